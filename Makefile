@@ -1,0 +1,34 @@
+# Two entry points for a fresh machine: `make test` and `make demo`. Each works alone.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: test demo lint venv clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch is pinned first so pip takes the local CPU wheel instead of resolving a CUDA build.
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/encoderlab assets fetch wiki-leads
+	$(BIN)/python -m pytest -q
+
+demo: $(STAMP)
+	$(BIN)/encoderlab study run paper1-pfs --scale demo --out runs/demo
+
+clean:
+	rm -rf $(VENV) runs

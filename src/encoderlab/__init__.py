@@ -1,0 +1,14 @@
+"""encoderlab: train encoders with MLM, CLM and any sequence of the two, adapt checkpoints,
+evaluate them by fine-tuning, and show what changed inside them.
+
+Package map (one folder per concern):
+  model/       the EuroBERT-style encoder and adapters to and from Hugging Face checkpoints
+  objectives/  MLM and CLM: a batch in, model inputs + attention mode + targets out
+  data/        assets, sources, tokenizers, packed token shards and the deterministic reader
+  train/       phases, LR schedules, freezing, checkpoints and the training loop
+  eval/        fine-tuning heads, task suites, metrics and the LR x seed protocol
+  analysis/    CKA, layer transplants, probes and the papers' curves
+  study/       declarative study grids, their execution graph and the report
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,79 @@
+"""The `encoderlab` command: a table of subcommands, each a typed function parsed by tyro.
+
+The table maps command words to "module:function" so `encoderlab --help` imports nothing heavy
+and each concern keeps its command code in its own package. Every `UserError` (and a full disk)
+is printed as one line and exits non-zero; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import sys
+from collections.abc import Callable
+
+from encoderlab.errors import UserError
+
+Commands = dict[str, "str | Commands"]
+
+COMMANDS: Commands = {}
+
+
+def resolve(target: str) -> Callable:
+    """Import the function named by "module:function"."""
+    module, name = target.split(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def _usage(path: list[str], node: Commands) -> str:
+    prog = " ".join(["encoderlab", *path])
+    lines = [f"usage: {prog} COMMAND [ARGS]", "", "commands:"]
+    for word, sub in node.items():
+        if isinstance(sub, str):
+            doc = (resolve(sub).__doc__ or "").strip().splitlines()
+            lines.append(f"  {word:<12} {doc[0] if doc else ''}")
+        else:
+            lines.append(f"  {word:<12} {' | '.join(sub)}")
+    return "\n".join(lines)
+
+
+def _dispatch(argv: list[str]) -> None:
+    import tyro
+
+    node: str | Commands = COMMANDS
+    path: list[str] = []
+    while isinstance(node, dict):
+        if not argv or argv[0] in ("-h", "--help"):
+            print(_usage(path, node))
+            return
+        word = argv.pop(0)
+        if word not in node:
+            where = " ".join(["encoderlab", *path])
+            raise UserError(f"'{where}' has no command '{word}'; valid: {', '.join(node)}")
+        node, path = node[word], [*path, word]
+    tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the console script."""
+    try:
+        _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except UserError as exc:
+        print(f"encoderlab: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        print(
+            f"encoderlab: error: disk full while writing {exc.filename or 'output'}; free space and rerun "
+            "(completed work is kept and resumes)",
+            file=sys.stderr,
+        )
+        sys.exit(3)
+    except KeyboardInterrupt:
+        print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""Typed configs: frozen dataclasses in, plain dicts and YAML out, and back again strictly.
+
+Configs are frozen, keyword-only dataclasses with a docstring per field (tyro shows them in
+`--help`). This module is the only place that turns them into dicts or YAML and back, so a
+resolved config written to a run folder reloads to the identical object. Loading is strict: an
+unknown field or a value of the wrong type is a `UserError` that lists the valid fields, never a
+silent default. An experiment is a recipe plus dotted overrides (`optim.lr=1e-3`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+from encoderlab.errors import UserError
+
+T = TypeVar("T")
+
+
+def to_dict(cfg: Any) -> Any:
+    """A dataclass (nested, with lists and tuples) as plain Python data; union members are
+    tagged with `type` so `from_dict` can rebuild them."""
+    if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
+        out = {f.name: to_dict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+        tag = getattr(type(cfg), "type_tag", None)
+        return {"type": tag, **out} if tag else out
+    if isinstance(cfg, (list, tuple)):
+        return [to_dict(v) for v in cfg]
+    if isinstance(cfg, dict):
+        return {k: to_dict(v) for k, v in cfg.items()}
+    if isinstance(cfg, Path):
+        return str(cfg)
+    return cfg
+
+
+def _union_members(tp: Any) -> tuple[Any, ...]:
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.get_args(tp)
+    return (tp,)
+
+
+def _coerce(value: Any, tp: Any, where: str) -> Any:
+    """Convert plain data to `tp`, or raise a UserError naming `where`."""
+    if tp is Any:
+        return value
+    members = _union_members(tp)
+    if len(members) > 1:
+        if value is None and type(None) in members:
+            return None
+        tagged = [m for m in members if dataclasses.is_dataclass(m) and getattr(m, "type_tag", None)]
+        if tagged and isinstance(value, dict):
+            tags = {m.type_tag: m for m in tagged}
+            tag = value.get("type")
+            if tag not in tags:
+                raise UserError(f"{where}: 'type' must be one of {', '.join(sorted(tags))}, got {tag!r}")
+            return from_dict(tags[tag], {k: v for k, v in value.items() if k != "type"}, where)
+        errors = []
+        for member in members:
+            if member is type(None):
+                continue
+            try:
+                return _coerce(value, member, where)
+            except UserError as exc:
+                errors.append(str(exc))
+        raise UserError(errors[0] if errors else f"{where}: cannot use {value!r}")
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise UserError(f"{where}: expected a mapping of {tp.__name__} fields, got {value!r}")
+        return from_dict(tp, {k: v for k, v in value.items() if k != "type"}, where)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise UserError(f"{where}: expected a list, got {value!r}")
+        args = typing.get_args(tp)
+        item_tp = args[0] if args else Any
+        items = [_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
+        return tuple(items) if origin is tuple else items
+    if origin is typing.Literal:
+        if value not in typing.get_args(tp):
+            choices = ", ".join(repr(a) for a in typing.get_args(tp))
+            raise UserError(f"{where}: must be one of {choices}, got {value!r}")
+        return value
+    if tp is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if tp is Path and isinstance(value, str):
+        return Path(value)
+    if tp in (int, float, str, bool) and not (
+        isinstance(value, tp) and not (tp is int and isinstance(value, bool))
+    ):
+        raise UserError(f"{where}: expected {tp.__name__}, got {value!r}")
+    if origin is dict and not isinstance(value, dict):
+        raise UserError(f"{where}: expected a mapping, got {value!r}")
+    return value
+
+
+def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
+    """Build `cls` from plain data; unknown fields and wrong types are UserErrors."""
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise UserError(
+            f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
+        )
+    kwargs = {k: _coerce(v, hints[k], f"{where + '.' if where else ''}{k}") for k, v in data.items()}
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:  # a required field is missing
+        raise UserError(f"{where or cls.__name__}: {exc}") from None
+    except ValueError as exc:  # __post_init__ validation
+        raise UserError(f"{where or cls.__name__}: {exc}") from None
+
+
+def parse_scalar(text: str) -> Any:
+    """A command-line value as YAML would read it (numbers, booleans, lists, null)."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def apply_overrides(cfg: T, overrides: list[str] | tuple[str, ...]) -> T:
+    """Return `cfg` with each `dotted.path=value` applied, type-checked like a loaded config."""
+    data = to_dict(cfg)
+    for item in overrides:
+        if "=" not in item:
+            raise UserError(f"override '{item}' must look like field.path=value")
+        path, raw = item.split("=", 1)
+        node = data
+        keys = path.split(".")
+        for key in keys[:-1]:
+            node = _descend(node, key, path)
+        last = keys[-1]
+        if isinstance(node, dict) and last not in node:
+            raise UserError(f"override '{path}': no field '{last}'; valid: {', '.join(sorted(node))}")
+        if isinstance(node, list):
+            node[_index(node, last, path)] = parse_scalar(raw)
+        else:
+            node[last] = parse_scalar(raw)
+    return from_dict(type(cfg), {k: v for k, v in data.items() if k != "type"})
+
+
+def _index(node: list, key: str, path: str) -> int:
+    if not key.isdigit() or int(key) >= len(node):
+        raise UserError(f"override '{path}': '{key}' is not an index below {len(node)}")
+    return int(key)
+
+
+def _descend(node: Any, key: str, path: str) -> Any:
+    if isinstance(node, list):
+        return node[_index(node, key, path)]
+    if not isinstance(node, dict) or key not in node:
+        valid = ", ".join(sorted(node)) if isinstance(node, dict) else "none"
+        raise UserError(f"override '{path}': no field '{key}'; valid: {valid}")
+    return node[key]
+
+
+def save_yaml(cfg: Any, path: Path) -> None:
+    """Write a resolved config as YAML (atomically: temporary name, then rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
+    tmp.replace(path)
+
+
+def load_yaml(cls: type[T], path: Path) -> T:
+    """Read a config file strictly; malformed YAML or a wrong field is one clear UserError."""
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"config file {path} does not exist") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"config file {path} is not valid YAML ({first}); fix the syntax") from None
+    if not isinstance(data, dict):
+        raise UserError(f"config file {path} must hold a mapping of fields, got {type(data).__name__}")
+    return from_dict(cls, {k: v for k, v in data.items() if k != "type"}, where=str(Path(path).name))

@@ -1,0 +1,98 @@
+"""The contract between data and training: a packed micro-batch and the source that serves it.
+
+Every pretraining run reads token sequences through `BatchSource.batch(step, micro_step, rank)`,
+which is a pure function of its arguments. That single property gives the papers' controlled
+variable (every objective sees the same tokens in the same order), exact resume from the step
+counter alone, and data parallelism (ranks read disjoint slices of the same global batch).
+
+Layout of one global batch at `step` (G = micro_batch_size * grad_accum * world_size sequences):
+the slice for (micro_step, rank) starts at `slot * micro_batch_size` with
+`slot = micro_step * world_size + rank`. So one process accumulating over W*A micro-batches and
+W processes accumulating over A each see the same sequences in the same slots, and anything drawn
+per slot (MLM masks) is identical too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+
+@dataclass(frozen=True)
+class TokenSpec:
+    """Vocabulary facts an objective and a model need; read from the tokenizer, never hard-coded."""
+
+    vocab_size: int
+    """Number of token ids (model embedding rows must be at least this)."""
+    pad_id: int | None = None
+    """Padding id (packed pretraining never pads; fine-tuning does)."""
+    bos_id: int | None = None
+    """Beginning-of-document id, if the tokenizer adds one."""
+    eos_id: int | None = None
+    """End-of-document id, if the tokenizer adds one."""
+    mask_id: int | None = None
+    """Mask id; MLM refuses to run without it."""
+    unk_id: int | None = None
+    """Unknown-token id."""
+    special_ids: tuple[int, ...] = ()
+    """Every special id; MLM never selects these positions."""
+
+
+@dataclass(frozen=True)
+class PackedBatch:
+    """A micro-batch of fixed-length rows packed from whole documents, with no padding."""
+
+    input_ids: torch.Tensor
+    """(B, T) int64 token ids."""
+    doc_ids: torch.Tensor
+    """(B, T) int64 document index within each row; attention never crosses a change of value."""
+    position_ids: torch.Tensor
+    """(B, T) int64 positions that restart at 0 at each document start (RoPE input)."""
+
+
+@dataclass(frozen=True)
+class BatchLayout:
+    """How a global batch is split into micro-batches and ranks."""
+
+    seq_len: int
+    """Tokens per packed row."""
+    micro_batch_size: int
+    """Rows per micro-batch per rank."""
+    grad_accum: int = 1
+    """Micro-batches per optimizer step per rank."""
+    world_size: int = 1
+    """Number of data-parallel ranks."""
+
+    @property
+    def global_batch_size(self) -> int:
+        """Rows per optimizer step over all ranks."""
+        return self.micro_batch_size * self.grad_accum * self.world_size
+
+    @property
+    def tokens_per_step(self) -> int:
+        """Tokens per optimizer step over all ranks."""
+        return self.global_batch_size * self.seq_len
+
+    def first_row(self, step: int, micro_step: int, rank: int) -> int:
+        """Global row index of the first row served at (step, micro_step, rank)."""
+        if not (0 <= micro_step < self.grad_accum and 0 <= rank < self.world_size):
+            raise ValueError(f"micro_step {micro_step} / rank {rank} outside {self}")
+        slot = micro_step * self.world_size + rank
+        return step * self.global_batch_size + slot * self.micro_batch_size
+
+    def slot(self, micro_step: int, rank: int) -> int:
+        """Position of (micro_step, rank) inside the global batch; seeds per-slot randomness."""
+        return micro_step * self.world_size + rank
+
+
+class BatchSource(Protocol):
+    """Anything that serves packed micro-batches deterministically."""
+
+    spec: TokenSpec
+    layout: BatchLayout
+
+    def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
+        """The micro-batch at (step, micro_step, rank); a pure function of these numbers."""
+        ...

@@ -1,0 +1,19 @@
+"""User-facing errors.
+
+Every mistake a user can make (a bad path, an unknown recipe, a corrupt checkpoint) is raised as
+`UserError` with one sentence that names the problem and the fix. The CLI prints that sentence
+alone and exits non-zero; anything else is a bug in encoderlab and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class UserError(Exception):
+    """A problem with the user's input, reported as one line with the fix."""
+
+    exit_code = 2
+
+
+def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> UserError:
+    """An error for an unknown name that lists the valid ones."""
+    return UserError(f"unknown {what} '{name}'; valid: {', '.join(sorted(valid))}")

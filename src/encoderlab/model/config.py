@@ -1,0 +1,109 @@
+"""Model configuration and the named sizes of paper 1 (plus small ones for CPU work).
+
+A size fixes the body (layers, widths, heads); the vocabulary comes from the tokenizer, so
+`ModelConfig.from_size("210m", vocab_size=...)` is how a model config is usually made. The 210m,
+610m and 1b shapes are EuroBERT's (papers.md section 1.2); 1b follows the 28-layer / 5120 reading
+(1.19B parameters with one embedding), which is what the name "1.2b" in the source commit implies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from encoderlab.errors import did_you_mean
+
+AttentionMode = Literal["bidirectional", "causal"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelConfig:
+    """A Llama-style transformer body used as an encoder (EuroBERT) or loaded from a decoder."""
+
+    vocab_size: int
+    """Rows of the embedding and the LM head."""
+    hidden_size: int = 768
+    """Width of the residual stream."""
+    n_layers: int = 12
+    """Number of transformer blocks."""
+    n_heads: int = 12
+    """Query heads."""
+    n_kv_heads: int = 12
+    """Key/value heads (grouped-query attention when fewer than n_heads)."""
+    head_dim: int = 64
+    """Width of one attention head."""
+    intermediate_size: int = 3072
+    """Inner width of the SwiGLU MLP."""
+    norm_eps: float = 1e-5
+    """RMSNorm epsilon (copied from a source checkpoint, never defaulted: 1e-5 vs 1e-6 matters)."""
+    rope_theta: float = 10_000.0
+    """RoPE base frequency (rotate-half layout)."""
+    max_seq_len: int = 2048
+    """Longest sequence the model accepts."""
+    tie_embeddings: bool = False
+    """Share the LM head with the input embedding (EuroBERT: untied; SmolLM2: tied)."""
+    attention_bias: bool = False
+    """Biases on q/k/v projections (Qwen2); EuroBERT and Llama have none."""
+    qk_norm: bool = False
+    """RMSNorm on each head's queries and keys before RoPE (Qwen3)."""
+    init_std: float = 0.02
+    """Standard deviation of the normal init for Linear and Embedding weights."""
+    pad_id: int | None = None
+    """Padding id recorded for export (HF configs want one)."""
+    bos_id: int | None = None
+    """BOS id recorded for export."""
+    eos_id: int | None = None
+    """EOS id recorded for export."""
+    mask_id: int | None = None
+    """Mask id recorded for export."""
+
+    def __post_init__(self) -> None:
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads}")
+        for name in ("vocab_size", "hidden_size", "n_layers", "n_heads", "head_dim", "intermediate_size"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+
+    @classmethod
+    def from_size(cls, size: str, vocab_size: int, **overrides) -> ModelConfig:
+        """The named size with this vocabulary (and any field overridden)."""
+        if size not in SIZES:
+            raise did_you_mean(size, list(SIZES), "model size")
+        return replace(SIZES[size], vocab_size=vocab_size, **overrides)
+
+    def num_params(self, include_embedding: bool = True) -> int:
+        """Parameter count (the LM head counted unless tied)."""
+        d, h = self.hidden_size, self.head_dim
+        attn = d * h * (self.n_heads * 2 + self.n_kv_heads * 2)
+        if self.attention_bias:
+            attn += h * (self.n_heads + 2 * self.n_kv_heads)
+        mlp = 3 * d * self.intermediate_size
+        norms = 2 * d + (2 * h if self.qk_norm else 0)
+        body = self.n_layers * (attn + mlp + norms) + d
+        emb = self.vocab_size * d
+        head = 0 if self.tie_embeddings else emb
+        return body + (emb + head if include_embedding else 0)
+
+
+def _size(layers: int, hidden: int, inner: int, heads: int, kv: int, head_dim: int) -> ModelConfig:
+    return ModelConfig(
+        vocab_size=1,
+        n_layers=layers,
+        hidden_size=hidden,
+        intermediate_size=inner,
+        n_heads=heads,
+        n_kv_heads=kv,
+        head_dim=head_dim,
+    )
+
+
+SIZES: dict[str, ModelConfig] = {
+    # CPU sizes: tiny is under 5M parameters with an 8k vocabulary; mini and small scale it up.
+    "tiny": _size(layers=4, hidden=128, inner=384, heads=4, kv=2, head_dim=32),
+    "mini": _size(layers=6, hidden=256, inner=768, heads=4, kv=4, head_dim=64),
+    "small": _size(layers=8, hidden=512, inner=1536, heads=8, kv=4, head_dim=64),
+    # Paper 1's EuroBERT shapes.
+    "210m": _size(layers=12, hidden=768, inner=3072, heads=12, kv=12, head_dim=64),
+    "610m": _size(layers=26, hidden=1152, inner=4096, heads=18, kv=6, head_dim=64),
+    "1b": _size(layers=28, hidden=1728, inner=5120, heads=18, kv=6, head_dim=96),
+}

@@ -1,0 +1,175 @@
+"""The EuroBERT-style encoder: a Llama body whose attention is bidirectional or causal per call.
+
+Notable features
+  * pre-norm RMSNorm blocks, SwiGLU MLP, RoPE in Hugging Face's rotate-half layout, grouped-query
+    attention, no biases (optional q/k/v biases and q/k norms let Qwen2/Qwen3 decoders load too);
+  * `attention_mode` is an argument of `forward`, so the same weights serve MLM (bidirectional)
+    and CLM (causal) and any phase sequence of the two;
+  * packed rows carry `doc_ids` and per-document `position_ids`: attention stays inside documents
+    and RoPE restarts at each document, exactly as if each document were run alone;
+  * parameter names follow Hugging Face Llama/EuroBERT (`layers.3.self_attn.q_proj.weight`), so
+    checkpoint adapters are a prefix away and nothing needs permuting;
+  * the LM head is applied by the caller to the positions that need logits (`lm_logits`), which
+    is what makes the MLM loss sparse: logits only at masked positions.
+The model knows nothing about distribution, objectives or the training loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from encoderlab.model.attention import attend, dense_mask
+from encoderlab.model.config import AttentionMode, ModelConfig
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # Normalise in fp32 as HF Llama does, so bf16 runs and exported models agree.
+        dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def rotate_half(x: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class RotaryEmbedding(nn.Module):
+    def __init__(self, head_dim: int, theta: float):
+        super().__init__()
+        inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+        self.register_buffer("inv_freq", inv_freq, persistent=False)
+
+    def forward(self, position_ids: torch.Tensor, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+        freqs = position_ids[..., None].float() * self.inv_freq  # (B, T, D/2)
+        emb = torch.cat((freqs, freqs), dim=-1)[:, None]  # (B, 1, T, D)
+        return emb.cos().to(dtype), emb.sin().to(dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.n_heads, self.n_kv_heads, self.head_dim = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
+        d, h = cfg.hidden_size, cfg.head_dim
+        self.q_proj = nn.Linear(d, cfg.n_heads * h, bias=cfg.attention_bias)
+        self.k_proj = nn.Linear(d, cfg.n_kv_heads * h, bias=cfg.attention_bias)
+        self.v_proj = nn.Linear(d, cfg.n_kv_heads * h, bias=cfg.attention_bias)
+        self.o_proj = nn.Linear(cfg.n_heads * h, d, bias=False)
+        self.q_norm = RMSNorm(h, cfg.norm_eps) if cfg.qk_norm else None
+        self.k_norm = RMSNorm(h, cfg.norm_eps) if cfg.qk_norm else None
+
+    def forward(self, x, cos, sin, mode: AttentionMode, mask) -> torch.Tensor:
+        b, t, _ = x.shape
+        q = self.q_proj(x).view(b, t, self.n_heads, self.head_dim)
+        k = self.k_proj(x).view(b, t, self.n_kv_heads, self.head_dim)
+        v = self.v_proj(x).view(b, t, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        if self.q_norm is not None:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = q.transpose(1, 2), k.transpose(1, 2)  # (B, H, T, D)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        y = attend(q, k, v, mode, mask)  # (B, H, T, D)
+        return self.o_proj(y.transpose(1, 2).reshape(b, t, -1))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.norm_eps)
+        self.mlp = SwiGLU(cfg)
+
+    def forward(self, x, cos, sin, mode: AttentionMode, mask) -> torch.Tensor:
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin, mode, mask)
+        return x + self.mlp(self.post_attention_layernorm(x))
+
+
+@dataclass
+class EncoderOutput:
+    last_hidden_state: torch.Tensor
+    """(B, T, D) output of the final norm."""
+    hidden_states: list[torch.Tensor] | None = None
+    """Embedding output then each block's output (n_layers + 1 tensors, before the final norm)."""
+
+
+class Encoder(nn.Module):
+    """Embedding, `n_layers` blocks, final norm and an LM head (separate or tied)."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.config = cfg
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.norm_eps)
+        self.rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.reset_parameters()
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.embed_tokens.weight
+
+    def reset_parameters(self) -> None:
+        """N(0, init_std) for Linear and Embedding weights, zeros for biases, ones for norms."""
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, mean=0.0, std=self.config.init_std)
+                if getattr(module, "bias", None) is not None:
+                    nn.init.zeros_(module.bias)
+            elif isinstance(module, RMSNorm):
+                nn.init.ones_(module.weight)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        attention_mode: AttentionMode = "bidirectional",
+        position_ids: torch.Tensor | None = None,
+        doc_ids: torch.Tensor | None = None,
+        padding_mask: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        """Hidden states for (B, T) `input_ids`.
+
+        `doc_ids` (B, T) keeps attention inside packed documents; `padding_mask` (B, T) is True on
+        real tokens; `position_ids` default to 0..T-1 per row.
+        """
+        b, t = input_ids.shape
+        if t > self.config.max_seq_len:
+            raise ValueError(f"sequence length {t} exceeds max_seq_len {self.config.max_seq_len}")
+        if position_ids is None:
+            position_ids = torch.arange(t, device=input_ids.device).expand(b, t)
+        x = self.embed_tokens(input_ids)
+        cos, sin = self.rotary(position_ids, x.dtype)
+        mask = dense_mask(t, attention_mode, doc_ids, padding_mask, input_ids.device)
+        hidden = [x] if output_hidden_states else None
+        for block in self.layers:
+            x = block(x, cos, sin, attention_mode, mask)
+            if hidden is not None:
+                hidden.append(x)
+        return EncoderOutput(last_hidden_state=self.norm(x), hidden_states=hidden)
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape."""
+        return self.lm_head(hidden)

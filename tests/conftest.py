@@ -1,0 +1,18 @@
+"""Test-wide settings: offline hub, a private cache, deterministic CPU threads."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("WANDB_MODE", "disabled")
+torch.set_num_threads(min(2, os.cpu_count() or 1))
+
+
+@pytest.fixture(autouse=True)
+def _isolated_hf_home(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
