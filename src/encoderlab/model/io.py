@@ -1,0 +1,86 @@
+"""The encoderlab model folder: `config.json` + `model.safetensors` (+ tokenizer files).
+
+This is what a run writes at every checkpoint and at its end, and what evaluation, analysis and
+export read. It is deliberately not a Hugging Face folder (that is what `encoderlab export`
+writes): it records the encoderlab `ModelConfig` exactly, with a format version, so loading never
+guesses. Weights are safetensors only; a tied LM head is stored once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
+
+from encoderlab.config import from_dict, to_dict
+from encoderlab.errors import UserError
+from encoderlab.model.config import ModelConfig
+from encoderlab.model.encoder import Encoder
+
+FORMAT = "encoderlab-model"
+FORMAT_VERSION = 1
+
+
+def is_model_folder(path: Path) -> bool:
+    """True if `path` holds an encoderlab model folder."""
+    cfg = Path(path) / "config.json"
+    if not cfg.is_file():
+        return False
+    try:
+        return json.loads(cfg.read_text()).get("format") == FORMAT
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return False
+
+
+def save_model_folder(model: Encoder, path: Path, tokenizer=None) -> Path:
+    """Write `model` (and `tokenizer`, a HF tokenizer) to `path` atomically."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    if model.config.tie_embeddings:
+        state.pop("lm_head.weight")
+    save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": to_dict(model.config)}
+    (tmp / "config.json").write_text(json.dumps(meta, indent=2))
+    if tokenizer is not None:
+        tokenizer.save_pretrained(str(tmp))
+    if path.exists():
+        shutil.rmtree(path)
+    tmp.rename(path)
+    return path
+
+
+def read_model_config(path: Path) -> ModelConfig:
+    """The ModelConfig stored in an encoderlab model folder."""
+    meta = json.loads((Path(path) / "config.json").read_text())
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise UserError(
+            f"{path} has model format version {meta.get('format_version')}, this encoderlab reads "
+            f"{FORMAT_VERSION}; upgrade encoderlab or re-export the model"
+        )
+    return from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
+
+
+def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder:
+    """Load an encoderlab model folder; a corrupt weight file is a UserError, not a crash."""
+    path = Path(path)
+    cfg = read_model_config(path)
+    try:
+        state = load_file(str(path / "model.safetensors"), device=str(device))
+    except (SafetensorError, OSError) as exc:
+        raise UserError(f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt or missing") from None
+    model = Encoder(cfg).to(device)
+    if cfg.tie_embeddings:
+        state["lm_head.weight"] = state["embed_tokens.weight"]
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise UserError(
+            f"{path} does not match its config: missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}"
+        )
+    return model
