@@ -1,0 +1,82 @@
+"""What every objective produces, the one loss they all share, and their per-slot randomness.
+
+An objective turns a `PackedBatch` into `ObjectiveInputs`: model inputs, the attention mode and
+one target id per position (-100 where there is no loss). Everything objective-specific lives in
+that translation, so the training loop calls `prepare` and `lm_loss` and never asks which
+objective it runs. A switch of objective between phases therefore changes exactly the three
+things the papers change (attention mask, masking, targets/head) and nothing else.
+
+`lm_loss` gathers the positions that carry a target and applies the LM head only there (the
+"sparse head"): MLM at 30% computes 30% of the head's FLOPs and memory. CLM has a target almost
+everywhere, so it gains nothing and loses nothing. The cross-entropy runs in fp32 whatever the
+autocast dtype, and returns a *sum* with its count so gradient accumulation and data parallelism
+can normalise by the number of targets in the whole global batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from encoderlab.model.config import AttentionMode
+
+IGNORE = -100
+"""Target value meaning "no loss at this position" (the PyTorch and HF convention)."""
+
+
+@dataclass(frozen=True)
+class ObjectiveInputs:
+    """A micro-batch ready for the model and the loss."""
+
+    input_ids: torch.Tensor
+    """(B, T) int64 ids fed to the model (MLM: with replacements applied)."""
+    position_ids: torch.Tensor
+    """(B, T) int64 per-document positions."""
+    doc_ids: torch.Tensor
+    """(B, T) int64 document ids (attention stays inside a document)."""
+    attention_mode: AttentionMode
+    """`bidirectional` or `causal`."""
+    targets: torch.Tensor
+    """(B, T) int64 target ids, IGNORE where no loss."""
+
+    @property
+    def n_targets(self) -> int:
+        """Number of positions that carry a loss."""
+        return int((self.targets != IGNORE).sum())
+
+    def to(self, device: torch.device | str) -> ObjectiveInputs:
+        """The same inputs on `device` (non-blocking copies)."""
+        move = lambda t: t.to(device, non_blocking=True)  # noqa: E731
+        return ObjectiveInputs(
+            input_ids=move(self.input_ids),
+            position_ids=move(self.position_ids),
+            doc_ids=move(self.doc_ids),
+            attention_mode=self.attention_mode,
+            targets=move(self.targets),
+        )
+
+
+def objective_generator(seed: int, step: int, slot: int) -> torch.Generator:
+    """A CPU generator seeded by (seed, step, slot), independent of process layout.
+
+    `slot = layout.slot(micro_step, rank)` names a micro-batch's place in the global batch, so one
+    process accumulating over N micro-batches draws the same masks as N ranks with one each: this
+    is the "(seed, step, rank, micro-step)" seeding of the issue, made invariant to how the global
+    batch is split. Hashing (rather than seed*K + step) keeps nearby triples unrelated.
+    """
+    digest = hashlib.blake2b(f"{seed}:{step}:{slot}".encode(), digest_size=8).digest()
+    return torch.Generator().manual_seed(int.from_bytes(digest, "little") & (2**63 - 1))
+
+
+def lm_loss(model, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """Summed fp32 cross-entropy over positions with a target, and how many there were.
+
+    `hidden` is (B, T, D) from the model, `targets` (B, T). The LM head runs only on the gathered
+    positions; the caller divides by the global target count.
+    """
+    keep = targets != IGNORE
+    logits = model.lm_logits(hidden[keep]).float()  # (N, V)
+    return F.cross_entropy(logits, targets[keep], reduction="sum"), int(keep.sum())
