@@ -2,19 +2,50 @@
 
 Masks combine three things: the attention mode chosen per forward call (bidirectional or causal),
 the document ids of packed rows (attention never crosses a document), and padding (fine-tuning
-batches). Backends:
+batches). `build_mask` runs once per forward and returns a backend-specific mask object that every
+layer reuses; `attend` dispatches on the type of that object. Backends (`ModelConfig.attn_impl`):
   * `sdpa` (default, everywhere): `F.scaled_dot_product_attention`. With no documents and no
     padding it passes `is_causal` and no mask, which keeps the fused kernels; otherwise it takes a
-    dense boolean (B, 1, T, T) mask, which is exact but rules out flash kernels on CUDA.
-Faster packed-document kernels (flex attention, varlen flash) plug in here behind the same call.
+    dense boolean (B, 1, T, T) mask, which is exact but rules out flash kernels on CUDA and costs
+    O(T^2) memory per row.
+  * `flex`: `flex_attention` with a `BlockMask` built from a `mask_mod` (document, padding and
+    causal predicates), so fully masked blocks are skipped: the packed-document path on GPU. It is
+    compiled on CUDA; on CPU it runs eagerly (an unfused reference implementation, only useful for
+    tests). Unmasked batches still take the SDPA `is_causal` path, which is already optimal.
+    Where flex_attention is missing (old torch) `flex` falls back to `sdpa` with a warning.
+A varlen flash-attention backend would plug in the same way: a mask object holding `cu_seqlens`
+built from `doc_ids` in `build_mask`, and one more branch in `attend`.
 """
 
 from __future__ import annotations
 
+import functools
+import warnings
+
 import torch
 import torch.nn.functional as F
 
-from encoderlab.model.config import AttentionMode
+from encoderlab.model.config import ATTN_IMPLS, AttentionMode
+
+try:  # flex_attention arrived in torch 2.5; the project allows older builds.
+    from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
+except ImportError:  # pragma: no cover - depends on the installed torch
+    BlockMask = create_block_mask = flex_attention = None
+
+
+def flex_available() -> bool:
+    """True when this torch build has flex_attention."""
+    return flex_attention is not None
+
+
+def resolve_impl(impl: str) -> str:
+    """The backend that will actually run for `impl` (flex falls back to sdpa when missing)."""
+    if impl not in ATTN_IMPLS:
+        raise ValueError(f"unknown attention implementation {impl!r}; valid: {', '.join(ATTN_IMPLS)}")
+    if impl == "flex" and not flex_available():
+        warnings.warn("flex_attention is not available in this torch; using sdpa", stacklevel=3)
+        return "sdpa"
+    return impl
 
 
 def dense_mask(
@@ -36,15 +67,64 @@ def dense_mask(
     return mask
 
 
+def block_mask(
+    seq_len: int,
+    mode: AttentionMode,
+    doc_ids: torch.Tensor | None,
+    padding_mask: torch.Tensor | None,
+    device: torch.device,
+) -> BlockMask:
+    """The flex `BlockMask` allowing exactly what `dense_mask` allows."""
+    ref = doc_ids if doc_ids is not None else padding_mask
+    keep = padding_mask.bool() if padding_mask is not None else None
+    causal = mode == "causal"
+
+    def mask_mod(b, h, q, kv):
+        allowed = doc_ids[b, q] == doc_ids[b, kv] if doc_ids is not None else q >= 0
+        if keep is not None:
+            allowed = allowed & keep[b, kv]
+        if causal:
+            allowed = allowed & (q >= kv)
+        return allowed
+
+    return create_block_mask(mask_mod, ref.shape[0], None, seq_len, seq_len, device=device)
+
+
+def build_mask(
+    impl: str,
+    seq_len: int,
+    mode: AttentionMode,
+    doc_ids: torch.Tensor | None,
+    padding_mask: torch.Tensor | None,
+    device: torch.device,
+) -> torch.Tensor | BlockMask | None:
+    """The mask object for one forward pass: None (unmasked), a dense tensor or a BlockMask."""
+    if doc_ids is None and padding_mask is None:
+        return None
+    if resolve_impl(impl) == "flex":
+        return block_mask(seq_len, mode, doc_ids, padding_mask, device)
+    return dense_mask(seq_len, mode, doc_ids, padding_mask, device)
+
+
+@functools.cache
+def _compiled_flex():
+    return torch.compile(flex_attention, dynamic=False)
+
+
 def attend(
     q: torch.Tensor,
     k: torch.Tensor,
     v: torch.Tensor,
     mode: AttentionMode,
-    mask: torch.Tensor | None,
+    mask: torch.Tensor | BlockMask | None,
 ) -> torch.Tensor:
     """Scaled dot-product attention over (B, H, T, D) tensors; k and v may have fewer heads (GQA)."""
-    if k.shape[1] != q.shape[1]:
+    gqa = k.shape[1] != q.shape[1]
+    if BlockMask is not None and isinstance(mask, BlockMask):
+        # Eager flex on CUDA materialises the scores; compiled it is a fused kernel.
+        kernel = _compiled_flex() if q.is_cuda else flex_attention
+        return kernel(q, k, v, block_mask=mask, enable_gqa=gqa)
+    if gqa:
         repeat = q.shape[1] // k.shape[1]
         k = k.repeat_interleave(repeat, dim=1)
         v = v.repeat_interleave(repeat, dim=1)

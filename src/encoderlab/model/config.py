@@ -14,6 +14,8 @@ from typing import Literal
 from encoderlab.errors import did_you_mean
 
 AttentionMode = Literal["bidirectional", "causal"]
+AttnImpl = Literal["sdpa", "flex"]
+ATTN_IMPLS: tuple[str, ...] = ("sdpa", "flex")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -56,8 +58,13 @@ class ModelConfig:
     """EOS id recorded for export."""
     mask_id: int | None = None
     """Mask id recorded for export."""
+    attn_impl: AttnImpl = "sdpa"
+    """Attention kernel: `sdpa` (everywhere) or `flex` (flex_attention with a document BlockMask, the
+    packed path on GPU); a runtime choice that does not change the weights or the outputs."""
 
     def __post_init__(self) -> None:
+        if self.attn_impl not in ATTN_IMPLS:
+            raise ValueError(f"attn_impl must be one of {', '.join(ATTN_IMPLS)}, got {self.attn_impl!r}")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads}")
         for name in ("vocab_size", "hidden_size", "n_layers", "n_heads", "head_dim", "intermediate_size"):

@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoderlab.model.attention import attend, dense_mask
+from encoderlab.model.attention import attend, build_mask
 from encoderlab.model.config import AttentionMode, ModelConfig
 
 
@@ -162,7 +162,7 @@ class Encoder(nn.Module):
             position_ids = torch.arange(t, device=input_ids.device).expand(b, t)
         x = self.embed_tokens(input_ids)
         cos, sin = self.rotary(position_ids, x.dtype)
-        mask = dense_mask(t, attention_mode, doc_ids, padding_mask, input_ids.device)
+        mask = build_mask(self.config.attn_impl, t, attention_mode, doc_ids, padding_mask, input_ids.device)
         hidden = [x] if output_hidden_states else None
         for block in self.layers:
             x = block(x, cos, sin, attention_mode, mask)

@@ -74,7 +74,9 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
     try:
         state = load_file(str(path / "model.safetensors"), device=str(device))
     except (SafetensorError, OSError) as exc:
-        raise UserError(f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt or missing") from None
+        raise UserError(
+            f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt or missing"
+        ) from None
     model = Encoder(cfg).to(device)
     if cfg.tie_embeddings:
         state["lm_head.weight"] = state["embed_tokens.weight"]

@@ -1,0 +1,142 @@
+"""The encoder against transformers' EuroBERT and Llama, and its masking semantics."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tests.model.conftest import VOCAB, eurobert_reference, llama_reference, logits, make_model
+
+from encoderlab.data.synthetic import positions_from_doc_ids
+from encoderlab.model import SIZES, Encoder, ModelConfig
+
+TOL = 1e-4
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2, 1])  # MHA, GQA, MQA
+@pytest.mark.parametrize("tie", [False, True])
+def test_bidirectional_matches_eurobert(ids, kv_heads, tie):
+    model = make_model(n_kv_heads=kv_heads, tie_embeddings=tie, norm_eps=1e-6, rope_theta=500.0)
+    ref = eurobert_reference(model)
+    with torch.no_grad():
+        expected = ref(input_ids=ids).logits
+    assert (logits(model, ids) - expected).abs().max() <= TOL
+
+
+@pytest.mark.parametrize("kv_heads", [4, 2])
+def test_causal_matches_llama(ids, kv_heads):
+    model = make_model(n_kv_heads=kv_heads)
+    ref = llama_reference(model)
+    with torch.no_grad():
+        expected = ref(input_ids=ids).logits
+    got = logits(model, ids, attention_mode="causal")
+    assert (got - expected).abs().max() <= TOL
+    # The bidirectional output differs, so the comparison above really exercises the mode.
+    assert (logits(model, ids) - expected).abs().max() > 1e-3
+
+
+def test_padding_matches_eurobert_attention_mask(ids):
+    model = make_model()
+    ref = eurobert_reference(model)
+    pad = torch.ones_like(ids, dtype=torch.bool)
+    pad[0, 15:] = False
+    with torch.no_grad():
+        expected = ref(input_ids=ids, attention_mask=pad.long()).logits
+    got = logits(model, ids, padding_mask=pad)
+    assert (got - expected)[pad].abs().max() <= TOL
+
+
+@pytest.mark.parametrize("mode", ["bidirectional", "causal"])
+def test_padding_equals_unpadded(ids, mode):
+    model = make_model()
+    padded = ids.clone()
+    padded[:, 20:] = 0
+    pad = torch.ones_like(ids, dtype=torch.bool)
+    pad[:, 20:] = False
+    got = logits(model, padded, attention_mode=mode, padding_mask=pad)[:, :20]
+    alone = logits(model, ids[:, :20], attention_mode=mode)
+    assert (got - alone).abs().max() <= 1e-5
+
+
+def packed_row(lengths: list[int], seed: int = 3):
+    g = torch.Generator().manual_seed(seed)
+    docs = [torch.randint(4, VOCAB, (n,), generator=g) for n in lengths]
+    doc_ids = torch.cat([torch.full((n,), i) for i, n in enumerate(lengths)])
+    return docs, torch.cat(docs)[None], doc_ids[None]
+
+
+@pytest.mark.parametrize("mode", ["bidirectional", "causal"])
+@pytest.mark.parametrize("attn_impl", ["sdpa", "flex"])
+def test_packed_equals_documents_alone(mode, attn_impl):
+    model = make_model(attn_impl=attn_impl)
+    docs, ids, doc_ids = packed_row([5, 9, 1, 7])
+    packed = logits(
+        model, ids, attention_mode=mode, doc_ids=doc_ids, position_ids=positions_from_doc_ids(doc_ids)
+    )
+    alone = torch.cat([logits(model, d[None], attention_mode=mode) for d in docs], dim=1)
+    assert (packed - alone).abs().max() <= 1e-5
+    # Without the document mask the same row gives different outputs: the mask is doing the work.
+    leaky = logits(model, ids, attention_mode=mode, position_ids=positions_from_doc_ids(doc_ids))
+    assert (leaky - alone).abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("attn_impl", ["sdpa", "flex"])
+def test_causal_outputs_ignore_future_tokens(ids, attn_impl):
+    model = make_model(attn_impl=attn_impl)
+    changed = ids.clone()
+    changed[:, 12:] = torch.randint(
+        4, VOCAB, changed[:, 12:].shape, generator=torch.Generator().manual_seed(9)
+    )
+    doc_ids = torch.zeros_like(ids)  # one document: exercises the masked path too
+    for kwargs in ({}, {"doc_ids": doc_ids}):
+        before = logits(model, ids, attention_mode="causal", **kwargs)
+        after = logits(model, changed, attention_mode="causal", **kwargs)
+        assert (before[:, :12] - after[:, :12]).abs().max() <= 1e-6
+        assert (before[:, 12:] - after[:, 12:]).abs().max() > 1e-3
+    bidir = logits(model, ids) - logits(model, changed)
+    assert bidir[:, :12].abs().max() > 1e-3
+
+
+def test_hidden_states_are_embeddings_then_each_block(ids):
+    model = make_model()
+    out = model(ids, output_hidden_states=True)
+    assert len(out.hidden_states) == model.config.n_layers + 1
+    assert torch.equal(out.hidden_states[0], model.embed_tokens(ids))
+    assert torch.allclose(model.norm(out.hidden_states[-1]), out.last_hidden_state)
+
+
+def test_too_long_input_is_refused():
+    model = make_model(max_seq_len=8)
+    with pytest.raises(ValueError, match="max_seq_len"):
+        model(torch.zeros(1, 9, dtype=torch.long))
+
+
+def _meta_count(cfg: ModelConfig) -> int:
+    with torch.device("meta"):
+        model = Encoder(cfg)
+    return sum(p.numel() for p in model.parameters())  # parameters() counts a tied weight once
+
+
+def test_tiny_is_under_5m_with_8k_vocab():
+    cfg = ModelConfig.from_size("tiny", vocab_size=8192)
+    assert cfg.num_params() == _meta_count(cfg) < 5_000_000
+
+
+# papers.md section 1.2: parameters without embeddings / with one embedding, 128,256 vocab.
+PAPER_COUNTS = {"210m": (113e6, 212e6), "610m": (460e6, 608e6), "1b": (966e6, 1.19e9)}
+
+
+@pytest.mark.parametrize("size", list(PAPER_COUNTS))
+def test_named_sizes_match_paper_counts(size):
+    cfg = ModelConfig.from_size(size, vocab_size=128_256)
+    assert cfg.num_params() == _meta_count(cfg)
+    body = cfg.num_params(include_embedding=False)
+    non_emb, with_emb = PAPER_COUNTS[size]
+    assert abs(body - non_emb) / non_emb < 0.005
+    assert abs(body + cfg.vocab_size * cfg.hidden_size - with_emb) / with_emb < 0.005
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_num_params_matches_instantiation_for_every_size(size):
+    for overrides in ({}, {"tie_embeddings": True, "attention_bias": True, "qk_norm": True}):
+        cfg = ModelConfig.from_size(size, vocab_size=1000, **overrides)
+        assert cfg.num_params() == _meta_count(cfg)
