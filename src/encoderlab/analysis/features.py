@@ -1,0 +1,158 @@
+"""Per-layer representations of a frozen model: the input of CKA and of the linear probes.
+
+One forward pass with `output_hidden_states=True` gives every layer at once, so texts are run
+once per model whatever the number of layers analysed. Layer `l` is the output of block `l`
+(`hidden_states[l + 1]`), the same index as `model.layers[l]`, the freezing recipes and the
+transplant: "layers 0-7" means the same blocks everywhere. The embedding output is left out.
+
+Pooling and accumulation happen in float64: hidden states of deep layers can be large (massive
+activations) or, in half precision, coarse, and a float32 sum over 512 tokens loses digits that
+CKA then amplifies (papers.md 2.6). The model itself runs in whatever dtype it was loaded in.
+
+Trade-offs: sequences are truncated to `max_length` tokens (the paper's 512); every special token
+the tokenizer adds counts in the mean, as the attention mask says (the paper does not state
+otherwise). Word-level features (token tasks) average the sub-tokens of each word, so models with
+different tokenizers yield features for the same words and can be compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from encoderlab.errors import UserError
+
+
+def model_device(model: nn.Module) -> torch.device:
+    """The device of the model's first parameter."""
+    return next(model.parameters()).device
+
+
+def _hidden_states(model: nn.Module, enc: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+    """Block outputs (n_layers tensors of (B, T, D)) for a tokenized batch."""
+    device = model_device(model)
+    mask = enc["attention_mask"].to(device).bool()
+    out = model(enc["input_ids"].to(device), padding_mask=mask, output_hidden_states=True)
+    return list(out.hidden_states[1:])
+
+
+def _tokenize(tokenizer, texts, max_length: int, **kwargs) -> dict[str, torch.Tensor]:
+    if tokenizer.pad_token_id is None:
+        raise UserError("the tokenizer has no padding token; set one (e.g. its EOS token) before analysing")
+    return tokenizer(
+        list(texts), truncation=True, max_length=max_length, padding=True, return_tensors="pt", **kwargs
+    )
+
+
+@torch.no_grad()
+def pooled_features(
+    model: nn.Module,
+    tokenizer,
+    texts: Sequence[str],
+    *,
+    max_length: int = 512,
+    batch_size: int = 16,
+    desc: str = "features",
+) -> list[torch.Tensor]:
+    """One (n_texts, hidden) float64 matrix per layer: attention-masked mean of each text's tokens."""
+    model.eval()
+    per_layer: list[list[torch.Tensor]] = []
+    for start in tqdm(range(0, len(texts), batch_size), desc=desc, leave=False):
+        enc = _tokenize(tokenizer, texts[start : start + batch_size], max_length)
+        weights = enc["attention_mask"].to(torch.float64)
+        weights = weights / weights.sum(1, keepdim=True)  # (B, T), rows sum to 1
+        for layer, h in enumerate(_hidden_states(model, enc)):
+            pooled = torch.einsum("btd,bt->bd", h.cpu().to(torch.float64), weights)
+            if layer == len(per_layer):
+                per_layer.append([])
+            per_layer[layer].append(pooled)
+    return [torch.cat(chunks) for chunks in per_layer]
+
+
+@torch.no_grad()
+def word_features(
+    model: nn.Module,
+    tokenizer,
+    sentences: Sequence[Sequence[str]],
+    *,
+    max_length: int = 512,
+    batch_size: int = 16,
+    desc: str = "features",
+) -> tuple[list[torch.Tensor], np.ndarray]:
+    """Per-layer (n_words, hidden) float64 features, each word the mean of its sub-tokens.
+
+    Returns the features and, per kept word, its (sentence, word) index: words cut off by
+    truncation are dropped, so labels must be gathered with that index.
+    """
+    if not getattr(tokenizer, "is_fast", False):
+        raise UserError("word-level probing needs a fast tokenizer (word_ids); load one with tokenizers")
+    model.eval()
+    per_layer: list[list[torch.Tensor]] = []
+    index: list[tuple[int, int]] = []
+    for start in tqdm(range(0, len(sentences), batch_size), desc=desc, leave=False):
+        batch = [list(s) for s in sentences[start : start + batch_size]]
+        enc = _tokenize(tokenizer, batch, max_length, is_split_into_words=True)
+        width = enc["input_ids"].shape[1]
+        rows, cols, batch_index = [], [], []
+        for b in range(len(batch)):
+            local: dict[int, int] = {}
+            for t, w in enumerate(enc.word_ids(b)):
+                if w is None:
+                    continue
+                if w not in local:
+                    local[w] = len(batch_index)
+                    batch_index.append((start + b, w))
+                rows.append(local[w])
+                cols.append(b * width + t)
+        index.extend(batch_index)
+        rows_t, cols_t = torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)
+        counts = torch.zeros(len(batch_index), dtype=torch.float64).index_add_(
+            0, rows_t, torch.ones(len(rows), dtype=torch.float64)
+        )
+        for layer, h in enumerate(_hidden_states(model, enc)):
+            flat = h.cpu().to(torch.float64).reshape(-1, h.shape[-1])
+            summed = torch.zeros(len(batch_index), h.shape[-1], dtype=torch.float64).index_add_(
+                0, rows_t, flat[cols_t]
+            )
+            if layer == len(per_layer):
+                per_layer.append([])
+            per_layer[layer].append(summed / counts[:, None])
+    return [torch.cat(chunks) for chunks in per_layer], np.asarray(index, dtype=np.int64).reshape(-1, 2)
+
+
+def model_fingerprint(model: nn.Module) -> str:
+    """A digest of every parameter's bytes: the cache key that changes whenever the weights do."""
+    digest = hashlib.blake2b(digest_size=16)
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def texts_fingerprint(items: Sequence) -> str:
+    """A digest of the inputs (texts or token lists) and their order."""
+    digest = hashlib.blake2b(digest_size=16)
+    for item in items:
+        digest.update(repr(item).encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def cached(path: Path | None, compute) -> dict[str, np.ndarray]:
+    """Load the arrays saved at `path`, or compute them (a dict of arrays) and save them there."""
+    if path is not None and path.is_file():
+        with np.load(path) as data:
+            return dict(data)
+    arrays = compute()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp.npz")
+        np.savez(tmp, **arrays)
+        tmp.replace(path)
+    return arrays

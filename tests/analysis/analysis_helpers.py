@@ -1,0 +1,57 @@
+"""Tiny models, a word-level tokenizer and texts, all made in the test (no assets, no hub).
+
+Imported by name (`from analysis_helpers import ...`): tests/ folders are not packages."""
+
+from __future__ import annotations
+
+import random
+
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers, processors
+from transformers import PreTrainedTokenizerFast
+
+from encoderlab.model import Encoder, ModelConfig
+
+WORDS = [f"w{i}" for i in range(60)]
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+
+
+def make_tokenizer() -> PreTrainedTokenizerFast:
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + WORDS)}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab["[CLS]"]), ("[SEP]", vocab["[SEP]"])]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
+
+
+def make_config(**overrides) -> ModelConfig:
+    base = dict(
+        vocab_size=len(SPECIALS) + len(WORDS),
+        hidden_size=32,
+        n_layers=3,
+        n_heads=2,
+        n_kv_heads=1,
+        head_dim=16,
+        intermediate_size=64,
+        max_seq_len=64,
+    )
+    return ModelConfig(**{**base, **overrides})
+
+
+def make_model(seed: int, **overrides) -> Encoder:
+    torch.manual_seed(seed)
+    return Encoder(make_config(**overrides)).eval()
+
+
+def make_texts(n: int, seed: int = 0, lo: int = 3, hi: int = 12) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choices(WORDS, k=rng.randint(lo, hi))) for _ in range(n)]

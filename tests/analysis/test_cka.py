@@ -1,0 +1,146 @@
+"""Linear CKA against its definition, its invariances, and the model-level comparison."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from analysis_helpers import make_model, make_texts
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from encoderlab.analysis.cka import MIN_TEXTS, chance_floor, compare, linear_cka, sample_indices
+from encoderlab.analysis.features import pooled_features, word_features
+from encoderlab.errors import UserError
+
+shapes = st.tuples(st.integers(5, 40), st.integers(1, 12), st.integers(1, 12), st.integers(0, 10_000))
+
+
+def _pair(n, d1, d2, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d1))
+    y = x @ rng.normal(size=(d1, d2)) + rng.normal(size=(n, d2))  # related, not identical
+    return x, y
+
+
+def _gram_cka(x, y):
+    """CKA = HSIC(K, L) / sqrt(HSIC(K, K) HSIC(L, L)) with K = XX^T, L = YY^T and H = I - 11^T/n."""
+    n = x.shape[0]
+    h = np.eye(n) - np.ones((n, n)) / n
+    gram_x, gram_y = x @ x.T, y @ y.T
+
+    def hsic(a, b):
+        return np.trace(a @ h @ b @ h)
+
+    return hsic(gram_x, gram_y) / math.sqrt(hsic(gram_x, gram_x) * hsic(gram_y, gram_y))
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes)
+def test_cka_of_a_matrix_with_itself_is_one(shape):
+    x, _ = _pair(*shape)
+    assert linear_cka(x, x) == pytest.approx(1.0, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes)
+def test_cka_is_symmetric_bounded_and_equals_the_gram_hsic_form(shape):
+    x, y = _pair(*shape)
+    value = linear_cka(x, y)
+    assert 0.0 <= value <= 1.0
+    assert value == pytest.approx(linear_cka(y, x), abs=1e-12)
+    assert value == pytest.approx(_gram_cka(x, y), rel=1e-9, abs=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(shapes, st.floats(1e-3, 1e3))
+def test_cka_is_invariant_to_orthogonal_transforms_and_isotropic_scaling(shape, scale):
+    x, y = _pair(*shape)
+    q, _ = np.linalg.qr(np.random.default_rng(shape[3] + 1).normal(size=(x.shape[1], x.shape[1])))
+    assert linear_cka(scale * x @ q, y) == pytest.approx(linear_cka(x, y), rel=1e-9, abs=1e-12)
+
+
+def test_cka_is_not_invariant_to_anisotropic_scaling():
+    # The invariances above are not vacuous: stretching one axis does change linear CKA.
+    x, y = _pair(50, 4, 4, 0)
+    assert abs(linear_cka(x * np.array([10.0, 1, 1, 1]), y) - linear_cka(x, y)) > 1e-3
+
+
+def test_cka_of_a_constant_matrix_is_nan():
+    assert math.isnan(linear_cka(np.ones((10, 3)), np.random.default_rng(0).normal(size=(10, 3))))
+
+
+def test_float64_rescues_features_whose_float32_norms_underflow():
+    # Tiny activations: ||X^T X||_F^2 ~ (n * 1e-13^2)^2 * d^2 is below float32's smallest subnormal.
+    x, y = _pair(200, 16, 16, 3)
+    x32 = torch.tensor(x * 1e-13, dtype=torch.float32)
+    y32 = torch.tensor(y * 1e-13, dtype=torch.float32)
+    xc, yc = x32 - x32.mean(0), y32 - y32.mean(0)
+    naive = torch.linalg.matrix_norm(yc.T @ xc) ** 2 / (
+        torch.linalg.matrix_norm(xc.T @ xc) * torch.linalg.matrix_norm(yc.T @ yc)
+    )
+    assert not torch.isfinite(naive) or abs(float(naive) - _gram_cka(x, y)) > 0.05
+    assert linear_cka(x32, y32) == pytest.approx(_gram_cka(x, y), rel=1e-4)
+
+
+def test_chance_floor_matches_independent_gaussians():
+    rng = np.random.default_rng(0)
+    n, d1, d2 = 100, 40, 80
+    values = [linear_cka(rng.normal(size=(n, d1)), rng.normal(size=(n, d2))) for _ in range(20)]
+    assert np.mean(values) == pytest.approx(chance_floor(n, d1, d2), rel=0.1)
+
+
+def test_pooled_features_ignore_padding_and_match_a_direct_mean(tokenizer):
+    model = make_model(0)
+    texts = ["w1 w2", "w3 w4 w5 w6 w7 w8 w9 w10"]  # the first is padded in the batch
+    feats = pooled_features(model, tokenizer, texts, batch_size=2)
+    assert len(feats) == model.config.n_layers and feats[0].dtype == torch.float64
+    for i, text in enumerate(texts):
+        ids = tokenizer(text, return_tensors="pt")["input_ids"]
+        hidden = model(ids, output_hidden_states=True).hidden_states
+        for layer in range(model.config.n_layers):
+            direct = hidden[layer + 1][0].double().mean(0)
+            torch.testing.assert_close(feats[layer][i], direct, rtol=1e-5, atol=1e-6)
+
+
+def test_word_features_average_the_subtokens_of_each_word(tokenizer):
+    model = make_model(0)
+    sentences = [["w1", "w2"], ["w3", "w4", "w5"]]
+    feats, index = word_features(model, tokenizer, sentences, batch_size=2)
+    assert index.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]]
+    ids = tokenizer(["w3", "w4", "w5"], is_split_into_words=True, return_tensors="pt")["input_ids"]
+    last = model(ids, output_hidden_states=True).hidden_states[-1][0].double()
+    # Word-level tokenizer: one sub-token per word, after [CLS].
+    torch.testing.assert_close(feats[-1][2:], last[1:4], rtol=1e-5, atol=1e-6)
+
+
+def test_compare_a_model_with_itself_and_with_a_seed_twin(tokenizer):
+    texts = make_texts(60)
+    a, twin, other = make_model(0), make_model(1), make_model(2)
+    same = compare((a, tokenizer), (a, tokenizer), texts, n=60)
+    assert all(
+        row.cka == pytest.approx(1.0) and row.divergence == pytest.approx(0.0, abs=1e-9)
+        for row in same.layers
+    )
+    report = compare(
+        (other, tokenizer), (a, tokenizer), texts, baseline=(twin, tokenizer), n=MIN_TEXTS, seeds=(42, 43)
+    )
+    assert [row.layer for row in report.layers] == [0, 1, 2]
+    for row in report.layers:
+        assert row.ratio == pytest.approx(row.divergence / row.baseline_divergence)
+        assert 0 < row.divergence < 1 and row.cka_std > 0  # two different 50-text draws
+    assert report.to_dict()["mean_divergence"] == pytest.approx(
+        np.mean([r.divergence for r in report.layers])
+    )
+
+
+def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
+    with pytest.raises(UserError, match="minimum is 50"):
+        sample_indices(1000, MIN_TEXTS - 1, (42,))
+    with pytest.raises(UserError, match="only 60 texts"):
+        sample_indices(60, 100, (42,))
+    texts = make_texts(MIN_TEXTS)
+    with pytest.raises(UserError, match="3 and 2 layers"):
+        compare((make_model(0), tokenizer), (make_model(0, n_layers=2), tokenizer), texts, n=MIN_TEXTS)
