@@ -1,0 +1,388 @@
+"""Tokenize a corpus once, on all cores, into flat token files that training memory-maps.
+
+A prepared folder:
+    meta.json         format version, recipe, tokenizer hash, dtype, counts, source hashes,
+                      decontamination counts
+    tokenizer/        a copy of the tokenizer (so the folder is self-describing)
+    tokens.bin        train tokens, uint16 when the vocab has at most 65,536 ids, else uint32
+    doc_offsets.npy   int64, n_docs + 1 offsets into tokens.bin (document i = [o[i], o[i+1]))
+    val/tokens.bin, val/doc_offsets.npy   the held-out validation documents, same layout
+
+Design. The main process streams documents from the sources (`mix_documents`), cuts the stream
+into chunks of documents and hands them to a pool of worker processes; each worker removes
+contaminated documents, tokenizes the rest with the Rust tokenizer (`encode_batch_fast`), wraps
+each document with bos/eos (when the tokenizer has them) and returns one flat token array per
+chunk. Results are consumed in submission order with a bounded number of chunks in flight, so the
+output is byte-identical for any number of workers and memory stays flat whatever the corpus
+size (`multiprocessing.Pool.imap` would read the whole input ahead). Tokens and offsets are
+appended to files as they arrive; offsets go to a raw file that becomes a .npy at the end.
+
+Validation split: document i (in stream order, after decontamination) is held out when
+floor((i+1)f + 1/2) > floor(i f + 1/2) for val_fraction f: exactly round(n f) documents, spread
+evenly through the stream, and deterministic with no hashing.
+
+Safety: everything is written into `OUT.tmp/` and renamed to `OUT` only when complete, so a
+half-written shard never looks prepared; a full disk removes the temporary folder and raises one
+UserError. A folder that already holds a different `meta.json` is refused (never mixed); the same
+recipe again is a no-op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import itertools
+import json
+import logging
+import os
+import shutil
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from encoderlab.config import to_dict
+from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
+from encoderlab.data.sources import SourceConfig, SourceStats, mix_documents
+from encoderlab.errors import UserError
+
+log = logging.getLogger(__name__)
+
+FORMAT = "encoderlab-tokens"
+FORMAT_VERSION = 1
+SPLITS = {"train": ".", "val": "val"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrepareConfig:
+    """What to tokenize and how; everything here decides the bytes written (the recipe)."""
+
+    sources: tuple[SourceConfig, ...]
+    """Corpora to read, mixed by their weights."""
+    tokenizer: str
+    """Tokenizer folder, model folder, prepared folder, asset name or hub id."""
+    val_fraction: float = 0.01
+    """Share of documents held out for validation."""
+    seed: int = 0
+    """Seed of the source mixture."""
+    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted"
+    """When a mixture of several sources ends (see encoderlab.data.sources)."""
+    decontaminate: tuple[str, ...] = ("auto",)
+    """Evaluation sets whose texts are removed: ("auto",) = every fetched default set, () = none."""
+    ngram: int = 13
+    """Word n-gram length of the overlap test."""
+    on_error: Literal["raise", "skip"] = "raise"
+    """Unreadable / corrupt / non-UTF-8 input: refuse, or skip and count."""
+    dtype: Literal["auto", "uint16", "uint32"] = "auto"
+    """Token dtype; auto picks uint16 when the vocab fits."""
+    max_docs: int | None = None
+    """Stop after this many documents (for samples and benchmarks)."""
+
+    def __post_init__(self):
+        if not 0 <= self.val_fraction < 1:
+            raise ValueError(f"val_fraction must be in [0, 1), got {self.val_fraction}")
+
+
+def split_dir(root: Path, split: str) -> Path:
+    """The folder holding `split`'s tokens.bin and doc_offsets.npy."""
+    if split not in SPLITS:
+        raise UserError(f"unknown split '{split}'; valid: {', '.join(SPLITS)}")
+    return Path(root) / SPLITS[split]
+
+
+def read_meta(root: Path) -> dict:
+    """The meta.json of a prepared folder, checked for format and version."""
+    path = Path(root) / "meta.json"
+    try:
+        meta = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(
+            f"{root} is not prepared data (no meta.json); run `encoderlab data prepare`"
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"{path} is corrupt; delete {root} and prepare it again") from None
+    if meta.get("format") != FORMAT:
+        raise UserError(f"{path} is not an encoderlab prepared-data file; point at a prepared folder")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise UserError(
+            f"{root} has prepared-data version {meta.get('format_version')}, this encoderlab reads "
+            f"{FORMAT_VERSION}; prepare it again"
+        )
+    return meta
+
+
+def choose_dtype(vocab_size: int, requested: str = "auto") -> np.dtype:
+    """uint16 when every id fits in 16 bits, else uint32; a requested dtype that is too small fails."""
+    fits16 = vocab_size <= 1 << 16
+    if requested == "auto":
+        return np.dtype(np.uint16 if fits16 else np.uint32)
+    if requested == "uint16" and not fits16:
+        raise UserError(
+            f"a vocab of {vocab_size} ids does not fit in uint16 (max 65,536); use --dtype uint32 or auto"
+        )
+    if requested not in ("uint16", "uint32"):
+        raise UserError(f"dtype must be auto, uint16 or uint32, got '{requested}'")
+    return np.dtype(requested)
+
+
+def val_mask(first: int, n: int, fraction: float) -> np.ndarray:
+    """Which of documents first..first+n-1 are held out (see module docstring)."""
+    i = np.arange(first, first + n, dtype=np.float64)
+    return np.floor((i + 1) * fraction + 0.5) > np.floor(i * fraction + 0.5)
+
+
+# ---------------------------------------------------------------- workers
+
+
+_W: dict = {}
+
+
+def _init_worker(tokenizer_json: str, bos: int | None, eos: int | None, dtype: str, contam: Contamination):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(tokenizer_json)
+    tok.encode_special_tokens = True  # a literal "<s>" in a document is text, not a document boundary
+    _W.update(tok=tok, bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
+
+
+def _tokenize_chunk(docs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """(flat wrapped tokens, per-document lengths, removal counts) of one chunk of documents."""
+    contam: Contamination = _W["contam"]
+    counts = {"id": 0, "ngram": 0, "empty": 0}
+    texts = []
+    for doc_id, text in docs:
+        reason = contam.is_contaminated(doc_id, text)
+        if reason:
+            counts[reason] += 1
+        else:
+            texts.append(text)
+    ids = [e.ids for e in _W["tok"].encode_batch_fast(texts, add_special_tokens=False)]
+    ids = [x for x in ids if x]
+    counts["empty"] = len(texts) - len(ids)
+    body = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=_W["dtype"], count=int(body.sum()))
+    return (*_wrap(flat, body, _W["bos"], _W["eos"]), counts)
+
+
+def _wrap(
+    flat: np.ndarray, body: np.ndarray, bos: int | None, eos: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Insert bos before and eos after every document of a flat array, without a Python loop."""
+    nb, ne = int(bos is not None), int(eos is not None)
+    lengths = body + nb + ne
+    if nb + ne == 0:
+        return flat, lengths
+    out = np.empty(int(lengths.sum()), dtype=flat.dtype)
+    starts = np.cumsum(lengths) - lengths
+    is_body = np.ones(len(out), dtype=bool)
+    if nb:
+        out[starts] = bos
+        is_body[starts] = False
+    if ne:
+        out[starts + lengths - 1] = eos
+        is_body[starts + lengths - 1] = False
+    out[is_body] = flat
+    return out, lengths
+
+
+# ---------------------------------------------------------------- writing
+
+
+class _SplitWriter:
+    """Appends documents to tokens.bin and a raw offsets file; `finish` writes doc_offsets.npy."""
+
+    def __init__(self, folder: Path, dtype: np.dtype):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.dtype = folder, dtype
+        self.tokens = open(folder / "tokens.bin", "wb")
+        self.offsets = open(folder / "doc_offsets.raw", "wb")
+        self.n_tokens, self.n_docs = 0, 0
+        self.offsets.write(np.zeros(1, dtype=np.int64).tobytes())
+
+    def append(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+        self.tokens.write(tokens.astype(self.dtype, copy=False).data)
+        self.offsets.write((self.n_tokens + np.cumsum(lengths)).astype(np.int64).data)
+        self.n_tokens += int(lengths.sum())
+        self.n_docs += len(lengths)
+
+    def finish(self) -> dict:
+        for f in (self.tokens, self.offsets):
+            f.flush()
+            os.fsync(f.fileno())
+            f.close()
+        raw = self.folder / "doc_offsets.raw"
+        with open(self.folder / "doc_offsets.npy", "wb") as out, open(raw, "rb") as src:
+            header = {"descr": np.dtype(np.int64).str, "fortran_order": False, "shape": (self.n_docs + 1,)}
+            np.lib.format.write_array_header_1_0(out, header)
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        raw.unlink()
+        return {"tokens": self.n_tokens, "docs": self.n_docs}
+
+    def close(self) -> None:
+        self.tokens.close()
+        self.offsets.close()
+
+
+def _chunks(docs, size: int, max_docs: int | None):
+    docs = itertools.islice(docs, max_docs) if max_docs is not None else docs
+    while chunk := [(d.id, d.text) for d in itertools.islice(docs, size)]:
+        yield chunk
+
+
+def _ordered_results(chunks, workers: int, initargs: tuple):
+    """Results of `_tokenize_chunk` in input order, at most 2 * workers chunks in flight."""
+    if workers <= 1:
+        _init_worker(*initargs)
+        yield from map(_tokenize_chunk, chunks)
+        return
+    import multiprocessing as mp
+
+    # spawn: the parent may already run tokenizer threads, which fork would copy half-locked.
+    with mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.apply_async(_tokenize_chunk, (chunk,)))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def default_workers() -> int:
+    """All the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def _recipe(cfg: PrepareConfig, tok_hash: str, against: list[str], dtype: np.dtype) -> dict:
+    recipe = to_dict(cfg)
+    del recipe["tokenizer"]  # the same tokenizer reached by another path is the same recipe
+    recipe.update(tokenizer_hash=tok_hash, decontaminate=against, dtype=dtype.name)
+    return recipe
+
+
+def _check_out(out: Path, recipe: dict) -> bool:
+    """True if `out` already holds this exact recipe; raise if it holds anything else."""
+    if (out / "meta.json").is_file():
+        meta = read_meta(out)
+        if meta.get("recipe") == recipe:
+            return True
+        differs = sorted(k for k in recipe if meta.get("recipe", {}).get(k) != recipe[k])
+        raise UserError(
+            f"{out} already holds data prepared differently ({', '.join(differs)} differ); "
+            "choose another --out or delete it"
+        )
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UserError(f"{out} exists and is not a prepared-data folder; choose another --out or delete it")
+    return False
+
+
+def prepare(
+    cfg: PrepareConfig, out: Path, *, workers: int = 0, chunk_docs: int = 256, progress: bool = True
+) -> Path:
+    """Tokenize `cfg.sources` into the prepared folder `out` (see module docstring); returns `out`."""
+    from encoderlab.data.tokenizer import load_tokenizer, token_spec, tokenizer_hash
+
+    out = Path(out)
+    tok = load_tokenizer(cfg.tokenizer)
+    spec = token_spec(tok)
+    dtype = choose_dtype(spec.vocab_size, cfg.dtype)
+    against, not_fetched = resolve_eval_sets(cfg.decontaminate)
+    recipe = _recipe(cfg, tokenizer_hash(tok), against, dtype)
+    if _check_out(out, recipe):
+        log.info("%s already holds this recipe; nothing to do", out)
+        return out
+    if not_fetched:
+        log.warning("decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched))
+    contam = build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram)
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)  # leftovers of an interrupted run are never data
+    tmp.mkdir(parents=True)
+    done = False
+    try:
+        meta = _write(cfg, tmp, tok, spec, dtype, contam, workers or default_workers(), chunk_docs, progress)
+        meta.update(recipe=recipe, tokenizer={"source": cfg.tokenizer, "hash": recipe["tokenizer_hash"]})
+        meta["decontamination"].update(not_fetched=not_fetched)
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        if out.exists():
+            out.rmdir()  # empty, checked by _check_out
+        tmp.rename(out)
+        done = True
+    except OSError as exc:
+        if exc.errno != errno.ENOSPC:
+            raise
+        raise UserError(
+            f"disk full while preparing {out} ({exc.filename or 'output'}); the partial output was removed, "
+            "free space and rerun"
+        ) from None
+    finally:
+        if not done:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return out
+
+
+def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: int, progress: bool) -> dict:
+    from tqdm import tqdm
+
+    tok.save_pretrained(str(tmp / "tokenizer"))
+    bos, eos = spec.bos_id, spec.eos_id
+    if bos is not None and bos == eos:  # GPT-style: one separator token between documents
+        bos = None
+    writers = {s: _SplitWriter(split_dir(tmp, s), dtype) for s in SPLITS}
+    stats: list[SourceStats] = []
+    removed = {"id": 0, "ngram": 0, "empty": 0}
+    kept = 0
+    start = time.perf_counter()
+    initargs = (str(tmp / "tokenizer" / "tokenizer.json"), bos, eos, dtype.name, contam)
+    docs = mix_documents(cfg.sources, seed=cfg.seed, stop=cfg.stop, on_error=cfg.on_error, stats=stats)
+    bar = tqdm(desc="prepare", unit="doc", disable=not progress, smoothing=0.1)
+    try:
+        for tokens, lengths, counts in _ordered_results(
+            _chunks(docs, chunk_docs, cfg.max_docs), workers, initargs
+        ):
+            for k in removed:
+                removed[k] += counts[k]
+            is_val = val_mask(kept, len(lengths), cfg.val_fraction)
+            tok_val = np.repeat(is_val, lengths)
+            writers["train"].append(tokens[~tok_val], lengths[~is_val])
+            writers["val"].append(tokens[tok_val], lengths[is_val])
+            kept += len(lengths)
+            bar.update(len(lengths) + sum(counts.values()))
+    except BaseException:
+        for w in writers.values():
+            w.close()
+        raise
+    finally:
+        bar.close()
+        docs.close()
+    if kept == 0:
+        where = ", ".join(s.location for s in cfg.sources)
+        why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
+        raise UserError(f"the corpus {where} has no non-empty document{why}; check --source")
+    splits = {s: w.finish() for s, w in writers.items()}
+    elapsed = time.perf_counter() - start
+    return {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "dtype": dtype.name,
+        "spec": dataclasses.asdict(spec),
+        "wrap": {"bos": bos, "eos": eos},
+        "splits": splits,
+        "sources": [s.to_dict() for s in stats],
+        "decontamination": {
+            **contam.summary(),
+            "removed_by_id": removed["id"],
+            "removed_by_ngram": removed["ngram"],
+        },
+        "empty_after_tokenization": removed["empty"],
+        "seconds": round(elapsed, 3),
+        "workers": workers,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }

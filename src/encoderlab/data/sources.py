@@ -1,0 +1,422 @@
+"""Where a corpus comes from: named assets, local files, Hugging Face datasets, and their mixture.
+
+A `SourceConfig` names one corpus; `iter_documents` streams it as `Document(id, text)` records,
+one at a time, so no corpus is ever held in memory. `mix_documents` interleaves several sources
+by weight with a seeded generator, so the same configs always give the same document stream.
+
+Locations, tried in this order:
+  * `hf:ORG/NAME` - a Hugging Face dataset streamed from the hub (refused at once, with one line,
+    when `HF_HUB_OFFLINE=1`, instead of the ~23 s of retries `datasets` would spend);
+  * an existing file or folder, or a glob - `.txt` (one document per file, or per line),
+    `.jsonl`/`.json` (one JSON object per line) and `.parquet`; folders are searched recursively;
+  * a name in the asset registry (`encoderlab assets list`), read from its `data.jsonl`.
+
+Bad input never passes silently. Empty and whitespace-only documents are dropped and counted.
+An unreadable file, a line that is not JSON or not UTF-8, or a corrupt parquet file is either
+refused (`on_error="raise"`, the default: one UserError naming the file and line) or skipped and
+counted (`on_error="skip"`); the counts land in `SourceStats` and from there in `meta.json`.
+
+Mixing (`mix_documents`) follows `datasets.interleave_datasets`: each next document comes from
+source i with probability w_i / sum(w). With `stop="first_exhausted"` (default) the stream ends
+when any source runs out, so the proportions hold exactly and the rest of the larger sources is
+unused; with `stop="all_exhausted"` exhausted sources restart until every source has been read
+once, so small sources are repeated (the repeat count is recorded).
+
+Each local file is hashed (sha256) while it is read, in the same pass, so `meta.json` records a
+digest of exactly the bytes that were used (`complete` says whether the file was read to its end).
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+
+from encoderlab.errors import UserError
+
+TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
+GLOB_CHARS = set("*?[")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SourceConfig:
+    """One corpus: where it is, which field holds the text, and its weight in a mixture."""
+
+    location: str
+    """An asset name (`wiki-leads`), a file, folder or glob (`data/**/*.jsonl`), or `hf:ORG/NAME`."""
+    text_field: str = "text"
+    """Field (jsonl/parquet/HF column) holding the document text."""
+    id_field: str = "id"
+    """Field holding a document id; records without it get `FILE:LINE` ids."""
+    weight: float = 1.0
+    """Relative share of documents drawn from this source when several are mixed."""
+    txt_unit: Literal["file", "line"] = "file"
+    """For .txt files: one document per file, or one per non-empty line."""
+    hf_split: str = "train"
+    """Split of a Hugging Face dataset."""
+    hf_config: str | None = None
+    """Configuration (subset) name of a Hugging Face dataset."""
+
+    def __post_init__(self):
+        if not self.location:
+            raise ValueError("source location is empty")
+        if not self.weight > 0:
+            raise ValueError(f"source {self.location}: weight must be > 0, got {self.weight}")
+
+
+def parse_source(spec: str) -> SourceConfig:
+    """A source from its command-line form `LOCATION[#key=value,...]`, e.g.
+    `corpus/*.jsonl#text_field=body,weight=2` or `wiki-leads#weight=0.5`."""
+    from encoderlab.config import from_dict, parse_scalar
+
+    location, _, options = spec.partition("#")
+    data: dict = {"location": location}
+    for item in filter(None, options.split(",")):
+        key, eq, value = item.partition("=")
+        if not eq:
+            raise UserError(f"source option '{item}' in '{spec}' must look like key=value")
+        data[key.strip()] = (
+            value if key.strip() in ("text_field", "id_field", "hf_config") else parse_scalar(value)
+        )
+    return from_dict(SourceConfig, data, where=f"source '{spec}'")
+
+
+class Document(NamedTuple):
+    """One document of a corpus."""
+
+    id: str
+    text: str
+
+
+@dataclass
+class SourceStats:
+    """What reading a source found; written to meta.json."""
+
+    location: str
+    docs: int = 0
+    """Non-empty documents yielded."""
+    empty: int = 0
+    """Empty or whitespace-only documents dropped."""
+    bad_records: int = 0
+    """Lines that were not valid JSON / UTF-8 / lacked the text field (on_error="skip")."""
+    bad_files: int = 0
+    """Files that could not be opened or parsed at all (on_error="skip")."""
+    repeats: int = 0
+    """Times the source was restarted by an `all_exhausted` mixture."""
+    files: list[dict] = field(default_factory=list)
+    """Per local file: path, bytes read, sha256 of those bytes, complete (read to its end)."""
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+# ---------------------------------------------------------------- resolving locations
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
+
+
+def resolve_files(location: str) -> list[Path] | None:
+    """The sorted text files a path/folder/glob names, or None if it names no path at all."""
+    if any(c in location for c in GLOB_CHARS):
+        paths = [Path(p) for p in glob.glob(location, recursive=True)]
+        if not paths:
+            raise UserError(f"the glob '{location}' matches no file; check the pattern")
+    elif Path(location).exists():
+        paths = [Path(location)]
+    else:
+        return None
+    files: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            files.extend(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in TEXT_SUFFIXES)
+        elif p.suffix.lower() in TEXT_SUFFIXES:
+            files.append(p)
+        elif not any(c in location for c in GLOB_CHARS):
+            raise UserError(
+                f"{p} has suffix '{p.suffix}', not one of {', '.join(TEXT_SUFFIXES)}; rename it or convert it"
+            )
+    if not files:
+        raise UserError(f"'{location}' holds no {'/'.join(TEXT_SUFFIXES)} file; point --source at text files")
+    return sorted(set(files))
+
+
+def _asset_path(name: str) -> Path:
+    try:
+        from encoderlab.data.assets import ASSETS, asset_jsonl
+    except ImportError:  # the assets module is optional for local-file use
+        raise UserError(
+            f"'{name}' is not a file, folder or glob, and no asset registry is installed"
+        ) from None
+    if name not in ASSETS:
+        raise UserError(
+            f"'{name}' is not an existing file, folder or glob, nor an asset name "
+            f"(assets: {', '.join(sorted(ASSETS))}); fix --source"
+        )
+    return asset_jsonl(name)
+
+
+def describe(cfg: SourceConfig) -> dict:
+    """The resolved kind and files of a source, checked without reading any document."""
+    if cfg.location.startswith("hf:"):
+        return {"kind": "hf", "files": []}
+    files = resolve_files(cfg.location)
+    if files is not None:
+        return {"kind": "files", "files": files}
+    return {"kind": "asset", "files": [_asset_path(cfg.location)]}
+
+
+# ---------------------------------------------------------------- readers
+
+
+class _Bad(Exception):
+    """A record or file that cannot be read; message names where."""
+
+
+class _HashingReader(io.RawIOBase):
+    """Wraps a binary file and hashes every byte read through it."""
+
+    def __init__(self, raw, entry: dict):
+        self.raw, self.entry, self.sha = raw, entry, hashlib.sha256()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        n = self.raw.readinto(b)
+        if n:
+            self.sha.update(memoryview(b)[:n])
+            self.entry["bytes"] += n
+        else:
+            self.entry["complete"] = True
+        return n
+
+    def close(self) -> None:
+        self.entry["sha256"] = self.sha.hexdigest()
+        self.raw.close()
+        super().close()
+
+
+def _open_hashed(path: Path, stats: SourceStats) -> io.BufferedReader:
+    entry = {"path": str(path), "bytes": 0, "sha256": None, "complete": False}
+    stats.files.append(entry)
+    return io.BufferedReader(_HashingReader(open(path, "rb"), entry), buffer_size=1 << 20)
+
+
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Bad(f"{where} is not UTF-8 (byte {exc.start})") from None
+
+
+def _field(record: dict, key: str, where: str) -> str:
+    value = record.get(key)
+    if not isinstance(value, str):
+        raise _Bad(f"{where} has no string field '{key}' (fields: {', '.join(record)})")
+    return value
+
+
+def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
+    with _open_hashed(path, stats) as f:
+        for lineno, raw in enumerate(f, 1):
+            if not raw.strip():
+                continue
+            where = f"{path}:{lineno}"
+            try:
+                try:
+                    record = json.loads(_decode(raw, where))
+                except json.JSONDecodeError as exc:
+                    raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
+                if not isinstance(record, dict):
+                    raise _Bad(f"{where} is a JSON {type(record).__name__}, not an object")
+                text = _field(record, cfg.text_field, where)
+            except _Bad as exc:
+                _handle(exc, on_error, stats, record=True)
+                continue
+            rid = record.get(cfg.id_field)
+            yield Document(f"{id_prefix}{rid}" if rid is not None else f"{path}:{lineno}", text)
+
+
+def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
+    with _open_hashed(path, stats) as f:
+        if cfg.txt_unit == "file":
+            try:
+                yield Document(str(path), _decode(f.read(), str(path)))
+            except _Bad as exc:
+                _handle(exc, on_error, stats, record=True)
+            return
+        for lineno, raw in enumerate(f, 1):
+            try:
+                yield Document(f"{path}:{lineno}", _decode(raw, f"{path}:{lineno}").rstrip("\r\n"))
+            except _Bad as exc:
+                _handle(exc, on_error, stats, record=True)
+
+
+def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    entry = {"path": str(path), "bytes": path.stat().st_size, "sha256": _sha256_file(path), "complete": True}
+    stats.files.append(entry)
+    try:
+        pf = pq.ParquetFile(path)
+        names = pf.schema_arrow.names
+        if cfg.text_field not in names:
+            raise _Bad(f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})")
+        columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
+        row = 0
+        for batch in pf.iter_batches(batch_size=1024, columns=columns):
+            texts = batch.column(0).to_pylist()
+            ids = batch.column(1).to_pylist() if len(columns) > 1 else [None] * len(texts)
+            for text, rid in zip(texts, ids):
+                row += 1
+                if text is not None:
+                    yield Document(f"{path}#{rid}" if rid is not None else f"{path}:{row}", str(text))
+    except (pa.ArrowException, OSError) as exc:
+        _handle(_Bad(f"{path} is not a readable parquet file ({str(exc).splitlines()[0]})"), on_error, stats)
+    except _Bad as exc:
+        _handle(exc, on_error, stats)
+
+
+def _sha256_file(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()
+
+
+def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:
+    if on_error == "raise":
+        raise UserError(f"{exc}; fix or remove it, or pass --on-error skip to skip and count such input")
+    if record:
+        stats.bad_records += 1
+    else:
+        stats.bad_files += 1
+
+
+def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
+    kind = TEXT_SUFFIXES[path.suffix.lower()]
+    try:
+        if kind == "jsonl":
+            yield from _read_jsonl(path, cfg, stats, on_error, id_prefix)
+        elif kind == "txt":
+            yield from _read_txt(path, cfg, stats, on_error)
+        else:
+            yield from _read_parquet(path, cfg, stats, on_error)
+    except OSError as exc:  # permission denied, I/O error, vanished file
+        _handle(_Bad(f"cannot read {path} ({exc.strerror or exc})"), on_error, stats)
+
+
+def _read_hf(cfg: SourceConfig) -> Iterator[Document]:
+    name = cfg.location[3:]
+    if _hub_offline():
+        raise UserError(
+            f"source '{cfg.location}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; "
+            "unset it, or download the dataset and pass its files"
+        )
+    import datasets
+
+    try:
+        ds = datasets.load_dataset(name, cfg.hf_config, split=cfg.hf_split, streaming=True)
+    except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"
+        raise UserError(f"cannot stream Hugging Face dataset '{name}' ({str(exc).splitlines()[0]})") from None
+    for i, record in enumerate(ds):
+        if cfg.text_field not in record:
+            raise UserError(f"dataset '{name}' has no field '{cfg.text_field}' (fields: {', '.join(record)})")
+        rid = record.get(cfg.id_field)
+        yield Document(f"{name}#{rid if rid is not None else i}", str(record[cfg.text_field]))
+
+
+def iter_documents(
+    cfg: SourceConfig, stats: SourceStats | None = None, on_error: Literal["raise", "skip"] = "raise"
+) -> Iterator[Document]:
+    """Stream the non-empty documents of one source, in a fixed order, counting into `stats`."""
+    stats = stats if stats is not None else SourceStats(cfg.location)
+    if on_error not in ("raise", "skip"):
+        raise UserError(f"on_error must be 'raise' or 'skip', got '{on_error}'")
+    desc = describe(cfg)
+    if desc["kind"] == "hf":
+        raw: Iterator[Document] = _read_hf(cfg)
+    else:
+        # Asset ids are global (the asset contract); local ids are namespaced by file so a local
+        # record "1" can never match an evaluation record "1" during decontamination.
+        asset = desc["kind"] == "asset"
+        raw = (
+            doc
+            for path in desc["files"]
+            for doc in _read_file(path, cfg, stats, on_error, "" if asset else f"{path}#")
+        )
+    for doc in raw:
+        if doc.text.strip():
+            stats.docs += 1
+            yield doc
+        else:
+            stats.empty += 1
+
+
+# ---------------------------------------------------------------- mixing
+
+
+def mix_documents(
+    sources: list[SourceConfig] | tuple[SourceConfig, ...],
+    seed: int = 0,
+    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
+    on_error: Literal["raise", "skip"] = "raise",
+    stats: list[SourceStats] | None = None,
+) -> Iterator[Document]:
+    """Interleave sources by weight, deterministically for a given seed (see module docstring).
+
+    `stats`, if given, receives one `SourceStats` per source, filled as the stream is read.
+    """
+    if not sources:
+        raise UserError("no source given; pass at least one --source")
+    if stop not in ("first_exhausted", "all_exhausted"):
+        raise UserError(f"stop must be 'first_exhausted' or 'all_exhausted', got '{stop}'")
+    all_stats = [SourceStats(s.location) for s in sources]
+    if stats is not None:
+        stats.extend(all_stats)
+    for s in sources:
+        describe(s)  # fail on a bad location before the first document is read
+    if len(sources) == 1:
+        yield from iter_documents(sources[0], all_stats[0], on_error)
+        return
+    iters = [iter_documents(s, st, on_error) for s, st in zip(sources, all_stats)]
+    try:
+        yield from _interleave(sources, iters, all_stats, seed, stop, on_error)
+    finally:  # close half-read sources so their files are closed and their hashes recorded
+        for it in iters:
+            it.close()
+
+
+def _interleave(sources, iters, all_stats, seed, stop, on_error):
+    weights = np.array([s.weight for s in sources], dtype=np.float64)
+    cdf = np.cumsum(weights / weights.sum())
+    rng = np.random.default_rng([seed, len(sources)])
+    finished = [False] * len(sources)
+    while True:
+        # Draw in blocks: one generator call per 4096 documents keeps the draw off the profile.
+        for u in rng.random(4096):
+            i = min(int(np.searchsorted(cdf, u, side="right")), len(sources) - 1)
+            doc = next(iters[i], None)
+            if doc is None:
+                if all_stats[i].docs == 0:
+                    raise UserError(f"source '{sources[i].location}' has no non-empty document; remove it")
+                finished[i] = True
+                if stop == "first_exhausted" or all(finished):
+                    return
+                all_stats[i].repeats += 1
+                # A repeat pass counts into throwaway stats: docs and file hashes describe one pass.
+                iters[i] = iter_documents(sources[i], SourceStats(sources[i].location), on_error)
+                doc = next(iters[i])
+            yield doc

@@ -1,0 +1,204 @@
+"""Tokenizers: load any Hugging Face fast tokenizer, or train one on a corpus.
+
+Everything downstream reads vocabulary facts through `token_spec(tokenizer) -> TokenSpec`, never
+from hard-coded ids (special ids differ per checkpoint). BERT-style tokenizers have [CLS]/[SEP]
+instead of BOS/EOS; `token_spec` maps them to `bos_id`/`eos_id`, which is how both wrap a document.
+
+`train_tokenizer` builds a byte-level BPE (default: every string round-trips exactly, no unknown
+token is ever produced) or a WordPiece vocabulary (BERT-style; lossy on whitespace and, if asked,
+case) with explicit pad/bos/eos/mask/unk tokens at ids 0-4, trained by the `tokenizers` library
+from a stream of documents, and saves it as a `PreTrainedTokenizerFast` folder written atomically.
+
+`tokenizer_hash` fingerprints the serialised tokenizer (model, normaliser, pre-tokeniser and
+special tokens), which prepared data records so a model is never fed ids from another vocabulary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from encoderlab.data.batch import TokenSpec
+from encoderlab.data.sources import SourceConfig, _hub_offline, mix_documents
+from encoderlab.errors import UserError
+
+DEFAULT_SPECIALS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "mask": "<mask>", "unk": "<unk>"}
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+
+def _tokenizer_folder(path: Path) -> Path:
+    """The folder holding tokenizer files for a tokenizer, model or prepared-data folder."""
+    if (path / "meta.json").is_file() and (path / "tokenizer").is_dir():
+        return path / "tokenizer"
+    if any((path / f).is_file() for f in TOKENIZER_FILES):
+        return path
+    raise UserError(
+        f"{path} holds no tokenizer files ({', '.join(TOKENIZER_FILES)}); pass a tokenizer folder"
+    )
+
+
+def load_tokenizer(name_or_path: str | Path):
+    """A fast HF tokenizer from a folder (tokenizer, encoderlab model, prepared data), an asset
+    name (`minilm`, `smollm2-135m`) or a hub id (only when the hub is reachable)."""
+    from transformers import AutoTokenizer
+
+    path = Path(name_or_path)
+    if path.exists():
+        folder = _tokenizer_folder(path)
+    else:
+        folder = _asset_folder(str(name_or_path))
+    if folder is None and _hub_offline():
+        raise UserError(
+            f"tokenizer '{name_or_path}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
+            "pass a local tokenizer folder"
+        )
+    try:
+        tok = AutoTokenizer.from_pretrained(str(folder or name_or_path))
+    except (OSError, ValueError, json.JSONDecodeError) as exc:
+        raise UserError(f"cannot load tokenizer '{name_or_path}' ({str(exc).splitlines()[0]})") from None
+    if not getattr(tok, "is_fast", False):
+        raise UserError(
+            f"tokenizer '{name_or_path}' has no fast (Rust) version; convert it to tokenizer.json"
+        )
+    return tok
+
+
+def _asset_folder(name: str) -> Path | None:
+    try:
+        from encoderlab.data.assets import ASSETS, asset_dir
+    except ImportError:
+        return None
+    return _tokenizer_folder(asset_dir(name)) if name in ASSETS else None
+
+
+def _token_id(tok, *roles: str) -> int | None:
+    for role in roles:
+        token = getattr(tok, f"{role}_token", None)
+        if token is not None:
+            return int(tok.convert_tokens_to_ids(str(token)))
+    return None
+
+
+def token_spec(tok) -> TokenSpec:
+    """The vocabulary facts of `tok` (BERT's [CLS]/[SEP] serve as bos/eos)."""
+    return TokenSpec(
+        vocab_size=len(tok),
+        pad_id=_token_id(tok, "pad"),
+        bos_id=_token_id(tok, "bos", "cls"),
+        eos_id=_token_id(tok, "eos", "sep"),
+        mask_id=_token_id(tok, "mask"),
+        unk_id=_token_id(tok, "unk"),
+        special_ids=tuple(sorted({int(i) for i in tok.all_special_ids})),
+    )
+
+
+def require_tokens(spec: TokenSpec, roles: Iterable[str], purpose: str) -> None:
+    """Refuse a tokenizer that lacks a special token `purpose` needs (e.g. mask for MLM)."""
+    missing = [r for r in roles if getattr(spec, f"{r}_id") is None]
+    if missing:
+        raise UserError(
+            f"the tokenizer has no {'/'.join(missing)} token, which {purpose} needs; use a tokenizer that has it "
+            "or train one with `encoderlab data tokenizer`"
+        )
+
+
+def tokenizer_hash(tok) -> str:
+    """sha256 of the serialised tokenizer and its special-token roles."""
+    payload = tok.backend_tokenizer.to_str() + json.dumps(tok.special_tokens_map, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool, progress: bool):
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    tokens = [specials[r] for r in ("pad", "bos", "eos", "mask", "unk")]
+    if kind == "bpe":
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        if vocab_size < len(alphabet) + len(tokens):
+            raise UserError(
+                f"byte-level BPE needs vocab_size >= {len(alphabet) + len(tokens)}, got {vocab_size}"
+            )
+        tok = Tokenizer(models.BPE())
+        tok.normalizer = normalizers.Lowercase() if lowercase else None
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=tokens, initial_alphabet=alphabet, show_progress=progress
+        )
+    elif kind == "wordpiece":
+        tok = Tokenizer(models.WordPiece(unk_token=specials["unk"]))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size, special_tokens=tokens, show_progress=progress
+        )
+    else:
+        raise UserError(f"tokenizer kind must be 'bpe' or 'wordpiece', got '{kind}'")
+    bos, eos = specials["bos"], specials["eos"]
+    template = processors.TemplateProcessing(
+        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} $B:1 {eos}:1", special_tokens=[(bos, 1), (eos, 2)]
+    )
+    # Byte-level offsets include the leading space; trimming them keeps QA/NER span alignment exact.
+    tok.post_processor = (
+        processors.Sequence([processors.ByteLevel(trim_offsets=True), template])
+        if kind == "bpe"
+        else template
+    )
+    return tok, trainer
+
+
+def train_tokenizer(
+    sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
+    vocab_size: int,
+    out: Path,
+    kind: Literal["bpe", "wordpiece"] = "bpe",
+    *,
+    specials: dict[str, str] | None = None,
+    lowercase: bool = False,
+    max_docs: int | None = None,
+    seed: int = 0,
+    on_error: Literal["raise", "skip"] = "raise",
+    progress: bool = True,
+):
+    """Train a tokenizer on `sources` (mixed by weight) and save it to `out` as a
+    PreTrainedTokenizerFast folder; returns the loaded tokenizer."""
+    from transformers import PreTrainedTokenizerFast
+
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise UserError(f"{out} already exists and is not empty; choose another --out or delete it")
+    specials = {**DEFAULT_SPECIALS, **(specials or {})}
+    if len(set(specials.values())) != len(specials):
+        raise UserError(f"special tokens must be distinct, got {specials}")
+    tok, trainer = _build(kind, specials, vocab_size, lowercase, progress)
+    sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
+    count = [0]
+
+    def texts():
+        for doc in mix_documents(sources, seed=seed, on_error=on_error):
+            if max_docs is not None and count[0] >= max_docs:
+                return
+            count[0] += 1
+            yield doc.text
+
+    tok.train_from_iterator(texts(), trainer=trainer)
+    if count[0] == 0:
+        raise UserError(
+            f"the corpus {', '.join(s.location for s in sources)} has no non-empty document; check --source"
+        )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        **{f"{role}_token": token for role, token in specials.items()},
+    )
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    fast.save_pretrained(str(tmp))
+    if out.exists():
+        out.rmdir()  # empty (checked above)
+    tmp.rename(out)
+    return load_tokenizer(out)
