@@ -105,3 +105,34 @@ def logits(model, ids: torch.Tensor, **kwargs) -> torch.Tensor:
 def ids() -> torch.Tensor:
     g = torch.Generator().manual_seed(1)
     return torch.randint(4, VOCAB, (2, 24), generator=g)
+
+
+def randomize(module: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+    """Random values in every parameter (norm weights and biases too, which HF inits to 1 or 0),
+    so a parameter mapped to the wrong place or dropped changes the outputs."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.1)
+    return module.eval()
+
+
+def save_tiny_tokenizer(folder, vocab_size: int = VOCAB):
+    """A word-level fast tokenizer with ids 0-4 = pad, bos, eos, mask, unk (like `synthetic_spec`)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<mask>", "<unk>"]
+    vocab = {tok: i for i, tok in enumerate(specials + [f"w{i}" for i in range(vocab_size - len(specials))])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        mask_token="<mask>",
+        unk_token="<unk>",
+    )
+    tok.save_pretrained(str(folder))
+    return tok

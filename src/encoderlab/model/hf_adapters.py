@@ -1,0 +1,201 @@
+"""BERT-family and ModernBERT checkpoints, wrapped in transformers' own classes.
+
+These architectures differ from EuroBERT in more than names (learned positions, LayerNorm, GELU,
+biases, ModernBERT's alternating local/global attention), so they are not converted: the adapter
+holds transformers' `*ForMaskedLM` and exposes the LanguageModel protocol that training and
+analysis use (`forward(input_ids, attention_mode=..., doc_ids=..., padding_mask=...,
+position_ids=...)`, `lm_logits`, `.layers`, `.config.hidden_size/n_layers/vocab_size`).
+
+Masks are where the classes need help (ecosystem.md pitfall 20):
+  * BERT: causal mode without other masks sets `is_causal` on every self-attention module and
+    passes no mask, which keeps SDPA's fused causal kernel; with documents or padding the adapter
+    passes a 4D additive mask (documents, padding and causality), which transformers uses as is.
+  * ModernBERT: its SDPA path always gets an explicit global or sliding-window mask, so `is_causal`
+    does nothing; the adapter builds both masks itself, the sliding one intersected with the
+    window (|q - k| <= config.sliding_window), and passes them as the per-layer-type mapping.
+The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from encoderlab.errors import UserError
+from encoderlab.model.attention import dense_mask
+from encoderlab.model.config import AttentionMode
+from encoderlab.model.encoder import EncoderOutput
+
+ADAPTER_FAMILIES = ("bert", "modernbert")
+
+
+@dataclass(frozen=True)
+class AdapterConfig:
+    """The protocol's view of a wrapped transformers config (`hf` is the original)."""
+
+    family: str
+    hidden_size: int
+    n_layers: int
+    vocab_size: int
+    max_seq_len: int
+    hf: object
+
+
+def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(
+        ~allowed, torch.finfo(dtype).min
+    )
+
+
+class HFAdapter(nn.Module):
+    """A transformers masked-LM model behind the encoderlab LanguageModel protocol."""
+
+    family = ""
+
+    def __init__(self, hf_model: nn.Module):
+        super().__init__()
+        self.hf = hf_model
+        c = hf_model.config
+        self.config = AdapterConfig(
+            family=self.family,
+            hidden_size=c.hidden_size,
+            n_layers=c.num_hidden_layers,
+            vocab_size=c.vocab_size,
+            max_seq_len=c.max_position_embeddings,
+            hf=c,
+        )
+
+    @property
+    def body(self) -> nn.Module:
+        return getattr(self.hf, self.hf.base_model_prefix)
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        attention_mode: AttentionMode = "bidirectional",
+        position_ids: torch.Tensor | None = None,
+        doc_ids: torch.Tensor | None = None,
+        padding_mask: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        """Hidden states for (B, T) `input_ids`, with the same arguments as `Encoder.forward`."""
+        mask = self._mask(input_ids, attention_mode, doc_ids, padding_mask)
+        out = self.body(
+            input_ids=input_ids,
+            attention_mask=mask,
+            position_ids=position_ids,
+            output_hidden_states=output_hidden_states,
+        )
+        hidden = list(out.hidden_states) if output_hidden_states else None
+        return EncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=hidden)
+
+    def _mask(self, input_ids, mode, doc_ids, padding_mask):
+        raise NotImplementedError
+
+
+class BertAdapter(HFAdapter):
+    """`BertForMaskedLM` (BERT, MiniLM and other BERT-architecture checkpoints)."""
+
+    family = "bert"
+
+    @property
+    def layers(self) -> nn.ModuleList:
+        return self.body.encoder.layer
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape."""
+        return self.hf.cls(hidden)
+
+    def _mask(self, input_ids, mode, doc_ids, padding_mask):
+        causal = mode == "causal"
+        for layer in self.layers:
+            layer.attention.self.is_causal = causal
+        allowed = dense_mask(input_ids.shape[1], mode, doc_ids, padding_mask, input_ids.device)
+        return None if allowed is None else _additive(allowed, self.hf.dtype)
+
+
+class ModernBertAdapter(HFAdapter):
+    """`ModernBertForMaskedLM`, alternating global and sliding-window attention."""
+
+    family = "modernbert"
+
+    @property
+    def layers(self) -> nn.ModuleList:
+        return self.body.layers
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape."""
+        return self.hf.decoder(self.hf.head(hidden))
+
+    def _mask(self, input_ids, mode, doc_ids, padding_mask):
+        if mode == "bidirectional" and doc_ids is None and padding_mask is None:
+            return None  # transformers builds the global and sliding masks itself
+        t = input_ids.shape[1]
+        allowed = dense_mask(t, mode, doc_ids, padding_mask, input_ids.device)
+        if allowed is None:  # causal with nothing else
+            allowed = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril()[None, None]
+        idx = torch.arange(t, device=input_ids.device)
+        window = (idx[:, None] - idx[None, :]).abs() <= self.config.hf.sliding_window
+        dtype = self.hf.dtype
+        return {
+            "full_attention": _additive(allowed, dtype),
+            "sliding_attention": _additive(allowed & window, dtype),
+        }
+
+
+ADAPTERS: dict[str, type[HFAdapter]] = {"bert": BertAdapter, "modernbert": ModernBertAdapter}
+
+
+def hf_class(family: str):
+    """The transformers masked-LM class an adapter family wraps."""
+    import transformers
+
+    return {"bert": transformers.BertForMaskedLM, "modernbert": transformers.ModernBertForMaskedLM}[family]
+
+
+# Keys a masked-LM class does not have but base checkpoints often carry; safe to leave unused.
+_IGNORABLE = (".pooler.", "position_ids", "token_type_ids")
+
+
+def adapter_from_hf_state(
+    hf_config, state: dict[str, torch.Tensor], where: str
+) -> tuple[HFAdapter, list[str]]:
+    """Build the adapter for `hf_config.model_type` from an HF state dict; returns notes.
+
+    A base-model checkpoint (no MLM head, e.g. MiniLM saved as `BertModel`) loads with the head
+    freshly initialised by transformers' own init, and the notes say so.
+    """
+    family = hf_config.model_type
+    hf_config._attn_implementation = "sdpa"
+    hf = hf_class(family)(hf_config)
+    prefix = hf.base_model_prefix
+    if not any(k.startswith(prefix + ".") for k in state):
+        state = {f"{prefix}.{k}": v for k, v in state.items()}
+    own = hf.state_dict()
+    for key, tensor in state.items():
+        if key in own and tuple(own[key].shape) != tuple(tensor.shape):
+            raise UserError(
+                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
+                f"{tuple(own[key].shape)}; the checkpoint does not match its config"
+            )
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
+    if unexpected:
+        raise UserError(
+            f"{where}: {len(unexpected)} weights have no place in {type(hf).__name__} (e.g. {unexpected[:3]})"
+        )
+    body_missing = [k for k in missing if k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
+    if body_missing:
+        raise UserError(
+            f"{where}: weights missing from the checkpoint (e.g. {body_missing[:3]}); it does not match its config.json"
+        )
+    notes = []
+    if any(not k.startswith(prefix + ".") for k in missing):
+        notes.append(
+            "MLM head freshly initialised (the checkpoint has none); its first losses are not a pretrained MLM's"
+        )
+    hf.tie_weights()
+    return ADAPTERS[family](hf.eval()), notes

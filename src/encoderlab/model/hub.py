@@ -1,0 +1,286 @@
+"""One entry point for every model source: `load_pretrained(source) -> Pretrained`.
+
+A source is resolved in this order, and each kind has exactly one loader:
+  1. an encoderlab model folder, a run folder (its `final/` model) or a checkpoint folder (its
+     `model/`): `io.load_model_folder`;
+  2. a Hugging Face folder: the family comes from `config.json`'s `model_type`. Llama-style
+     families are converted to our `Encoder` (`hf_llama`); BERT and ModernBERT are wrapped in
+     transformers' own classes (`hf_adapters`). Either way the result satisfies the LanguageModel
+     protocol, so training, evaluation and analysis never ask where a model came from;
+  3. an asset name (`minilm`, `smollm2-135m`): its cached folder, then as 2;
+  4. anything shaped like `org/name`: a hub download (safetensors and configs only), then as 2.
+Security is decided here, once: weights are read with safetensors; pickled `pytorch_model.bin`
+only with `allow_pickle=True`, and then through `torch.load(weights_only=True)`; a folder that
+ships its own modelling code (`auto_map`) is refused unless `trust_remote_code=True`, and even then
+no remote code runs: the weights go through the same explicit mappings.
+The HF config object is built from `config.json` with transformers' config class for its
+`model_type`, never through `AutoConfig`, so no code from the folder is imported.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+from torch import nn
+
+from encoderlab.data.batch import TokenSpec
+from encoderlab.errors import UserError
+from encoderlab.model.config import ModelConfig
+from encoderlab.model.hf_adapters import ADAPTER_FAMILIES, adapter_from_hf_state
+from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
+from encoderlab.model.io import is_model_folder, load_model_folder
+
+FAMILIES = (*LLAMA_FAMILIES, *ADAPTER_FAMILIES)
+
+
+@dataclass
+class Pretrained:
+    """A loaded model with everything needed to feed it."""
+
+    model: nn.Module
+    """An `Encoder` or an adapter; both satisfy the LanguageModel protocol."""
+    tokenizer: object | None
+    """The folder's tokenizer (a transformers fast tokenizer), None if the folder has none."""
+    spec: TokenSpec
+    """Vocabulary facts, from the tokenizer when there is one, else from the config."""
+    family: str
+    """`encoderlab` for our own folders, else the HF `model_type`."""
+    notes: list[str] = field(default_factory=list)
+    """Anything a user must know about this load (freshly initialised heads, ignored code)."""
+
+
+def load_pretrained(
+    source: str | Path, *, trust_remote_code: bool = False, allow_pickle: bool = False
+) -> Pretrained:
+    """Load a model from a folder, a run, an asset name or a hub id (see the module docstring)."""
+    path = Path(source).expanduser()
+    if path.exists():
+        return _load_path(path, trust_remote_code, allow_pickle)
+    name = str(source)
+    from encoderlab.data import assets  # lazy: the asset registry imports the data stack
+
+    if name in assets.ASSETS:
+        return _load_path(_hf_root(assets.asset_dir(name)), trust_remote_code, allow_pickle)
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", name):
+        return _load_path(_download(name), trust_remote_code, allow_pickle)
+    raise UserError(
+        f"model source '{name}' is not a folder, an asset ({', '.join(sorted(assets.ASSETS))}) or a hub id "
+        "(org/name); pass one of these"
+    )
+
+
+def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
+    own = _own_model_folder(path)
+    if own is not None:
+        model = load_model_folder(own)
+        tokenizer = _load_tokenizer(own)
+        return Pretrained(model.eval(), tokenizer, _spec(tokenizer, model.config), "encoderlab")
+    if (path / "config.json").is_file():
+        return load_hf_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
+    raise UserError(
+        f"{path} is neither an encoderlab model/run/checkpoint folder nor a Hugging Face folder (no config.json); "
+        "pass a folder that holds a model"
+    )
+
+
+def _own_model_folder(path: Path) -> Path | None:
+    """The encoderlab model folder that `path` (model, run or checkpoint folder) stands for."""
+    for candidate in (path, path / "final", path / "model"):
+        if is_model_folder(candidate):
+            return candidate
+    if (path / "checkpoints").is_dir():
+        raise UserError(
+            f"run {path} has no final model yet; pass one of its checkpoints, e.g. {path}/checkpoints/step_N"
+        )
+    return None
+
+
+def _hf_root(path: Path) -> Path:
+    """The folder holding config.json: `path` itself or its only subfolder that has one."""
+    if (path / "config.json").is_file():
+        return path
+    inner = [p.parent for p in sorted(path.glob("*/config.json"))]
+    return inner[0] if len(inner) == 1 else path
+
+
+def _download(repo_id: str) -> Path:
+    from huggingface_hub import snapshot_download
+
+    try:
+        return Path(
+            snapshot_download(repo_id, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"])
+        )
+    except Exception as exc:  # offline, unknown repo, gated repo: all end the same way for the user
+        raise UserError(
+            f"cannot download '{repo_id}' from the Hugging Face hub ({type(exc).__name__}); "
+            "download it where the hub is reachable and pass the folder"
+        ) from None
+
+
+def read_config_json(path: Path) -> dict:
+    """config.json of an HF folder as a dict; unreadable JSON is a UserError."""
+    try:
+        return json.loads((path / "config.json").read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
+
+
+def hf_config_from_dict(raw: dict, where: Path):
+    """The transformers config object for `raw`, built by the class registered for its model_type."""
+    from transformers import CONFIG_MAPPING
+
+    family = raw.get("model_type")
+    if family not in FAMILIES:
+        raise UserError(
+            f"{where} has model_type '{family}', which encoderlab cannot load; supported: {', '.join(FAMILIES)}"
+        )
+    return CONFIG_MAPPING[family].from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+
+
+def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle: bool = False) -> Pretrained:
+    """Load a Hugging Face model folder of a supported family."""
+    path = Path(path)
+    raw = read_config_json(path)
+    notes = []
+    if "auto_map" in raw:
+        if not trust_remote_code:
+            raise UserError(
+                f"{path} ships its own modelling code (auto_map in config.json); pass trust_remote_code=True "
+                "(--trust-remote-code) if you trust it"
+            )
+        notes.append("the folder's own modelling code was not run; weights were mapped by encoderlab")
+    hf = hf_config_from_dict(raw, path)
+    state = read_hf_weights(path, allow_pickle=allow_pickle)
+    where = str(path)
+    if hf.model_type in LLAMA_FAMILIES:
+        cfg = model_config_from_hf(hf, where)
+        model, more = encoder_from_hf_state(cfg, state, where)
+    else:
+        model, more = adapter_from_hf_state(hf, state, where)
+    tokenizer = _load_tokenizer(path)
+    spec = _spec(tokenizer, model.config, hf)
+    if spec.mask_id is None:
+        notes.append("the tokenizer has no mask token; MLM needs one added before training")
+    return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more)
+
+
+def read_hf_weights(path: Path, *, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
+    """All weights of an HF folder (single or sharded safetensors; pickle only when allowed), in fp32."""
+    files = _weight_files(path, "model.safetensors")
+    if files:
+        state = {}
+        for f in files:
+            try:
+                state.update(load_file(str(f)))
+            except (SafetensorError, OSError) as exc:
+                raise UserError(
+                    f"cannot read {f} ({exc}); the file is corrupt or truncated, re-download it"
+                ) from None
+    else:
+        files = _weight_files(path, "pytorch_model.bin")
+        if not files:
+            raise UserError(
+                f"{path} has no weights (model.safetensors or pytorch_model.bin); re-download the model"
+            )
+        if not allow_pickle:
+            raise UserError(
+                f"{path} stores its weights as pickle (pytorch_model.bin); convert them to safetensors, or pass "
+                "allow_pickle=True to read them with torch.load(weights_only=True)"
+            )
+        state = {}
+        for f in files:
+            try:
+                state.update(torch.load(f, map_location="cpu", weights_only=True))
+            except Exception as exc:  # torch raises several types for unsafe or damaged pickles
+                raise UserError(
+                    f"cannot read {f} safely ({type(exc).__name__}); convert it to safetensors"
+                ) from None
+    return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
+
+
+def _weight_files(path: Path, name: str) -> list[Path]:
+    """The weight file `name`, or the shards listed in its `.index.json`."""
+    if (path / name).is_file():
+        return [path / name]
+    stem, ext = name.rsplit(".", 1)
+    index = path / f"{stem}.{ext}.index.json"
+    if not index.is_file():
+        return []
+    shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    missing = [s for s in shards if not (path / s).is_file()]
+    if missing:
+        raise UserError(
+            f"{path} lacks weight shards {missing[:3]} listed in {index.name}; re-download the model"
+        )
+    return [path / s for s in shards]
+
+
+def _load_tokenizer(path: Path):
+    """The folder's tokenizer, or None when it has no tokenizer files."""
+    from encoderlab.data.tokenizer import TOKENIZER_FILES, load_tokenizer
+
+    return load_tokenizer(path) if any((path / f).is_file() for f in TOKENIZER_FILES) else None
+
+
+def _spec(tokenizer, config, hf=None) -> TokenSpec:
+    """Token facts from the tokenizer when there is one; otherwise from the (HF or own) config."""
+    if tokenizer is not None:
+        from encoderlab.data.tokenizer import token_spec
+
+        return token_spec(tokenizer)
+    if hf is not None:
+        ids = {n: getattr(hf, f"{n}_token_id", None) for n in ("pad", "bos", "eos", "mask")}
+        ids = {n: v[0] if isinstance(v, (list, tuple)) else v for n, v in ids.items()}
+    else:
+        ids = {n: getattr(config, f"{n}_id", None) for n in ("pad", "bos", "eos", "mask")}
+    specials = tuple(sorted({v for v in ids.values() if v is not None}))
+    return TokenSpec(
+        vocab_size=config.vocab_size, **{f"{n}_id": v for n, v in ids.items()}, special_ids=specials
+    )
+
+
+def check_compatible(model: nn.Module, spec: TokenSpec, expected: ModelConfig | None = None) -> None:
+    """Refuse a model that cannot serve `spec`'s token ids, or whose architecture is not `expected`.
+
+    The trainer calls this before using a checkpoint it did not build itself (continued
+    pretraining, resume), so a mismatch is one clear line instead of an index error deep inside
+    an embedding lookup, or a silently different model.
+    """
+    vocab = model.config.vocab_size
+    if spec.vocab_size > vocab:
+        raise UserError(
+            f"the tokenizer has {spec.vocab_size} ids but the model's embedding has {vocab} rows; "
+            "use the tokenizer the model was trained with"
+        )
+    too_big = [
+        i
+        for i in (spec.pad_id, spec.bos_id, spec.eos_id, spec.mask_id, *spec.special_ids)
+        if i is not None and i >= vocab
+    ]
+    if too_big:
+        raise UserError(
+            f"special token ids {sorted(set(too_big))} are outside the model's {vocab}-row embedding; use the model's tokenizer"
+        )
+    if expected is None:
+        return
+    if not isinstance(model.config, ModelConfig):
+        raise UserError(
+            f"the checkpoint is a {model.config.family} model, not an encoderlab encoder as the config expects"
+        )
+    # Token ids and the kernel choice do not change the architecture.
+    skip = {"pad_id", "bos_id", "eos_id", "mask_id", "attn_impl", "init_std"}
+    diff = [
+        f"{name} {getattr(model.config, name)} != {getattr(expected, name)}"
+        for name in expected.__dataclass_fields__
+        if name not in skip and getattr(model.config, name) != getattr(expected, name)
+    ]
+    if diff:
+        raise UserError(
+            f"the checkpoint's architecture differs from the config ({'; '.join(diff)}); load a matching checkpoint or change the model config"
+        )

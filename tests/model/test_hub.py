@@ -1,0 +1,217 @@
+"""`load_pretrained` on every supported family, against transformers' own classes, and its refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from tests.model.conftest import VOCAB, logits, make_model, randomize, save_tiny_tokenizer, small_config
+
+from encoderlab.data.batch import TokenSpec
+from encoderlab.errors import UserError
+from encoderlab.model import Encoder
+from encoderlab.model.hub import check_compatible, load_pretrained
+from encoderlab.model.io import save_model_folder
+
+TOL = 1e-4
+BODY = dict(
+    vocab_size=VOCAB,
+    hidden_size=64,
+    intermediate_size=96,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+    pad_token_id=0,
+    bos_token_id=1,
+    eos_token_id=2,
+)
+
+
+def _decoder(family: str):
+    """A tiny random decoder of `family` with non-default hyperparameters where the family has them."""
+    import transformers as tf
+
+    rope = {"rope_type": "default", "rope_theta": 5000.0}
+    if family == "llama":  # Llama's rms eps default is 1e-6 (pitfall 12): keep it
+        return tf.LlamaForCausalLM(tf.LlamaConfig(**BODY, rope_parameters=rope))
+    if family == "smollm2":  # Llama with tied embeddings
+        return tf.LlamaForCausalLM(
+            tf.LlamaConfig(**BODY, rope_parameters=rope, tie_word_embeddings=True, rms_norm_eps=1e-5)
+        )
+    if family == "qwen2":  # q/k/v biases
+        return tf.Qwen2ForCausalLM(tf.Qwen2Config(**BODY, rope_parameters=rope, rms_norm_eps=3e-6))
+    if family == "qwen3":  # q/k norms, head_dim not hidden/heads
+        return tf.Qwen3ForCausalLM(tf.Qwen3Config(**BODY, rope_parameters=rope, head_dim=24))
+    raise AssertionError(family)
+
+
+def _save(hf_model, folder, tokenizer=True):
+    hf_model.save_pretrained(str(folder))
+    if tokenizer:
+        save_tiny_tokenizer(folder)
+    return folder
+
+
+@pytest.fixture
+def ids():
+    return torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(2))
+
+
+@pytest.mark.parametrize("family", ["llama", "smollm2", "qwen2", "qwen3"])
+def test_decoder_in_causal_mode_gives_causal_lm_logits(tmp_path, ids, family):
+    from transformers import AutoModelForCausalLM
+
+    _save(randomize(_decoder(family)), tmp_path)
+    loaded = load_pretrained(tmp_path)
+    assert isinstance(loaded.model, Encoder)
+    ref = AutoModelForCausalLM.from_pretrained(str(tmp_path)).eval()
+    with torch.no_grad():
+        expected = ref(input_ids=ids).logits
+    assert (logits(loaded.model, ids, attention_mode="causal") - expected).abs().max() <= TOL
+    assert loaded.spec.mask_id == 3 and loaded.spec.vocab_size == VOCAB
+    cfg = loaded.model.config
+    assert cfg.tie_embeddings == (family == "smollm2")
+    assert cfg.norm_eps == ref.config.rms_norm_eps and cfg.rope_theta == 5000.0
+
+
+def test_eurobert_folder_gives_masked_lm_logits(tmp_path, ids):
+    from transformers import AutoModelForMaskedLM, EuroBertConfig, EuroBertForMaskedLM
+
+    cfg = EuroBertConfig(
+        **BODY, mask_token_id=3, rope_parameters={"rope_type": "default", "rope_theta": 250.0}
+    )
+    _save(randomize(EuroBertForMaskedLM(cfg)), tmp_path)
+    loaded = load_pretrained(tmp_path)
+    assert loaded.family == "eurobert" and loaded.notes == []
+    ref = AutoModelForMaskedLM.from_pretrained(str(tmp_path)).eval()
+    with torch.no_grad():
+        expected = ref(input_ids=ids).logits
+    assert (logits(loaded.model, ids) - expected).abs().max() <= TOL
+
+
+def test_base_decoder_without_head_gets_a_fresh_head_and_a_note(tmp_path, ids):
+    from transformers import LlamaConfig, LlamaModel
+
+    base = randomize(LlamaModel(LlamaConfig(**BODY)))
+    _save(base, tmp_path, tokenizer=False)
+    loaded = load_pretrained(tmp_path)
+    assert any("LM head freshly initialised" in n for n in loaded.notes)
+    assert loaded.tokenizer is None and loaded.spec.pad_id == 0
+    with torch.no_grad():
+        expected = base(input_ids=ids).last_hidden_state
+        got = loaded.model(ids, attention_mode="causal").last_hidden_state
+    assert (got - expected).abs().max() <= TOL
+
+
+def test_own_model_run_and_checkpoint_folders(tmp_path, ids):
+    model = make_model()
+    save_model_folder(model, tmp_path / "run" / "final")
+    save_model_folder(model, tmp_path / "run" / "checkpoints" / "step_0000010" / "model")
+    for source in ("run", "run/final", "run/checkpoints/step_0000010"):
+        loaded = load_pretrained(tmp_path / source)
+        assert loaded.family == "encoderlab"
+        assert torch.equal(logits(loaded.model, ids), logits(model, ids))
+    (tmp_path / "unfinished" / "checkpoints").mkdir(parents=True)
+    with pytest.raises(UserError, match="no final model yet"):
+        load_pretrained(tmp_path / "unfinished")
+
+
+# --- refusals: one clear line each -------------------------------------------------------------
+
+
+def _llama_folder(tmp_path, **config):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    return _save(LlamaForCausalLM(LlamaConfig(**{**BODY, **config})), tmp_path, tokenizer=False)
+
+
+def _edit_config(folder, **changes):
+    path = folder / "config.json"
+    raw = json.loads(path.read_text())
+    raw.update(changes)
+    path.write_text(json.dumps(raw))
+
+
+def test_remote_code_folder_needs_trust(tmp_path):
+    folder = _llama_folder(tmp_path)
+    _edit_config(folder, auto_map={"AutoModelForCausalLM": "modeling_evil.Evil"})
+    (folder / "modeling_evil.py").write_text("raise SystemExit('remote code ran')\n")
+    with pytest.raises(UserError, match="trust_remote_code"):
+        load_pretrained(folder)
+    loaded = load_pretrained(folder, trust_remote_code=True)
+    assert any("not run" in n for n in loaded.notes)
+
+
+def test_pickle_weights_need_allow_pickle(tmp_path, ids):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    ref = randomize(LlamaForCausalLM(LlamaConfig(**BODY)))
+    _save(ref, tmp_path, tokenizer=False)
+    (tmp_path / "model.safetensors").unlink()
+    torch.save(ref.state_dict(), tmp_path / "pytorch_model.bin")
+    with pytest.raises(UserError, match="pickle"):
+        load_pretrained(tmp_path)
+    loaded = load_pretrained(tmp_path, allow_pickle=True)
+    with torch.no_grad():
+        expected = ref(input_ids=ids).logits
+    assert (logits(loaded.model, ids, attention_mode="causal") - expected).abs().max() <= TOL
+
+
+def test_corrupt_safetensors_is_one_line(tmp_path):
+    folder = _llama_folder(tmp_path)
+    data = (folder / "model.safetensors").read_bytes()
+    (folder / "model.safetensors").write_bytes(data[: len(data) // 2])
+    with pytest.raises(UserError, match="corrupt") as exc:
+        load_pretrained(folder)
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "changes,match",
+    [
+        ({"model_type": "gpt2"}, "supported: eurobert, llama, qwen2, qwen3, bert, modernbert"),
+        (
+            {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},
+            "RoPE scaling 'linear'",
+        ),
+        ({"hidden_act": "gelu"}, "activation 'gelu'"),
+        ({"attention_bias": True}, "o_proj"),
+        ({"intermediate_size": 80}, "has shape"),
+    ],
+)
+def test_unsupported_configs_are_refused(tmp_path, changes, match):
+    folder = _llama_folder(tmp_path)
+    _edit_config(folder, **changes)
+    with pytest.raises(UserError, match=match):
+        load_pretrained(folder)
+
+
+def test_sliding_window_qwen2_is_refused(tmp_path):
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    cfg = Qwen2Config(**BODY, use_sliding_window=True, sliding_window=8, max_window_layers=0)
+    _save(Qwen2ForCausalLM(cfg), tmp_path, tokenizer=False)
+    with pytest.raises(UserError, match="sliding-window"):
+        load_pretrained(tmp_path)
+
+
+def test_unknown_sources_are_refused(tmp_path):
+    with pytest.raises(UserError, match="not a folder, an asset"):
+        load_pretrained("no-such-model")
+    with pytest.raises(UserError, match="cannot download"):
+        load_pretrained("no-such-org/no-such-model")  # HF_HUB_OFFLINE=1 in tests
+    with pytest.raises(UserError, match="no config.json"):
+        load_pretrained(tmp_path)
+
+
+def test_check_compatible():
+    model = make_model()
+    check_compatible(model, TokenSpec(vocab_size=VOCAB, mask_id=3), small_config(pad_id=0, attn_impl="flex"))
+    with pytest.raises(UserError, match="embedding has 97 rows"):
+        check_compatible(model, TokenSpec(vocab_size=VOCAB + 1))
+    with pytest.raises(UserError, match=r"special token ids \[200\]"):
+        check_compatible(model, TokenSpec(vocab_size=VOCAB, mask_id=200))
+    with pytest.raises(UserError, match="hidden_size 64 != 128"):
+        check_compatible(model, TokenSpec(vocab_size=VOCAB), small_config(hidden_size=128))
