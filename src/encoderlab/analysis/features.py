@@ -59,8 +59,12 @@ def pooled_features(
     max_length: int = 512,
     batch_size: int = 16,
     desc: str = "features",
+    dtype: torch.dtype = torch.float64,
 ) -> list[torch.Tensor]:
-    """One (n_texts, hidden) float64 matrix per layer: attention-masked mean of each text's tokens."""
+    """One (n_texts, hidden) matrix per layer: attention-masked mean of each text's tokens.
+
+    Pooling is in float64 whatever `dtype` the result is stored in (probes keep float32 to halve
+    memory; CKA keeps float64)."""
     model.eval()
     per_layer: list[list[torch.Tensor]] = []
     for start in tqdm(range(0, len(texts), batch_size), desc=desc, leave=False):
@@ -71,7 +75,7 @@ def pooled_features(
             pooled = torch.einsum("btd,bt->bd", h.cpu().to(torch.float64), weights)
             if layer == len(per_layer):
                 per_layer.append([])
-            per_layer[layer].append(pooled)
+            per_layer[layer].append(pooled.to(dtype))
     return [torch.cat(chunks) for chunks in per_layer]
 
 
@@ -84,8 +88,9 @@ def word_features(
     max_length: int = 512,
     batch_size: int = 16,
     desc: str = "features",
+    dtype: torch.dtype = torch.float64,
 ) -> tuple[list[torch.Tensor], np.ndarray]:
-    """Per-layer (n_words, hidden) float64 features, each word the mean of its sub-tokens.
+    """Per-layer (n_words, hidden) features, each word the mean of its sub-tokens (in float64).
 
     Returns the features and, per kept word, its (sentence, word) index: words cut off by
     truncation are dropped, so labels must be gathered with that index.
@@ -122,7 +127,7 @@ def word_features(
             )
             if layer == len(per_layer):
                 per_layer.append([])
-            per_layer[layer].append(summed / counts[:, None])
+            per_layer[layer].append((summed / counts[:, None]).to(dtype))
     return [torch.cat(chunks) for chunks in per_layer], np.asarray(index, dtype=np.int64).reshape(-1, 2)
 
 

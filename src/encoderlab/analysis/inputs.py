@@ -1,0 +1,73 @@
+"""What the analyses read: models by source string, and records from an asset or a file.
+
+A model source is anything `encoderlab.model.hub.load_pretrained` accepts (model folder, run
+folder, Hugging Face folder, asset name). Records follow the asset schema `{"id", "text", "meta"}`;
+a `.txt` file is one text per non-empty line. An existing path always wins over an asset name,
+so a local file called like an asset is read, not the asset.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+
+def load_model(source: str):
+    """(model, tokenizer) for a model source, in eval mode."""
+    from encoderlab.model.hub import load_pretrained
+
+    loaded = load_pretrained(source)
+    for note in loaded.notes:
+        print(f"{source}: {note}")
+    return loaded.model.eval(), loaded.tokenizer
+
+
+def records_path(source: str) -> Path:
+    """The JSONL or text file behind `source` (a path, or the name of a fetched asset)."""
+    path = Path(source).expanduser()
+    if path.exists():
+        if path.is_dir():
+            raise UserError(f"{source} is a folder; give a .jsonl or .txt file, or an asset name")
+        return path
+    from encoderlab.data.assets import ASSETS, asset_jsonl
+
+    if source not in ASSETS:
+        raise UserError(
+            f"'{source}' is neither a file nor an asset; give a .jsonl/.txt path or an asset name"
+        )
+    return asset_jsonl(source)
+
+
+def read_records(source: str) -> list[dict]:
+    """Records {"id", "text", "meta"} from a JSONL file or asset; a .txt gives one record per line."""
+    path = records_path(source)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    if path.suffix != ".jsonl":
+        texts = [line for line in lines if line.strip()]
+        return [{"id": str(i), "text": text, "meta": {}} for i, text in enumerate(texts)]
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            raise UserError(f"{path}:{number} is not valid JSON; fix or remove that line") from None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+            raise UserError(
+                f"{path}:{number} has no string 'text' field; records look like {{\"text\": ...}}"
+            )
+        records.append(
+            {"id": str(record.get("id", number)), "text": record["text"], "meta": record.get("meta") or {}}
+        )
+    return records
+
+
+def read_texts(source: str) -> list[str]:
+    """The non-empty texts of a source, in file order."""
+    texts = [r["text"] for r in read_records(source) if r["text"].strip()]
+    if not texts:
+        raise UserError(f"{source} holds no text; give a file with one text per line or JSONL records")
+    return texts

@@ -1,0 +1,224 @@
+"""Linear probes per layer: how linearly decodable a task is from each block of a frozen model.
+
+Design. The model runs once over the task's examples and every layer's features are kept (and
+cached on disk by model weights, inputs and length, so adding a model to a figure re-encodes only
+that model). Per layer, a multi-class ridge classifier is fitted in closed form: features are
+standardised on the training split, one-hot targets are regressed with penalty lambda, and the
+predicted class is the arg-max. One eigendecomposition of X^T X serves the whole lambda grid, so
+choosing lambda on the validation split costs almost nothing; the test score is reported at that
+lambda. Ridge rather than logistic regression: no learning rate, no epochs, deterministic, and on
+CPU it is seconds per layer; the ranking of layers, which is what the figure shows, is what a
+linear probe is for.
+
+Tasks. Sequence-level: records with `meta.label` (tweets, bbc-news), one mean-pooled vector per
+text. Token-level: records with `meta.tokens` and `meta.tags` (brown-pos, wnut16), one vector per
+word (the mean of its sub-tokens), scored by word accuracy and macro-F1 over tags (not span F1: a
+probe reads representations, it does not decode entities). Pair tasks (a question or claim with
+the text) are refused: pooling both into one vector is not what a probe of one text measures.
+Examples are split 60/20/20 train/validation/test by a seeded permutation; token tasks split by
+sentence, so no sentence contributes words to two splits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+from torch import nn
+
+from encoderlab.analysis.features import (
+    cached,
+    model_fingerprint,
+    pooled_features,
+    texts_fingerprint,
+    word_features,
+)
+from encoderlab.analysis.inputs import read_records
+from encoderlab.errors import UserError
+from encoderlab.eval.metrics import accuracy, macro_f1
+
+LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+"""Ridge penalties tried per layer (relative to the number of training rows)."""
+SPLIT = (0.6, 0.2, 0.2)
+_PAIR_FIELDS = ("question", "claim")
+
+
+@dataclass
+class ProbeTask:
+    """Examples of one probing task: texts with one label each, or sentences with one tag per word."""
+
+    name: str
+    kind: Literal["sequence", "token"]
+    inputs: list
+    """Texts (sequence) or word lists (token)."""
+    labels: list
+    """One class id per text, or one list of class ids per sentence."""
+    label_names: list[str]
+
+
+def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask:
+    """A probing task from an asset name or JSONL file, subsampled to `max_examples` by `seed`."""
+    records = read_records(source)
+    meta = records[0]["meta"] if records else {}
+    if any(f in meta for f in _PAIR_FIELDS):
+        raise UserError(
+            f"{source} is a pair task (text + {[f for f in _PAIR_FIELDS if f in meta][0]}); probe a single-text "
+            "task (tweets, bbc-news) or a word-tagging task (brown-pos, wnut16)"
+        )
+    if len(records) > max_examples:
+        keep = np.sort(np.random.default_rng(seed).choice(len(records), max_examples, replace=False))
+        records = [records[i] for i in keep]
+    if "tokens" in meta and "tags" in meta:
+        names = sorted({t for r in records for t in r["meta"]["tags"]})
+        ids = {t: i for i, t in enumerate(names)}
+        sentences = [r["meta"]["tokens"] for r in records]
+        labels = [[ids[t] for t in r["meta"]["tags"]] for r in records]
+        return ProbeTask(
+            name=Path(source).stem, kind="token", inputs=sentences, labels=labels, label_names=names
+        )
+    if "label" in meta:
+        names = sorted({str(r["meta"]["label"]) for r in records})
+        ids = {t: i for i, t in enumerate(names)}
+        labels = [ids[str(r["meta"]["label"])] for r in records]
+        texts = [r["text"] for r in records]
+        return ProbeTask(
+            name=Path(source).stem, kind="sequence", inputs=texts, labels=labels, label_names=names
+        )
+    raise UserError(f"{source} has neither meta.label nor meta.tokens + meta.tags; it is not a probing task")
+
+
+def split_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Train, validation and test example indices (60/20/20, seeded)."""
+    if n < 10:
+        raise UserError(f"probing needs at least 10 examples to split 60/20/20, got {n}")
+    order = np.random.default_rng(seed).permutation(n)
+    a, b = int(SPLIT[0] * n), int((SPLIT[0] + SPLIT[1]) * n)
+    return order[:a], order[a:b], order[b:]
+
+
+class RidgeProbe:
+    """Multi-class ridge classifier on standardised features, solved for a grid of penalties."""
+
+    def __init__(self, x: np.ndarray, y: np.ndarray, n_classes: int):
+        x = np.asarray(x, dtype=np.float64)
+        self.mean = x.mean(0)
+        self.scale = x.std(0)
+        self.scale[self.scale == 0] = 1.0
+        z = (x - self.mean) / self.scale
+        targets = np.eye(n_classes)[y]
+        self.bias = targets.mean(0)
+        self.n = len(x)
+        self.evals, self.evecs = np.linalg.eigh(z.T @ z)
+        self.projected = self.evecs.T @ (z.T @ (targets - self.bias))
+
+    def weights(self, lam: float) -> np.ndarray:
+        """(d, classes) solution of min ||Z W - (T - mean T)||^2 + lam * n * ||W||^2."""
+        return self.evecs @ (self.projected / (self.evals + lam * self.n)[:, None])
+
+    def predict(self, x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        z = (np.asarray(x, dtype=np.float64) - self.mean) / self.scale
+        return np.argmax(z @ weights + self.bias, axis=1)
+
+
+@dataclass
+class ProbeLayer:
+    layer: int
+    accuracy: float
+    macro_f1: float
+    val_accuracy: float
+    lam: float
+
+
+def probe_features(
+    x: np.ndarray, y: np.ndarray, n_classes: int, splits: tuple[np.ndarray, np.ndarray, np.ndarray]
+) -> ProbeLayer:
+    """Fit on train, pick lambda on validation accuracy, score test (percent)."""
+    train, val, test = splits
+    probe = RidgeProbe(x[train], y[train], n_classes)
+    scored = []
+    for lam in LAMBDAS:
+        w = probe.weights(lam)
+        scored.append((accuracy(y[val].tolist(), probe.predict(x[val], w).tolist()), -lam, w))
+    val_acc, neg_lam, w = max(scored, key=lambda item: item[:2])  # ties go to the stronger penalty
+    pred = probe.predict(x[test], w).tolist()
+    gold = y[test].tolist()
+    return ProbeLayer(
+        layer=-1,
+        accuracy=accuracy(gold, pred),
+        macro_f1=macro_f1(gold, pred),
+        val_accuracy=val_acc,
+        lam=-neg_lam,
+    )
+
+
+def task_features(
+    model: nn.Module,
+    tokenizer,
+    task: ProbeTask,
+    *,
+    max_length: int = 512,
+    batch_size: int = 16,
+    cache_dir: Path | None = None,
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """Per-layer feature rows, their labels and the example each row belongs to (cached)."""
+    key = f"{model_fingerprint(model)}-{texts_fingerprint(task.inputs)}-{max_length}"
+    path = None if cache_dir is None else Path(cache_dir) / f"{task.kind}-{key}.npz"
+
+    def compute() -> dict[str, np.ndarray]:
+        kwargs = dict(
+            max_length=max_length, batch_size=batch_size, desc=f"probe {task.name}", dtype=torch.float32
+        )
+        if task.kind == "sequence":
+            feats = pooled_features(model, tokenizer, task.inputs, **kwargs)
+            index = np.stack([np.arange(len(task.inputs)), np.zeros(len(task.inputs), dtype=np.int64)], 1)
+        else:
+            feats, index = word_features(model, tokenizer, task.inputs, **kwargs)
+        return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
+
+    arrays = cached(path, compute)
+    index = arrays["index"]
+    n_layers = len(arrays) - 1
+    if task.kind == "sequence":
+        labels = np.asarray(task.labels)[index[:, 0]]
+    else:
+        labels = np.asarray([task.labels[s][w] for s, w in index], dtype=np.int64)
+    return [arrays[f"layer_{i}"] for i in range(n_layers)], labels, index[:, 0]
+
+
+def probe_model(
+    model: nn.Module,
+    tokenizer,
+    task: ProbeTask,
+    *,
+    seed: int = 0,
+    max_length: int = 512,
+    batch_size: int = 16,
+    cache_dir: Path | None = None,
+    layers: Sequence[int] | None = None,
+) -> list[ProbeLayer]:
+    """A probe per layer (all layers unless `layers` is given), scored on held-out examples."""
+    feats, labels, example = task_features(
+        model, tokenizer, task, max_length=max_length, batch_size=batch_size, cache_dir=cache_dir
+    )
+    train, val, test = split_rows(len(task.inputs), seed)
+    # Rows follow their example into its split (whole sentences for token tasks).
+    splits = tuple(np.flatnonzero(np.isin(example, part)) for part in (train, val, test))
+    rows = []
+    for layer in layers if layers is not None else range(len(feats)):
+        if not 0 <= layer < len(feats):
+            raise UserError(
+                f"layer {layer} is out of range: the model has {len(feats)} layers (0-{len(feats) - 1})"
+            )
+        result = probe_features(feats[layer], labels, len(task.label_names), splits)
+        result.layer = layer
+        rows.append(result)
+    return rows
+
+
+def as_rows(model_label: str, task: ProbeTask, layers: list[ProbeLayer]) -> list[dict]:
+    """Flat table rows (model, task, layer, scores) for CSV/JSON and the figure."""
+    return [{"model": model_label, "task": task.name, "kind": task.kind, **asdict(row)} for row in layers]

@@ -1,0 +1,105 @@
+"""Linear probes: the ridge solution is the textbook one, planted signals are found, noise is not."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from analysis_helpers import WORDS, make_model
+
+from encoderlab.analysis import probe as probe_mod
+from encoderlab.analysis.probe import RidgeProbe, load_task, probe_features, probe_model, split_rows
+from encoderlab.errors import UserError
+
+
+def _planted(n=600, d=20, classes=4, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, d)) * rng.uniform(0.5, 5, size=d) + rng.normal(size=d)
+    y = np.argmax(x @ rng.normal(size=(d, classes)), axis=1)
+    return x, y
+
+
+def test_ridge_weights_equal_the_direct_normal_equation_solution():
+    x, y = _planted()
+    probe = RidgeProbe(x, y, 4)
+    z = (x - x.mean(0)) / x.std(0)
+    t = np.eye(4)[y]
+    direct = np.linalg.solve(z.T @ z + 0.1 * len(x) * np.eye(x.shape[1]), z.T @ (t - t.mean(0)))
+    np.testing.assert_allclose(probe.weights(0.1), direct, rtol=1e-8, atol=1e-10)
+
+
+def test_probe_recovers_a_planted_linear_signal_and_not_noise():
+    x, y = _planted()
+    splits = split_rows(len(x), seed=0)
+    assert (
+        probe_features(x, y, 4, splits).accuracy > 75
+    )  # chance is about 25; ridge is not exact on argmax labels
+    shuffled = np.random.default_rng(1).permutation(y)
+    assert probe_features(x, shuffled, 4, splits).accuracy < 45
+
+
+def _write_jsonl(path, records):
+    path.write_text("\n".join(json.dumps(r) for r in records))
+    return str(path)
+
+
+def test_probe_model_finds_topic_and_word_class_signals(tmp_path, tokenizer, monkeypatch):
+    rng = random.Random(0)
+    topics = [WORDS[0:20], WORDS[20:40], WORDS[40:60]]
+    seq = [
+        {"id": str(i), "text": " ".join(rng.choices(topics[i % 3], k=6)), "meta": {"label": f"t{i % 3}"}}
+        for i in range(150)
+    ]
+    tok = []
+    for i in range(80):
+        words = rng.choices(WORDS, k=6)
+        tok.append(
+            {
+                "id": str(i),
+                "text": " ".join(words),
+                "meta": {"tokens": words, "tags": [f"c{int(w[1:]) % 3}" for w in words]},
+            }
+        )
+    model = make_model(0)
+    seq_task = load_task(_write_jsonl(tmp_path / "seq.jsonl", seq))
+    tok_task = load_task(_write_jsonl(tmp_path / "tok.jsonl", tok))
+    assert (
+        seq_task.kind == "sequence"
+        and tok_task.kind == "token"
+        and tok_task.label_names == ["c0", "c1", "c2"]
+    )
+    seq_rows = probe_model(model, tokenizer, seq_task, cache_dir=tmp_path / "cache")
+    tok_rows = probe_model(model, tokenizer, tok_task, cache_dir=tmp_path / "cache")
+    assert [r.layer for r in seq_rows] == [0, 1, 2]
+    assert max(r.accuracy for r in seq_rows) > 80  # chance 33
+    assert max(r.accuracy for r in tok_rows) > 60  # chance 33; word identity is in the features
+
+    # The second run reads the cache: encoding again would fail.
+    monkeypatch.setattr(probe_mod, "pooled_features", lambda *a, **k: pytest.fail("features recomputed"))
+    again = probe_model(model, tokenizer, seq_task, cache_dir=tmp_path / "cache")
+    assert [r.accuracy for r in again] == [r.accuracy for r in seq_rows]
+    assert len(list((tmp_path / "cache").glob("*.npz"))) == 2
+
+
+def test_pair_tasks_and_unlabelled_files_are_refused(tmp_path):
+    pair = _write_jsonl(
+        tmp_path / "p.jsonl", [{"id": "0", "text": "t", "meta": {"claim": "c", "label": "true"}}]
+    )
+    with pytest.raises(UserError, match="pair task"):
+        load_task(pair)
+    plain = tmp_path / "plain.txt"
+    plain.write_text("just text\n")
+    with pytest.raises(UserError, match="not a probing task"):
+        load_task(str(plain))
+    with pytest.raises(UserError, match="at least 10 examples"):
+        split_rows(5, 0)
+
+
+def test_subsampling_is_seeded(tmp_path):
+    records = [{"id": str(i), "text": f"w{i % 60}", "meta": {"label": str(i % 2)}} for i in range(100)]
+    path = _write_jsonl(tmp_path / "s.jsonl", records)
+    a, b = load_task(path, max_examples=30, seed=1), load_task(path, max_examples=30, seed=1)
+    assert a.inputs == b.inputs and len(a.inputs) == 30
+    assert load_task(path, max_examples=30, seed=2).inputs != a.inputs
