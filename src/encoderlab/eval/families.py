@@ -1,0 +1,248 @@
+"""The four task families: how each tokenises its data, builds its head, computes its loss and
+scores a split. `finetune.run_one` drives them all through the same loop.
+
+Evaluation batches are formed from length-sorted features (much less padding on CPU) and results
+are put back in the original order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from encoderlab.eval import qa
+from encoderlab.eval.features import IGNORE, encode_texts, encode_words, pad_batch
+from encoderlab.eval.heads import BiEncoder, SequenceClassifier, SpanExtractor, TokenClassifier, info_nce
+from encoderlab.eval.metrics import (
+    SEQEVAL_SETTINGS,
+    accuracy,
+    entity_f1,
+    macro_f1,
+    retrieval_scores,
+    squad_v1,
+    squad_v2,
+)
+from encoderlab.eval.spec import IRSplit, Task, TaskData
+
+EVAL_BATCH = 64
+
+
+@dataclass
+class Prepared:
+    """Tokenised splits of one task (shared by every node of its grid)."""
+
+    train: list[dict]
+    val: Any
+    tests: dict[str, Any]
+
+
+def _device(module: nn.Module) -> torch.device:
+    return next(module.parameters()).device
+
+
+def _inputs(module: nn.Module, seqs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+    ids, mask = pad_batch(seqs)
+    dev = _device(module)
+    return ids.to(dev), mask.to(dev)
+
+
+def _predict(
+    module: nn.Module, seqs: Sequence[Sequence[int]], per_row: Callable[[Any, int, int], Any]
+) -> list:
+    """Run `module` over `seqs` in length-sorted batches; `per_row(output, row, length)` extracts one result."""
+    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
+    out: list = [None] * len(seqs)
+    for start in range(0, len(order), EVAL_BATCH):
+        chunk = order[start : start + EVAL_BATCH]
+        output = module(*_inputs(module, [seqs[i] for i in chunk]))
+        for row, i in enumerate(chunk):
+            out[i] = per_row(output, row, len(seqs[i]))
+    return out
+
+
+class SequenceClassification:
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def enc(split):
+            ids = encode_texts(tokenizer, [e["text"] for e in split], task.max_length)
+            return [{"input_ids": i, "label": e["label"]} for i, e in zip(ids, split)]
+
+        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def build(task: Task, model: nn.Module) -> nn.Module:
+        return SequenceClassifier(model, len(task.labels), task.pooling)
+
+    @staticmethod
+    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
+        logits = module(*_inputs(module, [f["input_ids"] for f in micro]))
+        return F.cross_entropy(
+            logits.float(), torch.tensor([f["label"] for f in micro], device=logits.device)
+        )
+
+    @staticmethod
+    def score(task: Task, module: nn.Module, split: list[dict]) -> dict:
+        pred = _predict(module, [f["input_ids"] for f in split], lambda out, r, n: int(out[r].argmax()))
+        gold = [f["label"] for f in split]
+        return {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(split)}
+
+
+class TokenClassification:
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def enc(split):
+            feats = encode_words(
+                tokenizer, [e["tokens"] for e in split], [e["tags"] for e in split], task.max_length
+            )
+            for f, e in zip(feats, split):
+                f["gold"] = e["tags"]
+            return feats
+
+        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def build(task: Task, model: nn.Module) -> nn.Module:
+        return TokenClassifier(model, len(task.labels))
+
+    @staticmethod
+    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
+        logits = module(*_inputs(module, [f["input_ids"] for f in micro]))
+        labels, _ = pad_batch([f["labels"] for f in micro], fill=IGNORE)
+        return F.cross_entropy(
+            logits.float().flatten(0, 1), labels.to(logits.device).flatten(), ignore_index=IGNORE
+        )
+
+    @staticmethod
+    def score(task: Task, module: nn.Module, split: list[dict]) -> dict:
+        argmax = _predict(
+            module, [f["input_ids"] for f in split], lambda out, r, n: out[r, :n].argmax(-1).tolist()
+        )
+        # Words cut off by truncation get "O": a miss for POS accuracy, a missed entity for NER.
+        gold, pred = [], []
+        for f, tags in zip(split, argmax):
+            words = ["O"] * len(f["gold"])
+            for word, pos in zip(f["words"], (i for i, lab in enumerate(f["labels"]) if lab != IGNORE)):
+                words[word] = task.labels[tags[pos]]
+            gold.append([task.labels[t] for t in f["gold"]])
+            pred.append(words)
+        flat_gold = [t for s in gold for t in s]
+        flat_pred = [t for s in pred for t in s]
+        out = {
+            "accuracy": 100.0 * sum(g == p for g, p in zip(flat_gold, flat_pred)) / len(flat_gold),
+            "n": len(split),
+        }
+        if task.metric == "entity_f1":
+            out["entity_f1"] = entity_f1(gold, pred)
+            out["seqeval"] = SEQEVAL_SETTINGS
+        return out
+
+
+class ExtractiveQA:
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def enc(split):
+            return split, qa.eval_features(tokenizer, split, task.max_length, task.stride)
+
+        train = qa.train_features(tokenizer, data.train, task.max_length, task.stride)
+        return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def build(task: Task, model: nn.Module) -> nn.Module:
+        return SpanExtractor(model)
+
+    @staticmethod
+    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
+        start, end = module(*_inputs(module, [f["input_ids"] for f in micro]))
+        dev = start.device
+        gold_start = torch.tensor([f["start"] for f in micro], device=dev)
+        gold_end = torch.tensor([f["end"] for f in micro], device=dev)
+        return (F.cross_entropy(start.float(), gold_start) + F.cross_entropy(end.float(), gold_end)) / 2
+
+    @staticmethod
+    def score(task: Task, module: nn.Module, split) -> dict:
+        examples, features = split
+        logits = _predict(
+            module,
+            [f["input_ids"] for f in features],
+            lambda out, r, n: (out[0][r, :n].float().cpu().numpy(), out[1][r, :n].float().cpu().numpy()),
+        )
+        answers, na = qa.decode(
+            examples,
+            features,
+            [s for s, _ in logits],
+            [e for _, e in logits],
+            max_answer_tokens=task.max_answer_tokens,
+            allow_null=task.qa_v2,
+        )
+        gold = {e["id"]: [a["text"] for a in e["answers"]] for e in examples}
+        if task.qa_v2:
+            return {**squad_v2(gold, answers, na), "n": len(examples)}
+        return {**squad_v1(gold, answers), "n": len(examples)}
+
+
+class Retrieval:
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def texts(prefix, items):
+            return encode_texts(tokenizer, [prefix + t for t in items], task.max_length)
+
+        def enc(split: IRSplit):
+            qids, dids = list(split.queries), list(split.corpus)
+            return {
+                "qids": qids,
+                "dids": dids,
+                "queries": texts(task.query_prefix, split.queries.values()),
+                "docs": texts(task.document_prefix, split.corpus.values()),
+                "qrels": split.qrels,
+            }
+
+        q = texts(task.query_prefix, [p["query"] for p in data.train])
+        d = texts(task.document_prefix, [p["document"] for p in data.train])
+        train = [{"query": a, "doc": b, "doc_id": p["doc_id"]} for a, b, p in zip(q, d, data.train)]
+        return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def build(task: Task, model: nn.Module) -> nn.Module:
+        return BiEncoder(model, task.pooling)
+
+    @staticmethod
+    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
+        queries = module(*_inputs(module, [f["query"] for f in micro]))
+        docs = module(*_inputs(module, [f["doc"] for f in micro]))
+        return info_nce(queries, docs, [f["doc_id"] for f in micro])
+
+    @staticmethod
+    def score(task: Task, module: nn.Module, split: dict) -> dict:
+        def embed(seqs):
+            return torch.stack(_predict(module, seqs, lambda out, r, n: out[r].float()))
+
+        queries, docs = embed(split["queries"]), embed(split["docs"])
+        k = min(100, len(split["dids"]))
+        run = {}
+        for start in range(0, len(queries), 1024):
+            values, index = (queries[start : start + 1024] @ docs.T).topk(k, dim=-1)
+            for qid, vals, idx in zip(split["qids"][start : start + 1024], values.tolist(), index.tolist()):
+                run[qid] = {split["dids"][j]: v for j, v in zip(idx, vals)}
+        return {
+            **retrieval_scores(split["qrels"], run),
+            "n": len(split["qids"]),
+            "corpus": len(split["dids"]),
+        }
+
+
+FAMILIES: dict[str, Any] = {
+    "sc": SequenceClassification,
+    "tc": TokenClassification,
+    "qa": ExtractiveQA,
+    "ir": Retrieval,
+}
+
+
+def micro_batch_size(task: Task) -> int:
+    """IR needs the whole batch in one pass (its negatives); other families may accumulate."""
+    return task.finetune.batch_size if task.family == "ir" else task.finetune.micro_batch_size

@@ -1,0 +1,139 @@
+"""The one fine-tuning loop every family shares, and `run_one` = fine-tune + score one node.
+
+The loop is Hugging Face Trainer's recipe as EncodEval configures it: AdamW (betas 0.9/0.95,
+eps 1e-5) with weight decay on matrices only, linear warmup over 10% of the steps then linear
+decay to 0, gradient clipping at 1.0, `batch_size` examples per step split into micro-batches
+(gradient accumulation), the data reshuffled every epoch and cycled until `max_steps`. Nothing is
+checkpointed: the model after the last step is the one scored, as in paper 1, and validation is
+scored once at the end for LR selection. The run seed fixes the head initialisation and the data
+order; everything else (splits, subsamples) is fixed by the task.
+
+bf16 autocast is used on CUDA; CPU runs are fp32.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import nullcontext
+
+import torch
+from torch import nn
+
+from encoderlab.eval.families import FAMILIES, micro_batch_size
+from encoderlab.eval.spec import FinetuneConfig, Task, TaskData
+
+LossFn = Callable[[nn.Module, Sequence[dict]], torch.Tensor]
+
+
+def make_optimizer(module: nn.Module, lr: float, cfg: FinetuneConfig) -> torch.optim.AdamW:
+    """AdamW with decay on >=2-D weights only (biases and norm weights are not decayed)."""
+    params = [p for p in module.parameters() if p.requires_grad]
+    groups = [
+        {"params": [p for p in params if p.ndim >= 2], "weight_decay": cfg.weight_decay},
+        {"params": [p for p in params if p.ndim < 2], "weight_decay": 0.0},
+    ]
+    return torch.optim.AdamW(groups, lr=lr, betas=cfg.betas, eps=cfg.eps)
+
+
+def linear_warmup_decay(steps: int, warmup_ratio: float) -> Callable[[int], float]:
+    """LR multiplier of `transformers.get_linear_schedule_with_warmup` with ceil(ratio * steps) warmup."""
+    warmup = math.ceil(warmup_ratio * steps)
+
+    def factor(step: int) -> float:
+        if step < warmup:
+            return step / max(1, warmup)
+        return max(0.0, (steps - step) / max(1, steps - warmup))
+
+    return factor
+
+
+def batches(n: int, batch_size: int, seed: int) -> Iterator[list[int]]:
+    """Endless shuffled index batches; each epoch is a fresh permutation (last batch may be short)."""
+    gen = torch.Generator().manual_seed(seed)
+    while True:
+        order = torch.randperm(n, generator=gen).tolist()
+        for i in range(0, n, batch_size):
+            yield order[i : i + batch_size]
+
+
+def autocast(device: torch.device):
+    return torch.autocast("cuda", dtype=torch.bfloat16) if device.type == "cuda" else nullcontext()
+
+
+def train(
+    module: nn.Module,
+    loss_fn: LossFn,
+    features: Sequence[dict],
+    *,
+    lr: float,
+    seed: int,
+    cfg: FinetuneConfig,
+    micro_batch_size: int,
+    device: torch.device,
+) -> list[float]:
+    """Run the schedule; returns the loss of every step."""
+    if not features:
+        raise ValueError("no training features")
+    steps = cfg.total_steps(len(features))
+    opt = make_optimizer(module, lr, cfg)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, linear_warmup_decay(steps, cfg.warmup_ratio))
+    module.train()
+    losses = []
+    order = batches(len(features), cfg.batch_size, seed)
+    for _ in range(steps):
+        idx = next(order)
+        opt.zero_grad(set_to_none=True)
+        total = 0.0
+        for i in range(0, len(idx), micro_batch_size):
+            micro = [features[j] for j in idx[i : i + micro_batch_size]]
+            with autocast(device):
+                loss = loss_fn(module, micro) * len(micro) / len(idx)
+            loss.backward()
+            total += float(loss.detach())
+        torch.nn.utils.clip_grad_norm_(module.parameters(), cfg.grad_clip)
+        opt.step()
+        sched.step()
+        losses.append(total)
+    module.eval()
+    return losses
+
+
+def run_one(
+    task: Task,
+    model: nn.Module,
+    tokenizer,
+    prepared,
+    lr: float,
+    seed: int,
+    device: torch.device | str = "cpu",
+) -> dict:
+    """Fine-tune a copy of `model` on `task` at (lr, seed) and score validation and every test split.
+
+    `prepared` comes from `prepare(task, tokenizer, data)`, so tokenisation is shared by the
+    nodes of a grid. Returns {"val": {...}, "test": {split: {...}}, "steps", "final_loss"}.
+    """
+    family = FAMILIES[task.family]
+    device = torch.device(device)
+    torch.manual_seed(seed)
+    head = family.build(task, copy.deepcopy(model)).to(device)
+    losses = train(
+        head,
+        family.loss,
+        prepared.train,
+        lr=lr,
+        seed=seed,
+        cfg=task.finetune,
+        micro_batch_size=micro_batch_size(task),
+        device=device,
+    )
+    with torch.no_grad(), autocast(device):
+        val = family.score(task, head, prepared.val)
+        tests = {name: family.score(task, head, split) for name, split in prepared.tests.items()}
+    return {"val": val, "test": tests, "steps": len(losses), "final_loss": losses[-1]}
+
+
+def prepare(task: Task, tokenizer, data: TaskData):
+    """Tokenise a task's splits once for all nodes of its grid."""
+    return FAMILIES[task.family].prepare(task, tokenizer, data)

@@ -1,0 +1,134 @@
+"""Task heads on top of any model that satisfies the LanguageModel protocol.
+
+A head only needs `model(input_ids, padding_mask=..., attention_mode=...)` returning
+`last_hidden_state` and `model.config.hidden_size`, so encoderlab models, converted Hugging Face
+encoders and decoders all fine-tune through the same code. Heads are a single linear layer
+initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
+  * sequence classification pools the sequence (mean over real tokens by default, as paper 1;
+    `first` takes the first token, i.e. BOS/CLS) and maps it to the labels;
+  * token classification maps every position to the labels (first-subword labelling is done by
+    the features, not here);
+  * extractive QA is a 2-logit token classifier: start and end logits (EncodEval's head);
+  * retrieval is a bi-encoder: mean-pooled, L2-normalised embeddings, no extra parameters.
+Attention is bidirectional by default also for CLM-trained models (paper 1 fine-tunes every model
+as an encoder); `attention_mode="causal"` is kept for probing decoders as decoders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+Pooling = Literal["mean", "first"]
+AttentionMode = Literal["bidirectional", "causal"]
+
+
+def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Average of (B, T, D) `hidden` over the positions where (B, T) `mask` is True."""
+    weights = mask.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+
+
+def first_token_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The first position's vector (BOS/CLS for tokenizers that add one)."""
+    return hidden[:, 0]
+
+
+POOLING: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
+    "mean": mean_pool,
+    "first": first_token_pool,
+}
+
+
+def _linear(d_in: int, d_out: int) -> nn.Linear:
+    layer = nn.Linear(d_in, d_out)
+    nn.init.normal_(layer.weight, std=0.02)
+    nn.init.zeros_(layer.bias)
+    return layer
+
+
+class _Head(nn.Module):
+    def __init__(self, model: nn.Module, attention_mode: AttentionMode):
+        super().__init__()
+        self.model = model
+        self.attention_mode = attention_mode
+
+    def hidden(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        out = self.model(input_ids, padding_mask=mask, attention_mode=self.attention_mode)
+        return out.last_hidden_state
+
+
+class SequenceClassifier(_Head):
+    """Pooled sequence -> label logits."""
+
+    def __init__(
+        self,
+        model: nn.Module,
+        n_labels: int,
+        pooling: Pooling = "mean",
+        attention_mode: AttentionMode = "bidirectional",
+    ):
+        super().__init__(model, attention_mode)
+        self.pool = POOLING[pooling]
+        self.classifier = _linear(model.config.hidden_size, n_labels)
+
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.pool(self.hidden(input_ids, mask), mask))
+
+
+class TokenClassifier(_Head):
+    """Every position -> label logits (B, T, L)."""
+
+    def __init__(self, model: nn.Module, n_labels: int, attention_mode: AttentionMode = "bidirectional"):
+        super().__init__(model, attention_mode)
+        self.classifier = _linear(model.config.hidden_size, n_labels)
+
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.classifier(self.hidden(input_ids, mask))
+
+
+class SpanExtractor(_Head):
+    """Start and end logits (B, T) each; padding gets -inf so it is never chosen."""
+
+    def __init__(self, model: nn.Module, attention_mode: AttentionMode = "bidirectional"):
+        super().__init__(model, attention_mode)
+        self.qa_outputs = _linear(model.config.hidden_size, 2)
+
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = self.qa_outputs(self.hidden(input_ids, mask)).masked_fill(
+            ~mask.bool().unsqueeze(-1), float("-inf")
+        )
+        return logits[..., 0], logits[..., 1]
+
+
+class BiEncoder(_Head):
+    """Mean-pooled, L2-normalised text embeddings (queries and documents share weights)."""
+
+    def __init__(
+        self, model: nn.Module, pooling: Pooling = "mean", attention_mode: AttentionMode = "bidirectional"
+    ):
+        super().__init__(model, attention_mode)
+        self.pool = POOLING[pooling]
+
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return F.normalize(self.pool(self.hidden(input_ids, mask), mask).float(), dim=-1)
+
+
+def info_nce(
+    queries: torch.Tensor, documents: torch.Tensor, doc_ids: list[str], scale: float = 20.0
+) -> torch.Tensor:
+    """In-batch-negative contrastive loss (SentenceTransformers' MultipleNegativesRankingLoss).
+
+    Row i's positive is document i; every other document in the batch is a negative, except
+    copies of the positive (the same passage answers several questions), which are masked out
+    instead of being pushed away. `scale` multiplies cosine similarities (ST's default 20).
+    """
+    logits = scale * queries @ documents.T
+    same = torch.tensor([[a == b for b in doc_ids] for a in doc_ids], device=logits.device)
+    same.fill_diagonal_(False)
+    logits = logits.masked_fill(same, float("-inf"))
+    return F.cross_entropy(logits, torch.arange(len(doc_ids), device=logits.device))

@@ -1,0 +1,22 @@
+"""Scoring functions for the four task families.
+
+Where a well-kept library defines the metric we call it (seqeval for entity F1, ir-measures over
+pytrec-eval-terrier for nDCG@10); where the official definition is a script that no longer ships
+offline (SQuAD v1.1/v2.0) we port it and pin it with hand-computed tests. Every function returns
+plain floats in [0, 100] so results files read the same across families.
+"""
+
+from encoderlab.eval.metrics.classification import accuracy, macro_f1
+from encoderlab.eval.metrics.ner import SEQEVAL_SETTINGS, entity_f1
+from encoderlab.eval.metrics.retrieval import retrieval_scores
+from encoderlab.eval.metrics.squad import squad_v1, squad_v2
+
+__all__ = [
+    "SEQEVAL_SETTINGS",
+    "accuracy",
+    "entity_f1",
+    "macro_f1",
+    "retrieval_scores",
+    "squad_v1",
+    "squad_v2",
+]

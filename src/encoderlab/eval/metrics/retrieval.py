@@ -1,0 +1,27 @@
+"""nDCG@10 and recall@k through ir-measures (backed by pytrec-eval-terrier).
+
+ir-measures' `nDCG@10` is trec_eval's `ndcg_cut_10`: gain = relevance grade (not 2^rel - 1),
+log2 discount, ties in score broken by document id in descending order as trec_eval does.
+Queries without any relevant document are dropped by trec_eval; we require every query to have
+one (the caller builds qrels from real pairs), so nothing is silently averaged away.
+"""
+
+from __future__ import annotations
+
+import ir_measures
+from ir_measures import R, nDCG
+
+Run = dict[str, dict[str, float]]
+Qrels = dict[str, dict[str, int]]
+
+
+def retrieval_scores(qrels: Qrels, run: Run, recall_at: tuple[int, ...] = (10, 100)) -> dict[str, float]:
+    """Mean nDCG@10 and recall@k (percent) of `run` (qid -> doc -> score) against `qrels`."""
+    missing = [q for q in qrels if q not in run]
+    if missing:
+        raise ValueError(f"{len(missing)} judged queries have no ranking (first: {missing[0]})")
+    measures = [nDCG @ 10, *(R @ k for k in recall_at)]
+    agg = ir_measures.calc_aggregate(measures, qrels, run)
+    out = {"ndcg@10": 100.0 * agg[nDCG @ 10]}
+    out.update({f"recall@{k}": 100.0 * agg[R @ k] for k in recall_at})
+    return out

@@ -1,0 +1,117 @@
+"""Extractive QA features and answer decoding (the logic of Hugging Face's `utils_qa.py`).
+
+Features: the question and the context are encoded as a pair with `truncation="only_second"`, so
+a long context is split into overlapping windows (`stride` tokens shared between neighbours);
+character offsets map tokens back to the context. A training window whose span does not contain
+the answer, and every window of an unanswerable question, is labelled with position 0 (the
+"null" slot: BOS/CLS when the tokenizer adds one).
+
+Decoding: for every window, the `n_best` highest start and end logits are combined; a candidate
+must lie inside the context, end at or after its start and span at most `max_answer_tokens`
+tokens; its score is start + end logit and its text is cut from the context by offsets. Over all
+windows the best candidate wins. SQuAD v2: the null score is the smallest start[0] + end[0] over
+the windows; the answer is "" when the null score beats the best span score, and the difference
+is returned as the no-answer score used by the official best-threshold search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from encoderlab.errors import UserError
+
+
+def _context_offsets(enc, i: int) -> list[tuple[int, int] | None]:
+    seq_ids = enc.sequence_ids(i)
+    return [tuple(o) if s == 1 else None for o, s in zip(enc["offset_mapping"][i], seq_ids)]
+
+
+def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
+    # The Rust tokenizer panics (not raises) when the context window is not longer than the stride.
+    longest = max(
+        len(ids) for ids in tokenizer([e["question"] for e in examples], [""] * len(examples))["input_ids"]
+    )
+    if max_length - longest <= stride:
+        raise UserError(
+            f"QA windows of {max_length} tokens leave {max_length - longest} context tokens after the longest "
+            f"question, not more than the stride {stride}; raise max_length or lower stride"
+        )
+    return tokenizer(
+        [e["question"] for e in examples],
+        [e["context"] for e in examples],
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
+
+
+def train_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int) -> list[dict]:
+    """One feature per window with the start/end token of the (first) gold answer or 0/0."""
+    enc = _encode(tokenizer, examples, max_length, stride)
+    out = []
+    for i, ids in enumerate(enc["input_ids"]):
+        example = examples[enc["overflow_to_sample_mapping"][i]]
+        start = end = 0
+        if example["answers"]:
+            answer = example["answers"][0]
+            a0 = answer["answer_start"]
+            a1 = a0 + len(answer["text"])
+            offsets = _context_offsets(enc, i)
+            inside = [j for j, o in enumerate(offsets) if o is not None]
+            if inside and offsets[inside[0]][0] <= a0 and offsets[inside[-1]][1] >= a1:
+                start = next(j for j in inside if offsets[j][1] > a0)
+                end = next(j for j in reversed(inside) if offsets[j][0] < a1)
+        out.append({"input_ids": ids, "start": start, "end": end})
+    return out
+
+
+def eval_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int) -> list[dict]:
+    """One feature per window with its example index and context offsets (None outside the context)."""
+    enc = _encode(tokenizer, examples, max_length, stride)
+    return [
+        {
+            "input_ids": ids,
+            "example": enc["overflow_to_sample_mapping"][i],
+            "offsets": _context_offsets(enc, i),
+        }
+        for i, ids in enumerate(enc["input_ids"])
+    ]
+
+
+def decode(
+    examples: Sequence[dict],
+    features: Sequence[dict],
+    starts: Sequence[np.ndarray],
+    ends: Sequence[np.ndarray],
+    *,
+    n_best: int = 20,
+    max_answer_tokens: int = 30,
+    allow_null: bool = False,
+) -> tuple[dict[str, str], dict[str, float]]:
+    """Best answer text per example id, and its no-answer score (null - best span; -inf for v1)."""
+    best: dict[int, tuple[float, str]] = {}
+    null: dict[int, float] = {}
+    for feature, start, end in zip(features, starts, ends):
+        ex, offsets = feature["example"], feature["offsets"]
+        null[ex] = min(null.get(ex, np.inf), float(start[0] + end[0]))
+        for s in np.argsort(start)[::-1][:n_best]:
+            for e in np.argsort(end)[::-1][:n_best]:
+                if s >= len(offsets) or e >= len(offsets) or offsets[s] is None or offsets[e] is None:
+                    continue
+                if e < s or e - s + 1 > max_answer_tokens:
+                    continue
+                score = float(start[s] + end[e])
+                if ex not in best or score > best[ex][0]:
+                    context = examples[ex]["context"]
+                    best[ex] = (score, context[offsets[s][0] : offsets[e][1]])
+    answers, na_scores = {}, {}
+    for ex, example in enumerate(examples):
+        score, text = best.get(ex, (-np.inf, ""))
+        na = null.get(ex, np.inf) - score if allow_null else -np.inf
+        answers[example["id"]] = "" if allow_null and na > 0 else text
+        na_scores[example["id"]] = float(na)
+    return answers, na_scores

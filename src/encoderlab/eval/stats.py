@@ -1,0 +1,46 @@
+"""Statistics over seeds: mean, sd and a t-interval; paired comparison of two models.
+
+With 3-10 seeds a bootstrap interval over seeds is too narrow (ecosystem.md 2.6), so the interval
+is Student's t: mean +- t(0.975, n-1) * sd / sqrt(n). Degenerate cases are explicit rather than
+NaN: one seed has no spread (sd and the interval half-width are reported as None), and seeds that
+all agree give a zero-width interval (scipy would warn and return NaN).
+
+Two models are compared on the same seeds with a paired t-test on the per-seed differences
+(`scipy.stats.ttest_rel`, two-sided). Pairing removes the variance that the seed (head init, data
+order) induces in both models alike. If every difference is identical the t statistic is
+undefined: p is 1.0 when the differences are all zero and 0.0 otherwise, and `degenerate` says so.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from scipy import stats
+
+
+def summarize(values: Sequence[float], confidence: float = 0.95) -> dict:
+    """Mean, sample sd, n and the t-interval of `values` (None where undefined)."""
+    n = len(values)
+    if n == 0:
+        raise ValueError("no values to summarize")
+    mean = math.fsum(values) / n
+    if n == 1:
+        return {"mean": mean, "sd": None, "n": 1, "ci_low": None, "ci_high": None, "half_width": None}
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
+    return {"mean": mean, "sd": sd, "n": n, "ci_low": mean - half, "ci_high": mean + half, "half_width": half}
+
+
+def paired_test(a: Sequence[float], b: Sequence[float]) -> dict:
+    """Paired two-sided t-test of `a` - `b` (same seeds in the same order)."""
+    if len(a) != len(b) or len(a) < 2:
+        raise ValueError(
+            f"a paired test needs two equally long lists of at least 2 values, got {len(a)}, {len(b)}"
+        )
+    diffs = [x - y for x, y in zip(a, b)]
+    summary = summarize(diffs)
+    if all(d == diffs[0] for d in diffs):
+        return {**summary, "t": None, "p_value": 1.0 if diffs[0] == 0 else 0.0, "degenerate": True}
+    result = stats.ttest_rel(a, b)
+    return {**summary, "t": float(result.statistic), "p_value": float(result.pvalue), "degenerate": False}

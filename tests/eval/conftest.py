@@ -1,0 +1,190 @@
+"""Tiny synthetic tasks in the real example schemas, a WordPiece tokenizer trained on them and a
+small random `Encoder`: enough for each head to learn its task well above chance in seconds."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from encoderlab.model import Encoder, ModelConfig
+
+FILLER = [
+    "a",
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "was",
+    "for",
+    "on",
+    "with",
+    "as",
+    "by",
+    "at",
+    "from",
+    "it",
+    "that",
+    "this",
+    "an",
+    "be",
+    "or",
+    "are",
+]
+NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "grace", "heidi", "ivan", "judy"]
+TOPICS = [
+    "red",
+    "blue",
+    "green",
+    "yellow",
+    "purple",
+    "orange",
+    "black",
+    "white",
+    "brown",
+    "pink",
+    "gray",
+    "gold",
+    "silver",
+    "violet",
+    "cyan",
+    "teal",
+]
+POSITIVE, NEGATIVE = ["good", "great", "fine"], ["bad", "awful", "poor"]
+
+
+def filler(rng: random.Random, n: int) -> list[str]:
+    return [rng.choice(FILLER) for _ in range(n)]
+
+
+def vocabulary_texts() -> list[str]:
+    words = (
+        FILLER
+        + NAMES
+        + TOPICS
+        + POSITIVE
+        + NEGATIVE
+        + ["what", "code", "color", "about", "find", "document", "query", ":", "?", ".", "new", "york"]
+    )
+    return [" ".join(words)] * 20
+
+
+def make_tokenizer(texts: list[str]):
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["[PAD]", "[BOS]", "[EOS]", "[MASK]", "[UNK]"]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator(
+        texts, trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials, show_progress=False)
+    )
+    tok.post_processor = processors.TemplateProcessing(
+        single="[BOS] $A [EOS]",
+        pair="[BOS] $A [EOS] $B:1 [EOS]:1",
+        special_tokens=[("[BOS]", 1), ("[EOS]", 2)],
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        bos_token="[BOS]",
+        eos_token="[EOS]",
+        mask_token="[MASK]",
+        unk_token="[UNK]",
+    )
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    return make_tokenizer(vocabulary_texts())
+
+
+def tiny_model(vocab_size: int, seed: int = 0) -> Encoder:
+    torch.manual_seed(seed)
+    cfg = ModelConfig(
+        vocab_size=vocab_size,
+        hidden_size=64,
+        n_layers=2,
+        n_heads=4,
+        n_kv_heads=2,
+        head_dim=16,
+        intermediate_size=128,
+        max_seq_len=256,
+    )
+    return Encoder(cfg)
+
+
+@pytest.fixture
+def model(tokenizer):
+    return tiny_model(len(tokenizer))
+
+
+def sc_examples(n: int, seed: int) -> list[dict]:
+    """Sentiment: the label is whether the one sentiment word is positive (single) ."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        label = rng.randrange(2)
+        words = filler(rng, 6)
+        words.insert(rng.randrange(7), rng.choice(POSITIVE if label else NEGATIVE))
+        out.append({"text": " ".join(words), "label": label})
+    return out
+
+
+def tc_examples(n: int, seed: int) -> list[dict]:
+    """NER: names are B-PER, "new york" is B-LOC I-LOC, everything else O (tag ids: O=0, B-PER=1, B-LOC=2, I-LOC=3)."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        tokens, tags = [], []
+        for _ in range(8):
+            r = rng.random()
+            if r < 0.2:
+                tokens.append(rng.choice(NAMES))
+                tags.append(1)
+            elif r < 0.3:
+                tokens += ["new", "york"]
+                tags += [2, 3]
+            else:
+                tokens.append(rng.choice(FILLER))
+                tags.append(0)
+        out.append({"tokens": tokens, "tags": tags})
+    return out
+
+
+def qa_examples(n: int, seed: int, unanswerable: float = 0.0) -> list[dict]:
+    """The answer is the word after "code is"; unanswerable contexts have no code."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        words = filler(rng, rng.randrange(4, 20))
+        answers = []
+        if rng.random() >= unanswerable:
+            pos = rng.randrange(len(words) + 1)
+            answer = rng.choice(TOPICS)
+            words[pos:pos] = ["code", "is", answer]
+            context = " ".join(words)
+            start = len(" ".join(words[: pos + 2])) + 1
+            answers = [{"text": answer, "answer_start": start}]
+        else:
+            context = " ".join(words)
+        out.append(
+            {"id": f"q{seed}-{i}", "question": "what is the code ?", "context": context, "answers": answers}
+        )
+    return out
+
+
+def ir_pairs(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        topic = rng.choice(TOPICS)
+        doc = filler(rng, 8)
+        doc.insert(rng.randrange(9), topic)
+        out.append({"query": f"about {topic}", "document": " ".join(doc), "doc_id": f"d{seed}-{i}"})
+    return out

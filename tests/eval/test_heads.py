@@ -1,0 +1,99 @@
+"""Each family's head, trained by the shared loop, learns a tiny task far above chance."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from conftest import TOPICS, filler, ir_pairs, qa_examples, sc_examples, tc_examples
+from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.heads import first_token_pool, info_nce, mean_pool
+from encoderlab.eval.spec import FinetuneConfig, IRSplit, Task, TaskData
+
+FAST = FinetuneConfig(batch_size=16, micro_batch_size=8, max_steps=80, warmup_ratio=0.1)
+
+
+def _run(task: Task, data: TaskData, model, tokenizer, lr=2e-3, seed=0) -> dict:
+    return run_one(task, model, tokenizer, prepare(task, tokenizer, data), lr=lr, seed=seed)
+
+
+def _task(**kw) -> Task:
+    return Task(
+        **{"description": "fixture", "loader": lambda: None, "finetune": FAST, "max_length": 64, **kw}
+    )
+
+
+@pytest.mark.parametrize("pooling", ["mean", "first"])
+def test_sequence_classification_learns(model, tokenizer, pooling):
+    task = _task(name="sc", family="sc", metric="accuracy", labels=("neg", "pos"), pooling=pooling)
+    data = TaskData(train=sc_examples(256, 0), val=sc_examples(64, 1), tests={"test": sc_examples(128, 2)})
+    out = _run(task, data, model, tokenizer)
+    assert out["test"]["test"]["accuracy"] > 90  # chance is 50
+    assert out["steps"] == 80
+
+
+def test_token_classification_learns(model, tokenizer):
+    task = _task(name="tc", family="tc", metric="entity_f1", labels=("O", "B-PER", "B-LOC", "I-LOC"))
+    data = TaskData(train=tc_examples(256, 0), val=tc_examples(32, 1), tests={"test": tc_examples(64, 2)})
+    test = _run(task, data, model, tokenizer)["test"]["test"]
+    assert test["entity_f1"] > 85 and test["seqeval"]["mode"] == "strict"
+
+
+def test_extractive_qa_learns(model, tokenizer):
+    task = _task(name="qa", family="qa", metric="f1", stride=8, max_length=24)
+    data = TaskData(train=qa_examples(256, 0), val=qa_examples(32, 1), tests={"test": qa_examples(64, 2)})
+    test = _run(task, data, model, tokenizer)["test"]["test"]
+    # 16 candidate answers and ~20 positions: guessing scores a few percent.
+    assert test["f1"] > 80
+
+
+def test_extractive_qa_v2_predicts_no_answer(model, tokenizer):
+    task = _task(name="qa2", family="qa", metric="f1", qa_v2=True, stride=16)
+    data = TaskData(
+        train=qa_examples(256, 0, unanswerable=0.4),
+        val=qa_examples(32, 1, 0.4),
+        tests={"test": qa_examples(96, 2, 0.4)},
+    )
+    test = _run(task, data, model, tokenizer)["test"]["test"]
+    assert test["NoAns_f1"] > 80 and test["HasAns_f1"] > 60
+
+
+def test_retrieval_learns(model, tokenizer):
+    rng = random.Random(5)
+    corpus = {f"doc-{t}": " ".join(filler(rng, 4) + [t] + filler(rng, 4)) for t in TOPICS}
+    split = IRSplit(
+        queries={f"q-{t}": f"about {t}" for t in TOPICS},
+        corpus=corpus,
+        qrels={f"q-{t}": {f"doc-{t}": 1} for t in TOPICS},
+    )
+    task = _task(name="ir", family="ir", metric="ndcg@10")
+    data = TaskData(train=ir_pairs(512, 0), val=split, tests={"test": split})
+    test = _run(task, data, model, tokenizer)["test"]["test"]
+    assert test["ndcg@10"] > 80 and test["corpus"] == len(TOPICS)  # random ranking: about 30
+
+
+def test_pooling_ignores_padding():
+    hidden = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [100.0, 100.0]]])
+    mask = torch.tensor([[True, True, False]])
+    assert torch.equal(mean_pool(hidden, mask), torch.tensor([[2.0, 3.0]]))
+    assert torch.equal(first_token_pool(hidden, mask), torch.tensor([[1.0, 2.0]]))
+
+
+def test_info_nce_matches_cross_entropy_and_masks_duplicate_positives():
+    torch.manual_seed(0)
+    q = torch.nn.functional.normalize(torch.randn(3, 4), dim=-1)
+    d = torch.nn.functional.normalize(torch.randn(3, 4), dim=-1)
+    expected = torch.nn.functional.cross_entropy(20 * q @ d.T, torch.arange(3))
+    assert torch.allclose(info_nce(q, d, ["a", "b", "c"]), expected)
+    # Row 0 and row 2 share a document: neither counts as the other's negative.
+    logits = 20 * q @ d.T
+    manual = torch.stack(
+        [
+            -torch.log_softmax(logits[0, [0, 1]], 0)[0],
+            -torch.log_softmax(logits[1], 0)[1],
+            -torch.log_softmax(logits[2, [1, 2]], 0)[1],
+        ]
+    ).mean()
+    assert torch.allclose(info_nce(q, d, ["a", "b", "a"]), manual)
