@@ -192,6 +192,9 @@ def adapter_from_hf_state(
         raise UserError(
             f"{where}: weights missing from the checkpoint (e.g. {body_missing[:3]}); it does not match its config.json"
         )
+    # Tied parameters (the decoder shares the word embeddings) are saved once, under their source.
+    tied = getattr(hf, "_tied_weights_keys", None) or {}
+    missing = [k for k in missing if k not in tied]
     notes = []
     if any(not k.startswith(prefix + ".") for k in missing):
         notes.append(

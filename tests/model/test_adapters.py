@@ -1,0 +1,208 @@
+"""BERT-family and ModernBERT checkpoints behind the LanguageModel protocol, against transformers."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from tests.model.conftest import VOCAB, logits, randomize, save_tiny_tokenizer
+
+from encoderlab.data.synthetic import positions_from_doc_ids
+from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
+from encoderlab.model.hub import load_pretrained
+
+TOL = 1e-4
+
+
+def _bert_config(**overrides):
+    from transformers import BertConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return BertConfig(**{**fields, **overrides})
+
+
+def _modernbert_config():
+    from transformers import ModernBertConfig
+
+    # Window 4 (|q - k| <= 2), local first: a 20-token row exercises both layer types.
+    return ModernBertConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=48,
+        max_position_embeddings=64,
+        local_attention=4,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        cls_token_id=1,
+        sep_token_id=2,
+    )
+
+
+@pytest.fixture(scope="module")
+def bert_folder(tmp_path_factory):
+    from transformers import BertForMaskedLM
+
+    folder = tmp_path_factory.mktemp("bert")
+    randomize(BertForMaskedLM(_bert_config())).save_pretrained(str(folder))
+    save_tiny_tokenizer(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def modernbert_folder(tmp_path_factory):
+    from transformers import ModernBertForMaskedLM
+
+    folder = tmp_path_factory.mktemp("modernbert")
+    randomize(ModernBertForMaskedLM(_modernbert_config())).save_pretrained(str(folder))
+    return folder
+
+
+@pytest.fixture
+def ids():
+    return torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))
+
+
+def _reference(cls, folder, **config):
+    model = cls.from_pretrained(str(folder), attn_implementation="sdpa", **config)
+    return model.eval()
+
+
+def test_bert_bidirectional_and_padding_match_bert_for_masked_lm(bert_folder, ids):
+    from transformers import BertForMaskedLM
+
+    loaded = load_pretrained(bert_folder)
+    assert isinstance(loaded.model, BertAdapter) and loaded.family == "bert" and loaded.notes == []
+    c = loaded.model.config
+    assert (c.hidden_size, c.n_layers, c.vocab_size, len(loaded.model.layers)) == (32, 2, VOCAB, 2)
+    ref = _reference(BertForMaskedLM, bert_folder)
+    pad = torch.ones_like(ids, dtype=torch.bool)
+    pad[1, 13:] = False
+    with torch.no_grad():
+        assert (logits(loaded.model, ids) - ref(input_ids=ids).logits).abs().max() <= TOL
+        expected = ref(input_ids=ids, attention_mask=pad.long()).logits
+    assert (logits(loaded.model, ids, padding_mask=pad) - expected)[pad].abs().max() <= TOL
+
+
+@pytest.mark.parametrize("padded", [False, True])
+def test_bert_causal_matches_bert_as_decoder(bert_folder, ids, padded):
+    from transformers import BertForMaskedLM
+
+    loaded = load_pretrained(bert_folder)
+    ref = _reference(BertForMaskedLM, bert_folder, is_decoder=True)  # transformers' own causal mask
+    pad = torch.ones_like(ids, dtype=torch.bool)
+    pad[1, 13:] = False
+    kwargs = {"padding_mask": pad} if padded else {}
+    with torch.no_grad():
+        expected = ref(input_ids=ids, attention_mask=pad.long() if padded else None).logits
+    got = logits(loaded.model, ids, attention_mode="causal", **kwargs)
+    assert (got - expected)[pad].abs().max() <= TOL
+    # The mode is per call: bidirectional again right after.
+    with torch.no_grad():
+        assert (
+            logits(loaded.model, ids) - _reference(BertForMaskedLM, bert_folder)(input_ids=ids).logits
+        ).abs().max() <= TOL
+
+
+def _packed(seed=6):
+    g = torch.Generator().manual_seed(seed)
+    lengths = [6, 9, 5]
+    docs = [torch.randint(5, VOCAB, (n,), generator=g) for n in lengths]
+    doc_ids = torch.cat([torch.full((n,), i) for i, n in enumerate(lengths)])[None]
+    return docs, torch.cat(docs)[None], doc_ids
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+@pytest.mark.parametrize("mode", ["bidirectional", "causal"])
+def test_packed_equals_documents_alone(request, family, mode):
+    model = load_pretrained(request.getfixturevalue(f"{family}_folder")).model
+    docs, ids, doc_ids = _packed()
+    packed = logits(
+        model, ids, attention_mode=mode, doc_ids=doc_ids, position_ids=positions_from_doc_ids(doc_ids)
+    )
+    alone = torch.cat([logits(model, d[None], attention_mode=mode) for d in docs], dim=1)
+    assert (packed - alone).abs().max() <= TOL
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_causal_mode_ignores_future_tokens(request, family, ids):
+    model = load_pretrained(request.getfixturevalue(f"{family}_folder")).model
+    changed = ids.clone()
+    changed[:, 11:] = torch.randint(5, VOCAB, (2, 9), generator=torch.Generator().manual_seed(8))
+    before = logits(model, ids, attention_mode="causal")
+    after = logits(model, changed, attention_mode="causal")
+    assert (before[:, :11] - after[:, :11]).abs().max() <= 1e-5
+    # Bidirectionally the same change reaches the early positions: the test can fail.
+    assert (logits(model, ids)[:, :11] - logits(model, changed)[:, :11]).abs().max() > 1e-3
+
+
+def test_modernbert_matches_modernbert_for_masked_lm(modernbert_folder, ids):
+    from transformers import ModernBertForMaskedLM
+
+    loaded = load_pretrained(modernbert_folder)
+    assert isinstance(loaded.model, ModernBertAdapter) and len(loaded.model.layers) == 3
+    ref = _reference(ModernBertForMaskedLM, modernbert_folder)
+    pad = torch.ones_like(ids, dtype=torch.bool)
+    pad[0, 14:] = False
+    with torch.no_grad():
+        assert (logits(loaded.model, ids) - ref(input_ids=ids).logits).abs().max() <= TOL
+        expected = ref(input_ids=ids, attention_mask=pad.long()).logits
+    assert (logits(loaded.model, ids, padding_mask=pad) - expected)[pad].abs().max() <= TOL
+
+
+def test_modernbert_causal_keeps_the_sliding_window(modernbert_folder, ids):
+    # In causal mode a local layer must still see only |q - k| <= 2; with one local layer first,
+    # its output at position 10 depends on tokens 8..10 only.
+    model = load_pretrained(modernbert_folder).model
+    first = model.layers[0]
+    assert first.attn.sliding_window is not None
+    captured = {}
+    handle = first.register_forward_hook(
+        lambda m, i, o: captured.__setitem__("out", o[0] if isinstance(o, tuple) else o)
+    )
+    try:
+        changed = ids.clone()
+        changed[:, :8] = 5 + (changed[:, :8] + 1) % (VOCAB - 5)
+        with torch.no_grad():
+            model(ids, attention_mode="causal")
+            a = captured["out"].clone()
+            model(changed, attention_mode="causal")
+            b = captured["out"].clone()
+    finally:
+        handle.remove()
+    assert (a[:, 10:] - b[:, 10:]).abs().max() <= 1e-5
+    assert (a[:, :10] - b[:, :10]).abs().max() > 1e-3
+
+
+def test_minilm_like_base_checkpoint_gets_a_fresh_mlm_head(tmp_path, ids):
+    from transformers import BertModel
+
+    base = randomize(BertModel(_bert_config(), add_pooling_layer=True))
+    base.save_pretrained(str(tmp_path))
+    loaded = load_pretrained(tmp_path)
+    assert any("MLM head freshly initialised" in n for n in loaded.notes)
+    with torch.no_grad():
+        expected = base(input_ids=ids).last_hidden_state
+        got = loaded.model(ids).last_hidden_state
+    assert (got - expected).abs().max() <= TOL
+    hf = loaded.model.hf
+    assert hf.cls.predictions.decoder.weight is hf.bert.embeddings.word_embeddings.weight
+
+
+def test_hidden_states_follow_the_protocol(bert_folder, modernbert_folder, ids):
+    for folder in (bert_folder, modernbert_folder):
+        model = load_pretrained(folder).model
+        out = model(ids, output_hidden_states=True)
+        assert len(out.hidden_states) == model.config.n_layers + 1
