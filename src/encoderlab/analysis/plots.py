@@ -1,0 +1,198 @@
+"""Figures of the analyses: one function per figure type, each writing a PNG and its numbers.
+
+Every figure is drawn from a flat table (a list of dicts) and saved as `<stem>.png` next to
+`<stem>.csv` and `<stem>.json` holding exactly that table, so a reader can re-plot or check any
+point without re-running a model. matplotlib runs on the Agg backend (headless, deterministic);
+nothing here computes a statistic, it only draws what the analysis modules produced.
+
+Layout: a figure has one panel per task (or task family) and one line per model, with a shaded
+band where a confidence interval exists. Axes name their units: CKA divergence is a fraction,
+scores are the evaluation metric in percent (0-100, as `encoderlab.eval.metrics` returns them).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def _clean(value):
+    """JSON-safe value: non-finite floats become null."""
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def save_table(rows: Sequence[dict], stem: Path) -> None:
+    """Write `rows` as `<stem>.csv` and `<stem>.json` (columns = union of keys, in first-seen order)."""
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    with open(stem.with_suffix(".csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    clean = [{k: _clean(v) for k, v in row.items()} for row in rows]
+    stem.with_suffix(".json").write_text(json.dumps(clean, indent=1))
+
+
+def _grouped(rows: Sequence[dict], key: str) -> dict:
+    groups: dict = {}
+    for row in rows:
+        groups.setdefault(row[key], []).append(row)
+    return groups
+
+
+def _present(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def line_panels(
+    rows: Sequence[dict],
+    stem: Path,
+    *,
+    x: str,
+    y: str,
+    series: str,
+    panel: str | None,
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    band: tuple[str, str] | None = None,
+    xlog: bool = False,
+    table: Sequence[dict] | None = None,
+) -> Path:
+    """Lines of `y` against `x`, one per `series` value, one panel per `panel` value; PNG + the
+    table behind it (`rows`, or `table` when the plotted rows are a reshaped view of it)."""
+    if not rows:
+        raise ValueError(f"no data to plot for {stem.name}")
+    panels = _grouped(rows, panel) if panel else {"": list(rows)}
+    cols = min(3, len(panels))
+    n_rows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(n_rows, cols, figsize=(5 * cols, 3.8 * n_rows), squeeze=False)
+    for ax, (name, panel_rows) in zip(axes.flat, panels.items()):
+        for label, line in _grouped(panel_rows, series).items():
+            line = sorted((r for r in line if _present(r[x]) and _present(r[y])), key=lambda r: r[x])
+            xs, ys = [r[x] for r in line], [r[y] for r in line]
+            (handle,) = ax.plot(xs, ys, marker="o", label=str(label))
+            if band and all(_present(r[band[0]]) for r in line):
+                ax.fill_between(
+                    xs,
+                    [r[band[0]] for r in line],
+                    [r[band[1]] for r in line],
+                    alpha=0.2,
+                    color=handle.get_color(),
+                )
+        if xlog:
+            ax.set_xscale("log")
+        ax.set_title(str(name) if panel else title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    if panel:
+        fig.suptitle(title)
+    fig.tight_layout()
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    png = stem.with_suffix(".png")
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    save_table(rows if table is None else table, stem)
+    return png
+
+
+def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA divergence") -> Path:
+    """Divergence (1 - CKA) by layer for A vs B and, when present, B' vs B (the seed noise)."""
+    lines = []
+    for row in rows:
+        lines.append(
+            {"layer": row["layer"], "pair": row.get("pair_label", "A vs B"), "divergence": row["divergence"]}
+        )
+        if _present(row.get("baseline_divergence")):
+            lines.append(
+                {
+                    "layer": row["layer"],
+                    "pair": row.get("baseline_label", "seed twin vs B"),
+                    "divergence": row["baseline_divergence"],
+                }
+            )
+    return line_panels(
+        lines, stem, x="layer", y="divergence", series="pair", panel=None, table=rows,
+        xlabel="layer (block index)", ylabel="divergence 1 - CKA (fraction)", title=title,
+    )  # fmt: skip
+
+
+def plot_cka_ratio(rows: Sequence[dict], stem: Path) -> Path:
+    """The ratio of divergence to seed-noise divergence by layer (1 = no more than seed noise)."""
+    return line_panels(
+        [{**r, "series": r.get("pair_label", "A vs B")} for r in rows], stem, x="layer", y="ratio", series="series",
+        panel=None, xlabel="layer (block index)", ylabel="d(A, B) / d(B', B) (ratio, 1 = seed noise)",
+        title="CKA divergence relative to seed noise",
+    )  # fmt: skip
+
+
+def plot_probe(rows: Sequence[dict], stem: Path) -> Path:
+    """Probe test accuracy by layer, one line per model, one panel per task."""
+    return line_panels(
+        rows, stem, x="layer", y="accuracy", series="model", panel="task",
+        xlabel="layer (block index)", ylabel="probe test accuracy (%)", title="Linear probe accuracy by layer",
+    )  # fmt: skip
+
+
+def plot_transplant(rows: Sequence[dict], stem: Path) -> Path:
+    """Horizontal bars of the probe score of A, B and each transplant (with the share of gap recovered)."""
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
+    names = [r["name"] for r in rows]
+    scores = [r["accuracy"] for r in rows]
+    ax.barh(
+        range(len(rows)), scores, color=["tab:gray" if r["name"] in ("A", "B") else "tab:blue" for r in rows]
+    )
+    for i, r in enumerate(rows):
+        if _present(r.get("gap_recovered")):
+            ax.text(scores[i], i, f" {100 * r['gap_recovered']:+.0f}% of gap", va="center", fontsize="small")
+    ax.set_yticks(range(len(rows)), names)
+    ax.invert_yaxis()
+    ax.set_xlabel("probe test accuracy (%)")
+    ax.set_title("Transplants into B: probe score and share of the B -> A gap recovered")
+    fig.tight_layout()
+    png = stem.with_suffix(".png")
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    save_table(rows, stem)
+    return png
+
+
+SCORE_LABEL = "test score (metric, 0-100)"
+
+
+def plot_data_efficiency(rows: Sequence[dict], stem: Path) -> Path:
+    """Selected test score against pretraining step, one line per model, one panel per task or family."""
+    return line_panels(
+        rows, stem, x="step", y="mean", series="model", panel="name", band=("ci_low", "ci_high"),
+        xlabel="pretraining step", ylabel=SCORE_LABEL, title="Data efficiency (best-validation LR, 95% t-CI)",
+    )  # fmt: skip
+
+
+def plot_lr_sensitivity(rows: Sequence[dict], stem: Path) -> Path:
+    """Test score against fine-tuning LR (log axis), one line per model, one panel per task or family."""
+    return line_panels(
+        rows, stem, x="lr", y="mean", series="model", panel="name", band=("ci_low", "ci_high"), xlog=True,
+        xlabel="fine-tuning learning rate", ylabel=SCORE_LABEL, title="LR sensitivity (mean over seeds, 95% t-CI)",
+    )  # fmt: skip
+
+
+def plot_mask_ratio(rows: Sequence[dict], stem: Path) -> Path:
+    """Selected test score against MLM masking ratio, one line per model group, one panel per family."""
+    return line_panels(
+        [{**r, "mask_ratio_pct": 100 * r["mask_ratio"]} for r in rows], stem, x="mask_ratio_pct", y="mean",
+        series="model", panel="name", band=("ci_low", "ci_high"), table=rows, xlabel="masking ratio (%)",
+        ylabel=SCORE_LABEL, title="Masking-ratio sensitivity (best-validation LR, 95% t-CI)",
+    )  # fmt: skip

@@ -1,0 +1,130 @@
+"""Curves: LR selection on validation, seed-wise family averages with t-intervals, and figures."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from encoderlab.analysis.curves import (
+    CurveSource,
+    curve_tables,
+    load_input,
+    lr_rows,
+    read_results,
+    select_lr,
+    selected_rows,
+)
+from encoderlab.analysis.plots import plot_data_efficiency, plot_lr_sensitivity, plot_mask_ratio
+from encoderlab.errors import UserError
+
+
+def _runs(task, family, table, metric="accuracy"):
+    """table: {lr: [(val, test) per seed]} -> result records in the nested evaluation shape."""
+    return [
+        {"task": task, "family": family, "lr": lr, "seed": seed, "metric": metric,
+         "val": {metric: val, "loss": 0.1}, "test": {"in-domain": {metric: test}, "shifted": {metric: 0.0}}}
+        for lr, pairs in table.items() for seed, (val, test) in enumerate(pairs)
+    ]  # fmt: skip
+
+
+def _write(path, records):
+    path.mkdir(parents=True, exist_ok=True)
+    (path / "results.jsonl").write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+T1 = {1e-5: [(70, 60), (72, 62), (71, 61)], 5e-5: [(80, 75), (81, 77), (79, 73)]}
+T2 = {1e-5: [(90, 88), (91, 86), (89, 87)], 5e-5: [(60, 50), (61, 52), (59, 51)]}
+
+
+def _t_interval(values):
+    values = np.asarray(values, dtype=float)
+    return stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
+
+
+def test_lr_is_selected_on_validation_and_test_is_reported_at_it(tmp_path):
+    runs = read_results(_write(tmp_path / "e", _runs("t1", "sc", T1)))
+    assert runs[0].val == 70 and runs[0].test == 60  # the in-domain split, the task's metric
+    lr, per_seed = select_lr(runs)
+    assert lr == 5e-5 and per_seed == {0: 75, 1: 77, 2: 73}
+    (row,) = selected_rows(runs, "task")
+    low, high = _t_interval([75, 77, 73])
+    assert row["best_lr"] == 5e-5 and row["mean"] == pytest.approx(75) and row["n"] == 3
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+
+
+def test_family_average_is_seed_by_seed_over_each_tasks_selected_lr(tmp_path):
+    runs = read_results(_write(tmp_path / "e", _runs("t1", "sc", T1) + _runs("t2", "sc", T2)))
+    (row,) = selected_rows(runs, "family")
+    per_seed = [(75 + 88) / 2, (77 + 86) / 2, (73 + 87) / 2]  # t1 at 5e-5, t2 at 1e-5
+    assert row["name"] == "sc" and row["mean"] == pytest.approx(np.mean(per_seed))
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx(_t_interval(per_seed))
+    lr_table = {(r["lr"]): r["mean"] for r in lr_rows(runs, "family")}
+    assert lr_table == pytest.approx(
+        {1e-5: np.mean([60, 62, 61, 88, 86, 87]), 5e-5: np.mean([75, 77, 73, 50, 52, 51])}
+    )
+
+
+def test_family_average_uses_only_seeds_every_task_has(tmp_path):
+    t2_two_seeds = {lr: pairs[:2] for lr, pairs in T2.items()}
+    runs = read_results(_write(tmp_path / "e", _runs("t1", "sc", T1) + _runs("t2", "sc", t2_two_seeds)))
+    (row,) = selected_rows(runs, "family")
+    assert row["n"] == 2 and row["mean"] == pytest.approx(np.mean([(75 + 88) / 2, (77 + 86) / 2]))
+
+
+def test_plain_number_scores_and_bad_files(tmp_path):
+    plain = [{"task": "t", "family": "tc", "lr": 1e-5, "seed": 0, "val": 50.0, "test": 40.0}]
+    assert read_results(_write(tmp_path / "p", plain))[0].test == 40.0
+    with pytest.raises(UserError, match="lacks seed"):
+        read_results(_write(tmp_path / "m", [{"task": "t", "family": "tc", "lr": 1e-5, "val": 1, "test": 1}]))
+    with pytest.raises(UserError, match="does not exist"):
+        read_results(tmp_path / "nowhere")
+
+
+def test_curve_tables_and_figures_from_a_yaml_input(tmp_path):
+    for name, shift in (("mlm-5k", 0), ("mlm-10k", 5), ("clm-5k", 3)):
+        _write(
+            tmp_path / name,
+            _runs("t1", "sc", {lr: [(v + shift, t + shift) for v, t in p] for lr, p in T1.items()}),
+        )
+    (tmp_path / "curves.yaml").write_text(
+        "sources:\n"
+        "  - {results: mlm-5k, model: MLM-40, step: 5000, mask_ratio: 0.4}\n"
+        "  - {results: mlm-10k, model: MLM-40, step: 10000}\n"
+        "  - {results: clm-5k, model: CLM, step: 5000}\n"
+    )
+    spec = load_input(tmp_path / "curves.yaml")
+    assert spec.sources[0] == CurveSource(results=Path("mlm-5k"), model="MLM-40", step=5000, mask_ratio=0.4)
+    tables = curve_tables(spec, base=tmp_path, level="task")
+    eff = {(r["model"], r["step"]): r["mean"] for r in tables["data_efficiency"]}
+    assert eff == pytest.approx({("MLM-40", 5000): 75, ("MLM-40", 10000): 80, ("CLM", 5000): 78})
+    assert [r["mask_ratio"] for r in tables["mask_ratio"]] == [0.4]
+    assert {r["model"] for r in tables["lr_sensitivity"]} == {
+        "MLM-40 @ step 5000 (mask 0.4)",
+        "MLM-40 @ step 10000",
+        "CLM @ step 5000",
+    }
+    for plot, name in (
+        (plot_data_efficiency, "data_efficiency"),
+        (plot_lr_sensitivity, "lr_sensitivity"),
+        (plot_mask_ratio, "mask_ratio"),
+    ):
+        png = plot(tables[name], tmp_path / "fig" / name)
+        assert png.stat().st_size > 5000 and png.read_bytes()[:4] == b"\x89PNG"
+        with open(png.with_suffix(".csv")) as f:
+            assert len(list(csv.DictReader(f))) == len(tables[name])
+        assert json.loads(png.with_suffix(".json").read_text())[0]["model"] == tables[name][0]["model"]
+
+
+def test_bad_curves_inputs_are_one_line_errors(tmp_path):
+    (tmp_path / "bad.yaml").write_text("sources:\n  - {results: x, model: M, mask_ratio: 40}\n")
+    with pytest.raises(UserError, match="must be a fraction"):
+        load_input(tmp_path / "bad.yaml")
+    (tmp_path / "typo.yaml").write_text("sources:\n  - {results: x, modle: M}\n")
+    with pytest.raises(UserError, match="unknown field"):
+        load_input(tmp_path / "typo.yaml")
