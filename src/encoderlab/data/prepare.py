@@ -197,8 +197,8 @@ class _SplitWriter:
     def __init__(self, folder: Path, dtype: np.dtype):
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.dtype = folder, dtype
-        self.tokens = open(folder / "tokens.bin", "wb")
-        self.offsets = open(folder / "doc_offsets.raw", "wb")
+        self.tokens = open(folder / "tokens.bin", "wb")  # noqa: SIM115 (open across appends)
+        self.offsets = open(folder / "doc_offsets.raw", "wb")  # noqa: SIM115
         self.n_tokens, self.n_docs = 0, 0
         self.offsets.write(np.zeros(1, dtype=np.int64).tobytes())
 

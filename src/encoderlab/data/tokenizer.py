@@ -47,10 +47,7 @@ def load_tokenizer(name_or_path: str | Path):
     from transformers import AutoTokenizer
 
     path = Path(name_or_path)
-    if path.exists():
-        folder = _tokenizer_folder(path)
-    else:
-        folder = _asset_folder(str(name_or_path))
+    folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
     if folder is None and _hub_offline():
         raise UserError(
             f"tokenizer '{name_or_path}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "

@@ -1,0 +1,85 @@
+"""Decontamination: evaluation texts are removed from prepared data by id and by n-gram overlap."""
+
+from __future__ import annotations
+
+import pytest
+from corpus_fixtures import fake_assets, random_words, sentence, tokenizer_dir, write_jsonl  # noqa: F401 (fixtures)
+
+from encoderlab.data.decontaminate import build_contamination, ngram_hashes, resolve_eval_sets, words
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.sources import SourceConfig
+from encoderlab.errors import UserError
+
+
+def _ngrams(text: str, n: int) -> set[tuple[str, ...]]:
+    w = words(text)
+    return {tuple(w[i : i + n]) for i in range(len(w) - n + 1)}
+
+
+@pytest.mark.parametrize("n", [3, 5, 13])
+def test_hash_overlap_agrees_with_exact_ngram_overlap(n):
+    texts = [" ".join(sentence(i, 20) for i in range(j, j + 3)) for j in range(0, 40, 4)]
+    texts.append(texts[2][40:] + " Totally NEW words here, at the end!")
+    for a in texts:
+        for b in texts:
+            exact = bool(_ngrams(a, n) & _ngrams(b, n))
+            hashed = bool(set(ngram_hashes(a, n).tolist()) & set(ngram_hashes(b, n).tolist()))
+            assert exact == hashed
+    assert len(ngram_hashes("too short", n)) == 0
+
+
+def test_normalisation_ignores_case_punctuation_and_spacing():
+    a = "The River flows, north -- past THE old mill; and then it turns west toward the sea again."
+    b = "the river flows north past the old mill and then it turns west toward the sea again"
+    assert set(ngram_hashes(a, 13).tolist()) == set(ngram_hashes(b, 13).tolist())
+
+
+def test_prepare_removes_evaluation_texts(tmp_path, tokenizer_dir, fake_assets):  # noqa: F811
+    passage = random_words(1000, 60)
+    fake_assets(
+        {
+            "squad-v1-dev": [{"id": f"q{i}", "text": passage, "meta": {}} for i in range(3)],
+            "bbc-news": [{"id": "business/001", "text": "A short article.", "meta": {}}],
+            "web": [
+                {"id": "business/001", "text": "A rewritten copy under the same id."},  # by id
+                {
+                    "id": "w1",
+                    "text": "Quoted: " + " ".join(passage.split()[20:35]).upper() + " end.",
+                },  # by n-gram
+                {
+                    "id": "w2",
+                    "text": " ".join(passage.split()[:12]) + " zebra xylophone quartz.",
+                },  # < 13 shared words
+                *({"id": f"c{i}", "text": random_words(i, 30)} for i in range(20)),
+            ],
+        }
+    )
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location="web"),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=("squad-v1-dev", "bbc-news"),
+        val_fraction=0,
+    )
+    meta = read_meta(prepare(cfg, tmp_path / "out", workers=1, progress=False))
+    d = meta["decontamination"]
+    assert (d["removed_by_id"], d["removed_by_ngram"]) == (1, 1)
+    assert d["against"] == ["squad-v1-dev", "bbc-news"] and d["eval_texts"] == 2  # squad context deduplicated
+    assert meta["splits"]["train"]["docs"] == 21
+
+
+def test_auto_uses_fetched_sets_and_reports_the_rest(fake_assets):  # noqa: F811
+    fake_assets({"boolq": [{"id": "b", "text": "x", "meta": {}}]})
+    used, missing = resolve_eval_sets(("auto",))
+    assert used == ["boolq"] and "squad-v1-dev" in missing
+    assert resolve_eval_sets(()) == ([], [])
+    with pytest.raises(UserError, match="nor an asset name"):
+        resolve_eval_sets(("no-such-set",))
+
+
+def test_local_file_as_evaluation_set(tmp_path):
+    ev = write_jsonl(tmp_path / "eval.jsonl", [{"text": " ".join(sentence(i, 15) for i in range(3))}])
+    contam = build_contamination([str(ev)], ngram=13)
+    assert contam.is_contaminated("x", sentence(1, 15)) == "ngram"
+    assert contam.is_contaminated("x", sentence(99, 15)) is None
+    with pytest.raises(UserError, match="at least 3"):
+        build_contamination([str(ev)], ngram=2)

@@ -1,0 +1,176 @@
+"""Prepare: tokens on disk equal the tokenizer's own output; the folder is safe against misuse."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+
+import numpy as np
+import pytest
+from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+
+from encoderlab.data import prepare as prep
+from encoderlab.data.prepare import PrepareConfig, choose_dtype, prepare, read_meta, split_dir, val_mask
+from encoderlab.data.sources import SourceConfig
+from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
+from encoderlab.errors import UserError
+
+
+def _cfg(src, tok, **kw) -> PrepareConfig:
+    kw.setdefault("decontaminate", ())
+    return PrepareConfig(sources=(SourceConfig(location=str(src)),), tokenizer=str(tok), **kw)
+
+
+def _docs(root, split="train") -> list[np.ndarray]:
+    meta = read_meta(root)
+    folder = split_dir(root, split)
+    tokens = np.fromfile(folder / "tokens.bin", dtype=meta["dtype"])
+    offsets = np.load(folder / "doc_offsets.npy")
+    return [tokens[a:b] for a, b in zip(offsets[:-1], offsets[1:])]
+
+
+@pytest.fixture
+def corpus(tmp_path):
+    return write_jsonl(tmp_path / "corpus.jsonl", corpus_records(120))
+
+
+def test_tokens_match_the_tokenizer_and_round_trip(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    out = prepare(_cfg(corpus, tokenizer_dir, val_fraction=0.1), tmp_path / "out", workers=1, progress=False)
+    tok = load_tokenizer(tokenizer_dir)
+    texts = [r["text"] for r in corpus_records(120)]
+    held = val_mask(0, len(texts), 0.1)
+    assert held.sum() == 12
+    for split, want in (("train", ~held), ("val", held)):
+        docs = _docs(out, split)
+        chosen = [t for t, keep in zip(texts, want) if keep]
+        assert len(docs) == len(chosen)
+        for doc, text in zip(docs, chosen):
+            assert doc.tolist() == tok(text)["input_ids"]  # <s> text </s> by the HF tokenizer itself
+            assert tok.decode(doc[1:-1]) == text
+    meta = read_meta(out)
+    assert meta["dtype"] == "uint16" and meta["tokenizer"]["hash"] == tokenizer_hash(tok)
+    assert meta["splits"]["train"]["docs"] + meta["splits"]["val"]["docs"] == 120
+    assert meta["sources"][0]["files"][0]["sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()
+    assert tokenizer_hash(load_tokenizer(out / "tokenizer")) == tokenizer_hash(tok)
+    assert not (tmp_path / "out.tmp").exists()
+
+
+@pytest.mark.slow
+def test_output_is_identical_for_any_worker_count(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    one = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "one", workers=1, chunk_docs=7, progress=False)
+    two = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "two", workers=2, chunk_docs=5, progress=False)
+    for name in ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy"):
+        assert (one / name).read_bytes() == (two / name).read_bytes(), name
+
+
+def test_dtype_choice_and_refusal():
+    assert choose_dtype(65_536) == np.uint16 and choose_dtype(65_537) == np.uint32
+    assert choose_dtype(128_256) == np.uint32
+    with pytest.raises(UserError, match="does not fit in uint16"):
+        choose_dtype(128_256, "uint16")
+
+
+def test_uint32_files(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    a = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "a", workers=1, progress=False)
+    b = prepare(_cfg(corpus, tokenizer_dir, dtype="uint32"), tmp_path / "b", workers=1, progress=False)
+    assert read_meta(b)["dtype"] == "uint32"
+    assert [d.tolist() for d in _docs(a)] == [d.tolist() for d in _docs(b)]
+
+
+def test_gpt_style_single_separator(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    from transformers import PreTrainedTokenizerFast
+
+    base = load_tokenizer(tokenizer_dir)
+    gpt = PreTrainedTokenizerFast(tokenizer_object=base.backend_tokenizer, bos_token="</s>", eos_token="</s>")
+    gpt.save_pretrained(tmp_path / "gpt")
+    out = prepare(_cfg(corpus, tmp_path / "gpt", val_fraction=0), tmp_path / "out", workers=1, progress=False)
+    first = _docs(out)[0].tolist()
+    assert first[0] != 2 and first[-1] == 2 and first.count(2) == 1
+
+
+def test_same_recipe_is_a_no_op_and_another_is_refused(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    out = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", workers=1, progress=False)
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    prepare(_cfg(corpus, tokenizer_dir), out, workers=1, progress=False)
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    with pytest.raises(UserError, match="prepared differently.*val_fraction"):
+        prepare(_cfg(corpus, tokenizer_dir, val_fraction=0.2), out, workers=1, progress=False)
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep")
+    with pytest.raises(UserError, match="not a prepared-data folder"):
+        prepare(_cfg(corpus, tokenizer_dir), tmp_path / "mine", workers=1, progress=False)
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
+
+
+def test_disk_full_leaves_nothing_that_looks_prepared(tmp_path, corpus, tokenizer_dir, monkeypatch):  # noqa: F811
+    real = prep._SplitWriter.append
+    calls = []
+
+    def fail_later(self, tokens, lengths):
+        calls.append(1)
+        if len(calls) > 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.folder / "tokens.bin"))
+        real(self, tokens, lengths)
+
+    monkeypatch.setattr(prep._SplitWriter, "append", fail_later)
+    with pytest.raises(UserError, match="disk full") as exc:
+        prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", workers=1, chunk_docs=10, progress=False)
+    assert "\n" not in str(exc.value)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.tmp").exists()
+
+
+@pytest.mark.parametrize(
+    "records,match",
+    [
+        ([], "no non-empty document"),
+        ([{"text": " "}, {"text": "\n\t"}], "no non-empty document"),
+    ],
+)
+def test_empty_corpus_is_refused(tmp_path, tokenizer_dir, records, match):  # noqa: F811
+    src = write_jsonl(tmp_path / "c.jsonl", records)
+    with pytest.raises(UserError, match=match):
+        prepare(_cfg(src, tokenizer_dir), tmp_path / "out", workers=1, progress=False)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.tmp").exists()
+
+
+def test_bad_files_skipped_with_counts_or_refused(tmp_path, tokenizer_dir):  # noqa: F811
+    folder = tmp_path / "in"
+    write_jsonl(folder / "a.jsonl", corpus_records(20))
+    (folder / "b.jsonl").write_bytes(b'{"text": "ok"}\n{"text": "\xff\xfe"}\n')
+    (folder / "c.parquet").write_bytes(b"garbage")
+    with pytest.raises(UserError, match="b.jsonl:2 is not UTF-8"):
+        prepare(_cfg(folder, tokenizer_dir), tmp_path / "refused", workers=1, progress=False)
+    assert not (tmp_path / "refused").exists()
+    out = prepare(_cfg(folder, tokenizer_dir, on_error="skip"), tmp_path / "out", workers=1, progress=False)
+    src = read_meta(out)["sources"][0]
+    assert (src["docs"], src["bad_records"], src["bad_files"]) == (21, 1, 1)
+
+
+def test_meta_is_plain_json_with_counts(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    out = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", workers=1, progress=False)
+    meta = json.loads((out / "meta.json").read_text())
+    tokens = sum(len(d) for d in _docs(out)) + sum(len(d) for d in _docs(out, "val"))
+    assert meta["splits"]["train"]["tokens"] + meta["splits"]["val"]["tokens"] == tokens
+    assert meta["format_version"] == prep.FORMAT_VERSION and meta["spec"]["mask_id"] == 3
+
+
+@pytest.mark.assets
+def test_real_wiki_leads(tmp_path, tokenizer_dir):  # noqa: F811
+    from encoderlab.data.sources import describe
+
+    try:
+        describe(SourceConfig(location="wiki-leads"))
+    except UserError as exc:
+        pytest.skip(str(exc))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location="wiki-leads"),), tokenizer=str(tokenizer_dir), decontaminate=("auto",)
+    )
+    out = prepare(cfg, tmp_path / "wiki", workers=2, progress=False)
+    meta = read_meta(out)
+    assert meta["splits"]["train"]["docs"] > 5000 and meta["splits"]["val"]["docs"] > 50
+    tok = load_tokenizer(tokenizer_dir)
+    first = _docs(out)[0]
+    assert first[0] == 1 and first[-1] == 2 and len(tok.decode(first[1:-1])) > 20

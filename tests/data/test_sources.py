@@ -1,0 +1,148 @@
+"""Sources: every location kind streams the right documents; bad input is one clear error."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections import Counter
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from corpus_fixtures import fake_assets, write_jsonl  # noqa: F401 (fixture)
+
+from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents, mix_documents, parse_source
+from encoderlab.errors import UserError
+
+
+def _texts(cfg, **kw):
+    return [d.text for d in iter_documents(cfg, **kw)]
+
+
+def test_jsonl_txt_parquet_folders_and_globs(tmp_path):
+    write_jsonl(tmp_path / "a" / "x.jsonl", [{"id": "1", "body": "alpha"}, {"id": "2", "body": "beta"}])
+    (tmp_path / "a" / "y.txt").write_text("gamma\ndelta\n")
+    pq.write_table(pa.table({"body": ["epsilon", None, "zeta"]}), tmp_path / "a" / "z.parquet")
+    (tmp_path / "a" / "ignored.csv").write_text("no")
+    folder = SourceConfig(location=str(tmp_path / "a"), text_field="body")
+    assert _texts(folder) == ["alpha", "beta", "gamma\ndelta\n", "epsilon", "zeta"]
+    by_line = SourceConfig(location=str(tmp_path / "a" / "*.txt"), txt_unit="line")
+    assert _texts(by_line) == ["gamma", "delta"]
+    docs = list(iter_documents(SourceConfig(location=str(tmp_path / "a/x.jsonl"), text_field="body")))
+    assert [d.id for d in docs] == [f"{tmp_path / 'a/x.jsonl'}#1", f"{tmp_path / 'a/x.jsonl'}#2"]
+
+
+def test_asset_source_keeps_global_ids(fake_assets):  # noqa: F811
+    fake_assets({"tiny": [{"id": "tiny/0", "text": "one", "meta": {}}]})
+    assert [tuple(d) for d in iter_documents(SourceConfig(location="tiny"))] == [("tiny/0", "one")]
+    with pytest.raises(UserError, match="nor an asset name"):
+        list(iter_documents(SourceConfig(location="no-such-thing")))
+
+
+def test_parse_source_syntax():
+    cfg = parse_source("data/*.jsonl#text_field=body,weight=2,txt_unit=line")
+    assert cfg == SourceConfig(location="data/*.jsonl", text_field="body", weight=2.0, txt_unit="line")
+    with pytest.raises(UserError, match="weight"):
+        parse_source("x#weight=0")
+    with pytest.raises(UserError, match="unknown field"):
+        parse_source("x#colour=red")
+
+
+def test_empty_documents_are_dropped_and_counted(tmp_path):
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}, {"text": "  \n"}, {"text": ""}, {"text": "b"}])
+    stats = SourceStats("c")
+    assert _texts(SourceConfig(location=str(src)), stats=stats) == ["a", "b"]
+    assert (stats.docs, stats.empty) == (2, 2)
+
+
+def test_file_hash_is_sha256_of_the_bytes_read(tmp_path):
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": f"doc {i}"} for i in range(50)])
+    stats = SourceStats("c")
+    list(iter_documents(SourceConfig(location=str(src)), stats))
+    (entry,) = stats.files
+    assert entry["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+    assert entry["complete"] and entry["bytes"] == src.stat().st_size
+
+
+def _two_sources(tmp_path, n_a=400, n_b=400):
+    a = write_jsonl(tmp_path / "a.jsonl", [{"text": f"a{i}"} for i in range(n_a)])
+    b = write_jsonl(tmp_path / "b.jsonl", [{"text": f"b{i}"} for i in range(n_b)])
+    return SourceConfig(location=str(a), weight=3.0), SourceConfig(location=str(b), weight=1.0)
+
+
+def test_mixing_is_seeded_and_follows_weights(tmp_path):
+    sources = _two_sources(tmp_path)
+    first = [d.text for d in mix_documents(sources, seed=1)]
+    assert first == [d.text for d in mix_documents(sources, seed=1)]
+    assert first != [d.text for d in mix_documents(sources, seed=2)]
+    # first_exhausted: source a (weight 3) runs out first; b supplies about a third as many
+    counts = Counter(t[0] for t in first)
+    assert counts["a"] == 400 and 100 < counts["b"] < 170
+    # each source keeps its own order inside the mixture
+    assert [t for t in first if t[0] == "a"] == [f"a{i}" for i in range(400)]
+
+
+def test_all_exhausted_repeats_small_sources(tmp_path):
+    a, b = _two_sources(tmp_path, n_a=300, n_b=20)
+    stats: list[SourceStats] = []
+    texts = [d.text for d in mix_documents([a, b], seed=0, stop="all_exhausted", stats=stats)]
+    assert set(texts) >= {f"a{i}" for i in range(300)} | {f"b{i}" for i in range(20)}
+    assert stats[1].repeats >= 2 and stats[0].repeats == 0
+    assert stats[1].docs == 20  # counts and hashes describe one pass
+
+
+def test_non_utf8_and_bad_json_refused_or_skipped(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(
+        b'{"text": "good"}\n{"text": "caf\xe9"}\n{not json}\n{"other": 1}\n[1]\n{"text": "end"}\n'
+    )
+    cfg = SourceConfig(location=str(path))
+    with pytest.raises(UserError, match=r"bad.jsonl:2 is not UTF-8.*--on-error skip"):
+        _texts(cfg)
+    stats = SourceStats("bad")
+    assert _texts(cfg, stats=stats, on_error="skip") == ["good", "end"]
+    assert stats.bad_records == 4
+
+
+def test_corrupt_parquet_and_unreadable_file(tmp_path):
+    (tmp_path / "broken.parquet").write_bytes(b"PAR1 this is not parquet")
+    cfg = SourceConfig(location=str(tmp_path / "broken.parquet"))
+    with pytest.raises(UserError, match="not a readable parquet file"):
+        _texts(cfg)
+    stats = SourceStats("p")
+    assert _texts(cfg, stats=stats, on_error="skip") == [] and stats.bad_files == 1
+    if os.geteuid() != 0:  # root reads anything
+        locked = write_jsonl(tmp_path / "locked.jsonl", [{"text": "x"}])
+        locked.chmod(0)
+        with pytest.raises(UserError, match="cannot read"):
+            _texts(SourceConfig(location=str(locked)))
+
+
+def test_bad_locations_are_one_line(tmp_path):
+    with pytest.raises(UserError, match="matches no file"):
+        _texts(SourceConfig(location=str(tmp_path / "*.jsonl")))
+    (tmp_path / "data.csv").write_text("a,b")
+    with pytest.raises(UserError, match="suffix '.csv'"):
+        _texts(SourceConfig(location=str(tmp_path / "data.csv")))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UserError, match="holds no"):
+        _texts(SourceConfig(location=str(tmp_path / "empty")))
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": "x"}])
+    with pytest.raises(UserError, match="no string field 'body'"):
+        _texts(SourceConfig(location=str(src), text_field="body"))
+
+
+def test_hub_dataset_offline_fails_fast(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    start = time.perf_counter()
+    with pytest.raises(UserError, match="HF_HUB_OFFLINE=1") as exc:
+        _texts(SourceConfig(location="hf:HuggingFaceFW/fineweb-edu"))
+    assert time.perf_counter() - start < 1 and "\n" not in str(exc.value)
+
+
+def test_mixture_refuses_a_source_without_documents(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", [{"text": "a"}] * 50)
+    empty = write_jsonl(tmp_path / "e.jsonl", [{"text": " "}])
+    with pytest.raises(UserError, match="has no non-empty document"):
+        list(mix_documents([SourceConfig(location=str(a)), SourceConfig(location=str(empty))]))

@@ -1,0 +1,115 @@
+"""Tokenizers: byte-level round trip, explicit special tokens, stable hashes, clear refusals."""
+
+from __future__ import annotations
+
+import pytest
+from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from encoderlab.data.batch import TokenSpec
+from encoderlab.data.sources import SourceConfig
+from encoderlab.data.tokenizer import (
+    load_tokenizer,
+    require_tokens,
+    token_spec,
+    tokenizer_hash,
+    train_tokenizer,
+)
+from encoderlab.errors import UserError
+
+TRICKY = [
+    "  leading and trailing  ",
+    "tabs\tand\nnew\r\nlines",
+    "café naïve ÅNGSTRÖM",
+    "漢字かなカナ 한국어 العربية",
+    "emoji 🙂👍🏽 and ZWJ 👩‍👩‍👧",
+    "\x00 control \x07 chars",
+    "literal <s> and </s> and <mask> text",
+]
+
+
+@pytest.fixture(scope="module")
+def bpe(tokenizer_dir):  # noqa: F811
+    return load_tokenizer(tokenizer_dir)
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_byte_level_round_trip(bpe, text):
+    ids = bpe.backend_tokenizer.encode(text, add_special_tokens=False).ids
+    assert bpe.decode(ids) == text
+
+
+@pytest.fixture(scope="module")
+def backend(bpe):
+    """The Rust tokenizer as prepare configures it: special-token text is plain text."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(bpe.backend_tokenizer.to_str())
+    tok.encode_special_tokens = True
+    return tok
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(max_size=80))
+def test_byte_level_round_trip_any_string(backend, text):
+    assert (
+        backend.decode(backend.encode(text, add_special_tokens=False).ids, skip_special_tokens=False) == text
+    )
+
+
+def test_special_tokens_are_explicit(bpe):
+    spec = token_spec(bpe)
+    assert spec == TokenSpec(
+        vocab_size=512, pad_id=0, bos_id=1, eos_id=2, mask_id=3, unk_id=4, special_ids=(0, 1, 2, 3, 4)
+    )
+    assert bpe.convert_ids_to_tokens([0, 1, 2, 3, 4]) == ["<pad>", "<s>", "</s>", "<mask>", "<unk>"]
+    assert bpe("word")["input_ids"][0] == 1 and bpe("word")["input_ids"][-1] == 2
+
+
+def test_hash_is_stable_and_discriminates(tmp_path, bpe, tokenizer_dir):  # noqa: F811
+    bpe.save_pretrained(tmp_path / "copy")
+    assert tokenizer_hash(load_tokenizer(tmp_path / "copy")) == tokenizer_hash(bpe)
+    src = write_jsonl(tmp_path / "c.jsonl", corpus_records(60))
+    other = train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "other", progress=False)
+    assert tokenizer_hash(other) != tokenizer_hash(bpe)
+
+
+def test_wordpiece_and_bert_style_roles(tmp_path):
+    src = write_jsonl(tmp_path / "c.jsonl", corpus_records(60))
+    wp = train_tokenizer(
+        SourceConfig(location=str(src)), 200, tmp_path / "wp", kind="wordpiece", progress=False
+    )
+    assert token_spec(wp).mask_id == 3 and wp.tokenize("the school")[0] == "the"
+    from transformers import PreTrainedTokenizerFast
+
+    bert_like = PreTrainedTokenizerFast(
+        tokenizer_object=wp.backend_tokenizer, cls_token="<s>", sep_token="</s>", unk_token="<unk>"
+    )
+    spec = token_spec(bert_like)
+    assert (spec.bos_id, spec.eos_id, spec.mask_id) == (1, 2, None)
+    with pytest.raises(UserError, match="no mask token, which MLM needs"):
+        require_tokens(spec, ["mask"], "MLM")
+
+
+def test_bad_training_input(tmp_path):
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": "  "}])
+    with pytest.raises(UserError, match="no non-empty document"):
+        train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "t", progress=False)
+    assert not (tmp_path / "t").exists()
+    with pytest.raises(UserError, match="vocab_size >= 261"):
+        train_tokenizer(SourceConfig(location=str(src)), 100, tmp_path / "t", progress=False)
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    with pytest.raises(UserError, match="not empty"):
+        train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "full", progress=False)
+    assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
+
+
+def test_load_refusals(tmp_path, monkeypatch):
+    (tmp_path / "nothing").mkdir()
+    with pytest.raises(UserError, match="holds no tokenizer files"):
+        load_tokenizer(tmp_path / "nothing")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(UserError, match="hub is offline"):
+        load_tokenizer("EuroBERT/EuroBERT-210m")
