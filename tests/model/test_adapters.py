@@ -206,3 +206,18 @@ def test_hidden_states_follow_the_protocol(bert_folder, modernbert_folder, ids):
         model = load_pretrained(folder).model
         out = model(ids, output_hidden_states=True)
         assert len(out.hidden_states) == model.config.n_layers + 1
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_adapter_round_trips_through_a_model_folder(request, tmp_path, family, ids):
+    from encoderlab.model.io import is_model_folder, save_model_folder
+
+    loaded = load_pretrained(request.getfixturevalue(f"{family}_folder"))
+    save_model_folder(loaded.model, tmp_path / "m", loaded.tokenizer)
+    assert is_model_folder(tmp_path / "m")
+    again = load_pretrained(tmp_path / "m")
+    assert again.family == family and type(again.model) is type(loaded.model)
+    for mode in ("bidirectional", "causal"):
+        assert torch.equal(
+            logits(again.model, ids, attention_mode=mode), logits(loaded.model, ids, attention_mode=mode)
+        )

@@ -149,6 +149,16 @@ class ModernBertAdapter(HFAdapter):
 ADAPTERS: dict[str, type[HFAdapter]] = {"bert": BertAdapter, "modernbert": ModernBertAdapter}
 
 
+def hf_config_from_dict(raw: dict):
+    """The transformers config for `raw`, built by the class registered for its `model_type`.
+
+    Never `AutoConfig`: a folder's `auto_map` could make that import code shipped with the folder.
+    """
+    from transformers import CONFIG_MAPPING
+
+    return CONFIG_MAPPING[raw["model_type"]].from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+
+
 def hf_class(family: str):
     """The transformers masked-LM class an adapter family wraps."""
     import transformers

@@ -32,7 +32,7 @@ from torch import nn
 from encoderlab.data.batch import TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
-from encoderlab.model.hf_adapters import ADAPTER_FAMILIES, adapter_from_hf_state
+from encoderlab.model.hf_adapters import ADAPTER_FAMILIES, adapter_from_hf_state, hf_config_from_dict
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
 from encoderlab.model.io import is_model_folder, load_model_folder
 
@@ -80,7 +80,10 @@ def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretr
     if own is not None:
         model = load_model_folder(own)
         tokenizer = _load_tokenizer(own)
-        return Pretrained(model.eval(), tokenizer, _spec(tokenizer, model.config), "encoderlab")
+        family = getattr(model.config, "family", "encoderlab")  # adapters keep their HF family
+        return Pretrained(
+            model.eval(), tokenizer, _spec(tokenizer, model.config, getattr(model.config, "hf", None)), family
+        )
     if (path / "config.json").is_file():
         return load_hf_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
     raise UserError(
@@ -131,16 +134,13 @@ def read_config_json(path: Path) -> dict:
         raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
 
 
-def hf_config_from_dict(raw: dict, where: Path):
-    """The transformers config object for `raw`, built by the class registered for its model_type."""
-    from transformers import CONFIG_MAPPING
-
+def _family(raw: dict, where: Path) -> str:
     family = raw.get("model_type")
     if family not in FAMILIES:
         raise UserError(
             f"{where} has model_type '{family}', which encoderlab cannot load; supported: {', '.join(FAMILIES)}"
         )
-    return CONFIG_MAPPING[family].from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+    return family
 
 
 def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle: bool = False) -> Pretrained:
@@ -155,7 +155,8 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
                 "(--trust-remote-code) if you trust it"
             )
         notes.append("the folder's own modelling code was not run; weights were mapped by encoderlab")
-    hf = hf_config_from_dict(raw, path)
+    _family(raw, path)
+    hf = hf_config_from_dict(raw)
     state = read_hf_weights(path, allow_pickle=allow_pickle)
     where = str(path)
     if hf.model_type in LLAMA_FAMILIES:

@@ -4,6 +4,11 @@ This is what a run writes at every checkpoint and at its end, and what evaluatio
 export read. It is deliberately not a Hugging Face folder (that is what `encoderlab export`
 writes): it records the encoderlab `ModelConfig` exactly, with a format version, so loading never
 guesses. Weights are safetensors only; a tied LM head is stored once.
+
+A model continued from a BERT or ModernBERT checkpoint is an adapter around transformers' class
+(`hf_adapters`); its folder records `family` and the transformers config (`hf_config`) instead of
+a `ModelConfig`, and the wrapped model's weights, so runs from those checkpoints save and resume
+through the same two functions.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
+from encoderlab.model.hf_adapters import HFAdapter, adapter_from_hf_state, hf_config_from_dict
 
 FORMAT = "encoderlab-model"
 FORMAT_VERSION = 1
@@ -36,17 +42,26 @@ def is_model_folder(path: Path) -> bool:
         return False
 
 
-def save_model_folder(model: Encoder, path: Path, tokenizer=None) -> Path:
+def save_model_folder(model: Encoder | HFAdapter, path: Path, tokenizer=None) -> Path:
     """Write `model` (and `tokenizer`, a HF tokenizer) to `path` atomically."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
-    if model.config.tie_embeddings:
-        state.pop("lm_head.weight")
+    meta: dict = {"format": FORMAT, "format_version": FORMAT_VERSION}
+    if isinstance(model, HFAdapter):
+        state = model.hf.state_dict()
+        # safetensors refuses shared tensors (pitfall 11): tied copies are restored on load.
+        for key in getattr(model.hf, "_tied_weights_keys", None) or {}:
+            state.pop(key, None)
+        meta.update(family=model.family, hf_config=model.hf.config.to_dict())
+    else:
+        state = model.state_dict()
+        if model.config.tie_embeddings:
+            state.pop("lm_head.weight")
+        meta["model"] = to_dict(model.config)
+    state = {k: v.detach().cpu().contiguous() for k, v in state.items()}
     save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
-    meta = {"format": FORMAT, "format_version": FORMAT_VERSION, "model": to_dict(model.config)}
     (tmp / "config.json").write_text(json.dumps(meta, indent=2))
     if tokenizer is not None:
         tokenizer.save_pretrained(str(tmp))
@@ -56,27 +71,38 @@ def save_model_folder(model: Encoder, path: Path, tokenizer=None) -> Path:
     return path
 
 
-def read_model_config(path: Path) -> ModelConfig:
-    """The ModelConfig stored in an encoderlab model folder."""
+def _read_meta(path: Path) -> dict:
     meta = json.loads((Path(path) / "config.json").read_text())
     if meta.get("format_version") != FORMAT_VERSION:
         raise UserError(
             f"{path} has model format version {meta.get('format_version')}, this encoderlab reads "
             f"{FORMAT_VERSION}; upgrade encoderlab or re-export the model"
         )
+    return meta
+
+
+def read_model_config(path: Path) -> ModelConfig:
+    """The ModelConfig stored in an encoderlab model folder."""
+    meta = _read_meta(path)
+    if "model" not in meta:
+        raise UserError(f"{path} holds a {meta.get('family')} adapter model, not an encoderlab encoder")
     return from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
 
 
-def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder:
+def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder | HFAdapter:
     """Load an encoderlab model folder; a corrupt weight file is a UserError, not a crash."""
     path = Path(path)
-    cfg = read_model_config(path)
+    meta = _read_meta(path)
     try:
         state = load_file(str(path / "model.safetensors"), device=str(device))
     except (SafetensorError, OSError) as exc:
         raise UserError(
             f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt or missing"
         ) from None
+    if "family" in meta:
+        model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
+        return model.to(device)
+    cfg = from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
     model = Encoder(cfg).to(device)
     if cfg.tie_embeddings:
         state["lm_head.weight"] = state["embed_tokens.weight"]
