@@ -16,7 +16,33 @@ from encoderlab.errors import UserError
 
 Commands = dict[str, "str | Commands"]
 
-COMMANDS: Commands = {}
+COMMANDS: Commands = {
+    "analyze": {
+        "cka": "encoderlab.analysis.commands:cka_command",
+        "transplant": "encoderlab.analysis.commands:transplant_command",
+        "probe": "encoderlab.analysis.commands:probe_command",
+        "curves": "encoderlab.analysis.commands:curves_command",
+    },
+    "assets": {
+        "list": "encoderlab.data.assets:list_command",
+        "fetch": "encoderlab.data.assets:fetch_command",
+    },
+    "data": {
+        "tokenizer": "encoderlab.data.commands:tokenizer",
+        "prepare": "encoderlab.data.commands:prepare",
+        "inspect": "encoderlab.data.commands:inspect",
+    },
+    "export": "encoderlab.model.export:export_command",
+    "eval": "encoderlab.eval.commands:eval_command",
+    "bench": {
+        "data": "encoderlab.data.bench:bench_data_command",
+    },
+    "study": {
+        "run": "encoderlab.study.cli:run_command",
+        "list": "encoderlab.study.cli:list_command",
+        "report": "encoderlab.study.cli:report_command",
+    },
+}
 
 
 def resolve(target: str) -> Callable:

@@ -1,0 +1,233 @@
+"""A study as a graph of nodes with content-hash keys.
+
+`build_graph(spec, backend)` expands a `StudySpec` into nodes: one `prepare` per dataset, one
+`pretrain` per run and pretraining seed, one `eval` per (model, checkpoint, task, LR, seed), one
+`cka` per analysis and a final `report`. A node's key is the SHA-256 of its kind, its resolved
+config and the keys of the nodes it reads, so:
+- a node whose config and inputs did not change is found finished and never recomputed, even
+  when the study around it changed (a new run added, another scale in the same folder);
+- a change anywhere upstream (a recipe default, a data seed) changes every key below it.
+
+Configs never hold paths: inputs reach a node at run time as folders of its dependencies, so a
+study folder can be moved without invalidating anything.
+
+The graph is also where the controlled variables are enforced, before anything runs: runs in one
+comparison group must read the same documents (same corpus, document cap and data seed; the same
+prepared data when they share a tokenizer) and have the same token budget, and every model is
+evaluated with the study's one protocol. A violation is a `UserError` naming the runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from encoderlab.config import to_dict
+from encoderlab.errors import UserError
+from encoderlab.study.spec import RunSpec, StudySpec
+
+
+@dataclass(frozen=True)
+class Node:
+    """One unit of work whose finished output is cached under its key."""
+
+    kind: str
+    """prepare | pretrain | eval | cka | report (or any kind the backend defines)."""
+    name: str
+    """Readable id, unique in the study (e.g. 'eval/clm@150/tweets/lr0.0005/s1')."""
+    config: dict[str, Any]
+    """Resolved configuration (JSON data, no paths)."""
+    deps: tuple[str, ...] = ()
+    """Names of the nodes whose outputs this one reads."""
+    key: str = ""
+    """Content hash of (kind, config, dependency keys); set by `Graph.add`."""
+
+
+@dataclass(frozen=True)
+class NodeKind:
+    """How to run a kind of node, and optionally how to resolve its config first."""
+
+    run: Callable[..., dict]
+    """`run(ctx: NodeContext) -> dict`: writes into ctx.out_dir; returns a JSON result. A result key
+    'compute' (tokens, flops) is recorded in compute.jsonl. ctx.out_dir may hold the partial output
+    of an attempt that crashed: the function must overwrite or resume it."""
+    resolve: Callable[[dict], dict] | None = None
+    """Called at graph build time with the declared config; returns the resolved config (for
+    pretraining it must carry 'tokens', the token budget). Errors surface before anything runs."""
+
+
+@dataclass
+class Backend:
+    """Everything the graph needs from the rest of encoderlab (real or, in tests, fake)."""
+
+    kinds: dict[str, NodeKind]
+    """Node kinds by name."""
+    suite_tasks: Callable[[str], dict[str, str]]
+    """suite -> {task: family} for every task of the suite."""
+    required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
+    """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
+
+
+@dataclass
+class Graph:
+    """Nodes in insertion order, which is a topological order (a node is added after its deps)."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+
+    def add(self, kind: str, name: str, config: dict, deps: tuple[str, ...] = ()) -> Node:
+        missing = [d for d in deps if d not in self.nodes]
+        assert not missing, f"node {name} added before its dependencies {missing}"
+        payload = {"kind": kind, "config": config, "deps": sorted(self.nodes[d].key for d in deps)}
+        key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        node = Node(kind=kind, name=name, config=config, deps=deps, key=key)
+        self.nodes[name] = node
+        return node
+
+    def __iter__(self):
+        return iter(self.nodes.values())
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def run_id(run: RunSpec, seed: int, spec: StudySpec) -> str:
+    """The model's id in node names and tables: the run name, plus the seed when several are trained."""
+    return run.name if len(spec.seeds) == 1 else f"{run.name}/s{seed}"
+
+
+def _pretrain_config(spec: StudySpec, run: RunSpec, seed: int) -> dict:
+    """The declared config of a pretraining run: recipe, overrides, and the scale's settings."""
+    return {
+        "recipe": run.recipe,
+        "overrides": list(run.overrides),
+        "size": spec.size if run.init is None else None,
+        "steps": run.steps if run.steps is not None else spec.steps,
+        "seq_len": spec.seq_len,
+        "micro_batch": spec.micro_batch,
+        "grad_accum": spec.grad_accum,
+        "seed": seed + (run.seed or 0),
+        "keep_steps": sorted(run.eval_steps),
+        "init": run.init if run.init and run.init not in {r.name for r in spec.runs} else None,
+    }
+
+
+def _check_groups(spec: StudySpec, resolved: dict[str, dict]) -> None:
+    """Refuse a comparison group whose runs differ in data or token budget."""
+    data = {d.name: d for d in spec.data}
+    groups: dict[str, list[RunSpec]] = {}
+    for run in spec.runs:
+        if run.recipe is not None:
+            groups.setdefault(run.group, []).append(run)
+    for group, runs in groups.items():
+        first = runs[0]
+        ref = data[first.data]
+        for run in runs[1:]:
+            d = data[run.data]
+            if (d.corpus, d.max_docs, d.seed) != (ref.corpus, ref.max_docs, ref.seed) or (
+                d.tokenizer == ref.tokenizer and d.name != ref.name
+            ):
+                raise UserError(
+                    f"runs {first.name} and {run.name} are compared (group '{group}') but read different data "
+                    f"({ref.name} vs {d.name}); give them the same dataset or put them in different groups"
+                )
+        budgets = {r.name: resolved[r.name]["tokens"] for r in runs}
+        if len(set(budgets.values())) > 1:
+            listing = ", ".join(f"{n}: {t:,}" for n, t in budgets.items())
+            raise UserError(
+                f"runs in group '{group}' have different token budgets ({listing}); compared runs need the same "
+                "budget: align their steps, batch or sequence length"
+            )
+
+
+def build_graph(spec: StudySpec, backend: Backend) -> Graph:
+    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
+    graph = Graph()
+    run_names = {r.name for r in spec.runs}
+    for d in spec.data:
+        cfg = {**to_dict(d), "seq_len": spec.seq_len}
+        del cfg["name"]
+        graph.add("prepare", f"prepare/{d.name}", _resolve(backend, "prepare", cfg))
+
+    pretrain = backend.kinds["pretrain"]
+    resolved: dict[str, dict] = {}
+    models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
+    for seed in spec.seeds:
+        for run in _init_order(spec):
+            rid = run_id(run, seed, spec)
+            if run.recipe is None:
+                models[rid] = (run, None, run.init)
+                continue
+            cfg = _pretrain_config(spec, run, seed)
+            cfg = pretrain.resolve(cfg) if pretrain.resolve else cfg
+            resolved.setdefault(run.name, cfg)
+            deps = [f"prepare/{run.data}"]
+            if run.init in run_names:
+                deps.append(f"pretrain/{run_id(spec.run(run.init), seed, spec)}")
+            graph.add("pretrain", f"pretrain/{rid}", cfg, tuple(deps))
+            models[rid] = (run, f"pretrain/{rid}", None)
+    if "tokens" in next(iter(resolved.values()), {"tokens": 0}):
+        _check_groups(spec, resolved)
+
+    families = backend.suite_tasks(spec.eval.suite)
+    unknown = sorted(set(spec.eval.tasks) - set(families))
+    if unknown:
+        raise UserError(
+            f"study {spec.name} names task(s) {', '.join(unknown)} not in suite '{spec.eval.suite}'; valid: {', '.join(families)}"
+        )
+    evals = []
+    for rid, (run, node, source) in models.items():
+        tasks = run.tasks or spec.eval.tasks or tuple(families)
+        for step in (None, *run.eval_steps):
+            lrs = spec.eval.checkpoint_lrs if step is not None and spec.eval.checkpoint_lrs else spec.eval.lrs
+            for task in tasks:
+                for lr in lrs:
+                    for seed in spec.eval.seeds:
+                        cfg = {
+                            "model": rid,
+                            "source": source,
+                            "step": step,
+                            "suite": spec.eval.suite,
+                            "task": task,
+                            "family": families.get(task, "?"),
+                            "lr": lr,
+                            "seed": seed,
+                            "overrides": list(spec.eval.overrides),
+                        }
+                        at = "" if step is None else f"@{step}"
+                        name = f"eval/{rid}{at}/{task}/lr{lr:g}/s{seed}"
+                        evals.append(graph.add("eval", name, cfg, (node,) if node else ()).name)
+
+    analyses = []
+    for c in spec.cka:
+        pair_ids = [run_id(spec.run(n), spec.seeds[0], spec) for n in (c.a, c.b, *(c.noise or ()))]
+        deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
+        cfg = {**to_dict(c), "models": pair_ids}
+        analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", _resolve(backend, "cka", cfg), deps).name)
+
+    pretrains = [n.name for n in graph if n.kind == "pretrain"]
+    graph.add("report", "report", {"study": spec.name, "scale": spec.scale}, (*pretrains, *evals, *analyses))
+    return graph
+
+
+def _resolve(backend: Backend, kind: str, cfg: dict) -> dict:
+    k = backend.kinds.get(kind)
+    return k.resolve(cfg) if k and k.resolve else cfg
+
+
+def _init_order(spec: StudySpec) -> list[RunSpec]:
+    """Runs ordered so that a run comes after the run it starts from; a cycle is a UserError."""
+    names = {r.name for r in spec.runs}
+    done: list[RunSpec] = []
+    pending = list(spec.runs)
+    while pending:
+        ready = [r for r in pending if r.init not in names or r.init in {d.name for d in done}]
+        if not ready:
+            raise UserError(
+                f"runs {', '.join(r.name for r in pending)} start from each other in a cycle; break it"
+            )
+        done += ready
+        pending = [r for r in pending if r not in ready]
+    return done

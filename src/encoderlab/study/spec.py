@@ -1,0 +1,663 @@
+"""What a study is: a typed, declarative grid, and the named studies of the two papers.
+
+A `StudySpec` lists datasets (a corpus prepared once with one tokenizer), pretraining runs
+(`RunSpec`: a named recipe plus overrides, from scratch or from another run or an asset), the
+evaluation protocol every run gets (`EvalSpec`), analyses (CKA pairs against a seed-noise pair)
+and the paper's claims it checks (`ClaimSpec`). `graph.build_graph` turns it into nodes; nothing
+here runs anything, so a spec can be listed, hashed and validated in milliseconds.
+
+Design choices:
+- **Controlled variables are data, not conventions.** Runs that are compared share a `group`;
+  the graph refuses a group whose runs differ in dataset, data seed or token budget, and every run
+  is evaluated with the one `EvalSpec` of the study.
+- **Scales are parameters, not separate studies.** A built-in study is a function of a `Scale`
+  (model size, steps, batch, evaluation grid); `demo` and `cpu` shrink the grid for 2 CPU cores,
+  the `gpu-*` scales pass the recipes' paper defaults through untouched.
+- **The grid is explicit.** Sizes x pretraining seeds multiply every run; anything else (mask
+  ratios, CLM fractions) is one `RunSpec` per point, so the report can name each row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from encoderlab.errors import UserError
+
+ClaimKind = Literal["beats", "faster_early", "more_stable", "cka_low_layers"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpec:
+    """A pretraining corpus prepared once and read by every run that names it."""
+
+    name: str
+    """Id of this dataset inside the study (runs refer to it)."""
+    corpus: tuple[str, ...]
+    """Asset names (or local paths) mixed into the corpus."""
+    tokenizer: str = "train"
+    """'train' trains a BPE tokenizer on the corpus; otherwise an asset, model folder or tokenizer path."""
+    vocab_size: int = 8192
+    """Vocabulary of a trained tokenizer (ignored for an existing one)."""
+    max_docs: int | None = None
+    """Use at most this many documents (the first ones in a seeded order); None uses all."""
+    seed: int = 0
+    """Data seed: the document split and the packed order every run reads."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSpec:
+    """One pretraining run (or a reference model evaluated as is, when `recipe` is None)."""
+
+    name: str
+    """Id inside the study, used in node names, tables and claims."""
+    label: str = ""
+    """Display name in the report (defaults to `name`)."""
+    recipe: str | None = None
+    """Named recipe of `encoderlab.train.recipes`; None evaluates `init` without training."""
+    overrides: tuple[str, ...] = ()
+    """Dotted overrides applied to the recipe's config (`objective.mask_ratio=0.3`)."""
+    init: str | None = None
+    """Start from another run of this study (its final model) or an asset / model folder / hub id."""
+    data: str = "main"
+    """Name of the `DataSpec` this run reads."""
+    group: str = "main"
+    """Runs in one group are compared: same data, same data seed, same token budget (checked)."""
+    seed: int | None = None
+    """Training seed offset (added to the grid seed); used for seed-noise twins."""
+    steps: int | None = None
+    """Optimizer steps; None takes the scale's steps (and the recipe's default at gpu scales)."""
+    eval_steps: tuple[int, ...] = ()
+    """Intermediate checkpoints also evaluated (data-efficiency curve)."""
+    mask_ratio: float | None = None
+    """MLM ratio of this run, for the mask-ratio figure."""
+    tasks: tuple[str, ...] | None = None
+    """Restrict evaluation to these tasks of the study's suite (a domain study's own tasks)."""
+
+    @property
+    def display(self) -> str:
+        """The label shown in the report."""
+        return self.label or self.name
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalSpec:
+    """The fine-tuning protocol every run of the study gets."""
+
+    suite: str = "pocket"
+    """Evaluation suite of `encoderlab.eval`."""
+    tasks: tuple[str, ...] = ()
+    """Tasks of the suite (empty: all)."""
+    lrs: tuple[float, ...] = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
+    """Learning-rate grid; the best one is chosen on validation."""
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    """Fine-tuning seeds; the same seeds for every model, so comparisons are paired."""
+    checkpoint_lrs: tuple[float, ...] = ()
+    """LRs for intermediate checkpoints (empty: the full grid)."""
+    overrides: tuple[str, ...] = ()
+    """Protocol overrides passed to evaluation (for example fewer fine-tuning steps at small scales)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CkaSpec:
+    """Layer-wise CKA between two runs, with a seed-noise pair as the baseline."""
+
+    a: str
+    """Run compared (e.g. the detour)."""
+    b: str
+    """Run it is compared to (e.g. the MLM baseline)."""
+    noise: tuple[str, str] | None = None
+    """Two runs that differ only in seed; their divergence is the noise floor per layer."""
+    texts: str = "biomed"
+    """Asset of held-out texts."""
+    n_texts: int = 500
+    """Number of texts (the paper: 500)."""
+    max_length: int = 512
+    """Tokens per text."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClaimSpec:
+    """A finding of a paper, checked on this study's numbers."""
+
+    id: str
+    """Short id."""
+    text: str
+    """The claim as the paper states it."""
+    kind: ClaimKind
+    """beats: a > b on `family`; faster_early: a > b at the first intermediate checkpoint;
+    more_stable: a's score varies less across LRs than b's; cka_low_layers: the divergence of
+    `a` vs `b` over seed noise is largest in the low third of layers."""
+    a: str
+    """Run expected to win (or the compared run for CKA)."""
+    b: str
+    """Run expected to lose (or the reference run for CKA)."""
+    family: str | None = None
+    """Task family (SC, TC, QA, IR) or None for the average over all tasks."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudySpec:
+    """A whole controlled comparison: data, runs, evaluation, analyses, claims."""
+
+    name: str
+    """Study name."""
+    scale: str
+    """Scale name this spec was built for."""
+    description: str
+    """One paragraph for the report."""
+    size: str | None
+    """Model size of from-scratch runs (None: the study only adapts existing models)."""
+    seq_len: int | None
+    """Packed sequence length (None: the recipe default)."""
+    micro_batch: int | None
+    """Rows per micro-batch (None: the recipe default)."""
+    grad_accum: int | None
+    """Micro-batches per step (None: the recipe default)."""
+    steps: int | None
+    """Default steps per run (None: the recipe default)."""
+    data: tuple[DataSpec, ...]
+    """Datasets."""
+    runs: tuple[RunSpec, ...]
+    """Pretraining runs and reference models."""
+    eval: EvalSpec
+    """Evaluation protocol."""
+    baseline: str
+    """Run every other run is compared to in the results table."""
+    seeds: tuple[int, ...] = (0,)
+    """Pretraining seeds; every run is trained once per seed."""
+    cka: tuple[CkaSpec, ...] = ()
+    """CKA analyses."""
+    claims: tuple[ClaimSpec, ...] = ()
+    """Claims checked in the report."""
+    expected_minutes: float = 0.0
+    """Expected wall time on the scale's hardware (shown by `study list`)."""
+    hardware: str = ""
+    """Hardware the expected time refers to."""
+
+    def __post_init__(self) -> None:
+        names = [r.name for r in self.runs]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"run names must be unique, repeated: {', '.join(dup)}")
+        datasets = {d.name for d in self.data}
+        for run in self.runs:
+            if run.data not in datasets:
+                raise ValueError(
+                    f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
+                )
+        refs = [self.baseline] + [n for c in self.claims for n in (c.a, c.b)]
+        refs += [n for c in self.cka for n in (c.a, c.b, *(c.noise or ()))]
+        unknown = sorted(set(refs) - set(names))
+        if unknown:
+            raise ValueError(f"unknown run(s) referenced: {', '.join(unknown)}; runs: {', '.join(names)}")
+
+    def run(self, name: str) -> RunSpec:
+        """The run called `name`."""
+        return next(r for r in self.runs if r.name == name)
+
+
+# --------------------------------------------------------------------------- scales
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scale:
+    """How big a built-in study is: model size, training length and evaluation grid."""
+
+    name: str
+    """Scale name."""
+    size: str
+    """Model size for from-scratch runs."""
+    steps: int | None
+    """Steps per from-scratch run (None: the recipe's paper default)."""
+    seq_len: int | None
+    """Packed sequence length (None: recipe default)."""
+    micro_batch: int | None
+    """Rows per micro-batch (None: recipe default)."""
+    grad_accum: int | None
+    """Micro-batches per step (None: recipe default)."""
+    vocab_size: int
+    """Vocabulary of trained tokenizers."""
+    max_docs: int | None
+    """Cap on corpus documents."""
+    lrs: tuple[float, ...]
+    """Fine-tuning LR grid."""
+    seeds: tuple[int, ...]
+    """Fine-tuning seeds."""
+    eval_overrides: tuple[str, ...]
+    """Evaluation protocol overrides (shorter fine-tuning on CPU)."""
+    cka_texts: int
+    """Texts for CKA."""
+    full: bool
+    """Run the whole grid of the paper (False: the reduced demo grid)."""
+    hardware: str
+    """What the expected times refer to."""
+
+
+_PAPER_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
+
+SCALES: dict[str, Scale] = {
+    "demo": Scale(
+        name="demo",
+        size="tiny",
+        steps=300,
+        seq_len=128,
+        micro_batch=8,
+        grad_accum=1,
+        vocab_size=4096,
+        max_docs=4000,
+        lrs=(1e-4, 5e-4),
+        seeds=(0, 1),
+        eval_overrides=("max_steps=60", "max_train_examples=600", "max_eval_examples=300"),
+        cka_texts=64,
+        full=False,
+        hardware="2 CPU cores",
+    ),
+    "cpu": Scale(
+        name="cpu",
+        size="mini",
+        steps=3000,
+        seq_len=256,
+        micro_batch=16,
+        grad_accum=1,
+        vocab_size=8192,
+        max_docs=None,
+        lrs=(5e-5, 1e-4, 2e-4, 5e-4),
+        seeds=(0, 1, 2),
+        eval_overrides=("max_steps=300", "max_train_examples=4000", "max_eval_examples=1000"),
+        cka_texts=256,
+        full=True,
+        hardware="2 CPU cores",
+    ),
+    **{
+        f"gpu-{size}": Scale(
+            name=f"gpu-{size}",
+            size=size,
+            steps=None,
+            seq_len=None,
+            micro_batch=None,
+            grad_accum=None,
+            vocab_size=32768,
+            max_docs=None,
+            lrs=_PAPER_LRS,
+            seeds=(0, 1, 2, 3, 4),
+            eval_overrides=(),
+            cka_texts=500,
+            full=True,
+            hardware="8 GPUs (H100 class)",
+        )
+        for size in ("210m", "610m", "1b")
+    },
+}
+
+
+# --------------------------------------------------------------------------- built-in studies
+
+_FAMILY_TASKS_DEMO = {"pocket": ("tweets", "wnut16", "squad")}
+"""The demo's subset of the pocket suite: one fast task per family for SC, TC and QA."""
+
+
+def _steps_at(scale: Scale, *fractions: float) -> tuple[int, ...]:
+    """Intermediate checkpoint steps at fractions of the scale's run length (42k at gpu scales)."""
+    total = scale.steps or 42_000
+    return tuple(max(1, round(total * f)) for f in fractions)
+
+
+def _common(scale: Scale) -> dict:
+    return dict(
+        scale=scale.name,
+        size=scale.size,
+        seq_len=scale.seq_len,
+        micro_batch=scale.micro_batch,
+        grad_accum=scale.grad_accum,
+        steps=scale.steps,
+        hardware=scale.hardware,
+    )
+
+
+def _eval(scale: Scale, suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:
+    return EvalSpec(
+        suite=suite,
+        tasks=tasks,
+        lrs=scale.lrs,
+        seeds=scale.seeds,
+        checkpoint_lrs=scale.lrs[-1:] if not scale.full else (),
+        overrides=scale.eval_overrides,
+    )
+
+
+def paper1_pfs(scale: Scale) -> StudySpec:
+    """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget."""
+    early = _steps_at(scale, 0.125, 0.25, 0.5)
+    ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
+    fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
+    runs = [
+        RunSpec(
+            name=f"mlm{round(r * 100)}",
+            label=f"MLM-{round(r * 100)}",
+            recipe="pfs-mlm",
+            overrides=(f"mask_ratio={r}",),
+            mask_ratio=r,
+            eval_steps=early if r == 0.4 else (),
+        )
+        for r in ratios
+    ]
+    runs.append(RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=early))
+    runs += [
+        RunSpec(
+            name=f"clm{round(f * 100)}-mlm40",
+            label=f"CLM {round(f * 100)}% -> MLM-40",
+            recipe="pfs-clm-mlm",
+            overrides=(f"clm_fraction={f}",),
+        )
+        for f in fractions
+    ]
+    data = DataSpec(
+        name="main",
+        corpus=("general-en",) if scale.full else ("wiki-leads",),
+        vocab_size=scale.vocab_size,
+        max_docs=scale.max_docs,
+    )
+    claims = (
+        ClaimSpec(
+            id="mlm-sc",
+            text="MLM beats CLM on sequence classification",
+            kind="beats",
+            a="mlm40",
+            b="clm",
+            family="sc",
+        ),
+        ClaimSpec(
+            id="mlm-qa", text="MLM beats CLM on extractive QA", kind="beats", a="mlm40", b="clm", family="qa"
+        ),
+        ClaimSpec(
+            id="clm-early",
+            text="CLM learns faster early in pretraining",
+            kind="faster_early",
+            a="clm",
+            b="mlm40",
+        ),
+        ClaimSpec(
+            id="clm-stable",
+            text="CLM checkpoints fine-tune more stably across learning rates",
+            kind="more_stable",
+            a="clm",
+            b="mlm40",
+        ),
+        ClaimSpec(
+            id="clm25-mlm",
+            text="CLM then MLM (25/75) beats MLM alone under the same budget",
+            kind="beats",
+            a="clm25-mlm40",
+            b="mlm40",
+        ),
+    )
+    return StudySpec(
+        name="paper1-pfs",
+        description=(
+            "Paper 1's from-scratch comparison: MLM at several masking ratios, CLM, and CLM followed by "
+            "MLM-40 at several CLM fractions, all on the same tokens in the same order and the same number "
+            "of steps, each fine-tuned with the same LR x seed protocol."
+        ),
+        data=(data,),
+        runs=tuple(runs),
+        eval=_eval(scale, "pocket", () if scale.full else _FAMILY_TASKS_DEMO["pocket"]),
+        baseline="mlm40",
+        claims=claims,
+        expected_minutes={"demo": 14, "cpu": 240}.get(scale.name, 0.0),
+        **_common(scale),
+    )
+
+
+def paper1_cpt(scale: Scale) -> StudySpec:
+    """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40."""
+    base_steps = scale.steps
+    cpt_steps = max(1, (scale.steps or 42_000) // 4) if scale.steps else 12_000
+    runs = [
+        RunSpec(name="clm-base", label="CLM base", recipe="pfs-clm", group="bases"),
+        RunSpec(
+            name="mlm-base",
+            label="MLM-40 base",
+            recipe="pfs-mlm",
+            overrides=("mask_ratio=0.4",),
+            group="bases",
+        ),
+        RunSpec(
+            name="clm-base+mlm", label="CLM base + MLM-40", recipe="cpt-mlm", init="clm-base", steps=cpt_steps
+        ),
+        RunSpec(
+            name="mlm-base+mlm", label="MLM base + MLM-40", recipe="cpt-mlm", init="mlm-base", steps=cpt_steps
+        ),
+    ]
+    data = [
+        DataSpec(
+            name="main",
+            corpus=("general-en",) if scale.full else ("wiki-leads",),
+            vocab_size=scale.vocab_size,
+            max_docs=scale.max_docs,
+        )
+    ]
+    claims = [
+        ClaimSpec(
+            id="cpt-clm",
+            text="MLM-adapting a CLM-pretrained model beats continuing MLM on an MLM model",
+            kind="beats",
+            a="clm-base+mlm",
+            b="mlm-base+mlm",
+        ),
+    ]
+    if scale.full:
+        # A real decoder turned encoder against a real encoder, each with the same MLM budget on
+        # the same documents (each in its own tokenizer, so each has its own prepared data).
+        data += [
+            DataSpec(
+                name="smollm2", corpus=data[0].corpus, tokenizer="smollm2-135m", max_docs=scale.max_docs
+            ),
+            DataSpec(name="minilm", corpus=data[0].corpus, tokenizer="minilm", max_docs=scale.max_docs),
+        ]
+        runs += [
+            RunSpec(
+                name="smollm2+mlm",
+                label="SmolLM2-135M + MLM-40",
+                recipe="cpt-mlm",
+                init="smollm2-135m",
+                data="smollm2",
+                group="real",
+                steps=cpt_steps,
+            ),
+            RunSpec(
+                name="minilm+mlm",
+                label="MiniLM + MLM-40",
+                recipe="cpt-mlm",
+                init="minilm",
+                data="minilm",
+                group="real",
+                steps=cpt_steps,
+            ),
+        ]
+        claims.append(
+            ClaimSpec(
+                id="cpt-real",
+                text="A real decoder MLM-adapted beats a real encoder given the same continued MLM",
+                kind="beats",
+                a="smollm2+mlm",
+                b="minilm+mlm",
+            )
+        )
+    return StudySpec(
+        name="paper1-cpt",
+        description=(
+            "Paper 1's continued pretraining: a CLM base and an MLM base trained on the same data for the same "
+            "steps, each continued with MLM-40 for the same budget; at full scales also SmolLM2-135M (a real "
+            "decoder) MLM-adapted against MiniLM with continued MLM."
+        ),
+        data=tuple(data),
+        runs=tuple(runs),
+        eval=_eval(scale, "pocket", () if scale.full else _FAMILY_TASKS_DEMO["pocket"]),
+        baseline="mlm-base+mlm",
+        claims=tuple(claims),
+        expected_minutes={"demo": 14, "cpu": 300}.get(scale.name, 0.0),
+        **{**_common(scale), "steps": base_steps},
+    )
+
+
+def paper2_detour(scale: Scale) -> StudySpec:
+    """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
+    base = "minilm" if not scale.name.startswith("gpu") else "answerdotai/ModernBERT-base"
+    domains = {"biomed": ("pubmedqa", "pubmedqa-ir"), "code": ("code-ir",)}
+    if not scale.full:
+        domains = {"biomed": domains["biomed"]}
+    data, runs, claims, cka = [], [], [], []
+    runs.append(
+        RunSpec(name="start", label=f"{base} (start)", init=base, group="reference", data=next(iter(domains)))
+    )
+    for dom, tasks in domains.items():
+        data.append(
+            DataSpec(
+                name=dom,
+                corpus=(dom if dom != "code" else "code-python",),
+                tokenizer=base,
+                max_docs=scale.max_docs,
+            )
+        )
+        common = dict(init=base, data=dom, group=dom, tasks=tasks)
+        runs += [
+            RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", **common),
+            RunSpec(
+                name=f"baseline-{dom}", label=f"MLM baseline ({dom})", recipe="detour-baseline", **common
+            ),
+            RunSpec(
+                name=f"baseline-{dom}-s2",
+                label=f"MLM baseline, seed 2 ({dom})",
+                recipe="detour-baseline",
+                seed=1,
+                **common,
+            ),
+        ]
+        if scale.full:
+            runs += [
+                RunSpec(
+                    name=f"freeze-low-{dom}",
+                    label=f"detour, L0-7 frozen in CLM ({dom})",
+                    recipe="detour-freeze-low",
+                    **common,
+                ),
+                RunSpec(
+                    name=f"freeze-mid-{dom}",
+                    label=f"detour, L8-14 frozen in CLM ({dom})",
+                    recipe="detour-freeze-mid",
+                    **common,
+                ),
+            ]
+        claims.append(
+            ClaimSpec(
+                id=f"detour-{dom}",
+                text=f"The CLM detour beats the MLM baseline on the {dom} domain suite",
+                kind="beats",
+                a=f"detour-{dom}",
+                b=f"baseline-{dom}",
+            )
+        )
+        cka.append(
+            CkaSpec(
+                a=f"detour-{dom}",
+                b=f"baseline-{dom}",
+                noise=(f"baseline-{dom}-s2", f"baseline-{dom}"),
+                texts="biomed" if dom == "biomed" else "code-python",
+                n_texts=scale.cka_texts,
+            )
+        )
+        claims.append(
+            ClaimSpec(
+                id=f"cka-{dom}",
+                text=f"CKA divergence from the detour is concentrated in the low layers ({dom})",
+                kind="cka_low_layers",
+                a=f"detour-{dom}",
+                b=f"baseline-{dom}",
+            )
+        )
+    return StudySpec(
+        name="paper2-detour",
+        description=(
+            f"Paper 2: continue {base} on a domain corpus with a CLM detour (CLM, then a short MLM-15% decay) "
+            "against the MLM baseline (MLM-30%, then the same decay) on identical data and compute; "
+            "evaluation on the domain suite, layer-wise CKA against a seed-noise baseline, and at full "
+            "scales freezing the low or middle layers during the CLM phase."
+        ),
+        data=tuple(data),
+        runs=tuple(runs),
+        eval=_eval(scale, "domain"),
+        baseline=f"baseline-{next(iter(domains))}",
+        cka=tuple(cka),
+        claims=tuple(claims),
+        expected_minutes={"demo": 15, "cpu": 240}.get(scale.name, 0.0),
+        **{**_common(scale), "size": None},
+    )
+
+
+STUDIES: dict[str, Callable[[Scale], StudySpec]] = {
+    "paper1-pfs": paper1_pfs,
+    "paper1-cpt": paper1_cpt,
+    "paper2-detour": paper2_detour,
+}
+
+
+def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> StudySpec:
+    """The built-in study `name` at `scale`; fields of the spec can be replaced by `overrides`."""
+    if name not in STUDIES:
+        raise UserError(f"unknown study '{name}'; valid: {', '.join(STUDIES)} (see: encoderlab study list)")
+    if scale not in SCALES:
+        raise UserError(f"unknown scale '{scale}' for study {name}; valid: {', '.join(SCALES)}")
+    spec = STUDIES[name](SCALES[scale])
+    return replace(spec, **(overrides or {}))
+
+
+_PAPER1_TOKENS_PER_STEP = 2_359_296
+"""Paper 1's tokens per step (papers.md 1.3): 42k steps ~ 99B tokens."""
+_PAPER2_TOKENS = 11e9
+"""Paper 2's base budget: 10B CLM or MLM tokens plus a 1B decay."""
+_GPU_FLOPS = 8 * 989e12 * 0.4
+"""8 H100s at 40% of their dense bf16 peak."""
+
+
+def estimate_minutes(spec: StudySpec) -> float:
+    """The spec's expected minutes, or for gpu scales an estimate of 6 N D FLOPs per run (+10% for evaluation)."""
+    if spec.expected_minutes:
+        return spec.expected_minutes
+    from encoderlab.model.config import ModelConfig
+
+    flops = 0.0
+    for run in spec.runs:
+        if run.recipe is None:
+            continue
+        if run.init is None or spec.size is not None:
+            params = ModelConfig.from_size(spec.size or "210m", vocab_size=32_768).num_params()
+            flops += 6 * params * (run.steps or 42_000) * _PAPER1_TOKENS_PER_STEP
+        else:
+            flops += 6 * 150e6 * _PAPER2_TOKENS  # ModernBERT-base
+    return round(1.1 * flops / _GPU_FLOPS / 60, -1)
+
+
+def list_studies() -> list[tuple[str, str, float, str]]:
+    """(study, scale, expected minutes, hardware) for every built-in study and scale."""
+    return [
+        (name, scale, estimate_minutes(s := build(sc)), s.hardware)
+        for name, build in STUDIES.items()
+        for scale, sc in SCALES.items()
+    ]
+
+
+__all__ = [
+    "SCALES",
+    "STUDIES",
+    "CkaSpec",
+    "ClaimSpec",
+    "DataSpec",
+    "EvalSpec",
+    "RunSpec",
+    "Scale",
+    "StudySpec",
+    "get_study",
+    "list_studies",
+]

@@ -1,0 +1,178 @@
+"""A study backend with fake, fast, deterministic nodes (no model is trained).
+
+Used by the study tests in-process and, for the kill test, as a script run in a subprocess:
+`python fake_study.py OUT` runs the small study into OUT. Scores are chosen so that the claims
+have known outcomes: MLM beats CLM on SC by a wide margin (significant), CLM beats MLM early.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from encoderlab.study.graph import Backend, NodeKind
+from encoderlab.study.report import report_node
+from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
+
+FAIL_ON: dict[str, str | None] = {"node": None}
+"""Fault injection: the first node whose name contains this raises OSError(ENOSPC)."""
+SLEEP = float(os.environ.get("FAKE_STUDY_SLEEP", "0"))
+
+TASKS = {"sst": "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}
+BASE = {"pfs-mlm": 70.0, "pfs-clm": 60.0, "pfs-clm-mlm": 72.0}
+
+
+def _noise(*parts) -> float:
+    """A deterministic number in [-1, 1) from its arguments."""
+    h = hashlib.sha256(json.dumps(parts).encode()).digest()
+    return int.from_bytes(h[:4], "little") / 2**31 - 1.0
+
+
+def _write(path: Path, data) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True))
+    time.sleep(SLEEP)  # a window for the kill test to land between writing and renaming
+    os.replace(tmp, path)
+
+
+def _maybe_fail(ctx) -> None:
+    target = FAIL_ON["node"]
+    if target and target in ctx.node.name:
+        FAIL_ON["node"] = None
+        (ctx.out_dir / "partial.bin").write_bytes(b"half")
+        raise OSError(errno.ENOSPC, "No space left on device", str(ctx.out_dir / "partial.bin"))
+
+
+def prepare(ctx) -> dict:
+    _maybe_fail(ctx)
+    docs = [f"doc {i} of {'+'.join(ctx.node.config['corpus'])}" for i in range(20)]
+    _write(ctx.out_dir / "data.json", docs)
+    return {"docs": len(docs)}
+
+
+def resolve_pretrain(cfg: dict) -> dict:
+    steps = cfg["steps"] or 100
+    return {
+        **cfg,
+        "steps": steps,
+        "tokens": steps * (cfg["seq_len"] or 64) * (cfg["micro_batch"] or 4) * (cfg["grad_accum"] or 1),
+    }
+
+
+def pretrain(ctx) -> dict:
+    _maybe_fail(ctx)
+    cfg = ctx.node.config
+    data = json.loads((ctx.inputs[ctx.node.deps[0]].path / "data.json").read_text())
+    for step in [*cfg["keep_steps"], cfg["steps"]]:
+        (ctx.out_dir / f"step_{step}").mkdir(exist_ok=True)
+        _write(
+            ctx.out_dir / f"step_{step}" / "model.json",
+            {"recipe": cfg["recipe"], "step": step, "seed": cfg["seed"], "docs": len(data)},
+        )
+    metrics = [
+        {"step": s, "loss": 10.0 / (1 + s) + BASE[cfg["recipe"]] / 100} for s in range(0, cfg["steps"], 10)
+    ]
+    (ctx.out_dir / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
+    return {
+        "steps": cfg["steps"],
+        "metrics": "metrics.jsonl",
+        "compute": {"tokens": cfg["tokens"], "flops": 6.0 * 1e6 * cfg["tokens"]},
+    }
+
+
+def evaluate(ctx) -> dict:
+    _maybe_fail(ctx)
+    c = ctx.node.config
+    model = json.loads(
+        (ctx.inputs[ctx.node.deps[0]].path / f"step_{c['step'] or _final(ctx)}" / "model.json").read_text()
+    )
+    base = BASE[model["recipe"]]
+    if c["step"] is not None:  # early checkpoints: CLM ahead
+        base = {"pfs-clm": 50.0}.get(model["recipe"], 40.0)
+    if model["recipe"] == "pfs-clm" and c["family"] != "sc":
+        base += 8.0  # CLM only loses on SC in this fake world
+    lr_effect = -abs(c["lr"] - 1e-4) * (2e4 if model["recipe"] == "pfs-mlm" else 2e3)
+    test = base + lr_effect + 0.5 * _noise(c["model"], c["task"], c["lr"], c["seed"])
+    val = test + 0.3 * _noise("val", c["model"], c["task"], c["lr"], c["seed"])
+    _write(ctx.out_dir / "result.json", {"val": val, "test": test})
+    return {"val": val, "test": test, "metric": "accuracy"}
+
+
+def _final(ctx) -> int:
+    return ctx.inputs[ctx.node.deps[0]].result["steps"]
+
+
+def cka(ctx) -> dict:
+    _maybe_fail(ctx)
+    div = [0.3, 0.25, 0.1, 0.05, 0.05, 0.04]
+    noise = [0.01, 0.01, 0.02, 0.05, 0.05, 0.05]
+    res = {
+        "a": ctx.node.config["a"],
+        "b": ctx.node.config["b"],
+        "divergence": div,
+        "noise_divergence": noise,
+        "ratio": [d / n for d, n in zip(div, noise)],
+    }
+    _write(ctx.out_dir / "cka.json", res)
+    return res
+
+
+def backend() -> Backend:
+    return Backend(
+        kinds={
+            "prepare": NodeKind(run=prepare),
+            "pretrain": NodeKind(run=pretrain, resolve=resolve_pretrain),
+            "eval": NodeKind(run=evaluate),
+            "cka": NodeKind(run=cka),
+            "report": NodeKind(run=lambda ctx: report_node(ctx, figures=False)),
+        },
+        suite_tasks=lambda suite: dict(TASKS),
+    )
+
+
+def small_spec(**overrides) -> StudySpec:
+    runs = (
+        RunSpec(name="mlm40", label="MLM-40", recipe="pfs-mlm", eval_steps=(20,), mask_ratio=0.4),
+        RunSpec(name="mlm20", label="MLM-20", recipe="pfs-mlm", mask_ratio=0.2),
+        RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=(20,)),
+        RunSpec(name="clm25-mlm40", label="CLM 25% -> MLM-40", recipe="pfs-clm-mlm"),
+        RunSpec(name="mlm40-s2", label="MLM-40 seed 2", recipe="pfs-mlm", seed=1, group="noise"),
+    )
+    fields = dict(
+        name="fake-pfs",
+        scale="test",
+        description="A fake study.",
+        size="tiny",
+        seq_len=64,
+        micro_batch=4,
+        grad_accum=1,
+        steps=100,
+        data=(DataSpec(name="main", corpus=("fake",)),),
+        runs=runs,
+        eval=EvalSpec(suite="fake", tasks=(), lrs=(1e-4, 5e-4), seeds=(0, 1, 2), checkpoint_lrs=(1e-4,)),
+        baseline="mlm40",
+        cka=(CkaSpec(a="clm", b="mlm40", noise=("mlm40-s2", "mlm40"), texts="fake", n_texts=8),),
+        claims=(
+            ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc"),
+            ClaimSpec(id="mlm-qa", text="MLM beats CLM on QA", kind="beats", a="mlm40", b="clm", family="qa"),
+            ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40"),
+            ClaimSpec(
+                id="stable", text="CLM is more stable across LRs", kind="more_stable", a="clm", b="mlm40"
+            ),
+            ClaimSpec(
+                id="cka", text="CKA divergence is in low layers", kind="cka_low_layers", a="clm", b="mlm40"
+            ),
+        ),
+    )
+    return StudySpec(**{**fields, **overrides})
+
+
+if __name__ == "__main__":
+    from encoderlab.study.runner import run_study
+
+    print(run_study(small_spec(), Path(sys.argv[1]), backend(), progress=False))

@@ -1,0 +1,80 @@
+"""Graph expansion: content-hash keys, controlled variables, bad specs."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from fake_study import backend, small_spec
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import build_graph
+from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec
+
+
+def _keys(spec):
+    return {n.name: n.key for n in build_graph(spec, backend())}
+
+
+def test_grid_expands_every_model_checkpoint_task_lr_and_seed():
+    spec = small_spec()
+    graph = build_graph(spec, backend())
+    kinds = [n.kind for n in graph]
+    # 5 runs x 4 tasks x 2 LRs x 3 seeds for final models, plus 2 runs with one checkpoint x 4 tasks x 1 LR x 3 seeds
+    assert kinds.count("eval") == 5 * 4 * 2 * 3 + 2 * 4 * 1 * 3
+    assert kinds.count("pretrain") == 5 and kinds.count("prepare") == 1 and kinds.count("cka") == 1
+    assert (
+        kinds[-1] == "report" and len(graph.nodes["report"].deps) == len(graph) - 2
+    )  # all but prepare and itself
+    order = list(graph.nodes)
+    for node in graph:  # insertion order is topological
+        assert all(order.index(d) < order.index(node.name) for d in node.deps)
+
+
+def test_keys_are_stable_and_change_only_downstream_of_a_change():
+    spec = small_spec()
+    assert _keys(spec) == _keys(small_spec())
+    more_seeds = _keys(replace(spec, eval=replace(spec.eval, seeds=(0, 1, 2, 3))))
+    before = _keys(spec)
+    assert all(more_seeds[n] == k for n, k in before.items() if not n.startswith(("eval", "report")))
+    assert all(more_seeds[n] == k for n, k in before.items() if n.startswith("eval"))  # old eval nodes reused
+    new_data = _keys(replace(spec, data=(DataSpec(name="main", corpus=("fake",), seed=1),)))
+    assert all(new_data[n] != k for n, k in before.items())  # a data seed changes everything
+
+
+def test_token_budget_mismatch_in_a_group_is_refused():
+    spec = small_spec()
+    runs = tuple(replace(r, steps=50) if r.name == "clm" else r for r in spec.runs)
+    with pytest.raises(UserError, match=r"group 'main' have different token budgets \(.*clm: 12,800"):
+        build_graph(replace(spec, runs=runs), backend())
+    # the same change in its own group is fine: nothing compares it
+    runs = tuple(replace(r, steps=50, group="solo") if r.name == "clm" else r for r in spec.runs)
+    build_graph(replace(spec, runs=runs), backend())
+
+
+def test_compared_runs_must_read_the_same_data():
+    spec = small_spec()
+    data = (*spec.data, DataSpec(name="other", corpus=("fake",), seed=7))
+    runs = tuple(replace(r, data="other") if r.name == "clm" else r for r in spec.runs)
+    with pytest.raises(UserError, match="mlm40 and clm are compared .* read different data"):
+        build_graph(replace(spec, data=data, runs=runs), backend())
+
+
+def test_unknown_task_and_init_cycle_are_one_line_errors():
+    spec = small_spec()
+    with pytest.raises(UserError, match="task\\(s\\) nope not in suite 'fake'; valid: sst, mnli, ner, squad"):
+        build_graph(replace(spec, eval=EvalSpec(suite="fake", tasks=("nope",))), backend())
+    runs = (
+        RunSpec(name="a", recipe="pfs-mlm", init="b"),
+        RunSpec(name="b", recipe="pfs-mlm", init="a"),
+    )
+    with pytest.raises(UserError, match="cycle"):
+        build_graph(replace(spec, runs=runs, baseline="a", cka=(), claims=()), backend())
+
+
+def test_continued_runs_depend_on_their_base():
+    spec = small_spec()
+    runs = (*spec.runs, RunSpec(name="cpt", recipe="pfs-mlm", init="clm", group="cpt"))
+    graph = build_graph(replace(spec, runs=runs), backend())
+    assert graph.nodes["pretrain/cpt"].deps == ("prepare/main", "pretrain/clm")
+    assert graph.nodes["pretrain/cpt"].config["init"] is None  # a run of the study is an input, not a name

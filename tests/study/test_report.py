@@ -1,0 +1,133 @@
+"""The report: numbers, claims, figures with their data, and an HTML page that renders."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from fake_study import backend, small_spec
+
+from encoderlab.study.report import write_report
+from encoderlab.study.results import load_study, results_table, task_scores
+from encoderlab.study.runner import run_study
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    out = tmp_path_factory.mktemp("study")
+    run_study(small_spec(), out, backend(), progress=False)
+    write_report(out)  # with figures
+    return out
+
+
+def test_lr_is_chosen_on_validation_and_reported_on_test():
+    rows = [
+        {
+            "model": "m",
+            "step": None,
+            "task": "t",
+            "family": "sc",
+            "lr": lr,
+            "seed": s,
+            "val": val,
+            "test": test,
+        }
+        for lr, val, test in [(1e-4, 80.0, 60.0), (5e-4, 70.0, 90.0)]
+        for s in (0, 1)
+    ]
+    scores = task_scores(rows, "m", None)["t"]
+    assert scores["best_lr"] == 1e-4 and scores["by_seed"] == {0: 60.0, 1: 60.0}  # not the better test score
+
+
+def test_table_and_claims_match_a_direct_computation(study):
+    data = load_study(study)
+    table = results_table(data)
+    # direct: per seed, mean over the two SC tasks of the test score at the LR with the best mean val
+    evals = [r for r in data.evals if r["model"] == "clm" and r["step"] is None and r["family"] == "sc"]
+    per_seed = {}
+    for task in {r["task"] for r in evals}:
+        mine = [r for r in evals if r["task"] == task]
+        best = max({r["lr"] for r in mine}, key=lambda lr: np.mean([r["val"] for r in mine if r["lr"] == lr]))
+        for r in mine:
+            if r["lr"] == best:
+                per_seed.setdefault(r["seed"], []).append(r["test"])
+    values = [np.mean(v) for _, v in sorted(per_seed.items())]
+    cell = table["cells"]["clm"]["sc"]
+    assert cell["mean"] == pytest.approx(np.mean(values))
+    half = 4.302652729911275 * np.std(values, ddof=1) / np.sqrt(3)  # t(0.975, 2)
+    assert cell["half_width"] == pytest.approx(half)
+    results = json.loads((study / "report" / "results.json").read_text())
+    claims = {c["id"]: c for c in results["claims"]}
+    assert claims["mlm-sc"]["status"] == "holds" and claims["mlm-sc"]["significant"] is True
+    assert claims["early"]["status"] == "holds" and claims["early"]["numbers"]["step"] == 20
+    assert claims["stable"]["status"] == "holds"
+    assert claims["cka"]["status"] == "holds"
+    assert "Holds at this scale (significant): MLM-40" in claims["mlm-sc"]["sentence"]
+
+
+def test_a_claim_that_fails_says_so(tmp_path):
+    spec = small_spec()
+    claims = (replace(spec.claims[0], id="rev", a="clm", b="mlm40"),)
+    run_study(replace(spec, claims=claims), tmp_path, backend(), progress=False)
+    claim = json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
+    assert claim["status"] == "does not hold" and claim["sentence"].startswith(
+        "Does not hold at this scale (significant)"
+    )
+
+
+def test_every_figure_has_its_numbers_and_the_html_is_self_contained(study):
+    figs = sorted((study / "report" / "figures").glob("*.png"))
+    names = {f.stem for f in figs}
+    assert {
+        "results",
+        "data_efficiency",
+        "lr_stability",
+        "mask_ratio",
+        "cka_clm",
+        "pretraining_loss",
+    } <= names
+    for png in figs:
+        rows = list(csv.DictReader(png.with_suffix(".csv").open()))
+        assert rows, png.name
+    page = (study / "report" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == len(figs)
+    assert not re.search(r"""(src|href)=["'](?!data:)""", page)  # nothing external
+    md = (study / "report" / "report.md").read_text()
+    assert "## Claims of the papers at this scale" in md and "figures/results.csv" in md
+
+
+def test_the_html_renders_in_headless_chromium(study, tmp_path):
+    browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if browser is None:
+        pytest.skip("chromium is not installed (apt-get install -y chromium); the HTML render check needs it")
+    shot = tmp_path / "shot.png"
+    cmd = [
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--screenshot={shot}",
+        "--window-size=1200,1600",
+        (study / "report" / "report.html").as_uri(),
+    ]
+    subprocess.run(
+        cmd,
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert pixels.shape[0] > 500 and pixels.std() > 0.05  # not blank: text, tables and a figure are drawn
+    # the figures themselves are drawn: some pixels are the plot's colours, neither white nor grey
+    sat = pixels.max(axis=-1) - pixels.min(axis=-1)
+    assert (sat > 0.3).mean() > 0.001

@@ -1,0 +1,151 @@
+"""Running a study: caching, resume after a full disk, the folder lock, compute records."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import replace
+
+import fake_study
+import pytest
+from fake_study import backend, small_spec
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import NodeKind, build_graph
+from encoderlab.study.runner import LOCK, MARKER, node_dir, run_study
+
+
+def _counting_backend(calls: list[str]):
+    b = backend()
+    for kind, k in list(b.kinds.items()):
+        b.kinds[kind] = NodeKind(
+            run=lambda ctx, _run=k.run: (calls.append(ctx.node.name), _run(ctx))[1], resolve=k.resolve
+        )
+    return b
+
+
+def outputs(study_dir) -> dict[str, str]:
+    """Every node output file (markers without their timing) and the report's numbers, by path."""
+    files = {}
+    for path in sorted((study_dir / "nodes").rglob("*")):
+        if path.is_file() and not path.name.endswith(".tmp"):
+            text = path.read_text()
+            if path.name == MARKER:
+                record = json.loads(text)
+                record.pop("compute")
+                text = json.dumps(record, sort_keys=True)
+            files[str(path.relative_to(study_dir))] = text
+    results = json.loads((study_dir / "report" / "results.json").read_text())
+    files["report/results.json"] = json.dumps({k: results[k] for k in ("table", "claims")}, sort_keys=True)
+    return files
+
+
+def test_a_finished_study_is_never_recomputed(tmp_path):
+    calls: list[str] = []
+    report = run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    assert report == tmp_path / "report" / "report.html" and report.is_file()
+    n = len(build_graph(small_spec(), backend()))
+    assert len(calls) == n
+    calls.clear()
+    run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    assert calls == []
+    # one more fine-tuning seed: only the new eval nodes (and the report) run
+    spec = small_spec()
+    run_study(
+        replace(spec, eval=replace(spec.eval, seeds=(0, 1, 2, 3))),
+        tmp_path,
+        _counting_backend(calls),
+        progress=False,
+    )
+    assert calls and all(c.endswith("/s3") for c in calls[:-1]) and calls[-1] == "report"
+
+
+def test_compute_is_recorded_per_node(tmp_path):
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    records = [json.loads(line) for line in (tmp_path / "compute.jsonl").read_text().splitlines()]
+    graph = build_graph(small_spec(), backend())
+    assert [r["node"] for r in records] == [n.name for n in graph]
+    pretrain = [r for r in records if r["kind"] == "pretrain"]
+    assert all(
+        r["tokens"] == 100 * 64 * 4 and r["flops"] == 6e6 * r["tokens"] and r["wall_s"] >= 0 for r in pretrain
+    )
+
+
+def test_disk_full_inside_a_node_loses_nothing_and_resumes(tmp_path):
+    clean = tmp_path / "clean"
+    run_study(small_spec(), clean, backend(), progress=False)
+    broken = tmp_path / "broken"
+    fake_study.FAIL_ON["node"] = "eval/clm/"
+    with pytest.raises(OSError) as exc:
+        run_study(small_spec(), broken, backend(), progress=False)
+    assert exc.value.errno == errno.ENOSPC
+    graph = build_graph(small_spec(), backend())
+    finished = [n for n in graph if (node_dir(broken, n) / MARKER).exists()]
+    assert finished and all(not n.name.startswith("eval/clm/") for n in finished[-1:])
+    assert not (broken / LOCK).exists()  # the lock is released on the way out
+    failed = next(n for n in graph if n.name.startswith("eval/clm/"))
+    assert (node_dir(broken, failed) / "partial.bin").exists() and not (
+        node_dir(broken, failed) / MARKER
+    ).exists()
+    calls: list[str] = []
+    run_study(small_spec(), broken, _counting_backend(calls), progress=False)
+    assert calls[0] == failed.name and not set(calls) & {n.name for n in finished}
+    resumed = {k: v for k, v in outputs(broken).items() if not k.endswith("partial.bin")}
+    assert resumed == outputs(clean)
+
+
+def test_the_disk_full_cli_message_is_one_line(tmp_path, capsys, monkeypatch):
+    from encoderlab.cli import main
+
+    fake_study.FAIL_ON["node"] = "pretrain/clm"
+    monkeypatch.setattr("encoderlab.study.cli.default_backend", backend)
+    monkeypatch.setattr("encoderlab.study.cli.get_study", lambda name, scale: small_spec())
+    with pytest.raises(SystemExit) as exc:
+        main(["study", "run", "paper1-pfs", "--out", str(tmp_path)])
+    assert exc.value.code == 3
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if line.startswith("encoderlab: error")]
+    assert len(errors) == 1 and "disk full" in errors[0] and "Traceback" not in err
+
+
+def test_a_live_holder_is_named_and_a_dead_one_is_taken_over(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        lock = {
+            "pid": holder.pid,
+            "host": socket.gethostname(),
+            "since": "2026-01-01T00:00:00Z",
+            "study": "paper1-cpt",
+        }
+        (tmp_path / LOCK).write_text(json.dumps(lock))
+        with pytest.raises(
+            UserError, match=f"in use by study paper1-cpt \\(pid {holder.pid} on {socket.gethostname()}"
+        ):
+            run_study(small_spec(), tmp_path, backend(), progress=False)
+        assert json.loads((tmp_path / LOCK).read_text())["pid"] == holder.pid  # not stolen
+    finally:
+        holder.kill()
+        holder.wait()
+    run_study(small_spec(), tmp_path, backend(), progress=False)  # the holder is dead: stale lock taken over
+    assert not (tmp_path / LOCK).exists() and (tmp_path / "report" / "report.html").exists()
+
+
+def test_another_study_in_the_same_folder_is_refused(tmp_path):
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    before = outputs(tmp_path)
+    with pytest.raises(UserError, match="holds study fake-pfs .* run other in another --out folder"):
+        run_study(small_spec(name="other"), tmp_path, backend(), progress=False)
+    assert outputs(tmp_path) == before
+
+
+def test_unwritable_out_is_one_line(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root can write anywhere")
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o500)
+    with pytest.raises(UserError, match="not writable"):
+        run_study(small_spec(), ro, backend(), progress=False)

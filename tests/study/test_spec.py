@@ -1,0 +1,53 @@
+"""Built-in studies: every study builds at every scale; bad names are one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from encoderlab.errors import UserError
+from encoderlab.study.spec import SCALES, STUDIES, get_study, list_studies
+
+
+@pytest.mark.parametrize("study", list(STUDIES))
+@pytest.mark.parametrize("scale", list(SCALES))
+def test_every_builtin_study_builds_at_every_scale(study, scale):
+    spec = get_study(study, scale)
+    assert spec.name == study and spec.scale == scale and spec.claims
+    names = {r.name for r in spec.runs}
+    assert spec.baseline in names
+
+
+def test_demo_pfs_has_the_minimum_grid_and_gpu_scales_use_paper_settings():
+    demo = get_study("paper1-pfs", "demo")
+    assert {"mlm40", "clm", "clm25-mlm40"} <= {r.name for r in demo.runs}
+    assert demo.eval.tasks and len(demo.eval.tasks) < 10  # a subset of the pocket suite
+    full = get_study("paper1-pfs", "gpu-610m")
+    assert {r.name for r in full.runs} >= {
+        "mlm20",
+        "mlm30",
+        "mlm40",
+        "mlm50",
+        "clm",
+        "clm25-mlm40",
+        "clm50-mlm40",
+        "clm75-mlm40",
+    }
+    assert full.size == "610m" and full.steps is None  # recipe defaults: the paper's 42k steps
+    assert full.eval.lrs == (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4) and full.eval.seeds == (0, 1, 2, 3, 4)
+    detour = get_study("paper2-detour", "cpu")
+    assert {"freeze-low-biomed", "freeze-mid-biomed", "detour-code"} <= {r.name for r in detour.runs}
+
+
+def test_unknown_study_or_scale_lists_the_valid_ones():
+    with pytest.raises(UserError, match="unknown study 'nope'; valid: paper1-pfs, paper1-cpt, paper2-detour"):
+        get_study("nope")
+    with pytest.raises(
+        UserError, match="unknown scale 'huge' .*valid: demo, cpu, gpu-210m, gpu-610m, gpu-1b"
+    ):
+        get_study("paper1-pfs", "huge")
+
+
+def test_list_has_every_study_and_scale_with_a_time():
+    rows = list_studies()
+    assert len(rows) == len(STUDIES) * len(SCALES)
+    assert all(minutes > 0 for _, _, minutes, _ in rows)
