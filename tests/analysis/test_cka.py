@@ -142,5 +142,5 @@ def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
     with pytest.raises(UserError, match="only 60 texts"):
         sample_indices(60, 100, (42,))
     texts = make_texts(MIN_TEXTS)
-    with pytest.raises(UserError, match="3 and 2 layers"):
+    with pytest.raises(UserError, match="A 3, B 2 layers"):
         compare((make_model(0), tokenizer), (make_model(0, n_layers=2), tokenizer), texts, n=MIN_TEXTS)

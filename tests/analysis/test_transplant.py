@@ -17,6 +17,7 @@ from encoderlab.analysis.transplant import (
     save_transplant,
     sweep_specs,
     transplant,
+    transplant_sweep,
 )
 from encoderlab.errors import UserError
 from encoderlab.model.io import is_model_folder, load_model_folder
@@ -139,3 +140,24 @@ def test_layer_parsing_and_sweeps():
     assert [s.layers for _, s in sweep_specs(3, "layers")] == [(0,), (1,), (2,)]
     with pytest.raises(UserError, match="out of range"):
         transplant(make_model(0), make_model(1), TransplantSpec(layers=(3,)))
+
+
+def test_freezing_presets_name_the_same_layers_as_the_detour_freeze_recipes():
+    assert parse_layers("paper2-low", 22) == tuple(range(0, 8))
+    assert parse_layers("paper2-mid", 22) == tuple(range(8, 15))
+
+
+def test_sweep_saves_every_transplant_and_scores_the_gap_recovered(tmp_path, tokenizer):
+    a, b = make_model(0), make_model(1)
+
+    def score(model):  # a score that only layer 0's MLP decides: the expected shares are exact
+        return float(model.layers[0].mlp.down_proj.weight.detach().sum())
+
+    rows = transplant_sweep(a, b, sweep_specs(3, "all"), tmp_path, tokenizer=tokenizer, score=score)
+    by_name = {r["name"]: r for r in rows}
+    assert by_name["A"]["accuracy"] == score(a) and by_name["B"]["accuracy"] == score(b)
+    shares = {r["name"]: r["gap_recovered"] for r in rows if "gap_recovered" in r}
+    assert shares == pytest.approx(
+        {"layers-0-0": 1.0, "layers-1-1": 0.0, "layers-2-2": 0.0, "all-attention": 0.0, "all-mlp": 1.0}
+    )
+    assert all(is_model_folder(tmp_path / name) for name in shares)

@@ -151,6 +151,13 @@ def compare(
     `a`, `b` and `baseline` are (model, tokenizer) pairs; `texts` is the pool the N texts are
     drawn from, once per sampling seed.
     """
+    depths = {name: len(pair[0].layers) for name, pair in (("A", a), ("B", b), ("B'", baseline)) if pair}
+    if len(set(depths.values())) > 1:
+        shown = ", ".join(f"{k} {v}" for k, v in depths.items())
+        raise UserError(
+            f"the models have different depths ({shown} layers); layer-wise CKA pairs layers one to one, "
+            "so compare models of the same depth"
+        )
     draws = sample_indices(len(texts), n, seeds)
     union = np.unique(np.concatenate(draws))
     pool = [texts[i] for i in union]

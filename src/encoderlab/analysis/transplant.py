@@ -27,15 +27,19 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
+from tqdm.auto import tqdm
 
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model import Encoder
+from encoderlab.train.freeze import PRESETS as FREEZE_PRESETS
+from encoderlab.train.freeze import parse_layers as freeze_layers
 
 Part = Literal["block", "attention", "mlp"]
 PARTS: dict[str, tuple[str, ...]] = {
@@ -69,12 +73,15 @@ class TransplantSpec:
 
 
 def parse_layers(text: str, n_layers: int) -> tuple[int, ...]:
-    """'0-7', '3' or '0-3,8,10-11' as sorted block indices, each checked against the depth."""
+    """'0-7', '3', '0-3,8,10-11' or a freezing preset ('paper2-low', 'paper2-mid': the same layers
+    the detour-freeze recipes freeze) as sorted block indices, each checked against the depth."""
+    if text.strip() in FREEZE_PRESETS:
+        return freeze_layers(text.strip(), n_layers)
     layers: set[int] = set()
     for item in text.replace(" ", "").split(","):
         match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
         if not match:
-            raise UserError(f"layer range '{text}' is not valid; write e.g. 0-7, 3 or 0-3,8")
+            raise UserError(f"layer range '{text}' is not valid; write e.g. 0-7, 3, 0-3,8 or paper2-low")
         lo, hi = int(match[1]), int(match[2] or match[1])
         if lo > hi:
             raise UserError(f"layer range '{item}' runs backwards; write it low-high, e.g. {hi}-{lo}")
@@ -185,6 +192,36 @@ def sweep_specs(n_layers: int, kind: SweepKind, n_groups: int = 3) -> list[tuple
     if kind in ("parts", "all"):
         specs += [(f"all-{p}", TransplantSpec(layers=everything, part=p)) for p in ("attention", "mlp")]
     return specs
+
+
+def transplant_sweep(
+    a: Encoder,
+    b: Encoder,
+    specs: list[tuple[str, TransplantSpec]],
+    out: Path,
+    *,
+    tokenizer=None,
+    sources: dict[str, str] | None = None,
+    score: Callable[[Encoder], float] | None = None,
+) -> list[dict]:
+    """Save every transplant of a sweep as `out/<name>/`; with `score`, also score A, B and each
+    transplant and report the share of the B -> A gap each one recovers."""
+    rows: list[dict] = []
+    for name, spec in tqdm(specs, desc="transplants"):
+        folder = save_transplant(a, b, spec, Path(out) / name, tokenizer=tokenizer, sources=sources)
+        rows.append({"name": name, "description": spec.describe(), "folder": str(folder)})
+    if score is None:
+        return rows
+    score_a, score_b = score(a), score(b)
+    from encoderlab.model.io import load_model_folder
+
+    for row in rows:
+        row["accuracy"] = score(load_model_folder(row["folder"]))
+        row["gap_recovered"] = gap_recovered(row["accuracy"], score_b, score_a)
+    ends = [
+        {"name": k, "description": f"model {k}", "accuracy": v} for k, v in (("A", score_a), ("B", score_b))
+    ]
+    return ends + rows
 
 
 def gap_recovered(score: float, score_b: float, score_a: float) -> float | None:

@@ -1,0 +1,229 @@
+"""`encoderlab analyze cka|transplant|probe|curves`: parse, call the analysis API, print, write figures.
+
+Each command checks what it can before loading any model (text counts, layer ranges, the
+curves file), so a bad argument costs one line and no minutes of loading. Outputs go to `--out`:
+a PNG per figure with its CSV and JSON, plus the full report as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import tyro
+
+from encoderlab.analysis import cka, curves, plots, probe, transplant
+from encoderlab.analysis.inputs import read_texts
+from encoderlab.errors import UserError
+
+Source = Annotated[str, tyro.conf.Positional]
+
+
+def _load(source: str, device: str):
+    from encoderlab.analysis.inputs import load_model
+
+    model, tokenizer = load_model(source)
+    if tokenizer is None:
+        raise UserError(f"model '{source}' has no tokenizer; save one in its folder so texts can be encoded")
+    return model.to(device), tokenizer
+
+
+def cka_command(
+    model_a: Source,
+    model_b: Source,
+    *,
+    texts: str,
+    out: Path,
+    baseline: str | None = None,
+    n: int = 500,
+    seeds: tuple[int, ...] = (42,),
+    max_length: int = 512,
+    batch_size: int = 16,
+    device: str = "cpu",
+) -> cka.CkaReport:
+    """Layer-wise CKA divergence of model A from reference B, relative to B's seed twin (--baseline).
+
+    Args:
+        model_a: The model being compared (e.g. the CLM-detour model).
+        model_b: The reference (e.g. the MLM model, seed 1).
+        texts: Held-out texts: an asset name, a .jsonl file of records, or a .txt file (one per line).
+        out: Folder for cka.png/.csv/.json, cka_ratio.* and cka_report.json.
+        baseline: B's seed twin (same recipe, other seed); gives the per-layer noise ratio.
+        n: Texts per sampling seed (at least 50; the paper uses 500).
+        seeds: Sampling seeds; each draws n texts from the pool (the paper uses 42 43 44).
+        max_length: Tokens per text at most.
+        batch_size: Texts per forward pass.
+        device: Where the models run (cpu, cuda).
+    """
+    pool = read_texts(texts)
+    cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
+    pairs = {
+        name: _load(src, device) for name, src in (("A", model_a), ("B", model_b), ("B'", baseline)) if src
+    }
+    report = cka.compare(
+        pairs["A"], pairs["B"], pool, baseline=pairs.get("B'"), n=n, seeds=seeds, max_length=max_length,
+        batch_size=batch_size, labels={"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})},
+    )  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cka_report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str))
+    rows = [
+        {**r, "pair_label": "A vs B", "baseline_label": "B' vs B (seed noise)"}
+        for r in report.to_dict()["layers"]
+    ]
+    plots.plot_cka(rows, out / "cka")
+    if baseline:
+        plots.plot_cka_ratio(rows, out / "cka_ratio")
+    print(f"{'layer':>5} {'CKA':>7} {'1-CKA':>7} {'seed 1-CKA':>10} {'ratio':>7} {'floor':>6}")
+    for r in report.layers:
+        base = (
+            f"{r.baseline_divergence:10.4f} {r.ratio:7.2f}" if r.ratio is not None else f"{'-':>10} {'-':>7}"
+        )
+        print(f"{r.layer:>5} {r.cka:7.4f} {r.divergence:7.4f} {base} {r.chance_floor:6.3f}")
+    print(f"mean divergence {report.mean_divergence:.4f}; wrote {out}")
+    return report
+
+
+def transplant_command(
+    model_a: Source,
+    model_b: Source,
+    *,
+    out: Path,
+    layers: str | None = None,
+    part: transplant.Part = "block",
+    embeddings: bool = False,
+    head: bool = False,
+    sweep: transplant.SweepKind | None = None,
+    groups: int = 3,
+    probe_task: str | None = None,
+    max_examples: int = 2000,
+    max_length: int = 512,
+    device: str = "cpu",
+) -> Path:
+    """Copy layers (or their attention / MLP parts) of model A into model B and save the result.
+
+    Args:
+        model_a: The donor of the chosen parameters (e.g. the CLM-detour model).
+        model_b: The recipient: everything not chosen comes from it (e.g. the MLM model).
+        out: The model folder to write (one transplant), or the folder of a sweep's model folders.
+        layers: Block indices: 0-7, 3, 0-3,8 or a freezing preset (paper2-low, paper2-mid).
+        part: The whole block, or only its attention or MLP sub-block.
+        embeddings: Also take the input embedding from A.
+        head: Also take the final norm and LM head from A.
+        sweep: Instead of --layers: groups (low/mid/late), layers (each alone), parts (all attention vs
+            all MLP) or all (groups + parts, paper 2's table).
+        groups: Number of contiguous groups in a groups sweep.
+        probe_task: Score A, B and every transplant of a sweep with a last-layer linear probe on this
+            task (asset or .jsonl) and plot the share of the B -> A gap recovered.
+        max_examples: Examples of the probe task used at most.
+        max_length: Tokens per probe example at most.
+        device: Where models run for probing.
+    """
+    if (layers is None) == (sweep is None):
+        raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
+    if probe_task is not None and sweep is None:
+        raise UserError(
+            "--probe-task scores a sweep; add --sweep, or probe the saved model with 'analyze probe'"
+        )
+    task = probe.load_task(probe_task, max_examples) if probe_task else None
+    (a, _), (b, tok_b) = _load(model_a, device), _load(model_b, device)
+    sources = {"a": model_a, "b": model_b}
+    if layers is not None:
+        spec = transplant.TransplantSpec(
+            layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
+        )
+        path = transplant.save_transplant(a, b, spec, out, tokenizer=tok_b, sources=sources)
+        print(f"wrote {path}: {spec.describe()} from {model_a}, the rest from {model_b}")
+        return path
+    transplant.check_same_architecture(a, b)
+
+    def score(model) -> float:
+        last = len(model.layers) - 1
+        (row,) = probe.probe_model(
+            model.to(device), tok_b, task, max_length=max_length, cache_dir=out / "cache", layers=[last]
+        )
+        return row.accuracy
+
+    rows = transplant.transplant_sweep(
+        a, b, transplant.sweep_specs(len(b.layers), sweep, groups), out, tokenizer=tok_b, sources=sources,
+        score=score if task else None,
+    )  # fmt: skip
+    plots.save_table(rows, out / "transplant_sweep")
+    if task:
+        plots.plot_transplant(rows, out / "transplant_sweep")
+    for row in rows:
+        scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
+        print(f"{row['name']:<16} {row['description']}{scored}")
+    print(f"wrote {out}")
+    return out
+
+
+def probe_command(
+    models: Annotated[tuple[str, ...], tyro.conf.Positional],
+    *,
+    out: Path,
+    tasks: tuple[str, ...] = ("brown-pos", "tweets"),
+    max_examples: int = 2000,
+    seed: int = 0,
+    max_length: int = 512,
+    batch_size: int = 16,
+    device: str = "cpu",
+) -> list[dict]:
+    """Linear probe accuracy of every layer of each model, for a token-level and a sequence-level task.
+
+    Args:
+        models: Model sources (folders, runs, HF folders, asset names).
+        out: Folder for probe.png/.csv/.json and the feature cache (out/cache).
+        tasks: Probing tasks: assets or .jsonl files with meta.label or meta.tokens + meta.tags.
+        max_examples: Examples (texts or sentences) per task at most, drawn with --seed.
+        seed: Seed of the subsample and of the 60/20/20 split.
+        max_length: Tokens per example at most.
+        batch_size: Examples per forward pass.
+        device: Where the models run.
+    """
+    if not models:
+        raise UserError("give at least one model to probe")
+    loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
+    rows: list[dict] = []
+    for source in models:
+        model, tokenizer = _load(source, device)
+        for task in loaded_tasks:
+            layers = probe.probe_model(
+                model,
+                tokenizer,
+                task,
+                seed=seed,
+                max_length=max_length,
+                batch_size=batch_size,
+                cache_dir=out / "cache",
+            )
+            rows += probe.as_rows(source, task, layers)
+            best = max(layers, key=lambda r: r.accuracy)
+            print(f"{source} {task.name}: best layer {best.layer} ({best.accuracy:.2f}% test accuracy)")
+    plots.plot_probe(rows, out / "probe")
+    print(f"wrote {out}")
+    return rows
+
+
+def curves_command(
+    spec: Annotated[Path, tyro.conf.Positional],
+    *,
+    out: Path,
+    level: curves.Level = "family",
+) -> dict[str, list[dict]]:
+    """Paper 1's curves (data efficiency, LR sensitivity, mask ratio) from evaluation results.
+
+    Args:
+        spec: YAML listing sources: {results: EVAL_FOLDER, model: LINE, step: N, mask_ratio: R}.
+        out: Folder for data_efficiency.*, lr_sensitivity.* and mask_ratio.* (PNG, CSV, JSON).
+        level: One panel per task family (the paper's category averages) or per task.
+    """
+    tables = curves.curve_tables(curves.load_input(spec), base=spec.parent, level=level)
+    draw = {
+        "data_efficiency": plots.plot_data_efficiency,
+        "lr_sensitivity": plots.plot_lr_sensitivity,
+        "mask_ratio": plots.plot_mask_ratio,
+    }
+    for name, rows in tables.items():
+        print(f"wrote {draw[name](rows, out / name)} ({len(rows)} points)")
+    return tables

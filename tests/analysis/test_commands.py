@@ -1,0 +1,211 @@
+"""`encoderlab analyze ...` end to end on tiny model folders: outputs written, bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from analysis_helpers import WORDS, make_model, make_texts, make_tokenizer
+
+from encoderlab.cli import main
+from encoderlab.model.io import is_model_folder, save_model_folder
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+
+    root = tmp_path_factory.mktemp("models")
+    tok = make_tokenizer()
+    paths = {}
+    for name, seed, overrides in (
+        ("a", 0, {}),
+        ("b", 1, {}),
+        ("b2", 2, {}),
+        ("wide", 3, {"hidden_size": 64}),
+    ):
+        paths[name] = str(save_model_folder(make_model(seed, **overrides), root / name, tokenizer=tok))
+    (root / "texts.txt").write_text("\n".join(make_texts(60)) + "\n")
+    rng = random.Random(0)
+    topics = [WORDS[:30], WORDS[30:]]
+    seq = [
+        {"id": str(i), "text": " ".join(rng.choices(topics[i % 2], k=5)), "meta": {"label": str(i % 2)}}
+        for i in range(40)
+    ]
+    (root / "seq.jsonl").write_text("\n".join(json.dumps(r) for r in seq))
+    tok_recs = []
+    for i in range(30):
+        words = rng.choices(WORDS, k=5)
+        tok_recs.append(
+            {"id": str(i), "text": " ".join(words), "meta": {"tokens": words, "tags": [w[-1] for w in words]}}
+        )
+    (root / "tok.jsonl").write_text("\n".join(json.dumps(r) for r in tok_recs))
+    paths["root"] = root
+    return paths
+
+
+def _one_line_error(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and message in err[0], err
+
+
+def test_cka_command_writes_report_figures_and_tables(folders, tmp_path, capsys):
+    root = folders["root"]
+    main(
+        [
+            "analyze",
+            "cka",
+            folders["a"],
+            folders["b"],
+            "--baseline",
+            folders["b2"],
+            "--texts",
+            str(root / "texts.txt"),
+            "--n",
+            "50",
+            "--seeds",
+            "1",
+            "2",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    report = json.loads((tmp_path / "cka_report.json").read_text())
+    assert [r["layer"] for r in report["layers"]] == [0, 1, 2] and report["sampling_seeds"] == [1, 2]
+    for stem in ("cka", "cka_ratio"):
+        assert (tmp_path / f"{stem}.png").stat().st_size > 5000
+        assert len(json.loads((tmp_path / f"{stem}.json").read_text())) == 3
+    assert "mean divergence" in capsys.readouterr().out
+
+
+def test_cka_command_refuses_too_few_texts_and_different_depths(folders, tmp_path, capsys):
+    root = folders["root"]
+    _one_line_error(
+        capsys,
+        [
+            "analyze",
+            "cka",
+            folders["a"],
+            folders["b"],
+            "--texts",
+            str(root / "texts.txt"),
+            "--n",
+            "20",
+            "--out",
+            str(tmp_path),
+        ],
+        "too few",
+    )
+    deep = str(save_model_folder(make_model(0, n_layers=4), tmp_path / "deep", tokenizer=make_tokenizer()))
+    _one_line_error(
+        capsys,
+        [
+            "analyze",
+            "cka",
+            folders["a"],
+            deep,
+            "--texts",
+            str(root / "texts.txt"),
+            "--n",
+            "50",
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        "different depths",
+    )
+
+
+def test_transplant_command_single_and_errors(folders, tmp_path, capsys):
+    out = tmp_path / "t"
+    main(
+        [
+            "analyze",
+            "transplant",
+            folders["a"],
+            folders["b"],
+            "--layers",
+            "0-1",
+            "--part",
+            "mlp",
+            "--out",
+            str(out),
+        ]
+    )
+    assert is_model_folder(out) and json.loads((out / "transplant.json").read_text())["spec"]["part"] == "mlp"
+    base = ["analyze", "transplant", folders["a"]]
+    _one_line_error(
+        capsys,
+        [*base, folders["b"], "--layers", "0-5", "--out", str(tmp_path / "x")],
+        "layer 3 is out of range",
+    )
+    _one_line_error(
+        capsys,
+        [*base, folders["wide"], "--layers", "0", "--out", str(tmp_path / "x")],
+        "different architectures (hidden_size 32 vs 64)",
+    )
+    _one_line_error(capsys, [*base, folders["b"], "--out", str(tmp_path / "x")], "exactly one of --layers")
+
+
+def test_transplant_sweep_with_probe_scores(folders, tmp_path):
+    root = folders["root"]
+    main(
+        [
+            "analyze",
+            "transplant",
+            folders["a"],
+            folders["b"],
+            "--sweep",
+            "parts",
+            "--probe-task",
+            str(root / "seq.jsonl"),
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    rows = json.loads((tmp_path / "transplant_sweep.json").read_text())
+    assert [r["name"] for r in rows] == ["A", "B", "all-attention", "all-mlp"]
+    assert all(0 <= r["accuracy"] <= 100 for r in rows) and (tmp_path / "transplant_sweep.png").is_file()
+    assert is_model_folder(tmp_path / "all-mlp")
+
+
+def test_probe_command_plots_every_layer_of_every_model(folders, tmp_path):
+    root = folders["root"]
+    main(
+        [
+            "analyze",
+            "probe",
+            folders["a"],
+            folders["b"],
+            "--tasks",
+            str(root / "seq.jsonl"),
+            str(root / "tok.jsonl"),
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    rows = json.loads((tmp_path / "probe.json").read_text())
+    assert len(rows) == 2 * 2 * 3  # models x tasks x layers
+    assert {r["kind"] for r in rows} == {"sequence", "token"} and (tmp_path / "probe.png").is_file()
+
+
+def test_curves_command(folders, tmp_path, capsys):
+    lines = [
+        {"task": "t", "family": "sc", "lr": lr, "seed": s, "val": 50 + s, "test": 40 + s + 1e5 * lr}
+        for lr in (1e-5, 1e-4)
+        for s in range(3)
+    ]
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "results.jsonl").write_text("\n".join(json.dumps(r) for r in lines))
+    (tmp_path / "c.yaml").write_text("sources:\n  - {results: e, model: M, step: 100}\n")
+    main(["analyze", "curves", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "fig")])
+    assert (tmp_path / "fig" / "data_efficiency.png").is_file() and (
+        tmp_path / "fig" / "lr_sensitivity.csv"
+    ).is_file()
+    assert not (tmp_path / "fig" / "mask_ratio.png").exists()
+    _one_line_error(
+        capsys,
+        ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)],
+        "does not exist",
+    )
