@@ -1,0 +1,115 @@
+"""`export_hf` / `encoderlab export` write folders that transformers loads with the same logits."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from tests.model.conftest import VOCAB, logits, make_model, randomize, save_tiny_tokenizer
+
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+from encoderlab.model.export import export_hf
+from encoderlab.model.hub import load_pretrained
+from encoderlab.model.io import save_model_folder
+
+TOL = 1e-4
+
+
+def _masked_lm(folder):
+    from transformers import AutoModelForMaskedLM
+
+    return AutoModelForMaskedLM.from_pretrained(str(folder)).eval()
+
+
+@pytest.fixture
+def ids():
+    return torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(3))
+
+
+@pytest.mark.parametrize(
+    "overrides", [{}, {"tie_embeddings": True, "n_kv_heads": 1, "norm_eps": 1e-6, "rope_theta": 321.0}]
+)
+def test_export_loads_as_eurobert_with_the_same_logits(tmp_path, ids, overrides):
+    model = randomize(make_model(**overrides))
+    tok = save_tiny_tokenizer(tmp_path / "tok")
+    export_hf(model, tok, tmp_path / "hf")
+    ref = _masked_lm(tmp_path / "hf")
+    assert type(ref).__name__ == "EuroBertForMaskedLM"
+    with torch.no_grad():
+        assert (ref(input_ids=ids).logits - logits(model, ids)).abs().max() <= TOL
+    cfg = json.loads((tmp_path / "hf" / "config.json").read_text())
+    assert cfg["model_type"] == "eurobert"
+    # pitfall 14: ids are the tokenizer's, never EuroBERT's 128001/128002 defaults.
+    assert (cfg["pad_token_id"], cfg["mask_token_id"]) == (tok.pad_token_id, tok.mask_token_id) == (0, 3)
+    from transformers import AutoTokenizer
+
+    assert AutoTokenizer.from_pretrained(str(tmp_path / "hf")).mask_token_id == 3
+
+
+def test_export_of_a_qwen2_conversion_keeps_its_qkv_biases(tmp_path, ids):
+    model = randomize(make_model(attention_bias=True, mask_id=3))
+    export_hf(model, None, tmp_path / "hf")
+    with torch.no_grad():
+        assert (_masked_lm(tmp_path / "hf")(input_ids=ids).logits - logits(model, ids)).abs().max() <= TOL
+
+
+@pytest.mark.parametrize(
+    "overrides,match", [({"qk_norm": True, "mask_id": 3}, "q/k norms"), ({}, "mask token id")]
+)
+def test_unexportable_models_are_refused_and_nothing_is_written(tmp_path, overrides, match):
+    with pytest.raises(UserError, match=match):
+        export_hf(make_model(**overrides), None, tmp_path / "hf")
+    assert not (tmp_path / "hf").exists() and not (tmp_path / "hf.tmp").exists()
+
+
+def test_existing_output_is_kept_unless_overwrite(tmp_path):
+    out = tmp_path / "hf"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    with pytest.raises(UserError, match="--overwrite"):
+        export_hf(make_model(mask_id=3), None, out)
+    assert (out / "keep.txt").read_text() == "mine"
+    export_hf(make_model(mask_id=3), None, out, overwrite=True)
+    assert not (out / "keep.txt").exists() and (out / "model.safetensors").is_file()
+
+
+def test_cli_exports_a_run_folder(tmp_path, ids, capsys):
+    model = randomize(make_model())
+    tok = save_tiny_tokenizer(tmp_path / "tok")
+    save_model_folder(model, tmp_path / "run" / "final", tok)
+    main(["export", str(tmp_path / "run"), "--out", str(tmp_path / "hf")])
+    assert "EuroBertForMaskedLM" in capsys.readouterr().out
+    with torch.no_grad():
+        assert (_masked_lm(tmp_path / "hf")(input_ids=ids).logits - logits(model, ids)).abs().max() <= TOL
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(tmp_path / "run"), "--out", str(tmp_path / "hf")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--overwrite" in err[0]
+
+
+def test_adapter_exports_as_its_own_class(tmp_path, ids):
+    from transformers import BertConfig, BertForMaskedLM
+
+    cfg = BertConfig(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64
+    )
+    randomize(BertForMaskedLM(cfg)).save_pretrained(str(tmp_path / "bert"))
+    loaded = load_pretrained(tmp_path / "bert")
+    export_hf(loaded.model, None, tmp_path / "hf")
+    with torch.no_grad():
+        assert (
+            _masked_lm(tmp_path / "hf")(input_ids=ids).logits - logits(loaded.model, ids)
+        ).abs().max() <= TOL
+
+
+def test_exported_folder_loads_back_into_encoderlab(tmp_path, ids):
+    model = randomize(make_model(mask_id=3))
+    export_hf(model, None, tmp_path / "hf")
+    again = load_pretrained(tmp_path / "hf")
+    assert again.family == "eurobert"
+    assert again.model.config == model.config  # every field survives the round trip
+    assert (logits(again.model, ids) - logits(model, ids)).abs().max() <= 1e-6
