@@ -1,0 +1,204 @@
+"""The run configuration: model, data, batch layout, optimizer, and a list of phases.
+
+A run is a sequence of phases; each phase names an objective, a length (steps, or tokens that
+become whole steps), a schedule that restarts at the phase's first step, whether to reset the
+optimizer state (kept by default, as paper 2 keeps it across its detour), and which layers to
+freeze. Everything a phase switch may change is here, and nothing else changes: data keep
+flowing from the same position, so phase boundaries never replay or skip data.
+
+Validation happens at construction, so a `RunConfig` that exists is runnable: lengths positive,
+phase lengths summing to `total_steps` when one is declared, warmup + decay inside each phase.
+Every failure is a `UserError` naming the field.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+from encoderlab.data.batch import BatchLayout
+from encoderlab.errors import UserError
+from encoderlab.objectives import Objective
+from encoderlab.train.schedule import Schedule
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """Which model to train: a fresh named size, or an existing checkpoint."""
+
+    size: str = "tiny"
+    """Named size for a run from scratch (tiny, mini, small, 210m, 610m, 1b); ignored with `init`."""
+    init: str = ""
+    """Start from this model instead: encoderlab model/run/checkpoint folder, HF folder, asset name or hub id."""
+    load: Literal["weights", "full"] = "weights"
+    """With `init`: `weights` only (fresh optimizer), or `full` training state (an encoderlab checkpoint)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataConfig:
+    """Where the token stream comes from."""
+
+    path: str = "synthetic"
+    """A prepared data folder (`encoderlab data prepare`), or `synthetic` for generated documents."""
+    seed: int = 0
+    """Shuffle seed of the data order (kept apart from the training seed, as paper 2 does)."""
+    synthetic_vocab: int = 512
+    """Vocabulary size of the synthetic source."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class OptimConfig:
+    """AdamW hyperparameters (defaults: paper 1 / Optimus)."""
+
+    lr: float = 5e-4
+    """Peak learning rate; each phase's schedule scales it."""
+    betas: tuple[float, float] = (0.9, 0.95)
+    """AdamW betas."""
+    eps: float = 1e-5
+    """AdamW epsilon."""
+    weight_decay: float = 0.1
+    """Decoupled weight decay."""
+    decay_norms_and_biases: bool = True
+    """Apply weight decay to norm weights and biases too (paper 2 excludes them)."""
+    clip: float = 1.0
+    """Gradient-norm clipping threshold over trainable parameters (0: no clipping)."""
+
+    def __post_init__(self) -> None:
+        if self.lr <= 0 or self.eps <= 0 or self.weight_decay < 0 or self.clip < 0:
+            raise UserError(f"optim: lr and eps must be > 0, weight_decay and clip >= 0, got {self}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Phase:
+    """One stretch of training with a single objective and schedule."""
+
+    objective: Objective
+    """The objective (`type: mlm` with mask_ratio/replacement, or `type: clm`)."""
+    steps: int = 0
+    """Length in optimizer steps (give steps or tokens)."""
+    tokens: int = 0
+    """Length in tokens, rounded up to whole steps (give steps or tokens)."""
+    schedule: Schedule = field(default_factory=Schedule)
+    """LR schedule, restarted at this phase's first step."""
+    reset_optimizer: bool = False
+    """Drop the AdamW moments at this phase's start (default: carry them over)."""
+    freeze: str = ""
+    """Layers left out of the optimizer during this phase: `0-7`, `0-3,9`, `paper2-low`, `paper2-mid`."""
+    name: str = ""
+    """Label in metrics and logs (default: index and objective, e.g. `0-clm`)."""
+
+    def __post_init__(self) -> None:
+        if self.steps < 0 or self.tokens < 0:
+            raise UserError(f"phase {self.name or self.objective.tag}: steps and tokens must be >= 0")
+        if (self.steps > 0) == (self.tokens > 0):
+            raise UserError(
+                f"phase {self.name or self.objective.tag}: give exactly one positive length, steps or "
+                f"tokens (got steps={self.steps}, tokens={self.tokens})"
+            )
+
+    def n_steps(self, layout: BatchLayout) -> int:
+        """The phase length in optimizer steps."""
+        return self.steps or math.ceil(self.tokens / layout.tokens_per_step)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CheckpointConfig:
+    """When checkpoints are written and which are kept."""
+
+    every: int = 0
+    """Write a checkpoint every this many steps (0: only at phase ends)."""
+    keep_last: int = 2
+    """Keep this many most recent checkpoints (phase ends included)."""
+    keep_steps: tuple[int, ...] = ()
+    """Steps whose checkpoints are never deleted (for later analysis); each is written."""
+
+    def __post_init__(self) -> None:
+        if self.every < 0 or self.keep_last < 1:
+            raise UserError(f"checkpoint: every must be >= 0 and keep_last >= 1, got {self}")
+
+
+@dataclass(frozen=True)
+class PlannedPhase:
+    """A phase placed on the run's global step axis."""
+
+    index: int
+    name: str
+    phase: Phase
+    start: int
+    steps: int
+
+    @property
+    def end(self) -> int:
+        return self.start + self.steps
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunConfig:
+    """Everything a pretraining run needs; the resolved copy is saved as `config.yaml`."""
+
+    model: ModelSpec = field(default_factory=ModelSpec)
+    """The model to train."""
+    data: DataConfig = field(default_factory=DataConfig)
+    """The token stream."""
+    layout: BatchLayout = field(default_factory=lambda: BatchLayout(seq_len=128, micro_batch_size=8))
+    """Sequence length, micro-batch size, gradient accumulation and data-parallel world size."""
+    optim: OptimConfig = field(default_factory=OptimConfig)
+    """AdamW settings."""
+    phases: tuple[Phase, ...] = ()
+    """The phases, run in order."""
+    total_steps: int = 0
+    """If > 0, the phase lengths must add up to this (guards recipe arithmetic)."""
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    """Checkpoint frequency and retention."""
+    seed: int = 0
+    """Training seed: model init and MLM masks."""
+    out: str = ""
+    """Run folder."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Where to train (auto: CUDA if available)."""
+    precision: Literal["fp32", "bf16"] = "fp32"
+    """fp32, or bf16 autocast (weights and optimizer stay fp32)."""
+    nan_policy: Literal["stop", "skip", "rollback"] = "stop"
+    """On a non-finite loss or gradient: stop, skip the batch, or reload the last checkpoint and skip it."""
+    max_bad_steps: int = 3
+    """With skip/rollback: stop after this many non-finite steps in one run."""
+    sinks: tuple[Literal["tensorboard", "wandb"], ...] = ()
+    """Extra metric sinks besides metrics.jsonl (need `pip install encoderlab[track]`)."""
+    progress: bool = True
+    """Show a tqdm bar (rank 0)."""
+    peak_tflops: float = 0.0
+    """Peak TFLOP/s for MFU (0: known GPU table, else measured matmul throughput)."""
+
+    def __post_init__(self) -> None:
+        if not self.phases:
+            raise UserError("a run needs at least one phase; add one under `phases`")
+        for name in ("seq_len", "micro_batch_size", "grad_accum", "world_size"):
+            if getattr(self.layout, name) < 1:
+                raise UserError(f"layout.{name} must be >= 1, got {getattr(self.layout, name)}")
+        plan = self.plan()
+        total = plan[-1].end
+        if self.total_steps and total != self.total_steps:
+            lengths = " + ".join(f"{p.steps} ({p.name})" for p in plan)
+            raise UserError(
+                f"phase lengths add up to {lengths} = {total} steps, not total_steps={self.total_steps}; "
+                "fix the phase lengths or total_steps"
+            )
+
+    def plan(self) -> list[PlannedPhase]:
+        """The phases on the global step axis, each schedule checked against its length."""
+        out, start = [], 0
+        for i, phase in enumerate(self.phases):
+            name = phase.name or f"{i}-{phase.objective.tag}"
+            steps = phase.n_steps(self.layout)
+            phase.schedule.check(steps, f"phase {name}")
+            out.append(PlannedPhase(index=i, name=name, phase=phase, start=start, steps=steps))
+            start += steps
+        if len({p.name for p in out}) != len(out):
+            raise UserError(f"phase names must be unique, got {[p.name for p in out]}")
+        return out
+
+    @property
+    def steps(self) -> int:
+        """Total optimizer steps of the run."""
+        return self.plan()[-1].end

@@ -1,0 +1,79 @@
+"""Counted matmul FLOPs of a training step, and the peak they are measured against (MFU).
+
+Counted, not estimated with 6N: per token, every projection (q, k, v, o, the three SwiGLU
+matrices) costs 2 x in x out multiply-adds in the forward pass; attention costs
+2 x 2 x heads x head_dim per attended (query, key) pair (scores and the weighted sum), where the
+pairs are those the mask allows inside each document (len^2 bidirectional, len(len+1)/2 causal);
+the LM head costs 2 x hidden x vocab per position that has a target (the sparse head). Backward
+costs twice the forward. Embedding lookups, norms and the softmax are not matmuls and are left
+out, as in PaLM's MFU. Frozen layers still count as trained (their input gradients are computed
+anyway; only the weight gradients are saved), so MFU is slightly optimistic during freezing.
+
+The dense SDPA kernel computes every pair of a packed row, masked or not: counting only the
+allowed pairs makes MFU a measure of useful work, as it should be.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import torch
+
+from encoderlab.model.config import ModelConfig
+from encoderlab.objectives.base import ObjectiveInputs
+
+# bf16 dense peaks (TFLOP/s) of common accelerators, by a substring of the device name.
+GPU_PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0, "MI250X": 383.0}
+
+
+def attended_pairs(doc_ids: torch.Tensor, causal: bool) -> int:
+    """Number of (query, key) pairs the document mask allows over a (B, T) batch."""
+    starts = torch.ones_like(doc_ids, dtype=torch.bool)
+    starts[:, 1:] = doc_ids[:, 1:] != doc_ids[:, :-1]
+    run = torch.cumsum(starts.reshape(-1), 0)
+    lengths = torch.bincount(run).double()[1:]
+    return int((lengths * (lengths + 1) / 2).sum() if causal else (lengths**2).sum())
+
+
+def forward_flops(cfg: ModelConfig, x: ObjectiveInputs) -> int:
+    """Matmul FLOPs of one forward pass (with the sparse head) over the micro-batch `x`."""
+    d, h = cfg.hidden_size, cfg.head_dim
+    per_token = 2 * d * h * (2 * cfg.n_heads + 2 * cfg.n_kv_heads) + 2 * 3 * d * cfg.intermediate_size
+    tokens = x.input_ids.numel()
+    pairs = attended_pairs(x.doc_ids, x.attention_mode == "causal")
+    body = cfg.n_layers * (per_token * tokens + 4 * cfg.n_heads * h * pairs)
+    return body + 2 * d * cfg.vocab_size * x.n_targets
+
+
+def train_flops(cfg: ModelConfig, xs: list[ObjectiveInputs]) -> int:
+    """Forward + backward (2x forward) FLOPs of a step over its micro-batches."""
+    return 3 * sum(forward_flops(cfg, x) for x in xs)
+
+
+@functools.cache
+def measured_peak_flops(device: str, dtype: torch.dtype) -> float:
+    """FLOP/s of a large square matmul on this device: the CPU 'peak' MFU is relative to."""
+    n = 1024
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    a @ b  # warm-up
+    reps, start = 0, time.perf_counter()
+    while reps < 3 or time.perf_counter() - start < 0.2:
+        a @ b
+        reps += 1
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+    return 2 * n**3 * reps / (time.perf_counter() - start)
+
+
+def peak_flops(device: torch.device, dtype: torch.dtype, override_tflops: float = 0.0) -> float:
+    """Peak FLOP/s: the override, a known GPU's datasheet value, else a measured matmul."""
+    if override_tflops > 0:
+        return override_tflops * 1e12
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        for key, tflops in GPU_PEAK_TFLOPS.items():
+            if key in name:
+                return tflops * 1e12
+    return measured_peak_flops(str(device), dtype)

@@ -1,0 +1,67 @@
+"""Freezing layers for a phase: out of the optimizer and out of autograd, never zeroed grads.
+
+Zeroing gradients does not freeze a parameter under AdamW: carried moments keep moving it and
+decoupled weight decay shrinks it (papers.md section 3). Here a frozen layer's parameters get
+`requires_grad=False` (no gradient, no backward work for their weights) and the optimizer is built
+over trainable parameters only, so neither Adam's update nor weight decay can touch them, and
+gradient clipping sees only what is trained. Their AdamW moments, if any, are kept aside by name
+and come back when a later phase unfreezes them. The mechanism is recorded in run metadata.
+
+Layer specs: `""` (nothing), ranges and lists (`0-7`, `0-3,9`), or paper 2's presets measured
+on its 22-layer base model, `paper2-low` = layers 0-7 and `paper2-mid` = layers 8-14. On a model
+with fewer than 22 layers the presets scale proportionally (low = the first round(8/22 L) layers,
+at least one; mid = up to round(15/22 L)), so `tiny` (4 layers) freezes {0} and {1, 2}.
+"""
+
+from __future__ import annotations
+
+from torch import nn
+
+from encoderlab.errors import UserError
+
+MECHANISM = "requires_grad=False and excluded from the optimizer (no Adam update, no weight decay)"
+PAPER2_DEPTH = 22
+PRESETS = {"paper2-low": (0, 8), "paper2-mid": (8, 15)}
+
+
+def _preset(name: str, n_layers: int) -> range:
+    lo, hi = PRESETS[name]
+    if n_layers >= PAPER2_DEPTH:
+        return range(lo, hi)
+    low_end = max(1, round(8 * n_layers / PAPER2_DEPTH))
+    if name == "paper2-low":
+        return range(0, low_end)
+    return range(low_end, max(low_end + 1, round(15 * n_layers / PAPER2_DEPTH)))
+
+
+def parse_layers(spec: str, n_layers: int) -> tuple[int, ...]:
+    """The sorted layer indices a freeze spec names, for a model of `n_layers` blocks."""
+    spec = spec.strip()
+    if not spec:
+        return ()
+    if spec in PRESETS:
+        return tuple(_preset(spec, n_layers))
+    layers: set[int] = set()
+    for part in spec.split(","):
+        lo, _, hi = part.strip().partition("-")
+        if not lo.isdigit() or (hi and not hi.isdigit()):
+            raise UserError(
+                f"freeze spec '{spec}' is not like '0-7' or '0-3,9' or one of {', '.join(PRESETS)}"
+            )
+        first, last = int(lo), int(hi or lo)
+        if first > last or last >= n_layers:
+            raise UserError(f"freeze spec '{spec}' names layers outside 0-{n_layers - 1}")
+        layers.update(range(first, last + 1))
+    return tuple(sorted(layers))
+
+
+def apply_freeze(model: nn.Module, layers: tuple[int, ...]) -> list[str]:
+    """Make exactly `layers` of `model.layers` frozen (everything else trainable); their names."""
+    frozen_prefixes = tuple(f"layers.{i}." for i in layers)
+    frozen = []
+    for name, p in model.named_parameters():
+        is_frozen = name.startswith(frozen_prefixes)
+        p.requires_grad_(not is_frozen)
+        if is_frozen:
+            frozen.append(name)
+    return frozen

@@ -1,0 +1,88 @@
+"""Metric sinks: `metrics.jsonl` always (the source of truth), TensorBoard and W&B optionally.
+
+A sink has two methods, `log(record)` and `close()`. Only rank 0 logs. The optional sinks import
+their package lazily and raise a `UserError` naming the extra to install, so nothing heavy loads
+unless asked. On resume the JSONL file is cut back to the checkpoint's step, so a resumed run's
+file is line for line what an uninterrupted run writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Protocol
+
+from encoderlab.errors import UserError
+
+
+class MetricSink(Protocol):
+    """Where per-step records go."""
+
+    def log(self, record: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonlSink:
+    """One JSON object per line, flushed every line so a crash loses nothing logged."""
+
+    def __init__(self, path: Path, keep_until_step: int | None = None):
+        if keep_until_step is not None and path.exists():
+            kept = [ln for ln in path.read_text().splitlines() if json.loads(ln)["step"] <= keep_until_step]
+            path.write_text("".join(ln + "\n" for ln in kept))
+        self._file = path.open("a")
+
+    def log(self, record: dict[str, Any]) -> None:
+        self._file.write(json.dumps(record) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class TensorBoardSink:
+    """Scalars of each record under their key, x-axis = step."""
+
+    def __init__(self, run_dir: Path):
+        try:
+            from torch.utils.tensorboard import SummaryWriter
+        except ImportError:
+            raise UserError(
+                "the tensorboard sink needs tensorboard: pip install 'encoderlab[track]'"
+            ) from None
+        self._writer = SummaryWriter(str(run_dir / "tensorboard"))
+
+    def log(self, record: dict[str, Any]) -> None:
+        for key, value in record.items():
+            if isinstance(value, (int, float)) and key != "step":
+                self._writer.add_scalar(key, value, record["step"])
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class WandbSink:
+    """A W&B run (set WANDB_MODE=offline or disabled to keep it local)."""
+
+    def __init__(self, run_dir: Path, config: dict[str, Any]):
+        try:
+            import wandb
+        except ImportError:
+            raise UserError("the wandb sink needs wandb: pip install 'encoderlab[track]'") from None
+        self._run = wandb.init(dir=str(run_dir), name=run_dir.name, config=config)
+
+    def log(self, record: dict[str, Any]) -> None:
+        self._run.log({k: v for k, v in record.items() if k != "step"}, step=record["step"])
+
+    def close(self) -> None:
+        self._run.finish()
+
+
+def build_sinks(
+    names: tuple[str, ...], run_dir: Path, config: dict[str, Any], keep_until_step: int | None
+) -> list[MetricSink]:
+    """The JSONL sink plus the requested optional ones."""
+    sinks: list[MetricSink] = [JsonlSink(run_dir / "metrics.jsonl", keep_until_step)]
+    for name in names:
+        sinks.append(TensorBoardSink(run_dir) if name == "tensorboard" else WandbSink(run_dir, config))
+    return sinks

@@ -1,0 +1,299 @@
+"""Named recipes: Python functions that return a complete `RunConfig`.
+
+An experiment is a recipe plus overrides (`--param` for the recipe's arguments, `--set` for any
+field of the result). Paper hyperparameters are the defaults of the paper recipes; the `smoke-*`
+recipes run the same code paths on a tiny model in seconds.
+
+Readings of what the papers leave open (papers.md sections 1.3-1.4, 2.3), chosen here:
+  * Paper 1 batch: 1152 rows x 2048 tokens = 2,359,296 tokens/step (the appendix count).
+  * `pfs-clm-mlm` uses one WSD schedule spanning both phases: the CLM phase warms up then holds the
+    peak, the MLM phase holds it and decays at the end; the optimizer state is kept at the switch.
+  * `cpt-mlm`: WSD with a short warmup and a linear decay (the paper's CPT schedule is unknown).
+  * `detour`: paper 2's AdamW (0.9, 0.98), eps 1e-6, wd 1e-5 with no decay on norms/biases, clip 1.0
+    (clipping is not reported), LR 2e-4 with a 100M-token warmup, 384 x 8192-token batches.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from encoderlab.config import _coerce, parse_scalar
+from encoderlab.data.batch import BatchLayout
+from encoderlab.errors import UserError, did_you_mean
+from encoderlab.objectives import CLM, MLM, Objective
+from encoderlab.train.config import CheckpointConfig, DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
+from encoderlab.train.schedule import Schedule
+
+PAPER1_OPTIM = OptimConfig(lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1, clip=1.0)
+PAPER2_OPTIM = OptimConfig(
+    lr=2e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=1e-5, decay_norms_and_biases=False, clip=1.0
+)
+
+
+def _layout(seq_len: int, global_batch: int, micro_batch_size: int, world_size: int) -> BatchLayout:
+    per_step = micro_batch_size * world_size
+    if global_batch % per_step:
+        raise UserError(
+            f"global_batch {global_batch} is not a multiple of micro_batch_size x world_size = {per_step}; "
+            "change one of them"
+        )
+    return BatchLayout(
+        seq_len=seq_len,
+        micro_batch_size=micro_batch_size,
+        grad_accum=global_batch // per_step,
+        world_size=world_size,
+    )
+
+
+def pfs_clm_mlm(
+    clm_fraction: float = 0.25,
+    ratio: float = 0.40,
+    steps: int = 42_000,
+    warmup: int = 2_000,
+    decay: int = 2_000,
+    size: str = "210m",
+    data: str = "",
+    seq_len: int = 2048,
+    global_batch: int = 1152,
+    micro_batch_size: int = 12,
+    world_size: int = 1,
+    checkpoint_every: int = 1000,
+) -> RunConfig:
+    """Paper 1 biphasic from scratch: CLM for clm_fraction of the steps, then MLM; one WSD schedule."""
+    if not 0.0 <= clm_fraction <= 1.0:
+        raise UserError(f"clm_fraction must be in [0, 1], got {clm_fraction}")
+    clm_steps = round(steps * clm_fraction)
+    if 0 < clm_steps < warmup:
+        raise UserError(
+            f"the CLM phase ({clm_steps} steps) is shorter than the warmup ({warmup}); shorten warmup"
+        )
+    objectives: list[tuple[Objective, int]] = [(CLM(), clm_steps), (MLM(mask_ratio=ratio), steps - clm_steps)]
+    objectives = [(o, n) for o, n in objectives if n > 0]
+    phases = []
+    for i, (objective, n) in enumerate(objectives):
+        last = i == len(objectives) - 1
+        sched = Schedule(
+            kind="wsd" if last else "constant", warmup=warmup if i == 0 else 0, decay=decay if last else 0
+        )
+        phases.append(Phase(objective=objective, steps=n, schedule=sched))
+    return RunConfig(
+        model=ModelSpec(size=size),
+        data=DataConfig(path=data),
+        layout=_layout(seq_len, global_batch, micro_batch_size, world_size),
+        optim=PAPER1_OPTIM,
+        phases=tuple(phases),
+        total_steps=steps,
+        checkpoint=CheckpointConfig(every=checkpoint_every),
+        precision="bf16",
+    )
+
+
+def pfs_mlm(ratio: float = 0.40, **kwargs: Any) -> RunConfig:
+    """Paper 1 pure MLM from scratch at a mask ratio (20/30/40/50%), 42k steps, WSD."""
+    return pfs_clm_mlm(clm_fraction=0.0, ratio=ratio, **kwargs)
+
+
+def pfs_clm(**kwargs: Any) -> RunConfig:
+    """Paper 1 pure CLM from scratch, 42k steps, WSD."""
+    return pfs_clm_mlm(clm_fraction=1.0, **kwargs)
+
+
+def cpt_mlm(
+    init: str = "",
+    load: str = "weights",
+    ratio: float = 0.40,
+    steps: int = 12_000,
+    warmup: int = 200,
+    decay: int = 2_000,
+    data: str = "",
+    seq_len: int = 2048,
+    global_batch: int = 1152,
+    micro_batch_size: int = 12,
+    world_size: int = 1,
+) -> RunConfig:
+    """Continued MLM pretraining of any checkpoint (own or HF); load=weights or full training state."""
+    if not init:
+        raise UserError("cpt-mlm needs a starting checkpoint: --param init=PATH_OR_HUB_ID")
+    return RunConfig(
+        model=ModelSpec(init=init, load=_coerce(load, typing.Literal["weights", "full"], "load")),
+        data=DataConfig(path=data),
+        layout=_layout(seq_len, global_batch, micro_batch_size, world_size),
+        optim=PAPER1_OPTIM,
+        phases=(
+            Phase(
+                objective=MLM(mask_ratio=ratio),
+                steps=steps,
+                schedule=Schedule(kind="wsd", warmup=warmup, decay=decay),
+            ),
+        ),
+        checkpoint=CheckpointConfig(every=1000),
+        precision="bf16",
+    )
+
+
+def _detour(
+    first: Objective,
+    freeze: str,
+    init: str,
+    size: str,
+    tokens: int,
+    decay_fraction: float,
+    warmup_tokens: int,
+    data: str,
+    seq_len: int,
+    global_batch: int,
+    micro_batch_size: int,
+    world_size: int,
+    optim: OptimConfig = PAPER2_OPTIM,
+) -> RunConfig:
+    layout = _layout(seq_len, global_batch, micro_batch_size, world_size)
+    phase1 = Phase(
+        objective=first,
+        tokens=tokens,
+        schedule=Schedule(kind="constant", warmup=math.ceil(warmup_tokens / layout.tokens_per_step)),
+        freeze=freeze,
+        name=f"detour-{first.tag}" if isinstance(first, CLM) else f"baseline-{first.tag}",
+    )
+    phase2 = Phase(
+        objective=MLM(mask_ratio=0.15),
+        tokens=math.ceil(tokens * decay_fraction),
+        schedule=Schedule(kind="1-sqrt", end_fraction=0.1),
+        name="decay-mlm15",
+    )
+    return RunConfig(
+        model=ModelSpec(size=size, init=init),
+        data=DataConfig(path=data, seed=42),
+        layout=layout,
+        optim=optim,
+        phases=(phase1, phase2),
+        checkpoint=CheckpointConfig(every=500),
+        seed=17,
+        precision="bf16",
+    )
+
+
+def detour(
+    init: str = "",
+    size: str = "210m",
+    tokens: int = 10_000_000_000,
+    decay_fraction: float = 0.1,
+    warmup_tokens: int = 100_000_000,
+    data: str = "",
+    seq_len: int = 8192,
+    global_batch: int = 384,
+    micro_batch_size: int = 4,
+    world_size: int = 1,
+    freeze: str = "",
+) -> RunConfig:
+    """Paper 2: CLM for `tokens`, then MLM-15% decay for 10% of them (1-sqrt to 10% LR, optimizer kept)."""
+    args = dict(locals())
+    return _detour(CLM(), **args)
+
+
+def detour_baseline(**kwargs: Any) -> RunConfig:
+    """Paper 2's control: MLM-30% instead of CLM, then the same decay on identical data and compute."""
+    return _detour(MLM(mask_ratio=0.30), **{**_detour_defaults(), "freeze": "", **kwargs})
+
+
+def detour_freeze_low(**kwargs: Any) -> RunConfig:
+    """The detour with layers 0-7 frozen during the CLM phase (scaled on models under 22 layers)."""
+    return detour(**{**kwargs, "freeze": "paper2-low"})
+
+
+def detour_freeze_mid(**kwargs: Any) -> RunConfig:
+    """The detour with layers 8-14 frozen during the CLM phase (scaled on models under 22 layers)."""
+    return detour(**{**kwargs, "freeze": "paper2-mid"})
+
+
+def _detour_defaults() -> dict[str, Any]:
+    sig = inspect.signature(detour)
+    return {k: p.default for k, p in sig.parameters.items()}
+
+
+# ---- smoke recipes: the whole stack on a tiny model in seconds (CPU) ---------------------------
+SMOKE = dict(size="tiny", data="synthetic", seq_len=64, global_batch=8, micro_batch_size=4, world_size=1)
+SMOKE_OPTIM = OptimConfig(lr=3e-3)
+
+
+def _smoke(cfg: RunConfig, every: int = 10) -> RunConfig:
+    import dataclasses
+
+    return dataclasses.replace(
+        cfg, precision="fp32", checkpoint=CheckpointConfig(every=every, keep_last=2), optim=SMOKE_OPTIM
+    )
+
+
+def smoke_mlm(steps: int = 40, data: str = "synthetic") -> RunConfig:
+    """Tiny MLM-40 run on CPU in seconds (WSD)."""
+    return _smoke(pfs_clm_mlm(clm_fraction=0.0, steps=steps, warmup=4, decay=8, **{**SMOKE, "data": data}))
+
+
+def smoke_clm(steps: int = 40, data: str = "synthetic") -> RunConfig:
+    """Tiny CLM run on CPU in seconds (WSD)."""
+    return _smoke(pfs_clm_mlm(clm_fraction=1.0, steps=steps, warmup=4, decay=8, **{**SMOKE, "data": data}))
+
+
+def smoke_clm_mlm(steps: int = 40, clm_fraction: float = 0.25, data: str = "synthetic") -> RunConfig:
+    """Tiny biphasic CLM -> MLM-40 run on CPU in seconds (one WSD across both phases)."""
+    return _smoke(
+        pfs_clm_mlm(clm_fraction=clm_fraction, steps=steps, warmup=4, decay=8, **{**SMOKE, "data": data})
+    )
+
+
+def smoke_detour(tokens: int = 40 * 8 * 64, data: str = "synthetic") -> RunConfig:
+    """Tiny CLM detour then MLM-15% 1-sqrt decay on CPU in seconds."""
+    cfg = _detour(
+        CLM(), "", "", warmup_tokens=4 * 8 * 64, tokens=tokens, decay_fraction=0.1, **{**SMOKE, "data": data}
+    )
+    import dataclasses
+
+    return dataclasses.replace(_smoke(cfg), optim=dataclasses.replace(PAPER2_OPTIM, lr=3e-3), seed=17)
+
+
+RECIPES: dict[str, Callable[..., RunConfig]] = {
+    "pfs-mlm": pfs_mlm,
+    "pfs-clm": pfs_clm,
+    "pfs-clm-mlm": pfs_clm_mlm,
+    "cpt-mlm": cpt_mlm,
+    "detour": detour,
+    "detour-baseline": detour_baseline,
+    "detour-freeze-low": detour_freeze_low,
+    "detour-freeze-mid": detour_freeze_mid,
+    "smoke-mlm": smoke_mlm,
+    "smoke-clm": smoke_clm,
+    "smoke-clm-mlm": smoke_clm_mlm,
+    "smoke-detour": smoke_detour,
+}
+
+
+def recipe_params(name: str) -> dict[str, Any]:
+    """A recipe's parameters and their types (a `**kwargs` recipe takes those of the one it wraps)."""
+    if name not in RECIPES:
+        raise did_you_mean(name, list(RECIPES), "recipe")
+    fn = RECIPES[name]
+    hints = {k: v for k, v in typing.get_type_hints(fn).items() if k not in ("return", "kwargs")}
+    if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
+        base = pfs_clm_mlm if name.startswith("pfs") else detour
+        wrapped = {k: v for k, v in typing.get_type_hints(base).items() if k not in ("return", "freeze")}
+        hints = {**wrapped, **hints}
+        if name == "pfs-mlm" or name == "pfs-clm":
+            hints.pop("clm_fraction")
+    return hints
+
+
+def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConfig:
+    """The recipe `name` called with `key=value` parameters (type-checked against its signature)."""
+    hints = recipe_params(name)
+    kwargs = {}
+    for item in params:
+        key, sep, raw = item.partition("=")
+        if not sep:
+            raise UserError(f"recipe parameter '{item}' must look like name=value")
+        if key not in hints:
+            raise UserError(f"recipe {name} has no parameter '{key}'; valid: {', '.join(sorted(hints))}")
+        kwargs[key] = _coerce(parse_scalar(raw), hints[key], f"{name}.{key}")
+    return RECIPES[name](**kwargs)
