@@ -46,7 +46,7 @@ import numpy as np
 
 from encoderlab.config import to_dict
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
-from encoderlab.data.sources import SourceConfig, SourceStats, mix_documents
+from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -291,6 +291,8 @@ def prepare(
     from encoderlab.data.tokenizer import load_tokenizer, token_spec, tokenizer_hash
 
     out = Path(out)
+    for source in cfg.sources:
+        describe(source)  # a bad location fails before any work
     tok = load_tokenizer(cfg.tokenizer)
     spec = token_spec(tok)
     dtype = choose_dtype(spec.vocab_size, cfg.dtype)

@@ -1,0 +1,212 @@
+"""`encoderlab bench data`: prepare throughput and peak memory against `datasets.map`.
+
+Two pipelines on the same corpus and tokenizer, each run in a fresh subprocess so peak RSS
+(`getrusage` ru_maxrss of the measuring process and of its largest worker) belongs to that run
+alone, and timed from a cold start (imports and tokenizer loading included on both sides):
+  * encoderlab: `prepare` (decontamination off, so both sides do the same work);
+  * datasets:   `load_dataset("json")` + `Dataset.map(tokenizer, batched=True, num_proc=W)`,
+                the usual Hugging Face recipe, with a fresh cache directory.
+Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
+stays flat and gives the steady-state speed once start-up costs are amortised. Both sides add
+the tokenizer's bos/eos, so they produce the same number of tokens (checked).
+The result is one JSON object (printed, and written to --out when given).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from encoderlab.data.sources import SourceConfig, describe, iter_documents
+from encoderlab.errors import UserError
+
+
+def _peak_mb() -> dict:
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return {"peak_rss_main_mb": round(own, 1), "peak_rss_worker_mb": round(child, 1)}
+
+
+def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) -> dict:
+    from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+
+    cfg = PrepareConfig(sources=(SourceConfig(location=corpus),), tokenizer=tokenizer, decontaminate=())
+    start = time.perf_counter()
+    out = prepare(cfg, Path(work) / "prepared", workers=workers, progress=False)
+    seconds = time.perf_counter() - start
+    peak = _peak_mb()
+    splits = read_meta(out)["splits"]
+    return {"seconds": seconds, "tokens": sum(s["tokens"] for s in splits.values()), **peak}
+
+
+def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str) -> dict:
+    os.environ["HF_DATASETS_CACHE"] = str(Path(work) / "hf_cache")
+    import datasets
+    import pyarrow.compute as pc
+
+    from encoderlab.data.tokenizer import load_tokenizer
+
+    datasets.disable_progress_bars()
+    start = time.perf_counter()
+    tok = load_tokenizer(tokenizer)
+    ds = datasets.load_dataset("json", data_files=corpus, split="train")
+    mapped = ds.map(
+        lambda b: tok(b["text"], return_attention_mask=False),
+        batched=True,
+        num_proc=workers if workers > 1 else None,
+        remove_columns=ds.column_names,
+    )
+    seconds = time.perf_counter() - start
+    peak = _peak_mb()
+    tokens = int(pc.sum(pc.list_value_length(mapped.data.column("input_ids"))).as_py())
+    return {"seconds": seconds, "tokens": tokens, **peak}
+
+
+def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "encoderlab.data.bench",
+        kind,
+        str(corpus),
+        str(tokenizer),
+        str(workers),
+        str(work),
+    ]
+    proc = subprocess.run(
+        cmd, capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark run {kind} failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["tokens_per_s"] = round(result["tokens"] / result["seconds"])
+    result["seconds"] = round(result["seconds"], 3)
+    return result
+
+
+def _corpus_jsonl(source: str, work: Path, repeat: int) -> tuple[Path, int, int]:
+    """The source as one JSONL file of {"id", "text"} repeated `repeat` times; (path, docs, bytes)."""
+    path = work / f"corpus_x{repeat}.jsonl"
+    docs = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for r in range(repeat):
+            for doc in iter_documents(SourceConfig(location=source)):
+                f.write(json.dumps({"id": f"{doc.id}#{r}", "text": doc.text}) + "\n")
+                docs += 1
+    return path, docs, path.stat().st_size
+
+
+def bench_data(
+    source: str = "wiki-leads",
+    tokenizer: str | None = None,
+    workers: int = 0,
+    scale: int = 10,
+    vocab_size: int = 32_768,
+    work: Path | None = None,
+    repeats: int = 1,
+) -> dict:
+    """Run the three measurements (module docstring) and return the result as a dict."""
+    from encoderlab.data.prepare import default_workers
+    from encoderlab.data.tokenizer import train_tokenizer
+
+    describe(SourceConfig(location=source))
+    workers = workers or default_workers()
+    root = Path(work or tempfile.mkdtemp(prefix="encoderlab-bench-"))
+    root.mkdir(parents=True, exist_ok=True)
+    if any(root.iterdir()):
+        raise UserError(f"{root} is not empty; pass an empty or new --work folder")
+    corpus, docs, size = _corpus_jsonl(source, root, 1)
+    big, big_docs, big_size = _corpus_jsonl(source, root, scale)
+    if tokenizer is None:  # not timed: a BPE trained on (a sample of) the same corpus
+        tokenizer = str(
+            train_tokenizer(
+                SourceConfig(location=str(corpus)),
+                vocab_size,
+                root / "tokenizer",
+                max_docs=5000,
+                progress=False,
+            ).name_or_path
+        )
+    runs = {}
+    for label, path in (("1x", corpus), (f"{scale}x", big)):
+        for kind in ("encoderlab", "datasets"):
+            best = None
+            for r in range(repeats):  # a shared machine is noisy: keep the fastest repeat
+                run = _run_isolated(kind, path, Path(tokenizer), workers, root / f"{kind}_{label}_{r}")
+                best = run if best is None or run["seconds"] < best["seconds"] else best
+            runs[f"{kind}_{label}"] = best
+        if runs[f"encoderlab_{label}"]["tokens"] != runs[f"datasets_{label}"]["tokens"]:
+            raise RuntimeError(f"token counts differ at {label}: {runs}")
+    ratio = {
+        label: round(
+            runs[f"encoderlab_{label}"]["tokens_per_s"] / runs[f"datasets_{label}"]["tokens_per_s"], 2
+        )
+        for label in ("1x", f"{scale}x")
+    }
+    rss = {
+        kind: round(runs[f"{kind}_{scale}x"]["peak_rss_main_mb"] / runs[f"{kind}_1x"]["peak_rss_main_mb"], 2)
+        for kind in ("encoderlab", "datasets")
+    }
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "usable_cpus": default_workers(),
+            "load_average_1min": round(os.getloadavg()[0], 1),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+        },
+        "source": source,
+        "tokenizer": tokenizer,
+        "workers": workers,
+        "repeats": repeats,
+        "corpus_1x": {"docs": docs, "bytes": size},
+        f"corpus_{scale}x": {"docs": big_docs, "bytes": big_size},
+        "runs": runs,
+        "speedup_vs_datasets": ratio,
+        f"main_rss_ratio_{scale}x_vs_1x": rss,
+        "work": str(root),
+    }
+
+
+def bench_data_command(
+    source: str = "wiki-leads",
+    tokenizer: str | None = None,
+    workers: int = 0,
+    scale: int = 10,
+    vocab_size: int = 32_768,
+    work: Path | None = None,
+    repeats: int = 1,
+    out: Path | None = None,
+) -> None:
+    """Benchmark `data prepare` (tokens/s, peak RSS) against datasets.map on the same corpus; JSON out.
+
+    Args:
+        source: Corpus to tokenize (asset name or file).
+        tokenizer: Tokenizer folder; default: a BPE of --vocab-size trained on the corpus (not timed).
+        workers: Processes on both sides (0 = all cores).
+        scale: Size factor of the large corpus used for the flat-memory check.
+        vocab_size: Vocab of the tokenizer trained when --tokenizer is not given.
+        work: Empty folder for the corpora and outputs (default: a new temporary folder).
+        repeats: Runs per measurement; the fastest is kept (shared machines are noisy).
+        out: Also write the JSON result to this file.
+    """
+    result = bench_data(source, tokenizer, workers, scale, vocab_size, work, repeats)
+    text = json.dumps(result, indent=2)
+    if out is not None:
+        Path(out).write_text(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":  # one isolated measurement: kind corpus tokenizer workers work
+    kind, corpus_arg, tok_arg, workers_arg, work_arg = sys.argv[1:6]
+    measure = {"encoderlab": _measure_encoderlab, "datasets": _measure_datasets}[kind]
+    print(json.dumps(measure(corpus_arg, tok_arg, int(workers_arg), work_arg)))

@@ -1,0 +1,145 @@
+"""`encoderlab data tokenizer | prepare | inspect`: thin wrappers over the Python API."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Annotated, Literal
+
+import tyro
+
+from encoderlab.data.sources import parse_source
+
+
+def _log_to_stderr() -> None:
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+
+
+def tokenizer(
+    source: tuple[str, ...],
+    out: Path,
+    vocab_size: int = 32_768,
+    kind: Literal["bpe", "wordpiece"] = "bpe",
+    lowercase: bool = False,
+    max_docs: int | None = None,
+    seed: int = 0,
+    on_error: Literal["raise", "skip"] = "raise",
+) -> None:
+    """Train a tokenizer (byte-level BPE, or WordPiece) with pad/bos/eos/mask/unk tokens on --source.
+
+    Args:
+        source: Corpora: asset names, files, folders, globs or hf:ORG/NAME, each optionally
+            followed by #text_field=...,weight=... (see docs/data.md).
+        out: Folder to write the tokenizer to (must not exist or be empty).
+        vocab_size: Number of ids, special tokens included.
+        kind: bpe (byte-level, lossless) or wordpiece (BERT-style).
+        lowercase: Lower-case text before tokenizing.
+        max_docs: Train on at most this many documents.
+        seed: Seed of the source mixture.
+        on_error: Unreadable/corrupt/non-UTF-8 input: refuse, or skip and count.
+    """
+    from encoderlab.data.tokenizer import token_spec, train_tokenizer
+
+    tok = train_tokenizer(
+        [parse_source(s) for s in source],
+        vocab_size,
+        out,
+        kind,
+        lowercase=lowercase,
+        max_docs=max_docs,
+        seed=seed,
+        on_error=on_error,
+    )
+    print(f"{out}\t{token_spec(tok)}")
+
+
+def prepare(
+    source: tuple[str, ...],
+    tokenizer: str,
+    out: Path,
+    val_fraction: float = 0.01,
+    decontaminate: tuple[str, ...] = ("auto",),
+    ngram: int = 13,
+    seed: int = 0,
+    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
+    on_error: Literal["raise", "skip"] = "raise",
+    dtype: Literal["auto", "uint16", "uint32"] = "auto",
+    max_docs: int | None = None,
+    workers: int = 0,
+) -> None:
+    """Tokenize --source on all cores into a prepared folder (tokens.bin, doc_offsets.npy, meta.json).
+
+    Args:
+        source: Corpora: asset names, files, folders, globs or hf:ORG/NAME, each optionally
+            followed by #text_field=...,weight=... (see docs/data.md).
+        tokenizer: Tokenizer folder, model folder, asset name or hub id.
+        out: Output folder (refused if it holds other data).
+        val_fraction: Share of documents held out for validation.
+        decontaminate: Evaluation sets to remove: auto (all fetched default sets), none, or asset names / files.
+        ngram: Word n-gram length of the overlap test.
+        seed: Seed of the source mixture.
+        stop: When a mixture ends: first_exhausted (exact proportions) or all_exhausted (repeat small sources).
+        on_error: Unreadable/corrupt/non-UTF-8 input: refuse, or skip and count.
+        dtype: Token dtype (auto: uint16 when the vocab fits).
+        max_docs: Stop after this many documents.
+        workers: Tokenizer processes (0 = all cores).
+    """
+    from encoderlab.data.prepare import PrepareConfig, read_meta
+    from encoderlab.data.prepare import prepare as run
+
+    _log_to_stderr()
+    cfg = PrepareConfig(
+        sources=tuple(parse_source(s) for s in source),
+        tokenizer=tokenizer,
+        val_fraction=val_fraction,
+        seed=seed,
+        stop=stop,
+        decontaminate=decontaminate,
+        ngram=ngram,
+        on_error=on_error,
+        dtype=dtype,
+        max_docs=max_docs,
+    )
+    meta = read_meta(run(cfg, out, workers=workers))
+    print(json.dumps({"out": str(out), **_summary(meta)}))
+
+
+def _summary(meta: dict) -> dict:
+    d = meta["decontamination"]
+    return {
+        "splits": meta["splits"],
+        "dtype": meta["dtype"],
+        "removed": {"by_id": d["removed_by_id"], "by_ngram": d["removed_by_ngram"]},
+        "skipped": {k: sum(s[k] for s in meta["sources"]) for k in ("empty", "bad_records", "bad_files")},
+        "seconds": meta["seconds"],
+    }
+
+
+def inspect(
+    path: Annotated[Path, tyro.conf.Positional],
+    split: Literal["train", "val"] = "train",
+    seq_len: int = 64,
+    rows: int = 2,
+    seed: int = 0,
+) -> None:
+    """Show a prepared folder's counts and the first packed rows, decoded, as the reader serves them.
+
+    Args:
+        path: Prepared folder.
+        split: Which split to read.
+        seq_len: Row length.
+        rows: Rows to show.
+        seed: Reader seed.
+    """
+    from encoderlab.data.batch import BatchLayout
+    from encoderlab.data.reader import PackedReader
+    from encoderlab.data.tokenizer import load_tokenizer
+
+    reader = PackedReader(path, BatchLayout(seq_len=seq_len, micro_batch_size=rows), seed=seed, split=split)
+    print(json.dumps(_summary(reader.meta), indent=1))
+    tok = load_tokenizer(path)
+    batch = reader.batch(0, 0, 0)
+    for r in range(rows):
+        print(f"--- row {r} (documents: {int(batch.doc_ids[r].max()) + 1})")
+        print(tok.decode(batch.input_ids[r].tolist()))
