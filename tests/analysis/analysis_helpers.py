@@ -55,3 +55,16 @@ def make_model(seed: int, **overrides) -> Encoder:
 def make_texts(n: int, seed: int = 0, lo: int = 3, hi: int = 12) -> list[str]:
     rng = random.Random(seed)
     return [" ".join(rng.choices(WORDS, k=rng.randint(lo, hi))) for _ in range(n)]
+
+
+def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1") -> list[dict]:
+    """{lr: [(val, test) per seed]} as the records `encoderlab eval` writes to results.jsonl."""
+    from encoderlab.eval.tasks import get_task
+
+    spec = get_task(task)
+    return [
+        {"model": model, "source": source, "task": task, "family": spec.family, "task_signature": spec.signature(),
+         "metric": spec.metric, "lr": lr, "seed": seed, "val": {spec.metric: val}, "val_score": val,
+         "test": {"test": {spec.metric: test}, "shifted": {spec.metric: 0.0}}, "test_score": test}
+        for lr, pairs in table.items() for seed, (val, test) in enumerate(pairs)
+    ]  # fmt: skip

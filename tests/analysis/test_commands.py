@@ -6,7 +6,7 @@ import json
 import random
 
 import pytest
-from analysis_helpers import WORDS, make_model, make_texts, make_tokenizer
+from analysis_helpers import WORDS, eval_records, make_model, make_texts, make_tokenizer
 
 from encoderlab.cli import main
 from encoderlab.model.io import is_model_folder, save_model_folder
@@ -191,11 +191,9 @@ def test_probe_command_plots_every_layer_of_every_model(folders, tmp_path):
 
 
 def test_curves_command(folders, tmp_path, capsys):
-    lines = [
-        {"task": "t", "family": "sc", "lr": lr, "seed": s, "val": 50 + s, "test": 40 + s + 1e5 * lr}
-        for lr in (1e-5, 1e-4)
-        for s in range(3)
-    ]
+    lines = eval_records(
+        "tweets", {lr: [(50 + s, 40 + s + 1e5 * lr) for s in range(3)] for lr in (1e-5, 1e-4)}
+    )
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / "results.jsonl").write_text("\n".join(json.dumps(r) for r in lines))
     (tmp_path / "c.yaml").write_text("sources:\n  - {results: e, model: M, step: 100}\n")

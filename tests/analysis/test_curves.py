@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from analysis_helpers import eval_records
 from scipy import stats
 
 from encoderlab.analysis.curves import (
@@ -15,21 +16,12 @@ from encoderlab.analysis.curves import (
     curve_tables,
     load_input,
     lr_rows,
+    model_summary,
     read_results,
-    select_lr,
     selected_rows,
 )
 from encoderlab.analysis.plots import plot_data_efficiency, plot_lr_sensitivity, plot_mask_ratio
 from encoderlab.errors import UserError
-
-
-def _runs(task, family, table, metric="accuracy"):
-    """table: {lr: [(val, test) per seed]} -> result records in the nested evaluation shape."""
-    return [
-        {"task": task, "family": family, "lr": lr, "seed": seed, "metric": metric,
-         "val": {metric: val, "loss": 0.1}, "test": {"in-domain": {metric: test}, "shifted": {metric: 0.0}}}
-        for lr, pairs in table.items() for seed, (val, test) in enumerate(pairs)
-    ]  # fmt: skip
 
 
 def _write(path, records):
@@ -47,50 +39,76 @@ def _t_interval(values):
     return stats.t.interval(0.95, len(values) - 1, loc=values.mean(), scale=stats.sem(values))
 
 
+def _summary(path, source=None):
+    return model_summary(read_results(path), source, path)
+
+
 def test_lr_is_selected_on_validation_and_test_is_reported_at_it(tmp_path):
-    runs = read_results(_write(tmp_path / "e", _runs("t1", "sc", T1)))
-    assert runs[0].val == 70 and runs[0].test == 60  # the in-domain split, the task's metric
-    lr, per_seed = select_lr(runs)
-    assert lr == 5e-5 and per_seed == {0: 75, 1: 77, 2: 73}
-    (row,) = selected_rows(runs, "task")
+    summary = _summary(_write(tmp_path / "e", eval_records("tweets", T1)))
+    (row,) = selected_rows(summary, "task")
     low, high = _t_interval([75, 77, 73])
-    assert row["best_lr"] == 5e-5 and row["mean"] == pytest.approx(75) and row["n"] == 3
+    assert (
+        row["name"] == "tweets"
+        and row["best_lr"] == 5e-5
+        and row["mean"] == pytest.approx(75)
+        and row["n"] == 3
+    )
     assert (row["ci_low"], row["ci_high"]) == pytest.approx((low, high))
+    curve = {r["lr"]: r["mean"] for r in lr_rows(summary)}
+    assert curve == pytest.approx({1e-5: 61, 5e-5: 75})
 
 
 def test_family_average_is_seed_by_seed_over_each_tasks_selected_lr(tmp_path):
-    runs = read_results(_write(tmp_path / "e", _runs("t1", "sc", T1) + _runs("t2", "sc", T2)))
-    (row,) = selected_rows(runs, "family")
-    per_seed = [(75 + 88) / 2, (77 + 86) / 2, (73 + 87) / 2]  # t1 at 5e-5, t2 at 1e-5
-    assert row["name"] == "sc" and row["mean"] == pytest.approx(np.mean(per_seed))
-    assert (row["ci_low"], row["ci_high"]) == pytest.approx(_t_interval(per_seed))
-    lr_table = {(r["lr"]): r["mean"] for r in lr_rows(runs, "family")}
-    assert lr_table == pytest.approx(
-        {1e-5: np.mean([60, 62, 61, 88, 86, 87]), 5e-5: np.mean([75, 77, 73, 50, 52, 51])}
+    summary = _summary(
+        _write(
+            tmp_path / "e",
+            eval_records("tweets", T1) + eval_records("boolq", T2) + eval_records("brown-pos", T2),
+        )
     )
+    rows = {r["name"]: r for r in selected_rows(summary, "family")}
+    per_seed = [(75 + 88) / 2, (77 + 86) / 2, (73 + 87) / 2]  # tweets at 5e-5, boolq at 1e-5
+    assert set(rows) == {"sc", "tc"} and rows["sc"]["mean"] == pytest.approx(np.mean(per_seed))
+    assert (rows["sc"]["ci_low"], rows["sc"]["ci_high"]) == pytest.approx(_t_interval(per_seed))
+    assert rows["tc"]["mean"] == pytest.approx(87)
 
 
 def test_family_average_uses_only_seeds_every_task_has(tmp_path):
-    t2_two_seeds = {lr: pairs[:2] for lr, pairs in T2.items()}
-    runs = read_results(_write(tmp_path / "e", _runs("t1", "sc", T1) + _runs("t2", "sc", t2_two_seeds)))
-    (row,) = selected_rows(runs, "family")
+    two_seeds = {lr: pairs[:2] for lr, pairs in T2.items()}
+    summary = _summary(_write(tmp_path / "e", eval_records("tweets", T1) + eval_records("boolq", two_seeds)))
+    (row,) = selected_rows(summary, "family")
     assert row["n"] == 2 and row["mean"] == pytest.approx(np.mean([(75 + 88) / 2, (77 + 86) / 2]))
 
 
-def test_plain_number_scores_and_bad_files(tmp_path):
-    plain = [{"task": "t", "family": "tc", "lr": 1e-5, "seed": 0, "val": 50.0, "test": 40.0}]
-    assert read_results(_write(tmp_path / "p", plain))[0].test == 40.0
-    with pytest.raises(UserError, match="lacks seed"):
-        read_results(_write(tmp_path / "m", [{"task": "t", "family": "tc", "lr": 1e-5, "val": 1, "test": 1}]))
+def test_outdated_task_definitions_are_ignored_and_several_models_need_a_source(tmp_path):
+    stale = [
+        {**r, "task_signature": "old", "val_score": 99.0, "test_score": 0.0}
+        for r in eval_records("tweets", T2)
+    ]
+    other = eval_records("tweets", T2, model="fp-2", source="m2")
+    path = _write(tmp_path / "e", eval_records("tweets", T1) + stale + other)
+    with pytest.raises(UserError, match="holds 2 models"):
+        _summary(path)
+    (row,) = selected_rows(_summary(path, "m1"), "task")
+    assert row["best_lr"] == 5e-5 and row["mean"] == pytest.approx(75)
+    assert selected_rows(_summary(path, "fp-2"), "task")[0]["best_lr"] == 1e-5
+    with pytest.raises(UserError, match="no model 'm3'"):
+        _summary(path, "m3")
+
+
+def test_missing_or_broken_results_are_one_line_errors(tmp_path):
     with pytest.raises(UserError, match="does not exist"):
         read_results(tmp_path / "nowhere")
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "results.jsonl").write_text('{"task": "tweets"}\n')
+    with pytest.raises(UserError, match="not a result record"):
+        read_results(tmp_path / "b")
 
 
 def test_curve_tables_and_figures_from_a_yaml_input(tmp_path):
     for name, shift in (("mlm-5k", 0), ("mlm-10k", 5), ("clm-5k", 3)):
         _write(
             tmp_path / name,
-            _runs("t1", "sc", {lr: [(v + shift, t + shift) for v, t in p] for lr, p in T1.items()}),
+            eval_records("tweets", {lr: [(v + shift, t + shift) for v, t in p] for lr, p in T1.items()}),
         )
     (tmp_path / "curves.yaml").write_text(
         "sources:\n"
