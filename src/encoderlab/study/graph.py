@@ -111,6 +111,7 @@ def _pretrain_config(spec: StudySpec, run: RunSpec, seed: int) -> dict:
         "seed": seed + (run.seed or 0),
         "keep_steps": sorted(run.eval_steps),
         "init": run.init if run.init and run.init not in {r.name for r in spec.runs} else None,
+        "run_overrides": list(spec.run_overrides),
     }
 
 
@@ -194,7 +195,6 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
                             "family": families.get(task, "?"),
                             "lr": lr,
                             "seed": seed,
-                            "overrides": list(spec.eval.overrides),
                         }
                         at = "" if step is None else f"@{step}"
                         name = f"eval/{rid}{at}/{task}/lr{lr:g}/s{seed}"

@@ -111,8 +111,7 @@ def _sections(
         ],
         [
             "evaluation",
-            f"suite {ev['suite']}, tasks {', '.join(ev['tasks']) or 'all'}, LRs {', '.join(f'{x:g}' for x in ev['lrs'])}, seeds {', '.join(map(str, ev['seeds']))}"
-            + (f", overrides {' '.join(ev['overrides'])}" if ev["overrides"] else ""),
+            f"suite {ev['suite']}, tasks {', '.join(ev['tasks']) or 'all'}, LRs {', '.join(f'{x:g}' for x in ev['lrs'])}, seeds {', '.join(map(str, ev['seeds']))}",
         ],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]

@@ -57,7 +57,7 @@ class RunSpec:
     recipe: str | None = None
     """Named recipe of `encoderlab.train.recipes`; None evaluates `init` without training."""
     overrides: tuple[str, ...] = ()
-    """Dotted overrides applied to the recipe's config (`objective.mask_ratio=0.3`)."""
+    """Recipe parameters (`ratio=0.3`) or dotted overrides of the recipe's RunConfig (`optim.lr=1e-3`)."""
     init: str | None = None
     """Start from another run of this study (its final model) or an asset / model folder / hub id."""
     data: str = "main"
@@ -95,8 +95,6 @@ class EvalSpec:
     """Fine-tuning seeds; the same seeds for every model, so comparisons are paired."""
     checkpoint_lrs: tuple[float, ...] = ()
     """LRs for intermediate checkpoints (empty: the full grid)."""
-    overrides: tuple[str, ...] = ()
-    """Protocol overrides passed to evaluation (for example fewer fine-tuning steps at small scales)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -175,6 +173,8 @@ class StudySpec:
     """Expected wall time on the scale's hardware (shown by `study list`)."""
     hardware: str = ""
     """Hardware the expected time refers to."""
+    run_overrides: tuple[str, ...] = ()
+    """RunConfig overrides applied to every pretraining run (e.g. precision=fp32 on CPU)."""
 
     def __post_init__(self) -> None:
         names = [r.name for r in self.runs]
@@ -225,8 +225,8 @@ class Scale:
     """Fine-tuning LR grid."""
     seeds: tuple[int, ...]
     """Fine-tuning seeds."""
-    eval_overrides: tuple[str, ...]
-    """Evaluation protocol overrides (shorter fine-tuning on CPU)."""
+    run_overrides: tuple[str, ...]
+    """RunConfig overrides for every pretraining run (fp32 on CPU: bf16 autocast is slower there)."""
     cka_texts: int
     """Texts for CKA."""
     full: bool
@@ -249,7 +249,7 @@ SCALES: dict[str, Scale] = {
         max_docs=4000,
         lrs=(1e-4, 5e-4),
         seeds=(0, 1),
-        eval_overrides=("max_steps=60", "max_train_examples=600", "max_eval_examples=300"),
+        run_overrides=("precision=fp32",),
         cka_texts=64,
         full=False,
         hardware="2 CPU cores",
@@ -265,7 +265,7 @@ SCALES: dict[str, Scale] = {
         max_docs=None,
         lrs=(5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2),
-        eval_overrides=("max_steps=300", "max_train_examples=4000", "max_eval_examples=1000"),
+        run_overrides=("precision=fp32",),
         cka_texts=256,
         full=True,
         hardware="2 CPU cores",
@@ -282,7 +282,7 @@ SCALES: dict[str, Scale] = {
             max_docs=None,
             lrs=_PAPER_LRS,
             seeds=(0, 1, 2, 3, 4),
-            eval_overrides=(),
+            run_overrides=(),
             cka_texts=500,
             full=True,
             hardware="8 GPUs (H100 class)",
@@ -313,6 +313,7 @@ def _common(scale: Scale) -> dict:
         grad_accum=scale.grad_accum,
         steps=scale.steps,
         hardware=scale.hardware,
+        run_overrides=scale.run_overrides,
     )
 
 
@@ -323,7 +324,6 @@ def _eval(scale: Scale, suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:
         lrs=scale.lrs,
         seeds=scale.seeds,
         checkpoint_lrs=scale.lrs[-1:] if not scale.full else (),
-        overrides=scale.eval_overrides,
     )
 
 
@@ -337,7 +337,7 @@ def paper1_pfs(scale: Scale) -> StudySpec:
             name=f"mlm{round(r * 100)}",
             label=f"MLM-{round(r * 100)}",
             recipe="pfs-mlm",
-            overrides=(f"mask_ratio={r}",),
+            overrides=(f"ratio={r}",),
             mask_ratio=r,
             eval_steps=early if r == 0.4 else (),
         )
@@ -420,7 +420,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
             name="mlm-base",
             label="MLM-40 base",
             recipe="pfs-mlm",
-            overrides=("mask_ratio=0.4",),
+            overrides=("ratio=0.4",),
             group="bases",
         ),
         RunSpec(
@@ -505,7 +505,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
 def paper2_detour(scale: Scale) -> StudySpec:
     """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
     base = "minilm" if not scale.name.startswith("gpu") else "answerdotai/ModernBERT-base"
-    domains = {"biomed": ("pubmedqa", "pubmedqa-ir"), "code": ("code-ir",)}
+    domains = {"biomed": ("pubmedqa", "pubmedqa-retrieval"), "code": ("code-retrieval",)}
     if not scale.full:
         domains = {"biomed": domains["biomed"]}
     data, runs, claims, cka = [], [], [], []
@@ -564,7 +564,7 @@ def paper2_detour(scale: Scale) -> StudySpec:
                 a=f"detour-{dom}",
                 b=f"baseline-{dom}",
                 noise=(f"baseline-{dom}-s2", f"baseline-{dom}"),
-                texts="biomed" if dom == "biomed" else "code-python",
+                texts="pubmedqa" if dom == "biomed" else "code-python",
                 n_texts=scale.cka_texts,
             )
         )

@@ -1,0 +1,292 @@
+"""The real node kinds: data preparation, pretraining, fine-tuning evaluation and CKA.
+
+Each kind is a thin adapter from a node's config and its inputs' folders to the API of the
+package that owns the work (`encoderlab.data`, `encoderlab.train`, `encoderlab.eval`,
+`encoderlab.analysis`); none of them re-implements anything. What lives here is the translation
+of a study's scale into recipe parameters, and where each output goes inside the node folder:
+
+```
+prepare:  tokenizer/ (trained, when asked)  data/ (prepared tokens)
+pretrain: run/ (a training run folder: config.yaml, metrics.jsonl, checkpoints/, final/)
+eval:     results.jsonl (eval's cache of this one (task, lr, seed))
+cka:      cka.json
+```
+
+Resume inside a node: preparation and evaluation are no-ops when their output is complete;
+pretraining resumes from the run's last checkpoint (checkpoints every fifth of the run at CPU
+scales), so a study killed mid-training loses at most a fifth of one run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from encoderlab.config import apply_overrides, to_dict
+from encoderlab.errors import UserError
+from encoderlab.study.graph import Backend, NodeKind
+from encoderlab.study.report import report_node
+from encoderlab.study.runner import NodeContext
+from encoderlab.study.spec import StudySpec
+
+INIT_PLACEHOLDER = "<study-run>"
+"""Stands for "the final model of the run this one continues" until the path is known."""
+
+
+# --------------------------------------------------------------------------- prepare
+
+
+def _sources(corpus):
+    from encoderlab.data.sources import SourceConfig
+
+    return tuple(SourceConfig(location=c) for c in corpus)
+
+
+def run_prepare(ctx: NodeContext) -> dict:
+    """Train the tokenizer (if asked) and tokenize the corpus into ctx.out_dir/data."""
+    from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+    from encoderlab.data.tokenizer import train_tokenizer
+
+    cfg = ctx.node.config
+    sources = _sources(cfg["corpus"])
+    tokenizer = cfg["tokenizer"]
+    if tokenizer == "train":
+        folder = ctx.out_dir / "tokenizer"
+        if not (folder.is_dir() and any(folder.iterdir())):  # written atomically by train_tokenizer
+            train_tokenizer(
+                sources, cfg["vocab_size"], folder, max_docs=cfg["max_docs"], seed=cfg["seed"], progress=False
+            )
+        tokenizer = str(folder)
+    out = prepare(
+        PrepareConfig(sources=sources, tokenizer=tokenizer, seed=cfg["seed"], max_docs=cfg["max_docs"]),
+        ctx.out_dir / "data",
+        progress=False,
+    )
+    meta = read_meta(out)
+    return {"data": "data", "meta": {k: meta[k] for k in ("counts",) if k in meta}}
+
+
+# --------------------------------------------------------------------------- pretrain
+
+
+def _recipe_params(recipe: str, cfg: dict) -> list[str]:
+    """The scale's settings as parameters of `recipe` (only those the scale fixes)."""
+    from encoderlab.train.recipes import recipe_params
+
+    valid = recipe_params(recipe)
+    params: dict[str, object] = {}
+    steps = cfg["steps"]
+    if cfg["seq_len"] is not None:
+        params["seq_len"] = cfg["seq_len"]
+    if cfg["micro_batch"] is not None:
+        params["micro_batch_size"] = cfg["micro_batch"]
+        params["global_batch"] = cfg["micro_batch"] * (cfg["grad_accum"] or 1)
+    if cfg["size"] is not None:
+        params["size"] = cfg["size"]
+    if steps is not None and "steps" in valid:
+        params["steps"] = steps
+        # paper 1 warms up and decays over 2k of 42k steps; keep the proportions at small scales
+        params["warmup"] = max(1, round(steps * 2 / 42)) if recipe.startswith("pfs") else max(1, steps // 60)
+        params["decay"] = max(1, round(steps * 2 / 42)) if recipe.startswith("pfs") else max(1, steps // 6)
+        if "checkpoint_every" in valid:
+            params["checkpoint_every"] = max(1, steps // 5)
+    if steps is not None and "tokens" in valid:  # the detour counts its budget in tokens
+        tokens_per_step = params.get("global_batch", 1) * params.get("seq_len", 1)
+        params["tokens"] = steps * int(tokens_per_step)
+        params["warmup_tokens"] = max(1, params["tokens"] // 100)
+    if "init" in valid:
+        params["init"] = cfg["init"] or INIT_PLACEHOLDER
+    own = [o for o in cfg["overrides"] if o.split("=", 1)[0] in valid]
+    params.update(dict(o.split("=", 1) for o in own))
+    return [f"{k}={v}" for k, v in params.items() if k in valid]
+
+
+def build_run_config(cfg: dict):
+    """The RunConfig of a pretrain node (paths not filled in)."""
+    from encoderlab.train.recipes import build_recipe, recipe_params
+
+    run = build_recipe(cfg["recipe"], _recipe_params(cfg["recipe"], cfg))
+    valid = recipe_params(cfg["recipe"])
+    rest = [o for o in cfg["overrides"] if o.split("=", 1)[0] not in valid]
+    rest += [f"seed={cfg['seed'] + run.seed}", f"checkpoint.keep_steps={list(cfg['keep_steps'])}"]
+    if cfg["init"] and "init" not in valid:
+        rest.append(f"model.init={cfg['init']}")
+    return apply_overrides(run, [*rest, *cfg.get("run_overrides", [])])
+
+
+def resolve_pretrain(cfg: dict) -> dict:
+    """Declared config -> the resolved RunConfig as data, plus its token budget."""
+    run = build_run_config(cfg)
+    return {
+        "declared": cfg,
+        "run": to_dict(run),
+        "tokens": run.steps * run.layout.tokens_per_step,
+        "steps": run.steps,
+    }
+
+
+def run_pretrain(ctx: NodeContext) -> dict:
+    """Train (or resume) the run in ctx.out_dir/run."""
+    from encoderlab.train import pretrain
+
+    declared = ctx.node.config["declared"]
+    run = build_run_config(declared)
+    deps = [ctx.inputs[d] for d in ctx.node.deps]
+    data = next(d for d in deps if d.node.kind == "prepare")
+    init = next((d for d in deps if d.node.kind == "pretrain"), None)
+    model = run.model
+    if init is not None:
+        model = dataclasses.replace(model, init=str(init.path / "run" / "final"))
+    out = ctx.out_dir / "run"
+    run = dataclasses.replace(
+        run,
+        model=model,
+        data=dataclasses.replace(run.data, path=str(data.path / data.result["data"])),
+        out=str(out),
+        progress=False,
+    )
+    pretrain(run, resume=(out / "config.yaml").exists())
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    tokens = max((r.get("tokens", 0) for r in records), default=0)
+    return {
+        "steps": run.steps,
+        "final": "run/final",
+        "metrics": "run/metrics.jsonl",
+        "compute": {
+            "tokens": tokens,
+            "flops": _flops(out / "final", records, tokens),
+            "flops_method": _FLOPS_METHOD,
+        },
+    }
+
+
+_FLOPS_METHOD = "sum of per-step FLOPs logged by training, else 6 x parameters x tokens"
+
+
+def _flops(final: Path, records: list[dict], tokens: int) -> float:
+    logged = [r["flops"] for r in records if isinstance(r.get("flops"), (int, float))]
+    if logged:
+        return float(sum(logged))
+    from encoderlab.model.io import read_model_config
+
+    return 6.0 * read_model_config(final).num_params() * tokens
+
+
+# --------------------------------------------------------------------------- eval
+
+_LOADED: dict[str, object] = {}
+"""The last model loaded for evaluation: consecutive eval nodes of one model skip reloading it."""
+
+
+def _eval_model(source: str):
+    from encoderlab.eval import load_eval_model
+
+    if source not in _LOADED:
+        _LOADED.clear()
+        _LOADED[source] = load_eval_model(source)
+    return _LOADED[source]
+
+
+def model_source(ctx: NodeContext) -> str:
+    """The model an eval or CKA node reads: a run's final model or checkpoint, or a named source."""
+    cfg = ctx.node.config
+    if not ctx.node.deps:
+        return cfg["source"]
+    run_dir = ctx.inputs[ctx.node.deps[0]].path / "run"
+    if cfg.get("step") is None:
+        return str(run_dir / "final")
+    from encoderlab.train.checkpoint import checkpoint_dir
+
+    path = checkpoint_dir(run_dir, cfg["step"]) / "model"
+    if not path.is_dir():
+        raise UserError(
+            f"checkpoint {path} is missing; the run did not keep step {cfg['step']} (checkpoint.keep_steps)"
+        )
+    return str(path)
+
+
+def run_eval(ctx: NodeContext) -> dict:
+    """Fine-tune and score one (model, task, lr, seed) with eval's protocol."""
+    from encoderlab.eval import eval_node
+
+    cfg = ctx.node.config
+    rec = eval_node(_eval_model(model_source(ctx)), cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir)
+    return {
+        "val": rec["val_score"],
+        "test": rec["test_score"],
+        "metric": rec["metric"],
+        "steps": rec.get("steps"),
+    }
+
+
+# --------------------------------------------------------------------------- cka
+
+
+def run_cka(ctx: NodeContext) -> dict:
+    """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
+    from encoderlab.analysis.cka import compare
+    from encoderlab.analysis.inputs import load_model, read_texts
+
+    cfg = ctx.node.config
+    by_model = {
+        ctx.inputs[d].node.name.split("/", 1)[1]: ctx.inputs[d].path / "run" / "final" for d in ctx.node.deps
+    }
+    a, b = (load_model(str(by_model[m])) for m in cfg["models"][:2])
+    noise = cfg["noise"]
+    if noise and noise[1] != cfg["b"]:
+        raise UserError(f"the seed-noise pair of a CKA must be (twin of {cfg['b']}, {cfg['b']}), got {noise}")
+    twin = load_model(str(by_model[cfg["models"][2]])) if noise else None
+    texts = read_texts(cfg["texts"])
+    report = compare(
+        a, b, texts, baseline=twin, n=min(cfg["n_texts"], len(texts)), max_length=cfg["max_length"]
+    )
+    data = report.to_dict()
+    (ctx.out_dir / "cka.json").write_text(json.dumps(data, indent=1))
+    layers = data["layers"]
+    return {
+        "a": cfg["a"],
+        "b": cfg["b"],
+        "divergence": [r["divergence"] for r in layers],
+        "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
+        "ratio": [r.get("ratio") for r in layers] if noise else None,
+        "mean_divergence": data["mean_divergence"],
+    }
+
+
+# --------------------------------------------------------------------------- backend
+
+
+def suite_families(suite: str) -> dict[str, str]:
+    """{task: family} for every task of an evaluation suite."""
+    from encoderlab.eval.suites import suite_tasks
+    from encoderlab.eval.tasks import get_task
+
+    return {name: get_task(name).family for name in suite_tasks(suite)}
+
+
+def required_assets(spec: StudySpec) -> list[str]:
+    """Assets the study reads: corpora, tokenizers and start models named as assets, eval data, CKA texts."""
+    from encoderlab.data.assets import ASSETS
+    from encoderlab.eval.suites import TASK_ASSETS
+
+    names = [c for d in spec.data for c in d.corpus] + [d.tokenizer for d in spec.data]
+    names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
+    tasks = {t for r in spec.runs for t in (r.tasks or spec.eval.tasks or suite_families(spec.eval.suite))}
+    names += [a for t in sorted(tasks) for a in TASK_ASSETS.get(t, ())]
+    return [n for n in dict.fromkeys(names) if n in ASSETS]
+
+
+def real_backend() -> Backend:
+    """The node kinds that do the real work."""
+    return Backend(
+        kinds={
+            "prepare": NodeKind(run=run_prepare),
+            "pretrain": NodeKind(run=run_pretrain, resolve=resolve_pretrain),
+            "eval": NodeKind(run=run_eval),
+            "cka": NodeKind(run=run_cka),
+            "report": NodeKind(run=report_node),
+        },
+        suite_tasks=suite_families,
+        required_assets=required_assets,
+    )
