@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from encoderlab.analysis.cka import MIN_TEXTS, chance_floor, compare, linear_cka, sample_indices
-from encoderlab.analysis.features import pooled_features, word_features
+from encoderlab.analysis.features import Encoding, pooled_features, word_features
 from encoderlab.errors import UserError
 
 shapes = st.tuples(st.integers(5, 40), st.integers(1, 12), st.integers(1, 12), st.integers(0, 10_000))
@@ -92,14 +92,15 @@ def test_chance_floor_matches_independent_gaussians():
     assert np.mean(values) == pytest.approx(chance_floor(n, d1, d2), rel=0.1)
 
 
-def test_pooled_features_ignore_padding_and_match_a_direct_mean(tokenizer):
+@pytest.mark.parametrize("mode", ["bidirectional", "causal"])
+def test_pooled_features_ignore_padding_and_match_a_direct_mean(tokenizer, mode):
     model = make_model(0)
     texts = ["w1 w2", "w3 w4 w5 w6 w7 w8 w9 w10"]  # the first is padded in the batch
-    feats = pooled_features(model, tokenizer, texts, batch_size=2)
+    feats = pooled_features(model, tokenizer, texts, Encoding(batch_size=2, attention_mode=mode))
     assert len(feats) == model.config.n_layers and feats[0].dtype == torch.float64
     for i, text in enumerate(texts):
         ids = tokenizer(text, return_tensors="pt")["input_ids"]
-        hidden = model(ids, output_hidden_states=True).hidden_states
+        hidden = model(ids, attention_mode=mode, output_hidden_states=True).hidden_states
         for layer in range(model.config.n_layers):
             direct = hidden[layer + 1][0].double().mean(0)
             torch.testing.assert_close(feats[layer][i], direct, rtol=1e-5, atol=1e-6)
@@ -108,7 +109,7 @@ def test_pooled_features_ignore_padding_and_match_a_direct_mean(tokenizer):
 def test_word_features_average_the_subtokens_of_each_word(tokenizer):
     model = make_model(0)
     sentences = [["w1", "w2"], ["w3", "w4", "w5"]]
-    feats, index = word_features(model, tokenizer, sentences, batch_size=2)
+    feats, index = word_features(model, tokenizer, sentences, Encoding(batch_size=2))
     assert index.tolist() == [[0, 0], [0, 1], [1, 0], [1, 1], [1, 2]]
     ids = tokenizer(["w3", "w4", "w5"], is_split_into_words=True, return_tensors="pt")["input_ids"]
     last = model(ids, output_hidden_states=True).hidden_states[-1][0].double()

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from encoderlab.analysis.features import pooled_features
+from encoderlab.analysis.features import DEFAULT_ENCODING, Encoding, pooled_features
 from encoderlab.errors import UserError
 
 MIN_TEXTS = 50
@@ -100,7 +100,7 @@ class CkaReport:
     layers: list[CkaLayer]
     n_texts: int
     sampling_seeds: list[int]
-    max_length: int
+    encoding: Encoding
     labels: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -112,7 +112,7 @@ class CkaReport:
             "labels": self.labels,
             "n_texts": self.n_texts,
             "sampling_seeds": self.sampling_seeds,
-            "max_length": self.max_length,
+            "encoding": asdict(self.encoding),
             "mean_divergence": self.mean_divergence,
             "layers": [asdict(row) for row in self.layers],
         }
@@ -142,8 +142,7 @@ def compare(
     baseline: tuple[nn.Module, object] | None = None,
     n: int = 500,
     seeds: Sequence[int] = (42,),
-    max_length: int = 512,
-    batch_size: int = 16,
+    encoding: Encoding = DEFAULT_ENCODING,
     labels: dict[str, str] | None = None,
 ) -> CkaReport:
     """Layer-wise CKA of model A against reference B, and of B's seed twin against B.
@@ -165,9 +164,7 @@ def compare(
     rows_per_seed = [torch.tensor([position[int(i)] for i in draw]) for draw in draws]
 
     feats = {
-        name: pooled_features(
-            model, tok, pool, max_length=max_length, batch_size=batch_size, desc=f"CKA {name}"
-        )
+        name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
         for name, (model, tok) in {"A": a, "B": b, **({"B'": baseline} if baseline else {})}.items()
     }
     widths = [f.shape[1] for f in feats["A"] + feats["B"]]
@@ -200,5 +197,5 @@ def compare(
             row.ratio = row.divergence / row.baseline_divergence if row.baseline_divergence > 0 else math.inf
         layers.append(row)
     return CkaReport(
-        layers=layers, n_texts=n, sampling_seeds=list(seeds), max_length=max_length, labels=labels or {}
+        layers=layers, n_texts=n, sampling_seeds=list(seeds), encoding=encoding, labels=labels or {}
     )

@@ -9,24 +9,31 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
+import torch
 import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
+from encoderlab.analysis.features import Encoding
 from encoderlab.analysis.inputs import read_texts
 from encoderlab.errors import UserError
+from encoderlab.model.config import AttentionMode
 
 Source = Annotated[str, tyro.conf.Positional]
 
 
-def _load(source: str, device: str):
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
+Dtype = Literal["float32", "bfloat16", "float16"]
+
+
+def _load(source: str, device: str, dtype: Dtype = "float32"):
     from encoderlab.analysis.inputs import load_model
 
     model, tokenizer = load_model(source)
     if tokenizer is None:
         raise UserError(f"model '{source}' has no tokenizer; save one in its folder so texts can be encoded")
-    return model.to(device), tokenizer
+    return model.to(device=device, dtype=DTYPES[dtype]), tokenizer
 
 
 def cka_command(
@@ -40,7 +47,9 @@ def cka_command(
     seeds: tuple[int, ...] = (42,),
     max_length: int = 512,
     batch_size: int = 16,
+    attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
+    dtype: Dtype = "float32",
 ) -> cka.CkaReport:
     """Layer-wise CKA divergence of model A from reference B, relative to B's seed twin (--baseline).
 
@@ -54,17 +63,25 @@ def cka_command(
         seeds: Sampling seeds; each draws n texts from the pool (the paper uses 42 43 44).
         max_length: Tokens per text at most.
         batch_size: Texts per forward pass.
+        attention_mode: bidirectional (encoders) or causal (decoders read as decoders).
         device: Where the models run (cpu, cuda).
+        dtype: Model precision (the paper ran float16 on GPU); CKA itself is always float64.
     """
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
-    pairs = {
-        name: _load(src, device) for name, src in (("A", model_a), ("B", model_b), ("B'", baseline)) if src
-    }
+    named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
+    pairs = {name: _load(src, device, dtype) for name, src in named.items()}
+    encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
     report = cka.compare(
-        pairs["A"], pairs["B"], pool, baseline=pairs.get("B'"), n=n, seeds=seeds, max_length=max_length,
-        batch_size=batch_size, labels={"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})},
-    )  # fmt: skip
+        pairs["A"],
+        pairs["B"],
+        pool,
+        baseline=pairs.get("B'"),
+        n=n,
+        seeds=seeds,
+        encoding=encoding,
+        labels=named,
+    )
     out.mkdir(parents=True, exist_ok=True)
     (out / "cka_report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str))
     rows = [
@@ -98,6 +115,7 @@ def transplant_command(
     probe_task: str | None = None,
     max_examples: int = 2000,
     max_length: int = 512,
+    attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
 ) -> Path:
     """Copy layers (or their attention / MLP parts) of model A into model B and save the result.
@@ -117,6 +135,7 @@ def transplant_command(
             task (asset or .jsonl) and plot the share of the B -> A gap recovered.
         max_examples: Examples of the probe task used at most.
         max_length: Tokens per probe example at most.
+        attention_mode: Attention of the probe's forward passes (bidirectional or causal).
         device: Where models run for probing.
     """
     if (layers is None) == (sweep is None):
@@ -128,6 +147,7 @@ def transplant_command(
     task = probe.load_task(probe_task, max_examples) if probe_task else None
     (a, _), (b, tok_b) = _load(model_a, device), _load(model_b, device)
     sources = {"a": model_a, "b": model_b}
+    encoding = Encoding(max_length=max_length, attention_mode=attention_mode)
     if layers is not None:
         spec = transplant.TransplantSpec(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
@@ -140,7 +160,7 @@ def transplant_command(
     def score(model) -> float:
         last = len(model.layers) - 1
         (row,) = probe.probe_model(
-            model.to(device), tok_b, task, max_length=max_length, cache_dir=out / "cache", layers=[last]
+            model.to(device), tok_b, task, encoding, cache_dir=out / "cache", layers=[last]
         )
         return row.accuracy
 
@@ -167,7 +187,9 @@ def probe_command(
     seed: int = 0,
     max_length: int = 512,
     batch_size: int = 16,
+    attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
+    dtype: Dtype = "float32",
 ) -> list[dict]:
     """Linear probe accuracy of every layer of each model, for a token-level and a sequence-level task.
 
@@ -179,24 +201,19 @@ def probe_command(
         seed: Seed of the subsample and of the 60/20/20 split.
         max_length: Tokens per example at most.
         batch_size: Examples per forward pass.
+        attention_mode: bidirectional (encoders) or causal (decoders read as decoders).
         device: Where the models run.
+        dtype: Model precision; features are pooled in float64 and probes fitted in float64.
     """
     if not models:
         raise UserError("give at least one model to probe")
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
+    encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
     rows: list[dict] = []
     for source in models:
-        model, tokenizer = _load(source, device)
+        model, tokenizer = _load(source, device, dtype)
         for task in loaded_tasks:
-            layers = probe.probe_model(
-                model,
-                tokenizer,
-                task,
-                seed=seed,
-                max_length=max_length,
-                batch_size=batch_size,
-                cache_dir=out / "cache",
-            )
+            layers = probe.probe_model(model, tokenizer, task, encoding, seed=seed, cache_dir=out / "cache")
             rows += probe.as_rows(source, task, layers)
             best = max(layers, key=lambda r: r.accuracy)
             print(f"{source} {task.name}: best layer {best.layer} ({best.accuracy:.2f}% test accuracy)")

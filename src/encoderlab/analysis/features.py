@@ -11,7 +11,8 @@ CKA then amplifies (papers.md 2.6). The model itself runs in whatever dtype it w
 
 Trade-offs: sequences are truncated to `max_length` tokens (the paper's 512); every special token
 the tokenizer adds counts in the mean, as the attention mask says (the paper does not state
-otherwise). Word-level features (token tasks) average the sub-tokens of each word, so models with
+otherwise). Attention is bidirectional unless `attention_mode="causal"` is asked for (decoders
+analysed as decoders, e.g. paper 2's reverse CLM -> MLM -> CLM direction). Word-level features (token tasks) average the sub-tokens of each word, so models with
 different tokenizers yield features for the same words and can be compared.
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +29,22 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from encoderlab.errors import UserError
+from encoderlab.model.config import AttentionMode
+
+
+@dataclass(frozen=True, kw_only=True)
+class Encoding:
+    """How texts are fed to a model for analysis (part of every feature cache key)."""
+
+    max_length: int = 512
+    """Tokens per text at most (longer texts are truncated)."""
+    batch_size: int = 16
+    """Texts per forward pass."""
+    attention_mode: AttentionMode = "bidirectional"
+    """Bidirectional (encoders) or causal (decoders read as decoders)."""
+
+
+DEFAULT_ENCODING = Encoding()
 
 
 def model_device(model: nn.Module) -> torch.device:
@@ -34,11 +52,13 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _hidden_states(model: nn.Module, enc: dict[str, torch.Tensor]) -> list[torch.Tensor]:
+def _hidden_states(model: nn.Module, enc: dict[str, torch.Tensor], mode: AttentionMode) -> list[torch.Tensor]:
     """Block outputs (n_layers tensors of (B, T, D)) for a tokenized batch."""
     device = model_device(model)
     mask = enc["attention_mask"].to(device).bool()
-    out = model(enc["input_ids"].to(device), padding_mask=mask, output_hidden_states=True)
+    out = model(
+        enc["input_ids"].to(device), attention_mode=mode, padding_mask=mask, output_hidden_states=True
+    )
     return list(out.hidden_states[1:])
 
 
@@ -55,9 +75,8 @@ def pooled_features(
     model: nn.Module,
     tokenizer,
     texts: Sequence[str],
+    encoding: Encoding = DEFAULT_ENCODING,
     *,
-    max_length: int = 512,
-    batch_size: int = 16,
     desc: str = "features",
     dtype: torch.dtype = torch.float64,
 ) -> list[torch.Tensor]:
@@ -67,11 +86,12 @@ def pooled_features(
     memory; CKA keeps float64)."""
     model.eval()
     per_layer: list[list[torch.Tensor]] = []
-    for start in tqdm(range(0, len(texts), batch_size), desc=desc, leave=False):
-        enc = _tokenize(tokenizer, texts[start : start + batch_size], max_length)
+    step = encoding.batch_size
+    for start in tqdm(range(0, len(texts), step), desc=desc, leave=False):
+        enc = _tokenize(tokenizer, texts[start : start + step], encoding.max_length)
         weights = enc["attention_mask"].to(torch.float64)
         weights = weights / weights.sum(1, keepdim=True)  # (B, T), rows sum to 1
-        for layer, h in enumerate(_hidden_states(model, enc)):
+        for layer, h in enumerate(_hidden_states(model, enc, encoding.attention_mode)):
             pooled = torch.einsum("btd,bt->bd", h.cpu().to(torch.float64), weights)
             if layer == len(per_layer):
                 per_layer.append([])
@@ -84,9 +104,8 @@ def word_features(
     model: nn.Module,
     tokenizer,
     sentences: Sequence[Sequence[str]],
+    encoding: Encoding = DEFAULT_ENCODING,
     *,
-    max_length: int = 512,
-    batch_size: int = 16,
     desc: str = "features",
     dtype: torch.dtype = torch.float64,
 ) -> tuple[list[torch.Tensor], np.ndarray]:
@@ -100,9 +119,10 @@ def word_features(
     model.eval()
     per_layer: list[list[torch.Tensor]] = []
     index: list[tuple[int, int]] = []
-    for start in tqdm(range(0, len(sentences), batch_size), desc=desc, leave=False):
-        batch = [list(s) for s in sentences[start : start + batch_size]]
-        enc = _tokenize(tokenizer, batch, max_length, is_split_into_words=True)
+    step = encoding.batch_size
+    for start in tqdm(range(0, len(sentences), step), desc=desc, leave=False):
+        batch = [list(s) for s in sentences[start : start + step]]
+        enc = _tokenize(tokenizer, batch, encoding.max_length, is_split_into_words=True)
         width = enc["input_ids"].shape[1]
         rows, cols, batch_index = [], [], []
         for b in range(len(batch)):
@@ -120,7 +140,7 @@ def word_features(
         counts = torch.zeros(len(batch_index), dtype=torch.float64).index_add_(
             0, rows_t, torch.ones(len(rows), dtype=torch.float64)
         )
-        for layer, h in enumerate(_hidden_states(model, enc)):
+        for layer, h in enumerate(_hidden_states(model, enc, encoding.attention_mode)):
             flat = h.cpu().to(torch.float64).reshape(-1, h.shape[-1])
             summed = torch.zeros(len(batch_index), h.shape[-1], dtype=torch.float64).index_add_(
                 0, rows_t, flat[cols_t]

@@ -31,6 +31,8 @@ import torch
 from torch import nn
 
 from encoderlab.analysis.features import (
+    DEFAULT_ENCODING,
+    Encoding,
     cached,
     model_fingerprint,
     pooled_features,
@@ -159,24 +161,23 @@ def task_features(
     model: nn.Module,
     tokenizer,
     task: ProbeTask,
+    encoding: Encoding = DEFAULT_ENCODING,
     *,
-    max_length: int = 512,
-    batch_size: int = 16,
     cache_dir: Path | None = None,
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """Per-layer feature rows, their labels and the example each row belongs to (cached)."""
-    key = f"{model_fingerprint(model)}-{texts_fingerprint(task.inputs)}-{max_length}"
+    # The batch size changes no feature; length and attention mode do.
+    setting = f"{encoding.max_length}-{encoding.attention_mode}"
+    key = f"{model_fingerprint(model)}-{texts_fingerprint(task.inputs)}-{setting}"
     path = None if cache_dir is None else Path(cache_dir) / f"{task.kind}-{key}.npz"
 
     def compute() -> dict[str, np.ndarray]:
-        kwargs = dict(
-            max_length=max_length, batch_size=batch_size, desc=f"probe {task.name}", dtype=torch.float32
-        )
+        kwargs = dict(desc=f"probe {task.name}", dtype=torch.float32)
         if task.kind == "sequence":
-            feats = pooled_features(model, tokenizer, task.inputs, **kwargs)
+            feats = pooled_features(model, tokenizer, task.inputs, encoding, **kwargs)
             index = np.stack([np.arange(len(task.inputs)), np.zeros(len(task.inputs), dtype=np.int64)], 1)
         else:
-            feats, index = word_features(model, tokenizer, task.inputs, **kwargs)
+            feats, index = word_features(model, tokenizer, task.inputs, encoding, **kwargs)
         return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
 
     arrays = cached(path, compute)
@@ -193,17 +194,14 @@ def probe_model(
     model: nn.Module,
     tokenizer,
     task: ProbeTask,
+    encoding: Encoding = DEFAULT_ENCODING,
     *,
     seed: int = 0,
-    max_length: int = 512,
-    batch_size: int = 16,
     cache_dir: Path | None = None,
     layers: Sequence[int] | None = None,
 ) -> list[ProbeLayer]:
     """A probe per layer (all layers unless `layers` is given), scored on held-out examples."""
-    feats, labels, example = task_features(
-        model, tokenizer, task, max_length=max_length, batch_size=batch_size, cache_dir=cache_dir
-    )
+    feats, labels, example = task_features(model, tokenizer, task, encoding, cache_dir=cache_dir)
     train, val, test = split_rows(len(task.inputs), seed)
     # Rows follow their example into its split (whole sentences for token tasks).
     splits = tuple(np.flatnonzero(np.isin(example, part)) for part in (train, val, test))
