@@ -6,7 +6,9 @@ Notable features
   * `attention_mode` is an argument of `forward`, so the same weights serve MLM (bidirectional)
     and CLM (causal) and any phase sequence of the two;
   * packed rows carry `doc_ids` and per-document `position_ids`: attention stays inside documents
-    and RoPE restarts at each document, exactly as if each document were run alone;
+    and RoPE restarts at each document, exactly as if each document were run alone; the mask is
+    built once per forward by `attention.build_mask` for the kernel `config.attn_impl` names
+    (SDPA, or flex_attention with a BlockMask), so the blocks never see which kernel runs;
   * parameter names follow Hugging Face Llama/EuroBERT (`layers.3.self_attn.q_proj.weight`), so
     checkpoint adapters are a prefix away and nothing needs permuting;
   * the LM head is applied by the caller to the positions that need logits (`lm_logits`), which

@@ -66,7 +66,7 @@ def load_pretrained(
     from encoderlab.data import assets  # lazy: the asset registry imports the data stack
 
     if name in assets.ASSETS:
-        return _load_path(_hf_root(assets.asset_dir(name)), trust_remote_code, allow_pickle)
+        return _load_path(assets.asset_dir(name), trust_remote_code, allow_pickle)
     if re.fullmatch(r"[\w.-]+/[\w.-]+", name):
         return _load_path(_download(name), trust_remote_code, allow_pickle)
     raise UserError(
@@ -81,9 +81,7 @@ def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretr
         model = load_model_folder(own)
         tokenizer = _load_tokenizer(own)
         family = getattr(model.config, "family", "encoderlab")  # adapters keep their HF family
-        return Pretrained(
-            model.eval(), tokenizer, _spec(tokenizer, model.config, getattr(model.config, "hf", None)), family
-        )
+        return Pretrained(model.eval(), tokenizer, _spec(tokenizer, model.config), family)
     if (path / "config.json").is_file():
         return load_hf_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
     raise UserError(
@@ -102,14 +100,6 @@ def _own_model_folder(path: Path) -> Path | None:
             f"run {path} has no final model yet; pass one of its checkpoints, e.g. {path}/checkpoints/step_N"
         )
     return None
-
-
-def _hf_root(path: Path) -> Path:
-    """The folder holding config.json: `path` itself or its only subfolder that has one."""
-    if (path / "config.json").is_file():
-        return path
-    inner = [p.parent for p in sorted(path.glob("*/config.json"))]
-    return inner[0] if len(inner) == 1 else path
 
 
 def _download(repo_id: str) -> Path:
@@ -165,7 +155,7 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     else:
         model, more = adapter_from_hf_state(hf, state, where)
     tokenizer = _load_tokenizer(path)
-    spec = _spec(tokenizer, model.config, hf)
+    spec = _spec(tokenizer, model.config)
     if spec.mask_id is None:
         notes.append("the tokenizer has no mask token; MLM needs one added before training")
     return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more)
@@ -229,20 +219,20 @@ def _load_tokenizer(path: Path):
     return load_tokenizer(path) if any((path / f).is_file() for f in TOKENIZER_FILES) else None
 
 
-def _spec(tokenizer, config, hf=None) -> TokenSpec:
-    """Token facts from the tokenizer when there is one; otherwise from the (HF or own) config."""
+def _spec(tokenizer, config) -> TokenSpec:
+    """Token facts from the tokenizer when there is one; otherwise the ids the config records."""
     if tokenizer is not None:
         from encoderlab.data.tokenizer import token_spec
 
         return token_spec(tokenizer)
-    if hf is not None:
-        ids = {n: getattr(hf, f"{n}_token_id", None) for n in ("pad", "bos", "eos", "mask")}
-        ids = {n: v[0] if isinstance(v, (list, tuple)) else v for n, v in ids.items()}
-    else:
-        ids = {n: getattr(config, f"{n}_id", None) for n in ("pad", "bos", "eos", "mask")}
+    hf = getattr(config, "hf", None)  # adapters: the ids live on the transformers config
+    roles = ("pad", "bos", "eos", "mask")
+    ids = {
+        r: getattr(hf, f"{r}_token_id", None) if hf is not None else getattr(config, f"{r}_id") for r in roles
+    }
     specials = tuple(sorted({v for v in ids.values() if v is not None}))
     return TokenSpec(
-        vocab_size=config.vocab_size, **{f"{n}_id": v for n, v in ids.items()}, special_ids=specials
+        vocab_size=config.vocab_size, **{f"{r}_id": v for r, v in ids.items()}, special_ids=specials
     )
 
 
