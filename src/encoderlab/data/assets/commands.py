@@ -62,8 +62,16 @@ def list_command() -> None:
     )
 
 
-def fetch_command(names: Annotated[tuple[str, ...], tyro.conf.Positional] = (), all: bool = False) -> None:
-    """Fetch assets into $ENCODERLAB_HOME/assets (no names: the small default set; --all: everything)."""
+def fetch_command(
+    names: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="NAME")] = (),
+    all: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False,
+) -> None:
+    """Fetch assets into $ENCODERLAB_HOME/assets (no names: the small default set; --all: everything).
+
+    Args:
+        names: Assets to fetch (see `encoderlab assets list`); what they depend on is fetched too.
+        all: Fetch every asset (about 0.73 GB of downloads; needs pip, npm and apt-get).
+    """
     folders = fetch(list(names), everything=all)
     for name, folder in folders.items():
         print(f"{name}\t{folder}")
