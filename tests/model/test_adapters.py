@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tests.model.conftest import VOCAB, logits, randomize, save_tiny_tokenizer
+from model_fixtures import VOCAB, logits, randomize, save_tiny_tokenizer
 
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter

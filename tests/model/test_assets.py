@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tests.model.conftest import logits
+from model_fixtures import logits
 
 from encoderlab.errors import UserError
 from encoderlab.model import Encoder

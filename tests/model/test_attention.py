@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 import torch
-from tests.model.conftest import VOCAB, logits, make_model
+from model_fixtures import VOCAB, logits, make_model
 
 from encoderlab.model import attention
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from tests.model.conftest import VOCAB, eurobert_reference, llama_reference, logits, make_model
+from model_fixtures import VOCAB, eurobert_reference, llama_reference, logits, make_model
 
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model import SIZES, Encoder, ModelConfig

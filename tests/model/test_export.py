@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from tests.model.conftest import VOCAB, logits, make_model, randomize, save_tiny_tokenizer
+from model_fixtures import VOCAB, logits, make_model, randomize, save_tiny_tokenizer
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from tests.model.conftest import VOCAB, logits, make_model, randomize, save_tiny_tokenizer, small_config
+from model_fixtures import VOCAB, logits, make_model, randomize, save_tiny_tokenizer, small_config
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.errors import UserError

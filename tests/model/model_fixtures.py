@@ -1,0 +1,131 @@
+"""Helpers for model tests: a small config and the matching transformers reference models.
+
+The reference configs are written out field by field here, independently of the code under test,
+so a wrong mapping in `hub` or `export` cannot hide behind a shared helper.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from encoderlab.model import Encoder, ModelConfig
+
+VOCAB = 97
+
+
+def small_config(**overrides) -> ModelConfig:
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        n_layers=2,
+        n_heads=4,
+        n_kv_heads=2,
+        head_dim=16,
+        intermediate_size=96,
+        norm_eps=1e-5,
+        rope_theta=10_000.0,
+        max_seq_len=128,
+    )
+    fields.update(overrides)
+    return ModelConfig(**fields)
+
+
+def make_model(seed: int = 0, **overrides) -> Encoder:
+    torch.manual_seed(seed)
+    return Encoder(small_config(**overrides)).eval()
+
+
+def eurobert_reference(model: Encoder):
+    """transformers' EuroBertForMaskedLM with `model`'s weights (keys prefixed by `model.`)."""
+    from transformers import EuroBertConfig, EuroBertForMaskedLM
+
+    c = model.config
+    hf_cfg = EuroBertConfig(
+        vocab_size=c.vocab_size,
+        hidden_size=c.hidden_size,
+        intermediate_size=c.intermediate_size,
+        num_hidden_layers=c.n_layers,
+        num_attention_heads=c.n_heads,
+        num_key_value_heads=c.n_kv_heads,
+        head_dim=c.head_dim,
+        rms_norm_eps=c.norm_eps,
+        rope_parameters={"rope_type": "default", "rope_theta": c.rope_theta},
+        max_position_embeddings=c.max_seq_len,
+        tie_word_embeddings=c.tie_embeddings,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        mask_token_id=3,
+    )
+    ref = EuroBertForMaskedLM(hf_cfg).eval()
+    _load_prefixed(ref, model)
+    return ref
+
+
+def llama_reference(model: Encoder):
+    """transformers' LlamaForCausalLM with `model`'s weights."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    c = model.config
+    hf_cfg = LlamaConfig(
+        vocab_size=c.vocab_size,
+        hidden_size=c.hidden_size,
+        intermediate_size=c.intermediate_size,
+        num_hidden_layers=c.n_layers,
+        num_attention_heads=c.n_heads,
+        num_key_value_heads=c.n_kv_heads,
+        head_dim=c.head_dim,
+        rms_norm_eps=c.norm_eps,
+        rope_parameters={"rope_type": "default", "rope_theta": c.rope_theta},
+        max_position_embeddings=c.max_seq_len,
+        tie_word_embeddings=c.tie_embeddings,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
+    ref = LlamaForCausalLM(hf_cfg).eval()
+    _load_prefixed(ref, model)
+    return ref
+
+
+def _load_prefixed(ref, model: Encoder) -> None:
+    state = {(k if k.startswith("lm_head") else f"model.{k}"): v for k, v in model.state_dict().items()}
+    missing, unexpected = ref.load_state_dict(state, strict=False)
+    assert not unexpected, unexpected
+    assert not [k for k in missing if "rotary" not in k], missing
+
+
+def logits(model, ids: torch.Tensor, **kwargs) -> torch.Tensor:
+    with torch.no_grad():
+        return model.lm_logits(model(ids, **kwargs).last_hidden_state)
+
+
+def randomize(module: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
+    """Random values in every parameter (norm weights and biases too, which HF inits to 1 or 0),
+    so a parameter mapped to the wrong place or dropped changes the outputs."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.1)
+    return module.eval()
+
+
+def save_tiny_tokenizer(folder, vocab_size: int = VOCAB):
+    """A word-level fast tokenizer with ids 0-4 = pad, bos, eos, mask, unk (like `synthetic_spec`)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<s>", "</s>", "<mask>", "<unk>"]
+    vocab = {tok: i for i, tok in enumerate(specials + [f"w{i}" for i in range(vocab_size - len(specials))])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        mask_token="<mask>",
+        unk_token="<unk>",
+    )
+    tok.save_pretrained(str(folder))
+    return tok
