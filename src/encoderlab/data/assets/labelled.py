@@ -52,7 +52,7 @@ def _align(context: str, text: str, start: int) -> int | None:
     SQuADShifts offsets are a few characters off), else None."""
     if context[start : start + len(text)] == text:
         return start
-    found = [i for i in range(len(context)) if context.startswith(text, i)] if text else []
+    found = [m.start() for m in re.finditer(re.escape(text), context)] if text else []
     return min(found, key=lambda i: abs(i - start)) if found else None
 
 
