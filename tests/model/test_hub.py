@@ -215,3 +215,29 @@ def test_check_compatible():
         check_compatible(model, TokenSpec(vocab_size=VOCAB, mask_id=200))
     with pytest.raises(UserError, match="hidden_size 64 != 128"):
         check_compatible(model, TokenSpec(vocab_size=VOCAB), small_config(hidden_size=128))
+
+
+def test_legacy_rope_fields_are_read(tmp_path):
+    # transformers 4 wrote `rope_theta` / `rope_scaling` at the top level of config.json.
+    folder = _llama_folder(tmp_path)
+    raw = json.loads((folder / "config.json").read_text())
+    raw.pop("rope_parameters")
+    (folder / "config.json").write_text(json.dumps({**raw, "rope_theta": 1234.0, "rope_scaling": None}))
+    assert load_pretrained(folder).model.config.rope_theta == 1234.0
+    llama3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+    (folder / "config.json").write_text(json.dumps({**raw, "rope_theta": 1234.0, "rope_scaling": llama3}))
+    with pytest.raises(UserError, match="RoPE scaling 'llama3'"):
+        load_pretrained(folder)
+
+
+def test_adapter_is_not_an_encoderlab_architecture(tmp_path):
+    from transformers import BertConfig, BertForMaskedLM
+
+    cfg = BertConfig(
+        vocab_size=VOCAB, hidden_size=32, num_hidden_layers=1, num_attention_heads=4, intermediate_size=64
+    )
+    BertForMaskedLM(cfg).save_pretrained(str(tmp_path))
+    model = load_pretrained(tmp_path).model
+    check_compatible(model, TokenSpec(vocab_size=VOCAB))
+    with pytest.raises(UserError, match="is a bert model, not an encoderlab encoder"):
+        check_compatible(model, TokenSpec(vocab_size=VOCAB), small_config())
