@@ -29,6 +29,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from encoderlab.errors import UserError
+from encoderlab.eval.features import pad_batch
 from encoderlab.model.config import AttentionMode
 
 
@@ -52,22 +53,21 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _hidden_states(model: nn.Module, enc: dict[str, torch.Tensor], mode: AttentionMode) -> list[torch.Tensor]:
-    """Block outputs (n_layers tensors of (B, T, D)) for a tokenized batch."""
+def _encode(tokenizer, batch, max_length: int, **kwargs):
+    """Tokenize without the tokenizer's padding (decoders often have no pad token): the encoding
+    (for `word_ids`), then right-padded (B, T) ids and the mask of real tokens."""
+    enc = tokenizer(list(batch), truncation=True, max_length=max_length, **kwargs)
+    ids, mask = pad_batch(enc["input_ids"])
+    return enc, ids, mask
+
+
+def _hidden_states(
+    model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, mode: AttentionMode
+) -> list[torch.Tensor]:
+    """Block outputs (n_layers tensors of (B, T, D)) for a padded batch."""
     device = model_device(model)
-    mask = enc["attention_mask"].to(device).bool()
-    out = model(
-        enc["input_ids"].to(device), attention_mode=mode, padding_mask=mask, output_hidden_states=True
-    )
+    out = model(ids.to(device), attention_mode=mode, padding_mask=mask.to(device), output_hidden_states=True)
     return list(out.hidden_states[1:])
-
-
-def _tokenize(tokenizer, texts, max_length: int, **kwargs) -> dict[str, torch.Tensor]:
-    if tokenizer.pad_token_id is None:
-        raise UserError("the tokenizer has no padding token; set one (e.g. its EOS token) before analysing")
-    return tokenizer(
-        list(texts), truncation=True, max_length=max_length, padding=True, return_tensors="pt", **kwargs
-    )
 
 
 @torch.no_grad()
@@ -88,10 +88,10 @@ def pooled_features(
     per_layer: list[list[torch.Tensor]] = []
     step = encoding.batch_size
     for start in tqdm(range(0, len(texts), step), desc=desc, leave=False):
-        enc = _tokenize(tokenizer, texts[start : start + step], encoding.max_length)
-        weights = enc["attention_mask"].to(torch.float64)
+        _, ids, mask = _encode(tokenizer, texts[start : start + step], encoding.max_length)
+        weights = mask.to(torch.float64)
         weights = weights / weights.sum(1, keepdim=True)  # (B, T), rows sum to 1
-        for layer, h in enumerate(_hidden_states(model, enc, encoding.attention_mode)):
+        for layer, h in enumerate(_hidden_states(model, ids, mask, encoding.attention_mode)):
             pooled = torch.einsum("btd,bt->bd", h.cpu().to(torch.float64), weights)
             if layer == len(per_layer):
                 per_layer.append([])
@@ -122,8 +122,8 @@ def word_features(
     step = encoding.batch_size
     for start in tqdm(range(0, len(sentences), step), desc=desc, leave=False):
         batch = [list(s) for s in sentences[start : start + step]]
-        enc = _tokenize(tokenizer, batch, encoding.max_length, is_split_into_words=True)
-        width = enc["input_ids"].shape[1]
+        enc, ids, mask = _encode(tokenizer, batch, encoding.max_length, is_split_into_words=True)
+        width = ids.shape[1]
         rows, cols, batch_index = [], [], []
         for b in range(len(batch)):
             local: dict[int, int] = {}
@@ -140,7 +140,7 @@ def word_features(
         counts = torch.zeros(len(batch_index), dtype=torch.float64).index_add_(
             0, rows_t, torch.ones(len(rows), dtype=torch.float64)
         )
-        for layer, h in enumerate(_hidden_states(model, enc, encoding.attention_mode)):
+        for layer, h in enumerate(_hidden_states(model, ids, mask, encoding.attention_mode)):
             flat = h.cpu().to(torch.float64).reshape(-1, h.shape[-1])
             summed = torch.zeros(len(batch_index), h.shape[-1], dtype=torch.float64).index_add_(
                 0, rows_t, flat[cols_t]

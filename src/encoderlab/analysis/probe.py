@@ -43,7 +43,7 @@ from encoderlab.analysis.inputs import read_records
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import accuracy, macro_f1
 
-LAMBDAS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 """Ridge penalties tried per layer (relative to the number of training rows)."""
 SPLIT = (0.6, 0.2, 0.2)
 _PAIR_FIELDS = ("question", "claim")
