@@ -1,0 +1,31 @@
+"""Evaluation by fine-tuning: four task families, suites of tasks, paper 1's LR x seed protocol.
+
+Layout: `spec` (what a task is), `tasks` (the registry and loaders), `suites`, `features` and `qa`
+(tokenisation and answer decoding), `heads`, `families` (per-family prepare/loss/score),
+`finetune` (the shared loop), `metrics/`, `stats`, `protocol` (grid, cache, summaries,
+comparison) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
+"""
+
+from encoderlab.eval.protocol import (
+    DEFAULT_LRS,
+    DEFAULT_SEEDS,
+    EvalModel,
+    compare,
+    eval_node,
+    evaluate,
+    load_eval_model,
+)
+from encoderlab.eval.suites import SUITES
+from encoderlab.eval.tasks import TASKS
+
+__all__ = [
+    "DEFAULT_LRS",
+    "DEFAULT_SEEDS",
+    "SUITES",
+    "TASKS",
+    "EvalModel",
+    "compare",
+    "eval_node",
+    "evaluate",
+    "load_eval_model",
+]

@@ -77,6 +77,8 @@ class TaskData:
     tests: dict[str, list | IRSplit]
     counts: dict[str, int] = field(default_factory=dict)
     """Bookkeeping recorded with each result (e.g. skipped QA answers whose span is wrong)."""
+    labels: tuple[str, ...] = ()
+    """Label set read from the data, for tasks that do not fix one in advance."""
 
 
 @dataclass(frozen=True, kw_only=True)

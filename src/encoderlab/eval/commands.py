@@ -1,0 +1,40 @@
+"""`encoderlab eval`: parse, call `evaluate`, print where the results are."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import tyro
+
+from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS, SUMMARY_MD, evaluate
+
+
+def eval_command(
+    model: Annotated[str, tyro.conf.Positional],
+    suite: Literal["pocket", "domain", "paper"] = "pocket",
+    tasks: tuple[str, ...] = (),
+    lrs: tuple[float, ...] = DEFAULT_LRS,
+    seeds: tuple[int, ...] = DEFAULT_SEEDS,
+    out: Path = Path("eval"),
+    device: str | None = None,
+) -> None:
+    """Fine-tune and score MODEL on a suite over an LR grid and seeds (cached; reruns resume).
+
+    Args:
+        model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
+        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain or paper.
+        tasks: Only these tasks of the suite (default: all).
+        lrs: Learning-rate grid; the best is chosen on the validation mean.
+        seeds: Fine-tuning seeds per learning rate.
+        out: Folder for results.jsonl, summary.json and summary.md.
+        device: cpu or cuda (default: cuda when available).
+    """
+    summary = evaluate(
+        model, suite=suite, tasks=list(tasks) or None, lrs=lrs, seeds=seeds, out=out, device=device
+    )
+    for name, t in summary["tasks"].items():
+        test = t["test"]
+        ci = f" ± {test['half_width']:.2f}" if test["half_width"] is not None else ""
+        print(f"{name:<20} {t['metric']:<10} {test['mean']:6.2f}{ci}  (best lr {t['best_lr']:g})")
+    print(f"wrote {out / SUMMARY_MD}")

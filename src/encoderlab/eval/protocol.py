@@ -1,0 +1,370 @@
+"""The evaluation protocol of paper 1: an LR grid x seeds per task, the best LR chosen on the
+validation mean, the test score reported at that LR with a t-interval over seeds.
+
+Caching and resume. Every finished node (model fingerprint, task, task signature, LR, seed) is
+one JSON line in `results.jsonl`, appended, flushed and fsynced before the next node starts, so an
+interrupted evaluation loses at most the node in flight and a rerun skips everything finished. The
+fingerprint hashes the model's weights and tokenizer (not its path), so a moved folder still hits
+the cache and a retrained one never does; the task signature changes whenever a task setting does.
+A torn last line (a crash mid-write) is cut off when the file is reopened.
+
+Outputs: `results.jsonl` (every node, with validation and all test scores), `summary.json` (per
+task: the score-vs-LR curve with mean/sd/CI per LR, the best LR and the test score there, OOD
+test splits included; per family: the mean over its tasks per seed, summarised the same way) and
+`summary.md` (the same as tables). Summaries always reflect all cached nodes of the requested grid.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from tqdm.auto import tqdm
+
+from encoderlab.errors import UserError
+from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.spec import FAMILY_NAMES
+from encoderlab.eval.stats import paired_test, summarize
+from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.tasks import get_task, load_task
+
+DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
+DEFAULT_SEEDS = (0, 1, 2, 3, 4)
+RESULTS, SUMMARY_JSON, SUMMARY_MD = "results.jsonl", "summary.json", "summary.md"
+
+
+@dataclass
+class EvalModel:
+    """A model ready for evaluation: weights, tokenizer and the fingerprint that keys the cache."""
+
+    model: torch.nn.Module
+    tokenizer: object
+    source: str
+    fingerprint: str
+
+
+def fingerprint(model: torch.nn.Module, tokenizer) -> str:
+    """sha256 of every weight (name, dtype, shape, bytes) and of the tokenizer."""
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    h = hashlib.sha256(tokenizer_hash(tokenizer).encode())
+    for name, tensor in sorted(model.state_dict().items()):
+        t = tensor.detach().cpu().contiguous()
+        h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return h.hexdigest()[:20]
+
+
+def load_eval_model(source: str) -> EvalModel:
+    """Load any source `load_pretrained` accepts; a model without a tokenizer is a UserError."""
+    from encoderlab.model.hub import load_pretrained
+
+    pre = load_pretrained(source)
+    if pre.tokenizer is None:
+        raise UserError(
+            f"{source} has no tokenizer files; save the tokenizer into the model folder (fine-tuning needs it)"
+        )
+    return EvalModel(pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer))
+
+
+class ResultsStore:
+    """results.jsonl: one finished node per line, appended atomically (flush + fsync)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.records: dict[tuple, dict] = {}
+        if self.path.exists():
+            self._read()
+
+    @staticmethod
+    def key(model: str, task: str, signature: str, lr: float, seed: int) -> tuple:
+        return (model, task, signature, float(lr), int(seed))
+
+    def _read(self) -> None:
+        raw = self.path.read_bytes()
+        complete = raw[: raw.rfind(b"\n") + 1]
+        if len(complete) != len(raw):  # a crash mid-write left a torn line: drop it
+            with open(self.path, "r+b") as f:
+                f.truncate(len(complete))
+        for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
+            try:
+                rec = json.loads(line)
+                self.records[
+                    self.key(rec["model"], rec["task"], rec["task_signature"], rec["lr"], rec["seed"])
+                ] = rec
+            except (json.JSONDecodeError, KeyError):
+                raise UserError(
+                    f"{self.path} line {n} is not a result record; move the file away or fix that line"
+                ) from None
+
+    def get(self, model: str, task: str, signature: str, lr: float, seed: int) -> dict | None:
+        return self.records.get(self.key(model, task, signature, lr, seed))
+
+    def add(self, rec: dict) -> None:
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps(rec, sort_keys=True) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        self.records[self.key(rec["model"], rec["task"], rec["task_signature"], rec["lr"], rec["seed"])] = rec
+
+
+def _check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
+    if not lrs or any(lr <= 0 for lr in lrs):
+        raise UserError(f"learning rates must be a non-empty list of positive numbers, got {list(lrs)}")
+    if not seeds or any(s < 0 for s in seeds):
+        raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
+
+
+def _device(device: str | None) -> torch.device:
+    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+def evaluate(
+    model_source: str | EvalModel,
+    suite: str | None = "pocket",
+    tasks: Sequence[str] | None = None,
+    lrs: Sequence[float] = DEFAULT_LRS,
+    seeds: Sequence[int] = DEFAULT_SEEDS,
+    out: Path | str = "eval",
+    device: str | None = None,
+    progress: bool = True,
+) -> dict:
+    """Run (or resume) the grid of `tasks` (default: the whole suite) and write the summaries.
+
+    `model_source` is anything `load_pretrained` accepts, or an `EvalModel` already in memory.
+    With `suite=None`, `tasks` may name any registered task. Returns the summary dict.
+    """
+    names = suite_tasks(suite, tasks)
+    _check_grid(lrs, seeds)
+    require_assets(names)
+    em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
+    out = Path(out)
+    store = ResultsStore(out / RESULTS)
+    dev = _device(device)
+    grid = [(lr, seed) for lr in lrs for seed in seeds]
+    with tqdm(total=len(names) * len(grid), desc="eval", unit="run", disable=not progress) as bar:
+        for name in names:
+            task = get_task(name)
+            signature = task.signature()
+            todo = [(lr, s) for lr, s in grid if store.get(em.fingerprint, name, signature, lr, s) is None]
+            bar.update(len(grid) - len(todo))
+            if not todo:
+                continue
+            bar.set_postfix_str(f"{name}: loading")
+            loaded, data = load_task(task)
+            prepared = prepare(loaded, em.tokenizer, data)
+            for lr, seed in todo:
+                bar.set_postfix_str(f"{name} lr={lr:g} seed={seed}")
+                store.add(_run_node(em, loaded, signature, prepared, data.counts, lr, seed, dev))
+                bar.update()
+    summary = summarize_results(list(store.records.values()), em.fingerprint, names, lrs, seeds)
+    summary["source"] = em.source
+    write_summary(summary, out)
+    return summary
+
+
+def _run_node(
+    em: EvalModel, task, signature: str, prepared, counts: dict, lr: float, seed: int, device
+) -> dict:
+    start = time.time()
+    result = run_one(task, em.model, em.tokenizer, prepared, lr, seed, device)
+    tests = result["test"]
+    return {
+        "model": em.fingerprint,
+        "source": em.source,
+        "task": task.name,
+        "family": task.family,
+        "task_signature": signature,
+        "metric": task.metric,
+        "lr": float(lr),
+        "seed": int(seed),
+        "val": result["val"],
+        "test": tests,
+        "val_score": result["val"][task.metric],
+        "test_score": tests["test"][task.metric],
+        "steps": result["steps"],
+        "final_loss": result["final_loss"],
+        "counts": counts,
+        "n_train": len(prepared.train),
+        "seconds": round(time.time() - start, 2),
+        "device": str(device),
+    }
+
+
+def eval_node(
+    model_source: str | EvalModel, task: str, lr: float, seed: int, out: Path | str, device: str | None = None
+) -> dict:
+    """One (task, lr, seed) node, cached in `out/results.jsonl`: the study runner's unit of work."""
+    em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
+    evaluate(em, suite=None, tasks=[task], lrs=[lr], seeds=[seed], out=out, device=device, progress=False)
+    return ResultsStore(Path(out) / RESULTS).get(em.fingerprint, task, get_task(task).signature(), lr, seed)
+
+
+# ----------------------------------------------------------------------------- summaries
+
+
+def _task_records(records: list[dict], model: str, task: str, lrs, seeds) -> dict[float, dict[int, dict]]:
+    signature = get_task(task).signature()
+    grid: dict[float, dict[int, dict]] = defaultdict(dict)
+    lrs, seeds = {float(lr) for lr in lrs}, {int(s) for s in seeds}
+    for r in records:
+        if (
+            r["model"] == model
+            and r["task"] == task
+            and r["task_signature"] == signature
+            and r["lr"] in lrs
+            and r["seed"] in seeds
+        ):
+            grid[r["lr"]][r["seed"]] = r
+    return grid
+
+
+def summarize_task(grid: dict[float, dict[int, dict]]) -> dict:
+    """Curve over LRs, the best LR by validation mean, and the test scores at that LR."""
+    curve = []
+    for lr in sorted(grid):
+        runs = [grid[lr][s] for s in sorted(grid[lr])]
+        curve.append(
+            {
+                "lr": lr,
+                "seeds": sorted(grid[lr]),
+                "val": summarize([r["val_score"] for r in runs]),
+                "test": summarize([r["test_score"] for r in runs]),
+            }
+        )
+    best = max(curve, key=lambda c: c["val"]["mean"])
+    runs = [grid[best["lr"]][s] for s in best["seeds"]]
+    splits = {name: summarize([r["test"][name][runs[0]["metric"]] for r in runs]) for name in runs[0]["test"]}
+    return {
+        "metric": runs[0]["metric"],
+        "family": runs[0]["family"],
+        "best_lr": best["lr"],
+        "val": best["val"],
+        "test": best["test"],
+        "test_splits": splits,
+        "test_by_seed": {str(r["seed"]): r["test_score"] for r in runs},
+        "curve": curve,
+        "counts": runs[0].get("counts", {}),
+    }
+
+
+def summarize_results(records: list[dict], model: str, tasks: Sequence[str], lrs, seeds) -> dict:
+    """Per-task and per-family summaries of `model`'s cached nodes within the requested grid."""
+    per_task = {}
+    for task in tasks:
+        grid = _task_records(records, model, task, lrs, seeds)
+        if grid:
+            per_task[task] = summarize_task(grid)
+    families = {}
+    for family in FAMILY_NAMES:
+        members = [t for t, s in per_task.items() if s["family"] == family]
+        if not members:
+            continue
+        common = set.intersection(*(set(per_task[t]["test_by_seed"]) for t in members))
+        per_seed = [
+            sum(per_task[t]["test_by_seed"][s] for t in members) / len(members) for s in sorted(common)
+        ]
+        families[family] = {
+            "tasks": members,
+            "seeds": sorted(common, key=int),
+            "test": summarize(per_seed) if per_seed else None,
+        }
+    return {
+        "model": model,
+        "lrs": [float(x) for x in lrs],
+        "seeds": [int(s) for s in seeds],
+        "tasks": per_task,
+        "families": families,
+    }
+
+
+def _fmt(s: dict | None) -> str:
+    if s is None:
+        return "-"
+    if s["half_width"] is None:
+        return f"{s['mean']:.2f} (n=1)"
+    return f"{s['mean']:.2f} ± {s['half_width']:.2f} (n={s['n']})"
+
+
+def summary_markdown(summary: dict) -> str:
+    lines = [
+        f"# Evaluation of {summary.get('source', summary['model'])}",
+        "",
+        f"Model fingerprint `{summary['model']}`; LRs {summary['lrs']}; seeds {summary['seeds']}. "
+        "Test = mean ± 95% t-interval over seeds at the LR with the best validation mean.",
+        "",
+        "| task | family | metric | best LR | validation | test | other test splits |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, t in summary["tasks"].items():
+        others = ", ".join(f"{k}: {v['mean']:.2f}" for k, v in t["test_splits"].items() if k != "test")
+        lines.append(
+            f"| {name} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {_fmt(t['val'])} | {_fmt(t['test'])} | {others or '-'} |"
+        )
+    lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
+    for family, f in summary["families"].items():
+        lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f['tasks'])} | {_fmt(f['test'])} |")
+    lines += ["", "Score vs LR (test mean per LR, for the stability analysis):", ""]
+    for name, t in summary["tasks"].items():
+        lines.append(f"- {name}: " + ", ".join(f"{c['lr']:g}: {c['test']['mean']:.2f}" for c in t["curve"]))
+    return "\n".join(lines) + "\n"
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_summary(summary: dict, out: Path) -> None:
+    _atomic_write(out / SUMMARY_JSON, json.dumps(summary, indent=2))
+    _atomic_write(out / SUMMARY_MD, summary_markdown(summary))
+
+
+# ----------------------------------------------------------------------------- comparing two models
+
+
+def compare(
+    records: list[dict],
+    model_a: str,
+    model_b: str,
+    tasks: Sequence[str],
+    lrs=DEFAULT_LRS,
+    seeds=DEFAULT_SEEDS,
+) -> dict:
+    """Paired comparison of two models (fingerprints) per task.
+
+    `at_best_lr`: each model at its own best validation LR, test scores paired by seed (the
+    reported numbers). `grid`: every (LR, seed) both models ran, paired (the same seeds and LRs).
+    Each is a paired t-test of a - b (see `stats.paired_test`).
+    """
+    out = {}
+    for task in tasks:
+        ga, gb = (
+            _task_records(records, model_a, task, lrs, seeds),
+            _task_records(records, model_b, task, lrs, seeds),
+        )
+        if not ga or not gb:
+            continue
+        sa, sb = summarize_task(ga), summarize_task(gb)
+        common = sorted(set(sa["test_by_seed"]) & set(sb["test_by_seed"]), key=int)
+        pairs = [(lr, s) for lr in sorted(set(ga) & set(gb)) for s in sorted(set(ga[lr]) & set(gb[lr]))]
+        entry = {"best_lr": {"a": sa["best_lr"], "b": sb["best_lr"]}}
+        if len(common) >= 2:
+            entry["at_best_lr"] = paired_test(
+                [sa["test_by_seed"][s] for s in common], [sb["test_by_seed"][s] for s in common]
+            )
+        if len(pairs) >= 2:
+            entry["grid"] = paired_test(
+                [ga[lr][s]["test_score"] for lr, s in pairs], [gb[lr][s]["test_score"] for lr, s in pairs]
+            )
+        out[task] = entry
+    return out

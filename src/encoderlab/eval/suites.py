@@ -1,0 +1,87 @@
+"""Named suites of tasks.
+
+* `pocket`: offline, real data, paper 1's four families with 2-3 tasks each, sized to fit
+  10 minutes for a `tiny` model on 2 CPU cores at one LR and one seed;
+* `domain`: the detour study's domain tasks (biomedical PubMedQA classification and retrieval,
+  code docstring -> function retrieval on stdlib modules held out of `code-python`);
+* `paper`: paper 1's 12 datasets, from the hub or from local files ($ENCODERLAB_PAPER_DATA).
+"""
+
+from __future__ import annotations
+
+from encoderlab.errors import UserError, did_you_mean
+from encoderlab.eval.tasks import TASKS, get_task
+
+SUITES: dict[str, tuple[str, ...]] = {
+    "pocket": (
+        "vitaminc",
+        "boolq",
+        "tweets",
+        "wnut16",
+        "brown-pos",
+        "squad",
+        "squad-retrieval",
+        "boolq-retrieval",
+        "pubmedqa-retrieval",
+    ),
+    "domain": ("pubmedqa", "pubmedqa-retrieval", "code-retrieval"),
+    "paper": tuple(name for name in TASKS if name.startswith("paper-")),
+}
+
+# The assets each offline task reads, so a suite can name every missing fetch at once.
+TASK_ASSETS: dict[str, tuple[str, ...]] = {
+    "vitaminc": ("vitaminc",),
+    "boolq": ("boolq",),
+    "tweets": ("tweets",),
+    "wnut16": ("wnut16",),
+    "brown-pos": ("brown-pos",),
+    "squad": (
+        "squad-v1-dev",
+        "squad-shifts-nyt",
+        "squad-shifts-reddit",
+        "squad-shifts-amazon",
+        "squad-shifts-new-wiki",
+    ),
+    "squad-retrieval": ("squad-v1-dev",),
+    "boolq-retrieval": ("boolq",),
+    "pubmedqa-retrieval": ("pubmedqa",),
+    "pubmedqa": ("pubmedqa",),
+    "code-retrieval": (),
+}
+
+
+def suite_tasks(suite: str | None, tasks: list[str] | tuple[str, ...] | None = None) -> list[str]:
+    """The task names to run: the suite's, or the `tasks` subset (which must belong to it); with
+    no suite, `tasks` may name any registered task."""
+    if suite is None:
+        if not tasks:
+            raise UserError("name a suite or at least one task")
+        for name in tasks:
+            get_task(name)
+        return list(dict.fromkeys(tasks))
+    if suite not in SUITES:
+        raise did_you_mean(suite, list(SUITES), "suite")
+    if not tasks:
+        return list(SUITES[suite])
+    for name in tasks:
+        get_task(name)
+        if name not in SUITES[suite]:
+            raise UserError(f"task '{name}' is not in suite '{suite}'; its tasks: {', '.join(SUITES[suite])}")
+    return list(dict.fromkeys(tasks))
+
+
+def missing_assets(task_names: list[str]) -> list[str]:
+    """Assets the given tasks need that are not fetched yet."""
+    from encoderlab.data.assets import is_fetched
+
+    needed = dict.fromkeys(a for t in task_names for a in TASK_ASSETS.get(t, ()))
+    return [a for a in needed if not is_fetched(a)]
+
+
+def require_assets(task_names: list[str]) -> None:
+    """One error naming the single command that fetches everything missing."""
+    missing = missing_assets(task_names)
+    if missing:
+        raise UserError(
+            f"assets not fetched: {', '.join(missing)}; run: encoderlab assets fetch {' '.join(missing)}"
+        )
