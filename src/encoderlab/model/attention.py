@@ -12,7 +12,8 @@ layer reuses; `attend` dispatches on the type of that object. Backends (`ModelCo
     causal predicates), so fully masked blocks are skipped: the packed-document path on GPU. It is
     compiled on CUDA; on CPU it runs eagerly (an unfused reference implementation, only useful for
     tests). Unmasked batches still take the SDPA `is_causal` path, which is already optimal.
-    Where flex_attention is missing (old torch) `flex` falls back to `sdpa` with a warning.
+    Where flex_attention cannot run (missing from the torch build, or CUDA without Triton) `flex`
+    falls back to `sdpa` with a warning.
 A varlen flash-attention backend would plug in the same way: a mask object holding `cu_seqlens`
 built from `doc_ids` in `build_mask`, and one more branch in `attend`.
 """
@@ -27,23 +28,29 @@ import torch.nn.functional as F
 
 from encoderlab.model.config import ATTN_IMPLS, AttentionMode
 
-try:  # flex_attention arrived in torch 2.5; the project allows older builds.
+try:  # flex_attention is a prototype API: absent from some builds, and it may move.
     from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 except ImportError:  # pragma: no cover - depends on the installed torch
     BlockMask = create_block_mask = flex_attention = None
 
 
-def flex_available() -> bool:
-    """True when this torch build has flex_attention."""
-    return flex_attention is not None
+def flex_available(device: torch.device | None = None) -> bool:
+    """True when flex_attention can run on `device` (on CUDA it is compiled, which needs Triton)."""
+    if flex_attention is None:
+        return False
+    if device is not None and device.type == "cuda":
+        from torch.utils._triton import has_triton
+
+        return has_triton()
+    return True
 
 
-def resolve_impl(impl: str) -> str:
-    """The backend that will actually run for `impl` (flex falls back to sdpa when missing)."""
+def resolve_impl(impl: str, device: torch.device | None = None) -> str:
+    """The backend that will actually run for `impl` (flex falls back to sdpa where it cannot run)."""
     if impl not in ATTN_IMPLS:
         raise ValueError(f"unknown attention implementation {impl!r}; valid: {', '.join(ATTN_IMPLS)}")
-    if impl == "flex" and not flex_available():
-        warnings.warn("flex_attention is not available in this torch; using sdpa", stacklevel=3)
+    if impl == "flex" and not flex_available(device):
+        warnings.warn(f"flex_attention cannot run on {device or 'this torch'}; using sdpa", stacklevel=3)
         return "sdpa"
     return impl
 
@@ -101,7 +108,7 @@ def build_mask(
     """The mask object for one forward pass: None (unmasked), a dense tensor or a BlockMask."""
     if doc_ids is None and padding_mask is None:
         return None
-    if resolve_impl(impl) == "flex":
+    if resolve_impl(impl, device) == "flex":
         return block_mask(seq_len, mode, doc_ids, padding_mask, device)
     return dense_mask(seq_len, mode, doc_ids, padding_mask, device)
 
