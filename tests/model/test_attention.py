@@ -58,3 +58,15 @@ def test_flex_falls_back_to_sdpa_with_a_warning(monkeypatch):
 def test_unknown_backend_is_refused():
     with pytest.raises(ValueError, match="attn_impl"):
         make_model(attn_impl="flash")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("mode", ["bidirectional", "causal"])
+def test_compiled_flex_equals_sdpa_on_cuda(mode):
+    model = make_model().cuda()
+    ids, doc_ids, pad = (t.cuda() for t in _batch())
+    sdpa = logits(model, ids, attention_mode=mode, doc_ids=doc_ids, padding_mask=pad)
+    model.config = dataclasses.replace(model.config, attn_impl="flex")
+    flex = logits(model, ids, attention_mode=mode, doc_ids=doc_ids, padding_mask=pad)
+    assert (flex - sdpa)[pad].abs().max() <= 1e-4
