@@ -3,8 +3,9 @@
 Layout of `RUN/checkpoints/step_0001000/`:
   * `model/`: an encoderlab model folder (what evaluation and analysis read);
   * `train_state/`: AdamW moments keyed `optim/<param name>/<exp_avg|exp_avg_sq|step>` and the RNG
-    states, written with `torch.distributed.checkpoint` (DCP), which needs no process group on
-    one process and reshards across world sizes once FSDP is used;
+    states, written with `torch.distributed.checkpoint` (DCP) as full tensors: rank 0 writes and
+    every rank reads on its own (`no_dist`), so a checkpoint loads at any world size, DDP or FSDP2
+    (`distributed.py` gathers and re-slices FSDP2 shards);
   * `state.json`: step, phase, tokens seen, skipped steps, the run config and the freeze mechanism.
 A checkpoint is written under `step_N.tmp` and renamed when complete; `state.json` is written
 last, so a folder without it, or with the `.tmp` suffix, is a partial write that is never loaded
@@ -74,10 +75,6 @@ def remove_partial(run_dir: Path) -> None:
                 shutil.rmtree(d)
 
 
-def _no_dist() -> bool:
-    return not (torch.distributed.is_available() and torch.distributed.is_initialized())
-
-
 @contextlib.contextmanager
 def _quiet_single_process():
     """DCP warns on every single-process call that it assumes one process, which is the intent."""
@@ -105,7 +102,7 @@ def save_checkpoint(
     if torch.cuda.is_available():
         flat["rng/cuda"] = torch.cuda.get_rng_state()
     with _quiet_single_process():
-        dcp.save(flat, checkpoint_id=str(tmp / "train_state"), no_dist=_no_dist())
+        dcp.save(flat, checkpoint_id=str(tmp / "train_state"), no_dist=True)
     state = {"progress": progress.__dict__, **meta}
     (tmp / "state.json").write_text(json.dumps(state, indent=2))
     if final.exists():  # rewritten after a rollback
@@ -133,7 +130,7 @@ def load_train_state(ckpt: Path) -> tuple[StateByName, Progress, dict[str, torch
         if isinstance(md, TensorStorageMetadata)
     }
     with _quiet_single_process():
-        dcp.load(template, checkpoint_id=path, no_dist=_no_dist())
+        dcp.load(template, checkpoint_id=path, no_dist=True)
     optim: StateByName = {}
     for key, value in template.items():
         kind, _, rest = key.partition("/")

@@ -63,10 +63,30 @@ class OptimConfig:
     """Apply weight decay to norm weights and biases too (paper 2 excludes them)."""
     clip: float = 1.0
     """Gradient-norm clipping threshold over trainable parameters (0: no clipping)."""
+    fused: bool = True
+    """Fused AdamW kernel on CUDA (CPU always uses the foreach implementation)."""
 
     def __post_init__(self) -> None:
         if self.lr <= 0 or self.eps <= 0 or self.weight_decay < 0 or self.clip < 0:
             raise UserError(f"optim: lr and eps must be > 0, weight_decay and clip >= 0, got {self}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScaleConfig:
+    """Data parallelism and GPU fast paths (applied by `train/parallelize.py`); each has a CPU fallback."""
+
+    data_parallel: Literal["ddp", "fsdp"] = "ddp"
+    """Under torchrun: replicate the model (DDP) or shard it per block with FSDP2 (for 610m and 1b)."""
+    compile: bool = False
+    """`torch.compile` each block (after activation checkpointing, before sharding); slow to start on CPU."""
+    activation_checkpointing: bool = False
+    """Recompute each block's activations in backward: less memory, about a third more compute."""
+    attn_impl: Literal["auto", "sdpa", "flex"] = "auto"
+    """Attention kernel for packed documents: flex (BlockMask) or sdpa (dense mask); auto = flex on CUDA."""
+
+    def __post_init__(self) -> None:
+        if self.data_parallel not in ("ddp", "fsdp"):
+            raise UserError(f"scale.data_parallel must be ddp or fsdp, got {self.data_parallel!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,6 +171,8 @@ class RunConfig:
     """If > 0, the phase lengths must add up to this (guards recipe arithmetic)."""
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     """Checkpoint frequency and retention."""
+    scale: ScaleConfig = field(default_factory=ScaleConfig)
+    """Data parallelism (DDP/FSDP2), compile, activation checkpointing and the attention kernel."""
     seed: int = 0
     """Training seed: model init and MLM masks."""
     out: str = ""

@@ -1,22 +1,46 @@
-"""The seam where data parallelism plugs in; on one process every function is the identity.
+"""The process group and the collectives the trainer needs; on one process every function is the identity.
 
-The trainer asks this module for its rank and world size, wraps the model with `parallelize`,
-sums counts and losses with `all_reduce_sum`, and skips gradient sync on non-final micro-batches
-with `no_sync`. With a single process nothing is wrapped or communicated. DDP/FSDP2 under torchrun
-(gloo on CPU, nccl on GPU) replace these bodies without touching the trainer, following
-torchtitan's "parallelism from outside the model" rule. The raw model stays the trainer's handle
-for `lm_logits`, saving and freezing; the wrapped one only runs `forward`.
+Design
+  * `init_world` joins the process group that `torchrun` describes in its environment (RANK,
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT): gloo on CPU, nccl on GPU (one device per local rank).
+    A group that the caller already initialised (tests, notebooks) is used as is and left alone;
+    one that `init_world` created is torn down by `shutdown`, after a barrier (pitfall 9: without it
+    a gloo rank can abort while rank 0 is still writing).
+  * Gradients are *sums* over the global batch. The trainer already divides every micro-batch's loss
+    by the number of targets in the whole global batch, so DDP and FSDP must add the ranks'
+    gradients, not average them (their default); `parallelize` configures both that way. One
+    process accumulating over W x A micro-batches and W processes over A each then compute the same
+    gradient, with the same additions in the same order for W = 2.
+  * Checkpoints hold full tensors, written by rank 0 and read by every rank, so they load at any
+    world size. Under FSDP2 the sharded parameters and AdamW moments are gathered
+    (`full_tensor`, collective) before saving and re-sliced (`shard_like`, local, no communication)
+    after loading. The cost is one full copy on rank 0 while saving, which is what an exported model
+    folder needs anyway; a per-rank sharded DCP write would avoid it for models far beyond 1B.
+The raw model stays the trainer's handle for `lm_logits`, saving and freezing; the module that
+`parallelize` returns only runs `forward`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 
 import torch
+import torch.distributed as dist
 from torch import nn
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    set_model_state_dict,
+)
+from torch.distributed.fsdp import FSDPModule
+from torch.distributed.tensor import DTensor, distribute_tensor
 
 from encoderlab.errors import UserError
+from encoderlab.model.encoder import Encoder
+
+_OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
 
 
 @dataclass(frozen=True)
@@ -25,16 +49,35 @@ class World:
 
     rank: int = 0
     world_size: int = 1
+    local_rank: int = 0
+    """Index of this process on its node (the CUDA device it uses)."""
 
     @property
     def is_main(self) -> bool:
         return self.rank == 0
 
 
+def env_world_size() -> int:
+    """WORLD_SIZE as torchrun (or SLURM through torchrun) sets it; 1 when not launched by it."""
+    try:
+        return int(os.environ.get("WORLD_SIZE", "1"))
+    except ValueError:
+        raise UserError(
+            f"WORLD_SIZE={os.environ['WORLD_SIZE']!r} is not an integer; launch with torchrun"
+        ) from None
+
+
 def init_world(world_size: int) -> World:
-    """The current world; refuses a layout that asks for more ranks than are running."""
-    if torch.distributed.is_available() and torch.distributed.is_initialized():
-        world = World(torch.distributed.get_rank(), torch.distributed.get_world_size())
+    """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
+    global _OWNED_GROUP
+    if not dist.is_initialized() and env_world_size() > 1:
+        if torch.cuda.is_available():
+            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        _OWNED_GROUP = True
+    if dist.is_initialized():
+        local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
+        world = World(dist.get_rank(), dist.get_world_size(), local)
     else:
         world = World()
     if world.world_size != world_size:
@@ -45,20 +88,115 @@ def init_world(world_size: int) -> World:
     return world
 
 
-def parallelize(model: nn.Module, world: World) -> nn.Module:
-    """The module that runs forward passes (identity on one process)."""
-    return model
+def barrier(world: World) -> None:
+    """Wait for every rank (no-op on one process)."""
+    if world.world_size > 1:
+        dist.barrier()
+
+
+def shutdown() -> None:
+    """Destroy the process group `init_world` created, after a barrier (pitfall 9)."""
+    global _OWNED_GROUP
+    if _OWNED_GROUP and dist.is_initialized():
+        dist.barrier()
+        dist.destroy_process_group()
+    _OWNED_GROUP = False
 
 
 def all_reduce_sum(value: torch.Tensor, world: World) -> torch.Tensor:
     """Sum of `value` over ranks (identity on one process)."""
     if world.world_size > 1:
-        torch.distributed.all_reduce(value)
+        dist.all_reduce(value)
     return value
 
 
+@contextlib.contextmanager
+def _fsdp_no_sync(module: FSDPModule):
+    module.set_requires_gradient_sync(False)
+    try:
+        yield
+    finally:
+        module.set_requires_gradient_sync(True)
+
+
 def no_sync(module: nn.Module, sync: bool):
-    """Context that defers gradient sync unless `sync` (a no-op without DDP)."""
-    if not sync and hasattr(module, "no_sync"):
+    """Context that defers gradient sync unless `sync` (micro-batches before the last of a step)."""
+    if sync:
+        return contextlib.nullcontext()
+    if isinstance(module, FSDPModule):
+        return _fsdp_no_sync(module)
+    if hasattr(module, "no_sync"):
         return module.no_sync()
     return contextlib.nullcontext()
+
+
+def is_sharded(model: nn.Module) -> bool:
+    """True when FSDP2 holds the model's parameters as shards."""
+    return isinstance(model, FSDPModule)
+
+
+def full_tensor(t: torch.Tensor) -> torch.Tensor:
+    """The whole tensor behind a DTensor shard (collective), or `t` itself."""
+    return t.full_tensor() if isinstance(t, DTensor) else t
+
+
+def shard_like(value: torch.Tensor, param: torch.Tensor) -> torch.Tensor:
+    """A full tensor cut like `param` when `param` is a DTensor and `value` has its shape.
+
+    Every rank holds the same full value (read from the same checkpoint), so each slices its own
+    part locally (`src_data_rank=None`): no communication.
+    """
+    if not isinstance(param, DTensor) or isinstance(value, DTensor) or value.shape != param.shape:
+        return value
+    return distribute_tensor(value.to(param.device), param.device_mesh, param.placements, src_data_rank=None)
+
+
+def shard_optim_state(
+    state: dict[str, dict[str, torch.Tensor]], model: nn.Module
+) -> dict[str, dict[str, torch.Tensor]]:
+    """Full per-name optimizer state (moments) cut like the model's sharded parameters."""
+    if not is_sharded(model):
+        return state
+    params = dict(model.named_parameters())
+    return {
+        name: {k: shard_like(v, params[name]) if name in params else v for k, v in st.items()}
+        for name, st in state.items()
+    }
+
+
+def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
+    """Load a full state dict into a plain or FSDP2-sharded model (strict)."""
+    if is_sharded(model):
+        set_model_state_dict(model, state, options=StateDictOptions(full_state_dict=True, strict=True))
+    else:
+        model.load_state_dict(state)
+
+
+def gathered_model(model: nn.Module, world: World) -> nn.Module | None:
+    """A model that `save_model_folder` can write: the model itself, or under FSDP2 a full CPU copy.
+
+    Collective under FSDP2 (every rank must call it); the copy exists on rank 0 only (None elsewhere).
+    """
+    if not is_sharded(model):
+        return model
+    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
+    if not world.is_main:
+        return None
+    copy = Encoder(model.config)  # parallelize shards Encoder models only
+    copy.load_state_dict(state)
+    return copy
+
+
+def resume_blockers(diff: list[str], old_layout: dict, new_layout: dict) -> list[str]:
+    """The config differences (from `trainer.config_diff`) that should stop a resume.
+
+    Resuming at another world size changes `layout.world_size` and `layout.grad_accum`; as long as
+    their product (with the same micro-batch size) is unchanged, every global batch keeps the same
+    rows in the same slots and the same masks, so the run continues the same computation. `scale.*`
+    (DDP vs FSDP2, compile, checkpointing, kernel) changes how a step executes, not what it computes.
+    """
+    resplit = old_layout.get("world_size", 1) * old_layout.get("grad_accum", 1) == new_layout.get(
+        "world_size", 1
+    ) * new_layout.get("grad_accum", 1)
+    benign = ("scale.",) + (("layout.world_size:", "layout.grad_accum:") if resplit else ())
+    return [d for d in diff if not d.startswith(benign)]

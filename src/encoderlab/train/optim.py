@@ -13,6 +13,7 @@ import torch
 from torch import nn
 
 from encoderlab.train.config import OptimConfig
+from encoderlab.train.distributed import full_tensor
 
 StateByName = dict[str, dict[str, torch.Tensor]]
 
@@ -22,7 +23,7 @@ def _no_decay(name: str, p: nn.Parameter) -> bool:
 
 
 def build_optimizer(model: nn.Module, cfg: OptimConfig, device: torch.device) -> torch.optim.AdamW:
-    """AdamW over parameters with requires_grad; fused kernels on CUDA."""
+    """AdamW over parameters with requires_grad; fused kernels on CUDA when `cfg.fused`."""
     decay, no_decay = [], []
     for name, p in model.named_parameters():
         if p.requires_grad:
@@ -31,7 +32,7 @@ def build_optimizer(model: nn.Module, cfg: OptimConfig, device: torch.device) ->
     if no_decay:
         groups.append({"params": no_decay, "weight_decay": 0.0})
     return torch.optim.AdamW(
-        groups, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, fused=device.type == "cuda" or None
+        groups, lr=cfg.lr, betas=cfg.betas, eps=cfg.eps, fused=(cfg.fused and device.type == "cuda") or None
     )
 
 
@@ -40,10 +41,13 @@ def _names(model: nn.Module) -> dict[int, str]:
 
 
 def state_by_name(optimizer: torch.optim.Optimizer, model: nn.Module) -> StateByName:
-    """The optimizer's per-parameter state keyed by parameter name (tensors detached, on CPU)."""
+    """The optimizer's per-parameter state keyed by parameter name (full tensors, detached, on CPU).
+
+    Collective under FSDP2: every rank must call it (shards are gathered).
+    """
     names = _names(model)
     return {
-        names[id(p)]: {k: v.detach().cpu().clone() for k, v in st.items()}
+        names[id(p)]: {k: full_tensor(v).detach().cpu().clone() for k, v in st.items()}
         for p, st in optimizer.state.items()
     }
 

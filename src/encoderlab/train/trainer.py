@@ -39,11 +39,24 @@ from encoderlab.model.io import is_model_folder, load_model_folder, save_model_f
 from encoderlab.objectives import lm_loss, objective_generator
 from encoderlab.train import checkpoint as ckpt
 from encoderlab.train.config import DataConfig, ModelSpec, PlannedPhase, RunConfig
-from encoderlab.train.distributed import World, all_reduce_sum, init_world, no_sync, parallelize
+from encoderlab.train.distributed import (
+    World,
+    all_reduce_sum,
+    barrier,
+    gathered_model,
+    init_world,
+    is_sharded,
+    load_model_state,
+    no_sync,
+    resume_blockers,
+    shard_optim_state,
+    shutdown,
+)
 from encoderlab.train.flops import peak_flops, train_flops
 from encoderlab.train.freeze import MECHANISM, apply_freeze, parse_layers
 from encoderlab.train.metrics import MetricSink, build_sinks
 from encoderlab.train.optim import StateByName, build_optimizer, load_state_by_name, state_by_name
+from encoderlab.train.parallelize import parallelize
 
 
 class NonFiniteLoss(UserError):
@@ -186,7 +199,7 @@ class Trainer:
         model, tokenizer = build_model(cfg.model, self.spec, cfg.layout.seq_len)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
         self.model = model.to(self.device)
-        self.forward_model = parallelize(self.model, self.world)
+        self.forward_model = parallelize(self.model, self.world, cfg.scale, self.device, cfg.precision)
         self.progress = ckpt.Progress()
         self.optim_state: StateByName = {}
         self._start_state(resume)
@@ -202,17 +215,20 @@ class Trainer:
                 raise UserError(
                     f"{self.run_dir} already holds a run; pass --resume to continue it or choose another --out"
                 )
-            diff = config_diff(to_dict(load_yaml(RunConfig, saved)), to_dict(self.cfg))
+            old, new = to_dict(load_yaml(RunConfig, saved)), to_dict(self.cfg)
+            diff = resume_blockers(config_diff(old, new), old["layout"], new["layout"])
             if diff and not force:
                 raise UserError(
                     f"refusing to resume {self.run_dir} with a changed config ({'; '.join(diff[:6])}); "
                     "rerun with the original settings or pass --force"
                 )
+        barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
         if self.world.is_main:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             ckpt.remove_partial(self.run_dir)
             save_yaml(self.cfg, saved)
             (self.run_dir / "env.json").write_text(json.dumps(environment(), indent=2))
+        barrier(self.world)
 
     def _start_state(self, resume: bool) -> None:
         latest = find_checkpoint(self.run_dir) if resume else None
@@ -224,7 +240,7 @@ class Trainer:
     def _load(self, path: Path) -> None:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
         ckpt.check_model_matches(path, self.model)
-        self.model.load_state_dict(load_model_folder(path / "model").state_dict())
+        load_model_state(self.model, load_model_folder(path / "model").state_dict())
         self.optim_state, self.progress, rng = ckpt.load_train_state(path)
         ckpt.restore_rng(rng)
 
@@ -242,7 +258,7 @@ class Trainer:
             state = {}
         self.frozen = apply_freeze(self.model, parse_layers(phase.phase.freeze, self.model.config.n_layers))
         self.optimizer = build_optimizer(self.model, self.cfg.optim, self.device)
-        load_state_by_name(self.optimizer, self.model, state)
+        load_state_by_name(self.optimizer, self.model, shard_optim_state(state, self.model))
         self.optim_state = {k: v for k, v in state.items() if k in set(self.frozen)}
         self.phase = phase
 
@@ -297,11 +313,14 @@ class Trainer:
         }
 
     def _save(self) -> None:
+        # Under FSDP2 gathering the shards is collective, so every rank takes part; rank 0 writes.
+        gather = self.world.is_main or is_sharded(self.model)
+        state = self._current_state() if gather else {}
+        model = gathered_model(self.model, self.world)
         if self.world.is_main:
-            ckpt.save_checkpoint(
-                self.run_dir, self.model, self._current_state(), self.progress, self._meta(), self.tokenizer
-            )
+            ckpt.save_checkpoint(self.run_dir, model, state, self.progress, self._meta(), self.tokenizer)
             ckpt.prune(self.run_dir, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_steps)
+        barrier(self.world)  # nobody reads (rollback, resume) a checkpoint before it is complete
 
     def _should_save(self, step: int) -> bool:
         c = self.cfg.checkpoint
@@ -382,8 +401,10 @@ class Trainer:
         if self.progress.step < total:
             return ckpt.checkpoint_dir(self.run_dir, self.progress.step) / "model"
         final = self.run_dir / "final"
+        model = gathered_model(self.model, self.world)
         if self.world.is_main:
-            save_model_folder(self.model, final, self.tokenizer)
+            save_model_folder(model, final, self.tokenizer)
+        barrier(self.world)
         return final
 
     def _train_step(self, step: int, peak: float) -> dict[str, Any] | None:
@@ -438,5 +459,8 @@ def pretrain(
     source: BatchSource | None = None,
 ) -> Path:
     """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`)."""
-    Trainer(cfg, source=source, resume=resume, force=force).run(until_step)
+    try:
+        Trainer(cfg, source=source, resume=resume, force=force).run(until_step)
+    finally:
+        shutdown()  # the process group init_world created under torchrun, if any
     return Path(cfg.out)

@@ -1,0 +1,138 @@
+"""Parallelism and fast paths applied to a model from outside, in torchtitan's fixed order.
+
+`parallelize(model, world, scale, device)` is the only place that changes how a model executes:
+  1. attention kernel: `flex` (a BlockMask, so packed documents skip fully masked blocks and keep a
+     fused kernel on CUDA) or `sdpa` (a dense mask, exact everywhere, O(T^2) memory per row);
+  2. activation checkpointing, per block (recompute in backward);
+  3. `torch.compile`, per block (small graphs compile fast and are reused across the 12-28 blocks);
+  4. data parallelism: FSDP2 `fully_shard` per block, then the LM head, then the root; or DDP.
+Steps 2 and 3 replace each block's bound `forward` instead of wrapping the block, so parameter names
+(and with them checkpoints, freezing and optimizer state by name) are the same with and without them,
+and FSDP's hooks stay outside the compiled graphs.
+
+Precision: with DDP (and on one process) the trainer's bf16 autocast keeps fp32 master weights;
+FSDP2 instead casts the gathered parameters to bf16 and reduces gradients in fp32
+(`MixedPrecisionPolicy`), the torchtitan policy. The loss is computed in fp32 in both cases.
+
+Gradients are summed over ranks, not averaged (see `distributed.py`): DDP gets a sum comm hook,
+FSDP2 a divide factor of 1.
+
+DDP fixes its set of gradient buckets when built, and a phase that freezes layers changes which
+parameters get gradients, so the DDP wrapper here is rebuilt whenever the set of trainable
+parameters changes (checked at each forward: one pass over `requires_grad` flags). FSDP2 follows
+`requires_grad` by itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.checkpoint import checkpoint
+
+from encoderlab.errors import UserError
+from encoderlab.model.encoder import Encoder
+from encoderlab.train.config import ScaleConfig
+from encoderlab.train.distributed import World
+
+
+def resolve_attn_impl(requested: str, device: torch.device) -> str | None:
+    """The kernel to set on the model, or None to keep the model's own choice."""
+    if requested == "auto":
+        return "flex" if device.type == "cuda" else None
+    return requested
+
+
+def _checkpointed(forward):
+    """`forward` whose activations are recomputed in backward (non-reentrant: accepts BlockMask args)."""
+
+    @functools.wraps(forward)
+    def run(*args, **kwargs):
+        return checkpoint(forward, *args, use_reentrant=False, **kwargs)
+
+    return run
+
+
+def _sum_allreduce_hook(group, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """DDP comm hook: sum gradients over ranks (DDP's default divides by the world size)."""
+    work = dist.all_reduce(bucket.buffer(), group=group, async_op=True)
+    return work.get_future().then(lambda fut: fut.value()[0])
+
+
+class ReplicatedForward:
+    """Runs `forward` through DDP over the currently trainable parameters; rebuilt when they change."""
+
+    def __init__(self, model: nn.Module, device: torch.device):
+        self.model, self.device = model, device
+        self._ddp: DistributedDataParallel | None = None
+        self._trainable: tuple[bool, ...] = ()
+
+    def _current(self) -> DistributedDataParallel:
+        trainable = tuple(p.requires_grad for p in self.model.parameters())
+        if self._ddp is None or trainable != self._trainable:
+            self._ddp = None  # drop the old reducer (and its autograd hooks) before building a new one
+            ids = [self.device.index or torch.cuda.current_device()] if self.device.type == "cuda" else None
+            self._ddp = DistributedDataParallel(self.model, device_ids=ids)
+            self._ddp.register_comm_hook(None, _sum_allreduce_hook)
+            self._trainable = trainable
+        return self._ddp
+
+    def __call__(self, *args, **kwargs):
+        return self._current()(*args, **kwargs)
+
+    def no_sync(self):
+        return self._current().no_sync()
+
+
+def _shard(model: Encoder, world: World, precision: str) -> None:
+    """FSDP2 per block, then the LM head (when untied), then the root."""
+    mp = (
+        MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+        if precision == "bf16"
+        else MixedPrecisionPolicy()
+    )
+    units = [*model.layers]
+    if not model.config.tie_embeddings:
+        units.append(model.lm_head)  # called outside the root's forward (the sparse head)
+    for unit in units:
+        fully_shard(unit, mp_policy=mp)
+    fully_shard(model, mp_policy=mp)
+    for unit in [*units, model]:
+        unit.set_gradient_divide_factor(1.0)
+
+
+def parallelize(
+    model: nn.Module,
+    world: World,
+    scale: ScaleConfig = ScaleConfig(),
+    device: torch.device = torch.device("cpu"),
+    precision: str = "fp32",
+):
+    """Apply the kernel choice, activation checkpointing, compile and data parallelism; return the
+    callable that runs forward passes (the model itself unless DDP wraps it)."""
+    impl = resolve_attn_impl(scale.attn_impl, device)
+    if impl is not None and isinstance(model, Encoder) and model.config.attn_impl != impl:
+        model.config = dataclasses.replace(model.config, attn_impl=impl)
+    for block in model.layers:
+        forward = block.forward
+        if scale.activation_checkpointing:
+            forward = _checkpointed(forward)
+        if scale.compile:
+            forward = torch.compile(forward)
+        block.forward = forward
+    if world.world_size == 1:
+        return model
+    if scale.data_parallel == "fsdp":
+        if not isinstance(model, Encoder):
+            raise UserError(
+                f"scale.data_parallel=fsdp shards encoderlab Encoder models, not {type(model).__name__}; "
+                "use scale.data_parallel=ddp"
+            )
+        _shard(model, world, precision)
+        return model
+    return ReplicatedForward(model, device)

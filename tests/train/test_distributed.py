@@ -1,0 +1,150 @@
+"""Data parallelism on CPU (gloo, 2 processes) against one process over the same global batch.
+
+One spawn of two processes runs every distributed job of this file (process start-up and imports
+dominate on 2 cores); the tests then compare its outputs with single-process runs made here. The
+workers join the process group the way `torchrun` makes them (RANK, WORLD_SIZE, MASTER_ADDR/PORT
+in the environment), so `pretrain` runs unchanged and creates and tears down the group itself.
+
+Layouts: the reference accumulates 4 micro-batches of 2 rows on one process; the 2-process runs
+accumulate 2 per rank (so `no_sync` on the first micro-step is exercised). Both see the same rows
+with the same masks in the same slots. The single process adds the four micro-batch gradients as
+((g0 + g1) + g2) + g3; two ranks add (g0 + g2) + (g1 + g3). Float addition is not associative, so
+results agree to rounding (about 1e-7 relative per step, growing slowly through AdamW), not bit for
+bit: the tolerances below are 1e-5 on losses and 1e-5 absolute on weights of size ~0.02-1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from safetensors.torch import load_file
+from tests.train.helpers import metrics, tiny_run
+
+from encoderlab.data.batch import BatchLayout
+from encoderlab.errors import UserError
+from encoderlab.objectives import CLM, MLM
+from encoderlab.train import Phase, Schedule, pretrain
+from encoderlab.train.config import ScaleConfig
+from encoderlab.train.distributed import resume_blockers
+
+pytestmark = pytest.mark.distributed
+
+PHASES = (
+    Phase(objective=CLM(), steps=3, schedule=Schedule(kind="constant", warmup=1)),
+    Phase(
+        objective=MLM(mask_ratio=0.3), steps=3, freeze="0", schedule=Schedule(kind="1-sqrt", end_fraction=0.1)
+    ),
+)
+ONE = BatchLayout(seq_len=32, micro_batch_size=2, grad_accum=4, world_size=1)
+TWO = BatchLayout(seq_len=32, micro_batch_size=2, grad_accum=2, world_size=2)
+SPLIT_STEP = 4  # resume point in the middle of the second (frozen-layer MLM) phase
+
+
+def run_cfg(out: Path, layout: BatchLayout, parallel: str = "ddp"):
+    return tiny_run(out, phases=PHASES, layout=layout, scale=ScaleConfig(data_parallel=parallel))
+
+
+def _free_ports(n: int) -> list[int]:
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def _worker(rank: int, root: str, ports: list[int]) -> None:
+    """One rank of every 2-process job; each `pretrain` call opens and closes its own process group."""
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1")
+    torch.set_num_threads(1)
+    root = Path(root)
+    jobs = [
+        lambda: pretrain(run_cfg(root / "ddp", TWO, "ddp")),
+        lambda: pretrain(run_cfg(root / "fsdp", TWO, "fsdp")),
+        lambda: pretrain(run_cfg(root / "one_to_two", TWO, "fsdp"), resume=True),
+        lambda: pretrain(run_cfg(root / "two_to_one", TWO, "fsdp"), until_step=SPLIT_STEP),
+    ]
+    for job, port in zip(jobs, ports):
+        os.environ["MASTER_PORT"] = str(port)
+        job()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("dist")
+    pretrain(run_cfg(root / "ref", ONE))
+    pretrain(run_cfg(root / "one_to_two", ONE), until_step=SPLIT_STEP)
+    mp.spawn(_worker, args=(str(root), _free_ports(4)), nprocs=2, join=True)
+    pretrain(run_cfg(root / "two_to_one", ONE), resume=True)
+    return root
+
+
+def _losses(run: Path) -> list[float]:
+    return [r["loss"] for r in metrics(run)]
+
+
+def _assert_close_runs(run: Path, ref: Path) -> None:
+    assert [r["step"] for r in metrics(run)] == [r["step"] for r in metrics(ref)] == list(range(1, 7))
+    assert _losses(run) == pytest.approx(_losses(ref), rel=1e-5)
+    ours, theirs = (
+        load_file(str(run / "final" / "model.safetensors")),
+        load_file(str(ref / "final" / "model.safetensors")),
+    )
+    assert ours.keys() == theirs.keys()
+    for key in ours:
+        torch.testing.assert_close(ours[key], theirs[key], rtol=0, atol=1e-5, msg=key)
+    moved = max(
+        (ours[k] - load_file(str(ref / "checkpoints/step_0000002/model/model.safetensors"))[k]).abs().max()
+        for k in ours
+    )
+    assert moved > 1e-3  # the comparison is not between untrained models
+
+
+@pytest.mark.parametrize("parallel", ["ddp", "fsdp"])
+def test_two_processes_match_one_process_with_accumulation(runs, parallel):
+    _assert_close_runs(runs / parallel, runs / "ref")
+
+
+def test_frozen_layer_stays_fixed_under_data_parallelism(runs):
+    # Phase 2 freezes layer 0: DDP is rebuilt over the trainable set, FSDP2 skips its gradients.
+    for run in ("ddp", "fsdp"):
+        before = load_file(str(runs / run / "checkpoints/step_0000003/model/model.safetensors"))
+        after = load_file(str(runs / run / "final/model.safetensors"))
+        for key in before:
+            if key.startswith("layers.0."):
+                assert torch.equal(before[key], after[key]), (run, key)
+
+
+def test_one_process_checkpoint_resumes_on_two_and_the_reverse(runs):
+    _assert_close_runs(runs / "one_to_two", runs / "ref")
+    _assert_close_runs(runs / "two_to_one", runs / "ref")
+
+
+def test_only_rank_zero_writes_and_metrics_are_one_line_per_step(runs):
+    assert len(metrics(runs / "ddp")) == 6  # a second writer would duplicate lines
+    assert sorted(p.name for p in (runs / "fsdp").iterdir()) == [
+        "checkpoints",
+        "config.yaml",
+        "env.json",
+        "final",
+        "metrics.jsonl",
+    ]
+
+
+def test_resume_accepts_a_resplit_of_the_same_global_batch_only():
+    diff = ["layout.world_size: 1 -> 2", "layout.grad_accum: 4 -> 2", "scale.data_parallel: 'ddp' -> 'fsdp'"]
+    assert resume_blockers(diff, dataclasses.asdict(ONE), dataclasses.asdict(TWO)) == []
+    bigger = dataclasses.replace(TWO, grad_accum=4)
+    assert resume_blockers(diff[:2], dataclasses.asdict(ONE), dataclasses.asdict(bigger)) == diff[:2]
+
+
+def test_layout_world_size_must_match_the_running_processes(tmp_path):
+    with pytest.raises(UserError, match="layout.world_size=1"):
+        pretrain(run_cfg(tmp_path / "run", TWO))

@@ -1,0 +1,288 @@
+"""The training loop: exact resume, atomic checkpoints, refusals, NaN policies, freezing."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from tests.train.helpers import metrics, tiny_run
+
+from encoderlab.data.batch import PackedBatch
+from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
+from encoderlab.errors import UserError
+from encoderlab.model.io import load_model_folder, save_model_folder
+from encoderlab.objectives import CLM, MLM
+from encoderlab.train import NonFiniteLoss, Phase, Schedule, pretrain
+from encoderlab.train import checkpoint as ckpt
+from encoderlab.train.config import ModelSpec
+
+
+def _weights(folder):
+    return load_file(str(folder / "model.safetensors"))
+
+
+def _assert_same_weights(a, b):
+    wa, wb = _weights(a), _weights(b)
+    assert wa.keys() == wb.keys()
+    for k in wa:  # bit-identical (NaN rows of the poisoning tests compare equal to NaN)
+        torch.testing.assert_close(wa[k], wb[k], rtol=0, atol=0, equal_nan=True, msg=k)
+
+
+class CrashingSource(SyntheticSource):
+    """Synthetic data that raises (like a killed process) when asked for `crash_step`."""
+
+    crash_step: int = -1
+
+    def batch(self, step, micro_step, rank):
+        if step == self.crash_step:
+            raise KeyboardInterrupt("simulated crash")
+        return super().batch(step, micro_step, rank)
+
+
+def _source(cfg, crash_step=-1):
+    src = CrashingSource(cfg.layout, synthetic_spec(cfg.data.synthetic_vocab), seed=cfg.data.seed)
+    src.crash_step = crash_step
+    return src
+
+
+def test_crash_and_resume_reproduces_losses_and_weights_bit_for_bit(tmp_path):
+    ref = tiny_run(tmp_path / "ref")
+    pretrain(ref)
+    cfg = tiny_run(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, source=_source(cfg, crash_step=4))  # dies during step 5; last checkpoint: step 4
+    assert ckpt.complete_checkpoints(cfg.out) == [2, 3, 4]  # every 2 + phase end at 3
+    pretrain(cfg, resume=True)
+    ref_losses = [(r["step"], r["loss"]) for r in metrics(ref.out)]
+    assert [(r["step"], r["loss"]) for r in metrics(cfg.out)] == ref_losses
+    assert len(ref_losses) == 6
+    _assert_same_weights(tmp_path / "ref" / "final", tmp_path / "run" / "final")
+
+
+def test_partial_checkpoint_is_never_loaded(tmp_path, monkeypatch):
+    cfg = tiny_run(tmp_path / "run")
+    real_save = ckpt.save_model_folder
+    calls = {"n": 0}
+
+    def dying_save(model, path, tokenizer=None):
+        calls["n"] += 1
+        if calls["n"] == 3:  # the third checkpoint (step 4) dies half-written
+            raise KeyboardInterrupt("killed while writing")
+        return real_save(model, path, tokenizer)
+
+    monkeypatch.setattr(ckpt, "save_model_folder", dying_save)
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg)
+    assert (tmp_path / "run" / "checkpoints" / "step_0000004.tmp").exists()
+    assert ckpt.complete_checkpoints(cfg.out) == [2, 3]
+    monkeypatch.setattr(ckpt, "save_model_folder", real_save)
+    pretrain(cfg, resume=True)  # resumes from step 3, removes the partial folder
+    assert not (tmp_path / "run" / "checkpoints" / "step_0000004.tmp").exists()
+    ref = tiny_run(tmp_path / "ref")
+    pretrain(ref)
+    _assert_same_weights(tmp_path / "ref" / "final", tmp_path / "run" / "final")
+
+
+def test_one_process_with_accumulation_matches_larger_micro_batches(tmp_path):
+    # Same global batch split as 2 x 2 or 1 x 4 rows: masks are seeded per slot of 2 rows, so
+    # compare splits with the same micro-batch size but accumulate in different orders instead:
+    # the token-weighted loss of the step must equal a direct full-batch computation.
+    cfg = tiny_run(tmp_path / "a", phases=(Phase(objective=CLM(), steps=1),))
+    pretrain(cfg)
+    layout = cfg.layout
+    src = SyntheticSource(layout, synthetic_spec(128))
+    torch.manual_seed(cfg.seed)
+    from encoderlab.model import Encoder, ModelConfig
+    from encoderlab.objectives import objective_generator
+
+    model = Encoder(
+        ModelConfig.from_size(
+            "tiny", vocab_size=128, max_seq_len=2048, pad_id=0, bos_id=1, eos_id=2, mask_id=3
+        )
+    )
+    xs = [CLM().prepare(src.batch(0, m, 0), src.spec, objective_generator(0, 0, m)) for m in range(2)]
+    ids = torch.cat([x.input_ids for x in xs])
+    tgt = torch.cat([x.targets for x in xs])
+    hid = model(
+        ids,
+        attention_mode="causal",
+        doc_ids=torch.cat([x.doc_ids for x in xs]),
+        position_ids=torch.cat([x.position_ids for x in xs]),
+    ).last_hidden_state
+    ref = torch.nn.functional.cross_entropy(
+        model.lm_logits(hid).flatten(0, 1), tgt.flatten(), ignore_index=-100
+    )
+    assert metrics(cfg.out)[0]["loss"] == pytest.approx(ref.item(), rel=1e-5)
+
+
+def test_existing_run_needs_resume_and_changed_config_is_refused_with_diff(tmp_path):
+    cfg = tiny_run(tmp_path / "run", phases=(Phase(objective=CLM(), steps=2),))
+    pretrain(cfg)
+    with pytest.raises(UserError, match="already holds a run; pass --resume"):
+        pretrain(cfg)
+    changed = dataclasses.replace(cfg, seed=5)
+    with pytest.raises(UserError, match=r"changed config \(seed: 0 -> 5\)"):
+        pretrain(changed, resume=True)
+    pretrain(changed, resume=True, force=True)  # forced: accepted
+
+
+def test_checkpoint_of_another_architecture_is_one_clear_error(tmp_path):
+    cfg = tiny_run(tmp_path / "run", phases=(Phase(objective=CLM(), steps=2),))
+    pretrain(cfg)
+    other = dataclasses.replace(cfg, model=ModelSpec(size="mini"))
+    with pytest.raises(UserError, match=r"holds another model \(hidden_size: 128 vs 256"):
+        pretrain(other, resume=True, force=True)
+
+
+def test_init_with_smaller_vocabulary_is_refused(tmp_path):
+    from encoderlab.model import Encoder, ModelConfig
+
+    save_model_folder(Encoder(ModelConfig.from_size("tiny", vocab_size=64)), tmp_path / "m")
+    cfg = tiny_run(tmp_path / "run", model=ModelSpec(init=str(tmp_path / "m")))
+    with pytest.raises(UserError, match="64 vocabulary rows but the data's tokenizer has 128"):
+        pretrain(cfg)
+
+
+def test_cpt_full_state_carries_optimizer_moments(tmp_path):
+    first = tiny_run(tmp_path / "a", phases=(Phase(objective=CLM(), steps=2),))
+    pretrain(first)
+    cfg = tiny_run(
+        tmp_path / "b",
+        phases=(Phase(objective=MLM(), steps=1),),
+        model=ModelSpec(init=str(tmp_path / "a"), load="full"),
+    )
+    from encoderlab.train.trainer import Trainer
+
+    trainer = Trainer(cfg)
+    saved, _, _ = ckpt.load_train_state(ckpt.checkpoint_dir(tmp_path / "a", 2))
+    assert saved.keys() == trainer.optim_state.keys()
+    assert float(trainer.optim_state["embed_tokens.weight"]["step"]) == 2.0
+
+
+class PoisonedSource(SyntheticSource):
+    """The last id's embedding row is NaN: it appears only in the batch of `bad_step`."""
+
+    bad_step: int = -1
+
+    def batch(self, step, micro_step, rank):
+        b = super().batch(step, micro_step, rank)
+        poison = self.spec.vocab_size - 1
+        ids = b.input_ids.clamp(max=poison - 1)
+        if step == self.bad_step:
+            ids[0, 5] = poison
+        return PackedBatch(input_ids=ids, doc_ids=b.doc_ids, position_ids=b.position_ids)
+
+
+def _poisoned(tmp_path, policy, bad_step=3):
+    from encoderlab.model import Encoder, ModelConfig
+
+    torch.manual_seed(0)
+    model = Encoder(ModelConfig.from_size("tiny", vocab_size=128))
+    with torch.no_grad():
+        model.embed_tokens.weight[127] = float("nan")
+    save_model_folder(model, tmp_path / "init")
+    cfg = tiny_run(tmp_path / "run", model=ModelSpec(init=str(tmp_path / "init")), nan_policy=policy)
+    src = PoisonedSource(cfg.layout, synthetic_spec(128))
+    src.bad_step = bad_step
+    return cfg, src
+
+
+def test_nan_stop_names_the_step_and_keeps_the_last_checkpoint(tmp_path):
+    cfg, src = _poisoned(tmp_path, "stop")
+    with pytest.raises(NonFiniteLoss, match=r"at step 4 \(phase 1-mlm30\).*last good checkpoint is step 3"):
+        pretrain(cfg, source=src)
+    assert ckpt.complete_checkpoints(cfg.out) == [2, 3]
+    good = load_model_folder(ckpt.checkpoint_dir(cfg.out, 3) / "model")
+    assert all(torch.isfinite(p).all() for n, p in good.named_parameters() if n != "embed_tokens.weight")
+    assert [r["step"] for r in metrics(cfg.out)] == [1, 2, 3]
+
+
+@pytest.mark.parametrize("policy", ["skip", "rollback"])
+def test_nan_skip_and_rollback_drop_the_bad_batch(tmp_path, policy):
+    cfg, src = _poisoned(tmp_path, policy)
+    pretrain(cfg, source=src)
+    rows = metrics(cfg.out)
+    assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6]
+    assert rows[3].get("skipped") is True and all(not r.get("skipped") for i, r in enumerate(rows) if i != 3)
+    final = load_model_folder(tmp_path / "run" / "final")
+    assert all(torch.isfinite(p).all() for n, p in final.named_parameters() if n != "embed_tokens.weight")
+    state = ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 6))
+    assert state["progress"]["skipped"] == [3]
+
+
+def test_skip_and_rollback_give_identical_weights(tmp_path):
+    a, src_a = _poisoned(tmp_path / "a", "skip")
+    b, src_b = _poisoned(tmp_path / "b", "rollback")
+    pretrain(a, source=src_a)
+    pretrain(b, source=src_b)
+    _assert_same_weights(tmp_path / "a" / "run" / "final", tmp_path / "b" / "run" / "final")
+
+
+def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path):
+    # Phase 1 trains everything (AdamW moments for layer 0 exist), phase 2 freezes layer 0 and
+    # carries the optimizer: zeroed gradients would still move it (moments + weight decay).
+    phases = (
+        Phase(objective=MLM(), steps=2, name="warm"),
+        Phase(objective=CLM(), steps=3, freeze="0", name="frozen"),
+        Phase(objective=MLM(), steps=1, name="thaw"),
+    )
+    cfg = tiny_run(
+        tmp_path / "run",
+        phases=phases,
+        checkpoint=dataclasses.replace(tiny_run(tmp_path).checkpoint, every=1),
+    )
+    with pytest.raises(KeyboardInterrupt):  # also crosses a resume inside the frozen phase
+        pretrain(cfg, source=_source(cfg, crash_step=4))
+    pretrain(cfg, resume=True)
+    at = {s: _weights(ckpt.checkpoint_dir(cfg.out, s) / "model") for s in (2, 5, 6)}
+    layer0 = [k for k in at[2] if k.startswith("layers.0.")]
+    assert layer0 and all(torch.equal(at[2][k], at[5][k]) for k in layer0)
+    assert any(not torch.equal(at[2][k], at[5][k]) for k in at[2] if k.startswith("layers.1."))
+    assert any(not torch.equal(at[5][k], at[6][k]) for k in layer0)  # thawed: trains again
+    state = ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 5))
+    assert state["frozen_layers"] == "0" and "excluded from the optimizer" in state["freeze_mechanism"]
+    # layer 0's moments from phase 1 were kept aside and came back for phase 3
+    opt, _, _ = ckpt.load_train_state(ckpt.checkpoint_dir(cfg.out, 5))
+    assert float(opt["layers.0.mlp.up_proj.weight"]["step"]) == 2.0
+
+
+def test_metrics_and_run_folder_contents(tmp_path):
+    cfg = tiny_run(tmp_path / "run")
+    run = pretrain(cfg)
+    rows = metrics(run)
+    assert {r["objective"] for r in rows} == {"clm", "mlm30"}
+    for key in ("loss", "lr", "grad_norm", "tokens", "tokens_per_s", "mfu", "phase"):
+        assert key in rows[-1]
+    assert rows[-1]["tokens"] == 6 * 2 * 2 * 32
+    # LR follows each phase's own schedule: warmup 1 then constant; then 1-sqrt from the peak
+    assert [r["lr"] for r in rows[:3]] == pytest.approx([3e-3] * 3)
+    assert rows[3]["lr"] == pytest.approx(3e-3)
+    assert rows[5]["lr"] == pytest.approx(3e-4 + 2.7e-3 * (1 - (2 / 3) ** 0.5))
+    for name in ("config.yaml", "env.json", "final/config.json", "final/model.safetensors"):
+        assert (run / name).is_file()
+
+
+def test_keep_last_and_keep_steps(tmp_path):
+    from encoderlab.train import CheckpointConfig
+
+    cfg = tiny_run(tmp_path / "run", checkpoint=CheckpointConfig(every=1, keep_last=2, keep_steps=(1,)))
+    pretrain(cfg)
+    assert ckpt.complete_checkpoints(cfg.out) == [1, 5, 6]
+
+
+def test_bad_phase_lengths_are_user_errors(tmp_path):
+    with pytest.raises(UserError, match="exactly one positive length"):
+        Phase(objective=CLM(), steps=0)
+    with pytest.raises(UserError, match=">= 0"):
+        Phase(objective=CLM(), steps=-3)
+    with pytest.raises(
+        UserError, match=r"add up to 3 \(0-clm\) \+ 3 \(1-mlm30\) = 6 steps, not total_steps=10"
+    ):
+        tiny_run(tmp_path, total_steps=10)
+    with pytest.raises(UserError, match="exceed the phase"):
+        tiny_run(
+            tmp_path,
+            phases=(Phase(objective=CLM(), steps=2, schedule=Schedule(kind="wsd", warmup=2, decay=2)),),
+        )
