@@ -72,9 +72,8 @@ def chance_floor(n: int, d1: int, d2: int) -> float:
 def layerwise_cka(feats_a: Sequence[torch.Tensor], feats_b: Sequence[torch.Tensor]) -> list[float]:
     """CKA of layer l of A with layer l of B, for every layer."""
     if len(feats_a) != len(feats_b):
-        raise UserError(
-            f"the models have {len(feats_a)} and {len(feats_b)} layers; layer-wise CKA pairs layers one to one, "
-            "so compare models of the same depth"
+        raise ValueError(
+            f"layer-wise CKA pairs layers one to one, got {len(feats_a)} and {len(feats_b)} layers"
         )
     return [linear_cka(a, b) for a, b in zip(feats_a, feats_b)]
 
@@ -150,7 +149,8 @@ def compare(
     `a`, `b` and `baseline` are (model, tokenizer) pairs; `texts` is the pool the N texts are
     drawn from, once per sampling seed.
     """
-    depths = {name: len(pair[0].layers) for name, pair in (("A", a), ("B", b), ("B'", baseline)) if pair}
+    models = {"A": a, "B": b, **({"B'": baseline} if baseline else {})}
+    depths = {name: len(model.layers) for name, (model, _) in models.items()}
     if len(set(depths.values())) > 1:
         shown = ", ".join(f"{k} {v}" for k, v in depths.items())
         raise UserError(
@@ -165,7 +165,7 @@ def compare(
 
     feats = {
         name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
-        for name, (model, tok) in {"A": a, "B": b, **({"B'": baseline} if baseline else {})}.items()
+        for name, (model, tok) in models.items()
     }
     widths = [f.shape[1] for f in feats["A"] + feats["B"]]
     if n <= max(widths):

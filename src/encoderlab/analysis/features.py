@@ -99,6 +99,25 @@ def pooled_features(
     return [torch.cat(chunks) for chunks in per_layer]
 
 
+def _word_positions(
+    enc, n: int, width: int, start: int
+) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """For every sub-token of a word: its word's row in this batch and its flat (b * width + t)
+    position; plus the (sentence, word) index of each row."""
+    rows, cols, words = [], [], []
+    for b in range(n):
+        local: dict[int, int] = {}
+        for t, w in enumerate(enc.word_ids(b)):
+            if w is None:  # special tokens belong to no word
+                continue
+            if w not in local:
+                local[w] = len(words)
+                words.append((start + b, w))
+            rows.append(local[w])
+            cols.append(b * width + t)
+    return rows, cols, words
+
+
 @torch.no_grad()
 def word_features(
     model: nn.Module,
@@ -123,18 +142,7 @@ def word_features(
     for start in tqdm(range(0, len(sentences), step), desc=desc, leave=False):
         batch = [list(s) for s in sentences[start : start + step]]
         enc, ids, mask = _encode(tokenizer, batch, encoding.max_length, is_split_into_words=True)
-        width = ids.shape[1]
-        rows, cols, batch_index = [], [], []
-        for b in range(len(batch)):
-            local: dict[int, int] = {}
-            for t, w in enumerate(enc.word_ids(b)):
-                if w is None:
-                    continue
-                if w not in local:
-                    local[w] = len(batch_index)
-                    batch_index.append((start + b, w))
-                rows.append(local[w])
-                cols.append(b * width + t)
+        rows, cols, batch_index = _word_positions(enc, len(batch), ids.shape[1], start)
         index.extend(batch_index)
         rows_t, cols_t = torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)
         counts = torch.zeros(len(batch_index), dtype=torch.float64).index_add_(
@@ -149,15 +157,6 @@ def word_features(
                 per_layer.append([])
             per_layer[layer].append((summed / counts[:, None]).to(dtype))
     return [torch.cat(chunks) for chunks in per_layer], np.asarray(index, dtype=np.int64).reshape(-1, 2)
-
-
-def model_fingerprint(model: nn.Module) -> str:
-    """A digest of every parameter's bytes: the cache key that changes whenever the weights do."""
-    digest = hashlib.blake2b(digest_size=16)
-    for name, tensor in sorted(model.state_dict().items()):
-        digest.update(name.encode())
-        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-    return digest.hexdigest()
 
 
 def texts_fingerprint(items: Sequence) -> str:

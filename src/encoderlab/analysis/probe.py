@@ -34,7 +34,6 @@ from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     Encoding,
     cached,
-    model_fingerprint,
     pooled_features,
     texts_fingerprint,
     word_features,
@@ -42,6 +41,7 @@ from encoderlab.analysis.features import (
 from encoderlab.analysis.inputs import read_records
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import accuracy, macro_f1
+from encoderlab.eval.protocol import fingerprint
 
 LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 """Ridge penalties tried per layer (relative to the number of training rows)."""
@@ -136,9 +136,13 @@ class ProbeLayer:
 
 
 def probe_features(
-    x: np.ndarray, y: np.ndarray, n_classes: int, splits: tuple[np.ndarray, np.ndarray, np.ndarray]
+    x: np.ndarray,
+    y: np.ndarray,
+    n_classes: int,
+    splits: tuple[np.ndarray, np.ndarray, np.ndarray],
+    layer: int = 0,
 ) -> ProbeLayer:
-    """Fit on train, pick lambda on validation accuracy, score test (percent)."""
+    """Fit on train, pick lambda on validation accuracy, score test (percent); `layer` labels the row."""
     train, val, test = splits
     probe = RidgeProbe(x[train], y[train], n_classes)
     scored = []
@@ -149,7 +153,7 @@ def probe_features(
     pred = probe.predict(x[test], w).tolist()
     gold = y[test].tolist()
     return ProbeLayer(
-        layer=-1,
+        layer=layer,
         accuracy=accuracy(gold, pred),
         macro_f1=macro_f1(gold, pred),
         val_accuracy=val_acc,
@@ -168,7 +172,7 @@ def task_features(
     """Per-layer feature rows, their labels and the example each row belongs to (cached)."""
     # The batch size changes no feature; length and attention mode do.
     setting = f"{encoding.max_length}-{encoding.attention_mode}"
-    key = f"{model_fingerprint(model)}-{texts_fingerprint(task.inputs)}-{setting}"
+    key = f"{fingerprint(model, tokenizer)}-{texts_fingerprint(task.inputs)}-{setting}"
     path = None if cache_dir is None else Path(cache_dir) / f"{task.kind}-{key}.npz"
 
     def compute() -> dict[str, np.ndarray]:
@@ -211,9 +215,7 @@ def probe_model(
             raise UserError(
                 f"layer {layer} is out of range: the model has {len(feats)} layers (0-{len(feats) - 1})"
             )
-        result = probe_features(feats[layer], labels, len(task.label_names), splits)
-        result.layer = layer
-        rows.append(result)
+        rows.append(probe_features(feats[layer], labels, len(task.label_names), splits, layer))
     return rows
 
 
