@@ -120,6 +120,7 @@ def tokenizer_dir(tmp_path_factory) -> Path:
 @pytest.fixture
 def fake_assets(monkeypatch, tmp_path):
     """Install an asset registry holding JSONL files made in the test: `fake_assets({name: records})`."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))  # caches stay inside the test
 
     def install(assets: dict[str, list[dict]]) -> None:
         paths = {

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from corpus_fixtures import fake_assets, random_words, sentence, tokenizer_dir, write_jsonl  # noqa: F401 (fixtures)
 
-from encoderlab.data.decontaminate import build_contamination, ngram_hashes, resolve_eval_sets, words
+from encoderlab.data.decontaminate import (
+    build_contamination,
+    ngram_hashes,
+    ngram_hashes_batch,
+    resolve_eval_sets,
+    words,
+)
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
@@ -76,10 +82,30 @@ def test_auto_uses_fetched_sets_and_reports_the_rest(fake_assets):  # noqa: F811
         resolve_eval_sets(("no-such-set",))
 
 
-def test_local_file_as_evaluation_set(tmp_path):
+def test_local_file_as_evaluation_set(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     ev = write_jsonl(tmp_path / "eval.jsonl", [{"text": " ".join(sentence(i, 15) for i in range(3))}])
     contam = build_contamination([str(ev)], ngram=13)
     assert contam.is_contaminated("x", sentence(1, 15)) == "ngram"
     assert contam.is_contaminated("x", sentence(99, 15)) is None
     with pytest.raises(UserError, match="at least 3"):
         build_contamination([str(ev)], ngram=2)
+
+
+def test_batch_hashing_never_spans_two_texts():
+    texts = [random_words(i, 5 + 7 * i) for i in range(6)]
+    hashes, owner = ngram_hashes_batch(texts, 13)
+    for i, text in enumerate(texts):
+        assert hashes[owner == i].tolist() == ngram_hashes(text, 13).tolist()
+    assert len(hashes) == sum(max(0, len(t.split()) - 12) for t in texts)
+
+
+def test_index_is_cached_and_rebuilt_when_a_set_changes(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    ev = write_jsonl(tmp_path / "eval.jsonl", [{"text": random_words(1, 40)}])
+    first = build_contamination([str(ev)])
+    assert len(list((tmp_path / "home").rglob("*.npz"))) == 1
+    assert build_contamination([str(ev)]).hashes.tolist() == first.hashes.tolist()
+    write_jsonl(ev, [{"text": random_words(2, 40)}, {"text": random_words(3, 40)}])
+    changed = build_contamination([str(ev)])
+    assert changed.eval_texts == 2 and not set(changed.hashes.tolist()) & set(first.hashes.tolist())

@@ -166,11 +166,44 @@ def test_real_wiki_leads(tmp_path, tokenizer_dir):  # noqa: F811
     except UserError as exc:
         pytest.skip(str(exc))
     cfg = PrepareConfig(
-        sources=(SourceConfig(location="wiki-leads"),), tokenizer=str(tokenizer_dir), decontaminate=("auto",)
+        sources=(SourceConfig(location="wiki-leads"),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=("auto",),
+        max_docs=2000,
     )
     out = prepare(cfg, tmp_path / "wiki", workers=2, progress=False)
     meta = read_meta(out)
-    assert meta["splits"]["train"]["docs"] > 5000 and meta["splits"]["val"]["docs"] > 50
+    removed = meta["decontamination"]["removed_by_id"] + meta["decontamination"]["removed_by_ngram"]
+    kept = meta["splits"]["train"]["docs"] + meta["splits"]["val"]["docs"]
+    assert kept + removed + meta["empty_after_tokenization"] == 2000
+    assert (
+        meta["splits"]["val"]["docs"] == val_mask(0, kept, 0.01).sum()
+        and meta["sources"][0]["files"][0]["complete"] is False
+    )
     tok = load_tokenizer(tokenizer_dir)
     first = _docs(out)[0]
     assert first[0] == 1 and first[-1] == 2 and len(tok.decode(first[1:-1])) > 20
+
+
+def test_cli_prepare_and_one_line_errors(tmp_path, corpus, tokenizer_dir, capsys):  # noqa: F811
+    from encoderlab.cli import main
+
+    out = tmp_path / "cli"
+    main(["data", "prepare", "--source", f"{corpus}#weight=1", "--tokenizer", str(tokenizer_dir),
+          "--out", str(out), "--decontaminate", "none", "--workers", "1"])  # fmt: skip
+    assert json.loads(capsys.readouterr().out)["splits"] == read_meta(out)["splits"]
+    with pytest.raises(SystemExit) as exc:
+        main(
+            [
+                "data",
+                "prepare",
+                "--source",
+                "hf:org/name",
+                "--tokenizer",
+                str(tokenizer_dir),
+                "--out",
+                str(out),
+            ]
+        )
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "HF_HUB_OFFLINE=1" in err[0]

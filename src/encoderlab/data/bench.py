@@ -2,7 +2,9 @@
 
 Two pipelines on the same corpus and tokenizer, each run in a fresh subprocess so peak RSS
 (`getrusage` ru_maxrss of the measuring process and of its largest worker) belongs to that run
-alone, and timed from a cold start (imports and tokenizer loading included on both sides):
+alone, and timed from a cold start (imports and tokenizer loading included on both sides).
+Wall time and CPU time (user + system, the process and its workers) are both reported: on a
+shared machine wall time depends on the load, tokens per CPU-second much less.
   * encoderlab: `prepare` (decontamination off, so both sides do the same work);
   * datasets:   `load_dataset("json")` + `Dataset.map(tokenizer, batched=True, num_proc=W)`,
                 the usual Hugging Face recipe, with a fresh cache directory.
@@ -28,10 +30,14 @@ from encoderlab.data.sources import SourceConfig, describe, iter_documents
 from encoderlab.errors import UserError
 
 
-def _peak_mb() -> dict:
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return {"peak_rss_main_mb": round(own, 1), "peak_rss_worker_mb": round(child, 1)}
+def _usage() -> dict:
+    """Peak RSS of this process and of its largest (finished) worker, and CPU seconds of all of them."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "peak_rss_main_mb": round(own.ru_maxrss / 1024, 1),
+        "peak_rss_worker_mb": round(kids.ru_maxrss / 1024, 1),
+        "cpu_s": own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
+    }
 
 
 def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) -> dict:
@@ -41,7 +47,7 @@ def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) ->
     start = time.perf_counter()
     out = prepare(cfg, Path(work) / "prepared", workers=workers, progress=False)
     seconds = time.perf_counter() - start
-    peak = _peak_mb()
+    peak = _usage()
     splits = read_meta(out)["splits"]
     return {"seconds": seconds, "tokens": sum(s["tokens"] for s in splits.values()), **peak}
 
@@ -64,7 +70,7 @@ def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str) -> d
         remove_columns=ds.column_names,
     )
     seconds = time.perf_counter() - start
-    peak = _peak_mb()
+    peak = _usage()
     tokens = int(pc.sum(pc.list_value_length(mapped.data.column("input_ids"))).as_py())
     return {"seconds": seconds, "tokens": tokens, **peak}
 
@@ -88,7 +94,8 @@ def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: 
         raise RuntimeError(f"benchmark run {kind} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     result["tokens_per_s"] = round(result["tokens"] / result["seconds"])
-    result["seconds"] = round(result["seconds"], 3)
+    result["tokens_per_cpu_s"] = round(result["tokens"] / result["cpu_s"])
+    result["seconds"], result["cpu_s"] = round(result["seconds"], 3), round(result["cpu_s"], 3)
     return result
 
 

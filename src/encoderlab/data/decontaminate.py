@@ -20,9 +20,13 @@ The evaluation sets are read through the same source machinery as corpora, so an
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import zlib
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -41,6 +45,7 @@ EVAL_ASSETS = (
     "bbc-news",
 )
 WORD = re.compile(r"[^\W_]+")
+CACHE_VERSION = 1  # bump when the normalisation or hashing changes
 _MULT = np.uint64(0x100000001B3)  # FNV-64 prime: an odd multiplier spreads the word hashes
 
 
@@ -49,17 +54,28 @@ def words(text: str) -> list[str]:
     return WORD.findall(text.lower())
 
 
-def ngram_hashes(text: str, n: int) -> np.ndarray:
-    """The uint64 hashes of every word n-gram of `text` (empty if it has fewer than n words)."""
-    w = words(text)
-    if len(w) < n:
-        return np.empty(0, dtype=np.uint64)
-    h = np.fromiter((zlib.crc32(x.encode()) for x in w), dtype=np.uint64, count=len(w))
-    out = np.zeros(len(w) - n + 1, dtype=np.uint64)
+def ngram_hashes_batch(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """(uint64 hash, index of its text) of every word n-gram of every text, in one vectorised pass:
+    the word hashes of all texts are concatenated and windows that cross a text boundary dropped."""
+    per_text = [words(t) for t in texts]
+    lengths = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
+    total = int(lengths.sum())
+    h = np.fromiter((zlib.crc32(w.encode()) for ws in per_text for w in ws), dtype=np.uint64, count=total)
+    m = total - n + 1
+    if m <= 0:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+    out = np.zeros(m, dtype=np.uint64)
     with np.errstate(over="ignore"):  # wrap-around mod 2^64 is the point
         for k in range(n):
-            out = out * _MULT + h[k : len(w) - n + 1 + k]
-    return out
+            out = out * _MULT + h[k : k + m]
+    owner = np.repeat(np.arange(len(texts)), lengths)
+    inside = owner[:m] == owner[n - 1 :]
+    return out[inside], owner[:m][inside]
+
+
+def ngram_hashes(text: str, n: int) -> np.ndarray:
+    """The uint64 hashes of every word n-gram of `text` (empty if it has fewer than n words)."""
+    return ngram_hashes_batch([text], n)[0]
 
 
 @dataclass
@@ -73,17 +89,19 @@ class Contamination:
     against: list[str] = field(default_factory=list)
     eval_texts: int = 0
 
-    def is_contaminated(self, doc_id: str, text: str) -> str | None:
-        """'id' or 'ngram' if the document must be removed, else None."""
-        if doc_id in self.ids:
-            return "id"
+    def check(self, doc_ids: list[str], texts: list[str]) -> list[str | None]:
+        """Per document: 'id' or 'ngram' if it must be removed, else None."""
+        reasons: list[str | None] = ["id" if i in self.ids else None for i in doc_ids]
         if len(self.hashes):
-            h = ngram_hashes(text, self.ngram)
-            if len(h):
-                pos = np.searchsorted(self.hashes, h).clip(max=len(self.hashes) - 1)
-                if bool((self.hashes[pos] == h).any()):
-                    return "ngram"
-        return None
+            h, owner = ngram_hashes_batch(texts, self.ngram)
+            pos = np.searchsorted(self.hashes, h).clip(max=len(self.hashes) - 1)
+            for d in np.unique(owner[self.hashes[pos] == h]).tolist():
+                reasons[d] = reasons[d] or "ngram"
+        return reasons
+
+    def is_contaminated(self, doc_id: str, text: str) -> str | None:
+        """'id' or 'ngram' if one document must be removed, else None."""
+        return self.check([doc_id], [text])[0]
 
     def summary(self) -> dict:
         return {
@@ -120,23 +138,55 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
 
 
 def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
-    """Read every evaluation set once and collect its ids and n-gram hashes."""
+    """Read every evaluation set once and collect its ids and n-gram hashes.
+
+    The result is cached under $ENCODERLAB_HOME/cache/decontam, keyed by the sets' files (path,
+    size, mtime) and n, since hashing every evaluation text takes seconds and rarely changes."""
     if ngram < 3:
         raise UserError(f"decontamination n-gram length must be at least 3, got {ngram}")
+    cache = _cache_path(against, ngram)
+    if cache.is_file():
+        with np.load(cache) as z:
+            return Contamination(
+                ngram=ngram,
+                ids=frozenset(z["ids"].tolist()),
+                hashes=z["hashes"],
+                against=list(against),
+                eval_texts=int(z["eval_texts"]),
+            )
     ids: set[str] = set()
     chunks: list[np.ndarray] = []
-    texts = 0
     seen_texts: set[int] = set()
     for name in against:
+        batch: list[str] = []
         for doc in iter_documents(SourceConfig(location=name), SourceStats(name)):
             ids.add(doc.id)
-            key = hash(doc.text)  # in-process dedup only, so Python's salted hash is fine
-            if key in seen_texts:  # SQuAD repeats each context once per question
-                continue
-            seen_texts.add(key)
-            texts += 1
-            chunks.append(ngram_hashes(doc.text, ngram))
+            key = hash(doc.text)  # in-process dedup only (SQuAD repeats a context per question)
+            if key not in seen_texts:
+                seen_texts.add(key)
+                batch.append(doc.text)
+            if len(batch) >= 1024:
+                chunks.append(np.unique(ngram_hashes_batch(batch, ngram)[0]))
+                batch = []
+        chunks.append(ngram_hashes_batch(batch, ngram)[0])
     hashes = np.unique(np.concatenate(chunks)) if chunks else np.empty(0, dtype=np.uint64)
-    return Contamination(
-        ngram=ngram, ids=frozenset(ids), hashes=hashes, against=list(against), eval_texts=texts
+    contam = Contamination(
+        ngram=ngram, ids=frozenset(ids), hashes=hashes, against=list(against), eval_texts=len(seen_texts)
     )
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(f"{cache.stem}.{os.getpid()}.tmp.npz")
+    np.savez(tmp, ids=np.array(sorted(ids), dtype=str), hashes=hashes, eval_texts=len(seen_texts))
+    tmp.replace(cache)
+    return contam
+
+
+def _cache_path(against: list[str], ngram: int) -> Path:
+    from encoderlab.paths import encoderlab_home
+
+    key = [CACHE_VERSION, ngram]
+    for name in against:
+        for path in describe(SourceConfig(location=name))["files"]:
+            st = Path(path).stat()
+            key.append([str(Path(path).resolve()), st.st_size, st.st_mtime_ns])
+    digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
+    return encoderlab_home() / "cache" / "decontam" / f"{digest}.npz"

@@ -29,11 +29,11 @@ recipe again is a no-op.
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import itertools
 import json
 import logging
+import multiprocessing
 import os
 import shutil
 import time
@@ -143,6 +143,8 @@ _W: dict = {}
 def _init_worker(tokenizer_json: str, bos: int | None, eos: int | None, dtype: str, contam: Contamination):
     from tokenizers import Tokenizer
 
+    if multiprocessing.parent_process() is not None:  # one thread per worker process: no oversubscription
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
     tok = Tokenizer.from_file(tokenizer_json)
     tok.encode_special_tokens = True  # a literal "<s>" in a document is text, not a document boundary
     _W.update(tok=tok, bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
@@ -152,13 +154,10 @@ def _tokenize_chunk(docs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray
     """(flat wrapped tokens, per-document lengths, removal counts) of one chunk of documents."""
     contam: Contamination = _W["contam"]
     counts = {"id": 0, "ngram": 0, "empty": 0}
-    texts = []
-    for doc_id, text in docs:
-        reason = contam.is_contaminated(doc_id, text)
-        if reason:
-            counts[reason] += 1
-        else:
-            texts.append(text)
+    reasons = contam.check([d[0] for d in docs], [d[1] for d in docs])
+    texts = [text for (_, text), reason in zip(docs, reasons) if reason is None]
+    for reason in filter(None, reasons):
+        counts[reason] += 1
     ids = [e.ids for e in _W["tok"].encode_batch_fast(texts, add_special_tokens=False)]
     ids = [x for x in ids if x]
     counts["empty"] = len(texts) - len(ids)
@@ -240,10 +239,10 @@ def _ordered_results(chunks, workers: int, initargs: tuple):
         _init_worker(*initargs)
         yield from map(_tokenize_chunk, chunks)
         return
-    import multiprocessing as mp
-
     # spawn: the parent may already run tokenizer threads, which fork would copy half-locked.
-    with mp.get_context("spawn").Pool(workers, initializer=_init_worker, initargs=initargs) as pool:
+    with multiprocessing.get_context("spawn").Pool(
+        workers, initializer=_init_worker, initargs=initargs
+    ) as pool:
         pending: deque = deque()
         for chunk in chunks:
             pending.append(pool.apply_async(_tokenize_chunk, (chunk,)))
@@ -288,14 +287,14 @@ def prepare(
     cfg: PrepareConfig, out: Path, *, workers: int = 0, chunk_docs: int = 256, progress: bool = True
 ) -> Path:
     """Tokenize `cfg.sources` into the prepared folder `out` (see module docstring); returns `out`."""
-    from encoderlab.data.tokenizer import load_tokenizer, token_spec, tokenizer_hash
+    from encoderlab.data.tokenizer import load_tokenizer, spec_fields, tokenizer_hash
 
     out = Path(out)
     for source in cfg.sources:
         describe(source)  # a bad location fails before any work
     tok = load_tokenizer(cfg.tokenizer)
-    spec = token_spec(tok)
-    dtype = choose_dtype(spec.vocab_size, cfg.dtype)
+    spec = spec_fields(tok)
+    dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
     against, not_fetched = resolve_eval_sets(cfg.decontaminate)
     recipe = _recipe(cfg, tokenizer_hash(tok), against, dtype)
     if _check_out(out, recipe):
@@ -334,7 +333,7 @@ def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: i
     from tqdm import tqdm
 
     tok.save_pretrained(str(tmp / "tokenizer"))
-    bos, eos = spec.bos_id, spec.eos_id
+    bos, eos = spec["bos_id"], spec["eos_id"]
     if bos is not None and bos == eos:  # GPT-style: one separator token between documents
         bos = None
     writers = {s: _SplitWriter(split_dir(tmp, s), dtype) for s in SPLITS}
@@ -374,7 +373,7 @@ def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: i
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "dtype": dtype.name,
-        "spec": dataclasses.asdict(spec),
+        "spec": spec,
         "wrap": {"bos": bos, "eos": eos},
         "splits": splits,
         "sources": [s.to_dict() for s in stats],

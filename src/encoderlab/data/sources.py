@@ -168,6 +168,11 @@ def _asset_path(name: str) -> Path:
 def describe(cfg: SourceConfig) -> dict:
     """The resolved kind and files of a source, checked without reading any document."""
     if cfg.location.startswith("hf:"):
+        if _hub_offline():
+            raise UserError(
+                f"source '{cfg.location}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; "
+                "unset it, or download the dataset and pass its files"
+            )
         return {"kind": "hf", "files": []}
     files = resolve_files(cfg.location)
     if files is not None:
@@ -320,11 +325,6 @@ def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str,
 
 def _read_hf(cfg: SourceConfig) -> Iterator[Document]:
     name = cfg.location[3:]
-    if _hub_offline():
-        raise UserError(
-            f"source '{cfg.location}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; "
-            "unset it, or download the dataset and pass its files"
-        )
     import datasets
 
     try:

@@ -20,11 +20,13 @@ import json
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from encoderlab.data.batch import TokenSpec
 from encoderlab.data.sources import SourceConfig, _hub_offline, mix_documents
 from encoderlab.errors import UserError
+
+if TYPE_CHECKING:
+    from encoderlab.data.batch import TokenSpec
 
 DEFAULT_SPECIALS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "mask": "<mask>", "unk": "<unk>"}
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
@@ -80,17 +82,24 @@ def _token_id(tok, *roles: str) -> int | None:
     return None
 
 
+def spec_fields(tok) -> dict:
+    """The fields of `token_spec(tok)` as plain data (what meta.json stores; imports no torch)."""
+    return {
+        "vocab_size": len(tok),
+        "pad_id": _token_id(tok, "pad"),
+        "bos_id": _token_id(tok, "bos", "cls"),
+        "eos_id": _token_id(tok, "eos", "sep"),
+        "mask_id": _token_id(tok, "mask"),
+        "unk_id": _token_id(tok, "unk"),
+        "special_ids": tuple(sorted({int(i) for i in tok.all_special_ids})),
+    }
+
+
 def token_spec(tok) -> TokenSpec:
     """The vocabulary facts of `tok` (BERT's [CLS]/[SEP] serve as bos/eos)."""
-    return TokenSpec(
-        vocab_size=len(tok),
-        pad_id=_token_id(tok, "pad"),
-        bos_id=_token_id(tok, "bos", "cls"),
-        eos_id=_token_id(tok, "eos", "sep"),
-        mask_id=_token_id(tok, "mask"),
-        unk_id=_token_id(tok, "unk"),
-        special_ids=tuple(sorted({int(i) for i in tok.all_special_ids})),
-    )
+    from encoderlab.data.batch import TokenSpec  # lazily: batch.py imports torch, data preparation needs none
+
+    return TokenSpec(**spec_fields(tok))
 
 
 def require_tokens(spec: TokenSpec, roles: Iterable[str], purpose: str) -> None:
