@@ -36,7 +36,10 @@ COMMANDS: Commands = {
     "eval": "encoderlab.eval.commands:eval_command",
     "bench": {
         "data": "encoderlab.data.bench:bench_data_command",
+        "train": "encoderlab.train.bench:bench_train_command",
     },
+    "pretrain": "encoderlab.train.cli:pretrain_command",
+    "recipes": "encoderlab.train.cli:recipes_command",
     "study": {
         "run": "encoderlab.study.cli:run_command",
         "list": "encoderlab.study.cli:list_command",

@@ -120,9 +120,15 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
 def parse_scalar(text: str) -> Any:
     """A command-line value as YAML would read it (numbers, booleans, lists, null)."""
     try:
-        return yaml.safe_load(text)
+        value = yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+    if isinstance(value, str):  # YAML 1.1 reads "1e-3" (no dot) as a string
+        try:
+            return float(value)
+        except ValueError:
+            pass
+    return value
 
 
 def apply_overrides(cfg: T, overrides: list[str] | tuple[str, ...]) -> T:

@@ -280,8 +280,8 @@ def recipe_params(name: str) -> dict[str, Any]:
         base = pfs_clm_mlm if name.startswith("pfs") else detour
         wrapped = {k: v for k, v in typing.get_type_hints(base).items() if k not in ("return", "freeze")}
         hints = {**wrapped, **hints}
-        if name == "pfs-mlm" or name == "pfs-clm":
-            hints.pop("clm_fraction")
+        drop = {"pfs-mlm": ("clm_fraction",), "pfs-clm": ("clm_fraction", "ratio")}.get(name, ())
+        hints = {k: v for k, v in hints.items() if k not in drop}
     return hints
 
 

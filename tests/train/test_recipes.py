@@ -1,0 +1,128 @@
+"""Recipes follow the papers' protocols; the CLI reports bad input in one line."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+from encoderlab.objectives import CLM, MLM
+from encoderlab.train import RECIPES, build_recipe
+from encoderlab.train.freeze import parse_layers
+from encoderlab.train.schedule import Schedule
+
+
+@pytest.mark.parametrize("name", [n for n in RECIPES if n != "cpt-mlm"])
+def test_every_recipe_builds_a_valid_config(name):
+    cfg = build_recipe(name)
+    assert cfg.steps > 0 and cfg.plan()
+
+
+def test_cpt_needs_a_source_and_takes_the_load_mode():
+    with pytest.raises(UserError, match="--param init="):
+        build_recipe("cpt-mlm")
+    cfg = build_recipe("cpt-mlm", ["init=runs/x", "load=full"])
+    assert cfg.model.init == "runs/x" and cfg.model.load == "full"
+    with pytest.raises(UserError, match="load"):
+        build_recipe("cpt-mlm", ["init=runs/x", "load=everything"])
+
+
+def test_pfs_clm_mlm_is_one_wsd_schedule_across_both_phases():
+    cfg = build_recipe("pfs-clm-mlm", ["clm_fraction=0.25", "steps=42000"])
+    clm, mlm = cfg.plan()
+    assert isinstance(clm.phase.objective, CLM) and clm.steps == 10_500
+    assert isinstance(mlm.phase.objective, MLM) and mlm.phase.objective.mask_ratio == 0.4
+    assert cfg.layout.tokens_per_step == 2_359_296 and cfg.optim.betas == (0.9, 0.95)
+    curve = [p.phase.schedule.factor(s, p.steps) for p in (clm, mlm) for s in range(p.steps)]
+    single = Schedule(kind="wsd", warmup=2000, decay=2000)
+    assert curve == pytest.approx([single.factor(s, 42_000) for s in range(42_000)])
+    assert not mlm.phase.reset_optimizer
+
+
+def test_pfs_endpoints_are_single_phase_runs():
+    assert [type(p.phase.objective) for p in build_recipe("pfs-mlm", ["ratio=0.2"]).plan()] == [MLM]
+    assert [type(p.phase.objective) for p in build_recipe("pfs-clm").plan()] == [CLM]
+    with pytest.raises(UserError, match="shorter than the warmup"):
+        build_recipe("pfs-clm-mlm", ["clm_fraction=0.01"])
+
+
+@pytest.mark.parametrize("name,first", [("detour", CLM), ("detour-baseline", MLM)])
+def test_detour_and_its_baseline_match_paper2(name, first):
+    cfg = build_recipe(name)
+    p1, p2 = cfg.plan()
+    assert isinstance(p1.phase.objective, first)
+    if first is MLM:
+        assert p1.phase.objective.mask_ratio == 0.30
+    assert p2.phase.objective == MLM(mask_ratio=0.15)
+    assert p2.phase.tokens == 1_000_000_000 and p1.phase.tokens == 10_000_000_000
+    assert p1.steps == math.ceil(1e10 / (384 * 8192)) and p2.steps == math.ceil(1e9 / (384 * 8192))
+    assert p2.phase.schedule == Schedule(kind="1-sqrt", end_fraction=0.1)
+    assert p1.phase.schedule.warmup == math.ceil(1e8 / (384 * 8192))
+    assert not p2.phase.reset_optimizer
+    assert cfg.optim.betas == (0.9, 0.98) and cfg.optim.eps == 1e-6 and cfg.optim.weight_decay == 1e-5
+    assert (cfg.seed, cfg.data.seed) == (17, 42)
+
+
+def test_detour_and_baseline_share_data_and_compute():
+    a, b = build_recipe("detour"), build_recipe("detour-baseline")
+    assert a.data == b.data and a.layout == b.layout and a.steps == b.steps
+
+
+def test_freeze_presets_and_their_scaling():
+    assert build_recipe("detour-freeze-low").phases[0].freeze == "paper2-low"
+    assert build_recipe("detour-freeze-mid").phases[1].freeze == ""
+    assert parse_layers("paper2-low", 22) == tuple(range(8))
+    assert parse_layers("paper2-mid", 28) == tuple(range(8, 15))
+    assert parse_layers("paper2-low", 4) == (0,) and parse_layers("paper2-mid", 4) == (1, 2)
+    assert parse_layers("0-2,5", 6) == (0, 1, 2, 5)
+    for bad in ("0-9", "a-b", "3-1"):
+        with pytest.raises(UserError, match="freeze spec"):
+            parse_layers(bad, 6)
+
+
+def _err(capsys, argv):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1
+    return err[0]
+
+
+def test_cli_errors_are_one_line_listing_valid_names(capsys, tmp_path):
+    assert "valid: cpt-mlm, detour" in _err(capsys, ["pretrain", "--recipe", "nope", "--out", str(tmp_path)])
+    assert "valid: betas, clip" in _err(capsys, ["pretrain", "--recipe", "smoke-mlm", "--set", "optim.lrr=1"])
+    assert "valid: data, steps" in _err(capsys, ["pretrain", "--recipe", "smoke-mlm", "--param", "x=1"])
+    assert "not total_steps=7" in _err(
+        capsys, ["pretrain", "--recipe", "smoke-mlm", "--set", "total_steps=7"]
+    )
+    bad_yaml = tmp_path / "bad.yaml"
+    bad_yaml.write_text("phases: [\n")
+    assert "not valid YAML" in _err(capsys, ["pretrain", "--config", str(bad_yaml), "--out", str(tmp_path)])
+
+
+def test_cli_runs_a_smoke_recipe_end_to_end_and_reloads_its_config(capsys, tmp_path):
+    out = tmp_path / "run"
+    main(
+        [
+            "pretrain",
+            "--recipe",
+            "smoke-clm-mlm",
+            "--param",
+            "steps=16",
+            "--set",
+            "progress=false",
+            "layout.seq_len=32",
+            "checkpoint.every=0",
+            "--out",
+            str(out),
+        ]
+    )
+    assert f"final model: {out / 'final'}" in capsys.readouterr().out
+    rows = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [r["objective"] for r in rows] == ["clm"] * 4 + ["mlm40"] * 12
+    # the saved config is a valid --config, and resuming a finished run changes nothing
+    main(["pretrain", "--config", str(out / "config.yaml"), "--resume"])
+    assert len((out / "metrics.jsonl").read_text().splitlines()) == 16
