@@ -20,7 +20,8 @@ from encoderlab.analysis.inputs import read_texts
 from encoderlab.errors import UserError
 from encoderlab.model.config import AttentionMode
 
-Source = Annotated[str, tyro.conf.Positional]
+ModelA = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_A")]
+ModelB = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_B")]
 
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -37,8 +38,8 @@ def _load(source: str, device: str, dtype: Dtype = "float32"):
 
 
 def cka_command(
-    model_a: Source,
-    model_b: Source,
+    model_a: ModelA,
+    model_b: ModelB,
     *,
     texts: str,
     out: Path,
@@ -102,8 +103,8 @@ def cka_command(
 
 
 def transplant_command(
-    model_a: Source,
-    model_b: Source,
+    model_a: ModelA,
+    model_b: ModelB,
     *,
     out: Path,
     layers: str | None = None,
@@ -128,11 +129,9 @@ def transplant_command(
         part: The whole block, or only its attention or MLP sub-block.
         embeddings: Also take the input embedding from A.
         head: Also take the final norm and LM head from A.
-        sweep: Instead of --layers: groups (low/mid/late), layers (each alone), parts (all attention vs
-            all MLP) or all (groups + parts, paper 2's table).
+        sweep: Instead of --layers: groups (low/mid/late), layers (each alone), parts (all attention vs all MLP) or all (groups + parts, paper 2's table).
         groups: Number of contiguous groups in a groups sweep.
-        probe_task: Score A, B and every transplant of a sweep with a last-layer linear probe on this
-            task (asset or .jsonl) and plot the share of the B -> A gap recovered.
+        probe_task: Score A, B and every transplant of a sweep with a last-layer linear probe on this task (asset or .jsonl) and plot the share of the B -> A gap recovered.
         max_examples: Examples of the probe task used at most.
         max_length: Tokens per probe example at most.
         attention_mode: Attention of the probe's forward passes (bidirectional or causal).
@@ -179,7 +178,7 @@ def transplant_command(
 
 
 def probe_command(
-    models: Annotated[tuple[str, ...], tyro.conf.Positional],
+    models: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL")],
     *,
     out: Path,
     tasks: tuple[str, ...] = ("brown-pos", "tweets"),
@@ -223,7 +222,7 @@ def probe_command(
 
 
 def curves_command(
-    spec: Annotated[Path, tyro.conf.Positional],
+    spec: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="CURVES_YAML")],
     *,
     out: Path,
     level: curves.Level = "family",
