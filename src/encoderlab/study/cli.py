@@ -14,7 +14,7 @@ from encoderlab.study.spec import get_study, list_studies
 
 def default_backend():
     """The real node kinds (imported lazily: they pull in torch and transformers)."""
-    from encoderlab.study.nodes import real_backend
+    from encoderlab.study import real_backend
 
     return real_backend()
 

@@ -133,18 +133,9 @@ def _sections(
         for m in table["models"]
     ]
     compute_rows = [
-        [k, _num(v["tokens"]), _num(v["flops"]), f"{v['wall_s']:.1f}", str(v["nodes"])]
-        for k, v in compute["by_kind"].items()
+        [k, _num(v["tokens"]), _num(v["flops"]), f"{v['wall_s']:.1f}", f"{v['cpu_s']:.1f}", str(v["nodes"])]
+        for k, v in [*compute["by_kind"].items(), ("total", compute["total"])]
     ]
-    compute_rows.append(
-        [
-            "total",
-            _num(compute["total"]["tokens"]),
-            _num(compute["total"]["flops"]),
-            f"{compute['total']['wall_s']:.1f}",
-            str(compute["total"]["nodes"]),
-        ]
-    )
     run_compute = [
         [
             data.label(r["run"]),
@@ -159,7 +150,11 @@ def _sections(
     return [
         ("Configuration", "table", (["setting", "value"], config_rows)),
         ("Runs", "table", (["label", "id", "recipe", "overrides", "start", "group", "steps"], run_rows)),
-        ("Compute spent", "table", (["node kind", "tokens", "FLOPs", "wall s", "nodes"], compute_rows)),
+        (
+            "Compute spent",
+            "table",
+            (["node kind", "tokens", "FLOPs", "wall s", "CPU s", "nodes"], compute_rows),
+        ),
         (
             "Compute per pretraining run",
             "table",
@@ -207,18 +202,22 @@ def _compute_summary(data: StudyData, study_dir: Path) -> dict:
     graph = data.nodes
     records = compute_records(study_dir, graph)
     for r in records:
-        k = by_kind.setdefault(r["kind"], {"tokens": None, "flops": None, "wall_s": 0.0, "nodes": 0})
+        k = by_kind.setdefault(
+            r["kind"], {"tokens": None, "flops": None, "wall_s": 0.0, "cpu_s": 0.0, "nodes": 0}
+        )
         for field in ("tokens", "flops"):
             if r.get(field) is not None:
                 k[field] = (k[field] or 0) + r[field]
         k["wall_s"] += r.get("wall_s") or 0.0
+        k["cpu_s"] += r.get("cpu_s") or 0.0
         k["nodes"] += 1
-    total = {"tokens": None, "flops": None, "wall_s": 0.0, "nodes": 0}
+    total = {"tokens": None, "flops": None, "wall_s": 0.0, "cpu_s": 0.0, "nodes": 0}
     for k in by_kind.values():
         for field in ("tokens", "flops"):
             if k[field] is not None:
                 total[field] = (total[field] or 0) + k[field]
         total["wall_s"] += k["wall_s"]
+        total["cpu_s"] += k["cpu_s"]
         total["nodes"] += k["nodes"]
     runs = []
     for r in records:

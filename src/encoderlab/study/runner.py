@@ -228,10 +228,16 @@ def _run_node(spec: StudySpec, node: Node, backend: Backend, study_dir: Path, do
     ctx = NodeContext(
         node=node, out_dir=out, inputs={d: done[d] for d in node.deps}, study_dir=study_dir, spec=spec
     )
-    started, t0 = _now(), time.perf_counter()
+    started, t0, c0 = _now(), time.perf_counter(), _cpu_seconds()
     result = backend.kinds[node.kind].run(ctx) or {}
-    wall = time.perf_counter() - t0
-    compute = {"tokens": None, "flops": None, **result.pop("compute", {}), "wall_s": round(wall, 3)}
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
+    compute = {
+        "tokens": None,
+        "flops": None,
+        **result.pop("compute", {}),
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+    }
     marker = {
         "name": node.name,
         "kind": node.kind,
@@ -243,6 +249,13 @@ def _run_node(spec: StudySpec, node: Node, backend: Backend, study_dir: Path, do
     }
     write_json_atomic(out / MARKER, marker)
     return marker
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and its finished children (all threads): on a shared machine this,
+    not the wall time, says how long a node would take alone."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def run_study(
