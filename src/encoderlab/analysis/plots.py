@@ -109,22 +109,33 @@ def line_panels(
 
 
 def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA divergence") -> Path:
-    """Divergence (1 - CKA) by layer for A vs B and, when present, B' vs B (the seed noise)."""
+    """Divergence (1 - CKA) by layer for A vs B (band: +- sd over sampling seeds) and, when
+    present, B' vs B (the seed noise)."""
     lines = []
     for row in rows:
+        d, sd = row["divergence"], row.get("cka_std") or 0.0
         lines.append(
-            {"layer": row["layer"], "pair": row.get("pair_label", "A vs B"), "divergence": row["divergence"]}
+            {
+                "layer": row["layer"],
+                "pair": row.get("pair_label", "A vs B"),
+                "divergence": d,
+                "lo": d - sd,
+                "hi": d + sd,
+            }
         )
         if _present(row.get("baseline_divergence")):
+            label = row.get("baseline_label", "seed twin vs B")
             lines.append(
                 {
                     "layer": row["layer"],
-                    "pair": row.get("baseline_label", "seed twin vs B"),
+                    "pair": label,
                     "divergence": row["baseline_divergence"],
+                    "lo": None,
+                    "hi": None,
                 }
             )
     return line_panels(
-        lines, stem, x="layer", y="divergence", series="pair", panel=None, table=rows,
+        lines, stem, x="layer", y="divergence", series="pair", panel=None, table=rows, band=("lo", "hi"),
         xlabel="layer (block index)", ylabel="divergence 1 - CKA (fraction)", title=title,
     )  # fmt: skip
 
