@@ -276,5 +276,13 @@ def test_registry_pins_are_exact_and_the_default_set_is_pypi_only():
             assert spec.source.version in spec.source.filename
         assert all(dep in ASSETS for dep in spec.deps)
     assert set(DEFAULT_ASSETS) <= set(ASSETS)
-    assert all(ASSETS[n].source.registry == "pypi" and not ASSETS[n].source.pip for n in DEFAULT_ASSETS)
+    assert all(ASSETS[n].source.registry == "pypi" for n in DEFAULT_ASSETS)  # no npm or apt-get needed
     assert "bbc-news" not in ASSETS["general-en"].deps  # an evaluation set never enters the pretraining union
+
+
+def test_the_default_set_is_what_the_demo_study_reads():
+    """`make demo` runs paper1-pfs at demo scale; `encoderlab assets fetch` must fetch all it reads."""
+    from encoderlab.study.nodes import required_assets
+    from encoderlab.study.spec import get_study
+
+    assert set(required_assets(get_study("paper1-pfs", "demo"))) == set(DEFAULT_ASSETS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 from assets_fixtures import make_deb, make_tgz, make_zip, tar_bytes
@@ -248,6 +249,38 @@ def test_squad_from_the_bigbench_sdist_realigns_offsets_and_drops_absent_answers
     assert extra == {"realigned_answers": 1, "dropped_answers": 2}  # q2 had no answer left, so it is gone
     with pytest.raises(Exception, match="no member squad_shifts/reddit_v1.0.json"):
         _run(labelled.squad("reddit_v1.0.json"), sdist)
+
+
+def test_bigbench_members_are_extracted_in_one_pass_and_reused(tmp_path, monkeypatch):
+    from encoderlab.data.assets import archives
+
+    tasks = "bigbench-1.0.0/bigbench/benchmark_tasks/"
+    sdist = make_tgz(
+        tmp_path / "bigbench-1.0.0.tar.gz",
+        {
+            f"{tasks}squad_shifts/nyt_v1.0.json": json.dumps(_squad_json()),
+            f"{tasks}squad_shifts/reddit_v1.0.json": json.dumps(_squad_json()),
+            f"{tasks}other_task/task.json": "{}",
+        },
+    )
+    passes = []
+    real = archives.tar_members
+    # a path opens the archive (one pass); the call it makes with the open stream is the same pass
+    monkeypatch.setattr(
+        archives, "tar_members", lambda src, want: passes.append(isinstance(src, Path)) or real(src, want)
+    )
+    for member in ("nyt_v1.0.json", "reddit_v1.0.json"):
+        assert len(_run(labelled.squad(member), sdist)[0]) == 1
+    assert passes.count(True) == 1
+    extracted = tmp_path / "bigbench-1.0.0.tar.gz.members"
+    assert sorted(p.name for p in (extracted / "squad_shifts").iterdir()) == [
+        "nyt_v1.0.json",
+        "reddit_v1.0.json",
+    ]
+    assert (
+        not (extracted / "other_task").exists()
+        and [p.name for p in tmp_path.iterdir() if ".members." in p.name] == []
+    )
 
 
 def test_vitaminc_splits_evidence_and_claim_and_takes_the_one_hot_label(tmp_path):

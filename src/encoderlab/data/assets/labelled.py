@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encoderlab.data.assets.archives import tar_members, zip_member, zip_members
+from encoderlab.data.assets.archives import extract_once, zip_member, zip_members
 from encoderlab.data.assets.corpora import BROWN_GENRES, brown_files, brown_sentences
 from encoderlab.errors import UserError
 
@@ -29,12 +29,14 @@ if TYPE_CHECKING:
     from encoderlab.data.assets.registry import BuildInputs, Record
 
 BIGBENCH_TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks/"
+BIGBENCH_WANTED = ("squad_shifts/", "vitaminc_fact_verification/task.json")  # every bigbench asset's input
 
 
 def _bigbench_member(archive: Path, member: str) -> bytes:
-    for _, raw in tar_members(archive, lambda n: n == BIGBENCH_TASKS + member):
-        return raw
-    raise UserError(f"{archive.name} has no member {member}; the pinned package is not the expected one")
+    path = extract_once(archive, BIGBENCH_TASKS, BIGBENCH_WANTED) / member
+    if not path.is_file():
+        raise UserError(f"{archive.name} has no member {member}; the pinned package is not the expected one")
+    return path.read_bytes()
 
 
 def squad(member: str) -> Callable[[BuildInputs], Iterator[Record]]:
