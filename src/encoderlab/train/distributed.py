@@ -94,11 +94,15 @@ def barrier(world: World) -> None:
         dist.barrier()
 
 
-def shutdown() -> None:
-    """Destroy the process group `init_world` created, after a barrier (pitfall 9)."""
+def shutdown(clean: bool = True) -> None:
+    """Destroy the process group `init_world` created, after a barrier when `clean` (pitfall 9).
+
+    After an error (`clean=False`) the other ranks may never reach a barrier, so there is none.
+    """
     global _OWNED_GROUP
     if _OWNED_GROUP and dist.is_initialized():
-        dist.barrier()
+        if clean:
+            dist.barrier()
         dist.destroy_process_group()
     _OWNED_GROUP = False
 

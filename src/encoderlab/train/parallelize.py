@@ -58,7 +58,7 @@ def _checkpointed(forward):
     return run
 
 
-def _sum_allreduce_hook(group, bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+def _sum_allreduce_hook(group, bucket):  # unannotated: DDP checks annotations by object identity
     """DDP comm hook: sum gradients over ranks (DDP's default divides by the world size)."""
     work = dist.all_reduce(bucket.buffer(), group=group, async_op=True)
     return work.get_future().then(lambda fut: fut.value()[0])
@@ -104,13 +104,14 @@ def _shard(model: Encoder, world: World, precision: str) -> None:
     fully_shard(model, mp_policy=mp)
     for unit in [*units, model]:
         unit.set_gradient_divide_factor(1.0)
+        unit.set_force_sum_reduction_for_comms(True)  # gloo has no PREMUL_SUM; a factor of 1 is exact
 
 
 def parallelize(
     model: nn.Module,
     world: World,
-    scale: ScaleConfig = ScaleConfig(),
-    device: torch.device = torch.device("cpu"),
+    scale: ScaleConfig,
+    device: torch.device,
     precision: str = "fp32",
 ):
     """Apply the kernel choice, activation checkpointing, compile and data parallelism; return the

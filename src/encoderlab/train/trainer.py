@@ -461,6 +461,8 @@ def pretrain(
     """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`)."""
     try:
         Trainer(cfg, source=source, resume=resume, force=force).run(until_step)
-    finally:
-        shutdown()  # the process group init_world created under torchrun, if any
+    except BaseException:
+        shutdown(clean=False)  # the process group init_world created under torchrun, if any
+        raise
+    shutdown()
     return Path(cfg.out)
