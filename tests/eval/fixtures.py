@@ -1,0 +1,76 @@
+"""Fake assets in the real record schemas, written into a private $ENCODERLAB_HOME with a valid
+manifest, so the real `asset_jsonl` / `is_fetched` code paths find them."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from conftest import NEGATIVE, POSITIVE, TOPICS, filler, make_tokenizer, tiny_model, vocabulary_texts
+from encoderlab.model.io import save_model_folder
+
+
+def write_asset(home: Path, name: str, records: list[dict]) -> None:
+    from encoderlab.data.assets.cache import FORMAT, MANIFEST, spec_of
+
+    spec = spec_of(name)
+    folder = home / "assets" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "data.jsonl", "w") as f:
+        for r in records:
+            f.write(json.dumps(r) + "\n")
+    manifest = {
+        "format": FORMAT,
+        "name": name,
+        "revision": spec.revision,
+        "source": {"sha256": spec.source.sha256 if spec.source else None},
+    }
+    (folder / MANIFEST).write_text(json.dumps(manifest))
+
+
+def boolq_records(n: int, seed: int = 0) -> list[dict]:
+    """BoolQ schema; the answer is "true" iff the passage holds a positive word."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        label = rng.random() < 0.5
+        words = filler(rng, 8) + [rng.choice(POSITIVE if label else NEGATIVE)] + filler(rng, 4)
+        split = "dev" if i % 4 == 0 else "train"
+        out.append(
+            {
+                "id": f"{split}-{i}",
+                "text": " ".join(words),
+                "meta": {"question": "is it good ?", "label": label, "split": split},
+            }
+        )
+    return out
+
+
+def squad_records(n: int, seed: int, title_prefix: str = "t", bad_every: int = 0) -> list[dict]:
+    """SQuAD schema, one record per question; every `bad_every`-th answer span is wrong."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        words = filler(rng, rng.randrange(4, 14))
+        pos = rng.randrange(len(words) + 1)
+        answer = rng.choice(TOPICS)
+        words[pos:pos] = ["code", "is", answer]
+        context = " ".join(words)
+        start = len(" ".join(words[: pos + 2])) + 1
+        if bad_every and i % bad_every == 0:
+            start += 1
+        title = f"{title_prefix}{i % 12}"
+        meta = {
+            "title": title,
+            "question": "what is the code ?",
+            "answers": [{"text": answer, "answer_start": start}],
+            "paragraph": f"{title}#{i}",
+        }
+        out.append({"id": f"{title_prefix}-{seed}-{i}", "text": context, "meta": meta})
+    return out
+
+
+def model_folder(path: Path, with_tokenizer: bool = True) -> Path:
+    tok = make_tokenizer(vocabulary_texts())
+    return save_model_folder(tiny_model(len(tok)), path, tok if with_tokenizer else None)

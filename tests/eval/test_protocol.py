@@ -1,0 +1,176 @@
+"""End to end on fixture assets in the real schemas: the grid, the cache and resume, summaries,
+LR selection, paired comparison and every bad-input error."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from fixtures import boolq_records, model_folder, squad_records, write_asset
+
+from encoderlab.errors import UserError
+from encoderlab.eval import protocol
+from encoderlab.eval.protocol import compare, evaluate, summarize_results
+from encoderlab.eval.spec import FinetuneConfig
+from encoderlab.eval.tasks import TASKS
+
+QUICK = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=40)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def quick(monkeypatch):
+    """Shorter schedules for the named tasks (their signatures change, as they should)."""
+
+    def apply(*names):
+        for name in names:
+            monkeypatch.setitem(TASKS, name, replace(TASKS[name], finetune=QUICK))
+
+    return apply
+
+
+def test_boolq_grid_summary_cache_and_resume(home, tmp_path, quick, monkeypatch):
+    write_asset(home, "boolq", boolq_records(240))
+    quick("boolq")
+    model = model_folder(tmp_path / "model")
+    out = tmp_path / "eval"
+    summary = evaluate(
+        str(model), suite="pocket", tasks=["boolq"], lrs=[1e-4, 2e-3], seeds=[0, 1], out=out, progress=False
+    )
+
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    task = summary["tasks"]["boolq"]
+    assert task["best_lr"] == 2e-3 and task["test"]["mean"] > 80  # chance is ~50
+    assert [c["lr"] for c in task["curve"]] == [1e-4, 2e-3]
+    assert (
+        task["test"]["n"] == 2 and task["test"]["ci_low"] <= task["test"]["mean"] <= task["test"]["ci_high"]
+    )
+    assert summary["families"]["sc"]["tasks"] == ["boolq"]
+    assert json.loads((out / "summary.json").read_text())["tasks"]["boolq"]["best_lr"] == 2e-3
+    assert "| boolq | sc | accuracy | 0.002 |" in (out / "summary.md").read_text()
+
+    # Cached: a rerun trains nothing. Torn last line: only that node is recomputed.
+    calls = []
+    real = protocol.run_one
+    monkeypatch.setattr(protocol, "run_one", lambda *a, **k: calls.append(a[4:6]) or real(*a, **k))
+    evaluate(
+        str(model), suite="pocket", tasks=["boolq"], lrs=[1e-4, 2e-3], seeds=[0, 1], out=out, progress=False
+    )
+    assert calls == []
+    (out / "results.jsonl").write_text("\n".join(lines[:3]) + "\n" + lines[3][:40])
+    evaluate(
+        str(model), suite="pocket", tasks=["boolq"], lrs=[1e-4, 2e-3], seeds=[0, 1], out=out, progress=False
+    )
+    assert len(calls) == 1
+    assert [json.loads(x)["seed"] for x in (out / "results.jsonl").read_text().splitlines()] == [
+        json.loads(x)["seed"] for x in lines
+    ]
+
+
+def test_squad_with_ood_tests_and_skipped_spans(home, tmp_path, quick):
+    write_asset(home, "squad-v1-dev", squad_records(300, 0, bad_every=10))
+    for i, shift in enumerate(("nyt", "reddit", "amazon", "new-wiki")):
+        write_asset(home, f"squad-shifts-{shift}", squad_records(40, i + 1, title_prefix=shift))
+    quick("squad")
+    summary = evaluate(
+        str(model_folder(tmp_path / "m")),
+        suite="pocket",
+        tasks=["squad"],
+        lrs=[2e-3],
+        seeds=[0],
+        out=tmp_path / "o",
+        progress=False,
+    )
+    task = summary["tasks"]["squad"]
+    assert set(task["test_splits"]) == {"test", "nyt", "reddit", "amazon", "new-wiki"}
+    assert task["counts"]["skipped_answers"] == 30 and task["counts"]["skipped_questions"] == 30
+    assert task["test"]["mean"] > 50 and task["test"]["sd"] is None  # one seed: no interval
+
+
+def _rec(model, lr, seed, val, test, task="boolq"):
+    return {"model": model, "task": task, "task_signature": TASKS[task].signature(), "lr": lr, "seed": seed,
+            "metric": "accuracy", "family": "sc", "val_score": val, "test_score": test,
+            "test": {"test": {"accuracy": test}}}  # fmt: skip
+
+
+def test_best_lr_is_chosen_on_validation_not_test():
+    records = [_rec("a", 1e-4, s, 70 + s, 90) for s in range(3)] + [
+        _rec("a", 1e-3, s, 80 + s, 60) for s in range(3)
+    ]
+    task = summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0, 1, 2])["tasks"]["boolq"]
+    assert task["best_lr"] == 1e-3 and task["test"]["mean"] == 60
+
+
+def test_paired_comparison_on_the_same_seeds():
+    a = [_rec("a", 1e-4, s, 80, 80 + s) for s in range(3)]
+    b = [_rec("b", 1e-4, s, 80, 79 + s + 0.1 * s) for s in range(3)]
+    out = compare(a + b, "a", "b", ["boolq"], lrs=[1e-4], seeds=[0, 1, 2])["boolq"]
+    diffs = [1.0, 0.9, 0.8]
+    assert out["at_best_lr"]["mean"] == pytest.approx(sum(diffs) / 3)
+    assert 0 < out["at_best_lr"]["p_value"] < 0.01  # consistent positive differences
+
+
+def test_unknown_names_are_one_line_errors_listing_the_valid_ones(home, tmp_path):
+    with pytest.raises(UserError, match="unknown suite 'nope'; valid: domain, paper, pocket"):
+        evaluate("x", suite="nope")
+    with pytest.raises(UserError, match="unknown task 'nope'; valid: .*boolq"):
+        evaluate("x", suite="pocket", tasks=["nope"])
+    with pytest.raises(UserError, match="not in suite 'pocket'"):
+        evaluate("x", suite="pocket", tasks=["pubmedqa"])
+
+
+def test_missing_assets_name_the_fetch_command(home):
+    write_asset(home, "boolq", boolq_records(20))
+    with pytest.raises(UserError, match="run: encoderlab assets fetch pubmedqa$"):
+        evaluate("x", suite="domain", tasks=["pubmedqa"])
+
+
+def test_model_without_tokenizer(home, tmp_path):
+    write_asset(home, "boolq", boolq_records(20))
+    with pytest.raises(UserError, match="no tokenizer"):
+        evaluate(
+            str(model_folder(tmp_path / "m", with_tokenizer=False)),
+            suite="pocket",
+            tasks=["boolq"],
+            out=tmp_path / "o",
+        )
+
+
+def test_label_outside_the_label_set(home, tmp_path):
+    write_asset(home, "tweets", [{"id": "1", "text": "hi", "meta": {"label": "angry"}}])
+    with pytest.raises(UserError, match="label 'angry' is not in its label set"):
+        evaluate(str(model_folder(tmp_path / "m")), suite="pocket", tasks=["tweets"], out=tmp_path / "o")
+    assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def test_empty_split(home, tmp_path):
+    write_asset(
+        home,
+        "wnut16",
+        [{"id": "0", "text": "hi bob", "meta": {"tokens": ["hi", "bob"], "tags": ["O", "B-person"]}}],
+    )
+    with pytest.raises(UserError, match="split is empty"):
+        evaluate(str(model_folder(tmp_path / "m")), suite="pocket", tasks=["wnut16"], out=tmp_path / "o")
+
+
+def test_bad_grid(home, tmp_path):
+    write_asset(home, "boolq", boolq_records(20))
+    with pytest.raises(UserError, match="learning rates"):
+        evaluate("x", suite="pocket", tasks=["boolq"], lrs=[0.0])
+
+
+def test_cli_prints_one_line(home, tmp_path, capsys):
+    from encoderlab.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "some-model", "--tasks", "nope", "--out", str(tmp_path / "o")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "unknown task 'nope'" in err[0]
