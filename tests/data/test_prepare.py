@@ -207,3 +207,19 @@ def test_cli_prepare_and_one_line_errors(tmp_path, corpus, tokenizer_dir, capsys
         )
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and "HF_HUB_OFFLINE=1" in err[0]
+
+
+def test_memory_stays_flat_as_the_corpus_grows(tmp_path, tokenizer_dir):  # noqa: F811
+    import tracemalloc
+
+    from corpus_fixtures import random_words
+
+    peaks = []
+    for n in (500, 4000):
+        src = write_jsonl(tmp_path / f"c{n}.jsonl", [{"text": random_words(i, 60)} for i in range(n)])
+        tracemalloc.start()
+        prepare(_cfg(src, tokenizer_dir), tmp_path / f"o{n}", workers=1, chunk_docs=100, progress=False)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    # 8x the documents (and ~1.4 MB more text) may not raise the Python-heap peak by more than a few chunks
+    assert peaks[1] < peaks[0] * 1.3, peaks

@@ -7,7 +7,9 @@ Wall time and CPU time (user + system, the process and its workers) are both rep
 shared machine wall time depends on the load, tokens per CPU-second much less.
   * encoderlab: `prepare` (decontamination off, so both sides do the same work);
   * datasets:   `load_dataset("json")` + `Dataset.map(tokenizer, batched=True, num_proc=W)`,
-                the usual Hugging Face recipe, with a fresh cache directory.
+                the usual Hugging Face recipe, with a fresh cache directory;
+  * datasets_1proc: the same with `num_proc=None` (the default), where the Rust tokenizer's own
+                thread pool parallelises each batch.
 Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
 stays flat and gives the steady-state speed once start-up costs are amortised. Both sides add
 the tokenizer's bos/eos, so they produce the same number of tokens (checked).
@@ -28,6 +30,8 @@ from pathlib import Path
 
 from encoderlab.data.sources import SourceConfig, describe, iter_documents
 from encoderlab.errors import UserError
+
+KINDS = ("encoderlab", "datasets", "datasets_1proc")
 
 
 def _usage() -> dict:
@@ -52,7 +56,7 @@ def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) ->
     return {"seconds": seconds, "tokens": sum(s["tokens"] for s in splits.values()), **peak}
 
 
-def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str) -> dict:
+def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str, num_proc: int | None) -> dict:
     os.environ["HF_DATASETS_CACHE"] = str(Path(work) / "hf_cache")
     import datasets
     import pyarrow.compute as pc
@@ -66,7 +70,7 @@ def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str) -> d
     mapped = ds.map(
         lambda b: tok(b["text"], return_attention_mask=False),
         batched=True,
-        num_proc=workers if workers > 1 else None,
+        num_proc=num_proc,
         remove_columns=ds.column_names,
     )
     seconds = time.perf_counter() - start
@@ -144,23 +148,23 @@ def bench_data(
         )
     runs = {}
     for label, path in (("1x", corpus), (f"{scale}x", big)):
-        for kind in ("encoderlab", "datasets"):
+        for kind in KINDS:
             best = None
             for r in range(repeats):  # a shared machine is noisy: keep the fastest repeat
                 run = _run_isolated(kind, path, Path(tokenizer), workers, root / f"{kind}_{label}_{r}")
                 best = run if best is None or run["seconds"] < best["seconds"] else best
             runs[f"{kind}_{label}"] = best
-        if runs[f"encoderlab_{label}"]["tokens"] != runs[f"datasets_{label}"]["tokens"]:
+        if len({runs[f"{kind}_{label}"]["tokens"] for kind in KINDS}) != 1:
             raise RuntimeError(f"token counts differ at {label}: {runs}")
     ratio = {
-        label: round(
-            runs[f"encoderlab_{label}"]["tokens_per_s"] / runs[f"datasets_{label}"]["tokens_per_s"], 2
-        )
+        f"{kind}_{label}_{per}": round(runs[f"encoderlab_{label}"][per] / runs[f"{kind}_{label}"][per], 2)
+        for kind in KINDS[1:]
         for label in ("1x", f"{scale}x")
+        for per in ("tokens_per_s", "tokens_per_cpu_s")
     }
     rss = {
         kind: round(runs[f"{kind}_{scale}x"]["peak_rss_main_mb"] / runs[f"{kind}_1x"]["peak_rss_main_mb"], 2)
-        for kind in ("encoderlab", "datasets")
+        for kind in KINDS
     }
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
@@ -215,5 +219,10 @@ def bench_data_command(
 
 if __name__ == "__main__":  # one isolated measurement: kind corpus tokenizer workers work
     kind, corpus_arg, tok_arg, workers_arg, work_arg = sys.argv[1:6]
-    measure = {"encoderlab": _measure_encoderlab, "datasets": _measure_datasets}[kind]
-    print(json.dumps(measure(corpus_arg, tok_arg, int(workers_arg), work_arg)))
+    n = int(workers_arg)
+    measure = {
+        "encoderlab": _measure_encoderlab,
+        "datasets": lambda *a: _measure_datasets(*a, num_proc=n if n > 1 else None),
+        "datasets_1proc": lambda *a: _measure_datasets(*a, num_proc=None),
+    }[kind]
+    print(json.dumps(measure(corpus_arg, tok_arg, n, work_arg)))
