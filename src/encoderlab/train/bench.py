@@ -1,0 +1,211 @@
+"""`encoderlab bench train`: our training step against transformers' on the same config.
+
+Both sides start from the same weights and run forward, backward and a torch AdamW step on the
+same packed rows, alternating step by step so background load hits both alike:
+  * encoderlab: the `Trainer`'s own step (objective `prepare` with seeded masks, document masks,
+    sparse LM head, token-weighted loss) on the synthetic source;
+  * transformers: `EuroBertForMaskedLM` + `DataCollatorForLanguageModeling` for MLM (80/10/10, the
+    collator's default, so ours runs `80-10-10` too), `LlamaForCausalLM` + the collator with
+    `mlm=False` for CLM (EuroBERT has no causal mode), full logits, attention over whole rows.
+FLOPs are counted with `train/flops.py` for each side's actual work (ours: document-masked
+attention and the sparse head; theirs: full-row attention and the dense head), and MFU is relative
+to the device's peak (a measured matmul on CPU). The headline is the tokens/s ratio.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Literal
+
+import torch
+
+from encoderlab.data.batch import BatchLayout
+from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
+from encoderlab.objectives import CLM, MLM, ObjectiveInputs
+from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
+from encoderlab.train.flops import forward_flops, peak_flops
+from encoderlab.train.trainer import Trainer
+
+
+def _hf_tokenizer(spec):
+    """A word-level fast tokenizer whose ids are the synthetic source's (what the collator needs)."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from transformers import PreTrainedTokenizerFast
+
+    names = {
+        spec.pad_id: "[PAD]",
+        spec.bos_id: "[BOS]",
+        spec.eos_id: "[EOS]",
+        spec.mask_id: "[MASK]",
+        spec.unk_id: "[UNK]",
+    }
+    vocab = {names.get(i, f"t{i}"): i for i in range(spec.vocab_size)}
+    tok = Tokenizer(WordLevel(vocab=vocab, unk_token="[UNK]"))
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok,
+        pad_token="[PAD]",
+        bos_token="[BOS]",
+        eos_token="[EOS]",
+        mask_token="[MASK]",
+        unk_token="[UNK]",
+    )
+
+
+def _hf_model(model, spec, objective: str):
+    from transformers import EuroBertForMaskedLM, LlamaConfig, LlamaForCausalLM
+
+    from encoderlab.model.export import eurobert_config, eurobert_state
+
+    eb = eurobert_config(model, spec)
+    if objective == "mlm":
+        hf = EuroBertForMaskedLM(eb)
+    else:
+        keys = (
+            "vocab_size",
+            "hidden_size",
+            "intermediate_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "max_position_embeddings",
+            "rms_norm_eps",
+            "rope_parameters",
+            "tie_word_embeddings",
+            "pad_token_id",
+            "bos_token_id",
+            "eos_token_id",
+        )
+        hf = LlamaForCausalLM(LlamaConfig(**{k: getattr(eb, k) for k in keys}))
+    hf.load_state_dict(eurobert_state(model), strict=False)
+    return hf.to(next(model.parameters()).device).train()
+
+
+def bench_train(
+    size: str = "mini",
+    seq_len: int = 256,
+    batch: int = 8,
+    objective: Literal["mlm", "clm"] = "mlm",
+    mask_ratio: float = 0.30,
+    vocab: int = 32768,
+    steps: int = 5,
+    warmup: int = 2,
+    device: Literal["auto", "cpu", "cuda"] = "cpu",
+    precision: Literal["fp32", "bf16"] = "fp32",
+) -> dict:
+    """Median tokens/s and MFU of both implementations, and their ratio."""
+    from transformers import DataCollatorForLanguageModeling
+
+    obj = MLM(mask_ratio=mask_ratio, replacement="80-10-10") if objective == "mlm" else CLM()
+    layout = BatchLayout(seq_len=seq_len, micro_batch_size=batch)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = RunConfig(
+            model=ModelSpec(size=size),
+            data=DataConfig(synthetic_vocab=vocab),
+            layout=layout,
+            optim=OptimConfig(),
+            phases=(Phase(objective=obj, steps=warmup + steps),),
+            out=tmp,
+            device=device,
+            precision=precision,
+            progress=False,
+        )
+        ours = Trainer(cfg)
+    ours._enter(ours.plan[0])
+    dev, spec = ours.device, ours.spec
+    src = SyntheticSource(layout, synthetic_spec(vocab))
+    hf = _hf_model(ours.model, spec, objective)
+    hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
+    collator = DataCollatorForLanguageModeling(
+        _hf_tokenizer(spec), mlm=objective == "mlm", mlm_probability=mask_ratio
+    )
+    autocast = torch.autocast(dev.type, torch.bfloat16, enabled=precision == "bf16")
+    peak = peak_flops(dev, torch.bfloat16 if precision == "bf16" else torch.float32)
+
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
+    def hf_step(step: int) -> tuple[float, int]:
+        t0 = time.perf_counter()
+        rows = src.batch(step, 0, 0).input_ids
+        b = collator([{"input_ids": r} for r in rows.tolist()])
+        with autocast:
+            loss = hf(input_ids=b["input_ids"].to(dev), labels=b["labels"].to(dev)).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(hf.parameters(), 1.0)
+        hf_opt.step()
+        hf_opt.zero_grad(set_to_none=True)
+        sync()
+        n = int((b["labels"] != -100).sum())
+        return time.perf_counter() - t0, n
+
+    times: dict[str, list[float]] = {"encoderlab": [], "transformers": []}
+    flops: dict[str, list[int]] = {"encoderlab": [], "transformers": []}
+    for step in range(warmup + steps):
+        rec = ours._train_step(step, peak)
+        dt, n_hf = hf_step(step)
+        if step < warmup:
+            continue
+        xs = ours._micro_batches(step)  # recomputed for counting only (cheap, deterministic)
+        times["encoderlab"].append(layout.tokens_per_step / rec["tokens_per_s"])
+        flops["encoderlab"].append(3 * sum(forward_flops(ours.model.config, x) for x in xs))
+        times["transformers"].append(dt)
+        whole = ObjectiveInputs(
+            input_ids=xs[0].input_ids,
+            position_ids=xs[0].position_ids,
+            doc_ids=torch.zeros_like(xs[0].doc_ids),
+            attention_mode=xs[0].attention_mode,
+            targets=torch.zeros_like(xs[0].targets),  # dense head: logits at every position
+        )
+        flops["transformers"].append(3 * forward_flops(ours.model.config, whole))
+        del n_hf
+    result = {
+        "config": {
+            "size": size,
+            "seq_len": seq_len,
+            "batch": batch,
+            "objective": obj.tag,
+            "vocab": vocab,
+            "steps": steps,
+            "device": str(dev),
+            "precision": precision,
+            "threads": torch.get_num_threads(),
+            "peak_flops": peak,
+        }
+    }
+    for side in times:
+        t = statistics.median(times[side])
+        result[side] = {
+            "step_s": t,
+            "tokens_per_s": layout.tokens_per_step / t,
+            "mfu": statistics.median(flops[side]) / t / peak,
+        }
+    result["speedup"] = result["encoderlab"]["tokens_per_s"] / result["transformers"]["tokens_per_s"]
+    return result
+
+
+def bench_train_command(
+    size: str = "mini",
+    seq_len: int = 256,
+    batch: int = 8,
+    objective: Literal["mlm", "clm"] = "mlm",
+    mask_ratio: float = 0.30,
+    vocab: int = 32768,
+    steps: int = 5,
+    warmup: int = 2,
+    device: Literal["auto", "cpu", "cuda"] = "cpu",
+    precision: Literal["fp32", "bf16"] = "fp32",
+    out: Path | None = None,
+) -> None:
+    """Training-step throughput (tokens/s, MFU) of encoderlab vs transformers on the same config; JSON."""
+    result = bench_train(size, seq_len, batch, objective, mask_ratio, vocab, steps, warmup, device, precision)
+    text = json.dumps(result, indent=2)
+    if out is not None:
+        Path(out).write_text(text + "\n")
+    print(text)
