@@ -42,7 +42,8 @@ from encoderlab.train.distributed import World
 
 
 def resolve_attn_impl(requested: str, device: torch.device) -> str | None:
-    """The kernel to set on the model, or None to keep the model's own choice."""
+    """The kernel to set on the model, or None to keep the model's own choice (CPU: sdpa, the
+    fallback, since flex_attention has no backward on CPU)."""
     if requested == "auto":
         return "flex" if device.type == "cuda" else None
     return requested
@@ -117,6 +118,11 @@ def parallelize(
     """Apply the kernel choice, activation checkpointing, compile and data parallelism; return the
     callable that runs forward passes (the model itself unless DDP wraps it)."""
     impl = resolve_attn_impl(scale.attn_impl, device)
+    if impl == "flex" and device.type == "cpu":
+        raise UserError(
+            "scale.attn_impl=flex cannot train on CPU (flex_attention has no CPU backward); "
+            "use scale.attn_impl=auto or sdpa"
+        )
     if impl is not None and isinstance(model, Encoder) and model.config.attn_impl != impl:
         model.config = dataclasses.replace(model.config, attn_impl=impl)
     for block in model.layers:
