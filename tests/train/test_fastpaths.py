@@ -68,7 +68,7 @@ def test_activation_checkpointing_gives_identical_loss_and_gradients(tmp_path):
     assert_same_step(ac, plain, tol=0.0)
     for trainer, runs_per_micro_batch in ((plain[0], 1), (ac[0], 2)):  # AC recomputes in backward
         calls = []
-        handle = trainer.model.layers[0].mlp.register_forward_pre_hook(lambda *_: calls.append(1))
+        handle = trainer.model.layers[0].mlp.register_forward_pre_hook(lambda *_, c=calls: c.append(1))
         trainer._forward_backward(trainer._micro_batches(0))
         handle.remove()
         assert len(calls) == runs_per_micro_batch * trainer.cfg.layout.grad_accum
