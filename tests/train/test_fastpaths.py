@@ -230,3 +230,16 @@ def test_cuda_activation_checkpointing_is_exact(tmp_path):
         tmp_path, "ac", scale=ScaleConfig(activation_checkpointing=True, attn_impl="auto"), **common
     )
     assert_same_step(ac, plain, tol=1e-6)
+
+
+def test_bench_train_reports_mfu_against_the_given_peak_and_memory():
+    from encoderlab.train.bench import bench_train
+
+    result = bench_train(
+        size="tiny", seq_len=32, batch=2, vocab=256, steps=1, warmup=1, vs_hf=False, peak_tflops=1.0
+    )
+    assert result["config"]["peak_flops"] == 1e12 and result["config"]["peak_flops_source"] == "given"
+    assert set(result) == {"config", "encoderlab", "process_peak_rss_mib"}  # no reference without vs_hf
+    ours = result["encoderlab"]
+    assert ours["tokens_per_s"] == pytest.approx(2 * 32 / ours["step_s"])
+    assert 0 < ours["mfu"] < 1 and result["process_peak_rss_mib"] > 100

@@ -9,12 +9,19 @@ same packed rows, alternating step by step so background load hits both alike:
     `mlm=False` for CLM (EuroBERT has no causal mode), full logits, attention over whole rows.
 FLOPs are counted with `train/flops.py` for each side's actual work (ours: document-masked
 attention and the sparse head; theirs: full-row attention and the dense head), and MFU is relative
-to the device's peak (a measured matmul on CPU). The headline is the tokens/s ratio.
+to the device's peak: `--peak-tflops` when given, else a known GPU's datasheet bf16 value, else a
+measured matmul. The headline is the tokens/s ratio.
+
+GPU runs: `--precision bf16 --compile` is the configuration the 45% MFU goal refers to (blocks
+compiled, flex attention over packed documents); `--no-vs-hf` skips the reference, which at 610m
+would double the run time. Peak memory is per side on CUDA (allocator peak over that side's steps);
+on CPU only the process's peak RSS exists, which covers both sides and the benchmark itself.
 """
 
 from __future__ import annotations
 
 import json
+import resource
 import statistics
 import tempfile
 import time
@@ -26,7 +33,7 @@ import torch
 from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
-from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
+from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops
 from encoderlab.train.trainer import Trainer
 
@@ -97,8 +104,11 @@ def bench_train(
     warmup: int = 2,
     device: Literal["auto", "cpu", "cuda"] = "cpu",
     precision: Literal["fp32", "bf16"] = "fp32",
+    compile: bool = False,
+    vs_hf: bool = True,
+    peak_tflops: float = 0.0,
 ) -> dict:
-    """Median tokens/s and MFU of both implementations, and their ratio."""
+    """Median tokens/s, MFU and peak memory of encoderlab (and of transformers with `vs_hf`), and their ratio."""
     from transformers import DataCollatorForLanguageModeling
 
     obj = MLM(mask_ratio=mask_ratio, replacement="80-10-10") if objective == "mlm" else CLM()
@@ -114,22 +124,32 @@ def bench_train(
             device=device,
             precision=precision,
             progress=False,
+            scale=ScaleConfig(compile=compile),
         )
         ours = Trainer(cfg)
     ours._enter(ours.plan[0])
     dev, spec = ours.device, ours.spec
     src = SyntheticSource(layout, synthetic_spec(vocab))
-    hf = _hf_model(ours.model, spec, objective)
-    hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
-    collator = DataCollatorForLanguageModeling(
-        _hf_tokenizer(spec), mlm=objective == "mlm", mlm_probability=mask_ratio
-    )
+    if vs_hf:
+        hf = _hf_model(ours.model, spec, objective)
+        hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
+        collator = DataCollatorForLanguageModeling(
+            _hf_tokenizer(spec), mlm=objective == "mlm", mlm_probability=mask_ratio
+        )
     autocast = torch.autocast(dev.type, torch.bfloat16, enabled=precision == "bf16")
-    peak = peak_flops(dev, torch.bfloat16 if precision == "bf16" else torch.float32)
+    peak = peak_flops(dev, torch.bfloat16 if precision == "bf16" else torch.float32, peak_tflops)
 
     def sync():
         if dev.type == "cuda":
             torch.cuda.synchronize()
+
+    memory: dict[str, float] = {"encoderlab": 0.0, "transformers": 0.0}
+
+    def track(side: str) -> None:
+        """Fold the CUDA allocator's peak since the last call into `side`'s peak (MiB)."""
+        if dev.type == "cuda":
+            memory[side] = max(memory[side], torch.cuda.max_memory_allocated(dev) / 2**20)
+            torch.cuda.reset_peak_memory_stats(dev)
 
     def hf_step(step: int) -> tuple[float, int]:
         t0 = time.perf_counter()
@@ -145,16 +165,23 @@ def bench_train(
         n = int((b["labels"] != -100).sum())
         return time.perf_counter() - t0, n
 
-    times: dict[str, list[float]] = {"encoderlab": [], "transformers": []}
-    flops: dict[str, list[int]] = {"encoderlab": [], "transformers": []}
+    sides = ("encoderlab", "transformers") if vs_hf else ("encoderlab",)
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    flops: dict[str, list[int]] = {side: [] for side in sides}
+    track("transformers")  # start ours from a clean allocator peak
     for step in range(warmup + steps):
         rec = ours._train_step(step, peak)
-        dt, n_hf = hf_step(step)
+        track("encoderlab")
+        if vs_hf:
+            dt, _ = hf_step(step)
+            track("transformers")
         if step < warmup:
             continue
         xs = ours._micro_batches(step)  # recomputed for counting only (cheap, deterministic)
         times["encoderlab"].append(layout.tokens_per_step / rec["tokens_per_s"])
         flops["encoderlab"].append(3 * sum(forward_flops(ours.model.config, x) for x in xs))
+        if not vs_hf:
+            continue
         times["transformers"].append(dt)
         whole = ObjectiveInputs(
             input_ids=xs[0].input_ids,
@@ -164,7 +191,6 @@ def bench_train(
             targets=torch.zeros_like(xs[0].targets),  # dense head: logits at every position
         )
         flops["transformers"].append(3 * forward_flops(ours.model.config, whole))
-        del n_hf
     result = {
         "config": {
             "size": size,
@@ -175,8 +201,12 @@ def bench_train(
             "steps": steps,
             "device": str(dev),
             "precision": precision,
+            "compile": compile,
+            "attn_impl": getattr(ours.model.config, "attn_impl", "sdpa"),
             "threads": torch.get_num_threads(),
             "peak_flops": peak,
+            "peak_flops_source": "given" if peak_tflops > 0 else "datasheet or measured matmul",
+            "gpu": torch.cuda.get_device_name(dev) if dev.type == "cuda" else None,
         }
     }
     for side in times:
@@ -186,7 +216,12 @@ def bench_train(
             "tokens_per_s": layout.tokens_per_step / t,
             "mfu": statistics.median(flops[side]) / t / peak,
         }
-    result["speedup"] = result["encoderlab"]["tokens_per_s"] / result["transformers"]["tokens_per_s"]
+        if dev.type == "cuda":
+            result[side]["peak_memory_mib"] = memory[side]
+    if dev.type == "cpu":  # ru_maxrss is KiB on Linux; one number for the whole process
+        result["process_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    if vs_hf:
+        result["speedup"] = result["encoderlab"]["tokens_per_s"] / result["transformers"]["tokens_per_s"]
     return result
 
 
@@ -201,10 +236,33 @@ def bench_train_command(
     warmup: int = 2,
     device: Literal["auto", "cpu", "cuda"] = "cpu",
     precision: Literal["fp32", "bf16"] = "fp32",
+    compile: bool = False,
+    vs_hf: bool = True,
+    peak_tflops: float = 0.0,
     out: Path | None = None,
 ) -> None:
-    """Training-step throughput (tokens/s, MFU) of encoderlab vs transformers on the same config; JSON."""
-    result = bench_train(size, seq_len, batch, objective, mask_ratio, vocab, steps, warmup, device, precision)
+    """Training-step throughput (tokens/s, MFU, peak memory) of encoderlab vs transformers; JSON.
+
+    Args:
+        compile: torch.compile each block (GPU runs; the first steps, excluded as warmup, compile).
+        vs_hf: Also run the transformers reference in the same process (--no-vs-hf: encoderlab only).
+        peak_tflops: Peak TFLOP/s for MFU (0: a known GPU's bf16 datasheet value, else a measured matmul).
+    """
+    result = bench_train(
+        size,
+        seq_len,
+        batch,
+        objective,
+        mask_ratio,
+        vocab,
+        steps,
+        warmup,
+        device,
+        precision,
+        compile,
+        vs_hf,
+        peak_tflops,
+    )
     text = json.dumps(result, indent=2)
     if out is not None:
         Path(out).write_text(text + "\n")
