@@ -3,7 +3,8 @@
 One spawn of two processes runs every distributed job of this file (process start-up and imports
 dominate on 2 cores); the tests then compare its outputs with single-process runs made here. The
 workers join the process group the way `torchrun` makes them (RANK, WORLD_SIZE, MASTER_ADDR/PORT
-in the environment), so `pretrain` runs unchanged and creates and tears down the group itself.
+in the environment), so `pretrain` (one job: `encoderlab pretrain` itself) runs unchanged and
+creates and tears down the group itself.
 
 Layouts: the reference accumulates 4 micro-batches of 2 rows on one process; the 2-process runs
 accumulate 2 per rank (so `no_sync` on the first micro-step is exercised). Both see the same rows
@@ -27,6 +28,8 @@ import torch.multiprocessing as mp
 from safetensors.torch import load_file
 from tests.train.helpers import metrics, tiny_run
 
+from encoderlab.cli import main
+from encoderlab.config import save_yaml
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM
@@ -66,8 +69,8 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1")
     torch.set_num_threads(1)
     root = Path(root)
-    jobs = [
-        lambda: pretrain(run_cfg(root / "ddp", TWO, "ddp")),
+    jobs = [  # the DDP run goes through the command line, as `torchrun ... encoderlab pretrain` would
+        lambda: main(["pretrain", "--config", str(root / "ddp.yaml")]),
         lambda: pretrain(run_cfg(root / "fsdp", TWO, "fsdp")),
         lambda: pretrain(run_cfg(root / "one_to_two", TWO, "fsdp"), resume=True),
         lambda: pretrain(run_cfg(root / "two_to_one", TWO, "fsdp"), until_step=SPLIT_STEP),
@@ -80,6 +83,7 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
     root = tmp_path_factory.mktemp("dist")
+    save_yaml(run_cfg(root / "ddp", TWO, "ddp"), root / "ddp.yaml")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # on 2 shared cores, one thread per process is several times faster
     pretrain(run_cfg(root / "ref", ONE))
