@@ -1,0 +1,370 @@
+"""Run real `encoderlab` commands in child processes and SIGKILL them at chosen moments.
+
+Design
+  * A *zygote* process imports torch, transformers and encoderlab once, then forks one child per
+    job; each child runs `encoderlab.cli.main(argv)` exactly as the console script does and is
+    killed with SIGKILL (uncatchable: no `finally`, no flush, no atexit). Forking is the trade-off
+    that keeps ten kill/resume cycles near a minute on two loaded cores, where a fresh interpreter
+    spends 5-10 s importing torch per job. The zygote never runs a tensor op, so the children
+    inherit no OpenMP pool, and everything runs single-threaded, so references and resumed runs
+    reduce in the same order.
+  * Where the kill lands is either
+      - *inside* the child: a trigger wraps one seam (a step's backward, a metrics line, each stage
+        of a checkpoint write, the final model write, an evaluation node or its result line) and
+        sends SIGKILL to its own process at the chosen event. This makes "killed while the
+        checkpoint's optimizer state is half written" reproducible instead of a lucky timing;
+      - or *outside*: the zygote sleeps a (seeded) random delay, or polls for a checkpoint's
+        `.tmp` folder to appear, and kills the child then.
+  * Recorders log what a child loaded (`Trainer._load`) and which evaluation nodes it trained
+    (`protocol.run_one`) into the job folder, so tests can prove that a partial checkpoint is never
+    loaded and a finished node is never recomputed.
+
+Protocol: `python killharness.py` reads one JSON job per stdin line, answers one JSON line
+{"returncode", "signal", "seconds"} per job (`Zygote` in Python wraps this). A job is
+{"argv": [...], "dir": job folder, "env": {...}, "kill": {"kind": ..., "arg": ...} | null}.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+# ---------------------------------------------------------------------------------- child side
+
+
+def _die() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _wrap(owner, name: str, make):
+    """Replace `owner.name` with `make(original)` (children only: they exit after the job)."""
+    setattr(owner, name, make(getattr(owner, name)))
+
+
+def _torn_save_file(marker: str):
+    """safetensors' save_file that writes half the file when the path contains `marker`, then dies."""
+
+    def make(orig):
+        def save_file(tensors, filename, *args, **kwargs):
+            orig(tensors, filename, *args, **kwargs)
+            if marker in str(filename):
+                size = os.path.getsize(filename)
+                os.truncate(filename, size // 2)
+                _die()
+
+        return save_file
+
+    return make
+
+
+def _step_dir(n: int) -> str:
+    return f"step_{n:07d}.tmp"
+
+
+def install_trigger(kind: str, arg: int) -> None:
+    """Arrange for this process to SIGKILL itself at the event `kind` (see TRIGGERS)."""
+    import torch.distributed.checkpoint as dcp
+
+    from encoderlab.eval import protocol
+    from encoderlab.model import io as model_io
+    from encoderlab.train import checkpoint as ckpt
+    from encoderlab.train.metrics import JsonlSink
+    from encoderlab.train.trainer import Trainer
+
+    if kind == "train_step":  # gradients of step `arg` computed, update not applied
+
+        def make(orig):
+            def fb(self, xs):
+                out = orig(self, xs)
+                if self.progress.step + 1 == arg:
+                    _die()
+                return out
+
+            return fb
+
+        _wrap(Trainer, "_forward_backward", make)
+    elif kind == "logged":  # metrics line of step `arg` written, its checkpoint not yet
+
+        def make(orig):
+            def log(self, record):
+                orig(self, record)
+                if record["step"] == arg:
+                    _die()
+
+            return log
+
+        _wrap(JsonlSink, "log", make)
+    elif kind == "ckpt_weights":  # half of checkpoint `arg`'s model.safetensors on disk
+        _wrap(model_io, "save_file", _torn_save_file(_step_dir(arg)))
+    elif kind == "final_weights":  # half of final/model.safetensors on disk
+        _wrap(model_io, "save_file", _torn_save_file("final.tmp"))
+    elif kind == "ckpt_model":  # checkpoint `arg`'s model folder complete, optimizer state not written
+
+        def make(orig):
+            def save(model, path, tokenizer=None):
+                out = orig(model, path, tokenizer)
+                if _step_dir(arg) in str(path):
+                    _die()
+                return out
+
+            return save
+
+        _wrap(ckpt, "save_model_folder", make)
+    elif kind == "ckpt_optim":  # optimizer state written, state.json not yet
+
+        def make(orig):
+            def save(state, *, checkpoint_id, **kwargs):
+                orig(state, checkpoint_id=checkpoint_id, **kwargs)
+                if _step_dir(arg) in str(checkpoint_id):
+                    _die()
+
+            return save
+
+        _wrap(dcp, "save", make)
+    elif kind == "ckpt_state":  # everything written, the folder not yet renamed from .tmp
+
+        def make(orig):
+            def rename(self, target):
+                if self.name == _step_dir(arg):
+                    _die()
+                return orig(self, target)
+
+            return rename
+
+        _wrap(Path, "rename", make)
+    elif kind == "ckpt_prune":  # checkpoint `arg` renamed into place, old ones not yet pruned
+
+        def make(orig):
+            def prune(run_dir, *a, **k):
+                if ckpt.complete_checkpoints(run_dir)[-1] == arg:
+                    _die()
+                return orig(run_dir, *a, **k)
+
+            return prune
+
+        _wrap(ckpt, "prune", make)
+    elif kind == "eval_node":  # the arg-th node of this process trained, its result not yet stored
+        calls = {"n": 0}
+
+        def make(orig):
+            def run_one(*a, **k):
+                out = orig(*a, **k)
+                calls["n"] += 1
+                if calls["n"] == arg:
+                    _die()
+                return out
+
+            return run_one
+
+        _wrap(protocol, "run_one", make)
+    elif kind == "eval_write":  # the arg-th result line of this process half written (torn)
+        calls = {"n": 0}
+
+        def make(orig):
+            def add(self, rec):
+                calls["n"] += 1
+                if calls["n"] == arg:
+                    line = json.dumps(rec, sort_keys=True) + "\n"
+                    with open(self.path, "a", encoding="utf-8") as f:
+                        f.write(line[: len(line) // 2])
+                    _die()
+                return orig(self, rec)
+
+            return add
+
+        _wrap(protocol.ResultsStore, "add", make)
+    elif kind == "eval_summary":  # summary.json's temp file written, not yet renamed
+
+        def make(orig):
+            def atomic_write(path, text):
+                path.with_name(path.name + ".tmp").write_text(text[: len(text) // 2])
+                _die()
+
+            return atomic_write
+
+        _wrap(protocol, "_atomic_write", make)
+    else:
+        raise ValueError(f"unknown trigger {kind}")
+
+
+def install_recorders(job_dir: Path) -> None:
+    """Log every checkpoint load and every evaluation node trained into `job_dir`."""
+    from encoderlab.eval import protocol
+    from encoderlab.train.trainer import Trainer
+
+    def append(name: str, record: dict) -> None:
+        with open(job_dir / name, "a") as f:
+            f.write(json.dumps(record) + "\n")
+
+    def make_load(orig):
+        def _load(self, path):
+            append("loads.jsonl", {"path": str(path)})
+            return orig(self, path)
+
+        return _load
+
+    def make_run_one(orig):
+        def run_one(task, model, tokenizer, prepared, lr, seed, device):
+            append("nodes.jsonl", {"task": task.name, "lr": lr, "seed": seed})
+            return orig(task, model, tokenizer, prepared, lr, seed, device)
+
+        return run_one
+
+    _wrap(Trainer, "_load", make_load)
+    _wrap(protocol, "run_one", make_run_one)
+
+
+def _child(job: dict) -> None:
+    job_dir = Path(job["dir"])
+    job_dir.mkdir(parents=True, exist_ok=True)
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        f = os.open(job_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(f, fd)
+        os.close(f)
+    sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+    os.environ.update(job.get("env", {}))
+    code = 70
+    try:
+        for target in job.get("prelude", []):
+            module, _, fn = target.partition(":")
+            getattr(__import__(module, fromlist=[fn]), fn)()
+        install_recorders(job_dir)
+        kill = job.get("kill") or {}
+        if kill.get("kind") in TRIGGERS:
+            install_trigger(kill["kind"], kill.get("arg", 0))
+        from encoderlab.cli import main
+
+        main(job["argv"])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+TRIGGERS = (
+    "train_step",
+    "logged",
+    "ckpt_weights",
+    "ckpt_model",
+    "ckpt_optim",
+    "ckpt_state",
+    "ckpt_prune",
+    "final_weights",
+    "eval_node",
+    "eval_write",
+    "eval_summary",
+)
+"""Kill events installed inside the child; `delay` and `tmpdir` are applied by the zygote."""
+
+# --------------------------------------------------------------------------------- zygote side
+
+
+def _matches(pattern: str) -> set[tuple]:
+    """Paths matching an absolute glob, with inode and mtime (a recreated folder is new)."""
+    out = set()
+    for p in Path("/").glob(pattern.lstrip("/")) if pattern else ():
+        try:
+            st = p.stat()
+        except FileNotFoundError:  # removed between glob and stat
+            continue
+        out.add((str(p), st.st_ino, st.st_mtime_ns))
+    return out
+
+
+def _wait(pid: int, kill: dict) -> int:
+    """Wait for the child, killing it from outside for `delay`/`tmpdir` kills; its wait status."""
+    kind = kill.get("kind")
+    deadline = time.monotonic() + float(kill.get("arg", 0)) if kind == "delay" else None
+    pattern = kill.get("glob", "")
+    stale = _matches(pattern)  # leftovers of an earlier kill do not count
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return status
+        if (deadline is not None and time.monotonic() >= deadline) or (
+            kind == "tmpdir" and _matches(pattern) - stale
+        ):
+            os.kill(pid, signal.SIGKILL)
+            return os.waitpid(pid, 0)[1]
+        time.sleep(0.001)
+
+
+def serve() -> None:
+    """The zygote loop: import once, then fork one child per job line."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # preludes import tests.*
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+    import torch._dynamo  # noqa: F401  (AdamW imports it lazily; pay once here)
+    import transformers  # noqa: F401
+
+    import encoderlab.cli  # noqa: F401
+    import encoderlab.eval.commands  # noqa: F401
+    import encoderlab.train.cli  # noqa: F401
+
+    torch.set_num_threads(1)
+    print(json.dumps({"ready": True}), flush=True)
+    for line in sys.stdin:
+        job = json.loads(line)
+        Path(job["dir"]).mkdir(parents=True, exist_ok=True)
+        (Path(job["dir"]) / "stderr").touch()
+        start = time.monotonic()
+        pid = os.fork()
+        if pid == 0:
+            _child(job)
+        status = _wait(pid, job.get("kill") or {})
+        sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+        code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -sig
+        result = {"returncode": code, "signal": sig, "seconds": round(time.monotonic() - start, 3)}
+        print(json.dumps(result), flush=True)
+
+
+class Zygote:
+    """The test-side handle: `with Zygote() as z: z.run(argv, job_dir, kill=...)`."""
+
+    def __init__(self, threads: int = 1):
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        assert json.loads(self.proc.stdout.readline()) == {"ready": True}
+
+    def run(self, argv: list[str], job_dir: Path, kill: dict | None = None, **extra) -> dict:
+        job = {"argv": [str(a) for a in argv], "dir": str(job_dir), "kill": kill, **extra}
+        self.proc.stdin.write(json.dumps(job) + "\n")
+        self.proc.stdin.flush()
+        result = json.loads(self.proc.stdout.readline())
+        result["stderr"] = (Path(job_dir) / "stderr").read_text()
+        result["dir"] = Path(job_dir)
+        return result
+
+    def __enter__(self) -> Zygote:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    path = Path(path)
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+if __name__ == "__main__":
+    serve()
