@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# GPU check for one CUDA device (target: under 8 minutes on one H200). Three stages:
+#   1. the CUDA-only tests (`pytest -m gpu`): bf16 + flex + compiled training steps against fp32
+#      eager, fused AdamW, activation checkpointing, compiled flex attention;
+#   2. `encoderlab bench train` for 210m and 610m, MLM and CLM, seq 2048, bf16, compiled blocks,
+#      flex attention (210m MLM also runs the transformers reference): tokens/s, MFU, peak memory;
+#   3. a 200-step smoke pretraining of 210m (CLM then MLM, compiled, bf16) and its export to a
+#      Hugging Face folder, reloaded with transformers and compared with our model's logits.
+# Usage: scripts/gpu_check.sh [OUT_DIR]   (default: gpu-check-<UTC time>)
+# Writes OUT_DIR/gpu_check.log, one JSON per benchmark and OUT_DIR/summary.md (a block to paste
+# into docs/benchmarks.md with the date and hardware). A failed stage does not stop the others;
+# the exit status is the number of failed stages.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+
+PY=${PY:-.venv/bin/python}
+[[ -x "$PY" ]] || PY=python3
+OUT_DIR=${1:-gpu-check-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$OUT_DIR"
+exec > >(tee "$OUT_DIR/gpu_check.log") 2>&1
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=disabled
+
+failed=0
+stage() { printf '\n== [%4ds] %s\n' "$SECONDS" "$*"; }
+fail() {
+  echo "FAILED: $*"
+  failed=$((failed + 1))
+}
+CLI=("$PY" -m encoderlab.cli)
+
+if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
+  echo "no CUDA device visible to $PY; run this on a GPU machine" >&2
+  exit 1
+fi
+GPU=$("$PY" -c 'import torch; print(torch.cuda.get_device_name(0))')
+TORCH=$("$PY" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
+COMMIT=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+stage "$DATE  $GPU  torch $TORCH  commit $COMMIT"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
+
+stage "1/3 CUDA-only tests (pytest -m gpu)"
+timeout 150 "$PY" -m pytest -m gpu -q -p no:cacheprovider tests || fail "pytest -m gpu"
+
+stage "2/3 training-step throughput: 210m and 610m, MLM and CLM, seq 2048, bf16, compiled"
+for size in 210m 610m; do
+  for objective in mlm clm; do
+    reference=--no-vs-hf
+    [[ $size == 210m && $objective == mlm ]] && reference=--vs-hf
+    json="$OUT_DIR/bench-$size-$objective.json"
+    echo "-- $size $objective"
+    timeout 120 "${CLI[@]}" bench train --size "$size" --seq-len 2048 --batch 8 \
+      --objective "$objective" --vocab 32768 --steps 8 --warmup 3 --device cuda --precision bf16 \
+      --compile "$reference" --out "$json" >/dev/null || fail "bench $size $objective"
+  done
+done
+
+stage "3/3 smoke pretraining (210m, 200 steps, CLM -> MLM) and export"
+RUN="$OUT_DIR/smoke-run"
+HF="$OUT_DIR/smoke-hf"
+if timeout 240 "${CLI[@]}" pretrain --recipe pfs-clm-mlm --out "$RUN" \
+  --param size=210m data=synthetic seq_len=512 global_batch=32 micro_batch_size=32 steps=200 \
+  warmup=20 decay=40 checkpoint_every=100 \
+  --set scale.compile=true data.synthetic_vocab=32768 device=cuda progress=false; then
+  timeout 60 "${CLI[@]}" export "$RUN" --out "$HF" || fail "export"
+  "$PY" - "$RUN" "$HF" <<'EOF' || fail "smoke checks"
+import json, math, sys
+from pathlib import Path
+
+import torch
+from transformers import AutoModelForMaskedLM
+
+from encoderlab.model.io import load_model_folder
+
+run, hf_dir = Path(sys.argv[1]), sys.argv[2]
+records = [json.loads(line) for line in (run / "metrics.jsonl").open()]
+mlm = [r["loss"] for r in records if r["objective"].startswith("mlm")]
+assert len(records) == 200 and all(math.isfinite(r["loss"]) for r in records), "missing or NaN steps"
+first, last = sum(mlm[:10]) / 10, sum(mlm[-10:]) / 10
+assert last < first, f"MLM loss did not go down: {first:.3f} -> {last:.3f}"
+print(f"smoke: 200 steps, MLM loss {first:.3f} -> {last:.3f}, "
+      f"{sum(r['tokens_per_s'] for r in records[-50:]) / 50:,.0f} tokens/s over the last 50 steps")
+ours = load_model_folder(run / "final").cuda().eval()
+theirs = AutoModelForMaskedLM.from_pretrained(hf_dir).cuda().eval()
+ids = torch.randint(5, 32768, (2, 128), device="cuda")
+with torch.no_grad():
+    ref = ours.lm_logits(ours(ids).last_hidden_state)
+    got = theirs(input_ids=ids).logits
+diff = (got - ref).abs().max().item()
+assert diff < 1e-3, f"exported model differs from ours by {diff}"
+print(f"export: transformers reloads the model, max |logit difference| {diff:.2e}")
+EOF
+else
+  fail "smoke pretraining"
+fi
+
+stage "summary"
+"$PY" - "$OUT_DIR" "$DATE" "$GPU" "$TORCH" "$COMMIT" "$SECONDS" <<'EOF' | tee "$OUT_DIR/summary.md"
+import json, sys
+from pathlib import Path
+
+out, date, gpu, torch_version, commit, seconds = sys.argv[1:]
+print(f"### {date}, {gpu}, torch {torch_version}, commit {commit} ({seconds} s)\n")
+print("| size | objective | tokens/s | MFU | peak memory (GiB) | transformers tokens/s | speedup |")
+print("|---|---|---|---|---|---|---|")
+c = None
+for path in sorted(Path(out).glob("bench-*.json")):
+    r = json.loads(path.read_text())
+    c, ours, hf = r["config"], r["encoderlab"], r.get("transformers")
+    ref = f"{hf['tokens_per_s']:,.0f} | {r['speedup']:.2f}x" if hf else "- | -"
+    print(f"| {c['size']} | {c['objective']} | {ours['tokens_per_s']:,.0f} | {ours['mfu']:.1%} | "
+          f"{ours['peak_memory_mib'] / 1024:.1f} | {ref} |")
+if c is None:
+    sys.exit("no benchmark produced a result")
+print(f"\nseq 2048, batch 8, vocab 32768, bf16, compiled blocks, {c['attn_impl']} attention, "
+      f"MFU against {c['peak_flops'] / 1e12:.0f} TFLOP/s")
+EOF
+stage "done: $failed failed stage(s); log and JSON in $OUT_DIR"
+exit "$failed"
