@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 import torch
@@ -20,7 +21,7 @@ from encoderlab.train.config import ModelSpec
 
 
 def _weights(folder):
-    return load_file(str(folder / "model.safetensors"))
+    return load_file(str(Path(folder) / "model.safetensors"))
 
 
 def _assert_same_weights(a, b):
@@ -47,9 +48,16 @@ def _source(cfg, crash_step=-1):
     return src
 
 
-def test_crash_and_resume_reproduces_losses_and_weights_bit_for_bit(tmp_path):
-    ref = tiny_run(tmp_path / "ref")
-    pretrain(ref)
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """One uninterrupted 6-step CLM -> MLM run, shared by the tests that compare against it."""
+    cfg = tiny_run(tmp_path_factory.mktemp("ref") / "run")
+    pretrain(cfg)
+    return cfg
+
+
+def test_crash_and_resume_reproduces_losses_and_weights_bit_for_bit(tmp_path, reference):
+    ref = reference
     cfg = tiny_run(tmp_path / "run")
     with pytest.raises(KeyboardInterrupt):
         pretrain(cfg, source=_source(cfg, crash_step=4))  # dies during step 5; last checkpoint: step 4
@@ -58,10 +66,10 @@ def test_crash_and_resume_reproduces_losses_and_weights_bit_for_bit(tmp_path):
     ref_losses = [(r["step"], r["loss"]) for r in metrics(ref.out)]
     assert [(r["step"], r["loss"]) for r in metrics(cfg.out)] == ref_losses
     assert len(ref_losses) == 6
-    _assert_same_weights(tmp_path / "ref" / "final", tmp_path / "run" / "final")
+    _assert_same_weights(ref.out + "/final", tmp_path / "run" / "final")
 
 
-def test_partial_checkpoint_is_never_loaded(tmp_path, monkeypatch):
+def test_partial_checkpoint_is_never_loaded(tmp_path, monkeypatch, reference):
     cfg = tiny_run(tmp_path / "run")
     real_save = ckpt.save_model_folder
     calls = {"n": 0}
@@ -80,9 +88,7 @@ def test_partial_checkpoint_is_never_loaded(tmp_path, monkeypatch):
     monkeypatch.setattr(ckpt, "save_model_folder", real_save)
     pretrain(cfg, resume=True)  # resumes from step 3, removes the partial folder
     assert not (tmp_path / "run" / "checkpoints" / "step_0000004.tmp").exists()
-    ref = tiny_run(tmp_path / "ref")
-    pretrain(ref)
-    _assert_same_weights(tmp_path / "ref" / "final", tmp_path / "run" / "final")
+    _assert_same_weights(reference.out + "/final", tmp_path / "run" / "final")
 
 
 def test_one_process_with_accumulation_matches_larger_micro_batches(tmp_path):
@@ -128,12 +134,12 @@ def test_existing_run_needs_resume_and_changed_config_is_refused_with_diff(tmp_p
     pretrain(changed, resume=True, force=True)  # forced: accepted
 
 
-def test_checkpoint_of_another_architecture_is_one_clear_error(tmp_path):
-    cfg = tiny_run(tmp_path / "run", phases=(Phase(objective=CLM(), steps=2),))
-    pretrain(cfg)
-    other = dataclasses.replace(cfg, model=ModelSpec(size="mini"))
+def test_checkpoint_of_another_architecture_is_refused_and_nothing_is_overwritten(reference):
+    before = (Path(reference.out) / "config.yaml").read_text()
+    other = dataclasses.replace(reference, model=ModelSpec(size="mini"))
     with pytest.raises(UserError, match=r"holds another model \(hidden_size: 128 vs 256"):
         pretrain(other, resume=True, force=True)
+    assert (Path(reference.out) / "config.yaml").read_text() == before
 
 
 def test_init_with_smaller_vocabulary_is_refused(tmp_path):
@@ -145,20 +151,19 @@ def test_init_with_smaller_vocabulary_is_refused(tmp_path):
         pretrain(cfg)
 
 
-def test_cpt_full_state_carries_optimizer_moments(tmp_path):
-    first = tiny_run(tmp_path / "a", phases=(Phase(objective=CLM(), steps=2),))
-    pretrain(first)
+def test_cpt_full_state_carries_optimizer_moments(tmp_path, reference):
     cfg = tiny_run(
         tmp_path / "b",
         phases=(Phase(objective=MLM(), steps=1),),
-        model=ModelSpec(init=str(tmp_path / "a"), load="full"),
+        model=ModelSpec(init=reference.out, load="full"),
     )
     from encoderlab.train.trainer import Trainer
 
     trainer = Trainer(cfg)
-    saved, _, _ = ckpt.load_train_state(ckpt.checkpoint_dir(tmp_path / "a", 2))
+    saved, _, _ = ckpt.load_train_state(ckpt.checkpoint_dir(reference.out, 6))
     assert saved.keys() == trainer.optim_state.keys()
-    assert float(trainer.optim_state["embed_tokens.weight"]["step"]) == 2.0
+    assert float(trainer.optim_state["embed_tokens.weight"]["step"]) == 6.0
+    assert trainer.progress.step == 0  # a new run: steps restart
 
 
 class PoisonedSource(SyntheticSource):
@@ -199,25 +204,19 @@ def test_nan_stop_names_the_step_and_keeps_the_last_checkpoint(tmp_path):
     assert [r["step"] for r in metrics(cfg.out)] == [1, 2, 3]
 
 
-@pytest.mark.parametrize("policy", ["skip", "rollback"])
-def test_nan_skip_and_rollback_drop_the_bad_batch(tmp_path, policy):
-    cfg, src = _poisoned(tmp_path, policy)
-    pretrain(cfg, source=src)
-    rows = metrics(cfg.out)
-    assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6]
-    assert rows[3].get("skipped") is True and all(not r.get("skipped") for i, r in enumerate(rows) if i != 3)
-    final = load_model_folder(tmp_path / "run" / "final")
-    assert all(torch.isfinite(p).all() for n, p in final.named_parameters() if n != "embed_tokens.weight")
-    state = ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 6))
-    assert state["progress"]["skipped"] == [3]
-
-
-def test_skip_and_rollback_give_identical_weights(tmp_path):
-    a, src_a = _poisoned(tmp_path / "a", "skip")
-    b, src_b = _poisoned(tmp_path / "b", "rollback")
-    pretrain(a, source=src_a)
-    pretrain(b, source=src_b)
-    _assert_same_weights(tmp_path / "a" / "run" / "final", tmp_path / "b" / "run" / "final")
+def test_nan_skip_and_rollback_drop_the_bad_batch_with_identical_results(tmp_path):
+    finals = []
+    for policy in ("skip", "rollback"):
+        cfg, src = _poisoned(tmp_path / policy, policy)
+        pretrain(cfg, source=src)
+        rows = metrics(cfg.out)
+        assert [r["step"] for r in rows] == [1, 2, 3, 4, 5, 6]
+        assert [bool(r.get("skipped")) for r in rows] == [False, False, False, True, False, False]
+        final = load_model_folder(Path(cfg.out) / "final")
+        assert all(torch.isfinite(p).all() for n, p in final.named_parameters() if n != "embed_tokens.weight")
+        assert ckpt.read_state(ckpt.checkpoint_dir(cfg.out, 6))["progress"]["skipped"] == [3]
+        finals.append(Path(cfg.out) / "final")
+    _assert_same_weights(*finals)
 
 
 def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path):
@@ -248,9 +247,8 @@ def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path)
     assert float(opt["layers.0.mlp.up_proj.weight"]["step"]) == 2.0
 
 
-def test_metrics_and_run_folder_contents(tmp_path):
-    cfg = tiny_run(tmp_path / "run")
-    run = pretrain(cfg)
+def test_metrics_and_run_folder_contents(reference):
+    run = Path(reference.out)
     rows = metrics(run)
     assert {r["objective"] for r in rows} == {"clm", "mlm30"}
     for key in ("loss", "lr", "grad_norm", "tokens", "tokens_per_s", "mfu", "phase"):
@@ -267,9 +265,13 @@ def test_metrics_and_run_folder_contents(tmp_path):
 def test_keep_last_and_keep_steps(tmp_path):
     from encoderlab.train import CheckpointConfig
 
-    cfg = tiny_run(tmp_path / "run", checkpoint=CheckpointConfig(every=1, keep_last=2, keep_steps=(1,)))
+    cfg = tiny_run(
+        tmp_path / "run",
+        phases=(Phase(objective=CLM(), steps=4),),
+        checkpoint=CheckpointConfig(every=1, keep_last=2, keep_steps=(1,)),
+    )
     pretrain(cfg)
-    assert ckpt.complete_checkpoints(cfg.out) == [1, 5, 6]
+    assert ckpt.complete_checkpoints(cfg.out) == [1, 3, 4]
 
 
 def test_bad_phase_lengths_are_user_errors(tmp_path):

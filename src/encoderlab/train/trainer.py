@@ -203,6 +203,7 @@ class Trainer:
         self.progress = ckpt.Progress()
         self.optim_state: StateByName = {}
         self._start_state(resume)
+        self._write_run_files()  # only now: a refused start leaves the folder as it was
         self.phase: PlannedPhase | None = None
         self.optimizer: torch.optim.Optimizer | None = None
         self.frozen: list[str] = []
@@ -222,11 +223,14 @@ class Trainer:
                     f"refusing to resume {self.run_dir} with a changed config ({'; '.join(diff[:6])}); "
                     "rerun with the original settings or pass --force"
                 )
+
+    def _write_run_files(self) -> None:
+        """Config and environment into the run folder, once every check has passed."""
         barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
         if self.world.is_main:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             ckpt.remove_partial(self.run_dir)
-            save_yaml(self.cfg, saved)
+            save_yaml(self.cfg, self.run_dir / "config.yaml")
             (self.run_dir / "env.json").write_text(json.dumps(environment(), indent=2))
         barrier(self.world)
 
