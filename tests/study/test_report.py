@@ -33,6 +33,7 @@ def test_lr_is_chosen_on_validation_and_reported_on_test():
             "step": None,
             "task": "t",
             "family": "sc",
+            "metric": "accuracy",
             "lr": lr,
             "seed": s,
             "val": val,

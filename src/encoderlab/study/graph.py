@@ -180,9 +180,13 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         )
     evals = []
     for rid, (run, node, source) in models.items():
-        tasks = run.tasks or spec.eval.tasks or tuple(families)
+        final_tasks = run.tasks or spec.eval.tasks or tuple(families)
         for step in (None, *run.eval_steps):
-            lrs = spec.eval.checkpoint_lrs if step is not None and spec.eval.checkpoint_lrs else spec.eval.lrs
+            at_checkpoint = step is not None
+            lrs = spec.eval.checkpoint_lrs if at_checkpoint and spec.eval.checkpoint_lrs else spec.eval.lrs
+            tasks = (
+                spec.eval.checkpoint_tasks if at_checkpoint and spec.eval.checkpoint_tasks else final_tasks
+            )
             for task in tasks:
                 for lr in lrs:
                     for seed in spec.eval.seeds:
@@ -195,6 +199,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
                             "family": families.get(task, "?"),
                             "lr": lr,
                             "seed": seed,
+                            "max_steps": spec.eval.max_steps,
                         }
                         at = "" if step is None else f"@{step}"
                         name = f"eval/{rid}{at}/{task}/lr{lr:g}/s{seed}"

@@ -211,13 +211,27 @@ def run_eval(ctx: NodeContext) -> dict:
     from encoderlab.eval import eval_node
 
     cfg = ctx.node.config
-    rec = eval_node(_eval_model(model_source(ctx)), cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir)
-    return {
-        "val": rec["val_score"],
-        "test": rec["test_score"],
-        "metric": rec["metric"],
-        "steps": rec.get("steps"),
-    }
+    em = _eval_model(model_source(ctx))
+    if cfg.get("max_steps") is None:
+        rec = eval_node(em, cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir)
+        val, test, metric, splits = rec["val_score"], rec["test_score"], rec["metric"], rec["test"]
+    else:
+        val, test, metric, splits = _capped_eval(em, cfg)
+    return {"val": val, "test": test, "metric": metric, "splits": splits}
+
+
+def _capped_eval(em, cfg: dict) -> tuple[float, float, str, dict]:
+    """The task with its fine-tuning capped at cfg['max_steps'] steps (the demo scale only)."""
+    from encoderlab.eval.finetune import prepare, run_one
+    from encoderlab.eval.tasks import get_task, load_task
+
+    task = get_task(cfg["task"])
+    task = dataclasses.replace(task, finetune=dataclasses.replace(task.finetune, max_steps=cfg["max_steps"]))
+    loaded, data = load_task(task)
+    result = run_one(
+        loaded, em.model, em.tokenizer, prepare(loaded, em.tokenizer, data), cfg["lr"], cfg["seed"]
+    )
+    return result["val"][task.metric], result["test"]["test"][task.metric], task.metric, result["test"]
 
 
 # --------------------------------------------------------------------------- cka

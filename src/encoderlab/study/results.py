@@ -20,6 +20,7 @@ from pathlib import Path
 from statistics import fmean
 
 from encoderlab.errors import UserError
+from encoderlab.eval.protocol import summarize_task
 from encoderlab.eval.stats import paired_test, summarize
 from encoderlab.study.graph import Node
 from encoderlab.study.runner import read_marker
@@ -50,7 +51,8 @@ class StudyData:
                     | {
                         "val": m["result"]["val"],
                         "test": m["result"]["test"],
-                        "metric": m["result"].get("metric", ""),
+                        "metric": m["result"].get("metric", "score"),
+                        "splits": m["result"].get("splits"),
                     }
                 )
         return rows
@@ -97,22 +99,32 @@ def load_study(study_dir: Path) -> StudyData:
 
 
 def task_scores(rows: list[dict], model: str, step: int | None) -> dict[str, dict]:
-    """Per task: the LR chosen on validation, test score per seed at it, and the LR curve."""
+    """Per task: the LR chosen on validation, test score per seed at it, and the LR curve.
+
+    The selection is evaluation's own (`encoderlab.eval.protocol.summarize_task`), so a study's
+    number for a task is the number `encoderlab eval` reports for the same runs."""
     out: dict[str, dict] = {}
     mine = [r for r in rows if r["model"] == model and r["step"] == step]
     for task in sorted({r["task"] for r in mine}):
         runs = [r for r in mine if r["task"] == task]
-        lrs = sorted({r["lr"] for r in runs})
-        val = {lr: fmean(r["val"] for r in runs if r["lr"] == lr) for lr in lrs}
-        test = {lr: fmean(r["test"] for r in runs if r["lr"] == lr) for lr in lrs}
-        best = max(lrs, key=lambda lr: (val[lr], -lr))  # ties go to the smaller LR, deterministically
+        grid: dict[float, dict[int, dict]] = {}
+        for r in runs:
+            grid.setdefault(r["lr"], {})[r["seed"]] = {
+                "seed": r["seed"],
+                "val_score": r["val"],
+                "test_score": r["test"],
+                "metric": r["metric"],
+                "family": r["family"],
+                "test": r.get("splits") or {"test": {r["metric"]: r["test"]}},
+            }
+        summary = summarize_task(grid)
         out[task] = {
-            "family": runs[0]["family"],
-            "best_lr": best,
-            "by_seed": {r["seed"]: r["test"] for r in runs if r["lr"] == best},
-            "val_curve": val,
-            "test_curve": test,
+            "family": summary["family"],
+            "best_lr": summary["best_lr"],
+            "by_seed": {int(sd): v for sd, v in summary["test_by_seed"].items()},
+            "test_curve": {c["lr"]: c["test"]["mean"] for c in summary["curve"]},
             "test_by_lr_seed": {(r["lr"], r["seed"]): r["test"] for r in runs},
+            "splits": summary["test_splits"],
         }
     return out
 

@@ -95,6 +95,11 @@ class EvalSpec:
     """Fine-tuning seeds; the same seeds for every model, so comparisons are paired."""
     checkpoint_lrs: tuple[float, ...] = ()
     """LRs for intermediate checkpoints (empty: the full grid)."""
+    checkpoint_tasks: tuple[str, ...] = ()
+    """Tasks for intermediate checkpoints (empty: the same as final models)."""
+    max_steps: int | None = None
+    """Cap on fine-tuning steps per run, for every task (None: each task's own protocol). Only the
+    demo sets it, to fit 2 CPU cores; its scores are then a smoke signal, not the paper's protocol."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -225,6 +230,8 @@ class Scale:
     """Fine-tuning LR grid."""
     seeds: tuple[int, ...]
     """Fine-tuning seeds."""
+    finetune_steps: int | None
+    """Cap on fine-tuning steps (None: the tasks' protocol)."""
     run_overrides: tuple[str, ...]
     """RunConfig overrides for every pretraining run (fp32 on CPU: bf16 autocast is slower there)."""
     cka_texts: int
@@ -241,14 +248,15 @@ SCALES: dict[str, Scale] = {
     "demo": Scale(
         name="demo",
         size="tiny",
-        steps=300,
+        steps=200,
         seq_len=128,
         micro_batch=8,
         grad_accum=1,
         vocab_size=4096,
         max_docs=4000,
-        lrs=(1e-4, 5e-4),
+        lrs=(5e-4,),
         seeds=(0, 1),
+        finetune_steps=24,
         run_overrides=("precision=fp32",),
         cka_texts=64,
         full=False,
@@ -265,6 +273,7 @@ SCALES: dict[str, Scale] = {
         max_docs=None,
         lrs=(5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2),
+        finetune_steps=None,
         run_overrides=("precision=fp32",),
         cka_texts=256,
         full=True,
@@ -282,6 +291,7 @@ SCALES: dict[str, Scale] = {
             max_docs=None,
             lrs=_PAPER_LRS,
             seeds=(0, 1, 2, 3, 4),
+            finetune_steps=None,
             run_overrides=(),
             cka_texts=500,
             full=True,
@@ -324,12 +334,14 @@ def _eval(scale: Scale, suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:
         lrs=scale.lrs,
         seeds=scale.seeds,
         checkpoint_lrs=scale.lrs[-1:] if not scale.full else (),
+        checkpoint_tasks=tasks[:1] if not scale.full else (),
+        max_steps=scale.finetune_steps,
     )
 
 
 def paper1_pfs(scale: Scale) -> StudySpec:
     """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget."""
-    early = _steps_at(scale, 0.125, 0.25, 0.5)
+    early = _steps_at(scale, 0.125, 0.25, 0.5) if scale.full else _steps_at(scale, 0.25)
     ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
     fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
     runs = [
