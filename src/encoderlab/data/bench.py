@@ -1,8 +1,8 @@
 """`encoderlab bench data`: prepare throughput and peak memory against `datasets.map`.
 
 Two pipelines on the same corpus and tokenizer, each run in a fresh subprocess so peak RSS
-(`getrusage` ru_maxrss of the measuring process and of its largest worker) belongs to that run
-alone, and timed from a cold start (imports and tokenizer loading included on both sides).
+(the measuring process's ru_maxrss, and the sampled private memory, USS, of it plus all its
+workers) belongs to that run alone, and timed from a cold start (imports and tokenizer loading included on both sides).
 Wall time and CPU time (user + system, the process and its workers) are both reported: on a
 shared machine wall time depends on the load, tokens per CPU-second much less.
   * encoderlab: `prepare` (decontamination off, so both sides do the same work);
@@ -10,7 +10,8 @@ shared machine wall time depends on the load, tokens per CPU-second much less.
                 the usual Hugging Face recipe, with a fresh cache directory;
   * datasets_1proc: the same with `num_proc=None` (the default), where the Rust tokenizer's own
                 thread pool parallelises each batch.
-Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
+A fourth run, tokenizer_floor, times the tokenizer alone (one thread, texts in memory): no
+pipeline can use less CPU than that, which bounds any speedup. Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
 stays flat and gives the steady-state speed once start-up costs are amortised. Both sides add
 the tokenizer's bos/eos, so they produce the same number of tokens (checked).
 The result is one JSON object (printed, and written to --out when given).
@@ -25,6 +26,7 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -32,15 +34,62 @@ from encoderlab.data.sources import SourceConfig, describe, iter_documents
 from encoderlab.errors import UserError
 
 KINDS = ("encoderlab", "datasets", "datasets_1proc")
+FLOOR = "tokenizer_floor"
 
 
-def _usage() -> dict:
-    """Peak RSS of this process and of its largest (finished) worker, and CPU seconds of all of them."""
+class _TreeRss(threading.Thread):
+    """Samples the summed USS (private memory) of this process and all its descendants every 50 ms.
+
+    `ru_maxrss` cannot give this: RUSAGE_CHILDREN reports the largest single child, and a child
+    forked from a large parent inherits the parent's high-water mark."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.peak_kb, self._done = 0, threading.Event()
+
+    @staticmethod
+    def _tree_kb(pid: int) -> int:
+        total, stack = 0, [pid]
+        while stack:
+            p = stack.pop()
+            try:
+                # USS (private pages): pages shared with a forking parent or with other programs'
+                # copies of the same libraries are not counted, so the sum is not inflated
+                rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+                total += sum(
+                    int(rollup.split(f"\n{k}:")[1].split()[0]) for k in ("Private_Clean", "Private_Dirty")
+                )
+                for task in os.listdir(f"/proc/{p}/task"):
+                    stack.extend(int(c) for c in Path(f"/proc/{p}/task/{task}/children").read_text().split())
+            except (OSError, ValueError, IndexError):  # a process that just exited
+                continue
+        return total
+
+    def run(self) -> None:
+        while not self._done.wait(0.05):
+            self.peak_kb = max(self.peak_kb, self._tree_kb(os.getpid()))
+
+    def stop(self) -> float:
+        self._done.set()
+        self.join()
+        return round(self.peak_kb / 1024, 1)
+
+
+def _measured(fn) -> dict:
+    """Run `fn() -> tokens`; wall seconds, CPU seconds (process + workers), peak memory (main RSS,
+    and the private memory (USS) of the whole process tree)."""
+    sampler = _TreeRss()
+    sampler.start()
+    start = time.perf_counter()
+    tokens = fn()
+    seconds = time.perf_counter() - start
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
-        "peak_rss_main_mb": round(own.ru_maxrss / 1024, 1),
-        "peak_rss_worker_mb": round(kids.ru_maxrss / 1024, 1),
+        "seconds": seconds,
+        "tokens": tokens,
         "cpu_s": own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime,
+        "peak_rss_main_mb": round(own.ru_maxrss / 1024, 1),
+        "peak_uss_tree_mb": sampler.stop(),
     }
 
 
@@ -48,15 +97,15 @@ def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) ->
     from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 
     cfg = PrepareConfig(sources=(SourceConfig(location=corpus),), tokenizer=tokenizer, decontaminate=())
-    start = time.perf_counter()
-    out = prepare(cfg, Path(work) / "prepared", workers=workers, progress=False)
-    seconds = time.perf_counter() - start
-    peak = _usage()
-    splits = read_meta(out)["splits"]
-    return {"seconds": seconds, "tokens": sum(s["tokens"] for s in splits.values()), **peak}
+
+    def run() -> int:
+        out = prepare(cfg, Path(work) / "prepared", workers=workers, progress=False)
+        return sum(s["tokens"] for s in read_meta(out)["splits"].values())
+
+    return _measured(run)
 
 
-def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str, num_proc: int | None) -> dict:
+def _measure_datasets(corpus: str, tokenizer: str, work: str, num_proc: int | None) -> dict:
     os.environ["HF_DATASETS_CACHE"] = str(Path(work) / "hf_cache")
     import datasets
     import pyarrow.compute as pc
@@ -64,19 +113,46 @@ def _measure_datasets(corpus: str, tokenizer: str, workers: int, work: str, num_
     from encoderlab.data.tokenizer import load_tokenizer
 
     datasets.disable_progress_bars()
-    start = time.perf_counter()
+
+    def run() -> int:
+        tok = load_tokenizer(tokenizer)
+        ds = datasets.load_dataset("json", data_files=corpus, split="train")
+        mapped = ds.map(
+            lambda b: tok(b["text"], return_attention_mask=False),
+            batched=True,
+            num_proc=num_proc,
+            remove_columns=ds.column_names,
+        )
+        return int(pc.sum(pc.list_value_length(mapped.data.column("input_ids"))).as_py())
+
+    return _measured(run)
+
+
+def _measure_floor(corpus: str, tokenizer: str) -> dict:
+    """The tokenizer alone: one thread, texts already in memory, no I/O (a lower bound on CPU)."""
+    from tokenizers import Tokenizer
+
+    from encoderlab.data.tokenizer import load_tokenizer
+
     tok = load_tokenizer(tokenizer)
-    ds = datasets.load_dataset("json", data_files=corpus, split="train")
-    mapped = ds.map(
-        lambda b: tok(b["text"], return_attention_mask=False),
-        batched=True,
-        num_proc=num_proc,
-        remove_columns=ds.column_names,
-    )
-    seconds = time.perf_counter() - start
-    peak = _usage()
-    tokens = int(pc.sum(pc.list_value_length(mapped.data.column("input_ids"))).as_py())
-    return {"seconds": seconds, "tokens": tokens, **peak}
+    backend = Tokenizer.from_str(tok.backend_tokenizer.to_str())
+    with open(corpus, encoding="utf-8") as f:
+        texts = [json.loads(line)["text"] for line in f]
+    n_docs = len(texts)
+
+    def run() -> int:
+        start = time.process_time()
+        n = sum(
+            len(e.ids)
+            for i in range(0, n_docs, 1000)
+            for e in backend.encode_batch_fast(texts[i : i + 1000], add_special_tokens=False)
+        )
+        run.cpu = time.process_time() - start
+        return n + 2 * n_docs  # the same bos/eos the pipelines add
+
+    result = _measured(run)
+    result["cpu_s"] = run.cpu  # the tokenizer's CPU only, not reading the corpus
+    return result
 
 
 def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: Path) -> dict:
@@ -91,9 +167,14 @@ def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: 
         str(workers),
         str(work),
     ]
-    proc = subprocess.run(
-        cmd, capture_output=True, text=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"}
-    )
+    env = dict(os.environ)
+    # One tokenizer thread per process, except in the single-process datasets baseline, which
+    # keeps the Rust tokenizer's own thread pool as a default user would.
+    if kind == "datasets_1proc":
+        env.pop("TOKENIZERS_PARALLELISM", None)
+    else:
+        env["TOKENIZERS_PARALLELISM"] = "false"
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark run {kind} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -148,13 +229,13 @@ def bench_data(
         )
     runs = {}
     for label, path in (("1x", corpus), (f"{scale}x", big)):
-        for kind in KINDS:
+        for kind in (*KINDS, FLOOR):
             best = None
             for r in range(repeats):  # a shared machine is noisy: keep the fastest repeat
                 run = _run_isolated(kind, path, Path(tokenizer), workers, root / f"{kind}_{label}_{r}")
                 best = run if best is None or run["seconds"] < best["seconds"] else best
             runs[f"{kind}_{label}"] = best
-        if len({runs[f"{kind}_{label}"]["tokens"] for kind in KINDS}) != 1:
+        if len({runs[f"{kind}_{label}"]["tokens"] for kind in (*KINDS, FLOOR)}) != 1:
             raise RuntimeError(f"token counts differ at {label}: {runs}")
     ratio = {
         f"{kind}_{label}_{per}": round(runs[f"encoderlab_{label}"][per] / runs[f"{kind}_{label}"][per], 2)
@@ -163,8 +244,14 @@ def bench_data(
         for per in ("tokens_per_s", "tokens_per_cpu_s")
     }
     rss = {
-        kind: round(runs[f"{kind}_{scale}x"]["peak_rss_main_mb"] / runs[f"{kind}_1x"]["peak_rss_main_mb"], 2)
+        kind: round(runs[f"{kind}_{scale}x"]["peak_uss_tree_mb"] / runs[f"{kind}_1x"]["peak_uss_tree_mb"], 2)
         for kind in KINDS
+    }
+    # how close each pipeline is to the tokenizer alone: floor CPU seconds / pipeline CPU seconds
+    floor_share = {
+        f"{kind}_{label}": round(runs[f"{FLOOR}_{label}"]["cpu_s"] / runs[f"{kind}_{label}"]["cpu_s"], 2)
+        for kind in KINDS
+        for label in ("1x", f"{scale}x")
     }
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
@@ -183,7 +270,8 @@ def bench_data(
         f"corpus_{scale}x": {"docs": big_docs, "bytes": big_size},
         "runs": runs,
         "speedup_vs_datasets": ratio,
-        f"main_rss_ratio_{scale}x_vs_1x": rss,
+        f"tree_uss_ratio_{scale}x_vs_1x": rss,
+        "tokenizer_floor_share_of_cpu": floor_share,
         "work": str(root),
     }
 
@@ -221,8 +309,9 @@ if __name__ == "__main__":  # one isolated measurement: kind corpus tokenizer wo
     kind, corpus_arg, tok_arg, workers_arg, work_arg = sys.argv[1:6]
     n = int(workers_arg)
     measure = {
-        "encoderlab": _measure_encoderlab,
-        "datasets": lambda *a: _measure_datasets(*a, num_proc=n if n > 1 else None),
-        "datasets_1proc": lambda *a: _measure_datasets(*a, num_proc=None),
+        "encoderlab": lambda: _measure_encoderlab(corpus_arg, tok_arg, n, work_arg),
+        "datasets": lambda: _measure_datasets(corpus_arg, tok_arg, work_arg, num_proc=n if n > 1 else None),
+        "datasets_1proc": lambda: _measure_datasets(corpus_arg, tok_arg, work_arg, num_proc=None),
+        "tokenizer_floor": lambda: _measure_floor(corpus_arg, tok_arg),
     }[kind]
-    print(json.dumps(measure(corpus_arg, tok_arg, n, work_arg)))
+    print(json.dumps(measure()))
