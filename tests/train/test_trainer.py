@@ -288,3 +288,23 @@ def test_bad_phase_lengths_are_user_errors(tmp_path):
             tmp_path,
             phases=(Phase(objective=CLM(), steps=2, schedule=Schedule(kind="wsd", warmup=2, decay=2)),),
         )
+
+
+def test_until_step_stops_with_a_checkpoint_and_resume_finishes_identically(tmp_path, reference):
+    cfg = tiny_run(tmp_path / "run", checkpoint=dataclasses.replace(reference.checkpoint, every=0))
+    pretrain(cfg, until_step=2)
+    assert ckpt.complete_checkpoints(cfg.out) == [2] and not (tmp_path / "run" / "final").exists()
+    pretrain(cfg, resume=True)
+    assert [r["loss"] for r in metrics(cfg.out)] == [r["loss"] for r in metrics(reference.out)]
+
+
+def test_optional_sinks_name_the_extra_to_install(tmp_path):
+    import importlib.util
+
+    from encoderlab.train.metrics import build_sinks
+
+    for sink, module in (("tensorboard", "tensorboard"), ("wandb", "wandb")):
+        if importlib.util.find_spec(module) is not None:
+            continue  # installed: nothing to refuse
+        with pytest.raises(UserError, match=r"pip install 'encoderlab\[track\]'"):
+            build_sinks((sink,), tmp_path, {}, keep_until_step=None)
