@@ -227,7 +227,9 @@ def _child(job: dict) -> None:
         f = os.open(job_dir / name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(f, fd)
         os.close(f)
-    sys.stdout, sys.stderr = open(1, "w", closefd=False), open(2, "w", closefd=False)
+    # The child's streams live until os._exit: no context manager can own them.
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
     os.environ.update(job.get("env", {}))
     code = 70
     try:

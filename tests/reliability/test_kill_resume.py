@@ -129,6 +129,13 @@ def _results(out: Path) -> list[dict]:
     return sorted(rows, key=lambda r: (r["lr"], r["seed"]))
 
 
+def _finished(out: Path) -> set[tuple]:
+    """(lr, seed) of the complete result lines (a torn last line is not a finished node)."""
+    path = out / "results.jsonl"
+    lines = path.read_text().split("\n")[:-1] if path.exists() else []
+    return {(r["lr"], r["seed"]) for r in map(json.loads, lines)}
+
+
 def _nodes(res: dict) -> list[tuple]:
     return [(n["lr"], n["seed"]) for n in read_jsonl(res["dir"] / "nodes.jsonl")]
 
@@ -152,9 +159,7 @@ def test_eval_grid_killed_mid_grid_resumes_without_recomputing(zygote, tmp_path)
         {"kind": "eval_summary"},  # every node stored, summary half written
     ]
     for i, kill in enumerate(kills):
-        finished = (
-            {(r["lr"], r["seed"]) for r in _results(out)} if (out / "results.jsonl").exists() else set()
-        )
+        finished = _finished(out)
         res = zygote.run([*argv, "--out", out], tmp_path / "jobs" / f"{i}", kill=kill, **job)
         assert res["signal"] == signal.SIGKILL, res
         assert not finished & set(_nodes(res)), "a finished node was trained again"
