@@ -17,10 +17,12 @@ from tests.train.helpers import tiny_run
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
+from encoderlab.model import Encoder, ModelConfig
 from encoderlab.model.attention import flex_available
 from encoderlab.objectives import CLM, MLM, lm_loss
 from encoderlab.train import OptimConfig, Phase, Trainer
 from encoderlab.train.config import ScaleConfig
+from encoderlab.train.distributed import World, gathered_model
 from encoderlab.train.optim import build_optimizer
 from encoderlab.train.parallelize import resolve_attn_impl
 
@@ -109,6 +111,13 @@ def test_flex_training_on_cpu_is_refused_with_the_fallback_named(tmp_path):
     cfg = tiny_run(tmp_path / "run", scale=ScaleConfig(attn_impl="flex"))
     with pytest.raises(UserError, match="scale.attn_impl=auto or sdpa"):
         Trainer(cfg)
+
+
+def test_saved_models_record_the_portable_kernel_and_share_weights():
+    model = Encoder(ModelConfig.from_size("tiny", vocab_size=64, attn_impl="flex"))
+    saved = gathered_model(model, World())
+    assert saved.config.attn_impl == "sdpa" and model.config.attn_impl == "flex"
+    assert all(a is b for a, b in zip(saved.parameters(), model.parameters()))
 
 
 def test_attention_kernel_auto_is_flex_on_cuda_and_the_model_default_elsewhere():

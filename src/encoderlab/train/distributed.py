@@ -23,6 +23,8 @@ The raw model stays the trainer's handle for `lm_logits`, saving and freezing; t
 from __future__ import annotations
 
 import contextlib
+import copy
+import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -176,19 +178,34 @@ def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
         model.load_state_dict(state)
 
 
+def _portable(model: nn.Module) -> nn.Module:
+    """`model` as it should be saved: an Encoder's attention kernel reset to sdpa.
+
+    The kernel is a runtime choice of `parallelize` (flex on CUDA), and flex_attention has no CPU
+    backward, so a folder that recorded `flex` could not be fine-tuned on CPU. The copy is shallow:
+    it shares every parameter and differs only in its config.
+    """
+    if not isinstance(model, Encoder) or model.config.attn_impl == "sdpa":
+        return model
+    view = copy.copy(model)
+    view.config = dataclasses.replace(model.config, attn_impl="sdpa")
+    return view
+
+
 def gathered_model(model: nn.Module, world: World) -> nn.Module | None:
-    """A model that `save_model_folder` can write: the model itself, or under FSDP2 a full CPU copy.
+    """A model that `save_model_folder` can write: the model itself, or under FSDP2 a full CPU copy,
+    with a portable attention kernel (see `_portable`).
 
     Collective under FSDP2 (every rank must call it); the copy exists on rank 0 only (None elsewhere).
     """
     if not is_sharded(model):
-        return model
+        return _portable(model)
     state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
     if not world.is_main:
         return None
-    copy = Encoder(model.config)  # parallelize shards Encoder models only
-    copy.load_state_dict(state)
-    return copy
+    full = Encoder(model.config)  # parallelize shards Encoder models only
+    full.load_state_dict(state)
+    return _portable(full)
 
 
 def resume_blockers(diff: list[str], old_layout: dict, new_layout: dict) -> list[str]:
