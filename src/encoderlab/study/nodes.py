@@ -59,7 +59,13 @@ def run_prepare(ctx: NodeContext) -> dict:
             )
         tokenizer = str(folder)
     out = prepare(
-        PrepareConfig(sources=sources, tokenizer=tokenizer, seed=cfg["seed"], max_docs=cfg["max_docs"]),
+        PrepareConfig(
+            sources=sources,
+            tokenizer=tokenizer,
+            seed=cfg["seed"],
+            max_docs=cfg["max_docs"],
+            decontaminate=("auto",) if cfg["decontaminate"] else (),
+        ),
         ctx.out_dir / "data",
         progress=False,
     )

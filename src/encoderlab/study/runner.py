@@ -298,7 +298,7 @@ def ensure_assets(names: list[str], fetch: bool) -> None:
         return
     from encoderlab.data import assets
 
-    missing = [n for n in dict.fromkeys(names) if not _is_fetched(assets, n)]
+    missing = [n for n in dict.fromkeys(names) if not assets.is_fetched(n)]
     if not missing:
         return
     command = f"encoderlab assets fetch {' '.join(missing)}"
@@ -312,11 +312,3 @@ def ensure_assets(names: list[str], fetch: bool) -> None:
         raise UserError(
             f"this study needs asset(s) {', '.join(missing)} and fetching failed ({exc}); when a registry is reachable run: {command}"
         ) from None
-
-
-def _is_fetched(assets, name: str) -> bool:
-    try:
-        assets.asset_dir(name)
-    except UserError:
-        return False
-    return True

@@ -44,6 +44,8 @@ class DataSpec:
     """Use at most this many documents (the first ones in a seeded order); None uses all."""
     seed: int = 0
     """Data seed: the document split and the packed order every run reads."""
+    decontaminate: bool = True
+    """Remove texts of every fetched evaluation set from the corpus (by id and long n-gram overlap)."""
 
 
 @dataclass(frozen=True, kw_only=True)

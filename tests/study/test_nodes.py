@@ -1,0 +1,100 @@
+"""The real node kinds on a tiny local corpus: prepare, pretrain (scratch and continued), compute.
+
+Evaluation is faked here (the real one needs fetched assets and minutes); its adapter is covered by
+the demo study. What this checks is the wiring: a study's scale turns into recipe parameters, the
+budgets the graph compares are the ones training runs, and a continued run starts from its base.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from fake_study import backend as fake_backend
+
+from encoderlab.study.graph import build_graph
+from encoderlab.study.nodes import real_backend
+from encoderlab.study.runner import node_dir, run_study
+from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec, StudySpec
+
+
+def _spec(corpus) -> StudySpec:
+    return StudySpec(
+        name="tiny-real",
+        scale="test",
+        description="real prepare and pretrain nodes on a tiny corpus",
+        size="tiny",
+        seq_len=32,
+        micro_batch=2,
+        grad_accum=2,
+        steps=6,
+        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
+        runs=(
+            RunSpec(name="mlm40", recipe="pfs-mlm", overrides=("ratio=0.4",), eval_steps=(3,)),
+            RunSpec(name="clm", recipe="pfs-clm"),
+            RunSpec(name="clm+mlm", recipe="cpt-mlm", init="clm", steps=4, group="cpt"),
+        ),
+        eval=EvalSpec(suite="fake", tasks=("sst",), lrs=(1e-4,), seeds=(0, 1)),
+        baseline="mlm40",
+        run_overrides=("precision=fp32",),
+    )
+
+
+@pytest.mark.slow
+def test_real_prepare_and_pretrain_nodes(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    words = [
+        "the",
+        "cat",
+        "sat",
+        "on",
+        "a",
+        "mat",
+        "while",
+        "dogs",
+        "ran",
+        "over",
+        "green",
+        "hills",
+        "and",
+        "birds",
+        "sang",
+    ]
+    corpus.write_text(
+        "".join(
+            json.dumps({"id": str(i), "text": " ".join(words[i % 7 :] + words[: i % 7]) * 3}) + "\n"
+            for i in range(60)
+        )
+    )
+    fake = fake_backend()
+    real = real_backend()
+    real.kinds["eval"] = fake.kinds["eval"].__class__(
+        run=lambda ctx: {"val": 50.0, "test": 50.0 + ctx.node.config["seed"], "metric": "accuracy"}
+    )
+    real.kinds["report"] = fake.kinds["report"]
+    real.suite_tasks = fake.suite_tasks
+    real.required_assets = lambda spec: []
+    spec = _spec(corpus)
+    graph = build_graph(spec, real)
+    assert graph.nodes["pretrain/mlm40"].config["tokens"] == 6 * 2 * 2 * 32  # steps x micro x accum x seq
+    assert graph.nodes["pretrain/clm+mlm"].config["tokens"] == 4 * 2 * 2 * 32
+    run_study(spec, tmp_path / "study", real, progress=False)
+    records = {
+        json.loads(line)["node"]: json.loads(line)
+        for line in (tmp_path / "study" / "compute.jsonl").read_text().splitlines()
+    }
+    for name, steps in (("mlm40", 6), ("clm", 6), ("clm+mlm", 4)):
+        node = graph.nodes[f"pretrain/{name}"]
+        run = node_dir(tmp_path / "study", node) / "run"
+        assert (run / "final" / "model.safetensors").exists()
+        assert records[node.name]["tokens"] == steps * 128 and records[node.name]["flops"] > 0
+    mlm_run = node_dir(tmp_path / "study", graph.nodes["pretrain/mlm40"]) / "run"
+    assert (mlm_run / "checkpoints" / "step_0000003" / "model").is_dir()  # kept for the checkpoint eval
+    cpt = yaml.safe_load(
+        (node_dir(tmp_path / "study", graph.nodes["pretrain/clm+mlm"]) / "run" / "config.yaml").read_text()
+    )
+    assert cpt["model"]["init"] == str(
+        node_dir(tmp_path / "study", graph.nodes["pretrain/clm"]) / "run" / "final"
+    )
+    assert cpt["precision"] == "fp32" and cpt["layout"]["seq_len"] == 32
