@@ -81,7 +81,10 @@ def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretr
         model = load_model_folder(own)
         tokenizer = _load_tokenizer(own)
         family = getattr(model.config, "family", "encoderlab")  # adapters keep their HF family
-        return Pretrained(model.eval(), tokenizer, _spec(tokenizer, model.config), family)
+        spec = _spec(tokenizer, model.config)
+        # A tokenizer with more ids than embedding rows is one line here, not an IndexError later.
+        check_compatible(model, spec)
+        return Pretrained(model.eval(), tokenizer, spec, family)
     if (path / "config.json").is_file():
         return load_hf_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
     raise UserError(
@@ -156,6 +159,7 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
         model, more = adapter_from_hf_state(hf, state, where)
     tokenizer = _load_tokenizer(path)
     spec = _spec(tokenizer, model.config)
+    check_compatible(model, spec)
     if spec.mask_id is None:
         notes.append("the tokenizer has no mask token; MLM needs one added before training")
     return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more)
