@@ -48,6 +48,9 @@ COMMANDS: Commands = {
 }
 
 
+_PATH_ERRORS = {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EISDIR, errno.ELOOP}
+
+
 def resolve(target: str) -> Callable:
     """Import the function named by "module:function"."""
     module, name = target.split(":")
@@ -91,14 +94,22 @@ def main(argv: list[str] | None = None) -> None:
         print(f"encoderlab: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except OSError as exc:
-        if exc.errno != errno.ENOSPC:
+        if exc.errno == errno.ENOSPC:
+            print(
+                f"encoderlab: error: disk full while writing {exc.filename or 'output'}; free space and rerun "
+                "(completed work is kept and resumes)",
+                file=sys.stderr,
+            )
+            sys.exit(3)
+        if exc.errno not in _PATH_ERRORS:
             raise
+        # A path the user chose that cannot be used (read-only, a file where a folder must be, ...).
         print(
-            f"encoderlab: error: disk full while writing {exc.filename or 'output'}; free space and rerun "
-            "(completed work is kept and resumes)",
+            f"encoderlab: error: cannot use {exc.filename}: {exc.strerror}; choose another path or fix its "
+            "permissions",
             file=sys.stderr,
         )
-        sys.exit(3)
+        sys.exit(2)
     except KeyboardInterrupt:
         print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
         sys.exit(130)
