@@ -50,8 +50,8 @@ TWO = BatchLayout(seq_len=32, micro_batch_size=2, grad_accum=2, world_size=2)
 SPLIT_STEP = 4  # resume point in the middle of the second (frozen-layer MLM) phase
 
 
-def run_cfg(out: Path, layout: BatchLayout, parallel: str = "ddp"):
-    return tiny_run(out, phases=PHASES, layout=layout, scale=ScaleConfig(data_parallel=parallel))
+def run_cfg(out: Path, layout: BatchLayout, parallel: str = "ddp", **overrides):
+    return tiny_run(out, phases=PHASES, layout=layout, scale=ScaleConfig(data_parallel=parallel), **overrides)
 
 
 def _free_ports(n: int) -> list[int]:
@@ -74,6 +74,7 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
         lambda: pretrain(run_cfg(root / "fsdp", TWO, "fsdp")),
         lambda: pretrain(run_cfg(root / "one_to_two", TWO, "fsdp"), resume=True),
         lambda: pretrain(run_cfg(root / "two_to_one", TWO, "fsdp"), until_step=SPLIT_STEP),
+        lambda: pretrain(run_cfg(root / "fsdp_bf16", TWO, "fsdp", precision="bf16")),
     ]
     for job, port in zip(jobs, ports):
         os.environ["MASTER_PORT"] = str(port)
@@ -88,7 +89,7 @@ def runs(tmp_path_factory):
     torch.set_num_threads(1)  # on 2 shared cores, one thread per process is several times faster
     pretrain(run_cfg(root / "ref", ONE))
     pretrain(run_cfg(root / "one_to_two", ONE), until_step=SPLIT_STEP)
-    mp.spawn(_worker, args=(str(root), _free_ports(4)), nprocs=2, join=True)
+    mp.spawn(_worker, args=(str(root), _free_ports(5)), nprocs=2, join=True)
     pretrain(run_cfg(root / "two_to_one", ONE), resume=True)
     torch.set_num_threads(threads)
     return root
@@ -136,6 +137,14 @@ def test_frozen_layer_stays_fixed_under_data_parallelism(runs):
 def test_one_process_checkpoint_resumes_on_two_and_the_reverse(runs):
     _assert_close_runs(runs / "one_to_two", runs / "ref")
     _assert_close_runs(runs / "two_to_one", runs / "ref")
+
+
+def test_fsdp_bf16_policy_keeps_fp32_weights_and_tracks_fp32(runs):
+    # MixedPrecisionPolicy(param_dtype=bf16, reduce_dtype=fp32): bf16 compute, fp32 master weights.
+    weights = load_file(str(runs / "fsdp_bf16" / "final" / "model.safetensors"))
+    assert {w.dtype for w in weights.values()} == {torch.float32}
+    bf16, fp32 = _series(runs / "fsdp_bf16", "loss"), _series(runs / "ref", "loss")
+    assert bf16 == pytest.approx(fp32, rel=2e-2) and bf16 != fp32
 
 
 def test_only_rank_zero_writes_and_metrics_are_one_line_per_step(runs):
