@@ -1,0 +1,284 @@
+"""The hostile-input catalogue (issue 8, item 3; listed in docs/errors.md): every case goes through
+`encoderlab.cli.main([...])` as a user's command line would, and must exit non-zero with exactly
+one `encoderlab: error:` line on stderr, no traceback, and leave what was written before intact."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+
+from encoderlab.cli import main
+from encoderlab.model.io import save_model_folder
+from encoderlab.train import checkpoint as ckpt
+
+# A two-step CLM run on synthetic data: the smallest real pretraining run.
+TINY_RUN = """\
+phases:
+  - objective: {type: clm}
+    steps: 2
+layout: {seq_len: 16, micro_batch_size: 2}
+data: {synthetic_vocab: 64}
+checkpoint: {every: 1, keep_last: 5}
+device: cpu
+progress: false
+peak_tflops: 1.0
+"""
+
+
+def cli(argv: list, capsys) -> tuple[int, str]:
+    """Run the CLI in process: (exit code, stderr)."""
+    capsys.readouterr()
+    try:
+        main([str(a) for a in argv])
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    return code, capsys.readouterr().err
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder` (what must survive a refused command)."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> None:
+    lines = err.strip().splitlines()
+    assert code == exit_code, err
+    assert len(lines) == 1 and lines[0].startswith("encoderlab: error: "), err
+    assert "Traceback" not in err
+    assert __import__("re").search(pattern, lines[0]), lines[0]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    """Files shared by the cases: configs, model folders (good and broken), HF folders, a run."""
+    root = tmp_path_factory.mktemp("hostile")
+    (root / "tiny.yaml").write_text(TINY_RUN)
+    (root / "malformed.yaml").write_text("layout: [1, 2\n  seq_len: : :\n")
+    (root / "wrong_type.yaml").write_text(TINY_RUN + "seed: lots\n")
+    (root / "unknown_field.yaml").write_text(TINY_RUN + "layot: {seq_len: 3}\n")
+    (root / "latin1.yaml").write_bytes("out: caf\xe9\n".encode("latin-1"))
+    (root / "a_folder.yaml").mkdir()
+    (root / "a_file").write_text("not a folder")
+    (root / "latin1.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
+    (root / "empty.txt").write_text("")
+    os.symlink("loop.txt", root / "loop.txt")  # a symlink pointing at itself
+
+    tok = make_tokenizer(vocabulary_texts())
+    save_model_folder(tiny_model(len(tok)), root / "model", tok)
+    shutil.copytree(root / "model", root / "corrupt")
+    (root / "corrupt" / "model.safetensors").write_bytes(b"\x00garbage" * 16)
+    save_model_folder(tiny_model(64), root / "small_vocab", tok)  # 64 rows, a bigger tokenizer
+
+    from transformers import BertConfig, BertForMaskedLM
+
+    bert = BertForMaskedLM(
+        BertConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+        )
+    )
+    bert.save_pretrained(root / "hf_pickle")
+    (root / "hf_pickle" / "model.safetensors").unlink()
+    torch.save(bert.state_dict(), root / "hf_pickle" / "pytorch_model.bin")
+    bert.save_pretrained(root / "hf_remote")
+    config = json.loads((root / "hf_remote" / "config.json").read_text())
+    config["auto_map"] = {"AutoModel": "modeling_evil.EvilModel"}
+    (root / "hf_remote" / "config.json").write_text(json.dumps(config))
+
+    code = None
+    try:
+        main(["pretrain", "--config", str(root / "tiny.yaml"), "--out", str(root / "run")])
+    except SystemExit as exc:
+        code = exc.code
+    assert code is None and (root / "run" / "final").is_dir()
+    return root
+
+
+# (id, argv with {w} for the shared folder, pattern of the one line, exit code)
+CASES = [
+    (
+        "malformed-yaml",
+        "pretrain --config {w}/malformed.yaml --out {w}/o",
+        r"not valid YAML .*fix the syntax",
+    ),
+    ("non-utf8-yaml", "pretrain --config {w}/latin1.yaml --out {w}/o", r"not valid YAML \('utf-8' codec"),
+    ("config-is-a-folder", "pretrain --config {w}/a_folder.yaml --out {w}/o", r"cannot use .*Is a directory"),
+    ("missing-config", "pretrain --config {w}/nope.yaml --out {w}/o", r"config file .* does not exist"),
+    ("wrong-type", "pretrain --config {w}/wrong_type.yaml --out {w}/o", r"seed: expected int, got 'lots'"),
+    (
+        "unknown-field",
+        "pretrain --config {w}/unknown_field.yaml --out {w}/o",
+        r"unknown field\(s\) layot; valid:",
+    ),
+    ("unknown-recipe", "pretrain --recipe nope --out {w}/o", r"unknown recipe 'nope'; valid: cpt-mlm"),
+    (
+        "unknown-override",
+        "pretrain --recipe smoke-mlm --set nope.x=1 --out {w}/o",
+        r"no field 'nope'; valid:",
+    ),
+    (
+        "unknown-param",
+        "pretrain --recipe smoke-mlm --param nope=1 --out {w}/o",
+        r"no parameter 'nope'; valid:",
+    ),
+    (
+        "bad-param-type",
+        "pretrain --recipe smoke-mlm --param steps=abc --out {w}/o",
+        r"expected int, got 'abc'",
+    ),
+    (
+        "zero-length",
+        "pretrain --recipe smoke-mlm --set layout.seq_len=0 --out {w}/o",
+        r"seq_len must be >= 1",
+    ),
+    (
+        "negative-steps",
+        "pretrain --recipe smoke-mlm --set phases.0.steps=-5 --out {w}/o",
+        r"steps .* must be >= 0",
+    ),
+    (
+        "unknown-size",
+        "pretrain --recipe smoke-mlm --set model.size=huge --out {w}/o",
+        r"unknown model size 'huge'",
+    ),
+    ("no-data", "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o", r"data prepare"),
+    (
+        "out-under-a-file",
+        "pretrain --config {w}/tiny.yaml --out {w}/a_file/run",
+        r"cannot use .*Not a directory",
+    ),
+    ("unknown-command", "nope", r"has no command 'nope'; valid:"),
+    ("unknown-asset", "assets fetch nope", r"unknown asset 'nope'; valid:"),
+    ("unknown-task", "eval {w}/model --tasks nope --out {w}/e", r"unknown task 'nope'; valid:"),
+    ("unknown-study", "study run nope", r"unknown study 'nope'; valid:"),
+    ("unknown-scale", "study run paper1-pfs --scale nope --out {w}/s", r"scale 'nope'"),
+    ("bad-lr-grid", "eval {w}/model --tasks boolq --lrs 0 --out {w}/e", r"learning rates must be .*positive"),
+    ("corrupt-safetensors", "export {w}/corrupt --out {w}/x", r"cannot read .*model.safetensors .*corrupt"),
+    ("vocab-mismatch", "export {w}/small_vocab --out {w}/x", r"tokenizer has \d+ ids but .* 64 rows"),
+    (
+        "pickle-weights",
+        "export {w}/hf_pickle --out {w}/x",
+        r"weights as pickle .*convert them to safetensors",
+    ),
+    ("remote-code", "export {w}/hf_remote --out {w}/x", r"ships its own modelling code .*trust_remote_code"),
+    ("non-utf8-corpus", "data tokenizer --source {w}/latin1.txt --out {w}/t", r"not UTF-8 .*--on-error skip"),
+    ("empty-corpus", "data tokenizer --source {w}/empty.txt --out {w}/t", r"no non-empty document"),
+    ("symlink-loop", "data tokenizer --source {w}/loop.txt --out {w}/t", r"loop\.txt"),
+    ("not-prepared", "data inspect {w}/model", r"not prepared data .*data prepare"),
+    ("existing-run", "pretrain --config {w}/tiny.yaml --out {w}/run", r"already holds a run; pass --resume"),
+    (
+        "resume-changed-config",
+        "pretrain --config {w}/tiny.yaml --set optim.lr=0.1 --out {w}/run --resume",
+        r"changed config \(optim.lr: 0.0005 -> 0.1\).*--force",
+    ),
+]
+
+
+@pytest.mark.parametrize("argv,pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_hostile_input_is_one_line(world, capsys, argv, pattern):
+    before = snapshot(world)
+    code, err = cli(argv.format(w=world).split(), capsys)
+    assert_one_line(code, err, pattern)
+    after = snapshot(world)
+    assert {k: v for k, v in after.items() if k in before} == before, (
+        "a refused command changed existing files"
+    )
+
+
+def test_unusable_output_folder_is_one_line(world, tmp_path, capsys, monkeypatch):
+    # Root ignores permission bits, so the read-only file system is injected where folders are made.
+    def read_only(self, *a, **k):
+        raise OSError(errno.EROFS, "Read-only file system", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", read_only)
+    code, err = cli(["pretrain", "--config", world / "tiny.yaml", "--out", tmp_path / "ro"], capsys)
+    assert_one_line(code, err, r"cannot use .*ro: Read-only file system; choose another path")
+
+
+def test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes(world, tmp_path, capsys, monkeypatch):
+    from encoderlab.model import io as model_io
+
+    real, calls = model_io.save_file, {"n": 0}
+
+    def full_disk(tensors, filename, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the checkpoint of step 2
+            raise OSError(errno.ENOSPC, "No space left on device", filename)
+        return real(tensors, filename, *a, **k)
+
+    monkeypatch.setattr(model_io, "save_file", full_disk)
+    run = tmp_path / "run"
+    code, err = cli(["pretrain", "--config", world / "tiny.yaml", "--out", run], capsys)
+    assert_one_line(
+        code, err, r"disk full while writing .*step_0000002\.tmp.*free space and rerun", exit_code=3
+    )
+    assert ckpt.complete_checkpoints(run) == [1]
+    kept = snapshot(run / "checkpoints" / "step_0000001")
+    monkeypatch.setattr(model_io, "save_file", real)
+    assert cli(["pretrain", "--config", world / "tiny.yaml", "--out", run, "--resume"], capsys)[0] == 0
+    assert (run / "final" / "model.safetensors").is_file()
+    assert ckpt.complete_checkpoints(run) == [1, 2]
+    assert snapshot(run / "checkpoints" / "step_0000001") == kept
+
+
+def test_pickle_and_remote_code_load_only_when_explicitly_allowed(world):
+    from encoderlab.errors import UserError
+    from encoderlab.model.hub import load_pretrained
+
+    pre = load_pretrained(str(world / "hf_pickle"), allow_pickle=True)  # via torch.load(weights_only=True)
+    assert pre.model.config.vocab_size > 64
+    with pytest.raises(UserError, match="auto_map"):
+        load_pretrained(str(world / "hf_remote"))
+
+
+def test_mlm_with_a_tokenizer_without_mask_token(world, tmp_path, capsys):
+    from transformers import PreTrainedTokenizerFast
+
+    tok = make_tokenizer(vocabulary_texts())
+    no_mask = PreTrainedTokenizerFast(
+        tokenizer_object=tok.backend_tokenizer, pad_token="[PAD]", bos_token="[BOS]", eos_token="[EOS]"
+    )
+    no_mask.save_pretrained(tmp_path / "tok")
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(vocabulary_texts()))
+    )
+    prep = [
+        "data",
+        "prepare",
+        "--source",
+        corpus,
+        "--tokenizer",
+        tmp_path / "tok",
+        "--out",
+        tmp_path / "data",
+    ]
+    assert cli([*prep, "--decontaminate", "none", "--workers", "1"], capsys)[0] == 0
+    argv = [
+        "pretrain",
+        "--recipe",
+        "smoke-mlm",
+        "--param",
+        f"data={tmp_path / 'data'}",
+        "--out",
+        tmp_path / "o",
+    ]
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, r"mask")
+    assert not (tmp_path / "o").exists()  # refused before the run folder is written
