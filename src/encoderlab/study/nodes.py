@@ -226,17 +226,28 @@ def run_eval(ctx: NodeContext) -> dict:
     return {"val": val, "test": test, "metric": metric, "splits": splits}
 
 
+_PREPARED: dict[tuple, tuple] = {}
+"""(task, max_steps, tokenizer hash) -> (task, tokenised data): eval nodes of a task share it."""
+
+
 def _capped_eval(em, cfg: dict) -> tuple[float, float, str, dict]:
     """The task with its fine-tuning capped at cfg['max_steps'] steps (the demo scale only)."""
+    from encoderlab.data.tokenizer import tokenizer_hash
     from encoderlab.eval.finetune import prepare, run_one
     from encoderlab.eval.tasks import get_task, load_task
 
-    task = get_task(cfg["task"])
-    task = dataclasses.replace(task, finetune=dataclasses.replace(task.finetune, max_steps=cfg["max_steps"]))
-    loaded, data = load_task(task)
-    result = run_one(
-        loaded, em.model, em.tokenizer, prepare(loaded, em.tokenizer, data), cfg["lr"], cfg["seed"]
-    )
+    key = (cfg["task"], cfg["max_steps"], tokenizer_hash(em.tokenizer))
+    if key not in _PREPARED:
+        task = get_task(cfg["task"])
+        task = dataclasses.replace(
+            task, finetune=dataclasses.replace(task.finetune, max_steps=cfg["max_steps"])
+        )
+        loaded, data = load_task(task)
+        if len(_PREPARED) >= 4:  # bounded memory: the oldest task's tokenised splits go
+            _PREPARED.pop(next(iter(_PREPARED)))
+        _PREPARED[key] = (loaded, prepare(loaded, em.tokenizer, data))
+    task, prepared = _PREPARED[key]
+    result = run_one(task, em.model, em.tokenizer, prepared, cfg["lr"], cfg["seed"])
     return result["val"][task.metric], result["test"]["test"][task.metric], task.metric, result["test"]
 
 
