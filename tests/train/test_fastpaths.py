@@ -120,9 +120,9 @@ def test_saved_models_record_the_portable_kernel_and_share_weights():
     assert all(a is b for a, b in zip(saved.parameters(), model.parameters()))
 
 
-def test_attention_kernel_auto_is_flex_on_cuda_and_the_model_default_elsewhere():
+def test_attention_kernel_auto_is_flex_on_cuda_and_sdpa_elsewhere():
     assert resolve_attn_impl("auto", torch.device("cuda")) == "flex"
-    assert resolve_attn_impl("auto", torch.device("cpu")) is None
+    assert resolve_attn_impl("auto", torch.device("cpu")) == "sdpa"
     assert resolve_attn_impl("sdpa", torch.device("cuda")) == "sdpa"
 
 

@@ -82,7 +82,7 @@ class ScaleConfig:
     activation_checkpointing: bool = False
     """Recompute each block's activations in backward: less memory, about a third more compute."""
     attn_impl: Literal["auto", "sdpa", "flex"] = "auto"
-    """Attention kernel for packed documents: flex (BlockMask) or sdpa (dense mask); auto = flex on CUDA."""
+    """Attention kernel for packed documents: flex (BlockMask) or sdpa (dense mask); auto = flex on CUDA, else sdpa."""
 
     def __post_init__(self) -> None:
         if self.data_parallel not in ("ddp", "fsdp"):

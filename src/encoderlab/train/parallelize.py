@@ -41,11 +41,11 @@ from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World
 
 
-def resolve_attn_impl(requested: str, device: torch.device) -> str | None:
-    """The kernel to set on the model, or None to keep the model's own choice (CPU: sdpa, the
-    fallback, since flex_attention has no backward on CPU)."""
+def resolve_attn_impl(requested: str, device: torch.device) -> str:
+    """The kernel to train with: `auto` is flex on CUDA and sdpa elsewhere (the fallback, since
+    flex_attention has no backward on CPU)."""
     if requested == "auto":
-        return "flex" if device.type == "cuda" else None
+        return "flex" if device.type == "cuda" else "sdpa"
     return requested
 
 
@@ -90,7 +90,7 @@ class ReplicatedForward:
         return self._current().no_sync()
 
 
-def _shard(model: Encoder, world: World, precision: str) -> None:
+def _shard(model: Encoder, precision: str) -> None:
     """FSDP2 per block, then the LM head (when untied), then the root."""
     mp = (
         MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
@@ -123,7 +123,7 @@ def parallelize(
             "scale.attn_impl=flex cannot train on CPU (flex_attention has no CPU backward); "
             "use scale.attn_impl=auto or sdpa"
         )
-    if impl is not None and isinstance(model, Encoder) and model.config.attn_impl != impl:
+    if isinstance(model, Encoder) and model.config.attn_impl != impl:
         model.config = dataclasses.replace(model.config, attn_impl=impl)
     for block in model.layers:
         forward = block.forward
@@ -140,6 +140,6 @@ def parallelize(
                 f"scale.data_parallel=fsdp shards encoderlab Encoder models, not {type(model).__name__}; "
                 "use scale.data_parallel=ddp"
             )
-        _shard(model, world, precision)
+        _shard(model, precision)
         return model
     return ReplicatedForward(model, device)
