@@ -298,13 +298,22 @@ def test_until_step_stops_with_a_checkpoint_and_resume_finishes_identically(tmp_
     assert [r["loss"] for r in metrics(cfg.out)] == [r["loss"] for r in metrics(reference.out)]
 
 
-def test_optional_sinks_name_the_extra_to_install(tmp_path):
+def test_missing_optional_sink_is_refused_before_anything_is_written(tmp_path):
     import importlib.util
 
-    from encoderlab.train.metrics import build_sinks
-
-    for sink, module in (("tensorboard", "tensorboard"), ("wandb", "wandb")):
-        if importlib.util.find_spec(module) is not None:
+    for sink in ("tensorboard", "wandb"):
+        if importlib.util.find_spec(sink) is not None:
             continue  # installed: nothing to refuse
+        cfg = tiny_run(tmp_path / sink, sinks=(sink,))
         with pytest.raises(UserError, match=r"pip install 'encoderlab\[track\]'"):
-            build_sinks((sink,), tmp_path, {}, keep_until_step=None)
+            pretrain(cfg)
+        assert not (tmp_path / sink).exists()
+
+
+def test_resume_drops_a_torn_metrics_line(tmp_path, reference):
+    cfg = tiny_run(tmp_path / "run", checkpoint=dataclasses.replace(reference.checkpoint, every=0))
+    pretrain(cfg, until_step=3)
+    with open(Path(cfg.out) / "metrics.jsonl", "a") as f:
+        f.write('{"step": 4, "loss": 1.2')  # killed mid-write
+    pretrain(cfg, resume=True)
+    assert [r["loss"] for r in metrics(cfg.out)] == [r["loss"] for r in metrics(reference.out)]

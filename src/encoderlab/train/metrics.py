@@ -28,7 +28,7 @@ class JsonlSink:
 
     def __init__(self, path: Path, keep_until_step: int | None = None):
         if keep_until_step is not None and path.exists():
-            kept = [ln for ln in path.read_text().splitlines() if json.loads(ln)["step"] <= keep_until_step]
+            kept = [ln for ln in path.read_text().splitlines() if _step(ln) <= keep_until_step]
             path.write_text("".join(ln + "\n" for ln in kept))
         self._file = path.open("a")
 
@@ -38,6 +38,23 @@ class JsonlSink:
 
     def close(self) -> None:
         self._file.close()
+
+
+def _step(line: str) -> float:
+    """The step of a metrics line; a torn last line (killed mid-write) sorts after every step."""
+    try:
+        return json.loads(line)["step"]
+    except (json.JSONDecodeError, KeyError, TypeError):
+        return float("inf")
+
+
+def check_sinks(names: tuple[str, ...]) -> None:
+    """Refuse, before anything is written, an optional sink whose package is missing."""
+    import importlib.util
+
+    for name in names:
+        if importlib.util.find_spec(name) is None:
+            raise UserError(f"the {name} sink needs {name}: pip install 'encoderlab[track]'")
 
 
 class TensorBoardSink:

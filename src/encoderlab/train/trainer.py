@@ -54,7 +54,7 @@ from encoderlab.train.distributed import (
 )
 from encoderlab.train.flops import peak_flops, train_flops
 from encoderlab.train.freeze import MECHANISM, apply_freeze, parse_layers
-from encoderlab.train.metrics import MetricSink, build_sinks
+from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.optim import StateByName, build_optimizer, load_state_by_name, state_by_name
 from encoderlab.train.parallelize import parallelize
 
@@ -203,6 +203,7 @@ class Trainer:
         self.progress = ckpt.Progress()
         self.optim_state: StateByName = {}
         self._start_state(resume)
+        check_sinks(cfg.sinks)
         self._write_run_files()  # only now: a refused start leaves the folder as it was
         self.phase: PlannedPhase | None = None
         self.optimizer: torch.optim.Optimizer | None = None
