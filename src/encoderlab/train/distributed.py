@@ -2,7 +2,8 @@
 
 Design
   * `init_world` joins the process group that `torchrun` describes in its environment (RANK,
-    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT): gloo on CPU, nccl on GPU (one device per local rank).
+    WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT): nccl for CUDA tensors (one device per local rank) and
+    gloo for CPU tensors, so `device=cpu` also runs on a GPU machine.
     A group that the caller already initialised (tests, notebooks) is used as is and left alone;
     one that `init_world` created is torn down by `shutdown`, after a barrier (pitfall 9: without it
     a gloo rank can abort while rank 0 is still writing).
@@ -10,7 +11,7 @@ Design
     by the number of targets in the whole global batch, so DDP and FSDP must add the ranks'
     gradients, not average them (their default); `parallelize` configures both that way. One
     process accumulating over W x A micro-batches and W processes over A each then compute the same
-    gradient, with the same additions in the same order for W = 2.
+    gradient up to the order of the float additions.
   * Checkpoints hold full tensors, written by rank 0 and read by every rank, so they load at any
     world size. Under FSDP2 the sharded parameters and AdamW moments are gathered
     (`full_tensor`, collective) before saving and re-sliced (`shard_like`, local, no communication)
@@ -75,7 +76,7 @@ def init_world(world_size: int) -> World:
     if not dist.is_initialized() and env_world_size() > 1:
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        dist.init_process_group("nccl" if torch.cuda.is_available() else "gloo")
+        dist.init_process_group("cuda:nccl,cpu:gloo" if torch.cuda.is_available() else "gloo")
         _OWNED_GROUP = True
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
