@@ -132,3 +132,14 @@ def test_the_html_renders_in_headless_chromium(study, tmp_path):
     # the figures themselves are drawn: some pixels are the plot's colours, neither white nor grey
     sat = pixels.max(axis=-1) - pixels.min(axis=-1)
     assert (sat > 0.3).mean() > 0.001
+
+
+def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
+    spec = small_spec()
+    run_study(replace(spec, eval=replace(spec.eval, lrs=(1e-4,))), tmp_path, backend(), progress=False)
+    claims = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
+    assert claims["stable"]["status"] == "not tested"
+    assert (
+        claims["stable"]["sentence"]
+        == "Not tested: the evaluation grid has a single learning rate at this scale."
+    )

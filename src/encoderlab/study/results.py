@@ -332,6 +332,7 @@ def check_claims(data: StudyData, table: dict) -> list[dict]:
         fam = claim.get("family") or ALL
         where = "the average over all tasks" if fam == ALL else f"{fam.upper()}"
         status, sig, numbers = "not tested", None, {}
+        sentence = "the study has no finished results for it yet."
         if kind == "beats":
             sa, sb = (family_by_seed(task_scores(rows, m, None)).get(fam) for m in (a, b))
             if sa and sb:
@@ -353,7 +354,9 @@ def check_claims(data: StudyData, table: dict) -> list[dict]:
                 sentence = f"at step {step}, {la} {_pm(s_a)} vs {lb} {_pm(s_b)} on the average over tasks ({_diff_text(diff)})."
         elif kind == "more_stable":
             ra, rb = (lr_spread_by_seed(task_scores(rows, m, None)) for m in (a, b))
-            if ra and rb and len(next(iter(task_scores(rows, a, None).values()))["test_curve"]) > 1:
+            if len({r["lr"] for r in rows}) < 2:
+                sentence = "the evaluation grid has a single learning rate at this scale."
+            elif ra and rb:
                 diff = compare(rb, ra)  # positive when a's spread is smaller
                 s_a, s_b = summarize(list(ra.values())), summarize(list(rb.values()))
                 status, sig = _verdict(diff, s_a["mean"] < s_b["mean"])
@@ -385,8 +388,6 @@ def check_claims(data: StudyData, table: dict) -> list[dict]:
                 )
                 + " (No interval over seeds: one CKA per pair.)"
             )
-        if status == "not tested":
-            sentence = "not tested: the study has no finished results for it yet."
         prefix = {
             "holds": "Holds at this scale",
             "holds in direction": "Holds in direction at this scale",
