@@ -99,6 +99,16 @@ def make_tokenizer(texts: list[str]):
     )
 
 
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """These models are so small that a second thread only adds synchronisation (and on a shared,
+    loaded machine OpenMP barriers make 2 threads several times slower than 1)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     return make_tokenizer(vocabulary_texts())

@@ -11,7 +11,8 @@ A torn last line (a crash mid-write) is cut off when the file is reopened.
 Outputs: `results.jsonl` (every node, with validation and all test scores), `summary.json` (per
 task: the score-vs-LR curve with mean/sd/CI per LR, the best LR and the test score there, OOD
 test splits included; per family: the mean over its tasks per seed, summarised the same way) and
-`summary.md` (the same as tables). Summaries always reflect all cached nodes of the requested grid.
+`summary.md` (the same as tables). Summaries cover every task of this model cached in the folder
+(within the requested LRs and seeds), so tasks evaluated by separate calls add up.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import paired_test, summarize
 from encoderlab.eval.suites import require_assets, suite_tasks
-from encoderlab.eval.tasks import get_task, load_task
+from encoderlab.eval.tasks import TASKS, get_task, load_task
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -165,7 +166,12 @@ def evaluate(
                 bar.set_postfix_str(f"{name} lr={lr:g} seed={seed}")
                 store.add(_run_node(em, loaded, signature, prepared, data.counts, lr, seed, dev))
                 bar.update()
-    summary = summarize_results(list(store.records.values()), em.fingerprint, names, lrs, seeds)
+    # Tasks evaluated earlier into the same folder stay in the summary.
+    earlier = {
+        r["task"] for r in store.records.values() if r["model"] == em.fingerprint and r["task"] in TASKS
+    }
+    shown = names + sorted(earlier - set(names))
+    summary = summarize_results(list(store.records.values()), em.fingerprint, shown, lrs, seeds)
     summary["source"] = em.source
     write_summary(summary, out)
     return summary

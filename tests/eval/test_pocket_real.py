@@ -1,0 +1,42 @@
+"""One real pocket task (WNUT-16) end to end on a `tiny` model; skipped unless the asset is cached."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from encoderlab.eval import evaluate
+
+pytestmark = [pytest.mark.assets, pytest.mark.slow]
+
+
+def test_wnut16_on_a_tiny_model(tmp_path):
+    from encoderlab.data.assets import asset_jsonl, is_fetched
+
+    if not is_fetched("wnut16"):
+        pytest.skip("wnut16 is not fetched (encoderlab assets fetch wnut16)")
+    from conftest import make_tokenizer
+    from encoderlab.model import Encoder, ModelConfig
+    from encoderlab.model.io import save_model_folder
+
+    texts = [json.loads(line)["text"] for line in open(asset_jsonl("wnut16"))]
+    tok = make_tokenizer(texts)
+    model = save_model_folder(
+        Encoder(ModelConfig.from_size("tiny", vocab_size=len(tok))), tmp_path / "tiny", tok
+    )
+    summary = evaluate(
+        str(model),
+        suite="pocket",
+        tasks=["wnut16"],
+        lrs=[5e-4],
+        seeds=[0],
+        out=tmp_path / "eval",
+        progress=False,
+    )
+    record = json.loads((tmp_path / "eval" / "results.jsonl").read_text())
+    test = record["test"]["test"]
+    assert test["n"] > 400 and test["seqeval"]["mode"] == "strict"
+    # From random weights one epoch learns at least the dominant "O" tag (~90% of words; 1/21 is chance).
+    assert test["accuracy"] > 85 and 0 <= test["entity_f1"] <= 100
+    assert summary["tasks"]["wnut16"]["best_lr"] == 5e-4
