@@ -232,13 +232,14 @@ def test_cuda_fused_adamw_matches_foreach(tmp_path):
 
 @pytest.mark.gpu
 @cuda
-def test_cuda_activation_checkpointing_is_exact(tmp_path):
+def test_cuda_activation_checkpointing_matches_plain(tmp_path):
     common = dict(device="cuda", layout=_gpu_layout())
     plain = one_step(tmp_path, "plain", **common)
     ac = one_step(
         tmp_path, "ac", scale=ScaleConfig(activation_checkpointing=True, attn_impl="auto"), **common
     )
-    assert_same_step(ac, plain, tol=1e-6)
+    # Not bit for bit on CUDA: GPU backward kernels (flex's included) may accumulate with atomics.
+    assert_same_step(ac, plain, tol=1e-4)
 
 
 def test_bench_train_reports_mfu_against_the_given_peak_and_memory():
