@@ -20,7 +20,7 @@ def test_wnut16_on_a_tiny_model(tmp_path):
     from encoderlab.model import Encoder, ModelConfig
     from encoderlab.model.io import save_model_folder
 
-    texts = [json.loads(line)["text"] for line in open(asset_jsonl("wnut16"))]
+    texts = [json.loads(line)["text"] for line in asset_jsonl("wnut16").read_text().splitlines()]
     tok = make_tokenizer(texts)
     model = save_model_folder(
         Encoder(ModelConfig.from_size("tiny", vocab_size=len(tok))), tmp_path / "tiny", tok
