@@ -10,7 +10,8 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
-torch.set_num_threads(min(2, os.cpu_count() or 1))
+# One thread: tiny test models are overhead-bound, and 2-process tests share the 2 CI cores.
+torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)
