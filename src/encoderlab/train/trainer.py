@@ -54,6 +54,7 @@ from encoderlab.train.distributed import (
 )
 from encoderlab.train.flops import peak_flops, train_flops
 from encoderlab.train.freeze import MECHANISM, apply_freeze, parse_layers
+from encoderlab.train.memory import check_fits
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.optim import StateByName, build_optimizer, load_state_by_name, state_by_name
 from encoderlab.train.parallelize import parallelize
@@ -195,6 +196,8 @@ class Trainer:
         if cfg.device == "cuda" and not torch.cuda.is_available():
             raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
         self.device = torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
+        if not cfg.model.init:  # an impossible size is refused before allocating (see memory.py)
+            check_fits(ModelConfig.from_size(cfg.model.size, self.spec.vocab_size), cfg, self.device)
         torch.manual_seed(cfg.seed)
         model, tokenizer = build_model(cfg.model, self.spec, cfg.layout.seq_len)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
