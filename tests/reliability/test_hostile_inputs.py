@@ -157,6 +157,11 @@ CASES = [
         "pretrain --recipe smoke-mlm --set model.size=huge --out {w}/o",
         r"unknown model size 'huge'",
     ),
+    (
+        "cannot-fit-in-memory",
+        "pretrain --recipe smoke-mlm --set model.size=1b layout.micro_batch_size=512 layout.seq_len=8192 --out {w}/o",
+        r"needs at least .* GiB .* is available; lower layout.micro_batch_size",
+    ),
     ("no-data", "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o", r"data prepare"),
     (
         "out-under-a-file",
