@@ -287,3 +287,16 @@ def test_mlm_with_a_tokenizer_without_mask_token(world, tmp_path, capsys):
     code, err = cli(argv, capsys)
     assert_one_line(code, err, r"mask")
     assert not (tmp_path / "o").exists()  # refused before the run folder is written
+
+
+def test_symlink_loop_inside_a_source_folder_terminates_and_reads_the_files(tmp_path, capsys):
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "a.txt").write_text(" ".join(vocabulary_texts()[:3]) + "\n")
+    os.symlink("..", corpus / "sub" / "up")  # corpus/sub/up/sub/up/... forever if followed
+    os.symlink("self.txt", corpus / "self.txt")
+    code, err = cli(
+        ["data", "tokenizer", "--source", corpus, "--out", tmp_path / "tok", "--vocab-size", "300"], capsys
+    )
+    assert code == 0, err
+    assert (tmp_path / "tok" / "tokenizer.json").is_file()
