@@ -174,3 +174,17 @@ def test_cli_prints_one_line(home, tmp_path, capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "unknown task 'nope'" in err[0]
+
+
+def test_cli_and_node_api_share_the_cache(home, tmp_path, quick, capsys):
+    from encoderlab.cli import main
+    from encoderlab.eval import eval_node
+
+    write_asset(home, "boolq", boolq_records(120))
+    quick("boolq")
+    model, out = str(model_folder(tmp_path / "m")), tmp_path / "o"
+    main(["eval", model, "--tasks", "boolq", "--lrs", "2e-3", "--seeds", "0", "--out", str(out)])
+    printed = capsys.readouterr().out
+    assert "boolq" in printed and "best lr 0.002" in printed and (out / "summary.md").is_file()
+    record = eval_node(model, "boolq", 2e-3, 0, out)  # already cached: returned, not recomputed
+    assert record["lr"] == 2e-3 and len((out / "results.jsonl").read_text().splitlines()) == 1
