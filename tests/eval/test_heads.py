@@ -97,3 +97,23 @@ def test_info_nce_matches_cross_entropy_and_masks_duplicate_positives():
         ]
     ).mean()
     assert torch.allclose(info_nce(q, d, ["a", "b", "a"]), manual)
+
+
+def test_qa_decoding_respects_context_length_and_null():
+    import numpy as np
+
+    from encoderlab.eval.qa import decode
+
+    example = {"id": "q", "context": "abc def ghi"}
+    # tokens: 0 = null/BOS, 1 = question (outside the context), 2..4 = the three context words
+    offsets = [None, None, (0, 3), (4, 7), (8, 11)]
+    feature = {"example": 0, "offsets": offsets}
+    start = np.array([0.0, 9.0, 1.0, 5.0, 0.0])  # the best start (the question token) is not in the context
+    end = np.array([0.0, 9.0, 0.0, 1.0, 4.0])
+    answers, na = decode([example], [feature], [start], [end])
+    assert answers == {"q": "def ghi"} and na["q"] == -np.inf  # 5 + 4 beats 5 + 1
+    answers, _ = decode([example], [feature], [start], [end], max_answer_tokens=1)
+    assert answers == {"q": "def"}
+    start[0] = end[0] = 6.0  # null score 12 > best span 9: SQuAD v2 answers nothing
+    answers, na = decode([example], [feature], [start], [end], allow_null=True)
+    assert answers == {"q": ""} and na["q"] == 3.0

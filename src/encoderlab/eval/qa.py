@@ -98,16 +98,19 @@ def decode(
     for feature, start, end in zip(features, starts, ends):
         ex, offsets = feature["example"], feature["offsets"]
         null[ex] = min(null.get(ex, np.inf), float(start[0] + end[0]))
-        for s in np.argsort(start)[::-1][:n_best]:
-            for e in np.argsort(end)[::-1][:n_best]:
-                if s >= len(offsets) or e >= len(offsets) or offsets[s] is None or offsets[e] is None:
-                    continue
-                if e < s or e - s + 1 > max_answer_tokens:
-                    continue
-                score = float(start[s] + end[e])
-                if ex not in best or score > best[ex][0]:
-                    context = examples[ex]["context"]
-                    best[ex] = (score, context[offsets[s][0] : offsets[e][1]])
+        in_context = np.array([o is not None for o in offsets])
+        s_idx, e_idx = np.meshgrid(
+            np.argsort(start)[::-1][:n_best], np.argsort(end)[::-1][:n_best], indexing="ij"
+        )
+        length = e_idx - s_idx + 1
+        valid = in_context[s_idx] & in_context[e_idx] & (length >= 1) & (length <= max_answer_tokens)
+        if not valid.any():
+            continue
+        scores = np.where(valid, start[s_idx] + end[e_idx], -np.inf)
+        i = int(np.argmax(scores))
+        score, s, e = float(scores.flat[i]), int(s_idx.flat[i]), int(e_idx.flat[i])
+        if ex not in best or score > best[ex][0]:
+            best[ex] = (score, examples[ex]["context"][offsets[s][0] : offsets[e][1]])
     answers, na_scores = {}, {}
     for ex, example in enumerate(examples):
         score, text = best.get(ex, (-np.inf, ""))
