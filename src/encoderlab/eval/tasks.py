@@ -91,10 +91,9 @@ def require_nonempty(task: str, data: TaskData) -> TaskData:
     return data
 
 
-def qa_example(
-    task: str, rec_id: str, context: str, question: str, answers: list[dict], counts: dict
-) -> dict:
-    """A QA example with answers whose span matches the context; others are skipped and counted."""
+def qa_example(rec_id: str, context: str, question: str, answers: list[dict], counts: dict) -> dict | None:
+    """A QA example with answers whose span matches the context; others are skipped and counted
+    (None when a question had answers and none of them matches)."""
     good = [
         a for a in answers if context[a["answer_start"] : a["answer_start"] + len(a["text"])] == a["text"]
     ]
@@ -230,10 +229,10 @@ def _squad_article_splits() -> list[list[dict]]:
     return split_groups(_records("squad-v1-dev"), lambda r: r["meta"]["title"], "squad-articles", SQUAD_SPLIT)
 
 
-def _qa_examples(task: str, records: Sequence[dict], counts: dict) -> list[dict]:
+def _qa_examples(records: Sequence[dict], counts: dict) -> list[dict]:
     out = []
     for r in records:
-        ex = qa_example(task, r["id"], r["text"], r["meta"]["question"], r["meta"]["answers"], counts)
+        ex = qa_example(r["id"], r["text"], r["meta"]["question"], r["meta"]["answers"], counts)
         if ex is not None:
             out.append(ex)
     return out
@@ -242,14 +241,12 @@ def _qa_examples(task: str, records: Sequence[dict], counts: dict) -> list[dict]
 def load_squad(name: str, sizes: dict) -> TaskData:
     counts: dict = {}
     train, val, test = _squad_article_splits()
-    tests = {"test": _qa_examples(name, subsample(test, sizes["test"]), counts)}
+    tests = {"test": _qa_examples(subsample(test, sizes["test"]), counts)}
     for shift in SQUAD_SHIFTS:
-        tests[shift] = _qa_examples(
-            name, subsample(_records(f"squad-shifts-{shift}"), sizes["shift"]), counts
-        )
+        tests[shift] = _qa_examples(subsample(_records(f"squad-shifts-{shift}"), sizes["shift"]), counts)
     data = TaskData(
-        _qa_examples(name, subsample(train, sizes["train"]), counts),
-        _qa_examples(name, subsample(val, sizes["val"]), counts),
+        _qa_examples(subsample(train, sizes["train"]), counts),
+        _qa_examples(subsample(val, sizes["val"]), counts),
         tests,
         counts,
     )
@@ -273,8 +270,8 @@ def load_squad_retrieval(name: str, sizes: dict) -> TaskData:
     return require_nonempty(name, ir_task_data(train, val, test, sizes))
 
 
-def _passage_ir_records(asset: str, records=None):
-    records = _records(asset) if records is None else records
+def _passage_ir_records(records: list[dict]) -> list[dict]:
+    """Question -> passage records; the passage id is a hash of its text (BoolQ repeats passages)."""
     return [
         {
             "qid": r["id"],
@@ -287,8 +284,9 @@ def _passage_ir_records(asset: str, records=None):
 
 
 def load_boolq_retrieval(name: str, sizes: dict) -> TaskData:
-    records = _passage_ir_records("boolq", _records("boolq"))
-    dev = {r["id"] for r in _records("boolq") if r["meta"].get("split") == "dev"}
+    raw = _records("boolq")
+    records = _passage_ir_records(raw)
+    dev = {r["id"] for r in raw if r["meta"].get("split") == "dev"}
     rest = [r for r in records if r["qid"] not in dev]
     train, val = split_groups(rest, lambda r: r["did"], name, (0.9, 0.1))
     return require_nonempty(name, ir_task_data(train, val, [r for r in records if r["qid"] in dev], sizes))
@@ -296,7 +294,7 @@ def load_boolq_retrieval(name: str, sizes: dict) -> TaskData:
 
 def load_pubmedqa_retrieval(name: str, sizes: dict) -> TaskData:
     train, val, test = split_groups(
-        _passage_ir_records("pubmedqa"), lambda r: r["did"], name, (0.6, 0.1, 0.3)
+        _passage_ir_records(_records("pubmedqa")), lambda r: r["did"], name, (0.6, 0.1, 0.3)
     )
     return require_nonempty(name, ir_task_data(train, val, test, sizes))
 
@@ -435,7 +433,7 @@ def load_paper_qa(name: str, hub_id: str) -> TaskData:
                 {"text": t, "answer_start": s}
                 for t, s in zip(r["answers"]["text"], r["answers"]["answer_start"])
             ]
-            ex = qa_example(name, str(r.get("id", i)), r["context"], r["question"], answers, counts)
+            ex = qa_example(str(r.get("id", i)), r["context"], r["question"], answers, counts)
             if ex is not None:
                 out.append(ex)
         return out
