@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated, Literal
 
 import tyro
 
 from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS, SUMMARY_MD, evaluate
+from encoderlab.eval.tasks import PAPER_DATA_ENV
 
 
 def eval_command(
@@ -18,6 +20,7 @@ def eval_command(
     seeds: tuple[int, ...] = DEFAULT_SEEDS,
     out: Path = Path("eval"),
     device: str | None = None,
+    paper_data: Path | None = None,
 ) -> None:
     """Fine-tune and score MODEL on a suite over an LR grid and seeds (cached; reruns resume).
 
@@ -29,7 +32,10 @@ def eval_command(
         seeds: Fine-tuning seeds per learning rate.
         out: Folder for results.jsonl, summary.json and summary.md.
         device: cpu or cuda (default: cuda when available).
+        paper_data: Folder of local files for the paper suite (sets $ENCODERLAB_PAPER_DATA; see docs/evaluation.md).
     """
+    if paper_data is not None:
+        os.environ[PAPER_DATA_ENV] = str(paper_data)
     summary = evaluate(
         model, suite=suite, tasks=list(tasks) or None, lrs=lrs, seeds=seeds, out=out, device=device
     )
