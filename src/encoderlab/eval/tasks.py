@@ -608,7 +608,7 @@ def _tasks() -> list[Task]:
             name="pubmedqa-retrieval",
             description="PubMedQA question -> abstract, corpus = the split's abstracts",
             loader=lambda: load_pubmedqa_retrieval("pubmedqa-retrieval", s["pubmedqa-retrieval"]),
-            max_length=256,
+            max_length=192,
         ),
         sc(
             name="pubmedqa",
