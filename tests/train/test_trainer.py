@@ -316,3 +316,28 @@ def test_resume_drops_a_torn_metrics_line(tmp_path, reference):
         f.write('{"step": 4, "loss": 1.2')  # killed mid-write
     pretrain(cfg, resume=True)
     assert [r["loss"] for r in metrics(cfg.out)] == [r["loss"] for r in metrics(reference.out)]
+
+
+def test_continued_pretraining_from_a_bert_folder_resumes_exactly(tmp_path):
+    """An adapter model's checkpoints resume (its saved config has no ModelConfig to read back)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    bert = BertConfig(
+        vocab_size=128,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertForMaskedLM(bert).save_pretrained(str(tmp_path / "bert"))
+    phases = (Phase(objective=MLM(mask_ratio=0.3), steps=3),)
+    init = ModelSpec(init=str(tmp_path / "bert"))
+    whole = tiny_run(tmp_path / "whole", phases=phases, model=init)
+    pretrain(whole)
+    cut = tiny_run(tmp_path / "cut", phases=phases, model=init)
+    pretrain(cut, until_step=2)
+    pretrain(cut, resume=True)
+    assert [m["loss"] for m in metrics(cut.out)] == [m["loss"] for m in metrics(whole.out)]
+    _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")

@@ -29,7 +29,7 @@ import torch.distributed.checkpoint as dcp
 from torch.distributed.checkpoint.metadata import TensorStorageMetadata
 
 from encoderlab.errors import UserError
-from encoderlab.model.io import read_model_config, save_model_folder
+from encoderlab.model.io import save_model_folder
 from encoderlab.train.optim import StateByName
 
 STEP_DIR = re.compile(r"^step_(\d{7})$")
@@ -148,22 +148,27 @@ def restore_rng(rng: dict[str, torch.Tensor]) -> None:
         torch.cuda.set_rng_state(rng["cuda"])
 
 
-def check_model_matches(ckpt: Path, model: torch.nn.Module) -> None:
-    """Refuse a checkpoint whose model has another architecture or vocabulary size."""
-    theirs = read_model_config(Path(ckpt) / "model")
-    ours = model.config
+def check_model_matches(ckpt: Path, model: torch.nn.Module, saved: torch.nn.Module) -> None:
+    """Refuse a checkpoint whose model (`saved`, loaded from it) has another architecture or vocabulary size.
+
+    The two configs are compared field by field rather than read back as a `ModelConfig`, so
+    adapter models (BERT, ModernBERT: their config has no head counts) resume like our own.
+    """
+    theirs, ours = saved.config, model.config
+    keys = (
+        "family",
+        "vocab_size",
+        "hidden_size",
+        "n_layers",
+        "n_heads",
+        "n_kv_heads",
+        "head_dim",
+        "intermediate_size",
+    )
     diffs = [
-        f"{k}: {getattr(theirs, k)} vs {getattr(ours, k)}"
-        for k in (
-            "vocab_size",
-            "hidden_size",
-            "n_layers",
-            "n_heads",
-            "n_kv_heads",
-            "head_dim",
-            "intermediate_size",
-        )
-        if getattr(theirs, k) != getattr(ours, k)
+        f"{k}: {getattr(theirs, k, None)} vs {getattr(ours, k, None)}"
+        for k in keys
+        if getattr(theirs, k, None) != getattr(ours, k, None)
     ]
     if diffs:
         raise UserError(

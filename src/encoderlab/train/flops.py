@@ -36,13 +36,34 @@ def attended_pairs(doc_ids: torch.Tensor, causal: bool) -> int:
     return int((lengths * (lengths + 1) / 2).sum() if causal else (lengths**2).sum())
 
 
+def _shape(cfg) -> tuple[int, int, int, int, int]:
+    """(heads, kv heads, head width, MLP inner width, MLP matrices) of an encoder or adapter config.
+
+    Adapters (BERT, ModernBERT) keep transformers' config in `cfg.hf`: BERT's MLP has two
+    matrices (GELU), ModernBERT's gated one three; ModernBERT's local layers are counted as
+    global, so its MFU is a slight overestimate.
+    """
+    if isinstance(cfg, ModelConfig):
+        return cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.intermediate_size, 3
+    hf = cfg.hf
+    heads = hf.num_attention_heads
+    return (
+        heads,
+        heads,
+        cfg.hidden_size // heads,
+        hf.intermediate_size,
+        3 if cfg.family == "modernbert" else 2,
+    )
+
+
 def forward_flops(cfg: ModelConfig, x: ObjectiveInputs) -> int:
     """Matmul FLOPs of one forward pass (with the sparse head) over the micro-batch `x`."""
-    d, h = cfg.hidden_size, cfg.head_dim
-    per_token = 2 * d * h * (2 * cfg.n_heads + 2 * cfg.n_kv_heads) + 2 * 3 * d * cfg.intermediate_size
+    d = cfg.hidden_size
+    n_heads, n_kv, h, inner, mats = _shape(cfg)
+    per_token = 2 * d * h * (2 * n_heads + 2 * n_kv) + 2 * mats * d * inner
     tokens = x.input_ids.numel()
     pairs = attended_pairs(x.doc_ids, x.attention_mode == "causal")
-    body = cfg.n_layers * (per_token * tokens + 4 * cfg.n_heads * h * pairs)
+    body = cfg.n_layers * (per_token * tokens + 4 * n_heads * h * pairs)
     return body + 2 * d * cfg.vocab_size * x.n_targets
 
 

@@ -247,8 +247,9 @@ class Trainer:
 
     def _load(self, path: Path) -> None:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
-        ckpt.check_model_matches(path, self.model)
-        load_model_state(self.model, load_model_folder(path / "model").state_dict())
+        saved = load_model_folder(path / "model")
+        ckpt.check_model_matches(path, self.model, saved)
+        load_model_state(self.model, saved.state_dict())
         self.optim_state, self.progress, rng = ckpt.load_train_state(path)
         ckpt.restore_rng(rng)
 
