@@ -146,7 +146,9 @@ def test_init_with_smaller_vocabulary_is_refused(tmp_path):
 
     save_model_folder(Encoder(ModelConfig.from_size("tiny", vocab_size=64)), tmp_path / "m")
     cfg = tiny_run(tmp_path / "run", model=ModelSpec(init=str(tmp_path / "m")))
-    with pytest.raises(UserError, match="64 vocabulary rows but the data's tokenizer has 128"):
+    with pytest.raises(
+        UserError, match="the data's tokenizer has 128 ids but the model's embedding has 64 rows"
+    ):
         pretrain(cfg)
 
 

@@ -240,9 +240,16 @@ def _spec(tokenizer, config) -> TokenSpec:
     )
 
 
-def check_compatible(model: nn.Module, spec: TokenSpec, expected: ModelConfig | None = None) -> None:
+def check_compatible(
+    model: nn.Module,
+    spec: TokenSpec,
+    expected: ModelConfig | None = None,
+    *,
+    tokenizer: str = "the tokenizer",
+) -> None:
     """Refuse a model that cannot serve `spec`'s token ids, or whose architecture is not `expected`.
 
+    `tokenizer` names where `spec` came from in the message (e.g. "the data's tokenizer").
     The trainer calls this before using a checkpoint it did not build itself (continued
     pretraining, resume), so a mismatch is one clear line instead of an index error deep inside
     an embedding lookup, or a silently different model.
@@ -250,7 +257,7 @@ def check_compatible(model: nn.Module, spec: TokenSpec, expected: ModelConfig | 
     vocab = model.config.vocab_size
     if spec.vocab_size > vocab:
         raise UserError(
-            f"the tokenizer has {spec.vocab_size} ids but the model's embedding has {vocab} rows; "
+            f"{tokenizer} has {spec.vocab_size} ids but the model's embedding has {vocab} rows; "
             "use the tokenizer the model was trained with"
         )
     too_big = [

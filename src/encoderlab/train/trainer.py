@@ -35,6 +35,7 @@ from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
+from encoderlab.model.hub import check_compatible, load_pretrained
 from encoderlab.model.io import is_model_folder, load_model_folder, save_model_folder
 from encoderlab.objectives import lm_loss, objective_generator
 from encoderlab.train import checkpoint as ckpt
@@ -124,15 +125,9 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[tor
     if is_model_folder(source):
         model, tokenizer = load_model_folder(source), None
     else:
-        from encoderlab.model.hub import load_pretrained
-
         pre = load_pretrained(str(source))
         model, tokenizer = pre.model, pre.tokenizer
-    if model.config.vocab_size < spec.vocab_size:
-        raise UserError(
-            f"model {spec_cfg.init} has {model.config.vocab_size} vocabulary rows but the data's tokenizer "
-            f"has {spec.vocab_size} ids; prepare the data with the model's tokenizer"
-        )
+    check_compatible(model, spec, tokenizer="the data's tokenizer")
     if model.config.max_seq_len < seq_len:
         raise UserError(
             f"model {spec_cfg.init} accepts {model.config.max_seq_len} tokens but layout.seq_len is {seq_len}; "
