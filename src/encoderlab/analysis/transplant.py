@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +37,7 @@ from tqdm.auto import tqdm
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model import Encoder
-from encoderlab.train.freeze import PRESETS as FREEZE_PRESETS
-from encoderlab.train.freeze import parse_layers as freeze_layers
+from encoderlab.train.freeze import parse_layers as shared_parse_layers
 
 Part = Literal["block", "attention", "mlp"]
 PARTS: dict[str, tuple[str, ...]] = {
@@ -75,18 +73,9 @@ class TransplantSpec:
 def parse_layers(text: str, n_layers: int) -> tuple[int, ...]:
     """'0-7', '3', '0-3,8,10-11' or a freezing preset ('paper2-low', 'paper2-mid': the same layers
     the detour-freeze recipes freeze) as sorted block indices, each checked against the depth."""
-    if text.strip() in FREEZE_PRESETS:
-        return freeze_layers(text.strip(), n_layers)
-    layers: set[int] = set()
-    for item in text.replace(" ", "").split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
-        if not match:
-            raise UserError(f"layer range '{text}' is not valid; write e.g. 0-7, 3, 0-3,8 or paper2-low")
-        lo, hi = int(match[1]), int(match[2] or match[1])
-        if lo > hi:
-            raise UserError(f"layer range '{item}' runs backwards; write it low-high, e.g. {hi}-{lo}")
-        layers.update(range(lo, hi + 1))
-    return check_layers(tuple(sorted(layers)), n_layers)
+    return check_layers(
+        shared_parse_layers(text, n_layers, what="layer range", owner="the models have"), n_layers
+    )
 
 
 def check_layers(layers: tuple[int, ...], n_layers: int) -> tuple[int, ...]:

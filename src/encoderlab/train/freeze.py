@@ -15,6 +15,8 @@ at least one; mid = up to round(15/22 L)), so `tiny` (4 layers) freezes {0} and 
 
 from __future__ import annotations
 
+import re
+
 from torch import nn
 
 from encoderlab.errors import UserError
@@ -34,23 +36,33 @@ def _preset(name: str, n_layers: int) -> range:
     return range(low_end, max(low_end + 1, round(15 * n_layers / PAPER2_DEPTH)))
 
 
-def parse_layers(spec: str, n_layers: int) -> tuple[int, ...]:
-    """The sorted layer indices a freeze spec names, for a model of `n_layers` blocks."""
+def parse_layers(
+    spec: str, n_layers: int, *, what: str = "freeze spec", owner: str = "the model has"
+) -> tuple[int, ...]:
+    """The sorted layer indices a layer spec names, for a model of `n_layers` blocks.
+
+    The one grammar for layer choices (freezing here, transplants in `analysis`); `what` names
+    the option and `owner` the model(s) in error messages, so each caller's errors read right.
+    """
     spec = spec.strip()
     if not spec:
         return ()
     if spec in PRESETS:
         return tuple(_preset(spec, n_layers))
     layers: set[int] = set()
-    for part in spec.split(","):
-        lo, _, hi = part.strip().partition("-")
-        if not lo.isdigit() or (hi and not hi.isdigit()):
+    for part in spec.replace(" ", "").split(","):
+        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not match:
             raise UserError(
-                f"freeze spec '{spec}' is not like '0-7' or '0-3,9' or one of {', '.join(PRESETS)}"
+                f"{what} '{spec}' is not valid; write e.g. 0-7, 3, 0-3,9 or one of {', '.join(PRESETS)}"
             )
-        first, last = int(lo), int(hi or lo)
-        if first > last or last >= n_layers:
-            raise UserError(f"freeze spec '{spec}' names layers outside 0-{n_layers - 1}")
+        first, last = int(match[1]), int(match[2] or match[1])
+        if first > last:
+            raise UserError(f"{what} '{part}' runs backwards; write it low-high, e.g. {last}-{first}")
+        if last >= n_layers:
+            raise UserError(
+                f"{what} '{spec}': layer {last} is out of range: {owner} {n_layers} layers (0-{n_layers - 1})"
+            )
         layers.update(range(first, last + 1))
     return tuple(sorted(layers))
 
