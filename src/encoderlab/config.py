@@ -45,8 +45,8 @@ def _union_members(tp: Any) -> tuple[Any, ...]:
     return (tp,)
 
 
-def _coerce(value: Any, tp: Any, where: str) -> Any:
-    """Convert plain data to `tp`, or raise a UserError naming `where`."""
+def coerce(value: Any, tp: Any, where: str) -> Any:
+    """Convert plain data (YAML/CLI values) to the type `tp`, or raise a UserError naming `where`."""
     if tp is Any:
         return value
     members = _union_members(tp)
@@ -65,7 +65,7 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
             if member is type(None):
                 continue
             try:
-                return _coerce(value, member, where)
+                return coerce(value, member, where)
             except UserError as exc:
                 errors.append(str(exc))
         raise UserError(errors[0] if errors else f"{where}: cannot use {value!r}")
@@ -79,7 +79,7 @@ def _coerce(value: Any, tp: Any, where: str) -> Any:
             raise UserError(f"{where}: expected a list, got {value!r}")
         args = typing.get_args(tp)
         item_tp = args[0] if args else Any
-        items = [_coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
+        items = [coerce(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
         return tuple(items) if origin is tuple else items
     if origin is typing.Literal:
         if value not in typing.get_args(tp):
@@ -108,7 +108,7 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
         raise UserError(
             f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
         )
-    kwargs = {k: _coerce(v, hints[k], f"{where + '.' if where else ''}{k}") for k, v in data.items()}
+    kwargs = {k: coerce(v, hints[k], f"{where + '.' if where else ''}{k}") for k, v in data.items()}
     try:
         return cls(**kwargs)
     except TypeError as exc:  # a required field is missing

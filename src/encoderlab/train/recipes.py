@@ -21,7 +21,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from encoderlab.config import _coerce, parse_scalar
+from encoderlab.config import coerce, parse_scalar
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.objectives import CLM, MLM, Objective
@@ -119,7 +119,7 @@ def cpt_mlm(
     if not init:
         raise UserError("cpt-mlm needs a starting checkpoint: --param init=PATH_OR_HUB_ID")
     return RunConfig(
-        model=ModelSpec(init=init, load=_coerce(load, typing.Literal["weights", "full"], "load")),
+        model=ModelSpec(init=init, load=coerce(load, typing.Literal["weights", "full"], "load")),
         data=DataConfig(path=data),
         layout=_layout(seq_len, global_batch, micro_batch_size, world_size),
         optim=PAPER1_OPTIM,
@@ -295,5 +295,5 @@ def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConf
             raise UserError(f"recipe parameter '{item}' must look like name=value")
         if key not in hints:
             raise UserError(f"recipe {name} has no parameter '{key}'; valid: {', '.join(sorted(hints))}")
-        kwargs[key] = _coerce(parse_scalar(raw), hints[key], f"{name}.{key}")
+        kwargs[key] = coerce(parse_scalar(raw), hints[key], f"{name}.{key}")
     return RECIPES[name](**kwargs)
