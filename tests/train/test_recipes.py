@@ -127,3 +127,13 @@ def test_cli_runs_a_smoke_recipe_end_to_end_and_reloads_its_config(capsys, tmp_p
     # the saved config is a valid --config, and resuming a finished run changes nothing
     main(["pretrain", "--config", str(out / "config.yaml"), "--resume"])
     assert len((out / "metrics.jsonl").read_text().splitlines()) == 16
+
+
+@pytest.mark.parametrize("rank,printed", [("0", True), ("1", False)])
+def test_pretrain_command_prints_the_run_summary_on_rank_0_only(capsys, tmp_path, monkeypatch, rank, printed):
+    import encoderlab.train.cli as train_cli
+
+    monkeypatch.setenv("RANK", rank)  # as torchrun sets it for each process
+    monkeypatch.setattr(train_cli, "pretrain", lambda cfg, **kw: tmp_path)
+    train_cli.pretrain_command(recipe="smoke-mlm", out=str(tmp_path))
+    assert ("run folder:" in capsys.readouterr().out) is printed

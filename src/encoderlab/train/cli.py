@@ -11,6 +11,7 @@ import tyro
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
 from encoderlab.train.config import RunConfig
+from encoderlab.train.distributed import env_rank
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
 from encoderlab.train.trainer import pretrain
 
@@ -68,7 +69,8 @@ def pretrain_command(
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return
     run = pretrain(cfg, resume=resume, force=force, until_step=until_step)
-    print(f"run folder: {run}\nfinal model: {run / 'final'}\nmetrics: {run / 'metrics.jsonl'}")
+    if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
+        print(f"run folder: {run}\nfinal model: {run / 'final'}\nmetrics: {run / 'metrics.jsonl'}")
 
 
 def recipes_command() -> None:

@@ -70,6 +70,11 @@ def env_world_size() -> int:
         ) from None
 
 
+def env_rank() -> int:
+    """RANK as torchrun sets it (0 when not launched by it): who prints, once the group is gone."""
+    return int(os.environ.get("RANK", "0") or 0)
+
+
 def init_world(world_size: int) -> World:
     """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
     global _OWNED_GROUP
