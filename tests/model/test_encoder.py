@@ -140,3 +140,20 @@ def test_num_params_matches_instantiation_for_every_size(size):
     for overrides in ({}, {"tie_embeddings": True, "attention_bias": True, "qk_norm": True}):
         cfg = ModelConfig.from_size(size, vocab_size=1000, **overrides)
         assert cfg.num_params() == _meta_count(cfg)
+
+
+def test_flex_model_folder_loads_with_sdpa_on_cpu_and_trains(tmp_path, caplog):
+    """flex_attention has no CPU backward: a folder saved with flex must still fine-tune on CPU."""
+    import logging
+
+    from encoderlab.model.io import load_model_folder, save_model_folder
+
+    model = Encoder(ModelConfig.from_size("tiny", vocab_size=VOCAB, attn_impl="flex"))
+    save_model_folder(model, tmp_path / "m")
+    with caplog.at_level(logging.INFO, logger="encoderlab.model.io"):
+        loaded = load_model_folder(tmp_path / "m")
+    assert loaded.config.attn_impl == "sdpa" and "attn_impl=flex; using sdpa" in caplog.text
+    doc_ids = torch.tensor([[0, 0, 0, 1, 1, 1]])
+    out = loaded(torch.randint(0, VOCAB, (1, 6)), doc_ids=doc_ids).last_hidden_state
+    out.sum().backward()  # the dense mask path: a backward exists on CPU
+    assert loaded.embed_tokens.weight.grad is not None

@@ -13,7 +13,9 @@ through the same two functions.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import logging
 import shutil
 from pathlib import Path
 
@@ -23,9 +25,12 @@ from safetensors.torch import load_file, save_file
 
 from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
+from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.hf_adapters import HFAdapter, adapter_from_hf_state, hf_config_from_dict
+
+log = logging.getLogger(__name__)
 
 FORMAT = "encoderlab-model"
 FORMAT_VERSION = 1
@@ -90,7 +95,10 @@ def read_model_config(path: Path) -> ModelConfig:
 
 
 def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder | HFAdapter:
-    """Load an encoderlab model folder; a corrupt weight file is a UserError, not a crash."""
+    """Load an encoderlab model folder; a corrupt weight file is a UserError, not a crash.
+
+    A model saved with `attn_impl: flex` loads with sdpa where flex cannot train (CPU), logged.
+    """
     path = Path(path)
     meta = _read_meta(path)
     try:
@@ -103,6 +111,12 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
         return model.to(device)
     cfg = from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
+    device = torch.device(device)
+    if cfg.attn_impl == "flex" and resolve_attn_impl("auto", device) != "flex":
+        # flex_attention has no CPU backward, so a flex model could not be fine-tuned here;
+        # sdpa computes the same attention (the trainer picks its kernel again anyway).
+        log.info("%s was saved with attn_impl=flex; using sdpa on %s", path, device)
+        cfg = dataclasses.replace(cfg, attn_impl=resolve_attn_impl("auto", device))
     model = Encoder(cfg).to(device)
     if cfg.tie_embeddings:
         state["lm_head.weight"] = state["embed_tokens.weight"]

@@ -36,17 +36,10 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.checkpoint import checkpoint
 
 from encoderlab.errors import UserError
+from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.encoder import Encoder
 from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World
-
-
-def resolve_attn_impl(requested: str, device: torch.device) -> str:
-    """The kernel to train with: `auto` is flex on CUDA and sdpa elsewhere (the fallback, since
-    flex_attention has no backward on CPU)."""
-    if requested == "auto":
-        return "flex" if device.type == "cuda" else "sdpa"
-    return requested
 
 
 def _checkpointed(forward):
