@@ -27,3 +27,36 @@ def test_unknown_command_is_one_line(capsys):
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no command 'no-such-command'" in err[0]
+
+
+def _one_line_error(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert err[0].startswith("encoderlab: error: ")
+    return err[0]
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (["recipes", "--bogus", "1"], "unrecognized arguments: --bogus 1; see: encoderlab recipes --help"),
+        (["export"], "missing required arguments: ckpt, --out; see: encoderlab export --help"),
+        (
+            ["analyze", "transplant", "a", "b", "--out", "o", "--part", "x"],
+            "--part got 'x'; valid: block, attention, mlp; see: encoderlab analyze transplant --help",
+        ),
+        (["pretrain", "--until-step", "x"], "bad value for --until-step: "),
+    ],
+    ids=["unknown-flag", "missing-required", "bad-choice", "bad-type"],
+)
+def test_argument_parse_errors_are_one_line_with_the_help_hint(capsys, argv, expected):
+    assert expected in _one_line_error(capsys, argv)
+
+
+def test_help_still_prints_the_full_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "--help"])
+    out = capsys.readouterr().out
+    assert exc.value.code == 0 and "--out" in out and len(out.splitlines()) > 5

@@ -83,7 +83,35 @@ def _dispatch(argv: list[str]) -> None:
             where = " ".join(["encoderlab", *path])
             raise UserError(f"'{where}' has no command '{word}'; valid: {', '.join(node)}")
         node, path = node[word], [*path, word]
-    tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
+    with _tyro_errors().on_parse_error(_raise_parse_error):
+        tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
+
+
+def _tyro_errors():
+    """tyro's parse-error hook module: private in tyro 1.0 (pinned in pyproject), hence one seam."""
+    from tyro import _errors
+
+    return _errors
+
+
+def _raise_parse_error(event) -> None:
+    """Turn tyro's boxed parse error into the one-line UserError every other bad input gets."""
+    te = _tyro_errors()
+    if isinstance(event, te.UnrecognizedArgs):
+        what = f"unrecognized arguments: {' '.join(event.tokens)}"
+    elif isinstance(event, te.MissingArgs):
+        names = [a.arg.display_name() for a in event.missing_arguments]
+        what = f"missing required arguments: {', '.join(names)}"
+    elif isinstance(event, te.InvalidChoice):
+        what = f"{event.argument.display_name()} got {event.value!r}; valid: {', '.join(event.choices)}"
+    elif isinstance(event, te.InstantiationFailure):
+        name = event.argument.display_name() if event.argument is not None else "an argument"
+        what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
+    elif isinstance(event, te.BadValue):
+        what = f"bad value {event.offending_value!r} for {event.argument.display_name()}"
+    else:  # an event kind this version does not know: name it rather than guess
+        what = f"the arguments were rejected ({type(event).__name__})"
+    raise UserError(f"{what}; see: {event.prog} --help")
 
 
 def main(argv: list[str] | None = None) -> None:

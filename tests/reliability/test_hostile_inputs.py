@@ -186,6 +186,13 @@ CASES = [
     ("empty-corpus", "data tokenizer --source {w}/empty.txt --out {w}/t", r"no non-empty document"),
     ("symlink-loop", "data tokenizer --source {w}/loop.txt --out {w}/t", r"loop\.txt"),
     ("not-prepared", "data inspect {w}/model", r"not prepared data .*data prepare"),
+    (
+        "unknown-flag",
+        "pretrain --bogus 1",
+        r"unrecognized arguments: --bogus 1; see: encoderlab pretrain --help",
+    ),
+    ("missing-argument", "export", r"missing required arguments: ckpt, --out; see: encoderlab export --help"),
+    ("bad-choice", "eval {w}/model --suite nope --out {w}/e", r"--suite got 'nope'; valid: .*eval --help"),
     ("existing-run", "pretrain --config {w}/tiny.yaml --out {w}/run", r"already holds a run; pass --resume"),
     (
         "resume-changed-config",
