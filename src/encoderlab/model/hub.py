@@ -144,8 +144,9 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     if "auto_map" in raw:
         if not trust_remote_code:
             raise UserError(
-                f"{path} ships its own modelling code (auto_map in config.json); pass trust_remote_code=True "
-                "(--trust-remote-code) if you trust it"
+                f"{path} ships its own modelling code (auto_map in config.json), which encoderlab never runs; "
+                "remove auto_map from config.json, or if you trust the folder load it from Python with "
+                "load_pretrained(path, trust_remote_code=True)"
             )
         notes.append("the folder's own modelling code was not run; weights were mapped by encoderlab")
     _family(raw, path)
@@ -185,8 +186,9 @@ def read_hf_weights(path: Path, *, allow_pickle: bool = False) -> dict[str, torc
             )
         if not allow_pickle:
             raise UserError(
-                f"{path} stores its weights as pickle (pytorch_model.bin); convert them to safetensors, or pass "
-                "allow_pickle=True to read them with torch.load(weights_only=True)"
+                f"{path} stores its weights as pickle (pytorch_model.bin); convert them to safetensors, or if "
+                "you trust the file load it from Python with load_pretrained(path, allow_pickle=True) "
+                "(read with torch.load(weights_only=True); no command takes pickles)"
             )
         state = {}
         for f in files:
