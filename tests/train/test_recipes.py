@@ -137,3 +137,9 @@ def test_pretrain_command_prints_the_run_summary_on_rank_0_only(capsys, tmp_path
     monkeypatch.setattr(train_cli, "pretrain", lambda cfg, **kw: tmp_path)
     train_cli.pretrain_command(recipe="smoke-mlm", out=str(tmp_path))
     assert ("run folder:" in capsys.readouterr().out) is printed
+
+
+@pytest.mark.parametrize("name", ["smoke-mlm", "smoke-clm-mlm", "pfs-mlm"])
+def test_too_few_steps_name_the_parameter_and_its_range(capsys, name):
+    line = _err(capsys, ["pretrain", "--recipe", name, "--param", "steps=-1", "--dry-run"])
+    assert "steps must be at least warmup + decay" in line and "got -1" in line

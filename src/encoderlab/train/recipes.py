@@ -66,6 +66,11 @@ def pfs_clm_mlm(
     """Paper 1 biphasic from scratch: CLM for clm_fraction of the steps, then MLM; one WSD schedule."""
     if not 0.0 <= clm_fraction <= 1.0:
         raise UserError(f"clm_fraction must be in [0, 1], got {clm_fraction}")
+    if steps < warmup + decay:  # one WSD schedule spans the run: it must hold its warmup and decay
+        raise UserError(
+            f"steps must be at least warmup + decay = {warmup + decay}, got {steps}; raise steps "
+            "(or lower warmup/decay where the recipe takes them)"
+        )
     clm_steps = round(steps * clm_fraction)
     if 0 < clm_steps < warmup:
         raise UserError(
