@@ -366,7 +366,12 @@ def load_code_retrieval(name: str, sizes: dict) -> TaskData:
 
 def _paper_dataset(hub_id: str, config: str | None = None, **kw):
     """A `datasets` DatasetDict from the hub, or from $ENCODERLAB_PAPER_DATA/<name>/ (same format)."""
-    import datasets
+    try:
+        import datasets
+    except ImportError:
+        raise UserError(
+            "the paper suite reads data with the `datasets` package; pip install datasets"
+        ) from None
 
     local = os.environ.get(PAPER_DATA_ENV)
     folder_name = hub_id.split("/")[-1] + (f"-{config}" if config else "")
