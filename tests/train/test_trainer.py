@@ -343,3 +343,31 @@ def test_continued_pretraining_from_a_bert_folder_resumes_exactly(tmp_path):
     pretrain(cut, resume=True)
     assert [m["loss"] for m in metrics(cut.out)] == [m["loss"] for m in metrics(whole.out)]
     _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")
+
+
+def test_deterministic_flag_is_applied_for_the_run_and_restored(tmp_path, monkeypatch):
+    from encoderlab.train.trainer import Trainer
+
+    seen = []
+    original = Trainer.run
+
+    def run(self, until_step=None):
+        seen.append(torch.are_deterministic_algorithms_enabled())
+        return original(self, until_step)
+
+    monkeypatch.setattr(Trainer, "run", run)
+    phases = (Phase(objective=MLM(), steps=1),)
+    pretrain(tiny_run(tmp_path / "on", phases=phases, deterministic=True))
+    pretrain(tiny_run(tmp_path / "off", phases=phases))
+    assert seen == [True, False] and not torch.are_deterministic_algorithms_enabled()
+
+
+def test_deterministic_cuda_run_without_cublas_workspace_is_refused_before_writing(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # the check runs before any CUDA call
+    cfg = tiny_run(
+        tmp_path / "run", phases=(Phase(objective=MLM(), steps=1),), deterministic=True, device="cuda"
+    )
+    with pytest.raises(UserError, match="export CUBLAS_WORKSPACE_CONFIG=:4096:8"):
+        pretrain(cfg)
+    assert not (tmp_path / "run").exists()

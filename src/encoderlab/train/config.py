@@ -191,6 +191,9 @@ class RunConfig:
     """Show a tqdm bar (rank 0)."""
     peak_tflops: float = 0.0
     """Peak TFLOP/s for MFU (0: known GPU table, else measured matmul throughput)."""
+    deterministic: bool = False
+    """Run with `torch.use_deterministic_algorithms(True)` (restored afterwards); on CUDA this needs
+    CUBLAS_WORKSPACE_CONFIG set before the process starts, and the run is refused without it."""
 
     def __post_init__(self) -> None:
         if not self.phases:

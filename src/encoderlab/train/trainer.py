@@ -20,7 +20,9 @@ Design
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import platform
 import sys
 import time
@@ -136,6 +138,39 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[tor
     return model, tokenizer
 
 
+def resolve_device(cfg: RunConfig) -> torch.device:
+    """The device `cfg.device` names: `auto` is CUDA when visible; `cuda` without one is refused."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
+    return torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
+
+
+@contextlib.contextmanager
+def deterministic_mode(enabled: bool, device: torch.device):
+    """`torch.use_deterministic_algorithms(True)` for the run when `enabled`, restored on exit.
+
+    cuBLAS reads CUBLAS_WORKSPACE_CONFIG when it initialises, so setting it here would be too
+    late: a CUDA run without it is refused (deterministic mode would raise mid-step otherwise).
+    """
+    if not enabled:
+        yield
+        return
+    if device.type == "cuda" and not os.environ.get("CUBLAS_WORKSPACE_CONFIG"):
+        raise UserError(
+            "deterministic=true on CUDA needs CUBLAS_WORKSPACE_CONFIG; run `export CUBLAS_WORKSPACE_CONFIG=:4096:8` "
+            "before starting encoderlab"
+        )
+    before, warn_only = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+    )
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before, warn_only=warn_only)
+
+
 def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
     """Dotted paths whose values differ between two plain-data configs, with both values."""
     if isinstance(old, dict) and isinstance(new, dict):
@@ -188,9 +223,7 @@ class Trainer:
         self.spec = self.source.spec
         for p in self.plan:
             p.phase.objective.check(self.spec)
-        if cfg.device == "cuda" and not torch.cuda.is_available():
-            raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
-        self.device = torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
+        self.device = resolve_device(cfg)
         if not cfg.model.init:  # an impossible size is refused before allocating (see memory.py)
             check_fits(ModelConfig.from_size(cfg.model.size, self.spec.vocab_size), cfg, self.device)
         torch.manual_seed(cfg.seed)
@@ -464,7 +497,8 @@ def pretrain(
 ) -> Path:
     """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`)."""
     try:
-        Trainer(cfg, source=source, resume=resume, force=force).run(until_step)
+        with deterministic_mode(cfg.deterministic, resolve_device(cfg)):
+            Trainer(cfg, source=source, resume=resume, force=force).run(until_step)
     except BaseException:
         shutdown(clean=False)  # the process group init_world created under torchrun, if any
         raise
