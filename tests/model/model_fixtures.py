@@ -35,12 +35,10 @@ def make_model(seed: int = 0, **overrides) -> Encoder:
     return Encoder(small_config(**overrides)).eval()
 
 
-def eurobert_reference(model: Encoder):
-    """transformers' EuroBertForMaskedLM with `model`'s weights (keys prefixed by `model.`)."""
-    from transformers import EuroBertConfig, EuroBertForMaskedLM
-
+def _hf_body(model: Encoder) -> dict:
+    """The HF config fields that describe `model`'s body (shared by the EuroBERT and Llama references)."""
     c = model.config
-    hf_cfg = EuroBertConfig(
+    return dict(
         vocab_size=c.vocab_size,
         hidden_size=c.hidden_size,
         intermediate_size=c.intermediate_size,
@@ -55,9 +53,14 @@ def eurobert_reference(model: Encoder):
         pad_token_id=0,
         bos_token_id=1,
         eos_token_id=2,
-        mask_token_id=3,
     )
-    ref = EuroBertForMaskedLM(hf_cfg).eval()
+
+
+def eurobert_reference(model: Encoder):
+    """transformers' EuroBertForMaskedLM with `model`'s weights (keys prefixed by `model.`)."""
+    from transformers import EuroBertConfig, EuroBertForMaskedLM
+
+    ref = EuroBertForMaskedLM(EuroBertConfig(**_hf_body(model), mask_token_id=3)).eval()
     _load_prefixed(ref, model)
     return ref
 
@@ -66,24 +69,7 @@ def llama_reference(model: Encoder):
     """transformers' LlamaForCausalLM with `model`'s weights."""
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    c = model.config
-    hf_cfg = LlamaConfig(
-        vocab_size=c.vocab_size,
-        hidden_size=c.hidden_size,
-        intermediate_size=c.intermediate_size,
-        num_hidden_layers=c.n_layers,
-        num_attention_heads=c.n_heads,
-        num_key_value_heads=c.n_kv_heads,
-        head_dim=c.head_dim,
-        rms_norm_eps=c.norm_eps,
-        rope_parameters={"rope_type": "default", "rope_theta": c.rope_theta},
-        max_position_embeddings=c.max_seq_len,
-        tie_word_embeddings=c.tie_embeddings,
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-    )
-    ref = LlamaForCausalLM(hf_cfg).eval()
+    ref = LlamaForCausalLM(LlamaConfig(**_hf_body(model))).eval()
     _load_prefixed(ref, model)
     return ref
 
