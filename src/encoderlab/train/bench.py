@@ -25,10 +25,12 @@ import resource
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import torch
+import tyro
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
@@ -93,51 +95,69 @@ def _hf_model(model, spec, objective: str):
     return hf.to(next(model.parameters()).device).train()
 
 
-def bench_train(
-    size: str = "mini",
-    seq_len: int = 256,
-    batch: int = 8,
-    objective: Literal["mlm", "clm"] = "mlm",
-    mask_ratio: float = 0.30,
-    vocab: int = 32768,
-    steps: int = 5,
-    warmup: int = 2,
-    device: Literal["auto", "cpu", "cuda"] = "cpu",
-    precision: Literal["fp32", "bf16"] = "fp32",
-    compile: bool = False,
-    vs_hf: bool = True,
-    peak_tflops: float = 0.0,
-) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class TrainBench:
+    """What `bench train` measures: one model size, batch shape, objective and device."""
+
+    size: str = "mini"
+    """Named model size (tiny, mini, small, 210m, 610m, 1b)."""
+    seq_len: int = 256
+    """Tokens per row."""
+    batch: int = 8
+    """Rows per step."""
+    objective: Literal["mlm", "clm"] = "mlm"
+    """Training objective of both sides."""
+    mask_ratio: float = 0.30
+    """MLM mask ratio (both sides)."""
+    vocab: int = 32768
+    """Vocabulary size of the synthetic data and the model."""
+    steps: int = 5
+    """Measured steps (the median is reported)."""
+    warmup: int = 2
+    """Unmeasured steps first (compilation, allocator warm-up)."""
+    device: Literal["auto", "cpu", "cuda"] = "cpu"
+    """Where to run."""
+    precision: Literal["fp32", "bf16"] = "fp32"
+    """fp32, or bf16 autocast."""
+    compile: bool = False
+    """torch.compile each block (GPU runs; the first steps, excluded as warmup, compile)."""
+    vs_hf: bool = True
+    """Also run the transformers reference in the same process (--no-vs-hf: encoderlab only)."""
+    peak_tflops: float = 0.0
+    """Peak TFLOP/s for MFU (0: a known GPU's bf16 datasheet value, else a measured matmul)."""
+
+
+def bench_train(b: TrainBench = TrainBench()) -> dict:
     """Median tokens/s, MFU and peak memory of encoderlab (and of transformers with `vs_hf`), and their ratio."""
     from transformers import DataCollatorForLanguageModeling
 
-    obj = MLM(mask_ratio=mask_ratio, replacement="80-10-10") if objective == "mlm" else CLM()
-    layout = BatchLayout(seq_len=seq_len, micro_batch_size=batch)
+    obj = MLM(mask_ratio=b.mask_ratio, replacement="80-10-10") if b.objective == "mlm" else CLM()
+    layout = BatchLayout(seq_len=b.seq_len, micro_batch_size=b.batch)
     with tempfile.TemporaryDirectory() as tmp:
         cfg = RunConfig(
-            model=ModelSpec(size=size),
-            data=DataConfig(synthetic_vocab=vocab),
+            model=ModelSpec(size=b.size),
+            data=DataConfig(synthetic_vocab=b.vocab),
             layout=layout,
             optim=OptimConfig(),
-            phases=(Phase(objective=obj, steps=warmup + steps),),
+            phases=(Phase(objective=obj, steps=b.warmup + b.steps),),
             out=tmp,
-            device=device,
-            precision=precision,
+            device=b.device,
+            precision=b.precision,
             progress=False,
-            scale=ScaleConfig(compile=compile),
+            scale=ScaleConfig(compile=b.compile),
         )
         ours = Trainer(cfg)
     ours._enter(ours.plan[0])
     dev, spec = ours.device, ours.spec
-    src = SyntheticSource(layout, synthetic_spec(vocab))
-    if vs_hf:
-        hf = _hf_model(ours.model, spec, objective)
+    src = SyntheticSource(layout, synthetic_spec(b.vocab))
+    if b.vs_hf:
+        hf = _hf_model(ours.model, spec, b.objective)
         hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
         collator = DataCollatorForLanguageModeling(
-            _hf_tokenizer(spec), mlm=objective == "mlm", mlm_probability=mask_ratio
+            _hf_tokenizer(spec), mlm=b.objective == "mlm", mlm_probability=b.mask_ratio
         )
-    autocast = torch.autocast(dev.type, torch.bfloat16, enabled=precision == "bf16")
-    peak = peak_flops(dev, torch.bfloat16 if precision == "bf16" else torch.float32, peak_tflops)
+    autocast = torch.autocast(dev.type, torch.bfloat16, enabled=b.precision == "bf16")
+    peak = peak_flops(dev, torch.bfloat16 if b.precision == "bf16" else torch.float32, b.peak_tflops)
 
     def sync():
         if dev.type == "cuda":
@@ -165,22 +185,22 @@ def bench_train(
         n = int((b["labels"] != -100).sum())
         return time.perf_counter() - t0, n
 
-    sides = ("encoderlab", "transformers") if vs_hf else ("encoderlab",)
+    sides = ("encoderlab", "transformers") if b.vs_hf else ("encoderlab",)
     times: dict[str, list[float]] = {side: [] for side in sides}
     flops: dict[str, list[int]] = {side: [] for side in sides}
     track("transformers")  # start ours from a clean allocator peak
-    for step in range(warmup + steps):
+    for step in range(b.warmup + b.steps):
         rec = ours._train_step(step, peak)
         track("encoderlab")
-        if vs_hf:
+        if b.vs_hf:
             dt, _ = hf_step(step)
             track("transformers")
-        if step < warmup:
+        if step < b.warmup:
             continue
         xs = ours._micro_batches(step)  # recomputed for counting only (cheap, deterministic)
         times["encoderlab"].append(layout.tokens_per_step / rec["tokens_per_s"])
         flops["encoderlab"].append(3 * sum(forward_flops(ours.model.config, x) for x in xs))
-        if not vs_hf:
+        if not b.vs_hf:
             continue
         times["transformers"].append(dt)
         whole = ObjectiveInputs(
@@ -193,19 +213,19 @@ def bench_train(
         flops["transformers"].append(3 * forward_flops(ours.model.config, whole))
     result = {
         "config": {
-            "size": size,
-            "seq_len": seq_len,
-            "batch": batch,
+            "size": b.size,
+            "seq_len": b.seq_len,
+            "batch": b.batch,
             "objective": obj.tag,
-            "vocab": vocab,
-            "steps": steps,
+            "vocab": b.vocab,
+            "steps": b.steps,
             "device": str(dev),
-            "precision": precision,
-            "compile": compile,
+            "precision": b.precision,
+            "compile": b.compile,
             "attn_impl": getattr(ours.model.config, "attn_impl", "sdpa"),
             "threads": torch.get_num_threads(),
             "peak_flops": peak,
-            "peak_flops_source": "given" if peak_tflops > 0 else "datasheet or measured matmul",
+            "peak_flops_source": "given" if b.peak_tflops > 0 else "datasheet or measured matmul",
             "gpu": torch.cuda.get_device_name(dev) if dev.type == "cuda" else None,
         }
     }
@@ -220,50 +240,20 @@ def bench_train(
             result[side]["peak_memory_mib"] = memory[side]
     if dev.type == "cpu":  # ru_maxrss is KiB on Linux; one number for the whole process
         result["process_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if vs_hf:
+    if b.vs_hf:
         result["speedup"] = result["encoderlab"]["tokens_per_s"] / result["transformers"]["tokens_per_s"]
     return result
 
 
 def bench_train_command(
-    size: str = "mini",
-    seq_len: int = 256,
-    batch: int = 8,
-    objective: Literal["mlm", "clm"] = "mlm",
-    mask_ratio: float = 0.30,
-    vocab: int = 32768,
-    steps: int = 5,
-    warmup: int = 2,
-    device: Literal["auto", "cpu", "cuda"] = "cpu",
-    precision: Literal["fp32", "bf16"] = "fp32",
-    compile: bool = False,
-    vs_hf: bool = True,
-    peak_tflops: float = 0.0,
-    out: Path | None = None,
+    bench: Annotated[TrainBench, tyro.conf.arg(name="")], out: Path | None = None
 ) -> None:
     """Training-step throughput (tokens/s, MFU, peak memory) of encoderlab vs transformers; JSON.
 
     Args:
-        compile: torch.compile each block (GPU runs; the first steps, excluded as warmup, compile).
-        vs_hf: Also run the transformers reference in the same process (--no-vs-hf: encoderlab only).
-        peak_tflops: Peak TFLOP/s for MFU (0: a known GPU's bf16 datasheet value, else a measured matmul).
+        out: Also write the JSON result to this file.
     """
-    result = bench_train(
-        size,
-        seq_len,
-        batch,
-        objective,
-        mask_ratio,
-        vocab,
-        steps,
-        warmup,
-        device,
-        precision,
-        compile,
-        vs_hf,
-        peak_tflops,
-    )
-    text = json.dumps(result, indent=2)
+    text = json.dumps(bench_train(bench), indent=2)
     if out is not None:
         Path(out).write_text(text + "\n")
     print(text)
