@@ -61,7 +61,7 @@ def parse_layers(
             raise UserError(f"{what} '{part}' runs backwards; write it low-high, e.g. {last}-{first}")
         if last >= n_layers:
             raise UserError(
-                f"{what} '{spec}': layer {last} is out of range: {owner} {n_layers} layers (0-{n_layers - 1})"
+                f"{what} '{spec}': layer {max(first, n_layers)} is out of range: {owner} {n_layers} layers (0-{n_layers - 1})"
             )
         layers.update(range(first, last + 1))
     return tuple(sorted(layers))
