@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 from encoderlab.study.graph import Backend, NodeKind
-from encoderlab.study.report import report_node
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
 FAIL_ON: dict[str, str | None] = {"node": None}
@@ -122,6 +121,12 @@ def cka(ctx) -> dict:
     return res
 
 
+def report(ctx) -> dict:
+    from encoderlab.study.report import report_node  # imported late: it pulls in torch via eval
+
+    return report_node(ctx, figures=False)
+
+
 def backend() -> Backend:
     return Backend(
         kinds={
@@ -129,7 +134,7 @@ def backend() -> Backend:
             "pretrain": NodeKind(run=pretrain, resolve=resolve_pretrain),
             "eval": NodeKind(run=evaluate),
             "cka": NodeKind(run=cka),
-            "report": NodeKind(run=lambda ctx: report_node(ctx, figures=False)),
+            "report": NodeKind(run=report),
         },
         suite_tasks=lambda suite: dict(TASKS),
     )

@@ -3,19 +3,26 @@
 `get_study(name, scale)` gives a built-in `StudySpec`; `run_study(spec, out, backend)` runs it
 (`real_backend()` does the real work; tests pass fake node kinds); `write_report(out)` rebuilds the
 report of a study folder. See docs/studies.md.
+
+`write_report` and `real_backend` are imported on first use: they pull in torch (through
+evaluation), which the graph machinery and `encoderlab study list` do not need.
 """
 
 from encoderlab.study.graph import Backend, Node, NodeKind, build_graph
-from encoderlab.study.report import write_report
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import SCALES, STUDIES, StudySpec, get_study, list_studies
 
 
-def real_backend() -> Backend:
-    """The node kinds that do the real work (imported lazily: they pull in torch)."""
-    from encoderlab.study.nodes import real_backend as build
+def __getattr__(name: str):
+    if name == "write_report":
+        from encoderlab.study.report import write_report
 
-    return build()
+        return write_report
+    if name == "real_backend":
+        from encoderlab.study.nodes import real_backend
+
+        return real_backend
+    raise AttributeError(f"module 'encoderlab.study' has no attribute '{name}'")
 
 
 __all__ = [

@@ -7,7 +7,6 @@ from typing import Annotated
 
 import tyro
 
-from encoderlab.study.report import write_report
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import get_study, list_studies
 
@@ -53,6 +52,8 @@ def list_command() -> None:
 
 def report_command(folder: Annotated[Path, tyro.conf.Positional], /) -> Path:
     """Regenerate the report of a study folder (also of a partly finished study) and print its path."""
+    from encoderlab.study.report import write_report
+
     report = write_report(folder)
     print(f"report: {report}")
     return report

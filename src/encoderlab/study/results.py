@@ -20,7 +20,6 @@ from pathlib import Path
 from statistics import fmean
 
 from encoderlab.errors import UserError
-from encoderlab.eval.protocol import summarize_task
 from encoderlab.eval.stats import paired_test, summarize
 from encoderlab.study.graph import Node
 from encoderlab.study.runner import read_marker
@@ -103,6 +102,8 @@ def task_scores(rows: list[dict], model: str, step: int | None) -> dict[str, dic
 
     The selection is evaluation's own (`encoderlab.eval.protocol.summarize_task`), so a study's
     number for a task is the number `encoderlab eval` reports for the same runs."""
+    from encoderlab.eval.protocol import summarize_task  # imports torch: only when there are numbers
+
     out: dict[str, dict] = {}
     mine = [r for r in rows if r["model"] == model and r["step"] == step]
     for task in sorted({r["task"] for r in mine}):
