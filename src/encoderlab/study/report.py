@@ -161,6 +161,12 @@ def _sections(
             (["run", "tokens seen", "token budget", "FLOPs", "wall s", "note"], run_compute),
         ),
         (
+            "",
+            "text",
+            f"FLOPs: {compute['flops_method']}. CPU s counts every thread of the process (and finished child "
+            "processes): on a shared machine it says more than the wall time about how long a node takes alone.",
+        ),
+        (
             "Results",
             "table",
             (
@@ -240,7 +246,13 @@ def _compute_summary(data: StudyData, study_dir: Path) -> dict:
                 "note": note,
             }
         )
-    return {"by_kind": by_kind, "total": total, "runs": runs}
+    methods = sorted({r["flops_method"] for r in records if r.get("flops_method")})
+    return {
+        "by_kind": by_kind,
+        "total": total,
+        "runs": runs,
+        "flops_method": "; ".join(methods) or "not recorded",
+    }
 
 
 # --------------------------------------------------------------------------- figures
