@@ -250,15 +250,15 @@ SCALES: dict[str, Scale] = {
     "demo": Scale(
         name="demo",
         size="tiny",
-        steps=200,
+        steps=400,
         seq_len=128,
         micro_batch=8,
         grad_accum=1,
         vocab_size=4096,
         max_docs=4000,
-        lrs=(5e-4,),
+        lrs=(1e-4, 5e-4),
         seeds=(0, 1),
-        finetune_steps=24,
+        finetune_steps=60,
         run_overrides=("precision=fp32",),
         cka_texts=64,
         full=False,
@@ -337,7 +337,7 @@ def _eval(scale: Scale, suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:
         tasks=tasks,
         lrs=scale.lrs,
         seeds=scale.seeds,
-        checkpoint_lrs=scale.lrs[-1:] if not scale.full else (),
+        checkpoint_lrs=scale.lrs[-1:] if not scale.full else (),  # demo: one LR per checkpoint
         checkpoint_tasks=tasks[:1] if not scale.full else (),
         max_steps=scale.finetune_steps,
     )
