@@ -336,7 +336,9 @@ def check_claims(data: StudyData, table: dict) -> list[dict]:
         sentence = "the study has no finished results for it yet."
         if kind == "beats":
             sa, sb = (family_by_seed(task_scores(rows, m, None)).get(fam) for m in (a, b))
-            if sa and sb:
+            if fam != ALL and fam not in {r["family"] for r in rows}:
+                sentence = f"no {fam.upper()} task is evaluated at this scale."
+            elif sa and sb:
                 diff = compare(sa, sb)
                 s_a, s_b = summarize(list(sa.values())), summarize(list(sb.values()))
                 status, sig = _verdict(diff, s_a["mean"] > s_b["mean"])

@@ -421,7 +421,7 @@ def paper1_pfs(scale: Scale) -> StudySpec:
         eval=_eval(scale, "pocket", () if scale.full else _FAMILY_TASKS_DEMO["pocket"]),
         baseline="mlm40",
         claims=claims,
-        expected_minutes={"demo": 14, "cpu": 240}.get(scale.name, 0.0),
+        expected_minutes={"demo": 6, "cpu": 240}.get(scale.name, 0.0),
         **_common(scale),
     )
 
