@@ -22,9 +22,9 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts
 	$(BIN)/ruff format --check src tests scripts
 
+# Small real assets are fetched so the real-data tests run in CI instead of skipping (about 10 s).
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts
-	# Small real assets so the real-data tests run in CI instead of skipping (about 10 s).
 	$(BIN)/encoderlab assets fetch wiki-leads wnut16
 	$(BIN)/python -m pytest -q
 
