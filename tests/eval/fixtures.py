@@ -7,7 +7,16 @@ import json
 import random
 from pathlib import Path
 
-from conftest import NEGATIVE, POSITIVE, TOPICS, filler, make_tokenizer, tiny_model, vocabulary_texts
+from tests.eval.conftest import (
+    NEGATIVE,
+    POSITIVE,
+    TOPICS,
+    filler,
+    make_tokenizer,
+    tiny_model,
+    vocabulary_texts,
+)
+
 from encoderlab.model.io import save_model_folder
 
 

@@ -6,8 +6,8 @@ import random
 
 import pytest
 import torch
+from tests.eval.conftest import TOPICS, filler, ir_pairs, qa_examples, sc_examples, tc_examples
 
-from conftest import TOPICS, filler, ir_pairs, qa_examples, sc_examples, tc_examples
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.heads import first_token_pool, info_nce, mean_pool
 from encoderlab.eval.spec import FinetuneConfig, IRSplit, Task, TaskData

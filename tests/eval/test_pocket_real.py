@@ -16,7 +16,8 @@ def test_wnut16_on_a_tiny_model(tmp_path):
 
     if not is_fetched("wnut16"):
         pytest.skip("wnut16 is not fetched (encoderlab assets fetch wnut16)")
-    from conftest import make_tokenizer
+    from tests.eval.conftest import make_tokenizer
+
     from encoderlab.model import Encoder, ModelConfig
     from encoderlab.model.io import save_model_folder
 
