@@ -188,3 +188,17 @@ def test_cli_and_node_api_share_the_cache(home, tmp_path, quick, capsys):
     assert "boolq" in printed and "best lr 0.002" in printed and (out / "summary.md").is_file()
     record = eval_node(model, "boolq", 2e-3, 0, out)  # already cached: returned, not recomputed
     assert record["lr"] == 2e-3 and len((out / "results.jsonl").read_text().splitlines()) == 1
+
+
+def test_eval_node_max_steps_caps_fine_tuning_under_its_own_signature(home, tmp_path, quick):
+    from encoderlab.eval import eval_node
+
+    write_asset(home, "boolq", boolq_records(120))
+    quick("boolq")
+    model, out = str(model_folder(tmp_path / "m")), tmp_path / "o"
+    capped = eval_node(model, "boolq", 2e-3, 0, out, max_steps=3)
+    full = eval_node(model, "boolq", 2e-3, 0, out)
+    assert capped["steps"] == 3 and full["steps"] == QUICK.max_steps
+    assert capped["task_signature"] != full["task_signature"]
+    again = eval_node(model, "boolq", 2e-3, 0, out, max_steps=3)  # cached: the same record, not retrained
+    assert again == capped and len((out / "results.jsonl").read_text().splitlines()) == 2

@@ -17,11 +17,12 @@ test splits included; per family: the mean over its tasks per seed, summarised t
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import time
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,11 +161,10 @@ def evaluate(
             if not todo:
                 continue
             bar.set_postfix_str(f"{name}: loading")
-            loaded, data = load_task(task)
-            prepared = prepare(loaded, em.tokenizer, data)
+            loaded, counts, prepared = _prepared_task(task, em.tokenizer)
             for lr, seed in todo:
                 bar.set_postfix_str(f"{name} lr={lr:g} seed={seed}")
-                store.add(_run_node(em, loaded, signature, prepared, data.counts, lr, seed, dev))
+                store.add(_run_node(em, loaded, signature, prepared, counts, lr, seed, dev))
                 bar.update()
     # Tasks evaluated earlier into the same folder stay in the summary.
     earlier = {
@@ -205,13 +205,51 @@ def _run_node(
     }
 
 
+_PREPARED: OrderedDict[tuple[str, str], tuple] = OrderedDict()
+"""(task signature, tokenizer hash) -> (task, counts, tokenised splits), reused by later nodes of the
+same task in this process; bounded so a whole suite never holds more than a few tasks' splits."""
+
+
+def _prepared_task(task, tokenizer) -> tuple:
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    key = (task.signature(), tokenizer_hash(tokenizer))
+    if key not in _PREPARED:
+        loaded, data = load_task(task)
+        if len(_PREPARED) >= 4:
+            _PREPARED.popitem(last=False)
+        _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data))
+    return _PREPARED[key]
+
+
 def eval_node(
-    model_source: str | EvalModel, task: str, lr: float, seed: int, out: Path | str, device: str | None = None
+    model_source: str | EvalModel,
+    task: str,
+    lr: float,
+    seed: int,
+    out: Path | str,
+    device: str | None = None,
+    max_steps: int | None = None,
 ) -> dict:
-    """One (task, lr, seed) node, cached in `out/results.jsonl`: the study runner's unit of work."""
+    """One (task, lr, seed) node, cached in `out/results.jsonl`: the study runner's unit of work.
+
+    `max_steps` caps fine-tuning below the task's protocol (small study scales); the capped task has
+    its own signature, so its results never mix with full-protocol ones.
+    """
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
-    evaluate(em, suite=None, tasks=[task], lrs=[lr], seeds=[seed], out=out, device=device, progress=False)
-    return ResultsStore(Path(out) / RESULTS).get(em.fingerprint, task, get_task(task).signature(), lr, seed)
+    spec = get_task(task)
+    if max_steps is not None:
+        spec = dataclasses.replace(spec, finetune=dataclasses.replace(spec.finetune, max_steps=max_steps))
+    store = ResultsStore(Path(out) / RESULTS)
+    signature = spec.signature()
+    record = store.get(em.fingerprint, task, signature, lr, seed)
+    if record is None:
+        _check_grid([lr], [seed])
+        require_assets([task])
+        loaded, counts, prepared = _prepared_task(spec, em.tokenizer)
+        record = _run_node(em, loaded, signature, prepared, counts, lr, seed, _device(device))
+        store.add(record)
+    return record
 
 
 # ----------------------------------------------------------------------------- summaries

@@ -218,37 +218,13 @@ def run_eval(ctx: NodeContext) -> dict:
 
     cfg = ctx.node.config
     em = _eval_model(model_source(ctx))
-    if cfg.get("max_steps") is None:
-        rec = eval_node(em, cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir)
-        val, test, metric, splits = rec["val_score"], rec["test_score"], rec["metric"], rec["test"]
-    else:
-        val, test, metric, splits = _capped_eval(em, cfg)
-    return {"val": val, "test": test, "metric": metric, "splits": splits}
-
-
-_PREPARED: dict[tuple, tuple] = {}
-"""(task, max_steps, tokenizer hash) -> (task, tokenised data): eval nodes of a task share it."""
-
-
-def _capped_eval(em, cfg: dict) -> tuple[float, float, str, dict]:
-    """The task with its fine-tuning capped at cfg['max_steps'] steps (the demo scale only)."""
-    from encoderlab.data.tokenizer import tokenizer_hash
-    from encoderlab.eval.finetune import prepare, run_one
-    from encoderlab.eval.tasks import get_task, load_task
-
-    key = (cfg["task"], cfg["max_steps"], tokenizer_hash(em.tokenizer))
-    if key not in _PREPARED:
-        task = get_task(cfg["task"])
-        task = dataclasses.replace(
-            task, finetune=dataclasses.replace(task.finetune, max_steps=cfg["max_steps"])
-        )
-        loaded, data = load_task(task)
-        if len(_PREPARED) >= 4:  # bounded memory: the oldest task's tokenised splits go
-            _PREPARED.pop(next(iter(_PREPARED)))
-        _PREPARED[key] = (loaded, prepare(loaded, em.tokenizer, data))
-    task, prepared = _PREPARED[key]
-    result = run_one(task, em.model, em.tokenizer, prepared, cfg["lr"], cfg["seed"])
-    return result["val"][task.metric], result["test"]["test"][task.metric], task.metric, result["test"]
+    rec = eval_node(em, cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir, max_steps=cfg.get("max_steps"))
+    return {
+        "val": rec["val_score"],
+        "test": rec["test_score"],
+        "metric": rec["metric"],
+        "splits": rec["test"],
+    }
 
 
 # --------------------------------------------------------------------------- cka
