@@ -397,8 +397,14 @@ def check_claims(data: StudyData, table: dict) -> list[dict]:
             "does not hold": "Does not hold at this scale",
             "not tested": "Not tested",
         }[status]
-        if sig is not None:
-            prefix += " (significant)" if sig else " (within noise)"
+        if sig:
+            prefix += " (significant)"
+        elif sig is not None:
+            # A difference inside the interval neither confirms nor refutes the claim: say only the direction.
+            prefix = {
+                "holds": "Undecided at this scale (same direction as the paper, not significant)",
+                "does not hold": "Undecided at this scale (opposite direction to the paper, not significant)",
+            }.get(status, prefix)
         out.append(
             {
                 **claim,
