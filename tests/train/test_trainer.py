@@ -252,8 +252,9 @@ def test_metrics_and_run_folder_contents(reference):
     run = Path(reference.out)
     rows = metrics(run)
     assert {r["objective"] for r in rows} == {"clm", "mlm30"}
-    for key in ("loss", "lr", "grad_norm", "tokens", "tokens_per_s", "mfu", "phase"):
+    for key in ("loss", "lr", "grad_norm", "tokens", "tokens_per_s", "flops", "mfu", "phase"):
         assert key in rows[-1]
+    assert all(r["flops"] > 0 for r in rows)  # counted per step (train/flops.py); studies sum them
     assert rows[-1]["tokens"] == 6 * 2 * 2 * 32
     # LR follows each phase's own schedule: warmup 1 then constant; then 1-sqrt from the peak
     assert [r["lr"] for r in rows[:3]] == pytest.approx([3e-3] * 3)

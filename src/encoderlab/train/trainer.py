@@ -483,6 +483,7 @@ class Trainer:
             "tokens": self.progress.tokens,
             "targets": sum(x.n_targets for x in xs),
             "tokens_per_s": cfg.layout.tokens_per_step / dt,
+            "flops": flops,
             "mfu": flops / dt / (peak * cfg.layout.world_size),
         }
 
