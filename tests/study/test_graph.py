@@ -78,3 +78,12 @@ def test_continued_runs_depend_on_their_base():
     graph = build_graph(replace(spec, runs=runs), backend())
     assert graph.nodes["pretrain/cpt"].deps == ("prepare/main", "pretrain/clm")
     assert graph.nodes["pretrain/cpt"].config["init"] is None  # a run of the study is an input, not a name
+
+
+def test_a_run_not_evaluated_gets_no_eval_nodes_but_still_feeds_cka():
+    spec = small_spec()
+    runs = tuple(replace(r, evaluate=False) if r.name == "mlm40-s2" else r for r in spec.runs)
+    graph = build_graph(replace(spec, runs=runs), backend())
+    assert not [n for n in graph if n.kind == "eval" and n.config["model"] == "mlm40-s2"]
+    assert [n for n in graph if n.kind == "eval" and n.config["model"] == "mlm40"]
+    assert "pretrain/mlm40-s2" in graph.nodes["cka/clm-vs-mlm40"].deps

@@ -51,3 +51,17 @@ def test_list_has_every_study_and_scale_with_a_time():
     rows = list_studies()
     assert len(rows) == len(STUDIES) * len(SCALES)
     assert all(minutes > 0 for _, _, minutes, _ in rows)
+
+
+def test_demo_detour_evaluates_only_its_domain_tasks_and_not_the_noise_twin():
+    demo = get_study("paper2-detour", "demo")
+    start, twin = demo.run("start"), demo.run("baseline-biomed-s2")
+    assert start.tasks == ("pubmedqa", "pubmedqa-retrieval")  # not the code tasks of the full scales
+    assert not twin.evaluate and demo.cka[0].noise == ("baseline-biomed-s2", "baseline-biomed")
+    assert demo.cka[0].n_texts >= 50
+    full = get_study("paper2-detour", "cpu")
+    assert full.run("baseline-biomed-s2").evaluate and full.run("start").tasks == (
+        "pubmedqa",
+        "pubmedqa-retrieval",
+        "code-retrieval",
+    )

@@ -180,6 +180,8 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         )
     evals = []
     for rid, (run, node, source) in models.items():
+        if not run.evaluate:
+            continue
         final_tasks = run.tasks or spec.eval.tasks or tuple(families)
         for step in (None, *run.eval_steps):
             at_checkpoint = step is not None
