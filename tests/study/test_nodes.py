@@ -16,7 +16,7 @@ from fake_study import backend as fake_backend
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import node_dir, run_study
-from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec, StudySpec
+from encoderlab.study.spec import CkaSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
 
 def _spec(corpus) -> StudySpec:
@@ -34,6 +34,12 @@ def _spec(corpus) -> StudySpec:
             RunSpec(name="mlm40", recipe="pfs-mlm", overrides=("ratio=0.4",), eval_steps=(3,)),
             RunSpec(name="clm", recipe="pfs-clm"),
             RunSpec(name="clm+mlm", recipe="cpt-mlm", init="clm", steps=4, group="cpt"),
+            RunSpec(name="mlm40-s2", recipe="pfs-mlm", overrides=("ratio=0.4",), seed=1, evaluate=False),
+        ),
+        cka=(
+            CkaSpec(
+                a="clm", b="mlm40", noise=("mlm40-s2", "mlm40"), texts=str(corpus), n_texts=50, max_length=16
+            ),
         ),
         eval=EvalSpec(suite="fake", tasks=("sst",), lrs=(1e-4,), seeds=(0, 1)),
         baseline="mlm40",
@@ -98,3 +104,31 @@ def test_real_prepare_and_pretrain_nodes(tmp_path):
         node_dir(tmp_path / "study", graph.nodes["pretrain/clm"]) / "run" / "final"
     )
     assert cpt["precision"] == "fp32" and cpt["layout"]["seq_len"] == 32
+    cka = json.loads((node_dir(tmp_path / "study", graph.nodes["cka/clm-vs-mlm40"]) / "cka.json").read_text())
+    assert cka["layers"] and all(
+        0.0 <= r["divergence"] <= 1.0 and r["baseline_divergence"] is not None for r in cka["layers"]
+    )
+
+
+def test_flops_fallback_counts_parameters_of_encoders_and_continued_hf_models(tmp_path):
+    import torch
+    from transformers import BertConfig
+
+    from encoderlab.model import Encoder, ModelConfig
+    from encoderlab.model.hf_adapters import adapter_from_hf_state, hf_class
+    from encoderlab.model.io import save_model_folder
+    from encoderlab.study.nodes import _flops
+
+    cfg = ModelConfig.from_size("tiny", vocab_size=300)
+    save_model_folder(Encoder(cfg), tmp_path / "enc")
+    assert _flops(tmp_path / "enc", [], 10) == 6.0 * cfg.num_params() * 10
+    bert = BertConfig(
+        vocab_size=120, hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64
+    )
+    torch.manual_seed(0)
+    ref = hf_class("bert")(bert)
+    adapter, _ = adapter_from_hf_state(bert, ref.state_dict(), "test")
+    save_model_folder(adapter, tmp_path / "bert")
+    # A continued MiniLM is an adapter with no ModelConfig; the count is torch's (tied head once).
+    assert _flops(tmp_path / "bert", [], 10) == 6.0 * sum(p.numel() for p in ref.parameters()) * 10
+    assert _flops(tmp_path / "bert", [{"flops": 5.0}, {"flops": 7.0}], 10) == 12.0  # logged FLOPs win

@@ -174,9 +174,15 @@ def _flops(final: Path, records: list[dict], tokens: int) -> float:
     logged = [r["flops"] for r in records if isinstance(r.get("flops"), (int, float))]
     if logged:
         return float(sum(logged))
-    from encoderlab.model.io import read_model_config
+    from math import prod
 
-    return 6.0 * read_model_config(final).num_params() * tokens
+    from safetensors import safe_open
+
+    # Counted from the weight file, not the config: a continued HF model (an adapter) has no
+    # ModelConfig, and a tied LM head is stored once, as ModelConfig.num_params counts it.
+    with safe_open(str(final / "model.safetensors"), framework="pt") as weights:
+        params = sum(prod(weights.get_slice(k).get_shape()) for k in weights.keys())  # noqa: SIM118 (safe_open is not iterable)
+    return 6.0 * params * tokens
 
 
 # --------------------------------------------------------------------------- eval
@@ -233,6 +239,7 @@ def run_eval(ctx: NodeContext) -> dict:
 def run_cka(ctx: NodeContext) -> dict:
     """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
     from encoderlab.analysis.cka import compare
+    from encoderlab.analysis.features import Encoding
     from encoderlab.analysis.inputs import load_model, read_texts
 
     cfg = ctx.node.config
@@ -246,7 +253,12 @@ def run_cka(ctx: NodeContext) -> dict:
     twin = load_model(str(by_model[cfg["models"][2]])) if noise else None
     texts = read_texts(cfg["texts"])
     report = compare(
-        a, b, texts, baseline=twin, n=min(cfg["n_texts"], len(texts)), max_length=cfg["max_length"]
+        a,
+        b,
+        texts,
+        baseline=twin,
+        n=min(cfg["n_texts"], len(texts)),
+        encoding=Encoding(max_length=cfg["max_length"]),
     )
     data = report.to_dict()
     (ctx.out_dir / "cka.json").write_text(json.dumps(data, indent=1))
