@@ -143,3 +143,13 @@ def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
         claims["stable"]["sentence"]
         == "Not tested: the evaluation grid has a single learning rate at this scale."
     )
+
+
+def test_identical_scores_are_no_difference_not_a_direction(tmp_path):
+    spec = small_spec()
+    claims = (replace(spec.claims[0], id="same", a="mlm40", b="mlm40"),)
+    run_study(replace(spec, claims=claims), tmp_path, backend(), progress=False)
+    claim = json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
+    assert claim["status"] == "no difference" and claim["sentence"].startswith(
+        "Undecided at this scale (identical scores, no difference)"
+    )

@@ -304,9 +304,11 @@ def _pm(s: dict) -> str:
 
 
 def _verdict(diff: dict | None, holds: bool) -> tuple[str, bool | None]:
-    """('holds' | 'does not hold' | 'not tested', significant?)."""
+    """('holds' | 'does not hold' | 'no difference' | 'not tested', significant?)."""
     if diff is None:
         return ("holds in direction" if holds else "does not hold"), None
+    if diff["mean"] == 0:  # identical paired scores (e.g. every model predicts the majority class)
+        return "no difference", False
     significant = diff["ci_low"] is not None and (diff["ci_low"] > 0 or diff["ci_high"] < 0)
     return ("holds" if holds else "does not hold"), significant
 
@@ -395,6 +397,7 @@ def check_claims(data: StudyData, table: dict) -> list[dict]:
             "holds": "Holds at this scale",
             "holds in direction": "Holds in direction at this scale",
             "does not hold": "Does not hold at this scale",
+            "no difference": "Undecided at this scale (identical scores, no difference)",
             "not tested": "Not tested",
         }[status]
         if sig:
