@@ -113,3 +113,10 @@ def test_load_refusals(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(UserError, match="hub is offline"):
         load_tokenizer("EuroBERT/EuroBERT-210m")
+
+
+def test_hash_is_unchanged_by_encoding_with_truncation_and_padding(tokenizer_dir):  # noqa: F811
+    tok = load_tokenizer(tokenizer_dir)
+    before = tokenizer_hash(tok)
+    tok(["a b c", "d"], truncation=True, max_length=4, padding=True)
+    assert tokenizer_hash(tok) == before

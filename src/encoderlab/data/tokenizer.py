@@ -114,7 +114,14 @@ def require_tokens(spec: TokenSpec, roles: Iterable[str], purpose: str) -> None:
 
 def tokenizer_hash(tok) -> str:
     """sha256 of the serialised tokenizer and its special-token roles."""
-    payload = tok.backend_tokenizer.to_str() + json.dumps(tok.special_tokens_map, sort_keys=True, default=str)
+    state = json.loads(tok.backend_tokenizer.to_str())
+    # Truncation and padding are call-time settings that transformers changes while encoding; they
+    # are not part of the tokenizer's identity (the same tokenizer must hash the same after use).
+    state.pop("truncation", None)
+    state.pop("padding", None)
+    payload = json.dumps(state, sort_keys=True) + json.dumps(
+        tok.special_tokens_map, sort_keys=True, default=str
+    )
     return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -205,17 +205,20 @@ def _run_node(
     }
 
 
-_PREPARED: OrderedDict[tuple[str, str], tuple] = OrderedDict()
-"""(task signature, tokenizer hash) -> (task, counts, tokenised splits), reused by later nodes of the
-same task in this process; bounded so a whole suite never holds more than a few tasks' splits."""
+_PREPARED: OrderedDict[tuple[str, str, str], tuple] = OrderedDict()
+"""(task signature, tokenizer hash, data hash) -> (task, counts, tokenised splits): later nodes of the
+same task skip tokenising (the costly part) in this process; bounded to a few tasks' splits."""
 
 
 def _prepared_task(task, tokenizer) -> tuple:
     from encoderlab.data.tokenizer import tokenizer_hash
 
-    key = (task.signature(), tokenizer_hash(tokenizer))
+    loaded, data = load_task(task)
+    # The examples themselves are in the key: the same task name can hold other data (another cache
+    # folder, a re-fetched asset), and a stale hit would score the wrong examples.
+    examples = hashlib.sha256(repr((data.train, data.val, data.tests)).encode()).hexdigest()
+    key = (loaded.signature(), tokenizer_hash(tokenizer), examples)
     if key not in _PREPARED:
-        loaded, data = load_task(task)
         if len(_PREPARED) >= 4:
             _PREPARED.popitem(last=False)
         _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data))
