@@ -136,8 +136,10 @@ def attend(
     """Scaled dot-product attention over (B, H, T, D) tensors; k and v may have fewer heads (GQA)."""
     gqa = k.shape[1] != q.shape[1]
     if BlockMask is not None and isinstance(mask, BlockMask):
-        # Eager flex on CUDA materialises the scores; compiled it is a fused kernel.
-        kernel = _compiled_flex() if q.is_cuda else flex_attention
+        # Eager flex on CUDA materialises the scores; compiled it is a fused kernel. Inside a compiled
+        # block the plain function is traced into that block's graph already.
+        fused = q.is_cuda and not torch.compiler.is_compiling()
+        kernel = _compiled_flex() if fused else flex_attention
         return kernel(q, k, v, block_mask=mask, enable_gqa=gqa)
     if gqa:
         repeat = q.shape[1] // k.shape[1]

@@ -125,6 +125,37 @@ class TrainBench:
     """Also run the transformers reference in the same process (--no-vs-hf: encoderlab only)."""
     peak_tflops: float = 0.0
     """Peak TFLOP/s for MFU (0: a known GPU's bf16 datasheet value, else a measured matmul)."""
+    profile: Path | None = None
+    """Also profile encoderlab's side for `PROFILE_STEPS` more steps and write torch.profiler's op table
+    here; the JSON gains the device's busy time per step (CUDA), the ceiling on what compute can reach."""
+
+
+PROFILE_STEPS = 3
+"""Steps under torch.profiler with `--profile` (after the measured ones, so they stay unprofiled)."""
+
+
+def _profile(trainer: Trainer, peak: float, steps: range, table: Path) -> dict:
+    """Run `steps` under torch.profiler; write the op table sorted by self time and sum device time.
+
+    The profiler slows the host side, so its wall time per step is an upper bound; the device's busy
+    time is not slowed and divided by the measured step time says how much of the step the GPU idles.
+    """
+    from torch.profiler import ProfilerActivity, profile
+
+    cuda = trainer.device.type == "cuda"
+    activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
+    t0 = time.perf_counter()
+    with profile(activities=activities) as prof:
+        for step in steps:
+            trainer._train_step(step, peak)
+    wall = (time.perf_counter() - t0) / len(steps)
+    events = prof.key_averages()
+    sort = "self_device_time_total" if cuda else "self_cpu_time_total"
+    Path(table).write_text(events.table(sort_by=sort, row_limit=40) + "\n")
+    summary = {"table": str(table), "profiled_step_s": wall}
+    if cuda:
+        summary["device_busy_s_per_step"] = sum(e.self_device_time_total for e in events) / 1e6 / len(steps)
+    return summary
 
 
 def bench_train(b: TrainBench = TrainBench()) -> dict:
@@ -139,7 +170,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
             data=DataConfig(synthetic_vocab=b.vocab),
             layout=layout,
             optim=OptimConfig(),
-            phases=(Phase(objective=obj, steps=b.warmup + b.steps),),
+            phases=(Phase(objective=obj, steps=b.warmup + b.steps + PROFILE_STEPS),),
             out=tmp,
             device=b.device,
             precision=b.precision,
@@ -238,6 +269,9 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
         }
         if dev.type == "cuda":
             result[side]["peak_memory_mib"] = memory[side]
+    if b.profile is not None:
+        measured = b.warmup + b.steps
+        result["encoderlab"]["profile"] = _profile(ours, peak, range(measured, measured + PROFILE_STEPS), b.profile)
     if dev.type == "cpu":  # ru_maxrss is KiB on Linux; one number for the whole process
         result["process_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if b.vs_hf:
