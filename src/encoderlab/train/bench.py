@@ -271,7 +271,9 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
             result[side]["peak_memory_mib"] = memory[side]
     if b.profile is not None:
         measured = b.warmup + b.steps
-        result["encoderlab"]["profile"] = _profile(ours, peak, range(measured, measured + PROFILE_STEPS), b.profile)
+        result["encoderlab"]["profile"] = _profile(
+            ours, peak, range(measured, measured + PROFILE_STEPS), b.profile
+        )
     if dev.type == "cpu":  # ru_maxrss is KiB on Linux; one number for the whole process
         result["process_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if b.vs_hf:
