@@ -102,7 +102,11 @@ def block_mask(
             allowed = allowed & (q >= kv)
         return allowed
 
-    return create_block_mask(mask_mod, ref.shape[0], None, seq_len, seq_len, device=device)
+    # Compiled, building the mask is a few fused kernels instead of dozens of eager ones over
+    # B x T x T elements; CPU keeps the eager path (no compiler needed, and flex there is a fallback).
+    return create_block_mask(
+        mask_mod, ref.shape[0], None, seq_len, seq_len, device=device, _compile=device.type == "cuda"
+    )
 
 
 def build_mask(

@@ -154,7 +154,9 @@ def _profile(trainer: Trainer, peak: float, steps: range, table: Path) -> dict:
     Path(table).write_text(events.table(sort_by=sort, row_limit=40) + "\n")
     summary = {"table": str(table), "profiled_step_s": wall}
     if cuda:
-        summary["device_busy_s_per_step"] = sum(e.self_device_time_total for e in events) / 1e6 / len(steps)
+        # Kernels only: an aten op's row repeats the device time of the kernels it launched.
+        kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+        summary["device_busy_s_per_step"] = sum(e.self_device_time_total for e in kernels) / 1e6 / len(steps)
     return summary
 
 

@@ -15,6 +15,9 @@ Design
     untouched; `skip` drops the batch and moves on; `rollback` reloads the last checkpoint and
     replays with the offending step skipped. Skipped steps keep their place on the step axis, so
     the schedule and the data order of later steps do not shift.
+  * Because a step's batches are a pure function of the step, the next step's are prepared on a
+    background thread while this one runs on the device (the GPU otherwise idles while the host
+    reads, masks and packs); a prefetch for any other step than the one asked for is dropped.
   * Side effects (files, progress bar) happen on rank 0 only; `distributed.py` is the seam for DDP/FSDP.
 """
 
@@ -26,6 +29,7 @@ import os
 import platform
 import sys
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -238,6 +242,8 @@ class Trainer:
         self._write_run_files()  # only now: a refused start leaves the folder as it was
         self.phase: PlannedPhase | None = None
         self.optimizer: torch.optim.Optimizer | None = None
+        self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoderlab-batches")
+        self._ahead: tuple[int, Future] | None = None
         self.frozen: list[str] = []
 
     # ---- setup -------------------------------------------------------------------------------
@@ -304,7 +310,8 @@ class Trainer:
 
     # ---- one step ----------------------------------------------------------------------------
     def _micro_batches(self, step: int) -> list:
-        objective, layout = self.phase.phase.objective, self.cfg.layout
+        """Step `step`'s micro-batches of this rank, prepared by the objective of that step's phase."""
+        objective, layout = self._phase_at(step).phase.objective, self.cfg.layout
         return [
             objective.prepare(
                 self.source.batch(step, m, self.world.rank),
@@ -313,6 +320,14 @@ class Trainer:
             )
             for m in range(layout.grad_accum)
         ]
+
+    def _batches_for(self, step: int) -> list:
+        """`_micro_batches(step)`, taken from the prefetch when it is that step's; queues the next step's."""
+        ahead, self._ahead = self._ahead, None
+        xs = ahead[1].result() if ahead is not None and ahead[0] == step else self._micro_batches(step)
+        if step + 1 < self.plan[-1].end:
+            self._ahead = (step + 1, self._prefetcher.submit(self._micro_batches, step + 1))
+        return xs
 
     def _forward_backward(self, xs: list) -> tuple[float, float]:
         """Accumulate gradients over micro-batches; (mean loss, grad norm before clipping)."""
@@ -459,7 +474,7 @@ class Trainer:
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         t0 = time.perf_counter()
-        xs = self._micro_batches(step)
+        xs = self._batches_for(step)
         loss, grad_norm = self._forward_backward(xs)
         if not (torch.isfinite(torch.tensor(loss)) and torch.isfinite(torch.tensor(grad_norm))):
             self._on_bad_step(step, loss, grad_norm)
