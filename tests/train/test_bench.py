@@ -30,3 +30,15 @@ def test_collator_tokenizer_uses_the_source_ids():
     tok = _hf_tokenizer(spec)
     assert (tok.mask_token_id, tok.pad_token_id, len(tok)) == (spec.mask_id, spec.pad_id, 300)
     assert sorted(tok.all_special_ids) == sorted(spec.special_ids)
+
+
+def test_profile_writes_the_op_table(tmp_path):
+    from encoderlab.train.bench import TrainBench, bench_train
+
+    table = tmp_path / "profile.txt"
+    result = bench_train(
+        TrainBench(size="tiny", seq_len=32, batch=2, vocab=256, steps=1, warmup=1, vs_hf=False, profile=table)
+    )
+    profile = result["encoderlab"]["profile"]
+    assert profile["table"] == str(table) and profile["profiled_step_s"] > 0
+    assert "aten::mm" in table.read_text()  # the model's matmuls, by name

@@ -372,3 +372,20 @@ def test_deterministic_cuda_run_without_cublas_workspace_is_refused_before_writi
     with pytest.raises(UserError, match="export CUBLAS_WORKSPACE_CONFIG=:4096:8"):
         pretrain(cfg)
     assert not (tmp_path / "run").exists()
+
+
+def test_prefetched_batches_are_the_steps_own_across_a_phase_switch(tmp_path):
+    """The batch prepared in the background for the next step is the one its own phase's objective makes."""
+    from encoderlab.train.trainer import Trainer
+
+    trainer = Trainer(tiny_run(tmp_path))  # CLM for steps 0-2, MLM for 3-5
+    trainer._batches_for(2)  # queues step 3, the first MLM step
+    assert trainer._ahead is not None and trainer._ahead[0] == 3
+    prefetched = trainer._batches_for(3)
+    fresh = trainer._micro_batches(3)
+    assert [x.attention_mode for x in prefetched] == ["bidirectional"] * 2
+    for a, b in zip(prefetched, fresh):
+        for name in ("input_ids", "targets", "doc_ids", "position_ids"):
+            assert torch.equal(getattr(a, name), getattr(b, name)), name
+    trainer._batches_for(5)  # the last step queues nothing
+    assert trainer._ahead is None
