@@ -26,6 +26,7 @@ from torch import nn
 
 from encoderlab.model.attention import attend, build_mask
 from encoderlab.model.config import AttentionMode, ModelConfig
+from encoderlab.model.head import LMHead
 
 
 class RMSNorm(nn.Module):
@@ -127,7 +128,7 @@ class Encoder(nn.Module):
         self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
         self.norm = RMSNorm(cfg.hidden_size, cfg.norm_eps)
         self.rotary = RotaryEmbedding(cfg.head_dim, cfg.rope_theta)
-        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        self.lm_head = LMHead(cfg.hidden_size, cfg.vocab_size)
         self.reset_parameters()
         if cfg.tie_embeddings:
             self.lm_head.weight = self.embed_tokens.weight

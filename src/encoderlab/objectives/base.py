@@ -10,7 +10,9 @@ things the papers change (attention mask, masking, targets/head) and nothing els
 "sparse head"): MLM at 30% computes 30% of the head's FLOPs and memory. CLM has a target almost
 everywhere, so it gains nothing and loses nothing. The cross-entropy runs in fp32 whatever the
 autocast dtype, and returns a *sum* with its count so gradient accumulation and data parallelism
-can normalise by the number of targets in the whole global batch.
+can normalise by the number of targets in the whole global batch. encoderlab's `Encoder` has an `LMHead`,
+which fuses the projection with the loss (`model/head.py`); the BERT and ModernBERT adapters' heads
+(transform, bias) take the plain path.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from encoderlab.model.config import AttentionMode
+from encoderlab.model.head import LMHead
 
 IGNORE = -100
 """Target value meaning "no loss at this position" (the PyTorch and HF convention)."""
@@ -78,5 +81,8 @@ def lm_loss(model, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.T
     positions; the caller divides by the global target count.
     """
     keep = targets != IGNORE
-    logits = model.lm_logits(hidden[keep]).float()  # (N, V)
-    return F.cross_entropy(logits, targets[keep], reduction="sum"), int(keep.sum())
+    h, t = hidden[keep], targets[keep]
+    if isinstance(getattr(model, "lm_head", None), LMHead):
+        return model.lm_head(h, t), t.shape[0]
+    logits = model.lm_logits(h).float()  # (N, V)
+    return F.cross_entropy(logits, t, reduction="sum"), t.shape[0]
