@@ -153,3 +153,13 @@ def test_identical_scores_are_no_difference_not_a_direction(tmp_path):
     assert claim["status"] == "no difference" and claim["sentence"].startswith(
         "Undecided at this scale (identical scores, no difference)"
     )
+
+
+def test_configuration_names_the_evaluated_tasks_of_a_whole_suite(study):
+    from fake_study import TASKS
+
+    row = next(
+        line for line in (study / "report" / "report.md").read_text().splitlines() if "| evaluation |" in line
+    )
+    listed = re.search(r"tasks all \(([^)]*)\)", row).group(1).split(", ")
+    assert sorted(listed) == sorted(TASKS)

@@ -83,6 +83,20 @@ def _cell(cell: dict | None, baseline: bool) -> str:
     return text
 
 
+def _task_list(ev: dict, table: dict) -> str:
+    """The evaluated tasks: those the spec names, else the whole suite's, as far as results show them."""
+    if ev["tasks"]:
+        return ", ".join(ev["tasks"])
+    return "all" + (f" ({', '.join(table['tasks'])})" if table["tasks"] else "")
+
+
+def _run_steps(run: dict, spec: dict) -> str:
+    """A run's pretraining steps as the Runs table shows them; a start model evaluated as is has none."""
+    if not run.get("recipe"):
+        return "0 (as is)"
+    return str(run.get("steps") or spec.get("steps") or "recipe default")
+
+
 def _sections(
     data: StudyData, table: dict, claims: list[dict], compute: dict, figures: list[dict]
 ) -> list[tuple]:
@@ -111,7 +125,7 @@ def _sections(
         ],
         [
             "evaluation",
-            f"suite {ev['suite']}, tasks {', '.join(ev['tasks']) or 'all'}, LRs {', '.join(f'{x:g}' for x in ev['lrs'])}, seeds {', '.join(map(str, ev['seeds']))}",
+            f"suite {ev['suite']}, tasks {_task_list(ev, table)}, LRs {', '.join(f'{x:g}' for x in ev['lrs'])}, seeds {', '.join(map(str, ev['seeds']))}",
         ],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
@@ -123,7 +137,7 @@ def _sections(
             " ".join(r["overrides"]) or "–",
             r.get("init") or "scratch",
             r["group"],
-            str(r.get("steps") or spec.get("steps") or "recipe"),
+            _run_steps(r, spec),
         ]
         for r in spec["runs"]
     ]
