@@ -28,7 +28,11 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
+
+import tyro
 
 from encoderlab.data.sources import SourceConfig, describe, iter_documents
 from encoderlab.errors import UserError
@@ -196,22 +200,36 @@ def _corpus_jsonl(source: str, work: Path, repeat: int) -> tuple[Path, int, int]
     return path, docs, path.stat().st_size
 
 
-def bench_data(
-    source: str = "wiki-leads",
-    tokenizer: str | None = None,
-    workers: int = 0,
-    scale: int = 10,
-    vocab_size: int = 32_768,
-    work: Path | None = None,
-    repeats: int = 1,
-) -> dict:
-    """Run the three measurements (module docstring) and return the result as a dict."""
+@dataclass(frozen=True)
+class DataBench:
+    """What `bench data` measures: one corpus and tokenizer, prepared by every pipeline."""
+
+    source: str = "wiki-leads"
+    """Corpus to tokenize (asset name or file)."""
+    tokenizer: str | None = None
+    """Tokenizer folder; default: a BPE of --vocab-size trained on the corpus (not timed)."""
+    workers: int = 0
+    """Processes on both sides (0 = all cores)."""
+    scale: int = 10
+    """Size factor of the large corpus used for the flat-memory check."""
+    vocab_size: int = 32_768
+    """Vocab of the tokenizer trained when --tokenizer is not given."""
+    work: Path | None = None
+    """Empty folder for the corpora and outputs (default: a new temporary folder)."""
+    repeats: int = 1
+    """Runs per measurement; the fastest is kept (shared machines are noisy)."""
+
+
+def bench_data(b: DataBench = DataBench()) -> dict:
+    """Run the measurements (module docstring) and return the result as a dict."""
     from encoderlab.data.prepare import default_workers
     from encoderlab.data.tokenizer import train_tokenizer
 
+    source, tokenizer, scale, repeats = b.source, b.tokenizer, b.scale, b.repeats
+
     describe(SourceConfig(location=source))
-    workers = workers or default_workers()
-    root = Path(work or tempfile.mkdtemp(prefix="encoderlab-bench-"))
+    workers = b.workers or default_workers()
+    root = Path(b.work or tempfile.mkdtemp(prefix="encoderlab-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()):
         raise UserError(f"{root} is not empty; pass an empty or new --work folder")
@@ -221,7 +239,7 @@ def bench_data(
         tokenizer = str(
             train_tokenizer(
                 SourceConfig(location=str(corpus)),
-                vocab_size,
+                b.vocab_size,
                 root / "tokenizer",
                 max_docs=5000,
                 progress=False,
@@ -276,30 +294,13 @@ def bench_data(
     }
 
 
-def bench_data_command(
-    source: str = "wiki-leads",
-    tokenizer: str | None = None,
-    workers: int = 0,
-    scale: int = 10,
-    vocab_size: int = 32_768,
-    work: Path | None = None,
-    repeats: int = 1,
-    out: Path | None = None,
-) -> None:
+def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out: Path | None = None) -> None:
     """Benchmark `data prepare` (tokens/s, peak RSS) against datasets.map on the same corpus; JSON out.
 
     Args:
-        source: Corpus to tokenize (asset name or file).
-        tokenizer: Tokenizer folder; default: a BPE of --vocab-size trained on the corpus (not timed).
-        workers: Processes on both sides (0 = all cores).
-        scale: Size factor of the large corpus used for the flat-memory check.
-        vocab_size: Vocab of the tokenizer trained when --tokenizer is not given.
-        work: Empty folder for the corpora and outputs (default: a new temporary folder).
-        repeats: Runs per measurement; the fastest is kept (shared machines are noisy).
         out: Also write the JSON result to this file.
     """
-    result = bench_data(source, tokenizer, workers, scale, vocab_size, work, repeats)
-    text = json.dumps(result, indent=2)
+    text = json.dumps(bench_data(bench), indent=2)
     if out is not None:
         Path(out).write_text(text + "\n")
     print(text)
