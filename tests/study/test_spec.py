@@ -65,3 +65,11 @@ def test_demo_detour_evaluates_only_its_domain_tasks_and_not_the_noise_twin():
         "pubmedqa-retrieval",
         "code-retrieval",
     )
+
+
+def test_real_checkpoints_are_continued_at_gpu_scales_only():
+    def real_runs(scale):
+        return {r.name for r in get_study("paper1-cpt", scale).runs if r.group == "real"}
+
+    assert real_runs("demo") == real_runs("cpu") == set()
+    assert real_runs("gpu-210m") == {"smollm2+mlm", "minilm+mlm"}

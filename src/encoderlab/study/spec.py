@@ -248,6 +248,9 @@ class Scale:
     """Tasks for intermediate checkpoints (empty: the same as final models)."""
     checkpoint_lrs: tuple[float, ...] = ()
     """LRs for intermediate checkpoints (empty: the whole grid)."""
+    real_models: bool = False
+    """paper1-cpt also continues real checkpoints (SmolLM2-135M against MiniLM): at 135M parameters
+    that is hours per run on CPU, so GPU scales only."""
     hardware: str
     """What the expected times refer to."""
 
@@ -319,6 +322,7 @@ SCALES: dict[str, Scale] = {
             run_overrides=(),
             cka_texts=500,
             full=True,
+            real_models=True,
             hardware="8 GPUs (H100 class)",
         )
         for size in ("210m", "610m", "1b")
@@ -480,7 +484,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
             b="mlm-base+mlm",
         ),
     ]
-    if scale.full:
+    if scale.real_models:
         # A real decoder turned encoder against a real encoder, each with the same MLM budget on
         # the same documents (each in its own tokenizer, so each has its own prepared data).
         data += [
