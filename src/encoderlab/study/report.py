@@ -372,6 +372,25 @@ def _fig_results(data: StudyData, table: dict, folder: Path) -> dict | None:
     )
 
 
+def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: str, **axes) -> dict | None:
+    """A line figure drawn by `analysis.plots.line_panels` (PNG + CSV + JSON), as a report figure."""
+    from encoderlab.analysis.plots import line_panels
+
+    if len({r[axes["x"]] for r in rows}) < 2:
+        return None
+    png = line_panels(
+        rows, folder / name, y="mean", panel=None, band=("ci_low", "ci_high"), title=title, **axes
+    )
+    return {
+        "name": name,
+        "title": title,
+        "caption": caption,
+        "png": png,
+        "csv": f"figures/{name}.csv",
+        "rows": rows,
+    }
+
+
 def _fig_curve(
     data: StudyData,
     folder: Path,
@@ -383,62 +402,26 @@ def _fig_curve(
     family: str | None = None,
     logx: bool = False,
 ) -> dict | None:
-    import matplotlib.pyplot as plt
-
-    rows = [r for r in rows if family is None or r.get("family") == family]
-    if not rows or len({r[x] for r in rows}) < 2:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for model in dict.fromkeys(r["model"] for r in rows):
-        mine = sorted((r for r in rows if r["model"] == model), key=lambda r: r[x])
-        ax.errorbar(
-            [r[x] for r in mine],
-            [r["mean"] for r in mine],
-            yerr=_err(mine),
-            marker="o",
-            capsize=3,
-            label=data.label(model),
-        )
-    if logx:
-        ax.set_xscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("mean test score over tasks (%)")
-    ax.set_title(title)
-    ax.legend(fontsize=8)
-    rows = [{**r, "model": data.label(r["model"])} for r in rows]
-    return _save(
-        fig, folder, name, rows, title, "Points are means over fine-tuning seeds with 95% t-intervals."
-    )
+    rows = [
+        {**r, "model": data.label(r["model"])} for r in rows if family is None or r.get("family") == family
+    ]
+    caption = "Points are means over fine-tuning seeds; bands are 95% t-intervals."
+    return _fig_lines(
+        folder, name, rows, title, caption,
+        x=x, series="model", xlabel=xlabel, ylabel="mean test score over tasks (%)", xlog=logx,
+    )  # fmt: skip
 
 
 def _fig_mask_ratio(rows: list[dict], folder: Path) -> dict | None:
-    import matplotlib.pyplot as plt
-
-    if len({r["ratio"] for r in rows}) < 2:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for fam in dict.fromkeys(r["family"] for r in rows):
-        mine = sorted((r for r in rows if r["family"] == fam), key=lambda r: r["ratio"])
-        ax.errorbar(
-            [100 * r["ratio"] for r in mine],
-            [r["mean"] for r in mine],
-            yerr=_err(mine),
-            marker="o",
-            capsize=3,
-            label="Avg" if fam == ALL else fam.upper(),
-        )
-    ax.set_xlabel("MLM masking ratio (%)")
-    ax.set_ylabel("test score (%)")
-    ax.set_title("Masking-ratio sensitivity")
-    ax.legend(fontsize=8)
-    return _save(
-        fig,
-        folder,
-        "mask_ratio",
-        rows,
-        "Masking-ratio sensitivity",
-        "Score per family against the MLM masking ratio of each run.",
-    )
+    rows = [
+        {**r, "ratio_pct": 100 * r["ratio"], "family": "Avg" if r["family"] == ALL else r["family"].upper()}
+        for r in rows
+    ]
+    caption = "Score per family against the MLM masking ratio of each run."
+    return _fig_lines(
+        folder, "mask_ratio", rows, "Masking-ratio sensitivity", caption,
+        x="ratio_pct", series="family", xlabel="MLM masking ratio (%)", ylabel="test score (%)",
+    )  # fmt: skip
 
 
 def _fig_cka(result: dict, folder: Path) -> dict | None:
