@@ -34,7 +34,7 @@ def test_demo_pfs_has_the_minimum_grid_and_gpu_scales_use_paper_settings():
     }
     assert full.size == "610m" and full.steps is None  # recipe defaults: the paper's 42k steps
     assert full.eval.lrs == (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4) and full.eval.seeds == (0, 1, 2, 3, 4)
-    detour = get_study("paper2-detour", "cpu")
+    detour = get_study("paper2-detour", "gpu-210m")
     assert {"freeze-low-biomed", "freeze-mid-biomed", "detour-code"} <= {r.name for r in detour.runs}
 
 
@@ -59,7 +59,13 @@ def test_demo_detour_evaluates_only_its_domain_tasks_and_not_the_noise_twin():
     assert start.tasks == demo.run("detour-biomed").tasks == ("pubmedqa",)  # not the full scales' code task
     assert not twin.evaluate and demo.cka[0].noise == ("baseline-biomed-s2", "baseline-biomed")
     assert demo.cka[0].n_texts >= 50
-    full = get_study("paper2-detour", "cpu")
+    cpu = get_study("paper2-detour", "cpu")
+    assert cpu.run("baseline-biomed-s2").evaluate and cpu.run("start").tasks == cpu.eval.tasks == (
+        "pubmedqa",
+    )
+    assert {"freeze-low-biomed", "freeze-mid-biomed"} <= {r.name for r in cpu.runs}
+    assert (cpu.steps, cpu.micro_batch, cpu.eval.max_steps) == (300, 8, None)  # PubMedQA's own protocol
+    full = get_study("paper2-detour", "gpu-210m")
     assert full.run("baseline-biomed-s2").evaluate and full.run("start").tasks == (
         "pubmedqa",
         "pubmedqa-retrieval",
