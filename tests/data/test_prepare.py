@@ -223,3 +223,28 @@ def test_memory_stays_flat_as_the_corpus_grows(tmp_path, tokenizer_dir):  # noqa
         tracemalloc.stop()
     # 8x the documents (and ~1.4 MB more text) may not raise the Python-heap peak by more than a few chunks
     assert peaks[1] < peaks[0] * 1.3, peaks
+
+
+def test_a_second_prepare_into_the_same_folder_is_refused_while_the_first_runs(
+    tmp_path,
+    corpus,  # noqa: F811
+    tokenizer_dir,  # noqa: F811
+):
+    import socket
+    import subprocess
+    import sys
+
+    out = tmp_path / "out"
+    lock = tmp_path / "out.lock"
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        host = socket.gethostname()
+        lock.write_text(json.dumps({"pid": holder.pid, "host": host, "since": "t", "what": "data prepare"}))
+        with pytest.raises(UserError, match=f"{out} is in use by data prepare \\(pid {holder.pid} on {host}"):
+            prepare(_cfg(corpus, tokenizer_dir), out, workers=1, progress=False)
+        assert not out.exists() and json.loads(lock.read_text())["pid"] == holder.pid  # nothing touched
+    finally:
+        holder.kill()
+        holder.wait()
+    prepare(_cfg(corpus, tokenizer_dir), out, workers=1, progress=False)  # a dead holder's lock is stale
+    assert (out / "meta.json").exists() and not lock.exists()

@@ -119,7 +119,7 @@ def test_a_live_holder_is_named_and_a_dead_one_is_taken_over(tmp_path):
             "pid": holder.pid,
             "host": socket.gethostname(),
             "since": "2026-01-01T00:00:00Z",
-            "study": "paper1-cpt",
+            "what": "study paper1-cpt",
         }
         (tmp_path / LOCK).write_text(json.dumps(lock))
         with pytest.raises(

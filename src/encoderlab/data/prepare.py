@@ -48,6 +48,7 @@ from encoderlab.config import to_dict
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
 from encoderlab.errors import UserError
+from encoderlab.locks import folder_lock
 
 log = logging.getLogger(__name__)
 
@@ -297,9 +298,20 @@ def prepare(
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
     against, not_fetched = resolve_eval_sets(cfg.decontaminate)
     recipe = _recipe(cfg, tokenizer_hash(tok), against, dtype)
-    if _check_out(out, recipe):
-        log.info("%s already holds this recipe; nothing to do", out)
-        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # Two prepares into one folder would delete each other's OUT.tmp: the second is refused.
+    with folder_lock(out.with_name(out.name + ".lock"), "data prepare", use=out):
+        if _check_out(out, recipe):
+            log.info("%s already holds this recipe; nothing to do", out)
+            return out
+        _prepare_locked(
+            cfg, out, tok, spec, dtype, recipe, against, not_fetched, workers, chunk_docs, progress
+        )
+    return out
+
+
+def _prepare_locked(cfg, out, tok, spec, dtype, recipe, against, not_fetched, workers, chunk_docs, progress):
+    """Tokenize into OUT.tmp and rename it to `out` (the caller holds the folder's lock)."""
     if not_fetched:
         log.warning("decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched))
     contam = build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram)
@@ -326,7 +338,6 @@ def prepare(
     finally:
         if not done:
             shutil.rmtree(tmp, ignore_errors=True)
-    return out
 
 
 def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: int, progress: bool) -> dict:

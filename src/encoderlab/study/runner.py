@@ -27,11 +27,9 @@ Trade-offs:
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import socket
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -43,6 +41,7 @@ from tqdm.auto import tqdm
 
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
+from encoderlab.locks import folder_lock
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.spec import StudySpec
 
@@ -97,73 +96,11 @@ def read_marker(study_dir: Path, node: Node) -> dict | None:
     return record if record.get("key") == node.key else None
 
 
-# --------------------------------------------------------------------------- lock
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-@contextlib.contextmanager
-def study_lock(study_dir: Path, study: str):
-    """Hold `.study.lock` in `study_dir` for the duration; a live holder elsewhere is a UserError."""
-    lock = study_dir / LOCK
-    me = {"pid": os.getpid(), "host": socket.gethostname(), "since": _now(), "study": study}
-    for stale in study_dir.glob(".lock.*.tmp"):  # left by a process killed while taking the lock
-        pid = stale.name.split(".")[2]
-        if pid.isdigit() and not _pid_alive(int(pid)):
-            stale.unlink(missing_ok=True)
-    tmp = study_dir / f".lock.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(me))
-    try:
-        for _ in range(3):
-            try:
-                os.link(tmp, lock)  # atomic and never half-written: the content exists before the name
-                break
-            except FileExistsError:
-                holder = _read_lock(lock)
-                if holder and holder.get("host") == me["host"] and not _pid_alive(int(holder.get("pid", -1))):
-                    lock.unlink(missing_ok=True)  # stale: its process is gone
-                    continue
-                raise UserError(_held_message(lock, holder)) from None
-        else:
-            raise UserError(_held_message(lock, _read_lock(lock)))
-    finally:
-        tmp.unlink(missing_ok=True)
-    try:
-        yield
-    finally:
-        if (_read_lock(lock) or {}).get("pid") == me["pid"]:
-            lock.unlink(missing_ok=True)
-
-
-def _read_lock(lock: Path) -> dict | None:
-    try:
-        return json.loads(lock.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-
-
-def _held_message(lock: Path, holder: dict | None) -> str:
-    who = (
-        f"study {holder.get('study')} (pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')})"
-        if holder
-        else "another process"
-    )
-    return f"{lock.parent} is in use by {who}; wait for it, use another --out, or delete {lock} if that process is gone"
+# --------------------------------------------------------------------------- running
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-# --------------------------------------------------------------------------- running
 
 
 def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
@@ -276,7 +213,7 @@ def run_study(
         ) from None
     if not os.access(study_dir, os.W_OK):
         raise UserError(f"study folder {study_dir} is not writable; choose a writable --out")
-    with study_lock(study_dir, spec.name):
+    with folder_lock(study_dir / LOCK, f"study {spec.name}"):
         _check_same_study(study_dir, spec)
         graph = build_graph(spec, backend)  # resolves configs and checks controlled variables first
         ensure_assets(backend.required_assets(spec), fetch=fetch)

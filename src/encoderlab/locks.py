@@ -1,0 +1,86 @@
+"""Folder locks: one writer per study folder or prepared-data folder, with the holder named.
+
+A lock is a small JSON file (pid, host, since, what) created by hard-linking a fully written
+temporary file to the lock's name, so taking it is atomic and the file is never half-written. A lock
+whose process is gone (same host, pid not alive) is stale and taken over; a live holder is refused
+with one line naming it. Trade-off: a dead holder on another host of a shared filesystem cannot be
+detected, so the message says which file to delete by hand.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def read_lock(lock: Path) -> dict | None:
+    """The holder recorded in `lock`, or None when there is none (or it cannot be read)."""
+    try:
+        return json.loads(lock.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def _held_message(lock: Path, holder: dict | None, use: str) -> str:
+    who = (
+        f"{holder.get('what')} (pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')})"
+        if holder
+        else "another process"
+    )
+    return (
+        f"{use} is in use by {who}; wait for it, use another --out, or delete {lock} if that process is gone"
+    )
+
+
+@contextlib.contextmanager
+def folder_lock(lock: Path, what: str, use: Path | None = None) -> Iterator[None]:
+    """Hold the lock file `lock` for the duration as `what` (e.g. "study paper1-pfs").
+
+    `use` is the folder the lock protects, as named in the refusal (default: the lock's folder).
+    """
+    use = use or lock.parent
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    me = {"pid": os.getpid(), "host": socket.gethostname(), "since": now, "what": what}
+    for stale in lock.parent.glob(f"{lock.name}.*.tmp"):  # left by a process killed while taking it
+        pid = stale.name[len(lock.name) + 1 : -len(".tmp")]
+        if pid.isdigit() and not _pid_alive(int(pid)):
+            stale.unlink(missing_ok=True)
+    tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(me))
+    try:
+        for _ in range(3):
+            try:
+                os.link(tmp, lock)  # atomic and never half-written: the content exists before the name
+                break
+            except FileExistsError:
+                holder = read_lock(lock)
+                if holder and holder.get("host") == me["host"] and not _pid_alive(int(holder.get("pid", -1))):
+                    lock.unlink(missing_ok=True)  # stale: its process is gone
+                    continue
+                raise UserError(_held_message(lock, holder, str(use))) from None
+        else:
+            raise UserError(_held_message(lock, read_lock(lock), str(use)))
+    finally:
+        tmp.unlink(missing_ok=True)
+    try:
+        yield
+    finally:
+        if (read_lock(lock) or {}).get("pid") == me["pid"]:
+            lock.unlink(missing_ok=True)
