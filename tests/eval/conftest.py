@@ -73,16 +73,17 @@ def vocabulary_texts() -> list[str]:
 
 
 def make_tokenizer(texts: list[str]):
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
     specials = ["[PAD]", "[BOS]", "[EOS]", "[MASK]", "[UNK]"]
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    # BPE, not WordPiece: tokenizers' WordPiece trainer gives another vocabulary in every process
+    # (huggingface/tokenizers#1794), which made fine-tuning scores differ from run to run.
+    tok = Tokenizer(models.BPE(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tok.decoder = decoders.WordPiece()
     tok.train_from_iterator(
-        texts, trainers.WordPieceTrainer(vocab_size=300, special_tokens=specials, show_progress=False)
+        texts, trainers.BpeTrainer(vocab_size=300, special_tokens=specials, show_progress=False)
     )
     tok.post_processor = processors.TemplateProcessing(
         single="[BOS] $A [EOS]",

@@ -47,8 +47,9 @@ def test_boolq_grid_summary_cache_and_resume(home, tmp_path, quick, monkeypatch)
     lines = (out / "results.jsonl").read_text().splitlines()
     assert len(lines) == 4
     task = summary["tasks"]["boolq"]
-    # 30 test examples: > 70 is 21+ right, about a 2% chance under guessing (chance is ~50)
-    assert task["best_lr"] == 2e-3 and task["test"]["mean"] > 70
+    # 30 test examples: > 80 is 25+ right, a 0.02% chance under guessing (chance is ~50). The score is
+    # the same in every process (93.3 here), since the fixture's tokenizer trains reproducibly.
+    assert task["best_lr"] == 2e-3 and task["test"]["mean"] > 80
     assert [c["lr"] for c in task["curve"]] == [1e-4, 2e-3]
     assert (
         task["test"]["n"] == 2 and task["test"]["ci_low"] <= task["test"]["mean"] <= task["test"]["ci_high"]

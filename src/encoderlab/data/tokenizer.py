@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +25,8 @@ from typing import TYPE_CHECKING, Literal
 
 from encoderlab.data.sources import SourceConfig, _hub_offline, mix_documents
 from encoderlab.errors import UserError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from encoderlab.data.batch import TokenSpec
@@ -188,6 +191,12 @@ def train_tokenizer(
     specials = {**DEFAULT_SPECIALS, **(specials or {})}
     if len(set(specials.values())) != len(specials):
         raise UserError(f"special tokens must be distinct, got {specials}")
+    if kind == "wordpiece":
+        log.warning(
+            "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
+            "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
+            "keep the trained folder, or use the default byte-level BPE, which is reproducible"
+        )
     tok, trainer = _build(kind, specials, vocab_size, lowercase, progress)
     sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
     count = [0]
