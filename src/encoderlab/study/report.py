@@ -304,6 +304,18 @@ def _figures(data: StudyData, table: dict, study_dir: Path, folder: Path) -> lis
     ]
 
 
+def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> dict:
+    """A figure as the report renders it: its PNG, and the numbers behind it (CSV beside the PNG)."""
+    return {
+        "name": name,
+        "title": title,
+        "caption": caption,
+        "png": png,
+        "csv": f"figures/{name}.csv",
+        "rows": rows,
+    }
+
+
 def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> dict:
     png = folder / f"{name}.png"
     fig.savefig(png, dpi=90, bbox_inches="tight", metadata={"Software": None})
@@ -314,14 +326,7 @@ def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: s
         writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    return {
-        "name": name,
-        "title": title,
-        "caption": caption,
-        "png": png,
-        "csv": f"figures/{name}.csv",
-        "rows": rows,
-    }
+    return _figure(name, title, caption, png, rows)
 
 
 def _err(rows: list[dict]) -> list[list[float]]:
@@ -381,14 +386,7 @@ def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: s
     png = line_panels(
         rows, folder / name, y="mean", panel=None, band=("ci_low", "ci_high"), title=title, **axes
     )
-    return {
-        "name": name,
-        "title": title,
-        "caption": caption,
-        "png": png,
-        "csv": f"figures/{name}.csv",
-        "rows": rows,
-    }
+    return _figure(name, title, caption, png, rows)
 
 
 def _fig_curve(
