@@ -56,7 +56,7 @@ def test_list_has_every_study_and_scale_with_a_time():
 def test_demo_detour_evaluates_only_its_domain_tasks_and_not_the_noise_twin():
     demo = get_study("paper2-detour", "demo")
     start, twin = demo.run("start"), demo.run("baseline-biomed-s2")
-    assert start.tasks == demo.run("detour-biomed").tasks == ("pubmedqa",)  # not the full scales' code task
+    assert start.tasks == demo.run("detour-biomed").tasks == ("pubmedqa-retrieval",)  # one task, no code
     assert not twin.evaluate and demo.cka[0].noise == ("baseline-biomed-s2", "baseline-biomed")
     assert demo.cka[0].n_texts >= 50
     cpu = get_study("paper2-detour", "cpu")
