@@ -72,11 +72,16 @@ def test_table_and_claims_match_a_direct_computation(study):
     assert "Holds at this scale (significant): MLM-40" in claims["mlm-sc"]["sentence"]
 
 
-def test_a_claim_that_fails_says_so(tmp_path):
+def _only_claim(tmp_path, **changes) -> dict:
+    """The report's verdict for the first claim of the fake study with `changes`, alone."""
     spec = small_spec()
-    claims = (replace(spec.claims[0], id="rev", a="clm", b="mlm40"),)
+    claims = (replace(spec.claims[0], **changes),)
     run_study(replace(spec, claims=claims), tmp_path, backend(), progress=False)
-    claim = json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
+    return json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
+
+
+def test_a_claim_that_fails_says_so(tmp_path):
+    claim = _only_claim(tmp_path, id="rev", a="clm", b="mlm40")
     assert claim["status"] == "does not hold" and claim["sentence"].startswith(
         "Does not hold at this scale (significant)"
     )
@@ -146,10 +151,7 @@ def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
 
 
 def test_identical_scores_are_no_difference_not_a_direction(tmp_path):
-    spec = small_spec()
-    claims = (replace(spec.claims[0], id="same", a="mlm40", b="mlm40"),)
-    run_study(replace(spec, claims=claims), tmp_path, backend(), progress=False)
-    claim = json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
+    claim = _only_claim(tmp_path, id="same", a="mlm40", b="mlm40")
     assert claim["status"] == "no difference" and claim["sentence"].startswith(
         "Undecided at this scale (identical scores, no difference)"
     )

@@ -207,15 +207,15 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     def hf_step(step: int) -> tuple[float, int]:
         t0 = time.perf_counter()
         rows = src.batch(step, 0, 0).input_ids
-        b = collator([{"input_ids": r} for r in rows.tolist()])
+        batch = collator([{"input_ids": r} for r in rows.tolist()])
         with autocast:
-            loss = hf(input_ids=b["input_ids"].to(dev), labels=b["labels"].to(dev)).loss
+            loss = hf(input_ids=batch["input_ids"].to(dev), labels=batch["labels"].to(dev)).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(hf.parameters(), 1.0)
         hf_opt.step()
         hf_opt.zero_grad(set_to_none=True)
         sync()
-        n = int((b["labels"] != -100).sum())
+        n = int((batch["labels"] != -100).sum())
         return time.perf_counter() - t0, n
 
     sides = ("encoderlab", "transformers") if b.vs_hf else ("encoderlab",)
