@@ -18,8 +18,9 @@ from pathlib import Path
 from encoderlab.study.graph import Backend, NodeKind
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
-FAIL_ON: dict[str, str | None] = {"node": None}
-"""Fault injection: the first node whose name contains this raises OSError(ENOSPC)."""
+FAIL_ON: dict[str, str | None] = {"node": os.environ.get("FAKE_STUDY_FAIL_ON")}
+"""Fault injection: the first node whose name contains this raises OSError(ENOSPC) (the variable
+reaches worker processes, which import this module afresh)."""
 SLEEP = float(os.environ.get("FAKE_STUDY_SLEEP", "0"))
 
 TASKS = {"sst": "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}

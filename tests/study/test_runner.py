@@ -75,6 +75,34 @@ def test_compute_is_recorded_per_node(tmp_path):
     )
 
 
+def test_two_jobs_give_the_same_outputs_as_one_process_and_both_workers_run(tmp_path, monkeypatch):
+    run_study(small_spec(), tmp_path / "one", backend(), progress=False)
+    monkeypatch.setenv("FAKE_STUDY_SLEEP", "0.1")  # nodes outlast a worker's start-up (~2 s)
+    run_study(small_spec(), tmp_path / "two", backend(), progress=False, jobs=2)
+    assert outputs(tmp_path / "two") == outputs(tmp_path / "one")
+    records = [json.loads(line) for line in (tmp_path / "two" / "compute.jsonl").read_text().splitlines()]
+    assert {r["worker"] for r in records} == {0, 1}
+
+
+def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(tmp_path, monkeypatch):
+    run_study(small_spec(), tmp_path / "clean", backend(), progress=False)
+    monkeypatch.setenv("FAKE_STUDY_FAIL_ON", "mlm40@")  # an eval node of the baseline, in a worker
+    with pytest.raises(OSError) as exc:
+        run_study(small_spec(), tmp_path / "crashed", backend(), progress=False, jobs=2)
+    assert exc.value.errno == errno.ENOSPC
+    assert not (tmp_path / "crashed" / "report").exists()
+    monkeypatch.delenv("FAKE_STUDY_FAIL_ON")
+    run_study(small_spec(), tmp_path / "crashed", backend(), progress=False, jobs=2)
+    resumed = {k: v for k, v in outputs(tmp_path / "crashed").items() if not k.endswith("partial.bin")}
+    assert resumed == outputs(tmp_path / "clean")
+
+
+def test_fewer_than_one_job_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(UserError, match="jobs must be >= 1, got 0"):
+        run_study(small_spec(), tmp_path / "study", backend(), progress=False, jobs=0)
+    assert not (tmp_path / "study").exists()
+
+
 def test_disk_full_inside_a_node_loses_nothing_and_resumes(tmp_path):
     clean = tmp_path / "clean"
     run_study(small_spec(), clean, backend(), progress=False)

@@ -24,6 +24,7 @@ def run_command(
     scale: str = "demo",
     out: Path | None = None,
     fetch: bool = True,
+    jobs: int = 1,
 ) -> Path:
     """Run a built-in study end to end (resuming a previous attempt) and print the report path.
 
@@ -32,10 +33,12 @@ def run_command(
         scale: demo | cpu | gpu-210m | gpu-610m | gpu-1b.
         out: Study folder (default runs/NAME-SCALE); rerunning into it resumes and reuses finished nodes.
         fetch: Fetch missing assets automatically (--no-fetch: fail and name the fetch command instead).
+        jobs: Nodes run at once, each in a worker process with its share of the CPU threads and, on a
+            GPU machine, a GPU of its own (1: one after the other in this process).
     """
     spec = get_study(name, scale)
     folder = out if out is not None else Path("runs") / f"{name}-{scale}"
-    report = run_study(spec, folder, default_backend(), fetch=fetch)
+    report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
     print(f"report: {report}")
     print(f"markdown: {report.with_suffix('.md')}")
     return report

@@ -18,8 +18,14 @@ Trade-offs:
   (SIGKILL, full disk, a bug); it is run again, and the node function either resumes what it
   finds (pretraining continues from its last checkpoint) or overwrites it. Nothing else is ever
   deleted, so a crash loses at most the node in flight.
-- **Nodes run one at a time, in a topological order.** On 2 CPU cores parallel nodes would only
-  fight for the cores; on a GPU box each pretraining node uses every device itself.
+- **Nodes run in graph order, `jobs` at a time.** With `jobs=1` (the default) each node runs in
+  this process. With `jobs=N` a node starts, in one of N spawned worker processes, as soon as its
+  dependencies have finished; each worker gets its share of the CPU threads and, on a GPU box, its
+  own device (`CUDA_VISIBLE_DEVICES`), so independent fine-tuning runs fill the machine. Small models
+  use threads poorly: on 2 cores, two 1-thread fine-tuning runs finish in 0.7x the time of the same
+  two run one after the other with 2 threads (measured). The parent only schedules, writes
+  compute.jsonl and holds the lock; markers are written by the workers, so a crash of either loses
+  at most the nodes in flight.
 - **A lock, not a database.** `.study.lock` is created atomically (hard link of a complete temp
   file) so it is never half-written; a lock whose pid is dead on this host is stale and taken
   over; a live holder is named in the error.
@@ -28,10 +34,13 @@ Trade-offs:
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -135,38 +144,120 @@ def _write_compute(study_dir: Path, records: list[dict]) -> None:
 
 
 def run_graph(
-    spec: StudySpec, graph: Graph, backend: Backend, study_dir: Path, progress: bool = True
+    spec: StudySpec, graph: Graph, backend: Backend, study_dir: Path, progress: bool = True, jobs: int = 1
 ) -> dict:
-    """Run every unfinished node of `graph` in order; returns {node name: result}."""
+    """Run every unfinished node of `graph`, `jobs` at a time; returns {node name: result}."""
     study_dir = Path(study_dir)
     markers = {n.name: read_marker(study_dir, n) for n in graph}
-    todo = sum(m is None for m in markers.values())
-    bar = tqdm(total=len(graph), initial=len(graph) - todo, desc=spec.name, unit="node", disable=not progress)
-    results: dict[str, NodeOutput] = {}
+    pending = [n for n in graph if markers[n.name] is None]
+    bar = tqdm(
+        total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
+    )
+    running: dict[Future, Node] = {}
     try:
-        for node in graph:
-            if markers[node.name] is None:
-                bar.set_postfix_str(node.name[-60:])
-                markers[node.name] = _run_node(spec, node, backend, study_dir, results)
-                _write_compute(study_dir, [compute_record(n, m) for n in graph if (m := markers[n.name])])
-                bar.update(1)
-            results[node.name] = NodeOutput(node_dir(study_dir, node), markers[node.name]["result"], node)
+        with _executor(jobs) as pool:
+            while pending or running:
+                for node in _ready(pending, markers, jobs - len(running)):
+                    pending.remove(node)
+                    inputs = {d: _output(study_dir, graph.nodes[d], markers[d]) for d in node.deps}
+                    ctx = NodeContext(
+                        node=node,
+                        out_dir=node_dir(study_dir, node),
+                        inputs=inputs,
+                        study_dir=study_dir,
+                        spec=spec,
+                    )
+                    running[pool.submit(_run_node, ctx, backend.kinds[node.kind].run)] = node
+                bar.set_postfix_str(", ".join(n.name for n in running.values())[-60:])
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    node = running.pop(future)
+                    markers[node.name] = _marker(future, node)  # a node's error stops the study here
+                    _write_compute(study_dir, [compute_record(n, m) for n in graph if (m := markers[n.name])])
+                    bar.update(1)
     finally:
         bar.close()  # ends the bar's line, so an error message starts on its own
     _write_compute(study_dir, [compute_record(n, markers[n.name]) for n in graph])
-    return {name: out.result for name, out in results.items()}
+    return {n.name: markers[n.name]["result"] for n in graph}
 
 
-def _run_node(spec: StudySpec, node: Node, backend: Backend, study_dir: Path, done: dict) -> dict:
-    out = node_dir(study_dir, node)
+def _marker(future: Future, node: Node) -> dict:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        raise UserError(
+            f"the worker process running {node.name} died (killed, or out of memory); finished nodes are "
+            "kept: rerun the same command to resume, with fewer --jobs if memory ran out"
+        ) from None
+
+
+def _ready(pending: list[Node], markers: dict[str, dict | None], slots: int) -> list[Node]:
+    """Up to `slots` pending nodes whose dependencies have all finished, in graph order."""
+    ready = [n for n in pending if all(markers[d] is not None for d in n.deps)]
+    return ready[: max(slots, 0)]
+
+
+def _output(study_dir: Path, node: Node, marker: dict) -> NodeOutput:
+    return NodeOutput(node_dir(study_dir, node), marker["result"], node)
+
+
+class _InProcess(Executor):
+    """`jobs=1`: run each node right here when submitted (errors surface through the future)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 -- re-raised by future.result() in run_graph
+            future.set_exception(exc)
+        return future
+
+
+def _executor(jobs: int) -> Executor:
+    if jobs == 1:
+        return _InProcess()
+    ctx = multiprocessing.get_context("spawn")  # fork after torch has threads can deadlock
+    slots = ctx.SimpleQueue()
+    for slot in range(jobs):
+        slots.put(slot)
+    threads = max(1, len(os.sched_getaffinity(0)) // jobs)
+    return ProcessPoolExecutor(
+        jobs, mp_context=ctx, initializer=_init_worker, initargs=(slots, threads, _visible_gpus())
+    )
+
+
+def _visible_gpus() -> list[str]:
+    """The GPUs this process may use (CUDA_VISIBLE_DEVICES, or all of them), counted without CUDA init."""
+    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if listed is not None:
+        return [d for d in listed.split(",") if d.strip()]
+    import torch
+
+    return [str(i) for i in range(torch.cuda.device_count())]
+
+
+_WORKER: dict[str, int] = {}
+
+
+def _init_worker(slots, threads: int, gpus: list[str]) -> None:
+    """Take a worker slot; pin it to one GPU (round robin) and to its share of the CPU threads."""
+    slot = _WORKER["slot"] = slots.get()
+    if gpus:
+        os.environ["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> dict:
+    """Run one node (here or in a worker) and write its marker; returns the marker."""
+    node, out = ctx.node, ctx.out_dir
     out.mkdir(parents=True, exist_ok=True)
     for stale in out.glob(f".{MARKER}.*.tmp"):  # a marker write cut short by a crash
         stale.unlink()
-    ctx = NodeContext(
-        node=node, out_dir=out, inputs={d: done[d] for d in node.deps}, study_dir=study_dir, spec=spec
-    )
     started, t0, c0 = _now(), time.perf_counter(), _cpu_seconds()
-    result = backend.kinds[node.kind].run(ctx) or {}
+    result = run(ctx) or {}
     wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
     compute = {
         "tokens": None,
@@ -174,6 +265,7 @@ def _run_node(spec: StudySpec, node: Node, backend: Backend, study_dir: Path, do
         **result.pop("compute", {}),
         "wall_s": round(wall, 3),
         "cpu_s": round(cpu, 3),
+        **({"worker": _WORKER["slot"]} if _WORKER else {}),
     }
     marker = {
         "name": node.name,
@@ -202,8 +294,12 @@ def run_study(
     *,
     fetch: bool = True,
     progress: bool = True,
+    jobs: int = 1,
 ) -> Path:
-    """Run `spec` into `study_dir` (resuming whatever finished before); returns the report's path."""
+    """Run `spec` into `study_dir` (resuming whatever finished before), `jobs` nodes at a time;
+    returns the report's path."""
+    if jobs < 1:
+        raise UserError(f"jobs must be >= 1, got {jobs}; use --jobs 1 to run nodes one after the other")
     study_dir = Path(study_dir)
     try:
         study_dir.mkdir(parents=True, exist_ok=True)
@@ -225,7 +321,7 @@ def run_study(
                 for n in graph
             ],
         )
-        results = run_graph(spec, graph, backend, study_dir, progress=progress)
+        results = run_graph(spec, graph, backend, study_dir, progress=progress, jobs=jobs)
     return study_dir / results["report"]["path"]
 
 
