@@ -173,6 +173,7 @@ CASES = [
     ("unknown-task", "eval {w}/model --tasks nope --out {w}/e", r"unknown task 'nope'; valid:"),
     ("unknown-study", "study run nope", r"unknown study 'nope'; valid:"),
     ("unknown-scale", "study run paper1-pfs --scale nope --out {w}/s", r"scale 'nope'"),
+    ("study-no-jobs", "study run paper1-pfs --jobs 0 --out {w}/s", r"jobs must be >= 1, got 0"),
     ("bad-lr-grid", "eval {w}/model --tasks boolq --lrs 0 --out {w}/e", r"learning rates must be .*positive"),
     ("corrupt-safetensors", "export {w}/corrupt --out {w}/x", r"cannot read .*model.safetensors .*corrupt"),
     ("vocab-mismatch", "export {w}/small_vocab --out {w}/x", r"tokenizer has \d+ ids but .* 64 rows"),

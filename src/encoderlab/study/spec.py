@@ -535,7 +535,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         eval=_eval(scale, "pocket"),
         baseline="mlm-base+mlm",
         claims=tuple(claims),
-        expected_minutes={"demo": 11, "cpu": 300}.get(scale.name, 0.0),
+        expected_minutes={"demo": 11, "cpu": 50}.get(scale.name, 0.0),
         **{**_common(scale), "steps": base_steps},
     )
 
