@@ -122,6 +122,94 @@ def test_disk_full_leaves_nothing_that_looks_prepared(tmp_path, corpus, tokenize
     assert not (tmp_path / "out").exists() and not (tmp_path / "out.tmp").exists()
 
 
+def _fail_after(monkeypatch, appends: int, exc: BaseException) -> None:
+    """Make `_SplitWriter.append` raise `exc` after `appends` calls (two per chunk: train and val)."""
+    real = prep._SplitWriter.append
+    calls = []
+
+    def append(self, tokens, lengths):
+        calls.append(1)
+        if len(calls) > appends:
+            raise exc
+        real(self, tokens, lengths)
+
+    monkeypatch.setattr(prep._SplitWriter, "append", append)
+
+
+def _count_tokenized(monkeypatch) -> list[int]:
+    real, calls = prep._tokenize_chunk, []
+    monkeypatch.setattr(prep, "_tokenize_chunk", lambda docs: (calls.append(len(docs)), real(docs))[1])
+    return calls
+
+
+def _files(root) -> dict[str, bytes]:
+    return {
+        f"{split}/{name}": (split_dir(root, split) / name).read_bytes()
+        for split in ("train", "val")
+        for name in ("tokens.bin", "doc_offsets.npy")
+    }
+
+
+RESUMABLE = dict(workers=1, chunk_docs=10, checkpoint_every=2, progress=False)
+
+
+def test_an_interrupted_prepare_resumes_from_its_checkpoint_to_the_same_bytes(
+    tmp_path,
+    corpus,
+    tokenizer_dir,  # noqa: F811
+):
+    cfg = _cfg(corpus, tokenizer_dir)
+    clean = prepare(cfg, tmp_path / "clean", **RESUMABLE)
+    with pytest.MonkeyPatch.context() as mp:
+        _fail_after(mp, 11, KeyboardInterrupt())  # in chunk 6; the checkpoint holds chunks 1-4
+        with pytest.raises(KeyboardInterrupt):
+            prepare(cfg, tmp_path / "out", **RESUMABLE)
+    progress = json.loads((tmp_path / "out.tmp" / "progress.json").read_text())
+    assert progress["chunks"] == 4 and not (tmp_path / "out").exists()
+    with pytest.MonkeyPatch.context() as mp:
+        tokenized = _count_tokenized(mp)
+        out = prepare(cfg, tmp_path / "out", **RESUMABLE)
+    assert len(tokenized) == 12 - 4  # 120 documents in chunks of 10: only the unfinished ones
+    assert _files(out) == _files(clean)
+    assert read_meta(out)["splits"] == read_meta(clean)["splits"]
+    assert read_meta(out)["resumed_after_docs"] == progress["kept"] > 0
+    assert not (tmp_path / "out.tmp").exists()
+
+
+def test_a_changed_corpus_is_not_resumed_but_prepared_again(tmp_path, tokenizer_dir, caplog):  # noqa: F811
+    records = corpus_records(120)
+    src = write_jsonl(tmp_path / "corpus.jsonl", records)
+    with pytest.MonkeyPatch.context() as mp:
+        _fail_after(mp, 11, KeyboardInterrupt())
+        with pytest.raises(KeyboardInterrupt):
+            prepare(_cfg(src, tokenizer_dir), tmp_path / "out", **RESUMABLE)
+    records[3] = {**records[3], "text": "An edited document, so the checkpoint's prefix no longer matches."}
+    write_jsonl(src, records)
+    with caplog.at_level("WARNING"):
+        out = prepare(_cfg(src, tokenizer_dir), tmp_path / "out", **RESUMABLE)
+    assert "sources changed" in caplog.text
+    fresh = prepare(_cfg(src, tokenizer_dir), tmp_path / "fresh", **RESUMABLE)
+    assert _files(out) == _files(fresh) and read_meta(out)["resumed_after_docs"] == 0
+
+
+def test_disk_full_after_a_checkpoint_keeps_the_work_and_the_rerun_resumes(
+    tmp_path,
+    corpus,
+    tokenizer_dir,  # noqa: F811
+):
+    cfg = _cfg(corpus, tokenizer_dir)
+    clean = prepare(cfg, tmp_path / "clean", **RESUMABLE)
+    with pytest.MonkeyPatch.context() as mp:
+        _fail_after(mp, 13, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "tokens.bin"))
+        with pytest.raises(
+            UserError, match=r"disk full .*kept in .*out\.tmp: free space and rerun to resume"
+        ):
+            prepare(cfg, tmp_path / "out", **RESUMABLE)
+    assert not (tmp_path / "out").exists()
+    out = prepare(cfg, tmp_path / "out", **RESUMABLE)
+    assert _files(out) == _files(clean) and read_meta(out)["resumed_after_docs"] > 0
+
+
 @pytest.mark.parametrize(
     "records,match",
     [

@@ -113,6 +113,7 @@ def _summary(meta: dict) -> dict:
         "removed": {"by_id": d["removed_by_id"], "by_ngram": d["removed_by_ngram"]},
         "skipped": {k: sum(s[k] for s in meta["sources"]) for k in ("empty", "bad_records", "bad_files")},
         "seconds": meta["seconds"],
+        "resumed_after_docs": meta.get("resumed_after_docs", 0),
     }
 
 

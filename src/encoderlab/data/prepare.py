@@ -22,14 +22,23 @@ floor((i+1)f + 1/2) > floor(i f + 1/2) for val_fraction f: exactly round(n f) do
 evenly through the stream, and deterministic with no hashing.
 
 Safety: everything is written into `OUT.tmp/` and renamed to `OUT` only when complete, so a
-half-written shard never looks prepared; a full disk removes the temporary folder and raises one
-UserError. A folder that already holds a different `meta.json` is refused (never mixed); the same
-recipe again is a no-op.
+half-written shard never looks prepared. A folder that already holds a different `meta.json` is
+refused (never mixed); the same recipe again is a no-op.
+
+Resume: every `checkpoint_every` chunks the token and offset files are flushed to disk and
+`OUT.tmp/progress.json` records their sizes, the counters and a hash chain over the documents read
+so far. A prepare that was interrupted (Ctrl-C, SIGKILL, a full disk, a bad record) leaves `OUT.tmp`
+behind; rerunning the same recipe truncates the files to the recorded sizes, reads the sources up to
+the checkpoint without tokenizing them, checks that they hash the same, and continues. The output is
+byte-identical to an uninterrupted run. If the recipe or the documents before the checkpoint
+changed, the partial output is discarded and the prepare starts over (with a warning). Re-reading
+the prefix costs a pass over the raw text, a small fraction of tokenizing it.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import itertools
 import json
 import logging
@@ -44,6 +53,7 @@ from typing import Literal
 
 import numpy as np
 
+from encoderlab.atomic import write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
@@ -55,6 +65,7 @@ log = logging.getLogger(__name__)
 FORMAT = "encoderlab-tokens"
 FORMAT_VERSION = 1
 SPLITS = {"train": ".", "val": "val"}
+PROGRESS = "progress.json"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -151,8 +162,16 @@ def _init_worker(tokenizer_json: str, bos: int | None, eos: int | None, dtype: s
     _W.update(tok=tok, bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
 
 
-def _tokenize_chunk(docs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
-    """(flat wrapped tokens, per-document lengths, removal counts) of one chunk of documents."""
+def chunk_digest(docs: list[tuple[str, str]]) -> bytes:
+    """SHA-256 of a chunk's document ids and texts (what a resumed prepare checks it re-read)."""
+    h = hashlib.sha256()
+    for doc_id, text in docs:
+        h.update(f"{len(doc_id)}:{doc_id}{len(text)}:{text}".encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def _tokenize_chunk(docs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray, dict[str, int], bytes]:
+    """(flat wrapped tokens, per-document lengths, removal counts, digest) of one chunk of documents."""
     contam: Contamination = _W["contam"]
     counts = {"id": 0, "ngram": 0, "empty": 0}
     reasons = contam.check([d[0] for d in docs], [d[1] for d in docs])
@@ -164,7 +183,7 @@ def _tokenize_chunk(docs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray
     counts["empty"] = len(texts) - len(ids)
     body = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
     flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=_W["dtype"], count=int(body.sum()))
-    return (*_wrap(flat, body, _W["bos"], _W["eos"]), counts)
+    return (*_wrap(flat, body, _W["bos"], _W["eos"]), counts, chunk_digest(docs))
 
 
 def _wrap(
@@ -192,15 +211,29 @@ def _wrap(
 
 
 class _SplitWriter:
-    """Appends documents to tokens.bin and a raw offsets file; `finish` writes doc_offsets.npy."""
+    """Appends documents to tokens.bin and a raw offsets file; `finish` writes doc_offsets.npy.
 
-    def __init__(self, folder: Path, dtype: np.dtype):
+    `at=(n_tokens, n_docs)` reopens the files of an interrupted prepare, cut back to that checkpoint."""
+
+    def __init__(self, folder: Path, dtype: np.dtype, at: tuple[int, int] | None = None):
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.dtype = folder, dtype
-        self.tokens = open(folder / "tokens.bin", "wb")  # noqa: SIM115 (open across appends)
-        self.offsets = open(folder / "doc_offsets.raw", "wb")  # noqa: SIM115
-        self.n_tokens, self.n_docs = 0, 0
-        self.offsets.write(np.zeros(1, dtype=np.int64).tobytes())
+        self.n_tokens, self.n_docs = at or (0, 0)
+        mode = "r+b" if at else "wb"
+        self.tokens = open(folder / "tokens.bin", mode)  # noqa: SIM115 (open across appends)
+        self.offsets = open(folder / "doc_offsets.raw", mode)  # noqa: SIM115
+        if at is None:
+            self.offsets.write(np.zeros(1, dtype=np.int64).tobytes())
+        for f, size in ((self.tokens, self.n_tokens * dtype.itemsize), (self.offsets, (self.n_docs + 1) * 8)):
+            f.truncate(size)
+            f.seek(size)
+
+    def sync(self) -> tuple[int, int]:
+        """Put everything appended so far on disk; returns the checkpoint (n_tokens, n_docs)."""
+        for f in (self.tokens, self.offsets):
+            f.flush()
+            os.fsync(f.fileno())
+        return self.n_tokens, self.n_docs
 
     def append(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
         self.tokens.write(tokens.astype(self.dtype, copy=False).data)
@@ -209,10 +242,8 @@ class _SplitWriter:
         self.n_docs += len(lengths)
 
     def finish(self) -> dict:
-        for f in (self.tokens, self.offsets):
-            f.flush()
-            os.fsync(f.fileno())
-            f.close()
+        self.sync()
+        self.close()
         raw = self.folder / "doc_offsets.raw"
         with open(self.folder / "doc_offsets.npy", "wb") as out, open(raw, "rb") as src:
             header = {"descr": np.dtype(np.int64).str, "fortran_order": False, "shape": (self.n_docs + 1,)}
@@ -285,9 +316,18 @@ def _check_out(out: Path, recipe: dict) -> bool:
 
 
 def prepare(
-    cfg: PrepareConfig, out: Path, *, workers: int = 0, chunk_docs: int = 256, progress: bool = True
+    cfg: PrepareConfig,
+    out: Path,
+    *,
+    workers: int = 0,
+    chunk_docs: int = 256,
+    checkpoint_every: int = 16,
+    progress: bool = True,
 ) -> Path:
-    """Tokenize `cfg.sources` into the prepared folder `out` (see module docstring); returns `out`."""
+    """Tokenize `cfg.sources` into the prepared folder `out` (see module docstring); returns `out`.
+
+    `checkpoint_every` chunks of `chunk_docs` documents, the progress is put on disk so that an
+    interrupted prepare resumes from there."""
     from encoderlab.data.tokenizer import load_tokenizer, spec_fields, tokenizer_hash
 
     out = Path(out)
@@ -304,26 +344,69 @@ def prepare(
         if _check_out(out, recipe):
             log.info("%s already holds this recipe; nothing to do", out)
             return out
-        _prepare_locked(
-            cfg, out, tok, spec, dtype, recipe, against, not_fetched, workers, chunk_docs, progress
+        if not_fetched:
+            log.warning(
+                "decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched)
+            )
+        job = _Job(
+            cfg=cfg,
+            tok=tok,
+            spec=spec,
+            dtype=dtype,
+            recipe=recipe,
+            contam=build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram),
+            workers=workers or default_workers(),
+            chunk_docs=chunk_docs,
+            checkpoint_every=max(1, checkpoint_every),
+            progress=progress,
         )
+        _prepare_locked(job, out, not_fetched)
     return out
 
 
-def _prepare_locked(cfg, out, tok, spec, dtype, recipe, against, not_fetched, workers, chunk_docs, progress):
-    """Tokenize into OUT.tmp and rename it to `out` (the caller holds the folder's lock)."""
-    if not_fetched:
-        log.warning("decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched))
-    contam = build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram)
+@dataclass(frozen=True, kw_only=True)
+class _Job:
+    """A prepare with everything resolved: what writing it needs besides the folder."""
+
+    cfg: PrepareConfig
+    tok: object
+    spec: dict
+    dtype: np.dtype
+    recipe: dict
+    contam: Contamination
+    workers: int
+    chunk_docs: int
+    checkpoint_every: int
+    progress: bool
+
+
+class _PrefixChanged(Exception):
+    """The documents before an interrupted prepare's checkpoint are not the ones read now."""
+
+
+def _prepare_locked(job: _Job, out: Path, not_fetched: list[str]) -> None:
+    """Tokenize into OUT.tmp, resuming its checkpoint if any, and rename it to `out` (the caller
+    holds the folder's lock)."""
     tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)  # leftovers of an interrupted run are never data
-    tmp.mkdir(parents=True)
+    resume = _read_progress(tmp, job)
+    if resume is None:
+        shutil.rmtree(tmp, ignore_errors=True)  # no checkpoint of this recipe: leftovers are not data
+        tmp.mkdir(parents=True)
     done = False
     try:
-        meta = _write(cfg, tmp, tok, spec, dtype, contam, workers or default_workers(), chunk_docs, progress)
-        meta.update(recipe=recipe, tokenizer={"source": cfg.tokenizer, "hash": recipe["tokenizer_hash"]})
+        try:
+            meta = _write(job, tmp, resume)
+        except _PrefixChanged:
+            log.warning("the sources changed since the interrupted prepare in %s; starting over", tmp)
+            shutil.rmtree(tmp)
+            tmp.mkdir(parents=True)
+            meta = _write(job, tmp, None)
+        meta.update(
+            recipe=job.recipe, tokenizer={"source": job.cfg.tokenizer, "hash": job.recipe["tokenizer_hash"]}
+        )
         meta["decontamination"].update(not_fetched=not_fetched)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        (tmp / PROGRESS).unlink(missing_ok=True)
         if out.exists():
             out.rmdir()  # empty, checked by _check_out
         tmp.rename(out)
@@ -331,34 +414,71 @@ def _prepare_locked(cfg, out, tok, spec, dtype, recipe, against, not_fetched, wo
     except OSError as exc:
         if exc.errno != errno.ENOSPC:
             raise
-        raise UserError(
-            f"disk full while preparing {out} ({exc.filename or 'output'}); the partial output was removed, "
-            "free space and rerun"
-        ) from None
+        kept = (
+            f"the work up to the last checkpoint is kept in {tmp}: free space and rerun to resume (or delete it)"
+            if (tmp / PROGRESS).exists()
+            else "the partial output was removed, free space and rerun"
+        )
+        raise UserError(f"disk full while preparing {out} ({exc.filename or 'output'}); {kept}") from None
     finally:
-        if not done:
+        if not done and not (tmp / PROGRESS).exists():
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: int, progress: bool) -> dict:
+def _read_progress(tmp: Path, job: _Job) -> dict | None:
+    """The checkpoint an interrupted prepare of this recipe left in `tmp`, if its files hold it."""
+    try:
+        progress = json.loads((tmp / PROGRESS).read_text())
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    if progress.get("recipe") != job.recipe:
+        return None
+    for split, (n_tokens, n_docs) in progress["splits"].items():
+        folder = split_dir(tmp, split)
+        try:
+            sizes = ((folder / "tokens.bin").stat().st_size, (folder / "doc_offsets.raw").stat().st_size)
+        except OSError:
+            return None
+        if sizes[0] < n_tokens * job.dtype.itemsize or sizes[1] < (n_docs + 1) * 8:
+            return None
+    return progress
+
+
+def _link(chain: bytes, digest: bytes) -> bytes:
+    """Extend the hash chain over chunks read so far by one chunk's digest."""
+    return hashlib.sha256(chain + digest).digest()
+
+
+def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     from tqdm import tqdm
 
-    tok.save_pretrained(str(tmp / "tokenizer"))
-    bos, eos = spec["bos_id"], spec["eos_id"]
+    cfg, dtype = job.cfg, job.dtype
+    job.tok.save_pretrained(str(tmp / "tokenizer"))
+    bos, eos = job.spec["bos_id"], job.spec["eos_id"]
     if bos is not None and bos == eos:  # GPT-style: one separator token between documents
         bos = None
-    writers = {s: _SplitWriter(split_dir(tmp, s), dtype) for s in SPLITS}
+    resume = resume or {}
+    at = resume.get("splits", {})
+    writers = {
+        s: _SplitWriter(split_dir(tmp, s), dtype, at=tuple(at[s]) if s in at else None) for s in SPLITS
+    }
     stats: list[SourceStats] = []
-    removed = {"id": 0, "ngram": 0, "empty": 0}
-    kept = 0
+    removed = dict(resume.get("removed", {"id": 0, "ngram": 0, "empty": 0}))
+    kept = resumed_after = resume.get("kept", 0)
+    n_chunks = resume.get("chunks", 0)
     start = time.perf_counter()
-    initargs = (str(tmp / "tokenizer" / "tokenizer.json"), bos, eos, dtype.name, contam)
+    initargs = (str(tmp / "tokenizer" / "tokenizer.json"), bos, eos, dtype.name, job.contam)
     docs = mix_documents(cfg.sources, seed=cfg.seed, stop=cfg.stop, on_error=cfg.on_error, stats=stats)
-    bar = tqdm(desc="prepare", unit="doc", disable=not progress, smoothing=0.1)
+    chunks = _chunks(docs, job.chunk_docs, cfg.max_docs)
+    bar = tqdm(desc="prepare", unit="doc", disable=not job.progress, smoothing=0.1)
     try:
-        for tokens, lengths, counts in _ordered_results(
-            _chunks(docs, chunk_docs, cfg.max_docs), workers, initargs
-        ):
+        chain = b""
+        for chunk in itertools.islice(chunks, n_chunks):  # re-read what the checkpoint holds
+            chain = _link(chain, chunk_digest(chunk))
+            bar.update(len(chunk))
+        if chain.hex() != resume.get("chain", ""):
+            raise _PrefixChanged
+        for tokens, lengths, counts, digest in _ordered_results(chunks, job.workers, initargs):
             for k in removed:
                 removed[k] += counts[k]
             is_val = val_mask(kept, len(lengths), cfg.val_fraction)
@@ -366,6 +486,11 @@ def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: i
             writers["train"].append(tokens[~tok_val], lengths[~is_val])
             writers["val"].append(tokens[tok_val], lengths[is_val])
             kept += len(lengths)
+            chain, n_chunks = _link(chain, digest), n_chunks + 1
+            if n_chunks % job.checkpoint_every == 0:
+                splits = {s: w.sync() for s, w in writers.items()}
+                progress = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "removed": removed}
+                write_json_atomic(tmp / PROGRESS, {**progress, "splits": splits, "chain": chain.hex()})
             bar.update(len(lengths) + sum(counts.values()))
     except BaseException:
         for w in writers.values():
@@ -375,6 +500,7 @@ def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: i
         bar.close()
         docs.close()
     if kept == 0:
+        (tmp / PROGRESS).unlink(missing_ok=True)  # a refused corpus leaves nothing behind
         where = ", ".join(s.location for s in cfg.sources)
         why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
         raise UserError(f"the corpus {where} has no non-empty document{why}; check --source")
@@ -384,17 +510,18 @@ def _write(cfg, tmp: Path, tok, spec, dtype, contam, workers: int, chunk_docs: i
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "dtype": dtype.name,
-        "spec": spec,
+        "spec": job.spec,
         "wrap": {"bos": bos, "eos": eos},
         "splits": splits,
         "sources": [s.to_dict() for s in stats],
         "decontamination": {
-            **contam.summary(),
+            **job.contam.summary(),
             "removed_by_id": removed["id"],
             "removed_by_ngram": removed["ngram"],
         },
         "empty_after_tokenization": removed["empty"],
+        "resumed_after_docs": resumed_after,
         "seconds": round(elapsed, 3),
-        "workers": workers,
+        "workers": job.workers,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }

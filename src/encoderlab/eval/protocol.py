@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.spec import FAMILY_NAMES
@@ -365,15 +366,9 @@ def summary_markdown(summary: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_summary(summary: dict, out: Path) -> None:
-    _atomic_write(out / SUMMARY_JSON, json.dumps(summary, indent=2))
-    _atomic_write(out / SUMMARY_MD, summary_markdown(summary))
+    write_text_atomic(out / SUMMARY_JSON, json.dumps(summary, indent=2))
+    write_text_atomic(out / SUMMARY_MD, summary_markdown(summary))
 
 
 # ----------------------------------------------------------------------------- comparing two models

@@ -24,6 +24,7 @@ import json
 import math
 from pathlib import Path
 
+from encoderlab.atomic import write_json_atomic
 from encoderlab.study.results import (
     ALL,
     StudyData,
@@ -34,7 +35,7 @@ from encoderlab.study.results import (
     mask_ratio_curve,
     results_table,
 )
-from encoderlab.study.runner import compute_records, node_dir, write_json_atomic
+from encoderlab.study.runner import compute_records, node_dir
 
 
 def write_report(study_dir: Path, figures: bool = True) -> Path:

@@ -48,6 +48,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
@@ -77,16 +78,6 @@ class NodeContext:
     """Finished dependencies by node name."""
     study_dir: Path
     spec: StudySpec
-
-
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary name, flush it to disk, then rename over `path`."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=True)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def node_dir(study_dir: Path, node: Node) -> Path:
@@ -138,9 +129,9 @@ def compute_records(study_dir: Path, graph: Iterable[Node]) -> list[dict]:
 
 
 def _write_compute(study_dir: Path, records: list[dict]) -> None:
-    tmp = study_dir / ".compute.jsonl.tmp"
-    tmp.write_text("".join(json.dumps(r, sort_keys=True) + "\n" for r in records))
-    os.replace(tmp, study_dir / "compute.jsonl")
+    write_text_atomic(
+        study_dir / "compute.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+    )
 
 
 def run_graph(
