@@ -105,23 +105,6 @@ def test_same_recipe_is_a_no_op_and_another_is_refused(tmp_path, corpus, tokeniz
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
 
 
-def test_disk_full_leaves_nothing_that_looks_prepared(tmp_path, corpus, tokenizer_dir, monkeypatch):  # noqa: F811
-    real = prep._SplitWriter.append
-    calls = []
-
-    def fail_later(self, tokens, lengths):
-        calls.append(1)
-        if len(calls) > 3:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.folder / "tokens.bin"))
-        real(self, tokens, lengths)
-
-    monkeypatch.setattr(prep._SplitWriter, "append", fail_later)
-    with pytest.raises(UserError, match="disk full") as exc:
-        prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", workers=1, chunk_docs=10, progress=False)
-    assert "\n" not in str(exc.value)
-    assert not (tmp_path / "out").exists() and not (tmp_path / "out.tmp").exists()
-
-
 def _fail_after(monkeypatch, appends: int, exc: BaseException) -> None:
     """Make `_SplitWriter.append` raise `exc` after `appends` calls (two per chunk: train and val)."""
     real = prep._SplitWriter.append
@@ -151,6 +134,23 @@ def _files(root) -> dict[str, bytes]:
 
 
 RESUMABLE = dict(workers=1, chunk_docs=10, checkpoint_every=2, progress=False)
+FULL = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "tokens.bin")
+
+
+def _interrupt(cfg, out, appends: int, exc: BaseException, expect=None, match=None, **kw) -> BaseException:
+    """A prepare into `out` that fails with `exc` after `appends` appends, seen by the caller as `expect`."""
+    with pytest.MonkeyPatch.context() as mp:
+        _fail_after(mp, appends, exc)
+        with pytest.raises(expect or type(exc), match=match) as info:
+            prepare(cfg, out, **{**RESUMABLE, **kw})
+    return info.value
+
+
+def test_disk_full_leaves_nothing_that_looks_prepared(tmp_path, corpus, tokenizer_dir):  # noqa: F811
+    cfg, out = _cfg(corpus, tokenizer_dir), tmp_path / "out"
+    err = _interrupt(cfg, out, 3, FULL, expect=UserError, match="disk full .*removed", checkpoint_every=100)
+    assert "\n" not in str(err)
+    assert not (tmp_path / "out").exists() and not (tmp_path / "out.tmp").exists()
 
 
 def test_an_interrupted_prepare_resumes_from_its_checkpoint_to_the_same_bytes(
@@ -160,10 +160,7 @@ def test_an_interrupted_prepare_resumes_from_its_checkpoint_to_the_same_bytes(
 ):
     cfg = _cfg(corpus, tokenizer_dir)
     clean = prepare(cfg, tmp_path / "clean", **RESUMABLE)
-    with pytest.MonkeyPatch.context() as mp:
-        _fail_after(mp, 11, KeyboardInterrupt())  # in chunk 6; the checkpoint holds chunks 1-4
-        with pytest.raises(KeyboardInterrupt):
-            prepare(cfg, tmp_path / "out", **RESUMABLE)
+    _interrupt(cfg, tmp_path / "out", 11, KeyboardInterrupt())  # in chunk 6; the checkpoint holds 1-4
     progress = json.loads((tmp_path / "out.tmp" / "progress.json").read_text())
     assert progress["chunks"] == 4 and not (tmp_path / "out").exists()
     with pytest.MonkeyPatch.context() as mp:
@@ -179,10 +176,7 @@ def test_an_interrupted_prepare_resumes_from_its_checkpoint_to_the_same_bytes(
 def test_a_changed_corpus_is_not_resumed_but_prepared_again(tmp_path, tokenizer_dir, caplog):  # noqa: F811
     records = corpus_records(120)
     src = write_jsonl(tmp_path / "corpus.jsonl", records)
-    with pytest.MonkeyPatch.context() as mp:
-        _fail_after(mp, 11, KeyboardInterrupt())
-        with pytest.raises(KeyboardInterrupt):
-            prepare(_cfg(src, tokenizer_dir), tmp_path / "out", **RESUMABLE)
+    _interrupt(_cfg(src, tokenizer_dir), tmp_path / "out", 11, KeyboardInterrupt())
     records[3] = {**records[3], "text": "An edited document, so the checkpoint's prefix no longer matches."}
     write_jsonl(src, records)
     with caplog.at_level("WARNING"):
@@ -199,12 +193,8 @@ def test_disk_full_after_a_checkpoint_keeps_the_work_and_the_rerun_resumes(
 ):
     cfg = _cfg(corpus, tokenizer_dir)
     clean = prepare(cfg, tmp_path / "clean", **RESUMABLE)
-    with pytest.MonkeyPatch.context() as mp:
-        _fail_after(mp, 13, OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "tokens.bin"))
-        with pytest.raises(
-            UserError, match=r"disk full .*kept in .*out\.tmp: free space and rerun to resume"
-        ):
-            prepare(cfg, tmp_path / "out", **RESUMABLE)
+    match = r"disk full .*kept in .*out\.tmp: free space and rerun to resume"
+    _interrupt(cfg, tmp_path / "out", 13, FULL, expect=UserError, match=match)
     assert not (tmp_path / "out").exists()
     out = prepare(cfg, tmp_path / "out", **RESUMABLE)
     assert _files(out) == _files(clean) and read_meta(out)["resumed_after_docs"] > 0
