@@ -2,7 +2,8 @@
 # GPU check for one CUDA device (target: under 8 minutes on one H200). Three stages:
 #   1. the CUDA-only tests (`pytest -m gpu`): bf16 + flex + compiled training steps against fp32
 #      eager, fused AdamW, activation checkpointing, compiled flex attention;
-#   2. `encoderlab bench train` for 210m (batch 32; MLM also at batch 8 against transformers) and 610m
+#   2. `encoderlab bench train` for 210m (batch 32; MLM also at batch 8 against transformers and at
+#      batch 64, whether larger GEMMs raise MFU) and 610m
 #      (batch 8), MLM and CLM, seq 2048, bf16, compiled blocks, flex attention: tokens/s, MFU, peak memory;
 #   3. a 200-step smoke pretraining of 210m (CLM then MLM, compiled, bf16) and its export to a
 #      Hugging Face folder, reloaded with transformers and compared with our model's logits.
@@ -49,8 +50,8 @@ stage "2/3 training-step throughput: 210m and 610m, MLM and CLM, seq 2048, bf16,
 # (size, objective, batch, reference): 210m at batch 32, where the GPU is busy nearly the whole step
 # (the 45% MFU goal's setting); the transformers reference at batch 8, where its dense logits fit an
 # 80 GB card too; 610m at batch 8 keeps the stage inside the time budget.
-for bench in "210m mlm 8 --vs-hf" "210m mlm 32 --no-vs-hf" "210m clm 32 --no-vs-hf" \
-  "610m mlm 8 --no-vs-hf" "610m clm 8 --no-vs-hf"; do
+for bench in "210m mlm 8 --vs-hf" "210m mlm 32 --no-vs-hf" "210m mlm 64 --no-vs-hf" \
+  "210m clm 32 --no-vs-hf" "610m mlm 8 --no-vs-hf" "610m clm 8 --no-vs-hf"; do
   read -r size objective batch reference <<<"$bench"
   json="$OUT_DIR/bench-$size-$objective-b$batch.json"
   echo "-- $size $objective batch $batch"
