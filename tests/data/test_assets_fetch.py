@@ -202,6 +202,32 @@ def test_failed_client_is_one_line_naming_the_fix(home, package, monkeypatch):
         assert not (home / "downloads" / source.filename).exists()
 
 
+def test_stale_debian_package_lists_are_refreshed_once_then_the_download_retried(
+    home, package, monkeypatch, tmp_path
+):
+    wheel, source = package
+    _register(monkeypatch, source=Source(**{**source.__dict__, "registry": "debian"}))
+    refreshed = tmp_path / "lists-refreshed"
+    copy = f"import shutil, sys; shutil.copy({str(wheel)!r}, sys.argv[1])"
+    stale = "print('E: Can\\'t select candidate version', file=sys.stderr); sys.exit(100)"
+
+    def apt_get_download(src, out):  # knows the pin only once the lists were refreshed
+        code = f"import os, shutil, sys\nif os.path.exists({str(refreshed)!r}): {copy}\nelse: {stale}"
+        return [sys.executable, "-c", code, str(out / src.filename)]
+
+    monkeypatch.setattr(fetch_mod, "client_command", apt_get_download)
+    monkeypatch.setattr(fetch_mod, "refresh_package_lists", lambda: refreshed.touch() is None)
+    assets.fetch(["fake"])
+    assert assets.is_fetched("fake") and refreshed.exists()
+    refreshed.unlink()  # lists that cannot be refreshed (not root): the one-line advice stays
+    monkeypatch.setattr(fetch_mod, "refresh_package_lists", lambda: False)
+    _register(
+        monkeypatch, "fake2", source=Source(**{**source.__dict__, "registry": "debian", "filename": "f2.whl"})
+    )
+    with pytest.raises(UserError, match="not available from Debian; run apt-get update"):
+        assets.fetch(["fake2"])
+
+
 @pytest.mark.parametrize("registry,tool", [("npm", "npm"), ("debian", "apt-get")])
 def test_missing_client_tool_is_one_line_on_the_command_line(
     home, package, monkeypatch, capsys, registry, tool

@@ -212,15 +212,9 @@ def _progress(staging: Path, total: int, name: str, done: threading.Event) -> No
             bar.update(min(max(sizes, default=0), total) - bar.n)
 
 
-def _run_client(source: Source, asset: str, staging: Path) -> Path:
-    out = _mkdir(staging / "out")
-    cmd = client_command(source, out)
+def _call_client(cmd: list[str], source: Source, staging: Path, log_path: Path) -> tuple[int, str]:
+    """Run the client with a progress bar; (exit status, its output)."""
     tool = _TOOLS[source.registry]
-    if shutil.which(cmd[0]) is None:
-        raise UserError(
-            f"{tool} is not installed, and {asset} comes from {REGISTRY_NAMES[source.registry]}; {_INSTALL_HINTS[tool]}"
-        )
-    log_path = staging / "client.log"
     env = {**os.environ, "TMPDIR": str(_mkdir(staging / "tmp")), "PIP_NO_INPUT": "1"}
     done = threading.Event()
     watcher = threading.Thread(
@@ -230,18 +224,56 @@ def _run_client(source: Source, asset: str, staging: Path) -> Path:
     try:
         with open(log_path, "w") as log:
             proc = subprocess.run(
-                cmd, cwd=out, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                cmd,
+                cwd=staging / "out",
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
             )
     except OSError as exc:  # the tool exists but cannot be run
         raise UserError(f"could not run {tool} ({exc.strerror}); {_INSTALL_HINTS[tool]}") from None
     finally:
         done.set()
         watcher.join()
-    text = log_path.read_text(errors="replace")
-    if proc.returncode != 0:
+    return proc.returncode, log_path.read_text(errors="replace")
+
+
+def refresh_package_lists() -> bool:
+    """`apt-get update` when this process may run it (root); True if the lists were refreshed."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return False
+    proc = subprocess.run(
+        ["apt-get", "update", "-qq"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
+    return proc.returncode == 0
+
+
+def _run_client(source: Source, asset: str, staging: Path) -> Path:
+    out = _mkdir(staging / "out")
+    cmd = client_command(source, out)
+    tool = _TOOLS[source.registry]
+    if shutil.which(cmd[0]) is None:
+        raise UserError(
+            f"{tool} is not installed, and {asset} comes from {REGISTRY_NAMES[source.registry]}; {_INSTALL_HINTS[tool]}"
+        )
+    log_path = staging / "client.log"
+    returncode, text = _call_client(cmd, source, staging, log_path)
+    if (
+        returncode != 0
+        and tool == "apt-get"
+        and any(s in text for s in _GONE_ERRORS)
+        and refresh_package_lists()
+    ):
+        # A fresh Debian image ships without package lists, so every pin looks gone: refresh once and retry.
+        returncode, text = _call_client(cmd, source, staging, log_path)
+    if returncode != 0:
         if tool == "pip" and "No module named pip" in text:
             raise UserError(f"pip is missing from {sys.executable}; {_INSTALL_HINTS['pip']}")
-        raise UserError(explain_failure(source, asset, text, proc.returncode, log_path))
+        raise UserError(explain_failure(source, asset, text, returncode, log_path))
     produced = out / source.filename
     if not produced.is_file():
         got = ", ".join(p.name for p in out.iterdir()) or "nothing"
