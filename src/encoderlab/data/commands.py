@@ -67,6 +67,7 @@ def prepare(
     dtype: Literal["auto", "uint16", "uint32"] = "auto",
     max_docs: int | None = None,
     workers: int = 0,
+    checkpoint_every: int = 16,
 ) -> None:
     """Tokenize --source on all cores into a prepared folder (tokens.bin, doc_offsets.npy, meta.json).
 
@@ -84,6 +85,8 @@ def prepare(
         dtype: Token dtype (auto: uint16 when the vocab fits).
         max_docs: Stop after this many documents.
         workers: Tokenizer processes (0 = all cores).
+        checkpoint_every: Chunks of 256 documents between resume checkpoints (an interrupted
+            prepare rerun with the same arguments continues from the last one).
     """
     from encoderlab.data.prepare import PrepareConfig, read_meta
     from encoderlab.data.prepare import prepare as run
@@ -101,7 +104,7 @@ def prepare(
         dtype=dtype,
         max_docs=max_docs,
     )
-    meta = read_meta(run(cfg, out, workers=workers))
+    meta = read_meta(run(cfg, out, workers=workers, checkpoint_every=checkpoint_every))
     print(json.dumps({"out": str(out), **_summary(meta)}))
 
 
