@@ -97,6 +97,28 @@ def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(tmp_path
     assert resumed == outputs(tmp_path / "clean")
 
 
+def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeypatch):
+    import queue
+
+    import torch
+
+    from encoderlab.study import runner
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")  # both restored after the test
+    assert runner._visible_gpus() == ["3", "5"]
+    slots = queue.SimpleQueue()
+    slots.put(2)
+    threads = torch.get_num_threads()
+    try:
+        runner._init_worker(slots, 1, runner._visible_gpus())
+        assert os.environ["CUDA_VISIBLE_DEVICES"] == "3" and os.environ["OMP_NUM_THREADS"] == "1"
+        assert torch.get_num_threads() == 1 and runner._WORKER == {"slot": 2}
+    finally:
+        torch.set_num_threads(threads)
+        runner._WORKER.clear()
+
+
 def test_fewer_than_one_job_is_refused_before_anything_runs(tmp_path):
     with pytest.raises(UserError, match="jobs must be >= 1, got 0"):
         run_study(small_spec(), tmp_path / "study", backend(), progress=False, jobs=0)
