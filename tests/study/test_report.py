@@ -72,6 +72,20 @@ def test_table_and_claims_match_a_direct_computation(study):
     assert "Holds at this scale (significant): MLM-40" in claims["mlm-sc"]["sentence"]
 
 
+def test_the_data_efficiency_curve_scores_its_final_point_like_its_checkpoints(tmp_path):
+    from encoderlab.study.results import data_efficiency
+
+    spec = small_spec()
+    lr = 5e-4  # checkpoints at the worse LR: a final point chosen over the whole grid would use 1e-4
+    spec = replace(spec, eval=replace(spec.eval, checkpoint_lrs=(lr,)))
+    run_study(spec, tmp_path, backend(), progress=False)
+    data = load_study(tmp_path)
+    final = {r["step"]: r for r in data_efficiency(data) if r["model"] == "clm" and r["family"] == "all"}[100]
+    evals = [r for r in data.evals if r["model"] == "clm" and r["step"] is None and r["lr"] == lr]
+    per_seed = [np.mean([r["test"] for r in evals if r["seed"] == s]) for s in spec.eval.seeds]
+    assert final["mean"] == pytest.approx(np.mean(per_seed))
+
+
 def _only_claim(tmp_path, **changes) -> dict:
     """The report's verdict for the first claim of the fake study with `changes`, alone."""
     spec = small_spec()

@@ -194,13 +194,19 @@ def _task_seeds(scores: dict, task: str) -> dict[int, float] | None:
 
 
 def data_efficiency(data: StudyData) -> list[dict]:
-    """Rows (model, step, family, mean, ci_low, ci_high) for models with intermediate checkpoints."""
-    rows = data.evals
+    """Rows (model, step, family, mean, ci_low, ci_high) for models with intermediate checkpoints.
+
+    Checkpoints are often evaluated on fewer tasks and LRs than final models (the `checkpoint_*`
+    settings of a study), so the final point is scored on the checkpoints' tasks and LRs only: every
+    point of a curve follows the same protocol."""
     final_steps = _final_steps(data)
     out = []
-    for model in dict.fromkeys(r["model"] for r in rows if r["step"] is not None):
-        steps = sorted({r["step"] for r in rows if r["model"] == model and r["step"] is not None})
-        for step in [*steps, None]:
+    for model in dict.fromkeys(r["model"] for r in data.evals if r["step"] is not None):
+        mine = [r for r in data.evals if r["model"] == model]
+        early = [r for r in mine if r["step"] is not None]
+        tasks, lrs = {r["task"] for r in early}, {r["lr"] for r in early}
+        rows = early + [r for r in mine if r["step"] is None and r["task"] in tasks and r["lr"] in lrs]
+        for step in [*sorted({r["step"] for r in early}), None]:
             fams = family_by_seed(task_scores(rows, model, step))
             for family, seeds in fams.items():
                 s = summarize(list(seeds.values()))
