@@ -183,12 +183,12 @@ def install_trigger(kind: str, arg: int) -> None:
 
         def make(orig):
             def atomic_write(path, text):
-                path.with_name(path.name + ".tmp").write_text(text[: len(text) // 2])
+                path.with_name(f".{path.name}.{os.getpid()}.tmp").write_text(text[: len(text) // 2])
                 _die()
 
             return atomic_write
 
-        _wrap(protocol, "_atomic_write", make)
+        _wrap(protocol, "write_text_atomic", make)
     else:
         raise ValueError(f"unknown trigger {kind}")
 
