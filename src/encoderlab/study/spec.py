@@ -553,9 +553,9 @@ _DETOUR_CPU_RUNS = {"steps": 300, "micro_batch": 8}
 """MiniLM at 8 x 256 tokens per step: a few seconds per step on 2 cores, so ~20 min per run and
 about 2 h for the five continued runs (estimate from the demo's measured steps)."""
 _DETOUR_CPU_EVAL = EvalSpec(suite="domain", tasks=("pubmedqa",), lrs=(3e-5, 1e-4), seeds=(0, 1, 2))
-"""PubMedQA with its own protocol (150 steps) at 2 LRs x 3 seeds: the demo measured 140 s per node at
-30 steps, so ~6 min per node and about 3.5 h for the six models; retrieval and the code domain wait
-for a GPU."""
+"""PubMedQA with its own protocol (150 steps) at 2 LRs x 3 seeds: one node measured 436 s on 2 cores
+(MiniLM, 2 threads), so ~4.4 h for the six models' 36 nodes (~3 h with --jobs 2); retrieval and the
+code domain wait for a GPU."""
 _DETOUR_DEMO_DOMAINS = {"biomed": ("pubmedqa-retrieval",)}
 """The demo's one task: retrieval, where MiniLM (a sentence-embedding model) starts strong and 40
 continued steps move its score; PubMedQA classification stayed at its majority class for every model
