@@ -36,6 +36,10 @@ def test_demo_pfs_has_the_minimum_grid_and_gpu_scales_use_paper_settings():
     assert full.eval.lrs == (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4) and full.eval.seeds == (0, 1, 2, 3, 4)
     detour = get_study("paper2-detour", "gpu-210m")
     assert {"freeze-low-biomed", "freeze-mid-biomed", "detour-code"} <= {r.name for r in detour.runs}
+    # paper 2, 2.7: freezing L8-14 during CLM keeps the gain (61.2), freezing L0-7 loses it (59.3)
+    freeze = {c.id: (c.a, c.b) for c in detour.claims}["freeze-biomed"]
+    assert freeze == ("freeze-mid-biomed", "freeze-low-biomed")
+    assert not [c for c in get_study("paper2-detour", "demo").claims if c.id.startswith("freeze")]
 
 
 def test_unknown_study_or_scale_lists_the_valid_ones():

@@ -623,6 +623,18 @@ def paper2_detour(scale: Scale) -> StudySpec:
                     **common,
                 ),
             ]
+            claims.append(
+                ClaimSpec(
+                    id=f"freeze-{dom}",
+                    text=(
+                        "The detour's gain lives in the low layers: freezing the middle layers during CLM "
+                        f"beats freezing the low layers ({dom})"
+                    ),
+                    kind="beats",
+                    a=f"freeze-mid-{dom}",
+                    b=f"freeze-low-{dom}",
+                )
+            )
         claims.append(
             ClaimSpec(
                 id=f"detour-{dom}",
