@@ -1,7 +1,7 @@
 """A study backend with fake, fast, deterministic nodes (no model is trained).
 
 Used by the study tests in-process and, for the kill test, as a script run in a subprocess:
-`python fake_study.py OUT` runs the small study into OUT. Scores are chosen so that the claims
+`python fake_study.py OUT [JOBS]` runs the small study into OUT. Scores are chosen so that the claims
 have known outcomes: MLM beats CLM on SC by a wide margin (significant), CLM beats MLM early.
 """
 
@@ -181,4 +181,5 @@ def small_spec(**overrides) -> StudySpec:
 if __name__ == "__main__":
     from encoderlab.study.runner import run_study
 
-    print(run_study(small_spec(), Path(sys.argv[1]), backend(), progress=False))
+    jobs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
+    print(run_study(small_spec(), Path(sys.argv[1]), backend(), progress=False, jobs=jobs))

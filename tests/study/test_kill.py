@@ -16,11 +16,52 @@ from test_runner import outputs
 SCRIPT = Path(__file__).with_name("fake_study.py")
 
 
-def _start(out: Path) -> subprocess.Popen:
-    env = {**os.environ, "FAKE_STUDY_SLEEP": "0.05", "PYTHONPATH": str(SCRIPT.parent)}
+def _start(out: Path, jobs: int = 1, sleep: float = 0.05) -> subprocess.Popen:
+    env = {**os.environ, "FAKE_STUDY_SLEEP": str(sleep), "PYTHONPATH": str(SCRIPT.parent)}
     return subprocess.Popen(
-        [sys.executable, str(SCRIPT), str(out)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [sys.executable, str(SCRIPT), str(out), str(jobs)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
+
+
+def _children(pid: int) -> set[int]:
+    """Processes whose parent is `pid`, from /proc."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the process ended while we looked
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_workers_end_with_a_killed_study_and_write_no_marker_after_it(tmp_path):
+    out = tmp_path / "study"
+    proc = _start(out, jobs=2, sleep=2.0)  # nodes of >= 2 s: workers are mid-node when the study dies
+    deadline = time.monotonic() + 60
+    while not list(out.glob("nodes/pretrain/*")) and time.monotonic() < deadline:
+        time.sleep(0.1)  # the prepare node is done and pretraining nodes have started in the workers
+    workers = _children(proc.pid)
+    assert proc.poll() is None and len(workers) >= 2, "the study did not start its workers"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    markers = set(out.rglob("node.json"))
+    time.sleep(4.0)  # longer than a node: a surviving worker would have finished and written its marker
+    assert not [w for w in workers if _alive(w)], "a worker outlived the study"
+    assert set(out.rglob("node.json")) == markers
 
 
 @pytest.mark.slow

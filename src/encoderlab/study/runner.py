@@ -25,7 +25,8 @@ Trade-offs:
   use threads poorly: on 2 cores, two 1-thread fine-tuning runs finish in 0.7x the time of the same
   two run one after the other with 2 threads (measured). The parent only schedules, writes
   compute.jsonl and holds the lock; markers are written by the workers, so a crash of either loses
-  at most the nodes in flight.
+  at most the nodes in flight. Workers end within a second of the study process (they poll its
+  pid), so a killed study never leaves a worker writing beside its resumed self.
 - **A lock, not a database.** `.study.lock` is created atomically (hard link of a complete temp
   file) so it is never half-written; a lock whose pid is dead on this host is stale and taken
   over; a live holder is named in the error.
@@ -37,6 +38,7 @@ import json
 import multiprocessing
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -213,7 +215,10 @@ def _executor(jobs: int) -> Executor:
         slots.put(slot)
     threads = max(1, len(os.sched_getaffinity(0)) // jobs)
     return ProcessPoolExecutor(
-        jobs, mp_context=ctx, initializer=_init_worker, initargs=(slots, threads, _visible_gpus())
+        jobs,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(slots, threads, _visible_gpus(), os.getpid()),
     )
 
 
@@ -230,8 +235,11 @@ def _visible_gpus() -> list[str]:
 _WORKER: dict[str, int] = {}
 
 
-def _init_worker(slots, threads: int, gpus: list[str]) -> None:
-    """Take a worker slot; pin it to one GPU (round robin) and to its share of the CPU threads."""
+def _init_worker(slots, threads: int, gpus: list[str], study_pid: int | None = None) -> None:
+    """Take a worker slot; pin it to one GPU (round robin) and to its share of the CPU threads; and,
+    given the study's pid, end with the study."""
+    if study_pid is not None:
+        threading.Thread(target=_exit_with_study, args=(study_pid,), daemon=True).start()
     slot = _WORKER["slot"] = slots.get()
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
@@ -239,6 +247,15 @@ def _init_worker(slots, threads: int, gpus: list[str]) -> None:
     import torch
 
     torch.set_num_threads(threads)
+
+
+def _exit_with_study(study_pid: int, every_s: float = 0.5) -> None:
+    """End this worker once the study process is gone (SIGTERM, SIGKILL, a crash). A worker left
+    alone would finish its node and write into a folder where the resumed study may already be running
+    that same node; exiting before the marker is written makes the node simply run again."""
+    while os.getppid() == study_pid:
+        time.sleep(every_s)
+    os._exit(1)
 
 
 def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> dict:
