@@ -179,3 +179,15 @@ def test_configuration_names_the_evaluated_tasks_of_a_whole_suite(study):
     )
     listed = re.search(r"tasks all \(([^)]*)\)", row).group(1).split(", ")
     assert sorted(listed) == sorted(TASKS)
+
+
+def test_results_columns_never_repeat_one_another(study, tmp_path):
+    # SC has two tasks (sst, mnli): its tasks get columns; TC and QA have one each, named in the header
+    md = (study / "report" / "report.md").read_text()
+    header = next(line for line in md.splitlines() if line.startswith("| model | "))
+    assert header == "| model | QA: squad | SC | TC: ner | Avg | mnli | sst |"
+    # one family of one task (as paper2-detour's cpu grid): a single column, no Avg repeating it
+    spec = small_spec(eval=replace(small_spec().eval, tasks=("ner",)))
+    run_study(spec, tmp_path, backend(), progress=False)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "| model | TC: ner |" in md.splitlines()

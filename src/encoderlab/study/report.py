@@ -70,6 +70,25 @@ def _write_text(path: Path, text: str) -> None:
 # --------------------------------------------------------------------------- content
 
 
+def _result_columns(table: dict) -> tuple[list[str], list[str]]:
+    """Columns of the results table and their headers: families, then the tasks of families with more
+    than one task. A family of one task is headed by it ("SC: tweets"), and Avg is left out when there is
+    one family, so no column repeats another."""
+    family_of = {t: s["family"] for per in table["per_task"].values() for t, s in per.items()}
+    tasks_of = {f: [t for t in table["tasks"] if family_of.get(t) == f] for f in table["families"]}
+    families = [f for f in table["families"] if f != ALL or len(table["families"]) > 2]
+    cols, headers = [], []
+    for f in families:
+        alone = tasks_of[f][0] if len(tasks_of[f]) == 1 else None
+        cols.append(f)
+        headers.append("Avg" if f == ALL else f"{f.upper()}: {alone}" if alone else f.upper())
+    for t in table["tasks"]:
+        if len(tasks_of.get(family_of.get(t), [])) > 1:
+            cols.append(t)
+            headers.append(t)
+    return cols, headers
+
+
 def _cell(cell: dict | None, baseline: bool) -> str:
     if not cell:
         return "–"
@@ -142,7 +161,7 @@ def _sections(
         ]
         for r in spec["runs"]
     ]
-    cols = table["families"] + table["tasks"]
+    cols, headers = _result_columns(table)
     result_rows = [
         [data.label(m)] + [_cell(table["cells"][m].get(c), m == table["baseline"]) for c in cols]
         for m in table["models"]
@@ -185,11 +204,7 @@ def _sections(
             "Results",
             "table",
             (
-                ["model"]
-                + [
-                    c.upper() if c in table["families"] and c != ALL else ("Avg" if c == ALL else c)
-                    for c in cols
-                ],
+                ["model", *headers],
                 result_rows,
             ),
         ),
