@@ -346,6 +346,31 @@ def test_continued_pretraining_from_a_bert_folder_resumes_exactly(tmp_path):
     _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")
 
 
+def test_freezing_an_adapted_checkpoint_freezes_its_own_blocks(tmp_path):
+    """A BERT-family checkpoint names its blocks `hf.bert.encoder.layer.N`: freezing block 0 keeps
+    exactly those weights while block 1 trains (a name pattern once froze nothing here)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    torch.manual_seed(0)
+    bert = BertConfig(
+        vocab_size=128,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    BertForMaskedLM(bert).save_pretrained(str(tmp_path / "bert"))
+    start = _weights(tmp_path / "bert")
+    phases = (Phase(objective=CLM(), steps=3, freeze="0"),)
+    cfg = tiny_run(tmp_path / "run", phases=phases, model=ModelSpec(init=str(tmp_path / "bert")))
+    pretrain(cfg)
+    end = _weights(Path(cfg.out) / "final")
+    block = {i: [k for k in start if f"encoder.layer.{i}." in k] for i in (0, 1)}
+    assert block[0] and all(torch.equal(start[k], end[k]) for k in block[0])
+    assert any(not torch.equal(start[k], end[k]) for k in block[1])
+
+
 def test_deterministic_flag_is_applied_for_the_run_and_restored(tmp_path, monkeypatch):
     from encoderlab.train.trainer import Trainer
 

@@ -68,11 +68,15 @@ def parse_layers(
 
 
 def apply_freeze(model: nn.Module, layers: tuple[int, ...]) -> list[str]:
-    """Make exactly `layers` of `model.layers` frozen (everything else trainable); their names."""
-    frozen_prefixes = tuple(f"layers.{i}." for i in layers)
+    """Make exactly `layers` of `model.layers` frozen (everything else trainable); their names.
+
+    The blocks are taken from `model.layers` itself rather than matched by parameter name: an
+    adapted checkpoint keeps its own names (MiniLM's block 0 is `hf.bert.encoder.layer.0.*`), and a
+    name pattern would freeze nothing there without a word."""
+    frozen_ids = {id(p) for i in layers for p in model.layers[i].parameters()}
     frozen = []
     for name, p in model.named_parameters():
-        is_frozen = name.startswith(frozen_prefixes)
+        is_frozen = id(p) in frozen_ids
         p.requires_grad_(not is_frozen)
         if is_frozen:
             frozen.append(name)
