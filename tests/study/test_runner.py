@@ -64,6 +64,18 @@ def test_a_finished_study_is_never_recomputed(tmp_path):
     assert calls and all(c.endswith("/s3") for c in calls[:-1]) and calls[-1] == "report"
 
 
+def test_a_node_run_again_rebuilds_the_report(tmp_path):
+    import shutil
+
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    graph = build_graph(small_spec(), backend())
+    lost = next(n for n in graph if n.kind == "eval")
+    shutil.rmtree(node_dir(tmp_path, lost))
+    calls: list[str] = []
+    run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    assert calls == [lost.name, "report"]
+
+
 def test_compute_is_recorded_per_node(tmp_path):
     run_study(small_spec(), tmp_path, backend(), progress=False)
     records = [json.loads(line) for line in (tmp_path / "compute.jsonl").read_text().splitlines()]

@@ -54,7 +54,7 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
-from encoderlab.study.graph import Backend, Graph, Node, build_graph
+from encoderlab.study.graph import REPORT, Backend, Graph, Node, build_graph
 from encoderlab.study.spec import StudySpec
 
 MARKER = "node.json"
@@ -143,6 +143,10 @@ def run_graph(
     study_dir = Path(study_dir)
     markers = {n.name: read_marker(study_dir, n) for n in graph}
     pending = [n for n in graph if markers[n.name] is None]
+    if pending and markers.get(REPORT) is not None and graph.nodes[REPORT] not in pending:
+        # a node run again (its folder lost or removed) can change every number of the report
+        markers[REPORT] = None
+        pending.append(graph.nodes[REPORT])
     bar = tqdm(
         total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
     )
