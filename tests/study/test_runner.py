@@ -64,7 +64,7 @@ def test_a_finished_study_is_never_recomputed(tmp_path):
     assert calls and all(c.endswith("/s3") for c in calls[:-1]) and calls[-1] == "report"
 
 
-def test_a_node_run_again_rebuilds_the_report(tmp_path):
+def test_a_node_run_again_reruns_everything_downstream_of_it(tmp_path):
     import shutil
 
     run_study(small_spec(), tmp_path, backend(), progress=False)
@@ -74,6 +74,14 @@ def test_a_node_run_again_rebuilds_the_report(tmp_path):
     calls: list[str] = []
     run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
     assert calls == [lost.name, "report"]
+    # a lost model: its own evaluations, the analyses reading it and the report; nothing else
+    model = graph.nodes["pretrain/clm"]
+    shutil.rmtree(node_dir(tmp_path, model))
+    calls.clear()
+    run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    evals = {n.name for n in graph if n.kind == "eval" and model.name in n.deps}
+    assert len(evals) == 4 * 2 * 3 + 4 * 1 * 3  # final: tasks x LRs x seeds; checkpoint: at one LR
+    assert sorted(calls) == sorted({model.name, *evals, "cka/clm-vs-mlm40", "report"})
 
 
 def test_compute_is_recorded_per_node(tmp_path):

@@ -29,10 +29,6 @@ from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.study.spec import RunSpec, StudySpec
 
-REPORT = "report"
-"""The report node's name. The runner rebuilds it whenever any other node runs, since a node run
-again (its folder lost or removed) keeps its key but can change every number of the report."""
-
 
 @dataclass(frozen=True)
 class Node:
@@ -219,7 +215,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", _resolve(backend, "cka", cfg), deps).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
-    graph.add("report", REPORT, {"study": spec.name, "scale": spec.scale}, (*pretrains, *evals, *analyses))
+    graph.add("report", "report", {"study": spec.name, "scale": spec.scale}, (*pretrains, *evals, *analyses))
     return graph
 
 

@@ -54,7 +54,7 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
-from encoderlab.study.graph import REPORT, Backend, Graph, Node, build_graph
+from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.spec import StudySpec
 
 MARKER = "node.json"
@@ -142,11 +142,7 @@ def run_graph(
     """Run every unfinished node of `graph`, `jobs` at a time; returns {node name: result}."""
     study_dir = Path(study_dir)
     markers = {n.name: read_marker(study_dir, n) for n in graph}
-    pending = [n for n in graph if markers[n.name] is None]
-    if pending and markers.get(REPORT) is not None and graph.nodes[REPORT] not in pending:
-        # a node run again (its folder lost or removed) can change every number of the report
-        markers[REPORT] = None
-        pending.append(graph.nodes[REPORT])
+    pending = _to_run(graph, markers)
     bar = tqdm(
         total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
     )
@@ -176,6 +172,21 @@ def run_graph(
         bar.close()  # ends the bar's line, so an error message starts on its own
     _write_compute(study_dir, [compute_record(n, markers[n.name]) for n in graph])
     return {n.name: markers[n.name]["result"] for n in graph}
+
+
+def _to_run(graph: Graph, markers: dict[str, dict | None]) -> list[Node]:
+    """Nodes without a marker and every node downstream of one (their markers are dropped).
+
+    A node run again (its folder lost or removed) keeps its key but may produce other outputs, so
+    whatever read the old ones (evaluations of a model, the report) runs again too. After a crash
+    nothing downstream of an unfinished node has a marker, so resuming costs nothing extra."""
+    pending, names = [], set()
+    for node in graph:  # graph order is topological
+        if markers[node.name] is None or names.intersection(node.deps):
+            markers[node.name] = None
+            pending.append(node)
+            names.add(node.name)
+    return pending
 
 
 def _marker(future: Future, node: Node) -> dict:

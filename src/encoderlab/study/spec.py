@@ -564,8 +564,8 @@ it training). PubMedQA classification with its own 150-step protocol measured 43
 waits for a GPU with the code domain."""
 _DETOUR_CPU_DOMAINS = {"biomed": ("pubmedqa-retrieval",)}
 """The domain and task of the CPU scales: retrieval, where MiniLM (a sentence-embedding model) starts
-strong and continued pretraining moves its score; PubMedQA classification stayed at its majority class
-for every model at demo and cpu sizes."""
+strong and continued pretraining moves its score. PubMedQA classification left every model at its
+majority class in the demo, and the start model below it with the cpu protocol."""
 
 
 def paper2_detour(scale: Scale) -> StudySpec:
