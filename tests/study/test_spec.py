@@ -83,3 +83,17 @@ def test_real_checkpoints_are_continued_at_gpu_scales_only():
 
     assert real_runs("demo") == real_runs("cpu") == set()
     assert real_runs("gpu-210m") == {"smollm2+mlm", "minilm+mlm"}
+
+
+@pytest.mark.parametrize("study", list(STUDIES))
+@pytest.mark.parametrize("scale", list(SCALES))
+def test_every_pretraining_run_checkpoints_at_least_twice_before_its_end(study, scale):
+    """A killed study resumes its pretraining from a checkpoint, not from step 0, at every scale."""
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.nodes import build_run_config, real_backend
+
+    graph = build_graph(get_study(study, scale), real_backend())
+    runs = {n.name: build_run_config(n.config["declared"]) for n in graph if n.kind == "pretrain"}
+    assert runs
+    for name, run in runs.items():
+        assert 0 < run.checkpoint.every <= run.steps // 2, (name, run.checkpoint.every, run.steps)

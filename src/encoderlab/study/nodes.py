@@ -95,8 +95,8 @@ def _recipe_params(recipe: str, cfg: dict) -> list[str]:
         # paper 1 warms up and decays over 2k of 42k steps; keep the proportions at small scales
         params["warmup"] = max(1, round(steps * 2 / 42)) if recipe.startswith("pfs") else max(1, steps // 60)
         params["decay"] = max(1, round(steps * 2 / 42)) if recipe.startswith("pfs") else max(1, steps // 6)
-        if "checkpoint_every" in valid:
-            params["checkpoint_every"] = max(1, steps // 5)
+    if steps is not None:  # a killed study loses at most a fifth of a run (recipes save every 500-1000 steps)
+        params["checkpoint_every"] = max(1, steps // 5)
     if steps is not None and "tokens" in valid:  # the detour counts its budget in tokens
         tokens_per_step = params.get("global_batch", 1) * params.get("seq_len", 1)
         params["tokens"] = steps * int(tokens_per_step)

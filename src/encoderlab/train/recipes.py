@@ -119,6 +119,7 @@ def cpt_mlm(
     global_batch: int = 1152,
     micro_batch_size: int = 12,
     world_size: int = 1,
+    checkpoint_every: int = 1000,
 ) -> RunConfig:
     """Continued MLM pretraining of any checkpoint (own or HF); load=weights or full training state."""
     if not init:
@@ -135,7 +136,7 @@ def cpt_mlm(
                 schedule=Schedule(kind="wsd", warmup=warmup, decay=decay),
             ),
         ),
-        checkpoint=CheckpointConfig(every=1000),
+        checkpoint=CheckpointConfig(every=checkpoint_every),
         precision="bf16",
     )
 
@@ -153,6 +154,7 @@ def _detour(
     global_batch: int,
     micro_batch_size: int,
     world_size: int,
+    checkpoint_every: int = 500,
     optim: OptimConfig = PAPER2_OPTIM,
 ) -> RunConfig:
     layout = _layout(seq_len, global_batch, micro_batch_size, world_size)
@@ -175,7 +177,7 @@ def _detour(
         layout=layout,
         optim=optim,
         phases=(phase1, phase2),
-        checkpoint=CheckpointConfig(every=500),
+        checkpoint=CheckpointConfig(every=checkpoint_every),
         seed=17,
         precision="bf16",
     )
@@ -192,6 +194,7 @@ def detour(
     global_batch: int = 384,
     micro_batch_size: int = 4,
     world_size: int = 1,
+    checkpoint_every: int = 500,
     freeze: str = "",
 ) -> RunConfig:
     """Paper 2: CLM for `tokens`, then MLM-15% decay for 10% of them (1-sqrt to 10% LR, optimizer kept)."""
