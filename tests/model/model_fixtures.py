@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
 from encoderlab.model import Encoder, ModelConfig
 
 VOCAB = 97
@@ -97,21 +98,7 @@ def randomize(module: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
 
 
 def save_tiny_tokenizer(folder, vocab_size: int = VOCAB):
-    """A word-level fast tokenizer with ids 0-4 = pad, bos, eos, mask, unk (like `synthetic_spec`)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    specials = ["<pad>", "<s>", "</s>", "<mask>", "<unk>"]
-    vocab = {tok: i for i, tok in enumerate(specials + [f"w{i}" for i in range(vocab_size - len(specials))])}
-    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
-    backend.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(
-        tokenizer_object=backend,
-        pad_token="<pad>",
-        bos_token="<s>",
-        eos_token="</s>",
-        mask_token="<mask>",
-        unk_token="<unk>",
-    )
+    """A word-level fast tokenizer with ids 0-4 = pad, bos, eos, mask, unk (`synthetic_spec`'s), saved."""
+    tok = synthetic_tokenizer(synthetic_spec(vocab_size))
     tok.save_pretrained(str(folder))
     return tok

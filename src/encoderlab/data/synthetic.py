@@ -22,6 +22,27 @@ def synthetic_spec(vocab_size: int = 512) -> TokenSpec:
     )
 
 
+def synthetic_tokenizer(spec: TokenSpec):
+    """A word-level fast tokenizer whose ids are `spec`'s: `[PAD] [BOS] [EOS] [MASK] [UNK]` at its
+    special ids and `t<id>` for every other id, split on whitespace. What transformers' collators and
+    `export` need of a tokenizer for synthetic data (and tiny test checkpoints)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    names = {spec.pad_id: "[PAD]", spec.bos_id: "[BOS]", spec.eos_id: "[EOS]", spec.mask_id: "[MASK]"}
+    names[spec.unk_id] = "[UNK]"
+    vocab = {names.get(i, f"t{i}"): i for i in range(spec.vocab_size)}
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        **{
+            f"{role}_token": names[getattr(spec, f"{role}_id")]
+            for role in ("pad", "bos", "eos", "mask", "unk")
+        },
+    )
+
+
 def positions_from_doc_ids(doc_ids: torch.Tensor) -> torch.Tensor:
     """Positions restarting at 0 wherever the document id changes along the last axis."""
     t = doc_ids.shape[-1]

@@ -33,36 +33,11 @@ import torch
 import tyro
 
 from encoderlab.data.batch import BatchLayout
-from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
+from encoderlab.data.synthetic import SyntheticSource, synthetic_spec, synthetic_tokenizer
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops
 from encoderlab.train.trainer import Trainer
-
-
-def _hf_tokenizer(spec):
-    """A word-level fast tokenizer whose ids are the synthetic source's (what the collator needs)."""
-    from tokenizers import Tokenizer
-    from tokenizers.models import WordLevel
-    from transformers import PreTrainedTokenizerFast
-
-    names = {
-        spec.pad_id: "[PAD]",
-        spec.bos_id: "[BOS]",
-        spec.eos_id: "[EOS]",
-        spec.mask_id: "[MASK]",
-        spec.unk_id: "[UNK]",
-    }
-    vocab = {names.get(i, f"t{i}"): i for i in range(spec.vocab_size)}
-    tok = Tokenizer(WordLevel(vocab=vocab, unk_token="[UNK]"))
-    return PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        pad_token="[PAD]",
-        bos_token="[BOS]",
-        eos_token="[EOS]",
-        mask_token="[MASK]",
-        unk_token="[UNK]",
-    )
 
 
 def _hf_model(model, spec, objective: str):
@@ -187,7 +162,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
         hf = _hf_model(ours.model, spec, b.objective)
         hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
         collator = DataCollatorForLanguageModeling(
-            _hf_tokenizer(spec), mlm=b.objective == "mlm", mlm_probability=b.mask_ratio
+            synthetic_tokenizer(spec), mlm=b.objective == "mlm", mlm_probability=b.mask_ratio
         )
     autocast = torch.autocast(dev.type, torch.bfloat16, enabled=b.precision == "bf16")
     peak = peak_flops(dev, torch.bfloat16 if b.precision == "bf16" else torch.float32, b.peak_tflops)
