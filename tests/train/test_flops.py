@@ -1,0 +1,69 @@
+"""Counted FLOPs (`train/flops.py`, what MFU divides by) against torch's own FLOP counter.
+
+`torch.utils.flop_counter.FlopCounterMode` counts every matmul a real training step dispatches
+(forward, backward and the fused head's in-forward gradients). With SDPA's math backend attention
+is two batched matmuls over every (query, key) pair of a row, so on one bidirectional document per
+row the two counts must agree exactly; where the mask removes pairs (causal, packed documents) ours
+counts only the allowed ones, and the difference must be exactly the removed pairs' cost.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.flop_counter import FlopCounterMode
+
+from encoderlab.data.batch import PackedBatch
+from encoderlab.data.synthetic import positions_from_doc_ids, synthetic_spec
+from encoderlab.model import Encoder, ModelConfig
+from encoderlab.objectives import CLM, MLM
+from encoderlab.objectives.base import lm_loss
+from encoderlab.train.flops import train_flops
+
+SPEC = synthetic_spec(300)
+CONFIG = ModelConfig.from_size("tiny", vocab_size=300, mask_id=3, pad_id=0, bos_id=1, eos_id=2)
+B, T = 2, 32
+
+
+def _inputs(objective, doc_lengths: list[list[int]]):
+    docs = torch.tensor([[d for d, n in enumerate(row) for _ in range(n)] for row in doc_lengths])
+    assert docs.shape == (B, T)
+    ids = torch.randint(5, SPEC.vocab_size, (B, T), generator=torch.Generator().manual_seed(0))
+    batch = PackedBatch(input_ids=ids, doc_ids=docs, position_ids=positions_from_doc_ids(docs))
+    return objective.prepare(batch, SPEC, torch.Generator().manual_seed(1))
+
+
+def _torch_count(x) -> int:
+    """Matmul FLOPs of one training step's forward and backward, as torch counts them."""
+    model = Encoder(CONFIG)
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+        hidden = model(
+            x.input_ids, attention_mode=x.attention_mode, position_ids=x.position_ids, doc_ids=x.doc_ids
+        ).last_hidden_state
+        lm_loss(model, hidden, x.targets)[0].backward()
+    return counter.get_total_flops()
+
+
+def _pair_cost(pairs: int) -> int:
+    """Forward + backward FLOPs of `pairs` (query, key) pairs in every layer: scores and weighted sum."""
+    return 3 * CONFIG.n_layers * 4 * CONFIG.n_heads * CONFIG.head_dim * pairs
+
+
+@pytest.mark.parametrize("objective", [MLM(mask_ratio=0.3), CLM()], ids=["mlm", "clm"])
+@pytest.mark.parametrize("doc_lengths", [[[T], [T]], [[12, 20], [5, 7, 20]]], ids=["one-doc", "packed"])
+def test_counted_flops_are_torchs_minus_exactly_the_masked_pairs(objective, doc_lengths):
+    x = _inputs(objective, doc_lengths)
+    lengths = [n for row in doc_lengths for n in row]
+    allowed = (
+        sum(n * (n + 1) // 2 for n in lengths)
+        if x.attention_mode == "causal"
+        else sum(n * n for n in lengths)
+    )
+    assert _torch_count(x) - train_flops(CONFIG, [x]) == _pair_cost(B * T * T - allowed)
+
+
+def test_one_bidirectional_document_per_row_counts_exactly_what_torch_counts():
+    x = _inputs(MLM(mask_ratio=0.3), [[T], [T]])
+    assert 0 < x.n_targets < B * T  # the sparse head: logits only where MLM has targets
+    assert train_flops(CONFIG, [x]) == _torch_count(x)
