@@ -139,17 +139,3 @@ def test_bpe_training_gives_the_same_tokenizer_in_every_process(tmp_path):
     assert (tmp_path / "a" / "tokenizer.json").read_bytes() == (
         tmp_path / "b" / "tokenizer.json"
     ).read_bytes()
-
-
-def test_synthetic_tokenizer_uses_the_source_ids(tmp_path):
-    """The collator in `bench train` and exported tiny checkpoints rely on these ids being the source's."""
-    from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
-    from encoderlab.data.tokenizer import load_tokenizer
-
-    spec = synthetic_spec(300)
-    tok = synthetic_tokenizer(spec)
-    assert (tok.mask_token_id, tok.pad_token_id, len(tok)) == (spec.mask_id, spec.pad_id, 300)
-    assert sorted(tok.all_special_ids) == sorted(spec.special_ids)
-    assert tok("t7 t299 [MASK]", add_special_tokens=False).input_ids == [7, 299, spec.mask_id]
-    tok.save_pretrained(str(tmp_path))
-    assert load_tokenizer(tmp_path).mask_token_id == spec.mask_id

@@ -162,6 +162,12 @@ CASES = [
         "pretrain --recipe smoke-mlm --set model.size=1b layout.micro_batch_size=512 layout.seq_len=8192 --out {w}/o",
         r"needs at least .* GiB .* is available; lower layout.micro_batch_size",
     ),
+    (
+        "synthetic-docs-too-short",
+        "pretrain --recipe smoke-mlm --set data.synthetic_doc_len=2 --out {w}/o",
+        r"data.synthetic_doc_len must be at least 5 .*got 2",
+    ),
+    ("bench-docs-too-short", "bench train --doc-len 3", r"--doc-len must be at least 5 .*got 3"),
     ("no-data", "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o", r"data prepare"),
     (
         "out-under-a-file",

@@ -408,3 +408,15 @@ def test_prefetched_batches_are_the_steps_own_across_a_phase_switch(tmp_path):
             assert torch.equal(getattr(a, name), getattr(b, name)), name
     trainer._batches_for(5)  # the last step queues nothing
     assert trainer._ahead is None
+
+
+def test_synthetic_document_length_reaches_the_source(tmp_path):
+    from encoderlab.train.trainer import Trainer
+
+    def first_docs(folder, doc_len):
+        cfg = tiny_run(tmp_path / folder)
+        cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, synthetic_doc_len=doc_len))
+        return Trainer(cfg).source.batch(0, 0, 0).doc_ids
+
+    assert (first_docs("whole", 4096) == 0).all()
+    assert first_docs("short", 8).max() > 0

@@ -55,7 +55,8 @@ def positions_from_doc_ids(doc_ids: torch.Tensor) -> torch.Tensor:
 
 @dataclass
 class SyntheticSource:
-    """Random packed documents of mean length `mean_doc_len`."""
+    """Random packed documents of lengths uniform in [8, 2 x `mean_doc_len`); from a mean of one row's
+    length up, each row is one whole document (no document mask: the setting of peers' MFU figures)."""
 
     layout: BatchLayout
     spec: TokenSpec
@@ -72,7 +73,11 @@ class SyntheticSource:
         doc = torch.zeros(t, dtype=torch.int64)
         pos, d = 0, 0
         while pos < t:
-            length = int(torch.randint(8, 2 * self.mean_doc_len, (1,), generator=g))
+            length = (
+                t
+                if self.mean_doc_len >= t
+                else int(torch.randint(8, 2 * self.mean_doc_len, (1,), generator=g))
+            )
             end = min(t, pos + length)
             doc[pos:end] = d
             tokens[pos] = self.spec.bos_id

@@ -34,6 +34,7 @@ import tyro
 
 from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import SyntheticSource, synthetic_spec, synthetic_tokenizer
+from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops
@@ -86,6 +87,10 @@ class TrainBench:
     """MLM mask ratio (both sides)."""
     vocab: int = 32768
     """Vocabulary size of the synthetic data and the model."""
+    doc_len: int = 48
+    """Mean length of the packed synthetic documents (ours attends within each; transformers' side
+    attends over whole rows); `seq_len` or more: one document per row, where both sides do the same
+    attention work and counted FLOPs include every pair, as in peers' MFU figures."""
     steps: int = 5
     """Measured steps (the median is reported)."""
     warmup: int = 2
@@ -103,6 +108,12 @@ class TrainBench:
     profile: Path | None = None
     """Also profile encoderlab's side for `PROFILE_STEPS` more steps and write torch.profiler's op table
     here; the JSON gains the device's busy time per step (CUDA), the ceiling on what compute can reach."""
+
+    def __post_init__(self) -> None:
+        if self.doc_len < 5:
+            raise UserError(
+                f"--doc-len must be at least 5 (lengths are drawn from [8, 2x)), got {self.doc_len}"
+            )
 
 
 PROFILE_STEPS = 3
@@ -144,7 +155,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         cfg = RunConfig(
             model=ModelSpec(size=b.size),
-            data=DataConfig(synthetic_vocab=b.vocab),
+            data=DataConfig(synthetic_vocab=b.vocab, synthetic_doc_len=b.doc_len),
             layout=layout,
             optim=OptimConfig(),
             phases=(Phase(objective=obj, steps=b.warmup + b.steps + PROFILE_STEPS),),
@@ -157,7 +168,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
         ours = Trainer(cfg)
     ours._enter(ours.plan[0])
     dev, spec = ours.device, ours.spec
-    src = SyntheticSource(layout, synthetic_spec(b.vocab))
+    src = SyntheticSource(layout, synthetic_spec(b.vocab), mean_doc_len=b.doc_len)
     if b.vs_hf:
         hf = _hf_model(ours.model, spec, b.objective)
         hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
@@ -226,6 +237,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
             "batch": b.batch,
             "objective": obj.tag,
             "vocab": b.vocab,
+            "doc_len": b.doc_len,
             "steps": b.steps,
             "device": str(dev),
             "precision": b.precision,

@@ -45,6 +45,16 @@ class DataConfig:
     """Shuffle seed of the data order (kept apart from the training seed, as paper 2 does)."""
     synthetic_vocab: int = 512
     """Vocabulary size of the synthetic source."""
+    synthetic_doc_len: int = 48
+    """Mean document length of the synthetic source (uniform in [8, 2x)); a row's length or more: one
+    document per row."""
+
+    def __post_init__(self) -> None:
+        if self.synthetic_doc_len < 5:
+            raise UserError(
+                f"data.synthetic_doc_len must be at least 5 (lengths are drawn from [8, 2x)), "
+                f"got {self.synthetic_doc_len}"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

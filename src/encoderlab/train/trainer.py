@@ -78,7 +78,9 @@ def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
     if data.path == "synthetic":
         from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
 
-        return SyntheticSource(layout, synthetic_spec(data.synthetic_vocab), seed=data.seed)
+        return SyntheticSource(
+            layout, synthetic_spec(data.synthetic_vocab), seed=data.seed, mean_doc_len=data.synthetic_doc_len
+        )
     if not data.path:
         raise UserError("data.path is empty; set it to a prepared data folder (or 'synthetic')")
     if not Path(data.path).is_dir():
