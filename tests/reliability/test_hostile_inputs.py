@@ -168,6 +168,11 @@ CASES = [
         r"data.synthetic_doc_len must be at least 5 .*got 2",
     ),
     ("bench-docs-too-short", "bench train --doc-len 3", r"--doc-len must be at least 5 .*got 3"),
+    (
+        "bad-compile-choice",
+        "pretrain --recipe smoke-mlm --set scale.compile=maybe --out {w}/o",
+        r"scale.compile: must be one of 'auto', True, False, got 'maybe'",
+    ),
     ("no-data", "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o", r"data prepare"),
     (
         "out-under-a-file",

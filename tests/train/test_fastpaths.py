@@ -10,6 +10,7 @@ activations to 8 mantissa bits, so its loss is checked at 2e-2 relative and grad
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import pytest
 import torch
@@ -24,7 +25,7 @@ from encoderlab.train import OptimConfig, Phase, Trainer
 from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World, gathered_model
 from encoderlab.train.optim import build_optimizer
-from encoderlab.train.parallelize import resolve_attn_impl
+from encoderlab.train.parallelize import resolve_attn_impl, resolve_compile
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 PACKED = BatchLayout(seq_len=128, micro_batch_size=2)  # rows long enough for several documents
@@ -124,6 +125,24 @@ def test_attention_kernel_auto_is_flex_on_cuda_and_sdpa_elsewhere():
     assert resolve_attn_impl("auto", torch.device("cuda")) == "flex"
     assert resolve_attn_impl("auto", torch.device("cpu")) == "sdpa"
     assert resolve_attn_impl("sdpa", torch.device("cuda")) == "sdpa"
+
+
+def test_compile_auto_is_on_for_cuda_with_triton_only(monkeypatch):
+    import torch.utils._triton as triton
+
+    assert ScaleConfig().compile == "auto"
+    monkeypatch.setattr(triton, "has_triton", lambda: True)
+    assert resolve_compile("auto", torch.device("cuda")) is True
+    assert resolve_compile("auto", torch.device("cpu")) is False
+    assert resolve_compile(True, torch.device("cpu")) is True
+    assert resolve_compile(False, torch.device("cuda")) is False
+    monkeypatch.setattr(triton, "has_triton", lambda: False)
+    assert resolve_compile("auto", torch.device("cuda")) is False
+
+
+def test_default_scale_leaves_blocks_eager_on_cpu(tmp_path):
+    trainer, _, _ = one_step(tmp_path, "default")
+    assert all(inspect.ismethod(block.forward) for block in trainer.model.layers)
 
 
 def test_bf16_autocast_step_tracks_fp32(tmp_path):

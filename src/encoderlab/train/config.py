@@ -87,8 +87,9 @@ class ScaleConfig:
 
     data_parallel: Literal["ddp", "fsdp"] = "ddp"
     """Under torchrun: replicate the model (DDP) or shard it per block with FSDP2 (for 610m and 1b)."""
-    compile: bool = False
-    """`torch.compile` each block (after activation checkpointing, before sharding); slow to start on CPU."""
+    compile: Literal["auto", True, False] = "auto"
+    """`torch.compile` each block (after activation checkpointing, before sharding); auto = on CUDA
+    (with Triton), off elsewhere, where compiling costs more start-up than it saves."""
     activation_checkpointing: bool = False
     """Recompute each block's activations in backward: less memory, about a third more compute."""
     attn_impl: Literal["auto", "sdpa", "flex"] = "auto"

@@ -4,7 +4,8 @@
   1. attention kernel: `flex` (a BlockMask, so packed documents skip fully masked blocks and keep a
      fused kernel on CUDA) or `sdpa` (a dense mask, exact everywhere, O(T^2) memory per row);
   2. activation checkpointing, per block (recompute in backward);
-  3. `torch.compile`, per block (small graphs compile fast and are reused across the 12-28 blocks);
+  3. `torch.compile`, per block (small graphs compile fast and are reused across the 12-28 blocks;
+     on by default on CUDA);
   4. data parallelism: FSDP2 `fully_shard` per block, then the LM head, then the root; or DDP.
 Steps 2 and 3 replace each block's bound `forward` instead of wrapping the block, so parameter names
 (and with them checkpoints, freezing and optimizer state by name) are the same with and without them,
@@ -40,6 +41,16 @@ from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.encoder import Encoder
 from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World
+
+
+def resolve_compile(requested: str | bool, device: torch.device) -> bool:
+    """Whether blocks are compiled: `auto` is on for CUDA with Triton (inductor's GPU backend), off
+    elsewhere (on CPU the first steps compile for seconds to minutes and later ones gain little)."""
+    if requested == "auto":
+        from torch.utils._triton import has_triton
+
+        return device.type == "cuda" and has_triton()
+    return bool(requested)
 
 
 def _checkpointed(forward):
@@ -118,11 +129,12 @@ def parallelize(
         )
     if isinstance(model, Encoder) and model.config.attn_impl != impl:
         model.config = dataclasses.replace(model.config, attn_impl=impl)
+    compiled = resolve_compile(scale.compile, device)
     for block in model.layers:
         forward = block.forward
         if scale.activation_checkpointing:
             forward = _checkpointed(forward)
-        if scale.compile:
+        if compiled:
             forward = torch.compile(forward)
         block.forward = forward
     if world.world_size == 1:
