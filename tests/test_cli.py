@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from encoderlab.cli import COMMANDS, main, resolve
+from encoderlab.cli import COMMANDS, main, resolve, summary
 
 
 def _leaves(node, path=()):
@@ -19,6 +22,19 @@ def _leaves(node, path=()):
 def test_every_command_resolves_to_a_documented_function(path, target):
     fn = resolve(target)
     assert callable(fn) and (fn.__doc__ or "").strip(), f"{' '.join(path)} needs a docstring"
+    # the listing reads the summary from the source: the table names where the function is defined
+    assert summary(target) == fn.__doc__.strip().splitlines()[0]
+
+
+def test_listing_the_commands_imports_none_of_them():
+    code = (
+        "import sys; from encoderlab.cli import main; main(['--help']); main(['study', '--help']); "
+        "heavy = sorted(m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules); "
+        "assert not heavy, heavy"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Pretrain an encoder" in done.stdout and "List the built-in studies" in done.stdout
 
 
 def test_unknown_command_is_one_line(capsys):

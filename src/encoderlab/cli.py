@@ -7,10 +7,12 @@ is printed as one line and exits non-zero; anything else is a bug and keeps its 
 
 from __future__ import annotations
 
+import ast
 import errno
 import importlib
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from encoderlab.errors import UserError
 
@@ -24,8 +26,8 @@ COMMANDS: Commands = {
         "curves": "encoderlab.analysis.commands:curves_command",
     },
     "assets": {
-        "list": "encoderlab.data.assets:list_command",
-        "fetch": "encoderlab.data.assets:fetch_command",
+        "list": "encoderlab.data.assets.commands:list_command",
+        "fetch": "encoderlab.data.assets.commands:fetch_command",
     },
     "data": {
         "tokenizer": "encoderlab.data.commands:tokenizer",
@@ -57,13 +59,25 @@ def resolve(target: str) -> Callable:
     return getattr(importlib.import_module(module), name)
 
 
+def summary(target: str) -> str:
+    """First docstring line of the function named by "module:function", read from its source file
+    with `ast`, so listing the commands imports none of their modules (torch, sklearn, ...)."""
+    module, name = target.split(":")
+    # found by path: importlib's find_spec would import the parent packages (torch among them)
+    path = Path(__file__).parent.joinpath(*module.split(".")[1:])
+    source = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text(encoding="utf-8")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return (ast.get_docstring(node) or "").strip().partition("\n")[0]
+    return ""
+
+
 def _usage(path: list[str], node: Commands) -> str:
     prog = " ".join(["encoderlab", *path])
     lines = [f"usage: {prog} COMMAND [ARGS]", "", "commands:"]
     for word, sub in node.items():
         if isinstance(sub, str):
-            doc = (resolve(sub).__doc__ or "").strip().splitlines()
-            lines.append(f"  {word:<12} {doc[0] if doc else ''}")
+            lines.append(f"  {word:<12} {summary(sub)}")
         else:
             lines.append(f"  {word:<12} {' | '.join(sub)}")
     return "\n".join(lines)
