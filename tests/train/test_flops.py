@@ -67,3 +67,26 @@ def test_one_bidirectional_document_per_row_counts_exactly_what_torch_counts():
     x = _inputs(MLM(mask_ratio=0.3), [[T], [T]])
     assert 0 < x.n_targets < B * T  # the sparse head: logits only where MLM has targets
     assert train_flops(CONFIG, [x]) == _torch_count(x)
+
+
+@pytest.mark.parametrize("size", ["210m", "610m", "1b"])
+def test_one_document_per_row_is_the_reference_cost_formula(size):
+    """papers.md section 6 prices a token at 6 x (matmul weights) + 12 x L x d x T, the LM head at
+    its targets (the sparse MLM column): with one bidirectional document per row, ours is that."""
+    cfg = ModelConfig.from_size(size, vocab_size=32768, mask_id=3, pad_id=0, bos_id=1, eos_id=2)
+    with torch.device("meta"):
+        model = Encoder(cfg)
+    body = sum(m.weight.numel() for m in model.layers.modules() if isinstance(m, torch.nn.Linear))
+    rows, seq = 2, 2048
+    x = MLM(mask_ratio=0.4).prepare(
+        PackedBatch(
+            input_ids=torch.randint(5, 32768, (rows, seq)),
+            doc_ids=torch.zeros(rows, seq, dtype=torch.long),
+            position_ids=torch.arange(seq).expand(rows, seq),
+        ),
+        synthetic_spec(32768),
+        torch.Generator().manual_seed(0),
+    )
+    tokens, d = rows * seq, cfg.hidden_size
+    expected = 6 * body * tokens + 12 * cfg.n_layers * d * seq * tokens + 6 * d * cfg.vocab_size * x.n_targets
+    assert train_flops(cfg, [x]) == expected
