@@ -27,3 +27,12 @@ def write_text_atomic(path: Path, text: str) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """`write_text_atomic` of `data` as indented JSON with sorted keys."""
     write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def print_json(result: Any, out: Path | None = None) -> None:
+    """Print `result` as indented JSON and, with `out`, also write it there (its folder created)."""
+    text = json.dumps(result, indent=2)
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(Path(out), text + "\n")
+    print(text)

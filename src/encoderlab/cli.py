@@ -39,6 +39,7 @@ COMMANDS: Commands = {
     "bench": {
         "data": "encoderlab.data.bench:bench_data_command",
         "train": "encoderlab.train.bench:bench_train_command",
+        "table": "encoderlab.train.bench:bench_table_command",
     },
     "pretrain": "encoderlab.train.cli:pretrain_command",
     "recipes": "encoderlab.train.cli:recipes_command",

@@ -83,7 +83,10 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
         return tuple(items) if origin is tuple else items
     if origin is typing.Literal:
         if value not in typing.get_args(tp):
-            choices = ", ".join(repr(a) for a in typing.get_args(tp))
+            # booleans as YAML and the CLI spell them
+            choices = ", ".join(
+                str(a).lower() if isinstance(a, bool) else repr(a) for a in typing.get_args(tp)
+            )
             raise UserError(f"{where}: must be one of {choices}, got {value!r}")
         return value
     if tp is float and isinstance(value, int) and not isinstance(value, bool):

@@ -165,13 +165,17 @@ CASES = [
     (
         "synthetic-docs-too-short",
         "pretrain --recipe smoke-mlm --set data.synthetic_doc_len=2 --out {w}/o",
-        r"data.synthetic_doc_len must be at least 5 .*got 2",
+        r"data.synthetic_doc_len must be at least 5 .*got 2; use 5 or more",
     ),
-    ("bench-docs-too-short", "bench train --doc-len 3", r"--doc-len must be at least 5 .*got 3"),
+    (
+        "bench-docs-too-short",
+        "bench train --doc-len 3",
+        r"--doc-len must be at least 5 .*got 3; use 5 or more, or --seq-len",
+    ),
     (
         "bad-compile-choice",
         "pretrain --recipe smoke-mlm --set scale.compile=maybe --out {w}/o",
-        r"scale.compile: must be one of 'auto', True, False, got 'maybe'",
+        r"scale.compile: must be one of 'auto', true, false, got 'maybe'",
     ),
     ("no-data", "pretrain --recipe smoke-mlm --set data.path={w}/nope --out {w}/o", r"data prepare"),
     (

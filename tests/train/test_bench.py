@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 import torch
 
@@ -35,3 +38,59 @@ def test_profile_writes_the_op_table(tmp_path):
     profile = result["encoderlab"]["profile"]
     assert profile["table"] == str(table) and profile["profiled_step_s"] > 0
     assert "aten::mm" in table.read_text()  # the model's matmuls, by name
+
+
+def test_results_written_into_a_new_folder_make_one_table_row_each(tmp_path, capsys):
+    from encoderlab.cli import main
+
+    out = tmp_path / "new" / "folder"
+    for objective in ("mlm", "clm"):
+        args = "--size tiny --seq-len 32 --batch 2 --vocab 256 --steps 1 --warmup 1 --no-vs-hf"
+        main(
+            [
+                "bench",
+                "train",
+                *args.split(),
+                "--objective",
+                objective,
+                "--out",
+                str(out / f"{objective}.json"),
+            ]
+        )
+    results = [json.loads((out / f"{o}.json").read_text()) for o in ("clm", "mlm")]
+    capsys.readouterr()
+    main(["bench", "table", str(out)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert (
+        len(lines) == 4
+        and lines[0].startswith("| result | size | objective |")
+        and set(lines[1]) == {"|", "-"}
+    )
+    for line, result in zip(lines[2:], results, strict=True):
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        objective = result["config"]["objective"]
+        assert cells[:4] == [objective[:3], "tiny", objective, "2"]  # the file's name first
+        assert cells[9] == f"{result['encoderlab']['tokens_per_s']:,.0f}"
+        assert cells[10] == f"{result['encoderlab']['mfu']:.1%}"
+
+
+@pytest.mark.parametrize(
+    "make,pattern",
+    [
+        (lambda d: [], "needs RESULT files or folders"),
+        (lambda d: [str(d / "nope")], "no such file or folder: .*nope"),
+        (lambda d: [str(d)], r"no \*.json in"),
+        (lambda d: [str(d / "x.json")], r"x.json is not a `bench train --out` result"),
+    ],
+    ids=["nothing", "missing", "empty-folder", "not-a-result"],
+)
+def test_bench_table_refuses_what_is_not_a_result_in_one_line(tmp_path, capsys, make, pattern):
+    from encoderlab.cli import main
+
+    args = make(tmp_path)
+    if args and args[0].endswith("x.json"):
+        (tmp_path / "x.json").write_text('{"speed": 1}')
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "table", *args])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and re.search(pattern, err[0]), err

@@ -34,6 +34,7 @@ from typing import Annotated
 
 import tyro
 
+from encoderlab.atomic import print_json
 from encoderlab.data.sources import SourceConfig, describe, iter_documents
 from encoderlab.errors import UserError
 
@@ -300,10 +301,7 @@ def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out:
     Args:
         out: Also write the JSON result to this file.
     """
-    text = json.dumps(bench_data(bench), indent=2)
-    if out is not None:
-        Path(out).write_text(text + "\n")
-    print(text)
+    print_json(bench_data(bench), out)
 
 
 if __name__ == "__main__":  # one isolated measurement: kind corpus tokenizer workers work

@@ -21,6 +21,7 @@ on CPU only the process's peak RSS exists, which covers both sides and the bench
 from __future__ import annotations
 
 import json
+import os
 import resource
 import statistics
 import tempfile
@@ -32,6 +33,7 @@ from typing import Annotated, Literal
 import torch
 import tyro
 
+from encoderlab.atomic import print_json
 from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import SyntheticSource, synthetic_spec, synthetic_tokenizer
 from encoderlab.errors import UserError
@@ -112,7 +114,8 @@ class TrainBench:
     def __post_init__(self) -> None:
         if self.doc_len < 5:
             raise UserError(
-                f"--doc-len must be at least 5 (lengths are drawn from [8, 2x)), got {self.doc_len}"
+                f"--doc-len must be at least 5 (lengths are drawn from [8, 2x)), got {self.doc_len}; "
+                "use 5 or more, or --seq-len for one document per row"
             )
 
 
@@ -150,6 +153,13 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     """Median tokens/s, MFU and peak memory of encoderlab (and of transformers with `vs_hf`), and their ratio."""
     from transformers import DataCollatorForLanguageModeling
 
+    # inductor's knobs (max-autotune, coordinate descent) change what compile produces; read before
+    # anything compiles (inductor puts its cache folder into the environment itself)
+    inductor_env = {
+        k: v
+        for k, v in sorted(os.environ.items())
+        if k.startswith("TORCHINDUCTOR_") and k != "TORCHINDUCTOR_CACHE_DIR"
+    }
     obj = MLM(mask_ratio=b.mask_ratio, replacement="80-10-10") if b.objective == "mlm" else CLM()
     layout = BatchLayout(seq_len=b.seq_len, micro_batch_size=b.batch)
     with tempfile.TemporaryDirectory() as tmp:
@@ -244,6 +254,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
             "compile": b.compile,
             "attn_impl": getattr(ours.model.config, "attn_impl", "sdpa"),
             "threads": torch.get_num_threads(),
+            "inductor_env": inductor_env,
             "peak_flops": peak,
             "peak_flops_source": "given" if b.peak_tflops > 0 else "datasheet or measured matmul",
             "gpu": torch.cuda.get_device_name(dev) if dev.type == "cuda" else None,
@@ -278,7 +289,54 @@ def bench_train_command(
     Args:
         out: Also write the JSON result to this file.
     """
-    text = json.dumps(bench_train(bench), indent=2)
-    if out is not None:
-        Path(out).write_text(text + "\n")
-    print(text)
+    print_json(bench_train(bench), out)
+
+
+TABLE_HEADER = (
+    "| result | size | objective | batch | seq | doc length | precision | attention | compile | tokens/s | MFU | peak memory (GiB) "
+    "| transformers tokens/s | speedup |"
+)
+
+
+def table_row(name: str, result: dict) -> str:
+    """One Markdown row of the `bench train` result `name` ("-" where it has no such number)."""
+    c, ours, hf = result["config"], result["encoderlab"], result.get("transformers")
+    memory = f"{ours['peak_memory_mib'] / 1024:.1f}" if "peak_memory_mib" in ours else "-"
+    compiled = "no"
+    if c["compile"]:
+        knobs = c.get("inductor_env") or {}
+        compiled = "yes" + (" (" + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ")" if knobs else "")
+    reference = f"{hf['tokens_per_s']:,.0f} | {result['speedup']:.2f}x" if hf else "- | -"
+    return (
+        f"| {name} | {c['size']} | {c['objective']} | {c['batch']} | {c['seq_len']} | {c.get('doc_len', 48)} | "
+        f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {ours['mfu']:.1%} | {memory} | {reference} |"
+    )
+
+
+def bench_table_command(
+    results: Annotated[tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RESULT")] = (),
+) -> None:
+    """Print a Markdown table of `bench train` JSON results (files, or folders of *.json).
+
+    Args:
+        results: JSON files written by `bench train --out`, or folders holding them.
+    """
+    if not results:
+        raise UserError("bench table needs RESULT files or folders, written by `bench train --out F.json`")
+    missing = [str(r) for r in results if not Path(r).exists()]
+    if missing:
+        raise UserError(f"no such file or folder: {', '.join(missing)}")
+    files = [f for r in results for f in (sorted(Path(r).glob("*.json")) if Path(r).is_dir() else [Path(r)])]
+    if not files:
+        raise UserError(
+            f"no *.json in {', '.join(map(str, results))}; write results with `bench train --out F.json`"
+        )
+    rows = []
+    for f in files:
+        try:
+            rows.append(table_row(f.stem, json.loads(f.read_text())))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UserError(
+                f"{f} is not a `bench train --out` result ({exc!r}); pass those files only"
+            ) from None
+    print("\n".join([TABLE_HEADER, "|---" * TABLE_HEADER.count(" | ") + "|---|", *rows]))

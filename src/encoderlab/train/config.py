@@ -52,8 +52,8 @@ class DataConfig:
     def __post_init__(self) -> None:
         if self.synthetic_doc_len < 5:
             raise UserError(
-                f"data.synthetic_doc_len must be at least 5 (lengths are drawn from [8, 2x)), "
-                f"got {self.synthetic_doc_len}"
+                f"data.synthetic_doc_len must be at least 5 (lengths are drawn from [8, 2x)), got "
+                f"{self.synthetic_doc_len}; use 5 or more, or the sequence length for one document per row"
             )
 
 
