@@ -44,5 +44,6 @@ def test_synthetic_tokenizer_uses_the_source_ids(tmp_path):
     assert (tok.mask_token_id, tok.pad_token_id, len(tok)) == (spec.mask_id, spec.pad_id, 300)
     assert sorted(tok.all_special_ids) == sorted(spec.special_ids)
     assert tok("t7 t299 [MASK]", add_special_tokens=False).input_ids == [7, 299, spec.mask_id]
+    assert tok("t7 t299").input_ids == [spec.bos_id, 7, 299, spec.eos_id]  # framed like a document
     tok.save_pretrained(str(tmp_path))
     assert load_tokenizer(tmp_path).mask_token_id == spec.mask_id

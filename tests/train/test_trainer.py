@@ -420,3 +420,13 @@ def test_synthetic_document_length_reaches_the_source(tmp_path):
 
     assert (first_docs("whole", 4096) == 0).all()
     assert first_docs("short", 8).max() > 0
+
+
+def test_a_synthetic_run_saves_a_tokenizer_over_its_ids(tmp_path):
+    from encoderlab.data.tokenizer import load_tokenizer
+
+    cfg = tiny_run(tmp_path / "run")
+    pretrain(cfg)
+    tok = load_tokenizer(tmp_path / "run" / "final")
+    assert len(tok) == cfg.data.synthetic_vocab and tok.mask_token_id == 3
+    assert tok("t9 t10").input_ids == [1, 9, 10, 2]

@@ -26,7 +26,7 @@ def synthetic_tokenizer(spec: TokenSpec):
     """A word-level fast tokenizer whose ids are `spec`'s: `[PAD] [BOS] [EOS] [MASK] [UNK]` at its
     special ids and `t<id>` for every other id, split on whitespace. What transformers' collators and
     `export` need of a tokenizer for synthetic data (and tiny test checkpoints)."""
-    from tokenizers import Tokenizer, models, pre_tokenizers
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
     from transformers import PreTrainedTokenizerFast
 
     names = {spec.pad_id: "[PAD]", spec.bos_id: "[BOS]", spec.eos_id: "[EOS]", spec.mask_id: "[MASK]"}
@@ -34,6 +34,12 @@ def synthetic_tokenizer(spec: TokenSpec):
     vocab = {names.get(i, f"t{i}"): i for i in range(spec.vocab_size)}
     backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
     backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    # texts are framed as the source frames documents, like `data tokenizer`'s tokenizers
+    backend.post_processor = processors.TemplateProcessing(
+        single="[BOS] $A [EOS]",
+        pair="[BOS] $A [EOS] $B:1 [EOS]:1",
+        special_tokens=[("[BOS]", spec.bos_id), ("[EOS]", spec.eos_id)],
+    )
     return PreTrainedTokenizerFast(
         tokenizer_object=backend,
         **{

@@ -91,9 +91,14 @@ def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
 
 
 def data_tokenizer(data: DataConfig):
-    """The tokenizer stored with prepared data (None for synthetic data)."""
+    """The tokenizer stored with prepared data; for synthetic data a word-level one over its ids, so
+    a synthetic run's models export and evaluate like any other (their words are `t<id>`)."""
+    if data.path == "synthetic":
+        from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
+
+        return synthetic_tokenizer(synthetic_spec(data.synthetic_vocab))
     folder = Path(data.path) / "tokenizer"
-    if data.path == "synthetic" or not folder.is_dir():
+    if not folder.is_dir():
         return None
     from encoderlab.data.tokenizer import load_tokenizer
 
