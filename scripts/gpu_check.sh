@@ -7,36 +7,21 @@
 #   3. a 200-step smoke pretraining of 210m (CLM then MLM, compiled, bf16) and its export to a
 #      Hugging Face folder, reloaded with transformers and compared with our model's logits.
 # Usage: scripts/gpu_check.sh [OUT_DIR]   (default: gpu-check-<UTC time>)
-# Writes OUT_DIR/gpu_check.log, one JSON per benchmark in OUT_DIR/bench and OUT_DIR/summary.md (a block to paste
+# Writes OUT_DIR/gpu-check.log, one JSON per benchmark in OUT_DIR/bench and OUT_DIR/summary.md (a block to paste
 # into docs/benchmarks.md with the date and hardware). A failed stage does not stop the others;
 # the exit status is the number of failed stages.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-PY=${PY:-.venv/bin/python}
-[[ -x "$PY" ]] || PY=python3
-OUT_DIR=${1:-gpu-check-$(date -u +%Y%m%dT%H%M%SZ)}
-mkdir -p "$OUT_DIR"
-exec > >(tee "$OUT_DIR/gpu_check.log") 2>&1
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 WANDB_MODE=disabled
-
+NAME=gpu-check
+# shellcheck source=scripts/gpu_env.sh
+source scripts/gpu_env.sh
 failed=0
 stage() { printf '\n== [%4ds] %s\n' "$SECONDS" "$*"; }
 fail() {
   echo "FAILED: $*"
   failed=$((failed + 1))
 }
-CLI=("$PY" -m encoderlab.cli)
-
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
-  echo "no CUDA device visible to $PY; run this on a GPU machine" >&2
-  exit 1
-fi
-GPU=$("$PY" -c 'import torch; print(torch.cuda.get_device_name(0))')
-TORCH=$("$PY" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
-# A copied working tree has no .git: the caller may pass the commit in GIT_COMMIT.
-COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 stage "$DATE  $GPU  torch $TORCH  commit $COMMIT"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true
 

@@ -9,28 +9,15 @@
 #   coord-descent   inductor tunes the fused pointwise/reduction kernels' launch configs
 #                   (TORCHINDUCTOR_COORDINATE_DESCENT_TUNING).
 # Usage: scripts/gpu_mfu.sh [OUT_DIR]   (default: gpu-mfu-<UTC time>)
-# Writes OUT_DIR/gpu_mfu.log, OUT_DIR/bench/<lever>.json, OUT_DIR/baseline-profile.txt and
+# Writes OUT_DIR/gpu-mfu.log, OUT_DIR/bench/<lever>.json, OUT_DIR/baseline-profile.txt and
 # OUT_DIR/summary.md (a table to paste into docs/benchmarks.md). The exit status is the number of
 # levers that failed to run.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-PY=${PY:-.venv/bin/python}
-[[ -x "$PY" ]] || PY=python3
-OUT_DIR=${1:-gpu-mfu-$(date -u +%Y%m%dT%H%M%SZ)}
-mkdir -p "$OUT_DIR/bench"
-exec > >(tee "$OUT_DIR/gpu_mfu.log") 2>&1
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
-CLI=("$PY" -m encoderlab.cli)
-
-if ! "$PY" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)'; then
-  echo "no CUDA device visible to $PY; run this on a GPU machine" >&2
-  exit 1
-fi
-GPU=$("$PY" -c 'import torch; print(torch.cuda.get_device_name(0))')
-TORCH=$("$PY" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)')
-COMMIT=${GIT_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}
-DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+NAME=gpu-mfu
+# shellcheck source=scripts/gpu_env.sh
+source scripts/gpu_env.sh
 
 failed=0
 BASE=(bench train --size 210m --objective mlm --seq-len 2048 --vocab 32768 --steps 8 --warmup 3
