@@ -97,3 +97,24 @@ def test_every_pretraining_run_checkpoints_at_least_twice_before_its_end(study, 
     assert runs
     for name, run in runs.items():
         assert 0 < run.checkpoint.every <= run.steps // 2, (name, run.checkpoint.every, run.steps)
+
+
+@pytest.mark.parametrize(
+    "scale,model,tokens",
+    [
+        ("gpu-210m", "answerdotai/ModernBERT-base", 10_000_000_000),
+        ("gpu-610m", "answerdotai/ModernBERT-large", 25_000_000_000),
+        ("gpu-1b", "answerdotai/ModernBERT-large", 50_000_000_000),
+    ],
+)
+def test_detour_gpu_scales_are_points_of_paper2s_grid(scale, model, tokens):
+    """Base at 10B, Large at 25B and 50B tokens (papers.md 2.3), each with a decay of a tenth."""
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.nodes import build_run_config, real_backend
+
+    graph = build_graph(get_study("paper2-detour", scale), real_backend())
+    runs = [build_run_config(n.config["declared"]) for n in graph if n.kind == "pretrain"]
+    assert len(runs) == 10  # detour, baseline, its seed twin and two freezes, on two domains
+    for run in runs:
+        assert run.model.init == model
+        assert (run.phases[0].tokens, run.phases[1].tokens) == (tokens, tokens // 10)

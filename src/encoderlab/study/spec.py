@@ -568,9 +568,21 @@ strong and continued pretraining moves its score. PubMedQA classification left e
 majority class in the demo, and the start model below it with the cpu protocol."""
 
 
+_DETOUR_GPU_MODELS = {
+    "210m": ("answerdotai/ModernBERT-base", 149e6, 10_000_000_000),
+    "610m": ("answerdotai/ModernBERT-large", 395e6, 25_000_000_000),
+    "1b": ("answerdotai/ModernBERT-large", 395e6, 50_000_000_000),
+}
+"""(model, parameters, CLM or MLM tokens) of paper 2's grid (papers.md 2.3) by gpu scale: Base at 10B,
+Large at 25B (the French sweep's best) and at 50B (the English runs); each adds a 10% decay."""
+
+
 def paper2_detour(scale: Scale) -> StudySpec:
     """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
-    base = "answerdotai/ModernBERT-base" if scale.real_models else "minilm"
+    base, tokens_override, minutes = "minilm", (), {"demo": 15, "cpu": 60}.get(scale.name, 0.0)
+    if scale.real_models:
+        base, params, tokens = _DETOUR_GPU_MODELS[scale.size]
+        tokens_override = (f"tokens={tokens}",)
     domains = {"biomed": ("pubmedqa", "pubmedqa-retrieval"), "code": ("code-retrieval",)}
     if not scale.real_models:
         domains = _DETOUR_CPU_DOMAINS
@@ -594,7 +606,7 @@ def paper2_detour(scale: Scale) -> StudySpec:
                 max_docs=scale.max_docs,
             )
         )
-        common = dict(init=base, data=dom, group=dom, tasks=tasks)
+        common = dict(init=base, data=dom, group=dom, tasks=tasks, overrides=tokens_override)
         runs += [
             RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", **common),
             RunSpec(
@@ -677,7 +689,8 @@ def paper2_detour(scale: Scale) -> StudySpec:
         baseline=f"baseline-{next(iter(domains))}",
         cka=tuple(cka),
         claims=tuple(claims),
-        expected_minutes={"demo": 15, "cpu": 60}.get(scale.name, 0.0),
+        expected_minutes=minutes
+        or gpu_minutes(sum(6 * params * tokens * 1.1 for run in runs if run.recipe is not None)),
         **{
             **_common(scale),
             "size": None,
@@ -705,28 +718,24 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
 
 _PAPER1_TOKENS_PER_STEP = 2_359_296
 """Paper 1's tokens per step (papers.md 1.3): 42k steps ~ 99B tokens."""
-_PAPER2_TOKENS = 11e9
-"""Paper 2's base budget: 10B CLM or MLM tokens plus a 1B decay."""
 _GPU_FLOPS = 8 * 989e12 * 0.4
 """8 H100s at 40% of their dense bf16 peak."""
 
 
+def gpu_minutes(training_flops: float) -> float:
+    """Minutes of 8 GPUs for `training_flops`, plus 10% for evaluation."""
+    return round(1.1 * training_flops / _GPU_FLOPS / 60, -1)
+
+
 def estimate_minutes(spec: StudySpec) -> float:
-    """The spec's expected minutes, or for gpu scales an estimate of 6 N D FLOPs per run (+10% for evaluation)."""
+    """The spec's expected minutes, or for paper 1's gpu scales an estimate of 6 N D FLOPs per run."""
     if spec.expected_minutes:
         return spec.expected_minutes
     from encoderlab.model.config import ModelConfig
 
-    flops = 0.0
-    for run in spec.runs:
-        if run.recipe is None:
-            continue
-        if run.init is None or spec.size is not None:
-            params = ModelConfig.from_size(spec.size or "210m", vocab_size=32_768).num_params()
-            flops += 6 * params * (run.steps or 42_000) * _PAPER1_TOKENS_PER_STEP
-        else:
-            flops += 6 * 150e6 * _PAPER2_TOKENS  # ModernBERT-base
-    return round(1.1 * flops / _GPU_FLOPS / 60, -1)
+    params = ModelConfig.from_size(spec.size or "210m", vocab_size=32_768).num_params()
+    steps = sum(run.steps or 42_000 for run in spec.runs if run.recipe is not None)
+    return gpu_minutes(6 * params * steps * _PAPER1_TOKENS_PER_STEP)
 
 
 def list_studies() -> list[tuple[str, str, float, str]]:
