@@ -50,6 +50,7 @@ def test_tokens_match_the_tokenizer_and_round_trip(tmp_path, corpus, tokenizer_d
             assert doc.tolist() == tok(text)["input_ids"]  # <s> text </s> by the HF tokenizer itself
             assert tok.decode(doc[1:-1]) == text
     meta = read_meta(out)
+    assert meta["encoder"] == "tiktoken"  # a byte-level BPE: the fast path, checked against HF above
     assert meta["dtype"] == "uint16" and meta["tokenizer"]["hash"] == tokenizer_hash(tok)
     assert meta["splits"]["train"]["docs"] + meta["splits"]["val"]["docs"] == 120
     assert meta["sources"][0]["files"][0]["sha256"] == hashlib.sha256(corpus.read_bytes()).hexdigest()

@@ -10,8 +10,9 @@ shared machine wall time depends on the load, tokens per CPU-second much less.
                 the usual Hugging Face recipe, with a fresh cache directory;
   * datasets_1proc: the same with `num_proc=None` (the default), where the Rust tokenizer's own
                 thread pool parallelises each batch.
-A fourth run, tokenizer_floor, times the tokenizer alone (one thread, texts in memory): no
-pipeline can use less CPU than that, which bounds any speedup. Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
+A fourth run, tokenizer_floor, times `tokenizers` alone (one thread, texts in memory): no pipeline
+built on it, as `datasets.map` is, can use less CPU than that. `prepare` can, on byte-level BPE
+tokenizers, which it encodes through tiktoken with the same ids (`data/fastbpe.py`). Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
 stays flat and gives the steady-state speed once start-up costs are amortised. Both sides add
 the tokenizer's bos/eos, so they produce the same number of tokens (checked).
 The result is one JSON object (printed, and written to --out when given).
@@ -134,7 +135,7 @@ def _measure_datasets(corpus: str, tokenizer: str, work: str, num_proc: int | No
 
 
 def _measure_floor(corpus: str, tokenizer: str) -> dict:
-    """The tokenizer alone: one thread, texts already in memory, no I/O (a lower bound on CPU)."""
+    """`tokenizers` alone: one thread, texts already in memory, no I/O (the CPU floor of pipelines on it)."""
     from tokenizers import Tokenizer
 
     from encoderlab.data.tokenizer import load_tokenizer

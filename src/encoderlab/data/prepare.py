@@ -10,7 +10,8 @@ A prepared folder:
 
 Design. The main process streams documents from the sources (`mix_documents`), cuts the stream
 into chunks of documents and hands them to a pool of worker processes; each worker removes
-contaminated documents, tokenizes the rest with the Rust tokenizer (`encode_batch_fast`), wraps
+contaminated documents, tokenizes the rest (tiktoken for byte-level BPE tokenizers, with ids proven
+identical, `data/fastbpe.py`; otherwise the Rust tokenizer's `encode_batch_fast`), wraps
 each document with bos/eos (when the tokenizer has them) and returns one flat token array per
 chunk. Results are consumed in submission order with a bounded number of chunks in flight, so the
 output is byte-identical for any number of workers and memory stays flat whatever the corpus
@@ -56,6 +57,7 @@ import numpy as np
 from encoderlab.atomic import write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
+from encoderlab.data.fastbpe import tiktoken_encoding, tiktoken_ranks
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
@@ -152,14 +154,29 @@ def val_mask(first: int, n: int, fraction: float) -> np.ndarray:
 _W: dict = {}
 
 
-def _init_worker(tokenizer_json: str, bos: int | None, eos: int | None, dtype: str, contam: Contamination):
+def _encoder(tokenizer_json: str, ranks: dict[bytes, int] | None):
+    """texts -> ids: tiktoken over `ranks` when given (the same ids, `data/fastbpe.py`), else `tokenizers`."""
+    if ranks is not None:
+        enc = tiktoken_encoding(ranks)
+        return lambda texts: enc.encode_ordinary_batch(texts, num_threads=1)
     from tokenizers import Tokenizer
 
-    if multiprocessing.parent_process() is not None:  # one thread per worker process: no oversubscription
-        os.environ["TOKENIZERS_PARALLELISM"] = "false"
     tok = Tokenizer.from_file(tokenizer_json)
     tok.encode_special_tokens = True  # a literal "<s>" in a document is text, not a document boundary
-    _W.update(tok=tok, bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
+    return lambda texts: [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+
+
+def _init_worker(
+    tokenizer_json: str,
+    ranks: dict[bytes, int] | None,
+    bos: int | None,
+    eos: int | None,
+    dtype: str,
+    contam: Contamination,
+):
+    if multiprocessing.parent_process() is not None:  # one thread per worker process: no oversubscription
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    _W.update(encode=_encoder(tokenizer_json, ranks), bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
 
 
 def chunk_digest(docs: list[tuple[str, str]]) -> bytes:
@@ -178,8 +195,7 @@ def _tokenize_chunk(docs: list[tuple[str, str]]) -> tuple[np.ndarray, np.ndarray
     texts = [text for (_, text), reason in zip(docs, reasons) if reason is None]
     for reason in filter(None, reasons):
         counts[reason] += 1
-    ids = [e.ids for e in _W["tok"].encode_batch_fast(texts, add_special_tokens=False)]
-    ids = [x for x in ids if x]
+    ids = [x for x in _W["encode"](texts) if x]
     counts["empty"] = len(texts) - len(ids)
     body = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
     flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=_W["dtype"], count=int(body.sum()))
@@ -467,7 +483,10 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     kept = resumed_after = resume.get("kept", 0)
     n_chunks = resume.get("chunks", 0)
     start = time.perf_counter()
-    initargs = (str(tmp / "tokenizer" / "tokenizer.json"), bos, eos, dtype.name, job.contam)
+    tokenizer_json = tmp / "tokenizer" / "tokenizer.json"
+    ranks, why_not = tiktoken_ranks(tokenizer_json.read_text(encoding="utf-8"))
+    log.info("tokenizing with %s", "tiktoken (same ids)" if ranks else f"tokenizers ({why_not} for tiktoken)")
+    initargs = (str(tokenizer_json), ranks, bos, eos, dtype.name, job.contam)
     docs = mix_documents(cfg.sources, seed=cfg.seed, stop=cfg.stop, on_error=cfg.on_error, stats=stats)
     chunks = _chunks(docs, job.chunk_docs, cfg.max_docs)
     bar = tqdm(desc="prepare", unit="doc", disable=not job.progress, smoothing=0.1)
@@ -523,5 +542,6 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
         "resumed_after_docs": resumed_after,
         "seconds": round(elapsed, 3),
         "workers": job.workers,
+        "encoder": "tiktoken" if ranks else "tokenizers",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
