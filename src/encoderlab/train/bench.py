@@ -307,6 +307,7 @@ def table_row(name: str, result: dict) -> str:
         knobs = c.get("inductor_env") or {}
         compiled = "yes" + (" (" + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ")" if knobs else "")
     reference = f"{hf['tokens_per_s']:,.0f} | {result['speedup']:.2f}x" if hf else "- | -"
+    # results saved before --doc-len existed ran the synthetic source's 48-token documents
     return (
         f"| {name} | {c['size']} | {c['objective']} | {c['batch']} | {c['seq_len']} | {c.get('doc_len', 48)} | "
         f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {ours['mfu']:.1%} | {memory} | {reference} |"
