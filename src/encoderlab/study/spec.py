@@ -250,7 +250,7 @@ class Scale:
     """LRs for intermediate checkpoints (empty: the whole grid)."""
     real_models: bool = False
     """Continue full-size real checkpoints: SmolLM2-135M against MiniLM in paper1-cpt, ModernBERT-base
-    (from the hub) on biomed and code in paper2-detour. Hours per run on CPU, so GPU scales only."""
+    or -large (from the hub) on biomed and code in paper2-detour. Hours per run on CPU, so GPU scales only."""
     hardware: str
     """What the expected times refer to."""
 
