@@ -57,7 +57,7 @@ import numpy as np
 from encoderlab.atomic import write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
-from encoderlab.data.fastbpe import tiktoken_encoding, tiktoken_ranks
+from encoderlab.data.fastbpe import TiktokenBPE, tiktoken_bpe
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
@@ -154,10 +154,10 @@ def val_mask(first: int, n: int, fraction: float) -> np.ndarray:
 _W: dict = {}
 
 
-def _encoder(tokenizer_json: str, ranks: dict[bytes, int] | None):
-    """texts -> ids: tiktoken over `ranks` when given (the same ids, `data/fastbpe.py`), else `tokenizers`."""
-    if ranks is not None:
-        enc = tiktoken_encoding(ranks)
+def _encoder(tokenizer_json: str, fast: TiktokenBPE | None):
+    """texts -> ids: tiktoken when `fast` is given (the same ids, `data/fastbpe.py`), else `tokenizers`."""
+    if fast is not None:
+        enc = fast.encoding()
         return lambda texts: enc.encode_ordinary_batch(texts, num_threads=1)
     from tokenizers import Tokenizer
 
@@ -168,7 +168,7 @@ def _encoder(tokenizer_json: str, ranks: dict[bytes, int] | None):
 
 def _init_worker(
     tokenizer_json: str,
-    ranks: dict[bytes, int] | None,
+    fast: TiktokenBPE | None,
     bos: int | None,
     eos: int | None,
     dtype: str,
@@ -176,7 +176,7 @@ def _init_worker(
 ):
     if multiprocessing.parent_process() is not None:  # one thread per worker process: no oversubscription
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    _W.update(encode=_encoder(tokenizer_json, ranks), bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
+    _W.update(encode=_encoder(tokenizer_json, fast), bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
 
 
 def chunk_digest(docs: list[tuple[str, str]]) -> bytes:
@@ -484,9 +484,9 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     n_chunks = resume.get("chunks", 0)
     start = time.perf_counter()
     tokenizer_json = tmp / "tokenizer" / "tokenizer.json"
-    ranks, why_not = tiktoken_ranks(tokenizer_json.read_text(encoding="utf-8"))
-    log.info("tokenizing with %s", "tiktoken (same ids)" if ranks else f"tokenizers ({why_not} for tiktoken)")
-    initargs = (str(tokenizer_json), ranks, bos, eos, dtype.name, job.contam)
+    fast, why_not = tiktoken_bpe(tokenizer_json.read_text(encoding="utf-8"))
+    log.info("tokenizing with %s", "tiktoken (same ids)" if fast else f"tokenizers ({why_not} for tiktoken)")
+    initargs = (str(tokenizer_json), fast, bos, eos, dtype.name, job.contam)
     docs = mix_documents(cfg.sources, seed=cfg.seed, stop=cfg.stop, on_error=cfg.on_error, stats=stats)
     chunks = _chunks(docs, job.chunk_docs, cfg.max_docs)
     bar = tqdm(desc="prepare", unit="doc", disable=not job.progress, smoothing=0.1)
@@ -542,6 +542,6 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
         "resumed_after_docs": resumed_after,
         "seconds": round(elapsed, 3),
         "workers": job.workers,
-        "encoder": "tiktoken" if ranks else "tokenizers",
+        "encoder": "tiktoken" if fast else "tokenizers",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
