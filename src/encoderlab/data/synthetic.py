@@ -14,6 +14,9 @@ import torch
 
 from encoderlab.data.batch import BatchLayout, PackedBatch, TokenSpec
 
+MIN_MEAN_DOC_LEN = 5
+"""The smallest mean document length: lengths are drawn from [8, 2 x mean), which must not be empty."""
+
 
 def synthetic_spec(vocab_size: int = 512) -> TokenSpec:
     """Ids 0-4 are pad, bos, eos, mask, unk; the rest are ordinary tokens."""

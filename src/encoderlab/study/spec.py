@@ -579,10 +579,10 @@ Large at 25B (the French sweep's best) and at 50B (the English runs); each adds 
 
 def paper2_detour(scale: Scale) -> StudySpec:
     """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
-    base, tokens_override, minutes = "minilm", (), {"demo": 15, "cpu": 60}.get(scale.name, 0.0)
+    base, tokens_override, run_flops = "minilm", (), 0.0
     if scale.real_models:
         base, params, tokens = _DETOUR_GPU_MODELS[scale.size]
-        tokens_override = (f"tokens={tokens}",)
+        tokens_override, run_flops = (f"tokens={tokens}",), 6 * params * tokens * 1.1  # + the 10% decay
     domains = {"biomed": ("pubmedqa", "pubmedqa-retrieval"), "code": ("code-retrieval",)}
     if not scale.real_models:
         domains = _DETOUR_CPU_DOMAINS
@@ -689,8 +689,8 @@ def paper2_detour(scale: Scale) -> StudySpec:
         baseline=f"baseline-{next(iter(domains))}",
         cka=tuple(cka),
         claims=tuple(claims),
-        expected_minutes=minutes
-        or gpu_minutes(sum(6 * params * tokens * 1.1 for run in runs if run.recipe is not None)),
+        expected_minutes={"demo": 15, "cpu": 60}.get(scale.name)
+        or gpu_minutes(run_flops * sum(run.recipe is not None for run in runs)),
         **{
             **_common(scale),
             "size": None,

@@ -35,7 +35,7 @@ import tyro
 
 from encoderlab.atomic import print_json
 from encoderlab.data.batch import BatchLayout
-from encoderlab.data.synthetic import SyntheticSource, synthetic_spec, synthetic_tokenizer
+from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, synthetic_tokenizer
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
@@ -112,10 +112,10 @@ class TrainBench:
     here; the JSON gains the device's busy time per step (CUDA), the ceiling on what compute can reach."""
 
     def __post_init__(self) -> None:
-        if self.doc_len < 5:
+        if self.doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(
-                f"--doc-len must be at least 5 (lengths are drawn from [8, 2x)), got {self.doc_len}; "
-                "use 5 or more, or --seq-len for one document per row"
+                f"--doc-len must be at least {MIN_MEAN_DOC_LEN} (lengths are drawn from [8, 2x)), got {self.doc_len}; "
+                f"use {MIN_MEAN_DOC_LEN} or more, or --seq-len for one document per row"
             )
 
 
@@ -178,7 +178,6 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
         ours = Trainer(cfg)
     ours._enter(ours.plan[0])
     dev, spec = ours.device, ours.spec
-    src = SyntheticSource(layout, synthetic_spec(b.vocab), mean_doc_len=b.doc_len)
     if b.vs_hf:
         hf = _hf_model(ours.model, spec, b.objective)
         hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
@@ -202,7 +201,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
 
     def hf_step(step: int) -> tuple[float, int]:
         t0 = time.perf_counter()
-        rows = src.batch(step, 0, 0).input_ids
+        rows = ours.source.batch(step, 0, 0).input_ids  # the rows our side trains on
         batch = collator([{"input_ids": r} for r in rows.tolist()])
         with autocast:
             loss = hf(input_ids=batch["input_ids"].to(dev), labels=batch["labels"].to(dev)).loss

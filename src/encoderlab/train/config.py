@@ -50,10 +50,13 @@ class DataConfig:
     document per row."""
 
     def __post_init__(self) -> None:
-        if self.synthetic_doc_len < 5:
+        from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN
+
+        if self.synthetic_doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(
-                f"data.synthetic_doc_len must be at least 5 (lengths are drawn from [8, 2x)), got "
-                f"{self.synthetic_doc_len}; use 5 or more, or the sequence length for one document per row"
+                f"data.synthetic_doc_len must be at least {MIN_MEAN_DOC_LEN} (lengths are drawn from [8, 2x)), "
+                f"got {self.synthetic_doc_len}; use {MIN_MEAN_DOC_LEN} or more, or the sequence length for one "
+                "document per row"
             )
 
 
