@@ -69,8 +69,6 @@ def _step_dir(n: int) -> str:
 
 def install_trigger(kind: str, arg: int) -> None:
     """Arrange for this process to SIGKILL itself at the event `kind` (see TRIGGERS)."""
-    import torch.distributed.checkpoint as dcp
-
     from encoderlab.eval import protocol
     from encoderlab.model import io as model_io
     from encoderlab.train import checkpoint as ckpt
@@ -119,14 +117,14 @@ def install_trigger(kind: str, arg: int) -> None:
     elif kind == "ckpt_optim":  # optimizer state written, state.json not yet
 
         def make(orig):
-            def save(state, *, checkpoint_id, **kwargs):
-                orig(state, checkpoint_id=checkpoint_id, **kwargs)
-                if _step_dir(arg) in str(checkpoint_id):
+            def save(tensors, filename, *args, **kwargs):
+                orig(tensors, filename, *args, **kwargs)
+                if _step_dir(arg) in str(filename) and str(filename).endswith(ckpt.TRAIN_STATE):
                     _die()
 
             return save
 
-        _wrap(dcp, "save", make)
+        _wrap(ckpt, "save_file", make)
     elif kind == "ckpt_state":  # everything written, the folder not yet renamed from .tmp
 
         def make(orig):

@@ -2,37 +2,43 @@
 
 Layout of `RUN/checkpoints/step_0001000/`:
   * `model/`: an encoderlab model folder (what evaluation and analysis read);
-  * `train_state/`: AdamW moments keyed `optim/<param name>/<exp_avg|exp_avg_sq|step>` and the RNG
-    states, written with `torch.distributed.checkpoint` (DCP) as full tensors: rank 0 writes and
-    every rank reads on its own (`no_dist`), so a checkpoint loads at any world size, DDP or FSDP2
-    (`distributed.py` gathers and re-slices FSDP2 shards);
+  * `train_state.safetensors`: AdamW moments keyed `optim/<param name>/<exp_avg|exp_avg_sq|step>`
+    and the RNG states, as full tensors: rank 0 writes and every rank reads on its own, so a
+    checkpoint loads at any world size, DDP or FSDP2 (`distributed.py` gathers and re-slices FSDP2
+    shards);
   * `state.json`: step, phase, tokens seen, skipped steps, the run config and the freeze mechanism.
 A checkpoint is written under `step_N.tmp` and renamed when complete; `state.json` is written
 last, so a folder without it, or with the `.tmp` suffix, is a partial write that is never loaded
 (and is removed at the next start). The LR needs no state: schedules are closed-form in the step.
 Data need no state either: a batch is a pure function of the step.
+
+Why safetensors and not `torch.distributed.checkpoint` (DCP), which earlier versions used: DCP's
+reader unpickles its `.metadata` file, so a crafted checkpoint ran code on `--resume` or on
+`init=... load=full`. A restricted unpickler would have to track DCP's private dataclasses across
+torch releases; a safetensors file has no code path at all (a JSON header and raw bytes). What DCP
+offers beyond it, sharded writes from every rank, was not used: rank 0 already wrote full tensors.
+A checkpoint in the old layout (`train_state/` folder) is refused with one line, never read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import shutil
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.distributed.checkpoint as dcp
-from torch.distributed.checkpoint.metadata import TensorStorageMetadata
+from safetensors import SafetensorError
+from safetensors.torch import load_file, save_file
 
 from encoderlab.errors import UserError
 from encoderlab.model.io import save_model_folder
 from encoderlab.train.optim import StateByName
 
 STEP_DIR = re.compile(r"^step_(\d{7})$")
+TRAIN_STATE = "train_state.safetensors"
 
 
 @dataclass
@@ -75,14 +81,6 @@ def remove_partial(run_dir: Path) -> None:
                 shutil.rmtree(d)
 
 
-@contextlib.contextmanager
-def _quiet_single_process():
-    """DCP warns on every single-process call that it assumes one process, which is the intent."""
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message="torch.distributed is disabled")
-        yield
-
-
 def save_checkpoint(
     run_dir: Path,
     model: torch.nn.Module,
@@ -101,8 +99,7 @@ def save_checkpoint(
     flat["rng/cpu"] = torch.get_rng_state()
     if torch.cuda.is_available():
         flat["rng/cuda"] = torch.cuda.get_rng_state()
-    with _quiet_single_process():
-        dcp.save(flat, checkpoint_id=str(tmp / "train_state"), no_dist=True)
+    save_file({k: v.detach().cpu().contiguous() for k, v in flat.items()}, str(tmp / TRAIN_STATE))
     state = {"progress": progress.__dict__, **meta}
     (tmp / "state.json").write_text(json.dumps(state, indent=2))
     if final.exists():  # rewritten after a rollback
@@ -122,15 +119,26 @@ def read_state(ckpt: Path) -> dict[str, Any]:
 def load_train_state(ckpt: Path) -> tuple[StateByName, Progress, dict[str, torch.Tensor]]:
     """Optimizer state by parameter name, the progress counters and the RNG states."""
     state = read_state(ckpt)
-    path = str(Path(ckpt) / "train_state")
-    metadata = dcp.FileSystemReader(path).read_metadata()
-    template = {
-        key: torch.empty(md.size, dtype=md.properties.dtype)
-        for key, md in metadata.state_dict_metadata.items()
-        if isinstance(md, TensorStorageMetadata)
-    }
-    with _quiet_single_process():
-        dcp.load(template, checkpoint_id=path, no_dist=True)
+    path = Path(ckpt) / TRAIN_STATE
+    if not path.is_file():
+        legacy = (Path(ckpt) / "train_state").is_dir()
+        raise UserError(
+            f"{ckpt} has no {TRAIN_STATE}"
+            + (
+                " (it was written by an older encoderlab as a torch.distributed.checkpoint folder, which is "
+                "never read because its metadata is a pickle)"
+                if legacy
+                else ""
+            )
+            + "; start from its weights with load=weights, or resume from a checkpoint written by this version"
+        )
+    try:
+        template = load_file(str(path))
+    except (SafetensorError, OSError, ValueError) as exc:
+        raise UserError(
+            f"{path} is damaged ({str(exc).splitlines()[0][:120]}); resume from an earlier checkpoint "
+            "or start from the weights with load=weights"
+        ) from None
     optim: StateByName = {}
     for key, value in template.items():
         kind, _, rest = key.partition("/")
