@@ -16,8 +16,8 @@ import pytest
 from tests.train.helpers import tiny_run
 
 from encoderlab.errors import UserError
-from encoderlab.train import pretrain
 from encoderlab.train import checkpoint as ckpt
+from encoderlab.train import pretrain
 from encoderlab.train.config import ModelSpec
 
 
