@@ -1,0 +1,129 @@
+"""Output folders: every command writes only into a folder it created, and checks before it writes.
+
+A command that writes a folder (a run, an evaluation, an export, a transplant, a study) first calls
+`check_output`, which touches nothing and refuses, with one line naming the folder and the fix:
+  * a path that is a file, a broken or looping symlink, or whose parent cannot be created;
+  * a folder that is, contains or lies inside one of the command's sources (`export RUN --out RUN`,
+    `transplant --out B/final`), since writing there would destroy what is being read;
+  * a non-empty folder that encoderlab did not create, or that another kind of command created.
+Only once every other check of the command has passed does it call `create_output`, which makes the
+folder and drops an ownership marker (`.encoderlab.json`: kind, version, time) into it. A refused
+command therefore leaves the file system exactly as it found it.
+
+Folders written by versions without the marker are recognised by a per-kind `legacy` test (a run
+folder holds a `config.yaml` that loads as a RunConfig, for example), so upgrading keeps resume and
+caching working. Trade-off: a marker is a file in the user's output; it is small, hidden and the
+only reliable way to tell "ours" from "a folder that happens to hold a metrics.jsonl".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+
+from encoderlab.atomic import write_text_atomic
+from encoderlab.errors import UserError
+
+MARKER = ".encoderlab.json"
+"""The ownership marker written into every output folder encoderlab creates."""
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return Path(os.path.realpath(path, strict=False))
+    except (OSError, RuntimeError):  # a symlink loop on some Pythons
+        raise UserError(f"{path} is a symlink that loops; remove it or choose another --out") from None
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    return child == parent or parent in child.parents
+
+
+def owner(path: Path) -> dict | None:
+    """The marker of an output folder, or None when it has none (or it is unreadable)."""
+    try:
+        data = json.loads((Path(path) / MARKER).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def check_output(
+    path: Path | str,
+    kind: str,
+    *,
+    sources: Sequence[Path | str] = (),
+    legacy: Callable[[Path], bool] | None = None,
+    flag: str = "--out",
+) -> Path:
+    """Refuse `path` as the output of a `kind` command unless writing there is safe; touch nothing.
+
+    `sources` are folders or files the command reads; `legacy` recognises this kind's folders from
+    before the marker existed. Returns the path (unchanged) for chaining.
+    """
+    path = Path(path)
+    if path.is_symlink() and not path.exists():
+        target = os.readlink(path)
+        raise UserError(
+            f"{flag} {path} is a symlink to {target}, which does not exist; remove it or choose another {flag}"
+        )
+    real = _resolved(path)
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+    for src in sources:
+        s = _resolved(Path(src))
+        if _inside(real, s) or _inside(s, real):
+            raise UserError(
+                f"{flag} {path} is, contains or lies inside the source {src}; writing there would destroy what is "
+                f"being read: choose another {flag}"
+            )
+    if path.is_dir() and any(path.iterdir()):
+        mark = owner(path)
+        if mark is None and not (legacy and legacy(path)):
+            raise UserError(
+                f"{flag} {path} is a non-empty folder that encoderlab did not create; nothing in it was changed: "
+                f"choose another {flag} or an empty folder"
+            )
+        if mark is not None and mark.get("kind") != kind:
+            raise UserError(
+                f"{flag} {path} holds the output of `{mark.get('kind')}`, not `{kind}`; nothing in it was changed: "
+                f"choose another {flag}"
+            )
+    elif not path.exists():
+        _check_creatable(path, flag)
+    return path
+
+
+def _check_creatable(path: Path, flag: str) -> None:
+    """The nearest existing ancestor must be a writable folder, so that mkdir will succeed."""
+    ancestor = path.absolute().parent
+    while not ancestor.exists():
+        if ancestor.is_symlink():
+            raise UserError(
+                f"{flag} {path}: {ancestor} is a broken symlink; remove it or choose another {flag}"
+            )
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        raise UserError(f"{flag} {path} cannot be created: {ancestor} is a file; choose another {flag}")
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        raise UserError(f"{flag} {path} cannot be created: {ancestor} is not writable; choose another {flag}")
+
+
+def create_output(path: Path | str, kind: str) -> Path:
+    """Make the output folder (after `check_output` and every other check passed) and mark it ours."""
+    path = Path(path)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {path} ({exc.strerror}); choose another --out") from None
+    if owner(path) is None:
+        from encoderlab import __version__
+
+        stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        write_text_atomic(
+            path / MARKER, json.dumps({"kind": kind, "version": __version__, "created": stamp}) + "\n"
+        )
+    return path

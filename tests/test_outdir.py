@@ -1,0 +1,108 @@
+"""Output folders: refuse before touching, write only into folders encoderlab created."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from encoderlab.errors import UserError
+from encoderlab.outdir import MARKER, check_output, create_output, owner
+
+
+def _snapshot(root):
+    return sorted(
+        (str(p.relative_to(root)), p.read_bytes() if p.is_file() else None) for p in root.rglob("*")
+    )
+
+
+def test_a_new_folder_is_created_and_marked(tmp_path):
+    out = tmp_path / "a" / "b"
+    check_output(out, "pretrain")
+    assert not out.exists()  # checking touches nothing
+    create_output(out, "pretrain")
+    assert owner(out)["kind"] == "pretrain"
+    check_output(out, "pretrain")  # ours: accepted again (resume)
+
+
+def test_a_foreign_non_empty_folder_is_refused_and_left_alone(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "metrics.jsonl").write_text("theirs")
+    before = _snapshot(tmp_path)
+    with pytest.raises(UserError, match="did not create"):
+        check_output(tmp_path / "x", "pretrain")
+    assert _snapshot(tmp_path) == before
+
+
+def test_an_empty_existing_folder_is_accepted(tmp_path):
+    (tmp_path / "x").mkdir()
+    check_output(tmp_path / "x", "eval")
+
+
+def test_another_kind_of_output_is_refused(tmp_path):
+    create_output(tmp_path / "x", "eval")
+    (tmp_path / "x" / "results.jsonl").write_text("")
+    with pytest.raises(UserError, match="holds the output of `eval`"):
+        check_output(tmp_path / "x", "pretrain")
+
+
+def test_legacy_folders_are_recognised(tmp_path):
+    (tmp_path / "x").mkdir()
+    (tmp_path / "x" / "config.yaml").write_text("ours")
+    check_output(tmp_path / "x", "pretrain", legacy=lambda p: (p / "config.yaml").is_file())
+
+
+@pytest.mark.parametrize("where", ["same", "inside", "contains"])
+def test_output_overlapping_a_source_is_refused(tmp_path, where):
+    src = tmp_path / "run"
+    (src / "final").mkdir(parents=True)
+    out = {"same": src, "inside": src / "final", "contains": tmp_path}[where]
+    with pytest.raises(UserError, match="source"):
+        check_output(out, "export", sources=[src])
+
+
+def test_a_symlink_to_a_source_is_refused(tmp_path):
+    src = tmp_path / "run"
+    src.mkdir()
+    (tmp_path / "link").symlink_to(src)
+    with pytest.raises(UserError, match="source"):
+        check_output(tmp_path / "link", "export", sources=[src])
+
+
+def test_files_loops_and_uncreatable_parents_are_one_line(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(UserError, match="is a file"):
+        check_output(tmp_path / "f", "eval")
+    with pytest.raises(UserError, match="is a file"):
+        check_output(tmp_path / "f" / "sub", "eval")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(UserError):
+        check_output(loop, "eval")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(UserError, match="symlink"):
+        check_output(tmp_path / "dangling", "eval")
+
+
+def test_a_folder_that_cannot_be_made_is_one_line(tmp_path):
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(UserError, match="cannot create"):
+        create_output(tmp_path / "f" / "sub", "eval")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_an_unwritable_parent_is_refused(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        with pytest.raises(UserError, match="not writable"):
+            check_output(ro / "out", "eval")
+    finally:
+        ro.chmod(0o700)
+
+
+def test_the_marker_is_not_a_foreign_file(tmp_path):
+    create_output(tmp_path / "x", "study")
+    assert (tmp_path / "x" / MARKER).is_file()
+    check_output(tmp_path / "x", "study")
