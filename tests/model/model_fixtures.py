@@ -102,3 +102,43 @@ def save_tiny_tokenizer(folder, vocab_size: int = VOCAB):
     tok = synthetic_tokenizer(synthetic_spec(vocab_size))
     tok.save_pretrained(str(folder))
     return tok
+
+
+def bert_config(**overrides):
+    """A two-layer BertConfig without dropout."""
+    from transformers import BertConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return BertConfig(**{**fields, **overrides})
+
+
+def modernbert_config():
+    """A three-layer ModernBertConfig (local, global, local attention)."""
+    from transformers import ModernBertConfig
+
+    # Window 4 (|q - k| <= 2), local first: a 20-token row exercises both layer types.
+    return ModernBertConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=48,
+        max_position_embeddings=64,
+        local_attention=4,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+        cls_token_id=1,
+        sep_token_id=2,
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_fixtures import VOCAB, logits, randomize, save_tiny_tokenizer
+from model_fixtures import VOCAB, bert_config, logits, modernbert_config, randomize, save_tiny_tokenizer
 
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
@@ -13,50 +13,12 @@ from encoderlab.model.hub import load_pretrained
 TOL = 1e-4
 
 
-def _bert_config(**overrides):
-    from transformers import BertConfig
-
-    fields = dict(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        pad_token_id=0,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    return BertConfig(**{**fields, **overrides})
-
-
-def _modernbert_config():
-    from transformers import ModernBertConfig
-
-    # Window 4 (|q - k| <= 2), local first: a 20-token row exercises both layer types.
-    return ModernBertConfig(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        intermediate_size=48,
-        max_position_embeddings=64,
-        local_attention=4,
-        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
-        pad_token_id=0,
-        bos_token_id=1,
-        eos_token_id=2,
-        cls_token_id=1,
-        sep_token_id=2,
-    )
-
-
 @pytest.fixture(scope="module")
 def bert_folder(tmp_path_factory):
     from transformers import BertForMaskedLM
 
     folder = tmp_path_factory.mktemp("bert")
-    randomize(BertForMaskedLM(_bert_config())).save_pretrained(str(folder))
+    randomize(BertForMaskedLM(bert_config())).save_pretrained(str(folder))
     save_tiny_tokenizer(folder)
     return folder
 
@@ -66,7 +28,7 @@ def modernbert_folder(tmp_path_factory):
     from transformers import ModernBertForMaskedLM
 
     folder = tmp_path_factory.mktemp("modernbert")
-    randomize(ModernBertForMaskedLM(_modernbert_config())).save_pretrained(str(folder))
+    randomize(ModernBertForMaskedLM(modernbert_config())).save_pretrained(str(folder))
     return folder
 
 
@@ -189,7 +151,7 @@ def test_modernbert_causal_keeps_the_sliding_window(modernbert_folder, ids):
 def test_minilm_like_base_checkpoint_gets_a_fresh_mlm_head(tmp_path, ids):
     from transformers import BertModel
 
-    base = randomize(BertModel(_bert_config(), add_pooling_layer=True))
+    base = randomize(BertModel(bert_config(), add_pooling_layer=True))
     base.save_pretrained(str(tmp_path))
     loaded = load_pretrained(tmp_path)
     assert any("MLM head freshly initialised" in n for n in loaded.notes)

@@ -18,6 +18,22 @@ AttnImpl = Literal["sdpa", "flex"]
 ATTN_IMPLS: tuple[str, ...] = ("sdpa", "flex")
 
 
+@dataclass(frozen=True)
+class MatmulShape:
+    """The widths that decide a block's matmul FLOPs (`train/flops.py`)."""
+
+    n_heads: int
+    """Query heads."""
+    n_kv_heads: int
+    """Key/value heads."""
+    head_dim: int
+    """Width of one head."""
+    intermediate_size: int
+    """Inner width of the MLP."""
+    mlp_matrices: int
+    """Matrices in the MLP: 3 for a gated one (SwiGLU, GeGLU), 2 for a plain GELU MLP."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelConfig:
     """A Llama-style transformer body used as an encoder (EuroBERT) or loaded from a decoder."""
@@ -77,6 +93,10 @@ class ModelConfig:
         if size not in SIZES:
             raise did_you_mean(size, list(SIZES), "model size")
         return replace(SIZES[size], vocab_size=vocab_size, **overrides)
+
+    def matmul_shape(self) -> MatmulShape:
+        """Head and MLP widths for FLOP counting (a SwiGLU MLP has three matrices)."""
+        return MatmulShape(self.n_heads, self.n_kv_heads, self.head_dim, self.intermediate_size, 3)
 
     def num_params(self, include_embedding: bool = True) -> int:
         """Parameter count (the LM head counted unless tied)."""

@@ -11,22 +11,30 @@ Notable features
     (SDPA, or flex_attention with a BlockMask), so the blocks never see which kernel runs;
   * parameter names follow Hugging Face Llama/EuroBERT (`layers.3.self_attn.q_proj.weight`), so
     checkpoint adapters are a prefix away and nothing needs permuting;
-  * the LM head is applied by the caller to the positions that need logits (`lm_logits`), which
-    is what makes the MLM loss sparse: logits only at masked positions.
+  * the LM head is applied by the caller to the positions that need logits (`lm_logits`, or
+    `lm_loss` with the fused head), which is what makes the MLM loss sparse: logits only at
+    masked positions;
+  * it satisfies the LanguageModel protocol (`model/protocol.py`), as the adapters do.
 The model knows nothing about distribution, objectives or the training loop.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from encoderlab.config import to_dict
 from encoderlab.model.attention import attend, build_mask
-from encoderlab.model.config import AttentionMode, ModelConfig
+from encoderlab.model.config import AttentionMode, AttnImpl, ModelConfig
 from encoderlab.model.head import LMHead
+
+if TYPE_CHECKING:
+    from encoderlab.data.batch import TokenSpec
 
 
 class RMSNorm(nn.Module):
@@ -176,3 +184,42 @@ class Encoder(nn.Module):
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits for hidden states of any leading shape."""
         return self.lm_head(hidden)
+
+    # ---- the rest of the LanguageModel protocol (model/protocol.py) -----------------------------
+    def lm_loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Summed fp32 cross-entropy of the head on (N, D) `hidden`, through the fused head."""
+        return self.lm_head(hidden, targets)  # a module call, so FSDP2 gathers a sharded head
+
+    @property
+    def attn_impl(self) -> AttnImpl:
+        return self.config.attn_impl
+
+    def set_attn_impl(self, impl: AttnImpl) -> None:
+        """Use the attention kernel `impl` from the next forward on (weights and outputs unchanged)."""
+        if self.config.attn_impl != impl:
+            self.config = replace(self.config, attn_impl=impl)
+
+    def fsdp_units(self) -> list[nn.Module]:
+        """Each block, and the LM head when untied: it runs outside the root's forward (sparse head)."""
+        return [*self.layers, *([] if self.config.tie_embeddings else [self.lm_head])]
+
+    def folder_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """The state dict (a tied head stored once, as the embedding) and the config to rebuild it."""
+        state = self.state_dict()
+        if self.config.tie_embeddings:
+            state.pop("lm_head.weight")
+        return state, {"model": to_dict(self.config)}
+
+    @property
+    def hf_architecture(self) -> str:
+        return "EuroBertForMaskedLM"
+
+    def save_hf(self, folder: Path, spec: TokenSpec | None = None) -> None:
+        """Write the model as a Hugging Face EuroBERT folder (config.json and model.safetensors)."""
+        from safetensors.torch import save_file
+
+        # export.py owns the EuroBERT mapping; imported here because it imports this module.
+        from encoderlab.model.export import eurobert_config, eurobert_state
+
+        eurobert_config(self, spec).save_pretrained(str(folder))
+        save_file(eurobert_state(self), str(Path(folder) / "model.safetensors"), metadata={"format": "pt"})

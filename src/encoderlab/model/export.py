@@ -21,11 +21,10 @@ from typing import Annotated
 
 import torch
 import tyro
-from safetensors.torch import save_file
 
 from encoderlab.errors import UserError
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_adapters import HFAdapter
+from encoderlab.model.protocol import LanguageModel
 
 
 def eurobert_config(model: Encoder, spec=None):
@@ -88,7 +87,7 @@ def _check_out(out: Path, overwrite: bool) -> None:
         raise UserError(f"{out} already exists and is not empty; choose another --out or pass --overwrite")
 
 
-def export_hf(model: Encoder | HFAdapter, tokenizer, out: Path, *, overwrite: bool = False) -> Path:
+def export_hf(model: LanguageModel, tokenizer, out: Path, *, overwrite: bool = False) -> Path:
     """Write `model` (and `tokenizer`) as a Hugging Face folder at `out`; returns `out`."""
     out = Path(out)
     _check_out(out, overwrite)
@@ -96,16 +95,12 @@ def export_hf(model: Encoder | HFAdapter, tokenizer, out: Path, *, overwrite: bo
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:
-        if isinstance(model, HFAdapter):
-            model.hf.save_pretrained(str(tmp))
-        else:
-            spec = None
-            if tokenizer is not None:
-                from encoderlab.data.tokenizer import token_spec
+        spec = None
+        if tokenizer is not None:
+            from encoderlab.data.tokenizer import token_spec
 
-                spec = token_spec(tokenizer)
-            eurobert_config(model, spec).save_pretrained(str(tmp))
-            save_file(eurobert_state(model), str(tmp / "model.safetensors"), metadata={"format": "pt"})
+            spec = token_spec(tokenizer)
+        model.save_hf(tmp, spec)
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
     except BaseException:
@@ -134,7 +129,7 @@ def export_command(
     _check_out(out, overwrite)  # before the (slow) load
     pre = load_pretrained(ckpt)
     export_hf(pre.model, pre.tokenizer, out, overwrite=overwrite)
-    kind = "EuroBertForMaskedLM" if isinstance(pre.model, Encoder) else type(pre.model.hf).__name__
+    kind = pre.model.hf_architecture
     print(f"exported {ckpt} to {out} ({kind}; load with transformers.AutoModelForMaskedLM.from_pretrained)")
     if pre.tokenizer is None:
         print(f"note: {ckpt} has no tokenizer, so {out} has none either")

@@ -2,9 +2,10 @@
 
 These architectures differ from EuroBERT in more than names (learned positions, LayerNorm, GELU,
 biases, ModernBERT's alternating local/global attention), so they are not converted: the adapter
-holds transformers' `*ForMaskedLM` and exposes the LanguageModel protocol that training and
-analysis use (`forward(input_ids, attention_mode=..., doc_ids=..., padding_mask=...,
-position_ids=...)`, `lm_logits`, `.layers`, `.config.hidden_size/n_layers/vocab_size`).
+holds transformers' `*ForMaskedLM` and satisfies the LanguageModel protocol (`model/protocol.py`)
+that training, evaluation, analysis and export use; its LM loss takes the plain head (transform
+and bias), it saves and exports through transformers' own state dict and `save_pretrained`, and
+FSDP2 does not shard it.
 
 Masks are where the classes need help (ecosystem.md pitfall 20):
   * BERT: causal mode without other masks sets `is_causal` on every self-attention module and
@@ -19,13 +20,16 @@ The classes run with `attn_implementation="sdpa"` (the path these masks are writ
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
-from encoderlab.model.config import AttentionMode
+from encoderlab.model.config import AttentionMode, MatmulShape
 from encoderlab.model.encoder import EncoderOutput
 
 ADAPTER_FAMILIES = ("bert", "modernbert")
@@ -41,6 +45,13 @@ class AdapterConfig:
     vocab_size: int
     max_seq_len: int
     hf: object
+
+    def matmul_shape(self) -> MatmulShape:
+        """BERT's MLP has two matrices (GELU), ModernBERT's gated one three; ModernBERT's local
+        layers count as global, so its MFU is a slight overestimate."""
+        heads = self.hf.num_attention_heads
+        mats = 3 if self.family == "modernbert" else 2
+        return MatmulShape(heads, heads, self.hidden_size // heads, self.hf.intermediate_size, mats)
 
 
 def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -94,6 +105,38 @@ class HFAdapter(nn.Module):
 
     def _mask(self, input_ids, mode, doc_ids, padding_mask):
         raise NotImplementedError
+
+    # ---- the rest of the LanguageModel protocol (model/protocol.py) -----------------------------
+    def lm_loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """Summed fp32 cross-entropy through the plain head (transformers' head has a transform and a bias)."""
+        return F.cross_entropy(self.lm_logits(hidden).float(), targets, reduction="sum")
+
+    @property
+    def attn_impl(self) -> str:
+        return "sdpa"
+
+    def set_attn_impl(self, impl: str) -> None:
+        """Nothing to do: the wrapped classes run transformers' sdpa path, which the masks are built for."""
+
+    def fsdp_units(self) -> list[nn.Module]:
+        """None: FSDP2 shards encoderlab encoders only (use DDP for adapters)."""
+        return []
+
+    def folder_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+        """transformers' state dict without tied copies (safetensors refuses shared tensors,
+        pitfall 11; they are tied again on load), and the family with transformers' config."""
+        state = self.hf.state_dict()
+        for key in getattr(self.hf, "_tied_weights_keys", None) or {}:
+            state.pop(key, None)
+        return state, {"family": self.family, "hf_config": self.hf.config.to_dict()}
+
+    @property
+    def hf_architecture(self) -> str:
+        return type(self.hf).__name__
+
+    def save_hf(self, folder: Path, spec=None) -> None:
+        """transformers' own `save_pretrained` (the ids are already in its config)."""
+        self.hf.save_pretrained(str(folder))
 
 
 class BertAdapter(HFAdapter):

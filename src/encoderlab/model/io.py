@@ -23,12 +23,13 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from encoderlab.config import from_dict, to_dict
+from encoderlab.config import from_dict
 from encoderlab.errors import UserError
 from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.hf_adapters import HFAdapter, adapter_from_hf_state, hf_config_from_dict
+from encoderlab.model.protocol import LanguageModel
 
 log = logging.getLogger(__name__)
 
@@ -47,24 +48,15 @@ def is_model_folder(path: Path) -> bool:
         return False
 
 
-def save_model_folder(model: Encoder | HFAdapter, path: Path, tokenizer=None) -> Path:
+def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
     """Write `model` (and `tokenizer`, a HF tokenizer) to `path` atomically."""
     path = Path(path)
     tmp = path.with_name(path.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     meta: dict = {"format": FORMAT, "format_version": FORMAT_VERSION}
-    if isinstance(model, HFAdapter):
-        state = model.hf.state_dict()
-        # safetensors refuses shared tensors (pitfall 11): tied copies are restored on load.
-        for key in getattr(model.hf, "_tied_weights_keys", None) or {}:
-            state.pop(key, None)
-        meta.update(family=model.family, hf_config=model.hf.config.to_dict())
-    else:
-        state = model.state_dict()
-        if model.config.tie_embeddings:
-            state.pop("lm_head.weight")
-        meta["model"] = to_dict(model.config)
+    state, architecture = model.folder_state()
+    meta.update(architecture)
     state = {k: v.detach().cpu().contiguous() for k, v in state.items()}
     save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
     (tmp / "config.json").write_text(json.dumps(meta, indent=2))

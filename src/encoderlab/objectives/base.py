@@ -10,9 +10,9 @@ things the papers change (attention mask, masking, targets/head) and nothing els
 "sparse head"): MLM at 30% computes 30% of the head's FLOPs and memory. CLM has a target almost
 everywhere, so it gains nothing and loses nothing. The cross-entropy runs in fp32 whatever the
 autocast dtype, and returns a *sum* with its count so gradient accumulation and data parallelism
-can normalise by the number of targets in the whole global batch. encoderlab's `Encoder` has an `LMHead`,
-which fuses the projection with the loss (`model/head.py`); the BERT and ModernBERT adapters' heads
-(transform, bias) take the plain path.
+can normalise by the number of targets in the whole global batch. The model applies its own head
+(`LanguageModel.lm_loss`): encoderlab's `Encoder` fuses the projection with the loss
+(`model/head.py`); the BERT and ModernBERT adapters' heads (transform, bias) take the plain path.
 """
 
 from __future__ import annotations
@@ -21,10 +21,9 @@ import hashlib
 from dataclasses import dataclass
 
 import torch
-import torch.nn.functional as F
 
 from encoderlab.model.config import AttentionMode
-from encoderlab.model.head import LMHead
+from encoderlab.model.protocol import LanguageModel
 
 IGNORE = -100
 """Target value meaning "no loss at this position" (the PyTorch and HF convention)."""
@@ -74,7 +73,7 @@ def objective_generator(seed: int, step: int, slot: int) -> torch.Generator:
     return torch.Generator().manual_seed(int.from_bytes(digest, "little") & (2**63 - 1))
 
 
-def lm_loss(model, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, int]:
+def lm_loss(model: LanguageModel, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.Tensor, int]:
     """Summed fp32 cross-entropy over positions with a target, and how many there were.
 
     `hidden` is (B, T, D) from the model, `targets` (B, T). The LM head runs only on the gathered
@@ -82,7 +81,4 @@ def lm_loss(model, hidden: torch.Tensor, targets: torch.Tensor) -> tuple[torch.T
     """
     keep = targets != IGNORE
     h, t = hidden[keep], targets[keep]
-    if isinstance(getattr(model, "lm_head", None), LMHead):
-        return model.lm_head(h, t), t.shape[0]
-    logits = model.lm_logits(h).float()  # (N, V)
-    return F.cross_entropy(logits, t, reduction="sum"), t.shape[0]
+    return model.lm_loss(h, t), t.shape[0]

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import os
 from dataclasses import dataclass
 
@@ -42,6 +41,7 @@ from torch.distributed.tensor import DTensor, distribute_tensor
 
 from encoderlab.errors import UserError
 from encoderlab.model.encoder import Encoder
+from encoderlab.model.protocol import LanguageModel
 
 _OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
 
@@ -184,17 +184,17 @@ def load_model_state(model: nn.Module, state: dict[str, torch.Tensor]) -> None:
         model.load_state_dict(state)
 
 
-def _portable(model: nn.Module) -> nn.Module:
+def _portable(model: LanguageModel) -> LanguageModel:
     """`model` as it should be saved: an Encoder's attention kernel reset to sdpa.
 
     The kernel is a runtime choice of `parallelize` (flex on CUDA), and flex_attention has no CPU
     backward, so a folder that recorded `flex` could not be fine-tuned on CPU. The copy is shallow:
     it shares every parameter and differs only in its config.
     """
-    if not isinstance(model, Encoder) or model.config.attn_impl == "sdpa":
+    if model.attn_impl == "sdpa":
         return model
-    view = copy.copy(model)
-    view.config = dataclasses.replace(model.config, attn_impl="sdpa")
+    view = copy.copy(model)  # shares parameters and submodules; its own attribute dict
+    view.set_attn_impl("sdpa")
     return view
 
 

@@ -20,7 +20,7 @@ import time
 
 import torch
 
-from encoderlab.model.config import ModelConfig
+from encoderlab.model.protocol import ModelShape
 from encoderlab.objectives.base import ObjectiveInputs
 
 # bf16 dense peaks (TFLOP/s) of common accelerators, by a substring of the device name.
@@ -36,30 +36,12 @@ def attended_pairs(doc_ids: torch.Tensor, causal: bool) -> int:
     return int((lengths * (lengths + 1) / 2).sum() if causal else (lengths**2).sum())
 
 
-def _shape(cfg) -> tuple[int, int, int, int, int]:
-    """(heads, kv heads, head width, MLP inner width, MLP matrices) of an encoder or adapter config.
-
-    Adapters (BERT, ModernBERT) keep transformers' config in `cfg.hf`: BERT's MLP has two
-    matrices (GELU), ModernBERT's gated one three; ModernBERT's local layers are counted as
-    global, so its MFU is a slight overestimate.
-    """
-    if isinstance(cfg, ModelConfig):
-        return cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.intermediate_size, 3
-    hf = cfg.hf
-    heads = hf.num_attention_heads
-    return (
-        heads,
-        heads,
-        cfg.hidden_size // heads,
-        hf.intermediate_size,
-        3 if cfg.family == "modernbert" else 2,
-    )
-
-
-def forward_flops(cfg: ModelConfig, x: ObjectiveInputs) -> int:
+def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
     """Matmul FLOPs of one forward pass (with the sparse head) over the micro-batch `x`."""
     d = cfg.hidden_size
-    n_heads, n_kv, h, inner, mats = _shape(cfg)
+    shape = cfg.matmul_shape()
+    n_heads, n_kv, h = shape.n_heads, shape.n_kv_heads, shape.head_dim
+    inner, mats = shape.intermediate_size, shape.mlp_matrices
     per_token = 2 * d * h * (2 * n_heads + 2 * n_kv) + 2 * mats * d * inner
     tokens = x.input_ids.numel()
     pairs = attended_pairs(x.doc_ids, x.attention_mode == "causal")
@@ -67,7 +49,7 @@ def forward_flops(cfg: ModelConfig, x: ObjectiveInputs) -> int:
     return body + 2 * d * cfg.vocab_size * x.n_targets
 
 
-def train_flops(cfg: ModelConfig, xs: list[ObjectiveInputs]) -> int:
+def train_flops(cfg: ModelShape, xs: list[ObjectiveInputs]) -> int:
     """Forward + backward (2x forward) FLOPs of a step over its micro-batches."""
     return 3 * sum(forward_flops(cfg, x) for x in xs)
 

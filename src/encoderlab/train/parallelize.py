@@ -26,7 +26,6 @@ parameters changes (checked at each forward: one pass over `requires_grad` flags
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 
 import torch
@@ -38,7 +37,7 @@ from torch.utils.checkpoint import checkpoint
 
 from encoderlab.errors import UserError
 from encoderlab.model.attention import resolve_attn_impl
-from encoderlab.model.encoder import Encoder
+from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World
 
@@ -94,16 +93,14 @@ class ReplicatedForward:
         return self._current().no_sync()
 
 
-def _shard(model: Encoder, precision: str) -> None:
+def _shard(model: LanguageModel, precision: str) -> None:
     """FSDP2 per block, then the LM head (when untied), then the root."""
     mp = (
         MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         if precision == "bf16"
         else MixedPrecisionPolicy()
     )
-    units = [*model.layers]
-    if not model.config.tie_embeddings:
-        units.append(model.lm_head)  # called outside the root's forward (the sparse head)
+    units = model.fsdp_units()
     for unit in units:
         fully_shard(unit, mp_policy=mp)
     fully_shard(model, mp_policy=mp)
@@ -113,7 +110,7 @@ def _shard(model: Encoder, precision: str) -> None:
 
 
 def parallelize(
-    model: nn.Module,
+    model: LanguageModel,
     world: World,
     scale: ScaleConfig,
     device: torch.device,
@@ -127,8 +124,7 @@ def parallelize(
             "scale.attn_impl=flex cannot train on CPU (flex_attention has no CPU backward); "
             "use scale.attn_impl=auto or sdpa"
         )
-    if isinstance(model, Encoder) and model.config.attn_impl != impl:
-        model.config = dataclasses.replace(model.config, attn_impl=impl)
+    model.set_attn_impl(impl)
     compiled = resolve_compile(scale.compile, device)
     for block in model.layers:
         forward = block.forward
@@ -140,7 +136,7 @@ def parallelize(
     if world.world_size == 1:
         return model
     if scale.data_parallel == "fsdp":
-        if not isinstance(model, Encoder):
+        if not model.fsdp_units():
             raise UserError(
                 f"scale.data_parallel=fsdp shards encoderlab Encoder models, not {type(model).__name__}; "
                 "use scale.data_parallel=ddp"

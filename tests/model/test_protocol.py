@@ -1,0 +1,113 @@
+"""Every model class satisfies the LanguageModel protocol, and its methods compute what the
+callers computed before they stopped asking which class they hold.
+
+The adapters are built from tiny random transformers configs (no files), the Encoder from a small
+config. The loss is checked against transformers' own masked-LM loss for the adapters and against
+the plain (unfused) head for the Encoder; the protocol's signatures are compared with each class's,
+which `isinstance` on a runtime-checkable protocol cannot see.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+from model_fixtures import VOCAB, bert_config, make_model, modernbert_config, randomize
+
+from encoderlab.data.synthetic import synthetic_spec
+from encoderlab.model.hf_adapters import ADAPTERS, hf_class
+from encoderlab.model.protocol import LanguageModel, ModelShape
+from encoderlab.objectives import IGNORE, lm_loss
+
+FAMILIES = ("encoder", "bert", "modernbert")
+METHODS = ("forward", "lm_logits", "lm_loss", "set_attn_impl", "fsdp_units", "folder_state", "save_hf")
+
+
+def _model(family: str):
+    if family == "encoder":
+        return make_model(seed=3)
+    config = bert_config() if family == "bert" else modernbert_config()
+    config._attn_implementation = "sdpa"
+    return ADAPTERS[family](randomize(hf_class(family)(config)))
+
+
+def _params(fn) -> list[tuple[str, object]]:
+    return [(p.name, p.kind) for p in inspect.signature(fn).parameters.values()]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_model_class_satisfies_the_protocol_with_its_signatures(family):
+    model = _model(family)
+    assert isinstance(model, LanguageModel) and isinstance(model.config, ModelShape)
+    for name in METHODS:
+        assert _params(getattr(type(model), name)) == _params(getattr(LanguageModel, name)), name
+    assert isinstance(model.layers, torch.nn.ModuleList) and len(model.layers) == model.config.n_layers
+
+
+def test_a_module_without_the_methods_is_not_a_language_model():
+    assert not isinstance(torch.nn.Linear(2, 2), LanguageModel)
+
+
+def _targets(shape, seed=5):
+    g = torch.Generator().manual_seed(seed)
+    targets = torch.randint(5, VOCAB, shape, generator=g)
+    targets[torch.rand(shape, generator=g) < 0.6] = IGNORE
+    return targets
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_adapter_loss_is_transformers_masked_lm_loss(family):
+    model = _model(family)
+    ids = torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))
+    targets = _targets(ids.shape)
+    with torch.no_grad():
+        total, n = lm_loss(model, model(ids).last_hidden_state, targets)
+        reference = model.hf(input_ids=ids, labels=targets).loss  # mean over the labelled positions
+    assert n == int((targets != IGNORE).sum())
+    assert torch.allclose(total / n, reference, atol=1e-5)
+
+
+def test_encoder_loss_takes_the_fused_head_and_equals_the_plain_one():
+    model = make_model(seed=3).train()
+    hidden = torch.randn(30, model.config.hidden_size, requires_grad=True)
+    targets = torch.randint(0, VOCAB, (30,), generator=torch.Generator().manual_seed(1))
+    fused = model.lm_loss(hidden, targets)
+    assert "LinearCrossEntropy" in type(fused.grad_fn).__name__
+    plain = F.cross_entropy(model.lm_logits(hidden).float(), targets, reduction="sum")
+    assert torch.allclose(fused, plain, rtol=1e-5)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_encoder_fsdp_units_and_folder_state_follow_tying(tied):
+    model = make_model(tie_embeddings=tied)
+    assert model.fsdp_units() == [*model.layers, *([] if tied else [model.lm_head])]
+    state, meta = model.folder_state()
+    assert ("lm_head.weight" in state) is not tied and meta["model"]["tie_embeddings"] is tied
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_adapters_cannot_be_sharded_and_keep_sdpa(family):
+    model = _model(family)
+    assert model.fsdp_units() == []
+    model.set_attn_impl("flex")
+    assert model.attn_impl == "sdpa"
+    state, meta = model.folder_state()
+    assert meta["family"] == family and set(state) <= set(model.hf.state_dict())
+
+
+def test_encoder_kernel_switch_changes_the_config_only():
+    model = make_model()
+    model.set_attn_impl("flex")
+    assert model.attn_impl == "flex" == model.config.attn_impl
+    model.set_attn_impl("sdpa")
+    assert model.attn_impl == "sdpa"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_hf_architecture_is_the_class_the_export_names(family, tmp_path):
+    model = _model(family)
+    model.save_hf(tmp_path, synthetic_spec(VOCAB))
+    assert json.loads((tmp_path / "config.json").read_text())["architectures"] == [model.hf_architecture]
