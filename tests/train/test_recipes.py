@@ -63,6 +63,7 @@ def test_detour_and_its_baseline_match_paper2(name, first):
     assert p1.phase.schedule.warmup == math.ceil(1e8 / (384 * 8192))
     assert not p2.phase.reset_optimizer
     assert cfg.optim.betas == (0.9, 0.98) and cfg.optim.eps == 1e-6 and cfg.optim.weight_decay == 1e-5
+    assert cfg.optim.kind == "decoupled_adamw" and not cfg.optim.decay_norms_and_biases
     assert (cfg.seed, cfg.data.seed) == (17, 42)
 
 

@@ -17,7 +17,7 @@ from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.objectives import CLM, MLM
 from encoderlab.train import NonFiniteLoss, Phase, Schedule, pretrain
 from encoderlab.train import checkpoint as ckpt
-from encoderlab.train.config import ModelSpec
+from encoderlab.train.config import ModelSpec, OptimConfig
 
 
 def _weights(folder):
@@ -220,9 +220,11 @@ def test_nan_skip_and_rollback_drop_the_bad_batch_with_identical_results(tmp_pat
     _assert_same_weights(*finals)
 
 
-def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path):
+@pytest.mark.parametrize("kind", ["adamw", "decoupled_adamw", "stable_adamw"])
+def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path, kind):
     # Phase 1 trains everything (AdamW moments for layer 0 exist), phase 2 freezes layer 0 and
-    # carries the optimizer: zeroed gradients would still move it (moments + weight decay).
+    # carries the optimizer: zeroed gradients would still move it (moments + weight decay), with
+    # every optimizer kind (the decoupled ones decay by wd * lr_t / lr, far more than torch's).
     phases = (
         Phase(objective=MLM(), steps=2, name="warm"),
         Phase(objective=CLM(), steps=3, freeze="0", name="frozen"),
@@ -232,6 +234,7 @@ def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path)
         tmp_path / "run",
         phases=phases,
         checkpoint=dataclasses.replace(tiny_run(tmp_path).checkpoint, every=1),
+        optim=OptimConfig(kind=kind, lr=3e-3),
     )
     with pytest.raises(KeyboardInterrupt):  # also crosses a resume inside the frozen phase
         pretrain(cfg, source=_source(cfg, crash_step=4))

@@ -62,8 +62,12 @@ class DataConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class OptimConfig:
-    """AdamW hyperparameters (defaults: paper 1 / Optimus)."""
+    """Optimizer and its hyperparameters (defaults: paper 1 / Optimus); rules in `train/optim.py`."""
 
+    kind: Literal["adamw", "decoupled_adamw", "stable_adamw"] = "adamw"
+    """`adamw`: torch's AdamW, decay scaled by the LR (paper 1); `decoupled_adamw`: Composer's
+    DecoupledAdamW, decay scaled by lr_t / lr (paper 2); `stable_adamw`: optimi's StableAdamW with
+    decouple_lr (ModernBERT), AdamW with a per-tensor RMS clip of the LR."""
     lr: float = 5e-4
     """Peak learning rate; each phase's schedule scales it."""
     betas: tuple[float, float] = (0.9, 0.95)
@@ -71,15 +75,17 @@ class OptimConfig:
     eps: float = 1e-5
     """AdamW epsilon."""
     weight_decay: float = 0.1
-    """Decoupled weight decay."""
+    """Weight decay: per step θ *= 1 - lr_t * wd (`adamw`) or 1 - wd * lr_t / lr (the decoupled kinds)."""
     decay_norms_and_biases: bool = True
-    """Apply weight decay to norm weights and biases too (paper 2 excludes them)."""
+    """Apply weight decay to norm weights and biases too (paper 2 excludes ndim <= 1 and `.bias`)."""
     clip: float = 1.0
     """Gradient-norm clipping threshold over trainable parameters (0: no clipping)."""
     fused: bool = True
-    """Fused AdamW kernel on CUDA (CPU always uses the foreach implementation)."""
+    """Fused kernel of `adamw` on CUDA (CPU, and the other kinds, use foreach kernels)."""
 
     def __post_init__(self) -> None:
+        if self.kind not in ("adamw", "decoupled_adamw", "stable_adamw"):
+            raise UserError(f"optim.kind must be adamw, decoupled_adamw or stable_adamw, got {self.kind!r}")
         if self.lr <= 0 or self.eps <= 0 or self.weight_decay < 0 or self.clip < 0:
             raise UserError(f"optim: lr and eps must be > 0, weight_decay and clip >= 0, got {self}")
 

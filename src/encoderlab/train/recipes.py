@@ -9,8 +9,9 @@ Readings of what the papers leave open (papers.md sections 1.3-1.4, 2.3), chosen
   * `pfs-clm-mlm` uses one WSD schedule spanning both phases: the CLM phase warms up then holds the
     peak, the MLM phase holds it and decays at the end; the optimizer state is kept at the switch.
   * `cpt-mlm`: WSD with a short warmup and a linear decay (the paper's CPT schedule is unknown).
-  * `detour`: paper 2's AdamW (0.9, 0.98), eps 1e-6, wd 1e-5 with no decay on norms/biases, clip 1.0
-    (clipping is not reported), LR 2e-4 with a 100M-token warmup, 384 x 8192-token batches.
+  * `detour`: paper 2's Composer DecoupledAdamW (0.9, 0.98), eps 1e-6, wd 1e-5 scaled by lr_t / lr
+    (not torch's lr_t * wd), no decay on norms/biases, clip 1.0 (clipping is not reported), LR 2e-4
+    with a 100M-token warmup, 384 x 8192-token batches.
 """
 
 from __future__ import annotations
@@ -30,7 +31,13 @@ from encoderlab.train.schedule import Schedule
 
 PAPER1_OPTIM = OptimConfig(lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1, clip=1.0)
 PAPER2_OPTIM = OptimConfig(
-    lr=2e-4, betas=(0.9, 0.98), eps=1e-6, weight_decay=1e-5, decay_norms_and_biases=False, clip=1.0
+    kind="decoupled_adamw",
+    lr=2e-4,
+    betas=(0.9, 0.98),
+    eps=1e-6,
+    weight_decay=1e-5,
+    decay_norms_and_biases=False,
+    clip=1.0,
 )
 
 
