@@ -10,7 +10,16 @@ from tests.eval.conftest import TOPICS, filler, ir_pairs, qa_examples, sc_exampl
 
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.heads import first_token_pool, info_nce, mean_pool
-from encoderlab.eval.spec import FinetuneConfig, IRSplit, Task, TaskData
+from encoderlab.eval.spec import (
+    FinetuneConfig,
+    IROptions,
+    IRSplit,
+    QAOptions,
+    SCOptions,
+    Task,
+    TaskData,
+    TCOptions,
+)
 
 FAST = FinetuneConfig(batch_size=16, micro_batch_size=8, max_steps=80, warmup_ratio=0.1)
 
@@ -27,7 +36,7 @@ def _task(**kw) -> Task:
 
 @pytest.mark.parametrize("pooling", ["mean", "first"])
 def test_sequence_classification_learns(model, tokenizer, pooling):
-    task = _task(name="sc", family="sc", metric="accuracy", labels=("neg", "pos"), pooling=pooling)
+    task = _task(name="sc", options=SCOptions(labels=("neg", "pos"), pooling=pooling), metric="accuracy")
     data = TaskData(train=sc_examples(256, 0), val=sc_examples(64, 1), tests={"test": sc_examples(128, 2)})
     out = _run(task, data, model, tokenizer)
     assert out["test"]["test"]["accuracy"] > 90  # chance is 50
@@ -35,14 +44,14 @@ def test_sequence_classification_learns(model, tokenizer, pooling):
 
 
 def test_token_classification_learns(model, tokenizer):
-    task = _task(name="tc", family="tc", metric="entity_f1", labels=("O", "B-PER", "B-LOC", "I-LOC"))
+    task = _task(name="tc", options=TCOptions(labels=("O", "B-PER", "B-LOC", "I-LOC")), metric="entity_f1")
     data = TaskData(train=tc_examples(256, 0), val=tc_examples(32, 1), tests={"test": tc_examples(64, 2)})
     test = _run(task, data, model, tokenizer)["test"]["test"]
     assert test["entity_f1"] > 85 and test["seqeval"]["mode"] == "strict"
 
 
 def test_extractive_qa_learns(model, tokenizer):
-    task = _task(name="qa", family="qa", metric="f1", stride=8, max_length=24)
+    task = _task(name="qa", options=QAOptions(stride=8), metric="f1", max_length=24)
     data = TaskData(train=qa_examples(256, 0), val=qa_examples(32, 1), tests={"test": qa_examples(64, 2)})
     test = _run(task, data, model, tokenizer)["test"]["test"]
     # 16 candidate answers and ~20 positions: guessing scores a few percent.
@@ -50,7 +59,7 @@ def test_extractive_qa_learns(model, tokenizer):
 
 
 def test_extractive_qa_v2_predicts_no_answer(model, tokenizer):
-    task = _task(name="qa2", family="qa", metric="f1", qa_v2=True, stride=16)
+    task = _task(name="qa2", options=QAOptions(v2=True, stride=16), metric="f1")
     data = TaskData(
         train=qa_examples(256, 0, unanswerable=0.4),
         val=qa_examples(32, 1, 0.4),
@@ -68,7 +77,7 @@ def test_retrieval_learns(model, tokenizer):
         corpus=corpus,
         qrels={f"q-{t}": {f"doc-{t}": 1} for t in TOPICS},
     )
-    task = _task(name="ir", family="ir", metric="ndcg@10")
+    task = _task(name="ir", options=IROptions(), metric="ndcg@10")
     data = TaskData(train=ir_pairs(512, 0), val=split, tests={"test": split})
     test = _run(task, data, model, tokenizer)["test"]["test"]
     assert test["ndcg@10"] > 80 and test["corpus"] == len(TOPICS)  # random ranking: about 30

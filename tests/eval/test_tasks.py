@@ -82,7 +82,7 @@ def test_paper_sc_uses_encodeval_splits_and_templates(paper_dir):
     _write(paper_dir, "glue-mnli", "validation", [{"premise": "p", "hypothesis": "h", "label": 2, "idx": 0}])
     task, data = load_task(TASKS["paper-mnli"])
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (38, 2, 1)
-    assert data.tests["test"] == [{"text": "Premise: p\nHypothesis: h", "label": 2}]
+    assert data.tests["test"] == [{"text": "p", "text_pair": "h", "label": 2}]
 
 
 def test_paper_tc_int_and_string_tags(paper_dir):
@@ -123,7 +123,7 @@ def test_paper_squad_v2_keeps_unanswerable_and_skips_bad_spans(paper_dir):
     _write(paper_dir, "squad_v2", "train", rows * 10)
     _write(paper_dir, "squad_v2", "validation", rows)
     task, data = load_task(TASKS["paper-squad-v2"])
-    assert task.qa_v2 and [e["answers"] for e in data.tests["test"]] == [
+    assert task.options.v2 and [e["answers"] for e in data.tests["test"]] == [
         [{"text": "red", "answer_start": 12}],
         [],
     ]
@@ -158,7 +158,7 @@ def test_paper_retrieval_from_beir_and_mldr_files(paper_dir):
             [{"query_id": f"{split}1", "query": "what", "positive_passages": [{"docid": "x"}]}],
         )
     task, data = load_task(TASKS["paper-mldr"])
-    assert data.tests["test"].qrels == {"test1": {"x": 1}} and task.query_prefix == "Query: "
+    assert data.tests["test"].qrels == {"test1": {"x": 1}} and task.options.query_prefix == "Query: "
 
 
 def test_paper_task_without_files_or_hub_is_one_clear_error(paper_dir, monkeypatch):

@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS, SUMMARY_MD, evaluate
-from encoderlab.eval.tasks import PAPER_DATA_ENV
+from encoderlab.eval.tasks.paper import PAPER_DATA_ENV
 
 
 def eval_command(

@@ -27,7 +27,7 @@ from encoderlab.eval.metrics import (
     squad_v1,
     squad_v2,
 )
-from encoderlab.eval.spec import IRSplit, Task, TaskData
+from encoderlab.eval.spec import IRSplit, PairSCOptions, Task, TaskData
 
 EVAL_BATCH = 64
 
@@ -65,18 +65,25 @@ def _predict(
     return out
 
 
+def input_text(task: Task, example: dict) -> str:
+    """The model input of an sc example: its text, or its pair joined by the task's template."""
+    if isinstance(task.options, PairSCOptions):
+        return task.options.render(example["text"], example["text_pair"])
+    return example["text"]
+
+
 class SequenceClassification:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            ids = encode_texts(tokenizer, [e["text"] for e in split], task.max_length)
+            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length)
             return [{"input_ids": i, "label": e["label"]} for i, e in zip(ids, split)]
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
     def build(task: Task, model: nn.Module) -> nn.Module:
-        return SequenceClassifier(model, len(task.labels), task.pooling)
+        return SequenceClassifier(model, len(task.labels), task.options.pooling)
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
@@ -146,9 +153,9 @@ class ExtractiveQA:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            return split, qa.eval_features(tokenizer, split, task.max_length, task.stride)
+            return split, qa.eval_features(tokenizer, split, task.max_length, task.options.stride)
 
-        train = qa.train_features(tokenizer, data.train, task.max_length, task.stride)
+        train = qa.train_features(tokenizer, data.train, task.max_length, task.options.stride)
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
@@ -176,11 +183,11 @@ class ExtractiveQA:
             features,
             [s for s, _ in logits],
             [e for _, e in logits],
-            max_answer_tokens=task.max_answer_tokens,
-            allow_null=task.qa_v2,
+            max_answer_tokens=task.options.max_answer_tokens,
+            allow_null=task.options.v2,
         )
         gold = {e["id"]: [a["text"] for a in e["answers"]] for e in examples}
-        if task.qa_v2:
+        if task.options.v2:
             return {**squad_v2(gold, answers, na), "n": len(examples)}
         return {**squad_v1(gold, answers), "n": len(examples)}
 
@@ -196,19 +203,19 @@ class Retrieval:
             return {
                 "qids": qids,
                 "dids": dids,
-                "queries": texts(task.query_prefix, split.queries.values()),
-                "docs": texts(task.document_prefix, split.corpus.values()),
+                "queries": texts(task.options.query_prefix, split.queries.values()),
+                "docs": texts(task.options.document_prefix, split.corpus.values()),
                 "qrels": split.qrels,
             }
 
-        q = texts(task.query_prefix, [p["query"] for p in data.train])
-        d = texts(task.document_prefix, [p["document"] for p in data.train])
+        q = texts(task.options.query_prefix, [p["query"] for p in data.train])
+        d = texts(task.options.document_prefix, [p["document"] for p in data.train])
         train = [{"query": a, "doc": b, "doc_id": p["doc_id"]} for a, b, p in zip(q, d, data.train)]
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
     def build(task: Task, model: nn.Module) -> nn.Module:
-        return BiEncoder(model, task.pooling)
+        return BiEncoder(model, task.options.pooling)
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:

@@ -1,11 +1,18 @@
-"""What a task is: its family, data, metric and fine-tuning settings.
+"""What a task is: its data, metric, fine-tuning settings and the options of its family.
 
-A `Task` is a frozen description plus a loader; `Task.signature()` hashes every setting that can
-change a score (not the loader itself, so bump `data_version` when a loader's output changes).
-The results cache keys runs by this signature, so editing a task never reuses stale scores.
+A `Task` is a frozen description plus a loader. What differs between families lives in one typed
+options object per family (`SCOptions`, `PairSCOptions`, `TCOptions`, `QAOptions`, `IROptions`),
+so a task carries only the settings its family reads and `task.family` follows from the options.
+
+`Task.signature()` hashes every setting that can change a score (not the loader itself: bump
+`data_version` when a loader's output changes; tasks read from a file put a hash of their data
+there). The results cache keys runs by this signature, so editing a task never reuses stale
+scores. The hash is taken over the flat layout of encoderlab 0.1.0 (every family's option with
+its default when the family has none), and a setting added since enters it only when it differs
+from its default: unchanged tasks keep their signatures, so existing caches stay valid.
 
 Examples are plain dicts per family:
-  * sc: {"text", "label": int}  (pair tasks are rendered into one text by a template)
+  * sc: {"text", "label": int}; pair sc: {"text", "text_pair", "label"} (joined by the template)
   * tc: {"tokens": [str], "tags": [int]}
   * qa: {"id", "question", "context", "answers": [{"text", "answer_start"}]}  ([] = no answer)
   * ir: training pairs {"query", "document", "doc_id"}; evaluation splits are `IRSplit`s.
@@ -17,9 +24,10 @@ import dataclasses
 import hashlib
 import json
 import math
+import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import ClassVar, Literal
 
 Family = Literal["sc", "tc", "qa", "ir"]
 FAMILY_NAMES = {
@@ -28,6 +36,7 @@ FAMILY_NAMES = {
     "qa": "extractive QA",
     "ir": "retrieval",
 }
+Pooling = Literal["mean", "first"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -59,6 +68,82 @@ class FinetuneConfig:
         return max(1, math.ceil(self.epochs * n_train / self.batch_size))
 
 
+# ----------------------------------------------------------------------------- family options
+
+
+@dataclass(frozen=True, kw_only=True)
+class SCOptions:
+    """Sequence classification of one text."""
+
+    family: ClassVar[Family] = "sc"
+    labels: tuple[str, ...] = ()
+    """Class names, index = class id; empty when the loader reads them from the data."""
+    pooling: Pooling = "mean"
+    """How the token states become one vector: `mean` over real tokens (paper 1) or the `first`
+    token (BOS/CLS)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PairSCOptions(SCOptions):
+    """Sequence classification of a pair of texts, joined into one input by a template."""
+
+    template: str = "{a}\n{b}"
+    """The input built from an example's two texts: `{a}` is the first, `{b}` the second. Paper 1
+    uses EncodEval's `Premise: {a}\\nHypothesis: {b}` and `Question 1: {a}\\nQuestion 2: {b}`;
+    putting the shorter text first keeps it whole when truncation cuts the input."""
+
+    def __post_init__(self):
+        fields = {name for _, name, _, _ in string.Formatter().parse(self.template) if name is not None}
+        if fields != {"a", "b"}:
+            raise ValueError(
+                f"a pair template needs exactly the fields {{a}} and {{b}}, got {self.template!r}"
+            )
+
+    def render(self, a: str, b: str) -> str:
+        return self.template.format(a=a, b=b)
+
+
+@dataclass(frozen=True, kw_only=True)
+class TCOptions:
+    """Token classification (NER, POS) over pre-split words, labelled on the first subword."""
+
+    family: ClassVar[Family] = "tc"
+    labels: tuple[str, ...] = ()
+    """Tag names, index = tag id (IOB2 for NER); empty when the loader reads them from the data."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class QAOptions:
+    """Extractive question answering: start/end logits over question + context windows."""
+
+    family: ClassVar[Family] = "qa"
+    v2: bool = False
+    """Allow and score "no answer" (SQuAD v2.0 rules)."""
+    stride: int = 128
+    """Tokens shared by neighbouring context windows."""
+    max_answer_tokens: int = 30
+    """Longest answer span considered when decoding."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class IROptions:
+    """Retrieval with a bi-encoder trained on (query, document) pairs."""
+
+    family: ClassVar[Family] = "ir"
+    query_prefix: str = "query: "
+    """Prepended to every query (paper 1: `Query: `)."""
+    document_prefix: str = "document: "
+    """Prepended to every document (paper 1: `Document: `)."""
+    pooling: Pooling = "mean"
+    """How token states become the embedding (before L2 normalisation)."""
+
+
+TaskOptions = SCOptions | PairSCOptions | TCOptions | QAOptions | IROptions
+
+
+# ----------------------------------------------------------------------------- data
+
+
 @dataclass
 class IRSplit:
     """A retrieval evaluation split: queries, the corpus they search and the judged pairs."""
@@ -81,37 +166,97 @@ class TaskData:
     """Label set read from the data, for tasks that do not fix one in advance."""
 
 
+# ----------------------------------------------------------------------------- task
+
+# The flat layout of 0.1.0's Task: the options of every family, with these defaults when a task's
+# family does not have them. `signature()` rebuilds it so that unchanged tasks keep their hash.
+_LEGACY_OPTIONS = {
+    "labels": (),
+    "pooling": "mean",
+    "qa_v2": False,
+    "stride": 128,
+    "max_answer_tokens": 30,
+    "query_prefix": "query: ",
+    "document_prefix": "document: ",
+}
+_LEGACY_FINETUNE = (
+    "batch_size",
+    "micro_batch_size",
+    "max_steps",
+    "epochs",
+    "warmup_ratio",
+    "weight_decay",
+    "betas",
+    "eps",
+    "grad_clip",
+)
+_RENAMED = {"v2": "qa_v2"}
+
+
+def _non_default(obj) -> dict:
+    return {
+        f.name: getattr(obj, f.name)
+        for f in dataclasses.fields(obj)
+        if f.default is not dataclasses.MISSING and getattr(obj, f.name) != f.default
+    }
+
+
 @dataclass(frozen=True, kw_only=True)
 class Task:
     """One evaluation task."""
 
     name: str
-    family: Family
+    """Registry name; also the key of its results."""
     description: str
-    loader: Callable[[], TaskData] = field(compare=False, repr=False)
+    """One line for listings and summaries."""
+    options: TaskOptions
+    """The settings of the task's family (labels, pooling, QA windows, IR prefixes...)."""
     metric: str
-    """Key of the score used for LR selection and reporting."""
-    labels: tuple[str, ...] = ()
-    """Label names of sc/tc tasks (index = class id)."""
+    """Key of the score used for LR selection and reporting (`accuracy`, `macro_f1`, `entity_f1`,
+    `f1`, `ndcg@10`, ...)."""
+    loader: Callable[[], TaskData] = field(compare=False, repr=False)
+    """Returns the task's splits; called once per process and task."""
     finetune: FinetuneConfig = FinetuneConfig()
+    """Optimiser and schedule."""
     max_length: int = 512
-    pooling: Literal["mean", "first"] = "mean"
-    qa_v2: bool = False
-    """Allow and score "no answer" (SQuAD v2)."""
-    stride: int = 128
-    """Tokens shared by neighbouring QA windows."""
-    max_answer_tokens: int = 30
-    query_prefix: str = "query: "
-    document_prefix: str = "document: "
+    """Tokens per input (QA: per window); longer inputs are truncated."""
     data_version: str = "1"
-    """Bump when the loader's output changes."""
+    """Bump when the loader's output changes (file tasks: a hash of their data)."""
+
+    @property
+    def family(self) -> Family:
+        return self.options.family
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """Class or tag names of sc/tc tasks (empty for qa/ir)."""
+        return getattr(self.options, "labels", ())
+
+    def with_labels(self, labels: tuple[str, ...]) -> Task:
+        return dataclasses.replace(self, options=dataclasses.replace(self.options, labels=tuple(labels)))
 
     def signature(self) -> str:
         """Hash of every score-relevant setting (the loader is represented by data_version)."""
-        data = {
-            f.name: getattr(self, f.name)
-            for f in dataclasses.fields(self)
-            if f.name not in ("loader", "description")
+        data: dict = {
+            "name": self.name,
+            "family": self.family,
+            "metric": self.metric,
+            "max_length": self.max_length,
+            "data_version": self.data_version,
+            **_LEGACY_OPTIONS,
         }
-        data["finetune"] = dataclasses.asdict(self.finetune)
+        options = dataclasses.asdict(self.options)
+        new_options = _non_default(self.options)
+        for key, value in options.items():
+            legacy = _RENAMED.get(key, key)
+            if legacy in _LEGACY_OPTIONS:
+                data[legacy] = value
+            elif key in new_options:
+                data.setdefault("options", {})[key] = value
+        data["finetune"] = {k: getattr(self.finetune, k) for k in _LEGACY_FINETUNE}
+        data["finetune"].update(
+            {k: v for k, v in _non_default(self.finetune).items() if k not in _LEGACY_FINETUNE}
+        )
+        if isinstance(self.options, PairSCOptions):
+            data["pair"] = True
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -1,0 +1,284 @@
+"""The task registry: every built-in task with its options, schedule and loader (declarative tables).
+
+`TASKS` maps a name to its `Task`; `get_task` looks one up with a one-line error listing the valid
+names; `load_task` calls the loader and fills in a label set read from the data. Schedules: the
+pocket suite is sized for CPUs (docs/evaluation.md), the paper suite follows EncodEval's configs.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from encoderlab.errors import UserError, did_you_mean
+from encoderlab.eval.spec import (
+    FinetuneConfig,
+    IROptions,
+    PairSCOptions,
+    QAOptions,
+    SCOptions,
+    Task,
+    TaskData,
+    TCOptions,
+)
+from encoderlab.eval.tasks import domain, paper, pocket
+
+POCKET_SC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=150)
+POCKET_TC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=1.0)
+POCKET_QA = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=200)
+POCKET_IR = FinetuneConfig(batch_size=32, micro_batch_size=32, max_steps=100)
+PAPER_SC = PAPER_QA = PAPER_IR = FinetuneConfig(batch_size=32, micro_batch_size=8, max_steps=1000)
+PAPER_TC = FinetuneConfig(batch_size=32, micro_batch_size=8, max_steps=None, epochs=1.0)
+
+POCKET_SIZES = {
+    "vitaminc": {"train": 2000, "val": 300, "test": 1000},
+    "boolq": {"train": 2000, "val": 300, "test": 1000},
+    "tweets": {"train": 2000, "val": 300, "test": 1000},
+    "wnut16": {"train": None, "val": None, "test": None},
+    "brown-pos": {"train": 1500, "val": 300, "test": 1000},
+    "squad": {"train": 3000, "val": 300, "test": 1000, "shift": 500},
+    "squad-retrieval": {"train": 3200, "val": 200, "test": 500, "corpus_queries": None},
+    "boolq-retrieval": {"train": 3200, "val": 200, "test": 500, "corpus_queries": 1500},
+    "pubmedqa-retrieval": {"train": 600, "val": 100, "test": 300, "corpus_queries": None},
+    "pubmedqa": {"train": None, "val": None, "test": None},
+    "code-retrieval": {"train": 3200, "val": 200, "test": 500, "corpus_queries": None},
+}
+
+VITAMINC = ("true", "false", "neither")
+BOOLQ = ("false", "true")
+TWEETS = ("negative", "neutral", "positive")
+PUBMEDQA = ("yes", "no", "maybe")
+
+
+def _pocket_tasks() -> list[Task]:
+    s = POCKET_SIZES
+    sc = partial(Task, metric="accuracy", finetune=POCKET_SC, max_length=128)
+    ir = partial(Task, options=IROptions(), metric="ndcg@10", finetune=POCKET_IR, max_length=128)
+    return [
+        sc(
+            name="vitaminc",
+            description="VitaminC fact verification (evidence, claim) -> true/false/neither; split by evidence page",
+            options=PairSCOptions(labels=VITAMINC, template="Premise: {a}\nHypothesis: {b}"),
+            loader=lambda: pocket._sc(
+                "vitaminc",
+                "vitaminc",
+                VITAMINC,
+                lambda r: (r["text"], r["meta"]["claim"]),
+                lambda r: r["text"].split(":")[0],
+                s["vitaminc"],
+            ),
+        ),
+        sc(
+            name="boolq",
+            description="BoolQ (question, passage) -> yes/no; test = the official dev split",
+            options=PairSCOptions(labels=BOOLQ, template="Question: {a}\nPassage: {b}"),
+            loader=lambda: pocket._sc(
+                "boolq",
+                "boolq",
+                BOOLQ,
+                lambda r: (r["meta"]["question"], r["text"]),
+                lambda r: r["text"],
+                s["boolq"],
+                test_split=lambda r: r["meta"].get("split") == "dev",
+            ),
+        ),
+        sc(
+            name="tweets",
+            description="tweet sentiment (deduplicated) -> negative/neutral/positive",
+            options=SCOptions(labels=TWEETS),
+            loader=lambda: pocket._sc(
+                "tweets", "tweets", TWEETS, lambda r: r["text"], lambda r: r["id"], s["tweets"]
+            ),
+        ),
+        Task(
+            name="wnut16",
+            description="WNUT-16 Twitter NER, strict IOB2 entity F1; 70/10/20 split by tweet id",
+            options=TCOptions(labels=pocket.WNUT_LABELS),
+            metric="entity_f1",
+            finetune=POCKET_TC,
+            max_length=128,
+            loader=lambda: pocket._tc(
+                "wnut16", "wnut16", pocket.WNUT_LABELS, str, lambda r: r["id"], s["wnut16"]
+            ),
+        ),
+        Task(
+            name="brown-pos",
+            description="Brown corpus POS tagging (tags with -tl/-hl/-nc collapsed), word accuracy; split by document",
+            options=TCOptions(),  # the asset's tag set, filled in by `load_task`
+            metric="accuracy",
+            finetune=POCKET_TC,
+            max_length=128,
+            loader=lambda: pocket.load_brown_pos("brown-pos", s["brown-pos"]),
+        ),
+        Task(
+            name="squad",
+            description="SQuAD v1.1 dev split by article into train/val/test; SQuADShifts NYT/Reddit/Amazon/new-wiki as OOD tests",
+            options=QAOptions(stride=64),
+            metric="f1",
+            finetune=POCKET_QA,
+            max_length=256,
+            loader=lambda: pocket.load_squad("squad", s["squad"]),
+        ),
+        ir(
+            name="squad-retrieval",
+            description="SQuAD question -> paragraph, corpus = the split's paragraphs",
+            loader=lambda: pocket.load_squad_retrieval("squad-retrieval", s["squad-retrieval"]),
+        ),
+        ir(
+            name="boolq-retrieval",
+            description="BoolQ question -> passage, test corpus = passages of 1500 dev questions",
+            loader=lambda: pocket.load_boolq_retrieval("boolq-retrieval", s["boolq-retrieval"]),
+        ),
+        ir(
+            name="pubmedqa-retrieval",
+            description="PubMedQA question -> abstract, corpus = the split's abstracts",
+            loader=lambda: pocket.load_pubmedqa_retrieval("pubmedqa-retrieval", s["pubmedqa-retrieval"]),
+            max_length=192,
+        ),
+        sc(
+            name="pubmedqa",
+            description="PubMedQA (question, abstract) -> yes/no/maybe; 60/10/30 split by id",
+            options=PairSCOptions(labels=PUBMEDQA, template="Question: {a}\nContext: {b}"),
+            max_length=256,
+            loader=lambda: pocket._sc(
+                "pubmedqa",
+                "pubmedqa",
+                PUBMEDQA,
+                lambda r: (r["meta"]["question"], r["text"]),
+                lambda r: r["id"],
+                s["pubmedqa"],
+                fractions=(0.6, 0.1, 0.3),
+            ),
+        ),
+        ir(
+            name="code-retrieval",
+            description="docstring -> function (docstring removed) over stdlib modules held out of code-python; split by file",
+            loader=lambda: domain.load_code_retrieval("code-retrieval", s["code-retrieval"]),
+            max_length=256,
+        ),
+    ]
+
+
+CONLL = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+
+
+def _paper_tasks() -> list[Task]:
+    sc = partial(Task, metric="accuracy", finetune=PAPER_SC, max_length=512)
+    tc = partial(Task, metric="entity_f1", finetune=PAPER_TC, max_length=512)
+    qa = partial(Task, metric="f1", finetune=PAPER_QA, max_length=384)
+    ir = partial(
+        Task,
+        options=IROptions(query_prefix="Query: ", document_prefix="Document: "),
+        metric="ndcg@10",
+        finetune=PAPER_IR,
+        max_length=512,
+    )
+    sst2, mnli, qqp = (
+        ("negative", "positive"),
+        ("entailment", "neutral", "contradiction"),
+        ("not_duplicate", "duplicate"),
+    )
+    return [
+        sc(
+            name="paper-sst2",
+            description="GLUE SST-2",
+            options=SCOptions(labels=sst2),
+            loader=lambda: paper.load_paper_sc(
+                "paper-sst2", "nyu-mll/glue", "sst2", sst2, lambda r: r["sentence"]
+            ),
+        ),
+        sc(
+            name="paper-mnli",
+            description="GLUE MNLI-matched",
+            options=PairSCOptions(labels=mnli, template="Premise: {a}\nHypothesis: {b}"),
+            loader=lambda: paper.load_paper_sc(
+                "paper-mnli", "nyu-mll/glue", "mnli", mnli, lambda r: (r["premise"], r["hypothesis"])
+            ),
+        ),
+        sc(
+            name="paper-qqp",
+            description="GLUE QQP",
+            options=PairSCOptions(labels=qqp, template="Question 1: {a}\nQuestion 2: {b}"),
+            loader=lambda: paper.load_paper_sc(
+                "paper-qqp", "nyu-mll/glue", "qqp", qqp, lambda r: (r["question1"], r["question2"])
+            ),
+        ),
+        tc(
+            name="paper-conll2003",
+            description="CoNLL-2003 English NER (hgissbkh/conll2003-en)",
+            options=TCOptions(labels=CONLL),
+            loader=lambda: paper.load_paper_tc(
+                "paper-conll2003", "hgissbkh/conll2003-en", "words", "ner", CONLL
+            ),
+        ),
+        tc(
+            name="paper-ontonotes",
+            description="OntoNotes 5 NER (hgissbkh/ontonotes5); labels from the data",
+            options=TCOptions(),
+            loader=lambda: paper.load_paper_tc_named(
+                "paper-ontonotes", "hgissbkh/ontonotes5", "tokens", "tags"
+            ),
+        ),
+        tc(
+            name="paper-uner",
+            description="UNER English NER (hgissbkh/uner_en); labels from the data",
+            options=TCOptions(),
+            loader=lambda: paper.load_paper_tc_named("paper-uner", "hgissbkh/uner_en", "tokens", "ner_tags"),
+        ),
+        qa(
+            name="paper-squad",
+            description="SQuAD v1.1 (rajpurkar/squad)",
+            options=QAOptions(),
+            loader=lambda: paper.load_paper_qa("paper-squad", "rajpurkar/squad"),
+        ),
+        qa(
+            name="paper-squad-v2",
+            description="SQuAD v2.0 with no-answer (rajpurkar/squad_v2)",
+            options=QAOptions(v2=True),
+            loader=lambda: paper.load_paper_qa("paper-squad-v2", "rajpurkar/squad_v2"),
+        ),
+        qa(
+            name="paper-record",
+            description="ReCoRD in SQuAD format (hgissbkh/record, schema assumed)",
+            options=QAOptions(),
+            loader=lambda: paper.load_paper_qa("paper-record", "hgissbkh/record"),
+        ),
+        ir(
+            name="paper-msmarco",
+            description="MS MARCO (BEIR dev/test qrels, judged-only corpus), trained on msmarco-pairs",
+            loader=lambda: paper.load_paper_msmarco("paper-msmarco"),
+        ),
+        ir(
+            name="paper-nq",
+            description="NQ (BEIR test qrels split 50/50 into val/test), zero-shot after msmarco-pairs",
+            loader=lambda: paper.load_paper_nq("paper-nq"),
+        ),
+        ir(
+            name="paper-mldr",
+            description="MLDR-en dev/test, zero-shot after msmarco-pairs",
+            loader=lambda: paper.load_paper_mldr("paper-mldr"),
+        ),
+    ]
+
+
+TASKS: dict[str, Task] = {t.name: t for t in _pocket_tasks() + _paper_tasks()}
+
+
+def get_task(name: str) -> Task:
+    if name not in TASKS:
+        raise did_you_mean(name, list(TASKS), "task")
+    return TASKS[name]
+
+
+def load_task(task: Task) -> tuple[Task, TaskData]:
+    """Load a task's data; tasks whose label set comes from the data get it filled in."""
+    data = task.loader()
+    return (task.with_labels(data.labels) if data.labels else task), data
+
+
+def register(task: Task) -> Task:
+    """Add a task (e.g. one read from a task file) to the registry; a built-in name is refused."""
+    existing = TASKS.get(task.name)
+    if existing is not None and existing.signature() != task.signature():
+        raise UserError(f"task name '{task.name}' is already taken by another task; rename yours")
+    TASKS[task.name] = task
+    return task

@@ -1,0 +1,117 @@
+"""Split and example helpers shared by every loader.
+
+Splits are deterministic and never depend on the run seed: groups (SQuAD articles, VitaminC
+evidence pages, Brown documents, stdlib files, or single examples) go to train/val/test by a salted
+sha256 of their key, so a split never changes when other records are added and related examples
+never straddle two splits; each split is then subsampled to a fixed size with
+`random.Random(SUBSAMPLE_SEED)`, keeping the file order. Labels outside a task's label set and
+empty splits are one-line errors; QA answers whose span does not match the context are skipped
+and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterable, Sequence
+
+from encoderlab.errors import UserError
+from encoderlab.eval.spec import IRSplit, TaskData
+
+SUBSAMPLE_SEED = 1234
+
+
+def bucket(key: str, salt: str) -> float:
+    """A stable pseudo-random number in [0, 1) for `key`."""
+    return int(hashlib.sha256(f"{salt}:{key}".encode()).hexdigest()[:12], 16) / 16**12
+
+
+def split_groups(items: Sequence, key: Callable, salt: str, fractions: Sequence[float]) -> list[list]:
+    """Partition `items` by the hashed bucket of `key(item)`: items sharing a key share a split."""
+    edges, total = [], 0.0
+    for f in fractions:
+        total += f
+        edges.append(total)
+    parts: list[list] = [[] for _ in fractions]
+    for item in items:
+        b = bucket(str(key(item)), salt)
+        parts[next((i for i, e in enumerate(edges) if b < e), len(edges) - 1)].append(item)
+    return parts
+
+
+def subsample(items: Sequence, n: int | None) -> list:
+    """`n` items drawn with the fixed subsample seed, in their original order (all if n is None or larger)."""
+    if n is None or n >= len(items):
+        return list(items)
+    keep = sorted(random.Random(SUBSAMPLE_SEED).sample(range(len(items)), n))
+    return [items[i] for i in keep]
+
+
+def label_index(task: str, labels: Sequence[str], value) -> int:
+    value = str(value).lower() if isinstance(value, bool) else value
+    if value not in labels:
+        raise UserError(
+            f"task {task}: label {value!r} is not in its label set {list(labels)}; fix the data or the task definition"
+        )
+    return labels.index(value)
+
+
+def require_nonempty(task: str, data: TaskData) -> TaskData:
+    splits = {"train": data.train, "val": data.val, **{f"test '{k}'": v for k, v in data.tests.items()}}
+    for name, split in splits.items():
+        size = len(split.queries) if isinstance(split, IRSplit) else len(split)
+        if size == 0:
+            raise UserError(
+                f"task {task}: the {name} split is empty; check the data files or the split sizes"
+            )
+    return data
+
+
+def qa_example(rec_id: str, context: str, question: str, answers: list[dict], counts: dict) -> dict | None:
+    """A QA example with answers whose span matches the context; others are skipped and counted
+    (None when a question had answers and none of them matches)."""
+    good = [
+        a for a in answers if context[a["answer_start"] : a["answer_start"] + len(a["text"])] == a["text"]
+    ]
+    counts["skipped_answers"] = counts.get("skipped_answers", 0) + len(answers) - len(good)
+    if answers and not good:
+        counts["skipped_questions"] = counts.get("skipped_questions", 0) + 1
+        return None
+    return {"id": rec_id, "question": question, "context": context, "answers": good}
+
+
+def ir_split(pairs: Iterable[tuple[str, str, str, str]]) -> IRSplit:
+    """An IRSplit from (query id, query, document id, document) tuples."""
+    split = IRSplit({}, {}, {})
+    for qid, query, did, doc in pairs:
+        split.queries[qid] = query
+        split.corpus[did] = doc
+        split.qrels.setdefault(qid, {})[did] = 1
+    return split
+
+
+def ir_task_data(train: list[dict], val: list[dict], test: list[dict], sizes: dict) -> TaskData:
+    """Retrieval data from records {"qid", "query", "did", "doc"}: training pairs, and val/test
+    corpora holding the documents of the split (judged-only, as paper 1's evaluation)."""
+
+    def evaluation(records, n_queries):
+        corpus_records = subsample(records, sizes.get("corpus_queries"))
+        corpus = {r["did"]: r["doc"] for r in corpus_records}
+        split = ir_split(
+            (r["qid"], r["query"], r["did"], r["doc"]) for r in subsample(corpus_records, n_queries)
+        )
+        split.corpus = corpus
+        return split
+
+    pairs = [
+        {"query": r["query"], "document": r["doc"], "doc_id": r["did"]}
+        for r in subsample(train, sizes.get("train"))
+    ]
+    return TaskData(pairs, evaluation(val, sizes.get("val")), {"test": evaluation(test, sizes.get("test"))})
+
+
+def text_fields(texts: str | tuple[str, str]) -> dict:
+    """The text fields of an sc example: one text, or a pair joined later by the task's template."""
+    if isinstance(texts, tuple):
+        return {"text": texts[0], "text_pair": texts[1]}
+    return {"text": texts}

@@ -1,0 +1,75 @@
+"""Task signatures (the results-cache key) and the per-family options."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from encoderlab.eval.families import input_text
+from encoderlab.eval.spec import FinetuneConfig, PairSCOptions, QAOptions, SCOptions, Task
+from encoderlab.eval.tasks import TASKS
+
+# Signatures computed by encoderlab 0.1.0 (flat `Task`), before the per-family options. Results
+# cached under them must stay valid: the refactor may not change what a signature hashes.
+SIGNATURES_0_1_0 = {
+    "tweets": "db7f4a1f6929d7dd",
+    "wnut16": "8fe5f52cde8437e8",
+    "brown-pos": "4b0f7b22bdf966f4",
+    "squad": "982c7ea8ab330d57",
+    "squad-retrieval": "9f98af6613037fb7",
+    "boolq-retrieval": "e5715a93a92a84f2",
+    "pubmedqa-retrieval": "28cca3a314225b56",
+    "code-retrieval": "3589a9123b531287",
+}
+
+
+def test_unchanged_tasks_keep_their_0_1_0_signatures():
+    assert {name: TASKS[name].signature() for name in SIGNATURES_0_1_0} == SIGNATURES_0_1_0
+
+
+def _task(**kw) -> Task:
+    base = {"name": "t", "description": "", "options": SCOptions(labels=("a", "b")), "metric": "accuracy"}
+    return Task(**{**base, "loader": lambda: None, **kw})
+
+
+def test_every_score_relevant_setting_changes_the_signature():
+    base = _task()
+    variants = [
+        _task(options=SCOptions(labels=("b", "a"))),
+        _task(options=SCOptions(labels=("a", "b"), pooling="first")),
+        _task(options=PairSCOptions(labels=("a", "b"))),
+        _task(options=PairSCOptions(labels=("a", "b"), template="Q: {a} P: {b}")),
+        _task(metric="macro_f1"),
+        _task(max_length=64),
+        _task(data_version="2"),
+        _task(finetune=FinetuneConfig(max_steps=10)),
+        _task(finetune=FinetuneConfig(betas=(0.9, 0.98))),
+    ]
+    signatures = {base.signature(), *(v.signature() for v in variants)}
+    assert len(signatures) == len(variants) + 1
+    # The description is not score-relevant.
+    assert _task(description="other words").signature() == base.signature()
+
+
+def test_qa_options_map_onto_the_0_1_0_fields():
+    qa = _task(options=QAOptions(v2=True, stride=64), metric="f1")
+    assert qa.family == "qa" and qa.labels == ()
+    assert qa.signature() != _task(options=QAOptions(stride=64), metric="f1").signature()
+
+
+def test_pair_template_renders_the_two_texts_and_refuses_other_fields():
+    task = _task(options=PairSCOptions(labels=("a", "b"), template="Premise: {a}\nHypothesis: {b}"))
+    assert (
+        input_text(task, {"text": "x {b}", "text_pair": "y", "label": 0}) == "Premise: x {b}\nHypothesis: y"
+    )
+    assert input_text(_task(), {"text": "x", "label": 0}) == "x"
+    for bad in ("{a}", "{a} {b} {c}", "{a.__class__} {b}"):
+        with pytest.raises(ValueError, match="exactly the fields"):
+            PairSCOptions(template=bad)
+
+
+def test_labels_can_be_filled_in_from_the_data():
+    task = _task(options=SCOptions())
+    filled = task.with_labels(("x", "y"))
+    assert filled.labels == ("x", "y") and dataclasses.replace(filled).options == SCOptions(labels=("x", "y"))
