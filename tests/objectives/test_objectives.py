@@ -65,6 +65,63 @@ def test_80_10_10_split_statistics():
     assert not torch.isin(random, torch.tensor(SPEC.special_ids)).any()
 
 
+def _modernbert_masking(ids, spec, p, generator):
+    """ModernBERT's rule (SequencePacker.mlm_masking) written out: one uniform r per token; r < 0.8p
+    mask, 0.8p <= r < 0.9p a random token, 0.9p <= r < p kept; all r < p predicted. Special tokens
+    are never chosen and random tokens are non-special (our documented differences)."""
+    r = torch.rand(ids.shape, generator=generator, dtype=torch.float64)
+    ordinary = torch.tensor([i for i in range(spec.vocab_size) if i not in spec.special_ids])
+    random_ids = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator)]
+    maskable = ~torch.isin(ids, torch.tensor(spec.special_ids))
+    inputs, targets = ids.clone(), torch.full_like(ids, IGNORE)
+    for index in zip(*torch.nonzero(maskable, as_tuple=True)):
+        if r[index] < p:
+            targets[index] = ids[index]
+            if r[index] < 0.8 * p:
+                inputs[index] = spec.mask_id
+            elif r[index] < 0.9 * p:
+                inputs[index] = random_ids[index]
+    return inputs, targets
+
+
+def test_bernoulli_80_10_10_is_modernberts_rule():
+    batch = _batch(rows=4, seq_len=128)
+    mlm = MLM(mask_ratio=0.3, replacement="80-10-10", selection="bernoulli")
+    out = mlm.prepare(batch, SPEC, objective_generator(2, 5, 1))
+    inputs, targets = _modernbert_masking(batch.input_ids, SPEC, 0.3, objective_generator(2, 5, 1))
+    assert torch.equal(out.targets, targets) and torch.equal(out.input_ids, inputs)
+    assert out.attention_mode == "bidirectional"
+
+
+def test_bernoulli_selection_statistics():
+    """Per-token Bernoulli(p): the count per row fluctuates (binomial), the rate and the 80/10/10
+    split hold in expectation; the exact mode's count never fluctuates."""
+    batch = _batch(rows=64, seq_len=256)
+    special = torch.isin(batch.input_ids, torch.tensor(SPEC.special_ids))
+    mlm = MLM(mask_ratio=0.15, replacement="80-10-10", selection="bernoulli")
+    out = mlm.prepare(batch, SPEC, objective_generator(0, 3, 1))
+    sel = out.targets != IGNORE
+    assert not (sel & special).any()
+    n, maskable = int(sel.sum()), int((~special).sum())
+    sd = (maskable * 0.15 * 0.85) ** 0.5
+    assert abs(n - 0.15 * maskable) < 4 * sd  # n is about 2400
+    per_row = sel.sum(1).double() / (~special).sum(1)
+    assert per_row.std() > 0.01  # rows differ: not an exact count
+    exact = MLM(mask_ratio=0.15).select(batch, SPEC, objective_generator(0, 3, 1))
+    assert torch.equal(exact.sum(1), torch.round((~special).sum(1).double() * 0.15).long())
+    masked = (out.input_ids[sel] == SPEC.mask_id).double().mean()
+    kept = (out.input_ids[sel] == batch.input_ids[sel]).double().mean()
+    assert abs(masked - 0.8) < 0.04 and abs(kept - 0.1) < 0.03
+    # with replacement=mask every selected position is the mask token
+    plain = MLM(mask_ratio=0.15, selection="bernoulli").prepare(batch, SPEC, objective_generator(0, 3, 1))
+    assert torch.equal(plain.targets, out.targets) and (plain.input_ids[sel] == SPEC.mask_id).all()
+
+
+def test_unknown_selection_is_a_user_error():
+    with pytest.raises(UserError, match="selection must be exact or bernoulli"):
+        MLM(selection="poisson")
+
+
 def test_masks_are_deterministic_per_seed_step_slot():
     batch = _batch()
     mlm = MLM()
@@ -116,7 +173,7 @@ def test_sparse_loss_equals_full_logits_cross_entropy(objective):
 
 
 def test_objectives_roundtrip_through_config_dicts():
-    for obj in (MLM(mask_ratio=0.2, replacement="80-10-10"), CLM()):
+    for obj in (MLM(mask_ratio=0.2, replacement="80-10-10", selection="bernoulli"), CLM()):
         data = to_dict(obj)
         assert data["type"] == type(obj).type_tag
         from dataclasses import dataclass

@@ -54,9 +54,10 @@ def test_detour_and_its_baseline_match_paper2(name, first):
     cfg = build_recipe(name)
     p1, p2 = cfg.plan()
     assert isinstance(p1.phase.objective, first)
+    modernbert = dict(replacement="80-10-10", selection="bernoulli")  # both arms, both MLM phases
     if first is MLM:
-        assert p1.phase.objective.mask_ratio == 0.30
-    assert p2.phase.objective == MLM(mask_ratio=0.15)
+        assert p1.phase.objective == MLM(mask_ratio=0.30, **modernbert)
+    assert p2.phase.objective == MLM(mask_ratio=0.15, **modernbert)
     assert p2.phase.tokens == 1_000_000_000 and p1.phase.tokens == 10_000_000_000
     assert p1.steps == math.ceil(1e10 / (384 * 8192)) and p2.steps == math.ceil(1e9 / (384 * 8192))
     assert p2.phase.schedule == Schedule(kind="1-sqrt", end_fraction=0.1)
@@ -65,6 +66,16 @@ def test_detour_and_its_baseline_match_paper2(name, first):
     assert cfg.optim.betas == (0.9, 0.98) and cfg.optim.eps == 1e-6 and cfg.optim.weight_decay == 1e-5
     assert cfg.optim.kind == "decoupled_adamw" and not cfg.optim.decay_norms_and_biases
     assert (cfg.seed, cfg.data.seed) == (17, 42)
+
+
+def test_the_masking_mode_is_recorded_in_the_resolved_config(tmp_path):
+    from encoderlab.config import save_yaml
+
+    save_yaml(build_recipe("detour-baseline"), tmp_path / "config.yaml")
+    text = (tmp_path / "config.yaml").read_text()
+    assert text.count("selection: bernoulli") == 2 and text.count("replacement: 80-10-10") == 2
+    save_yaml(build_recipe("pfs-mlm"), tmp_path / "p1.yaml")
+    assert "selection: exact" in (tmp_path / "p1.yaml").read_text()
 
 
 def test_detour_and_baseline_share_data_and_compute():

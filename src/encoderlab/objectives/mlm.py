@@ -1,15 +1,26 @@
 """Masked language modelling: predict selected tokens from both sides.
 
-Selection is an **exact count per row**: round(mask_ratio x number of maskable positions), drawn
-uniformly without replacement. Compared with the Bernoulli draw of HF's collator and Optimus, the
-number of targets (hence the loss's weight per row) no longer fluctuates; the marginal probability
-of a position being selected is the same. Special tokens (`spec.special_ids`: BOS, EOS, padding,
-the mask token itself...) are never selected.
+Two ways to choose the positions (`selection`), recorded in the run's resolved config:
+  * `exact` (paper 1): an **exact count per row**, round(mask_ratio x maskable positions), drawn
+    uniformly without replacement. The number of targets (hence the loss's weight per row) never
+    fluctuates; each position's marginal probability is still the ratio.
+  * `bernoulli` (paper 2, as ModernBERT's pipeline does it): every maskable position is chosen
+    independently with probability p, from one uniform draw r per position (AnswerDotAI/ModernBERT
+    src/sequence_packer.py `SequencePacker.mlm_masking`): r < 0.8p becomes the mask token,
+    0.8p <= r < 0.9p a random token, 0.9p <= r < p stays unchanged but is predicted. The count per
+    row varies (binomial), and the 80/10/10 split holds in expectation, not per row.
 
-Replacement policy: `mask` puts the mask token at every selected position (paper 1, Optimus
-default `mask_probability=1.0`); `80-10-10` is BERT's: 80% mask token, 10% a uniformly random
-non-special token, 10% unchanged. Both draw from the generator the trainer seeds per
-(seed, step, slot), so masks are reproducible and independent of the process layout.
+Replacement (`replacement`): `mask` puts the mask token at every selected position (paper 1,
+Optimus default `mask_probability=1.0`); `80-10-10` is BERT's: 80% mask token, 10% a uniformly
+random non-special token, 10% unchanged. With `exact` the split takes its own uniform draw per
+position; with `bernoulli` it reuses r/p, so one draw decides both, as in ModernBERT.
+
+Where we differ from ModernBERT, on purpose: special tokens (`spec.special_ids`: BOS, EOS, padding,
+the mask token itself...) are never selected (ModernBERT excludes only padding, so its CLS and SEP
+can be masked; HF's collator, its evaluation path, excludes them as we do), and random tokens come
+uniformly from the non-special vocabulary (ModernBERT draws from [0, largest id in the batch]).
+Both draw from the generator the trainer seeds per (seed, step, slot), so masks are reproducible
+and independent of the process layout.
 """
 
 from __future__ import annotations
@@ -34,10 +45,15 @@ class MLM:
     """Fraction of non-special positions selected per row (paper 1 default 0.40)."""
     replacement: Literal["mask", "80-10-10"] = "mask"
     """`mask`: all selected positions become the mask token; `80-10-10`: BERT's split."""
+    selection: Literal["exact", "bernoulli"] = "exact"
+    """`exact`: round(ratio x maskable) positions per row (paper 1); `bernoulli`: each position with
+    probability ratio, independently (ModernBERT, paper 2)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.mask_ratio < 1.0:
             raise UserError(f"mlm mask_ratio must be between 0 and 1 (exclusive), got {self.mask_ratio}")
+        if self.selection not in ("exact", "bernoulli"):
+            raise UserError(f"mlm selection must be exact or bernoulli, got {self.selection!r}")
 
     @property
     def tag(self) -> str:
@@ -53,29 +69,41 @@ class MLM:
             )
 
     def select(self, batch: PackedBatch, spec: TokenSpec, generator: torch.Generator) -> torch.Tensor:
-        """(B, T) bool: the positions to predict, exactly round(ratio x maskable) per row."""
+        """(B, T) bool: the positions to predict (see `selection`)."""
+        return self._select(batch, spec, generator)[0]
+
+    def _select(
+        self, batch: PackedBatch, spec: TokenSpec, generator: torch.Generator
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The selected positions and, for `bernoulli`, the draw r (selected where r < p) that also
+        splits them: mask below 0.8p, random below 0.9p, kept above."""
         ids = batch.input_ids
         maskable = ~torch.isin(ids, torch.tensor(spec.special_ids, dtype=ids.dtype))
+        if self.selection == "bernoulli":
+            r = torch.rand(ids.shape, generator=generator, dtype=torch.float64)
+            return maskable & (r < self.mask_ratio), r
         k = torch.round(maskable.sum(1).double() * self.mask_ratio).long()  # (B,)
         # Random scores, special positions pushed past every real score, then keep the k smallest.
         scores = torch.rand(ids.shape, generator=generator, dtype=torch.float64)
         scores = torch.where(maskable, scores, 2.0)
         ranks = scores.argsort(dim=1).argsort(dim=1)
-        return ranks < k[:, None]
+        return ranks < k[:, None], None
 
     def prepare(self, batch: PackedBatch, spec: TokenSpec, generator: torch.Generator) -> ObjectiveInputs:
         """Masked inputs, bidirectional attention, targets = original ids at selected positions."""
         self.check(spec)
         ids = batch.input_ids
-        selected = self.select(batch, spec, generator)
+        selected, u = self._select(batch, spec, generator)
         targets = torch.where(selected, ids, IGNORE)
         inputs = torch.where(selected, spec.mask_id, ids)
         if self.replacement == "80-10-10":
-            u = torch.rand(ids.shape, generator=generator, dtype=torch.float64)
+            top = self.mask_ratio  # bernoulli: u is the selecting draw, uniform on [0, p) where selected
+            if u is None:
+                u, top = torch.rand(ids.shape, generator=generator, dtype=torch.float64), 1.0
             ordinary = _ordinary_ids(spec)
             random_ids = ordinary[torch.randint(len(ordinary), ids.shape, generator=generator)]
-            inputs = torch.where(selected & (u >= 0.8) & (u < 0.9), random_ids, inputs)
-            inputs = torch.where(selected & (u >= 0.9), ids, inputs)
+            inputs = torch.where(selected & (u >= 0.8 * top) & (u < 0.9 * top), random_ids, inputs)
+            inputs = torch.where(selected & (u >= 0.9 * top), ids, inputs)
         return ObjectiveInputs(
             input_ids=inputs,
             position_ids=batch.position_ids,

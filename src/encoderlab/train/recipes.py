@@ -11,7 +11,8 @@ Readings of what the papers leave open (papers.md sections 1.3-1.4, 2.3), chosen
   * `cpt-mlm`: WSD with a short warmup and a linear decay (the paper's CPT schedule is unknown).
   * `detour`: paper 2's Composer DecoupledAdamW (0.9, 0.98), eps 1e-6, wd 1e-5 scaled by lr_t / lr
     (not torch's lr_t * wd), no decay on norms/biases, clip 1.0 (clipping is not reported), LR 2e-4
-    with a 100M-token warmup, 384 x 8192-token batches.
+    with a 100M-token warmup, 384 x 8192-token batches; MLM phases (the baseline's MLM-30 and both
+    arms' MLM-15 decay) mask as ModernBERT's pipeline does: per-token Bernoulli, 80/10/10.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ PAPER2_OPTIM = OptimConfig(
     decay_norms_and_biases=False,
     clip=1.0,
 )
+PAPER2_MASKING: dict[str, Any] = dict(replacement="80-10-10", selection="bernoulli")
+"""ModernBERT's masking (per-token Bernoulli, 80/10/10 in expectation), used by both arms of paper 2."""
 
 
 def _layout(seq_len: int, global_batch: int, micro_batch_size: int, world_size: int) -> BatchLayout:
@@ -173,7 +176,7 @@ def _detour(
         name=f"detour-{first.tag}" if isinstance(first, CLM) else f"baseline-{first.tag}",
     )
     phase2 = Phase(
-        objective=MLM(mask_ratio=0.15),
+        objective=MLM(mask_ratio=0.15, **PAPER2_MASKING),
         tokens=math.ceil(tokens * decay_fraction),
         schedule=Schedule(kind="1-sqrt", end_fraction=0.1),
         name="decay-mlm15",
@@ -211,7 +214,7 @@ def detour(
 
 def detour_baseline(**kwargs: Any) -> RunConfig:
     """Paper 2's control: MLM-30% instead of CLM, then the same decay on identical data and compute."""
-    return _detour(MLM(mask_ratio=0.30), **{**_detour_defaults(), "freeze": "", **kwargs})
+    return _detour(MLM(mask_ratio=0.30, **PAPER2_MASKING), **{**_detour_defaults(), "freeze": "", **kwargs})
 
 
 def detour_freeze_low(**kwargs: Any) -> RunConfig:
