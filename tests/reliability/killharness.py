@@ -73,20 +73,20 @@ def install_trigger(kind: str, arg: int) -> None:
     from encoderlab.model import io as model_io
     from encoderlab.train import checkpoint as ckpt
     from encoderlab.train.metrics import JsonlSink
-    from encoderlab.train.trainer import Trainer
+    from encoderlab.train.step import TrainStep
 
     if kind == "train_step":  # gradients of step `arg` computed, update not applied
 
         def make(orig):
-            def fb(self, xs):
-                out = orig(self, xs)
-                if self.progress.step + 1 == arg:
-                    _die()
-                return out
+            def step(self, n):
+                if n + 1 == arg:  # die inside this call, after forward_backward, before the update
+                    fb = self.forward_backward
+                    self.forward_backward = lambda xs: (fb(xs), _die())[0]
+                return orig(self, n)
 
-            return fb
+            return step
 
-        _wrap(Trainer, "_forward_backward", make)
+        _wrap(TrainStep, "step", make)
     elif kind == "logged":  # metrics line of step `arg` written, its checkpoint not yet
 
         def make(orig):

@@ -1,6 +1,6 @@
 """GPU fast paths, each checked on CPU against the plain path (and on CUDA by `pytest -m gpu`).
 
-Every test compares one training step (loss and every parameter's gradient) of the `Trainer` with a
+Every test compares one training step (loss and every parameter's gradient) of the `TrainStep` with a
 flag on and off, on the same weights and batch. Tolerances: activation checkpointing recomputes the
 same ops in the same order, so it must be exact; flex vs sdpa (forward only on CPU: flex has no
 CPU backward) and compiled vs eager reorder float reductions, checked at 1e-5; bf16 rounds
@@ -21,11 +21,12 @@ from encoderlab.errors import UserError
 from encoderlab.model import Encoder, ModelConfig
 from encoderlab.model.attention import flex_available
 from encoderlab.objectives import CLM, MLM, lm_loss
-from encoderlab.train import OptimConfig, Phase, Trainer
+from encoderlab.train import OptimConfig, Phase
 from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World, gathered_model
 from encoderlab.train.optim import build_optimizer
 from encoderlab.train.parallelize import resolve_attn_impl, resolve_compile
+from encoderlab.train.step import TrainStep
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 PACKED = BatchLayout(seq_len=128, micro_batch_size=2)  # rows long enough for several documents
@@ -41,13 +42,13 @@ def _one_thread():
 
 def one_step(
     tmp_path, name: str, objective=None, **overrides
-) -> tuple[Trainer, float, dict[str, torch.Tensor]]:
-    """The trainer, loss and gradients of the first step of a one-phase tiny run."""
+) -> tuple[TrainStep, float, dict[str, torch.Tensor]]:
+    """The step, loss and gradients of the first step of a one-phase tiny run."""
     phases = (Phase(objective=objective or MLM(mask_ratio=0.3), steps=1),)
     cfg = tiny_run(tmp_path / name, phases=phases, **overrides)
-    trainer = Trainer(cfg)
-    trainer._enter(trainer.plan[0])
-    loss, _ = trainer._forward_backward(trainer._micro_batches(0))
+    trainer = TrainStep(cfg)
+    trainer.enter_phase(trainer.plan[0], 0)
+    loss, _ = trainer.forward_backward(trainer.micro_batches(0))
     grads = {n: p.grad.detach().float().cpu().clone() for n, p in trainer.model.named_parameters()}
     return trainer, loss, grads
 
@@ -72,14 +73,14 @@ def test_activation_checkpointing_gives_identical_loss_and_gradients(tmp_path):
     for trainer, runs_per_micro_batch in ((plain[0], 1), (ac[0], 2)):  # AC recomputes in backward
         calls = []
         handle = trainer.model.layers[0].mlp.register_forward_pre_hook(lambda *_, c=calls: c.append(1))
-        trainer._forward_backward(trainer._micro_batches(0))
+        trainer.forward_backward(trainer.micro_batches(0))
         handle.remove()
         assert len(calls) == runs_per_micro_batch * trainer.cfg.layout.grad_accum
     # Checkpointing replaces each block's forward in place: parameter names (checkpoints) unchanged.
     assert [n for n, _ in ac[0].model.named_parameters()] == [n for n, _ in plain[0].model.named_parameters()]
 
 
-def _loss(trainer: Trainer, xs) -> float:
+def _loss(trainer: TrainStep, xs) -> float:
     with torch.no_grad():
         total = sum(
             lm_loss(
@@ -102,7 +103,7 @@ def _loss(trainer: Trainer, xs) -> float:
 def test_flex_attention_for_packed_documents_matches_sdpa(tmp_path, objective):
     # flex_attention has no backward on CPU: forward parity here, the training step on CUDA below.
     trainer, loss, _ = one_step(tmp_path, "sdpa", objective, layout=PACKED)
-    xs = trainer._micro_batches(0)
+    xs = trainer.micro_batches(0)
     assert _loss(trainer, xs) == pytest.approx(loss, rel=1e-6)
     trainer.model.config = dataclasses.replace(trainer.model.config, attn_impl="flex")
     assert _loss(trainer, xs) == pytest.approx(loss, rel=1e-5)
@@ -111,7 +112,7 @@ def test_flex_attention_for_packed_documents_matches_sdpa(tmp_path, objective):
 def test_flex_training_on_cpu_is_refused_with_the_fallback_named(tmp_path):
     cfg = tiny_run(tmp_path / "run", scale=ScaleConfig(attn_impl="flex"))
     with pytest.raises(UserError, match="scale.attn_impl=auto or sdpa"):
-        Trainer(cfg)
+        TrainStep(cfg)
 
 
 def test_saved_models_record_the_portable_kernel_and_share_weights():
@@ -165,8 +166,8 @@ def test_sparse_head_and_packed_rows_without_padding(tmp_path):
     trainer, _, _ = one_step(tmp_path, "run", layout=PACKED)
     rows = []
     handle = trainer.model.lm_head.register_forward_hook(lambda m, inp, out: rows.append(inp[0].shape[0]))
-    xs = trainer._micro_batches(0)
-    trainer._forward_backward(xs)
+    xs = trainer.micro_batches(0)
+    trainer.forward_backward(xs)
     handle.remove()
     # The LM head sees only the masked positions (30%), not all B x T positions.
     assert rows == [x.n_targets for x in xs] and sum(rows) < 0.35 * sum(x.input_ids.numel() for x in xs)
@@ -180,7 +181,7 @@ def test_sparse_head_and_packed_rows_without_padding(tmp_path):
 @pytest.mark.parametrize("objective", [MLM(mask_ratio=0.3), CLM()], ids=["mlm", "clm"])
 def test_packed_document_attends_as_if_alone(tmp_path, objective):
     trainer, _, _ = one_step(tmp_path, "run", objective, layout=PACKED)
-    x = trainer._micro_batches(0)[0]
+    x = trainer.micro_batches(0)[0]
     row, doc = 0, 1
     keep = x.doc_ids[row] == doc
     assert keep.any() and not keep[0]  # a document in the middle of a packed row

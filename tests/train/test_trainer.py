@@ -162,8 +162,9 @@ def test_cpt_full_state_carries_optimizer_moments(tmp_path, reference):
 
     trainer = Trainer(cfg)
     saved, _, _ = ckpt.load_train_state(ckpt.checkpoint_dir(reference.out, 6))
-    assert saved.keys() == trainer.optim_state.keys()
-    assert float(trainer.optim_state["embed_tokens.weight"]["step"]) == 6.0
+    state = trainer.train_step.optimizer_state()
+    assert saved.keys() == state.keys()
+    assert float(state["embed_tokens.weight"]["step"]) == 6.0
     assert trainer.progress.step == 0  # a new run: steps restart
 
 
@@ -398,28 +399,28 @@ def test_deterministic_cuda_run_without_cublas_workspace_is_refused_before_writi
 
 def test_prefetched_batches_are_the_steps_own_across_a_phase_switch(tmp_path):
     """The batch prepared in the background for the next step is the one its own phase's objective makes."""
-    from encoderlab.train.trainer import Trainer
+    from encoderlab.train.step import TrainStep
 
-    trainer = Trainer(tiny_run(tmp_path))  # CLM for steps 0-2, MLM for 3-5
-    trainer._batches_for(2)  # queues step 3, the first MLM step
-    assert trainer._ahead is not None and trainer._ahead[0] == 3
-    prefetched = trainer._batches_for(3)
-    fresh = trainer._micro_batches(3)
+    step = TrainStep(tiny_run(tmp_path))  # CLM for steps 0-2, MLM for 3-5
+    step.batches_for(2)  # queues step 3, the first MLM step
+    assert step.queued_step == 3
+    prefetched = step.batches_for(3)
+    fresh = step.micro_batches(3)
     assert [x.attention_mode for x in prefetched] == ["bidirectional"] * 2
     for a, b in zip(prefetched, fresh):
         for name in ("input_ids", "targets", "doc_ids", "position_ids"):
             assert torch.equal(getattr(a, name), getattr(b, name)), name
-    trainer._batches_for(5)  # the last step queues nothing
-    assert trainer._ahead is None
+    step.batches_for(5)  # the last step queues nothing
+    assert step.queued_step is None
 
 
 def test_synthetic_document_length_reaches_the_source(tmp_path):
-    from encoderlab.train.trainer import Trainer
+    from encoderlab.train.step import TrainStep
 
     def first_docs(folder, doc_len):
         cfg = tiny_run(tmp_path / folder)
         cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, synthetic_doc_len=doc_len))
-        return Trainer(cfg).source.batch(0, 0, 0).doc_ids
+        return TrainStep(cfg).source.batch(0, 0, 0).doc_ids
 
     assert (first_docs("whole", 4096) == 0).all()
     assert first_docs("short", 8).max() > 0

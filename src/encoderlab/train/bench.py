@@ -2,7 +2,7 @@
 
 Both sides start from the same weights and run forward, backward and a torch AdamW step on the
 same packed rows, alternating step by step so background load hits both alike:
-  * encoderlab: the `Trainer`'s own step (objective `prepare` with seeded masks, document masks,
+  * encoderlab: the trainer's own `TrainStep` (objective `prepare` with seeded masks, document masks,
     sparse LM head, token-weighted loss) on the synthetic source;
   * transformers: `EuroBertForMaskedLM` + `DataCollatorForLanguageModeling` for MLM (80/10/10, the
     collator's default, so ours runs `80-10-10` too), `LlamaForCausalLM` + the collator with
@@ -24,7 +24,6 @@ import json
 import os
 import resource
 import statistics
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,7 @@ from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops
-from encoderlab.train.trainer import Trainer
+from encoderlab.train.step import StepResult, TrainStep
 
 
 def _hf_model(model, spec, objective: str):
@@ -123,7 +122,17 @@ PROFILE_STEPS = 3
 """Steps under torch.profiler with `--profile` (after the measured ones, so they stay unprofiled)."""
 
 
-def _profile(trainer: Trainer, peak: float, steps: range, table: Path) -> dict:
+def _step(ours: TrainStep, step: int) -> StepResult:
+    result = ours.step(step)
+    if not result.finite:
+        raise UserError(
+            f"the benchmark's step {step + 1} had a non-finite loss {result.loss} / grad norm {result.grad_norm}; "
+            "try --precision fp32 or a smaller size"
+        )
+    return result
+
+
+def _profile(ours: TrainStep, steps: range, table: Path) -> dict:
     """Run `steps` under torch.profiler; write the op table sorted by self time and sum device time.
 
     The profiler slows the host side, so its wall time per step is an upper bound; the device's busy
@@ -131,12 +140,12 @@ def _profile(trainer: Trainer, peak: float, steps: range, table: Path) -> dict:
     """
     from torch.profiler import ProfilerActivity, profile
 
-    cuda = trainer.device.type == "cuda"
+    cuda = ours.device.type == "cuda"
     activities = [ProfilerActivity.CPU, *([ProfilerActivity.CUDA] if cuda else [])]
     t0 = time.perf_counter()
     with profile(activities=activities) as prof:
         for step in steps:
-            trainer._train_step(step, peak)
+            _step(ours, step)
     wall = (time.perf_counter() - t0) / len(steps)
     events = prof.key_averages()
     sort = "self_device_time_total" if cuda else "self_cpu_time_total"
@@ -162,21 +171,19 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     }
     obj = MLM(mask_ratio=b.mask_ratio, replacement="80-10-10") if b.objective == "mlm" else CLM()
     layout = BatchLayout(seq_len=b.seq_len, micro_batch_size=b.batch)
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg = RunConfig(
-            model=ModelSpec(size=b.size),
-            data=DataConfig(synthetic_vocab=b.vocab, synthetic_doc_len=b.doc_len),
-            layout=layout,
-            optim=OptimConfig(),
-            phases=(Phase(objective=obj, steps=b.warmup + b.steps + PROFILE_STEPS),),
-            out=tmp,
-            device=b.device,
-            precision=b.precision,
-            progress=False,
-            scale=ScaleConfig(compile=b.compile),
-        )
-        ours = Trainer(cfg)
-    ours._enter(ours.plan[0])
+    cfg = RunConfig(
+        model=ModelSpec(size=b.size),
+        data=DataConfig(synthetic_vocab=b.vocab, synthetic_doc_len=b.doc_len),
+        layout=layout,
+        optim=OptimConfig(),
+        phases=(Phase(objective=obj, steps=b.warmup + b.steps + PROFILE_STEPS),),
+        device=b.device,
+        precision=b.precision,
+        progress=False,
+        scale=ScaleConfig(compile=b.compile),
+    )
+    ours = TrainStep(cfg)  # writes nothing: no run folder
+    ours.enter_phase(ours.plan[0], 0)
     dev, spec = ours.device, ours.spec
     if b.vs_hf:
         hf = _hf_model(ours.model, spec, b.objective)
@@ -218,19 +225,19 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     flops: dict[str, list[int]] = {side: [] for side in sides}
     track("transformers")  # start ours from a clean allocator peak
     for step in range(b.warmup + b.steps):
-        rec = ours._train_step(step, peak)
+        rec = _step(ours, step)
         track("encoderlab")
         if b.vs_hf:
             dt, _ = hf_step(step)
             track("transformers")
         if step < b.warmup:
             continue
-        xs = ours._micro_batches(step)  # recomputed for counting only (cheap, deterministic)
-        times["encoderlab"].append(layout.tokens_per_step / rec["tokens_per_s"])
-        flops["encoderlab"].append(3 * sum(forward_flops(ours.model.config, x) for x in xs))
+        times["encoderlab"].append(rec.seconds)
+        flops["encoderlab"].append(rec.flops)
         if not b.vs_hf:
             continue
         times["transformers"].append(dt)
+        xs = ours.micro_batches(step)  # recomputed for counting only (cheap, deterministic)
         whole = ObjectiveInputs(
             input_ids=xs[0].input_ids,
             position_ids=xs[0].position_ids,
@@ -251,7 +258,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
             "device": str(dev),
             "precision": b.precision,
             "compile": b.compile,
-            "attn_impl": getattr(ours.model.config, "attn_impl", "sdpa"),
+            "attn_impl": ours.model.attn_impl,
             "threads": torch.get_num_threads(),
             "inductor_env": inductor_env,
             "peak_flops": peak,
@@ -270,9 +277,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
             result[side]["peak_memory_mib"] = memory[side]
     if b.profile is not None:
         measured = b.warmup + b.steps
-        result["encoderlab"]["profile"] = _profile(
-            ours, peak, range(measured, measured + PROFILE_STEPS), b.profile
-        )
+        result["encoderlab"]["profile"] = _profile(ours, range(measured, measured + PROFILE_STEPS), b.profile)
     if dev.type == "cpu":  # ru_maxrss is KiB on Linux; one number for the whole process
         result["process_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     if b.vs_hf:

@@ -1,0 +1,106 @@
+"""What a run is built from: its token stream, tokenizer, model and device.
+
+These are pure constructors: they read the config, the prepared data and an `init` model, and
+write nothing, so the training step (`step.py`), the trainer and the benchmark build the same
+things the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
+from encoderlab.errors import UserError
+from encoderlab.model.config import ModelConfig
+from encoderlab.model.encoder import Encoder
+from encoderlab.model.hub import check_compatible, load_pretrained
+from encoderlab.model.io import is_model_folder, load_model_folder
+from encoderlab.model.protocol import LanguageModel
+from encoderlab.train import checkpoint as ckpt
+from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
+
+
+def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
+    """The configured token stream: a prepared folder's reader, or synthetic documents."""
+    if data.path == "synthetic":
+        from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
+
+        return SyntheticSource(
+            layout, synthetic_spec(data.synthetic_vocab), seed=data.seed, mean_doc_len=data.synthetic_doc_len
+        )
+    if not data.path:
+        raise UserError("data.path is empty; set it to a prepared data folder (or 'synthetic')")
+    if not Path(data.path).is_dir():
+        raise UserError(f"data.path {data.path} is not a folder; run `encoderlab data prepare` first")
+    from encoderlab.data.reader import PackedReader
+
+    return PackedReader(Path(data.path), layout, seed=data.seed, split="train")
+
+
+def data_tokenizer(data: DataConfig):
+    """The tokenizer stored with prepared data; for synthetic data a word-level one over its ids, so
+    a synthetic run's models export and evaluate like any other (their words are `t<id>`)."""
+    if data.path == "synthetic":
+        from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
+
+        return synthetic_tokenizer(synthetic_spec(data.synthetic_vocab))
+    folder = Path(data.path) / "tokenizer"
+    if not folder.is_dir():
+        return None
+    from encoderlab.data.tokenizer import load_tokenizer
+
+    return load_tokenizer(str(folder))
+
+
+def find_checkpoint(path: Path) -> Path | None:
+    """A checkpoint folder itself, or the latest complete checkpoint of a run folder."""
+    if (path / "state.json").is_file():
+        return path
+    steps = ckpt.complete_checkpoints(path)
+    return ckpt.checkpoint_dir(path, steps[-1]) if steps else None
+
+
+def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[LanguageModel, Any]:
+    """A fresh model of the named size, or the `init` source's weights (and its tokenizer)."""
+    if not spec_cfg.init:
+        cfg = ModelConfig.from_size(
+            spec_cfg.size,
+            vocab_size=spec.vocab_size,
+            max_seq_len=max(2048, seq_len),
+            pad_id=spec.pad_id,
+            bos_id=spec.bos_id,
+            eos_id=spec.eos_id,
+            mask_id=spec.mask_id,
+        )
+        return Encoder(cfg), None
+    source = Path(spec_cfg.init)
+    found = find_checkpoint(source) if source.is_dir() else None
+    if spec_cfg.load == "full" and found is None:
+        raise UserError(
+            f"model.load=full needs an encoderlab checkpoint or run folder with checkpoints, got {source}; "
+            "use model.load=weights for other sources"
+        )
+    if found is not None:
+        source = found / "model"
+    if is_model_folder(source):
+        model, tokenizer = load_model_folder(source), None
+    else:
+        pre = load_pretrained(str(source))
+        model, tokenizer = pre.model, pre.tokenizer
+    check_compatible(model, spec, tokenizer="the data's tokenizer")
+    if model.config.max_seq_len < seq_len:
+        raise UserError(
+            f"model {spec_cfg.init} accepts {model.config.max_seq_len} tokens but layout.seq_len is {seq_len}; "
+            f"set layout.seq_len <= {model.config.max_seq_len}"
+        )
+    return model, tokenizer
+
+
+def resolve_device(cfg: RunConfig) -> torch.device:
+    """The device `cfg.device` names: `auto` is CUDA when visible; `cuda` without one is refused."""
+    if cfg.device == "cuda" and not torch.cuda.is_available():
+        raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
+    return torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")

@@ -1,0 +1,211 @@
+"""One optimizer update at a time: the training step, apart from the loop that drives it.
+
+`TrainStep` owns what a step computes with: the model (and the module `parallelize` returns to
+run its forward), the token stream, the phase's optimizer and the objective that prepares each
+micro-batch. `Trainer` (trainer.py) owns everything around it: the run folder, resume, the
+checkpoint cadence, the NaN policy, metrics sinks and MFU. The split follows OLMo-core's
+`TrainModule` / `Trainer`: the step is usable without a run folder (benchmarks, tests, notebooks)
+because building one writes nothing.
+
+Design
+  * A step prepares all micro-batches first, counts the targets of the whole global batch, and
+    backpropagates each micro-batch's summed loss divided by that count: gradient accumulation
+    and data parallelism give exactly the token-weighted mean of one big batch.
+  * The step calls `objective.prepare` and the shared `lm_loss`; it never looks at the objective's
+    name. `enter_phase` rebuilds the optimizer over the phase's trainable parameters and carries
+    the moments by parameter name (unless the phase resets them); frozen parameters' moments are
+    kept aside and come back when a later phase trains them again.
+  * Because a step's batches are a pure function of the step, the next step's are prepared on a
+    background thread while this one runs on the device (the GPU otherwise idles while the host
+    reads, masks and packs); a prefetch for any other step than the one asked for is dropped.
+  * A non-finite loss or gradient norm applies no update: `step` zeroes the gradients and says so
+    in its result; what happens next (stop, skip, roll back) is the trainer's policy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import torch
+
+from encoderlab.data.batch import BatchSource
+from encoderlab.model.config import ModelConfig
+from encoderlab.objectives import ObjectiveInputs, lm_loss, objective_generator
+from encoderlab.train.build import build_model, build_source, data_tokenizer, resolve_device
+from encoderlab.train.config import PlannedPhase, RunConfig
+from encoderlab.train.distributed import World, all_reduce_sum, init_world, no_sync, shard_optim_state
+from encoderlab.train.flops import train_flops
+from encoderlab.train.freeze import apply_freeze, parse_layers
+from encoderlab.train.memory import check_fits
+from encoderlab.train.optim import StateByName, build_optimizer, load_state_by_name, state_by_name
+from encoderlab.train.parallelize import parallelize
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one call of `TrainStep.step` did."""
+
+    loss: float
+    """Token-weighted mean loss over the global batch."""
+    grad_norm: float
+    """Norm of the trainable parameters' gradients before clipping."""
+    lr: float
+    """Learning rate of this update."""
+    n_targets: int
+    """Positions with a loss in this rank's micro-batches."""
+    flops: int
+    """Counted matmul FLOPs of the global batch's forward and backward (`flops.py`)."""
+    seconds: float
+    """Wall time from preparing the batches to the end of the update."""
+
+    @property
+    def finite(self) -> bool:
+        """False when the loss or gradient norm was NaN/inf (no update was applied)."""
+        return math.isfinite(self.loss) and math.isfinite(self.grad_norm)
+
+
+class TrainStep:
+    """The model, the phase's optimizer and one optimizer update per `step(n)`; writes no files.
+
+    Building one builds the token stream (unless `source` is given), checks every phase's objective
+    against it, refuses a model that cannot fit, and builds the model (seeded by `cfg.seed`).
+    """
+
+    def __init__(self, cfg: RunConfig, *, source: BatchSource | None = None, world: World | None = None):
+        self.cfg = cfg
+        self.world = world if world is not None else init_world(cfg.layout.world_size)
+        self.plan = cfg.plan()
+        self.source = source or build_source(cfg.data, cfg.layout)
+        self.spec = self.source.spec
+        for p in self.plan:
+            p.phase.objective.check(self.spec)
+        self.device = resolve_device(cfg)
+        if not cfg.model.init:  # an impossible size is refused before allocating (see memory.py)
+            check_fits(ModelConfig.from_size(cfg.model.size, self.spec.vocab_size), cfg, self.device)
+        torch.manual_seed(cfg.seed)
+        model, tokenizer = build_model(cfg.model, self.spec, cfg.layout.seq_len)
+        self.tokenizer = tokenizer or data_tokenizer(cfg.data)
+        self.model = model.to(self.device)
+        self.forward_model = parallelize(self.model, self.world, cfg.scale, self.device, cfg.precision)
+        self.optim_state: StateByName = {}
+        """Optimizer state not in the live optimizer: loaded, or kept aside for frozen parameters."""
+        self.phase: PlannedPhase | None = None
+        self.optimizer: torch.optim.Optimizer | None = None
+        self.frozen: list[str] = []
+        self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoderlab-batches")
+        self._ahead: tuple[int, Future] | None = None
+
+    # ---- phases and optimizer ----------------------------------------------------------------
+    def phase_at(self, step: int) -> PlannedPhase:
+        """The phase that step `step` (0-based) belongs to."""
+        return next(p for p in self.plan if p.start <= step < p.end)
+
+    def ready_for(self, step: int) -> bool:
+        """True when the current phase and optimizer are the ones step `step` trains with."""
+        p = self.phase
+        return p is not None and self.optimizer is not None and p.start <= step < p.end
+
+    def enter_phase(self, phase: PlannedPhase, step: int) -> None:
+        """Apply `phase`'s freezing and (re)build the optimizer with the carried state, at `step`.
+
+        The moments are dropped when the phase resets the optimizer and `step` is its first step
+        (resuming in the middle of such a phase keeps the checkpoint's moments).
+        """
+        state = self.optimizer_state()
+        if phase.phase.reset_optimizer and step == phase.start:
+            state = {}
+        self.frozen = apply_freeze(self.model, parse_layers(phase.phase.freeze, self.model.config.n_layers))
+        self.optimizer = build_optimizer(self.model, self.cfg.optim, self.device)
+        load_state_by_name(self.optimizer, self.model, shard_optim_state(state, self.model))
+        self.optim_state = {k: v for k, v in state.items() if k in set(self.frozen)}
+        self.phase = phase
+
+    def optimizer_state(self) -> StateByName:
+        """Every parameter's optimizer state: live for trained ones, kept aside for frozen ones.
+
+        Collective under FSDP2 (every rank must call it).
+        """
+        if self.optimizer is None:
+            return self.optim_state
+        return {**self.optim_state, **state_by_name(self.optimizer, self.model)}
+
+    def load_optimizer_state(self, state: StateByName) -> None:
+        """Replace the optimizer state (resume, rollback); the next step re-enters its phase."""
+        self.optim_state, self.optimizer, self.phase = state, None, None
+
+    # ---- batches -----------------------------------------------------------------------------
+    def micro_batches(self, step: int) -> list[ObjectiveInputs]:
+        """Step `step`'s micro-batches of this rank, prepared by the objective of that step's phase."""
+        objective, layout = self.phase_at(step).phase.objective, self.cfg.layout
+        return [
+            objective.prepare(
+                self.source.batch(step, m, self.world.rank),
+                self.spec,
+                objective_generator(self.cfg.seed, step, layout.slot(m, self.world.rank)),
+            )
+            for m in range(layout.grad_accum)
+        ]
+
+    def batches_for(self, step: int) -> list[ObjectiveInputs]:
+        """`micro_batches(step)`, taken from the prefetch when it is that step's; queues the next step's."""
+        ahead, self._ahead = self._ahead, None
+        xs = ahead[1].result() if ahead is not None and ahead[0] == step else self.micro_batches(step)
+        if step + 1 < self.plan[-1].end:
+            self._ahead = (step + 1, self._prefetcher.submit(self.micro_batches, step + 1))
+        return xs
+
+    @property
+    def queued_step(self) -> int | None:
+        """The step whose batches are being prepared in the background, if any."""
+        return None if self._ahead is None else self._ahead[0]
+
+    # ---- the update --------------------------------------------------------------------------
+    def forward_backward(self, xs: list[ObjectiveInputs]) -> tuple[float, float]:
+        """Accumulate gradients over micro-batches and clip; (mean loss, grad norm before clipping)."""
+        n_total = all_reduce_sum(torch.tensor(float(sum(x.n_targets for x in xs))), self.world)
+        n_total = n_total.clamp(min=1.0).to(self.device)
+        loss_sum = torch.zeros((), device=self.device)
+        for m, x in enumerate(xs):
+            x = x.to(self.device)
+            with (
+                no_sync(self.forward_model, sync=m == len(xs) - 1),
+                torch.autocast(self.device.type, torch.bfloat16, enabled=self.cfg.precision == "bf16"),
+            ):
+                hidden = self.forward_model(
+                    x.input_ids,
+                    attention_mode=x.attention_mode,
+                    position_ids=x.position_ids,
+                    doc_ids=x.doc_ids,
+                ).last_hidden_state
+                total, _ = lm_loss(self.model, hidden, x.targets)
+            (total / n_total).backward()
+            loss_sum += total.detach()
+        loss = all_reduce_sum(loss_sum, self.world) / n_total
+        trainable = [p for p in self.model.parameters() if p.requires_grad]
+        clip = self.cfg.optim.clip or float("inf")
+        grad_norm = torch.nn.utils.clip_grad_norm_(trainable, clip)
+        return float(loss), float(grad_norm)
+
+    def step(self, step: int) -> StepResult:
+        """One optimizer update at `step` (0-based) in the entered phase; no update when non-finite."""
+        phase = self.phase
+        lr = self.cfg.optim.lr * phase.phase.schedule.factor(step - phase.start, phase.steps)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        t0 = time.perf_counter()
+        xs = self.batches_for(step)
+        loss, grad_norm = self.forward_backward(xs)
+        n_targets = sum(x.n_targets for x in xs)
+        if not (math.isfinite(loss) and math.isfinite(grad_norm)):
+            self.optimizer.zero_grad(set_to_none=True)
+            return StepResult(loss, grad_norm, lr, n_targets, 0, time.perf_counter() - t0)
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        dt = time.perf_counter() - t0
+        flops = train_flops(self.model.config, xs) * self.cfg.layout.world_size
+        return StepResult(loss, grad_norm, lr, n_targets, flops, dt)

@@ -1,0 +1,56 @@
+"""The public training step (`train/step.py`): usable without a run folder, and exactly the
+trainer's step.
+
+Driving a `TrainStep` by hand through both phases of the tiny run must give the losses, gradient
+norms, learning rates and final weights that `pretrain` logs and saves, bit for bit: the trainer
+adds the loop, files and policies around the step and nothing to what the step computes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors.torch import load_file
+from tests.train.helpers import metrics, tiny_run
+
+from encoderlab.train import pretrain
+from encoderlab.train.step import TrainStep
+
+
+def test_building_and_stepping_writes_no_files(tmp_path):
+    step = TrainStep(tiny_run(tmp_path / "run"))
+    step.enter_phase(step.plan[0], 0)
+    assert step.step(0).finite
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_steps_driven_by_hand_are_the_trainers_bit_for_bit(tmp_path):
+    cfg = tiny_run(tmp_path / "run")
+    pretrain(cfg)
+    logged = metrics(cfg.out)
+    step = TrainStep(cfg)
+    results = []
+    for n in range(cfg.plan()[-1].end):
+        if not step.ready_for(n):
+            step.enter_phase(step.phase_at(n), n)
+        results.append(step.step(n))
+    assert [(r.loss, r.grad_norm, r.lr, r.n_targets, r.flops) for r in results] == [
+        (m["loss"], m["grad_norm"], m["lr"], m["targets"], m["flops"]) for m in logged
+    ]
+    saved = load_file(str(Path(cfg.out) / "final" / "model.safetensors"))
+    for name, p in step.model.state_dict().items():
+        assert torch.equal(p, saved[name]), name
+
+
+def test_a_non_finite_step_applies_no_update(tmp_path):
+    step = TrainStep(tiny_run(tmp_path / "run"))
+    step.enter_phase(step.plan[0], 0)
+    before = {k: v.clone() for k, v in step.model.state_dict().items()}
+    with torch.no_grad():
+        step.model.layers[0].mlp.down_proj.weight[0, 0] = float("nan")
+    result = step.step(0)
+    assert not result.finite and result.flops == 0
+    assert all(p.grad is None for p in step.model.parameters())
+    after = step.model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before if k != "layers.0.mlp.down_proj.weight")
