@@ -145,6 +145,8 @@ def test_layer_parsing_and_sweeps():
 def test_freezing_presets_name_the_same_layers_as_the_detour_freeze_recipes():
     assert parse_layers("paper2-low", 22) == tuple(range(0, 8))
     assert parse_layers("paper2-mid", 22) == tuple(range(8, 15))
+    for n in (4, 12, 22, 28):  # the sweep's groups are the freezing groups at every depth
+        assert layer_groups(n) == [parse_layers(f"paper2-{g}", n) for g in ("low", "mid", "late")]
 
 
 def test_sweep_saves_every_transplant_and_scores_the_gap_recovered(tmp_path, tokenizer):

@@ -6,12 +6,14 @@ import json
 import math
 
 import pytest
+import torch
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM
 from encoderlab.train import RECIPES, build_recipe
 from encoderlab.train.freeze import parse_layers
+from encoderlab.train.recipes import recipe_params
 from encoderlab.train.schedule import Schedule
 
 
@@ -83,12 +85,53 @@ def test_detour_and_baseline_share_data_and_compute():
     assert a.data == b.data and a.layout == b.layout and a.steps == b.steps
 
 
-def test_freeze_presets_and_their_scaling():
-    assert build_recipe("detour-freeze-low").phases[0].freeze == "paper2-low"
-    assert build_recipe("detour-freeze-mid").phases[1].freeze == ""
-    assert parse_layers("paper2-low", 22) == tuple(range(8))
-    assert parse_layers("paper2-mid", 28) == tuple(range(8, 15))
-    assert parse_layers("paper2-low", 4) == (0,) and parse_layers("paper2-mid", 4) == (1, 2)
+def test_freeze_runs_of_the_paper():
+    low, mid, low_decay = (build_recipe(f"detour-freeze-{n}") for n in ("low", "mid", "low-decay"))
+    assert [p.freeze for p in low.phases] == ["paper2-low", ""]
+    assert [p.freeze for p in mid.phases] == ["paper2-mid", ""]
+    assert [p.freeze for p in low_decay.phases] == ["", "paper2-low"]  # frozen during the decay only
+    assert all(cfg.steps == build_recipe("detour").steps for cfg in (low, mid, low_decay))
+    assert [p.freeze for p in build_recipe("detour-baseline").phases] == ["", ""]
+    assert "freeze_decay" not in recipe_params("detour-freeze-low-decay")
+
+
+def test_freeze_low_during_the_decay_keeps_those_blocks_bit_identical(tmp_path):
+    """The recipe on `tiny` (4 blocks, low group {0}): block 0 trains in the CLM phase, then stays
+    bit-identical through the decay although the decoupled AdamW moments and decay are carried."""
+    import dataclasses
+
+    from safetensors.torch import load_file
+
+    from encoderlab.train import pretrain
+
+    params = ["size=tiny", "data=synthetic", "seq_len=64", "global_batch=8", "micro_batch_size=4"]
+    cfg = build_recipe(
+        "detour-freeze-low-decay", [*params, "tokens=2048", "decay_fraction=0.5", "warmup_tokens=512"]
+    )
+    cfg = dataclasses.replace(cfg, precision="fp32", out=str(tmp_path / "run"), device="cpu", progress=False)
+    assert cfg.optim.kind == "decoupled_adamw" and [p.steps for p in cfg.plan()] == [4, 2]
+    pretrain(cfg)
+    before = load_file(str(tmp_path / "run/checkpoints/step_0000004/model/model.safetensors"))
+    after = load_file(str(tmp_path / "run/final/model.safetensors"))
+    block = {i: [k for k in before if k.startswith(f"layers.{i}.")] for i in (0, 1)}
+    assert block[0] and all(torch.equal(before[k], after[k]) for k in block[0])
+    assert any(not torch.equal(before[k], after[k]) for k in block[1])
+
+
+def test_paper2_groups_are_the_papers_on_22_layers_and_proportional_elsewhere():
+    def groups(n):
+        return [parse_layers(f"paper2-{g}", n) for g in ("low", "mid", "late")]
+
+    r = lambda a, b: tuple(range(a, b))  # noqa: E731
+    assert groups(22) == [r(0, 8), r(8, 15), r(15, 22)]  # the paper's (thesis ch. 5)
+    assert groups(28) == [r(0, 10), r(10, 19), r(19, 28)]  # ModernBERT-large: ours
+    assert groups(12) == [r(0, 4), r(4, 8), r(8, 12)]
+    assert groups(4) == [(0,), (1, 2), (3,)] and groups(3) == [(0,), (1,), (2,)]
+    for n in range(3, 60):  # every depth: three non-empty contiguous groups covering every layer
+        flat = [i for g in groups(n) for i in g]
+        assert flat == list(range(n)) and all(groups(n))
+    with pytest.raises(UserError, match="need at least 3 layers"):
+        parse_layers("paper2-low", 2)
     assert parse_layers("0-2,5", 6) == (0, 1, 2, 5)
     for bad in ("0-9", "a-b", "3-1"):
         with pytest.raises(UserError, match="freeze spec"):

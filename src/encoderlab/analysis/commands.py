@@ -125,7 +125,7 @@ def transplant_command(
         model_a: The donor of the chosen parameters (e.g. the CLM-detour model).
         model_b: The recipient: everything not chosen comes from it (e.g. the MLM model).
         out: The model folder to write (one transplant), or the folder of a sweep's model folders.
-        layers: Block indices: 0-7, 3, 0-3,8 or a freezing preset (paper2-low, paper2-mid).
+        layers: Block indices: 0-7, 3, 0-3,8 or a freezing preset (paper2-low, paper2-mid, paper2-late).
         part: The whole block, or only its attention or MLP sub-block.
         embeddings: Also take the input embedding from A.
         head: Also take the final norm and LM head from A.

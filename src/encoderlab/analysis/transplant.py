@@ -37,6 +37,7 @@ from tqdm.auto import tqdm
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model import Encoder
+from encoderlab.train.freeze import paper2_groups
 from encoderlab.train.freeze import parse_layers as shared_parse_layers
 
 Part = Literal["block", "attention", "mlp"]
@@ -71,8 +72,8 @@ class TransplantSpec:
 
 
 def parse_layers(text: str, n_layers: int) -> tuple[int, ...]:
-    """'0-7', '3', '0-3,8,10-11' or a freezing preset ('paper2-low', 'paper2-mid': the same layers
-    the detour-freeze recipes freeze) as sorted block indices, each checked against the depth."""
+    """'0-7', '3', '0-3,8,10-11' or a freezing preset ('paper2-low', 'paper2-mid', 'paper2-late': the
+    same layers the detour-freeze recipes freeze) as sorted block indices, checked against the depth."""
     return check_layers(
         shared_parse_layers(text, n_layers, what="layer range", owner="the models have"), n_layers
     )
@@ -163,7 +164,11 @@ def save_transplant(
 
 
 def layer_groups(n_layers: int, n_groups: int = 3) -> list[tuple[int, ...]]:
-    """Contiguous low/mid/late groups, earlier groups one larger when uneven (22 -> 0-7, 8-14, 15-21)."""
+    """Contiguous groups of blocks: for 3, paper 2's low/mid/late groups, the same the freezing
+    presets name (`train.freeze.paper2_groups`: 22 -> 0-7, 8-14, 15-21; 28 -> 0-9, 10-18, 19-27);
+    otherwise equal splits, earlier groups one larger when uneven."""
+    if n_groups == 3:
+        return [tuple(g) for g in paper2_groups(n_layers)]
     return [tuple(int(i) for i in g) for g in np.array_split(np.arange(n_layers), n_groups)]
 
 

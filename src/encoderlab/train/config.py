@@ -124,7 +124,7 @@ class Phase:
     reset_optimizer: bool = False
     """Drop the AdamW moments at this phase's start (default: carry them over)."""
     freeze: str = ""
-    """Layers left out of the optimizer during this phase: `0-7`, `0-3,9`, `paper2-low`, `paper2-mid`."""
+    """Layers left out of the optimizer during this phase: `0-7`, `0-3,9`, `paper2-low|mid|late`."""
     name: str = ""
     """Label in metrics and logs (default: index and objective, e.g. `0-clm`)."""
 

@@ -7,10 +7,14 @@ over trainable parameters only, so neither Adam's update nor weight decay can to
 gradient clipping sees only what is trained. Their AdamW moments, if any, are kept aside by name
 and come back when a later phase unfreezes them. The mechanism is recorded in run metadata.
 
-Layer specs: `""` (nothing), ranges and lists (`0-7`, `0-3,9`), or paper 2's presets measured
-on its 22-layer base model, `paper2-low` = layers 0-7 and `paper2-mid` = layers 8-14. On a model
-with fewer than 22 layers the presets scale proportionally (low = the first round(8/22 L) layers,
-at least one; mid = up to round(15/22 L)), so `tiny` (4 layers) freezes {0} and {1, 2}.
+Layer specs: `""` (nothing), ranges and lists (`0-7`, `0-3,9`), or paper 2's groups
+`paper2-low`, `paper2-mid`, `paper2-late` (`paper2_groups`). The paper states them for its
+22-layer base models only (ModernBERT-base, ModernCamemBERT-base: 0-7, 8-14, 15-21; thesis ch. 5,
+and no grouping for large anywhere). For every other depth we scale the two boundaries
+proportionally, round(8L/22) and round(15L/22): ModernBERT-large (28 layers) gets 0-9, 10-18,
+19-27, a 12-layer BERT 0-3, 4-7, 8-11, `tiny` (4 layers) {0}, {1, 2}, {3}. That mapping is ours,
+not the paper's. The same groups are the low/mid/late rows of transplant sweeps and the "low
+layers" of the CKA claim, so the three analyses always name the same blocks.
 """
 
 from __future__ import annotations
@@ -23,17 +27,21 @@ from encoderlab.errors import UserError
 
 MECHANISM = "requires_grad=False and excluded from the optimizer (no Adam update, no weight decay)"
 PAPER2_DEPTH = 22
-PRESETS = {"paper2-low": (0, 8), "paper2-mid": (8, 15)}
+PAPER2_BOUNDARIES = (8, 15)
+"""First blocks of paper 2's mid and late groups on its 22-layer base (low = 0-7, mid = 8-14, late = 15-21)."""
+PRESETS = ("paper2-low", "paper2-mid", "paper2-late")
 
 
-def _preset(name: str, n_layers: int) -> range:
-    lo, hi = PRESETS[name]
-    if n_layers >= PAPER2_DEPTH:
-        return range(lo, hi)
-    low_end = max(1, round(8 * n_layers / PAPER2_DEPTH))
-    if name == "paper2-low":
-        return range(0, low_end)
-    return range(low_end, max(low_end + 1, round(15 * n_layers / PAPER2_DEPTH)))
+def paper2_groups(n_layers: int) -> tuple[range, range, range]:
+    """Paper 2's low, mid and late blocks for a model of `n_layers` blocks (see the module docstring)."""
+    if n_layers < 3:
+        raise UserError(
+            f"paper 2's low/mid/late layer groups need at least 3 layers, the model has {n_layers}; "
+            "give the layers explicitly, e.g. 0"
+        )
+    low_end = max(1, round(PAPER2_BOUNDARIES[0] * n_layers / PAPER2_DEPTH))
+    mid_end = max(low_end + 1, round(PAPER2_BOUNDARIES[1] * n_layers / PAPER2_DEPTH))
+    return range(0, low_end), range(low_end, mid_end), range(mid_end, n_layers)
 
 
 def parse_layers(
@@ -48,7 +56,7 @@ def parse_layers(
     if not spec:
         return ()
     if spec in PRESETS:
-        return tuple(_preset(spec, n_layers))
+        return tuple(paper2_groups(n_layers)[PRESETS.index(spec)])
     layers: set[int] = set()
     for part in spec.replace(" ", "").split(","):
         match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)

@@ -166,6 +166,7 @@ def _detour(
     world_size: int,
     checkpoint_every: int = 500,
     optim: OptimConfig = PAPER2_OPTIM,
+    freeze_decay: str = "",
 ) -> RunConfig:
     layout = _layout(seq_len, global_batch, micro_batch_size, world_size)
     phase1 = Phase(
@@ -179,6 +180,7 @@ def _detour(
         objective=MLM(mask_ratio=0.15, **PAPER2_MASKING),
         tokens=math.ceil(tokens * decay_fraction),
         schedule=Schedule(kind="1-sqrt", end_fraction=0.1),
+        freeze=freeze_decay,
         name="decay-mlm15",
     )
     return RunConfig(
@@ -206,25 +208,35 @@ def detour(
     world_size: int = 1,
     checkpoint_every: int = 500,
     freeze: str = "",
+    freeze_decay: str = "",
 ) -> RunConfig:
-    """Paper 2: CLM for `tokens`, then MLM-15% decay for 10% of them (1-sqrt to 10% LR, optimizer kept)."""
+    """Paper 2: CLM for `tokens`, then MLM-15% decay for 10% of them (1-sqrt to 10% LR, optimizer kept);
+    `freeze` / `freeze_decay`: layers frozen during the CLM phase / the decay."""
     args = dict(locals())
     return _detour(CLM(), **args)
 
 
 def detour_baseline(**kwargs: Any) -> RunConfig:
     """Paper 2's control: MLM-30% instead of CLM, then the same decay on identical data and compute."""
-    return _detour(MLM(mask_ratio=0.30, **PAPER2_MASKING), **{**_detour_defaults(), "freeze": "", **kwargs})
+    return _detour(
+        MLM(mask_ratio=0.30, **PAPER2_MASKING),
+        **{**_detour_defaults(), "freeze": "", "freeze_decay": "", **kwargs},
+    )
 
 
 def detour_freeze_low(**kwargs: Any) -> RunConfig:
-    """The detour with layers 0-7 frozen during the CLM phase (scaled on models under 22 layers)."""
+    """The detour with layers 0-7 frozen during the CLM phase (`paper2-low`; other depths scale)."""
     return detour(**{**kwargs, "freeze": "paper2-low"})
 
 
 def detour_freeze_mid(**kwargs: Any) -> RunConfig:
-    """The detour with layers 8-14 frozen during the CLM phase (scaled on models under 22 layers)."""
+    """The detour with layers 8-14 frozen during the CLM phase (`paper2-mid`; other depths scale)."""
     return detour(**{**kwargs, "freeze": "paper2-mid"})
+
+
+def detour_freeze_low_decay(**kwargs: Any) -> RunConfig:
+    """The detour with layers 0-7 frozen during the MLM decay instead (paper 2's third freeze run)."""
+    return detour(**{**kwargs, "freeze_decay": "paper2-low"})
 
 
 def _detour_defaults() -> dict[str, Any]:
@@ -281,6 +293,7 @@ RECIPES: dict[str, Callable[..., RunConfig]] = {
     "detour-baseline": detour_baseline,
     "detour-freeze-low": detour_freeze_low,
     "detour-freeze-mid": detour_freeze_mid,
+    "detour-freeze-low-decay": detour_freeze_low_decay,
     "smoke-mlm": smoke_mlm,
     "smoke-clm": smoke_clm,
     "smoke-clm-mlm": smoke_clm_mlm,
@@ -296,7 +309,11 @@ def recipe_params(name: str) -> dict[str, Any]:
     hints = {k: v for k, v in typing.get_type_hints(fn).items() if k not in ("return", "kwargs")}
     if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
         base = pfs_clm_mlm if name.startswith("pfs") else detour
-        wrapped = {k: v for k, v in typing.get_type_hints(base).items() if k not in ("return", "freeze")}
+        wrapped = {
+            k: v
+            for k, v in typing.get_type_hints(base).items()
+            if k not in ("return", "freeze", "freeze_decay")
+        }
         hints = {**wrapped, **hints}
         drop = {"pfs-mlm": ("clm_fraction",), "pfs-clm": ("clm_fraction", "ratio")}.get(name, ())
         hints = {k: v for k, v in hints.items() if k not in drop}
