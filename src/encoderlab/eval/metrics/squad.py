@@ -6,8 +6,10 @@
     whitespace collapsed) before comparison;
   * exact match and token-bag F1 take the maximum over the gold answers of a question;
   * v1.1: an empty prediction has F1 0 (the v1.1 script has no special case);
-  * v2.0: gold answers that normalise to "" are dropped, a question with none is unanswerable and
-    its only gold answer is ""; F1 between two empty token lists is 1, with one empty it is 0;
+  * v2.0: a question is answerable when it has any gold answer (`bool(answers)`, the script's
+    `make_qid_to_has_ans`), even one such as "the" that normalises to ""; for scoring, gold
+    answers that normalise to "" are dropped and a question left with none has "" as its only
+    gold answer; F1 between two empty token lists is 1, with one empty it is 0;
     with no-answer probabilities, a prediction whose probability exceeds the threshold counts as
     "no answer"; scores are split into HasAns/NoAns and the best threshold is searched as in the
     official `find_best_thresh`.
@@ -67,7 +69,7 @@ def squad_v2(
     """
     _check_ids(gold, pred)
     na_probs = na_probs if na_probs is not None else {q: 0.0 for q in gold}
-    has_ans = {q: any(normalize_answer(a) for a in answers) for q, answers in gold.items()}
+    has_ans = {q: bool(answers) for q, answers in gold.items()}
     exact_raw, f1_raw = {}, {}
     for q, answers in gold.items():
         golds = [a for a in answers if normalize_answer(a)] or [""]
