@@ -11,6 +11,7 @@ from fixtures import boolq_records, model_folder, squad_records, write_asset
 
 from encoderlab.errors import UserError
 from encoderlab.eval import protocol
+from encoderlab.eval.predictions import read_predictions, rescore
 from encoderlab.eval.protocol import compare, evaluate, summarize_results
 from encoderlab.eval.spec import FinetuneConfig
 from encoderlab.eval.tasks import TASKS
@@ -56,6 +57,18 @@ def test_boolq_grid_summary_cache_and_resume(home, tmp_path, quick, monkeypatch)
     )
     assert summary["families"]["sc"]["tasks"] == ["boolq"]
     assert json.loads((out / "summary.json").read_text())["tasks"]["boolq"]["best_lr"] == 2e-3
+
+    # Every run saved its test predictions; the score recomputed from them, directly and with
+    # `rescore`, is the recorded one.
+    for line in lines:
+        record = json.loads(line)
+        saved = read_predictions(out / record["predictions"])
+        rows = saved["test"]
+        assert len(rows) == record["test"]["test"]["n"] and {r["gold"] for r in rows} <= {"false", "true"}
+        direct = 100.0 * sum(r["gold"] == r["pred"] for r in rows) / len(rows)
+        assert direct == pytest.approx(record["test_score"])
+        assert rescore(TASKS["boolq"], out / record["predictions"]) == record["test"]
+        assert record["degenerate"] == {}
     assert "| boolq | sc | accuracy | 0.002 |" in (out / "summary.md").read_text()
 
     # Cached: a rerun trains nothing. Torn last line: only that node is recomputed.
@@ -92,6 +105,8 @@ def test_squad_with_ood_tests_and_skipped_spans(home, tmp_path, quick):
     )
     task = summary["tasks"]["squad"]
     assert set(task["test_splits"]) == {"test", "nyt", "reddit", "amazon", "new-wiki"}
+    record = json.loads((tmp_path / "o" / "results.jsonl").read_text())
+    assert rescore(TASKS["squad"], tmp_path / "o" / record["predictions"]) == record["test"]
     assert task["counts"]["skipped_answers"] == 30 and task["counts"]["skipped_questions"] == 30
     assert task["test"]["mean"] > 50 and task["test"]["sd"] is None  # one seed: no interval
 
@@ -108,6 +123,48 @@ def test_best_lr_is_chosen_on_validation_not_test():
     ]
     task = summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0, 1, 2])["tasks"]["boolq"]
     assert task["best_lr"] == 1e-3 and task["test"]["mean"] == 60
+
+
+def test_validation_ties_go_to_the_smaller_lr():
+    # Equal validation means (one differing only by summation noise): the smaller LR wins, in
+    # whatever order the records come.
+    records = [_rec("a", 1e-3, s, 80.0, 60) for s in range(2)] + [
+        _rec("a", 1e-4, s, 80.0, 90) for s in range(2)
+    ]
+    records[0]["val_score"] = 80.0 + 1e-13
+    for order in (records, records[::-1]):
+        task = summarize_results(order, "a", ["boolq"], [1e-4, 1e-3], [0, 1])["tasks"]["boolq"]
+        assert task["best_lr"] == 1e-4 and task["test"]["mean"] == 90
+
+
+def test_a_model_that_predicts_one_class_is_flagged(home, tmp_path, quick):
+    # Every training answer is "true": the classifier learns the prior and answers "true" to all.
+    records = boolq_records(160)
+    for r in records:
+        if r["meta"]["split"] == "train":
+            r["meta"]["label"] = True
+    write_asset(home, "boolq", records)
+    quick("boolq")
+    out = tmp_path / "eval"
+    summary = evaluate(
+        str(model_folder(tmp_path / "m")),
+        suite="pocket",
+        tasks=["boolq"],
+        lrs=[2e-3],
+        seeds=[0],
+        out=out,
+        progress=False,
+    )
+    record = json.loads((out / "results.jsonl").read_text())
+    assert record["degenerate"] == {"test": "predicts class 'true' for all 40 examples"}
+    assert summary["tasks"]["boolq"]["degenerate"] == {
+        "runs": 1,
+        "of": 1,
+        "why": record["degenerate"]["test"],
+    }
+    md = (out / "summary.md").read_text()
+    assert "(degenerate)" in md and "- boolq: 1 of 1 seeds; predicts class 'true' for all 40 examples" in md
+    assert {r["pred"] for r in read_predictions(out / record["predictions"])["test"]} == {"true"}
 
 
 def test_paired_comparison_on_the_same_seeds():

@@ -42,5 +42,7 @@ def eval_command(
     for name, t in summary["tasks"].items():
         test = t["test"]
         ci = f" ± {test['half_width']:.2f}" if test["half_width"] is not None else ""
-        print(f"{name:<20} {t['metric']:<10} {test['mean']:6.2f}{ci}  (best lr {t['best_lr']:g})")
+        flag = t.get("degenerate")
+        warn = f"  DEGENERATE in {flag['runs']}/{flag['of']} seeds: {flag['why']}" if flag else ""
+        print(f"{name:<20} {t['metric']:<10} {test['mean']:6.2f}{ci}  (best lr {t['best_lr']:g}){warn}")
     print(f"wrote {out / SUMMARY_MD}")

@@ -1,5 +1,12 @@
-"""The four task families: how each tokenises its data, builds its head, computes its loss and
-scores a split. `finetune.run_one` drives them all through the same loop.
+"""The four task families: how each tokenises its data, builds its head, computes its loss,
+predicts a split and scores predictions. `finetune.run_one` drives them all through the same loop.
+
+Scoring is split in two on purpose: `predict` gives one plain dict per example (gold and
+predicted labels, tags, answer texts, or a ranking), `metrics` computes the scores from those
+dicts alone. The predictions saved next to the results are exactly what `metrics` read, so a
+score can be recomputed from the file, inside encoderlab or out. `constant` says when every
+prediction of a split is the same (one class, one tag, one answer, one ranking): a model that
+learned nothing, which a mean score alone does not show.
 
 Evaluation batches are formed from length-sorted features (much less padding on CPU) and results
 are put back in the original order.
@@ -9,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 import torch.nn.functional as F
@@ -93,10 +100,24 @@ class SequenceClassification:
         )
 
     @staticmethod
-    def score(task: Task, module: nn.Module, split: list[dict]) -> dict:
+    def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
         pred = _predict(module, [f["input_ids"] for f in split], lambda out, r, n: int(out[r].argmax()))
-        gold = [f["label"] for f in split]
-        return {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(split)}
+        return [
+            {"i": i, "gold": task.labels[f["label"]], "pred": task.labels[p]}
+            for i, (f, p) in enumerate(zip(split, pred))
+        ]
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        gold, pred = [p["gold"] for p in predictions], [p["pred"] for p in predictions]
+        return {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(predictions)}
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        classes = {p["pred"] for p in predictions}
+        if len(predictions) > 1 and len(classes) == 1:
+            return f"predicts class '{classes.pop()}' for all {len(predictions)} examples"
+        return None
 
 
 class TokenClassification:
@@ -125,28 +146,39 @@ class TokenClassification:
         )
 
     @staticmethod
-    def score(task: Task, module: nn.Module, split: list[dict]) -> dict:
+    def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
         argmax = _predict(
             module, [f["input_ids"] for f in split], lambda out, r, n: out[r, :n].argmax(-1).tolist()
         )
         # Words cut off by truncation get "O": a miss for POS accuracy, a missed entity for NER.
-        gold, pred = [], []
-        for f, tags in zip(split, argmax):
+        out = []
+        for i, (f, tags) in enumerate(zip(split, argmax)):
             words = ["O"] * len(f["gold"])
             for word, pos in zip(f["words"], (i for i, lab in enumerate(f["labels"]) if lab != IGNORE)):
                 words[word] = task.labels[tags[pos]]
-            gold.append([task.labels[t] for t in f["gold"]])
-            pred.append(words)
+            out.append({"i": i, "gold": [task.labels[t] for t in f["gold"]], "pred": words})
+        return out
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        gold, pred = [p["gold"] for p in predictions], [p["pred"] for p in predictions]
         flat_gold = [t for s in gold for t in s]
         flat_pred = [t for s in pred for t in s]
         out = {
             "accuracy": 100.0 * sum(g == p for g, p in zip(flat_gold, flat_pred)) / len(flat_gold),
-            "n": len(split),
+            "n": len(predictions),
         }
         if task.metric == "entity_f1":
             out["entity_f1"] = entity_f1(gold, pred)
             out["seqeval"] = SEQEVAL_SETTINGS
         return out
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        tags = {t for p in predictions for t in p["pred"]}
+        if len(predictions) > 1 and len(tags) == 1:
+            return f"predicts tag '{tags.pop()}' for every word of all {len(predictions)} sentences"
+        return None
 
 
 class ExtractiveQA:
@@ -171,7 +203,7 @@ class ExtractiveQA:
         return (F.cross_entropy(start.float(), gold_start) + F.cross_entropy(end.float(), gold_end)) / 2
 
     @staticmethod
-    def score(task: Task, module: nn.Module, split) -> dict:
+    def predict(task: Task, module: nn.Module, split) -> list[dict]:
         examples, features = split
         logits = _predict(
             module,
@@ -186,10 +218,31 @@ class ExtractiveQA:
             max_answer_tokens=task.options.max_answer_tokens,
             allow_null=task.options.v2,
         )
-        gold = {e["id"]: [a["text"] for a in e["answers"]] for e in examples}
+        out = []
+        for e in examples:
+            row = {"id": e["id"], "gold": [a["text"] for a in e["answers"]], "pred": answers[e["id"]]}
+            if task.options.v2:
+                row["no_answer_score"] = na[e["id"]]
+            out.append(row)
+        return out
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        gold = {p["id"]: p["gold"] for p in predictions}
+        pred = {p["id"]: p["pred"] for p in predictions}
         if task.options.v2:
-            return {**squad_v2(gold, answers, na), "n": len(examples)}
-        return {**squad_v1(gold, answers), "n": len(examples)}
+            na = {p["id"]: p["no_answer_score"] for p in predictions}
+            return {**squad_v2(gold, pred, na), "n": len(predictions)}
+        return {**squad_v1(gold, pred), "n": len(predictions)}
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        texts = {p["pred"] for p in predictions}
+        if len(predictions) > 1 and len(texts) == 1:
+            text = texts.pop()
+            said = f"answers {text!r}" if text else "gives no answer"
+            return f"{said} to all {len(predictions)} questions"
+        return None
 
 
 class Retrieval:
@@ -224,30 +277,62 @@ class Retrieval:
         return info_nce(queries, docs, [f["doc_id"] for f in micro])
 
     @staticmethod
-    def score(task: Task, module: nn.Module, split: dict) -> dict:
+    def predict(task: Task, module: nn.Module, split: dict) -> list[dict]:
         def embed(seqs):
             return torch.stack(_predict(module, seqs, lambda out, r, n: out[r].float()))
 
         queries, docs = embed(split["queries"]), embed(split["docs"])
         k = min(100, len(split["dids"]))
-        run = {}
+        out = []
         for start in range(0, len(queries), 1024):
             values, index = (queries[start : start + 1024] @ docs.T).topk(k, dim=-1)
             for qid, vals, idx in zip(split["qids"][start : start + 1024], values.tolist(), index.tolist()):
-                run[qid] = {split["dids"][j]: v for j, v in zip(idx, vals)}
-        return {
-            **retrieval_scores(split["qrels"], run),
-            "n": len(split["qids"]),
-            "corpus": len(split["dids"]),
-        }
+                ranking = [[split["dids"][j], v] for j, v in zip(idx, vals)]
+                out.append({"qid": qid, "relevant": split["qrels"].get(qid, {}), "ranking": ranking})
+        return out
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        qrels = {p["qid"]: p["relevant"] for p in predictions}
+        run = {p["qid"]: dict(map(tuple, p["ranking"])) for p in predictions}
+        return {**retrieval_scores(qrels, run), "n": len(predictions)}
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        rankings = {tuple(d for d, _ in p["ranking"]) for p in predictions}
+        if len(predictions) > 1 and len(rankings) == 1:
+            return f"returns the same ranking for all {len(predictions)} queries"
+        return None
 
 
-FAMILIES: dict[str, Any] = {
+class FamilyOps(Protocol):
+    """What `finetune` needs from a family; `predict` output is what `metrics` scores and what is
+    saved as a run's predictions, so a saved file rescored with `metrics` gives the same numbers."""
+
+    def prepare(self, task: Task, tokenizer, data: TaskData) -> Prepared: ...
+    def build(self, task: Task, model: nn.Module) -> nn.Module: ...
+    def loss(self, module: nn.Module, micro: Sequence[dict]) -> torch.Tensor: ...
+    def predict(self, task: Task, module: nn.Module, split) -> list[dict]: ...
+    def metrics(self, task: Task, predictions: list[dict]) -> dict: ...
+    def constant(self, predictions: list[dict]) -> str | None: ...
+
+
+FAMILIES: dict[str, FamilyOps] = {
     "sc": SequenceClassification,
     "tc": TokenClassification,
     "qa": ExtractiveQA,
     "ir": Retrieval,
 }
+
+
+def score(task: Task, module: nn.Module, split) -> tuple[dict, list[dict]]:
+    """(scores, predictions) of `module` on one prepared split; IR adds the corpus size."""
+    family = FAMILIES[task.family]
+    predictions = family.predict(task, module, split)
+    scores = family.metrics(task, predictions)
+    if task.family == "ir":
+        scores["corpus"] = len(split["dids"])
+    return scores, predictions
 
 
 def micro_batch_size(task: Task) -> int:

@@ -21,7 +21,7 @@ from contextlib import nullcontext
 import torch
 from torch import nn
 
-from encoderlab.eval.families import FAMILIES, micro_batch_size
+from encoderlab.eval.families import FAMILIES, micro_batch_size, score
 from encoderlab.eval.spec import FinetuneConfig, Task, TaskData
 
 LossFn = Callable[[nn.Module, Sequence[dict]], torch.Tensor]
@@ -112,7 +112,10 @@ def run_one(
     """Fine-tune a copy of `model` on `task` at (lr, seed) and score validation and every test split.
 
     `prepared` comes from `prepare(task, tokenizer, data)`, so tokenisation is shared by the
-    nodes of a grid. Returns {"val": {...}, "test": {split: {...}}, "steps", "final_loss"}.
+    nodes of a grid. Returns {"val": {...}, "test": {split: {...}}, "steps", "final_loss",
+    "predictions": {split: [...]}, "degenerate": {split: why}} where `predictions` holds every
+    test split's predictions (`families.score`) and `degenerate` the test splits whose
+    predictions are all the same.
     """
     family = FAMILIES[task.family]
     device = torch.device(device)
@@ -129,9 +132,18 @@ def run_one(
         device=device,
     )
     with torch.no_grad(), autocast(device):
-        val = family.score(task, head, prepared.val)
-        tests = {name: family.score(task, head, split) for name, split in prepared.tests.items()}
-    return {"val": val, "test": tests, "steps": len(losses), "final_loss": losses[-1]}
+        val, _ = score(task, head, prepared.val)
+        scored = {name: score(task, head, split) for name, split in prepared.tests.items()}
+    predictions = {name: p for name, (_, p) in scored.items()}
+    degenerate = {name: family.constant(p) for name, p in predictions.items()}
+    return {
+        "val": val,
+        "test": {name: s for name, (s, _) in scored.items()},
+        "steps": len(losses),
+        "final_loss": losses[-1],
+        "predictions": predictions,
+        "degenerate": {name: why for name, why in degenerate.items() if why},
+    }
 
 
 def prepare(task: Task, tokenizer, data: TaskData):

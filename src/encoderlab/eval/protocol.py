@@ -8,9 +8,11 @@ fingerprint hashes the model's weights and tokenizer (not its path), so a moved 
 the cache and a retrained one never does; the task signature changes whenever a task setting does.
 A torn last line (a crash mid-write) is cut off when the file is reopened.
 
-Outputs: `results.jsonl` (every node, with validation and all test scores), `summary.json` (per
-task: the score-vs-LR curve with mean/sd/CI per LR, the best LR and the test score there, OOD
-test splits included; per family: the mean over its tasks per seed, summarised the same way) and
+Outputs: `results.jsonl` (every node, with validation and all test scores, the test splits whose
+predictions were all the same in `degenerate`, and the path of its saved test predictions in
+`predictions`, see `eval/predictions.py`), `summary.json` (per
+task: the score-vs-LR curve with mean/sd/CI per LR, the best LR (ties to the smaller LR) and the
+test score there, OOD test splits included, and how many runs there were degenerate; per family: the mean over its tasks per seed, summarised the same way) and
 `summary.md` (the same as tables). Summaries cover every task of this model cached in the folder
 (within the requested LRs and seeds), so tasks evaluated by separate calls add up.
 """
@@ -33,6 +35,7 @@ from tqdm.auto import tqdm
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import paired_test, summarize
 from encoderlab.eval.suites import require_assets, suite_tasks
@@ -165,7 +168,7 @@ def evaluate(
             loaded, counts, prepared = _prepared_task(task, em.tokenizer)
             for lr, seed in todo:
                 bar.set_postfix_str(f"{name} lr={lr:g} seed={seed}")
-                store.add(_run_node(em, loaded, signature, prepared, counts, lr, seed, dev))
+                store.add(_run_node(em, loaded, signature, prepared, counts, lr, seed, dev, out))
                 bar.update()
     # Tasks evaluated earlier into the same folder stay in the summary.
     earlier = {
@@ -179,11 +182,13 @@ def evaluate(
 
 
 def _run_node(
-    em: EvalModel, task, signature: str, prepared, counts: dict, lr: float, seed: int, device
+    em: EvalModel, task, signature: str, prepared, counts: dict, lr: float, seed: int, device, out: Path
 ) -> dict:
     start = time.time()
     result = run_one(task, em.model, em.tokenizer, prepared, lr, seed, device)
     tests = result["test"]
+    predictions = predictions_path(task.name, em.fingerprint, signature, lr, seed)
+    write_predictions(out, predictions, result["predictions"])
     return {
         "model": em.fingerprint,
         "source": em.source,
@@ -203,6 +208,8 @@ def _run_node(
         "n_train": len(prepared.train),
         "seconds": round(time.time() - start, 2),
         "device": str(device),
+        "degenerate": result["degenerate"],
+        "predictions": predictions.as_posix(),
     }
 
 
@@ -251,7 +258,7 @@ def eval_node(
         _check_grid([lr], [seed])
         require_assets([task])
         loaded, counts, prepared = _prepared_task(spec, em.tokenizer)
-        record = _run_node(em, loaded, signature, prepared, counts, lr, seed, _device(device))
+        record = _run_node(em, loaded, signature, prepared, counts, lr, seed, _device(device), Path(out))
         store.add(record)
     return record
 
@@ -275,8 +282,28 @@ def _task_records(records: list[dict], model: str, task: str, lrs, seeds) -> dic
     return grid
 
 
+TIE_TOLERANCE = 1e-9
+"""Validation means closer than this are a tie (the same scores summed in another order)."""
+
+
+def best_lr_entry(curve: list[dict]) -> dict:
+    """The curve entry with the best validation mean; a tie goes to the smallest LR (the
+    conservative choice: the least change to the pretrained weights that scores as well)."""
+    top = max(c["val"]["mean"] for c in curve)
+    return min((c for c in curve if c["val"]["mean"] >= top - TIE_TOLERANCE), key=lambda c: c["lr"])
+
+
+def degenerate_runs(runs: list[dict]) -> dict | None:
+    """How many of `runs` predicted the same output for every in-domain test example, and why."""
+    flagged = [r for r in runs if r.get("degenerate", {}).get("test")]
+    if not flagged:
+        return None
+    return {"runs": len(flagged), "of": len(runs), "why": flagged[0]["degenerate"]["test"]}
+
+
 def summarize_task(grid: dict[float, dict[int, dict]]) -> dict:
-    """Curve over LRs, the best LR by validation mean, and the test scores at that LR."""
+    """Curve over LRs, the best LR by validation mean (`best_lr_entry`), and the test scores at
+    that LR, with the runs there that predicted one output for everything (`degenerate`)."""
     curve = []
     for lr in sorted(grid):
         runs = [grid[lr][s] for s in sorted(grid[lr])]
@@ -288,7 +315,7 @@ def summarize_task(grid: dict[float, dict[int, dict]]) -> dict:
                 "test": summarize([r["test_score"] for r in runs]),
             }
         )
-    best = max(curve, key=lambda c: c["val"]["mean"])
+    best = best_lr_entry(curve)
     runs = [grid[best["lr"]][s] for s in best["seeds"]]
     splits = {name: summarize([r["test"][name][runs[0]["metric"]] for r in runs]) for name in runs[0]["test"]}
     return {
@@ -301,6 +328,7 @@ def summarize_task(grid: dict[float, dict[int, dict]]) -> dict:
         "test_by_seed": {str(r["seed"]): r["test_score"] for r in runs},
         "curve": curve,
         "counts": runs[0].get("counts", {}),
+        "degenerate": degenerate_runs(runs),
     }
 
 
@@ -354,9 +382,14 @@ def summary_markdown(summary: dict) -> str:
     ]
     for name, t in summary["tasks"].items():
         others = ", ".join(f"{k}: {v['mean']:.2f}" for k, v in t["test_splits"].items() if k != "test")
+        flag = " (degenerate)" if t.get("degenerate") else ""
         lines.append(
-            f"| {name} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {_fmt(t['val'])} | {_fmt(t['test'])} | {others or '-'} |"
+            f"| {name} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {_fmt(t['val'])} | {_fmt(t['test'])}{flag} | {others or '-'} |"
         )
+    flagged = {name: t["degenerate"] for name, t in summary["tasks"].items() if t.get("degenerate")}
+    if flagged:
+        lines += ["", "**Degenerate predictions** (one output for every test example, at the best LR):", ""]
+        lines += [f"- {name}: {d['runs']} of {d['of']} seeds; {d['why']}" for name, d in flagged.items()]
     lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
     for family, f in summary["families"].items():
         lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f['tasks'])} | {_fmt(f['test'])} |")

@@ -1,0 +1,56 @@
+"""Saved test predictions: one JSON-lines file per run, beside results.jsonl, so that every score
+can be recomputed outside encoderlab (or with `rescore`).
+
+Layout: `OUT/predictions/<task>/<model fingerprint[:12]>-<task signature>-lr<lr>-s<seed>.jsonl`,
+named by the result record's `predictions` field. One line per example and test split
+(`"split"` = "test" or an out-of-domain split), in the family's own shape:
+
+  * sc: {"split", "i", "gold": class name, "pred": class name}
+  * tc: {"split", "i", "gold": [tag per word], "pred": [tag per word]}
+  * qa: {"split", "id", "gold": [answer texts] ([] = unanswerable), "pred": text ("" = no answer),
+    "no_answer_score" (SQuAD v2: null score minus the best span score)}
+  * ir: {"split", "qid", "relevant": {doc id: grade}, "ranking": [[doc id, cosine], ...]} (top 100)
+
+The file is written atomically before its record is appended, so a record never names a
+missing or half-written file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from encoderlab.atomic import write_text_atomic
+from encoderlab.eval.families import FAMILIES
+from encoderlab.eval.spec import Task
+
+PREDICTIONS_DIR = "predictions"
+
+
+def predictions_path(task: str, model: str, signature: str, lr: float, seed: int) -> Path:
+    """The file of one run, relative to the output folder."""
+    return Path(PREDICTIONS_DIR) / task / f"{model[:12]}-{signature}-lr{lr:g}-s{seed}.jsonl"
+
+
+def write_predictions(out: Path, relative: Path, predictions: dict[str, list[dict]]) -> None:
+    lines = [json.dumps({"split": split, **p}) for split, rows in predictions.items() for p in rows]
+    path = Path(out) / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, "".join(line + "\n" for line in lines))
+
+
+def read_predictions(path: Path | str) -> dict[str, list[dict]]:
+    """{split: [prediction, ...]} of one saved file."""
+    splits: dict[str, list[dict]] = defaultdict(list)
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            row = json.loads(line)
+            splits[row.pop("split")].append(row)
+    return dict(splits)
+
+
+def rescore(task: Task, path: Path | str) -> dict[str, dict]:
+    """The scores of every split of a saved file, by the same metrics as the run itself."""
+    family = FAMILIES[task.family]
+    return {split: family.metrics(task, rows) for split, rows in read_predictions(path).items()}

@@ -1,0 +1,62 @@
+"""Constant-output detection per family, and rescoring saved predictions (`eval/predictions.py`)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from encoderlab.eval.families import FAMILIES
+from encoderlab.eval.predictions import predictions_path, read_predictions, rescore, write_predictions
+from encoderlab.eval.spec import IROptions, QAOptions, Task, TCOptions
+
+
+def test_constant_output_is_named_per_family():
+    sc, tc, qa, ir = (FAMILIES[f].constant for f in ("sc", "tc", "qa", "ir"))
+    assert sc([{"pred": "pos"}, {"pred": "pos"}]) == "predicts class 'pos' for all 2 examples"
+    assert sc([{"pred": "pos"}, {"pred": "neg"}]) is None and sc([{"pred": "pos"}]) is None
+    assert tc([{"pred": ["O", "O"]}, {"pred": ["O"]}]) == "predicts tag 'O' for every word of all 2 sentences"
+    assert tc([{"pred": ["O", "B-PER"]}, {"pred": ["O"]}]) is None
+    assert qa([{"pred": ""}, {"pred": ""}]) == "gives no answer to all 2 questions"
+    assert qa([{"pred": "red"}, {"pred": "red"}]) == "answers 'red' to all 2 questions"
+    same = [["d1", 0.5], ["d2", 0.5]]
+    assert ir([{"ranking": same}, {"ranking": same}]) == "returns the same ranking for all 2 queries"
+    assert ir([{"ranking": same}, {"ranking": same[::-1]}]) is None
+
+
+def _task(options, metric):
+    return Task(name="t", description="", options=options, metric=metric, loader=lambda: None)
+
+
+def test_saved_tc_qa_ir_predictions_rescore_as_a_direct_computation(tmp_path):
+    from seqeval.metrics import f1_score
+    from seqeval.scheme import IOB2
+
+    predictions = {
+        "test": [
+            {"i": 0, "gold": ["B-PER", "I-PER", "O"], "pred": ["B-PER", "I-PER", "O"]},
+            {"i": 1, "gold": ["B-LOC", "O"], "pred": ["I-LOC", "O"]},
+        ]
+    }
+    rel = predictions_path("t", "f" * 20, "sig", 1e-4, 0)
+    write_predictions(tmp_path, rel, predictions)
+    assert rel.as_posix() == "predictions/t/ffffffffffff-sig-lr0.0001-s0.jsonl"
+    tc = rescore(
+        _task(TCOptions(labels=("O", "B-PER", "I-PER", "B-LOC", "I-LOC")), "entity_f1"), tmp_path / rel
+    )
+    gold = [p["gold"] for p in predictions["test"]]
+    pred = [p["pred"] for p in predictions["test"]]
+    assert tc["test"]["entity_f1"] == pytest.approx(100 * f1_score(gold, pred, mode="strict", scheme=IOB2))
+    assert tc["test"]["accuracy"] == pytest.approx(100 * 4 / 5)
+
+    write_predictions(
+        tmp_path, rel, {"nyt": [{"id": "a", "gold": ["The cat"], "pred": "cat", "no_answer_score": -1.0}]}
+    )
+    assert rescore(_task(QAOptions(v2=True), "f1"), tmp_path / rel)["nyt"]["exact"] == 100.0
+
+    # nDCG@10 with one relevant document at rank 2: 1 / log2(3).
+    ranking = [["d1", 0.9], ["d2", 0.8], ["d3", 0.1]]
+    write_predictions(tmp_path, rel, {"test": [{"qid": "q", "relevant": {"d2": 1}, "ranking": ranking}]})
+    assert read_predictions(tmp_path / rel)["test"][0]["ranking"] == ranking
+    ir = rescore(_task(IROptions(), "ndcg@10"), tmp_path / rel)["test"]
+    assert ir["ndcg@10"] == pytest.approx(100 / math.log2(3))
