@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -136,11 +137,22 @@ def parse_scalar(text: str) -> Any:
 
 def apply_overrides(cfg: T, overrides: list[str] | tuple[str, ...]) -> T:
     """Return `cfg` with each `dotted.path=value` applied, type-checked like a loaded config."""
-    data = to_dict(cfg)
+    values = {}
     for item in overrides:
         if "=" not in item:
             raise UserError(f"override '{item}' must look like field.path=value")
         path, raw = item.split("=", 1)
+        values[path] = parse_scalar(raw)
+    return with_values(cfg, values)
+
+
+def with_values(cfg: T, values: Mapping[str, Any]) -> T:
+    """`cfg` with the field at each dotted path (`optim.lr`, `phases.0.steps`) set to a typed value.
+
+    The values are set all at once and the result is checked like a loaded config, so several fields
+    that must agree (phase lengths and total_steps) can change together."""
+    data = to_dict(cfg)
+    for path, value in values.items():
         node = data
         keys = path.split(".")
         for key in keys[:-1]:
@@ -149,10 +161,37 @@ def apply_overrides(cfg: T, overrides: list[str] | tuple[str, ...]) -> T:
         if isinstance(node, dict) and last not in node:
             raise UserError(f"override '{path}': no field '{last}'; valid: {', '.join(sorted(node))}")
         if isinstance(node, list):
-            node[_index(node, last, path)] = parse_scalar(raw)
+            node[_index(node, last, path)] = to_dict(value)
         else:
-            node[last] = parse_scalar(raw)
+            node[last] = to_dict(value)
     return from_dict(type(cfg), {k: v for k, v in data.items() if k != "type"})
+
+
+def check_values(cls: type, values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Check dotted paths of `cls` and their values by type alone (no instance needed); returns the
+    values coerced to the fields' types. A path through a tuple takes an index (`phases.0.steps`), one
+    through a union of config classes (an objective) a field of any member."""
+    out = {}
+    for path, value in values.items():
+        tp: Any = cls
+        for key in path.split("."):
+            tp = _field_type(tp, key, f"{where}: override '{path}'")
+        out[path] = coerce(value, tp, f"{where}: override '{path}'")
+    return out
+
+
+def _field_type(tp: Any, key: str, where: str) -> Any:
+    if typing.get_origin(tp) in (tuple, list):
+        if not key.isdigit():
+            raise UserError(f"{where}: '{key}' is not an index")
+        return typing.get_args(tp)[0]
+    members = [m for m in _union_members(tp) if dataclasses.is_dataclass(m)]
+    for member in members:
+        hints = typing.get_type_hints(member)
+        if key in {f.name for f in dataclasses.fields(member)}:
+            return hints[key]
+    valid = sorted({f.name for m in members for f in dataclasses.fields(m)})
+    raise UserError(f"{where}: no field '{key}'; valid: {', '.join(valid) or 'none'}")
 
 
 def _index(node: list, key: str, path: str) -> int:

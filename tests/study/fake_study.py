@@ -55,28 +55,24 @@ def prepare(ctx) -> dict:
     return {"docs": len(docs)}
 
 
-def resolve_pretrain(cfg: dict) -> dict:
-    steps = cfg["steps"] or 100
-    return {
-        **cfg,
-        "steps": steps,
-        "tokens": steps * (cfg["seq_len"] or 64) * (cfg["micro_batch"] or 4) * (cfg["grad_accum"] or 1),
-    }
+def kind_of(run: dict) -> str:
+    """The fake's stand-in for what a run trains, read from its resolved phases: pfs-mlm, -clm or -clm-mlm."""
+    objectives = [p["objective"]["type"] for p in run["phases"]]
+    return "pfs-" + "-".join(dict.fromkeys(objectives))
 
 
 def pretrain(ctx) -> dict:
     _maybe_fail(ctx)
     cfg = ctx.node.config
+    run, kind = cfg["run"], kind_of(cfg["run"])
     data = json.loads((ctx.inputs[ctx.node.deps[0]].path / "data.json").read_text())
-    for step in [*cfg["keep_steps"], cfg["steps"]]:
+    for step in [*run["checkpoint"]["keep_steps"], cfg["steps"]]:
         (ctx.out_dir / f"step_{step}").mkdir(exist_ok=True)
         _write(
             ctx.out_dir / f"step_{step}" / "model.json",
-            {"recipe": cfg["recipe"], "step": step, "seed": cfg["seed"], "docs": len(data)},
+            {"recipe": kind, "step": step, "seed": run["seed"], "docs": len(data)},
         )
-    metrics = [
-        {"step": s, "loss": 10.0 / (1 + s) + BASE[cfg["recipe"]] / 100} for s in range(0, cfg["steps"], 10)
-    ]
+    metrics = [{"step": s, "loss": 10.0 / (1 + s) + BASE[kind] / 100} for s in range(0, cfg["steps"], 10)]
     (ctx.out_dir / "metrics.jsonl").write_text("".join(json.dumps(m) + "\n" for m in metrics))
     return {
         "steps": cfg["steps"],
@@ -132,7 +128,7 @@ def backend() -> Backend:
     return Backend(
         kinds={
             "prepare": NodeKind(run=prepare),
-            "pretrain": NodeKind(run=pretrain, resolve=resolve_pretrain),
+            "pretrain": NodeKind(run=pretrain),
             "eval": NodeKind(run=evaluate),
             "cka": NodeKind(run=cka),
             "report": NodeKind(run=report),
@@ -143,8 +139,8 @@ def backend() -> Backend:
 
 def small_spec(**overrides) -> StudySpec:
     runs = (
-        RunSpec(name="mlm40", label="MLM-40", recipe="pfs-mlm", eval_steps=(20,), mask_ratio=0.4),
-        RunSpec(name="mlm20", label="MLM-20", recipe="pfs-mlm", mask_ratio=0.2),
+        RunSpec(name="mlm40", label="MLM-40", recipe="pfs-mlm", eval_steps=(20,)),
+        RunSpec(name="mlm20", label="MLM-20", recipe="pfs-mlm", params={"ratio": 0.2}),
         RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=(20,)),
         RunSpec(name="clm25-mlm40", label="CLM 25% -> MLM-40", recipe="pfs-clm-mlm"),
         RunSpec(name="mlm40-s2", label="MLM-40 seed 2", recipe="pfs-mlm", seed=1, group="noise"),

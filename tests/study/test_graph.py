@@ -77,7 +77,7 @@ def test_continued_runs_depend_on_their_base():
     runs = (*spec.runs, RunSpec(name="cpt", recipe="pfs-mlm", init="clm", group="cpt"))
     graph = build_graph(replace(spec, runs=runs), backend())
     assert graph.nodes["pretrain/cpt"].deps == ("prepare/main", "pretrain/clm")
-    assert graph.nodes["pretrain/cpt"].config["init"] is None  # a run of the study is an input, not a name
+    assert graph.nodes["pretrain/cpt"].config["run"]["model"]["init"] == ""  # a run of the study is an input
 
 
 def test_a_run_not_evaluated_gets_no_eval_nodes_but_still_feeds_cka():

@@ -17,7 +17,8 @@ SCRIPT = Path(__file__).with_name("fake_study.py")
 
 
 def _start(out: Path, jobs: int = 1, sleep: float = 0.05) -> subprocess.Popen:
-    env = {**os.environ, "FAKE_STUDY_SLEEP": str(sleep), "PYTHONPATH": str(SCRIPT.parent)}
+    path = os.pathsep.join(p for p in (str(SCRIPT.parent), os.environ.get("PYTHONPATH")) if p)
+    env = {**os.environ, "FAKE_STUDY_SLEEP": str(sleep), "PYTHONPATH": path}
     return subprocess.Popen(
         [sys.executable, str(SCRIPT), str(out), str(jobs)],
         env=env,

@@ -31,10 +31,10 @@ def _spec(corpus) -> StudySpec:
         steps=6,
         data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
         runs=(
-            RunSpec(name="mlm40", recipe="pfs-mlm", overrides=("ratio=0.4",), eval_steps=(3,)),
+            RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}, eval_steps=(3,)),
             RunSpec(name="clm", recipe="pfs-clm"),
             RunSpec(name="clm+mlm", recipe="cpt-mlm", init="clm", steps=4, group="cpt"),
-            RunSpec(name="mlm40-s2", recipe="pfs-mlm", overrides=("ratio=0.4",), seed=1, evaluate=False),
+            RunSpec(name="mlm40-s2", recipe="pfs-mlm", params={"ratio": 0.4}, seed=1, evaluate=False),
         ),
         cka=(
             CkaSpec(
@@ -43,7 +43,7 @@ def _spec(corpus) -> StudySpec:
         ),
         eval=EvalSpec(suite="fake", tasks=("sst",), lrs=(1e-4,), seeds=(0, 1)),
         baseline="mlm40",
-        run_overrides=("precision=fp32",),
+        run_overrides={"precision": "fp32"},
     )
 
 

@@ -22,9 +22,7 @@ from encoderlab.study.runner import LOCK, MARKER, node_dir, run_study
 def _counting_backend(calls: list[str]):
     b = backend()
     for kind, k in list(b.kinds.items()):
-        b.kinds[kind] = NodeKind(
-            run=lambda ctx, _run=k.run: (calls.append(ctx.node.name), _run(ctx))[1], resolve=k.resolve
-        )
+        b.kinds[kind] = NodeKind(run=lambda ctx, _run=k.run: (calls.append(ctx.node.name), _run(ctx))[1])
     return b
 
 

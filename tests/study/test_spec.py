@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from encoderlab.errors import UserError
-from encoderlab.study.spec import SCALES, STUDIES, get_study, list_studies
+from encoderlab.study.catalog import STUDIES, get_study, list_studies
+from encoderlab.study.scales import SCALES
 
 
 @pytest.mark.parametrize("study", list(STUDIES))
@@ -90,10 +91,10 @@ def test_real_checkpoints_are_continued_at_gpu_scales_only():
 def test_every_pretraining_run_checkpoints_at_least_twice_before_its_end(study, scale):
     """A killed study resumes its pretraining from a checkpoint, not from step 0, at every scale."""
     from encoderlab.study.graph import build_graph
-    from encoderlab.study.nodes import build_run_config, real_backend
+    from encoderlab.study.nodes import real_backend, run_config
 
     graph = build_graph(get_study(study, scale), real_backend())
-    runs = {n.name: build_run_config(n.config["declared"]) for n in graph if n.kind == "pretrain"}
+    runs = {n.name: run_config(n) for n in graph if n.kind == "pretrain"}
     assert runs
     for name, run in runs.items():
         assert 0 < run.checkpoint.every <= run.steps // 2, (name, run.checkpoint.every, run.steps)
@@ -110,10 +111,10 @@ def test_every_pretraining_run_checkpoints_at_least_twice_before_its_end(study, 
 def test_detour_gpu_scales_are_points_of_paper2s_grid(scale, model, tokens):
     """Base at 10B, Large at 25B and 50B tokens (papers.md 2.3), each with a decay of a tenth."""
     from encoderlab.study.graph import build_graph
-    from encoderlab.study.nodes import build_run_config, real_backend
+    from encoderlab.study.nodes import real_backend, run_config
 
     graph = build_graph(get_study("paper2-detour", scale), real_backend())
-    runs = [build_run_config(n.config["declared"]) for n in graph if n.kind == "pretrain"]
+    runs = [run_config(n) for n in graph if n.kind == "pretrain"]
     assert len(runs) == 10  # detour, baseline, its seed twin and two freezes, on two domains
     for run in runs:
         assert run.model.init == model

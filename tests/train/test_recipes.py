@@ -198,3 +198,18 @@ def test_pretrain_command_prints_the_run_summary_on_rank_0_only(capsys, tmp_path
 def test_too_few_steps_name_the_parameter_and_its_range(capsys, name):
     line = _err(capsys, ["pretrain", "--recipe", name, "--param", "steps=-1", "--dry-run"])
     assert "steps must be at least warmup + decay" in line and "got -1" in line
+
+
+@pytest.mark.parametrize("name", [n for n in RECIPES if n != "cpt-mlm"] + ["cpt-mlm"])
+def test_each_recipes_scaling_rule_gives_its_own_defaults_at_its_default_length(name):
+    """The fractions a recipe scales by are its own warmup and decay over its own length."""
+    from encoderlab.train.recipes import SCALING, recipe_defaults
+
+    rule, defaults = SCALING[name], recipe_defaults(name)
+    if rule.length == "steps":
+        got = rule.params(defaults["steps"], tokens_per_step=1)
+        assert got == {k: defaults[k] for k in got}
+    else:
+        tokens = defaults["tokens"]
+        got = rule.params(tokens, tokens_per_step=1)
+        assert got == {k: defaults[k] for k in got}

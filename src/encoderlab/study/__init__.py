@@ -8,9 +8,11 @@ report of a study folder. See docs/studies.md.
 evaluation), which the graph machinery and `encoderlab study list` do not need.
 """
 
+from encoderlab.study.catalog import STUDIES, get_study, list_studies
 from encoderlab.study.graph import Backend, Node, NodeKind, build_graph
 from encoderlab.study.runner import run_study
-from encoderlab.study.spec import SCALES, STUDIES, StudySpec, get_study, list_studies
+from encoderlab.study.scales import SCALES
+from encoderlab.study.spec import StudySpec
 
 
 def __getattr__(name: str):

@@ -7,8 +7,8 @@ from typing import Annotated
 
 import tyro
 
+from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.runner import run_study
-from encoderlab.study.spec import get_study, list_studies
 
 
 def default_backend():

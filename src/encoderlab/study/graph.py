@@ -2,8 +2,10 @@
 
 `build_graph(spec, backend)` expands a `StudySpec` into nodes: one `prepare` per dataset, one
 `pretrain` per run and pretraining seed, one `eval` per (model, checkpoint, task, LR, seed), one
-`cka` per analysis and a final `report`. A node's key is the SHA-256 of its kind, its resolved
-config and the keys of the nodes it reads, so:
+`cka` per analysis and a final `report`. A pretraining node holds the run's complete `RunConfig`,
+resolved here once (`resolve.resolve_run`) and stored as `config.to_dict` data (`{"run": ...,
+"tokens": ..., "steps": ...}`); the node reloads it with the strict typed loader. A node's key is the
+SHA-256 of its kind, its resolved config and the keys of the nodes it reads, so:
 - a node whose config and inputs did not change is found finished and never recomputed, even
   when the study around it changed (a new run added, another scale in the same folder);
 - a change anywhere upstream (a recipe default, a data seed) changes every key below it.
@@ -23,11 +25,15 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
+from encoderlab.study.resolve import resolve_run, tokens
 from encoderlab.study.spec import RunSpec, StudySpec
+
+if TYPE_CHECKING:
+    from encoderlab.train.config import RunConfig
 
 
 @dataclass(frozen=True)
@@ -48,15 +54,12 @@ class Node:
 
 @dataclass(frozen=True)
 class NodeKind:
-    """How to run a kind of node, and optionally how to resolve its config first."""
+    """How to run a kind of node."""
 
     run: Callable[..., dict]
     """`run(ctx: NodeContext) -> dict`: writes into ctx.out_dir; returns a JSON result. A result key
     'compute' (tokens, flops) is recorded in compute.jsonl. ctx.out_dir may hold the partial output
     of an attempt that crashed: the function must overwrite or resume it."""
-    resolve: Callable[[dict], dict] | None = None
-    """Called at graph build time with the declared config; returns the resolved config (for
-    pretraining it must carry 'tokens', the token budget). Errors surface before anything runs."""
 
 
 @dataclass
@@ -98,24 +101,12 @@ def run_id(run: RunSpec, seed: int, spec: StudySpec) -> str:
     return run.name if len(spec.seeds) == 1 else f"{run.name}/s{seed}"
 
 
-def _pretrain_config(spec: StudySpec, run: RunSpec, seed: int) -> dict:
-    """The declared config of a pretraining run: recipe, overrides, and the scale's settings."""
-    return {
-        "recipe": run.recipe,
-        "overrides": list(run.overrides),
-        "size": spec.size if run.init is None else None,
-        "steps": run.steps if run.steps is not None else spec.steps,
-        "seq_len": spec.seq_len,
-        "micro_batch": spec.micro_batch,
-        "grad_accum": spec.grad_accum,
-        "seed": seed + (run.seed or 0),
-        "keep_steps": sorted(run.eval_steps),
-        "init": run.init if run.init and run.init not in {r.name for r in spec.runs} else None,
-        "run_overrides": list(spec.run_overrides),
-    }
+def pretrain_config(run: RunConfig) -> dict:
+    """A pretraining node's config: the resolved RunConfig as data, and its budget for readers."""
+    return {"run": to_dict(run), "tokens": tokens(run), "steps": run.steps}
 
 
-def _check_groups(spec: StudySpec, resolved: dict[str, dict]) -> None:
+def _check_groups(spec: StudySpec, resolved: dict[str, RunConfig]) -> None:
     """Refuse a comparison group whose runs differ in data or token budget."""
     data = {d.name: d for d in spec.data}
     groups: dict[str, list[RunSpec]] = {}
@@ -134,7 +125,7 @@ def _check_groups(spec: StudySpec, resolved: dict[str, dict]) -> None:
                     f"runs {first.name} and {run.name} are compared (group '{group}') but read different data "
                     f"({ref.name} vs {d.name}); give them the same dataset or put them in different groups"
                 )
-        budgets = {r.name: resolved[r.name]["tokens"] for r in runs}
+        budgets = {r.name: tokens(resolved[r.name]) for r in runs}
         if len(set(budgets.values())) > 1:
             listing = ", ".join(f"{n}: {t:,}" for n, t in budgets.items())
             raise UserError(
@@ -150,10 +141,9 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
     for d in spec.data:
         cfg = {**to_dict(d), "seq_len": spec.seq_len}
         del cfg["name"]
-        graph.add("prepare", f"prepare/{d.name}", _resolve(backend, "prepare", cfg))
+        graph.add("prepare", f"prepare/{d.name}", cfg)
 
-    pretrain = backend.kinds["pretrain"]
-    resolved: dict[str, dict] = {}
+    resolved: dict[str, RunConfig] = {}
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     for seed in spec.seeds:
         for run in _init_order(spec):
@@ -161,16 +151,14 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             if run.recipe is None:
                 models[rid] = (run, None, run.init)
                 continue
-            cfg = _pretrain_config(spec, run, seed)
-            cfg = pretrain.resolve(cfg) if pretrain.resolve else cfg
+            cfg = resolve_run(spec, run, seed)
             resolved.setdefault(run.name, cfg)
             deps = [f"prepare/{run.data}"]
             if run.init in run_names:
                 deps.append(f"pretrain/{run_id(spec.run(run.init), seed, spec)}")
-            graph.add("pretrain", f"pretrain/{rid}", cfg, tuple(deps))
+            graph.add("pretrain", f"pretrain/{rid}", pretrain_config(cfg), tuple(deps))
             models[rid] = (run, f"pretrain/{rid}", None)
-    if "tokens" in next(iter(resolved.values()), {"tokens": 0}):
-        _check_groups(spec, resolved)
+    _check_groups(spec, resolved)
 
     families = backend.suite_tasks(spec.eval.suite)
     unknown = sorted(set(spec.eval.tasks) - set(families))
@@ -212,16 +200,11 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         pair_ids = [run_id(spec.run(n), spec.seeds[0], spec) for n in (c.a, c.b, *(c.noise or ()))]
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
         cfg = {**to_dict(c), "models": pair_ids}
-        analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", _resolve(backend, "cka", cfg), deps).name)
+        analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cfg, deps).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
     graph.add("report", "report", {"study": spec.name, "scale": spec.scale}, (*pretrains, *evals, *analyses))
     return graph
-
-
-def _resolve(backend: Backend, kind: str, cfg: dict) -> dict:
-    k = backend.kinds.get(kind)
-    return k.resolve(cfg) if k and k.resolve else cfg
 
 
 def _init_order(spec: StudySpec) -> list[RunSpec]:

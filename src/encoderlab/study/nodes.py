@@ -2,8 +2,9 @@
 
 Each kind is a thin adapter from a node's config and its inputs' folders to the API of the
 package that owns the work (`encoderlab.data`, `encoderlab.train`, `encoderlab.eval`,
-`encoderlab.analysis`); none of them re-implements anything. What lives here is the translation
-of a study's scale into recipe parameters, and where each output goes inside the node folder:
+`encoderlab.analysis`); none of them re-implements anything. A pretraining node trains the RunConfig
+resolved at graph build (`resolve.py`), reloaded with the strict typed loader, with only its paths
+filled in. What lives here is where each output goes inside the node folder:
 
 ```
 prepare:  tokenizer/ (trained, when asked)  data/ (prepared tokens)
@@ -23,16 +24,11 @@ import dataclasses
 import json
 from pathlib import Path
 
-from encoderlab.config import apply_overrides, to_dict
 from encoderlab.errors import UserError
-from encoderlab.study.graph import Backend, NodeKind
+from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import StudySpec
-
-INIT_PLACEHOLDER = "<study-run>"
-"""Stands for "the final model of the run this one continues" until the path is known."""
-
 
 # --------------------------------------------------------------------------- prepare
 
@@ -76,68 +72,19 @@ def run_prepare(ctx: NodeContext) -> dict:
 # --------------------------------------------------------------------------- pretrain
 
 
-def _recipe_params(recipe: str, cfg: dict) -> list[str]:
-    """The scale's settings as parameters of `recipe` (only those the scale fixes)."""
-    from encoderlab.train.recipes import recipe_params
+def run_config(node: Node):
+    """The RunConfig a pretraining node trains, as resolved at graph build (paths not filled in)."""
+    from encoderlab.config import from_dict
+    from encoderlab.train.config import RunConfig
 
-    valid = recipe_params(recipe)
-    params: dict[str, object] = {}
-    steps = cfg["steps"]
-    if cfg["seq_len"] is not None:
-        params["seq_len"] = cfg["seq_len"]
-    if cfg["micro_batch"] is not None:
-        params["micro_batch_size"] = cfg["micro_batch"]
-        params["global_batch"] = cfg["micro_batch"] * (cfg["grad_accum"] or 1)
-    if cfg["size"] is not None:
-        params["size"] = cfg["size"]
-    if steps is not None and "steps" in valid:
-        params["steps"] = steps
-        # paper 1 warms up and decays over 2k of 42k steps; keep the proportions at small scales
-        params["warmup"] = max(1, round(steps * 2 / 42)) if recipe.startswith("pfs") else max(1, steps // 60)
-        params["decay"] = max(1, round(steps * 2 / 42)) if recipe.startswith("pfs") else max(1, steps // 6)
-    if steps is not None:  # a killed study loses at most a fifth of a run (recipes save every 500-1000 steps)
-        params["checkpoint_every"] = max(1, steps // 5)
-    if steps is not None and "tokens" in valid:  # the detour counts its budget in tokens
-        tokens_per_step = params.get("global_batch", 1) * params.get("seq_len", 1)
-        params["tokens"] = steps * int(tokens_per_step)
-        params["warmup_tokens"] = max(1, params["tokens"] // 100)
-    if "init" in valid:
-        params["init"] = cfg["init"] or INIT_PLACEHOLDER
-    own = [o for o in cfg["overrides"] if o.split("=", 1)[0] in valid]
-    params.update(dict(o.split("=", 1) for o in own))
-    return [f"{k}={v}" for k, v in params.items() if k in valid]
-
-
-def build_run_config(cfg: dict):
-    """The RunConfig of a pretrain node (paths not filled in)."""
-    from encoderlab.train.recipes import build_recipe, recipe_params
-
-    run = build_recipe(cfg["recipe"], _recipe_params(cfg["recipe"], cfg))
-    valid = recipe_params(cfg["recipe"])
-    rest = [o for o in cfg["overrides"] if o.split("=", 1)[0] not in valid]
-    rest += [f"seed={cfg['seed'] + run.seed}", f"checkpoint.keep_steps={list(cfg['keep_steps'])}"]
-    if cfg["init"] and "init" not in valid:
-        rest.append(f"model.init={cfg['init']}")
-    return apply_overrides(run, [*rest, *cfg.get("run_overrides", [])])
-
-
-def resolve_pretrain(cfg: dict) -> dict:
-    """Declared config -> the resolved RunConfig as data, plus its token budget."""
-    run = build_run_config(cfg)
-    return {
-        "declared": cfg,
-        "run": to_dict(run),
-        "tokens": run.steps * run.layout.tokens_per_step,
-        "steps": run.steps,
-    }
+    return from_dict(RunConfig, node.config["run"], where=node.name)
 
 
 def run_pretrain(ctx: NodeContext) -> dict:
     """Train (or resume) the run in ctx.out_dir/run."""
     from encoderlab.train import pretrain
 
-    declared = ctx.node.config["declared"]
-    run = build_run_config(declared)
+    run = run_config(ctx.node)
     deps = [ctx.inputs[d] for d in ctx.node.deps]
     data = next(d for d in deps if d.node.kind == "prepare")
     init = next((d for d in deps if d.node.kind == "pretrain"), None)
@@ -301,7 +248,7 @@ def real_backend() -> Backend:
     return Backend(
         kinds={
             "prepare": NodeKind(run=run_prepare),
-            "pretrain": NodeKind(run=run_pretrain, resolve=resolve_pretrain),
+            "pretrain": NodeKind(run=run_pretrain),
             "eval": NodeKind(run=run_eval),
             "cka": NodeKind(run=run_cka),
             "report": NodeKind(run=report_node),

@@ -110,11 +110,19 @@ def _task_list(ev: dict, table: dict) -> str:
     return "all" + (f" ({', '.join(table['tasks'])})" if table["tasks"] else "")
 
 
-def _run_steps(run: dict, spec: dict) -> str:
-    """A run's pretraining steps as the Runs table shows them; a start model evaluated as is has none."""
+def _run_steps(run: dict, data: StudyData) -> str:
+    """A run's pretraining steps as resolved (the first pretraining seed's node); none for a start model
+    evaluated as is."""
     if not run.get("recipe"):
         return "0 (as is)"
-    return str(run.get("steps") or spec.get("steps") or "recipe default")
+    node = next(n for n in data.nodes if n.kind == "pretrain" and n.name.split("/")[1] == run["name"])
+    return f"{node.config['steps']:,}"
+
+
+def _settings(run: dict) -> str:
+    """A run's recipe parameters and RunConfig overrides, as the Runs table shows them."""
+    items = {**run.get("params", {}), **run.get("overrides", {})}
+    return " ".join(f"{k}={v}" for k, v in items.items()) or "–"
 
 
 def _sections(
@@ -154,10 +162,10 @@ def _sections(
             r.get("label") or r["name"],
             r["name"],
             r.get("recipe") or "(evaluated as is)",
-            " ".join(r["overrides"]) or "–",
+            _settings(r),
             r.get("init") or "scratch",
             r["group"],
-            _run_steps(r, spec),
+            _run_steps(r, data),
         ]
         for r in spec["runs"]
     ]
@@ -183,7 +191,7 @@ def _sections(
     ]
     return [
         ("Configuration", "table", (["setting", "value"], config_rows)),
-        ("Runs", "table", (["label", "id", "recipe", "overrides", "start", "group", "steps"], run_rows)),
+        ("Runs", "table", (["label", "id", "recipe", "settings", "start", "group", "steps"], run_rows)),
         (
             "Compute spent",
             "table",

@@ -271,26 +271,44 @@ def lr_spread_by_seed(scores: dict[str, dict]) -> dict[int, float]:
     return {sd: max(c[sd] for c in curves) - min(c[sd] for c in curves) for sd in sorted(seeds)}
 
 
+def run_mask_ratios(data: StudyData) -> dict[str, float]:
+    """Model id -> masking ratio, for the runs of the baseline's comparison group whose every phase is
+    MLM at one ratio (read from the RunConfig each node trained, not declared beside it; a seed twin
+    in another group is left out)."""
+    from encoderlab.config import from_dict
+    from encoderlab.study.resolve import mask_ratio
+    from encoderlab.train.config import RunConfig
+
+    group = {r["name"]: r["group"] for r in data.spec["runs"]}
+    compared = {name for name, g in group.items() if g == group.get(data.spec["baseline"])}
+    out = {}
+    for n in data.nodes:
+        if n.kind == "pretrain" and n.name.split("/")[1] in compared:
+            ratio = mask_ratio(from_dict(RunConfig, n.config["run"], where=n.name))
+            if ratio is not None:
+                out[n.name.split("/", 1)[1]] = ratio
+    return out
+
+
 def mask_ratio_curve(data: StudyData, table: dict) -> list[dict]:
-    """Rows (ratio, family, mean, ci) for runs that declare a masking ratio."""
+    """Rows (ratio, family, mean, ci) for runs trained with MLM alone at one ratio."""
+    ratios = run_mask_ratios(data)
     out = []
-    for run in data.spec["runs"]:
-        ratio = run.get("mask_ratio")
-        for model in table["models"]:
-            if ratio is None or model.split("/s")[0] != run["name"]:
-                continue
-            for family, cell in table["cells"][model].items():
-                if family in table["families"]:
-                    out.append(
-                        {
-                            "ratio": ratio,
-                            "model": model,
-                            "family": family,
-                            "mean": cell["mean"],
-                            "ci_low": cell["ci_low"],
-                            "ci_high": cell["ci_high"],
-                        }
-                    )
+    for model in table["models"]:
+        if model not in ratios:
+            continue
+        for family, cell in table["cells"][model].items():
+            if family in table["families"]:
+                out.append(
+                    {
+                        "ratio": ratios[model],
+                        "model": model,
+                        "family": family,
+                        "mean": cell["mean"],
+                        "ci_low": cell["ci_low"],
+                        "ci_high": cell["ci_high"],
+                    }
+                )
     return out
 
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 import inspect
 import math
 import typing
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from encoderlab.config import coerce, parse_scalar
 from encoderlab.data.batch import BatchLayout
@@ -301,34 +302,122 @@ RECIPES: dict[str, Callable[..., RunConfig]] = {
 }
 
 
+@dataclass(frozen=True, kw_only=True)
+class Scaling:
+    """How a recipe runs for N optimizer steps instead of its default length.
+
+    Its warmup and decay keep their share of the run: paper 1's 2k warmup of 42k steps stays 2/42 of a
+    1,000-step run. A study uses this to shrink a paper recipe to its scale, so the rule lives with the
+    recipe, not with whoever calls it."""
+
+    length: Literal["steps", "tokens"] = "steps"
+    """The parameter that sets the run's length: `steps`, or `tokens` (paper 2 counts its budget in tokens)."""
+    warmup: float = 0.0
+    """Warmup as a fraction of the run (`warmup` or `warmup_tokens`); 0 leaves the recipe's own."""
+    decay: float = 0.0
+    """Decay as a fraction of the run (`decay`); 0 leaves the recipe's own."""
+
+    def params(self, steps: int, tokens_per_step: int) -> dict[str, int]:
+        """The recipe arguments for a run of `steps` optimizer steps of `tokens_per_step` tokens."""
+        if self.length == "tokens":
+            tokens = steps * tokens_per_step
+            return {"tokens": tokens} | (
+                {"warmup_tokens": _share(tokens, self.warmup)} if self.warmup else {}
+            )
+        out = {"steps": steps}
+        if self.warmup:
+            out["warmup"] = _share(steps, self.warmup)
+        if self.decay:
+            out["decay"] = _share(steps, self.decay)
+        return out
+
+
+def _share(total: int, fraction: float) -> int:
+    return max(1, round(total * fraction))
+
+
+_PAPER1_SCALING = Scaling(warmup=2 / 42, decay=2 / 42)
+"""Paper 1: 2k warmup and 2k decay of 42k steps."""
+_PAPER2_SCALING = Scaling(length="tokens", warmup=0.01)
+"""Paper 2: a 100M-token warmup of 10B tokens; its decay phase is already a fraction (decay_fraction)."""
+
+SCALING: dict[str, Scaling] = {
+    "pfs-mlm": _PAPER1_SCALING,
+    "pfs-clm": _PAPER1_SCALING,
+    "pfs-clm-mlm": _PAPER1_SCALING,
+    "cpt-mlm": Scaling(warmup=200 / 12_000, decay=2_000 / 12_000),
+    "detour": _PAPER2_SCALING,
+    "detour-baseline": _PAPER2_SCALING,
+    "detour-freeze-low": _PAPER2_SCALING,
+    "detour-freeze-mid": _PAPER2_SCALING,
+    "detour-freeze-low-decay": _PAPER2_SCALING,
+    "smoke-mlm": Scaling(),
+    "smoke-clm": Scaling(),
+    "smoke-clm-mlm": Scaling(),
+    "smoke-detour": Scaling(length="tokens"),
+}
+"""Each recipe's rule for running N steps (the smoke recipes keep their few warmup and decay steps)."""
+
+_WRAPS: dict[str, tuple[Callable[..., RunConfig], tuple[str, ...]]] = {
+    "pfs-mlm": (pfs_clm_mlm, ("clm_fraction",)),
+    "pfs-clm": (pfs_clm_mlm, ("clm_fraction", "ratio")),
+    "detour-baseline": (detour, ("freeze", "freeze_decay")),
+    "detour-freeze-low": (detour, ("freeze", "freeze_decay")),
+    "detour-freeze-mid": (detour, ("freeze", "freeze_decay")),
+    "detour-freeze-low-decay": (detour, ("freeze", "freeze_decay")),
+}
+"""A `**kwargs` recipe takes the parameters of the recipe it wraps, except those it fixes."""
+
+
 def recipe_params(name: str) -> dict[str, Any]:
-    """A recipe's parameters and their types (a `**kwargs` recipe takes those of the one it wraps)."""
+    """A recipe's parameters and their types."""
     if name not in RECIPES:
         raise did_you_mean(name, list(RECIPES), "recipe")
     fn = RECIPES[name]
     hints = {k: v for k, v in typing.get_type_hints(fn).items() if k not in ("return", "kwargs")}
-    if any(p.kind is p.VAR_KEYWORD for p in inspect.signature(fn).parameters.values()):
-        base = pfs_clm_mlm if name.startswith("pfs") else detour
-        wrapped = {
-            k: v
-            for k, v in typing.get_type_hints(base).items()
-            if k not in ("return", "freeze", "freeze_decay")
-        }
+    if name in _WRAPS:
+        base, fixed = _WRAPS[name]
+        wrapped = {k: v for k, v in typing.get_type_hints(base).items() if k != "return" and k not in fixed}
         hints = {**wrapped, **hints}
-        drop = {"pfs-mlm": ("clm_fraction",), "pfs-clm": ("clm_fraction", "ratio")}.get(name, ())
-        hints = {k: v for k, v in hints.items() if k not in drop}
     return hints
 
 
-def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConfig:
-    """The recipe `name` called with `key=value` parameters (type-checked against its signature)."""
+def recipe_defaults(name: str) -> dict[str, Any]:
+    """A recipe's parameters with their default values."""
+    fns = [RECIPES[name], *(_WRAPS[name][:1] if name in _WRAPS else ())]
+    defaults = {
+        k: p.default
+        for fn in reversed(fns)
+        for k, p in inspect.signature(fn).parameters.items()
+        if p.default is not p.empty
+    }
+    return {k: v for k, v in defaults.items() if k in recipe_params(name)}
+
+
+def recipe_args(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """`params` checked against the recipe's signature and converted to its types (a UserError names
+    an unknown parameter with the valid ones, or a value of the wrong type)."""
     hints = recipe_params(name)
-    kwargs = {}
+    unknown = sorted(set(params) - set(hints))
+    if unknown:
+        raise UserError(
+            f"recipe {name} has no parameter {', '.join(repr(k) for k in unknown)}; valid: {', '.join(sorted(hints))}"
+        )
+    return {k: coerce(v, hints[k], f"{name}.{k}") for k, v in params.items()}
+
+
+def make_recipe(name: str, params: Mapping[str, Any] | None = None) -> RunConfig:
+    """The recipe `name` called with typed parameters (checked against its signature)."""
+    args = recipe_args(name, params or {})  # first: an unknown name is a UserError listing the recipes
+    return RECIPES[name](**args)
+
+
+def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConfig:
+    """The recipe `name` called with command-line `key=value` parameters (`--param`)."""
+    parsed = {}
     for item in params:
         key, sep, raw = item.partition("=")
         if not sep:
             raise UserError(f"recipe parameter '{item}' must look like name=value")
-        if key not in hints:
-            raise UserError(f"recipe {name} has no parameter '{key}'; valid: {', '.join(sorted(hints))}")
-        kwargs[key] = coerce(parse_scalar(raw), hints[key], f"{name}.{key}")
-    return RECIPES[name](**kwargs)
+        parsed[key] = parse_scalar(raw)
+    return make_recipe(name, parsed)

@@ -1,0 +1,37 @@
+"""The built-in studies by name, and `get_study(name, scale)`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from encoderlab.errors import UserError
+from encoderlab.study.paper1 import paper1_cpt, paper1_pfs
+from encoderlab.study.paper2 import paper2_detour
+from encoderlab.study.scales import SCALES, Scale, estimate_minutes
+from encoderlab.study.spec import StudySpec
+
+STUDIES: dict[str, Callable[[Scale], StudySpec]] = {
+    "paper1-pfs": paper1_pfs,
+    "paper1-cpt": paper1_cpt,
+    "paper2-detour": paper2_detour,
+}
+
+
+def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> StudySpec:
+    """The built-in study `name` at `scale`; fields of the spec can be replaced by `overrides`."""
+    if name not in STUDIES:
+        raise UserError(f"unknown study '{name}'; valid: {', '.join(STUDIES)} (see: encoderlab study list)")
+    if scale not in SCALES:
+        raise UserError(f"unknown scale '{scale}' for study {name}; valid: {', '.join(SCALES)}")
+    spec = STUDIES[name](SCALES[scale])
+    return replace(spec, **(overrides or {}))
+
+
+def list_studies() -> list[tuple[str, str, float, str]]:
+    """(study, scale, expected minutes, hardware) for every built-in study and scale."""
+    return [
+        (name, scale, estimate_minutes(s := build(sc)), s.hardware)
+        for name, build in STUDIES.items()
+        for scale, sc in SCALES.items()
+    ]

@@ -1,0 +1,181 @@
+"""Paper 1's studies: pretraining from scratch (MLM ratios, CLM, CLM then MLM) and continued
+pretraining (a CLM base and an MLM base each continued with MLM), as functions of a `Scale`."""
+
+from __future__ import annotations
+
+from encoderlab.study.scales import Scale, common, eval_spec, steps_at
+from encoderlab.study.spec import ClaimSpec, DataSpec, RunSpec, StudySpec
+
+
+def paper1_pfs(scale: Scale) -> StudySpec:
+    """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget."""
+    early = steps_at(scale, 0.125, 0.25, 0.5) if scale.full else steps_at(scale, 0.25)
+    ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
+    fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
+    runs = [
+        RunSpec(
+            name=f"mlm{round(r * 100)}",
+            label=f"MLM-{round(r * 100)}",
+            recipe="pfs-mlm",
+            params={"ratio": r},
+            eval_steps=early if r == 0.4 else (),
+        )
+        for r in ratios
+    ]
+    runs.append(RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=early))
+    runs += [
+        RunSpec(
+            name=f"clm{round(f * 100)}-mlm40",
+            label=f"CLM {round(f * 100)}% -> MLM-40",
+            recipe="pfs-clm-mlm",
+            params={"clm_fraction": f},
+        )
+        for f in fractions
+    ]
+    data = DataSpec(
+        name="main",
+        corpus=("general-en",) if scale.full else ("wiki-leads",),
+        vocab_size=scale.vocab_size,
+        max_docs=scale.max_docs,
+    )
+    claims = (
+        ClaimSpec(
+            id="mlm-sc",
+            text="MLM beats CLM on sequence classification",
+            kind="beats",
+            a="mlm40",
+            b="clm",
+            family="sc",
+        ),
+        ClaimSpec(
+            id="mlm-qa", text="MLM beats CLM on extractive QA", kind="beats", a="mlm40", b="clm", family="qa"
+        ),
+        ClaimSpec(
+            id="clm-early",
+            text="CLM learns faster early in pretraining",
+            kind="faster_early",
+            a="clm",
+            b="mlm40",
+        ),
+        ClaimSpec(
+            id="clm-stable",
+            text="CLM checkpoints fine-tune more stably across learning rates",
+            kind="more_stable",
+            a="clm",
+            b="mlm40",
+        ),
+        ClaimSpec(
+            id="clm25-mlm",
+            text="CLM then MLM (25/75) beats MLM alone under the same budget",
+            kind="beats",
+            a="clm25-mlm40",
+            b="mlm40",
+        ),
+    )
+    return StudySpec(
+        name="paper1-pfs",
+        description=(
+            "Paper 1's from-scratch comparison: MLM at several masking ratios, CLM, and CLM followed by "
+            "MLM-40 at several CLM fractions, all on the same tokens in the same order and the same number "
+            "of steps, each fine-tuned with the same LR x seed protocol."
+        ),
+        data=(data,),
+        runs=tuple(runs),
+        eval=eval_spec(scale, "pocket"),
+        baseline="mlm40",
+        claims=claims,
+        expected_minutes={"demo": 6, "cpu": 120}.get(scale.name, 0.0),
+        **common(scale),
+    )
+
+
+def paper1_cpt(scale: Scale) -> StudySpec:
+    """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40."""
+    base_steps = scale.steps
+    cpt_steps = max(1, (scale.steps or 42_000) // 4) if scale.steps else 12_000
+    runs = [
+        RunSpec(name="clm-base", label="CLM base", recipe="pfs-clm", group="bases"),
+        RunSpec(
+            name="mlm-base",
+            label="MLM-40 base",
+            recipe="pfs-mlm",
+            params={"ratio": 0.4},
+            group="bases",
+        ),
+        RunSpec(
+            name="clm-base+mlm", label="CLM base + MLM-40", recipe="cpt-mlm", init="clm-base", steps=cpt_steps
+        ),
+        RunSpec(
+            name="mlm-base+mlm", label="MLM base + MLM-40", recipe="cpt-mlm", init="mlm-base", steps=cpt_steps
+        ),
+    ]
+    data = [
+        DataSpec(
+            name="main",
+            corpus=("general-en",) if scale.full else ("wiki-leads",),
+            vocab_size=scale.vocab_size,
+            max_docs=scale.max_docs,
+        )
+    ]
+    claims = [
+        ClaimSpec(
+            id="cpt-clm",
+            text="MLM-adapting a CLM-pretrained model beats continuing MLM on an MLM model",
+            kind="beats",
+            a="clm-base+mlm",
+            b="mlm-base+mlm",
+        ),
+    ]
+    if scale.real_models:
+        # A real decoder turned encoder against a real encoder, each with the same MLM budget on
+        # the same documents (each in its own tokenizer, so each has its own prepared data).
+        data += [
+            DataSpec(
+                name="smollm2", corpus=data[0].corpus, tokenizer="smollm2-135m", max_docs=scale.max_docs
+            ),
+            DataSpec(name="minilm", corpus=data[0].corpus, tokenizer="minilm", max_docs=scale.max_docs),
+        ]
+        runs += [
+            RunSpec(
+                name="smollm2+mlm",
+                label="SmolLM2-135M + MLM-40",
+                recipe="cpt-mlm",
+                init="smollm2-135m",
+                data="smollm2",
+                group="real",
+                steps=cpt_steps,
+            ),
+            RunSpec(
+                name="minilm+mlm",
+                label="MiniLM + MLM-40",
+                recipe="cpt-mlm",
+                init="minilm",
+                data="minilm",
+                group="real",
+                steps=cpt_steps,
+            ),
+        ]
+        claims.append(
+            ClaimSpec(
+                id="cpt-real",
+                text="A real decoder MLM-adapted beats a real encoder given the same continued MLM",
+                kind="beats",
+                a="smollm2+mlm",
+                b="minilm+mlm",
+            )
+        )
+    return StudySpec(
+        name="paper1-cpt",
+        description=(
+            "Paper 1's continued pretraining: a CLM base and an MLM base trained on the same data for the same "
+            "steps, each continued with MLM-40 for the same budget; at full scales also SmolLM2-135M (a real "
+            "decoder) MLM-adapted against MiniLM with continued MLM."
+        ),
+        data=tuple(data),
+        runs=tuple(runs),
+        eval=eval_spec(scale, "pocket"),
+        baseline="mlm-base+mlm",
+        claims=tuple(claims),
+        expected_minutes={"demo": 11, "cpu": 60}.get(scale.name, 0.0),
+        **{**common(scale), "steps": base_steps},
+    )

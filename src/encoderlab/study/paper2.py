@@ -1,0 +1,163 @@
+"""Paper 2's study: a CLM detour against the MLM baseline when continuing an existing encoder on a
+domain, with CKA against a seed-noise twin and, from scale `cpu` up, freezing low or middle layers."""
+
+from __future__ import annotations
+
+from encoderlab.study.scales import Scale, common, eval_spec, gpu_minutes
+from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
+
+_DETOUR_DEMO_RUNS = {"steps": 40, "micro_batch": 8}
+"""The demo continues MiniLM (22M parameters, 30k vocabulary): ~2-3 s per step on 2 shared CPU
+cores, so three runs of the scale's 400 steps alone would take over an hour."""
+_DETOUR_DEMO_EVAL = EvalSpec(suite="domain", lrs=(1e-4,), seeds=(0, 1), max_steps=12)
+"""One task (_DETOUR_CPU_DOMAINS), one LR, two seeds, 12 fine-tuning steps: a smoke signal that fits
+the 15-minute demo (a pubmedqa-retrieval node took about 97 s on 2 cores, the whole demo 12 min)."""
+
+
+_DETOUR_CPU_RUNS = {"steps": 100, "micro_batch": 8}
+"""MiniLM at 8 x 256 tokens per step for 100 steps, plus the 10-step decay. Measured on one thread: a
+run with a CLM phase 460-530 CPU-s (the 30k-vocabulary head over every token costs as much as the
+encoder), an MLM-phase run 310-340 CPU-s; the five continued runs take ~35 CPU-minutes."""
+_DETOUR_CPU_EVAL = EvalSpec(
+    suite="domain", tasks=("pubmedqa-retrieval",), lrs=(3e-5, 1e-4), seeds=(0, 1, 2), max_steps=12
+)
+"""pubmedqa-retrieval at 2 LRs x 3 seeds, 12 fine-tuning steps (a 24-step node cost 225 CPU-s, most of
+it training). PubMedQA classification with its own 150-step protocol measured 436 s per node (MiniLM,
+2 threads) and still scored below the majority class, so its 36 nodes (~4.4 h) bought no signal; it
+waits for a GPU with the code domain."""
+_DETOUR_CPU_DOMAINS = {"biomed": ("pubmedqa-retrieval",)}
+"""The domain and task of the CPU scales: retrieval, where MiniLM (a sentence-embedding model) starts
+strong and continued pretraining moves its score. PubMedQA classification left every model at its
+majority class in the demo, and the start model below it with the cpu protocol."""
+
+
+_DETOUR_GPU_MODELS = {
+    "210m": ("answerdotai/ModernBERT-base", 149e6, 10_000_000_000),
+    "610m": ("answerdotai/ModernBERT-large", 395e6, 25_000_000_000),
+    "1b": ("answerdotai/ModernBERT-large", 395e6, 50_000_000_000),
+}
+"""(model, parameters, CLM or MLM tokens) of paper 2's grid (papers.md 2.3) by gpu scale: Base at 10B,
+Large at 25B (the French sweep's best) and at 50B (the English runs); each adds a 10% decay."""
+
+
+def paper2_detour(scale: Scale) -> StudySpec:
+    """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
+    base, tokens_param, run_flops = "minilm", {}, 0.0
+    if scale.real_models:
+        base, params, tokens = _DETOUR_GPU_MODELS[scale.size]
+        tokens_param, run_flops = {"tokens": tokens}, 6 * params * tokens * 1.1  # + the 10% decay
+    domains = {"biomed": ("pubmedqa", "pubmedqa-retrieval"), "code": ("code-retrieval",)}
+    if not scale.real_models:
+        domains = _DETOUR_CPU_DOMAINS
+    data, runs, claims, cka = [], [], [], []
+    runs.append(
+        RunSpec(
+            name="start",
+            label=f"{base} (start)",
+            init=base,
+            group="reference",
+            data=next(iter(domains)),
+            tasks=tuple(t for tasks in domains.values() for t in tasks),
+        )
+    )
+    for dom, tasks in domains.items():
+        data.append(
+            DataSpec(
+                name=dom,
+                corpus=(dom if dom != "code" else "code-python",),
+                tokenizer=base,
+                max_docs=scale.max_docs,
+            )
+        )
+        shared = dict(init=base, data=dom, group=dom, tasks=tasks, params=tokens_param)
+        runs += [
+            RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", **shared),
+            RunSpec(
+                name=f"baseline-{dom}", label=f"MLM baseline ({dom})", recipe="detour-baseline", **shared
+            ),
+            RunSpec(
+                name=f"baseline-{dom}-s2",
+                label=f"MLM baseline, seed 2 ({dom})",
+                recipe="detour-baseline",
+                seed=1,
+                evaluate=scale.full,  # the demo's budget pays for its CKA noise floor only
+                **shared,
+            ),
+        ]
+        if scale.full:
+            runs += [
+                RunSpec(
+                    name=f"freeze-low-{dom}",
+                    label=f"detour, low layers frozen in CLM ({dom})",
+                    recipe="detour-freeze-low",
+                    **shared,
+                ),
+                RunSpec(
+                    name=f"freeze-mid-{dom}",
+                    label=f"detour, middle layers frozen in CLM ({dom})",
+                    recipe="detour-freeze-mid",
+                    **shared,
+                ),
+            ]
+            claims.append(
+                ClaimSpec(
+                    id=f"freeze-{dom}",
+                    text=(
+                        "The detour's gain lives in the low layers: freezing the middle layers during CLM "
+                        f"beats freezing the low layers ({dom})"
+                    ),
+                    kind="beats",
+                    a=f"freeze-mid-{dom}",
+                    b=f"freeze-low-{dom}",
+                )
+            )
+        claims.append(
+            ClaimSpec(
+                id=f"detour-{dom}",
+                text=f"The CLM detour beats the MLM baseline on the {dom} domain suite",
+                kind="beats",
+                a=f"detour-{dom}",
+                b=f"baseline-{dom}",
+            )
+        )
+        cka.append(
+            CkaSpec(
+                a=f"detour-{dom}",
+                b=f"baseline-{dom}",
+                noise=(f"baseline-{dom}-s2", f"baseline-{dom}"),
+                texts="pubmedqa" if dom == "biomed" else "code-python",
+                n_texts=scale.cka_texts,
+            )
+        )
+        claims.append(
+            ClaimSpec(
+                id=f"cka-{dom}",
+                text=f"CKA divergence from the detour is concentrated in the low layers ({dom})",
+                kind="cka_low_layers",
+                a=f"detour-{dom}",
+                b=f"baseline-{dom}",
+            )
+        )
+    return StudySpec(
+        name="paper2-detour",
+        description=(
+            f"Paper 2: continue {base} on a domain corpus with a CLM detour (CLM, then a short MLM-15% decay) "
+            "against the MLM baseline (MLM-30%, then the same decay) on identical data and compute; "
+            "evaluation on the domain suite, layer-wise CKA against a seed-noise baseline, and at full "
+            "scales freezing the low or middle layers during the CLM phase."
+        ),
+        data=tuple(data),
+        runs=tuple(runs),
+        eval={"demo": _DETOUR_DEMO_EVAL, "cpu": _DETOUR_CPU_EVAL}.get(scale.name)
+        or eval_spec(scale, "domain"),
+        baseline=f"baseline-{next(iter(domains))}",
+        cka=tuple(cka),
+        claims=tuple(claims),
+        expected_minutes={"demo": 15, "cpu": 60}.get(scale.name)
+        or gpu_minutes(run_flops * sum(run.recipe is not None for run in runs)),
+        **{
+            **common(scale),
+            "size": None,
+            **{"demo": _DETOUR_DEMO_RUNS, "cpu": _DETOUR_CPU_RUNS}.get(scale.name, {}),
+        },
+    )

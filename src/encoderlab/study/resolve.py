@@ -1,0 +1,104 @@
+"""From a study's run to the typed `RunConfig` it trains: the one place where a study's settings
+become training settings.
+
+`resolve_run(spec, run, seed)` is called once per pretraining node, at graph build; the graph stores
+the result with the node (as `config.to_dict` data, which is also what its key hashes) and the node
+reloads it with the strict typed loader. Nothing is passed as `key=value` text. In order:
+
+1. the scale's settings as arguments of the recipe, where the recipe takes them: model size (runs
+   from scratch), sequence length, micro-batch and global batch;
+2. the run length: the recipe's own `Scaling` (`train.recipes.SCALING`) at the scale's steps, so a
+   paper recipe shrunk to 1,000 steps keeps its warmup and decay as the same fractions of the run;
+3. a checkpoint every fifth of the run, so a killed study loses at most a fifth of a run;
+4. the start model, where the recipe takes one (`init`): an asset, or a placeholder for another run
+   of the study that the node fills in with that run's final model;
+5. the run's own recipe parameters (typed, checked against the recipe's signature when the spec was
+   built), which win over everything above;
+6. the study's RunConfig overrides, then the run's own (typed values at dotted paths);
+7. the seed (the recipe's seed + the pretraining seed + the run's offset), the checkpoints kept for
+   intermediate evaluation, and a start model given to a recipe that takes none as `model.init`.
+
+Axes of the report that describe a run (its masking ratio) are read from the resolved phases
+(`mask_ratio`), never declared a second time beside the recipe parameter that sets them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+from encoderlab.study.spec import RunSpec, StudySpec
+
+if TYPE_CHECKING:
+    from encoderlab.train.config import RunConfig
+
+INIT_PLACEHOLDER = "<study-run>"
+"""Stands for "the final model of the run this one continues" until the node knows its path."""
+
+
+def _scale_args(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
+    """The scale's batch shape and model size as recipe arguments (only those the scale fixes)."""
+    args: dict[str, Any] = {}
+    if spec.seq_len is not None:
+        args["seq_len"] = spec.seq_len
+    if spec.micro_batch is not None:
+        args["micro_batch_size"] = spec.micro_batch
+        args["global_batch"] = spec.micro_batch * (spec.grad_accum or 1)
+    if spec.size is not None and run.init is None:
+        args["size"] = spec.size
+    return args
+
+
+def recipe_arguments(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
+    """Every argument the study passes to the run's recipe (steps 1-5 above)."""
+    from encoderlab.train.recipes import SCALING, recipe_defaults
+
+    assert run.recipe is not None, f"run {run.name} has no recipe"
+    defaults = recipe_defaults(run.recipe)
+    args = _scale_args(spec, run)
+    steps = run.steps if run.steps is not None else spec.steps
+    if steps is not None:
+        shape = {**defaults, **args}
+        args |= SCALING[run.recipe].params(steps, shape["global_batch"] * shape["seq_len"])
+        args["checkpoint_every"] = max(1, steps // 5)
+    if "init" in defaults:
+        args["init"] = _init_of(spec, run) or INIT_PLACEHOLDER
+    args |= run.params
+    return {k: v for k, v in args.items() if k in defaults}
+
+
+def _init_of(spec: StudySpec, run: RunSpec) -> str | None:
+    """The start model named by an asset, a folder or a hub id (None: scratch or another run of the study)."""
+    return run.init if run.init and run.init not in {r.name for r in spec.runs} else None
+
+
+def resolve_run(spec: StudySpec, run: RunSpec, seed: int) -> RunConfig:
+    """The complete RunConfig of `run` at pretraining seed `seed` (paths filled in by the node)."""
+    from encoderlab.config import with_values
+    from encoderlab.train.recipes import make_recipe
+
+    cfg = make_recipe(run.recipe, recipe_arguments(spec, run))
+    cfg = with_values(cfg, {**spec.run_overrides, **run.overrides})
+    model = cfg.model
+    init = _init_of(spec, run)
+    if init and model.init != init:
+        model = dataclasses.replace(model, init=init)
+    return dataclasses.replace(
+        cfg,
+        model=model,
+        seed=cfg.seed + seed + (run.seed or 0),
+        checkpoint=dataclasses.replace(cfg.checkpoint, keep_steps=tuple(sorted(run.eval_steps))),
+    )
+
+
+def mask_ratio(cfg: RunConfig) -> float | None:
+    """The masking ratio of a run whose every phase is MLM at one ratio (None for any other run)."""
+    from encoderlab.objectives import MLM
+
+    ratios = {p.objective.mask_ratio if isinstance(p.objective, MLM) else None for p in cfg.phases}
+    return next(iter(ratios)) if len(ratios) == 1 else None
+
+
+def tokens(cfg: RunConfig) -> int:
+    """The run's token budget: steps x tokens per step."""
+    return cfg.steps * cfg.layout.tokens_per_step

@@ -1,0 +1,194 @@
+"""The scales of the built-in studies, and what a study costs on GPUs.
+
+A `Scale` says how big a built-in study is: model size, training length, batch, the evaluation grid
+and the hardware its expected time refers to. `demo` and `cpu` are sized from measured costs on 2 CPU
+cores (docs/studies.md); the `gpu-*` scales pass the recipes' paper defaults through untouched
+(steps, batch and sequence length None), so their runs are the papers' own settings. The GPU
+estimates (`gpu_minutes`, `estimate_minutes`) count 6 N D FLOPs at 40% MFU on 8 H100-class GPUs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from encoderlab.study.spec import EvalSpec, StudySpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scale:
+    """How big a built-in study is: model size, training length and evaluation grid."""
+
+    name: str
+    """Scale name."""
+    size: str
+    """Model size for from-scratch runs."""
+    steps: int | None
+    """Steps per from-scratch run (None: the recipe's paper default)."""
+    seq_len: int | None
+    """Packed sequence length (None: recipe default)."""
+    micro_batch: int | None
+    """Rows per micro-batch (None: recipe default)."""
+    grad_accum: int | None
+    """Micro-batches per step (None: recipe default)."""
+    vocab_size: int
+    """Vocabulary of trained tokenizers."""
+    max_docs: int | None
+    """Cap on corpus documents."""
+    lrs: tuple[float, ...]
+    """Fine-tuning LR grid."""
+    seeds: tuple[int, ...]
+    """Fine-tuning seeds."""
+    finetune_steps: int | None
+    """Cap on fine-tuning steps (None: the tasks' protocol)."""
+    run_overrides: dict[str, Any]
+    """RunConfig fields by dotted path for every pretraining run (fp32 on CPU: bf16 autocast is slower there)."""
+    cka_texts: int
+    """Texts for CKA."""
+    full: bool
+    """Run the whole grid of runs of the paper (False: the reduced demo grid)."""
+    pocket_tasks: tuple[str, ...] = ()
+    """Tasks of the pocket suite that every model is fine-tuned on (empty: the whole suite)."""
+    checkpoint_tasks: tuple[str, ...] = ()
+    """Tasks for intermediate checkpoints (empty: the same as final models)."""
+    checkpoint_lrs: tuple[float, ...] = ()
+    """LRs for intermediate checkpoints (empty: the whole grid)."""
+    real_models: bool = False
+    """Continue full-size real checkpoints: SmolLM2-135M against MiniLM in paper1-cpt, ModernBERT-base
+    or -large (from the hub) on biomed and code in paper2-detour. Hours per run on CPU, so GPU scales only."""
+    hardware: str
+    """What the expected times refer to."""
+
+
+_PAPER_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
+
+_DEMO_TASKS = ("tweets", "wnut16")
+"""The demo's subset of the pocket suite: the fastest SC and TC tasks. QA (squad, scored on SQuAD
+and four SQuADShifts test sets) costs ~2 CPU-minutes per fine-tuning run even capped at a few
+steps, more than the demo's whole evaluation budget, so QA claims are tested from scale `cpu` up."""
+
+SCALES: dict[str, Scale] = {
+    "demo": Scale(
+        name="demo",
+        size="tiny",
+        steps=400,
+        seq_len=128,
+        micro_batch=8,
+        grad_accum=1,
+        vocab_size=4096,
+        max_docs=4000,
+        lrs=(1e-4, 5e-4),
+        seeds=(0, 1),
+        finetune_steps=60,
+        run_overrides={"precision": "fp32"},
+        cka_texts=64,
+        full=False,
+        pocket_tasks=_DEMO_TASKS,
+        checkpoint_tasks=_DEMO_TASKS[:1],
+        checkpoint_lrs=(5e-4,),
+        hardware="2 CPU cores",
+    ),
+    # Sized to finish inside a few hours on 2 cores with --jobs 2, from measured costs: tiny trains
+    # 16 x 256 tokens in ~0.3 s, so paper1-pfs's eight 1000-step runs take ~45 min; one fine-tuning run
+    # capped at 100 steps, 1 thread, takes ~12 s (tweets), ~18 s (brown-pos) and ~74 s (squad: 384-token
+    # inputs, then SQuAD and four SQuADShifts sets scored), so 8 models x 3 tasks x 3 LRs x 3 seeds take
+    # ~70 min two at a time. IR (squad-retrieval, ~55 s more per run) would add ~35 min: gpu scales.
+    "cpu": Scale(
+        name="cpu",
+        size="tiny",
+        steps=1000,
+        seq_len=256,
+        micro_batch=16,
+        grad_accum=1,
+        vocab_size=8192,
+        max_docs=None,
+        lrs=(1e-4, 2e-4, 5e-4),
+        seeds=(0, 1, 2),
+        finetune_steps=100,
+        run_overrides={"precision": "fp32"},
+        cka_texts=512,
+        full=True,
+        pocket_tasks=("tweets", "brown-pos", "squad"),
+        # tweets alone left the data-efficiency curve flat (100 fine-tuning steps do not separate a
+        # run's checkpoints); brown-pos separated the final models by 20 points.
+        checkpoint_tasks=("tweets", "brown-pos"),
+        checkpoint_lrs=(2e-4,),
+        hardware="2 CPU cores",
+    ),
+    **{
+        f"gpu-{size}": Scale(
+            name=f"gpu-{size}",
+            size=size,
+            steps=None,
+            seq_len=None,
+            micro_batch=None,
+            grad_accum=None,
+            vocab_size=32768,
+            max_docs=None,
+            lrs=_PAPER_LRS,
+            seeds=(0, 1, 2, 3, 4),
+            finetune_steps=None,
+            run_overrides={},
+            cka_texts=500,
+            full=True,
+            real_models=True,
+            hardware="8 GPUs (H100 class)",
+        )
+        for size in ("210m", "610m", "1b")
+    },
+}
+
+
+def steps_at(scale: Scale, *fractions: float) -> tuple[int, ...]:
+    """Intermediate checkpoint steps at fractions of the scale's run length (42k at gpu scales)."""
+    total = scale.steps or 42_000
+    return tuple(max(1, round(total * f)) for f in fractions)
+
+
+def common(scale: Scale) -> dict:
+    """The StudySpec fields a scale sets."""
+    return dict(
+        scale=scale.name,
+        size=scale.size,
+        seq_len=scale.seq_len,
+        micro_batch=scale.micro_batch,
+        grad_accum=scale.grad_accum,
+        steps=scale.steps,
+        hardware=scale.hardware,
+        run_overrides=scale.run_overrides,
+    )
+
+
+def eval_spec(scale: Scale, suite: str) -> EvalSpec:
+    """The scale's evaluation protocol on `suite` (the pocket suite at the scale's tasks)."""
+    return EvalSpec(
+        suite=suite,
+        tasks=scale.pocket_tasks if suite == "pocket" else (),
+        lrs=scale.lrs,
+        seeds=scale.seeds,
+        checkpoint_lrs=scale.checkpoint_lrs,
+        checkpoint_tasks=scale.checkpoint_tasks,
+        max_steps=scale.finetune_steps,
+    )
+
+
+_PAPER1_TOKENS_PER_STEP = 2_359_296
+"""Paper 1's tokens per step (papers.md 1.3): 42k steps ~ 99B tokens."""
+_GPU_FLOPS = 8 * 989e12 * 0.4
+"""8 H100s at 40% of their dense bf16 peak."""
+
+
+def gpu_minutes(training_flops: float) -> float:
+    """Minutes of 8 GPUs for `training_flops`, plus 10% for evaluation."""
+    return round(1.1 * training_flops / _GPU_FLOPS / 60, -1)
+
+
+def estimate_minutes(spec: StudySpec) -> float:
+    """The spec's expected minutes, or for paper 1's gpu scales an estimate of 6 N D FLOPs per run."""
+    if spec.expected_minutes:
+        return spec.expected_minutes
+    from encoderlab.model.config import ModelConfig
+
+    params = ModelConfig.from_size(spec.size or "210m", vocab_size=32_768).num_params()
+    steps = sum(run.steps or 42_000 for run in spec.runs if run.recipe is not None)
+    return gpu_minutes(6 * params * steps * _PAPER1_TOKENS_PER_STEP)
