@@ -68,3 +68,33 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
          "test": {"test": {spec.metric: test}, "shifted": {spec.metric: 0.0}}, "test_score": test}
         for lr, pairs in table.items() for seed, (val, test) in enumerate(pairs)
     ]  # fmt: skip
+
+
+def make_adapter(family: str, seed: int, **overrides):
+    """A tiny random BERT or ModernBERT built by transformers from a config (no download), behind
+    encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
+    (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
+    from transformers import BertConfig, BertForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
+
+    from encoderlab.model.hf_adapters import ADAPTERS
+
+    common = dict(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=32, num_hidden_layers=3, pad_token_id=0)
+    if family == "bert":
+        fields = dict(num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
+        fields.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        config, cls = BertConfig(**{**common, **fields, **overrides}), BertForMaskedLM
+    else:
+        # window 4 (|q - k| <= 2): a 12-token text sees both the global block 0 and local blocks 1-2
+        fields = dict(
+            num_attention_heads=2, intermediate_size=48, max_position_embeddings=64, local_attention=4
+        )
+        fields.update(bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3)
+        config, cls = ModernBertConfig(**{**common, **fields, **overrides}), ModernBertForMaskedLM
+    config._attn_implementation = "sdpa"
+    torch.manual_seed(seed)
+    hf = cls(config)
+    g = torch.Generator().manual_seed(1000 + seed)
+    with torch.no_grad():
+        for p in hf.parameters():
+            p.add_(torch.randn(p.shape, generator=g) * 0.1)
+    return ADAPTERS[family](hf.eval())

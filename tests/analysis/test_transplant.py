@@ -4,10 +4,11 @@ mismatched models and out-of-range layers with one line."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
-from analysis_helpers import make_model
+from analysis_helpers import make_adapter, make_model
 
 from encoderlab.analysis.transplant import (
     TransplantSpec,
@@ -24,7 +25,7 @@ from encoderlab.model.io import is_model_folder, load_model_folder
 
 
 def _source(key: str, spec: TransplantSpec) -> str:
-    """Where a key must come from, written independently of the implementation's prefix table."""
+    """Where a key must come from, written independently of the implementation's module table."""
     if key.startswith("embed_tokens"):
         return "A" if spec.embeddings else "B"
     if key.startswith(("norm.", "lm_head.")):
@@ -36,22 +37,52 @@ def _source(key: str, spec: TransplantSpec) -> str:
     return "A" if spec.part == "block" or (spec.part == "attention") == attention else "B"
 
 
+TIED = {"hf.cls.predictions.decoder.weight", "hf.decoder.weight"}  # adapters' copies of the word embedding
+
+
+def _adapted_source(key: str, spec: TransplantSpec) -> str:
+    """The same for BERT and ModernBERT keys (`hf.bert.encoder.layer.N.attention...`, `hf.model.layers.N.attn...`)."""
+    block = re.search(r"(?:encoder\.layer|\.layers)\.(\d+)\.(\w+)", key)
+    if block:
+        layer, sub = int(block[1]), block[2]
+        if layer not in spec.layers:
+            return "B"
+        attention = sub in ("attention", "attn", "attn_norm")
+        return "A" if spec.part == "block" or (spec.part == "attention") == attention else "B"
+    if ".embeddings." in key or key in TIED:
+        return "A" if spec.embeddings else "B"
+    return "A" if spec.head else "B"  # final norm, prediction head, decoder bias
+
+
+FAMILIES = {
+    "encoder": (lambda seed: make_model(seed, qk_norm=True), _source),
+    "bert": (lambda seed: make_adapter("bert", seed), _adapted_source),
+    "modernbert": (lambda seed: make_adapter("modernbert", seed), _adapted_source),
+}
+
+
+SPECS = [
+    TransplantSpec(layers=(1,)),
+    TransplantSpec(layers=(0, 2), part="attention"),
+    TransplantSpec(layers=(0, 1, 2), part="mlp", head=True),
+    TransplantSpec(layers=(2,), embeddings=True),
+    TransplantSpec(layers=(0, 2), part="mlp", embeddings=True, head=True),
+]
+
+
 @pytest.mark.parametrize(
-    "spec",
-    [
-        TransplantSpec(layers=(1,)),
-        TransplantSpec(layers=(0, 2), part="attention"),
-        TransplantSpec(layers=(0, 1, 2), part="mlp", head=True),
-        TransplantSpec(layers=(2,), embeddings=True),
-    ],
-    ids=lambda s: s.describe(),
+    "family,spec",
+    # the adapters tie their LM head to the embedding, so they take both or neither
+    [(f, s) for f in FAMILIES for s in SPECS if f == "encoder" or s.embeddings == s.head],
+    ids=lambda x: x if isinstance(x, str) else x.describe(),
 )
-def test_state_dict_is_a_where_chosen_and_b_elsewhere(spec):
-    a, b = make_model(0, qk_norm=True), make_model(1, qk_norm=True)
+def test_state_dict_is_a_where_chosen_and_b_elsewhere(family, spec):
+    make, source = FAMILIES[family]
+    a, b = make(0), make(1)
     out = transplant(a, b, spec).state_dict()
     sa, sb = a.state_dict(), b.state_dict()
     assert set(out) == set(sb)
-    sources = {k: _source(k, spec) for k in out}
+    sources = {k: source(k, spec) for k in out}
     assert "A" in sources.values() and "B" in sources.values()
     for key, tensor in out.items():
         expected = sa[key] if sources[key] == "A" else sb[key]

@@ -1,9 +1,13 @@
 """Per-layer representations of a frozen model: the input of CKA and of the linear probes.
 
-One forward pass with `output_hidden_states=True` gives every layer at once, so texts are run
-once per model whatever the number of layers analysed. Layer `l` is the output of block `l`
-(`hidden_states[l + 1]`), the same index as `model.layers[l]`, the freezing recipes and the
-transplant: "layers 0-7" means the same blocks everywhere. The embedding output is left out.
+One forward pass gives every layer at once, so texts are run once per model whatever the number
+of layers analysed. Layer `l` is the output of block `model.layers[l]` (the `LanguageModel`
+protocol's block list, the one freezing and transplants index), read by a forward hook on that
+block: "layers 0-7" means the same blocks everywhere, for every model class. A model's own
+`hidden_states` are not used because classes disagree on the last entry: encoderlab's `Encoder`
+returns the last block's output, transformers' ModernBERT its output after the final norm
+(`hidden_states[-1] == last_hidden_state`), which would make ModernBERT's last layer a different
+quantity from every other model's. The embedding output is left out.
 
 Pooling and accumulation happen in float64: hidden states of deep layers can be large (massive
 activations) or, in half precision, coarse, and a float32 sum over 512 tokens loses digits that
@@ -61,13 +65,25 @@ def _encode(tokenizer, batch, max_length: int, **kwargs):
     return enc, ids, mask
 
 
-def _hidden_states(
+def block_outputs(
     model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, mode: AttentionMode
 ) -> list[torch.Tensor]:
-    """Block outputs (n_layers tensors of (B, T, D)) for a padded batch."""
+    """The output of every block of `model.layers` (n_layers tensors of (B, T, D)) for a padded batch."""
+    outputs: list[torch.Tensor] = []
+
+    def keep(module, args, output):  # transformers' blocks may return a tuple led by the states
+        outputs.append(output[0] if isinstance(output, tuple) else output)
+
+    handles = [block.register_forward_hook(keep) for block in model.layers]
     device = model_device(model)
-    out = model(ids.to(device), attention_mode=mode, padding_mask=mask.to(device), output_hidden_states=True)
-    return list(out.hidden_states[1:])
+    try:
+        model(ids.to(device), attention_mode=mode, padding_mask=mask.to(device))
+    finally:
+        for handle in handles:
+            handle.remove()
+    if len(outputs) != len(model.layers):  # a block skipped or run twice: the index would lie
+        raise RuntimeError(f"{len(outputs)} block outputs for {len(model.layers)} blocks")
+    return outputs
 
 
 @torch.no_grad()
@@ -91,7 +107,7 @@ def pooled_features(
         _, ids, mask = _encode(tokenizer, texts[start : start + step], encoding.max_length)
         weights = mask.to(torch.float64)
         weights = weights / weights.sum(1, keepdim=True)  # (B, T), rows sum to 1
-        for layer, h in enumerate(_hidden_states(model, ids, mask, encoding.attention_mode)):
+        for layer, h in enumerate(block_outputs(model, ids, mask, encoding.attention_mode)):
             pooled = torch.einsum("btd,bt->bd", h.cpu().to(torch.float64), weights)
             if layer == len(per_layer):
                 per_layer.append([])
@@ -148,7 +164,7 @@ def word_features(
         counts = torch.zeros(len(batch_index), dtype=torch.float64).index_add_(
             0, rows_t, torch.ones(len(rows), dtype=torch.float64)
         )
-        for layer, h in enumerate(_hidden_states(model, ids, mask, encoding.attention_mode)):
+        for layer, h in enumerate(block_outputs(model, ids, mask, encoding.attention_mode)):
             flat = h.cpu().to(torch.float64).reshape(-1, h.shape[-1])
             summed = torch.zeros(len(batch_index), h.shape[-1], dtype=torch.float64).index_add_(
                 0, rows_t, flat[cols_t]

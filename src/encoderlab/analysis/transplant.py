@@ -6,20 +6,32 @@ are copied bit for bit from A. It is saved as an ordinary encoderlab model folde
 export treat it like any model.
 
 What a choice covers (`TransplantSpec`):
-  * `layers`: block indices, as in `model.layers[i]`, freezing and CKA;
-  * `part`: the whole block, or only its attention or only its MLP sub-block. A pre-norm block is
-    `x + attn(norm1(x))` then `x + mlp(norm2(x))`, and each RMSNorm scales only its sub-block's
-    input, so `attention` = `self_attn.*` + `input_layernorm`, `mlp` = `mlp.*` +
-    `post_attention_layernorm`; the two parts partition the block;
-  * `embeddings` (input embedding) and `head` (final norm + LM head) come from B unless asked:
-    the paper copies transformer blocks only. With tied embeddings both must be taken together.
+  * `layers`: block indices into `model.layers`, the list freezing and CKA index (the
+    `LanguageModel` protocol's `layers`), so "layers 0-7" are the same blocks everywhere;
+  * `part`: the whole block, or only its attention or only its MLP sub-block, each with the norm
+    that belongs to it. Each model class says where those live (`ANATOMIES`):
+      - encoderlab `Encoder` (Llama body, pre-norm): attention = `input_layernorm` + `self_attn`,
+        mlp = `post_attention_layernorm` + `mlp`;
+      - ModernBERT (pre-norm): attention = `attn_norm` (Identity in block 0) + `attn`,
+        mlp = `mlp_norm` + `mlp`;
+      - BERT family (post-norm): attention = `attention` (self-attention, output projection and
+        the LayerNorm after its residual), mlp = `intermediate` + `output` (with its LayerNorm).
+    The two parts partition a block (tested for each class);
+  * `embeddings` (input embedding; BERT's also holds learned positions and token types) and
+    `head` (final norm and LM head) come from B unless asked: the paper copies transformer blocks
+    only. When the LM head is tied to the input embedding both must be taken together.
 Transplanting every layer with `embeddings` and `head` yields A exactly (tested on outputs).
 
-The models must share the architecture: same config (ignoring the init scale and the special-token
-ids and maximum length, which change no parameter) and the same parameter names and shapes.
-Anything else is refused with one line: copying a block between different widths or depths has
-no meaning. Sweeps (`sweep_specs`) enumerate the paper's low/mid/late groups, single layers, and
-attention-only versus MLP-only over all layers (finer than the paper's table).
+Parameters are chosen by identity, from the modules above, and then named through B's state dict:
+no key prefix is assumed, so an adapted checkpoint (MiniLM's block 0 is
+`hf.bert.encoder.layer.0.*`) is handled by the same code as our own models.
+
+The models must share the architecture: the same class, the same config (ignoring the fields that
+change no parameter and no computation of a block: special-token ids, maximum length, init scale,
+names and versions) and the same parameter names and shapes. Anything else is refused with one
+line: copying a block between different widths or depths has no meaning. Sweeps (`sweep_specs`)
+enumerate the paper's low/mid/late groups, single layers, and attention-only versus MLP-only over
+all layers (finer than the paper's table).
 """
 
 from __future__ import annotations
@@ -37,20 +49,55 @@ from tqdm.auto import tqdm
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model import Encoder
+from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
+from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.freeze import paper2_groups
 from encoderlab.train.freeze import parse_layers as shared_parse_layers
 
 Part = Literal["block", "attention", "mlp"]
-PARTS: dict[str, tuple[str, ...]] = {
-    "block": ("",),
-    "attention": ("self_attn.", "input_layernorm."),
-    "mlp": ("mlp.", "post_attention_layernorm."),
-}
-EMBEDDING_KEYS = ("embed_tokens.",)
-HEAD_KEYS = ("norm.", "lm_head.")
-# Config fields that change no parameter and no computation of a transplanted block.
-_IGNORED_CONFIG = {"init_std", "max_seq_len", "pad_id", "bos_id", "eos_id", "mask_id"}
 SweepKind = Literal["groups", "layers", "parts", "all"]
+
+
+@dataclass(frozen=True)
+class Anatomy:
+    """Where a model class keeps what a transplant can take."""
+
+    attention: tuple[str, ...]
+    """Sub-modules of a block (`model.layers[i]`) that make its attention part."""
+    mlp: tuple[str, ...]
+    """Sub-modules of a block that make its MLP part."""
+    embeddings: tuple[str, ...]
+    """Modules of the model (dotted paths) that make the input embedding."""
+    head: tuple[str, ...]
+    """Modules of the model that make the final norm and the LM head."""
+
+
+ANATOMIES: dict[type, Anatomy] = {
+    Encoder: Anatomy(
+        attention=("input_layernorm", "self_attn"),
+        mlp=("post_attention_layernorm", "mlp"),
+        embeddings=("embed_tokens",),
+        head=("norm", "lm_head"),
+    ),
+    ModernBertAdapter: Anatomy(
+        attention=("attn_norm", "attn"),
+        mlp=("mlp_norm", "mlp"),
+        embeddings=("hf.model.embeddings",),
+        head=("hf.model.final_norm", "hf.head", "hf.decoder"),
+    ),
+    BertAdapter: Anatomy(
+        attention=("attention",),
+        mlp=("intermediate", "output"),
+        embeddings=("hf.bert.embeddings",),
+        head=("hf.cls",),
+    ),
+}
+# Config fields that change no parameter and no computation of a transplanted block.
+_IGNORED_CONFIG = {
+    "init_std", "max_seq_len", "max_position_embeddings", "initializer_range", "pad_id", "bos_id", "eos_id",
+    "mask_id", "pad_token_id", "bos_token_id", "eos_token_id", "cls_token_id", "sep_token_id",
+    "mask_token_id", "_name_or_path", "architectures", "transformers_version", "torch_dtype", "dtype",
+}  # fmt: skip
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -60,7 +107,7 @@ class TransplantSpec:
     layers: tuple[int, ...]
     """Block indices to take from A."""
     part: Part = "block"
-    """The whole block, or only its attention or MLP sub-block (with the pre-norm that feeds it)."""
+    """The whole block, or only its attention or MLP sub-block (with the norm that belongs to it)."""
     embeddings: bool = False
     """Also take the input embedding from A."""
     head: bool = False
@@ -102,42 +149,83 @@ def format_layers(layers: tuple[int, ...]) -> str:
     return ("layer " if len(layers) == 1 else "layers ") + ",".join(runs)
 
 
-def check_same_architecture(a: Encoder, b: Encoder) -> None:
+def anatomy(model: LanguageModel) -> Anatomy:
+    """The model's `Anatomy`, or a one-line refusal for a class transplants do not know."""
+    if type(model) not in ANATOMIES:
+        raise UserError(
+            f"transplants work on encoderlab encoders and BERT/ModernBERT checkpoints, not a "
+            f"{type(model).__name__}; load the model with encoderlab (load_pretrained) first"
+        )
+    return ANATOMIES[type(model)]
+
+
+def _family(model: LanguageModel) -> str:
+    return getattr(model, "family", "") or "encoderlab"
+
+
+def _config(model: LanguageModel) -> dict:
+    cfg = model.config.hf.to_dict() if hasattr(model.config, "hf") else to_dict(model.config)
+    return {k: v for k, v in cfg.items() if k not in _IGNORED_CONFIG}
+
+
+def check_same_architecture(a: LanguageModel, b: LanguageModel) -> None:
     """Raise a one-line UserError unless A's blocks can replace B's."""
-    for name, model in (("A", a), ("B", b)):
-        if not isinstance(model, Encoder):
-            raise UserError(
-                f"model {name} is a {type(model).__name__}; transplants work on encoderlab models "
-                "(EuroBERT, Llama, Qwen and encoderlab folders), so convert it first"
-            )
-    cfg_a, cfg_b = to_dict(a.config), to_dict(b.config)
-    diff = [k for k in cfg_a if k not in _IGNORED_CONFIG and cfg_a[k] != cfg_b[k]]
+    anatomy(a), anatomy(b)
+    if type(a) is not type(b):
+        raise UserError(
+            f"models A and B have different architectures ({_family(a)} vs {_family(b)}); "
+            "a transplant needs two models of the same architecture"
+        )
+    cfg_a, cfg_b = _config(a), _config(b)
+    diff = [k for k in sorted(set(cfg_a) | set(cfg_b)) if cfg_a.get(k) != cfg_b.get(k)]
+    shapes_a = {k: tuple(v.shape) for k, v in a.state_dict().items()}
+    shapes_b = {k: tuple(v.shape) for k, v in b.state_dict().items()}
     if diff:
         k = diff[0]
         raise UserError(
-            f"models A and B have different architectures ({k} {cfg_a[k]} vs {cfg_b[k]}); "
+            f"models A and B have different architectures ({k} {cfg_a.get(k)} vs {cfg_b.get(k)}); "
+            "a transplant needs two models of the same architecture"
+        )
+    if shapes_a != shapes_b:
+        k = next(k for k in sorted(set(shapes_a) | set(shapes_b)) if shapes_a.get(k) != shapes_b.get(k))
+        raise UserError(
+            f"models A and B have different weights ({k}: {shapes_a.get(k)} vs {shapes_b.get(k)}); "
             "a transplant needs two models of the same architecture"
         )
 
 
-def chosen_keys(keys: list[str], spec: TransplantSpec, n_layers: int) -> set[str]:
-    """The state-dict keys the spec takes from A."""
-    check_layers(spec.layers, n_layers)
-    prefixes = [f"layers.{i}.{p}" for i in spec.layers for p in PARTS[spec.part]]
-    prefixes += list(EMBEDDING_KEYS if spec.embeddings else ()) + list(HEAD_KEYS if spec.head else ())
-    return {k for k in keys if k.startswith(tuple(prefixes))}
+def _param_ids(modules) -> set[int]:
+    return {id(p) for m in modules for p in m.parameters()}
 
 
-def transplant(a: Encoder, b: Encoder, spec: TransplantSpec) -> Encoder:
+def chosen_keys(model: LanguageModel, spec: TransplantSpec) -> set[str]:
+    """The state-dict keys of `model` whose tensors the spec takes from A (tied copies included)."""
+    parts = anatomy(model)
+    check_layers(spec.layers, len(model.layers))
+    names = {"block": None, "attention": parts.attention, "mlp": parts.mlp}[spec.part]
+    modules = []
+    for i in spec.layers:
+        block = model.layers[i]
+        modules += [block] if names is None else [block.get_submodule(n) for n in names]
+    modules += [model.get_submodule(n) for n in parts.embeddings] if spec.embeddings else []
+    modules += [model.get_submodule(n) for n in parts.head] if spec.head else []
+    ids = _param_ids(modules)
+    return {k for k, v in model.state_dict(keep_vars=True).items() if id(v) in ids}
+
+
+def transplant(a: LanguageModel, b: LanguageModel, spec: TransplantSpec) -> LanguageModel:
     """A new model: B with the parameters chosen by `spec` copied from A."""
     check_same_architecture(a, b)
-    if b.config.tie_embeddings and spec.embeddings != spec.head:
+    parts = anatomy(b)
+    embeddings = _param_ids(b.get_submodule(n) for n in parts.embeddings)
+    head = _param_ids(b.get_submodule(n) for n in parts.head)
+    if embeddings & head and spec.embeddings != spec.head:
         raise UserError(
             "the models tie the LM head to the input embedding, so take both or neither "
             "(set embeddings and head to the same value)"
         )
     state_a, state_b = a.state_dict(), b.state_dict()
-    take = chosen_keys(list(state_b), spec, b.config.n_layers)
+    take = chosen_keys(b, spec)
     merged = {k: (state_a[k] if k in take else state_b[k]).detach().clone() for k in state_b}
     model = copy.deepcopy(b)
     model.load_state_dict(merged)
@@ -145,8 +233,8 @@ def transplant(a: Encoder, b: Encoder, spec: TransplantSpec) -> Encoder:
 
 
 def save_transplant(
-    a: Encoder,
-    b: Encoder,
+    a: LanguageModel,
+    b: LanguageModel,
     spec: TransplantSpec,
     out: Path,
     *,
@@ -189,14 +277,14 @@ def sweep_specs(n_layers: int, kind: SweepKind, n_groups: int = 3) -> list[tuple
 
 
 def transplant_sweep(
-    a: Encoder,
-    b: Encoder,
+    a: LanguageModel,
+    b: LanguageModel,
     specs: list[tuple[str, TransplantSpec]],
     out: Path,
     *,
     tokenizer=None,
     sources: dict[str, str] | None = None,
-    score: Callable[[Encoder], float] | None = None,
+    score: Callable[[LanguageModel], float] | None = None,
 ) -> list[dict]:
     """Save every transplant of a sweep as `out/<name>/`; with `score`, also score A, B and each
     transplant and report the share of the B -> A gap each one recovers."""
