@@ -269,8 +269,8 @@ def test_tokenised_tasks_are_reused_only_for_the_same_examples(home, tmp_path, q
 
     write_asset(home, "boolq", boolq_records(120))
     quick("boolq")
-    tokenizer = load_eval_model(str(model_folder(tmp_path / "m"))).tokenizer
-    first = protocol._prepared_task(get_task("boolq"), tokenizer)
-    assert protocol._prepared_task(get_task("boolq"), tokenizer) is first
+    em = load_eval_model(str(model_folder(tmp_path / "m")))
+    first = protocol._prepared_task(get_task("boolq"), em)
+    assert protocol._prepared_task(get_task("boolq"), em) is first
     write_asset(home, "boolq", boolq_records(160))  # same task name, other examples
-    assert protocol._prepared_task(get_task("boolq"), tokenizer) is not first
+    assert protocol._prepared_task(get_task("boolq"), em) is not first

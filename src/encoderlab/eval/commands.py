@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS, SUMMARY_MD, evaluate
-from encoderlab.eval.tasks.paper import PAPER_DATA_ENV
+from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 
 
 def eval_command(
@@ -20,7 +20,7 @@ def eval_command(
     seeds: tuple[int, ...] = DEFAULT_SEEDS,
     out: Path = Path("eval"),
     device: str | None = None,
-    paper_data: Path | None = None,
+    hub_data: Path | None = None,
 ) -> None:
     """Fine-tune and score MODEL on a suite over an LR grid and seeds (cached; reruns resume).
 
@@ -32,10 +32,10 @@ def eval_command(
         seeds: Fine-tuning seeds per learning rate.
         out: Folder for results.jsonl, summary.json and summary.md.
         device: cpu or cuda (default: cuda when available).
-        paper_data: Folder of local files for the paper suite (sets $ENCODERLAB_PAPER_DATA; see docs/evaluation.md).
+        hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
     """
-    if paper_data is not None:
-        os.environ[PAPER_DATA_ENV] = str(paper_data)
+    if hub_data is not None:
+        os.environ[HUB_DATA_ENV] = str(hub_data)
     summary = evaluate(
         model, suite=suite, tasks=list(tasks) or None, lrs=lrs, seeds=seeds, out=out, device=device
     )

@@ -165,7 +165,7 @@ def evaluate(
             if not todo:
                 continue
             bar.set_postfix_str(f"{name}: loading")
-            loaded, counts, prepared = _prepared_task(task, em.tokenizer)
+            loaded, counts, prepared = _prepared_task(task, em)
             for lr, seed in todo:
                 bar.set_postfix_str(f"{name} lr={lr:g} seed={seed}")
                 store.add(_run_node(em, loaded, signature, prepared, counts, lr, seed, dev, out))
@@ -218,10 +218,12 @@ _PREPARED: OrderedDict[tuple[str, str, str], tuple] = OrderedDict()
 same task skip tokenising (the costly part) in this process; bounded to a few tasks' splits."""
 
 
-def _prepared_task(task, tokenizer) -> tuple:
+def _prepared_task(task, em: EvalModel) -> tuple:
     from encoderlab.data.tokenizer import tokenizer_hash
 
+    tokenizer = em.tokenizer
     loaded, data = load_task(task)
+    loaded = loaded.for_model(em.model.config.max_seq_len)  # a concrete max_length, in the key below
     # The examples themselves are in the key: the same task name can hold other data (another cache
     # folder, a re-fetched asset), and a stale hit would score the wrong examples.
     examples = hashlib.sha256(repr((data.train, data.val, data.tests)).encode()).hexdigest()
@@ -257,7 +259,7 @@ def eval_node(
     if record is None:
         _check_grid([lr], [seed])
         require_assets([task])
-        loaded, counts, prepared = _prepared_task(spec, em.tokenizer)
+        loaded, counts, prepared = _prepared_task(spec, em)
         record = _run_node(em, loaded, signature, prepared, counts, lr, seed, _device(device), Path(out))
         store.add(record)
     return record

@@ -191,6 +191,8 @@ _LEGACY_FINETUNE = (
     "grad_clip",
 )
 _RENAMED = {"v2": "qa_v2"}
+MODEL_LENGTH_FRACTION = 0.99
+"""`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
 
 
 def _non_default(obj) -> dict:
@@ -218,8 +220,9 @@ class Task:
     """Returns the task's splits; called once per process and task."""
     finetune: FinetuneConfig = FinetuneConfig()
     """Optimiser and schedule."""
-    max_length: int = 512
-    """Tokens per input (QA: per window); longer inputs are truncated."""
+    max_length: int | None = 512
+    """Tokens per input (QA: per window); longer inputs are truncated. None: 0.99 x the model's
+    maximum (paper 1: EncodEval's `round(0.99 * max_position_embeddings)`), see `for_model`."""
     data_version: str = "1"
     """Bump when the loader's output changes (file tasks: a hash of their data)."""
 
@@ -231,6 +234,12 @@ class Task:
     def labels(self) -> tuple[str, ...]:
         """Class or tag names of sc/tc tasks (empty for qa/ir)."""
         return getattr(self.options, "labels", ())
+
+    def for_model(self, max_positions: int) -> Task:
+        """The task with a concrete `max_length` for a model of `max_positions` positions."""
+        if self.max_length is not None:
+            return self
+        return dataclasses.replace(self, max_length=round(MODEL_LENGTH_FRACTION * max_positions))
 
     def with_labels(self, labels: tuple[str, ...]) -> Task:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, labels=tuple(labels)))

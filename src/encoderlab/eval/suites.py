@@ -4,7 +4,7 @@
   10 minutes for a `tiny` model on 2 CPU cores at one LR and one seed;
 * `domain`: the detour study's domain tasks (biomedical PubMedQA classification and retrieval,
   code docstring -> function retrieval on stdlib modules held out of `code-python`);
-* `paper`: paper 1's 12 datasets, from the hub or from local files ($ENCODERLAB_PAPER_DATA).
+* `paper`: paper 1's 12 datasets, from the hub or from local mirrors ($ENCODERLAB_HUB_DATA).
 """
 
 from __future__ import annotations

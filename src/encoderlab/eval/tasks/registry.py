@@ -21,6 +21,7 @@ from encoderlab.eval.spec import (
     TCOptions,
 )
 from encoderlab.eval.tasks import domain, paper, pocket
+from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, export_files
 
 POCKET_SC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=150)
 POCKET_TC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=1.0)
@@ -159,105 +160,108 @@ def _pocket_tasks() -> list[Task]:
 
 
 CONLL = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
+"""CoNLL-2003's tag order in the `datasets` card, used only if the mirror's tags carry no names."""
+SST2, MNLI, QQP = (
+    ("negative", "positive"),
+    ("entailment", "neutral", "contradiction"),
+    ("not_duplicate", "duplicate"),
+)
+PAPER_DATA_VERSION = "2"
 
 
 def _paper_tasks() -> list[Task]:
-    sc = partial(Task, metric="accuracy", finetune=PAPER_SC, max_length=512)
-    tc = partial(Task, metric="entity_f1", finetune=PAPER_TC, max_length=512)
-    qa = partial(Task, metric="f1", finetune=PAPER_QA, max_length=384)
+    """Paper 1's datasets with EncodEval's protocol; inputs up to 0.99 x the model's maximum."""
+    common = {"max_length": None, "data_version": PAPER_DATA_VERSION}
+    sc = partial(Task, metric="accuracy", finetune=PAPER_SC, **common)
+    tc = partial(Task, metric="entity_f1", finetune=PAPER_TC, options=TCOptions(), **common)
+    qa = partial(Task, metric="f1", finetune=PAPER_QA, **common)
     ir = partial(
         Task,
         options=IROptions(query_prefix="Query: ", document_prefix="Document: "),
         metric="ndcg@10",
         finetune=PAPER_IR,
-        max_length=512,
+        **common,
     )
-    sst2, mnli, qqp = (
-        ("negative", "positive"),
-        ("entailment", "neutral", "contradiction"),
-        ("not_duplicate", "duplicate"),
-    )
+    ner = paper.load_ner
     return [
         sc(
             name="paper-sst2",
-            description="GLUE SST-2",
-            options=SCOptions(labels=sst2),
-            loader=lambda: paper.load_paper_sc(
-                "paper-sst2", "nyu-mll/glue", "sst2", sst2, lambda r: r["sentence"]
-            ),
+            description="GLUE SST-2 (nyu-mll/glue sst2; test = validation)",
+            options=SCOptions(labels=SST2),
+            loader=lambda: paper.load_glue("paper-sst2", "sst2", "validation", SST2, ("sentence",)),
         ),
         sc(
             name="paper-mnli",
-            description="GLUE MNLI-matched",
-            options=PairSCOptions(labels=mnli, template="Premise: {a}\nHypothesis: {b}"),
-            loader=lambda: paper.load_paper_sc(
-                "paper-mnli", "nyu-mll/glue", "mnli", mnli, lambda r: (r["premise"], r["hypothesis"])
+            description="GLUE MNLI-matched (nyu-mll/glue mnli; test = validation_matched)",
+            options=PairSCOptions(labels=MNLI, template="Premise: {a}\nHypothesis: {b}"),
+            loader=lambda: paper.load_glue(
+                "paper-mnli", "mnli", "validation_matched", MNLI, ("premise", "hypothesis")
             ),
         ),
         sc(
             name="paper-qqp",
-            description="GLUE QQP",
-            options=PairSCOptions(labels=qqp, template="Question 1: {a}\nQuestion 2: {b}"),
-            loader=lambda: paper.load_paper_sc(
-                "paper-qqp", "nyu-mll/glue", "qqp", qqp, lambda r: (r["question1"], r["question2"])
-            ),
+            description="GLUE QQP (nyu-mll/glue qqp; test = validation)",
+            options=PairSCOptions(labels=QQP, template="Question 1: {a}\nQuestion 2: {b}"),
+            loader=lambda: paper.load_glue("paper-qqp", "qqp", "validation", QQP, ("question1", "question2")),
         ),
         tc(
             name="paper-conll2003",
             description="CoNLL-2003 English NER (hgissbkh/conll2003-en)",
-            options=TCOptions(labels=CONLL),
-            loader=lambda: paper.load_paper_tc(
-                "paper-conll2003", "hgissbkh/conll2003-en", "words", "ner", CONLL
-            ),
+            loader=lambda: ner("paper-conll2003", HubSource("hgissbkh/conll2003-en"), "words", "ner", CONLL),
         ),
         tc(
             name="paper-ontonotes",
-            description="OntoNotes 5 NER (hgissbkh/ontonotes5); labels from the data",
-            options=TCOptions(),
-            loader=lambda: paper.load_paper_tc_named(
-                "paper-ontonotes", "hgissbkh/ontonotes5", "tokens", "tags"
-            ),
+            description="OntoNotes 5 NER (hgissbkh/ontonotes5, parquet export)",
+            loader=lambda: ner("paper-ontonotes", ONTONOTES, "tokens", "tags"),
         ),
         tc(
             name="paper-uner",
-            description="UNER English NER (hgissbkh/uner_en); labels from the data",
-            options=TCOptions(),
-            loader=lambda: paper.load_paper_tc_named("paper-uner", "hgissbkh/uner_en", "tokens", "ner_tags"),
+            description="UNER English NER (hgissbkh/uner_en)",
+            loader=lambda: ner("paper-uner", HubSource("hgissbkh/uner_en"), "tokens", "ner_tags"),
         ),
         qa(
             name="paper-squad",
-            description="SQuAD v1.1 (rajpurkar/squad)",
+            description="SQuAD v1.1 (rajpurkar/squad; test = validation)",
             options=QAOptions(),
-            loader=lambda: paper.load_paper_qa("paper-squad", "rajpurkar/squad"),
+            loader=lambda: paper.load_squad_format("paper-squad", HubSource("rajpurkar/squad", "plain_text")),
         ),
         qa(
             name="paper-squad-v2",
-            description="SQuAD v2.0 with no-answer (rajpurkar/squad_v2)",
+            description="SQuAD v2.0 with no-answer (rajpurkar/squad_v2; test = validation)",
             options=QAOptions(v2=True),
-            loader=lambda: paper.load_paper_qa("paper-squad-v2", "rajpurkar/squad_v2"),
+            loader=lambda: paper.load_squad_format(
+                "paper-squad-v2", HubSource("rajpurkar/squad_v2", "squad_v2")
+            ),
         ),
         qa(
             name="paper-record",
-            description="ReCoRD in SQuAD format (hgissbkh/record, schema assumed)",
+            description="ReCoRD in SQuAD format (hgissbkh/record; test = validation)",
             options=QAOptions(),
-            loader=lambda: paper.load_paper_qa("paper-record", "hgissbkh/record"),
+            loader=lambda: paper.load_squad_format("paper-record", HubSource("hgissbkh/record")),
         ),
         ir(
             name="paper-msmarco",
-            description="MS MARCO (BEIR dev/test qrels, judged-only corpus), trained on msmarco-pairs",
-            loader=lambda: paper.load_paper_msmarco("paper-msmarco"),
+            description="MS MARCO (BEIR dev = validation, TREC-DL'19 = test; judged-only corpus), trained on msmarco-pairs",
+            loader=lambda: paper.load_msmarco("paper-msmarco"),
         ),
         ir(
             name="paper-nq",
-            description="NQ (BEIR test qrels split 50/50 into val/test), zero-shot after msmarco-pairs",
-            loader=lambda: paper.load_paper_nq("paper-nq"),
+            description="NQ (BEIR test qrels split 50/50 into val/test, seed 42), zero-shot after msmarco-pairs",
+            loader=lambda: paper.load_nq("paper-nq"),
         ),
         ir(
             name="paper-mldr",
-            description="MLDR-en dev/test, zero-shot after msmarco-pairs",
-            loader=lambda: paper.load_paper_mldr("paper-mldr"),
+            description="MLDR-en dev/test (judged-only corpus), zero-shot after msmarco-pairs",
+            loader=lambda: paper.load_mldr("paper-mldr"),
         ),
     ]
+
+
+ONTONOTES = HubSource(
+    "hgissbkh/ontonotes5",
+    revision=PARQUET_EXPORT,
+    data_files=export_files("*", ("train", "validation", "test")),
+)
 
 
 TASKS: dict[str, Task] = {t.name: t for t in _pocket_tasks() + _paper_tasks()}

@@ -1,0 +1,129 @@
+"""Hub datasets for the paper suites, read from the hub or from a local mirror by the same call.
+
+A `HubSource` names a dataset repository, its config, and, for repositories that are dataset
+scripts (which `datasets` >= 4 refuses to run, and which we would not run unasked anyway), the
+revision and file globs of the repository's parquet export. `load_hub` turns it into
+`datasets.load_dataset(path, name=config, data_files=..., revision=...)` where `path` is the hub id,
+or, when `ENCODERLAB_HUB_DATA=DIR` is set, `DIR/<owner>/<name>`: a folder holding the repository's
+files at that revision (what `hf download --repo-type dataset REPO --local-dir DIR/REPO` writes).
+Hub and mirror go through the same `datasets` code, so a test fixture written in the hub's layout
+(file names, README configs, parquet features) exercises exactly what a real run does.
+
+EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
+since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
+future `*/nq` would).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
+PARQUET_EXPORT = "refs/convert/parquet"
+
+
+def export_files(config: str, splits: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """Globs of a parquet export's files of `config` (`*`: the repository's only config), in either
+    layout the converter has written: `<config>/<split>/0000.parquet` (current) and
+    `<config>/<name>-<split>[-00000-of-0000N].parquet` (2023)."""
+    layouts = ("{c}/{s}/*.parquet", "{c}/*-{s}.parquet", "{c}/*-{s}-[0-9]*.parquet")
+    return tuple((s, layout.format(c=config, s=s)) for s in splits for layout in layouts)
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """Where one hub dataset (config) is read from."""
+
+    repo: str
+    """`owner/name` on the hub."""
+    config: str | None = None
+    """The config (`name=` of `load_dataset`); None for a repository's only one."""
+    revision: str | None = None
+    """A branch or commit; `refs/convert/parquet` for a script repository's parquet export."""
+    data_files: tuple[tuple[str, str], ...] = ()
+    """(split, glob) pairs relative to the repository root (a split may repeat, for several
+    globs); empty to let the repository's card (README `configs`) or its file names decide."""
+
+    def describe(self) -> str:
+        where = self.repo + (f" (config {self.config})" if self.config else "")
+        return where + (f" at {self.revision}" if self.revision else "")
+
+
+def _datasets():
+    try:
+        import datasets
+    except ImportError:
+        raise UserError(
+            "hub tasks read data with the `datasets` package; install it: pip install datasets"
+        ) from None
+    return datasets
+
+
+def hub_path(source: HubSource) -> str:
+    """The hub id, or the mirror folder under $ENCODERLAB_HUB_DATA (checked to exist)."""
+    root = os.environ.get(HUB_DATA_ENV)
+    if not root:
+        return source.repo
+    folder = Path(root) / source.repo
+    if not folder.is_dir():
+        rev = f" --revision {source.revision}" if source.revision else ""
+        raise UserError(
+            f"{HUB_DATA_ENV}={root} has no mirror of {source.repo}; download it with: "
+            f"hf download --repo-type dataset {source.repo}{rev} --local-dir {folder}"
+        )
+    return str(folder)
+
+
+def load_hub(source: HubSource):
+    """The `datasets.DatasetDict` of `source`, from the hub or its local mirror; one-line errors."""
+    datasets = _datasets()
+    path = hub_path(source)
+    kwargs: dict = {"name": source.config}
+    if source.data_files:
+        files: dict[str, list[str]] = {}
+        for split, pattern in source.data_files:
+            files.setdefault(split, []).append(pattern)
+        kwargs["data_files"] = files
+    if source.revision and path == source.repo:
+        kwargs["revision"] = source.revision
+    try:
+        return datasets.load_dataset(path, **kwargs)
+    except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError) as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        fix = (
+            "check the mirror's files against docs/evaluation.md"
+            if path != source.repo
+            else f"check the name and your connection, or set {HUB_DATA_ENV}=DIR to read a local mirror"
+        )
+        raise UserError(f"cannot load {source.describe()} from {path}: {first}; {fix}") from None
+
+
+def require_columns(task: str, split, columns: tuple[str, ...], source: HubSource) -> None:
+    """One error naming the columns a split lacks and the ones it has."""
+    missing = [c for c in columns if c not in split.column_names]
+    if missing:
+        raise UserError(
+            f"task {task}: {source.describe()} has no column(s) {', '.join(missing)} "
+            f"(it has {', '.join(split.column_names)}); the dataset's layout changed, see docs/evaluation.md"
+        )
+
+
+def require_splits(task: str, ds, splits: tuple[str, ...], source: HubSource) -> None:
+    missing = [s for s in splits if s not in ds]
+    if missing:
+        raise UserError(
+            f"task {task}: {source.describe()} has no split(s) {', '.join(missing)} "
+            f"(it has {', '.join(ds)}); the dataset's layout changed, see docs/evaluation.md"
+        )
+
+
+def class_names(split, column: str) -> tuple[str, ...] | None:
+    """ClassLabel names of a column (or of a sequence column's items), if it has them."""
+    feature = split.features[column]
+    inner = getattr(feature, "feature", feature)
+    names = getattr(inner, "names", None)
+    return tuple(names) if names else None
