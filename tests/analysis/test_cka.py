@@ -11,7 +11,16 @@ from analysis_helpers import make_model, make_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from encoderlab.analysis.cka import MIN_TEXTS, chance_floor, compare, linear_cka, sample_indices
+from encoderlab.analysis.cka import (
+    MIN_TEXTS,
+    CkaLayer,
+    CkaReport,
+    chance_floor,
+    compare,
+    linear_cka,
+    low_layer_summary,
+    sample_indices,
+)
 from encoderlab.analysis.features import Encoding, pooled_features, word_features
 from encoderlab.errors import UserError
 
@@ -117,6 +126,15 @@ def test_word_features_average_the_subtokens_of_each_word(tokenizer):
     torch.testing.assert_close(feats[-1][2:], last[1:4], rtol=1e-5, atol=1e-6)
 
 
+def _t_interval(values):
+    """95% Student-t interval written out with scipy (independent of eval.stats)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))
+    return v.mean() - half, v.mean() + half
+
+
 def test_compare_a_model_with_itself_and_with_a_seed_twin(tokenizer):
     texts = make_texts(60)
     a, twin, other = make_model(0), make_model(1), make_model(2)
@@ -125,16 +143,86 @@ def test_compare_a_model_with_itself_and_with_a_seed_twin(tokenizer):
         row.cka == pytest.approx(1.0) and row.divergence == pytest.approx(0.0, abs=1e-9)
         for row in same.layers
     )
-    report = compare(
-        (other, tokenizer), (a, tokenizer), texts, baseline=(twin, tokenizer), n=MIN_TEXTS, seeds=(42, 43)
-    )
-    assert [row.layer for row in report.layers] == [0, 1, 2]
+    assert same.sampling_seeds == [42, 43, 44] and same.distinct_draws == 1  # the paper's seeds; pool == n
+    report = compare((other, tokenizer), (a, tokenizer), texts, baseline=(twin, tokenizer), n=MIN_TEXTS)
+    assert [row.layer for row in report.layers] == [0, 1, 2] and report.distinct_draws == 3
+    draws = sample_indices(len(texts), MIN_TEXTS, (42, 43, 44))
+    feats = {
+        m: pooled_features(model, tokenizer, texts) for m, model in (("A", other), ("B", a), ("T", twin))
+    }
     for row in report.layers:
-        assert row.ratio == pytest.approx(row.divergence / row.baseline_divergence)
-        assert 0 < row.divergence < 1 and row.cka_std > 0  # two different 50-text draws
-    assert report.to_dict()["mean_divergence"] == pytest.approx(
-        np.mean([r.divergence for r in report.layers])
+        # per seed: the ratio of the two divergences on that seed's texts, computed here directly
+        per_seed = [
+            (1 - linear_cka(feats["A"][row.layer][d], feats["B"][row.layer][d]))
+            / (1 - linear_cka(feats["T"][row.layer][d], feats["B"][row.layer][d]))
+            for d in draws
+        ]
+        assert row.ratio_per_seed == pytest.approx(per_seed, rel=1e-9)
+        assert row.ratio == pytest.approx(np.mean(per_seed))
+        assert (row.ratio_ci_low, row.ratio_ci_high) == pytest.approx(_t_interval(per_seed))
+        assert 0 < row.divergence < 1 and row.cka_std > 0  # three different 50-text draws
+    one_seed = compare(
+        (other, tokenizer), (a, tokenizer), texts, baseline=(twin, tokenizer), n=50, seeds=(7,)
     )
+    for row in one_seed.layers:  # one seed: the ratio of the divergences, and no interval
+        assert row.ratio == pytest.approx(row.divergence / row.baseline_divergence)
+        assert row.ratio_ci_low is None
+    data = report.to_dict()
+    assert data["mean_divergence"] == pytest.approx(np.mean([r.divergence for r in report.layers]))
+    assert data["low_layers"]["low_layers"] == [0] and data["low_layers"]["other_layers"] == [1, 2]
+
+
+def _report(ratios_by_layer, distinct_draws=3):
+    """A 22-layer report whose per-seed ratios are given (layer -> three values)."""
+    layers = [
+        CkaLayer(layer=i, cka=0.5, divergence=0.5, cka_std=0.0, chance_floor=0.1, ratio_per_seed=list(r))
+        for i, r in enumerate(ratios_by_layer)
+    ]
+    return CkaReport(
+        layers=layers,
+        n_texts=500,
+        sampling_seeds=[42, 43, 44],
+        encoding=Encoding(),
+        distinct_draws=distinct_draws,
+    )
+
+
+def test_low_layer_summary_needs_the_interval_above_one_and_above_the_rest():
+    rng = np.random.default_rng(0)
+    paper_like = [5 + rng.random(3) if i < 8 else 1 + 0.1 * rng.standard_normal(3) for i in range(22)]
+    summary = low_layer_summary(_report(paper_like))
+    assert summary.low_layers == tuple(range(8)) and summary.other_layers == tuple(range(8, 22))
+    low = np.mean(paper_like[:8], axis=0)  # per seed, the mean over the low layers
+    rest = np.mean(paper_like[8:], axis=0)
+    assert summary.low_ratio == pytest.approx(low.mean()) and summary.low_ci == pytest.approx(
+        _t_interval(low)
+    )
+    assert summary.difference_ci == pytest.approx(_t_interval(low - rest))
+    assert summary.above_noise and summary.above_others and summary.holds
+    assert "layers 0-7 diverge" in summary.sentence() and "above seed noise" in summary.sentence()
+
+    # larger than the rest but with an interval reaching below 1: the claim does not hold
+    noisy = [np.array([0.6, 1.0, 2.3]) if i < 8 else np.array([0.5, 0.5, 0.5]) for i in range(22)]
+    weak = low_layer_summary(_report(noisy))
+    assert weak.low_ratio > 1 and weak.low_ci[0] < 1
+    assert weak.above_noise is False and weak.holds is False
+
+    # above 1 but no more than the other layers: does not hold either
+    flat = [np.array([3.0, 3.2, 3.1]) for _ in range(22)]
+    assert low_layer_summary(_report(flat)).above_others is False
+
+    # every seed drew the same texts: no interval, undecided
+    same_texts = low_layer_summary(_report(paper_like, distinct_draws=1))
+    assert same_texts.low_ci is None and same_texts.holds is None
+    assert "every seed drew the same texts" in same_texts.sentence()
+
+
+def test_low_layer_summary_needs_a_seed_twin():
+    report = _report([[1.0, 1.0, 1.0]] * 22)
+    report.layers[3].ratio_per_seed = None
+    with pytest.raises(UserError, match="needs the seed twin"):
+        low_layer_summary(report)
+    assert report.to_dict()["low_layers"] is None
 
 
 def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):

@@ -65,19 +65,19 @@ def test_cka_command_writes_report_figures_and_tables(folders, tmp_path, capsys)
             str(root / "texts.txt"),
             "--n",
             "50",
-            "--seeds",
-            "1",
-            "2",
             "--out",
             str(tmp_path),
         ]
     )
     report = json.loads((tmp_path / "cka_report.json").read_text())
-    assert [r["layer"] for r in report["layers"]] == [0, 1, 2] and report["sampling_seeds"] == [1, 2]
+    assert [r["layer"] for r in report["layers"]] == [0, 1, 2] and report["sampling_seeds"] == [42, 43, 44]
+    assert all(r["ratio_ci_low"] < r["ratio"] < r["ratio_ci_high"] for r in report["layers"])
+    assert report["low_layers"]["low_layers"] == [0] and report["low_layers"]["holds"] in (True, False)
     for stem in ("cka", "cka_ratio"):
         assert (tmp_path / f"{stem}.png").stat().st_size > 5000
         assert len(json.loads((tmp_path / f"{stem}.json").read_text())) == 3
-    assert "mean divergence" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "mean divergence" in printed and report["low_layers"]["sentence"] in printed
 
 
 def test_cka_command_refuses_too_few_texts_and_different_depths(folders, tmp_path, capsys):

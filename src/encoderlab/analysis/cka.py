@@ -20,9 +20,19 @@ the divergence nor the ratio means anything, so fewer texts are refused. The pap
 widths 768-1024 sits at a floor near 0.6 for isotropic noise; real hidden states are far from
 isotropic, and the seed baseline shares the same bias, which the ratio cancels to first order.
 
-Sampling. With several sampling seeds (the paper used 42, 43, 44) each seed draws N texts from the
-pool; features are computed once for the union and the CKA is averaged over seeds (mean and
-standard deviation reported per layer).
+Sampling, as the paper. Each sampling seed (the paper's 42, 43, 44 by default) draws N texts from
+the pool; features are computed once for the union. Per layer the CKA is averaged over seeds (mean
+and standard deviation), and the ratio is computed *per seed*, r_l,s = d_s(A, B) / d_s(B', B), then
+reported as its mean over seeds with a 95% Student-t interval over them (`eval.stats.summarize`,
+the interval evaluation uses for seeds). When the pool holds exactly N texts every seed draws the
+same texts: the seeds then measure nothing, and no interval is reported (`distinct_draws` = 1).
+
+The claim of the paper (section 2.6: layers 0-7 diverge 5-44x more than seed noise, the others
+about 1x) is tested by `low_layer_summary`: per seed, the mean ratio over paper 2's low layers
+(`train.freeze.paper2_groups`, the blocks the freeze runs and transplants call low) and over all the
+other layers; it holds when the low layers' interval lies above 1 *and* the paired low-minus-other
+difference's interval lies above 0. An arithmetic mean of ratios is used (not a geometric one): the
+question is whether the low group as a whole exceeds seed noise, and the interval carries the spread.
 """
 
 from __future__ import annotations
@@ -37,10 +47,15 @@ import torch
 from torch import nn
 
 from encoderlab.analysis.features import DEFAULT_ENCODING, Encoding, pooled_features
+from encoderlab.config import to_dict
 from encoderlab.errors import UserError
+from encoderlab.eval.stats import summarize
+from encoderlab.train.freeze import format_layers, paper2_groups
 
 MIN_TEXTS = 50
 """Fewest texts a CKA comparison accepts (see the module docstring for why)."""
+PAPER2_SEEDS = (42, 43, 44)
+"""The paper's sampling seeds (thesis, plots/chapter5/data/cka_mlm_control_heldout.json)."""
 
 
 def linear_cka(x: torch.Tensor | np.ndarray, y: torch.Tensor | np.ndarray) -> float:
@@ -80,7 +95,7 @@ def layerwise_cka(feats_a: Sequence[torch.Tensor], feats_b: Sequence[torch.Tenso
 
 @dataclass
 class CkaLayer:
-    """One layer's numbers; `baseline_*` and `ratio` are None without a seed twin."""
+    """One layer's numbers; `baseline_*` and `ratio*` are None without a seed twin."""
 
     layer: int
     cka: float
@@ -90,6 +105,80 @@ class CkaLayer:
     baseline_cka: float | None = None
     baseline_divergence: float | None = None
     ratio: float | None = None
+    """Mean over sampling seeds of d_s(A, B) / d_s(B', B) (inf where the twin's divergence is 0)."""
+    ratio_ci_low: float | None = None
+    """95% t-interval of the ratio over sampling seeds (None: fewer than 2 distinct draws)."""
+    ratio_ci_high: float | None = None
+    ratio_per_seed: list[float] | None = None
+    """The ratio under each sampling seed, in the order of `CkaReport.sampling_seeds`."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class LowLayerSummary:
+    """Paper 2's CKA claim on one comparison: do the low layers diverge beyond seed noise, and
+    more than the other layers? Ratios are d(A, B) / d(B', B); intervals are 95% t over seeds."""
+
+    low_layers: tuple[int, ...]
+    """Paper 2's low group for this depth (0-7 of 22; `train.freeze.paper2_groups`)."""
+    other_layers: tuple[int, ...]
+    """Every other layer."""
+    low_ratio: float
+    """Mean over seeds of the per-seed mean ratio over the low layers."""
+    low_ci: tuple[float, float] | None
+    """Its interval over seeds (None: fewer than 2 distinct draws, or an infinite ratio)."""
+    other_ratio: float
+    """The same over the other layers."""
+    other_ci: tuple[float, float] | None
+    difference: float
+    """Mean over seeds of (low mean ratio - other mean ratio), paired by seed."""
+    difference_ci: tuple[float, float] | None
+    n_seeds: int
+    distinct_draws: int
+    above_noise: bool | None
+    """The low layers' interval lies above 1 (None without an interval)."""
+    above_others: bool | None
+    """The difference's interval lies above 0 (None without an interval)."""
+
+    @property
+    def holds(self) -> bool | None:
+        """Both parts of the claim (None when either cannot be decided for want of an interval)."""
+        if self.above_noise is None or self.above_others is None:
+            return None
+        return self.above_noise and self.above_others
+
+    def sentence(self) -> str:
+        def ci(bounds):
+            return f" (95% CI over seeds [{bounds[0]:.2f}, {bounds[1]:.2f}])" if bounds else ""
+
+        low, other = format_layers(self.low_layers), format_layers(self.other_layers)
+        text = (
+            f"layers {low} diverge {self.low_ratio:.2f}x seed noise{ci(self.low_ci)} vs "
+            f"{self.other_ratio:.2f}x{ci(self.other_ci)} in layers {other}; "
+            f"difference {self.difference:+.2f}{ci(self.difference_ci)}, {self.n_seeds} sampling seeds"
+        )
+        if self.holds is None:
+            return text + (
+                "; no interval: every seed drew the same texts (the pool holds only n)"
+                if self.distinct_draws < 2
+                else "; no interval: a seed-noise divergence is 0"
+            )
+        verdict = {True: "above", False: "not above"}
+        return (
+            text + f"; low layers {verdict[self.above_noise]} seed noise and "
+            f"{verdict[self.above_others]} the other layers"
+        )
+
+    def to_dict(self) -> dict:
+        return {**to_dict(self), "holds": self.holds, "sentence": self.sentence()}
+
+
+def _seed_interval(values: Sequence[float], distinct_draws: int) -> tuple[float, tuple[float, float] | None]:
+    """Mean of per-seed values and their t-interval (None with < 2 distinct draws or a non-finite value)."""
+    mean = float(np.mean(values))
+    if distinct_draws < 2 or not all(math.isfinite(v) for v in values):
+        return mean, None
+    est = to_dict(summarize(list(values)))
+    return mean, (est["ci_low"], est["ci_high"])
 
 
 @dataclass
@@ -101,20 +190,53 @@ class CkaReport:
     sampling_seeds: list[int]
     encoding: Encoding
     labels: dict[str, str] = field(default_factory=dict)
+    distinct_draws: int = 1
+    """How many different text samples the seeds drew (1 when the pool holds exactly n texts)."""
 
     @property
     def mean_divergence(self) -> float:
         return float(np.mean([row.divergence for row in self.layers]))
 
     def to_dict(self) -> dict:
+        has_twin = all(row.ratio_per_seed is not None for row in self.layers)
         return {
             "labels": self.labels,
             "n_texts": self.n_texts,
             "sampling_seeds": self.sampling_seeds,
+            "distinct_draws": self.distinct_draws,
             "encoding": asdict(self.encoding),
             "mean_divergence": self.mean_divergence,
             "layers": [asdict(row) for row in self.layers],
+            "low_layers": low_layer_summary(self).to_dict() if has_twin and len(self.layers) >= 3 else None,
         }
+
+
+def low_layer_summary(report: CkaReport) -> LowLayerSummary:
+    """Whether paper 2's low layers diverge beyond seed noise and beyond the other layers, with
+    95% t-intervals over the sampling seeds (see the module docstring)."""
+    if any(row.ratio_per_seed is None for row in report.layers):
+        raise UserError("the low-layer CKA claim needs the seed twin of the reference; pass --baseline")
+    low = tuple(paper2_groups(len(report.layers))[0])
+    other = tuple(i for i in range(len(report.layers)) if i not in low)
+    per_seed = np.array([row.ratio_per_seed for row in report.layers], dtype=float)  # (layers, seeds)
+    low_s, other_s = per_seed[list(low)].mean(0), per_seed[list(other)].mean(0)
+    draws = report.distinct_draws
+    (low_mean, low_ci), (other_mean, other_ci) = _seed_interval(low_s, draws), _seed_interval(other_s, draws)
+    diff_mean, diff_ci = _seed_interval(low_s - other_s, draws)
+    return LowLayerSummary(
+        low_layers=low,
+        other_layers=other,
+        low_ratio=low_mean,
+        low_ci=low_ci,
+        other_ratio=other_mean,
+        other_ci=other_ci,
+        difference=diff_mean,
+        difference_ci=diff_ci,
+        n_seeds=len(report.sampling_seeds),
+        distinct_draws=draws,
+        above_noise=None if low_ci is None else low_ci[0] > 1.0,
+        above_others=None if diff_ci is None else diff_ci[0] > 0.0,
+    )
 
 
 def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndarray]:
@@ -140,7 +262,7 @@ def compare(
     *,
     baseline: tuple[nn.Module, object] | None = None,
     n: int = 500,
-    seeds: Sequence[int] = (42,),
+    seeds: Sequence[int] = PAPER2_SEEDS,
     encoding: Encoding = DEFAULT_ENCODING,
     labels: dict[str, str] | None = None,
 ) -> CkaReport:
@@ -181,7 +303,8 @@ def compare(
         )
 
     ab = per_seed("A", "B")
-    base = per_seed("B'", "B").mean(0) if baseline else None
+    base = per_seed("B'", "B") if baseline else None
+    distinct = len({tuple(d.tolist()) for d in draws})
     layers = []
     for layer in range(ab.shape[1]):
         row = CkaLayer(
@@ -192,10 +315,20 @@ def compare(
             chance_floor=chance_floor(n, feats["A"][layer].shape[1], feats["B"][layer].shape[1]),
         )
         if base is not None:
-            row.baseline_cka = float(base[layer])
-            row.baseline_divergence = float(1 - base[layer])
-            row.ratio = row.divergence / row.baseline_divergence if row.baseline_divergence > 0 else math.inf
+            row.baseline_cka = float(base[:, layer].mean())
+            row.baseline_divergence = 1 - row.baseline_cka
+            row.ratio_per_seed = [
+                float(1 - x) / float(1 - y) if y < 1 else math.inf
+                for x, y in zip(ab[:, layer], base[:, layer])
+            ]
+            row.ratio, bounds = _seed_interval(row.ratio_per_seed, distinct)
+            row.ratio_ci_low, row.ratio_ci_high = bounds or (None, None)
         layers.append(row)
     return CkaReport(
-        layers=layers, n_texts=n, sampling_seeds=list(seeds), encoding=encoding, labels=labels or {}
+        layers=layers,
+        n_texts=n,
+        sampling_seeds=list(seeds),
+        encoding=encoding,
+        labels=labels or {},
+        distinct_draws=distinct,
     )

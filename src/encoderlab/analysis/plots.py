@@ -141,11 +141,13 @@ def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA dive
 
 
 def plot_cka_ratio(rows: Sequence[dict], stem: Path) -> Path:
-    """The ratio of divergence to seed-noise divergence by layer (1 = no more than seed noise)."""
+    """The ratio of divergence to seed-noise divergence by layer (1 = no more than seed noise),
+    with its 95% interval over sampling seeds as a band where there is one."""
     return line_panels(
         [{**r, "series": r.get("pair_label", "A vs B")} for r in rows], stem, x="layer", y="ratio", series="series",
-        panel=None, xlabel="layer (block index)", ylabel="d(A, B) / d(B', B) (ratio, 1 = seed noise)",
-        title="CKA divergence relative to seed noise",
+        panel=None, band=("ratio_ci_low", "ratio_ci_high"), table=rows, xlabel="layer (block index)",
+        ylabel="d(A, B) / d(B', B) (ratio, 1 = seed noise)",
+        title="CKA divergence relative to seed noise (band: 95% CI over sampling seeds)",
     )  # fmt: skip
 
 

@@ -51,6 +51,7 @@ from encoderlab.errors import UserError
 from encoderlab.model import Encoder
 from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.train.freeze import format_layers as freeze_spec
 from encoderlab.train.freeze import paper2_groups
 from encoderlab.train.freeze import parse_layers as shared_parse_layers
 
@@ -139,14 +140,7 @@ def check_layers(layers: tuple[int, ...], n_layers: int) -> tuple[int, ...]:
 
 def format_layers(layers: tuple[int, ...]) -> str:
     """Sorted indices as compact ranges: (0, 1, 2, 5) -> 'layers 0-2,5'."""
-    runs, start = [], None
-    for i, layer in enumerate(layers):
-        if start is None:
-            start = layer
-        if i + 1 == len(layers) or layers[i + 1] != layer + 1:
-            runs.append(f"{start}" if start == layer else f"{start}-{layer}")
-            start = None
-    return ("layer " if len(layers) == 1 else "layers ") + ",".join(runs)
+    return ("layer " if len(layers) == 1 else "layers ") + freeze_spec(layers)
 
 
 def anatomy(model: LanguageModel) -> Anatomy:

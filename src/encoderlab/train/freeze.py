@@ -75,6 +75,17 @@ def parse_layers(
     return tuple(sorted(layers))
 
 
+def format_layers(layers: tuple[int, ...] | list[int]) -> str:
+    """Sorted indices as a layer spec, the inverse of `parse_layers`: (0, 1, 2, 5) -> '0-2,5'."""
+    runs: list[list[int]] = []
+    for layer in layers:
+        if runs and runs[-1][-1] == layer - 1:
+            runs[-1].append(layer)
+        else:
+            runs.append([layer])
+    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+
+
 def apply_freeze(model: nn.Module, layers: tuple[int, ...]) -> list[str]:
     """Make exactly `layers` of `model.layers` frozen (everything else trainable); their names.
 
