@@ -94,35 +94,42 @@ def _reference(kind: str, steps: int) -> tuple[dict[str, torch.Tensor], list[flo
     return theta, rms_seen
 
 
-def _run(kind: str, steps: int, *, split: int | None = None) -> dict[str, torch.Tensor]:
+def _run(kind: str, steps: int, *, split: int | None = None, device: str = "cpu") -> dict[str, torch.Tensor]:
     """Our optimizer on `Net`, stepping like the trainer (group LRs set from the schedule); with
     `split`, the state goes through `state_by_name` into a fresh optimizer after that many steps."""
-    model = Net()
+    model = Net().to(device)
     cfg = OptimConfig(kind=kind, lr=PEAK, betas=BETAS, eps=EPS, weight_decay=WD, decay_norms_and_biases=False)
-    opt = build_optimizer(model, cfg, torch.device("cpu"))
+    opt = build_optimizer(model, cfg, torch.device(device))
     for step in range(steps):
         if step == split:
             saved = state_by_name(opt, model)
-            opt = build_optimizer(model, cfg, torch.device("cpu"))
+            opt = build_optimizer(model, cfg, torch.device(device))
             load_state_by_name(opt, model, saved)
         for group in opt.param_groups:
             group["lr"] = PEAK * FACTORS[step]
         grads = _grads(step, model)
         for name, p in model.named_parameters():
-            p.grad = grads[name]
+            p.grad = None if grads[name] is None else grads[name].to(device)
         opt.step()
         opt.zero_grad(set_to_none=True)
-    return {n: p.detach().clone() for n, p in model.named_parameters()}
+    return {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
 
 
 @pytest.mark.parametrize("kind", ["decoupled_adamw", "stable_adamw"])
-def test_several_steps_match_the_published_update_rule(kind):
-    ours = _run(kind, len(FACTORS))
+def test_several_steps_match_the_published_update_rule(kind, device="cpu"):
+    ours = _run(kind, len(FACTORS), device=device)
     ref, rms = _reference(kind, len(FACTORS))
     if kind == "stable_adamw":
         assert max(rms) > 1.5  # the RMS clip really engaged at the spike
     for name, tensor in ours.items():
         torch.testing.assert_close(tensor.double(), ref[name], rtol=2e-6, atol=2e-7, msg=name)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("kind", ["decoupled_adamw", "stable_adamw"])
+def test_cuda_steps_match_the_published_update_rule(kind):
+    test_several_steps_match_the_published_update_rule(kind, device="cuda")
 
 
 def test_torch_adamw_semantics_miss_the_decoupled_rule():
