@@ -9,13 +9,16 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS, SUMMARY_MD, evaluate
+from encoderlab.eval.suites import suite_tasks
+from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 
 
 def eval_command(
     model: Annotated[str, tyro.conf.Positional],
-    suite: Literal["pocket", "domain", "paper"] = "pocket",
+    suite: Literal["pocket", "domain", "paper"] | None = None,
     tasks: tuple[str, ...] = (),
+    task_file: Annotated[tuple[Path, ...], tyro.conf.UseAppendAction] = (),
     lrs: tuple[float, ...] = DEFAULT_LRS,
     seeds: tuple[int, ...] = DEFAULT_SEEDS,
     out: Path = Path("eval"),
@@ -26,8 +29,11 @@ def eval_command(
 
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
-        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain or paper.
-        tasks: Only these tasks of the suite (default: all).
+        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain or paper (default:
+            pocket, or none when --task-file is given).
+        tasks: Only these tasks of the suite (default: all); with --task-file, built-in tasks to add.
+        task_file: A task spec (YAML) or a folder of them, run through the same protocol, cache and
+            summary as built-in tasks; repeat the flag for more (see docs/evaluation.md).
         lrs: Learning-rate grid; the best is chosen on the validation mean.
         seeds: Fine-tuning seeds per learning rate.
         out: Folder for results.jsonl, summary.json and summary.md.
@@ -36,9 +42,18 @@ def eval_command(
     """
     if hub_data is not None:
         os.environ[HUB_DATA_ENV] = str(hub_data)
-    summary = evaluate(
-        model, suite=suite, tasks=list(tasks) or None, lrs=lrs, seeds=seeds, out=out, device=device
-    )
+    names = list(tasks)
+    if task_file:
+        # Checked and registered before anything is written; the suite's tasks, if one is named, join them.
+        names = [
+            *(suite_tasks(suite) if suite else []),
+            *names,
+            *(t.name for t in load_task_files(task_file)),
+        ]
+        suite = None
+    elif suite is None:
+        suite = "pocket"
+    summary = evaluate(model, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary["tasks"].items():
         test = t["test"]
         ci = f" ± {test['half_width']:.2f}" if test["half_width"] is not None else ""

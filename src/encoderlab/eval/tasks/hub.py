@@ -53,7 +53,7 @@ class HubSource:
         return where + (f" at {self.revision}" if self.revision else "")
 
 
-def _datasets():
+def import_datasets():
     try:
         import datasets
     except ImportError:
@@ -80,7 +80,7 @@ def hub_path(source: HubSource) -> str:
 
 def load_hub(source: HubSource):
     """The `datasets.DatasetDict` of `source`, from the hub or its local mirror; one-line errors."""
-    datasets = _datasets()
+    datasets = import_datasets()
     path = hub_path(source)
     kwargs: dict = {"name": source.config}
     if source.data_files:

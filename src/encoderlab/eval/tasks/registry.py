@@ -279,10 +279,13 @@ def load_task(task: Task) -> tuple[Task, TaskData]:
     return (task.with_labels(data.labels) if data.labels else task), data
 
 
+BUILTIN: frozenset[str] = frozenset(TASKS)
+
+
 def register(task: Task) -> Task:
-    """Add a task (e.g. one read from a task file) to the registry; a built-in name is refused."""
-    existing = TASKS.get(task.name)
-    if existing is not None and existing.signature() != task.signature():
-        raise UserError(f"task name '{task.name}' is already taken by another task; rename yours")
+    """Add a task (one read from a task file) to the registry, replacing an earlier task of that
+    name read from a file; a built-in name is refused."""
+    if task.name in BUILTIN:
+        raise UserError(f"task name '{task.name}' is a built-in task's; rename yours")
     TASKS[task.name] = task
     return task

@@ -1,0 +1,459 @@
+"""Tasks from a file: a YAML task spec turned into a registered `Task`.
+
+A spec names a family (`sc`, `pair-sc`, `tc`, `qa`, `ir`), a data source (local CSV/JSONL/parquet
+files per split, or a hub dataset read by the same `load_hub` as the paper suite), which columns
+hold the family's fields, the label set, the metric and the protocol knobs (family options,
+`finetune`, `max_length`). docs/evaluation.md has the schema and a worked example.
+
+Design. The spec is parsed strictly (`config.from_dict`: an unknown field is an error naming the
+valid ones) and the data is loaded and checked while parsing, before any output exists: a missing
+column, a label outside the label set, an empty split, or an example in two splits is one line
+naming the file. Local files and hub datasets both go through `datasets.load_dataset`, and a
+missing validation split is cut from train as EncodEval does (`train_test_split`, seed 42), so a
+file task behaves like a built-in one. The task's `data_version` is a hash of its loaded
+examples, so the results cache (keyed by the task signature) never reuses scores computed on
+other data; the loaded examples are kept and handed to the protocol by the task's loader.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from encoderlab.config import from_dict
+from encoderlab.errors import UserError, did_you_mean
+from encoderlab.eval.spec import (
+    FinetuneConfig,
+    IROptions,
+    IRSplit,
+    PairSCOptions,
+    QAOptions,
+    SCOptions,
+    Task,
+    TaskData,
+    TCOptions,
+)
+from encoderlab.eval.tasks.hub import HubSource, class_names, import_datasets, load_hub, require_columns
+from encoderlab.eval.tasks.paper import rows, struct_list
+from encoderlab.eval.tasks.splits import ir_split, qa_example, require_nonempty, text_fields
+
+FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
+COLUMNS = {
+    "sc": ("text", "label"),
+    "pair-sc": ("text", "text_pair", "label"),
+    "tc": ("tokens", "tags"),
+    "qa": ("question", "context", "answers"),
+    "ir": ("query", "document"),
+}
+OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
+METRICS = {
+    "sc": ("accuracy", "macro_f1"),
+    "pair-sc": ("accuracy", "macro_f1"),
+    "tc": ("entity_f1", "accuracy"),
+    "qa": ("f1", "exact_match", "exact"),
+    "ir": ("ndcg@10", "recall@10", "recall@100"),
+}
+BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+SPLITS = ("train", "validation", "test")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpec:
+    """Where a file task's examples come from: local files, or a hub dataset."""
+
+    train: str | None = None
+    """Local file of the training split (CSV, TSV, JSONL or parquet), relative to the spec."""
+    validation: str | None = None
+    """Local validation file; when absent, `validation_fraction` of train becomes validation."""
+    test: str | None = None
+    """Local test file."""
+    hub: str | None = None
+    """A hub dataset id instead of local files (read as the paper suite reads, or from
+    $ENCODERLAB_HUB_DATA)."""
+    config: str | None = None
+    """The hub dataset's config."""
+    revision: str | None = None
+    """The hub dataset's revision (`refs/convert/parquet` for a script repository's export)."""
+    splits: dict[str, str | None] = field(default_factory=dict)
+    """Our split (train, validation, test) -> the hub dataset's split name (default the same
+    name); `validation: null` cuts validation from train even if the dataset has one."""
+    validation_fraction: float = 0.05
+    """Share of train taken as validation when no validation split is given (EncodEval's 5%)."""
+    seed: int = 42
+    """Seed of that cut (EncodEval's)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSpec:
+    """A task file (YAML). Every field is documented in docs/evaluation.md."""
+
+    name: str
+    """The task's name: letters, digits, `.`, `_`, `-`; not a built-in task's."""
+    family: str
+    """sc, pair-sc, tc, qa or ir."""
+    data: DataSpec
+    description: str = ""
+    columns: dict[str, str] = field(default_factory=dict)
+    """The family's field -> your column (default: the field's own name)."""
+    labels: tuple[str, ...] | None = None
+    """Class or tag names (sc, pair-sc, tc); default: the column's ClassLabel names, else the
+    values seen in train (sorted; tc puts `O` first)."""
+    template: str | None = None
+    """pair-sc: how the two texts become one input, with `{a}` and `{b}`."""
+    metric: str | None = None
+    """The score for LR selection and reporting; default the family's first (accuracy, entity_f1,
+    f1, ndcg@10)."""
+    max_length: int | None = 512
+    """Tokens per input; null = 0.99 x the model's maximum."""
+    options: dict = field(default_factory=dict)
+    """Family options: sc/pair-sc `pooling`; qa `v2`, `stride`, `max_answer_tokens`; ir
+    `query_prefix`, `document_prefix`, `pooling`."""
+    finetune: FinetuneConfig = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
+    """Optimiser and schedule (FinetuneConfig fields)."""
+    allow_overlap: bool = False
+    """Allow the same input in two splits (refused by default: it inflates test scores)."""
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _has_rows(path: Path, builder: str) -> bool:
+    """Whether a data file holds at least one example (`datasets` refuses an empty split outright)."""
+    if builder == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(path).metadata.num_rows > 0
+        except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
+            return True
+    with open(path, encoding="utf-8", errors="replace") as f:
+        lines = sum(1 for line in f if line.strip())
+    return lines > (1 if builder == "csv" else 0)
+
+
+def _read_spec(path: Path) -> TaskSpec:
+    where = f"task file {path}"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise UserError(f"{where}: cannot read it ({type(exc).__name__}); give a YAML task spec") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{where}: expected a mapping of task fields (name, family, data, ...)")
+    if "family" in raw and raw["family"] not in FAMILIES:
+        raise UserError(f"{where}: " + str(did_you_mean(str(raw["family"]), list(FAMILIES), "family")))
+    spec = from_dict(TaskSpec, raw, where)
+    if not NAME.match(spec.name):
+        raise UserError(f"{where}: name {spec.name!r} may hold only letters, digits, '.', '_' and '-'")
+    unknown = sorted(
+        set(spec.columns) - set(COLUMNS[spec.family]) - set(OPTIONAL_COLUMNS.get(spec.family, ()))
+    )
+    if unknown:
+        valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
+        raise UserError(
+            f"{where}: columns: unknown field(s) {', '.join(unknown)} for {spec.family}; valid: {', '.join(valid)}"
+        )
+    if spec.metric is not None and spec.metric not in METRICS[spec.family]:
+        raise UserError(
+            f"{where}: metric {spec.metric!r} is not one of {spec.family}'s: {', '.join(METRICS[spec.family])}"
+        )
+    if (spec.template is not None) != (spec.family == "pair-sc"):
+        raise UserError(
+            f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
+        )
+    if spec.labels is not None and spec.family in ("qa", "ir"):
+        raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
+    if not 0 < spec.data.validation_fraction < 1:
+        raise UserError(f"{where}: data.validation_fraction must be between 0 and 1")
+    return spec
+
+
+def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
+    """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`."""
+    data = spec.data
+    if data.hub:
+        if data.train or data.validation or data.test:
+            raise UserError(f"{where}: give either data.hub or local files, not both")
+        source = HubSource(data.hub, data.config, data.revision)
+        ds = load_hub(source)
+        names = {s: data.splits.get(s, s) for s in SPLITS}
+        unknown = sorted(set(data.splits) - set(SPLITS))
+        if unknown:
+            raise UserError(
+                f"{where}: data.splits: unknown split(s) {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
+            )
+        found = {s: ds[n] for s, n in names.items() if n in ds}
+        for s in ("train", "test"):
+            if s not in found:
+                raise UserError(
+                    f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
+                )
+    else:
+        files = {s: getattr(data, s) for s in SPLITS if getattr(data, s)}
+        for s in ("train", "test"):
+            if s not in files:
+                raise UserError(f"{where}: data.{s} is missing; name a file (or data.hub)")
+        paths = {s: (base / f).resolve() for s, f in files.items()}
+        for s, p in paths.items():
+            if not p.is_file():
+                raise UserError(f"{where}: data.{s} file {p} does not exist")
+        kinds = {BUILDERS.get(p.suffix.lower()) for p in paths.values()}
+        if None in kinds or len(kinds) != 1:
+            raise UserError(f"{where}: data files must all be .csv, .tsv, .jsonl/.json or .parquet, one kind")
+        builder = kinds.pop()
+        for s, p in paths.items():
+            if not _has_rows(p, builder):
+                raise UserError(f"{where}: the {s} split is empty ({p}); add examples to it")
+        extra = (
+            {"sep": "\t"}
+            if builder == "csv" and all(p.suffix.lower() == ".tsv" for p in paths.values())
+            else {}
+        )
+        try:
+            found = dict(
+                import_datasets().load_dataset(
+                    builder, data_files={s: str(p) for s, p in paths.items()}, **extra
+                )
+            )
+        except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(f"{where}: cannot read the data files: {first}") from None
+    if "validation" not in found:
+        if found["train"].num_rows < 2:
+            raise UserError(
+                f"{where}: the train split has {found['train'].num_rows} example(s); too few to cut a validation split from"
+            )
+        parts = found["train"].train_test_split(test_size=data.validation_fraction, seed=data.seed)
+        found["train"], found["validation"] = parts["train"], parts["test"]
+    return found
+
+
+# ----------------------------------------------------------------------------- examples
+
+
+def _label_set(spec: TaskSpec, train, column: str) -> tuple[str, ...]:
+    """The spec's labels, else the column's ClassLabel names, else the values seen in train."""
+    if spec.labels is not None:
+        return tuple(str(x) for x in spec.labels)
+    names = class_names(train, column)
+    if names:
+        return names
+    seen = {
+        str(v) for r in rows(train, (column,)) for v in (r[column] if spec.family == "tc" else [r[column]])
+    }
+    return ("O", *sorted(seen - {"O"})) if spec.family == "tc" else tuple(sorted(seen))
+
+
+def _label(where: str, labels: tuple[str, ...], value, named: bool) -> int:
+    """A label id: ClassLabel ids are ids; any other value (name or number) is looked up by name."""
+    if named and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    name = str(value).lower() if isinstance(value, bool) else str(value)
+    if name not in labels:
+        raise UserError(
+            f"{where}: label {name!r} is not in the label set {list(labels)}; add it to `labels:` or fix the data"
+        )
+    return labels.index(name)
+
+
+def _converter(spec: TaskSpec, labels: tuple[str, ...], named: bool, where: str) -> Callable:
+    """One function from a row (our field names) to an example of the family."""
+    if spec.family in ("sc", "pair-sc"):
+        texts = ("text", "text_pair") if spec.family == "pair-sc" else ("text",)
+        return lambda r: {
+            **text_fields(tuple(str(r[t]) for t in texts) if len(texts) == 2 else str(r["text"])),
+            "label": _label(where, labels, r["label"], named),
+        }
+    if spec.family == "tc":
+
+        def tc(r):
+            if len(r["tokens"]) != len(r["tags"]):
+                raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
+            return {
+                "tokens": [str(t) for t in r["tokens"]],
+                "tags": [_label(where, labels, t, named) for t in r["tags"]],
+            }
+
+        return tc
+    return lambda r: r  # qa and ir rows are converted split by split (they need ids and counts)
+
+
+def _qa_examples(split_rows: list[dict], part: str, counts: dict) -> list[dict]:
+    out = []
+    for i, r in enumerate(split_rows):
+        answers = [
+            {"text": str(a["text"]), "answer_start": int(a["answer_start"])}
+            for a in struct_list(r["answers"])
+        ]
+        ex = qa_example(
+            str(r.get("id", f"{part}-{i}")), str(r["context"]), str(r["question"]), answers, counts
+        )
+        if ex is not None:
+            out.append(ex)
+    return out
+
+
+def _ir_row(r: dict) -> tuple[str, str, str, str]:
+    qid, did = _ir_ids(r)
+    return qid, str(r["query"]), did, str(r["document"])
+
+
+def _ir_ids(r: dict) -> tuple[str, str]:
+    """(query id, document id): the given ids, else hashes of the texts (equal texts, one id)."""
+    qid = str(r.get("query_id") or hashlib.sha256(str(r["query"]).encode()).hexdigest()[:16])
+    did = str(r.get("doc_id") or hashlib.sha256(str(r["document"]).encode()).hexdigest()[:16])
+    return qid, did
+
+
+def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
+    col = {f: spec.columns.get(f, f) for f in (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))}
+    required = [col[f] for f in COLUMNS[spec.family]]
+    optional = [
+        col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if col[f] in found["train"].column_names
+    ]
+    source = HubSource(spec.data.hub or where)
+    for split in SPLITS:
+        try:
+            require_columns(spec.name, found[split], tuple(required), source)
+        except UserError:
+            raise UserError(
+                f"{where}: the {split} split has no column(s) "
+                f"{', '.join(c for c in required if c not in found[split].column_names)} "
+                f"(it has {', '.join(found[split].column_names)}); fix `columns:` or the data"
+            ) from None
+    back = {c: f for f, c in col.items()}
+    raw = {
+        s: [{back[c]: v for c, v in r.items()} for r in rows(found[s], (*required, *optional))]
+        for s in SPLITS
+    }
+    labels: tuple[str, ...] = ()
+    if spec.family in ("sc", "pair-sc", "tc"):
+        label_col = col["label" if spec.family != "tc" else "tags"]
+        labels = _label_set(spec, found["train"], label_col)
+        named = class_names(found["train"], label_col) is not None and spec.labels is None
+        convert = _converter(spec, labels, named, where)
+        parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
+        return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
+    if spec.family == "qa":
+        counts: dict = {}
+        parts = {s: _qa_examples(raw[s], s, counts) for s in SPLITS}
+        return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, counts)
+    pairs = [
+        {"query": str(r["query"]), "document": str(r["document"]), "doc_id": _ir_ids(r)[1]}
+        for r in raw["train"]
+    ]
+    # Evaluation corpora hold the split's documents only (judged-only, as the built-in IR tasks).
+    evals = {s: ir_split(_ir_row(r) for r in raw[s]) for s in ("validation", "test")}
+    return TaskData(pairs, evals["validation"], {"test": evals["test"]})
+
+
+def _overlap_keys(family: str, split) -> set:
+    """What makes two examples the same input (a test input seen in training inflates the score)."""
+    if family == "ir":
+        return set(split.queries.values()) if isinstance(split, IRSplit) else {p["query"] for p in split}
+    if family == "tc":
+        return {tuple(e["tokens"]) for e in split}
+    if family == "qa":
+        return {(e["question"], e["context"]) for e in split}
+    return {(e["text"], e.get("text_pair")) for e in split}
+
+
+def _check_overlap(spec: TaskSpec, data: TaskData, where: str) -> None:
+    splits = {"train": data.train, "validation": data.val, "test": data.tests["test"]}
+    keys = {s: _overlap_keys(spec.family, v) for s, v in splits.items()}
+    for a, b in (("train", "test"), ("train", "validation"), ("validation", "test")):
+        common = keys[a] & keys[b]
+        if common:
+            first = str(sorted(map(str, common))[0])[:60]
+            raise UserError(
+                f"{where}: {len(common)} input(s) of {b} also appear in {a} (first: {first!r}); "
+                "deduplicate the data, or set `allow_overlap: true` if that is intended"
+            )
+
+
+def data_hash(data: TaskData) -> str:
+    """sha256 of the loaded examples (all splits, in order), for the task signature."""
+    h = hashlib.sha256()
+    for part in (data.train, data.val, data.tests, data.labels):
+        h.update(json.dumps(part, sort_keys=True, default=lambda o: dataclasses.asdict(o)).encode())
+    return h.hexdigest()[:16]
+
+
+# ----------------------------------------------------------------------------- tasks
+
+
+def task_from_file(path: Path | str) -> Task:
+    """Parse, load and check one task file; the Task's loader returns the examples loaded here."""
+    path = Path(path)
+    where = f"task file {path}"
+    spec = _read_spec(path)
+    options_cls = FAMILIES[spec.family]
+    options = from_dict(
+        options_cls,
+        {**spec.options, **({"template": spec.template} if spec.template else {})},
+        f"{where}: options",
+    )
+    metric = spec.metric or METRICS[spec.family][0]
+    if spec.family == "qa" and metric in ("exact", "exact_match"):
+        wanted = "exact" if options.v2 else "exact_match"
+        if metric != wanted:
+            raise UserError(
+                f"{where}: metric {metric!r} is not reported for {'v2' if options.v2 else 'v1'} QA; use {wanted!r}"
+            )
+    data = _examples(spec, _load_splits(spec, path.parent, where), where)
+    require_nonempty(spec.name, data)
+    if not spec.allow_overlap:
+        _check_overlap(spec, data, where)
+    if data.labels:
+        options = dataclasses.replace(options, labels=data.labels)
+    return Task(
+        name=spec.name,
+        description=spec.description or f"{spec.family} task from {path.name}",
+        options=options,
+        metric=metric,
+        finetune=spec.finetune,
+        max_length=spec.max_length,
+        data_version=f"file:{data_hash(data)}",
+        loader=lambda: data,
+    )
+
+
+def task_files(paths) -> list[Path]:
+    """The YAML files named, a folder standing for its *.yaml / *.yml files (sorted)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+            if not found:
+                raise UserError(f"task folder {p} holds no .yaml or .yml task files")
+            out += found
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise UserError(f"task file {p} does not exist")
+    return out
+
+
+def load_task_files(paths) -> list[Task]:
+    """Read, check and register the tasks of these files or folders; a repeated name is an error."""
+    from encoderlab.eval.tasks.registry import BUILTIN, register
+
+    tasks, seen = [], {}
+    for path in task_files(paths):
+        task = task_from_file(path)
+        if task.name in seen:
+            raise UserError(
+                f"task file {path}: name '{task.name}' is also used by {seen[task.name]}; rename one"
+            )
+        if task.name in BUILTIN:
+            raise UserError(f"task file {path}: '{task.name}' is a built-in task's name; rename yours")
+        seen[task.name] = path
+        tasks.append(task)
+    return [register(t) for t in tasks]

@@ -1,0 +1,307 @@
+"""Tasks from a file (`eval/tasks/custom.py`): each family from local files or the simulated hub,
+one-line errors for bad specs, and a file task run end to end through the CLI, cache and summary."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+from tests.eval import hub_fixtures as hub
+from tests.eval.conftest import NEGATIVE, POSITIVE, ir_pairs, qa_examples, sc_examples, tc_examples
+
+from encoderlab.errors import UserError
+from encoderlab.eval.families import input_text
+from encoderlab.eval.spec import IRSplit, PairSCOptions
+from encoderlab.eval.tasks import TASKS, load_task
+from encoderlab.eval.tasks.custom import load_task_files, task_from_file
+
+LABELS = ("negative", "positive")
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr("encoderlab.eval.tasks.registry.TASKS", TASKS)  # the same dict, restored below
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)
+
+
+def _jsonl(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path.name
+
+
+def _spec(tmp_path: Path, file: str = "task.yaml", **spec) -> Path:
+    path = tmp_path / file
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+def _sentiment(n: int, seed: int) -> list[dict]:
+    return [{"sentence": e["text"], "polarity": LABELS[e["label"]]} for e in sc_examples(n, seed)]
+
+
+def _write_csv(path: Path, rows: list[dict]) -> str:
+    datasets.Dataset.from_list(rows).to_csv(path, index=False)
+    return path.name
+
+
+def test_sc_from_csv_cuts_validation_from_train(tmp_path):
+    train = _write_csv(tmp_path / "train.csv", _sentiment(100, 0))
+    test = _write_csv(
+        tmp_path / "test.csv",
+        [r for r in _sentiment(60, 1) if r not in _sentiment(100, 0)][:30],
+    )
+    path = _spec(
+        tmp_path,
+        name="sentiment",
+        family="sc",
+        data={"train": train, "test": test, "validation_fraction": 0.1},
+        columns={"text": "sentence", "label": "polarity"},
+        labels=list(LABELS),
+    )
+    task = task_from_file(path)
+    task, data = load_task(task)
+    assert task.labels == LABELS and task.metric == "accuracy" and task.family == "sc"
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (90, 10, 30)
+    assert data.train[0]["label"] in (0, 1) and set(data.train[0]) == {"text", "label"}
+    assert task.data_version.startswith("file:")
+
+
+def test_pair_sc_from_jsonl_renders_the_template(tmp_path):
+    rows = [{"premise": f"p{i} {POSITIVE[i % 3]}", "hypothesis": f"h{i}", "y": i % 2} for i in range(40)]
+    _jsonl(tmp_path / "tr.jsonl", rows[:24])
+    _jsonl(tmp_path / "va.jsonl", rows[24:32])
+    _jsonl(tmp_path / "te.jsonl", rows[32:])
+    path = _spec(
+        tmp_path,
+        name="nli",
+        family="pair-sc",
+        data={"train": "tr.jsonl", "validation": "va.jsonl", "test": "te.jsonl"},
+        columns={"text": "premise", "text_pair": "hypothesis", "label": "y"},
+        template="Premise: {a}\nHypothesis: {b}",
+        metric="macro_f1",
+        options={"pooling": "first"},
+    )
+    task, data = load_task(task_from_file(path))
+    assert isinstance(task.options, PairSCOptions) and task.options.pooling == "first"
+    assert task.labels == ("0", "1") and task.metric == "macro_f1"  # values seen in train, as names
+    assert input_text(task, data.tests["test"][0]) == "Premise: p32 fine\nHypothesis: h32"  # POSITIVE[32 % 3]
+
+
+def test_tc_from_jsonl_with_tag_names(tmp_path):
+    names = ("O", "B-PER", "B-LOC", "I-LOC")
+    rows = [{"words": e["tokens"], "ner": [names[t] for t in e["tags"]]} for e in tc_examples(60, 0)]
+    for split, part in (("train", rows[:40]), ("validation", rows[40:50]), ("test", rows[50:])):
+        _jsonl(tmp_path / f"{split}.jsonl", part)
+    path = _spec(
+        tmp_path,
+        name="ner",
+        family="tc",
+        data={s: f"{s}.jsonl" for s in ("train", "validation", "test")},
+        columns={"tokens": "words", "tags": "ner"},
+        allow_overlap=True,  # generated sentences repeat
+    )
+    task, data = load_task(task_from_file(path))
+    assert task.labels == ("O", "B-LOC", "B-PER", "I-LOC") and task.metric == "entity_f1"
+    first = rows[50]
+    assert [task.labels[t] for t in data.tests["test"][0]["tags"]] == first["ner"]
+
+
+def test_qa_from_parquet_with_the_squad_struct(tmp_path):
+    for split, seed in (("train", 0), ("validation", 1), ("test", 2)):
+        rows = {k: [] for k in ("id", "question", "context", "answers")}
+        for e in qa_examples(20, seed, unanswerable=0.2):
+            for k in ("id", "question", "context"):
+                rows[k].append(e[k])
+            rows["answers"].append(
+                {
+                    "text": [a["text"] for a in e["answers"]],
+                    "answer_start": [a["answer_start"] for a in e["answers"]],
+                }
+            )
+        datasets.Dataset.from_dict(rows).to_parquet(tmp_path / f"{split}.parquet")
+    path = _spec(
+        tmp_path,
+        name="codeqa",
+        family="qa",
+        data={s: f"{s}.parquet" for s in ("train", "validation", "test")},
+        options={"v2": True, "stride": 32},
+        allow_overlap=True,
+    )
+    task, data = load_task(task_from_file(path))
+    assert task.options.v2 and task.options.stride == 32 and task.metric == "f1"
+    assert any(e["answers"] == [] for e in data.train) and data.tests["test"][0]["id"] == "q2-0"
+
+
+def test_ir_from_jsonl_builds_judged_corpora(tmp_path):
+    pairs = [{"q": p["query"], "d": p["document"]} for p in ir_pairs(60, 0)]
+    _jsonl(tmp_path / "train.jsonl", pairs[:40])
+    _jsonl(tmp_path / "test.jsonl", [{"q": f"find {r['d'][:20]}", "d": r["d"]} for r in pairs[40:]])
+    path = _spec(
+        tmp_path,
+        name="search",
+        family="ir",
+        data={"train": "train.jsonl", "test": "test.jsonl", "validation_fraction": 0.25},
+        columns={"query": "q", "document": "d"},
+        options={"query_prefix": "Q: "},
+        allow_overlap=True,  # topics repeat across generated queries
+    )
+    task, data = load_task(task_from_file(path))
+    assert isinstance(data.tests["test"], IRSplit) and len(data.tests["test"].queries) == 20
+    assert len(data.train) == 30 and task.options.query_prefix == "Q: "
+    test = data.tests["test"]
+    for qid, relevant in test.qrels.items():  # each query judges the document it was written from
+        [did] = relevant
+        assert test.queries[qid] == f"find {test.corpus[did][:20]}"
+
+
+def test_hub_source_through_the_paper_loader(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    path = _spec(
+        tmp_path,
+        name="my-sst2",
+        family="sc",
+        data={"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": "validation", "validation": None}},
+        columns={"text": "sentence"},
+    )
+    task, data = load_task(task_from_file(path))
+    assert task.labels == ("negative", "positive")  # the ClassLabel names
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (57, 3, 8)
+
+
+BAD = [
+    ({"family": "sc-pair"}, r"unknown family 'sc-pair'; valid: ir, pair-sc, qa, sc, tc"),
+    ({"colour": "red"}, r"unknown field\(s\) colour; valid: .*allow_overlap"),
+    (
+        {"columns": {"text": "body"}},
+        r"the train split has no column\(s\) body, label \(it has sentence, polarity\)",
+    ),
+    (
+        {"labels": ["negative"]},
+        r": label 'positive' is not in the label set \['negative'\]; add it to `labels:`",
+    ),
+    (
+        {"data": {"train": "train.csv", "test": "empty.csv"}},
+        r"the test split is empty \(.*empty.csv\); add examples",
+    ),
+    ({"data": {"train": "train.csv", "test": "train.csv"}}, r"input\(s\) of test also appear in train"),
+    ({"metric": "ndcg@10"}, r"metric 'ndcg@10' is not one of sc's: accuracy, macro_f1"),
+    ({"data": {"train": "nope.csv", "test": "test.csv"}}, r"data.train file .*nope.csv does not exist"),
+    ({"template": "{a} {b}"}, r"`template` is only for pair-sc"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD)
+def test_bad_specs_are_one_line_errors(tmp_path, change, message):
+    _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
+    _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
+    (tmp_path / "empty.csv").write_text("sentence,polarity\n")
+    spec = {
+        "name": "bad",
+        "family": "sc",
+        "data": {"train": "train.csv", "test": "test.csv"},
+        "columns": {"text": "sentence", "label": "polarity"},
+        **change,
+    }
+    with pytest.raises(UserError, match=message) as exc:
+        task_from_file(_spec(tmp_path, **spec))
+    assert "\n" not in str(exc.value) and str(tmp_path / "task.yaml") in str(exc.value)
+
+
+def test_a_builtin_name_or_a_repeated_name_is_refused(tmp_path):
+    _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
+    _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
+    spec = {
+        "family": "sc",
+        "data": {"train": "train.csv", "test": "test.csv"},
+        "columns": {"text": "sentence", "label": "polarity"},
+    }
+    with pytest.raises(UserError, match="'boolq' is a built-in task's name"):
+        load_task_files([_spec(tmp_path, file="a.yaml", name="boolq", **spec)])
+    (tmp_path / "a.yaml").unlink()
+    _spec(tmp_path, file="a.yaml", name="mine", **spec)
+    _spec(tmp_path, file="b.yml", name="mine", **spec)
+    with pytest.raises(UserError, match="name 'mine' is also used by"):
+        load_task_files([tmp_path])
+
+
+def test_a_file_task_runs_end_to_end_through_the_cli_cache_and_summary(tmp_path, capsys, monkeypatch):
+    from tests.eval.fixtures import model_folder
+
+    from encoderlab.cli import main
+    from encoderlab.eval import protocol
+
+    rng = random.Random(0)
+    rows = [
+        {"sentence": f"{rng.choice(POSITIVE if y else NEGATIVE)} {i}", "polarity": LABELS[y]}
+        for i, y in enumerate(rng.randrange(2) for _ in range(160))
+    ]
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    _write_csv(folder / "train.csv", rows[:120])
+    _write_csv(folder / "test.csv", rows[120:])
+    spec = {
+        "name": "polarity",
+        "family": "sc",
+        "data": {"train": "train.csv", "test": "test.csv", "validation_fraction": 0.2},
+        "columns": {"text": "sentence", "label": "polarity"},
+        "finetune": {"batch_size": 16, "micro_batch_size": 16, "max_steps": 40},
+        "max_length": 32,
+    }
+    _spec(folder, file="polarity.yaml", **spec)
+    model, out = str(model_folder(tmp_path / "m")), tmp_path / "out"
+    argv = [
+        "eval",
+        model,
+        "--task-file",
+        str(folder),
+        "--lrs",
+        "2e-3",
+        "--seeds",
+        "0",
+        "1",
+        "--out",
+        str(out),
+    ]
+    main(argv)
+    printed = capsys.readouterr().out
+    assert "polarity" in printed and (out / "summary.md").is_file()
+    records = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["task"] for r in records] == ["polarity", "polarity"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert (
+        summary["tasks"]["polarity"]["test"]["n"] == 2 and summary["tasks"]["polarity"]["test"]["mean"] > 80
+    )
+
+    calls = []
+    real = protocol.run_one
+    monkeypatch.setattr(protocol, "run_one", lambda *a, **k: calls.append(a[4:6]) or real(*a, **k))
+    main(argv)  # cached: nothing retrained
+    assert calls == []
+    _write_csv(folder / "test.csv", rows[120:150])  # other data: another signature, retrained
+    main(argv)
+    assert len(calls) == 2 and len((out / "results.jsonl").read_text().splitlines()) == 4
+
+
+def test_the_worked_example_in_the_docs_loads(tmp_path):
+    doc = (Path(__file__).parents[2] / "docs" / "evaluation.md").read_text()
+    block = doc.split("<!-- task-file example -->\n```yaml\n", 1)[1].split("```", 1)[0]
+    spec = yaml.safe_load(block)
+    rows = [
+        {"review": f"{e['text']} {i}", "stars": ("bad", "good")[e["label"]]}
+        for i, e in enumerate(sc_examples(80, 0))
+    ]
+    _write_csv(tmp_path / spec["data"]["train"], rows[:60])
+    _write_csv(tmp_path / spec["data"]["test"], rows[60:])
+    (tmp_path / "reviews.yaml").write_text(block)
+    task, data = load_task(task_from_file(tmp_path / "reviews.yaml"))
+    assert task.name == "reviews" and task.metric == "macro_f1" and task.labels == ("bad", "good")
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (54, 6, 20)
