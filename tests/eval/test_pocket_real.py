@@ -40,4 +40,4 @@ def test_wnut16_on_a_tiny_model(tmp_path):
     assert test["n"] > 400 and test["seqeval"]["mode"] == "strict"
     # From random weights one epoch learns at least the dominant "O" tag (~90% of words; 1/21 is chance).
     assert test["accuracy"] > 85 and 0 <= test["entity_f1"] <= 100
-    assert summary["tasks"]["wnut16"]["best_lr"] == 5e-4
+    assert summary.tasks["wnut16"].best_lr == 5e-4

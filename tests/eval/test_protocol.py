@@ -12,7 +12,8 @@ from fixtures import boolq_records, model_folder, squad_records, write_asset
 from encoderlab.errors import UserError
 from encoderlab.eval import protocol
 from encoderlab.eval.predictions import read_predictions, rescore
-from encoderlab.eval.protocol import compare, evaluate, summarize_results
+from encoderlab.eval.protocol import evaluate
+from encoderlab.eval.summary import Degenerate, EvalRecord, compare, summarize_results
 from encoderlab.eval.spec import FinetuneConfig
 from encoderlab.eval.tasks import TASKS
 
@@ -47,15 +48,13 @@ def test_boolq_grid_summary_cache_and_resume(home, tmp_path, quick, monkeypatch)
 
     lines = (out / "results.jsonl").read_text().splitlines()
     assert len(lines) == 4
-    task = summary["tasks"]["boolq"]
+    task = summary.tasks["boolq"]
     # 30 test examples: > 80 is 25+ right, a 0.02% chance under guessing (chance is ~50). The score is
     # the same in every process (93.3 here), since the fixture's tokenizer trains reproducibly.
-    assert task["best_lr"] == 2e-3 and task["test"]["mean"] > 80
-    assert [c["lr"] for c in task["curve"]] == [1e-4, 2e-3]
-    assert (
-        task["test"]["n"] == 2 and task["test"]["ci_low"] <= task["test"]["mean"] <= task["test"]["ci_high"]
-    )
-    assert summary["families"]["sc"]["tasks"] == ["boolq"]
+    assert task.best_lr == 2e-3 and task.test.mean > 80
+    assert [c.lr for c in task.curve] == [1e-4, 2e-3]
+    assert task.test.n == 2 and task.test.ci_low <= task.test.mean <= task.test.ci_high
+    assert summary.families["sc"].tasks == ["boolq"]
     assert json.loads((out / "summary.json").read_text())["tasks"]["boolq"]["best_lr"] == 2e-3
 
     # Every run saved its test predictions; the score recomputed from them, directly and with
@@ -103,26 +102,26 @@ def test_squad_with_ood_tests_and_skipped_spans(home, tmp_path, quick):
         out=tmp_path / "o",
         progress=False,
     )
-    task = summary["tasks"]["squad"]
-    assert set(task["test_splits"]) == {"test", "nyt", "reddit", "amazon", "new-wiki"}
+    task = summary.tasks["squad"]
+    assert set(task.test_splits) == {"test", "nyt", "reddit", "amazon", "new-wiki"}
     record = json.loads((tmp_path / "o" / "results.jsonl").read_text())
     assert rescore(TASKS["squad"], tmp_path / "o" / record["predictions"]) == record["test"]
-    assert task["counts"]["skipped_answers"] == 30 and task["counts"]["skipped_questions"] == 30
-    assert task["test"]["mean"] > 50 and task["test"]["sd"] is None  # one seed: no interval
+    assert task.counts["skipped_answers"] == 30 and task.counts["skipped_questions"] == 30
+    assert task.test.mean > 50 and task.test.sd is None  # one seed: no interval
 
 
 def _rec(model, lr, seed, val, test, task="boolq"):
-    return {"model": model, "task": task, "task_signature": TASKS[task].signature(), "lr": lr, "seed": seed,
-            "metric": "accuracy", "family": "sc", "val_score": val, "test_score": test,
-            "test": {"test": {"accuracy": test}}}  # fmt: skip
+    return EvalRecord(model=model, task=task, task_signature=TASKS[task].signature(), lr=lr, seed=seed,
+                      metric="accuracy", family="sc", val={"accuracy": val}, val_score=val, test_score=test,
+                      test={"test": {"accuracy": test}})  # fmt: skip
 
 
 def test_best_lr_is_chosen_on_validation_not_test():
     records = [_rec("a", 1e-4, s, 70 + s, 90) for s in range(3)] + [
         _rec("a", 1e-3, s, 80 + s, 60) for s in range(3)
     ]
-    task = summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0, 1, 2])["tasks"]["boolq"]
-    assert task["best_lr"] == 1e-3 and task["test"]["mean"] == 60
+    task = summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0, 1, 2]).tasks["boolq"]
+    assert task.best_lr == 1e-3 and task.test.mean == 60
 
 
 def test_validation_ties_go_to_the_smaller_lr():
@@ -131,10 +130,10 @@ def test_validation_ties_go_to_the_smaller_lr():
     records = [_rec("a", 1e-3, s, 80.0, 60) for s in range(2)] + [
         _rec("a", 1e-4, s, 80.0, 90) for s in range(2)
     ]
-    records[0]["val_score"] = 80.0 + 1e-13
+    records[0] = replace(records[0], val_score=80.0 + 1e-13)
     for order in (records, records[::-1]):
-        task = summarize_results(order, "a", ["boolq"], [1e-4, 1e-3], [0, 1])["tasks"]["boolq"]
-        assert task["best_lr"] == 1e-4 and task["test"]["mean"] == 90
+        task = summarize_results(order, "a", ["boolq"], [1e-4, 1e-3], [0, 1]).tasks["boolq"]
+        assert task.best_lr == 1e-4 and task.test.mean == 90
 
 
 def test_a_model_that_predicts_one_class_is_flagged(home, tmp_path, quick):
@@ -157,11 +156,7 @@ def test_a_model_that_predicts_one_class_is_flagged(home, tmp_path, quick):
     )
     record = json.loads((out / "results.jsonl").read_text())
     assert record["degenerate"] == {"test": "predicts class 'true' for all 40 examples"}
-    assert summary["tasks"]["boolq"]["degenerate"] == {
-        "runs": 1,
-        "of": 1,
-        "why": record["degenerate"]["test"],
-    }
+    assert summary.tasks["boolq"].degenerate == Degenerate(runs=1, of=1, why=record["degenerate"]["test"])
     md = (out / "summary.md").read_text()
     assert "(degenerate)" in md and "- boolq: 1 of 1 seeds; predicts class 'true' for all 40 examples" in md
     assert {r["pred"] for r in read_predictions(out / record["predictions"])["test"]} == {"true"}
@@ -172,8 +167,8 @@ def test_paired_comparison_on_the_same_seeds():
     b = [_rec("b", 1e-4, s, 80, 79 + s + 0.1 * s) for s in range(3)]
     out = compare(a + b, "a", "b", ["boolq"], lrs=[1e-4], seeds=[0, 1, 2])["boolq"]
     diffs = [1.0, 0.9, 0.8]
-    assert out["at_best_lr"]["mean"] == pytest.approx(sum(diffs) / 3)
-    assert 0 < out["at_best_lr"]["p_value"] < 0.01  # consistent positive differences
+    assert out.at_best_lr.mean == pytest.approx(sum(diffs) / 3)
+    assert 0 < out.at_best_lr.p_value < 0.01  # consistent positive differences
 
 
 def test_unknown_names_are_one_line_errors_listing_the_valid_ones(home, tmp_path):
@@ -246,7 +241,7 @@ def test_cli_and_node_api_share_the_cache(home, tmp_path, quick, capsys):
     printed = capsys.readouterr().out
     assert "boolq" in printed and "best lr 0.002" in printed and (out / "summary.md").is_file()
     record = eval_node(model, "boolq", 2e-3, 0, out)  # already cached: returned, not recomputed
-    assert record["lr"] == 2e-3 and len((out / "results.jsonl").read_text().splitlines()) == 1
+    assert record.lr == 2e-3 and len((out / "results.jsonl").read_text().splitlines()) == 1
 
 
 def test_eval_node_max_steps_caps_fine_tuning_under_its_own_signature(home, tmp_path, quick):
@@ -257,8 +252,8 @@ def test_eval_node_max_steps_caps_fine_tuning_under_its_own_signature(home, tmp_
     model, out = str(model_folder(tmp_path / "m")), tmp_path / "o"
     capped = eval_node(model, "boolq", 2e-3, 0, out, max_steps=3)
     full = eval_node(model, "boolq", 2e-3, 0, out)
-    assert capped["steps"] == 3 and full["steps"] == QUICK.max_steps
-    assert capped["task_signature"] != full["task_signature"]
+    assert capped.steps == 3 and full.steps == QUICK.max_steps
+    assert capped.task_signature != full.task_signature
     again = eval_node(model, "boolq", 2e-3, 0, out, max_steps=3)  # cached: the same record, not retrained
     assert again == capped and len((out / "results.jsonl").read_text().splitlines()) == 2
 

@@ -13,15 +13,15 @@ from encoderlab.eval.stats import paired_test, summarize
 def test_t_interval_reference_values():
     # ecosystem.md 2.6 (verified with scipy 1.17.1): 95% t-interval 87.62-89.14
     s = summarize([88.1, 88.9, 87.5, 88.4, 89.0])
-    assert s["mean"] == pytest.approx(88.38) and s["n"] == 5
-    assert s["ci_low"] == pytest.approx(87.62, abs=0.005) and s["ci_high"] == pytest.approx(89.14, abs=0.005)
+    assert s.mean == pytest.approx(88.38) and s.n == 5
+    assert s.ci_low == pytest.approx(87.62, abs=0.005) and s.ci_high == pytest.approx(89.14, abs=0.005)
 
 
 def test_degenerate_inputs():
     same = summarize([70.0, 70.0, 70.0])
-    assert same["sd"] == 0.0 and same["ci_low"] == same["ci_high"] == 70.0
+    assert same.sd == 0.0 and same.ci_low == same.ci_high == 70.0
     one = summarize([70.0])
-    assert one["sd"] is None and one["half_width"] is None
+    assert one.sd is None and one.half_width is None
     with pytest.raises(ValueError):
         summarize([])
 
@@ -31,12 +31,12 @@ def test_paired_t_test_by_hand():
     sd = math.sqrt(2 / 3)
     t = 1.0 / (sd / 2)
     out = paired_test(a, b)
-    assert out["t"] == pytest.approx(t)
-    assert out["p_value"] == pytest.approx(2 * sps.t.sf(t, 3))
-    assert out["mean"] == pytest.approx(1.0) and not out["degenerate"]
+    assert out.t == pytest.approx(t)
+    assert out.p_value == pytest.approx(2 * sps.t.sf(t, 3))
+    assert out.mean == pytest.approx(1.0) and not out.degenerate
 
 
 def test_paired_test_with_constant_differences():
-    assert paired_test([1.0, 2.0], [1.0, 2.0])["p_value"] == 1.0
+    assert paired_test([1.0, 2.0], [1.0, 2.0]).p_value == 1.0
     out = paired_test([2.0, 3.0, 4.0], [1.0, 2.0, 3.0])
-    assert out["degenerate"] and out["p_value"] == 0.0
+    assert out.degenerate and out.p_value == 0.0

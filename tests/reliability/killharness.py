@@ -168,7 +168,9 @@ def install_trigger(kind: str, arg: int) -> None:
             def add(self, rec):
                 calls["n"] += 1
                 if calls["n"] == arg:
-                    line = json.dumps(rec, sort_keys=True) + "\n"
+                    from encoderlab.config import to_dict
+
+                    line = json.dumps(to_dict(rec), sort_keys=True) + "\n"
                     with open(self.path, "a", encoding="utf-8") as f:
                         f.write(line[: len(line) // 2])
                     _die()

@@ -96,7 +96,28 @@ def evaluate(ctx) -> dict:
     test = base + lr_effect + 0.5 * _noise(c["model"], c["task"], c["lr"], c["seed"])
     val = test + 0.3 * _noise("val", c["model"], c["task"], c["lr"], c["seed"])
     _write(ctx.out_dir / "result.json", {"val": val, "test": test})
-    return {"val": val, "test": test, "metric": "accuracy"}
+    return record(c, val, test)
+
+
+def record(cfg: dict, val: float, test: float) -> dict:
+    """What a real eval node returns (an EvalRecord as data) for scores `val` and `test`."""
+    from encoderlab.config import to_dict
+    from encoderlab.eval.summary import EvalRecord
+
+    rec = EvalRecord(
+        model=f"fp-{cfg['model']}",
+        task=cfg["task"],
+        family=cfg["family"],
+        task_signature=cfg["task_signature"],
+        metric="accuracy",
+        lr=cfg["lr"],
+        seed=cfg["seed"],
+        val={"accuracy": val},
+        test={"test": {"accuracy": test}},
+        val_score=val,
+        test_score=test,
+    )
+    return to_dict(rec)
 
 
 def _final(ctx) -> int:
@@ -134,6 +155,7 @@ def backend() -> Backend:
             "report": NodeKind(run=report),
         },
         suite_tasks=lambda suite: dict(TASKS),
+        task_signature=lambda task, max_steps: f"fake-{task}-{max_steps}",
     )
 
 

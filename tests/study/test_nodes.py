@@ -12,6 +12,7 @@ import json
 import pytest
 import yaml
 from fake_study import backend as fake_backend
+from fake_study import record
 
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
@@ -76,10 +77,11 @@ def test_real_prepare_and_pretrain_nodes(tmp_path):
     fake = fake_backend()
     real = real_backend()
     real.kinds["eval"] = fake.kinds["eval"].__class__(
-        run=lambda ctx: {"val": 50.0, "test": 50.0 + ctx.node.config["seed"], "metric": "accuracy"}
+        run=lambda ctx: record(ctx.node.config, 50.0, 50.0 + ctx.node.config["seed"])
     )
     real.kinds["report"] = fake.kinds["report"]
     real.suite_tasks = fake.suite_tasks
+    real.task_signature = fake.task_signature
     real.required_assets = lambda spec: []
     spec = _spec(corpus)
     graph = build_graph(spec, real)

@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 from fake_study import backend, small_spec
 
+from encoderlab.eval.summary import EvalRecord, select_lr
+from encoderlab.study.data import load_study
 from encoderlab.study.report import write_report
-from encoderlab.study.results import load_study, results_table, task_scores
 from encoderlab.study.runner import run_study
+from encoderlab.study.table import results_table
 
 
 @pytest.fixture(scope="module")
@@ -28,41 +30,34 @@ def study(tmp_path_factory):
 
 def test_lr_is_chosen_on_validation_and_reported_on_test():
     rows = [
-        {
-            "model": "m",
-            "step": None,
-            "task": "t",
-            "family": "sc",
-            "metric": "accuracy",
-            "lr": lr,
-            "seed": s,
-            "val": val,
-            "test": test,
-        }
+        EvalRecord(
+            model="m", task="t", family="sc", task_signature="x", metric="accuracy", lr=lr, seed=s,
+            val={"accuracy": val}, test={"test": {"accuracy": test}}, val_score=val, test_score=test,
+        )
         for lr, val, test in [(1e-4, 80.0, 60.0), (5e-4, 70.0, 90.0)]
         for s in (0, 1)
-    ]
-    scores = task_scores(rows, "m", None)["t"]
-    assert scores["best_lr"] == 1e-4 and scores["by_seed"] == {0: 60.0, 1: 60.0}  # not the better test score
+    ]  # fmt: skip
+    scores = select_lr(rows)
+    assert scores.best_lr == 1e-4 and scores.test_by_seed == {0: 60.0, 1: 60.0}  # not the better test score
 
 
 def test_table_and_claims_match_a_direct_computation(study):
     data = load_study(study)
     table = results_table(data)
     # direct: per seed, mean over the two SC tasks of the test score at the LR with the best mean val
-    evals = [r for r in data.evals if r["model"] == "clm" and r["step"] is None and r["family"] == "sc"]
+    evals = [e.record for e in data.evals if e.model == "clm" and e.step is None and e.record.family == "sc"]
     per_seed = {}
-    for task in {r["task"] for r in evals}:
-        mine = [r for r in evals if r["task"] == task]
-        best = max({r["lr"] for r in mine}, key=lambda lr: np.mean([r["val"] for r in mine if r["lr"] == lr]))
+    for task in {r.task for r in evals}:
+        mine = [r for r in evals if r.task == task]
+        best = max({r.lr for r in mine}, key=lambda lr: np.mean([r.val_score for r in mine if r.lr == lr]))
         for r in mine:
-            if r["lr"] == best:
-                per_seed.setdefault(r["seed"], []).append(r["test"])
+            if r.lr == best:
+                per_seed.setdefault(r.seed, []).append(r.test_score)
     values = [np.mean(v) for _, v in sorted(per_seed.items())]
-    cell = table["cells"]["clm"]["sc"]
-    assert cell["mean"] == pytest.approx(np.mean(values))
+    cell = table.cells["clm"]["sc"]
+    assert cell.mean == pytest.approx(np.mean(values))
     half = 4.302652729911275 * np.std(values, ddof=1) / np.sqrt(3)  # t(0.975, 2)
-    assert cell["half_width"] == pytest.approx(half)
+    assert cell.half_width == pytest.approx(half)
     results = json.loads((study / "report" / "results.json").read_text())
     claims = {c["id"]: c for c in results["claims"]}
     assert claims["mlm-sc"]["status"] == "holds" and claims["mlm-sc"]["significant"] is True
@@ -73,16 +68,17 @@ def test_table_and_claims_match_a_direct_computation(study):
 
 
 def test_the_data_efficiency_curve_scores_its_final_point_like_its_checkpoints(tmp_path):
-    from encoderlab.study.results import data_efficiency
+    from encoderlab.study.figures import _curves
 
     spec = small_spec()
     lr = 5e-4  # checkpoints at the worse LR: a final point chosen over the whole grid would use 1e-4
     spec = replace(spec, eval=replace(spec.eval, checkpoint_lrs=(lr,)))
     run_study(spec, tmp_path, backend(), progress=False)
     data = load_study(tmp_path)
-    final = {r["step"]: r for r in data_efficiency(data) if r["model"] == "clm" and r["family"] == "all"}[100]
-    evals = [r for r in data.evals if r["model"] == "clm" and r["step"] is None and r["lr"] == lr]
-    per_seed = [np.mean([r["test"] for r in evals if r["seed"] == s]) for s in spec.eval.seeds]
+    rows = _curves(data, results_table(data))["data_efficiency"]
+    final = {r["step"]: r for r in rows if r["model"] == "clm" and r["name"] == "all"}[100]
+    evals = [e.record for e in data.evals if e.model == "clm" and e.step is None and e.record.lr == lr]
+    per_seed = [np.mean([r.test_score for r in evals if r.seed == s]) for s in spec.eval.seeds]
     assert final["mean"] == pytest.approx(np.mean(per_seed))
 
 

@@ -11,9 +11,9 @@ import encoderlab.config
 import encoderlab.train.recipes
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM
+from encoderlab.study.data import load_study
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import run_config
-from encoderlab.study.results import load_study, run_mask_ratios
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import RunSpec, StudySpec
 
@@ -40,7 +40,7 @@ def test_a_mask_ratio_goes_from_the_spec_to_the_nodes_phases_without_a_string(tm
     assert [p.objective for p in biphasic.phases] == [CLM(), MLM(mask_ratio=0.4)]
     # the report's mask-ratio axis is read from those phases; nothing declares it a second time
     run_study(spec, tmp_path, backend(), progress=False)
-    assert run_mask_ratios(load_study(tmp_path)) == {"mlm40": 0.4, "mlm20": 0.3}  # not the twin (group noise)
+    assert load_study(tmp_path).mask_ratios() == {"mlm40": 0.4, "mlm20": 0.3}  # not the twin (group noise)
 
 
 def test_the_scale_shrinks_a_recipe_by_its_own_rule():

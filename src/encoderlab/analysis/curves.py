@@ -13,23 +13,38 @@ which curve it belongs to) is not in those files, so a small typed file names it
 `mask_ratio` on the mask-ratio axis (sources without the field are left out of that curve);
 `source` picks one model when an evaluation folder holds several.
 
-Statistics are evaluation's own: `encoderlab.eval.protocol.summarize_results` selects, per task,
-the LR with the best validation mean and reports the test mean over seeds with a 95% t-interval
-there; a family (sc/tc/qa/ir, the paper's category averages) averages its tasks seed by seed over
-the seeds every task has. Results of an outdated task definition (another task signature) are
-ignored, exactly as in evaluation summaries. Reusing that code means a curve point is, by
+Statistics are evaluation's own (`encoderlab.eval.summary`): per task, the LR with the best
+validation mean, and the test mean over seeds with a 95% t-interval there; a family (sc/tc/qa/ir, the
+paper's category averages) averages its tasks seed by seed over the seeds every task has, and with
+`average` the mean over every task is added as the row `all`. Results of an outdated task definition
+(another task signature) are ignored, exactly as in evaluation summaries. So a curve point is, by
 construction, the number `encoderlab eval` reported for that model.
-The LR curve is drawn per task (test mean and interval at every LR of the grid).
+The LR curve is drawn per task (test mean and interval at every LR of the grid), or averaged over
+tasks seed by seed.
+
+This module is the only curves code: a study's report draws its data-efficiency, LR and mask-ratio
+figures with `curve_rows` from the same `ModelSummary`s, placed by the study (`Placed`) instead of by
+a curves file.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from encoderlab.errors import UserError
-from encoderlab.eval.protocol import RESULTS, ResultsStore, summarize_results
+from encoderlab.eval.protocol import RESULTS, ResultsStore
+from encoderlab.eval.stats import Estimate, summarize
+from encoderlab.eval.summary import (
+    ALL,
+    EvalRecord,
+    ModelSummary,
+    family_by_seed,
+    mean_at_lr,
+    summarize_results,
+)
 
 Level = Literal["task", "family"]
 
@@ -58,7 +73,7 @@ class CurvesInput:
     """Evaluated models, each with its results and its position on the curves."""
 
 
-def read_results(path: Path) -> list[dict]:
+def read_results(path: Path) -> list[EvalRecord]:
     """Every run record of an evaluation folder (or its results.jsonl)."""
     path = Path(path)
     if path.is_dir():
@@ -73,9 +88,9 @@ def read_results(path: Path) -> list[dict]:
     return records
 
 
-def model_summary(records: list[dict], source: str | None, where: Path) -> dict:
+def model_summary(records: list[EvalRecord], source: str | None, where: Path) -> ModelSummary:
     """Evaluation's summary (per task and per family) of the one model a curve source names."""
-    models = {r["model"]: r.get("source", "?") for r in records}
+    models = {r.model: r.source or "?" for r in records}
     if source is not None:
         picked = [fp for fp, src in models.items() if src == source or fp.startswith(source)]
     else:
@@ -85,34 +100,76 @@ def model_summary(records: list[dict], source: str | None, where: Path) -> dict:
         what = f"no model '{source}'" if source is not None and not picked else f"{len(picked)} models"
         raise UserError(f"{where} holds {what} ({shown}); set 'source' to one of them in the curves file")
     fingerprint = picked[0]
-    mine = [r for r in records if r["model"] == fingerprint]
-    tasks = sorted({r["task"] for r in mine})
-    lrs = sorted({r["lr"] for r in mine})
-    seeds = sorted({r["seed"] for r in mine})
+    mine = [r for r in records if r.model == fingerprint]
+    tasks = sorted({r.task for r in mine})
+    lrs = sorted({r.lr for r in mine})
+    seeds = sorted({r.seed for r in mine})
     return summarize_results(mine, fingerprint, tasks, lrs, seeds)
 
 
-def _stats(summary: dict) -> dict:
-    return {k: summary[k] for k in ("mean", "sd", "n", "ci_low", "ci_high")}
+def _stats(s: Estimate) -> dict:
+    return {"mean": s.mean, "sd": s.sd, "n": s.n, "ci_low": s.ci_low, "ci_high": s.ci_high}
 
 
-def selected_rows(summary: dict, level: Level) -> list[dict]:
-    """One row per task (or family): the test statistics at the best-validation LR."""
+def selected_rows(summary: ModelSummary, level: Level, average: bool = False) -> list[dict]:
+    """One row per task (or family, plus the mean over all tasks with `average`): the test statistics
+    at the best-validation LR."""
     if level == "task":
         return [
-            {"name": t, "family": s["family"], "best_lr": s["best_lr"], **_stats(s["test"])}
-            for t, s in summary["tasks"].items()
+            {"name": t, "family": s.family, "best_lr": s.best_lr, **_stats(s.test)}
+            for t, s in summary.tasks.items()
         ]
-    return [{"name": f, **_stats(s["test"])} for f, s in summary["families"].items() if s["test"] is not None]
+    rows = [{"name": f, **_stats(s.test)} for f, s in summary.families.items() if s.test is not None]
+    overall = family_by_seed(summary.tasks, average=True)[ALL] if average else {}
+    return rows + ([{"name": ALL, **_stats(summarize(list(overall.values())))}] if overall else [])
 
 
-def lr_rows(summary: dict) -> list[dict]:
-    """One row per task and LR: the test statistics at that LR."""
-    return [
-        {"name": t, "lr": point["lr"], **_stats(point["test"])}
-        for t, s in summary["tasks"].items()
-        for point in s["curve"]
-    ]
+def lr_rows(summary: ModelSummary, average: bool = False) -> list[dict]:
+    """One row per task and LR (or, with `average`, per LR: the mean over tasks seed by seed)."""
+    if not average:
+        return [
+            {"name": t, "lr": point.lr, **_stats(point.test)}
+            for t, s in summary.tasks.items()
+            for point in s.curve
+        ]
+    lrs = sorted({p.lr for s in summary.tasks.values() for p in s.curve})
+    per_lr = {lr: mean_at_lr(summary.tasks, lr) for lr in lrs}
+    return [{"name": ALL, "lr": lr, **_stats(summarize(list(v.values())))} for lr, v in per_lr.items() if v]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Placed:
+    """An evaluated model's summary and where it sits on the curves."""
+
+    model: str
+    """The line it belongs to (data efficiency and mask ratio)."""
+    summary: ModelSummary
+    """Its evaluation summary."""
+    step: int | None = None
+    """Pretraining step (data-efficiency axis)."""
+    mask_ratio: float | None = None
+    """MLM masking ratio (mask-ratio axis)."""
+    label: str = ""
+    """Its line on the LR curve (default: `model`)."""
+
+
+def curve_rows(
+    points: Sequence[Placed], level: Level = "family", average: bool = False
+) -> dict[str, list[dict]]:
+    """The tables of the three curves from placed summaries; a curve whose axis no point fills is
+    omitted. `average` adds the mean over all tasks (`all`) to family rows and draws the LR curve
+    averaged over tasks instead of per task."""
+    tables: dict[str, list[dict]] = {"data_efficiency": [], "lr_sensitivity": [], "mask_ratio": []}
+    for p in points:
+        tables["lr_sensitivity"] += [
+            {"model": p.label or p.model, **row} for row in lr_rows(p.summary, average=average)
+        ]
+        selected = selected_rows(p.summary, level, average=average)
+        if p.step is not None:
+            tables["data_efficiency"] += [{"model": p.model, "step": p.step, **r} for r in selected]
+        if p.mask_ratio is not None:
+            tables["mask_ratio"] += [{"model": p.model, "mask_ratio": p.mask_ratio, **r} for r in selected]
+    return {name: rows for name, rows in tables.items() if rows}
 
 
 def load_input(path: Path) -> CurvesInput:
@@ -137,17 +194,14 @@ def _label(src: CurveSource) -> str:
 
 
 def curve_tables(spec: CurvesInput, base: Path, level: Level = "family") -> dict[str, list[dict]]:
-    """The tables of the three curves; a curve whose axis no source fills is omitted."""
-    tables: dict[str, list[dict]] = {"data_efficiency": [], "lr_sensitivity": [], "mask_ratio": []}
+    """The tables of the three curves of a curves file; a curve whose axis no source fills is omitted."""
+    points = []
     for src in spec.sources:
         path = src.results if src.results.is_absolute() else base / src.results
         summary = model_summary(read_results(path), src.source, path)
-        tables["lr_sensitivity"] += [{"model": _label(src), **row} for row in lr_rows(summary)]
-        selected = selected_rows(summary, level)
-        if src.step is not None:
-            tables["data_efficiency"] += [{"model": src.model, "step": src.step, **r} for r in selected]
-        if src.mask_ratio is not None:
-            tables["mask_ratio"] += [
-                {"model": src.model, "mask_ratio": src.mask_ratio, **r} for r in selected
-            ]
-    return {name: rows for name, rows in tables.items() if rows}
+        points.append(
+            Placed(
+                model=src.model, summary=summary, step=src.step, mask_ratio=src.mask_ratio, label=_label(src)
+            )
+        )
+    return curve_rows(points, level)

@@ -2,20 +2,20 @@
 
 Layout: `spec` (what a task is), `tasks` (the registry and loaders), `suites`, `features` and `qa`
 (tokenisation and answer decoding), `heads`, `families` (per-family prepare/loss/score),
-`finetune` (the shared loop), `metrics/`, `stats`, `protocol` (grid, cache, summaries,
-comparison) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
+`finetune` (the shared loop), `metrics/`, `stats`, `summary` (the result record, LR selection,
+family means, paired comparison), `protocol` (grid, cache, summary files) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
 """
 
 from encoderlab.eval.protocol import (
     DEFAULT_LRS,
     DEFAULT_SEEDS,
     EvalModel,
-    compare,
     eval_node,
     evaluate,
     load_eval_model,
 )
 from encoderlab.eval.suites import SUITES
+from encoderlab.eval.summary import EvalRecord, compare
 from encoderlab.eval.tasks import TASKS
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "SUITES",
     "TASKS",
     "EvalModel",
+    "EvalRecord",
     "compare",
     "eval_node",
     "evaluate",

@@ -54,10 +54,9 @@ def eval_command(
     elif suite is None:
         suite = "pocket"
     summary = evaluate(model, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
-    for name, t in summary["tasks"].items():
-        test = t["test"]
-        ci = f" ± {test['half_width']:.2f}" if test["half_width"] is not None else ""
-        flag = t.get("degenerate")
-        warn = f"  DEGENERATE in {flag['runs']}/{flag['of']} seeds: {flag['why']}" if flag else ""
-        print(f"{name:<20} {t['metric']:<10} {test['mean']:6.2f}{ci}  (best lr {t['best_lr']:g}){warn}")
+    for name, t in summary.tasks.items():
+        ci = f" ± {t.test.half_width:.2f}" if t.test.half_width is not None else ""
+        flag = t.degenerate
+        warn = f"  DEGENERATE in {flag.runs}/{flag.of} seeds: {flag.why}" if flag else ""
+        print(f"{name:<20} {t.metric:<10} {t.test.mean:6.2f}{ci}  (best lr {t.best_lr:g}){warn}")
     print(f"wrote {out / SUMMARY_MD}")

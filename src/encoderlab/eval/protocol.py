@@ -8,13 +8,15 @@ fingerprint hashes the model's weights and tokenizer (not its path), so a moved 
 the cache and a retrained one never does; the task signature changes whenever a task setting does.
 A torn last line (a crash mid-write) is cut off when the file is reopened.
 
-Outputs: `results.jsonl` (every node, with validation and all test scores, the test splits whose
-predictions were all the same in `degenerate`, and the path of its saved test predictions in
-`predictions`, see `eval/predictions.py`), `summary.json` (per
-task: the score-vs-LR curve with mean/sd/CI per LR, the best LR (ties to the smaller LR) and the
-test score there, OOD test splits included, and how many runs there were degenerate; per family: the mean over its tasks per seed, summarised the same way) and
-`summary.md` (the same as tables). Summaries cover every task of this model cached in the folder
-(within the requested LRs and seeds), so tasks evaluated by separate calls add up.
+Outputs: `results.jsonl` (one `summary.EvalRecord` per node: validation and all test scores, the
+test splits whose predictions were all the same in `degenerate`, and the path of its saved test
+predictions in `predictions`, see `eval/predictions.py`), `summary.json` (a `summary.ModelSummary`:
+per task the score-vs-LR curve with mean/sd/CI and the per-seed scores per LR, the best LR (ties to
+the smaller LR) and the test score there, OOD test splits included, and how many runs there were
+degenerate; per family the mean over its tasks per seed, summarised the same way) and `summary.md`
+(the same as tables). Summaries cover every task of this model cached in the folder (within the
+requested LRs and seeds), so tasks evaluated by separate calls add up. What is computed from the
+records (LR selection, family means, paired tests) lives in `eval/summary.py`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import hashlib
 import json
 import os
 import time
-from collections import OrderedDict, defaultdict
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +35,14 @@ import torch
 from tqdm.auto import tqdm
 
 from encoderlab.atomic import write_text_atomic
+from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import FAMILY_NAMES
-from encoderlab.eval.stats import paired_test, summarize
+from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
@@ -86,7 +90,7 @@ class ResultsStore:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.records: dict[tuple, dict] = {}
+        self.records: dict[tuple, EvalRecord] = {}
         if self.path.exists():
             self._read()
 
@@ -102,24 +106,23 @@ class ResultsStore:
                 f.truncate(len(complete))
         for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
             try:
-                rec = json.loads(line)
-                self.records[
-                    self.key(rec["model"], rec["task"], rec["task_signature"], rec["lr"], rec["seed"])
-                ] = rec
-            except (json.JSONDecodeError, KeyError):
+                rec = from_dict(EvalRecord, json.loads(line))
+            except (json.JSONDecodeError, UserError, AttributeError) as exc:
+                why = str(exc) if isinstance(exc, UserError) else "not a JSON object"
                 raise UserError(
-                    f"{self.path} line {n} is not a result record; move the file away or fix that line"
+                    f"{self.path} line {n} is not a result record ({why}); move the file away or fix that line"
                 ) from None
+            self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
 
-    def get(self, model: str, task: str, signature: str, lr: float, seed: int) -> dict | None:
+    def get(self, model: str, task: str, signature: str, lr: float, seed: int) -> EvalRecord | None:
         return self.records.get(self.key(model, task, signature, lr, seed))
 
-    def add(self, rec: dict) -> None:
+    def add(self, rec: EvalRecord) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(rec, sort_keys=True) + "\n")
+            f.write(json.dumps(to_dict(rec), sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
-        self.records[self.key(rec["model"], rec["task"], rec["task_signature"], rec["lr"], rec["seed"])] = rec
+        self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
 
 
 def _check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
@@ -142,11 +145,11 @@ def evaluate(
     out: Path | str = "eval",
     device: str | None = None,
     progress: bool = True,
-) -> dict:
+) -> ModelSummary:
     """Run (or resume) the grid of `tasks` (default: the whole suite) and write the summaries.
 
     `model_source` is anything `load_pretrained` accepts, or an `EvalModel` already in memory.
-    With `suite=None`, `tasks` may name any registered task. Returns the summary dict.
+    With `suite=None`, `tasks` may name any registered task. Returns the summary.
     """
     names = suite_tasks(suite, tasks)
     _check_grid(lrs, seeds)
@@ -171,46 +174,44 @@ def evaluate(
                 store.add(_run_node(em, loaded, signature, prepared, counts, lr, seed, dev, out))
                 bar.update()
     # Tasks evaluated earlier into the same folder stay in the summary.
-    earlier = {
-        r["task"] for r in store.records.values() if r["model"] == em.fingerprint and r["task"] in TASKS
-    }
+    earlier = {r.task for r in store.records.values() if r.model == em.fingerprint and r.task in TASKS}
     shown = names + sorted(earlier - set(names))
     summary = summarize_results(list(store.records.values()), em.fingerprint, shown, lrs, seeds)
-    summary["source"] = em.source
+    summary = dataclasses.replace(summary, source=em.source)
     write_summary(summary, out)
     return summary
 
 
 def _run_node(
     em: EvalModel, task, signature: str, prepared, counts: dict, lr: float, seed: int, device, out: Path
-) -> dict:
+) -> EvalRecord:
     start = time.time()
     result = run_one(task, em.model, em.tokenizer, prepared, lr, seed, device)
     tests = result["test"]
     predictions = predictions_path(task.name, em.fingerprint, signature, lr, seed)
     write_predictions(out, predictions, result["predictions"])
-    return {
-        "model": em.fingerprint,
-        "source": em.source,
-        "task": task.name,
-        "family": task.family,
-        "task_signature": signature,
-        "metric": task.metric,
-        "lr": float(lr),
-        "seed": int(seed),
-        "val": result["val"],
-        "test": tests,
-        "val_score": result["val"][task.metric],
-        "test_score": tests["test"][task.metric],
-        "steps": result["steps"],
-        "final_loss": result["final_loss"],
-        "counts": counts,
-        "n_train": len(prepared.train),
-        "seconds": round(time.time() - start, 2),
-        "device": str(device),
-        "degenerate": result["degenerate"],
-        "predictions": predictions.as_posix(),
-    }
+    return EvalRecord(
+        model=em.fingerprint,
+        source=em.source,
+        task=task.name,
+        family=task.family,
+        task_signature=signature,
+        metric=task.metric,
+        lr=float(lr),
+        seed=int(seed),
+        val=result["val"],
+        test=tests,
+        val_score=result["val"][task.metric],
+        test_score=tests["test"][task.metric],
+        steps=result["steps"],
+        final_loss=result["final_loss"],
+        counts=counts,
+        n_train=len(prepared.train),
+        seconds=round(time.time() - start, 2),
+        device=str(device),
+        degenerate=result["degenerate"],
+        predictions=predictions.as_posix(),
+    )
 
 
 _PREPARED: OrderedDict[tuple[str, str, str], tuple] = OrderedDict()
@@ -235,6 +236,14 @@ def _prepared_task(task, em: EvalModel) -> tuple:
     return _PREPARED[key]
 
 
+def capped_task(name: str, max_steps: int | None = None):
+    """The task `name`, with fine-tuning capped at `max_steps` (its signature then differs)."""
+    spec = get_task(name)
+    if max_steps is None:
+        return spec
+    return dataclasses.replace(spec, finetune=dataclasses.replace(spec.finetune, max_steps=max_steps))
+
+
 def eval_node(
     model_source: str | EvalModel,
     task: str,
@@ -243,16 +252,14 @@ def eval_node(
     out: Path | str,
     device: str | None = None,
     max_steps: int | None = None,
-) -> dict:
+) -> EvalRecord:
     """One (task, lr, seed) node, cached in `out/results.jsonl`: the study runner's unit of work.
 
     `max_steps` caps fine-tuning below the task's protocol (small study scales); the capped task has
     its own signature, so its results never mix with full-protocol ones.
     """
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
-    spec = get_task(task)
-    if max_steps is not None:
-        spec = dataclasses.replace(spec, finetune=dataclasses.replace(spec.finetune, max_steps=max_steps))
+    spec = capped_task(task, max_steps)
     store = ResultsStore(Path(out) / RESULTS)
     signature = spec.signature()
     record = store.get(em.fingerprint, task, signature, lr, seed)
@@ -268,180 +275,43 @@ def eval_node(
 # ----------------------------------------------------------------------------- summaries
 
 
-def _task_records(records: list[dict], model: str, task: str, lrs, seeds) -> dict[float, dict[int, dict]]:
-    signature = get_task(task).signature()
-    grid: dict[float, dict[int, dict]] = defaultdict(dict)
-    lrs, seeds = {float(lr) for lr in lrs}, {int(s) for s in seeds}
-    for r in records:
-        if (
-            r["model"] == model
-            and r["task"] == task
-            and r["task_signature"] == signature
-            and r["lr"] in lrs
-            and r["seed"] in seeds
-        ):
-            grid[r["lr"]][r["seed"]] = r
-    return grid
-
-
-TIE_TOLERANCE = 1e-9
-"""Validation means closer than this are a tie (the same scores summed in another order)."""
-
-
-def best_lr_entry(curve: list[dict]) -> dict:
-    """The curve entry with the best validation mean; a tie goes to the smallest LR (the
-    conservative choice: the least change to the pretrained weights that scores as well)."""
-    top = max(c["val"]["mean"] for c in curve)
-    return min((c for c in curve if c["val"]["mean"] >= top - TIE_TOLERANCE), key=lambda c: c["lr"])
-
-
-def degenerate_runs(runs: list[dict]) -> dict | None:
-    """How many of `runs` predicted the same output for every in-domain test example, and why."""
-    flagged = [r for r in runs if r.get("degenerate", {}).get("test")]
-    if not flagged:
-        return None
-    return {"runs": len(flagged), "of": len(runs), "why": flagged[0]["degenerate"]["test"]}
-
-
-def summarize_task(grid: dict[float, dict[int, dict]]) -> dict:
-    """Curve over LRs, the best LR by validation mean (`best_lr_entry`), and the test scores at
-    that LR, with the runs there that predicted one output for everything (`degenerate`)."""
-    curve = []
-    for lr in sorted(grid):
-        runs = [grid[lr][s] for s in sorted(grid[lr])]
-        curve.append(
-            {
-                "lr": lr,
-                "seeds": sorted(grid[lr]),
-                "val": summarize([r["val_score"] for r in runs]),
-                "test": summarize([r["test_score"] for r in runs]),
-            }
-        )
-    best = best_lr_entry(curve)
-    runs = [grid[best["lr"]][s] for s in best["seeds"]]
-    splits = {name: summarize([r["test"][name][runs[0]["metric"]] for r in runs]) for name in runs[0]["test"]}
-    return {
-        "metric": runs[0]["metric"],
-        "family": runs[0]["family"],
-        "best_lr": best["lr"],
-        "val": best["val"],
-        "test": best["test"],
-        "test_splits": splits,
-        "test_by_seed": {str(r["seed"]): r["test_score"] for r in runs},
-        "curve": curve,
-        "counts": runs[0].get("counts", {}),
-        "degenerate": degenerate_runs(runs),
-    }
-
-
-def summarize_results(records: list[dict], model: str, tasks: Sequence[str], lrs, seeds) -> dict:
-    """Per-task and per-family summaries of `model`'s cached nodes within the requested grid."""
-    per_task = {}
-    for task in tasks:
-        grid = _task_records(records, model, task, lrs, seeds)
-        if grid:
-            per_task[task] = summarize_task(grid)
-    families = {}
-    for family in FAMILY_NAMES:
-        members = [t for t, s in per_task.items() if s["family"] == family]
-        if not members:
-            continue
-        common = set.intersection(*(set(per_task[t]["test_by_seed"]) for t in members))
-        per_seed = [
-            sum(per_task[t]["test_by_seed"][s] for t in members) / len(members) for s in sorted(common)
-        ]
-        families[family] = {
-            "tasks": members,
-            "seeds": sorted(common, key=int),
-            "test": summarize(per_seed) if per_seed else None,
-        }
-    return {
-        "model": model,
-        "lrs": [float(x) for x in lrs],
-        "seeds": [int(s) for s in seeds],
-        "tasks": per_task,
-        "families": families,
-    }
-
-
-def _fmt(s: dict | None) -> str:
+def _fmt(s: Estimate | None) -> str:
     if s is None:
         return "-"
-    if s["half_width"] is None:
-        return f"{s['mean']:.2f} (n=1)"
-    return f"{s['mean']:.2f} ± {s['half_width']:.2f} (n={s['n']})"
+    if s.half_width is None:
+        return f"{s.mean:.2f} (n=1)"
+    return f"{s.mean:.2f} ± {s.half_width:.2f} (n={s.n})"
 
 
-def summary_markdown(summary: dict) -> str:
+def summary_markdown(summary: ModelSummary) -> str:
     lines = [
-        f"# Evaluation of {summary.get('source', summary['model'])}",
+        f"# Evaluation of {summary.source or summary.model}",
         "",
-        f"Model fingerprint `{summary['model']}`; LRs {summary['lrs']}; seeds {summary['seeds']}. "
+        f"Model fingerprint `{summary.model}`; LRs {summary.lrs}; seeds {summary.seeds}. "
         "Test = mean ± 95% t-interval over seeds at the LR with the best validation mean.",
         "",
         "| task | family | metric | best LR | validation | test | other test splits |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, t in summary["tasks"].items():
-        others = ", ".join(f"{k}: {v['mean']:.2f}" for k, v in t["test_splits"].items() if k != "test")
-        flag = " (degenerate)" if t.get("degenerate") else ""
+    for name, t in summary.tasks.items():
+        others = ", ".join(f"{k}: {v.mean:.2f}" for k, v in t.test_splits.items() if k != "test")
+        flag = " (degenerate)" if t.degenerate else ""
         lines.append(
-            f"| {name} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {_fmt(t['val'])} | {_fmt(t['test'])}{flag} | {others or '-'} |"
+            f"| {name} | {t.family} | {t.metric} | {t.best_lr:g} | {_fmt(t.val)} | {_fmt(t.test)}{flag} | {others or '-'} |"
         )
-    flagged = {name: t["degenerate"] for name, t in summary["tasks"].items() if t.get("degenerate")}
+    flagged = {name: t.degenerate for name, t in summary.tasks.items() if t.degenerate}
     if flagged:
         lines += ["", "**Degenerate predictions** (one output for every test example, at the best LR):", ""]
-        lines += [f"- {name}: {d['runs']} of {d['of']} seeds; {d['why']}" for name, d in flagged.items()]
+        lines += [f"- {name}: {d.runs} of {d.of} seeds; {d.why}" for name, d in flagged.items()]
     lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
-    for family, f in summary["families"].items():
-        lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f['tasks'])} | {_fmt(f['test'])} |")
+    for family, f in summary.families.items():
+        lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f.tasks)} | {_fmt(f.test)} |")
     lines += ["", "Score vs LR (test mean per LR, for the stability analysis):", ""]
-    for name, t in summary["tasks"].items():
-        lines.append(f"- {name}: " + ", ".join(f"{c['lr']:g}: {c['test']['mean']:.2f}" for c in t["curve"]))
+    for name, t in summary.tasks.items():
+        lines.append(f"- {name}: " + ", ".join(f"{c.lr:g}: {c.test.mean:.2f}" for c in t.curve))
     return "\n".join(lines) + "\n"
 
 
-def write_summary(summary: dict, out: Path) -> None:
-    write_text_atomic(out / SUMMARY_JSON, json.dumps(summary, indent=2))
+def write_summary(summary: ModelSummary, out: Path) -> None:
+    write_text_atomic(out / SUMMARY_JSON, json.dumps(to_dict(summary), indent=2))
     write_text_atomic(out / SUMMARY_MD, summary_markdown(summary))
-
-
-# ----------------------------------------------------------------------------- comparing two models
-
-
-def compare(
-    records: list[dict],
-    model_a: str,
-    model_b: str,
-    tasks: Sequence[str],
-    lrs=DEFAULT_LRS,
-    seeds=DEFAULT_SEEDS,
-) -> dict:
-    """Paired comparison of two models (fingerprints) per task.
-
-    `at_best_lr`: each model at its own best validation LR, test scores paired by seed (the
-    reported numbers). `grid`: every (LR, seed) both models ran, paired (the same seeds and LRs).
-    Each is a paired t-test of a - b (see `stats.paired_test`).
-    """
-    out = {}
-    for task in tasks:
-        ga, gb = (
-            _task_records(records, model_a, task, lrs, seeds),
-            _task_records(records, model_b, task, lrs, seeds),
-        )
-        if not ga or not gb:
-            continue
-        sa, sb = summarize_task(ga), summarize_task(gb)
-        common = sorted(set(sa["test_by_seed"]) & set(sb["test_by_seed"]), key=int)
-        pairs = [(lr, s) for lr in sorted(set(ga) & set(gb)) for s in sorted(set(ga[lr]) & set(gb[lr]))]
-        entry = {"best_lr": {"a": sa["best_lr"], "b": sb["best_lr"]}}
-        if len(common) >= 2:
-            entry["at_best_lr"] = paired_test(
-                [sa["test_by_seed"][s] for s in common], [sb["test_by_seed"][s] for s in common]
-            )
-        if len(pairs) >= 2:
-            entry["grid"] = paired_test(
-                [ga[lr][s]["test_score"] for lr, s in pairs], [gb[lr][s]["test_score"] for lr, s in pairs]
-            )
-        out[task] = entry
-    return out

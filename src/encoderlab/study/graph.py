@@ -70,6 +70,9 @@ class Backend:
     """Node kinds by name."""
     suite_tasks: Callable[[str], dict[str, str]]
     """suite -> {task: family} for every task of the suite."""
+    task_signature: Callable[[str, int | None], str]
+    """(task, fine-tuning step cap) -> the hash of the task's definition as an eval node runs it: a task
+    whose definition changes gets new eval nodes instead of its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
 
@@ -167,6 +170,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             f"study {spec.name} names task(s) {', '.join(unknown)} not in suite '{spec.eval.suite}'; valid: {', '.join(families)}"
         )
     evals = []
+    signatures = {t: backend.task_signature(t, spec.eval.max_steps) for t in families}
     for rid, (run, node, source) in models.items():
         if not run.evaluate:
             continue
@@ -186,6 +190,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
                             "step": step,
                             "suite": spec.eval.suite,
                             "task": task,
+                            "task_signature": signatures.get(task, "?"),
                             "family": families.get(task, "?"),
                             "lr": lr,
                             "seed": seed,

@@ -167,17 +167,13 @@ def model_source(ctx: NodeContext) -> str:
 
 def run_eval(ctx: NodeContext) -> dict:
     """Fine-tune and score one (model, task, lr, seed) with eval's protocol."""
+    from encoderlab.config import to_dict
     from encoderlab.eval import eval_node
 
     cfg = ctx.node.config
     em = _eval_model(model_source(ctx))
     rec = eval_node(em, cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir, max_steps=cfg.get("max_steps"))
-    return {
-        "val": rec["val_score"],
-        "test": rec["test_score"],
-        "metric": rec["metric"],
-        "splits": rec["test"],
-    }
+    return to_dict(rec)  # the EvalRecord, as the report reads it back
 
 
 # --------------------------------------------------------------------------- cka
@@ -223,6 +219,13 @@ def run_cka(ctx: NodeContext) -> dict:
 # --------------------------------------------------------------------------- backend
 
 
+def task_signature(task: str, max_steps: int | None) -> str:
+    """The signature of a task as an eval node runs it (capped at `max_steps`)."""
+    from encoderlab.eval.protocol import capped_task
+
+    return capped_task(task, max_steps).signature()
+
+
 def suite_families(suite: str) -> dict[str, str]:
     """{task: family} for every task of an evaluation suite."""
     from encoderlab.eval.suites import suite_tasks
@@ -254,5 +257,6 @@ def real_backend() -> Backend:
             "report": NodeKind(run=report_node),
         },
         suite_tasks=suite_families,
+        task_signature=task_signature,
         required_assets=required_assets,
     )

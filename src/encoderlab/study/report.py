@@ -17,25 +17,18 @@ folder always gives the same report.
 from __future__ import annotations
 
 import base64
-import csv
 import html
 import io
-import json
-import math
 from pathlib import Path
 
-from encoderlab.atomic import write_json_atomic
-from encoderlab.study.results import (
-    ALL,
-    StudyData,
-    check_claims,
-    data_efficiency,
-    load_study,
-    lr_curves,
-    mask_ratio_curve,
-    results_table,
-)
-from encoderlab.study.runner import compute_records, node_dir
+from encoderlab.atomic import write_json_atomic, write_text_atomic
+from encoderlab.config import to_dict
+from encoderlab.eval.summary import ALL
+from encoderlab.study.data import StudyData, load_study
+from encoderlab.study.results import ClaimResult, check_claims
+from encoderlab.study.runner import compute_records
+from encoderlab.study.spec import EvalSpec, RunSpec
+from encoderlab.study.table import Cell, ResultsTable, results_table
 
 
 def write_report(study_dir: Path, figures: bool = True) -> Path:
@@ -48,137 +41,130 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
     (out / "figures").mkdir(parents=True, exist_ok=True)
     table = results_table(data)
     claims = check_claims(data, table)
-    drawn = _figures(data, table, study_dir, out / "figures") if figures else []
-    figures = [f for f in drawn if f is not None]
+    if figures:
+        from encoderlab.study.figures import figures as draw
+
+        drawn = draw(data, table, study_dir, out / "figures")
+    else:
+        drawn = []
     compute = _compute_summary(data, study_dir)
-    sections = _sections(data, table, claims, compute, figures)
-    _write_text(out / "report.md", _markdown(data, sections))
-    _write_text(out / "report.html", _html(data, sections, out))
+    sections = _sections(data, table, claims, compute, drawn)
+    write_text_atomic(out / "report.md", _markdown(data, sections))
+    write_text_atomic(out / "report.html", _html(data, sections, out))
     write_json_atomic(
         out / "results.json",
-        {"table": {m: table["cells"][m] for m in table["models"]}, "claims": claims, "compute": compute},
+        {
+            "table": to_dict({m: table.cells[m] for m in table.models}),
+            "claims": [claim_json(c) for c in claims],
+            "compute": compute,
+        },
     )
     return out / "report.html"
 
 
-def _write_text(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+def claim_json(result: ClaimResult) -> dict:
+    """A claim's result as results.json holds it: the claim's fields, then what the study says."""
+    return {**to_dict(result.claim), **{k: v for k, v in to_dict(result).items() if k != "claim"}}
 
 
 # --------------------------------------------------------------------------- content
 
 
-def _result_columns(table: dict) -> tuple[list[str], list[str]]:
+def _result_columns(table: ResultsTable) -> tuple[list[str], list[str]]:
     """Columns of the results table and their headers: families, then the tasks of families with more
     than one task. A family of one task is headed by it ("SC: tweets"), and Avg is left out when there is
     one family, so no column repeats another."""
-    family_of = {t: s["family"] for per in table["per_task"].values() for t, s in per.items()}
-    tasks_of = {f: [t for t in table["tasks"] if family_of.get(t) == f] for f in table["families"]}
-    families = [f for f in table["families"] if f != ALL or len(table["families"]) > 2]
+    family_of = {t: s.family for per in table.per_task.values() for t, s in per.items()}
+    tasks_of = {f: [t for t in table.tasks if family_of.get(t) == f] for f in table.families}
+    families = [f for f in table.families if f != ALL or len(table.families) > 2]
     cols, headers = [], []
     for f in families:
         alone = tasks_of[f][0] if len(tasks_of[f]) == 1 else None
         cols.append(f)
         headers.append("Avg" if f == ALL else f"{f.upper()}: {alone}" if alone else f.upper())
-    for t in table["tasks"]:
+    for t in table.tasks:
         if len(tasks_of.get(family_of.get(t), [])) > 1:
             cols.append(t)
             headers.append(t)
     return cols, headers
 
 
-def _cell(cell: dict | None, baseline: bool) -> str:
+def _cell(cell: Cell | None, baseline: bool) -> str:
     if not cell:
         return "–"
-    hw = cell.get("half_width")
-    text = f"{cell['mean']:.2f}" + (f" ± {hw:.2f}" if hw is not None else "")
-    vs = cell.get("vs_baseline")
+    text = f"{cell.mean:.2f}" + (f" ± {cell.half_width:.2f}" if cell.half_width is not None else "")
+    vs = cell.vs_baseline
     if vs is not None:
-        sig = vs["ci_low"] is not None and (vs["ci_low"] > 0 or vs["ci_high"] < 0)
-        text += f" ({vs['mean']:+.2f}, p={vs['p_value']:.2g}{'*' if sig else ''})"
+        text += f" ({vs.mean:+.2f}, p={vs.p_value:.2g}{'*' if vs.excludes_zero else ''})"
     elif baseline:
         text += " (baseline)"
     return text
 
 
-def _task_list(ev: dict, table: dict) -> str:
+def _task_list(ev: EvalSpec, table: ResultsTable) -> str:
     """The evaluated tasks: those the spec names, else the whole suite's, as far as results show them."""
-    if ev["tasks"]:
-        return ", ".join(ev["tasks"])
-    return "all" + (f" ({', '.join(table['tasks'])})" if table["tasks"] else "")
+    if ev.tasks:
+        return ", ".join(ev.tasks)
+    return "all" + (f" ({', '.join(table.tasks)})" if table.tasks else "")
 
 
-def _run_steps(run: dict, data: StudyData) -> str:
+def _run_steps(run: RunSpec, data: StudyData) -> str:
     """A run's pretraining steps as resolved (the first pretraining seed's node); none for a start model
     evaluated as is."""
-    if not run.get("recipe"):
+    if run.recipe is None:
         return "0 (as is)"
-    node = next(n for n in data.nodes if n.kind == "pretrain" and n.name.split("/")[1] == run["name"])
+    node = next(n for n in data.nodes if n.kind == "pretrain" and n.name.split("/")[1] == run.name)
     return f"{node.config['steps']:,}"
 
 
-def _settings(run: dict) -> str:
+def _settings(run: RunSpec) -> str:
     """A run's recipe parameters and RunConfig overrides, as the Runs table shows them."""
-    items = {**run.get("params", {}), **run.get("overrides", {})}
-    return " ".join(f"{k}={v}" for k, v in items.items()) or "–"
+    return " ".join(f"{k}={v}" for k, v in {**run.params, **run.overrides}.items()) or "–"
 
 
-def _sections(
-    data: StudyData, table: dict, claims: list[dict], compute: dict, figures: list[dict]
-) -> list[tuple]:
-    """(title, kind, payload) blocks shared by the HTML and Markdown renderers."""
-    spec = data.spec
-    ev = spec["eval"]
+def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
+    spec, ev = data.spec, data.spec.eval
     finished = len([n for n in data.nodes if n.kind != "report" and n.name in data.markers])
-    config_rows = [
-        ["study", spec["name"]],
-        ["scale", f"{spec['scale']} ({spec.get('hardware', '')})"],
-        ["model size", str(spec.get("size") or "as the start model")],
-        [
-            "steps / seq len / micro-batch / grad accum",
-            " / ".join(
-                str(spec.get(k) or "recipe default")
-                for k in ("steps", "seq_len", "micro_batch", "grad_accum")
-            ),
-        ],
-        ["pretraining seeds", ", ".join(map(str, spec["seeds"]))],
-        [
-            "data",
-            "; ".join(
-                f"{d['name']}: {'+'.join(d['corpus'])}, tokenizer {d['tokenizer']}, max docs {d['max_docs']}, seed {d['seed']}"
-                for d in spec["data"]
-            ),
-        ],
-        [
-            "evaluation",
-            f"suite {ev['suite']}, tasks {_task_list(ev, table)}, LRs {', '.join(f'{x:g}' for x in ev['lrs'])}, seeds {', '.join(map(str, ev['seeds']))}",
-        ],
+    shape = (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)
+    data_rows = "; ".join(
+        f"{d.name}: {'+'.join(d.corpus)}, tokenizer {d.tokenizer}, max docs {d.max_docs}, seed {d.seed}"
+        for d in spec.data
+    )
+    grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)}, seeds {', '.join(map(str, ev.seeds))}"
+    return [
+        ["study", spec.name],
+        ["scale", f"{spec.scale} ({spec.hardware})"],
+        ["model size", str(spec.size or "as the start model")],
+        ["steps / seq len / micro-batch / grad accum", " / ".join(str(v or "recipe default") for v in shape)],
+        ["pretraining seeds", ", ".join(map(str, spec.seeds))],
+        ["data", data_rows],
+        ["evaluation", f"suite {ev.suite}, tasks {_task_list(ev, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
-    run_rows = [
+
+
+def _run_rows(data: StudyData) -> list[list[str]]:
+    return [
         [
-            r.get("label") or r["name"],
-            r["name"],
-            r.get("recipe") or "(evaluated as is)",
+            r.display,
+            r.name,
+            r.recipe or "(evaluated as is)",
             _settings(r),
-            r.get("init") or "scratch",
-            r["group"],
+            r.init or "scratch",
+            r.group,
             _run_steps(r, data),
         ]
-        for r in spec["runs"]
+        for r in data.spec.runs
     ]
-    cols, headers = _result_columns(table)
-    result_rows = [
-        [data.label(m)] + [_cell(table["cells"][m].get(c), m == table["baseline"]) for c in cols]
-        for m in table["models"]
-    ]
-    compute_rows = [
+
+
+def _compute_rows(data: StudyData, compute: dict) -> tuple[list[list[str]], list[list[str]]]:
+    """Rows per node kind, and per pretraining run."""
+    by_kind = [
         [k, _num(v["tokens"]), _num(v["flops"]), f"{v['wall_s']:.1f}", f"{v['cpu_s']:.1f}", str(v["nodes"])]
         for k, v in [*compute["by_kind"].items(), ("total", compute["total"])]
     ]
-    run_compute = [
+    by_run = [
         [
             data.label(r["run"]),
             _num(r["tokens"]),
@@ -189,18 +175,38 @@ def _sections(
         ]
         for r in compute["runs"]
     ]
+    return by_kind, by_run
+
+
+_RESULTS_NOTE = (
+    "Mean ± 95% t-interval over fine-tuning seeds, test score at the learning rate chosen on validation "
+    "per task; a family is the mean of its tasks. In parentheses: the paired difference to the baseline over the "
+    "same seeds and its p-value (* where the 95% interval of the difference excludes 0)."
+)
+
+
+def _sections(
+    data: StudyData, table: ResultsTable, claims: list[ClaimResult], compute: dict, figures: list[dict]
+) -> list[tuple]:
+    """(title, kind, payload) blocks shared by the HTML and Markdown renderers."""
+    cols, headers = _result_columns(table)
+    result_rows = [
+        [data.label(m)] + [_cell(table.cells[m].get(c), m == table.baseline) for c in cols]
+        for m in table.models
+    ]
+    by_kind, by_run = _compute_rows(data, compute)
     return [
-        ("Configuration", "table", (["setting", "value"], config_rows)),
-        ("Runs", "table", (["label", "id", "recipe", "settings", "start", "group", "steps"], run_rows)),
+        ("Configuration", "table", (["setting", "value"], _config_rows(data, table))),
         (
-            "Compute spent",
+            "Runs",
             "table",
-            (["node kind", "tokens", "FLOPs", "wall s", "CPU s", "nodes"], compute_rows),
+            (["label", "id", "recipe", "settings", "start", "group", "steps"], _run_rows(data)),
         ),
+        ("Compute spent", "table", (["node kind", "tokens", "FLOPs", "wall s", "CPU s", "nodes"], by_kind)),
         (
             "Compute per pretraining run",
             "table",
-            (["run", "tokens seen", "token budget", "FLOPs", "wall s", "note"], run_compute),
+            (["run", "tokens seen", "token budget", "FLOPs", "wall s", "note"], by_run),
         ),
         (
             "",
@@ -208,22 +214,9 @@ def _sections(
             f"FLOPs: {compute['flops_method']}. CPU s counts every thread of the process (and finished child "
             "processes): on a shared machine it says more than the wall time about how long a node takes alone.",
         ),
-        (
-            "Results",
-            "table",
-            (
-                ["model", *headers],
-                result_rows,
-            ),
-        ),
-        (
-            "",
-            "text",
-            "Mean ± 95% t-interval over fine-tuning seeds, test score at the learning rate chosen on validation "
-            "per task; a family is the mean of its tasks. In parentheses: the paired difference to the baseline over the "
-            "same seeds and its p-value (* where the 95% interval of the difference excludes 0).",
-        ),
-        ("Claims of the papers at this scale", "list", [f"**{c['text']}.** {c['sentence']}" for c in claims]),
+        ("Results", "table", (["model", *headers], result_rows)),
+        ("", "text", _RESULTS_NOTE),
+        ("Claims of the papers at this scale", "list", [f"**{c.claim.text}.** {c.sentence}" for c in claims]),
         ("Figures", "figures", figures),
     ]
 
@@ -293,244 +286,12 @@ def _compute_summary(data: StudyData, study_dir: Path) -> dict:
     }
 
 
-# --------------------------------------------------------------------------- figures
-
-
-def _figures(data: StudyData, table: dict, study_dir: Path, folder: Path) -> list[dict | None]:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    return [
-        _fig_results(data, table, folder),
-        _fig_curve(
-            data,
-            folder,
-            "data_efficiency",
-            data_efficiency(data),
-            "step",
-            "pretraining step",
-            "Data efficiency: score against pretraining step",
-            family=ALL,
-        ),
-        _fig_curve(
-            data,
-            folder,
-            "lr_stability",
-            lr_curves(data),
-            "lr",
-            "fine-tuning learning rate",
-            "Fine-tuning LR sensitivity (mean test score over tasks)",
-            logx=True,
-        ),
-        _fig_mask_ratio(mask_ratio_curve(data, table), folder),
-        *[_fig_cka(r, folder) for r in data.results_of("cka").values()],
-        _fig_loss(data, study_dir, folder),
-    ]
-
-
-def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> dict:
-    """A figure as the report renders it: its PNG, and the numbers behind it (CSV beside the PNG)."""
-    return {
-        "name": name,
-        "title": title,
-        "caption": caption,
-        "png": png,
-        "csv": f"figures/{name}.csv",
-        "rows": rows,
-    }
-
-
-def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> dict:
-    png = folder / f"{name}.png"
-    fig.savefig(png, dpi=90, bbox_inches="tight", metadata={"Software": None})
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
-    with open(folder / f"{name}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return _figure(name, title, caption, png, rows)
-
-
-def _err(rows: list[dict]) -> list[list[float]]:
-    lo = [r["mean"] - r["ci_low"] if r["ci_low"] is not None else 0.0 for r in rows]
-    hi = [r["ci_high"] - r["mean"] if r["ci_high"] is not None else 0.0 for r in rows]
-    return [lo, hi]
-
-
-def _fig_results(data: StudyData, table: dict, folder: Path) -> dict | None:
-    import matplotlib.pyplot as plt
-
-    rows = [
-        {
-            "model": data.label(m),
-            "family": f,
-            "mean": c["mean"],
-            "ci_low": c["ci_low"],
-            "ci_high": c["ci_high"],
-            "n": c["n"],
-        }
-        for m in table["models"]
-        for f in table["families"]
-        if (c := table["cells"][m].get(f))
-    ]
-    if not rows:
-        return None
-    models = list(dict.fromkeys(r["model"] for r in rows))
-    fams = table["families"]
-    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(fams) * max(1, len(models)) / 2), 4))
-    width = 0.8 / len(models)
-    for i, m in enumerate(models):
-        mine = {r["family"]: r for r in rows if r["model"] == m}
-        xs = [j + i * width for j, f in enumerate(fams) if f in mine]
-        sel = [mine[f] for f in fams if f in mine]
-        ax.bar(xs, [r["mean"] for r in sel], width, yerr=_err(sel), capsize=3, label=m)
-    ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(fams))])
-    ax.set_xticklabels(["Avg" if f == ALL else f.upper() for f in fams])
-    ax.set_ylabel("test score (task metric, %)")
-    ax.legend(fontsize=8)
-    ax.set_title("Results per task family (mean ± 95% CI over seeds)")
-    return _save(
-        fig,
-        folder,
-        "results",
-        rows,
-        "Results per family",
-        "Test score at the LR chosen on validation, averaged over the family's tasks; bars are 95% t-intervals over fine-tuning seeds.",
-    )
-
-
-def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: str, **axes) -> dict | None:
-    """A line figure drawn by `analysis.plots.line_panels` (PNG + CSV + JSON), as a report figure."""
-    from encoderlab.analysis.plots import line_panels
-
-    if len({r[axes["x"]] for r in rows}) < 2:
-        return None
-    png = line_panels(
-        rows, folder / name, y="mean", panel=None, band=("ci_low", "ci_high"), title=title, **axes
-    )
-    return _figure(name, title, caption, png, rows)
-
-
-def _fig_curve(
-    data: StudyData,
-    folder: Path,
-    name: str,
-    rows: list[dict],
-    x: str,
-    xlabel: str,
-    title: str,
-    family: str | None = None,
-    logx: bool = False,
-) -> dict | None:
-    rows = [
-        {**r, "model": data.label(r["model"])} for r in rows if family is None or r.get("family") == family
-    ]
-    caption = "Points are means over fine-tuning seeds; bands are 95% t-intervals."
-    return _fig_lines(
-        folder, name, rows, title, caption,
-        x=x, series="model", xlabel=xlabel, ylabel="mean test score over tasks (%)", xlog=logx,
-    )  # fmt: skip
-
-
-def _fig_mask_ratio(rows: list[dict], folder: Path) -> dict | None:
-    rows = [
-        {**r, "ratio_pct": 100 * r["ratio"], "family": "Avg" if r["family"] == ALL else r["family"].upper()}
-        for r in rows
-    ]
-    caption = "Score per family against the MLM masking ratio of each run."
-    return _fig_lines(
-        folder, "mask_ratio", rows, "Masking-ratio sensitivity", caption,
-        x="ratio_pct", series="family", xlabel="MLM masking ratio (%)", ylabel="test score (%)",
-    )  # fmt: skip
-
-
-def _fig_cka(result: dict, folder: Path) -> dict | None:
-    import matplotlib.pyplot as plt
-
-    div = result.get("divergence")
-    if not div:
-        return None
-    noise = result.get("noise_divergence")
-    layers = list(range(len(div)))
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(layers, div, marker="o", label=f"{result['a']} vs {result['b']}")
-    if noise:
-        ax.plot(layers, noise, marker="s", linestyle="--", label="seed noise")
-    ax.set_xlabel("layer (0 = embeddings output)")
-    ax.set_ylabel("divergence 1 − linear CKA")
-    ax.set_title(f"CKA divergence per layer: {result['a']} vs {result['b']}")
-    ax.legend(fontsize=8)
-    rows = [
-        {
-            "layer": i,
-            "divergence": d,
-            "noise_divergence": noise[i] if noise else None,
-            "ratio": (result.get("ratio") or [None] * len(div))[i],
-        }
-        for i, d in enumerate(div)
-    ]
-    name = f"cka_{result['a']}".replace("/", "_")
-    return _save(
-        fig,
-        folder,
-        name,
-        rows,
-        f"CKA divergence: {result['a']} vs {result['b']}",
-        "Linear CKA (float64) of mean-pooled hidden states per layer on held-out texts; the dashed line is the divergence between two runs that differ only in seed.",
-    )
-
-
-def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
-    """Pretraining loss against tokens seen, from each run's metrics.jsonl."""
-    import matplotlib.pyplot as plt
-
-    rows = []
-    for n in data.nodes:
-        res = data.markers.get(n.name, {}).get("result", {})
-        if n.kind != "pretrain" or not res.get("metrics"):
-            continue
-        path = node_dir(study_dir, n) / res["metrics"]
-        if not path.exists():
-            continue
-        for line in path.read_text().splitlines():
-            rec = json.loads(line)
-            if rec.get("loss") is not None and math.isfinite(rec["loss"]):
-                rows.append(
-                    {
-                        "model": data.label(n.name.split("/", 1)[1]),
-                        "step": rec.get("step"),
-                        "loss": rec["loss"],
-                        "objective": rec.get("objective", ""),
-                    }
-                )
-    if not rows:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for model in dict.fromkeys(r["model"] for r in rows):
-        mine = [r for r in rows if r["model"] == model]
-        ax.plot([r["step"] for r in mine], [r["loss"] for r in mine], label=model)
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("training loss (nats/token, own objective)")
-    ax.set_title("Pretraining loss")
-    ax.legend(fontsize=8)
-    return _save(
-        fig,
-        folder,
-        "pretraining_loss",
-        rows,
-        "Pretraining loss",
-        "Each run's loss on its own objective (MLM and CLM losses are not comparable to each other).",
-    )
-
-
 # --------------------------------------------------------------------------- rendering
 
 
 def _markdown(data: StudyData, sections: list[tuple]) -> str:
     spec = data.spec
-    lines = [f"# Study {spec['name']} at scale {spec['scale']}", "", spec["description"], ""]
+    lines = [f"# Study {spec.name} at scale {spec.scale}", "", spec.description, ""]
     for title, kind, payload in sections:
         if title:
             lines += [f"## {title}", ""]
@@ -591,8 +352,8 @@ def _md_inline(text: str) -> str:
 def _html(data: StudyData, sections: list[tuple], out: Path) -> str:
     spec = data.spec
     body = [
-        f"<h1>Study {html.escape(spec['name'])} at scale {html.escape(spec['scale'])}</h1>",
-        f"<p>{html.escape(spec['description'])}</p>",
+        f"<h1>Study {html.escape(spec.name)} at scale {html.escape(spec.scale)}</h1>",
+        f"<p>{html.escape(spec.description)}</p>",
     ]
     for title, kind, payload in sections:
         if title:
@@ -617,7 +378,7 @@ def _html(data: StudyData, sections: list[tuple], out: Path) -> str:
                 body.append("<p>(no figure yet: no finished results)</p>")
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>encoderlab study {html.escape(spec['name'])} ({html.escape(spec['scale'])})</title><style>{_CSS}</style></head>"
+        f"<title>encoderlab study {html.escape(spec.name)} ({html.escape(spec.scale)})</title><style>{_CSS}</style></head>"
         f"<body>{''.join(body)}</body></html>\n"
     )
 

@@ -1,0 +1,191 @@
+"""A study folder read back as typed data: the spec, the graph, and every finished node's result.
+
+Everything downstream of a study's nodes (the results table, the claims, the figures) reads a
+`StudyData`, never the folder, so a report can be regenerated at any time, also from a study that is
+only partly finished. The records are evaluation's own (`eval.summary.EvalRecord`, exactly what the
+eval node returned) placed at the study's model id and checkpoint (`StudyEval`), and a model's
+numbers are evaluation's summaries of them (`summary`), so a study's number for a task is the number
+`encoderlab eval` reports for the same runs.
+
+Model ids are run names, with `/sN` for pretraining seed N when a study trains several
+(`graph.run_id`); `split_id` takes them apart.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from encoderlab.errors import UserError
+from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
+from encoderlab.study.graph import Node
+from encoderlab.study.runner import read_marker
+from encoderlab.study.spec import RunSpec, StudySpec
+
+_SEED = re.compile(r"^(?P<run>.+)/s(?P<seed>\d+)$")
+
+
+def split_id(model: str) -> tuple[str, int | None]:
+    """(run name, pretraining seed) of a model id; the seed is None in a single-seed study."""
+    m = _SEED.match(model)
+    return (m["run"], int(m["seed"])) if m else (model, None)
+
+
+@dataclass(frozen=True)
+class StudyEval:
+    """One finished eval node: evaluation's record of the run, at the study's model and checkpoint."""
+
+    model: str
+    """Study model id (run name, `/sN` with several pretraining seeds)."""
+    step: int | None
+    """Pretraining checkpoint step (None: the final model)."""
+    record: EvalRecord
+    """What evaluation recorded."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CkaResult:
+    """A CKA node's result: divergence per layer of a vs b, and of the seed-noise pair."""
+
+    a: str
+    """Run compared."""
+    b: str
+    """Reference run."""
+    divergence: list[float]
+    """1 - linear CKA per layer (0 = embeddings output)."""
+    noise_divergence: list[float] | None = None
+    """The same for the seed-noise pair (None without one)."""
+    ratio: list[float] | None = None
+    """divergence / noise divergence per layer (None without a noise pair)."""
+    mean_divergence: float | None = None
+    """Mean divergence over layers."""
+
+
+@dataclass
+class StudyData:
+    """What a study folder holds."""
+
+    spec: StudySpec
+    nodes: list[Node]
+    markers: dict[str, dict] = field(default_factory=dict)
+    """Finished nodes' markers by node name."""
+
+    @cached_property
+    def evals(self) -> list[StudyEval]:
+        """Every finished eval node, in graph order."""
+        from encoderlab.config import from_dict
+
+        out = []
+        for n in self.nodes:
+            m = self.markers.get(n.name)
+            if n.kind == "eval" and m is not None:
+                record = from_dict(EvalRecord, m["result"], where=n.name)
+                out.append(StudyEval(n.config["model"], n.config["step"], record))
+        return out
+
+    def results_of(self, kind: str) -> dict[str, dict]:
+        """Results of finished nodes of `kind` by node name."""
+        return {
+            n.name: self.markers[n.name]["result"]
+            for n in self.nodes
+            if n.kind == kind and n.name in self.markers
+        }
+
+    @property
+    def cka(self) -> list[CkaResult]:
+        """Every finished CKA analysis."""
+        from encoderlab.config import from_dict
+
+        return [from_dict(CkaResult, r, where=name) for name, r in self.results_of("cka").items()]
+
+    def run(self, model: str) -> RunSpec | None:
+        """The run a model id belongs to."""
+        name = split_id(model)[0]
+        return next((r for r in self.spec.runs if r.name == name), None)
+
+    def label(self, model: str) -> str:
+        """Display label of a model id (the run's label, with '/sN' when it has a seed)."""
+        name = split_id(model)[0]
+        run = self.run(model)
+        return (run.display if run else name) + model[len(name) :]
+
+    def models(self, step: int | None = None) -> list[str]:
+        """Model ids with finished evaluations at `step` (None: final models), in graph order."""
+        return list(dict.fromkeys(e.model for e in self.evals if e.step == step))
+
+    def summary(
+        self, model: str, step: int | None = None, keep: Callable[[EvalRecord], bool] | None = None
+    ) -> ModelSummary:
+        """Evaluation's summary of a model at a checkpoint, from its finished runs (`keep` selects some)."""
+        return summarize_runs(_records(self.evals, model, step, keep), model)
+
+    def final_steps(self) -> dict[str, int]:
+        """Steps each pretrained model ran (from the pretrain results, else the resolved config)."""
+        out = {}
+        for n in self.nodes:
+            if n.kind == "pretrain":
+                res = self.markers.get(n.name, {}).get("result", {})
+                out[n.name.split("/", 1)[1]] = res.get("steps") or n.config["steps"]
+        return out
+
+    def mask_ratios(self) -> dict[str, float]:
+        """Model id -> masking ratio, for the runs of the baseline's comparison group whose every phase
+        is MLM at one ratio (read from the RunConfig each node trained, not declared beside it; a seed
+        twin in another group is left out)."""
+        from encoderlab.config import from_dict
+        from encoderlab.study.resolve import mask_ratio
+        from encoderlab.train.config import RunConfig
+
+        group = self.spec.run(self.spec.baseline).group
+        compared = {r.name for r in self.spec.runs if r.group == group}
+        out = {}
+        for n in self.nodes:
+            model = n.name.split("/", 1)[-1]
+            if n.kind == "pretrain" and split_id(model)[0] in compared:
+                ratio = mask_ratio(from_dict(RunConfig, n.config["run"], where=n.name))
+                if ratio is not None:
+                    out[model] = ratio
+        return out
+
+
+def _records(
+    evals: Iterable[StudyEval], model: str, step: int | None, keep: Callable[[EvalRecord], bool] | None
+) -> list[EvalRecord]:
+    return [
+        e.record for e in evals if e.model == model and e.step == step and (keep is None or keep(e.record))
+    ]
+
+
+def load_study(study_dir: Path) -> StudyData:
+    """Read a study folder; a folder that is not a study (or of an older layout) is a UserError."""
+    from encoderlab.config import from_dict
+
+    study_dir = Path(study_dir)
+    try:
+        spec = json.loads((study_dir / "study.json").read_text())
+        graph = json.loads((study_dir / "graph.json").read_text())
+    except FileNotFoundError:
+        raise UserError(
+            f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
+        ) from None
+    try:
+        typed = from_dict(StudySpec, spec, where="study.json")
+    except UserError as exc:
+        raise UserError(
+            f"{study_dir}/study.json does not match this encoderlab ({exc}); run the study again into it "
+            "with the same command (finished nodes whose config did not change are kept)"
+        ) from None
+    nodes = [
+        Node(kind=g["kind"], name=g["name"], config=g["config"], deps=tuple(g["deps"]), key=g["key"])
+        for g in graph
+    ]
+    data = StudyData(spec=typed, nodes=nodes)
+    for n in nodes:
+        m = read_marker(study_dir, n)
+        if m is not None:
+            data.markers[n.name] = m
+    return data

@@ -1,0 +1,269 @@
+"""The report's figures: each a PNG with the numbers behind it (CSV beside it, and in the report).
+
+The three curves of paper 1 (data efficiency, LR sensitivity, mask ratio) are `analysis/curves.py`'s,
+drawn from evaluation's summaries of the study's models; the study only places each model on the
+axes: its checkpoint step, its masking ratio (read from the RunConfig it trained), its label. A
+data-efficiency line's last point is the final model scored on the checkpoints' tasks and LRs only,
+so every point of a line follows the same protocol.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+from encoderlab.analysis.curves import Placed, curve_rows
+from encoderlab.eval.summary import ALL, EvalRecord
+from encoderlab.study.data import CkaResult, StudyData
+from encoderlab.study.runner import node_dir
+from encoderlab.study.table import ResultsTable
+
+
+def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[dict]:
+    """Draw every figure the study has numbers for into `folder`; returns them as the report shows them."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    curves = _curves(data, table)
+    drawn = [
+        _fig_results(data, table, folder),
+        _fig_curve(
+            data, folder, "data_efficiency", curves.get("data_efficiency", []), "step", "pretraining step",
+            "Data efficiency: score against pretraining step",
+        ),
+        _fig_curve(
+            data, folder, "lr_stability", curves.get("lr_sensitivity", []), "lr", "fine-tuning learning rate",
+            "Fine-tuning LR sensitivity (mean test score over tasks)", logx=True,
+        ),
+        _fig_mask_ratio(curves.get("mask_ratio", []), folder),
+        *[_fig_cka(r, folder) for r in data.cka],
+        _fig_loss(data, study_dir, folder),
+    ]  # fmt: skip
+    return [f for f in drawn if f is not None]
+
+
+def _curves(data: StudyData, table: ResultsTable) -> dict[str, list[dict]]:
+    """Paper 1's three curves from the study's models, placed on their axes."""
+    final_steps, ratios = data.final_steps(), data.mask_ratios()
+    points = [
+        Placed(model=m, summary=data.summary(m), mask_ratio=ratios.get(m), label=m) for m in table.models
+    ]
+    with_checkpoints = dict.fromkeys(e.model for e in data.evals if e.step is not None)
+    lines = {m: _early(data, m) for m in with_checkpoints}
+    curves = curve_rows(points, average=True)
+    early_points = [
+        Placed(
+            model=m,
+            summary=data.summary(m, step, keep=keep),
+            step=final_steps.get(m) if step is None else step,
+        )
+        for m, (steps, keep) in lines.items()
+        for step in [*steps, None]
+    ]
+    curves["data_efficiency"] = curve_rows(early_points, average=True).get("data_efficiency", [])
+    return curves
+
+
+def _early(data: StudyData, model: str) -> tuple[list[int], Callable[[EvalRecord], bool]]:
+    """A model's checkpoint steps, and a filter that keeps its final model's runs on the checkpoints'
+    tasks and LRs (checkpoints are often evaluated on fewer of them)."""
+    early = [e for e in data.evals if e.model == model and e.step is not None]
+    tasks, lrs = {e.record.task for e in early}, {e.record.lr for e in early}
+    return sorted({e.step for e in early}), lambda r: r.task in tasks and r.lr in lrs
+
+
+def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> dict:
+    """A figure as the report renders it: its PNG, and the numbers behind it (CSV beside the PNG)."""
+    return {
+        "name": name,
+        "title": title,
+        "caption": caption,
+        "png": png,
+        "csv": f"figures/{name}.csv",
+        "rows": rows,
+    }
+
+
+def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> dict:
+    png = folder / f"{name}.png"
+    fig.savefig(png, dpi=90, bbox_inches="tight", metadata={"Software": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    with open(folder / f"{name}.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return _figure(name, title, caption, png, rows)
+
+
+def _err(rows: list[dict]) -> list[list[float]]:
+    lo = [r["mean"] - r["ci_low"] if r["ci_low"] is not None else 0.0 for r in rows]
+    hi = [r["ci_high"] - r["mean"] if r["ci_high"] is not None else 0.0 for r in rows]
+    return [lo, hi]
+
+
+def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> dict | None:
+    import matplotlib.pyplot as plt
+
+    rows = [
+        {
+            "model": data.label(m),
+            "family": f,
+            "mean": c.mean,
+            "ci_low": c.ci_low,
+            "ci_high": c.ci_high,
+            "n": c.n,
+        }
+        for m in table.models
+        for f in table.families
+        if (c := table.cells[m].get(f))
+    ]
+    if not rows:
+        return None
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    fams = table.families
+    fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(fams) * max(1, len(models)) / 2), 4))
+    width = 0.8 / len(models)
+    for i, m in enumerate(models):
+        mine = {r["family"]: r for r in rows if r["model"] == m}
+        xs = [j + i * width for j, f in enumerate(fams) if f in mine]
+        sel = [mine[f] for f in fams if f in mine]
+        ax.bar(xs, [r["mean"] for r in sel], width, yerr=_err(sel), capsize=3, label=m)
+    ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(fams))])
+    ax.set_xticklabels(["Avg" if f == ALL else f.upper() for f in fams])
+    ax.set_ylabel("test score (task metric, %)")
+    ax.legend(fontsize=8)
+    ax.set_title("Results per task family (mean ± 95% CI over seeds)")
+    return _save(
+        fig,
+        folder,
+        "results",
+        rows,
+        "Results per family",
+        "Test score at the LR chosen on validation, averaged over the family's tasks; bars are 95% t-intervals over fine-tuning seeds.",
+    )
+
+
+def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: str, **axes) -> dict | None:
+    """A line figure drawn by `analysis.plots.line_panels` (PNG + CSV + JSON), as a report figure."""
+    from encoderlab.analysis.plots import line_panels
+
+    if len({r[axes["x"]] for r in rows}) < 2:
+        return None
+    png = line_panels(
+        rows, folder / name, y="mean", panel=None, band=("ci_low", "ci_high"), title=title, **axes
+    )
+    return _figure(name, title, caption, png, rows)
+
+
+def _fig_curve(
+    data: StudyData,
+    folder: Path,
+    name: str,
+    rows: list[dict],
+    x: str,
+    xlabel: str,
+    title: str,
+    logx: bool = False,
+) -> dict | None:
+    rows = [{**r, "model": data.label(r["model"])} for r in rows if r["name"] == ALL]
+    caption = "Points are means over fine-tuning seeds; bands are 95% t-intervals."
+    return _fig_lines(
+        folder, name, rows, title, caption,
+        x=x, series="model", xlabel=xlabel, ylabel="mean test score over tasks (%)", xlog=logx,
+    )  # fmt: skip
+
+
+def _fig_mask_ratio(rows: list[dict], folder: Path) -> dict | None:
+    rows = [
+        {**r, "ratio_pct": 100 * r["mask_ratio"], "name": "Avg" if r["name"] == ALL else r["name"].upper()}
+        for r in rows
+    ]
+    caption = "Score per family against the MLM masking ratio of each run."
+    return _fig_lines(
+        folder, "mask_ratio", rows, "Masking-ratio sensitivity", caption,
+        x="ratio_pct", series="name", xlabel="MLM masking ratio (%)", ylabel="test score (%)",
+    )  # fmt: skip
+
+
+def _fig_cka(result: CkaResult, folder: Path) -> dict | None:
+    import matplotlib.pyplot as plt
+
+    div = result.divergence
+    if not div:
+        return None
+    noise = result.noise_divergence
+    layers = list(range(len(div)))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(layers, div, marker="o", label=f"{result.a} vs {result.b}")
+    if noise:
+        ax.plot(layers, noise, marker="s", linestyle="--", label="seed noise")
+    ax.set_xlabel("layer (0 = embeddings output)")
+    ax.set_ylabel("divergence 1 − linear CKA")
+    ax.set_title(f"CKA divergence per layer: {result.a} vs {result.b}")
+    ax.legend(fontsize=8)
+    rows = [
+        {
+            "layer": i,
+            "divergence": d,
+            "noise_divergence": noise[i] if noise else None,
+            "ratio": (result.ratio or [None] * len(div))[i],
+        }
+        for i, d in enumerate(div)
+    ]
+    name = f"cka_{result.a}".replace("/", "_")
+    return _save(
+        fig,
+        folder,
+        name,
+        rows,
+        f"CKA divergence: {result.a} vs {result.b}",
+        "Linear CKA (float64) of mean-pooled hidden states per layer on held-out texts; the dashed line is the divergence between two runs that differ only in seed.",
+    )
+
+
+def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
+    """Pretraining loss against tokens seen, from each run's metrics.jsonl."""
+    import matplotlib.pyplot as plt
+
+    rows = []
+    for n in data.nodes:
+        res = data.markers.get(n.name, {}).get("result", {})
+        if n.kind != "pretrain" or not res.get("metrics"):
+            continue
+        path = node_dir(study_dir, n) / res["metrics"]
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("loss") is not None and math.isfinite(rec["loss"]):
+                rows.append(
+                    {
+                        "model": data.label(n.name.split("/", 1)[1]),
+                        "step": rec.get("step"),
+                        "loss": rec["loss"],
+                        "objective": rec.get("objective", ""),
+                    }
+                )
+    if not rows:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for model in dict.fromkeys(r["model"] for r in rows):
+        mine = [r for r in rows if r["model"] == model]
+        ax.plot([r["step"] for r in mine], [r["loss"] for r in mine], label=model)
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("training loss (nats/token, own objective)")
+    ax.set_title("Pretraining loss")
+    ax.legend(fontsize=8)
+    return _save(
+        fig,
+        folder,
+        "pretraining_loss",
+        rows,
+        "Pretraining loss",
+        "Each run's loss on its own objective (MLM and CLM losses are not comparable to each other).",
+    )
