@@ -13,8 +13,8 @@ from encoderlab.errors import UserError
 from encoderlab.eval import protocol
 from encoderlab.eval.predictions import read_predictions, rescore
 from encoderlab.eval.protocol import evaluate
-from encoderlab.eval.summary import Degenerate, EvalRecord, compare, summarize_results
 from encoderlab.eval.spec import FinetuneConfig
+from encoderlab.eval.summary import Degenerate, EvalRecord, compare, summarize_results
 from encoderlab.eval.tasks import TASKS
 
 QUICK = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=40)
