@@ -1,32 +1,97 @@
-"""Atomic file writes: a reader sees the old file or the new one, never half of either.
+"""Atomic writes of files and folders: a reader sees the old one or the new one, never half of either.
 
-The text goes to a temporary name in the same folder (with the writer's pid, so two processes never
-share one), is flushed to disk, then renamed over the target. Markers, summaries, progress records
-and compute logs all go through here; large binary outputs use the same pattern on whole folders.
+Files: the bytes go to a temporary name in the same folder (with the writer's pid, so two processes
+never share one), are flushed to disk, then renamed over the target (`atomic_file`,
+`write_text_atomic`, `write_json_atomic`). Markers, summaries, progress records, configs, reports,
+caches and compute logs all go through here.
+
+Folders: `atomic_folder(path)` yields a fresh temporary sibling (`NAME.tmp` unless told otherwise)
+to fill, and renames it to `path` when the block completes; on failure the sibling is removed. A
+SIGKILL (or an interrupt during that cleanup) can still leave one, so every owner treats a leftover
+`.tmp` as partial: the next write starts it afresh and readers never take it. A writer whose
+leftovers are handled elsewhere can keep the sibling on an interruption (`keep_on_interrupt`: the
+trainer's checkpoints, whose one cleanup path, at the next start, then serves a kill and a Ctrl-C
+alike). A folder that already exists at `path` is replaced only with `replace=True`; an empty one is
+always replaced (POSIX `rename` does that), and a non-empty one without `replace` makes the rename
+fail, so nothing is overwritten by accident. `replace_folder` is the last step alone, for writers
+that manage a resumable temporary folder themselves (`prepare`).
+
+The trade-off: a replaced folder is removed before the new one is renamed into place, so a crash in
+that instant leaves only the `.tmp` sibling (never a mix of old and new); a swap through a third
+name would close the gap at the cost of another kind of leftover for every owner to recognise.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 
+@contextlib.contextmanager
+def atomic_file(path: Path, suffix: str = "") -> Iterator[Path]:
+    """A temporary path next to `path` to write; renamed over `path` when the block completes.
+
+    `suffix` ends the temporary name (`.npz` for `numpy.savez`, which would append it otherwise).
+    The temporary file is removed when the block raises or is interrupted (a small file is cheap to
+    write again; nothing resumes from it).
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp{suffix}")
+    try:
+        yield tmp
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace `path` with `text` (UTF-8) in one rename, after the bytes are on disk."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
+    with atomic_file(path) as tmp, open(tmp, "w", encoding="utf-8") as fh:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`write_text_atomic` of `data` as indented JSON with sorted keys."""
     write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
+    """Rename the finished folder `tmp` to `path`, replacing an existing `path` when `replace`."""
+    tmp, path = Path(tmp), Path(path)
+    if replace and path.exists():
+        shutil.rmtree(path)
+    return tmp.rename(path)  # POSIX: replaces an empty folder, fails on a non-empty one
+
+
+@contextlib.contextmanager
+def atomic_folder(
+    path: Path, *, replace: bool = False, tmp: Path | None = None, keep_on_interrupt: bool = False
+) -> Iterator[Path]:
+    """A fresh temporary sibling of `path` to fill; renamed to `path` when the block completes.
+
+    `tmp` names the sibling (default `NAME.tmp`); a leftover of an earlier write is removed first.
+    On failure the sibling is removed, except after an interruption (KeyboardInterrupt, SystemExit)
+    with `keep_on_interrupt`.
+    """
+    path = Path(path)
+    tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        yield tmp
+        replace_folder(tmp, path, replace=replace)
+    except BaseException as exc:
+        if not (keep_on_interrupt and not isinstance(exc, Exception)):
+            shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def print_json(result: Any, out: Path | None = None) -> None:

@@ -37,9 +37,9 @@ COMMANDS: Commands = {
     "export": "encoderlab.model.export:export_command",
     "eval": "encoderlab.eval.commands:eval_command",
     "bench": {
-        "data": "encoderlab.data.bench:bench_data_command",
-        "train": "encoderlab.train.bench:bench_train_command",
-        "table": "encoderlab.train.bench:bench_table_command",
+        "data": "encoderlab.bench.data:bench_data_command",
+        "train": "encoderlab.bench.train:bench_train_command",
+        "table": "encoderlab.bench.train:bench_table_command",
     },
     "pretrain": "encoderlab.train.cli:pretrain_command",
     "recipes": "encoderlab.train.cli:recipes_command",

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 import yaml
 
+from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 
 T = TypeVar("T")
@@ -211,9 +212,7 @@ def _descend(node: Any, key: str, path: str) -> Any:
 
 def save_yaml(cfg: Any, path: Path) -> None:
     """Write a resolved config as YAML (atomically: temporary name, then rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False))
-    tmp.replace(path)
+    write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
 
 
 def load_yaml(cls: type[T], path: Path) -> T:

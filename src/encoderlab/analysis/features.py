@@ -32,6 +32,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from encoderlab.atomic import atomic_file
 from encoderlab.errors import UserError
 from encoderlab.eval.features import pad_batch
 from encoderlab.model.config import AttentionMode
@@ -192,7 +193,6 @@ def cached(path: Path | None, compute) -> dict[str, np.ndarray]:
     arrays = compute()
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(tmp, **arrays)
-        tmp.replace(path)
+        with atomic_file(path, suffix=".npz") as tmp:
+            np.savez(tmp, **arrays)
     return arrays

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from encoderlab.atomic import atomic_file
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, iter_documents
 from encoderlab.errors import UserError
 
@@ -174,9 +174,8 @@ def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
         ngram=ngram, ids=frozenset(ids), hashes=hashes, against=list(against), eval_texts=len(seen_texts)
     )
     cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_name(f"{cache.stem}.{os.getpid()}.tmp.npz")
-    np.savez(tmp, ids=np.array(sorted(ids), dtype=str), hashes=hashes, eval_texts=len(seen_texts))
-    tmp.replace(cache)
+    with atomic_file(cache, suffix=".npz") as tmp:
+        np.savez(tmp, ids=np.array(sorted(ids), dtype=str), hashes=hashes, eval_texts=len(seen_texts))
     return contam
 
 

@@ -54,7 +54,7 @@ from typing import Literal
 
 import numpy as np
 
-from encoderlab.atomic import write_json_atomic
+from encoderlab.atomic import replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
 from encoderlab.data.fastbpe import TiktokenBPE, tiktoken_bpe
@@ -423,9 +423,7 @@ def _prepare_locked(job: _Job, out: Path, not_fetched: list[str]) -> None:
         meta["decontamination"].update(not_fetched=not_fetched)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
         (tmp / PROGRESS).unlink(missing_ok=True)
-        if out.exists():
-            out.rmdir()  # empty, checked by _check_out
-        tmp.rename(out)
+        replace_folder(tmp, out)  # replaces an empty `out` only, checked by _check_out
         done = True
     except OSError as exc:
         if exc.errno != errno.ENOSPC:

@@ -18,11 +18,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from encoderlab.atomic import atomic_folder
 from encoderlab.data.sources import SourceConfig, _hub_offline, mix_documents
 from encoderlab.errors import UserError
 
@@ -217,10 +217,6 @@ def train_tokenizer(
         tokenizer_object=tok,
         **{f"{role}_token": token for role, token in specials.items()},
     )
-    tmp = out.with_name(out.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    fast.save_pretrained(str(tmp))
-    if out.exists():
-        out.rmdir()  # empty (checked above)
-    tmp.rename(out)
+    with atomic_folder(out) as tmp:  # replaces an empty `out` only (checked above)
+        fast.save_pretrained(str(tmp))
     return load_tokenizer(out)

@@ -32,6 +32,7 @@ from encoderlab.config import to_dict
 from encoderlab.model.attention import attend, build_mask
 from encoderlab.model.config import AttentionMode, AttnImpl, ModelConfig
 from encoderlab.model.head import LMHead
+from encoderlab.model.hf_eurobert import eurobert_config, eurobert_state
 
 if TYPE_CHECKING:
     from encoderlab.data.batch import TokenSpec
@@ -217,9 +218,6 @@ class Encoder(nn.Module):
     def save_hf(self, folder: Path, spec: TokenSpec | None = None) -> None:
         """Write the model as a Hugging Face EuroBERT folder (config.json and model.safetensors)."""
         from safetensors.torch import save_file
-
-        # export.py owns the EuroBERT mapping; imported here because it imports this module.
-        from encoderlab.model.export import eurobert_config, eurobert_state
 
         eurobert_config(self, spec).save_pretrained(str(folder))
         save_file(eurobert_state(self), str(Path(folder) / "model.safetensors"), metadata={"format": "pt"})

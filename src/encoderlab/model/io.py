@@ -16,13 +16,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import shutil
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from encoderlab.atomic import atomic_folder
 from encoderlab.config import from_dict
 from encoderlab.errors import UserError
 from encoderlab.model.attention import resolve_attn_impl
@@ -50,22 +50,16 @@ def is_model_folder(path: Path) -> bool:
 
 def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
     """Write `model` (and `tokenizer`, a HF tokenizer) to `path` atomically."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
     meta: dict = {"format": FORMAT, "format_version": FORMAT_VERSION}
     state, architecture = model.folder_state()
     meta.update(architecture)
     state = {k: v.detach().cpu().contiguous() for k, v in state.items()}
-    save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
-    (tmp / "config.json").write_text(json.dumps(meta, indent=2))
-    if tokenizer is not None:
-        tokenizer.save_pretrained(str(tmp))
-    if path.exists():
-        shutil.rmtree(path)
-    tmp.rename(path)
-    return path
+    with atomic_folder(path, replace=True) as tmp:
+        save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
+        (tmp / "config.json").write_text(json.dumps(meta, indent=2))
+        if tokenizer is not None:
+            tokenizer.save_pretrained(str(tmp))
+    return Path(path)
 
 
 def _read_meta(path: Path) -> dict:

@@ -12,6 +12,7 @@ from typing import Any
 
 import torch
 
+import encoderlab.train.checkpoint as ckpt
 from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
@@ -19,7 +20,6 @@ from encoderlab.model.encoder import Encoder
 from encoderlab.model.hub import check_compatible, load_pretrained
 from encoderlab.model.io import is_model_folder, load_model_folder
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.train import checkpoint as ckpt
 from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
 
 

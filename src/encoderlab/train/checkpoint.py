@@ -33,6 +33,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from encoderlab.atomic import atomic_folder
 from encoderlab.errors import UserError
 from encoderlab.model.io import save_model_folder
 from encoderlab.train.optim import StateByName
@@ -91,20 +92,16 @@ def save_checkpoint(
 ) -> Path:
     """Write the checkpoint of `progress.step` atomically and return its folder."""
     final = checkpoint_dir(run_dir, progress.step)
-    tmp = final.with_name(final.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    save_model_folder(model, tmp / "model", tokenizer)
-    flat = {f"optim/{name}/{k}": v for name, st in optim_state.items() for k, v in st.items()}
-    flat["rng/cpu"] = torch.get_rng_state()
-    if torch.cuda.is_available():
-        flat["rng/cuda"] = torch.cuda.get_rng_state()
-    save_file({k: v.detach().cpu().contiguous() for k, v in flat.items()}, str(tmp / TRAIN_STATE))
-    state = {"progress": progress.__dict__, **meta}
-    (tmp / "state.json").write_text(json.dumps(state, indent=2))
-    if final.exists():  # rewritten after a rollback
-        shutil.rmtree(final)
-    tmp.rename(final)
+    # replaced: rewritten after a rollback; kept when interrupted, as a kill leaves it (remove_partial)
+    with atomic_folder(final, replace=True, keep_on_interrupt=True) as tmp:
+        save_model_folder(model, tmp / "model", tokenizer)
+        flat = {f"optim/{name}/{k}": v for name, st in optim_state.items() for k, v in st.items()}
+        flat["rng/cpu"] = torch.get_rng_state()
+        if torch.cuda.is_available():
+            flat["rng/cuda"] = torch.cuda.get_rng_state()
+        save_file({k: v.detach().cpu().contiguous() for k, v in flat.items()}, str(tmp / TRAIN_STATE))
+        state = {"progress": progress.__dict__, **meta}
+        (tmp / "state.json").write_text(json.dumps(state, indent=2))
     return final
 
 

@@ -31,11 +31,11 @@ from typing import Any
 import torch
 from tqdm import tqdm
 
+import encoderlab.train.checkpoint as ckpt
 from encoderlab.config import load_yaml, save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.model.io import load_model_folder, save_model_folder
-from encoderlab.train import checkpoint as ckpt
 from encoderlab.train.build import build_source, find_checkpoint, resolve_device
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (

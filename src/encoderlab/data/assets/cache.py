@@ -35,6 +35,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 import encoderlab
+from encoderlab.atomic import atomic_folder
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
 from encoderlab.errors import UserError, did_you_mean
@@ -374,19 +375,13 @@ def fetch_one(name: str) -> tuple[Path, bool]:
     with _locked(root / f".{name}.lock"):
         if is_fetched(name):
             return root / name, False
-        tmp = root / f".{name}.tmp"
-        shutil.rmtree(tmp, ignore_errors=True)  # left by an interrupted build
-        tmp.mkdir()
-        try:
+        final = root / name
+        # replaced: an incomplete or outdated build; a leftover .tmp of an interrupted one is restarted
+        with atomic_folder(final, replace=True, tmp=root / f".{name}.tmp") as tmp:
             stats = _build(spec, tmp)
             (tmp / MANIFEST).write_text(
                 json.dumps(_manifest(spec, stats, _folder_size(tmp)), indent=2) + "\n"
             )
-            final = root / name
-            shutil.rmtree(final, ignore_errors=True)  # an incomplete or outdated build
-            os.replace(tmp, final)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
     return final, True
 
 

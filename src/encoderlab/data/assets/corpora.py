@@ -21,13 +21,11 @@ import os
 import sysconfig
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from encoderlab.data.assets.archives import deb_data, nested_tar_members, tar_members, zip_member, zip_members
 from encoderlab.data.assets.jsonl import read_jsonl, write_jsonl
-
-if TYPE_CHECKING:
-    from encoderlab.data.assets.registry import BuildInputs, Record
+from encoderlab.data.assets.schema import BuildInputs, Record
 
 
 def _record(source: str, key: str, text: str, **meta: Any) -> Record:

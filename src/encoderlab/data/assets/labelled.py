@@ -19,14 +19,11 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from encoderlab.data.assets.archives import extract_once, zip_member, zip_members
 from encoderlab.data.assets.corpora import BROWN_GENRES, brown_files, brown_sentences
+from encoderlab.data.assets.schema import BuildInputs, Record
 from encoderlab.errors import UserError
-
-if TYPE_CHECKING:
-    from encoderlab.data.assets.registry import BuildInputs, Record
 
 BIGBENCH_TASKS = "bigbench-1.0.0/bigbench/benchmark_tasks/"
 BIGBENCH_WANTED = ("squad_shifts/", "vitaminc_fact_verification/task.json")  # every bigbench asset's input

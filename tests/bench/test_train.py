@@ -8,9 +8,9 @@ import re
 import pytest
 import torch
 
+from encoderlab.bench.train import _hf_model
 from encoderlab.data.synthetic import synthetic_spec
 from encoderlab.model import Encoder, ModelConfig
-from encoderlab.train.bench import _hf_model
 
 
 @pytest.mark.parametrize("objective,mode", [("mlm", "bidirectional"), ("clm", "causal")])
@@ -29,7 +29,7 @@ def test_transformers_side_starts_from_our_weights(objective, mode):
 
 
 def test_profile_writes_the_op_table(tmp_path):
-    from encoderlab.train.bench import TrainBench, bench_train
+    from encoderlab.bench.train import TrainBench, bench_train
 
     table = tmp_path / "profile.txt"
     result = bench_train(
@@ -94,3 +94,18 @@ def test_bench_table_refuses_what_is_not_a_result_in_one_line(tmp_path, capsys, 
         main(["bench", "table", *args])
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and re.search(pattern, err[0]), err
+
+
+def test_bench_train_reports_mfu_against_the_given_peak_and_memory():
+    from encoderlab.bench.train import TrainBench, bench_train
+
+    result = bench_train(
+        TrainBench(
+            size="tiny", seq_len=32, batch=2, vocab=256, steps=1, warmup=1, vs_hf=False, peak_tflops=1.0
+        )
+    )
+    assert result["config"]["peak_flops"] == 1e12 and result["config"]["peak_flops_source"] == "given"
+    assert set(result) == {"config", "encoderlab", "process_peak_rss_mib"}  # no reference without vs_hf
+    ours = result["encoderlab"]
+    assert ours["tokens_per_s"] == pytest.approx(2 * 32 / ours["step_s"])
+    assert 0 < ours["mfu"] < 1 and result["process_peak_rss_mib"] > 100

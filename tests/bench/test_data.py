@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.data.corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 
-from encoderlab.data.bench import FLOOR, KINDS, DataBench, bench_data
+from encoderlab.bench.data import FLOOR, KINDS, DataBench, bench_data
 from encoderlab.errors import UserError
 
 

@@ -166,7 +166,7 @@ def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: 
     cmd = [
         sys.executable,
         "-m",
-        "encoderlab.data.bench",
+        "encoderlab.bench.data",
         kind,
         str(corpus),
         str(tokenizer),

@@ -45,7 +45,7 @@ from encoderlab.train.step import StepResult, TrainStep
 def _hf_model(model, spec, objective: str):
     from transformers import EuroBertForMaskedLM, LlamaConfig, LlamaForCausalLM
 
-    from encoderlab.model.export import eurobert_config, eurobert_state
+    from encoderlab.model.hf_eurobert import eurobert_config, eurobert_state
 
     eb = eurobert_config(model, spec)
     if objective == "mlm":
