@@ -369,3 +369,97 @@ def mldr_en(root: Path) -> dict:
         {"default": splits, "corpus": {"corpus": ("corpus/corpus-00000-of-00001.parquet", corpus)}},
     )
     return qrels
+
+
+# ----------------------------------------------------------------------------- BigBio (paper 2)
+
+
+def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> Path:
+    """A BigBio script repository's parquet export, current converter layout
+    `<config>/<split>/0000.parquet` (the BigBio loaders are scripts that `datasets` >= 4 refuses,
+    /work/shared/reference/paper2-code.md section 5; that an export exists is [U])."""
+    folder = Path(root) / repo
+    for split, ds in splits.items():
+        path = folder / config / split / "0000.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        ds.to_parquet(path)
+    return folder
+
+
+def blurb(root: Path, config: str = "bc5chem") -> Path:
+    """`bigbio/blurb` NER configs (bc5chem, bc5disease, bc2gm, jnlpba, ncbi_disease): id str,
+    tokens Seq[str], type str, ner_tags Seq[ClassLabel O, B, I] (paper2-code.md section 5 [V],
+    BigBio blurb.py; splits train/validation/test)."""
+    features = Features(
+        {"id": STR, "tokens": List(STR), "type": STR, "ner_tags": List(ClassLabel(names=["O", "B", "I"]))}
+    )
+    splits = {}
+    for i, split in enumerate(("train", "validation", "test")):
+        tokens, tags = _ner_rows(40 + i, 30 if split == "train" else 8)
+        rows = {
+            "id": [f"{split}{k}" for k in range(len(tokens))],
+            "tokens": tokens,
+            "type": ["Chemical"] * len(tokens),
+            "ner_tags": tags,
+        }
+        splits[split] = Dataset.from_dict(rows, features=features)
+    return _export(root, "bigbio/blurb", config, splits)
+
+
+def gad(root: Path) -> Path:
+    """`bigbio/gad` config `gad_blurb_bigbio_text` (train/validation/test): the bigbio_text schema
+    id, document_id, text str, labels Seq[str] (paper2-code.md section 5 [V]); label values "0" /
+    "1" and the @GENE$/@DISEASE$ masks as in BLURB's GAD [U]. The label is whether a positive word
+    is in the sentence, so a model can learn it."""
+    features = Features({"id": STR, "document_id": STR, "text": STR, "labels": List(STR)})
+    splits = {}
+    for i, split in enumerate(("train", "validation", "test")):
+        rng = _rng(50 + i)
+        n = 48 if split == "train" else 12
+        labels = [rng.randrange(2) for _ in range(n)]
+        texts = [
+            f"@GENE$ {_sentence(rng, 3)} {rng.choice(POSITIVE if y else NEGATIVE)} @DISEASE$ {split} {k}"
+            for k, y in enumerate(labels)
+        ]
+        rows = {
+            "id": [f"{split}{k}" for k in range(n)],
+            "document_id": [f"d{k}" for k in range(n)],
+            "text": texts,
+            "labels": [[str(y)] for y in labels],
+        }
+        splits[split] = Dataset.from_dict(rows, features=features)
+    return _export(root, "bigbio/gad", "gad_blurb_bigbio_text", splits)
+
+
+HOC_NAMES = [
+    "evading growth suppressors",
+    "tumor promoting inflammation",
+    "enabling replicative immortality",
+    "cellular energetics",
+    "resisting cell death",
+    "activating invasion and metastasis",
+    "genomic instability and mutation",
+    "none",
+    "inducing angiogenesis",
+    "sustaining proliferative signaling",
+    "avoiding immune destruction",
+]
+
+
+def hoc(root: Path) -> Path:
+    """`bigbio/hallmarks_of_cancer` config `hallmarks_of_cancer_source`: document_id, text str,
+    label a list of the 11 classes with "none" (paper2-code.md section 5 [V]); stored as
+    Seq[ClassLabel] in BCM's class order (its `HOC.class_names`, `qanastek/HoC`) [U for BigBio's
+    dtype and order]."""
+    features = Features({"document_id": STR, "text": STR, "label": List(ClassLabel(names=HOC_NAMES))})
+    splits = {}
+    for i, split in enumerate(("train", "validation", "test")):
+        rng = _rng(60 + i)
+        rows = {"document_id": [], "text": [], "label": []}
+        for k in range(24 if split == "train" else 8):
+            labels = sorted(rng.sample([0, 1, 4, 8], rng.randrange(0, 3))) or [7]
+            rows["document_id"].append(f"{split}{k}")
+            rows["text"].append(f"{split} {k} " + " ".join(HOC_NAMES[x].split()[0] for x in labels))
+            rows["label"].append(labels)
+        splits[split] = Dataset.from_dict(rows, features=features)
+    return _export(root, "bigbio/hallmarks_of_cancer", "hallmarks_of_cancer_source", splits)

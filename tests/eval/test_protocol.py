@@ -172,7 +172,7 @@ def test_paired_comparison_on_the_same_seeds():
 
 
 def test_unknown_names_are_one_line_errors_listing_the_valid_ones(home, tmp_path):
-    with pytest.raises(UserError, match="unknown suite 'nope'; valid: domain, paper, pocket"):
+    with pytest.raises(UserError, match="unknown suite 'nope'; valid: biomed, domain, paper, pocket"):
         evaluate("x", suite="nope")
     with pytest.raises(UserError, match="unknown task 'nope'; valid: .*boolq"):
         evaluate("x", suite="pocket", tasks=["nope"])

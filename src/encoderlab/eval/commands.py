@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 import tyro
 
-from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS, SUMMARY_MD, evaluate
+from encoderlab.eval.protocol import SUMMARY_MD, evaluate
 from encoderlab.eval.suites import suite_tasks
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
@@ -16,11 +16,11 @@ from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 
 def eval_command(
     model: Annotated[str, tyro.conf.Positional],
-    suite: Literal["pocket", "domain", "paper"] | None = None,
+    suite: Literal["pocket", "domain", "paper", "biomed"] | None = None,
     tasks: tuple[str, ...] = (),
     task_file: Annotated[tuple[Path, ...], tyro.conf.UseAppendAction] = (),
-    lrs: tuple[float, ...] = DEFAULT_LRS,
-    seeds: tuple[int, ...] = DEFAULT_SEEDS,
+    lrs: tuple[float, ...] | None = None,
+    seeds: tuple[int, ...] | None = None,
     out: Path = Path("eval"),
     device: str | None = None,
     hub_data: Path | None = None,
@@ -29,13 +29,15 @@ def eval_command(
 
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
-        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain or paper (default:
-            pocket, or none when --task-file is given).
+        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain, paper (paper 1's
+            12 datasets) or biomed (paper 2's English tasks and protocol) (default: pocket, or
+            none when --task-file is given).
         tasks: Only these tasks of the suite (default: all); with --task-file, built-in tasks to add.
         task_file: A task spec (YAML) or a folder of them, run through the same protocol, cache and
             summary as built-in tasks; repeat the flag for more (see docs/evaluation.md).
-        lrs: Learning-rate grid; the best is chosen on the validation mean.
-        seeds: Fine-tuning seeds per learning rate.
+        lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's
+            protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
+        seeds: Fine-tuning seeds per learning rate (default: 0-4, or paper 2's 42-46 for biomed).
         out: Folder for results.jsonl, summary.json and summary.md.
         device: cpu or cuda (default: cuda when available).
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).

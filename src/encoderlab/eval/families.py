@@ -30,6 +30,7 @@ from encoderlab.eval.metrics import (
     accuracy,
     entity_f1,
     macro_f1,
+    multilabel_f1,
     retrieval_scores,
     squad_v1,
     squad_v2,
@@ -117,6 +118,53 @@ class SequenceClassification:
         classes = {p["pred"] for p in predictions}
         if len(predictions) > 1 and len(classes) == 1:
             return f"predicts class '{classes.pop()}' for all {len(predictions)} examples"
+        return None
+
+
+class MultiLabelClassification(SequenceClassification):
+    """Sequence classification with a set of labels per example (`SCOptions.multilabel`): one
+    sigmoid per label and binary cross-entropy; a label is predicted when its logit is > 0, as
+    BioClinical-ModernBERT does for HoC."""
+
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def enc(split):
+            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length)
+            return [{"input_ids": i, "labels": sorted(e["labels"])} for i, e in zip(ids, split)]
+
+        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
+        logits = module(*_inputs(module, [f["input_ids"] for f in micro])).float()
+        target = torch.zeros_like(logits)
+        for row, f in enumerate(micro):
+            target[row, f["labels"]] = 1.0
+        return F.binary_cross_entropy_with_logits(logits, target)
+
+    @staticmethod
+    def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
+        pred = _predict(
+            module,
+            [f["input_ids"] for f in split],
+            lambda out, r, n: (out[r] > 0).nonzero().flatten().tolist(),
+        )
+        return [
+            {"i": i, "gold": [task.labels[x] for x in f["labels"]], "pred": [task.labels[x] for x in p]}
+            for i, (f, p) in enumerate(zip(split, pred))
+        ]
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        gold, pred = [set(p["gold"]) for p in predictions], [set(p["pred"]) for p in predictions]
+        return {**multilabel_f1(gold, pred), "accuracy": accuracy(gold, pred), "n": len(predictions)}
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        sets = {tuple(p["pred"]) for p in predictions}
+        if len(predictions) > 1 and len(sets) == 1:
+            labels = list(sets.pop())
+            return f"predicts the labels {labels} for all {len(predictions)} examples"
         return None
 
 
@@ -325,9 +373,16 @@ FAMILIES: dict[str, FamilyOps] = {
 }
 
 
+def family_ops(task: Task) -> FamilyOps:
+    """The operations of a task's family (multi-label sequence classification has its own)."""
+    if getattr(task.options, "multilabel", False):
+        return MultiLabelClassification
+    return FAMILIES[task.family]
+
+
 def score(task: Task, module: nn.Module, split) -> tuple[dict, list[dict]]:
     """(scores, predictions) of `module` on one prepared split; IR adds the corpus size."""
-    family = FAMILIES[task.family]
+    family = family_ops(task)
     predictions = family.predict(task, module, split)
     scores = family.metrics(task, predictions)
     if task.family == "ir":

@@ -5,7 +5,9 @@ eps 1e-5) with weight decay on matrices only, linear warmup over 10% of the step
 decay to 0, gradient clipping at 1.0, `batch_size` examples per step split into micro-batches
 (gradient accumulation), the data reshuffled every epoch and cycled until `max_steps`. Nothing is
 checkpointed: the model after the last step is the one scored, as in paper 1, and validation is
-scored once at the end for LR selection. The run seed fixes the head initialisation and the data
+scored once at the end for LR selection; or, with `FinetuneConfig.select="best_epoch"` (paper 2),
+validation is scored after every epoch and the best epoch's weights are the ones tested
+(`BestEpoch`). The run seed fixes the head initialisation and the data
 order; everything else (splits, subsamples) is fixed by the task.
 
 bf16 autocast is used on CUDA; CPU runs are fp32.
@@ -21,7 +23,7 @@ from contextlib import nullcontext
 import torch
 from torch import nn
 
-from encoderlab.eval.families import FAMILIES, micro_batch_size, score
+from encoderlab.eval.families import family_ops, micro_batch_size, score
 from encoderlab.eval.spec import FinetuneConfig, Task, TaskData
 
 LossFn = Callable[[nn.Module, Sequence[dict]], torch.Tensor]
@@ -72,11 +74,14 @@ def train(
     cfg: FinetuneConfig,
     micro_batch_size: int,
     device: torch.device,
+    on_epoch_end: Callable[[nn.Module, int], None] | None = None,
 ) -> list[float]:
-    """Run the schedule; returns the loss of every step."""
+    """Run the schedule; returns the loss of every step. `on_epoch_end(module, epoch)` is called
+    after every full pass over the data and after the last step (epoch numbers from 1)."""
     if not features:
         raise ValueError("no training features")
     steps = cfg.total_steps(len(features))
+    per_epoch = math.ceil(len(features) / cfg.batch_size)
     opt = make_optimizer(module, lr, cfg)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, linear_warmup_decay(steps, cfg.warmup_ratio))
     module.train()
@@ -96,8 +101,40 @@ def train(
         opt.step()
         sched.step()
         losses.append(total)
+        done = len(losses)
+        if on_epoch_end is not None and (done % per_epoch == 0 or done == steps):
+            module.eval()
+            on_epoch_end(module, math.ceil(done / per_epoch))
+            module.train()
     module.eval()
     return losses
+
+
+class BestEpoch:
+    """Paper 2's checkpoint selection, as BioClinical-ModernBERT's Trainer does it
+    (`eval_strategy="epoch"`, `load_best_model_at_end=True`): validation is scored after every
+    epoch, the weights of the best epoch (by the task's metric) are kept and restored before the
+    test. A tie keeps the earlier epoch (the Trainer replaces its best only on a strictly better
+    score). The kept copy lives on the CPU."""
+
+    def __init__(self, task: Task, val):
+        self.task, self.val = task, val
+        self.scores: list[float] = []
+        self.best: tuple[int, dict, dict] | None = None  # (epoch, val scores, state)
+
+    def __call__(self, module: nn.Module, epoch: int) -> None:
+        with torch.no_grad(), autocast(next(module.parameters()).device):
+            val, _ = score(self.task, module, self.val)
+        self.scores.append(val[self.task.metric])
+        if self.best is None or val[self.task.metric] > self.best[1][self.task.metric]:
+            state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
+            self.best = (epoch, val, state)
+
+    def restore(self, module: nn.Module) -> dict:
+        """Load the best epoch's weights into `module`; returns its validation scores."""
+        epoch, val, state = self.best
+        module.load_state_dict(state)
+        return val
 
 
 def run_one(
@@ -117,10 +154,11 @@ def run_one(
     test split's predictions (`families.score`) and `degenerate` the test splits whose
     predictions are all the same.
     """
-    family = FAMILIES[task.family]
+    family = family_ops(task)
     device = torch.device(device)
     torch.manual_seed(seed)
     head = family.build(task, copy.deepcopy(model)).to(device)
+    best = BestEpoch(task, prepared.val) if task.finetune.select == "best_epoch" else None
     losses = train(
         head,
         family.loss,
@@ -130,9 +168,10 @@ def run_one(
         cfg=task.finetune,
         micro_batch_size=micro_batch_size(task),
         device=device,
+        on_epoch_end=best,
     )
     with torch.no_grad(), autocast(device):
-        val, _ = score(task, head, prepared.val)
+        val = best.restore(head) if best else score(task, head, prepared.val)[0]
         scored = {name: score(task, head, split) for name, split in prepared.tests.items()}
     predictions = {name: p for name, (_, p) in scored.items()}
     degenerate = {name: family.constant(p) for name, p in predictions.items()}
@@ -143,9 +182,10 @@ def run_one(
         "final_loss": losses[-1],
         "predictions": predictions,
         "degenerate": {name: why for name, why in degenerate.items() if why},
+        **({"best_epoch": best.best[0], "val_by_epoch": best.scores} if best else {}),
     }
 
 
 def prepare(task: Task, tokenizer, data: TaskData):
     """Tokenise a task's splits once for all nodes of its grid."""
-    return FAMILIES[task.family].prepare(task, tokenizer, data)
+    return family_ops(task).prepare(task, tokenizer, data)

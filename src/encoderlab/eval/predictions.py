@@ -5,7 +5,7 @@ Layout: `OUT/predictions/<task>/<model fingerprint[:12]>-<task signature>-lr<lr>
 named by the result record's `predictions` field. One line per example and test split
 (`"split"` = "test" or an out-of-domain split), in the family's own shape:
 
-  * sc: {"split", "i", "gold": class name, "pred": class name}
+  * sc: {"split", "i", "gold": class name, "pred": class name} (multi-label: lists of names)
   * tc: {"split", "i", "gold": [tag per word], "pred": [tag per word]}
   * qa: {"split", "id", "gold": [answer texts] ([] = unanswerable), "pred": text ("" = no answer),
     "no_answer_score" (SQuAD v2: null score minus the best span score)}
@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from encoderlab.atomic import write_text_atomic
-from encoderlab.eval.families import FAMILIES
+from encoderlab.eval.families import family_ops
 from encoderlab.eval.spec import Task
 
 PREDICTIONS_DIR = "predictions"
@@ -52,5 +52,5 @@ def read_predictions(path: Path | str) -> dict[str, list[dict]]:
 
 def rescore(task: Task, path: Path | str) -> dict[str, dict]:
     """The scores of every split of a saved file, by the same metrics as the run itself."""
-    family = FAMILIES[task.family]
+    family = family_ops(task)
     return {split: family.metrics(task, rows) for split, rows in read_predictions(path).items()}

@@ -41,7 +41,7 @@ from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import Estimate
-from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 
@@ -140,8 +140,8 @@ def evaluate(
     model_source: str | EvalModel,
     suite: str | None = "pocket",
     tasks: Sequence[str] | None = None,
-    lrs: Sequence[float] = DEFAULT_LRS,
-    seeds: Sequence[int] = DEFAULT_SEEDS,
+    lrs: Sequence[float] | None = None,
+    seeds: Sequence[int] | None = None,
     out: Path | str = "eval",
     device: str | None = None,
     progress: bool = True,
@@ -149,9 +149,14 @@ def evaluate(
     """Run (or resume) the grid of `tasks` (default: the whole suite) and write the summaries.
 
     `model_source` is anything `load_pretrained` accepts, or an `EvalModel` already in memory.
-    With `suite=None`, `tasks` may name any registered task. Returns the summary.
+    With `suite=None`, `tasks` may name any registered task. `lrs` and `seeds` default to the
+    suite's protocol (`suites.SUITE_GRIDS`: paper 2's single LR and seeds 42-46 for `biomed`),
+    else paper 1's grid. Returns the summary.
     """
     names = suite_tasks(suite, tasks)
+    grid_lrs, grid_seeds = SUITE_GRIDS.get(suite, (DEFAULT_LRS, DEFAULT_SEEDS))
+    lrs = grid_lrs if lrs is None else lrs
+    seeds = grid_seeds if seeds is None else seeds
     _check_grid(lrs, seeds)
     require_assets(names)
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
@@ -211,6 +216,8 @@ def _run_node(
         device=str(device),
         degenerate=result["degenerate"],
         predictions=predictions.as_posix(),
+        best_epoch=result.get("best_epoch"),
+        val_by_epoch=result.get("val_by_epoch", []),
     )
 
 

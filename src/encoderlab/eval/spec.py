@@ -12,7 +12,8 @@ its default when the family has none), and a setting added since enters it only 
 from its default: unchanged tasks keep their signatures, so existing caches stay valid.
 
 Examples are plain dicts per family:
-  * sc: {"text", "label": int}; pair sc: {"text", "text_pair", "label"} (joined by the template)
+  * sc: {"text", "label": int}; pair sc: {"text", "text_pair", "label"} (joined by the template);
+    multi-label sc: {"text", "labels": [int]}
   * tc: {"tokens": [str], "tags": [int]}
   * qa: {"id", "question", "context", "answers": [{"text", "answer_start"}]}  ([] = no answer)
   * ir: training pairs {"query", "document", "doc_id"}; evaluation splits are `IRSplit`s.
@@ -61,6 +62,10 @@ class FinetuneConfig:
     """AdamW epsilon."""
     grad_clip: float = 1.0
     """Gradient-norm clipping (Hugging Face Trainer's default)."""
+    select: Literal["last", "best_epoch"] = "last"
+    """Which weights are scored: the model after the last step (paper 1, EncodEval saves no
+    checkpoint), or the epoch with the best validation score (paper 2: validation after every
+    epoch, the best epoch's weights tested)."""
 
     def total_steps(self, n_train: int) -> int:
         if self.max_steps is not None:
@@ -81,6 +86,9 @@ class SCOptions:
     pooling: Pooling = "mean"
     """How the token states become one vector: `mean` over real tokens (paper 1) or the `first`
     token (BOS/CLS)."""
+    multilabel: bool = False
+    """Each example has a set of labels (`"labels": [ids]`): one sigmoid per label, binary
+    cross-entropy, a label predicted when its logit is > 0 (HoC in paper 2's protocol)."""
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -4,7 +4,10 @@
   10 minutes for a `tiny` model on 2 CPU cores at one LR and one seed;
 * `domain`: the detour study's domain tasks (biomedical PubMedQA classification and retrieval,
   code docstring -> function retrieval on stdlib modules held out of `code-python`);
-* `paper`: paper 1's 12 datasets, from the hub or from local mirrors ($ENCODERLAB_HUB_DATA).
+* `paper`: paper 1's 12 datasets, from the hub or from local mirrors ($ENCODERLAB_HUB_DATA);
+* `biomed`: paper 2's English biomedical tasks on the hub, with paper 2's protocol: its tasks
+  select the best epoch (their `FinetuneConfig`), and the suite's default grid is paper 2's one
+  learning rate and five seeds (`SUITE_GRIDS`), where the other suites use paper 1's grid.
 """
 
 from __future__ import annotations
@@ -26,7 +29,15 @@ SUITES: dict[str, tuple[str, ...]] = {
     ),
     "domain": ("pubmedqa", "pubmedqa-retrieval", "code-retrieval"),
     "paper": tuple(name for name in TASKS if name.startswith("paper-")),
+    "biomed": tuple(name for name in TASKS if name.startswith("biomed-")),
 }
+
+PAPER2_LRS, PAPER2_SEEDS = (5e-5,), (42, 43, 44, 45, 46)
+SUITE_GRIDS: dict[str | None, tuple[tuple[float, ...], tuple[int, ...]]] = {
+    "biomed": (PAPER2_LRS, PAPER2_SEEDS)
+}
+"""(LRs, seeds) of a suite whose protocol is not paper 1's grid (BioClinical-ModernBERT: lr 5e-5,
+seeds 42-46 in scripts/run_parallel.sh)."""
 
 # The assets each offline task reads, so a suite can name every missing fetch at once.
 TASK_ASSETS: dict[str, tuple[str, ...]] = {

@@ -83,6 +83,10 @@ class EvalRecord:
     """Test splits where every prediction was the same, with why (one class everywhere, ...)."""
     predictions: str = ""
     """Path of the saved test predictions, relative to the results folder (`eval/predictions.py`)."""
+    best_epoch: int | None = None
+    """The epoch whose weights were tested, for tasks that select the best epoch (paper 2)."""
+    val_by_epoch: list[float] = field(default_factory=list)
+    """The headline metric on validation after every epoch, for those tasks."""
 
 
 @dataclass(frozen=True, kw_only=True)

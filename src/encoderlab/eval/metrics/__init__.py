@@ -6,7 +6,7 @@ offline (SQuAD v1.1/v2.0) we port it and pin it with hand-computed tests. Every 
 plain floats in [0, 100] so results files read the same across families.
 """
 
-from encoderlab.eval.metrics.classification import accuracy, macro_f1
+from encoderlab.eval.metrics.classification import accuracy, macro_f1, multilabel_f1
 from encoderlab.eval.metrics.ner import SEQEVAL_SETTINGS, entity_f1
 from encoderlab.eval.metrics.retrieval import retrieval_scores
 from encoderlab.eval.metrics.squad import squad_v1, squad_v2
@@ -16,6 +16,7 @@ __all__ = [
     "accuracy",
     "entity_f1",
     "macro_f1",
+    "multilabel_f1",
     "retrieval_scores",
     "squad_v1",
     "squad_v2",

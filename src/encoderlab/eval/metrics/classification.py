@@ -1,4 +1,4 @@
-"""Accuracy and macro-F1 over integer labels (in percent).
+"""Accuracy and macro-F1 over labels (in percent); multi-label macro/micro-F1 over label sets.
 
 Macro-F1 averages the per-class F1 over the classes present in the gold labels or the
 predictions (scikit-learn's convention with `labels=None`); a class with no true positives and no
@@ -28,6 +28,23 @@ def macro_f1(gold: Sequence[int], pred: Sequence[int]) -> float:
     return 100.0 * sum(scores) / len(scores)
 
 
-def _check(gold: Sequence[int], pred: Sequence[int]) -> None:
+def multilabel_f1(gold: Sequence[set], pred: Sequence[set]) -> dict[str, float]:
+    """Macro-F1 (mean of per-label F1 over the labels in gold or predictions, the convention
+    above) and micro-F1 (F1 of the pooled label decisions) of label sets (percent)."""
+    _check(gold, pred)
+    per_label, tp_all, fp_all, fn_all = [], 0, 0, 0
+    for label in sorted(set().union(*gold, *pred)):
+        tp = sum(label in g and label in p for g, p in zip(gold, pred))
+        fp = sum(label not in g and label in p for g, p in zip(gold, pred))
+        fn = sum(label in g and label not in p for g, p in zip(gold, pred))
+        per_label.append(2 * tp / (2 * tp + fp + fn))
+        tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
+    macro = 100.0 * sum(per_label) / len(per_label) if per_label else 100.0
+    pooled = 2 * tp_all + fp_all + fn_all
+    micro = 100.0 * 2 * tp_all / pooled if pooled else 100.0
+    return {"macro_f1": macro, "micro_f1": micro}
+
+
+def _check(gold: Sequence, pred: Sequence) -> None:
     if len(gold) != len(pred) or not gold:
         raise ValueError(f"need equally long, non-empty label lists, got {len(gold)} and {len(pred)}")

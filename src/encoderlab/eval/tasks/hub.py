@@ -41,7 +41,8 @@ class HubSource:
     repo: str
     """`owner/name` on the hub."""
     config: str | None = None
-    """The config (`name=` of `load_dataset`); None for a repository's only one."""
+    """The config (`name=` of `load_dataset`); None for a repository's only one, and when
+    `data_files` pick the files (a parquet export's config is then a folder in the globs)."""
     revision: str | None = None
     """A branch or commit; `refs/convert/parquet` for a script repository's parquet export."""
     data_files: tuple[tuple[str, str], ...] = ()
@@ -49,7 +50,8 @@ class HubSource:
     globs); empty to let the repository's card (README `configs`) or its file names decide."""
 
     def describe(self) -> str:
-        where = self.repo + (f" (config {self.config})" if self.config else "")
+        picked = f" (files {self.data_files[0][1]}, ...)" if self.data_files else ""
+        where = self.repo + (f" (config {self.config})" if self.config else picked)
         return where + (f" at {self.revision}" if self.revision else "")
 
 

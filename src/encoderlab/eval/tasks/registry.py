@@ -7,6 +7,7 @@ pocket suite is sized for CPUs (docs/evaluation.md), the paper suite follows Enc
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import partial
 
 from encoderlab.errors import UserError, did_you_mean
@@ -20,7 +21,7 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks import domain, paper, pocket
+from encoderlab.eval.tasks import biomed, domain, paper, pocket
 from encoderlab.eval.tasks.hub import PARQUET_EXPORT, HubSource, export_files
 
 POCKET_SC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=150)
@@ -257,6 +258,60 @@ def _paper_tasks() -> list[Task]:
     ]
 
 
+# Paper 2's protocol (BioClinical-ModernBERT, see biomed.py): batch 16, 10 epochs (NER 20), wd 0.01,
+# Hugging Face Trainer's AdamW defaults, no warmup, the best epoch on validation.
+PAPER2_CLS = FinetuneConfig(
+    batch_size=16,
+    micro_batch_size=16,
+    max_steps=None,
+    epochs=10.0,
+    warmup_ratio=0.0,
+    weight_decay=0.01,
+    betas=(0.9, 0.999),
+    eps=1e-8,
+    select="best_epoch",
+)
+PAPER2_NER = replace(PAPER2_CLS, epochs=20.0)
+
+
+def _biomed_tasks() -> list[Task]:
+    """Paper 2's English tasks on the hub, with its protocol; inputs up to 0.99 x the model maximum."""
+    common = {"max_length": None, "data_version": "1"}
+    ner = [
+        Task(
+            name=f"biomed-{config.replace('_', '-')}",
+            description=f"{title} NER (BLURB, bigbio/blurb {config})",
+            options=TCOptions(),
+            metric="entity_f1",
+            finetune=PAPER2_NER,
+            loader=partial(biomed.load_blurb_ner, f"biomed-{config.replace('_', '-')}", config),
+            **common,
+        )
+        for config, title in biomed.BLURB_NER.items()
+    ]
+    return [
+        *ner,
+        Task(
+            name="biomed-gad",
+            description="GAD gene-disease association (BLURB split, bigbio/gad)",
+            options=SCOptions(labels=biomed.GAD_LABELS),
+            metric="macro_f1",
+            finetune=PAPER2_CLS,
+            loader=lambda: biomed.load_gad("biomed-gad"),
+            **common,
+        ),
+        Task(
+            name="biomed-hoc",
+            description="Hallmarks of Cancer, multi-label over 10 hallmarks (bigbio/hallmarks_of_cancer)",
+            options=SCOptions(labels=biomed.HOC_HALLMARKS, multilabel=True),
+            metric="macro_f1",
+            finetune=PAPER2_CLS,
+            loader=lambda: biomed.load_hoc("biomed-hoc"),
+            **common,
+        ),
+    ]
+
+
 ONTONOTES = HubSource(
     "hgissbkh/ontonotes5",
     revision=PARQUET_EXPORT,
@@ -264,7 +319,7 @@ ONTONOTES = HubSource(
 )
 
 
-TASKS: dict[str, Task] = {t.name: t for t in _pocket_tasks() + _paper_tasks()}
+TASKS: dict[str, Task] = {t.name: t for t in _pocket_tasks() + _paper_tasks() + _biomed_tasks()}
 
 
 def get_task(name: str) -> Task:

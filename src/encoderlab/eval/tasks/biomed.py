@@ -1,0 +1,115 @@
+"""Paper 2's English biomedical tasks that exist on the hub, with paper 2's protocol (`biomed` suite).
+
+Paper 2 evaluates English models with the BioClinical-ModernBERT protocol (BCM,
+lindvalllab/BioClinical-ModernBERT@fb40fb6; /work/shared/reference/paper2-code.md sections 4-5):
+lr 5e-5, weight decay 0.01, batch 16, 10 epochs (20 for NER), seeds 42-46, validation after every
+epoch and the best epoch's weights tested (`load_best_model_at_end`), otherwise Hugging Face
+Trainer's defaults (AdamW betas 0.9/0.999, eps 1e-8, no warmup, linear decay, clipping at 1.0).
+Of its 11 tasks, these are on the hub with a known schema, all from BigBio:
+  * NER from BLURB (`bigbio/blurb`, configs bc5chem, bc5disease, jnlpba, ncbi_disease: tokens and
+    ner_tags ClassLabel[O, B, I]); paper 2's BC5CDR is scored here as its chemical and disease
+    halves, as BLURB splits it; AnatEM's BigBio version has only a span schema (not converted);
+  * GAD (`bigbio/gad`, config gad_blurb_bigbio_text: text, labels ["0"] or ["1"]);
+  * HoC (`bigbio/hallmarks_of_cancer`, config hallmarks_of_cancer_source: text, a list of the 11
+    hallmark names with "none"), multi-label over the 10 hallmarks as BCM builds it from
+    `qanastek/HoC` (an abstract labelled "none" has no label).
+Not here: ChemProt (BCM reads the BLUE TSV files; BigBio's is a document/relation schema) and the
+clinical tasks (Phenotype, COS, Social History, DEID), which are not on the hub.
+
+The BigBio repositories are dataset scripts, which `datasets` >= 4 refuses and which we would not
+run unasked: they are read from their parquet export (`refs/convert/parquet`).
+Differences from BCM, stated: BCM picks the best epoch by weighted F1 (classification) or seqeval
+F1 (NER); we pick it by the task's reported metric (macro-F1, entity F1). BCM's max length is the
+tokenizer's maximum (512 when that is over 10,000); ours is 0.99 x the model's maximum positions.
+"""
+
+from __future__ import annotations
+
+from encoderlab.errors import UserError
+from encoderlab.eval.spec import TaskData
+from encoderlab.eval.tasks.hub import (
+    PARQUET_EXPORT,
+    HubSource,
+    class_names,
+    export_files,
+    load_hub,
+    require_columns,
+)
+from encoderlab.eval.tasks.paper import load_ner, rows
+from encoderlab.eval.tasks.splits import label_index, require_nonempty
+
+SPLITS = ("train", "validation", "test")
+BLURB_NER = {
+    "bc5chem": "BC5CDR chemicals",
+    "bc5disease": "BC5CDR diseases",
+    "jnlpba": "JNLPBA",
+    "ncbi_disease": "NCBI-Disease",
+}
+GAD_LABELS = ("0", "1")
+HOC_HALLMARKS = (
+    "evading growth suppressors",
+    "tumor promoting inflammation",
+    "enabling replicative immortality",
+    "cellular energetics",
+    "resisting cell death",
+    "activating invasion and metastasis",
+    "genomic instability and mutation",
+    "inducing angiogenesis",
+    "sustaining proliferative signaling",
+    "avoiding immune destruction",
+)
+"""BCM's HoC classes without "none" (its `HOC.class_names` minus index 7), in BCM's order."""
+
+
+def bigbio(repo: str, config: str) -> HubSource:
+    """A BigBio script repository's config, from its parquet export."""
+    return HubSource(repo, revision=PARQUET_EXPORT, data_files=export_files(config, SPLITS))
+
+
+def load_blurb_ner(task: str, config: str) -> TaskData:
+    """A BLURB NER config: its own train/validation/test, tags O/B/I from the ClassLabel."""
+    return load_ner(task, bigbio("bigbio/blurb", config), "tokens", "ner_tags", fallback=("O", "B", "I"))
+
+
+def load_gad(task: str) -> TaskData:
+    """GAD (BLURB's split): a sentence with a gene and a disease masked, does it state an
+    association? The bigbio_text schema's `labels` list holds one label."""
+    source = bigbio("bigbio/gad", "gad_blurb_bigbio_text")
+    ds = load_hub(source)
+    require_columns(task, ds["train"], ("text", "labels"), source)
+
+    def examples(split):
+        out = []
+        for r in rows(ds[split], ("text", "labels")):
+            if len(r["labels"]) != 1:
+                raise UserError(f"task {task}: a GAD example has {len(r['labels'])} labels, expected one")
+            out.append({"text": r["text"], "label": label_index(task, GAD_LABELS, str(r["labels"][0]))})
+        return out
+
+    return require_nonempty(
+        task, TaskData(examples("train"), examples("validation"), {"test": examples("test")})
+    )
+
+
+def load_hoc(task: str) -> TaskData:
+    """HoC: an abstract and the set of cancer hallmarks it discusses ("none" = the empty set)."""
+    source = bigbio("bigbio/hallmarks_of_cancer", "hallmarks_of_cancer_source")
+    ds = load_hub(source)
+    require_columns(task, ds["train"], ("text", "label"), source)
+    names = class_names(ds["train"], "label")
+
+    def hallmark(value) -> str:
+        return names[value] if names is not None and isinstance(value, int) else str(value)
+
+    def examples(split):
+        out = []
+        for r in rows(ds[split], ("text", "label")):
+            found = {hallmark(v) for v in r["label"]} - {"none"}
+            out.append(
+                {"text": r["text"], "labels": sorted(label_index(task, HOC_HALLMARKS, h) for h in found)}
+            )
+        return out
+
+    return require_nonempty(
+        task, TaskData(examples("train"), examples("validation"), {"test": examples("test")})
+    )

@@ -1,0 +1,168 @@
+"""Paper 2's protocol and its English tasks: best-epoch selection, multi-label classification, and
+the BigBio loaders on the simulated hub's parquet exports."""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+from dataclasses import replace
+
+import datasets
+import pytest
+import torch
+from tests.eval import hub_fixtures as hub
+from tests.eval.conftest import TOPICS, filler, sc_examples
+
+from encoderlab.eval.families import MultiLabelClassification, family_ops, score
+from encoderlab.eval.finetune import prepare, run_one, train
+from encoderlab.eval.metrics import multilabel_f1
+from encoderlab.eval.spec import FinetuneConfig, SCOptions, Task, TaskData
+from encoderlab.eval.tasks import TASKS, load_task
+
+EPOCHS = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=4.0, select="best_epoch")
+
+
+def _sc_task(**kw) -> Task:
+    base = {"name": "t", "description": "", "options": SCOptions(labels=("neg", "pos")), "metric": "accuracy"}
+    return Task(**{**base, "loader": lambda: None, "finetune": EPOCHS, "max_length": 64, **kw})
+
+
+def test_best_epoch_weights_are_the_ones_tested(model, tokenizer):
+    # Validation labels are flipped: the better the model learns, the worse validation gets, so the
+    # best epoch is the first while the (correctly labelled) test keeps improving.
+    flipped = [{**e, "label": 1 - e["label"]} for e in sc_examples(64, 1)]
+    data = TaskData(train=sc_examples(128, 0), val=flipped, tests={"test": sc_examples(64, 2)})
+    task = _sc_task()
+    prepared = prepare(task, tokenizer, data)
+
+    # The same run by hand, scoring validation and test after every epoch.
+    torch.manual_seed(0)
+    head = family_ops(task).build(task, copy.deepcopy(model))
+    by_epoch = []
+
+    def record(module, epoch):
+        with torch.no_grad():
+            by_epoch.append(
+                (
+                    score(task, module, prepared.val)[0]["accuracy"],
+                    score(task, module, prepared.tests["test"])[0]["accuracy"],
+                )
+            )
+
+    train(head, family_ops(task).loss, prepared.train, lr=2e-3, seed=0, cfg=EPOCHS, micro_batch_size=16,
+          device=torch.device("cpu"), on_epoch_end=record)  # fmt: skip
+
+    result = run_one(task, model, tokenizer, prepared, lr=2e-3, seed=0)
+    vals = [v for v, _ in by_epoch]
+    assert result["val_by_epoch"] == pytest.approx(vals) and len(vals) == 4
+    assert result["best_epoch"] == vals.index(max(vals)) + 1 == 1
+    assert result["val"]["accuracy"] == pytest.approx(max(vals))
+    assert result["test"]["test"]["accuracy"] == pytest.approx(by_epoch[0][1])
+    assert by_epoch[-1][1] > by_epoch[0][1]  # the last model tests better: selection is not the last one
+
+
+def test_multilabel_f1_matches_scikit_learn():
+    from sklearn.metrics import f1_score
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    rng = random.Random(0)
+    for _ in range(50):
+        gold = [set(rng.sample(range(5), rng.randrange(0, 3))) for _ in range(12)]
+        pred = [set(rng.sample(range(5), rng.randrange(0, 3))) for _ in range(12)]
+        present = sorted(set().union(*gold, *pred))
+        if not present:
+            continue
+        binarize = MultiLabelBinarizer(classes=present).fit([present])
+        g, p = binarize.transform(gold), binarize.transform(pred)
+        ours = multilabel_f1(gold, pred)
+        assert ours["macro_f1"] == pytest.approx(100 * f1_score(g, p, average="macro", zero_division=0))
+        assert ours["micro_f1"] == pytest.approx(100 * f1_score(g, p, average="micro", zero_division=0))
+
+
+def _topics(n: int, seed: int) -> list[dict]:
+    """Multi-label: the labels are the (0-2) colour words in the text."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        labels = sorted(rng.sample(range(4), rng.randrange(0, 3)))
+        words = filler(rng, 5) + [TOPICS[x] for x in labels]
+        rng.shuffle(words)
+        out.append({"text": " ".join(words), "labels": labels})
+    return out
+
+
+def test_multilabel_classification_learns_label_sets(model, tokenizer):
+    task = _sc_task(options=SCOptions(labels=tuple(TOPICS[:4]), multilabel=True), metric="macro_f1",
+                    finetune=FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=120))  # fmt: skip
+    assert family_ops(task) is MultiLabelClassification
+    data = TaskData(train=_topics(256, 0), val=_topics(32, 1), tests={"test": _topics(64, 2)})
+    result = run_one(task, model, tokenizer, prepare(task, tokenizer, data), lr=2e-3, seed=0)
+    test = result["test"]["test"]
+    assert test["macro_f1"] > 85 and test["accuracy"] > 60  # exact set match; chance is far below
+    row = result["predictions"]["test"][0]
+    assert isinstance(row["gold"], list) and isinstance(row["pred"], list)
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    return tmp_path / "hub"
+
+
+@pytest.mark.parametrize("config", ["bc5chem", "bc5disease", "jnlpba", "ncbi_disease"])
+def test_blurb_ner_configs(root, config):
+    hub.blurb(root, config)
+    task, data = load_task(TASKS[f"biomed-{config.replace('_', '-')}"])
+    assert (
+        task.labels == ("O", "B", "I") and task.finetune.epochs == 20 and task.finetune.select == "best_epoch"
+    )
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (30, 8, 8)
+
+
+def test_gad_and_hoc(root):
+    hub.gad(root)
+    hub.hoc(root)
+    task, gad = load_task(TASKS["biomed-gad"])
+    assert task.metric == "macro_f1" and {e["label"] for e in gad.train} == {0, 1}
+    assert gad.train[0]["text"].startswith("@GENE$")
+    task, hoc = load_task(TASKS["biomed-hoc"])
+    assert task.options.multilabel and len(task.labels) == 10 and "none" not in task.labels
+    none = [e for e in hoc.train if e["text"].split()[2:] == ["none"]]
+    assert none and all(e["labels"] == [] for e in none)  # "none" is the empty set
+    labelled = next(e for e in hoc.train if e["labels"])
+    words = labelled["text"].split()[2:]
+    assert [task.labels[x].split()[0] for x in labelled["labels"]] == sorted(
+        words, key=lambda w: [h.split()[0] for h in task.labels].index(w)
+    )
+
+
+def test_biomed_suite_runs_paper2_protocol_end_to_end(root, tmp_path, monkeypatch):
+    from tests.eval.fixtures import model_folder
+
+    from encoderlab.eval import evaluate
+
+    hub.gad(root)
+    monkeypatch.setitem(
+        TASKS,
+        "biomed-gad",
+        replace(TASKS["biomed-gad"], finetune=replace(TASKS["biomed-gad"].finetune, epochs=3.0)),
+    )
+    summary = evaluate(
+        str(model_folder(tmp_path / "m")),
+        suite="biomed",
+        tasks=["biomed-gad"],
+        out=tmp_path / "o",
+        progress=False,
+    )
+    records = [json.loads(x) for x in (tmp_path / "o" / "results.jsonl").read_text().splitlines()]
+    assert [(r["lr"], r["seed"]) for r in records] == [
+        (5e-5, s) for s in (42, 43, 44, 45, 46)
+    ]  # paper 2's grid
+    assert all(len(r["val_by_epoch"]) == 3 and 1 <= r["best_epoch"] <= 3 for r in records)
+    assert all(r["val_score"] == max(r["val_by_epoch"]) for r in records)
+    assert (
+        summary["tasks"]["biomed-gad"]["metric"] == "macro_f1"
+        and summary["tasks"]["biomed-gad"]["test"]["n"] == 5
+    )
