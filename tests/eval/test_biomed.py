@@ -162,7 +162,4 @@ def test_biomed_suite_runs_paper2_protocol_end_to_end(root, tmp_path, monkeypatc
     ]  # paper 2's grid
     assert all(len(r["val_by_epoch"]) == 3 and 1 <= r["best_epoch"] <= 3 for r in records)
     assert all(r["val_score"] == max(r["val_by_epoch"]) for r in records)
-    assert (
-        summary["tasks"]["biomed-gad"]["metric"] == "macro_f1"
-        and summary["tasks"]["biomed-gad"]["test"]["n"] == 5
-    )
+    assert summary.tasks["biomed-gad"].metric == "macro_f1" and summary.tasks["biomed-gad"].test.n == 5

@@ -167,6 +167,6 @@ def test_a_paper_task_runs_end_to_end_at_the_model_length(root, tmp_path, monkey
         progress=False,
     )
     record = json.loads((tmp_path / "o" / "results.jsonl").read_text())
-    assert record["test"]["test"]["n"] == 8 and summary["tasks"]["paper-sst2"]["test"]["n"] == 1
+    assert record["test"]["test"]["n"] == 8 and summary.tasks["paper-sst2"].test.n == 1
     assert TASKS["paper-sst2"].max_length is None
     assert TASKS["paper-sst2"].for_model(256).max_length == 253  # round(0.99 * 256)
