@@ -40,3 +40,29 @@ def test_paired_test_with_constant_differences():
     assert paired_test([1.0, 2.0], [1.0, 2.0]).p_value == 1.0
     out = paired_test([2.0, 3.0, 4.0], [1.0, 2.0, 3.0])
     assert out.degenerate and out.p_value == 0.0
+
+
+@pytest.mark.parametrize(
+    "p",
+    [
+        [0.01, 0.04, 0.03, 0.2],
+        [0.001, 0.001, 0.5, 0.049, 0.02, 1.0],
+        [0.3],
+        [],
+        [0.04, 0.04, 0.04],
+    ],
+)
+def test_holm_matches_statsmodels(p):
+    from statsmodels.stats.multitest import multipletests
+
+    from encoderlab.eval.stats import holm
+
+    want = list(multipletests(p, method="holm")[1]) if p else []
+    assert holm(p) == pytest.approx(want)
+
+
+def test_holm_by_hand():
+    from encoderlab.eval.stats import holm
+
+    # sorted 0.01, 0.03, 0.04, 0.2 -> 4 x 0.01, max(0.04, 3 x 0.03), max(0.09, 2 x 0.04), max(0.09, 0.2)
+    assert holm([0.01, 0.04, 0.03, 0.2]) == pytest.approx([0.04, 0.09, 0.09, 0.2])

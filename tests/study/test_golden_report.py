@@ -1,8 +1,10 @@
 """Refactors of the results layer keep the report's numbers: a fake study against saved numbers.
 
-tests/study/golden/fake_report.json was written by golden_report.py from the code before the
+tests/study/golden/fake_report.json was first written by golden_report.py from the code before the
 results layer was rebuilt (one EvalRecord, eval/summary.py, analysis/curves.py as the only curves
-code, claims as a table of evaluators); each regeneration since is for a change stated in CHANGELOG.
+code, claims as a table of evaluators), which this test then checked. Regenerated since, for changes
+stated in CHANGELOG: claims over pretraining seeds with Holm's correction (the claims' sentences, their
+`p_holm`, `level` and `checkpoint` numbers; every number the old file had is the same).
 What may differ without changing a number: figure columns renamed (`RENAMED`), columns or keys the
 old output did not have, a key the old output left out now present as null, and the order of the
 rows of a figure.

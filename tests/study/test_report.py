@@ -64,7 +64,9 @@ def test_table_and_claims_match_a_direct_computation(study):
     assert claims["early"]["status"] == "holds" and claims["early"]["numbers"]["step"] == 20
     assert claims["stable"]["status"] == "holds"
     assert claims["cka"]["status"] == "holds"
-    assert "Holds at this scale (significant): MLM-40" in claims["mlm-sc"]["sentence"]
+    assert (
+        "Holds at this scale, for one pretraining seed (significant): MLM-40" in claims["mlm-sc"]["sentence"]
+    )
 
 
 def test_the_data_efficiency_curve_scores_its_final_point_like_its_checkpoints(tmp_path):
@@ -93,7 +95,7 @@ def _only_claim(tmp_path, **changes) -> dict:
 def test_a_claim_that_fails_says_so(tmp_path):
     claim = _only_claim(tmp_path, id="rev", a="clm", b="mlm40")
     assert claim["status"] == "does not hold" and claim["sentence"].startswith(
-        "Does not hold at this scale (significant)"
+        "Does not hold at this scale, for one pretraining seed (significant)"
     )
 
 
@@ -154,16 +156,16 @@ def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
     run_study(replace(spec, eval=replace(spec.eval, lrs=(1e-4,))), tmp_path, backend(), progress=False)
     claims = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
     assert claims["stable"]["status"] == "not tested"
-    assert (
-        claims["stable"]["sentence"]
-        == "Not tested: the evaluation grid has a single learning rate at this scale."
+    assert claims["stable"]["sentence"] == (
+        "Not tested: the evaluation grid (0.0001) has 1 learning rate(s) in the claim's range 0.0001 to 0.0005 "
+        "(0.0001); the spread needs two."
     )
 
 
 def test_identical_scores_are_no_difference_not_a_direction(tmp_path):
     claim = _only_claim(tmp_path, id="same", a="mlm40", b="mlm40")
     assert claim["status"] == "no difference" and claim["sentence"].startswith(
-        "Undecided at this scale (identical scores, no difference)"
+        "Undecided at this scale, for one pretraining seed (identical scores, no difference)"
     )
 
 

@@ -11,6 +11,10 @@ order) induces in both models alike. If every difference is identical the t stat
 undefined: p is 1.0 when the differences are all zero and 0.0 otherwise, and `degenerate` says so.
 The direction, the difference, its interval and p all come from the same paired values.
 
+A study tests several claims at once; `holm` adjusts their p-values for that family (Holm 1979:
+step-down Bonferroni, which controls the family-wise error rate under any dependence between the
+tests and is uniformly more powerful than Bonferroni), so "significant" means adjusted p < 0.05.
+
 Results are frozen dataclasses (`Estimate`, `PairedTest`); `config.to_dict` writes them as the
 JSON objects evaluation summaries and study reports have always held.
 """
@@ -84,3 +88,19 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
         return PairedTest(**s, t=None, p_value=1.0 if diffs[0] == 0 else 0.0, degenerate=True)
     result = stats.ttest_rel(a, b)
     return PairedTest(**s, t=float(result.statistic), p_value=float(result.pvalue), degenerate=False)
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given.
+
+    Sorted ascending, the i-th smallest of m p-values becomes max over j <= i of (m - j) * p_(j),
+    capped at 1; rejecting where the adjusted p < alpha controls the family-wise error rate at alpha.
+    (`statsmodels.stats.multitest.multipletests(method="holm")` gives the same numbers.)"""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted

@@ -107,6 +107,18 @@ class StudyData:
         name = split_id(model)[0]
         return next((r for r in self.spec.runs if r.name == name), None)
 
+    def model_ids(self, run: str) -> dict[int, str]:
+        """Pretraining seed -> model id of a run (one entry for a run trained at one seed)."""
+        from encoderlab.study.graph import run_id
+
+        spec_run = self.spec.run(run)
+        return {s: run_id(spec_run, s, self.spec) for s in self.spec.seeds_of(spec_run)}
+
+    def seed_of(self, model: str) -> int:
+        """The pretraining seed of a model id."""
+        name, seed = split_id(model)
+        return seed if seed is not None else self.spec.seeds_of(self.spec.run(name))[0]
+
     def label(self, model: str) -> str:
         """Display label of a model id (the run's label, with '/sN' when it has a seed)."""
         name = split_id(model)[0]

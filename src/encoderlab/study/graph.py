@@ -100,8 +100,9 @@ class Graph:
 
 
 def run_id(run: RunSpec, seed: int, spec: StudySpec) -> str:
-    """The model's id in node names and tables: the run name, plus the seed when several are trained."""
-    return run.name if len(spec.seeds) == 1 else f"{run.name}/s{seed}"
+    """The model's id in node names and tables: the run name, plus `/sN` when the run is trained at
+    several pretraining seeds."""
+    return run.name if len(spec.seeds_of(run)) == 1 else f"{run.name}/s{seed}"
 
 
 def pretrain_config(run: RunConfig) -> dict:
@@ -148,8 +149,11 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
 
     resolved: dict[str, RunConfig] = {}
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
-    for seed in spec.seeds:
+    every_seed = sorted({s for run in spec.runs for s in spec.seeds_of(run)})
+    for seed in every_seed:
         for run in _init_order(spec):
+            if seed not in spec.seeds_of(run):
+                continue
             rid = run_id(run, seed, spec)
             if run.recipe is None:
                 models[rid] = (run, None, run.init)
@@ -202,7 +206,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
 
     analyses = []
     for c in spec.cka:
-        pair_ids = [run_id(spec.run(n), spec.seeds[0], spec) for n in (c.a, c.b, *(c.noise or ()))]
+        pair_ids = [run_id(r, spec.seeds_of(r)[0], spec) for r in map(spec.run, (c.a, c.b, *(c.noise or ())))]
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
         cfg = {**to_dict(c), "models": pair_ids}
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cfg, deps).name)

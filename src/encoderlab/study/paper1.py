@@ -12,6 +12,11 @@ def paper1_pfs(scale: Scale) -> StudySpec:
     early = steps_at(scale, 0.125, 0.25, 0.5) if scale.full else steps_at(scale, 0.25)
     ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
     fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
+    compared = {"mlm40", "clm", "clm25-mlm40"}  # the runs the claims compare
+
+    def seeds(name: str) -> tuple[int, ...] | None:
+        return scale.claim_seeds or None if name in compared else None
+
     runs = [
         RunSpec(
             name=f"mlm{round(r * 100)}",
@@ -19,16 +24,18 @@ def paper1_pfs(scale: Scale) -> StudySpec:
             recipe="pfs-mlm",
             params={"ratio": r},
             eval_steps=early if r == 0.4 else (),
+            seeds=seeds(f"mlm{round(r * 100)}"),
         )
         for r in ratios
     ]
-    runs.append(RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=early))
+    runs.append(RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=early, seeds=seeds("clm")))
     runs += [
         RunSpec(
             name=f"clm{round(f * 100)}-mlm40",
             label=f"CLM {round(f * 100)}% -> MLM-40",
             recipe="pfs-clm-mlm",
             params={"clm_fraction": f},
+            seeds=seeds(f"clm{round(f * 100)}-mlm40"),
         )
         for f in fractions
     ]
@@ -63,6 +70,7 @@ def paper1_pfs(scale: Scale) -> StudySpec:
             kind="more_stable",
             a="clm",
             b="mlm40",
+            lr_range=scale.stability_lrs,
         ),
         ClaimSpec(
             id="clm25-mlm",
@@ -84,7 +92,7 @@ def paper1_pfs(scale: Scale) -> StudySpec:
         eval=eval_spec(scale, "pocket"),
         baseline="mlm40",
         claims=claims,
-        expected_minutes={"demo": 6, "cpu": 120}.get(scale.name, 0.0),
+        expected_minutes={"demo": 6, "cpu": 145}.get(scale.name, 0.0),
         **common(scale),
     )
 
@@ -176,6 +184,6 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         eval=eval_spec(scale, "pocket"),
         baseline="mlm-base+mlm",
         claims=tuple(claims),
-        expected_minutes={"demo": 11, "cpu": 60}.get(scale.name, 0.0),
+        expected_minutes={"demo": 11, "cpu": 40}.get(scale.name, 0.0),
         **{**common(scale), "steps": base_steps},
     )

@@ -40,7 +40,7 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
     out = study_dir / "report"
     (out / "figures").mkdir(parents=True, exist_ok=True)
     table = results_table(data)
-    claims = check_claims(data, table)
+    claims = check_claims(data)
     if figures:
         from encoderlab.study.figures import figures as draw
 
@@ -55,6 +55,7 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
         out / "results.json",
         {
             "table": to_dict({m: table.cells[m] for m in table.models}),
+            "runs": to_dict(table.runs),
             "claims": [claim_json(c) for c in claims],
             "compute": compute,
         },
@@ -179,10 +180,28 @@ def _compute_rows(data: StudyData, compute: dict) -> tuple[list[list[str]], list
 
 
 _RESULTS_NOTE = (
-    "Mean ± 95% t-interval over fine-tuning seeds, test score at the learning rate chosen on validation "
-    "per task; a family is the mean of its tasks. In parentheses: the paired difference to the baseline over the "
-    "same seeds and its p-value (* where the 95% interval of the difference excludes 0)."
+    "Per checkpoint: mean ± 95% t-interval over fine-tuning seeds, test score at the learning rate chosen on "
+    "validation per task; a family is the mean of its tasks. In parentheses: the paired difference to the "
+    "baseline's checkpoint of the same pretraining seed over the same fine-tuning seeds, and its p-value (* where "
+    "the 95% interval of the difference excludes 0). Uncorrected: each cell is read alone, not as one of many "
+    "tests; the claims below are the study's tests."
 )
+_RUNS_NOTE = (
+    "Per run, over its pretraining seeds: the mean of each checkpoint's mean over fine-tuning seeds ± 95% "
+    "t-interval over pretraining seeds (n = the seeds). In parentheses: the paired difference to the baseline over "
+    "the pretraining seeds both have, and its p-value (* where its 95% interval excludes 0). Uncorrected, as above."
+)
+
+
+def _claims_note(claims: list[ClaimResult]) -> str:
+    tested = sum(c.numbers.get("p_holm") is not None for c in claims)
+    return (
+        f"The study's {tested} claims with a p-value are one family of tests: each p is shown with its "
+        "Holm-adjusted value (Holm 1979), and a claim is significant when the adjusted p < 0.05; intervals are "
+        "the unadjusted 95% intervals of the paired differences. A claim is tested over pretraining seeds (each "
+        "the mean over its fine-tuning seeds) when both runs were trained at two or more; with one, over the "
+        "fine-tuning seeds of one checkpoint each, which compares two checkpoints rather than two objectives."
+    )
 
 
 def _sections(
@@ -194,6 +213,12 @@ def _sections(
         [data.label(m)] + [_cell(table.cells[m].get(c), m == table.baseline) for c in cols]
         for m in table.models
     ]
+    run_rows = [
+        [data.label(r)] + [_cell(cells.get(c), r == data.spec.baseline) for c in cols]
+        for r, cells in table.runs.items()
+    ]
+    over_runs = [("Results per run, over pretraining seeds", "table", (["run", *headers], run_rows))]
+    over_runs += [("", "text", _RUNS_NOTE)]
     by_kind, by_run = _compute_rows(data, compute)
     return [
         ("Configuration", "table", (["setting", "value"], _config_rows(data, table))),
@@ -216,7 +241,9 @@ def _sections(
         ),
         ("Results", "table", (["model", *headers], result_rows)),
         ("", "text", _RESULTS_NOTE),
+        *(over_runs if run_rows else []),
         ("Claims of the papers at this scale", "list", [f"**{c.claim.text}.** {c.sentence}" for c in claims]),
+        ("", "text", _claims_note(claims)),
         ("Figures", "figures", figures),
     ]
 

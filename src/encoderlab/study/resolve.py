@@ -15,8 +15,12 @@ reloads it with the strict typed loader. Nothing is passed as `key=value` text. 
 5. the run's own recipe parameters (typed, checked against the recipe's signature when the spec was
    built), which win over everything above;
 6. the study's RunConfig overrides, then the run's own (typed values at dotted paths);
-7. the seed (the recipe's seed + the pretraining seed + the run's offset), the checkpoints kept for
-   intermediate evaluation, and a start model given to a recipe that takes none as `model.init`.
+7. the seeds: the training seed (model init, masks) is the recipe's + the pretraining seed + the run's
+   offset (a seed-noise twin); the data order is the recipe's data seed + the pretraining seed, so
+   every run at one pretraining seed reads the same documents in the same order (the papers'
+   controlled variable), a twin keeps its run's order, and another pretraining seed replicates the
+   whole run, data order included; then the checkpoints kept for intermediate evaluation, and a
+   start model given to a recipe that takes none as `model.init`.
 
 Axes of the report that describe a run (its masking ratio) are read from the resolved phases
 (`mask_ratio`), never declared a second time beside the recipe parameter that sets them.
@@ -86,6 +90,7 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int) -> RunConfig:
     return dataclasses.replace(
         cfg,
         model=model,
+        data=dataclasses.replace(cfg.data, seed=cfg.data.seed + seed),
         seed=cfg.seed + seed + (run.seed or 0),
         checkpoint=dataclasses.replace(cfg.checkpoint, keep_steps=tuple(sorted(run.eval_steps))),
     )

@@ -1,46 +1,73 @@
-"""The paper's claims checked on a study's numbers: one evaluator per kind of claim.
+"""The paper's claims checked on a study's numbers: one evaluator per kind of claim, one test for all.
 
-`EVALUATORS` maps a claim kind to the function that tests it; each returns an `Outcome` (the numbers
-and a sentence), and `check_claims` turns the outcome into a verdict the same way for every kind:
+`EVALUATORS` maps a claim kind to the function that says what the claim compares: a `Measure` (a
+number per fine-tuning seed for any model id), or an `Outcome` directly when the claim has no such
+number (CKA) or cannot be tested. Every measure is then tested the same way:
 
+- **The unit is the pretraining run.** Runs a and b are compared over the pretraining seeds both were
+  trained at, each seed's checkpoint scored by its mean over fine-tuning seeds, with a paired t-test
+  over pretraining seeds (`nested.compare_runs`: why this estimator, and why not a mixed model, is in
+  its docstring). With one pretraining seed in common the test falls back to the fine-tuning seeds of
+  the two checkpoints, and the sentence says that this compares two checkpoints, not two objectives.
+- **One paired analysis.** Direction, difference, interval and p all come from the same paired values.
+- **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
+  claims that have one (`eval.stats.holm`); a claim is significant when the adjusted p < 0.05. The
+  intervals are the unadjusted 95% intervals of the differences.
+
+The measures:
 - **beats** (a > b on a family, or on the average over all tasks): the family's score per fine-tuning
   seed (evaluation's summary: the test score at the LR chosen on validation per task, averaged over
-  the family's tasks seed by seed), paired over the seeds a and b share.
-- **faster_early** (a > b early in pretraining): the same on the average over tasks, at the first
-  intermediate checkpoint both runs were evaluated at.
-- **more_stable** (a's score varies less across fine-tuning LRs than b's): per seed, the range over
-  the LR grid of the task-averaged test score; b's range minus a's, paired over seeds.
+  the family's tasks seed by seed).
+- **faster_early** (a > b early in pretraining): the average over tasks at the first intermediate
+  checkpoint both runs were evaluated at.
+- **more_stable** (a varies less across fine-tuning LRs than b): per fine-tuning seed, the range over
+  the LRs of the claim's `lr_range` (paper 1: 1e-5 to 1e-4) of the task-averaged test score; lower is
+  better. LRs outside the range, where runs may diverge, are left out.
 - **cka_low_layers** (the divergence of a vs b over seed noise is largest in the low third of the
-  layers): one CKA per pair, so a direction without an interval.
-
-A claim "holds" when the paired difference has the paper's sign, and is called significant when its
-95% interval excludes zero; a difference inside the interval is "undecided" with its direction said.
-Direction, difference, interval and p all come from the same paired values.
+  layers): one CKA per pair, so a direction without an interval or a p-value.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from encoderlab.eval.stats import Estimate, PairedTest, summarize
-from encoderlab.eval.summary import ALL, family_by_seed, mean_at_lr, paired
+from encoderlab.eval.stats import Estimate, PairedTest, holm
+from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
 from encoderlab.study.data import StudyData
+from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
-from encoderlab.study.table import ResultsTable
+
+ALPHA = 0.05
+"""Family-wise error rate of a study's claims (Holm-adjusted p below it: significant)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Measure:
+    """What a claim compares: a score per fine-tuning seed of any model id."""
+
+    of: Callable[[str], dict[int, float] | None]
+    """Model id -> fine-tuning seed -> score (None without results)."""
+    where: str
+    """What the score is, for the sentence ("SC", "the average over tasks at step 125", ...)."""
+    higher_is_better: bool = True
+    """False when the claim says a's score is lower (a spread)."""
+    step: int | None = None
+    """The checkpoint step it is measured at (None: final models)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class Outcome:
-    """What an evaluator found: a verdict, its numbers and the sentence after the verdict's prefix."""
+    """What the study says about a claim: a verdict, its numbers and the sentence after the verdict."""
 
     status: str = "not tested"
     """holds | holds in direction | does not hold | no difference | not tested."""
     significant: bool | None = None
-    """Whether the interval excludes zero (None: no interval)."""
+    """Holm-adjusted p < ALPHA (None: no test)."""
     numbers: dict[str, Any] = field(default_factory=dict)
     """The numbers the sentence quotes."""
     sentence: str = "the study has no finished results for it yet."
@@ -58,7 +85,7 @@ class ClaimResult:
     significant: bool | None
     """As `Outcome.significant`."""
     numbers: dict[str, Any]
-    """As `Outcome.numbers`."""
+    """As `Outcome.numbers`, with `p_holm` where the claim was tested."""
     sentence: str
     """The whole sentence the report prints, verdict first."""
 
@@ -73,106 +100,71 @@ def _pm(s: Estimate) -> str:
     return f"{_fmt(s.mean)} ± {_fmt(s.half_width)}" if s.half_width is not None else _fmt(s.mean)
 
 
-def _verdict(diff: PairedTest | None, holds: bool) -> tuple[str, bool | None]:
-    """('holds' | 'does not hold' | 'no difference' | 'not tested', significant?)."""
-    if diff is None:
-        return ("holds in direction" if holds else "does not hold"), None
-    if diff.mean == 0:  # identical paired scores (e.g. every model predicts the majority class)
-        return "no difference", False
-    return ("holds" if holds else "does not hold"), diff.excludes_zero
-
-
-def _diff_text(diff: PairedTest | None) -> str:
-    if diff is None:
-        return "fewer than 2 paired seeds, so no interval"
-    return (
-        f"difference {_fmt(diff.mean, True)}, 95% CI [{_fmt(diff.ci_low, True)}, {_fmt(diff.ci_high, True)}], "
-        f"paired p = {diff.p_value:.3g}, n = {diff.n} seeds; the difference "
-        + ("exceeds the CI (significant)" if diff.excludes_zero else "is within the CI (not significant)")
-    )
-
-
-def _compared(sa: dict[int, float], sb: dict[int, float]) -> tuple[str, bool | None, dict]:
-    """Verdict and numbers of a > b from per-seed scores."""
-    diff = paired(sa, sb)
-    s_a, s_b = summarize(list(sa.values())), summarize(list(sb.values()))
-    status, sig = _verdict(diff, s_a.mean > s_b.mean)
-    return status, sig, {"a": s_a, "b": s_b, "diff": diff}
+def _interval(d: PairedTest) -> str:
+    return f"{_fmt(d.mean, True)}, 95% CI [{_fmt(d.ci_low, True)}, {_fmt(d.ci_high, True)}]"
 
 
 # --------------------------------------------------------------------------- evaluators
 
 
-def _beats(data: StudyData, table: ResultsTable, claim: ClaimSpec) -> Outcome:
+def _not_tested(why: str) -> Outcome:
+    return Outcome(sentence=why)
+
+
+def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     fam = claim.family or ALL
     if fam != ALL and fam not in {e.record.family for e in data.evals}:
-        return Outcome(sentence=f"no {fam.upper()} task is evaluated at this scale.")
-    sa, sb = (family_by_seed(data.summary(m).tasks, average=True).get(fam) for m in (claim.a, claim.b))
-    if not (sa and sb):
-        return Outcome()
-    status, sig, numbers = _compared(sa, sb)
-    where = "the average over all tasks" if fam == ALL else fam.upper()
-    la, lb = data.label(claim.a), data.label(claim.b)
-    a, b = numbers["a"], numbers["b"]
-    return Outcome(
-        status=status,
-        significant=sig,
-        numbers=numbers,
-        sentence=f"{la} {_pm(a)} vs {lb} {_pm(b)} on {where} ({_diff_text(numbers['diff'])}).",
+        return _not_tested(f"no {fam.upper()} task is evaluated at this scale.")
+    return Measure(
+        of=lambda m: family_by_seed(data.summary(m).tasks, average=True).get(fam) or None,
+        where="the average over all tasks" if fam == ALL else fam.upper(),
     )
 
 
-def _faster_early(data: StudyData, table: ResultsTable, claim: ClaimSpec) -> Outcome:
-    pair = {claim.a, claim.b}
-    steps = sorted({e.step for e in data.evals if e.step is not None and e.model in pair})
-    common = [s for s in steps if {e.model for e in data.evals if e.step == s} >= pair]
+def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
+    ids = {*data.model_ids(claim.a).values(), *data.model_ids(claim.b).values()}
+    at = {}
+    for e in data.evals:
+        if e.step is not None and e.model in ids:
+            at.setdefault(e.step, set()).add(e.model)
+    runs = {claim.a: set(data.model_ids(claim.a).values()), claim.b: set(data.model_ids(claim.b).values())}
+    common = [s for s in sorted(at) if all(at[s] & mine for mine in runs.values())]
     if not common:
         return Outcome()
     step = common[0]
-    sa, sb = (family_by_seed(data.summary(m, step).tasks, average=True)[ALL] for m in (claim.a, claim.b))
-    status, sig, numbers = _compared(sa, sb)
-    la, lb = data.label(claim.a), data.label(claim.b)
-    return Outcome(
-        status=status,
-        significant=sig,
-        numbers={"step": step, **numbers},
-        sentence=(
-            f"at step {step}, {la} {_pm(numbers['a'])} vs {lb} {_pm(numbers['b'])} on the average over "
-            f"tasks ({_diff_text(numbers['diff'])})."
-        ),
+    return Measure(
+        of=lambda m: family_by_seed(data.summary(m, step).tasks, average=True).get(ALL) or None,
+        where=f"the average over tasks at step {step}",
+        step=step,
     )
 
 
-def lr_spread_by_seed(tasks) -> dict[int, float]:
-    """Per seed: the range (max - min) over the LR grid of the task-averaged test score."""
-    lrs = sorted({p.lr for t in tasks.values() for p in t.curve})
+def lr_spread_by_seed(tasks: dict[str, TaskSummary], lrs: list[float]) -> dict[int, float]:
+    """Per fine-tuning seed: the range (max - min) over `lrs` of the task-averaged test score."""
     curves = [mean_at_lr(tasks, lr) for lr in lrs]
     seeds = set.intersection(*(set(c) for c in curves)) if curves else set()
     return {sd: max(c[sd] for c in curves) - min(c[sd] for c in curves) for sd in sorted(seeds)}
 
 
-def _more_stable(data: StudyData, table: ResultsTable, claim: ClaimSpec) -> Outcome:
-    if len({e.record.lr for e in data.evals}) < 2:
-        return Outcome(sentence="the evaluation grid has a single learning rate at this scale.")
-    ra, rb = (lr_spread_by_seed(data.summary(m).tasks) for m in (claim.a, claim.b))
-    if not (ra and rb):
-        return Outcome()
-    diff = paired(rb, ra)  # positive when a's spread is smaller
-    s_a, s_b = summarize(list(ra.values())), summarize(list(rb.values()))
-    status, sig = _verdict(diff, s_a.mean < s_b.mean)
-    la, lb = data.label(claim.a), data.label(claim.b)
-    return Outcome(
-        status=status,
-        significant=sig,
-        numbers={"a": s_a, "b": s_b, "diff": diff},
-        sentence=(
-            f"the spread of the task-averaged test score over the LR grid is {_pm(s_a)} for {la} vs {_pm(s_b)} "
-            f"for {lb} (spread of {lb} minus {la}: {_diff_text(diff)})."
-        ),
+def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
+    lo, hi = claim.lr_range
+    grid = sorted({e.record.lr for e in data.evals})
+    lrs = [lr for lr in grid if lo * (1 - 1e-9) <= lr <= hi * (1 + 1e-9)]
+    span = f"{lo:g} to {hi:g}"
+    if len(lrs) < 2:
+        have = ", ".join(f"{lr:g}" for lr in lrs) or "none"
+        return _not_tested(
+            f"the evaluation grid ({', '.join(f'{x:g}' for x in grid)}) has {len(lrs)} learning rate(s) in the "
+            f"claim's range {span} ({have}); the spread needs two."
+        )
+    return Measure(
+        of=lambda m: lr_spread_by_seed(data.summary(m).tasks, lrs) or None,
+        where=f"the spread (max - min) of the task-averaged test score over the LRs {', '.join(f'{x:g}' for x in lrs)} (range {span})",
+        higher_is_better=False,
     )
 
 
-def _cka_low_layers(data: StudyData, table: ResultsTable, claim: ClaimSpec) -> Outcome:
+def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     r = next((c for c in data.cka if c.a == claim.a), None)
     if r is None:
         return Outcome()
@@ -197,13 +189,97 @@ def _cka_low_layers(data: StudyData, table: ResultsTable, claim: ClaimSpec) -> O
     )
 
 
-EVALUATORS: dict[ClaimKind, Callable[[StudyData, ResultsTable, ClaimSpec], Outcome]] = {
+EVALUATORS: dict[ClaimKind, Callable[[StudyData, ClaimSpec], Measure | Outcome]] = {
     "beats": _beats,
     "faster_early": _faster_early,
     "more_stable": _more_stable,
     "cka_low_layers": _cka_low_layers,
 }
-"""How each kind of claim is tested (the kinds of `spec.ClaimKind`)."""
+"""What each kind of claim compares (the kinds of `spec.ClaimKind`)."""
+
+
+# --------------------------------------------------------------------------- testing a measure
+
+
+def _scores(data: StudyData, run: str, measure: Measure) -> Scores:
+    out = {}
+    for seed, model in data.model_ids(run).items():
+        values = measure.of(model)
+        if values:
+            out[seed] = values
+    return out
+
+
+def _negate(d: PairedTest | None) -> PairedTest | None:
+    """b - a from a - b."""
+    if d is None:
+        return None
+    flip = {"mean": -d.mean, "ci_low": None if d.ci_high is None else -d.ci_high}
+    flip |= {"ci_high": None if d.ci_low is None else -d.ci_low, "t": None if d.t is None else -d.t}
+    return dataclasses.replace(d, **flip)
+
+
+@dataclass(frozen=True)
+class _Tested:
+    """A measured claim before the family's correction."""
+
+    nested: Nested
+    gain: PairedTest | None
+    """The paired difference in the claim's favour (a - b, or b - a when lower is better)."""
+    holds: bool
+
+
+def _test(data: StudyData, claim: ClaimSpec, measure: Measure) -> _Tested | None:
+    nested = compare_runs(_scores(data, claim.a, measure), _scores(data, claim.b, measure))
+    if nested is None:
+        return None
+    gain = nested.diff if measure.higher_is_better else _negate(nested.diff)
+    unpaired = (nested.a.mean > nested.b.mean) == measure.higher_is_better
+    holds = gain.mean > 0 if gain is not None else unpaired
+    return _Tested(nested, gain, holds)
+
+
+def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
+    if t.gain is None:
+        return ("holds in direction" if t.holds else "does not hold"), None
+    if t.gain.mean == 0:  # identical paired scores (e.g. every model predicts the majority class)
+        return "no difference", False
+    return ("holds" if t.holds else "does not hold"), p_holm is not None and p_holm < ALPHA
+
+
+def _sentence(
+    data: StudyData, claim: ClaimSpec, measure: Measure, t: _Tested, p_holm: float | None, m: int
+) -> str:
+    n, la, lb = t.nested, data.label(claim.a), data.label(claim.b)
+    over = f", means over {len(n.pretraining_seeds)} pretraining seeds" if n.level == "pretraining" else ""
+    head = f"{la} {_pm(n.a)} vs {lb} {_pm(n.b)} on {measure.where}{over}"
+    if t.gain is None:
+        return f"{head} (fewer than 2 paired seeds, so no interval)."
+    what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
+    stats = (
+        f"{what} {_interval(t.gain)}, paired p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested claims "
+        f"p = {p_holm:.3g}"
+    )
+    if n.level == "pretraining":
+        check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
+        within = (
+            f"; the seed-{n.checkpoint_seed} checkpoints alone, over {check.n} fine-tuning seeds: {_interval(check)}"
+            if check is not None
+            else ""
+        )
+        unit = f", n = {t.gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}"
+    else:
+        unit = (
+            f", n = {t.gain.n} fine-tuning seeds of one checkpoint each (one pretraining seed: this compares two "
+            "checkpoints, not two objectives)"
+        )
+    sig = p_holm is not None and p_holm < ALPHA
+    return (
+        f"{head} ({stats}{unit}; "
+        + ("significant" if sig else "not significant")
+        + " after Holm's correction)."
+    )
+
 
 _PREFIX = {
     "holds": "Holds at this scale",
@@ -219,16 +295,36 @@ _UNDECIDED = {
 """A difference inside its interval neither confirms nor refutes the claim: say only the direction."""
 
 
-def check_claims(data: StudyData, table: ResultsTable) -> list[ClaimResult]:
+def check_claims(data: StudyData) -> list[ClaimResult]:
     """For each claim of the spec: status, significance, numbers and a generated sentence."""
+    found = [(c, EVALUATORS[c.kind](data, c)) for c in data.spec.claims]
+    tested = {c.id: _test(data, c, x) for c, x in found if isinstance(x, Measure)}
+    with_p = [cid for cid, t in tested.items() if t is not None and t.gain is not None]
+    adjusted = dict(zip(with_p, holm([tested[cid].gain.p_value for cid in with_p])))
     out = []
-    for claim in data.spec.claims:
-        o = EVALUATORS[claim.kind](data, table, claim)
+    for claim, x in found:
+        t = tested.get(claim.id)
+        if isinstance(x, Measure) and t is not None:
+            p_holm = adjusted.get(claim.id)
+            status, sig = _verdict(t, p_holm)
+            numbers = {"level": t.nested.level, "a": t.nested.a, "b": t.nested.b, "diff": t.gain}
+            numbers |= {"p_holm": p_holm, "pretraining_seeds": t.nested.pretraining_seeds}
+            numbers |= {"checkpoint": t.nested.checkpoint} | ({"step": x.step} if x.step is not None else {})
+            o = Outcome(
+                status=status,
+                significant=sig,
+                numbers=numbers,
+                sentence=_sentence(data, claim, x, t, p_holm, len(with_p)),
+            )
+        else:
+            o = x if isinstance(x, Outcome) else Outcome()
         prefix = _PREFIX[o.status]
         if o.significant:
             prefix += " (significant)"
         elif o.significant is not None:
             prefix = _UNDECIDED.get(o.status, prefix)
+        if o.numbers.get("level") == "fine-tuning":
+            prefix = prefix.replace("at this scale", "at this scale, for one pretraining seed")
         out.append(
             ClaimResult(
                 claim=claim,

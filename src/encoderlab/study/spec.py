@@ -73,7 +73,11 @@ class RunSpec:
     group: str = "main"
     """Runs in one group are compared: same data, same data seed, same token budget (checked)."""
     seed: int | None = None
-    """Training seed offset (added to the grid seed); used for seed-noise twins."""
+    """Training seed offset (added to the pretraining seed); used for seed-noise twins, which keep the
+    data order of the run they twin."""
+    seeds: tuple[int, ...] | None = None
+    """Pretraining seeds of this run (None: the study's `seeds`). Each seed trains the run again with its
+    own initialisation, masks and data order; runs compared at one seed read the same data order."""
     steps: int | None = None
     """Optimizer steps; None takes the scale's steps (and the recipe's default at gpu scales)."""
     eval_steps: tuple[int, ...] = ()
@@ -165,6 +169,9 @@ class ClaimSpec:
     """Run expected to lose (or the reference run for CKA)."""
     family: str | None = None
     """Task family (SC, TC, QA, IR) or None for the average over all tasks."""
+    lr_range: tuple[float, float] = (1e-5, 1e-4)
+    """more_stable: the fine-tuning LRs (inclusive) over which the spread is measured (paper 1 looks at
+    1e-5 to 1e-4, where no run diverges); LRs of the grid outside it are left out."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -196,7 +203,7 @@ class StudySpec:
     baseline: str
     """Run every other run is compared to in the results table."""
     seeds: tuple[int, ...] = (0,)
-    """Pretraining seeds; every run is trained once per seed."""
+    """Pretraining seeds; every run is trained once per seed (unless it names its own `seeds`)."""
     cka: tuple[CkaSpec, ...] = ()
     """CKA analyses."""
     claims: tuple[ClaimSpec, ...] = ()
@@ -229,10 +236,23 @@ class StudySpec:
             raise UserError(f"unknown run(s) referenced: {', '.join(unknown)}; runs: {', '.join(names)}")
         overrides = check_values(RunConfig, self.run_overrides, f"study {self.name}")
         object.__setattr__(self, "run_overrides", overrides)
+        for run in self.runs:
+            if run.init in names and not set(self.seeds_of(run)) <= set(self.seeds_of(self.run(run.init))):
+                raise UserError(
+                    f"run {run.name} continues {run.init} at pretraining seeds {list(self.seeds_of(run))}, but "
+                    f"{run.init} is trained at {list(self.seeds_of(self.run(run.init)))}; give {run.name} seeds "
+                    f"{run.init} has"
+                )
 
     def run(self, name: str) -> RunSpec:
         """The run called `name`."""
         return next(r for r in self.runs if r.name == name)
+
+    def seeds_of(self, run: RunSpec) -> tuple[int, ...]:
+        """The pretraining seeds `run` is trained at (a model evaluated as is: the study's first)."""
+        if run.recipe is None:
+            return self.seeds[:1]
+        return run.seeds or self.seeds
 
 
 __all__ = ["CkaSpec", "ClaimKind", "ClaimSpec", "DataSpec", "EvalSpec", "RunSpec", "StudySpec"]

@@ -1,10 +1,18 @@
-"""The report's results table: every final model x (family, task), against the baseline.
+"""The report's results tables: per checkpoint, and per run over its pretraining seeds.
 
-A cell is evaluation's number for that model (`eval.summary`: the test score at the LR chosen on
-validation per task, a family the mean of its tasks per seed) as a mean with a 95% t-interval over
-fine-tuning seeds, and, for every model but the baseline, the paired test of its difference to the
-baseline over the same seeds (`eval.summary.paired`). The cells are not corrected for multiple
-comparisons: they describe, and the claims (`results.py`) are where a study tests.
+**Per checkpoint** (every final model id x column): evaluation's number for that model
+(`eval.summary`: the test score at the LR chosen on validation per task, a family the mean of its
+tasks per seed) as a mean with a 95% t-interval over fine-tuning seeds, and, for every model but the
+baseline's, the paired test of its difference to the baseline's checkpoint of the same pretraining
+seed (same data order) over the fine-tuning seeds both have. This interval is fine-tuning noise of one
+checkpoint only.
+
+**Per run** (runs trained at two or more pretraining seeds): the mean over pretraining seeds of each
+checkpoint's mean over fine-tuning seeds, with a 95% t-interval over pretraining seeds, and the
+paired difference to the baseline over the pretraining seeds both have (`nested.compare_runs`).
+
+Neither table is corrected for multiple comparisons: each cell's p and `*` describe that cell alone.
+The claims (`results.py`) are where a study tests, with Holm's correction over its claims.
 """
 
 from __future__ import annotations
@@ -14,20 +22,20 @@ from dataclasses import dataclass
 from encoderlab.eval.stats import Estimate, PairedTest, summarize
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, paired
 from encoderlab.study.data import StudyData, split_id
+from encoderlab.study.nested import Scores, compare_runs, over_pretraining
 
 
 @dataclass(frozen=True, kw_only=True)
 class Cell(Estimate):
-    """A model's score in one column, and its paired difference to the baseline."""
+    """A score in one column, and its paired difference to the baseline."""
 
     vs_baseline: PairedTest | None = None
-    """Paired test of model - baseline over the seeds both have (None for the baseline itself, or with
-    fewer than 2 common seeds)."""
+    """Paired test of this - baseline (None for the baseline itself, or with fewer than 2 replicates)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class ResultsTable:
-    """Final models x columns (families, then `ALL`, then tasks)."""
+    """Final models (and runs) x columns (families, then `ALL`, then tasks)."""
 
     models: list[str]
     """Model ids in graph order."""
@@ -36,38 +44,82 @@ class ResultsTable:
     tasks: list[str]
     """Task columns, sorted."""
     baseline: str | None
-    """The baseline's model id (None when it has no results yet)."""
+    """The baseline's model id at the first pretraining seed (None when it has no results yet)."""
     cells: dict[str, dict[str, Cell]]
-    """model -> column -> cell (a column the model has no results for is absent)."""
+    """model -> column -> cell over fine-tuning seeds (a column without results is absent)."""
     per_task: dict[str, dict[str, TaskSummary]]
     """model -> task -> evaluation's summary."""
+    runs: dict[str, dict[str, Cell]]
+    """run -> column -> cell over pretraining seeds, for runs with two or more (empty otherwise)."""
+
+    def seeds(self, model: str, col: str) -> dict[int, float] | None:
+        """A model's score per fine-tuning seed in a column (None without results)."""
+        if col in self.families:
+            return family_by_seed(self.per_task[model], average=True).get(col)
+        return self.per_task[model][col].test_by_seed if col in self.per_task[model] else None
 
 
 def results_table(data: StudyData) -> ResultsTable:
-    """The table of the study's final models."""
+    """The tables of the study's final models."""
     models = data.models()
     per_task = {m: data.summary(m).tasks for m in models}
-    fam = {m: family_by_seed(per_task[m], average=True) for m in models}
-    families = sorted({f for m in models for f in fam[m]} - {ALL}) + [ALL]
-    tasks = sorted({t for m in models for t in per_task[m]})
-    base = next((m for m in models if split_id(m)[0] == data.spec.baseline), None)
-
-    def seeds(model: str, col: str) -> dict[int, float] | None:
-        if col in families:
-            return fam[model].get(col)
-        return per_task[model][col].test_by_seed if col in per_task[model] else None
-
-    cells: dict[str, dict[str, Cell]] = {}
-    for m in models:
-        row = {}
-        for col in [*families, *tasks]:
-            values = seeds(m, col)
-            if not values:
-                continue
-            ref = seeds(base, col) if base and m != base else None
-            vs = paired(values, ref) if ref else None
-            row[col] = Cell(**vars(summarize(list(values.values()))), vs_baseline=vs)
-        cells[m] = row
-    return ResultsTable(
-        models=models, families=families, tasks=tasks, baseline=base, cells=cells, per_task=per_task
+    fams = {f for m in models for f in family_by_seed(per_task[m], average=True)}
+    table = ResultsTable(
+        models=models,
+        families=sorted(fams - {ALL}) + [ALL],
+        tasks=sorted({t for m in models for t in per_task[m]}),
+        baseline=None,
+        cells={},
+        per_task=per_task,
+        runs={},
     )
+    base_ids = {data.seed_of(m): m for m in models if split_id(m)[0] == data.spec.baseline}
+    cols = [*table.families, *table.tasks]
+    cells = {m: _checkpoint_cells(table, m, cols, base_ids.get(data.seed_of(m))) for m in models}
+    runs = _run_cells(data, table, cols)
+    base = base_ids[min(base_ids)] if base_ids else None
+    return ResultsTable(**{**vars(table), "baseline": base, "cells": cells, "runs": runs})
+
+
+def _checkpoint_cells(table: ResultsTable, model: str, cols: list[str], base: str | None) -> dict[str, Cell]:
+    row = {}
+    for col in cols:
+        values = table.seeds(model, col)
+        if not values:
+            continue
+        ref = table.seeds(base, col) if base and base != model else None
+        row[col] = Cell(
+            **vars(summarize(list(values.values()))), vs_baseline=paired(values, ref) if ref else None
+        )
+    return row
+
+
+def run_scores(data: StudyData, table: ResultsTable, run: str, col: str) -> Scores:
+    """A run's scores in a column: pretraining seed -> fine-tuning seed -> score."""
+    out = {}
+    for seed, model in data.model_ids(run).items():
+        values = table.seeds(model, col) if model in table.per_task else None
+        if values:
+            out[seed] = values
+    return out
+
+
+def _run_cells(data: StudyData, table: ResultsTable, cols: list[str]) -> dict[str, dict[str, Cell]]:
+    runs = {}
+    for run in data.spec.runs:
+        if len(data.spec.seeds_of(run)) < 2:
+            continue
+        row = {}
+        for col in cols:
+            scores = run_scores(data, table, run.name, col)
+            estimate = over_pretraining(scores)
+            if estimate is None:
+                continue
+            vs = None
+            if run.name != data.spec.baseline:
+                nested = compare_runs(scores, run_scores(data, table, data.spec.baseline, col))
+                vs = nested.diff if nested and nested.level == "pretraining" else None
+            row[col] = Cell(**vars(estimate), vs_baseline=vs)
+        if row:
+            runs[run.name] = row
+    return runs

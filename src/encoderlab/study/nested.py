@@ -1,0 +1,110 @@
+"""Comparing two runs over pretraining seeds, with fine-tuning seeds nested inside each checkpoint.
+
+A study trains each compared run at K pretraining seeds and fine-tunes each checkpoint at F seeds.
+A claim is about objectives, so its replicate is the pretraining run: two checkpoints of one seed
+share a data order (`resolve.py`), and fine-tuning seeds of one checkpoint measure that checkpoint,
+not its objective. Pooling the K x F scores into one test would treat F fine-tuning runs of one
+checkpoint as F independent draws of the objective (pseudo-replication): with large pretraining
+noise and small fine-tuning noise it calls two checkpoints' difference a difference of objectives.
+
+The estimator (two-stage, the "summary statistics" approach of nested designs):
+1. per pretraining seed k, the mean over fine-tuning seeds of each run's score (over the fine-tuning
+   seeds both checkpoints have, so the difference is the mean of paired differences);
+2. a paired t-test over the K pretraining seeds of those means (`eval.stats.paired_test`).
+
+Why not a mixed model (`score ~ run + (1 | pretraining seed / checkpoint)`)? For a balanced design
+(every checkpoint fine-tuned at the same seeds) the two-stage test is exactly the mixed model's test
+of the run effect: its error term is the variance between pretraining seeds, fine-tuning noise
+included through the means, with K - 1 degrees of freedom. The two-stage form needs no variance
+component estimates, which with K = 3 are unstable (REML often puts one at zero and then reports a
+too-narrow interval), and it reads in one sentence. Its cost is the mixed model's: with K = 3 the
+t-interval has 2 degrees of freedom and is wide; that is the honest width of "three pretraining runs
+per objective".
+
+With K = 1 (or one pretraining seed in common) there is nothing to replicate: the comparison falls back
+to fine-tuning seeds paired over the one checkpoint each (`level == "fine-tuning"`), which says whether
+these two checkpoints differ, and the report says so. The fine-tuning-level comparison of the first
+common seed's checkpoints is kept beside the pretraining-level one (`checkpoint`), so the report
+can show both intervals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Literal
+
+from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize
+from encoderlab.eval.summary import paired
+
+Scores = dict[int, dict[int, float]]
+"""Pretraining seed -> fine-tuning seed -> score of one run (on one measure)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Nested:
+    """Run a against run b on one measure."""
+
+    level: Literal["pretraining", "fine-tuning"]
+    """What `a`, `b` and `diff` are over: pretraining seeds (each the mean over its fine-tuning seeds),
+    or, with one common pretraining seed, the fine-tuning seeds of one checkpoint each."""
+    a: Estimate
+    """Run a over the replicates of `level`."""
+    b: Estimate
+    """Run b over the same replicates."""
+    diff: PairedTest | None
+    """Paired test of a - b over them (None with fewer than 2)."""
+    pretraining_seeds: list[int]
+    """The pretraining seeds both runs have results at."""
+    checkpoint_seed: int
+    """The pretraining seed of the checkpoint-level comparison."""
+    checkpoint: PairedTest | None
+    """a - b over the fine-tuning seeds of that seed's two checkpoints (the within-checkpoint interval)."""
+
+
+def run_means(scores: Scores, other: Scores) -> dict[int, float]:
+    """Per pretraining seed both have: the mean of `scores` over the fine-tuning seeds both have there."""
+    out = {}
+    for k in sorted(set(scores) & set(other)):
+        common = sorted(set(scores[k]) & set(other[k]))
+        if common:
+            out[k] = fmean(scores[k][f] for f in common)
+    return out
+
+
+def compare_runs(a: Scores, b: Scores) -> Nested | None:
+    """The nested comparison of two runs (None when they share no pretraining seed with results)."""
+    ma, mb = run_means(a, b), run_means(b, a)
+    seeds = sorted(ma)
+    if not seeds:
+        return None
+    first = seeds[0]
+    checkpoint = paired(a[first], b[first])
+    if len(seeds) >= 2:
+        va, vb = [ma[k] for k in seeds], [mb[k] for k in seeds]
+        return Nested(
+            level="pretraining",
+            a=summarize(va),
+            b=summarize(vb),
+            diff=paired_test(va, vb),
+            pretraining_seeds=seeds,
+            checkpoint_seed=first,
+            checkpoint=checkpoint,
+        )
+    common = sorted(set(a[first]) & set(b[first]))
+    return Nested(
+        level="fine-tuning",
+        a=summarize([a[first][f] for f in common]),
+        b=summarize([b[first][f] for f in common]),
+        diff=checkpoint,
+        pretraining_seeds=seeds,
+        checkpoint_seed=first,
+        checkpoint=checkpoint,
+    )
+
+
+def over_pretraining(scores: Scores) -> Estimate | None:
+    """A run's score over its pretraining seeds (each the mean over its fine-tuning seeds); None with
+    fewer than 2 seeds, where only the checkpoint's own interval exists."""
+    means = [fmean(v.values()) for _, v in sorted(scores.items()) if v]
+    return summarize(means) if len(means) >= 2 else None
