@@ -305,3 +305,43 @@ def test_the_worked_example_in_the_docs_loads(tmp_path):
     task, data = load_task(task_from_file(tmp_path / "reviews.yaml"))
     assert task.name == "reviews" and task.metric == "macro_f1" and task.labels == ("bad", "good")
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (54, 6, 20)
+
+
+def test_repeated_task_file_flags_all_count(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from encoderlab.cli import main
+    from encoderlab.eval import commands
+
+    _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
+    _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
+    spec = {
+        "family": "sc",
+        "data": {"train": "train.csv", "test": "test.csv"},
+        "columns": {"text": "sentence", "label": "polarity"},
+    }
+    a, b = (
+        _spec(tmp_path, file="a.yaml", name="first", **spec),
+        _spec(tmp_path, file="b.yaml", name="second", **spec),
+    )
+    seen = {}
+    monkeypatch.setattr(
+        commands, "evaluate", lambda model, **kw: seen.update(kw) or SimpleNamespace(tasks={})
+    )
+    main(
+        [
+            "eval",
+            "m",
+            "--task-file",
+            str(a),
+            "--task-file",
+            str(b),
+            "--tasks",
+            "boolq",
+            "--out",
+            str(tmp_path / "o"),
+        ]
+    )
+    assert seen["suite"] is None and seen["tasks"] == ["boolq", "first", "second"]
+    main(["eval", "m", "--out", str(tmp_path / "o")])  # no task file: the pocket suite, its own grid
+    assert seen["suite"] == "pocket" and seen["tasks"] is None and seen["lrs"] is None

@@ -1,7 +1,8 @@
 """Evaluation by fine-tuning: four task families, suites of tasks, paper 1's LR x seed protocol.
 
-Layout: `spec` (what a task is), `tasks` (the registry and loaders), `suites`, `features` and `qa`
-(tokenisation and answer decoding), `heads`, `families` (per-family prepare/loss/score),
+Layout: `spec` (what a task is), `tasks/` (the registry, the offline, hub (paper 1, paper 2) and
+file-task loaders), `suites`, `features` and `qa` (tokenisation and answer decoding), `heads`,
+`families` (per-family prepare/loss/predict/metrics), `predictions` (saved test predictions),
 `finetune` (the shared loop), `metrics/`, `stats`, `summary` (the result record, LR selection,
 family means, paired comparison), `protocol` (grid, cache, summary files) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
 """
@@ -17,6 +18,7 @@ from encoderlab.eval.protocol import (
 from encoderlab.eval.suites import SUITES
 from encoderlab.eval.summary import EvalRecord, compare
 from encoderlab.eval.tasks import TASKS
+from encoderlab.eval.tasks.custom import load_task_files
 
 __all__ = [
     "DEFAULT_LRS",
@@ -29,4 +31,5 @@ __all__ = [
     "eval_node",
     "evaluate",
     "load_eval_model",
+    "load_task_files",
 ]

@@ -29,14 +29,10 @@ def eval_command(
 
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
-        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain, paper (paper 1's
-            12 datasets) or biomed (paper 2's English tasks and protocol) (default: pocket, or
-            none when --task-file is given).
+        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain, paper (paper 1's 12 datasets) or biomed (paper 2's English tasks and protocol); default pocket, or none with --task-file.
         tasks: Only these tasks of the suite (default: all); with --task-file, built-in tasks to add.
-        task_file: A task spec (YAML) or a folder of them, run through the same protocol, cache and
-            summary as built-in tasks; repeat the flag for more (see docs/evaluation.md).
-        lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's
-            protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
+        task_file: A task spec (YAML) or a folder of them, run through the same protocol, cache and summary as built-in tasks; repeat the flag for more (see docs/evaluation.md).
+        lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
         seeds: Fine-tuning seeds per learning rate (default: 0-4, or paper 2's 42-46 for biomed).
         out: Folder for results.jsonl, summary.json and summary.md.
         device: cpu or cuda (default: cuda when available).
