@@ -199,31 +199,28 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("change", "message"), BAD)
-def test_bad_specs_are_one_line_errors(tmp_path, change, message):
+def _sentiment_files(tmp_path: Path) -> dict:
+    """train.csv and test.csv (disjoint) and the spec fields that read them."""
     _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
     _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
-    (tmp_path / "empty.csv").write_text("sentence,polarity\n")
-    spec = {
-        "name": "bad",
+    return {
         "family": "sc",
         "data": {"train": "train.csv", "test": "test.csv"},
         "columns": {"text": "sentence", "label": "polarity"},
-        **change,
     }
+
+
+@pytest.mark.parametrize(("change", "message"), BAD)
+def test_bad_specs_are_one_line_errors(tmp_path, change, message):
+    (tmp_path / "empty.csv").write_text("sentence,polarity\n")
+    spec = {"name": "bad", **_sentiment_files(tmp_path), **change}
     with pytest.raises(UserError, match=message) as exc:
         task_from_file(_spec(tmp_path, **spec))
     assert "\n" not in str(exc.value) and str(tmp_path / "task.yaml") in str(exc.value)
 
 
 def test_a_builtin_name_or_a_repeated_name_is_refused(tmp_path):
-    _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
-    _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
-    spec = {
-        "family": "sc",
-        "data": {"train": "train.csv", "test": "test.csv"},
-        "columns": {"text": "sentence", "label": "polarity"},
-    }
+    spec = _sentiment_files(tmp_path)
     with pytest.raises(UserError, match="'boolq' is a built-in task's name"):
         load_task_files([_spec(tmp_path, file="a.yaml", name="boolq", **spec)])
     (tmp_path / "a.yaml").unlink()
@@ -313,13 +310,7 @@ def test_repeated_task_file_flags_all_count(tmp_path, monkeypatch):
     from encoderlab.cli import main
     from encoderlab.eval import commands
 
-    _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
-    _write_csv(tmp_path / "test.csv", [r for r in _sentiment(40, 1) if r not in _sentiment(40, 0)][:10])
-    spec = {
-        "family": "sc",
-        "data": {"train": "train.csv", "test": "test.csv"},
-        "columns": {"text": "sentence", "label": "polarity"},
-    }
+    spec = _sentiment_files(tmp_path)
     a, b = (
         _spec(tmp_path, file="a.yaml", name="first", **spec),
         _spec(tmp_path, file="b.yaml", name="second", **spec),
