@@ -170,3 +170,12 @@ def test_a_paper_task_runs_end_to_end_at_the_model_length(root, tmp_path, monkey
     assert record["test"]["test"]["n"] == 8 and summary.tasks["paper-sst2"].test.n == 1
     assert TASKS["paper-sst2"].max_length is None
     assert TASKS["paper-sst2"].for_model(256).max_length == 253  # round(0.99 * 256)
+
+
+def test_no_hub_and_no_mirror_is_one_line(tmp_path, monkeypatch):
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    with pytest.raises(UserError, match=r"cannot load nyu-mll/glue \(config sst2\).*set ENCODERLAB_HUB_DATA=DIR") as exc:
+        load_task(TASKS["paper-sst2"])
+    assert "\n" not in str(exc.value)
