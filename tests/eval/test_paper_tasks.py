@@ -176,6 +176,8 @@ def test_no_hub_and_no_mirror_is_one_line(tmp_path, monkeypatch):
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    with pytest.raises(UserError, match=r"cannot load nyu-mll/glue \(config sst2\).*set ENCODERLAB_HUB_DATA=DIR") as exc:
+    with pytest.raises(
+        UserError, match=r"cannot load nyu-mll/glue \(config sst2\).*set ENCODERLAB_HUB_DATA=DIR"
+    ) as exc:
         load_task(TASKS["paper-sst2"])
     assert "\n" not in str(exc.value)
