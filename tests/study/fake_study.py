@@ -30,6 +30,40 @@ PRETRAIN_EFFECT: dict[tuple[str, int], float] = {}
 a test sets to study claims over pretraining seeds (empty: none)."""
 
 
+WORDS = [
+    "the",
+    "cat",
+    "sat",
+    "on",
+    "a",
+    "mat",
+    "while",
+    "dogs",
+    "ran",
+    "over",
+    "green",
+    "hills",
+    "and",
+    "birds",
+    "sang",
+    "in",
+    "tall",
+    "old",
+    "trees",
+]
+"""The words of `tiny_corpus`."""
+
+
+def tiny_corpus(path: Path, docs: int) -> Path:
+    """A JSONL corpus of `docs` short documents over `WORDS` (12-20 words each), for real prepare nodes."""
+    lines = []
+    for i in range(docs):
+        text = " ".join(WORDS[(i * 7 + j) % len(WORDS)] for j in range(12 + i % 9))
+        lines.append(json.dumps({"id": str(i), "text": text}) + "\n")
+    path.write_text("".join(lines))
+    return path
+
+
 def _noise(*parts) -> float:
     """A deterministic number in [-1, 1) from its arguments."""
     h = hashlib.sha256(json.dumps(parts).encode()).digest()

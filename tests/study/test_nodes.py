@@ -12,7 +12,7 @@ import json
 import pytest
 import yaml
 from fake_study import backend as fake_backend
-from fake_study import record
+from fake_study import record, tiny_corpus
 
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
@@ -50,30 +50,7 @@ def _spec(corpus) -> StudySpec:
 
 @pytest.mark.slow
 def test_real_prepare_and_pretrain_nodes(tmp_path):
-    corpus = tmp_path / "corpus.jsonl"
-    words = [
-        "the",
-        "cat",
-        "sat",
-        "on",
-        "a",
-        "mat",
-        "while",
-        "dogs",
-        "ran",
-        "over",
-        "green",
-        "hills",
-        "and",
-        "birds",
-        "sang",
-    ]
-    corpus.write_text(
-        "".join(
-            json.dumps({"id": str(i), "text": " ".join(words[i % 7 :] + words[: i % 7]) * 3}) + "\n"
-            for i in range(60)
-        )
-    )
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 200)
     fake = fake_backend()
     real = real_backend()
     real.kinds["eval"] = fake.kinds["eval"].__class__(

@@ -96,3 +96,27 @@ class BatchSource(Protocol):
     def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
         """The micro-batch at (step, micro_step, rank); a pure function of these numbers."""
         ...
+
+
+@dataclass(frozen=True)
+class StepOffset:
+    """A source read from further along its stream: step s serves `source`'s batch of step s + `steps`.
+
+    Continued pretraining wraps its base's stream in this, so it reads the rows after the base's last
+    step (same data, same order) instead of replaying the batches the base was trained on."""
+
+    source: BatchSource
+    """The stream."""
+    steps: int
+    """Steps of it to skip."""
+
+    @property
+    def spec(self) -> TokenSpec:
+        return self.source.spec
+
+    @property
+    def layout(self) -> BatchLayout:
+        return self.source.layout
+
+    def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
+        return self.source.batch(step + self.steps, micro_step, rank)

@@ -148,6 +148,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         graph.add("prepare", f"prepare/{d.name}", cfg)
 
     resolved: dict[str, RunConfig] = {}
+    by_node: dict[str, RunConfig] = {}
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     every_seed = sorted({s for run in spec.runs for s in spec.seeds_of(run)})
     for seed in every_seed:
@@ -158,12 +159,12 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             if run.recipe is None:
                 models[rid] = (run, None, run.init)
                 continue
-            cfg = resolve_run(spec, run, seed)
+            base = f"pretrain/{run_id(spec.run(run.init), seed, spec)}" if run.init in run_names else None
+            cfg = resolve_run(spec, run, seed, by_node[base] if base else None)
             resolved.setdefault(run.name, cfg)
-            deps = [f"prepare/{run.data}"]
-            if run.init in run_names:
-                deps.append(f"pretrain/{run_id(spec.run(run.init), seed, spec)}")
+            deps = [f"prepare/{run.data}", *([base] if base else [])]
             graph.add("pretrain", f"pretrain/{rid}", pretrain_config(cfg), tuple(deps))
+            by_node[f"pretrain/{rid}"] = cfg
             models[rid] = (run, f"pretrain/{rid}", None)
     _check_groups(spec, resolved)
 

@@ -22,6 +22,10 @@ reloads it with the strict typed loader. Nothing is passed as `key=value` text. 
    whole run, data order included; then the checkpoints kept for intermediate evaluation, and a
    start model given to a recipe that takes none as `model.init`.
 
+A run that continues another run of the study on the same data reads that stream after the base's
+last step (`_after_base`: `DataConfig.step_offset`, the base's data seed), so continued pretraining
+never replays the batches and masks its base was trained on.
+
 Axes of the report that describe a run (its masking ratio) are read from the resolved phases
 (`mask_ratio`), never declared a second time beside the recipe parameter that sets them.
 """
@@ -31,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+from encoderlab.errors import UserError
 from encoderlab.study.spec import RunSpec, StudySpec
 
 if TYPE_CHECKING:
@@ -76,8 +81,10 @@ def _init_of(spec: StudySpec, run: RunSpec) -> str | None:
     return run.init if run.init and run.init not in {r.name for r in spec.runs} else None
 
 
-def resolve_run(spec: StudySpec, run: RunSpec, seed: int) -> RunConfig:
-    """The complete RunConfig of `run` at pretraining seed `seed` (paths filled in by the node)."""
+def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None = None) -> RunConfig:
+    """The complete RunConfig of `run` at pretraining seed `seed` (paths filled in by the node).
+
+    `base` is the resolved RunConfig of the study run that `run` continues (None: none)."""
     from encoderlab.config import with_values
     from encoderlab.train.recipes import make_recipe
 
@@ -87,12 +94,32 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int) -> RunConfig:
     init = _init_of(spec, run)
     if init and model.init != init:
         model = dataclasses.replace(model, init=init)
-    return dataclasses.replace(
+    cfg = dataclasses.replace(
         cfg,
         model=model,
         data=dataclasses.replace(cfg.data, seed=cfg.data.seed + seed),
         seed=cfg.seed + seed + (run.seed or 0),
         checkpoint=dataclasses.replace(cfg.checkpoint, keep_steps=tuple(sorted(run.eval_steps))),
+    )
+    if base is not None and run.data == spec.run(run.init).data:
+        cfg = _after_base(cfg, base, run)
+    return cfg
+
+
+def _after_base(cfg: RunConfig, base: RunConfig, run: RunSpec) -> RunConfig:
+    """A continued run on its base's data reads the base's stream from the row after the base's last
+    one: the base's order (data seed), skipping as many whole steps as cover the base's rows. Its own
+    batch size may differ; its row length may not (rows of another length are other cuts of the text)."""
+    if cfg.layout.seq_len != base.layout.seq_len:
+        raise UserError(
+            f"run {run.name} continues {run.init} on the same data with sequence length {cfg.layout.seq_len}, "
+            f"not {base.layout.seq_len}: it could not start where {run.init} stopped; give both one seq_len"
+        )
+    rows = base.steps * base.layout.global_batch_size
+    offset = -(-rows // cfg.layout.global_batch_size)  # whole steps, so no row of the base is read again
+    return dataclasses.replace(
+        cfg,
+        data=dataclasses.replace(cfg.data, seed=base.data.seed, step_offset=base.data.step_offset + offset),
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 import encoderlab.train.checkpoint as ckpt
-from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
+from encoderlab.data.batch import BatchLayout, BatchSource, StepOffset, TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
@@ -24,7 +24,13 @@ from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
 
 
 def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
-    """The configured token stream: a prepared folder's reader, or synthetic documents."""
+    """The configured token stream: a prepared folder's reader, or synthetic documents, read from
+    `data.step_offset` on."""
+    source = _stream(data, layout)
+    return StepOffset(source, data.step_offset) if data.step_offset else source
+
+
+def _stream(data: DataConfig, layout: BatchLayout) -> BatchSource:
     if data.path == "synthetic":
         from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
 

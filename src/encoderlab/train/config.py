@@ -43,6 +43,10 @@ class DataConfig:
     """A prepared data folder (`encoderlab data prepare`), or `synthetic` for generated documents."""
     seed: int = 0
     """Shuffle seed of the data order (kept apart from the training seed, as paper 2 does)."""
+    step_offset: int = 0
+    """Read the stream from this step on: step s is served the batch of step s + step_offset. Continued
+    pretraining sets it past its base's last step (with the base's data and seed), so it reads rows the
+    base never saw instead of replaying the base's batches."""
     synthetic_vocab: int = 512
     """Vocabulary size of the synthetic source."""
     synthetic_doc_len: int = 48
@@ -51,6 +55,9 @@ class DataConfig:
 
     def __post_init__(self) -> None:
         from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN
+
+        if self.step_offset < 0:
+            raise UserError(f"data.step_offset must be >= 0, got {self.step_offset}")
 
         if self.synthetic_doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(

@@ -121,6 +121,7 @@ def pfs_clm(**kwargs: Any) -> RunConfig:
 def cpt_mlm(
     init: str = "",
     load: str = "weights",
+    step_offset: int = 0,
     ratio: float = 0.40,
     steps: int = 12_000,
     warmup: int = 200,
@@ -132,12 +133,16 @@ def cpt_mlm(
     world_size: int = 1,
     checkpoint_every: int = 1000,
 ) -> RunConfig:
-    """Continued MLM pretraining of any checkpoint (own or HF); load=weights or full training state."""
+    """Continued MLM pretraining of any checkpoint (own or HF); load=weights or full training state.
+
+    `step_offset`: steps of the data stream to skip. Continuing a base on the data it was trained on,
+    set it to the base's steps (same batch layout and data seed), so the run reads text the base never
+    saw; the default 0 replays the base's batches from the start. A study sets it for you."""
     if not init:
         raise UserError("cpt-mlm needs a starting checkpoint: --param init=PATH_OR_HUB_ID")
     return RunConfig(
         model=ModelSpec(init=init, load=coerce(load, typing.Literal["weights", "full"], "load")),
-        data=DataConfig(path=data),
+        data=DataConfig(path=data, step_offset=step_offset),
         layout=_layout(seq_len, global_batch, micro_batch_size, world_size),
         optim=PAPER1_OPTIM,
         phases=(
