@@ -32,6 +32,7 @@ COMMANDS: Commands = {
     "data": {
         "tokenizer": "encoderlab.data.commands:tokenizer",
         "prepare": "encoderlab.data.commands:prepare",
+        "merge": "encoderlab.data.commands:merge",
         "inspect": "encoderlab.data.commands:inspect",
     },
     "export": "encoderlab.model.export:export_command",

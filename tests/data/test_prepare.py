@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 
+from encoderlab.data import encode
 from encoderlab.data import prepare as prep
 from encoderlab.data.prepare import PrepareConfig, choose_dtype, prepare, read_meta, split_dir, val_mask
 from encoderlab.data.sources import SourceConfig
@@ -101,14 +102,14 @@ def test_same_recipe_is_a_no_op_and_another_is_refused(tmp_path, corpus, tokeniz
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep")
-    with pytest.raises(UserError, match="not a prepared-data folder"):
+    with pytest.raises(UserError, match="non-empty folder that encoderlab did not create"):
         prepare(_cfg(corpus, tokenizer_dir), tmp_path / "mine", workers=1, progress=False)
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep"
 
 
 def _fail_after(monkeypatch, appends: int, exc: BaseException) -> None:
-    """Make `_SplitWriter.append` raise `exc` after `appends` calls (two per chunk: train and val)."""
-    real = prep._SplitWriter.append
+    """Make `SplitWriter.append` raise `exc` after `appends` calls (two per chunk: train and val)."""
+    real = prep.SplitWriter.append
     calls = []
 
     def append(self, tokens, lengths):
@@ -117,12 +118,12 @@ def _fail_after(monkeypatch, appends: int, exc: BaseException) -> None:
             raise exc
         real(self, tokens, lengths)
 
-    monkeypatch.setattr(prep._SplitWriter, "append", append)
+    monkeypatch.setattr(prep.SplitWriter, "append", append)
 
 
 def _count_tokenized(monkeypatch) -> list[int]:
-    real, calls = prep._tokenize_chunk, []
-    monkeypatch.setattr(prep, "_tokenize_chunk", lambda docs: (calls.append(len(docs)), real(docs))[1])
+    real, calls = encode.tokenize_chunk, []
+    monkeypatch.setattr(encode, "tokenize_chunk", lambda docs: (calls.append(len(docs)), real(docs))[1])
     return calls
 
 
@@ -327,3 +328,15 @@ def test_a_second_prepare_into_the_same_folder_is_refused_while_the_first_runs(
         holder.wait()
     prepare(_cfg(corpus, tokenizer_dir), out, workers=1, progress=False)  # a dead holder's lock is stale
     assert (out / "meta.json").exists() and not lock.exists()
+
+
+def test_repeated_source_flags_are_all_kept(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+    from encoderlab.cli import main
+
+    a = write_jsonl(tmp_path / "a.jsonl", corpus_records(30, prefix="a"))
+    b = write_jsonl(tmp_path / "b.jsonl", corpus_records(30, prefix="b"))
+    c = write_jsonl(tmp_path / "c.jsonl", corpus_records(30, prefix="c"))
+    base = ["data", "prepare", "--tokenizer", str(tokenizer_dir), "--decontaminate", "none", "--workers", "1"]
+    main([*base, "--source", str(a), "--source", str(b), str(c), "--out", str(tmp_path / "out")])
+    assert [s["location"] for s in read_meta(tmp_path / "out")["sources"]] == [str(a), str(b), str(c)]
+    capsys.readouterr()

@@ -26,7 +26,9 @@ def test_jsonl_txt_parquet_folders_and_globs(tmp_path):
     pq.write_table(pa.table({"body": ["epsilon", None, "zeta"]}), tmp_path / "a" / "z.parquet")
     (tmp_path / "a" / "ignored.csv").write_text("no")
     folder = SourceConfig(location=str(tmp_path / "a"), text_field="body")
-    assert _texts(folder) == ["alpha", "beta", "gamma\ndelta\n", "epsilon", "zeta"]
+    assert _texts(folder) == ["alpha", "beta", "gamma\ndelta", "epsilon", "zeta"]  # one paragraph
+    whole = SourceConfig(location=str(tmp_path / "a" / "y.txt"), txt_unit="file")
+    assert _texts(whole) == ["gamma\ndelta\n"]
     by_line = SourceConfig(location=str(tmp_path / "a" / "*.txt"), txt_unit="line")
     assert _texts(by_line) == ["gamma", "delta"]
     docs = list(iter_documents(SourceConfig(location=str(tmp_path / "a/x.jsonl"), text_field="body")))
@@ -35,7 +37,7 @@ def test_jsonl_txt_parquet_folders_and_globs(tmp_path):
 
 def test_asset_source_keeps_global_ids(fake_assets):  # noqa: F811
     fake_assets({"tiny": [{"id": "tiny/0", "text": "one", "meta": {}}]})
-    assert [tuple(d) for d in iter_documents(SourceConfig(location="tiny"))] == [("tiny/0", "one")]
+    assert [(d.id, d.text) for d in iter_documents(SourceConfig(location="tiny"))] == [("tiny/0", "one")]
     with pytest.raises(UserError, match="nor an asset name"):
         list(iter_documents(SourceConfig(location="no-such-thing")))
 
@@ -146,3 +148,20 @@ def test_mixture_refuses_a_source_without_documents(tmp_path):
     empty = write_jsonl(tmp_path / "e.jsonl", [{"text": " "}])
     with pytest.raises(UserError, match="has no non-empty document"):
         list(mix_documents([SourceConfig(location=str(a)), SourceConfig(location=str(empty))]))
+
+
+def test_txt_is_cut_into_blank_line_paragraphs_by_default_and_says_so(tmp_path, caplog):
+    book = tmp_path / "book.txt"
+    book.write_text("Call me Ishmael.\nSome years ago.\n\n\n  \nIt was a\ndamp November.\n\nThe end.")
+    caplog.set_level("INFO")
+    docs = list(mix_documents([SourceConfig(location=str(book))]))
+    assert [d.text for d in docs] == [
+        "Call me Ishmael.\nSome years ago.",
+        "It was a\ndamp November.",
+        "The end.",
+    ]
+    assert [d.id for d in docs] == [f"{book}:1", f"{book}:6", f"{book}:9"]
+    assert "read as one document per blank-line paragraph (txt_unit=paragraph" in caplog.text
+    stats = SourceStats(str(book))
+    list(iter_documents(SourceConfig(location=str(book), txt_unit="line"), stats))
+    assert stats.identity == {"kind": "files", "txt_unit": "line"} and stats.docs == 5

@@ -1,4 +1,4 @@
-"""`encoderlab data tokenizer | prepare | inspect`: thin wrappers over the Python API."""
+"""`encoderlab data tokenizer | prepare | merge | inspect`: thin wrappers over the Python API."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Annotated, Literal
 
 import tyro
 
+from encoderlab.cliargs import Repeated, flatten
 from encoderlab.data.sources import parse_source
+from encoderlab.errors import UserError
 
 
 def _log_to_stderr() -> None:
@@ -17,7 +19,7 @@ def _log_to_stderr() -> None:
 
 
 def tokenizer(
-    source: tuple[str, ...],
+    source: Repeated,
     out: Path,
     vocab_size: int = 32_768,
     kind: Literal["bpe", "wordpiece"] = "bpe",
@@ -42,7 +44,7 @@ def tokenizer(
     from encoderlab.data.tokenizer import token_spec, train_tokenizer
 
     tok = train_tokenizer(
-        [parse_source(s) for s in source],
+        [parse_source(s) for s in flatten(source)],
         vocab_size,
         out,
         kind,
@@ -55,11 +57,11 @@ def tokenizer(
 
 
 def prepare(
-    source: tuple[str, ...],
+    source: Repeated,
     tokenizer: str,
     out: Path,
     val_fraction: float = 0.01,
-    decontaminate: tuple[str, ...] = ("auto",),
+    decontaminate: Repeated = (),
     ngram: int = 13,
     seed: int = 0,
     stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
@@ -68,16 +70,19 @@ def prepare(
     max_docs: int | None = None,
     workers: int = 0,
     checkpoint_every: int = 16,
+    shard: str | None = None,
 ) -> None:
     """Tokenize --source on all cores into a prepared folder (tokens.bin, doc_offsets.npy, meta.json).
 
     Args:
-        source: Corpora: asset names, files, folders, globs or hf:ORG/NAME, each optionally
-            followed by #text_field=...,weight=... (see docs/data.md).
+        source: Corpora: asset names, named hub corpora, files, folders, globs or hf:ORG/NAME, each
+            optionally followed by #text_field=...,weight=... (see docs/data.md); repeat the flag
+            or list several after it.
         tokenizer: Tokenizer folder, model folder, asset name or hub id.
         out: Output folder (refused if it holds other data).
         val_fraction: Share of documents held out for validation.
-        decontaminate: Evaluation sets to remove: auto (all fetched default sets), none, or asset names / files.
+        decontaminate: Evaluation sets to remove: auto (all fetched default sets; the default), none,
+            or asset names / files.
         ngram: Word n-gram length of the overlap test.
         seed: Seed of the source mixture.
         stop: When a mixture ends: first_exhausted (exact proportions) or all_exhausted (repeat small sources).
@@ -87,25 +92,43 @@ def prepare(
         workers: Tokenizer processes (0 = all cores).
         checkpoint_every: Chunks of 256 documents between resume checkpoints (an interrupted
             prepare rerun with the same arguments continues from the last one).
+        shard: Tokenize only slice I of N of the source's files, into OUT.shards/ (I/N, or auto
+            from a SLURM array or torchrun's RANK/WORLD_SIZE); `data merge --out OUT` then joins them.
     """
     from encoderlab.data.prepare import PrepareConfig, read_meta
     from encoderlab.data.prepare import prepare as run
+    from encoderlab.data.shard import parse_shard
 
     _log_to_stderr()
+    part = parse_shard(shard)
     cfg = PrepareConfig(
-        sources=tuple(parse_source(s) for s in source),
+        sources=tuple(parse_source(s) for s in flatten(source)),
         tokenizer=tokenizer,
         val_fraction=val_fraction,
         seed=seed,
         stop=stop,
-        decontaminate=decontaminate,
+        decontaminate=flatten(decontaminate) or ("auto",),
         ngram=ngram,
         on_error=on_error,
         dtype=dtype,
         max_docs=max_docs,
     )
-    meta = read_meta(run(cfg, out, workers=workers, checkpoint_every=checkpoint_every))
-    print(json.dumps({"out": str(out), **_summary(meta)}))
+    written = run(cfg, out, shard=part, workers=workers, checkpoint_every=checkpoint_every)
+    print(json.dumps({"out": str(written), **_summary(read_meta(written))}))
+
+
+def merge(out: Path, delete_parts: bool = False) -> None:
+    """Join the parts of `data prepare --shard I/N --out OUT` (in OUT.shards/) into OUT.
+
+    Args:
+        out: The --out the sharded prepares were given.
+        delete_parts: Delete OUT.shards/ once OUT is complete.
+    """
+    from encoderlab.data.merge import merge as run
+    from encoderlab.data.prepare import read_meta
+
+    _log_to_stderr()
+    print(json.dumps({"out": str(out), **_summary(read_meta(run(out, delete_parts=delete_parts)))}))
 
 
 def _summary(meta: dict) -> dict:
@@ -115,6 +138,8 @@ def _summary(meta: dict) -> dict:
         "dtype": meta["dtype"],
         "removed": {"by_id": d["removed_by_id"], "by_ngram": d["removed_by_ngram"]},
         "skipped": {k: sum(s[k] for s in meta["sources"]) for k in ("empty", "bad_records", "bad_files")},
+        "unique_tokens": meta.get("unique_tokens"),
+        "max_token_id": meta.get("max_token_id"),
         "seconds": meta["seconds"],
         "resumed_after_docs": meta.get("resumed_after_docs", 0),
     }
@@ -140,6 +165,10 @@ def inspect(
     from encoderlab.data.reader import PackedReader
     from encoderlab.data.tokenizer import load_tokenizer
 
+    if seq_len < 1:
+        raise UserError(f"--seq-len must be >= 1 (tokens per row), got {seq_len}")
+    if rows < 1:
+        raise UserError(f"--rows must be >= 1, got {rows}")
     reader = PackedReader(path, BatchLayout(seq_len=seq_len, micro_batch_size=rows), seed=seed, split=split)
     print(json.dumps(_summary(reader.meta), indent=1))
     tok = load_tokenizer(path)

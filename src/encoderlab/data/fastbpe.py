@@ -131,8 +131,10 @@ class TiktokenBPE:
         )
 
 
+@functools.lru_cache(maxsize=4)
 def tiktoken_bpe(tokenizer_json: str) -> tuple[TiktokenBPE | None, str]:
-    """(what makes tiktoken give `tokenizer_json`'s ids, "") or (None, why not)."""
+    """(what makes tiktoken give `tokenizer_json`'s ids, "") or (None, why not). Cached: the check
+    walks every merge (about 5 s for Llama 3's 128k), and a process may prepare several folders."""
     spec = json.loads(tokenizer_json)
     pattern, reason = _pattern(spec.get("pre_tokenizer") or {})
     reason = reason or _unsupported(spec)

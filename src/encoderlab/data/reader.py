@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from encoderlab.data.batch import BatchLayout, PackedBatch, TokenSpec
-from encoderlab.data.prepare import read_meta, split_dir
+from encoderlab.data.packed import open_split, read_meta, split_dir
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.errors import UserError
 
@@ -82,34 +82,19 @@ class PackedReader:
         self.meta = read_meta(self.root)
         spec = dict(self.meta["spec"])
         self.spec = TokenSpec(**{**spec, "special_ids": tuple(spec["special_ids"])})
-        folder = split_dir(self.root, split)
-        counts = self.meta["splits"][split]
-        n, dtype = counts["tokens"], np.dtype(self.meta["dtype"])
+        if split not in self.meta["splits"]:
+            split_dir(self.root, split)  # an unknown split: one line naming the valid ones
+        n = self.meta["splits"][split]["tokens"]
         if n < layout.seq_len:
             raise UserError(
                 f"the {split} split of {self.root} has {n} tokens, fewer than one row of seq_len "
                 f"{layout.seq_len}; prepare more text or lower seq_len"
             )
-        self.tokens = self._memmap(folder / "tokens.bin", dtype, n)
-        self.offsets = np.load(folder / "doc_offsets.npy", mmap_mode="r")
-        if len(self.offsets) != counts["docs"] + 1 or int(self.offsets[-1]) != n:
-            raise UserError(
-                f"{folder / 'doc_offsets.npy'} does not match meta.json; prepare {self.root} again"
-            )
+        self.tokens, self.offsets = open_split(self.root, split, self.meta)
         self.n_tokens = n
         self.rows_per_epoch = n // layout.seq_len
         self._epochs: dict[int, tuple[np.ndarray, int]] = {}
         self._logged: set[int] = set()
-
-    @staticmethod
-    def _memmap(path: Path, dtype: np.dtype, n: int) -> np.memmap:
-        size = path.stat().st_size if path.is_file() else -1
-        if size != n * dtype.itemsize:
-            raise UserError(
-                f"{path} holds {size} bytes, meta.json expects {n * dtype.itemsize}; the folder is truncated "
-                "or corrupt, prepare it again"
-            )
-        return np.memmap(path, dtype=dtype, mode="r")
 
     def _epoch(self, epoch: int) -> tuple[np.ndarray, int]:
         """(row permutation, token shift) of `epoch`, drawn from (seed, epoch)."""

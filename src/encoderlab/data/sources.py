@@ -5,11 +5,20 @@ one at a time, so no corpus is ever held in memory. `mix_documents` interleaves 
 by weight with a seeded generator, so the same configs always give the same document stream.
 
 Locations, tried in this order:
-  * `hf:ORG/NAME` - a Hugging Face dataset streamed from the hub (refused at once, with one line,
-    when `HF_HUB_OFFLINE=1`, instead of the ~23 s of retries `datasets` would spend);
-  * an existing file or folder, or a glob - `.txt` (one document per file, or per line),
-    `.jsonl`/`.json` (one JSON object per line) and `.parquet`; folders are searched recursively;
+  * `hf:ORG/NAME` - a Hugging Face dataset streamed with `datasets` (`hf_config`, `hf_split`), from
+    the hub or from a local mirror (`data/hub.py`: ENCODERLAB_HUB_ROOT), file by file, so a worker
+    can read a slice of the files (`Shard`); refused at once when `HF_HUB_OFFLINE=1` and no mirror;
+  * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
+    default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line) and
+    `.parquet`; folders are searched recursively;
+  * a named hub corpus (`fineweb-edu-10bt`, ...: `data/corpora.py`), read as the `hf:` source it
+    stands for (its text field, config and split are the table's);
   * a name in the asset registry (`encoderlab assets list`), read from its `data.jsonl`.
+
+A `.txt` file is prose more often than a list of one-line records, so its default unit is the
+paragraph (lines up to a blank line), as in wikitext and Project Gutenberg dumps; `txt_unit=line`
+reads one document per line (what `analyze cka --texts` does) and `txt_unit=file` one per file.
+The unit used is logged once per source and recorded in meta.json.
 
 Bad input never passes silently. Empty and whitespace-only documents are dropped and counted.
 An unreadable file, a line that is not JSON or not UTF-8, or a corrupt parquet file is either
@@ -32,7 +41,7 @@ import glob
 import hashlib
 import io
 import json
-import os
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +49,12 @@ from typing import Literal, NamedTuple
 
 import numpy as np
 
+from encoderlab.data.corpora import CORPORA
+from encoderlab.data.hub import HubDataset, resolve_dataset, stream_files
+from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
+
+log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 GLOB_CHARS = set("*?[")
@@ -58,12 +72,14 @@ class SourceConfig:
     """Field holding a document id; records without it get `FILE:LINE` ids."""
     weight: float = 1.0
     """Relative share of documents drawn from this source when several are mixed."""
-    txt_unit: Literal["file", "line"] = "file"
-    """For .txt files: one document per file, or one per non-empty line."""
+    txt_unit: Literal["paragraph", "line", "file"] = "paragraph"
+    """For .txt files: one document per blank-line-separated paragraph, per line, or per file."""
     hf_split: str = "train"
     """Split of a Hugging Face dataset."""
     hf_config: str | None = None
     """Configuration (subset) name of a Hugging Face dataset."""
+    hf_data_dir: str | None = None
+    """Folder of a Hugging Face dataset repo to read (`load_dataset(..., data_dir=)`)."""
 
     def __post_init__(self):
         if not self.location:
@@ -84,7 +100,9 @@ def parse_source(spec: str) -> SourceConfig:
         if not eq:
             raise UserError(f"source option '{item}' in '{spec}' must look like key=value")
         data[key.strip()] = (
-            value if key.strip() in ("text_field", "id_field", "hf_config") else parse_scalar(value)
+            value
+            if key.strip() in ("text_field", "id_field", "hf_config", "hf_split", "hf_data_dir")
+            else parse_scalar(value)
         )
     return from_dict(SourceConfig, data, where=f"source '{spec}'")
 
@@ -94,6 +112,10 @@ class Document(NamedTuple):
 
     id: str
     text: str
+    source: int = 0
+    """Index of its source in a mixture."""
+    repeat: int = 0
+    """0 on a source's first pass, k on its k-th restart by an `all_exhausted` mixture."""
 
 
 @dataclass
@@ -112,17 +134,17 @@ class SourceStats:
     repeats: int = 0
     """Times the source was restarted by an `all_exhausted` mixture."""
     files: list[dict] = field(default_factory=list)
-    """Per local file: path, bytes read, sha256 of those bytes, complete (read to its end)."""
+    """Per local file: path, bytes read, sha256 of those bytes, complete (read to its end); per hub
+    file: its path in the repo, documents read, complete."""
+    identity: dict = field(default_factory=dict)
+    """What the source is: kind (files, asset, hf), and for hub data its id, config, split,
+    revision and every file of the split (so a study can tell two corpora apart)."""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
 
 
 # ---------------------------------------------------------------- resolving locations
-
-
-def _hub_offline() -> bool:
-    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
 
 
 def resolve_files(location: str) -> list[Path] | None:
@@ -160,20 +182,24 @@ def _asset_path(name: str) -> Path:
     if name not in ASSETS:
         raise UserError(
             f"'{name}' is not an existing file, folder or glob, nor an asset name "
-            f"(assets: {', '.join(sorted(ASSETS))}); fix --source"
+            f"(assets: {', '.join(sorted(ASSETS))}) or a hub corpus ({', '.join(sorted(CORPORA))}); fix --source"
         )
     return asset_jsonl(name)
 
 
+def expand(cfg: SourceConfig) -> SourceConfig:
+    """A named hub corpus as the `hf:` source it stands for (keeping the weight); others unchanged."""
+    corpus = CORPORA.get(cfg.location)
+    return corpus.source(weight=cfg.weight) if corpus is not None else cfg
+
+
 def describe(cfg: SourceConfig) -> dict:
-    """The resolved kind and files of a source, checked without reading any document."""
+    """The resolved kind and files of a source, checked without reading any document (a hub
+    dataset's files are listed from its card, not downloaded)."""
+    cfg = expand(cfg)
     if cfg.location.startswith("hf:"):
-        if _hub_offline():
-            raise UserError(
-                f"source '{cfg.location}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; "
-                "unset it, or download the dataset and pass its files"
-            )
-        return {"kind": "hf", "files": []}
+        ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
+        return {"kind": "hf", "files": list(ds.files), "dataset": ds}
     files = resolve_files(cfg.location)
     if files is not None:
         return {"kind": "files", "files": files}
@@ -260,11 +286,29 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
             except _Bad as exc:
                 _handle(exc, on_error, stats, record=True)
             return
-        for lineno, raw in enumerate(f, 1):
-            try:
-                yield Document(f"{path}:{lineno}", _decode(raw, f"{path}:{lineno}").rstrip("\r\n"))
-            except _Bad as exc:
-                _handle(exc, on_error, stats, record=True)
+        lines = _decoded_lines(f, path, on_error, stats)
+        if cfg.txt_unit == "line":
+            for lineno, line in lines:
+                yield Document(f"{path}:{lineno}", line.rstrip("\r\n"))
+            return
+        start, para = 0, []
+        for lineno, line in lines:  # paragraphs: runs of lines up to a blank (whitespace-only) line
+            if line.strip():
+                start = start if para else lineno
+                para.append(line)
+            elif para:
+                yield Document(f"{path}:{start}", "".join(para).rstrip("\r\n"))
+                para = []
+        if para:
+            yield Document(f"{path}:{start}", "".join(para).rstrip("\r\n"))
+
+
+def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
+    for lineno, raw in enumerate(f, 1):
+        try:
+            yield lineno, _decode(raw, f"{path}:{lineno}")
+        except _Bad as exc:
+            _handle(exc, on_error, stats, record=True)
 
 
 def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
@@ -323,38 +367,61 @@ def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str,
         _handle(_Bad(f"cannot read {path} ({exc.strerror or exc})"), on_error, stats)
 
 
-def _read_hf(cfg: SourceConfig) -> Iterator[Document]:
-    name = cfg.location[3:]
-    import datasets
-
-    try:
-        ds = datasets.load_dataset(name, cfg.hf_config, split=cfg.hf_split, streaming=True)
-    except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"
-        raise UserError(f"cannot stream Hugging Face dataset '{name}' ({str(exc).splitlines()[0]})") from None
-    for i, record in enumerate(ds):
-        if cfg.text_field not in record:
-            raise UserError(f"dataset '{name}' has no field '{cfg.text_field}' (fields: {', '.join(record)})")
+def _read_hf(cfg: SourceConfig, ds: HubDataset, files: range, stats: SourceStats) -> Iterator[Document]:
+    """The records of `ds`'s files `files`, one file after the other; per-file counts into `stats`."""
+    entries = {k: {"path": ds.repo_path(k), "docs": 0, "complete": False} for k in files}
+    stats.files.extend(entries.values())
+    row, current = 0, None
+    for k, record in stream_files(ds, files, [cfg.text_field, cfg.id_field]):
+        if k != current:
+            if current is not None:
+                entries[current]["complete"] = True
+            row, current = 0, k
+        text = record.get(cfg.text_field)
+        if not isinstance(text, str):
+            if text is None:  # a null text is an empty document, as in parquet files
+                text = ""
+            else:
+                raise UserError(
+                    f"hub dataset '{ds.hub_id}' field '{cfg.text_field}' holds {type(text).__name__}, not text; "
+                    "fix #text_field"
+                )
         rid = record.get(cfg.id_field)
-        yield Document(f"{name}#{rid if rid is not None else i}", str(record[cfg.text_field]))
+        entries[k]["docs"] += 1
+        where = rid if rid is not None else f"{entries[k]['path']}:{row}"
+        yield Document(f"{ds.hub_id}#{where}", text)
+        row += 1
+    for k in files:  # every file of the slice was streamed to its end (empty ones included)
+        entries[k]["complete"] = True
 
 
 def iter_documents(
-    cfg: SourceConfig, stats: SourceStats | None = None, on_error: Literal["raise", "skip"] = "raise"
+    cfg: SourceConfig,
+    stats: SourceStats | None = None,
+    on_error: Literal["raise", "skip"] = "raise",
+    shard: Shard | None = None,
 ) -> Iterator[Document]:
-    """Stream the non-empty documents of one source, in a fixed order, counting into `stats`."""
+    """Stream the non-empty documents of one source, in a fixed order, counting into `stats`;
+    with `shard`, only those of its slice of the source's files."""
     stats = stats if stats is not None else SourceStats(cfg.location)
     if on_error not in ("raise", "skip"):
         raise UserError(f"on_error must be 'raise' or 'skip', got '{on_error}'")
+    cfg = expand(cfg)
     desc = describe(cfg)
+    files = (shard or Shard(0, 1)).select(len(desc["files"]))
     if desc["kind"] == "hf":
-        raw: Iterator[Document] = _read_hf(cfg)
+        stats.identity = desc["dataset"].identity()
+        raw: Iterator[Document] = _read_hf(cfg, desc["dataset"], files, stats)
     else:
+        stats.identity = {"kind": desc["kind"]}
+        if any(TEXT_SUFFIXES[p.suffix.lower()] == "txt" for p in desc["files"]):
+            stats.identity["txt_unit"] = cfg.txt_unit
         # Asset ids are global (the asset contract); local ids are namespaced by file so a local
         # record "1" can never match an evaluation record "1" during decontamination.
         asset = desc["kind"] == "asset"
         raw = (
             doc
-            for path in desc["files"]
+            for path in desc["files"][files.start : files.stop]
             for doc in _read_file(path, cfg, stats, on_error, "" if asset else f"{path}#")
         )
     for doc in raw:
@@ -374,22 +441,30 @@ def mix_documents(
     stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
     on_error: Literal["raise", "skip"] = "raise",
     stats: list[SourceStats] | None = None,
+    shard: Shard | None = None,
 ) -> Iterator[Document]:
     """Interleave sources by weight, deterministically for a given seed (see module docstring).
 
     `stats`, if given, receives one `SourceStats` per source, filled as the stream is read.
+    `shard` reads one slice of a single source's files (a mixture is drawn document by document,
+    which no split by files reproduces).
     """
     if not sources:
         raise UserError("no source given; pass at least one --source")
     if stop not in ("first_exhausted", "all_exhausted"):
         raise UserError(f"stop must be 'first_exhausted' or 'all_exhausted', got '{stop}'")
+    if shard is not None and len(sources) > 1:
+        raise UserError(
+            f"--shard splits one source by its files, but {len(sources)} sources are mixed; "
+            "prepare with one --source, or without --shard"
+        )
     all_stats = [SourceStats(s.location) for s in sources]
     if stats is not None:
         stats.extend(all_stats)
     for s in sources:
-        describe(s)  # fail on a bad location before the first document is read
+        _announce(s, describe(s))  # fail on a bad location before the first document is read
     if len(sources) == 1:
-        yield from iter_documents(sources[0], all_stats[0], on_error)
+        yield from iter_documents(sources[0], all_stats[0], on_error, shard)
         return
     iters = [iter_documents(s, st, on_error) for s, st in zip(sources, all_stats)]
     try:
@@ -397,6 +472,21 @@ def mix_documents(
     finally:  # close half-read sources so their files are closed and their hashes recorded
         for it in iters:
             it.close()
+
+
+def _announce(cfg: SourceConfig, desc: dict) -> None:
+    """Say how a source with .txt files is cut into documents (the unit changes what a model sees)."""
+    n_txt = sum(TEXT_SUFFIXES.get(Path(p).suffix.lower()) == "txt" for p in desc["files"])
+    if n_txt and desc["kind"] != "hf":
+        unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]
+        log.info(
+            "%s: %d .txt file(s) read as one document per %s (txt_unit=%s; '#txt_unit=paragraph|line|file' "
+            "to change)",
+            cfg.location,
+            n_txt,
+            unit,
+            cfg.txt_unit,
+        )
 
 
 def _interleave(sources, iters, all_stats, seed, stop, on_error):
@@ -419,4 +509,4 @@ def _interleave(sources, iters, all_stats, seed, stop, on_error):
                 # A repeat pass counts into throwaway stats: docs and file hashes describe one pass.
                 iters[i] = iter_documents(sources[i], SourceStats(sources[i].location), on_error)
                 doc = next(iters[i])
-            yield doc
+            yield doc._replace(source=i, repeat=all_stats[i].repeats)

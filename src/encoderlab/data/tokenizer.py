@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from encoderlab.atomic import atomic_folder
-from encoderlab.data.sources import SourceConfig, _hub_offline, mix_documents
+from encoderlab.data.hub import HUB_ROOT_ENV, hub_offline, model_location
+from encoderlab.data.sources import SourceConfig, mix_documents
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -39,8 +40,14 @@ def _tokenizer_folder(path: Path) -> Path:
     """The folder holding tokenizer files for a tokenizer, model or prepared-data folder."""
     if (path / "meta.json").is_file() and (path / "tokenizer").is_dir():
         return path / "tokenizer"
-    if any((path / f).is_file() for f in TOKENIZER_FILES):
+    if (path / "tokenizer.json").is_file():
         return path
+    if (path / "tokenizer_config.json").is_file():
+        # transformers would try to convert a slow tokenizer from files that are not there
+        raise UserError(
+            f"{path} has tokenizer_config.json but no tokenizer.json; encoderlab reads fast (Rust) tokenizers: "
+            "copy the tokenizer.json that belongs with it, or save the tokenizer with save_pretrained"
+        )
     raise UserError(
         f"{path} holds no tokenizer files ({', '.join(TOKENIZER_FILES)}); pass a tokenizer folder"
     )
@@ -48,16 +55,19 @@ def _tokenizer_folder(path: Path) -> Path:
 
 def load_tokenizer(name_or_path: str | Path):
     """A fast HF tokenizer from a folder (tokenizer, encoderlab model, prepared data), an asset
-    name (`minilm`, `smollm2-135m`) or a hub id (only when the hub is reachable)."""
+    name (`minilm`, `smollm2-135m`) or a hub id (from the hub, or its ENCODERLAB_HUB_ROOT mirror)."""
     from transformers import AutoTokenizer
 
     path = Path(name_or_path)
     folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
-    if folder is None and _hub_offline():
-        raise UserError(
-            f"tokenizer '{name_or_path}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
-            "pass a local tokenizer folder"
-        )
+    if folder is None:
+        location = model_location(str(name_or_path))  # a hub id, or refused with one line
+        if location == str(name_or_path) and hub_offline():
+            raise UserError(
+                f"tokenizer '{name_or_path}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
+                f"pass a local tokenizer folder, or mirror the repo and set {HUB_ROOT_ENV}"
+            )
+        folder = _tokenizer_folder(Path(location)) if location != str(name_or_path) else None
     try:
         tok = AutoTokenizer.from_pretrained(str(folder or name_or_path))
     except (OSError, ValueError, json.JSONDecodeError) as exc:

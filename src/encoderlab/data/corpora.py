@@ -1,0 +1,123 @@
+"""Named hub corpora: the pretraining corpora of the papers' gpu scales, as typed table rows.
+
+A study (or a user) names a corpus (`--source fineweb-edu-10bt`, `SourceConfig(location=
+"fineweb-edu-10bt")`) instead of spelling its hub id, config, split and text column; the row
+expands to that `hf:` source (`expand`), so preparing it streams the hub data through the same path
+as any `hf:` source, and meta.json records the resolved identity (revision, files).
+
+`declared_tokens` is what the dataset card states, in the card's own tokenizer (FineWeb-Edu counts
+GPT-2 tokens), so it is an estimate for planning, before anything is prepared; the exact count in
+the tokenizer used is `unique_tokens` in the prepared folder's meta.json. None where the card gives
+no count. The layouts were looked up on the cards (cited per row) and are reproduced by the test
+fixtures in tests/data/hub_fixtures.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, kw_only=True)
+class HubCorpus:
+    """One pretraining corpus on the Hugging Face hub, and how to read its text."""
+
+    name: str
+    hub_id: str
+    config: str | None = None
+    """The card's config name (None: the default config)."""
+    split: str = "train"
+    data_dir: str | None = None
+    """A folder of the repo to read (for repos that split languages by folder, not by config)."""
+    text_field: str = "text"
+    id_field: str = "id"
+    domain: str
+    declared_tokens: float | None = None
+    """Tokens the card states for this config/split (None: not stated)."""
+    token_unit: str | None = None
+    """The tokenizer `declared_tokens` counts in."""
+    declared_rows: int | None = None
+    """Rows the card's `dataset_info` states for this split (None: not stated)."""
+    notes: str = ""
+    """Access or licence conditions, and how the paper used it."""
+    card: str = ""
+    """Where the layout and the numbers come from."""
+
+    def source(self, weight: float = 1.0):
+        """The `SourceConfig` this corpus stands for."""
+        from encoderlab.data.sources import SourceConfig
+
+        return SourceConfig(
+            location=f"hf:{self.hub_id}",
+            text_field=self.text_field,
+            id_field=self.id_field,
+            weight=weight,
+            hf_config=self.config,
+            hf_split=self.split,
+            hf_data_dir=self.data_dir,
+        )
+
+
+_FINEWEB_EDU_CARD = (
+    "https://huggingface.co/datasets/HuggingFaceFW/fineweb-edu (README v1.4.0: configs sample-10BT, "
+    "sample-100BT, sample-350BT 'randomly sampled ... of around N B gpt2 tokens'; columns in "
+    "/work/shared/reference/hub-schemas.md section 5)"
+)
+
+CORPORA: dict[str, HubCorpus] = {
+    c.name: c
+    for c in (
+        HubCorpus(
+            name="fineweb-edu-10bt",
+            hub_id="HuggingFaceFW/fineweb-edu",
+            config="sample-10BT",
+            domain="general English (educational web pages)",
+            declared_tokens=10e9,
+            token_unit="gpt2",
+            notes="Paper 1's pretraining corpus is FineWeb-Edu; this is its 10B-token random sample.",
+            card=_FINEWEB_EDU_CARD,
+        ),
+        HubCorpus(
+            name="fineweb-edu-100bt",
+            hub_id="HuggingFaceFW/fineweb-edu",
+            config="sample-100BT",
+            domain="general English (educational web pages)",
+            declared_tokens=100e9,
+            token_unit="gpt2",
+            notes="About paper 1's budget of unique tokens; prepare it sharded (--shard) on several machines.",
+            card=_FINEWEB_EDU_CARD,
+        ),
+        HubCorpus(
+            name="biomed-enriched",
+            hub_id="almanach/Biomed-Enriched",
+            split="commercial",
+            domain="biomedical (PubMed Central Open Access paragraphs)",
+            declared_rows=98_595_508,
+            notes=(
+                "Paper 2's English corpus (60% of its 50B tokens, there filtered to educational_score >= 3, "
+                "which encoderlab does not filter); split 'noncommercial' holds 47,449,067 more rows under "
+                "non-commercial licences."
+            ),
+            card=(
+                "https://huggingface.co/datasets/almanach/Biomed-Enriched README: config default, splits "
+                "commercial (data/commercial-*) and noncommercial (data/noncommercial-*), 15 columns with "
+                "text and id; paper 2's use from /work/shared/reference/paper2-code.md"
+            ),
+        ),
+        HubCorpus(
+            name="starcoderdata-python",
+            hub_id="bigcode/starcoderdata",
+            data_dir="python",
+            text_field="content",
+            domain="code (Python files from The Stack, deduplicated and decontaminated)",
+            notes=(
+                "Gated: accept the terms on the dataset page and log in (hf auth login). The card states about "
+                "250B tokens for all 86 languages together, none per language."
+            ),
+            card=(
+                "https://huggingface.co/datasets/bigcode/starcoderdata README: one folder per language "
+                "(load_dataset(..., data_dir='python')), columns max_stars_repo_path, max_stars_repo_name, "
+                "max_stars_count, id, content"
+            ),
+        ),
+    )
+}

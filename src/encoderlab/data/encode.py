@@ -1,0 +1,152 @@
+"""Tokenizing chunks of documents in worker processes, results in input order (`data prepare`).
+
+The main process cuts the document stream into chunks of `(id, text, source, repeat)` tuples; each
+worker removes contaminated documents, tokenizes the rest (tiktoken for byte-level BPE tokenizers,
+with ids proven identical, `data/fastbpe.py`; otherwise the Rust tokenizer's `encode_batch_fast`),
+wraps each document with bos/eos (when the tokenizer has them) and returns one flat token array
+per chunk with the lengths, sources and passes of the documents it kept. `ordered_results` hands
+results back in submission order with at most 2 x workers chunks in flight, so the output is
+byte-identical for any number of workers and memory stays flat whatever the corpus size
+(`multiprocessing.Pool.imap` would read the whole input ahead).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import multiprocessing
+import os
+from collections import deque
+from typing import NamedTuple
+
+import numpy as np
+
+from encoderlab.data.decontaminate import Contamination
+from encoderlab.data.fastbpe import TiktokenBPE
+
+Chunk = list[tuple[str, str, int, int]]
+"""Documents as (id, text, source index, repeat pass)."""
+
+
+class ChunkResult(NamedTuple):
+    """What tokenizing one chunk gives: the kept documents, wrapped and flattened."""
+
+    tokens: np.ndarray
+    lengths: np.ndarray
+    """Wrapped length of each kept document."""
+    counts: dict[str, int]
+    """Documents removed: by id, by n-gram, empty after tokenization."""
+    digest: bytes
+    """`chunk_digest` of the chunk as read."""
+    sources: np.ndarray
+    """Source index of each kept document."""
+    repeats: np.ndarray
+    """Repeat pass of each kept document (0 = first pass)."""
+
+
+_W: dict = {}
+
+
+def _encoder(tokenizer_json: str, fast: TiktokenBPE | None):
+    """texts -> ids: tiktoken when `fast` is given (the same ids, `data/fastbpe.py`), else `tokenizers`."""
+    if fast is not None:
+        enc = fast.encoding()
+        return lambda texts: enc.encode_ordinary_batch(texts, num_threads=1)
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(tokenizer_json)
+    tok.encode_special_tokens = True  # a literal "<s>" in a document is text, not a document boundary
+    return lambda texts: [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+
+
+def init_worker(
+    tokenizer_json: str,
+    fast: TiktokenBPE | None,
+    bos: int | None,
+    eos: int | None,
+    dtype: str,
+    contam: Contamination,
+):
+    if multiprocessing.parent_process() is not None:  # one thread per worker process: no oversubscription
+        os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    _W.update(encode=_encoder(tokenizer_json, fast), bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
+
+
+def chunk_digest(docs: Chunk) -> bytes:
+    """SHA-256 of a chunk's document ids and texts (what a resumed prepare checks it re-read)."""
+    h = hashlib.sha256()
+    for doc_id, text, *_ in docs:
+        h.update(f"{len(doc_id)}:{doc_id}{len(text)}:{text}".encode("utf-8", "surrogatepass"))
+    return h.digest()
+
+
+def tokenize_chunk(docs: Chunk) -> ChunkResult:
+    """Tokenize one chunk in a worker set up by `init_worker` (see the module docstring)."""
+    contam: Contamination = _W["contam"]
+    counts = {"id": 0, "ngram": 0, "empty": 0}
+    reasons = contam.check([d[0] for d in docs], [d[1] for d in docs])
+    for reason in filter(None, reasons):
+        counts[reason] += 1
+    clean = [d for d, reason in zip(docs, reasons) if reason is None]
+    encoded = _W["encode"]([d[1] for d in clean])
+    kept = [i for i, x in enumerate(encoded) if x]
+    counts["empty"] = len(clean) - len(kept)
+    ids = [encoded[i] for i in kept]
+    body = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
+    flat = np.fromiter(itertools.chain.from_iterable(ids), dtype=_W["dtype"], count=int(body.sum()))
+    tokens, lengths = _wrap(flat, body, _W["bos"], _W["eos"])
+    sources = np.array([clean[i][2] for i in kept], dtype=np.int64)
+    repeats = np.array([clean[i][3] for i in kept], dtype=np.int64)
+    return ChunkResult(tokens, lengths, counts, chunk_digest(docs), sources, repeats)
+
+
+def _wrap(
+    flat: np.ndarray, body: np.ndarray, bos: int | None, eos: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Insert bos before and eos after every document of a flat array, without a Python loop."""
+    nb, ne = int(bos is not None), int(eos is not None)
+    lengths = body + nb + ne
+    if nb + ne == 0:
+        return flat, lengths
+    out = np.empty(int(lengths.sum()), dtype=flat.dtype)
+    starts = np.cumsum(lengths) - lengths
+    is_body = np.ones(len(out), dtype=bool)
+    if nb:
+        out[starts] = bos
+        is_body[starts] = False
+    if ne:
+        out[starts + lengths - 1] = eos
+        is_body[starts + lengths - 1] = False
+    out[is_body] = flat
+    return out, lengths
+
+
+def chunks(docs, size: int, max_docs: int | None):
+    """The document stream cut into chunks of `size` (at most `max_docs` documents in all)."""
+    docs = itertools.islice(docs, max_docs) if max_docs is not None else docs
+    while chunk := [(d.id, d.text, d.source, d.repeat) for d in itertools.islice(docs, size)]:
+        yield chunk
+
+
+def ordered_results(chunks, workers: int, initargs: tuple):
+    """Results of `tokenize_chunk` in input order, at most 2 * workers chunks in flight."""
+    if workers <= 1:
+        init_worker(*initargs)
+        yield from map(tokenize_chunk, chunks)
+        return
+    # spawn: the parent may already run tokenizer threads, which fork would copy half-locked.
+    with multiprocessing.get_context("spawn").Pool(
+        workers, initializer=init_worker, initargs=initargs
+    ) as pool:
+        pending: deque = deque()
+        for chunk in chunks:
+            pending.append(pool.apply_async(tokenize_chunk, (chunk,)))
+            if len(pending) >= 2 * workers:
+                yield pending.popleft().get()
+        while pending:
+            yield pending.popleft().get()
+
+
+def default_workers() -> int:
+    """All the cores this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

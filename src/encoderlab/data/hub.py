@@ -1,0 +1,215 @@
+"""Hub ids, resolved to the Hugging Face hub or to a local mirror of it laid out as the hub is.
+
+Every hub id that encoderlab reads (a dataset streamed by `data prepare`, a tokenizer, an
+evaluation dataset, a model) goes through this module, so one setting decides where it comes from:
+
+  * unset `ENCODERLAB_HUB_ROOT`: the id itself, for `datasets` / `transformers` to fetch;
+  * `ENCODERLAB_HUB_ROOT=ROOT`: a folder laid out like the hub's URLs, `ROOT/datasets/ORG/NAME/`
+    for a dataset repo and `ROOT/ORG/NAME/` for a model repo (a tokenizer), each holding the repo's
+    files at their repo paths (a dataset card `README.md` whose YAML `configs` map config names to
+    data files, the parquet files under `sample/10BT/...`, `tokenizer.json`, ...). Such a folder is
+    what `hf download ORG/NAME --repo-type dataset --local-dir ROOT/datasets/ORG/NAME` writes.
+
+Callers then hand the result to the same call as for the hub id (`datasets.load_dataset(loc,
+config, split=..., streaming=True)`, `AutoTokenizer.from_pretrained(loc)`): with a local folder
+`datasets` resolves configs and data files from the card exactly as it does for the hub repo, so a
+lab mirrors a corpus once on a login node and points compute nodes at it, and the tests run the
+hub code path on simulated repos (tests/data/hub_fixtures.py).
+
+Trade-offs: a plain mirror folder instead of the hub cache layout (`HF_HUB_CACHE`: blobs, refs and
+symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT`: a process to
+run); the price is that a mirror has no revision of its own, so what a prepared folder records as
+the revision of a mirrored repo is `local` and its identity is the list of files read.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+HUB_ROOT_ENV = "ENCODERLAB_HUB_ROOT"
+"""Environment variable naming the local hub mirror (see the module docstring)."""
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
+def hub_offline() -> bool:
+    """True when `HF_HUB_OFFLINE` forbids reaching the hub (callers refuse at once instead of the
+    ~23 s of retries `datasets` would spend)."""
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
+
+
+def hub_root() -> Path | None:
+    """The local hub mirror, if `ENCODERLAB_HUB_ROOT` names one (it must be a folder)."""
+    value = os.environ.get(HUB_ROOT_ENV)
+    if not value:
+        return None
+    root = Path(value).expanduser()
+    if not root.is_dir():
+        raise UserError(f"{HUB_ROOT_ENV}={value} is not a folder; point it at the hub mirror or unset it")
+    return root
+
+
+def check_hub_id(hub_id: str, what: str = "hub id") -> str:
+    """`hub_id` if it looks like `ORG/NAME` (or `NAME`); no `..`, no absolute path."""
+    if not _HUB_ID.fullmatch(hub_id) or ".." in hub_id:
+        raise UserError(f"'{hub_id}' is not a {what} of the form ORG/NAME; fix it")
+    return hub_id
+
+
+def _located(hub_id: str, kind: str) -> str:
+    check_hub_id(hub_id, f"{kind} id")
+    root = hub_root()
+    if root is None:
+        return hub_id
+    sub = Path("datasets", hub_id) if kind == "dataset" else Path(hub_id)
+    folder = root / sub
+    if not folder.is_dir():
+        repo_type = " --repo-type dataset" if kind == "dataset" else ""
+        raise UserError(
+            f"{HUB_ROOT_ENV}={root} has no {sub}/ for the {kind} {hub_id}; download it there "
+            f"(hf download {hub_id}{repo_type} --local-dir {folder}) or unset {HUB_ROOT_ENV}"
+        )
+    return str(folder)
+
+
+def dataset_location(hub_id: str) -> str:
+    """What to pass to `datasets.load_dataset` for the dataset repo `hub_id`: its mirror folder
+    when `ENCODERLAB_HUB_ROOT` is set, else the id."""
+    return _located(hub_id, "dataset")
+
+
+def model_location(hub_id: str) -> str:
+    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or tokenizer)."""
+    return _located(hub_id, "model")
+
+
+def is_mirrored() -> bool:
+    """True when hub ids resolve to the local mirror."""
+    return hub_root() is not None
+
+
+# ---------------------------------------------------------------- datasets: files and streaming
+
+_HF_URL = re.compile(r"hf://datasets/[^@]+@(?P<rev>[^/]+)/(?P<path>.+)")
+
+
+@dataclass(frozen=True)
+class HubDataset:
+    """One split of one config of a hub dataset, resolved to its data files (nothing downloaded)."""
+
+    hub_id: str
+    config: str | None
+    split: str
+    data_dir: str | None
+    """The repo folder read (`load_dataset(..., data_dir=)`), if any."""
+    location: str
+    """What `datasets.load_dataset` is given: the id, or its mirror folder."""
+    files: tuple[str, ...]
+    """The split's data files in the order `datasets` streams them (hf:// URLs or mirror paths)."""
+    revision: str
+    """The commit the files were resolved at (`local` for a mirror)."""
+
+    def repo_path(self, index: int) -> str:
+        """File `index`'s path inside the repo (e.g. `sample/10BT/000_00000.parquet`)."""
+        url = self.files[index]
+        match = _HF_URL.fullmatch(url)
+        if match:
+            return match["path"]
+        try:
+            return Path(url).relative_to(self.location).as_posix()
+        except ValueError:
+            return url
+
+    def identity(self) -> dict:
+        """What names exactly this data: id, config, split, revision, files (recorded in meta.json)."""
+        return {
+            "kind": "hf",
+            "hub_id": self.hub_id,
+            "config": self.config,
+            "split": self.split,
+            "data_dir": self.data_dir,
+            "revision": self.revision,
+            "mirror": self.location if self.location != self.hub_id else None,
+            "files": [self.repo_path(i) for i in range(len(self.files))],
+        }
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+@functools.cache
+def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, location: str) -> HubDataset:
+    import datasets
+
+    try:
+        builder = datasets.load_dataset_builder(location, config, data_dir=data_dir)
+    except ValueError as exc:  # an unknown config lists the valid ones
+        raise UserError(f"hub dataset '{hub_id}': {_first_line(exc)}; fix #hf_config") from None
+    except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"
+        raise UserError(f"cannot resolve hub dataset '{hub_id}' ({_first_line(exc)}); check the id") from None
+    data_files = builder.config.data_files or {}
+    if split not in data_files:
+        raise UserError(
+            f"hub dataset '{hub_id}' (config {builder.config.name}) has no split '{split}'; "
+            f"valid: {', '.join(data_files) or 'none'}; fix #hf_split"
+        )
+    files = tuple(str(f) for f in data_files[split])
+    revs = {m["rev"] for f in files if (m := _HF_URL.fullmatch(f))}
+    revision = revs.pop() if len(revs) == 1 else ("local" if not revs else "mixed")
+    return HubDataset(hub_id, builder.config.name, split, data_dir, location, files, revision)
+
+
+def resolve_dataset(
+    hub_id: str, config: str | None = None, split: str = "train", data_dir: str | None = None
+) -> HubDataset:
+    """The data files of `hub_id`'s `config`/`split` (from the dataset card, as `datasets` reads it)."""
+    location = dataset_location(hub_id)
+    if location == hub_id and hub_offline():
+        raise UserError(
+            f"hub dataset '{hub_id}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; unset it, or mirror the "
+            f"dataset and set {HUB_ROOT_ENV}"
+        )
+    return _resolve(hub_id, config, split, data_dir, location)
+
+
+def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator[tuple[int, dict]]:
+    """(file index, record) for the files `indices` of `ds`, in order, streamed by `datasets`.
+
+    The stream is `datasets.load_dataset(location, config, split=..., streaming=True)` cut into one
+    shard per data file, so a worker reads only its own files and the concatenation over workers
+    is the one-worker stream."""
+    import datasets
+
+    if not indices:
+        return
+    try:
+        stream = datasets.load_dataset(
+            ds.location, ds.config, split=ds.split, data_dir=ds.data_dir, streaming=True
+        )
+    except Exception as exc:
+        raise UserError(f"cannot stream hub dataset '{ds.hub_id}' ({_first_line(exc)})") from None
+    if stream.n_shards != len(ds.files):
+        raise UserError(
+            f"hub dataset '{ds.hub_id}' streams as {stream.n_shards} shards but lists {len(ds.files)} files; "
+            "encoderlab cannot split it by file"
+        )
+    names = list(stream.features) if stream.features is not None else None
+    if names is not None:
+        missing = [c for c in columns[:1] if c not in names]
+        if missing:
+            raise UserError(
+                f"hub dataset '{ds.hub_id}' has no column '{missing[0]}' (columns: {', '.join(names)}); "
+                "fix #text_field"
+            )
+        stream = stream.select_columns([c for c in columns if c in names])
+    for k in indices:
+        for record in stream.shard(num_shards=len(ds.files), index=k, contiguous=True):
+            yield k, record

@@ -1,0 +1,187 @@
+"""`data merge`: the parts of a sharded prepare, concatenated into one prepared folder.
+
+`data prepare --shard I/N --out OUT` leaves worker I's documents in `OUT.shards/I-of-N/` (all in
+its train split, `data/prepare.py`). `merge(OUT)` checks that all N parts are there, complete and of
+one recipe, then streams them in shard order into `OUT`, drawing the validation split over the
+global document index exactly as a one-worker prepare does, so `OUT` holds the same bytes
+(tokens.bin, doc_offsets.npy, val/...) as `data prepare` without `--shard` (tested). Its meta.json
+has the one-worker recipe, the summed counts, the source's identity, and each part's own record
+under `parts`.
+
+Cost: one sequential copy of the tokens (memory bounded: documents are copied in blocks of at most
+BLOCK_TOKENS tokens). Trade-off: a copy instead of a reader over N files, so the reader, the resume
+logic and every tool keep one format; the parts can be deleted after the merge (`--delete-parts`).
+A merge that is interrupted leaves `OUT.tmp` and starts that copy over when run again.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import re
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+
+from encoderlab.data.packed import SPLITS, SplitWriter, open_split, read_meta, split_dir, val_mask
+from encoderlab.data.prepare import KIND, check_target
+from encoderlab.errors import UserError
+from encoderlab.locks import folder_lock
+from encoderlab.outdir import MARKER, create_output
+
+log = logging.getLogger(__name__)
+
+BLOCK_TOKENS = 1 << 26
+_PART = re.compile(r"(\d{5})-of-(\d{5})")
+_SUMMED = ("docs", "empty", "bad_records", "bad_files", "repeats")
+
+
+def _parts(out: Path) -> list[Path]:
+    """The complete parts of a sharded prepare into `out`, in shard order; one line if any is missing."""
+    folder = out.with_name(out.name + ".shards")
+    run = f"run `encoderlab data prepare --shard I/N --out {out}` for every I"
+    if not folder.is_dir():
+        raise UserError(f"no parts to merge: {folder} does not exist; {run}")
+    found = {p.name: p for p in folder.iterdir() if _PART.fullmatch(p.name) and p.is_dir()}
+    counts = {int(_PART.fullmatch(n)[2]) for n in found}
+    if len(counts) != 1:
+        what = f"parts of {len(counts)} different shard counts ({sorted(counts)})" if counts else "no part"
+        raise UserError(f"{folder} holds {what}; keep the parts of one --shard I/N run, then merge")
+    (n,) = counts
+    missing = [i for i in range(n) if f"{i:05d}-of-{n:05d}" not in found]
+    if missing:
+        running = [i for i in missing if (folder / f"{i:05d}-of-{n:05d}.tmp").exists()]
+        state = f" ({len(running)} of them started but not finished)" if running else ""
+        raise UserError(
+            f"{folder} lacks {len(missing)} of {n} parts{state}, first --shard {missing[0]}/{n}; {run}, then merge"
+        )
+    return [found[f"{i:05d}-of-{n:05d}"] for i in range(n)]
+
+
+def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
+    """The recipe every part shares (without its shard), which is the one-worker recipe."""
+    recipes = []
+    for i, (part, meta) in enumerate(zip(parts, metas)):
+        recipe = dict(meta.get("recipe", {}))
+        if recipe.pop("shard", None) != [i, len(parts)]:
+            raise UserError(
+                f"{part} was not written as shard {i}/{len(parts)}; prepare it again with that --shard"
+            )
+        recipes.append(recipe)
+    for part, recipe in zip(parts[1:], recipes[1:]):
+        if recipe != recipes[0]:
+            differs = sorted(k for k in recipe if recipe[k] != recipes[0].get(k))
+            raise UserError(
+                f"{part} was prepared differently from {parts[0]} ({', '.join(differs)} differ); prepare every part "
+                "with the same arguments"
+            )
+    return recipes[0]
+
+
+def merge(out: Path, *, delete_parts: bool = False) -> Path:
+    """Merge the parts of a sharded prepare into `out` (see the module docstring); returns `out`."""
+    out = Path(out)
+    parts = _parts(out)
+    metas = [read_meta(p) for p in parts]
+    recipe = _check_parts(parts, metas)
+    if not check_target(out, recipe, sources=[parts[0].parent]):
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with folder_lock(out.with_name(out.name + ".lock"), "data merge", use=out):
+            if not check_target(out, recipe, sources=[parts[0].parent]):
+                _merge_locked(out, parts, metas, recipe)
+    else:
+        log.info("%s already holds the merge of these parts; nothing to do", out)
+    if delete_parts:
+        shutil.rmtree(parts[0].parent)
+        log.info("deleted the parts in %s", parts[0].parent)
+    return out
+
+
+def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict) -> None:
+    tmp = out.with_name(out.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)  # a merge has no checkpoint: an interrupted one starts over
+    create_output(tmp, KIND)
+    start = time.perf_counter()
+    try:
+        shutil.copytree(parts[0] / "tokenizer", tmp / "tokenizer")
+        dtype = np.dtype(metas[0]["dtype"])
+        writers = {s: SplitWriter(split_dir(tmp, s), dtype) for s in SPLITS}
+        kept = 0
+        for part, meta in zip(parts, metas):
+            kept = _copy_part(part, meta, writers, kept, recipe["val_fraction"])
+        if kept == 0:
+            raise UserError(f"the parts of {out} hold no document; check --source")
+        splits = {s: w.finish() for s, w in writers.items()}
+        meta = _merged_meta(metas, recipe, splits, time.perf_counter() - start)
+        meta["tokens_mtime_ns"] = {s: w.mtime_ns() for s, w in writers.items()}
+        (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        if out.exists():  # empty but for outdir's marker (check_target)
+            (out / MARKER).unlink(missing_ok=True)
+            out.rmdir()
+        tmp.rename(out)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if exc.errno == errno.ENOSPC:
+            raise UserError(
+                f"disk full while merging into {out}; free space and run `data merge` again"
+            ) from None
+        raise
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _copy_part(part: Path, meta: dict, writers: dict, kept: int, val_fraction: float) -> int:
+    """Append part's documents, split into train/val by their global index from `kept`; returns
+    the new global count."""
+    tokens, offsets = open_split(part, "train", meta)
+    a, n_docs = 0, len(offsets) - 1
+    while a < n_docs:
+        # as many documents as fit in BLOCK_TOKENS, at least one
+        b = max(a + 1, int(np.searchsorted(offsets, offsets[a] + BLOCK_TOKENS, side="right")) - 1)
+        b = min(b, n_docs)
+        block = np.asarray(offsets[a : b + 1])
+        lengths = np.diff(block)
+        toks = np.asarray(tokens[block[0] : block[-1]])
+        is_val = val_mask(kept, len(lengths), val_fraction)
+        tok_val = np.repeat(is_val, lengths)
+        writers["train"].append(toks[~tok_val], lengths[~is_val])
+        writers["val"].append(toks[tok_val], lengths[is_val])
+        kept += len(lengths)
+        a = b
+    return kept
+
+
+def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) -> dict:
+    first = metas[0]
+    tokens = {s: splits[s]["tokens"] for s in SPLITS}
+    source = {k: v for k, v in first["sources"][0].items() if k not in ("files",)}
+    for key in _SUMMED:
+        source[key] = sum(m["sources"][0][key] for m in metas)
+    source["files"] = [f for m in metas for f in m["sources"][0]["files"]]
+    source.update(tokens=tokens, unique_tokens=dict(tokens))  # one source, read once: all unique
+    decontam = dict(first["decontamination"])
+    for key in ("removed_by_id", "removed_by_ngram"):
+        decontam[key] = sum(m["decontamination"][key] for m in metas)
+    keep = ("format", "format_version", "dtype", "spec", "wrap", "encoder", "tokenizer")
+    return {
+        **{k: first[k] for k in keep},
+        "recipe": recipe,
+        "splits": splits,
+        "unique_tokens": dict(tokens),
+        "max_token_id": max(m["max_token_id"] for m in metas),
+        "sources": [source],
+        "decontamination": decontam,
+        "empty_after_tokenization": sum(m["empty_after_tokenization"] for m in metas),
+        "resumed_after_docs": 0,
+        "seconds": round(seconds, 3),
+        "workers": sum(m["workers"] for m in metas),
+        "parts": [
+            {k: m.get(k) for k in ("shard", "splits", "seconds", "workers", "resumed_after_docs", "created")}
+            for m in metas
+        ],
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }

@@ -1,0 +1,209 @@
+"""The prepared-data format: token files, document offsets and meta.json, written and checked.
+
+A prepared folder (written by `data prepare` or `data merge`, read by `data/reader.py`):
+    meta.json         format version, recipe, tokenizer hash, dtype, counts, source identity and
+                      hashes, unique tokens, max_token_id, decontamination counts
+    tokenizer/        a copy of the tokenizer (so the folder is self-describing)
+    tokens.bin        train tokens, uint16 when the vocab has at most 65,536 ids, else uint32
+    doc_offsets.npy   int64, n_docs + 1 offsets into tokens.bin (document i = [o[i], o[i+1]))
+    val/tokens.bin, val/doc_offsets.npy   the held-out validation documents, same layout
+
+`SplitWriter` appends documents to a split's files (offsets to a raw file that becomes the .npy at
+the end, so nothing is held in memory); `check_split` verifies on open what a reader must be able
+to trust without reading every token: offsets that start at 0, never decrease and end at the token
+count, and token ids below the vocabulary (from `max_token_id`, recorded at prepare, so opening
+costs nothing; folders from before it was recorded are scanned once, in blocks).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from encoderlab.errors import UserError
+
+FORMAT = "encoderlab-tokens"
+FORMAT_VERSION = 1
+SPLITS = {"train": ".", "val": "val"}
+
+
+def split_dir(root: Path, split: str) -> Path:
+    """The folder holding `split`'s tokens.bin and doc_offsets.npy."""
+    if split not in SPLITS:
+        raise UserError(f"unknown split '{split}'; valid: {', '.join(SPLITS)}")
+    return Path(root) / SPLITS[split]
+
+
+def read_meta(root: Path) -> dict:
+    """The meta.json of a prepared folder, checked for format and version."""
+    path = Path(root) / "meta.json"
+    try:
+        meta = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(
+            f"{root} is not prepared data (no meta.json); run `encoderlab data prepare`"
+        ) from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"{path} is corrupt; delete {root} and prepare it again") from None
+    if meta.get("format") != FORMAT:
+        raise UserError(f"{path} is not an encoderlab prepared-data file; point at a prepared folder")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise UserError(
+            f"{root} has prepared-data version {meta.get('format_version')}, this encoderlab reads "
+            f"{FORMAT_VERSION}; prepare it again"
+        )
+    return meta
+
+
+def choose_dtype(vocab_size: int, requested: str = "auto") -> np.dtype:
+    """uint16 when every id fits in 16 bits, else uint32; a requested dtype that is too small fails."""
+    fits16 = vocab_size <= 1 << 16
+    if requested == "auto":
+        return np.dtype(np.uint16 if fits16 else np.uint32)
+    if requested == "uint16" and not fits16:
+        raise UserError(
+            f"a vocab of {vocab_size} ids does not fit in uint16 (max 65,536); use --dtype uint32 or auto"
+        )
+    if requested not in ("uint16", "uint32"):
+        raise UserError(f"dtype must be auto, uint16 or uint32, got '{requested}'")
+    return np.dtype(requested)
+
+
+def val_mask(first: int, n: int, fraction: float) -> np.ndarray:
+    """Which of documents first..first+n-1 are held out (see module docstring)."""
+    i = np.arange(first, first + n, dtype=np.float64)
+    return np.floor((i + 1) * fraction + 0.5) > np.floor(i * fraction + 0.5)
+
+
+class SplitWriter:
+    """Appends documents to tokens.bin and a raw offsets file; `finish` writes doc_offsets.npy.
+
+    `at=(n_tokens, n_docs)` reopens the files of an interrupted prepare, cut back to that checkpoint."""
+
+    def __init__(self, folder: Path, dtype: np.dtype, at: tuple[int, int] | None = None):
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folder, self.dtype = folder, dtype
+        self.n_tokens, self.n_docs = at or (0, 0)
+        mode = "r+b" if at else "wb"
+        self.tokens = open(folder / "tokens.bin", mode)  # noqa: SIM115 (open across appends)
+        self.offsets = open(folder / "doc_offsets.raw", mode)  # noqa: SIM115
+        if at is None:
+            self.offsets.write(np.zeros(1, dtype=np.int64).tobytes())
+        for f, size in ((self.tokens, self.n_tokens * dtype.itemsize), (self.offsets, (self.n_docs + 1) * 8)):
+            f.truncate(size)
+            f.seek(size)
+
+    def sync(self) -> tuple[int, int]:
+        """Put everything appended so far on disk; returns the checkpoint (n_tokens, n_docs)."""
+        for f in (self.tokens, self.offsets):
+            f.flush()
+            os.fsync(f.fileno())
+        return self.n_tokens, self.n_docs
+
+    def append(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
+        self.tokens.write(tokens.astype(self.dtype, copy=False).data)
+        self.offsets.write((self.n_tokens + np.cumsum(lengths)).astype(np.int64).data)
+        self.n_tokens += int(lengths.sum())
+        self.n_docs += len(lengths)
+
+    def finish(self) -> dict:
+        self.sync()
+        self.close()
+        raw = self.folder / "doc_offsets.raw"
+        with open(self.folder / "doc_offsets.npy", "wb") as out, open(raw, "rb") as src:
+            header = {"descr": np.dtype(np.int64).str, "fortran_order": False, "shape": (self.n_docs + 1,)}
+            np.lib.format.write_array_header_1_0(out, header)
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        raw.unlink()
+        return {"tokens": self.n_tokens, "docs": self.n_docs}
+
+    def mtime_ns(self) -> int:
+        """When tokens.bin was last written (recorded so a later change is noticed, `open_split`)."""
+        return (self.folder / "tokens.bin").stat().st_mtime_ns
+
+    def close(self) -> None:
+        self.tokens.close()
+        self.offsets.close()
+
+
+# ---------------------------------------------------------------- opening a split, checked
+
+BLOCK = 1 << 24
+"""Elements per block when a check has to read a whole file (bounded memory)."""
+
+
+def _blocks(array: np.ndarray):
+    for start in range(0, len(array), BLOCK):
+        yield start, np.asarray(array[start : start + BLOCK + 1])
+
+
+def _load_offsets(path: Path, n_docs: int, n_tokens: int, root: Path) -> np.ndarray:
+    """doc_offsets.npy, memory-mapped, checked: int64, n_docs + 1 entries from 0 to n_tokens, never
+    decreasing (a reader would otherwise serve documents of negative or out-of-file length)."""
+    again = f"the folder is corrupt: prepare {root} again"
+    try:
+        offsets = np.load(path, mmap_mode="r", allow_pickle=False)
+    except FileNotFoundError:
+        raise UserError(f"{path} is missing; {again}") from None
+    except (ValueError, OSError, EOFError) as exc:
+        raise UserError(f"{path} is not a valid offsets file ({_first(exc)}); {again}") from None
+    if offsets.dtype != np.int64 or offsets.ndim != 1 or len(offsets) != n_docs + 1:
+        raise UserError(
+            f"{path} holds {offsets.dtype} {offsets.shape}, meta.json expects int64 ({n_docs + 1},); {again}"
+        )
+    if int(offsets[0]) != 0 or int(offsets[-1]) != n_tokens:
+        raise UserError(f"{path} does not run from 0 to the {n_tokens} tokens of meta.json; {again}")
+    for start, block in _blocks(offsets):
+        if len(block) > 1 and (np.diff(block) < 0).any():
+            at = start + int(np.argmax(np.diff(block) < 0))
+            raise UserError(f"{path} decreases at document {at}; {again}")
+    return offsets
+
+
+def _first(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0]
+
+
+def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Path) -> None:
+    """Every id in `tokens` is below the tokenizer's size. Free when the file is the one prepare
+    wrote (its `max_token_id`, and the mtime recorded with it); a file changed since (or a folder
+    from before `max_token_id` was recorded) is read once, in blocks."""
+    vocab = int(meta["spec"]["vocab_size"])
+    recorded = meta.get("max_token_id")
+    if recorded is not None and recorded >= vocab:
+        raise UserError(
+            f"{root}/meta.json records token id {recorded}, beyond the tokenizer's {vocab} ids; prepare {root} again"
+        )
+    if recorded is not None and meta.get("tokens_mtime_ns", {}).get(split) == path.stat().st_mtime_ns:
+        return
+    for start, block in _blocks(tokens):
+        if len(block) and int(block.max()) >= vocab:
+            at = start + int(np.argmax(block >= vocab))
+            raise UserError(
+                f"{path} holds token id {int(block[at - start])} at position {at}, beyond the tokenizer's {vocab} ids "
+                f"(the file changed after prepare); prepare {root} again"
+            )
+
+
+def open_split(root: Path, split: str, meta: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens, doc offsets) of `split`, memory-mapped, after the checks of the module docstring."""
+    folder = split_dir(root, split)
+    counts = meta["splits"][split]
+    n, dtype = int(counts["tokens"]), np.dtype(meta["dtype"])
+    path = folder / "tokens.bin"
+    size = path.stat().st_size if path.is_file() else -1
+    if size != n * dtype.itemsize:
+        raise UserError(
+            f"{path} holds {size} bytes, meta.json expects {n * dtype.itemsize}; the folder is truncated "
+            f"or corrupt, prepare {root} again"
+        )
+    tokens = np.memmap(path, dtype=dtype, mode="r") if n else np.zeros(0, dtype=dtype)
+    offsets = _load_offsets(folder / "doc_offsets.npy", int(counts["docs"]), n, Path(root))
+    _check_ids(path, tokens, meta, split, Path(root))
+    return tokens, offsets

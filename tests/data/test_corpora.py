@@ -1,0 +1,70 @@
+"""The named hub corpora: each name reads its corpus's text through the hub path, on a fixture with
+the real layout (tests/data/hub_fixtures.py), checked against the parquet files themselves."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pyarrow.parquet as pq
+import pytest
+from hub_fixtures import (
+    BIOMED_ENRICHED,
+    FINEWEB_EDU,
+    STARCODERDATA,
+    make_biomed_enriched,
+    make_fineweb_edu,
+    make_starcoderdata,
+)
+
+from encoderlab.data.corpora import CORPORA, HubCorpus
+from encoderlab.data.hub import HUB_ROOT_ENV
+from encoderlab.data.sources import SourceStats, iter_documents, mix_documents, parse_source
+from encoderlab.errors import UserError
+
+
+@pytest.fixture(scope="module")
+def corpora_hub(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hub")
+    make_fineweb_edu(root, files_10bt=2, rows_per_file=10)
+    make_biomed_enriched(root)
+    make_starcoderdata(root)
+    return root
+
+
+# name -> (repo, files the name must read, their text column)
+EXPECTED = {
+    "fineweb-edu-10bt": (FINEWEB_EDU, "sample/10BT/*.parquet", "text"),
+    "fineweb-edu-100bt": (FINEWEB_EDU, "sample/100BT/*.parquet", "text"),
+    "biomed-enriched": (BIOMED_ENRICHED, "data/commercial-*.parquet", "text"),
+    "starcoderdata-python": (STARCODERDATA, "python/*.parquet", "content"),
+}
+
+
+def test_the_table_is_typed_and_covers_general_biomedical_and_code():
+    assert set(CORPORA) == set(EXPECTED)
+    for name, corpus in CORPORA.items():
+        assert isinstance(corpus, HubCorpus) and corpus.name == name and corpus.card and corpus.domain
+        assert (corpus.declared_tokens is None) == (corpus.token_unit is None)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        CORPORA["fineweb-edu-10bt"].config = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_name_reads_its_corpus_text_in_file_order(corpora_hub, monkeypatch, name):
+    monkeypatch.setenv(HUB_ROOT_ENV, str(corpora_hub))
+    repo, pattern, column = EXPECTED[name]
+    files = sorted((corpora_hub / "datasets" / repo).glob(pattern))
+    expected = [t for f in files for t in pq.read_table(f, columns=[column]).column(0).to_pylist()]
+    stats = SourceStats(name)
+    assert [d.text for d in iter_documents(parse_source(name), stats)] == expected
+    assert stats.identity["hub_id"] == repo and len(stats.identity["files"]) == len(files)
+
+
+def test_a_name_keeps_its_weight_in_a_mixture_and_unknown_names_list_the_corpora(corpora_hub, monkeypatch):
+    monkeypatch.setenv(HUB_ROOT_ENV, str(corpora_hub))
+    cfg = parse_source("biomed-enriched#weight=3")
+    assert cfg.weight == 3 and CORPORA["biomed-enriched"].source(weight=3).weight == 3
+    docs = list(mix_documents([cfg, parse_source("starcoderdata-python")], seed=1))
+    assert {d.id.split("#")[0] for d in docs} == {BIOMED_ENRICHED, STARCODERDATA}
+    with pytest.raises(UserError, match=r"or a hub corpus \(biomed-enriched, fineweb-edu-100bt"):
+        list(iter_documents(parse_source("fineweb-edu-1bt")))

@@ -1,0 +1,147 @@
+"""Sharded prepare and `data merge`: N workers, each on a disjoint slice of the files, then a merge,
+give the bytes of one worker; every document exactly once; missing or mixed parts are refused."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from hub_fixtures import FINEWEB_EDU, make_fineweb_edu
+
+from encoderlab.data.hub import HUB_ROOT_ENV
+from encoderlab.data.merge import merge
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
+from encoderlab.data.shard import Shard, parse_shard, shard_from_env
+from encoderlab.data.sources import SourceConfig
+from encoderlab.errors import UserError
+
+FILES = ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy", "tokenizer/tokenizer.json")
+RUN = dict(workers=1, chunk_docs=7, progress=False)  # chunks straddle file boundaries
+
+
+@pytest.fixture(scope="module")
+def fineweb(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hub")
+    make_fineweb_edu(root, files_10bt=5, rows_per_file=30)
+    return root
+
+
+def _cfg(tok, **kw) -> PrepareConfig:
+    # val_fraction 0.13: its held-out pattern does not repeat at the part boundary (60 documents), so a
+    # merge that drew the split per part instead of over the whole corpus would give other bytes
+    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT")
+    return PrepareConfig(sources=(source,), tokenizer=str(tok), decontaminate=(), val_fraction=0.13, **kw)
+
+
+def _docs(root) -> list[list[int]]:
+    meta = read_meta(root)
+    out = []
+    for sub in (".", "val"):
+        tokens = np.fromfile(root / sub / "tokens.bin", dtype=meta["dtype"])
+        offsets = np.load(root / sub / "doc_offsets.npy")
+        out += [tokens[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])]
+    return out
+
+
+def test_two_workers_then_merge_give_the_bytes_of_one_worker(fineweb, tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
+    monkeypatch.setenv(HUB_ROOT_ENV, str(fineweb))
+    one = prepare(_cfg(tokenizer_dir), tmp_path / "one", **RUN)
+    out = tmp_path / "two"
+    parts = [prepare(_cfg(tokenizer_dir), out, shard=Shard(i, 2), **RUN) for i in (1, 0)]  # any order
+    assert parts == [shard_dir(out, Shard(1, 2)), shard_dir(out, Shard(0, 2))] and not out.exists()
+    assert merge(out) == out
+    for name in FILES:
+        assert (out / name).read_bytes() == (one / name).read_bytes(), name
+    a, b = read_meta(one), read_meta(out)
+    for key in ("recipe", "splits", "unique_tokens", "max_token_id", "spec", "dtype", "wrap"):
+        assert a[key] == b[key], key
+    for key in ("docs", "files", "identity", "tokens", "unique_tokens"):
+        assert a["sources"][0][key] == b["sources"][0][key], key
+    # every document exactly once: as many as rows, none twice, the parts split the files
+    docs = _docs(out)
+    assert len(docs) == 150 and len({tuple(d) for d in docs}) == 150
+    files = [[f["path"] for f in read_meta(p)["sources"][0]["files"]] for p in parts[::-1]]
+    assert files == [[f"sample/10BT/{k:03d}_00000.parquet" for k in r] for r in ((0, 1), (2, 3, 4))]
+    assert [p["shard"] for p in b["parts"]] == [{"index": 0, "count": 2}, {"index": 1, "count": 2}]
+    # merging again, or preparing the one-worker recipe into the merged folder, is a no-op
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    merge(out)
+    prepare(_cfg(tokenizer_dir), out, **RUN)
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+
+
+def test_local_files_shard_too_and_a_worker_without_files_writes_an_empty_part(tmp_path, tokenizer_dir):  # noqa: F811
+    for k in range(2):
+        write_jsonl(tmp_path / "src" / f"{k}.jsonl", corpus_records(20, prefix=f"f{k}-"))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(tmp_path / "src")),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+    )
+    one = prepare(cfg, tmp_path / "one", **RUN)
+    parts = [prepare(cfg, tmp_path / "three", shard=Shard(i, 3), **RUN) for i in range(3)]
+    assert read_meta(parts[0])["splits"]["train"]["docs"] == 0  # 2 files over 3 workers
+    merge(tmp_path / "three", delete_parts=True)
+    for name in FILES:
+        assert (tmp_path / "three" / name).read_bytes() == (one / name).read_bytes(), name
+    assert not parts[0].parent.exists()
+
+
+def test_missing_or_mixed_parts_are_refused_by_name(fineweb, tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
+    monkeypatch.setenv(HUB_ROOT_ENV, str(fineweb))
+    out = tmp_path / "fw"
+    with pytest.raises(UserError, match=r"no parts to merge: .*fw.shards does not exist"):
+        merge(out)
+    prepare(_cfg(tokenizer_dir), out, shard=Shard(0, 3), **RUN)
+    with pytest.raises(UserError, match=r"lacks 2 of 3 parts, first --shard 1/3"):
+        merge(out)
+    prepare(_cfg(tokenizer_dir), out, shard=Shard(1, 3), **RUN)
+    prepare(_cfg(tokenizer_dir, seed=5), out, shard=Shard(2, 3), **RUN)
+    with pytest.raises(UserError, match=r"00002-of-00003 was prepared differently .*\(seed differ\)"):
+        merge(out)
+    assert not out.exists()
+    prepare(_cfg(tokenizer_dir), out, shard=Shard(0, 2), **RUN)
+    with pytest.raises(UserError, match=r"parts of 2 different shard counts"):
+        merge(out)
+
+
+def test_shards_come_from_the_flag_a_slurm_array_or_torchrun():
+    assert parse_shard(None) is None and parse_shard("3/8") == Shard(3, 8)
+    slurm = {"SLURM_ARRAY_TASK_ID": "12", "SLURM_ARRAY_TASK_MIN": "10", "SLURM_ARRAY_TASK_COUNT": "4"}
+    assert shard_from_env(slurm) == Shard(2, 4)
+    assert shard_from_env({**slurm, "SLURM_ARRAY_TASK_ID": "14", "SLURM_ARRAY_TASK_STEP": "2"}) == Shard(2, 4)
+    assert parse_shard("auto", {"RANK": "1", "WORLD_SIZE": "2"}) == Shard(1, 2)
+    assert [Shard(i, 3).select(10) for i in range(3)] == [range(0, 3), range(3, 6), range(6, 10)]
+    for bad, match in (("8/8", "out of range"), ("a/b", "is not I/N"), ("auto", "neither a SLURM array")):
+        with pytest.raises(UserError, match=match):
+            parse_shard(bad, {})
+
+
+def test_a_mixture_or_a_sample_cannot_be_sharded(tmp_path, tokenizer_dir):  # noqa: F811
+    src = write_jsonl(tmp_path / "a.jsonl", corpus_records(5))
+    two = (SourceConfig(location=str(src)), SourceConfig(location=str(src)))
+    for cfg in (
+        PrepareConfig(sources=two, tokenizer=str(tokenizer_dir), decontaminate=()),
+        PrepareConfig(sources=two[:1], tokenizer=str(tokenizer_dir), decontaminate=(), max_docs=3),
+    ):
+        with pytest.raises(UserError, match="--shard splits one --source by its files"):
+            prepare(cfg, tmp_path / "x", shard=Shard(0, 2), **RUN)
+
+
+def test_cli_shard_then_merge(fineweb, tmp_path, monkeypatch, capsys, tokenizer_dir):  # noqa: F811
+    from encoderlab.cli import main
+
+    monkeypatch.setenv(HUB_ROOT_ENV, str(fineweb))
+    out = tmp_path / "cli"
+    args = ["data", "prepare", "--source", f"hf:{FINEWEB_EDU}#hf_config=sample-10BT", "--tokenizer",
+            str(tokenizer_dir), "--out", str(out), "--decontaminate", "none", "--workers", "1"]  # fmt: skip
+    for rank in ("0", "1"):
+        monkeypatch.setenv("RANK", rank)
+        monkeypatch.setenv("WORLD_SIZE", "2")
+        main([*args, "--shard", "auto"])
+        assert json.loads(capsys.readouterr().out)["out"] == str(shard_dir(out, Shard(int(rank), 2)))
+    main(["data", "merge", "--out", str(out)])
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["splits"] == read_meta(out)["splits"] and summary["splits"]["train"]["docs"] > 0
