@@ -5,9 +5,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from encoderlab.errors import UserError
+
 
 def encoderlab_home() -> Path:
     """The cache root; created on first use."""
     root = Path(os.environ.get("ENCODERLAB_HOME", Path.home() / ".cache" / "encoderlab")).expanduser()
+    if root.exists() and not root.is_dir():  # mkdir would fail with FileExistsError, a traceback
+        raise UserError(
+            f"ENCODERLAB_HOME={root} is a file, not a folder; point ENCODERLAB_HOME at a folder (or unset it for "
+            "~/.cache/encoderlab)"
+        )
     root.mkdir(parents=True, exist_ok=True)
     return root

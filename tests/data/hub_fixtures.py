@@ -1,7 +1,8 @@
 """A simulated Hugging Face hub for the data tests: repos laid out as the hub serves them, read
-through `ENCODERLAB_HUB_ROOT` (encoderlab/data/hub.py) by the same calls as a hub id.
+through `ENCODERLAB_HUB_DATA` / `ENCODERLAB_HUB_MODELS` (encoderlab/data/hub.py) by the same calls
+as a hub id (tests/eval/hub_fixtures.py does the same for the evaluation datasets).
 
-Each builder writes one repo under `ROOT/datasets/ORG/NAME/` (datasets) or `ROOT/ORG/NAME/` (models),
+Each builder writes one repo under `ROOT/OWNER/NAME/` (ROOT: the datasets' or the models' mirror folder),
 with the real file paths, dataset-card `configs`, column names and dtypes of the repo it stands for;
 its docstring cites where that layout comes from. The text is generated (tests never ship real
 data); only the structure is the hub's.
@@ -86,7 +87,7 @@ def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40) -
     `001_00000.parquet`, ... Whether the sample files carry `date` is unverified there; they carry it
     here, as the default config does. Row counts are small (the real files hold about a million rows).
     """
-    repo = root / "datasets" / FINEWEB_EDU
+    repo = root / FINEWEB_EDU
     dumps = ["CC-MAIN-2024-10"]
     configs = [
         {"config_name": "default", "data_files": [{"split": "train", "path": "data/*/*"}]},
@@ -134,7 +135,8 @@ def _filler_merges(n: int, used: set[bytes]) -> list[tuple[bytes, bytes]]:
 
 
 def make_eurobert_tokenizer(root: Path, corpus: list[str]) -> Path:
-    """A tokenizer laid out as `EuroBERT/EuroBERT-210m`'s, at ROOT/EuroBERT/EuroBERT-210m/.
+    """A tokenizer laid out as `EuroBERT/EuroBERT-210m`'s, at ROOT/EuroBERT/EuroBERT-210m/ (ROOT: the
+    models' mirror folder).
 
     Source: /work/shared/reference/hub-schemas.md section 6: 128,256 ids; bos `<|begin_of_text|>` =
     128000, eos `<|end_of_text|>` = 128001, pad = eos, mask `<|mask|>` = 128002 (lstrip), no unk;
@@ -252,7 +254,7 @@ def make_biomed_enriched(root: Path, files: int = 2, rows_per_file: int = 20) ->
     columns and dtypes of BIOMED_ENRICHED_SCHEMA. File names follow the `push_to_hub` pattern the
     globs match (`data/commercial-00000-of-000NN.parquet`); the real shard count is not stated.
     """
-    repo = root / "datasets" / BIOMED_ENRICHED
+    repo = root / BIOMED_ENRICHED
     configs = [
         {
             "config_name": "default",
@@ -296,7 +298,7 @@ def make_starcoderdata(root: Path, files: int = 2, rows_per_file: int = 15) -> P
     folder). Parquet files named `python/train-0000K-of-000NN.parquet` [file names and dtypes of
     `max_stars_count` and `id` assumed]. Also a `go` folder, so `data_dir` is what selects python.
     """
-    repo = root / "datasets" / STARCODERDATA
+    repo = root / STARCODERDATA
     repo.mkdir(parents=True, exist_ok=True)
     (repo / "README.md").write_text("---\nlicense: other\n---\n# StarCoder Training Dataset (simulated)\n")
     for lang, ext, n_files in (("python", "py", files), ("go", "go", 1)):

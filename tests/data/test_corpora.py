@@ -17,7 +17,7 @@ from hub_fixtures import (
 )
 
 from encoderlab.data.corpora import CORPORA, HubCorpus
-from encoderlab.data.hub import HUB_ROOT_ENV
+from encoderlab.data.hub import HUB_DATA_ENV
 from encoderlab.data.sources import SourceStats, iter_documents, mix_documents, parse_source
 from encoderlab.errors import UserError
 
@@ -51,9 +51,9 @@ def test_the_table_is_typed_and_covers_general_biomedical_and_code():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_name_reads_its_corpus_text_in_file_order(corpora_hub, monkeypatch, name):
-    monkeypatch.setenv(HUB_ROOT_ENV, str(corpora_hub))
+    monkeypatch.setenv(HUB_DATA_ENV, str(corpora_hub))
     repo, pattern, column = EXPECTED[name]
-    files = sorted((corpora_hub / "datasets" / repo).glob(pattern))
+    files = sorted((corpora_hub / repo).glob(pattern))
     expected = [t for f in files for t in pq.read_table(f, columns=[column]).column(0).to_pylist()]
     stats = SourceStats(name)
     assert [d.text for d in iter_documents(parse_source(name), stats)] == expected
@@ -61,7 +61,7 @@ def test_each_name_reads_its_corpus_text_in_file_order(corpora_hub, monkeypatch,
 
 
 def test_a_name_keeps_its_weight_in_a_mixture_and_unknown_names_list_the_corpora(corpora_hub, monkeypatch):
-    monkeypatch.setenv(HUB_ROOT_ENV, str(corpora_hub))
+    monkeypatch.setenv(HUB_DATA_ENV, str(corpora_hub))
     cfg = parse_source("biomed-enriched#weight=3")
     assert cfg.weight == 3 and CORPORA["biomed-enriched"].source(weight=3).weight == 3
     docs = list(mix_documents([cfg, parse_source("starcoderdata-python")], seed=1))

@@ -1,4 +1,5 @@
-"""Hub sources through a simulated hub (`ENCODERLAB_HUB_ROOT`, tests/data/hub_fixtures.py): the same
+"""Hub sources through a simulated hub (`ENCODERLAB_HUB_DATA`, `ENCODERLAB_HUB_MODELS`,
+tests/data/hub_fixtures.py): the same
 `datasets.load_dataset(..., streaming=True)` and `AutoTokenizer.from_pretrained` calls as for a hub
 id, checked against reading the parquet files and running the tokenizer directly."""
 
@@ -13,7 +14,13 @@ from corpus_fixtures import corpus_records
 from hub_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
 from tokenizers import Tokenizer
 
-from encoderlab.data.hub import HUB_ROOT_ENV, dataset_location, model_location, resolve_dataset
+from encoderlab.data.hub import (
+    HUB_DATA_ENV,
+    HUB_MODELS_ENV,
+    dataset_location,
+    model_location,
+    resolve_dataset,
+)
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, split_dir
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents
@@ -27,14 +34,15 @@ SAMPLE_10BT = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT"
 def hub_root(tmp_path_factory):
     """A simulated hub holding FineWeb-Edu and EuroBERT's tokenizer layout."""
     root = tmp_path_factory.mktemp("hub")
-    make_fineweb_edu(root)
-    make_eurobert_tokenizer(root, [r["text"] for r in corpus_records(200)])
+    make_fineweb_edu(root / "datasets")
+    make_eurobert_tokenizer(root / "models", [r["text"] for r in corpus_records(200)])
     return root
 
 
 @pytest.fixture
 def hub(hub_root, monkeypatch):
-    monkeypatch.setenv(HUB_ROOT_ENV, str(hub_root))
+    monkeypatch.setenv(HUB_DATA_ENV, str(hub_root / "datasets"))
+    monkeypatch.setenv(HUB_MODELS_ENV, str(hub_root / "models"))
     return hub_root
 
 
@@ -45,18 +53,18 @@ def _parquet_rows(hub_root, folder: str) -> list[dict]:
 
 def test_hub_ids_resolve_to_the_mirror_or_one_line(hub, tmp_path, monkeypatch):
     assert dataset_location(FINEWEB_EDU) == str(hub / "datasets" / FINEWEB_EDU)
-    assert model_location(EUROBERT) == str(hub / EUROBERT)
+    assert model_location(EUROBERT) == str(hub / "models" / EUROBERT)
     with pytest.raises(
-        UserError, match=r"has no datasets/org/missing/.*hf download org/missing --repo-type dataset"
+        UserError, match=r"has no mirror of org/missing; .*hf download --repo-type dataset org/missing"
     ):
         dataset_location("org/missing")
-    with pytest.raises(UserError, match="not a dataset id of the form ORG/NAME"):
+    with pytest.raises(UserError, match="not a dataset id of the form OWNER/NAME"):
         dataset_location("../../etc")
     (tmp_path / "file").write_text("x")
-    monkeypatch.setenv(HUB_ROOT_ENV, str(tmp_path / "file"))
-    with pytest.raises(UserError, match="is not a folder"):
+    monkeypatch.setenv(HUB_DATA_ENV, str(tmp_path / "file"))
+    with pytest.raises(UserError, match="is a file, not a folder"):
         dataset_location(FINEWEB_EDU)
-    monkeypatch.delenv(HUB_ROOT_ENV)
+    monkeypatch.delenv(HUB_DATA_ENV)
     assert dataset_location(FINEWEB_EDU) == FINEWEB_EDU  # no mirror: the hub id itself
 
 
@@ -107,9 +115,9 @@ def test_bad_hub_configs_splits_and_fields_are_one_line(hub, monkeypatch):
                 SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", text_field="body")
             )
         )
-    monkeypatch.delenv(HUB_ROOT_ENV)
+    monkeypatch.delenv(HUB_DATA_ENV)
     with pytest.raises(
-        UserError, match=f"HF_HUB_OFFLINE=1; unset it, or mirror the dataset and set {HUB_ROOT_ENV}"
+        UserError, match=f"HF_HUB_OFFLINE=1; unset it, or mirror the dataset and set {HUB_DATA_ENV}"
     ):
         resolve_dataset(FINEWEB_EDU, "sample-10BT")
 
@@ -140,7 +148,7 @@ def test_prepare_streams_fineweb_edu_through_eurobert_into_uint32(hub, tmp_path)
     meta = read_meta(out)
     assert meta["dtype"] == "uint32" and meta["encoder"] == "tiktoken"
     # the reference: the Rust tokenizer on every row's text, wrapped in bos ... eos, in file order
-    ref = Tokenizer.from_file(str(hub / EUROBERT / "tokenizer.json"))
+    ref = Tokenizer.from_file(str(hub / "models" / EUROBERT / "tokenizer.json"))
     docs = [
         [128_000, *ref.encode(r["text"], add_special_tokens=False).ids, 128_001]
         for r in _parquet_rows(hub, "sample/10BT")

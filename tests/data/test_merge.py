@@ -10,7 +10,7 @@ import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 from hub_fixtures import FINEWEB_EDU, make_fineweb_edu
 
-from encoderlab.data.hub import HUB_ROOT_ENV
+from encoderlab.data.hub import HUB_DATA_ENV
 from encoderlab.data.merge import merge
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
 from encoderlab.data.shard import Shard, parse_shard, shard_from_env
@@ -46,7 +46,7 @@ def _docs(root) -> list[list[int]]:
 
 
 def test_two_workers_then_merge_give_the_bytes_of_one_worker(fineweb, tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
-    monkeypatch.setenv(HUB_ROOT_ENV, str(fineweb))
+    monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))
     one = prepare(_cfg(tokenizer_dir), tmp_path / "one", **RUN)
     out = tmp_path / "two"
     parts = [prepare(_cfg(tokenizer_dir), out, shard=Shard(i, 2), **RUN) for i in (1, 0)]  # any order
@@ -90,7 +90,7 @@ def test_local_files_shard_too_and_a_worker_without_files_writes_an_empty_part(t
 
 
 def test_missing_or_mixed_parts_are_refused_by_name(fineweb, tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
-    monkeypatch.setenv(HUB_ROOT_ENV, str(fineweb))
+    monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))
     out = tmp_path / "fw"
     with pytest.raises(UserError, match=r"no parts to merge: .*fw.shards does not exist"):
         merge(out)
@@ -133,7 +133,7 @@ def test_a_mixture_or_a_sample_cannot_be_sharded(tmp_path, tokenizer_dir):  # no
 def test_cli_shard_then_merge(fineweb, tmp_path, monkeypatch, capsys, tokenizer_dir):  # noqa: F811
     from encoderlab.cli import main
 
-    monkeypatch.setenv(HUB_ROOT_ENV, str(fineweb))
+    monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))
     out = tmp_path / "cli"
     args = ["data", "prepare", "--source", f"hf:{FINEWEB_EDU}#hf_config=sample-10BT", "--tokenizer",
             str(tokenizer_dir), "--out", str(out), "--decontaminate", "none", "--workers", "1"]  # fmt: skip

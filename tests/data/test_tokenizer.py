@@ -10,12 +10,14 @@ from hypothesis import strategies as st
 from encoderlab.data.batch import TokenSpec
 from encoderlab.data.sources import SourceConfig
 from encoderlab.data.tokenizer import (
+    MAX_WORD_CHARS,
     load_tokenizer,
     require_tokens,
     token_spec,
     tokenizer_hash,
     train_tokenizer,
 )
+from encoderlab.data.tokenizer_training import bounded
 from encoderlab.errors import UserError
 
 TRICKY = [
@@ -102,7 +104,7 @@ def test_bad_training_input(tmp_path):
         train_tokenizer(SourceConfig(location=str(src)), 100, tmp_path / "t", progress=False)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")
-    with pytest.raises(UserError, match="not empty"):
+    with pytest.raises(UserError, match="non-empty folder that encoderlab did not create"):
         train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "full", progress=False)
     assert (tmp_path / "full" / "keep.txt").read_text() == "mine"
 
@@ -139,3 +141,88 @@ def test_bpe_training_gives_the_same_tokenizer_in_every_process(tmp_path):
     assert (tmp_path / "a" / "tokenizer.json").read_bytes() == (
         tmp_path / "b" / "tokenizer.json"
     ).read_bytes()
+
+
+@given(st.text(alphabet=st.sampled_from("ab \n\t"), max_size=400), st.integers(2, 20))
+@settings(max_examples=150, deadline=None)
+def test_bounded_pieces_join_back_and_hold_no_long_run(text, cap):
+    import re
+
+    pieces = list(bounded(text, cap))
+    assert "".join(pieces) == text
+    assert not any(re.search(rf"\S{{{cap + 1}}}|\s{{{cap + 1}}}", p) for p in pieces)
+
+
+def test_prose_reaches_the_trainer_unchanged_and_a_long_word_in_pieces(tmp_path, monkeypatch):
+    from encoderlab.data import tokenizer_training as tt
+
+    prose = " ".join(r["text"] for r in corpus_records(5))
+    assert list(bounded(prose)) == [prose]
+    seen: list[str] = []
+    real = tt._texts
+    monkeypatch.setattr(tt, "_texts", lambda *a: (seen.append(t) or t for t in real(*a)))
+    monkeypatch.setattr(tt, "_train_in_child", lambda job: _in_process(job, tt))
+    blob = "x" * 1000 + " tail"
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": blob}, {"text": prose}])
+    train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "t", progress=False)
+    assert seen == ["x" * MAX_WORD_CHARS] * 3 + ["x" * (1000 - 3 * MAX_WORD_CHARS) + " tail", prose]
+
+
+def _in_process(job, tt):
+    """The child's work, run here so that the test can watch what the trainer is fed."""
+    tok, trainer = tt._build(job["kind"], job["specials"], job["vocab_size"], job["lowercase"], False)
+    counter = [0]
+    tok.train_from_iterator(
+        tt._texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter), trainer=trainer
+    )
+    return tok.to_str(), counter[0]
+
+
+def _cli(*args: str, **kw):
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "encoderlab.cli", "data", "tokenizer", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def test_a_megabyte_line_without_spaces_trains(tmp_path):
+    """Without the cap the trainer ran for minutes on this line (issue 20); the timeout is a hang
+    guard, not a speed test (`encoderlab bench` measures speed)."""
+    import random
+
+    rng = random.Random(0)
+    (tmp_path / "line.txt").write_text("".join(rng.choice("abcdefghij") for _ in range(1_000_000)))
+    proc = _cli("--source", str(tmp_path / "line.txt"), "--vocab-size", "300", "--out", str(tmp_path / "t"))
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert load_tokenizer(tmp_path / "t").backend_tokenizer.get_vocab_size() == 300
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_and_sigterm_stop_training_with_the_usual_line(tmp_path, sig):
+    """The training process blocks on a pipe no one writes (as a trainer busy in Rust would not
+    return); the signal must end the command at once, stop that process, and write nothing."""
+    import errno
+    import os
+    import signal
+    import time
+
+    fifo = tmp_path / "stuck.txt"
+    os.mkfifo(fifo)
+    proc = _cli("--source", str(fifo), "--vocab-size", "300", "--out", str(tmp_path / "t"))
+    time.sleep(4)  # the command is waiting for its training process, which waits on the pipe
+    assert proc.poll() is None
+    proc.send_signal(getattr(signal, sig))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == "encoderlab: interrupted; completed work is kept (rerun to resume)"
+    assert "Traceback" not in err and not (tmp_path / "t").exists() and not (tmp_path / "t.tmp").exists()
+    with pytest.raises(OSError) as gone:  # no reader left on the pipe: the training process is gone
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert gone.value.errno == errno.ENXIO

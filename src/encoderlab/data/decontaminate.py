@@ -129,6 +129,11 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
     against = list(against)
     if against in ([], ["none"]):
         return [], []
+    if len(against) > 1 and {"auto", "none"} & set(against):
+        raise UserError(
+            f"--decontaminate {' '.join(against)}: 'auto' and 'none' stand alone; pass one of them, or only "
+            "evaluation asset names and files"
+        )
     if against == ["auto"]:
         fetched = [a for a in EVAL_ASSETS if _asset_fetched(a)]
         return fetched, [a for a in EVAL_ASSETS if a not in fetched]

@@ -1,25 +1,27 @@
 """Hub ids, resolved to the Hugging Face hub or to a local mirror of it laid out as the hub is.
 
-Every hub id that encoderlab reads (a dataset streamed by `data prepare`, a tokenizer, an
-evaluation dataset, a model) goes through this module, so one setting decides where it comes from:
+Every hub id that encoderlab reads (a dataset streamed by `data prepare`, an evaluation dataset, a
+tokenizer) goes through this module, so one setting per repo type decides where it comes from:
 
-  * unset `ENCODERLAB_HUB_ROOT`: the id itself, for `datasets` / `transformers` to fetch;
-  * `ENCODERLAB_HUB_ROOT=ROOT`: a folder laid out like the hub's URLs, `ROOT/datasets/ORG/NAME/`
-    for a dataset repo and `ROOT/ORG/NAME/` for a model repo (a tokenizer), each holding the repo's
-    files at their repo paths (a dataset card `README.md` whose YAML `configs` map config names to
-    data files, the parquet files under `sample/10BT/...`, `tokenizer.json`, ...). Such a folder is
-    what `hf download ORG/NAME --repo-type dataset --local-dir ROOT/datasets/ORG/NAME` writes.
+  * unset: the id itself, for `datasets` / `transformers` to fetch;
+  * `ENCODERLAB_HUB_DATA=DIR` (datasets; `eval --hub-data DIR`) and `ENCODERLAB_HUB_MODELS=DIR`
+    (models and tokenizers): the folder `DIR/<owner>/<name>`, holding the repo's files at their
+    repo paths (a dataset card `README.md` whose YAML `configs` map config names to data files, the
+    parquet files under `sample/10BT/...`, `tokenizer.json`, ...), which is what
+    `hf download [--repo-type dataset] OWNER/NAME --local-dir DIR/OWNER/NAME` writes.
 
-Callers then hand the result to the same call as for the hub id (`datasets.load_dataset(loc,
-config, split=..., streaming=True)`, `AutoTokenizer.from_pretrained(loc)`): with a local folder
-`datasets` resolves configs and data files from the card exactly as it does for the hub repo, so a
-lab mirrors a corpus once on a login node and points compute nodes at it, and the tests run the
-hub code path on simulated repos (tests/data/hub_fixtures.py).
+Callers hand the result to the same call as for the hub id (`datasets.load_dataset(loc, config,
+split=..., streaming=True)`, `AutoTokenizer.from_pretrained(loc)`): with a local folder `datasets`
+resolves configs and data files from the card exactly as it does for the hub repo, so a lab mirrors
+a corpus once on a login node and points compute nodes at it, and the tests run the hub code path on
+simulated repos (tests/data/hub_fixtures.py, tests/eval/hub_fixtures.py).
 
 Trade-offs: a plain mirror folder instead of the hub cache layout (`HF_HUB_CACHE`: blobs, refs and
 symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT`: a process to
 run); the price is that a mirror has no revision of its own, so what a prepared folder records as
-the revision of a mirrored repo is `local` and its identity is the list of files read.
+the revision of a mirrored repo is `local` and its identity is the list of files read. Datasets and
+models have a root each because the hub keeps them in separate namespaces (a dataset and a model may
+share `owner/name`).
 """
 
 from __future__ import annotations
@@ -33,10 +35,13 @@ from pathlib import Path
 
 from encoderlab.errors import UserError
 
-HUB_ROOT_ENV = "ENCODERLAB_HUB_ROOT"
-"""Environment variable naming the local hub mirror (see the module docstring)."""
+HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
+"""Environment variable naming the folder of dataset mirrors, DIR/<owner>/<name>."""
+HUB_MODELS_ENV = "ENCODERLAB_HUB_MODELS"
+"""Environment variable naming the folder of model (and tokenizer) mirrors, DIR/<owner>/<name>."""
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+_ENVS = {"dataset": HUB_DATA_ENV, "model": HUB_MODELS_ENV}
 
 
 def hub_offline() -> bool:
@@ -45,54 +50,51 @@ def hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in ("1", "true", "yes", "on")
 
 
-def hub_root() -> Path | None:
-    """The local hub mirror, if `ENCODERLAB_HUB_ROOT` names one (it must be a folder)."""
-    value = os.environ.get(HUB_ROOT_ENV)
+def mirror_root(kind: str = "dataset") -> Path | None:
+    """The folder of `kind` ("dataset" or "model") mirrors, if its variable is set (a folder)."""
+    env = _ENVS[kind]
+    value = os.environ.get(env)
     if not value:
         return None
     root = Path(value).expanduser()
-    if not root.is_dir():
-        raise UserError(f"{HUB_ROOT_ENV}={value} is not a folder; point it at the hub mirror or unset it")
+    if root.exists() and not root.is_dir():  # a missing root is a missing mirror: its download hint follows
+        raise UserError(f"{env}={value} is a file, not a folder; point it at the {kind} mirrors or unset it")
     return root
 
 
 def check_hub_id(hub_id: str, what: str = "hub id") -> str:
-    """`hub_id` if it looks like `ORG/NAME` (or `NAME`); no `..`, no absolute path."""
+    """`hub_id` if it looks like `OWNER/NAME` (or `NAME`); no `..`, no absolute path."""
     if not _HUB_ID.fullmatch(hub_id) or ".." in hub_id:
-        raise UserError(f"'{hub_id}' is not a {what} of the form ORG/NAME; fix it")
+        raise UserError(f"'{hub_id}' is not a {what} of the form OWNER/NAME; fix it")
     return hub_id
 
 
-def _located(hub_id: str, kind: str) -> str:
+def _located(hub_id: str, kind: str, revision: str | None = None) -> str:
     check_hub_id(hub_id, f"{kind} id")
-    root = hub_root()
+    root = mirror_root(kind)
     if root is None:
         return hub_id
-    sub = Path("datasets", hub_id) if kind == "dataset" else Path(hub_id)
-    folder = root / sub
+    folder = root / hub_id
     if not folder.is_dir():
-        repo_type = " --repo-type dataset" if kind == "dataset" else ""
+        args = (" --repo-type dataset" if kind == "dataset" else "") + (
+            f" --revision {revision}" if revision else ""
+        )
         raise UserError(
-            f"{HUB_ROOT_ENV}={root} has no {sub}/ for the {kind} {hub_id}; download it there "
-            f"(hf download {hub_id}{repo_type} --local-dir {folder}) or unset {HUB_ROOT_ENV}"
+            f"{_ENVS[kind]}={root} has no mirror of {hub_id}; download it with: "
+            f"hf download{args} {hub_id} --local-dir {folder}"
         )
     return str(folder)
 
 
-def dataset_location(hub_id: str) -> str:
+def dataset_location(hub_id: str, revision: str | None = None) -> str:
     """What to pass to `datasets.load_dataset` for the dataset repo `hub_id`: its mirror folder
-    when `ENCODERLAB_HUB_ROOT` is set, else the id."""
-    return _located(hub_id, "dataset")
+    when `ENCODERLAB_HUB_DATA` is set, else the id (`revision` only shapes the download hint)."""
+    return _located(hub_id, "dataset", revision)
 
 
 def model_location(hub_id: str) -> str:
-    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or tokenizer)."""
+    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or a tokenizer)."""
     return _located(hub_id, "model")
-
-
-def is_mirrored() -> bool:
-    """True when hub ids resolve to the local mirror."""
-    return hub_root() is not None
 
 
 # ---------------------------------------------------------------- datasets: files and streaming
@@ -175,7 +177,7 @@ def resolve_dataset(
     if location == hub_id and hub_offline():
         raise UserError(
             f"hub dataset '{hub_id}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; unset it, or mirror the "
-            f"dataset and set {HUB_ROOT_ENV}"
+            f"dataset and set {HUB_DATA_ENV}"
         )
     return _resolve(hub_id, config, split, data_dir, location)
 
@@ -213,3 +215,33 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
     for k in indices:
         for record in stream.shard(num_shards=len(ds.files), index=k, contiguous=True):
             yield k, record
+
+
+def read_hub_documents(ds: HubDataset, files: range, text_field: str, id_field: str, stats) -> Iterator:
+    """`Document`s of `ds`'s files `files`, one file after the other, ids `HUB_ID#ID` (or the file
+    and row when a record has no id); per-file counts go into `stats.files` (a `SourceStats`)."""
+    from encoderlab.data.sources import Document  # sources imports this module: import at call time
+
+    entries = {k: {"path": ds.repo_path(k), "docs": 0, "complete": False} for k in files}
+    stats.files.extend(entries.values())
+    row, current = 0, None
+    for k, record in stream_files(ds, files, [text_field, id_field]):
+        if k != current:
+            if current is not None:
+                entries[current]["complete"] = True
+            row, current = 0, k
+        text = record.get(text_field)
+        if text is None:  # a null text is an empty document, as in parquet files
+            text = ""
+        elif not isinstance(text, str):
+            raise UserError(
+                f"hub dataset '{ds.hub_id}' field '{text_field}' holds {type(text).__name__}, not text; "
+                "fix #text_field"
+            )
+        rid = record.get(id_field)
+        entries[k]["docs"] += 1
+        where = rid if rid is not None else f"{entries[k]['path']}:{row}"
+        yield Document(f"{ds.hub_id}#{where}", text)
+        row += 1
+    for k in files:  # every file of the slice was streamed to its end (empty ones included)
+        entries[k]["complete"] = True

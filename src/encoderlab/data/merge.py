@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from encoderlab.atomic import replace_folder
 from encoderlab.data.packed import SPLITS, SplitWriter, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import UserError
@@ -120,8 +121,7 @@ def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict)
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
         if out.exists():  # empty but for outdir's marker (check_target)
             (out / MARKER).unlink(missing_ok=True)
-            out.rmdir()
-        tmp.rename(out)
+        replace_folder(tmp, out)  # POSIX rename: replaces an empty folder, fails on anything more
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if exc.errno == errno.ENOSPC:

@@ -9,7 +9,7 @@ A prepared folder (written by `data prepare` or `data merge`, read by `data/read
     val/tokens.bin, val/doc_offsets.npy   the held-out validation documents, same layout
 
 `SplitWriter` appends documents to a split's files (offsets to a raw file that becomes the .npy at
-the end, so nothing is held in memory); `check_split` verifies on open what a reader must be able
+the end, so nothing is held in memory); `open_split` verifies on open what a reader must be able
 to trust without reading every token: offsets that start at 0, never decrease and end at the token
 count, and token ids below the vocabulary (from `max_token_id`, recorded at prepare, so opening
 costs nothing; folders from before it was recorded are scanned once, in blocks).
@@ -151,8 +151,8 @@ def _load_offsets(path: Path, n_docs: int, n_tokens: int, root: Path) -> np.ndar
         offsets = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         raise UserError(f"{path} is missing; {again}") from None
-    except (ValueError, OSError, EOFError) as exc:
-        raise UserError(f"{path} is not a valid offsets file ({_first(exc)}); {again}") from None
+    except (ValueError, OSError, EOFError):
+        raise UserError(f"{path} is not a valid .npy offsets file; {again}") from None
     if offsets.dtype != np.int64 or offsets.ndim != 1 or len(offsets) != n_docs + 1:
         raise UserError(
             f"{path} holds {offsets.dtype} {offsets.shape}, meta.json expects int64 ({n_docs + 1},); {again}"
@@ -164,10 +164,6 @@ def _load_offsets(path: Path, n_docs: int, n_tokens: int, root: Path) -> np.ndar
             at = start + int(np.argmax(np.diff(block) < 0))
             raise UserError(f"{path} decreases at document {at}; {again}")
     return offsets
-
-
-def _first(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Path) -> None:

@@ -6,7 +6,7 @@ by weight with a seeded generator, so the same configs always give the same docu
 
 Locations, tried in this order:
   * `hf:ORG/NAME` - a Hugging Face dataset streamed with `datasets` (`hf_config`, `hf_split`), from
-    the hub or from a local mirror (`data/hub.py`: ENCODERLAB_HUB_ROOT), file by file, so a worker
+    the hub or from a local mirror (`data/hub.py`: ENCODERLAB_HUB_DATA), file by file, so a worker
     can read a slice of the files (`Shard`); refused at once when `HF_HUB_OFFLINE=1` and no mirror;
   * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
     default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line) and
@@ -50,7 +50,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 from encoderlab.data.corpora import CORPORA
-from encoderlab.data.hub import HubDataset, resolve_dataset, stream_files
+from encoderlab.data.hub import read_hub_documents, resolve_dataset
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
 
@@ -367,34 +367,6 @@ def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str,
         _handle(_Bad(f"cannot read {path} ({exc.strerror or exc})"), on_error, stats)
 
 
-def _read_hf(cfg: SourceConfig, ds: HubDataset, files: range, stats: SourceStats) -> Iterator[Document]:
-    """The records of `ds`'s files `files`, one file after the other; per-file counts into `stats`."""
-    entries = {k: {"path": ds.repo_path(k), "docs": 0, "complete": False} for k in files}
-    stats.files.extend(entries.values())
-    row, current = 0, None
-    for k, record in stream_files(ds, files, [cfg.text_field, cfg.id_field]):
-        if k != current:
-            if current is not None:
-                entries[current]["complete"] = True
-            row, current = 0, k
-        text = record.get(cfg.text_field)
-        if not isinstance(text, str):
-            if text is None:  # a null text is an empty document, as in parquet files
-                text = ""
-            else:
-                raise UserError(
-                    f"hub dataset '{ds.hub_id}' field '{cfg.text_field}' holds {type(text).__name__}, not text; "
-                    "fix #text_field"
-                )
-        rid = record.get(cfg.id_field)
-        entries[k]["docs"] += 1
-        where = rid if rid is not None else f"{entries[k]['path']}:{row}"
-        yield Document(f"{ds.hub_id}#{where}", text)
-        row += 1
-    for k in files:  # every file of the slice was streamed to its end (empty ones included)
-        entries[k]["complete"] = True
-
-
 def iter_documents(
     cfg: SourceConfig,
     stats: SourceStats | None = None,
@@ -411,7 +383,9 @@ def iter_documents(
     files = (shard or Shard(0, 1)).select(len(desc["files"]))
     if desc["kind"] == "hf":
         stats.identity = desc["dataset"].identity()
-        raw: Iterator[Document] = _read_hf(cfg, desc["dataset"], files, stats)
+        raw: Iterator[Document] = read_hub_documents(
+            desc["dataset"], files, cfg.text_field, cfg.id_field, stats
+        )
     else:
         stats.identity = {"kind": desc["kind"]}
         if any(TEXT_SUFFIXES[p.suffix.lower()] == "txt" for p in desc["files"]):
@@ -461,8 +435,7 @@ def mix_documents(
     all_stats = [SourceStats(s.location) for s in sources]
     if stats is not None:
         stats.extend(all_stats)
-    for s in sources:
-        _announce(s, describe(s))  # fail on a bad location before the first document is read
+    announce_sources(sources)  # fail on a bad location before the first document is read
     if len(sources) == 1:
         yield from iter_documents(sources[0], all_stats[0], on_error, shard)
         return
@@ -472,6 +445,12 @@ def mix_documents(
     finally:  # close half-read sources so their files are closed and their hashes recorded
         for it in iters:
             it.close()
+
+
+def announce_sources(sources) -> None:
+    """Check every source's location (one line if it is bad) and log how .txt files are cut."""
+    for s in sources:
+        _announce(s, describe(s))
 
 
 def _announce(cfg: SourceConfig, desc: dict) -> None:

@@ -4,10 +4,8 @@ Everything downstream reads vocabulary facts through `token_spec(tokenizer) -> T
 from hard-coded ids (special ids differ per checkpoint). BERT-style tokenizers have [CLS]/[SEP]
 instead of BOS/EOS; `token_spec` maps them to `bos_id`/`eos_id`, which is how both wrap a document.
 
-`train_tokenizer` builds a byte-level BPE (default: every string round-trips exactly, no unknown
-token is ever produced) or a WordPiece vocabulary (BERT-style; lossy on whitespace and, if asked,
-case) with explicit pad/bos/eos/mask/unk tokens at ids 0-4, trained by the `tokenizers` library
-from a stream of documents, and saves it as a `PreTrainedTokenizerFast` folder written atomically.
+`train_tokenizer` (in `data/tokenizer_training.py`, re-exported here) trains a byte-level BPE or
+a WordPiece vocabulary on a corpus.
 
 `tokenizer_hash` fingerprints the serialised tokenizer (model, normaliser, pre-tokeniser and
 special tokens), which prepared data records so a model is never fed ids from another vocabulary.
@@ -20,11 +18,9 @@ import json
 import logging
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
-from encoderlab.atomic import atomic_folder
-from encoderlab.data.hub import HUB_ROOT_ENV, hub_offline, model_location
-from encoderlab.data.sources import SourceConfig, mix_documents
+from encoderlab.data.hub import HUB_MODELS_ENV, hub_offline, model_location
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -32,7 +28,6 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from encoderlab.data.batch import TokenSpec
 
-DEFAULT_SPECIALS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "mask": "<mask>", "unk": "<unk>"}
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
 
 
@@ -55,7 +50,7 @@ def _tokenizer_folder(path: Path) -> Path:
 
 def load_tokenizer(name_or_path: str | Path):
     """A fast HF tokenizer from a folder (tokenizer, encoderlab model, prepared data), an asset
-    name (`minilm`, `smollm2-135m`) or a hub id (from the hub, or its ENCODERLAB_HUB_ROOT mirror)."""
+    name (`minilm`, `smollm2-135m`) or a hub id (from the hub, or its ENCODERLAB_HUB_MODELS mirror)."""
     from transformers import AutoTokenizer
 
     path = Path(name_or_path)
@@ -65,7 +60,7 @@ def load_tokenizer(name_or_path: str | Path):
         if location == str(name_or_path) and hub_offline():
             raise UserError(
                 f"tokenizer '{name_or_path}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
-                f"pass a local tokenizer folder, or mirror the repo and set {HUB_ROOT_ENV}"
+                f"pass a local tokenizer folder, or mirror the repo and set {HUB_MODELS_ENV}"
             )
         folder = _tokenizer_folder(Path(location)) if location != str(name_or_path) else None
     try:
@@ -138,95 +133,6 @@ def tokenizer_hash(tok) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
-def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool, progress: bool):
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-
-    tokens = [specials[r] for r in ("pad", "bos", "eos", "mask", "unk")]
-    if kind == "bpe":
-        alphabet = pre_tokenizers.ByteLevel.alphabet()
-        if vocab_size < len(alphabet) + len(tokens):
-            raise UserError(
-                f"byte-level BPE needs vocab_size >= {len(alphabet) + len(tokens)}, got {vocab_size}"
-            )
-        tok = Tokenizer(models.BPE())
-        tok.normalizer = normalizers.Lowercase() if lowercase else None
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        tok.decoder = decoders.ByteLevel()
-        trainer = trainers.BpeTrainer(
-            vocab_size=vocab_size, special_tokens=tokens, initial_alphabet=alphabet, show_progress=progress
-        )
-    elif kind == "wordpiece":
-        tok = Tokenizer(models.WordPiece(unk_token=specials["unk"]))
-        tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
-        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-        tok.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(
-            vocab_size=vocab_size, special_tokens=tokens, show_progress=progress
-        )
-    else:
-        raise UserError(f"tokenizer kind must be 'bpe' or 'wordpiece', got '{kind}'")
-    bos, eos = specials["bos"], specials["eos"]
-    template = processors.TemplateProcessing(
-        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} $B:1 {eos}:1", special_tokens=[(bos, 1), (eos, 2)]
-    )
-    # Byte-level offsets include the leading space; trimming them keeps QA/NER span alignment exact.
-    tok.post_processor = (
-        processors.Sequence([processors.ByteLevel(trim_offsets=True), template])
-        if kind == "bpe"
-        else template
-    )
-    return tok, trainer
-
-
-def train_tokenizer(
-    sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
-    vocab_size: int,
-    out: Path,
-    kind: Literal["bpe", "wordpiece"] = "bpe",
-    *,
-    specials: dict[str, str] | None = None,
-    lowercase: bool = False,
-    max_docs: int | None = None,
-    seed: int = 0,
-    on_error: Literal["raise", "skip"] = "raise",
-    progress: bool = True,
-):
-    """Train a tokenizer on `sources` (mixed by weight) and save it to `out` as a
-    PreTrainedTokenizerFast folder; returns the loaded tokenizer."""
-    from transformers import PreTrainedTokenizerFast
-
-    out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise UserError(f"{out} already exists and is not empty; choose another --out or delete it")
-    specials = {**DEFAULT_SPECIALS, **(specials or {})}
-    if len(set(specials.values())) != len(specials):
-        raise UserError(f"special tokens must be distinct, got {specials}")
-    if kind == "wordpiece":
-        log.warning(
-            "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
-            "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
-            "keep the trained folder, or use the default byte-level BPE, which is reproducible"
-        )
-    tok, trainer = _build(kind, specials, vocab_size, lowercase, progress)
-    sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
-    count = [0]
-
-    def texts():
-        for doc in mix_documents(sources, seed=seed, on_error=on_error):
-            if max_docs is not None and count[0] >= max_docs:
-                return
-            count[0] += 1
-            yield doc.text
-
-    tok.train_from_iterator(texts(), trainer=trainer)
-    if count[0] == 0:
-        raise UserError(
-            f"the corpus {', '.join(s.location for s in sources)} has no non-empty document; check --source"
-        )
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        **{f"{role}_token": token for role, token in specials.items()},
-    )
-    with atomic_folder(out) as tmp:  # replaces an empty `out` only (checked above)
-        fast.save_pretrained(str(tmp))
-    return load_tokenizer(out)
+# Training lives in its own module (child process, bounded words); re-exported here, where callers
+# have always found it. Imported last: that module uses the loaders above.
+from encoderlab.data.tokenizer_training import MAX_WORD_CHARS, train_tokenizer  # noqa: E402, F401

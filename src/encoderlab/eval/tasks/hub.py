@@ -16,13 +16,11 @@ future `*/nq` would).
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
+from encoderlab.data.hub import HUB_DATA_ENV, dataset_location
 from encoderlab.errors import UserError
 
-HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
 PARQUET_EXPORT = "refs/convert/parquet"
 
 
@@ -66,18 +64,9 @@ def import_datasets():
 
 
 def hub_path(source: HubSource) -> str:
-    """The hub id, or the mirror folder under $ENCODERLAB_HUB_DATA (checked to exist)."""
-    root = os.environ.get(HUB_DATA_ENV)
-    if not root:
-        return source.repo
-    folder = Path(root) / source.repo
-    if not folder.is_dir():
-        rev = f" --revision {source.revision}" if source.revision else ""
-        raise UserError(
-            f"{HUB_DATA_ENV}={root} has no mirror of {source.repo}; download it with: "
-            f"hf download --repo-type dataset {source.repo}{rev} --local-dir {folder}"
-        )
-    return str(folder)
+    """The hub id, or the mirror folder under $ENCODERLAB_HUB_DATA (checked to exist; the one
+    resolver of hub ids, `encoderlab.data.hub`, shared with `data prepare`)."""
+    return dataset_location(source.repo, source.revision)
 
 
 def load_hub(source: HubSource):

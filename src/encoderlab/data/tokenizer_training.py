@@ -1,0 +1,214 @@
+"""Training a tokenizer on a corpus: byte-level BPE or WordPiece, bounded on hostile text, stoppable.
+
+`train_tokenizer` builds a byte-level BPE (default: every string round-trips exactly, no unknown
+token is ever produced) or a WordPiece vocabulary (BERT-style; lossy on whitespace and, if asked,
+case) with explicit pad/bos/eos/mask/unk tokens at ids 0-4, trained by the `tokenizers` library
+from a stream of documents, and saves it as a `PreTrainedTokenizerFast` folder written atomically.
+
+Bounded work. The trainer's cost grows faster than linearly with the length of a pre-tokenized
+word: a 1 MB line without a space (a base64 blob, a minified file) is one word, and ran for more
+than ten minutes. Every run of more than MAX_WORD_CHARS (256) non-space characters, or of space
+characters, is therefore cut every MAX_WORD_CHARS characters before the trainer sees it, so no word
+is longer than that (the pre-tokenizers never join across such a cut). Such a line then costs what
+ordinary text of its size costs (about 12 s for 1 MB of random letters at 8k ids on one core, with or
+without spaces). Ordinary prose has no word that long, so its tokenizer is unchanged; merges longer
+than MAX_WORD_CHARS bytes cannot be learned, which no useful vocabulary needs.
+
+Stoppable. The Rust trainer does not return to Python while it merges, so Ctrl-C would wait for it
+(issue: ignored for minutes). Training therefore runs in a child process (spawn) that sends the
+trained tokenizer back as JSON; the parent waits in short polls, so Ctrl-C or SIGTERM
+(`encoderlab.interrupts`) stops it at once: the child is terminated, nothing is written, and the
+command ends with the usual "interrupted; completed work is kept" line. Cost: about a second to
+start the child.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import re
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+from encoderlab.atomic import atomic_folder
+from encoderlab.data.sources import SourceConfig, announce_sources, mix_documents
+from encoderlab.errors import UserError
+from encoderlab.outdir import MARKER, check_output, create_output
+
+log = logging.getLogger(__name__)
+
+MAX_WORD_CHARS = 256
+"""Longest run of non-space (or of space) characters the trainer sees as one piece."""
+_RUNS = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}|\s{{{MAX_WORD_CHARS + 1},}}")
+DEFAULT_SPECIALS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "mask": "<mask>", "unk": "<unk>"}
+KIND = "data tokenizer"
+
+
+def bounded(text: str, cap: int = MAX_WORD_CHARS) -> Iterator[str]:
+    """`text` in pieces (in order, joining back to `text`) with no run of more than `cap` non-space
+    or space characters inside one piece."""
+    runs = _RUNS if cap == MAX_WORD_CHARS else re.compile(rf"\S{{{cap + 1},}}|\s{{{cap + 1},}}")
+    cuts = [c for m in runs.finditer(text) for c in range(m.start() + cap, m.end(), cap)]
+    start = 0
+    for cut in cuts:
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool, progress: bool):
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
+    tokens = [specials[r] for r in ("pad", "bos", "eos", "mask", "unk")]
+    if kind == "bpe":
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+        if vocab_size < len(alphabet) + len(tokens):
+            raise UserError(
+                f"byte-level BPE needs vocab_size >= {len(alphabet) + len(tokens)}, got {vocab_size}"
+            )
+        tok = Tokenizer(models.BPE())
+        tok.normalizer = normalizers.Lowercase() if lowercase else None
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=tokens, initial_alphabet=alphabet, show_progress=progress
+        )
+    elif kind == "wordpiece":
+        tok = Tokenizer(models.WordPiece(unk_token=specials["unk"]))
+        tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
+        tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+        tok.decoder = decoders.WordPiece()
+        trainer = trainers.WordPieceTrainer(
+            vocab_size=vocab_size, special_tokens=tokens, show_progress=progress
+        )
+    else:
+        raise UserError(f"tokenizer kind must be 'bpe' or 'wordpiece', got '{kind}'")
+    bos, eos = specials["bos"], specials["eos"]
+    template = processors.TemplateProcessing(
+        single=f"{bos} $A {eos}", pair=f"{bos} $A {eos} $B:1 {eos}:1", special_tokens=[(bos, 1), (eos, 2)]
+    )
+    # Byte-level offsets include the leading space; trimming them keeps QA/NER span alignment exact.
+    tok.post_processor = (
+        processors.Sequence([processors.ByteLevel(trim_offsets=True), template])
+        if kind == "bpe"
+        else template
+    )
+    return tok, trainer
+
+
+def _texts(sources, seed, on_error, max_docs, counter: list[int]) -> Iterator[str]:
+    for doc in mix_documents(sources, seed=seed, on_error=on_error):
+        if max_docs is not None and counter[0] >= max_docs:
+            return
+        counter[0] += 1
+        yield from bounded(doc.text)
+
+
+def _child(conn, job: dict) -> None:
+    """Train in this (child) process and send back ("ok", tokenizer JSON, documents) or an error."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us on Ctrl-C
+    try:
+        tok, trainer = _build(
+            job["kind"], job["specials"], job["vocab_size"], job["lowercase"], job["progress"]
+        )
+        counter = [0]
+        tok.train_from_iterator(
+            _texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter), trainer=trainer
+        )
+        conn.send(("ok", tok.to_str(), counter[0]))
+    except UserError as exc:
+        conn.send(("user", str(exc), 0))
+    except Exception as exc:  # a bug: the parent re-raises it with this text
+        import traceback
+
+        conn.send(("bug", traceback.format_exc() or repr(exc), 0))
+    finally:
+        conn.close()
+
+
+def _train_in_child(job: dict) -> tuple[str, int]:
+    ctx = multiprocessing.get_context("spawn")
+    receive, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, job), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        while not receive.poll(0.2):  # short waits: Ctrl-C and SIGTERM are handled between them
+            if not proc.is_alive():
+                raise RuntimeError(f"the tokenizer training process died (exit code {proc.exitcode})")
+        status, payload, count = receive.recv()
+        proc.join()
+    finally:
+        if proc.is_alive():
+            proc.terminate()
+            proc.join(5)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        receive.close()
+    if status == "user":
+        raise UserError(payload)
+    if status == "bug":
+        raise RuntimeError(f"tokenizer training failed in its process:\n{payload}")
+    return payload, count
+
+
+def train_tokenizer(
+    sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
+    vocab_size: int,
+    out: Path,
+    kind: Literal["bpe", "wordpiece"] = "bpe",
+    *,
+    specials: dict[str, str] | None = None,
+    lowercase: bool = False,
+    max_docs: int | None = None,
+    seed: int = 0,
+    on_error: Literal["raise", "skip"] = "raise",
+    progress: bool = True,
+):
+    """Train a tokenizer on `sources` (mixed by weight) and save it to `out` as a
+    PreTrainedTokenizerFast folder; returns the loaded tokenizer (see the module docstring)."""
+    from tokenizers import Tokenizer
+    from transformers import PreTrainedTokenizerFast
+
+    from encoderlab.data.tokenizer import load_tokenizer
+
+    out = Path(out)
+    check_output(out, KIND)
+    if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
+        raise UserError(f"{out} already holds a tokenizer; choose another --out or delete it")
+    specials = {**DEFAULT_SPECIALS, **(specials or {})}
+    if len(set(specials.values())) != len(specials):
+        raise UserError(f"special tokens must be distinct, got {specials}")
+    if max_docs is not None and max_docs < 1:
+        raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
+    _build(kind, specials, vocab_size, lowercase, False)  # a bad kind or vocab size fails here, at once
+    sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
+    announce_sources(sources)  # bad locations fail before the child starts; .txt units are logged here
+    if kind == "wordpiece":
+        log.warning(
+            "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
+            "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
+            "keep the trained folder, or use the default byte-level BPE, which is reproducible"
+        )
+    job = dict(
+        kind=kind, specials=specials, vocab_size=vocab_size, lowercase=lowercase, progress=progress,
+        sources=sources, seed=seed, on_error=on_error, max_docs=max_docs,
+    )  # fmt: skip
+    trained, count = _train_in_child(job)
+    if count == 0:
+        raise UserError(
+            f"the corpus {', '.join(s.location for s in sources)} has no non-empty document; check --source"
+        )
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(trained),
+        **{f"{role}_token": token for role, token in specials.items()},
+    )
+    if out.exists():  # empty but for outdir's marker (checked above)
+        (out / MARKER).unlink(missing_ok=True)
+    with atomic_folder(out) as tmp:  # replaces an empty `out` only
+        create_output(tmp, KIND)
+        fast.save_pretrained(str(tmp))
+    return load_tokenizer(out)

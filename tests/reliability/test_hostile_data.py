@@ -1,0 +1,103 @@
+"""The hostile-input catalogue, data cases (issue 20; rows in docs/errors.md): each goes through
+`encoderlab.cli.main([...])` as a user's command line would, must exit 2 with exactly one
+`encoderlab: error:` line, no traceback, and leave every file that existed before unchanged. Each
+case failed on the code before this file (a traceback, an IndexError later, a wrong fix, or
+nothing at all)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+from tests.eval.conftest import make_tokenizer, vocabulary_texts
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.sources import SourceConfig
+
+
+@pytest.fixture(scope="module")
+def dworld(tmp_path_factory):
+    """A corpus, its tokenizer, a prepared folder and broken copies of it, and foreign folders."""
+    root = tmp_path_factory.mktemp("hostile-data")
+    texts = vocabulary_texts()
+    (root / "corpus.jsonl").write_text(
+        "".join(
+            json.dumps({"id": str(i), "text": " ".join(texts[i : i + 4])}) + "\n" for i in range(len(texts))
+        )
+    )
+    make_tokenizer(texts).save_pretrained(root / "tok")
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(root / "corpus.jsonl")),),
+        tokenizer=str(root / "tok"),
+        decontaminate=(),
+    )
+    good = prepare(cfg, root / "data", workers=1, progress=False)
+    meta = read_meta(good)
+    vocab, dtype = meta["spec"]["vocab_size"], np.dtype(meta["dtype"])
+
+    shutil.copytree(good, root / "garbage_offsets")
+    (root / "garbage_offsets" / "doc_offsets.npy").write_bytes(b"\x93NUMPY garbage" * 9)
+    shutil.copytree(good, root / "decreasing_offsets")
+    offsets = np.load(good / "doc_offsets.npy")
+    offsets[2], offsets[3] = offsets[3], offsets[2]
+    np.save(root / "decreasing_offsets" / "doc_offsets.npy", offsets)
+    shutil.copytree(good, root / "ids_beyond_vocab")
+    tokens = np.fromfile(good / "tokens.bin", dtype=dtype)
+    np.full_like(tokens, vocab + 5).tofile(root / "ids_beyond_vocab" / "tokens.bin")
+    shutil.copytree(good, root / "patched_ids")  # 100 bad ids at the end, where a short run never reads
+    tokens[-100:] = vocab + 7
+    tokens.tofile(root / "patched_ids" / "tokens.bin")
+
+    (root / "foreign").mkdir()
+    (root / "foreign" / "meta.json").write_text('{"experiment": "mine"}')
+    (root / "foreign" / "notes.txt").write_text("keep me")
+    (root / "config_only").mkdir()
+    (root / "config_only" / "tokenizer_config.json").write_text('{"tokenizer_class": "BertTokenizer"}')
+    (root / "a_file").write_text("not a folder")
+    return root
+
+
+PREP = "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --decontaminate none --workers 1"
+
+# (id, argv with {w}, pattern of the one line); what the old code did is in docs/errors.md
+DATA_CASES = [
+    ("garbage-doc-offsets", "data inspect {w}/garbage_offsets", r"doc_offsets.npy is not a valid .npy offsets file; the folder is corrupt: prepare"),
+    ("decreasing-doc-offsets", "data inspect {w}/decreasing_offsets", r"doc_offsets.npy decreases at document 2; .*prepare"),
+    ("ids-beyond-vocab", "data inspect {w}/ids_beyond_vocab", r"tokens.bin holds token id \d+ at position 0, beyond the tokenizer's \d+ ids"),
+    ("patched-ids-never-read", "data inspect {w}/patched_ids", r"tokens.bin holds token id \d+ at position \d+, beyond .*changed after prepare"),
+    ("inspect-seq-len-0", "data inspect {w}/data --seq-len 0", r"--seq-len must be >= 1"),
+    ("inspect-rows-negative", "data inspect {w}/data --rows -1", r"--rows must be >= 1, got -1"),
+    ("val-fraction-above-1", PREP + " --out {w}/o --val-fraction 1.5", r"--val-fraction must be in \[0, 1\) .*got 1.5"),
+    ("prepare-into-foreign-meta", PREP + " --out {w}/foreign", r"--out .*foreign is a non-empty folder that encoderlab did not create"),
+    ("prepare-out-is-a-file", PREP + " --out {w}/a_file", r"--out .*a_file is a file, not a folder"),
+    ("decontaminate-missing", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --out {w}/o --decontaminate missing", r"'missing' is not an existing file.*; fix --decontaminate$"),
+    ("decontaminate-none-and-a-set", PREP + " --out {w}/o --decontaminate boolq", r"'auto' and 'none' stand alone"),
+    ("tokenizer-config-only", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/config_only --out {w}/o", r"has tokenizer_config.json but no tokenizer.json"),
+    ("merge-without-parts", "data merge --out {w}/nothing", r"no parts to merge: .*nothing.shards does not exist"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv,pattern", [c[1:] for c in DATA_CASES], ids=[c[0] for c in DATA_CASES])
+def test_hostile_data_input_is_one_line(dworld, capsys, argv, pattern):
+    before = snapshot(dworld)
+    code, err = cli(argv.format(w=dworld).split(), capsys)
+    assert_one_line(code, err, pattern)
+    assert {k: v for k, v in snapshot(dworld).items() if k in before} == before
+    assert not (dworld / "o").exists() and not (dworld / "o.tmp").exists()
+
+
+def test_encoderlab_home_that_is_a_file_is_one_line(dworld, capsys, monkeypatch):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(dworld / "a_file"))
+    code, err = cli(["assets", "fetch", "wiki-leads"], capsys)
+    assert_one_line(
+        code, err, r"ENCODERLAB_HOME=.*a_file is a file, not a folder; point ENCODERLAB_HOME at a folder"
+    )
+
+
+def test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error(dworld, capsys, tmp_path):
+    argv = f"pretrain --recipe smoke-mlm --param data={dworld / 'patched_ids'} --out {tmp_path / 'o'}".split()
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, r"tokens.bin holds token id \d+ at position \d+, beyond the tokenizer's")
