@@ -145,3 +145,29 @@ def test_cli_shard_then_merge(fineweb, tmp_path, monkeypatch, capsys, tokenizer_
     main(["data", "merge", "--out", str(out)])
     summary = json.loads(capsys.readouterr().out)
     assert summary["splits"] == read_meta(out)["splits"] and summary["splits"]["train"]["docs"] > 0
+
+
+def test_an_interrupted_hub_part_resumes_to_the_same_bytes(fineweb, tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
+    """Ctrl-C after a checkpoint of a streamed hub part: the rerun re-streams the prefix, checks its
+    hash chain and continues; the part equals an uninterrupted one."""
+    from encoderlab.data import prepare as prep
+
+    monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))
+    run = dict(RUN, checkpoint_every=2)
+    clean = prepare(_cfg(tokenizer_dir), tmp_path / "clean", shard=Shard(1, 2), **run)
+    real, calls = prep.SplitWriter.append, []
+
+    def append(self, tokens, lengths):
+        calls.append(1)
+        if len(calls) > 9:  # two appends (train, val) per chunk: after the checkpoint of chunk 4
+            raise KeyboardInterrupt
+        real(self, tokens, lengths)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(prep.SplitWriter, "append", append)
+        with pytest.raises(KeyboardInterrupt):
+            prepare(_cfg(tokenizer_dir), tmp_path / "cut", shard=Shard(1, 2), **run)
+    part = prepare(_cfg(tokenizer_dir), tmp_path / "cut", shard=Shard(1, 2), **run)
+    assert read_meta(part)["resumed_after_docs"] == 28  # 4 chunks of 7
+    for name in FILES[:2]:
+        assert (part / name).read_bytes() == (clean / name).read_bytes(), name

@@ -212,12 +212,18 @@ def test_ctrl_c_and_sigterm_stop_training_with_the_usual_line(tmp_path, sig):
     import os
     import signal
     import time
+    from pathlib import Path
 
     fifo = tmp_path / "stuck.txt"
     os.mkfifo(fifo)
     proc = _cli("--source", str(fifo), "--vocab-size", "300", "--out", str(tmp_path / "t"))
-    time.sleep(4)  # the command is waiting for its training process, which waits on the pipe
-    assert proc.poll() is None
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 120
+    while not children.read_text().strip():  # the training process has started ...
+        assert proc.poll() is None and time.monotonic() < deadline
+        time.sleep(0.2)
+    time.sleep(1)  # ... and the command waits for it (a signal during an import's exec() would make
+    # CPython exit by SIGINT even when the KeyboardInterrupt is handled: not what this tests)
     proc.send_signal(getattr(signal, sig))
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
