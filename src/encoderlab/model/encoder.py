@@ -20,6 +20,7 @@ The model knows nothing about distribution, objectives or the training loop.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -221,3 +222,27 @@ class Encoder(nn.Module):
 
         eurobert_config(self, spec).save_pretrained(str(folder))
         save_file(eurobert_state(self), str(Path(folder) / "model.safetensors"), metadata={"format": "pt"})
+
+    def add_token_rows(self, ids: Sequence[int], mean_of: int) -> None:
+        """Rows of token `ids` = the mean of the first `mean_of` rows, in the embedding and an untied
+        head; the vocabulary grows to cover every id (`protocol.LanguageModel.add_token_rows`)."""
+        rows = max(self.config.vocab_size, max(ids) + 1)
+        with torch.no_grad():
+            self.embed_tokens.weight = nn.Parameter(mean_rows(self.embed_tokens.weight, rows, ids, mean_of))
+            self.embed_tokens.num_embeddings = rows
+            if self.config.tie_embeddings:
+                self.lm_head.weight = self.embed_tokens.weight
+            else:
+                self.lm_head.weight = nn.Parameter(mean_rows(self.lm_head.weight, rows, ids, mean_of))
+            self.lm_head.out_features = rows
+        self.config = replace(self.config, vocab_size=rows)
+
+
+def mean_rows(weight: torch.Tensor, rows: int, ids: Sequence[int], mean_of: int) -> torch.Tensor:
+    """`weight` grown to `rows` rows; the new rows and those of `ids` set to the mean of the first `mean_of`."""
+    out = weight.new_empty((rows, *weight.shape[1:]))
+    out[: weight.shape[0]] = weight
+    mean = weight[:mean_of].mean(0)
+    out[weight.shape[0] :] = mean
+    out[list(ids)] = mean
+    return out

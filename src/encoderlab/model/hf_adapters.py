@@ -19,7 +19,8 @@ The classes run with `attn_implementation="sdpa"` (the path these masks are writ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from torch import nn
 from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import AttentionMode, MatmulShape
-from encoderlab.model.encoder import EncoderOutput
+from encoderlab.model.encoder import EncoderOutput, mean_rows
 
 ADAPTER_FAMILIES = ("bert", "modernbert")
 
@@ -137,6 +138,21 @@ class HFAdapter(nn.Module):
     def save_hf(self, folder: Path, spec=None) -> None:
         """transformers' own `save_pretrained` (the ids are already in its config)."""
         self.hf.save_pretrained(str(folder))
+
+    def add_token_rows(self, ids: Sequence[int], mean_of: int) -> None:
+        """Rows of token `ids` = the mean of the first `mean_of` rows, in the input embedding, the
+        output embedding (when untied) and the head's bias (`protocol.LanguageModel.add_token_rows`);
+        transformers' `resize_token_embeddings` grows them and keeps them tied."""
+        rows = max(self.config.vocab_size, max(ids) + 1)
+        self.hf.resize_token_embeddings(rows, mean_resizing=False)
+        heads = [self.hf.get_input_embeddings(), self.hf.get_output_embeddings()]
+        with torch.no_grad():
+            for module in dict.fromkeys(h for h in heads if h is not None):  # tied: one module
+                module.weight.copy_(mean_rows(module.weight[: self.config.vocab_size], rows, ids, mean_of))
+                bias = getattr(module, "bias", None)
+                if bias is not None:
+                    bias.copy_(mean_rows(bias[: self.config.vocab_size], rows, ids, mean_of))
+        self.config = replace(self.config, vocab_size=rows)
 
 
 class BertAdapter(HFAdapter):

@@ -20,6 +20,7 @@ Design trade-offs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -110,4 +111,10 @@ class LanguageModel(Protocol):
     def save_hf(self, folder: Path, spec: Any = None) -> None:
         """Write the config and weights as a Hugging Face folder (special ids from `spec`, a
         `TokenSpec`, when given)."""
+        ...
+
+    def add_token_rows(self, ids: Sequence[int], mean_of: int) -> None:
+        """Set the input-embedding and LM-head rows (and head bias) of token `ids` to the mean of the
+        first `mean_of` rows, growing the vocabulary when an id is past its end (rows added in between
+        get the mean too). A token added to a tokenizer (a decoder's missing mask token) gets rows this way."""
         ...

@@ -97,6 +97,10 @@ def paper1_pfs(scale: Scale) -> StudySpec:
     )
 
 
+REAL_ARM_SHAPE = {"seq_len": 512, "global_batch": 4 * 1152}
+"""The real-model CPT arm's rows: MiniLM's 512 positions, paper 1's tokens per step."""
+
+
 def paper1_cpt(scale: Scale) -> StudySpec:
     """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40."""
     base_steps = scale.steps
@@ -136,7 +140,10 @@ def paper1_cpt(scale: Scale) -> StudySpec:
     ]
     if scale.real_models:
         # A real decoder turned encoder against a real encoder, each with the same MLM budget on
-        # the same documents (each in its own tokenizer, so each has its own prepared data).
+        # the same documents (each in its own tokenizer, so each has its own prepared data). SmolLM2's
+        # tokenizer has no mask token: cpt-mlm adds one (train/vocab.py, recorded in the run). MiniLM has
+        # 512 positions, so both pack 512-token rows, 4x as many as the bases' 2048-token rows, so a step
+        # holds the same 2,359,296 tokens.
         data += [
             DataSpec(
                 name="smollm2", corpus=data[0].corpus, tokenizer="smollm2-135m", max_docs=scale.max_docs
@@ -152,6 +159,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
                 data="smollm2",
                 group="real",
                 steps=cpt_steps,
+                params=REAL_ARM_SHAPE,
             ),
             RunSpec(
                 name="minilm+mlm",
@@ -161,6 +169,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
                 data="minilm",
                 group="real",
                 steps=cpt_steps,
+                params=REAL_ARM_SHAPE,
             ),
         ]
         claims.append(

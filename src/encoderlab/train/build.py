@@ -100,7 +100,7 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
     if model.config.max_seq_len < seq_len:
         raise UserError(
             f"model {spec_cfg.init} accepts {model.config.max_seq_len} tokens but layout.seq_len is {seq_len}; "
-            f"set layout.seq_len <= {model.config.max_seq_len}"
+            f"set layout.seq_len <= {model.config.max_seq_len} (a recipe: --param seq_len={model.config.max_seq_len})"
         )
     return model, tokenizer
 

@@ -33,6 +33,9 @@ class ModelSpec:
     """Start from this model instead: encoderlab model/run/checkpoint folder, HF folder, asset name or hub id."""
     load: Literal["weights", "full"] = "weights"
     """With `init`: `weights` only (fresh optimizer), or `full` training state (an encoderlab checkpoint)."""
+    mask_token: str = ""
+    """With `init`: a mask token to add when the data's tokenizer has none (a decoder turned encoder), e.g.
+    `<mask>`; its rows start at the mean of the existing ones (`train/vocab.py`). Empty: add nothing."""
 
 
 @dataclass(frozen=True, kw_only=True)

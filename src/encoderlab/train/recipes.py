@@ -122,6 +122,7 @@ def cpt_mlm(
     init: str = "",
     load: str = "weights",
     step_offset: int = 0,
+    mask_token: str = "<mask>",
     ratio: float = 0.40,
     steps: int = 12_000,
     warmup: int = 200,
@@ -137,11 +138,16 @@ def cpt_mlm(
 
     `step_offset`: steps of the data stream to skip. Continuing a base on the data it was trained on,
     set it to the base's steps (same batch layout and data seed), so the run reads text the base never
-    saw; the default 0 replays the base's batches from the start. A study sets it for you."""
+    saw; the default 0 replays the base's batches from the start. A study sets it for you.
+    `mask_token`: added to a start model whose tokenizer has none (a decoder such as SmolLM2), its rows
+    set to the mean of the existing ones and recorded in the run's added_tokens.json; '' refuses such
+    a model instead."""
     if not init:
         raise UserError("cpt-mlm needs a starting checkpoint: --param init=PATH_OR_HUB_ID")
     return RunConfig(
-        model=ModelSpec(init=init, load=coerce(load, typing.Literal["weights", "full"], "load")),
+        model=ModelSpec(
+            init=init, load=coerce(load, typing.Literal["weights", "full"], "load"), mask_token=mask_token
+        ),
         data=DataConfig(path=data, step_offset=step_offset),
         layout=_layout(seq_len, global_batch, micro_batch_size, world_size),
         optim=PAPER1_OPTIM,

@@ -42,6 +42,7 @@ from encoderlab.train.freeze import apply_freeze, parse_layers
 from encoderlab.train.memory import check_fits
 from encoderlab.train.optim import StateByName, build_optimizer, load_state_by_name, state_by_name
 from encoderlab.train.parallelize import parallelize
+from encoderlab.train.vocab import add_mask_token, planned_spec
 
 
 @dataclass(frozen=True)
@@ -79,15 +80,18 @@ class TrainStep:
         self.world = world if world is not None else init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
         self.source = source or build_source(cfg.data, cfg.layout)
-        self.spec = self.source.spec
+        # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
+        self.spec = planned_spec(self.source.spec, cfg.model)
         for p in self.plan:
             p.phase.objective.check(self.spec)
         self.device = resolve_device(cfg)
         if not cfg.model.init:  # an impossible size is refused before allocating (see memory.py)
             check_fits(ModelConfig.from_size(cfg.model.size, self.spec.vocab_size), cfg, self.device)
         torch.manual_seed(cfg.seed)
-        model, tokenizer = build_model(cfg.model, self.spec, cfg.layout.seq_len)
+        model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
+        self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
+        """The token added to the start model's vocabulary (`train/vocab.py`), None when none was."""
         self.model = model.to(self.device)
         self.forward_model = parallelize(self.model, self.world, cfg.scale, self.device, cfg.precision)
         self.optim_state: StateByName = {}

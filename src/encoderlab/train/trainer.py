@@ -52,6 +52,7 @@ from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.step import TrainStep
+from encoderlab.train.vocab import ADDED_TOKENS
 
 
 class NonFiniteLoss(UserError):
@@ -175,6 +176,9 @@ class Trainer:
             ckpt.remove_partial(self.run_dir)
             save_yaml(self.cfg, self.run_dir / "config.yaml")
             (self.run_dir / "env.json").write_text(json.dumps(environment(), indent=2))
+            if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
+                record = [to_dict(self.train_step.added)]
+                (self.run_dir / ADDED_TOKENS).write_text(json.dumps(record, indent=2))
         barrier(self.world)
 
     def _start_state(self, resume: bool) -> None:

@@ -1,0 +1,187 @@
+"""A start model without a mask token (a decoder) gets one for MLM: added to its tokenizer at the first
+free id, rows at the mean of the existing ones, recorded; and a start model's position limit refuses a
+longer sequence with the fix. Tiny random models built from configs: a Llama whose tokenizer has no
+mask token (as SmolLM2's), tied and untied, and a BERT with 64 positions (as MiniLM's 512)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from helpers import tiny_run
+
+from encoderlab.data.batch import TokenSpec
+from encoderlab.data.synthetic import SyntheticSource
+from encoderlab.errors import UserError
+from encoderlab.model.hub import load_pretrained
+from encoderlab.objectives import MLM
+from encoderlab.train import ModelSpec, Phase, pretrain
+from encoderlab.train.recipes import make_recipe
+from encoderlab.train.step import TrainStep
+from encoderlab.train.vocab import ADDED_TOKENS
+
+VOCAB = 96
+EOT = "<|endoftext|>"
+DECODER_SPEC = TokenSpec(vocab_size=VOCAB, bos_id=0, eos_id=0, special_ids=(0,))
+"""SmolLM2's shape of vocabulary: one special token (document start and end), no mask, no padding."""
+
+
+def _decoder_tokenizer():
+    """A word-level fast tokenizer with `<|endoftext|>` at 0 and `t<id>` elsewhere: no mask token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {EOT: 0, **{f"t{i}": i for i in range(1, VOCAB)}}
+    backend = Tokenizer(models.WordLevel(vocab=vocab, unk_token=EOT))
+    backend.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    return PreTrainedTokenizerFast(tokenizer_object=backend, bos_token=EOT, eos_token=EOT)
+
+
+def _save_decoder(folder: Path, tied: bool) -> Path:
+    """A 2-layer LlamaForCausalLM with random weights and the tokenizer above."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    cfg = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=128,
+        tie_word_embeddings=tied,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    LlamaForCausalLM(cfg).save_pretrained(str(folder))
+    _decoder_tokenizer().save_pretrained(str(folder))
+    return folder
+
+
+def _run(tmp_path: Path, init: Path, mask_token: str = "<mask>", steps: int = 2, **overrides):
+    cfg = tiny_run(
+        tmp_path / "run",
+        phases=(Phase(objective=MLM(mask_ratio=0.3), steps=steps),),
+        model=ModelSpec(init=str(init), mask_token=mask_token),
+        **overrides,
+    )
+    return cfg, SyntheticSource(cfg.layout, DECODER_SPEC, seed=0)
+
+
+@pytest.mark.parametrize("tied", [True, False], ids=["tied", "untied"])
+def test_a_decoder_gets_a_mask_token_with_mean_rows_and_keeps_its_function(tmp_path, tied):
+    start = load_pretrained(_save_decoder(tmp_path / "decoder", tied)).model
+    cfg, source = _run(tmp_path, tmp_path / "decoder")
+    step = TrainStep(cfg, source=source)
+    model = step.model
+
+    assert step.spec.mask_id == VOCAB and step.spec.vocab_size == VOCAB + 1 and VOCAB in step.spec.special_ids
+    assert step.tokenizer.mask_token == "<mask>" and step.tokenizer.mask_token_id == VOCAB
+    assert model.config.vocab_size == VOCAB + 1
+    emb, head = model.embed_tokens.weight.detach(), model.lm_head.weight.detach()
+    torch.testing.assert_close(emb[VOCAB], start.embed_tokens.weight[:VOCAB].mean(0))
+    torch.testing.assert_close(head[VOCAB], start.lm_head.weight[:VOCAB].mean(0))
+    assert (head.data_ptr() == emb.data_ptr()) == tied
+    # every existing row is untouched, so on the old vocabulary the model computes what it did
+    ids = torch.randint(1, VOCAB, (2, 16), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        new = model.lm_logits(model(ids).last_hidden_state)
+        old = start.lm_logits(start(ids).last_hidden_state)
+    torch.testing.assert_close(new[..., :VOCAB], old)
+
+
+def test_the_added_token_is_recorded_saved_and_resumes(tmp_path):
+    _save_decoder(tmp_path / "decoder", tied=True)
+    cfg, source = _run(tmp_path, tmp_path / "decoder", steps=4)
+    pretrain(cfg, source=source, until_step=2)
+    pretrain(
+        cfg, source=source, resume=True
+    )  # the start model gets the same token again, then the checkpoint
+    run = Path(cfg.out)
+    record = json.loads((run / ADDED_TOKENS).read_text())
+    assert [(r["token"], r["role"], r["id"], r["rows_before"], r["rows_after"]) for r in record] == [
+        ("<mask>", "mask", VOCAB, VOCAB, VOCAB + 1)
+    ]
+    final = load_pretrained(run / "final")
+    assert final.spec.mask_id == VOCAB and final.model.config.vocab_size == VOCAB + 1
+    assert final.tokenizer.convert_ids_to_tokens(VOCAB) == "<mask>"
+
+
+def test_without_a_mask_token_to_add_mlm_refuses_a_decoder(tmp_path):
+    _save_decoder(tmp_path / "decoder", tied=True)
+    cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token="")
+    with pytest.raises(UserError, match="MLM needs a mask token"):
+        TrainStep(cfg, source=source)
+
+
+def test_a_mask_token_already_in_the_vocabulary_is_refused(tmp_path):
+    _save_decoder(tmp_path / "decoder", tied=True)
+    cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token="t7")
+    with pytest.raises(UserError, match="already in the tokenizer's vocabulary.*id 7"):
+        TrainStep(cfg, source=source)
+
+
+def _save_bert(folder: Path, vocab: int, positions: int = 512) -> Path:
+    """A 1-layer BertForMaskedLM with the synthetic tokenizer (it has a mask token)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
+
+    torch.manual_seed(0)
+    cfg = BertConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=positions,
+    )
+    BertForMaskedLM(cfg).save_pretrained(str(folder))
+    synthetic_tokenizer(synthetic_spec(vocab)).save_pretrained(str(folder))
+    return folder
+
+
+def test_a_model_with_a_mask_token_is_left_as_it_is(tmp_path):
+    """MiniLM's case: cpt-mlm's default mask token is not added when the tokenizer has one."""
+    cfg = tiny_run(
+        tmp_path / "run",
+        phases=(Phase(objective=MLM(mask_ratio=0.3), steps=2),),
+        model=ModelSpec(init=str(_save_bert(tmp_path / "bert", 128)), mask_token="<mask>"),
+    )
+    pretrain(cfg)
+    assert not (Path(cfg.out) / ADDED_TOKENS).exists()
+    assert load_pretrained(Path(cfg.out) / "final").model.config.vocab_size == 128
+
+
+def test_a_bert_adapter_grows_its_tied_embedding_and_head_bias_to_the_mean(tmp_path):
+    model = load_pretrained(_save_bert(tmp_path / "bert", 50)).model
+    with torch.no_grad():
+        model.hf.cls.predictions.bias.normal_()  # a trained bias, so its mean is not 0
+    emb, bias = model.hf.get_input_embeddings().weight.clone(), model.hf.cls.predictions.bias.clone()
+    model.add_token_rows([52], mean_of=48)
+    assert model.config.vocab_size == 53 and model.hf.config.vocab_size == 53
+    out = model.hf.get_output_embeddings()
+    assert out.weight.data_ptr() == model.hf.get_input_embeddings().weight.data_ptr()
+    for row in (50, 51, 52):
+        torch.testing.assert_close(out.weight[row], emb[:48].mean(0))
+        torch.testing.assert_close(model.hf.cls.predictions.bias[row], bias[:48].mean())
+    torch.testing.assert_close(out.weight[:50], emb)
+
+
+def test_a_start_model_shorter_than_the_sequence_is_refused_with_the_fix(tmp_path):
+    """MiniLM has 512 positions and a paper-scale run packs 2048: one line naming the limit and the fix."""
+    args = {
+        "init": str(_save_bert(tmp_path / "bert", 512, positions=64)),
+        "data": "synthetic",
+        "steps": 4,
+        "warmup": 1,
+        "decay": 1,
+        "global_batch": 2,
+        "micro_batch_size": 2,
+    }
+    with pytest.raises(UserError, match=r"accepts 64 tokens but layout.seq_len is 128.*seq_len=64"):
+        TrainStep(make_recipe("cpt-mlm", {**args, "seq_len": 128}))
+    assert TrainStep(make_recipe("cpt-mlm", {**args, "seq_len": 64})).model.config.max_seq_len == 64
