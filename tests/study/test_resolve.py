@@ -87,7 +87,9 @@ def test_a_bad_study_is_a_user_error():
     spec = small_spec()
     with pytest.raises(UserError, match="run names must be unique, repeated: clm"):
         replace(spec, runs=(*spec.runs, RunSpec(name="clm", recipe="pfs-clm")))
-    with pytest.raises(UserError, match="unknown run\\(s\\) referenced: nope"):
+    with pytest.raises(
+        UserError, match="baseline names run 'nope', which the study does not have; runs: mlm40, "
+    ):
         replace(spec, baseline="nope")
     with pytest.raises(UserError, match="override 'optim.nope'"):
         replace(spec, run_overrides={"optim.nope": 1})

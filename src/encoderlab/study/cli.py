@@ -1,4 +1,8 @@
-"""`encoderlab study run | list | report`: thin wrappers over the study API."""
+"""`encoderlab study run | show | list | report`: thin wrappers over the study API.
+
+A study is named by a built-in name with a scale (`paper1-pfs --scale cpu`) or by a YAML file of one's
+own (`my-study.yaml`, which carries its scale; `study show` exports a built-in study as one).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,21 @@ from typing import Annotated
 
 import tyro
 
+from encoderlab.errors import UserError
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.runner import run_study
+from encoderlab.study.spec import StudySpec
+
+
+def study_spec(name: str, scale: str | None) -> StudySpec:
+    """The built-in study `name` at `scale` (default demo), or the study file `name` (.yaml/.yml)."""
+    if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+        if scale is not None:
+            raise UserError(f"{name} is a study file, which sets its own scale; drop --scale {scale}")
+        from encoderlab.study.files import load_study_file
+
+        return load_study_file(name)
+    return get_study(name, scale or "demo")
 
 
 def default_backend():
@@ -21,27 +38,43 @@ def default_backend():
 def run_command(
     name: Annotated[str, tyro.conf.Positional],
     /,
-    scale: str = "demo",
+    scale: str | None = None,
     out: Path | None = None,
     fetch: bool = True,
     jobs: int = 1,
 ) -> Path:
-    """Run a built-in study end to end (resuming a previous attempt) and print the report path.
+    """Run a study end to end (resuming a previous attempt) and print the report path.
 
     Args:
-        name: Study name (see `encoderlab study list`).
-        scale: demo | cpu | gpu-210m | gpu-610m | gpu-1b.
+        name: Built-in study name (see `encoderlab study list`) or a study YAML file (see `study show`).
+        scale: demo | cpu | gpu-210m | gpu-610m | gpu-1b (built-in studies; default demo).
         out: Study folder (default runs/NAME-SCALE); rerunning into it resumes and reuses finished nodes.
         fetch: Fetch missing assets automatically (--no-fetch: fail and name the fetch command instead).
         jobs: Nodes run at once, each in a worker process with its share of the CPU threads and, on a
             GPU machine, a GPU of its own (1: one after the other in this process).
     """
-    spec = get_study(name, scale)
-    folder = out if out is not None else Path("runs") / f"{name}-{scale}"
+    spec = study_spec(name, scale)
+    folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
     print(f"report: {report}")
     print(f"markdown: {report.with_suffix('.md')}")
     return report
+
+
+def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | None = None) -> None:
+    """Print a study as YAML: a starting point for a study of your own (`> my.yaml`, then `study run my.yaml`).
+
+    Args:
+        name: Built-in study name, or a study file (printed as it reads, after checking).
+        scale: Scale of a built-in study (default demo).
+    """
+    from encoderlab.study.files import dump_study
+
+    spec = study_spec(name, scale)
+    print(
+        dump_study(spec, origin=name if name.endswith((".yaml", ".yml")) else f"{name} --scale {spec.scale}"),
+        end="",
+    )
 
 
 def list_command() -> None:

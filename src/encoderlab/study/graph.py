@@ -70,7 +70,9 @@ class Backend:
     """Node kinds by name."""
     suite_tasks: Callable[[str], dict[str, str]]
     """suite -> {task: family} for every task of the suite."""
-    task_signature: Callable[[str, int | None], str]
+    file_tasks: Callable[[tuple[str, ...]], dict[str, str]] = lambda files: {}
+    """Task files or folders -> {task: family} of their tasks (registered, so the other calls know them)."""
+    task_signature: Callable[[str, int | None], str] = lambda task, max_steps: ""
     """(task, fine-tuning step cap) -> the hash of the task's definition as an eval node runs it: a task
     whose definition changes gets new eval nodes instead of its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
@@ -168,7 +170,8 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             models[rid] = (run, f"pretrain/{rid}", None)
     _check_groups(spec, resolved)
 
-    families = backend.suite_tasks(spec.eval.suite)
+    own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
+    families = {**backend.suite_tasks(spec.eval.suite), **own}
     unknown = sorted(set(spec.eval.tasks) - set(families))
     if unknown:
         raise UserError(
@@ -200,7 +203,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
                             "lr": lr,
                             "seed": seed,
                             "max_steps": spec.eval.max_steps,
-                        }
+                        } | ({"task_files": list(spec.eval.task_files)} if task in own else {})
                         at = "" if step is None else f"@{step}"
                         name = f"eval/{rid}{at}/{task}/lr{lr:g}/s{seed}"
                         evals.append(graph.add("eval", name, cfg, (node,) if node else ()).name)

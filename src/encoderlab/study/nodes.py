@@ -171,6 +171,8 @@ def run_eval(ctx: NodeContext) -> dict:
     from encoderlab.eval import eval_node
 
     cfg = ctx.node.config
+    if cfg.get("task_files"):  # a task of one's own: registered in this process (a worker starts afresh)
+        file_tasks(tuple(cfg["task_files"]))
     em = _eval_model(model_source(ctx))
     rec = eval_node(em, cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir, max_steps=cfg.get("max_steps"))
     return to_dict(rec)  # the EvalRecord, as the report reads it back
@@ -226,6 +228,13 @@ def task_signature(task: str, max_steps: int | None) -> str:
     return capped_task(task, max_steps).signature()
 
 
+def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
+    """{task: family} of the tasks of these task files or folders, registered for evaluation."""
+    from encoderlab.eval.tasks.custom import load_task_files
+
+    return {t.name: t.family for t in load_task_files(files)}
+
+
 def suite_families(suite: str) -> dict[str, str]:
     """{task: family} for every task of an evaluation suite."""
     from encoderlab.eval.suites import suite_tasks
@@ -257,6 +266,7 @@ def real_backend() -> Backend:
             "report": NodeKind(run=report_node),
         },
         suite_tasks=suite_families,
+        file_tasks=file_tasks,
         task_signature=task_signature,
         required_assets=required_assets,
     )

@@ -131,6 +131,9 @@ class EvalSpec:
     max_steps: int | None = None
     """Cap on fine-tuning steps per run, for every task (None: each task's own protocol). Only the
     demo sets it, to fit 2 CPU cores; its scores are then a smoke signal, not the paper's protocol."""
+    task_files: tuple[str, ...] = ()
+    """Task files or folders of one's own (`encoderlab eval --task-file`, docs/evaluation.md); their
+    tasks join the suite's."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,28 +183,28 @@ class StudySpec:
 
     name: str
     """Study name."""
-    scale: str
-    """Scale name this spec was built for."""
-    description: str
-    """One paragraph for the report."""
-    size: str | None
-    """Model size of from-scratch runs (None: the study only adapts existing models)."""
-    seq_len: int | None
-    """Packed sequence length (None: the recipe default)."""
-    micro_batch: int | None
-    """Rows per micro-batch (None: the recipe default)."""
-    grad_accum: int | None
-    """Micro-batches per step (None: the recipe default)."""
-    steps: int | None
-    """Default steps per run (None: the recipe default)."""
     data: tuple[DataSpec, ...]
     """Datasets."""
     runs: tuple[RunSpec, ...]
     """Pretraining runs and reference models."""
-    eval: EvalSpec
-    """Evaluation protocol."""
     baseline: str
     """Run every other run is compared to in the results table."""
+    eval: EvalSpec = field(default_factory=EvalSpec)
+    """Evaluation protocol."""
+    scale: str = "custom"
+    """Scale name this spec was built for (a label for a study of one's own)."""
+    description: str = ""
+    """One paragraph for the report."""
+    size: str | None = None
+    """Model size of from-scratch runs (None: the recipe default, or the study only adapts existing models)."""
+    seq_len: int | None = None
+    """Packed sequence length (None: the recipe default)."""
+    micro_batch: int | None = None
+    """Rows per micro-batch (None: the recipe default)."""
+    grad_accum: int | None = None
+    """Micro-batches per step (None: the recipe default)."""
+    steps: int | None = None
+    """Default steps per run (None: the recipe default)."""
     seeds: tuple[int, ...] = (0,)
     """Pretraining seeds; every run is trained once per seed (unless it names its own `seeds`)."""
     cka: tuple[CkaSpec, ...] = ()
@@ -219,30 +222,47 @@ class StudySpec:
         from encoderlab.config import check_values
         from encoderlab.train.config import RunConfig
 
-        names = [r.name for r in self.runs]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise UserError(f"study {self.name}: run names must be unique, repeated: {', '.join(dup)}")
-        datasets = {d.name for d in self.data}
-        for run in self.runs:
-            if run.data not in datasets:
-                raise UserError(
-                    f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
-                )
-        refs = [self.baseline] + [n for c in self.claims for n in (c.a, c.b)]
-        refs += [n for c in self.cka for n in (c.a, c.b, *(c.noise or ()))]
-        unknown = sorted(set(refs) - set(names))
-        if unknown:
-            raise UserError(f"unknown run(s) referenced: {', '.join(unknown)}; runs: {', '.join(names)}")
+        problems = self.problems()
+        if problems:
+            raise UserError("\n".join(problems))
         overrides = check_values(RunConfig, self.run_overrides, f"study {self.name}")
         object.__setattr__(self, "run_overrides", overrides)
+
+    def problems(self) -> list[str]:
+        """Every inconsistency between the parts of the spec, one line each (empty: none)."""
+        names = [r.name for r in self.runs]
+        out = []
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            out.append(f"study {self.name}: run names must be unique, repeated: {', '.join(dup)}")
+        datasets = {d.name for d in self.data}
+        out += [
+            f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
+            for run in self.runs
+            if run.data not in datasets
+        ]
+        refs = [("baseline", self.baseline)] + [(f"claim {c.id}", n) for c in self.claims for n in (c.a, c.b)]
+        refs += [(f"cka {c.a}-vs-{c.b}", n) for c in self.cka for n in (c.a, c.b, *(c.noise or ()))]
+        out += [
+            f"{where} names run '{name}', which the study does not have; runs: {', '.join(names)}"
+            for where, name in refs
+            if name not in names
+        ]
+        for r in self.runs:
+            near = _near_run(r.init, names) if r.init else None
+            if near:
+                out.append(
+                    f"run {r.name} starts from '{r.init}', which is no run of the study (did you mean '{near}'?); "
+                    "an asset, model folder or hub id is used as given"
+                )
         for run in self.runs:
             if run.init in names and not set(self.seeds_of(run)) <= set(self.seeds_of(self.run(run.init))):
-                raise UserError(
+                out.append(
                     f"run {run.name} continues {run.init} at pretraining seeds {list(self.seeds_of(run))}, but "
                     f"{run.init} is trained at {list(self.seeds_of(self.run(run.init)))}; give {run.name} seeds "
                     f"{run.init} has"
                 )
+        return out
 
     def run(self, name: str) -> RunSpec:
         """The run called `name`."""
@@ -253,6 +273,18 @@ class StudySpec:
         if run.recipe is None:
             return self.seeds[:1]
         return run.seeds or self.seeds
+
+
+def _near_run(init: str, names: list[str]) -> str | None:
+    """The run name a start model is probably a typo of: close to one, and no asset, path or run."""
+    import difflib
+    from pathlib import Path
+
+    from encoderlab.data.assets import ASSETS
+
+    if init in names or init in ASSETS or Path(init).exists():
+        return None
+    return next(iter(difflib.get_close_matches(init, names, n=1, cutoff=0.8)), None)
 
 
 __all__ = ["CkaSpec", "ClaimKind", "ClaimSpec", "DataSpec", "EvalSpec", "RunSpec", "StudySpec"]

@@ -1,0 +1,142 @@
+"""A study of one's own as a YAML file, in the schema of the built-in studies (`spec.StudySpec`).
+
+`encoderlab study show paper1-pfs --scale cpu > my.yaml` writes a built-in study as YAML
+(`dump_study`); `load_study_file` reads one back, so an exported study round-trips to the identical
+spec, and `encoderlab study run my.yaml` runs it like a built-in one.
+
+Reading is strict and says everything at once: every problem of the file is one line (an unknown
+field with the valid ones, a wrong type, an unknown recipe or recipe parameter, a run name a claim,
+analysis or the baseline refers to but the study lacks), all in one `UserError`, so a hand-written
+study is fixed in one pass rather than one error per run. Relative paths in the file (a local corpus,
+tokenizer or start model, CKA texts, task files) are taken relative to the file's folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from encoderlab.config import coerce, to_dict
+from encoderlab.errors import UserError
+from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
+
+_SECTIONS: dict[str, type] = {"data": DataSpec, "runs": RunSpec, "claims": ClaimSpec, "cka": CkaSpec}
+"""StudySpec fields that are lists of specs: each item is checked on its own."""
+
+
+def dump_study(spec: StudySpec, origin: str = "") -> str:
+    """The spec as YAML (with a comment saying where it came from and how to run it)."""
+    head = f"# encoderlab study{f' exported from {origin}' if origin else ''}.\n"
+    head += "# Edit it, then: encoderlab study run FILE.yaml --out DIR   (schema: docs/studies.md)\n"
+    return head + yaml.safe_dump(to_dict(spec), sort_keys=False, allow_unicode=True)
+
+
+def load_study_file(path: Path | str) -> StudySpec:
+    """Read and check a study file; every problem is one line of one UserError."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"study file {path} does not exist") from None
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UserError(f"study file {path} is not valid YAML ({first}); fix the syntax") from None
+    if not isinstance(data, dict):
+        raise UserError(f"study file {path} must hold a mapping of study fields, got {type(data).__name__}")
+    errors: list[str] = []
+    spec = _build(StudySpec, _with_paths(data, path.parent), "study", errors)
+    if errors or spec is None:
+        lines = "\n".join(f"  {e}" for e in errors)
+        raise UserError(f"study file {path} has {len(errors)} problem(s):\n{lines}")
+    return spec
+
+
+def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
+    """`cls` from plain data, adding one line per problem to `errors` (None if there was one)."""
+    if not isinstance(data, dict):
+        errors.append(f"{where}: expected a mapping of {cls.__name__} fields, got {data!r}")
+        return None
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    before = len(errors)
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        errors.append(f"{where}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+    missing = [n for n, f in fields.items() if n not in data and _required(f)]
+    if missing:
+        errors.append(f"{where}: missing field(s) {', '.join(missing)}")
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for name in fields.keys() & data.keys():
+        kwargs[name] = _field(cls, name, hints[name], data[name], where, errors)
+    if len(errors) > before:
+        return None
+    try:
+        return cls(**kwargs)
+    except UserError as exc:  # __post_init__: the spec's own checks, each line already names its subject
+        errors.extend(str(exc).splitlines())
+        return None
+
+
+def _field(cls: type, name: str, hint: Any, value: Any, where: str, errors: list[str]) -> Any:
+    if cls is StudySpec and name in _SECTIONS:
+        if not isinstance(value, list):
+            errors.append(f"{where}.{name}: expected a list, got {value!r}")
+            return ()
+        items = [_build(_SECTIONS[name], v, _item(name, i, v), errors) for i, v in enumerate(value)]
+        return tuple(items)
+    if cls is StudySpec and name == "eval":
+        return _build(EvalSpec, value, "eval", errors)
+    try:
+        return coerce(value, hint, f"{where}.{name}")
+    except UserError as exc:
+        errors.append(str(exc))
+        return None
+
+
+def _item(section: str, i: int, value: Any) -> str:
+    label = value.get("name") or value.get("id") if isinstance(value, dict) else None
+    return f"{section}[{i}]" + (f" ({label})" if label else "")
+
+
+def _required(f: dataclasses.Field) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+def _with_paths(data: dict, folder: Path) -> dict:
+    """The file's relative paths made relative to its folder (names of assets and hub ids stay as they are)."""
+
+    def local(value: Any) -> Any:
+        if isinstance(value, str) and value and not Path(value).is_absolute() and (folder / value).exists():
+            return str((folder / value).resolve())
+        return value
+
+    out = dict(data)
+    if isinstance(out.get("data"), list):
+        out["data"] = [
+            {
+                **d,
+                "corpus": [local(c) for c in d.get("corpus", [])],
+                "tokenizer": local(d.get("tokenizer", "train")),
+            }
+            if isinstance(d, dict) and isinstance(d.get("corpus", []), list)
+            else d
+            for d in out["data"]
+        ]
+    if isinstance(out.get("runs"), list):
+        out["runs"] = [
+            {**r, "init": local(r["init"])} if isinstance(r, dict) and r.get("init") else r
+            for r in out["runs"]
+        ]
+    if isinstance(out.get("cka"), list):
+        out["cka"] = [
+            {**c, "texts": local(c["texts"])} if isinstance(c, dict) and "texts" in c else c
+            for c in out["cka"]
+        ]
+    ev = out.get("eval")
+    if isinstance(ev, dict) and isinstance(ev.get("task_files"), list):
+        out["eval"] = {**ev, "task_files": [local(t) for t in ev["task_files"]]}
+    return out

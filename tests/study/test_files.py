@@ -1,0 +1,137 @@
+"""Studies of one's own as YAML files: export, round trip, one line per problem, and one run end to end."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+from fake_study import WORDS, tiny_corpus
+
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+from encoderlab.study.catalog import STUDIES, get_study
+from encoderlab.study.files import dump_study, load_study_file
+from encoderlab.study.scales import SCALES
+
+
+@pytest.mark.parametrize("study", list(STUDIES))
+@pytest.mark.parametrize("scale", list(SCALES))
+def test_every_builtin_study_exports_and_reads_back_identical(study, scale, tmp_path):
+    spec = get_study(study, scale)
+    (tmp_path / "s.yaml").write_text(dump_study(spec, origin=study))
+    assert load_study_file(tmp_path / "s.yaml") == spec
+
+
+def test_study_show_prints_a_file_that_study_run_reads(tmp_path, capsys):
+    main(["study", "show", "paper1-pfs", "--scale", "cpu"])
+    text = capsys.readouterr().out
+    assert text.startswith("# encoderlab study exported from paper1-pfs --scale cpu.")
+    (tmp_path / "my.yaml").write_text(text)
+    assert load_study_file(tmp_path / "my.yaml") == get_study("paper1-pfs", "cpu")
+
+
+BAD = """
+name: mine
+colour: blue
+data: [{name: main, corpus: [general-en]}]
+runs:
+  - {name: mlm, recipe: pfs-mlm, params: {ratoi: 0.3}}
+  - {name: clm, recipe: pfs-clmm}
+  - {name: mix, recipe: pfs-clm-mlm, steps: many, grop: x}
+baseline: mlm
+claims:
+  - {id: c1, text: MLM beats CLM, kind: beats, a: mlm, b: cml}
+"""
+
+
+def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
+    (tmp_path / "bad.yaml").write_text(BAD)
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "bad.yaml")
+    head, *lines = str(err.value).splitlines()
+    assert head == f"study file {tmp_path / 'bad.yaml'} has {len(lines)} problem(s):"
+    lines = [line.strip() for line in lines]
+    assert (
+        "study: unknown field(s) colour; valid: baseline, cka, claims, data, description, eval, " in lines[0]
+    )
+    assert any(line.startswith("run mlm: recipe pfs-mlm has no parameter 'ratoi'; valid: ") for line in lines)
+    assert any(line.startswith("run clm: unknown recipe 'pfs-clmm'; valid: ") for line in lines)
+    assert any(line.startswith("runs[2] (mix): unknown field(s) grop; valid: ") for line in lines)
+    assert "runs[2] (mix).steps: expected int, got 'many'" in lines
+    assert len(lines) == 5  # the claim's reference is checked once the runs are valid
+    (tmp_path / "ref.yaml").write_text(BAD.replace("ratoi", "ratio").replace("pfs-clmm", "pfs-clm").replace(
+        "steps: many, grop: x", "steps: 10").replace("colour: blue\n", ""))  # fmt: skip
+    with pytest.raises(
+        UserError, match="claim c1 names run 'cml', which the study does not have; runs: mlm, clm"
+    ):
+        load_study_file(tmp_path / "ref.yaml")
+
+
+def _task_file(folder) -> None:
+    """A sentiment task of one's own: 'good' in the text means positive."""
+    rng = random.Random(0)
+    for split, n in (("train", 120), ("test", 40)):
+        with open(folder / f"polarity-{split}.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["review", "stars"])
+            for i in range(n):
+                label = rng.choice(["good", "bad"])
+                words = rng.sample(WORDS, 5) + [label] + [str(i), split]
+                writer.writerow([" ".join(words), label])
+    (folder / "polarity.yaml").write_text(
+        "name: polarity\nfamily: sc\ndata: {train: polarity-train.csv, test: polarity-test.csv}\n"
+        "columns: {text: review, label: stars}\nlabels: [bad, good]\nmax_length: 32\n"
+    )
+
+
+MINE = """
+name: my-study
+description: MLM-30 against CLM on my corpus and my task
+size: tiny
+seq_len: 32
+micro_batch: 2
+grad_accum: 2
+steps: 6
+run_overrides: {precision: fp32}
+data: [{name: main, corpus: [corpus.jsonl], vocab_size: 300, decontaminate: false}]
+runs:
+  - {name: mlm, recipe: pfs-mlm, params: {ratio: 0.3}}
+  - {name: clm, recipe: pfs-clm}
+eval: {tasks: [polarity], task_files: [polarity.yaml], lrs: [0.002], seeds: [0, 1], max_steps: 8}
+baseline: mlm
+claims:
+  - {id: mine, text: MLM beats CLM on my task, kind: beats, a: mlm, b: clm, family: sc}
+"""
+
+
+@pytest.mark.slow
+def test_a_study_of_ones_own_runs_end_to_end(tmp_path, capsys):
+    """Real nodes throughout: prepare a local corpus, pretrain two tiny runs, fine-tune on a task file."""
+    tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    _task_file(tmp_path)
+    (tmp_path / "my-study.yaml").write_text(MINE)
+    main(["study", "run", str(tmp_path / "my-study.yaml"), "--out", str(tmp_path / "out"), "--no-fetch"])
+    assert "report:" in capsys.readouterr().out
+    results = json.loads((tmp_path / "out" / "report" / "results.json").read_text())
+    assert set(results["table"]) == {"mlm", "clm"} and "sc" in results["table"]["mlm"]
+    (claim,) = results["claims"]
+    assert claim["status"] != "not tested" and claim["numbers"]["diff"]["n"] == 2
+    md = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert "# Study my-study at scale custom" in md and "polarity" in md
+    from encoderlab.study.cli import study_spec
+
+    with pytest.raises(UserError, match="is a study file, which sets its own scale; drop --scale cpu"):
+        study_spec(str(tmp_path / "my-study.yaml"), "cpu")
+
+
+def test_the_example_in_the_docs_is_a_valid_study(tmp_path):
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "studies.md").read_text()
+    block = doc.split("<!-- study-file example -->\n```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "my-study.yaml").write_text(block)
+    spec = load_study_file(tmp_path / "my-study.yaml")
+    assert spec.name == "my-study" and spec.seeds_of(spec.run("clm")) == (0, 1, 2)
+    assert spec.run("mlm30").params == {"ratio": 0.3} and spec.eval.task_files == ("polarity.yaml",)
