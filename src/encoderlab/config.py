@@ -215,15 +215,21 @@ def save_yaml(cfg: Any, path: Path) -> None:
     write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
 
 
-def load_yaml(cls: type[T], path: Path) -> T:
-    """Read a config file strictly; malformed YAML or a wrong field is one clear UserError."""
+def read_mapping(path: Path, what: str = "config file") -> dict:
+    """A YAML file holding a mapping; missing, malformed or another shape is one clear UserError."""
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise UserError(f"config file {path} does not exist") from None
+        raise UserError(f"{what} {path} does not exist") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"config file {path} is not valid YAML ({first}); fix the syntax") from None
+        raise UserError(f"{what} {path} is not valid YAML ({first}); fix the syntax") from None
     if not isinstance(data, dict):
-        raise UserError(f"config file {path} must hold a mapping of fields, got {type(data).__name__}")
+        raise UserError(f"{what} {path} must hold a mapping of fields, got {type(data).__name__}")
+    return data
+
+
+def load_yaml(cls: type[T], path: Path) -> T:
+    """Read a config file strictly; malformed YAML or a wrong field is one clear UserError."""
+    data = read_mapping(path)
     return from_dict(cls, {k: v for k, v in data.items() if k != "type"}, where=str(Path(path).name))

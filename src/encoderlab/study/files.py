@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from encoderlab.config import coerce, to_dict
+from encoderlab.config import coerce, read_mapping, to_dict
 from encoderlab.errors import UserError
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -38,15 +38,7 @@ def dump_study(spec: StudySpec, origin: str = "") -> str:
 def load_study_file(path: Path | str) -> StudySpec:
     """Read and check a study file; every problem is one line of one UserError."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserError(f"study file {path} does not exist") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"study file {path} is not valid YAML ({first}); fix the syntax") from None
-    if not isinstance(data, dict):
-        raise UserError(f"study file {path} must hold a mapping of study fields, got {type(data).__name__}")
+    data = read_mapping(path, "study file")
     errors: list[str] = []
     spec = _build(StudySpec, _with_paths(data, path.parent), "study", errors)
     if errors or spec is None:
