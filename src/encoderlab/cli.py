@@ -19,6 +19,7 @@ from encoderlab.errors import UserError
 Commands = dict[str, "str | Commands"]
 
 COMMANDS: Commands = {
+    "advise": "encoderlab.advise.commands:advise_command",
     "analyze": {
         "cka": "encoderlab.analysis.commands:cka_command",
         "transplant": "encoderlab.analysis.commands:transplant_command",

@@ -1,0 +1,16 @@
+"""`encoderlab advise`: which objective schedule wins at my compute, predicted from a cheap ladder.
+
+A ladder is runs of several objective schedules (CLM share, mask ratio) at several model sizes and
+token budgets, with pretraining seeds, each scored on one yardstick comparable across objectives
+(the held-out MLM loss at a fixed 15% mask, or fine-tuning scores). The advisor fits one scaling
+curve per schedule, bootstraps it over seeds, and reports at a target compute or (N, D): each
+schedule's predicted value with an interval, the probability that each is best, where schedules
+cross, and the single-largest-rung ranking beside it; it recommends extrapolation only when a
+backtest shows it beats that baseline, and says "insufficient evidence" when the data cannot
+decide. See docs/advise.md.
+
+Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `studyread` (study folders),
+`fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `decide` (the advice),
+`report` (table, JSON, figure), `commands` (the CLI), `synthetic` (known-answer ladders), `study`
+(a ladder study). Nothing is imported here so the CLI stays light.
+"""

@@ -1,0 +1,131 @@
+"""`encoderlab advise RUNS... --target-flops C --out DIR`: read, check, fit, decide, print, save.
+
+Every input is checked before the output folder is touched: the target, the options, every file
+and study folder, the ladder (two schedules, seeds, positive values), and the fits themselves
+(a schedule without two seeds at any rung is refused). Only then is `--out` created.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+import tyro
+
+from encoderlab.advise.decide import Advice, advise
+from encoderlab.advise.fit import DELTA
+from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric
+from encoderlab.advise.predict import Target
+from encoderlab.advise.readers import read_table
+from encoderlab.advise.studyread import FINETUNE, is_study, metric_of, read_study
+from encoderlab.errors import UserError
+
+Runs = Annotated[tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS")]
+
+
+def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metric:
+    """The metric with its direction: given, known (`val/mlm15`, `finetune:TASK`), or refused."""
+    known = metric_of(name)  # refuses training losses, which differ in kind between objectives
+    if better is None:
+        if name in KNOWN_METRICS or name.startswith(FINETUNE):
+            return known
+        raise UserError(
+            f"is {name} better lower or higher? say so with --better lower|higher (and --ceiling for a score)"
+        )
+    if better == "higher" and ceiling is None and name.startswith(FINETUNE):
+        ceiling = 100.0
+    return Metric(name=name, better=better, ceiling=ceiling)
+
+
+def _check_options(n_boot: int, confidence: float, interval: float, delta: float) -> None:
+    if n_boot < 50:
+        raise UserError(
+            f"--bootstrap {n_boot} is too few replicates for an {interval:.0%} interval; use 50 or more"
+        )
+    if not 0.5 < confidence < 1.0:
+        raise UserError(f"--confidence must be in (0.5, 1), got {confidence}")
+    if not 0.0 < interval < 1.0:
+        raise UserError(f"--interval must be in (0, 1), got {interval}")
+    if not delta > 0:
+        raise UserError(f"--huber-delta must be positive, got {delta}")
+
+
+def read_ladder(paths: tuple[Path, ...], metric: Metric) -> tuple[Ladder, list[str]]:
+    """Observations of every file and study folder, as one ladder, plus notes on what was left out."""
+    if not paths:
+        raise UserError("give at least one ladder: a .csv/.jsonl file of runs or a study folder")
+    observations, notes = [], []
+    for path in paths:
+        if path.is_dir():
+            if not is_study(path):
+                raise UserError(
+                    f"{path} is a folder but not a study (no graph.json); give a study folder or a file"
+                )
+            runs, skipped = read_study(path, metric.name)
+            observations += runs
+            notes += skipped
+        else:
+            observations += read_table(path, metric.name)
+    return Ladder(metric, tuple(observations)), notes
+
+
+def advise_command(
+    runs: Runs,
+    *,
+    out: Path,
+    target_flops: float | None = None,
+    target_size: float | None = None,
+    target_tokens: float | None = None,
+    metric: str = "val/mlm15",
+    better: Literal["lower", "higher"] | None = None,
+    ceiling: float | None = None,
+    bootstrap: int = 400,
+    seed: int = 0,
+    confidence: float = 0.9,
+    interval: float = 0.8,
+    huber_delta: float = DELTA,
+) -> Advice:
+    """Which objective schedule wins at a target compute, predicted from a ladder of smaller runs.
+
+    Args:
+        runs: Ladder files (.csv/.jsonl, one pretraining run per row) and/or study folders.
+        out: Folder for advice.json, advise.png and the figure's numbers (curves.*, runs.*).
+        target_flops: The target as training compute C (FLOPs).
+        target_size: The target model size N (non-embedding parameters), with --target-tokens.
+        target_tokens: The target's training tokens D, with --target-size.
+        metric: Column or metrics key: val/mlm15 (held-out MLM loss at a 15% mask), finetune:TASK, or any other.
+        better: Whether lower or higher values of the metric are better (known for val/mlm15 and finetune:*).
+        ceiling: The best possible value of a higher-is-better metric (100 for scores in percent).
+        bootstrap: Bootstrap replicates (seeds resampled within each rung).
+        seed: Seed of the bootstrap: the same seed gives the same advice.
+        confidence: Share of replicates the leader must win to be recommended (else: insufficient evidence).
+        interval: Width of the prediction and crossover intervals.
+        huber_delta: Huber threshold on log residuals (Chinchilla's and OLMo's 1e-3).
+    """
+    from encoderlab.advise.report import format_advice, plot_advice
+    from encoderlab.atomic import write_json_atomic
+    from encoderlab.outdir import check_output, create_output
+
+    target = Target(flops=target_flops, params=target_size, tokens=target_tokens)
+    _check_options(bootstrap, confidence, interval, huber_delta)
+    resolved = resolve_metric(metric, better, ceiling)
+    check_output(out, "advise", sources=runs)
+    ladder, notes = read_ladder(runs, resolved)
+    advice = advise(
+        ladder,
+        target,
+        n_boot=bootstrap,
+        seed=seed,
+        confidence=confidence,
+        interval=interval,
+        delta=huber_delta,
+    )
+    create_output(out, "advise")
+    write_json_atomic(out / "advice.json", {**advice.to_dict(), "notes": notes})
+    png = plot_advice(advice, out / "advise")
+    print(
+        "\n".join(
+            [*(f"note: {n}" for n in notes), format_advice(advice), f"wrote {out / 'advice.json'} and {png}"]
+        )
+    )
+    return advice

@@ -1,0 +1,378 @@
+"""From fitted curves to advice: predictions, P(best), crossovers, the baseline, and the verdict.
+
+The advice answers "which schedule is best at the target?" in two ways, side by side:
+* **extrapolation**: each schedule's curve read at the target, with the bootstrap's interval, and
+  the probability that each schedule is best (the share of bootstrap replicates in which it
+  predicts the best value; the schedules' replicates are independent, so they are paired by index);
+* **the single-rung ranking**: the schedules ordered by their mean at the largest rung that all of
+  them ran. DataDecide (Magnusson et al. 2025, arXiv:2504.11393) found this baseline ranks about 80%
+  of pairs as at a target 50x larger, and that none of eight scaling-law methods beat it there.
+
+**Which of the two is recommended is decided by a backtest**: every curve is refitted without the
+largest common rung (and anything beyond it) and predicts it, and the single-rung baseline predicts
+it from the next rung down. Extrapolation is recommended only when it ranks the held-out rung's
+pairs at least as well as the baseline (DataDecide's decision accuracy) *and* predicts the
+pairwise differences there with a smaller mean absolute error; otherwise the single-rung ranking is
+recommended, with the backtest's numbers as the reason. Comparing the differences, not only the
+order, is what lets a backtest see a crossover coming: before two curves cross, their gap shrinks
+from rung to rung, which extrapolation follows and the single rung does not.
+
+**Insufficient evidence** is said when the recommended method's leader is best in fewer than
+`confidence` (default 90%) of the bootstrap replicates: of the extrapolated predictions at the
+target, or of the seed means at the largest rung.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from itertools import combinations
+from typing import Literal
+
+import numpy as np
+
+from encoderlab.advise.fit import DELTA
+from encoderlab.advise.ladder import Ladder
+from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
+from encoderlab.errors import UserError
+
+Method = Literal["extrapolation", "single rung"]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One schedule at the target and at the largest common rung (metric units)."""
+
+    schedule: str
+    curve: str | None
+    """The fitted form, or None when too few rungs to fit one."""
+    value: float | None
+    low: float | None
+    high: float | None
+    p_best: float | None
+    """Share of bootstrap replicates in which this schedule predicts the best value at the target."""
+    rung_value: float | None
+    """Mean over seeds at the largest common rung."""
+    rung_p_best: float | None
+    """Share of bootstrap replicates in which this schedule has the best mean at that rung."""
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """Where two schedules' curves cross (on each schedule's compute-optimal curve)."""
+
+    a: str
+    b: str
+    compute: float | None
+    """Crossing nearest the target in the searched range (point fit), or None."""
+    low: float | None
+    high: float | None
+    share: float
+    """Share of bootstrap replicates whose curves cross in the searched range."""
+    first: str
+    """The schedule that is better at the low end of the range."""
+    verdict: str
+    """`cross`, `no crossover` or `insufficient evidence` (the replicates disagree)."""
+
+
+@dataclass(frozen=True)
+class Backtest:
+    """Extrapolation against the single-rung baseline on the held-out largest common rung."""
+
+    held_out: tuple[float, float]
+    baseline_rung: tuple[float, float]
+    extrapolation_accuracy: float
+    baseline_accuracy: float
+    extrapolation_error: float
+    """Mean absolute error of the predicted pairwise differences (metric units)."""
+    baseline_error: float
+    passed: bool
+
+
+@dataclass(frozen=True)
+class Advice:
+    """Everything `encoderlab advise` prints and saves."""
+
+    metric: str
+    better: str
+    target: str
+    target_compute: float
+    confidence: float
+    interval: float
+    n_boot: int
+    seed: int
+    predictions: tuple[Prediction, ...]
+    crossovers: tuple[Crossover, ...]
+    rung: tuple[float, float] | None
+    """The largest rung every schedule ran (N, D)."""
+    backtest: Backtest | None
+    method: Method
+    recommendation: str | None
+    """The schedule recommended at the target, or None: insufficient evidence."""
+    ranking: tuple[str, ...]
+    """The recommended method's ranking, best first."""
+    reason: str
+    curves: tuple[dict, ...]
+    """Figure data: schedule, compute, value, low, high on a compute grid."""
+    runs: tuple[dict, ...]
+    """Figure data: every run (schedule, N, D, compute, seed, value)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def decision_accuracy(predicted: dict[str, float], actual: dict[str, float]) -> float:
+    """DataDecide's decision accuracy: the share of pairs ordered as in `actual` (tied pairs skipped)."""
+    pairs = [(a, b) for a, b in combinations(sorted(actual), 2) if actual[a] != actual[b]]
+    if not pairs:
+        return float("nan")
+    return float(
+        np.mean([np.sign(predicted[a] - predicted[b]) == np.sign(actual[a] - actual[b]) for a, b in pairs])
+    )
+
+
+def common_rungs(ladder: Ladder) -> list[tuple[float, float]]:
+    """(N, D) points every schedule ran, smallest 6ND first."""
+    shared = set.intersection(*({o.rung for o in ladder.of(s)} for s in ladder.schedules))
+    return sorted(shared, key=lambda p: p[0] * p[1])
+
+
+def _share_best(losses: np.ndarray) -> np.ndarray:
+    """(S,) share of columns (replicates) in which each row (schedule) has the lowest loss."""
+    return np.bincount(losses.argmin(0), minlength=len(losses)) / losses.shape[1]
+
+
+def _rung_losses(fits: list[ScheduleFit], point: tuple[float, float]) -> np.ndarray:
+    """(S, 1 + B) mean loss at a rung: the data, then every replicate."""
+    return np.stack([f.rungs.means(f.replicates)[:, f.rung_of(point)] for f in fits])
+
+
+def backtest(fits: list[ScheduleFit], ladder: Ladder, rungs: list) -> Backtest | None:
+    """Score the curves refitted without the largest common rung on that rung, against the next
+    rung's ranking; None when a schedule has no backtest fit (or there is no next rung)."""
+    if len(rungs) < 2 or any(f.backtest is None for f in fits):
+        return None
+    held, base = rungs[-1], rungs[-2]
+    m = ladder.metric
+    names = [f.schedule.name for f in fits]
+    actual = dict(zip(names, m.from_loss(_rung_losses(fits, held)[:, 0])))
+    extrap = dict(zip(names, (float(m.from_loss(f.at_rung(f.rung_of(held), f.backtest))[0]) for f in fits)))
+    single = dict(zip(names, m.from_loss(_rung_losses(fits, base)[:, 0])))
+
+    def error(pred: dict) -> float:
+        pairs = combinations(names, 2)
+        return float(np.mean([abs((pred[a] - pred[b]) - (actual[a] - actual[b])) for a, b in pairs]))
+
+    acc_e, acc_b = decision_accuracy(extrap, actual), decision_accuracy(single, actual)
+    err_e, err_b = error(extrap), error(single)
+    ok = (np.isnan(acc_b) or acc_e >= acc_b) and err_e < err_b
+    return Backtest(held, base, acc_e, acc_b, err_e, err_b, bool(ok))
+
+
+def _crossings(delta: np.ndarray, logc: np.ndarray, log_target: float) -> np.ndarray:
+    """(M,) log compute of the sign change of each row nearest the target (NaN: none)."""
+    s = np.sign(delta)
+    change = s[:, :-1] * s[:, 1:] < 0
+    frac = delta[:, :-1] / np.where(change, delta[:, :-1] - delta[:, 1:], 1.0)
+    at = logc[:-1] + frac * np.diff(logc)
+    at = np.where(change, at, np.nan)
+    dist = np.where(change, np.abs(at - log_target), np.inf)
+    pick = dist.argmin(1)
+    return np.where(change.any(1), at[np.arange(len(at)), pick], np.nan)
+
+
+def crossovers(fits, grid, loss_on_grid, target_compute, interval) -> list[Crossover]:
+    """Pairwise crossings of the curves on the compute grid, with the replicates' spread."""
+    out, q = [], (50 - interval * 50, 50 + interval * 50)
+    logc = np.log(grid)
+    for i, j in combinations(range(len(fits)), 2):
+        at = _crossings(loss_on_grid[i] - loss_on_grid[j], logc, np.log(target_compute))
+        boot = at[1:][np.isfinite(at[1:])]
+        share = len(boot) / (len(at) - 1)
+        low, high = (float(np.exp(v)) for v in np.percentile(boot, q)) if len(boot) else (None, None)
+        first = fits[i] if loss_on_grid[i, 0, 0] < loss_on_grid[j, 0, 0] else fits[j]
+        crosses = bool(np.isfinite(at[0]))
+        decided = share >= 0.9 if crosses else share <= 0.1
+        out.append(
+            Crossover(
+                a=fits[i].schedule.name,
+                b=fits[j].schedule.name,
+                compute=float(np.exp(at[0])) if crosses else None,
+                low=low,
+                high=high,
+                share=float(share),
+                first=first.schedule.name,
+                verdict=("cross" if crosses else "no crossover") if decided else "insufficient evidence",
+            )
+        )
+    return out
+
+
+def _percentiles(losses: np.ndarray, metric, interval: float, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Interval bounds over replicates (`axis`) in metric units (low <= high whatever the direction)."""
+    q = np.percentile(metric.from_loss(losses), [50 - interval * 50, 50 + interval * 50], axis=axis)
+    return np.minimum(q[0], q[1]), np.maximum(q[0], q[1])
+
+
+def _why_not_extrapolated(fits: list[ScheduleFit], rungs: list, bt: Backtest | None) -> str:
+    unfitted = [f.schedule.name for f in fits if f.fits is None]
+    if unfitted:
+        return f"{', '.join(unfitted)} ran fewer than 3 rungs, too few to fit a curve"
+    if bt is None:
+        return (
+            "no backtest is possible (it needs two common rungs and enough rungs below the largest to refit "
+            "every curve), and extrapolation is only recommended after one"
+        )
+    return (
+        f"the backtest failed: refitted without the rung N={bt.held_out[0]:.3g}, D={bt.held_out[1]:.3g}, the curves "
+        f"ranked its pairs {bt.extrapolation_accuracy:.0%} right with pairwise error {bt.extrapolation_error:.3g}, "
+        f"the next rung's ranking {bt.baseline_accuracy:.0%} with {bt.baseline_error:.3g}"
+    )
+
+
+def _verdict(names, values, probs, bt, why_not, confidence, better):
+    """(method, recommendation, ranking, reason) from the backtest and the bootstrap shares."""
+    unchecked = values["single rung"] is None
+    method: Method = "extrapolation" if unchecked or (bt is not None and bt.passed) else "single rung"
+    probs, values = probs[method], values[method]
+    order = np.argsort(values if better == "lower" else -values, kind="stable")
+    ranking = tuple(names[i] for i in order)
+    if unchecked:
+        reason = (
+            "the schedules share no (N, D) rung, so there is neither a single-rung baseline nor a backtest: "
+            "this extrapolation is unchecked"
+        )
+    elif method == "extrapolation":
+        reason = (
+            f"the backtest passed: refitted without the rung N={bt.held_out[0]:.3g}, D={bt.held_out[1]:.3g}, the "
+            f"curves ranked its pairs {bt.extrapolation_accuracy:.0%} right with pairwise error "
+            f"{bt.extrapolation_error:.3g}, the next rung's ranking {bt.baseline_accuracy:.0%} with {bt.baseline_error:.3g}"
+        )
+    else:
+        reason = f"the single-rung ranking is recommended because {why_not}"
+    leader = int(np.argmax(probs))
+    if probs[leader] >= confidence:
+        return method, names[leader], ranking, reason
+    where = "at the target" if method == "extrapolation" else "at the largest common rung"
+    reason += (
+        f"; insufficient evidence: the leader, {names[leader]}, is best {where} in {probs[leader]:.0%} of bootstrap "
+        f"replicates, below the {confidence:.0%} asked"
+    )
+    return method, None, ranking, reason
+
+
+def advise(
+    ladder: Ladder,
+    target: Target,
+    *,
+    n_boot: int = 400,
+    seed: int = 0,
+    confidence: float = 0.9,
+    interval: float = 0.8,
+    delta: float = DELTA,
+) -> Advice:
+    """Fit every schedule, bootstrap it, and decide which schedule to recommend at `target`."""
+    m = ladder.metric
+    rungs = common_rungs(ladder)
+    fits = fit_schedules(
+        ladder, np.random.default_rng(seed), n_boot, rungs[-1] if len(rungs) > 1 else None, delta
+    )
+    names = [f.schedule.name for f in fits]
+    fitted = all(f.fits is not None for f in fits)
+    if not rungs and not fitted:
+        raise UserError(
+            "the schedules share no (N, D) rung and not all of them have 3 rungs to fit a curve: nothing can be "
+            "compared; run every schedule at the same sizes and token budgets"
+        )
+    target_c = float(np.median([f.target_compute(target) for f in fits]))
+    at_target = np.stack([f.at(target) for f in fits]) if fitted else None
+    rung_loss = _rung_losses(fits, rungs[-1]) if rungs else None
+    bt = backtest(fits, ladder, rungs) if fitted else None
+    why_not = "" if bt is not None and bt.passed else _why_not_extrapolated(fits, rungs, bt)
+    probs = {
+        "extrapolation": _share_best(at_target[:, 1:]) if fitted else None,
+        "single rung": _share_best(rung_loss[:, 1:]) if rungs else None,
+    }
+    values = {
+        "extrapolation": at_target[:, 0] if fitted else None,
+        "single rung": rung_loss[:, 0] if rungs else None,
+    }
+    method, rec, ranking, reason = _verdict(
+        names, _to_metric(values, m), probs, bt, why_not, confidence, m.better
+    )
+    grid = np.geomspace(
+        min(f.rungs.compute.min() for f in fits),
+        10 * max(target_c, *(f.rungs.compute.max() for f in fits)),
+        120,
+    )
+    on_grid = np.stack([f.at_compute(grid) for f in fits]) if fitted else None
+    return Advice(
+        metric=m.name,
+        better=m.better,
+        target=target.describe(),
+        target_compute=target_c,
+        confidence=confidence,
+        interval=interval,
+        n_boot=n_boot,
+        seed=seed,
+        predictions=_predictions(fits, at_target, rung_loss, probs, m, interval),
+        crossovers=tuple(crossovers(fits, grid, on_grid, target_c, interval)) if fitted else (),
+        rung=rungs[-1] if rungs else None,
+        backtest=bt,
+        method=method,
+        recommendation=rec,
+        ranking=ranking,
+        reason=reason,
+        curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
+        runs=tuple(
+            {
+                "schedule": o.schedule.name,
+                "params": o.params,
+                "tokens": o.tokens,
+                "compute": o.compute,
+                "seed": o.seed,
+                "value": o.value,
+            }
+            for o in ladder.observations
+        ),
+    )
+
+
+def _to_metric(values: dict, metric) -> dict:
+    return {k: None if v is None else metric.from_loss(v) for k, v in values.items()}
+
+
+def _predictions(fits, at_target, rung_loss, probs, metric, interval) -> tuple[Prediction, ...]:
+    out = []
+    low, high = (
+        _percentiles(at_target[:, 1:], metric, interval, axis=1) if at_target is not None else (None, None)
+    )
+    for i, f in enumerate(fits):
+        out.append(
+            Prediction(
+                schedule=f.schedule.name,
+                curve=f.form.name if f.form is not None else None,
+                value=float(metric.from_loss(at_target[i, 0])) if at_target is not None else None,
+                low=float(low[i]) if low is not None else None,
+                high=float(high[i]) if high is not None else None,
+                p_best=float(probs["extrapolation"][i]) if probs["extrapolation"] is not None else None,
+                rung_value=float(metric.from_loss(rung_loss[i, 0])) if rung_loss is not None else None,
+                rung_p_best=float(probs["single rung"][i]) if probs["single rung"] is not None else None,
+            )
+        )
+    return tuple(out)
+
+
+def _curve_rows(names, grid, on_grid, metric, interval) -> tuple[dict, ...]:
+    low, high = _percentiles(on_grid[:, 1:], metric, interval, axis=1)
+    point = metric.from_loss(on_grid[:, 0])
+    return tuple(
+        {
+            "schedule": name,
+            "compute": float(c),
+            "value": float(point[i, g]),
+            "low": float(low[i, g]),
+            "high": float(high[i, g]),
+        }
+        for i, name in enumerate(names)
+        for g, c in enumerate(grid)
+    )

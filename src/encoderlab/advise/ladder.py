@@ -1,0 +1,228 @@
+"""What a ladder is: runs of several objective schedules at several scales, each scored once.
+
+A `Ladder` is a metric plus observations. An `Observation` is one pretraining run: its schedule,
+model size N (non-embedding parameters), tokens D, compute C (measured FLOPs when the run logged
+them, else 6ND), pretraining seed, and the metric's value. A *rung* is one (N, D) point of a
+schedule; the runs of a rung differ only in their pretraining seed.
+
+A `Schedule` is typed, not a name: a sequence of stages (objective, share of the steps, mask ratio),
+so "CLM 25% -> MLM-40" read from a CSV and the same split read from a study's run config are the
+same schedule. Shares are rounded to whole percent, since a CLM fraction becomes a whole number of
+steps, which differs by a step or two between model sizes.
+
+The metric's direction is explicit. Curves are fitted to a quantity that falls towards a floor:
+a lower-is-better metric (a loss) as it is; a higher-is-better one (a fine-tuning score) as its
+distance to a ceiling (100 for scores in percent), which scaling also drives down.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from encoderlab.errors import UserError
+
+Objective = Literal["clm", "mlm"]
+Direction = Literal["lower", "higher"]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stretch of a schedule: an objective for a share of the run's steps."""
+
+    objective: Objective
+    share: float
+    """Fraction of the run's steps, in (0, 1], rounded to 0.01."""
+    mask_ratio: float | None = None
+    """MLM's mask ratio (None for CLM)."""
+
+    def __post_init__(self) -> None:
+        if self.objective not in ("clm", "mlm"):
+            raise UserError(f"schedule stage objective must be clm or mlm, got {self.objective!r}")
+        if not 0.0 < self.share <= 1.0:
+            raise UserError(f"schedule stage share must be in (0, 1], got {self.share}")
+        if self.objective == "mlm" and not (self.mask_ratio is not None and 0.0 < self.mask_ratio < 1.0):
+            raise UserError(f"an MLM stage needs a mask ratio in (0, 1), got {self.mask_ratio}")
+        if self.objective == "clm" and self.mask_ratio is not None:
+            raise UserError("a CLM stage has no mask ratio; leave mask_ratio empty for pure CLM")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """An objective schedule: stages in training order. Equal stages make equal schedules."""
+
+    stages: tuple[Stage, ...]
+    label: str = field(default="", compare=False)
+    """Display name (defaults to one derived from the stages)."""
+
+    def __post_init__(self) -> None:
+        if not self.stages or abs(sum(s.share for s in self.stages) - 1.0) > 0.011:
+            raise UserError(f"schedule stages must cover the whole run (shares sum to 1), got {self.stages}")
+
+    @classmethod
+    def biphasic(cls, clm_share: float, mask_ratio: float | None, label: str = "") -> Schedule:
+        """CLM for `clm_share` of the steps, then MLM at `mask_ratio` (paper 1's family)."""
+        if not 0.0 <= clm_share <= 1.0:
+            raise UserError(f"clm_share must be in [0, 1], got {clm_share}")
+        share = round(clm_share, 2)
+        stages = []
+        if share > 0:
+            stages.append(Stage("clm", share))
+        if share < 1:
+            if mask_ratio is None:
+                raise UserError(f"clm_share {clm_share} leaves an MLM stage: give its mask_ratio")
+            stages.append(Stage("mlm", round(1.0 - share, 2), round(mask_ratio, 4)))
+        elif mask_ratio is not None:
+            raise UserError("clm_share 1 is pure CLM: leave mask_ratio empty")
+        return cls(tuple(stages), label)
+
+    @property
+    def clm_share(self) -> float:
+        """Share of the steps trained with CLM."""
+        return round(sum(s.share for s in self.stages if s.objective == "clm"), 2)
+
+    @property
+    def mask_ratio(self) -> float | None:
+        """The MLM mask ratio when every MLM stage uses the same one, else None."""
+        ratios = {s.mask_ratio for s in self.stages if s.objective == "mlm"}
+        return ratios.pop() if len(ratios) == 1 else None
+
+    @property
+    def name(self) -> str:
+        """The label, or e.g. `CLM`, `MLM-40`, `CLM 25% -> MLM-40`."""
+        if self.label:
+            return self.label
+        parts = [
+            f"MLM-{round(s.mask_ratio * 100)}" if s.objective == "mlm" else "CLM"  # type: ignore[operator]
+            for s in self.stages
+        ]
+        if len(parts) == 1:
+            return parts[0]
+        return " -> ".join(
+            f"{p} {round(s.share * 100)}%" if i == 0 else p
+            for i, (p, s) in enumerate(zip(parts, self.stages))
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class Metric:
+    """What the ladder scores, and which way is better."""
+
+    name: str
+    """Column or key of the metric (e.g. `val/mlm15`, the held-out MLM loss at a 15% mask)."""
+    better: Direction
+    """`lower` (a loss) or `higher` (a score)."""
+    ceiling: float | None = None
+    """The best possible value of a higher-is-better metric (100 for scores in percent)."""
+
+    def __post_init__(self) -> None:
+        if self.better not in ("lower", "higher"):
+            raise UserError(f"metric direction must be lower or higher, got {self.better!r}")
+        if self.better == "higher" and self.ceiling is None:
+            raise UserError(
+                f"metric {self.name} is higher-is-better: give its ceiling (--ceiling 100 for scores in percent)"
+            )
+
+    def to_loss(self, values: np.ndarray) -> np.ndarray:
+        """Values as a quantity that falls with scale towards a floor >= 0 (what the curves model)."""
+        values = np.asarray(values, dtype=float)
+        return values if self.better == "lower" else self.ceiling - values  # type: ignore[operator]
+
+    def from_loss(self, loss: np.ndarray) -> np.ndarray:
+        """The inverse of `to_loss`."""
+        loss = np.asarray(loss, dtype=float)
+        return loss if self.better == "lower" else self.ceiling - loss  # type: ignore[operator]
+
+
+KNOWN_METRICS = {"val/mlm15": Metric(name="val/mlm15", better="lower")}
+"""Metrics whose direction is known: the held-out MLM loss at a fixed 15% mask (nats)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Observation:
+    """One pretraining run of a ladder, scored once."""
+
+    schedule: Schedule
+    params: float
+    """N: non-embedding parameters."""
+    tokens: float
+    """D: training tokens."""
+    seed: int
+    """Pretraining seed."""
+    value: float
+    """The metric's value."""
+    flops: float | None = None
+    """Measured training FLOPs (None: 6ND is used)."""
+    source: str = ""
+    """Where it was read (file and line, or run folder), for messages."""
+
+    @property
+    def compute(self) -> float:
+        """C: measured FLOPs, else 6ND."""
+        return self.flops if self.flops is not None else 6.0 * self.params * self.tokens
+
+    @property
+    def rung(self) -> tuple[float, float]:
+        """The (N, D) point this run belongs to."""
+        return (self.params, self.tokens)
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """A metric and the observations of at least two schedules."""
+
+    metric: Metric
+    observations: tuple[Observation, ...]
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @property
+    def schedules(self) -> tuple[Schedule, ...]:
+        """Schedules in first-seen order."""
+        return tuple(dict.fromkeys(o.schedule for o in self.observations))
+
+    def of(self, schedule: Schedule) -> tuple[Observation, ...]:
+        """The observations of one schedule, by compute then seed."""
+        return tuple(
+            sorted(
+                (o for o in self.observations if o.schedule == schedule), key=lambda o: (o.compute, o.seed)
+            )
+        )
+
+
+def _validate(ladder: Ladder) -> None:
+    obs, metric = ladder.observations, ladder.metric
+    if not obs:
+        raise UserError("the ladder has no observations; give CSV/JSONL files or study folders with runs")
+    for o in obs:
+        numbers = {"params": o.params, "tokens": o.tokens, "value": o.value, "flops": o.flops or 1.0}
+        bad = [k for k, v in numbers.items() if not (isinstance(v, (int, float)) and math.isfinite(v))]
+        if bad or o.params <= 0 or o.tokens <= 0 or (o.flops is not None and o.flops <= 0):
+            raise UserError(
+                f"{o.source or 'an observation'}: {', '.join(bad) or 'params, tokens and flops'} must be finite "
+                "and positive; fix or drop that row"
+            )
+        if metric.to_loss(np.array(o.value)) <= 0:
+            where = "above its ceiling" if metric.better == "higher" else "not positive"
+            raise UserError(
+                f"{o.source or 'an observation'}: {metric.name} = {o.value} is {where}; curves model a positive "
+                "distance to the best value: check the metric, its direction or --ceiling"
+            )
+    seen: dict[tuple, str] = {}
+    for o in obs:
+        key = (o.schedule, o.params, o.tokens, o.seed)
+        if key in seen:
+            raise UserError(
+                f"{o.schedule.name} at N={o.params:.3g}, D={o.tokens:.3g}, seed {o.seed} appears twice ({seen[key]} "
+                f"and {o.source}); give each run once"
+            )
+        seen[key] = o.source
+    names = [s.name for s in ladder.schedules]
+    if len(names) < 2:
+        raise UserError(
+            f"the ladder has one schedule ({names[0]}); advise compares schedules: add runs of another schedule"
+        )

@@ -1,0 +1,105 @@
+"""Ladders from plain files: one run per CSV row or JSONL record.
+
+Columns (CSV header or JSON keys):
+
+| column | meaning |
+|---|---|
+| `clm_share` | share of the steps trained with CLM, 0 to 1 (0: pure MLM, 1: pure CLM) |
+| `mask_ratio` | MLM mask ratio; empty (CSV) or null (JSON) for pure CLM |
+| `label` | optional display name of the schedule |
+| `params` | N, non-embedding parameters |
+| `tokens` | D, training tokens |
+| `flops` | optional measured training FLOPs (empty: 6ND) |
+| `seed` | pretraining seed (an integer) |
+| the metric | its value, in a column named like the metric (`val/mlm15` by default) |
+
+Any other column is ignored, so a results table can be fed as it is. Every problem is reported as
+one line naming the file, the line and the fix, before anything is fitted.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+from encoderlab.advise.ladder import Observation, Schedule
+from encoderlab.errors import UserError
+
+REQUIRED = ("clm_share", "mask_ratio", "params", "tokens", "seed")
+
+
+def _number(raw, column: str, where: str, *, optional: bool = False, integer: bool = False):
+    if raw is None or (isinstance(raw, str) and raw.strip() == ""):
+        if optional:
+            return None
+        raise UserError(f"{where}: column {column} is empty; give a value")
+    try:
+        value = float(raw)
+    except (TypeError, ValueError):
+        raise UserError(f"{where}: column {column} must be a number, got {raw!r}") from None
+    if integer:
+        if value != int(value):
+            raise UserError(f"{where}: column {column} must be an integer, got {raw!r}")
+        return int(value)
+    return value
+
+
+def _observation(record: dict, metric: str, where: str) -> Observation:
+    missing = [c for c in (*REQUIRED, metric) if c not in record]
+    if missing:
+        raise UserError(
+            f"{where}: missing column(s) {', '.join(missing)}; a ladder row needs {', '.join(REQUIRED)} and the "
+            f"metric {metric} (choose another with --metric); found: {', '.join(record) or 'none'}"
+        )
+    schedule = Schedule.biphasic(
+        _number(record["clm_share"], "clm_share", where),
+        _number(record["mask_ratio"], "mask_ratio", where, optional=True),
+        label=str(record.get("label") or ""),
+    )
+    return Observation(
+        schedule=schedule,
+        params=_number(record["params"], "params", where),
+        tokens=_number(record["tokens"], "tokens", where),
+        seed=_number(record["seed"], "seed", where, integer=True),
+        value=_number(record[metric], metric, where),
+        flops=_number(record.get("flops"), "flops", where, optional=True),
+        source=where,
+    )
+
+
+def _records(path: Path):
+    """(line number, record) of a .csv or .jsonl file."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV may start with a byte-order mark
+    except UnicodeDecodeError:
+        raise UserError(f"{path} is not UTF-8 text; save it as UTF-8 CSV or JSONL") from None
+    if path.suffix == ".jsonl":
+        for i, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise UserError(f"{path}:{i}: not valid JSON ({exc.msg}); one JSON object per line") from None
+            if not isinstance(record, dict):
+                raise UserError(f"{path}:{i}: expected a JSON object per line, got {type(record).__name__}")
+            yield i, record
+        return
+    for i, row in enumerate(csv.DictReader(text.splitlines()), 2):
+        yield i, row
+
+
+def read_table(path: Path | str, metric: str) -> list[Observation]:
+    """The runs of a .csv or .jsonl ladder file."""
+    path = Path(path)
+    if path.suffix not in (".csv", ".jsonl"):
+        raise UserError(f"{path}: a ladder file must be .csv or .jsonl (or give a study folder)")
+    if not path.is_file():
+        raise UserError(
+            f"{path} does not exist or is not a file; give a .csv/.jsonl ladder or a study folder"
+        )
+    rows = [_observation(record, metric, f"{path}:{i}") for i, record in _records(path)]
+    if not rows:
+        raise UserError(f"{path} holds no runs; add one row per pretraining run")
+    return rows

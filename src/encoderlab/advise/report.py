@@ -1,0 +1,140 @@
+"""The advice as a printed table, `advice.json`, and a figure with the numbers behind it.
+
+Output folder:
+```
+OUT/advice.json           everything in `Advice` (predictions, crossovers, backtest, verdict, figure data)
+OUT/advise.png            curves with their bands, every run, the crossovers and the target
+OUT/curves.csv|json       the curves behind the figure (schedule, compute, value, low, high)
+OUT/runs.csv|json         the runs behind the figure (schedule, N, D, compute, seed, value)
+```
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from encoderlab.advise.decide import Advice
+
+_COLUMNS = ("schedule", "curve", "at target", "{:.0%} interval", "P(best)", "largest rung", "P(best) there")
+
+
+def _num(v, fmt: str = "{:.4g}") -> str:
+    return "-" if v is None else fmt.format(v)
+
+
+def _rung(point) -> str:
+    return "none shared" if point is None else f"N={point[0]:.3g}, D={point[1]:.3g}"
+
+
+def _crossover_line(c) -> str:
+    if c.verdict == "insufficient evidence":
+        where = (
+            f"the point fit crosses at C = {c.compute:.3g}" if c.compute else "the point fit does not cross"
+        )
+        return (
+            f"  {c.a} vs {c.b}: insufficient evidence ({where}; {c.share:.0%} of replicates cross in range)"
+        )
+    if c.compute is None:
+        return f"  {c.a} vs {c.b}: no crossover in the searched range ({c.share:.0%} of replicates cross)"
+    other = c.b if c.first == c.a else c.a
+    return (
+        f"  {c.a} vs {c.b}: {c.first} leads below C = {c.compute:.3g}, {other} above "
+        f"(interval [{_num(c.low, '{:.3g}')}, {_num(c.high, '{:.3g}')}]; {c.share:.0%} of replicates cross)"
+    )
+
+
+def _backtest_lines(advice: Advice) -> list[str]:
+    bt = advice.backtest
+    if bt is None:
+        return ["backtest: not possible (see the reason below)"]
+    return [
+        f"backtest: refitted without the rung {_rung(bt.held_out)}, predicting it; baseline: the ranking at "
+        f"{_rung(bt.baseline_rung)}",
+        f"  extrapolation: {bt.extrapolation_accuracy:.0%} of pairs ranked right, pairwise error "
+        f"{bt.extrapolation_error:.3g}; single rung: {bt.baseline_accuracy:.0%}, {bt.baseline_error:.3g} -> "
+        f"{'passed' if bt.passed else 'failed'}",
+    ]
+
+
+def format_advice(advice: Advice) -> str:
+    """The table and the verdict, as printed by `encoderlab advise`."""
+    head = [c.format(advice.interval) for c in _COLUMNS]
+    rows = [
+        [
+            p.schedule,
+            p.curve or "none (<3 rungs)",
+            _num(p.value),
+            f"[{_num(p.low)}, {_num(p.high)}]" if p.low is not None else "-",
+            _num(p.p_best, "{:.2f}"),
+            _num(p.rung_value),
+            _num(p.rung_p_best, "{:.2f}"),
+        ]
+        for p in advice.predictions
+    ]
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+    table = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *rows]]
+    lines = [
+        f"{advice.metric} ({advice.better} is better) at {advice.target} (C = {advice.target_compute:.3g} FLOPs); "
+        f"{advice.n_boot} bootstrap replicates, seed {advice.seed}; largest common rung: {_rung(advice.rung)}",
+        "",
+        *table,
+        "",
+        "crossovers (each schedule on its compute-optimal curve):",
+        *([_crossover_line(c) for c in advice.crossovers] or ["  none computed (a schedule has no curve)"]),
+        *_backtest_lines(advice),
+        "",
+        f"recommendation at the target: {advice.recommendation or 'insufficient evidence'} (method: {advice.method})",
+        f"ranking by {advice.method}: {' > '.join(advice.ranking)}",
+        f"why: {advice.reason}",
+    ]
+    return "\n".join(lines)
+
+
+def plot_advice(advice: Advice, stem: Path) -> Path:
+    """Curves with bands, every run, the crossovers and the target; PNG plus curves/runs tables."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from encoderlab.analysis.plots import save_table
+
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, p in enumerate(advice.predictions):
+        color = colors[i % len(colors)]
+        curve = [r for r in advice.curves if r["schedule"] == p.schedule]
+        if curve:
+            x = [r["compute"] for r in curve]
+            ax.plot(x, [r["value"] for r in curve], color=color, label=f"{p.schedule} ({p.curve})")
+            ax.fill_between(
+                x, [r["low"] for r in curve], [r["high"] for r in curve], color=color, alpha=0.2, lw=0
+            )
+        runs = [r for r in advice.runs if r["schedule"] == p.schedule]
+        ax.scatter(
+            [r["compute"] for r in runs],
+            [r["value"] for r in runs],
+            color=color,
+            s=14,
+            alpha=0.8,
+            label=None if curve else p.schedule,
+        )
+    for c in advice.crossovers:
+        if c.compute is not None:
+            ax.axvline(c.compute, color="grey", ls=":", lw=1)
+            if c.low is not None:
+                ax.axvspan(c.low, c.high, color="grey", alpha=0.08, lw=0)
+    ax.axvline(advice.target_compute, color="black", ls="--", lw=1, label="target")
+    ax.set_xscale("log")
+    ax.set_xlabel("training compute C (FLOPs)")
+    ax.set_ylabel(f"{advice.metric} ({advice.better} is better)")
+    verdict = advice.recommendation or "insufficient evidence"
+    ax.set_title(f"{verdict} at {advice.target} ({advice.method}); bands: {advice.interval:.0%}", fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    png = stem.with_suffix(".png")
+    fig.savefig(png, dpi=120)
+    plt.close(fig)
+    save_table(list(advice.curves), stem.parent / "curves")
+    save_table(list(advice.runs), stem.parent / "runs")
+    return png

@@ -1,0 +1,194 @@
+"""Ladders from study folders, read from the files a study leaves behind and nothing else.
+
+The study package is evolving, so this reader depends on as little of it as possible, all in this
+file: `graph.json` (node name -> key, to skip markers of superseded nodes), each node's `node.json`
+marker (kind, config, deps, result), and a pretraining node's run folder (`run/config.yaml`, the
+resolved RunConfig; `run/metrics.jsonl`, the per-step records). Nothing from `encoderlab.study` is
+imported. One observation per finished pretraining node trained from scratch:
+
+* schedule: the run config's phases (objective, steps, mask ratio) as shares of the run;
+* N: the non-embedding parameters of the run's named model size; D: tokens trained;
+* C: the sum of the FLOPs training logged per step (None when it logged none: 6ND is used);
+* seed: the run config's training seed;
+* the metric: a key of metrics.jsonl, its last logged value (`val/mlm15`: the held-out MLM loss at a
+  fixed 15% mask, the yardstick comparable across objectives); or `finetune:TASK`, the mean test
+  score over fine-tuning seeds at the LR chosen on validation (evaluation's own selection rule).
+Runs continued from another model have no from-scratch (N, D) and are left out, with a note.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage
+from encoderlab.errors import UserError
+
+FINETUNE = "finetune:"
+"""Prefix of a fine-tuning metric read from a study's eval nodes (`finetune:TASK`)."""
+
+_NOT_COMPARABLE = {"loss"}
+"""metrics.jsonl keys whose values differ in kind between objectives (CLM and MLM training losses)."""
+
+
+@dataclass(frozen=True)
+class _Node:
+    """The part of a node marker this reader uses."""
+
+    name: str
+    kind: str
+    config: dict
+    deps: tuple[str, ...]
+    result: dict
+    folder: Path
+
+
+def is_study(path: Path) -> bool:
+    """A folder written by `encoderlab study run`."""
+    return Path(path, "graph.json").is_file()
+
+
+def _nodes(study: Path) -> dict[str, _Node]:
+    """Finished nodes of the study's current graph, by name."""
+    try:
+        keys = {g["name"]: g["key"] for g in json.loads((study / "graph.json").read_text())}
+    except (OSError, ValueError, KeyError, TypeError):
+        raise UserError(
+            f"{study}/graph.json is unreadable; rerun `encoderlab study run` on that folder"
+        ) from None
+    nodes = {}
+    for path in sorted(study.glob("nodes/*/*/node.json")):
+        try:
+            m = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue  # a marker being written; the node counts as unfinished
+        if isinstance(m, dict) and keys.get(m.get("name")) == m.get("key"):
+            nodes[m["name"]] = _Node(
+                m["name"], m["kind"], m["config"], tuple(m["deps"]), m["result"], path.parent
+            )
+    return nodes
+
+
+def _schedule(cfg) -> Schedule:
+    """The run config's phases as stages: shares of the steps, consecutive equal stages merged."""
+    steps = [
+        (p.objective.type_tag, getattr(p.objective, "mask_ratio", None), p.n_steps(cfg.layout))
+        for p in cfg.phases
+    ]
+    total = sum(n for _, _, n in steps)
+    merged: list[list] = []
+    for tag, ratio, n in steps:
+        if tag not in ("clm", "mlm"):
+            raise UserError(f"a run trains objective '{tag}'; advise compares CLM and MLM schedules only")
+        ratio = None if tag == "clm" else round(ratio, 4)
+        if merged and merged[-1][:2] == [tag, ratio]:
+            merged[-1][2] += n
+        else:
+            merged.append([tag, ratio, n])
+    shares = [round(n / total, 2) for _, _, n in merged]
+    shares[-1] = round(1.0 - sum(shares[:-1]), 2)
+    return Schedule(
+        tuple(Stage(tag, share, ratio) for (tag, ratio, _), share in zip(merged, shares) if share > 0)
+    )
+
+
+def _records(path: Path) -> list[dict]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        raise UserError(f"{path} is missing; the run did not finish writing its metrics") from None
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a torn last line of a killed run
+    return out
+
+
+def _finetune_score(nodes: dict[str, _Node], pretrain: str, task: str) -> float | None:
+    """Mean test score at the LR chosen on validation, over fine-tuning seeds (final model)."""
+    from encoderlab.eval.protocol import summarize_task
+
+    grid: dict[float, dict[int, dict]] = {}
+    for n in nodes.values():
+        c = n.config
+        if n.kind == "eval" and n.deps[:1] == (pretrain,) and c.get("step") is None and c.get("task") == task:
+            r = n.result
+            grid.setdefault(c["lr"], {})[c["seed"]] = {
+                "seed": c["seed"],
+                "val_score": r["val"],
+                "test_score": r["test"],
+                "metric": r.get("metric", "score"),
+                "family": c.get("family", "?"),
+                "test": r.get("splits") or {"test": {r.get("metric", "score"): r["test"]}},
+            }
+    return summarize_task(grid)["test"]["mean"] if grid else None
+
+
+def metric_of(name: str) -> Metric:
+    """The direction of a metric a study can be read for."""
+    if name.startswith(FINETUNE):
+        return Metric(name=name, better="higher", ceiling=100.0)
+    if name in _NOT_COMPARABLE:
+        raise UserError(
+            f"--metric {name}: training losses of CLM and MLM are different quantities; use val/mlm15, the held-out "
+            "MLM loss at a fixed 15% mask, or finetune:TASK"
+        )
+    return KNOWN_METRICS.get(name) or Metric(name=name, better="lower")
+
+
+def _value(node: _Node, nodes: dict[str, _Node], records: list[dict], metric: str) -> float:
+    if metric.startswith(FINETUNE):
+        value = _finetune_score(nodes, node.name, metric[len(FINETUNE) :])
+    else:
+        logged = [r[metric] for r in records if isinstance(r.get(metric), (int, float))]
+        value = logged[-1] if logged else None
+    if value is None:
+        raise UserError(
+            f"{node.folder}: run {node.name} has no {metric} (not logged, or its evaluations have not finished); "
+            "choose another --metric or finish the study"
+        )
+    return float(value)
+
+
+def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[str]]:
+    """The from-scratch pretraining runs of a study folder, and notes on what was left out."""
+    from encoderlab.config import load_yaml
+    from encoderlab.model.config import ModelConfig
+    from encoderlab.train.config import RunConfig
+
+    study = Path(path)
+    nodes = _nodes(study)
+    runs, notes = [], []
+    for node in (n for n in nodes.values() if n.kind == "pretrain"):
+        cfg = load_yaml(RunConfig, node.folder / "run" / "config.yaml")
+        if cfg.model.init:
+            notes.append(
+                f"{node.name} continues {cfg.model.init}, so it is not on a from-scratch ladder: left out"
+            )
+            continue
+        records = _records(node.folder / "run" / "metrics.jsonl")
+        flops = [r["flops"] for r in records if isinstance(r.get("flops"), (int, float))]
+        runs.append(
+            Observation(
+                schedule=_schedule(cfg),
+                params=float(
+                    ModelConfig.from_size(cfg.model.size, vocab_size=1).num_params(include_embedding=False)
+                ),
+                tokens=float(
+                    max((r.get("tokens", 0) for r in records), default=0)
+                    or cfg.steps * cfg.layout.tokens_per_step
+                ),
+                seed=int(cfg.seed),
+                value=_value(node, nodes, records, metric),
+                flops=float(sum(flops)) if flops else None,
+                source=f"{study}:{node.name}",
+            )
+        )
+    if not runs:
+        raise UserError(
+            f"{study} holds no finished pretraining run from scratch; run or finish the study first"
+        )
+    return runs, notes

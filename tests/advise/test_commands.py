@@ -1,0 +1,125 @@
+"""`encoderlab advise` end to end on a ladder file: table, advice.json, figure; bad input is one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from encoderlab.advise.synthetic import synthetic_ladder
+from encoderlab.cli import main
+
+
+@pytest.fixture(scope="module")
+def ladder_csv(tmp_path_factory):
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    path = tmp_path_factory.mktemp("ladder") / "ladder.csv"
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["clm_share", "mask_ratio", "params", "tokens", "seed", "val/mlm15"])
+        for o in syn.ladder.observations:
+            writer.writerow(
+                [o.schedule.clm_share, o.schedule.mask_ratio or "", o.params, o.tokens, o.seed, o.value]
+            )
+    return path, syn
+
+
+def _one_line(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    return err[0]
+
+
+def test_advise_prints_the_table_and_saves_advice_and_figure(ladder_csv, tmp_path, capsys):
+    path, syn = ladder_csv
+    out = tmp_path / "advice"
+    argv = [
+        "advise",
+        str(path),
+        "--target-size",
+        str(syn.target_params),
+        "--target-tokens",
+        str(syn.target_tokens),
+    ]
+    main([*argv, "--out", str(out), "--bootstrap", "100"])
+    printed = capsys.readouterr().out
+    assert "recommendation at the target: MLM-40 (method: extrapolation)" in printed
+    assert "P(best)" in printed and "CLM leads below C =" in printed and "backtest:" in printed
+    advice = json.loads((out / "advice.json").read_text())
+    assert advice["recommendation"] == "MLM-40" and advice["n_boot"] == 100 and advice["notes"] == []
+    assert {p["schedule"] for p in advice["predictions"]} == {"MLM-40", "CLM"}
+    truth = {s.name: v for s, v in syn.true_values().items()}
+    for p in advice["predictions"]:
+        assert abs(p["value"] - truth[p["schedule"]]) < 0.05
+    assert (out / "advise.png").stat().st_size > 10_000
+    curves = list(csv.DictReader((out / "curves.csv").open()))
+    assert {r["schedule"] for r in curves} == {"MLM-40", "CLM"} and len(curves) == 240
+    assert len(json.loads((out / "runs.json").read_text())) == len(syn.ladder.observations)
+    main([*argv, "--out", str(out), "--bootstrap", "100"])  # its own folder: rewritten
+    assert json.loads((out / "advice.json").read_text()) == advice
+
+
+def test_advise_does_not_import_torch_for_a_ladder_file(ladder_csv, tmp_path):
+    path, _ = ladder_csv
+    code = (
+        "import sys; from encoderlab.cli import main; "
+        f"main(['advise', {str(path)!r}, '--target-flops', '1e19', '--out', {str(tmp_path / 'a')!r}, '--bootstrap', '50']); "
+        "assert 'torch' not in sys.modules"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        ([], "give the target as --target-flops C, or as --target-size N with --target-tokens D"),
+        (["--target-flops", "1e19", "--target-size", "1e8"], "give the target as"),
+        (["--target-size", "1e8"], "give the target as"),
+        (["--target-flops", "-5"], "--target-flops must be a positive number"),
+        (["--target-flops", "1e19", "--bootstrap", "10"], "--bootstrap 10 is too few"),
+        (["--target-flops", "1e19", "--confidence", "1.5"], "--confidence must be in (0.5, 1)"),
+        (
+            ["--target-flops", "1e19", "--metric", "score"],
+            "is score better lower or higher? say so with --better",
+        ),
+        (["--target-flops", "1e19", "--metric", "loss"], "training losses of CLM and MLM are different"),
+        (["--target-flops", "1e19", "--metric", "acc", "--better", "higher"], "give its ceiling"),
+    ],
+)
+def test_bad_options_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys, extra, message):
+    path, _ = ladder_csv
+    out = tmp_path / "advice"
+    err = _one_line(capsys, ["advise", str(path), "--out", str(out), *extra])
+    assert message in err and not out.exists()
+
+
+def test_bad_inputs_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys):
+    path, _ = ladder_csv
+    out = tmp_path / "advice"
+    target = ["--target-flops", "1e19", "--out", str(out)]
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert "not a study (no graph.json)" in _one_line(capsys, ["advise", str(plain), *target])
+    assert "missing column(s) acc" in _one_line(
+        capsys, ["advise", str(path), *target, "--metric", "acc", "--better", "lower"]
+    )
+    one = tmp_path / "one.csv"
+    one.write_text(
+        "clm_share,mask_ratio,params,tokens,seed,val/mlm15\n0,0.4,1e6,2e7,0,3.5\n0,0.4,2e6,4e7,0,3.1\n"
+    )
+    assert "one schedule (MLM-40)" in _one_line(capsys, ["advise", str(one), *target])
+    assert not out.exists()
+    foreign = tmp_path / "foreign"
+    foreign.mkdir()
+    (foreign / "keep.txt").write_text("mine")
+    err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(foreign)])
+    assert "encoderlab did not create" in err and [p.name for p in foreign.iterdir()] == ["keep.txt"]
+    err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(path.parent)])
+    assert "lies inside the source" in err

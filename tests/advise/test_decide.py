@@ -1,0 +1,159 @@
+"""The advice's parts on ladders whose answer is known by construction."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from encoderlab.advise.decide import advise, decision_accuracy
+from encoderlab.advise.fit import CHINCHILLA, POWER
+from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric, Observation
+from encoderlab.advise.predict import Rungs, Target, choose_form, resample
+from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
+from encoderlab.errors import UserError
+
+LOSS = KNOWN_METRICS["val/mlm15"]
+
+
+def _ladder(values: dict, sizes=(8e6, 2e7, 5e7, 1.25e8), tokens_per_param=20.0, metric=LOSS) -> Ladder:
+    """values: schedule -> per rung a tuple of seed values."""
+    runs = [
+        Observation(schedule=s, params=n, tokens=tokens_per_param * n, seed=k, value=v)
+        for s, rungs in values.items()
+        for n, seeds in zip(sizes, rungs)
+        for k, v in enumerate(seeds)
+    ]
+    return Ladder(metric, tuple(runs))
+
+
+def test_decision_accuracy_is_the_share_of_pairs_ordered_as_at_the_target():
+    actual = {"a": 1.0, "b": 2.0, "c": 3.0}
+    assert decision_accuracy({"a": 1, "b": 2, "c": 3}, actual) == 1.0
+    assert decision_accuracy({"a": 2, "b": 1, "c": 3}, actual) == pytest.approx(2 / 3)
+    assert decision_accuracy({"a": 3, "b": 2, "c": 1}, actual) == 0.0
+    assert (
+        decision_accuracy({"a": 1, "b": 2, "c": 3}, {"a": 1.0, "b": 1.0, "c": 0.0}) == 0.0
+    )  # tie a=b skipped
+
+
+def test_the_bootstrap_keeps_rung_means_and_draws_inflated_pooled_seed_deviations():
+    runs = _ladder({MLM_LIKE: [(3.0, 3.2), (2.5, 2.5, 2.8), (2.0,)], CLM_LIKE: [(1.0, 1.0)] * 3}).of(MLM_LIKE)
+    loss = np.array([o.value for o in runs])
+    rungs = Rungs.of(runs)
+    reps = resample(loss, rungs, np.random.default_rng(0), 4000)
+    assert np.array_equal(reps[0], loss)
+    # modified residuals: +-0.1*sqrt(2) from the 2-seed rung, (-0.1, -0.1, +0.2)*sqrt(1.5) from the 3-seed one;
+    # the 1-seed rung adds none but draws from the pool too
+    pool = np.concatenate([np.array([-0.1, 0.1]) * np.sqrt(2), np.array([-0.1, -0.1, 0.2]) * np.sqrt(1.5)])
+    deviation = reps[1:] - rungs.means(reps[:1])[0][rungs.index]
+    assert np.allclose(np.unique(deviation.round(9)), np.unique(pool.round(9)))
+    assert deviation.var() == pytest.approx(pool.var(), rel=0.05)
+
+
+def test_the_curve_follows_what_the_ladder_varies():
+    def rungs(points):
+        obs = [Observation(schedule=MLM_LIKE, params=n, tokens=d, seed=0, value=1.0) for n, d in points]
+        return Rungs.of(tuple(obs))
+
+    assert choose_form(rungs([(1e6, 2e7), (2e6, 4e7), (4e6, 8e7)])) is POWER
+    assert choose_form(rungs([(1e6, 2e7), (2e6, 4e7)])) is None
+    assert choose_form(rungs([(n, d) for n in (1e6, 2e6) for d in (1e7, 2e7)])) is POWER  # 4 rungs < 6
+    assert choose_form(rungs([(n, d) for n in (1e6, 2e6, 4e6) for d in (1e7, 2e7)])) is CHINCHILLA
+
+
+def test_a_higher_is_better_metric_gives_the_mirrored_advice():
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    score = Metric(name="score", better="higher", ceiling=10.0)
+    mirrored = Ladder(score, tuple(replace(o, value=10.0 - o.value) for o in syn.ladder.observations))
+    target = Target(flops=syn.target_flops)
+    a, b = advise(syn.ladder, target, n_boot=60, seed=1), advise(mirrored, target, n_boot=60, seed=1)
+    assert (a.recommendation, a.ranking, a.method) == (b.recommendation, b.ranking, b.method)
+    for p, q in zip(a.predictions, b.predictions):
+        assert q.value == pytest.approx(10 - p.value) and (q.low, q.high) == pytest.approx(
+            (10 - p.high, 10 - p.low)
+        )
+        assert q.p_best == p.p_best
+
+
+def test_crossover_is_found_near_the_truth_and_parallel_curves_do_not_cross():
+    syn = synthetic_ladder(np.random.default_rng(4), crossover=3.0, sigma=0.003)
+    adv = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=100, seed=0)
+    (c,) = adv.crossovers
+    assert c.verdict == "cross" and c.first == CLM_LIKE.name
+    assert syn.crossover / 1.5 < c.compute < syn.crossover * 1.5 and c.low <= c.compute <= c.high
+    curve = [3.0, 2.6, 2.3, 2.1]
+    parallel = _ladder(
+        {MLM_LIKE: [(v, v + 0.004) for v in curve], CLM_LIKE: [(v + 0.3, v + 0.302) for v in curve]}
+    )
+    (c,) = advise(parallel, Target(flops=1e19), n_boot=60).crossovers
+    assert c.compute is None and c.verdict == "no crossover"
+
+
+def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
+    ladder = _ladder(
+        {MLM_LIKE: [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)], CLM_LIKE: [(2.9, 2.91), (2.5, 2.52)]},
+        sizes=(1e7, 2e7, 4e7),
+    )
+    adv = advise(ladder, Target(params=1e8, tokens=2e9), n_boot=60)
+    assert adv.method == "single rung" and "CLM ran fewer than 3 rungs" in adv.reason
+    assert adv.rung == (2e7, 4e8) and adv.ranking == (CLM_LIKE.name, MLM_LIKE.name)
+    assert adv.recommendation == CLM_LIKE.name and all(p.value is None for p in adv.predictions)
+
+
+def test_a_failed_backtest_recommends_the_single_rung_ranking_and_says_why():
+    # CLM's gap to MLM zigzags below the top rung, so its curve extrapolates the top rung worse than
+    # the rung below it predicts it
+    base = np.array([3.0, 2.6, 2.3, 2.1])
+    gap = np.array([0.3, 0.38, 0.22, 0.3])
+    ladder = _ladder(
+        {MLM_LIKE: [(v, v + 0.002) for v in base], CLM_LIKE: [(v, v + 0.002) for v in base + gap]}
+    )
+    adv = advise(ladder, Target(params=3e8, tokens=6e9), n_boot=60)
+    assert adv.backtest is not None and not adv.backtest.passed
+    assert adv.backtest.extrapolation_error > adv.backtest.baseline_error
+    assert adv.method == "single rung" and adv.reason.startswith(
+        "the single-rung ranking is recommended because the backtest failed"
+    )
+    assert adv.recommendation == MLM_LIKE.name
+
+
+def test_schedules_sharing_no_rung_are_extrapolated_unchecked():
+    curve = [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)]
+    runs = list(_ladder({MLM_LIKE: curve, CLM_LIKE: curve}, sizes=(1e7, 2e7, 4e7)).observations)
+    runs = [
+        replace(o, params=o.params * 1.1, tokens=o.tokens * 1.1) if o.schedule == CLM_LIKE else o
+        for o in runs
+    ]
+    adv = advise(Ladder(LOSS, tuple(runs)), Target(params=1e8, tokens=2e9), n_boot=60)
+    assert adv.method == "extrapolation" and adv.rung is None and "unchecked" in adv.reason
+
+
+def test_a_two_dimensional_ladder_reads_the_compute_optimal_frontier():
+    def truth(n, d):
+        return 1.8 + 600.0 * n**-0.34 + 900.0 * d**-0.28
+
+    rng = np.random.default_rng(0)
+    sizes, tokens = (4e6, 1e7, 2.5e7), (8e7, 2e8, 5e8)
+    runs = [
+        Observation(
+            schedule=s, params=n, tokens=d, seed=k, value=float(truth(n, d) * f + rng.normal(0, 0.003))
+        )
+        for s, f in ((MLM_LIKE, 1.0), (CLM_LIKE, 1.02))
+        for n in sizes
+        for d in tokens
+        for k in range(2)
+    ]
+    adv = advise(Ladder(LOSS, tuple(runs)), Target(flops=1e18), n_boot=60)
+    assert all(p.curve == CHINCHILLA.name for p in adv.predictions) and adv.recommendation == MLM_LIKE.name
+    frontier = min(truth(n, 1e18 / (6 * n)) for n in np.geomspace(1e6, 1e10, 4000))
+    assert adv.predictions[0].value == pytest.approx(frontier, rel=0.02)
+
+
+def test_seed_noise_must_be_estimable():
+    ladder = _ladder(
+        {MLM_LIKE: [(3.0,), (2.6,), (2.3,)], CLM_LIKE: [(2.9, 2.91), (2.5,), (2.2,)]}, sizes=(1e7, 2e7, 4e7)
+    )
+    with pytest.raises(UserError, match="no rung of MLM-40 has two pretraining seeds"):
+        advise(ladder, Target(flops=1e19), n_boot=60)

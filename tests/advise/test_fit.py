@@ -1,0 +1,106 @@
+"""The batched log-Huber fit against scipy, and what it recovers from noise-free curves."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import least_squares
+
+from encoderlab.advise.fit import CHINCHILLA, POWER, fit_curves, huber
+
+RUNGS = np.repeat(np.array([1 / 64, 1 / 16, 1 / 4, 1.0]), 3)
+SIZES, TOKENS = (a.ravel() for a in np.meshgrid([0.25, 0.5, 1.0], [0.25, 0.5, 1.0]))
+GRID = np.stack([np.repeat(SIZES, 2), np.repeat(TOKENS, 2)], -1)
+
+
+def _lse_terms(p, lx):
+    """Residual pieces of log(E + sum_j A_j x_j^-a_j) for p = (e, log A_1, a_1, ...): the log terms and their softmax."""
+    terms = [np.full(len(lx), p[0])] + [p[1 + 2 * j] - p[2 + 2 * j] * lx[:, j] for j in range(lx.shape[1])]
+    terms = np.stack(terms, -1)
+    top = np.logaddexp.reduce(terms, axis=-1)
+    return top, np.exp(terms - top[:, None])
+
+
+def _scipy_best(lx, ly, starts, lower, upper, delta):
+    """The lowest log-Huber objective scipy's least_squares reaches from a grid of starts (OLMo's recipe)."""
+
+    def residuals(p):
+        return _lse_terms(p, lx)[0] - ly
+
+    def jacobian(p):
+        soft = _lse_terms(p, lx)[1]
+        cols = [soft[:, 0]]
+        for j in range(lx.shape[1]):
+            cols += [soft[:, 1 + j], -soft[:, 1 + j] * lx[:, j]]
+        return np.stack(cols, -1)
+
+    best = np.inf
+    for p0 in starts:
+        fit = least_squares(
+            residuals,
+            p0,
+            jac=jacobian,
+            loss="huber",
+            f_scale=delta,
+            bounds=(lower, upper),
+            xtol=1e-12,
+            ftol=1e-12,
+            gtol=1e-12,
+        )
+        best = min(best, huber(fit.fun, delta).sum())
+    return best
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-2])
+def test_power_fit_reaches_scipys_objective(delta):
+    rng = np.random.default_rng(0)
+    values = 2.0 + (RUNGS**-0.3)[None] + rng.normal(0, 0.01, (3, len(RUNGS)))
+    fits = fit_curves(POWER, RUNGS[:, None], values, scale=np.array([1.0]), delta=delta)
+    lx = np.log(RUNGS)[:, None]
+    for row, objective in zip(values, fits.objective):
+        ly = np.log(row)
+        starts = [[np.log(e * row.min()), 0.0, a] for e in (0.01, 0.5, 0.9) for a in (0.1, 0.4, 1.0)]
+        best = _scipy_best(lx, ly, starts, [-60, -60, 0.01], [ly.min(), 60, 2.5], delta)
+        assert objective <= best * (1 + 1e-7) + 1e-15
+
+
+def test_chinchilla_fit_reaches_scipys_objective():
+    rng = np.random.default_rng(1)
+    truth = 1.5 + 0.8 * GRID[:, 0] ** -0.35 + 0.6 * GRID[:, 1] ** -0.3
+    values = truth[None] + rng.normal(0, 0.005, (2, len(GRID)))
+    fits = fit_curves(CHINCHILLA, GRID, values, scale=np.array([1.0, 1.0]))
+    lx = np.log(GRID)
+    for row, objective in zip(values, fits.objective):
+        ly = np.log(row)
+        starts = [
+            [np.log(e * row.min()), -1.0, a, -1.0, b]
+            for e in (0.1, 0.5, 0.9)
+            for a in (0.2, 0.8)
+            for b in (0.2, 0.8)
+        ]
+        lower, upper = [-60, -60, 0.01, -60, 0.01], [ly.min(), 60, 2.5, 60, 2.5]
+        assert objective <= _scipy_best(lx, ly, starts, lower, upper, 1e-3) * (1 + 1e-7) + 1e-15
+
+
+def test_noise_free_curves_are_recovered_and_extrapolated():
+    power = 2.0 + 1.5 * RUNGS**-0.27
+    fits = fit_curves(POWER, RUNGS[:, None], power[None], scale=np.array([1.0]))
+    assert fits.predict(np.array([[16.0]]))[0, 0] == pytest.approx(2.0 + 1.5 * 16**-0.27, rel=1e-6)
+    chin = 1.5 + 0.8 * GRID[:, 0] ** -0.35 + 0.6 * GRID[:, 1] ** -0.3
+    fits = fit_curves(CHINCHILLA, GRID, chin[None], scale=np.array([1.0, 1.0]))
+    far = 1.5 + 0.8 * 8**-0.35 + 0.6 * 8**-0.3
+    assert fits.predict(np.array([[8.0, 8.0]]))[0, 0] == pytest.approx(far, rel=1e-5)
+
+
+def test_a_zero_weight_point_is_as_if_absent_and_scale_is_only_a_unit():
+    rng = np.random.default_rng(2)
+    values = 2.0 + RUNGS**-0.3 + rng.normal(0, 0.01, len(RUNGS))
+    values[-1] += 5.0  # would wreck the fit if it counted
+    weights = np.ones_like(values)
+    weights[-1] = 0.0
+    masked = fit_curves(POWER, RUNGS[:, None], values[None], weights[None], scale=np.array([1.0]))
+    dropped = fit_curves(POWER, RUNGS[:-1, None], values[None, :-1], scale=np.array([1.0]))
+    rescaled = fit_curves(POWER, RUNGS[:-1, None] * 1e18, values[None, :-1], scale=np.array([1e18]))
+    at = np.array([[4.0]])
+    assert masked.predict(at)[0, 0] == pytest.approx(dropped.predict(at)[0, 0], rel=1e-6)
+    assert rescaled.predict(at * 1e18)[0, 0] == pytest.approx(dropped.predict(at)[0, 0], rel=1e-6)

@@ -1,0 +1,66 @@
+"""The typed ladder: schedules compare by their stages, metrics by their direction, bad rows are one line."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from encoderlab.advise.ladder import Ladder, Metric, Observation, Schedule, Stage
+from encoderlab.errors import UserError
+
+
+def test_a_schedule_is_its_stages_not_its_label():
+    a = Schedule.biphasic(0.25, 0.4)
+    assert a == Schedule.biphasic(0.2500001, 0.4, label="CLM then MLM") and a.name == "CLM 25% -> MLM-40"
+    assert a != Schedule.biphasic(0.25, 0.3)
+    assert Schedule.biphasic(0.0, 0.4).name == "MLM-40" and Schedule.biphasic(1.0, None).name == "CLM"
+    assert (a.clm_share, a.mask_ratio) == (0.25, 0.4)
+    assert Schedule((Stage("mlm", 0.9, 0.3), Stage("mlm", 0.1, 0.15))).mask_ratio is None
+
+
+@pytest.mark.parametrize(
+    "clm_share,mask_ratio,message",
+    [
+        (1.2, None, "clm_share must be in [0, 1]"),
+        (0.5, None, "give its mask_ratio"),
+        (1.0, 0.4, "pure CLM: leave mask_ratio empty"),
+        (0.0, 1.5, "mask ratio in (0, 1)"),
+    ],
+)
+def test_bad_schedules_are_one_line(clm_share, mask_ratio, message):
+    with pytest.raises(UserError, match=re.escape(message)):
+        Schedule.biphasic(clm_share, mask_ratio)
+
+
+def test_a_higher_is_better_metric_is_fitted_as_its_distance_to_the_ceiling():
+    score = Metric(name="finetune:sst2", better="higher", ceiling=100.0)
+    assert score.to_loss(np.array([80.0]))[0] == 20.0 and score.from_loss(np.array([20.0]))[0] == 80.0
+    with pytest.raises(UserError, match="give its ceiling"):
+        Metric(name="acc", better="higher")
+
+
+def _obs(schedule, seed=0, value=3.0, **kw):
+    return Observation(
+        schedule=schedule, params=1e6, tokens=2e7, seed=seed, value=value, source=f"row{seed}", **kw
+    )
+
+
+def test_ladder_refusals_name_the_problem_and_the_fix():
+    mlm, clm = Schedule.biphasic(0.0, 0.4), Schedule.biphasic(1.0, None)
+    loss = Metric(name="val/mlm15", better="lower")
+    with pytest.raises(UserError, match="one schedule .*add runs of another schedule"):
+        Ladder(loss, (_obs(mlm), _obs(mlm, seed=1)))
+    with pytest.raises(UserError, match="appears twice .*row0 and row0"):
+        Ladder(loss, (_obs(mlm), _obs(mlm), _obs(clm)))
+    with pytest.raises(UserError, match="not positive"):
+        Ladder(loss, (_obs(mlm, value=-1.0), _obs(clm)))
+    with pytest.raises(UserError, match="above its ceiling"):
+        Ladder(
+            Metric(name="acc", better="higher", ceiling=100.0),
+            (_obs(mlm, value=101.0), _obs(clm, value=50.0)),
+        )
+    with pytest.raises(UserError, match="finite and positive"):
+        Ladder(loss, (_obs(mlm, flops=float("nan")), _obs(clm)))
+    assert _obs(mlm).compute == 6 * 1e6 * 2e7 and _obs(mlm, flops=5.0).compute == 5.0

@@ -1,0 +1,93 @@
+"""Ladder files: CSV and JSONL rows become observations; every bad row is one line naming file:line."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from encoderlab.advise.ladder import Schedule
+from encoderlab.advise.readers import read_table
+from encoderlab.errors import UserError
+
+HEADER = "clm_share,mask_ratio,label,params,tokens,flops,seed,val/mlm15,extra\n"
+
+
+def test_csv_and_jsonl_read_the_same_runs(tmp_path):
+    csv = tmp_path / "ladder.csv"
+    csv.write_text(
+        HEADER + "0,0.4,,1e6,2e7,,0,3.5,x\n1,,,1e6,2e7,1.3e14,1,3.6,y\n0.25,0.4,split,2e6,4e7,,0,3.1,z\n"
+    )
+    jsonl = tmp_path / "ladder.jsonl"
+    jsonl.write_text(
+        "\n".join(
+            json.dumps(r)
+            for r in [
+                {
+                    "clm_share": 0,
+                    "mask_ratio": 0.4,
+                    "params": 1e6,
+                    "tokens": 2e7,
+                    "seed": 0,
+                    "val/mlm15": 3.5,
+                },
+                {
+                    "clm_share": 1,
+                    "mask_ratio": None,
+                    "params": 1e6,
+                    "tokens": 2e7,
+                    "flops": 1.3e14,
+                    "seed": 1,
+                    "val/mlm15": 3.6,
+                },
+                {
+                    "clm_share": 0.25,
+                    "mask_ratio": 0.4,
+                    "label": "split",
+                    "params": 2e6,
+                    "tokens": 4e7,
+                    "seed": 0,
+                    "val/mlm15": 3.1,
+                },
+            ]
+        )
+        + "\n\n"
+    )
+    a, b = read_table(csv, "val/mlm15"), read_table(jsonl, "val/mlm15")
+    assert [(o.schedule, o.params, o.tokens, o.flops, o.seed, o.value) for o in a] == [
+        (o.schedule, o.params, o.tokens, o.flops, o.seed, o.value) for o in b
+    ]
+    assert a[1].schedule == Schedule.biphasic(1.0, None) and a[1].flops == 1.3e14 and a[0].flops is None
+    assert a[2].schedule.name == "split" and a[2].source == f"{csv}:4"
+
+
+@pytest.mark.parametrize(
+    "body,message",
+    [
+        ("clm_share,params\n0,1\n", r"ladder.csv:2: missing column\(s\) mask_ratio, tokens, seed, val/mlm15"),
+        (HEADER + "0,0.4,,big,2e7,,0,3.5,\n", "ladder.csv:2: column params must be a number, got 'big'"),
+        (HEADER + "0,0.4,,1e6,2e7,,0.5,3.5,\n", "column seed must be an integer"),
+        (HEADER + "0,0.4,,1e6,2e7,,0,,\n", "column val/mlm15 is empty"),
+        (HEADER + "0.5,,,1e6,2e7,,0,3.5,\n", "give its mask_ratio"),
+        (HEADER, "holds no runs"),
+    ],
+)
+def test_bad_rows_are_one_line(tmp_path, body, message):
+    path = tmp_path / "ladder.csv"
+    path.write_text(body)
+    with pytest.raises(UserError, match=message):
+        read_table(path, "val/mlm15")
+
+
+def test_bad_files_are_one_line(tmp_path):
+    with pytest.raises(UserError, match="must be .csv or .jsonl"):
+        read_table(tmp_path / "ladder.txt", "val/mlm15")
+    with pytest.raises(UserError, match="does not exist"):
+        read_table(tmp_path / "missing.csv", "val/mlm15")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("\n[1, 2]\n")
+    with pytest.raises(UserError, match="bad.jsonl:2: expected a JSON object"):
+        read_table(bad, "val/mlm15")
+    bad.write_text("{not json\n")
+    with pytest.raises(UserError, match="bad.jsonl:1: not valid JSON"):
+        read_table(bad, "val/mlm15")

@@ -1,0 +1,116 @@
+"""A study folder as a ladder: only finished, current pretraining nodes from scratch, read from their files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from encoderlab.advise.ladder import Schedule
+from encoderlab.advise.studyread import read_study
+from encoderlab.config import save_yaml
+from encoderlab.errors import UserError
+from encoderlab.model.config import ModelConfig
+from encoderlab.train.recipes import build_recipe
+
+
+def _node(study, kind, name, key, config, deps=(), result=None, marker=True):
+    folder = study / "nodes" / kind / f"{name.replace('/', '_')}-{key[:12]}"
+    folder.mkdir(parents=True)
+    record = {
+        "name": name,
+        "kind": kind,
+        "key": key,
+        "config": config,
+        "deps": list(deps),
+        "result": result or {},
+    }
+    if marker:
+        (folder / "node.json").write_text(json.dumps(record))
+    return folder
+
+
+def _pretrain(study, name, key, recipe, params, seed, value, *, flops=True, marker=True):
+    cfg = build_recipe(recipe, [*params, "size=tiny", "steps=20", "warmup=2", "decay=2"])
+    folder = _node(study, "pretrain", f"pretrain/{name}", key, {"declared": {}}, marker=marker)
+    run = folder / "run"
+    run.mkdir()
+    save_yaml(cfg.__class__(**{**cfg.__dict__, "seed": seed}), run / "config.yaml")
+    tokens = cfg.layout.tokens_per_step
+    lines = [
+        {"step": s, "loss": 9.0, "tokens": s * tokens, **({"flops": 1e9} if flops else {})}
+        for s in range(1, 21)
+    ]
+    lines[-1]["val/mlm15"] = value
+    lines[9]["val/mlm15"] = value + 1.0  # an earlier evaluation: the last one is read
+    (run / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"step": 21, "lo')
+    return 20 * tokens
+
+
+def test_pretraining_nodes_become_observations(tmp_path):
+    study = tmp_path / "study"
+    tokens = _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    _pretrain(study, "mlm40/s1", "b" * 64, "pfs-mlm", ["ratio=0.4"], 1, 6.2, flops=False)
+    _pretrain(study, "clm25", "c" * 64, "pfs-clm-mlm", ["clm_fraction=0.25", "ratio=0.4"], 0, 5.9)
+    _pretrain(study, "old", "d" * 64, "pfs-clm", [], 0, 1.0)  # a superseded key: not in graph.json
+    _pretrain(study, "running", "e" * 64, "pfs-clm", [], 0, 1.0, marker=False)
+    graph = [
+        {"name": f"pretrain/{n}", "key": k * 64}
+        for n, k in (("mlm40", "a"), ("mlm40/s1", "b"), ("clm25", "c"))
+    ]
+    graph += [{"name": "pretrain/old", "key": "f" * 64}, {"name": "pretrain/running", "key": "e" * 64}]
+    (study / "graph.json").write_text(json.dumps(graph))
+    runs, notes = read_study(study, "val/mlm15")
+    assert notes == []
+    by_value = {o.value: o for o in runs}
+    assert sorted(by_value) == [5.9, 6.1, 6.2]
+    n = ModelConfig.from_size("tiny", vocab_size=1).num_params(include_embedding=False)
+    mlm, seed1, split = by_value[6.1], by_value[6.2], by_value[5.9]
+    assert mlm.schedule == Schedule.biphasic(0.0, 0.4) and split.schedule == Schedule.biphasic(0.25, 0.4)
+    assert (mlm.params, mlm.tokens, mlm.flops, mlm.seed) == (n, tokens, 20e9, 0)
+    assert seed1.seed == 1 and seed1.flops is None and seed1.compute == 6 * n * tokens
+
+
+def test_continued_runs_are_left_out_with_a_note_and_missing_metrics_refused(tmp_path):
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    folder = _node(study, "pretrain", "pretrain/cpt", "b" * 64, {})
+    (folder / "run").mkdir()
+    save_yaml(
+        build_recipe("cpt-mlm", ["init=some/model", "steps=10", "warmup=1", "decay=2"]),
+        folder / "run" / "config.yaml",
+    )
+    graph = [{"name": "pretrain/mlm40", "key": "a" * 64}, {"name": "pretrain/cpt", "key": "b" * 64}]
+    (study / "graph.json").write_text(json.dumps(graph))
+    runs, notes = read_study(study, "val/mlm15")
+    assert len(runs) == 1 and notes == [
+        "pretrain/cpt continues some/model, so it is not on a from-scratch ladder: left out"
+    ]
+    with pytest.raises(UserError, match="run pretrain/mlm40 has no val/mlm16"):
+        read_study(study, "val/mlm16")
+
+
+def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp_path):
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    graph = [{"name": "pretrain/mlm40", "key": "a" * 64}]
+    scores = {(1e-4, 0): (70, 60), (1e-4, 1): (72, 62), (5e-4, 0): (80, 75), (5e-4, 1): (78, 71)}
+    for i, ((lr, seed), (val, test)) in enumerate(scores.items()):
+        key = f"{i}" * 64
+        config = {"model": "mlm40", "step": None, "task": "tweets", "family": "sc", "lr": lr, "seed": seed}
+        name = f"eval/mlm40/tweets/lr{lr:g}/s{seed}"
+        _node(
+            study,
+            "eval",
+            name,
+            key,
+            config,
+            ("pretrain/mlm40",),
+            {"val": val, "test": test, "metric": "accuracy"},
+        )
+        graph.append({"name": name, "key": key})
+    (study / "graph.json").write_text(json.dumps(graph))
+    (run,), _ = read_study(study, "finetune:tweets")
+    assert run.value == pytest.approx(73.0)  # LR 5e-4 wins on validation (79 vs 71); its test mean
+    with pytest.raises(UserError, match="has no finetune:wnut16"):
+        read_study(study, "finetune:wnut16")
