@@ -157,3 +157,14 @@ def test_seed_noise_must_be_estimable():
     )
     with pytest.raises(UserError, match="no rung of MLM-40 has two pretraining seeds"):
         advise(ladder, Target(flops=1e19), n_boot=60)
+
+
+def test_a_given_seed_noise_lets_a_one_seed_ladder_be_advised():
+    syn = synthetic_ladder(np.random.default_rng(8), seeds=(1, 1), crossover=0.1)
+    target = Target(flops=syn.target_flops)
+    narrow = advise(syn.ladder, target, n_boot=200, seed_noise=0.005)
+    wide = advise(syn.ladder, target, n_boot=200, seed_noise=0.02)
+    assert narrow.seed_noise == 0.005 and narrow.recommendation == MLM_LIKE.name
+    for a, b in zip(narrow.predictions, wide.predictions):
+        assert a.value == b.value  # the fit is the data's
+        assert 2.5 < (b.high - b.low) / (a.high - a.low) < 6  # the spread follows the noise given (4x)

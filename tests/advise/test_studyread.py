@@ -8,8 +8,9 @@ import pytest
 
 from encoderlab.advise.ladder import Schedule
 from encoderlab.advise.studyread import read_study
-from encoderlab.config import save_yaml
+from encoderlab.config import save_yaml, to_dict
 from encoderlab.errors import UserError
+from encoderlab.eval.summary import EvalRecord
 from encoderlab.model.config import ModelConfig
 from encoderlab.train.recipes import build_recipe
 
@@ -98,16 +99,21 @@ def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp
     for i, ((lr, seed), (val, test)) in enumerate(scores.items()):
         key = f"{i}" * 64
         config = {"model": "mlm40", "step": None, "task": "tweets", "family": "sc", "lr": lr, "seed": seed}
-        name = f"eval/mlm40/tweets/lr{lr:g}/s{seed}"
-        _node(
-            study,
-            "eval",
-            name,
-            key,
-            config,
-            ("pretrain/mlm40",),
-            {"val": val, "test": test, "metric": "accuracy"},
+        record = EvalRecord(
+            model="fp",
+            task="tweets",
+            family="sc",
+            task_signature="sig",
+            metric="accuracy",
+            lr=lr,
+            seed=seed,
+            val={"accuracy": val},
+            test={"test": {"accuracy": test}},
+            val_score=val,
+            test_score=test,
         )
+        name = f"eval/mlm40/tweets/lr{lr:g}/s{seed}"
+        _node(study, "eval", name, key, config, ("pretrain/mlm40",), to_dict(record))
         graph.append({"name": name, "key": key})
     (study / "graph.json").write_text(json.dumps(graph))
     (run,), _ = read_study(study, "finetune:tweets")

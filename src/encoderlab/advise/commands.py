@@ -84,6 +84,7 @@ def advise_command(
     confidence: float = 0.9,
     interval: float = 0.8,
     huber_delta: float = DELTA,
+    seed_noise: float | None = None,
 ) -> Advice:
     """Which objective schedule wins at a target compute, predicted from a ladder of smaller runs.
 
@@ -101,6 +102,8 @@ def advise_command(
         confidence: Share of replicates the leader must win to be recommended (else: insufficient evidence).
         interval: Width of the prediction and crossover intervals.
         huber_delta: Huber threshold on log residuals (Chinchilla's and OLMo's 1e-3).
+        seed_noise: Seed-to-seed sd of the metric, known from another ladder: draws normal noise of that size
+            instead of resampling this ladder's seeds (needed when no rung has two seeds).
     """
     from encoderlab.advise.report import format_advice, plot_advice
     from encoderlab.atomic import write_json_atomic
@@ -108,6 +111,8 @@ def advise_command(
 
     target = Target(flops=target_flops, params=target_size, tokens=target_tokens)
     _check_options(bootstrap, confidence, interval, huber_delta)
+    if seed_noise is not None and not seed_noise > 0:
+        raise UserError(f"--seed-noise must be a positive standard deviation, got {seed_noise}")
     resolved = resolve_metric(metric, better, ceiling)
     check_output(out, "advise", sources=runs)
     ladder, notes = read_ladder(runs, resolved)

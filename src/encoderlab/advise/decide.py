@@ -100,6 +100,8 @@ class Advice:
     interval: float
     n_boot: int
     seed: int
+    seed_noise: float | None
+    """The seed-noise sd given for a parametric bootstrap (None: resampled from the ladder's seeds)."""
     predictions: tuple[Prediction, ...]
     crossovers: tuple[Crossover, ...]
     rung: tuple[float, float] | None
@@ -269,12 +271,13 @@ def advise(
     confidence: float = 0.9,
     interval: float = 0.8,
     delta: float = DELTA,
+    seed_noise: float | None = None,
 ) -> Advice:
     """Fit every schedule, bootstrap it, and decide which schedule to recommend at `target`."""
     m = ladder.metric
     rungs = common_rungs(ladder)
     fits = fit_schedules(
-        ladder, np.random.default_rng(seed), n_boot, rungs[-1] if len(rungs) > 1 else None, delta
+        ladder, np.random.default_rng(seed), n_boot, rungs[-1] if len(rungs) > 1 else None, delta, seed_noise
     )
     names = [f.schedule.name for f in fits]
     fitted = all(f.fits is not None for f in fits)
@@ -314,6 +317,7 @@ def advise(
         interval=interval,
         n_boot=n_boot,
         seed=seed,
+        seed_noise=seed_noise,
         predictions=_predictions(fits, at_target, rung_loss, probs, m, interval),
         crossovers=tuple(crossovers(fits, grid, on_grid, target_c, interval)) if fitted else (),
         rung=rungs[-1] if rungs else None,

@@ -99,13 +99,22 @@ class Rungs:
         return sums / counts
 
 
-def resample(loss: np.ndarray, rungs: Rungs, rng: np.random.Generator, n_boot: int) -> np.ndarray:
-    """(1 + n_boot, n): the runs' values, then replicates with seeds resampled within each rung."""
+def resample(
+    loss: np.ndarray, rungs: Rungs, rng: np.random.Generator, n_boot: int, noise: float | None = None
+) -> np.ndarray:
+    """(1 + n_boot, n): the runs' values, then replicates with seeds resampled within each rung.
+
+    With `noise` (a seed-to-seed standard deviation known from elsewhere, in metric units) the
+    deviations are drawn from a normal distribution of that size instead (a parametric bootstrap),
+    which is what a ladder of one seed per rung needs."""
     counts = np.bincount(rungs.index)
     centre = (np.bincount(rungs.index, weights=loss) / counts)[rungs.index]
-    n = counts[rungs.index]
-    pool = ((loss - centre) * np.sqrt(n / np.maximum(n - 1, 1)))[n > 1]
-    draws = pool[rng.integers(0, len(pool), size=(n_boot, len(loss)))]
+    if noise is not None:
+        draws = rng.normal(0.0, noise, size=(n_boot, len(loss)))
+    else:
+        n = counts[rungs.index]
+        pool = ((loss - centre) * np.sqrt(n / np.maximum(n - 1, 1)))[n > 1]
+        draws = pool[rng.integers(0, len(pool), size=(n_boot, len(loss)))]
     # a draw past the metric's best value (noise as large as the distance to it) stays just short of it
     return np.vstack([loss[None], np.maximum(centre[None] + draws, 1e-6 * centre[None])])
 
@@ -188,18 +197,18 @@ class ScheduleFit:
         return 6.0 * target.params * target.tokens * self.flops_ratio
 
 
-def _prepare(schedule: Schedule, runs: tuple[Observation, ...], loss, rng, n_boot) -> ScheduleFit:
+def _prepare(schedule: Schedule, runs: tuple[Observation, ...], loss, rng, n_boot, noise) -> ScheduleFit:
     rungs = Rungs.of(runs)
-    if np.bincount(rungs.index).max() < 2:
+    if noise is None and np.bincount(rungs.index).max() < 2:
         raise UserError(
             f"no rung of {schedule.name} has two pretraining seeds, so its seed noise cannot be estimated; "
-            "train a second seed of at least one of its rungs"
+            "train a second seed of at least one of its rungs, or give --seed-noise SD from another ladder"
         )
     measured = [o.flops / (6.0 * o.params * o.tokens) for o in runs if o.flops is not None]
     return ScheduleFit(
         schedule=schedule,
         rungs=rungs,
-        replicates=resample(loss, rungs, rng, n_boot),
+        replicates=resample(loss, rungs, rng, n_boot, noise),
         flops_ratio=float(np.median(measured)) if measured else 1.0,
         form=choose_form(rungs),
     )
@@ -224,13 +233,16 @@ def fit_schedules(
     n_boot: int,
     hold_out: tuple[float, float] | None = None,
     delta: float = DELTA,
+    noise: float | None = None,
 ) -> list[ScheduleFit]:
     """Every schedule's replicates and curves, fitted in one batch per curve form (schedules padded
     to the same number of runs with zero weights); with `hold_out`, also each backtest's fit."""
     prepared = []
     for schedule in ladder.schedules:
         runs = ladder.of(schedule)
-        prepared.append(_prepare(schedule, runs, ladder.metric.to_loss([o.value for o in runs]), rng, n_boot))
+        prepared.append(
+            _prepare(schedule, runs, ladder.metric.to_loss([o.value for o in runs]), rng, n_boot, noise)
+        )
     done = {id(p): p for p in prepared}
     for form in (POWER, CHINCHILLA):
         group = [p for p in prepared if p.form is form]

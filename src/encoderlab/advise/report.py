@@ -75,7 +75,9 @@ def format_advice(advice: Advice) -> str:
     table = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *rows]]
     lines = [
         f"{advice.metric} ({advice.better} is better) at {advice.target} (C = {advice.target_compute:.3g} FLOPs); "
-        f"{advice.n_boot} bootstrap replicates, seed {advice.seed}; largest common rung: {_rung(advice.rung)}",
+        f"{advice.n_boot} bootstrap replicates, seed {advice.seed}"
+        + (f", seed noise sd {advice.seed_noise:.3g} (given)" if advice.seed_noise is not None else "")
+        + f"; largest common rung: {_rung(advice.rung)}",
         "",
         *table,
         "",

@@ -12,7 +12,7 @@ imported. One observation per finished pretraining node trained from scratch:
 * seed: the run config's training seed;
 * the metric: a key of metrics.jsonl, its last logged value (`val/mlm15`: the held-out MLM loss at a
   fixed 15% mask, the yardstick comparable across objectives); or `finetune:TASK`, the mean test
-  score over fine-tuning seeds at the LR chosen on validation (evaluation's own selection rule).
+  score over fine-tuning seeds at the LR chosen on validation (`encoderlab.eval.summary.select_lr`).
 Runs continued from another model have no from-scratch (N, D) and are left out, with a note.
 """
 
@@ -108,23 +108,20 @@ def _records(path: Path) -> list[dict]:
 
 
 def _finetune_score(nodes: dict[str, _Node], pretrain: str, task: str) -> float | None:
-    """Mean test score at the LR chosen on validation, over fine-tuning seeds (final model)."""
-    from encoderlab.eval.protocol import summarize_task
+    """Mean test score over fine-tuning seeds at the LR chosen on validation (final model), by
+    evaluation's own selection rule; an eval marker's result is the run's `EvalRecord`."""
+    from encoderlab.config import from_dict
+    from encoderlab.eval.summary import EvalRecord, select_lr
 
-    grid: dict[float, dict[int, dict]] = {}
-    for n in nodes.values():
-        c = n.config
-        if n.kind == "eval" and n.deps[:1] == (pretrain,) and c.get("step") is None and c.get("task") == task:
-            r = n.result
-            grid.setdefault(c["lr"], {})[c["seed"]] = {
-                "seed": c["seed"],
-                "val_score": r["val"],
-                "test_score": r["test"],
-                "metric": r.get("metric", "score"),
-                "family": c.get("family", "?"),
-                "test": r.get("splits") or {"test": {r.get("metric", "score"): r["test"]}},
-            }
-    return summarize_task(grid)["test"]["mean"] if grid else None
+    records = [
+        from_dict(EvalRecord, n.result, f"{n.folder}/node.json")
+        for n in nodes.values()
+        if n.kind == "eval"
+        and n.deps[:1] == (pretrain,)
+        and n.config.get("step") is None
+        and n.config.get("task") == task
+    ]
+    return select_lr(records).test.mean if records else None
 
 
 def metric_of(name: str) -> Metric:
