@@ -1,11 +1,13 @@
 """A tiny real ladder end to end: 2 schedules x 3 sizes x 2 seeds trained by the study runner, read
-back from the study folder, and advised on."""
+back from the study folder, and advised on (about 25 CPU-seconds, most of it preparing the data and
+saving the `small` runs; 6 steps of 4 x 32 tokens each)."""
 
 from __future__ import annotations
 
 import json
 
 import pytest
+from tests.study.fake_study import tiny_corpus
 
 from encoderlab.advise.ladder import Schedule
 from encoderlab.advise.study import LadderDesign, ladder_study
@@ -17,23 +19,6 @@ from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import run_study
 
 MLM, CLM = Schedule.biphasic(0.0, 0.4), Schedule.biphasic(1.0, None)
-WORDS = [
-    "the",
-    "cat",
-    "sat",
-    "on",
-    "a",
-    "mat",
-    "while",
-    "dogs",
-    "ran",
-    "over",
-    "green",
-    "hills",
-    "and",
-    "birds",
-    "sang",
-]
 
 
 def _design(corpus) -> LadderDesign:
@@ -55,13 +40,7 @@ def _design(corpus) -> LadderDesign:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("ladder")
-    corpus = root / "corpus.jsonl"
-    corpus.write_text(
-        "".join(
-            json.dumps({"id": str(i), "text": " ".join(WORDS[i % 9 :] + WORDS[: i % 9]) * 3}) + "\n"
-            for i in range(80)
-        )
-    )
+    corpus = tiny_corpus(root / "corpus.jsonl", 80)
     backend = real_backend()
     backend.required_assets = lambda spec: []  # a local corpus; nothing is fine-tuned
     spec = ladder_study(_design(corpus))
@@ -83,6 +62,7 @@ def test_the_ladder_spec_is_sizes_x_budgets_x_schedules_x_seeds(tmp_path):
         LadderDesign(sizes=("tiny",), schedules=(MLM, CLM), seeds=(0,))
 
 
+@pytest.mark.slow
 def test_a_tiny_real_ladder_trains_and_reads_back(study):
     spec, folder = study
     graph = build_graph(spec, real_backend())
@@ -95,6 +75,7 @@ def test_a_tiny_real_ladder_trains_and_reads_back(study):
     assert all(o.value == o.tokens == 6 * 128 and o.flops > 0 for o in runs)
 
 
+@pytest.mark.slow
 def test_advise_reads_the_tiny_ladder(study, tmp_path, capsys):
     _, folder = study
     runs, _ = read_study(folder, "tokens")
