@@ -14,6 +14,7 @@ from encoderlab.advise.study import LadderDesign, ladder_study
 from encoderlab.advise.studyread import read_study
 from encoderlab.cli import main
 from encoderlab.errors import UserError
+from encoderlab.study.files import dump_study, load_study_file
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import run_study
@@ -60,6 +61,13 @@ def test_the_ladder_spec_is_sizes_x_budgets_x_schedules_x_seeds(tmp_path):
     assert design.flops() == pytest.approx(2 * 2 * sum(6 * design.params(s) * 6 * 128 for s in design.sizes))
     with pytest.raises(UserError, match="two pretraining seeds"):
         LadderDesign(sizes=("tiny",), schedules=(MLM, CLM), seeds=(0,))
+
+
+def test_a_ladder_round_trips_through_a_study_file(tmp_path):
+    spec = ladder_study(_design(tmp_path / "corpus.jsonl"))
+    path = tmp_path / "ladder.yaml"
+    path.write_text(dump_study(spec, "encoderlab.advise.study"))
+    assert load_study_file(path) == spec  # so `encoderlab study run ladder.yaml` runs this very ladder
 
 
 @pytest.mark.slow

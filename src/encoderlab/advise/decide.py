@@ -302,11 +302,7 @@ def advise(
     method, rec, ranking, reason = _verdict(
         names, _to_metric(values, m), probs, bt, why_not, confidence, m.better
     )
-    grid = np.geomspace(
-        min(f.rungs.compute.min() for f in fits),
-        10 * max(target_c, *(f.rungs.compute.max() for f in fits)),
-        120,
-    )
+    grid = _compute_grid(fits, target_c)
     on_grid = np.stack([f.at_compute(grid) for f in fits]) if fitted else None
     return Advice(
         metric=m.name,
@@ -327,18 +323,25 @@ def advise(
         ranking=ranking,
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
-        runs=tuple(
-            {
-                "schedule": o.schedule.name,
-                "params": o.params,
-                "tokens": o.tokens,
-                "compute": o.compute,
-                "seed": o.seed,
-                "value": o.value,
-            }
-            for o in ladder.observations
-        ),
+        runs=tuple(_run_row(o) for o in ladder.observations),
     )
+
+
+def _compute_grid(fits: list[ScheduleFit], target_compute: float) -> np.ndarray:
+    """Where curves are drawn and crossovers searched: from the smallest rung to 10x past the target."""
+    top = max(target_compute, *(f.rungs.compute.max() for f in fits))
+    return np.geomspace(min(f.rungs.compute.min() for f in fits), 10 * top, 120)
+
+
+def _run_row(o) -> dict:
+    return {
+        "schedule": o.schedule.name,
+        "params": o.params,
+        "tokens": o.tokens,
+        "compute": o.compute,
+        "seed": o.seed,
+        "value": o.value,
+    }
 
 
 def _to_metric(values: dict, metric) -> dict:

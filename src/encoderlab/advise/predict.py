@@ -14,10 +14,12 @@ replicate. Two corrections, both needed because ladders have 2-3 seeds per rung:
 * deviations are pooled over the schedule's rungs, so a rung of two seeds does not rest on a
   variance estimated from one degree of freedom, and a rung of one seed still varies. This assumes
   a schedule's seed noise has one size, in metric units, at every rung. On the synthetic ladders
-  (constant noise) pooling in metric units covered the truth in 75% of draws with 80% intervals;
-  pooling relative deviations (log units) 71%, and per-rung resampling without pooling 75% but with
-  a wider spread between ladders. A ladder whose small models are much noisier than its large ones
-  gets intervals that are too wide at the target, and the reverse.
+  (constant noise) 80% intervals pooled this way covered the truth in 81% of draws; pooled in log
+  units (relative noise) 74%, resampled per rung without pooling 75% (docs/advise.md). A ladder
+  whose small models are much noisier than its large ones gets intervals that are too wide at the
+  target, and the reverse.
+With a seed-noise sd given (`--seed-noise`), replicates draw normal deviations of that size instead:
+a parametric bootstrap for ladders with one seed per rung.
 Misfit of the curve itself is not resampled: with 3-4 rungs the fit residuals have one or two
 degrees of freedom. That is one reason extrapolation is only recommended after a backtest.
 
