@@ -16,6 +16,9 @@ always replaced (POSIX `rename` does that), and a non-empty one without `replace
 fail, so nothing is overwritten by accident. `replace_folder` is the last step alone, for writers
 that manage a resumable temporary folder themselves (`prepare`).
 
+A full disk is always an `OSError(ENOSPC)` naming the folder when it leaves `atomic_folder`, even
+when a library reported it as its own exception, so the CLI gives its one line and exit code 3.
+
 The trade-off: a replaced folder is removed before the new one is renamed into place, so a crash in
 that instant leaves only the `.tmp` sibling (never a mix of old and new); a swap through a third
 name would close the gap at the cost of another kind of leftover for every owner to recognise.
@@ -24,6 +27,7 @@ name would close the gap at the cost of another kind of leftover for every owner
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -91,7 +95,15 @@ def atomic_folder(
     except BaseException as exc:
         if not (keep_on_interrupt and not isinstance(exc, Exception)):
             shutil.rmtree(tmp, ignore_errors=True)
+        if _is_disk_full(exc):
+            raise OSError(errno.ENOSPC, "No space left on device", str(tmp)) from exc
         raise
+
+
+def _is_disk_full(exc: BaseException) -> bool:
+    """A full disk reported by a library as its own exception (safetensors' SafetensorError says
+    "I/O error: No space left on device (os error 28)"); an OSError already says ENOSPC itself."""
+    return not isinstance(exc, OSError) and isinstance(exc, Exception) and "os error 28" in str(exc)
 
 
 def print_json(result: Any, out: Path | None = None) -> None:

@@ -181,7 +181,7 @@ CASES = [
     (
         "out-under-a-file",
         "pretrain --config {w}/tiny.yaml --out {w}/a_file/run",
-        r"cannot use .*Not a directory",
+        r"--out .*a_file/run cannot be created: .*a_file is a file; choose another --out",
     ),
     ("unknown-command", "nope", r"has no command 'nope'; valid:"),
     ("unknown-asset", "assets fetch nope", r"unknown asset 'nope'; valid:"),
@@ -236,7 +236,7 @@ def test_unusable_output_folder_is_one_line(world, tmp_path, capsys, monkeypatch
 
     monkeypatch.setattr(Path, "mkdir", read_only)
     code, err = cli(["pretrain", "--config", world / "tiny.yaml", "--out", tmp_path / "ro"], capsys)
-    assert_one_line(code, err, r"cannot use .*ro: Read-only file system; choose another path")
+    assert_one_line(code, err, r"cannot create .*ro \(Read-only file system\); choose another --out")
 
 
 def test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes(world, tmp_path, capsys, monkeypatch):

@@ -147,6 +147,7 @@ def test_fsdp_bf16_policy_keeps_fp32_weights_and_tracks_fp32(runs):
 def test_only_rank_zero_writes_and_metrics_are_one_line_per_step(runs):
     assert len(metrics(runs / "ddp")) == 6  # a second writer would duplicate lines
     assert sorted(p.name for p in (runs / "fsdp").iterdir()) == [
+        ".encoderlab.json",  # the ownership marker (outdir.py); the lock is gone after the run
         "checkpoints",
         "config.yaml",
         "env.json",

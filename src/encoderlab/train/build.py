@@ -18,7 +18,6 @@ from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.hub import check_compatible, load_pretrained
-from encoderlab.model.io import is_model_folder, load_model_folder
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
 
@@ -91,11 +90,8 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
         )
     if found is not None:
         source = found / "model"
-    if is_model_folder(source):
-        model, tokenizer = load_model_folder(source), None
-    else:
-        pre = load_pretrained(str(source))
-        model, tokenizer = pre.model, pre.tokenizer
+    pre = load_pretrained(str(source))  # encoderlab folders included: their tokenizer comes too
+    model, tokenizer = pre.model, pre.tokenizer
     check_compatible(model, spec, tokenizer="the data's tokenizer")
     if model.config.max_seq_len < seq_len:
         raise UserError(
@@ -110,3 +106,25 @@ def resolve_device(cfg: RunConfig) -> torch.device:
     if cfg.device == "cuda" and not torch.cuda.is_available():
         raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
     return torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
+
+
+def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer) -> None:
+    """Refuse prepared data tokenized by another tokenizer than the `init` model's, before anything
+    is written (both hashes named, as `data prepare` records them): the run would train on ids that
+    mean other words and ship the wrong tokenizer. Token ids themselves are checked against the
+    data's tokenizer when the folder is opened (`data/packed.py`), and that tokenizer's size against
+    the model's embedding by `build_model`. Synthetic data is not checked: its ids mean no words."""
+    if data.path == "synthetic" or not init or model_tokenizer is None:
+        return
+    from encoderlab.data.packed import read_meta
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    root = Path(data.path)
+    meta = read_meta(root)
+    theirs, ours = meta["tokenizer"]["hash"], tokenizer_hash(model_tokenizer)
+    if theirs != ours:
+        raise UserError(
+            f"{root} was tokenized with tokenizer {theirs[:12]} ({meta['tokenizer']['source']}) but the init model "
+            f"{init} ships tokenizer {ours[:12]}; prepare the data with the model's tokenizer "
+            f"(`encoderlab data prepare --tokenizer {init} ...`)"
+        )

@@ -110,7 +110,15 @@ def read_state(ckpt: Path) -> dict[str, Any]:
     path = Path(ckpt) / "state.json"
     if not path.is_file():
         raise UserError(f"{ckpt} is not a complete encoderlab checkpoint (no state.json); pick another one")
-    return json.loads(path.read_text())
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        Progress(**state["progress"])  # the counters a resume needs must be there and named right
+    except (ValueError, TypeError, KeyError) as exc:  # JSONDecodeError and UnicodeDecodeError included
+        raise UserError(
+            f"{path} is corrupt ({type(exc).__name__}: {str(exc)[:80]}); delete {ckpt} to resume from the one "
+            "before it, or start a new run"
+        ) from None
+    return state
 
 
 def load_train_state(ckpt: Path) -> tuple[StateByName, Progress, dict[str, torch.Tensor]]:

@@ -10,6 +10,7 @@ import tyro
 
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
+from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import env_rank
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
@@ -70,7 +71,17 @@ def pretrain_command(
         return
     run = pretrain(cfg, resume=resume, force=force, until_step=until_step)
     if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
-        print(f"run folder: {run}\nfinal model: {run / 'final'}\nmetrics: {run / 'metrics.jsonl'}")
+        print(_summary(run, cfg.steps, until_step))
+
+
+def _summary(run: Path, total: int, until_step: int | None) -> str:
+    """What a finished `pretrain` prints: the model it wrote (the step's checkpoint when stopped early)."""
+    stop = min(until_step, total) if until_step is not None else total
+    if stop == total:
+        model = f"final model: {run / 'final'}"
+    else:
+        model = f"stopped after step {stop} of {total} (continue with --resume)\nmodel: {checkpoint_dir(run, stop) / 'model'}"
+    return f"run folder: {run}\n{model}\nmetrics: {run / 'metrics.jsonl'}"
 
 
 def recipes_command() -> None:

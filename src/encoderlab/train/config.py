@@ -96,8 +96,24 @@ class OptimConfig:
     def __post_init__(self) -> None:
         if self.kind not in ("adamw", "decoupled_adamw", "stable_adamw"):
             raise UserError(f"optim.kind must be adamw, decoupled_adamw or stable_adamw, got {self.kind!r}")
-        if self.lr <= 0 or self.eps <= 0 or self.weight_decay < 0 or self.clip < 0:
-            raise UserError(f"optim: lr and eps must be > 0, weight_decay and clip >= 0, got {self}")
+        # NaN passes every comparison, and torch checks only some fields (its ValueError is a
+        # traceback; a NaN weight decay or clip surfaces steps later as a non-finite loss).
+        for name, low_included, note in (
+            ("lr", False, ""),
+            ("eps", False, ""),
+            ("weight_decay", True, ""),
+            ("clip", True, " (0: no clipping)"),
+        ):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0 or (value == 0 and not low_included):
+                raise UserError(
+                    f"optim.{name} must be a finite number {'>=' if low_included else '>'} 0{note}, got {value}; "
+                    f"e.g. --set optim.{name}={OptimConfig.__dataclass_fields__[name].default}"
+                )
+        if len(self.betas) != 2 or not all(math.isfinite(b) and 0 <= b < 1 for b in self.betas):
+            raise UserError(
+                f"optim.betas must be two numbers in [0, 1), got {tuple(self.betas)}; e.g. --set optim.betas=[0.9,0.95]"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

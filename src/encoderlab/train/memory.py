@@ -1,10 +1,11 @@
 """A memory estimate checked before the model is allocated, so an impossible size is one line.
 
 The estimate is a deliberate *lower bound*: fp32 weights, gradients and the two AdamW moments
-(16 bytes per parameter, divided over ranks under FSDP2) plus the activations every block must
-keep for backward (its input and the SwiGLU intermediate per token, or only block inputs with
-activation checkpointing). Attention scores, the logits of the targets, allocator slack and the
-framework are left out. So a refusal is certain to be right (the run could never fit), while a
+(16 bytes per parameter, divided over ranks under FSDP2), the activations every block must keep
+for backward (its input and the SwiGLU intermediate per token, or only block inputs with
+activation checkpointing), and with the sdpa kernel the boolean document mask (B x T x T bytes,
+the one term quadratic in the sequence length). Attention scores, the logits of the targets,
+allocator slack and the framework are left out. So a refusal is certain to be right (the run could never fit), while a
 run that passes may still fail at the allocator; the trade-off favours never refusing a run
 that would have worked. Memory available: total GPU memory on CUDA, `MemAvailable` on CPU.
 """
@@ -48,25 +49,60 @@ def available_bytes(device: torch.device) -> int | None:
         return None
 
 
-def check_fits(model: ModelConfig, cfg, device: torch.device) -> None:
-    """Refuse a run (a `RunConfig`) whose lower-bound estimate exceeds the device's memory."""
+def dense_mask_bytes(cfg, device: torch.device) -> int:
+    """Bytes of the boolean (B, 1, T, T) document mask one forward builds with the sdpa kernel.
+
+    It is the one allocation quadratic in `seq_len` (`attention.dense_mask`: 40 GB for four rows of
+    100,000 tokens), built once per micro-batch and kept for backward. Causal phases add a (T, T)
+    triangle and SDPA may expand the mask to the scores' dtype; both are left out (a lower bound).
+    flex builds a block mask of (T / 128)^2 entries instead, which is negligible.
+    """
+    from encoderlab.model.attention import resolve_attn_impl
+
+    if resolve_attn_impl(cfg.scale.attn_impl, device) != "sdpa":
+        return 0
+    return cfg.layout.micro_batch_size * cfg.layout.seq_len**2
+
+
+def check_fits(model: ModelConfig | None, cfg, device: torch.device) -> None:
+    """Refuse a run (a `RunConfig`) whose lower-bound estimate exceeds the device's memory.
+
+    `model` is None when the model comes from a checkpoint (its size is not known before loading):
+    then only the attention mask is counted.
+    """
     have = available_bytes(device)
     if have is None:
         return
-    state, acts = estimate_bytes(
-        model,
-        cfg.layout.micro_batch_size * cfg.layout.seq_len,
-        bf16=cfg.precision == "bf16",
-        checkpointing=cfg.scale.activation_checkpointing,
-        shards=cfg.layout.world_size if cfg.scale.data_parallel == "fsdp" else 1,
-    )
-    if state + acts <= have:
+    state, acts = 0, 0
+    if model is not None:
+        state, acts = estimate_bytes(
+            model,
+            cfg.layout.micro_batch_size * cfg.layout.seq_len,
+            bf16=cfg.precision == "bf16",
+            checkpointing=cfg.scale.activation_checkpointing,
+            shards=cfg.layout.world_size if cfg.scale.data_parallel == "fsdp" else 1,
+        )
+    mask = dense_mask_bytes(cfg, device)
+    if state + acts + mask <= have:
         return
+    b, t = cfg.layout.micro_batch_size, cfg.layout.seq_len
+    parts = [] if model is None else [
+        f"{state / GIB:.1f} GiB of weights, gradients and AdamW moments for {model.num_params() / 1e6:.0f}M parameters",
+        f"{acts / GIB:.1f} GiB of activations for {b} x {t} tokens",
+    ]  # fmt: skip
+    if mask:
+        parts.append(f"{mask / GIB:.1f} GiB of dense attention mask for {b} x {t} x {t} positions")
+    fixes = ["lower layout.micro_batch_size (raise layout.grad_accum to keep the batch)"]
+    if mask:
+        fixes.append("lower layout.seq_len or use scale.attn_impl=flex on CUDA (no dense mask)")
+    if model is not None:
+        fixes += [
+            "set scale.activation_checkpointing=true",
+            "shard with scale.data_parallel=fsdp",
+            "pick a smaller model.size",
+        ]
+    fix = fixes[0] if len(fixes) == 1 else f"{', '.join(fixes[:-1])}, or {fixes[-1]}"
     raise UserError(
-        f"this run needs at least {(state + acts) / GIB:.1f} GiB per {device.type} device "
-        f"({state / GIB:.1f} GiB of weights, gradients and AdamW moments for {model.num_params() / 1e6:.0f}M "
-        f"parameters + {acts / GIB:.1f} GiB of activations for {cfg.layout.micro_batch_size} x "
-        f"{cfg.layout.seq_len} tokens) but {have / GIB:.1f} GiB is available; lower "
-        "layout.micro_batch_size (raise layout.grad_accum to keep the batch), set "
-        "scale.activation_checkpointing=true, shard with scale.data_parallel=fsdp, or pick a smaller model.size"
+        f"this run needs at least {(state + acts + mask) / GIB:.1f} GiB per {device.type} device "
+        f"({' + '.join(parts)}) but {have / GIB:.1f} GiB is available; {fix}"
     )

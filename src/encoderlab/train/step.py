@@ -34,7 +34,13 @@ import torch
 from encoderlab.data.batch import BatchSource
 from encoderlab.model.config import ModelConfig
 from encoderlab.objectives import ObjectiveInputs, lm_loss, objective_generator
-from encoderlab.train.build import build_model, build_source, data_tokenizer, resolve_device
+from encoderlab.train.build import (
+    build_model,
+    build_source,
+    check_data_tokenizer,
+    data_tokenizer,
+    resolve_device,
+)
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import World, all_reduce_sum, init_world, no_sync, shard_optim_state
 from encoderlab.train.flops import train_flops
@@ -72,7 +78,9 @@ class TrainStep:
     """The model, the phase's optimizer and one optimizer update per `step(n)`; writes no files.
 
     Building one builds the token stream (unless `source` is given), checks every phase's objective
-    against it, refuses a model that cannot fit, and builds the model (seeded by `cfg.seed`).
+    against it, refuses a model that cannot fit, builds the model (seeded by `cfg.seed`) and checks
+    the data's tokenizer against it and every phase's freeze spec: every refusal of a
+    run's inputs happens here, before the trainer writes anything.
     """
 
     def __init__(self, cfg: RunConfig, *, source: BatchSource | None = None, world: World | None = None):
@@ -85,10 +93,15 @@ class TrainStep:
         for p in self.plan:
             p.phase.objective.check(self.spec)
         self.device = resolve_device(cfg)
-        if not cfg.model.init:  # an impossible size is refused before allocating (see memory.py)
-            check_fits(ModelConfig.from_size(cfg.model.size, self.spec.vocab_size), cfg, self.device)
+        # An impossible run is refused before allocating (see memory.py); an `init` model's size is
+        # not known yet, so only its attention mask is counted.
+        fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
+        check_fits(fresh, cfg, self.device)
         torch.manual_seed(cfg.seed)
         model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
+        check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
+        for p in self.plan:  # every phase's layers exist, before the first phase starts
+            parse_layers(p.phase.freeze, model.config.n_layers, what=f"phase {p.name}: freeze spec")
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
         self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
         """The token added to the start model's vocabulary (`train/vocab.py`), None when none was."""

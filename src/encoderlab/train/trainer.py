@@ -22,9 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import platform
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,25 +30,28 @@ import torch
 from tqdm import tqdm
 
 import encoderlab.train.checkpoint as ckpt
-from encoderlab.config import load_yaml, save_yaml, to_dict
+from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
+from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
+from encoderlab.outdir import create_output
 from encoderlab.train.build import build_source, find_checkpoint, resolve_device
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
     World,
+    all_reduce_sum,
     barrier,
     gathered_model,
     init_world,
     is_sharded,
     load_model_state,
-    resume_blockers,
     shutdown,
 )
 from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
+from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, environment
 from encoderlab.train.step import TrainStep
 from encoderlab.train.vocab import ADDED_TOKENS
 
@@ -87,37 +88,6 @@ def deterministic_mode(enabled: bool, device: torch.device):
         torch.use_deterministic_algorithms(before, warn_only=warn_only)
 
 
-def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """Dotted paths whose values differ between two plain-data configs, with both values."""
-    if isinstance(old, dict) and isinstance(new, dict):
-        return [
-            d
-            for k in sorted(set(old) | set(new))
-            for d in config_diff(old.get(k), new.get(k), f"{prefix}{k}.")
-        ]
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in config_diff(a, b, f"{prefix}{i}.")]
-    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
-
-
-def environment() -> dict[str, Any]:
-    """Versions and hardware, written to env.json."""
-    import transformers
-
-    env = {
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        "torch": torch.__version__,
-        "transformers": transformers.__version__,
-        "cpu_threads": torch.get_num_threads(),
-        "cuda": torch.cuda.is_available(),
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    if torch.cuda.is_available():
-        env["gpu"] = torch.cuda.get_device_name(0)
-    return env
-
-
 class Trainer:
     """Runs a `RunConfig` in its run folder; `run()` returns the final model folder.
 
@@ -133,19 +103,17 @@ class Trainer:
         resume: bool = False,
         force: bool = False,
     ):
-        if not cfg.out:
-            raise UserError("no run folder given; pass --out DIR (or set `out` in the config)")
-        self.cfg, self.run_dir = cfg, Path(cfg.out)
+        self._had_run = check_run_folder(cfg, resume=resume, force=force)  # before anything is read
+        self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
-        self._check_run_folder(resume, force)
         self.train_step = TrainStep(
             cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world
         )
         self.progress = ckpt.Progress()
-        self._start_state(resume)
+        self._resumed_from = self._start_state(resume)
         check_sinks(cfg.sinks)
-        self._write_run_files()  # only now: a refused start leaves the folder as it was
+        # Nothing is written yet: `run` creates the folder once every check has passed.
 
     @property
     def model(self):
@@ -153,26 +121,58 @@ class Trainer:
         return self.train_step.model
 
     # ---- setup -------------------------------------------------------------------------------
-    def _check_run_folder(self, resume: bool, force: bool) -> None:
-        saved = self.run_dir / "config.yaml"
-        if saved.is_file():
-            if not resume:
-                raise UserError(
-                    f"{self.run_dir} already holds a run; pass --resume to continue it or choose another --out"
-                )
-            old, new = to_dict(load_yaml(RunConfig, saved)), to_dict(self.cfg)
-            diff = resume_blockers(config_diff(old, new), old["layout"], new["layout"])
-            if diff and not force:
-                raise UserError(
-                    f"refusing to resume {self.run_dir} with a changed config ({'; '.join(diff[:6])}); "
-                    "rerun with the original settings or pass --force"
-                )
+    def stop_at(self, until_step: int | None) -> int:
+        """The step the run stops after: the end, or a checked `until_step` (refused before writing)."""
+        total = self.plan[-1].end
+        if until_step is None:
+            return total
+        if until_step < 1:
+            raise UserError(
+                f"--until-step must be >= 1 (the step to stop after, with a checkpoint), got {until_step}"
+            )
+        if until_step <= self.progress.step:
+            raise UserError(
+                f"--until-step {until_step} is not after step {self.progress.step}, where {self.run_dir} already is; "
+                "pass a later step or drop --until-step"
+            )
+        return min(until_step, total)
+
+    @contextlib.contextmanager
+    def _claimed(self):
+        """The run folder created and locked by rank 0 for the duration, checked again under the
+        lock (another run may have started in it since), with config.yaml and env.json written."""
+        with contextlib.ExitStack() as held:
+            error = None
+            if self.world.is_main:
+                try:
+                    self._claim(held)
+                except UserError as exc:
+                    error = exc
+            if float(all_reduce_sum(torch.tensor(float(error is not None)), self.world)):
+                raise error or UserError(f"rank 0 refused the run folder {self.run_dir}; see its message")
+            self._write_run_files()
+            yield
+
+    def _claim(self, held: contextlib.ExitStack) -> None:
+        create_output(self.run_dir, KIND)
+        held.enter_context(folder_lock(self.run_dir / LOCK, KIND, use=self.run_dir))
+        check_run_folder(self.cfg, resume=self.resume, force=self.force)
+        latest = find_checkpoint(self.run_dir) if self.resume else None
+        if latest != self._resumed_from:
+            raise UserError(
+                f"{self.run_dir} changed while this run started (another process wrote {latest}); "
+                "rerun to resume from it"
+            )
+        if self.resume and not self._had_run:
+            print(
+                f"encoderlab: note: --resume: {self.run_dir} holds no run to resume; starting a new one",
+                file=sys.stderr,
+            )
 
     def _write_run_files(self) -> None:
         """Config and environment into the run folder, once every check has passed."""
         barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
         if self.world.is_main:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
             ckpt.remove_partial(self.run_dir)
             save_yaml(self.cfg, self.run_dir / "config.yaml")
             (self.run_dir / "env.json").write_text(json.dumps(environment(), indent=2))
@@ -181,13 +181,16 @@ class Trainer:
                 (self.run_dir / ADDED_TOKENS).write_text(json.dumps(record, indent=2))
         barrier(self.world)
 
-    def _start_state(self, resume: bool) -> None:
+    def _start_state(self, resume: bool) -> Path | None:
+        """Load the latest checkpoint (resume) or an `init` checkpoint's optimizer state; the
+        checkpoint resumed from, if any."""
         latest = find_checkpoint(self.run_dir) if resume else None
         if latest is not None:
             self._load(latest)
         elif self.cfg.model.init and self.cfg.model.load == "full":
             state, _, _ = ckpt.load_train_state(find_checkpoint(Path(self.cfg.model.init)))
             self.train_step.load_optimizer_state(state)
+        return latest
 
     def _load(self, path: Path) -> None:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
@@ -254,8 +257,12 @@ class Trainer:
     # ---- the loop ----------------------------------------------------------------------------
     def run(self, until_step: int | None = None) -> Path:
         """Train to the end (or to `until_step`, then checkpoint) and return the final model folder."""
+        stop_at = self.stop_at(until_step)
+        with self._claimed():
+            return self._train(stop_at)
+
+    def _train(self, stop_at: int) -> Path:
         cfg, total = self.cfg, self.plan[-1].end
-        stop_at = min(until_step or total, total)
         sinks: list[MetricSink] = (
             build_sinks(cfg.sinks, self.run_dir, to_dict(cfg), keep_until_step=self.progress.step)
             if self.world.is_main
@@ -272,9 +279,8 @@ class Trainer:
             and self.progress.step == 0
             and not ckpt.complete_checkpoints(self.run_dir)
         ):
-            self._save(
-                self.train_step.phase_at(0)
-            )  # a good state to roll back to before the first checkpoint
+            # a good state to roll back to before the first checkpoint
+            self._save(self.train_step.phase_at(0))
         try:
             while self.progress.step < stop_at:
                 step = self.progress.step

@@ -1,0 +1,131 @@
+"""The run folder: whether a run may write it, and the one process that does.
+
+Rules (issue 20), in the order a start applies them:
+  1. `outdir.check_output` before anything is read or built: a file, a looping symlink, a folder
+     under a parent that cannot be created, a folder that is or overlaps the run's data or `init`
+     model, and a non-empty folder that is not a run are refused, and nothing is touched. Run folders
+     from before the ownership marker are recognised by a config that loads (`is_run_folder`).
+  2. The saved config (`config.yaml`, or when it was deleted the latest checkpoint's `state.json`)
+     decides the rest: a new run refuses a folder that holds one, `--resume` refuses a changed
+     config (unless forced); `--resume` of a folder with nothing to resume starts a new run and says
+     so in one line (crash-looping jobs rerun the same `--resume` command from the start).
+  3. Every other check of the run (config, data, model, tokenizer, memory) runs next, still without
+     writing (`TrainStep`).
+  4. Only then does rank 0 create the folder, take its lock (`RUN/.lock`, `locks.folder_lock`: one
+     writer per folder, a live holder named, a dead one's lock taken over) and check rule 2 again
+     under the lock, so of two runs started at the same instant on one folder exactly one trains.
+A refused run therefore leaves nothing behind, and its retry is not refused.
+
+Trade-off: the lock file lives inside the run folder, so it can only be taken after the folder is
+created; a refused second run may thus have created the (empty, marked) folder the first one is
+about to fill, which is harmless. A sibling lock would need the parent to be writable before any
+check, and would leave files next to the user's folders.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+import encoderlab.train.checkpoint as ckpt
+from encoderlab.config import from_dict, load_yaml, to_dict
+from encoderlab.errors import UserError
+from encoderlab.outdir import check_output
+from encoderlab.train.config import RunConfig
+from encoderlab.train.distributed import resume_blockers
+
+KIND = "pretrain"
+"""The output kind of run folders (`outdir` marker)."""
+LOCK = ".lock"
+"""The lock file inside a run folder while a process trains in it."""
+
+
+def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Dotted paths whose values differ between two plain-data configs, with both values."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return [
+            d
+            for k in sorted(set(old) | set(new))
+            for d in config_diff(old.get(k), new.get(k), f"{prefix}{k}.")
+        ]
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        return [d for i, (a, b) in enumerate(zip(old, new)) for d in config_diff(a, b, f"{prefix}{i}.")]
+    return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
+
+
+def saved_config(run_dir: Path) -> dict[str, Any] | None:
+    """The config a run folder holds: `config.yaml`, else its latest checkpoint's; None if neither."""
+    path = Path(run_dir) / "config.yaml"
+    if path.is_file():
+        return to_dict(load_yaml(RunConfig, path))
+    steps = ckpt.complete_checkpoints(run_dir)
+    if not steps:
+        return None
+    where = ckpt.checkpoint_dir(run_dir, steps[-1]) / "state.json"
+    raw = ckpt.read_state(where.parent).get("config")
+    if not isinstance(raw, dict):
+        raise UserError(
+            f"{where} holds no run config; delete {where.parent} to resume from the one before it"
+        )
+    return to_dict(from_dict(RunConfig, raw, where=str(where)))
+
+
+def is_run_folder(path: Path) -> bool:
+    """A run folder written before the ownership marker existed: its config loads."""
+    try:
+        return saved_config(path) is not None
+    except UserError:
+        return False
+
+
+def _sources(cfg: RunConfig) -> list[Path]:
+    """The folders the run reads, which its run folder must not be, contain or lie inside."""
+    found = [Path(cfg.data.path)] if cfg.data.path not in ("", "synthetic") else []
+    return found + ([Path(cfg.model.init)] if cfg.model.init and Path(cfg.model.init).exists() else [])
+
+
+def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
+    """Refuse a run folder this run must not write (rules 1 and 2 above); touches nothing.
+
+    Returns whether the folder holds a run (to resume)."""
+    if not cfg.out:
+        raise UserError("no run folder given; pass --out DIR (or set `out` in the config)")
+    run_dir = check_output(cfg.out, KIND, sources=_sources(cfg), legacy=is_run_folder)
+    old = saved_config(run_dir) if run_dir.is_dir() else None
+    if old is None:  # nothing to resume: a new run (the trainer says so when asked to resume)
+        return False
+    if not resume:
+        raise UserError(
+            f"{run_dir} already holds a run; pass --resume to continue it or choose another --out"
+        )
+    new = to_dict(cfg)
+    diff = resume_blockers(config_diff(old, new), old["layout"], new["layout"])
+    if diff and not force:
+        raise UserError(
+            f"refusing to resume {run_dir} with a changed config ({'; '.join(diff[:6])}); "
+            "rerun with the original settings or pass --force"
+        )
+    return True
+
+
+def environment() -> dict[str, Any]:
+    """Versions and hardware, written to env.json."""
+    import transformers
+
+    env = {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "cpu_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.is_available(),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if torch.cuda.is_available():
+        env["gpu"] = torch.cuda.get_device_name(0)
+    return env

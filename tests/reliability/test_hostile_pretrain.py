@@ -1,0 +1,243 @@
+"""Issue 20's pretraining cases, in the style of the hostile-input catalogue (docs/errors.md,
+"Pretraining: run folders, configs and data"): every refusal is one `encoderlab: error:` line with
+the documented exit code, written before the run folder exists (so nothing is left behind and a
+retry is not refused), and no file that existed before changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.model.io import save_model_folder
+from encoderlab.train import checkpoint as ckpt
+
+# Two CLM steps of the tiny model on synthetic data, a checkpoint after each.
+RUN = """\
+phases:
+  - objective: {type: clm}
+    steps: 2
+layout: {seq_len: 16, micro_batch_size: 2}
+data: {synthetic_vocab: 64}
+checkpoint: {every: 1, keep_last: 5}
+device: cpu
+progress: false
+peak_tflops: 1.0
+"""
+
+
+@pytest.fixture(scope="module")
+def w(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("hostile_pretrain")
+    (root / "run.yaml").write_text(RUN)
+    return root
+
+
+def pretrain(w: Path, out: Path, *extra, capsys) -> tuple[int, str]:
+    return cli(["pretrain", "--config", w / "run.yaml", "--out", out, *extra], capsys)
+
+
+# (id, extra arguments, pattern of the one line): each refused before anything is written.
+REFUSED_BEFORE_WRITING = [
+    ("freeze-not-a-spec", "--set phases.0.freeze=abc", r"freeze spec 'abc' is not valid; write e.g. 0-7"),
+    ("freeze-out-of-range", "--set phases.0.freeze=0-99", r"freeze spec '0-99': layer 4 is out of range"),
+    ("lr-inf", "--set optim.lr=inf", r"optim.lr must be a finite number > 0, got inf"),
+    ("lr-nan", "--set optim.lr=nan", r"optim.lr must be a finite number > 0, got nan"),
+    (
+        "betas-nan",
+        "--set optim.betas.0=nan",
+        r"optim.betas must be two numbers in \[0, 1\), got \(nan, 0.95\)",
+    ),
+    ("weight-decay-nan", "--set optim.weight_decay=nan", r"optim.weight_decay must be a finite number >= 0"),
+    (
+        "clip-nan",
+        "--set optim.clip=nan",
+        r"optim.clip must be a finite number >= 0 \(0: no clipping\), got nan",
+    ),
+    ("until-step-negative", "--until-step -1", r"--until-step must be >= 1 .*got -1"),
+    ("until-step-zero", "--until-step 0", r"--until-step must be >= 1 .*got 0"),
+]
+
+
+@pytest.mark.parametrize(
+    "extra,pattern", [c[1:] for c in REFUSED_BEFORE_WRITING], ids=[c[0] for c in REFUSED_BEFORE_WRITING]
+)
+def test_refused_runs_leave_nothing_and_a_retry_runs(w, tmp_path, capsys, extra, pattern):
+    out = tmp_path / "new"
+    code, err = pretrain(w, out, *extra.split(), capsys=capsys)
+    assert_one_line(code, err, pattern)
+    assert not out.exists()  # no config.yaml, env.json or metrics.jsonl stub
+    code, err = pretrain(w, out, capsys=capsys)
+    assert code == 0, err
+
+
+def test_resume_with_nothing_to_resume_says_so_and_starts(w, tmp_path, capsys):
+    code, err = pretrain(w, tmp_path / "new", "--resume", capsys=capsys)
+    assert code == 0 and err.strip().splitlines() == [
+        f"encoderlab: note: --resume: {tmp_path / 'new'} holds no run to resume; starting a new one"
+    ], err
+    assert (tmp_path / "new" / "final").is_dir()
+
+
+def test_foreign_folder_is_refused_and_untouched(w, tmp_path, capsys):
+    foreign = tmp_path / "foreign"
+    (foreign / "final").mkdir(parents=True)
+    (foreign / "metrics.jsonl").write_text('{"mine": true}\n')
+    (foreign / "final" / "keep.txt").write_text("keep me")
+    before = snapshot(foreign)
+    code, err = pretrain(w, foreign, capsys=capsys)
+    assert_one_line(code, err, r"--out .*foreign is a non-empty folder that encoderlab did not create")
+    assert snapshot(foreign) == before
+
+
+def test_legacy_run_folder_without_the_marker_still_resumes(w, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    (run / ".encoderlab.json").unlink()  # as written before the marker existed
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert code == 0, err
+    assert (run / "final" / "model.safetensors").is_file()
+
+
+def test_two_pretrains_on_one_folder_at_once_one_is_refused(w, tmp_path, capsys, monkeypatch):
+    """The second run starts when the first has checked the folder and is about to write it."""
+    from encoderlab.train.trainer import Trainer
+
+    run, second = tmp_path / "run", {}
+    real = Trainer._write_run_files
+
+    def racing(self):
+        if "result" not in second:
+            second["result"] = None  # the second run's own call to this goes straight through
+            second["result"] = pretrain(w, run, "--set", "optim.lr=0.001", capsys=capsys)
+        return real(self)
+
+    monkeypatch.setattr(Trainer, "_write_run_files", racing)
+    first = pretrain(w, run, capsys=capsys)
+    codes = sorted([first[0], second["result"][0]])
+    assert codes == [0, 2], (first, second)
+    refused = first if first[0] else second["result"]
+    assert_one_line(refused[0], refused[1], r"(is in use by pretrain|already holds a run)")
+    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]  # one run's lines, not two interleaved
+    assert "0.0005" in (run / "config.yaml").read_text()  # the first run's, the one that trained
+
+
+def test_resume_without_config_yaml_checks_the_checkpoints_config(w, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    (run / "config.yaml").unlink()
+    code, err = pretrain(w, run, "--resume", "--set", "optim.lr=0.5", capsys=capsys)
+    assert_one_line(code, err, r"refusing to resume .* with a changed config \(optim.lr: 0.0005 -> 0.5\)")
+    assert pretrain(w, run, "--resume", capsys=capsys)[0] == 0  # the original settings resume
+
+
+def test_corrupt_state_json_is_one_line(w, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    state = ckpt.checkpoint_dir(run, 1) / "state.json"
+    state.write_text('{"progress": {"step": 1, "tok')
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert_one_line(code, err, r"state.json is corrupt .*delete .*step_0000001 to resume from the one before")
+
+
+def test_until_step_that_is_not_ahead_of_the_run_is_refused(w, tmp_path, capsys):
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    code, err = pretrain(w, run, "--resume", "--until-step", "1", capsys=capsys)
+    assert_one_line(code, err, r"--until-step 1 is not after step 1, where .*run already is")
+
+
+def test_until_step_output_names_an_existing_model(w, tmp_path, capsys):
+    from encoderlab.cli import main
+
+    run = tmp_path / "run"
+    capsys.readouterr()
+    main(["pretrain", "--config", str(w / "run.yaml"), "--out", str(run), "--until-step", "1"])
+    printed = capsys.readouterr().out
+    paths = [line.split(": ", 1)[1] for line in printed.splitlines() if line.startswith("model: ")]
+    assert paths == [str(ckpt.checkpoint_dir(run, 1) / "model")] and Path(paths[0]).is_dir(), printed
+    assert "final" not in printed
+
+
+def test_a_dense_attention_mask_that_cannot_fit_is_refused(w, tmp_path, capsys, monkeypatch):
+    from encoderlab.train import memory
+    from encoderlab.train.trainer import Trainer
+
+    monkeypatch.setattr(memory, "available_bytes", lambda device: 16 * memory.GIB)
+    monkeypatch.setattr(Trainer, "run", lambda self, *a: pytest.fail("the run started"))
+    code, err = pretrain(w, tmp_path / "o", "--set", "layout.seq_len=100000", capsys=capsys)
+    assert_one_line(code, err, r"needs at least .*GiB of dense attention mask .*scale.attn_impl=flex")
+    assert not (tmp_path / "o").exists()
+
+
+def test_disk_full_in_safetensors_is_exit_3(w, tmp_path, capsys, monkeypatch):
+    """safetensors reports a full disk as SafetensorError, not OSError (message as seen on a full tmpfs)."""
+    from safetensors import SafetensorError
+
+    from encoderlab.model import io as model_io
+
+    real, calls = model_io.save_file, {"n": 0}
+
+    def full_disk(tensors, filename, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the checkpoint of step 2
+            raise SafetensorError("Error while serializing: I/O error: No space left on device (os error 28)")
+        return real(tensors, filename, *a, **k)
+
+    monkeypatch.setattr(model_io, "save_file", full_disk)
+    run = tmp_path / "run"
+    code, err = pretrain(w, run, capsys=capsys)
+    assert_one_line(
+        code, err, r"disk full while writing .*step_0000002\.tmp.*free space and rerun", exit_code=3
+    )
+    assert ckpt.complete_checkpoints(run) == [1]
+    monkeypatch.setattr(model_io, "save_file", real)
+    assert pretrain(w, run, "--resume", capsys=capsys)[0] == 0
+
+
+# ---- prepared data: token ids and tokenizers ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def prepared(w, tmp_path_factory) -> dict[str, Path]:
+    """Data prepared with tokenizer A, and a model folder that ships tokenizer B (more rows than A)."""
+    from encoderlab.cli import main
+
+    root = tmp_path_factory.mktemp("prepared")
+    tok_a = make_tokenizer(vocabulary_texts())
+    tok_a.save_pretrained(root / "tok_a")
+    corpus = root / "corpus.jsonl"
+    corpus.write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(vocabulary_texts()))
+    )
+    main(["data", "prepare", "--source", str(corpus), "--tokenizer", str(root / "tok_a"), "--out", str(root / "data"),
+          "--decontaminate", "none", "--workers", "1"])  # fmt: skip
+    tok_b = make_tokenizer(["zebra quantum violin harbour " * 40])
+    save_model_folder(tiny_model(len(tok_a) + 8), root / "model_b", tok_b)
+    save_model_folder(tiny_model(len(tok_a)), root / "model_a", tok_a)
+    return {
+        "data": root / "data",
+        "model_b": root / "model_b",
+        "model_a": root / "model_a",
+        "vocab": len(tok_a),
+    }
+
+
+CPT = "--recipe cpt-mlm --param seq_len=16 global_batch=2 micro_batch_size=2 steps=2 warmup=0 decay=1 checkpoint_every=1"
+
+
+def test_init_model_with_another_tokenizer_is_refused_naming_both_hashes(prepared, tmp_path, capsys):
+    from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
+
+    want = json.loads((prepared["data"] / "meta.json").read_text())["tokenizer"]["hash"]
+    got = tokenizer_hash(load_tokenizer(str(prepared["model_b"])))
+    argv = [*CPT.split(), f"init={prepared['model_b']}", f"data={prepared['data']}", "--set", "device=cpu"]
+    code, err = cli(["pretrain", *argv, "--out", tmp_path / "o"], capsys)
+    assert_one_line(code, err, rf"tokenizer {want[:12]}.* but the init model .*tokenizer {got[:12]}")
+    assert not (tmp_path / "o").exists()
+    argv = [*CPT.split(), f"init={prepared['model_a']}", f"data={prepared['data']}", "--set", "device=cpu"]
+    assert cli(["pretrain", *argv, "--set", "progress=false", "--out", tmp_path / "ok"], capsys)[0] == 0
