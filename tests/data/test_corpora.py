@@ -35,6 +35,7 @@ def corpora_hub(tmp_path_factory):
 EXPECTED = {
     "fineweb-edu-10bt": (FINEWEB_EDU, "sample/10BT/*.parquet", "text"),
     "fineweb-edu-100bt": (FINEWEB_EDU, "sample/100BT/*.parquet", "text"),
+    "fineweb-edu-350bt": (FINEWEB_EDU, "sample/350BT/*.parquet", "text"),
     "biomed-enriched": (BIOMED_ENRICHED, "data/commercial-*.parquet", "text"),
     "starcoderdata-python": (STARCODERDATA, "python/*.parquet", "content"),
 }

@@ -26,3 +26,123 @@ def test_the_real_model_arm_fits_minilm_and_gives_smollm2_a_mask_token():
         assert run.model.mask_token  # added where the tokenizer has none (SmolLM2), ignored by MiniLM
     assert (smol.model.init, mini.model.init) == ("smollm2-135m", "minilm")
     assert smol.steps == mini.steps
+
+
+PAPER_SCALES = ("gpu-210m", "gpu-610m", "gpu-1b")
+
+
+def test_gpu_scales_are_paper1s_experiment_and_say_so():
+    from encoderlab.study.catalog import list_studies
+    from encoderlab.study.fidelity import departures, setup_text
+    from encoderlab.study.paper1 import PAPER1_CORPUS, PAPER1_TOKENIZER
+
+    lines = {(study, scale): setup for study, scale, _, _, setup in list_studies()}
+    for study in ("paper1-pfs", "paper1-cpt"):
+        for scale in PAPER_SCALES:
+            spec = get_study(study, scale)
+            main = next(d for d in spec.data if d.name == "main")
+            assert (main.corpus, main.tokenizer) == ((PAPER1_CORPUS,), PAPER1_TOKENIZER)
+            assert spec.eval.suite == "paper" and not spec.eval.tasks and spec.eval.max_steps is None
+            assert departures(spec) == ()
+            assert lines[study, scale] == "paper 1's setup"
+            assert "runs paper 1" in setup_text(spec)
+
+
+def test_demo_and_cpu_scales_say_loudly_that_they_are_not_the_paper():
+    from encoderlab.study.catalog import list_studies
+    from encoderlab.study.fidelity import departures, setup_text
+
+    lines = {(study, scale): setup for study, scale, _, _, setup in list_studies()}
+    for study in ("paper1-pfs", "paper1-cpt"):
+        for scale in ("demo", "cpu"):
+            spec = get_study(study, scale)
+            aspects = [d.aspect for d in departures(spec)]
+            assert aspects == ["data", "tokenizer", "tasks", "model", "pretraining", "fine-tuning"]
+            assert lines[study, scale].startswith("NOT paper 1's setup: data, tokenizer, tasks")
+            text = setup_text(spec)
+            assert text.startswith("**This scale does not reproduce paper 1")
+            assert ("wiki-leads" if scale == "demo" else "general-en") in text
+
+
+def test_the_paper_corpus_holds_every_token_its_longest_chain_reads():
+    """No run repeats a document: the cap covers the bases and their continuations, at the assumed
+    tokens per document with the margin left over."""
+    from encoderlab.study.paper1 import GPT2_TOKENS_PER_DOC, LLAMA3_PER_GPT2, MARGIN
+
+    for study in ("paper1-pfs", "paper1-cpt"):
+        spec = get_study(study, "gpu-610m")
+        runs = _configs(study, "gpu-610m")
+        longest = max(
+            run.steps * run.layout.tokens_per_step + run.data.step_offset * run.layout.tokens_per_step
+            for name, run in runs.items()
+            if spec.run(name.split("/")[0]).data == "main"
+        )
+        main = next(d for d in spec.data if d.name == "main")
+        assert main.max_docs * GPT2_TOKENS_PER_DOC * LLAMA3_PER_GPT2 >= MARGIN * longest * 0.999
+
+
+def test_the_paper_corpus_and_tokenizer_resolve_through_the_simulated_hub(tmp_path, monkeypatch):
+    """The gpu scales' dataset, prepared by the study's prepare node from a mirror laid out as the hub
+    (FineWeb-Edu's 350BT sample, EuroBERT's tokenizer): the same calls as the hub ids."""
+    import dataclasses
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+    from corpus_fixtures import corpus_records
+    from hub_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
+
+    from encoderlab.data.hub import HUB_DATA_ENV, HUB_MODELS_ENV
+    from encoderlab.data.prepare import read_meta
+    from encoderlab.data.tokenizer import load_tokenizer, token_spec, tokenizer_hash
+    from encoderlab.study.nodes import run_prepare
+    from encoderlab.study.runner import NodeContext
+
+    make_fineweb_edu(tmp_path / "datasets", files_10bt=1, rows_per_file=30)
+    make_eurobert_tokenizer(tmp_path / "models", [r["text"] for r in corpus_records(60)])
+    monkeypatch.setenv(HUB_DATA_ENV, str(tmp_path / "datasets"))
+    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "models"))
+
+    spec = get_study("paper1-pfs", "gpu-210m")
+    graph = build_graph(spec, real_backend())
+    node = graph.nodes["prepare/main"]
+    small = dataclasses.replace(node, config={**node.config, "max_docs": 20, "decontaminate": False})
+    out = tmp_path / "node"
+    out.mkdir()
+    result = run_prepare(NodeContext(node=small, out_dir=out, inputs={}, study_dir=tmp_path, spec=spec))
+
+    meta = read_meta(out / result["data"])
+    source = meta["sources"][0]
+    assert source["identity"]["hub_id"] == FINEWEB_EDU and source["identity"]["config"] == "sample-350BT"
+    assert sum(split["docs"] for split in meta["splits"].values()) == 20  # the cap: the first 20 documents
+    assert meta["dtype"] == "uint32"  # ids up to 128,255
+    tok = load_tokenizer(out / result["data"])
+    assert tokenizer_hash(tok) == tokenizer_hash(load_tokenizer(tmp_path / "models" / EUROBERT))
+    vocab = token_spec(tok)
+    assert (vocab.vocab_size, vocab.mask_id, vocab.bos_id, vocab.eos_id) == (
+        128_256,
+        128_002,
+        128_000,
+        128_001,
+    )
+
+
+def test_the_report_opens_with_what_the_scale_is(tmp_path):
+    """A study naming paper 1 on a fake setup: the report's first section, results.json and the markdown
+    say it is not the paper's experiment, aspect by aspect."""
+    import json
+
+    from fake_study import backend, small_spec
+
+    from encoderlab.study.report import write_report
+    from encoderlab.study.runner import run_study
+
+    run_study(small_spec(paper="paper1"), tmp_path, backend(), progress=False)
+    write_report(tmp_path, figures=False)
+    md = (tmp_path / "report" / "report.md").read_text()
+    first = md.split("## ")[1]
+    assert first.startswith("What this scale is") and "**This scale does not reproduce paper 1" in first
+    html = (tmp_path / "report" / "report.html").read_text()
+    assert "<strong>This scale does not reproduce paper 1" in html
+    gone = json.loads((tmp_path / "report" / "results.json").read_text())["departures"]
+    assert {d["aspect"] for d in gone} >= {"data", "tokenizer", "tasks", "fine-tuning"}

@@ -16,6 +16,7 @@ from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import run_config
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.train.recipes import PAPER1_MASKING
 
 
 def _no_text(*args, **kwargs):
@@ -34,10 +35,10 @@ def test_a_mask_ratio_goes_from_the_spec_to_the_nodes_phases_without_a_string(tm
     spec = replace(spec, runs=runs, run_overrides={"optim.lr": 1e-3})
     graph = build_graph(spec, backend())
     run = run_config(graph.nodes["pretrain/mlm20"])
-    assert [p.objective for p in run.phases] == [MLM(mask_ratio=0.3)]
+    assert [p.objective for p in run.phases] == [MLM(mask_ratio=0.3, **PAPER1_MASKING)]
     assert run.optim.lr == 1e-3 and run.steps == 100 and run.layout.seq_len == 64
     biphasic = run_config(graph.nodes["pretrain/clm25-mlm40"])
-    assert [p.objective for p in biphasic.phases] == [CLM(), MLM(mask_ratio=0.4)]
+    assert [p.objective for p in biphasic.phases] == [CLM(), MLM(mask_ratio=0.4, **PAPER1_MASKING)]
     # the report's mask-ratio axis is read from those phases; nothing declares it a second time
     run_study(spec, tmp_path, backend(), progress=False)
     assert load_study(tmp_path).mask_ratios() == {"mlm40": 0.4, "mlm20": 0.3}  # not the twin (group noise)

@@ -77,7 +77,33 @@ def test_the_masking_mode_is_recorded_in_the_resolved_config(tmp_path):
     text = (tmp_path / "config.yaml").read_text()
     assert text.count("selection: bernoulli") == 2 and text.count("replacement: 80-10-10") == 2
     save_yaml(build_recipe("pfs-mlm"), tmp_path / "p1.yaml")
-    assert "selection: exact" in (tmp_path / "p1.yaml").read_text()
+    text = (tmp_path / "p1.yaml").read_text()
+    assert "selection: bernoulli" in text and "replacement: mask" in text
+
+
+@pytest.mark.parametrize("name", ["pfs-mlm", "pfs-clm-mlm", "cpt-mlm"])
+def test_paper1_recipes_train_as_optimus_does(name):
+    """papers.md 1.3 and Optimus' defaults (optimus/trainer/configuration/train.py, pretrain.py, data.py):
+    torch AdamW over every parameter, (0.9, 0.95), eps 1e-5, wd 0.1, clip 1.0, peak 5e-4, WSD from 0 and
+    down to 0, bf16, 2,359,296 tokens per step, MLM-40 drawn per position with every pick masked."""
+    cfg = build_recipe(name, ["init=runs/x"] if name == "cpt-mlm" else [])
+    o = cfg.optim
+    assert (o.kind, o.lr, o.betas, o.eps, o.weight_decay, o.clip) == (
+        "adamw",
+        5e-4,
+        (0.9, 0.95),
+        1e-5,
+        0.1,
+        1.0,
+    )
+    assert o.decay_norms_and_biases and cfg.precision == "bf16"
+    assert cfg.layout.tokens_per_step == 2_359_296
+    mlm = [p.phase for p in cfg.plan() if isinstance(p.phase.objective, MLM)][-1]
+    assert mlm.objective == MLM(mask_ratio=0.4, selection="bernoulli", replacement="mask")
+    assert mlm.schedule.kind == "wsd" and mlm.schedule.end_fraction == 0.0 and mlm.schedule.decay > 0
+    if name != "cpt-mlm":
+        first = cfg.plan()[0].phase.schedule
+        assert first.warmup == 2000 and mlm.schedule.decay == 2000 and cfg.steps == 42_000
 
 
 def test_detour_and_baseline_share_data_and_compute():

@@ -87,6 +87,19 @@ CORPORA: dict[str, HubCorpus] = {
             card=_FINEWEB_EDU_CARD,
         ),
         HubCorpus(
+            name="fineweb-edu-350bt",
+            hub_id="HuggingFaceFW/fineweb-edu",
+            config="sample-350BT",
+            domain="general English (educational web pages)",
+            declared_tokens=350e9,
+            token_unit="gpt2",
+            notes=(
+                "Paper 1's 42k steps read 99B tokens, more than sample-100BT holds in Llama-3 tokens (fewer than "
+                "GPT-2's), so its gpu-scale studies read the first documents of this sample, capped."
+            ),
+            card=_FINEWEB_EDU_CARD,
+        ),
+        HubCorpus(
             name="biomed-enriched",
             hub_id="almanach/Biomed-Enriched",
             split="commercial",

@@ -1,12 +1,13 @@
 """Masked language modelling: predict selected tokens from both sides.
 
 Two ways to choose the positions (`selection`), recorded in the run's resolved config:
-  * `exact` (paper 1): an **exact count per row**, round(mask_ratio x maskable positions), drawn
+  * `exact`: an **exact count per row**, round(mask_ratio x maskable positions), drawn
     uniformly without replacement. The number of targets (hence the loss's weight per row) never
     fluctuates; each position's marginal probability is still the ratio.
-  * `bernoulli` (paper 2, as ModernBERT's pipeline does it): every maskable position is chosen
-    independently with probability p, from one uniform draw r per position (AnswerDotAI/ModernBERT
-    src/sequence_packer.py `SequencePacker.mlm_masking`): r < 0.8p becomes the mask token,
+  * `bernoulli` (paper 1 as Optimus masks, and paper 2 as ModernBERT's pipeline does it): every
+    maskable position is chosen independently with probability p, from one uniform draw r per
+    position (AnswerDotAI/ModernBERT src/sequence_packer.py `SequencePacker.mlm_masking`; Optimus
+    draws the same way, optimus/trainer/data.py): with 80-10-10, r < 0.8p becomes the mask token,
     0.8p <= r < 0.9p a random token, 0.9p <= r < p stays unchanged but is predicted. The count per
     row varies (binomial), and the 80/10/10 split holds in expectation, not per row.
 
@@ -46,8 +47,8 @@ class MLM:
     replacement: Literal["mask", "80-10-10"] = "mask"
     """`mask`: all selected positions become the mask token; `80-10-10`: BERT's split."""
     selection: Literal["exact", "bernoulli"] = "exact"
-    """`exact`: round(ratio x maskable) positions per row (paper 1); `bernoulli`: each position with
-    probability ratio, independently (ModernBERT, paper 2)."""
+    """`exact`: round(ratio x maskable) positions per row; `bernoulli`: each position with probability
+    ratio, independently (Optimus for paper 1, ModernBERT for paper 2)."""
 
     def __post_init__(self) -> None:
         if not 0.0 < self.mask_ratio < 1.0:

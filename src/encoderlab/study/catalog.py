@@ -28,10 +28,13 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
     return replace(spec, **(overrides or {}))
 
 
-def list_studies() -> list[tuple[str, str, float, str]]:
-    """(study, scale, expected minutes, hardware) for every built-in study and scale."""
+def list_studies() -> list[tuple[str, str, float, str, str]]:
+    """(study, scale, expected minutes, hardware, setup) for every built-in study and scale; the setup says
+    whether the scale is its paper's experiment or how it departs from it (`fidelity.setup_line`)."""
+    from encoderlab.study.fidelity import setup_line
+
     return [
-        (name, scale, estimate_minutes(s := build(sc)), s.hardware)
+        (name, scale, estimate_minutes(s := build(sc)), s.hardware, setup_line(s))
         for name, build in STUDIES.items()
         for scale, sc in SCALES.items()
     ]

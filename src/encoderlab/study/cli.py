@@ -79,11 +79,14 @@ def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | Non
 
 def list_command() -> None:
     """List the built-in studies and scales with their expected run times."""
-    print(f"{'study':<16} {'scale':<10} {'expected time':>14}  hardware")
-    for study, scale, minutes, hardware in list_studies():
+    print(f"{'study':<16} {'scale':<10} {'expected time':>14}  {'hardware':<20} setup")
+    for study, scale, minutes, hardware, setup in list_studies():
         when = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.0f} h"
-        print(f"{study:<16} {scale:<10} {when:>14}  {hardware}")
+        print(f"{study:<16} {scale:<10} {when:>14}  {hardware:<20} {setup}")
     print("run one with: encoderlab study run STUDY --scale SCALE --out DIR")
+    print(
+        "a scale that is NOT its paper's setup tests the claims on other data, tokenizer or tasks (docs/reproduce.md)"
+    )
 
 
 def report_command(folder: Annotated[Path, tyro.conf.Positional], /) -> Path:

@@ -1,10 +1,64 @@
 """Paper 1's studies: pretraining from scratch (MLM ratios, CLM, CLM then MLM) and continued
-pretraining (a CLM base and an MLM base each continued with MLM), as functions of a `Scale`."""
+pretraining (a CLM base and an MLM base each continued with MLM), as functions of a `Scale`.
+
+At the gpu scales a study is paper 1's experiment: FineWeb-Edu through EuroBERT's tokenizer (the
+Llama-3 vocabulary, 128,256 ids), the paper's model sizes, recipes at their own length and batch, and
+the `paper` suite of 12 datasets with EncodEval's protocol. The demo and cpu scales keep everything
+offline and small (a local corpus, a BPE trained on it, pocket tasks, a `tiny` model); `StudySpec.paper`
+makes `study list` and the report say so (`study/fidelity.py`).
+
+FineWeb-Edu at paper scale. A 42k-step run reads 42,000 x 2,359,296 = 99.1B tokens, and paper 1 never
+repeats one. The 100BT sample holds 100B GPT-2 tokens, fewer in Llama-3's larger vocabulary, so a run
+would wrap around it; the studies read the first documents of the 350BT sample instead, capped at what
+their longest chain of runs reads (`fineweb_docs`), so preparing it costs what is trained on.
+"""
 
 from __future__ import annotations
 
+import math
+
 from encoderlab.study.scales import Scale, common, eval_spec, steps_at
 from encoderlab.study.spec import ClaimSpec, DataSpec, RunSpec, StudySpec
+
+PAPER1_TOKENIZER = "EuroBERT/EuroBERT-210m"
+"""Paper 1's tokenizer: EuroBERT's, the Llama-3 vocabulary (128,256 ids, mask `<|mask|>` = 128002)."""
+PAPER1_CORPUS = "fineweb-edu-350bt"
+"""Paper 1's data: FineWeb-Edu (the named hub corpus of `data/corpora.py`)."""
+PAPER1_TOKENS_PER_STEP = 1152 * 2048
+"""The recipes' batch: 1,152 rows of 2,048 tokens (papers.md 1.3)."""
+GPT2_TOKENS_PER_DOC = 1_000
+"""FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (the 10BT sample: ~10B tokens in ~10M rows)."""
+LLAMA3_PER_GPT2 = 0.85
+"""Llama-3's tokenizer spends fewer tokens than GPT-2's on English web text; 0.85 assumed, not measured."""
+MARGIN = 1.2
+"""Documents read beyond the estimate, so an estimate off by up to 20% still repeats nothing (`study plan`
+counts the prepared data's unique tokens exactly and refuses a corpus that would repeat)."""
+
+
+def fineweb_docs(steps: int) -> int:
+    """FineWeb-Edu documents to prepare for `steps` steps of paper 1's batch without a repeat."""
+    tokens = steps * PAPER1_TOKENS_PER_STEP
+    return math.ceil(MARGIN * tokens / (GPT2_TOKENS_PER_DOC * LLAMA3_PER_GPT2))
+
+
+def main_data(scale: Scale, steps: int) -> DataSpec:
+    """The corpus every from-scratch run reads: paper 1's at gpu scales (enough documents for `steps`
+    steps, the longest chain of runs on it), else an offline corpus with a BPE trained on it."""
+    if scale.paper_setup:
+        return DataSpec(
+            name="main", corpus=(PAPER1_CORPUS,), tokenizer=PAPER1_TOKENIZER, max_docs=fineweb_docs(steps)
+        )
+    return DataSpec(
+        name="main",
+        corpus=("general-en",) if scale.full else ("wiki-leads",),
+        vocab_size=scale.vocab_size,
+        max_docs=scale.max_docs,
+    )
+
+
+def paper1_eval(scale: Scale):
+    """The `paper` suite with paper 1's protocol at gpu scales, else the scale's pocket tasks."""
+    return eval_spec(scale, "paper" if scale.paper_setup else "pocket")
 
 
 def paper1_pfs(scale: Scale) -> StudySpec:
@@ -39,12 +93,7 @@ def paper1_pfs(scale: Scale) -> StudySpec:
         )
         for f in fractions
     ]
-    data = DataSpec(
-        name="main",
-        corpus=("general-en",) if scale.full else ("wiki-leads",),
-        vocab_size=scale.vocab_size,
-        max_docs=scale.max_docs,
-    )
+    data = main_data(scale, scale.steps or 42_000)
     claims = (
         ClaimSpec(
             id="mlm-sc",
@@ -89,10 +138,11 @@ def paper1_pfs(scale: Scale) -> StudySpec:
         ),
         data=(data,),
         runs=tuple(runs),
-        eval=eval_spec(scale, "pocket"),
+        eval=paper1_eval(scale),
         baseline="mlm40",
         claims=claims,
         expected_minutes={"demo": 6, "cpu": 145}.get(scale.name, 0.0),
+        paper="paper1",
         **common(scale),
     )
 
@@ -121,14 +171,7 @@ def paper1_cpt(scale: Scale) -> StudySpec:
             name="mlm-base+mlm", label="MLM base + MLM-40", recipe="cpt-mlm", init="mlm-base", steps=cpt_steps
         ),
     ]
-    data = [
-        DataSpec(
-            name="main",
-            corpus=("general-en",) if scale.full else ("wiki-leads",),
-            vocab_size=scale.vocab_size,
-            max_docs=scale.max_docs,
-        )
-    ]
+    data = [main_data(scale, (scale.steps or 42_000) + cpt_steps)]  # each continuation reads past its base
     claims = [
         ClaimSpec(
             id="cpt-clm",
@@ -144,11 +187,10 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         # tokenizer has no mask token: cpt-mlm adds one (train/vocab.py, recorded in the run). MiniLM has
         # 512 positions, so both pack 512-token rows, 4x as many as the bases' 2048-token rows, so a step
         # holds the same 2,359,296 tokens.
+        docs = fineweb_docs(cpt_steps) if scale.paper_setup else scale.max_docs  # each reads cpt_steps
         data += [
-            DataSpec(
-                name="smollm2", corpus=data[0].corpus, tokenizer="smollm2-135m", max_docs=scale.max_docs
-            ),
-            DataSpec(name="minilm", corpus=data[0].corpus, tokenizer="minilm", max_docs=scale.max_docs),
+            DataSpec(name="smollm2", corpus=data[0].corpus, tokenizer="smollm2-135m", max_docs=docs),
+            DataSpec(name="minilm", corpus=data[0].corpus, tokenizer="minilm", max_docs=docs),
         ]
         runs += [
             RunSpec(
@@ -190,9 +232,10 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         ),
         data=tuple(data),
         runs=tuple(runs),
-        eval=eval_spec(scale, "pocket"),
+        eval=paper1_eval(scale),
         baseline="mlm-base+mlm",
         claims=tuple(claims),
         expected_minutes={"demo": 11, "cpu": 40}.get(scale.name, 0.0),
+        paper="paper1",
         **{**common(scale), "steps": base_steps},
     )

@@ -25,6 +25,7 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.summary import ALL
 from encoderlab.study.data import StudyData, load_study
+from encoderlab.study.fidelity import departures, setup_text
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.runner import compute_records
 from encoderlab.study.spec import EvalSpec, RunSpec
@@ -58,6 +59,7 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
             "runs": to_dict(table.runs),
             "claims": [claim_json(c) for c in claims],
             "compute": compute,
+            "departures": to_dict(list(departures(data.spec))),
         },
     )
     return out / "report.html"
@@ -221,6 +223,7 @@ def _sections(
     over_runs += [("", "text", _RUNS_NOTE)]
     by_kind, by_run = _compute_rows(data, compute)
     return [
+        ("What this scale is", "text", setup_text(data.spec)),
         ("Configuration", "table", (["setting", "value"], _config_rows(data, table))),
         (
             "Runs",
@@ -388,7 +391,7 @@ def _html(data: StudyData, sections: list[tuple], out: Path) -> str:
         if kind == "table":
             body.append(_html_table(*payload))
         elif kind == "text":
-            body.append(f"<p>{html.escape(payload)}</p>")
+            body.append(f"<p>{_md_inline(payload)}</p>")
         elif kind == "list":
             body.append("<ul>" + "".join(f"<li>{_md_inline(i)}</li>" for i in payload) + "</ul>")
         elif kind == "figures":

@@ -58,6 +58,9 @@ class Scale:
     compare checkpoints); the other runs keep one seed."""
     stability_lrs: tuple[float, float] = (1e-5, 1e-4)
     """LR range of the stability claim: paper 1's, unless the scale's grid sits above it."""
+    paper_setup: bool = False
+    """Paper 1's data, tokenizer and tasks (FineWeb-Edu through EuroBERT's tokenizer, the `paper` suite, from
+    the hub or its mirrors); False: offline corpora, a BPE trained on them and the pocket suite."""
     real_models: bool = False
     """Continue full-size real checkpoints: SmolLM2-135M against MiniLM in paper1-cpt, ModernBERT-base
     or -large (from the hub) on biomed and code in paper2-detour. Hours per run on CPU, so GPU scales only."""
@@ -144,6 +147,7 @@ SCALES: dict[str, Scale] = {
             run_overrides={},
             cka_texts=500,
             full=True,
+            paper_setup=True,
             real_models=True,
             hardware="8 GPUs (H100 class)",
         )
@@ -202,6 +206,6 @@ def estimate_minutes(spec: StudySpec) -> float:
         return spec.expected_minutes
     from encoderlab.model.config import ModelConfig
 
-    params = ModelConfig.from_size(spec.size or "210m", vocab_size=32_768).num_params()
+    params = ModelConfig.from_size(spec.size or "210m", vocab_size=128_256).num_params()  # Llama-3 vocabulary
     steps = sum(run.steps or 42_000 for run in spec.runs if run.recipe is not None)
     return gpu_minutes(6 * params * steps * _PAPER1_TOKENS_PER_STEP)

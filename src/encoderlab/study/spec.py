@@ -217,6 +217,9 @@ class StudySpec:
     """Hardware the expected time refers to."""
     run_overrides: dict[str, Any] = field(default_factory=dict)
     """RunConfig fields by dotted path set on every pretraining run (`{precision: fp32}` on CPU)."""
+    paper: str = ""
+    """The paper whose claims the study checks (`paper1`); `study list` and the report state every way the
+    study departs from that paper's data, tokenizer, tasks, model and protocol (`study/fidelity.py`)."""
 
     def __post_init__(self) -> None:
         from encoderlab.config import check_values

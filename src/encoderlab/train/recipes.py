@@ -4,6 +4,13 @@ An experiment is a recipe plus overrides (`--param` for the recipe's arguments, 
 field of the result). Paper hyperparameters are the defaults of the paper recipes; the `smoke-*`
 recipes run the same code paths on a tiny model in seconds.
 
+Paper 1's settings checked against Optimus (EuroBERT's trainer, main branch; the MLM_vs_CLM branch was
+not available): torch AdamW (0.9, 0.95), eps 1e-5, weight decay 0.1 on every parameter, clip 1.0, WSD
+from 0 to the peak and down to 0 (`div_factor` and `final_div_factor` 0), bf16 autocast, and MLM masks
+drawn per position (`PAPER1_MASKING`). One difference is ours: Optimus' decay reaches the floor on its
+last update ((k + 1) / D), ours one update later (k / D, `train/schedule.py`), an LR difference of at
+most peak / D (2.5e-7 over a 2k decay).
+
 Readings of what the papers leave open (papers.md sections 1.3-1.4, 2.3), chosen here:
   * Paper 1 batch: 1152 rows x 2048 tokens = 2,359,296 tokens/step (the appendix count).
   * `pfs-clm-mlm` uses one WSD schedule spanning both phases: the CLM phase warms up then holds the
@@ -41,6 +48,10 @@ PAPER2_OPTIM = OptimConfig(
     decay_norms_and_biases=False,
     clip=1.0,
 )
+PAPER1_MASKING: dict[str, Any] = dict(replacement="mask", selection="bernoulli")
+"""Optimus' masking (`optimus/trainer/data.py` MaskingDataset, main branch): each non-special position is
+selected with probability p (`np.random.rand(...) < mlm_probability`) and every selected one becomes the
+mask token (`mask_probability=1.0`); the count per row varies."""
 PAPER2_MASKING: dict[str, Any] = dict(replacement="80-10-10", selection="bernoulli")
 """ModernBERT's masking (per-token Bernoulli, 80/10/10 in expectation), used by both arms of paper 2."""
 
@@ -87,7 +98,10 @@ def pfs_clm_mlm(
         raise UserError(
             f"the CLM phase ({clm_steps} steps) is shorter than the warmup ({warmup}); shorten warmup"
         )
-    objectives: list[tuple[Objective, int]] = [(CLM(), clm_steps), (MLM(mask_ratio=ratio), steps - clm_steps)]
+    objectives: list[tuple[Objective, int]] = [
+        (CLM(), clm_steps),
+        (MLM(mask_ratio=ratio, **PAPER1_MASKING), steps - clm_steps),
+    ]
     objectives = [(o, n) for o, n in objectives if n > 0]
     phases = []
     for i, (objective, n) in enumerate(objectives):
@@ -153,7 +167,7 @@ def cpt_mlm(
         optim=PAPER1_OPTIM,
         phases=(
             Phase(
-                objective=MLM(mask_ratio=ratio),
+                objective=MLM(mask_ratio=ratio, **PAPER1_MASKING),
                 steps=steps,
                 schedule=Schedule(kind="wsd", warmup=warmup, decay=decay),
             ),
