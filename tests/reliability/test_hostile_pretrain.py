@@ -76,9 +76,11 @@ def test_refused_runs_leave_nothing_and_a_retry_runs(w, tmp_path, capsys, extra,
 
 def test_resume_with_nothing_to_resume_says_so_and_starts(w, tmp_path, capsys):
     code, err = pretrain(w, tmp_path / "new", "--resume", capsys=capsys)
-    assert code == 0 and err.strip().splitlines() == [
+    assert code == 0, err
+    notes = [line for line in err.strip().splitlines() if "synthetic tokens" not in line]
+    assert notes == [
         f"encoderlab: note: --resume: {tmp_path / 'new'} holds no run to resume; starting a new one"
-    ], err
+    ]
     assert (tmp_path / "new" / "final").is_dir()
 
 

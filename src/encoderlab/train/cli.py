@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Annotated
 
+import torch
 import tyro
 
+from encoderlab.cliargs import Repeated, flatten
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import env_rank
+from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
 from encoderlab.train.trainer import pretrain
 
@@ -38,28 +42,32 @@ def resolve_config(
 def pretrain_command(
     recipe: str = "",
     config: Path | None = None,
-    param: tuple[str, ...] = (),
-    overrides: Annotated[tuple[str, ...], tyro.conf.arg(name="set")] = (),
+    param: Repeated = (),
+    overrides: Annotated[Repeated, tyro.conf.arg(name="set")] = (),
     out: str = "",
     resume: bool = False,
     force: bool = False,
     until_step: int | None = None,
     dry_run: bool = False,
+    yes: bool = False,
 ) -> None:
     """Pretrain an encoder: `--recipe NAME [--param k=v ...] [--set field.path=value ...] --out DIR`.
 
     Args:
         recipe: A named recipe (`encoderlab recipes` lists them).
         config: A YAML run config instead of a recipe (e.g. a run folder's config.yaml).
-        param: Recipe parameters, e.g. `ratio=0.3` or `clm_fraction=0.5`.
-        overrides: Any field of the resolved config, e.g. `optim.lr=1e-3 layout.grad_accum=4`.
+        param: Recipe parameters, e.g. `ratio=0.3` or `clm_fraction=0.5` (repeatable; each name once).
+        overrides: Any field of the resolved config, e.g. `optim.lr=1e-3 layout.grad_accum=4` (repeatable;
+            each field once).
         out: Run folder (overrides `out` of the config).
         resume: Continue the run in `out` from its latest complete checkpoint.
         force: Resume even though the config differs from the saved one.
         until_step: Stop (with a checkpoint) after this many steps; resume later with --resume.
         dry_run: Print the resolved config as YAML and exit.
+        yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    cfg = resolve_config(recipe, config, param, overrides)
+    params, sets = once(flatten(param), "--param"), once(flatten(overrides), "--set")
+    cfg = resolve_config(recipe, config, params, sets)
     if out:
         cfg = dataclasses.replace(cfg, out=out)
     if dry_run:
@@ -69,9 +77,66 @@ def pretrain_command(
 
         print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
         return
-    run = pretrain(cfg, resume=resume, force=force, until_step=until_step)
+
+    def before_start(trainer, stop: int) -> None:
+        if not (yes or resume):
+            check_duration(trainer, stop)
+        if cfg.data.path == "synthetic" and env_rank() == 0:
+            print(
+                "encoderlab: note: training on synthetic tokens (random documents, no text); "
+                + ("pass --param data=PREPARED_FOLDER" if recipe else "set data.path=PREPARED_FOLDER")
+                + " to train on prepared text",
+                file=sys.stderr,
+            )
+
+    run = pretrain(cfg, resume=resume, force=force, until_step=until_step, before_start=before_start)
     if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
         print(_summary(run, cfg.steps, until_step))
+
+
+def once(items: tuple[str, ...], flag: str) -> tuple[str, ...]:
+    """`key=value` items with every key given once; a repeated key is refused, never resolved."""
+    seen: dict[str, str] = {}
+    for item in items:
+        key = item.partition("=")[0]
+        if key in seen:
+            raise UserError(f"{flag} {key}= is given twice ({seen[key]!r} and {item!r}); give it once")
+        seen[key] = item
+    return items
+
+
+REASONABLE_HOURS = 24
+"""Longer estimated runs start only with --yes."""
+ASSUMED_MFU = 0.4
+"""The share of peak FLOP/s the estimate assumes (our 210m runs reach 27-45% on an H200)."""
+
+
+def check_duration(trainer, stop: int) -> None:
+    """Refuse, before anything is written, a run estimated to take more than a day here."""
+    cfg, model = trainer.cfg, trainer.model
+    device = trainer.train_step.device
+    peak = peak_flops(device, torch.bfloat16 if cfg.precision == "bf16" else torch.float32, cfg.peak_tflops)
+    steps = stop - trainer.progress.step
+    seconds = (
+        steps * step_flops_bound(model.config, cfg.layout) / (peak * ASSUMED_MFU * cfg.layout.world_size)
+    )
+    if seconds <= REASONABLE_HOURS * 3600:
+        return
+    size = sum(p.numel() for p in model.parameters())
+    tokens = steps * cfg.layout.tokens_per_step
+    raise UserError(
+        f"this run trains a {size / 1e6:,.0f}M-parameter model for {steps:,} steps ({tokens / 1e9:,.2f}B tokens): "
+        f"about {_duration(seconds)} on {cfg.layout.world_size} x {device.type} (counted FLOPs at "
+        f"{ASSUMED_MFU:.0%} of {peak / 1e12:,.2f} TFLOP/s); pass --yes to start it anyway, or shorten it "
+        "(fewer steps, a smaller size, or a smoke-* recipe)"
+    )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 365 * 86400), ("days", 86400), ("hours", 3600)):
+        if seconds >= size:
+            return f"{seconds / size:,.1f} {unit}"
+    return f"{seconds / 60:,.0f} minutes"
 
 
 def _summary(run: Path, total: int, until_step: int | None) -> str:

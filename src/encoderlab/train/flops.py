@@ -20,6 +20,7 @@ import time
 
 import torch
 
+from encoderlab.data.batch import BatchLayout
 from encoderlab.model.protocol import ModelShape
 from encoderlab.objectives.base import ObjectiveInputs
 
@@ -52,6 +53,17 @@ def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
 def train_flops(cfg: ModelShape, xs: list[ObjectiveInputs]) -> int:
     """Forward + backward (2x forward) FLOPs of a step over its micro-batches."""
     return 3 * sum(forward_flops(cfg, x) for x in xs)
+
+
+def step_flops_bound(cfg: ModelShape, layout: BatchLayout) -> int:
+    """FLOPs of one global batch as if every row were one document and every position had a target:
+    an upper bound (documents and the sparse head only lower it), for estimates before a run."""
+    b, t = layout.micro_batch_size, layout.seq_len
+    zeros = torch.zeros(b, t, dtype=torch.long)
+    whole = ObjectiveInputs(
+        input_ids=zeros, position_ids=zeros, doc_ids=zeros, attention_mode="bidirectional", targets=zeros
+    )
+    return train_flops(cfg, [whole]) * layout.grad_accum * layout.world_size
 
 
 @functools.cache

@@ -23,6 +23,7 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -354,11 +355,20 @@ def pretrain(
     force: bool = False,
     until_step: int | None = None,
     source: BatchSource | None = None,
+    before_start: Callable[[Trainer, int], None] | None = None,
 ) -> Path:
-    """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`)."""
+    """Train `cfg` in `cfg.out` and return the run folder (final model in `final/`).
+
+    `before_start(trainer, stop_step)` runs once every check has passed and before anything is
+    written (the CLI prints its notes and asks for `--yes` there); it may raise a `UserError`.
+    """
     try:
         with deterministic_mode(cfg.deterministic, resolve_device(cfg)):
-            Trainer(cfg, source=source, resume=resume, force=force).run(until_step)
+            trainer = Trainer(cfg, source=source, resume=resume, force=force)
+            stop = trainer.stop_at(until_step)
+            if before_start is not None:
+                before_start(trainer, stop)
+            trainer.run(until_step)
     except BaseException:
         shutdown(clean=False)  # the process group init_world created under torchrun, if any
         raise

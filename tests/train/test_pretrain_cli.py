@@ -1,0 +1,64 @@
+"""`encoderlab pretrain`'s command line (issue 18, item 3): repeated flags append and a repeated key
+is refused, a run too long for the machine asks for --yes, synthetic data is said out loud."""
+
+from __future__ import annotations
+
+import pytest
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+SMOKE = ["pretrain", "--recipe", "smoke-mlm", "--set", "progress=false"]
+
+
+@pytest.mark.parametrize(
+    "argv,flag,key",
+    [
+        (["--param", "steps=12", "--param", "steps=13"], "--param", "steps"),
+        (["--param", "steps=12", "steps=13"], "--param", "steps"),
+        (["--set", "seed=1", "--set", "seed=2"], "--set", "seed"),
+    ],
+)
+def test_a_key_given_twice_is_refused(tmp_path, capsys, argv, flag, key):
+    code, err = cli([*SMOKE, *argv, "--out", tmp_path / "o"], capsys)
+    assert_one_line(code, err, rf"{flag} {key}= is given twice \('{key}=\w+' and '{key}=\w+'\); give it once")
+    assert not (tmp_path / "o").exists()
+
+
+def test_repeated_flags_keep_every_value(capsys):
+    from encoderlab.cli import main
+
+    capsys.readouterr()
+    main([*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--set", "seed=3", "--set", "optim.lr=0.002",
+          "--dry-run"])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert "total_steps: 12" in printed and "\nseed: 3" in printed and "lr: 0.002" in printed
+
+
+def test_a_run_too_long_for_this_machine_asks_for_yes(tmp_path, capsys):
+    argv = [*SMOKE, "--param", "steps=12", "--set", "peak_tflops=1e-9", "--out", tmp_path / "o"]
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code,
+        err,
+        r"this run trains a \d+M-parameter model for 12 steps .*: about .* years .*pass --yes to start it",
+    )
+    assert not (tmp_path / "o").exists()
+    code, err = cli([*argv, "--yes"], capsys)
+    assert code == 0, err
+
+
+def test_a_paper_recipe_on_cpu_names_its_size_steps_and_time(tmp_path, capsys):
+    argv = ["pretrain", "--recipe", "pfs-mlm", "--param", "data=synthetic", "micro_batch_size=1"]
+    code, err = cli([*argv, "--set", "device=cpu", "--out", tmp_path / "o"], capsys)
+    assert_one_line(
+        code, err, r"trains a \d+M-parameter model for 42,000 steps \(99.09B tokens\): about [\d.,]+ years"
+    )
+    assert not (tmp_path / "o").exists()
+
+
+def test_synthetic_tokens_are_said_on_stderr(tmp_path, capsys):
+    code, err = cli([*SMOKE, "--param", "steps=12", "--out", tmp_path / "o"], capsys)
+    assert code == 0
+    assert err.strip().splitlines() == [
+        "encoderlab: note: training on synthetic tokens (random documents, no text); "
+        "pass --param data=PREPARED_FOLDER to train on prepared text"
+    ]
