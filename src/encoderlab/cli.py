@@ -47,6 +47,7 @@ COMMANDS: Commands = {
     "recipes": "encoderlab.train.cli:recipes_command",
     "study": {
         "run": "encoderlab.study.cli:run_command",
+        "plan": "encoderlab.study.cli:plan_command",
         "show": "encoderlab.study.cli:show_command",
         "list": "encoderlab.study.cli:list_command",
         "report": "encoderlab.study.cli:report_command",

@@ -37,6 +37,8 @@ class HubCorpus:
     """The tokenizer `declared_tokens` counts in."""
     declared_rows: int | None = None
     """Rows the card's `dataset_info` states for this split (None: not stated)."""
+    tokens_per_doc: float | None = None
+    """Mean tokens per document (in `token_unit`), where known: what a `max_docs` cap amounts to."""
     notes: str = ""
     """Access or licence conditions, and how the paper used it."""
     card: str = ""
@@ -63,6 +65,9 @@ _FINEWEB_EDU_CARD = (
     "/work/shared/reference/hub-schemas.md section 5)"
 )
 
+_FINEWEB_EDU_TOKENS_PER_DOC = 1_000
+"""FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (the 10BT sample: ~10B tokens in ~10M rows)."""
+
 CORPORA: dict[str, HubCorpus] = {
     c.name: c
     for c in (
@@ -73,6 +78,7 @@ CORPORA: dict[str, HubCorpus] = {
             domain="general English (educational web pages)",
             declared_tokens=10e9,
             token_unit="gpt2",
+            tokens_per_doc=_FINEWEB_EDU_TOKENS_PER_DOC,
             notes="Paper 1's pretraining corpus is FineWeb-Edu; this is its 10B-token random sample.",
             card=_FINEWEB_EDU_CARD,
         ),
@@ -83,6 +89,7 @@ CORPORA: dict[str, HubCorpus] = {
             domain="general English (educational web pages)",
             declared_tokens=100e9,
             token_unit="gpt2",
+            tokens_per_doc=_FINEWEB_EDU_TOKENS_PER_DOC,
             notes="About paper 1's budget of unique tokens; prepare it sharded (--shard) on several machines.",
             card=_FINEWEB_EDU_CARD,
         ),
@@ -93,6 +100,7 @@ CORPORA: dict[str, HubCorpus] = {
             domain="general English (educational web pages)",
             declared_tokens=350e9,
             token_unit="gpt2",
+            tokens_per_doc=_FINEWEB_EDU_TOKENS_PER_DOC,
             notes=(
                 "Paper 1's 42k steps read 99B tokens, more than sample-100BT holds in Llama-3 tokens (fewer than "
                 "GPT-2's), so its gpu-scale studies read the first documents of this sample, capped."

@@ -8,7 +8,7 @@ from dataclasses import replace
 from encoderlab.errors import UserError
 from encoderlab.study.paper1 import paper1_cpt, paper1_pfs
 from encoderlab.study.paper2 import paper2_detour
-from encoderlab.study.scales import SCALES, Scale, estimate_minutes
+from encoderlab.study.scales import GPUS, SCALES, Scale
 from encoderlab.study.spec import StudySpec
 
 STUDIES: dict[str, Callable[[Scale], StudySpec]] = {
@@ -28,13 +28,30 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
     return replace(spec, **(overrides or {}))
 
 
-def list_studies() -> list[tuple[str, str, float, str, str]]:
-    """(study, scale, expected minutes, hardware, setup) for every built-in study and scale; the setup says
-    whether the scale is its paper's experiment or how it departs from it (`fidelity.setup_line`)."""
-    from encoderlab.study.fidelity import setup_line
+def estimate_minutes(spec: StudySpec, plan=None) -> float:
+    """The spec's expected minutes, or from its plan: 6 N D FLOPs per run on the scale's GPUs, +10% for
+    evaluation."""
+    if spec.expected_minutes:
+        return spec.expected_minutes
+    from encoderlab.study.plan import plan_study
 
-    return [
-        (name, scale, estimate_minutes(s := build(sc)), s.hardware, setup_line(s))
-        for name, build in STUDIES.items()
-        for scale, sc in SCALES.items()
-    ]
+    plan = plan or plan_study(spec)
+    return round(1.1 * plan.gpu_hours * 60 / GPUS, -1)
+
+
+def list_studies() -> list[tuple[str, str, float, str, float | None, str]]:
+    """(study, scale, expected minutes, hardware, most passes over a corpus, setup) for every built-in study
+    and scale; the setup says whether the scale is its paper's experiment or how it departs from it
+    (`fidelity.setup_line`)."""
+    from encoderlab.study.fidelity import setup_line
+    from encoderlab.study.plan import plan_study
+
+    rows = []
+    for name, build in STUDIES.items():
+        for scale, sc in SCALES.items():
+            spec = build(sc)
+            plan = plan_study(spec)
+            rows.append(
+                (name, scale, estimate_minutes(spec, plan), spec.hardware, plan.max_passes, setup_line(spec))
+            )
+    return rows

@@ -1,4 +1,4 @@
-"""`encoderlab study run | show | list | report`: thin wrappers over the study API.
+"""`encoderlab study run | plan | show | list | report`: thin wrappers over the study API.
 
 A study is named by a built-in name with a scale (`paper1-pfs --scale cpu`) or by a YAML file of one's
 own (`my-study.yaml`, which carries its scale; `study show` exports a built-in study as one).
@@ -77,13 +77,36 @@ def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | Non
     )
 
 
+def plan_command(
+    name: Annotated[str, tyro.conf.Positional], /, scale: str | None = None, out: Path | None = None
+) -> None:
+    """Print what a study will train and read: per run the tokens against the corpus's unique tokens, a GPU estimate.
+
+    Args:
+        name: Built-in study name, or a study YAML file.
+        scale: Scale of a built-in study (default demo).
+        out: A study folder whose prepared data gives exact token counts (default: estimates).
+    """
+    from encoderlab.study.plan import check_passes, plan_study, plan_text
+
+    plan = plan_study(study_spec(name, scale), out)
+    print(plan_text(plan))
+    check_passes(plan)  # a refused study is the last line, and a non-zero exit
+
+
 def list_command() -> None:
-    """List the built-in studies and scales with their expected run times."""
-    print(f"{'study':<16} {'scale':<10} {'expected time':>14}  {'hardware':<20} setup")
-    for study, scale, minutes, hardware, setup in list_studies():
+    """List the built-in studies and scales with their expected run times and passes over their corpus."""
+    print(f"{'study':<16} {'scale':<10} {'expected time':>14} {'passes':>7}  {'hardware':<20} setup")
+    for study, scale, minutes, hardware, passes, setup in list_studies():
         when = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.0f} h"
-        print(f"{study:<16} {scale:<10} {when:>14}  {hardware:<20} {setup}")
-    print("run one with: encoderlab study run STUDY --scale SCALE --out DIR")
+        shown = "?" if passes is None else f"{passes:.2g}"
+        print(f"{study:<16} {scale:<10} {when:>14} {shown:>7}  {hardware:<20} {setup}")
+    print(
+        "passes: the most any pretraining run reads its corpus (estimated; exact in `study plan --out DIR`)"
+    )
+    print(
+        "plan one with: encoderlab study plan STUDY --scale SCALE; run it with: encoderlab study run STUDY --scale SCALE --out DIR"
+    )
     print(
         "a scale that is NOT its paper's setup tests the claims on other data, tokenizer or tasks (docs/reproduce.md)"
     )

@@ -140,35 +140,61 @@ def _check_groups(spec: StudySpec, resolved: dict[str, RunConfig]) -> None:
             )
 
 
-def build_graph(spec: StudySpec, backend: Backend) -> Graph:
-    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
-    graph = Graph()
-    run_names = {r.name for r in spec.runs}
-    for d in spec.data:
-        cfg = {**to_dict(d), "seq_len": spec.seq_len}
-        del cfg["name"]
-        graph.add("prepare", f"prepare/{d.name}", cfg)
+@dataclass(frozen=True)
+class Pretraining:
+    """A model of the study at one pretraining seed: its run and, if trained, its resolved RunConfig."""
 
-    resolved: dict[str, RunConfig] = {}
-    by_node: dict[str, RunConfig] = {}
-    models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
-    every_seed = sorted({s for run in spec.runs for s in spec.seeds_of(run)})
-    for seed in every_seed:
+    model: str
+    """Model id (`run_id`)."""
+    run: RunSpec
+    seed: int
+    config: RunConfig | None
+    """None: a model evaluated as is."""
+    base: str | None = None
+    """Model id of the study run it continues."""
+
+
+def pretraining(spec: StudySpec) -> list[Pretraining]:
+    """Every model of the study in training order, each trained run resolved once (a continued run after
+    its base, with the base's config), and the controlled variables of each group checked."""
+    names = {r.name for r in spec.runs}
+    out: list[Pretraining] = []
+    by_id: dict[str, RunConfig] = {}
+    for seed in sorted({s for run in spec.runs for s in spec.seeds_of(run)}):
         for run in _init_order(spec):
             if seed not in spec.seeds_of(run):
                 continue
             rid = run_id(run, seed, spec)
             if run.recipe is None:
-                models[rid] = (run, None, run.init)
+                out.append(Pretraining(rid, run, seed, None))
                 continue
-            base = f"pretrain/{run_id(spec.run(run.init), seed, spec)}" if run.init in run_names else None
-            cfg = resolve_run(spec, run, seed, by_node[base] if base else None)
-            resolved.setdefault(run.name, cfg)
-            deps = [f"prepare/{run.data}", *([base] if base else [])]
-            graph.add("pretrain", f"pretrain/{rid}", pretrain_config(cfg), tuple(deps))
-            by_node[f"pretrain/{rid}"] = cfg
-            models[rid] = (run, f"pretrain/{rid}", None)
-    _check_groups(spec, resolved)
+            base = run_id(spec.run(run.init), seed, spec) if run.init in names else None
+            by_id[rid] = resolve_run(spec, run, seed, by_id[base] if base else None)
+            out.append(Pretraining(rid, run, seed, by_id[rid], base))
+    first: dict[str, RunConfig] = {}
+    for p in out:
+        if p.config is not None:
+            first.setdefault(p.run.name, p.config)
+    _check_groups(spec, first)
+    return out
+
+
+def build_graph(spec: StudySpec, backend: Backend) -> Graph:
+    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
+    graph = Graph()
+    for d in spec.data:
+        cfg = {**to_dict(d), "seq_len": spec.seq_len}
+        del cfg["name"]
+        graph.add("prepare", f"prepare/{d.name}", cfg)
+
+    models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
+    for p in pretraining(spec):
+        if p.config is None:
+            models[p.model] = (p.run, None, p.run.init)
+            continue
+        deps = [f"prepare/{p.run.data}", *([f"pretrain/{p.base}"] if p.base else [])]
+        graph.add("pretrain", f"pretrain/{p.model}", pretrain_config(p.config), tuple(deps))
+        models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
     own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
     families = {**backend.suite_tasks(spec.eval.suite), **own}

@@ -66,7 +66,7 @@ def run_prepare(ctx: NodeContext) -> dict:
         progress=False,
     )
     meta = read_meta(out)
-    return {"data": "data", "meta": {k: meta[k] for k in ("counts",) if k in meta}}
+    return {"data": "data", "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
 
 
 # --------------------------------------------------------------------------- pretrain
@@ -91,6 +91,12 @@ def run_pretrain(ctx: NodeContext) -> dict:
     model = run.model
     if init is not None:
         model = dataclasses.replace(model, init=str(init.path / "run" / "final"))
+    if ctx.spec.max_passes is not None:  # now the tokens are counted, not estimated
+        from encoderlab.data.prepare import read_meta
+        from encoderlab.study.plan import check_run
+
+        model, dataset = ctx.node.name.split("/", 1)[1], data.node.name.split("/", 1)[1]
+        check_run(ctx.spec, model, dataset, run, read_meta(data.path / data.result["data"]))
     out = ctx.out_dir / "run"
     run = dataclasses.replace(
         run,

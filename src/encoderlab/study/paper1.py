@@ -17,17 +17,20 @@ from __future__ import annotations
 
 import math
 
+from encoderlab.data.corpora import CORPORA
 from encoderlab.study.scales import Scale, common, eval_spec, steps_at
 from encoderlab.study.spec import ClaimSpec, DataSpec, RunSpec, StudySpec
 
 PAPER1_TOKENIZER = "EuroBERT/EuroBERT-210m"
 """Paper 1's tokenizer: EuroBERT's, the Llama-3 vocabulary (128,256 ids, mask `<|mask|>` = 128002)."""
+PAPER1_VOCAB = 128_256
+"""Its size, which `study plan`'s estimates assume before the tokenizer is read."""
 PAPER1_CORPUS = "fineweb-edu-350bt"
 """Paper 1's data: FineWeb-Edu (the named hub corpus of `data/corpora.py`)."""
 PAPER1_TOKENS_PER_STEP = 1152 * 2048
 """The recipes' batch: 1,152 rows of 2,048 tokens (papers.md 1.3)."""
-GPT2_TOKENS_PER_DOC = 1_000
-"""FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (the 10BT sample: ~10B tokens in ~10M rows)."""
+GPT2_TOKENS_PER_DOC = CORPORA[PAPER1_CORPUS].tokens_per_doc
+"""FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (`data.corpora`)."""
 LLAMA3_PER_GPT2 = 0.85
 """Llama-3's tokenizer spends fewer tokens than GPT-2's on English web text; 0.85 assumed, not measured."""
 MARGIN = 1.2
@@ -46,7 +49,11 @@ def main_data(scale: Scale, steps: int) -> DataSpec:
     steps, the longest chain of runs on it), else an offline corpus with a BPE trained on it."""
     if scale.paper_setup:
         return DataSpec(
-            name="main", corpus=(PAPER1_CORPUS,), tokenizer=PAPER1_TOKENIZER, max_docs=fineweb_docs(steps)
+            name="main",
+            corpus=(PAPER1_CORPUS,),
+            tokenizer=PAPER1_TOKENIZER,
+            vocab_size=PAPER1_VOCAB,
+            max_docs=fineweb_docs(steps),
         )
     return DataSpec(
         name="main",

@@ -172,6 +172,7 @@ def _compute_rows(data: StudyData, compute: dict) -> tuple[list[list[str]], list
             data.label(r["run"]),
             _num(r["tokens"]),
             str(r.get("budget") and _num(r["budget"])),
+            "?" if r.get("passes") is None else f"{r['passes']:.3g}",
             _num(r["flops"]),
             f"{r['wall_s']:.1f}",
             r["note"],
@@ -206,6 +207,17 @@ def _claims_note(claims: list[ClaimResult]) -> str:
     )
 
 
+def _corpora_note(compute: dict) -> str:
+    parts = [
+        f"{name}: {_num(c['unique_tokens'])} unique tokens ({c['how']})"
+        for name, c in compute["corpora"].items()
+    ]
+    return (
+        "Passes over the corpus: the tokens of the data stream a run reads up to, over the unique tokens of its "
+        "dataset's train split (above 1, the run sees text again). " + "; ".join(parts) + "."
+    )
+
+
 def _sections(
     data: StudyData, table: ResultsTable, claims: list[ClaimResult], compute: dict, figures: list[dict]
 ) -> list[tuple]:
@@ -234,8 +246,9 @@ def _sections(
         (
             "Compute per pretraining run",
             "table",
-            (["run", "tokens seen", "token budget", "FLOPs", "wall s", "note"], by_run),
+            (["run", "tokens seen", "token budget", "passes over corpus", "FLOPs", "wall s", "note"], by_run),
         ),
+        ("", "text", _corpora_note(compute)),
         (
             "",
             "text",
@@ -308,10 +321,18 @@ def _compute_summary(data: StudyData, study_dir: Path) -> dict:
             }
         )
     methods = sorted({r["flops_method"] for r in records if r.get("flops_method")})
+    from encoderlab.study.plan import plan_study
+
+    plan = plan_study(data.spec, study_dir)
+    passes = {p.model: p.passes for p in plan.runs}
+    for run in runs:
+        run["passes"] = passes.get(run["run"])
+    corpora = {name: {"unique_tokens": c.unique_tokens, "how": c.how} for name, c in plan.corpora.items()}
     return {
         "by_kind": by_kind,
         "total": total,
         "runs": runs,
+        "corpora": corpora,
         "flops_method": "; ".join(methods) or "not recorded",
     }
 

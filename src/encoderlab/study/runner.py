@@ -335,6 +335,10 @@ def run_study(
     with folder_lock(study_dir / LOCK, f"study {spec.name}"):
         _check_same_study(study_dir, spec)
         graph = build_graph(spec, backend)  # resolves configs and checks controlled variables first
+        if spec.max_passes is not None:  # a corpus the runs would repeat is refused before anything runs
+            from encoderlab.study.plan import check_passes, plan_study
+
+            check_passes(plan_study(spec, study_dir))
         ensure_assets(backend.required_assets(spec), fetch=fetch)
         write_json_atomic(study_dir / "study.json", to_dict(spec))
         write_json_atomic(

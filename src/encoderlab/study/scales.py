@@ -3,8 +3,9 @@
 A `Scale` says how big a built-in study is: model size, training length, batch, the evaluation grid
 and the hardware its expected time refers to. `demo` and `cpu` are sized from measured costs on 2 CPU
 cores (docs/studies.md); the `gpu-*` scales pass the recipes' paper defaults through untouched
-(steps, batch and sequence length None), so their runs are the papers' own settings. The GPU
-estimates (`gpu_minutes`, `estimate_minutes`) count 6 N D FLOPs at 40% MFU on 8 H100-class GPUs.
+(steps, batch and sequence length None), so their runs are the papers' own settings, on the papers'
+corpora and tokenizer, evaluated on paper 1's 12 datasets (`paper` suite), and they refuse a corpus
+that a run would repeat (`max_passes`). GPU estimates (`plan.py`) count 6 N D FLOPs at 40% MFU.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from encoderlab.study.spec import EvalSpec, StudySpec
+from encoderlab.study.spec import EvalSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +62,8 @@ class Scale:
     paper_setup: bool = False
     """Paper 1's data, tokenizer and tasks (FineWeb-Edu through EuroBERT's tokenizer, the `paper` suite, from
     the hub or its mirrors); False: offline corpora, a BPE trained on them and the pocket suite."""
+    max_passes: float | None = None
+    """Refuse a pretraining run that would read its corpus more often (None: allowed, shown by `study plan`)."""
     real_models: bool = False
     """Continue full-size real checkpoints: SmolLM2-135M against MiniLM in paper1-cpt, ModernBERT-base
     or -large (from the hub) on biomed and code in paper2-detour. Hours per run on CPU, so GPU scales only."""
@@ -69,6 +72,7 @@ class Scale:
 
 
 _PAPER_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
+
 
 _DEMO_TASKS = ("tweets", "wnut16")
 """The demo's subset of the pocket suite: the fastest SC and TC tasks. QA (squad, scored on SQuAD
@@ -139,7 +143,7 @@ SCALES: dict[str, Scale] = {
             seq_len=None,
             micro_batch=None,
             grad_accum=None,
-            vocab_size=32768,
+            vocab_size=128_256,
             max_docs=None,
             lrs=_PAPER_LRS,
             seeds=(0, 1, 2, 3, 4),
@@ -148,6 +152,7 @@ SCALES: dict[str, Scale] = {
             cka_texts=500,
             full=True,
             paper_setup=True,
+            max_passes=1.0,
             real_models=True,
             hardware="8 GPUs (H100 class)",
         )
@@ -173,6 +178,7 @@ def common(scale: Scale) -> dict:
         steps=scale.steps,
         hardware=scale.hardware,
         run_overrides=scale.run_overrides,
+        max_passes=scale.max_passes,
     )
 
 
@@ -189,23 +195,16 @@ def eval_spec(scale: Scale, suite: str) -> EvalSpec:
     )
 
 
-_PAPER1_TOKENS_PER_STEP = 2_359_296
-"""Paper 1's tokens per step (papers.md 1.3): 42k steps ~ 99B tokens."""
-_GPU_FLOPS = 8 * 989e12 * 0.4
-"""8 H100s at 40% of their dense bf16 peak."""
+GPUS = 8
+"""GPUs of the gpu scales' expected times."""
+GPU_FLOPS = 989e12 * 0.4
+"""One H100 at 40% of its dense bf16 peak (FLOP/s)."""
 
-
-def gpu_minutes(training_flops: float) -> float:
-    """Minutes of 8 GPUs for `training_flops`, plus 10% for evaluation."""
-    return round(1.1 * training_flops / _GPU_FLOPS / 60, -1)
-
-
-def estimate_minutes(spec: StudySpec) -> float:
-    """The spec's expected minutes, or for paper 1's gpu scales an estimate of 6 N D FLOPs per run."""
-    if spec.expected_minutes:
-        return spec.expected_minutes
-    from encoderlab.model.config import ModelConfig
-
-    params = ModelConfig.from_size(spec.size or "210m", vocab_size=128_256).num_params()  # Llama-3 vocabulary
-    steps = sum(run.steps or 42_000 for run in spec.runs if run.recipe is not None)
-    return gpu_minutes(6 * params * steps * _PAPER1_TOKENS_PER_STEP)
+START_MODEL_PARAMS: dict[str, float] = {
+    "minilm": 22.7e6,
+    "smollm2-135m": 134.5e6,
+    "answerdotai/ModernBERT-base": 149e6,
+    "answerdotai/ModernBERT-large": 395e6,
+}
+"""Parameters of the start models the built-in studies continue, for GPU-hour estimates (the model
+cards' counts)."""

@@ -43,7 +43,8 @@ class DataSpec:
     tokenizer: str = "train"
     """'train' trains a BPE tokenizer on the corpus; otherwise an asset, model folder or tokenizer path."""
     vocab_size: int = 8192
-    """Vocabulary of a trained tokenizer (ignored for an existing one)."""
+    """Vocabulary of a trained tokenizer; for an existing one, its size, which the plan's estimates
+    assume (the tokenizer's own size is what training uses)."""
     max_docs: int | None = None
     """Use at most this many documents (the first ones in a seeded order); None uses all."""
     seed: int = 0
@@ -220,6 +221,9 @@ class StudySpec:
     paper: str = ""
     """The paper whose claims the study checks (`paper1`); `study list` and the report state every way the
     study departs from that paper's data, tokenizer, tasks, model and protocol (`study/fidelity.py`)."""
+    max_passes: float | None = None
+    """Refuse the study when a pretraining run would read its corpus more often than this (the gpu
+    scales: 1, as paper 1 never repeats); None allows any number, which `study plan` shows."""
 
     def __post_init__(self) -> None:
         from encoderlab.config import check_values
@@ -270,6 +274,10 @@ class StudySpec:
     def run(self, name: str) -> RunSpec:
         """The run called `name`."""
         return next(r for r in self.runs if r.name == name)
+
+    def dataset(self, name: str) -> DataSpec:
+        """The dataset called `name`."""
+        return next(d for d in self.data if d.name == name)
 
     def seeds_of(self, run: RunSpec) -> tuple[int, ...]:
         """The pretraining seeds `run` is trained at (a model evaluated as is: the study's first)."""

@@ -1,0 +1,295 @@
+"""The study guard: before anything runs, what each pretraining run reads and costs.
+
+`plan_study(spec)` resolves every pretraining run (`graph.pretraining`) and states, per run: its
+dataset and tokenizer, the tokens it trains on against the unique tokens its corpus holds (passes over
+the corpus), its parameters and a GPU-hour estimate; and for the study, the evaluation suite. Paper 1
+never repeats its corpus (100B unique FineWeb-Edu tokens), so a scale that claims to reproduce it must
+not quietly read a small corpus thousands of times: a spec with `max_passes` (the gpu scales: 1) is
+refused, in one line naming the fix, when a run would read its corpus more often.
+
+Unique tokens come from the best source available, and the plan says which:
+- **counted**: the prepared data of the study folder (`meta.json`'s `unique_tokens` of the train split);
+- **estimated**, before preparation: a named hub corpus's declared size (`data.corpora`: the dataset
+  card's count, in the card's tokenizer, e.g. GPT-2's for FineWeb-Edu), or a fetched asset's or a local
+  file's characters / `CHARS_PER_TOKEN`, capped by `max_docs`, less the validation split;
+- **unknown**: an asset not fetched yet, or a hub dataset without a declared size.
+A run that continues another on the same data reads the stream after its base's last row, so its
+passes count the stream position it reaches, not its own tokens alone.
+
+GPU-hours are 6 x parameters x tokens at 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`),
+for pretraining; evaluation adds about 10%. Parameters are the model size's (with the dataset's
+vocabulary) for runs from scratch, their base's for continued runs, and a table of known start
+models (`scales.START_MODEL_PARAMS`) otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import pretraining
+from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
+from encoderlab.study.spec import DataSpec, StudySpec
+
+CHARS_PER_TOKEN = 4.0
+"""Characters per token assumed by estimates (English BPE; a study's 8k-vocabulary BPE on general-en
+measured about 4.2)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CorpusSize:
+    """How many unique tokens a dataset of the study holds, and how that is known."""
+
+    dataset: str
+    """The `DataSpec` name."""
+    unique_tokens: float | None
+    """Unique tokens of its train split (None: unknown)."""
+    counted: bool
+    """True when counted in prepared data; False for an estimate (or unknown)."""
+    how: str
+    """Where the number comes from, in words."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunPlan:
+    """One pretraining run (at one pretraining seed)."""
+
+    model: str
+    """Model id."""
+    dataset: str
+    """The dataset it reads."""
+    tokens: int
+    """Tokens it trains on."""
+    reaches: int
+    """Tokens into the data stream it reads up to (more than `tokens` for a run continuing its base's stream)."""
+    passes: float | None
+    """`reaches` / the dataset's unique tokens (None: unknown)."""
+    params: float | None
+    """Parameters of the model trained (None: unknown)."""
+    gpu_hours: float | None
+    """6 N D at 40% of an H100's peak (None: parameters unknown)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class StudyPlan:
+    """What a study will train and read, before it runs."""
+
+    spec: StudySpec
+    corpora: dict[str, CorpusSize]
+    runs: list[RunPlan]
+
+    @property
+    def gpu_hours(self) -> float:
+        """Pretraining GPU-hours of the runs whose parameters are known."""
+        return sum(r.gpu_hours or 0.0 for r in self.runs)
+
+    @property
+    def max_passes(self) -> float | None:
+        """The most passes any run makes over its corpus (None: none known)."""
+        known = [r.passes for r in self.runs if r.passes is not None]
+        return max(known) if known else None
+
+    def refusal(self) -> str | None:
+        """Why the spec's `max_passes` refuses this study (one line naming the fix), or None."""
+        limit = self.spec.max_passes
+        over = [
+            r for r in self.runs if limit is not None and r.passes is not None and r.passes > limit + 1e-9
+        ]
+        if not over:
+            return None
+        r = max(over, key=lambda r: r.passes)
+        c = self.corpora[r.dataset]
+        what = "counted" if c.counted else "estimated"
+        return (
+            f"run {r.model} would read dataset {r.dataset} {r.passes:,.2f} times ({_n(r.reaches)} tokens of "
+            f"{_n(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {limit:g} pass(es): give it a "
+            "corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in a "
+            f"study file (encoderlab study show {self.spec.name} --scale {self.spec.scale} > my.yaml)"
+        )
+
+
+def _n(x: float | None) -> str:
+    if x is None:
+        return "?"
+    for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(x) >= size:
+            return f"{x / size:.3g}{unit}"
+    return f"{x:.0f}"
+
+
+def plan_study(spec: StudySpec, study_dir: Path | None = None) -> StudyPlan:
+    """The plan of `spec` (counts from `study_dir`'s prepared data where it has them)."""
+    corpora = {d.name: corpus_size(d, _prepared(d, study_dir)) for d in spec.data}
+    runs, params_of = [], {}
+    for p in pretraining(spec):
+        if p.config is None:
+            continue
+        params = params_of.get(p.base) if p.base else _params(p.config, spec.dataset(p.run.data))
+        params_of[p.model] = params
+        runs.append(_run_plan(p.model, p.run.data, p.config, corpora[p.run.data].unique_tokens, params))
+    return StudyPlan(spec=spec, corpora=corpora, runs=runs)
+
+
+def _run_plan(model: str, dataset: str, cfg, unique: float | None, params: float | None) -> RunPlan:
+    per_step = cfg.layout.tokens_per_step
+    tokens = cfg.steps * per_step
+    reaches = (cfg.data.step_offset + cfg.steps) * per_step
+    return RunPlan(
+        model=model,
+        dataset=dataset,
+        tokens=tokens,
+        reaches=reaches,
+        passes=reaches / unique if unique else None,
+        params=params,
+        gpu_hours=6 * params * tokens / GPU_FLOPS / 3600 if params else None,
+    )
+
+
+def check_run(spec: StudySpec, model: str, dataset: str, cfg, meta: dict) -> None:
+    """Refuse one pretraining run, about to train, whose counted passes exceed the spec's `max_passes`
+    (the study's start can only estimate a corpus that was not prepared yet)."""
+    corpus = corpus_size(spec.dataset(dataset), meta)
+    check_passes(
+        StudyPlan(
+            spec=spec,
+            corpora={dataset: corpus},
+            runs=[_run_plan(model, dataset, cfg, corpus.unique_tokens, None)],
+        )
+    )
+
+
+def _params(cfg, data: DataSpec) -> float | None:
+    if cfg.model.init:
+        return START_MODEL_PARAMS.get(cfg.model.init)
+    from encoderlab.model.config import ModelConfig
+
+    return float(ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size).num_params())
+
+
+def _prepared(data: DataSpec, study_dir: Path | None) -> dict | None:
+    """meta.json of the dataset's prepared folder in `study_dir`, if its prepare node finished."""
+    if study_dir is None:
+        return None
+    from encoderlab.study.graph import Node
+    from encoderlab.study.runner import node_dir, read_marker
+
+    graph_file = Path(study_dir) / "graph.json"
+    if not graph_file.exists():
+        return None
+    for g in json.loads(graph_file.read_text()):
+        if g["name"] == f"prepare/{data.name}":
+            node = Node(
+                kind=g["kind"], name=g["name"], config=g["config"], deps=tuple(g["deps"]), key=g["key"]
+            )
+            marker = read_marker(Path(study_dir), node)
+            meta = node_dir(Path(study_dir), node) / "data" / "meta.json"
+            if marker is not None and meta.is_file():
+                return json.loads(meta.read_text())
+    return None
+
+
+def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
+    """The unique tokens of a dataset: counted from prepared data's `meta`, else estimated from its sources."""
+    if meta is not None:
+        unique = (meta.get("unique_tokens") or {}).get("train") or meta["splits"]["train"]["tokens"]
+        return CorpusSize(
+            dataset=data.name, unique_tokens=unique, counted=True, how="counted in the prepared data"
+        )
+    parts = [_source_estimate(c, data.max_docs) for c in data.corpus]
+    unknown = [how for tokens, how in parts if tokens is None]
+    if unknown:
+        return CorpusSize(dataset=data.name, unique_tokens=None, counted=False, how="; ".join(unknown))
+    from encoderlab.data.prepare import PrepareConfig
+
+    kept = 1.0 - PrepareConfig.__dataclass_fields__["val_fraction"].default
+    total = sum(tokens for tokens, _ in parts) * kept
+    how = "estimated from " + "; ".join(how for _, how in parts) + ", less the validation split"
+    return CorpusSize(dataset=data.name, unique_tokens=total, counted=False, how=how)
+
+
+def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, str]:
+    """(estimated tokens, how) of one corpus entry; tokens None when it cannot be estimated."""
+    from encoderlab.data.assets import ASSETS
+    from encoderlab.data.assets.cache import read_manifest
+    from encoderlab.data.corpora import CORPORA
+
+    if source in CORPORA:
+        c = CORPORA[source]
+        if c.declared_tokens is None:
+            return None, f"{source}: its card states no token count (prepare it to count)"
+        how = f"{source}: the card's {_n(c.declared_tokens)} {c.token_unit} tokens"
+        if max_docs is None:
+            return c.declared_tokens, how
+        if c.tokens_per_doc is None:
+            return None, f"{how}, capped at {max_docs:,} documents of unstated size (prepare it to count)"
+        capped = min(c.declared_tokens, max_docs * c.tokens_per_doc)
+        return capped, f"{how}, capped at {max_docs:,} documents of ~{c.tokens_per_doc:,.0f} tokens each"
+    if source in ASSETS:
+        manifest = read_manifest(source)
+        if manifest is None:
+            return None, f"{source}: not fetched (encoderlab assets fetch {source})"
+        share = min(1.0, max_docs / manifest["documents"]) if max_docs and manifest.get("documents") else 1.0
+        chars = manifest["chars"] * share
+        capped = f", first {max_docs:,} documents" if share < 1 else ""
+        return chars / CHARS_PER_TOKEN, f"{source}: {_n(chars)} characters / {CHARS_PER_TOKEN:g}{capped}"
+    path = Path(source)
+    files = (
+        [path]
+        if path.is_file()
+        else sorted(p for p in path.rglob("*") if p.is_file())
+        if path.is_dir()
+        else []
+    )
+    if not files:
+        return None, f"{source}: no asset, named hub corpus or local file (prepare it to count)"
+    size = sum(f.stat().st_size for f in files)
+    return size / CHARS_PER_TOKEN, f"{source}: {_n(size)} bytes / {CHARS_PER_TOKEN:g}"
+
+
+def plan_text(plan: StudyPlan) -> str:
+    """The plan as `encoderlab study plan` prints it."""
+    spec, ev = plan.spec, plan.spec.eval
+    tasks = ", ".join(ev.tasks) if ev.tasks else "all its tasks"
+    own = f" and task files {', '.join(ev.task_files)}" if ev.task_files else ""
+    lines = [
+        f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
+        f"evaluation: suite {ev.suite} ({tasks}){own}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
+        f"{len(ev.seeds)} fine-tuning seeds",
+    ]
+    for d in spec.data:
+        c = plan.corpora[d.name]
+        tok = "trained on the corpus" if d.tokenizer == "train" else d.tokenizer
+        lines.append(
+            f"dataset {d.name}: {' + '.join(d.corpus)}; tokenizer {tok} ({d.vocab_size:,} ids); "
+            f"{_n(c.unique_tokens)} unique tokens ({c.how})"
+        )
+    width = max([len(r.model) for r in plan.runs] + [3])
+    lines.append(f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}")
+    for r in plan.runs:
+        passes = "?" if r.passes is None else f"{r.passes:.3g}"
+        hours = (
+            "?"
+            if r.gpu_hours is None
+            else f"{r.gpu_hours:,.0f}"
+            if r.gpu_hours >= 10
+            else f"{r.gpu_hours:.2g}"
+        )
+        lines.append(
+            f"{r.model:<{width}}  {r.dataset:<10} {_n(r.tokens):>8} {passes:>8} {_n(r.params):>8} {hours:>9}"
+        )
+    lines.append(
+        f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak; evaluation adds "
+        f"~10%){'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
+    )
+    limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
+    lines.append(f"passes over a corpus allowed: {limit}")
+    return "\n".join(lines)
+
+
+def check_passes(plan: StudyPlan) -> None:
+    """Refuse the study when its `max_passes` is exceeded (one line naming the fix)."""
+    why = plan.refusal()
+    if why:
+        raise UserError(why)

@@ -1,0 +1,98 @@
+"""The study guard: tokens trained against unique tokens, per run, before anything runs."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from fake_study import backend, small_spec, tiny_corpus
+
+import encoderlab.study.plan as plan_module
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+from encoderlab.study.catalog import get_study
+from encoderlab.study.graph import build_graph
+from encoderlab.study.nodes import real_backend
+from encoderlab.study.plan import corpus_size, plan_study
+from encoderlab.study.runner import node_dir, run_study
+from encoderlab.study.spec import DataSpec
+
+
+def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer_and_tasks(capsys):
+    main(["study", "plan", "paper1-pfs", "--scale", "gpu-210m"])
+    out = capsys.readouterr().out
+    assert "suite paper" in out and "fineweb-edu-350bt" in out
+    assert (
+        "tokenizer EuroBERT/EuroBERT-210m (128,256 ids)" in out and "passes over a corpus allowed: 1" in out
+    )
+    plan = plan_study(get_study("paper1-pfs", "gpu-210m"))
+    assert len(plan.runs) == 8 and all(r.tokens == 42_000 * 2_359_296 for r in plan.runs)
+    docs = plan.spec.data[0].max_docs  # as many FineWeb-Edu documents as the runs read, with a margin
+    assert all(r.passes == pytest.approx(r.tokens / (docs * 1_000 * 0.99)) for r in plan.runs)
+    assert all(r.passes < 1 for r in plan.runs)  # no repeat
+    assert plan.refusal() is None and not plan.corpora["main"].counted
+    assert all(
+        r.gpu_hours == pytest.approx(6 * r.params * r.tokens / (989e12 * 0.4) / 3600) for r in plan.runs
+    )
+    assert "GPU-hours" in out
+
+
+def test_a_gpu_study_on_a_small_corpus_is_refused_in_one_line_before_anything_runs(tmp_path):
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    spec = get_study("paper1-pfs", "gpu-210m")
+    spec = replace(spec, data=(replace(spec.data[0], corpus=(str(corpus),)),))
+    why = plan_study(spec).refusal()
+    assert why is not None and "\n" not in why
+    assert why.startswith("run mlm20 would read dataset main ") and "estimated" in why
+    assert "give it a corpus with more unique tokens" in why and "max_passes: null in a study file" in why
+    with pytest.raises(UserError, match="^run mlm20 would read dataset main"):
+        run_study(spec, tmp_path / "out", real_backend(), progress=False)
+    assert not (tmp_path / "out" / "nodes").exists()
+    assert plan_study(replace(spec, max_passes=None)).refusal() is None  # the override that allows repeats
+
+
+def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 50)
+    local = corpus_size(DataSpec(name="d", corpus=(str(corpus),)))
+    size = corpus.stat().st_size
+    assert local.unique_tokens == pytest.approx(size / 4 * 0.99) and not local.counted
+    hub = corpus_size(DataSpec(name="h", corpus=("fineweb-edu-10bt",)))
+    assert hub.unique_tokens == pytest.approx(10e9 * 0.99) and "the card's 10B gpt2 tokens" in hub.how
+    unknown = corpus_size(DataSpec(name="u", corpus=("hf:someone/something",)))
+    assert unknown.unique_tokens is None
+    # a finished prepare node: its meta.json's unique tokens, counted
+    run_study(small_spec(), tmp_path / "s", backend(), progress=False)
+    graph = build_graph(small_spec(), backend())
+    folder = node_dir(tmp_path / "s", graph.nodes["prepare/main"]) / "data"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({"unique_tokens": {"train": 51_200}}))
+    plan = plan_study(small_spec(), tmp_path / "s")
+    assert plan.corpora["main"].counted and plan.corpora["main"].unique_tokens == 51_200
+    assert {r.passes for r in plan.runs} == {100 * 4 * 64 / 51_200}  # 100 steps x 4 rows x 64 tokens
+    md = (tmp_path / "s" / "report" / "report.md").read_text()
+    assert "| run | tokens seen | token budget | passes over corpus |" in md
+
+
+@pytest.mark.slow
+def test_a_run_is_refused_when_its_counted_corpus_is_smaller_than_estimated(tmp_path, monkeypatch):
+    """The start can only estimate an unprepared corpus; the pretraining node counts it and refuses."""
+    monkeypatch.setattr(plan_module, "CHARS_PER_TOKEN", 1e-6)  # estimates far too large: the start passes
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    spec = small_spec(
+        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
+        steps=6,
+        seq_len=32,
+        micro_batch=2,
+        grad_accum=2,
+        cka=(),
+        max_passes=0.01,
+        run_overrides={"precision": "fp32"},
+    )
+    real = real_backend()
+    real.suite_tasks, real.task_signature = backend().suite_tasks, backend().task_signature
+    real.required_assets = lambda spec: []
+    with pytest.raises(
+        UserError, match=r"^run mlm40 would read dataset main .*counted\); study fake-pfs allows 0.01"
+    ):
+        run_study(spec, tmp_path / "out", real, progress=False)
