@@ -36,7 +36,7 @@ def test_gpu_scales_are_paper1s_experiment_and_say_so():
     from encoderlab.study.fidelity import departures, setup_text
     from encoderlab.study.paper1 import PAPER1_CORPUS, PAPER1_TOKENIZER
 
-    lines = {(study, scale): setup for study, scale, _, _, setup in list_studies()}
+    lines = {(study, scale): setup for study, scale, _, _, _, setup in list_studies()}
     for study in ("paper1-pfs", "paper1-cpt"):
         for scale in PAPER_SCALES:
             spec = get_study(study, scale)
@@ -52,7 +52,7 @@ def test_demo_and_cpu_scales_say_loudly_that_they_are_not_the_paper():
     from encoderlab.study.catalog import list_studies
     from encoderlab.study.fidelity import departures, setup_text
 
-    lines = {(study, scale): setup for study, scale, _, _, setup in list_studies()}
+    lines = {(study, scale): setup for study, scale, _, _, _, setup in list_studies()}
     for study in ("paper1-pfs", "paper1-cpt"):
         for scale in ("demo", "cpu"):
             spec = get_study(study, scale)
