@@ -25,6 +25,8 @@ SLEEP = float(os.environ.get("FAKE_STUDY_SLEEP", "0"))
 
 TASKS = {"sst": "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}
 BASE = {"pfs-mlm": 70.0, "pfs-clm": 60.0, "pfs-clm-mlm": 72.0}
+DEGENERATE: set[tuple[str, str]] = set()
+"""(model id, task) whose fine-tuned runs predict one class everywhere (empty: none)."""
 PRETRAIN_EFFECT: dict[tuple[str, int], float] = {}
 """(run name, pretraining seed) -> a shift of every score of that checkpoint: pretraining noise, which
 a test sets to study claims over pretraining seeds (empty: none)."""
@@ -155,6 +157,9 @@ def record(cfg: dict, val: float, test: float) -> dict:
         test={"test": {"accuracy": test}},
         val_score=val,
         test_score=test,
+        degenerate={"test": "predicts class 'neg' for all 40 examples"}
+        if (cfg["model"], cfg["task"]) in DEGENERATE
+        else {},
     )
     return to_dict(rec)
 

@@ -189,3 +189,16 @@ def test_results_columns_never_repeat_one_another(study, tmp_path):
     run_study(spec, tmp_path, backend(), progress=False)
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| model | TC: ner |" in md.splitlines()
+
+
+def test_degenerate_predictions_are_flagged_in_the_report(tmp_path, monkeypatch):
+    import fake_study
+
+    monkeypatch.setattr(fake_study, "DEGENERATE", {("clm", "sst")})
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "## Degenerate predictions" in md
+    assert (
+        "- CLM on sst: 3 of 3 fine-tuning seeds at LR 0.0001; predicts class 'neg' for all 40 examples" in md
+    )
+    assert "MLM-40 on sst" not in md

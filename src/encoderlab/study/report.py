@@ -207,6 +207,25 @@ def _claims_note(claims: list[ClaimResult]) -> str:
     )
 
 
+def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
+    """A warning for every final model and task whose runs at the chosen LR predicted one output for
+    everything (evaluation's `degenerate` flag): such a score measures the label prior, not the model."""
+    flagged = [
+        f"{data.label(m)} on {task}: {d.runs} of {d.of} fine-tuning seeds at LR {s.best_lr:g}; {d.why}"
+        for m in table.models
+        for task, s in table.per_task[m].items()
+        if (d := s.degenerate)
+    ]
+    if not flagged:
+        return []
+    note = (
+        "These runs predicted one output for every test example (their test predictions are saved in each eval "
+        "node's folder, `predictions/`): their score is the label prior's, not a sign that the model learned the "
+        "task."
+    )
+    return [("Degenerate predictions", "list", flagged), ("", "text", note)]
+
+
 def _corpora_note(compute: dict) -> str:
     parts = [
         f"{name}: {_num(c['unique_tokens'])} unique tokens ({c['how']})"
@@ -257,6 +276,7 @@ def _sections(
         ),
         ("Results", "table", (["model", *headers], result_rows)),
         ("", "text", _RESULTS_NOTE),
+        *_degenerate(data, table),
         *(over_runs if run_rows else []),
         ("Claims of the papers at this scale", "list", [f"**{c.claim.text}.** {c.sentence}" for c in claims]),
         ("", "text", _claims_note(claims)),
