@@ -196,43 +196,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         graph.add("pretrain", f"pretrain/{p.model}", pretrain_config(p.config), tuple(deps))
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
-    own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
-    families = {**backend.suite_tasks(spec.eval.suite), **own}
-    unknown = sorted(set(spec.eval.tasks) - set(families))
-    if unknown:
-        raise UserError(
-            f"study {spec.name} names task(s) {', '.join(unknown)} not in suite '{spec.eval.suite}'; valid: {', '.join(families)}"
-        )
-    evals = []
-    signatures = {t: backend.task_signature(t, spec.eval.max_steps) for t in families}
-    for rid, (run, node, source) in models.items():
-        if not run.evaluate:
-            continue
-        final_tasks = run.tasks or spec.eval.tasks or tuple(families)
-        for step in (None, *run.eval_steps):
-            at_checkpoint = step is not None
-            lrs = spec.eval.checkpoint_lrs if at_checkpoint and spec.eval.checkpoint_lrs else spec.eval.lrs
-            tasks = (
-                spec.eval.checkpoint_tasks if at_checkpoint and spec.eval.checkpoint_tasks else final_tasks
-            )
-            for task in tasks:
-                for lr in lrs:
-                    for seed in spec.eval.seeds:
-                        cfg = {
-                            "model": rid,
-                            "source": source,
-                            "step": step,
-                            "suite": spec.eval.suite,
-                            "task": task,
-                            "task_signature": signatures.get(task, "?"),
-                            "family": families.get(task, "?"),
-                            "lr": lr,
-                            "seed": seed,
-                            "max_steps": spec.eval.max_steps,
-                        } | ({"task_files": list(spec.eval.task_files)} if task in own else {})
-                        at = "" if step is None else f"@{step}"
-                        name = f"eval/{rid}{at}/{task}/lr{lr:g}/s{seed}"
-                        evals.append(graph.add("eval", name, cfg, (node,) if node else ()).name)
+    evals = _add_evals(graph, spec, backend, models)
 
     analyses = []
     for c in spec.cka:
@@ -244,6 +208,48 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
     graph.add("report", "report", {"study": spec.name, "scale": spec.scale}, (*pretrains, *evals, *analyses))
     return graph
+
+
+def _add_evals(
+    graph: Graph, spec: StudySpec, backend: Backend, models: dict[str, tuple[RunSpec, str | None, str | None]]
+) -> list[str]:
+    """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names."""
+    own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
+    families = {**backend.suite_tasks(spec.eval.suite), **own}
+    unknown = sorted(set(spec.eval.tasks) - set(families))
+    if unknown:
+        raise UserError(
+            f"study {spec.name} names task(s) {', '.join(unknown)} not in suite '{spec.eval.suite}'; valid: {', '.join(families)}"
+        )
+    ev, evals = spec.eval, []
+    signatures = {t: backend.task_signature(t, ev.max_steps) for t in families}
+    for rid, (run, node, source) in models.items():
+        if not run.evaluate:
+            continue
+        for step in (None, *run.eval_steps):
+            early = step is not None
+            lrs = ev.checkpoint_lrs if early and ev.checkpoint_lrs else ev.lrs
+            tasks = (
+                ev.checkpoint_tasks
+                if early and ev.checkpoint_tasks
+                else run.tasks or ev.tasks or tuple(families)
+            )
+            for task, lr, seed in ((t, lr, sd) for t in tasks for lr in lrs for sd in ev.seeds):
+                cfg = {
+                    "model": rid,
+                    "source": source,
+                    "step": step,
+                    "suite": ev.suite,
+                    "task": task,
+                    "task_signature": signatures.get(task, "?"),
+                    "family": families.get(task, "?"),
+                    "lr": lr,
+                    "seed": seed,
+                    "max_steps": ev.max_steps,
+                } | ({"task_files": list(ev.task_files)} if task in own else {})
+                name = f"eval/{rid}{'' if step is None else f'@{step}'}/{task}/lr{lr:g}/s{seed}"
+                evals.append(graph.add("eval", name, cfg, (node,) if node else ()).name)
+    return evals
 
 
 def _init_order(spec: StudySpec) -> list[RunSpec]:

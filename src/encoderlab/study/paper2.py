@@ -43,6 +43,70 @@ _DETOUR_GPU_CORPORA = {"biomed": "biomed-enriched", "code": "starcoderdata-pytho
 (named hub corpora, `data.corpora`); the cpu scales read the small offline assets."""
 
 
+def _domain_runs(dom: str, tasks: tuple[str, ...], scale: Scale, base: str, params: dict) -> list[RunSpec]:
+    """The runs of one domain: the detour, the baseline and its seed twin, and the two freezes."""
+    shared = dict(init=base, data=dom, group=dom, tasks=tasks, params=params)
+    runs = [
+        RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", **shared),
+        RunSpec(name=f"baseline-{dom}", label=f"MLM baseline ({dom})", recipe="detour-baseline", **shared),
+        RunSpec(
+            name=f"baseline-{dom}-s2",
+            label=f"MLM baseline, seed 2 ({dom})",
+            recipe="detour-baseline",
+            seed=1,
+            evaluate=scale.full,  # the demo's budget pays for its CKA noise floor only
+            **shared,
+        ),
+    ]
+    if scale.full:
+        runs += [
+            RunSpec(
+                name=f"freeze-{part}-{dom}",
+                label=f"detour, {where} layers frozen in CLM ({dom})",
+                recipe=f"detour-freeze-{part}",
+                **shared,
+            )
+            for part, where in (("low", "low"), ("mid", "middle"))
+        ]
+    return runs
+
+
+def _domain_claims(dom: str, scale: Scale) -> list[ClaimSpec]:
+    """The claims of one domain: the detour beats the baseline, its CKA divergence is low, and (full
+    scales) freezing the middle layers beats freezing the low ones."""
+    claims = [
+        ClaimSpec(
+            id=f"freeze-{dom}",
+            text=(
+                "The detour's gain lives in the low layers: freezing the middle layers during CLM "
+                f"beats freezing the low layers ({dom})"
+            ),
+            kind="beats",
+            a=f"freeze-mid-{dom}",
+            b=f"freeze-low-{dom}",
+        )
+    ][: int(scale.full)]
+    claims.append(
+        ClaimSpec(
+            id=f"detour-{dom}",
+            text=f"The CLM detour beats the MLM baseline on the {dom} domain suite",
+            kind="beats",
+            a=f"detour-{dom}",
+            b=f"baseline-{dom}",
+        )
+    )
+    claims.append(
+        ClaimSpec(
+            id=f"cka-{dom}",
+            text=f"CKA divergence from the detour is concentrated in the low layers ({dom})",
+            kind="cka_low_layers",
+            a=f"detour-{dom}",
+            b=f"baseline-{dom}",
+        )
+    )
+    return claims
+
+
 def paper2_detour(scale: Scale) -> StudySpec:
     """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
     base, tokens_param = "minilm", {}
@@ -52,83 +116,23 @@ def paper2_detour(scale: Scale) -> StudySpec:
     domains = {"biomed": ("pubmedqa", "pubmedqa-retrieval"), "code": ("code-retrieval",)}
     if not scale.real_models:
         domains = _DETOUR_CPU_DOMAINS
-    data, runs, claims, cka = [], [], [], []
-    runs.append(
+    every_task = tuple(t for tasks in domains.values() for t in tasks)
+    runs = [
         RunSpec(
             name="start",
             label=f"{base} (start)",
             init=base,
             group="reference",
             data=next(iter(domains)),
-            tasks=tuple(t for tasks in domains.values() for t in tasks),
+            tasks=every_task,
         )
-    )
+    ]
+    data, claims, cka = [], [], []
     for dom, tasks in domains.items():
-        data.append(
-            DataSpec(
-                name=dom,
-                corpus=(
-                    _DETOUR_GPU_CORPORA[dom]
-                    if scale.real_models
-                    else dom
-                    if dom != "code"
-                    else "code-python",
-                ),
-                tokenizer=base,
-                max_docs=scale.max_docs,
-            )
-        )
-        shared = dict(init=base, data=dom, group=dom, tasks=tasks, params=tokens_param)
-        runs += [
-            RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", **shared),
-            RunSpec(
-                name=f"baseline-{dom}", label=f"MLM baseline ({dom})", recipe="detour-baseline", **shared
-            ),
-            RunSpec(
-                name=f"baseline-{dom}-s2",
-                label=f"MLM baseline, seed 2 ({dom})",
-                recipe="detour-baseline",
-                seed=1,
-                evaluate=scale.full,  # the demo's budget pays for its CKA noise floor only
-                **shared,
-            ),
-        ]
-        if scale.full:
-            runs += [
-                RunSpec(
-                    name=f"freeze-low-{dom}",
-                    label=f"detour, low layers frozen in CLM ({dom})",
-                    recipe="detour-freeze-low",
-                    **shared,
-                ),
-                RunSpec(
-                    name=f"freeze-mid-{dom}",
-                    label=f"detour, middle layers frozen in CLM ({dom})",
-                    recipe="detour-freeze-mid",
-                    **shared,
-                ),
-            ]
-            claims.append(
-                ClaimSpec(
-                    id=f"freeze-{dom}",
-                    text=(
-                        "The detour's gain lives in the low layers: freezing the middle layers during CLM "
-                        f"beats freezing the low layers ({dom})"
-                    ),
-                    kind="beats",
-                    a=f"freeze-mid-{dom}",
-                    b=f"freeze-low-{dom}",
-                )
-            )
-        claims.append(
-            ClaimSpec(
-                id=f"detour-{dom}",
-                text=f"The CLM detour beats the MLM baseline on the {dom} domain suite",
-                kind="beats",
-                a=f"detour-{dom}",
-                b=f"baseline-{dom}",
-            )
-        )
+        corpus = _DETOUR_GPU_CORPORA[dom] if scale.real_models else dom if dom != "code" else "code-python"
+        data.append(DataSpec(name=dom, corpus=(corpus,), tokenizer=base, max_docs=scale.max_docs))
+        runs += _domain_runs(dom, tasks, scale, base, tokens_param)
+        claims += _domain_claims(dom, scale)
         cka.append(
             CkaSpec(
                 a=f"detour-{dom}",
@@ -136,15 +140,6 @@ def paper2_detour(scale: Scale) -> StudySpec:
                 noise=(f"baseline-{dom}-s2", f"baseline-{dom}"),
                 texts="pubmedqa" if dom == "biomed" else "code-python",
                 n_texts=scale.cka_texts,
-            )
-        )
-        claims.append(
-            ClaimSpec(
-                id=f"cka-{dom}",
-                text=f"CKA divergence from the detour is concentrated in the low layers ({dom})",
-                kind="cka_low_layers",
-                a=f"detour-{dom}",
-                b=f"baseline-{dom}",
             )
         )
     return StudySpec(
