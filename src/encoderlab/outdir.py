@@ -10,6 +10,15 @@ Only once every other check of the command has passed does it call `create_outpu
 folder and drops an ownership marker (`.encoderlab.json`: kind, version, time) into it. A refused
 command therefore leaves the file system exactly as it found it.
 
+Commands that write one result file (`bench --out F.json`) call `check_output_file`: a folder, an
+uncreatable parent or an existing file that is not a previous result of that command is refused
+before the (long) work starts. A command that can still fail after it created its folder (a task's
+data turns out empty after the model loaded) uses `output_folder`, which removes the folder again when
+it holds nothing but the marker.
+
+Sources that do not exist as paths (asset names and hub ids, which the caller resolves to their
+cache folders when it can) are skipped by the overlap check.
+
 Folders written by versions without the marker are recognised by a per-kind `legacy` test (a run
 folder holds a `config.yaml` that loads as a RunConfig, for example), so upgrading keeps resume and
 caching working. Trade-off: a marker is a file in the user's output; it is small, hidden and the
@@ -18,9 +27,10 @@ only reliable way to tell "ours" from "a folder that happens to hold a metrics.j
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -74,6 +84,8 @@ def check_output(
     if path.exists() and not path.is_dir():
         raise UserError(f"{flag} {path} is a file, not a folder; choose another {flag}")
     for src in sources:
+        if not (Path(src).exists() or Path(src).is_symlink()):
+            continue  # an asset name or hub id: nothing on disk here to destroy
         s = _resolved(Path(src))
         if _inside(real, s) or _inside(s, real):
             raise UserError(
@@ -127,3 +139,50 @@ def create_output(path: Path | str, kind: str) -> Path:
             path / MARKER, json.dumps({"kind": kind, "version": __version__, "created": stamp}) + "\n"
         )
     return path
+
+
+def check_output_file(
+    path: Path | str, accept: Callable[[Path], bool], *, what: str, flag: str = "--out"
+) -> Path:
+    """Refuse `path` as a result file unless writing it is safe; touch nothing.
+
+    A folder, a path under a file or an unwritable folder are refused; an existing file is replaced
+    only when `accept(path)` says it is a previous result of the same command (`what` names it).
+    """
+    path = Path(path)
+    _resolved(path)
+    if path.is_dir():
+        raise UserError(f"{flag} {path} is a folder; give a file name for {what}, e.g. {path}/result.json")
+    if path.exists() and not accept(path):
+        raise UserError(f"{flag} {path} exists and is not {what}; nothing was changed: choose another {flag}")
+    if not path.exists():
+        _check_creatable(path, flag)
+    return path
+
+
+def is_json_object(path: Path) -> bool:
+    """True if `path` holds one JSON object (what `print_json` writes)."""
+    try:
+        return isinstance(json.loads(Path(path).read_text(encoding="utf-8")), dict)
+    except (OSError, ValueError):
+        return False
+
+
+@contextlib.contextmanager
+def output_folder(path: Path | str, kind: str) -> Iterator[Path]:
+    """`create_output`, undone if the block fails while the folder holds nothing but the marker.
+
+    For commands whose last checks need work done first (an evaluation finds a task's split empty
+    only after loading the model): a refused run then leaves no folder behind, while a folder that
+    already holds results (a resumed evaluation) is never removed.
+    """
+    path = Path(path)
+    existed = path.exists()
+    create_output(path, kind)
+    try:
+        yield path
+    except BaseException:
+        if not existed and [p.name for p in path.iterdir()] == [MARKER]:
+            (path / MARKER).unlink()
+            path.rmdir()
+        raise

@@ -204,6 +204,6 @@ def test_curves_command(folders, tmp_path, capsys):
     assert not (tmp_path / "fig" / "mask_ratio.png").exists()
     _one_line_error(
         capsys,
-        ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)],
+        ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "fig2")],
         "does not exist",
     )

@@ -131,7 +131,9 @@ def test_bad_locations_are_one_line(tmp_path):
     with pytest.raises(UserError, match="holds no"):
         _texts(SourceConfig(location=str(tmp_path / "empty")))
     src = write_jsonl(tmp_path / "c.jsonl", [{"text": "x"}])
-    with pytest.raises(UserError, match="no string field 'body'"):
+    with pytest.raises(
+        UserError, match=r"no field 'body' \(fields: text\); name the text field .*#text_field=text"
+    ):
         _texts(SourceConfig(location=str(src), text_field="body"))
 
 

@@ -319,6 +319,9 @@ def test_repeated_task_file_flags_all_count(tmp_path, monkeypatch):
     monkeypatch.setattr(
         commands, "evaluate", lambda model, **kw: seen.update(kw) or SimpleNamespace(tasks={})
     )
+    # the command checks assets and loads the model before it creates --out; neither exists here
+    monkeypatch.setattr(commands, "require_assets", lambda names: None)
+    monkeypatch.setattr(commands, "load_eval_model", lambda source: source)
     main(
         [
             "eval",

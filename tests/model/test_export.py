@@ -66,13 +66,17 @@ def test_unexportable_models_are_refused_and_nothing_is_written(tmp_path, overri
 
 def test_existing_output_is_kept_unless_overwrite(tmp_path):
     out = tmp_path / "hf"
-    out.mkdir()
-    (out / "keep.txt").write_text("mine")
+    export_hf(make_model(mask_id=3), None, out)
     with pytest.raises(UserError, match="--overwrite"):
         export_hf(make_model(mask_id=3), None, out)
-    assert (out / "keep.txt").read_text() == "mine"
     export_hf(make_model(mask_id=3), None, out, overwrite=True)
-    assert not (out / "keep.txt").exists() and (out / "model.safetensors").is_file()
+    assert (out / "model.safetensors").is_file()
+    # A folder encoderlab did not create is never replaced, even with overwrite.
+    (tmp_path / "theirs").mkdir()
+    (tmp_path / "theirs" / "keep.txt").write_text("mine")
+    with pytest.raises(UserError, match="did not create"):
+        export_hf(make_model(mask_id=3), None, tmp_path / "theirs", overwrite=True)
+    assert (tmp_path / "theirs" / "keep.txt").read_text() == "mine"
 
 
 def test_cli_exports_a_run_folder(tmp_path, ids, capsys):

@@ -8,29 +8,17 @@ import errno
 import hashlib
 import json
 import os
-import shutil
+import re
 from pathlib import Path
 
 import pytest
-import torch
-from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+from tests.eval.conftest import make_tokenizer, vocabulary_texts
+from tests.reliability.hostile_world import TINY_RUN, build_world
 
 from encoderlab.cli import main
-from encoderlab.model.io import save_model_folder
 from encoderlab.train import checkpoint as ckpt
 
-# A two-step CLM run on synthetic data: the smallest real pretraining run.
-TINY_RUN = """\
-phases:
-  - objective: {type: clm}
-    steps: 2
-layout: {seq_len: 16, micro_batch_size: 2}
-data: {synthetic_vocab: 64}
-checkpoint: {every: 1, keep_last: 5}
-device: cpu
-progress: false
-peak_tflops: 1.0
-"""
+__all__ = ["TINY_RUN", "assert_one_line", "cli"]
 
 
 def cli(argv: list, capsys) -> tuple[int, str]:
@@ -64,52 +52,12 @@ def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> No
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    """Files shared by the cases: configs, model folders (good and broken), HF folders, a run."""
-    root = tmp_path_factory.mktemp("hostile")
-    (root / "tiny.yaml").write_text(TINY_RUN)
-    (root / "malformed.yaml").write_text("layout: [1, 2\n  seq_len: : :\n")
-    (root / "wrong_type.yaml").write_text(TINY_RUN + "seed: lots\n")
-    (root / "unknown_field.yaml").write_text(TINY_RUN + "layot: {seq_len: 3}\n")
-    (root / "latin1.yaml").write_bytes("out: caf\xe9\n".encode("latin-1"))
-    (root / "a_folder.yaml").mkdir()
-    (root / "a_file").write_text("not a folder")
-    (root / "latin1.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
-    (root / "empty.txt").write_text("")
-    os.symlink("loop.txt", root / "loop.txt")  # a symlink pointing at itself
+    """Files shared by the cases: configs, model folders (good and broken), HF folders, a run, and
+    the foreign folders that output commands must not touch (see hostile_world.py)."""
+    return build_world(tmp_path_factory.mktemp("hostile"))
 
-    tok = make_tokenizer(vocabulary_texts())
-    save_model_folder(tiny_model(len(tok)), root / "model", tok)
-    shutil.copytree(root / "model", root / "corrupt")
-    (root / "corrupt" / "model.safetensors").write_bytes(b"\x00garbage" * 16)
-    save_model_folder(tiny_model(64), root / "small_vocab", tok)  # 64 rows, a bigger tokenizer
 
-    from transformers import BertConfig, BertForMaskedLM
-
-    bert = BertForMaskedLM(
-        BertConfig(
-            vocab_size=len(tok),
-            hidden_size=32,
-            num_hidden_layers=1,
-            num_attention_heads=2,
-            intermediate_size=64,
-        )
-    )
-    bert.save_pretrained(root / "hf_pickle")
-    (root / "hf_pickle" / "model.safetensors").unlink()
-    torch.save(bert.state_dict(), root / "hf_pickle" / "pytorch_model.bin")
-    bert.save_pretrained(root / "hf_remote")
-    config = json.loads((root / "hf_remote" / "config.json").read_text())
-    config["auto_map"] = {"AutoModel": "modeling_evil.EvilModel"}
-    (root / "hf_remote" / "config.json").write_text(json.dumps(config))
-
-    code = None
-    try:
-        main(["pretrain", "--config", str(root / "tiny.yaml"), "--out", str(root / "run")])
-    except SystemExit as exc:
-        code = exc.code
-    assert code is None and (root / "run" / "final").is_dir()
-    return root
-
+FOREIGN = r"--out .*foreign is a non-empty folder that encoderlab did not create; nothing in it was changed"
 
 # (id, argv with {w} for the shared folder, pattern of the one line, exit code)
 CASES = [
@@ -216,18 +164,131 @@ CASES = [
         "pretrain --config {w}/tiny.yaml --set optim.lr=0.1 --out {w}/run --resume",
         r"changed config \(optim.lr: 0.0005 -> 0.1\).*--force",
     ),
+    # ---- issue 20: nothing lost (every command that writes a folder goes through encoderlab.outdir)
+    (
+        "eval-foreign-results",
+        "eval {w}/model --tasks boolq --lrs 1e-4 --seeds 0 --out {w}/foreign_eval",
+        r"--out .*foreign_eval is a non-empty folder that encoderlab did not create; nothing in it was changed",
+    ),
+    ("eval-into-model", "eval {w}/run --tasks boolq --out {w}/run/final", r"lies inside the source .*run"),
+    ("transplant-over-foreign", "analyze transplant {w}/run {w}/run --layers 0 --out {w}/foreign", FOREIGN),
+    (
+        "transplant-over-model-b",
+        "analyze transplant {w}/model {w}/run --layers 0 --out {w}/run/final",
+        r"--out .*run/final is, contains or lies inside the source .*run; writing there would destroy",
+    ),
+    (
+        "export-over-source",
+        "export {w}/run --out {w}/run --overwrite",
+        r"--out .*run is, contains or lies inside",
+    ),
+    ("export-into-source", "export {w}/run --out {w}/run/final/hf", r"lies inside the source"),
+    ("export-over-foreign", "export {w}/run --out {w}/foreign --overwrite", FOREIGN),
+    (
+        "cka-over-foreign",
+        "analyze cka {w}/run {w}/run --texts {w}/texts.txt --n 50 --out {w}/foreign",
+        FOREIGN,
+    ),
+    ("probe-over-foreign", "analyze probe {w}/run --tasks {w}/one_class.jsonl --out {w}/foreign", FOREIGN),
+    ("curves-over-foreign", "analyze curves {w}/curves.yaml --out {w}/foreign", FOREIGN),
+    ("study-over-foreign", "study run paper1-pfs --out {w}/foreign", FOREIGN),
+    ("tokenizer-over-foreign", "data tokenizer --source {w}/texts.txt --out {w}/foreign", FOREIGN),
+    (
+        "tokenizer-into-source",
+        "data tokenizer --source {w}/corpus --out {w}/corpus/tok",
+        r"--out .*corpus/tok is, contains or lies inside the source .*corpus",
+    ),
+    (
+        "bench-out-is-a-folder",
+        "bench train --out {w}/foreign",
+        r"--out .*foreign is a folder; give a file name",
+    ),
+    (
+        "bench-out-foreign-file",
+        "bench train --out {w}/tiny.yaml",
+        r"--out .*tiny.yaml exists and is not a `bench train` result; nothing was changed",
+    ),
+    # ---- issue 20: silent or unclear inputs
+    (
+        "eval-lr-inf",
+        "eval {w}/model --tasks boolq --lrs inf --out {w}/e",
+        r"finite positive numbers, got \[inf\]",
+    ),
+    (
+        "eval-lr-nan",
+        "eval {w}/model --tasks boolq --lrs nan --out {w}/e",
+        r"finite positive numbers, got \[nan\]",
+    ),
+    (
+        "shard-outside-folder",
+        "export {w}/shard_escape --out {w}/x",
+        r"points weight shards outside the model folder \(\.\./outside\.safetensors\)",
+    ),
+    (
+        "shard-absolute-path",
+        "export {w}/shard_absolute --out {w}/x",
+        r"weight shards outside the model folder \(/",
+    ),
+    (
+        "malformed-shard-index",
+        "export {w}/shard_badindex --out {w}/x",
+        r"index.json is not a valid shard index",
+    ),
+    (
+        "hf-hidden-not-multiple",
+        "export {w}/hf_hidden33 --out {w}/x",
+        r"hidden_size 33 is not a multiple of num_attention_heads 2",
+    ),
+    ("hf-hidden-zero", "export {w}/hf_hidden0 --out {w}/x", r"hidden_size must be a positive integer, got 0"),
+    (
+        "wrong-hidden-size",
+        "export {w}/wrong_hidden --out {w}/x",
+        r"weight '.*' has shape .* but .*config.json implies .*restore the original config.json",
+    ),
+    (
+        "truncated-final",
+        "export {w}/truncated_run --out {w}/x",
+        r"final/model.safetensors .*corrupt, truncated",
+    ),
+    (
+        "truncated-checkpoint",
+        "export {w}/truncated_run/checkpoints/step_0000001 --out {w}/x",
+        r"step_0000001/model/model.safetensors .*delete that checkpoint folder and --resume",
+    ),
+    (
+        "probe-one-class",
+        "analyze probe {w}/run --tasks {w}/one_class.jsonl --out {w}/p",
+        r"one_class.jsonl has only one class \(pos\) .*at least two classes",
+    ),
+    (
+        "cka-max-length",
+        "analyze cka {w}/run {w}/run --texts {w}/texts.txt --n 50 --max-length 100000 --out {w}/c",
+        r"--max-length 100000 is outside what the models take \(1-\d+ tokens\)",
+    ),
+    (
+        "study-other-scale",
+        "study run paper1-pfs --scale cpu --out {w}/study_demo",
+        r"holds study paper1-pfs \(scale demo\); run paper1-pfs \(scale cpu\) in another --out",
+    ),
+    ("bench-zero-steps", "bench train --steps 0", r"--steps must be >= 1"),
+    (
+        "jsonl-text-field",
+        "data tokenizer --source {w}/bodies.jsonl --out {w}/t",
+        r"has no field 'text' \(fields: id, body\); name the text field .*#text_field=body",
+    ),
 ]
 
 
 @pytest.mark.parametrize("argv,pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_hostile_input_is_one_line(world, capsys, argv, pattern):
-    before = snapshot(world)
+def test_hostile_input_is_one_line(world, capsys, monkeypatch, argv, pattern):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))  # no case may need a fetched asset
+    before, top = snapshot(world), sorted(p.name for p in world.iterdir())
     code, err = cli(argv.format(w=world).split(), capsys)
     assert_one_line(code, err, pattern)
     after = snapshot(world)
-    assert {k: v for k, v in after.items() if k in before} == before, (
-        "a refused command changed existing files"
-    )
+    assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
+    assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
+    assert sorted(p.name for p in world.iterdir()) == top, "a refused command made a folder"
 
 
 def test_unusable_output_folder_is_one_line(world, tmp_path, capsys, monkeypatch):
@@ -324,3 +385,18 @@ def test_symlink_loop_inside_a_source_folder_terminates_and_reads_the_files(tmp_
     )
     assert code == 0, err
     assert (tmp_path / "tok" / "tokenizer.json").is_file()
+
+
+def test_empty_hub_mirror_split_is_one_line_after_the_progress_bar(world, capsys, monkeypatch):
+    """`datasets` raised a bare StopIteration on an empty JSON file; the split is only read once the
+    grid has started, so the line comes after the progress bar (and no eval folder is left)."""
+    argv = "eval {w}/model --suite paper --tasks paper-sst2 --lrs 1e-4 --seeds 0 --hub-data {w}/mirror_empty --out {w}/ep"
+    monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))
+    monkeypatch.setenv(
+        "ENCODERLAB_HUB_DATA", str(world / "mirror_empty")
+    )  # as --hub-data sets it; undone after
+    code, err = cli(argv.format(w=world).split(), capsys)
+    assert code == 2 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert re.search(r"^encoderlab: error: cannot load nyu-mll/glue .*a data file of it is empty", last), last
+    assert not (world / "ep").exists()

@@ -10,23 +10,11 @@ from pathlib import Path
 
 import pytest
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+from tests.reliability.hostile_world import TINY_RUN as RUN  # two CLM steps, a checkpoint after each
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
 from encoderlab.model.io import save_model_folder
 from encoderlab.train import checkpoint as ckpt
-
-# Two CLM steps of the tiny model on synthetic data, a checkpoint after each.
-RUN = """\
-phases:
-  - objective: {type: clm}
-    steps: 2
-layout: {seq_len: 16, micro_batch_size: 2}
-data: {synthetic_vocab: 64}
-checkpoint: {every: 1, keep_last: 5}
-device: cpu
-progress: false
-peak_tflops: 1.0
-"""
 
 
 @pytest.fixture(scope="module")

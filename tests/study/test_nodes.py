@@ -7,6 +7,7 @@ budgets the graph compares are the ones training runs, and a continued run start
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -48,9 +49,8 @@ def _spec(corpus) -> StudySpec:
     )
 
 
-@pytest.mark.slow
-def test_real_prepare_and_pretrain_nodes(tmp_path):
-    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 200)
+def _real_with_fake_eval():
+    """The real prepare, pretrain and CKA nodes; evaluation and the report faked (they need assets)."""
     fake = fake_backend()
     real = real_backend()
     real.kinds["eval"] = fake.kinds["eval"].__class__(
@@ -60,6 +60,13 @@ def test_real_prepare_and_pretrain_nodes(tmp_path):
     real.suite_tasks = fake.suite_tasks
     real.task_signature = fake.task_signature
     real.required_assets = lambda spec: []
+    return real
+
+
+@pytest.mark.slow
+def test_real_prepare_and_pretrain_nodes(tmp_path):
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 200)
+    real = _real_with_fake_eval()
     spec = _spec(corpus)
     graph = build_graph(spec, real)
     assert graph.nodes["pretrain/mlm40"].config["tokens"] == 6 * 2 * 2 * 32  # steps x micro x accum x seq
@@ -111,3 +118,28 @@ def test_flops_fallback_counts_parameters_of_encoders_and_continued_hf_models(tm
     # A continued MiniLM is an adapter with no ModelConfig; the count is torch's (tied head once).
     assert _flops(tmp_path / "bert", [], 10) == 6.0 * sum(p.numel() for p in ref.parameters()) * 10
     assert _flops(tmp_path / "bert", [{"flops": 5.0}, {"flops": 7.0}], 10) == 12.0  # logged FLOPs win
+
+
+@pytest.mark.slow
+def test_a_copied_study_resumes_its_unfinished_run(tmp_path):
+    """A study folder copied (or moved) elsewhere resumes a run that was cut short: the saved run
+    config differs only in paths under the study folder, which a study may rewrite (`study run` has
+    no --force, which the trainer's refusal used to ask for)."""
+    import shutil
+
+    real = _real_with_fake_eval()
+    spec = dataclasses.replace(
+        _spec(tiny_corpus(tmp_path / "corpus.jsonl", 200)),
+        runs=(RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}),),
+        cka=(),
+        steps=4,
+    )
+    run_study(spec, tmp_path / "study", real, progress=False)
+    shutil.copytree(tmp_path / "study", tmp_path / "copy")
+    node = node_dir(tmp_path / "copy", build_graph(spec, real).nodes["pretrain/mlm40"])
+    (node / "node.json").unlink()  # as if the copy was taken while the run was still training
+    shutil.rmtree(node / "run" / "final")
+    run_study(spec, tmp_path / "copy", real, progress=False)
+    saved = yaml.safe_load((node / "run" / "config.yaml").read_text())
+    assert (node / "run" / "final" / "model.safetensors").is_file()
+    assert saved["out"] == str(node / "run")  # the run now records where it lies

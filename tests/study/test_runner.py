@@ -205,7 +205,10 @@ def test_a_live_holder_is_named_and_a_dead_one_is_taken_over(tmp_path):
 def test_another_study_in_the_same_folder_is_refused(tmp_path):
     run_study(small_spec(), tmp_path, backend(), progress=False)
     before = outputs(tmp_path)
-    with pytest.raises(UserError, match="holds study fake-pfs .* run other in another --out folder"):
+    with pytest.raises(
+        UserError,
+        match=r"holds study fake-pfs \(scale test\); run other \(scale test\) in another --out folder",
+    ):
         run_study(small_spec(name="other"), tmp_path, backend(), progress=False)
     assert outputs(tmp_path) == before
 

@@ -3,6 +3,14 @@
 Each command checks what it can before loading any model (text counts, layer ranges, the
 curves file), so a bad argument costs one line and no minutes of loading. Outputs go to `--out`:
 a PNG per figure with its CSV and JSON, plus the full report as JSON.
+
+Output folders follow `encoderlab.outdir`: `--out` is checked before anything loads (not a file,
+not a folder encoderlab did not create, not one of the models or texts read) and created only once
+every other check passed. cka, probe and curves share the kind `analyze`, so their figures can sit
+in one folder; a transplant's `--out` is a model folder (or a sweep's folder of them) of kind
+`transplant`, so `--out B/final` can never overwrite model B. `--max-length` defaults to 512
+tokens or the shortest maximum of the models loaded, and a longer request is refused rather than
+crashing inside the position embedding.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from encoderlab.analysis.features import Encoding
 from encoderlab.analysis.inputs import read_texts
 from encoderlab.errors import UserError
 from encoderlab.model.config import AttentionMode
+from encoderlab.outdir import check_output, create_output, output_folder
 
 ModelA = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_A")]
 ModelB = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_B")]
@@ -26,6 +35,50 @@ ModelB = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_B")]
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 Dtype = Literal["float32", "bfloat16", "float16"]
+
+
+ANALYZE, TRANSPLANT = "analyze", "transplant"
+"""Ownership-marker kinds of analysis folders and transplanted models."""
+_ANALYSIS_STEMS = (
+    "cka",
+    "cka_ratio",
+    "cka_report",
+    "probe",
+    "cache",
+    "data_efficiency",
+    "lr_sensitivity",
+    "mask_ratio",
+)
+
+
+def _is_analysis_folder(folder: Path) -> bool:
+    """A folder of analysis outputs from before output markers: only files our commands write."""
+    return all(p.name.split(".")[0] in _ANALYSIS_STEMS for p in folder.iterdir())
+
+
+def _is_transplant_folder(folder: Path) -> bool:
+    """A transplant (or a sweep of them) from before output markers."""
+    return (folder / "transplant.json").is_file() or (folder / "transplant_sweep.json").is_file()
+
+
+def _sources(*sources: str | None) -> list[Path]:
+    """The folders and files behind model and text sources that exist on this machine."""
+    from encoderlab.model.hub import source_folder
+
+    return [f for f in (source_folder(s) for s in sources if s) if f is not None]
+
+
+def _max_length(requested: int | None, models) -> int:
+    """--max-length: 512 or the shortest model maximum by default; longer than a model takes is refused."""
+    limit = min(m.config.max_seq_len for m in models)
+    if requested is None:
+        return min(512, limit)
+    if not 1 <= requested <= limit:
+        raise UserError(
+            f"--max-length {requested} is outside what the models take (1-{limit} tokens); "
+            f"pass --max-length {min(512, limit)} or less"
+        )
+    return requested
 
 
 def _load(source: str, device: str, dtype: Dtype = "float32"):
@@ -46,7 +99,7 @@ def cka_command(
     baseline: str | None = None,
     n: int = 500,
     seeds: tuple[int, ...] = cka.PAPER2_SEEDS,
-    max_length: int = 512,
+    max_length: int | None = None,
     batch_size: int = 16,
     attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
@@ -62,16 +115,18 @@ def cka_command(
         baseline: B's seed twin (same recipe, other seed); gives the per-layer noise ratio.
         n: Texts per sampling seed (at least 50; the paper uses 500).
         seeds: Sampling seeds; each draws n texts from the pool (the paper's 42 43 44); the ratio's interval is over them.
-        max_length: Tokens per text at most.
+        max_length: Tokens per text at most (default: 512, or the models' maximum if lower).
         batch_size: Texts per forward pass.
         attention_mode: bidirectional (encoders) or causal (decoders read as decoders).
         device: Where the models run (cpu, cuda).
         dtype: Model precision (the paper ran float16 on GPU); CKA itself is always float64.
     """
+    named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
+    check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
-    named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
     pairs = {name: _load(src, device, dtype) for name, src in named.items()}
+    max_length = _max_length(max_length, [m for m, _ in pairs.values()])
     encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
     report = cka.compare(
         pairs["A"],
@@ -83,7 +138,7 @@ def cka_command(
         encoding=encoding,
         labels=named,
     )
-    out.mkdir(parents=True, exist_ok=True)
+    create_output(out, ANALYZE)
     (out / "cka_report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str))
     rows = [
         {**r, "pair_label": "A vs B", "baseline_label": "B' vs B (seed noise)"}
@@ -121,7 +176,7 @@ def transplant_command(
     groups: int = 3,
     probe_task: str | None = None,
     max_examples: int = 2000,
-    max_length: int = 512,
+    max_length: int | None = None,
     attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
 ) -> Path:
@@ -139,10 +194,13 @@ def transplant_command(
         groups: Number of contiguous groups in a groups sweep.
         probe_task: Score A, B and every transplant of a sweep with a last-layer linear probe on this task (asset or .jsonl) and plot the share of the B -> A gap recovered.
         max_examples: Examples of the probe task used at most.
-        max_length: Tokens per probe example at most.
+        max_length: Tokens per probe example at most (default: 512, or the models' maximum if lower).
         attention_mode: Attention of the probe's forward passes (bidirectional or causal).
         device: Where models run for probing.
     """
+    check_output(
+        out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
+    )
     if (layers is None) == (sweep is None):
         raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
     if probe_task is not None and sweep is None:
@@ -152,15 +210,17 @@ def transplant_command(
     task = probe.load_task(probe_task, max_examples) if probe_task else None
     (a, _), (b, tok_b) = _load(model_a, device), _load(model_b, device)
     sources = {"a": model_a, "b": model_b}
-    encoding = Encoding(max_length=max_length, attention_mode=attention_mode)
+    encoding = Encoding(max_length=_max_length(max_length, [a, b]), attention_mode=attention_mode)
     if layers is not None:
         spec = transplant.TransplantSpec(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
         )
         path = transplant.save_transplant(a, b, spec, out, tokenizer=tok_b, sources=sources)
+        create_output(path, TRANSPLANT)  # the model folder is replaced whole by the save: mark it after
         print(f"wrote {path}: {spec.describe()} from {model_a}, the rest from {model_b}")
         return path
     transplant.check_same_architecture(a, b)
+    create_output(out, TRANSPLANT)
 
     def score(model) -> float:
         last = len(model.layers) - 1
@@ -190,7 +250,7 @@ def probe_command(
     tasks: tuple[str, ...] = ("brown-pos", "tweets"),
     max_examples: int = 2000,
     seed: int = 0,
-    max_length: int = 512,
+    max_length: int | None = None,
     batch_size: int = 16,
     attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
@@ -204,7 +264,7 @@ def probe_command(
         tasks: Probing tasks: assets or .jsonl files with meta.label or meta.tokens + meta.tags.
         max_examples: Examples (texts or sentences) per task at most, drawn with --seed.
         seed: Seed of the subsample and of the 60/20/20 split.
-        max_length: Tokens per example at most.
+        max_length: Tokens per example at most (default: 512, or the models' maximum if lower).
         batch_size: Examples per forward pass.
         attention_mode: bidirectional (encoders) or causal (decoders read as decoders).
         device: Where the models run.
@@ -212,16 +272,21 @@ def probe_command(
     """
     if not models:
         raise UserError("give at least one model to probe")
+    check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
-    encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
+    loaded = [(source, *_load(source, device, dtype)) for source in models]
+    length = _max_length(max_length, [model for _, model, _ in loaded])
+    encoding = Encoding(max_length=length, batch_size=batch_size, attention_mode=attention_mode)
     rows: list[dict] = []
-    for source in models:
-        model, tokenizer = _load(source, device, dtype)
-        for task in loaded_tasks:
-            layers = probe.probe_model(model, tokenizer, task, encoding, seed=seed, cache_dir=out / "cache")
-            rows += probe.as_rows(source, task, layers)
-            best = max(layers, key=lambda r: r.accuracy)
-            print(f"{source} {task.name}: best layer {best.layer} ({best.accuracy:.2f}% test accuracy)")
+    with output_folder(out, ANALYZE):  # the feature cache is written while probing
+        for source, model, tokenizer in loaded:
+            for task in loaded_tasks:
+                layers = probe.probe_model(
+                    model, tokenizer, task, encoding, seed=seed, cache_dir=out / "cache"
+                )
+                rows += probe.as_rows(source, task, layers)
+                best = max(layers, key=lambda r: r.accuracy)
+                print(f"{source} {task.name}: best layer {best.layer} ({best.accuracy:.2f}% test accuracy)")
     plots.plot_probe(rows, out / "probe")
     print(f"wrote {out}")
     return rows
@@ -240,7 +305,9 @@ def curves_command(
         out: Folder for data_efficiency.*, lr_sensitivity.* and mask_ratio.* (PNG, CSV, JSON).
         level: One panel per task family (the paper's category averages) or per task.
     """
+    check_output(out, ANALYZE, sources=[spec], legacy=_is_analysis_folder)
     tables = curves.curve_tables(curves.load_input(spec), base=spec.parent, level=level)
+    create_output(out, ANALYZE)
     draw = {
         "data_efficiency": plots.plot_data_efficiency,
         "lr_sensitivity": plots.plot_lr_sensitivity,

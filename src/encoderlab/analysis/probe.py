@@ -74,6 +74,16 @@ def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask
     if len(records) > max_examples:
         keep = np.sort(np.random.default_rng(seed).choice(len(records), max_examples, replace=False))
         records = [records[i] for i in keep]
+    task = _task_from_records(source, records, meta)
+    if len(task.label_names) < 2:  # every prediction would be right: a 100% that measures nothing
+        raise UserError(
+            f"{source} has only one class ({task.label_names[0] if task.label_names else 'none'}) in the "
+            f"{len(records)} examples used; a probe needs at least two classes: use a task with several labels"
+        )
+    return task
+
+
+def _task_from_records(source: str, records: list[dict], meta: dict) -> ProbeTask:
     if "tokens" in meta and "tags" in meta:
         names = sorted({t for r in records for t in r["meta"]["tags"]})
         ids = {t: i for i, t in enumerate(names)}

@@ -302,6 +302,10 @@ def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out:
     Args:
         out: Also write the JSON result to this file.
     """
+    if out is not None:  # before minutes of measuring, not after
+        from encoderlab.outdir import check_output_file, is_json_object
+
+        check_output_file(out, is_json_object, what="a `bench data` result")
     print_json(bench_data(bench), out)
 
 

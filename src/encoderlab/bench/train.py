@@ -37,6 +37,7 @@ from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, synthetic_tokenizer
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
+from encoderlab.outdir import check_output_file, is_json_object
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops
 from encoderlab.train.step import StepResult, TrainStep
@@ -111,6 +112,11 @@ class TrainBench:
     here; the JSON gains the device's busy time per step (CUDA), the ceiling on what compute can reach."""
 
     def __post_init__(self) -> None:
+        if self.steps < 1 or self.warmup < 0:
+            raise UserError(
+                f"--steps must be >= 1 and --warmup >= 0 (got {self.steps} and {self.warmup}); the median of "
+                "the measured steps is the result, so measure at least one"
+            )
         if self.doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(
                 f"--doc-len must be at least {MIN_MEAN_DOC_LEN} (lengths are drawn from [8, 2x)), got {self.doc_len}; "
@@ -293,6 +299,8 @@ def bench_train_command(
     Args:
         out: Also write the JSON result to this file.
     """
+    if out is not None:  # before minutes of measuring, not after
+        check_output_file(out, is_json_object, what="a `bench train` result")
     print_json(bench_train(bench), out)
 
 

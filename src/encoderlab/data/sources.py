@@ -210,7 +210,21 @@ def describe(cfg: SourceConfig) -> dict:
 
 
 class _Bad(Exception):
-    """A record or file that cannot be read; message names where."""
+    """A record or file that cannot be read; message names where, `fix` overrides the generic fix."""
+
+    def __init__(self, message: str, fix: str | None = None):
+        super().__init__(message)
+        self.fix = fix
+
+
+def _field_fix(path: Path | str, field: str, present: list[str]) -> str:
+    """The fix for a text field that is not there: name the field that is, in the source spec."""
+    location = str(path).rsplit(":", 1)[0] if str(path).rpartition(":")[2].isdigit() else str(path)
+    guess = present[0] if present else "FIELD"
+    return (
+        f"name the text field in the source, e.g. --source '{location}#text_field={guess}' "
+        f"(or fix the record, or pass --on-error skip if only some records lack '{field}')"
+    )
 
 
 class _HashingReader(io.RawIOBase):
@@ -252,8 +266,14 @@ def _decode(raw: bytes, where: str) -> str:
 
 def _field(record: dict, key: str, where: str) -> str:
     value = record.get(key)
+    if key not in record:
+        # the longest string value is the likeliest text (an id or a label is short)
+        strings = sorted((k for k, v in record.items() if isinstance(v, str)), key=lambda k: -len(record[k]))
+        raise _Bad(
+            f"{where} has no field '{key}' (fields: {', '.join(record)})", _field_fix(where, key, strings)
+        )
     if not isinstance(value, str):
-        raise _Bad(f"{where} has no string field '{key}' (fields: {', '.join(record)})")
+        raise _Bad(f"{where} has no string field '{key}' ({key} is {type(value).__name__})")
     return value
 
 
@@ -321,7 +341,10 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
         if cfg.text_field not in names:
-            raise _Bad(f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})")
+            raise _Bad(
+                f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
+                _field_fix(path, cfg.text_field, names),
+            )
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
         row = 0
         for batch in pf.iter_batches(batch_size=1024, columns=columns):
@@ -347,7 +370,8 @@ def _sha256_file(path: Path) -> str:
 
 def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:
     if on_error == "raise":
-        raise UserError(f"{exc}; fix or remove it, or pass --on-error skip to skip and count such input")
+        fix = exc.fix or "fix or remove it, or pass --on-error skip to skip and count such input"
+        raise UserError(f"{exc}; {fix}")
     if record:
         stats.bad_records += 1
     else:

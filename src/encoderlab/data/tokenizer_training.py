@@ -176,7 +176,8 @@ def train_tokenizer(
     from encoderlab.data.tokenizer import load_tokenizer
 
     out = Path(out)
-    check_output(out, KIND)
+    sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
+    check_output(out, KIND, sources=[Path(s.location) for s in sources])  # never inside what it reads
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
         raise UserError(f"{out} already holds a tokenizer; choose another --out or delete it")
     specials = {**DEFAULT_SPECIALS, **(specials or {})}
@@ -185,7 +186,6 @@ def train_tokenizer(
     if max_docs is not None and max_docs < 1:
         raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
     _build(kind, specials, vocab_size, lowercase, False)  # a bad kind or vocab size fails here, at once
-    sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
     announce_sources(sources)  # bad locations fail before the child starts; .txt units are logged here
     if kind == "wordpiece":
         log.warning(

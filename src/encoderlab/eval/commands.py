@@ -1,17 +1,43 @@
-"""`encoderlab eval`: parse, call `evaluate`, print where the results are."""
+"""`encoderlab eval`: parse, check, call `evaluate`, print where the results are.
+
+The output folder follows `encoderlab.outdir`: a folder that encoderlab did not create (say one
+holding someone else's `results.jsonl`) is refused before anything in it is opened for writing, so a
+file that is not ours is never cut or appended to. The tasks, the grid, their assets and the model
+are checked before the folder is created; a task whose data turns out unusable while it loads leaves
+no new folder behind. Folders from versions without the marker are recognised by their
+`results.jsonl` (every complete line a result record), read without changing it.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated, Literal
 
 import tyro
 
-from encoderlab.eval.protocol import SUMMARY_MD, evaluate
-from encoderlab.eval.suites import suite_tasks
+from encoderlab.eval.protocol import RESULTS, SUMMARY_MD, evaluate, load_eval_model, resolve_grid
+from encoderlab.eval.suites import require_assets, suite_tasks
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
+from encoderlab.outdir import check_output, output_folder
+
+KIND = "eval"
+"""The ownership-marker kind of an evaluation folder."""
+_RECORD_KEYS = ("model", "task", "task_signature", "lr", "seed")
+
+
+def is_eval_folder(folder: Path) -> bool:
+    """A folder written by `encoderlab eval` before output markers existed: its results.jsonl holds
+    only result records (a torn last line aside). Reads, never writes."""
+    try:
+        raw = (Path(folder) / RESULTS).read_bytes()
+        lines = raw[: raw.rfind(b"\n") + 1].decode("utf-8").splitlines()
+        records = [json.loads(line) for line in lines]
+    except (OSError, ValueError):
+        return False
+    return bool(records) and all(isinstance(r, dict) and all(k in r for k in _RECORD_KEYS) for r in records)
 
 
 def eval_command(
@@ -38,6 +64,10 @@ def eval_command(
         device: cpu or cuda (default: cuda when available).
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
     """
+    from encoderlab.model.hub import source_folder
+
+    folder = source_folder(model)
+    check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
     if hub_data is not None:
         os.environ[HUB_DATA_ENV] = str(hub_data)
     names = list(tasks)
@@ -51,7 +81,12 @@ def eval_command(
         suite = None
     elif suite is None:
         suite = "pocket"
-    summary = evaluate(model, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
+    checked = suite_tasks(suite, names or None)
+    resolve_grid(suite, lrs, seeds)  # refused here, before the model loads; evaluate resolves it again
+    require_assets(checked)
+    em = load_eval_model(model)
+    with output_folder(out, KIND):
+        summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():
         ci = f" ± {t.test.half_width:.2f}" if t.test.half_width is not None else ""
         flag = t.degenerate

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import os
 import time
 from collections import OrderedDict
@@ -101,10 +102,7 @@ class ResultsStore:
     def _read(self) -> None:
         raw = self.path.read_bytes()
         complete = raw[: raw.rfind(b"\n") + 1]
-        if len(complete) != len(raw):  # a crash mid-write left a torn line: drop it
-            with open(self.path, "r+b") as f:
-                f.truncate(len(complete))
-        for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
+        for n, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
             try:
                 rec = from_dict(EvalRecord, json.loads(line))
             except (json.JSONDecodeError, UserError, AttributeError) as exc:
@@ -113,6 +111,10 @@ class ResultsStore:
                     f"{self.path} line {n} is not a result record ({why}); move the file away or fix that line"
                 ) from None
             self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
+        # Only a file of ours loses its torn last line (a crash mid-write): every line was checked first.
+        if len(complete) != len(raw):
+            with open(self.path, "r+b") as f:
+                f.truncate(len(complete))
 
     def get(self, model: str, task: str, signature: str, lr: float, seed: int) -> EvalRecord | None:
         return self.records.get(self.key(model, task, signature, lr, seed))
@@ -125,9 +127,22 @@ class ResultsStore:
         self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
 
 
+def resolve_grid(
+    suite: str | None, lrs: Sequence[float] | None, seeds: Sequence[int] | None
+) -> tuple[Sequence[float], Sequence[int]]:
+    """The (LRs, seeds) grid: the given ones, else the suite's protocol, else paper 1's; checked."""
+    grid_lrs, grid_seeds = SUITE_GRIDS.get(suite, (DEFAULT_LRS, DEFAULT_SEEDS))
+    lrs = grid_lrs if lrs is None else lrs
+    seeds = grid_seeds if seeds is None else seeds
+    _check_grid(lrs, seeds)
+    return lrs, seeds
+
+
 def _check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
-    if not lrs or any(lr <= 0 for lr in lrs):
-        raise UserError(f"learning rates must be a non-empty list of positive numbers, got {list(lrs)}")
+    if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
+        raise UserError(
+            f"learning rates must be a non-empty list of finite positive numbers, got {list(lrs)}"
+        )
     if not seeds or any(s < 0 for s in seeds):
         raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
 
@@ -154,10 +169,7 @@ def evaluate(
     else paper 1's grid. Returns the summary.
     """
     names = suite_tasks(suite, tasks)
-    grid_lrs, grid_seeds = SUITE_GRIDS.get(suite, (DEFAULT_LRS, DEFAULT_SEEDS))
-    lrs = grid_lrs if lrs is None else lrs
-    seeds = grid_seeds if seeds is None else seeds
-    _check_grid(lrs, seeds)
+    lrs, seeds = resolve_grid(suite, lrs, seeds)
     require_assets(names)
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
     out = Path(out)

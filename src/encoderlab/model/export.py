@@ -11,11 +11,15 @@ with q/k/v biases (from Qwen2) exports with a zero o_proj bias; q/k norms (from 
 EuroBERT equivalent and are refused. BERT and ModernBERT adapters export through transformers'
 own `save_pretrained`; each model writes itself (`LanguageModel.save_hf`; the EuroBERT mapping is
 in `hf_eurobert`). The folder is written through `atomic.atomic_folder`, and an existing folder is
-only replaced when asked.
+only replaced when asked, and only if it is an earlier export (`encoderlab.outdir`): never a folder
+encoderlab did not create, never the source itself or a folder around it. A full disk while writing
+is exit 3 (atomic_folder turns safetensors' own error into the OSError(ENOSPC) it is). A model card (README.md,
+`card.py`) records the run's phases, data, tokenizer and, with `--eval`, its scores.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
 
@@ -24,18 +28,44 @@ import tyro
 from encoderlab.atomic import atomic_folder
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.outdir import MARKER, check_output, create_output, owner
+
+KIND = "export"
+"""The ownership-marker kind of an exported folder (see `encoderlab.outdir`)."""
 
 
-def _check_out(out: Path, overwrite: bool) -> None:
-    if out.exists() and (not out.is_dir() or any(out.iterdir())) and not overwrite:
-        raise UserError(f"{out} already exists and is not empty; choose another --out or pass --overwrite")
+def _check_out(out: Path, overwrite: bool, sources: Sequence[Path] = ()) -> None:
+    """Refuse an `out` that is or overlaps a source, is foreign, or holds an export without --overwrite."""
+    check_output(out, KIND, sources=sources)
+    if out.is_dir() and any(p.name != MARKER for p in out.iterdir()) and not overwrite:
+        raise UserError(
+            f"{out} already holds an export; pass --overwrite to replace it or choose another --out"
+        )
+    tmp = out.with_name(out.name + ".tmp")  # atomic_folder's scratch sibling, which it empties first
+    if tmp.exists() and (owner(tmp) or {}).get("kind") != KIND:
+        raise UserError(
+            f"{tmp} exists and is not a leftover of `encoderlab export`; move it away (export writes there first)"
+        )
 
 
-def export_hf(model: LanguageModel, tokenizer, out: Path, *, overwrite: bool = False) -> Path:
-    """Write `model` (and `tokenizer`) as a Hugging Face folder at `out`; returns `out`."""
+def export_hf(
+    model: LanguageModel,
+    tokenizer,
+    out: Path,
+    *,
+    overwrite: bool = False,
+    sources: Sequence[Path] = (),
+    card: str | None = None,
+) -> Path:
+    """Write `model` (and `tokenizer`, and `card` as README.md) as a Hugging Face folder at `out`.
+
+    `out` must not be or overlap one of `sources`, nor be a folder encoderlab did not create; an
+    earlier export there is replaced only with `overwrite`. Returns `out`.
+    """
     out = Path(out)
-    _check_out(out, overwrite)
-    with atomic_folder(out, replace=True) as tmp:
+    _check_out(out, overwrite, sources)
+    with atomic_folder(out, replace=True) as tmp:  # a full disk leaves it as OSError(ENOSPC)
+        create_output(tmp, KIND)  # first, so an interrupted export's leftover is recognisably ours
         spec = None
         if tokenizer is not None:
             from encoderlab.data.tokenizer import token_spec
@@ -44,6 +74,8 @@ def export_hf(model: LanguageModel, tokenizer, out: Path, *, overwrite: bool = F
         model.save_hf(tmp, spec)
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
+        if card is not None:
+            (tmp / "README.md").write_text(card, encoding="utf-8")
     return out
 
 
@@ -51,20 +83,34 @@ def export_command(
     ckpt: Annotated[str, tyro.conf.Positional],
     out: Path,
     overwrite: bool = False,
+    eval: Path | None = None,
 ) -> None:
     """Export a model folder, run or checkpoint as a Hugging Face folder (EuroBERT for our encoders).
 
     Args:
         ckpt: encoderlab model folder, run folder (its final model) or checkpoint folder.
-        out: Hugging Face folder to write.
-        overwrite: replace `out` if it already holds files.
+        out: Hugging Face folder to write, with a model card (README.md).
+        overwrite: Replace `out` if it holds an earlier export.
+        eval: An `encoderlab eval --out` folder of this model: its scores go into the model card.
     """
-    from encoderlab.model.hub import load_pretrained
+    from encoderlab.eval.protocol import fingerprint
+    from encoderlab.model.card import find_run, read_eval_summary, render_card
+    from encoderlab.model.hub import load_pretrained, source_folder
 
-    _check_out(out, overwrite)  # before the (slow) load
+    folder = source_folder(ckpt)
+    sources = [folder] if folder else []
+    _check_out(out, overwrite, sources)  # before the (slow) load
     pre = load_pretrained(ckpt)
-    export_hf(pre.model, pre.tokenizer, out, overwrite=overwrite)
+    summary = None
+    if eval is not None:
+        if pre.tokenizer is None:
+            raise UserError(f"{ckpt} has no tokenizer, so it cannot have been evaluated; drop --eval")
+        summary = read_eval_summary(eval, fingerprint(pre.model, pre.tokenizer))
     kind = pre.model.hf_architecture
+    card = render_card(
+        out.name, kind, pre.tokenizer, find_run(folder) if folder else None, summary, str(ckpt)
+    )
+    export_hf(pre.model, pre.tokenizer, out, overwrite=overwrite, sources=sources, card=card)
     print(f"exported {ckpt} to {out} ({kind}; load with transformers.AutoModelForMaskedLM.from_pretrained)")
     if pre.tokenizer is None:
         print(f"note: {ckpt} has no tokenizer, so {out} has none either")

@@ -19,7 +19,9 @@ The classes run with `attn_implementation="sdpa"` (the path these masks are writ
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import hashlib
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -225,6 +227,29 @@ def hf_class(family: str):
     return {"bert": transformers.BertForMaskedLM, "modernbert": transformers.ModernBertForMaskedLM}[family]
 
 
+@contextlib.contextmanager
+def seeded_init(state: dict[str, torch.Tensor]) -> Iterator[None]:
+    """Initialise whatever is built inside from a seed derived from the checkpoint's weights.
+
+    Why: a checkpoint without an MLM (or LM) head gets one freshly initialised at load. Unseeded,
+    every load draws another head, so the model's fingerprint (which hashes every weight, and keys
+    evaluation caches and study nodes) changed on each load and an interrupted evaluation grid never
+    resumed. The other fix, leaving the head out of the fingerprint, would hide a real difference
+    wherever the head is used (continued MLM pretraining starts from it). Seeding from the weights
+    gives the same head on every load of the same checkpoint, different heads for different
+    checkpoints, and leaves the global RNG as it was. Cost: one sha256 pass over the weights, paid
+    only when something is missing.
+    """
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        t = state[name].detach().cpu().contiguous()
+        digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int.from_bytes(digest.digest()[:8], "little"))
+        yield
+
+
 # Keys a masked-LM class does not have but base checkpoints often carry; safe to leave unused.
 _IGNORABLE = (".pooler.", "position_ids", "token_type_ids")
 
@@ -235,14 +260,18 @@ def adapter_from_hf_state(
     """Build the adapter for `hf_config.model_type` from an HF state dict; returns notes.
 
     A base-model checkpoint (no MLM head, e.g. MiniLM saved as `BertModel`) loads with the head
-    freshly initialised by transformers' own init, and the notes say so.
+    freshly initialised by transformers' own init, seeded by the weights (`seeded_init`), and the
+    notes say so.
     """
     family = hf_config.model_type
     hf_config._attn_implementation = "sdpa"
-    hf = hf_class(family)(hf_config)
-    prefix = hf.base_model_prefix
+    cls = hf_class(family)
+    prefix = cls.base_model_prefix
     if not any(k.startswith(prefix + ".") for k in state):
         state = {f"{prefix}.{k}": v for k, v in state.items()}
+    headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
+    with seeded_init(state) if headless else contextlib.nullcontext():
+        hf = cls(hf_config)
     own = hf.state_dict()
     for key, tensor in state.items():
         if key in own and tuple(own[key].shape) != tuple(tensor.shape):

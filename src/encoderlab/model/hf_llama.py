@@ -14,11 +14,14 @@ bidirectional encoder in bidirectional mode, with no other change.
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
+from encoderlab.model.hf_adapters import seeded_init
 
 LLAMA_FAMILIES = ("eurobert", "llama", "qwen2", "qwen3")
 
@@ -87,7 +90,9 @@ def encoder_from_hf_state(
 ) -> tuple[Encoder, list[str]]:
     """Build an `Encoder` from an HF state dict (with or without the `model.` prefix); returns notes."""
     prefix = "model" if any(k.startswith("model.") for k in state) else ""
-    model = Encoder(cfg)
+    headless = not cfg.tie_embeddings and "lm_head.weight" not in state
+    with seeded_init(state) if headless else contextlib.nullcontext():  # one head per checkpoint
+        model = Encoder(cfg)
     notes: list[str] = []
     own = model.state_dict()
     used: set[str] = set()

@@ -75,6 +75,20 @@ def load_pretrained(
     )
 
 
+def source_folder(source: str | Path) -> Path | None:
+    """The folder `load_pretrained(source)` would read, when it is on this machine: the path itself,
+    or a fetched asset's cache folder (None for hub ids and unfetched assets). Commands pass it to
+    `outdir.check_output` so that no output lands in, over or around what is being read."""
+    path = Path(source).expanduser()
+    if path.exists():
+        return path
+    from encoderlab.data import assets
+
+    if str(source) in assets.ASSETS and assets.is_fetched(str(source)):
+        return assets.asset_dir(str(source))
+    return None
+
+
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
     own = _own_model_folder(path)
     if own is not None:
@@ -122,9 +136,12 @@ def _download(repo_id: str) -> Path:
 def read_config_json(path: Path) -> dict:
     """config.json of an HF folder as a dict; unreadable JSON is a UserError."""
     try:
-        return json.loads((path / "config.json").read_text())
+        raw = json.loads((path / "config.json").read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path / 'config.json'} is not a JSON object; re-download the model")
+    return raw
 
 
 def _family(raw: dict, where: Path) -> str:
@@ -134,6 +151,37 @@ def _family(raw: dict, where: Path) -> str:
             f"{where} has model_type '{family}', which encoderlab cannot load; supported: {', '.join(FAMILIES)}"
         )
     return family
+
+
+_DIMS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+)
+
+
+def _check_dims(raw: dict, family: str, path: Path) -> None:
+    """The sizes a model is built from must be positive integers, before anything is allocated.
+
+    A wrong but plausible size (a hidden_size of 48 for 32-wide weights) is caught later, by the
+    shape check against the weights; this catches what would crash the constructor instead.
+    """
+    for key in _DIMS:
+        value = raw.get(key)
+        if key in raw and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+            raise UserError(
+                f"{path / 'config.json'}: {key} must be a positive integer, got {value!r}; "
+                "fix config.json or re-download the model"
+            )
+    hidden, heads = raw.get("hidden_size"), raw.get("num_attention_heads")
+    if hidden and heads and "head_dim" not in raw and hidden % heads:
+        raise UserError(
+            f"{path / 'config.json'}: hidden_size {hidden} is not a multiple of num_attention_heads {heads} "
+            f"({family} needs that); fix config.json or re-download the model"
+        )
 
 
 def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle: bool = False) -> Pretrained:
@@ -149,8 +197,15 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
                 "load_pretrained(path, trust_remote_code=True)"
             )
         notes.append("the folder's own modelling code was not run; weights were mapped by encoderlab")
-    _family(raw, path)
-    hf = hf_config_from_dict(raw)
+    family = _family(raw, path)
+    _check_dims(raw, family, path)
+    try:
+        hf = hf_config_from_dict(raw)
+    except (ValueError, TypeError) as exc:  # transformers' own validation of the config
+        raise UserError(
+            f"{path / 'config.json'} is not a valid {family} config ({str(exc).strip().splitlines()[0]}); "
+            "fix config.json or re-download the model"
+        ) from None
     state = read_hf_weights(path, allow_pickle=allow_pickle)
     where = str(path)
     if hf.model_type in LLAMA_FAMILIES:
@@ -202,20 +257,47 @@ def read_hf_weights(path: Path, *, allow_pickle: bool = False) -> dict[str, torc
 
 
 def _weight_files(path: Path, name: str) -> list[Path]:
-    """The weight file `name`, or the shards listed in its `.index.json`."""
+    """The weight file `name`, or the shards listed in its `.index.json`.
+
+    Shard names must be relative paths below the model folder: an index that points elsewhere
+    (`../x`, an absolute path) is refused, so a downloaded folder cannot make encoderlab read a file
+    the user did not hand it. The check is on the names, not on resolved paths: the hub's cache stores
+    every file of a snapshot as a symlink into a shared `blobs/` folder, and those must keep loading.
+    """
     if (path / name).is_file():
         return [path / name]
     stem, ext = name.rsplit(".", 1)
     index = path / f"{stem}.{ext}.index.json"
     if not index.is_file():
         return []
-    shards = sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    shards = sorted(set(_index_weight_map(index).values()))
+    outside = [s for s in shards if Path(s).is_absolute() or ".." in Path(s).parts or not Path(s).parts]
+    if outside:
+        raise UserError(
+            f"{index} points weight shards outside the model folder ({outside[0]}); shard names must be "
+            "files inside the folder: fix the index or re-download the model"
+        )
     missing = [s for s in shards if not (path / s).is_file()]
     if missing:
         raise UserError(
             f"{path} lacks weight shards {missing[:3]} listed in {index.name}; re-download the model"
         )
     return [path / s for s in shards]
+
+
+def _index_weight_map(index: Path) -> dict[str, str]:
+    """The `weight_map` of a sharded checkpoint's index; anything malformed is one line."""
+    try:
+        weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UserError(
+            f"{index} is not a valid shard index ({type(exc).__name__}: {exc}); re-download the model"
+        ) from None
+    if not isinstance(weight_map, dict) or not all(isinstance(v, str) for v in weight_map.values()):
+        raise UserError(
+            f"{index}: weight_map must map weight names to shard file names; re-download the model"
+        )
+    return weight_map
 
 
 def _load_tokenizer(path: Path):

@@ -62,6 +62,16 @@ def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
     return Path(path)
 
 
+def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], config: str) -> None:
+    """Refuse weights whose shapes differ from what the config builds (one line, not a size-mismatch dump)."""
+    for key, tensor in state.items():
+        if key in own and tuple(own[key].shape) != tuple(tensor.shape):
+            raise UserError(
+                f"weight '{key}' has shape {tuple(tensor.shape)} but {config} implies {tuple(own[key].shape)}; "
+                "the weights do not match their config: restore the original config.json"
+            )
+
+
 def _read_meta(path: Path) -> dict:
     meta = json.loads((Path(path) / "config.json").read_text())
     if meta.get("format_version") != FORMAT_VERSION:
@@ -91,7 +101,9 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         state = load_file(str(path / "model.safetensors"), device=str(device))
     except (SafetensorError, OSError) as exc:
         raise UserError(
-            f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt or missing"
+            f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt, truncated or missing: "
+            "restore it from a copy, or for a run's checkpoint delete that checkpoint folder and --resume "
+            "from the one before"
         ) from None
     if "family" in meta:
         model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
@@ -104,8 +116,9 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         log.info("%s was saved with attn_impl=flex; using sdpa on %s", path, device)
         cfg = dataclasses.replace(cfg, attn_impl=resolve_attn_impl("auto", device))
     model = Encoder(cfg).to(device)
-    if cfg.tie_embeddings:
+    if cfg.tie_embeddings and "embed_tokens.weight" in state:
         state["lm_head.weight"] = state["embed_tokens.weight"]
+    check_shapes(model.state_dict(), state, f"{path}/config.json")
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise UserError(

@@ -12,8 +12,9 @@ from typing import Annotated
 import tyro
 
 from encoderlab.errors import UserError
+from encoderlab.outdir import check_output
 from encoderlab.study.catalog import get_study, list_studies
-from encoderlab.study.runner import run_study
+from encoderlab.study.runner import STUDY_KIND, run_study
 from encoderlab.study.spec import StudySpec
 
 
@@ -55,6 +56,7 @@ def run_command(
     """
     spec = study_spec(name, scale)
     folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
+    check_output(folder, STUDY_KIND, legacy=lambda f: (f / "study.json").is_file())
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
     print(f"report: {report}")
     print(f"markdown: {report.with_suffix('.md')}")

@@ -80,6 +80,30 @@ def run_config(node: Node):
     return from_dict(RunConfig, node.config["run"], where=node.name)
 
 
+_LOCATIONS = ("out", "data.path", "model.init")
+"""RunConfig fields that hold paths inside the study folder: they change when the folder is moved."""
+
+
+def _moved_only(out: Path, run) -> bool:
+    """Whether the unfinished run in `out` differs from `run` only in where the study folder lies.
+
+    A copied or moved study resumes its unfinished runs then (the node key fixes everything else);
+    any other difference is refused with the fix a study can use (`study run` has no --force).
+    """
+    from encoderlab.config import load_yaml, to_dict
+    from encoderlab.train.config import RunConfig
+    from encoderlab.train.runfolder import config_diff
+
+    diff = config_diff(to_dict(load_yaml(RunConfig, out / "config.yaml")), to_dict(run))
+    changed = [d for d in diff if d.split(":")[0] not in _LOCATIONS]
+    if changed:
+        raise UserError(
+            f"{out} holds an unfinished run with another config ({'; '.join(changed[:3])}); delete "
+            f"{out.parent} to retrain this node, then rerun the study"
+        )
+    return bool(diff)
+
+
 def run_pretrain(ctx: NodeContext) -> dict:
     """Train (or resume) the run in ctx.out_dir/run."""
     from encoderlab.train import pretrain
@@ -105,7 +129,8 @@ def run_pretrain(ctx: NodeContext) -> dict:
         out=str(out),
         progress=False,
     )
-    pretrain(run, resume=(out / "config.yaml").exists())
+    resume = (out / "config.yaml").exists()
+    pretrain(run, resume=resume, force=resume and _moved_only(out, run))
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
     tokens = max((r.get("tokens", 0) for r in records), default=0)
     return {

@@ -54,11 +54,14 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
+from encoderlab.outdir import create_output
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.spec import StudySpec
 
 MARKER = "node.json"
 LOCK = ".study.lock"
+STUDY_KIND = "study"
+"""The ownership-marker kind of a study folder (`encoderlab.outdir`)."""
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,10 @@ def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
         old = json.loads(path.read_text())
     except json.JSONDecodeError:
         return  # a study.json is written atomically; an unreadable one is not ours to judge
-    if old.get("name") != spec.name:
+    if (old.get("name"), old.get("scale")) != (spec.name, spec.scale):
         raise UserError(
-            f"{study_dir} holds study {old.get('name')} (scale {old.get('scale')}); run {spec.name} in another --out folder"
+            f"{study_dir} holds study {old.get('name')} (scale {old.get('scale')}); run {spec.name} "
+            f"(scale {spec.scale}) in another --out folder"
         )
 
 
@@ -340,6 +344,7 @@ def run_study(
 
             check_passes(plan_study(spec, study_dir))
         ensure_assets(backend.required_assets(spec), fetch=fetch)
+        create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
         write_json_atomic(study_dir / "study.json", to_dict(spec))
         write_json_atomic(
             study_dir / "graph.json",

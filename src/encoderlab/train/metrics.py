@@ -48,13 +48,21 @@ def _step(line: str) -> float:
         return float("inf")
 
 
+def _missing(name: str) -> str:
+    """The install hint for a sink package; `encoderlab[track]` alone would only work from an index."""
+    return (
+        f"the {name} sink needs the {name} package: pip install {name} "
+        "(or both sinks' packages from a clone of encoderlab: pip install -e '.[track]')"
+    )
+
+
 def check_sinks(names: tuple[str, ...]) -> None:
     """Refuse, before anything is written, an optional sink whose package is missing."""
     import importlib.util
 
     for name in names:
         if importlib.util.find_spec(name) is None:
-            raise UserError(f"the {name} sink needs {name}: pip install 'encoderlab[track]'")
+            raise UserError(_missing(name))
 
 
 class TensorBoardSink:
@@ -64,9 +72,7 @@ class TensorBoardSink:
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:
-            raise UserError(
-                "the tensorboard sink needs tensorboard: pip install 'encoderlab[track]'"
-            ) from None
+            raise UserError(_missing("tensorboard")) from None
         self._writer = SummaryWriter(str(run_dir / "tensorboard"))
 
     def log(self, record: dict[str, Any]) -> None:
@@ -85,7 +91,7 @@ class WandbSink:
         try:
             import wandb
         except ImportError:
-            raise UserError("the wandb sink needs wandb: pip install 'encoderlab[track]'") from None
+            raise UserError(_missing("wandb")) from None
         self._run = wandb.init(dir=str(run_dir), name=run_dir.name, config=config)
 
     def log(self, record: dict[str, Any]) -> None:

@@ -83,6 +83,11 @@ def load_hub(source: HubSource):
         kwargs["revision"] = source.revision
     try:
         return datasets.load_dataset(path, **kwargs)
+    except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
+        raise UserError(
+            f"cannot load {source.describe()} from {path}: a data file of it is empty; "
+            "put the split's records in it, or re-download the mirror"
+        ) from None
     except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError) as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         fix = (

@@ -1,0 +1,290 @@
+"""The model card (`README.md`) that `encoderlab export` writes into the exported folder.
+
+It follows the Hugging Face conventions: YAML front matter rendered by `huggingface_hub`'s
+`ModelCardData` (library, pipeline tag, tags, and a `model-index` with the evaluation results when
+there are some, which the hub shows as a results widget), then Markdown sections a reader needs to
+judge the model: how it was trained (the run's phases: objective, length, schedule, freezing; the
+optimizer, the batch, the tokens seen), on what data (the prepared folder's sources with their file
+hashes and decontamination), with which tokenizer, and how it scored.
+
+Everything is read from what the run left on disk (`config.yaml`, `metrics.jsonl`, a checkpoint's
+`state.json`, the prepared data's `meta.json`), never reconstructed, so the card cannot claim a
+setting the run did not use. A folder that is not part of a run (a converted or transplanted model)
+gets a card that says its training history is unknown. An evaluation summary is included only when
+its model fingerprint is the exported model's; a summary of another model is refused, because a card
+with someone else's scores is worse than none.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import yaml
+
+from encoderlab.errors import UserError
+
+_TASK_TYPES = {
+    "sc": "text-classification",
+    "tc": "token-classification",
+    "qa": "question-answering",
+    "ir": "sentence-similarity",
+}
+"""Hub task types of the evaluation families (model-index `task.type`)."""
+
+
+@dataclass
+class RunRecord:
+    """What a run folder says about how one of its models was trained."""
+
+    folder: Path
+    config: dict
+    step: int | None = None
+    tokens: int | None = None
+    data_meta: dict | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def find_run(source: Path) -> RunRecord | None:
+    """The run behind a model folder: the run itself, its `final/`, a checkpoint or its `model/`."""
+    source = Path(source).resolve()
+    candidates = [(source, None), (source.parent, None)]
+    if source.parent.name == "checkpoints":
+        candidates = [(source.parent.parent, source)]
+    elif source.name == "model" and source.parent.parent.name == "checkpoints":
+        candidates = [(source.parent.parent.parent, source.parent)]
+    for run, checkpoint in candidates:
+        if (run / "config.yaml").is_file():
+            return _read_run(run, checkpoint)
+    return None
+
+
+def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
+    try:
+        config = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+    if not isinstance(config, dict) or "phases" not in config:
+        return None
+    record = RunRecord(folder=run, config=config)
+    if checkpoint is not None:
+        try:
+            progress = json.loads((checkpoint / "state.json").read_text())["progress"]
+            record.step, record.tokens = progress["step"], progress["tokens"]
+        except (OSError, ValueError, KeyError, TypeError):
+            record.notes.append("the checkpoint's state.json is unreadable, so its step is unknown")
+    else:
+        record.step, record.tokens = _last_metrics(run / "metrics.jsonl")
+    data = (config.get("data") or {}).get("path")
+    if data and data != "synthetic":
+        try:  # a relative path is relative to where the run was started, as the trainer read it
+            record.data_meta = json.loads((Path(data) / "meta.json").read_text())
+        except (OSError, ValueError):
+            record.notes.append(
+                f"the prepared data {data} is not readable here, so its sources are not listed"
+            )
+    return record
+
+
+def _last_metrics(path: Path) -> tuple[int | None, int | None]:
+    step = tokens = None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return None, None
+    for line in lines:
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue  # a torn last line
+        if isinstance(rec, dict) and "step" in rec and "tokens" in rec:
+            step, tokens = rec["step"], rec["tokens"]
+    return step, tokens
+
+
+def read_eval_summary(folder: Path, fingerprint: str) -> dict:
+    """`summary.json` of an `encoderlab eval --out` folder (a `ModelSummary` as plain data), refused
+    unless it scored this model. Read as data: the card shows its numbers and nothing else."""
+    path = Path(folder) / "summary.json" if Path(folder).is_dir() else Path(folder)
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        tasks = summary["tasks"]
+        for t in tasks.values():
+            t["metric"], t["family"], t["best_lr"], t["test"]["mean"], t["test"]["n"]  # noqa: B018
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise UserError(
+            f"--eval {folder}: no readable summary.json of `encoderlab eval`; pass the folder given to eval --out"
+        ) from None
+    if summary.get("model") != fingerprint:
+        raise UserError(
+            f"--eval {folder} scored another model (fingerprint {summary.get('model')}, this one is {fingerprint}); "
+            "pass the evaluation of the model being exported"
+        )
+    return summary
+
+
+def render_card(
+    name: str, kind: str, tokenizer, run: RunRecord | None, summary: dict | None, source: str
+) -> str:
+    """The README.md text: YAML front matter, then training, data, tokenizer and evaluation."""
+    from huggingface_hub import ModelCardData
+
+    from encoderlab import __version__
+
+    objectives = sorted({p["objective"]["type"] for p in run.config["phases"]}) if run else []
+    data = ModelCardData(
+        library_name="transformers",
+        pipeline_tag="fill-mask",
+        tags=["encoderlab", *objectives],
+        model_name=name,
+        eval_results=_eval_results(summary) or None,
+    )
+    body = [
+        f"# {name}",
+        "",
+        f"A text encoder trained with encoderlab {__version__} and exported as `{kind}`: load it with "
+        f'`transformers.AutoModelForMaskedLM.from_pretrained("{name}")`.',
+        "",
+        *_training(run, source),
+        *_tokenizer(tokenizer),
+        *_evaluation(summary),
+        f"_Card written by `encoderlab export` on {datetime.now(timezone.utc):%Y-%m-%d} from `{source}`._",
+    ]
+    return f"---\n{data.to_yaml()}\n---\n\n" + "\n".join(body) + "\n"
+
+
+def _training(run: RunRecord | None, source: str) -> list[str]:
+    if run is None:
+        return [
+            "## Training",
+            "",
+            f"`{source}` is not part of an encoderlab run (no `config.yaml` next to it), so its training "
+            "history is not known to this card.",
+            "",
+        ]
+    c = run.config
+    model, layout, optim = c.get("model") or {}, c.get("layout") or {}, c.get("optim") or {}
+    start = (
+        f"continued from `{model['init']}` (load: {model.get('load')})"
+        if model.get("init")
+        else "from scratch"
+    )
+    rows = layout.get("micro_batch_size", 0) * layout.get("grad_accum", 1) * layout.get("world_size", 1)
+    lines = [
+        "## Training",
+        "",
+        f"- Model: size `{model.get('size')}`, trained {start}.",
+        f"- Batch: {rows} rows x {layout.get('seq_len')} tokens per step; precision {c.get('precision')}; "
+        f"seed {c.get('seed')}.",
+        f"- Optimizer: {optim.get('kind', 'adamw')}, peak LR {optim.get('lr')}, betas {optim.get('betas')}, weight decay "
+        f"{optim.get('weight_decay')}, clip {optim.get('clip')}.",
+        f"- Trained for {_count(run.step)} steps, {_count(run.tokens)} tokens seen.",
+        *(f"- Note: {n}." for n in run.notes),
+        "",
+        "| phase | objective | length | schedule | freeze | optimizer reset |",
+        "|---|---|---|---|---|---|",
+    ]
+    for i, p in enumerate(c["phases"]):
+        obj = ", ".join(f"{k}={v}" for k, v in p["objective"].items() if k != "type")
+        length = f"{p['steps']:,} steps" if p.get("steps") else f"{p.get('tokens', 0):,} tokens"
+        s = p.get("schedule") or {}
+        sched = f"{s.get('kind')} (warmup {s.get('warmup')}, decay {s.get('decay')} {s.get('decay_shape')})"
+        lines.append(
+            f"| {p.get('name') or i} | {p['objective']['type']}{f' ({obj})' if obj else ''} | {length} | "
+            f"{sched} | {p.get('freeze') or '-'} | {'yes' if p.get('reset_optimizer') else 'no'} |"
+        )
+    return [*lines, "", *_data(c, run.data_meta)]
+
+
+def _data(config: dict, meta: dict | None) -> list[str]:
+    path = (config.get("data") or {}).get("path")
+    lines = ["## Data", ""]
+    if path in (None, "", "synthetic"):
+        return [*lines, "Synthetic random tokens (a smoke run): this model has learned no language.", ""]
+    lines.append(f"Prepared data `{path}`.")
+    if meta is None:
+        return [*lines, ""]
+    splits = meta.get("splits", {})
+    lines.append(
+        ", ".join(
+            f"{name}: {s.get('docs', 0):,} documents, {s.get('tokens', 0):,} tokens"
+            for name, s in splits.items()
+        )
+        + "."
+    )
+    lines += ["", "| source | documents | files (sha256) |", "|---|---|---|"]
+    for src in meta.get("sources", []):
+        files = ", ".join(
+            f"`{Path(f['path']).name}` ({f.get('sha256', '?')[:12]})" for f in src.get("files", [])
+        )
+        lines.append(f"| {src.get('location')} | {src.get('docs', 0):,} | {files or '-'} |")
+    against = (meta.get("decontamination") or {}).get("against") or []
+    lines += ["", f"Decontaminated against: {', '.join(against) if against else 'nothing'}.", ""]
+    return lines
+
+
+def _tokenizer(tokenizer) -> list[str]:
+    if tokenizer is None:
+        return ["## Tokenizer", "", "None was saved with the model.", ""]
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    backend = json.loads(tokenizer.backend_tokenizer.to_str()).get("model", {}).get("type", "?")
+    specials = ", ".join(f"{k} `{v}`" for k, v in tokenizer.special_tokens_map.items() if isinstance(v, str))
+    return [
+        "## Tokenizer",
+        "",
+        f"{backend}, {len(tokenizer):,} ids; special tokens: {specials or 'none'}; "
+        f"sha256 `{tokenizer_hash(tokenizer)[:16]}`.",
+        "",
+    ]
+
+
+def _evaluation(summary: dict | None) -> list[str]:
+    if summary is None:
+        return [
+            "## Evaluation",
+            "",
+            "Not evaluated with this card (`encoderlab eval MODEL --out E`, then `encoderlab export ... --eval E`).",
+            "",
+        ]
+    lines = [
+        "## Evaluation",
+        "",
+        f"Fine-tuned per task over LRs {summary.get('lrs')} x seeds {summary.get('seeds')}; the test score is "
+        "the mean over seeds at the LR with the best validation mean, with its 95% t-interval.",
+        "",
+        "| task | family | metric | best LR | test |",
+        "|---|---|---|---|---|",
+    ]
+    for task, t in summary["tasks"].items():
+        test, flag = t["test"], t.get("degenerate")
+        hw = f" ± {test['half_width']:.2f}" if test.get("half_width") is not None else ""
+        bad = f" (degenerate in {flag['runs']}/{flag['of']} seeds)" if flag else ""
+        lines.append(
+            f"| {task} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {test['mean']:.2f}{hw} (n={test['n']}){bad} |"
+        )
+    return [*lines, ""]
+
+
+def _eval_results(summary: dict | None) -> list:
+    if summary is None:
+        return []
+    from huggingface_hub import EvalResult
+
+    return [
+        EvalResult(
+            task_type=_TASK_TYPES.get(t["family"], "fill-mask"),
+            dataset_type=task,
+            dataset_name=task,
+            dataset_split="test",
+            metric_type=t["metric"],
+            metric_value=round(t["test"]["mean"], 4),
+        )
+        for task, t in summary["tasks"].items()
+    ]
+
+
+def _count(n: int | None) -> str:
+    return "an unknown number of" if n is None else f"{n:,}"

@@ -1,0 +1,112 @@
+"""The model card `encoderlab export` writes (issue 18, item 7): Hugging Face conventions (YAML front
+matter that huggingface_hub parses, a model-index with the scores), and facts read from the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from huggingface_hub import ModelCard
+
+from encoderlab.cli import main
+from encoderlab.eval.protocol import fingerprint
+from encoderlab.model.hub import load_pretrained
+
+CORPUS = [
+    f"the {w} river ran past the old {v} mill in spring" for w in ("red", "blue", "grey") for v in range(30)
+]
+
+
+def _cli(argv, capsys) -> tuple[int, str]:
+    capsys.readouterr()
+    try:
+        main([str(a) for a in argv])
+    except SystemExit as exc:
+        return exc.code, capsys.readouterr().err
+    return 0, capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    """A two-phase smoke run (CLM then MLM) on prepared data, with its tokenizer."""
+    root = tmp_path_factory.mktemp("card")
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(CORPUS))
+    )
+    steps = [
+        ["data", "tokenizer", "--source", root / "corpus.jsonl", "--out", root / "tok", "--vocab-size", "300"],
+        ["data", "prepare", "--source", root / "corpus.jsonl", "--tokenizer", root / "tok", "--out", root / "data",
+         "--decontaminate", "none", "--workers", "1"],
+        ["pretrain", "--recipe", "smoke-clm-mlm", "--param", f"data={root / 'data'}",
+         "--set", "layout.seq_len=32", "progress=false", "--out", root / "run"],
+    ]  # fmt: skip
+    for argv in steps:
+        main([str(a) for a in argv])
+    return root
+
+
+def _summary(model_fp: str) -> dict:
+    """summary.json as `encoderlab eval` writes it (a ModelSummary), for one SC task."""
+    from encoderlab.config import to_dict
+    from encoderlab.eval.stats import Estimate
+    from encoderlab.eval.summary import LRPoint, ModelSummary, TaskSummary
+
+    test = Estimate(mean=61.5, sd=1.0, n=2, ci_low=52.5, ci_high=70.5, half_width=9.0)
+    point = LRPoint(lr=1e-4, seeds=[0, 1], val=test, test=test, test_by_seed={0: 61.0, 1: 62.0})
+    task = TaskSummary(
+        metric="accuracy", family="sc", best_lr=1e-4, val=test, test=test, test_splits={"test": test},
+        test_by_seed={0: 61.0, 1: 62.0}, curve=[point], counts={}, degenerate=None,
+    )  # fmt: skip
+    summary = ModelSummary(model=model_fp, lrs=[1e-4], seeds=[0, 1], tasks={"tweets": task}, families={})
+    return to_dict(summary)
+
+
+def test_the_card_records_the_run_and_its_evaluation(run, tmp_path, capsys):
+    pre = load_pretrained(run / "run")
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "summary.json").write_text(
+        json.dumps(_summary(fingerprint(pre.model, pre.tokenizer)))
+    )
+    code, err = _cli(["export", run / "run", "--eval", tmp_path / "eval", "--out", tmp_path / "hf"], capsys)
+    assert code == 0, err
+    card = ModelCard.load(tmp_path / "hf" / "README.md")
+    assert card.data.library_name == "transformers" and card.data.pipeline_tag == "fill-mask"
+    assert {"encoderlab", "clm", "mlm"} <= set(card.data.tags)
+    (result,) = card.data.eval_results
+    assert (result.dataset_name, result.metric_type, result.metric_value) == ("tweets", "accuracy", 61.5)
+    assert result.task_type == "text-classification"
+    text = card.text
+    last = json.loads((run / "run" / "metrics.jsonl").read_text().splitlines()[-1])
+    assert f"Trained for {last['step']:,} steps, {last['tokens']:,} tokens seen" in text
+    assert "| clm" in text and "| mlm (" in text  # one row per phase, with the MLM settings
+    meta = json.loads((run / "data" / "meta.json").read_text())
+    sha = meta["sources"][0]["files"][0]["sha256"][:12]
+    assert f"`corpus.jsonl` ({sha})" in text
+    assert f"{meta['splits']['train']['docs']:,} documents" in text
+    assert f"{len(pre.tokenizer):,} ids" in text
+    assert "| tweets | sc | accuracy | 0.0001 | 61.50 ± 9.00 (n=2) |" in text
+
+
+def test_an_evaluation_of_another_model_is_refused(run, tmp_path, capsys):
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "summary.json").write_text(json.dumps(_summary("0123456789abcdef0123")))
+    code, err = _cli(["export", run / "run", "--eval", tmp_path / "eval", "--out", tmp_path / "hf"], capsys)
+    assert code == 2 and "scored another model (fingerprint 0123456789abcdef0123" in err
+    assert not (tmp_path / "hf").exists()
+
+
+def test_a_checkpoint_card_counts_its_own_tokens(run, tmp_path, capsys):
+    ckpt = sorted((run / "run" / "checkpoints").iterdir())[0]
+    state = json.loads((ckpt / "state.json").read_text())["progress"]
+    assert _cli(["export", ckpt, "--out", tmp_path / "hf"], capsys)[0] == 0
+    text = (tmp_path / "hf" / "README.md").read_text()
+    assert f"Trained for {state['step']:,} steps, {state['tokens']:,} tokens seen" in text
+    assert "Not evaluated" in text
+
+
+def test_a_model_outside_a_run_says_its_history_is_unknown(run, tmp_path, capsys):
+    import shutil
+
+    shutil.copytree(run / "run" / "final", tmp_path / "model")
+    assert _cli(["export", tmp_path / "model", "--out", tmp_path / "hf"], capsys)[0] == 0
+    assert "is not part of an encoderlab run" in (tmp_path / "hf" / "README.md").read_text()
