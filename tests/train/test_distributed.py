@@ -153,6 +153,7 @@ def test_only_rank_zero_writes_and_metrics_are_one_line_per_step(runs):
         "env.json",
         "final",
         "metrics.jsonl",
+        "validation.json",  # the held-out losses (train/validation.py)
     ]
 
 

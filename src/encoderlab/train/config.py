@@ -184,6 +184,20 @@ class CheckpointConfig:
             raise UserError(f"checkpoint: every must be >= 0 and keep_last >= 1, got {self}")
 
 
+@dataclass(frozen=True, kw_only=True)
+class ValidationConfig:
+    """Held-out loss during training (`train/validation.py`): CLM, the run's MLM and MLM at 15%."""
+
+    every: int = 1000
+    """Score every this many steps and at the run's last step (0: never)."""
+    rows: int = 64
+    """Held-out rows of `layout.seq_len` tokens scored each time (at most what the val split holds)."""
+
+    def __post_init__(self) -> None:
+        if self.every < 0 or self.rows < 1:
+            raise UserError(f"validation: every must be >= 0 (0: off) and rows >= 1, got {self}")
+
+
 @dataclass(frozen=True)
 class PlannedPhase:
     """A phase placed on the run's global step axis."""
@@ -217,6 +231,8 @@ class RunConfig:
     """If > 0, the phase lengths must add up to this (guards recipe arithmetic)."""
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     """Checkpoint frequency and retention."""
+    validation: ValidationConfig = field(default_factory=ValidationConfig)
+    """Held-out CLM and MLM losses during training (metrics.jsonl `val/*`, validation.json)."""
     scale: ScaleConfig = field(default_factory=ScaleConfig)
     """Data parallelism (DDP/FSDP2), compile, activation checkpointing and the attention kernel."""
     seed: int = 0

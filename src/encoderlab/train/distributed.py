@@ -147,6 +147,15 @@ def is_sharded(model: nn.Module) -> bool:
     return isinstance(model, FSDPModule)
 
 
+def reshard(model: nn.Module) -> None:
+    """Put an FSDP2 model's parameters back into their shards after forwards without a backward
+    (evaluation): the root stays unsharded after its forward until backward would reshard it, and
+    the optimizer holds the sharded parameters. No-op without FSDP2."""
+    for module in model.modules():
+        if isinstance(module, FSDPModule):
+            module.reshard()
+
+
 def full_tensor(t: torch.Tensor) -> torch.Tensor:
     """The whole tensor behind a DTensor shard (collective), or `t` itself."""
     return t.full_tensor() if isinstance(t, DTensor) else t

@@ -31,6 +31,7 @@ import torch
 from tqdm import tqdm
 
 import encoderlab.train.checkpoint as ckpt
+from encoderlab.atomic import write_json_atomic
 from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
@@ -47,6 +48,7 @@ from encoderlab.train.distributed import (
     init_world,
     is_sharded,
     load_model_state,
+    reshard,
     shutdown,
 )
 from encoderlab.train.flops import peak_flops
@@ -54,6 +56,7 @@ from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, environment
 from encoderlab.train.step import TrainStep
+from encoderlab.train.validation import VALIDATION, Validator
 from encoderlab.train.vocab import ADDED_TOKENS
 
 
@@ -113,6 +116,7 @@ class Trainer:
         )
         self.progress = ckpt.Progress()
         self._resumed_from = self._start_state(resume)
+        self.validator = Validator(cfg, self.train_step.spec, self.train_step.source.spec)  # reads it now
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
 
@@ -291,6 +295,8 @@ class Trainer:
                 if record is None:  # rolled back: the loop resumes from the restored step
                     bar.n = self.progress.step
                     continue
+                if self.validator.due(self.progress.step, total):
+                    record.update(self._validate())
                 for sink in sinks:
                     sink.log(record)
                 bar.update(1)
@@ -304,6 +310,17 @@ class Trainer:
             for sink in sinks:
                 sink.close()
         return self._finish(total)
+
+    def _validate(self) -> dict[str, float]:
+        """The held-out losses now, also written to RUN/validation.json (the latest scores)."""
+        scores = self.validator.evaluate(self.model, self.train_step.device)
+        reshard(self.model)  # FSDP2 leaves the root unsharded after a forward without backward
+        if self.world.is_main:
+            write_json_atomic(
+                self.run_dir / VALIDATION,
+                {"step": self.progress.step, "tokens": self.progress.tokens, **scores},
+            )
+        return scores
 
     def _finish(self, total: int) -> Path:
         """The final model folder (written now), or the checkpoint's model when stopped early."""
