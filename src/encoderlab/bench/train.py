@@ -164,23 +164,13 @@ def _profile(ours: TrainStep, steps: range, table: Path) -> dict:
     return summary
 
 
-def bench_train(b: TrainBench = TrainBench()) -> dict:
-    """Median tokens/s, MFU and peak memory of encoderlab (and of transformers with `vs_hf`), and their ratio."""
-    from transformers import DataCollatorForLanguageModeling
-
-    # inductor's knobs (max-autotune, coordinate descent) change what compile produces; read before
-    # anything compiles (inductor puts its cache folder into the environment itself)
-    inductor_env = {
-        k: v
-        for k, v in sorted(os.environ.items())
-        if k.startswith("TORCHINDUCTOR_") and k != "TORCHINDUCTOR_CACHE_DIR"
-    }
+def _run_config(b: TrainBench) -> RunConfig:
+    """The run our side steps through: one phase of the benchmark's objective on synthetic data."""
     obj = MLM(mask_ratio=b.mask_ratio, replacement="80-10-10") if b.objective == "mlm" else CLM()
-    layout = BatchLayout(seq_len=b.seq_len, micro_batch_size=b.batch)
-    cfg = RunConfig(
+    return RunConfig(
         model=ModelSpec(size=b.size),
         data=DataConfig(synthetic_vocab=b.vocab, synthetic_doc_len=b.doc_len),
-        layout=layout,
+        layout=BatchLayout(seq_len=b.seq_len, micro_batch_size=b.batch),
         optim=OptimConfig(),
         phases=(Phase(objective=obj, steps=b.warmup + b.steps + PROFILE_STEPS),),
         device=b.device,
@@ -188,105 +178,143 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
         progress=False,
         scale=ScaleConfig(compile=b.compile),
     )
-    ours = TrainStep(cfg)  # writes nothing: no run folder
-    ours.enter_phase(ours.plan[0], 0)
-    dev, spec = ours.device, ours.spec
-    if b.vs_hf:
-        hf = _hf_model(ours.model, spec, b.objective)
-        hf_opt = torch.optim.AdamW(hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1)
-        collator = DataCollatorForLanguageModeling(
-            synthetic_tokenizer(spec), mlm=b.objective == "mlm", mlm_probability=b.mask_ratio
+
+
+class _Reference:
+    """transformers' side: our weights in its model, its collator and a torch AdamW, on our rows."""
+
+    def __init__(self, b: TrainBench, ours: TrainStep):
+        from transformers import DataCollatorForLanguageModeling
+
+        self.ours, self.dev = ours, ours.device
+        self.hf = _hf_model(ours.model, ours.spec, b.objective)
+        self.opt = torch.optim.AdamW(
+            self.hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1
         )
-    autocast = torch.autocast(dev.type, torch.bfloat16, enabled=b.precision == "bf16")
-    peak = peak_flops(dev, torch.bfloat16 if b.precision == "bf16" else torch.float32, b.peak_tflops)
+        self.collator = DataCollatorForLanguageModeling(
+            synthetic_tokenizer(ours.spec), mlm=b.objective == "mlm", mlm_probability=b.mask_ratio
+        )
+        self.autocast = torch.autocast(self.dev.type, torch.bfloat16, enabled=b.precision == "bf16")
 
-    def sync():
-        if dev.type == "cuda":
-            torch.cuda.synchronize()
-
-    memory: dict[str, float] = {"encoderlab": 0.0, "transformers": 0.0}
-
-    def track(side: str) -> None:
-        """Fold the CUDA allocator's peak since the last call into `side`'s peak (MiB)."""
-        if dev.type == "cuda":
-            memory[side] = max(memory[side], torch.cuda.max_memory_allocated(dev) / 2**20)
-            torch.cuda.reset_peak_memory_stats(dev)
-
-    def hf_step(step: int) -> tuple[float, int]:
+    def step(self, step: int) -> float:
+        """Seconds of one training step on the rows our side trains on at `step`."""
         t0 = time.perf_counter()
-        rows = ours.source.batch(step, 0, 0).input_ids  # the rows our side trains on
-        batch = collator([{"input_ids": r} for r in rows.tolist()])
-        with autocast:
-            loss = hf(input_ids=batch["input_ids"].to(dev), labels=batch["labels"].to(dev)).loss
+        rows = self.ours.source.batch(step, 0, 0).input_ids
+        batch = self.collator([{"input_ids": r} for r in rows.tolist()])
+        with self.autocast:
+            loss = self.hf(
+                input_ids=batch["input_ids"].to(self.dev), labels=batch["labels"].to(self.dev)
+            ).loss
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(hf.parameters(), 1.0)
-        hf_opt.step()
-        hf_opt.zero_grad(set_to_none=True)
-        sync()
-        n = int((batch["labels"] != -100).sum())
-        return time.perf_counter() - t0, n
+        torch.nn.utils.clip_grad_norm_(self.hf.parameters(), 1.0)
+        self.opt.step()
+        self.opt.zero_grad(set_to_none=True)
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize()
+        return time.perf_counter() - t0
 
-    sides = ("encoderlab", "transformers") if b.vs_hf else ("encoderlab",)
+    def flops(self, step: int) -> int:
+        """Its FLOPs at `step`: attention over whole rows and logits at every position."""
+        x = self.ours.micro_batches(step)[0]  # recomputed for counting only (cheap, deterministic)
+        whole = ObjectiveInputs(
+            input_ids=x.input_ids,
+            position_ids=x.position_ids,
+            doc_ids=torch.zeros_like(x.doc_ids),
+            attention_mode=x.attention_mode,
+            targets=torch.zeros_like(x.targets),  # dense head: logits at every position
+        )
+        return 3 * forward_flops(self.ours.model.config, whole)
+
+
+class _PeakMemory:
+    """Each side's CUDA allocator peak (MiB), folded in after each of its steps."""
+
+    def __init__(self, dev: torch.device):
+        self.dev, self.mib = dev, {"encoderlab": 0.0, "transformers": 0.0}
+
+    def track(self, side: str) -> None:
+        if self.dev.type == "cuda":
+            self.mib[side] = max(self.mib[side], torch.cuda.max_memory_allocated(self.dev) / 2**20)
+            torch.cuda.reset_peak_memory_stats(self.dev)
+
+
+def _measure(b: TrainBench, ours: TrainStep, ref: _Reference | None, memory: _PeakMemory):
+    """Per side, the measured steps' seconds and FLOPs (alternating sides step by step)."""
+    sides = ("encoderlab", "transformers") if ref is not None else ("encoderlab",)
     times: dict[str, list[float]] = {side: [] for side in sides}
     flops: dict[str, list[int]] = {side: [] for side in sides}
-    track("transformers")  # start ours from a clean allocator peak
+    memory.track("transformers")  # start ours from a clean allocator peak
     for step in range(b.warmup + b.steps):
         rec = _step(ours, step)
-        track("encoderlab")
-        if b.vs_hf:
-            dt, _ = hf_step(step)
-            track("transformers")
+        memory.track("encoderlab")
+        if ref is not None:
+            dt = ref.step(step)
+            memory.track("transformers")
         if step < b.warmup:
             continue
         times["encoderlab"].append(rec.seconds)
         flops["encoderlab"].append(rec.flops)
-        if not b.vs_hf:
-            continue
-        times["transformers"].append(dt)
-        xs = ours.micro_batches(step)  # recomputed for counting only (cheap, deterministic)
-        whole = ObjectiveInputs(
-            input_ids=xs[0].input_ids,
-            position_ids=xs[0].position_ids,
-            doc_ids=torch.zeros_like(xs[0].doc_ids),
-            attention_mode=xs[0].attention_mode,
-            targets=torch.zeros_like(xs[0].targets),  # dense head: logits at every position
-        )
-        flops["transformers"].append(3 * forward_flops(ours.model.config, whole))
-    result = {
-        "config": {
-            "size": b.size,
-            "seq_len": b.seq_len,
-            "batch": b.batch,
-            "objective": obj.tag,
-            "vocab": b.vocab,
-            "doc_len": b.doc_len,
-            "steps": b.steps,
-            "device": str(dev),
-            "precision": b.precision,
-            "compile": b.compile,
-            "attn_impl": ours.model.attn_impl,
-            "threads": torch.get_num_threads(),
-            "inductor_env": inductor_env,
-            "peak_flops": peak,
-            "peak_flops_source": "given" if b.peak_tflops > 0 else "datasheet or measured matmul",
-            "gpu": torch.cuda.get_device_name(dev) if dev.type == "cuda" else None,
-        }
+        if ref is not None:
+            times["transformers"].append(dt)
+            flops["transformers"].append(ref.flops(step))
+    return times, flops
+
+
+def _config_record(b: TrainBench, ours: TrainStep, peak: float, inductor_env: dict) -> dict:
+    dev = ours.device
+    return {
+        "size": b.size,
+        "seq_len": b.seq_len,
+        "batch": b.batch,
+        "objective": ours.plan[0].phase.objective.tag,
+        "vocab": b.vocab,
+        "doc_len": b.doc_len,
+        "steps": b.steps,
+        "device": str(dev),
+        "precision": b.precision,
+        "compile": b.compile,
+        "attn_impl": ours.model.attn_impl,
+        "threads": torch.get_num_threads(),
+        "inductor_env": inductor_env,
+        "peak_flops": peak,
+        "peak_flops_source": "given" if b.peak_tflops > 0 else "datasheet or measured matmul",
+        "gpu": torch.cuda.get_device_name(dev) if dev.type == "cuda" else None,
     }
+
+
+def bench_train(b: TrainBench = TrainBench()) -> dict:
+    """Median tokens/s, MFU and peak memory of encoderlab (and of transformers with `vs_hf`), and their ratio."""
+    # inductor's knobs (max-autotune, coordinate descent) change what compile produces; read before
+    # anything compiles (inductor puts its cache folder into the environment itself)
+    inductor_env = {
+        k: v
+        for k, v in sorted(os.environ.items())
+        if k.startswith("TORCHINDUCTOR_") and k != "TORCHINDUCTOR_CACHE_DIR"
+    }
+    cfg = _run_config(b)
+    ours = TrainStep(cfg)  # writes nothing: no run folder
+    ours.enter_phase(ours.plan[0], 0)
+    dev = ours.device
+    ref = _Reference(b, ours) if b.vs_hf else None
+    peak = peak_flops(dev, torch.bfloat16 if b.precision == "bf16" else torch.float32, b.peak_tflops)
+    memory = _PeakMemory(dev)
+    times, flops = _measure(b, ours, ref, memory)
+    result: dict = {"config": _config_record(b, ours, peak, inductor_env)}
     for side in times:
         t = statistics.median(times[side])
         result[side] = {
             "step_s": t,
-            "tokens_per_s": layout.tokens_per_step / t,
+            "tokens_per_s": cfg.layout.tokens_per_step / t,
             "mfu": statistics.median(flops[side]) / t / peak,
         }
         if dev.type == "cuda":
-            result[side]["peak_memory_mib"] = memory[side]
+            result[side]["peak_memory_mib"] = memory.mib[side]
     if b.profile is not None:
         measured = b.warmup + b.steps
         result["encoderlab"]["profile"] = _profile(ours, range(measured, measured + PROFILE_STEPS), b.profile)
     if dev.type == "cpu":  # ru_maxrss is KiB on Linux; one number for the whole process
         result["process_peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    if b.vs_hf:
+    if ref is not None:
         result["speedup"] = result["encoderlab"]["tokens_per_s"] / result["transformers"]["tokens_per_s"]
     return result
 
