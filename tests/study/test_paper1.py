@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from encoderlab.study.catalog import get_study
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend, run_config
@@ -146,3 +148,74 @@ def test_the_report_opens_with_what_the_scale_is(tmp_path):
     assert "<strong>This scale does not reproduce paper 1" in html
     gone = json.loads((tmp_path / "report" / "results.json").read_text())["departures"]
     assert {d["aspect"] for d in gone} >= {"data", "tokenizer", "tasks", "fine-tuning"}
+
+
+def test_the_gpu_grid_has_paper1s_budgets_biphasic_ratios_and_cpt_lengths():
+    from encoderlab.study.graph import pretraining
+
+    pfs = get_study("paper1-pfs", "gpu-610m")
+    names = {r.name for r in pfs.runs}
+    for b in ("12k", "22k"):
+        assert {f"mlm40-{b}", f"clm-{b}", f"clm25-mlm40-{b}", f"clm50-mlm40-{b}", f"clm75-mlm40-{b}"} <= names
+    assert {"clm25-mlm20", "clm25-mlm30", "clm25-mlm50"} <= names
+    runs = _configs("paper1-pfs", "gpu-610m")
+    for name, steps in (("mlm40-12k", 12_000), ("clm50-mlm40-22k", 22_000), ("mlm40", 42_000)):
+        run = runs[name]
+        phases = run.plan()
+        assert run.steps == steps and phases[0].phase.schedule.warmup == 2000
+        assert phases[-1].phase.schedule.decay == 2000  # every budget: the 42k runs' warmup and decay
+    branches = {p.model: (p.branch.base, p.branch.step) for p in pretraining(pfs) if p.branch}
+    assert branches["mlm40-12k"] == ("mlm40", 10_001) and branches["clm-22k"] == ("clm", 20_001)
+    assert branches["clm25-mlm40"] == ("clm", 10_500) and branches["clm75-mlm40-12k"] == ("clm", 9_000)
+
+    cpt = _configs("paper1-cpt", "gpu-610m")
+    lengths = {
+        n: (r.steps, r.plan()[0].phase.schedule.warmup, r.plan()[0].phase.schedule.decay)
+        for n, r in cpt.items()
+    }
+    assert lengths["clm-base+mlm-2k"] == (2_000, 200, 1_800)
+    assert lengths["mlm-base+mlm-12k"] == (12_000, 200, 2_000) and lengths["mlm-base+mlm-22k"][0] == 22_000
+    for name in ("clm-base+mlm-12k", "mlm-base+mlm-2k"):
+        assert cpt[name].data.step_offset == 42_000  # past the base: no replay
+    claims = {c.id: (c.a, c.b) for c in get_study("paper1-cpt", "gpu-610m").claims}
+    assert claims["cpt-clm-22k"] == ("clm-base+mlm-22k", "mlm-base+mlm-22k") and "cpt-clm-12k" in claims
+
+
+def test_the_cpu_grid_shrinks_paper1s_timeline_by_one_factor():
+    """1,000-step runs: the 12k and 22k budgets are 286 and 524 steps with the 42k runs' 48-step warmup
+    and decay; CPT adds 48, 286 and 524 steps to 1,000-step bases."""
+    runs = _configs("paper1-pfs", "cpu")
+    assert {n: r.steps for n, r in runs.items() if n.endswith("k")} == {
+        "mlm40-12k": 286, "clm25-mlm40-12k": 286, "clm-12k": 286,
+        "mlm40-22k": 524, "clm25-mlm40-22k": 524, "clm-22k": 524,
+    }  # fmt: skip
+    assert (
+        runs["mlm40-12k"].plan()[0].phase.schedule.warmup == runs["mlm40/s0"].plan()[0].phase.schedule.warmup
+    )
+    cpt = _configs("paper1-cpt", "cpu")
+    assert sorted(r.steps for n, r in cpt.items() if "+" in n) == [48, 48, 286, 286, 524, 524]
+
+
+def test_the_biphasic_runs_draw_their_own_mask_ratio_line(tmp_path):
+    from fake_study import backend, small_spec
+
+    from encoderlab.study.data import load_study
+    from encoderlab.study.report import write_report
+    from encoderlab.study.runner import run_study
+    from encoderlab.study.spec import RunSpec
+
+    spec = small_spec()
+    extra = tuple(
+        RunSpec(name=f"clm25-mlm{r}", recipe="pfs-clm-mlm", params={"ratio": r / 100}) for r in (20, 50)
+    )
+    spec = dataclasses.replace(spec, runs=spec.runs + extra)
+    run_study(spec, tmp_path, backend(), progress=False)
+    designs = load_study(tmp_path).mask_ratios()
+    assert designs["clm25-mlm40"] == ("CLM 25% -> MLM", 0.4) and designs["clm25-mlm20"] == (
+        "CLM 25% -> MLM",
+        0.2,
+    )
+    assert designs["mlm20"] == ("MLM", 0.2)
+    write_report(tmp_path)
+    rows = (tmp_path / "report" / "figures" / "mask_ratio.csv").read_text()
+    assert "CLM 25% -> MLM: Avg" in rows and "MLM: Avg" in rows

@@ -41,7 +41,8 @@ def test_a_mask_ratio_goes_from_the_spec_to_the_nodes_phases_without_a_string(tm
     assert [p.objective for p in biphasic.phases] == [CLM(), MLM(mask_ratio=0.4, **PAPER1_MASKING)]
     # the report's mask-ratio axis is read from those phases; nothing declares it a second time
     run_study(spec, tmp_path, backend(), progress=False)
-    assert load_study(tmp_path).mask_ratios() == {"mlm40": 0.4, "mlm20": 0.3}  # not the twin (group noise)
+    # not the twin (group noise), nor the one CLM 25% -> MLM run (a design needs two ratios to draw a line)
+    assert load_study(tmp_path).mask_ratios() == {"mlm40": ("MLM", 0.4), "mlm20": ("MLM", 0.3)}
 
 
 def test_the_scale_shrinks_a_recipe_by_its_own_rule():

@@ -72,14 +72,18 @@ def test_a_node_run_again_reruns_everything_downstream_of_it(tmp_path):
     calls: list[str] = []
     run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
     assert calls == [lost.name, "report"]
-    # a lost model: its own evaluations, the analyses reading it and the report; nothing else
+    # a lost model: its own evaluations, the analyses reading it, the run that branches from it
+    # (clm25-mlm40 starts from its checkpoint) with its evaluations, and the report; nothing else
     model = graph.nodes["pretrain/clm"]
     shutil.rmtree(node_dir(tmp_path, model))
     calls.clear()
     run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
     evals = {n.name for n in graph if n.kind == "eval" and model.name in n.deps}
     assert len(evals) == 4 * 2 * 3 + 4 * 1 * 3  # final: tasks x LRs x seeds; checkpoint: at one LR
-    assert sorted(calls) == sorted({model.name, *evals, "cka/clm-vs-mlm40", "report"})
+    branch = graph.nodes["pretrain/clm25-mlm40"]
+    assert branch.config["branch"] == {"from": model.name, "step": 25}
+    below = {n.name for n in graph if n.kind == "eval" and branch.name in n.deps}
+    assert sorted(calls) == sorted({model.name, *evals, branch.name, *below, "cka/clm-vs-mlm40", "report"})
 
 
 def test_compute_is_recorded_per_node(tmp_path):

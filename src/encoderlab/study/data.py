@@ -144,12 +144,13 @@ class StudyData:
                 out[n.name.split("/", 1)[1]] = res.get("steps") or n.config["steps"]
         return out
 
-    def mask_ratios(self) -> dict[str, float]:
-        """Model id -> masking ratio, for the runs of the baseline's comparison group whose every phase
-        is MLM at one ratio (read from the RunConfig each node trained, not declared beside it; a seed
-        twin in another group is left out)."""
+    def mask_ratios(self) -> dict[str, tuple[str, float]]:
+        """Model id -> (design, masking ratio) for the runs of the baseline's comparison group on the
+        mask-ratio figure: MLM at one ratio, or CLM for a share then MLM at one ratio, kept where the
+        design has two ratios or more (read from the RunConfig each node trained, not declared beside it;
+        a seed twin in another group is left out)."""
         from encoderlab.config import from_dict
-        from encoderlab.study.resolve import mask_ratio
+        from encoderlab.study.resolve import mask_design
         from encoderlab.train.config import RunConfig
 
         group = self.spec.run(self.spec.baseline).group
@@ -158,10 +159,13 @@ class StudyData:
         for n in self.nodes:
             model = n.name.split("/", 1)[-1]
             if n.kind == "pretrain" and split_id(model)[0] in compared:
-                ratio = mask_ratio(from_dict(RunConfig, n.config["run"], where=n.name))
-                if ratio is not None:
-                    out[model] = ratio
-        return out
+                design = mask_design(from_dict(RunConfig, n.config["run"], where=n.name))
+                if design is not None:
+                    out[model] = design
+        ratios: dict[str, set[float]] = {}
+        for design, ratio in out.values():
+            ratios.setdefault(design, set()).add(ratio)
+        return {m: d for m, d in out.items() if len(ratios[d[0]]) > 1}
 
 
 def _records(

@@ -47,9 +47,10 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
 
 def _curves(data: StudyData, table: ResultsTable) -> dict[str, list[dict]]:
     """Paper 1's three curves from the study's models, placed on their axes."""
-    final_steps, ratios = data.final_steps(), data.mask_ratios()
+    final_steps, designs = data.final_steps(), data.mask_ratios()
     points = [
-        Placed(model=m, summary=data.summary(m), mask_ratio=ratios.get(m), label=m) for m in table.models
+        Placed(model=m, summary=data.summary(m), mask_ratio=designs[m][1] if m in designs else None, label=m)
+        for m in table.models
     ]
     with_checkpoints = dict.fromkeys(e.model for e in data.evals if e.step is not None)
     lines = {m: _early(data, m) for m in with_checkpoints}
@@ -64,6 +65,8 @@ def _curves(data: StudyData, table: ResultsTable) -> dict[str, list[dict]]:
         for step in [*steps, None]
     ]
     curves["data_efficiency"] = curve_rows(early_points, average=True).get("data_efficiency", [])
+    for row in curves.get("mask_ratio", []):  # the line each point belongs to: MLM, or CLM x% -> MLM
+        row["design"] = designs[row["model"]][0]
     return curves
 
 
@@ -179,11 +182,21 @@ def _fig_curve(
 
 
 def _fig_mask_ratio(rows: list[dict], folder: Path) -> dict | None:
+    several = len({r["design"] for r in rows}) > 1  # pure MLM and CLM -> MLM runs: one line each per family
     rows = [
-        {**r, "ratio_pct": 100 * r["mask_ratio"], "name": "Avg" if r["name"] == ALL else r["name"].upper()}
+        {
+            **r,
+            "ratio_pct": 100 * r["mask_ratio"],
+            "name": (f"{r['design']}: " if several else "")
+            + ("Avg" if r["name"] == ALL else r["name"].upper()),
+        }
         for r in rows
     ]
-    caption = "Score per family against the MLM masking ratio of each run."
+    caption = "Score per family against the MLM masking ratio of each run" + (
+        ": runs of MLM alone, and runs of CLM then MLM at each ratio (paper 1's biphasic mask-ratio figure)."
+        if several
+        else "."
+    )
     return _fig_lines(
         folder, "mask_ratio", rows, "Masking-ratio sensitivity", caption,
         x="ratio_pct", series="name", xlabel="MLM masking ratio (%)", ylabel="test score (%)",

@@ -21,6 +21,7 @@ evaluated with the study's one protocol. A violation is a `UserError` naming the
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
+from encoderlab.study.branch import Branch, PlannedRun, plan_branches, with_branches
 from encoderlab.study.resolve import resolve_run, tokens
 from encoderlab.study.spec import RunSpec, StudySpec
 
@@ -152,6 +154,9 @@ class Pretraining:
     """None: a model evaluated as is."""
     base: str | None = None
     """Model id of the study run it continues."""
+    branch: Branch | None = None
+    """The checkpoint of another model of the study it starts from (`study/branch.py`; `Branch.base` is
+    that model's id)."""
 
 
 def pretraining(spec: StudySpec) -> list[Pretraining]:
@@ -176,7 +181,18 @@ def pretraining(spec: StudySpec) -> list[Pretraining]:
         if p.config is not None:
             first.setdefault(p.run.name, p.config)
     _check_groups(spec, first)
-    return out
+    return _branched(spec, out)
+
+
+def _branched(spec: StudySpec, models: list[Pretraining]) -> list[Pretraining]:
+    """The models with the branches they start from, and bases keeping those checkpoints."""
+    trained = [PlannedRun(p.model, p.config, (p.run.data, p.base)) for p in models if p.config is not None]
+    branches = plan_branches(trained) if spec.branch else {}
+    configs = {r.name: r.config for r in with_branches(trained, branches)}
+    return [
+        dataclasses.replace(p, config=configs[p.model], branch=branches.get(p.model)) if p.config else p
+        for p in models
+    ]
 
 
 def build_graph(spec: StudySpec, backend: Backend) -> Graph:
@@ -193,7 +209,11 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             models[p.model] = (p.run, None, p.run.init)
             continue
         deps = [f"prepare/{p.run.data}", *([f"pretrain/{p.base}"] if p.base else [])]
-        graph.add("pretrain", f"pretrain/{p.model}", pretrain_config(p.config), tuple(deps))
+        cfg = pretrain_config(p.config)
+        if p.branch is not None:  # the node starts from its base's checkpoint (study/branch.py)
+            cfg["branch"] = {"from": f"pretrain/{p.branch.base}", "step": p.branch.step}
+            deps.append(f"pretrain/{p.branch.base}")
+        graph.add("pretrain", f"pretrain/{p.model}", cfg, tuple(deps))
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
     evals = _add_evals(graph, spec, backend, models)

@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
@@ -129,20 +130,25 @@ def run_pretrain(ctx: NodeContext) -> dict:
         out=str(out),
         progress=False,
     )
+    branch = ctx.node.config.get("branch")
+    if branch is not None:  # start where the base's training stops being this run's (study/branch.py)
+        seed_branch(out, ctx.inputs[branch["from"]].path / "run", branch["step"], run)
     resume = (out / "config.yaml").exists()
     pretrain(run, resume=resume, force=resume and _moved_only(out, run))
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
-    tokens = max((r.get("tokens", 0) for r in records), default=0)
-    return {
-        "steps": run.steps,
-        "final": "run/final",
-        "metrics": "run/metrics.jsonl",
-        "compute": {
-            "tokens": tokens,
-            "flops": _flops(out / "final", records, tokens),
-            "flops_method": _FLOPS_METHOD,
-        },
-    }
+    shared = branch["step"] if branch else 0
+    own = [r for r in records if r.get("step", 0) > shared]  # the base's steps are counted in the base
+    before = _tokens_at(records, shared)
+    tokens = max([before, *(r.get("tokens", 0) for r in own)]) - before
+    compute = {"tokens": tokens, "flops": _flops(out / "final", own, tokens), "flops_method": _FLOPS_METHOD}
+    if branch is not None:
+        compute |= {"branched_from": branch["from"], "shared_steps": shared, "shared_tokens": before}
+    return {"steps": run.steps, "final": "run/final", "metrics": "run/metrics.jsonl", "compute": compute}
+
+
+def _tokens_at(records: list[dict], step: int) -> int:
+    """Tokens seen by the end of `step` (0 before the first)."""
+    return max((r.get("tokens", 0) for r in records if r.get("step", 0) <= step), default=0)
 
 
 _FLOPS_METHOD = "sum of per-step FLOPs logged by training, else 6 x parameters x tokens"

@@ -68,38 +68,59 @@ def paper1_eval(scale: Scale):
     return eval_spec(scale, "paper" if scale.paper_setup else "pocket")
 
 
+def at(scale: Scale, paper_steps: int) -> int:
+    """`paper_steps` of paper 1's 42k-step timeline at the scale's run length (every step count of the
+    grid shrinks by one factor, so budgets, warmups and decays keep their places)."""
+    return max(1, round(paper_steps * (scale.steps or PAPER1_STEPS) / PAPER1_STEPS))
+
+
+PAPER1_STEPS = 42_000
+"""Paper 1's full runs (its longest budget)."""
+
+
+def _label(objective: str, budget: int | None) -> tuple[str, str]:
+    """A run's id and label from its design and, for a shorter budget, the budget in paper steps."""
+    name, label = objective.split("|")
+    return (
+        (name, label)
+        if budget is None
+        else (f"{name}-{budget // 1000}k", f"{label}, {budget // 1000}k budget")
+    )
+
+
+def _design(clm: float, ratio: float = 0.4) -> tuple[str, str, dict]:
+    """(id|label, recipe, params) of CLM for a `clm` share of the steps, then MLM at `ratio`."""
+    r = round(ratio * 100)
+    if clm == 0:
+        return f"mlm{r}|MLM-{r}", "pfs-mlm", {"ratio": ratio}
+    if clm == 1:
+        return "clm|CLM", "pfs-clm", {}
+    c = round(clm * 100)
+    return f"clm{c}-mlm{r}|CLM {c}% -> MLM-{r}", "pfs-clm-mlm", {"clm_fraction": clm, "ratio": ratio}
+
+
 def paper1_pfs(scale: Scale) -> StudySpec:
-    """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget."""
+    """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget; at full
+    scales also CLM 25% -> MLM at the other ratios and the shorter budgets (`Scale.budgets`)."""
     early = steps_at(scale, 0.125, 0.25, 0.5) if scale.full else steps_at(scale, 0.25)
     ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
     fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
     compared = {"mlm40", "clm", "clm25-mlm40"}  # the runs the claims compare
 
-    def seeds(name: str) -> tuple[int, ...] | None:
-        return scale.claim_seeds or None if name in compared else None
+    def run(clm: float, ratio: float = 0.4, budget: int | None = None, **fields) -> RunSpec:
+        design, recipe, params = _design(clm, ratio)
+        name, label = _label(design, budget)
+        if budget is not None:  # the long runs' warmup and decay, so a budget branches from them (branch.py)
+            fields |= {"steps": at(scale, budget), "group": f"{budget // 1000}k"}
+            params = {**params, "warmup": at(scale, 2000), "decay": at(scale, 2000)}
+        seeds = scale.claim_seeds or None if name in compared else None
+        return RunSpec(name=name, label=label, recipe=recipe, params=params, seeds=seeds, **fields)
 
-    runs = [
-        RunSpec(
-            name=f"mlm{round(r * 100)}",
-            label=f"MLM-{round(r * 100)}",
-            recipe="pfs-mlm",
-            params={"ratio": r},
-            eval_steps=early if r == 0.4 else (),
-            seeds=seeds(f"mlm{round(r * 100)}"),
-        )
-        for r in ratios
-    ]
-    runs.append(RunSpec(name="clm", label="CLM", recipe="pfs-clm", eval_steps=early, seeds=seeds("clm")))
-    runs += [
-        RunSpec(
-            name=f"clm{round(f * 100)}-mlm40",
-            label=f"CLM {round(f * 100)}% -> MLM-40",
-            recipe="pfs-clm-mlm",
-            params={"clm_fraction": f},
-            seeds=seeds(f"clm{round(f * 100)}-mlm40"),
-        )
-        for f in fractions
-    ]
+    runs = [run(0.0, r, eval_steps=early if r == 0.4 else ()) for r in ratios]
+    runs.append(run(1.0, eval_steps=early))
+    runs += [run(f) for f in fractions]
+    runs += [run(0.25, r) for r in scale.biphasic_ratios]  # paper 1's mask-ratio figure of biphasic runs
+    runs += [run(f, budget=b) for b in scale.budgets for f in scale.budget_fractions]
     data = main_data(scale, scale.steps or 42_000)
     claims = (
         ClaimSpec(
@@ -141,14 +162,16 @@ def paper1_pfs(scale: Scale) -> StudySpec:
         description=(
             "Paper 1's from-scratch comparison: MLM at several masking ratios, CLM, and CLM followed by "
             "MLM-40 at several CLM fractions, all on the same tokens in the same order and the same number "
-            "of steps, each fine-tuned with the same LR x seed protocol."
+            "of steps, each fine-tuned with the same LR x seed protocol; at full scales also CLM 25% followed "
+            "by MLM at each masking ratio, and the 12k and 22k budgets (decaying from the 42k runs' stable "
+            "phase: the same runs as trained alone, branched to save compute)."
         ),
         data=(data,),
         runs=tuple(runs),
         eval=paper1_eval(scale),
         baseline="mlm40",
         claims=claims,
-        expected_minutes={"demo": 6, "cpu": 145}.get(scale.name, 0.0),
+        expected_minutes={"demo": 6, "cpu": 165}.get(scale.name, 0.0),
         paper="paper1",
         **common(scale),
     )
@@ -159,34 +182,43 @@ REAL_ARM_SHAPE = {"seq_len": 512, "global_batch": 4 * 1152}
 
 
 def paper1_cpt(scale: Scale) -> StudySpec:
-    """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40."""
+    """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40 for each of the
+    scale's budgets (+2k, +12k, +22k steps of paper 1's timeline; the demo: +12k)."""
     base_steps = scale.steps
-    cpt_steps = max(1, (scale.steps or 42_000) // 4) if scale.steps else 12_000
+    warmup = at(scale, 200)  # cpt-mlm's warmup and decay on the paper's timeline, shared by every budget
     runs = [
         RunSpec(name="clm-base", label="CLM base", recipe="pfs-clm", group="bases"),
-        RunSpec(
-            name="mlm-base",
-            label="MLM-40 base",
-            recipe="pfs-mlm",
-            params={"ratio": 0.4},
-            group="bases",
-        ),
-        RunSpec(
-            name="clm-base+mlm", label="CLM base + MLM-40", recipe="cpt-mlm", init="clm-base", steps=cpt_steps
-        ),
-        RunSpec(
-            name="mlm-base+mlm", label="MLM base + MLM-40", recipe="cpt-mlm", init="mlm-base", steps=cpt_steps
-        ),
+        RunSpec(name="mlm-base", label="MLM-40 base", recipe="pfs-mlm", params={"ratio": 0.4}, group="bases"),
     ]
-    data = [main_data(scale, (scale.steps or 42_000) + cpt_steps)]  # each continuation reads past its base
+    for budget in sorted(scale.cpt_budgets, reverse=True):  # a shorter one branches from a longer one
+        steps = at(scale, budget)
+        # +2k holds no 2k decay after its warmup: it decays over the rest (and, so, branches from nothing)
+        params = {"warmup": warmup, "decay": min(at(scale, 2000), steps - warmup)}
+        for base in ("clm", "mlm"):
+            runs.append(
+                RunSpec(
+                    name=f"{base}-base+mlm-{budget // 1000}k",
+                    label=f"{base.upper()} base + MLM-40, +{budget // 1000}k",
+                    recipe="cpt-mlm",
+                    init=f"{base}-base",
+                    steps=steps,
+                    params=params,
+                    group=f"cpt-{budget // 1000}k",
+                )
+            )
+    cpt_steps = at(scale, 12_000)  # the real-model arm's budget
+    longest = at(scale, PAPER1_STEPS) + at(scale, max(scale.cpt_budgets))
+    data = [main_data(scale, longest)]  # each continuation reads past its base
     claims = [
         ClaimSpec(
-            id="cpt-clm",
-            text="MLM-adapting a CLM-pretrained model beats continuing MLM on an MLM model",
+            id=f"cpt-clm-{b // 1000}k",
+            text=f"MLM-adapting a CLM-pretrained model beats continuing MLM on an MLM model (+{b // 1000}k steps)",
             kind="beats",
-            a="clm-base+mlm",
-            b="mlm-base+mlm",
-        ),
+            a=f"clm-base+mlm-{b // 1000}k",
+            b=f"mlm-base+mlm-{b // 1000}k",
+        )
+        for b in scale.cpt_budgets
+        if b >= 12_000  # the budgets of paper 1's CPT table
     ]
     if scale.real_models:
         # A real decoder turned encoder against a real encoder, each with the same MLM budget on
@@ -196,8 +228,16 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         # holds the same 2,359,296 tokens.
         docs = fineweb_docs(cpt_steps) if scale.paper_setup else scale.max_docs  # each reads cpt_steps
         data += [
-            DataSpec(name="smollm2", corpus=data[0].corpus, tokenizer="smollm2-135m", max_docs=docs),
-            DataSpec(name="minilm", corpus=data[0].corpus, tokenizer="minilm", max_docs=docs),
+            DataSpec(
+                name="smollm2",
+                corpus=data[0].corpus,
+                tokenizer="smollm2-135m",
+                vocab_size=49_152,
+                max_docs=docs,
+            ),
+            DataSpec(
+                name="minilm", corpus=data[0].corpus, tokenizer="minilm", vocab_size=30_522, max_docs=docs
+            ),
         ]
         runs += [
             RunSpec(
@@ -234,15 +274,16 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         name="paper1-cpt",
         description=(
             "Paper 1's continued pretraining: a CLM base and an MLM base trained on the same data for the same "
-            "steps, each continued with MLM-40 for the same budget; at full scales also SmolLM2-135M (a real "
-            "decoder) MLM-adapted against MiniLM with continued MLM."
+            "steps, each continued with MLM-40 on the text after its base's (+2k, +12k, +22k steps of paper 1's "
+            "timeline; the demo: +12k); at gpu scales also SmolLM2-135M (a real decoder, given a mask token) "
+            "MLM-adapted against MiniLM with continued MLM."
         ),
         data=tuple(data),
         runs=tuple(runs),
         eval=paper1_eval(scale),
-        baseline="mlm-base+mlm",
+        baseline=f"mlm-base+mlm-{max(scale.cpt_budgets) // 1000}k",
         claims=tuple(claims),
-        expected_minutes={"demo": 11, "cpu": 40}.get(scale.name, 0.0),
+        expected_minutes={"demo": 11, "cpu": 41}.get(scale.name, 0.0),
         paper="paper1",
         **{**common(scale), "steps": base_steps},
     )

@@ -69,7 +69,10 @@ class RunPlan:
     params: float | None
     """Parameters of the model trained (None: unknown)."""
     gpu_hours: float | None
-    """6 N D at 40% of an H100's peak (None: parameters unknown)."""
+    """6 N D at 40% of an H100's peak over the steps it trains itself (None: parameters unknown)."""
+    branch: str = ""
+    """`MODEL@STEP` when it starts from another run's checkpoint (`study/branch.py`): those steps are
+    trained, and counted, there."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -128,14 +131,18 @@ def plan_study(spec: StudySpec, study_dir: Path | None = None) -> StudyPlan:
             continue
         params = params_of.get(p.base) if p.base else _params(p.config, spec.dataset(p.run.data))
         params_of[p.model] = params
-        runs.append(_run_plan(p.model, p.run.data, p.config, corpora[p.run.data].unique_tokens, params))
+        unique = corpora[p.run.data].unique_tokens
+        runs.append(_run_plan(p.model, p.run.data, p.config, unique, params, p.branch))
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
-def _run_plan(model: str, dataset: str, cfg, unique: float | None, params: float | None) -> RunPlan:
+def _run_plan(
+    model: str, dataset: str, cfg, unique: float | None, params: float | None, branch=None
+) -> RunPlan:
     per_step = cfg.layout.tokens_per_step
     tokens = cfg.steps * per_step
     reaches = (cfg.data.step_offset + cfg.steps) * per_step
+    own = (cfg.steps - (branch.step if branch else 0)) * per_step
     return RunPlan(
         model=model,
         dataset=dataset,
@@ -143,7 +150,8 @@ def _run_plan(model: str, dataset: str, cfg, unique: float | None, params: float
         reaches=reaches,
         passes=reaches / unique if unique else None,
         params=params,
-        gpu_hours=6 * params * tokens / GPU_FLOPS / 3600 if params else None,
+        gpu_hours=6 * params * own / GPU_FLOPS / 3600 if params else None,
+        branch=f"{branch.base}@{branch.step:,}" if branch else "",
     )
 
 
@@ -266,7 +274,9 @@ def plan_text(plan: StudyPlan) -> str:
             f"{_n(c.unique_tokens)} unique tokens ({c.how})"
         )
     width = max([len(r.model) for r in plan.runs] + [3])
-    lines.append(f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}")
+    lines.append(
+        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
+    )
     for r in plan.runs:
         passes = "?" if r.passes is None else f"{r.passes:.3g}"
         hours = (
@@ -277,10 +287,12 @@ def plan_text(plan: StudyPlan) -> str:
             else f"{r.gpu_hours:.2g}"
         )
         lines.append(
-            f"{r.model:<{width}}  {r.dataset:<10} {_n(r.tokens):>8} {passes:>8} {_n(r.params):>8} {hours:>9}"
+            f"{r.model:<{width}}  {r.dataset:<10} {_n(r.tokens):>8} {passes:>8} {_n(r.params):>8} {hours:>9}  "
+            f"{r.branch or 'its first step'}"
         )
     lines.append(
-        f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak; evaluation adds "
+        f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak, a branch counting its "
+        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md; evaluation adds "
         f"~10%){'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"

@@ -325,11 +325,20 @@ def _compute_summary(data: StudyData, study_dir: Path) -> dict:
             continue
         node = next(n for n in graph if n.name == r["node"])
         budget = node.config.get("tokens")
+        seen = (r.get("tokens") or 0) + (
+            r.get("shared_tokens") or 0
+        )  # a branch's first steps ran in its base
         note = (
             ""
-            if budget is None or r.get("tokens") in (None, budget)
+            if budget is None or r.get("tokens") is None or seen == budget
             else "tokens seen differ from the budget"
         )
+        if r.get("branched_from"):
+            note = "; ".join(
+                filter(
+                    None, [f"from {r['branched_from'].split('/', 1)[1]} at step {r['shared_steps']:,}", note]
+                )
+            )
         runs.append(
             {
                 "run": r["node"].split("/", 1)[1],

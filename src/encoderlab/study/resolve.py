@@ -131,6 +131,21 @@ def mask_ratio(cfg: RunConfig) -> float | None:
     return next(iter(ratios)) if len(ratios) == 1 else None
 
 
+def mask_design(cfg: RunConfig) -> tuple[str, float] | None:
+    """A run's line and point on the mask-ratio figure: MLM at one ratio throughout (`MLM`), or CLM for
+    a share of the steps then MLM at one ratio (`CLM 25% -> MLM`); None for any other run."""
+    from encoderlab.objectives import CLM, MLM
+
+    ratio = mask_ratio(cfg)
+    if ratio is not None:
+        return "MLM", ratio
+    plan = cfg.plan()
+    first, last = plan[0].phase.objective, plan[-1].phase.objective
+    if len(plan) == 2 and isinstance(first, CLM) and isinstance(last, MLM):
+        return f"CLM {round(100 * plan[0].steps / cfg.steps)}% -> MLM", last.mask_ratio
+    return None
+
+
 def tokens(cfg: RunConfig) -> int:
     """The run's token budget: steps x tokens per step."""
     return cfg.steps * cfg.layout.tokens_per_step

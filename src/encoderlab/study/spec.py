@@ -218,6 +218,9 @@ class StudySpec:
     """Hardware the expected time refers to."""
     run_overrides: dict[str, Any] = field(default_factory=dict)
     """RunConfig fields by dotted path set on every pretraining run (`{precision: fp32}` on CPU)."""
+    branch: bool = True
+    """Train runs that compute the same first steps once: a run starts from another's checkpoint where
+    their training is identical (`study/branch.py`); False trains every run from its first step."""
     paper: str = ""
     """The paper whose claims the study checks (`paper1`); `study list` and the report state every way the
     study departs from that paper's data, tokenizer, tasks, model and protocol (`study/fidelity.py`)."""
