@@ -178,9 +178,30 @@ def cka(ctx) -> dict:
         "divergence": div,
         "noise_divergence": noise,
         "ratio": [d / n for d, n in zip(div, noise)],
+        "low_layers": _low_layers(),
     }
     _write(ctx.out_dir / "cka.json", res)
     return res
+
+
+def _low_layers() -> dict:
+    """What the real node stores for the ratios above: low layers 0-1 of 6 (per-seed values made up)."""
+    from encoderlab.analysis.cka import LowLayerSummary
+
+    return LowLayerSummary(
+        low_layers=(0, 1),
+        other_layers=(2, 3, 4, 5),
+        low_ratio=27.5,
+        low_ci=(20.0, 35.0),
+        other_ratio=2.2,
+        other_ci=(1.5, 2.9),
+        difference=25.3,
+        difference_ci=(18.0, 32.6),
+        n_seeds=3,
+        distinct_draws=3,
+        above_noise=True,
+        above_others=True,
+    ).to_dict()
 
 
 def report(ctx) -> dict:

@@ -4,7 +4,8 @@ tests/study/golden/fake_report.json was first written by golden_report.py from t
 results layer was rebuilt (one EvalRecord, eval/summary.py, analysis/curves.py as the only curves
 code, claims as a table of evaluators), which this test then checked. Regenerated since, for changes
 stated in CHANGELOG: claims over pretraining seeds with Holm's correction (the claims' sentences, their
-`p_holm`, `level` and `checkpoint` numbers; every number the old file had is the same).
+`p_holm`, `level` and `checkpoint` numbers; every number the old file had is the same), and the CKA
+claim read from `analysis.cka.low_layer_summary` (its numbers and sentence only).
 What may differ without changing a number: figure columns renamed (`RENAMED`), columns or keys the
 old output did not have, a key the old output left out now present as null, and the order of the
 rows of a figure.

@@ -87,3 +87,35 @@ def test_a_run_not_evaluated_gets_no_eval_nodes_but_still_feeds_cka():
     assert not [n for n in graph if n.kind == "eval" and n.config["model"] == "mlm40-s2"]
     assert [n for n in graph if n.kind == "eval" and n.config["model"] == "mlm40"]
     assert "pretrain/mlm40-s2" in graph.nodes["cka/clm-vs-mlm40"].deps
+
+
+def test_a_dataset_reusing_anothers_tokenizer_is_prepared_after_it_and_keyed_by_it():
+    spec = small_spec()
+    general = replace(spec.data[0], name="general")
+    domain = DataSpec(name="domain", corpus=("biomed",), tokenizer="general")
+    runs = (*spec.runs, RunSpec(name="cont", recipe="cpt-mlm", init="mlm40", data="domain", group="domain"))
+    runs = tuple(replace(r, data="general") if r.data == "main" else r for r in runs)
+    spec = replace(spec, data=(domain, general), runs=runs)  # listed before its tokenizer's dataset
+    graph = build_graph(spec, backend())
+    order = list(graph.nodes)
+    assert graph.nodes["prepare/domain"].deps == ("prepare/general",)
+    assert order.index("prepare/general") < order.index("prepare/domain")
+    other = replace(spec, data=(domain, replace(general, vocab_size=4096)))
+    assert build_graph(other, backend()).nodes["prepare/domain"].key != graph.nodes["prepare/domain"].key
+
+
+@pytest.mark.parametrize("tokenizer", ["minilm", "domain"])
+def test_reusing_the_tokenizer_of_a_dataset_that_trains_none_is_refused(tokenizer):
+    spec = small_spec()
+    general = replace(spec.data[0], tokenizer=tokenizer)
+    domain = DataSpec(name="domain", corpus=("biomed",), tokenizer="main")
+    with pytest.raises(UserError, match="reuses the tokenizer of dataset main, which trains none"):
+        replace(spec, data=(general, domain))
+
+
+def test_a_dataset_named_like_its_tokenizer_asset_reuses_nothing():
+    spec = small_spec()
+    minilm = replace(spec.data[0], name="minilm", tokenizer="minilm")  # paper1-cpt's dataset "minilm"
+    runs = tuple(replace(r, data="minilm") for r in spec.runs)
+    graph = build_graph(replace(spec, data=(minilm,), runs=runs), backend())
+    assert graph.nodes["prepare/minilm"].deps == ()

@@ -15,6 +15,7 @@ import yaml
 from fake_study import backend as fake_backend
 from fake_study import record, tiny_corpus
 
+from encoderlab.study.data import load_study
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import node_dir, run_study
@@ -31,11 +32,17 @@ def _spec(corpus) -> StudySpec:
         micro_batch=2,
         grad_accum=2,
         steps=6,
-        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
+        data=(
+            DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),
+            # a second corpus in main's tokenizer, read by the run continued from one trained on main
+            DataSpec(
+                name="domain", corpus=(str(corpus),), tokenizer="main", max_docs=40, decontaminate=False
+            ),
+        ),
         runs=(
             RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}, eval_steps=(3,)),
             RunSpec(name="clm", recipe="pfs-clm"),
-            RunSpec(name="clm+mlm", recipe="cpt-mlm", init="clm", steps=4, group="cpt"),
+            RunSpec(name="clm+mlm", recipe="cpt-mlm", init="clm", steps=4, group="cpt", data="domain"),
             RunSpec(name="mlm40-s2", recipe="pfs-mlm", params={"ratio": 0.4}, seed=1, evaluate=False),
         ),
         cka=(
@@ -94,6 +101,14 @@ def test_real_prepare_and_pretrain_nodes(tmp_path):
     assert cka["layers"] and all(
         0.0 <= r["divergence"] <= 1.0 and r["baseline_divergence"] is not None for r in cka["layers"]
     )
+    main, domain = (
+        node_dir(tmp_path / "study", graph.nodes[f"prepare/{d}"]) / "data" for d in ("main", "domain")
+    )
+    hashes = [json.loads((d / "meta.json").read_text())["tokenizer"]["hash"] for d in (main, domain)]
+    assert hashes[0] == hashes[1] and not (domain.parent / "tokenizer").exists()  # reused, not trained
+    (result,) = load_study(tmp_path / "study").cka  # what the claim reads: the analysis's own summary
+    assert result.low_layers == cka["low_layers"] and result.low_layers["low_layers"] == [0]
+    assert result.low_layers["n_seeds"] == 3 and result.low_layers["holds"] in (True, False)
 
 
 def test_flops_fallback_counts_parameters_of_encoders_and_continued_hf_models(tmp_path):

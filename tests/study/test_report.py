@@ -202,3 +202,33 @@ def test_degenerate_predictions_are_flagged_in_the_report(tmp_path, monkeypatch)
         "- CLM on sst: 3 of 3 fine-tuning seeds at LR 0.0001; predicts class 'neg' for all 40 examples" in md
     )
     assert "MLM-40 on sst" not in md
+
+
+@pytest.mark.parametrize(
+    ("holds", "status", "prefix"),
+    [
+        (True, "holds", "Holds at this scale: layers 0-1"),
+        (False, "does not hold", "Does not hold at this scale: layers 0-1"),
+        (None, "undecided", "Undecided at this scale: layers 0-1"),
+    ],
+)
+def test_the_cka_claim_is_low_layer_summarys_verdict_and_sentence(study, holds, status, prefix):
+    from encoderlab.study.results import check_claims
+
+    data = load_study(study)
+    node = next(n.name for n in data.nodes if n.kind == "cka")
+    low = data.markers[node]["result"]["low_layers"]
+    low["holds"], low["sentence"] = holds, "layers 0-1 diverge 27.50x seed noise"
+    (claim,) = [c for c in check_claims(data) if c.claim.kind == "cka_low_layers"]
+    assert claim.status == status and claim.sentence.startswith(prefix)
+    assert claim.numbers["holds"] is holds and claim.significant is None
+
+
+def test_the_cka_claim_without_a_seed_noise_pair_is_not_tested(study):
+    from encoderlab.study.results import check_claims
+
+    data = load_study(study)
+    node = next(n.name for n in data.nodes if n.kind == "cka")
+    data.markers[node]["result"] |= {"low_layers": None, "ratio": None, "noise_divergence": None}
+    (claim,) = [c for c in check_claims(data) if c.claim.kind == "cka_low_layers"]
+    assert claim.status == "not tested" and "seed twin" in claim.sentence

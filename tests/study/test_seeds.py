@@ -129,9 +129,22 @@ def test_runs_may_have_their_own_pretraining_seeds():
     graph = build_graph(small_spec(runs=runs), backend())
     pretrain = sorted(n.name for n in graph if n.kind == "pretrain")
     assert "pretrain/mlm40/s2" in pretrain and "pretrain/clm/s1" in pretrain and "pretrain/mlm20" in pretrain
+    two = tuple(replace(r, seeds=(0, 1)) if r.name == "clm" else r for r in small_spec().runs)
     with pytest.raises(
         UserError, match="run cpt continues clm at pretraining seeds \\[0, 1, 2\\], but clm is"
     ):
-        small_spec(
-            runs=(*small_spec().runs, RunSpec(name="cpt", recipe="cpt-mlm", init="clm", seeds=(0, 1, 2)))
-        )
+        small_spec(runs=(*two, RunSpec(name="cpt", recipe="cpt-mlm", init="clm", seeds=(0, 1, 2))))
+
+
+def test_a_run_at_several_seeds_continues_a_start_model_trained_at_one():
+    """Paper 2's setting: one start model, its continued pretraining replicated at several seeds."""
+    cpt = RunSpec(name="cpt", recipe="cpt-mlm", init="clm", group="cpt", data="main", seeds=(0, 1, 2))
+    graph = build_graph(small_spec(runs=(*small_spec().runs, cpt)), backend())
+    assert [graph.nodes[f"pretrain/cpt/s{k}"].deps for k in (0, 1, 2)] == [
+        ("prepare/main", "pretrain/clm")
+    ] * 3
+    seeds = {run_config(graph.nodes[f"pretrain/cpt/s{k}"]).seed for k in (0, 1, 2)}
+    assert len(seeds) == 3  # each continuation its own masks
+    start = tuple(replace(r, seeds=(1,)) if r.name == "clm" else r for r in small_spec().runs)
+    with pytest.raises(UserError, match="must not be below its start model's 1"):
+        small_spec(runs=(*start, cpt))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from encoderlab.errors import UserError
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
@@ -63,6 +64,10 @@ class CkaResult:
     """divergence / noise divergence per layer (None without a noise pair)."""
     mean_divergence: float | None = None
     """Mean divergence over layers."""
+    low_layers: dict[str, Any] | None = None
+    """Paper 2's claim on this pair, `analysis.cka.low_layer_summary(...).to_dict()`: the low layers' ratio
+    to seed noise with its interval over sampling seeds, `holds` (True/False, None without an interval)
+    and its `sentence` (None without a seed-noise pair)."""
 
 
 @dataclass

@@ -52,6 +52,8 @@ class PaperSetup:
     """The paper's data, in words."""
     tokenizer: str
     """The paper's tokenizer (a hub id)."""
+    tokenizer_aliases: tuple[str, ...] = ()
+    """Other hub ids that carry the same tokenizer (ModernBERT-large's is ModernBERT-base's)."""
     tokenizer_text: str
     """The paper's tokenizer, in words."""
     suite: str
@@ -59,7 +61,11 @@ class PaperSetup:
     suite_text: str
     """The paper's tasks, in words."""
     sizes: tuple[str, ...]
-    """Model sizes the paper trained."""
+    """Model sizes the paper trained (a study that trains from scratch at another size departs)."""
+    start_models: tuple[str, ...] = ()
+    """Hub ids of the models the paper continues (empty: it trains from scratch at `sizes`)."""
+    models: str = ""
+    """The paper's models in words (empty: the sizes)."""
     training: str
     """The paper's pretraining length and batch, in words."""
     lrs: tuple[float, ...]
@@ -83,6 +89,25 @@ PAPERS: dict[str, PaperSetup] = {
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
     ),
+    "paper2": PaperSetup(
+        short="paper 2",
+        title="paper 2 (A Causal Language Modeling Detour Improves Encoder Continued Pretraining)",
+        corpora=("biomed-enriched",),
+        data="Biomed-Enriched PubMed Central paragraphs (60% of its English 50B mix, with medical "
+        "instructions and MIMIC-III notes)",
+        tokenizer="answerdotai/ModernBERT-base",
+        tokenizer_aliases=("answerdotai/ModernBERT-large",),
+        tokenizer_text="ModernBERT's tokenizer (50,368 ids)",
+        suite="biomed",
+        suite_text="its 11 English biomedical tasks with BioClinical-ModernBERT's protocol (the 6 on the "
+        "hub: the biomed suite)",
+        sizes=(),
+        start_models=("answerdotai/ModernBERT-base", "answerdotai/ModernBERT-large"),
+        models="ModernBERT-base or -large, continued",
+        training="10B (Base), 25B or 50B (Large) tokens in batches of 384 x 8,192, then a 10% decay",
+        lrs=(5e-5,),
+        seeds=(42, 43, 44, 45, 46),
+    ),
 }
 """The papers a built-in study can name (`StudySpec.paper`)."""
 
@@ -93,8 +118,8 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     paper = PAPERS.get(spec.paper)
     if paper is None:
         return ()
-    scratch = {r.data for r in spec.runs if r.recipe is not None and r.init is None}
-    data = [d for d in spec.data if d.name in scratch] or list(spec.data[:1])
+    compared = {r.data for r in spec.runs if r.name == spec.baseline}  # the data the claims compare on
+    data = [d for d in spec.data if d.name in compared] or list(spec.data[:1])
     out = []
     corpora = sorted({c for d in data for c in d.corpus})
     if not set(corpora) <= set(paper.corpora):
@@ -102,9 +127,16 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         cap = f" (first {min(capped):,} documents)" if capped else ""
         out.append(Departure(aspect="data", here=" + ".join(corpora) + cap, paper=paper.data))
     tokenizers = sorted({d.tokenizer for d in data})
-    if tokenizers != [paper.tokenizer]:
+    if not set(tokenizers) <= {paper.tokenizer, *paper.tokenizer_aliases}:
+        trainer = {
+            x.name: x for x in spec.data if x.tokenizer == "train"
+        }  # datasets whose tokenizer is reused
         here = ", ".join(
-            f"a {d.vocab_size:,}-id BPE trained on the corpus" if d.tokenizer == "train" else d.tokenizer
+            f"a {d.vocab_size:,}-id BPE trained on the corpus"
+            if d.tokenizer == "train"
+            else f"a {trainer[d.tokenizer].vocab_size:,}-id BPE trained on {' + '.join(trainer[d.tokenizer].corpus)}"
+            if d.tokenizer in trainer and d.tokenizer != d.name
+            else d.tokenizer
             for d in data
         )
         out.append(Departure(aspect="tokenizer", here=here, paper=paper.tokenizer_text))
@@ -112,8 +144,9 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     if ev.suite != paper.suite or ev.tasks:
         tasks = ", ".join(ev.tasks) if ev.tasks else "all"
         out.append(Departure(aspect="tasks", here=f"{ev.suite} suite: {tasks}", paper=paper.suite_text))
-    if spec.size is not None and spec.size not in paper.sizes:
-        out.append(Departure(aspect="model", here=spec.size, paper="/".join(paper.sizes)))
+    model = _model_departure(spec, paper)
+    if model is not None:
+        out.append(model)
     if any(v is not None for v in (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)):
         rows = (spec.micro_batch or 0) * (spec.grad_accum or 1)
         here = f"{spec.steps:,} steps of {rows * (spec.seq_len or 0):,} tokens ({rows} x {spec.seq_len})"
@@ -126,6 +159,24 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         )
         out.append(Departure(aspect="fine-tuning", here=grid + cap, paper=paper_grid))
     return tuple(out)
+
+
+def _model_departure(spec: StudySpec, paper: PaperSetup) -> Departure | None:
+    """The model of the compared runs against the paper's: its start model when the paper continues
+    one, else the size trained from scratch."""
+    wanted = paper.models or "/".join(paper.sizes)
+    if paper.start_models:
+        start = next((r.init for r in spec.runs if r.name == spec.baseline), None)
+        if start in paper.start_models:
+            return None
+        own = start in {r.name for r in spec.runs}
+        here = (
+            f"a {spec.size or ''} model the study pretrains ({start})".replace("a  ", "a ") if own else start
+        )
+        return Departure(aspect="model", here=here or "none", paper=wanted)
+    if spec.size is not None and spec.size not in paper.sizes:
+        return Departure(aspect="model", here=spec.size, paper=wanted)
+    return None
 
 
 def setup_line(spec: StudySpec) -> str:

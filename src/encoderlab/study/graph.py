@@ -173,7 +173,7 @@ def pretraining(spec: StudySpec) -> list[Pretraining]:
             if run.recipe is None:
                 out.append(Pretraining(rid, run, seed, None))
                 continue
-            base = run_id(spec.run(run.init), seed, spec) if run.init in names else None
+            base = run_id(spec.run(run.init), spec.init_seed(run, seed), spec) if run.init in names else None
             by_id[rid] = resolve_run(spec, run, seed, by_id[base] if base else None)
             out.append(Pretraining(rid, run, seed, by_id[rid], base))
     first: dict[str, RunConfig] = {}
@@ -198,10 +198,15 @@ def _branched(spec: StudySpec, models: list[Pretraining]) -> list[Pretraining]:
 def build_graph(spec: StudySpec, backend: Backend) -> Graph:
     """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
     graph = Graph()
-    for d in spec.data:
+
+    def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
+        return d.tokenizer != d.name and d.tokenizer in {x.name for x in spec.data}
+
+    for d in sorted(spec.data, key=reused):  # a tokenizer's trainer first
         cfg = {**to_dict(d), "seq_len": spec.seq_len}
         del cfg["name"]
-        graph.add("prepare", f"prepare/{d.name}", cfg)
+        deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
+        graph.add("prepare", f"prepare/{d.name}", cfg, deps)
 
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     for p in pretraining(spec):

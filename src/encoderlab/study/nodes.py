@@ -7,7 +7,7 @@ resolved at graph build (`resolve.py`), reloaded with the strict typed loader, w
 filled in. What lives here is where each output goes inside the node folder:
 
 ```
-prepare:  tokenizer/ (trained, when asked)  data/ (prepared tokens)
+prepare:  tokenizer/ (trained, when asked; or read from the dataset it names)  data/ (prepared tokens)
 pretrain: run/ (a training run folder: config.yaml, metrics.jsonl, checkpoints/, final/)
 eval:     results.jsonl (eval's cache of this one (task, lr, seed))
 cka:      cka.json
@@ -55,6 +55,8 @@ def run_prepare(ctx: NodeContext) -> dict:
                 sources, cfg["vocab_size"], folder, max_docs=cfg["max_docs"], seed=cfg["seed"], progress=False
             )
         tokenizer = str(folder)
+    elif ctx.node.deps:  # the tokenizer another dataset of the study trained (DataSpec.tokenizer)
+        tokenizer = str(ctx.inputs[ctx.node.deps[0]].path / "tokenizer")
     out = prepare(
         PrepareConfig(
             sources=sources,
@@ -220,7 +222,7 @@ def run_eval(ctx: NodeContext) -> dict:
 
 def run_cka(ctx: NodeContext) -> dict:
     """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
-    from encoderlab.analysis.cka import compare
+    from encoderlab.analysis.cka import compare, low_layer_summary
     from encoderlab.analysis.features import Encoding
     from encoderlab.analysis.inputs import load_model, read_texts
 
@@ -252,6 +254,7 @@ def run_cka(ctx: NodeContext) -> dict:
         "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
         "ratio": [r.get("ratio") for r in layers] if noise else None,
         "mean_divergence": data["mean_divergence"],
+        "low_layers": low_layer_summary(report).to_dict() if noise else None,
     }
 
 

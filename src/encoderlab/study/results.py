@@ -23,8 +23,12 @@ The measures:
 - **more_stable** (a varies less across fine-tuning LRs than b): per fine-tuning seed, the range over
   the LRs of the claim's `lr_range` (paper 1: 1e-5 to 1e-4) of the task-averaged test score; lower is
   better. LRs outside the range, where runs may diverge, are left out.
-- **cka_low_layers** (the divergence of a vs b over seed noise is largest in the low third of the
-  layers): one CKA per pair, so a direction without an interval or a p-value.
+- **cka_low_layers** (paper 2's low layers diverge beyond seed noise, and more than the other layers):
+  `analysis.cka.low_layer_summary` of the CKA node, the per-layer ratio d(a, b) / d(b's twin, b)
+  averaged over the low and the other layers per sampling seed, with 95% t-intervals over the seeds.
+  It holds when the low layers' interval lies above 1 and the low-minus-other interval above 0,
+  does not hold when either does not, and is undecided without an interval (every seed drew the same
+  texts). It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out.
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from statistics import fmean
 from typing import Any
 
 from encoderlab.eval.stats import Estimate, PairedTest, holm
@@ -65,7 +68,7 @@ class Outcome:
     """What the study says about a claim: a verdict, its numbers and the sentence after the verdict."""
 
     status: str = "not tested"
-    """holds | holds in direction | does not hold | no difference | not tested."""
+    """holds | holds in direction | does not hold | no difference | undecided | not tested."""
     significant: bool | None = None
     """Holm-adjusted p < ALPHA (None: no test)."""
     numbers: dict[str, Any] = field(default_factory=dict)
@@ -168,24 +171,15 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     r = next((c for c in data.cka if c.a == claim.a), None)
     if r is None:
         return Outcome()
-    ratio = r.ratio or r.divergence
-    n = len(ratio)
-    low = fmean(ratio[: max(1, n // 3)])
-    rest = fmean(ratio[max(1, n // 3) :]) if n > 1 else float("nan")
-    above = r.ratio is not None and low > 1.0
-    what = "divergence / seed-noise divergence" if r.ratio is not None else "divergence (no seed-noise pair)"
+    if r.low_layers is None:
+        return _not_tested(
+            f"the CKA of {data.label(claim.a)} has no seed-noise pair; the claim needs the reference's seed twin."
+        )
+    holds = r.low_layers["holds"]
     return Outcome(
-        status="holds" if low > rest else "does not hold",
-        numbers={"low": low, "rest": rest, "layers": n, "ratio": ratio},
-        sentence=(
-            f"mean {what} is {_fmt(low)} in the low third of the {n} layers vs {_fmt(rest)} in the others; "
-            + (
-                "the low layers diverge more than seed noise."
-                if above
-                else "the low layers do not exceed seed noise."
-            )
-            + " (No interval over seeds: one CKA per pair.)"
-        ),
+        status={True: "holds", False: "does not hold", None: "undecided"}[holds],
+        numbers=r.low_layers,
+        sentence=f"{r.low_layers['sentence']}.",
     )
 
 
@@ -286,6 +280,7 @@ _PREFIX = {
     "holds in direction": "Holds in direction at this scale",
     "does not hold": "Does not hold at this scale",
     "no difference": "Undecided at this scale (identical scores, no difference)",
+    "undecided": "Undecided at this scale",
     "not tested": "Not tested",
 }
 _UNDECIDED = {

@@ -41,7 +41,9 @@ class DataSpec:
     corpus: tuple[str, ...]
     """Asset names (or local paths) mixed into the corpus."""
     tokenizer: str = "train"
-    """'train' trains a BPE tokenizer on the corpus; otherwise an asset, model folder or tokenizer path."""
+    """'train' trains a BPE tokenizer on the corpus; the name of another dataset of the study that trains
+    one (not this dataset's own name, which is read as an asset or path) reuses that tokenizer (a domain corpus read by runs continued from a model the study trained on
+    that dataset); otherwise an asset, model folder or tokenizer path."""
     vocab_size: int = 8192
     """Vocabulary of a trained tokenizer; for an existing one, its size, which the plan's estimates
     assume (the tokenizer's own size is what training uses)."""
@@ -78,7 +80,8 @@ class RunSpec:
     data order of the run they twin."""
     seeds: tuple[int, ...] | None = None
     """Pretraining seeds of this run (None: the study's `seeds`). Each seed trains the run again with its
-    own initialisation, masks and data order; runs compared at one seed read the same data order."""
+    own initialisation, masks and data order; runs compared at one seed read the same data order. A run
+    continuing a study run trained at one seed continues that one model at each of its own seeds."""
     steps: int | None = None
     """Optimizer steps; None takes the scale's steps (and the recipe's default at gpu scales)."""
     eval_steps: tuple[int, ...] = ()
@@ -165,8 +168,8 @@ class ClaimSpec:
     """The claim as the paper states it."""
     kind: ClaimKind
     """beats: a > b on `family`; faster_early: a > b at the first intermediate checkpoint;
-    more_stable: a's score varies less across LRs than b's; cka_low_layers: the divergence of
-    `a` vs `b` over seed noise is largest in the low third of layers."""
+    more_stable: a's score varies less across LRs than b's; cka_low_layers: paper 2's low layers of
+    `a` vs `b` diverge beyond seed noise and beyond the other layers (`analysis.cka.low_layer_summary`)."""
     a: str
     """Run expected to win (or the compared run for CKA)."""
     b: str
@@ -251,6 +254,13 @@ class StudySpec:
             for run in self.runs
             if run.data not in datasets
         ]
+        for d in self.data:
+            src = next((x for x in self.data if x.name == d.tokenizer and x is not d), None)
+            if src is not None and src.tokenizer != "train":
+                out.append(
+                    f"dataset {d.name} reuses the tokenizer of dataset {src.name}, which trains none (its "
+                    f"tokenizer: {src.tokenizer}); let {src.name} train one (tokenizer: train) or name a tokenizer"
+                )
         refs = [("baseline", self.baseline)] + [(f"claim {c.id}", n) for c in self.claims for n in (c.a, c.b)]
         refs += [(f"cka {c.a}-vs-{c.b}", n) for c in self.cka for n in (c.a, c.b, *(c.noise or ()))]
         out += [
@@ -266,11 +276,19 @@ class StudySpec:
                     "an asset, model folder or hub id is used as given"
                 )
         for run in self.runs:
-            if run.init in names and not set(self.seeds_of(run)) <= set(self.seeds_of(self.run(run.init))):
+            if run.init not in names:
+                continue
+            mine, theirs = self.seeds_of(run), self.seeds_of(self.run(run.init))
+            if len(theirs) == 1 and theirs[0] > min(mine):  # the graph adds nodes seed by seed
                 out.append(
-                    f"run {run.name} continues {run.init} at pretraining seeds {list(self.seeds_of(run))}, but "
-                    f"{run.init} is trained at {list(self.seeds_of(self.run(run.init)))}; give {run.name} seeds "
-                    f"{run.init} has"
+                    f"run {run.name} continues {run.init}, trained at pretraining seed {theirs[0]} only, at seeds "
+                    f"{list(mine)}; a continued run's seeds must not be below its start model's {theirs[0]}"
+                )
+            elif len(theirs) > 1 and not set(mine) <= set(theirs):
+                out.append(
+                    f"run {run.name} continues {run.init} at pretraining seeds {list(mine)}, but "
+                    f"{run.init} is trained at {list(theirs)}; give {run.name} seeds {run.init} has, or train "
+                    f"{run.init} at one seed (each seed of {run.name} then continues that one model)"
                 )
         return out
 
@@ -281,6 +299,13 @@ class StudySpec:
     def dataset(self, name: str) -> DataSpec:
         """The dataset called `name`."""
         return next(d for d in self.data if d.name == name)
+
+    def init_seed(self, run: RunSpec, seed: int) -> int:
+        """The pretraining seed of the study run that `run` continues, for `run`'s seed `seed`: the same
+        seed, or the only one that run is trained at (paper 2's setting: one start model, its continued
+        pretraining replicated at several seeds)."""
+        theirs = self.seeds_of(self.run(run.init))
+        return theirs[0] if len(theirs) == 1 else seed
 
     def seeds_of(self, run: RunSpec) -> tuple[int, ...]:
         """The pretraining seeds `run` is trained at (a model evaluated as is: the study's first)."""

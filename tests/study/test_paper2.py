@@ -1,0 +1,35 @@
+"""Paper 2's study against paper 2's setup: the gpu scales are its experiment, the others say they are not."""
+
+from __future__ import annotations
+
+import pytest
+
+from encoderlab.study.catalog import get_study, list_studies
+from encoderlab.study.fidelity import departures, setup_text
+
+
+@pytest.mark.parametrize(
+    "scale,model",
+    [("gpu-210m", "ModernBERT-base"), ("gpu-610m", "ModernBERT-large"), ("gpu-1b", "ModernBERT-large")],
+)
+def test_gpu_scales_are_paper2s_experiment_and_say_so(scale, model):
+    spec = get_study("paper2-detour", scale)
+    (data,) = spec.data
+    assert data.corpus == ("biomed-enriched",) and data.tokenizer == f"answerdotai/{model}"
+    assert spec.run("baseline-biomed").init == f"answerdotai/{model}"
+    assert spec.eval.suite == "biomed" and not spec.eval.tasks and spec.eval.max_steps is None
+    assert departures(spec) == ()
+    lines = {(study, sc): setup for study, sc, _, _, setup in list_studies()}
+    assert lines["paper2-detour", scale] == "paper 2's setup" and "runs paper 2" in setup_text(spec)
+
+
+@pytest.mark.parametrize(
+    "scale,start", [("demo", "minilm"), ("cpu", "a tiny model the study pretrains (base)")]
+)
+def test_cpu_scales_name_every_way_they_are_not_paper2(scale, start):
+    gone = {d.aspect: d.here for d in departures(get_study("paper2-detour", scale))}
+    assert list(gone) == ["data", "tokenizer", "tasks", "model", "pretraining", "fine-tuning"]
+    assert gone["model"] == start
+    if scale == "cpu":  # the domain corpus in the base's own tokenizer, and the continued runs' length
+        assert gone["tokenizer"].endswith("BPE trained on general-en")
+        assert gone["pretraining"].startswith("200 steps of 4,096 tokens")
