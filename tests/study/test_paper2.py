@@ -19,7 +19,7 @@ def test_gpu_scales_are_paper2s_experiment_and_say_so(scale, model):
     assert spec.run("baseline-biomed").init == f"answerdotai/{model}"
     assert spec.eval.suite == "biomed" and not spec.eval.tasks and spec.eval.max_steps is None
     assert departures(spec) == ()
-    lines = {(study, sc): setup for study, sc, _, _, setup in list_studies()}
+    lines = {(row[0], row[1]): row[-1] for row in list_studies()}
     assert lines["paper2-detour", scale] == "paper 2's setup" and "runs paper 2" in setup_text(spec)
 
 

@@ -49,6 +49,8 @@ _DETOUR_GPU_MODELS = {
 }
 """(model, CLM or MLM tokens) of paper 2's grid (papers.md 2.3) by gpu scale: Base at 10B, Large at 25B
 (the French sweep's best) and at 50B (the English runs); each adds a 10% decay."""
+_MODERNBERT_VOCAB = 50_368
+"""ModernBERT's vocabulary (papers.md 2.2)."""
 _DETOUR_GPU_CORPUS = "biomed-enriched"
 """Paper 2's English biomedical corpus (a named hub corpus, `data.corpora`); the cpu scales read the
 small offline asset."""
@@ -137,7 +139,15 @@ def paper2_detour(scale: Scale) -> StudySpec:
     if scale.real_models:
         base, tokens = _DETOUR_GPU_MODELS[scale.size]
         tokens_param = {"tokens": tokens}
-        data = [DataSpec(name=dom, corpus=(_DETOUR_GPU_CORPUS,), tokenizer=base, max_docs=scale.max_docs)]
+        data = [
+            DataSpec(
+                name=dom,
+                corpus=(_DETOUR_GPU_CORPUS,),
+                tokenizer=base,
+                vocab_size=_MODERNBERT_VOCAB,  # the tokenizer's own (a plan's estimates read it)
+                max_docs=scale.max_docs,
+            )
+        ]
         tasks = None  # every task of paper 2's suite
         start = RunSpec(name="start", label=f"{base} (start)", init=base, group="reference", data=dom)
     elif own_base:

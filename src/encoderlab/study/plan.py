@@ -268,9 +268,16 @@ def plan_text(plan: StudyPlan) -> str:
     ]
     for d in spec.data:
         c = plan.corpora[d.name]
-        tok = "trained on the corpus" if d.tokenizer == "train" else d.tokenizer
+        trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
+        tok = (
+            f"trained on the corpus ({d.vocab_size:,} ids)"
+            if d.tokenizer == "train"
+            else f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
+            if trainer is not None
+            else f"{d.tokenizer} ({d.vocab_size:,} ids)"
+        )
         lines.append(
-            f"dataset {d.name}: {' + '.join(d.corpus)}; tokenizer {tok} ({d.vocab_size:,} ids); "
+            f"dataset {d.name}: {' + '.join(d.corpus)}; tokenizer {tok}; "
             f"{_n(c.unique_tokens)} unique tokens ({c.how})"
         )
     width = max([len(r.model) for r in plan.runs] + [3])
