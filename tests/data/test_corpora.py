@@ -1,5 +1,5 @@
 """The named hub corpora: each name reads its corpus's text through the hub path, on a fixture with
-the real layout (tests/data/hub_fixtures.py), checked against the parquet files themselves."""
+the real layout (tests/data/hub_corpus_fixtures.py), checked against the parquet files themselves."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import dataclasses
 
 import pyarrow.parquet as pq
 import pytest
-from hub_fixtures import (
+from hub_corpus_fixtures import (
     BIOMED_ENRICHED,
     FINEWEB_EDU,
     STARCODERDATA,

@@ -1,5 +1,5 @@
 """Hub sources through a simulated hub (`ENCODERLAB_HUB_DATA`, `ENCODERLAB_HUB_MODELS`,
-tests/data/hub_fixtures.py): the same
+tests/data/hub_corpus_fixtures.py): the same
 `datasets.load_dataset(..., streaming=True)` and `AutoTokenizer.from_pretrained` calls as for a hub
 id, checked against reading the parquet files and running the tokenizer directly."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import corpus_records
-from hub_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
+from hub_corpus_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
 from tokenizers import Tokenizer
 
 from encoderlab.data.hub import (

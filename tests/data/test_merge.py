@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
-from hub_fixtures import FINEWEB_EDU, make_fineweb_edu
+from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
 
 from encoderlab.data.hub import HUB_DATA_ENV
 from encoderlab.data.merge import merge

@@ -9,7 +9,7 @@ as any `hf:` source, and meta.json records the resolved identity (revision, file
 GPT-2 tokens), so it is an estimate for planning, before anything is prepared; the exact count in
 the tokenizer used is `unique_tokens` in the prepared folder's meta.json. None where the card gives
 no count. The layouts were looked up on the cards (cited per row) and are reproduced by the test
-fixtures in tests/data/hub_fixtures.py.
+fixtures in tests/data/hub_corpus_fixtures.py.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ Callers hand the result to the same call as for the hub id (`datasets.load_datas
 split=..., streaming=True)`, `AutoTokenizer.from_pretrained(loc)`): with a local folder `datasets`
 resolves configs and data files from the card exactly as it does for the hub repo, so a lab mirrors
 a corpus once on a login node and points compute nodes at it, and the tests run the hub code path on
-simulated repos (tests/data/hub_fixtures.py, tests/eval/hub_fixtures.py).
+simulated repos (tests/data/hub_corpus_fixtures.py, tests/eval/hub_fixtures.py).
 
 Trade-offs: a plain mirror folder instead of the hub cache layout (`HF_HUB_CACHE`: blobs, refs and
 symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT`: a process to
