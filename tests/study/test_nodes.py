@@ -158,3 +158,26 @@ def test_a_copied_study_resumes_its_unfinished_run(tmp_path):
     saved = yaml.safe_load((node / "run" / "config.yaml").read_text())
     assert (node / "run" / "final" / "model.safetensors").is_file()
     assert saved["out"] == str(node / "run")  # the run now records where it lies
+
+
+def test_required_assets_counts_only_evaluated_runs():
+    """A run trained only as a base or a control (`evaluate=False`) reads no evaluation data, so a
+    study whose evaluated runs use `tweets` does not ask for the pocket suite's other tasks' assets."""
+    from encoderlab.study.nodes import required_assets
+
+    runs = (
+        RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}, tasks=("tweets",)),
+        RunSpec(name="base", recipe="pfs-clm", evaluate=False),  # the suite's every task, if evaluated
+    )
+    spec = StudySpec(
+        name="assets",
+        scale="test",
+        description="evaluated and unevaluated runs",
+        data=(DataSpec(name="main", corpus=("wiki-leads",), vocab_size=300),),
+        runs=runs,
+        eval=EvalSpec(suite="pocket", lrs=(1e-4,), seeds=(0,)),
+        baseline="mlm40",
+    )
+    assert required_assets(spec) == ["wiki-leads", "tweets"]
+    unevaluated = dataclasses.replace(spec, runs=(dataclasses.replace(runs[0], evaluate=False), runs[1]))
+    assert required_assets(unevaluated) == ["wiki-leads"]

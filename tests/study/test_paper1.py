@@ -92,7 +92,7 @@ def test_the_paper_corpus_and_tokenizer_resolve_through_the_simulated_hub(tmp_pa
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
     from corpus_fixtures import corpus_records
-    from tests.data.hub_corpus_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
+    from hub_corpus_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
 
     from encoderlab.data.hub import HUB_DATA_ENV, HUB_MODELS_ENV
     from encoderlab.data.prepare import read_meta

@@ -284,13 +284,16 @@ def suite_families(suite: str) -> dict[str, str]:
 
 
 def required_assets(spec: StudySpec) -> list[str]:
-    """Assets the study reads: corpora, tokenizers and start models named as assets, eval data, CKA texts."""
+    """Assets the study reads: corpora, tokenizers and start models named as assets, CKA texts, and the
+    data of the tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on."""
     from encoderlab.data.assets import ASSETS
     from encoderlab.eval.suites import TASK_ASSETS
 
     names = [c for d in spec.data for c in d.corpus] + [d.tokenizer for d in spec.data]
     names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
-    tasks = {t for r in spec.runs for t in (r.tasks or spec.eval.tasks or suite_families(spec.eval.suite))}
+    evaluated = [r for r in spec.runs if r.evaluate]  # a run trained only as a base or control reads no task
+    tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite_families(spec.eval.suite))}
+    tasks |= {t for r in evaluated if r.eval_steps for t in spec.eval.checkpoint_tasks}
     names += [a for t in sorted(tasks) for a in TASK_ASSETS.get(t, ())]
     return [n for n in dict.fromkeys(names) if n in ASSETS]
 
