@@ -200,7 +200,7 @@ def test_sliding_window_qwen2_is_refused(tmp_path):
 def test_unknown_sources_are_refused(tmp_path):
     with pytest.raises(UserError, match="not a folder, an asset"):
         load_pretrained("no-such-model")
-    with pytest.raises(UserError, match="cannot download"):
+    with pytest.raises(UserError, match="hub is offline"):
         load_pretrained("no-such-org/no-such-model")  # HF_HUB_OFFLINE=1 in tests
     with pytest.raises(UserError, match="no config.json"):
         load_pretrained(tmp_path)
@@ -241,3 +241,26 @@ def test_adapter_is_not_an_encoderlab_architecture(tmp_path):
     check_compatible(model, TokenSpec(vocab_size=VOCAB))
     with pytest.raises(UserError, match="is a bert model, not an encoderlab encoder"):
         check_compatible(model, TokenSpec(vocab_size=VOCAB), small_config())
+
+
+def test_hub_ids_resolve_through_the_models_mirror(tmp_path, ids, monkeypatch):
+    """A hub id is read from `ENCODERLAB_HUB_MODELS/<owner>/<name>` by data/hub.py's resolver, the one
+    tokenizers use: the same model as the folder, `source_folder` names the mirror (so no output lands
+    in it), and a root without the repo is one line with the download command."""
+    from encoderlab.data.hub import HUB_MODELS_ENV
+    from encoderlab.data.tokenizer import load_tokenizer
+    from encoderlab.model.hub import source_folder
+
+    folder = _save(randomize(_decoder("llama")), tmp_path / "models" / "org" / "tiny-llama")
+    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "models"))
+    loaded = load_pretrained("org/tiny-llama")
+    expected = load_pretrained(folder)
+    assert torch.equal(logits(loaded.model, ids), logits(expected.model, ids))
+    assert loaded.spec == expected.spec
+    assert load_tokenizer("org/tiny-llama").get_vocab() == loaded.tokenizer.get_vocab()
+    assert source_folder("org/tiny-llama") == folder
+    assert source_folder("org/absent") is None
+    with pytest.raises(
+        UserError, match=r"has no mirror of org/absent; download it with: hf download org/absent"
+    ):
+        load_pretrained("org/absent")

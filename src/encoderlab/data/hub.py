@@ -97,6 +97,27 @@ def model_location(hub_id: str) -> str:
     return _located(hub_id, "model")
 
 
+def is_hub_id(name: str) -> bool:
+    """True when `name` has the form OWNER/NAME of a hub repo (what callers try after folders and
+    assets; a bare NAME is an asset or a typo there, never a repo)."""
+    return "/" in name and ".." not in name and _HUB_ID.fullmatch(name) is not None
+
+
+def model_mirror(hub_id: str, what: str = "model") -> Path | None:
+    """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS`, or None when no
+    mirror root is set and the id is to be fetched from the hub; refused with one line when the hub
+    is offline (`HF_HUB_OFFLINE`) and there is no mirror, or the root lacks this repo."""
+    location = model_location(hub_id)
+    if location != hub_id:
+        return Path(location)
+    if hub_offline():
+        raise UserError(
+            f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
+            f"pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
+        )
+    return None
+
+
 # ---------------------------------------------------------------- datasets: files and streaming
 
 _HF_URL = re.compile(r"hf://datasets/[^@]+@(?P<rev>[^/]+)/(?P<path>.+)")

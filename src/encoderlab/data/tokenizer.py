@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encoderlab.data.hub import HUB_MODELS_ENV, hub_offline, model_location
+from encoderlab.data.hub import model_mirror
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -56,13 +56,8 @@ def load_tokenizer(name_or_path: str | Path):
     path = Path(name_or_path)
     folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
     if folder is None:
-        location = model_location(str(name_or_path))  # a hub id, or refused with one line
-        if location == str(name_or_path) and hub_offline():
-            raise UserError(
-                f"tokenizer '{name_or_path}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
-                f"pass a local tokenizer folder, or mirror the repo and set {HUB_MODELS_ENV}"
-            )
-        folder = _tokenizer_folder(Path(location)) if location != str(name_or_path) else None
+        mirror = model_mirror(str(name_or_path), "tokenizer")  # a hub id, or refused with one line
+        folder = _tokenizer_folder(mirror) if mirror is not None else None
     try:
         tok = AutoTokenizer.from_pretrained(str(folder or name_or_path))
     except (OSError, ValueError, json.JSONDecodeError) as exc:

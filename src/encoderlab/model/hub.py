@@ -8,7 +8,10 @@ A source is resolved in this order, and each kind has exactly one loader:
      transformers' own classes (`hf_adapters`). Either way the result satisfies the LanguageModel
      protocol, so training, evaluation and analysis never ask where a model came from;
   3. an asset name (`minilm`, `smollm2-135m`): its cached folder, then as 2;
-  4. anything shaped like `org/name`: a hub download (safetensors and configs only), then as 2.
+  4. anything shaped like `org/name`: its mirror folder when `ENCODERLAB_HUB_MODELS` is set, else a
+     hub download (safetensors and configs only), then as 2. The mirror lookup and the offline
+     refusal are `data/hub.py`'s, the one resolver of hub ids that tokenizers and datasets use too,
+     so a model and its tokenizer never come from two places.
 Security is decided here, once: weights are read with safetensors; pickled `pytorch_model.bin`
 only with `allow_pickle=True`, and then through `torch.load(weights_only=True)`; a folder that
 ships its own modelling code (`auto_map`) is refused unless `trust_remote_code=True`, and even then
@@ -20,7 +23,6 @@ The HF config object is built from `config.json` with transformers' config class
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +32,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
+from encoderlab.data.hub import is_hub_id, mirror_root, model_mirror
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_adapters import ADAPTER_FAMILIES, adapter_from_hf_state, hf_config_from_dict
@@ -67,8 +70,9 @@ def load_pretrained(
 
     if name in assets.ASSETS:
         return _load_path(assets.asset_dir(name), trust_remote_code, allow_pickle)
-    if re.fullmatch(r"[\w.-]+/[\w.-]+", name):
-        return _load_path(_download(name), trust_remote_code, allow_pickle)
+    if is_hub_id(name):
+        mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
+        return _load_path(mirror or _download(name), trust_remote_code, allow_pickle)
     raise UserError(
         f"model source '{name}' is not a folder, an asset ({', '.join(sorted(assets.ASSETS))}) or a hub id "
         "(org/name); pass one of these"
@@ -77,7 +81,8 @@ def load_pretrained(
 
 def source_folder(source: str | Path) -> Path | None:
     """The folder `load_pretrained(source)` would read, when it is on this machine: the path itself,
-    or a fetched asset's cache folder (None for hub ids and unfetched assets). Commands pass it to
+    a fetched asset's cache folder or a hub id's mirror folder (None for hub ids without a mirror and
+    unfetched assets). Commands pass it to
     `outdir.check_output` so that no output lands in, over or around what is being read."""
     path = Path(source).expanduser()
     if path.exists():
@@ -86,7 +91,8 @@ def source_folder(source: str | Path) -> Path | None:
 
     if str(source) in assets.ASSETS and assets.is_fetched(str(source)):
         return assets.asset_dir(str(source))
-    return None
+    root = mirror_root("model") if is_hub_id(str(source)) else None
+    return root / str(source) if root is not None and (root / str(source)).is_dir() else None
 
 
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
