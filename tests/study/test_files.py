@@ -95,7 +95,7 @@ seq_len: 32
 micro_batch: 2
 grad_accum: 2
 steps: 6
-run_overrides: {precision: fp32}
+run_overrides: {precision: fp32, validation.every: 3}
 data: [{name: main, corpus: [corpus.jsonl], vocab_size: 300, decontaminate: false}]
 runs:
   - {name: mlm, recipe: pfs-mlm, params: {ratio: 0.3}}
@@ -107,24 +107,57 @@ claims:
 """
 
 
-@pytest.mark.slow
-def test_a_study_of_ones_own_runs_end_to_end(tmp_path, capsys):
+@pytest.fixture(scope="module")
+def own_study(tmp_path_factory):
     """Real nodes throughout: prepare a local corpus, pretrain two tiny runs, fine-tune on a task file."""
-    tiny_corpus(tmp_path / "corpus.jsonl", 300)
-    _task_file(tmp_path)
-    (tmp_path / "my-study.yaml").write_text(MINE)
-    main(["study", "run", str(tmp_path / "my-study.yaml"), "--out", str(tmp_path / "out"), "--no-fetch"])
+    root = tmp_path_factory.mktemp("own")
+    tiny_corpus(root / "corpus.jsonl", 300)
+    _task_file(root)
+    (root / "my-study.yaml").write_text(MINE)
+    return root
+
+
+@pytest.mark.slow
+def test_a_study_of_ones_own_runs_end_to_end(own_study, capsys):
+    main(["study", "run", str(own_study / "my-study.yaml"), "--out", str(own_study / "out"), "--no-fetch"])
     assert "report:" in capsys.readouterr().out
-    results = json.loads((tmp_path / "out" / "report" / "results.json").read_text())
+    results = json.loads((own_study / "out" / "report" / "results.json").read_text())
     assert set(results["table"]) == {"mlm", "clm"} and "sc" in results["table"]["mlm"]
     (claim,) = results["claims"]
     assert claim["status"] != "not tested" and claim["numbers"]["diff"]["n"] == 2
-    md = (tmp_path / "out" / "report" / "report.md").read_text()
+    md = (own_study / "out" / "report" / "report.md").read_text()
     assert "# Study my-study at scale custom" in md and "polarity" in md
     from encoderlab.study.cli import study_spec
 
     with pytest.raises(UserError, match="is a study file, which sets its own scale; drop --scale cpu"):
-        study_spec(str(tmp_path / "my-study.yaml"), "cpu")
+        study_spec(str(own_study / "my-study.yaml"), "cpu")
+
+
+@pytest.mark.slow
+def test_the_report_draws_each_runs_held_out_loss_as_the_trainer_logged_it(own_study):
+    """Issue 18 item 4: val/mlm15 and val/clm of every pretraining run, in the report with their numbers."""
+    out = own_study / "out"
+    if not (out / "report").exists():  # run alone (-k): the study is the test above's
+        main(["study", "run", str(own_study / "my-study.yaml"), "--out", str(out), "--no-fetch"])
+    from encoderlab.study.data import load_study
+
+    data, want = load_study(out), []
+    for name in ("mlm", "clm"):
+        (run,) = (out / "nodes" / "pretrain").glob(f"{name}-*/run")
+        records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+        scored = [r for r in records if "val/mlm15" in r]
+        assert [r["step"] for r in scored] == [3, 6]  # every 3 steps and at the last
+        assert scored[-1]["val/mlm15"] == json.loads((run / "validation.json").read_text())["val/mlm15"]
+        want += [(data.label(name), k, r["step"], r["tokens"], r[k]) for r in scored for k in ("val/mlm15", "val/clm")]
+    figures = out / "report" / "figures"
+    rows = json.loads((figures / "validation_loss.json").read_text())
+    assert sorted((r["model"], r["metric"], r["step"], r["tokens"], r["loss"]) for r in rows) == sorted(want)
+    assert len(list(csv.DictReader((figures / "validation_loss.csv").open()))) == len(want) == 8
+    assert (figures / "validation_loss.png").stat().st_size > 0
+    md = (out / "report" / "report.md").read_text()
+    assert "### Held-out loss during pretraining" in md and "figures/validation_loss.csv" in md
+    page = (out / "report" / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == len(list(figures.glob("*.png")))
 
 
 def test_the_example_in_the_docs_is_a_valid_study(tmp_path):

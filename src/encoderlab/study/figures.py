@@ -5,6 +5,11 @@ drawn from evaluation's summaries of the study's models; the study only places e
 axes: its checkpoint step, its masking ratio (read from the RunConfig it trained), its label. A
 data-efficiency line's last point is the final model scored on the checkpoints' tasks and LRs only,
 so every point of a line follows the same protocol.
+
+The loss figures read each pretraining run's metrics.jsonl as the trainer wrote it: the training loss
+(each run on its own objective, so MLM and CLM lines do not share a scale) and the held-out losses of
+`train/validation.py`, of which `val/mlm15` (MLM at 15% on fixed rows and masks) is the one yardstick
+that runs of every objective and mask ratio are compared on, with `val/clm` beside it.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
         _fig_mask_ratio(curves.get("mask_ratio", []), folder),
         *[_fig_cka(r, folder) for r in data.cka],
         _fig_loss(data, study_dir, folder),
+        _fig_validation(data, study_dir, folder),
     ]  # fmt: skip
     return [f for f in drawn if f is not None]
 
@@ -239,11 +245,9 @@ def _fig_cka(result: CkaResult, folder: Path) -> dict | None:
     )
 
 
-def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
-    """Pretraining loss against tokens seen, from each run's metrics.jsonl."""
-    import matplotlib.pyplot as plt
-
-    rows = []
+def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
+    """(model label, metrics record) of every finished pretraining run, in graph and step order."""
+    out = []
     for n in data.nodes:
         res = data.markers.get(n.name, {}).get("result", {})
         if n.kind != "pretrain" or not res.get("metrics"):
@@ -251,17 +255,20 @@ def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
         path = node_dir(study_dir, n) / res["metrics"]
         if not path.exists():
             continue
-        for line in path.read_text().splitlines():
-            rec = json.loads(line)
-            if rec.get("loss") is not None and math.isfinite(rec["loss"]):
-                rows.append(
-                    {
-                        "model": data.label(n.name.split("/", 1)[1]),
-                        "step": rec.get("step"),
-                        "loss": rec["loss"],
-                        "objective": rec.get("objective", ""),
-                    }
-                )
+        label = data.label(n.name.split("/", 1)[1])
+        out += [(label, json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    return out
+
+
+def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
+    """Pretraining loss against optimizer step, from each run's metrics.jsonl."""
+    import matplotlib.pyplot as plt
+
+    rows = [
+        {"model": model, "step": rec.get("step"), "loss": rec["loss"], "objective": rec.get("objective", "")}
+        for model, rec in _metrics(data, study_dir)
+        if rec.get("loss") is not None and math.isfinite(rec["loss"])
+    ]
     if not rows:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -280,3 +287,45 @@ def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
         "Pretraining loss",
         "Each run's loss on its own objective (MLM and CLM losses are not comparable to each other).",
     )
+
+
+VALIDATION_KEYS = {
+    "val/mlm15": "MLM loss at 15% masking (every run, whatever its objective)",
+    "val/clm": "next-token (CLM) loss",
+}
+"""The held-out losses the validation figure draws (`train/validation.py`): the two every run is
+scored on with the same rows and masks. `val/mlm` (a run's own mask ratio) is left out: it differs
+between runs of different ratios, so its lines would not share a scale."""
+
+
+def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
+    """Held-out losses against tokens seen, one panel per loss, one line per pretraining run."""
+    rows = [
+        {
+            "model": model,
+            "metric": key,
+            "step": rec["step"],
+            "tokens": rec.get("tokens"),
+            "loss": rec[key],
+        }
+        for model, rec in _metrics(data, study_dir)
+        for key in VALIDATION_KEYS
+        if rec.get(key) is not None and math.isfinite(rec[key])
+    ]
+    if not rows:
+        return None
+    x = "tokens" if all(r["tokens"] is not None for r in rows) else "step"
+    title = "Held-out loss during pretraining"
+    from encoderlab.analysis.plots import line_panels
+
+    png = line_panels(
+        rows, folder / "validation_loss", x=x, y="loss", series="model", panel="metric", title=title,
+        xlabel="tokens seen" if x == "tokens" else "optimizer step", ylabel="held-out loss (nats/token)",
+    )  # fmt: skip
+    caption = (
+        "Loss on the same held-out rows of each run's prepared validation split (the same masks for every "
+        "run), every `validation.every` steps and at the last step: "
+        + "; ".join(f"{k}: {v}" for k, v in VALIDATION_KEYS.items())
+        + ". Runs trained on different data are scored on different rows: compare lines of one dataset."
+    )
+    return _figure("validation_loss", title, caption, png, rows)
