@@ -148,7 +148,11 @@ def test_the_report_draws_each_runs_held_out_loss_as_the_trainer_logged_it(own_s
         scored = [r for r in records if "val/mlm15" in r]
         assert [r["step"] for r in scored] == [3, 6]  # every 3 steps and at the last
         assert scored[-1]["val/mlm15"] == json.loads((run / "validation.json").read_text())["val/mlm15"]
-        want += [(data.label(name), k, r["step"], r["tokens"], r[k]) for r in scored for k in ("val/mlm15", "val/clm")]
+        want += [
+            (data.label(name), k, r["step"], r["tokens"], r[k])
+            for r in scored
+            for k in ("val/mlm15", "val/clm")
+        ]
     figures = out / "report" / "figures"
     rows = json.loads((figures / "validation_loss.json").read_text())
     assert sorted((r["model"], r["metric"], r["step"], r["tokens"], r["loss"]) for r in rows) == sorted(want)
