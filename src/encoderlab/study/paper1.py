@@ -33,6 +33,8 @@ GPT2_TOKENS_PER_DOC = CORPORA[PAPER1_CORPUS].tokens_per_doc
 """FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (`data.corpora`)."""
 LLAMA3_PER_GPT2 = 0.85
 """Llama-3's tokenizer spends fewer tokens than GPT-2's on English web text; 0.85 assumed, not measured."""
+PAPER1_STEPS = 42_000
+"""Paper 1's full runs (its longest budget)."""
 MARGIN = 1.2
 """Documents read beyond the estimate, so an estimate off by up to 20% still repeats nothing (`study plan`
 counts the prepared data's unique tokens exactly and refuses a corpus that would repeat)."""
@@ -74,10 +76,6 @@ def at(scale: Scale, paper_steps: int) -> int:
     return max(1, round(paper_steps * (scale.steps or PAPER1_STEPS) / PAPER1_STEPS))
 
 
-PAPER1_STEPS = 42_000
-"""Paper 1's full runs (its longest budget)."""
-
-
 def _label(objective: str, budget: int | None) -> tuple[str, str]:
     """A run's id and label from its design and, for a shorter budget, the budget in paper steps."""
     name, label = objective.split("|")
@@ -99,9 +97,9 @@ def _design(clm: float, ratio: float = 0.4) -> tuple[str, str, dict]:
     return f"clm{c}-mlm{r}|CLM {c}% -> MLM-{r}", "pfs-clm-mlm", {"clm_fraction": clm, "ratio": ratio}
 
 
-def paper1_pfs(scale: Scale) -> StudySpec:
-    """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget; at full
-    scales also CLM 25% -> MLM at the other ratios and the shorter budgets (`Scale.budgets`)."""
+def _pfs_runs(scale: Scale) -> list[RunSpec]:
+    """The from-scratch runs: MLM at each ratio, CLM, CLM -> MLM-40 at each CLM fraction, CLM 25% -> MLM
+    at the biphasic ratios, and the shorter budgets; the runs the claims compare at the claim seeds."""
     early = steps_at(scale, 0.125, 0.25, 0.5) if scale.full else steps_at(scale, 0.25)
     ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
     fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
@@ -121,8 +119,13 @@ def paper1_pfs(scale: Scale) -> StudySpec:
     runs += [run(f) for f in fractions]
     runs += [run(0.25, r) for r in scale.biphasic_ratios]  # paper 1's mask-ratio figure of biphasic runs
     runs += [run(f, budget=b) for b in scale.budgets for f in scale.budget_fractions]
-    data = main_data(scale, scale.steps or 42_000)
-    claims = (
+    return runs
+
+
+def _pfs_claims(scale: Scale) -> tuple[ClaimSpec, ...]:
+    """Paper 1's from-scratch findings: MLM wins on SC and QA, CLM learns faster early and fine-tunes more
+    stably, and CLM then MLM beats MLM alone."""
+    return (
         ClaimSpec(
             id="mlm-sc",
             text="MLM beats CLM on sequence classification",
@@ -157,6 +160,11 @@ def paper1_pfs(scale: Scale) -> StudySpec:
             b="mlm40",
         ),
     )
+
+
+def paper1_pfs(scale: Scale) -> StudySpec:
+    """Paper 1, pretraining from scratch: MLM ratios, CLM, CLM->MLM splits under one budget; at full
+    scales also CLM 25% -> MLM at the other ratios and the shorter budgets (`Scale.budgets`)."""
     return StudySpec(
         name="paper1-pfs",
         description=(
@@ -166,11 +174,11 @@ def paper1_pfs(scale: Scale) -> StudySpec:
             "by MLM at each masking ratio, and the 12k and 22k budgets (decaying from the 42k runs' stable "
             "phase: the same runs as trained alone, branched to save compute)."
         ),
-        data=(data,),
-        runs=tuple(runs),
+        data=(main_data(scale, scale.steps or PAPER1_STEPS),),
+        runs=tuple(_pfs_runs(scale)),
         eval=paper1_eval(scale),
         baseline="mlm40",
-        claims=claims,
+        claims=_pfs_claims(scale),
         expected_minutes={"demo": 6, "cpu": 165}.get(scale.name, 0.0),
         paper="paper1",
         **common(scale),
@@ -181,10 +189,8 @@ REAL_ARM_SHAPE = {"seq_len": 512, "global_batch": 4 * 1152}
 """The real-model CPT arm's rows: MiniLM's 512 positions, paper 1's tokens per step."""
 
 
-def paper1_cpt(scale: Scale) -> StudySpec:
-    """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40 for each of the
-    scale's budgets (+2k, +12k, +22k steps of paper 1's timeline; the demo: +12k)."""
-    base_steps = scale.steps
+def _cpt_runs(scale: Scale) -> list[RunSpec]:
+    """The CLM and MLM bases, each continued with MLM-40 for each of the scale's budgets."""
     warmup = at(scale, 200)  # cpt-mlm's warmup and decay on the paper's timeline, shared by every budget
     runs = [
         RunSpec(name="clm-base", label="CLM base", recipe="pfs-clm", group="bases"),
@@ -206,10 +212,12 @@ def paper1_cpt(scale: Scale) -> StudySpec:
                     group=f"cpt-{budget // 1000}k",
                 )
             )
-    cpt_steps = at(scale, 12_000)  # the real-model arm's budget
-    longest = at(scale, PAPER1_STEPS) + at(scale, max(scale.cpt_budgets))
-    data = [main_data(scale, longest)]  # each continuation reads past its base
-    claims = [
+    return runs
+
+
+def _cpt_claims(scale: Scale) -> list[ClaimSpec]:
+    """MLM-adapting the CLM base beats continuing the MLM base, at each budget of paper 1's CPT table."""
+    return [
         ClaimSpec(
             id=f"cpt-clm-{b // 1000}k",
             text=f"MLM-adapting a CLM-pretrained model beats continuing MLM on an MLM model (+{b // 1000}k steps)",
@@ -220,56 +228,61 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         for b in scale.cpt_budgets
         if b >= 12_000  # the budgets of paper 1's CPT table
     ]
+
+
+def _real_arm(scale: Scale, corpus: tuple[str, ...]) -> tuple[list[DataSpec], list[RunSpec], ClaimSpec]:
+    """A real decoder turned encoder against a real encoder, each with the same MLM budget on the same
+    documents of `corpus` (each in its own tokenizer, so each has its own prepared data). SmolLM2's
+    tokenizer has no mask token: cpt-mlm adds one (train/vocab.py, recorded in the run). MiniLM has 512
+    positions, so both pack 512-token rows, 4x as many as the bases' 2048-token rows, so a step holds the
+    same 2,359,296 tokens."""
+    cpt_steps = at(scale, 12_000)  # the real-model arm's budget
+    docs = fineweb_docs(cpt_steps) if scale.paper_setup else scale.max_docs  # each reads cpt_steps
+    data = [
+        DataSpec(name="smollm2", corpus=corpus, tokenizer="smollm2-135m", vocab_size=49_152, max_docs=docs),
+        DataSpec(name="minilm", corpus=corpus, tokenizer="minilm", vocab_size=30_522, max_docs=docs),
+    ]
+    runs = [
+        RunSpec(
+            name="smollm2+mlm",
+            label="SmolLM2-135M + MLM-40",
+            recipe="cpt-mlm",
+            init="smollm2-135m",
+            data="smollm2",
+            group="real",
+            steps=cpt_steps,
+            params=REAL_ARM_SHAPE,
+        ),
+        RunSpec(
+            name="minilm+mlm",
+            label="MiniLM + MLM-40",
+            recipe="cpt-mlm",
+            init="minilm",
+            data="minilm",
+            group="real",
+            steps=cpt_steps,
+            params=REAL_ARM_SHAPE,
+        ),
+    ]
+    claim = ClaimSpec(
+        id="cpt-real",
+        text="A real decoder MLM-adapted beats a real encoder given the same continued MLM",
+        kind="beats",
+        a="smollm2+mlm",
+        b="minilm+mlm",
+    )
+    return data, runs, claim
+
+
+def paper1_cpt(scale: Scale) -> StudySpec:
+    """Paper 1, continued pretraining: CLM and MLM bases each continued with MLM-40 for each of the
+    scale's budgets (+2k, +12k, +22k steps of paper 1's timeline; the demo: +12k)."""
+    longest = at(scale, PAPER1_STEPS) + at(scale, max(scale.cpt_budgets))
+    data = [main_data(scale, longest)]  # each continuation reads past its base
+    runs, claims = _cpt_runs(scale), _cpt_claims(scale)
     if scale.real_models:
-        # A real decoder turned encoder against a real encoder, each with the same MLM budget on
-        # the same documents (each in its own tokenizer, so each has its own prepared data). SmolLM2's
-        # tokenizer has no mask token: cpt-mlm adds one (train/vocab.py, recorded in the run). MiniLM has
-        # 512 positions, so both pack 512-token rows, 4x as many as the bases' 2048-token rows, so a step
-        # holds the same 2,359,296 tokens.
-        docs = fineweb_docs(cpt_steps) if scale.paper_setup else scale.max_docs  # each reads cpt_steps
-        data += [
-            DataSpec(
-                name="smollm2",
-                corpus=data[0].corpus,
-                tokenizer="smollm2-135m",
-                vocab_size=49_152,
-                max_docs=docs,
-            ),
-            DataSpec(
-                name="minilm", corpus=data[0].corpus, tokenizer="minilm", vocab_size=30_522, max_docs=docs
-            ),
-        ]
-        runs += [
-            RunSpec(
-                name="smollm2+mlm",
-                label="SmolLM2-135M + MLM-40",
-                recipe="cpt-mlm",
-                init="smollm2-135m",
-                data="smollm2",
-                group="real",
-                steps=cpt_steps,
-                params=REAL_ARM_SHAPE,
-            ),
-            RunSpec(
-                name="minilm+mlm",
-                label="MiniLM + MLM-40",
-                recipe="cpt-mlm",
-                init="minilm",
-                data="minilm",
-                group="real",
-                steps=cpt_steps,
-                params=REAL_ARM_SHAPE,
-            ),
-        ]
-        claims.append(
-            ClaimSpec(
-                id="cpt-real",
-                text="A real decoder MLM-adapted beats a real encoder given the same continued MLM",
-                kind="beats",
-                a="smollm2+mlm",
-                b="minilm+mlm",
-            )
-        )
+        real_data, real_runs, real_claim = _real_arm(scale, data[0].corpus)
+        data, runs, claims = data + real_data, runs + real_runs, [*claims, real_claim]
     return StudySpec(
         name="paper1-cpt",
         description=(
@@ -285,5 +298,5 @@ def paper1_cpt(scale: Scale) -> StudySpec:
         claims=tuple(claims),
         expected_minutes={"demo": 11, "cpu": 41}.get(scale.name, 0.0),
         paper="paper1",
-        **{**common(scale), "steps": base_steps},
+        **{**common(scale), "steps": scale.steps},
     )

@@ -16,6 +16,8 @@ head and is not at the ceiling of the evaluation:
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from encoderlab.study.scales import Scale, common
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -130,50 +132,74 @@ def _cpu_base(scale: Scale, tasks: tuple[str, ...]) -> RunSpec:
     )
 
 
-def paper2_detour(scale: Scale) -> StudySpec:
-    """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
-    own_base = scale.name == "cpu"
-    dom, tasks = "biomed", ("pubmedqa-retrieval",)
-    data = [DataSpec(name=dom, corpus=(dom,), max_docs=scale.max_docs)]
-    tokens_param, seeds = {}, None
-    if scale.real_models:
-        base, tokens = _DETOUR_GPU_MODELS[scale.size]
-        tokens_param = {"tokens": tokens}
-        data = [
-            DataSpec(
-                name=dom,
-                corpus=(_DETOUR_GPU_CORPUS,),
-                tokenizer=base,
-                vocab_size=_MODERNBERT_VOCAB,  # the tokenizer's own (a plan's estimates read it)
-                max_docs=scale.max_docs,
-            )
-        ]
-        tasks = None  # every task of paper 2's suite
-        start = RunSpec(name="start", label=f"{base} (start)", init=base, group="reference", data=dom)
-    elif own_base:
-        base, seeds = "base", scale.claim_seeds or None
-        data = [
-            DataSpec(
-                name="general", corpus=("general-en",), vocab_size=scale.vocab_size, max_docs=scale.max_docs
-            ),
-            DataSpec(name=dom, corpus=(dom,), tokenizer="general", max_docs=scale.max_docs),
-        ]
-        start = _cpu_base(scale, tasks)
-    else:
-        base = "minilm"
-        data = [DataSpec(name=dom, corpus=(dom,), tokenizer=base, max_docs=scale.max_docs)]
-        start = RunSpec(
-            name="start", label=f"{base} (start)", init=base, group="reference", data=dom, tasks=tasks
-        )
-    shared = dict(init=base, data=dom, group=dom, tasks=tasks, params=tokens_param)
-    runs = [
-        start,
-        RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", seeds=seeds, **shared),
+@dataclass(frozen=True)
+class _Start:
+    """Where a scale's continued runs start from, and what they read (see the module docstring)."""
+
+    base: str
+    """The continued runs' `init`: a hub or asset model, or the run `base` at cpu."""
+    start: RunSpec
+    """The reference row: the start model as it is (evaluated), or the cpu base (trained here)."""
+    data: tuple[DataSpec, ...]
+    tasks: tuple[str, ...] | None
+    """The evaluated tasks; None for every task of the suite."""
+    seeds: tuple[int, ...] | None = None
+    """Pretraining seeds of the detour and the baseline; None for the run's one seed."""
+    params: dict = field(default_factory=dict)
+    """Recipe parameters of every continued run (the token budget at the gpu scales)."""
+
+    def shared(self, dom: str) -> dict:
+        """The RunSpec fields every continued run on `dom` shares."""
+        return dict(init=self.base, data=dom, group=dom, tasks=self.tasks, params=self.params)
+
+
+def _gpu_start(scale: Scale, dom: str) -> _Start:
+    """ModernBERT from the hub, continued on Biomed-Enriched in its own tokenizer, on paper 2's suite."""
+    base, tokens = _DETOUR_GPU_MODELS[scale.size]
+    data = DataSpec(
+        name=dom,
+        corpus=(_DETOUR_GPU_CORPUS,),
+        tokenizer=base,
+        vocab_size=_MODERNBERT_VOCAB,  # the tokenizer's own (a plan's estimates read it)
+        max_docs=scale.max_docs,
+    )
+    start = RunSpec(name="start", label=f"{base} (start)", init=base, group="reference", data=dom)
+    return _Start(base=base, start=start, data=(data,), tasks=None, params={"tokens": tokens})
+
+
+def _cpu_start(scale: Scale, dom: str, tasks: tuple[str, ...]) -> _Start:
+    """The study's own tiny MLM base on general English, continued on the domain in its tokenizer."""
+    data = (
+        DataSpec(
+            name="general", corpus=("general-en",), vocab_size=scale.vocab_size, max_docs=scale.max_docs
+        ),
+        DataSpec(name=dom, corpus=(dom,), tokenizer="general", max_docs=scale.max_docs),
+    )
+    return _Start(
+        base="base", start=_cpu_base(scale, tasks), data=data, tasks=tasks, seeds=scale.claim_seeds or None
+    )
+
+
+def _demo_start(scale: Scale, dom: str, tasks: tuple[str, ...]) -> _Start:
+    """MiniLM (offline), continued on the domain in its own tokenizer."""
+    base = "minilm"
+    start = RunSpec(
+        name="start", label=f"{base} (start)", init=base, group="reference", data=dom, tasks=tasks
+    )
+    data = DataSpec(name=dom, corpus=(dom,), tokenizer=base, max_docs=scale.max_docs)
+    return _Start(base=base, start=start, data=(data,), tasks=tasks)
+
+
+def _continued_runs(dom: str, s: _Start, twin_evaluated: bool) -> list[RunSpec]:
+    """The detour, the MLM baseline, and the baseline's seed-noise twin for CKA."""
+    shared = s.shared(dom)
+    return [
+        RunSpec(name=f"detour-{dom}", label=f"CLM detour ({dom})", recipe="detour", seeds=s.seeds, **shared),
         RunSpec(
             name=f"baseline-{dom}",
             label=f"MLM baseline ({dom})",
             recipe="detour-baseline",
-            seeds=seeds,
+            seeds=s.seeds,
             **shared,
         ),
         RunSpec(  # the CKA noise floor: the baseline with another training seed, same data order
@@ -181,12 +207,16 @@ def paper2_detour(scale: Scale) -> StudySpec:
             label=f"MLM baseline, seed 2 ({dom})",
             recipe="detour-baseline",
             seed=1,
-            seeds=seeds and seeds[:1],
-            evaluate=scale.real_models,  # at cpu the baseline's other pretraining seeds are evaluated
+            seeds=s.seeds and s.seeds[:1],
+            evaluate=twin_evaluated,  # at cpu the baseline's other pretraining seeds are evaluated
             **shared,
         ),
     ]
-    claims = [
+
+
+def _detour_claims(dom: str) -> list[ClaimSpec]:
+    """The detour beats the baseline, and their CKA divergence sits in the low layers."""
+    return [
         ClaimSpec(
             id=f"detour-{dom}",
             text=f"The CLM detour beats the MLM baseline on the {dom} domain suite",
@@ -202,18 +232,31 @@ def paper2_detour(scale: Scale) -> StudySpec:
             b=f"baseline-{dom}",
         ),
     ]
+
+
+def _cpt_claim(dom: str, start: str) -> ClaimSpec:
+    return ClaimSpec(
+        id=f"cpt-{dom}",
+        text=f"Continued pretraining on the domain (the MLM baseline) beats the start model ({dom})",
+        kind="beats",
+        a=f"baseline-{dom}",
+        b=start,
+    )
+
+
+def paper2_detour(scale: Scale) -> StudySpec:
+    """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
+    own_base = scale.name == "cpu"
+    dom, tasks = "biomed", ("pubmedqa-retrieval",)
+    if scale.real_models:
+        s = _gpu_start(scale, dom)
+    else:
+        s = _cpu_start(scale, dom, tasks) if own_base else _demo_start(scale, dom, tasks)
+    runs = [s.start, *_continued_runs(dom, s, twin_evaluated=scale.real_models)]
+    claims = _detour_claims(dom)
     if scale.full:
-        runs += _freeze_runs(dom, shared)
-        claims += _freeze_claims(dom)
-        claims.append(
-            ClaimSpec(
-                id=f"cpt-{dom}",
-                text=f"Continued pretraining on the domain (the MLM baseline) beats the start model ({dom})",
-                kind="beats",
-                a=f"baseline-{dom}",
-                b=start.name,
-            )
-        )
+        runs += _freeze_runs(dom, s.shared(dom))
+        claims += [*_freeze_claims(dom), _cpt_claim(dom, s.start.name)]
     cka = CkaSpec(
         a=f"detour-{dom}",
         b=f"baseline-{dom}",
@@ -226,12 +269,12 @@ def paper2_detour(scale: Scale) -> StudySpec:
         name="paper2-detour",
         paper="paper2",
         description=(
-            f"Paper 2: continue {'a tiny MLM encoder pretrained here on general English' if own_base else base} "
+            f"Paper 2: continue {'a tiny MLM encoder pretrained here on general English' if own_base else s.base} "
             "on a biomedical corpus with a CLM detour (CLM, then a short MLM-15% decay) against the MLM "
             "baseline (MLM-30%, then the same decay) on identical data and compute; evaluation on the domain "
             "tasks, layer-wise CKA against a seed-noise twin, and at full scales paper 2's freezing runs."
         ),
-        data=tuple(data),
+        data=s.data,
         runs=tuple(runs),
         eval=evaluation,
         baseline=f"baseline-{dom}",
