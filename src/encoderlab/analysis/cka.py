@@ -255,6 +255,46 @@ def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndar
     return [np.sort(np.random.default_rng(seed).choice(pool_size, size=n, replace=False)) for seed in seeds]
 
 
+def _check_depths(models: dict[str, tuple[nn.Module, object]]) -> None:
+    depths = {name: len(model.layers) for name, (model, _) in models.items()}
+    if len(set(depths.values())) > 1:
+        shown = ", ".join(f"{k} {v}" for k, v in depths.items())
+        raise UserError(
+            f"the models have different depths ({shown} layers); layer-wise CKA pairs layers one to one, "
+            "so compare models of the same depth"
+        )
+
+
+def _draw(texts: Sequence[str], n: int, seeds: Sequence[int]) -> tuple[list[str], list[torch.Tensor], int]:
+    """(the texts any seed drew, each seed's rows into them, how many different draws there are), so each
+    text is encoded once however many seeds draw it."""
+    draws = sample_indices(len(texts), n, seeds)
+    union = np.unique(np.concatenate(draws))
+    position = {int(i): k for k, i in enumerate(union)}
+    rows_per_seed = [torch.tensor([position[int(i)] for i in draw]) for draw in draws]
+    return [texts[i] for i in union], rows_per_seed, len({tuple(d.tolist()) for d in draws})
+
+
+def _layer(layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, distinct: int) -> CkaLayer:
+    """One layer's row from the per-seed CKA of A with B (`ab`) and of B' with B (`base`), (seeds, layers)."""
+    row = CkaLayer(
+        layer=layer,
+        cka=float(ab[:, layer].mean()),
+        divergence=float(1 - ab[:, layer].mean()),
+        cka_std=float(ab[:, layer].std()),
+        chance_floor=floor,
+    )
+    if base is not None:
+        row.baseline_cka = float(base[:, layer].mean())
+        row.baseline_divergence = 1 - row.baseline_cka
+        row.ratio_per_seed = [
+            float(1 - x) / float(1 - y) if y < 1 else math.inf for x, y in zip(ab[:, layer], base[:, layer])
+        ]
+        row.ratio, bounds = _seed_interval(row.ratio_per_seed, distinct)
+        row.ratio_ci_low, row.ratio_ci_high = bounds or (None, None)
+    return row
+
+
 def compare(
     a: tuple[nn.Module, object],
     b: tuple[nn.Module, object],
@@ -272,19 +312,8 @@ def compare(
     drawn from, once per sampling seed.
     """
     models = {"A": a, "B": b, **({"B'": baseline} if baseline else {})}
-    depths = {name: len(model.layers) for name, (model, _) in models.items()}
-    if len(set(depths.values())) > 1:
-        shown = ", ".join(f"{k} {v}" for k, v in depths.items())
-        raise UserError(
-            f"the models have different depths ({shown} layers); layer-wise CKA pairs layers one to one, "
-            "so compare models of the same depth"
-        )
-    draws = sample_indices(len(texts), n, seeds)
-    union = np.unique(np.concatenate(draws))
-    pool = [texts[i] for i in union]
-    position = {int(i): k for k, i in enumerate(union)}
-    rows_per_seed = [torch.tensor([position[int(i)] for i in draw]) for draw in draws]
-
+    _check_depths(models)
+    pool, rows_per_seed, distinct = _draw(texts, n, seeds)
     feats = {
         name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
         for name, (model, tok) in models.items()
@@ -304,28 +333,9 @@ def compare(
 
     ab = per_seed("A", "B")
     base = per_seed("B'", "B") if baseline else None
-    distinct = len({tuple(d.tolist()) for d in draws})
-    layers = []
-    for layer in range(ab.shape[1]):
-        row = CkaLayer(
-            layer=layer,
-            cka=float(ab[:, layer].mean()),
-            divergence=float(1 - ab[:, layer].mean()),
-            cka_std=float(ab[:, layer].std()),
-            chance_floor=chance_floor(n, feats["A"][layer].shape[1], feats["B"][layer].shape[1]),
-        )
-        if base is not None:
-            row.baseline_cka = float(base[:, layer].mean())
-            row.baseline_divergence = 1 - row.baseline_cka
-            row.ratio_per_seed = [
-                float(1 - x) / float(1 - y) if y < 1 else math.inf
-                for x, y in zip(ab[:, layer], base[:, layer])
-            ]
-            row.ratio, bounds = _seed_interval(row.ratio_per_seed, distinct)
-            row.ratio_ci_low, row.ratio_ci_high = bounds or (None, None)
-        layers.append(row)
+    floors = [chance_floor(n, fa.shape[1], fb.shape[1]) for fa, fb in zip(feats["A"], feats["B"])]
     return CkaReport(
-        layers=layers,
+        layers=[_layer(layer, ab, base, floors[layer], distinct) for layer in range(ab.shape[1])],
         n_texts=n,
         sampling_seeds=list(seeds),
         encoding=encoding,

@@ -90,6 +90,34 @@ def _load(source: str, device: str, dtype: Dtype = "float32"):
     return model.to(device=device, dtype=DTYPES[dtype]), tokenizer
 
 
+def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
+    """cka_report.json, the CKA figure and, with a seed twin, the noise-ratio figure."""
+    (out / "cka_report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str))
+    rows = [
+        {**r, "pair_label": "A vs B", "baseline_label": "B' vs B (seed noise)"}
+        for r in report.to_dict()["layers"]
+    ]
+    plots.plot_cka(rows, out / "cka")
+    if ratio:
+        plots.plot_cka_ratio(rows, out / "cka_ratio")
+
+
+def _print_cka(report: cka.CkaReport) -> None:
+    """The per-layer table, and the low-layer summary when there is one."""
+    print(f"{'layer':>5} {'CKA':>7} {'1-CKA':>7} {'seed 1-CKA':>10} {'ratio':>7} {'95% CI':>15} {'floor':>6}")
+    for r in report.layers:
+        ci = f"[{r.ratio_ci_low:.2f}, {r.ratio_ci_high:.2f}]" if r.ratio_ci_low is not None else "-"
+        base = (
+            f"{r.baseline_divergence:10.4f} {r.ratio:7.2f} {ci:>15}"
+            if r.ratio is not None
+            else f"{'-':>10} {'-':>7} {'-':>15}"
+        )
+        print(f"{r.layer:>5} {r.cka:7.4f} {r.divergence:7.4f} {base} {r.chance_floor:6.3f}")
+    summary = report.to_dict()["low_layers"]
+    if summary:
+        print(summary["sentence"])
+
+
 def cka_command(
     model_a: ModelA,
     model_b: ModelB,
@@ -139,26 +167,8 @@ def cka_command(
         labels=named,
     )
     create_output(out, ANALYZE)
-    (out / "cka_report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str))
-    rows = [
-        {**r, "pair_label": "A vs B", "baseline_label": "B' vs B (seed noise)"}
-        for r in report.to_dict()["layers"]
-    ]
-    plots.plot_cka(rows, out / "cka")
-    if baseline:
-        plots.plot_cka_ratio(rows, out / "cka_ratio")
-    print(f"{'layer':>5} {'CKA':>7} {'1-CKA':>7} {'seed 1-CKA':>10} {'ratio':>7} {'95% CI':>15} {'floor':>6}")
-    for r in report.layers:
-        ci = f"[{r.ratio_ci_low:.2f}, {r.ratio_ci_high:.2f}]" if r.ratio_ci_low is not None else "-"
-        base = (
-            f"{r.baseline_divergence:10.4f} {r.ratio:7.2f} {ci:>15}"
-            if r.ratio is not None
-            else f"{'-':>10} {'-':>7} {'-':>15}"
-        )
-        print(f"{r.layer:>5} {r.cka:7.4f} {r.divergence:7.4f} {base} {r.chance_floor:6.3f}")
-    summary = report.to_dict()["low_layers"]
-    if summary:
-        print(summary["sentence"])
+    _write_cka(report, out, ratio=baseline is not None)
+    _print_cka(report)
     print(f"mean divergence {report.mean_divergence:.4f}; wrote {out}")
     return report
 
@@ -219,28 +229,37 @@ def transplant_command(
         create_output(path, TRANSPLANT)  # the model folder is replaced whole by the save: mark it after
         print(f"wrote {path}: {spec.describe()} from {model_a}, the rest from {model_b}")
         return path
-    transplant.check_same_architecture(a, b)
-    create_output(out, TRANSPLANT)
+    score = _last_layer_probe(task, tok_b, encoding, device, out / "cache") if task else None
+    _sweep(a, b, tok_b, transplant.sweep_specs(len(b.layers), sweep, groups), out, sources, score)
+    return out
+
+
+def _last_layer_probe(task, tokenizer, encoding: Encoding, device: str, cache: Path):
+    """A sweep's score: the test accuracy of a linear probe on a model's last layer."""
 
     def score(model) -> float:
         last = len(model.layers) - 1
         (row,) = probe.probe_model(
-            model.to(device), tok_b, task, encoding, cache_dir=out / "cache", layers=[last]
+            model.to(device), tokenizer, task, encoding, cache_dir=cache, layers=[last]
         )
         return row.accuracy
 
-    rows = transplant.transplant_sweep(
-        a, b, transplant.sweep_specs(len(b.layers), sweep, groups), out, tokenizer=tok_b, sources=sources,
-        score=score if task else None,
-    )  # fmt: skip
+    return score
+
+
+def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
+    """Save every transplant of a sweep into `out` and its table; with `score`, also score each and plot
+    the share of the B -> A gap recovered."""
+    transplant.check_same_architecture(a, b)
+    create_output(out, TRANSPLANT)
+    rows = transplant.transplant_sweep(a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score)
     plots.save_table(rows, out / "transplant_sweep")
-    if task:
+    if score:
         plots.plot_transplant(rows, out / "transplant_sweep")
     for row in rows:
         scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
         print(f"{row['name']:<16} {row['description']}{scored}")
     print(f"wrote {out}")
-    return out
 
 
 def probe_command(
