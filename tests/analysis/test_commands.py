@@ -146,6 +146,12 @@ def test_transplant_command_single_and_errors(folders, tmp_path, capsys):
         "different architectures (hidden_size 32 vs 64)",
     )
     _one_line_error(capsys, [*base, folders["b"], "--out", str(tmp_path / "x")], "exactly one of --layers")
+    _one_line_error(
+        capsys,
+        [*base, folders["b"], "--sweep", "groups", "--groups", "9", "--out", str(tmp_path / "x")],
+        "--groups 9 cannot split",
+    )
+    assert not (tmp_path / "x").exists()
 
 
 def test_transplant_sweep_with_probe_scores(folders, tmp_path):

@@ -173,6 +173,12 @@ def test_layer_parsing_and_sweeps():
         transplant(make_model(0), make_model(1), TransplantSpec(layers=(3,)))
 
 
+@pytest.mark.parametrize("groups", [0, 5])
+def test_a_sweep_into_more_groups_than_layers_or_none_is_one_line(groups):
+    with pytest.raises(UserError, match=f"--groups {groups} cannot split the model's 4 layers"):
+        sweep_specs(4, "groups", groups)
+
+
 def test_freezing_presets_name_the_same_layers_as_the_detour_freeze_recipes():
     assert parse_layers("paper2-low", 22) == tuple(range(0, 8))
     assert parse_layers("paper2-mid", 22) == tuple(range(8, 15))

@@ -249,6 +249,11 @@ def layer_groups(n_layers: int, n_groups: int = 3) -> list[tuple[int, ...]]:
     """Contiguous groups of blocks: for 3, paper 2's low/mid/late groups, the same the freezing
     presets name (`train.freeze.paper2_groups`: 22 -> 0-7, 8-14, 15-21; 28 -> 0-9, 10-18, 19-27);
     otherwise equal splits, earlier groups one larger when uneven."""
+    if not 1 <= n_groups <= n_layers:
+        raise UserError(
+            f"--groups {n_groups} cannot split the model's {n_layers} layers into non-empty groups; "
+            f"pass --groups between 1 and {n_layers}"
+        )
     if n_groups == 3:
         return [tuple(g) for g in paper2_groups(n_layers)]
     return [tuple(int(i) for i in g) for g in np.array_split(np.arange(n_layers), n_groups)]
