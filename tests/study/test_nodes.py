@@ -181,3 +181,45 @@ def test_required_assets_counts_only_evaluated_runs():
     assert required_assets(spec) == ["wiki-leads", "tweets"]
     unevaluated = dataclasses.replace(spec, runs=(dataclasses.replace(runs[0], evaluate=False), runs[1]))
     assert required_assets(unevaluated) == ["wiki-leads"]
+
+
+def test_a_start_model_shorter_than_the_rows_refuses_the_study_before_it_writes(tmp_path, capsys):
+    """A run continuing a model with 64 positions in a study of 128-token rows: `study run` refuses in
+    one line naming the run and the fix, before the study folder holds anything (the pretraining node
+    would refuse only at its turn); the fix given, the check passes. A run continuing a study run is
+    not checked here (its base is built for the rows)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from encoderlab.errors import UserError
+    from encoderlab.study.nodes import check_start_models
+
+    bert = tmp_path / "bert64"
+    BertForMaskedLM(
+        BertConfig(vocab_size=300, hidden_size=32, num_hidden_layers=1, num_attention_heads=4,
+                   intermediate_size=64, max_position_embeddings=64)
+    ).save_pretrained(str(bert))  # fmt: skip
+    spec = dataclasses.replace(
+        _spec(tiny_corpus(tmp_path / "corpus.jsonl", 20)),
+        seq_len=128,
+        runs=(
+            RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}),
+            RunSpec(name="bert+mlm", recipe="cpt-mlm", init=str(bert), steps=4, group="cpt"),
+        ),
+        cka=(),
+    )
+    study = tmp_path / "study"
+    with pytest.raises(UserError, match=r"run bert\+mlm starts from .*bert64, which accepts 64 tokens, but its "
+                       r"rows are 128 tokens; give run bert\+mlm `params: \{seq_len: 64\}`"):  # fmt: skip
+        run_study(spec, study, _real_with_fake_eval(), progress=False)
+    assert not study.exists()  # the folder made to hold the study's lock is gone with the refusal
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    from encoderlab.study.files import dump_study
+
+    (tmp_path / "s.yaml").write_text(dump_study(dataclasses.replace(spec, eval=EvalSpec(suite="pocket"))))
+    code, err = cli(["study", "plan", tmp_path / "s.yaml"], capsys)  # `study plan` says it too
+    assert_one_line(code, err, r"run bert\+mlm starts from .*bert64, which accepts 64 tokens")
+    fixed = dataclasses.replace(
+        spec, runs=(spec.runs[0], dataclasses.replace(spec.runs[1], params={"seq_len": 64}))
+    )
+    check_start_models(fixed)

@@ -185,3 +185,51 @@ def test_a_start_model_shorter_than_the_sequence_is_refused_with_the_fix(tmp_pat
     with pytest.raises(UserError, match=r"accepts 64 tokens but layout.seq_len is 128.*seq_len=64"):
         TrainStep(make_recipe("cpt-mlm", {**args, "seq_len": 128}))
     assert TrainStep(make_recipe("cpt-mlm", {**args, "seq_len": 64})).model.config.max_seq_len == 64
+
+
+CPT_ARGS = ["data=synthetic", "steps=4", "warmup=1", "decay=1", "global_batch=2", "micro_batch_size=2"]
+
+
+def _cpt_argv(init, seq_len: int, out: Path) -> list:
+    params = [x for a in (f"init={init}", f"seq_len={seq_len}", *CPT_ARGS) for x in ("--param", a)]
+    return ["pretrain", "--recipe", "cpt-mlm", *params, "--set", "progress=false", "--out", out]
+
+
+def test_pretrain_refuses_rows_longer_than_the_start_model_before_writing(tmp_path, capsys, monkeypatch):
+    """Through `encoderlab pretrain --recipe cpt-mlm --param init=...`, for a folder and for a hub id
+    (its ENCODERLAB_HUB_MODELS mirror): one line with the fix, no run folder. The limit is read from the
+    config before any weight is, so a start model is refused without loading (here: no weights at all)."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    from encoderlab.data.hub import HUB_MODELS_ENV
+
+    bert = _save_bert(tmp_path / "models" / "org" / "bert64", 512, positions=64)
+    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "models"))
+    for init in (bert, "org/bert64"):
+        code, err = cli(_cpt_argv(init, 128, tmp_path / "run"), capsys)
+        assert_one_line(
+            code, err, rf"model {init} accepts 64 tokens but layout.seq_len is 128; .*--param seq_len=64"
+        )
+        assert not (tmp_path / "run").exists()
+    (bert / "model.safetensors").unlink()
+    code, err = cli(_cpt_argv(bert, 128, tmp_path / "run"), capsys)
+    assert_one_line(code, err, "accepts 64 tokens but layout.seq_len is 128")
+    assert not (tmp_path / "run").exists()
+
+
+def test_max_positions_reads_every_kind_of_start_model(tmp_path):
+    """The limit each kind of folder declares: a Hugging Face config's max_position_embeddings, an
+    encoderlab encoder's max_seq_len, an adapter saved by encoderlab (its transformers config); and
+    None for what is not on this machine."""
+    from encoderlab.model.hub import max_positions
+    from encoderlab.model.io import save_model_folder
+
+    bert = _save_bert(tmp_path / "bert", 128, positions=96)
+    assert max_positions(bert) == 96
+    save_model_folder(load_pretrained(bert).model, tmp_path / "adapter")
+    assert max_positions(tmp_path / "adapter") == 96
+    assert max_positions(_save_decoder(tmp_path / "decoder", tied=True)) == 128
+    cfg = tiny_run(tmp_path / "run", phases=(Phase(objective=MLM(mask_ratio=0.3), steps=1),))
+    pretrain(cfg)
+    assert max_positions(tmp_path / "run") == load_pretrained(tmp_path / "run").model.config.max_seq_len
+    assert max_positions("org/not-here") is None and max_positions(tmp_path / "absent") is None

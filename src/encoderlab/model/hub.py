@@ -95,6 +95,29 @@ def source_folder(source: str | Path) -> Path | None:
     return root / str(source) if root is not None and (root / str(source)).is_dir() else None
 
 
+def max_positions(source: str | Path) -> int | None:
+    """The longest row the model at `source` accepts, read from its config alone (no weights), when
+    that config is on this machine: a model folder (encoderlab's `max_seq_len`, a Hugging Face folder's
+    `max_position_embeddings`), a fetched asset, a hub id's mirror. None otherwise (a hub id still to
+    download, an unfetched asset, a run without a final model): the loaded model is checked then.
+
+    Callers refuse a longer sequence before anything is written (MiniLM has 512 learned positions,
+    paper 1 packs 2,048-token rows): past the table an embedding lookup fails mid-run, and a RoPE
+    model runs but at lengths it never saw, which is no longer the start model the study names."""
+    folder = source_folder(source)
+    if folder is None or not folder.is_dir():
+        return None
+    for candidate in (folder, folder / "final", folder / "model"):
+        if not (candidate / "config.json").is_file():
+            continue
+        raw = read_config_json(candidate)
+        if is_model_folder(candidate):  # an encoder's ModelConfig, or an adapter's transformers config
+            raw = raw.get("model") or raw.get("hf_config") or {}
+        limit = raw.get("max_seq_len", raw.get("max_position_embeddings"))
+        return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    return None
+
+
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
     own = _own_model_folder(path)
     if own is not None:

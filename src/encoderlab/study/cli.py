@@ -89,11 +89,14 @@ def plan_command(
         scale: Scale of a built-in study (default demo).
         out: A study folder whose prepared data gives exact token counts (default: estimates).
     """
+    from encoderlab.study.nodes import check_start_models
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
-    plan = plan_study(study_spec(name, scale), out)
+    spec = study_spec(name, scale)
+    plan = plan_study(spec, out)
     print(plan_text(plan))
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
+    check_start_models(spec)  # start models shorter than the rows (their configs when on this machine)
 
 
 def list_command() -> None:

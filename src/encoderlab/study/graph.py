@@ -79,6 +79,9 @@ class Backend:
     whose definition changes gets new eval nodes instead of its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
+    check_start: Callable[[StudySpec], None] = lambda spec: None
+    """Refuse runs their start models cannot train (rows longer than the model's positions), once the
+    assets are fetched and before the study writes anything."""
 
 
 @dataclass

@@ -298,6 +298,26 @@ def required_assets(spec: StudySpec) -> list[str]:
     return [n for n in dict.fromkeys(names) if n in ASSETS]
 
 
+def check_start_models(spec: StudySpec) -> None:
+    """Refuse a run whose start model (an asset, a folder or a hub id's mirror) has fewer positions
+    than the run's rows, in one line naming the fix, before the study writes anything: the pretraining
+    node would refuse it only when its turn came, hours into the study. A start model whose config is
+    not on this machine yet (a hub id to download) is checked by the node, before it trains."""
+    from encoderlab.study.graph import pretraining
+    from encoderlab.train.build import start_positions
+
+    for p in pretraining(spec):
+        init = p.config.model.init if p.config is not None and p.base is None else None
+        limit = start_positions(init) if init else None
+        seq_len = p.config.layout.seq_len if p.config is not None else 0
+        if limit is not None and limit < seq_len:
+            raise UserError(
+                f"study {spec.name}: run {p.run.name} starts from {init}, which accepts {limit} tokens, but "
+                f"its rows are {seq_len} tokens; give run {p.run.name} `params: {{seq_len: {limit}}}` "
+                "(and a global_batch of as many more rows, to keep its tokens per step)"
+            )
+
+
 def real_backend() -> Backend:
     """The node kinds that do the real work."""
     return Backend(
@@ -312,4 +332,5 @@ def real_backend() -> Backend:
         file_tasks=file_tasks,
         task_signature=task_signature,
         required_assets=required_assets,
+        check_start=check_start_models,
     )

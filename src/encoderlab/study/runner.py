@@ -34,6 +34,7 @@ Trade-offs:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import multiprocessing
 import os
@@ -328,6 +329,7 @@ def run_study(
     if jobs < 1:
         raise UserError(f"jobs must be >= 1, got {jobs}; use --jobs 1 to run nodes one after the other")
     study_dir = Path(study_dir)
+    created = not study_dir.exists()
     try:
         study_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -336,6 +338,19 @@ def run_study(
         ) from None
     if not os.access(study_dir, os.W_OK):
         raise UserError(f"study folder {study_dir} is not writable; choose a writable --out")
+    try:
+        return _run_locked(spec, study_dir, backend, fetch=fetch, progress=progress, jobs=jobs)
+    except UserError:
+        if created:  # refused before writing: the folder made only to hold the lock goes (if still empty)
+            with contextlib.suppress(OSError):
+                study_dir.rmdir()
+        raise
+
+
+def _run_locked(
+    spec: StudySpec, study_dir: Path, backend: Backend, *, fetch: bool, progress: bool, jobs: int
+) -> Path:
+    """`run_study` under the study folder's lock: every check, then the graph."""
     with folder_lock(study_dir / LOCK, f"study {spec.name}"):
         _check_same_study(study_dir, spec)
         graph = build_graph(spec, backend)  # resolves configs and checks controlled variables first
@@ -344,6 +359,7 @@ def run_study(
 
             check_passes(plan_study(spec, study_dir))
         ensure_assets(backend.required_assets(spec), fetch=fetch)
+        backend.check_start(spec)  # start models' configs are on this machine now
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
         write_json_atomic(study_dir / "study.json", to_dict(spec))
         write_json_atomic(

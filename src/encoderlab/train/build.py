@@ -17,7 +17,7 @@ from encoderlab.data.batch import BatchLayout, BatchSource, StepOffset, TokenSpe
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hub import check_compatible, load_pretrained
+from encoderlab.model.hub import check_compatible, load_pretrained, max_positions
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
 
@@ -81,24 +81,41 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
             mask_id=spec.mask_id,
         )
         return Encoder(cfg), None
-    source = Path(spec_cfg.init)
-    found = find_checkpoint(source) if source.is_dir() else None
+    found = start_checkpoint(spec_cfg.init)
     if spec_cfg.load == "full" and found is None:
         raise UserError(
-            f"model.load=full needs an encoderlab checkpoint or run folder with checkpoints, got {source}; "
+            f"model.load=full needs an encoderlab checkpoint or run folder with checkpoints, got {spec_cfg.init}; "
             "use model.load=weights for other sources"
         )
-    if found is not None:
-        source = found / "model"
+    source = found / "model" if found is not None else Path(spec_cfg.init)
+    _check_positions(spec_cfg.init, start_positions(spec_cfg.init), seq_len)  # before loading anything
     pre = load_pretrained(str(source))  # encoderlab folders included: their tokenizer comes too
     model, tokenizer = pre.model, pre.tokenizer
     check_compatible(model, spec, tokenizer="the data's tokenizer")
-    if model.config.max_seq_len < seq_len:
-        raise UserError(
-            f"model {spec_cfg.init} accepts {model.config.max_seq_len} tokens but layout.seq_len is {seq_len}; "
-            f"set layout.seq_len <= {model.config.max_seq_len} (a recipe: --param seq_len={model.config.max_seq_len})"
-        )
+    _check_positions(spec_cfg.init, model.config.max_seq_len, seq_len)  # a downloaded model's, too
     return model, tokenizer
+
+
+def start_checkpoint(init: str) -> Path | None:
+    """The checkpoint folder `model.init` names (a checkpoint, or a run folder's latest), else None
+    (a model folder, an asset, a hub id)."""
+    source = Path(init)
+    return find_checkpoint(source) if source.is_dir() else None
+
+
+def start_positions(init: str) -> int | None:
+    """The start model's position limit from its config alone (`model.hub.max_positions`), None when
+    the config is not on this machine."""
+    found = start_checkpoint(init)
+    return max_positions(found / "model" if found is not None else init)
+
+
+def _check_positions(init: str, limit: int | None, seq_len: int) -> None:
+    if limit is not None and limit < seq_len:
+        raise UserError(
+            f"model {init} accepts {limit} tokens but layout.seq_len is {seq_len}; "
+            f"set layout.seq_len <= {limit} (a recipe: --param seq_len={limit})"
+        )
 
 
 def resolve_device(cfg: RunConfig) -> torch.device:
