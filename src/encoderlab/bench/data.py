@@ -222,33 +222,30 @@ class DataBench:
     """Runs per measurement; the fastest is kept (shared machines are noisy)."""
 
 
-def bench_data(b: DataBench = DataBench()) -> dict:
-    """Run the measurements (module docstring) and return the result as a dict."""
-    from encoderlab.data.prepare import default_workers
-    from encoderlab.data.tokenizer import train_tokenizer
-
-    source, tokenizer, scale, repeats = b.source, b.tokenizer, b.scale, b.repeats
-
-    describe(SourceConfig(location=source))
-    workers = b.workers or default_workers()
-    root = Path(b.work or tempfile.mkdtemp(prefix="encoderlab-bench-"))
+def _work_folder(work: Path | None) -> Path:
+    """--work, created if new and refused unless empty, or a new temporary folder."""
+    root = Path(work or tempfile.mkdtemp(prefix="encoderlab-bench-"))
     root.mkdir(parents=True, exist_ok=True)
     if any(root.iterdir()):
         raise UserError(f"{root} is not empty; pass an empty or new --work folder")
-    corpus, docs, size = _corpus_jsonl(source, root, 1)
-    big, big_docs, big_size = _corpus_jsonl(source, root, scale)
-    if tokenizer is None:  # not timed: a BPE trained on (a sample of) the same corpus
-        tokenizer = str(
-            train_tokenizer(
-                SourceConfig(location=str(corpus)),
-                b.vocab_size,
-                root / "tokenizer",
-                max_docs=5000,
-                progress=False,
-            ).name_or_path
-        )
+    return root
+
+
+def _trained_tokenizer(corpus: Path, vocab_size: int, root: Path) -> str:
+    """Not timed: a BPE trained on (a sample of) the benchmark's own corpus."""
+    from encoderlab.data.tokenizer import train_tokenizer
+
+    config = SourceConfig(location=str(corpus))
+    return str(
+        train_tokenizer(config, vocab_size, root / "tokenizer", max_docs=5000, progress=False).name_or_path
+    )
+
+
+def _measure_all(corpora: dict[str, Path], tokenizer: str, workers: int, root: Path, repeats: int) -> dict:
+    """Every pipeline and the tokenizer floor on each corpus (`{kind}_{label}`), the fastest of `repeats`
+    runs each; the pipelines must count the same tokens."""
     runs = {}
-    for label, path in (("1x", corpus), (f"{scale}x", big)):
+    for label, path in corpora.items():
         for kind in (*KINDS, FLOOR):
             best = None
             for r in range(repeats):  # a shared machine is noisy: keep the fastest repeat
@@ -257,41 +254,69 @@ def bench_data(b: DataBench = DataBench()) -> dict:
             runs[f"{kind}_{label}"] = best
         if len({runs[f"{kind}_{label}"]["tokens"] for kind in (*KINDS, FLOOR)}) != 1:
             raise RuntimeError(f"token counts differ at {label}: {runs}")
+    return runs
+
+
+def _comparisons(runs: dict, scale: int) -> dict:
+    """encoderlab's speedup over each other pipeline, each pipeline's memory growth from 1x to the large
+    corpus, and how close each is to the tokenizer alone (floor CPU seconds / pipeline CPU seconds)."""
+    labels = ("1x", f"{scale}x")
     ratio = {
         f"{kind}_{label}_{per}": round(runs[f"encoderlab_{label}"][per] / runs[f"{kind}_{label}"][per], 2)
         for kind in KINDS[1:]
-        for label in ("1x", f"{scale}x")
+        for label in labels
         for per in ("tokens_per_s", "tokens_per_cpu_s")
     }
     rss = {
         kind: round(runs[f"{kind}_{scale}x"]["peak_uss_tree_mb"] / runs[f"{kind}_1x"]["peak_uss_tree_mb"], 2)
         for kind in KINDS
     }
-    # how close each pipeline is to the tokenizer alone: floor CPU seconds / pipeline CPU seconds
     floor_share = {
         f"{kind}_{label}": round(runs[f"{FLOOR}_{label}"]["cpu_s"] / runs[f"{kind}_{label}"]["cpu_s"], 2)
         for kind in KINDS
-        for label in ("1x", f"{scale}x")
+        for label in labels
     }
     return {
-        "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "machine": {
-            "cpus": os.cpu_count(),
-            "usable_cpus": default_workers(),
-            "load_average_1min": round(os.getloadavg()[0], 1),
-            "platform": platform.platform(),
-            "python": platform.python_version(),
-        },
-        "source": source,
-        "tokenizer": tokenizer,
-        "workers": workers,
-        "repeats": repeats,
-        "corpus_1x": {"docs": docs, "bytes": size},
-        f"corpus_{scale}x": {"docs": big_docs, "bytes": big_size},
-        "runs": runs,
         "speedup_vs_datasets": ratio,
         f"tree_uss_ratio_{scale}x_vs_1x": rss,
         "tokenizer_floor_share_of_cpu": floor_share,
+    }
+
+
+def _machine() -> dict:
+    from encoderlab.data.prepare import default_workers
+
+    return {
+        "cpus": os.cpu_count(),
+        "usable_cpus": default_workers(),
+        "load_average_1min": round(os.getloadavg()[0], 1),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+
+
+def bench_data(b: DataBench = DataBench()) -> dict:
+    """Run the measurements (module docstring) and return the result as a dict."""
+    from encoderlab.data.prepare import default_workers
+
+    describe(SourceConfig(location=b.source))
+    workers = b.workers or default_workers()
+    root = _work_folder(b.work)
+    corpus, docs, size = _corpus_jsonl(b.source, root, 1)
+    big, big_docs, big_size = _corpus_jsonl(b.source, root, b.scale)
+    tokenizer = b.tokenizer if b.tokenizer is not None else _trained_tokenizer(corpus, b.vocab_size, root)
+    runs = _measure_all({"1x": corpus, f"{b.scale}x": big}, tokenizer, workers, root, b.repeats)
+    return {
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "machine": _machine(),
+        "source": b.source,
+        "tokenizer": tokenizer,
+        "workers": workers,
+        "repeats": b.repeats,
+        "corpus_1x": {"docs": docs, "bytes": size},
+        f"corpus_{b.scale}x": {"docs": big_docs, "bytes": big_size},
+        "runs": runs,
+        **_comparisons(runs, b.scale),
         "work": str(root),
     }
 

@@ -162,6 +162,23 @@ def _local_files(cfg: PrepareConfig) -> list[Path]:
     return [Path(p) for s in cfg.sources if (d := describe(s))["kind"] != "hf" for p in d["files"]]
 
 
+def _check_shard(cfg: PrepareConfig, shard: Shard | None) -> None:
+    if shard is not None and (len(cfg.sources) != 1 or cfg.max_docs is not None):
+        raise UserError(
+            "--shard splits one --source by its files and reads all of it; prepare with one --source and "
+            "without --max-docs, or without --shard"
+        )
+
+
+def _target(out: Path, shard: Shard | None, sources: list[Path]) -> Path:
+    """The folder this prepare writes: `out`, or this worker's part `OUT.shards/I-of-N` (checked)."""
+    if shard is None:
+        return out
+    target = shard_dir(out, shard)
+    check_output(target.parent, KIND + " shards", sources=sources)
+    return target
+
+
 def prepare(
     cfg: PrepareConfig,
     out: Path,
@@ -181,22 +198,16 @@ def prepare(
     from encoderlab.data.tokenizer import load_tokenizer, spec_fields, tokenizer_hash
 
     out = Path(out)
-    if shard is not None and (len(cfg.sources) != 1 or cfg.max_docs is not None):
-        raise UserError(
-            "--shard splits one --source by its files and reads all of it; prepare with one --source and "
-            "without --max-docs, or without --shard"
-        )
+    _check_shard(cfg, shard)
     sources = _local_files(cfg)  # also: a bad location fails before any work
     tok = load_tokenizer(cfg.tokenizer)
     spec = spec_fields(tok)
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
     against, not_fetched = resolve_eval_sets(cfg.decontaminate)
     recipe = _recipe(cfg, tokenizer_hash(tok), against, dtype)
-    target = out
     if shard is not None:
         recipe["shard"] = [shard.index, shard.count]
-        target = shard_dir(out, shard)
-        check_output(target.parent, KIND + " shards", sources=sources)
+    target = _target(out, shard, sources)
     if check_target(target, recipe, sources):
         log.info("%s already holds this recipe; nothing to do", target)
         return target
@@ -349,14 +360,58 @@ class Tally:
             self.max_token_id = max(self.max_token_id, int(tokens.max()))
 
 
+def _wrap_ids(spec: dict) -> tuple[int | None, int | None]:
+    """(bos, eos) wrapped around each document; GPT-style tokenizers (bos == eos) get one separator."""
+    bos, eos = spec["bos_id"], spec["eos_id"]
+    return (None if bos is not None and bos == eos else bos), eos
+
+
+def _take(
+    result: encode.ChunkResult, writers: dict[str, SplitWriter], tally: Tally, kept: int, f: float
+) -> int:
+    """Append a tokenized chunk to the train and val files (the split drawn by position, `val_mask`)
+    and count it; returns the documents kept so far."""
+    for k in tally.removed:
+        tally.removed[k] += result.counts[k]
+    is_val = val_mask(kept, len(result.lengths), f)
+    tok_val = np.repeat(is_val, result.lengths)
+    writers["train"].append(result.tokens[~tok_val], result.lengths[~is_val])
+    writers["val"].append(result.tokens[tok_val], result.lengths[is_val])
+    tally.add("train", result, ~is_val)
+    tally.add("val", result, is_val)
+    tally.see(result.tokens)
+    return kept + len(result.lengths)
+
+
+def _checkpoint(
+    tmp: Path,
+    job: _Job,
+    writers: dict[str, SplitWriter],
+    n_chunks: int,
+    kept: int,
+    tally: Tally,
+    chain: bytes,
+) -> None:
+    """Flush the files and record their sizes, the counters and the hash chain (module docstring: Resume)."""
+    splits = {s: w.sync() for s, w in writers.items()}
+    state = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__}
+    write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
+
+
+def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally) -> None:
+    (tmp / PROGRESS).unlink(missing_ok=True)  # a refused corpus leaves nothing behind
+    where = ", ".join(s.location for s in cfg.sources)
+    removed = tally.removed
+    why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
+    raise UserError(f"the corpus {where} has no non-empty document{why}; check --source")
+
+
 def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     from tqdm import tqdm
 
     cfg, dtype = job.cfg, job.dtype
     job.tok.save_pretrained(str(tmp / "tokenizer"))
-    bos, eos = job.spec["bos_id"], job.spec["eos_id"]
-    if bos is not None and bos == eos:  # GPT-style: one separator token between documents
-        bos = None
+    bos, eos = _wrap_ids(job.spec)
     resume = resume or {}
     at = resume.get("splits", {})
     writers = {s: SplitWriter(split_dir(tmp, s), dtype, at=tuple(at[s]) if s in at else None) for s in SPLITS}
@@ -382,21 +437,10 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
         if chain.hex() != resume.get("chain", ""):
             raise _PrefixChanged
         for result in encode.ordered_results(chunks, job.workers, initargs):
-            for k in tally.removed:
-                tally.removed[k] += result.counts[k]
-            is_val = val_mask(kept, len(result.lengths), job.val_fraction)
-            tok_val = np.repeat(is_val, result.lengths)
-            writers["train"].append(result.tokens[~tok_val], result.lengths[~is_val])
-            writers["val"].append(result.tokens[tok_val], result.lengths[is_val])
-            tally.add("train", result, ~is_val)
-            tally.add("val", result, is_val)
-            tally.see(result.tokens)
-            kept += len(result.lengths)
+            kept = _take(result, writers, tally, kept, job.val_fraction)
             chain, n_chunks = _link(chain, result.digest), n_chunks + 1
             if n_chunks % job.checkpoint_every == 0:
-                splits = {s: w.sync() for s, w in writers.items()}
-                state = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__}
-                write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
+                _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain)
             bar.update(len(result.lengths) + sum(result.counts.values()))
     except BaseException:
         for w in writers.values():
@@ -406,11 +450,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
         bar.close()
         docs.close()
     if kept == 0 and job.shard is None:
-        (tmp / PROGRESS).unlink(missing_ok=True)  # a refused corpus leaves nothing behind
-        where = ", ".join(s.location for s in cfg.sources)
-        removed = tally.removed
-        why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
-        raise UserError(f"the corpus {where} has no non-empty document{why}; check --source")
+        _refuse_empty(tmp, cfg, tally)
     splits = {s: w.finish() for s, w in writers.items()}
     mtimes = {s: w.mtime_ns() for s, w in writers.items()}
     meta = _meta(job, splits, stats, tally, bos, eos, resumed_after, time.perf_counter() - start, fast)
