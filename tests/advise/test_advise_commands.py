@@ -14,10 +14,7 @@ from encoderlab.advise.synthetic import synthetic_ladder
 from encoderlab.cli import main
 
 
-@pytest.fixture(scope="module")
-def ladder_csv(tmp_path_factory):
-    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
-    path = tmp_path_factory.mktemp("ladder") / "ladder.csv"
+def _write_csv(syn, path):
     with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["clm_share", "mask_ratio", "params", "tokens", "seed", "val/mlm15"])
@@ -25,7 +22,13 @@ def ladder_csv(tmp_path_factory):
             writer.writerow(
                 [o.schedule.clm_share, o.schedule.mask_ratio or "", o.params, o.tokens, o.seed, o.value]
             )
-    return path, syn
+    return path
+
+
+@pytest.fixture(scope="module")
+def ladder_csv(tmp_path_factory):
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    return _write_csv(syn, tmp_path_factory.mktemp("ladder") / "ladder.csv"), syn
 
 
 def _one_line(capsys, argv) -> str:
@@ -63,6 +66,16 @@ def test_advise_prints_the_table_and_saves_advice_and_figure(ladder_csv, tmp_pat
     assert len(json.loads((out / "runs.json").read_text())) == len(syn.ladder.observations)
     main([*argv, "--out", str(out), "--bootstrap", "100"])  # its own folder: rewritten
     assert json.loads((out / "advice.json").read_text()) == advice
+
+
+def test_seed_noise_reaches_the_bootstrap_of_a_one_seed_ladder(tmp_path, capsys):
+    syn = synthetic_ladder(np.random.default_rng(8), seeds=(1, 1), crossover=0.1)
+    path = _write_csv(syn, tmp_path / "one_seed.csv")
+    argv = ["advise", str(path), "--target-flops", str(syn.target_flops), "--bootstrap", "100"]
+    assert "two pretraining seeds" in _one_line(capsys, [*argv, "--out", str(tmp_path / "refused")])
+    main([*argv, "--seed-noise", "0.005", "--out", str(tmp_path / "advice")])
+    advice = json.loads((tmp_path / "advice" / "advice.json").read_text())
+    assert advice["seed_noise"] == 0.005 and advice["recommendation"] == "MLM-40"
 
 
 def test_advise_does_not_import_torch_for_a_ladder_file(ladder_csv, tmp_path):

@@ -37,7 +37,9 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
     return Metric(name=name, better=better, ceiling=ceiling)
 
 
-def _check_options(n_boot: int, confidence: float, interval: float, delta: float) -> None:
+def _check_options(
+    n_boot: int, confidence: float, interval: float, delta: float, seed_noise: float | None
+) -> None:
     if n_boot < 50:
         raise UserError(
             f"--bootstrap {n_boot} is too few replicates for an {interval:.0%} interval; use 50 or more"
@@ -48,6 +50,8 @@ def _check_options(n_boot: int, confidence: float, interval: float, delta: float
         raise UserError(f"--interval must be in (0, 1), got {interval}")
     if not delta > 0:
         raise UserError(f"--huber-delta must be positive, got {delta}")
+    if seed_noise is not None and not seed_noise > 0:
+        raise UserError(f"--seed-noise must be a positive standard deviation, got {seed_noise}")
 
 
 def read_ladder(paths: tuple[Path, ...], metric: Metric) -> tuple[Ladder, list[str]]:
@@ -105,14 +109,10 @@ def advise_command(
         seed_noise: Seed-to-seed sd of the metric, known from another ladder: draws normal noise of that size
             instead of resampling this ladder's seeds (needed when no rung has two seeds).
     """
-    from encoderlab.advise.report import format_advice, plot_advice
-    from encoderlab.atomic import write_json_atomic
     from encoderlab.outdir import check_output, create_output
 
     target = Target(flops=target_flops, params=target_size, tokens=target_tokens)
-    _check_options(bootstrap, confidence, interval, huber_delta)
-    if seed_noise is not None and not seed_noise > 0:
-        raise UserError(f"--seed-noise must be a positive standard deviation, got {seed_noise}")
+    _check_options(bootstrap, confidence, interval, huber_delta, seed_noise)
     resolved = resolve_metric(metric, better, ceiling)
     check_output(out, "advise", sources=runs)
     ladder, notes = read_ladder(runs, resolved)
@@ -124,8 +124,18 @@ def advise_command(
         confidence=confidence,
         interval=interval,
         delta=huber_delta,
+        seed_noise=seed_noise,
     )
     create_output(out, "advise")
+    _save(advice, notes, out)
+    return advice
+
+
+def _save(advice: Advice, notes: list[str], out: Path) -> None:
+    """advice.json (with the notes on what was left out) and the figure, then the printed advice."""
+    from encoderlab.advise.report import format_advice, plot_advice
+    from encoderlab.atomic import write_json_atomic
+
     write_json_atomic(out / "advice.json", {**advice.to_dict(), "notes": notes})
     png = plot_advice(advice, out / "advise")
     print(
@@ -133,4 +143,3 @@ def advise_command(
             [*(f"note: {n}" for n in notes), format_advice(advice), f"wrote {out / 'advice.json'} and {png}"]
         )
     )
-    return advice

@@ -291,14 +291,7 @@ def advise(
     rung_loss = _rung_losses(fits, rungs[-1]) if rungs else None
     bt = backtest(fits, ladder, rungs) if fitted else None
     why_not = "" if bt is not None and bt.passed else _why_not_extrapolated(fits, rungs, bt)
-    probs = {
-        "extrapolation": _share_best(at_target[:, 1:]) if fitted else None,
-        "single rung": _share_best(rung_loss[:, 1:]) if rungs else None,
-    }
-    values = {
-        "extrapolation": at_target[:, 0] if fitted else None,
-        "single rung": rung_loss[:, 0] if rungs else None,
-    }
+    probs, values = _by_method(at_target, rung_loss)
     method, rec, ranking, reason = _verdict(
         names, _to_metric(values, m), probs, bt, why_not, confidence, m.better
     )
@@ -325,6 +318,20 @@ def advise(
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
     )
+
+
+def _by_method(at_target: np.ndarray | None, rung_loss: np.ndarray | None) -> tuple[dict, dict]:
+    """Each method's P(best) per schedule and its values, from (schedules, 1 + replicates) arrays whose
+    column 0 is the point estimate; None for a method the ladder does not allow."""
+    probs = {
+        "extrapolation": _share_best(at_target[:, 1:]) if at_target is not None else None,
+        "single rung": _share_best(rung_loss[:, 1:]) if rung_loss is not None else None,
+    }
+    values = {
+        "extrapolation": at_target[:, 0] if at_target is not None else None,
+        "single rung": rung_loss[:, 0] if rung_loss is not None else None,
+    }
+    return probs, values
 
 
 def _compute_grid(fits: list[ScheduleFit], target_compute: float) -> np.ndarray:
