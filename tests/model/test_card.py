@@ -9,7 +9,7 @@ import pytest
 from huggingface_hub import ModelCard
 
 from encoderlab.cli import main
-from encoderlab.eval.protocol import fingerprint
+from encoderlab.model.fingerprint import fingerprint
 from encoderlab.model.hub import load_pretrained
 
 CORPUS = [

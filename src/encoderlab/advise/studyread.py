@@ -24,6 +24,7 @@ from pathlib import Path
 
 from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage
 from encoderlab.errors import UserError
+from encoderlab.jsonlines import read_records
 
 FINETUNE = "finetune:"
 """Prefix of a fine-tuning metric read from a study's eval nodes (`finetune:TASK`)."""
@@ -95,16 +96,9 @@ def _schedule(cfg) -> Schedule:
 
 def _records(path: Path) -> list[dict]:
     try:
-        lines = path.read_text().splitlines()
+        return read_records(path)  # without the torn last line of a killed run
     except OSError:
         raise UserError(f"{path} is missing; the run did not finish writing its metrics") from None
-    out = []
-    for line in lines:
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue  # a torn last line of a killed run
-    return out
 
 
 def _finetune_score(nodes: dict[str, _Node], pretrain: str, task: str) -> float | None:

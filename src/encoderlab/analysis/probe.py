@@ -41,7 +41,7 @@ from encoderlab.analysis.features import (
 from encoderlab.analysis.inputs import read_records
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import accuracy, macro_f1
-from encoderlab.eval.protocol import fingerprint
+from encoderlab.model.fingerprint import fingerprint
 
 LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 """Ridge penalties tried per layer (relative to the number of training rows)."""

@@ -45,6 +45,7 @@ from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.tasks import TASKS, get_task, load_task
+from encoderlab.model.fingerprint import fingerprint
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -59,18 +60,6 @@ class EvalModel:
     tokenizer: object
     source: str
     fingerprint: str
-
-
-def fingerprint(model: torch.nn.Module, tokenizer) -> str:
-    """sha256 of every weight (name, dtype, shape, bytes) and of the tokenizer."""
-    from encoderlab.data.tokenizer import tokenizer_hash
-
-    h = hashlib.sha256(tokenizer_hash(tokenizer).encode())
-    for name, tensor in sorted(model.state_dict().items()):
-        t = tensor.detach().cpu().contiguous()
-        h.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
-        h.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    return h.hexdigest()[:20]
 
 
 def load_eval_model(source: str) -> EvalModel:

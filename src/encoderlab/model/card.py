@@ -25,6 +25,7 @@ from pathlib import Path
 import yaml
 
 from encoderlab.errors import UserError
+from encoderlab.jsonlines import read_records
 
 _TASK_TYPES = {
     "sc": "text-classification",
@@ -91,15 +92,11 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
 def _last_metrics(path: Path) -> tuple[int | None, int | None]:
     step = tokens = None
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        records = read_records(path)
     except OSError:
         return None, None
-    for line in lines:
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue  # a torn last line
-        if isinstance(rec, dict) and "step" in rec and "tokens" in rec:
+    for rec in records:
+        if "step" in rec and "tokens" in rec:
             step, tokens = rec["step"], rec["tokens"]
     return step, tokens
 

@@ -93,8 +93,8 @@ def export_command(
         overwrite: Replace `out` if it holds an earlier export.
         eval: An `encoderlab eval --out` folder of this model: its scores go into the model card.
     """
-    from encoderlab.eval.protocol import fingerprint
     from encoderlab.model.card import find_run, read_eval_summary, render_card
+    from encoderlab.model.fingerprint import fingerprint
     from encoderlab.model.hub import load_pretrained, source_folder
 
     folder = source_folder(ckpt)

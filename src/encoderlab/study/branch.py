@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab.config import to_dict
+from encoderlab.jsonlines import lines_until_step
 
 if TYPE_CHECKING:  # the graph imports this module; torch and numpy wait until a run is compared
     import numpy as np
@@ -175,8 +176,7 @@ def seed_branch(run_dir: Path, base_dir: Path, step: int, cfg: RunConfig) -> Non
     if ckpt.complete_checkpoints(run_dir):
         return
     create_output(run_dir, KIND)
-    lines = (base_dir / "metrics.jsonl").read_text().splitlines()
-    shared = [line for line in lines if line.strip() and json.loads(line).get("step", 0) <= step]
+    shared = lines_until_step(base_dir / "metrics.jsonl", step)
     write_text_atomic(run_dir / "metrics.jsonl", "".join(line + "\n" for line in shared))
     for at in sorted({k for k in cfg.checkpoint.keep_steps if k < step}) + [step]:
         source, target = ckpt.checkpoint_dir(base_dir, at), ckpt.checkpoint_dir(run_dir, at)

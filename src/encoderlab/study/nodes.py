@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.report import report_node
@@ -137,7 +138,7 @@ def run_pretrain(ctx: NodeContext) -> dict:
         seed_branch(out, ctx.inputs[branch["from"]].path / "run", branch["step"], run)
     resume = (out / "config.yaml").exists()
     pretrain(run, resume=resume, force=resume and _moved_only(out, run))
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    records = read_records(out / "metrics.jsonl")
     shared = branch["step"] if branch else 0
     own = [r for r in records if r.get("step", 0) > shared]  # the base's steps are counted in the base
     before = _tokens_at(records, shared)

@@ -187,6 +187,8 @@ def paper1_pfs(scale: Scale) -> StudySpec:
 
 REAL_ARM_SHAPE = {"seq_len": 512, "global_batch": 4 * 1152}
 """The real-model CPT arm's rows: MiniLM's 512 positions, paper 1's tokens per step."""
+_REAL_ARM = (("smollm2", "SmolLM2-135M", "smollm2-135m", 49_152), ("minilm", "MiniLM", "minilm", 30_522))
+"""The real-model CPT arm: (data and run name, label, start model and its tokenizer, its vocabulary)."""
 
 
 def _cpt_runs(scale: Scale) -> list[RunSpec]:
@@ -239,30 +241,21 @@ def _real_arm(scale: Scale, corpus: tuple[str, ...]) -> tuple[list[DataSpec], li
     cpt_steps = at(scale, 12_000)  # the real-model arm's budget
     docs = fineweb_docs(cpt_steps) if scale.paper_setup else scale.max_docs  # each reads cpt_steps
     data = [
-        DataSpec(name="smollm2", corpus=corpus, tokenizer="smollm2-135m", vocab_size=49_152, max_docs=docs),
-        DataSpec(name="minilm", corpus=corpus, tokenizer="minilm", vocab_size=30_522, max_docs=docs),
+        DataSpec(name=name, corpus=corpus, tokenizer=init, vocab_size=vocab, max_docs=docs)
+        for name, _, init, vocab in _REAL_ARM
     ]
     runs = [
         RunSpec(
-            name="smollm2+mlm",
-            label="SmolLM2-135M + MLM-40",
+            name=f"{name}+mlm",
+            label=f"{label} + MLM-40",
             recipe="cpt-mlm",
-            init="smollm2-135m",
-            data="smollm2",
+            init=init,
+            data=name,
             group="real",
             steps=cpt_steps,
             params=REAL_ARM_SHAPE,
-        ),
-        RunSpec(
-            name="minilm+mlm",
-            label="MiniLM + MLM-40",
-            recipe="cpt-mlm",
-            init="minilm",
-            data="minilm",
-            group="real",
-            steps=cpt_steps,
-            params=REAL_ARM_SHAPE,
-        ),
+        )
+        for name, label, init, _ in _REAL_ARM
     ]
     claim = ClaimSpec(
         id="cpt-real",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from encoderlab.errors import UserError
+from encoderlab.jsonlines import lines_until_step
 
 
 class MetricSink(Protocol):
@@ -28,7 +29,7 @@ class JsonlSink:
 
     def __init__(self, path: Path, keep_until_step: int | None = None):
         if keep_until_step is not None and path.exists():
-            kept = [ln for ln in path.read_text().splitlines() if _step(ln) <= keep_until_step]
+            kept = lines_until_step(path, keep_until_step)
             path.write_text("".join(ln + "\n" for ln in kept))
         self._file = path.open("a")
 
@@ -38,14 +39,6 @@ class JsonlSink:
 
     def close(self) -> None:
         self._file.close()
-
-
-def _step(line: str) -> float:
-    """The step of a metrics line; a torn last line (killed mid-write) sorts after every step."""
-    try:
-        return json.loads(line)["step"]
-    except (json.JSONDecodeError, KeyError, TypeError):
-        return float("inf")
 
 
 def _missing(name: str) -> str:

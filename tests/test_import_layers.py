@@ -1,0 +1,136 @@
+"""The import rule of docs/architecture.md ("Layers"), enforced on every module of src/encoderlab.
+
+Every `import` and `from ... import` is read with ast, at module level, inside functions (the lazy
+imports that keep commands light) and under TYPE_CHECKING alike: a lazy import is still a dependency.
+A module may import its own package, and any package of a lower layer; packages of one layer do not
+import each other. A forbidden import fails naming the file, the line and the two layers.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "encoderlab"
+
+CORE = (
+    "__init__",
+    "errors",
+    "config",
+    "atomic",
+    "jsonlines",
+    "paths",
+    "locks",
+    "outdir",
+    "interrupts",
+    "cliargs",
+)
+"""Single-module foundations (errors, configs, atomic writes, output folders, locks, ...): one layer,
+`core`, whose modules may import each other and nothing above."""
+
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("core",),
+    ("data",),
+    ("model",),
+    ("objectives",),
+    ("train", "eval"),
+    ("analysis",),
+    ("study", "bench"),
+    ("advise",),
+    ("cli",),
+)
+"""Bottom to top (docs/architecture.md, "Layers")."""
+
+RANK = {name: rank for rank, layer in enumerate(LAYERS) for name in layer}
+
+
+def _component(root: Path, module: str) -> str:
+    """The layer name of `encoderlab.<first>...`: a package's folder name, `core` or `cli`."""
+    first = module.split(".")[1] if "." in module else "__init__"
+    if (root / first).is_dir():
+        return first
+    return "cli" if first == "cli" else "core"
+
+
+def _imported(tree: ast.AST, module: str, is_package: bool):
+    """(line, imported module) for every encoderlab import in `tree`, relative ones resolved."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "encoderlab")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = module.split(".")
+                parts = parts[: len(parts) - node.level + (1 if is_package else 0)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            if base == "encoderlab":  # `from encoderlab import x`: x is a module or a root name
+                yield from ((node.lineno, f"encoderlab.{a.name}") for a in node.names)
+            elif base.startswith("encoderlab."):
+                yield node.lineno, base
+
+
+def forbidden_imports(root: Path = SRC) -> list[str]:
+    """Every import in the package at `root` that the layers forbid, as 'file:line: a -> b (why)'."""
+    errors = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent)
+        module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
+        source = _component(root, module)
+        if source not in RANK:
+            errors.append(
+                f"{rel}: package '{source}' is in no layer; add it to LAYERS and docs/architecture.md"
+            )
+            continue
+        for line, target in _imported(
+            ast.parse(path.read_text(encoding="utf-8")), module, path.stem == "__init__"
+        ):
+            dest = _component(root, target)
+            if dest == source or RANK.get(dest, len(LAYERS)) < RANK[source]:
+                continue
+            why = "the same layer" if RANK.get(dest) == RANK[source] else "a higher layer"
+            errors.append(f"{rel}:{line}: {source} imports {target} ({dest}, {why})")
+    return errors
+
+
+def test_every_import_follows_the_layers():
+    errors = forbidden_imports()
+    assert not errors, "imports against docs/architecture.md's layers:\n" + "\n".join(errors)
+
+
+def test_every_package_has_a_layer():
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+    modules = {p.stem for p in SRC.glob("*.py")}
+    assert packages <= set(RANK), sorted(packages - set(RANK))
+    assert modules <= set(CORE) | {"cli"}, sorted(modules - set(CORE) - {"cli"})
+
+
+@pytest.mark.parametrize(
+    "where,code,expected",
+    [
+        (
+            "model/bad.py",
+            "def f():\n    from encoderlab.eval.spec import Task\n",
+            "model imports encoderlab.eval.spec",
+        ),
+        ("data/bad.py", "import encoderlab.train.config\n", "data imports encoderlab.train.config"),
+        ("train/bad.py", "from ..eval import spec\n", "train imports encoderlab.eval (eval, the same layer)"),
+        ("errors2.py", "from encoderlab import study\n", "core imports encoderlab.study"),
+        ("study/ok.py", "from encoderlab.train import config\nfrom . import spec\n", None),
+    ],
+)
+def test_a_forbidden_import_is_named(tmp_path, where, code, expected):
+    root = tmp_path / "encoderlab"
+    for package in ("data", "model", "eval", "train", "study"):
+        (root / package).mkdir(parents=True)
+        (root / package / "__init__.py").write_text("")
+    (root / "__init__.py").write_text("")
+    (root / where).write_text(code)
+    errors = forbidden_imports(root)
+    if expected is None:
+        assert errors == []
+    else:
+        assert len(errors) == 1 and expected in errors[0] and f"{where}:" in errors[0].replace("\\", "/"), (
+            errors
+        )
