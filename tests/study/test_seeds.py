@@ -148,3 +148,12 @@ def test_a_run_at_several_seeds_continues_a_start_model_trained_at_one():
     start = tuple(replace(r, seeds=(1,)) if r.name == "clm" else r for r in small_spec().runs)
     with pytest.raises(UserError, match="must not be below its start model's 1"):
         small_spec(runs=(*start, cpt))
+
+
+def test_report_configuration_names_the_runs_trained_at_their_own_seeds(tmp_path):
+    # The configuration table said "pretraining seeds 0" for a study whose compared runs had 3 seeds.
+    base = small_spec()
+    runs = tuple(replace(r, seeds=(0, 1, 2)) if r.name in ("mlm40", "clm") else r for r in base.runs)
+    run_study(replace(base, runs=runs), tmp_path, backend(), progress=False)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "| pretraining seeds | 0 (mlm40, clm: 0, 1, 2) |" in md

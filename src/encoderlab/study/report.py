@@ -139,11 +139,23 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["scale", f"{spec.scale} ({spec.hardware})"],
         ["model size", str(spec.size or "as the start model")],
         ["steps / seq len / micro-batch / grad accum", " / ".join(str(v or "recipe default") for v in shape)],
-        ["pretraining seeds", ", ".join(map(str, spec.seeds))],
+        ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
         ["evaluation", f"suite {ev.suite}, tasks {_task_list(ev, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
+
+
+def _seed_text(spec) -> str:
+    """The study's pretraining seeds, and the runs trained at other seeds (a run may name its own)."""
+    text = ", ".join(map(str, spec.seeds))
+    own: dict[tuple[int, ...], list[str]] = {}
+    for run in spec.runs:
+        seeds = spec.seeds_of(run)
+        if run.seeds and seeds != spec.seeds:
+            own.setdefault(seeds, []).append(run.name)
+    extra = "; ".join(f"{', '.join(names)}: {', '.join(map(str, s))}" for s, names in own.items())
+    return f"{text} ({extra})" if extra else text
 
 
 def _run_rows(data: StudyData) -> list[list[str]]:
