@@ -1,17 +1,22 @@
-"""The JSON-lines logs encoderlab appends to (a run's `metrics.jsonl`), read back.
+"""JSON-lines files read back: the logs encoderlab appends to, and the files a user hands in.
 
-A writer flushes one JSON object per line, so a process killed mid-write leaves at most a torn last
-line. Readers of these logs (the trainer cutting its file back on resume, a study branching from a
-base run, the model card, `advise` reading a study) all skip that line, here, instead of each parsing
-the file its own way. It imports nothing heavy, so `advise` and the model card can use it without
-torch. Files a user hands in (ladders, texts, task data) are checked line by line by their own
-readers, which name the bad line instead of skipping it.
+Logs (a run's `metrics.jsonl`): a writer flushes one JSON object per line, so a process killed
+mid-write leaves at most a torn last line. Their readers (the trainer cutting its file back on resume,
+a study branching from a base run, the model card, `advise` reading a study) all skip that line, here,
+instead of each parsing the file its own way.
+
+A user's file (an `advise` ladder, `analyze` texts) is different: a bad line is the user's to fix, so
+`json_objects` names it (file and line) instead of skipping it. It imports nothing heavy, so `advise`
+and the model card use it without torch.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
+
+from encoderlab.errors import UserError
 
 
 def _record(line: str) -> dict | None:
@@ -34,3 +39,18 @@ def lines_until_step(path: Path, step: int) -> list[str]:
     return [
         line for line in lines if (r := _record(line)) is not None and r.get("step", float("inf")) <= step
     ]
+
+
+def json_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of the JSON-lines `text` of a user's file `path`, blank lines skipped; a line
+    that is not one JSON object is a UserError naming the file and line."""
+    for i, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise UserError(f"{path}:{i}: not valid JSON ({exc.msg}); one JSON object per line") from None
+        if not isinstance(record, dict):
+            raise UserError(f"{path}:{i}: expected a JSON object per line, got {type(record).__name__}")
+        yield i, record

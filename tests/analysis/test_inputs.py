@@ -26,7 +26,8 @@ def test_jsonl_records_keep_id_and_meta(tmp_path):
 @pytest.mark.parametrize(
     "content,message",
     [
-        ('{"text": "ok"}\n{broken\n', "r.jsonl:2 is not valid JSON"),
+        ('{"text": "ok"}\n{broken\n', "r.jsonl:2: not valid JSON"),
+        ('{"text": "ok"}\n["a list"]\n', "r.jsonl:2: expected a JSON object per line, got list"),
         ('{"body": "x"}\n', "no string 'text' field"),
     ],
 )

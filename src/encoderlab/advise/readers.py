@@ -20,11 +20,11 @@ one line naming the file, the line and the fix, before anything is fitted.
 from __future__ import annotations
 
 import csv
-import json
 from pathlib import Path
 
 from encoderlab.advise.ladder import Observation, Schedule
 from encoderlab.errors import UserError
+from encoderlab.jsonlines import json_objects
 
 REQUIRED = ("clm_share", "mask_ratio", "params", "tokens", "seed")
 
@@ -75,19 +75,9 @@ def _records(path: Path):
     except UnicodeDecodeError:
         raise UserError(f"{path} is not UTF-8 text; save it as UTF-8 CSV or JSONL") from None
     if path.suffix == ".jsonl":
-        for i, line in enumerate(text.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UserError(f"{path}:{i}: not valid JSON ({exc.msg}); one JSON object per line") from None
-            if not isinstance(record, dict):
-                raise UserError(f"{path}:{i}: expected a JSON object per line, got {type(record).__name__}")
-            yield i, record
+        yield from json_objects(path, text)
         return
-    for i, row in enumerate(csv.DictReader(text.splitlines()), 2):
-        yield i, row
+    yield from enumerate(csv.DictReader(text.splitlines()), 2)
 
 
 def read_table(path: Path | str, metric: str) -> list[Observation]:

@@ -8,10 +8,10 @@ so a local file called like an asset is read, not the asset.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.jsonlines import json_objects
 
 
 def load_model(source: str):
@@ -43,19 +43,13 @@ def records_path(source: str) -> Path:
 def read_records(source: str) -> list[dict]:
     """Records {"id", "text", "meta"} from a JSONL file or asset; a .txt gives one record per line."""
     path = records_path(source)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    text = path.read_text(encoding="utf-8")
     if path.suffix != ".jsonl":
-        texts = [line for line in lines if line.strip()]
-        return [{"id": str(i), "text": text, "meta": {}} for i, text in enumerate(texts)]
+        texts = [line for line in text.splitlines() if line.strip()]
+        return [{"id": str(i), "text": t, "meta": {}} for i, t in enumerate(texts)]
     records = []
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            raise UserError(f"{path}:{number} is not valid JSON; fix or remove that line") from None
-        if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+    for number, record in json_objects(path, text):
+        if not isinstance(record.get("text"), str):
             raise UserError(
                 f"{path}:{number} has no string 'text' field; records look like {{\"text\": ...}}"
             )

@@ -82,3 +82,14 @@ def lm_loss(model: LanguageModel, hidden: torch.Tensor, targets: torch.Tensor) -
     keep = targets != IGNORE
     h, t = hidden[keep], targets[keep]
     return model.lm_loss(h, t), t.shape[0]
+
+
+def batch_loss(model: LanguageModel, x: ObjectiveInputs, forward=None) -> tuple[torch.Tensor, int]:
+    """`lm_loss` of one batch of objective inputs: the model's forward on them (through `forward`, the
+    same model wrapped for parallel training, when given), then the loss at their targets. Training and
+    the held-out losses score a batch through this one function, so they feed the model alike."""
+    run = model if forward is None else forward
+    hidden = run(
+        x.input_ids, attention_mode=x.attention_mode, position_ids=x.position_ids, doc_ids=x.doc_ids
+    ).last_hidden_state
+    return lm_loss(model, hidden, x.targets)

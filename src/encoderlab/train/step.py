@@ -11,7 +11,7 @@ Design
   * A step prepares all micro-batches first, counts the targets of the whole global batch, and
     backpropagates each micro-batch's summed loss divided by that count: gradient accumulation
     and data parallelism give exactly the token-weighted mean of one big batch.
-  * The step calls `objective.prepare` and the shared `lm_loss`; it never looks at the objective's
+  * The step calls `objective.prepare` and the shared `batch_loss`; it never looks at the objective's
     name. `enter_phase` rebuilds the optimizer over the phase's trainable parameters and carries
     the moments by parameter name (unless the phase resets them); frozen parameters' moments are
     kept aside and come back when a later phase trains them again.
@@ -33,7 +33,7 @@ import torch
 
 from encoderlab.data.batch import BatchSource
 from encoderlab.model.config import ModelConfig
-from encoderlab.objectives import ObjectiveInputs, lm_loss, objective_generator
+from encoderlab.objectives import ObjectiveInputs, batch_loss, objective_generator
 from encoderlab.train.build import (
     build_model,
     build_source,
@@ -191,13 +191,7 @@ class TrainStep:
                 no_sync(self.forward_model, sync=m == len(xs) - 1),
                 torch.autocast(self.device.type, torch.bfloat16, enabled=self.cfg.precision == "bf16"),
             ):
-                hidden = self.forward_model(
-                    x.input_ids,
-                    attention_mode=x.attention_mode,
-                    position_ids=x.position_ids,
-                    doc_ids=x.doc_ids,
-                ).last_hidden_state
-                total, _ = lm_loss(self.model, hidden, x.targets)
+                total, _ = batch_loss(self.model, x, self.forward_model)
             (total / n_total).backward()
             loss_sum += total.detach()
         loss = all_reduce_sum(loss_sum, self.world) / n_total

@@ -33,7 +33,7 @@ import torch
 
 from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
 from encoderlab.errors import UserError
-from encoderlab.objectives import CLM, MLM, Objective, lm_loss, objective_generator
+from encoderlab.objectives import CLM, MLM, Objective, batch_loss, objective_generator
 from encoderlab.train.config import RunConfig
 
 SEED = 20_240_415
@@ -116,13 +116,7 @@ class Validator:
                 )
                 x = x.to(device)
                 with torch.autocast(device.type, torch.bfloat16, enabled=self.cfg.precision == "bf16"):
-                    hidden = model(
-                        x.input_ids,
-                        attention_mode=x.attention_mode,
-                        position_ids=x.position_ids,
-                        doc_ids=x.doc_ids,
-                    ).last_hidden_state
-                    loss, n = lm_loss(model, hidden, x.targets)
+                    loss, n = batch_loss(model, x)
                 total += loss.float()
                 count += n
             out[s.key] = float(total / count.clamp(min=1.0))
