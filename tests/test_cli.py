@@ -76,3 +76,36 @@ def test_help_still_prints_the_full_help(capsys):
         main(["export", "--help"])
     out = capsys.readouterr().out
     assert exc.value.code == 0 and "--out" in out and len(out.splitlines()) > 5
+
+
+def _options(target: str) -> list[tuple[str, bool]]:
+    """(option, appends) of every flag of a command, as tyro's own parser has them."""
+    import warnings
+
+    import tyro.extras
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # get_parser: here only as the reference
+        parser = tyro.extras.get_parser(resolve(target))
+    return [
+        (option, type(action).__name__ == "_AppendAction")
+        for action in parser._actions
+        if action.dest != "help"
+        for option in action.option_strings
+    ]
+
+
+@pytest.mark.parametrize("path,target", list(_leaves(COMMANDS)))
+def test_a_repeated_flag_appends_or_is_refused_never_dropped(capsys, path, target):
+    """Issue 18 item 3: argparse keeps the last of a flag given twice (`eval --tasks a --tasks b` ran b
+    alone); every flag of every command either appends or is refused in one line."""
+    for option, appends in _options(target):
+        argv = [*path, option, "1", option, "2"]
+        if appends:  # both values kept: the command fails later, on the values (not real ones here)
+            with pytest.raises(SystemExit):
+                main(argv)
+            assert "more than once" not in capsys.readouterr().err, argv
+            continue
+        canonical = option.replace("--no-", "--")
+        err = _one_line_error(capsys, argv)
+        assert f"{canonical} is given more than once, and only the last would count; give it once" in err

@@ -102,6 +102,9 @@ def _dispatch(argv: list[str]) -> None:
             where = " ".join(["encoderlab", *path])
             raise UserError(f"'{where}' has no command '{word}'; valid: {', '.join(node)}")
         node, path = node[word], [*path, word]
+    from encoderlab.cliargs import refuse_repeated_flags
+
+    refuse_repeated_flags(resolve(node), argv)
     with _tyro_errors().on_parse_error(_raise_parse_error):
         tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
 

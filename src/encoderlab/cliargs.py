@@ -3,7 +3,8 @@
 `Repeated`: a list flag that accepts both `--source a b` and `--source a --source b` (and any mix),
 keeping every value. tyro's plain `tuple[str, ...]` keeps only the last occurrence of a repeated
 flag, silently; its append action alone refuses `--source a b`. Appending lists of values and
-flattening them (`flatten`) gives both forms.
+flattening them (`flatten`) gives both forms. Every other flag given twice is refused
+(`refuse_repeated_flags`, called by the dispatcher for every command), so no value is ever dropped.
 """
 
 from __future__ import annotations
@@ -19,3 +20,59 @@ Repeated = Annotated[tuple[tuple[str, ...], ...], tyro.conf.UseAppendAction]
 def flatten(values: tuple[tuple[str, ...], ...] | tuple[str, ...]) -> tuple[str, ...]:
     """The values of a `Repeated` flag, in command-line order."""
     return tuple(v for group in values for v in ((group,) if isinstance(group, str) else group))
+
+
+def _flags(fn, prefix: str = "") -> dict[str, tuple[str, bool, bool]]:
+    """{--flag (and --no-flag for booleans): (canonical flag, appends, takes several values)} of a
+    command function's (or a dataclass argument's) options, named as tyro names them: underscores
+    become dashes, `tyro.conf.arg(name=...)` renames, a dataclass argument's fields are `--arg.field`
+    (`--field` when it is renamed to ""); positional arguments have no flag."""
+    import dataclasses
+    import inspect
+    import typing
+
+    hints = typing.get_type_hints(fn, include_extras=True)
+    names = (
+        [f.name for f in dataclasses.fields(fn)]
+        if dataclasses.is_dataclass(fn)
+        else inspect.signature(fn).parameters
+    )
+    arg_config = type(tyro.conf.arg())
+    out: dict[str, tuple[str, bool, bool]] = {}
+    for name in names:
+        tp, meta = hints.get(name), ()
+        if typing.get_origin(tp) is Annotated:
+            tp, meta = typing.get_args(tp)[0], tp.__metadata__
+        if any(m is tyro.conf.Positional for m in meta):
+            continue
+        renamed = next((m.name for m in meta if isinstance(m, arg_config) and m.name is not None), None)
+        own = name.replace("_", "-") if renamed is None else renamed
+        if dataclasses.is_dataclass(tp):
+            out.update(_flags(tp, f"{prefix}{own}." if own else prefix))
+            continue
+        flag = f"--{prefix}{own}"
+        several = "tuple" in str(tp) or "list" in str(tp)
+        entry = (flag, any(m is tyro.conf.UseAppendAction for m in meta), several)
+        out[flag] = entry
+        if tp is bool:
+            out[f"--{prefix}no-{own}"] = entry
+    return out
+
+
+def refuse_repeated_flags(fn, argv: list[str]) -> None:
+    """Refuse a flag given twice unless it appends (`Repeated`): argparse would keep only the last
+    value, silently (`eval --tasks a --tasks b` evaluated b alone). One line, before anything runs."""
+    from encoderlab.errors import UserError
+
+    flags, seen = _flags(fn), set()
+    for token in argv:
+        if token == "--":
+            break
+        entry = flags.get(token.partition("=")[0])
+        if entry is None or entry[1]:
+            continue
+        flag, _, several = entry
+        if flag in seen:
+            fix = f"give it once, with every value after it ({flag} A B)" if several else "give it once"
+            raise UserError(f"{flag} is given more than once, and only the last would count; {fix}")
+        seen.add(flag)

@@ -304,7 +304,15 @@ def test_the_worked_example_in_the_docs_loads(tmp_path):
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (54, 6, 20)
 
 
-def test_repeated_task_file_flags_all_count(tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "form",
+    [
+        "--task-file {a} --task-file {b} --tasks boolq --tasks vitaminc",
+        "--task-file {a} {b} --tasks boolq vitaminc",
+        "--tasks boolq --task-file {a} --tasks vitaminc --task-file {b}",
+    ],
+)
+def test_task_files_and_tasks_keep_every_value_however_given(tmp_path, monkeypatch, form):
     from types import SimpleNamespace
 
     from encoderlab.cli import main
@@ -322,20 +330,7 @@ def test_repeated_task_file_flags_all_count(tmp_path, monkeypatch):
     # the command checks assets and loads the model before it creates --out; neither exists here
     monkeypatch.setattr(commands, "require_assets", lambda names: None)
     monkeypatch.setattr(commands, "load_eval_model", lambda source: source)
-    main(
-        [
-            "eval",
-            "m",
-            "--task-file",
-            str(a),
-            "--task-file",
-            str(b),
-            "--tasks",
-            "boolq",
-            "--out",
-            str(tmp_path / "o"),
-        ]
-    )
-    assert seen["suite"] is None and seen["tasks"] == ["boolq", "first", "second"]
+    main(["eval", "m", *form.format(a=a, b=b).split(), "--out", str(tmp_path / "o")])
+    assert seen["suite"] is None and seen["tasks"] == ["boolq", "vitaminc", "first", "second"]
     main(["eval", "m", "--out", str(tmp_path / "o")])  # no task file: the pocket suite, its own grid
     assert seen["suite"] == "pocket" and seen["tasks"] is None and seen["lrs"] is None

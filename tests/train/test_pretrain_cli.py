@@ -62,3 +62,21 @@ def test_synthetic_tokens_are_said_on_stderr(tmp_path, capsys):
         "encoderlab: note: training on synthetic tokens (random documents, no text); "
         "pass --param data=PREPARED_FOLDER to train on prepared text"
     ]
+
+
+def test_until_step_prints_the_model_folder_it_wrote(tmp_path, capsys):
+    """`--until-step` printed RUN/final, which a stopped run has not written; now the step's model."""
+    from encoderlab.cli import main
+    from encoderlab.model.hub import load_pretrained
+
+    argv = [*SMOKE, "--param", "steps=12", "--set", "checkpoint.every=0", "--out", str(tmp_path / "run")]
+    capsys.readouterr()
+    main([*argv, "--until-step", "2"])
+    lines = capsys.readouterr().out.splitlines()
+    assert "stopped after step 2 of 12 (continue with --resume)" in lines
+    model = next(line.removeprefix("model: ") for line in lines if line.startswith("model: "))
+    assert load_pretrained(model).model is not None and not (tmp_path / "run" / "final").exists()
+    main([*argv, "--resume"])
+    lines = capsys.readouterr().out.splitlines()
+    final = next(line.removeprefix("final model: ") for line in lines if line.startswith("final model: "))
+    assert final == str(tmp_path / "run" / "final") and load_pretrained(final).model is not None

@@ -17,6 +17,7 @@ from typing import Annotated, Literal
 
 import tyro
 
+from encoderlab.cliargs import Repeated, flatten
 from encoderlab.eval.protocol import RESULTS, SUMMARY_MD, evaluate, load_eval_model, resolve_grid
 from encoderlab.eval.suites import require_assets, suite_tasks
 from encoderlab.eval.tasks.custom import load_task_files
@@ -43,8 +44,8 @@ def is_eval_folder(folder: Path) -> bool:
 def eval_command(
     model: Annotated[str, tyro.conf.Positional],
     suite: Literal["pocket", "domain", "paper", "biomed"] | None = None,
-    tasks: tuple[str, ...] = (),
-    task_file: Annotated[tuple[Path, ...], tyro.conf.UseAppendAction] = (),
+    tasks: Repeated = (),
+    task_file: Repeated = (),
     lrs: tuple[float, ...] | None = None,
     seeds: tuple[int, ...] | None = None,
     out: Path = Path("eval"),
@@ -56,8 +57,8 @@ def eval_command(
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
         suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain, paper (paper 1's 12 datasets) or biomed (paper 2's English tasks and protocol); default pocket, or none with --task-file.
-        tasks: Only these tasks of the suite (default: all); with --task-file, built-in tasks to add.
-        task_file: A task spec (YAML) or a folder of them, run through the same protocol, cache and summary as built-in tasks; repeat the flag for more (see docs/evaluation.md).
+        tasks: Only these tasks of the suite (default: all); with --task-file, built-in tasks to add (`--tasks a b` or `--tasks a --tasks b`).
+        task_file: Task specs (YAML) or folders of them, run through the same protocol, cache and summary as built-in tasks (`--task-file a.yaml b.yaml`, or the flag repeated; see docs/evaluation.md).
         lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
         seeds: Fine-tuning seeds per learning rate (default: 0-4, or paper 2's 42-46 for biomed).
         out: Folder for results.jsonl, summary.json and summary.md.
@@ -70,7 +71,7 @@ def eval_command(
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
     if hub_data is not None:
         os.environ[HUB_DATA_ENV] = str(hub_data)
-    names = list(tasks)
+    names, task_file = list(flatten(tasks)), tuple(Path(f) for f in flatten(task_file))
     if task_file:
         # Checked and registered before anything is written; the suite's tasks, if one is named, join them.
         names = [
