@@ -44,7 +44,8 @@ def lines_until_step(path: Path, step: int) -> list[str]:
 def json_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
     """(line number, object) of the JSON-lines `text` of a user's file `path`, blank lines skipped; a line
     that is not one JSON object is a UserError naming the file and line."""
-    for i, line in enumerate(text.splitlines(), 1):
+    # newlines only: str.splitlines also cuts at U+2028 and other separators a JSON string may hold raw
+    for i, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
         try:

@@ -46,3 +46,17 @@ def test_unknown_names_folders_and_empty_files_are_refused(tmp_path):
     (tmp_path / "empty.txt").write_text("\n")
     with pytest.raises(UserError, match="holds no text"):
         read_texts(str(tmp_path / "empty.txt"))
+
+
+def test_a_json_string_may_hold_a_line_separator_and_other_suffixes_are_refused(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"text": "one\u2028record"}\n{"text": "two"}\n', encoding="utf-8")
+    assert read_texts(str(path)) == ["one\u2028record", "two"]
+    (tmp_path / "t.csv").write_text("text\nhello\n")
+    with pytest.raises(
+        UserError, match=r"t.csv is neither .jsonl \(records\) nor .txt \(one text per line\)"
+    ):
+        read_records(str(tmp_path / "t.csv"))
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
+    with pytest.raises(UserError, match="is not UTF-8"):
+        read_texts(str(tmp_path / "latin1.txt"))

@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 import pytest
-from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from corpus_fixtures import corpus_records, sentence, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 
 from encoderlab.data import encode
 from encoderlab.data import prepare as prep
@@ -340,3 +340,38 @@ def test_repeated_source_flags_are_all_kept(tmp_path, tokenizer_dir, capsys):  #
     main([*base, "--source", str(a), "--source", str(b), str(c), "--out", str(tmp_path / "out")])
     assert [s["location"] for s in read_meta(tmp_path / "out")["sources"]] == [str(a), str(b), str(c)]
     capsys.readouterr()
+
+
+def test_a_txt_corpus_says_how_it_was_cut_and_holds_out_validation_documents(tmp_path, tokenizer_dir, caplog):  # noqa: F811
+    """Issue 18: a .txt became one document (no validation document) without a word. The command's
+    stderr is read from a process of its own (under pytest, logging goes to pytest's handlers)."""
+    import subprocess
+    import sys
+
+    from encoderlab.cli import main
+
+    paragraphs = [f"{sentence(i)}\n{sentence(i + 1)}" for i in range(40)]  # two lines each
+    (tmp_path / "book.txt").write_text("\n\n".join(paragraphs) + "\n")
+    base = ["data", "prepare", "--tokenizer", str(tokenizer_dir), "--decontaminate", "none", "--workers", "1"]
+    argv = [
+        *base,
+        "--source",
+        str(tmp_path / "book.txt"),
+        "--val-fraction",
+        "0.1",
+        "--out",
+        str(tmp_path / "p"),
+    ]
+    done = subprocess.run([sys.executable, "-m", "encoderlab.cli", *argv], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    said = "book.txt: 1 .txt file(s) read as one document per blank-line paragraph (txt_unit=paragraph"
+    assert said in done.stderr
+    meta = read_meta(tmp_path / "p")
+    assert meta["sources"][0]["identity"]["txt_unit"] == "paragraph"
+    assert meta["splits"]["train"]["docs"] + meta["splits"]["val"]["docs"] == 40
+    assert meta["splits"]["val"]["docs"] >= 1
+    caplog.set_level("INFO")
+    main([*base, "--source", f"{tmp_path / 'book.txt'}#txt_unit=line", "--out", str(tmp_path / "l")])
+    assert "read as one document per line (txt_unit=line" in caplog.text
+    meta = read_meta(tmp_path / "l")
+    assert meta["splits"]["train"]["docs"] + meta["splits"]["val"]["docs"] == 80

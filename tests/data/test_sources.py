@@ -167,3 +167,15 @@ def test_txt_is_cut_into_blank_line_paragraphs_by_default_and_says_so(tmp_path, 
     stats = SourceStats(str(book))
     list(iter_documents(SourceConfig(location=str(book), txt_unit="line"), stats))
     assert stats.identity == {"kind": "files", "txt_unit": "line"} and stats.docs == 5
+
+
+def test_a_txt_line_is_the_same_for_prepare_and_analysis(tmp_path):
+    """`analyze cka --texts F.txt` reads one text per line, as `--source F.txt#txt_unit=line` does (one
+    reader): a form feed or U+2028 inside a line does not cut it (str.splitlines did, in analysis)."""
+    from encoderlab.analysis.inputs import read_texts
+
+    book = tmp_path / "book.txt"
+    book.write_bytes("first line\r\nsecond\x0cpage\n\n  \nthird\u2028same line\nlast".encode())
+    lines = [d.text for d in iter_documents(SourceConfig(location=str(book), txt_unit="line"))]
+    assert lines == ["first line", "second\x0cpage", "third\u2028same line", "last"]
+    assert read_texts(str(book)) == lines

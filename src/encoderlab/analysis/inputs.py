@@ -2,8 +2,11 @@
 
 A model source is anything `encoderlab.model.hub.load_pretrained` accepts (model folder, run
 folder, Hugging Face folder, asset name). Records follow the asset schema `{"id", "text", "meta"}`;
-a `.txt` file is one text per non-empty line. An existing path always wins over an asset name,
-so a local file called like an asset is read, not the asset.
+a `.txt` file is one text per non-empty line, read by `data.sources` (`txt_unit=line`), so a line is
+the same thing here as in `data prepare --source F.txt#txt_unit=line` (prepare's default for .txt is
+a blank-line paragraph: documents; an analysis text is one line, so each fits `--max-length`). An
+existing path always wins over an asset name, so a local file called like an asset is read, not the
+asset.
 """
 
 from __future__ import annotations
@@ -43,10 +46,16 @@ def records_path(source: str) -> Path:
 def read_records(source: str) -> list[dict]:
     """Records {"id", "text", "meta"} from a JSONL file or asset; a .txt gives one record per line."""
     path = records_path(source)
+    if path.suffix.lower() == ".txt":
+        from encoderlab.data.sources import SourceConfig, iter_documents
+
+        docs = iter_documents(SourceConfig(location=str(path), txt_unit="line"))
+        return [{"id": str(i), "text": d.text, "meta": {}} for i, d in enumerate(docs)]
+    if path.suffix.lower() != ".jsonl":
+        raise UserError(
+            f"{path} is neither .jsonl (records) nor .txt (one text per line); convert it or rename it"
+        )
     text = path.read_text(encoding="utf-8")
-    if path.suffix != ".jsonl":
-        texts = [line for line in text.splitlines() if line.strip()]
-        return [{"id": str(i), "text": t, "meta": {}} for i, t in enumerate(texts)]
     records = []
     for number, record in json_objects(path, text):
         if not isinstance(record.get("text"), str):
