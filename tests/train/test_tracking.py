@@ -26,6 +26,11 @@ def _train(tmp_path, sink: str):
     return tmp_path / "run", [json.loads(line) for line in lines]
 
 
+def _scalars(records: list[dict]) -> set[str]:
+    """The numeric keys of the metrics lines (the step aside): what a sink must log."""
+    return {k for r in records for k, v in r.items() if k != "step" and isinstance(v, (int, float))}
+
+
 def test_tensorboard_sink_writes_every_scalar_of_every_step(tmp_path):
     pytest.importorskip("tensorboard")
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -33,10 +38,13 @@ def test_tensorboard_sink_writes_every_scalar_of_every_step(tmp_path):
     run, records = _train(tmp_path, "tensorboard")
     events = EventAccumulator(str(run / "tensorboard"))
     events.Reload()
-    assert set(events.Tags()["scalars"]) >= {"loss", "lr", "grad_norm", "tokens"}
-    for key in ("loss", "lr", "grad_norm", "tokens"):
+    keys = _scalars(records)
+    assert {"loss", "lr", "grad_norm", "tokens", "val/clm", "val/mlm15"} <= keys  # held-out losses too
+    assert set(events.Tags()["scalars"]) >= keys
+    for key in keys:
         logged = {e.step: e.value for e in events.Scalars(key)}
-        assert logged == pytest.approx({r["step"]: float(r[key]) for r in records}, rel=1e-6), key
+        want = {r["step"]: float(r[key]) for r in records if key in r}
+        assert logged == pytest.approx(want, rel=1e-6), key
 
 
 def _wandb_history(path) -> list[dict]:
@@ -80,8 +88,9 @@ def test_wandb_sink_in_offline_mode(tmp_path, monkeypatch):
     history = _wandb_history(offline)
     assert [h["_step"] for h in history] == [r["step"] for r in records]
     for row, rec in zip(history, records):
-        assert row["loss"] == pytest.approx(rec["loss"], rel=1e-6)
-        assert row["tokens"] == rec["tokens"]
+        for key in _scalars([rec]):
+            assert row[key] == pytest.approx(rec[key], rel=1e-6), key
+    assert "val/mlm15" in history[-1]  # the held-out losses of the last step
 
 
 def test_a_missing_sink_package_names_an_install_that_works_from_a_clone(monkeypatch):
