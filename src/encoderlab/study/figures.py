@@ -15,13 +15,13 @@ that runs of every objective and mask ratio are compared on, with `val/clm` besi
 from __future__ import annotations
 
 import csv
-import json
 import math
 from collections.abc import Callable
 from pathlib import Path
 
 from encoderlab.analysis.curves import Placed, curve_rows
 from encoderlab.eval.summary import ALL, EvalRecord
+from encoderlab.jsonlines import read_records
 from encoderlab.study.data import CkaResult, StudyData
 from encoderlab.study.runner import node_dir
 from encoderlab.study.table import ResultsTable
@@ -256,7 +256,7 @@ def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
         if not path.exists():
             continue
         label = data.label(n.name.split("/", 1)[1])
-        out += [(label, json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+        out += [(label, record) for record in read_records(path)]
     return out
 
 
