@@ -1,9 +1,12 @@
-"""A tiny real ladder end to end: 2 schedules x 3 sizes x 2 seeds trained by the study runner, read
-back from the study folder, and advised on (about 25 CPU-seconds, most of it preparing the data and
-saving the `small` runs; 6 steps of 4 x 32 tokens each)."""
+"""A tiny real ladder end to end: 3 schedules x 3 sizes x 2 seeds trained by the study runner (the
+CLM 50% -> MLM-40 split branched from the pure-CLM trunk at its switch), read back from the study
+folder, and advised on by `encoderlab advise` on `val/mlm15` (6 steps of 4 x 32 tokens each). And the
+ladder's schedules at several budgets, planned: shorter budgets decay from the longest run's stable
+phase, splits branch from the CLM trunk, and the compute counts each run's own steps."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -20,12 +23,13 @@ from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import run_study
 
 MLM, CLM = Schedule.biphasic(0.0, 0.4), Schedule.biphasic(1.0, None)
+SPLIT = Schedule.biphasic(0.5, 0.4)
 
 
 def _design(corpus) -> LadderDesign:
     return LadderDesign(
         sizes=("tiny", "mini", "small"),
-        schedules=(MLM, CLM),
+        schedules=(MLM, CLM, SPLIT),
         budgets=(2e-5,),  # far below min_steps: every run takes 6 steps of 4 x 32 tokens
         seeds=(0, 1),
         corpus=(str(corpus),),
@@ -33,6 +37,7 @@ def _design(corpus) -> LadderDesign:
         seq_len=32,
         micro_batch=4,
         min_steps=6,
+        warmup_tokens_per_param=0.0,  # one warmup step
         run_overrides={"precision": "fp32", "checkpoint.every": 6},  # one checkpoint per run: the last
         decontaminate=False,
     )
@@ -41,7 +46,7 @@ def _design(corpus) -> LadderDesign:
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     root = tmp_path_factory.mktemp("ladder")
-    corpus = tiny_corpus(root / "corpus.jsonl", 80)
+    corpus = tiny_corpus(root / "corpus.jsonl", 400)  # its 1% validation split holds a row: val/mlm15
     backend = real_backend()
     backend.required_assets = lambda spec: []  # a local corpus; nothing is fine-tuned
     spec = ladder_study(_design(corpus))
@@ -52,15 +57,95 @@ def study(tmp_path_factory):
 def test_the_ladder_spec_is_sizes_x_budgets_x_schedules_x_seeds(tmp_path):
     design = _design(tmp_path / "corpus.jsonl")
     spec = ladder_study(design)
-    assert len(spec.runs) == 6 and {r.group for r in spec.runs} == {
+    assert len(spec.runs) == 9 and {r.group for r in spec.runs} == {
         "tiny-x2e-05",
         "mini-x2e-05",
         "small-x2e-05",
     }
     assert {r.steps for r in spec.runs} == {6} and not any(r.evaluate for r in spec.runs)
-    assert design.flops() == pytest.approx(2 * 2 * sum(6 * design.params(s) * 6 * 128 for s in design.sizes))
+    every_step = 2 * 3 * sum(6 * design.params(s) * 6 * 128 for s in design.sizes)
+    assert design.flops(branched=False) == pytest.approx(every_step)
+    # the split trains only its MLM half: its CLM half is the CLM run's (one sixth of the steps saved)
+    assert design.flops() == pytest.approx(every_step * 5 / 6)
     with pytest.raises(UserError, match="two pretraining seeds"):
         LadderDesign(sizes=("tiny",), schedules=(MLM, CLM), seeds=(0,))
+
+
+def _budgets_design(**changes) -> LadderDesign:
+    """Paper 1's schedules at three budgets of one size (`mini`: 8, 16 and 32 steps of 128 tokens)."""
+    schedules = (MLM, CLM, Schedule.biphasic(0.25, 0.4), SPLIT)
+    return LadderDesign(
+        **{
+            "sizes": ("mini",),
+            "schedules": schedules,
+            "budgets": (2e-4, 4e-4, 8e-4),
+            "seeds": (0, 1),
+            "corpus": ("corpus.jsonl",),
+            "vocab_size": 300,
+            "seq_len": 32,
+            "micro_batch": 4,
+            "min_steps": 4,
+            "warmup_tokens_per_param": 2e-5,  # 1 step
+            "decay_fraction": 0.1,
+            **changes,
+        }
+    )
+
+
+def test_shorter_budgets_decay_from_the_longest_run_and_splits_branch_from_the_clm_trunk(tmp_path, capsys):
+    """`study plan` on the ladder's study file: every run but the longest pure-MLM and pure-CLM runs
+    (per seed) starts from another run's checkpoint; a shorter budget where its decay starts in the
+    longest run of its schedule (or an equivalent earlier branch), a split at its switch or later in
+    the CLM trunk; each run's GPU-hours and `LadderDesign.flops()` count its own steps only."""
+    from encoderlab.study.graph import pretraining
+    from encoderlab.study.plan import GPU_FLOPS, plan_study
+
+    design = _budgets_design()
+    spec = ladder_study(design)
+    (tmp_path / "ladder.yaml").write_text(dump_study(spec, "encoderlab.advise.study"))
+    main(["study", "plan", str(tmp_path / "ladder.yaml")])
+    table = {
+        line.split()[0]: line.split()[-1] for line in capsys.readouterr().out.splitlines() if "/s" in line
+    }
+    steps = {b: design.steps("mini", b) for b in design.budgets}
+    assert list(steps.values()) == [8, 16, 32] and design.warmup("mini") == 1
+    for seed in (0, 1):
+        assert table[f"clm100-mini-x0.0008/s{seed}"] == table[f"clm0-mlm40-mini-x0.0008/s{seed}"] == "step"
+        for budget in (2e-4, 4e-4):  # the stable phase, up to the first decay update (still at the peak)
+            shared = steps[budget] - design.decay("mini", budget) + 1
+            assert (
+                table[f"clm0-mlm40-mini-x{budget:g}/s{seed}"] == f"clm0-mlm40-mini-x0.0008/s{seed}@{shared}"
+            )
+            assert table[f"clm100-mini-x{budget:g}/s{seed}"] == f"clm100-mini-x0.0008/s{seed}@{shared}"
+        for budget, n in steps.items():  # the 25% split's CLM phase is the trunk's
+            assert table[f"clm25-mlm40-mini-x{budget:g}/s{seed}"] == f"clm100-mini-x0.0008/s{seed}@{n // 4}"
+    models = pretraining(spec)
+    assert sum(p.branch is not None for p in models) == 2 * (4 * 3 - 2)
+    own = {p.model: p.config.steps - (p.branch.step if p.branch else 0) for p in models}
+    plan = {r.model: r for r in plan_study(spec).runs}
+    for model, n in own.items():
+        assert plan[model].gpu_hours == pytest.approx(
+            6 * plan[model].params * n * design.tokens_per_step / GPU_FLOPS / 3600
+        )
+    params = design.params("mini")
+    assert design.flops() == pytest.approx(6 * params * design.tokens_per_step * sum(own.values()))
+    assert design.flops(branched=False) == pytest.approx(6 * params * 128 * 2 * 4 * sum(steps.values()))
+    assert design.flops() < 0.6 * design.flops(branched=False)
+    unbranched = ladder_study(dataclasses.replace(design, branch=False))
+    assert not any(p.branch for p in pretraining(unbranched))
+
+
+def test_a_ladder_refuses_what_cannot_branch_or_train(tmp_path):
+    with pytest.raises(
+        UserError, match=r"budgets 5e-05, 0.0001 tokens per parameter all give size mini 6 steps"
+    ):
+        _budgets_design(budgets=(5e-5, 1e-4), min_steps=6)
+    with pytest.raises(
+        UserError, match=r"schedule CLM 25% -> MLM-40 at size mini, 0.0002 .*its CLM phase is shorter"
+    ):
+        _budgets_design(warmup_tokens_per_param=1e-4)  # 4 warmup steps, a 2-step CLM phase
+    with pytest.raises(UserError, match="decay_fraction must be in"):
+        _budgets_design(decay_fraction=0.9)
 
 
 def test_a_ladder_round_trips_through_a_study_file(tmp_path):
@@ -74,22 +159,34 @@ def test_a_ladder_round_trips_through_a_study_file(tmp_path):
 def test_a_tiny_real_ladder_trains_and_reads_back(study):
     spec, folder = study
     graph = build_graph(spec, real_backend())
-    assert sum(n.kind == "pretrain" for n in graph) == 12
+    pretrains = [n for n in graph if n.kind == "pretrain"]
+    assert len(pretrains) == 18
+    branched = {n.name: n.config["branch"] for n in pretrains if "branch" in n.config}
+    assert sorted(branched) == sorted(f"pretrain/clm50-mlm40-{s}-x2e-05/s{seed}" for s in ("tiny", "mini", "small")
+                                      for seed in (0, 1))  # fmt: skip
+    assert all(b["from"].startswith("pretrain/clm100-") and b["step"] == 3 for b in branched.values())
+    markers = [json.loads(p.read_text()) for p in folder.glob("nodes/pretrain/*/node.json")]
+    own = {m["name"]: m["compute"]["tokens"] for m in markers}
+    assert len(own) == 18  # the split's compute is its MLM half: the trunk's CLM half is counted there
+    assert all(own[name] == 3 * 128 for name in branched) and sum(own.values()) == (18 - 3) * 6 * 128
     runs, notes = read_study(folder, "tokens")  # a key every run logs: its last value is D
-    assert notes == [] and len(runs) == 12
-    assert {o.schedule for o in runs} == {MLM, CLM} and {o.seed for o in runs} == {0, 1}
+    assert notes == [] and len(runs) == 18
+    assert {o.schedule for o in runs} == {MLM, CLM, SPLIT} and {o.seed for o in runs} == {0, 1}
     design = _design(folder)
     assert sorted({o.params for o in runs}) == sorted(design.params(s) for s in design.sizes)
+    # a branched run reads as a run of its own: all its tokens, and the FLOPs of all its steps
     assert all(o.value == o.tokens == 6 * 128 and o.flops > 0 for o in runs)
+    flops = {(o.schedule, o.params, o.seed): o.flops for o in runs}
+    for (schedule, params, seed), f in flops.items():
+        if schedule == SPLIT:
+            assert f == pytest.approx(flops[CLM, params, seed], rel=0.3)
 
 
 @pytest.mark.slow
 def test_advise_reads_the_tiny_ladder(study, tmp_path, capsys):
     _, folder = study
-    runs, _ = read_study(folder, "tokens")
-    records = (p for p in folder.glob("nodes/pretrain/*/run/metrics.jsonl"))
-    if not any("val/mlm15" in p.read_text() for p in records):
-        pytest.skip("training does not log val/mlm15 yet (the train-core helper adds it)")
+    runs, _ = read_study(folder, "val/mlm15")  # every run, whatever its objective, logs the yardstick
+    assert len(runs) == 18 and all(o.value > 0 for o in runs)
     main(
         [
             "advise",
@@ -103,7 +200,7 @@ def test_advise_reads_the_tiny_ladder(study, tmp_path, capsys):
         ]
     )
     advice = json.loads((tmp_path / "a" / "advice.json").read_text())
-    assert {p["schedule"] for p in advice["predictions"]} == {"MLM-40", "CLM"}
+    assert {p["schedule"] for p in advice["predictions"]} == {"MLM-40", "CLM", "CLM 50% -> MLM-40"}
     assert all(p["curve"] == "E + A*C^-a" for p in advice["predictions"]) and len(advice["runs"]) == len(runs)
     assert (
         tmp_path / "a" / "advise.png"

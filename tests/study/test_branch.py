@@ -159,10 +159,12 @@ def test_a_study_trains_a_branch_from_its_base_and_counts_only_its_own_compute(t
     from fake_study import backend as fake_backend
     from fake_study import record, tiny_corpus
 
+    from encoderlab.config import load_yaml
     from encoderlab.study.graph import build_graph
     from encoderlab.study.nodes import real_backend
     from encoderlab.study.runner import node_dir, run_study
     from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec, StudySpec
+    from encoderlab.train.config import RunConfig
 
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 120)
     real, fake = real_backend(), fake_backend()
@@ -193,6 +195,10 @@ def test_a_study_trains_a_branch_from_its_base_and_counts_only_its_own_compute(t
         node = graph.nodes["pretrain/clm25"]
         assert node.config.get("branch") == ({"from": "pretrain/clm", "step": 2} if branch else None)
         finals[branch] = _weights(node_dir(tmp_path / f"study-{branch}", node) / "run")
+        # a branch is a from-scratch run that resumed its base's checkpoint, not a run continuing the base's
+        # final model: its recorded config says so (advise reads such runs as from-scratch rungs)
+        saved = load_yaml(RunConfig, node_dir(tmp_path / f"study-{branch}", node) / "run" / "config.yaml")
+        assert saved.model.init == ""
         compute = {
             json.loads(line)["node"]: json.loads(line)
             for line in (tmp_path / f"study-{branch}" / "compute.jsonl").read_text().splitlines()

@@ -10,26 +10,31 @@ run_study(ladder_study(LadderDesign(sizes=("small", "210m"), ...)), "runs/ladder
 ```
 
 Every run is paper 1's `pfs-clm-mlm` recipe (CLM for a share of the steps, then MLM at a mask
-ratio, one WSD schedule across both, the optimizer state kept at the switch), trained from scratch
-at one size for one budget. Runs of one (size, budget) form one comparison group, so the study
-checks that every schedule there reads the same documents for the same number of tokens. The
-yardstick is `val/mlm15`, the held-out MLM loss at a fixed 15% mask that training logs for every
-objective; fine-tuning every run (`finetune=True`) adds `finetune:TASK` metrics at the cost of the
-evaluation grid.
+ratio, one WSD schedule across both, the optimizer state kept at the switch), trained at one size for
+one budget. Runs of one (size, budget) form one comparison group, so the study checks that every
+schedule there reads the same documents for the same number of tokens. The yardstick is `val/mlm15`,
+the held-out MLM loss at a fixed 15% mask that training logs for every objective; fine-tuning every
+run (`finetune=True`) adds `finetune:TASK` metrics at the cost of the evaluation grid.
 
-**Not implemented yet, and why** (both need training to start a run from another run's
-*checkpoint* with its optimizer state and its position in the data, which a study's `init` does not
-do: it starts from a run's final weights, with a fresh optimizer, reading the data from the start):
-* decays branched from the stable phase, which would give several budgets per run: one long run
-  per (schedule, size) at a constant LR, and from its checkpoints at each budget a short decay
-  (one run of T steps plus decays costs about 1.1 T instead of 1.75 T for budgets T/4, T/2, T);
-* MLM phases branched from a shared CLM trunk, so the CLM steps of the CLM 25/50/75% splits are
-  trained once (the trunk of the 75% split contains the others' CLM phases) rather than per split.
-Until then every run trains all its steps; `LadderDesign.flops()` says what that costs.
+**Cheap by construction: the schedules are chosen so that runs share their first steps**, and the
+study trains those steps once (`study/branch.py` branches a run from the checkpoint of an earlier
+run whose resolved config computes the same first steps, bit for bit):
+* every budget of a size warms up over the same steps (`warmup_tokens_per_param` tokens per
+  parameter, 1 as in OLMo-core's model ladder, `WSDSChinchillaRunConfigurator`, after Porian et al.
+  2024) and decays linearly over the last `decay_fraction` of its own steps (10%, OLMo-core's WSD-S
+  default). Up to its decay a budget is the longest budget's run, so each shorter budget is a decay
+  branched from the longest run's stable phase: one run per (schedule, size, seed) plus decays;
+* a CLM-then-MLM split is the pure-CLM run up to its switch (the same warmup, the same constant LR),
+  so every split's MLM phase branches from the shared CLM trunk and no CLM step is retrained per
+  split. The runs are listed longest budget first and most CLM first, so trunks precede branches.
+The price: every budget of a size shares its warmup length (not a share of its own length), and a
+branch waits for its base. `LadderDesign.flops()` counts each run's own steps, as `study plan` does;
+`flops(branched=False)` is what training every run from its first step would cost.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,6 +67,13 @@ class LadderDesign:
     """Micro-batches per step."""
     min_steps: int = 20
     """Fewest steps per run (warmup and decay need a few)."""
+    warmup_tokens_per_param: float = 1.0
+    """Warmup in tokens per non-embedding parameter, the same steps for every budget of a size (so the
+    budgets share their first steps); at least one step."""
+    decay_fraction: float = 0.1
+    """Each budget's linear decay to the floor, as a share of its own steps (at least one step)."""
+    branch: bool = True
+    """Train shared first steps once (`StudySpec.branch`); False trains every run from its first step."""
     run_overrides: dict[str, Any] = field(default_factory=dict)
     """RunConfig fields set on every run (`{"precision": "fp32"}` on CPU)."""
     decontaminate: bool = True
@@ -79,6 +91,40 @@ class LadderDesign:
                 raise UserError(
                     f"schedule {s.name}: a ladder trains CLM then MLM at one mask ratio (Schedule.biphasic)"
                 )
+        if not 0.0 < self.decay_fraction < 0.8:  # a branch must share at least a fifth of its steps
+            raise UserError(f"decay_fraction must be in (0, 0.8), got {self.decay_fraction}")
+        if self.warmup_tokens_per_param < 0:
+            raise UserError(f"warmup_tokens_per_param must be >= 0, got {self.warmup_tokens_per_param}")
+        for size in self.sizes:
+            self._check_size(size)
+
+    def _check_size(self, size: str) -> None:
+        """Every budget of `size` is a distinct run that holds its warmup, its decay and, for a split,
+        a CLM phase of at least the warmup and an MLM phase of at least the decay (the recipe's rules)."""
+        steps = {b: self.steps(size, b) for b in self.budgets}
+        same = [b for b in self.budgets if [steps[x] for x in self.budgets].count(steps[b]) > 1]
+        if same:
+            raise UserError(
+                f"budgets {', '.join(f'{b:g}' for b in same)} tokens per parameter all give size {size} "
+                f"{steps[same[0]]} steps (min_steps {self.min_steps}): one run twice; raise the budgets or lower min_steps"
+            )
+        warmup = self.warmup(size)
+        for budget, n in steps.items():
+            decay = self.decay(size, budget)
+            for s in self.schedules:
+                clm = round(n * s.clm_share)
+                short = (
+                    "the run" if warmup + decay > n
+                    else "its CLM phase" if 0 < clm < warmup
+                    else "its MLM phase" if 0 < n - clm < decay
+                    else ""
+                )  # fmt: skip
+                if short:
+                    raise UserError(
+                        f"schedule {s.name} at size {size}, {budget:g} tokens per parameter ({n} steps): {short} is "
+                        f"shorter than the warmup ({warmup} steps) or the decay ({decay}); lower "
+                        "warmup_tokens_per_param or decay_fraction, or raise the budget"
+                    )
 
     @property
     def tokens_per_step(self) -> int:
@@ -94,14 +140,30 @@ class LadderDesign:
         """Steps of a run: `budget` tokens per parameter, at least `min_steps`."""
         return max(self.min_steps, math.ceil(budget * self.params(size) / self.tokens_per_step))
 
-    def flops(self) -> float:
-        """6ND of every run of the ladder (all schedules and seeds), the cost without branching."""
-        per_run = [
-            6.0 * self.params(n) * self.steps(n, b) * self.tokens_per_step
-            for n in self.sizes
-            for b in self.budgets
-        ]
-        return sum(per_run) * len(self.schedules) * len(self.seeds)
+    def warmup(self, size: str) -> int:
+        """Warmup steps of every run of `size`: `warmup_tokens_per_param` tokens per parameter."""
+        return max(1, round(self.warmup_tokens_per_param * self.params(size) / self.tokens_per_step))
+
+    def decay(self, size: str, budget: float) -> int:
+        """Decay steps of the run of `size` at `budget`: `decay_fraction` of its steps."""
+        return max(1, round(self.decay_fraction * self.steps(size, budget)))
+
+    def flops(self, branched: bool | None = None) -> float:
+        """6ND of the ladder (all schedules and seeds), each run counting only the steps it trains
+        itself (a branch: those after its branch point); `branched=False`: every step of every run."""
+        from encoderlab.study.graph import pretraining
+
+        if branched is None:
+            branched = self.branch
+        spec = ladder_study(dataclasses.replace(self, branch=branched))
+        params = {r.name: self.params(r.params["size"]) for r in spec.runs}
+        return sum(
+            6.0
+            * params[p.run.name]
+            * (p.config.steps - (p.branch.step if p.branch else 0))
+            * self.tokens_per_step
+            for p in pretraining(spec)
+        )
 
 
 def _run_name(schedule: Schedule, size: str, budget: float) -> str:
@@ -116,8 +178,9 @@ def ladder_study(design: LadderDesign, name: str = "ladder", finetune: bool = Fa
 
     runs = []
     for size in design.sizes:
-        for budget in design.budgets:
-            for schedule in design.schedules:
+        # the longest budget and the most CLM first: a run branches only from a run listed before it
+        for budget in sorted(design.budgets, reverse=True):
+            for schedule in sorted(design.schedules, key=lambda s: -s.clm_share):
                 runs.append(
                     RunSpec(
                         name=_run_name(schedule, size, budget),
@@ -127,6 +190,8 @@ def ladder_study(design: LadderDesign, name: str = "ladder", finetune: bool = Fa
                             "clm_fraction": schedule.clm_share,
                             "ratio": schedule.mask_ratio or 0.4,
                             "size": size,
+                            "warmup": design.warmup(size),
+                            "decay": design.decay(size, budget),
                         },
                         steps=design.steps(size, budget),
                         group=f"{size}-x{budget:g}",
@@ -142,7 +207,8 @@ def ladder_study(design: LadderDesign, name: str = "ladder", finetune: bool = Fa
         description=(
             f"A ladder for `encoderlab advise`: {len(design.schedules)} schedules x sizes {', '.join(design.sizes)} x "
             f"budgets {', '.join(f'{b:g}' for b in design.budgets)} tokens per parameter x {len(design.seeds)} pretraining "
-            "seeds, every run from scratch on the same documents in the same order."
+            "seeds, every run from scratch on the same documents in the same order; shorter budgets decay from the "
+            "longest run's stable phase and CLM-then-MLM splits branch from the pure-CLM run."
         ),
         size=None,
         seq_len=design.seq_len,
@@ -152,7 +218,8 @@ def ladder_study(design: LadderDesign, name: str = "ladder", finetune: bool = Fa
         data=(data,),
         runs=tuple(runs),
         eval=eval_spec or EvalSpec(),
-        baseline=runs[0].name,
+        baseline=_run_name(design.schedules[0], design.sizes[0], design.budgets[0]),
+        branch=design.branch,
         seeds=design.seeds,
         hardware="any",
         run_overrides=dict(design.run_overrides),

@@ -113,9 +113,13 @@ def run_pretrain(ctx: NodeContext) -> dict:
     from encoderlab.train import pretrain
 
     run = run_config(ctx.node)
+    branch = ctx.node.config.get("branch")
     deps = [ctx.inputs[d] for d in ctx.node.deps]
     data = next(d for d in deps if d.node.kind == "prepare")
-    init = next((d for d in deps if d.node.kind == "pretrain"), None)
+    # the run it continues; a branch's base is a dependency too, but the branch resumes its checkpoint
+    init = next(
+        (d for d in deps if d.node.kind == "pretrain" and d.node.name != (branch or {}).get("from")), None
+    )
     model = run.model
     if init is not None:
         model = dataclasses.replace(model, init=str(init.path / "run" / "final"))
@@ -133,7 +137,6 @@ def run_pretrain(ctx: NodeContext) -> dict:
         out=str(out),
         progress=False,
     )
-    branch = ctx.node.config.get("branch")
     if branch is not None:  # start where the base's training stops being this run's (study/branch.py)
         seed_branch(out, ctx.inputs[branch["from"]].path / "run", branch["step"], run)
     resume = (out / "config.yaml").exists()
