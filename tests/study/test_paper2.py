@@ -12,15 +12,22 @@ from encoderlab.study.fidelity import departures, setup_text
     "scale,model",
     [("gpu-210m", "ModernBERT-base"), ("gpu-610m", "ModernBERT-large"), ("gpu-1b", "ModernBERT-large")],
 )
-def test_gpu_scales_are_paper2s_experiment_and_say_so(scale, model):
+def test_gpu_scales_run_paper2s_design_on_its_open_part_and_say_it_is_not_the_experiment(scale, model):
+    """Paper 2's start models, tokenizer and protocol, on the part of its data and tasks that is on the
+    hub: the data (without the medical instructions and MIMIC-III notes) and the tasks (5 of 11) depart,
+    so no gpu scale is called paper 2's experiment."""
     spec = get_study("paper2-detour", scale)
     (data,) = spec.data
     assert data.corpus == ("biomed-enriched",) and data.tokenizer == f"answerdotai/{model}"
     assert spec.run("baseline-biomed").init == f"answerdotai/{model}"
     assert spec.eval.suite == "biomed" and not spec.eval.tasks and spec.eval.max_steps is None
-    assert departures(spec) == ()
+    gone = {d.aspect: d.here for d in departures(spec)}
+    assert list(gone) == ["data", "tasks"]
+    assert gone["data"].startswith("biomed-enriched") and "MIMIC-III" in gone["data"]
+    assert gone["tasks"].startswith("biomed suite: all, without 6 of the 11 tasks")
     lines = {(row[0], row[1]): row[-1] for row in list_studies()}
-    assert lines["paper2-detour", scale] == "paper 2's setup" and "runs paper 2" in setup_text(spec)
+    assert lines["paper2-detour", scale] == "NOT paper 2's setup: data, tasks"
+    assert "does not reproduce paper 2" in setup_text(spec)
 
 
 @pytest.mark.parametrize(
@@ -31,5 +38,5 @@ def test_cpu_scales_name_every_way_they_are_not_paper2(scale, start):
     assert list(gone) == ["data", "tokenizer", "tasks", "model", "pretraining", "fine-tuning"]
     assert gone["model"] == start
     if scale == "cpu":  # the domain corpus in the base's own tokenizer, and the continued runs' length
-        assert gone["tokenizer"].endswith("BPE trained on general-en")
+        assert gone["tokenizer"].endswith("ids trained on general-en")
         assert gone["pretraining"].startswith("200 steps of 4,096 tokens")
