@@ -11,6 +11,7 @@ import encoderlab
 from encoderlab import atomic
 from encoderlab.atomic import atomic_file, atomic_folder, write_text_atomic
 from encoderlab.config import load_yaml, save_yaml
+from encoderlab.errors import UserError
 from encoderlab.train.config import OptimConfig
 
 
@@ -40,9 +41,38 @@ def test_an_interruption_removes_the_folder_unless_asked_to_keep_it(tmp_path):
         raise KeyboardInterrupt
     assert (tmp / "half").exists() and not (tmp_path / "out").exists()
     with atomic_folder(tmp_path / "out") as tmp:
-        assert list(tmp.iterdir()) == []  # the leftover is never mixed into a new write
+        assert [p.name for p in tmp.iterdir()] == [atomic.PARTIAL]  # the leftover is never mixed in
         (tmp / "whole").write_text("y")
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["whole"]
+    assert [p.name for p in (tmp_path / "out").iterdir()] == ["whole"]  # the marker is not delivered
+
+
+@pytest.mark.parametrize("replace", [False, True])
+def test_a_foreign_tmp_sibling_is_refused_and_left_alone(tmp_path, replace):
+    """`NAME.tmp` that atomic_folder did not make (no marker) is someone's folder: the old code
+    deleted it on entry."""
+    theirs = tmp_path / "out.tmp"
+    theirs.mkdir()
+    (theirs / "notes.txt").write_text("keep me")
+    refused = r"out.tmp exists and is not a leftover of encoderlab .*move it away"
+    with pytest.raises(UserError, match=refused), atomic_folder(tmp_path / "out", replace=replace):
+        pytest.fail("the block ran")
+    assert (theirs / "notes.txt").read_text() == "keep me" and not (tmp_path / "out").exists()
+    (tmp_path / "f.tmp").write_text("a file")
+    with pytest.raises(UserError, match="is not a folder encoderlab left behind"):
+        atomic.check_sibling(tmp_path / "f")
+    assert (tmp_path / "f.tmp").read_text() == "a file"
+
+
+def test_our_leftover_and_an_empty_sibling_are_reused(tmp_path):
+    with pytest.raises(KeyboardInterrupt), atomic_folder(tmp_path / "out", keep_on_interrupt=True) as tmp:
+        (tmp / "half").write_text("x")
+        raise KeyboardInterrupt
+    with atomic_folder(tmp_path / "out") as tmp:  # marked: ours, started afresh
+        assert [p.name for p in tmp.iterdir()] == [atomic.PARTIAL]
+    (tmp_path / "e.tmp").mkdir()  # empty: nothing in it to lose
+    with atomic_folder(tmp_path / "e") as tmp:
+        (tmp / "a").write_text("a")
+    assert [p.name for p in (tmp_path / "e").iterdir()] == ["a"] and not tmp.exists()
 
 
 def test_a_non_empty_folder_is_replaced_only_when_asked(tmp_path):

@@ -8,7 +8,12 @@ caches and compute logs all go through here.
 Folders: `atomic_folder(path)` yields a fresh temporary sibling (`NAME.tmp` unless told otherwise)
 to fill, and renames it to `path` when the block completes; on failure the sibling is removed. A
 SIGKILL (or an interrupt during that cleanup) can still leave one, so every owner treats a leftover
-`.tmp` as partial: the next write starts it afresh and readers never take it. A writer whose
+`.tmp` as partial: the next write starts it afresh and readers never take it. Only a sibling that is
+provably ours is deleted: `atomic_folder` drops an empty marker file (`PARTIAL`) into the sibling
+before anything else and takes it out of the finished folder after the rename, so a leftover holds
+the marker, while a user's own `NAME.tmp` (no marker, not empty) is refused with one line and left
+alone (`check_sibling`, which commands also call before their long work). A kill between the rename
+and the marker's removal leaves an empty hidden file in the finished folder, never a refusal. A writer whose
 leftovers are handled elsewhere can keep the sibling on an interruption (`keep_on_interrupt`: the
 trainer's checkpoints, whose one cleanup path, at the next start, then serves a kill and a Ctrl-C
 alike). A folder that already exists at `path` is replaced only with `replace=True`; an empty one is
@@ -34,6 +39,11 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from encoderlab.errors import UserError
+
+PARTIAL = ".encoderlab-partial"
+"""Empty marker file inside a temporary sibling that `atomic_folder` made (so a leftover is ours)."""
 
 
 @contextlib.contextmanager
@@ -81,23 +91,45 @@ def atomic_folder(
 ) -> Iterator[Path]:
     """A fresh temporary sibling of `path` to fill; renamed to `path` when the block completes.
 
-    `tmp` names the sibling (default `NAME.tmp`); a leftover of an earlier write is removed first.
-    On failure the sibling is removed, except after an interruption (KeyboardInterrupt, SystemExit)
-    with `keep_on_interrupt`.
+    `tmp` names the sibling (default `NAME.tmp`); a leftover of an earlier write (it holds the
+    `PARTIAL` marker) is removed first, anything else there is refused (`check_sibling`). The block
+    sees the marker in the sibling; the finished folder does not have it. On failure the sibling is
+    removed, except after an interruption (KeyboardInterrupt, SystemExit) with `keep_on_interrupt`.
     """
     path = Path(path)
-    tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = check_sibling(path, tmp)
+    if (tmp / PARTIAL).is_file():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True, exist_ok=True)  # an empty folder there is reused: nothing in it to lose
+    (tmp / PARTIAL).touch()
     try:
         yield tmp
         replace_folder(tmp, path, replace=replace)
+        (path / PARTIAL).unlink(missing_ok=True)
     except BaseException as exc:
         if not (keep_on_interrupt and not isinstance(exc, Exception)):
             shutil.rmtree(tmp, ignore_errors=True)
         if _is_disk_full(exc):
             raise OSError(errno.ENOSPC, "No space left on device", str(tmp)) from exc
         raise
+
+
+def check_sibling(path: Path, tmp: Path | None = None) -> Path:
+    """The temporary sibling `atomic_folder(path, tmp=tmp)` would use; refuse it unless it is absent,
+    an empty folder or a leftover of ours (it holds `PARTIAL`). Touches nothing."""
+    path = Path(path)
+    tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
+    if tmp.is_symlink() or (tmp.exists() and not tmp.is_dir()):
+        raise UserError(
+            f"{tmp} exists and is not a folder encoderlab left behind; nothing was changed: move it away "
+            f"(encoderlab writes {path} there first)"
+        )
+    if tmp.is_dir() and not (tmp / PARTIAL).is_file() and any(tmp.iterdir()):
+        raise UserError(
+            f"{tmp} exists and is not a leftover of encoderlab (no {PARTIAL} marker in it); nothing in it was "
+            f"changed: move it away (encoderlab writes {path} there first)"
+        )
+    return tmp
 
 
 def _is_disk_full(exc: BaseException) -> bool:

@@ -2,7 +2,9 @@
 
 The table maps command words to "module:function" so `encoderlab --help` imports nothing heavy
 and each concern keeps its command code in its own package. Every `UserError` (and a full disk)
-is printed as one line and exits non-zero; anything else is a bug and keeps its traceback.
+is printed as one line and exits non-zero; anything else is a bug and keeps its traceback. Every
+command runs with SIGTERM turned into Ctrl-C (`interrupts.sigterm_as_interrupt`), so a scheduler's stop
+and a Ctrl-C end the same way: cleanup runs, "interrupted; completed work is kept", exit 130.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.interrupts import sigterm_as_interrupt
 
 Commands = dict[str, "str | Commands"]
 
@@ -139,7 +142,8 @@ def _raise_parse_error(event) -> None:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     try:
-        _dispatch(list(sys.argv[1:] if argv is None else argv))
+        with sigterm_as_interrupt():  # every command: a scheduler's SIGTERM stops it as Ctrl-C does
+            _dispatch(list(sys.argv[1:] if argv is None else argv))
     except UserError as exc:
         print(f"encoderlab: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)

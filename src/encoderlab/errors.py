@@ -14,6 +14,13 @@ class UserError(Exception):
     exit_code = 2
 
 
+class DiskFull(UserError):
+    """The disk filled up while writing, reported with what was kept (exit 3, as for every full disk:
+    the CLI gives an `OSError(ENOSPC)` from anywhere the same code)."""
+
+    exit_code = 3
+
+
 def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> UserError:
     """An error for an unknown name that lists the valid ones."""
     return UserError(f"unknown {what} '{name}'; valid: {', '.join(sorted(valid))}")

@@ -28,6 +28,7 @@ only reliable way to tell "ours" from "a folder that happens to hold a metrics.j
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +47,14 @@ def _resolved(path: Path) -> Path:
         return Path(os.path.realpath(path, strict=False))
     except (OSError, RuntimeError):  # a symlink loop on some Pythons
         raise UserError(f"{path} is a symlink that loops; remove it or choose another --out") from None
+
+
+def _loops(path: Path) -> bool:
+    try:
+        os.path.realpath(path, strict=True)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def _inside(child: Path, parent: Path) -> bool:
@@ -77,6 +86,10 @@ def check_output(
     path = Path(path)
     if path.is_symlink() and not path.exists():
         target = os.readlink(path)
+        if _loops(path):
+            raise UserError(
+                f"{flag} {path} is a symlink that loops (to {target}); remove it or choose another {flag}"
+            )
         raise UserError(
             f"{flag} {path} is a symlink to {target}, which does not exist; remove it or choose another {flag}"
         )
@@ -142,17 +155,23 @@ def create_output(path: Path | str, kind: str) -> Path:
 
 
 def check_output_file(
-    path: Path | str, accept: Callable[[Path], bool], *, what: str, flag: str = "--out"
+    path: Path | str,
+    accept: Callable[[Path], bool],
+    *,
+    what: str,
+    flag: str = "--out",
+    example: str = "result.json",
 ) -> Path:
     """Refuse `path` as a result file unless writing it is safe; touch nothing.
 
     A folder, a path under a file or an unwritable folder are refused; an existing file is replaced
-    only when `accept(path)` says it is a previous result of the same command (`what` names it).
+    only when `accept(path)` says it is a previous result of the same command (`what` names it;
+    `example` is the file name suggested for a folder).
     """
     path = Path(path)
     _resolved(path)
     if path.is_dir():
-        raise UserError(f"{flag} {path} is a folder; give a file name for {what}, e.g. {path}/result.json")
+        raise UserError(f"{flag} {path} is a folder; give a file name for {what}, e.g. {path}/{example}")
     if path.exists() and not accept(path):
         raise UserError(f"{flag} {path} exists and is not {what}; nothing was changed: choose another {flag}")
     if not path.exists():

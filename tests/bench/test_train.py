@@ -40,6 +40,22 @@ def test_profile_writes_the_op_table(tmp_path):
     assert "aten::mm" in table.read_text()  # the model's matmuls, by name
 
 
+def test_a_profile_table_goes_into_a_new_folder_and_a_rerun_replaces_only_it(tmp_path, capsys):
+    """`--profile` was written unchecked after the measuring: a missing folder was a traceback, and
+    any file there was overwritten (issue 20; the refusals are in the hostile-input catalogue)."""
+    from encoderlab.bench.train import PROFILE_HEADER, is_profile_table
+    from encoderlab.cli import main
+
+    table = tmp_path / "new" / "ops.txt"
+    args = "bench train --size tiny --seq-len 32 --batch 2 --vocab 256 --steps 1 --warmup 0 --no-vs-hf"
+    for _ in range(2):  # the second run replaces its own earlier table
+        main([*args.split(), "--profile", str(table)])
+        assert table.read_text().startswith(PROFILE_HEADER) and is_profile_table(table)
+    bare = tmp_path / "bare.txt"  # torch's table as written before the header existed
+    bare.write_text("-------  ------\n                 Name    Self CPU %\n")
+    assert is_profile_table(bare) and not is_profile_table(tmp_path / "new")
+
+
 def test_results_written_into_a_new_folder_make_one_table_row_each(tmp_path, capsys):
     from encoderlab.cli import main
 

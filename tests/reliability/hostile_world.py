@@ -110,6 +110,8 @@ def _round2(root: Path) -> None:
     """Issue 20's cases: folders and files that are not encoderlab's, and broken inputs."""
     (root / "foreign").mkdir()
     (root / "foreign" / "notes.txt").write_text("mine, not encoderlab's")
+    (root / "sibling.tmp").mkdir()  # someone's folder where a write of {w}/sibling would start
+    (root / "sibling.tmp" / "notes.txt").write_text("mine, not a leftover")
     (root / "foreign_eval").mkdir()  # someone else's results.jsonl, with an unterminated last line
     (root / "foreign_eval" / "results.jsonl").write_bytes(b'{"x": 1}\n{"unterminated": ')
     (root / "study_demo").mkdir()  # a study folder of another scale

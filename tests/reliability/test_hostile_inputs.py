@@ -208,6 +208,46 @@ CASES = [
         "bench train --out {w}/tiny.yaml",
         r"--out .*tiny.yaml exists and is not a `bench train` result; nothing was changed",
     ),
+    (
+        "bench-profile-is-a-folder",
+        "bench train --profile {w}/foreign",
+        r"--profile .*foreign is a folder; give a file name for a `bench train --profile` table, e.g. .*foreign/ops.txt",
+    ),
+    (
+        "bench-profile-foreign-file",
+        "bench train --profile {w}/tiny.yaml",
+        r"--profile .*tiny.yaml exists and is not a `bench train --profile` table; nothing was changed",
+    ),
+    (
+        "bench-profile-under-a-file",
+        "bench train --profile {w}/a_file/ops.txt",
+        r"--profile .*a_file/ops.txt cannot be created: .*a_file is a file; choose another --profile",
+    ),
+    (
+        "bench-profile-same-as-out",
+        "bench train --out {w}/b.json --profile {w}/b.json",
+        r"--profile and --out both name .*b.json; give the op table its own file",
+    ),
+    (
+        "tokenizer-foreign-tmp-sibling",
+        "data tokenizer --source {w}/texts.txt --out {w}/sibling",
+        r"sibling.tmp exists and is not a leftover of encoderlab .*nothing in it was changed: move it away",
+    ),
+    (
+        "export-foreign-tmp-sibling",
+        "export {w}/run --out {w}/sibling",
+        r"sibling.tmp exists and is not a leftover of encoderlab .*nothing in it was changed: move it away",
+    ),
+    (
+        "pretrain-out-is-a-file",
+        "pretrain --config {w}/tiny.yaml --out {w}/a_file",
+        r"--out .*a_file is a file, not a folder",
+    ),
+    (
+        "pretrain-out-self-symlink",
+        "pretrain --config {w}/tiny.yaml --out {w}/loop.txt",
+        r"--out .*loop.txt is a symlink that loops \(to loop.txt\); remove it or choose another --out",
+    ),
     # ---- issue 20: silent or unclear inputs
     (
         "eval-lr-inf",
@@ -325,6 +365,15 @@ def test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes(world, tmp_path
     assert (run / "final" / "model.safetensors").is_file()
     assert ckpt.complete_checkpoints(run) == [1, 2]
     assert snapshot(run / "checkpoints" / "step_0000001") == kept
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where mkdir fails")
+def test_out_under_a_parent_that_cannot_be_made_is_one_line(world, capsys):
+    """`pretrain --out /proc/x` was a FileNotFoundError traceback (issue 20); /proc takes no folders."""
+    code, err = cli(["pretrain", "--config", world / "tiny.yaml", "--out", "/proc/encoderlab-x"], capsys)
+    assert_one_line(
+        code, err, r"cannot create /proc/encoderlab-x \(No such file or directory\); choose another --out"
+    )
 
 
 def test_pickle_and_remote_code_load_only_when_explicitly_allowed(world):

@@ -231,3 +231,46 @@ def test_init_model_with_another_tokenizer_is_refused_naming_both_hashes(prepare
     assert not (tmp_path / "o").exists()
     argv = [*CPT.split(), f"init={prepared['model_a']}", f"data={prepared['data']}", "--set", "device=cpu"]
     assert cli(["pretrain", *argv, "--set", "progress=false", "--out", tmp_path / "ok"], capsys)[0] == 0
+
+
+# ---- checkpoints are data, never code (the API-level tests are tests/train/test_checkpoint_security.py)
+
+
+def test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model(w, tmp_path, capsys):
+    """A `.metadata` pickle whose `__reduce__` writes a file, where torch.distributed.checkpoint's
+    reader looked for it: the old code ran it on `--resume` and on `init=CKPT load=full`."""
+    from tests.train.test_checkpoint_security import _plant
+
+    run, marker = tmp_path / "run", tmp_path / "pwned"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    step = ckpt.checkpoint_dir(run, 1)
+    _plant(step, marker)
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert code == 0 and not marker.exists(), err
+    code, err = pretrain(
+        w, tmp_path / "cont", "--set", f"model.init={step}", "model.load=full", capsys=capsys
+    )
+    assert code == 0 and not marker.exists(), err
+
+
+@pytest.mark.parametrize("damage", ["old-layout", "truncated"])
+def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, capsys, damage):
+    """An old checkpoint (DCP folder, pickled metadata) is refused unread; a truncated train state
+    (was: a truncated .distcp, a traceback) names the file and the way on."""
+    from tests.train.test_checkpoint_security import _plant
+
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    step = ckpt.checkpoint_dir(run, 1)
+    state = step / ckpt.TRAIN_STATE
+    if damage == "old-layout":
+        state.unlink()
+        _plant(step, tmp_path / "pwned")
+        pattern = r"has no train_state.safetensors \(.*never read because its metadata is a pickle\)"
+    else:
+        state.write_bytes(state.read_bytes()[:100])
+        pattern = r"train_state.safetensors is damaged \(.*\); resume from an earlier checkpoint"
+    before = snapshot(run)
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert_one_line(code, err, pattern)
+    assert snapshot(run) == before and not (tmp_path / "pwned").exists()

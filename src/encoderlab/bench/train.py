@@ -32,7 +32,7 @@ from typing import Annotated, Literal
 import torch
 import tyro
 
-from encoderlab.atomic import print_json
+from encoderlab.atomic import print_json, write_text_atomic
 from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, synthetic_tokenizer
 from encoderlab.errors import UserError
@@ -109,7 +109,8 @@ class TrainBench:
     """Peak TFLOP/s for MFU (0: a known GPU's bf16 datasheet value, else a measured matmul)."""
     profile: Path | None = None
     """Also profile encoderlab's side for `PROFILE_STEPS` more steps and write torch.profiler's op table
-    here; the JSON gains the device's busy time per step (CUDA), the ceiling on what compute can reach."""
+    here (a new file, or an earlier table, which is replaced; its folder is created); the JSON gains the
+    device's busy time per step (CUDA), the ceiling on what compute can reach."""
 
     def __post_init__(self) -> None:
         if self.steps < 1 or self.warmup < 0:
@@ -126,6 +127,20 @@ class TrainBench:
 
 PROFILE_STEPS = 3
 """Steps under torch.profiler with `--profile` (after the measured ones, so they stay unprofiled)."""
+
+PROFILE_HEADER = "# encoderlab bench train --profile: torch.profiler op table, sorted by self time\n"
+"""First line of a `--profile` table: how a rerun knows the file it would replace is one."""
+
+
+def is_profile_table(path: Path) -> bool:
+    """True if `path` holds a `--profile` table (ours, or torch's bare table from before the header)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            first, second = fh.readline(), fh.readline()
+    except (OSError, UnicodeDecodeError):
+        return False
+    bare = first.strip() != "" and set(first.strip()) <= {"-", " "} and second.lstrip().startswith("Name")
+    return first == PROFILE_HEADER or bare
 
 
 def _step(ours: TrainStep, step: int) -> StepResult:
@@ -155,7 +170,8 @@ def _profile(ours: TrainStep, steps: range, table: Path) -> dict:
     wall = (time.perf_counter() - t0) / len(steps)
     events = prof.key_averages()
     sort = "self_device_time_total" if cuda else "self_cpu_time_total"
-    Path(table).write_text(events.table(sort_by=sort, row_limit=40) + "\n")
+    Path(table).parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(Path(table), PROFILE_HEADER + events.table(sort_by=sort, row_limit=40) + "\n")
     summary = {"table": str(table), "profiled_step_s": wall}
     if cuda:
         # Kernels only: an aten op's row repeats the device time of the kernels it launched.
@@ -327,8 +343,19 @@ def bench_train_command(
     Args:
         out: Also write the JSON result to this file.
     """
-    if out is not None:  # before minutes of measuring, not after
+    # before minutes of measuring, not after
+    if out is not None:
         check_output_file(out, is_json_object, what="a `bench train` result")
+    if bench.profile is not None:
+        check_output_file(
+            bench.profile,
+            is_profile_table,
+            what="a `bench train --profile` table",
+            flag="--profile",
+            example="ops.txt",
+        )
+        if out is not None and Path(os.path.realpath(out)) == Path(os.path.realpath(bench.profile)):
+            raise UserError(f"--profile and --out both name {out}; give the op table its own file")
     print_json(bench_train(bench), out)
 
 

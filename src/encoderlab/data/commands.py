@@ -12,7 +12,6 @@ import tyro
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.data.sources import parse_source
 from encoderlab.errors import UserError
-from encoderlab.interrupts import sigterm_as_interrupt
 
 
 def _log_to_stderr() -> None:
@@ -45,17 +44,16 @@ def tokenizer(
     from encoderlab.data.tokenizer import token_spec, train_tokenizer
 
     _log_to_stderr()
-    with sigterm_as_interrupt():
-        tok = train_tokenizer(
-            [parse_source(s) for s in flatten(source)],
-            vocab_size,
-            out,
-            kind,
-            lowercase=lowercase,
-            max_docs=max_docs,
-            seed=seed,
-            on_error=on_error,
-        )
+    tok = train_tokenizer(
+        [parse_source(s) for s in flatten(source)],
+        vocab_size,
+        out,
+        kind,
+        lowercase=lowercase,
+        max_docs=max_docs,
+        seed=seed,
+        on_error=on_error,
+    )
     print(f"{out}\t{token_spec(tok)}")
 
 
@@ -116,8 +114,7 @@ def prepare(
         dtype=dtype,
         max_docs=max_docs,
     )
-    with sigterm_as_interrupt():  # a scheduler's SIGTERM stops like Ctrl-C: the checkpoint is kept
-        written = run(cfg, out, shard=part, workers=workers, checkpoint_every=checkpoint_every)
+    written = run(cfg, out, shard=part, workers=workers, checkpoint_every=checkpoint_every)
     print(json.dumps({"out": str(written), **_summary(read_meta(written))}))
 
 
@@ -132,8 +129,7 @@ def merge(out: Path, delete_parts: bool = False) -> None:
     from encoderlab.data.prepare import read_meta
 
     _log_to_stderr()
-    with sigterm_as_interrupt():
-        merged = run(out, delete_parts=delete_parts)
+    merged = run(out, delete_parts=delete_parts)
     print(json.dumps({"out": str(out), **_summary(read_meta(merged))}))
 
 

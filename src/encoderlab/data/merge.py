@@ -29,7 +29,7 @@ import numpy as np
 from encoderlab.atomic import replace_folder
 from encoderlab.data.packed import SPLITS, SplitWriter, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
-from encoderlab.errors import UserError
+from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, create_output
 
@@ -125,7 +125,7 @@ def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict)
     except OSError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if exc.errno == errno.ENOSPC:
-            raise UserError(
+            raise DiskFull(
                 f"disk full while merging into {out}; free space and run `data merge` again"
             ) from None
         raise

@@ -69,7 +69,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
 )
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
-from encoderlab.errors import UserError
+from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_output, create_output
 
@@ -304,7 +304,7 @@ def _prepare_locked(job: _Job, out: Path, not_fetched: list[str]) -> None:
             if (tmp / PROGRESS).exists()
             else "the partial output was removed, free space and rerun"
         )
-        raise UserError(f"disk full while preparing {out} ({exc.filename or 'output'}); {kept}") from None
+        raise DiskFull(f"disk full while preparing {out} ({exc.filename or 'output'}); {kept}") from None
     finally:
         if not done and not (tmp / PROGRESS).exists():
             shutil.rmtree(tmp, ignore_errors=True)

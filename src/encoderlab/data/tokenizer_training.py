@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from encoderlab.atomic import atomic_folder
+from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.data.sources import SourceConfig, announce_sources, mix_documents
 from encoderlab.errors import UserError
 from encoderlab.outdir import MARKER, check_output, create_output
@@ -178,6 +178,7 @@ def train_tokenizer(
     out = Path(out)
     sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
     check_output(out, KIND, sources=[Path(s.location) for s in sources])  # never inside what it reads
+    check_sibling(out)  # refused now, not after the training
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
         raise UserError(f"{out} already holds a tokenizer; choose another --out or delete it")
     specials = {**DEFAULT_SPECIALS, **(specials or {})}

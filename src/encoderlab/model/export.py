@@ -25,10 +25,10 @@ from typing import Annotated
 
 import tyro
 
-from encoderlab.atomic import atomic_folder
+from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.outdir import MARKER, check_output, create_output, owner
+from encoderlab.outdir import MARKER, check_output, create_output
 
 KIND = "export"
 """The ownership-marker kind of an exported folder (see `encoderlab.outdir`)."""
@@ -41,11 +41,7 @@ def _check_out(out: Path, overwrite: bool, sources: Sequence[Path] = ()) -> None
         raise UserError(
             f"{out} already holds an export; pass --overwrite to replace it or choose another --out"
         )
-    tmp = out.with_name(out.name + ".tmp")  # atomic_folder's scratch sibling, which it empties first
-    if tmp.exists() and (owner(tmp) or {}).get("kind") != KIND:
-        raise UserError(
-            f"{tmp} exists and is not a leftover of `encoderlab export`; move it away (export writes there first)"
-        )
+    check_sibling(out)  # atomic_folder's scratch sibling: only a leftover of ours is ever deleted
 
 
 def export_hf(
@@ -65,7 +61,7 @@ def export_hf(
     out = Path(out)
     _check_out(out, overwrite, sources)
     with atomic_folder(out, replace=True) as tmp:  # a full disk leaves it as OSError(ENOSPC)
-        create_output(tmp, KIND)  # first, so an interrupted export's leftover is recognisably ours
+        create_output(tmp, KIND)  # the finished export carries outdir's ownership marker
         spec = None
         if tokenizer is not None:
             from encoderlab.data.tokenizer import token_spec

@@ -41,7 +41,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -153,7 +153,7 @@ def run_graph(
     )
     running: dict[Future, Node] = {}
     try:
-        with _executor(jobs) as pool:
+        with _pool(jobs) as pool:
             while pending or running:
                 for node in _ready(pending, markers, jobs - len(running)):
                     pending.remove(node)
@@ -224,6 +224,20 @@ class _InProcess(Executor):
         except BaseException as exc:  # noqa: BLE001 -- re-raised by future.result() in run_graph
             future.set_exception(exc)
         return future
+
+
+@contextlib.contextmanager
+def _pool(jobs: int) -> Iterator[Executor]:
+    """`_executor(jobs)`, whose workers end at once on Ctrl-C or a SIGTERM sent to the study alone (a
+    scheduler's): leaving the pool normally waits for every running node to finish. A node cut short
+    leaves no marker and runs again on resume, as after a SIGKILL."""
+    with _executor(jobs) as pool:
+        try:
+            yield pool
+        except KeyboardInterrupt:
+            for child in multiprocessing.active_children():  # spawned: SIGTERM ends them on the spot
+                child.terminate()
+            raise
 
 
 def _executor(jobs: int) -> Executor:

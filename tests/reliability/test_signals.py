@@ -1,0 +1,121 @@
+"""Ctrl-C and SIGTERM end every command the same way (issue 20, item 4): cleanup runs, one line
+"encoderlab: interrupted; completed work is kept (rerun to resume)", exit 130, and a rerun resumes.
+
+Batch schedulers stop jobs with SIGTERM. Before, only `data tokenizer`, `data prepare` and `data merge`
+turned it into Ctrl-C; every other command died on the spot without a word (its completed work was
+kept, as after a SIGKILL, but nothing said so and no cleanup ran). `cli.main` now wraps every command
+in `interrupts.sigterm_as_interrupt()`. The tokenizer's own signal tests are in
+tests/data/test_tokenizer.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from tests.reliability.hostile_world import TINY_RUN
+
+from encoderlab import cli, interrupts
+from encoderlab.train import checkpoint as ckpt
+
+LINE = "encoderlab: interrupted; completed work is kept (rerun to resume)"
+SCRIPT = Path(__file__).with_name("sigterm_study_script.py")
+
+
+def handler_probe() -> None:
+    """Record the SIGTERM handler a command runs under, then deliver SIGTERM if it is ours."""
+    handler_probe.seen = signal.getsignal(signal.SIGTERM)
+    if handler_probe.seen is interrupts._raise_interrupt:  # never kill the test process itself
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the signal ends the sleep
+
+
+def test_every_command_runs_with_sigterm_as_ctrl_c(monkeypatch, capsys):
+    monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:handler_probe")
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["probe"])
+    assert handler_probe.seen is interrupts._raise_interrupt
+    assert done.value.code == 130 and capsys.readouterr().err.strip() == LINE
+    assert signal.getsignal(signal.SIGTERM) is before  # restored after the command
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+
+
+def _wait_for(condition, proc: subprocess.Popen, what: str, limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while not condition():
+        assert proc.poll() is None, f"the command ended before {what}: {proc.communicate()[1]}"
+        assert time.monotonic() < deadline, f"no {what} after {limit} s"
+        time.sleep(0.1)
+
+
+LONG_RUN = TINY_RUN.replace("steps: 2\n", "steps: 100000\n")  # stopped long before its end
+
+
+def test_sigterm_stops_pretraining_keeps_its_checkpoints_and_it_resumes(tmp_path):
+    (tmp_path / "long.yaml").write_text(LONG_RUN)
+    run = tmp_path / "run"
+    argv = [sys.executable, "-m", "encoderlab.cli", "pretrain", "--config", str(tmp_path / "long.yaml")]
+    proc = subprocess.Popen(
+        [*argv, "--out", str(run)], env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    _wait_for(lambda: len(ckpt.complete_checkpoints(run)) >= 2, proc, "checkpoint")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err  # was -15: killed on the spot, without a word
+    assert err.strip().splitlines()[-1] == LINE and "Traceback" not in err, err
+    kept = ckpt.complete_checkpoints(run)
+    assert kept and not (run / ".lock").exists()  # the lock was released by the cleanup
+    res = subprocess.run(
+        [*argv, "--out", str(run), "--resume", "--until-step", str(kept[-1] + 1)],
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    assert ckpt.complete_checkpoints(run)[-1] == kept[-1] + 1
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_sigterm_stops_a_study_and_its_workers_at_once(tmp_path):
+    """A study with two worker processes mid-node: SIGTERM to the study (as a scheduler sends it)
+    ends it within seconds with the line, and no worker lives on to write a marker."""
+    out = tmp_path / "study"
+    env = {**_env(), "FAKE_STUDY_SLEEP": "3.0"}  # nodes of >= 3 s: the workers are busy when it lands
+    proc = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "fake-study", "--out", str(out), "--jobs", "2"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _wait_for(lambda: list(out.glob("nodes/pretrain/*")), proc, "pretraining node")
+    workers = [int(p) for p in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()]
+    assert len(workers) >= 2, "the study did not start its workers"
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == LINE and "Traceback" not in err, err
+    assert time.monotonic() - sent < 3.0, "the study waited for its running nodes to finish"
+    markers = set(out.rglob("node.json"))
+    time.sleep(4.0)  # longer than a node: a surviving worker would have written its marker by now
+    assert set(out.rglob("node.json")) == markers
+    assert not [w for w in workers if _alive(w)], "a worker outlived the study"
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie (a reparented worker may wait to be reaped)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
