@@ -12,9 +12,10 @@ SIGKILL (or an interrupt during that cleanup) can still leave one, so every owne
 provably ours is deleted: `atomic_folder` drops an empty marker file (`PARTIAL`) into the sibling
 before anything else and takes it out of the finished folder after the rename, so a leftover holds
 the marker, while a user's own `NAME.tmp` (no marker, not empty) is refused with one line and left
-alone (`check_sibling`, which commands also call before their long work). A kill between the rename
-and the marker's removal leaves an empty hidden file in the finished folder, never a refusal. A writer whose
-leftovers are handled elsewhere can keep the sibling on an interruption (`keep_on_interrupt`: the
+alone (`check_sibling`, which commands also call before their long work); a writer whose sibling
+lies in a folder only encoderlab writes (the asset cache) says so and discards any leftover
+(`tmp_is_ours`). A kill between the rename and the marker's removal leaves an empty hidden file in
+the finished folder, never a refusal. A writer whose leftovers are handled elsewhere can keep the sibling on an interruption (`keep_on_interrupt`: the
 trainer's checkpoints, whose one cleanup path, at the next start, then serves a kill and a Ctrl-C
 alike). A folder that already exists at `path` is replaced only with `replace=True`; an empty one is
 always replaced (POSIX `rename` does that), and a non-empty one without `replace` makes the rename
@@ -87,17 +88,28 @@ def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
 
 @contextlib.contextmanager
 def atomic_folder(
-    path: Path, *, replace: bool = False, tmp: Path | None = None, keep_on_interrupt: bool = False
+    path: Path,
+    *,
+    replace: bool = False,
+    tmp: Path | None = None,
+    keep_on_interrupt: bool = False,
+    tmp_is_ours: bool = False,
 ) -> Iterator[Path]:
     """A fresh temporary sibling of `path` to fill; renamed to `path` when the block completes.
 
     `tmp` names the sibling (default `NAME.tmp`); a leftover of an earlier write (it holds the
-    `PARTIAL` marker) is removed first, anything else there is refused (`check_sibling`). The block
-    sees the marker in the sibling; the finished folder does not have it. On failure the sibling is
-    removed, except after an interruption (KeyboardInterrupt, SystemExit) with `keep_on_interrupt`.
+    `PARTIAL` marker) is removed first, anything else there is refused (`check_sibling`), unless
+    `tmp_is_ours`: the sibling lies in a folder only encoderlab writes (the asset cache), so whatever
+    is there is a leftover (one from a version before the marker too). The block sees the marker in the
+    sibling; the finished folder does not have it. On failure the sibling is removed, except after an
+    interruption (KeyboardInterrupt, SystemExit) with `keep_on_interrupt`.
     """
     path = Path(path)
-    tmp = check_sibling(path, tmp)
+    if tmp_is_ours:
+        tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+    else:
+        tmp = check_sibling(path, tmp)
     if (tmp / PARTIAL).is_file():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True, exist_ok=True)  # an empty folder there is reused: nothing in it to lose

@@ -360,7 +360,7 @@ class Zygote:
 
     def __exit__(self, *exc) -> None:
         self.proc.stdin.close()
-        self.proc.wait(timeout=30)
+        self.proc.wait(timeout=300)  # a loaded CI machine can take long to unload torch
 
 
 def read_jsonl(path: Path) -> list[dict]:

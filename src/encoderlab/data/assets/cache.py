@@ -377,7 +377,7 @@ def fetch_one(name: str) -> tuple[Path, bool]:
             return root / name, False
         final = root / name
         # replaced: an incomplete or outdated build; a leftover .tmp of an interrupted one is restarted
-        with atomic_folder(final, replace=True, tmp=root / f".{name}.tmp") as tmp:
+        with atomic_folder(final, replace=True, tmp=root / f".{name}.tmp", tmp_is_ours=True) as tmp:
             stats = _build(spec, tmp)
             (tmp / MANIFEST).write_text(
                 json.dumps(_manifest(spec, stats, _folder_size(tmp)), indent=2) + "\n"
