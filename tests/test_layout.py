@@ -3,7 +3,11 @@ sibling-helper imports rely on), so two test files with one name break collectio
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 from collections import Counter
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 
@@ -13,3 +17,50 @@ def test_test_file_basenames_are_unique():
     names = Counter(p.name for p in root.rglob("*.py") if p.name != "conftest.py")
     clashes = sorted(n for n, c in names.items() if c > 1)
     assert not clashes, f"rename one of each: {clashes} (pytest cannot collect two test modules of one name)"
+
+
+def _declared_distributions() -> set[str]:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    specs = list(project["dependencies"])
+    for extra in project["optional-dependencies"].values():
+        specs += extra
+    return {_normalise(re.split(r"[<>=!~\[; ]", s, maxsplit=1)[0]) for s in specs}
+
+
+def _normalise(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _top_level_imports(root: Path) -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                found.setdefault(name.split(".")[0], path)
+    return found
+
+
+def test_every_third_party_import_is_a_declared_dependency():
+    """CI installs only what pyproject.toml names: a test importing a package that merely happens to be
+    in a developer's venv (statsmodels once) fails there and nowhere else."""
+    repo = Path(__file__).parents[1]
+    local = {p.stem for p in (repo / "tests").rglob("*.py")} | {"tests", "encoderlab"}
+    installed = packages_distributions()
+    declared = _declared_distributions()
+    missing = []
+    for root in ("src", "tests", "scripts"):
+        for module, where in _top_level_imports(repo / root).items():
+            if module in sys.stdlib_module_names or module in local:
+                continue
+            dists = {_normalise(d) for d in installed.get(module, [module])}
+            if not dists & declared:
+                missing.append(f"{module} ({where.relative_to(repo)})")
+    assert not missing, f"declare these in pyproject.toml (dependencies or the dev extra): {sorted(set(missing))}"
