@@ -63,4 +63,6 @@ def test_every_third_party_import_is_a_declared_dependency():
             dists = {_normalise(d) for d in installed.get(module, [module])}
             if not dists & declared:
                 missing.append(f"{module} ({where.relative_to(repo)})")
-    assert not missing, f"declare these in pyproject.toml (dependencies or the dev extra): {sorted(set(missing))}"
+    assert not missing, (
+        f"declare these in pyproject.toml (dependencies or the dev extra): {sorted(set(missing))}"
+    )
