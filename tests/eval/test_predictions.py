@@ -24,6 +24,17 @@ def test_constant_output_is_named_per_family():
     assert ir([{"ranking": same}, {"ranking": same[::-1]}]) is None
 
 
+def test_a_tagger_that_gives_one_tag_to_nearly_every_word_is_flagged_unless_the_gold_does_too():
+    tc = FAMILIES["tc"].constant
+    nn = [{"gold": ["nn", "vb"] * 50, "pred": ["nn"] * 100} for _ in range(9)]
+    nn.append({"gold": ["nn", "vb"] * 50, "pred": ["nn"] * 95 + ["vb"] * 5})
+    assert tc(nn) == "predicts tag 'nn' for 99.5% of 1,000 words (the gold has it for 50.0%)"
+    assert tc(nn[:-1] + [{"gold": ["nn", "vb"] * 50, "pred": ["nn"] * 80 + ["vb"] * 20}]) is None  # 98%
+    ner = [{"gold": ["O"] * 99 + ["B-PER"], "pred": ["O"] * 100} for _ in range(9)]
+    ner.append({"gold": ["O"] * 99 + ["B-PER"], "pred": ["O"] * 99 + ["B-PER"]})
+    assert tc(ner) is None  # the gold is 99% 'O': a mostly-'O' tagger is right
+
+
 def _task(options, metric):
     return Task(name="t", description="", options=options, metric=metric, loader=lambda: None)
 

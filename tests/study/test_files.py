@@ -6,7 +6,9 @@ import csv
 import json
 import random
 
+import numpy as np
 import pytest
+import scipy.stats
 from fake_study import WORDS, tiny_corpus
 
 from encoderlab.cli import main
@@ -155,8 +157,17 @@ def test_the_report_draws_each_runs_held_out_loss_as_the_trainer_logged_it(own_s
         ]
     figures = out / "report" / "figures"
     rows = json.loads((figures / "validation_loss.json").read_text())
-    assert sorted((r["model"], r["metric"], r["step"], r["tokens"], r["loss"]) for r in rows) == sorted(want)
-    assert len(list(csv.DictReader((figures / "validation_loss.csv").open()))) == len(want) == 8
+    runs = [r for r in rows if not r["model"].startswith("unigram entropy")]
+    assert sorted((r["model"], r["metric"], r["step"], r["tokens"], r["loss"]) for r in runs) == sorted(want)
+    # the reference line: the entropy of the prepared training tokens' frequencies, computed directly
+    (prepared,) = (out / "nodes" / "prepare").glob("*/data")
+    meta = json.loads((prepared / "meta.json").read_text())
+    tokens = np.fromfile(prepared / "tokens.bin", dtype=meta["dtype"])
+    unigram = [r for r in rows if r["model"].startswith("unigram entropy")]
+    assert len(unigram) == 4 and {r["metric"] for r in unigram} == {"val/mlm15", "val/clm"}
+    for r in unigram:
+        assert r["loss"] == pytest.approx(scipy.stats.entropy(np.bincount(tokens)), rel=1e-9)
+    assert len(list(csv.DictReader((figures / "validation_loss.csv").open()))) == len(want) + 4 == 12
     assert (figures / "validation_loss.png").stat().st_size > 0
     md = (out / "report" / "report.md").read_text()
     assert "### Held-out loss during pretraining" in md and "figures/validation_loss.csv" in md

@@ -5,8 +5,8 @@ Scoring is split in two on purpose: `predict` gives one plain dict per example (
 predicted labels, tags, answer texts, or a ranking), `metrics` computes the scores from those
 dicts alone. The predictions saved next to the results are exactly what `metrics` read, so a
 score can be recomputed from the file, inside encoderlab or out. `constant` says when every
-prediction of a split is the same (one class, one tag, one answer, one ranking): a model that
-learned nothing, which a mean score alone does not show.
+prediction of a split is the same (one class, one tag, one answer, one ranking), or for tagging when
+one tag covers nearly every word: a model that learned nothing, which a mean score alone does not show.
 
 Evaluation batches are formed from length-sorted features (much less padding on CPU) and results
 are put back in the original order.
@@ -14,6 +14,7 @@ are put back in the original order.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,6 +39,14 @@ from encoderlab.eval.metrics import (
 from encoderlab.eval.spec import IRSplit, PairSCOptions, Task, TaskData
 
 EVAL_BATCH = 64
+
+NEAR_CONSTANT_SHARE = 0.99
+"""A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
+or two of another tag must not hide that (a demo MLM model said 'nn' for 99.5% of brown-pos words, where
+the gold has 'nn' for 14%), so token classification flags it as well as the strictly constant case."""
+NEAR_CONSTANT_GOLD = 0.9
+"""... unless the gold itself has that tag for at least this share (an NER test split that is nearly all
+'O' is answered well by a nearly-all-'O' tagger)."""
 
 
 @dataclass
@@ -223,9 +232,19 @@ class TokenClassification:
 
     @staticmethod
     def constant(predictions: list[dict]) -> str | None:
-        tags = {t for p in predictions for t in p["pred"]}
-        if len(predictions) > 1 and len(tags) == 1:
-            return f"predicts tag '{tags.pop()}' for every word of all {len(predictions)} sentences"
+        tags = Counter(t for p in predictions for t in p["pred"])
+        if len(predictions) < 2 or not tags:
+            return None
+        if len(tags) == 1:
+            return f"predicts tag '{next(iter(tags))}' for every word of all {len(predictions)} sentences"
+        tag, count = tags.most_common(1)[0]
+        words = sum(tags.values())
+        gold = sum(g == tag for p in predictions for g in p.get("gold", ())) / words
+        if count / words >= NEAR_CONSTANT_SHARE and gold < NEAR_CONSTANT_GOLD:
+            return (
+                f"predicts tag '{tag}' for {100 * count / words:.1f}% of {words:,} words "
+                f"(the gold has it for {100 * gold:.1f}%)"
+            )
         return None
 
 

@@ -315,6 +315,7 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | No
     if not rows:
         return None
     x = "tokens" if all(r["tokens"] is not None for r in rows) else "step"
+    rows += _unigram_rows(data, study_dir, rows, x)
     title = "Held-out loss during pretraining"
     from encoderlab.analysis.plots import line_panels
 
@@ -326,6 +327,28 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | No
         "Loss on the same held-out rows of each run's prepared validation split (the same masks for every "
         "run), every `validation.every` steps and at the last step: "
         + "; ".join(f"{k}: {v}" for k, v in VALIDATION_KEYS.items())
-        + ". Runs trained on different data are scored on different rows: compare lines of one dataset."
+        + ". Runs trained on different data are scored on different rows: compare lines of one dataset. "
+        "The flat 'unigram entropy' line is the entropy of a dataset's training-token frequencies: a run "
+        "at that line predicts token frequencies only (the unigram plateau), whatever its objective."
     )
     return _figure("validation_loss", title, caption, png, rows)
+
+
+def _unigram_rows(data: StudyData, study_dir: Path, rows: list[dict], x: str) -> list[dict]:
+    """A flat reference line per prepared dataset across each panel's x range (`packed.unigram_entropy`)."""
+    from encoderlab.data.packed import unigram_entropy
+
+    span = [r[x] for r in rows]
+    out = []
+    for n in data.nodes:
+        res = data.markers.get(n.name, {}).get("result", {})
+        if n.kind != "prepare" or not res.get("data"):
+            continue
+        entropy = unigram_entropy(node_dir(study_dir, n) / res["data"])
+        name = f"unigram entropy ({n.name.split('/', 1)[1]})"
+        out += [
+            {"model": name, "metric": key, "step": None, "tokens": None, x: at, "loss": entropy}
+            for key in VALIDATION_KEYS
+            for at in (min(span), max(span))
+        ]
+    return out

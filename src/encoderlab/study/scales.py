@@ -86,10 +86,12 @@ _PAPER_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 _DEMO_TASKS = ("tweets", "brown-pos")
 """The demo's subset of the pocket suite: an SC and a TC task that separate the objectives at the demo's
 size. wnut16 (the TC task until 2026-12-01) scored 0.00 entity F1 for every demo model, so every claim
-read undecided; brown-pos separates CLM-containing runs from MLM-40 by 20-30 points at 400 steps
-(measured 2026-12-01: CLM 51.0, CLM 25% -> MLM-40 40.5, MLM-40 18.2), which makes the biphasic claim
+read undecided; brown-pos separates CLM-containing runs from MLM-40 by 25-40 points at 400 steps
+(measured 2026-12-01: CLM 51.3, CLM 25% -> MLM-40 39.3, MLM-40 13.4), which makes the biphasic claim
 significant after Holm's correction with three fine-tuning seeds (two cannot: a paired t over two seeds
-has one degree of freedom). QA (squad, scored on SQuAD and four SQuADShifts test sets) costs ~2
+has one degree of freedom). The reason is a small-scale one: after 400 steps MLM-40's held-out MLM loss
+(6.72 nats) is still at the corpus's unigram entropy (6.78), so it predicts token frequencies and its
+fine-tuned tagger says 'nn' for 99% of words, while CLM (5.56) has left that plateau. QA (squad, scored on SQuAD and four SQuADShifts test sets) costs ~2
 CPU-minutes per fine-tuning run even capped at a few steps, so QA claims are tested from scale `cpu` up."""
 
 SCALES: dict[str, Scale] = {
@@ -102,10 +104,14 @@ SCALES: dict[str, Scale] = {
         grad_accum=1,
         vocab_size=4096,
         max_docs=5000,  # the CPT continuation reads past its base's 410k tokens without wrapping
-        lrs=(1e-4, 5e-4),
+        # One LR, the one validation chose for 5 of the 6 model-task pairs when the grid also had 1e-4
+        # (2026-12-01): half the fine-tuning runs, so the demo takes about 5 min; the stability claim,
+        # which needs two LRs, is reported as not tested at this scale.
+        lrs=(5e-4,),
         seeds=(0, 1, 2),
         finetune_steps=60,
-        run_overrides={"precision": "fp32"},
+        # held-out losses every 100 steps: the report's curve shows MLM-40 sitting on the unigram plateau
+        run_overrides={"precision": "fp32", "validation.every": 100},
         cka_texts=64,
         full=False,
         pocket_tasks=_DEMO_TASKS,
