@@ -310,71 +310,65 @@ def _num(x) -> str:
 
 def _compute_summary(data: StudyData, study_dir: Path) -> dict:
     """Totals per node kind and per pretraining run, from the compute records."""
-    by_kind: dict[str, dict] = {}
-    graph = data.nodes
-    records = compute_records(study_dir, graph)
-    for r in records:
-        k = by_kind.setdefault(
-            r["kind"], {"tokens": None, "flops": None, "wall_s": 0.0, "cpu_s": 0.0, "nodes": 0}
-        )
-        for field in ("tokens", "flops"):
-            if r.get(field) is not None:
-                k[field] = (k[field] or 0) + r[field]
-        k["wall_s"] += r.get("wall_s") or 0.0
-        k["cpu_s"] += r.get("cpu_s") or 0.0
-        k["nodes"] += 1
-    total = {"tokens": None, "flops": None, "wall_s": 0.0, "cpu_s": 0.0, "nodes": 0}
-    for k in by_kind.values():
-        for field in ("tokens", "flops"):
-            if k[field] is not None:
-                total[field] = (total[field] or 0) + k[field]
-        total["wall_s"] += k["wall_s"]
-        total["cpu_s"] += k["cpu_s"]
-        total["nodes"] += k["nodes"]
-    runs = []
-    for r in records:
-        if r["kind"] != "pretrain":
-            continue
-        node = next(n for n in graph if n.name == r["node"])
-        budget = node.config.get("tokens")
-        seen = (r.get("tokens") or 0) + (
-            r.get("shared_tokens") or 0
-        )  # a branch's first steps ran in its base
-        note = (
-            ""
-            if budget is None or r.get("tokens") is None or seen == budget
-            else "tokens seen differ from the budget"
-        )
-        if r.get("branched_from"):
-            note = "; ".join(
-                filter(
-                    None, [f"from {r['branched_from'].split('/', 1)[1]} at step {r['shared_steps']:,}", note]
-                )
-            )
-        runs.append(
-            {
-                "run": r["node"].split("/", 1)[1],
-                "tokens": r.get("tokens"),
-                "budget": budget,
-                "flops": r.get("flops"),
-                "wall_s": r.get("wall_s") or 0.0,
-                "note": note,
-            }
-        )
-    methods = sorted({r["flops_method"] for r in records if r.get("flops_method")})
     from encoderlab.study.plan import plan_study
 
+    records = compute_records(study_dir, data.nodes)
+    by_kind: dict[str, dict] = {}
+    for r in records:
+        _add_compute(by_kind.setdefault(r["kind"], _no_compute()), r)
+    total = _no_compute()
+    for k in by_kind.values():
+        _add_compute(total, k)
     plan = plan_study(data.spec, study_dir)
     passes = {p.model: p.passes for p in plan.runs}
+    runs = [_run_compute(data, r) for r in records if r["kind"] == "pretrain"]
     for run in runs:
         run["passes"] = passes.get(run["run"])
-    corpora = {name: {"unique_tokens": c.unique_tokens, "how": c.how} for name, c in plan.corpora.items()}
+    methods = sorted({r["flops_method"] for r in records if r.get("flops_method")})
     return {
         "by_kind": by_kind,
         "total": total,
         "runs": runs,
-        "corpora": corpora,
+        "corpora": {
+            name: {"unique_tokens": c.unique_tokens, "how": c.how} for name, c in plan.corpora.items()
+        },
         "flops_method": "; ".join(methods) or "not recorded",
+    }
+
+
+def _no_compute() -> dict:
+    return {"tokens": None, "flops": None, "wall_s": 0.0, "cpu_s": 0.0, "nodes": 0}
+
+
+def _add_compute(into: dict, record: dict) -> None:
+    """Add a compute record (or a per-kind total) into `into`; unknown tokens/FLOPs stay unknown."""
+    for field in ("tokens", "flops"):
+        if record.get(field) is not None:
+            into[field] = (into[field] or 0) + record[field]
+    into["wall_s"] += record.get("wall_s") or 0.0
+    into["cpu_s"] += record.get("cpu_s") or 0.0
+    into["nodes"] += record.get("nodes", 1)
+
+
+def _run_compute(data: StudyData, r: dict) -> dict:
+    """One pretraining run's row: tokens against its budget, and where a branch started."""
+    node = next(n for n in data.nodes if n.name == r["node"])
+    budget = node.config.get("tokens")
+    seen = (r.get("tokens") or 0) + (r.get("shared_tokens") or 0)  # a branch's first steps ran in its base
+    mismatch = budget is not None and r.get("tokens") is not None and seen != budget
+    notes = (
+        [f"from {r['branched_from'].split('/', 1)[1]} at step {r['shared_steps']:,}"]
+        if r.get("branched_from")
+        else []
+    )
+    notes += ["tokens seen differ from the budget"] if mismatch else []
+    return {
+        "run": r["node"].split("/", 1)[1],
+        "tokens": r.get("tokens"),
+        "budget": budget,
+        "flops": r.get("flops"),
+        "wall_s": r.get("wall_s") or 0.0,
+        "note": "; ".join(notes),
     }
 
 
