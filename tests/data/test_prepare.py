@@ -59,6 +59,17 @@ def test_tokens_match_the_tokenizer_and_round_trip(tmp_path, corpus, tokenizer_d
     assert not (tmp_path / "out.tmp").exists()
 
 
+def test_a_finished_dataset_named_like_the_temporary_folder_is_refused_not_deleted(
+    tmp_path, corpus, tokenizer_dir  # noqa: F811
+):
+    own = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out.tmp", workers=1, progress=False)
+    before = sorted((p.name, p.stat().st_size) for p in own.rglob("*"))
+    with pytest.raises(UserError, match=r"out\.tmp holds a finished prepared dataset.*nothing was changed"):
+        prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out", workers=1, progress=False)
+    assert sorted((p.name, p.stat().st_size) for p in own.rglob("*")) == before
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_output_is_identical_for_any_worker_count(tmp_path, corpus, tokenizer_dir):  # noqa: F811
     one = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "one", workers=1, chunk_docs=7, progress=False)

@@ -51,6 +51,8 @@ def dworld(tmp_path_factory):
     tokens[-100:] = vocab + 7
     tokens.tofile(root / "patched_ids" / "tokens.bin")
 
+    shutil.copytree(good, root / "mine.tmp")  # a user's own dataset that prepare --out mine would write over
+
     (root / "foreign").mkdir()
     (root / "foreign" / "meta.json").write_text('{"experiment": "mine"}')
     (root / "foreign" / "notes.txt").write_text("keep me")
@@ -77,6 +79,7 @@ DATA_CASES = [
     ("decontaminate-none-and-a-set", PREP + " --out {w}/o --decontaminate boolq", r"'auto' and 'none' stand alone"),
     ("tokenizer-config-only", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/config_only --out {w}/o", r"has tokenizer_config.json but no tokenizer.json"),
     ("merge-without-parts", "data merge --out {w}/nothing", r"no parts to merge: .*nothing.shards does not exist"),
+    ("prepare-beside-a-finished-out-tmp", PREP + " --out {w}/mine", r"mine.tmp holds a finished prepared dataset, not the leftover .*nothing was changed: rename it"),
 ]  # fmt: skip
 
 

@@ -143,7 +143,14 @@ def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
     """Refuse `out` (and `OUT.tmp`) as a prepare's output unless it is safe; True if `out` already
     holds this exact recipe (nothing to do). Touches nothing."""
     check_output(out, KIND, sources=sources, legacy=_ours)
-    check_output(out.with_name(out.name + ".tmp"), KIND, sources=sources, legacy=_has_progress)
+    tmp = check_output(out.with_name(out.name + ".tmp"), KIND, sources=sources, legacy=_has_progress)
+    if (tmp / "meta.json").is_file() and not _has_progress(tmp):
+        # prepare and merge both write OUT.tmp and delete a leftover of theirs; a finished dataset
+        # there (one prepared with --out OUT.tmp) is not a leftover and must survive
+        raise UserError(
+            f"{tmp} holds a finished prepared dataset, not the leftover of an interrupted prepare; nothing "
+            f"was changed: rename it (encoderlab writes {out} there first), or rename it to {out} if it is"
+        )
     if (out / "meta.json").is_file():
         meta = read_meta(out)
         if meta.get("recipe") == recipe:
