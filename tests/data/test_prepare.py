@@ -60,7 +60,9 @@ def test_tokens_match_the_tokenizer_and_round_trip(tmp_path, corpus, tokenizer_d
 
 
 def test_a_finished_dataset_named_like_the_temporary_folder_is_refused_not_deleted(
-    tmp_path, corpus, tokenizer_dir  # noqa: F811
+    tmp_path,
+    corpus,
+    tokenizer_dir,  # noqa: F811
 ):
     own = prepare(_cfg(corpus, tokenizer_dir), tmp_path / "out.tmp", workers=1, progress=False)
     before = sorted((p.name, p.stat().st_size) for p in own.rglob("*"))
