@@ -78,6 +78,12 @@ class StudyData:
     nodes: list[Node]
     markers: dict[str, dict] = field(default_factory=dict)
     """Finished nodes' markers by node name."""
+    held_out: dict[str, dict] = field(default_factory=dict)
+    """Model id -> the held-out losses at its last step (the run's `validation.json`: `val/clm`,
+    `val/mlm15`, ...), for finished pretraining runs that scored them."""
+    unigram: dict[str, float] = field(default_factory=dict)
+    """Dataset name -> the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`):
+    the held-out loss of a model that has learned token frequencies only."""
 
     @cached_property
     def evals(self) -> list[StudyEval]:
@@ -209,4 +215,20 @@ def load_study(study_dir: Path) -> StudyData:
         m = read_marker(study_dir, n)
         if m is not None:
             data.markers[n.name] = m
+    _read_held_out(data, study_dir)
     return data
+
+
+def _read_held_out(data: StudyData, study_dir: Path) -> None:
+    """Fill `held_out` from each finished run's validation.json and `unigram` from each prepared dataset."""
+    from encoderlab.data.packed import unigram_entropy
+    from encoderlab.study.runner import node_dir
+
+    for n in data.nodes:
+        result = data.markers.get(n.name, {}).get("result", {})
+        if n.kind == "prepare" and result.get("data"):
+            data.unigram[n.name.split("/", 1)[1]] = unigram_entropy(node_dir(study_dir, n) / result["data"])
+        elif n.kind == "pretrain" and result.get("metrics"):
+            path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
+            if path.is_file():
+                data.held_out[n.name.split("/", 1)[1]] = json.loads(path.read_text())

@@ -335,20 +335,18 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | No
 
 
 def _unigram_rows(data: StudyData, study_dir: Path, rows: list[dict], x: str) -> list[dict]:
-    """A flat reference line per prepared dataset across each panel's x range (`packed.unigram_entropy`)."""
-    from encoderlab.data.packed import unigram_entropy
-
+    """A flat reference line per prepared dataset across each panel's x range (`StudyData.unigram`)."""
     span = [r[x] for r in rows]
-    out = []
-    for n in data.nodes:
-        res = data.markers.get(n.name, {}).get("result", {})
-        if n.kind != "prepare" or not res.get("data"):
-            continue
-        entropy = unigram_entropy(node_dir(study_dir, n) / res["data"])
-        name = f"unigram entropy ({n.name.split('/', 1)[1]})"
-        out += [
-            {"model": name, "metric": key, "step": None, "tokens": None, x: at, "loss": entropy}
-            for key in VALIDATION_KEYS
-            for at in (min(span), max(span))
-        ]
-    return out
+    return [
+        {
+            "model": f"unigram entropy ({name})",
+            "metric": key,
+            "step": None,
+            "tokens": None,
+            x: at,
+            "loss": entropy,
+        }
+        for name, entropy in data.unigram.items()
+        for key in VALIDATION_KEYS
+        for at in (min(span), max(span))
+    ]
