@@ -205,3 +205,26 @@ def test_advise_reads_the_tiny_ladder(study, tmp_path, capsys):
     assert (
         tmp_path / "a" / "advise.png"
     ).exists() and "recommendation at the target" in capsys.readouterr().out
+
+
+def test_the_cpu_ladder_script_writes_a_study_that_reads_back_and_fits_its_corpus(tmp_path):
+    """scripts/cpu_ladder.py (issue 22's CPU ladder): its file loads as the design's study, every run
+    reads at most 16 tokens per parameter of tiny (12.6M tokens, under general-en's ~15M unique ones),
+    and the shorter budgets and splits start from other runs' checkpoints."""
+    import runpy
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parents[2] / "scripts" / "cpu_ladder.py"
+    text = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout
+    (tmp_path / "ladder.yaml").write_text(text)
+    spec = load_study_file(tmp_path / "ladder.yaml")
+    design = runpy.run_path(str(script))["DESIGN"]
+    assert spec == ladder_study(design, name="ladder-cpu") and len(spec.runs) == 27
+    assert max(r.steps for r in spec.runs) * design.tokens_per_step == 3077 * 4096 < 13e6
+    from encoderlab.study.graph import pretraining
+
+    models = pretraining(spec)
+    # per size and seed, only the longest MLM-40 and CLM runs start at step 0 (3 x 2 x 2 = 12 of 54)
+    assert len(models) == 54 and sum(p.branch is None for p in models) == 12

@@ -3,6 +3,7 @@
 Every input is checked before the output folder is touched: the target, the options, every file
 and study folder, the ladder (two schedules, seeds, positive values), and the fits themselves
 (a schedule without two seeds at any rung is refused). Only then is `--out` created.
+`--hold-out-largest` replaces the target by the ladder's own largest size (`holdout.py`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import tyro
 
 from encoderlab.advise.decide import Advice, advise
 from encoderlab.advise.fit import DELTA
+from encoderlab.advise.holdout import HeldOutScore, format_held_out, score_held_out
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric
 from encoderlab.advise.predict import Target
 from encoderlab.advise.readers import read_table
@@ -89,7 +91,8 @@ def advise_command(
     interval: float = 0.8,
     huber_delta: float = DELTA,
     seed_noise: float | None = None,
-) -> Advice:
+    hold_out_largest: bool = False,
+) -> Advice | HeldOutScore:
     """Which objective schedule wins at a target compute, predicted from a ladder of smaller runs.
 
     Args:
@@ -108,17 +111,23 @@ def advise_command(
         huber_delta: Huber threshold on log residuals (Chinchilla's and OLMo's 1e-3).
         seed_noise: Seed-to-seed sd of the metric, known from another ladder: draws normal noise of that size
             instead of resampling this ladder's seeds (needed when no rung has two seeds).
+        hold_out_largest: Instead of advising at a target, fit without the ladder's largest size and score the
+            advice on its rungs: decision accuracy of extrapolation, of the single-rung ranking and of the
+            advisor's choice (holdout.json); no --target-* then.
     """
     from encoderlab.outdir import check_output, create_output
 
-    target = Target(flops=target_flops, params=target_size, tokens=target_tokens)
+    given = [target_flops, target_size, target_tokens]
+    if hold_out_largest and any(v is not None for v in given):
+        raise UserError("--hold-out-largest scores the advice on the ladder's largest size: drop --target-*")
+    target = (
+        None if hold_out_largest else Target(flops=target_flops, params=target_size, tokens=target_tokens)
+    )
     _check_options(bootstrap, confidence, interval, huber_delta, seed_noise)
     resolved = resolve_metric(metric, better, ceiling)
     check_output(out, "advise", sources=runs)
     ladder, notes = read_ladder(runs, resolved)
-    advice = advise(
-        ladder,
-        target,
+    options = dict(
         n_boot=bootstrap,
         seed=seed,
         confidence=confidence,
@@ -126,9 +135,26 @@ def advise_command(
         delta=huber_delta,
         seed_noise=seed_noise,
     )
+    if target is None:
+        return _hold_out(ladder, notes, out, options)
+    advice = advise(ladder, target, **options)
     create_output(out, "advise")
     _save(advice, notes, out)
     return advice
+
+
+def _hold_out(ladder: Ladder, notes: list[str], out: Path, options: dict) -> HeldOutScore:
+    """`--hold-out-largest`: score the advice on the ladder's largest size; holdout.json and the table."""
+    from encoderlab.atomic import write_json_atomic
+    from encoderlab.outdir import create_output
+
+    score = score_held_out(ladder, **options)
+    create_output(out, "advise")
+    write_json_atomic(out / "holdout.json", {**score.to_dict(), "notes": notes})
+    print(
+        "\n".join([*(f"note: {n}" for n in notes), format_held_out(score), f"wrote {out / 'holdout.json'}"])
+    )
+    return score
 
 
 def _save(advice: Advice, notes: list[str], out: Path) -> None:

@@ -78,7 +78,7 @@ class TrainBench:
     """What `bench train` measures: one model size, batch shape, objective and device."""
 
     size: str = "mini"
-    """Named model size (tiny, mini, small, 210m, 610m, 1b)."""
+    """Named model size (nano, micro, tiny, mini, small, 210m, 610m, 1b)."""
     seq_len: int = 256
     """Tokens per row."""
     batch: int = 8

@@ -125,7 +125,10 @@ def _size(layers: int, hidden: int, inner: int, heads: int, kv: int, head_dim: i
 
 
 SIZES: dict[str, ModelConfig] = {
-    # CPU sizes: tiny is under 5M parameters with an 8k vocabulary; mini and small scale it up.
+    # CPU sizes: tiny is under 5M parameters with an 8k vocabulary; mini and small scale it up, nano
+    # and micro (0.1M and 0.3M non-embedding parameters) scale it down for a CPU ladder below tiny.
+    "nano": _size(layers=2, hidden=64, inner=192, heads=2, kv=1, head_dim=32),
+    "micro": _size(layers=3, hidden=96, inner=288, heads=3, kv=1, head_dim=32),
     "tiny": _size(layers=4, hidden=128, inner=384, heads=4, kv=2, head_dim=32),
     "mini": _size(layers=6, hidden=256, inner=768, heads=4, kv=4, head_dim=64),
     "small": _size(layers=8, hidden=512, inner=1536, heads=8, kv=4, head_dim=64),

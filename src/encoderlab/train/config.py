@@ -28,7 +28,7 @@ class ModelSpec:
     """Which model to train: a fresh named size, or an existing checkpoint."""
 
     size: str = "tiny"
-    """Named size for a run from scratch (tiny, mini, small, 210m, 610m, 1b); ignored with `init`."""
+    """Named size for a run from scratch (nano, micro, tiny, mini, small, 210m, 610m, 1b); ignored with `init`."""
     init: str = ""
     """Start from this model instead: encoderlab model/run/checkpoint folder, HF folder, asset name or hub id."""
     load: Literal["weights", "full"] = "weights"

@@ -1,0 +1,163 @@
+"""Score the advisor on a size the ladder trained but the fit does not see.
+
+A ladder study can train its largest size too and keep it out of the fit: that size's rungs are then
+targets whose answer is known, the check DataDecide makes for data recipes. For each rung (N_top, D)
+of the largest size, `score_held_out` advises from the smaller sizes alone (`decide.advise` at the
+target N = N_top, D) and compares three rankings of the schedules with the measured one (means over
+pretraining seeds), by decision accuracy (the share of schedule pairs ordered as measured):
+
+- *extrapolation*: the fitted curves' values at the target;
+- *single rung*: the means at the largest fitted size and the token budget (tokens per parameter)
+  nearest the target's, the baseline DataDecide found hard to beat;
+- *advised*: whichever of the two the advisor's own backtest chose.
+
+Trade-off: a held-out size must be trained, so the check costs the largest rung's compute; it is the
+only way to know, on one's own objectives and data, whether extrapolating beats ranking at the largest
+affordable size. With two schedules a rung has one pair, so its accuracy is 0 or 1; the means over
+rungs are reported with how many pairs they count.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from itertools import combinations
+
+import numpy as np
+
+from encoderlab.advise.decide import advise, decision_accuracy
+from encoderlab.advise.ladder import Ladder
+from encoderlab.advise.predict import Target
+from encoderlab.errors import UserError
+
+
+@dataclass(frozen=True)
+class HeldOutRung:
+    """One rung of the held-out size: measured, extrapolated and single-rung values per schedule."""
+
+    params: float
+    tokens: float
+    measured: dict[str, float]
+    extrapolated: dict[str, float] | None
+    """The curves' values at this rung (None: a schedule had too few rungs to fit)."""
+    single_rung: dict[str, float]
+    baseline_rung: tuple[float, float]
+    """The (N, D) the single-rung ranking was read at."""
+    method: str
+    """What the advisor chose: extrapolation or single rung."""
+    extrapolation_accuracy: float | None
+    single_rung_accuracy: float
+    advised_accuracy: float
+
+
+@dataclass(frozen=True)
+class HeldOutScore:
+    """Decision accuracy on every rung of the held-out size, and the means over rungs."""
+
+    held_out_size: float
+    rungs: tuple[HeldOutRung, ...]
+    extrapolation_accuracy: float | None
+    single_rung_accuracy: float
+    advised_accuracy: float
+    pairs: int
+    """Schedule pairs counted over all rungs (untied in the measured means)."""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _means(ladder: Ladder, point: tuple[float, float]) -> dict[str, float]:
+    """Mean over seeds per schedule at one (N, D) rung, in metric units."""
+    out: dict[str, list[float]] = {}
+    for o in ladder.observations:
+        if o.rung == point:
+            out.setdefault(o.schedule.name, []).append(o.value)
+    return {name: float(np.mean(v)) for name, v in out.items()}
+
+
+def _baseline_rung(fitted: Ladder, params: float, tokens: float) -> tuple[float, float]:
+    """The largest fitted size's rung whose tokens per parameter are nearest the target's (log scale)."""
+    top = max(o.params for o in fitted.observations)
+    rungs = sorted({o.rung for o in fitted.observations if o.params == top})
+    ratio = math.log(tokens / params)
+    return min(rungs, key=lambda r: (abs(math.log(r[1] / r[0]) - ratio), -r[1]))
+
+
+def score_held_out(ladder: Ladder, **advise_options) -> HeldOutScore:
+    """Advise from every size but the largest and score it on the largest (module docstring)."""
+    sizes = sorted({o.params for o in ladder.observations})
+    if len(sizes) < 3:
+        raise UserError(
+            f"holding out the largest size needs 3 sizes or more (two to fit from); the ladder has {len(sizes)}"
+        )
+    top = sizes[-1]
+    fitted = Ladder(ladder.metric, tuple(o for o in ladder.observations if o.params < top))
+    points = sorted({o.rung for o in ladder.observations if o.params == top})
+    return _summarise(top, [_score_rung(ladder, fitted, p, advise_options) for p in points])
+
+
+def _score_rung(ladder: Ladder, fitted: Ladder, point: tuple[float, float], options: dict) -> HeldOutRung:
+    """Advise at one held-out rung from the fitted sizes and score the three rankings against it."""
+    measured = _means(ladder, point)
+    advice = advise(fitted, Target(params=point[0], tokens=point[1]), **options)
+    extrap = {p.schedule: p.value for p in advice.predictions}
+    base_at = _baseline_rung(fitted, *point)
+    single = _means(fitted, base_at)
+    names = sorted(set(measured) & set(single))
+    truth = {n: measured[n] for n in names}
+    have_extrap = all(extrap.get(n) is not None for n in names)
+    extrap_acc = decision_accuracy({n: extrap[n] for n in names}, truth) if have_extrap else None
+    single_acc = decision_accuracy({n: single[n] for n in names}, truth)
+    chose_extrap = advice.method == "extrapolation" and have_extrap
+    return HeldOutRung(
+        params=point[0],
+        tokens=point[1],
+        measured=measured,
+        extrapolated=extrap if have_extrap else None,
+        single_rung=single,
+        baseline_rung=base_at,
+        method=advice.method,
+        extrapolation_accuracy=extrap_acc,
+        single_rung_accuracy=single_acc,
+        advised_accuracy=extrap_acc if chose_extrap else single_acc,
+    )
+
+
+def _summarise(top: float, rungs: list[HeldOutRung]) -> HeldOutScore:
+    def mean(values):
+        kept = [v for v in values if v is not None and not math.isnan(v)]
+        return float(np.mean(kept)) if kept else float("nan")
+
+    extrap = [r.extrapolation_accuracy for r in rungs]
+    pairs = sum(
+        sum(r.measured[a] != r.measured[b] for a, b in combinations(sorted(r.measured), 2)) for r in rungs
+    )
+    return HeldOutScore(
+        held_out_size=top,
+        rungs=tuple(rungs),
+        extrapolation_accuracy=None if any(e is None for e in extrap) else mean(extrap),
+        single_rung_accuracy=mean(r.single_rung_accuracy for r in rungs),
+        advised_accuracy=mean(r.advised_accuracy for r in rungs),
+        pairs=pairs,
+    )
+
+
+def format_held_out(score: HeldOutScore) -> str:
+    """The table `encoderlab advise --hold-out-largest` prints."""
+    pct = lambda v: "n/a" if v is None or math.isnan(v) else f"{v:.0%}"  # noqa: E731
+    lines = [
+        f"held out: the largest size, N = {score.held_out_size:.3g}, fitted from the smaller sizes only",
+        "rung (N, D)            advisor's method   extrapolation   single rung (at)          advised",
+    ]
+    for r in score.rungs:
+        at = f"{pct(r.single_rung_accuracy)} (N={r.baseline_rung[0]:.3g}, D={r.baseline_rung[1]:.3g})"
+        lines.append(
+            f"N={r.params:.3g}, D={r.tokens:.3g}   {r.method:<17}  {pct(r.extrapolation_accuracy):<14}  {at:<24}  "
+            f"{pct(r.advised_accuracy)}"
+        )
+    lines.append(
+        f"decision accuracy over {len(score.rungs)} rungs ({score.pairs} schedule pairs): extrapolation "
+        f"{pct(score.extrapolation_accuracy)}, single rung {pct(score.single_rung_accuracy)}, advised "
+        f"{pct(score.advised_accuracy)}"
+    )
+    return "\n".join(lines)

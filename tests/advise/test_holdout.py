@@ -1,0 +1,64 @@
+"""Scoring the advisor on the ladder's own largest size (`advise/holdout.py`): known-answer ladders
+where the truth at the held-out size is designed, and the command end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_advise_commands import _one_line, _write_csv
+
+from encoderlab.advise.holdout import score_held_out
+from encoderlab.advise.ladder import Ladder
+from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+
+QUICK = {"n_boot": 50, "seed": 0}
+
+
+def test_a_crossover_between_the_last_two_sizes_fools_the_single_rung_not_the_curves():
+    # rung 3 sits at 0.16 x the top rung's compute: crossing at 0.4 x, CLM-like leads at rung 3 and
+    # MLM-like at the held-out top rung; noise 100x below the gap, so the fitted curves see the trend
+    syn = synthetic_ladder(np.random.default_rng(0), rungs=4, crossover=0.4, sigma=1e-4)
+    score = score_held_out(syn.ladder, **QUICK)
+    (rung,) = score.rungs
+    top = max(o.params for o in syn.ladder.observations)
+    assert score.held_out_size == rung.params == top and score.pairs == 1
+    truth = {s.name: float(c(6 * rung.params * rung.tokens)) for s, c in syn.truth.items()}
+    assert truth[MLM_LIKE.name] < truth[CLM_LIKE.name]  # MLM-like best at the held-out size
+    at_top = [o.value for o in syn.ladder.observations if o.params == top and o.schedule == MLM_LIKE]
+    assert rung.measured[MLM_LIKE.name] == pytest.approx(np.mean(at_top))
+    assert rung.single_rung[CLM_LIKE.name] < rung.single_rung[MLM_LIKE.name]  # CLM-like best one size down
+    assert score.single_rung_accuracy == 0.0 and score.extrapolation_accuracy == 1.0
+    assert score.advised_accuracy == (1.0 if rung.method == "extrapolation" else 0.0)
+
+
+def test_without_a_crossover_nearby_both_rankings_are_right():
+    syn = synthetic_ladder(np.random.default_rng(1), rungs=4, crossover=256.0, sigma=1e-4)
+    score = score_held_out(syn.ladder, **QUICK)
+    assert score.single_rung_accuracy == score.extrapolation_accuracy == score.advised_accuracy == 1.0
+
+
+def test_two_sizes_cannot_hold_one_out():
+    syn = synthetic_ladder(np.random.default_rng(2), rungs=4)
+    small = Ladder(syn.ladder.metric, tuple(o for o in syn.ladder.observations if o.params < 3e7))
+    with pytest.raises(UserError, match="needs 3 sizes or more .* the ladder has 2"):
+        score_held_out(small, **QUICK)
+
+
+def test_the_command_prints_the_table_and_writes_holdout_json(tmp_path, capsys):
+    syn = synthetic_ladder(np.random.default_rng(0), rungs=4, crossover=0.4, sigma=1e-4)
+    path = _write_csv(syn, tmp_path / "ladder.csv")
+    main(["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")])
+    printed = capsys.readouterr().out
+    assert "decision accuracy over 1 rungs (1 schedule pairs): extrapolation 100%, single rung 0%" in printed
+    saved = json.loads((tmp_path / "h" / "holdout.json").read_text())
+    assert saved["single_rung_accuracy"] == 0.0 and saved["extrapolation_accuracy"] == 1.0
+    line = _one_line(
+        capsys,
+        ["advise", str(path), "--hold-out-largest", "--target-flops", "1e20", "--out", str(tmp_path / "x")],
+    )
+    assert "--hold-out-largest scores the advice on the ladder's largest size: drop --target-*" in line
+    assert not (tmp_path / "x").exists()
