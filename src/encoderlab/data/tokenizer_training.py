@@ -132,9 +132,9 @@ def _train_in_child(job: dict) -> tuple[str, int]:
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, job), daemon=True)
-    proc.start()
-    send.close()
     try:
+        proc.start()  # inside the try: a Ctrl-C while it spawns must still end the child
+        send.close()
         while not receive.poll(0.2):  # short waits: Ctrl-C and SIGTERM are handled between them
             if not proc.is_alive():
                 raise RuntimeError(f"the tokenizer training process died (exit code {proc.exitcode})")
@@ -147,6 +147,7 @@ def _train_in_child(job: dict) -> tuple[str, int]:
             if proc.is_alive():
                 proc.kill()
                 proc.join()
+        send.close()
         receive.close()
     if status == "user":
         raise UserError(payload)

@@ -235,8 +235,14 @@ def _pool(jobs: int) -> Iterator[Executor]:
         try:
             yield pool
         except KeyboardInterrupt:
-            for child in multiprocessing.active_children():  # spawned: SIGTERM ends them on the spot
+            children = multiprocessing.active_children()
+            for child in children:  # spawned: SIGTERM ends them on the spot
                 child.terminate()
+            for child in children:  # ... and the study ends after them, never before (a loaded machine)
+                child.join(10)
+                if child.is_alive():
+                    child.kill()
+                    child.join()
             raise
 
 
