@@ -231,9 +231,9 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     if not flagged:
         return []
     note = (
-        "These runs predicted one output for every test example (their test predictions are saved in each eval "
-        "node's folder, `predictions/`): their score is the label prior's, not a sign that the model learned the "
-        "task."
+        "These runs predicted one output for every test example, or for a tagging task one tag for at least 99% "
+        "of the words (their test predictions are saved in each eval node's folder, `predictions/`): their score "
+        "is the label prior's, not a sign that the model learned the task."
     )
     return [("Degenerate predictions", "list", flagged), ("", "text", note)]
 
