@@ -216,7 +216,13 @@ def test_ctrl_c_and_sigterm_stop_training_with_the_usual_line(tmp_path, sig):
 
     fifo = tmp_path / "stuck.txt"
     os.mkfifo(fifo)
-    proc = _cli("--source", str(fifo), "--vocab-size", "300", "--out", str(tmp_path / "t"))
+    # A shell's background job (`pytest ... &`) starts with SIGINT ignored, and Python keeps an ignored
+    # SIGINT ignored in its children (as nohup'd commands should): give this child a catchable one.
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = _cli("--source", str(fifo), "--vocab-size", "300", "--out", str(tmp_path / "t"))
+    finally:
+        signal.signal(signal.SIGINT, before)
     children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     deadline = time.monotonic() + 120
     while not children.read_text().strip():  # the training process has started ...
