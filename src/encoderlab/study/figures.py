@@ -315,7 +315,7 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | No
     if not rows:
         return None
     x = "tokens" if all(r["tokens"] is not None for r in rows) else "step"
-    rows += _unigram_rows(data, study_dir, rows, x)
+    rows += _unigram_rows(data, rows, x)
     title = "Held-out loss during pretraining"
     from encoderlab.analysis.plots import line_panels
 
@@ -334,7 +334,7 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | No
     return _figure("validation_loss", title, caption, png, rows)
 
 
-def _unigram_rows(data: StudyData, study_dir: Path, rows: list[dict], x: str) -> list[dict]:
+def _unigram_rows(data: StudyData, rows: list[dict], x: str) -> list[dict]:
     """A flat reference line per prepared dataset across each panel's x range (`StudyData.unigram`)."""
     span = [r[x] for r in rows]
     return [

@@ -296,18 +296,20 @@ seeds) is within this of its data's unigram entropy has learned little beyond to
 demo's MLM-40 ended 0.04 nats below it; CLM on the same tokens 1.2 nats below)."""
 
 
+_YARDSTICKS = ("val/clm", "val/mlm15")
+"""The held-out losses every run is scored on, whatever its objective (`train/validation.py`)."""
+
+
 def _on_plateau(data: StudyData, run: str) -> dict | None:
     """{"held_out", "unigram"} when `run`'s final models have not got below the unigram plateau, else None."""
     spec_run = data.spec.run(run)
     entropy = data.unigram.get(spec_run.data) if spec_run is not None else None
-    losses = [
-        min(v for k, v in data.held_out[m].items() if k in ("val/clm", "val/mlm15"))
-        for m in data.model_ids(run).values()
-        if any(k in data.held_out.get(m, {}) for k in ("val/clm", "val/mlm15"))
-    ]
-    if entropy is None or not losses or sum(losses) / len(losses) < entropy - PLATEAU_MARGIN:
+    scored = [data.held_out.get(m, {}) for m in data.model_ids(run).values()]
+    losses = [min(v[k] for k in _YARDSTICKS if k in v) for v in scored if any(k in v for k in _YARDSTICKS)]
+    if entropy is None or not losses:
         return None
-    return {"held_out": sum(losses) / len(losses), "unigram": entropy}
+    loss = sum(losses) / len(losses)
+    return {"held_out": loss, "unigram": entropy} if loss >= entropy - PLATEAU_MARGIN else None
 
 
 def _plateau_caveat(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:

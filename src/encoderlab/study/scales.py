@@ -91,8 +91,9 @@ read undecided; brown-pos separates CLM-containing runs from MLM-40 by 25-40 poi
 significant after Holm's correction with three fine-tuning seeds (two cannot: a paired t over two seeds
 has one degree of freedom). The reason is a small-scale one: after 400 steps MLM-40's held-out MLM loss
 (6.72 nats) is still at the corpus's unigram entropy (6.78), so it predicts token frequencies and its
-fine-tuned tagger says 'nn' for 99% of words, while CLM (5.56) has left that plateau. QA (squad, scored on SQuAD and four SQuADShifts test sets) costs ~2
-CPU-minutes per fine-tuning run even capped at a few steps, so QA claims are tested from scale `cpu` up."""
+fine-tuned tagger says 'nn' for 99% of words, while CLM (5.56) has left that plateau. QA (squad, scored
+on SQuAD and four SQuADShifts test sets) costs ~2 CPU-minutes per fine-tuning run even capped at a few
+steps, so QA claims are tested from scale `cpu` up."""
 
 SCALES: dict[str, Scale] = {
     "demo": Scale(
