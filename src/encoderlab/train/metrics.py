@@ -3,7 +3,8 @@
 A sink has two methods, `log(record)` and `close()`. Only rank 0 logs. The optional sinks import
 their package lazily and raise a `UserError` naming the extra to install, so nothing heavy loads
 unless asked. On resume the JSONL file is cut back to the checkpoint's step, so a resumed run's
-file is line for line what an uninterrupted run writes.
+file is line for line what an uninterrupted run writes; the cut replaces the file in one rename
+(`atomic.write_text_atomic`), so a resume killed or out of disk while cutting keeps the old log whole.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, Protocol
 
+from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import lines_until_step
 
@@ -30,7 +32,7 @@ class JsonlSink:
     def __init__(self, path: Path, keep_until_step: int | None = None):
         if keep_until_step is not None and path.exists():
             kept = lines_until_step(path, keep_until_step)
-            path.write_text("".join(ln + "\n" for ln in kept))
+            write_text_atomic(path, "".join(ln + "\n" for ln in kept))
         self._file = path.open("a")
 
     def log(self, record: dict[str, Any]) -> None:

@@ -31,7 +31,7 @@ import torch
 from tqdm import tqdm
 
 import encoderlab.train.checkpoint as ckpt
-from encoderlab.atomic import write_json_atomic
+from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
@@ -180,10 +180,10 @@ class Trainer:
         if self.world.is_main:
             ckpt.remove_partial(self.run_dir)
             save_yaml(self.cfg, self.run_dir / "config.yaml")
-            (self.run_dir / "env.json").write_text(json.dumps(environment(), indent=2))
+            write_text_atomic(self.run_dir / "env.json", json.dumps(environment(), indent=2))
             if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
                 record = [to_dict(self.train_step.added)]
-                (self.run_dir / ADDED_TOKENS).write_text(json.dumps(record, indent=2))
+                write_text_atomic(self.run_dir / ADDED_TOKENS, json.dumps(record, indent=2))
         barrier(self.world)
 
     def _start_state(self, resume: bool) -> Path | None:
