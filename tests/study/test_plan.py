@@ -42,6 +42,40 @@ def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer
     assert "GPU-hours" in out
 
 
+@pytest.mark.parametrize("scale,model", [("gpu-210m", "base"), ("gpu-1b", "large")])
+def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
+    """`study plan` says what each run is: ModernBERT from the hub, Composer's decoupled AdamW with the
+    paper's wd, ModernBERT's 80/10/10 masking in both arms, and the three freezing runs."""
+    main(["study", "plan", "paper2-detour", "--scale", scale])
+    lines = {
+        line.split(":", 1)[0].strip(): line.split(":", 1)[1]
+        for line in capsys.readouterr().out.split("how each run trains")[1].splitlines()[1:]
+    }
+    assert list(lines) == [
+        "detour-biomed",
+        "baseline-biomed",
+        "baseline-biomed-s2",
+        "freeze-low-biomed",
+        "freeze-mid-biomed",
+        "freeze-low-decay-biomed",
+    ]
+    optim = "decoupled_adamw lr 0.0002 betas 0.9/0.98 eps 1e-06 wd 1e-05 (not on norms and biases)"
+    decay = "mlm15 bernoulli 80-10-10 {steps} steps (1-sqrt to 10%{frozen})"
+    steps = {"base": ("3,179", "318"), "large": ("15,895", "1,590")}[model]
+    for run, line in lines.items():
+        start, opt, phases = line.strip().split("; ", 2)
+        assert start == f"from answerdotai/ModernBERT-{model}" and opt == optim
+        first, second = phases.split(" -> ")
+        arm = "mlm30 bernoulli 80-10-10" if run.startswith("baseline") else "clm"
+        frozen = {
+            "freeze-low-biomed": "; layers paper2-low frozen",
+            "freeze-mid-biomed": "; layers paper2-mid frozen",
+        }
+        assert first == f"{arm} {steps[0]} steps (constant, warmup 32{frozen.get(run, '')})"
+        low_decay = "; layers paper2-low frozen" if run == "freeze-low-decay-biomed" else ""
+        assert second == decay.format(steps=steps[1], frozen=low_decay)
+
+
 def test_a_gpu_study_on_a_small_corpus_is_refused_in_one_line_before_anything_runs(tmp_path):
     corpus = tiny_corpus(tmp_path / "corpus.jsonl", 300)
     spec = get_study("paper1-pfs", "gpu-210m")

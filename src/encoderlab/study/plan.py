@@ -24,11 +24,13 @@ models (`scales.START_MODEL_PARAMS`) otherwise.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.objectives import MLM
 from encoderlab.study.graph import pretraining
 from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
 from encoderlab.study.spec import DataSpec, StudySpec
@@ -73,6 +75,8 @@ class RunPlan:
     branch: str = ""
     """`MODEL@STEP` when it starts from another run's checkpoint (`study/branch.py`): those steps are
     trained, and counted, there."""
+    recipe: str = ""
+    """How it trains, in one line (`recipe_text`): its start model, optimizer and phases."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,7 +136,8 @@ def plan_study(spec: StudySpec, study_dir: Path | None = None) -> StudyPlan:
         params = params_of.get(p.base) if p.base else _params(p.config, spec.dataset(p.run.data))
         params_of[p.model] = params
         unique = corpora[p.run.data].unique_tokens
-        runs.append(_run_plan(p.model, p.run.data, p.config, unique, params, p.branch))
+        run = _run_plan(p.model, p.run.data, p.config, unique, params, p.branch)
+        runs.append(dataclasses.replace(run, recipe=recipe_text(p.config, p.base)))
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
@@ -166,6 +171,40 @@ def check_run(spec: StudySpec, model: str, dataset: str, cfg, meta: dict) -> Non
             runs=[_run_plan(model, dataset, cfg, corpus.unique_tokens, None)],
         )
     )
+
+
+def recipe_text(cfg, base: str | None = None) -> str:
+    """How a resolved run trains, in one line: where it starts, its optimizer, then each phase's
+    objective (with its masking), length, schedule and frozen layers, e.g. `from
+    answerdotai/ModernBERT-base; decoupled_adamw lr 0.0002 wd 1e-05 ...; clm 3,179 steps ... -> mlm15 ...`."""
+    start = (
+        f"from run {base}"
+        if base
+        else f"from {cfg.model.init}"
+        if cfg.model.init
+        else f"{cfg.model.size} from scratch"
+    )
+    o = cfg.optim
+    optim = (
+        f"{o.kind} lr {o.lr:g} betas {o.betas[0]:g}/{o.betas[1]:g} eps {o.eps:g} wd {o.weight_decay:g}"
+        f"{'' if o.decay_norms_and_biases else ' (not on norms and biases)'}"
+    )
+    return "; ".join([start, optim, " -> ".join(_phase_text(p) for p in cfg.plan())])
+
+
+def _phase_text(planned) -> str:
+    phase, s = planned.phase, planned.phase.schedule
+    objective = phase.objective.tag
+    if isinstance(phase.objective, MLM):  # how it picks positions and what it puts there
+        objective += f" {phase.objective.selection} {phase.objective.replacement}"
+    schedule = (
+        s.kind + (f", warmup {s.warmup:,}" if s.warmup else "") + (f", decay {s.decay:,}" if s.decay else "")
+    )
+    if s.end_fraction:
+        schedule += f" to {s.end_fraction:.0%}"
+    frozen = f"; layers {phase.freeze} frozen" if phase.freeze else ""
+    carried = "; optimizer reset" if phase.reset_optimizer and planned.index else ""
+    return f"{objective} {planned.steps:,} steps ({schedule}{frozen}{carried})"
 
 
 def _params(cfg, data: DataSpec) -> float | None:
@@ -304,6 +343,13 @@ def plan_text(plan: StudyPlan) -> str:
     )
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
     lines.append(f"passes over a corpus allowed: {limit}")
+    lines.append("how each run trains (its resolved config; a run at several seeds once):")
+    seen: dict[str, str] = {}
+    for r in plan.runs:
+        name = r.model.rsplit("/s", 1)[0]  # the run, whatever its pretraining seed
+        if seen.get(name) != r.recipe:
+            seen[name] = r.recipe
+            lines.append(f"  {r.model}: {r.recipe}")
     return "\n".join(lines)
 
 
