@@ -123,6 +123,7 @@ class SourceStats:
     """What reading a source found; written to meta.json."""
 
     location: str
+    """The source as given (path, glob, asset or hub id)."""
     docs: int = 0
     """Non-empty documents yielded."""
     empty: int = 0

@@ -157,8 +157,11 @@ class IRSplit:
     """A retrieval evaluation split: queries, the corpus they search and the judged pairs."""
 
     queries: dict[str, str]
+    """Query id -> query text."""
     corpus: dict[str, str]
+    """Document id -> document text: everything a query is ranked against."""
     qrels: dict[str, dict[str, int]]
+    """Query id -> {document id: relevance}; a document a query does not list is not relevant."""
 
 
 @dataclass
@@ -166,8 +169,11 @@ class TaskData:
     """Loaded splits of a task; `tests` holds the in-domain test first, then out-of-domain ones."""
 
     train: list
+    """Training examples of the task's family (retrieval: (query, positive document) pairs)."""
     val: list | IRSplit
+    """Validation examples (the LR is chosen on them); an `IRSplit` for retrieval."""
     tests: dict[str, list | IRSplit]
+    """Test set name -> its examples, the in-domain test first, then the out-of-domain ones."""
     counts: dict[str, int] = field(default_factory=dict)
     """Bookkeeping recorded with each result (e.g. skipped QA answers whose span is wrong)."""
     labels: tuple[str, ...] = ()

@@ -203,10 +203,15 @@ class PlannedPhase:
     """A phase placed on the run's global step axis."""
 
     index: int
+    """Position in the run's phase list, from 0."""
     name: str
+    """The phase's name (its own, else a default from its position)."""
     phase: Phase
+    """The phase as configured."""
     start: int
+    """The global step the phase starts at."""
     steps: int
+    """How many steps it lasts."""
 
     @property
     def end(self) -> int:

@@ -100,7 +100,9 @@ class TaskSpec:
     family: str
     """sc, pair-sc, tc, qa or ir."""
     data: DataSpec
+    """Where the examples come from: a hub id or local files, and which split is which."""
     description: str = ""
+    """A one-line description of the task (`Task.description`); default: "FAMILY task from FILE"."""
     columns: dict[str, str] = field(default_factory=dict)
     """The family's field -> your column (default: the field's own name)."""
     labels: tuple[str, ...] | None = None
