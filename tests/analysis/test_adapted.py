@@ -15,7 +15,6 @@ from encoderlab.analysis.cka import compare
 from encoderlab.analysis.features import Encoding, block_outputs, pooled_features
 from encoderlab.analysis.probe import load_task, probe_model
 from encoderlab.analysis.transplant import (
-    ANATOMIES,
     TransplantSpec,
     save_transplant,
     transplant,
@@ -50,7 +49,7 @@ def test_everything_reproduces_a_and_the_parts_partition_each_block(family):
         TransplantSpec(layers=(0, 1, 2), part="mlp"),
     )
     assert torch.equal(_logits(halves, ids), _logits(blocks, ids))
-    anatomy = ANATOMIES[type(b)]
+    anatomy = b.anatomy
     for block in b.layers:  # attention and MLP parts: disjoint, and together the whole block
         att = {id(p) for n in anatomy.attention for p in block.get_submodule(n).parameters()}
         mlp = {id(p) for n in anatomy.mlp for p in block.get_submodule(n).parameters()}

@@ -111,3 +111,26 @@ def test_hf_architecture_is_the_class_the_export_names(family, tmp_path):
     model = _model(family)
     model.save_hf(tmp_path, synthetic_spec(VOCAB))
     assert json.loads((tmp_path / "config.json").read_text())["architectures"] == [model.hf_architecture]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_anatomy_partitions_each_block_and_names_the_embeddings_and_head(family):
+    """A transplant takes what `anatomy` names: each block's attention and MLP parts must be disjoint
+    and cover the block, and the embeddings and head must be modules holding the embedding and LM-head
+    weights (found by value, as the transplant finds them by identity)."""
+    model = _model(family)
+    parts = model.anatomy
+    for block in model.layers:
+        att = {id(p) for n in parts.attention for p in block.get_submodule(n).parameters()}
+        mlp = {id(p) for n in parts.mlp for p in block.get_submodule(n).parameters()}
+        assert att and mlp and not att & mlp and att | mlp == {id(p) for p in block.parameters()}
+    embeddings = [p for n in parts.embeddings for p in model.get_submodule(n).parameters()]
+    head = [p for n in parts.head for p in model.get_submodule(n).parameters()]
+    assert any(p.shape == (model.config.vocab_size, model.config.hidden_size) for p in embeddings)
+    assert not {id(p) for p in embeddings + head} & {id(p) for p in model.layers.parameters()}
+    hidden = torch.randn(2, model.config.hidden_size)
+    with torch.no_grad():
+        assert model.lm_logits(hidden).abs().sum() > 0
+        for p in head:  # the head is everything the LM logits are computed with
+            p.zero_()
+        assert torch.equal(model.lm_logits(hidden), torch.zeros(2, model.config.vocab_size))

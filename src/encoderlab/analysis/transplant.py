@@ -9,7 +9,8 @@ What a choice covers (`TransplantSpec`):
   * `layers`: block indices into `model.layers`, the list freezing and CKA index (the
     `LanguageModel` protocol's `layers`), so "layers 0-7" are the same blocks everywhere;
   * `part`: the whole block, or only its attention or only its MLP sub-block, each with the norm
-    that belongs to it. Each model class says where those live (`ANATOMIES`):
+    that belongs to it. Each model class says where those live (its `anatomy`, a member of the
+    `LanguageModel` protocol), so this module never asks which class it holds:
       - encoderlab `Encoder` (Llama body, pre-norm): attention = `input_layernorm` + `self_attn`,
         mlp = `post_attention_layernorm` + `mlp`;
       - ModernBERT (pre-norm): attention = `attn_norm` (Identity in block 0) + `attn`,
@@ -48,8 +49,6 @@ from tqdm.auto import tqdm
 
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
-from encoderlab.model import Encoder
-from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.freeze import format_layers as freeze_spec
 from encoderlab.train.freeze import paper2_groups
@@ -59,40 +58,6 @@ Part = Literal["block", "attention", "mlp"]
 SweepKind = Literal["groups", "layers", "parts", "all"]
 
 
-@dataclass(frozen=True)
-class Anatomy:
-    """Where a model class keeps what a transplant can take."""
-
-    attention: tuple[str, ...]
-    """Sub-modules of a block (`model.layers[i]`) that make its attention part."""
-    mlp: tuple[str, ...]
-    """Sub-modules of a block that make its MLP part."""
-    embeddings: tuple[str, ...]
-    """Modules of the model (dotted paths) that make the input embedding."""
-    head: tuple[str, ...]
-    """Modules of the model that make the final norm and the LM head."""
-
-
-ANATOMIES: dict[type, Anatomy] = {
-    Encoder: Anatomy(
-        attention=("input_layernorm", "self_attn"),
-        mlp=("post_attention_layernorm", "mlp"),
-        embeddings=("embed_tokens",),
-        head=("norm", "lm_head"),
-    ),
-    ModernBertAdapter: Anatomy(
-        attention=("attn_norm", "attn"),
-        mlp=("mlp_norm", "mlp"),
-        embeddings=("hf.model.embeddings",),
-        head=("hf.model.final_norm", "hf.head", "hf.decoder"),
-    ),
-    BertAdapter: Anatomy(
-        attention=("attention",),
-        mlp=("intermediate", "output"),
-        embeddings=("hf.bert.embeddings",),
-        head=("hf.cls",),
-    ),
-}
 # Config fields that change no parameter and no computation of a transplanted block.
 _IGNORED_CONFIG = {
     "init_std", "max_seq_len", "max_position_embeddings", "initializer_range", "pad_id", "bos_id", "eos_id",
@@ -143,16 +108,6 @@ def format_layers(layers: tuple[int, ...]) -> str:
     return ("layer " if len(layers) == 1 else "layers ") + freeze_spec(layers)
 
 
-def anatomy(model: LanguageModel) -> Anatomy:
-    """The model's `Anatomy`, or a one-line refusal for a class transplants do not know."""
-    if type(model) not in ANATOMIES:
-        raise UserError(
-            f"transplants work on encoderlab encoders and BERT/ModernBERT checkpoints, not a "
-            f"{type(model).__name__}; load the model with encoderlab (load_pretrained) first"
-        )
-    return ANATOMIES[type(model)]
-
-
 def _family(model: LanguageModel) -> str:
     return getattr(model, "family", "") or "encoderlab"
 
@@ -164,7 +119,6 @@ def _config(model: LanguageModel) -> dict:
 
 def check_same_architecture(a: LanguageModel, b: LanguageModel) -> None:
     """Raise a one-line UserError unless A's blocks can replace B's."""
-    anatomy(a), anatomy(b)
     if type(a) is not type(b):
         raise UserError(
             f"models A and B have different architectures ({_family(a)} vs {_family(b)}); "
@@ -194,7 +148,7 @@ def _param_ids(modules) -> set[int]:
 
 def chosen_keys(model: LanguageModel, spec: TransplantSpec) -> set[str]:
     """The state-dict keys of `model` whose tensors the spec takes from A (tied copies included)."""
-    parts = anatomy(model)
+    parts = model.anatomy
     check_layers(spec.layers, len(model.layers))
     names = {"block": None, "attention": parts.attention, "mlp": parts.mlp}[spec.part]
     modules = []
@@ -210,7 +164,7 @@ def chosen_keys(model: LanguageModel, spec: TransplantSpec) -> set[str]:
 def transplant(a: LanguageModel, b: LanguageModel, spec: TransplantSpec) -> LanguageModel:
     """A new model: B with the parameters chosen by `spec` copied from A."""
     check_same_architecture(a, b)
-    parts = anatomy(b)
+    parts = b.anatomy
     embeddings = _param_ids(b.get_submodule(n) for n in parts.embeddings)
     head = _param_ids(b.get_submodule(n) for n in parts.head)
     if embeddings & head and spec.embeddings != spec.head:

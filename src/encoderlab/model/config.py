@@ -34,6 +34,23 @@ class MatmulShape:
     """Matrices in the MLP: 3 for a gated one (SwiGLU, GeGLU), 2 for a plain GELU MLP."""
 
 
+@dataclass(frozen=True)
+class Anatomy:
+    """Where a model class keeps the parts a layer transplant can take (`analysis/transplant.py`).
+
+    The attention and MLP parts of a block, each with the norm that belongs to it, partition the
+    block's parameters (tested for every class)."""
+
+    attention: tuple[str, ...]
+    """Sub-modules of a block (`model.layers[i]`) that make its attention part."""
+    mlp: tuple[str, ...]
+    """Sub-modules of a block that make its MLP part."""
+    embeddings: tuple[str, ...]
+    """Modules of the model (dotted paths) that make the input embedding."""
+    head: tuple[str, ...]
+    """Modules of the model that make the final norm and the LM head."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ModelConfig:
     """A Llama-style transformer body used as an encoder (EuroBERT) or loaded from a decoder."""

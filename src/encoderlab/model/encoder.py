@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -31,7 +31,7 @@ from torch import nn
 
 from encoderlab.config import to_dict
 from encoderlab.model.attention import attend, build_mask
-from encoderlab.model.config import AttentionMode, AttnImpl, ModelConfig
+from encoderlab.model.config import Anatomy, AttentionMode, AttnImpl, ModelConfig
 from encoderlab.model.head import LMHead
 from encoderlab.model.hf_eurobert import eurobert_config, eurobert_state
 
@@ -130,6 +130,14 @@ class EncoderOutput:
 
 class Encoder(nn.Module):
     """Embedding, `n_layers` blocks, final norm and an LM head (separate or tied)."""
+
+    # A Llama body, pre-norm: each sub-block's norm sits before it.
+    anatomy: ClassVar[Anatomy] = Anatomy(
+        attention=("input_layernorm", "self_attn"),
+        mlp=("post_attention_layernorm", "mlp"),
+        embeddings=("embed_tokens",),
+        head=("norm", "lm_head"),
+    )
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()

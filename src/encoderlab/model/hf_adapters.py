@@ -24,7 +24,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.nn.functional as F
@@ -32,7 +32,7 @@ from torch import nn
 
 from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
-from encoderlab.model.config import AttentionMode, MatmulShape
+from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
 from encoderlab.model.encoder import EncoderOutput, mean_rows
 
 ADAPTER_FAMILIES = ("bert", "modernbert")
@@ -161,6 +161,14 @@ class BertAdapter(HFAdapter):
     """`BertForMaskedLM` (BERT, MiniLM and other BERT-architecture checkpoints)."""
 
     family = "bert"
+    # Post-norm: the attention part is self-attention, its output projection and the LayerNorm after
+    # its residual; the MLP part is `intermediate` + `output` (with its LayerNorm).
+    anatomy: ClassVar[Anatomy] = Anatomy(
+        attention=("attention",),
+        mlp=("intermediate", "output"),
+        embeddings=("hf.bert.embeddings",),
+        head=("hf.cls",),
+    )
 
     @property
     def layers(self) -> nn.ModuleList:
@@ -182,6 +190,13 @@ class ModernBertAdapter(HFAdapter):
     """`ModernBertForMaskedLM`, alternating global and sliding-window attention."""
 
     family = "modernbert"
+    # Pre-norm; block 0's `attn_norm` is an Identity.
+    anatomy: ClassVar[Anatomy] = Anatomy(
+        attention=("attn_norm", "attn"),
+        mlp=("mlp_norm", "mlp"),
+        embeddings=("hf.model.embeddings",),
+        head=("hf.model.final_norm", "hf.head", "hf.decoder"),
+    )
 
     @property
     def layers(self) -> nn.ModuleList:

@@ -5,7 +5,7 @@ SmolLM2 and EuroBERT checkpoints convert into) and the adapters around transform
 ModernBERT classes (`hf_adapters`). Callers hold a `LanguageModel` and never ask which class it is:
 every place that used to branch on `isinstance(model, Encoder)` now calls a method here, and each
 model class answers for itself (its fused or plain LM head, its saved state, its export format,
-its attention kernel, what FSDP2 may shard).
+its attention kernel, what FSDP2 may shard, where a transplant finds a block's parts).
 
 Design trade-offs
   * A structural `typing.Protocol`, not a base class: `Encoder` stays a plain `nn.Module` readable
@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import torch
 from torch import nn
 
-from encoderlab.model.config import AttentionMode, MatmulShape
+from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
 
 
 @runtime_checkable
@@ -49,6 +49,9 @@ class LanguageModel(Protocol):
     """A transformer with an LM head whose attention is bidirectional or causal per call."""
 
     config: ModelShape
+    anatomy: ClassVar[Anatomy]
+    """Where the class keeps each block's attention and MLP parts, the embeddings and the head: what a
+    layer transplant copies (`analysis/transplant.py`)."""
 
     @property
     def layers(self) -> nn.ModuleList:
