@@ -39,9 +39,10 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
     return Metric(name=name, better=better, ceiling=ceiling)
 
 
-def _check_options(
-    n_boot: int, confidence: float, interval: float, delta: float, seed_noise: float | None
-) -> None:
+def _fit_options(
+    n_boot: int, seed: int, confidence: float, interval: float, delta: float, seed_noise: float | None
+) -> dict:
+    """The checked options of the fits and bootstrap, as keyword arguments of `advise`/`score_held_out`."""
     if n_boot < 50:
         raise UserError(
             f"--bootstrap {n_boot} is too few replicates for an {interval:.0%} interval; use 50 or more"
@@ -54,6 +55,20 @@ def _check_options(
         raise UserError(f"--huber-delta must be positive, got {delta}")
     if seed_noise is not None and not seed_noise > 0:
         raise UserError(f"--seed-noise must be a positive standard deviation, got {seed_noise}")
+    return dict(
+        n_boot=n_boot, seed=seed, confidence=confidence, interval=interval, delta=delta, seed_noise=seed_noise
+    )
+
+
+def _target(
+    hold_out_largest: bool, flops: float | None, size: float | None, tokens: float | None
+) -> Target | None:
+    """The target to advise at, or None for `--hold-out-largest` (which takes the ladder's largest size)."""
+    if not hold_out_largest:
+        return Target(flops=flops, params=size, tokens=tokens)
+    if any(v is not None for v in (flops, size, tokens)):
+        raise UserError("--hold-out-largest scores the advice on the ladder's largest size: drop --target-*")
+    return None
 
 
 def read_ladder(paths: tuple[Path, ...], metric: Metric) -> tuple[Ladder, list[str]]:
@@ -117,24 +132,11 @@ def advise_command(
     """
     from encoderlab.outdir import check_output, create_output
 
-    given = [target_flops, target_size, target_tokens]
-    if hold_out_largest and any(v is not None for v in given):
-        raise UserError("--hold-out-largest scores the advice on the ladder's largest size: drop --target-*")
-    target = (
-        None if hold_out_largest else Target(flops=target_flops, params=target_size, tokens=target_tokens)
-    )
-    _check_options(bootstrap, confidence, interval, huber_delta, seed_noise)
+    target = _target(hold_out_largest, target_flops, target_size, target_tokens)
+    options = _fit_options(bootstrap, seed, confidence, interval, huber_delta, seed_noise)
     resolved = resolve_metric(metric, better, ceiling)
     check_output(out, "advise", sources=runs)
     ladder, notes = read_ladder(runs, resolved)
-    options = dict(
-        n_boot=bootstrap,
-        seed=seed,
-        confidence=confidence,
-        interval=interval,
-        delta=huber_delta,
-        seed_noise=seed_noise,
-    )
     if target is None:
         return _hold_out(ladder, notes, out, options)
     advice = advise(ladder, target, **options)
