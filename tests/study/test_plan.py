@@ -11,7 +11,7 @@ from fake_study import backend, small_spec, tiny_corpus
 import encoderlab.study.plan as plan_module
 from encoderlab.cli import main
 from encoderlab.errors import UserError
-from encoderlab.study.catalog import get_study
+from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.plan import corpus_size, plan_study
@@ -42,7 +42,7 @@ def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer
     assert "GPU-hours" in out
 
 
-@pytest.mark.parametrize("scale,model", [("gpu-210m", "base"), ("gpu-1b", "large")])
+@pytest.mark.parametrize("scale,model", [("gpu-210m", "base"), ("gpu-610m", "large")])
 def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     """`study plan` says what each run is: ModernBERT from the hub, Composer's decoupled AdamW with the
     paper's wd, ModernBERT's 80/10/10 masking in both arms, and the three freezing runs."""
@@ -61,7 +61,7 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     ]
     optim = "decoupled_adamw lr 0.0002 betas 0.9/0.98 eps 1e-06 wd 1e-05 (not on norms and biases)"
     decay = "mlm15 bernoulli 80-10-10 {steps} steps (1-sqrt to 10%{frozen})"
-    steps = {"base": ("3,179", "318"), "large": ("15,895", "1,590")}[model]
+    steps = {"base": ("3,179", "318"), "large": ("7,948", "795")}[model]
     for run, line in lines.items():
         start, opt, phases = line.strip().split("; ", 2)
         assert start == f"from answerdotai/ModernBERT-{model}" and opt == optim
@@ -74,6 +74,33 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
         assert first == f"{arm} {steps[0]} steps (constant, warmup 32{frozen.get(run, '')})"
         low_decay = "; layers paper2-low frozen" if run == "freeze-low-decay-biomed" else ""
         assert second == decay.format(steps=steps[1], frozen=low_decay)
+
+
+def test_biomed_enriched_is_bounded_by_its_cards_bytes_and_paper2_at_50b_is_refused(tmp_path, capsys):
+    """The card states no token count, but its dataset_info's bytes over all 15 columns bound the text's
+    tokens from above, so passes have a lower bound: 55B tokens (gpu-1b) cannot fit once, before anything
+    is downloaded; 11B (gpu-210m) is not refused (the pretraining node counts it)."""
+    bound = 126_945_006_652 / 4 * 0.99  # less the validation split
+    size = corpus_size(DataSpec(name="b", corpus=("biomed-enriched",)))
+    assert size.unique_tokens == pytest.approx(bound) and size.at_most and not size.counted
+    assert "at most the card's 127B bytes over all its columns / 4" in size.how
+    small = plan_study(get_study("paper2-detour", "gpu-210m"))
+    assert small.refusal() is None
+    assert all(r.at_least and r.passes == pytest.approx(r.reaches / bound) for r in small.runs)
+    large = plan_study(get_study("paper2-detour", "gpu-1b"))
+    why = large.refusal()
+    assert why is not None and "\n" not in why
+    assert why.startswith(
+        "run detour-biomed would read dataset biomed at least 1.75 times (55B tokens of at most "
+    )
+    with pytest.raises(UserError, match="^run detour-biomed would read dataset biomed at least 1.75 times"):
+        run_study(get_study("paper2-detour", "gpu-1b"), tmp_path / "out", real_backend(), progress=False)
+    assert not (tmp_path / "out" / "nodes").exists()
+    main(["study", "plan", "paper2-detour", "--scale", "gpu-210m"])
+    out = capsys.readouterr().out
+    assert "at most 31.4B unique tokens" in out and "  >=0.35  " in out
+    passes = {(row[0], row[1]): row[4] for row in list_studies()}
+    assert passes["paper2-detour", "gpu-1b"] == ">=1.8" and passes["paper2-detour", "cpu"] == "0.88"
 
 
 def test_a_gpu_study_on_a_small_corpus_is_refused_in_one_line_before_anything_runs(tmp_path):

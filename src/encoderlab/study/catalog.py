@@ -39,9 +39,9 @@ def estimate_minutes(spec: StudySpec, plan=None) -> float:
     return round(1.1 * plan.gpu_hours * 60 / GPUS, -1)
 
 
-def list_studies() -> list[tuple[str, str, float, str, float | None, str]]:
-    """(study, scale, expected minutes, hardware, most passes over a corpus, setup) for every built-in study
-    and scale; the setup says whether the scale is its paper's experiment or how it departs from it
+def list_studies() -> list[tuple[str, str, float, str, str, str]]:
+    """(study, scale, expected minutes, hardware, most passes over a corpus as text, setup) for every
+    built-in study and scale; the passes are `?` when unknown and `>=N` when a lower bound; the setup says whether the scale is its paper's experiment or how it departs from it
     (`fidelity.setup_line`)."""
     from encoderlab.study.fidelity import setup_line
     from encoderlab.study.plan import plan_study
@@ -52,6 +52,13 @@ def list_studies() -> list[tuple[str, str, float, str, float | None, str]]:
             spec = build(sc)
             plan = plan_study(spec)
             rows.append(
-                (name, scale, estimate_minutes(spec, plan), spec.hardware, plan.max_passes, setup_line(spec))
+                (
+                    name,
+                    scale,
+                    estimate_minutes(spec, plan),
+                    spec.hardware,
+                    plan.max_passes_text(),
+                    setup_line(spec),
+                )
             )
     return rows

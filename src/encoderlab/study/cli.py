@@ -104,10 +104,10 @@ def list_command() -> None:
     print(f"{'study':<16} {'scale':<10} {'expected time':>14} {'passes':>7}  {'hardware':<20} setup")
     for study, scale, minutes, hardware, passes, setup in list_studies():
         when = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.0f} h"
-        shown = "?" if passes is None else f"{passes:.2g}"
-        print(f"{study:<16} {scale:<10} {when:>14} {shown:>7}  {hardware:<20} {setup}")
+        print(f"{study:<16} {scale:<10} {when:>14} {passes:>7}  {hardware:<20} {setup}")
     print(
-        "passes: the most any pretraining run reads its corpus (estimated; exact in `study plan --out DIR`)"
+        "passes: the most any pretraining run reads its corpus (estimated, >=: at least; exact in `study plan "
+        "--out DIR`)"
     )
     print(
         "plan one with: encoderlab study plan STUDY --scale SCALE; run it with: encoderlab study run STUDY --scale SCALE --out DIR"

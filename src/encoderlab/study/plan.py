@@ -12,6 +12,9 @@ Unique tokens come from the best source available, and the plan says which:
 - **estimated**, before preparation: a named hub corpus's declared size (`data.corpora`: the dataset
   card's count, in the card's tokenizer, e.g. GPT-2's for FineWeb-Edu), or a fetched asset's or a local
   file's characters / `CHARS_PER_TOKEN`, capped by `max_docs`, less the validation split;
+- **at most**, before preparation: a named hub corpus whose card states only its split's bytes over all
+  columns (Biomed-Enriched): bytes / `CHARS_PER_TOKEN` bounds its tokens from above, so a run's passes
+  are a lower bound (`>=`), which refuses only when it is itself over the limit;
 - **unknown**: an asset not fetched yet, or a hub dataset without a declared size.
 A run that continues another on the same data reads the stream after its base's last row, so its
 passes count the stream position it reaches, not its own tokens alone.
@@ -50,6 +53,8 @@ class CorpusSize:
     """Unique tokens of its train split (None: unknown)."""
     counted: bool
     """True when counted in prepared data; False for an estimate (or unknown)."""
+    at_most: bool = False
+    """True when `unique_tokens` is an upper bound (a card's bytes over all its columns), not an estimate."""
     how: str
     """Where the number comes from, in words."""
 
@@ -68,6 +73,8 @@ class RunPlan:
     """Tokens into the data stream it reads up to (more than `tokens` for a run continuing its base's stream)."""
     passes: float | None
     """`reaches` / the dataset's unique tokens (None: unknown)."""
+    at_least: bool = False
+    """True when `passes` is a lower bound (its corpus's size is an upper bound): above the limit, it refuses."""
     params: float | None
     """Parameters of the model trained (None: unknown)."""
     gpu_hours: float | None
@@ -98,6 +105,11 @@ class StudyPlan:
         known = [r.passes for r in self.runs if r.passes is not None]
         return max(known) if known else None
 
+    def max_passes_text(self) -> str:
+        """`max_passes` as `study list` shows it: `?`, `1.8`, or `>=1.8` for a lower bound."""
+        known = [r for r in self.runs if r.passes is not None]
+        return _passes_text(max(known, key=lambda r: r.passes), 2) if known else "?"
+
     def refusal(self) -> str | None:
         """Why the spec's `max_passes` refuses this study (one line naming the fix), or None."""
         limit = self.spec.max_passes
@@ -109,12 +121,19 @@ class StudyPlan:
         r = max(over, key=lambda r: r.passes)
         c = self.corpora[r.dataset]
         what = "counted" if c.counted else "estimated"
+        least, most = ("at least ", "at most ") if r.at_least else ("", "")
         return (
-            f"run {r.model} would read dataset {r.dataset} {r.passes:,.2f} times ({_n(r.reaches)} tokens of "
-            f"{_n(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {limit:g} pass(es): give it a "
+            f"run {r.model} would read dataset {r.dataset} {least}{r.passes:,.2f} times ({_n(r.reaches)} tokens "
+            f"of {most}{_n(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {limit:g} pass(es): give it a "
             "corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in a "
             f"study file (encoderlab study show {self.spec.name} --scale {self.spec.scale} > my.yaml)"
         )
+
+
+def _passes_text(r: RunPlan, digits: int) -> str:
+    if r.passes is None:
+        return "?"
+    return f"{'>=' if r.at_least else ''}{r.passes:.{digits}g}"
 
 
 def _n(x: float | None) -> str:
@@ -135,9 +154,9 @@ def plan_study(spec: StudySpec, study_dir: Path | None = None) -> StudyPlan:
             continue
         params = params_of.get(p.base) if p.base else _params(p.config, spec.dataset(p.run.data))
         params_of[p.model] = params
-        unique = corpora[p.run.data].unique_tokens
-        run = _run_plan(p.model, p.run.data, p.config, unique, params, p.branch)
-        runs.append(dataclasses.replace(run, recipe=recipe_text(p.config, p.base)))
+        corpus = corpora[p.run.data]
+        run = _run_plan(p.model, p.run.data, p.config, corpus.unique_tokens, params, p.branch)
+        runs.append(dataclasses.replace(run, recipe=recipe_text(p.config, p.base), at_least=corpus.at_most))
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
@@ -245,42 +264,39 @@ def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
             dataset=data.name, unique_tokens=unique, counted=True, how="counted in the prepared data"
         )
     parts = [_source_estimate(c, data.max_docs) for c in data.corpus]
-    unknown = [how for tokens, how in parts if tokens is None]
+    unknown = [how for tokens, how, _ in parts if tokens is None]
     if unknown:
         return CorpusSize(dataset=data.name, unique_tokens=None, counted=False, how="; ".join(unknown))
     from encoderlab.data.prepare import PrepareConfig
 
     kept = 1.0 - PrepareConfig.__dataclass_fields__["val_fraction"].default
-    total = sum(tokens for tokens, _ in parts) * kept
-    how = "estimated from " + "; ".join(how for _, how in parts) + ", less the validation split"
-    return CorpusSize(dataset=data.name, unique_tokens=total, counted=False, how=how)
+    total = sum(tokens for tokens, _, _ in parts) * kept
+    how = "estimated from " + "; ".join(how for _, how, _ in parts) + ", less the validation split"
+    at_most = any(bound for _, _, bound in parts)
+    return CorpusSize(dataset=data.name, unique_tokens=total, counted=False, how=how, at_most=at_most)
 
 
-def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, str]:
-    """(estimated tokens, how) of one corpus entry; tokens None when it cannot be estimated."""
+def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, str, bool]:
+    """(estimated tokens, how, whether the tokens are an upper bound) of one corpus entry; tokens None when
+    it cannot be estimated."""
     from encoderlab.data.assets import ASSETS
     from encoderlab.data.assets.cache import read_manifest
     from encoderlab.data.corpora import CORPORA
 
     if source in CORPORA:
-        c = CORPORA[source]
-        if c.declared_tokens is None:
-            return None, f"{source}: its card states no token count (prepare it to count)"
-        how = f"{source}: the card's {_n(c.declared_tokens)} {c.token_unit} tokens"
-        if max_docs is None:
-            return c.declared_tokens, how
-        if c.tokens_per_doc is None:
-            return None, f"{how}, capped at {max_docs:,} documents of unstated size (prepare it to count)"
-        capped = min(c.declared_tokens, max_docs * c.tokens_per_doc)
-        return capped, f"{how}, capped at {max_docs:,} documents of ~{c.tokens_per_doc:,.0f} tokens each"
+        return _hub_estimate(CORPORA[source], max_docs)
     if source in ASSETS:
         manifest = read_manifest(source)
         if manifest is None:
-            return None, f"{source}: not fetched (encoderlab assets fetch {source})"
+            return None, f"{source}: not fetched (encoderlab assets fetch {source})", False
         share = min(1.0, max_docs / manifest["documents"]) if max_docs and manifest.get("documents") else 1.0
         chars = manifest["chars"] * share
         capped = f", first {max_docs:,} documents" if share < 1 else ""
-        return chars / CHARS_PER_TOKEN, f"{source}: {_n(chars)} characters / {CHARS_PER_TOKEN:g}{capped}"
+        return (
+            chars / CHARS_PER_TOKEN,
+            f"{source}: {_n(chars)} characters / {CHARS_PER_TOKEN:g}{capped}",
+            False,
+        )
     path = Path(source)
     files = (
         [path]
@@ -290,9 +306,29 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
         else []
     )
     if not files:
-        return None, f"{source}: no asset, named hub corpus or local file (prepare it to count)"
+        return None, f"{source}: no asset, named hub corpus or local file (prepare it to count)", False
     size = sum(f.stat().st_size for f in files)
-    return size / CHARS_PER_TOKEN, f"{source}: {_n(size)} bytes / {CHARS_PER_TOKEN:g}"
+    return size / CHARS_PER_TOKEN, f"{source}: {_n(size)} bytes / {CHARS_PER_TOKEN:g}", False
+
+
+def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:
+    """A named hub corpus: the card's token count, else an upper bound from the card's bytes of every
+    column (a split's text is one of them), else unknown."""
+    if c.declared_tokens is None:
+        if c.declared_bytes is None or max_docs is not None:
+            return None, f"{c.name}: its card states no token count (prepare it to count)", False
+        how = (
+            f"{c.name}: at most the card's {_n(c.declared_bytes)} bytes over all its columns / "
+            f"{CHARS_PER_TOKEN:g} (the text is one of them; prepare it to count)"
+        )
+        return c.declared_bytes / CHARS_PER_TOKEN, how, True
+    how = f"{c.name}: the card's {_n(c.declared_tokens)} {c.token_unit} tokens"
+    if max_docs is None:
+        return c.declared_tokens, how, False
+    if c.tokens_per_doc is None:
+        return None, f"{how}, capped at {max_docs:,} documents of unstated size (prepare it to count)", False
+    capped = min(c.declared_tokens, max_docs * c.tokens_per_doc)
+    return capped, f"{how}, capped at {max_docs:,} documents of ~{c.tokens_per_doc:,.0f} tokens each", False
 
 
 def plan_text(plan: StudyPlan) -> str:
@@ -317,14 +353,14 @@ def plan_text(plan: StudyPlan) -> str:
         )
         lines.append(
             f"dataset {d.name}: {' + '.join(d.corpus)}; tokenizer {tok}; "
-            f"{_n(c.unique_tokens)} unique tokens ({c.how})"
+            f"{'at most ' if c.at_most else ''}{_n(c.unique_tokens)} unique tokens ({c.how})"
         )
     width = max([len(r.model) for r in plan.runs] + [3])
     lines.append(
         f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
     )
     for r in plan.runs:
-        passes = "?" if r.passes is None else f"{r.passes:.3g}"
+        passes = _passes_text(r, 3)
         hours = (
             "?"
             if r.gpu_hours is None
