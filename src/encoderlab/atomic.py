@@ -2,8 +2,8 @@
 
 Files: the bytes go to a temporary name in the same folder (with the writer's pid, so two processes
 never share one), are flushed to disk, then renamed over the target (`atomic_file`,
-`write_text_atomic`, `write_json_atomic`). Markers, summaries, progress records, configs, reports,
-caches and compute logs all go through here.
+`write_text_atomic`, `write_json_atomic`, `write_csv_atomic`, `savefig_atomic`). Markers, summaries, progress records, configs, reports,
+caches, compute logs and the figures with the tables behind them all go through here.
 
 Folders: `atomic_folder(path)` yields a fresh temporary sibling (`NAME.tmp` unless told otherwise)
 to fill, and renames it to `path` when the block completes; on failure the sibling is removed. A
@@ -33,11 +33,12 @@ name would close the gap at the cost of another kind of leftover for every owner
 from __future__ import annotations
 
 import contextlib
+import csv
 import errno
 import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,28 @@ def write_text_atomic(path: Path, text: str) -> None:
 def write_json_atomic(path: Path, data: Any) -> None:
     """`write_text_atomic` of `data` as indented JSON with sorted keys."""
     write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def write_csv_atomic(
+    path: Path, rows: Sequence[Mapping[str, Any]], columns: Sequence[str] | None = None
+) -> None:
+    """Replace `path` with `rows` as CSV (the csv module's dialect), in one rename. `columns` defaults
+    to every key of the rows in first-seen order; a row lacking a column leaves its cell empty."""
+    names = list(columns) if columns is not None else list(dict.fromkeys(k for row in rows for k in row))
+    with atomic_file(path) as tmp, open(tmp, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=names)
+        writer.writeheader()
+        writer.writerows(rows)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def savefig_atomic(fig: Any, path: Path, **kwargs: Any) -> None:
+    """`fig.savefig(path, **kwargs)` (a matplotlib figure) through a temporary name with `path`'s
+    suffix, from which matplotlib takes the format, renamed over `path` once written."""
+    path = Path(path)
+    with atomic_file(path, suffix=path.suffix) as tmp:
+        fig.savefig(tmp, **kwargs)
 
 
 def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:

@@ -25,6 +25,7 @@ import tyro
 from encoderlab.analysis import cka, curves, plots, probe, transplant
 from encoderlab.analysis.features import Encoding
 from encoderlab.analysis.inputs import read_texts
+from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.model.config import AttentionMode
 from encoderlab.outdir import check_output, create_output, output_folder
@@ -92,7 +93,7 @@ def _load(source: str, device: str, dtype: Dtype = "float32"):
 
 def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
     """cka_report.json, the CKA figure and, with a seed twin, the noise-ratio figure."""
-    (out / "cka_report.json").write_text(json.dumps(report.to_dict(), indent=1, default=str))
+    write_text_atomic(out / "cka_report.json", json.dumps(report.to_dict(), indent=1, default=str))
     rows = [
         {**r, "pair_label": "A vs B", "baseline_label": "B' vs B (seed noise)"}
         for r in report.to_dict()["layers"]

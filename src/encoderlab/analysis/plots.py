@@ -12,7 +12,6 @@ scores are the evaluation metric in percent (0-100, as `encoderlab.eval.metrics`
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Sequence
@@ -23,6 +22,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from encoderlab.atomic import savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
+
 
 def _clean(value):
     """JSON-safe value: non-finite floats become null."""
@@ -32,13 +33,9 @@ def _clean(value):
 def save_table(rows: Sequence[dict], stem: Path) -> None:
     """Write `rows` as `<stem>.csv` and `<stem>.json` (columns = union of keys, in first-seen order)."""
     stem.parent.mkdir(parents=True, exist_ok=True)
-    columns = list(dict.fromkeys(k for row in rows for k in row))
-    with open(stem.with_suffix(".csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=columns)
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv_atomic(stem.with_suffix(".csv"), rows)
     clean = [{k: _clean(v) for k, v in row.items()} for row in rows]
-    stem.with_suffix(".json").write_text(json.dumps(clean, indent=1))
+    write_text_atomic(stem.with_suffix(".json"), json.dumps(clean, indent=1))
 
 
 def _grouped(rows: Sequence[dict], key: str) -> dict:
@@ -102,7 +99,7 @@ def line_panels(
     fig.tight_layout()
     stem.parent.mkdir(parents=True, exist_ok=True)
     png = stem.with_suffix(".png")
-    fig.savefig(png, dpi=120)
+    savefig_atomic(fig, png, dpi=120)
     plt.close(fig)
     save_table(rows if table is None else table, stem)
     return png
@@ -177,7 +174,7 @@ def plot_transplant(rows: Sequence[dict], stem: Path) -> Path:
     fig.tight_layout()
     png = stem.with_suffix(".png")
     stem.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(png, dpi=120)
+    savefig_atomic(fig, png, dpi=120)
     plt.close(fig)
     save_table(rows, stem)
     return png

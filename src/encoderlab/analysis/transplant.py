@@ -47,6 +47,7 @@ from typing import Literal
 import numpy as np
 from tqdm.auto import tqdm
 
+from encoderlab.atomic import write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
@@ -195,7 +196,7 @@ def save_transplant(
     model = transplant(a, b, spec)
     save_model_folder(model, out, tokenizer=tokenizer)
     record = {"spec": to_dict(spec), "description": spec.describe(), "sources": sources or {}}
-    (Path(out) / "transplant.json").write_text(json.dumps(record, indent=2))
+    write_text_atomic(Path(out) / "transplant.json", json.dumps(record, indent=2))
     return Path(out)
 
 

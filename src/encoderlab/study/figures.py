@@ -14,12 +14,12 @@ that runs of every objective and mask ratio are compared on, with `val/clm` besi
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Callable
 from pathlib import Path
 
 from encoderlab.analysis.curves import Placed, curve_rows
+from encoderlab.atomic import savefig_atomic, write_csv_atomic
 from encoderlab.eval.summary import ALL, EvalRecord
 from encoderlab.jsonlines import read_records
 from encoderlab.study.data import CkaResult, StudyData
@@ -98,14 +98,11 @@ def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) ->
 
 def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> dict:
     png = folder / f"{name}.png"
-    fig.savefig(png, dpi=90, bbox_inches="tight", metadata={"Software": None})
+    savefig_atomic(fig, png, dpi=90, bbox_inches="tight", metadata={"Software": None})
     import matplotlib.pyplot as plt
 
     plt.close(fig)
-    with open(folder / f"{name}.csv", "w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
+    write_csv_atomic(folder / f"{name}.csv", rows, columns=list(rows[0]))
     return _figure(name, title, caption, png, rows)
 
 

@@ -24,6 +24,7 @@ import dataclasses
 import json
 from pathlib import Path
 
+from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
@@ -249,7 +250,7 @@ def run_cka(ctx: NodeContext) -> dict:
         encoding=Encoding(max_length=cfg["max_length"]),
     )
     data = report.to_dict()
-    (ctx.out_dir / "cka.json").write_text(json.dumps(data, indent=1))
+    write_text_atomic(ctx.out_dir / "cka.json", json.dumps(data, indent=1))
     layers = data["layers"]
     return {
         "a": cfg["a"],
