@@ -28,6 +28,18 @@ def test_a_work_folder_holding_files_is_refused(tmp_path, tokenizer_dir):  # noq
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(5))
     (tmp_path / "w").mkdir()
     (tmp_path / "w" / "keep.txt").write_text("mine")
-    with pytest.raises(UserError, match="not empty"):
+    with pytest.raises(UserError, match="non-empty folder that encoderlab did not create"):
         bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), work=tmp_path / "w"))
-    assert (tmp_path / "w" / "keep.txt").read_text() == "mine"
+    assert [p.name for p in (tmp_path / "w").iterdir()] == ["keep.txt"]
+
+
+def test_a_work_folder_of_an_earlier_bench_is_refused_untouched(tmp_path, tokenizer_dir):  # noqa: F811
+    """Its prepared outputs would make the rerun's `prepare` a no-op that measures nothing."""
+    from encoderlab.outdir import create_output
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(5))
+    create_output(tmp_path / "w", "bench data")
+    (tmp_path / "w" / "corpus_1x.jsonl").write_text("{}")
+    with pytest.raises(UserError, match="holds an earlier `bench data` run's files"):
+        bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), work=tmp_path / "w"))
+    assert (tmp_path / "w" / "corpus_1x.jsonl").read_text() == "{}"

@@ -15,6 +15,7 @@ from tests.eval.conftest import make_tokenizer, vocabulary_texts
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig
 
 
@@ -59,6 +60,11 @@ def dworld(tmp_path_factory):
     (root / "config_only").mkdir()
     (root / "config_only" / "tokenizer_config.json").write_text('{"tokenizer_class": "BertTokenizer"}')
     (root / "a_file").write_text("not a folder")
+    (root / "theirs.shards").mkdir()  # someone's folder where `prepare --shard I/N --out theirs` writes parts
+    (root / "theirs.shards" / "notes.txt").write_text("keep me")
+    prepare(cfg, root / "merged", shard=Shard(0, 1), workers=1, progress=False)
+    (root / "merged").mkdir()  # the parts are ours, the folder they would be merged into is not
+    (root / "merged" / "notes.txt").write_text("keep me")
     return root
 
 
@@ -80,6 +86,8 @@ DATA_CASES = [
     ("tokenizer-config-only", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/config_only --out {w}/o", r"has tokenizer_config.json but no tokenizer.json"),
     ("merge-without-parts", "data merge --out {w}/nothing", r"no parts to merge: .*nothing.shards does not exist"),
     ("prepare-beside-a-finished-out-tmp", PREP + " --out {w}/mine", r"mine.tmp holds a finished prepared dataset, not the leftover .*nothing was changed: rename it"),
+    ("prepare-shard-into-foreign", PREP + " --shard 0/2 --out {w}/theirs", r"--out .*theirs.shards is a non-empty folder that encoderlab did not create; nothing in it was changed"),
+    ("merge-into-foreign", "data merge --out {w}/merged", r"--out .*merged is a non-empty folder that encoderlab did not create; nothing in it was changed"),
 ]  # fmt: skip
 
 

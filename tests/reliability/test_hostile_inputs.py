@@ -312,6 +312,21 @@ CASES = [
     ),
     ("bench-zero-steps", "bench train --steps 0", r"--steps must be >= 1"),
     (
+        "bench-data-work-is-a-file",
+        "bench data --source {w}/texts.txt --work {w}/a_file",
+        r"--work .*a_file is a file, not a folder; choose another --work",
+    ),
+    (
+        "bench-data-work-foreign",
+        "bench data --source {w}/texts.txt --work {w}/foreign",
+        r"--work .*foreign is a non-empty folder that encoderlab did not create; nothing in it was changed",
+    ),
+    (
+        "bench-data-work-in-source",
+        "bench data --source {w}/corpus --work {w}/corpus/w",
+        r"--work .*corpus/w is, contains or lies inside the source .*corpus; writing there would destroy",
+    ),
+    (
         "jsonl-text-field",
         "data tokenizer --source {w}/bodies.jsonl --out {w}/t",
         r"has no field 'text' \(fields: id, body\); name the text field .*#text_field=body",

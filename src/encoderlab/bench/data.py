@@ -222,13 +222,25 @@ class DataBench:
     """Runs per measurement; the fastest is kept (shared machines are noisy)."""
 
 
-def _work_folder(work: Path | None) -> Path:
-    """--work, created if new and refused unless empty, or a new temporary folder."""
-    root = Path(work or tempfile.mkdtemp(prefix="encoderlab-bench-"))
-    root.mkdir(parents=True, exist_ok=True)
-    if any(root.iterdir()):
-        raise UserError(f"{root} is not empty; pass an empty or new --work folder")
-    return root
+WORK_KIND = "bench data"
+"""The output kind of a `--work` folder (`outdir` marker)."""
+
+
+def _work_folder(work: Path | None, sources: list[str]) -> Path:
+    """--work through `outdir` (a file, a looping symlink, a folder that overlaps the corpus or the
+    tokenizer, or someone else's folder: one line, nothing touched), and empty but for the marker:
+    every pipeline writes its output there, and an earlier run's outputs would turn `prepare` into a
+    no-op that measures nothing. Without --work: a new temporary folder."""
+    if work is None:
+        return Path(tempfile.mkdtemp(prefix="encoderlab-bench-"))
+    from encoderlab.outdir import MARKER, check_output, create_output
+
+    root = check_output(work, WORK_KIND, sources=sources, flag="--work")
+    if root.is_dir() and any(p.name != MARKER for p in root.iterdir()):
+        raise UserError(
+            f"--work {root} holds an earlier `bench data` run's files; pass a new or empty --work folder"
+        )
+    return create_output(root, WORK_KIND)
 
 
 def _trained_tokenizer(corpus: Path, vocab_size: int, root: Path) -> str:
@@ -301,7 +313,7 @@ def bench_data(b: DataBench = DataBench()) -> dict:
 
     describe(SourceConfig(location=b.source))
     workers = b.workers or default_workers()
-    root = _work_folder(b.work)
+    root = _work_folder(b.work, [b.source, *([b.tokenizer] if b.tokenizer else [])])
     corpus, docs, size = _corpus_jsonl(b.source, root, 1)
     big, big_docs, big_size = _corpus_jsonl(b.source, root, b.scale)
     tokenizer = b.tokenizer if b.tokenizer is not None else _trained_tokenizer(corpus, b.vocab_size, root)
