@@ -463,3 +463,42 @@ def hoc(root: Path) -> Path:
             rows["label"].append(labels)
         splits[split] = Dataset.from_dict(rows, features=features)
     return _export(root, "bigbio/hallmarks_of_cancer", "hallmarks_of_cancer_source", splits)
+
+
+ANATEM_TYPES = ["Organ", "Cell", "Tissue"]  # 3 of AnatEM's 12 types
+
+
+def anatem(root: Path, offsets_shift: int = 0) -> Path:
+    """`bigbio/anat_em` config `anat_em_source` (train/validation/test): document_id, document_type
+    ("PM"/"PMC"), text, text_type, entities: a list of {entity_id, type, offsets: list of [start, end],
+    text: one string per fragment} (BigBio anat_em.py `_info` and `_to_source_example` [V]). Each
+    document holds two sentences; the organ mention follows "the", so a model can learn it.
+    `offsets_shift` moves every offset (a layout whose offsets do not match the text)."""
+    entity = {"entity_id": STR, "type": STR, "offsets": List(List(Value("int32"))), "text": List(STR)}
+    features = Features(
+        {"document_id": STR, "document_type": STR, "text": STR, "text_type": STR, "entities": List(entity)}
+    )
+    splits = {}
+    for i, split in enumerate(("train", "validation", "test")):
+        rng, rows = _rng(70 + i), {k: [] for k in features}
+        for k in range(24 if split == "train" else 6):
+            organ, cell = (
+                rng.choice(["left ventricle", "liver", "renal cortex"]),
+                rng.choice(["neurons", "cells"]),
+            )
+            text = f"{_sentence(rng, 3).capitalize()} the {organ} grew. Many {cell} of {split} {k} died."
+            mentions = [(organ, "Organ"), (cell, "Cell")]
+            found = [(text.index(f" {m} ") + 1, t) for m, t in mentions]
+            rows["entities"].append(
+                [
+                    {"entity_id": f"{split}{k}_T{j}", "type": t, "text": [m]}
+                    | {"offsets": [[s + offsets_shift, s + len(m) + offsets_shift]]}
+                    for j, ((m, _), (s, t)) in enumerate(zip(mentions, found))
+                ]
+            )
+            rows["document_id"].append(f"PMID-{split}{k}")
+            rows["document_type"].append("PM")
+            rows["text"].append(text)
+            rows["text_type"].append("abstract")
+        splits[split] = Dataset.from_dict(rows, features=features)
+    return _export(root, "bigbio/anat_em", "anat_em_source", splits)

@@ -18,6 +18,7 @@ from encoderlab.eval.families import MultiLabelClassification, family_ops, score
 from encoderlab.eval.finetune import prepare, run_one, train
 from encoderlab.eval.metrics import multilabel_f1
 from encoderlab.eval.spec import FinetuneConfig, SCOptions, Task, TaskData
+from encoderlab.eval.suites import SUITES
 from encoderlab.eval.tasks import TASKS, load_task
 
 EPOCHS = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=4.0, select="best_epoch")
@@ -163,3 +164,47 @@ def test_biomed_suite_runs_paper2_protocol_end_to_end(root, tmp_path, monkeypatc
     assert all(len(r["val_by_epoch"]) == 3 and 1 <= r["best_epoch"] <= 3 for r in records)
     assert all(r["val_score"] == max(r["val_by_epoch"]) for r in records)
     assert summary.tasks["biomed-gad"].metric == "macro_f1" and summary.tasks["biomed-gad"].test.n == 5
+
+
+def test_bio_sentences_tag_words_from_character_offsets():
+    from encoderlab.eval.tasks.biomed import bio_sentences
+
+    text = "Cells of the left ventricle (LV) died. The Golgi-apparatus grew. Then e.g. one showed it."
+    spans = [
+        (text.index("left ventricle"), text.index(" (LV)")),
+        (text.index("ventricle"), text.index(" (LV)")),
+    ]
+    spans += [(text.index("LV"), text.index("LV") + 2), (text.index("Golgi"), text.index(" grew"))]
+    spans += [(text.index("Cel"), text.index("Cel") + 3)]  # a mention inside a word tags the word
+    got = [list(zip(s["tokens"], s["tags"])) for s in bio_sentences(text, spans)]
+    assert got == [
+        [("Cells", 1), ("of", 0), ("the", 0), ("left", 1), ("ventricle", 2), ("(", 0), ("LV", 1), (")", 0)]
+        + [("died", 0), (".", 0)],  # the nested "ventricle" is dropped: the outer mention is kept
+        [("The", 0), ("Golgi", 1), ("-", 2), ("apparatus", 2), ("grew", 0), (".", 0)],
+        [("Then", 0), ("e", 0), (".", 0), ("g", 0), (".", 0), ("one", 0), ("showed", 0), ("it", 0), (".", 0)],
+        # a capital after a full stop ends a sentence, a lower-case word does not
+    ]
+
+
+def test_anatem_reads_brat_offsets_as_sentence_tags(root):
+    hub.anatem(root)
+    task, data = load_task(TASKS["biomed-anatem"])
+    assert task.labels == ("O", "B", "I") and task.metric == "entity_f1" and task.finetune.epochs == 20
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (48, 12, 12)  # two sentences each
+    first = data.train[0]
+    organ = [w for w, t in zip(first["tokens"], first["tags"]) if t]
+    assert first["tokens"][-1] == "." and organ in (["left", "ventricle"], ["liver"], ["renal", "cortex"])
+    assert [t for t in first["tags"] if t] == [1, 2][: len(organ)]
+    second = data.train[1]
+    assert second["tokens"][0] == "Many" and second["tags"][:2] == [0, 1]
+    assert "biomed-anatem" in SUITES["biomed"]
+
+
+def test_anatem_offsets_that_miss_their_text_are_one_line(root):
+    from encoderlab.errors import UserError
+
+    hub.anatem(root, offsets_shift=1)
+    with pytest.raises(
+        UserError, match=r"^task biomed-anatem: an entity of bigbio/anat_em .* reads '.*' but"
+    ):
+        load_task(TASKS["biomed-anatem"])

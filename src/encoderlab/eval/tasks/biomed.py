@@ -8,7 +8,11 @@ Trainer's defaults (AdamW betas 0.9/0.999, eps 1e-8, no warmup, linear decay, cl
 Of its 11 tasks, these are on the hub with a known schema, all from BigBio:
   * NER from BLURB (`bigbio/blurb`, configs bc5chem, bc5disease, jnlpba, ncbi_disease: tokens and
     ner_tags ClassLabel[O, B, I]); paper 2's BC5CDR is scored here as its chemical and disease
-    halves, as BLURB splits it; AnatEM's BigBio version has only a span schema (not converted);
+    halves, as BLURB splits it;
+  * AnatEM (`bigbio/anat_em`, config anat_em_source: brat documents, PubMed abstracts and PMC
+    sections, with character-offset mentions of 12 anatomical types; BigBio anat_em.py). We turn
+    each into word-level O/B/I tags of one type, one example per sentence (`bio_sentences`), as the
+    usual AnatEM NER benchmark does (one "Anatomy" type); how paper 2 read AnatEM is not stated [U];
   * GAD (`bigbio/gad`, config gad_blurb_bigbio_text: text, labels ["0"] or ["1"]);
   * HoC (`bigbio/hallmarks_of_cancer`, config hallmarks_of_cancer_source: text, a list of the 11
     hallmark names with "none"), multi-label over the 10 hallmarks as BCM builds it from
@@ -25,6 +29,8 @@ tokenizer's maximum (512 when that is over 10,000); ours is 0.99 x the model's m
 
 from __future__ import annotations
 
+import re
+
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import TaskData
 from encoderlab.eval.tasks.hub import (
@@ -34,8 +40,9 @@ from encoderlab.eval.tasks.hub import (
     export_files,
     load_hub,
     require_columns,
+    require_splits,
 )
-from encoderlab.eval.tasks.paper import load_ner, rows
+from encoderlab.eval.tasks.paper import load_ner, rows, struct_list
 from encoderlab.eval.tasks.splits import label_index, require_nonempty
 
 SPLITS = ("train", "validation", "test")
@@ -113,3 +120,61 @@ def load_hoc(task: str) -> TaskData:
     return require_nonempty(
         task, TaskData(examples("train"), examples("validation"), {"test": examples("test")})
     )
+
+
+ANATEM = "bigbio/anat_em"
+NER_TAGS = ("O", "B", "I")
+_WORD = re.compile(r"\w+|[^\w\s]")
+"""A word is a run of letters and digits, or one other non-space character (AnatEM's IOB release splits
+punctuation off words the same way)."""
+
+
+def load_anatem(task: str) -> TaskData:
+    """AnatEM: anatomical entity mentions, converted from brat offsets to sentence-level O/B/I tags."""
+    source = bigbio(ANATEM, "anat_em_source")
+    ds = load_hub(source)
+    require_splits(task, ds, SPLITS, source)
+    require_columns(task, ds["train"], ("text", "entities"), source)
+
+    def examples(split):
+        out = []
+        for r in rows(ds[split], ("text", "entities")):
+            spans = []
+            for entity in struct_list(r["entities"]):
+                for (start, end), words in zip(entity["offsets"], entity["text"], strict=True):
+                    if r["text"][start:end] != words:
+                        raise UserError(
+                            f"task {task}: an entity of {source.describe()} reads {words!r} but its offsets "
+                            f"{start}-{end} hold {r['text'][start:end]!r}; the dataset's layout changed"
+                        )
+                    spans.append((start, end))
+            out += bio_sentences(r["text"], spans)
+        return out
+
+    data = TaskData(examples("train"), examples("validation"), {"test": examples("test")}, labels=NER_TAGS)
+    return require_nonempty(task, data)
+
+
+def bio_sentences(text: str, spans: list[tuple[int, int]]) -> list[dict]:
+    """`text` as sentences of words with O/B/I tag ids (0/1/2) from character `spans` [start, end).
+
+    A word is tagged when it overlaps a span, B on the span's first word. A span overlapping one
+    already tagged (a nested mention) is dropped: the outer, earlier one is kept. Each fragment of a
+    discontinuous mention is a span of its own. A sentence ends after `.`, `?` or `!` when the next
+    word starts with a capital letter and is not inside a mention."""
+    words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+    tags = [0] * len(words)
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        inside = [i for i, (s, e, _) in enumerate(words) if s < end and e > start]
+        if not inside or any(tags[i] for i in inside):
+            continue
+        tags[inside[0]] = 1
+        for i in inside[1:]:
+            tags[i] = 2
+    out, first = [], 0
+    for i, (_, _, word) in enumerate(words):
+        last = i + 1 == len(words)
+        if last or (word in ".?!" and words[i + 1][2][0].isupper() and tags[i + 1] != 2):
+            out.append({"tokens": [w for _, _, w in words[first : i + 1]], "tags": tags[first : i + 1]})
+            first = i + 1
+    return out

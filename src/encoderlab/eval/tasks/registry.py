@@ -292,6 +292,15 @@ def _biomed_tasks() -> list[Task]:
     return [
         *ner,
         Task(
+            name="biomed-anatem",
+            description="AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
+            options=TCOptions(),
+            metric="entity_f1",
+            finetune=PAPER2_NER,
+            loader=lambda: biomed.load_anatem("biomed-anatem"),
+            **common,
+        ),
+        Task(
             name="biomed-gad",
             description="GAD gene-disease association (BLURB split, bigbio/gad)",
             options=SCOptions(labels=biomed.GAD_LABELS),
