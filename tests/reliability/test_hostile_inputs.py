@@ -317,6 +317,16 @@ CASES = [
         r"--work .*a_file is a file, not a folder; choose another --work",
     ),
     (
+        "bench-data-out-foreign-file",
+        "bench data --source {w}/texts.txt --out {w}/tiny.yaml",
+        r"--out .*tiny.yaml exists and is not a `bench data` result; nothing was changed",
+    ),
+    (
+        "report-not-a-study",
+        "study report {w}/foreign",
+        r"foreign is not a study folder \(no study.json/graph.json\)",
+    ),
+    (
         "bench-data-work-foreign",
         "bench data --source {w}/texts.txt --work {w}/foreign",
         r"--work .*foreign is a non-empty folder that encoderlab did not create; nothing in it was changed",

@@ -1,0 +1,169 @@
+"""docs/errors.md and the hostile-input tests say the same thing (issue 20, item 5).
+
+The catalogue is the promise ("every case below gets one line"), the tests are its proof. Before,
+nothing tied them: a row could lose its test, a table case could lose its row, and a documented
+message could drift from what the command prints. Here every row's case id must name a test, either
+a case of one of the parametrized tables (`CASES`, `DATA_CASES`, `REFUSED_BEFORE_WRITING`) or a
+test function listed in `NAMED`; every table case must have a row; and a table case's row must show
+the command the test runs and a message its pattern matches.
+
+Every command of `encoderlab` is also classified by what it writes (`WRITES`), so a new command
+cannot skip `encoderlab/outdir.py` unnoticed: each that writes a folder or a file names the catalogue
+row proving it refuses someone else's.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tests.reliability.test_hostile_data import DATA_CASES
+from tests.reliability.test_hostile_inputs import CASES
+from tests.reliability.test_hostile_pretrain import REFUSED_BEFORE_WRITING
+
+from encoderlab.cli import COMMANDS
+
+ROOT = Path(__file__).parents[2]
+DOC = ROOT / "docs" / "errors.md"
+
+# Rows proved by a test of their own rather than a table case: case id -> "module::function".
+NAMED = {
+    "unusable-output": "tests.reliability.test_hostile_inputs::test_unusable_output_folder_is_one_line",
+    "disk-full": "tests.reliability.test_hostile_inputs::test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes",
+    "mlm-without-mask-token": "tests.reliability.test_hostile_inputs::test_mlm_with_a_tokenizer_without_mask_token",
+    "pretrain-out-uncreatable-parent": "tests.reliability.test_hostile_inputs::test_out_under_a_parent_that_cannot_be_made_is_one_line",
+    "empty-hub-mirror-split": "tests.reliability.test_hostile_inputs::test_empty_hub_mirror_split_is_one_line_after_the_progress_bar",
+    "encoderlab-home-is-a-file": "tests.reliability.test_hostile_data::test_encoderlab_home_that_is_a_file_is_one_line",
+    "pretrain-on-patched-ids": "tests.reliability.test_hostile_data::test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error",
+    "tokenizer-1mb-line": "tests.data.test_tokenizer::test_a_megabyte_line_without_spaces_trains",
+    "tokenizer-interrupted": "tests.data.test_tokenizer::test_ctrl_c_and_sigterm_stop_training_with_the_usual_line",
+    "export-disk-full": "tests.reliability.test_output_folders::test_disk_full_during_export_is_exit_3_and_leaves_nothing",
+    "headless-checkpoint-fingerprint": "tests.reliability.test_stable_fingerprint::test_an_interrupted_grid_over_a_headless_checkpoint_resumes",
+    "copied-study-resumes": "tests.study.test_nodes::test_a_copied_study_resumes_its_unfinished_run",
+    "foreign-out": "tests.reliability.test_hostile_pretrain::test_foreign_folder_is_refused_and_untouched",
+    "two-runs-one-folder": "tests.reliability.test_hostile_pretrain::test_two_pretrains_on_one_folder_at_once_one_is_refused",
+    "until-step-behind": "tests.reliability.test_hostile_pretrain::test_until_step_that_is_not_ahead_of_the_run_is_refused",
+    "resume-nothing": "tests.reliability.test_hostile_pretrain::test_resume_with_nothing_to_resume_says_so_and_starts",
+    "resume-without-config-yaml": "tests.reliability.test_hostile_pretrain::test_resume_without_config_yaml_checks_the_checkpoints_config",
+    "corrupt-state-json": "tests.reliability.test_hostile_pretrain::test_corrupt_state_json_is_one_line",
+    "dense-mask-too-big": "tests.reliability.test_hostile_pretrain::test_a_dense_attention_mask_that_cannot_fit_is_refused",
+    "disk-full-safetensors": "tests.reliability.test_hostile_pretrain::test_disk_full_in_safetensors_is_exit_3",
+    "malicious-checkpoint-pickle": "tests.reliability.test_hostile_pretrain::test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model",
+    "old-layout-checkpoint": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_without_readable_train_state_is_one_line",
+    "damaged-train-state": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_without_readable_train_state_is_one_line",
+    "init-other-tokenizer": "tests.reliability.test_hostile_pretrain::test_init_model_with_another_tokenizer_is_refused_naming_both_hashes",
+    "prepare-disk-full": "tests.reliability.test_disk_full::test_prepare_disk_full_is_exit_3_and_the_rerun_completes",
+    "merge-disk-full": "tests.reliability.test_disk_full::test_merge_disk_full_is_exit_3_and_the_rerun_completes",
+    "eval-disk-full": "tests.reliability.test_disk_full::test_eval_disk_full_is_exit_3_and_the_rerun_resumes",
+    "sigterm-any-command": "tests.reliability.test_signals::test_every_command_runs_with_sigterm_as_ctrl_c",
+    "sigterm-pretrain": "tests.reliability.test_signals::test_sigterm_stops_pretraining_keeps_its_checkpoints_and_it_resumes",
+    "sigterm-study": "tests.reliability.test_signals::test_sigterm_stops_a_study_and_its_workers_at_once",
+    "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
+}  # fmt: skip
+
+# Every command by what it writes. A folder or a file: the catalogue row proving that it refuses
+# someone else's and changes nothing in it. The asset cache is encoderlab's own folder (its row: a
+# cache path that cannot be used). None: the command writes nothing.
+WRITES = {
+    "advise": "advise-over-foreign",
+    "analyze cka": "cka-over-foreign",
+    "analyze transplant": "transplant-over-foreign",
+    "analyze probe": "probe-over-foreign",
+    "analyze curves": "curves-over-foreign",
+    "assets list": None,
+    "assets fetch": "encoderlab-home-is-a-file",
+    "data tokenizer": "tokenizer-over-foreign",
+    "data prepare": "prepare-into-foreign-meta",
+    "data merge": "merge-into-foreign",
+    "data inspect": None,
+    "export": "export-over-foreign",
+    "eval": "eval-foreign-results",
+    "bench data": "bench-data-out-foreign-file",
+    "bench train": "bench-out-foreign-file",
+    "bench table": None,
+    "pretrain": "foreign-out",
+    "recipes": None,
+    "study run": "study-over-foreign",
+    "study plan": None,
+    "study show": None,
+    "study list": None,
+    "study report": "report-not-a-study",
+}
+REFUSES_FOREIGN = re.compile(
+    r"did not create|exists and is not|is not a study folder|is a file, not a folder"
+)
+
+
+def _cells(line: str) -> list[str]:
+    """A Markdown table row's cells (`\\|` inside a cell is a literal bar)."""
+    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def doc_rows() -> dict[str, tuple[str, str, str, bool]]:
+    """Case id -> (command, message, exit code, whether the row's message is this case's) for every
+    catalogue row of docs/errors.md (a row may list several cases, e.g. `lr-inf`, `lr-nan`, and
+    show the first one's message)."""
+    rows = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        cells = _cells(line) if line.startswith("| `") else []
+        if len(cells) != 4:
+            continue  # another table (the NaN policies, the exit codes)
+        for i, case in enumerate(re.findall(r"`([a-z0-9-]+)`", cells[0].split("(")[0])):
+            assert case not in rows, f"docs/errors.md has two rows for {case}"
+            command = re.match(r"`([^`]*)`", cells[1])  # then, maybe, a note in brackets
+            rows[case] = (command.group(1) if command else cells[1], cells[2], cells[3], i == 0)
+    return rows
+
+
+def _table_cases() -> dict[str, tuple[str | None, str]]:
+    """Case id -> (argv or None, pattern) of the parametrized tables."""
+    cases = {c[0]: (c[1], c[2]) for c in [*CASES, *DATA_CASES]}
+    cases.update({c[0]: (None, c[2]) for c in REFUSED_BEFORE_WRITING})
+    return cases
+
+
+def test_every_row_has_a_test_and_every_case_a_row():
+    rows, cases = doc_rows(), _table_cases()
+    assert not set(cases) & set(NAMED), "a case is both in a table and named"
+    assert sorted(set(rows) - set(cases) - set(NAMED)) == [], "rows of docs/errors.md without a test"
+    assert sorted(set(cases) - set(rows)) == [], "table cases without a row in docs/errors.md"
+    assert sorted(set(NAMED) - set(rows)) == [], "NAMED lists cases that have no row"
+
+
+@pytest.mark.parametrize("case", sorted(NAMED))
+def test_a_named_test_exists(case):
+    """Read, not imported: test modules import their fixtures by bare name (pytest's prepend mode)."""
+    module, function = NAMED[case].split("::")
+    source = ROOT.joinpath(*module.split(".")).with_suffix(".py").read_text(encoding="utf-8")
+    assert re.search(rf"^def {function}\(", source, re.MULTILINE), NAMED[case]
+
+
+@pytest.mark.parametrize("case", sorted(_table_cases()))
+def test_a_rows_command_and_message_are_the_tests(case):
+    command, message, code, own_message = doc_rows()[case]
+    argv, pattern = _table_cases()[case]
+    assert code == "2", case
+    if own_message:  # {w} stands for the test's scratch folder, an absolute path
+        assert re.search(pattern, message.replace("{w}", "/w")), (
+            f"docs/errors.md's message for {case} does not match {pattern!r}"
+        )
+    if argv is not None and "..." not in command:  # a row may shorten a long command
+        assert command.split() == ["encoderlab", *argv.split()], case
+
+
+def _leaves(node: dict, path: tuple[str, ...] = ()) -> list[str]:
+    return [
+        name
+        for word, sub in node.items()
+        for name in ([" ".join((*path, word))] if isinstance(sub, str) else _leaves(sub, (*path, word)))
+    ]
+
+
+def test_every_command_is_classified_by_what_it_writes():
+    assert sorted(_leaves(COMMANDS)) == sorted(WRITES), "classify the new command in WRITES"
+    rows = doc_rows()
+    for command, case in WRITES.items():
+        if case is not None:
+            assert case in rows, f"{command}: no row {case} in docs/errors.md"
+            assert REFUSES_FOREIGN.search(rows[case][1]), f"{command}: row {case} refuses nothing"
