@@ -42,6 +42,7 @@ NAMED = {
     "headless-checkpoint-fingerprint": "tests.reliability.test_stable_fingerprint::test_an_interrupted_grid_over_a_headless_checkpoint_resumes",
     "copied-study-resumes": "tests.study.test_nodes::test_a_copied_study_resumes_its_unfinished_run",
     "foreign-out": "tests.reliability.test_hostile_pretrain::test_foreign_folder_is_refused_and_untouched",
+    "out-inside-init-hub-model": "tests.reliability.test_hostile_pretrain::test_out_inside_an_init_model_named_by_hub_id_is_refused",
     "two-runs-one-folder": "tests.reliability.test_hostile_pretrain::test_two_pretrains_on_one_folder_at_once_one_is_refused",
     "until-step-behind": "tests.reliability.test_hostile_pretrain::test_until_step_that_is_not_ahead_of_the_run_is_refused",
     "resume-nothing": "tests.reliability.test_hostile_pretrain::test_resume_with_nothing_to_resume_says_so_and_starts",

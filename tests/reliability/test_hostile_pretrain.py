@@ -125,6 +125,23 @@ def test_resume_without_config_yaml_checks_the_checkpoints_config(w, tmp_path, c
     assert pretrain(w, run, "--resume", capsys=capsys)[0] == 0  # the original settings resume
 
 
+def test_out_inside_an_init_model_named_by_hub_id_is_refused(w, tmp_path, capsys, monkeypatch):
+    """`init=OWNER/NAME` reads the model's mirror folder (an asset name: its cache folder), which the
+    overlap check missed: it looked only at paths, so the run trained into the model's folder."""
+    tok = make_tokenizer(vocabulary_texts())
+    model = tmp_path / "mirror" / "someone" / "enc"
+    save_model_folder(tiny_model(len(tok)), model, tok)
+    monkeypatch.setenv("ENCODERLAB_HUB_MODELS", str(tmp_path / "mirror"))
+    before = snapshot(tmp_path / "mirror")
+    code, err = pretrain(
+        w, model / "run", "--set", "model.init=someone/enc", "model.load=weights", capsys=capsys
+    )
+    assert_one_line(
+        code, err, r"--out .*enc/run is, contains or lies inside the source .*someone/enc; writing"
+    )
+    assert snapshot(tmp_path / "mirror") == before and not (model / "run").exists()
+
+
 def test_corrupt_state_json_is_one_line(w, tmp_path, capsys):
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0

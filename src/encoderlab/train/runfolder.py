@@ -84,9 +84,14 @@ def is_run_folder(path: Path) -> bool:
 
 
 def _sources(cfg: RunConfig) -> list[Path]:
-    """The folders the run reads, which its run folder must not be, contain or lie inside."""
+    """The folders the run reads, which its run folder must not be, contain or lie inside: the data
+    and the `init` model, an asset name or hub id resolved to the folder it loads from (as `eval`
+    and `export` do)."""
+    from encoderlab.model.hub import source_folder
+
     found = [Path(cfg.data.path)] if cfg.data.path not in ("", "synthetic") else []
-    return found + ([Path(cfg.model.init)] if cfg.model.init and Path(cfg.model.init).exists() else [])
+    init = source_folder(cfg.model.init) if cfg.model.init else None
+    return found + ([init] if init is not None else [])
 
 
 def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
