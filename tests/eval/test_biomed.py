@@ -11,7 +11,7 @@ from dataclasses import replace
 import datasets
 import pytest
 import torch
-from tests.eval import hub_fixtures as hub
+from tests.eval import bigbio_fixtures as hub
 from tests.eval.conftest import TOPICS, filler, sc_examples
 
 from encoderlab.eval.families import MultiLabelClassification, family_ops, score
@@ -208,3 +208,55 @@ def test_anatem_offsets_that_miss_their_text_are_one_line(root):
         UserError, match=r"^task biomed-anatem: an entity of bigbio/anat_em .* reads '.*' but"
     ):
         load_task(TASKS["biomed-anatem"])
+
+
+def test_chemprot_pairs_follow_blues_converter():
+    """BLUE's create_chemprot_bert.py, restated on one abstract: pairs within a sentence only, one row
+    per gold label, "false" without one, overlapping mentions as @CHEM-GENE$, "i.v." ends no sentence."""
+    from encoderlab.eval.tasks.biomed import chemprot_pairs
+
+    text = "Title of it\nDrugA blocks GENEB and DrugC. DrugA-GENEB i.v. Dosed it. GENEB rose."
+
+    def at(mention: str, nth: int) -> list[int]:  # the nth occurrence's [start, end]
+        starts = [i for i in range(len(text)) if text.startswith(mention, i)]
+        return [starts[nth], starts[nth] + len(mention)]
+
+    mentions = [
+        {"id": i, "type": t, "offsets": at(m, n)}
+        for i, t, m, n in [
+            ("T1", "CHEMICAL", "DrugA", 0),
+            ("T2", "GENE-Y", "GENEB", 0),
+            ("T3", "CHEMICAL", "DrugC", 0),
+            ("T4", "CHEMICAL", "DrugA-GENEB", 0),
+            ("T5", "GENE-N", "GENEB", 1),
+            ("T6", "GENE-N", "GENEB", 2),
+        ]
+    ]
+    relations = [{"type": "CPR:4", "arg1": "T1", "arg2": "T2"}, {"type": "CPR:9", "arg1": "T1", "arg2": "T2"}]
+    assert chemprot_pairs(text, mentions, relations) == [
+        ("Title of it @CHEMICAL$ blocks @GENE$ and DrugC.", "CPR:4"),
+        ("Title of it @CHEMICAL$ blocks @GENE$ and DrugC.", "CPR:9"),
+        ("Title of it DrugA blocks @GENE$ and @CHEMICAL$.", "false"),
+        ("@CHEM-GENE$ i.v. Dosed it.", "false"),  # T4 contains T5
+    ]  # T6 is alone in its sentence: no pair
+
+
+def test_chemprot_reads_bigbios_abstracts(root):
+    hub.chemprot(root)
+    task, data = load_task(TASKS["biomed-chemprot"])
+    assert task.labels[-1] == "false" and task.max_length == 512 and task.metric == "macro_f1"
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (32, 8, 8)  # one pair per abstract
+    for e in data.train:
+        assert e["text"].startswith("Study train ") and "@CHEMICAL$" in e["text"] and "@GENE$" in e["text"]
+        assert task.labels[e["label"]] == ("CPR:4" if " inhibits " in e["text"] else "false")
+    assert "caffeine" not in data.train[0]["text"] and {"biomed-chemprot", "biomed-anatem"} <= set(
+        SUITES["biomed"]
+    )
+
+
+def test_chemprot_offsets_that_miss_their_mention_are_one_line(root):
+    from encoderlab.errors import UserError
+
+    hub.chemprot(root, offsets_shift=2)
+    with pytest.raises(UserError, match=r"^task biomed-chemprot: a mention of bigbio/chemprot .* but its"):
+        load_task(TASKS["biomed-chemprot"])

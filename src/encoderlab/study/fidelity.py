@@ -111,8 +111,7 @@ PAPERS: dict[str, PaperSetup] = {
         tokenizer_text="ModernBERT's tokenizer (50,368 ids)",
         suite="biomed",
         suite_text="its 11 English biomedical tasks with BioClinical-ModernBERT's protocol",
-        suite_gap="5 of the 11 tasks: ChemProt (BCM reads BLUE's sentence pairs; BigBio's layout is documents "
-        "with relations, not converted) and the clinical Phenotype, COS, Social History and DEID (not on the hub)",
+        suite_gap="4 of the 11 tasks: the clinical Phenotype, COS, Social History and DEID (not on the hub)",
         sizes=(),
         start_models=("answerdotai/ModernBERT-base", "answerdotai/ModernBERT-large"),
         models="ModernBERT-base or -large, continued",

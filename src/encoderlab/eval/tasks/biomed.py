@@ -17,8 +17,12 @@ Of its 11 tasks, these are on the hub with a known schema, all from BigBio:
   * HoC (`bigbio/hallmarks_of_cancer`, config hallmarks_of_cancer_source: text, a list of the 11
     hallmark names with "none"), multi-label over the 10 hallmarks as BCM builds it from
     `qanastek/HoC` (an abstract labelled "none" has no label).
-Not here: ChemProt (BCM reads the BLUE TSV files; BigBio's is a document/relation schema) and the
-clinical tasks (Phenotype, COS, Social History, DEID), which are not on the hub.
+  * ChemProt (`bigbio/chemprot`, config chemprot_shared_task_eval_source: abstracts with chemical and
+    gene mentions and the gold relations of the 5 evaluated groups). BCM reads BLUE's TSV files; we
+    build the same examples from the abstracts as BLUE's converter does (`chemprot_pairs`): every
+    chemical-gene pair within a sentence, masked as @CHEMICAL$ / @GENE$, labelled CPR:3-9 or "false".
+    Our sentence split is `sentence_starts`, not BLUE's tokenizer, so a few sentences may differ.
+Not here: the clinical tasks (Phenotype, COS, Social History, DEID), which are not on the hub.
 
 The BigBio repositories are dataset scripts, which `datasets` >= 4 refuses and which we would not
 run unasked: they are read from their parquet export (`refs/convert/parquet`).
@@ -29,7 +33,9 @@ tokenizer's maximum (512 when that is over 10,000); ours is 0.99 x the model's m
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import defaultdict
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import TaskData
@@ -125,6 +131,7 @@ def load_hoc(task: str) -> TaskData:
 ANATEM = "bigbio/anat_em"
 NER_TAGS = ("O", "B", "I")
 _WORD = re.compile(r"\w+|[^\w\s]")
+_SENTENCE_GAP = re.compile(r"(?<=[.?!])\s+(?=\S)")
 """A word is a run of letters and digits, or one other non-space character (AnatEM's IOB release splits
 punctuation off words the same way)."""
 
@@ -155,13 +162,26 @@ def load_anatem(task: str) -> TaskData:
     return require_nonempty(task, data)
 
 
+def sentence_starts(text: str, keep: list[tuple[int, int]] = ()) -> list[int]:
+    """Where the sentences of `text` after the first begin: at a capital letter that follows `.`, `?`
+    or `!` and white space, unless the gap lies inside a `keep` span (a mention) or follows "i.v."
+    (BLUE's `merge_sentences` rule, ncbi-nlp/BLUE_Benchmark blue/bert/create_chemprot_bert.py)."""
+    starts = []
+    for m in _SENTENCE_GAP.finditer(text):
+        at = m.end()
+        inside = any(start < at and m.start() < end for start, end in keep)
+        if text[at].isupper() and not inside and not text[: m.start()].endswith("i.v."):
+            starts.append(at)
+    return starts
+
+
 def bio_sentences(text: str, spans: list[tuple[int, int]]) -> list[dict]:
-    """`text` as sentences of words with O/B/I tag ids (0/1/2) from character `spans` [start, end).
+    """`text` as sentences (`sentence_starts`) of words with O/B/I tag ids (0/1/2) from character
+    `spans` [start, end).
 
     A word is tagged when it overlaps a span, B on the span's first word. A span overlapping one
     already tagged (a nested mention) is dropped: the outer, earlier one is kept. Each fragment of a
-    discontinuous mention is a span of its own. A sentence ends after `.`, `?` or `!` when the next
-    word starts with a capital letter and is not inside a mention."""
+    discontinuous mention is a span of its own."""
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
     tags = [0] * len(words)
     for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
@@ -171,10 +191,72 @@ def bio_sentences(text: str, spans: list[tuple[int, int]]) -> list[dict]:
         tags[inside[0]] = 1
         for i in inside[1:]:
             tags[i] = 2
-    out, first = [], 0
-    for i, (_, _, word) in enumerate(words):
-        last = i + 1 == len(words)
-        if last or (word in ".?!" and words[i + 1][2][0].isupper() and tags[i + 1] != 2):
-            out.append({"tokens": [w for _, _, w in words[first : i + 1]], "tags": tags[first : i + 1]})
-            first = i + 1
+    starts = set(sentence_starts(text, spans))
+    cuts = [0, *(i for i, (s, _, _) in enumerate(words) if s in starts), len(words)]
+    return [
+        {"tokens": [w for _, _, w in words[a:b]], "tags": tags[a:b]} for a, b in zip(cuts, cuts[1:]) if b > a
+    ]
+
+
+CHEMPROT = "bigbio/chemprot"
+CHEMPROT_LABELS = ("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false")
+"""BLUE's ChemProt labels in BCM's order (`class_encode_column`: sorted)."""
+_GENES = ("GENE-Y", "GENE-N")
+
+
+def load_chemprot(task: str) -> TaskData:
+    """ChemProt as BLUE's sentence-level relation classification, built from BigBio's abstracts."""
+    source = bigbio(CHEMPROT, "chemprot_shared_task_eval_source")
+    ds = load_hub(source)
+    require_splits(task, ds, SPLITS, source)
+    columns = ("text", "entities", "relations")
+    require_columns(task, ds["train"], columns, source)
+
+    def examples(split):
+        out = []
+        for r in rows(ds[split], columns):
+            mentions = struct_list(r["entities"])
+            for m in mentions:
+                start, end = m["offsets"]
+                if r["text"][start:end] != m["text"]:
+                    raise UserError(
+                        f"task {task}: a mention of {source.describe()} reads {m['text']!r} but its offsets "
+                        f"{start}-{end} hold {r['text'][start:end]!r}; the dataset's layout changed"
+                    )
+            pairs = chemprot_pairs(r["text"], mentions, struct_list(r["relations"]))
+            out += [{"text": t, "label": label_index(task, CHEMPROT_LABELS, y)} for t, y in pairs]
+        return out
+
+    return require_nonempty(
+        task, TaskData(examples("train"), examples("validation"), {"test": examples("test")})
+    )
+
+
+def chemprot_pairs(text: str, mentions: list[dict], relations: list[dict]) -> list[tuple[str, str]]:
+    """BLUE's ChemProt examples of one abstract (`convert` in create_chemprot_bert.py): for every
+    chemical-gene pair inside one sentence, the sentence with the chemical as @CHEMICAL$ and the gene
+    as @GENE$ (both as one @CHEM-GENE$ when they overlap or touch), once per gold relation of the pair
+    (chemical as Arg1), or once labelled "false". The title's line break reads as a space, as BLUE
+    joins title and abstract."""
+    labels = defaultdict(list)
+    for rel in relations:
+        labels[rel["arg1"], rel["arg2"]].append(rel["type"])
+    spans = [(m["offsets"][0], m["offsets"][1]) for m in mentions]
+    bounds = [0, *sentence_starts(text, spans), len(text)]
+    out = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        inside = [m for m in mentions if lo <= m["offsets"][0] and m["offsets"][1] <= hi]
+        chemicals = [m for m in inside if m["type"].upper() == "CHEMICAL"]
+        genes = [m for m in inside if m["type"].upper() in _GENES]
+        for chem, gene in itertools.product(chemicals, genes):
+            masked = _mask_pair(text, lo, hi, chem["offsets"], gene["offsets"]).strip().replace("\n", " ")
+            out += [(masked, y) for y in labels.get((chem["id"], gene["id"]), ["false"])]
     return out
+
+
+def _mask_pair(text: str, lo: int, hi: int, chem: list[int], gene: list[int]) -> str:
+    (cs, ce), (gs, ge) = chem, gene
+    if cs <= gs <= ce or cs <= ge <= ce or gs <= cs <= ge or gs <= ce <= ge:  # BLUE's overlap test
+        return text[lo : min(cs, gs)] + "@CHEM-GENE$" + text[max(ce, ge) : hi]
+    (a, a_end, a_tag), (b, b_end, b_tag) = sorted([(cs, ce, "@CHEMICAL$"), (gs, ge, "@GENE$")])
+    return text[lo:a] + a_tag + text[a_end:b] + b_tag + text[b_end:hi]

@@ -301,6 +301,15 @@ def _biomed_tasks() -> list[Task]:
             **common,
         ),
         Task(
+            name="biomed-chemprot",
+            description="ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
+            options=SCOptions(labels=biomed.CHEMPROT_LABELS),
+            metric="macro_f1",
+            finetune=PAPER2_CLS,
+            loader=lambda: biomed.load_chemprot("biomed-chemprot"),
+            **{**common, "max_length": 512},  # paper 2 gives ChemProt 512 tokens
+        ),
+        Task(
             name="biomed-gad",
             description="GAD gene-disease association (BLURB split, bigbio/gad)",
             options=SCOptions(labels=biomed.GAD_LABELS),
