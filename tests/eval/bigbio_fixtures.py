@@ -10,6 +10,8 @@ from datasets import ClassLabel, Dataset, Features, List, Sequence, Value
 from tests.eval.conftest import NEGATIVE, POSITIVE
 from tests.eval.hub_fixtures import STR, _ner_rows, _rng, _sentence
 
+from encoderlab.eval.tasks.biomed import HOC_HALLMARKS
+
 
 def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> Path:
     """A BigBio script repository's parquet export, current converter layout
@@ -68,19 +70,8 @@ def gad(root: Path) -> Path:
     return _export(root, "bigbio/gad", "gad_blurb_bigbio_text", splits)
 
 
-HOC_NAMES = [
-    "evading growth suppressors",
-    "tumor promoting inflammation",
-    "enabling replicative immortality",
-    "cellular energetics",
-    "resisting cell death",
-    "activating invasion and metastasis",
-    "genomic instability and mutation",
-    "none",
-    "inducing angiogenesis",
-    "sustaining proliferative signaling",
-    "avoiding immune destruction",
-]
+HOC_NAMES = [*HOC_HALLMARKS[:7], "none", *HOC_HALLMARKS[7:]]
+"""BigBio's 11 classes: BCM's order, "none" at index 7 (its `HOC.class_names`)."""
 
 
 def hoc(root: Path) -> Path:

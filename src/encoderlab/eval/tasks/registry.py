@@ -289,43 +289,29 @@ def _biomed_tasks() -> list[Task]:
         )
         for config, title in biomed.BLURB_NER.items()
     ]
+    rows = [  # name, description, options, metric, protocol, loader, max length (None: the model's)
+        ("anatem", "AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
+         TCOptions(), "entity_f1", PAPER2_NER, biomed.load_anatem, None),
+        ("chemprot", "ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
+         SCOptions(labels=biomed.CHEMPROT_LABELS), "macro_f1", PAPER2_CLS, biomed.load_chemprot, 512),
+        ("gad", "GAD gene-disease association (BLURB split, bigbio/gad)",
+         SCOptions(labels=biomed.GAD_LABELS), "macro_f1", PAPER2_CLS, biomed.load_gad, None),
+        ("hoc", "Hallmarks of Cancer, multi-label over 10 hallmarks (bigbio/hallmarks_of_cancer)",
+         SCOptions(labels=biomed.HOC_HALLMARKS, multilabel=True), "macro_f1", PAPER2_CLS, biomed.load_hoc, None),
+    ]  # fmt: skip
     return [
         *ner,
-        Task(
-            name="biomed-anatem",
-            description="AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
-            options=TCOptions(),
-            metric="entity_f1",
-            finetune=PAPER2_NER,
-            loader=lambda: biomed.load_anatem("biomed-anatem"),
-            **common,
-        ),
-        Task(
-            name="biomed-chemprot",
-            description="ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
-            options=SCOptions(labels=biomed.CHEMPROT_LABELS),
-            metric="macro_f1",
-            finetune=PAPER2_CLS,
-            loader=lambda: biomed.load_chemprot("biomed-chemprot"),
-            **{**common, "max_length": 512},  # paper 2 gives ChemProt 512 tokens
-        ),
-        Task(
-            name="biomed-gad",
-            description="GAD gene-disease association (BLURB split, bigbio/gad)",
-            options=SCOptions(labels=biomed.GAD_LABELS),
-            metric="macro_f1",
-            finetune=PAPER2_CLS,
-            loader=lambda: biomed.load_gad("biomed-gad"),
-            **common,
-        ),
-        Task(
-            name="biomed-hoc",
-            description="Hallmarks of Cancer, multi-label over 10 hallmarks (bigbio/hallmarks_of_cancer)",
-            options=SCOptions(labels=biomed.HOC_HALLMARKS, multilabel=True),
-            metric="macro_f1",
-            finetune=PAPER2_CLS,
-            loader=lambda: biomed.load_hoc("biomed-hoc"),
-            **common,
+        *(
+            Task(
+                name=f"biomed-{name}",
+                description=description,
+                options=options,
+                metric=metric,
+                finetune=protocol,
+                loader=partial(load, f"biomed-{name}"),
+                **{**common, "max_length": length},  # paper 2 gives ChemProt 512 tokens
+            )
+            for name, description, options, metric, protocol, load, length in rows
         ),
     ]
 
