@@ -77,7 +77,7 @@ def fineweb_edu_rows(first: int, n: int) -> dict[str, list]:
     }
 
 
-def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40) -> Path:
+def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40, files_350bt: int = 1) -> Path:
     """`HuggingFaceFW/fineweb-edu` as the hub lays it out.
 
     Source: /work/shared/reference/hub-schemas.md section 5 (the dataset card, README v1.4.0): configs
@@ -100,7 +100,7 @@ def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40) -
     repo.mkdir(parents=True, exist_ok=True)
     (repo / "README.md").write_text(_card(configs, FINEWEB_EDU_SCHEMA, "# FineWeb-Edu (simulated)"))
     doc = 0
-    for folder, n_files in (("sample/10BT", files_10bt), ("sample/100BT", 2), ("sample/350BT", 1)):
+    for folder, n_files in (("sample/10BT", files_10bt), ("sample/100BT", 2), ("sample/350BT", files_350bt)):
         (repo / folder).mkdir(parents=True, exist_ok=True)
         for k in range(n_files):
             table = pa.table(fineweb_edu_rows(doc, rows_per_file), schema=FINEWEB_EDU_SCHEMA)

@@ -4,6 +4,7 @@ give the bytes of one worker; every document exactly once; missing or mixed part
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -171,3 +172,44 @@ def test_an_interrupted_hub_part_resumes_to_the_same_bytes(fineweb, tmp_path, mo
     assert read_meta(part)["resumed_after_docs"] == 28  # 4 chunks of 7
     for name in FILES[:2]:
         assert (part / name).read_bytes() == (clean / name).read_bytes(), name
+
+
+def test_a_slice_of_the_files_shards_and_merges_to_the_bytes_of_one_worker(
+    fineweb, tmp_path, monkeypatch, tokenizer_dir
+):  # noqa: F811
+    """`hf_files=A:B` reads files A..B-1 of the split (a part of a sample a run needs); two workers split
+    that slice, and the merge equals one worker reading it. A whole split's recipe has no `hf_files`."""
+    monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))
+    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_files="1:4")
+    cfg = PrepareConfig(sources=(source,), tokenizer=str(tokenizer_dir), decontaminate=(), val_fraction=0.13)
+    one = prepare(cfg, tmp_path / "one", **RUN)
+    parts = [prepare(cfg, tmp_path / "two", shard=Shard(i, 2), **RUN) for i in (0, 1)]
+    merge(tmp_path / "two")
+    for name in FILES:
+        assert (tmp_path / "two" / name).read_bytes() == (one / name).read_bytes(), name
+    files = [[f["path"] for f in read_meta(p)["sources"][0]["files"]] for p in parts]
+    assert files == [
+        ["sample/10BT/001_00000.parquet"],
+        ["sample/10BT/002_00000.parquet", "sample/10BT/003_00000.parquet"],
+    ]
+    meta = read_meta(one)
+    assert meta["sources"][0]["identity"]["file_span"] == [1, 4] and len(_docs(one)) == 90  # 3 files of 30
+    assert meta["recipe"]["sources"][0]["hf_files"] == "1:4"
+    whole = prepare(_cfg(tokenizer_dir), tmp_path / "whole", **RUN)
+    assert "hf_files" not in read_meta(whole)["recipe"]["sources"][0]  # folders prepared before it stay valid
+    assert "file_span" not in read_meta(whole)["sources"][0]["identity"]
+    for bad, match in (
+        ("4:2", r"hf_files=4:2 is not a slice A:B of its 5 data files"),
+        ("x", "is not a slice"),
+    ):
+        with pytest.raises(UserError, match=match):
+            prepare(PrepareConfig(sources=(replace(source, hf_files=bad),), tokenizer=str(tokenizer_dir),
+                                  decontaminate=()), tmp_path / "bad", **RUN)  # fmt: skip
+    local = SourceConfig(location=str(write_jsonl(tmp_path / "a.jsonl", corpus_records(5))), hf_files="0:1")
+    with pytest.raises(UserError, match="hf_files selects files of a hub dataset"):
+        prepare(
+            PrepareConfig(sources=(local,), tokenizer=str(tokenizer_dir), decontaminate=()),
+            tmp_path / "x",
+            **RUN,
+        )
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "x").exists()

@@ -123,6 +123,9 @@ def shard_dir(out: Path, shard: Shard) -> Path:
 def _recipe(cfg: PrepareConfig, tok_hash: str, against: list[str], dtype: np.dtype) -> dict:
     recipe = to_dict(cfg)
     del recipe["tokenizer"]  # the same tokenizer reached by another path is the same recipe
+    for source in recipe["sources"]:  # a whole split's recipe is the one from before `hf_files` existed
+        if source.get("hf_files") is None:
+            source.pop("hf_files", None)
     recipe.update(tokenizer_hash=tok_hash, decontaminate=against, dtype=dtype.name)
     return recipe
 

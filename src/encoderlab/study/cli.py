@@ -29,6 +29,22 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
     return get_study(name, scale or "demo")
 
 
+def with_prepared(spec: StudySpec, prepared: tuple[str, ...]) -> StudySpec:
+    """`spec` with each `NAME=DIR` dataset read from the prepared folder DIR (its `max_docs` dropped:
+    the folder holds what it holds, and the study guard counts it); see study/prepared.py."""
+    import dataclasses
+
+    data = {d.name: d for d in spec.data}
+    for item in prepared:
+        name, eq, folder = item.partition("=")
+        if not eq or not folder or name not in data:
+            raise UserError(
+                f"--prepared {item}: give NAME=DIR with NAME one of the study's datasets ({', '.join(data)})"
+            )
+        data[name] = dataclasses.replace(data[name], prepared=str(Path(folder).resolve()), max_docs=None)
+    return dataclasses.replace(spec, data=tuple(data.values())) if prepared else spec
+
+
 def default_backend():
     """The real node kinds (imported lazily: they pull in torch and transformers)."""
     from encoderlab.study import real_backend
@@ -43,6 +59,7 @@ def run_command(
     out: Path | None = None,
     fetch: bool = True,
     jobs: int = 1,
+    prepared: tuple[str, ...] = (),
 ) -> Path:
     """Run a study end to end (resuming a previous attempt) and print the report path.
 
@@ -53,8 +70,10 @@ def run_command(
         fetch: Fetch missing assets automatically (--no-fetch: fail and name the fetch command instead).
         jobs: Nodes run at once, each in a worker process with its share of the CPU threads and, on a
             GPU machine, a GPU of its own (1: one after the other in this process).
+        prepared: NAME=DIR: read dataset NAME from DIR, a folder prepared from its corpus with its
+            tokenizer (e.g. across machines with `data prepare --shard`, then `data merge`).
     """
-    spec = study_spec(name, scale)
+    spec = with_prepared(study_spec(name, scale), prepared)
     folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
     check_output(folder, STUDY_KIND, legacy=lambda f: (f / "study.json").is_file())
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
@@ -80,7 +99,11 @@ def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | Non
 
 
 def plan_command(
-    name: Annotated[str, tyro.conf.Positional], /, scale: str | None = None, out: Path | None = None
+    name: Annotated[str, tyro.conf.Positional],
+    /,
+    scale: str | None = None,
+    out: Path | None = None,
+    prepared: tuple[str, ...] = (),
 ) -> None:
     """Print what a study will train and read: per run the tokens against the corpus's unique tokens, a GPU estimate.
 
@@ -88,11 +111,12 @@ def plan_command(
         name: Built-in study name, or a study YAML file.
         scale: Scale of a built-in study (default demo).
         out: A study folder whose prepared data gives exact token counts (default: estimates).
+        prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
     from encoderlab.study.nodes import check_start_models
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
-    spec = study_spec(name, scale)
+    spec = with_prepared(study_spec(name, scale), prepared)
     plan = plan_study(spec, out)
     print(plan_text(plan))
     check_passes(plan)  # a refused study is the last line, and a non-zero exit

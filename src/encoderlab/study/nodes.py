@@ -48,6 +48,8 @@ def run_prepare(ctx: NodeContext) -> dict:
     from encoderlab.data.tokenizer import train_tokenizer
 
     cfg = ctx.node.config
+    if "prepared" in cfg:
+        return _read_prepared(ctx)
     sources = _sources(cfg["corpus"])
     tokenizer = cfg["tokenizer"]
     if tokenizer == "train":
@@ -72,6 +74,21 @@ def run_prepare(ctx: NodeContext) -> dict:
     )
     meta = read_meta(out)
     return {"data": "data", "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
+
+
+def _read_prepared(ctx: NodeContext) -> dict:
+    """A dataset prepared outside the study (`DataSpec.prepared`): checked, then read where it is."""
+    from encoderlab.study.prepared import check_tokenizer, identity, prepared_meta
+
+    d = ctx.spec.dataset(ctx.node.name.split("/", 1)[1])
+    folder = Path(d.prepared).resolve()
+    meta = prepared_meta(folder, d.name)
+    if identity(meta) != ctx.node.config["prepared"]:
+        raise UserError(
+            f"dataset {d.name}: {folder} changed while the study ran (another meta.json); run the study again"
+        )
+    check_tokenizer(meta, d.tokenizer, d.name, folder)
+    return {"data": str(folder), "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
 
 
 # --------------------------------------------------------------------------- pretrain

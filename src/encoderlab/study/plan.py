@@ -8,7 +8,9 @@ not quietly read a small corpus thousands of times: a spec with `max_passes` (th
 refused, in one line naming the fix, when a run would read its corpus more often.
 
 Unique tokens come from the best source available, and the plan says which:
-- **counted**: the prepared data of the study folder (`meta.json`'s `unique_tokens` of the train split);
+- **counted**: the prepared data of the study folder, or the folder a dataset names (`DataSpec.prepared`,
+  `--prepared NAME=DIR`: a corpus prepared across machines), from `meta.json`'s `unique_tokens` of the
+  train split;
 - **estimated**, before preparation: a named hub corpus's declared size (`data.corpora`: the dataset
   card's count, in the card's tokenizer, e.g. GPT-2's for FineWeb-Edu), or a fetched asset's or a local
   file's characters / `CHARS_PER_TOKEN`, capped by `max_docs`, less the validation split;
@@ -235,7 +237,14 @@ def _params(cfg, data: DataSpec) -> float | None:
 
 
 def _prepared(data: DataSpec, study_dir: Path | None) -> dict | None:
-    """meta.json of the dataset's prepared folder in `study_dir`, if its prepare node finished."""
+    """meta.json of the dataset's prepared folder: the one it names (`DataSpec.prepared`), else its
+    prepare node's in `study_dir` if that node finished."""
+    if data.prepared is not None:
+        from encoderlab.study.prepared import check_corpus, prepared_meta
+
+        meta = prepared_meta(data.prepared, data.name)
+        check_corpus(meta, data.corpus, data.name, data.prepared)
+        return meta
     if study_dir is None:
         return None
     from encoderlab.study.graph import Node
@@ -260,9 +269,8 @@ def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
     """The unique tokens of a dataset: counted from prepared data's `meta`, else estimated from its sources."""
     if meta is not None:
         unique = (meta.get("unique_tokens") or {}).get("train") or meta["splits"]["train"]["tokens"]
-        return CorpusSize(
-            dataset=data.name, unique_tokens=unique, counted=True, how="counted in the prepared data"
-        )
+        where = f"the prepared folder {data.prepared}" if data.prepared else "the prepared data"
+        return CorpusSize(dataset=data.name, unique_tokens=unique, counted=True, how=f"counted in {where}")
     parts = [_source_estimate(c, data.max_docs) for c in data.corpus]
     unknown = [how for tokens, how, _ in parts if tokens is None]
     if unknown:
@@ -343,18 +351,13 @@ def plan_text(plan: StudyPlan) -> str:
     ]
     for d in spec.data:
         c = plan.corpora[d.name]
-        trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
-        tok = (
-            f"trained on the corpus ({d.vocab_size:,} ids)"
-            if d.tokenizer == "train"
-            else f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
-            if trainer is not None
-            else f"{d.tokenizer} ({d.vocab_size:,} ids)"
-        )
         lines.append(
-            f"dataset {d.name}: {' + '.join(d.corpus)}; tokenizer {tok}; "
+            f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer {_tokenizer_text(spec, d)}; "
             f"{'at most ' if c.at_most else ''}{_n(c.unique_tokens)} unique tokens ({c.how})"
         )
+        if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
+            needed = max((r.reaches for r in plan.runs if r.dataset == d.name), default=0)
+            lines.append(f"  across machines: {prepare_command(d, needed)}")
     width = max([len(r.model) for r in plan.runs] + [3])
     lines.append(
         f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
@@ -378,7 +381,15 @@ def plan_text(plan: StudyPlan) -> str:
         f"~10%){'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
-    lines.append(f"passes over a corpus allowed: {limit}")
+    known = [r.passes for r in plan.runs if r.passes is not None]
+    repeats = (
+        ""
+        if not known
+        else f"; a run reads its corpus {_passes_text(max(plan.runs, key=lambda r: r.passes or 0), 3)} times"
+        if max(known) > 1 or any(r.at_least for r in plan.runs)
+        else "; no run repeats a token"
+    )
+    lines.append(f"passes over a corpus allowed: {limit}{repeats}")
     lines.append("how each run trains (its resolved config; a run at several seeds once):")
     seen: dict[str, str] = {}
     for r in plan.runs:
@@ -387,6 +398,53 @@ def plan_text(plan: StudyPlan) -> str:
             seen[name] = r.recipe
             lines.append(f"  {r.model}: {r.recipe}")
     return "\n".join(lines)
+
+
+SHARD_HINT_TOKENS = 1e10
+"""From this many unique tokens on, the plan shows how to prepare a dataset across machines."""
+
+
+def _corpus_text(name: str) -> str:
+    """A corpus entry, with the hub repo, config and card name of a named hub corpus."""
+    from encoderlab.data.corpora import CORPORA
+
+    c = CORPORA.get(name)
+    return name if c is None else f"{name} ({c.hub_id} {c.config or c.data_dir or 'default'}/{c.split})"
+
+
+def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
+    from encoderlab.study.fidelity import PAPERS
+
+    trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
+    if d.tokenizer == "train":
+        return f"trained on the corpus ({d.vocab_size:,} ids)"
+    if trainer is not None:
+        return f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
+    paper = PAPERS.get(spec.paper or "")
+    if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
+        return f"{d.tokenizer}: {paper.tokenizer_text}, {paper.short}'s"
+    return f"{d.tokenizer} ({d.vocab_size:,} ids)"
+
+
+def prepare_command(d: DataSpec, needed: float) -> str:
+    """How to prepare dataset `d` across the machines of a SLURM array (or torchrun) and give it to the
+    study. A `max_docs` cap cannot be sharded (no worker knows how many documents precede its files), so
+    a hub corpus is cut by files instead (`hf_files`), at least `needed` tokens' worth."""
+    from encoderlab.data.corpora import CORPORA
+
+    hub = len(d.corpus) == 1 and (d.corpus[0] in CORPORA or d.corpus[0].startswith("hf:"))
+    source = f"'{d.corpus[0]}#hf_files=0:K'" if hub and d.max_docs else " --source ".join(d.corpus)
+    files = (
+        f", K the first data files holding more than the {_n(needed)} tokens its longest run reads "
+        f"(`study plan --prepared {d.name}=DIR` counts them)"
+        if hub and d.max_docs
+        else ""
+    )
+    return (
+        f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
+        f"{'' if d.decontaminate else ' --decontaminate none'} --out DIR --shard auto` in each task, "
+        f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
+    )
 
 
 def check_passes(plan: StudyPlan) -> None:

@@ -53,6 +53,10 @@ class DataSpec:
     """Data seed: the document split and the packed order every run reads."""
     decontaminate: bool = True
     """Remove texts of every fetched evaluation set from the corpus (by id and long n-gram overlap)."""
+    prepared: str | None = None
+    """A folder already prepared from `corpus` with `tokenizer` (`data prepare`, or `data merge` of a
+    prepare sharded over machines), read instead of preparing (`study/prepared.py`); then `max_docs`
+    is unset (the folder holds what it holds, counted by the study guard)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,6 +259,13 @@ class StudySpec:
             if run.data not in datasets
         ]
         for d in self.data:
+            if d.prepared is not None and (
+                d.max_docs is not None or d.tokenizer == "train" or d.tokenizer in datasets
+            ):
+                out.append(
+                    f"dataset {d.name} reads the prepared folder {d.prepared}, so it takes no max_docs and names "
+                    "the tokenizer the folder was prepared with (not 'train' or another dataset's)"
+                )
             src = next((x for x in self.data if x.name == d.tokenizer and x is not d), None)
             if src is not None and src.tokenizer != "train":
                 out.append(

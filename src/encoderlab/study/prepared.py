@@ -1,0 +1,90 @@
+"""A study dataset read from a folder prepared outside the study (`DataSpec.prepared`).
+
+At paper 1's scale a corpus is ~120B tokens: a lab prepares it across machines (`data prepare --shard
+I/N`, then `data merge`, docs/data.md) and hands the merged folder to the study (`study run|plan
+--prepared main=DIR`), whose prepare node then reads it instead of tokenizing the corpus again on one
+machine. What the folder holds is checked, not trusted:
+
+- its source is the dataset's corpus (the same named corpus, file set or asset; for a hub corpus the
+  same repo, config and split, whatever slice of its files was prepared), checked when the graph is
+  built, so `study plan` refuses a wrong folder before anything runs;
+- its tokenizer is the dataset's (the same hash), checked by the prepare node, which loads it;
+- its tokens are counted, so the study guard (`plan.py`) compares every run with what the folder
+  holds, exactly, instead of an estimate.
+
+The node key comes from the folder's content (`identity`: its recipe, split sizes and source
+identities), not its path: a moved folder keeps every key, and a folder prepared again differently
+changes every key below it. Trade-off: the key trusts meta.json (written with the data, atomically)
+rather than hashing 100B tokens on each build; a tokens.bin edited by hand is caught by the packed
+reader's checks (docs/data.md), not by the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+
+def prepared_meta(folder: str | Path, dataset: str) -> dict:
+    """The meta.json of `dataset`'s prepared folder (one line naming the fix when there is none)."""
+    from encoderlab.data.packed import read_meta
+
+    path = Path(folder)
+    if not (path / "meta.json").is_file():
+        raise UserError(
+            f"dataset {dataset}: {path} holds no prepared data (no meta.json); prepare it first with "
+            f"`encoderlab data prepare --out {path} ...` (across machines: --shard I/N, then `data merge`)"
+        )
+    return read_meta(path)
+
+
+def identity(meta: dict) -> str:
+    """A digest of what a prepared folder holds: its recipe, split sizes and source identities."""
+    payload = {
+        "recipe": meta.get("recipe"),
+        "splits": meta.get("splits"),
+        "sources": [s.get("identity") for s in meta.get("sources", [])],
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _source_key(cfg) -> tuple:
+    """What names a corpus entry however it is written (a `SourceConfig`): (hub id, config, split,
+    data dir) for hub data, a named hub corpus included, whatever slice of its files; else the location."""
+    from encoderlab.data.sources import expand
+
+    cfg = expand(cfg)
+    if cfg.location.startswith("hf:"):
+        return ("hf", cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
+    path = Path(cfg.location)
+    return ("path", str(path.resolve()) if path.exists() else cfg.location)
+
+
+def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str | Path) -> None:
+    """Refuse a prepared folder whose sources are not the dataset's corpus (one line)."""
+    from encoderlab.config import from_dict
+    from encoderlab.data.sources import SourceConfig, parse_source
+
+    sources = meta.get("recipe", {}).get("sources", [])
+    found = sorted(_source_key(from_dict(SourceConfig, s, where=str(folder))) for s in sources)
+    if found != sorted(_source_key(parse_source(c)) for c in corpus):
+        read = ", ".join(s["location"] for s in sources) or "nothing"
+        raise UserError(
+            f"dataset {dataset}: {folder} was prepared from {read}, not from its corpus "
+            f"{' + '.join(corpus)}; pass a folder prepared from the corpus"
+        )
+
+
+def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path) -> None:
+    """Refuse a prepared folder tokenized with another tokenizer than the dataset's (one line)."""
+    from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
+
+    want = tokenizer_hash(load_tokenizer(tokenizer))
+    if meta.get("recipe", {}).get("tokenizer_hash") != want:
+        raise UserError(
+            f"dataset {dataset}: {folder} was tokenized with another tokenizer than {tokenizer}; prepare it "
+            f"again with --tokenizer {tokenizer}"
+        )

@@ -1,0 +1,129 @@
+"""A study reads a corpus prepared outside it (`--prepared NAME=DIR`): paper 1's FineWeb-Edu prepared
+across two workers and merged, checked against the dataset's corpus and tokenizer, counted exactly by
+the study guard, keyed by content (not path)."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+from corpus_fixtures import corpus_records  # noqa: E402
+from hub_corpus_fixtures import EUROBERT, make_eurobert_tokenizer, make_fineweb_edu  # noqa: E402
+
+from encoderlab.cli import main  # noqa: E402
+from encoderlab.data.hub import HUB_DATA_ENV, HUB_MODELS_ENV  # noqa: E402
+from encoderlab.data.merge import merge  # noqa: E402
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta  # noqa: E402
+from encoderlab.data.shard import Shard  # noqa: E402
+from encoderlab.data.sources import parse_source  # noqa: E402
+from encoderlab.errors import UserError  # noqa: E402
+from encoderlab.study.catalog import get_study  # noqa: E402
+from encoderlab.study.cli import with_prepared  # noqa: E402
+from encoderlab.study.graph import build_graph  # noqa: E402
+from encoderlab.study.nodes import real_backend, run_prepare  # noqa: E402
+from encoderlab.study.plan import plan_study  # noqa: E402
+from encoderlab.study.runner import NodeContext  # noqa: E402
+
+
+def _prepare(out: Path, source: str, tokenizer: str, shards: int = 2) -> Path:
+    cfg = PrepareConfig(sources=(parse_source(source),), tokenizer=tokenizer, decontaminate=())
+    for i in range(shards):
+        prepare(cfg, out, shard=Shard(i, shards), workers=1, progress=False)
+    return merge(out)
+
+
+@pytest.fixture(scope="module")
+def folders(tmp_path_factory):
+    """A simulated hub (FineWeb-Edu with three 350BT files, EuroBERT's tokenizer) and folders prepared
+    from it: `fw` the 350BT sample's first two files by two workers, merged; `fw1` its first file;
+    `ten` the 10BT sample; `bpe` the first file with another tokenizer."""
+    root = tmp_path_factory.mktemp("prepared")
+    make_fineweb_edu(root / "datasets", files_10bt=1, rows_per_file=20, files_350bt=3)
+    make_eurobert_tokenizer(root / "models", [r["text"] for r in corpus_records(60)])
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(HUB_DATA_ENV, str(root / "datasets"))
+        mp.setenv(HUB_MODELS_ENV, str(root / "models"))
+        yield {
+            "fw": _prepare(root / "fw", "fineweb-edu-350bt#hf_files=0:2", EUROBERT),
+            "fw1": _prepare(root / "fw1", "fineweb-edu-350bt#hf_files=0:1", EUROBERT, shards=1),
+            "ten": _prepare(
+                root / "ten", "hf:HuggingFaceFW/fineweb-edu#hf_config=sample-10BT", EUROBERT, shards=1
+            ),
+            "bpe": _prepare(root / "bpe", "fineweb-edu-350bt#hf_files=0:1", str(_bpe(root)), shards=1),
+        }
+
+
+def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path, capsys):
+    fineweb = folders["fw"]
+    spec = with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={fineweb}",))
+    data = spec.dataset("main")
+    assert data.prepared == str(fineweb) and data.max_docs is None
+    # the guard counts what the folder holds, exactly, and refuses: 40 documents are no 99B tokens
+    plan = plan_study(spec)
+    meta = read_meta(fineweb)
+    assert (
+        plan.corpora["main"].counted and plan.corpora["main"].unique_tokens == meta["unique_tokens"]["train"]
+    )
+    why = plan.refusal()
+    assert why is not None and "counted" in why and "\n" not in why
+    with pytest.raises(SystemExit):
+        main(["study", "plan", "paper1-pfs", "--scale", "gpu-210m", "--prepared", f"main={fineweb}"])
+    out, err = capsys.readouterr()
+    assert f"counted in the prepared folder {fineweb}" in out and "error: run mlm20 would read" in err
+    # the prepare node reads the folder where it is (checking its tokenizer) and prepares nothing
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    (tmp_path / "node").mkdir()
+    ctx = NodeContext(node=node, out_dir=tmp_path / "node", inputs={}, study_dir=tmp_path, spec=spec)
+    assert run_prepare(ctx)["data"] == str(fineweb) and not any((tmp_path / "node").iterdir())
+    # keyed by content: a moved folder keeps the key, another slice of the corpus changes it, and a
+    # study that prepares its own data keeps the keys it had before `prepared` existed
+    moved = Path(shutil.copytree(fineweb, tmp_path / "moved"))
+    key = lambda s: build_graph(s, real_backend()).nodes["prepare/main"].key  # noqa: E731
+    assert key(with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={moved}",))) == node.key
+    assert key(with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={folders['fw1']}",))) != node.key
+    assert (
+        "prepared"
+        not in build_graph(get_study("paper1-pfs", "gpu-210m"), real_backend()).nodes["prepare/main"].config
+    )
+
+
+def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(folders, tmp_path):
+    gpu = get_study("paper1-pfs", "gpu-210m")
+    spec = with_prepared(gpu, (f"main={folders['ten']}",))
+    with pytest.raises(UserError, match=r"^dataset main: .*ten was prepared from hf:HuggingFaceFW/fineweb-edu, not "
+                       r"from its corpus fineweb-edu-350bt; pass a folder prepared from the corpus$"):  # fmt: skip
+        plan_study(spec)
+    with pytest.raises(UserError, match="not from its corpus"):
+        build_graph(spec, real_backend())
+    with pytest.raises(
+        UserError, match=r"^dataset main: .*nothing holds no prepared data \(no meta.json\); prepare"
+    ):
+        plan_study(with_prepared(gpu, (f"main={tmp_path / 'nothing'}",)))
+    with pytest.raises(
+        UserError, match=r"^--prepared other=.*: give NAME=DIR with NAME one of the study's datasets \(main\)"
+    ):
+        with_prepared(gpu, (f"other={folders['fw']}",))
+    # another tokenizer: refused by the node, which loads the dataset's
+    spec = with_prepared(gpu, (f"main={folders['bpe']}",))
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    (tmp_path / "node").mkdir()
+    ctx = NodeContext(node=node, out_dir=tmp_path / "node", inputs={}, study_dir=tmp_path, spec=spec)
+    with pytest.raises(
+        UserError, match=r"was tokenized with another tokenizer than EuroBERT/EuroBERT-210m; prepare it again"
+    ):
+        run_prepare(ctx)
+
+
+def _bpe(tmp_path: Path) -> Path:
+    from corpus_fixtures import write_jsonl
+
+    from encoderlab.data.sources import SourceConfig
+    from encoderlab.data.tokenizer import train_tokenizer
+
+    src = write_jsonl(tmp_path / "tok.jsonl", corpus_records(100))
+    train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "tok-bpe", progress=False)
+    return tmp_path / "tok-bpe"
