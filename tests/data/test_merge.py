@@ -175,8 +175,11 @@ def test_an_interrupted_hub_part_resumes_to_the_same_bytes(fineweb, tmp_path, mo
 
 
 def test_a_slice_of_the_files_shards_and_merges_to_the_bytes_of_one_worker(
-    fineweb, tmp_path, monkeypatch, tokenizer_dir
-):  # noqa: F811
+    fineweb,
+    tmp_path,
+    monkeypatch,
+    tokenizer_dir,  # noqa: F811
+):
     """`hf_files=A:B` reads files A..B-1 of the split (a part of a sample a run needs); two workers split
     that slice, and the merge equals one worker reading it. A whole split's recipe has no `hf_files`."""
     monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))

@@ -24,7 +24,15 @@ def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer
     out = capsys.readouterr().out
     assert "suite paper" in out and "fineweb-edu-350bt" in out
     assert (
-        "tokenizer EuroBERT/EuroBERT-210m (128,256 ids)" in out and "passes over a corpus allowed: 1" in out
+        "fineweb-edu-350bt (HuggingFaceFW/fineweb-edu sample-350BT/train)" in out
+        and "tokenizer EuroBERT/EuroBERT-210m: EuroBERT's Llama-3 tokenizer (128,256 ids), paper 1's" in out
+        and "passes over a corpus allowed: 1; no run repeats a token" in out
+    )
+    # the ~120B-token corpus: how to prepare it across machines and give it to the study
+    assert (
+        "across machines: `encoderlab data prepare --source 'fineweb-edu-350bt#hf_files=0:K' --tokenizer "
+        "EuroBERT/EuroBERT-210m --seed 0 --out DIR --shard auto` in each task, `encoderlab data merge --out DIR`, "
+        "then `--prepared main=DIR`, K the first data files holding more than the 99.1B tokens" in out
     )
     plan = plan_study(get_study("paper1-pfs", "gpu-210m"))
     full = [r for r in plan.runs if not r.model.endswith(("12k", "22k"))]  # the 42k runs; budgets 12k, 22k

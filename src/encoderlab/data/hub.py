@@ -150,9 +150,29 @@ class HubDataset:
         except ValueError:
             return url
 
-    def identity(self) -> dict:
-        """What names exactly this data: id, config, split, revision, files (recorded in meta.json)."""
-        return {
+    def span(self, hf_files: str | None) -> range:
+        """The indices of the data files that a source's `hf_files=A:B` selects (a Python slice of the
+        card's order, `:B` and `A:` too; all files without it), e.g. the part of FineWeb-Edu's 350BT
+        sample a study reads; `--shard` then splits that range."""
+        n_files = len(self.files)
+        if hf_files is None:
+            return range(n_files)
+        a, colon, b = hf_files.partition(":")
+        try:
+            start, stop = int(a) if a.strip() else 0, int(b) if b.strip() else n_files
+        except ValueError:
+            start = stop = -1
+        if not colon or not 0 <= start < stop <= n_files:
+            raise UserError(
+                f"source hf:{self.hub_id}: hf_files={hf_files} is not a slice A:B of its {n_files} data files "
+                f"(0 <= A < B <= {n_files}); e.g. hf_files=0:{max(1, n_files // 2)}"
+            )
+        return range(start, stop)
+
+    def identity(self, span: range | None = None) -> dict:
+        """What names exactly this data: id, config, split, revision, files (recorded in meta.json), and
+        the `span` of them read when a source names one (`hf_files`; absent otherwise, as before it)."""
+        return ({"file_span": [span.start, span.stop]} if span is not None else {}) | {
             "kind": "hf",
             "hub_id": self.hub_id,
             "config": self.config,

@@ -35,6 +35,11 @@ class Shard:
                 f"shard {self.index}/{self.count} is out of range; use I/N with 0 <= I < N (e.g. --shard 0/8)"
             )
 
+    def select_in(self, files: range) -> range:
+        """This worker's slice of the file indices `files` (a source's files, or a span of them)."""
+        mine = self.select(len(files))
+        return files[mine.start : mine.stop]
+
     def select(self, n_files: int) -> range:
         """The indices of the files this worker reads out of `n_files`."""
         return range(self.index * n_files // self.count, (self.index + 1) * n_files // self.count)

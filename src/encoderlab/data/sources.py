@@ -81,9 +81,7 @@ class SourceConfig:
     hf_data_dir: str | None = None
     """Folder of a Hugging Face dataset repo to read (`load_dataset(..., data_dir=)`)."""
     hf_files: str | None = None
-    """`A:B`: read only the files A to B-1 of the split's data files (the card's order, as a Python
-    slice; `:B` and `A:` too), e.g. the part of FineWeb-Edu's 350BT sample a study needs. `--shard`
-    splits that slice."""
+    """`A:B`: only the split's data files A to B-1 (`HubDataset.span`); `--shard` splits those."""
 
     def __post_init__(self):
         if not self.location:
@@ -204,30 +202,13 @@ def describe(cfg: SourceConfig) -> dict:
     cfg = expand(cfg)
     if cfg.location.startswith("hf:"):
         ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
-        return {"kind": "hf", "files": list(ds.files), "dataset": ds, "span": file_span(cfg, len(ds.files))}
+        return {"kind": "hf", "files": list(ds.files), "dataset": ds, "span": ds.span(cfg.hf_files)}
     if cfg.hf_files is not None:
         raise UserError(f"source {cfg.location}: hf_files selects files of a hub dataset (hf:...); drop it")
     files = resolve_files(cfg.location)
     if files is not None:
         return {"kind": "files", "files": files, "span": range(len(files))}
     return {"kind": "asset", "files": [_asset_path(cfg.location)], "span": range(1)}
-
-
-def file_span(cfg: SourceConfig, n_files: int) -> range:
-    """The indices of the split's files that `cfg.hf_files` selects (all of them without it)."""
-    if cfg.hf_files is None:
-        return range(n_files)
-    a, colon, b = cfg.hf_files.partition(":")
-    try:
-        start, stop = int(a) if a.strip() else 0, int(b) if b.strip() else n_files
-    except ValueError:
-        start = stop = -1
-    if not colon or not 0 <= start < stop <= n_files:
-        raise UserError(
-            f"source {cfg.location}: hf_files={cfg.hf_files} is not a slice A:B of its {n_files} data files "
-            f"(0 <= A < B <= {n_files}); e.g. hf_files=0:{max(1, n_files // 2)}"
-        )
-    return range(start, stop)
 
 
 # ---------------------------------------------------------------- readers
@@ -428,13 +409,9 @@ def iter_documents(
         raise UserError(f"on_error must be 'raise' or 'skip', got '{on_error}'")
     cfg = expand(cfg)
     desc = describe(cfg)
-    span = desc["span"]
-    part = (shard or Shard(0, 1)).select(len(span))
-    files = span[part.start : part.stop]
+    files = (shard or Shard(0, 1)).select_in(desc["span"])
     if desc["kind"] == "hf":
-        stats.identity = desc["dataset"].identity()
-        if cfg.hf_files is not None:  # only then, so the identity of a whole split is as before
-            stats.identity["file_span"] = [span.start, span.stop]
+        stats.identity = desc["dataset"].identity(desc["span"] if cfg.hf_files is not None else None)
         raw: Iterator[Document] = read_hub_documents(
             desc["dataset"], files, cfg.text_field, cfg.id_field, stats
         )
