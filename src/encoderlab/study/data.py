@@ -24,6 +24,7 @@ from typing import Any
 from encoderlab.errors import UserError
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.study.graph import Node
+from encoderlab.study.nodeconfig import EvalNode, PretrainNode
 from encoderlab.study.runner import read_marker
 from encoderlab.study.spec import RunSpec, StudySpec
 
@@ -95,7 +96,8 @@ class StudyData:
             m = self.markers.get(n.name)
             if n.kind == "eval" and m is not None:
                 record = from_dict(EvalRecord, m["result"], where=n.name)
-                out.append(StudyEval(n.config["model"], n.config["step"], record))
+                node = EvalNode.of(n)
+                out.append(StudyEval(node.model, node.step, record))
         return out
 
     def results_of(self, kind: str) -> dict[str, dict]:
@@ -152,7 +154,7 @@ class StudyData:
         for n in self.nodes:
             if n.kind == "pretrain":
                 res = self.markers.get(n.name, {}).get("result", {})
-                out[n.name.split("/", 1)[1]] = res.get("steps") or n.config["steps"]
+                out[n.name.split("/", 1)[1]] = res.get("steps") or PretrainNode.of(n).steps
         return out
 
     def mask_ratios(self) -> dict[str, tuple[str, float]]:
@@ -160,9 +162,7 @@ class StudyData:
         mask-ratio figure: MLM at one ratio, or CLM for a share then MLM at one ratio, kept where the
         design has two ratios or more (read from the RunConfig each node trained, not declared beside it;
         a seed twin in another group is left out)."""
-        from encoderlab.config import from_dict
         from encoderlab.study.resolve import mask_design
-        from encoderlab.train.config import RunConfig
 
         group = self.spec.run(self.spec.baseline).group
         compared = {r.name for r in self.spec.runs if r.group == group}
@@ -170,7 +170,7 @@ class StudyData:
         for n in self.nodes:
             model = n.name.split("/", 1)[-1]
             if n.kind == "pretrain" and split_id(model)[0] in compared:
-                design = mask_design(from_dict(RunConfig, n.config["run"], where=n.name))
+                design = mask_design(PretrainNode.of(n).run)
                 if design is not None:
                     out[model] = design
         ratios: dict[str, set[float]] = {}

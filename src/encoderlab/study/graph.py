@@ -3,8 +3,8 @@
 `build_graph(spec, backend)` expands a `StudySpec` into nodes: one `prepare` per dataset, one
 `pretrain` per run and pretraining seed, one `eval` per (model, checkpoint, task, LR, seed), one
 `cka` per analysis and a final `report`. A pretraining node holds the run's complete `RunConfig`,
-resolved here once (`resolve.resolve_run`) and stored as `config.to_dict` data (`{"run": ...,
-"tokens": ..., "steps": ...}`); the node reloads it with the strict typed loader. A node's key is the
+resolved here once (`resolve.resolve_run`) and stored as data (`nodeconfig.PretrainNode`, as the eval
+and CKA nodes store theirs); the node reads it back typed, with the strict loader. A node's key is the
 SHA-256 of its kind, its resolved config and the keys of the nodes it reads, so:
 - a node whose config and inputs did not change is found finished and never recomputed, even
   when the study around it changed (a new run added, another scale in the same folder);
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.study.branch import Branch, PlannedRun, plan_branches, with_branches
+from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PretrainNode
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import resolve_run, tokens
 from encoderlab.study.spec import RunSpec, StudySpec
@@ -113,9 +114,9 @@ def run_id(run: RunSpec, seed: int, spec: StudySpec) -> str:
     return run.name if len(spec.seeds_of(run)) == 1 else f"{run.name}/s{seed}"
 
 
-def pretrain_config(run: RunConfig) -> dict:
+def pretrain_config(run: RunConfig, branch: BranchFrom | None = None) -> dict:
     """A pretraining node's config: the resolved RunConfig as data, and its budget for readers."""
-    return {"run": to_dict(run), "tokens": tokens(run), "steps": run.steps}
+    return PretrainNode(run=run, tokens=tokens(run), steps=run.steps, branch=branch).data()
 
 
 def _check_groups(spec: StudySpec, resolved: dict[str, RunConfig]) -> None:
@@ -224,11 +225,11 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             models[p.model] = (p.run, None, p.run.init)
             continue
         deps = [f"prepare/{p.run.data}", *([f"pretrain/{p.base}"] if p.base else [])]
-        cfg = pretrain_config(p.config)
+        branch = None
         if p.branch is not None:  # the node starts from its base's checkpoint (study/branch.py)
-            cfg["branch"] = {"from": f"pretrain/{p.branch.base}", "step": p.branch.step}
-            deps.append(f"pretrain/{p.branch.base}")
-        graph.add("pretrain", f"pretrain/{p.model}", cfg, tuple(deps))
+            branch = BranchFrom(node=f"pretrain/{p.branch.base}", step=p.branch.step)
+            deps.append(branch.node)
+        graph.add("pretrain", f"pretrain/{p.model}", pretrain_config(p.config, branch), tuple(deps))
         models[p.model] = (p.run, f"pretrain/{p.model}", None)
 
     evals = _add_evals(graph, spec, backend, models)
@@ -237,7 +238,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
     for c in spec.cka:
         pair_ids = [run_id(r, spec.seeds_of(r)[0], spec) for r in map(spec.run, (c.a, c.b, *(c.noise or ())))]
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
-        cfg = {**to_dict(c), "models": pair_ids}
+        cfg = CkaNode(analysis=c, models=tuple(pair_ids)).data()
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cfg, deps).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
@@ -270,18 +271,19 @@ def _add_evals(
                 else run.tasks or ev.tasks or tuple(families)
             )
             for task, lr, seed in ((t, lr, sd) for t in tasks for lr in lrs for sd in ev.seeds):
-                cfg = {
-                    "model": rid,
-                    "source": source,
-                    "step": step,
-                    "suite": ev.suite,
-                    "task": task,
-                    "task_signature": signatures.get(task, "?"),
-                    "family": families.get(task, "?"),
-                    "lr": lr,
-                    "seed": seed,
-                    "max_steps": ev.max_steps,
-                } | ({"task_files": list(ev.task_files)} if task in own else {})
+                cfg = EvalNode(
+                    model=rid,
+                    source=source,
+                    step=step,
+                    suite=ev.suite,
+                    task=task,
+                    task_signature=signatures.get(task, "?"),
+                    family=families.get(task, "?"),
+                    lr=lr,
+                    seed=seed,
+                    max_steps=ev.max_steps,
+                    task_files=tuple(ev.task_files) if task in own else (),
+                ).data()
                 name = f"eval/{rid}{'' if step is None else f'@{step}'}/{task}/lr{lr:g}/s{seed}"
                 evals.append(graph.add("eval", name, cfg, (node,) if node else ()).name)
     return evals

@@ -29,6 +29,7 @@ from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
+from encoderlab.study.nodeconfig import CkaNode, EvalNode, PretrainNode
 from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import StudySpec
@@ -96,10 +97,7 @@ def _read_prepared(ctx: NodeContext) -> dict:
 
 def run_config(node: Node):
     """The RunConfig a pretraining node trains, as resolved at graph build (paths not filled in)."""
-    from encoderlab.config import from_dict
-    from encoderlab.train.config import RunConfig
-
-    return from_dict(RunConfig, node.config["run"], where=node.name)
+    return PretrainNode.of(node).run
 
 
 _LOCATIONS = ("out", "data.path", "model.init")
@@ -130,13 +128,14 @@ def run_pretrain(ctx: NodeContext) -> dict:
     """Train (or resume) the run in ctx.out_dir/run."""
     from encoderlab.train import pretrain
 
-    run = run_config(ctx.node)
-    branch = ctx.node.config.get("branch")
+    node = PretrainNode.of(ctx.node)
+    run, branch = node.run, node.branch
     deps = [ctx.inputs[d] for d in ctx.node.deps]
     data = next(d for d in deps if d.node.kind == "prepare")
     # the run it continues; a branch's base is a dependency too, but the branch resumes its checkpoint
     init = next(
-        (d for d in deps if d.node.kind == "pretrain" and d.node.name != (branch or {}).get("from")), None
+        (d for d in deps if d.node.kind == "pretrain" and (branch is None or d.node.name != branch.node)),
+        None,
     )
     model = run.model
     if init is not None:
@@ -156,17 +155,17 @@ def run_pretrain(ctx: NodeContext) -> dict:
         progress=False,
     )
     if branch is not None:  # start where the base's training stops being this run's (study/branch.py)
-        seed_branch(out, ctx.inputs[branch["from"]].path / "run", branch["step"], run)
+        seed_branch(out, ctx.inputs[branch.node].path / "run", branch.step, run)
     resume = (out / "config.yaml").exists()
     pretrain(run, resume=resume, force=resume and _moved_only(out, run))
     records = read_records(out / "metrics.jsonl")
-    shared = branch["step"] if branch else 0
+    shared = branch.step if branch else 0
     own = [r for r in records if r.get("step", 0) > shared]  # the base's steps are counted in the base
     before = _tokens_at(records, shared)
     tokens = max([before, *(r.get("tokens", 0) for r in own)]) - before
     compute = {"tokens": tokens, "flops": _flops(out / "final", own, tokens), "flops_method": _FLOPS_METHOD}
     if branch is not None:
-        compute |= {"branched_from": branch["from"], "shared_steps": shared, "shared_tokens": before}
+        compute |= {"branched_from": branch.node, "shared_steps": shared, "shared_tokens": before}
     return {"steps": run.steps, "final": "run/final", "metrics": "run/metrics.jsonl", "compute": compute}
 
 
@@ -210,18 +209,19 @@ def _eval_model(source: str):
 
 def model_source(ctx: NodeContext) -> str:
     """The model an eval or CKA node reads: a run's final model or checkpoint, or a named source."""
-    cfg = ctx.node.config
+    cfg = EvalNode.of(ctx.node)
     if not ctx.node.deps:
-        return cfg["source"]
+        assert cfg.source is not None, f"{ctx.node.name} reads no model"
+        return cfg.source
     run_dir = ctx.inputs[ctx.node.deps[0]].path / "run"
-    if cfg.get("step") is None:
+    if cfg.step is None:
         return str(run_dir / "final")
     from encoderlab.train.checkpoint import checkpoint_dir
 
-    path = checkpoint_dir(run_dir, cfg["step"]) / "model"
+    path = checkpoint_dir(run_dir, cfg.step) / "model"
     if not path.is_dir():
         raise UserError(
-            f"checkpoint {path} is missing; the run did not keep step {cfg['step']} (checkpoint.keep_steps)"
+            f"checkpoint {path} is missing; the run did not keep step {cfg.step} (checkpoint.keep_steps)"
         )
     return str(path)
 
@@ -231,11 +231,11 @@ def run_eval(ctx: NodeContext) -> dict:
     from encoderlab.config import to_dict
     from encoderlab.eval import eval_node
 
-    cfg = ctx.node.config
-    if cfg.get("task_files"):  # a task of one's own: registered in this process (a worker starts afresh)
-        file_tasks(tuple(cfg["task_files"]))
+    cfg = EvalNode.of(ctx.node)
+    if cfg.task_files:  # a task of one's own: registered in this process (a worker starts afresh)
+        file_tasks(cfg.task_files)
     em = _eval_model(model_source(ctx))
-    rec = eval_node(em, cfg["task"], cfg["lr"], cfg["seed"], out=ctx.out_dir, max_steps=cfg.get("max_steps"))
+    rec = eval_node(em, cfg.task, cfg.lr, cfg.seed, out=ctx.out_dir, max_steps=cfg.max_steps)
     return to_dict(rec)  # the EvalRecord, as the report reads it back
 
 
@@ -248,30 +248,31 @@ def run_cka(ctx: NodeContext) -> dict:
     from encoderlab.analysis.features import Encoding
     from encoderlab.analysis.inputs import load_model, read_texts
 
-    cfg = ctx.node.config
+    node = CkaNode.of(ctx.node)
+    cfg = node.analysis
     by_model = {
         ctx.inputs[d].node.name.split("/", 1)[1]: ctx.inputs[d].path / "run" / "final" for d in ctx.node.deps
     }
-    a, b = (load_model(str(by_model[m])) for m in cfg["models"][:2])
-    noise = cfg["noise"]
-    if noise and noise[1] != cfg["b"]:
-        raise UserError(f"the seed-noise pair of a CKA must be (twin of {cfg['b']}, {cfg['b']}), got {noise}")
-    twin = load_model(str(by_model[cfg["models"][2]])) if noise else None
-    texts = read_texts(cfg["texts"])
+    a, b = (load_model(str(by_model[m])) for m in node.models[:2])
+    noise = cfg.noise
+    if noise and noise[1] != cfg.b:
+        raise UserError(f"the seed-noise pair of a CKA must be (twin of {cfg.b}, {cfg.b}), got {noise}")
+    twin = load_model(str(by_model[node.models[2]])) if noise else None
+    texts = read_texts(cfg.texts)
     report = compare(
         a,
         b,
         texts,
         baseline=twin,
-        n=min(cfg["n_texts"], len(texts)),
-        encoding=Encoding(max_length=cfg["max_length"]),
+        n=min(cfg.n_texts, len(texts)),
+        encoding=Encoding(max_length=cfg.max_length),
     )
     data = report.to_dict()
     write_text_atomic(ctx.out_dir / "cka.json", json.dumps(data, indent=1))
     layers = data["layers"]
     return {
-        "a": cfg["a"],
-        "b": cfg["b"],
+        "a": cfg.a,
+        "b": cfg.b,
         "divergence": [r["divergence"] for r in layers],
         "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
         "ratio": [r.get("ratio") for r in layers] if noise else None,

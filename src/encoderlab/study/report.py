@@ -26,6 +26,7 @@ from encoderlab.config import to_dict
 from encoderlab.eval.summary import ALL
 from encoderlab.study.data import StudyData, load_study
 from encoderlab.study.fidelity import departures, setup_text
+from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.runner import compute_records
 from encoderlab.study.spec import EvalSpec, RunSpec
@@ -117,7 +118,7 @@ def _run_steps(run: RunSpec, data: StudyData) -> str:
     if run.recipe is None:
         return "0 (as is)"
     node = next(n for n in data.nodes if n.kind == "pretrain" and n.name.split("/")[1] == run.name)
-    return f"{node.config['steps']:,}"
+    return f"{PretrainNode.of(node).steps:,}"
 
 
 def _settings(run: RunSpec) -> str:
@@ -353,9 +354,9 @@ def _add_compute(into: dict, record: dict) -> None:
 def _run_compute(data: StudyData, r: dict) -> dict:
     """One pretraining run's row: tokens against its budget, and where a branch started."""
     node = next(n for n in data.nodes if n.name == r["node"])
-    budget = node.config.get("tokens")
+    budget = PretrainNode.of(node).tokens
     seen = (r.get("tokens") or 0) + (r.get("shared_tokens") or 0)  # a branch's first steps ran in its base
-    mismatch = budget is not None and r.get("tokens") is not None and seen != budget
+    mismatch = r.get("tokens") is not None and seen != budget
     notes = (
         [f"from {r['branched_from'].split('/', 1)[1]} at step {r['shared_steps']:,}"]
         if r.get("branched_from")

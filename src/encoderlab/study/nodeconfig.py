@@ -1,0 +1,137 @@
+"""The typed config of the pretrain, eval and CKA nodes: what `graph.py` writes and `nodes.py` reads.
+
+A node's config is JSON data (`Node.config`): its key is the hash of that data, and the study folder
+records it (`study.json`, each `node.json`). These classes are its typed form on both sides of that
+seam, so the graph builds a typed object and a node function, the report and the study reader get
+typed fields back (`PretrainNode.of(node).run`, `EvalNode.of(node).lr`) instead of looking keys up
+in a dict.
+
+Trade-offs
+  * `data()` writes exactly the layout the graph hashed before these classes existed (flat, an absent
+    branch or task-file list left out), not `to_dict` of the class: node keys hash it, and a key
+    change would rerun every study folder (tests/study/test_node_keys.py holds them).
+  * `of(node)` reads with the strict typed loader, so a config of another shape fails naming the
+    node rather than deep inside a run.
+  * A `prepare` node's config is the dataset's `DataSpec` plus the sequence length and stays a dict
+    for now: issue 15's prepared datasets were changing it while this was written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from encoderlab.config import from_dict, to_dict
+from encoderlab.study.spec import CkaSpec
+
+if TYPE_CHECKING:
+    from encoderlab.study.graph import Node
+    from encoderlab.train.config import RunConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class BranchFrom:
+    """The checkpoint of another pretraining node that a branched run starts from (`study/branch.py`)."""
+
+    node: str
+    """The base's pretraining node name (`pretrain/MODEL`)."""
+    step: int
+    """The base's step whose checkpoint the branch resumes."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class PretrainNode:
+    """A pretraining node: the run it trains, resolved once at graph build (`resolve.resolve_run`)."""
+
+    run: RunConfig
+    """The complete RunConfig, paths inside the study folder filled in by the node."""
+    tokens: int
+    """The run's token budget (steps x global batch x sequence length)."""
+    steps: int
+    """The run's optimizer steps."""
+    branch: BranchFrom | None = None
+    """Where the run starts from another run's checkpoint instead of step 0 (None: it does not)."""
+
+    def data(self) -> dict[str, Any]:
+        """The node's config as JSON data (the layout its key hashes)."""
+        out: dict[str, Any] = {"run": to_dict(self.run), "tokens": self.tokens, "steps": self.steps}
+        if self.branch is not None:
+            out["branch"] = {"from": self.branch.node, "step": self.branch.step}
+        return out
+
+    @classmethod
+    def of(cls, node: Node) -> PretrainNode:
+        """The typed config of a pretrain node (strict: another shape names the node)."""
+        from encoderlab.train.config import RunConfig
+
+        cfg = node.config
+        branch = cfg.get("branch")
+        return cls(
+            run=from_dict(RunConfig, cfg["run"], where=node.name),
+            tokens=cfg["tokens"],
+            steps=cfg["steps"],
+            branch=None if branch is None else BranchFrom(node=branch["from"], step=branch["step"]),
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalNode:
+    """An eval node: one fine-tuning run of the study's protocol, on one model or checkpoint."""
+
+    model: str
+    """The model id (`graph.run_id`)."""
+    source: str | None
+    """A start model evaluated as is (an asset, folder or hub id); None: the node's pretraining dependency."""
+    step: int | None
+    """The checkpoint's step; None: the run's final model."""
+    suite: str
+    """The evaluation suite the task belongs to."""
+    task: str
+    """The task."""
+    task_signature: str
+    """The hash of the task's definition: a changed task gets new nodes."""
+    family: str
+    """The task's family (sc, tc, qa, ir)."""
+    lr: float
+    """Fine-tuning learning rate."""
+    seed: int
+    """Fine-tuning seed."""
+    max_steps: int | None
+    """The study's cap on fine-tuning steps (None: the task's own schedule)."""
+    task_files: tuple[str, ...] = ()
+    """Task files the task comes from (a task of one's own); empty for a suite's task."""
+
+    def data(self) -> dict[str, Any]:
+        """The node's config as JSON data (the layout its key hashes)."""
+        out = to_dict(self)
+        if not self.task_files:
+            del out["task_files"]
+        return out
+
+    @classmethod
+    def of(cls, node: Node) -> EvalNode:
+        """The typed config of an eval node (strict: another shape names the node)."""
+        return from_dict(cls, node.config, where=node.name)
+
+
+@dataclass(frozen=True, kw_only=True)
+class CkaNode:
+    """A CKA node: the study's analysis and the model ids it compares."""
+
+    analysis: CkaSpec
+    """The analysis as the study declares it."""
+    models: tuple[str, ...]
+    """Model ids of a and b, then of the seed-noise twin when there is one."""
+
+    def data(self) -> dict[str, Any]:
+        """The node's config as JSON data (the layout its key hashes)."""
+        return {**to_dict(self.analysis), "models": list(self.models)}
+
+    @classmethod
+    def of(cls, node: Node) -> CkaNode:
+        """The typed config of a CKA node (strict: another shape names the node)."""
+        analysis = {k: v for k, v in node.config.items() if k != "models"}
+        return cls(
+            analysis=from_dict(CkaSpec, analysis, where=node.name),
+            models=tuple(node.config["models"]),
+        )

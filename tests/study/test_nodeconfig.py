@@ -1,0 +1,60 @@
+"""The typed node configs (`study/nodeconfig.py`) carry every node's config whole.
+
+For every node of every built-in study at the demo, cpu and smallest GPU scale (the larger GPU
+scales repeat the smallest one's graph shape with other sizes; test_node_keys.py holds them), reading its config typed and writing it back
+gives the very data its key hashes, so nothing the graph stores is lost or reshaped on the way to the
+node functions (pretraining branches included). A config of another shape is refused naming the node.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from encoderlab.errors import UserError
+from encoderlab.study.catalog import STUDIES, get_study
+from encoderlab.study.graph import Graph, build_graph
+from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PretrainNode
+from encoderlab.study.nodes import real_backend
+
+TYPED = {"pretrain": PretrainNode, "eval": EvalNode, "cka": CkaNode}
+SCALES = ("demo", "cpu", "gpu-210m")
+
+
+@pytest.mark.parametrize("study", STUDIES)
+def test_every_node_config_reads_back_typed_and_writes_the_same_data(study):
+    kinds, branches = set(), 0
+    for scale in SCALES:
+        for node in build_graph(get_study(study, scale), real_backend()):
+            if node.kind in TYPED:
+                typed = TYPED[node.kind].of(node)
+                assert typed.data() == node.config, node.name
+                kinds.add(node.kind)
+                branches += isinstance(typed, PretrainNode) and typed.branch is not None
+    assert {"pretrain", "eval"} <= kinds
+    if study == "paper1-pfs":
+        assert "cka" not in kinds and branches > 0  # its shorter budgets branch from the longest run
+
+
+def test_a_task_file_eval_node_keeps_its_files_and_a_suite_task_has_none():
+    node = dict(model="m", source="asset", step=None, suite="pocket", task="t", task_signature="s",
+                family="sc", lr=1e-4, seed=0, max_steps=None)  # fmt: skip
+    assert "task_files" not in EvalNode(**node).data()
+    graph = Graph()
+    typed = EvalNode(**node, task_files=("tasks/a.yaml",))
+    read = EvalNode.of(graph.add("eval", "eval/m/t/lr0.0001/s0", typed.data()))
+    assert read == typed and read.data()["task_files"] == ["tasks/a.yaml"]
+
+
+def test_a_branch_is_carried_as_the_node_it_starts_from():
+    graph = build_graph(get_study("paper1-pfs", "demo"), real_backend())
+    branched = [PretrainNode.of(n) for n in graph if n.kind == "pretrain" and "branch" in n.config]
+    assert branched and all(
+        isinstance(p.branch, BranchFrom) and p.branch.node in graph.nodes for p in branched
+    )
+
+
+def test_a_config_of_another_shape_is_refused_naming_the_node():
+    graph = Graph()
+    node = graph.add("eval", "eval/x", {"model": "m", "lr": "fast"})
+    with pytest.raises(UserError, match="eval/x"):
+        EvalNode.of(node)
