@@ -55,9 +55,14 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     """`study plan` says what each run is: ModernBERT from the hub, Composer's decoupled AdamW with the
     paper's wd, ModernBERT's 80/10/10 masking in both arms, and the three freezing runs."""
     main(["study", "plan", "paper2-detour", "--scale", scale])
+    out = capsys.readouterr().out
+    assert out.splitlines()[1] == (
+        "evaluation: suite biomed (all its tasks); LRs 5e-05; 5 fine-tuning seeds; the best epoch's weights "
+        "tested (validation after every epoch); metrics entity_f1, macro_f1"
+    )
     lines = {
         line.split(":", 1)[0].strip(): line.split(":", 1)[1]
-        for line in capsys.readouterr().out.split("how each run trains")[1].splitlines()[1:]
+        for line in out.split("how each run trains")[1].splitlines()[1:]
     }
     assert list(lines) == [
         "detour-biomed",

@@ -347,7 +347,7 @@ def plan_text(plan: StudyPlan) -> str:
     lines = [
         f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
         f"evaluation: suite {ev.suite} ({tasks}){own}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
-        f"{len(ev.seeds)} fine-tuning seeds",
+        f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(ev)}",
     ]
     for d in spec.data:
         c = plan.corpora[d.name]
@@ -445,6 +445,23 @@ def prepare_command(d: DataSpec, needed: float) -> str:
         f"{'' if d.decontaminate else ' --decontaminate none'} --out DIR --shard auto` in each task, "
         f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
     )
+
+
+def _protocol_text(ev) -> str:
+    """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
+    epoch's weights tested (validation after every epoch); metrics entity_f1, macro_f1`."""
+    from encoderlab.eval.suites import SUITES
+    from encoderlab.eval.tasks import TASKS
+
+    tasks = [TASKS[n] for n in (ev.tasks or SUITES.get(ev.suite, ())) if n in TASKS]
+    if not tasks:
+        return ""
+    tested = {
+        "best_epoch": "the best epoch's weights tested (validation after every epoch)",
+        "last": "the last step's weights tested",
+    }
+    chosen = sorted({t.finetune.select for t in tasks})
+    return f"; {', '.join(tested[c] for c in chosen)}; metrics {', '.join(sorted({t.metric for t in tasks}))}"
 
 
 def check_passes(plan: StudyPlan) -> None:

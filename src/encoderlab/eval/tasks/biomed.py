@@ -170,7 +170,7 @@ def sentence_starts(text: str, keep: list[tuple[int, int]] = ()) -> list[int]:
     for m in _SENTENCE_GAP.finditer(text):
         at = m.end()
         inside = any(start < at and m.start() < end for start, end in keep)
-        if text[at].isupper() and not inside and not text[: m.start()].endswith("i.v."):
+        if text[at].isupper() and not inside and not text.endswith("i.v.", 0, m.start()):
             starts.append(at)
     return starts
 
