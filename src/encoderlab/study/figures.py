@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.analysis.curves import Placed, curve_rows
@@ -27,7 +28,7 @@ from encoderlab.study.runner import node_dir
 from encoderlab.study.table import ResultsTable
 
 
-def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[dict]:
+def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[Figure]:
     """Draw every figure the study has numbers for into `folder`; returns them as the report shows them."""
     import matplotlib
 
@@ -84,19 +85,32 @@ def _early(data: StudyData, model: str) -> tuple[list[int], Callable[[EvalRecord
     return sorted({e.step for e in early}), lambda r: r.task in tasks and r.lr in lrs
 
 
-def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> dict:
+@dataclass(frozen=True, kw_only=True)
+class Figure:
     """A figure as the report renders it: its PNG, and the numbers behind it (CSV beside the PNG)."""
-    return {
-        "name": name,
-        "title": title,
-        "caption": caption,
-        "png": png,
-        "csv": f"figures/{name}.csv",
-        "rows": rows,
-    }
+
+    name: str
+    """File stem of the PNG and CSV."""
+    title: str
+    """Heading in the report."""
+    caption: str
+    """What the figure shows and how its intervals are computed."""
+    png: Path
+    """The drawn figure."""
+    rows: list[dict]
+    """The numbers drawn, one dict per CSV row (the report also shows them as a table)."""
+
+    @property
+    def csv(self) -> str:
+        """The CSV's path relative to the report folder."""
+        return f"figures/{self.name}.csv"
 
 
-def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> dict:
+def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> Figure:
+    return Figure(name=name, title=title, caption=caption, png=png, rows=rows)
+
+
+def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> Figure:
     png = folder / f"{name}.png"
     savefig_atomic(fig, png, dpi=90, bbox_inches="tight", metadata={"Software": None})
     import matplotlib.pyplot as plt
@@ -112,7 +126,7 @@ def _err(rows: list[dict]) -> list[list[float]]:
     return [lo, hi]
 
 
-def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> dict | None:
+def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure | None:
     import matplotlib.pyplot as plt
 
     rows = [
@@ -154,7 +168,7 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> dict | N
     )
 
 
-def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: str, **axes) -> dict | None:
+def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: str, **axes) -> Figure | None:
     """A line figure drawn by `analysis.plots.line_panels` (PNG + CSV + JSON), as a report figure."""
     from encoderlab.analysis.plots import line_panels
 
@@ -175,7 +189,7 @@ def _fig_curve(
     xlabel: str,
     title: str,
     logx: bool = False,
-) -> dict | None:
+) -> Figure | None:
     rows = [{**r, "model": data.label(r["model"])} for r in rows if r["name"] == ALL]
     caption = "Points are means over fine-tuning seeds; bands are 95% t-intervals."
     return _fig_lines(
@@ -184,7 +198,7 @@ def _fig_curve(
     )  # fmt: skip
 
 
-def _fig_mask_ratio(rows: list[dict], folder: Path) -> dict | None:
+def _fig_mask_ratio(rows: list[dict], folder: Path) -> Figure | None:
     several = len({r["design"] for r in rows}) > 1  # pure MLM and CLM -> MLM runs: one line each per family
     rows = [
         {
@@ -206,7 +220,7 @@ def _fig_mask_ratio(rows: list[dict], folder: Path) -> dict | None:
     )  # fmt: skip
 
 
-def _fig_cka(result: CkaResult, folder: Path) -> dict | None:
+def _fig_cka(result: CkaResult, folder: Path) -> Figure | None:
     import matplotlib.pyplot as plt
 
     div = result.divergence
@@ -257,7 +271,7 @@ def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
     return out
 
 
-def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
+def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     """Pretraining loss against optimizer step, from each run's metrics.jsonl."""
     import matplotlib.pyplot as plt
 
@@ -295,7 +309,7 @@ scored on with the same rows and masks. `val/mlm` (a run's own mask ratio) is le
 between runs of different ratios, so its lines would not share a scale."""
 
 
-def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> dict | None:
+def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     """Held-out losses against tokens seen, one panel per loss, one line per pretraining run."""
     rows = [
         {

@@ -20,6 +20,7 @@ import base64
 import html
 import io
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
@@ -31,6 +32,9 @@ from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.runner import compute_records
 from encoderlab.study.spec import EvalSpec, RunSpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
+
+if TYPE_CHECKING:
+    from encoderlab.study.figures import Figure  # drawing loads matplotlib: imported when figures are drawn
 
 
 def write_report(study_dir: Path, figures: bool = True) -> Path:
@@ -251,7 +255,7 @@ def _corpora_note(compute: dict) -> str:
 
 
 def _sections(
-    data: StudyData, table: ResultsTable, claims: list[ClaimResult], compute: dict, figures: list[dict]
+    data: StudyData, table: ResultsTable, claims: list[ClaimResult], compute: dict, figures: list[Figure]
 ) -> list[tuple]:
     """(title, kind, payload) blocks shared by the HTML and Markdown renderers."""
     cols, headers = _result_columns(table)
@@ -393,14 +397,14 @@ def _markdown(data: StudyData, sections: list[tuple]) -> str:
         elif kind == "figures":
             for f in payload:
                 lines += [
-                    f"### {f['title']}",
+                    f"### {f.title}",
                     "",
-                    f"![{f['title']}](figures/{f['png'].name})",
+                    f"![{f.title}](figures/{f.png.name})",
                     "",
-                    f"{f['caption']} Numbers: [{f['csv']}]({f['csv']}).",
+                    f"{f.caption} Numbers: [{f.csv}]({f.csv}).",
                     "",
                 ]
-                lines += _md_numbers(f["rows"])
+                lines += _md_numbers(f.rows)
             if not payload:
                 lines.append("(no figure yet: no finished results)")
         lines.append("")
@@ -453,12 +457,12 @@ def _html(data: StudyData, sections: list[tuple], out: Path) -> str:
             body.append("<ul>" + "".join(f"<li>{_md_inline(i)}</li>" for i in payload) + "</ul>")
         elif kind == "figures":
             for f in payload:
-                b64 = base64.b64encode(f["png"].read_bytes()).decode()
-                head = list(f["rows"][0])
-                numbers = _html_table(head, [[_short(r[h]) for h in head] for r in f["rows"]])
+                b64 = base64.b64encode(f.png.read_bytes()).decode()
+                head = list(f.rows[0])
+                numbers = _html_table(head, [[_short(r[h]) for h in head] for r in f.rows])
                 body.append(
-                    f'<figure><h3>{html.escape(f["title"])}</h3><img alt="{html.escape(f["title"])}" src="data:image/png;base64,{b64}">'
-                    f"<figcaption>{html.escape(f['caption'])} Numbers: <code>{html.escape(f['csv'])}</code>.</figcaption>"
+                    f'<figure><h3>{html.escape(f.title)}</h3><img alt="{html.escape(f.title)}" src="data:image/png;base64,{b64}">'
+                    f"<figcaption>{html.escape(f.caption)} Numbers: <code>{html.escape(f.csv)}</code>.</figcaption>"
                     f"<details><summary>numbers behind the figure</summary>{numbers}</details></figure>"
                 )
             if not payload:
