@@ -22,11 +22,11 @@ from encoderlab.data.shard import Shard  # noqa: E402
 from encoderlab.data.sources import parse_source  # noqa: E402
 from encoderlab.errors import UserError  # noqa: E402
 from encoderlab.study.catalog import get_study  # noqa: E402
-from encoderlab.study.cli import with_prepared  # noqa: E402
 from encoderlab.study.graph import build_graph  # noqa: E402
-from encoderlab.study.nodes import real_backend, run_prepare  # noqa: E402
+from encoderlab.study.nodes import prepared_folder, real_backend, run_prepare  # noqa: E402
 from encoderlab.study.plan import plan_study  # noqa: E402
-from encoderlab.study.runner import NodeContext  # noqa: E402
+from encoderlab.study.prepared import with_prepared  # noqa: E402
+from encoderlab.study.runner import NodeContext, NodeOutput  # noqa: E402
 
 
 def _prepare(out: Path, source: str, tokenizer: str, shards: int = 2) -> Path:
@@ -83,7 +83,11 @@ def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path
     # study that prepares its own data keeps the keys it had before `prepared` existed
     moved = Path(shutil.copytree(fineweb, tmp_path / "moved"))
     key = lambda s: build_graph(s, real_backend()).nodes["prepare/main"].key  # noqa: E731
-    assert key(with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={moved}",))) == node.key
+    moved_spec = with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={moved}",))
+    assert key(moved_spec) == node.key
+    # ... and the runs then read it where it is now, not where the finished node found it
+    finished = NodeOutput(path=tmp_path / "node", result=run_prepare(ctx), node=node)
+    assert prepared_folder(moved_spec, finished) == moved and prepared_folder(spec, finished) == fineweb
     assert key(with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={folders['fw1']}",))) != node.key
     assert (
         "prepared"

@@ -14,6 +14,7 @@ import tyro
 from encoderlab.errors import UserError
 from encoderlab.outdir import check_output
 from encoderlab.study.catalog import get_study, list_studies
+from encoderlab.study.prepared import with_prepared
 from encoderlab.study.runner import STUDY_KIND, run_study
 from encoderlab.study.spec import StudySpec
 
@@ -27,22 +28,6 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
 
         return load_study_file(name)
     return get_study(name, scale or "demo")
-
-
-def with_prepared(spec: StudySpec, prepared: tuple[str, ...]) -> StudySpec:
-    """`spec` with each `NAME=DIR` dataset read from the prepared folder DIR (its `max_docs` dropped:
-    the folder holds what it holds, and the study guard counts it); see study/prepared.py."""
-    import dataclasses
-
-    data = {d.name: d for d in spec.data}
-    for item in prepared:
-        name, eq, folder = item.partition("=")
-        if not eq or not folder or name not in data:
-            raise UserError(
-                f"--prepared {item}: give NAME=DIR with NAME one of the study's datasets ({', '.join(data)})"
-            )
-        data[name] = dataclasses.replace(data[name], prepared=str(Path(folder).resolve()), max_docs=None)
-    return dataclasses.replace(spec, data=tuple(data.values())) if prepared else spec
 
 
 def default_backend():

@@ -227,7 +227,11 @@ def _read_held_out(data: StudyData, study_dir: Path) -> None:
     for n in data.nodes:
         result = data.markers.get(n.name, {}).get("result", {})
         if n.kind == "prepare" and result.get("data"):
-            data.unigram[n.name.split("/", 1)[1]] = unigram_entropy(node_dir(study_dir, n) / result["data"])
+            name = n.name.split("/", 1)[1]
+            prepared = data.spec.dataset(name).prepared  # where it is now (study/prepared.py)
+            data.unigram[name] = unigram_entropy(
+                Path(prepared) if prepared else node_dir(study_dir, n) / result["data"]
+            )
         elif n.kind == "pretrain" and result.get("metrics"):
             path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
             if path.is_file():

@@ -92,6 +92,14 @@ def _read_prepared(ctx: NodeContext) -> dict:
     return {"data": str(folder), "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
 
 
+def prepared_folder(spec: StudySpec, prepare) -> Path:
+    """The prepared data a finished prepare node (a `NodeOutput`) stands for: the folder the spec names
+    for a dataset prepared outside the study (where it is now: the key ignores where it was), else
+    the node's own."""
+    d = spec.dataset(prepare.node.name.split("/", 1)[1])
+    return Path(d.prepared) if d.prepared is not None else prepare.path / prepare.result["data"]
+
+
 # --------------------------------------------------------------------------- pretrain
 
 
@@ -145,12 +153,12 @@ def run_pretrain(ctx: NodeContext) -> dict:
         from encoderlab.study.plan import check_run
 
         model, dataset = ctx.node.name.split("/", 1)[1], data.node.name.split("/", 1)[1]
-        check_run(ctx.spec, model, dataset, run, read_meta(data.path / data.result["data"]))
+        check_run(ctx.spec, model, dataset, run, read_meta(prepared_folder(ctx.spec, data)))
     out = ctx.out_dir / "run"
     run = dataclasses.replace(
         run,
         model=model,
-        data=dataclasses.replace(run.data, path=str(data.path / data.result["data"])),
+        data=dataclasses.replace(run.data, path=str(prepared_folder(ctx.spec, data))),
         out=str(out),
         progress=False,
     )

@@ -1,4 +1,4 @@
-"""A study dataset read from a folder prepared outside the study (`DataSpec.prepared`).
+"""A study dataset read from a folder prepared outside the study (`DataSpec.prepared`, `with_prepared`).
 
 At paper 1's scale a corpus is ~120B tokens: a lab prepares it across machines (`data prepare --shard
 I/N`, then `data merge`, docs/data.md) and hands the merged folder to the study (`study run|plan
@@ -26,6 +26,7 @@ import json
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.study.spec import StudySpec
 
 
 def prepared_meta(folder: str | Path, dataset: str) -> dict:
@@ -88,3 +89,19 @@ def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path
             f"dataset {dataset}: {folder} was tokenized with another tokenizer than {tokenizer}; prepare it "
             f"again with --tokenizer {tokenizer}"
         )
+
+
+def with_prepared(spec: StudySpec, prepared: tuple[str, ...]) -> StudySpec:
+    """`spec` with each `NAME=DIR` dataset read from the prepared folder DIR (its `max_docs` dropped:
+    the folder holds what it holds, and the study guard counts it); see study/prepared.py."""
+    import dataclasses
+
+    data = {d.name: d for d in spec.data}
+    for item in prepared:
+        name, eq, folder = item.partition("=")
+        if not eq or not folder or name not in data:
+            raise UserError(
+                f"--prepared {item}: give NAME=DIR with NAME one of the study's datasets ({', '.join(data)})"
+            )
+        data[name] = dataclasses.replace(data[name], prepared=str(Path(folder).resolve()), max_docs=None)
+    return dataclasses.replace(spec, data=tuple(data.values())) if prepared else spec
