@@ -131,3 +131,33 @@ def _bpe(tmp_path: Path) -> Path:
     src = write_jsonl(tmp_path / "tok.jsonl", corpus_records(100))
     train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "tok-bpe", progress=False)
     return tmp_path / "tok-bpe"
+
+
+@pytest.mark.slow
+def test_a_study_trains_on_a_prepared_folder_and_keeps_its_nodes_when_it_moves(tmp_path, capsys):
+    """Real nodes: a study of one's own reads a corpus prepared by two workers and merged; the runs train
+    on that folder, the study's prepare node writes nothing, and after the folder moves the same study
+    given the new place runs no node again."""
+    from fake_study import tiny_corpus
+    from tests.study.test_files import MINE, _task_file
+
+    from encoderlab.data.sources import SourceConfig
+    from encoderlab.data.tokenizer import train_tokenizer
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    _task_file(tmp_path)
+    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
+    data = _prepare(tmp_path / "prepared", str(corpus), str(tmp_path / "tok"))
+    study = tmp_path / "my-study.yaml"
+    study.write_text(MINE.replace("vocab_size: 300,", f"vocab_size: 300, tokenizer: {tmp_path / 'tok'},"))
+    out = tmp_path / "out"
+    main(["study", "run", str(study), "--out", str(out), "--no-fetch", "--prepared", f"main={data}"])
+    assert "report:" in capsys.readouterr().out
+    (node,) = (out / "nodes" / "prepare").iterdir()
+    assert not (node / "data").exists()  # nothing prepared in the study
+    runs = sorted((out / "nodes" / "pretrain").glob("*/run/config.yaml"))
+    assert len(runs) == 2 and all(f"path: {data}\n" in r.read_text() for r in runs)
+    markers = {p: p.stat().st_mtime_ns for p in (out / "nodes").rglob("*") if p.is_file()}
+    moved = data.rename(tmp_path / "moved")
+    main(["study", "run", str(study), "--out", str(out), "--no-fetch", "--prepared", f"main={moved}"])
+    assert {p: p.stat().st_mtime_ns for p in markers} == markers  # every node kept, none rerun
