@@ -141,6 +141,9 @@ def _round2(root: Path) -> None:
     for f in ("final/model.safetensors", "checkpoints/step_0000001/model/model.safetensors"):
         path = root / "truncated_run" / f
         path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    shutil.copytree(root / "run", root / "damaged_config_run")  # its final model's config.json cut short
+    config = root / "damaged_config_run" / "final" / "config.json"
+    config.write_bytes(config.read_bytes()[:40])
 
 
 def _edit_json(path: Path, **changes) -> None:

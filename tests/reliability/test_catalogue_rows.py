@@ -53,6 +53,8 @@ NAMED = {
     "malicious-checkpoint-pickle": "tests.reliability.test_hostile_pretrain::test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model",
     "old-layout-checkpoint": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_without_readable_train_state_is_one_line",
     "damaged-train-state": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_without_readable_train_state_is_one_line",
+    "checkpoint-config-missing": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_with_a_damaged_model_config_is_one_line",
+    "checkpoint-config-truncated": "tests.reliability.test_hostile_pretrain::test_a_checkpoint_with_a_damaged_model_config_is_one_line",
     "init-other-tokenizer": "tests.reliability.test_hostile_pretrain::test_init_model_with_another_tokenizer_is_refused_naming_both_hashes",
     "prepare-disk-full": "tests.reliability.test_disk_full::test_prepare_disk_full_is_exit_3_and_the_rerun_completes",
     "merge-disk-full": "tests.reliability.test_disk_full::test_merge_disk_full_is_exit_3_and_the_rerun_completes",

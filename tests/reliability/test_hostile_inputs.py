@@ -296,6 +296,11 @@ CASES = [
         r"step_0000001/model/model.safetensors .*delete that checkpoint folder and --resume",
     ),
     (
+        "damaged-final-config",
+        "export {w}/damaged_config_run --out {w}/x",
+        r"damaged_config_run/final/config.json is not an encoderlab model config \(damaged or replaced\): restore",
+    ),
+    (
         "probe-one-class",
         "analyze probe {w}/run --tasks {w}/one_class.jsonl --out {w}/p",
         r"one_class.jsonl has only one class \(pos\) .*at least two classes",

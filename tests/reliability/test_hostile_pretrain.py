@@ -270,6 +270,27 @@ def test_a_planted_pickle_runs_nothing_on_resume_or_as_an_init_model(w, tmp_path
     assert code == 0 and not marker.exists(), err
 
 
+@pytest.mark.parametrize("damage", ["config-missing", "config-truncated"])
+def test_a_checkpoint_with_a_damaged_model_config_is_one_line(w, tmp_path, capsys, damage):
+    """The checkpoint's model/config.json deleted or cut short (a bad copy, a hand edit): was a
+    FileNotFoundError or JSONDecodeError traceback on --resume."""
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    config = ckpt.checkpoint_dir(run, 1) / "model" / "config.json"
+    if damage == "config-missing":
+        config.unlink()
+        pattern = (
+            r"step_0000001/model holds no model \(no config.json\); restore it from a copy, or for a run's"
+        )
+    else:
+        config.write_text(config.read_text()[:30])
+        pattern = r"cannot read .*step_0000001/model/config.json \(JSONDecodeError: .*\); the file is corrupt: restore"
+    before = snapshot(run)
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert_one_line(code, err, pattern + r".*delete that checkpoint folder and --resume from the one before")
+    assert snapshot(run) == before
+
+
 @pytest.mark.parametrize("damage", ["old-layout", "truncated"])
 def test_a_checkpoint_without_readable_train_state_is_one_line(w, tmp_path, capsys, damage):
     """An old checkpoint (DCP folder, pickled metadata) is refused unread; a truncated train state

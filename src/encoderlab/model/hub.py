@@ -141,6 +141,11 @@ def _own_model_folder(path: Path) -> Path | None:
     for candidate in (path, path / "final", path / "model"):
         if is_model_folder(candidate):
             return candidate
+    if (path / "checkpoints").is_dir() and (path / "final" / "config.json").is_file():
+        raise UserError(  # a final model is there, its config is not readable as ours
+            f"{path / 'final' / 'config.json'} is not an encoderlab model config (damaged or replaced): restore "
+            f"it from a copy, or pass one of the run's checkpoints, e.g. {path}/checkpoints/step_N"
+        )
     if (path / "checkpoints").is_dir():
         raise UserError(
             f"run {path} has no final model yet; pass one of its checkpoints, e.g. {path}/checkpoints/step_N"

@@ -37,15 +37,20 @@ FORMAT = "encoderlab-model"
 FORMAT_VERSION = 1
 
 
+RESTORE = "restore it from a copy, or for a run's checkpoint delete that checkpoint folder and --resume from the one before"
+"""The way on from a damaged file of a model folder (weights or config)."""
+
+
 def is_model_folder(path: Path) -> bool:
     """True if `path` holds an encoderlab model folder."""
     cfg = Path(path) / "config.json"
     if not cfg.is_file():
         return False
     try:
-        return json.loads(cfg.read_text()).get("format") == FORMAT
+        meta = json.loads(cfg.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError):
         return False
+    return isinstance(meta, dict) and meta.get("format") == FORMAT
 
 
 def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
@@ -73,7 +78,19 @@ def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], c
 
 
 def _read_meta(path: Path) -> dict:
-    meta = json.loads((Path(path) / "config.json").read_text())
+    """config.json of a model folder; a missing or damaged one (a checkpoint cut short by hand, a
+    bad copy) is one line naming it, not a traceback."""
+    where = Path(path) / "config.json"
+    try:
+        meta = json.loads(where.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(f"{path} holds no model (no config.json); {RESTORE}") from None
+    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+        raise UserError(
+            f"cannot read {where} ({type(exc).__name__}: {exc}); the file is corrupt: {RESTORE}"
+        ) from None
+    if not isinstance(meta, dict):
+        raise UserError(f"cannot read {where} (not a JSON object); the file is corrupt: {RESTORE}")
     if meta.get("format_version") != FORMAT_VERSION:
         raise UserError(
             f"{path} has model format version {meta.get('format_version')}, this encoderlab reads "
@@ -101,9 +118,7 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         state = load_file(str(path / "model.safetensors"), device=str(device))
     except (SafetensorError, OSError) as exc:
         raise UserError(
-            f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt, truncated or missing: "
-            "restore it from a copy, or for a run's checkpoint delete that checkpoint folder and --resume "
-            "from the one before"
+            f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt, truncated or missing: {RESTORE}"
         ) from None
     if "family" in meta:
         model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
