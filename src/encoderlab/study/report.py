@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.summary import ALL
+from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study
 from encoderlab.study.fidelity import departures, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.results import ClaimResult, check_claims
-from encoderlab.study.runner import compute_records
 from encoderlab.study.spec import EvalSpec, RunSpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
 
@@ -53,7 +53,7 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
         drawn = draw(data, table, study_dir, out / "figures")
     else:
         drawn = []
-    compute = _compute_summary(data, study_dir)
+    compute = compute_summary(data, study_dir)
     sections = _sections(data, table, claims, compute, drawn)
     write_text_atomic(out / "report.md", _markdown(data, sections))
     write_text_atomic(out / "report.html", _html(data, sections, out))
@@ -63,7 +63,7 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
             "table": to_dict({m: table.cells[m] for m in table.models}),
             "runs": to_dict(table.runs),
             "claims": [claim_json(c) for c in claims],
-            "compute": compute,
+            "compute": compute.to_json(),
             "departures": to_dict(list(departures(data.spec))),
         },
     )
@@ -178,23 +178,23 @@ def _run_rows(data: StudyData) -> list[list[str]]:
     ]
 
 
-def _compute_rows(data: StudyData, compute: dict) -> tuple[list[list[str]], list[list[str]]]:
+def _compute_rows(data: StudyData, compute: ComputeSummary) -> tuple[list[list[str]], list[list[str]]]:
     """Rows per node kind, and per pretraining run."""
     by_kind = [
-        [k, _num(v["tokens"]), _num(v["flops"]), f"{v['wall_s']:.1f}", f"{v['cpu_s']:.1f}", str(v["nodes"])]
-        for k, v in [*compute["by_kind"].items(), ("total", compute["total"])]
+        [k, _num(v.tokens), _num(v.flops), f"{v.wall_s:.1f}", f"{v.cpu_s:.1f}", str(v.nodes)]
+        for k, v in [*compute.by_kind.items(), ("total", compute.total)]
     ]
     by_run = [
         [
-            data.label(r["run"]),
-            _num(r["tokens"]),
-            str(r.get("budget") and _num(r["budget"])),
-            "?" if r.get("passes") is None else f"{r['passes']:.3g}",
-            _num(r["flops"]),
-            f"{r['wall_s']:.1f}",
-            r["note"],
+            data.label(r.run),
+            _num(r.tokens),
+            str(r.budget and _num(r.budget)),
+            "?" if r.passes is None else f"{r.passes:.3g}",
+            _num(r.flops),
+            f"{r.wall_s:.1f}",
+            r.note,
         ]
-        for r in compute["runs"]
+        for r in compute.runs
     ]
     return by_kind, by_run
 
@@ -243,10 +243,9 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     return [("Degenerate predictions", "list", flagged), ("", "text", note)]
 
 
-def _corpora_note(compute: dict) -> str:
+def _corpora_note(compute: ComputeSummary) -> str:
     parts = [
-        f"{name}: {_num(c['unique_tokens'])} unique tokens ({c['how']})"
-        for name, c in compute["corpora"].items()
+        f"{name}: {_num(c.unique_tokens)} unique tokens ({c.how})" for name, c in compute.corpora.items()
     ]
     return (
         "Passes over the corpus: the tokens of the data stream a run reads up to, over the unique tokens of its "
@@ -255,7 +254,11 @@ def _corpora_note(compute: dict) -> str:
 
 
 def _sections(
-    data: StudyData, table: ResultsTable, claims: list[ClaimResult], compute: dict, figures: list[Figure]
+    data: StudyData,
+    table: ResultsTable,
+    claims: list[ClaimResult],
+    compute: ComputeSummary,
+    figures: list[Figure],
 ) -> list[tuple]:
     """(title, kind, payload) blocks shared by the HTML and Markdown renderers."""
     cols, headers = _result_columns(table)
@@ -288,7 +291,7 @@ def _sections(
         (
             "",
             "text",
-            f"FLOPs: {compute['flops_method']}. CPU s counts every thread of the process (and finished child "
+            f"FLOPs: {compute.flops_method}. CPU s counts every thread of the process (and finished child "
             "processes): on a shared machine it says more than the wall time about how long a node takes alone.",
         ),
         ("Results", "table", (["model", *headers], result_rows)),
@@ -311,70 +314,6 @@ def _num(x) -> str:
         if isinstance(x, int)
         else f"{x:.3g}"
     )
-
-
-def _compute_summary(data: StudyData, study_dir: Path) -> dict:
-    """Totals per node kind and per pretraining run, from the compute records."""
-    from encoderlab.study.plan import plan_study
-
-    records = compute_records(study_dir, data.nodes)
-    by_kind: dict[str, dict] = {}
-    for r in records:
-        _add_compute(by_kind.setdefault(r["kind"], _no_compute()), r)
-    total = _no_compute()
-    for k in by_kind.values():
-        _add_compute(total, k)
-    plan = plan_study(data.spec, study_dir)
-    passes = {p.model: p.passes for p in plan.runs}
-    runs = [_run_compute(data, r) for r in records if r["kind"] == "pretrain"]
-    for run in runs:
-        run["passes"] = passes.get(run["run"])
-    methods = sorted({r["flops_method"] for r in records if r.get("flops_method")})
-    return {
-        "by_kind": by_kind,
-        "total": total,
-        "runs": runs,
-        "corpora": {
-            name: {"unique_tokens": c.unique_tokens, "how": c.how} for name, c in plan.corpora.items()
-        },
-        "flops_method": "; ".join(methods) or "not recorded",
-    }
-
-
-def _no_compute() -> dict:
-    return {"tokens": None, "flops": None, "wall_s": 0.0, "cpu_s": 0.0, "nodes": 0}
-
-
-def _add_compute(into: dict, record: dict) -> None:
-    """Add a compute record (or a per-kind total) into `into`; unknown tokens/FLOPs stay unknown."""
-    for field in ("tokens", "flops"):
-        if record.get(field) is not None:
-            into[field] = (into[field] or 0) + record[field]
-    into["wall_s"] += record.get("wall_s") or 0.0
-    into["cpu_s"] += record.get("cpu_s") or 0.0
-    into["nodes"] += record.get("nodes", 1)
-
-
-def _run_compute(data: StudyData, r: dict) -> dict:
-    """One pretraining run's row: tokens against its budget, and where a branch started."""
-    node = next(n for n in data.nodes if n.name == r["node"])
-    budget = PretrainNode.of(node).tokens
-    seen = (r.get("tokens") or 0) + (r.get("shared_tokens") or 0)  # a branch's first steps ran in its base
-    mismatch = r.get("tokens") is not None and seen != budget
-    notes = (
-        [f"from {r['branched_from'].split('/', 1)[1]} at step {r['shared_steps']:,}"]
-        if r.get("branched_from")
-        else []
-    )
-    notes += ["tokens seen differ from the budget"] if mismatch else []
-    return {
-        "run": r["node"].split("/", 1)[1],
-        "tokens": r.get("tokens"),
-        "budget": budget,
-        "flops": r.get("flops"),
-        "wall_s": r.get("wall_s") or 0.0,
-        "note": "; ".join(notes),
-    }
 
 
 # --------------------------------------------------------------------------- rendering
