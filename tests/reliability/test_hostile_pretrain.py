@@ -142,6 +142,19 @@ def test_out_inside_an_init_model_named_by_hub_id_is_refused(w, tmp_path, capsys
     assert snapshot(tmp_path / "mirror") == before and not (model / "run").exists()
 
 
+def test_a_moved_run_resumes_without_force(w, tmp_path, capsys):
+    """Its saved `out` is the old place: "refusing to resume ... (out: OLD -> NEW); rerun with the
+    original settings or pass --force" was a fix nobody could follow."""
+    run = tmp_path / "moved"
+    assert pretrain(w, tmp_path / "run", "--until-step", "1", capsys=capsys)[0] == 0
+    (tmp_path / "run").rename(run)
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert code == 0, err
+    assert ckpt.complete_checkpoints(run)[-1] == 2 and str(run) in (run / "config.yaml").read_text()
+    code, err = pretrain(w, run, "--resume", "--set", "optim.lr=0.5", capsys=capsys)
+    assert_one_line(code, err, r"changed config \(optim.lr: 0.0005 -> 0.5\)")  # other changes still count
+
+
 def test_corrupt_state_json_is_one_line(w, tmp_path, capsys):
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0

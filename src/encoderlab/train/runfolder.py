@@ -108,7 +108,9 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
         raise UserError(
             f"{run_dir} already holds a run; pass --resume to continue it or choose another --out"
         )
-    new = to_dict(cfg)
+    # The folder is the run wherever it lies: a moved or copied run resumes (its saved `out` is where
+    # it was written); "rerun with the original settings" could not undo a move.
+    new = {**to_dict(cfg), "out": old.get("out")}
     diff = resume_blockers(config_diff(old, new), old["layout"], new["layout"])
     if diff and not force:
         raise UserError(
