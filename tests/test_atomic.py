@@ -140,16 +140,20 @@ FIGURE_WRITERS_ALLOWED = {
 }
 
 
-def test_figures_and_csv_tables_are_written_through_atomic():
-    root = Path(encoderlab.__file__).parent
-    pattern = re.compile(r"\.savefig\(|csv\.(Dict)?[Ww]riter\(")
-    offenders = [
+def _outside_atomic(pattern: str, allowed: set[str]) -> list[str]:
+    """'module:line' of each line matching `pattern` in src/encoderlab, atomic.py and `allowed` aside."""
+    root, regex = Path(encoderlab.__file__).parent, re.compile(pattern)
+    return [
         f"{path.relative_to(root)}:{n}"
         for path in sorted(root.rglob("*.py"))
-        if path.name != "atomic.py" and str(path.relative_to(root)) not in FIGURE_WRITERS_ALLOWED
+        if path.name != "atomic.py" and str(path.relative_to(root)) not in allowed
         for n, line in enumerate(path.read_text().splitlines(), 1)
-        if pattern.search(line)
+        if regex.search(line)
     ]
+
+
+def test_figures_and_csv_tables_are_written_through_atomic():
+    offenders = _outside_atomic(r"\.savefig\(|csv\.(Dict)?[Ww]riter\(", FIGURE_WRITERS_ALLOWED)
     assert offenders == [], "write figures with atomic.savefig_atomic and tables with atomic.write_csv_atomic"
 
 
@@ -161,16 +165,7 @@ RENAMES_ALLOWED = {
 
 
 def test_no_module_writes_its_own_tmp_then_rename():
-    root = Path(encoderlab.__file__).parent
-    pattern = re.compile(r"\.rename\(|os\.replace\(|tmp\.replace\(")
-    offenders = [
-        f"{path.relative_to(root)}:{n}"
-        for path in sorted(root.rglob("*.py"))
-        if path.name != "atomic.py" and str(path.relative_to(root)) not in RENAMES_ALLOWED
-        for n, line in enumerate(path.read_text().splitlines(), 1)
-        if pattern.search(line)
-    ]
-    assert offenders == []
+    assert _outside_atomic(r"\.rename\(|os\.replace\(|tmp\.replace\(", RENAMES_ALLOWED) == []
 
 
 def test_text_writes_are_whole(tmp_path):
