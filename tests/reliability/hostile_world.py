@@ -116,6 +116,8 @@ def _round2(root: Path) -> None:
     (root / "foreign_eval" / "results.jsonl").write_bytes(b'{"x": 1}\n{"unterminated": ')
     (root / "study_demo").mkdir()  # a study folder of another scale
     (root / "study_demo" / "study.json").write_text(json.dumps({"name": "paper1-pfs", "scale": "demo"}))
+    (root / "study_damaged").mkdir()  # a study.json that is not a study's record (it was rewritten)
+    (root / "study_damaged" / "study.json").write_text('{"name": "paper1-pfs", "sca')
     (root / "corpus").mkdir()
     (root / "corpus" / "a.txt").write_text(" ".join(vocabulary_texts()[:2]) + "\n")
     (root / "bodies.jsonl").write_text(json.dumps({"id": "1", "body": "a text under another field"}) + "\n")

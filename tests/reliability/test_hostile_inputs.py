@@ -315,6 +315,11 @@ CASES = [
         "study run paper1-pfs --scale cpu --out {w}/study_demo",
         r"holds study paper1-pfs \(scale demo\); run paper1-pfs \(scale cpu\) in another --out",
     ),
+    (
+        "study-json-damaged",
+        "study run paper1-pfs --scale demo --out {w}/study_damaged",
+        r"study_damaged/study.json is not a study's record \(damaged or someone else's\); nothing was changed",
+    ),
     ("bench-zero-steps", "bench train --steps 0", r"--steps must be >= 1"),
     (
         "bench-data-work-is-a-file",

@@ -115,9 +115,14 @@ def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
     if not path.exists():
         return
     try:
-        old = json.loads(path.read_text())
-    except json.JSONDecodeError:
-        return  # a study.json is written atomically; an unreadable one is not ours to judge
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        old = exc
+    if not isinstance(old, dict):  # ours are written atomically: someone else's, or damaged by hand
+        raise UserError(
+            f"{path} is not a study's record (damaged or someone else's); nothing was changed: restore it, "
+            f"or run {spec.name} (scale {spec.scale}) in another --out folder"
+        )
     if (old.get("name"), old.get("scale")) != (spec.name, spec.scale):
         raise UserError(
             f"{study_dir} holds study {old.get('name')} (scale {old.get('scale')}); run {spec.name} "
