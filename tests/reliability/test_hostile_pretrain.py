@@ -116,6 +116,46 @@ def test_two_pretrains_on_one_folder_at_once_one_is_refused(w, tmp_path, capsys,
     assert "0.0005" in (run / "config.yaml").read_text()  # the first run's, the one that trained
 
 
+@pytest.mark.slow
+def test_two_pretrain_processes_started_together_on_one_folder(w, tmp_path):
+    """The issue's case as it happened: two processes, not a simulated race. Whatever the timing,
+    exactly one trains (the other meets the lock or the finished run) and the folder holds one run."""
+    import os
+    import subprocess
+    import sys
+
+    run = tmp_path / "run"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    argv = [
+        sys.executable,
+        "-m",
+        "encoderlab.cli",
+        "pretrain",
+        "--config",
+        str(w / "run.yaml"),
+        "--out",
+        str(run),
+    ]
+    procs = [
+        subprocess.Popen(
+            [*argv, "--set", f"optim.lr={lr}"],
+            env=env,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        for lr in ("0.0005", "0.001")
+    ]
+    done = [(p.wait(timeout=600), p.stderr.read()) for p in procs]
+    assert sorted(code for code, _ in done) == [0, 2], done
+    refused = next(err for code, err in done if code == 2)
+    assert_one_line(2, refused, r"(is in use by pretrain|already holds a run)")
+    steps = [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == [1, 2]
+    winner = ("0.0005", "0.001")[[code for code, _ in done].index(0)]
+    assert f"lr: {winner}" in (run / "config.yaml").read_text()
+
+
 def test_resume_without_config_yaml_checks_the_checkpoints_config(w, tmp_path, capsys):
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
