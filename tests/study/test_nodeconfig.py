@@ -13,10 +13,10 @@ import pytest
 from encoderlab.errors import UserError
 from encoderlab.study.catalog import STUDIES, get_study
 from encoderlab.study.graph import Graph, build_graph
-from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PretrainNode
+from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.nodes import real_backend
 
-TYPED = {"pretrain": PretrainNode, "eval": EvalNode, "cka": CkaNode}
+TYPED = {"prepare": PrepareNode, "pretrain": PretrainNode, "eval": EvalNode, "cka": CkaNode}
 SCALES = ("demo", "cpu", "gpu-210m")
 
 
@@ -30,7 +30,7 @@ def test_every_node_config_reads_back_typed_and_writes_the_same_data(study):
                 assert typed.data() == node.config, node.name
                 kinds.add(node.kind)
                 branches += isinstance(typed, PretrainNode) and typed.branch is not None
-    assert {"pretrain", "eval"} <= kinds
+    assert {"prepare", "pretrain", "eval"} <= kinds
     if study == "paper1-pfs":
         assert "cka" not in kinds and branches > 0  # its shorter budgets branch from the longest run
 
@@ -58,3 +58,24 @@ def test_a_config_of_another_shape_is_refused_naming_the_node():
     node = graph.add("eval", "eval/x", {"model": "m", "lr": "fast"})
     with pytest.raises(UserError, match="eval/x"):
         EvalNode.of(node)
+
+
+def test_a_dataset_prepared_elsewhere_is_keyed_by_its_content_not_its_path():
+    from encoderlab.study.spec import DataSpec
+
+    d = DataSpec(name="main", corpus=("wiki-leads",), prepared="/somewhere/prepared")
+    node = Graph().add("prepare", "prepare/main", PrepareNode(dataset=d, seq_len=128, prepared="ab12").data())
+    assert "/somewhere" not in str(node.config) and node.config["prepared"] == "ab12"
+    read = PrepareNode.of(node)
+    assert (read.prepared, read.seq_len, read.dataset.name, read.dataset.prepared) == (
+        "ab12",
+        128,
+        "main",
+        None,
+    )
+    assert read.data() == node.config
+    here = PrepareNode(dataset=d, seq_len=128).data()  # prepared by the study: no digest key at all
+    assert (
+        "prepared" not in here
+        and PrepareNode.of(Graph().add("prepare", "prepare/main", here)).prepared is None
+    )

@@ -28,10 +28,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.study.branch import Branch, PlannedRun, plan_branches, with_branches
-from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PretrainNode
+from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import resolve_run, tokens
 from encoderlab.study.spec import RunSpec, StudySpec
@@ -208,14 +207,12 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         return d.tokenizer != d.name and d.tokenizer in {x.name for x in spec.data}
 
     for d in sorted(spec.data, key=reused):  # a tokenizer's trainer first
-        cfg = {**to_dict(d), "seq_len": spec.seq_len}
-        del cfg["name"]
-        if d.prepared is None:
-            del cfg["prepared"]  # keys of studies that prepare their data are those from before the field
-        else:  # the folder's content, not its path: a moved folder keeps its keys (study/prepared.py)
+        digest = None
+        if d.prepared is not None:  # the folder's content, not its path: a moved folder keeps its keys
             meta = prepared_meta(d.prepared, d.name)
             check_corpus(meta, d.corpus, d.name, d.prepared)
-            cfg["prepared"] = identity(meta)
+            digest = identity(meta)
+        cfg = PrepareNode(dataset=d, seq_len=spec.seq_len, prepared=digest).data()
         deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
         graph.add("prepare", f"prepare/{d.name}", cfg, deps)
 

@@ -1,4 +1,4 @@
-"""The typed config of the pretrain, eval and CKA nodes: what `graph.py` writes and `nodes.py` reads.
+"""The typed config of each kind of study node: what `graph.py` writes and `nodes.py` reads.
 
 A node's config is JSON data (`Node.config`): its key is the hash of that data, and the study folder
 records it (`study.json`, each `node.json`). These classes are its typed form on both sides of that
@@ -12,8 +12,8 @@ Trade-offs
     change would rerun every study folder (tests/study/test_node_keys.py holds them).
   * `of(node)` reads with the strict typed loader, so a config of another shape fails naming the
     node rather than deep inside a run.
-  * A `prepare` node's config is the dataset's `DataSpec` plus the sequence length and stays a dict
-    for now: issue 15's prepared datasets were changing it while this was written.
+  * A `prepare` node holds its dataset without the folder a dataset prepared outside the study sits in
+    (`DataSpec.prepared`) but with that folder's content digest, so a moved folder keeps its keys.
 """
 
 from __future__ import annotations
@@ -22,11 +22,38 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import from_dict, to_dict
-from encoderlab.study.spec import CkaSpec
+from encoderlab.study.spec import CkaSpec, DataSpec
 
 if TYPE_CHECKING:
     from encoderlab.study.graph import Node
     from encoderlab.train.config import RunConfig
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrepareNode:
+    """A prepare node: one dataset of the study, tokenized here or read where it was prepared."""
+
+    dataset: DataSpec
+    """The dataset as the study declares it (its `prepared` path is not part of the node)."""
+    seq_len: int | None
+    """The study's sequence length (None: the recipes' own)."""
+    prepared: str | None = None
+    """For a dataset prepared outside the study, the digest of what its folder holds
+    (`study/prepared.py:identity`); None: the node prepares it."""
+
+    def data(self) -> dict[str, Any]:
+        """The node's config as JSON data (the layout its key hashes)."""
+        out = {**to_dict(self.dataset), "seq_len": self.seq_len}
+        del out["name"], out["prepared"]  # the name is the node's; a folder's path would tie keys to it
+        return out | ({"prepared": self.prepared} if self.prepared is not None else {})
+
+    @classmethod
+    def of(cls, node: Node) -> PrepareNode:
+        """The typed config of a prepare node (strict: another shape names the node)."""
+        cfg = dict(node.config)
+        prepared, seq_len = cfg.pop("prepared", None), cfg.pop("seq_len")
+        dataset = from_dict(DataSpec, {**cfg, "name": node.name.split("/", 1)[1]}, where=node.name)
+        return cls(dataset=dataset, seq_len=seq_len, prepared=prepared)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -29,7 +29,7 @@ from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
-from encoderlab.study.nodeconfig import CkaNode, EvalNode, PretrainNode
+from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import StudySpec
@@ -48,16 +48,17 @@ def run_prepare(ctx: NodeContext) -> dict:
     from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
     from encoderlab.data.tokenizer import train_tokenizer
 
-    cfg = ctx.node.config
-    if "prepared" in cfg:
-        return _read_prepared(ctx)
-    sources = _sources(cfg["corpus"])
-    tokenizer = cfg["tokenizer"]
+    node = PrepareNode.of(ctx.node)
+    if node.prepared is not None:
+        return _read_prepared(ctx, node.prepared)
+    cfg = node.dataset
+    sources = _sources(cfg.corpus)
+    tokenizer = cfg.tokenizer
     if tokenizer == "train":
         folder = ctx.out_dir / "tokenizer"
         if not (folder.is_dir() and any(folder.iterdir())):  # written atomically by train_tokenizer
             train_tokenizer(
-                sources, cfg["vocab_size"], folder, max_docs=cfg["max_docs"], seed=cfg["seed"], progress=False
+                sources, cfg.vocab_size, folder, max_docs=cfg.max_docs, seed=cfg.seed, progress=False
             )
         tokenizer = str(folder)
     elif ctx.node.deps:  # the tokenizer another dataset of the study trained (DataSpec.tokenizer)
@@ -66,9 +67,9 @@ def run_prepare(ctx: NodeContext) -> dict:
         PrepareConfig(
             sources=sources,
             tokenizer=tokenizer,
-            seed=cfg["seed"],
-            max_docs=cfg["max_docs"],
-            decontaminate=("auto",) if cfg["decontaminate"] else (),
+            seed=cfg.seed,
+            max_docs=cfg.max_docs,
+            decontaminate=("auto",) if cfg.decontaminate else (),
         ),
         ctx.out_dir / "data",
         progress=False,
@@ -77,14 +78,15 @@ def run_prepare(ctx: NodeContext) -> dict:
     return {"data": "data", "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
 
 
-def _read_prepared(ctx: NodeContext) -> dict:
-    """A dataset prepared outside the study (`DataSpec.prepared`): checked, then read where it is."""
+def _read_prepared(ctx: NodeContext, digest: str) -> dict:
+    """A dataset prepared outside the study (`DataSpec.prepared`): checked against the content digest
+    the graph recorded (`digest`), then read where it is."""
     from encoderlab.study.prepared import check_tokenizer, identity, prepared_meta
 
     d = ctx.spec.dataset(ctx.node.name.split("/", 1)[1])
     folder = Path(d.prepared).resolve()
     meta = prepared_meta(folder, d.name)
-    if identity(meta) != ctx.node.config["prepared"]:
+    if identity(meta) != digest:
         raise UserError(
             f"dataset {d.name}: {folder} changed while the study ran (another meta.json); run the study again"
         )
