@@ -135,9 +135,7 @@ def test_a_figure_and_its_numbers_are_replaced_whole_or_not_at_all(tmp_path, mon
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
-FIGURE_WRITERS_ALLOWED = {
-    "advise/report.py",  # advise/ frozen while issue 22's ladder ran from it (2026-12-01): to move to savefig_atomic
-}
+FIGURE_WRITERS_ALLOWED: set[str] = set()
 
 
 def _outside_atomic(pattern: str, allowed: set[str]) -> list[str]:

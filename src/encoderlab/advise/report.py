@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from encoderlab.advise.decide import Advice
+from encoderlab.atomic import savefig_atomic
 
 _COLUMNS = ("schedule", "curve", "at target", "{:.0%} interval", "P(best)", "largest rung", "P(best) there")
 
@@ -135,7 +136,7 @@ def plot_advice(advice: Advice, stem: Path) -> Path:
     ax.legend(fontsize=8)
     fig.tight_layout()
     png = stem.with_suffix(".png")
-    fig.savefig(png, dpi=120)
+    savefig_atomic(fig, png, dpi=120)
     plt.close(fig)
     save_table(list(advice.curves), stem.parent / "curves")
     save_table(list(advice.runs), stem.parent / "runs")
