@@ -35,10 +35,9 @@ def graph_keys(study: str, scale: str) -> dict:
 
 def all_keys() -> dict:
     """`graph_keys` for every built-in study x scale, as `study@scale`."""
-    from encoderlab.study.catalog import STUDIES
-    from encoderlab.study.scales import SCALES
+    from encoderlab.study.catalog import built_in
 
-    return {f"{study}@{scale}": graph_keys(study, scale) for study in STUDIES for scale in SCALES}
+    return {f"{study}@{scale}": graph_keys(study, scale) for study, scale in built_in()}
 
 
 if __name__ == "__main__":

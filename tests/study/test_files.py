@@ -13,13 +13,11 @@ from fake_study import WORDS, tiny_corpus
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError
-from encoderlab.study.catalog import STUDIES, get_study
+from encoderlab.study.catalog import built_in, get_study
 from encoderlab.study.files import dump_study, load_study_file
-from encoderlab.study.scales import SCALES
 
 
-@pytest.mark.parametrize("study", list(STUDIES))
-@pytest.mark.parametrize("scale", list(SCALES))
+@pytest.mark.parametrize("study,scale", built_in())
 def test_every_builtin_study_exports_and_reads_back_identical(study, scale, tmp_path):
     spec = get_study(study, scale)
     (tmp_path / "s.yaml").write_text(dump_study(spec, origin=study))

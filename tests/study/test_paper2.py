@@ -40,3 +40,36 @@ def test_cpu_scales_name_every_way_they_are_not_paper2(scale, start):
     if scale == "cpu":  # the domain corpus in the base's own tokenizer, and the continued runs' length
         assert gone["tokenizer"].endswith("ids trained on general-en")
         assert gone["pretraining"].startswith("200 steps of 4,096 tokens")
+
+
+def test_the_code_detour_is_paper2s_design_on_starcoderdata_and_code_retrieval_at_gpu_scales_only():
+    """paper2-detour-code: the biomedical study's runs and freezing claims on Python from the hub, code
+    retrieval at paper 2's LR and seeds, CKA on code; no cpt claim (the stdlib test functions are in The
+    Stack); not built at the cpu scales, in one line."""
+    from encoderlab.errors import UserError
+    from encoderlab.eval.suites import PAPER2_LRS, PAPER2_SEEDS
+
+    bio, code = get_study("paper2-detour", "gpu-210m"), get_study("paper2-detour-code", "gpu-210m")
+    (data,) = code.data
+    assert data.corpus == ("starcoderdata-python",) and data.tokenizer == "answerdotai/ModernBERT-base"
+    assert [r.name.replace("biomed", "code") for r in bio.runs] == [r.name for r in code.runs]
+    assert [r.recipe for r in bio.runs] == [r.recipe for r in code.runs]
+    assert code.run("detour-code").params == bio.run("detour-biomed").params == {"tokens": 10_000_000_000}
+    assert (code.eval.suite, code.eval.tasks) == ("domain", ("code-retrieval",))
+    assert (code.eval.lrs, code.eval.seeds) == (PAPER2_LRS, PAPER2_SEEDS)
+    assert code.cka[0].texts == "code-python" and code.baseline == "baseline-code"
+    ids = [c.id for c in code.claims]
+    assert ids == ["detour-code", "cka-code", "freeze-code", "freeze-decay-code"]
+    assert [c.id.replace("biomed", "code") for c in bio.claims] == [*ids, "cpt-code"]
+    gone = {d.aspect: d.here for d in departures(code)}
+    assert gone == {"data": "starcoderdata-python", "tasks": "domain suite: code-retrieval"}
+    for scale in ("demo", "cpu"):
+        with pytest.raises(
+            UserError, match="^study paper2-detour-code runs at scales gpu-210m, gpu-610m, gpu-1b only "
+        ):
+            get_study("paper2-detour-code", scale)
+    assert {s for n, s, *_ in list_studies() if n == "paper2-detour-code"} == {
+        "gpu-210m",
+        "gpu-610m",
+        "gpu-1b",
+    }

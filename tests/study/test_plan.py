@@ -174,3 +174,46 @@ def test_a_run_is_refused_when_its_counted_corpus_is_smaller_than_estimated(tmp_
         UserError, match=r"^run mlm40 would read dataset main .*counted\); study fake-pfs allows 0.01"
     ):
         run_study(spec, tmp_path / "out", real, progress=False)
+
+
+def test_starcoderdata_python_is_sized_by_the_starcoder_paper_and_the_code_detour_past_210m_is_refused(
+    tmp_path, capsys
+):
+    """The card states no size per language; the StarCoder paper's 35B Python tokens in about 2 epochs do
+    (17.5B): gpu-210m's 11B tokens read it once, gpu-610m's 27.5B would repeat it, refused in one line
+    before anything is downloaded."""
+    estimate = 17.5e9 * 0.99  # less the validation split
+    size = corpus_size(DataSpec(name="c", corpus=("starcoderdata-python",)))
+    assert size.unique_tokens == pytest.approx(estimate) and not size.at_most and not size.counted
+    assert "the StarCoder paper's 17.5B starcoder tokens" in size.how
+    small = plan_study(get_study("paper2-detour-code", "gpu-210m"))
+    assert small.refusal() is None and {r.dataset for r in small.runs} == {"code"}
+    assert all(
+        not r.at_least and r.passes == pytest.approx(r.reaches / estimate) and r.passes < 1
+        for r in small.runs
+    )
+    why = plan_study(get_study("paper2-detour-code", "gpu-610m")).refusal()
+    assert why is not None and "\n" not in why
+    assert why.startswith(
+        "run detour-code would read dataset code 1.59 times (27.5B tokens of 17.3B unique, estimated); "
+        "study paper2-detour-code allows 1 pass(es)"
+    )
+    with pytest.raises(UserError, match="^run detour-code would read dataset code 1.59 times"):
+        run_study(
+            get_study("paper2-detour-code", "gpu-610m"), tmp_path / "out", real_backend(), progress=False
+        )
+    assert not (tmp_path / "out" / "nodes").exists()
+    main(["study", "plan", "paper2-detour-code", "--scale", "gpu-210m"])
+    out = capsys.readouterr().out
+    assert "dataset code: starcoderdata-python (bigcode/starcoderdata python/train)" in out
+    assert "17.3B unique tokens (estimated from starcoderdata-python: the StarCoder paper's" in out
+    assert "suite domain (code-retrieval); LRs 5e-05; 5 fine-tuning seeds" in out
+    assert "  0.635  " in out and "passes over a corpus allowed: 1; no run repeats a token" in out
+    with pytest.raises(SystemExit):
+        main(["study", "plan", "paper2-detour-code", "--scale", "gpu-1b"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "run detour-code would read dataset code 3.17 times" in err[0]
+    passes = {(row[0], row[1]): row[4] for row in list_studies()}
+    assert (
+        passes["paper2-detour-code", "gpu-210m"] == "0.63" and passes["paper2-detour-code", "gpu-1b"] == "3.2"
+    )

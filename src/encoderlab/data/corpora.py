@@ -6,9 +6,10 @@ expands to that `hf:` source (`expand`), so preparing it streams the hub data th
 as any `hf:` source, and meta.json records the resolved identity (revision, files).
 
 `declared_tokens` is what the dataset card states, in the card's own tokenizer (FineWeb-Edu counts
-GPT-2 tokens), so it is an estimate for planning, before anything is prepared; the exact count in
-the tokenizer used is `unique_tokens` in the prepared folder's meta.json. None where the card gives
-no count. The layouts were looked up on the cards (cited per row) and are reproduced by the test
+GPT-2 tokens), or, where the card is silent, what the dataset's own paper states (starcoderdata's
+Python), so it is an estimate for planning, before anything is prepared; the exact count in the
+tokenizer used is `unique_tokens` in the prepared folder's meta.json. None where neither gives a
+count. The layouts were looked up on the cards (cited per row) and are reproduced by the test
 fixtures in tests/data/hub_corpus_fixtures.py.
 """
 
@@ -32,9 +33,11 @@ class HubCorpus:
     id_field: str = "id"
     domain: str
     declared_tokens: float | None = None
-    """Tokens the card states for this config/split (None: not stated)."""
+    """Tokens the card (or the dataset's paper, cited in `card`) states for this config/split (None: not stated)."""
     token_unit: str | None = None
     """The tokenizer `declared_tokens` counts in."""
+    declared_by: str = "the card"
+    """Who states `declared_tokens` (plans say "the card's 10B gpt2 tokens")."""
     declared_rows: int | None = None
     """Rows the card's `dataset_info` states for this split (None: not stated)."""
     declared_bytes: int | None = None
@@ -70,6 +73,15 @@ _FINEWEB_EDU_CARD = (
 
 _FINEWEB_EDU_TOKENS_PER_DOC = 1_000
 """FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (the 10BT sample: ~10B tokens in ~10M rows)."""
+
+_STARCODER_PYTHON_TOKENS = 17.5e9
+"""Tokens of starcoderdata's `python` folder, in StarCoder's tokenizer: the StarCoder paper (arXiv
+2305.06161) trains StarCoder on "another 35B Python tokens (roughly 2 epochs)", and BigCode states
+that this is "the same Python dataset" StarCoderBase was pretrained on, read for two more epochs
+(https://huggingface.co/bigcode/starcoder/discussions/52): so about 35B / 2. The dataset card gives
+no per-language count or `dataset_info` (the repo is gated), so this is the best declared size. It is an
+estimate ("roughly"), in StarCoder's 49,152-id code BPE; another tokenizer (ModernBERT's 50,368 ids,
+trained with code) counts differently, exactly only once prepared (`unique_tokens` in meta.json)."""
 
 CORPORA: dict[str, HubCorpus] = {
     c.name: c
@@ -136,14 +148,20 @@ CORPORA: dict[str, HubCorpus] = {
             data_dir="python",
             text_field="content",
             domain="code (Python files from The Stack, deduplicated and decontaminated)",
+            declared_tokens=_STARCODER_PYTHON_TOKENS,
+            token_unit="starcoder",
+            declared_by="the StarCoder paper",
             notes=(
                 "Gated: accept the terms on the dataset page and log in (hf auth login). The card states about "
-                "250B tokens for all 86 languages together, none per language."
+                "250B tokens for all 86 languages together (783 GB of code), none per language; the size here is "
+                "the StarCoder paper's (see `_STARCODER_PYTHON_TOKENS`). Decontaminated against HumanEval, MBPP "
+                "and the like, not against encoderlab's code-retrieval (CPython's standard library)."
             ),
             card=(
                 "https://huggingface.co/datasets/bigcode/starcoderdata README: one folder per language "
                 "(load_dataset(..., data_dir='python')), columns max_stars_repo_path, max_stars_repo_name, "
-                "max_stars_count, id, content"
+                "max_stars_count, id, content; no dataset_info (gated). Size: arXiv 2305.06161 and "
+                "https://huggingface.co/bigcode/starcoder/discussions/52"
             ),
         ),
     )

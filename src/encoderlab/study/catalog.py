@@ -1,4 +1,8 @@
-"""The built-in studies by name, and `get_study(name, scale)`."""
+"""The built-in studies by name, and `get_study(name, scale)`.
+
+A study is built at every scale, except the few of `ONLY_AT`, which exist at some scales only (a domain
+whose corpus and tasks only the gpu scales have); `scales_of` and `built_in` say which, and every
+listing (`study list`, docs/reproduce.md's tables, the golden node keys) goes through them."""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from dataclasses import replace
 
 from encoderlab.errors import UserError
 from encoderlab.study.paper1 import paper1_cpt, paper1_pfs
-from encoderlab.study.paper2 import paper2_detour
+from encoderlab.study.paper2 import paper2_detour, paper2_detour_code
 from encoderlab.study.scales import GPUS, SCALES, Scale
 from encoderlab.study.spec import StudySpec
 
@@ -15,7 +19,26 @@ STUDIES: dict[str, Callable[[Scale], StudySpec]] = {
     "paper1-pfs": paper1_pfs,
     "paper1-cpt": paper1_cpt,
     "paper2-detour": paper2_detour,
+    "paper2-detour-code": paper2_detour_code,
 }
+
+ONLY_AT: dict[str, tuple[tuple[str, ...], str]] = {
+    "paper2-detour-code": (
+        tuple(name for name, sc in SCALES.items() if sc.real_models),
+        "it continues ModernBERT on starcoderdata from the hub; paper2-detour, on biomedical text, runs at every scale",
+    ),
+}
+"""(scales, why) of the studies that exist at some scales only."""
+
+
+def scales_of(name: str) -> tuple[str, ...]:
+    """The scales study `name` is built at."""
+    return ONLY_AT[name][0] if name in ONLY_AT else tuple(SCALES)
+
+
+def built_in() -> list[tuple[str, str]]:
+    """Every built-in (study, scale)."""
+    return [(name, scale) for name in STUDIES for scale in scales_of(name)]
 
 
 def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> StudySpec:
@@ -23,7 +46,12 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
     if name not in STUDIES:
         raise UserError(f"unknown study '{name}'; valid: {', '.join(STUDIES)} (see: encoderlab study list)")
     if scale not in SCALES:
-        raise UserError(f"unknown scale '{scale}' for study {name}; valid: {', '.join(SCALES)}")
+        raise UserError(f"unknown scale '{scale}' for study {name}; valid: {', '.join(scales_of(name))}")
+    if scale not in scales_of(name):
+        scales, why = ONLY_AT[name]
+        raise UserError(
+            f"study {name} runs at scales {', '.join(scales)} only ({why}); give --scale {scales[0]}"
+        )
     spec = STUDIES[name](SCALES[scale])
     return replace(spec, **(overrides or {}))
 
@@ -47,18 +75,17 @@ def list_studies() -> list[tuple[str, str, float, str, str, str]]:
     from encoderlab.study.plan import plan_study
 
     rows = []
-    for name, build in STUDIES.items():
-        for scale, sc in SCALES.items():
-            spec = build(sc)
-            plan = plan_study(spec)
-            rows.append(
-                (
-                    name,
-                    scale,
-                    estimate_minutes(spec, plan),
-                    spec.hardware,
-                    plan.max_passes_text(),
-                    setup_line(spec),
-                )
+    for name, scale in built_in():
+        spec = get_study(name, scale)
+        plan = plan_study(spec)
+        rows.append(
+            (
+                name,
+                scale,
+                estimate_minutes(spec, plan),
+                spec.hardware,
+                plan.max_passes_text(),
+                setup_line(spec),
             )
+        )
     return rows

@@ -245,10 +245,9 @@ def scale_table(study: str) -> str:
     """A markdown table of `study` at every scale against its paper: per aspect what the scale does
     where it departs (`departures`) or "as the paper", then the models it pretrains, its claims and
     `setup_line`'s verdict. docs/reproduce.md carries one per built-in study, checked to be current."""
-    from encoderlab.study.catalog import get_study
-    from encoderlab.study.scales import SCALES
+    from encoderlab.study.catalog import get_study, scales_of
 
-    specs = {name: get_study(study, name) for name in SCALES}
+    specs = {name: get_study(study, name) for name in scales_of(study)}
     paper = PAPERS[next(iter(specs.values())).paper]
     gone = {name: {d.aspect: d.here for d in departures(spec)} for name, spec in specs.items()}
     rows = [["", paper.short, *(f"`{name}`" for name in specs)], ["---"] * (len(specs) + 2)]

@@ -11,13 +11,23 @@ head and is not at the ceiling of the evaluation:
   seeds from that one base, so "the detour beats the baseline" is tested over pretraining runs.
 - `gpu-*`: ModernBERT-base or -large from the hub continued on Biomed-Enriched (paper 2's English
   corpus, streamed from the hub), evaluated with paper 2's protocol (the `biomed` suite: one LR, five
-  seeds, best epoch). Code, which paper 2 did not evaluate, is left out: a study has one suite.
+  seeds, best epoch).
+
+A study has one suite, so the code domain, which paper 2 did not evaluate, is a second study built by
+the same function (`paper2_detour_code`, catalogue entry `paper2-detour-code`, gpu scales only): the
+same runs and claims on starcoderdata's Python, evaluated on `code-retrieval` at paper 2's LR and seeds.
+Its `cpt` claim (continued pretraining beats the start) is left out: code-retrieval's functions come
+from CPython's standard library, which The Stack holds copies of and starcoderdata is not
+decontaminated against, so a continued model has read the test functions with their docstrings. The
+detour and the baseline read the same data, so their comparison stays controlled.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from encoderlab.errors import UserError
 from encoderlab.study.scales import Scale, common
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -53,15 +63,48 @@ _DETOUR_GPU_MODELS = {
 (the French sweep's best) and at 50B (the English runs); each adds a 10% decay."""
 _MODERNBERT_VOCAB = 50_368
 """ModernBERT's vocabulary (papers.md 2.2)."""
-_DETOUR_GPU_CORPUS = "biomed-enriched"
-"""Paper 2's English biomedical corpus (a named hub corpus, `data.corpora`); the cpu scales read the
-small offline asset."""
 
 
-def _gpu_eval() -> EvalSpec:
+def _paper2_grid(suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:
+    """`suite` (its `tasks`) at paper 2's one LR and five seeds."""
     from encoderlab.eval.suites import PAPER2_LRS, PAPER2_SEEDS
 
-    return EvalSpec(suite="biomed", lrs=PAPER2_LRS, seeds=PAPER2_SEEDS)
+    return EvalSpec(suite=suite, tasks=tasks, lrs=PAPER2_LRS, seeds=PAPER2_SEEDS)
+
+
+@dataclass(frozen=True)
+class Domain:
+    """A domain the detour is tested on: its runs' suffix, corpora, evaluation and CKA texts."""
+
+    name: str
+    """Suffix of the runs, claims and dataset (`detour-biomed`)."""
+    words: str
+    """The corpus in words, for the description."""
+    gpu_corpus: str
+    """The named hub corpus (`data.corpora`) of the gpu scales."""
+    gpu_eval: Callable[[], EvalSpec]
+    """The evaluation of the gpu scales."""
+    cka_texts: str
+    """Asset of the texts CKA compares layers on."""
+    cpt_claim: bool = True
+    """Check that continued pretraining beats the start model (False where the test set is in the corpus)."""
+
+
+BIOMED = Domain(
+    name="biomed",
+    words="a biomedical corpus",
+    gpu_corpus="biomed-enriched",  # paper 2's English corpus; the cpu scales read the offline asset
+    gpu_eval=lambda: _paper2_grid("biomed"),
+    cka_texts="pubmedqa",  # PubMed abstracts held out of every corpus here, as the paper's
+)
+CODE = Domain(
+    name="code",
+    words="Python code (starcoderdata)",
+    gpu_corpus="starcoderdata-python",
+    gpu_eval=lambda: _paper2_grid("domain", ("code-retrieval",)),
+    cka_texts="code-python",  # CPython's standard library: code, as the corpus (not held out of it)
+    cpt_claim=False,  # code-retrieval's stdlib functions are in The Stack (the module docstring)
+)
 
 
 def _freeze_runs(dom: str, shared: dict) -> list[RunSpec]:
@@ -153,17 +196,17 @@ class _Start:
         return dict(init=self.base, data=dom, group=dom, tasks=self.tasks, params=self.params)
 
 
-def _gpu_start(scale: Scale, dom: str) -> _Start:
-    """ModernBERT from the hub, continued on Biomed-Enriched in its own tokenizer, on paper 2's suite."""
+def _gpu_start(scale: Scale, dom: Domain) -> _Start:
+    """ModernBERT from the hub, continued on the domain's hub corpus in its own tokenizer."""
     base, tokens = _DETOUR_GPU_MODELS[scale.size]
     data = DataSpec(
-        name=dom,
-        corpus=(_DETOUR_GPU_CORPUS,),
+        name=dom.name,
+        corpus=(dom.gpu_corpus,),
         tokenizer=base,
         vocab_size=_MODERNBERT_VOCAB,  # the tokenizer's own (a plan's estimates read it)
         max_docs=scale.max_docs,
     )
-    start = RunSpec(name="start", label=f"{base} (start)", init=base, group="reference", data=dom)
+    start = RunSpec(name="start", label=f"{base} (start)", init=base, group="reference", data=dom.name)
     return _Start(base=base, start=start, data=(data,), tasks=None, params={"tokens": tokens})
 
 
@@ -244,33 +287,35 @@ def _cpt_claim(dom: str, start: str) -> ClaimSpec:
     )
 
 
-def paper2_detour(scale: Scale) -> StudySpec:
+def paper2_detour(scale: Scale, domain: Domain = BIOMED) -> StudySpec:
     """Paper 2: a CLM detour against the MLM baseline when continuing an existing encoder on a domain."""
     own_base = scale.name == "cpu"
-    dom, tasks = "biomed", ("pubmedqa-retrieval",)
+    dom, tasks = domain.name, ("pubmedqa-retrieval",)
     if scale.real_models:
-        s = _gpu_start(scale, dom)
+        s = _gpu_start(scale, domain)
+    elif domain is not BIOMED:  # the catalogue offers other domains at gpu scales only
+        raise UserError(f"paper 2's detour on the {dom} domain runs at the gpu scales only, not {scale.name}")
     else:
         s = _cpu_start(scale, dom, tasks) if own_base else _demo_start(scale, dom, tasks)
     runs = [s.start, *_continued_runs(dom, s, twin_evaluated=scale.real_models)]
     claims = _detour_claims(dom)
     if scale.full:
         runs += _freeze_runs(dom, s.shared(dom))
-        claims += [*_freeze_claims(dom), _cpt_claim(dom, s.start.name)]
+        claims += _freeze_claims(dom) + [_cpt_claim(dom, s.start.name)] * domain.cpt_claim
     cka = CkaSpec(
         a=f"detour-{dom}",
         b=f"baseline-{dom}",
         noise=(f"baseline-{dom}-s2", f"baseline-{dom}"),
-        texts="pubmedqa",  # PubMed abstracts held out of every corpus here, as the paper's
+        texts=domain.cka_texts,
         n_texts=scale.cka_texts,
     )
-    evaluation = {"demo": _DETOUR_DEMO_EVAL, "cpu": _CPU_EVAL}.get(scale.name) or _gpu_eval()
+    evaluation = {"demo": _DETOUR_DEMO_EVAL, "cpu": _CPU_EVAL}.get(scale.name) or domain.gpu_eval()
     return StudySpec(
-        name="paper2-detour",
+        name="paper2-detour" + ("" if domain is BIOMED else f"-{dom}"),
         paper="paper2",
         description=(
             f"Paper 2: continue {'a tiny MLM encoder pretrained here on general English' if own_base else s.base} "
-            "on a biomedical corpus with a CLM detour (CLM, then a short MLM-15% decay) against the MLM "
+            f"on {domain.words} with a CLM detour (CLM, then a short MLM-15% decay) against the MLM "
             "baseline (MLM-30%, then the same decay) on identical data and compute; evaluation on the domain "
             "tasks, layer-wise CKA against a seed-noise twin, and at full scales paper 2's freezing runs."
         ),
@@ -287,3 +332,8 @@ def paper2_detour(scale: Scale) -> StudySpec:
             **{"demo": _DETOUR_DEMO_RUNS, "cpu": {"steps": _CPU_CONTINUED_STEPS}}.get(scale.name, {}),
         },
     )
+
+
+def paper2_detour_code(scale: Scale) -> StudySpec:
+    """Paper 2's detour on Python code (gpu scales): `paper2_detour` on the `CODE` domain."""
+    return paper2_detour(scale, CODE)

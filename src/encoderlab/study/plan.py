@@ -12,7 +12,8 @@ Unique tokens come from the best source available, and the plan says which:
   `--prepared NAME=DIR`: a corpus prepared across machines), from `meta.json`'s `unique_tokens` of the
   train split;
 - **estimated**, before preparation: a named hub corpus's declared size (`data.corpora`: the dataset
-  card's count, in the card's tokenizer, e.g. GPT-2's for FineWeb-Edu), or a fetched asset's or a local
+  card's count, in the card's tokenizer, e.g. GPT-2's for FineWeb-Edu, or where the card has none the
+  dataset paper's, e.g. StarCoder's for starcoderdata's Python), or a fetched asset's or a local
   file's characters / `CHARS_PER_TOKEN`, capped by `max_docs`, less the validation split;
 - **at most**, before preparation: a named hub corpus whose card states only its split's bytes over all
   columns (Biomed-Enriched): bytes / `CHARS_PER_TOKEN` bounds its tokens from above, so a run's passes
@@ -330,7 +331,7 @@ def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:
             f"{CHARS_PER_TOKEN:g} (the text is one of them; prepare it to count)"
         )
         return c.declared_bytes / CHARS_PER_TOKEN, how, True
-    how = f"{c.name}: the card's {_n(c.declared_tokens)} {c.token_unit} tokens"
+    how = f"{c.name}: {c.declared_by}'s {_n(c.declared_tokens)} {c.token_unit} tokens"
     if max_docs is None:
         return c.declared_tokens, how, False
     if c.tokens_per_doc is None:
