@@ -113,8 +113,8 @@ def test_sigterm_stops_a_study_and_its_workers_at_once(tmp_path, started):
     )
     _wait_for(lambda: list(out.glob("nodes/pretrain/*")), proc, "pretraining node")
     # The second worker may still be starting on a loaded machine: wait for it rather than race it.
-    _wait_for(lambda: len(_children(proc.pid)) >= 2, proc, "two workers")
-    workers = _children(proc.pid)
+    _wait_for(lambda: len(_workers(proc.pid)) >= 2, proc, "two workers")
+    workers = _workers(proc.pid)
     markers = set(out.rglob("node.json"))  # the prepare node's: the pretraining nodes have seconds to go
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
@@ -127,6 +127,20 @@ def test_sigterm_stops_a_study_and_its_workers_at_once(tmp_path, started):
 def _children(pid: int) -> list[int]:
     """The process's child pids (Linux /proc)."""
     return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def _workers(pid: int) -> list[int]:
+    """The study's worker processes: its spawned children, not multiprocessing's resource tracker,
+    which is a child too but no worker (it exits once the study has, and on a loaded machine may
+    still be running when the study's exit is checked: the flaky failure this filter fixed)."""
+    out = []
+    for child in _children(pid):
+        try:
+            if b"spawn_main" in Path(f"/proc/{child}/cmdline").read_bytes():
+                out.append(child)
+        except OSError:
+            pass
+    return out
 
 
 def _alive(pid: int) -> bool:
