@@ -140,6 +140,18 @@ def test_different_architectures_are_refused(b_overrides, message):
         transplant(make_model(0), make_model(1, **b_overrides), TransplantSpec(layers=(0,)))
 
 
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_adapters_of_other_shapes_are_refused_by_their_transformers_config(family):
+    """An adapter's architecture is its transformers config (what its folder stores), compared key by key."""
+    with pytest.raises(UserError, match="intermediate_size 64 vs 96|intermediate_size 48 vs 96"):
+        transplant(
+            make_adapter(family, 0),
+            make_adapter(family, 1, intermediate_size=96),
+            TransplantSpec(layers=(0,)),
+        )
+    transplant(make_adapter(family, 0), make_adapter(family, 1), TransplantSpec(layers=(0,)))
+
+
 def test_models_differing_only_in_token_ids_are_compatible():
     transplant(make_model(0, pad_id=0), make_model(1, pad_id=3), TransplantSpec(layers=(0,)))
 

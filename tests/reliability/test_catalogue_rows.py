@@ -63,6 +63,10 @@ NAMED = {
     "sigterm-any-command": "tests.reliability.test_signals::test_every_command_runs_with_sigterm_as_ctrl_c",
     "sigterm-pretrain": "tests.reliability.test_signals::test_sigterm_stops_pretraining_keeps_its_checkpoints_and_it_resumes",
     "sigterm-study": "tests.reliability.test_signals::test_sigterm_stops_a_study_and_its_workers_at_once",
+    "prepared-other-corpus": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
+    "prepared-not-prepared": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
+    "prepared-unknown-dataset": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
+    "prepared-other-tokenizer": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
 }  # fmt: skip
 

@@ -4,6 +4,7 @@ the study guard, keyed by content (not path)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import sys
 from pathlib import Path
@@ -26,7 +27,7 @@ from encoderlab.study.graph import build_graph  # noqa: E402
 from encoderlab.study.nodes import prepared_folder, real_backend, run_prepare  # noqa: E402
 from encoderlab.study.plan import plan_study  # noqa: E402
 from encoderlab.study.prepared import with_prepared  # noqa: E402
-from encoderlab.study.runner import NodeContext, NodeOutput  # noqa: E402
+from encoderlab.study.runner import NodeContext, NodeOutput, run_study  # noqa: E402
 
 
 def _prepare(out: Path, source: str, tokenizer: str, shards: int = 2) -> Path:
@@ -111,7 +112,18 @@ def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(fol
         UserError, match=r"^--prepared other=.*: give NAME=DIR with NAME one of the study's datasets \(main\)"
     ):
         with_prepared(gpu, (f"other={folders['fw']}",))
-    # another tokenizer: refused by the node, which loads the dataset's
+    # another tokenizer: `study run` refuses it before it writes anything (before, the study folder
+    # was made and the prepare node refused it only when its turn came)
+    out = tmp_path / "study"
+    spec = dataclasses.replace(with_prepared(gpu, (f"main={folders['bpe']}",)), max_passes=None)
+    with pytest.raises(
+        UserError,
+        match=r"^dataset main: .*bpe was tokenized with another tokenizer than EuroBERT/EuroBERT-210m; "
+        r"prepare it again with --tokenizer EuroBERT/EuroBERT-210m$",
+    ):
+        run_study(spec, out, real_backend(), fetch=False, progress=False)
+    assert not out.exists()
+    # and the node checks it again (the folder may change while a study waits)
     spec = with_prepared(gpu, (f"main={folders['bpe']}",))
     node = build_graph(spec, real_backend()).nodes["prepare/main"]
     (tmp_path / "node").mkdir()

@@ -114,7 +114,10 @@ def _family(model: LanguageModel) -> str:
 
 
 def _config(model: LanguageModel) -> dict:
-    cfg = model.config.hf.to_dict() if hasattr(model.config, "hf") else to_dict(model.config)
+    """The architecture entries of the config a model folder would store (`folder_state`: encoderlab's
+    `model` section, an adapter's `hf_config`), without those a transplant may differ in."""
+    _, entries = model.folder_state()
+    cfg = {k: v for part in entries.values() if isinstance(part, dict) for k, v in part.items()}
     return {k: v for k, v in cfg.items() if k not in _IGNORED_CONFIG}
 
 

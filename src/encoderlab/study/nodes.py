@@ -351,6 +351,23 @@ def check_start_models(spec: StudySpec) -> None:
             )
 
 
+def check_prepared_tokenizers(spec: StudySpec) -> None:
+    """Refuse a folder given with `--prepared` that another tokenizer than its dataset's made, before the
+    study writes anything (the prepare node checks it again: the folder may change while a study waits).
+    The spec allows `prepared` only with a named tokenizer, so it can be loaded here."""
+    from encoderlab.study.prepared import check_tokenizer, prepared_meta
+
+    for d in spec.data:
+        if d.prepared is not None:
+            check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
+
+
+def check_start(spec: StudySpec) -> None:
+    """Everything a real study checks once its assets are fetched and before it writes anything."""
+    check_start_models(spec)
+    check_prepared_tokenizers(spec)
+
+
 def real_backend() -> Backend:
     """The node kinds that do the real work."""
     return Backend(
@@ -365,5 +382,5 @@ def real_backend() -> Backend:
         file_tasks=file_tasks,
         task_signature=task_signature,
         required_assets=required_assets,
-        check_start=check_start_models,
+        check_start=check_start,
     )
