@@ -266,6 +266,6 @@ def test_tokenised_tasks_are_reused_only_for_the_same_examples(home, tmp_path, q
     quick("boolq")
     em = load_eval_model(str(model_folder(tmp_path / "m")))
     first = protocol._prepared_task(get_task("boolq"), em)
-    assert protocol._prepared_task(get_task("boolq"), em) is first
+    assert protocol._prepared_task(get_task("boolq"), em).prepared is first.prepared
     write_asset(home, "boolq", boolq_records(160))  # same task name, other examples
-    assert protocol._prepared_task(get_task("boolq"), em) is not first
+    assert protocol._prepared_task(get_task("boolq"), em).prepared is not first.prepared

@@ -210,9 +210,9 @@ def install_recorders(job_dir: Path) -> None:
         return _load
 
     def make_run_one(orig):
-        def run_one(task, model, tokenizer, prepared, lr, seed, device):
+        def run_one(task, model, tokenizer, prepared, lr, seed, device, **k):
             append("nodes.jsonl", {"task": task.name, "lr": lr, "seed": seed})
-            return orig(task, model, tokenizer, prepared, lr, seed, device)
+            return orig(task, model, tokenizer, prepared, lr, seed, device, **k)
 
         return run_one
 

@@ -19,6 +19,7 @@ import copy
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -137,23 +138,20 @@ class BestEpoch:
         return val
 
 
-def run_one(
-    task: Task,
-    model: nn.Module,
-    tokenizer,
-    prepared,
-    lr: float,
-    seed: int,
-    device: torch.device | str = "cpu",
-) -> dict:
-    """Fine-tune a copy of `model` on `task` at (lr, seed) and score validation and every test split.
+@dataclass
+class Tuned:
+    """A fine-tuned model and how its run went: what the tasks sharing the run are scored with."""
 
-    `prepared` comes from `prepare(task, tokenizer, data)`, so tokenisation is shared by the
-    nodes of a grid. Returns {"val": {...}, "test": {split: {...}}, "steps", "final_loss",
-    "predictions": {split: [...]}, "degenerate": {split: why}} where `predictions` holds every
-    test split's predictions (`families.score`) and `degenerate` the test splits whose
-    predictions are all the same.
-    """
+    head: nn.Module
+    losses: list[float]
+    best: BestEpoch | None
+    """Paper 2's best-epoch selection, when the task uses it (its validation then chose the weights)."""
+
+
+def fine_tune(
+    task: Task, model: nn.Module, prepared, lr: float, seed: int, device: torch.device | str = "cpu"
+) -> Tuned:
+    """Fine-tune a copy of `model` on `prepared.train` at (lr, seed) with `task`'s schedule and head."""
     family = family_ops(task)
     device = torch.device(device)
     torch.manual_seed(seed)
@@ -170,7 +168,19 @@ def run_one(
         device=device,
         on_epoch_end=best,
     )
-    with torch.no_grad(), autocast(device):
+    return Tuned(head, losses, best)
+
+
+def score_tuned(task: Task, tuned: Tuned, prepared, device: torch.device | str = "cpu") -> dict:
+    """Score validation and every test split of `task` with a fine-tuned model: the task's own run, or
+    the run of the task it `trains_as`.
+
+    Returns {"val": {...}, "test": {split: {...}}, "steps", "final_loss", "predictions": {split: [...]},
+    "degenerate": {split: why}} where `predictions` holds every test split's predictions
+    (`families.score`) and `degenerate` the test splits whose predictions are all the same.
+    """
+    family, head, best = family_ops(task), tuned.head, tuned.best
+    with torch.no_grad(), autocast(torch.device(device)):
         val = best.restore(head) if best else score(task, head, prepared.val)[0]
         scored = {name: score(task, head, split) for name, split in prepared.tests.items()}
     predictions = {name: p for name, (_, p) in scored.items()}
@@ -178,12 +188,36 @@ def run_one(
     return {
         "val": val,
         "test": {name: s for name, (s, _) in scored.items()},
-        "steps": len(losses),
-        "final_loss": losses[-1],
+        "steps": len(tuned.losses),
+        "final_loss": tuned.losses[-1],
         "predictions": predictions,
         "degenerate": {name: why for name, why in degenerate.items() if why},
         **({"best_epoch": best.best[0], "val_by_epoch": best.scores} if best else {}),
     }
+
+
+def run_one(
+    task: Task,
+    model: nn.Module,
+    tokenizer,
+    prepared,
+    lr: float,
+    seed: int,
+    device: torch.device | str = "cpu",
+    shared: Sequence[tuple[Task, object]] = (),
+) -> dict:
+    """Fine-tune a copy of `model` on `task` at (lr, seed) and score it (`score_tuned`'s result).
+
+    `prepared` comes from `prepare(task, tokenizer, data)`, so tokenisation is shared by the
+    nodes of a grid. `shared` holds (task, prepared) of tasks that `trains_as` this run: each is
+    scored with the same fine-tuned model, its result under `result["shared"][name]`; one training
+    serves them all (the caller checks that they train on the same examples, `eval/protocol.py`).
+    """
+    tuned = fine_tune(task, model, prepared, lr, seed, device)
+    result = score_tuned(task, tuned, prepared, device)
+    if shared:
+        result["shared"] = {t.name: score_tuned(t, tuned, p, device) for t, p in shared}
+    return result
 
 
 def prepare(task: Task, tokenizer, data: TaskData):

@@ -40,7 +40,7 @@ from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.predictions import predictions_path, write_predictions
-from encoderlab.eval.spec import FAMILY_NAMES
+from encoderlab.eval.spec import FAMILY_NAMES, Task, training_groups
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
@@ -166,19 +166,8 @@ def evaluate(
     dev = _device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
     with tqdm(total=len(names) * len(grid), desc="eval", unit="run", disable=not progress) as bar:
-        for name in names:
-            task = get_task(name)
-            signature = task.signature()
-            todo = [(lr, s) for lr, s in grid if store.get(em.fingerprint, name, signature, lr, s) is None]
-            bar.update(len(grid) - len(todo))
-            if not todo:
-                continue
-            bar.set_postfix_str(f"{name}: loading")
-            loaded, counts, prepared = _prepared_task(task, em)
-            for lr, seed in todo:
-                bar.set_postfix_str(f"{name} lr={lr:g} seed={seed}")
-                store.add(_run_node(em, loaded, signature, prepared, counts, lr, seed, dev, out))
-                bar.update()
+        for group in training_groups([get_task(name) for name in names]):
+            _evaluate_group(em, group, grid, store, bar, dev, out)
     # Tasks evaluated earlier into the same folder stay in the summary.
     earlier = {r.task for r in store.records.values() if r.model == em.fingerprint and r.task in TASKS}
     shown = names + sorted(earlier - set(names))
@@ -188,20 +177,61 @@ def evaluate(
     return summary
 
 
-def _run_node(
-    em: EvalModel, task, signature: str, prepared, counts: dict, lr: float, seed: int, device, out: Path
-) -> EvalRecord:
+def _evaluate_group(em: EvalModel, group: list, grid: list, store: ResultsStore, bar, dev, out: Path) -> None:
+    """The grid of tasks that share one fine-tuning run per (LR, seed) (`spec.training_groups`): each
+    run trains once and scores every task of the group not cached yet."""
+    signatures = [t.signature() for t in group]
+    loaded: dict[int, LoadedTask] = {}
+    for lr, seed in grid:
+        todo = [
+            i
+            for i, t in enumerate(group)
+            if store.get(em.fingerprint, t.name, signatures[i], lr, seed) is None
+        ]
+        bar.update(len(group) - len(todo))
+        for i in (i for i in todo if i not in loaded):
+            bar.set_postfix_str(f"{group[i].name}: loading")
+            loaded[i] = _prepared_task(group[i], em)
+        if todo:
+            bar.set_postfix_str(f"{'+'.join(group[i].name for i in todo)} lr={lr:g} seed={seed}")
+            for rec in _run_nodes(em, [loaded[i] for i in todo], lr, seed, dev, out):
+                store.add(rec)
+                bar.update()
+
+
+def _run_nodes(
+    em: EvalModel, members: Sequence[LoadedTask], lr: float, seed: int, device, out: Path
+) -> list[EvalRecord]:
+    """Fine-tune once on the first task's examples and score every task of `members` with that model
+    (one task, or tasks that `trains_as` one run); a record per task."""
+    first, rest = members[0], members[1:]
+    for m in rest:  # the registry promises it; the data must keep the promise
+        if m.train_digest != first.train_digest:
+            raise UserError(
+                f"task {m.task.name} trains as {first.task.name} but its training examples differ; "
+                "re-fetch both tasks' data (encoderlab assets fetch) or evaluate them in separate calls"
+            )
     start = time.time()
-    result = run_one(task, em.model, em.tokenizer, prepared, lr, seed, device)
-    tests = result["test"]
-    predictions = predictions_path(task.name, em.fingerprint, signature, lr, seed)
+    shared = {"shared": [(m.task, m.prepared) for m in rest]} if rest else {}
+    result = run_one(first.task, em.model, em.tokenizer, first.prepared, lr, seed, device, **shared)
+    seconds = round(time.time() - start, 2)
+    results = [result, *(result["shared"][m.task.name] for m in rest)]
+    return [_record(em, m, r, lr, seed, device, out, seconds) for m, r in zip(members, results)]
+
+
+def _record(
+    em: EvalModel, m: LoadedTask, result: dict, lr: float, seed: int, device, out: Path, seconds: float
+) -> EvalRecord:
+    """A task's result as its `EvalRecord`, its test predictions saved beside the results."""
+    task, tests = m.task, result["test"]
+    predictions = predictions_path(task.name, em.fingerprint, m.signature, lr, seed)
     write_predictions(out, predictions, result["predictions"])
     return EvalRecord(
         model=em.fingerprint,
         source=em.source,
         task=task.name,
         family=task.family,
-        task_signature=signature,
+        task_signature=m.signature,
         metric=task.metric,
         lr=float(lr),
         seed=int(seed),
@@ -211,9 +241,9 @@ def _run_node(
         test_score=tests["test"][task.metric],
         steps=result["steps"],
         final_loss=result["final_loss"],
-        counts=counts,
-        n_train=len(prepared.train),
-        seconds=round(time.time() - start, 2),
+        counts=m.counts,
+        n_train=len(m.prepared.train),
+        seconds=seconds,
         device=str(device),
         degenerate=result["degenerate"],
         predictions=predictions.as_posix(),
@@ -222,16 +252,32 @@ def _run_node(
     )
 
 
+@dataclass(frozen=True)
+class LoadedTask:
+    """A task ready to run: its labels filled in and a concrete `max_length`, tokenised splits."""
+
+    task: Task
+    signature: str
+    """The registered task's signature (before labels and lengths are filled in): the cache key."""
+    counts: dict
+    """The loader's bookkeeping (`TaskData.counts`), recorded with each result."""
+    prepared: object
+    """Its tokenised splits (`finetune.prepare`)."""
+    train_digest: str
+    """A hash of its training examples: tasks sharing a run must train on the same ones."""
+
+
 _PREPARED: OrderedDict[tuple[str, str, str], tuple] = OrderedDict()
-"""(task signature, tokenizer hash, data hash) -> (task, counts, tokenised splits): later nodes of the
-same task skip tokenising (the costly part) in this process; bounded to a few tasks' splits."""
+"""(task signature, tokenizer hash, data hash) -> (task, counts, tokenised splits, training examples'
+hash): later nodes of the same task skip tokenising (the costly part) in this process; bounded to a
+few tasks' splits."""
 
 
-def _prepared_task(task, em: EvalModel) -> tuple:
+def _prepared_task(spec: Task, em: EvalModel) -> LoadedTask:
     from encoderlab.data.tokenizer import tokenizer_hash
 
     tokenizer = em.tokenizer
-    loaded, data = load_task(task)
+    loaded, data = load_task(spec)
     loaded = loaded.for_model(em.model.config.max_seq_len)  # a concrete max_length, in the key below
     # The examples themselves are in the key: the same task name can hold other data (another cache
     # folder, a re-fetched asset), and a stale hit would score the wrong examples.
@@ -240,8 +286,10 @@ def _prepared_task(task, em: EvalModel) -> tuple:
     if key not in _PREPARED:
         if len(_PREPARED) >= 4:
             _PREPARED.popitem(last=False)
-        _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data))
-    return _PREPARED[key]
+        train = hashlib.sha256(repr(data.train).encode()).hexdigest()
+        _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data), train)
+    task, counts, prepared, train = _PREPARED[key]
+    return LoadedTask(task, spec.signature(), counts, prepared, train)
 
 
 def capped_task(name: str, max_steps: int | None = None):
@@ -260,22 +308,48 @@ def eval_node(
     out: Path | str,
     device: str | None = None,
     max_steps: int | None = None,
+    also: Sequence[str] = (),
 ) -> EvalRecord:
     """One (task, lr, seed) node, cached in `out/results.jsonl`: the study runner's unit of work.
 
     `max_steps` caps fine-tuning below the task's protocol (small study scales); the capped task has
-    its own signature, so its results never mix with full-protocol ones.
+    its own signature, so its results never mix with full-protocol ones. `also` names tasks that
+    `trains_as` this one: the same fine-tuned model scores them, their records cached beside it
+    (`adopt_record` hands each to its own node).
     """
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
-    spec = capped_task(task, max_steps)
+    specs = [capped_task(name, max_steps) for name in (task, *also)]
+    if len(training_groups(specs)) != 1:
+        raise ValueError(f"tasks {', '.join(also)} do not share {task}'s fine-tuning run")
     store = ResultsStore(Path(out) / RESULTS)
-    signature = spec.signature()
-    record = store.get(em.fingerprint, task, signature, lr, seed)
-    if record is None:
+    todo = [s for s in specs if store.get(em.fingerprint, s.name, s.signature(), lr, seed) is None]
+    if todo:
         _check_grid([lr], [seed])
-        require_assets([task])
-        loaded, counts, prepared = _prepared_task(spec, em)
-        record = _run_node(em, loaded, signature, prepared, counts, lr, seed, _device(device), Path(out))
+        require_assets([s.name for s in todo])
+        members = [_prepared_task(s, em) for s in todo]
+        for record in _run_nodes(em, members, lr, seed, _device(device), Path(out)):
+            store.add(record)
+    return store.get(em.fingerprint, task, specs[0].signature(), lr, seed)
+
+
+def adopt_record(
+    trained: Path, model: str, task: str, lr: float, seed: int, out: Path, max_steps: int | None = None
+) -> EvalRecord:
+    """The record of `task` that another node's shared run (`eval_node(also=...)`) wrote in `trained`,
+    cached in `out` with its saved predictions, as if `out` had run it."""
+    signature = capped_task(task, max_steps).signature()
+    record = ResultsStore(Path(trained) / RESULTS).get(model, task, signature, lr, seed)
+    if record is None:
+        raise UserError(
+            f"{trained} holds no result of task {task} at lr {lr:g}, seed {seed} (the run it shares was "
+            "interrupted); rerun the study, which runs that node again"
+        )
+    store = ResultsStore(Path(out) / RESULTS)
+    if store.get(model, task, signature, lr, seed) is None:
+        if record.predictions:
+            target = Path(out) / record.predictions
+            target.parent.mkdir(parents=True, exist_ok=True)
+            write_text_atomic(target, (Path(trained) / record.predictions).read_text(encoding="utf-8"))
         store.add(record)
     return record
 

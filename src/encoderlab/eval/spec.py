@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
@@ -239,6 +239,10 @@ class Task:
     maximum (paper 1: EncodEval's `round(0.99 * max_position_embeddings)`), see `for_model`."""
     data_version: str = "1"
     """Bump when the loader's output changes (file tasks: a hash of their data)."""
+    trains_as: str | None = None
+    """The task whose fine-tuning run this one is (its own test data scored zero-shot), e.g. NQ and MLDR
+    scored with the MS MARCO-trained retriever as EncodEval reloads it: one run serves all of them
+    (`eval/shared.py`). Not in the signature: which task trained the model changes no score."""
 
     @property
     def family(self) -> Family:
@@ -254,6 +258,10 @@ class Task:
         if self.max_length is not None:
             return self
         return dataclasses.replace(self, max_length=round(MODEL_LENGTH_FRACTION * max_positions))
+
+    def training(self) -> tuple:
+        """What fixes its fine-tuning run besides the training examples: tasks that share one must agree."""
+        return (self.trains_as or self.name, self.family, self.finetune, self.options, self.max_length)
 
     def with_labels(self, labels: tuple[str, ...]) -> Task:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, labels=tuple(labels)))
@@ -283,3 +291,14 @@ class Task:
         if isinstance(self.options, PairSCOptions):
             data["pair"] = True
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def training_groups(tasks: Sequence[Task]) -> list[list[Task]]:
+    """`tasks` in order, those that share one fine-tuning run (`Task.trains_as`, the same schedule, head
+    and lengths) together, the first-listed of each group first. A task that picks its best epoch on
+    its own validation never shares: another task's validation would have chosen its weights."""
+    groups: dict[tuple, list[Task]] = {}
+    for t in tasks:
+        key = (t.name,) if t.finetune.select == "best_epoch" else t.training()
+        groups.setdefault(key, []).append(t)
+    return list(groups.values())

@@ -80,6 +80,9 @@ class Backend:
     whose definition changes gets new eval nodes instead of its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
+    training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
+    """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
+    first: one eval node trains, the others take its records."""
     check_start: Callable[[StudySpec], None] = lambda spec: None
     """Refuse runs their start models cannot train (rows longer than the model's positions), once the
     assets are fetched and before the study writes anything."""
@@ -267,22 +270,29 @@ def _add_evals(
                 if early and ev.checkpoint_tasks
                 else run.tasks or ev.tasks or tuple(families)
             )
-            for task, lr, seed in ((t, lr, sd) for t in tasks for lr in lrs for sd in ev.seeds):
-                cfg = EvalNode(
-                    model=rid,
-                    source=source,
-                    step=step,
-                    suite=ev.suite,
-                    task=task,
-                    task_signature=signatures.get(task, "?"),
-                    family=families.get(task, "?"),
-                    lr=lr,
-                    seed=seed,
-                    max_steps=ev.max_steps,
-                    task_files=tuple(ev.task_files) if task in own else (),
-                ).data()
-                name = f"eval/{rid}{'' if step is None else f'@{step}'}/{task}/lr{lr:g}/s{seed}"
-                evals.append(graph.add("eval", name, cfg, (node,) if node else ()).name)
+            for group in backend.training_groups(tuple(tasks)):
+                for lr, seed in ((lr, sd) for lr in lrs for sd in ev.seeds):
+                    trainer = None
+                    for task in group:
+                        cfg = EvalNode(
+                            model=rid,
+                            source=source,
+                            step=step,
+                            suite=ev.suite,
+                            task=task,
+                            task_signature=signatures.get(task, "?"),
+                            family=families.get(task, "?"),
+                            lr=lr,
+                            seed=seed,
+                            max_steps=ev.max_steps,
+                            task_files=tuple(ev.task_files) if task in own else (),
+                            also=tuple(group[1:]) if trainer is None else (),
+                            trained_by=trainer and group[0],
+                        ).data()
+                        name = f"eval/{rid}{'' if step is None else f'@{step}'}/{task}/lr{lr:g}/s{seed}"
+                        deps = (trainer,) if trainer else (node,) if node else ()
+                        evals.append(graph.add("eval", name, cfg, deps).name)
+                        trainer = trainer or name
     return evals
 
 

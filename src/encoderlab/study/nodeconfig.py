@@ -127,12 +127,19 @@ class EvalNode:
     """The study's cap on fine-tuning steps (None: the task's own schedule)."""
     task_files: tuple[str, ...] = ()
     """Task files the task comes from (a task of one's own); empty for a suite's task."""
+    also: tuple[str, ...] = ()
+    """Tasks that `trains_as` this one (`eval.spec.training_groups`): this node's fine-tuned model
+    scores them too, and their nodes take those records."""
+    trained_by: str | None = None
+    """The task whose node fine-tuned the model this node scores (its one dependency); None: its own run."""
 
     def data(self) -> dict[str, Any]:
-        """The node's config as JSON data (the layout its key hashes)."""
+        """The node's config as JSON data (the layout its key hashes); fields at their defaults are left
+        out, so nodes that existed before them keep their keys."""
         out = to_dict(self)
-        if not self.task_files:
-            del out["task_files"]
+        for name, default in (("task_files", ()), ("also", ()), ("trained_by", None)):
+            if getattr(self, name) == default:
+                del out[name]
         return out
 
     @classmethod

@@ -244,8 +244,16 @@ def run_eval(ctx: NodeContext) -> dict:
     cfg = EvalNode.of(ctx.node)
     if cfg.task_files:  # a task of one's own: registered in this process (a worker starts afresh)
         file_tasks(cfg.task_files)
+    if cfg.trained_by is not None:  # scored by the node that fine-tuned the model: take its record
+        from encoderlab.eval.protocol import adopt_record
+
+        trainer = ctx.inputs[ctx.node.deps[0]]
+        rec = adopt_record(
+            trainer.path, trainer.result["model"], cfg.task, cfg.lr, cfg.seed, ctx.out_dir, cfg.max_steps
+        )
+        return to_dict(rec)
     em = _eval_model(model_source(ctx))
-    rec = eval_node(em, cfg.task, cfg.lr, cfg.seed, out=ctx.out_dir, max_steps=cfg.max_steps)
+    rec = eval_node(em, cfg.task, cfg.lr, cfg.seed, out=ctx.out_dir, max_steps=cfg.max_steps, also=cfg.also)
     return to_dict(rec)  # the EvalRecord, as the report reads it back
 
 
@@ -306,6 +314,14 @@ def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
     from encoderlab.eval.tasks.custom import load_task_files
 
     return {t.name: t.family for t in load_task_files(files)}
+
+
+def training_groups(tasks: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The tasks grouped by the fine-tuning run they share (`eval.spec.training_groups`)."""
+    from encoderlab.eval.spec import training_groups as groups
+    from encoderlab.eval.tasks import get_task
+
+    return [tuple(t.name for t in g) for g in groups([get_task(name) for name in tasks])]
 
 
 def suite_families(suite: str) -> dict[str, str]:
@@ -381,6 +397,7 @@ def real_backend() -> Backend:
         suite_tasks=suite_families,
         file_tasks=file_tasks,
         task_signature=task_signature,
+        training_groups=training_groups,
         required_assets=required_assets,
         check_start=check_start,
     )

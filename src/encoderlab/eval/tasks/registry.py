@@ -247,11 +247,13 @@ def _paper_tasks() -> list[Task]:
         ),
         ir(
             name="paper-nq",
+            trains_as="paper-msmarco",
             description="NQ (BEIR test qrels split 50/50 into val/test, seed 42), zero-shot after msmarco-pairs",
             loader=lambda: paper.load_nq("paper-nq"),
         ),
         ir(
             name="paper-mldr",
+            trains_as="paper-msmarco",
             description="MLDR-en dev/test (judged-only corpus), zero-shot after msmarco-pairs",
             loader=lambda: paper.load_mldr("paper-mldr"),
         ),
