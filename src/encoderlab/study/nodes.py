@@ -317,11 +317,16 @@ def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
 
 
 def training_groups(tasks: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The tasks grouped by the fine-tuning run they share (`eval.spec.training_groups`)."""
+    """The tasks grouped by the fine-tuning run they share (`eval.spec.training_groups`), in the order
+    of their first task; a task the registry does not hold (a backend's own) trains alone."""
     from encoderlab.eval.spec import training_groups as groups
-    from encoderlab.eval.tasks import get_task
+    from encoderlab.eval.tasks import TASKS
 
-    return [tuple(t.name for t in g) for g in groups([get_task(name) for name in tasks])]
+    leader = {t.name: g[0].name for g in groups([TASKS[n] for n in tasks if n in TASKS]) for t in g}
+    out: dict[str, list[str]] = {}
+    for name in tasks:
+        out.setdefault(leader.get(name, name), []).append(name)
+    return [tuple(g) for g in out.values()]
 
 
 def suite_families(suite: str) -> dict[str, str]:
