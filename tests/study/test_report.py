@@ -217,7 +217,7 @@ def test_the_cka_claim_is_low_layer_summarys_verdict_and_sentence(study, holds, 
 
     data = load_study(study)
     node = next(n.name for n in data.nodes if n.kind == "cka")
-    low = data.markers[node]["result"]["low_layers"]
+    low = data.markers[node].result["low_layers"]
     low["holds"], low["sentence"] = holds, "layers 0-1 diverge 27.50x seed noise"
     (claim,) = [c for c in check_claims(data) if c.claim.kind == "cka_low_layers"]
     assert claim.status == status and claim.sentence.startswith(prefix)
@@ -229,6 +229,6 @@ def test_the_cka_claim_without_a_seed_noise_pair_is_not_tested(study):
 
     data = load_study(study)
     node = next(n.name for n in data.nodes if n.kind == "cka")
-    data.markers[node]["result"] |= {"low_layers": None, "ratio": None, "noise_divergence": None}
+    data.markers[node].result.update({"low_layers": None, "ratio": None, "noise_divergence": None})
     (claim,) = [c for c in check_claims(data) if c.claim.kind == "cka_low_layers"]
     assert claim.status == "not tested" and "seed twin" in claim.sentence

@@ -86,6 +86,18 @@ def test_a_node_run_again_reruns_everything_downstream_of_it(tmp_path):
     assert sorted(calls) == sorted({model.name, *evals, branch.name, *below, "cka/clm-vs-mlm40", "report"})
 
 
+def test_a_damaged_marker_counts_as_unfinished_and_its_node_runs_again(tmp_path):
+    """A marker of the right key that lost its result (edited by hand, a copy cut short) is no marker:
+    before `NodeMarker.load`, the runner took it as finished and failed with a KeyError traceback."""
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    node = next(n for n in build_graph(small_spec(), backend()) if n.kind == "eval")
+    marker = node_dir(tmp_path, node) / MARKER
+    marker.write_text(json.dumps({k: v for k, v in json.loads(marker.read_text()).items() if k != "result"}))
+    calls: list[str] = []
+    run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    assert calls == [node.name, "report"] and "result" in json.loads(marker.read_text())
+
+
 def test_compute_is_recorded_per_node(tmp_path):
     run_study(small_spec(), tmp_path, backend(), progress=False)
     records = [json.loads(line) for line in (tmp_path / "compute.jsonl").read_text().splitlines()]

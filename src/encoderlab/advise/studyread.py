@@ -3,8 +3,8 @@
 The study package is evolving, so this reader depends on as little of it as possible, all in this
 file: `graph.json` (node name -> key, to skip markers of superseded nodes), each node's `node.json`
 marker (kind, config, deps, result), and a pretraining node's run folder (`run/config.yaml`, the
-resolved RunConfig; `run/metrics.jsonl`, the per-step records). Nothing from `encoderlab.study` is
-imported. One observation per finished pretraining node trained from scratch:
+resolved RunConfig; `run/metrics.jsonl`, the per-step records). Of `encoderlab.study` only the
+marker's reader is imported (`study/marker.py`, which imports nothing of the study). One observation per finished pretraining node trained from scratch:
 
 * schedule: the run config's phases (objective, steps, mask ratio) as shares of the run;
 * N: the non-embedding parameters of the run's named model size; D: tokens trained;
@@ -25,6 +25,7 @@ from pathlib import Path
 from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
+from encoderlab.study.marker import NodeMarker
 
 FINETUNE = "finetune:"
 """Prefix of a fine-tuning metric read from a study's eval nodes (`finetune:TASK`)."""
@@ -60,14 +61,9 @@ def _nodes(study: Path) -> dict[str, _Node]:
         ) from None
     nodes = {}
     for path in sorted(study.glob("nodes/*/*/node.json")):
-        try:
-            m = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue  # a marker being written; the node counts as unfinished
-        if isinstance(m, dict) and keys.get(m.get("name")) == m.get("key"):
-            nodes[m["name"]] = _Node(
-                m["name"], m["kind"], m["config"], tuple(m["deps"]), m["result"], path.parent
-            )
+        m = NodeMarker.load(path)  # None: being written or damaged, so the node counts as unfinished
+        if m is not None and keys.get(m.name) == m.key:
+            nodes[m.name] = _Node(m.name, m.kind, m.config, m.deps, m.result, path.parent)
     return nodes
 
 

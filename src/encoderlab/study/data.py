@@ -24,6 +24,7 @@ from typing import Any
 from encoderlab.errors import UserError
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.study.graph import Node
+from encoderlab.study.marker import NodeMarker
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
 from encoderlab.study.runner import read_marker
 from encoderlab.study.spec import RunSpec, StudySpec
@@ -77,7 +78,7 @@ class StudyData:
 
     spec: StudySpec
     nodes: list[Node]
-    markers: dict[str, dict] = field(default_factory=dict)
+    markers: dict[str, NodeMarker] = field(default_factory=dict)
     """Finished nodes' markers by node name."""
     held_out: dict[str, dict] = field(default_factory=dict)
     """Model id -> the held-out losses at its last step (the run's `validation.json`: `val/clm`,
@@ -95,15 +96,20 @@ class StudyData:
         for n in self.nodes:
             m = self.markers.get(n.name)
             if n.kind == "eval" and m is not None:
-                record = from_dict(EvalRecord, m["result"], where=n.name)
+                record = from_dict(EvalRecord, m.result, where=n.name)
                 node = EvalNode.of(n)
                 out.append(StudyEval(node.model, node.step, record))
         return out
 
+    def result_of(self, name: str) -> dict:
+        """The result of node `name`; empty while it has not finished."""
+        marker = self.markers.get(name)
+        return marker.result if marker is not None else {}
+
     def results_of(self, kind: str) -> dict[str, dict]:
         """Results of finished nodes of `kind` by node name."""
         return {
-            n.name: self.markers[n.name]["result"]
+            n.name: self.markers[n.name].result
             for n in self.nodes
             if n.kind == kind and n.name in self.markers
         }
@@ -153,7 +159,7 @@ class StudyData:
         out = {}
         for n in self.nodes:
             if n.kind == "pretrain":
-                res = self.markers.get(n.name, {}).get("result", {})
+                res = self.result_of(n.name)
                 out[n.name.split("/", 1)[1]] = res.get("steps") or PretrainNode.of(n).steps
         return out
 
@@ -225,7 +231,7 @@ def _read_held_out(data: StudyData, study_dir: Path) -> None:
     from encoderlab.study.runner import node_dir
 
     for n in data.nodes:
-        result = data.markers.get(n.name, {}).get("result", {})
+        result = data.result_of(n.name)
         if n.kind == "prepare" and result.get("data"):
             name = n.name.split("/", 1)[1]
             prepared = data.spec.dataset(name).prepared  # where it is now (study/prepared.py)

@@ -260,7 +260,7 @@ def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
     """(model label, metrics record) of every finished pretraining run, in graph and step order."""
     out = []
     for n in data.nodes:
-        res = data.markers.get(n.name, {}).get("result", {})
+        res = data.result_of(n.name)
         if n.kind != "pretrain" or not res.get("metrics"):
             continue
         path = node_dir(study_dir, n) / res["metrics"]

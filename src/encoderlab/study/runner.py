@@ -35,6 +35,7 @@ Trade-offs:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import multiprocessing
 import os
@@ -57,9 +58,9 @@ from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import create_output
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
+from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
 
-MARKER = "node.json"
 LOCK = ".study.lock"
 STUDY_KIND = "study"
 """The ownership-marker kind of a study folder (`encoderlab.outdir`)."""
@@ -92,14 +93,10 @@ def node_dir(study_dir: Path, node: Node) -> Path:
     return study_dir / "nodes" / node.kind / f"{slug[:80]}-{node.key[:12]}"
 
 
-def read_marker(study_dir: Path, node: Node) -> dict | None:
-    """The finished record of `node`, or None if it has not finished."""
-    path = node_dir(study_dir, node) / MARKER
-    try:
-        record = json.loads(path.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    return record if record.get("key") == node.key else None
+def read_marker(study_dir: Path, node: Node) -> NodeMarker | None:
+    """The marker of `node`, or None if it has not finished."""
+    marker = NodeMarker.load(node_dir(study_dir, node) / MARKER)
+    return marker if marker is not None and marker.key == node.key else None
 
 
 # --------------------------------------------------------------------------- running
@@ -130,9 +127,9 @@ def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
         )
 
 
-def compute_record(node: Node, marker: dict) -> dict:
+def compute_record(node: Node, marker: NodeMarker) -> dict:
     """The compute.jsonl line of a finished node."""
-    return {"node": node.name, "kind": node.kind, "key": node.key[:12], **marker.get("compute", {})}
+    return {"node": node.name, "kind": node.kind, "key": node.key[:12], **marker.compute}
 
 
 def compute_records(study_dir: Path, graph: Iterable[Node]) -> list[dict]:
@@ -181,10 +178,10 @@ def run_graph(
     finally:
         bar.close()  # ends the bar's line, so an error message starts on its own
     _write_compute(study_dir, [compute_record(n, markers[n.name]) for n in graph])
-    return {n.name: markers[n.name]["result"] for n in graph}
+    return {n.name: markers[n.name].result for n in graph}
 
 
-def _to_run(graph: Graph, markers: dict[str, dict | None]) -> list[Node]:
+def _to_run(graph: Graph, markers: dict[str, NodeMarker | None]) -> list[Node]:
     """Nodes without a marker and every node downstream of one (their markers are dropped).
 
     A node run again (its folder lost or removed) keeps its key but may produce other outputs, so
@@ -199,7 +196,7 @@ def _to_run(graph: Graph, markers: dict[str, dict | None]) -> list[Node]:
     return pending
 
 
-def _marker(future: Future, node: Node) -> dict:
+def _marker(future: Future, node: Node) -> NodeMarker:
     try:
         return future.result()
     except BrokenProcessPool:
@@ -209,14 +206,14 @@ def _marker(future: Future, node: Node) -> dict:
         ) from None
 
 
-def _ready(pending: list[Node], markers: dict[str, dict | None], slots: int) -> list[Node]:
+def _ready(pending: list[Node], markers: dict[str, NodeMarker | None], slots: int) -> list[Node]:
     """Up to `slots` pending nodes whose dependencies have all finished, in graph order."""
     ready = [n for n in pending if all(markers[d] is not None for d in n.deps)]
     return ready[: max(slots, 0)]
 
 
-def _output(study_dir: Path, node: Node, marker: dict) -> NodeOutput:
-    return NodeOutput(node_dir(study_dir, node), marker["result"], node)
+def _output(study_dir: Path, node: Node, marker: NodeMarker) -> NodeOutput:
+    return NodeOutput(node_dir(study_dir, node), marker.result, node)
 
 
 class _InProcess(Executor):
@@ -303,7 +300,7 @@ def _exit_with_study(study_pid: int, every_s: float = 0.5) -> None:
     os._exit(1)
 
 
-def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> dict:
+def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> NodeMarker:
     """Run one node (here or in a worker) and write its marker; returns the marker."""
     node, out = ctx.node, ctx.out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -320,16 +317,16 @@ def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> dict:
         "cpu_s": round(cpu, 3),
         **({"worker": _WORKER["slot"]} if _WORKER else {}),
     }
-    marker = {
-        "name": node.name,
-        "kind": node.kind,
-        "key": node.key,
-        "config": node.config,
-        "deps": list(node.deps),
-        "result": result,
-        "compute": {**compute, "started": started, "finished": _now()},
-    }
-    write_json_atomic(out / MARKER, marker)
+    marker = NodeMarker(
+        name=node.name,
+        kind=node.kind,
+        key=node.key,
+        config=node.config,
+        deps=tuple(node.deps),
+        result=result,
+        compute={**compute, "started": started, "finished": _now()},
+    )
+    write_json_atomic(out / MARKER, dataclasses.asdict(marker))
     return marker
 
 
