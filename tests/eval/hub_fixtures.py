@@ -369,3 +369,24 @@ def mldr_en(root: Path) -> dict:
         {"default": splits, "corpus": {"corpus": ("corpus/corpus-00000-of-00001.parquet", corpus)}},
     )
     return qrels
+
+
+PAPER_IR = ("paper-msmarco", "paper-nq", "paper-mldr")
+
+
+def use_paper_ir(tmp: Path, monkeypatch, finetune) -> None:
+    """Paper 1's three IR tasks read from a simulated hub under `tmp` (`datasets`' cache kept there),
+    all three at the fine-tuning schedule `finetune` (so they still share one run)."""
+    import dataclasses
+
+    import datasets
+
+    from encoderlab.eval.tasks import TASKS
+
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp / "hub"))
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp / "home"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp / "hf-cache"))
+    for write in (msmarco_pairs, msmarco, nq, mldr_en):
+        write(tmp / "hub")
+    for name in PAPER_IR:
+        monkeypatch.setitem(TASKS, name, dataclasses.replace(TASKS[name], finetune=finetune))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import datasets
 import pytest
 from fixtures import model_folder
 from tests.eval import hub_fixtures as hub
@@ -16,20 +15,14 @@ from encoderlab.eval.protocol import evaluate
 from encoderlab.eval.spec import FinetuneConfig, training_groups
 from encoderlab.eval.tasks import TASKS
 
-IR = ("paper-msmarco", "paper-nq", "paper-mldr")
+IR = hub.PAPER_IR
 QUICK = FinetuneConfig(batch_size=8, micro_batch_size=8, max_steps=6)
 
 
 @pytest.fixture
 def paper_ir(tmp_path, monkeypatch):
     """Paper 1's three IR tasks on the simulated hub, at a 6-step schedule (the same for all three)."""
-    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    for write in (hub.msmarco_pairs, hub.msmarco, hub.nq, hub.mldr_en):
-        write(tmp_path / "hub")
-    for name in IR:
-        monkeypatch.setitem(TASKS, name, replace(TASKS[name], finetune=QUICK))
+    hub.use_paper_ir(tmp_path, monkeypatch, QUICK)
     return str(model_folder(tmp_path / "model"))
 
 

@@ -4,22 +4,18 @@ their records (`EvalNode.trained_by`), predictions included."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import datasets
 from tests.eval import hub_fixtures as hub
 from tests.eval.fixtures import model_folder
 
 from encoderlab.eval import protocol
 from encoderlab.eval.spec import FinetuneConfig
-from encoderlab.eval.tasks import TASKS
 from encoderlab.study.catalog import get_study
 from encoderlab.study.graph import Node, build_graph
 from encoderlab.study.nodeconfig import EvalNode
 from encoderlab.study.nodes import real_backend, run_eval
 from encoderlab.study.runner import NodeContext, NodeOutput
 
-IR = ("paper-msmarco", "paper-nq", "paper-mldr")
+IR = hub.PAPER_IR
 
 
 def test_the_paper_graph_trains_each_retriever_once():
@@ -37,14 +33,7 @@ def test_the_paper_graph_trains_each_retriever_once():
 
 
 def test_follower_nodes_take_the_trainers_records(tmp_path, monkeypatch):
-    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    for write in (hub.msmarco_pairs, hub.msmarco, hub.nq, hub.mldr_en):
-        write(tmp_path / "hub")
-    quick = FinetuneConfig(batch_size=8, micro_batch_size=8, max_steps=4)
-    for name in IR:
-        monkeypatch.setitem(TASKS, name, replace(TASKS[name], finetune=quick))
+    hub.use_paper_ir(tmp_path, monkeypatch, FinetuneConfig(batch_size=8, micro_batch_size=8, max_steps=4))
     runs, real = [], protocol.run_one
     monkeypatch.setattr(protocol, "run_one", lambda *a, **k: runs.append(a[0].name) or real(*a, **k))
     model = str(model_folder(tmp_path / "model"))
