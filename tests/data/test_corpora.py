@@ -18,7 +18,8 @@ from hub_corpus_fixtures import (
 
 from encoderlab.data.corpora import CORPORA, HubCorpus
 from encoderlab.data.hub import HUB_DATA_ENV
-from encoderlab.data.sources import SourceStats, iter_documents, mix_documents, parse_source
+from encoderlab.data.mixing import mix_documents
+from encoderlab.data.sources import SourceStats, iter_documents, parse_source
 from encoderlab.errors import UserError
 
 

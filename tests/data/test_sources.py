@@ -12,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import fake_assets, write_jsonl  # noqa: F401 (fixture)
 
-from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents, mix_documents, parse_source
+from encoderlab.data.mixing import mix_documents
+from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents, parse_source
 from encoderlab.errors import UserError
 
 

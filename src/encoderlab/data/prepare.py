@@ -57,6 +57,7 @@ from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
 from encoderlab.data.encode import default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
+from encoderlab.data.mixing import mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
     FORMAT_VERSION,
@@ -68,7 +69,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     val_mask,
 )
 from encoderlab.data.shard import Shard
-from encoderlab.data.sources import SourceConfig, SourceStats, describe, mix_documents
+from encoderlab.data.sources import SourceConfig, SourceStats, describe
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_output, create_output

@@ -33,7 +33,8 @@ from pathlib import Path
 from typing import Literal
 
 from encoderlab.atomic import atomic_folder, check_sibling
-from encoderlab.data.sources import SourceConfig, announce_sources, mix_documents
+from encoderlab.data.mixing import announce_sources, mix_documents
+from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 from encoderlab.outdir import MARKER, check_output, create_output
 

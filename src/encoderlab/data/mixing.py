@@ -1,0 +1,115 @@
+"""Several corpora as one document stream: `mix_documents` interleaves sources by weight.
+
+Mixing follows `datasets.interleave_datasets`: each next document comes from source i with
+probability w_i / sum(w), drawn by a generator seeded with the seed and the number of sources, so the
+same configs always give the same stream. With `stop="first_exhausted"` (default) the stream ends when
+any source runs out, so the proportions hold exactly and the rest of the larger sources is unused;
+with `stop="all_exhausted"` exhausted sources restart until every source has been read once, so small
+sources are repeated (the repeat count is recorded). One source is streamed as it is, and only then
+can a `Shard` read a slice of its files: a mixture is drawn document by document, which no split by
+files reproduces.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from encoderlab.data.shard import Shard
+from encoderlab.data.sources import (
+    TEXT_SUFFIXES,
+    Document,
+    SourceConfig,
+    SourceStats,
+    describe,
+    iter_documents,
+)
+from encoderlab.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+def mix_documents(
+    sources: list[SourceConfig] | tuple[SourceConfig, ...],
+    seed: int = 0,
+    stop: Literal["first_exhausted", "all_exhausted"] = "first_exhausted",
+    on_error: Literal["raise", "skip"] = "raise",
+    stats: list[SourceStats] | None = None,
+    shard: Shard | None = None,
+) -> Iterator[Document]:
+    """Interleave sources by weight, deterministically for a given seed (see module docstring).
+
+    `stats`, if given, receives one `SourceStats` per source, filled as the stream is read.
+    `shard` reads one slice of a single source's files (a mixture is drawn document by document,
+    which no split by files reproduces).
+    """
+    if not sources:
+        raise UserError("no source given; pass at least one --source")
+    if stop not in ("first_exhausted", "all_exhausted"):
+        raise UserError(f"stop must be 'first_exhausted' or 'all_exhausted', got '{stop}'")
+    if shard is not None and len(sources) > 1:
+        raise UserError(
+            f"--shard splits one source by its files, but {len(sources)} sources are mixed; "
+            "prepare with one --source, or without --shard"
+        )
+    all_stats = [SourceStats(s.location) for s in sources]
+    if stats is not None:
+        stats.extend(all_stats)
+    announce_sources(sources)  # fail on a bad location before the first document is read
+    if len(sources) == 1:
+        yield from iter_documents(sources[0], all_stats[0], on_error, shard)
+        return
+    iters = [iter_documents(s, st, on_error) for s, st in zip(sources, all_stats)]
+    try:
+        yield from _interleave(sources, iters, all_stats, seed, stop, on_error)
+    finally:  # close half-read sources so their files are closed and their hashes recorded
+        for it in iters:
+            it.close()
+
+
+def announce_sources(sources) -> None:
+    """Check every source's location (one line if it is bad) and log how .txt files are cut."""
+    for s in sources:
+        _announce(s, describe(s))
+
+
+def _announce(cfg: SourceConfig, desc: dict) -> None:
+    """Say how a source with .txt files is cut into documents (the unit changes what a model sees)."""
+    n_txt = sum(TEXT_SUFFIXES.get(Path(p).suffix.lower()) == "txt" for p in desc["files"])
+    if n_txt and desc["kind"] != "hf":
+        unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]
+        log.info(
+            "%s: %d .txt file(s) read as one document per %s (txt_unit=%s; '#txt_unit=paragraph|line|file' "
+            "to change)",
+            cfg.location,
+            n_txt,
+            unit,
+            cfg.txt_unit,
+        )
+
+
+def _interleave(sources, iters, all_stats, seed, stop, on_error):
+    weights = np.array([s.weight for s in sources], dtype=np.float64)
+    cdf = np.cumsum(weights / weights.sum())
+    rng = np.random.default_rng([seed, len(sources)])
+    finished = [False] * len(sources)
+    while True:
+        # Draw in blocks: one generator call per 4096 documents keeps the draw off the profile.
+        for u in rng.random(4096):
+            i = min(int(np.searchsorted(cdf, u, side="right")), len(sources) - 1)
+            doc = next(iters[i], None)
+            if doc is None:
+                if all_stats[i].docs == 0:
+                    raise UserError(f"source '{sources[i].location}' has no non-empty document; remove it")
+                finished[i] = True
+                if stop == "first_exhausted" or all(finished):
+                    return
+                all_stats[i].repeats += 1
+                # A repeat pass counts into throwaway stats: docs and file hashes describe one pass.
+                iters[i] = iter_documents(sources[i], SourceStats(sources[i].location), on_error)
+                doc = next(iters[i])
+            yield doc._replace(source=i, repeat=all_stats[i].repeats)
