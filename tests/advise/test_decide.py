@@ -151,6 +151,43 @@ def test_a_two_dimensional_ladder_reads_the_compute_optimal_frontier():
     assert adv.predictions[0].value == pytest.approx(frontier, rel=0.02)
 
 
+def _two_dimensional_ladder(truth) -> Ladder:
+    rng = np.random.default_rng(0)
+    sizes, tokens = (4e6, 1e7, 2.5e7), (8e7, 2e8, 5e8)
+    runs = [
+        Observation(
+            schedule=s, params=n, tokens=d, seed=k, value=float(truth(n, d) * f + rng.normal(0, 0.003))
+        )
+        for s, f in ((MLM_LIKE, 1.0), (CLM_LIKE, 1.02))
+        for n in sizes
+        for d in tokens
+        for k in range(2)
+    ]
+    return Ladder(LOSS, tuple(runs))
+
+
+def test_the_curves_of_a_size_target_pass_through_its_prediction():
+    """A target given as (N, D) is drawn along its tokens per parameter, so the figure shows the printed
+    prediction at the target. Before, the curves were the compute-optimal frontier, which lies below
+    any fixed allocation: here 0.2 nats under the prediction at the target line."""
+
+    def truth(n, d):
+        return 1.8 + 600.0 * n**-0.34 + 900.0 * d**-0.28
+
+    target = Target(params=1e8, tokens=1e9)
+    adv = advise(_two_dimensional_ladder(truth), target, n_boot=60)
+    assert "10 tokens per parameter" in adv.path
+    for p in adv.predictions:
+        curve = [r for r in adv.curves if r["schedule"] == p.schedule]
+        c = np.log([r["compute"] for r in curve])
+        at_target = np.interp(np.log(adv.target_compute), c, [r["value"] for r in curve])
+        assert at_target == pytest.approx(p.value, abs=0.01)
+        assert min(r["low"] for r in curve) > 1.8  # bounded below by E, not a frontier far below the runs
+    frontier = advise(_two_dimensional_ladder(truth), Target(flops=adv.target_compute), n_boot=60)
+    assert "compute-optimal" in frontier.path
+    assert frontier.predictions[0].value < adv.predictions[0].value - 0.05
+
+
 def test_seed_noise_must_be_estimable():
     ladder = _ladder(
         {MLM_LIKE: [(3.0,), (2.6,), (2.3,)], CLM_LIKE: [(2.9, 2.91), (2.5,), (2.2,)]}, sizes=(1e7, 2e7, 4e7)

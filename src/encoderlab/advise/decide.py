@@ -58,7 +58,7 @@ class Prediction:
 
 @dataclass(frozen=True)
 class Crossover:
-    """Where two schedules' curves cross (on each schedule's compute-optimal curve)."""
+    """Where two schedules' curves cross (along `Advice.path`)."""
 
     a: str
     b: str
@@ -96,6 +96,8 @@ class Advice:
     better: str
     target: str
     target_compute: float
+    path: str
+    """Where the curves are drawn and crossovers searched (`Target.path`)."""
     confidence: float
     interval: float
     n_boot: int
@@ -296,12 +298,13 @@ def advise(
         names, _to_metric(values, m), probs, bt, why_not, confidence, m.better
     )
     grid = _compute_grid(fits, target_c)
-    on_grid = np.stack([f.at_compute(grid) for f in fits]) if fitted else None
+    on_grid = np.stack([f.at_compute(grid, ratio=target.ratio) for f in fits]) if fitted else None
     return Advice(
         metric=m.name,
         better=m.better,
         target=target.describe(),
         target_compute=target_c,
+        path=target.path(),
         confidence=confidence,
         interval=interval,
         n_boot=n_boot,

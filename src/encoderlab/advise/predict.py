@@ -26,7 +26,10 @@ degrees of freedom. That is one reason extrapolation is only recommended after a
 **Compute of a target given as (N, D)** is 6ND times the schedule's measured FLOPs per 6ND
 (the median over its runs), so a 1-D curve fitted on measured FLOPs is read on the same scale.
 A target given as compute, for a Chinchilla curve, is read on the schedule's compute-optimal
-frontier: the lowest predicted value over model sizes N with D = C / (6N x that ratio).
+frontier: the lowest predicted value over model sizes N with D = C / (6N x that ratio). The curves
+drawn and the crossovers searched follow the same path: that frontier for a compute target, and for a
+target given as (N, D) the line of its tokens per parameter, which passes through the target (so the
+figure shows the printed prediction there) and through the ladder's runs at that ratio.
 """
 
 from __future__ import annotations
@@ -66,6 +69,17 @@ class Target:
         ):
             if v is not None and not (np.isfinite(v) and v > 0):
                 raise UserError(f"{name} must be a positive number, got {v}")
+
+    @property
+    def ratio(self) -> float | None:
+        """Tokens per parameter of a target given as (N, D); None for a compute target."""
+        return None if self.flops is not None else self.tokens / self.params
+
+    def path(self) -> str:
+        """Where the curves are read between the ladder and the target (`ScheduleFit.at_compute`)."""
+        if self.ratio is None:
+            return "each schedule on its compute-optimal curve"
+        return f"each schedule at the target's {self.ratio:.3g} tokens per parameter"
 
     def describe(self) -> str:
         """`C = 1.2e+21 FLOPs` or `N = 4e+08, D = 8e+09`."""
@@ -166,12 +180,19 @@ class ScheduleFit:
         limit = self.rungs.compute[self.rung_of(point)]
         return (self.rungs.compute[self.rungs.index] < limit * (1 - 1e-9)).astype(float)
 
-    def at_compute(self, compute: np.ndarray, fits: Fits | None = None) -> np.ndarray:
-        """(M, G) predicted loss at each compute (the compute-optimal frontier for a 2-D curve)."""
+    def at_compute(
+        self, compute: np.ndarray, fits: Fits | None = None, ratio: float | None = None
+    ) -> np.ndarray:
+        """(M, G) predicted loss at each compute. A 2-D curve is read at `ratio` tokens per parameter
+        (N = sqrt(C / (6 ratio x the FLOPs ratio)), the path through a target given as (N, D)), or
+        with no ratio on its compute-optimal frontier."""
         fits = fits or self.fits
         compute = np.asarray(compute, dtype=float)
         if fits.form is POWER:
             return fits.predict(compute[:, None])
+        if ratio is not None:
+            n = np.sqrt(compute / (6.0 * ratio * self.flops_ratio))
+            return fits.predict(np.stack([n, ratio * n], -1))
         sizes = self.rungs.points[:, 0].max() * _FRONTIER_SIZES
         n = np.repeat(sizes[None], len(compute), 0)
         d = compute[:, None] / (6.0 * n * self.flops_ratio)

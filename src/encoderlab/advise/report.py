@@ -82,7 +82,7 @@ def format_advice(advice: Advice) -> str:
         "",
         *table,
         "",
-        "crossovers (each schedule on its compute-optimal curve):",
+        f"crossovers ({advice.path}):",
         *([_crossover_line(c) for c in advice.crossovers] or ["  none computed (a schedule has no curve)"]),
         *_backtest_lines(advice),
         "",
@@ -129,7 +129,7 @@ def plot_advice(advice: Advice, stem: Path) -> Path:
                 ax.axvspan(c.low, c.high, color="grey", alpha=0.08, lw=0)
     ax.axvline(advice.target_compute, color="black", ls="--", lw=1, label="target")
     ax.set_xscale("log")
-    ax.set_xlabel("training compute C (FLOPs)")
+    ax.set_xlabel(f"training compute C (FLOPs); curves: {advice.path}", fontsize=9)
     ax.set_ylabel(f"{advice.metric} ({advice.better} is better)")
     verdict = advice.recommendation or "insufficient evidence"
     ax.set_title(f"{verdict} at {advice.target} ({advice.method}); bands: {advice.interval:.0%}", fontsize=10)
