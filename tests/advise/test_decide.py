@@ -134,18 +134,7 @@ def test_a_two_dimensional_ladder_reads_the_compute_optimal_frontier():
     def truth(n, d):
         return 1.8 + 600.0 * n**-0.34 + 900.0 * d**-0.28
 
-    rng = np.random.default_rng(0)
-    sizes, tokens = (4e6, 1e7, 2.5e7), (8e7, 2e8, 5e8)
-    runs = [
-        Observation(
-            schedule=s, params=n, tokens=d, seed=k, value=float(truth(n, d) * f + rng.normal(0, 0.003))
-        )
-        for s, f in ((MLM_LIKE, 1.0), (CLM_LIKE, 1.02))
-        for n in sizes
-        for d in tokens
-        for k in range(2)
-    ]
-    adv = advise(Ladder(LOSS, tuple(runs)), Target(flops=1e18), n_boot=60)
+    adv = advise(_two_dimensional_ladder(truth), Target(flops=1e18), n_boot=60)
     assert all(p.curve == CHINCHILLA.name for p in adv.predictions) and adv.recommendation == MLM_LIKE.name
     frontier = min(truth(n, 1e18 / (6 * n)) for n in np.geomspace(1e6, 1e10, 4000))
     assert adv.predictions[0].value == pytest.approx(frontier, rel=0.02)
