@@ -270,11 +270,11 @@ def _add_evals(
                 if early and ev.checkpoint_tasks
                 else run.tasks or ev.tasks or tuple(families)
             )
+            prefix = f"eval/{rid}{'' if step is None else f'@{step}'}"
             for group in backend.training_groups(tuple(tasks)):
                 for lr, seed in ((lr, sd) for lr in lrs for sd in ev.seeds):
-                    trainer = None
-                    for task in group:
-                        cfg = EvalNode(
+                    cfgs = [
+                        EvalNode(
                             model=rid,
                             source=source,
                             step=step,
@@ -286,14 +286,23 @@ def _add_evals(
                             seed=seed,
                             max_steps=ev.max_steps,
                             task_files=tuple(ev.task_files) if task in own else (),
-                            also=tuple(group[1:]) if trainer is None else (),
-                            trained_by=trainer and group[0],
-                        ).data()
-                        name = f"eval/{rid}{'' if step is None else f'@{step}'}/{task}/lr{lr:g}/s{seed}"
-                        deps = (trainer,) if trainer else (node,) if node else ()
-                        evals.append(graph.add("eval", name, cfg, deps).name)
-                        trainer = trainer or name
+                        )
+                        for task in group
+                    ]
+                    evals += _add_run(graph, prefix, cfgs, (node,) if node else ())
     return evals
+
+
+def _add_run(graph: Graph, prefix: str, cfgs: list[EvalNode], deps: tuple[str, ...]) -> list[str]:
+    """The eval nodes of one fine-tuning run: the first task's node trains and scores the others too
+    (`EvalNode.also`); each other task's node takes its record (`trained_by`) and depends on it alone."""
+
+    def add(cfg: EvalNode, deps: tuple[str, ...]) -> str:
+        return graph.add("eval", f"{prefix}/{cfg.task}/lr{cfg.lr:g}/s{cfg.seed}", cfg.data(), deps).name
+
+    first, *rest = cfgs
+    trainer = add(dataclasses.replace(first, also=tuple(c.task for c in rest)), deps)
+    return [trainer, *(add(dataclasses.replace(c, trained_by=first.task), (trainer,)) for c in rest)]
 
 
 def _init_order(spec: StudySpec) -> list[RunSpec]:
