@@ -281,12 +281,12 @@ def _prepared_task(spec: Task, em: EvalModel) -> LoadedTask:
     loaded = loaded.for_model(em.model.config.max_seq_len)  # a concrete max_length, in the key below
     # The examples themselves are in the key: the same task name can hold other data (another cache
     # folder, a re-fetched asset), and a stale hit would score the wrong examples.
-    examples = hashlib.sha256(repr((data.train, data.val, data.tests)).encode()).hexdigest()
+    train = hashlib.sha256(repr(data.train).encode()).hexdigest()
+    examples = hashlib.sha256(repr((train, data.val, data.tests)).encode()).hexdigest()
     key = (loaded.signature(), tokenizer_hash(tokenizer), examples)
     if key not in _PREPARED:
         if len(_PREPARED) >= 4:
             _PREPARED.popitem(last=False)
-        train = hashlib.sha256(repr(data.train).encode()).hexdigest()
         _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data), train)
     task, counts, prepared, train = _PREPARED[key]
     return LoadedTask(task, spec.signature(), counts, prepared, train)
