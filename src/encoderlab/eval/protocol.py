@@ -209,7 +209,7 @@ def _run_nodes(
         if m.train_digest != first.train_digest:
             raise UserError(
                 f"task {m.task.name} trains as {first.task.name} but its training examples differ; "
-                "re-fetch both tasks' data (encoderlab assets fetch) or evaluate them in separate calls"
+                "download both tasks' data again (the hub mirror or assets), or evaluate them in separate calls"
             )
     start = time.time()
     shared = {"shared": [(m.task, m.prepared) for m in rest]} if rest else {}
