@@ -123,6 +123,16 @@ PAPERS: dict[str, PaperSetup] = {
 """The papers a built-in study can name (`StudySpec.paper`)."""
 
 
+def named_tasks(spec: StudySpec) -> tuple[str, ...]:
+    """The tasks the study's evaluated runs are scored on, when each run's (`RunSpec.tasks`) or the
+    study's (`EvalSpec.tasks`) name them, as `graph.build_graph` reads them; empty when a run is scored
+    on its whole suite. Paper 2's demo names its task per run, so `eval.tasks` alone would say "all"."""
+    named = [r.tasks or spec.eval.tasks for r in spec.runs if r.evaluate]
+    if not named or not all(named):
+        return ()
+    return tuple(dict.fromkeys(t for tasks in named for t in tasks))
+
+
 def departures(spec: StudySpec) -> tuple[Departure, ...]:
     """Every aspect in which `spec` differs from its paper's setup (empty: it is the paper's, or it
     names no paper)."""
@@ -152,10 +162,10 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
             for d in data
         )
         out.append(Departure(aspect="tokenizer", here=here, paper=paper.tokenizer_text))
-    ev = spec.eval
-    if ev.suite != paper.suite or ev.tasks or paper.suite_gap:
-        tasks = ", ".join(ev.tasks) if ev.tasks else "all"
-        gap = f", without {paper.suite_gap}" if ev.suite == paper.suite and not ev.tasks else ""
+    ev, named = spec.eval, named_tasks(spec)
+    if ev.suite != paper.suite or named or paper.suite_gap:
+        tasks = ", ".join(named) if named else "all"
+        gap = f", without {paper.suite_gap}" if ev.suite == paper.suite and not named else ""
         out.append(Departure(aspect="tasks", here=f"{ev.suite} suite: {tasks}{gap}", paper=paper.suite_text))
     model = _model_departure(spec, paper)
     if model is not None:

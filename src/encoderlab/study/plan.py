@@ -37,6 +37,7 @@ from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
+from encoderlab.study.fidelity import named_tasks
 from encoderlab.study.graph import pretraining
 from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
 from encoderlab.study.spec import DataSpec, StudySpec
@@ -343,7 +344,7 @@ def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:
 def plan_text(plan: StudyPlan) -> str:
     """The plan as `encoderlab study plan` prints it."""
     spec, ev = plan.spec, plan.spec.eval
-    tasks = ", ".join(ev.tasks) if ev.tasks else "all its tasks"
+    tasks = ", ".join(named_tasks(spec)) or "all its tasks"
     own = f" and task files {', '.join(ev.task_files)}" if ev.task_files else ""
     lines = [
         f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
