@@ -50,6 +50,16 @@ def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer
     assert "GPU-hours" in out
 
 
+def test_the_plan_names_the_tasks_the_runs_name():
+    """Paper 2's demo names pubmedqa-retrieval per run (`RunSpec.tasks`), not in its `EvalSpec`: the plan
+    names that task and its metric, not the whole `domain` suite and its accuracy."""
+    spec = get_study("paper2-detour", "demo")
+    assert not spec.eval.tasks and all(r.tasks == ("pubmedqa-retrieval",) for r in spec.runs if r.evaluate)
+    line = plan_module.plan_text(plan_study(spec)).splitlines()[1]
+    assert line.startswith("evaluation: suite domain (pubmedqa-retrieval); LRs 0.0001; 2 fine-tuning seeds")
+    assert line.endswith("metrics ndcg@10")
+
+
 @pytest.mark.parametrize("scale,model", [("gpu-210m", "base"), ("gpu-610m", "large")])
 def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     """`study plan` says what each run is: ModernBERT from the hub, Composer's decoupled AdamW with the

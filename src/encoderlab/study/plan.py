@@ -349,7 +349,7 @@ def plan_text(plan: StudyPlan) -> str:
     lines = [
         f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
         f"evaluation: suite {ev.suite} ({tasks}){own}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
-        f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(ev)}",
+        f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(spec)}",
     ]
     for d in spec.data:
         c = plan.corpora[d.name]
@@ -449,13 +449,13 @@ def prepare_command(d: DataSpec, needed: float) -> str:
     )
 
 
-def _protocol_text(ev) -> str:
+def _protocol_text(spec: StudySpec) -> str:
     """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
     epoch's weights tested (validation after every epoch); metrics entity_f1, macro_f1`."""
     from encoderlab.eval.suites import SUITES
     from encoderlab.eval.tasks import TASKS
 
-    tasks = [TASKS[n] for n in (ev.tasks or SUITES.get(ev.suite, ())) if n in TASKS]
+    tasks = [TASKS[n] for n in (named_tasks(spec) or SUITES.get(spec.eval.suite, ())) if n in TASKS]
     if not tasks:
         return ""
     tested = {
