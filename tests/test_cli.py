@@ -61,11 +61,15 @@ def _one_line_error(capsys, argv) -> str:
         (["export"], "missing required arguments: ckpt, --out; see: encoderlab export --help"),
         (
             ["analyze", "transplant", "a", "b", "--out", "o", "--part", "x"],
-            "--part got 'x'; valid: block, attention, mlp; see: encoderlab analyze transplant --help",
+            "--part got 'x'; valid: attention, block, mlp; see: encoderlab analyze transplant --help",
+        ),
+        (  # an optional choice: tyro gives its values in a set's order, different in every process
+            ["eval", "m", "--suite", "nope", "--out", "e"],
+            "--suite got 'nope'; valid: biomed, domain, paper, pocket, None; see: encoderlab eval --help",
         ),
         (["pretrain", "--until-step", "x"], "bad value for --until-step: "),
     ],
-    ids=["unknown-flag", "missing-required", "bad-choice", "bad-type"],
+    ids=["unknown-flag", "missing-required", "bad-choice", "bad-optional-choice", "bad-type"],
 )
 def test_argument_parse_errors_are_one_line_with_the_help_hint(capsys, argv, expected):
     assert expected in _one_line_error(capsys, argv)

@@ -128,7 +128,9 @@ def _raise_parse_error(event) -> None:
         names = [a.arg.display_name() for a in event.missing_arguments]
         what = f"missing required arguments: {', '.join(names)}"
     elif isinstance(event, te.InvalidChoice):
-        what = f"{event.argument.display_name()} got {event.value!r}; valid: {', '.join(event.choices)}"
+        # sorted: for an optional choice tyro hands over a set's order, a different one in every process
+        valid = sorted(event.choices, key=lambda c: (c == "None", c))
+        what = f"{event.argument.display_name()} got {event.value!r}; valid: {', '.join(valid)}"
     elif isinstance(event, te.InstantiationFailure):
         name = event.argument.display_name() if event.argument is not None else "an argument"
         what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
