@@ -3,7 +3,8 @@
 The catalogue is the promise ("every case below gets one line"), the tests are its proof. Before,
 nothing tied them: a row could lose its test, a table case could lose its row, and a documented
 message could drift from what the command prints. Here every row's case id must name a test, either
-a case of one of the parametrized tables (`CASES`, `DATA_CASES`, `REFUSED_BEFORE_WRITING`) or a
+a case of one of the parametrized tables (`CASES`, `DATA_CASES`, `ARGUMENT_CASES`,
+`REFUSED_BEFORE_WRITING`) or a
 test function listed in `NAMED`; every table case must have a row; and a table case's row must show
 the command the test runs and a message its pattern matches.
 
@@ -18,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.reliability.test_hostile_arguments import ARGUMENT_CASES
 from tests.reliability.test_hostile_data import DATA_CASES
 from tests.reliability.test_hostile_inputs import CASES
 from tests.reliability.test_hostile_pretrain import REFUSED_BEFORE_WRITING
@@ -126,7 +128,7 @@ def doc_rows() -> dict[str, tuple[str, str, str, bool]]:
 
 def _table_cases() -> dict[str, tuple[str | None, str]]:
     """Case id -> (argv or None, pattern) of the parametrized tables."""
-    cases = {c[0]: (c[1], c[2]) for c in [*CASES, *DATA_CASES]}
+    cases = {c[0]: (c[1], c[2]) for c in [*CASES, *DATA_CASES, *ARGUMENT_CASES]}
     cases.update({c[0]: (None, c[2]) for c in REFUSED_BEFORE_WRITING})
     return cases
 

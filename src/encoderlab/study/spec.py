@@ -248,7 +248,11 @@ class StudySpec:
     def problems(self) -> list[str]:
         """Every inconsistency between the parts of the spec, one line each (empty: none)."""
         names = [r.name for r in self.runs]
-        out = []
+        out = [
+            f"study {self.name}: {field} must be >= 1 when set, got {value}; give a positive {field} or null"
+            for field in ("seq_len", "micro_batch", "grad_accum", "steps")
+            if (value := getattr(self, field)) is not None and value < 1
+        ]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             out.append(f"study {self.name}: run names must be unique, repeated: {', '.join(dup)}")

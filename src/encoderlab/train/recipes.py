@@ -57,6 +57,12 @@ PAPER2_MASKING: dict[str, Any] = dict(replacement="80-10-10", selection="bernoul
 
 
 def _layout(seq_len: int, global_batch: int, micro_batch_size: int, world_size: int) -> BatchLayout:
+    sizes = {"global_batch": global_batch, "micro_batch_size": micro_batch_size, "world_size": world_size}
+    for name, value in sizes.items():  # a zero divides below; named as the parameter the user set
+        if value < 1:
+            raise UserError(
+                f"recipe parameter {name} must be >= 1, got {value}; pass --param {name}=N with N >= 1"
+            )
     per_step = micro_batch_size * world_size
     if global_batch % per_step:
         raise UserError(
