@@ -80,7 +80,7 @@ def fineweb_edu_rows(first: int, n: int) -> dict[str, list]:
 def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40, files_350bt: int = 1) -> Path:
     """`HuggingFaceFW/fineweb-edu` as the hub lays it out.
 
-    Source: /work/shared/reference/hub-schemas.md section 5 (the dataset card, README v1.4.0): configs
+    Source: the dataset card (README v1.4.0): configs
     `default` (`data/*/*`), `sample-10BT` (`sample/10BT/*`), `sample-100BT` (`sample/100BT/*`),
     `sample-350BT`, per-dump `CC-MAIN-YYYY-WW` (`data/CC-MAIN-YYYY-WW/*`), split `train` only; the
     eleven columns and dtypes of FINEWEB_EDU_SCHEMA; sample files named `sample/10BT/000_00000.parquet`,
@@ -138,7 +138,8 @@ def make_eurobert_tokenizer(root: Path, corpus: list[str]) -> Path:
     """A tokenizer laid out as `EuroBERT/EuroBERT-210m`'s, at ROOT/EuroBERT/EuroBERT-210m/ (ROOT: the
     models' mirror folder).
 
-    Source: /work/shared/reference/hub-schemas.md section 6: 128,256 ids; bos `<|begin_of_text|>` =
+    Source: EuroBERT/EuroBERT-210m's config.json and EuroBERT-2.1B's special_tokens_map.json:
+    128,256 ids; bos `<|begin_of_text|>` =
     128000, eos `<|end_of_text|>` = 128001, pad = eos, mask `<|mask|>` = 128002 (lstrip), no unk;
     the Llama 3 pre-tokenizer (a regex Split, then ByteLevel). The BPE has 128,000 entries like
     Llama 3's: a BPE trained here on `corpus`, then merges over non-ASCII bytes up to 128,000, so

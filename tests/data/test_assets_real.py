@@ -1,7 +1,7 @@
 """The real assets, when they are in the cache (`encoderlab assets fetch NAME`; CI fetches wiki-leads).
 
-Expected numbers come from shared/reference/offline-assets.md, where they were counted independently of this
-code (with the packages opened by hand), so these tests check the normalisers against the sources.
+Expected numbers were counted independently of this code (with the packages opened by hand), so
+these tests check the normalisers against the sources.
 """
 
 from __future__ import annotations

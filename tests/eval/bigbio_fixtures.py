@@ -16,7 +16,7 @@ from encoderlab.eval.tasks.biomed import HOC_HALLMARKS
 def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> Path:
     """A BigBio script repository's parquet export, current converter layout
     `<config>/<split>/0000.parquet` (the BigBio loaders are scripts that `datasets` >= 4 refuses,
-    /work/shared/reference/paper2-code.md section 5; that an export exists is [U])."""
+    bigscience-workshop/biomedical's bigbio loaders; that a parquet export exists is unverified)."""
     folder = Path(root) / repo
     for split, ds in splits.items():
         path = folder / config / split / "0000.parquet"
@@ -27,7 +27,7 @@ def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> P
 
 def blurb(root: Path, config: str = "bc5chem") -> Path:
     """`bigbio/blurb` NER configs (bc5chem, bc5disease, bc2gm, jnlpba, ncbi_disease): id str,
-    tokens Seq[str], type str, ner_tags Seq[ClassLabel O, B, I] (paper2-code.md section 5 [V],
+    tokens Seq[str], type str, ner_tags Seq[ClassLabel O, B, I] (the bigbio loader,
     BigBio blurb.py; splits train/validation/test)."""
     features = Features(
         {"id": STR, "tokens": List(STR), "type": STR, "ner_tags": List(ClassLabel(names=["O", "B", "I"]))}
@@ -47,7 +47,7 @@ def blurb(root: Path, config: str = "bc5chem") -> Path:
 
 def gad(root: Path) -> Path:
     """`bigbio/gad` config `gad_blurb_bigbio_text` (train/validation/test): the bigbio_text schema
-    id, document_id, text str, labels Seq[str] (paper2-code.md section 5 [V]); label values "0" /
+    id, document_id, text str, labels Seq[str] (the bigbio loader); label values "0" /
     "1" and the @GENE$/@DISEASE$ masks as in BLURB's GAD [U]. The label is whether a positive word
     is in the sentence, so a model can learn it."""
     features = Features({"id": STR, "document_id": STR, "text": STR, "labels": List(STR)})
@@ -76,7 +76,7 @@ HOC_NAMES = [*HOC_HALLMARKS[:7], "none", *HOC_HALLMARKS[7:]]
 
 def hoc(root: Path) -> Path:
     """`bigbio/hallmarks_of_cancer` config `hallmarks_of_cancer_source`: document_id, text str,
-    label a list of the 11 classes with "none" (paper2-code.md section 5 [V]); stored as
+    label a list of the 11 classes with "none" (the bigbio loader); stored as
     Seq[ClassLabel] in BCM's class order (its `HOC.class_names`, `qanastek/HoC`) [U for BigBio's
     dtype and order]."""
     features = Features({"document_id": STR, "text": STR, "label": List(ClassLabel(names=HOC_NAMES))})

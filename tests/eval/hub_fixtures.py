@@ -6,8 +6,9 @@ their features (so `ClassLabel` names, int32/int64 dtypes and nested structs tra
 metadata as on the hub), a README whose YAML `configs` maps configs and splits to files as the
 repository's card does, or, for script repositories, the files of their parquet export
 (`refs/convert/parquet`). The loaders read them with `ENCODERLAB_HUB_DATA=root`, through the same
-`datasets.load_dataset` call as a hub id. Sources are cited per writer; HS = the shared reference
-/work/shared/reference/hub-schemas.md (section), EE = EncodEval `encodeval/datasets.py`
+`datasets.load_dataset` call as a hub id. Sources are cited per writer; HS n = read on the
+repository's hub card and file tree (n: 1 GLUE, 2 NER, 3 QA, 4 retrieval), EE = EncodEval
+`encodeval/datasets.py`
 (hgissbkh/EncodEval@7e03774). [U] marks what no source confirmed; docs/evaluation.md lists them.
 """
 

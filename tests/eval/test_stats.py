@@ -11,7 +11,7 @@ from encoderlab.eval.stats import paired_test, summarize
 
 
 def test_t_interval_reference_values():
-    # ecosystem.md 2.6 (verified with scipy 1.17.1): 95% t-interval 87.62-89.14
+    # computed with scipy 1.17.1: 95% t-interval 87.62-89.14
     s = summarize([88.1, 88.9, 87.5, 88.4, 89.0])
     assert s.mean == pytest.approx(88.38) and s.n == 5
     assert s.ci_low == pytest.approx(87.62, abs=0.005) and s.ci_high == pytest.approx(89.14, abs=0.005)

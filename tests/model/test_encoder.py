@@ -121,7 +121,7 @@ def test_tiny_is_under_5m_with_8k_vocab():
     assert cfg.num_params() == _meta_count(cfg) < 5_000_000
 
 
-# papers.md section 1.2: parameters without embeddings / with one embedding, 128,256 vocab.
+# EuroBERT's model cards: parameters without embeddings / with one embedding, 128,256 vocab.
 PAPER_COUNTS = {"210m": (113e6, 212e6), "610m": (460e6, 608e6), "1b": (966e6, 1.19e9)}
 
 

@@ -41,7 +41,7 @@ def test_export_loads_as_eurobert_with_the_same_logits(tmp_path, ids, overrides)
         assert (ref(input_ids=ids).logits - logits(model, ids)).abs().max() <= TOL
     cfg = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert cfg["model_type"] == "eurobert"
-    # pitfall 14: ids are the tokenizer's, never EuroBERT's 128001/128002 defaults.
+    # ids are the tokenizer's, never EuroBERT's 128001/128002 defaults.
     assert (cfg["pad_token_id"], cfg["mask_token_id"]) == (tok.pad_token_id, tok.mask_token_id) == (0, 3)
     from transformers import AutoTokenizer
 

@@ -34,7 +34,7 @@ def _decoder(family: str):
     import transformers as tf
 
     rope = {"rope_type": "default", "rope_theta": 5000.0}
-    if family == "llama":  # Llama's rms eps default is 1e-6 (pitfall 12): keep it
+    if family == "llama":  # Llama's rms eps default is 1e-6 (EuroBERT's is 1e-5): keep it
         return tf.LlamaForCausalLM(tf.LlamaConfig(**BODY, rope_parameters=rope))
     if family == "smollm2":  # Llama with tied embeddings
         return tf.LlamaForCausalLM(

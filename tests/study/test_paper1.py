@@ -11,7 +11,7 @@ from encoderlab.study.nodes import real_backend, run_config
 MINILM_POSITIONS = 512
 """all-MiniLM-L6-v2's max_position_embeddings (its config.json in the `minilm` asset)."""
 PAPER1_TOKENS_PER_STEP = 2_359_296
-"""papers.md 1.3."""
+"""Paper 1's appendix."""
 
 
 def _configs(study: str, scale: str) -> dict:

@@ -128,7 +128,7 @@ def test_every_pretraining_run_checkpoints_at_least_twice_before_its_end(study, 
     ],
 )
 def test_detour_gpu_scales_are_points_of_paper2s_grid(scale, model, tokens):
-    """Base at 10B, Large at 25B and 50B tokens (papers.md 2.3), each with a decay of a tenth."""
+    """Base at 10B, Large at 25B and 50B tokens (Rian-T/thesis, chapter 5), each with a decay of a tenth."""
     from encoderlab.study.graph import build_graph
     from encoderlab.study.nodes import real_backend, run_config
 

@@ -71,7 +71,7 @@ def test_one_bidirectional_document_per_row_counts_exactly_what_torch_counts():
 
 @pytest.mark.parametrize("size", ["210m", "610m", "1b"])
 def test_one_document_per_row_is_the_reference_cost_formula(size):
-    """papers.md section 6 prices a token at 6 x (matmul weights) + 12 x L x d x T, the LM head at
+    """The MFU convention prices a token at 6 x (matmul weights) + 12 x L x d x T, the LM head at
     its targets (the sparse MLM column): with one bidirectional document per row, ours is that."""
     cfg = ModelConfig.from_size(size, vocab_size=32768, mask_id=3, pad_id=0, bos_id=1, eos_id=2)
     with torch.device("meta"):

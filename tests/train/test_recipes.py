@@ -83,7 +83,7 @@ def test_the_masking_mode_is_recorded_in_the_resolved_config(tmp_path):
 
 @pytest.mark.parametrize("name", ["pfs-mlm", "pfs-clm-mlm", "cpt-mlm"])
 def test_paper1_recipes_train_as_optimus_does(name):
-    """papers.md 1.3 and Optimus' defaults (optimus/trainer/configuration/train.py, pretrain.py, data.py):
+    """Paper 1's appendix and Optimus' defaults (optimus/trainer/configuration/train.py, pretrain.py, data.py):
     torch AdamW over every parameter, (0.9, 0.95), eps 1e-5, wd 0.1, clip 1.0, peak 5e-4, WSD from 0 and
     down to 0, bf16, 2,359,296 tokens per step, MLM-40 drawn per position with every pick masked."""
     cfg = build_recipe(name, ["init=runs/x"] if name == "cpt-mlm" else [])

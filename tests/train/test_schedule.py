@@ -34,7 +34,7 @@ def test_cosine_after_warmup():
 
 
 def test_one_minus_sqrt_matches_paper2_closed_form():
-    # lr(t) = end + (peak - end)(1 - sqrt(t/T)), peak 2e-4, end 2e-5 (papers.md 2.3)
+    # lr(t) = end + (peak - end)(1 - sqrt(t/T)), peak 2e-4, end 2e-5 (paper 2's decay)
     peak, end = 2e-4, 2e-5
     got = [peak * f for f in _curve(Schedule(kind="1-sqrt", end_fraction=0.1))]
     assert got == pytest.approx([end + (peak - end) * (1 - math.sqrt(t / T)) for t in range(T)])

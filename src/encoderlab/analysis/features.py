@@ -11,7 +11,8 @@ quantity from every other model's. The embedding output is left out.
 
 Pooling and accumulation happen in float64: hidden states of deep layers can be large (massive
 activations) or, in half precision, coarse, and a float32 sum over 512 tokens loses digits that
-CKA then amplifies (papers.md 2.6). The model itself runs in whatever dtype it was loaded in.
+CKA then amplifies (paper 2 computes CKA in float64 after a float32 computation underflowed). The
+model itself runs in whatever dtype it was loaded in.
 
 Trade-offs: sequences are truncated to `max_length` tokens (the paper's 512); every special token
 the tokenizer adds counts in the mean, as the attention mask says (the paper does not state

@@ -67,8 +67,8 @@ class HubCorpus:
 
 _FINEWEB_EDU_CARD = (
     "https://huggingface.co/datasets/HuggingFaceFW/fineweb-edu (README v1.4.0: configs sample-10BT, "
-    "sample-100BT, sample-350BT 'randomly sampled ... of around N B gpt2 tokens'; columns in "
-    "/work/shared/reference/hub-schemas.md section 5)"
+    "sample-100BT, sample-350BT 'randomly sampled ... of around N B gpt2 tokens'; columns text, id, dump, url, "
+    "date, file_path, language, language_score, token_count, score, int_score)"
 )
 
 _FINEWEB_EDU_TOKENS_PER_DOC = 1_000
@@ -139,7 +139,7 @@ CORPORA: dict[str, HubCorpus] = {
                 "https://huggingface.co/datasets/almanach/Biomed-Enriched README: config default, splits "
                 "commercial (data/commercial-*) and noncommercial (data/noncommercial-*), 15 columns with "
                 "text and id; dataset_info: commercial num_bytes 126945006652, num_examples 98595508; "
-                "paper 2's use from /work/shared/reference/paper2-code.md"
+                "paper 2's use from Rian-T/thesis chapter 5"
             ),
         ),
         HubCorpus(

@@ -1,6 +1,6 @@
 """Statistics over seeds: mean, sd and a t-interval; paired comparison of two models.
 
-With 3-10 seeds a bootstrap interval over seeds is too narrow (ecosystem.md 2.6), so the interval
+With 3-10 seeds a bootstrap interval over seeds is too narrow, so the interval
 is Student's t: mean +- t(0.975, n-1) * sd / sqrt(n). Degenerate cases are explicit rather than
 NaN: one seed has no spread (sd and the interval half-width are reported as None), and seeds that
 all agree give a zero-width interval (scipy would warn and return NaN).

@@ -2,7 +2,9 @@
 
 A size fixes the body (layers, widths, heads); the vocabulary comes from the tokenizer, so
 `ModelConfig.from_size("210m", vocab_size=...)` is how a model config is usually made. The 210m,
-610m and 1b shapes are EuroBERT's (papers.md section 1.2); 1b follows the 28-layer / 5120 reading
+610m and 1b shapes are EuroBERT's (the Optimus model file, Nicolas-BZRD/EuroBERT
+`optimus/trainer/model/encoder/eurobert.py`, and the 610m card: hidden 1152, 26 layers); 1b follows
+the 28-layer / 5120 reading
 (1.19B parameters with one embedding), which is what the name "1.2b" in the source commit implies.
 """
 

@@ -5,7 +5,8 @@ The exported folder is what `transformers.AutoModelForMaskedLM.from_pretrained(f
 hyperparameter copied from the `ModelConfig`), `model.safetensors` (our parameter names under
 `model.`, the LM head at the top, stored once when tied) and the tokenizer files. Special ids come
 from the tokenizer when there is one, else from the ids the model config recorded; EuroBERT's
-defaults (pad 128001, mask 128002) are never left in place (pitfall 14).
+defaults (pad 128001, mask 128002) are never left in place: they
+differ per checkpoint, and a small EuroBERT with them refuses to build (`padding_idx` out of range).
 EuroBERT puts a bias on all four attention projections when `attention_bias` is set, so a model
 with q/k/v biases (from Qwen2) exports with a zero o_proj bias; q/k norms (from Qwen3) have no
 EuroBERT equivalent and are refused. BERT and ModernBERT adapters export through transformers'

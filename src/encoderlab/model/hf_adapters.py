@@ -7,7 +7,9 @@ that training, evaluation, analysis and export use; its LM loss takes the plain 
 and bias), it saves and exports through transformers' own state dict and `save_pretrained`, and
 FSDP2 does not shard it.
 
-Masks are where the classes need help (ecosystem.md pitfall 20):
+Masks are where the classes need help (checked on transformers 5.24: `is_causal` on every attention
+module makes EuroBERT, Llama and BERT causal, but not ModernBERT, whose SDPA path always gets an
+explicit global or sliding-window mask):
   * BERT: causal mode without other masks sets `is_causal` on every self-attention module and
     passes no mask, which keeps SDPA's fused causal kernel; with documents or padding the adapter
     passes a 4D additive mask (documents, padding and causality), which transformers uses as is.
@@ -126,8 +128,8 @@ class HFAdapter(nn.Module):
         return []
 
     def folder_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
-        """transformers' state dict without tied copies (safetensors refuses shared tensors,
-        pitfall 11; they are tied again on load), and the family with transformers' config."""
+        """transformers' state dict without tied copies (safetensors' `save_file` refuses
+        tensors that share memory; they are tied again on load), and the family with transformers' config."""
         state = self.hf.state_dict()
         for key in getattr(self.hf, "_tied_weights_keys", None) or {}:
             state.pop(key, None)

@@ -18,7 +18,7 @@ and its biphasic splits repeat most of their steps; at the gpu scales branching 
 where the LR history (and everything else) is identical: a shorter budget that decayed over a share of
 its own length, or warmed up over one, would differ from the first step and is trained on its own. So
 the choice that makes branching exact is the schedule's, and `paper1.py` makes it: every budget keeps
-the 2k-step warmup and 2k-step decay (papers.md 1.3 reads the 12k and 22k budgets that way); paper 1
+the 2k-step warmup and 2k-step decay (our reading of paper 1's 12k and 22k budgets); paper 1
 released separate checkpoints per budget (`610m-clm-3k-mlm40-12k`) without saying whether they were
 branched, and with this schedule both give the same model. What branching does change: a branch waits
 for its base run to finish, and the base keeps the checkpoint the branch starts from (disk).

@@ -45,7 +45,7 @@ class Departure:
 
 @dataclass(frozen=True, kw_only=True)
 class PaperSetup:
-    """What a paper trained and evaluated on (papers.md), as a study's spec would say it."""
+    """What a paper trained and evaluated on (the paper and its authors' code), as a spec would say it."""
 
     short: str
     """The paper in two words (`study list`)."""

@@ -28,7 +28,7 @@ PAPER1_VOCAB = 128_256
 PAPER1_CORPUS = "fineweb-edu-350bt"
 """Paper 1's data: FineWeb-Edu (the named hub corpus of `data/corpora.py`)."""
 PAPER1_TOKENS_PER_STEP = 1152 * 2048
-"""The recipes' batch: 1,152 rows of 2,048 tokens (papers.md 1.3)."""
+"""The recipes' batch: 1,152 rows of 2,048 tokens (paper 1's appendix: 2,359,296 tokens a step)."""
 GPT2_TOKENS_PER_DOC = CORPORA[PAPER1_CORPUS].tokens_per_doc
 """FineWeb-Edu's documents hold about 1,000 GPT-2 tokens each (`data.corpora`)."""
 LLAMA3_PER_GPT2 = 0.85

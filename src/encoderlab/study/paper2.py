@@ -59,10 +59,11 @@ _DETOUR_GPU_MODELS = {
     "610m": ("answerdotai/ModernBERT-large", 25_000_000_000),
     "1b": ("answerdotai/ModernBERT-large", 50_000_000_000),
 }
-"""(model, CLM or MLM tokens) of paper 2's grid (papers.md 2.3) by gpu scale: Base at 10B, Large at 25B
+"""(model, CLM or MLM tokens) of paper 2's grid (Rian-T/thesis, chapter 5 and appendix) by gpu
+scale: Base at 10B, Large at 25B
 (the French sweep's best) and at 50B (the English runs); each adds a 10% decay."""
 _MODERNBERT_VOCAB = 50_368
-"""ModernBERT's vocabulary (papers.md 2.2)."""
+"""ModernBERT's vocabulary (answerdotai/ModernBERT-base's config)."""
 
 
 def _paper2_grid(suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:

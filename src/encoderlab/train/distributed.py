@@ -5,7 +5,7 @@ Design
     WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT): nccl for CUDA tensors (one device per local rank) and
     gloo for CPU tensors, so `device=cpu` also runs on a GPU machine.
     A group that the caller already initialised (tests, notebooks) is used as is and left alone;
-    one that `init_world` created is torn down by `shutdown`, after a barrier (pitfall 9: without it
+    one that `init_world` created is torn down by `shutdown`, after a barrier (without it
     a gloo rank can abort while rank 0 is still writing).
   * Gradients are *sums* over the global batch. The trainer already divides every micro-batch's loss
     by the number of targets in the whole global batch, so DDP and FSDP must add the ranks'
@@ -103,7 +103,8 @@ def barrier(world: World) -> None:
 
 
 def shutdown(clean: bool = True) -> None:
-    """Destroy the process group `init_world` created, after a barrier when `clean` (pitfall 9).
+    """Destroy the process group `init_world` created, after a barrier when `clean` (a gloo rank
+    can otherwise abort while rank 0 is still writing).
 
     After an error (`clean=False`) the other ranks may never reach a barrier, so there is none.
     """

@@ -1,7 +1,8 @@
 """Freezing layers for a phase: out of the optimizer and out of autograd, never zeroed grads.
 
 Zeroing gradients does not freeze a parameter under AdamW: carried moments keep moving it and
-decoupled weight decay shrinks it (papers.md section 3). Here a frozen layer's parameters get
+decoupled weight decay shrinks it (PyTorch's AdamW skips only parameters whose `.grad` is None).
+Here a frozen layer's parameters get
 `requires_grad=False` (no gradient, no backward work for their weights) and the optimizer is built
 over trainable parameters only, so neither Adam's update nor weight decay can touch them, and
 gradient clipping sees only what is trained. Their AdamW moments, if any, are kept aside by name

@@ -22,10 +22,10 @@ Three update rules, chosen by `OptimConfig.kind`; all keep the same per-paramete
     The per-tensor RMS clip replaces gradient clipping in ModernBERT (set `optim.clip=0` to match).
 
 Our own classes rather than the libraries: Composer is a whole trainer whose releases stopped in
-2025 (ecosystem.md item 18), and optimi keeps one step counter per parameter *group*, which cannot
+2025-07 on PyPI, and optimi keeps one step counter per parameter *group*, which cannot
 follow a parameter frozen for a phase and unfrozen later; here every parameter has its own step,
 as in torch's AdamW. Parameters without a gradient are skipped entirely (no decay either), which
-with `requires_grad=False` is what keeps frozen layers bit-identical (papers.md section 3).
+with `requires_grad=False` is what keeps frozen layers bit-identical (`train/freeze.py`).
 Both run as `torch._foreach_*` kernels over a group (a handful of launches per step on GPU); the
 RMS of StableAdamW is gathered with one host synchronisation per step, not one per tensor.
 

@@ -11,7 +11,8 @@ drawn per position (`PAPER1_MASKING`). One difference is ours: Optimus' decay re
 last update ((k + 1) / D), ours one update later (k / D, `train/schedule.py`), an LR difference of at
 most peak / D (2.5e-7 over a 2k decay).
 
-Readings of what the papers leave open (papers.md sections 1.3-1.4, 2.3), chosen here:
+Readings of what the papers leave open (paper 1's appendix, paper 2's chapter 5 and
+appendix in Rian-T/thesis), chosen here:
   * Paper 1 batch: 1152 rows x 2048 tokens = 2,359,296 tokens/step (the appendix count).
   * `pfs-clm-mlm` uses one WSD schedule spanning both phases: the CLM phase warms up then holds the
     peak, the MLM phase holds it and decays at the end; the optimizer state is kept at the switch.

@@ -14,7 +14,8 @@ Shapes (W = warmup, D = decay length, p = progress in [0, 1), floor = end_fracti
     `decay_shape` (linear by default, as Optimus' WarmupStableDecayLR).
 `p = s' / L` for the s'-th update of an L-update decay, so the first decay update runs at the
 peak and the floor is reached right after the last one (the PyTorch LambdaLR convention and the
-closed form lr(t) = end + (peak - end)(1 - sqrt(t / T)) of papers.md section 2.3).
+closed form lr(t) = end + (peak - end)(1 - sqrt(t / T)) of paper 2's decay;
+ModernBERT's `OneMinusSqrtScheduler`, AnswerDotAI/ModernBERT `src/scheduler.py`).
 The schedule steps once per optimizer update (Optimus steps per micro-batch; divide its step
 counts by the accumulation factor to compare).
 """

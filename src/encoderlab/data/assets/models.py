@@ -2,7 +2,7 @@
 
 `minilm` is copied as shipped (a sentence-transformers folder is also a valid `BertModel` folder).
 `smollm2-135m` ships only as a Q4_1 GGUF; transformers can dequantise it but refuses to save a
-GGUF-loaded model, so the recipe of offline-assets.md §4.2 is followed: load dequantised in fp32,
+GGUF-loaded model, so it is converted: load dequantised in fp32,
 drop `quantization_config`, copy the state dict into a fresh `LlamaForCausalLM`, `save_pretrained`.
 It is saved in fp32: the dequantised values (fp16 scale x 4-bit code + fp16 offset) are not all
 representable in bf16, and fp32 keeps the re-saved model bit-identical to the GGUF one, which the

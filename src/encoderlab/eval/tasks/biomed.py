@@ -1,7 +1,8 @@
 """Paper 2's English biomedical tasks that exist on the hub, with paper 2's protocol (`biomed` suite).
 
 Paper 2 evaluates English models with the BioClinical-ModernBERT protocol (BCM,
-lindvalllab/BioClinical-ModernBERT@fb40fb6; /work/shared/reference/paper2-code.md sections 4-5):
+lindvalllab/BioClinical-ModernBERT@fb40fb6, its fine-tuning scripts; the tasks' schemas are
+bigscience-workshop/biomedical's bigbio loaders):
 lr 5e-5, weight decay 0.01, batch 16, 10 epochs (20 for NER), seeds 42-46, validation after every
 epoch and the best epoch's weights tested (`load_best_model_at_end`), otherwise Hugging Face
 Trainer's defaults (AdamW betas 0.9/0.999, eps 1e-8, no warmup, linear decay, clipping at 1.0).

@@ -1,7 +1,7 @@
 """Paper 1's 12 datasets, loaded from the hub ids EncodEval uses, split as EncodEval splits them.
 
-Sources and splits (EncodEval `encodeval/datasets.py`, hgissbkh/EncodEval@7e03774; schemas in
-/work/shared/reference/hub-schemas.md and docs/evaluation.md, which marks what is unverified):
+Sources and splits (EncodEval `encodeval/datasets.py`, hgissbkh/EncodEval@7e03774; schemas from
+the datasets' hub cards, in docs/evaluation.md, which marks what is unverified):
   * SC, GLUE (`nyu-mll/glue`): test = the validation split (MNLI: `validation_matched`; the
     config has no `validation`), validation = 5% of train by `train_test_split(train_size=0.95,
     seed=42)`, the same call EncodEval makes, so the split is the same. Pair tasks keep their two
