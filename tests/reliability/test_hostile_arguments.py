@@ -20,20 +20,47 @@ from tests.reliability.test_hostile_inputs import cli, snapshot
 
 from encoderlab.model.io import save_model_folder
 
+# A study of two small runs on a local corpus, evaluating nothing, so that no case needs an asset.
+MINI_STUDY = {
+    "name": "mini",
+    "data": [{"name": "main", "corpus": ["texts.txt"], "vocab_size": 300}],
+    "runs": [
+        {"name": "a", "recipe": "smoke-mlm", "evaluate": False},
+        {
+            "name": "b",
+            "recipe": "cpt-mlm",
+            "init": "model",
+            "params": {
+                "seq_len": 32,
+                "global_batch": 2,
+                "micro_batch_size": 2,
+                "steps": 20,
+                "warmup": 2,
+                "decay": 2,
+            },
+            "group": "cpt",
+            "evaluate": False,
+        },
+    ],
+    "baseline": "a",
+}
+
 
 def _study_files(root: Path) -> None:
-    """The demo paper1-pfs study as a file, and copies with one bad value each."""
-    from encoderlab.config import to_dict
-    from encoderlab.study.catalog import get_study
-
-    base = to_dict(get_study("paper1-pfs", "demo"))
+    """MINI_STUDY with one bad value each, as `study_NAME.yaml`."""
     edits = {
-        "study_micro_batch0": lambda s: s.update(micro_batch=0),
+        "micro_batch0": lambda s: s.update(micro_batch=0),
+        "max_docs": lambda s: s["data"][0].update(max_docs=-5),
+        "vocab3": lambda s: s["data"][0].update(vocab_size=3),
+        "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
+        "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
+        "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
+        "init_missing": lambda s: s["runs"][1].update(init="nothere"),
     }
     for name, edit in edits.items():
-        study = yaml.safe_load(yaml.safe_dump(base))  # a deep copy
+        study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
         edit(study)
-        (root / f"{name}.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+        (root / f"study_{name}.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +69,7 @@ def aworld(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile-arguments")
     tok = make_tokenizer(vocabulary_texts())
     save_model_folder(tiny_model(len(tok)), root / "model", tok)
+    (root / "texts.txt").write_text("".join(f"text {i} about the red code\n" for i in range(60)))
     _study_files(root)
     return root
 
@@ -56,7 +84,37 @@ ARGUMENT_CASES = [
     (
         "study-micro-batch-zero",
         "study plan {w}/study_micro_batch0.yaml",
-        r"micro_batch must be >= 1 when set, got 0; give a positive micro_batch or null",
+        r"study mini: micro_batch must be >= 1 when set, got 0; give a positive micro_batch or null",
+    ),
+    (
+        "study-max-docs-negative",
+        "study run {w}/study_max_docs.yaml --out {w}/s",
+        r"dataset main: max_docs must be >= 1, got -5; give a positive max_docs or null",
+    ),
+    (
+        "study-vocab-too-small",
+        "study run {w}/study_vocab3.yaml --out {w}/s",
+        r"dataset main: vocab_size must be >= 261 for the byte-level BPE it trains, got 3",
+    ),
+    (
+        "study-lr-nan",
+        "study run {w}/study_lr_nan.yaml --out {w}/s",
+        r"eval: learning rates must be a non-empty list of finite positive numbers, got \[nan\]",
+    ),
+    (
+        "study-corpus-missing",
+        "study run {w}/study_corpus_missing.yaml --out {w}/s",
+        r"study mini, dataset main: 'nothere.txt' is not an existing file, folder or glob",
+    ),
+    (
+        "study-tokenizer-missing",
+        "study run {w}/study_tokenizer_missing.yaml --out {w}/s",
+        r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder or asset, and the hub is offline",
+    ),
+    (
+        "study-init-missing",
+        "study run {w}/study_init_missing.yaml --out {w}/s",
+        r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
     ),
 ]
 

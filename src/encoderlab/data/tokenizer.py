@@ -48,16 +48,24 @@ def _tokenizer_folder(path: Path) -> Path:
     )
 
 
-def load_tokenizer(name_or_path: str | Path):
-    """A fast HF tokenizer from a folder (tokenizer, encoderlab model, prepared data), an asset
-    name (`minilm`, `smollm2-135m`) or a hub id (from the hub, or its ENCODERLAB_HUB_MODELS mirror)."""
-    from transformers import AutoTokenizer
-
+def tokenizer_folder(name_or_path: str | Path) -> Path | None:
+    """The folder of tokenizer files `load_tokenizer` reads, found without loading anything: a folder,
+    an asset's, a hub id's mirror; None for a hub id to download. A path that does not exist and is no
+    asset or hub id, or a folder without tokenizer files, is refused with one line."""
     path = Path(name_or_path)
     folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
     if folder is None:
         mirror = model_mirror(str(name_or_path), "tokenizer")  # a hub id, or refused with one line
         folder = _tokenizer_folder(mirror) if mirror is not None else None
+    return folder
+
+
+def load_tokenizer(name_or_path: str | Path):
+    """A fast HF tokenizer from a folder (tokenizer, encoderlab model, prepared data), an asset
+    name (`minilm`, `smollm2-135m`) or a hub id (from the hub, or its ENCODERLAB_HUB_MODELS mirror)."""
+    from transformers import AutoTokenizer
+
+    folder = tokenizer_folder(name_or_path)
     try:
         tok = AutoTokenizer.from_pretrained(str(folder or name_or_path))
     except (OSError, ValueError, json.JSONDecodeError) as exc:

@@ -59,16 +59,25 @@ def bounded(text: str, cap: int = MAX_WORD_CHARS) -> Iterator[str]:
     yield text[start:]
 
 
+SPECIAL_ROLES = ("pad", "bos", "eos", "mask", "unk")
+
+
+def min_vocab_size() -> int:
+    """The smallest vocabulary a byte-level BPE can be trained to: its 256 byte symbols and the special
+    tokens (checked here and by a study's datasets before anything is written)."""
+    from tokenizers import pre_tokenizers
+
+    return len(pre_tokenizers.ByteLevel.alphabet()) + len(SPECIAL_ROLES)
+
+
 def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool, progress: bool):
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-    tokens = [specials[r] for r in ("pad", "bos", "eos", "mask", "unk")]
+    tokens = [specials[r] for r in SPECIAL_ROLES]
     if kind == "bpe":
         alphabet = pre_tokenizers.ByteLevel.alphabet()
-        if vocab_size < len(alphabet) + len(tokens):
-            raise UserError(
-                f"byte-level BPE needs vocab_size >= {len(alphabet) + len(tokens)}, got {vocab_size}"
-            )
+        if vocab_size < min_vocab_size():
+            raise UserError(f"byte-level BPE needs vocab_size >= {min_vocab_size()}, got {vocab_size}")
         tok = Tokenizer(models.BPE())
         tok.normalizer = normalizers.Lowercase() if lowercase else None
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import os
 import time
 from collections import OrderedDict
@@ -40,7 +39,7 @@ from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.predictions import predictions_path, write_predictions
-from encoderlab.eval.spec import FAMILY_NAMES, Task, training_groups
+from encoderlab.eval.spec import FAMILY_NAMES, Task, check_grid, training_groups
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
@@ -123,17 +122,8 @@ def resolve_grid(
     grid_lrs, grid_seeds = SUITE_GRIDS.get(suite, (DEFAULT_LRS, DEFAULT_SEEDS))
     lrs = grid_lrs if lrs is None else lrs
     seeds = grid_seeds if seeds is None else seeds
-    _check_grid(lrs, seeds)
+    check_grid(lrs, seeds)
     return lrs, seeds
-
-
-def _check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
-    if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
-        raise UserError(
-            f"learning rates must be a non-empty list of finite positive numbers, got {list(lrs)}"
-        )
-    if not seeds or any(s < 0 for s in seeds):
-        raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
 
 
 def _device(device: str | None) -> torch.device:
@@ -324,7 +314,7 @@ def eval_node(
     store = ResultsStore(Path(out) / RESULTS)
     todo = [s for s in specs if store.get(em.fingerprint, s.name, s.signature(), lr, seed) is None]
     if todo:
-        _check_grid([lr], [seed])
+        check_grid([lr], [seed])
         require_assets([s.name for s in todo])
         members = [_prepared_task(s, em) for s in todo]
         for record in _run_nodes(em, members, lr, seed, _device(device), Path(out)):

@@ -30,6 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from encoderlab.errors import UserError
+
 Family = Literal["sc", "tc", "qa", "ir"]
 FAMILY_NAMES = {
     "sc": "sequence classification",
@@ -291,6 +293,17 @@ class Task:
         if isinstance(self.options, PairSCOptions):
             data["pair"] = True
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
+    """Refuse an LR grid that is not finite and positive, or seeds that are negative (numpy's generators
+    take none), in one line: `eval --lrs/--seeds` and a study's `eval` section alike."""
+    if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
+        raise UserError(
+            f"learning rates must be a non-empty list of finite positive numbers, got {list(lrs)}"
+        )
+    if not seeds or any(s < 0 for s in seeds):
+        raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
 
 
 def training_groups(tasks: Sequence[Task]) -> list[list[Task]]:

@@ -70,9 +70,19 @@ def load_pretrained(
 
     if name in assets.ASSETS:
         return _load_path(assets.asset_dir(name), trust_remote_code, allow_pickle)
-    if is_hub_id(name):
-        mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
-        return _load_path(mirror or _download(name), trust_remote_code, allow_pickle)
+    check_model_source(name)
+    mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
+    return _load_path(mirror or _download(name), trust_remote_code, allow_pickle)
+
+
+def check_model_source(source: str | Path) -> None:
+    """Refuse a model source that is no existing path, asset name or hub id (org/name), reading nothing:
+    `load_pretrained` says so when it loads, a study before it writes anything."""
+    from encoderlab.data import assets
+
+    name = str(source)
+    if Path(name).expanduser().exists() or name in assets.ASSETS or is_hub_id(name):
+        return
     raise UserError(
         f"model source '{name}' is not a folder, an asset ({', '.join(sorted(assets.ASSETS))}) or a hub id "
         "(org/name); pass one of these"

@@ -383,8 +383,36 @@ def check_prepared_tokenizers(spec: StudySpec) -> None:
             check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
 
 
+def check_sources(spec: StudySpec) -> None:
+    """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
+    would read it, before the study writes anything: the prepare and pretraining nodes refused them only
+    when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
+    resolve (a download, or a mirror); assets are fetched by now."""
+    from encoderlab.data.sources import CORPORA, SourceConfig, describe
+    from encoderlab.data.tokenizer import tokenizer_folder
+    from encoderlab.model.hub import check_model_source
+
+    runs, names = [r for r in spec.runs if r.init], {d.name for d in spec.data}
+    for d in spec.data:
+        try:
+            for c in d.corpus:
+                if c not in CORPORA and not c.startswith("hf:"):
+                    describe(SourceConfig(location=c))
+            if d.tokenizer != "train" and d.tokenizer not in names and d.prepared is None:
+                tokenizer_folder(d.tokenizer)
+        except UserError as exc:
+            raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None
+    for r in runs:
+        if r.init not in {x.name for x in spec.runs}:
+            try:
+                check_model_source(r.init)
+            except UserError as exc:
+                raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
+
+
 def check_start(spec: StudySpec) -> None:
     """Everything a real study checks once its assets are fetched and before it writes anything."""
+    check_sources(spec)
     check_start_models(spec)
     check_prepared_tokenizers(spec)
 

@@ -256,6 +256,7 @@ class StudySpec:
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             out.append(f"study {self.name}: run names must be unique, repeated: {', '.join(dup)}")
+        out += _value_problems(self)
         datasets = {d.name for d in self.data}
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
@@ -327,6 +328,35 @@ class StudySpec:
         if run.recipe is None:
             return self.seeds[:1]
         return run.seeds or self.seeds
+
+
+def _value_problems(spec: StudySpec) -> list[str]:
+    """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
+    its folder was made: refused with the spec instead, in the same words."""
+    from encoderlab.data.tokenizer_training import min_vocab_size
+    from encoderlab.eval.spec import check_grid
+
+    out = [
+        f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
+        for d in spec.data
+        if d.max_docs is not None and d.max_docs < 1
+    ]
+    out += [
+        f"dataset {d.name}: vocab_size must be >= {min_vocab_size()} for the byte-level BPE it trains, "
+        f"got {d.vocab_size}"
+        for d in spec.data
+        if d.tokenizer == "train" and d.vocab_size < min_vocab_size()
+    ]
+    ev = spec.eval
+    for lrs in (ev.lrs, ev.checkpoint_lrs or ev.lrs):
+        try:
+            check_grid(lrs, ev.seeds)
+        except UserError as exc:
+            out.append(f"eval: {exc}")
+            break
+    if ev.max_steps is not None and ev.max_steps < 1:
+        out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
+    return out
 
 
 def _near_run(init: str, names: list[str]) -> str | None:
