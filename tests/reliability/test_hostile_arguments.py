@@ -10,6 +10,7 @@ device parser), or a study that created its folder before a node refused the val
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -70,6 +71,12 @@ def aworld(tmp_path_factory):
     tok = make_tokenizer(vocabulary_texts())
     save_model_folder(tiny_model(len(tok)), root / "model", tok)
     (root / "texts.txt").write_text("".join(f"text {i} about the red code\n" for i in range(60)))
+    (root / "two_class.jsonl").write_text(
+        "".join(
+            json.dumps({"id": str(i), "text": f"the red code {i}", "meta": {"label": "ab"[i % 2]}}) + "\n"
+            for i in range(40)
+        )
+    )
     _study_files(root)
     return root
 
@@ -115,6 +122,26 @@ ARGUMENT_CASES = [
         "study-init-missing",
         "study run {w}/study_init_missing.yaml --out {w}/s",
         r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+    ),
+    (
+        "eval-device-unknown",
+        "eval {w}/model --tasks boolq --device tpu --out {w}/e",
+        r"--device 'tpu' is not a device encoderlab runs on; use cpu, cuda or cuda:N",
+    ),
+    (
+        "eval-device-not-visible",
+        "eval {w}/model --tasks boolq --device cuda:64 --out {w}/e",
+        r"--device cuda:64, but \d+ CUDA device\(s\) are visible; use --device cpu",
+    ),
+    (
+        "cka-device-unknown",
+        "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --device tpu --out {w}/c",
+        r"--device 'tpu' is not a device encoderlab runs on",
+    ),
+    (
+        "probe-device-not-visible",
+        "analyze probe {w}/model --tasks {w}/two_class.jsonl --device cuda:64 --out {w}/p",
+        r"--device cuda:64, but \d+ CUDA device\(s\) are visible",
     ),
 ]
 

@@ -27,6 +27,7 @@ from encoderlab.analysis.features import Encoding
 from encoderlab.analysis.inputs import read_texts
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
+from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
 from encoderlab.outdir import check_output, create_output, output_folder
 
@@ -151,6 +152,7 @@ def cka_command(
         dtype: Model precision (the paper ran float16 on GPU); CKA itself is always float64.
     """
     named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
+    resolve_device(device)  # refused before anything loads
     check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
@@ -209,6 +211,7 @@ def transplant_command(
         attention_mode: Attention of the probe's forward passes (bidirectional or causal).
         device: Where models run for probing.
     """
+    resolve_device(device)  # refused before anything loads
     check_output(
         out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
     )
@@ -292,6 +295,7 @@ def probe_command(
     """
     if not models:
         raise UserError("give at least one model to probe")
+    resolve_device(device)  # refused before anything loads
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]

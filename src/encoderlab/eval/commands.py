@@ -18,7 +18,14 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.cliargs import Repeated, flatten
-from encoderlab.eval.protocol import RESULTS, SUMMARY_MD, evaluate, load_eval_model, resolve_grid
+from encoderlab.eval.protocol import (
+    RESULTS,
+    SUMMARY_MD,
+    evaluate,
+    load_eval_model,
+    resolve_device,
+    resolve_grid,
+)
 from encoderlab.eval.suites import require_assets, suite_tasks
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
@@ -67,6 +74,7 @@ def eval_command(
     """
     from encoderlab.model.hub import source_folder
 
+    resolve_device(device)  # refused before anything is read or written
     folder = source_folder(model)
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
     if hub_data is not None:

@@ -126,8 +126,22 @@ def resolve_grid(
     return lrs, seeds
 
 
-def _device(device: str | None) -> torch.device:
-    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+def resolve_device(device: str | None) -> torch.device:
+    """`--device` of `eval` and the analyses: CUDA when visible by default. A name torch does not parse,
+    another kind than cpu or cuda, or a GPU that is not visible is refused in one line before anything
+    loads (it was torch's parser error or "Torch not compiled with CUDA enabled" as a traceback)."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        dev = None
+    if dev is None or dev.type not in ("cpu", "cuda"):
+        raise UserError(f"--device {device!r} is not a device encoderlab runs on; use cpu, cuda or cuda:N")
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if dev.type == "cuda" and (dev.index or 0) >= visible:
+        raise UserError(f"--device {device}, but {visible} CUDA device(s) are visible; use --device cpu")
+    return dev
 
 
 def evaluate(
@@ -153,7 +167,7 @@ def evaluate(
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
     out = Path(out)
     store = ResultsStore(out / RESULTS)
-    dev = _device(device)
+    dev = resolve_device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
     with tqdm(total=len(names) * len(grid), desc="eval", unit="run", disable=not progress) as bar:
         for group in training_groups([get_task(name) for name in names]):
@@ -317,7 +331,7 @@ def eval_node(
         check_grid([lr], [seed])
         require_assets([s.name for s in todo])
         members = [_prepared_task(s, em) for s in todo]
-        for record in _run_nodes(em, members, lr, seed, _device(device), Path(out)):
+        for record in _run_nodes(em, members, lr, seed, resolve_device(device), Path(out)):
             store.add(record)
     return store.get(em.fingerprint, task, specs[0].signature(), lr, seed)
 
