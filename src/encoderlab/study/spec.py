@@ -291,6 +291,12 @@ class StudySpec:
                     f"run {r.name} starts from '{r.init}', which is no run of the study (did you mean '{near}'?); "
                     "an asset, model folder or hub id is used as given"
                 )
+        out += self._continuation_problems(names)
+        return out
+
+    def _continuation_problems(self, names: list[str]) -> list[str]:
+        """Runs that continue a run of the study at pretraining seeds it cannot give them."""
+        out = []
         for run in self.runs:
             if run.init not in names:
                 continue
