@@ -47,6 +47,12 @@ REFUSED_BEFORE_WRITING = [
     ),
     ("until-step-negative", "--until-step -1", r"--until-step must be >= 1 .*got -1"),
     ("until-step-zero", "--until-step 0", r"--until-step must be >= 1 .*got 0"),
+    (
+        "synthetic-vocab-too-small",
+        "--set data.synthetic_vocab=5",
+        r"data.synthetic_vocab must be at least 6 \(5 special ids and a token to draw\), got 5",
+    ),
+    ("data-seed-negative", "--set data.seed=-1", r"data.seed must be >= 0, got -1; e.g. --set data.seed=0"),
 ]
 
 

@@ -16,6 +16,8 @@ from encoderlab.data.batch import BatchLayout, PackedBatch, TokenSpec
 
 MIN_MEAN_DOC_LEN = 5
 """The smallest mean document length: lengths are drawn from [8, 2 x mean), which must not be empty."""
+MIN_SYNTHETIC_VOCAB = 6
+"""The smallest synthetic vocabulary: the special ids 0-4 and at least one ordinary token to draw."""
 
 
 def synthetic_spec(vocab_size: int = 512) -> TokenSpec:

@@ -57,10 +57,17 @@ class DataConfig:
     document per row."""
 
     def __post_init__(self) -> None:
-        from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN
+        from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB
 
         if self.step_offset < 0:
             raise UserError(f"data.step_offset must be >= 0, got {self.step_offset}")
+        if self.seed < 0:  # numpy's generators, which order the prepared rows, take no negative seed
+            raise UserError(f"data.seed must be >= 0, got {self.seed}; e.g. --set data.seed=0")
+        if self.synthetic_vocab < MIN_SYNTHETIC_VOCAB:
+            raise UserError(
+                f"data.synthetic_vocab must be at least {MIN_SYNTHETIC_VOCAB} (5 special ids and a token to "
+                f"draw), got {self.synthetic_vocab}; e.g. --set data.synthetic_vocab=512"
+            )
 
         if self.synthetic_doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(
