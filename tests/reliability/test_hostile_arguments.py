@@ -78,7 +78,24 @@ def aworld(tmp_path_factory):
         )
     )
     _study_files(root)
+    _prepared_and_ladder(root, tok)
     return root
+
+
+def _prepared_and_ladder(root: Path, tok) -> None:
+    """A prepared folder (`data`) and a ladder file of two schedules (`ladder.csv`)."""
+    import numpy as np
+    from tests.advise.test_advise_commands import _write_csv
+
+    from encoderlab.advise.synthetic import synthetic_ladder
+    from encoderlab.data.prepare import PrepareConfig, prepare
+    from encoderlab.data.sources import SourceConfig
+
+    tok.save_pretrained(root / "tok")
+    source = SourceConfig(location=str(root / "texts.txt"), txt_unit="line")
+    cfg = PrepareConfig(sources=(source,), tokenizer=str(root / "tok"), decontaminate=())
+    prepare(cfg, root / "data", workers=1, progress=False)
+    _write_csv(synthetic_ladder(np.random.default_rng(3), crossover=3.0), root / "ladder.csv")
 
 
 # (id, argv with {w} for the shared folder, pattern of the error)
@@ -142,6 +159,37 @@ ARGUMENT_CASES = [
         "probe-device-not-visible",
         "analyze probe {w}/model --tasks {w}/two_class.jsonl --device cuda:64 --out {w}/p",
         r"--device cuda:64, but \d+ CUDA device\(s\) are visible",
+    ),
+    (
+        "cka-batch-size-zero",
+        "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --batch-size 0 --out {w}/c",
+        r"--batch-size must be >= 1, got 0",
+    ),
+    (
+        "cka-seed-negative",
+        "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --seeds -1 --out {w}/c",
+        r"--seeds must be >= 0 \(numpy's generators take no negative seed\), got \[-1\]",
+    ),
+    (
+        "probe-seed-negative",
+        "analyze probe {w}/model --tasks {w}/two_class.jsonl --seed -1 --out {w}/p",
+        r"--seed must be >= 0 \(numpy's generators take no negative seed\), got \[-1\]",
+    ),
+    (
+        "probe-max-examples-negative",
+        "analyze probe {w}/model --tasks {w}/two_class.jsonl --max-examples -5 --out {w}/p",
+        r"--max-examples must be >= 1, got -5",
+    ),
+    ("inspect-seed-negative", "data inspect {w}/data --seed -1", r"--seed must be >= 0, got -1"),
+    (
+        "advise-seed-negative",
+        "advise {w}/ladder.csv --seed -1 --target-flops 1e19 --out {w}/a",
+        r"--seed must be >= 0, got -1",
+    ),
+    (
+        "advise-ceiling-nan",
+        "advise {w}/ladder.csv --ceiling nan --target-flops 1e19 --out {w}/a",
+        r"--ceiling must be a finite number \(the best possible val/mlm15\), got nan",
     ),
 ]
 

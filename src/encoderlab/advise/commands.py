@@ -8,6 +8,7 @@ and study folder, the ladder (two schedules, seeds, positive values), and the fi
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -28,6 +29,8 @@ Runs = Annotated[tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="
 def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metric:
     """The metric with its direction: given, known (`val/mlm15`, `finetune:TASK`), or refused."""
     known = metric_of(name)  # refuses training losses, which differ in kind between objectives
+    if ceiling is not None and not math.isfinite(ceiling):
+        raise UserError(f"--ceiling must be a finite number (the best possible {name}), got {ceiling}")
     if better is None:
         if name in KNOWN_METRICS or name.startswith(FINETUNE):
             return known
@@ -53,6 +56,8 @@ def _fit_options(
         raise UserError(f"--interval must be in (0, 1), got {interval}")
     if not delta > 0:
         raise UserError(f"--huber-delta must be positive, got {delta}")
+    if seed < 0:  # numpy's generators take no negative seed
+        raise UserError(f"--seed must be >= 0, got {seed}")
     if seed_noise is not None and not seed_noise > 0:
         raise UserError(f"--seed-noise must be a positive standard deviation, got {seed_noise}")
     return dict(

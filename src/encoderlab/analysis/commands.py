@@ -83,6 +83,20 @@ def _max_length(requested: int | None, models) -> int:
     return requested
 
 
+def _check_numbers(seeds: dict[str, tuple[int, ...]], **counts: int) -> None:
+    """Refuse, before anything loads, a count below 1 (`batch_size=0` looped with a zero step) or a
+    negative seed (numpy's generators take none): both were tracebacks, a probe's after its cache was
+    written. `seeds` maps a flag to its values; `counts` are flags by their argument name."""
+    for name, value in counts.items():
+        if value < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    for flag, values in seeds.items():
+        if any(v < 0 for v in values):
+            raise UserError(
+                f"{flag} must be >= 0 (numpy's generators take no negative seed), got {list(values)}"
+            )
+
+
 def _load(source: str, device: str, dtype: Dtype = "float32"):
     from encoderlab.analysis.inputs import load_model
 
@@ -153,6 +167,7 @@ def cka_command(
     """
     named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
     resolve_device(device)  # refused before anything loads
+    _check_numbers({"--seeds": seeds}, batch_size=batch_size)
     check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
@@ -212,6 +227,7 @@ def transplant_command(
         device: Where models run for probing.
     """
     resolve_device(device)  # refused before anything loads
+    _check_numbers({}, max_examples=max_examples)
     check_output(
         out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
     )
@@ -296,6 +312,7 @@ def probe_command(
     if not models:
         raise UserError("give at least one model to probe")
     resolve_device(device)  # refused before anything loads
+    _check_numbers({"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]

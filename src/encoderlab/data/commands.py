@@ -171,6 +171,8 @@ def inspect(
         raise UserError(f"--seq-len must be >= 1 (tokens per row), got {seq_len}")
     if rows < 1:
         raise UserError(f"--rows must be >= 1, got {rows}")
+    if seed < 0:  # numpy's generators take no negative seed
+        raise UserError(f"--seed must be >= 0, got {seed}")
     reader = PackedReader(path, BatchLayout(seq_len=seq_len, micro_batch_size=rows), seed=seed, split=split)
     print(json.dumps(_summary(reader.meta), indent=1))
     tok = load_tokenizer(path)
