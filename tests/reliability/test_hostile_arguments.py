@@ -62,6 +62,14 @@ def _study_files(root: Path) -> None:
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
         edit(study)
         (root / f"study_{name}.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    for name, study, graph in (
+        ("report_study_cut", '{"name": "mini", "sca', None),
+        ("report_graph_cut", json.dumps(MINI_STUDY), '[{"kind": "prepare", "na'),
+    ):  # a study folder whose records were cut short (by hand, a copy, a full disk)
+        (root / name).mkdir()
+        (root / name / "study.json").write_text(study)
+        if graph is not None:
+            (root / name / "graph.json").write_text(graph)
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +198,16 @@ ARGUMENT_CASES = [
         "advise-ceiling-nan",
         "advise {w}/ladder.csv --ceiling nan --target-flops 1e19 --out {w}/a",
         r"--ceiling must be a finite number \(the best possible val/mlm15\), got nan",
+    ),
+    (
+        "report-study-json-cut",
+        "study report {w}/report_study_cut",
+        r"report_study_cut/study.json is damaged \(JSONDecodeError: .*\); restore it from a copy",
+    ),
+    (
+        "report-graph-json-cut",
+        "study report {w}/report_graph_cut",
+        r"report_graph_cut/graph.json is damaged \(JSONDecodeError: .*\); run the study again into .* rewrites it",
     ),
 ]
 

@@ -198,13 +198,7 @@ def load_study(study_dir: Path) -> StudyData:
     from encoderlab.config import from_dict
 
     study_dir = Path(study_dir)
-    try:
-        spec = json.loads((study_dir / "study.json").read_text())
-        graph = json.loads((study_dir / "graph.json").read_text())
-    except FileNotFoundError:
-        raise UserError(
-            f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
-        ) from None
+    spec, graph = _read_record(study_dir, "study.json"), _read_record(study_dir, "graph.json")
     try:
         typed = from_dict(StudySpec, spec, where="study.json")
     except UserError as exc:
@@ -212,10 +206,16 @@ def load_study(study_dir: Path) -> StudyData:
             f"{study_dir}/study.json does not match this encoderlab ({exc}); run the study again into it "
             "with the same command (finished nodes whose config did not change are kept)"
         ) from None
-    nodes = [
-        Node(kind=g["kind"], name=g["name"], config=g["config"], deps=tuple(g["deps"]), key=g["key"])
-        for g in graph
-    ]
+    try:
+        nodes = [
+            Node(kind=g["kind"], name=g["name"], config=g["config"], deps=tuple(g["deps"]), key=g["key"])
+            for g in graph
+        ]
+    except (KeyError, TypeError):
+        raise UserError(
+            f"{study_dir}/graph.json is not a study graph (damaged or replaced); run the study again into "
+            f"{study_dir} with the same command, which rewrites it (finished nodes are kept)"
+        ) from None
     data = StudyData(spec=typed, nodes=nodes)
     for n in nodes:
         m = read_marker(study_dir, n)
@@ -223,6 +223,28 @@ def load_study(study_dir: Path) -> StudyData:
             data.markers[n.name] = m
     _read_held_out(data, study_dir)
     return data
+
+
+def _read_record(study_dir: Path, name: str):
+    """study.json or graph.json of a study folder, parsed; missing or damaged is one line (a damaged file
+    was a JSONDecodeError traceback). graph.json is rewritten by every `study run`; study.json is
+    what the folder's study is checked against, so it is restored, not rewritten."""
+    path = study_dir / name
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserError(
+            f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
+        ) from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        fix = (
+            "restore it from a copy"
+            if name == "study.json"
+            else f"run the study again into {study_dir} with the same command, which rewrites it"
+        )
+        raise UserError(
+            f"{path} is damaged ({type(exc).__name__}: {exc}); {fix} (finished nodes are kept)"
+        ) from None
 
 
 def _read_held_out(data: StudyData, study_dir: Path) -> None:
