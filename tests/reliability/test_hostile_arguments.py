@@ -104,6 +104,9 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     cfg = PrepareConfig(sources=(source,), tokenizer=str(root / "tok"), decontaminate=())
     prepare(cfg, root / "data", workers=1, progress=False)
     _write_csv(synthetic_ladder(np.random.default_rng(3), crossover=3.0), root / "ladder.csv")
+    lines = (root / "ladder.csv").read_text().splitlines()
+    lines[1] += ",7"  # a value too many: an unquoted "8,000,000" shifts a row the same way
+    (root / "ladder_extra.csv").write_text("\n".join(lines) + "\n")
 
 
 # (id, argv with {w} for the shared folder, pattern of the error)
@@ -198,6 +201,11 @@ ARGUMENT_CASES = [
         "advise-ceiling-nan",
         "advise {w}/ladder.csv --ceiling nan --target-flops 1e19 --out {w}/a",
         r"--ceiling must be a finite number \(the best possible val/mlm15\), got nan",
+    ),
+    (
+        "advise-row-extra-value",
+        "advise {w}/ladder_extra.csv --target-flops 1e19 --out {w}/a",
+        r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",
     ),
     (
         "report-study-json-cut",

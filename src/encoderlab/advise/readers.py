@@ -77,7 +77,14 @@ def _records(path: Path):
     if path.suffix == ".jsonl":
         yield from json_objects(path, text)
         return
-    yield from enumerate(csv.DictReader(text.splitlines()), 2)
+    rows = csv.DictReader(text.splitlines())
+    for line, row in enumerate(rows, 2):
+        if None in row:  # more values than columns: csv keeps the surplus apart, and they were dropped
+            raise UserError(
+                f"{path}:{line} has {len(rows.fieldnames or ()) + len(row[None])} values but the header names "
+                f"{len(rows.fieldnames or ())} columns; quote a value that holds a comma, or fix the row"
+            )
+        yield line, row
 
 
 def read_table(path: Path | str, metric: str) -> list[Observation]:
