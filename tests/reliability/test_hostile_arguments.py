@@ -54,6 +54,7 @@ def _study_files(root: Path) -> None:
         "max_docs": lambda s: s["data"][0].update(max_docs=-5),
         "vocab3": lambda s: s["data"][0].update(vocab_size=3),
         "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
+        "max_passes": lambda s: s.update(max_passes=-1),
         "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
         "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
         "init_missing": lambda s: s["runs"][1].update(init="nothere"),
@@ -150,6 +151,11 @@ ARGUMENT_CASES = [
         "study-init-missing",
         "study run {w}/study_init_missing.yaml --out {w}/s",
         r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+    ),
+    (
+        "study-max-passes-negative",
+        "study plan {w}/study_max_passes.yaml",
+        r"max_passes must be a finite number > 0 \(passes over a corpus allowed\), got -1",
     ),
     (
         "eval-device-unknown",

@@ -53,6 +53,8 @@ REFUSED_BEFORE_WRITING = [
         r"data.synthetic_vocab must be at least 6 \(5 special ids and a token to draw\), got 5",
     ),
     ("data-seed-negative", "--set data.seed=-1", r"data.seed must be >= 0, got -1; e.g. --set data.seed=0"),
+    ("max-bad-steps-negative", "--set max_bad_steps=-1", r"max_bad_steps must be >= 0, got -1"),
+    ("peak-tflops-nan", "--set peak_tflops=nan", r"peak_tflops must be a finite number >= 0 .*got nan"),
 ]
 
 

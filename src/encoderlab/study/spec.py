@@ -24,6 +24,7 @@ Design choices:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -360,6 +361,11 @@ def _value_problems(spec: StudySpec) -> list[str]:
         except UserError as exc:
             out.append(f"eval: {exc}")
             break
+    if spec.max_passes is not None and not (math.isfinite(spec.max_passes) and spec.max_passes > 0):
+        out.append(
+            f"max_passes must be a finite number > 0 (passes over a corpus allowed), got {spec.max_passes}; "
+            "give e.g. 1, or null to allow any number"
+        )
     if ev.max_steps is not None and ev.max_steps < 1:
         out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
     return out

@@ -272,6 +272,14 @@ class RunConfig:
     def __post_init__(self) -> None:
         if not self.phases:
             raise UserError("a run needs at least one phase; add one under `phases`")
+        if self.max_bad_steps < 0:
+            raise UserError(
+                f"max_bad_steps must be >= 0, got {self.max_bad_steps}; e.g. --set max_bad_steps=3"
+            )
+        if not (math.isfinite(self.peak_tflops) and self.peak_tflops >= 0):  # NaN MFU in every metrics line
+            raise UserError(
+                f"peak_tflops must be a finite number >= 0 (0: known GPU table or measured), got {self.peak_tflops}"
+            )
         for name in ("seq_len", "micro_batch_size", "grad_accum", "world_size"):
             if getattr(self.layout, name) < 1:
                 raise UserError(f"layout.{name} must be >= 1, got {getattr(self.layout, name)}")
