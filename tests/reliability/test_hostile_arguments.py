@@ -87,8 +87,31 @@ def aworld(tmp_path_factory):
         )
     )
     _study_files(root)
+    _task_files(root)
     _prepared_and_ladder(root, tok)
     return root
+
+
+def _task_files(root: Path) -> None:
+    """A task file of docs/evaluation.md's worked example, on its CSVs, with one bad value each."""
+    for split, first in (("train", 0), ("test", 100)):
+        rows = [f"the red code {i},{'good' if i % 2 else 'bad'}" for i in range(first, first + 30)]
+        (root / f"reviews-{split}.csv").write_text("review,stars\n" + "\n".join(rows) + "\n")
+    task = {
+        "name": "reviews",
+        "family": "sc",
+        "data": {"train": "reviews-train.csv", "test": "reviews-test.csv"},
+        "columns": {"text": "review", "label": "stars"},
+        "labels": ["bad", "good"],
+    }
+    edits = {
+        "batch0": {"finetune": {"batch_size": 0}},
+        "max_steps_negative": {"finetune": {"max_steps": -1}},
+        "seed_negative": {"data": {**task["data"], "seed": -1}},
+        "max_length_negative": {"max_length": -5},
+    }
+    for name, edit in edits.items():
+        (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))
 
 
 def _prepared_and_ladder(root: Path, tok) -> None:
@@ -176,6 +199,26 @@ ARGUMENT_CASES = [
         "probe-device-not-visible",
         "analyze probe {w}/model --tasks {w}/two_class.jsonl --device cuda:64 --out {w}/p",
         r"--device cuda:64, but \d+ CUDA device\(s\) are visible",
+    ),
+    (
+        "task-file-batch-zero",
+        "eval {w}/model --task-file {w}/task_batch0.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_batch0.yaml: finetune: batch_size and micro_batch_size must be >= 1, got FinetuneConfig\(",
+    ),
+    (
+        "task-file-max-steps-negative",
+        "eval {w}/model --task-file {w}/task_max_steps_negative.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_max_steps_negative.yaml: finetune: max_steps must be >= 1, or null for `epochs`",
+    ),
+    (
+        "task-file-seed-negative",
+        "eval {w}/model --task-file {w}/task_seed_negative.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_seed_negative.yaml: data.seed must be >= 0, got -1",
+    ),
+    (
+        "task-file-max-length-negative",
+        "eval {w}/model --task-file {w}/task_max_length_negative.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_max_length_negative.yaml: max_length must be >= 1 tokens, or null for the model's, got -5",
     ),
     (
         "cka-batch-size-zero",

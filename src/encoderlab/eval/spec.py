@@ -69,6 +69,32 @@ class FinetuneConfig:
     checkpoint), or the epoch with the best validation score (paper 2: validation after every
     epoch, the best epoch's weights tested)."""
 
+    def check(self, where: str) -> None:
+        """Refuse values fine-tuning would fail on mid-run (a zero batch divides, a negative step count
+        indexes, a NaN warmup converts to int) or misuse silently (0 epochs trains nothing): a task file's."""
+        finite = all(
+            math.isfinite(v) for v in (self.epochs, self.warmup_ratio, self.weight_decay, self.grad_clip)
+        )
+        bad = [
+            (min(self.batch_size, self.micro_batch_size) < 1, "batch_size and micro_batch_size must be >= 1"),
+            (
+                self.max_steps is not None and self.max_steps < 1,
+                "max_steps must be >= 1, or null for `epochs`",
+            ),
+            (not finite, "epochs, warmup_ratio, weight_decay and grad_clip must be finite numbers"),
+            (finite and self.epochs <= 0, "epochs must be > 0"),
+            (finite and not 0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
+            (
+                finite and min(self.weight_decay, self.grad_clip) < 0,
+                "weight_decay and grad_clip must be >= 0",
+            ),
+            (not all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)"),
+            (not self.eps > 0, "eps must be > 0"),
+        ]
+        problem = next((message for wrong, message in bad if wrong), None)
+        if problem:
+            raise UserError(f"{where}: finetune: {problem}, got {self}")
+
     def total_steps(self, n_train: int) -> int:
         if self.max_steps is not None:
             return self.max_steps

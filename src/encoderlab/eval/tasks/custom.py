@@ -174,6 +174,13 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
     if not 0 < spec.data.validation_fraction < 1:
         raise UserError(f"{where}: data.validation_fraction must be between 0 and 1")
+    if spec.data.seed < 0:  # numpy's generators, which cut the validation split, take no negative seed
+        raise UserError(f"{where}: data.seed must be >= 0, got {spec.data.seed}")
+    if spec.max_length is not None and spec.max_length < 1:
+        raise UserError(
+            f"{where}: max_length must be >= 1 tokens, or null for the model's, got {spec.max_length}"
+        )
+    spec.finetune.check(where)
     return spec
 
 
