@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -257,6 +258,16 @@ ARGUMENT_CASES = [
         r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",
     ),
     (
+        "bench-data-repeats-zero",
+        "bench data --source {w}/texts.txt --repeats 0",
+        r"--repeats must be >= 1, got 0",
+    ),
+    (
+        "bench-data-vocab-too-small",
+        "bench data --source {w}/texts.txt --vocab-size 5",
+        r"--vocab-size must be >= 261 for the byte-level BPE trained, got 5",
+    ),
+    (
         "report-study-json-cut",
         "study report {w}/report_study_cut",
         r"report_study_cut/study.json is damaged \(JSONDecodeError: .*\); restore it from a copy",
@@ -282,8 +293,10 @@ def assert_refused(code: int, err: str, pattern: str) -> None:
 def test_bad_argument_is_refused_before_anything_is_written(aworld, capsys, monkeypatch, argv, pattern):
     monkeypatch.setenv("ENCODERLAB_HOME", str(aworld / "home"))  # no case may need a fetched asset
     monkeypatch.chdir(aworld)  # a default output folder would land here, and be seen
-    before, top = snapshot(aworld), sorted(p.name for p in aworld.iterdir())
+    (aworld / "tmp").mkdir(exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(aworld / "tmp"))  # and a temporary one here
+    before, paths = snapshot(aworld), sorted(aworld.rglob("*"))
     code, err = cli(argv.format(w=aworld).split(), capsys)
     assert_refused(code, err, pattern)
     assert snapshot(aworld) == before, "a refused command changed or wrote files"
-    assert sorted(p.name for p in aworld.iterdir()) == top, "a refused command made a folder"
+    assert sorted(aworld.rglob("*")) == paths, "a refused command made a folder"

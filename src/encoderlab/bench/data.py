@@ -307,10 +307,31 @@ def _machine() -> dict:
     }
 
 
+def _check(b: DataBench) -> None:
+    """Numbers the measurements cannot use, refused before the work folder is made (a temporary one
+    was left behind by every refusal, and --repeats 0 was a TypeError traceback)."""
+    from encoderlab.data.tokenizer_training import min_vocab_size
+
+    for flag, value, least in (
+        ("--repeats", b.repeats, 1),
+        ("--scale", b.scale, 1),
+        ("--workers", b.workers, 0),
+    ):
+        if value < least:
+            raise UserError(
+                f"{flag} must be >= {least}, got {value}" + ("; 0 uses all cores" if least == 0 else "")
+            )
+    if b.tokenizer is None and b.vocab_size < min_vocab_size():
+        raise UserError(
+            f"--vocab-size must be >= {min_vocab_size()} for the byte-level BPE trained, got {b.vocab_size}"
+        )
+
+
 def bench_data(b: DataBench = DataBench()) -> dict:
     """Run the measurements (module docstring) and return the result as a dict."""
     from encoderlab.data.prepare import default_workers
 
+    _check(b)
     describe(SourceConfig(location=b.source))
     workers = b.workers or default_workers()
     root = _work_folder(b.work, [b.source, *([b.tokenizer] if b.tokenizer else [])])
