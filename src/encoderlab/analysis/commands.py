@@ -83,10 +83,12 @@ def _max_length(requested: int | None, models) -> int:
     return requested
 
 
-def _check_numbers(seeds: dict[str, tuple[int, ...]], **counts: int) -> None:
-    """Refuse, before anything loads, a count below 1 (`batch_size=0` looped with a zero step) or a
-    negative seed (numpy's generators take none): both were tracebacks, a probe's after its cache was
-    written. `seeds` maps a flag to its values; `counts` are flags by their argument name."""
+def _check_arguments(device: str, seeds: dict[str, tuple[int, ...]], **counts: int) -> None:
+    """Refuse, before anything loads, a device that is not there (`resolve_device`), a count below 1
+    (`batch_size=0` looped with a zero step) or a negative seed (numpy's generators take none): all
+    were tracebacks, a probe's after its cache was written. `seeds` maps a flag to its values; `counts`
+    are flags by their argument name."""
+    resolve_device(device)
     for name, value in counts.items():
         if value < 1:
             raise UserError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
@@ -166,8 +168,7 @@ def cka_command(
         dtype: Model precision (the paper ran float16 on GPU); CKA itself is always float64.
     """
     named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
-    resolve_device(device)  # refused before anything loads
-    _check_numbers({"--seeds": seeds}, batch_size=batch_size)
+    _check_arguments(device, {"--seeds": seeds}, batch_size=batch_size)
     check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
@@ -226,8 +227,7 @@ def transplant_command(
         attention_mode: Attention of the probe's forward passes (bidirectional or causal).
         device: Where models run for probing.
     """
-    resolve_device(device)  # refused before anything loads
-    _check_numbers({}, max_examples=max_examples)
+    _check_arguments(device, {}, max_examples=max_examples)
     check_output(
         out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
     )
@@ -311,8 +311,7 @@ def probe_command(
     """
     if not models:
         raise UserError("give at least one model to probe")
-    resolve_device(device)  # refused before anything loads
-    _check_numbers({"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
+    _check_arguments(device, {"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]
