@@ -17,3 +17,15 @@ torch.set_num_threads(1)
 @pytest.fixture(autouse=True)
 def _isolated_hf_home(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path_factory.getbasetemp() / "hf_home"))
+
+
+@pytest.fixture(autouse=True)
+def _task_registry_restored():
+    """Tasks a test registers from a task file (`eval.tasks.register`, process-wide as in the CLI)
+    leave with it: a later test's "valid tasks" list must not depend on which tests ran before."""
+    from encoderlab.eval.tasks import TASKS
+
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)

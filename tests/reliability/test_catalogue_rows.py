@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.reliability.errors_doc import doc_rows
 from tests.reliability.test_hostile_arguments import ARGUMENT_CASES
 from tests.reliability.test_hostile_data import DATA_CASES
 from tests.reliability.test_hostile_inputs import CASES
@@ -27,7 +28,6 @@ from tests.reliability.test_hostile_pretrain import REFUSED_BEFORE_WRITING
 from encoderlab.cli import COMMANDS
 
 ROOT = Path(__file__).parents[2]
-DOC = ROOT / "docs" / "errors.md"
 
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
@@ -103,27 +103,6 @@ WRITES = {
 REFUSES_FOREIGN = re.compile(
     r"did not create|exists and is not|is not a study folder|is a file, not a folder"
 )
-
-
-def _cells(line: str) -> list[str]:
-    """A Markdown table row's cells (`\\|` inside a cell is a literal bar)."""
-    return [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
-
-
-def doc_rows() -> dict[str, tuple[str, str, str, bool]]:
-    """Case id -> (command, message, exit code, whether the row's message is this case's) for every
-    catalogue row of docs/errors.md (a row may list several cases, e.g. `lr-inf`, `lr-nan`, and
-    show the first one's message)."""
-    rows = {}
-    for line in DOC.read_text(encoding="utf-8").splitlines():
-        cells = _cells(line) if line.startswith("| `") else []
-        if len(cells) != 4:
-            continue  # another table (the NaN policies, the exit codes)
-        for i, case in enumerate(re.findall(r"`([a-z0-9-]+)`", cells[0].split("(")[0])):
-            assert case not in rows, f"docs/errors.md has two rows for {case}"
-            command = re.match(r"`([^`]*)`", cells[1])  # then, maybe, a note in brackets
-            rows[case] = (command.group(1) if command else cells[1], cells[2], cells[3], i == 0)
-    return rows
 
 
 def _table_cases() -> dict[str, tuple[str | None, str]]:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
 
 from encoderlab.model.io import save_model_folder
@@ -289,8 +290,8 @@ def assert_refused(code: int, err: str, pattern: str) -> None:
     assert re.search(pattern, err), err
 
 
-@pytest.mark.parametrize("argv,pattern", [c[1:] for c in ARGUMENT_CASES], ids=[c[0] for c in ARGUMENT_CASES])
-def test_bad_argument_is_refused_before_anything_is_written(aworld, capsys, monkeypatch, argv, pattern):
+@pytest.mark.parametrize("case,argv,pattern", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])
+def test_bad_argument_is_refused_before_anything_is_written(aworld, capsys, monkeypatch, case, argv, pattern):
     monkeypatch.setenv("ENCODERLAB_HOME", str(aworld / "home"))  # no case may need a fetched asset
     monkeypatch.chdir(aworld)  # a default output folder would land here, and be seen
     (aworld / "tmp").mkdir(exist_ok=True)
@@ -298,5 +299,6 @@ def test_bad_argument_is_refused_before_anything_is_written(aworld, capsys, monk
     before, paths = snapshot(aworld), sorted(aworld.rglob("*"))
     code, err = cli(argv.format(w=aworld).split(), capsys)
     assert_refused(code, err, pattern)
+    assert_printed_as_documented(case, err, aworld)
     assert snapshot(aworld) == before, "a refused command changed or wrote files"
     assert sorted(aworld.rglob("*")) == paths, "a refused command made a folder"

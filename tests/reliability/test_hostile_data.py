@@ -12,6 +12,7 @@ import shutil
 import numpy as np
 import pytest
 from tests.eval.conftest import make_tokenizer, vocabulary_texts
+from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
@@ -91,11 +92,12 @@ DATA_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("argv,pattern", [c[1:] for c in DATA_CASES], ids=[c[0] for c in DATA_CASES])
-def test_hostile_data_input_is_one_line(dworld, capsys, argv, pattern):
+@pytest.mark.parametrize("case,argv,pattern", DATA_CASES, ids=[c[0] for c in DATA_CASES])
+def test_hostile_data_input_is_one_line(dworld, capsys, case, argv, pattern):
     before = snapshot(dworld)
     code, err = cli(argv.format(w=dworld).split(), capsys)
     assert_one_line(code, err, pattern)
+    assert_printed_as_documented(case, err, dworld)
     assert {k: v for k, v in snapshot(dworld).items() if k in before} == before
     assert not (dworld / "o").exists() and not (dworld / "o.tmp").exists()
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from tests.eval.conftest import make_tokenizer, vocabulary_texts
+from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.hostile_world import TINY_RUN, build_world
 
 from encoderlab.cli import main
@@ -354,12 +355,13 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("argv,pattern", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_hostile_input_is_one_line(world, capsys, monkeypatch, argv, pattern):
+@pytest.mark.parametrize("case,argv,pattern", CASES, ids=[c[0] for c in CASES])
+def test_hostile_input_is_one_line(world, capsys, monkeypatch, case, argv, pattern):
     monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))  # no case may need a fetched asset
     before, top = snapshot(world), sorted(p.name for p in world.iterdir())
     code, err = cli(argv.format(w=world).split(), capsys)
     assert_one_line(code, err, pattern)
+    assert_printed_as_documented(case, err, world)
     after = snapshot(world)
     assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
     assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
