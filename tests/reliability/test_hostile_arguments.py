@@ -264,6 +264,16 @@ ARGUMENT_CASES = [
         r"--repeats must be >= 1, got 0",
     ),
     (
+        "prepare-workers-negative",
+        "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/p --workers -1",
+        r"--workers must be >= 0 \(0: all cores\), got -1",
+    ),
+    (
+        "prepare-checkpoint-every-zero",
+        "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/p --checkpoint-every 0",
+        r"--checkpoint-every must be >= 1 \(chunks between resume points\), got 0",
+    ),
+    (
         "bench-data-vocab-too-small",
         "bench data --source {w}/texts.txt --vocab-size 5",
         r"--vocab-size must be >= 261 for the byte-level BPE trained, got 5",

@@ -190,6 +190,16 @@ def _target(out: Path, shard: Shard | None, sources: list[Path]) -> Path:
     return target
 
 
+def _check_counts(workers: int, checkpoint_every: int, chunk_docs: int) -> None:
+    """Was: -1 workers ran serially and a checkpoint interval below 1 became 1, silently."""
+    if workers < 0:
+        raise UserError(f"--workers must be >= 0 (0: all cores), got {workers}")
+    if checkpoint_every < 1 or chunk_docs < 1:
+        raise UserError(
+            f"--checkpoint-every must be >= 1 (chunks between resume points), got {checkpoint_every}"
+        )
+
+
 def prepare(
     cfg: PrepareConfig,
     out: Path,
@@ -209,6 +219,7 @@ def prepare(
     from encoderlab.data.tokenizer import load_tokenizer, spec_fields, tokenizer_hash
 
     out = Path(out)
+    _check_counts(workers, checkpoint_every, chunk_docs)
     _check_shard(cfg, shard)
     sources = _local_files(cfg)  # also: a bad location fails before any work
     tok = load_tokenizer(cfg.tokenizer)
@@ -242,7 +253,7 @@ def prepare(
             contam=build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram),
             workers=workers or default_workers(),
             chunk_docs=chunk_docs,
-            checkpoint_every=max(1, checkpoint_every),
+            checkpoint_every=checkpoint_every,
             progress=progress,
             shard=shard,
         )
