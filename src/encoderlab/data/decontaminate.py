@@ -138,10 +138,7 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
         fetched = [a for a in EVAL_ASSETS if _asset_fetched(a)]
         return fetched, [a for a in EVAL_ASSETS if a not in fetched]
     for a in against:
-        try:
-            describe(SourceConfig(location=a))  # one clear error if missing
-        except UserError as exc:  # the message names the flag the set came from
-            raise UserError(str(exc).replace("--source", "--decontaminate")) from None
+        describe(SourceConfig(location=a), fix="fix --decontaminate")  # one clear error if missing
     return against, []
 
 

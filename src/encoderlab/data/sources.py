@@ -168,7 +168,7 @@ def resolve_files(location: str) -> list[Path] | None:
     return sorted(set(files))
 
 
-def _asset_path(name: str) -> Path:
+def _asset_path(name: str, fix: str = "fix --source") -> Path:
     try:
         from encoderlab.data.assets import ASSETS, asset_jsonl
     except ImportError:  # the assets module is optional for local-file use
@@ -178,7 +178,7 @@ def _asset_path(name: str) -> Path:
     if name not in ASSETS:
         raise UserError(
             f"'{name}' is not an existing file, folder or glob, nor an asset name "
-            f"(assets: {', '.join(sorted(ASSETS))}) or a hub corpus ({', '.join(sorted(CORPORA))}); fix --source"
+            f"(assets: {', '.join(sorted(ASSETS))}) or a hub corpus ({', '.join(sorted(CORPORA))}); {fix}"
         )
     return asset_jsonl(name)
 
@@ -189,9 +189,10 @@ def expand(cfg: SourceConfig) -> SourceConfig:
     return corpus.source(weight=cfg.weight) if corpus is not None else cfg
 
 
-def describe(cfg: SourceConfig) -> dict:
+def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
     """The resolved kind and files of a source, checked without reading any document (a hub
-    dataset's files are listed from its card, not downloaded)."""
+    dataset's files are listed from its card, not downloaded). `fix` ends the message of a source
+    that is nowhere: what to change where the name came from (a flag, a study file's field)."""
     cfg = expand(cfg)
     if cfg.location.startswith("hf:"):
         ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
@@ -201,7 +202,7 @@ def describe(cfg: SourceConfig) -> dict:
     files = resolve_files(cfg.location)
     if files is not None:
         return {"kind": "files", "files": files, "span": range(len(files))}
-    return {"kind": "asset", "files": [_asset_path(cfg.location)], "span": range(1)}
+    return {"kind": "asset", "files": [_asset_path(cfg.location, fix)], "span": range(1)}
 
 
 # ---------------------------------------------------------------- readers

@@ -397,7 +397,7 @@ def check_sources(spec: StudySpec) -> None:
         try:
             for c in d.corpus:
                 if c not in CORPORA and not c.startswith("hf:"):
-                    describe(SourceConfig(location=c))
+                    describe(SourceConfig(location=c), fix="fix the dataset's corpus in the study file")
             if d.tokenizer != "train" and d.tokenizer not in names and d.prepared is None:
                 tokenizer_folder(d.tokenizer)
         except UserError as exc:
