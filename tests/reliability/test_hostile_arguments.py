@@ -265,6 +265,11 @@ ARGUMENT_CASES = [
         r"--repeats must be >= 1, got 0",
     ),
     (
+        "txt-source-text-field",
+        "data tokenizer --source {w}/texts.txt#text_field=body --out {w}/t",
+        r"source .*texts.txt: text_field=body names a JSONL or parquet field, but its files are .txt, which have none",
+    ),
+    (
         "prepare-workers-negative",
         "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/p --workers -1",
         r"--workers must be >= 0 \(0: all cores\), got -1",

@@ -201,8 +201,24 @@ def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
         raise UserError(f"source {cfg.location}: hf_files selects files of a hub dataset (hf:...); drop it")
     files = resolve_files(cfg.location)
     if files is not None:
+        _check_fields_apply(cfg, files)
         return {"kind": "files", "files": files, "span": range(len(files))}
     return {"kind": "asset", "files": [_asset_path(cfg.location, fix)], "span": range(1)}
+
+
+def _check_fields_apply(cfg: SourceConfig, files: list[Path]) -> None:
+    """A field named for a source of .txt files only, which have none, was ignored silently."""
+    if not files or any(TEXT_SUFFIXES[p.suffix.lower()] != "txt" for p in files):
+        return
+    default = SourceConfig(location=cfg.location)
+    named = [
+        f"{k}={getattr(cfg, k)}" for k in ("text_field", "id_field") if getattr(cfg, k) != getattr(default, k)
+    ]
+    if named:
+        raise UserError(
+            f"source {cfg.location}: {', '.join(named)} names a JSONL or parquet field, but its files are .txt, "
+            "which have none; drop it (#txt_unit=paragraph|line|file says what a document is)"
+        )
 
 
 # ---------------------------------------------------------------- readers
