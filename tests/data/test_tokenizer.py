@@ -17,7 +17,7 @@ from encoderlab.data.tokenizer import (
     tokenizer_hash,
     train_tokenizer,
 )
-from encoderlab.data.tokenizer_training import bounded
+from encoderlab.data.tokenizer_training import SPECIAL_ROLES, bounded
 from encoderlab.errors import UserError
 
 TRICKY = [
@@ -95,12 +95,28 @@ def test_wordpiece_and_bert_style_roles(tmp_path, caplog):
         require_tokens(spec, ["mask"], "MLM")
 
 
+def test_wordpiece_below_its_alphabet_is_refused_naming_the_size_that_works(tmp_path):
+    """WordPiece keeps its whole alphabet whatever size is asked: 3 ids gave a tokenizer of dozens."""
+    import re
+
+    src = write_jsonl(tmp_path / "c.jsonl", corpus_records(60))
+    with pytest.raises(UserError, match=r"^vocabulary size 3 is below the (\d+) ids .*wordpiece") as refused:
+        train_tokenizer(SourceConfig(location=str(src)), 3, tmp_path / "wp", kind="wordpiece", progress=False)
+    assert not (tmp_path / "wp").exists()
+    needed = int(re.search(r"use --vocab-size (\d+) or more", str(refused.value)).group(1))
+    assert needed > len(SPECIAL_ROLES)
+    wp = train_tokenizer(
+        SourceConfig(location=str(src)), needed, tmp_path / "wp", kind="wordpiece", progress=False
+    )
+    assert len(wp) == needed  # the size named is one that works, exactly
+
+
 def test_bad_training_input(tmp_path):
     src = write_jsonl(tmp_path / "c.jsonl", [{"text": "  "}])
     with pytest.raises(UserError, match="no non-empty document"):
         train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "t", progress=False)
     assert not (tmp_path / "t").exists()
-    with pytest.raises(UserError, match="vocab_size >= 261"):
+    with pytest.raises(UserError, match="vocabulary size 100 is below the 261 ids a byte-level BPE needs"):
         train_tokenizer(SourceConfig(location=str(src)), 100, tmp_path / "t", progress=False)
     (tmp_path / "full").mkdir()
     (tmp_path / "full" / "keep.txt").write_text("mine")

@@ -270,6 +270,12 @@ ARGUMENT_CASES = [
         r"source .*texts.txt: text_field=body names a JSONL or parquet field, but its files are .txt, which have none",
     ),
     (
+        "tokenizer-wordpiece-vocab-too-small",
+        "data tokenizer --source {w}/texts.txt --kind wordpiece --vocab-size 3 --out {w}/t",
+        r"vocabulary size 3 is below the \d+ ids this corpus needs for a wordpiece tokenizer \(its alphabet "
+        r"and special tokens\); use --vocab-size \d+ or more$",
+    ),
+    (
         "prepare-workers-negative",
         "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/p --workers -1",
         r"--workers must be >= 0 \(0: all cores\), got -1",

@@ -14,6 +14,13 @@ ordinary text of its size costs (about 12 s for 1 MB of random letters at 8k ids
 without spaces). Ordinary prose has no word that long, so its tokenizer is unchanged; merges longer
 than MAX_WORD_CHARS bytes cannot be learned, which no useful vocabulary needs.
 
+Exactly the size asked, or a refusal. The `tokenizers` trainers keep their whole alphabet and the
+special tokens whatever `vocab_size` says, so a size below that silently gave more ids than asked
+(WordPiece at 3 ids: 44 on a small corpus). A byte-level BPE's alphabet is fixed (256 bytes), so a
+size below `min_vocab_size()` is refused before training; a WordPiece alphabet is the corpus's
+characters and their '##' forms, known only once trained, so that size is checked after training
+(in memory) and refused, naming the smallest size that works, before the output folder is made.
+
 Stoppable. The Rust trainer does not return to Python while it merges, so Ctrl-C would wait for it
 (issue: ignored for minutes). Training therefore runs in a child process (spawn) that sends the
 trained tokenizer back as JSON; the parent waits in short polls, so Ctrl-C or SIGTERM
@@ -70,6 +77,13 @@ def min_vocab_size() -> int:
     return len(pre_tokenizers.ByteLevel.alphabet()) + len(SPECIAL_ROLES)
 
 
+def _too_small(asked: int, needed: int, who: str, alphabet: str) -> str:
+    return (
+        f"vocabulary size {asked} is below the {needed} ids {who} (its {alphabet} and special tokens); "
+        f"use --vocab-size {needed} or more"
+    )
+
+
 def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool, progress: bool):
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
@@ -77,7 +91,9 @@ def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool
     if kind == "bpe":
         alphabet = pre_tokenizers.ByteLevel.alphabet()
         if vocab_size < min_vocab_size():
-            raise UserError(f"byte-level BPE needs vocab_size >= {min_vocab_size()}, got {vocab_size}")
+            raise UserError(
+                _too_small(vocab_size, min_vocab_size(), "a byte-level BPE needs", "256 byte symbols")
+            )
         tok = Tokenizer(models.BPE())
         tok.normalizer = normalizers.Lowercase() if lowercase else None
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -90,8 +106,8 @@ def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool
         tok.normalizer = normalizers.BertNormalizer(lowercase=lowercase)
         tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
         tok.decoder = decoders.WordPiece()
-        trainer = trainers.WordPieceTrainer(
-            vocab_size=vocab_size, special_tokens=tokens, show_progress=progress
+        trainer = trainers.WordPieceTrainer(  # below its alphabet it learns that (refused after training)
+            vocab_size=max(vocab_size, 0), special_tokens=tokens, show_progress=progress
         )
     else:
         raise UserError(f"tokenizer kind must be 'bpe' or 'wordpiece', got '{kind}'")
@@ -166,6 +182,22 @@ def _train_in_child(job: dict) -> tuple[str, int]:
     return payload, count
 
 
+def _checked(trained: str, count: int, job: dict):
+    """The trained tokenizer, or a refusal (before anything is written) if it is not what was asked."""
+    from tokenizers import Tokenizer
+
+    if count == 0:
+        where = ", ".join(s.location for s in job["sources"])
+        raise UserError(f"the corpus {where} has no non-empty document; check --source")
+    tok = Tokenizer.from_str(trained)
+    # The trainers keep their whole alphabet (and the special tokens) whatever size was asked, and
+    # WordPiece's alphabet is the corpus's characters and their '##' forms: only training knows it.
+    if tok.get_vocab_size() > job["vocab_size"]:
+        who = f"this corpus needs for a {job['kind']} tokenizer"
+        raise UserError(_too_small(job["vocab_size"], tok.get_vocab_size(), who, "alphabet"))
+    return tok
+
+
 def train_tokenizer(
     sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
     vocab_size: int,
@@ -181,7 +213,6 @@ def train_tokenizer(
 ):
     """Train a tokenizer on `sources` (mixed by weight) and save it to `out` as a
     PreTrainedTokenizerFast folder; returns the loaded tokenizer (see the module docstring)."""
-    from tokenizers import Tokenizer
     from transformers import PreTrainedTokenizerFast
 
     from encoderlab.data.tokenizer import load_tokenizer
@@ -209,13 +240,8 @@ def train_tokenizer(
         kind=kind, specials=specials, vocab_size=vocab_size, lowercase=lowercase, progress=progress,
         sources=sources, seed=seed, on_error=on_error, max_docs=max_docs,
     )  # fmt: skip
-    trained, count = _train_in_child(job)
-    if count == 0:
-        raise UserError(
-            f"the corpus {', '.join(s.location for s in sources)} has no non-empty document; check --source"
-        )
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=Tokenizer.from_str(trained),
+        tokenizer_object=_checked(*_train_in_child(job), job),
         **{f"{role}_token": token for role, token in specials.items()},
     )
     if out.exists():  # empty but for outdir's marker (checked above)
