@@ -134,6 +134,23 @@ def test_load_refusals(tmp_path, monkeypatch):
         load_tokenizer("EuroBERT/EuroBERT-210m")
 
 
+def test_offline_hub_id_is_read_from_the_local_hub_cache(tmp_path, monkeypatch, bpe):
+    """ "set HF_HUB_OFFLINE=1 to use the local hub cache" (the unreachable-hub line's fix) is true: a
+    hub id whose snapshot the cache holds (the layout huggingface_hub writes) loads offline."""
+    from huggingface_hub import constants
+
+    commit = "0" * 40
+    repo = tmp_path / "hub" / "models--someone--cached"
+    bpe.save_pretrained(repo / "snapshots" / commit)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert tokenizer_hash(load_tokenizer("someone/cached")) == tokenizer_hash(bpe)
+    with pytest.raises(UserError, match="hub is offline"):
+        load_tokenizer("someone/uncached")
+
+
 def test_hash_is_unchanged_by_encoding_with_truncation_and_padding(tokenizer_dir):  # noqa: F811
     tok = load_tokenizer(tokenizer_dir)
     before = tokenizer_hash(tok)

@@ -114,3 +114,53 @@ def test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error(dw
     argv = f"pretrain --recipe smoke-mlm --param data={dworld / 'patched_ids'} --out {tmp_path / 'o'}".split()
     code, err = cli(argv, capsys)
     assert_one_line(code, err, r"tokens.bin holds token id \d+ at position \d+, beyond the tokenizer's")
+
+
+CACHE_FIX = "or set HF_HUB_OFFLINE=1 to use the local hub cache, or pass a local"
+HUB_UNREACHABLE = {  # case -> (argv with {w}, what the line names, the fix after "check the network, ")
+    "hub-unreachable-tokenizer": (
+        "data prepare --source {w}/texts.txt --tokenizer someone/tok --out {w}/o",
+        "tokenizer 'someone/tok'",
+        f"{CACHE_FIX} tokenizer folder",
+    ),
+    "hub-unreachable-model": (
+        "export someone/enc --out {w}/o",
+        "model 'someone/enc'",
+        f"{CACHE_FIX} model folder",
+    ),
+    "hub-unreachable-dataset": (
+        "data prepare --source hf:someone/corpus --tokenizer {w}/tok --out {w}/o",
+        "hub dataset 'someone/corpus'",
+        "or mirror the dataset and set ENCODERLAB_HUB_DATA",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HUB_UNREACHABLE))
+def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
+    """A hub id with HF_HUB_OFFLINE unset and no hub to reach (HF_ENDPOINT on a closed port, a fresh
+    HF_HOME): huggingface_hub printed its retry notices for ~50 s before our line; now only the line."""
+    import os
+    import subprocess
+    import sys
+
+    argv, named, fix = HUB_UNREACHABLE[case]
+    w = tmp_path / "w"
+    w.mkdir()
+    (w / "texts.txt").write_text("".join(f"text {i} about the red code\n" for i in range(20)))
+    make_tokenizer(vocabulary_texts()).save_pretrained(w / "tok")
+    offline = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE")
+    env = {k: v for k, v in os.environ.items() if k not in offline}
+    env.update(
+        HF_ENDPOINT="http://127.0.0.1:9", HF_HOME=str(tmp_path / "hf"), ENCODERLAB_HOME=str(tmp_path / "el")
+    )
+    before = snapshot(w)
+    cmd = [sys.executable, "-m", "encoderlab.cli", *argv.format(w=w).split()]
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2 and len(run.stderr.splitlines()) == 1, run.stderr
+    start = f"encoderlab: error: cannot download {named} from the Hugging Face hub ("
+    assert run.stderr.startswith(start) and run.stderr.rstrip().endswith(f"; check the network, {fix}"), (
+        run.stderr
+    )
+    assert_printed_as_documented(case, run.stderr, w)
+    assert snapshot(w) == before and sorted(p.name for p in w.iterdir()) == ["texts.txt", "tok"]

@@ -16,6 +16,14 @@ resolves configs and data files from the card exactly as it does for the hub rep
 a corpus once on a login node and points compute nodes at it, and the tests run the hub code path on
 simulated repos (tests/data/hub_corpus_fixtures.py, tests/eval/hub_fixtures.py).
 
+Downloads. Without a mirror, a model or tokenizer id is fetched by `download_model_repo` (the one
+place that downloads one: `huggingface_hub.snapshot_download`, which asks the hub once and falls back
+to the local hub cache) and a dataset id is first asked for once (`reach_hub`); both run with the
+hub libraries' own log lines and warnings silenced (`quiet_hub`). An unreachable hub is then one line
+at once, naming the fix, where transformers' per-file downloads retried each file for ~23 s and
+printed every retry. With `HF_HUB_OFFLINE=1`, a hub id whose snapshot is in the local hub cache is
+read from there (`model_mirror`), so "set HF_HUB_OFFLINE=1 to use the local hub cache" is a fix.
+
 Trade-offs: a plain mirror folder instead of the hub cache layout (`HF_HUB_CACHE`: blobs, refs and
 symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT`: a process to
 run); the price is that a mirror has no revision of its own, so what a prepared folder records as
@@ -26,9 +34,12 @@ share `owner/name`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import logging
 import os
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -104,18 +115,108 @@ def is_hub_id(name: str) -> bool:
 
 
 def model_mirror(hub_id: str, what: str = "model") -> Path | None:
-    """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS`, or None when no
-    mirror root is set and the id is to be fetched from the hub; refused with one line when the hub
-    is offline (`HF_HUB_OFFLINE`) and there is no mirror, or the root lacks this repo."""
+    """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS` (or, when the hub is
+    offline, its snapshot in the local hub cache), or None when no mirror root is set and the id is to
+    be fetched from the hub (`download_model_repo`); refused with one line when the hub is offline
+    (`HF_HUB_OFFLINE`) and neither a mirror nor the cache has it, or the root lacks this repo."""
     location = model_location(hub_id)
     if location != hub_id:
         return Path(location)
     if hub_offline():
+        cached = _cached_snapshot(hub_id)
+        if cached is not None:
+            return cached
         raise UserError(
             f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
             f"pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
         )
     return None
+
+
+# ---------------------------------------------------------------- the hub itself
+
+MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
+"""What a model download fetches: configs, safetensors weights and tokenizer files (no pickle, no code)."""
+TOKENIZER_GLOBS = ("*.json", "*.txt", "*.model")
+"""What a tokenizer download fetches: its files and the model config, not the weights."""
+_HUB_LOGGERS = ("huggingface_hub", "transformers", "datasets")
+
+
+@contextlib.contextmanager
+def quiet_hub() -> Iterator[None]:
+    """The hub libraries' own log lines (retry notices, "couldn't connect") and warnings silenced for
+    the duration, so that a failure is encoderlab's one line; their progress bars stay."""
+    loggers = [logging.getLogger(name) for name in _HUB_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str) -> UserError:
+    """One line for a hub request that failed: a repo that is not there or gated, else `fix`."""
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
+
+    if isinstance(exc, GatedRepoError):
+        return UserError(
+            f"{what} '{hub_id}' is gated on the Hugging Face hub; accept its terms on its page and log in "
+            "with `hf auth login`"
+        )
+    if isinstance(exc, RepositoryNotFoundError):
+        return UserError(
+            f"{what} '{hub_id}' is not on the Hugging Face hub, or is private; check the id, or log in "
+            "with `hf auth login`"
+        )
+    reason = _first_line(exc)  # snapshot_download's names the cause: "Got: ConnectError: ..."
+    reason = reason[len("Got: ") :] if reason.startswith("Got: ") else f"{type(exc).__name__}: {reason}"
+    return UserError(f"cannot download {what} '{hub_id}' from the Hugging Face hub ({reason}); {fix}")
+
+
+def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES) -> Path:
+    """The local folder of the model repo `hub_id` (`what`: "model" or "tokenizer"), its `patterns`
+    fetched by `snapshot_download` (the local hub cache when the hub cannot be reached and the cache
+    has it), or one line saying what failed and the fix (see the module docstring)."""
+    from huggingface_hub import snapshot_download
+
+    with quiet_hub():
+        try:
+            return Path(snapshot_download(hub_id, allow_patterns=list(patterns)))
+        except Exception as exc:  # the hub raises many types; each ends in one line for the user
+            fix = (
+                f"check the network, or set HF_HUB_OFFLINE=1 to use the local hub cache, or pass a local "
+                f"{what} folder"
+            )
+            raise _hub_failure(hub_id, what, exc, fix) from None
+
+
+def _cached_snapshot(hub_id: str) -> Path | None:
+    """The local hub cache's snapshot of the model repo `hub_id`, if it has one (no network)."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    with quiet_hub():
+        try:
+            return Path(snapshot_download(hub_id, local_files_only=True))
+        except LocalEntryNotFoundError:
+            return None
+
+
+def reach_hub(hub_id: str, repo_type: str, what: str, fix: str) -> None:
+    """Ask the hub for `hub_id`'s repo once (no retries), so that an unreachable hub or a missing repo
+    is one line at once rather than after the retries of the library that then reads it."""
+    from huggingface_hub import HfApi
+
+    with quiet_hub():
+        try:
+            HfApi().repo_info(hub_id, repo_type=repo_type)
+        except Exception as exc:
+            raise _hub_failure(hub_id, what, exc, fix) from None
 
 
 # ---------------------------------------------------------------- datasets: files and streaming
@@ -192,8 +293,12 @@ def _first_line(exc: BaseException) -> str:
 def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, location: str) -> HubDataset:
     import datasets
 
+    if location == hub_id:  # no mirror: one request says at once whether the hub can be reached
+        fix = f"check the network, or mirror the dataset and set {HUB_DATA_ENV}"
+        reach_hub(hub_id, "dataset", "hub dataset", fix)
     try:
-        builder = datasets.load_dataset_builder(location, config, data_dir=data_dir)
+        with quiet_hub():
+            builder = datasets.load_dataset_builder(location, config, data_dir=data_dir)
     except ValueError as exc:  # an unknown config lists the valid ones
         raise UserError(f"hub dataset '{hub_id}': {_first_line(exc)}; fix #hf_config") from None
     except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"

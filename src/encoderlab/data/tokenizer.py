@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from encoderlab.data.hub import model_mirror
+from encoderlab.data.hub import TOKENIZER_GLOBS, download_model_repo, model_mirror
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -66,8 +66,10 @@ def load_tokenizer(name_or_path: str | Path):
     from transformers import AutoTokenizer
 
     folder = tokenizer_folder(name_or_path)
+    if folder is None:  # a hub id to fetch: the one download of data/hub.py, one line if it fails
+        folder = download_model_repo(str(name_or_path), "tokenizer", TOKENIZER_GLOBS)
     try:
-        tok = AutoTokenizer.from_pretrained(str(folder or name_or_path))
+        tok = AutoTokenizer.from_pretrained(str(folder))
     except (OSError, ValueError, json.JSONDecodeError) as exc:
         raise UserError(f"cannot load tokenizer '{name_or_path}' ({str(exc).splitlines()[0]})") from None
     if not getattr(tok, "is_fast", False):

@@ -9,9 +9,9 @@ A source is resolved in this order, and each kind has exactly one loader:
      protocol, so training, evaluation and analysis never ask where a model came from;
   3. an asset name (`minilm`, `smollm2-135m`): its cached folder, then as 2;
   4. anything shaped like `org/name`: its mirror folder when `ENCODERLAB_HUB_MODELS` is set, else a
-     hub download (safetensors and configs only), then as 2. The mirror lookup and the offline
-     refusal are `data/hub.py`'s, the one resolver of hub ids that tokenizers and datasets use too,
-     so a model and its tokenizer never come from two places.
+     hub download (safetensors and configs only), then as 2. The mirror lookup, the offline refusal
+     and the download are `data/hub.py`'s, the one resolver of hub ids that tokenizers and datasets
+     use too, so a model and its tokenizer never come from two places.
 Security is decided here, once: weights are read with safetensors; pickled `pytorch_model.bin`
 only with `allow_pickle=True`, and then through `torch.load(weights_only=True)`; a folder that
 ships its own modelling code (`auto_map`) is refused unless `trust_remote_code=True`, and even then
@@ -32,7 +32,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
-from encoderlab.data.hub import is_hub_id, mirror_root, model_mirror
+from encoderlab.data.hub import download_model_repo, is_hub_id, mirror_root, model_mirror
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_adapters import ADAPTER_FAMILIES, adapter_from_hf_state, hf_config_from_dict
@@ -72,7 +72,7 @@ def load_pretrained(
         return _load_path(assets.asset_dir(name), trust_remote_code, allow_pickle)
     check_model_source(name)
     mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
-    return _load_path(mirror or _download(name), trust_remote_code, allow_pickle)
+    return _load_path(mirror or download_model_repo(name), trust_remote_code, allow_pickle)
 
 
 def check_model_source(source: str | Path) -> None:
@@ -161,20 +161,6 @@ def _own_model_folder(path: Path) -> Path | None:
             f"run {path} has no final model yet; pass one of its checkpoints, e.g. {path}/checkpoints/step_N"
         )
     return None
-
-
-def _download(repo_id: str) -> Path:
-    from huggingface_hub import snapshot_download
-
-    try:
-        return Path(
-            snapshot_download(repo_id, allow_patterns=["*.json", "*.safetensors", "*.txt", "*.model"])
-        )
-    except Exception as exc:  # offline, unknown repo, gated repo: all end the same way for the user
-        raise UserError(
-            f"cannot download '{repo_id}' from the Hugging Face hub ({type(exc).__name__}); "
-            "download it where the hub is reachable and pass the folder"
-        ) from None
 
 
 def read_config_json(path: Path) -> dict:
