@@ -5,7 +5,7 @@ so the test follows every edit of the README and the README cannot drift from wh
 command line goes through `encoderlab.cli.main` as typed (comments stripped), in a scratch folder.
 
 What differs from a user's machine is only size and the network, listed here (`SIZES`):
-  * assets: `wiki-leads`, `tweets` and `wnut16` are small stand-ins in the real record schemas,
+  * assets: `wiki-leads`, `tweets`, `wnut16` and `brown-pos` (the demo's tagging task) are small stand-ins in the real record schemas,
     written into a private $ENCODERLAB_HOME with valid manifests, so `assets fetch` finds them
     fetched (the real fetch is tested in tests/data/test_assets_fetch.py);
   * fine-tuning: `tweets` and `wnut16` train 10 steps instead of their pocket protocol;
@@ -65,6 +65,14 @@ def _write_assets(home: Path) -> None:
         tags = ["O"] * 6 + ["B-geo-loc"]
         wnut.append({"id": str(i), "text": " ".join(tokens), "meta": {"tokens": tokens, "tags": tags}})
     write_asset(home, "wnut16", wnut)
+    tagged = {"nn": NAMES, "jj": ["good", "bad", "awful"], "at": ["the", "a"], "nn-tl": TOPICS}
+    brown = []
+    for i in range(160):
+        tags = [rng.choice(list(tagged)) for _ in range(8)]
+        tokens = [rng.choice(tagged[t]) for t in tags]
+        meta = {"tokens": tokens, "tags": tags, "genre": "news", "doc": f"ca{i // 8:02d}"}
+        brown.append({"id": f"ca{i // 8:02d}-{i % 8}", "text": " ".join(tokens), "meta": meta})
+    write_asset(home, "brown-pos", brown)
 
 
 @pytest.fixture

@@ -7,9 +7,11 @@ They read the labelled assets (`encoderlab.data.assets.asset_jsonl`, which names
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from encoderlab.eval.spec import TaskData
 from encoderlab.eval.tasks.splits import (
@@ -24,9 +26,22 @@ from encoderlab.eval.tasks.splits import (
 
 
 def _records(asset: str) -> list[dict]:
-    from encoderlab.data.assets import asset_jsonl, read_jsonl
+    """The asset's records, parsed once per process and file version: a study's eval nodes load the
+    same task again and again, and parsing brown-pos alone takes seconds. The records are shared
+    between calls, so loaders read them and never change them."""
+    from encoderlab.data.assets import asset_jsonl
 
-    return list(read_jsonl(asset_jsonl(asset)))
+    path = asset_jsonl(asset)
+    stat = path.stat()
+    return list(_parsed(str(path), stat.st_ino, stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(path: str, inode: int, mtime_ns: int, size: int) -> tuple[dict, ...]:
+    """The records of one version of a data.jsonl (a re-fetch changes the inode, time or size)."""
+    from encoderlab.data.assets import read_jsonl
+
+    return tuple(read_jsonl(Path(path)))
 
 
 def _sc(
@@ -100,6 +115,7 @@ WNUT_LABELS = ("O", *(f"{p}-{t}" for t in WNUT_TYPES for p in "BI"))
 _BROWN_SUFFIX = re.compile(r"(-(tl|hl|nc))+$")
 
 
+@functools.lru_cache(maxsize=4096)
 def brown_tag(tag: str) -> str:
     """Collapse Brown's title/headline/cited suffixes (-tl, -hl, -nc): they mark context, not part of speech."""
     return _BROWN_SUFFIX.sub("", tag.lower())
@@ -107,7 +123,7 @@ def brown_tag(tag: str) -> str:
 
 def load_brown_pos(name: str, sizes: dict) -> TaskData:
     """Brown POS; the label set is the collapsed tag set of the whole asset, so no split holds an unseen tag."""
-    labels = tuple(sorted({brown_tag(t) for r in _records("brown-pos") for t in r["meta"]["tags"]}))
+    labels = tuple(sorted({brown_tag(t) for t in {t for r in _records("brown-pos") for t in r["meta"]["tags"]}}))
     data = _tc(name, "brown-pos", labels, brown_tag, lambda r: r["meta"].get("doc", r["id"]), sizes)
     data.labels = labels
     return data
