@@ -123,7 +123,9 @@ def brown_tag(tag: str) -> str:
 
 def load_brown_pos(name: str, sizes: dict) -> TaskData:
     """Brown POS; the label set is the collapsed tag set of the whole asset, so no split holds an unseen tag."""
-    labels = tuple(sorted({brown_tag(t) for t in {t for r in _records("brown-pos") for t in r["meta"]["tags"]}}))
+    labels = tuple(
+        sorted({brown_tag(t) for t in {t for r in _records("brown-pos") for t in r["meta"]["tags"]}})
+    )
     data = _tc(name, "brown-pos", labels, brown_tag, lambda r: r["meta"].get("doc", r["id"]), sizes)
     data.labels = labels
     return data
