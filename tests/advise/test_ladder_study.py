@@ -28,7 +28,7 @@ SPLIT = Schedule.biphasic(0.5, 0.4)
 
 def _design(corpus) -> LadderDesign:
     return LadderDesign(
-        sizes=("tiny", "mini", "small"),
+        sizes=("nano", "micro", "tiny"),  # the three smallest: the test is about the wiring, not the fit
         schedules=(MLM, CLM, SPLIT),
         budgets=(2e-5,),  # far below min_steps: every run takes 6 steps of 4 x 32 tokens
         seeds=(0, 1),
@@ -58,9 +58,9 @@ def test_the_ladder_spec_is_sizes_x_budgets_x_schedules_x_seeds(tmp_path):
     design = _design(tmp_path / "corpus.jsonl")
     spec = ladder_study(design)
     assert len(spec.runs) == 9 and {r.group for r in spec.runs} == {
+        "nano-x2e-05",
+        "micro-x2e-05",
         "tiny-x2e-05",
-        "mini-x2e-05",
-        "small-x2e-05",
     }
     assert {r.steps for r in spec.runs} == {6} and not any(r.evaluate for r in spec.runs)
     every_step = 2 * 3 * sum(6 * design.params(s) * 6 * 128 for s in design.sizes)
@@ -162,7 +162,7 @@ def test_a_tiny_real_ladder_trains_and_reads_back(study):
     pretrains = [n for n in graph if n.kind == "pretrain"]
     assert len(pretrains) == 18
     branched = {n.name: n.config["branch"] for n in pretrains if "branch" in n.config}
-    assert sorted(branched) == sorted(f"pretrain/clm50-mlm40-{s}-x2e-05/s{seed}" for s in ("tiny", "mini", "small")
+    assert sorted(branched) == sorted(f"pretrain/clm50-mlm40-{s}-x2e-05/s{seed}" for s in ("nano", "micro", "tiny")
                                       for seed in (0, 1))  # fmt: skip
     assert all(b["from"].startswith("pretrain/clm100-") and b["step"] == 3 for b in branched.values())
     markers = [json.loads(p.read_text()) for p in folder.glob("nodes/pretrain/*/node.json")]
