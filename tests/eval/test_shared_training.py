@@ -74,3 +74,28 @@ def test_tasks_declaring_one_run_but_other_examples_are_refused(paper_ir, tmp_pa
     ):
         evaluate(paper_ir, suite=None, tasks=["paper-msmarco", "paper-nq"], lrs=[1e-3], seeds=[0],
                  out=tmp_path / "o", progress=False)  # fmt: skip
+
+
+def test_a_broken_shared_run_is_refused_before_any_run_of_the_grid(paper_ir, tmp_path, monkeypatch):
+    """The check ran inside the grid: the runs of earlier (LR, seed) points had fine-tuned and were
+    written when a later point brought in the task whose examples differ. Now nothing runs or is
+    written, in `evaluate` and in the study's `eval_node` (which made its results folder first)."""
+    from encoderlab.errors import UserError
+
+    out, grid = tmp_path / "o", dict(suite=None, lrs=[1e-3], progress=False)
+    evaluate(paper_ir, tasks=["paper-nq"], seeds=[0], out=out, **grid)  # cached: paper-nq at seed 0
+    before = sorted((p.relative_to(out), p.read_bytes()) for p in out.rglob("*") if p.is_file())
+    nq = TASKS["paper-nq"]
+    loader = nq.loader
+    monkeypatch.setitem(
+        TASKS, "paper-nq", replace(nq, loader=lambda: replace(loader(), train=loader().train[:8]))
+    )
+    runs = _count_runs(monkeypatch)
+    refused = "task paper-nq trains as paper-msmarco but its training examples differ"
+    with pytest.raises(UserError, match=refused):  # seed 0 would train paper-msmarco alone first
+        evaluate(paper_ir, tasks=["paper-msmarco", "paper-nq"], seeds=[0, 1], out=out, **grid)
+    assert runs == []
+    assert sorted((p.relative_to(out), p.read_bytes()) for p in out.rglob("*") if p.is_file()) == before
+    with pytest.raises(UserError, match=refused):
+        protocol.eval_node(paper_ir, "paper-msmarco", 1e-3, 1, tmp_path / "node", also=["paper-nq"])
+    assert runs == [] and not (tmp_path / "node").exists()

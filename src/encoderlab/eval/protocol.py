@@ -77,8 +77,7 @@ class ResultsStore:
     """results.jsonl: one finished node per line, appended atomically (flush + fsync)."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = Path(path)  # its folder is made by the first `add`: a refused run leaves none
         self.records: dict[tuple, EvalRecord] = {}
         if self.path.exists():
             self._read()
@@ -108,6 +107,7 @@ class ResultsStore:
         return self.records.get(self.key(model, task, signature, lr, seed))
 
     def add(self, rec: EvalRecord) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps(to_dict(rec), sort_keys=True) + "\n")
             f.flush()
@@ -169,9 +169,11 @@ def evaluate(
     store = ResultsStore(out / RESULTS)
     dev = resolve_device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
+    groups = training_groups([get_task(name) for name in names])
+    shared = [_load_shared(em, group, grid, store) for group in groups]  # checked before any run
     with tqdm(total=len(names) * len(grid), desc="eval", unit="run", disable=not progress) as bar:
-        for group in training_groups([get_task(name) for name in names]):
-            _evaluate_group(em, group, grid, store, bar, dev, out)
+        for group, loaded in zip(groups, shared, strict=True):
+            _evaluate_group(em, group, grid, store, bar, dev, out, loaded)
     # Tasks evaluated earlier into the same folder stay in the summary.
     earlier = {r.task for r in store.records.values() if r.model == em.fingerprint and r.task in TASKS}
     shown = names + sorted(earlier - set(names))
@@ -181,11 +183,41 @@ def evaluate(
     return summary
 
 
-def _evaluate_group(em: EvalModel, group: list, grid: list, store: ResultsStore, bar, dev, out: Path) -> None:
+def _load_shared(em: EvalModel, group: list, grid: list, store: ResultsStore) -> dict[int, LoadedTask]:
+    """The tasks of a group that share one fine-tuning run (`spec.training_groups`) with a node still to
+    run, loaded and checked to train on the same examples (`check_shared_training`), so that a broken
+    promise is refused before the grid starts, not after some of its runs; {} for a task alone."""
+    if len(group) < 2:
+        return {}
+    todo = [
+        i
+        for i, t in enumerate(group)
+        if any(store.get(em.fingerprint, t.name, t.signature(), lr, seed) is None for lr, seed in grid)
+    ]
+    loaded = {i: _prepared_task(group[i], em) for i in todo}
+    check_shared_training(list(loaded.values()))
+    return loaded
+
+
+def check_shared_training(members: Sequence[LoadedTask]) -> None:
+    """Tasks that `trains_as` one run must train on the same examples: the registry promises it, the
+    data must keep it (another download of one task's data breaks it). Checked by every entry point
+    that builds shared runs (`evaluate`, `eval_node`) before it fine-tunes anything."""
+    for m in members[1:]:
+        if m.train_digest != members[0].train_digest:
+            raise UserError(
+                f"task {m.task.name} trains as {members[0].task.name} but its training examples differ; "
+                "download both tasks' data again (the hub mirror or assets), or evaluate them in separate calls"
+            )
+
+
+def _evaluate_group(
+    em: EvalModel, group: list, grid: list, store: ResultsStore, bar, dev, out: Path, loaded: dict
+) -> None:
     """The grid of tasks that share one fine-tuning run per (LR, seed) (`spec.training_groups`): each
-    run trains once and scores every task of the group not cached yet."""
+    run trains once and scores every task of the group not cached yet. `loaded`: the group's tasks
+    already loaded (`_load_shared`); the others are loaded when first needed."""
     signatures = [t.signature() for t in group]
-    loaded: dict[int, LoadedTask] = {}
     for lr, seed in grid:
         todo = [
             i
@@ -207,14 +239,8 @@ def _run_nodes(
     em: EvalModel, members: Sequence[LoadedTask], lr: float, seed: int, device, out: Path
 ) -> list[EvalRecord]:
     """Fine-tune once on the first task's examples and score every task of `members` with that model
-    (one task, or tasks that `trains_as` one run); a record per task."""
+    (one task, or tasks that `trains_as` one run, checked by `check_shared_training`); a record per task."""
     first, rest = members[0], members[1:]
-    for m in rest:  # the registry promises it; the data must keep the promise
-        if m.train_digest != first.train_digest:
-            raise UserError(
-                f"task {m.task.name} trains as {first.task.name} but its training examples differ; "
-                "download both tasks' data again (the hub mirror or assets), or evaluate them in separate calls"
-            )
     start = time.time()
     shared = {"shared": [(m.task, m.prepared) for m in rest]} if rest else {}
     result = run_one(first.task, em.model, em.tokenizer, first.prepared, lr, seed, device, **shared)
@@ -331,6 +357,7 @@ def eval_node(
         check_grid([lr], [seed])
         require_assets([s.name for s in todo])
         members = [_prepared_task(s, em) for s in todo]
+        check_shared_training(members)
         for record in _run_nodes(em, members, lr, seed, resolve_device(device), Path(out)):
             store.add(record)
     return store.get(em.fingerprint, task, specs[0].signature(), lr, seed)
