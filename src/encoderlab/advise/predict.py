@@ -26,7 +26,10 @@ degrees of freedom. That is one reason extrapolation is only recommended after a
 **Compute of a target given as (N, D)** is 6ND times the schedule's measured FLOPs per 6ND
 (the median over its runs), so a 1-D curve fitted on measured FLOPs is read on the same scale.
 A target given as compute, for a Chinchilla curve, is read on the schedule's compute-optimal
-frontier: the lowest predicted value over model sizes N with D = C / (6N x that ratio). The curves
+frontier: the lowest predicted value over model sizes N with D = C / (6N x that ratio). With both
+exponents positive that minimum is Chinchilla's closed form (`optimal_log_size`), exact at any
+compute; a replicate whose fit has an exponent <= 0 has no interior minimum (the curve falls towards
+E at one end), and is searched over sizes from 1/1000 to 1000 times the largest rung. The curves
 drawn and the crossovers searched follow the same path: that frontier for a compute target, and for a
 target given as (N, D) the line of its tokens per parameter, which passes through the target (so the
 figure shows the printed prediction there) and through the ladder's runs at that ratio.
@@ -43,7 +46,23 @@ from encoderlab.advise.ladder import Ladder, Observation, Schedule
 from encoderlab.errors import UserError
 
 _FRONTIER_SIZES = np.geomspace(1e-3, 1e3, 97)
-"""Model sizes searched for the compute-optimal point, relative to the largest observed size."""
+"""Model sizes searched for the compute-optimal point of a fit with no interior minimum (an exponent
+<= 0), relative to the largest observed size."""
+
+
+def optimal_log_size(params: np.ndarray, log_k: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """(M, G) log of the size N minimising `E + A/N^a + B/D^b` along N x D = K, for each fit's
+    (e, log A, a, log B, b) in `params` (M, 5), inputs divided by `scale` (M, 2), and each log K.
+
+    Setting the derivative in log N to zero, a A/N^a = b B/D^b (Chinchilla's Approach 3); in the
+    scaled inputs x = log(N/N0), y = log(D/D0) = log K - log N - log D0 that gives
+    log N = (log a - log b + log A - log B + a log N0 + b (log K - log D0)) / (a + b).
+    Meaningful where a > 0 and b > 0 (NaN elsewhere)."""
+    a, b = params[:, 2:3], params[:, 4:5]
+    n0, d0 = np.log(scale[:, 0:1]), np.log(scale[:, 1:2])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        top = np.log(a) - np.log(b) + params[:, 1:2] - params[:, 3:4] + a * n0 + b * (log_k[None] - d0)
+        return np.where((a > 0) & (b > 0), top / (a + b), np.nan)
 
 
 @dataclass(frozen=True)
@@ -193,11 +212,24 @@ class ScheduleFit:
         if ratio is not None:
             n = np.sqrt(compute / (6.0 * ratio * self.flops_ratio))
             return fits.predict(np.stack([n, ratio * n], -1))
-        sizes = self.rungs.points[:, 0].max() * _FRONTIER_SIZES
-        n = np.repeat(sizes[None], len(compute), 0)
-        d = compute[:, None] / (6.0 * n * self.flops_ratio)
-        grid = np.stack([n.ravel(), d.ravel()], -1)
-        return fits.predict(grid).reshape(len(fits.params), len(compute), len(sizes)).min(-1)
+        return self._on_frontier(fits, compute)
+
+    def _on_frontier(self, fits: Fits, compute: np.ndarray) -> np.ndarray:
+        """(M, G) the lowest predicted loss over sizes N at each compute (module docstring)."""
+        log_k = np.log(compute / (6.0 * self.flops_ratio))  # N x D = K at this compute
+        log_n = optimal_log_size(fits.params, log_k, fits.scale)
+        edge = np.isnan(log_n).any(-1)
+        log_n = np.where(edge[:, None], 0.0, log_n)  # those rows are replaced below
+        n0, d0 = np.log(fits.scale[:, None, 0]), np.log(fits.scale[:, None, 1])
+        scaled = np.stack([log_n - n0, log_k[None] - log_n - d0], -1)
+        best = np.exp(fits.form.log_predict(fits.params, scaled))
+        if edge.any():  # no interior minimum: search a range of sizes around the ladder
+            sizes = self.rungs.points[:, 0].max() * _FRONTIER_SIZES
+            n = np.repeat(sizes[None], len(compute), 0)
+            grid = np.stack([n.ravel(), (np.exp(log_k)[:, None] / n).ravel()], -1)
+            searched = fits.rows(np.flatnonzero(edge)).predict(grid)
+            best[edge] = searched.reshape(int(edge.sum()), len(compute), len(sizes)).min(-1)
+        return best
 
     def at_rung(self, rung: int, fits: Fits | None = None) -> np.ndarray:
         """(M,) predicted loss at one of this schedule's rungs."""
