@@ -31,7 +31,7 @@ def test_the_gpu_plan_of_paper1_reads_fineweb_edu_once_with_the_papers_tokenizer
     # the ~120B-token corpus: how to prepare it across machines and give it to the study
     assert (
         "across machines: `encoderlab data prepare --source 'fineweb-edu-350bt#hf_files=0:K' --tokenizer "
-        "EuroBERT/EuroBERT-210m --seed 0 --out DIR --shard auto` in each task, `encoderlab data merge --out DIR`, "
+        "EuroBERT/EuroBERT-210m --seed 0 --decontaminate none --out DIR --shard auto` in each task, `encoderlab data merge --out DIR`, "
         "then `--prepared main=DIR`, K the first data files holding more than the 99.1B tokens" in out
     )
     plan = plan_study(get_study("paper1-pfs", "gpu-210m"))

@@ -80,6 +80,8 @@ class Backend:
     whose definition changes gets new eval nodes instead of its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
+    decontamination: Callable[[StudySpec], tuple[str, ...]] = lambda spec: ()
+    """The evaluation sets a dataset with `decontaminate` is cleaned against (in its prepare key)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -215,7 +217,8 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             meta = prepared_meta(d.prepared, d.name)
             check_corpus(meta, d.corpus, d.name, d.prepared)
             digest = identity(meta)
-        cfg = PrepareNode(dataset=d, seq_len=spec.seq_len, prepared=digest).data()
+        against = backend.decontamination(spec) if d.decontaminate and d.prepared is None else ()
+        cfg = PrepareNode(dataset=d, seq_len=spec.seq_len, prepared=digest, against=against).data()
         deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
         graph.add("prepare", f"prepare/{d.name}", cfg, deps)
 

@@ -40,11 +40,15 @@ class PrepareNode:
     prepared: str | None = None
     """For a dataset prepared outside the study, the digest of what its folder holds
     (`study/prepared.py:identity`); None: the node prepares it."""
+    against: tuple[str, ...] = ()
+    """The evaluation sets whose texts are removed from the corpus (`nodes.decontamination_sets`),
+    resolved from the study, so the key says what was removed; absent from the key when none."""
 
     def data(self) -> dict[str, Any]:
         """The node's config as JSON data (the layout its key hashes)."""
         out = {**to_dict(self.dataset), "seq_len": self.seq_len}
         del out["name"], out["prepared"]  # the name is the node's; a folder's path would tie keys to it
+        out |= {"against": list(self.against)} if self.against else {}
         return out | ({"prepared": self.prepared} if self.prepared is not None else {})
 
     @classmethod
@@ -52,8 +56,9 @@ class PrepareNode:
         """The typed config of a prepare node (strict: another shape names the node)."""
         cfg = dict(node.config)
         prepared, seq_len = cfg.pop("prepared", None), cfg.pop("seq_len")
+        against = tuple(cfg.pop("against", ()))
         dataset = from_dict(DataSpec, {**cfg, "name": node.name.split("/", 1)[1]}, where=node.name)
-        return cls(dataset=dataset, seq_len=seq_len, prepared=prepared)
+        return cls(dataset=dataset, seq_len=seq_len, prepared=prepared, against=against)
 
 
 @dataclass(frozen=True, kw_only=True)

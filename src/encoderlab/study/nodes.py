@@ -69,7 +69,7 @@ def run_prepare(ctx: NodeContext) -> dict:
             tokenizer=tokenizer,
             seed=cfg.seed,
             max_docs=cfg.max_docs,
-            decontaminate=("auto",) if cfg.decontaminate else (),
+            decontaminate=node.against,  # () is none
         ),
         ctx.out_dir / "data",
         progress=False,
@@ -337,19 +337,35 @@ def suite_families(suite: str) -> dict[str, str]:
     return {name: get_task(name).family for name in suite_tasks(suite)}
 
 
-def required_assets(spec: StudySpec) -> list[str]:
-    """Assets the study reads: corpora, tokenizers and start models named as assets, CKA texts, and the
-    data of the tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on."""
-    from encoderlab.data.assets import ASSETS
+def _task_assets(spec: StudySpec) -> list[str]:
+    """The assets of the tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on."""
     from encoderlab.eval.suites import TASK_ASSETS
 
-    names = [c for d in spec.data for c in d.corpus] + [d.tokenizer for d in spec.data]
-    names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
     evaluated = [r for r in spec.runs if r.evaluate]  # a run trained only as a base or control reads no task
     tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite_families(spec.eval.suite))}
     tasks |= {t for r in evaluated if r.eval_steps for t in spec.eval.checkpoint_tasks}
-    names += [a for t in sorted(tasks) for a in TASK_ASSETS.get(t, ())]
-    return [n for n in dict.fromkeys(names) if n in ASSETS]
+    return list(dict.fromkeys(a for t in sorted(tasks) for a in TASK_ASSETS.get(t, ())))
+
+
+def required_assets(spec: StudySpec) -> list[str]:
+    """Assets the study reads: corpora, tokenizers and start models named as assets, CKA texts, and the
+    data of the tasks that evaluated runs are fine-tuned on."""
+    from encoderlab.data.assets import ASSETS
+
+    names = [c for d in spec.data for c in d.corpus] + [d.tokenizer for d in spec.data]
+    names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
+    return [n for n in dict.fromkeys(names + _task_assets(spec)) if n in ASSETS]
+
+
+def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
+    """The evaluation sets a study's datasets are decontaminated against: the long-text sets
+    (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News) among the
+    assets its tasks read, which the study fetches anyway. Decided by the study alone: before, every
+    evaluation set that happened to be fetched was used, so one study key held other data on a
+    machine that had fetched more."""
+    from encoderlab.data.decontaminate import EVAL_ASSETS
+
+    return tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
 
 
 def check_start_models(spec: StudySpec) -> None:
@@ -432,5 +448,6 @@ def real_backend() -> Backend:
         task_signature=task_signature,
         training_groups=training_groups,
         required_assets=required_assets,
+        decontamination=decontamination_sets,
         check_start=check_start,
     )

@@ -351,15 +351,7 @@ def plan_text(plan: StudyPlan) -> str:
         f"evaluation: suite {ev.suite} ({tasks}){own}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
         f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(spec)}",
     ]
-    for d in spec.data:
-        c = plan.corpora[d.name]
-        lines.append(
-            f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer {_tokenizer_text(spec, d)}; "
-            f"{'at most ' if c.at_most else ''}{_n(c.unique_tokens)} unique tokens ({c.how})"
-        )
-        if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
-            needed = max((r.reaches for r in plan.runs if r.dataset == d.name), default=0)
-            lines.append(f"  across machines: {prepare_command(d, needed)}")
+    lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
     width = max([len(r.model) for r in plan.runs] + [3])
     lines.append(
         f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
@@ -406,6 +398,21 @@ SHARD_HINT_TOKENS = 1e10
 """From this many unique tokens on, the plan shows how to prepare a dataset across machines."""
 
 
+def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
+    """A dataset's plan line (corpus, tokenizer, unique tokens, the evaluation sets it is cleaned
+    against), and for a large one how to prepare it across machines."""
+    c, against = plan.corpora[d.name], _against(plan.spec, d)
+    lines = [
+        f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
+        f"{_tokenizer_text(plan.spec, d)}; {'at most ' if c.at_most else ''}{_n(c.unique_tokens)} unique "
+        f"tokens ({c.how}); decontaminated against {', '.join(against) or 'nothing'}"
+    ]
+    if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
+        needed = max((r.reaches for r in plan.runs if r.dataset == d.name), default=0)
+        lines.append(f"  across machines: {prepare_command(d, needed, against)}")
+    return lines
+
+
 def _corpus_text(name: str) -> str:
     """A corpus entry, with the hub repo, config and card name of a named hub corpus."""
     from encoderlab.data.corpora import CORPORA
@@ -428,10 +435,19 @@ def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
     return f"{d.tokenizer} ({d.vocab_size:,} ids)"
 
 
-def prepare_command(d: DataSpec, needed: float) -> str:
+def _against(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
+    """The evaluation sets the study's prepare node cleans dataset `d` against (a prepared folder: none
+    here, its own meta.json says)."""
+    from encoderlab.study.nodes import decontamination_sets
+
+    return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
+
+
+def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -> str:
     """How to prepare dataset `d` across the machines of a SLURM array (or torchrun) and give it to the
-    study. A `max_docs` cap cannot be sharded (no worker knows how many documents precede its files), so
-    a hub corpus is cut by files instead (`hf_files`), at least `needed` tokens' worth."""
+    study, decontaminated against the same sets (`against`) as the study would. A `max_docs` cap cannot
+    be sharded (no worker knows how many documents precede its files), so a hub corpus is cut by files
+    instead (`hf_files`), at least `needed` tokens' worth."""
     from encoderlab.data.corpora import CORPORA
 
     hub = len(d.corpus) == 1 and (d.corpus[0] in CORPORA or d.corpus[0].startswith("hf:"))
@@ -444,7 +460,7 @@ def prepare_command(d: DataSpec, needed: float) -> str:
     )
     return (
         f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
-        f"{'' if d.decontaminate else ' --decontaminate none'} --out DIR --shard auto` in each task, "
+        f" --decontaminate {' '.join(against) or 'none'} --out DIR --shard auto` in each task, "
         f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
     )
 
