@@ -47,6 +47,24 @@ def test_tensorboard_sink_writes_every_scalar_of_every_step(tmp_path):
         assert logged == pytest.approx(want, rel=1e-6), key
 
 
+def test_tensorboard_sink_rewind_drops_the_steps_a_rollback_replays(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from encoderlab.train.metrics import TensorBoardSink
+
+    sink = TensorBoardSink(tmp_path)
+    for step in (1, 2, 3):
+        sink.log({"step": step, "loss": float(step)})
+    sink.rewind(1)  # a rollback to the checkpoint of step 1 replays steps 2 and 3
+    for step in (2, 3):
+        sink.log({"step": step, "loss": 10.0 * step})
+    sink.close()
+    events = EventAccumulator(str(tmp_path / "tensorboard"))
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("loss")] == [(1, 1.0), (2, 20.0), (3, 30.0)]
+
+
 def _wandb_history(path) -> list[dict]:
     """History rows of an offline run file (`run-*.wandb`), read without wandb's sync service.
 

@@ -221,6 +221,23 @@ def test_nan_skip_and_rollback_drop_the_bad_batch_with_identical_results(tmp_pat
     _assert_same_weights(*finals)
 
 
+def test_rollback_replaces_the_metrics_lines_of_the_steps_it_replays(tmp_path):
+    # The bad update is step 6, two steps after the last checkpoint (4): the rollback replays step 5,
+    # whose line must replace the one logged before the rollback, not follow it (one line per step).
+    rows = {}
+    for policy in ("skip", "rollback"):
+        cfg, src = _poisoned(tmp_path / policy, policy, bad_step=5)
+        pretrain(cfg, source=src)
+        rows[policy] = metrics(cfg.out)
+    assert [r["step"] for r in rows["rollback"]] == [1, 2, 3, 4, 5, 6]
+    assert rows["rollback"][-1]["skipped"]
+
+    def steady(r):
+        return {k: v for k, v in r.items() if k not in ("tokens_per_s", "mfu")}  # wall-clock fields
+
+    assert [steady(r) for r in rows["rollback"][:5]] == [steady(r) for r in rows["skip"][:5]]
+
+
 @pytest.mark.parametrize("kind", ["adamw", "decoupled_adamw", "stable_adamw"])
 def test_frozen_layers_stay_bit_identical_with_carried_optimizer_state(tmp_path, kind):
     # Phase 1 trains everything (AdamW moments for layer 0 exist), phase 2 freezes layer 0 and

@@ -1,10 +1,15 @@
 """Metric sinks: `metrics.jsonl` always (the source of truth), TensorBoard and W&B optionally.
 
-A sink has two methods, `log(record)` and `close()`. Only rank 0 logs. The optional sinks import
-their package lazily and raise a `UserError` naming the extra to install, so nothing heavy loads
-unless asked. On resume the JSONL file is cut back to the checkpoint's step, so a resumed run's
-file is line for line what an uninterrupted run writes; the cut replaces the file in one rename
-(`atomic.write_text_atomic`), so a resume killed or out of disk while cutting keeps the old log whole.
+A sink has three methods, `log(record)`, `rewind(step)` and `close()`. Only rank 0 logs. The
+optional sinks import their package lazily and raise a `UserError` naming the extra to install, so
+nothing heavy loads unless asked. On resume, and when `nan_policy=rollback` reloads a checkpoint and
+replays the steps after it, the sinks forget what they logged after the checkpoint's step: the JSONL
+file is cut back to it, so a resumed or rolled-back run's file is line for line what an
+uninterrupted run writes (one line per step, the replayed values); the cut replaces the file in one
+rename (`atomic.write_text_atomic`), so a process killed or out of disk while cutting keeps the old
+log whole. TensorBoard purges the later events (`SummaryWriter(purge_step=...)`). W&B cannot drop
+logged steps: it keeps the first values of replayed steps and ignores the replays (it refuses steps
+that go back), so after a rollback its history is the pre-rollback one up to the bad step.
 """
 
 from __future__ import annotations
@@ -23,6 +28,10 @@ class MetricSink(Protocol):
 
     def log(self, record: dict[str, Any]) -> None: ...
 
+    def rewind(self, step: int) -> None:
+        """Forget the records of steps after `step` (a rollback is about to replay them)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -30,14 +39,24 @@ class JsonlSink:
     """One JSON object per line, flushed every line so a crash loses nothing logged."""
 
     def __init__(self, path: Path, keep_until_step: int | None = None):
-        if keep_until_step is not None and path.exists():
-            kept = lines_until_step(path, keep_until_step)
-            write_text_atomic(path, "".join(ln + "\n" for ln in kept))
+        self._path = path
+        if keep_until_step is not None:
+            self._cut(keep_until_step)
         self._file = path.open("a")
+
+    def _cut(self, step: int) -> None:
+        if self._path.exists():
+            kept = lines_until_step(self._path, step)
+            write_text_atomic(self._path, "".join(ln + "\n" for ln in kept))
 
     def log(self, record: dict[str, Any]) -> None:
         self._file.write(json.dumps(record) + "\n")
         self._file.flush()
+
+    def rewind(self, step: int) -> None:
+        self._file.close()
+        self._cut(step)
+        self._file = self._path.open("a")
 
     def close(self) -> None:
         self._file.close()
@@ -63,17 +82,24 @@ def check_sinks(names: tuple[str, ...]) -> None:
 class TensorBoardSink:
     """Scalars of each record under their key, x-axis = step."""
 
-    def __init__(self, run_dir: Path):
+    def __init__(self, run_dir: Path, keep_until_step: int | None = None):
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError:
             raise UserError(_missing("tensorboard")) from None
-        self._writer = SummaryWriter(str(run_dir / "tensorboard"))
+        self._open = lambda step: SummaryWriter(
+            str(run_dir / "tensorboard"), purge_step=None if step is None else step + 1
+        )
+        self._writer = self._open(keep_until_step)
 
     def log(self, record: dict[str, Any]) -> None:
         for key, value in record.items():
             if isinstance(value, (int, float)) and key != "step":
                 self._writer.add_scalar(key, value, record["step"])
+
+    def rewind(self, step: int) -> None:
+        self._writer.close()
+        self._writer = self._open(step)  # events of later steps are purged (hidden) from TensorBoard
 
     def close(self) -> None:
         self._writer.close()
@@ -92,6 +118,9 @@ class WandbSink:
     def log(self, record: dict[str, Any]) -> None:
         self._run.log({k: v for k, v in record.items() if k != "step"}, step=record["step"])
 
+    def rewind(self, step: int) -> None:
+        """Nothing: W&B has no way to drop logged steps, and ignores the replays (module docstring)."""
+
     def close(self) -> None:
         self._run.finish()
 
@@ -102,5 +131,7 @@ def build_sinks(
     """The JSONL sink plus the requested optional ones."""
     sinks: list[MetricSink] = [JsonlSink(run_dir / "metrics.jsonl", keep_until_step)]
     for name in names:
-        sinks.append(TensorBoardSink(run_dir) if name == "tensorboard" else WandbSink(run_dir, config))
+        sinks.append(
+            TensorBoardSink(run_dir, keep_until_step) if name == "tensorboard" else WandbSink(run_dir, config)
+        )
     return sinks

@@ -292,8 +292,10 @@ class Trainer:
                 if not self.train_step.ready_for(step):
                     self.train_step.enter_phase(self.train_step.phase_at(step), step)
                 record = self._run_step(step, peak)
-                if record is None:  # rolled back: the loop resumes from the restored step
+                if record is None:  # rolled back: the loop replays from the restored step
                     bar.n = self.progress.step
+                    for sink in sinks:  # the replays' lines replace those logged since the checkpoint
+                        sink.rewind(self.progress.step)
                     continue
                 if self.validator.due(self.progress.step, total):
                     record.update(self._validate())
