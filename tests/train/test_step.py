@@ -8,6 +8,7 @@ adds the loop, files and policies around the step and nothing to what the step c
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import torch
@@ -54,3 +55,37 @@ def test_a_non_finite_step_applies_no_update(tmp_path):
     assert all(p.grad is None for p in step.model.parameters())
     after = step.model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before if k != "layers.0.mlp.down_proj.weight")
+
+
+class SyncProbe:
+    """Stands for a DDP/FSDP2 module: runs the model and records, at each backward, whether the
+    gradient sync was deferred (`no_sync` active), as FSDP2 decides it: when the backward ends."""
+
+    def __init__(self, model):
+        self.model, self.deferred, self.at_backward = model, False, []
+        model.embed_tokens.weight.register_hook(self._seen)
+
+    def _seen(self, grad):
+        self.at_backward.append(self.deferred)
+        return grad
+
+    def __call__(self, *args, **kwargs):
+        return self.model(*args, **kwargs)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        self.deferred = True
+        try:
+            yield
+        finally:
+            self.deferred = False
+
+
+def test_accumulated_backwards_run_inside_no_sync_except_the_last(tmp_path):
+    # FSDP2 reads `set_requires_gradient_sync` in its post-backward hook, so a backward outside the
+    # context reduce-scatters every micro-batch (torch.distributed.fsdp _fsdp_param_group.post_backward).
+    step = TrainStep(tiny_run(tmp_path / "run"))  # grad_accum=2
+    probe = step.forward_model = SyncProbe(step.model)
+    step.enter_phase(step.plan[0], 0)
+    assert step.step(0).finite
+    assert probe.at_backward == [True, False]

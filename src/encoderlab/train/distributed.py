@@ -12,6 +12,11 @@ Design
     gradients, not average them (their default); `parallelize` configures both that way. One
     process accumulating over W x A micro-batches and W processes over A each then compute the same
     gradient up to the order of the float additions.
+  * Accumulation communicates once per step: `no_sync` wraps each micro-batch but the last, its
+    forward *and* backward (DDP reads the flag in forward, FSDP2 when a backward ends). Under FSDP2
+    the deferred gradients stay unsharded (fp32) until the last micro-batch reduce-scatters them: one
+    full gradient per rank (4 bytes per parameter) in exchange for 1 reduce-scatter per step instead
+    of `grad_accum`.
   * Checkpoints hold full tensors, written by rank 0 and read by every rank, so they load at any
     world size. Under FSDP2 the sharded parameters and AdamW moments are gathered
     (`full_tensor`, collective) before saving and re-sliced (`shard_like`, local, no communication)

@@ -187,12 +187,12 @@ class TrainStep:
         loss_sum = torch.zeros((), device=self.device)
         for m, x in enumerate(xs):
             x = x.to(self.device)
-            with (
-                no_sync(self.forward_model, sync=m == len(xs) - 1),
-                torch.autocast(self.device.type, torch.bfloat16, enabled=self.cfg.precision == "bf16"),
-            ):
-                total, _ = batch_loss(self.model, x, self.forward_model)
-            (total / n_total).backward()
+            # backward inside no_sync too: FSDP2 reads the flag when a backward ends (DDP in forward),
+            # and without it each micro-batch would reduce-scatter its gradients
+            with no_sync(self.forward_model, sync=m == len(xs) - 1):
+                with torch.autocast(self.device.type, torch.bfloat16, enabled=self.cfg.precision == "bf16"):
+                    total, _ = batch_loss(self.model, x, self.forward_model)
+                (total / n_total).backward()
             loss_sum += total.detach()
         loss = all_reduce_sum(loss_sum, self.world) / n_total
         trainable = [p for p in self.model.parameters() if p.requires_grad]
