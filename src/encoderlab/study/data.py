@@ -148,6 +148,22 @@ class StudyData:
         """Model ids with finished evaluations at `step` (None: final models), in graph order."""
         return list(dict.fromkeys(e.model for e in self.evals if e.step == step))
 
+    def shared_tasks(self, models: Iterable[str], step: int | None) -> tuple[dict[str, str], dict[str, str]]:
+        """({task: family} of the tasks every one of `models` with results at `step` has results for, the
+        other tasks some of them have). Whatever compares models averages over the shared tasks only: a
+        report is rebuilt mid-study, and a failed node leaves a model without a task another has, where a
+        family mean over two tasks against one over one of them would compare tasks, not models."""
+        wanted, have = set(models), {}
+        for e in self.evals:
+            if e.model in wanted and e.step == step:
+                have.setdefault(e.model, {})[e.record.task] = e.record.family
+        if not have:
+            return {}, {}
+        shared = set.intersection(*(set(tasks) for tasks in have.values()))
+        family = {t: f for tasks in have.values() for t, f in sorted(tasks.items())}
+        kept = {t: f for t, f in family.items() if t in shared}
+        return kept, {t: f for t, f in family.items() if t not in kept}
+
     def summary(
         self, model: str, step: int | None = None, keep: Callable[[EvalRecord], bool] | None = None
     ) -> ModelSummary:

@@ -202,7 +202,8 @@ def _compute_rows(data: StudyData, compute: ComputeSummary) -> tuple[list[list[s
 _RESULTS_NOTE = (
     "Per checkpoint: mean ± 95% t-interval over fine-tuning seeds, test score at the learning rate chosen on "
     "validation per task; a family is the mean of its tasks. In parentheses: the paired difference to the "
-    "baseline's checkpoint of the same pretraining seed over the same fine-tuning seeds, and its p-value (* where "
+    "baseline's checkpoint of the same pretraining seed over the same fine-tuning seeds (a family: over the "
+    "tasks both have results for), and its p-value (* where "
     "the 95% interval of the difference excludes 0). Uncorrected: each cell is read alone, not as one of many "
     "tests; the claims below are the study's tests."
 )

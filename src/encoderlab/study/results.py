@@ -9,6 +9,9 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   over pretraining seeds (`nested.compare_runs`: why this estimator, and why not a mixed model, is in
   its docstring). With one pretraining seed in common the test falls back to the fine-tuning seeds of
   the two checkpoints, and the sentence says that this compares two checkpoints, not two objectives.
+- **The same tasks.** A measure averages over the tasks that every model of both runs has results
+  for at the compared step (`StudyData.shared_tasks`), and the sentence names those it left out: a report is
+  rebuilt mid-study, and a failed node leaves a model without a task the other run has.
 - **One paired analysis.** Direction, difference, interval and p all come from the same paired values.
 - **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
   claims that have one (`eval.stats.holm`); a claim is significant when the adjusted p < 0.05. The
@@ -114,18 +117,41 @@ def _not_tested(why: str) -> Outcome:
     return Outcome(sentence=why)
 
 
+def _ids(data: StudyData, claim: ClaimSpec) -> set[str]:
+    return {*data.model_ids(claim.a).values(), *data.model_ids(claim.b).values()}
+
+
+def _only(tasks: dict[str, TaskSummary], keep: dict[str, str]) -> dict[str, TaskSummary]:
+    return {t: s for t, s in tasks.items() if t in keep}
+
+
+def _left_out(shared: dict[str, str], others: dict[str, str]) -> str:
+    """What the sentence says when some tasks are not shared by every model (empty when none)."""
+    if not others:
+        return ""
+    return (
+        f" (on {', '.join(sorted(shared))} only, the tasks every model of both runs has results for; left "
+        f"out: {', '.join(sorted(others))})"
+    )
+
+
 def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     fam = claim.family or ALL
     if fam != ALL and fam not in {e.record.family for e in data.evals}:
         return _not_tested(f"no {fam.upper()} task is evaluated at this scale.")
+    shared, others = data.shared_tasks(_ids(data, claim), None)
+    if fam != ALL:
+        shared, others = ({t: f for t, f in d.items() if f == fam} for d in (shared, others))
+    if not shared:
+        return Outcome()
     return Measure(
-        of=lambda m: family_by_seed(data.summary(m).tasks, average=True).get(fam) or None,
-        where="the average over all tasks" if fam == ALL else fam.upper(),
+        of=lambda m: family_by_seed(_only(data.summary(m).tasks, shared), average=True).get(fam) or None,
+        where=("the average over all tasks" if fam == ALL else fam.upper()) + _left_out(shared, others),
     )
 
 
 def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
-    ids = {*data.model_ids(claim.a).values(), *data.model_ids(claim.b).values()}
+    ids = _ids(data, claim)
     at = {}
     for e in data.evals:
         if e.step is not None and e.model in ids:
@@ -135,9 +161,14 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     if not common:
         return Outcome()
     step = common[0]
+    shared, others = data.shared_tasks(ids, step)
+    if not shared:
+        return Outcome()
     return Measure(
-        of=lambda m: family_by_seed(data.summary(m, step).tasks, average=True).get(ALL) or None,
-        where=f"the average over tasks at step {step}",
+        of=lambda m: (
+            family_by_seed(_only(data.summary(m, step).tasks, shared), average=True).get(ALL) or None
+        ),
+        where=f"the average over tasks at step {step}" + _left_out(shared, others),
         step=step,
     )
 
@@ -160,9 +191,13 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
             f"the evaluation grid ({', '.join(f'{x:g}' for x in grid)}) has {len(lrs)} learning rate(s) in the "
             f"claim's range {span} ({have}); the spread needs two."
         )
+    shared, others = data.shared_tasks(_ids(data, claim), None)
+    if not shared:
+        return Outcome()
     return Measure(
-        of=lambda m: lr_spread_by_seed(data.summary(m).tasks, lrs) or None,
-        where=f"the spread (max - min) of the task-averaged test score over the LRs {', '.join(f'{x:g}' for x in lrs)} (range {span})",
+        of=lambda m: lr_spread_by_seed(_only(data.summary(m).tasks, shared), lrs) or None,
+        where=f"the spread (max - min) of the task-averaged test score over the LRs {', '.join(f'{x:g}' for x in lrs)} (range {span})"
+        + _left_out(shared, others),
         higher_is_better=False,
     )
 

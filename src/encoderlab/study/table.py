@@ -4,8 +4,9 @@
 (`eval.summary`: the test score at the LR chosen on validation per task, a family the mean of its
 tasks per seed) as a mean with a 95% t-interval over fine-tuning seeds, and, for every model but the
 baseline's, the paired test of its difference to the baseline's checkpoint of the same pretraining
-seed (same data order) over the fine-tuning seeds both have. This interval is fine-tuning noise of one
-checkpoint only.
+seed (same data order) over the fine-tuning seeds both have (a family: over the tasks both have results
+for, `StudyData.shared_tasks`, so a report rebuilt mid-study compares like with like). This interval is
+fine-tuning noise of one checkpoint only.
 
 **Per run** (runs trained at two or more pretraining seeds): the mean over pretraining seeds of each
 checkpoint's mean over fine-tuning seeds, with a 95% t-interval over pretraining seeds, and the
@@ -17,6 +18,7 @@ The claims (`results.py`) are where a study tests, with Holm's correction over i
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass
 
 from encoderlab.eval.stats import Estimate, PairedTest, summarize
@@ -52,10 +54,14 @@ class ResultsTable:
     runs: dict[str, dict[str, Cell]]
     """run -> column -> cell over pretraining seeds, for runs with two or more (empty otherwise)."""
 
-    def seeds(self, model: str, col: str) -> dict[int, float] | None:
-        """A model's score per fine-tuning seed in a column (None without results)."""
+    def seeds(self, model: str, col: str, tasks: Container[str] | None = None) -> dict[int, float] | None:
+        """A model's score per fine-tuning seed in a column (None without results); a family column
+        averages over `tasks` only, when given (the tasks a comparison shares)."""
         if col in self.families:
-            return family_by_seed(self.per_task[model], average=True).get(col)
+            mine = self.per_task[model]
+            if tasks is not None:
+                mine = {t: s for t, s in mine.items() if t in tasks}
+            return family_by_seed(mine, average=True).get(col)
         return self.per_task[model][col].test_by_seed if col in self.per_task[model] else None
 
 
@@ -75,30 +81,37 @@ def results_table(data: StudyData) -> ResultsTable:
     )
     base_ids = {data.seed_of(m): m for m in models if split_id(m)[0] == data.spec.baseline}
     cols = [*table.families, *table.tasks]
-    cells = {m: _checkpoint_cells(table, m, cols, base_ids.get(data.seed_of(m))) for m in models}
+    cells = {m: _checkpoint_cells(data, table, m, cols, base_ids.get(data.seed_of(m))) for m in models}
     runs = _run_cells(data, table, cols)
     base = base_ids[min(base_ids)] if base_ids else None
     return ResultsTable(**{**vars(table), "baseline": base, "cells": cells, "runs": runs})
 
 
-def _checkpoint_cells(table: ResultsTable, model: str, cols: list[str], base: str | None) -> dict[str, Cell]:
+def _checkpoint_cells(
+    data: StudyData, table: ResultsTable, model: str, cols: list[str], base: str | None
+) -> dict[str, Cell]:
+    shared = data.shared_tasks((model, base), None)[0] if base and base != model else None
     row = {}
     for col in cols:
         values = table.seeds(model, col)
         if not values:
             continue
-        ref = table.seeds(base, col) if base and base != model else None
-        row[col] = Cell(
-            **vars(summarize(list(values.values()))), vs_baseline=paired(values, ref) if ref else None
-        )
+        vs = None
+        if shared is not None:
+            mine, ref = table.seeds(model, col, shared), table.seeds(base, col, shared)
+            vs = paired(mine, ref) if mine and ref else None
+        row[col] = Cell(**vars(summarize(list(values.values()))), vs_baseline=vs)
     return row
 
 
-def run_scores(data: StudyData, table: ResultsTable, run: str, col: str) -> Scores:
-    """A run's scores in a column: pretraining seed -> fine-tuning seed -> score."""
+def run_scores(
+    data: StudyData, table: ResultsTable, run: str, col: str, tasks: Container[str] | None = None
+) -> Scores:
+    """A run's scores in a column: pretraining seed -> fine-tuning seed -> score (a family over `tasks`
+    only, when given)."""
     out = {}
     for seed, model in data.model_ids(run).items():
-        values = table.seeds(model, col) if model in table.per_task else None
+        values = table.seeds(model, col, tasks) if model in table.per_task else None
         if values:
             out[seed] = values
     return out
@@ -117,7 +130,11 @@ def _run_cells(data: StudyData, table: ResultsTable, cols: list[str]) -> dict[st
                 continue
             vs = None
             if run.name != data.spec.baseline:
-                nested = compare_runs(scores, run_scores(data, table, data.spec.baseline, col))
+                base = data.spec.baseline
+                ids = [*data.model_ids(run.name).values(), *data.model_ids(base).values()]
+                shared = data.shared_tasks(ids, None)[0]
+                mine = run_scores(data, table, run.name, col, shared)
+                nested = compare_runs(mine, run_scores(data, table, base, col, shared))
                 vs = nested.diff if nested and nested.level == "pretraining" else None
             row[col] = Cell(**vars(estimate), vs_baseline=vs)
         if row:
