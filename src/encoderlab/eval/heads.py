@@ -8,7 +8,8 @@ initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
     `first` takes the first token, i.e. BOS/CLS) and maps it to the labels;
   * token classification maps every position to the labels (first-subword labelling is done by
     the features, not here);
-  * extractive QA is a 2-logit token classifier: start and end logits (EncodEval's head);
+  * extractive QA is a 2-logit token classifier: start and end logits (Hugging Face's QA head; EncodEval's
+    2 labels are instead in/out of the answer per token, docs/evaluation.md's `paper` suite);
   * retrieval is a bi-encoder: mean-pooled, L2-normalised embeddings, no extra parameters.
 Attention is bidirectional by default also for CLM-trained models (paper 1 fine-tunes every model
 as an encoder); `attention_mode="causal"` is kept for probing decoders as decoders.
