@@ -388,3 +388,35 @@ def test_a_txt_corpus_says_how_it_was_cut_and_holds_out_validation_documents(tmp
     assert "read as one document per line (txt_unit=line" in caplog.text
     meta = read_meta(tmp_path / "l")
     assert meta["splits"]["train"]["docs"] + meta["splits"]["val"]["docs"] == 80
+
+
+def _repeating_mixture(tmp_path, tok) -> PrepareConfig:
+    """200 documents and 20 others (distinct texts), mixed 1:1 until both ran out: the small source is
+    read about ten times."""
+    big = write_jsonl(tmp_path / "big.jsonl", corpus_records(200))
+    small = write_jsonl(
+        tmp_path / "small.jsonl", [{"id": f"s{i}", "text": sentence(9000 + i)} for i in range(20)]
+    )
+    return PrepareConfig(
+        sources=(SourceConfig(location=str(big)), SourceConfig(location=str(small))),
+        tokenizer=str(tok),
+        val_fraction=0.2,
+        stop="all_exhausted",
+        decontaminate=(),
+    )
+
+
+def test_a_mixture_that_repeats_sources_never_trains_on_a_held_out_document(tmp_path, tokenizer_dir):  # noqa: F811
+    # Held out by stream position, each pass of the small source was judged apart: a document held
+    # out on one pass was trained on in the others, and the held-out loss scored seen text.
+    cfg = _repeating_mixture(tmp_path, tokenizer_dir)
+    out = prepare(cfg, tmp_path / "out", **RESUMABLE)
+    meta = read_meta(out)
+    assert meta["sources"][1]["repeats"] >= 5
+    train = {tuple(d.tolist()) for d in _docs(out, "train")}
+    val = [tuple(d.tolist()) for d in _docs(out, "val")]
+    assert not train & set(val)
+    assert len(val) == len(set(val)) == 40 + 4  # round(n f) of each source, each held-out document once
+    assert meta["splits"]["val"]["docs"] == 44 and meta["recipe"]["holdout"] == "per-source"
+    _interrupt(cfg, tmp_path / "again", 11, KeyboardInterrupt())  # the positions survive a resume
+    assert _files(prepare(cfg, tmp_path / "again", **RESUMABLE)) == _files(out)

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from encoderlab.data.holdout import held_out_at
 from encoderlab.errors import UserError
 
 FORMAT = "encoderlab-tokens"
@@ -74,9 +75,8 @@ def choose_dtype(vocab_size: int, requested: str = "auto") -> np.dtype:
 
 
 def val_mask(first: int, n: int, fraction: float) -> np.ndarray:
-    """Which of documents first..first+n-1 are held out (see module docstring)."""
-    i = np.arange(first, first + n, dtype=np.float64)
-    return np.floor((i + 1) * fraction + 0.5) > np.floor(i * fraction + 0.5)
+    """Which of documents first..first+n-1 are held out (the rule of `data/holdout.py`)."""
+    return held_out_at(np.arange(first, first + n), fraction)
 
 
 class SplitWriter:

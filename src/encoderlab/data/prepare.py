@@ -6,9 +6,9 @@ sources (`mix_documents`), cuts the stream into chunks and hands them to worker 
 input order, so the bytes are identical for any number of workers. Tokens and offsets are appended
 to files as they arrive.
 
-Validation split: document i (in stream order, after decontamination) is held out when
-floor((i+1)f + 1/2) > floor(i f + 1/2) for val_fraction f: exactly round(n f) documents, spread
-evenly through the stream, and deterministic with no hashing.
+Validation split (`data/holdout.py`): round(n f) of the n documents for val_fraction f, spread
+evenly through the stream by position (after decontamination), with no hashing; per source for a
+mixture that restarts its sources, so no document is both held out and trained on.
 
 Counts for studies: meta.json records per split the tokens of distinct documents (`unique_tokens`:
 a source restarted by an `all_exhausted` mixture adds tokens, not unique ones), the same per source,
@@ -57,6 +57,7 @@ from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
 from encoderlab.data.encode import default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
+from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
@@ -128,6 +129,8 @@ def _recipe(cfg: PrepareConfig, tok_hash: str, against: list[str], dtype: np.dty
         if source.get("hf_files") is None:
             source.pop("hf_files", None)
     recipe.update(tokenizer_hash=tok_hash, decontaminate=against, dtype=dtype.name)
+    if repeats_documents(cfg.stop, len(cfg.sources)):  # folders drawn by the old, leaky rule differ
+        recipe["holdout"] = "per-source"
     return recipe
 
 
@@ -364,6 +367,8 @@ class Tally:
     unique: dict[str, list[int]]
     max_token_id: int = -1
     removed: dict[str, int] = field(default_factory=lambda: {"id": 0, "ngram": 0, "empty": 0})
+    passes: list[list[int]] = field(default_factory=list)
+    """Per source, [pass, position in it] (mixtures that hold out per source, `data/holdout.py`)."""
 
     @classmethod
     def empty(cls, n_sources: int) -> Tally:
@@ -389,18 +394,20 @@ def _wrap_ids(spec: dict) -> tuple[int | None, int | None]:
 
 
 def _take(
-    result: encode.ChunkResult, writers: dict[str, SplitWriter], tally: Tally, kept: int, f: float
+    result: encode.ChunkResult, writers: dict[str, SplitWriter], tally: Tally, kept: int, job: _Job
 ) -> int:
-    """Append a tokenized chunk to the train and val files (the split drawn by position, `val_mask`)
+    """Append a tokenized chunk to the train and val files (the split drawn by position, `data/holdout.py`)
     and count it; returns the documents kept so far."""
     for k in tally.removed:
         tally.removed[k] += result.counts[k]
-    is_val = val_mask(kept, len(result.lengths), f)
-    tok_val = np.repeat(is_val, result.lengths)
-    writers["train"].append(result.tokens[~tok_val], result.lengths[~is_val])
-    writers["val"].append(result.tokens[tok_val], result.lengths[is_val])
-    tally.add("train", result, ~is_val)
-    tally.add("val", result, is_val)
+    if repeats_documents(job.cfg.stop, len(job.cfg.sources)):
+        to_val, to_train = split_per_source(result.sources, result.repeats, job.val_fraction, tally.passes)
+    else:
+        to_val = val_mask(kept, len(result.lengths), job.val_fraction)
+        to_train = ~to_val
+    for split, sel in (("train", to_train), ("val", to_val)):
+        writers[split].append(result.tokens[np.repeat(sel, result.lengths)], result.lengths[sel])
+        tally.add(split, result, sel)
     tally.see(result.tokens)
     return kept + len(result.lengths)
 
@@ -459,7 +466,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
         if chain.hex() != resume.get("chain", ""):
             raise _PrefixChanged
         for result in encode.ordered_results(chunks, job.workers, initargs):
-            kept = _take(result, writers, tally, kept, job.val_fraction)
+            kept = _take(result, writers, tally, kept, job)
             chain, n_chunks = _link(chain, result.digest), n_chunks + 1
             if n_chunks % job.checkpoint_every == 0:
                 _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain)

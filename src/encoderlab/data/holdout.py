@@ -1,0 +1,58 @@
+"""Which documents the validation split holds out: by position, and the same on every pass.
+
+The rule: the document at position i is held out when floor((i + 1) f + 1/2) > floor(i f + 1/2) for
+val_fraction f, so n documents give exactly round(n f) held-out ones, spread evenly, with no hashing.
+`data prepare` applies it to positions in the document stream (after decontamination), `data merge`
+to positions in the whole sharded corpus.
+
+A mixture with `stop="all_exhausted"` restarts its small sources, so a document comes once per pass,
+at stream positions the rule judges independently: with f = 1%, almost every held-out document of a
+source read twice was trained on in its other pass, and the held-out losses scored text the model
+had seen. For such mixtures the rule is applied per source instead: the j-th document of a source's
+pass (counting the documents that decontamination keeps, the same on every pass) is held out when
+the rule holds out position j, so a document is held out on every pass or on none. Held-out
+documents go to the val split on their first pass only (it holds each document once) and are left
+out of later passes; every other document is trained on in every pass. Each source then gives
+round(n_s f) held-out documents. Streams that cannot repeat a document (one source, or
+`first_exhausted`) keep the stream-position rule, and their bytes do not change.
+
+Trade-off: the per-source rule needs each source's position within its current pass, carried from
+chunk to chunk (and in the resume checkpoint), one Python step per document in the main process;
+that only happens for mixtures that repeat.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def held_out_at(positions: np.ndarray, fraction: float) -> np.ndarray:
+    """Whether the documents at `positions` are held out (the rule of the module docstring)."""
+    i = np.asarray(positions, dtype=np.float64)
+    return np.floor((i + 1) * fraction + 0.5) > np.floor(i * fraction + 0.5)
+
+
+def repeats_documents(stop: str, n_sources: int) -> bool:
+    """True for a mixture that restarts exhausted sources, so one document can come several times."""
+    return stop == "all_exhausted" and n_sources > 1
+
+
+def pass_positions(sources: np.ndarray, repeats: np.ndarray, at: list[list[int]]) -> np.ndarray:
+    """Each document's position within its source's pass; `at[s]` = [pass, next position] of source s,
+    advanced in place (a new pass of a source starts again at 0)."""
+    out = np.empty(len(sources), dtype=np.int64)
+    for k, (s, r) in enumerate(zip(sources.tolist(), repeats.tolist())):
+        at.extend([0, 0] for _ in range(s + 1 - len(at)))
+        if at[s][0] != r:
+            at[s] = [r, 0]
+        out[k] = at[s][1]
+        at[s][1] += 1
+    return out
+
+
+def split_per_source(
+    sources: np.ndarray, repeats: np.ndarray, fraction: float, at: list[list[int]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(to val, to train) for documents of a mixture that repeats them (module docstring)."""
+    held = held_out_at(pass_positions(sources, repeats, at), fraction)
+    return held & (repeats == 0), ~held
