@@ -93,6 +93,10 @@ PAPERS: dict[str, PaperSetup] = {
         tokenizer_text="EuroBERT's Llama-3 tokenizer (128,256 ids)",
         suite="paper",
         suite_text="the paper's 12 datasets (SC, TC, QA, IR) with EncodEval's protocol",
+        # EncodEval's scoring, from its evaluators and its saved results (docs/evaluation.md); the
+        # paper suite scores TC, QA and IR the standard way, so paper 1's columns are on another scale
+        suite_gap="EncodEval's TC, QA and IR scoring (scored here as entity F1, SQuAD span F1 and trec_eval "
+        "nDCG@10; docs/evaluation.md)",
         sizes=("210m", "610m", "1b"),
         training="42,000 steps of 2,359,296 tokens (1,152 x 2,048)",
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
