@@ -81,7 +81,7 @@ def install_trigger(kind: str, arg: int) -> None:
             def step(self, n):
                 if n + 1 == arg:  # die inside this call, after forward_backward, before the update
                     fb = self.forward_backward
-                    self.forward_backward = lambda xs: (fb(xs), _die())[0]
+                    self.forward_backward = lambda *args: (fb(*args), _die())[0]
                 return orig(self, n)
 
             return step

@@ -102,6 +102,7 @@ def _series(run: Path, key: str) -> list[float]:
 def _assert_close_runs(run: Path, ref: Path) -> None:
     assert [r["step"] for r in metrics(run)] == [r["step"] for r in metrics(ref)] == list(range(1, 7))
     assert _series(run, "loss") == pytest.approx(_series(ref, "loss"), rel=1e-6)
+    assert _series(run, "targets") == _series(ref, "targets")  # the global batch's, as loss and tokens
     # AdamW is nearly blind to a uniform gradient scale, so averaging instead of summing over
     # ranks would barely move the weights; the gradient norm (before clipping) exposes it.
     assert _series(run, "grad_norm") == pytest.approx(_series(ref, "grad_norm"), rel=1e-6)

@@ -62,7 +62,7 @@ class StepResult:
     lr: float
     """Learning rate of this update."""
     n_targets: int
-    """Positions with a loss in this rank's micro-batches."""
+    """Positions with a loss in the global batch (every micro-batch of every rank)."""
     flops: int
     """Counted matmul FLOPs of the global batch's forward and backward (`flops.py`)."""
     seconds: float
@@ -180,10 +180,18 @@ class TrainStep:
         return None if self._ahead is None else self._ahead[0]
 
     # ---- the update --------------------------------------------------------------------------
-    def forward_backward(self, xs: list[ObjectiveInputs]) -> tuple[float, float]:
-        """Accumulate gradients over micro-batches and clip; (mean loss, grad norm before clipping)."""
-        n_total = all_reduce_sum(torch.tensor(float(sum(x.n_targets for x in xs))), self.world)
-        n_total = n_total.clamp(min=1.0).to(self.device)
+    def global_targets(self, xs: list[ObjectiveInputs]) -> int:
+        """Positions with a loss in the global batch of which `xs` are this rank's micro-batches."""
+        local = torch.tensor(sum(x.n_targets for x in xs), dtype=torch.int64)
+        return int(all_reduce_sum(local, self.world))
+
+    def forward_backward(
+        self, xs: list[ObjectiveInputs], n_targets: int | None = None
+    ) -> tuple[float, float]:
+        """Accumulate gradients over micro-batches and clip; (mean loss, grad norm before clipping).
+        `n_targets`: `global_targets(xs)`, when the caller has it already."""
+        n = self.global_targets(xs) if n_targets is None else n_targets
+        n_total = torch.tensor(float(max(n, 1)), device=self.device)
         loss_sum = torch.zeros((), device=self.device)
         for m, x in enumerate(xs):
             x = x.to(self.device)
@@ -208,8 +216,8 @@ class TrainStep:
             group["lr"] = lr
         t0 = time.perf_counter()
         xs = self.batches_for(step)
-        loss, grad_norm = self.forward_backward(xs)
-        n_targets = sum(x.n_targets for x in xs)
+        n_targets = self.global_targets(xs)
+        loss, grad_norm = self.forward_backward(xs, n_targets)
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             self.optimizer.zero_grad(set_to_none=True)
             return StepResult(loss, grad_norm, lr, n_targets, 0, time.perf_counter() - t0)
