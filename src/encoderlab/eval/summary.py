@@ -173,11 +173,25 @@ class ModelSummary:
     """Where the model came from."""
 
 
-def best_lr_entry(curve: Sequence[LRPoint]) -> LRPoint:
+def best_lr_entry(curve: Sequence[LRPoint], val: Mapping[float, float] | None = None) -> LRPoint:
     """The curve entry with the best validation mean; a tie goes to the smallest LR (the
-    conservative choice: the least change to the pretrained weights that scores as well)."""
-    top = max(c.val.mean for c in curve)
-    return min((c for c in curve if c.val.mean >= top - TIE_TOLERANCE), key=lambda c: c.lr)
+    conservative choice: the least change to the pretrained weights that scores as well). `val`
+    (LR -> validation mean) replaces the entries' own means: `select_lr` gives the means over the
+    seeds every LR has when a grid is partial."""
+    score = (lambda c: c.val.mean) if val is None else (lambda c: val[c.lr])
+    top = max(score(c) for c in curve)
+    return min((c for c in curve if score(c) >= top - TIE_TOLERANCE), key=lambda c: c.lr)
+
+
+def _shared_seed_val(grid: Mapping[float, Mapping[int, EvalRecord]]) -> dict[float, float] | None:
+    """Per LR, the validation mean over the seeds every LR has, when the LRs have different seeds (a
+    grid read while it runs, or after a failed run): each LR's own mean would compare seed sets, and
+    seed-to-seed spread could pick the LR. None when every LR has the same seeds, or none in common."""
+    seeds = [set(runs) for runs in grid.values()]
+    common = set.intersection(*seeds)
+    if not common or all(s == common for s in seeds):
+        return None
+    return {lr: fmean(runs[s].val_score for s in sorted(common)) for lr, runs in grid.items()}
 
 
 def _degenerate(runs: Sequence[EvalRecord]) -> Degenerate | None:
@@ -204,7 +218,7 @@ def select_lr(records: Iterable[EvalRecord]) -> TaskSummary:
                 test_by_seed={r.seed: r.test_score for r in runs},
             )
         )
-    best = best_lr_entry(curve)
+    best = best_lr_entry(curve, _shared_seed_val(grid))
     runs = [grid[best.lr][s] for s in best.seeds]
     metric = runs[0].metric
     return TaskSummary(
