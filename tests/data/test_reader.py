@@ -144,3 +144,24 @@ def test_refusals(prepared, tmp_path):
         PackedReader(broken, BatchLayout(seq_len=T, micro_batch_size=1))
     with pytest.raises(UserError, match="no meta.json"):
         PackedReader(tmp_path, BatchLayout(seq_len=T, micro_batch_size=1))
+
+
+def test_an_epoch_evicted_by_another_thread_before_its_return_is_still_returned(prepared):
+    """The prefetch thread and the main thread both read epochs (a rollback replays old steps while
+    later ones are prefetched). Old code: the other thread's eviction, landing between this call's
+    caching and its return, made the return a KeyError."""
+    reader = PackedReader(prepared, BatchLayout(seq_len=T, micro_batch_size=4))
+    want = {e: reader._epoch(e) for e in (4, 5, 6, 7)}
+
+    class Interleaved(dict):
+        """Runs the other thread's request for epoch 7 right after this thread caches its epoch."""
+
+        def __setitem__(self, key, value):
+            super().__setitem__(key, value)
+            if key != 7:
+                reader._epoch(7)
+
+    reader._epochs = Interleaved({5: want[5], 6: want[6]})
+    perm, shift = reader._epoch(4)  # a rollback asks for an old epoch
+    assert np.array_equal(perm, want[4][0]) and shift == want[4][1]
+    assert set(reader._epochs) <= {4, 6, 7} and len(reader._epochs) <= 2

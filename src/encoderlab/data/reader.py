@@ -97,15 +97,20 @@ class PackedReader:
         self._logged: set[int] = set()
 
     def _epoch(self, epoch: int) -> tuple[np.ndarray, int]:
-        """(row permutation, token shift) of `epoch`, drawn from (seed, epoch)."""
-        if epoch not in self._epochs:
-            rng = np.random.default_rng([self.seed, epoch])
-            shift = int(rng.integers(0, self.n_tokens - self.rows_per_epoch * self.layout.seq_len + 1))
-            perm = rng.permutation(self.rows_per_epoch)
-            if len(self._epochs) >= 2:  # a batch spans at most two epochs
-                self._epochs.pop(min(self._epochs))
-            self._epochs[epoch] = (perm, shift)
-        return self._epochs[epoch]
+        """(row permutation, token shift) of `epoch`, drawn from (seed, epoch).
+
+        The trainer's prefetch thread and the main thread (a rollback, a step skipped on replay) may
+        ask at once, so the cache is replaced whole, never edited, and the value returned is this
+        call's own: an eviction by the other thread cannot take it away between caching and return."""
+        cached = self._epochs.get(epoch)
+        if cached is not None:
+            return cached
+        rng = np.random.default_rng([self.seed, epoch])
+        shift = int(rng.integers(0, self.n_tokens - self.rows_per_epoch * self.layout.seq_len + 1))
+        value = (rng.permutation(self.rows_per_epoch), shift)
+        latest = max(self._epochs.items(), default=None)  # a batch spans at most two epochs
+        self._epochs = {**dict([latest] if latest else []), epoch: value}
+        return value
 
     def epoch_of(self, step: int) -> int:
         """The epoch of the first row of `step`."""
