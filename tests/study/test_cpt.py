@@ -105,6 +105,21 @@ def test_a_continuation_with_another_batch_skips_whole_steps_and_another_row_len
         build_graph(dataclasses.replace(spec, runs=runs), backend())
 
 
+def test_a_continuation_of_a_continuation_counts_its_base_offset_in_rows():
+    """mlm+mlm reads 6 rows a step from step 4 (rows 24-53); its continuation, at 4 rows a step, starts
+    at step 14 (row 56). Old code added mlm+mlm's 4 steps of 6 rows as if they were 4 steps of 4
+    rows: step 12, replaying rows 48-53."""
+    spec = _spec()
+    runs = tuple(
+        dataclasses.replace(r, overrides={"layout.grad_accum": 3}, group="own") if r.name == "mlm+mlm" else r
+        for r in spec.runs
+    ) + (RunSpec(name="mlm+mlm+mlm", recipe="cpt-mlm", init="mlm+mlm", steps=3, group="third"),)
+    graph = build_graph(dataclasses.replace(spec, runs=runs), backend())
+    first, second = (run_config(graph.nodes[f"pretrain/{n}"]) for n in ("mlm+mlm", "mlm+mlm+mlm"))
+    assert first.data.step_offset == 4 and first.layout.global_batch_size == 6
+    assert second.layout.global_batch_size == 4 and second.data.step_offset == 14
+
+
 def test_the_synthetic_stream_is_offset_the_same_way():
     from encoderlab.data.batch import BatchLayout
     from encoderlab.train.config import DataConfig

@@ -115,11 +115,12 @@ def _after_base(cfg: RunConfig, base: RunConfig, run: RunSpec) -> RunConfig:
             f"run {run.name} continues {run.init} on the same data with sequence length {cfg.layout.seq_len}, "
             f"not {base.layout.seq_len}: it could not start where {run.init} stopped; give both one seq_len"
         )
-    rows = base.steps * base.layout.global_batch_size
+    # the rows the base's stream has reached, its own offset included (counted in the base's batch: a
+    # continued base may read the stream in batches of another size than its continuation)
+    rows = (base.data.step_offset + base.steps) * base.layout.global_batch_size
     offset = -(-rows // cfg.layout.global_batch_size)  # whole steps, so no row of the base is read again
     return dataclasses.replace(
-        cfg,
-        data=dataclasses.replace(cfg.data, seed=base.data.seed, step_offset=base.data.step_offset + offset),
+        cfg, data=dataclasses.replace(cfg.data, seed=base.data.seed, step_offset=offset)
     )
 
 
