@@ -8,7 +8,7 @@ import json
 import random
 
 import pytest
-from fake_study import tiny_corpus
+from fake_study import small_spec, tiny_corpus
 from tests.eval.fixtures import write_asset
 
 from encoderlab.study.graph import build_graph
@@ -20,19 +20,14 @@ WORDS = [f"w{i}" for i in range(40)]  # words the tiny corpus does not hold
 
 
 def _spec(corpus, tasks=("boolq",), decontaminate=True) -> StudySpec:
-    return StudySpec(
-        name="decontam",
-        scale="test",
-        description="which evaluation sets a study's corpus is cleaned against",
-        size="tiny",
+    return small_spec(
         seq_len=32,
-        micro_batch=2,
-        grad_accum=1,
         steps=2,
         data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=decontaminate),),
         runs=(RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}),),
         eval=EvalSpec(suite="pocket", tasks=tasks, lrs=(1e-4,), seeds=(0,)),
-        baseline="mlm40",
+        cka=(),
+        claims=(),
     )
 
 
