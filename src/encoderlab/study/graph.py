@@ -33,7 +33,7 @@ from encoderlab.study.branch import Branch, PlannedRun, plan_branches, with_bran
 from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import resolve_run, tokens
-from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -80,8 +80,8 @@ class Backend:
     whose definition changes gets new eval nodes instead of its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
-    decontamination: Callable[[StudySpec], tuple[str, ...]] = lambda spec: ()
-    """The evaluation sets a dataset with `decontaminate` is cleaned against (in its prepare key)."""
+    decontamination: Callable[[StudySpec, DataSpec], tuple[str, ...]] = lambda spec, d: ()
+    """The evaluation sets a dataset of the study is cleaned against (in its prepare key)."""
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
@@ -217,7 +217,7 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
             meta = prepared_meta(d.prepared, d.name)
             check_corpus(meta, d.corpus, d.name, d.prepared)
             digest = identity(meta)
-        against = backend.decontamination(spec) if d.decontaminate and d.prepared is None else ()
+        against = backend.decontamination(spec, d)
         cfg = PrepareNode(dataset=d, seq_len=spec.seq_len, prepared=digest, against=against).data()
         deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
         graph.add("prepare", f"prepare/{d.name}", cfg, deps)

@@ -32,7 +32,7 @@ from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
-from encoderlab.study.spec import StudySpec
+from encoderlab.study.spec import DataSpec, StudySpec
 
 # --------------------------------------------------------------------------- prepare
 
@@ -368,6 +368,12 @@ def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
     return tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
 
 
+def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
+    """The sets the study's prepare node cleans dataset `d` against: `decontamination_sets` when `d`
+    asks for it and the study prepares it (a folder prepared elsewhere: its own meta.json says)."""
+    return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
+
+
 def check_start_models(spec: StudySpec) -> None:
     """Refuse a run whose start model (an asset, a folder or a hub id's mirror) has fewer positions
     than the run's rows, in one line naming the fix, before the study writes anything: the pretraining
@@ -448,6 +454,6 @@ def real_backend() -> Backend:
         task_signature=task_signature,
         training_groups=training_groups,
         required_assets=required_assets,
-        decontamination=decontamination_sets,
+        decontamination=dataset_decontamination,
         check_start=check_start,
     )

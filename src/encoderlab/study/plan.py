@@ -401,7 +401,9 @@ SHARD_HINT_TOKENS = 1e10
 def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
     """A dataset's plan line (corpus, tokenizer, unique tokens, the evaluation sets it is cleaned
     against), and for a large one how to prepare it across machines."""
-    c, against = plan.corpora[d.name], _against(plan.spec, d)
+    from encoderlab.study.nodes import dataset_decontamination
+
+    c, against = plan.corpora[d.name], dataset_decontamination(plan.spec, d)
     lines = [
         f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
         f"{_tokenizer_text(plan.spec, d)}; {'at most ' if c.at_most else ''}{_n(c.unique_tokens)} unique "
@@ -433,14 +435,6 @@ def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
     if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
         return f"{d.tokenizer}: {paper.tokenizer_text}, {paper.short}'s"
     return f"{d.tokenizer} ({d.vocab_size:,} ids)"
-
-
-def _against(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
-    """The evaluation sets the study's prepare node cleans dataset `d` against (a prepared folder: none
-    here, its own meta.json says)."""
-    from encoderlab.study.nodes import decontamination_sets
-
-    return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
 
 
 def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -> str:
