@@ -8,23 +8,24 @@ score can be recomputed from the file, inside encoderlab or out. `constant` says
 prediction of a split is the same (one class, one tag, one answer, one ranking), or for tagging when
 one tag covers nearly every word: a model that learned nothing, which a mean score alone does not show.
 
-Evaluation batches are formed from length-sorted features (much less padding on CPU) and results
-are put back in the original order.
+Extractive QA by in/out-of-answer tagging (EncodEval's, paper 1) has its own operations in
+`answer_tagger.py`; batching and padding are in `batching.py`.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from encoderlab.eval import qa
-from encoderlab.eval.features import IGNORE, encode_texts, encode_words, pad_batch
+from encoderlab.eval.answer_tagger import AnswerTagger
+from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, token_loss
+from encoderlab.eval.features import IGNORE, encode_texts, encode_words
 from encoderlab.eval.heads import BiEncoder, SequenceClassifier, SpanExtractor, TokenClassifier, info_nce
 from encoderlab.eval.metrics import (
     SEQEVAL_SETTINGS,
@@ -33,12 +34,12 @@ from encoderlab.eval.metrics import (
     macro_f1,
     multilabel_f1,
     retrieval_scores,
+    retrieved_ndcg,
+    sentence_macro_f1,
     squad_v1,
     squad_v2,
 )
 from encoderlab.eval.spec import IRSplit, PairSCOptions, Task, TaskData
-
-EVAL_BATCH = 64
 
 NEAR_CONSTANT_SHARE = 0.99
 """A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
@@ -47,39 +48,6 @@ the gold has 'nn' for 14%), so token classification flags it as well as the stri
 NEAR_CONSTANT_GOLD = 0.9
 """... unless the gold itself has that tag for at least this share (an NER test split that is nearly all
 'O' is answered well by a nearly-all-'O' tagger)."""
-
-
-@dataclass
-class Prepared:
-    """Tokenised splits of one task (shared by every node of its grid)."""
-
-    train: list[dict]
-    val: Any
-    tests: dict[str, Any]
-
-
-def _device(module: nn.Module) -> torch.device:
-    return next(module.parameters()).device
-
-
-def _inputs(module: nn.Module, seqs: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-    ids, mask = pad_batch(seqs)
-    dev = _device(module)
-    return ids.to(dev), mask.to(dev)
-
-
-def _predict(
-    module: nn.Module, seqs: Sequence[Sequence[int]], per_row: Callable[[Any, int, int], Any]
-) -> list:
-    """Run `module` over `seqs` in length-sorted batches; `per_row(output, row, length)` extracts one result."""
-    order = sorted(range(len(seqs)), key=lambda i: len(seqs[i]))
-    out: list = [None] * len(seqs)
-    for start in range(0, len(order), EVAL_BATCH):
-        chunk = order[start : start + EVAL_BATCH]
-        output = module(*_inputs(module, [seqs[i] for i in chunk]))
-        for row, i in enumerate(chunk):
-            out[i] = per_row(output, row, len(seqs[i]))
-    return out
 
 
 def input_text(task: Task, example: dict) -> str:
@@ -93,7 +61,7 @@ class SequenceClassification:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length)
+            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length, task.inputs)
             return [{"input_ids": i, "label": e["label"]} for i, e in zip(ids, split)]
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
@@ -104,14 +72,14 @@ class SequenceClassification:
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-        logits = module(*_inputs(module, [f["input_ids"] for f in micro]))
+        logits = module(*model_inputs(module, [f["input_ids"] for f in micro]))
         return F.cross_entropy(
             logits.float(), torch.tensor([f["label"] for f in micro], device=logits.device)
         )
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
-        pred = _predict(module, [f["input_ids"] for f in split], lambda out, r, n: int(out[r].argmax()))
+        pred = predict_rows(module, [f["input_ids"] for f in split], lambda out, r, n: int(out[r].argmax()))
         return [
             {"i": i, "gold": task.labels[f["label"]], "pred": task.labels[p]}
             for i, (f, p) in enumerate(zip(split, pred))
@@ -138,14 +106,14 @@ class MultiLabelClassification(SequenceClassification):
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length)
+            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length, task.inputs)
             return [{"input_ids": i, "labels": sorted(e["labels"])} for i, e in zip(ids, split)]
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-        logits = module(*_inputs(module, [f["input_ids"] for f in micro])).float()
+        logits = module(*model_inputs(module, [f["input_ids"] for f in micro])).float()
         target = torch.zeros_like(logits)
         for row, f in enumerate(micro):
             target[row, f["labels"]] = 1.0
@@ -153,7 +121,7 @@ class MultiLabelClassification(SequenceClassification):
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
-        pred = _predict(
+        pred = predict_rows(
             module,
             [f["input_ids"] for f in split],
             lambda out, r, n: (out[r] > 0).nonzero().flatten().tolist(),
@@ -182,7 +150,12 @@ class TokenClassification:
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
             feats = encode_words(
-                tokenizer, [e["tokens"] for e in split], [e["tags"] for e in split], task.max_length
+                tokenizer,
+                [e["tokens"] for e in split],
+                [e["tags"] for e in split],
+                task.max_length,
+                inputs=task.inputs,
+                all_subwords=task.options.subword_labels == "all",
             )
             for f, e in zip(feats, split):
                 f["gold"] = e["tags"]
@@ -194,25 +167,24 @@ class TokenClassification:
     def build(task: Task, model: nn.Module) -> nn.Module:
         return TokenClassifier(model, len(task.labels))
 
-    @staticmethod
-    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-        logits = module(*_inputs(module, [f["input_ids"] for f in micro]))
-        labels, _ = pad_batch([f["labels"] for f in micro], fill=IGNORE)
-        return F.cross_entropy(
-            logits.float().flatten(0, 1), labels.to(logits.device).flatten(), ignore_index=IGNORE
-        )
+    loss = staticmethod(token_loss)
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
-        argmax = _predict(
+        argmax = predict_rows(
             module, [f["input_ids"] for f in split], lambda out, r, n: out[r, :n].argmax(-1).tolist()
         )
         # Words cut off by truncation get "O": a miss for POS accuracy, a missed entity for NER.
         out = []
         for i, (f, tags) in enumerate(zip(split, argmax)):
-            words = ["O"] * len(f["gold"])
+            votes: dict[int, Counter] = {}
             for word, pos in zip(f["words"], (i for i, lab in enumerate(f["labels"]) if lab != IGNORE)):
-                words[word] = task.labels[tags[pos]]
+                votes.setdefault(word, Counter())[tags[pos]] += 1
+            words = ["O"] * len(f["gold"])
+            for word, counts in votes.items():
+                # The majority tag of a word's labelled subwords (one with first-subword labels), ties
+                # to the lowest tag id.
+                words[word] = task.labels[min(counts, key=lambda t: (-counts[t], t))]
             out.append({"i": i, "gold": [task.labels[t] for t in f["gold"]], "pred": words})
         return out
 
@@ -225,9 +197,12 @@ class TokenClassification:
             "accuracy": 100.0 * sum(g == p for g, p in zip(flat_gold, flat_pred)) / len(flat_gold),
             "n": len(predictions),
         }
-        if task.metric == "entity_f1":
+        iob = all(t == "O" or t[:2] in ("B-", "I-") for t in task.labels)
+        if task.metric == "entity_f1" or (iob and task.metric == "sentence_macro_f1"):
             out["entity_f1"] = entity_f1(gold, pred)
             out["seqeval"] = SEQEVAL_SETTINGS
+        if task.metric == "sentence_macro_f1":
+            out["sentence_macro_f1"] = sentence_macro_f1(gold, pred)
         return out
 
     @staticmethod
@@ -263,7 +238,7 @@ class ExtractiveQA:
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-        start, end = module(*_inputs(module, [f["input_ids"] for f in micro]))
+        start, end = module(*model_inputs(module, [f["input_ids"] for f in micro]))
         dev = start.device
         gold_start = torch.tensor([f["start"] for f in micro], device=dev)
         gold_end = torch.tensor([f["end"] for f in micro], device=dev)
@@ -272,7 +247,7 @@ class ExtractiveQA:
     @staticmethod
     def predict(task: Task, module: nn.Module, split) -> list[dict]:
         examples, features = split
-        logits = _predict(
+        logits = predict_rows(
             module,
             [f["input_ids"] for f in features],
             lambda out, r, n: (out[0][r, :n].float().cpu().numpy(), out[1][r, :n].float().cpu().numpy()),
@@ -316,7 +291,7 @@ class Retrieval:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def texts(prefix, items):
-            return encode_texts(tokenizer, [prefix + t for t in items], task.max_length)
+            return encode_texts(tokenizer, [prefix + t for t in items], task.max_length, task.inputs)
 
         def enc(split: IRSplit):
             qids, dids = list(split.queries), list(split.corpus)
@@ -339,14 +314,14 @@ class Retrieval:
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-        queries = module(*_inputs(module, [f["query"] for f in micro]))
-        docs = module(*_inputs(module, [f["doc"] for f in micro]))
+        queries = module(*model_inputs(module, [f["query"] for f in micro]))
+        docs = module(*model_inputs(module, [f["doc"] for f in micro]))
         return info_nce(queries, docs, [f["doc_id"] for f in micro])
 
     @staticmethod
     def predict(task: Task, module: nn.Module, split: dict) -> list[dict]:
         def embed(seqs):
-            return torch.stack(_predict(module, seqs, lambda out, r, n: out[r].float()))
+            return torch.stack(predict_rows(module, seqs, lambda out, r, n: out[r].float()))
 
         queries, docs = embed(split["queries"]), embed(split["docs"])
         k = min(100, len(split["dids"]))
@@ -362,7 +337,11 @@ class Retrieval:
     def metrics(task: Task, predictions: list[dict]) -> dict:
         qrels = {p["qid"]: p["relevant"] for p in predictions}
         run = {p["qid"]: dict(map(tuple, p["ranking"])) for p in predictions}
-        return {**retrieval_scores(qrels, run), "n": len(predictions)}
+        return {
+            **retrieval_scores(qrels, run),
+            "ndcg@10_retrieved": retrieved_ndcg(qrels, run),
+            "n": len(predictions),
+        }
 
     @staticmethod
     def constant(predictions: list[dict]) -> str | None:
@@ -393,9 +372,12 @@ FAMILIES: dict[str, FamilyOps] = {
 
 
 def family_ops(task: Task) -> FamilyOps:
-    """The operations of a task's family (multi-label sequence classification has its own)."""
+    """The operations of a task's family (multi-label sequence classification and QA by tagging
+    have their own)."""
     if getattr(task.options, "multilabel", False):
         return MultiLabelClassification
+    if getattr(task.options, "head", None) == "tagger":
+        return AnswerTagger
     return FAMILIES[task.family]
 
 

@@ -4,15 +4,23 @@ Padding is done here, not by the tokenizer, so tokenizers without a pad token (m
 work unchanged: padded positions are excluded by the attention mask, so ids are padded with 0. Texts are truncated to the task's `max_length` (paper 1 uses 0.99 x the model maximum;
 the pocket suite uses shorter inputs for CPU speed).
 
-Token classification labels the first subword of each word and ignores the rest (-100), using the
-fast tokenizer's `word_ids()` on pre-split words; predictions are read at the same positions.
+Inputs are built with the tokenizer's own special tokens, or (`inputs: eos`, EncodEval's rule for
+paper 1) with none but the end-of-text token appended.
+
+Token classification tokenises the words joined by spaces and maps tokens back to words by their
+character offsets; it labels the first subword of each word, or every subword (EncodEval), and
+ignores the rest (-100); predictions are read at the same positions.
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 
 import torch
+
+from encoderlab.errors import UserError
+from encoderlab.eval.spec import Inputs
 
 IGNORE = -100
 
@@ -28,27 +36,89 @@ def pad_batch(seqs: Sequence[Sequence[int]], fill: int = 0) -> tuple[torch.Tenso
     return out, mask
 
 
-def encode_texts(tokenizer, texts: Sequence[str], max_length: int) -> list[list[int]]:
-    """Token ids (with the tokenizer's special tokens) of each text, truncated to `max_length`."""
-    return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+def end_token_id(tokenizer) -> int:
+    """The end-of-text token that `eos` inputs append: EOS, or SEP for a tokenizer without one (BERT)."""
+    for name in ("eos_token_id", "sep_token_id"):
+        token = getattr(tokenizer, name, None)
+        if token is not None:
+            return token
+    raise UserError(
+        "this task feeds texts with an end-of-text token (inputs: eos, EncodEval's rule), and the "
+        "tokenizer has neither an EOS nor a SEP token; use a tokenizer that has one, or inputs: tokenizer"
+    )
+
+
+def encode_texts(
+    tokenizer, texts: Sequence[str], max_length: int, inputs: Inputs = "tokenizer"
+) -> list[list[int]]:
+    """Token ids of each text, truncated to `max_length`: with the tokenizer's special tokens, or
+    (`eos`) with none but the end-of-text token appended before truncating, as EncodEval does."""
+    if inputs == "tokenizer":
+        return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
+    end = end_token_id(tokenizer)
+    return [ids[:max_length] + [end] * (len(ids) < max_length) for ids in _bare(tokenizer, texts)]
+
+
+def _bare(tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    return tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+
+
+def word_ends(words: Sequence[str]) -> list[int]:
+    """End offset of each word in the words joined by single spaces."""
+    ends, pos = [], 0
+    for w in words:
+        pos += len(w)
+        ends.append(pos)
+        pos += 1
+    return ends
+
+
+def token_words(offsets: Sequence[tuple[int, int]], ends: Sequence[int]) -> list[int | None]:
+    """The word of each token: the first word ending after the token starts (a space-prefixed token
+    belongs to the word after its space); None for special tokens (empty offsets) and past the end."""
+    out: list[int | None] = []
+    for start, end in offsets:
+        word = bisect.bisect_right(ends, start) if end > start else None
+        out.append(word if word is not None and word < len(ends) else None)
+    return out
 
 
 def encode_words(
-    tokenizer, sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[int]], max_length: int
+    tokenizer,
+    sentences: Sequence[Sequence[str]],
+    tags: Sequence[Sequence[int]],
+    max_length: int,
+    *,
+    inputs: Inputs = "tokenizer",
+    all_subwords: bool = False,
 ) -> list[dict]:
-    """Ids, first-subword labels and the word index of each labelled position per sentence."""
+    """Ids, labels and the word of each labelled position per sentence.
+
+    The words are joined by spaces and the text tokenised whole, tokens mapped to words by their
+    offsets: fed pre-split words, a byte-level BPE tokenizer encodes each word as if it began the
+    text (`cat`, not the `Ġcat` of running text). The first subword of a word carries its tag, or
+    every subword does (`all_subwords`, EncodEval); the other positions are ignored (-100)."""
+    texts = [" ".join(s) for s in sentences]
+    specials = inputs == "tokenizer"
     enc = tokenizer(
-        [list(s) for s in sentences], is_split_into_words=True, truncation=True, max_length=max_length
+        texts,
+        add_special_tokens=specials,
+        truncation=specials,
+        max_length=max_length,
+        return_offsets_mapping=True,
     )
+    end = None if specials else end_token_id(tokenizer)
     out = []
-    for i, sentence_tags in enumerate(tags):
-        labels, firsts, previous = [], [], None
-        for word in enc.word_ids(i):
-            if word is not None and word != previous:
-                labels.append(sentence_tags[word])
-                firsts.append(word)
-            else:
-                labels.append(IGNORE)
+    for i, (words, sentence_tags) in enumerate(zip(sentences, tags)):
+        ids, owners = list(enc["input_ids"][i]), token_words(enc["offset_mapping"][i], word_ends(words))
+        if end is not None:
+            ids, owners = (ids + [end])[:max_length], (owners + [None])[:max_length]
+        labels, labelled, previous = [], [], None
+        for word in owners:
+            keep = word is not None and (all_subwords or word != previous)
+            labels.append(sentence_tags[word] if keep else IGNORE)
+            if keep:
+                labelled.append(word)
             previous = word
-        out.append({"input_ids": enc["input_ids"][i], "labels": labels, "words": firsts})
+        out.append({"input_ids": ids, "labels": labels, "words": labelled})
     return out

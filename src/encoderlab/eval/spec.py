@@ -40,6 +40,7 @@ FAMILY_NAMES = {
     "ir": "retrieval",
 }
 Pooling = Literal["mean", "first"]
+Inputs = Literal["tokenizer", "eos"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,24 +142,44 @@ class PairSCOptions(SCOptions):
 
 @dataclass(frozen=True, kw_only=True)
 class TCOptions:
-    """Token classification (NER, POS) over pre-split words, labelled on the first subword."""
+    """Token classification (NER, POS) over pre-split words, joined by spaces into one text."""
 
     family: ClassVar[Family] = "tc"
     labels: tuple[str, ...] = ()
     """Tag names, index = tag id (IOB2 for NER); empty when the loader reads them from the data."""
+    subword_labels: Literal["first", "all"] = "first"
+    """`first`: a word's tag trains and is read on its first subword (Hugging Face's `run_ner.py`);
+    `all`: every subword trains on its word's tag and a word takes the majority tag of its subwords,
+    ties to the lowest tag id (EncodEval, paper 1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class QAOptions:
-    """Extractive question answering: start/end logits over question + context windows."""
+    """Extractive question answering over question + context inputs."""
 
     family: ClassVar[Family] = "qa"
     v2: bool = False
     """Allow and score "no answer" (SQuAD v2.0 rules)."""
     stride: int = 128
-    """Tokens shared by neighbouring context windows."""
+    """Tokens shared by neighbouring context windows (`span` head)."""
     max_answer_tokens: int = 30
-    """Longest answer span considered when decoding."""
+    """Longest answer span considered when decoding (`span` head)."""
+    head: Literal["span", "tagger"] = "span"
+    """`span`: start/end logits over stride windows, decoded to a text scored by the SQuAD scripts;
+    `tagger`: each token of one window tagged in or out of the answer, scored by the F1 of the tagged
+    against the gold token positions (EncodEval, paper 1; `eval/answer_tagger.py`)."""
+    question_template: str = "{question}"
+    """The first segment built from the question (paper 1: `Question: {question}\nContext: `)."""
+
+    def __post_init__(self):
+        fields = {n for _, n, _, _ in string.Formatter().parse(self.question_template) if n is not None}
+        if fields != {"question"}:
+            raise ValueError(
+                f"a question template needs exactly the field {{question}}, got {self.question_template!r}"
+            )
+
+    def first_segment(self, question: str) -> str:
+        return self.question_template.format(question=question)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -233,6 +254,10 @@ _LEGACY_FINETUNE = (
     "grad_clip",
 )
 _RENAMED = {"v2": "qa_v2"}
+WORD_ENCODING = "joined"
+"""Token classification tokenises the words joined by spaces and maps tokens to words by offsets (a
+byte-level BPE tokenizer fed pre-split words encodes every word as if it began the text, without its
+space); in the signature so scores made the old way are not reused."""
 MODEL_LENGTH_FRACTION = 0.99
 """`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
 
@@ -267,6 +292,10 @@ class Task:
     maximum (paper 1: EncodEval's `round(0.99 * max_position_embeddings)`), see `for_model`."""
     data_version: str = "1"
     """Bump when the loader's output changes (file tasks: a hash of their data)."""
+    inputs: Inputs = "tokenizer"
+    """How texts become ids: `tokenizer`, with the tokenizer's own special tokens (BOS/CLS, SEP...);
+    `eos`, with none but the end-of-text token appended (EOS, or SEP for a tokenizer that has no EOS),
+    as EncodEval feeds every family (paper 1)."""
     trains_as: str | None = None
     """The task whose fine-tuning run this one is (its own test data scored zero-shot), e.g. NQ and MLDR
     scored with the MS MARCO-trained retriever as EncodEval reloads it: one run serves all of them
@@ -289,7 +318,14 @@ class Task:
 
     def training(self) -> tuple:
         """What fixes its fine-tuning run besides the training examples: tasks that share one must agree."""
-        return (self.trains_as or self.name, self.family, self.finetune, self.options, self.max_length)
+        return (
+            self.trains_as or self.name,
+            self.family,
+            self.finetune,
+            self.options,
+            self.max_length,
+            self.inputs,
+        )
 
     def with_labels(self, labels: tuple[str, ...]) -> Task:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, labels=tuple(labels)))
@@ -318,6 +354,10 @@ class Task:
         )
         if isinstance(self.options, PairSCOptions):
             data["pair"] = True
+        if self.inputs != "tokenizer":
+            data["inputs"] = self.inputs
+        if self.family == "tc":
+            data["words"] = WORD_ENCODING
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -31,6 +31,7 @@ from encoderlab.config import from_dict
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.spec import (
     FinetuneConfig,
+    Inputs,
     IROptions,
     IRSplit,
     PairSCOptions,
@@ -56,10 +57,12 @@ OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
 METRICS = {
     "sc": ("accuracy", "macro_f1"),
     "pair-sc": ("accuracy", "macro_f1"),
-    "tc": ("entity_f1", "accuracy"),
-    "qa": ("f1", "exact_match", "exact"),
-    "ir": ("ndcg@10", "recall@10", "recall@100"),
+    "tc": ("entity_f1", "accuracy", "sentence_macro_f1"),
+    "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
+    "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
 }
+QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
+"""The QA scores each head reports (the first is the default)."""
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 SPLITS = ("train", "validation", "test")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -115,9 +118,13 @@ class TaskSpec:
     f1, ndcg@10)."""
     max_length: int | None = 512
     """Tokens per input; null = 0.99 x the model's maximum."""
+    inputs: Inputs = "tokenizer"
+    """`tokenizer`: the tokenizer's own special tokens; `eos`: none, the end-of-text token appended
+    (EncodEval's rule, paper 1)."""
     options: dict = field(default_factory=dict)
-    """Family options: sc/pair-sc `pooling`; qa `v2`, `stride`, `max_answer_tokens`; ir
-    `query_prefix`, `document_prefix`, `pooling`."""
+    """Family options: sc/pair-sc `pooling`; tc `subword_labels`; qa `v2`, `stride`,
+    `max_answer_tokens`, `head`, `question_template`; ir `query_prefix`, `document_prefix`,
+    `pooling`."""
     finetune: FinetuneConfig = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
     """Optimiser and schedule (FinetuneConfig fields)."""
     allow_overlap: bool = False
@@ -398,6 +405,17 @@ def data_hash(data: TaskData) -> str:
 # ----------------------------------------------------------------------------- tasks
 
 
+def _qa_metric(metric: str | None, options: QAOptions, where: str) -> str:
+    """The QA task's metric: one its head reports, by default the head's first."""
+    allowed = QA_HEAD_METRICS[options.head]
+    if metric is not None and metric not in allowed:
+        raise UserError(
+            f"{where}: metric {metric!r} is not reported by the QA head {options.head!r}; use one of "
+            f"{', '.join(allowed)}"
+        )
+    return metric or allowed[0]
+
+
 def task_from_file(path: Path | str) -> Task:
     """Parse, load and check one task file; the Task's loader returns the examples loaded here."""
     path = Path(path)
@@ -410,6 +428,8 @@ def task_from_file(path: Path | str) -> Task:
         f"{where}: options",
     )
     metric = spec.metric or METRICS[spec.family][0]
+    if spec.family == "qa":
+        metric = _qa_metric(spec.metric, options, where)
     if spec.family == "qa" and metric in ("exact", "exact_match"):
         wanted = "exact" if options.v2 else "exact_match"
         if metric != wanted:
@@ -429,6 +449,7 @@ def task_from_file(path: Path | str) -> Task:
         metric=metric,
         finetune=spec.finetune,
         max_length=spec.max_length,
+        inputs=spec.inputs,
         data_version=f"file:{data_hash(data)}",
         loader=lambda: data,
     )

@@ -171,15 +171,24 @@ PAPER_DATA_VERSION = "2"
 
 
 def _paper_tasks() -> list[Task]:
-    """Paper 1's datasets with EncodEval's protocol; inputs up to 0.99 x the model's maximum."""
-    common = {"max_length": None, "data_version": PAPER_DATA_VERSION}
+    """Paper 1's datasets with EncodEval's protocol and scores: inputs up to 0.99 x the model's maximum
+    ending in EOS, TC trained on every subword and scored by per-sentence macro-F1, QA as in/out
+    token tagging scored by position F1, IR by nDCG over the retrieved 10 (`metrics/encodeval.py`)."""
+    common = {"max_length": None, "data_version": PAPER_DATA_VERSION, "inputs": "eos"}
     sc = partial(Task, metric="accuracy", finetune=PAPER_SC, **common)
-    tc = partial(Task, metric="entity_f1", finetune=PAPER_TC, options=TCOptions(), **common)
-    qa = partial(Task, metric="f1", finetune=PAPER_QA, **common)
+    tc = partial(
+        Task,
+        metric="sentence_macro_f1",
+        finetune=PAPER_TC,
+        options=TCOptions(subword_labels="all"),
+        **common,
+    )
+    qa = partial(Task, metric="position_f1", finetune=PAPER_QA, **common)
+    qa_options = partial(QAOptions, head="tagger", question_template="Question: {question}\nContext: ")
     ir = partial(
         Task,
         options=IROptions(query_prefix="Query: ", document_prefix="Document: "),
-        metric="ndcg@10",
+        metric="ndcg@10_retrieved",
         finetune=PAPER_IR,
         **common,
     )
@@ -223,13 +232,13 @@ def _paper_tasks() -> list[Task]:
         qa(
             name="paper-squad",
             description="SQuAD v1.1 (rajpurkar/squad; test = validation)",
-            options=QAOptions(),
+            options=qa_options(),
             loader=lambda: paper.load_squad_format("paper-squad", HubSource("rajpurkar/squad", "plain_text")),
         ),
         qa(
             name="paper-squad-v2",
             description="SQuAD v2.0 with no-answer (rajpurkar/squad_v2; test = validation)",
-            options=QAOptions(v2=True),
+            options=qa_options(v2=True),
             loader=lambda: paper.load_squad_format(
                 "paper-squad-v2", HubSource("rajpurkar/squad_v2", "squad_v2")
             ),
@@ -237,7 +246,7 @@ def _paper_tasks() -> list[Task]:
         qa(
             name="paper-record",
             description="ReCoRD in SQuAD format (hgissbkh/record; test = validation)",
-            options=QAOptions(),
+            options=qa_options(),
             loader=lambda: paper.load_squad_format("paper-record", HubSource("hgissbkh/record")),
         ),
         ir(

@@ -1,0 +1,128 @@
+"""Extractive QA as token tagging: EncodEval's QA protocol, which paper 1's QA column reports.
+
+EncodEval (hgissbkh/EncodEval, `QuestionAnsweringEval`) does not predict a start and an end: a token
+classifier with two labels tags every token of the input as outside (0) or inside (1) the answer.
+  * Input: one window, the question segment (`QAOptions.question_template`, paper 1:
+    `Question: {question}\\nContext: `) then the context, the context truncated (no stride: an answer
+    past the window is trained and scored as no answer).
+  * Labels: the tokens from the one holding the first gold answer's first character to the first
+    one reaching its last character are 1, every other token is 0, question tokens included (only
+    padding is ignored). A question without an answer, or whose answer lies outside the window, is
+    all 0s. EncodEval's last token can fall one past a window that cuts an answer in two, which
+    misaligns its labels; here the span is cut at the window's end.
+  * Score: `metrics.encodeval.position_f1` between the positions tagged 1 and the gold positions,
+    per question, averaged; no text is decoded.
+Predictions are read on real tokens only; EncodEval reads padding positions too (their predictions
+count as false positives when 1), which depends on how questions were batched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from torch import nn
+
+from encoderlab.eval.batching import Prepared, predict_rows, token_loss
+from encoderlab.eval.features import end_token_id
+from encoderlab.eval.heads import TokenClassifier
+from encoderlab.eval.metrics import position_f1
+from encoderlab.eval.spec import Task, TaskData
+
+Offsets = list[tuple[int, int]]
+
+
+def answer_positions(offsets: Offsets, first: int, answer: dict | None) -> list[int]:
+    """Positions of the answer's tokens, `offsets` being the context's tokens starting at position
+    `first`; [] for no answer or an answer outside them."""
+    if answer is None or not offsets:
+        return []
+    start_char = answer["answer_start"]
+    end_char = start_char + len(answer["text"])
+    if offsets[0][0] > end_char or offsets[-1][1] < start_char:
+        return []
+    start = (
+        max(i for i, (s, _) in enumerate(offsets) if s <= start_char) if offsets[0][0] <= start_char else 0
+    )
+    end = next((i for i, (_, e) in enumerate(offsets) if e >= end_char), len(offsets) - 1)
+    return [first + i for i in range(start, end + 1)]
+
+
+def _windows(task: Task, tokenizer, examples: Sequence[dict]) -> list[tuple[list[int], int, Offsets]]:
+    """(ids, position of the first context token, context token offsets) of each example's window."""
+    firsts = [task.options.first_segment(e["question"]) for e in examples]
+    contexts = [e["context"] for e in examples]
+    if task.inputs == "tokenizer":
+        enc = tokenizer(
+            firsts,
+            contexts,
+            truncation="only_second",
+            max_length=task.max_length,
+            return_offsets_mapping=True,
+        )
+        out = []
+        for i, ids in enumerate(enc["input_ids"]):
+            context = [p for p, s in enumerate(enc.sequence_ids(i)) if s == 1]
+            offsets = [tuple(enc["offset_mapping"][i][p]) for p in context]
+            out.append((ids, context[0] if context else len(ids), offsets))
+        return out
+    questions = tokenizer(firsts, add_special_tokens=False)["input_ids"]
+    enc = tokenizer(contexts, add_special_tokens=False, return_offsets_mapping=True)
+    end = end_token_id(tokenizer)
+    out = []
+    for q, ids, offsets in zip(questions, enc["input_ids"], enc["offset_mapping"]):
+        room = max(task.max_length - len(q), 0)
+        out.append(((q + ids + [end])[: task.max_length], len(q), [tuple(o) for o in offsets[:room]]))
+    return out
+
+
+def encode(task: Task, tokenizer, examples: Sequence[dict]) -> list[dict]:
+    """One feature per question: ids, 0/1 labels on every token and the gold answer positions."""
+    out = []
+    for e, (ids, first, offsets) in zip(examples, _windows(task, tokenizer, examples)):
+        gold = answer_positions(offsets, first, e["answers"][0] if e["answers"] else None)
+        inside = set(gold)
+        labels = [int(p in inside) for p in range(len(ids))]
+        out.append({"id": e["id"], "input_ids": ids, "labels": labels, "gold": gold})
+    return out
+
+
+class AnswerTagger:
+    """The QA family's operations with `QAOptions.head == "tagger"` (`families.family_ops`)."""
+
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def enc(split):
+            return encode(task, tokenizer, split)
+
+        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def build(task: Task, model: nn.Module) -> nn.Module:
+        return TokenClassifier(model, 2)
+
+    loss = staticmethod(token_loss)
+
+    @staticmethod
+    def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
+        inside = predict_rows(
+            module,
+            [f["input_ids"] for f in split],
+            lambda out, r, n: out[r, :n].argmax(-1).nonzero().flatten().tolist(),
+        )
+        return [{"id": f["id"], "gold": f["gold"], "pred": p} for f, p in zip(split, inside)]
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        gold, pred = [p["gold"] for p in predictions], [p["pred"] for p in predictions]
+        exact = sum(set(g) == set(p) for g, p in zip(gold, pred))
+        return {
+            "position_f1": position_f1(gold, pred),
+            "exact_positions": 100.0 * exact / len(predictions) if predictions else 0.0,
+            "n": len(predictions),
+        }
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        if len(predictions) > 1 and not any(p["pred"] for p in predictions):
+            return f"tags no token as answer in all {len(predictions)} questions"
+        return None
