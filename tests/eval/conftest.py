@@ -100,6 +100,29 @@ def make_tokenizer(texts: list[str]):
     )
 
 
+def byte_level_tokenizer(words: list[str]):
+    """A byte-level BPE tokenizer in Llama 3's layout (regex split, then ByteLevel, no prefix space:
+    EuroBERT's and encoderlab's own), trained on random sentences of `words`; no post-processor."""
+    from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    split = pre_tokenizers.Split(Regex(r"\s?\w+|\s?[^\w\s]+|\s+"), "isolated")
+    tok.pre_tokenizer = pre_tokenizers.Sequence(
+        [split, pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]
+    )
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=500,
+        special_tokens=["<s>", "</s>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    rng = random.Random(0)
+    tok.train_from_iterator([" ".join(rng.choices(words, k=12)) for _ in range(400)], trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+
+
 @pytest.fixture(autouse=True)
 def _one_thread():
     """These models are so small that a second thread only adds synchronisation (and on a shared,

@@ -140,6 +140,35 @@ def test_qa_from_parquet_with_the_squad_struct(tmp_path):
     assert any(e["answers"] == [] for e in data.train) and data.tests["test"][0]["id"] == "q2-0"
 
 
+def test_qa_by_tagging_with_eos_inputs_and_its_metric_checks(tmp_path):
+    test_qa_from_parquet_with_the_squad_struct(tmp_path)
+    common = {
+        "family": "qa",
+        "data": {s: f"{s}.parquet" for s in ("train", "validation", "test")},
+        "allow_overlap": True,
+        "inputs": "eos",
+    }
+    options = {"head": "tagger", "question_template": "Question: {question}\nContext: "}
+    task = task_from_file(_spec(tmp_path, name="tagqa", options=options, **common))
+    assert task.metric == "position_f1" and task.inputs == "eos" and task.options.head == "tagger"
+    refusals = [
+        (
+            {"options": options, "metric": "f1"},
+            r"metric 'f1' is not reported by the QA head 'tagger'; use one of",
+        ),
+        (
+            {"options": {"question_template": "{q}"}},
+            r"question template needs exactly the field \{question\}",
+        ),
+        ({"metric": "position_f1"}, r"metric 'position_f1' is not reported by the QA head 'span'"),
+        ({"inputs": "none"}, r"inputs"),
+    ]
+    for change, message in refusals:
+        with pytest.raises(UserError, match=message) as exc:
+            task_from_file(_spec(tmp_path, name="bad", **{**common, **change}))
+        assert "\n" not in str(exc.value)
+
+
 def test_ir_from_jsonl_builds_judged_corpora(tmp_path):
     pairs = [{"q": p["query"], "d": p["document"]} for p in ir_pairs(60, 0)]
     _jsonl(tmp_path / "train.jsonl", pairs[:40])

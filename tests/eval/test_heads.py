@@ -50,6 +50,33 @@ def test_token_classification_learns(model, tokenizer):
     assert test["entity_f1"] > 85 and test["seqeval"]["mode"] == "strict"
 
 
+@pytest.mark.parametrize("inputs", ["tokenizer", "eos"])
+def test_token_classification_on_every_subword_learns(model, tokenizer, inputs):
+    task = _task(
+        name="tc-all",
+        options=TCOptions(labels=("O", "B-PER", "B-LOC", "I-LOC"), subword_labels="all"),
+        metric="sentence_macro_f1",
+        inputs=inputs,
+    )
+    data = TaskData(train=tc_examples(256, 0), val=tc_examples(32, 1), tests={"test": tc_examples(64, 2)})
+    test = _run(task, data, model, tokenizer)["test"]["test"]
+    # an all-O tagger scores about 45 here (1 on all-O sentences, 1/k on the others)
+    assert test["sentence_macro_f1"] > 85 and test["entity_f1"] > 85
+
+
+@pytest.mark.parametrize("inputs", ["tokenizer", "eos"])
+def test_qa_by_answer_tagging_learns(model, tokenizer, inputs):
+    # (with paper 1's longer `Question: ...\nContext: ` segment the tiny model needs 3x the steps)
+    options = QAOptions(head="tagger")
+    task = _task(name="qa-tag", options=options, metric="position_f1", max_length=48, inputs=inputs)
+    data = TaskData(
+        train=qa_examples(256, 0, 0.2), val=qa_examples(32, 1, 0.2), tests={"test": qa_examples(64, 2, 0.2)}
+    )
+    test = _run(task, data, model, tokenizer)["test"]["test"]
+    # tagging nothing scores only the unanswerable fifth
+    assert test["position_f1"] > 80 and test["exact_positions"] > 60
+
+
 def test_extractive_qa_learns(model, tokenizer):
     task = _task(name="qa", options=QAOptions(stride=8), metric="f1", max_length=24)
     data = TaskData(train=qa_examples(256, 0), val=qa_examples(32, 1), tests={"test": qa_examples(64, 2)})

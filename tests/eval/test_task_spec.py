@@ -67,7 +67,9 @@ def test_qa_options_map_onto_the_0_1_0_fields():
 def test_the_qa_head_and_question_template_change_the_signature_and_the_template_is_checked():
     span = _task(options=QAOptions(), metric="f1")
     tagger = _task(options=QAOptions(head="tagger"), metric="position_f1")
-    templated = _task(options=QAOptions(head="tagger", question_template="Q: {question}"), metric="position_f1")
+    templated = _task(
+        options=QAOptions(head="tagger", question_template="Q: {question}"), metric="position_f1"
+    )
     assert len({span.signature(), tagger.signature(), templated.signature()}) == 3
     assert templated.options.first_segment("why?") == "Q: why?"
     for bad in ("{q}", "{question} {other}", "no field"):

@@ -1,0 +1,128 @@
+"""Model inputs (`eval/features.py`): `eos` inputs, and words tokenised as running text.
+
+The word tests use a byte-level BPE tokenizer in Llama 3's layout (regex split, then ByteLevel, no
+prefix space), the layout of EuroBERT's and of encoderlab's own tokenizers: fed pre-split words,
+it encodes every word as if it began the text, which is how token classification used to encode.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+from tests.eval.conftest import FILLER, NAMES, TOPICS, byte_level_tokenizer, make_tokenizer, vocabulary_texts
+
+from encoderlab.errors import UserError
+from encoderlab.eval.families import TokenClassification
+from encoderlab.eval.features import IGNORE, encode_texts, encode_words
+from encoderlab.eval.spec import Task, TCOptions
+
+WORDS = FILLER + NAMES + TOPICS + ["U.S.", "don't", "co-op", "naïve", "3.5%", "(x)"]
+
+
+@pytest.fixture(scope="module")
+def byte_level():
+    return byte_level_tokenizer(WORDS)
+
+
+def _sentences(n: int, seed: int) -> list[list[str]]:
+    rng = random.Random(seed)
+    return [rng.choices(WORDS, k=rng.randint(1, 10)) for _ in range(n)]
+
+
+def test_words_are_tokenised_as_running_text_not_one_by_one(byte_level):
+    words = ["the", "red", "alice", "Paris"]
+    (feature,) = encode_words(byte_level, [words], [[0, 1, 0, 2]], 64)
+    assert feature["input_ids"] == byte_level(" ".join(words))["input_ids"]
+    assert feature["words"] == [0, 1, 2, 3]
+    tokens = byte_level.convert_ids_to_tokens(feature["input_ids"])
+    firsts = [t for t, lab in zip(tokens, feature["labels"]) if lab != IGNORE]
+    assert firsts[0] == "the" and all(t.startswith("Ġ") for t in firsts[1:])  # ' red', not 'red'
+    assert byte_level.convert_ids_to_tokens(byte_level(["red"], is_split_into_words=True)["input_ids"]) == [
+        "red"
+    ]
+
+
+def _encodeval_owners(offsets, words) -> list[int | None]:
+    """A restatement of EncodEval's walk from subword offsets to word indices (TokenClassificationEval):
+    move to the next word while the token starts at or past the end of the current one."""
+    owners, word, char = [], 0, 0
+    for start, end in offsets:
+        if (start, end) == (0, 0):
+            owners.append(None)
+            continue
+        while word < len(words) and start >= char + len(words[word]):
+            char += len(words[word]) + 1
+            word += 1
+        owners.append(word if word < len(words) else None)
+    return owners
+
+
+@pytest.mark.parametrize("which", ["byte-level", "bert-like"])
+def test_subwords_map_to_words_as_encodevals_walk_maps_them(byte_level, which):
+    tok = byte_level if which == "byte-level" else make_tokenizer(vocabulary_texts())
+    sentences = _sentences(200, 1)
+    features = encode_words(tok, sentences, [[5] * len(s) for s in sentences], 512, all_subwords=True)
+    for words, f in zip(sentences, features):
+        enc = tok(" ".join(words), return_offsets_mapping=True)
+        owners = _encodeval_owners(enc["offset_mapping"], words)
+        assert f["words"] == [w for w in owners if w is not None]
+        assert [lab != IGNORE for lab in f["labels"]] == [w is not None for w in owners]
+        assert set(f["words"]) == set(range(len(words)))  # every word has a subword
+
+
+def test_first_or_every_subword_is_labelled(byte_level):
+    words, tags = ["naïve", "co-op", "U.S."], [1, 2, 3]
+    first, every = (encode_words(byte_level, [words], [tags], 64, all_subwords=a)[0] for a in (False, True))
+    assert [lab for lab in first["labels"] if lab != IGNORE] == tags
+    assert len(every["words"]) == len(every["input_ids"]) > len(words)
+    assert [tags[w] for w in every["words"]] == every["labels"]
+
+
+def test_eos_inputs_append_the_end_token_without_other_specials(byte_level):
+    bert_like = make_tokenizer(vocabulary_texts())
+    ids = encode_texts(bert_like, ["the red cat", "a b"], 64, "eos")
+    bare = bert_like(["the red cat", "a b"], add_special_tokens=False)["input_ids"]
+    assert ids == [b + [bert_like.eos_token_id] for b in bare]
+    assert encode_texts(bert_like, ["the red cat"], 64)[0][0] == bert_like.bos_token_id
+    # truncation keeps the first tokens and loses the end token, as EncodEval's text + EOS does
+    assert encode_texts(bert_like, ["the red cat"], len(bare[0]), "eos") == [bare[0]]
+    (feature,) = encode_words(byte_level, [["the", "cat"]], [[1, 2]], 64, inputs="eos")
+    assert feature["input_ids"][-1] == byte_level.eos_token_id and feature["labels"][-1] == IGNORE
+
+
+def test_eos_inputs_use_sep_without_eos_and_refuse_a_tokenizer_with_neither():
+    tok = make_tokenizer(vocabulary_texts())
+    tok.eos_token = None
+    tok.sep_token = "[EOS]"
+    assert encode_texts(tok, ["a"], 8, "eos")[0][-1] == tok.convert_tokens_to_ids("[EOS]")
+    tok.sep_token = None
+    with pytest.raises(UserError, match="neither an EOS nor a SEP"):
+        encode_texts(tok, ["a"], 8, "eos")
+
+
+class _Fixed(torch.nn.Module):
+    """A 'model' whose logits per position are given."""
+
+    def __init__(self, logits: torch.Tensor):
+        super().__init__()
+        self.logits = torch.nn.Parameter(logits)
+
+    def forward(self, ids, mask):
+        return self.logits[None, : ids.shape[1]]
+
+
+def test_a_word_takes_the_majority_tag_of_its_subwords_ties_to_the_lowest_id():
+    task = Task(
+        name="t",
+        description="",
+        options=TCOptions(labels=("O", "A", "B"), subword_labels="all"),
+        metric="sentence_macro_f1",
+        loader=lambda: None,
+    )
+    # word 0: subwords say B, A, B -> B; word 1: B, A -> tie -> A (id 1)
+    feature = {"input_ids": [5] * 5, "labels": [0] * 5, "words": [0, 0, 0, 1, 1], "gold": [2, 1]}
+    logits = torch.nn.functional.one_hot(torch.tensor([2, 1, 2, 2, 1]), 3).float()
+    (row,) = TokenClassification.predict(task, _Fixed(logits), [feature])
+    assert row["pred"] == ["B", "A"] and row["gold"] == ["B", "A"]
