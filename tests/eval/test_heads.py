@@ -153,3 +153,33 @@ def test_qa_decoding_respects_context_length_and_null():
     start[0] = end[0] = 6.0  # null score 12 > best span 9: SQuAD v2 answers nothing
     answers, na = decode([example], [feature], [start], [end], allow_null=True)
     assert answers == {"q": ""} and na["q"] == 3.0
+
+
+@pytest.mark.parametrize("pooling", ["late", "mean", "first"])
+def test_the_dense_head_is_eurobert_sequence_classification(tmp_path, model, tokenizer, pooling):
+    from transformers import EuroBertForSequenceClassification
+
+    from encoderlab.eval.heads import SequenceClassifier
+    from encoderlab.model.export import export_hf
+
+    export_hf(model, tokenizer, tmp_path / "hf")
+    hf_pooling = "bos" if pooling == "first" else pooling
+    ref = EuroBertForSequenceClassification.from_pretrained(
+        str(tmp_path / "hf"), num_labels=3, classifier_pooling=hf_pooling
+    ).eval()
+    head = SequenceClassifier(model, 3, pooling, dense=True).eval()
+    with torch.no_grad():
+        head.dense[0].load_state_dict(ref.dense.state_dict())
+        head.classifier.load_state_dict(ref.classifier.state_dict())
+        ids = torch.randint(5, len(tokenizer), (3, 12), generator=torch.Generator().manual_seed(0))
+        mask = torch.ones_like(ids, dtype=torch.bool)
+        mask[1, 7:] = False  # a padded row
+        mask[2, 3:] = False
+        want = ref(input_ids=ids, attention_mask=mask.long()).logits
+        assert (head(ids, mask) - want).abs().max() <= 1e-4
+
+
+def test_late_pooling_needs_the_dense_head():
+    with pytest.raises(ValueError, match="needs head 'dense'"):
+        SCOptions(pooling="late")
+    assert SCOptions(pooling="late", head="dense").head == "dense"

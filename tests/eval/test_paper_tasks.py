@@ -172,6 +172,42 @@ def test_a_paper_task_runs_end_to_end_at_the_model_length(root, tmp_path, monkey
     assert TASKS["paper-sst2"].for_model(256).max_length == 253  # round(0.99 * 256)
 
 
+@pytest.mark.parametrize(
+    ("name", "writers", "metric"),
+    [
+        ("paper-conll2003", (hub.conll2003_en,), "sentence_macro_f1"),
+        ("paper-squad-v2", (lambda r: hub.squad(r, v2=True),), "position_f1"),
+        ("paper-msmarco", (hub.msmarco_pairs, hub.msmarco), "ndcg@10_retrieved"),
+    ],
+)
+def test_tc_qa_and_ir_run_end_to_end_with_encodevals_scores(
+    root, tmp_path, monkeypatch, name, writers, metric
+):
+    from dataclasses import replace
+
+    from tests.eval.fixtures import model_folder
+
+    from encoderlab.eval import evaluate
+    from encoderlab.eval.spec import FinetuneConfig
+
+    for write in writers:
+        write(root)
+    quick = FinetuneConfig(batch_size=8, micro_batch_size=8, max_steps=4, epochs=1.0)
+    monkeypatch.setitem(TASKS, name, replace(TASKS[name], finetune=quick))
+    assert TASKS[name].metric == metric and TASKS[name].inputs == "eos"
+    evaluate(
+        str(model_folder(tmp_path / "m")),
+        suite="paper",
+        tasks=[name],
+        lrs=[1e-3],
+        seeds=[0],
+        out=tmp_path / "o",
+        progress=False,
+    )
+    record = json.loads((tmp_path / "o" / "results.jsonl").read_text())
+    assert 0 <= record["test"]["test"][metric] <= 100
+
+
 def test_no_hub_and_no_mirror_is_one_line(tmp_path, monkeypatch):
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)

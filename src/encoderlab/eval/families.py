@@ -68,7 +68,8 @@ class SequenceClassification:
 
     @staticmethod
     def build(task: Task, model: nn.Module) -> nn.Module:
-        return SequenceClassifier(model, len(task.labels), task.options.pooling)
+        options = task.options
+        return SequenceClassifier(model, len(task.labels), options.pooling, dense=options.head == "dense")
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:

@@ -4,12 +4,14 @@ A head only needs `model(input_ids, padding_mask=..., attention_mode=...)` retur
 `last_hidden_state` and `model.config.hidden_size`, so encoderlab models, converted Hugging Face
 encoders and decoders all fine-tune through the same code. Heads are a single linear layer
 initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
-  * sequence classification pools the sequence (mean over real tokens by default, as paper 1;
-    `first` takes the first token, i.e. BOS/CLS) and maps it to the labels;
+  * sequence classification pools the sequence (mean over real tokens by default; `first` takes the
+    first token, i.e. BOS/CLS) and maps it to the labels; the `dense` variant is EuroBERT's own head,
+    which paper 1's models are fine-tuned with: a hidden-size layer and GELU before the labels, and
+    `late` pooling, the mean of the per-token logits;
   * token classification maps every position to the labels (first-subword labelling is done by
     the features, not here);
-  * extractive QA is a 2-logit token classifier: start and end logits (Hugging Face's QA head; EncodEval's
-    2 labels are instead in/out of the answer per token, docs/evaluation.md's `paper` suite);
+  * extractive QA is a 2-logit token classifier: start and end logits (Hugging Face's QA head), or
+    in/out of the answer per token (EncodEval's, `answer_tagger.py`);
   * retrieval is a bi-encoder: mean-pooled, L2-normalised embeddings, no extra parameters.
 Attention is bidirectional by default also for CLM-trained models (paper 1 fine-tunes every model
 as an encoder); `attention_mode="causal"` is kept for probing decoders as decoders.
@@ -25,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 Pooling = Literal["mean", "first"]
+SCPooling = Literal["mean", "first", "late"]
 AttentionMode = Literal["bidirectional", "causal"]
 
 
@@ -64,21 +67,31 @@ class _Head(nn.Module):
 
 
 class SequenceClassifier(_Head):
-    """Pooled sequence -> label logits."""
+    """Pooled sequence -> label logits; with `dense`, a hidden-size layer and GELU before the labels
+    (EuroBERT's `EuroBertForSequenceClassification`), where `late` pooling averages per-token logits."""
 
     def __init__(
         self,
         model: nn.Module,
         n_labels: int,
-        pooling: Pooling = "mean",
+        pooling: SCPooling = "mean",
         attention_mode: AttentionMode = "bidirectional",
+        dense: bool = False,
     ):
         super().__init__(model, attention_mode)
-        self.pool = POOLING[pooling]
-        self.classifier = _linear(model.config.hidden_size, n_labels)
+        if pooling == "late" and not dense:
+            raise ValueError("late pooling needs the dense head: without it, it is mean pooling")
+        self.late = pooling == "late"
+        self.pool = None if self.late else POOLING[pooling]
+        hidden = model.config.hidden_size
+        self.dense = nn.Sequential(_linear(hidden, hidden), nn.GELU()) if dense else nn.Identity()
+        self.classifier = _linear(hidden, n_labels)
 
     def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.pool(self.hidden(input_ids, mask), mask))
+        hidden = self.hidden(input_ids, mask)
+        if self.late:
+            return mean_pool(self.classifier(self.dense(hidden)), mask)
+        return self.classifier(self.dense(self.pool(hidden, mask)))
 
 
 class TokenClassifier(_Head):

@@ -40,6 +40,7 @@ FAMILY_NAMES = {
     "ir": "retrieval",
 }
 Pooling = Literal["mean", "first"]
+SCPooling = Literal["mean", "first", "late"]
 Inputs = Literal["tokenizer", "eos"]
 
 
@@ -112,12 +113,20 @@ class SCOptions:
     family: ClassVar[Family] = "sc"
     labels: tuple[str, ...] = ()
     """Class names, index = class id; empty when the loader reads them from the data."""
-    pooling: Pooling = "mean"
-    """How the token states become one vector: `mean` over real tokens (paper 1) or the `first`
-    token (BOS/CLS)."""
+    pooling: SCPooling = "mean"
+    """How the token states become one vector: `mean` over real tokens or the `first` token
+    (BOS/CLS); with the dense head, also `late`: the mean of the per-token logits (EuroBERT's
+    default, paper 1)."""
+    head: Literal["linear", "dense"] = "linear"
+    """`linear`: one layer to the labels; `dense`: a hidden-size layer and GELU first, EuroBERT's
+    `EuroBertForSequenceClassification`, which EncodEval fine-tunes paper 1's models with."""
     multilabel: bool = False
     """Each example has a set of labels (`"labels": [ids]`): one sigmoid per label, binary
     cross-entropy, a label predicted when its logit is > 0 (HoC in paper 2's protocol)."""
+
+    def __post_init__(self):
+        if self.pooling == "late" and self.head != "dense":
+            raise ValueError("pooling 'late' needs head 'dense' (with one linear layer it is mean pooling)")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -130,6 +139,7 @@ class PairSCOptions(SCOptions):
     putting the shorter text first keeps it whole when truncation cuts the input."""
 
     def __post_init__(self):
+        super().__post_init__()
         fields = {name for _, name, _, _ in string.Formatter().parse(self.template) if name is not None}
         if fields != {"a", "b"}:
             raise ValueError(

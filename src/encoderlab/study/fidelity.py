@@ -93,12 +93,8 @@ PAPERS: dict[str, PaperSetup] = {
         tokenizer_text="EuroBERT's Llama-3 tokenizer (128,256 ids)",
         suite="paper",
         suite_text="the paper's 12 datasets (SC, TC, QA, IR) with EncodEval's protocol",
-        # EncodEval (hgissbkh/EncodEval, branch MLM_vs_CLM) scores with its evaluators' compute_f1s /
-        # compute_ndcgs (TokenClassificationEval, QuestionAnsweringEval, RetrievalEval), as its saved
-        # results/**/results.json show; the paper suite scores TC, QA and IR the standard way, so paper
-        # 1's columns are on another scale (docs/evaluation.md, "scoring (not EncodEval's)")
-        suite_gap="EncodEval's TC, QA and IR scoring (scored here as entity F1, SQuAD span F1 and trec_eval "
-        "nDCG@10; docs/evaluation.md)",
+        # The paper suite scores TC, QA and IR with EncodEval's own per-example scores, as its saved
+        # results/**/results.json show it scored (eval/metrics/encodeval.py, eval/answer_tagger.py)
         sizes=("210m", "610m", "1b"),
         training="42,000 steps of 2,359,296 tokens (1,152 x 2,048)",
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),

@@ -168,6 +168,10 @@ SST2, MNLI, QQP = (
     ("not_duplicate", "duplicate"),
 )
 PAPER_DATA_VERSION = "2"
+EUROBERT_HEAD = {"head": "dense", "pooling": "late"}
+"""EncodEval fine-tunes paper 1's EuroBERT models with `EuroBertForSequenceClassification`, whose head is
+a hidden-size layer and GELU before the labels, pooled `late` by default (transformers' EuroBertConfig);
+which `classifier_pooling` paper 1's own checkpoints set is unverified."""
 
 
 def _paper_tasks() -> list[Task]:
@@ -197,13 +201,13 @@ def _paper_tasks() -> list[Task]:
         sc(
             name="paper-sst2",
             description="GLUE SST-2 (nyu-mll/glue sst2; test = validation)",
-            options=SCOptions(labels=SST2),
+            options=SCOptions(labels=SST2, **EUROBERT_HEAD),
             loader=lambda: paper.load_glue("paper-sst2", "sst2", "validation", SST2, ("sentence",)),
         ),
         sc(
             name="paper-mnli",
             description="GLUE MNLI-matched (nyu-mll/glue mnli; test = validation_matched)",
-            options=PairSCOptions(labels=MNLI, template="Premise: {a}\nHypothesis: {b}"),
+            options=PairSCOptions(labels=MNLI, template="Premise: {a}\nHypothesis: {b}", **EUROBERT_HEAD),
             loader=lambda: paper.load_glue(
                 "paper-mnli", "mnli", "validation_matched", MNLI, ("premise", "hypothesis")
             ),
@@ -211,7 +215,7 @@ def _paper_tasks() -> list[Task]:
         sc(
             name="paper-qqp",
             description="GLUE QQP (nyu-mll/glue qqp; test = validation)",
-            options=PairSCOptions(labels=QQP, template="Question 1: {a}\nQuestion 2: {b}"),
+            options=PairSCOptions(labels=QQP, template="Question 1: {a}\nQuestion 2: {b}", **EUROBERT_HEAD),
             loader=lambda: paper.load_glue("paper-qqp", "qqp", "validation", QQP, ("question1", "question2")),
         ),
         tc(
