@@ -33,7 +33,8 @@ def test_the_real_model_arm_fits_minilm_and_gives_smollm2_a_mask_token():
 PAPER_SCALES = ("gpu-210m", "gpu-610m", "gpu-1b")
 
 
-def test_gpu_scales_are_paper1s_experiment_but_for_encodevals_scoring_and_say_so():
+def test_gpu_scales_are_paper1s_experiment_and_say_so():
+    from encoderlab.eval.tasks import TASKS
     from encoderlab.study.catalog import list_studies
     from encoderlab.study.fidelity import departures, setup_text
     from encoderlab.study.paper1 import PAPER1_CORPUS, PAPER1_TOKENIZER
@@ -45,11 +46,17 @@ def test_gpu_scales_are_paper1s_experiment_but_for_encodevals_scoring_and_say_so
             main = next(d for d in spec.data if d.name == "main")
             assert (main.corpus, main.tokenizer) == ((PAPER1_CORPUS,), PAPER1_TOKENIZER)
             assert spec.eval.suite == "paper" and not spec.eval.tasks and spec.eval.max_steps is None
-            # everything but how TC, QA and IR are scored (EncodEval's own scores are not built)
-            (gone,) = departures(spec)
-            assert gone.aspect == "tasks" and "EncodEval's TC, QA and IR scoring" in gone.here
-            assert lines[study, scale] == "NOT paper 1's setup: tasks"
-            assert "does not reproduce paper 1" in setup_text(spec)
+            assert not departures(spec)
+            assert lines[study, scale] == "paper 1's setup"
+            assert "runs paper 1" in setup_text(spec)
+    # ... because the paper suite is scored as EncodEval scores paper 1
+    paper = {n: t for n, t in TASKS.items() if n.startswith("paper-")}
+    assert {t.inputs for t in paper.values()} == {"eos"}
+    assert {t.family: t.metric for t in paper.values() if t.family != "sc"} == {
+        "tc": "sentence_macro_f1",
+        "qa": "position_f1",
+        "ir": "ndcg@10_retrieved",
+    }
 
 
 def test_demo_and_cpu_scales_say_loudly_that_they_are_not_the_paper():

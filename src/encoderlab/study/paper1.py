@@ -3,8 +3,7 @@ pretraining (a CLM base and an MLM base each continued with MLM), as functions o
 
 At the gpu scales a study is paper 1's experiment: FineWeb-Edu through EuroBERT's tokenizer (the
 Llama-3 vocabulary, 128,256 ids), the paper's model sizes, recipes at their own length and batch, and
-the `paper` suite of 12 datasets with EncodEval's protocol, except how TC, QA and IR are scored (the
-standard scores, not EncodEval's: `fidelity.PAPERS`), which `study list` and the report say. The demo and cpu scales keep everything
+the `paper` suite of 12 datasets with EncodEval's protocol and scores. The demo and cpu scales keep everything
 offline and small (a local corpus, a BPE trained on it, pocket tasks, a `tiny` model); `StudySpec.paper`
 makes `study list` and the report say so (`study/fidelity.py`).
 
