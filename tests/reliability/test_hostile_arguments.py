@@ -114,6 +114,8 @@ def _task_files(root: Path) -> None:
     }
     for name, edit in edits.items():
         (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))
+    qa = {"name": "reviews", "family": "qa", "data": task["data"], "options": {"head": "tagger"}, "metric": "f1"}
+    (root / "task_qa_tagger_f1.yaml").write_text(yaml.safe_dump(qa, sort_keys=False))
 
 
 def _prepared_and_ladder(root: Path, tok) -> None:
@@ -222,6 +224,12 @@ ARGUMENT_CASES = [
         "task-file-max-length-negative",
         "eval {w}/model --task-file {w}/task_max_length_negative.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
         r"task_max_length_negative.yaml: max_length must be >= 1 tokens, or null for the model's, got -5",
+    ),
+    (
+        "task-file-qa-head-metric",
+        "eval {w}/model --task-file {w}/task_qa_tagger_f1.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_qa_tagger_f1.yaml: metric 'f1' is not reported by the QA head 'tagger'; use one of position_f1, "
+        r"exact_positions",
     ),
     (
         "cka-batch-size-zero",
