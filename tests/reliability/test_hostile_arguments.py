@@ -114,7 +114,13 @@ def _task_files(root: Path) -> None:
     }
     for name, edit in edits.items():
         (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))
-    qa = {"name": "reviews", "family": "qa", "data": task["data"], "options": {"head": "tagger"}, "metric": "f1"}
+    qa = {
+        "name": "reviews",
+        "family": "qa",
+        "data": task["data"],
+        "options": {"head": "tagger"},
+        "metric": "f1",
+    }
     (root / "task_qa_tagger_f1.yaml").write_text(yaml.safe_dump(qa, sort_keys=False))
 
 
