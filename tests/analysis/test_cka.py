@@ -233,3 +233,18 @@ def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
     texts = make_texts(MIN_TEXTS)
     with pytest.raises(UserError, match="A 3, B 2 layers"):
         compare((make_model(0), tokenizer), (make_model(0, n_layers=2), tokenizer), texts, n=MIN_TEXTS)
+
+
+def test_word_features_read_the_words_as_running_text_with_a_byte_level_tokenizer():
+    from tests.eval.conftest import FILLER, byte_level_tokenizer, tiny_model
+
+    tok = byte_level_tokenizer(FILLER)
+    model = tiny_model(len(tok))
+    sentence = ["the", "of", "and", "to"]
+    enc = tok(" ".join(sentence), return_tensors="pt")
+    assert tok.convert_ids_to_tokens(enc["input_ids"][0]) == ["the", "Ġof", "Ġand", "Ġto"]
+    feats, index = word_features(model, tok, [sentence], Encoding(batch_size=1))
+    assert index.tolist() == [[0, 0], [0, 1], [0, 2], [0, 3]]
+    last = model(enc["input_ids"], output_hidden_states=True).hidden_states[-1][0].double()
+    # one running-text token per word: ' of', not the sentence-initial 'of' of pre-split words
+    torch.testing.assert_close(feats[-1], last, rtol=1e-5, atol=1e-6)

@@ -17,8 +17,9 @@ model itself runs in whatever dtype it was loaded in.
 Trade-offs: sequences are truncated to `max_length` tokens (the paper's 512); every special token
 the tokenizer adds counts in the mean, as the attention mask says (the paper does not state
 otherwise). Attention is bidirectional unless `attention_mode="causal"` is asked for (decoders
-analysed as decoders, e.g. paper 2's reverse CLM -> MLM -> CLM direction). Word-level features (token tasks) average the sub-tokens of each word, so models with
-different tokenizers yield features for the same words and can be compared.
+analysed as decoders, e.g. paper 2's reverse CLM -> MLM -> CLM direction). Word-level features (token tasks) average the sub-tokens of each word, the words tokenised as
+running text (`eval.features.words_as_text`), so models with different tokenizers yield features for
+the same words and can be compared.
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from encoderlab.atomic import atomic_file
-from encoderlab.errors import UserError
-from encoderlab.eval.features import pad_batch
+from encoderlab.eval.features import pad_batch, words_as_text
 from encoderlab.model.config import AttentionMode
 
 
@@ -59,12 +59,10 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
-def _encode(tokenizer, batch, max_length: int, **kwargs):
-    """Tokenize without the tokenizer's padding (decoders often have no pad token): the encoding
-    (for `word_ids`), then right-padded (B, T) ids and the mask of real tokens."""
-    enc = tokenizer(list(batch), truncation=True, max_length=max_length, **kwargs)
-    ids, mask = pad_batch(enc["input_ids"])
-    return enc, ids, mask
+def _encode(tokenizer, batch, max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Tokenize without the tokenizer's padding (decoders often have no pad token): right-padded
+    (B, T) ids and the mask of real tokens."""
+    return pad_batch(tokenizer(list(batch), truncation=True, max_length=max_length)["input_ids"])
 
 
 def block_outputs(
@@ -106,7 +104,7 @@ def pooled_features(
     per_layer: list[list[torch.Tensor]] = []
     step = encoding.batch_size
     for start in tqdm(range(0, len(texts), step), desc=desc, leave=False):
-        _, ids, mask = _encode(tokenizer, texts[start : start + step], encoding.max_length)
+        ids, mask = _encode(tokenizer, texts[start : start + step], encoding.max_length)
         weights = mask.to(torch.float64)
         weights = weights / weights.sum(1, keepdim=True)  # (B, T), rows sum to 1
         for layer, h in enumerate(block_outputs(model, ids, mask, encoding.attention_mode)):
@@ -118,14 +116,14 @@ def pooled_features(
 
 
 def _word_positions(
-    enc, n: int, width: int, start: int
+    owners: Sequence[Sequence[int | None]], width: int, start: int
 ) -> tuple[list[int], list[int], list[tuple[int, int]]]:
     """For every sub-token of a word: its word's row in this batch and its flat (b * width + t)
     position; plus the (sentence, word) index of each row."""
     rows, cols, words = [], [], []
-    for b in range(n):
+    for b, sentence in enumerate(owners):
         local: dict[int, int] = {}
-        for t, w in enumerate(enc.word_ids(b)):
+        for t, w in enumerate(sentence):
             if w is None:  # special tokens belong to no word
                 continue
             if w not in local:
@@ -151,16 +149,15 @@ def word_features(
     Returns the features and, per kept word, its (sentence, word) index: words cut off by
     truncation are dropped, so labels must be gathered with that index.
     """
-    if not getattr(tokenizer, "is_fast", False):
-        raise UserError("word-level probing needs a fast tokenizer (word_ids); load one with tokenizers")
     model.eval()
     per_layer: list[list[torch.Tensor]] = []
     index: list[tuple[int, int]] = []
     step = encoding.batch_size
     for start in tqdm(range(0, len(sentences), step), desc=desc, leave=False):
         batch = [list(s) for s in sentences[start : start + step]]
-        enc, ids, mask = _encode(tokenizer, batch, encoding.max_length, is_split_into_words=True)
-        rows, cols, batch_index = _word_positions(enc, len(batch), ids.shape[1], start)
+        token_ids, owners = words_as_text(tokenizer, batch, encoding.max_length)
+        ids, mask = pad_batch(token_ids)
+        rows, cols, batch_index = _word_positions(owners, ids.shape[1], start)
         index.extend(batch_index)
         rows_t, cols_t = torch.tensor(rows, dtype=torch.long), torch.tensor(cols, dtype=torch.long)
         counts = torch.zeros(len(batch_index), dtype=torch.float64).index_add_(

@@ -83,6 +83,31 @@ def token_words(offsets: Sequence[tuple[int, int]], ends: Sequence[int]) -> list
     return out
 
 
+def words_as_text(
+    tokenizer, sentences: Sequence[Sequence[str]], max_length: int, *, special_tokens: bool = True
+) -> tuple[list[list[int]], list[list[int | None]]]:
+    """Ids of each sentence's words joined by single spaces, the text tokenised whole (with the
+    tokenizer's special tokens, truncated to `max_length`, or neither), and the word of each id.
+
+    Fed pre-split words (`is_split_into_words`), a byte-level BPE tokenizer encodes each word as if it
+    began the text (`cat`, not the `Ġcat` of running text); here tokens are mapped to words by their
+    character offsets (EncodEval's walk), so every word keeps its running-text tokens."""
+    if not getattr(tokenizer, "is_fast", False):
+        raise UserError(
+            "words are mapped to tokens by character offsets, which need a fast tokenizer; load one with "
+            "tokenizers (AutoTokenizer's default)"
+        )
+    enc = tokenizer(
+        [" ".join(s) for s in sentences],
+        add_special_tokens=special_tokens,
+        truncation=special_tokens,
+        max_length=max_length,
+        return_offsets_mapping=True,
+    )
+    owners = [token_words(offsets, word_ends(s)) for offsets, s in zip(enc["offset_mapping"], sentences)]
+    return [list(ids) for ids in enc["input_ids"]], owners
+
+
 def encode_words(
     tokenizer,
     sentences: Sequence[Sequence[str]],
@@ -92,25 +117,14 @@ def encode_words(
     inputs: Inputs = "tokenizer",
     all_subwords: bool = False,
 ) -> list[dict]:
-    """Ids, labels and the word of each labelled position per sentence.
-
-    The words are joined by spaces and the text tokenised whole, tokens mapped to words by their
-    offsets: fed pre-split words, a byte-level BPE tokenizer encodes each word as if it began the
-    text (`cat`, not the `Ġcat` of running text). The first subword of a word carries its tag, or
-    every subword does (`all_subwords`, EncodEval); the other positions are ignored (-100)."""
-    texts = [" ".join(s) for s in sentences]
+    """Ids, labels and the word of each labelled position per sentence (`words_as_text`): the first
+    subword of a word carries its tag, or every subword does (`all_subwords`, EncodEval); the other
+    positions are ignored (-100)."""
     specials = inputs == "tokenizer"
-    enc = tokenizer(
-        texts,
-        add_special_tokens=specials,
-        truncation=specials,
-        max_length=max_length,
-        return_offsets_mapping=True,
-    )
+    all_ids, all_owners = words_as_text(tokenizer, sentences, max_length, special_tokens=specials)
     end = None if specials else end_token_id(tokenizer)
     out = []
-    for i, (words, sentence_tags) in enumerate(zip(sentences, tags)):
-        ids, owners = list(enc["input_ids"][i]), token_words(enc["offset_mapping"][i], word_ends(words))
+    for ids, owners, sentence_tags in zip(all_ids, all_owners, tags):
         if end is not None:
             ids, owners = (ids + [end])[:max_length], (owners + [None])[:max_length]
         labels, labelled, previous = [], [], None
