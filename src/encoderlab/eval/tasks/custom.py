@@ -309,7 +309,12 @@ def _qa_examples(split_rows: list[dict], part: str, counts: dict) -> list[dict]:
             for a in struct_list(r["answers"])
         ]
         ex = qa_example(
-            str(r.get("id", f"{part}-{i}")), str(r["context"]), str(r["question"]), answers, counts
+            str(r.get("id", f"{part}-{i}")),
+            str(r["context"]),
+            str(r["question"]),
+            answers,
+            counts,
+            scored=part != "train",
         )
         if ex is not None:
             out.append(ex)

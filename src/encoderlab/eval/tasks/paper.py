@@ -9,8 +9,8 @@ the datasets' hub cards, in docs/evaluation.md, which marks what is unverified):
   * TC (`hgissbkh/conll2003-en`, `hgissbkh/ontonotes5`, `hgissbkh/uner_en`): their own
     train/validation/test; tag names from the `ClassLabel` feature.
   * QA (`rajpurkar/squad`, `rajpurkar/squad_v2`, `hgissbkh/record`): as SC (5% of train is
-    validation, the validation split is test). Answers whose span does not match the context are
-    skipped and counted.
+    validation, the validation split is test). Training answers whose span does not match the
+    context are skipped and counted; scored splits keep every answer (`splits.qa_example`).
   * IR: trained on `hgissbkh/msmarco-pairs`; evaluated on MS MARCO (BEIR dev qrels = validation,
     TREC-DL 2019 = test), NQ (BEIR test qrels split 50/50 into validation and test by query id)
     and MLDR-en (dev/test). As in EncodEval the corpus is the judged documents only (any grade, all
@@ -145,7 +145,8 @@ def load_squad_format(task: str, source: HubSource) -> TaskData:
         columns = ("id", "context", "question", "answers") if has_id else ("context", "question", "answers")
         for i, r in enumerate(rows(split, columns)):
             rec_id = str(r["id"]) if has_id else f"{part}-{i}"
-            ex = qa_example(rec_id, r["context"], r["question"], _answers(r["answers"]), counts)
+            answers = _answers(r["answers"])
+            ex = qa_example(rec_id, r["context"], r["question"], answers, counts, scored=part != "train")
             if ex is not None:
                 out.append(ex)
         return out

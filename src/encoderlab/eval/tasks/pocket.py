@@ -139,10 +139,11 @@ def _squad_article_splits() -> list[list[dict]]:
     return split_groups(_records("squad-v1-dev"), lambda r: r["meta"]["title"], "squad-articles", SQUAD_SPLIT)
 
 
-def _qa_examples(records: Sequence[dict], counts: dict) -> list[dict]:
+def _qa_examples(records: Sequence[dict], counts: dict, scored: bool = True) -> list[dict]:
     out = []
     for r in records:
-        ex = qa_example(r["id"], r["text"], r["meta"]["question"], r["meta"]["answers"], counts)
+        meta = r["meta"]
+        ex = qa_example(r["id"], r["text"], meta["question"], meta["answers"], counts, scored=scored)
         if ex is not None:
             out.append(ex)
     return out
@@ -155,7 +156,7 @@ def load_squad(name: str, sizes: dict) -> TaskData:
     for shift in SQUAD_SHIFTS:
         tests[shift] = _qa_examples(subsample(_records(f"squad-shifts-{shift}"), sizes["shift"]), counts)
     data = TaskData(
-        _qa_examples(subsample(train, sizes["train"]), counts),
+        _qa_examples(subsample(train, sizes["train"]), counts, scored=False),
         _qa_examples(subsample(val, sizes["val"]), counts),
         tests,
         counts,

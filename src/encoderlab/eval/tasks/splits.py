@@ -67,12 +67,21 @@ def require_nonempty(task: str, data: TaskData) -> TaskData:
     return data
 
 
-def qa_example(rec_id: str, context: str, question: str, answers: list[dict], counts: dict) -> dict | None:
-    """A QA example with answers whose span matches the context; others are skipped and counted
-    (None when a question had answers and none of them matches)."""
+def qa_example(
+    rec_id: str, context: str, question: str, answers: list[dict], counts: dict, *, scored: bool = False
+) -> dict | None:
+    """A QA example. For training, only answers whose span matches the context are kept; the others
+    are skipped and counted, and a question left without one is dropped (None). A `scored` split
+    (validation, tests) keeps every answer and every question, counting the mismatched spans: the
+    official SQuAD scripts score predictions against the answer texts, not their offsets."""
     good = [
         a for a in answers if context[a["answer_start"] : a["answer_start"] + len(a["text"])] == a["text"]
     ]
+    if scored:
+        counts["mismatched_scored_answers"] = (
+            counts.get("mismatched_scored_answers", 0) + len(answers) - len(good)
+        )
+        return {"id": rec_id, "question": question, "context": context, "answers": list(answers)}
     counts["skipped_answers"] = counts.get("skipped_answers", 0) + len(answers) - len(good)
     if answers and not good:
         counts["skipped_questions"] = counts.get("skipped_questions", 0) + 1
