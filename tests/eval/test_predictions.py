@@ -71,3 +71,31 @@ def test_saved_tc_qa_ir_predictions_rescore_as_a_direct_computation(tmp_path):
     assert read_predictions(tmp_path / rel)["test"][0]["ranking"] == ranking
     ir = rescore(_task(IROptions(), "ndcg@10"), tmp_path / rel)["test"]
     assert ir["ndcg@10"] == pytest.approx(100 / math.log2(3))
+
+
+def test_saved_predictions_of_encodevals_scores_rescore_as_a_direct_computation(tmp_path):
+    rel = predictions_path("t", "f" * 20, "sig", 1e-4, 0)
+    tags = [
+        {"i": 0, "gold": ["O", "O"], "pred": ["O", "O"]},
+        {"i": 1, "gold": ["B-PER", "O"], "pred": ["O", "O"]},
+    ]
+    write_predictions(tmp_path, rel, {"test": tags})
+    tc = rescore(
+        _task(TCOptions(labels=("O", "B-PER"), subword_labels="all"), "sentence_macro_f1"), tmp_path / rel
+    )
+    # sentence 1: 1.0; sentence 2: O 2/3, B-PER 0 -> 1/3
+    assert tc["test"]["sentence_macro_f1"] == pytest.approx(100 * (1 + 1 / 3) / 2)
+    assert tc["test"]["entity_f1"] == 0.0  # reported beside it for IOB2 tags
+
+    write_predictions(tmp_path, rel, {"test": [{"id": "a", "gold": [4, 5], "pred": [5]}]})
+    qa = rescore(_task(QAOptions(head="tagger"), "position_f1"), tmp_path / rel)["test"]
+    assert qa["position_f1"] == pytest.approx(100 * 2 / 3) and qa["exact_positions"] == 0.0
+
+    ranking = [["d1", 0.9], ["d2", 0.8], ["d3", 0.1]]
+    write_predictions(
+        tmp_path, rel, {"test": [{"qid": "q", "relevant": {"d2": 1, "d9": 1}, "ranking": ranking}]}
+    )
+    ir = rescore(_task(IROptions(), "ndcg@10_retrieved"), tmp_path / rel)["test"]
+    # retrieved ideal: the one relevant document retrieved, at rank 1; trec_eval's ideal holds both
+    assert ir["ndcg@10_retrieved"] == pytest.approx(100 / math.log2(3))
+    assert ir["ndcg@10"] == pytest.approx(100 * (1 / math.log2(3)) / (1 + 1 / math.log2(3)))
