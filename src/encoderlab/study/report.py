@@ -29,6 +29,7 @@ from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study
 from encoderlab.study.fidelity import departures, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
+from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import EvalSpec, RunSpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
@@ -299,10 +300,21 @@ def _sections(
         ("", "text", _RESULTS_NOTE),
         *_degenerate(data, table),
         *(over_runs if run_rows else []),
+        *_reported(data, table),
         ("Claims of the papers at this scale", "list", [f"**{c.claim.text}.** {c.sentence}" for c in claims]),
         ("", "text", _claims_note(claims)),
         ("Figures", "figures", figures),
     ]
+
+
+def _reported(data: StudyData, table: ResultsTable) -> list[tuple]:
+    """Paper 1's reported averages beside this study's, at a scale that is paper 1's setup."""
+    first = {r.name: ids[min(ids)] for r in data.spec.runs if (ids := data.model_ids(r.name))}
+    rows = reported_rows(data.spec, table, first)
+    if not rows:
+        return []
+    head = ["run", *(f"{f.upper()}: ours / paper 1" for f in FAMILIES)]
+    return [("Paper 1's reported numbers", "table", (head, rows)), ("", "text", SOURCE)]
 
 
 def _num(x) -> str:

@@ -1,0 +1,83 @@
+"""Paper 1's reported category averages, set beside a study that runs paper 1's setup.
+
+A study at a scale that is paper 1's setup (`fidelity.departures` finds nothing) fine-tunes and scores
+as EncodEval did, so its family averages are on the scale of paper 1's tables: the report prints each
+run's average next to the number paper 1 reported for the same run and size, and the difference.
+
+Trade-offs. The numbers are a recap of paper 1's appendix tables 2-17 by secondary sources (consistent
+with a second summary and the abstract), not read from the paper's PDF; the authors' saved
+`EncodEval/results/**/results.json` are the primary source to check them against. A difference is not a
+test: paper 1 trained one pretraining seed per run, so its numbers carry the pretraining and
+fine-tuning noise this study measures (the interval beside ours). Only full rows of the recap are kept
+(the masking-ratio and 22k-budget results are recapped as single best values), and a family is
+compared only when the model has results for all of the suite's tasks of that family, the average
+paper 1 reports. `clm25-mlm40` is 10,500 CLM steps then 31,500 MLM steps; paper 1's row is "10k CLM +
+32k MLM" (its ~25/75 split).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from encoderlab.eval.suites import suite_tasks
+from encoderlab.eval.tasks import TASKS
+from encoderlab.study.fidelity import departures
+from encoderlab.study.spec import StudySpec
+from encoderlab.study.table import ResultsTable
+
+FAMILIES = ("sc", "tc", "qa", "ir")
+
+# (size, run) -> (SC, TC, QA, IR) as reported: SC accuracy, TC and QA F1, IR nDCG@10, in EncodEval's
+# scores (docs/evaluation.md, the paper suite).
+PAPER1: dict[tuple[str, str], tuple[float, float, float, float]] = {
+    ("210m", "mlm40"): (84.89, 92.13, 49.43, 75.78),
+    ("210m", "clm"): (82.80, 92.18, 39.26, 72.83),
+    ("610m", "mlm40"): (87.00, 92.21, 62.77, 79.55),
+    ("610m", "clm"): (83.58, 92.69, 42.09, 76.20),
+    ("1b", "mlm40"): (88.23, 92.51, 70.28, 79.95),
+    ("1b", "clm"): (82.68, 92.46, 44.48, 78.68),
+    ("610m", "clm25-mlm40"): (87.85, 93.07, 67.77, 79.88),
+    # paper1-cpt: from the decayed 42k bases, + MLM-40 steps
+    ("610m", "mlm-base"): (87.00, 92.21, 62.77, 79.55),
+    ("610m", "clm-base"): (83.58, 92.69, 42.09, 76.20),
+    ("610m", "mlm-base+mlm-12k"): (87.61, 92.27, 66.57, 79.92),
+    ("610m", "clm-base+mlm-12k"): (87.84, 92.77, 63.21, 80.27),
+    ("610m", "mlm-base+mlm-22k"): (87.47, 92.11, 67.66, 80.45),
+    ("610m", "clm-base+mlm-22k"): (88.40, 92.70, 66.62, 80.70),
+}
+SOURCE = (
+    "Paper 1's numbers are a secondary recap of its appendix tables 2-17 (not read from the PDF; the "
+    "authors' EncodEval/results/**/results.json are the primary source). A difference is not a test: "
+    "paper 1 trained one pretraining seed per run, so its numbers carry the noise this study's intervals "
+    "measure. A family is compared only where this run has all of the suite's tasks of that family."
+)
+
+
+def _complete(table: ResultsTable, model: str, family: str, suite: str) -> bool:
+    """Whether `model` has results for every task of `family` in `suite`: paper 1's average is over all."""
+    wanted = {t for t in suite_tasks(suite) if TASKS[t].family == family}
+    return bool(wanted) and wanted <= set(table.per_task.get(model, {}))
+
+
+def reported_rows(spec: StudySpec, table: ResultsTable, first_model: Mapping[str, str]) -> list[list[str]]:
+    """Rows [run, then per family 'ours / reported (difference)'] for the study's runs paper 1 reported
+    at this size; empty unless the study runs paper 1's setup. `first_model`: run -> its model id at the
+    first pretraining seed (a run over several seeds is read over them, from `table.runs`)."""
+    if spec.paper != "paper1" or departures(spec) or spec.size is None:
+        return []
+    rows = []
+    for run in spec.runs:
+        reported = PAPER1.get((spec.size, run.name))
+        model = first_model.get(run.name)
+        if reported is None or model is None or model not in table.cells:
+            continue
+        ours = table.runs.get(run.name) or table.cells[model]
+        cells = []
+        for family, theirs in zip(FAMILIES, reported):
+            cell = ours.get(family)
+            if cell is None or not _complete(table, model, family, spec.eval.suite):
+                cells.append(f"– / {theirs:.2f}")
+            else:
+                cells.append(f"{cell.mean:.2f} / {theirs:.2f} ({cell.mean - theirs:+.2f})")
+        rows.append([run.display, *cells])
+    return rows

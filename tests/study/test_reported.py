@@ -1,0 +1,53 @@
+"""Paper 1's reported averages beside a study's (`study/reported.py`)."""
+
+from __future__ import annotations
+
+from encoderlab.eval.stats import summarize
+from encoderlab.eval.suites import suite_tasks
+from encoderlab.eval.tasks import TASKS
+from encoderlab.study.catalog import get_study
+from encoderlab.study.reported import PAPER1, reported_rows
+from encoderlab.study.table import Cell, ResultsTable
+
+
+def _table(scores: dict[str, dict[str, list[float]]], drop: str | None = None) -> ResultsTable:
+    """A results table of models whose family columns hold the given per-seed scores; every paper task
+    has results except `drop`."""
+    tasks = [t for t in suite_tasks("paper") if t != drop]
+    return ResultsTable(
+        models=list(scores),
+        families=["sc", "tc", "qa", "ir", "all"],
+        tasks=tasks,
+        baseline=next(iter(scores)),
+        cells={m: {f: Cell(**vars(summarize(v))) for f, v in cols.items()} for m, cols in scores.items()},
+        per_task={m: dict.fromkeys(tasks) for m in scores},
+        runs={},
+    )
+
+
+def test_a_paper_setup_study_sets_its_averages_beside_paper_1s():
+    spec = get_study("paper1-pfs", "gpu-210m")
+    table = _table(
+        {
+            "mlm40": {"sc": [85.0, 86.0], "tc": [92.0, 92.0], "qa": [50.0, 51.0], "ir": [75.0, 76.0]},
+            "clm": {"sc": [80.0, 80.0], "tc": [92.0, 93.0], "qa": [40.0, 40.0], "ir": [70.0, 70.0]},
+        }
+    )
+    rows = reported_rows(spec, table, {"mlm40": "mlm40", "clm": "clm", "mlm20": "mlm20"})
+    assert [r[0] for r in rows] == ["MLM-40", "CLM"]  # mlm20 has no results; the recap has no full row
+    assert rows[0][1] == f"85.50 / 84.89 ({85.5 - 84.89:+.2f})"
+    assert rows[1][3] == f"40.00 / 39.26 ({40 - PAPER1['210m', 'clm'][2]:+.2f})"
+
+
+def test_a_family_missing_a_task_is_not_compared():
+    spec = get_study("paper1-pfs", "gpu-610m")
+    qa_task = next(t for t in suite_tasks("paper") if TASKS[t].family == "qa")
+    table = _table({"mlm40": {f: [80.0, 81.0] for f in ("sc", "tc", "qa", "ir")}}, drop=qa_task)
+    (row,) = reported_rows(spec, table, {"mlm40": "mlm40"})
+    assert row[3] == "– / 62.77" and row[1].startswith("80.50 / 87.00")
+
+
+def test_scales_that_are_not_paper_1s_setup_compare_nothing():
+    table = _table({"mlm40": {f: [80.0, 81.0] for f in ("sc", "tc", "qa", "ir")}})
+    for study, scale in (("paper1-pfs", "demo"), ("paper1-pfs", "cpu"), ("paper2-detour", "gpu-210m")):
+        assert reported_rows(get_study(study, scale), table, {"mlm40": "mlm40"}) == []
