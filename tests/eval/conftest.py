@@ -123,6 +123,22 @@ def byte_level_tokenizer(words: list[str]):
     return PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
 
 
+def encoderlab_bpe_tokenizer(words: list[str]):
+    """encoderlab's own byte-level BPE (`data.tokenizer_training`: GPT-2's regex, offsets trimmed of
+    spaces), trained on random sentences of `words`: a space whose merge it has not learned is a token of
+    its own with empty offsets (start == end, not (0, 0))."""
+    from transformers import PreTrainedTokenizerFast
+
+    from encoderlab.data.tokenizer_training import DEFAULT_SPECIALS, _build
+
+    tok, trainer = _build("bpe", DEFAULT_SPECIALS, 400, False, False)
+    rng = random.Random(0)
+    tok.train_from_iterator([" ".join(rng.choices(words, k=12)) for _ in range(400)], trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tok, **{f"{r}_token": t for r, t in DEFAULT_SPECIALS.items()}
+    )
+
+
 @pytest.fixture(autouse=True)
 def _one_thread():
     """These models are so small that a second thread only adds synchronisation (and on a shared,

@@ -11,7 +11,15 @@ import random
 
 import pytest
 import torch
-from tests.eval.conftest import FILLER, NAMES, TOPICS, byte_level_tokenizer, make_tokenizer, vocabulary_texts
+from tests.eval.conftest import (
+    FILLER,
+    NAMES,
+    TOPICS,
+    byte_level_tokenizer,
+    encoderlab_bpe_tokenizer,
+    make_tokenizer,
+    vocabulary_texts,
+)
 
 from encoderlab.errors import UserError
 from encoderlab.eval.families import TokenClassification
@@ -59,10 +67,16 @@ def _encodeval_owners(offsets, words) -> list[int | None]:
     return owners
 
 
-@pytest.mark.parametrize("which", ["byte-level", "bert-like"])
+@pytest.mark.parametrize("which", ["byte-level", "bert-like", "encoderlab-bpe"])
 def test_subwords_map_to_words_as_encodevals_walk_maps_them(byte_level, which):
-    tok = byte_level if which == "byte-level" else make_tokenizer(vocabulary_texts())
+    tok = {
+        "byte-level": lambda: byte_level,
+        "bert-like": lambda: make_tokenizer(vocabulary_texts()),
+        "encoderlab-bpe": lambda: encoderlab_bpe_tokenizer(WORDS),
+    }[which]()
     sentences = _sentences(200, 1)
+    if which == "encoderlab-bpe":  # unseen words: spaces it never merged are tokens of empty offsets
+        sentences += [["the", "zq", "Ωx", "red"], ["½", "cat", "jjz"]]
     features = encode_words(tok, sentences, [[5] * len(s) for s in sentences], 512, all_subwords=True)
     for words, f in zip(sentences, features):
         enc = tok(" ".join(words), return_offsets_mapping=True)

@@ -75,10 +75,12 @@ def word_ends(words: Sequence[str]) -> list[int]:
 
 def token_words(offsets: Sequence[tuple[int, int]], ends: Sequence[int]) -> list[int | None]:
     """The word of each token: the first word ending after the token starts (a space-prefixed token
-    belongs to the word after its space); None for special tokens (empty offsets) and past the end."""
+    belongs to the word after its space); None for special tokens and past the end. Special tokens are
+    those at (0, 0), as in EncodEval's walk: a lone space that a tokenizer trimming offsets (encoderlab's
+    byte-level BPE) leaves empty at (k, k) belongs to the word after it, as its `word_ids` say too."""
     out: list[int | None] = []
     for start, end in offsets:
-        word = bisect.bisect_right(ends, start) if end > start else None
+        word = bisect.bisect_right(ends, start) if (start, end) != (0, 0) else None
         out.append(word if word is not None and word < len(ends) else None)
     return out
 
