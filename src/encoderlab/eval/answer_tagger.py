@@ -8,8 +8,9 @@ classifier with two labels tags every token of the input as outside (0) or insid
   * Labels: the tokens from the one holding the first gold answer's first character to the first
     one reaching its last character are 1, every other token is 0, question tokens included (only
     padding is ignored). A question without an answer, or whose answer lies outside the window, is
-    all 0s. EncodEval's last token can fall one past a window that cuts an answer in two, which
-    misaligns its labels; here the span is cut at the window's end.
+    all 0s. EncodEval's last token falls one past a window that cuts an answer in two, making its
+    labels one longer than the input, which its `DataCollatorForTokenClassification` refuses
+    (ValueError): it cannot run such a question; here the span is cut at the window's end.
   * Score: `metrics.encodeval.position_f1` between the positions tagged 1 and the gold positions,
     per question, averaged; no text is decoded.
 Predictions are read on real tokens only; EncodEval reads padding positions too (their predictions
