@@ -160,7 +160,17 @@ def test_qa_by_tagging_with_eos_inputs_and_its_metric_checks(tmp_path):
             {"options": {"question_template": "{q}"}},
             r"question template needs exactly the field \{question\}",
         ),
-        ({"metric": "position_f1"}, r"metric 'position_f1' is not reported by the QA head 'span'"),
+        (
+            {"metric": "position_f1", "inputs": "tokenizer"},
+            r"metric 'position_f1' is not reported by the QA head 'span'",
+        ),
+        # the span head reads neither: they would change the signature, not the inputs
+        ({}, r"inputs 'eos': read only by the QA head 'tagger'"),
+        (
+            {"inputs": "tokenizer", "options": {"question_template": "Q: {question}"}},
+            r"question_template: read only by the QA head 'tagger'",
+        ),
+        ({"options": {**options, "stride": 64}}, r"stride: read only by the QA head 'span'"),
         ({"inputs": "none"}, r"inputs"),
     ]
     for change, message in refusals:

@@ -410,8 +410,21 @@ def data_hash(data: TaskData) -> str:
 # ----------------------------------------------------------------------------- tasks
 
 
-def _qa_metric(metric: str | None, options: QAOptions, where: str) -> str:
-    """The QA task's metric: one its head reports, by default the head's first."""
+def _qa_metric(metric: str | None, options: QAOptions, inputs: Inputs, where: str) -> str:
+    """The QA task's metric: one its head reports, by default the head's first. Settings the head does
+    not read are refused rather than ignored: the span head (`eval/qa.py`) builds its own pair inputs
+    (no `inputs: eos`, no question template), the tagger reads one window (no stride or answer cap)."""
+    other = "tagger" if options.head == "span" else "span"
+    if options.head == "span":
+        unread = [f"inputs {inputs!r}"] if inputs != "tokenizer" else []
+        unread += ["question_template"] if options.question_template != QAOptions.question_template else []
+    else:
+        unread = [k for k in ("stride", "max_answer_tokens") if getattr(options, k) != getattr(QAOptions, k)]
+    if unread:
+        raise UserError(
+            f"{where}: {' and '.join(unread)}: read only by the QA head {other!r}; set options: "
+            f"{{head: {other}}} or leave it out"
+        )
     allowed = QA_HEAD_METRICS[options.head]
     if metric is not None and metric not in allowed:
         raise UserError(
@@ -434,7 +447,7 @@ def task_from_file(path: Path | str) -> Task:
     )
     metric = spec.metric or METRICS[spec.family][0]
     if spec.family == "qa":
-        metric = _qa_metric(spec.metric, options, where)
+        metric = _qa_metric(spec.metric, options, spec.inputs, where)
     if spec.family == "qa" and metric in ("exact", "exact_match"):
         wanted = "exact" if options.v2 else "exact_match"
         if metric != wanted:
