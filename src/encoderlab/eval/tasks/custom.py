@@ -431,6 +431,10 @@ def _qa_metric(metric: str | None, options: QAOptions, inputs: Inputs, where: st
             f"{where}: metric {metric!r} is not reported by the QA head {options.head!r}; use one of "
             f"{', '.join(allowed)}"
         )
+    wanted = "exact" if options.v2 else "exact_match"
+    if metric in ("exact", "exact_match") and metric != wanted:
+        version = "v2" if options.v2 else "v1"
+        raise UserError(f"{where}: metric {metric!r} is not reported for {version} QA; use {wanted!r}")
     return metric or allowed[0]
 
 
@@ -448,12 +452,6 @@ def task_from_file(path: Path | str) -> Task:
     metric = spec.metric or METRICS[spec.family][0]
     if spec.family == "qa":
         metric = _qa_metric(spec.metric, options, spec.inputs, where)
-    if spec.family == "qa" and metric in ("exact", "exact_match"):
-        wanted = "exact" if options.v2 else "exact_match"
-        if metric != wanted:
-            raise UserError(
-                f"{where}: metric {metric!r} is not reported for {'v2' if options.v2 else 'v1'} QA; use {wanted!r}"
-            )
     data = _examples(spec, _load_splits(spec, path.parent, where), where)
     require_nonempty(spec.name, data)
     if not spec.allow_overlap:
