@@ -140,3 +140,12 @@ def test_a_word_takes_the_majority_tag_of_its_subwords_ties_to_the_lowest_id():
     logits = torch.nn.functional.one_hot(torch.tensor([2, 1, 2, 2, 1]), 3).float()
     (row,) = TokenClassification.predict(task, _Fixed(logits), [feature])
     assert row["pred"] == ["B", "A"] and row["gold"] == ["B", "A"]
+
+
+def test_split_words_are_handed_over_pre_split_as_paper_2s_code_does(byte_level):
+    words = ["the", "red", "alice"]
+    (feature,) = encode_words(byte_level, [words], [[0, 1, 2]], 64, split_words=True)
+    enc = byte_level(words, is_split_into_words=True)
+    assert feature["input_ids"] == enc["input_ids"]
+    assert byte_level.convert_ids_to_tokens(feature["input_ids"]) == ["the", "red", "alice"]  # no 'Ġred'
+    assert feature["words"] == [0, 1, 2] and feature["labels"] == [0, 1, 2]

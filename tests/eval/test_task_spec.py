@@ -31,6 +31,12 @@ def test_unchanged_tasks_keep_their_0_1_0_signatures():
 def test_token_classification_signatures_moved_with_the_joined_word_encoding():
     assert TASKS["wnut16"].signature() != "8fe5f52cde8437e8"
     assert TASKS["brown-pos"].signature() != "4b0f7b22bdf966f4"
+    # pre-split words are 0.1.0's encoding: such a task keeps 0.1.0's signature (paper 2's NER tasks)
+    split = TASKS["wnut16"].options.__class__(labels=TASKS["wnut16"].labels, words="split")
+    assert dataclasses.replace(TASKS["wnut16"], options=split).signature() == "8fe5f52cde8437e8"
+    assert {t.options.words for n, t in TASKS.items() if n.startswith("biomed-") and t.family == "tc"} == {
+        "split"
+    }
 
 
 def _task(**kw) -> Task:

@@ -157,6 +157,7 @@ class TokenClassification:
                 task.max_length,
                 inputs=task.inputs,
                 all_subwords=task.options.subword_labels == "all",
+                split_words=task.options.words == "split",
             )
             for f, e in zip(feats, split):
                 f["gold"] = e["tags"]

@@ -110,6 +110,21 @@ def words_as_text(
     return [list(ids) for ids in enc["input_ids"]], owners
 
 
+def words_split(
+    tokenizer, sentences: Sequence[Sequence[str]], max_length: int, *, special_tokens: bool = True
+) -> tuple[list[list[int]], list[list[int | None]]]:
+    """As `words_as_text`, but each sentence handed over as pre-split words (`is_split_into_words`,
+    `word_ids`): what Hugging Face's `run_ner.py` and paper 2's code do."""
+    enc = tokenizer(
+        [list(s) for s in sentences],
+        is_split_into_words=True,
+        add_special_tokens=special_tokens,
+        truncation=special_tokens,
+        max_length=max_length,
+    )
+    return [list(ids) for ids in enc["input_ids"]], [enc.word_ids(i) for i in range(len(sentences))]
+
+
 def encode_words(
     tokenizer,
     sentences: Sequence[Sequence[str]],
@@ -118,12 +133,14 @@ def encode_words(
     *,
     inputs: Inputs = "tokenizer",
     all_subwords: bool = False,
+    split_words: bool = False,
 ) -> list[dict]:
-    """Ids, labels and the word of each labelled position per sentence (`words_as_text`): the first
-    subword of a word carries its tag, or every subword does (`all_subwords`, EncodEval); the other
-    positions are ignored (-100)."""
+    """Ids, labels and the word of each labelled position per sentence (`words_as_text`, or
+    `words_split`): the first subword of a word carries its tag, or every subword does (`all_subwords`,
+    EncodEval); the other positions are ignored (-100)."""
     specials = inputs == "tokenizer"
-    all_ids, all_owners = words_as_text(tokenizer, sentences, max_length, special_tokens=specials)
+    tokenize = words_split if split_words else words_as_text
+    all_ids, all_owners = tokenize(tokenizer, sentences, max_length, special_tokens=specials)
     end = None if specials else end_token_id(tokenizer)
     out = []
     for ids, owners, sentence_tags in zip(all_ids, all_owners, tags):

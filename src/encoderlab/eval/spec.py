@@ -157,6 +157,12 @@ class TCOptions:
     family: ClassVar[Family] = "tc"
     labels: tuple[str, ...] = ()
     """Tag names, index = tag id (IOB2 for NER); empty when the loader reads them from the data."""
+    words: Literal["text", "split"] = "text"
+    """How words reach the tokenizer: `text`, joined by spaces and tokenised as running text, tokens
+    mapped back by offsets (EncodEval); `split`, as pre-split words (`is_split_into_words`, Hugging
+    Face's `run_ner.py` and BioClinical-ModernBERT's code, paper 2), which makes a byte-level BPE
+    without a prefix-space setting (ModernBERT's, AnswerDotAI/ModernBERT#149) encode each word as if it
+    began the text."""
     subword_labels: Literal["first", "all"] = "first"
     """`first`: a word's tag trains and is read on its first subword (Hugging Face's `run_ner.py`);
     `all`: every subword trains on its word's tag and a word takes the majority tag of its subwords,
@@ -265,9 +271,9 @@ _LEGACY_FINETUNE = (
 )
 _RENAMED = {"v2": "qa_v2"}
 WORD_ENCODING = "joined"
-"""Token classification tokenises the words joined by spaces and maps tokens to words by offsets (a
-byte-level BPE tokenizer fed pre-split words encodes every word as if it began the text, without its
-space); in the signature so scores made the old way are not reused."""
+"""In the signature of token classification with `words: text` (the words joined by spaces, tokens
+mapped back by offsets), so scores made by 0.1.0's pre-split encoding (now `words: split`, whose
+signature is 0.1.0's) are not reused for it."""
 MODEL_LENGTH_FRACTION = 0.99
 """`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
 
@@ -352,6 +358,7 @@ class Task:
         }
         options = dataclasses.asdict(self.options)
         new_options = _non_default(self.options)
+        words = options.pop("words", None)  # below: 0.1.0's encoding, `split`, keeps 0.1.0's hash
         for key, value in options.items():
             legacy = _RENAMED.get(key, key)
             if legacy in _LEGACY_OPTIONS:
@@ -366,7 +373,7 @@ class Task:
             data["pair"] = True
         if self.inputs != "tokenizer":
             data["inputs"] = self.inputs
-        if self.family == "tc":
+        if words == "text":
             data["words"] = WORD_ENCODING
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 

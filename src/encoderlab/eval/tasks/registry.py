@@ -289,6 +289,12 @@ PAPER2_CLS = FinetuneConfig(
 PAPER2_NER = replace(PAPER2_CLS, epochs=20.0)
 
 
+BCM_WORDS = TCOptions(words="split")
+"""BioClinical-ModernBERT's NER code hands the words to the tokenizer pre-split (`is_split_into_words`);
+with ModernBERT's tokenizer each word is then encoded without its leading space (AnswerDotAI/ModernBERT
+#149), and paper 2's NER numbers were made so."""
+
+
 def _biomed_tasks() -> list[Task]:
     """Paper 2's English tasks on the hub, with its protocol; inputs up to 0.99 x the model maximum."""
     common = {"max_length": None, "data_version": "1"}
@@ -296,7 +302,7 @@ def _biomed_tasks() -> list[Task]:
         Task(
             name=f"biomed-{config.replace('_', '-')}",
             description=f"{title} NER (BLURB, bigbio/blurb {config})",
-            options=TCOptions(),
+            options=BCM_WORDS,
             metric="entity_f1",
             finetune=PAPER2_NER,
             loader=partial(biomed.load_blurb_ner, f"biomed-{config.replace('_', '-')}", config),
@@ -306,7 +312,7 @@ def _biomed_tasks() -> list[Task]:
     ]
     rows = [  # name, description, options, metric, protocol, loader, max length (None: the model's)
         ("anatem", "AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
-         TCOptions(), "entity_f1", PAPER2_NER, biomed.load_anatem, None),
+         BCM_WORDS, "entity_f1", PAPER2_NER, biomed.load_anatem, None),
         ("chemprot", "ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
          SCOptions(labels=biomed.CHEMPROT_LABELS), "macro_f1", PAPER2_CLS, biomed.load_chemprot, 512),
         ("gad", "GAD gene-disease association (BLURB split, bigbio/gad)",
