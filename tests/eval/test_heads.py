@@ -167,7 +167,7 @@ def test_the_dense_head_is_eurobert_sequence_classification(tmp_path, model, tok
     ref = EuroBertForSequenceClassification.from_pretrained(
         str(tmp_path / "hf"), num_labels=3, classifier_pooling=hf_pooling
     ).eval()
-    head = SequenceClassifier(model, 3, pooling, dense=True).eval()
+    head = SequenceClassifier(model, 3, pooling, head="eurobert").eval()
     with torch.no_grad():
         head.dense[0].load_state_dict(ref.dense.state_dict())
         head.classifier.load_state_dict(ref.classifier.state_dict())
@@ -179,7 +179,51 @@ def test_the_dense_head_is_eurobert_sequence_classification(tmp_path, model, tok
         assert (head(ids, mask) - want).abs().max() <= 1e-4
 
 
-def test_late_pooling_needs_the_dense_head():
-    with pytest.raises(ValueError, match="needs head 'dense'"):
-        SCOptions(pooling="late")
-    assert SCOptions(pooling="late", head="dense").head == "dense"
+def test_late_pooling_needs_the_eurobert_head():
+    for head in ("linear", "modernbert"):
+        with pytest.raises(ValueError, match="needs head 'eurobert'"):
+            SCOptions(pooling="late", head=head)
+    assert SCOptions(pooling="late", head="eurobert").head == "eurobert"
+
+
+class _HFBackbone(torch.nn.Module):
+    """A transformers encoder behind the LanguageModel call the heads make."""
+
+    def __init__(self, hf):
+        super().__init__()
+        self.hf, self.config = hf, type("Config", (), {"hidden_size": hf.config.hidden_size})()
+
+    def forward(self, ids, padding_mask=None, attention_mode="bidirectional"):
+        out = self.hf(input_ids=ids, attention_mask=padding_mask.long())
+        return type("Out", (), {"last_hidden_state": out.last_hidden_state})()
+
+
+@pytest.mark.parametrize("pooling", ["mean", "first"])
+def test_the_modernbert_head_is_modernbert_sequence_classification(pooling):
+    from transformers import ModernBertConfig, ModernBertForSequenceClassification
+
+    from encoderlab.eval.heads import SequenceClassifier
+
+    torch.manual_seed(0)
+    config = ModernBertConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=48,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        pad_token_id=0,
+        num_labels=3,
+        classifier_pooling="cls" if pooling == "first" else "mean",
+        attn_implementation="eager",
+    )
+    ref = ModernBertForSequenceClassification(config).eval()
+    head = SequenceClassifier(_HFBackbone(ref.model), 3, pooling, head="modernbert").eval()
+    with torch.no_grad():
+        head.dense[0].load_state_dict(ref.head.dense.state_dict())
+        head.dense[2].load_state_dict(ref.head.norm.state_dict())
+        head.classifier.load_state_dict(ref.classifier.state_dict())
+        ids = torch.randint(5, 64, (3, 10), generator=torch.Generator().manual_seed(1))
+        mask = torch.ones_like(ids, dtype=torch.bool)
+        mask[1, 6:] = False
+        want = ref(input_ids=ids, attention_mask=mask.long()).logits
+        assert (head(ids, mask) - want).abs().max() <= 1e-5

@@ -69,7 +69,7 @@ class SequenceClassification:
     @staticmethod
     def build(task: Task, model: nn.Module) -> nn.Module:
         options = task.options
-        return SequenceClassifier(model, len(task.labels), options.pooling, dense=options.head == "dense")
+        return SequenceClassifier(model, len(task.labels), options.pooling, head=options.head)
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:

@@ -5,9 +5,10 @@ A head only needs `model(input_ids, padding_mask=..., attention_mode=...)` retur
 encoders and decoders all fine-tune through the same code. Heads are a single linear layer
 initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
   * sequence classification pools the sequence (mean over real tokens by default; `first` takes the
-    first token, i.e. BOS/CLS) and maps it to the labels; the `dense` variant is EuroBERT's own head,
-    which paper 1's models are fine-tuned with: a hidden-size layer and GELU before the labels, and
-    `late` pooling, the mean of the per-token logits;
+    first token, i.e. BOS/CLS) and maps it to the labels; the `eurobert` and `modernbert` variants are
+    those models' own heads, which the papers' code fine-tunes with (paper 1: a hidden-size layer and
+    GELU, and `late` pooling, the mean of the per-token logits; paper 2: a hidden-size layer, GELU and
+    a LayerNorm);
   * token classification maps every position to the labels (first-subword labelling is done by
     the features, not here);
   * extractive QA is a 2-logit token classifier: start and end logits (Hugging Face's QA head), or
@@ -28,7 +29,10 @@ from torch import nn
 
 Pooling = Literal["mean", "first"]
 SCPooling = Literal["mean", "first", "late"]
+SCHead = Literal["linear", "eurobert", "modernbert"]
 AttentionMode = Literal["bidirectional", "causal"]
+MODERNBERT_NORM_EPS = 1e-5
+"""ModernBERT's `norm_eps` (its config default and its checkpoints')."""
 
 
 def mean_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -67,8 +71,10 @@ class _Head(nn.Module):
 
 
 class SequenceClassifier(_Head):
-    """Pooled sequence -> label logits; with `dense`, a hidden-size layer and GELU before the labels
-    (EuroBERT's `EuroBertForSequenceClassification`), where `late` pooling averages per-token logits."""
+    """Pooled sequence -> label logits, through one linear layer or a model family's own head:
+    `eurobert` is `EuroBertForSequenceClassification`'s (a hidden-size layer and GELU; with `late`
+    pooling the per-token logits are averaged), `modernbert` is `ModernBertForSequenceClassification`'s
+    (a hidden-size layer without bias, GELU and a LayerNorm without bias)."""
 
     def __init__(
         self,
@@ -76,22 +82,32 @@ class SequenceClassifier(_Head):
         n_labels: int,
         pooling: SCPooling = "mean",
         attention_mode: AttentionMode = "bidirectional",
-        dense: bool = False,
+        head: SCHead = "linear",
     ):
         super().__init__(model, attention_mode)
-        if pooling == "late" and not dense:
-            raise ValueError("late pooling needs the dense head: without it, it is mean pooling")
+        if pooling == "late" and head != "eurobert":
+            raise ValueError("late pooling is EuroBERT's head's: with another head it is not defined here")
         self.late = pooling == "late"
         self.pool = None if self.late else POOLING[pooling]
-        hidden = model.config.hidden_size
-        self.dense = nn.Sequential(_linear(hidden, hidden), nn.GELU()) if dense else nn.Identity()
-        self.classifier = _linear(hidden, n_labels)
+        self.dense = _dense(model.config.hidden_size, head)
+        self.classifier = _linear(model.config.hidden_size, n_labels)
 
     def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         hidden = self.hidden(input_ids, mask)
         if self.late:
             return mean_pool(self.classifier(self.dense(hidden)), mask)
         return self.classifier(self.dense(self.pool(hidden, mask)))
+
+
+def _dense(hidden: int, head: SCHead) -> nn.Module:
+    """What a sequence-classification head puts between the pooled state and the label layer."""
+    if head == "linear":
+        return nn.Identity()
+    if head == "eurobert":
+        return nn.Sequential(_linear(hidden, hidden), nn.GELU())
+    dense = nn.Linear(hidden, hidden, bias=False)
+    nn.init.normal_(dense.weight, std=0.02)
+    return nn.Sequential(dense, nn.GELU(), nn.LayerNorm(hidden, eps=MODERNBERT_NORM_EPS, bias=False))
 
 
 class TokenClassifier(_Head):

@@ -115,18 +115,22 @@ class SCOptions:
     """Class names, index = class id; empty when the loader reads them from the data."""
     pooling: SCPooling = "mean"
     """How the token states become one vector: `mean` over real tokens or the `first` token
-    (BOS/CLS); with the dense head, also `late`: the mean of the per-token logits (EuroBERT's
+    (BOS/CLS); with the `eurobert` head, also `late`: the mean of the per-token logits (EuroBERT's
     default, paper 1)."""
-    head: Literal["linear", "dense"] = "linear"
-    """`linear`: one layer to the labels; `dense`: a hidden-size layer and GELU first, EuroBERT's
-    `EuroBertForSequenceClassification`, which EncodEval fine-tunes paper 1's models with."""
+    head: Literal["linear", "eurobert", "modernbert"] = "linear"
+    """`linear`: one layer to the labels; `eurobert`: a hidden-size layer and GELU first, EuroBERT's
+    `EuroBertForSequenceClassification`, which EncodEval fine-tunes paper 1's models with; `modernbert`:
+    a hidden-size layer without bias, GELU and a LayerNorm first, `ModernBertForSequenceClassification`,
+    which paper 2's code (BioClinical-ModernBERT) fine-tunes with."""
     multilabel: bool = False
     """Each example has a set of labels (`"labels": [ids]`): one sigmoid per label, binary
     cross-entropy, a label predicted when its logit is > 0 (HoC in paper 2's protocol)."""
 
     def __post_init__(self):
-        if self.pooling == "late" and self.head != "dense":
-            raise ValueError("pooling 'late' needs head 'dense' (with one linear layer it is mean pooling)")
+        if self.pooling == "late" and self.head != "eurobert":
+            raise ValueError(
+                "pooling 'late' needs head 'eurobert' (with one linear layer it is mean pooling)"
+            )
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -168,7 +168,7 @@ SST2, MNLI, QQP = (
     ("not_duplicate", "duplicate"),
 )
 PAPER_DATA_VERSION = "2"
-EUROBERT_HEAD = {"head": "dense", "pooling": "late"}
+EUROBERT_HEAD = {"head": "eurobert", "pooling": "late"}
 """EncodEval fine-tunes paper 1's EuroBERT models with `EuroBertForSequenceClassification`, whose head is
 a hidden-size layer and GELU before the labels, pooled `late` by default (transformers' EuroBertConfig);
 which `classifier_pooling` paper 1's own checkpoints set is unverified."""
@@ -314,11 +314,12 @@ def _biomed_tasks() -> list[Task]:
         ("anatem", "AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
          BCM_WORDS, "entity_f1", PAPER2_NER, biomed.load_anatem, None),
         ("chemprot", "ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
-         SCOptions(labels=biomed.CHEMPROT_LABELS), "macro_f1", PAPER2_CLS, biomed.load_chemprot, 512),
+         SCOptions(labels=biomed.CHEMPROT_LABELS, head="modernbert"), "macro_f1", PAPER2_CLS, biomed.load_chemprot, 512),
         ("gad", "GAD gene-disease association (BLURB split, bigbio/gad)",
-         SCOptions(labels=biomed.GAD_LABELS), "macro_f1", PAPER2_CLS, biomed.load_gad, None),
+         SCOptions(labels=biomed.GAD_LABELS, head="modernbert"), "macro_f1", PAPER2_CLS, biomed.load_gad, None),
         ("hoc", "Hallmarks of Cancer, multi-label over 10 hallmarks (bigbio/hallmarks_of_cancer)",
-         SCOptions(labels=biomed.HOC_HALLMARKS, multilabel=True), "macro_f1", PAPER2_CLS, biomed.load_hoc, None),
+         SCOptions(labels=biomed.HOC_HALLMARKS, multilabel=True, head="modernbert"), "macro_f1", PAPER2_CLS,
+         biomed.load_hoc, None),
     ]  # fmt: skip
     return [
         *ner,
