@@ -189,7 +189,7 @@ def test_bio_sentences_tag_words_from_character_offsets():
 def test_anatem_reads_brat_offsets_as_sentence_tags(root):
     hub.anatem(root)
     task, data = load_task(TASKS["biomed-anatem"])
-    assert task.labels == ("O", "B", "I") and task.metric == "entity_f1" and task.finetune.epochs == 20
+    assert task.labels == ("O", "B", "I") and task.metric == "conlleval_f1" and task.finetune.epochs == 20
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (48, 12, 12)  # two sentences each
     first = data.train[0]
     organ = [w for w, t in zip(first["tokens"], first["tags"]) if t]

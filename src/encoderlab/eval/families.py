@@ -28,8 +28,10 @@ from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, token
 from encoderlab.eval.features import IGNORE, encode_texts, encode_words
 from encoderlab.eval.heads import BiEncoder, SequenceClassifier, SpanExtractor, TokenClassifier, info_nce
 from encoderlab.eval.metrics import (
+    CONLLEVAL_SETTINGS,
     SEQEVAL_SETTINGS,
     accuracy,
+    conlleval_f1,
     entity_f1,
     macro_f1,
     multilabel_f1,
@@ -200,9 +202,12 @@ class TokenClassification:
             "n": len(predictions),
         }
         iob = all(t == "O" or t[:2] in ("B-", "I-") for t in task.labels)
-        if task.metric == "entity_f1" or (iob and task.metric == "sentence_macro_f1"):
+        if task.metric in ("entity_f1", "conlleval_f1") or (iob and task.metric == "sentence_macro_f1"):
             out["entity_f1"] = entity_f1(gold, pred)
             out["seqeval"] = SEQEVAL_SETTINGS
+        if task.metric == "conlleval_f1":
+            out["conlleval_f1"] = conlleval_f1(gold, pred)
+            out["conlleval"] = CONLLEVAL_SETTINGS
         if task.metric == "sentence_macro_f1":
             out["sentence_macro_f1"] = sentence_macro_f1(gold, pred)
         return out

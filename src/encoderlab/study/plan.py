@@ -461,7 +461,7 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
 
 def _protocol_text(spec: StudySpec) -> str:
     """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
-    epoch's weights tested (validation after every epoch); metrics entity_f1, macro_f1`."""
+    epoch's weights tested (validation after every epoch); metrics conlleval_f1, macro_f1`."""
     from encoderlab.eval.suites import SUITES
     from encoderlab.eval.tasks import TASKS
 

@@ -66,3 +66,17 @@ def test_ndcg_matches_an_own_implementation_and_recall_by_hand():
 def test_a_query_without_ranking_is_an_error():
     with pytest.raises(ValueError, match="no ranking"):
         retrieval_scores({"q": {"d": 1}}, {})
+
+
+def test_conlleval_f1_is_seqevals_default_mode_and_lets_an_i_tag_start_an_entity():
+    from seqeval.metrics import f1_score
+
+    from encoderlab.eval.metrics import conlleval_f1
+
+    gold, pred = [["B-PER", "I-PER", "O"]], [["I-PER", "I-PER", "O"]]
+    assert conlleval_f1(gold, pred) == 100.0 and entity_f1(gold, pred) == 0.0
+    rng = random.Random(4)
+    tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    gold = [[rng.choice(tags) for _ in range(rng.randint(1, 9))] for _ in range(200)]
+    pred = [[t if rng.random() < 0.7 else rng.choice(tags) for t in g] for g in gold]
+    assert conlleval_f1(gold, pred) == pytest.approx(100 * f1_score(gold, pred))

@@ -9,11 +9,13 @@ plain floats in [0, 100] so results files read the same across families.
 
 from encoderlab.eval.metrics.classification import accuracy, macro_f1, multilabel_f1
 from encoderlab.eval.metrics.encodeval import position_f1, retrieved_ndcg, sentence_macro_f1
-from encoderlab.eval.metrics.ner import SEQEVAL_SETTINGS, entity_f1
+from encoderlab.eval.metrics.ner import CONLLEVAL_SETTINGS, SEQEVAL_SETTINGS, conlleval_f1, entity_f1
 from encoderlab.eval.metrics.retrieval import retrieval_scores
 from encoderlab.eval.metrics.squad import squad_v1, squad_v2
 
 __all__ = [
+    "CONLLEVAL_SETTINGS",
+    "conlleval_f1",
     "SEQEVAL_SETTINGS",
     "accuracy",
     "entity_f1",

@@ -57,7 +57,7 @@ OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
 METRICS = {
     "sc": ("accuracy", "macro_f1"),
     "pair-sc": ("accuracy", "macro_f1"),
-    "tc": ("entity_f1", "accuracy", "sentence_macro_f1"),
+    "tc": ("entity_f1", "accuracy", "sentence_macro_f1", "conlleval_f1"),
     "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
     "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
 }

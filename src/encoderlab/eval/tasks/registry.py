@@ -303,7 +303,7 @@ def _biomed_tasks() -> list[Task]:
             name=f"biomed-{config.replace('_', '-')}",
             description=f"{title} NER (BLURB, bigbio/blurb {config})",
             options=BCM_WORDS,
-            metric="entity_f1",
+            metric="conlleval_f1",
             finetune=PAPER2_NER,
             loader=partial(biomed.load_blurb_ner, f"biomed-{config.replace('_', '-')}", config),
             **common,
@@ -312,7 +312,7 @@ def _biomed_tasks() -> list[Task]:
     ]
     rows = [  # name, description, options, metric, protocol, loader, max length (None: the model's)
         ("anatem", "AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
-         BCM_WORDS, "entity_f1", PAPER2_NER, biomed.load_anatem, None),
+         BCM_WORDS, "conlleval_f1", PAPER2_NER, biomed.load_anatem, None),
         ("chemprot", "ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
          SCOptions(labels=biomed.CHEMPROT_LABELS, head="modernbert"), "macro_f1", PAPER2_CLS, biomed.load_chemprot, 512),
         ("gad", "GAD gene-disease association (BLURB split, bigbio/gad)",
