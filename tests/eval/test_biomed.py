@@ -14,6 +14,7 @@ import torch
 from tests.eval import bigbio_fixtures as hub
 from tests.eval.conftest import TOPICS, filler, sc_examples
 
+from encoderlab.errors import UserError
 from encoderlab.eval.families import MultiLabelClassification, family_ops, score
 from encoderlab.eval.finetune import prepare, run_one, train
 from encoderlab.eval.metrics import multilabel_f1
@@ -79,6 +80,39 @@ def test_multilabel_f1_matches_scikit_learn():
         ours = multilabel_f1(gold, pred)
         assert ours["macro_f1"] == pytest.approx(100 * f1_score(g, p, average="macro", zero_division=0))
         assert ours["micro_f1"] == pytest.approx(100 * f1_score(g, p, average="micro", zero_division=0))
+        assert ours["weighted_f1"] == pytest.approx(100 * f1_score(g, p, average="weighted", zero_division=0))
+
+
+def test_weighted_f1_matches_scikit_learn():
+    from sklearn.metrics import f1_score
+
+    from encoderlab.eval.metrics import weighted_f1
+
+    rng = random.Random(1)
+    for _ in range(50):
+        gold = [rng.randrange(4) for _ in range(30)]
+        pred = [g if rng.random() < 0.5 else rng.randrange(5) for g in gold]
+        assert weighted_f1(gold, pred) == pytest.approx(
+            100 * f1_score(gold, pred, average="weighted", zero_division=0)
+        )
+
+
+def test_the_best_epoch_is_picked_by_select_metric_when_one_is_set(monkeypatch):
+    from encoderlab.eval import finetune
+
+    # epoch 1 is best on macro-F1, epoch 0 on weighted F1
+    module = torch.nn.Linear(2, 2)
+    picked = {}
+    for select_metric in ("weighted_f1", None):
+        epochs = iter([{"macro_f1": 50.0, "weighted_f1": 70.0}, {"macro_f1": 60.0, "weighted_f1": 65.0}])
+        monkeypatch.setattr(finetune, "score", lambda task, module, split, it=epochs: (next(it), []))
+        cfg = replace(EPOCHS, select_metric=select_metric)
+        best = finetune.BestEpoch(_sc_task(metric="macro_f1", finetune=cfg), None)
+        best(module, 0), best(module, 1)
+        picked[select_metric] = (best.best[0], best.scores)
+    assert picked == {"weighted_f1": (0, [70.0, 65.0]), None: (1, [50.0, 60.0])}
+    with pytest.raises(UserError, match="select_metric is read only with select: best_epoch"):
+        FinetuneConfig(select_metric="weighted_f1").check("here")
 
 
 def _topics(n: int, seed: int) -> list[dict]:
@@ -162,7 +196,11 @@ def test_biomed_suite_runs_paper2_protocol_end_to_end(root, tmp_path, monkeypatc
         (5e-5, s) for s in (42, 43, 44, 45, 46)
     ]  # paper 2's grid
     assert all(len(r["val_by_epoch"]) == 3 and 1 <= r["best_epoch"] <= 3 for r in records)
-    assert all(r["val_score"] == max(r["val_by_epoch"]) for r in records)
+    # the epoch is picked on weighted F1 (BCM's), the score reported is macro-F1 at that epoch
+    assert TASKS["biomed-gad"].finetune.select_metric == "weighted_f1"
+    assert all(r["val_by_epoch"][r["best_epoch"] - 1] == max(r["val_by_epoch"]) for r in records)
+    assert all(r["val"]["weighted_f1"] == max(r["val_by_epoch"]) for r in records)
+    assert all(r["val_score"] == r["val"]["macro_f1"] for r in records)
     assert summary.tasks["biomed-gad"].metric == "macro_f1" and summary.tasks["biomed-gad"].test.n == 5
 
 

@@ -40,6 +40,7 @@ from encoderlab.eval.metrics import (
     sentence_macro_f1,
     squad_v1,
     squad_v2,
+    weighted_f1,
 )
 from encoderlab.eval.spec import IRSplit, PairSCOptions, Task, TaskData
 
@@ -91,7 +92,10 @@ class SequenceClassification:
     @staticmethod
     def metrics(task: Task, predictions: list[dict]) -> dict:
         gold, pred = [p["gold"] for p in predictions], [p["pred"] for p in predictions]
-        return {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(predictions)}
+        out = {"accuracy": accuracy(gold, pred), "macro_f1": macro_f1(gold, pred), "n": len(predictions)}
+        if "weighted_f1" in (task.metric, task.finetune.select_metric):
+            out["weighted_f1"] = weighted_f1(gold, pred)
+        return out
 
     @staticmethod
     def constant(predictions: list[dict]) -> str | None:

@@ -114,20 +114,22 @@ def train(
 class BestEpoch:
     """Paper 2's checkpoint selection, as BioClinical-ModernBERT's Trainer does it
     (`eval_strategy="epoch"`, `load_best_model_at_end=True`): validation is scored after every
-    epoch, the weights of the best epoch (by the task's metric) are kept and restored before the
+    epoch, the weights of the best epoch (by `FinetuneConfig.select_metric`, else the task's metric) are
+    kept and restored before the
     test. A tie keeps the earlier epoch (the Trainer replaces its best only on a strictly better
     score). The kept copy lives on the CPU."""
 
     def __init__(self, task: Task, val):
         self.task, self.val = task, val
+        self.key = task.finetune.select_metric or task.metric
         self.scores: list[float] = []
         self.best: tuple[int, dict, dict] | None = None  # (epoch, val scores, state)
 
     def __call__(self, module: nn.Module, epoch: int) -> None:
         with torch.no_grad(), autocast(next(module.parameters()).device):
             val, _ = score(self.task, module, self.val)
-        self.scores.append(val[self.task.metric])
-        if self.best is None or val[self.task.metric] > self.best[1][self.task.metric]:
+        self.scores.append(val[self.key])
+        if self.best is None or val[self.key] > self.best[1][self.key]:
             state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
             self.best = (epoch, val, state)
 

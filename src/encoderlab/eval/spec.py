@@ -70,6 +70,9 @@ class FinetuneConfig:
     """Which weights are scored: the model after the last step (paper 1, EncodEval saves no
     checkpoint), or the epoch with the best validation score (paper 2: validation after every
     epoch, the best epoch's weights tested)."""
+    select_metric: str | None = None
+    """With `best_epoch`, the validation score the epoch is picked by (None: the task's metric); paper
+    2's code picks a classification epoch by weighted F1 (`weighted_f1`)."""
 
     def check(self, where: str) -> None:
         """Refuse values fine-tuning would fail on mid-run (a zero batch divides, a negative step count
@@ -92,6 +95,10 @@ class FinetuneConfig:
             ),
             (not all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)"),
             (not self.eps > 0, "eps must be > 0"),
+            (
+                self.select_metric is not None and self.select != "best_epoch",
+                "select_metric is read only with select: best_epoch",
+            ),
         ]
         problem = next((message for wrong, message in bad if wrong), None)
         if problem:

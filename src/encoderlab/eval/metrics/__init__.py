@@ -7,7 +7,7 @@ scores, which paper 1 reports, are in `encodeval.py`. Every function returns
 plain floats in [0, 100] so results files read the same across families.
 """
 
-from encoderlab.eval.metrics.classification import accuracy, macro_f1, multilabel_f1
+from encoderlab.eval.metrics.classification import accuracy, macro_f1, multilabel_f1, weighted_f1
 from encoderlab.eval.metrics.encodeval import position_f1, retrieved_ndcg, sentence_macro_f1
 from encoderlab.eval.metrics.ner import CONLLEVAL_SETTINGS, SEQEVAL_SETTINGS, conlleval_f1, entity_f1
 from encoderlab.eval.metrics.retrieval import retrieval_scores
@@ -27,4 +27,5 @@ __all__ = [
     "sentence_macro_f1",
     "squad_v1",
     "squad_v2",
+    "weighted_f1",
 ]

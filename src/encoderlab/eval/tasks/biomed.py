@@ -28,10 +28,9 @@ Not here: the clinical tasks (Phenotype, COS, Social History, DEID), which are n
 The BigBio repositories are dataset scripts, which `datasets` >= 4 refuses and which we would not
 run unasked: they are read from their parquet export (`refs/convert/parquet`).
 As BCM: NER words are handed to the tokenizer pre-split and scored by seqeval's default-mode F1
-(`conlleval_f1`), classification uses ModernBERT's own head (registry). Differences from BCM, stated:
-BCM picks the best classification epoch by weighted F1, we by the task's reported metric (macro-F1).
-BCM's max length is the tokenizer's maximum (512 when that is over 10,000); ours is 0.99 x the model's
-maximum positions.
+(`conlleval_f1`), classification uses ModernBERT's own head and picks its best epoch by weighted F1
+(registry). Differences from BCM, stated: BCM's max length is the tokenizer's maximum (512 when that is
+over 10,000); ours is 0.99 x the model's maximum positions.
 """
 
 from __future__ import annotations

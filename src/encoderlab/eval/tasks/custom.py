@@ -55,8 +55,8 @@ COLUMNS = {
 }
 OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
 METRICS = {
-    "sc": ("accuracy", "macro_f1"),
-    "pair-sc": ("accuracy", "macro_f1"),
+    "sc": ("accuracy", "macro_f1", "weighted_f1"),
+    "pair-sc": ("accuracy", "macro_f1", "weighted_f1"),
     "tc": ("entity_f1", "accuracy", "sentence_macro_f1", "conlleval_f1"),
     "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
     "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
@@ -169,10 +169,11 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(
             f"{where}: columns: unknown field(s) {', '.join(unknown)} for {spec.family}; valid: {', '.join(valid)}"
         )
-    if spec.metric is not None and spec.metric not in METRICS[spec.family]:
-        raise UserError(
-            f"{where}: metric {spec.metric!r} is not one of {spec.family}'s: {', '.join(METRICS[spec.family])}"
-        )
+    for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
+        if value is not None and value not in METRICS[spec.family]:
+            raise UserError(
+                f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(METRICS[spec.family])}"
+            )
     if (spec.template is not None) != (spec.family == "pair-sc"):
         raise UserError(
             f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"

@@ -285,8 +285,9 @@ PAPER2_CLS = FinetuneConfig(
     betas=(0.9, 0.999),
     eps=1e-8,
     select="best_epoch",
+    select_metric="weighted_f1",  # BCM's metric_for_best_model; NER picks by its reported seqeval F1
 )
-PAPER2_NER = replace(PAPER2_CLS, epochs=20.0)
+PAPER2_NER = replace(PAPER2_CLS, epochs=20.0, select_metric=None)
 
 
 BCM_WORDS = TCOptions(words="split")
