@@ -18,7 +18,7 @@ from encoderlab.errors import UserError
 from encoderlab.eval.families import MultiLabelClassification, family_ops, score
 from encoderlab.eval.finetune import prepare, run_one, train
 from encoderlab.eval.metrics import multilabel_f1
-from encoderlab.eval.spec import FinetuneConfig, SCOptions, Task, TaskData
+from encoderlab.eval.spec import FinetuneConfig, SCOptions, Task, TaskData, TCOptions
 from encoderlab.eval.suites import SUITES
 from encoderlab.eval.tasks import TASKS, load_task
 
@@ -111,6 +111,13 @@ def test_the_best_epoch_is_picked_by_select_metric_when_one_is_set(monkeypatch):
         best(module, 0), best(module, 1)
         picked[select_metric] = (best.best[0], best.scores)
     assert picked == {"weighted_f1": (0, [70.0, 65.0]), None: (1, [50.0, 60.0])}
+    # a family reports the score that picks the epoch even when it is not the task's metric
+    tc = Task(
+        name="tc", description="", options=TCOptions(labels=("O", "B-X")), metric="entity_f1",
+        loader=lambda: None, finetune=replace(EPOCHS, select_metric="sentence_macro_f1"),
+    )  # fmt: skip
+    scores = family_ops(tc).metrics(tc, [{"i": 0, "gold": ["O", "B-X"], "pred": ["O", "O"]}])
+    assert scores["sentence_macro_f1"] == pytest.approx(100 / 3) and scores["entity_f1"] == 0.0
     with pytest.raises(UserError, match="select_metric is read only with select: best_epoch"):
         FinetuneConfig(select_metric="weighted_f1").check("here")
 

@@ -171,6 +171,10 @@ def test_qa_by_tagging_with_eos_inputs_and_its_metric_checks(tmp_path):
             r"question_template: read only by the QA head 'tagger'",
         ),
         ({"options": {**options, "stride": 64}}, r"stride: read only by the QA head 'span'"),
+        (
+            {"options": options, "finetune": {"select": "best_epoch", "select_metric": "f1"}},
+            r"finetune.select_metric 'f1' is not reported by the QA head 'tagger'",
+        ),
         ({"inputs": "none"}, r"inputs"),
     ]
     for change, message in refusals:

@@ -42,7 +42,7 @@ from encoderlab.eval.metrics import (
     squad_v2,
     weighted_f1,
 )
-from encoderlab.eval.spec import IRSplit, PairSCOptions, Task, TaskData
+from encoderlab.eval.spec import IRSplit, PairSCOptions, QAOptions, Task, TaskData
 
 NEAR_CONSTANT_SHARE = 0.99
 """A tagger that gives one tag to at least this share of the words has learned (almost) nothing; a word
@@ -205,14 +205,15 @@ class TokenClassification:
             "accuracy": 100.0 * sum(g == p for g, p in zip(flat_gold, flat_pred)) / len(flat_gold),
             "n": len(predictions),
         }
+        asked = {task.metric, task.finetune.select_metric}  # what is reported and what picks an epoch
         iob = all(t == "O" or t[:2] in ("B-", "I-") for t in task.labels)
-        if task.metric in ("entity_f1", "conlleval_f1") or (iob and task.metric == "sentence_macro_f1"):
+        if asked & {"entity_f1", "conlleval_f1"} or (iob and "sentence_macro_f1" in asked):
             out["entity_f1"] = entity_f1(gold, pred)
             out["seqeval"] = SEQEVAL_SETTINGS
-        if task.metric == "conlleval_f1":
+        if "conlleval_f1" in asked:
             out["conlleval_f1"] = conlleval_f1(gold, pred)
             out["conlleval"] = CONLLEVAL_SETTINGS
-        if task.metric == "sentence_macro_f1":
+        if "sentence_macro_f1" in asked:
             out["sentence_macro_f1"] = sentence_macro_f1(gold, pred)
         return out
 
@@ -387,7 +388,7 @@ def family_ops(task: Task) -> FamilyOps:
     have their own)."""
     if getattr(task.options, "multilabel", False):
         return MultiLabelClassification
-    if getattr(task.options, "head", None) == "tagger":
+    if isinstance(task.options, QAOptions) and task.options.head == "tagger":
         return AnswerTagger
     return FAMILIES[task.family]
 

@@ -56,11 +56,9 @@ def encode_texts(
     if inputs == "tokenizer":
         return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
     end = end_token_id(tokenizer)
-    return [ids[:max_length] + [end] * (len(ids) < max_length) for ids in _bare(tokenizer, texts)]
-
-
-def _bare(tokenizer, texts: Sequence[str]) -> list[list[int]]:
-    return tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    return [
+        (ids + [end])[:max_length] for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+    ]
 
 
 def word_ends(words: Sequence[str]) -> list[int]:

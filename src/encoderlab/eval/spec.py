@@ -163,7 +163,7 @@ class PairSCOptions(SCOptions):
 
 @dataclass(frozen=True, kw_only=True)
 class TCOptions:
-    """Token classification (NER, POS) over pre-split words, joined by spaces into one text."""
+    """Token classification (NER, POS) over pre-split words (`words` says how they reach the tokenizer)."""
 
     family: ClassVar[Family] = "tc"
     labels: tuple[str, ...] = ()

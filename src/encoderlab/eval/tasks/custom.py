@@ -122,8 +122,8 @@ class TaskSpec:
     """`tokenizer`: the tokenizer's own special tokens; `eos`: none, the end-of-text token appended
     (EncodEval's rule, paper 1)."""
     options: dict = field(default_factory=dict)
-    """Family options: sc/pair-sc `pooling`; tc `subword_labels`; qa `v2`, `stride`,
-    `max_answer_tokens`, `head`, `question_template`; ir `query_prefix`, `document_prefix`,
+    """Family options: sc/pair-sc `pooling`, `head`, `multilabel`; tc `words`, `subword_labels`; qa `v2`,
+    `stride`, `max_answer_tokens`, `head`, `question_template`; ir `query_prefix`, `document_prefix`,
     `pooling`."""
     finetune: FinetuneConfig = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
     """Optimiser and schedule (FinetuneConfig fields)."""
@@ -411,10 +411,13 @@ def data_hash(data: TaskData) -> str:
 # ----------------------------------------------------------------------------- tasks
 
 
-def _qa_metric(metric: str | None, options: QAOptions, inputs: Inputs, where: str) -> str:
-    """The QA task's metric: one its head reports, by default the head's first. Settings the head does
-    not read are refused rather than ignored: the span head (`eval/qa.py`) builds its own pair inputs
-    (no `inputs: eos`, no question template), the tagger reads one window (no stride or answer cap)."""
+def _qa_metric(
+    metric: str | None, select_metric: str | None, options: QAOptions, inputs: Inputs, where: str
+) -> str:
+    """The QA task's metric (and the one picking its best epoch): one its head reports, by default the
+    head's first. Settings the head does not read are refused rather than ignored: the span head
+    (`eval/qa.py`) builds its own pair inputs (no `inputs: eos`, no question template), the tagger reads
+    one window (no stride or answer cap)."""
     other = "tagger" if options.head == "span" else "span"
     if options.head == "span":
         unread = [f"inputs {inputs!r}"] if inputs != "tokenizer" else []
@@ -427,15 +430,16 @@ def _qa_metric(metric: str | None, options: QAOptions, inputs: Inputs, where: st
             f"{{head: {other}}} or leave it out"
         )
     allowed = QA_HEAD_METRICS[options.head]
-    if metric is not None and metric not in allowed:
-        raise UserError(
-            f"{where}: metric {metric!r} is not reported by the QA head {options.head!r}; use one of "
-            f"{', '.join(allowed)}"
-        )
     wanted = "exact" if options.v2 else "exact_match"
-    if metric in ("exact", "exact_match") and metric != wanted:
-        version = "v2" if options.v2 else "v1"
-        raise UserError(f"{where}: metric {metric!r} is not reported for {version} QA; use {wanted!r}")
+    for name, value in (("metric", metric), ("finetune.select_metric", select_metric)):
+        if value is not None and value not in allowed:
+            raise UserError(
+                f"{where}: {name} {value!r} is not reported by the QA head {options.head!r}; use one of "
+                f"{', '.join(allowed)}"
+            )
+        if value in ("exact", "exact_match") and value != wanted:
+            version = "v2" if options.v2 else "v1"
+            raise UserError(f"{where}: {name} {value!r} is not reported for {version} QA; use {wanted!r}")
     return metric or allowed[0]
 
 
@@ -452,7 +456,7 @@ def task_from_file(path: Path | str) -> Task:
     )
     metric = spec.metric or METRICS[spec.family][0]
     if spec.family == "qa":
-        metric = _qa_metric(spec.metric, options, spec.inputs, where)
+        metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
     data = _examples(spec, _load_splits(spec, path.parent, where), where)
     require_nonempty(spec.name, data)
     if not spec.allow_overlap:
