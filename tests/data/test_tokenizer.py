@@ -235,6 +235,9 @@ def test_a_megabyte_line_without_spaces_trains(tmp_path):
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert load_tokenizer(tmp_path / "t").backend_tokenizer.get_vocab_size() == 300
+    # stdout is the result line alone (`out=$(encoderlab data tokenizer ...)`): the trainer's progress
+    # output went there as three blank lines
+    assert out.splitlines() == [out.strip()] and out.startswith(f"{tmp_path / 't'}\t"), repr(out)
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])

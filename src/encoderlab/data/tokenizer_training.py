@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
 import re
 import signal
 from collections.abc import Iterator
@@ -135,6 +136,8 @@ def _texts(sources, seed, on_error, max_docs, counter: list[int]) -> Iterator[st
 def _child(conn, job: dict) -> None:
     """Train in this (child) process and send back ("ok", tokenizer JSON, documents) or an error."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us on Ctrl-C
+    # The Rust trainer's progress output writes to fd 1; the command's stdout is its result line alone
+    os.dup2(2, 1)
     try:
         tok, trainer = _build(
             job["kind"], job["specials"], job["vocab_size"], job["lowercase"], job["progress"]
