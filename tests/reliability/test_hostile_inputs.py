@@ -152,6 +152,7 @@ CASES = [
     ("empty-corpus", "data tokenizer --source {w}/empty.txt --out {w}/t", r"no non-empty document"),
     ("symlink-loop", "data tokenizer --source {w}/loop.txt --out {w}/t", r"loop\.txt"),
     ("not-prepared", "data inspect {w}/model", r"not prepared data .*data prepare"),
+    ("not-prepared-file", "data inspect {w}/latin1.txt", r"latin1.txt is not prepared data .*data prepare"),
     (
         "unknown-flag",
         "pretrain --bogus 1",

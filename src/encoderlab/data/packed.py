@@ -44,7 +44,7 @@ def read_meta(root: Path) -> dict:
     path = Path(root) / "meta.json"
     try:
         meta = json.loads(path.read_text())
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # NotADirectory: `root` is a file (a corpus, say)
         raise UserError(
             f"{root} is not prepared data (no meta.json); run `encoderlab data prepare`"
         ) from None
