@@ -104,6 +104,15 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
     return value
 
 
+def missing_fields(fields: Mapping[str, dataclasses.Field], data: Mapping[str, Any]) -> list[str]:
+    """The fields without a default that `data` does not set, in declaration order."""
+    return [
+        name
+        for name, f in fields.items()
+        if name not in data and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+    ]
+
+
 def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     """Build `cls` from plain data; unknown fields and wrong types are UserErrors."""
     hints = typing.get_type_hints(cls)
@@ -113,12 +122,15 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
         raise UserError(
             f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
         )
+    missing = missing_fields(fields, data)
+    if (
+        missing
+    ):  # named here: the constructor's TypeError reads "__init__() missing 1 required keyword-only ..."
+        raise UserError(f"{where or cls.__name__}: missing field(s) {', '.join(missing)}")
     kwargs = {k: coerce(v, hints[k], f"{where + '.' if where else ''}{k}") for k, v in data.items()}
     try:
         return cls(**kwargs)
-    except TypeError as exc:  # a required field is missing
-        raise UserError(f"{where or cls.__name__}: {exc}") from None
-    except ValueError as exc:  # __post_init__ validation
+    except (TypeError, ValueError) as exc:  # __post_init__ validation
         raise UserError(f"{where or cls.__name__}: {exc}") from None
 
 
@@ -221,6 +233,8 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(f"{what} {path} does not exist") from None
+    except IsADirectoryError:
+        raise UserError(f"{what} {path} is a folder; pass the YAML file") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"{what} {path} is not valid YAML ({first}); fix the syntax") from None

@@ -262,6 +262,14 @@ def test_bad_specs_are_one_line_errors(tmp_path, change, message):
     assert "\n" not in str(exc.value) and str(tmp_path / "task.yaml") in str(exc.value)
 
 
+def test_a_missing_field_is_named_not_the_constructors_words(tmp_path):
+    spec = {"name": "bad", **_sentiment_files(tmp_path)}
+    del spec["data"]
+    with pytest.raises(UserError) as exc:
+        task_from_file(_spec(tmp_path, **spec))
+    assert str(exc.value) == f"task file {tmp_path / 'task.yaml'}: missing field(s) data"
+
+
 def test_a_builtin_name_or_a_repeated_name_is_refused(tmp_path):
     spec = _sentiment_files(tmp_path)
     with pytest.raises(UserError, match="'boolq' is a built-in task's name"):

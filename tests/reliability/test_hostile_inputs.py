@@ -68,7 +68,11 @@ CASES = [
         r"not valid YAML .*fix the syntax",
     ),
     ("non-utf8-yaml", "pretrain --config {w}/latin1.yaml --out {w}/o", r"not valid YAML \('utf-8' codec"),
-    ("config-is-a-folder", "pretrain --config {w}/a_folder.yaml --out {w}/o", r"cannot use .*Is a directory"),
+    (
+        "config-is-a-folder",
+        "pretrain --config {w}/a_folder.yaml --out {w}/o",
+        r"config file .*a_folder.yaml is a folder; pass the YAML file",
+    ),
     ("missing-config", "pretrain --config {w}/nope.yaml --out {w}/o", r"config file .* does not exist"),
     ("wrong-type", "pretrain --config {w}/wrong_type.yaml --out {w}/o", r"seed: expected int, got 'lots'"),
     (
@@ -193,6 +197,11 @@ CASES = [
     ),
     ("probe-over-foreign", "analyze probe {w}/run --tasks {w}/one_class.jsonl --out {w}/foreign", FOREIGN),
     ("curves-over-foreign", "analyze curves {w}/curves.yaml --out {w}/foreign", FOREIGN),
+    (
+        "curves-folder",
+        "analyze curves {w}/model --out {w}/c",
+        r"config file .*model is a folder; pass the YAML file",
+    ),
     ("study-over-foreign", "study run paper1-pfs --out {w}/foreign", FOREIGN),
     ("tokenizer-over-foreign", "data tokenizer --source {w}/texts.txt --out {w}/foreign", FOREIGN),
     (

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from encoderlab.config import coerce, read_mapping, to_dict
+from encoderlab.config import coerce, missing_fields, read_mapping, to_dict
 from encoderlab.errors import UserError
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -57,7 +57,7 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
     unknown = sorted(set(data) - set(fields))
     if unknown:
         errors.append(f"{where}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
-    missing = [n for n, f in fields.items() if n not in data and _required(f)]
+    missing = missing_fields(fields, data)
     if missing:
         errors.append(f"{where}: missing field(s) {', '.join(missing)}")
     hints = typing.get_type_hints(cls)
@@ -92,10 +92,6 @@ def _field(cls: type, name: str, hint: Any, value: Any, where: str, errors: list
 def _item(section: str, i: int, value: Any) -> str:
     label = value.get("name") or value.get("id") if isinstance(value, dict) else None
     return f"{section}[{i}]" + (f" ({label})" if label else "")
-
-
-def _required(f: dataclasses.Field) -> bool:
-    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
 def _with_paths(data: dict, folder: Path) -> dict:
