@@ -180,3 +180,53 @@ def test_a_txt_line_is_the_same_for_prepare_and_analysis(tmp_path):
     lines = [d.text for d in iter_documents(SourceConfig(location=str(book), txt_unit="line"))]
     assert lines == ["first line", "second\x0cpage", "third\u2028same line", "last"]
     assert read_texts(str(book)) == lines
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def test_compressed_jsonl_and_txt_read_as_their_plain_forms(tmp_path, suffix):
+    """C4 and Dolma ship `.json.gz`: the same documents and ids as the plain file, hashed as stored."""
+    import bz2
+    import gzip
+    import lzma
+
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    plain = write_jsonl(
+        tmp_path / "plain" / "c4.json", [{"id": str(i), "text": f"doc {i}"} for i in range(300)]
+    )
+    packed = tmp_path / "packed" / f"c4.json{suffix}"
+    packed.parent.mkdir()
+    packed.write_bytes(compress(plain.read_bytes()))
+    (tmp_path / "packed" / f"notes.txt{suffix}").write_bytes(compress(b"first para\nline two\n\nsecond\n"))
+    docs = list(iter_documents(SourceConfig(location=str(packed))))
+    assert [(d.id.split("#")[1], d.text) for d in docs] == [(str(i), f"doc {i}") for i in range(300)]
+    stats = SourceStats("packed")
+    folder = _texts(SourceConfig(location=str(tmp_path / "packed")), stats=stats)
+    assert folder == [f"doc {i}" for i in range(300)] + ["first para\nline two", "second"]
+    entry = stats.files[0]
+    assert entry["sha256"] == hashlib.sha256(packed.read_bytes()).hexdigest()
+    assert entry["complete"] and entry["bytes"] == packed.stat().st_size
+    whole = SourceConfig(location=str(tmp_path / "packed" / f"notes.txt{suffix}"), txt_unit="file")
+    assert _texts(whole) == ["first para\nline two\n\nsecond\n"]
+
+
+def test_corrupt_truncated_and_unread_compressions_are_one_line(tmp_path):
+    import gzip
+
+    good = gzip.compress(b'{"text": "a"}\n' * 2000)
+    (tmp_path / "cut.jsonl.gz").write_bytes(good[: len(good) // 2])
+    (tmp_path / "fake.jsonl.gz").write_bytes(b"not gzip at all")
+    for name in ("cut.jsonl.gz", "fake.jsonl.gz"):
+        cfg = SourceConfig(location=str(tmp_path / name))
+        with pytest.raises(UserError, match=rf"cannot read .*{name} \(.*\); fix or remove it") as exc:
+            _texts(cfg)
+        assert "\n" not in str(exc.value)
+        stats = SourceStats(name)
+        _texts(cfg, stats=stats, on_error="skip")
+        assert stats.bad_files == 1
+    (tmp_path / "pile.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd")
+    with pytest.raises(UserError, match=r"compressed as \.zst, .*`zstd -d .*pile.jsonl.zst`.*gzip"):
+        _texts(SourceConfig(location=str(tmp_path / "pile.jsonl.zst")))
+    pq.write_table(pa.table({"text": ["x"]}), tmp_path / "t.parquet")
+    (tmp_path / "t.parquet.gz").write_bytes(gzip.compress((tmp_path / "t.parquet").read_bytes()))
+    with pytest.raises(UserError, match=r"suffix '\.gz', not one of \.txt"):
+        _texts(SourceConfig(location=str(tmp_path / "t.parquet.gz")))

@@ -154,6 +154,16 @@ CASES = [
     ("remote-code", "export {w}/hf_remote --out {w}/x", r"ships its own modelling code .*trust_remote_code"),
     ("non-utf8-corpus", "data tokenizer --source {w}/latin1.txt --out {w}/t", r"not UTF-8 .*--on-error skip"),
     ("empty-corpus", "data tokenizer --source {w}/empty.txt --out {w}/t", r"no non-empty document"),
+    (
+        "zstd-corpus",
+        "data tokenizer --source {w}/pile.jsonl.zst --out {w}/t",
+        r"compressed as .zst, .*zstd -d",
+    ),
+    (
+        "truncated-gzip-corpus",
+        "data tokenizer --source {w}/cut.jsonl.gz --out {w}/t",
+        r"cannot read .*cut.jsonl.gz \(Compressed file ended",
+    ),
     ("symlink-loop", "data tokenizer --source {w}/loop.txt --out {w}/t", r"loop\.txt"),
     ("not-prepared", "data inspect {w}/model", r"not prepared data .*data prepare"),
     ("not-prepared-file", "data inspect {w}/latin1.txt", r"latin1.txt is not prepared data .*data prepare"),

@@ -19,9 +19,9 @@ from typing import Literal
 
 import numpy as np
 
+from encoderlab.data.filekinds import file_kind
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import (
-    TEXT_SUFFIXES,
     Document,
     SourceConfig,
     SourceStats,
@@ -79,7 +79,7 @@ def announce_sources(sources) -> None:
 
 def _announce(cfg: SourceConfig, desc: dict) -> None:
     """Say how a source with .txt files is cut into documents (the unit changes what a model sees)."""
-    n_txt = sum(TEXT_SUFFIXES.get(Path(p).suffix.lower()) == "txt" for p in desc["files"])
+    n_txt = sum(file_kind(Path(p)) == "txt" for p in desc["files"])
     if n_txt and desc["kind"] != "hf":
         unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]
         log.info(

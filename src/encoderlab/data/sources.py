@@ -10,8 +10,9 @@ Locations, tried in this order:
     the hub or from a local mirror (`data/hub.py`: ENCODERLAB_HUB_DATA), file by file, so a worker
     can read a slice of the files (`Shard`); refused at once when `HF_HUB_OFFLINE=1` and no mirror;
   * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
-    default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line) and
-    `.parquet`; folders are searched recursively;
+    default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line),
+    either of them gzip, bz2 or xz compressed (`data/filekinds.py`), and `.parquet`; folders are
+    searched recursively;
   * a named hub corpus (`fineweb-edu-10bt`, ...: `data/corpora.py`), read as the `hf:` source it
     stands for (its text field, config and split are the table's);
   * a name in the asset registry (`encoderlab assets list`), read from its `data.jsonl`.
@@ -32,6 +33,7 @@ digest of exactly the bytes that were used (`complete` says whether the file was
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import io
@@ -43,13 +45,13 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from encoderlab.data.corpora import CORPORA
+from encoderlab.data.filekinds import DECOMPRESS_ERRORS, SUPPORTED, decompressed, file_kind, unread_reason
 from encoderlab.data.hub import read_hub_documents, resolve_dataset
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
 
-TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 GLOB_CHARS = set("*?[")
 
 
@@ -156,15 +158,13 @@ def resolve_files(location: str) -> list[Path] | None:
     files: list[Path] = []
     for p in paths:
         if p.is_dir():
-            files.extend(q for q in p.rglob("*") if q.is_file() and q.suffix.lower() in TEXT_SUFFIXES)
-        elif p.suffix.lower() in TEXT_SUFFIXES:
+            files.extend(q for q in p.rglob("*") if q.is_file() and file_kind(q) is not None)
+        elif file_kind(p) is not None:
             files.append(p)
         elif not any(c in location for c in GLOB_CHARS):
-            raise UserError(
-                f"{p} has suffix '{p.suffix}', not one of {', '.join(TEXT_SUFFIXES)}; rename it or convert it"
-            )
+            raise UserError(unread_reason(p))
     if not files:
-        raise UserError(f"'{location}' holds no {'/'.join(TEXT_SUFFIXES)} file; point --source at text files")
+        raise UserError(f"'{location}' holds no {SUPPORTED} file; point --source at text files")
     return sorted(set(files))
 
 
@@ -208,7 +208,7 @@ def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
 
 def _check_fields_apply(cfg: SourceConfig, files: list[Path]) -> None:
     """A field named for a source of .txt files only, which have none, was ignored silently."""
-    if not files or any(TEXT_SUFFIXES[p.suffix.lower()] != "txt" for p in files):
+    if not files or any(file_kind(p) != "txt" for p in files):
         return
     default = SourceConfig(location=cfg.location)
     named = [
@@ -266,10 +266,17 @@ class _HashingReader(io.RawIOBase):
         super().close()
 
 
-def _open_hashed(path: Path, stats: SourceStats) -> io.BufferedReader:
+@contextlib.contextmanager
+def _open_hashed(path: Path, stats: SourceStats) -> Iterator[io.BufferedIOBase]:
+    """`path`'s content (decompressed as its name says), hashing the stored bytes as they are read."""
     entry = {"path": str(path), "bytes": 0, "sha256": None, "complete": False}
     stats.files.append(entry)
-    return io.BufferedReader(_HashingReader(open(path, "rb"), entry), buffer_size=1 << 20)
+    raw = _HashingReader(open(path, "rb"), entry)  # noqa: SIM115 (closed by `stored`, below)
+    with (
+        io.BufferedReader(raw, buffer_size=1 << 20) as stored,
+        contextlib.closing(decompressed(path, stored)) as content,
+    ):
+        yield content
 
 
 def _decode(raw: bytes, where: str) -> str:
@@ -394,7 +401,7 @@ def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) 
 
 
 def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
-    kind = TEXT_SUFFIXES[path.suffix.lower()]
+    kind = file_kind(path)
     try:
         if kind == "jsonl":
             yield from _read_jsonl(path, cfg, stats, on_error, id_prefix)
@@ -402,8 +409,8 @@ def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str,
             yield from _read_txt(path, cfg, stats, on_error)
         else:
             yield from _read_parquet(path, cfg, stats, on_error)
-    except OSError as exc:  # permission denied, I/O error, vanished file
-        _handle(_Bad(f"cannot read {path} ({exc.strerror or exc})"), on_error, stats)
+    except (OSError, *DECOMPRESS_ERRORS) as exc:  # permission denied, vanished, truncated or corrupt
+        _handle(_Bad(f"cannot read {path} ({getattr(exc, 'strerror', None) or exc})"), on_error, stats)
 
 
 def iter_documents(
@@ -427,7 +434,7 @@ def iter_documents(
         )
     else:
         stats.identity = {"kind": desc["kind"]}
-        if any(TEXT_SUFFIXES[p.suffix.lower()] == "txt" for p in desc["files"]):
+        if any(file_kind(p) == "txt" for p in desc["files"]):
             stats.identity["txt_unit"] = cfg.txt_unit
         # Asset ids are global (the asset contract); local ids are namespaced by file so a local
         # record "1" can never match an evaluation record "1" during decontamination.

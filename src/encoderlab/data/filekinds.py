@@ -1,0 +1,65 @@
+"""Which local files a source reads, by name: text formats, and the compressions read on the fly.
+
+Pretraining corpora are often shipped compressed, one JSON object per line (C4 and Dolma as
+`.json.gz`, OpenWebText's parts as `.xz`). A `.txt`, `.jsonl` or `.json` file may therefore be
+gzip, bz2 or xz compressed (`name.jsonl.gz`); it is decompressed as it is streamed, never unpacked
+to disk. Parquet compresses inside the format, so `.parquet.gz` is not read.
+
+Trade-offs. Only the standard library's decompressors are used: zstd (`.zst`, the Pile's and
+SlimPajama's format) would need a package this project does not otherwise depend on, so such a file
+is refused in one line that names the command that decompresses it. The digest recorded in
+meta.json is of the file's bytes as stored (compressed), which is what names the file.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+from pathlib import Path
+from typing import BinaryIO
+
+TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
+"""Suffix -> how the file is read."""
+
+COMPRESSIONS = {
+    ".gz": lambda f: gzip.GzipFile(fileobj=f, mode="rb"),
+    ".bz2": lambda f: bz2.BZ2File(f, mode="rb"),
+    ".xz": lambda f: lzma.LZMAFile(f, mode="rb"),  # noqa: SIM115 (the caller closes it)
+}
+"""Suffix -> a reader that decompresses a binary stream (it leaves that stream open)."""
+
+UNREAD_COMPRESSIONS = {".zst": "zstd -d", ".zstd": "zstd -d", ".lz4": "lz4 -d", ".zip": "unzip"}
+"""Compressions not read, with the command that unpacks them (named in the refusal)."""
+
+DECOMPRESS_ERRORS = (EOFError, lzma.LZMAError, gzip.BadGzipFile)
+"""What a truncated or corrupt compressed file raises besides OSError."""
+
+SUPPORTED = ", ".join(TEXT_SUFFIXES) + f" (.txt/.jsonl/.json also as {', '.join(COMPRESSIONS)})"
+"""The accepted names, for messages."""
+
+
+def file_kind(path: Path) -> str | None:
+    """'txt', 'jsonl' or 'parquet' for a file name a source reads (compressed too); None otherwise."""
+    suffix = path.suffix.lower()
+    if suffix in COMPRESSIONS:
+        kind = TEXT_SUFFIXES.get(Path(path.stem).suffix.lower())
+        return None if kind == "parquet" else kind
+    return TEXT_SUFFIXES.get(suffix)
+
+
+def unread_reason(path: Path) -> str:
+    """Why `path` is not read, and the fix: one clause for a refusal."""
+    unpack = UNREAD_COMPRESSIONS.get(path.suffix.lower())
+    if unpack is not None:
+        return (
+            f"{path} is compressed as {path.suffix}, which encoderlab does not read; unpack it first "
+            f"(`{unpack} {path}`) or recompress it with gzip"
+        )
+    return f"{path} has suffix '{path.suffix}', not one of {SUPPORTED}; rename it or convert it"
+
+
+def decompressed(path: Path, stream: BinaryIO) -> BinaryIO:
+    """`stream` (the bytes of `path` as stored) as the bytes it holds: decompressed if `path` says so."""
+    opener = COMPRESSIONS.get(path.suffix.lower())
+    return stream if opener is None else opener(stream)
