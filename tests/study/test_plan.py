@@ -162,6 +162,24 @@ def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
     assert "| run | tokens seen | token budget | passes over corpus |" in md
 
 
+def test_a_compressed_corpus_is_sized_as_its_text_and_a_folder_by_the_files_prepare_reads(tmp_path):
+    """A `.json.gz` counted by its stored size looked ~10x smaller than the text `data prepare` reads,
+    so a plan overstated the passes over it; a folder's other files (a README) were counted too."""
+    import gzip
+
+    (tmp_path / "plain").mkdir()
+    corpus = tiny_corpus(tmp_path / "plain" / "c4.json", 200)
+    packed = tmp_path / "packed" / "c4.json.gz"
+    packed.parent.mkdir()
+    packed.write_bytes(gzip.compress(corpus.read_bytes()))
+    (tmp_path / "plain" / "README.md").write_text("not a corpus file " * 500)
+    plain = corpus_size(DataSpec(name="p", corpus=(str(tmp_path / "plain"),)))
+    assert plain.unique_tokens == pytest.approx(corpus.stat().st_size / 4 * 0.99)
+    zipped = corpus_size(DataSpec(name="z", corpus=(str(packed),)))
+    assert zipped.unique_tokens == pytest.approx(plain.unique_tokens)  # read whole: the ratio is exact
+    assert "1 compressed file(s) at" in zipped.how and packed.stat().st_size * 3 < corpus.stat().st_size
+
+
 @pytest.mark.slow
 def test_a_run_is_refused_when_its_counted_corpus_is_smaller_than_estimated(tmp_path, monkeypatch):
     """The start can only estimate an unprepared corpus; the pretraining node counts it and refuses."""

@@ -292,6 +292,8 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
     from encoderlab.data.assets import ASSETS
     from encoderlab.data.assets.cache import read_manifest
     from encoderlab.data.corpora import CORPORA
+    from encoderlab.data.filekinds import content_bytes
+    from encoderlab.data.sources import resolve_files
 
     if source in CORPORA:
         return _hub_estimate(CORPORA[source], max_docs)
@@ -307,18 +309,14 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
             f"{source}: {_n(chars)} characters / {CHARS_PER_TOKEN:g}{capped}",
             False,
         )
-    path = Path(source)
-    files = (
-        [path]
-        if path.is_file()
-        else sorted(p for p in path.rglob("*") if p.is_file())
-        if path.is_dir()
-        else []
-    )
+    try:  # the files `data prepare` would read (a glob, compressed files), sized as text
+        files = resolve_files(source) or []
+    except UserError:
+        files = []
     if not files:
         return None, f"{source}: no asset, named hub corpus or local file (prepare it to count)", False
-    size = sum(f.stat().st_size for f in files)
-    return size / CHARS_PER_TOKEN, f"{source}: {_n(size)} bytes / {CHARS_PER_TOKEN:g}", False
+    size, note = content_bytes(files)
+    return size / CHARS_PER_TOKEN, f"{source}: {_n(size)} bytes{note} / {CHARS_PER_TOKEN:g}", False
 
 
 def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:

@@ -1,0 +1,57 @@
+"""Which files a source reads, and how big their text is once decompressed."""
+
+from __future__ import annotations
+
+import gzip
+import lzma
+import random
+from pathlib import Path
+
+import pytest
+
+from encoderlab.data.filekinds import content_bytes, file_kind
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("a.jsonl", "jsonl"),
+        ("a.JSON", "jsonl"),
+        ("a.txt.gz", "txt"),
+        ("en.json.gz", "jsonl"),
+        ("owt.jsonl.xz", "jsonl"),
+        ("b.txt.bz2", "txt"),
+        ("t.parquet", "parquet"),
+        ("t.parquet.gz", None),  # parquet compresses inside the format
+        ("x.gz", None),
+        ("p.jsonl.zst", None),
+        ("notes.md", None),
+    ],
+)
+def test_file_kind(name, kind):
+    assert file_kind(Path(name)) == kind
+
+
+def _prose(n: int, seed: int) -> bytes:
+    rng = random.Random(seed)
+    words = [f"w{i}" for i in range(300)]
+    return "".join(" ".join(rng.choice(words) for _ in range(20)) + "\n" for _ in range(n)).encode()
+
+
+def test_content_bytes_is_exact_for_plain_and_whole_files_and_sampled_past_the_limit(tmp_path):
+    plain = tmp_path / "a.jsonl"
+    plain.write_bytes(_prose(100, 0))
+    small = tmp_path / "b.jsonl.gz"
+    small.write_bytes(gzip.compress(_prose(100, 1)))
+    size, note = content_bytes([plain, small])
+    assert size == pytest.approx(len(_prose(100, 0)) + len(_prose(100, 1)))
+    assert note.startswith(" (1 compressed file(s) at ")
+    # two large xz files, sampled 64 KB each: the estimate is the text's size within a few per cent
+    big, truth = [tmp_path / f"c{i}.txt.xz" for i in range(2)], 0
+    for i, path in enumerate(big):
+        text = _prose(6_000, 10 + i)
+        path.write_bytes(lzma.compress(text, preset=0))
+        truth += len(text)
+    estimate, note = content_bytes(big, sample_files=1, sample_bytes=1 << 16)
+    assert estimate == pytest.approx(truth, rel=0.05) and "measured on 1)" in note
+    assert content_bytes([plain]) == (plain.stat().st_size, "")
