@@ -24,7 +24,8 @@ from encoderlab.data.filekinds import content_bytes, file_kind
         ("t.parquet", "parquet"),
         ("t.parquet.gz", None),  # parquet compresses inside the format
         ("x.gz", None),
-        ("p.jsonl.zst", None),
+        ("p.jsonl.zst", "jsonl"),
+        ("p.jsonl.lz4", None),
         ("notes.md", None),
     ],
 )

@@ -182,14 +182,25 @@ def test_a_txt_line_is_the_same_for_prepare_and_analysis(tmp_path):
     assert read_texts(str(book)) == lines
 
 
-@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz"])
+def _zstd_compress(data: bytes) -> bytes:
+    """Two frames, as `zstd` writes a file compressed in parts: both must be read."""
+    import zstandard
+
+    half = len(data) // 2
+    return zstandard.ZstdCompressor().compress(data[:half]) + zstandard.ZstdCompressor().compress(data[half:])
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
 def test_compressed_jsonl_and_txt_read_as_their_plain_forms(tmp_path, suffix):
-    """C4 and Dolma ship `.json.gz`: the same documents and ids as the plain file, hashed as stored."""
+    """C4 ships `.json.gz`, the Pile `.jsonl.zst`: the same documents and ids as the plain file, hashed
+    as stored."""
     import bz2
     import gzip
     import lzma
 
-    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}[suffix]
+    compress = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress, ".zst": _zstd_compress}[
+        suffix
+    ]
     plain = write_jsonl(
         tmp_path / "plain" / "c4.json", [{"id": str(i), "text": f"doc {i}"} for i in range(300)]
     )
@@ -212,10 +223,12 @@ def test_compressed_jsonl_and_txt_read_as_their_plain_forms(tmp_path, suffix):
 def test_corrupt_truncated_and_unread_compressions_are_one_line(tmp_path):
     import gzip
 
-    good = gzip.compress(b'{"text": "a"}\n' * 2000)
-    (tmp_path / "cut.jsonl.gz").write_bytes(good[: len(good) // 2])
-    (tmp_path / "fake.jsonl.gz").write_bytes(b"not gzip at all")
-    for name in ("cut.jsonl.gz", "fake.jsonl.gz"):
+    text = "".join(f'{{"text": "doc {i}"}}\n' for i in range(2000)).encode()
+    for suffix, packed in ((".gz", gzip.compress(text)), (".zst", _zstd_compress(text))):
+        # cut inside the last frame: zstandard's own reader returned the first part as the whole
+        (tmp_path / f"cut.jsonl{suffix}").write_bytes(packed[: len(packed) - 20])
+        (tmp_path / f"fake.jsonl{suffix}").write_bytes(b"not compressed at all")
+    for name in ("cut.jsonl.gz", "fake.jsonl.gz", "cut.jsonl.zst", "fake.jsonl.zst"):
         cfg = SourceConfig(location=str(tmp_path / name))
         with pytest.raises(UserError, match=rf"cannot read .*{name} \(.*\); fix or remove it") as exc:
             _texts(cfg)
@@ -223,10 +236,29 @@ def test_corrupt_truncated_and_unread_compressions_are_one_line(tmp_path):
         stats = SourceStats(name)
         _texts(cfg, stats=stats, on_error="skip")
         assert stats.bad_files == 1
-    (tmp_path / "pile.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd")
-    with pytest.raises(UserError, match=r"compressed as \.zst, .*`zstd -d .*pile.jsonl.zst`.*gzip"):
-        _texts(SourceConfig(location=str(tmp_path / "pile.jsonl.zst")))
+    (tmp_path / "pile.jsonl.lz4").write_bytes(b"\x04\x22\x4d\x18")
+    with pytest.raises(UserError, match=r"compressed as \.lz4, .*`lz4 -d .*pile.jsonl.lz4`.*gzip"):
+        _texts(SourceConfig(location=str(tmp_path / "pile.jsonl.lz4")))
+    with pytest.raises(UserError, match=r"pile.jsonl.lz4 is compressed as \.lz4"):  # never skipped
+        _texts(SourceConfig(location=str(tmp_path)))
     pq.write_table(pa.table({"text": ["x"]}), tmp_path / "t.parquet")
     (tmp_path / "t.parquet.gz").write_bytes(gzip.compress((tmp_path / "t.parquet").read_bytes()))
     with pytest.raises(UserError, match=r"suffix '\.gz', not one of \.txt"):
         _texts(SourceConfig(location=str(tmp_path / "t.parquet.gz")))
+
+
+def test_zstd_without_its_package_is_refused_before_reading_and_never_skipped(tmp_path, monkeypatch):
+    import encoderlab.data.filekinds as filekinds
+
+    monkeypatch.setattr(filekinds, "has_zstandard", lambda: False)
+    shard = tmp_path / "pile" / "00.jsonl.zst"
+    shard.parent.mkdir()
+    shard.write_bytes(_zstd_compress(b'{"text": "a"}\n'))
+    write_jsonl(tmp_path / "pile" / "01.jsonl", [{"text": "b"}])
+    for location in (shard, shard.parent, tmp_path / "pile" / "*"):
+        with pytest.raises(
+            UserError, match=r"zstandard package is not installed; pip install 'encoderlab\[zstd\]'"
+        ):
+            _texts(SourceConfig(location=str(location)))
+    monkeypatch.undo()
+    assert _texts(SourceConfig(location=str(shard.parent))) == ["a", "b"]

@@ -63,7 +63,7 @@ def _configs_and_corpora(root: Path) -> None:
     (root / "a_file").write_text("not a folder")
     (root / "latin1.txt").write_bytes("caf\xe9 au lait\n".encode("latin-1"))
     (root / "empty.txt").write_text("")
-    (root / "pile.jsonl.zst").write_bytes(b"\x28\xb5\x2f\xfd")  # zstd's magic number
+    (root / "pile.jsonl.lz4").write_bytes(b"\x04\x22\x4d\x18")  # lz4's magic number
     packed = gzip.compress("".join(f'{{"text": "doc {i}"}}\n' for i in range(2000)).encode())
     (root / "cut.jsonl.gz").write_bytes(packed[: len(packed) // 2])  # a download cut short
     os.symlink("loop.txt", root / "loop.txt")  # a symlink pointing at itself

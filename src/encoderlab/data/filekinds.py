@@ -1,20 +1,25 @@
 """Which local files a source reads, by name: text formats, and the compressions read on the fly.
 
-Pretraining corpora are often shipped compressed, one JSON object per line (C4 and Dolma as
-`.json.gz`, OpenWebText's parts as `.xz`). A `.txt`, `.jsonl` or `.json` file may therefore be
-gzip, bz2 or xz compressed (`name.jsonl.gz`); it is decompressed as it is streamed, never unpacked
-to disk. Parquet compresses inside the format, so `.parquet.gz` is not read.
+Pretraining corpora are often shipped compressed, one JSON object per line: C4 and Dolma as
+`.json.gz`, the Pile and SlimPajama as `.jsonl.zst`, OpenWebText's parts as `.xz`. A `.txt`, `.jsonl`
+or `.json` file may therefore be gzip, bz2, xz or zstd compressed (`name.jsonl.gz`); it is
+decompressed as it is streamed, never unpacked to disk. Parquet compresses inside the format, so
+`.parquet.gz` is not read.
 
-Trade-offs. Only the standard library's decompressors are used: zstd (`.zst`, the Pile's and
-SlimPajama's format) would need a package this project does not otherwise depend on, so such a file
-is refused in one line that names the command that decompresses it. The digest recorded in
-meta.json is of the file's bytes as stored (compressed), which is what names the file.
+Trade-offs. gzip, bz2 and xz come with Python; zstd needs the `zstandard` package (the `zstd` extra),
+which is not a core dependency: without it a `.zst` file is refused in one line, naming the install
+and the command that unpacks it, before anything is written. A folder's compressed text file that
+cannot be read is refused the same way rather than skipped, so no shard drops out of a corpus
+unseen. The digest recorded in meta.json is of the file's bytes as stored (compressed), which is
+what names the file.
 """
 
 from __future__ import annotations
 
 import bz2
 import gzip
+import importlib.util
+import io
 import lzma
 from pathlib import Path
 from typing import BinaryIO
@@ -22,17 +27,70 @@ from typing import BinaryIO
 TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 """Suffix -> how the file is read."""
 
+
+class _ZstdReader(io.RawIOBase):
+    """A zstd stream's content, frame after frame (zstd tools may write a file as several), raising
+    EOFError when the file ends inside a frame: `zstandard`'s own stream reader returns a truncated
+    file's first part as if it were all of it."""
+
+    def __init__(self, stream: BinaryIO):
+        import zstandard  # present: `unreadable` refuses a .zst file without it before any is opened
+
+        self._stream, self._new = stream, zstandard.ZstdDecompressor().decompressobj
+        self._frame, self._in_frame, self._out, self._at = self._new(), False, b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b) -> int:
+        while self._at == len(self._out):
+            data = self._stream.read(1 << 17)
+            if not data:
+                if self._in_frame:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                return 0
+            self._out, self._at = self._decompress(data), 0
+        n = min(len(b), len(self._out) - self._at)
+        b[:n] = self._out[self._at : self._at + n]
+        self._at += n
+        return n
+
+    def _decompress(self, data: bytes) -> bytes:
+        parts = []
+        while data:
+            parts.append(self._frame.decompress(data))
+            self._in_frame, data = not self._frame.eof, self._frame.unused_data if self._frame.eof else b""
+            if self._frame.eof:
+                self._frame = self._new()
+        return b"".join(parts)
+
+
+def _zstd(stream: BinaryIO) -> BinaryIO:
+    return io.BufferedReader(_ZstdReader(stream), buffer_size=1 << 20)  # leaves `stream` open
+
+
 COMPRESSIONS = {
     ".gz": lambda f: gzip.GzipFile(fileobj=f, mode="rb"),
     ".bz2": lambda f: bz2.BZ2File(f, mode="rb"),
     ".xz": lambda f: lzma.LZMAFile(f, mode="rb"),  # noqa: SIM115 (the caller closes it)
+    ".zst": _zstd,
+    ".zstd": _zstd,
 }
 """Suffix -> a reader that decompresses a binary stream (it leaves that stream open)."""
 
-UNREAD_COMPRESSIONS = {".zst": "zstd -d", ".zstd": "zstd -d", ".lz4": "lz4 -d", ".zip": "unzip"}
+UNREAD_COMPRESSIONS = {".lz4": "lz4 -d", ".zip": "unzip", ".7z": "7z x"}
 """Compressions not read, with the command that unpacks them (named in the refusal)."""
 
-DECOMPRESS_ERRORS = (EOFError, lzma.LZMAError, gzip.BadGzipFile)
+
+def _zstd_error() -> type[Exception]:
+    try:
+        import zstandard
+    except ImportError:
+        return EOFError  # any: no .zst file is read without the package
+    return zstandard.ZstdError
+
+
+DECOMPRESS_ERRORS = (EOFError, lzma.LZMAError, gzip.BadGzipFile, _zstd_error())
 """What a truncated or corrupt compressed file raises besides OSError."""
 
 SUPPORTED = ", ".join(TEXT_SUFFIXES) + f" (.txt/.jsonl/.json also as {', '.join(COMPRESSIONS)})"
@@ -48,15 +106,33 @@ def file_kind(path: Path) -> str | None:
     return TEXT_SUFFIXES.get(suffix)
 
 
-def unread_reason(path: Path) -> str:
-    """Why `path` is not read, and the fix: one clause for a refusal."""
-    unpack = UNREAD_COMPRESSIONS.get(path.suffix.lower())
-    if unpack is not None:
+def has_zstandard() -> bool:
+    """Whether `.zst` files can be read here (the `zstandard` package, the `zstd` extra)."""
+    return importlib.util.find_spec("zstandard") is not None
+
+
+def unreadable(path: Path) -> str | None:
+    """Why a file named as compressed corpus text cannot be read here, and the fix; None if it can."""
+    suffix, inner = path.suffix.lower(), Path(path.stem).suffix.lower()
+    if inner not in TEXT_SUFFIXES or inner == ".parquet":
+        return None
+    if suffix in (".zst", ".zstd") and not has_zstandard():
+        return (
+            f"{path} is zstd-compressed and the zstandard package is not installed; "
+            f"pip install 'encoderlab[zstd]', or unpack it first (`zstd -d {path}`)"
+        )
+    if suffix in UNREAD_COMPRESSIONS:
         return (
             f"{path} is compressed as {path.suffix}, which encoderlab does not read; unpack it first "
-            f"(`{unpack} {path}`) or recompress it with gzip"
+            f"(`{UNREAD_COMPRESSIONS[suffix]} {path}`) or recompress it with gzip"
         )
-    return f"{path} has suffix '{path.suffix}', not one of {SUPPORTED}; rename it or convert it"
+    return None
+
+
+def unread_reason(path: Path) -> str:
+    """Why `path` is not read, and the fix: one clause for a refusal."""
+    why = unreadable(path)
+    return why or f"{path} has suffix '{path.suffix}', not one of {SUPPORTED}; rename it or convert it"
 
 
 def decompressed(path: Path, stream: BinaryIO) -> BinaryIO:

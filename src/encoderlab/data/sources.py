@@ -45,7 +45,14 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from encoderlab.data.corpora import CORPORA
-from encoderlab.data.filekinds import DECOMPRESS_ERRORS, SUPPORTED, decompressed, file_kind, unread_reason
+from encoderlab.data.filekinds import (
+    DECOMPRESS_ERRORS,
+    SUPPORTED,
+    decompressed,
+    file_kind,
+    unread_reason,
+    unreadable,
+)
 from encoderlab.data.hub import read_hub_documents, resolve_dataset
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
@@ -157,8 +164,12 @@ def resolve_files(location: str) -> list[Path] | None:
         return None
     files: list[Path] = []
     for p in paths:
+        found = [q for q in p.rglob("*") if q.is_file()] if p.is_dir() else [p]
+        for q in found:  # compressed text that cannot be read is refused, never dropped from the corpus
+            if (why := unreadable(q)) is not None:
+                raise UserError(why)
         if p.is_dir():
-            files.extend(q for q in p.rglob("*") if q.is_file() and file_kind(q) is not None)
+            files.extend(q for q in found if file_kind(q) is not None)
         elif file_kind(p) is not None:
             files.append(p)
         elif not any(c in location for c in GLOB_CHARS):
