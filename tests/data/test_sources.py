@@ -184,10 +184,10 @@ def test_a_txt_line_is_the_same_for_prepare_and_analysis(tmp_path):
 
 def _zstd_compress(data: bytes) -> bytes:
     """Two frames, as `zstd` writes a file compressed in parts: both must be read."""
-    import zstandard
+    from encoderlab.data.filekinds import ZSTD as zstd
 
     half = len(data) // 2
-    return zstandard.ZstdCompressor().compress(data[:half]) + zstandard.ZstdCompressor().compress(data[half:])
+    return zstd.compress(data[:half]) + zstd.compress(data[half:])
 
 
 @pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
@@ -223,19 +223,33 @@ def test_compressed_jsonl_and_txt_read_as_their_plain_forms(tmp_path, suffix):
 def test_corrupt_truncated_and_unread_compressions_are_one_line(tmp_path):
     import gzip
 
-    text = "".join(f'{{"text": "doc {i}"}}\n' for i in range(2000)).encode()
+    text = "".join(f'{{"text": "doc {i}"}}\n' for i in range(3000)).encode()
     for suffix, packed in ((".gz", gzip.compress(text)), (".zst", _zstd_compress(text))):
-        # cut inside the last frame: zstandard's own reader returned the first part as the whole
-        (tmp_path / f"cut.jsonl{suffix}").write_bytes(packed[: len(packed) - 20])
+        (tmp_path / f"cut.jsonl{suffix}").write_bytes(packed[: len(packed) - 20])  # ends inside a frame
         (tmp_path / f"fake.jsonl{suffix}").write_bytes(b"not compressed at all")
-    for name in ("cut.jsonl.gz", "fake.jsonl.gz", "cut.jsonl.zst", "fake.jsonl.zst"):
+    garbled = bytearray(gzip.compress(text))  # gzip finds this only at its CRC, after garbage lines
+    garbled[len(garbled) // 2 : len(garbled) // 2 + 20] = bytes(20)
+    (tmp_path / "garbled.jsonl.gz").write_bytes(bytes(garbled))
+    for name in ("fake.jsonl.gz", "fake.jsonl.zst"):  # fails before any document: skipped and counted
         cfg = SourceConfig(location=str(tmp_path / name))
         with pytest.raises(UserError, match=rf"cannot read .*{name} \(.*\); fix or remove it") as exc:
             _texts(cfg)
         assert "\n" not in str(exc.value)
         stats = SourceStats(name)
-        _texts(cfg, stats=stats, on_error="skip")
-        assert stats.bad_files == 1
+        assert _texts(cfg, stats=stats, on_error="skip") == [] and stats.bad_files == 1
+    with pytest.raises(UserError, match=r"garbled.jsonl.gz:\d+ is not valid JSON"):  # its first garbage
+        _texts(SourceConfig(location=str(tmp_path / "garbled.jsonl.gz")))
+    for name, modes in (
+        ("cut.jsonl.gz", ("raise", "skip")),
+        ("cut.jsonl.zst", ("raise", "skip")),
+        ("garbled.jsonl.gz", ("skip",)),
+    ):  # fails part-way: never skipped
+        for on_error in modes:
+            with pytest.raises(
+                UserError, match=rf"cannot read .*{name} \(.*\), after [\d,]+ of its documents"
+            ) as exc:
+                _texts(SourceConfig(location=str(tmp_path / name)), on_error=on_error)
+            assert "\n" not in str(exc.value) and "download it again or remove it" in str(exc.value)
     (tmp_path / "pile.jsonl.lz4").write_bytes(b"\x04\x22\x4d\x18")
     with pytest.raises(UserError, match=r"compressed as \.lz4, .*`lz4 -d .*pile.jsonl.lz4`.*gzip"):
         _texts(SourceConfig(location=str(tmp_path / "pile.jsonl.lz4")))
@@ -247,17 +261,17 @@ def test_corrupt_truncated_and_unread_compressions_are_one_line(tmp_path):
         _texts(SourceConfig(location=str(tmp_path / "t.parquet.gz")))
 
 
-def test_zstd_without_its_package_is_refused_before_reading_and_never_skipped(tmp_path, monkeypatch):
+def test_zstd_without_its_module_is_refused_before_reading_and_never_skipped(tmp_path, monkeypatch):
     import encoderlab.data.filekinds as filekinds
 
-    monkeypatch.setattr(filekinds, "has_zstandard", lambda: False)
+    monkeypatch.setattr(filekinds, "has_zstd", lambda: False)
     shard = tmp_path / "pile" / "00.jsonl.zst"
     shard.parent.mkdir()
     shard.write_bytes(_zstd_compress(b'{"text": "a"}\n'))
     write_jsonl(tmp_path / "pile" / "01.jsonl", [{"text": "b"}])
     for location in (shard, shard.parent, tmp_path / "pile" / "*"):
         with pytest.raises(
-            UserError, match=r"zstandard package is not installed; pip install 'encoderlab\[zstd\]'"
+            UserError, match=r"this Python has no zstd module; pip install 'encoderlab\[zstd\]'"
         ):
             _texts(SourceConfig(location=str(location)))
     monkeypatch.undo()

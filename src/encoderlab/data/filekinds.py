@@ -6,9 +6,12 @@ or `.json` file may therefore be gzip, bz2, xz or zstd compressed (`name.jsonl.g
 decompressed as it is streamed, never unpacked to disk. Parquet compresses inside the format, so
 `.parquet.gz` is not read.
 
-Trade-offs. gzip, bz2 and xz come with Python; zstd needs the `zstandard` package (the `zstd` extra),
-which is not a core dependency: without it a `.zst` file is refused in one line, naming the install
-and the command that unpacks it, before anything is written. A folder's compressed text file that
+Trade-offs. gzip, bz2 and xz come with Python; zstd comes with Python 3.14 (`compression.zstd`) and
+before that from `backports.zstd` (the `zstd` extra), the same module, with the same file reader as
+the other three: memory stays bounded on a file that expands a thousandfold, and a file cut short
+raises instead of ending early (python-zstandard's stream reader returns a truncated file's first
+part as if whole). Without it a `.zst` file is refused in one line, naming the install and the
+command that unpacks it, before anything is written. A folder's compressed text file that
 cannot be read is refused the same way rather than skipped, so no shard drops out of a corpus
 unseen. The digest recorded in meta.json is of the file's bytes as stored (compressed), which is
 what names the file.
@@ -18,9 +21,10 @@ from __future__ import annotations
 
 import bz2
 import gzip
-import importlib.util
+import importlib
 import io
 import lzma
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 
@@ -28,45 +32,22 @@ TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet":
 """Suffix -> how the file is read."""
 
 
-class _ZstdReader(io.RawIOBase):
-    """A zstd stream's content, frame after frame (zstd tools may write a file as several), raising
-    EOFError when the file ends inside a frame: `zstandard`'s own stream reader returns a truncated
-    file's first part as if it were all of it."""
+def _zstd_module():
+    """Python 3.14's `compression.zstd`, or its backport; None when neither is installed."""
+    for name in ("compression.zstd", "backports.zstd"):
+        try:
+            return importlib.import_module(name)
+        except ImportError:
+            continue
+    return None
 
-    def __init__(self, stream: BinaryIO):
-        import zstandard  # present: `unreadable` refuses a .zst file without it before any is opened
 
-        self._stream, self._new = stream, zstandard.ZstdDecompressor().decompressobj
-        self._frame, self._in_frame, self._out, self._at = self._new(), False, b"", 0
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        while self._at == len(self._out):
-            data = self._stream.read(1 << 17)
-            if not data:
-                if self._in_frame:
-                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-                return 0
-            self._out, self._at = self._decompress(data), 0
-        n = min(len(b), len(self._out) - self._at)
-        b[:n] = self._out[self._at : self._at + n]
-        self._at += n
-        return n
-
-    def _decompress(self, data: bytes) -> bytes:
-        parts = []
-        while data:
-            parts.append(self._frame.decompress(data))
-            self._in_frame, data = not self._frame.eof, self._frame.unused_data if self._frame.eof else b""
-            if self._frame.eof:
-                self._frame = self._new()
-        return b"".join(parts)
+ZSTD = _zstd_module()
+"""The zstd module in use, or None."""
 
 
 def _zstd(stream: BinaryIO) -> BinaryIO:
-    return io.BufferedReader(_ZstdReader(stream), buffer_size=1 << 20)  # leaves `stream` open
+    return ZSTD.ZstdFile(stream, mode="rb")  # present: `unreadable` refused .zst files without it
 
 
 COMPRESSIONS = {
@@ -82,15 +63,9 @@ UNREAD_COMPRESSIONS = {".lz4": "lz4 -d", ".zip": "unzip", ".7z": "7z x"}
 """Compressions not read, with the command that unpacks them (named in the refusal)."""
 
 
-def _zstd_error() -> type[Exception]:
-    try:
-        import zstandard
-    except ImportError:
-        return EOFError  # any: no .zst file is read without the package
-    return zstandard.ZstdError
-
-
-DECOMPRESS_ERRORS = (EOFError, lzma.LZMAError, gzip.BadGzipFile, _zstd_error())
+DECOMPRESS_ERRORS = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile) + (
+    (ZSTD.ZstdError,) if ZSTD is not None else ()
+)
 """What a truncated or corrupt compressed file raises besides OSError."""
 
 SUPPORTED = ", ".join(TEXT_SUFFIXES) + f" (.txt/.jsonl/.json also as {', '.join(COMPRESSIONS)})"
@@ -106,9 +81,9 @@ def file_kind(path: Path) -> str | None:
     return TEXT_SUFFIXES.get(suffix)
 
 
-def has_zstandard() -> bool:
-    """Whether `.zst` files can be read here (the `zstandard` package, the `zstd` extra)."""
-    return importlib.util.find_spec("zstandard") is not None
+def has_zstd() -> bool:
+    """Whether `.zst` files can be read here (Python 3.14, or the `zstd` extra's backport)."""
+    return ZSTD is not None
 
 
 def unreadable(path: Path) -> str | None:
@@ -116,9 +91,9 @@ def unreadable(path: Path) -> str | None:
     suffix, inner = path.suffix.lower(), Path(path.stem).suffix.lower()
     if inner not in TEXT_SUFFIXES or inner == ".parquet":
         return None
-    if suffix in (".zst", ".zstd") and not has_zstandard():
+    if suffix in (".zst", ".zstd") and not has_zstd():
         return (
-            f"{path} is zstd-compressed and the zstandard package is not installed; "
+            f"{path} is zstd-compressed and this Python has no zstd module; "
             f"pip install 'encoderlab[zstd]', or unpack it first (`zstd -d {path}`)"
         )
     if suffix in UNREAD_COMPRESSIONS:
@@ -141,25 +116,32 @@ def decompressed(path: Path, stream: BinaryIO) -> BinaryIO:
     return stream if opener is None else opener(stream)
 
 
-def content_bytes(files: list[Path], sample_files: int = 8, sample_bytes: int = 1 << 22) -> tuple[float, str]:
+def content_bytes(
+    files: list[Path], sample_files: int = 8, sample_stored: int = 1 << 22, output_cap: int = 1 << 29
+) -> tuple[float, str]:
     """(the bytes `files` hold once decompressed, a note on how compressed ones were sized): plain files
-    count their size; compressed ones their size times the ratio measured on the first `sample_files`
-    of them (up to `sample_bytes` of content each), so a plan stays quick on thousands of shards."""
+    count their size; compressed ones their size times the ratio of content to stored bytes in the
+    first `sample_stored` bytes of each of the first `sample_files` (exact for a file read whole), so a
+    plan stays quick on thousands of shards. `output_cap` bounds the work on a file that expands
+    a thousandfold (the ratio is then a lower bound)."""
     plain = sum(f.stat().st_size for f in files if f.suffix.lower() not in COMPRESSIONS)
     packed = [f for f in files if f.suffix.lower() in COMPRESSIONS]
     if not packed:
         return plain, ""
-    content = consumed = 0
+    content = stored = 0
     for path in packed[:sample_files]:
-        with open(path, "rb") as stored, decompressed(path, stored) as text:
-            read = 0
+        with open(path, "rb") as f:
+            head = f.read(sample_stored)
+        read = 0
+        with decompressed(path, io.BytesIO(head)) as text:
             try:
-                while read < sample_bytes and (chunk := text.read(1 << 20)):
+                # read1: one raw read a call, so the content before the sample's cut is all counted
+                while read < output_cap and (chunk := text.read1(1 << 16)):
                     read += len(chunk)
-            except (OSError, *DECOMPRESS_ERRORS):  # corrupt: what was read so far sets the ratio
+            except (OSError, *DECOMPRESS_ERRORS):  # the sample ends inside the stream, or it is corrupt
                 pass
-            content, consumed = content + read, consumed + stored.tell()
-    ratio = content / max(consumed, 1)
+        content, stored = content + read, stored + len(head)
+    ratio = content / max(stored, 1)
     note = (
         f" ({len(packed)} compressed file(s) at {ratio:.1f}x, measured on {min(len(packed), sample_files)})"
     )

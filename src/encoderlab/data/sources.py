@@ -46,6 +46,7 @@ from typing import Literal, NamedTuple
 
 from encoderlab.data.corpora import CORPORA
 from encoderlab.data.filekinds import (
+    COMPRESSIONS,
     DECOMPRESS_ERRORS,
     SUPPORTED,
     decompressed,
@@ -412,16 +413,27 @@ def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) 
 
 
 def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
-    kind = file_kind(path)
+    kind, yielded = file_kind(path), 0
+    if kind == "jsonl":
+        docs = _read_jsonl(path, cfg, stats, on_error, id_prefix)
+    elif kind == "txt":
+        docs = _read_txt(path, cfg, stats, on_error)
+    else:
+        docs = _read_parquet(path, cfg, stats, on_error)
     try:
-        if kind == "jsonl":
-            yield from _read_jsonl(path, cfg, stats, on_error, id_prefix)
-        elif kind == "txt":
-            yield from _read_txt(path, cfg, stats, on_error)
-        else:
-            yield from _read_parquet(path, cfg, stats, on_error)
+        for doc in docs:
+            yielded += 1
+            yield doc
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # permission denied, vanished, truncated or corrupt
-        _handle(_Bad(f"cannot read {path} ({getattr(exc, 'strerror', None) or exc})"), on_error, stats)
+        why = f"cannot read {path} ({getattr(exc, 'strerror', None) or exc})"
+        if yielded and path.suffix.lower() in COMPRESSIONS:
+            # gzip checks its CRC only at the end: what a corrupt file gave before may be garbage, and
+            # documents already streamed cannot be taken back, so such a file is never skipped
+            raise UserError(
+                f"{why}, after {yielded:,} of its documents were read; a compressed file that fails "
+                "part-way is not skipped: download it again or remove it"
+            ) from None
+        _handle(_Bad(why), on_error, stats)
 
 
 def iter_documents(

@@ -311,8 +311,8 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
         )
     try:  # the files `data prepare` would read (a glob, compressed files), sized as text
         files = resolve_files(source) or []
-    except UserError:
-        files = []
+    except UserError as exc:  # a corpus prepare would refuse: say why, as the plan's reason
+        return None, f"{source}: {exc}", False
     if not files:
         return None, f"{source}: no asset, named hub corpus or local file (prepare it to count)", False
     size, note = content_bytes(files)
