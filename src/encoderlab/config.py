@@ -122,10 +122,9 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
         raise UserError(
             f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
         )
+    # Named here: the constructor's own TypeError reads "__init__() missing 1 required keyword-only ..."
     missing = missing_fields(fields, data)
-    if (
-        missing
-    ):  # named here: the constructor's TypeError reads "__init__() missing 1 required keyword-only ..."
+    if missing:
         raise UserError(f"{where or cls.__name__}: missing field(s) {', '.join(missing)}")
     kwargs = {k: coerce(v, hints[k], f"{where + '.' if where else ''}{k}") for k, v in data.items()}
     try:

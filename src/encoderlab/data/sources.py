@@ -11,8 +11,8 @@ Locations, tried in this order:
     can read a slice of the files (`Shard`); refused at once when `HF_HUB_OFFLINE=1` and no mirror;
   * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
     default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line),
-    either of them gzip, bz2 or xz compressed (`data/filekinds.py`), and `.parquet`; folders are
-    searched recursively;
+    either of them gzip, bz2, xz or zstd compressed (`data/filekinds.py`), and `.parquet`; folders
+    are searched recursively;
   * a named hub corpus (`fineweb-edu-10bt`, ...: `data/corpora.py`), read as the `hf:` source it
     stands for (its text field, config and split are the table's);
   * a name in the asset registry (`encoderlab assets list`), read from its `data.jsonl`.
