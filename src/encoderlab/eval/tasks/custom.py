@@ -1,9 +1,9 @@
 """Tasks from a file: a YAML task spec turned into a registered `Task`.
 
-A spec names a family (`sc`, `pair-sc`, `tc`, `qa`, `ir`), a data source (local CSV/JSONL/parquet
-files per split, or a hub dataset read by the same `load_hub` as the paper suite), which columns
-hold the family's fields, the label set, the metric and the protocol knobs (family options,
-`finetune`, `max_length`). docs/evaluation.md has the schema and a worked example.
+A spec names a family (`sc`, `pair-sc`, `tc`, `qa`, `ir`), a data source (local CSV/TSV/JSONL/parquet
+files per split, the text ones possibly compressed (`localfiles`), or a hub dataset read by the
+same `load_hub` as the paper suite), which columns hold the family's fields, the label set, the
+metric and the protocol knobs (family options, `finetune`, `max_length`). docs/evaluation.md has the schema and a worked example.
 
 Design. The spec is parsed strictly (`config.from_dict`: an unknown field is an error naming the
 valid ones) and the data is loaded and checked while parsing, before any output exists: a missing
@@ -41,7 +41,8 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks.hub import HubSource, class_names, import_datasets, load_hub, require_columns
+from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
+from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows, struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example, require_nonempty, text_fields
 
@@ -63,7 +64,6 @@ METRICS = {
 }
 QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
 """The QA scores each head reports (the first is the default)."""
-BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 SPLITS = ("train", "validation", "test")
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -73,7 +73,8 @@ class DataSpec:
     """Where a file task's examples come from: local files, or a hub dataset."""
 
     train: str | None = None
-    """Local file of the training split (CSV, TSV, JSONL or parquet), relative to the spec."""
+    """Local file of the training split (CSV, TSV, JSONL or parquet; the first three also .gz, .bz2
+    or .xz), relative to the spec."""
     validation: str | None = None
     """Local validation file; when absent, `validation_fraction` of train becomes validation."""
     test: str | None = None
@@ -132,20 +133,6 @@ class TaskSpec:
 
 
 # ----------------------------------------------------------------------------- reading
-
-
-def _has_rows(path: Path, builder: str) -> bool:
-    """Whether a data file holds at least one example (`datasets` refuses an empty split outright)."""
-    if builder == "parquet":
-        import pyarrow.parquet as pq
-
-        try:
-            return pq.ParquetFile(path).metadata.num_rows > 0
-        except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
-            return True
-    with open(path, encoding="utf-8", errors="replace") as f:
-        lines = sum(1 for line in f if line.strip())
-    return lines > (1 if builder == "csv" else 0)
 
 
 def _read_spec(path: Path) -> TaskSpec:
@@ -217,31 +204,7 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
         for s in ("train", "test"):
             if s not in files:
                 raise UserError(f"{where}: data.{s} is missing; name a file (or data.hub)")
-        paths = {s: (base / f).resolve() for s, f in files.items()}
-        for s, p in paths.items():
-            if not p.is_file():
-                raise UserError(f"{where}: data.{s} file {p} does not exist")
-        kinds = {BUILDERS.get(p.suffix.lower()) for p in paths.values()}
-        if None in kinds or len(kinds) != 1:
-            raise UserError(f"{where}: data files must all be .csv, .tsv, .jsonl/.json or .parquet, one kind")
-        builder = kinds.pop()
-        for s, p in paths.items():
-            if not _has_rows(p, builder):
-                raise UserError(f"{where}: the {s} split is empty ({p}); add examples to it")
-        extra = (
-            {"sep": "\t"}
-            if builder == "csv" and all(p.suffix.lower() == ".tsv" for p in paths.values())
-            else {}
-        )
-        try:
-            found = dict(
-                import_datasets().load_dataset(
-                    builder, data_files={s: str(p) for s, p in paths.items()}, **extra
-                )
-            )
-        except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise UserError(f"{where}: cannot read the data files: {first}") from None
+        found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
     if "validation" not in found:
         if found["train"].num_rows < 2:
             raise UserError(

@@ -1,0 +1,97 @@
+"""A task file's local data files: which `datasets` builder reads them, and the checks made first.
+
+A task's files are small labelled sets read whole by `datasets.load_dataset`, so a file task gets
+the columns and dtypes a hub dataset of the same files would. CSV, TSV and JSON lines may be
+gzip, bz2 or xz compressed (`train.jsonl.gz`, `dev.tsv.xz`): `datasets` recognises those by their
+leading bytes and unpacks them into its own cache once.
+
+Trade-offs. zstd is not read here, unlike in a pretraining corpus (`data.filekinds`): `datasets`
+would need python-zstandard, whose stream reader takes a truncated file as whole, and a labelled
+set is small enough to unpack. A `.zst`, `.lz4`, `.zip` or `.7z` file is refused with the command
+that unpacks it. Every file is read through once before `datasets` sees it, which finds an empty
+split and a compressed file cut short, each as one line naming the file.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import import_datasets
+
+BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
+"""A data file's suffix -> the `datasets` builder that reads it."""
+COMPRESSIONS = (".gz", ".bz2", ".xz")
+"""Compressions a task's CSV, TSV or JSON lines file may have (read by `datasets` itself)."""
+UNPACK = {**UNREAD_COMPRESSIONS, ".zst": "zstd -d", ".zstd": "zstd -d"}
+"""Compressions refused, with the command that unpacks them."""
+KINDS = ".csv, .tsv, .jsonl/.json or .parquet (the first four also as .gz, .bz2 or .xz)"
+
+
+def plain_suffix(path: Path) -> str:
+    """The format's suffix of a data file name, under any compression suffix (`a.tsv.gz` -> `.tsv`)."""
+    suffix = path.suffix.lower()
+    return Path(path.stem).suffix.lower() if suffix in COMPRESSIONS or suffix in UNPACK else suffix
+
+
+def builder_of(paths: dict[str, Path], where: str) -> str:
+    """The one `datasets` builder that reads all of `paths` ({split: file}); else one line."""
+    for path in paths.values():
+        suffix = path.suffix.lower()
+        if suffix in UNPACK and plain_suffix(path) in BUILDERS:
+            raise UserError(
+                f"{where}: {path} is compressed as {path.suffix}, which task files do not read; unpack it "
+                f"first (`{UNPACK[suffix]} {path}`) or recompress it with gzip"
+            )
+    kinds = {
+        None
+        if p.suffix.lower() in COMPRESSIONS and plain_suffix(p) == ".parquet"
+        else BUILDERS.get(plain_suffix(p))
+        for p in paths.values()
+    }
+    if None in kinds or len(kinds) != 1:
+        raise UserError(f"{where}: data files must all be {KINDS}, one kind")
+    return kinds.pop()
+
+
+def _has_rows(path: Path, builder: str, where: str) -> bool:
+    """Whether a data file holds at least one example (`datasets` refuses an empty split outright)."""
+    if builder == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            return pq.ParquetFile(path).metadata.num_rows > 0
+        except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
+            return True
+    try:
+        with open(path, "rb") as raw, decompressed(path, raw) as stream:
+            text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+            lines = sum(1 for line in text if line.strip())
+    except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole here, so a file cut short is named
+        raise UserError(
+            f"{where}: cannot read {path} ({exc or type(exc).__name__}); download it again or recompress it"
+        ) from None
+    return lines > (1 if builder == "csv" else 0)
+
+
+def load_local(paths: dict[str, Path], where: str) -> dict:
+    """{split: datasets.Dataset} read from local files ({split: path}), checked first."""
+    for s, p in paths.items():
+        if not p.is_file():
+            raise UserError(f"{where}: data.{s} file {p} does not exist")
+    builder = builder_of(paths, where)
+    for s, p in paths.items():
+        if not _has_rows(p, builder, where):
+            raise UserError(f"{where}: the {s} split is empty ({p}); add examples to it")
+    tsv = builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values())
+    try:
+        return dict(
+            import_datasets().load_dataset(
+                builder, data_files={s: str(p) for s, p in paths.items()}, **({"sep": "\t"} if tsv else {})
+            )
+        )
+    except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(f"{where}: cannot read the data files: {first}") from None

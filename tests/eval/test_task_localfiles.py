@@ -1,0 +1,117 @@
+"""A task file's local data files (`eval/tasks/localfiles.py`): compressed CSV, TSV and JSON lines read
+as the plain files are; zstd, lz4 and compressed parquet refused with the fix; a file cut short named."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+from tests.eval.conftest import sc_examples
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks import TASKS, load_task
+from encoderlab.eval.tasks.custom import task_from_file
+
+OPENERS = {"": open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)
+
+
+def _rows(seed: int, n: int) -> list[dict]:
+    return [
+        {"sentence": e["text"], "polarity": ("negative", "positive")[e["label"]]}
+        for e in sc_examples(n, seed)
+    ]
+
+
+def _write(path: Path, rows: list[dict]) -> str:
+    fmt = Path(path.stem).suffix if path.suffix in OPENERS else path.suffix
+    sep = "\t" if fmt == ".tsv" else ","
+    if fmt == ".jsonl":
+        text = "".join(json.dumps(r) + "\n" for r in rows)
+    else:
+        text = f"sentence{sep}polarity\n" + "".join(f"{r['sentence']}{sep}{r['polarity']}\n" for r in rows)
+    with OPENERS.get(path.suffix, open)(path, "wt", encoding="utf-8") as f:
+        f.write(text)
+    return path.name
+
+
+def _task(tmp_path: Path, train: str, test: str, name: str = "t"):
+    spec = {
+        "name": name,
+        "family": "sc",
+        "data": {"train": train, "test": test},
+        "columns": {"text": "sentence", "label": "polarity"},
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return task_from_file(path)
+
+
+def _disjoint() -> tuple[list[dict], list[dict]]:
+    train = _rows(0, 40)
+    return train, [r for r in _rows(1, 40) if r not in train][:10]
+
+
+@pytest.mark.parametrize("fmt", [".jsonl", ".csv", ".tsv"])
+@pytest.mark.parametrize("packed", [".gz", ".bz2", ".xz"])
+def test_compressed_files_give_the_examples_of_the_plain_ones(tmp_path, fmt, packed):
+    train, test = _disjoint()
+    plain = _task(tmp_path, _write(tmp_path / f"a{fmt}", train), _write(tmp_path / f"b{fmt}", test), "p")
+    zipped = _task(
+        tmp_path,
+        _write(tmp_path / f"a{fmt}{packed}", train),
+        _write(tmp_path / f"b{fmt}{packed}", test),
+        "z",
+    )
+    assert zipped.data_version == plain.data_version  # a hash of the loaded examples
+    _, data = load_task(zipped)
+    assert (len(data.train) + len(data.val), len(data.tests["test"])) == (40, 10)
+
+
+def test_a_compressed_file_cut_short_is_one_line(tmp_path):
+    train, test = _disjoint()
+    _write(tmp_path / "a.jsonl.gz", train * 20)
+    whole = (tmp_path / "a.jsonl.gz").read_bytes()
+    (tmp_path / "a.jsonl.gz").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(UserError, match=r"cannot read .*a\.jsonl\.gz \(.*\); download it again") as exc:
+        _task(tmp_path, "a.jsonl.gz", _write(tmp_path / "b.jsonl", test))
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("a.jsonl.zst", r"compressed as \.zst, which task files do not read; unpack it first \(`zstd -d "),
+        ("a.csv.lz4", r"compressed as \.lz4, .*\(`lz4 -d "),
+        ("a.parquet.gz", r"data files must all be \.csv, .* one kind"),
+        ("a.jsonl.gz", r"data files must all be .*, one kind"),  # mixed with a .csv test file
+    ],
+)
+def test_unread_compressions_are_refused_with_the_fix(tmp_path, name, message):
+    train, test = _disjoint()
+    _write(tmp_path / "a.jsonl.gz", train)
+    (tmp_path / name).write_bytes((tmp_path / "a.jsonl.gz").read_bytes())
+    with pytest.raises(UserError, match=message):
+        _task(tmp_path, name, _write(tmp_path / "b.csv", test))
+
+
+def test_a_compressed_csv_with_only_its_header_is_an_empty_split(tmp_path):
+    train, _ = _disjoint()
+    with gzip.open(tmp_path / "b.csv.gz", "wt") as f:
+        f.write("sentence,polarity\n")
+    with pytest.raises(UserError, match=r"the test split is empty \(.*b\.csv\.gz\)"):
+        _task(tmp_path, _write(tmp_path / "a.csv", train), "b.csv.gz")
