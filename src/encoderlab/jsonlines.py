@@ -6,8 +6,8 @@ a study branching from a base run, the model card, `advise` reading a study) all
 instead of each parsing the file its own way.
 
 A user's file (an `advise` ladder, `analyze` texts) is different: a bad line is the user's to fix, so
-`json_objects` names it (file and line) instead of skipping it. It imports nothing heavy, so `advise`
-and the model card use it without torch.
+`json_objects` names it (file and line) instead of skipping it (`data.filekinds.user_text` reads
+such a file whole, compressed or not). It imports nothing heavy, so `advise` and the model card use it without torch.
 """
 
 from __future__ import annotations

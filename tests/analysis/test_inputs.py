@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import json
+import lzma
+
 import pytest
 
 from encoderlab.analysis.inputs import read_records, read_texts
@@ -60,3 +65,32 @@ def test_a_json_string_may_hold_a_line_separator_and_other_suffixes_are_refused(
     (tmp_path / "latin1.txt").write_bytes("caf\xe9\n".encode("latin-1"))
     with pytest.raises(UserError, match="is not UTF-8"):
         read_texts(str(tmp_path / "latin1.txt"))
+
+
+@pytest.mark.parametrize("packed", [".gz", ".bz2", ".xz", ".zst"])
+def test_compressed_texts_read_as_the_plain_file(tmp_path, packed):
+    from encoderlab.data.filekinds import ZSTD
+
+    openers = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open, ".zst": ZSTD and ZSTD.open}
+    if openers[packed] is None:
+        pytest.skip("no zstd module here")
+    records = "".join(json.dumps({"id": i, "text": f"text {i}"}) + "\n" for i in range(5))
+    lines = "".join(f"line {i}\n" for i in range(5))
+    for name, body in (("r.jsonl", records), ("r.json", records), ("t.txt", lines)):
+        (tmp_path / name).write_text(body, encoding="utf-8")
+        with openers[packed](tmp_path / f"{name}{packed}", "wt", encoding="utf-8") as f:
+            f.write(body)
+        assert read_records(str(tmp_path / f"{name}{packed}")) == read_records(str(tmp_path / name))
+
+
+def test_bad_bytes_and_a_file_cut_short_are_one_line(tmp_path):
+    (tmp_path / "latin1.jsonl").write_bytes('{"text": "caf\xe9"}\n'.encode("latin-1"))
+    with pytest.raises(UserError, match=r"latin1.jsonl is not UTF-8 text \(byte 13\); save it as UTF-8"):
+        read_texts(str(tmp_path / "latin1.jsonl"))  # was a UnicodeDecodeError traceback
+    packed = gzip.compress("".join(json.dumps({"text": f"t{i}" * 50}) + "\n" for i in range(400)).encode())
+    (tmp_path / "cut.jsonl.gz").write_bytes(packed[: len(packed) // 2])
+    with pytest.raises(UserError, match=r"cannot read .*cut.jsonl.gz \(Compressed file ended"):
+        read_texts(str(tmp_path / "cut.jsonl.gz"))
+    (tmp_path / "r.jsonl.lz4").write_bytes(b"\x04\x22\x4d\x18")
+    with pytest.raises(UserError, match=r"compressed as .lz4, .*lz4 -d"):
+        read_texts(str(tmp_path / "r.jsonl.lz4"))

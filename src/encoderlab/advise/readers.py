@@ -23,6 +23,7 @@ import csv
 from pathlib import Path
 
 from encoderlab.advise.ladder import Observation, Schedule
+from encoderlab.data.filekinds import user_text
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import json_objects
 
@@ -70,10 +71,7 @@ def _observation(record: dict, metric: str, where: str) -> Observation:
 
 def _records(path: Path):
     """(line number, record) of a .csv or .jsonl file."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")  # a spreadsheet's CSV may start with a byte-order mark
-    except UnicodeDecodeError:
-        raise UserError(f"{path} is not UTF-8 text; save it as UTF-8 CSV or JSONL") from None
+    text = user_text(path, "save it as UTF-8 CSV or JSONL")  # a spreadsheet's CSV may start with a BOM
     if path.suffix == ".jsonl":
         yield from json_objects(path, text)
         return

@@ -156,7 +156,7 @@ def cka_command(
     Args:
         model_a: The model being compared (e.g. the CLM-detour model).
         model_b: The reference (e.g. the MLM model, seed 1).
-        texts: Held-out texts: an asset name, a .jsonl file of records, or a .txt file (one per line).
+        texts: Held-out texts: an asset name, a .jsonl file of records, or a .txt file (one per line); either may be .gz/.bz2/.xz/.zst.
         out: Folder for cka.png/.csv/.json, cka_ratio.* and cka_report.json.
         baseline: B's seed twin (same recipe, other seed); gives the per-layer noise ratio.
         n: Texts per sampling seed (at least 50; the paper uses 500).

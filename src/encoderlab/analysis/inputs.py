@@ -1,8 +1,9 @@
 """What the analyses read: models by source string, and records from an asset or a file.
 
 A model source is anything `encoderlab.model.hub.load_pretrained` accepts (model folder, run
-folder, Hugging Face folder, asset name). Records follow the asset schema `{"id", "text", "meta"}`;
-a `.txt` file is one text per non-empty line, read by `data.sources` (`txt_unit=line`), so a line is
+folder, Hugging Face folder, asset name). Records follow the asset schema `{"id", "text", "meta"}`
+(a `.jsonl` or `.json` file, or either gzip, bz2, xz or zstd compressed, as corpora are read);
+a `.txt` file (compressed too) is one text per non-empty line, read by `data.sources` (`txt_unit=line`), so a line is
 the same thing here as in `data prepare --source F.txt#txt_unit=line` (prepare's default for .txt is
 a blank-line paragraph: documents; an analysis text is one line, so each fits `--max-length`). An
 existing path always wins over an asset name, so a local file called like an asset is read, not the
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from encoderlab.data.filekinds import file_kind, unreadable, user_text
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import json_objects
 
@@ -46,16 +48,18 @@ def records_path(source: str) -> Path:
 def read_records(source: str) -> list[dict]:
     """Records {"id", "text", "meta"} from a JSONL file or asset; a .txt gives one record per line."""
     path = records_path(source)
-    if path.suffix.lower() == ".txt":
+    kind = file_kind(path)
+    if kind == "txt":
         from encoderlab.data.sources import SourceConfig, iter_documents
 
         docs = iter_documents(SourceConfig(location=str(path), txt_unit="line"))
         return [{"id": str(i), "text": d.text, "meta": {}} for i, d in enumerate(docs)]
-    if path.suffix.lower() != ".jsonl":
+    if kind != "jsonl":
         raise UserError(
-            f"{path} is neither .jsonl (records) nor .txt (one text per line); convert it or rename it"
+            unreadable(path)
+            or f"{path} is neither .jsonl (records) nor .txt (one text per line); convert it or rename it"
         )
-    text = path.read_text(encoding="utf-8")
+    text = user_text(path, "save it as UTF-8")
     records = []
     for number, record in json_objects(path, text):
         if not isinstance(record.get("text"), str):

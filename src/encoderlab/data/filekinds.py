@@ -28,6 +28,8 @@ import zlib
 from pathlib import Path
 from typing import BinaryIO
 
+from encoderlab.errors import UserError
+
 TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 """Suffix -> how the file is read."""
 
@@ -146,3 +148,21 @@ def content_bytes(
         f" ({len(packed)} compressed file(s) at {ratio:.1f}x, measured on {min(len(packed), sample_files)})"
     )
     return plain + ratio * sum(f.stat().st_size for f in packed), note
+
+
+def user_text(path: Path, fix: str) -> str:
+    """The UTF-8 text of a user's file `path` (a byte-order mark dropped), decompressed if its name ends
+    in .gz, .bz2, .xz or .zst; one line naming the file if it cannot be read, with `fix` for bad bytes."""
+    if why := unreadable(path):
+        raise UserError(why)
+    try:
+        with open(path, "rb") as raw, decompressed(path, raw) as stream:
+            data = stream.read()
+    except (OSError, *DECOMPRESS_ERRORS) as exc:
+        raise UserError(
+            f"cannot read {path} ({exc or type(exc).__name__}); download or write it again"
+        ) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UserError(f"{path} is not UTF-8 text (byte {exc.start}); {fix}") from None
