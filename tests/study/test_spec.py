@@ -75,6 +75,18 @@ def test_demo_detour_evaluates_only_its_domain_tasks_and_not_the_noise_twin():
     )
 
 
+@pytest.mark.parametrize("scale", ["cpu", "gpu-210m"])
+def test_detour_seed_twin_is_the_papers_pair_of_training_seeds_17_and_42(scale):
+    """Paper 2's seed-noise control compares MLM models trained with seeds 17 and 42 on one data order
+    (Rian-T/thesis plots/chapter5/data/cka_mlm_control_heldout.json: "MLM s17 vs MLM s42")."""
+    from encoderlab.study.resolve import resolve_run
+
+    spec = get_study("paper2-detour", scale)
+    baseline, twin = (resolve_run(spec, spec.run(name), 0) for name in spec.cka[0].noise[::-1])
+    assert (baseline.seed, twin.seed) == (17, 42)
+    assert baseline.data == twin.data and baseline.phases == twin.phases
+
+
 def test_cpu_detour_continues_its_own_mlm_base_at_three_pretraining_seeds():
     """The claim can be tested only from an MLM encoder below the evaluation's ceiling: the cpu scale
     pretrains one (`base`) and continues it, the detour and the baseline at three pretraining seeds."""
