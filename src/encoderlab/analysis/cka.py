@@ -20,12 +20,15 @@ the divergence nor the ratio means anything, so fewer texts are refused. The pap
 widths 768-1024 sits at a floor near 0.6 for isotropic noise; real hidden states are far from
 isotropic, and the seed baseline shares the same bias, which the ratio cancels to first order.
 
-Sampling, as the paper. Each sampling seed (the paper's 42, 43, 44 by default) draws N texts from
+Sampling. Each sampling seed (the paper's 42, 43, 44 by default) draws N texts from
 the pool; features are computed once for the union. Per layer the CKA is averaged over seeds (mean
 and standard deviation), and the ratio is computed *per seed*, r_l,s = d_s(A, B) / d_s(B', B), then
 reported as its mean over seeds with a 95% Student-t interval over them (`eval.stats.summarize`,
-the interval evaluation uses for seeds). When the pool holds exactly N texts every seed draws the
-same texts: the seeds then measure nothing, and no interval is reported (`distinct_draws` = 1).
+the interval evaluation uses for seeds). That mean of per-seed ratios is ours: the paper's saved output
+(Rian-T/thesis plots/chapter5/data/cka_mlm_control_heldout.json) divides the divergences of the
+seed-averaged CKA, which `divergence / baseline_divergence` gives; on its numbers the two agree to
+0.1%. When the pool holds exactly N texts every seed draws the same texts: the seeds then measure
+nothing, and no interval is reported (`distinct_draws` = 1).
 
 The claim of the paper (section 2.6: layers 0-7 diverge 5-44x more than seed noise, the others
 about 1x) is tested by `low_layer_summary`: per seed, the mean ratio over paper 2's low layers

@@ -5,8 +5,11 @@ Three update rules, chosen by `OptimConfig.kind`; all keep the same per-paramete
 
   * `adamw`: `torch.optim.AdamW` (paper 1, Optimus). Its decay follows the absolute LR:
     θ ← θ·(1 − lr_t·wd).
-  * `decoupled_adamw`: Composer's `DecoupledAdamW` (paper 2 trains with it; mosaicml/composer
-    composer/optim/decoupled_weight_decay.py, `DecoupledAdamW.adamw` and `.step`). Each step, for
+  * `decoupled_adamw`: Composer's `DecoupledAdamW` (the `detour` recipes' default; mosaicml/composer
+    composer/optim/decoupled_weight_decay.py, `DecoupledAdamW.adamw` and `.step`). Paper 2 says only
+    "decoupled AdamW, eps 1e-6, wd 1e-5, none on bias or norm", which this rule and `stable_adamw`
+    both fit; which one it ran is not known (ModernBERT's own pretraining configs and
+    BioClinical-ModernBERT's continued-pretraining configs run `decoupled_stableadamw`). Each step, for
     each parameter that has a gradient, *before* the moments:
         θ ← θ·(1 − wd·lr_t/lr_0)                  (lr_0 = the peak LR, `initial_lr` there)
         m ← β1·m + (1 − β1)·g ;  v ← β2·v + (1 − β2)·g²

@@ -21,8 +21,10 @@ appendix in Rian-T/thesis), chosen here:
   * `pfs-clm-mlm` uses one WSD schedule spanning both phases: the CLM phase warms up then holds the
     peak, the MLM phase holds it and decays at the end; the optimizer state is kept at the switch.
   * `cpt-mlm`: WSD with a short warmup and a linear decay (the paper's CPT schedule is unknown).
-  * `detour`: paper 2's Composer DecoupledAdamW (0.9, 0.98), eps 1e-6, wd 1e-5 scaled by lr_t / lr
-    (not torch's lr_t * wd), no decay on norms/biases, clip 1.0 (clipping is not reported), LR 2e-4
+  * `detour`: Composer's DecoupledAdamW (0.9, 0.98), eps 1e-6, wd 1e-5 scaled by lr_t / lr (not
+    torch's lr_t * wd), no decay on norms/biases: one of the two optimizers paper 2's "decoupled AdamW"
+    fits, our pick (optimi's StableAdamW with decouple_lr, ModernBERT's own, is `optim.kind=stable_adamw`);
+    clip 1.0 (ours: clipping is not reported, and BioClinical-ModernBERT's CPT configs clip nothing), LR 2e-4
     with a 100M-token warmup, 384 x 8192-token batches; MLM phases (the baseline's MLM-30 and both
     arms' MLM-15 decay) mask as ModernBERT's pipeline does: per-token Bernoulli, 80/10/10.
 """
