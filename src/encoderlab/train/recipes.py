@@ -26,7 +26,11 @@ appendix in Rian-T/thesis), chosen here:
     fits, our pick (optimi's StableAdamW with decouple_lr, ModernBERT's own, is `optim.kind=stable_adamw`);
     clip 1.0 (ours: clipping is not reported, and BioClinical-ModernBERT's CPT configs clip nothing), LR 2e-4
     with a 100M-token warmup, 384 x 8192-token batches; MLM phases (the baseline's MLM-30 and both
-    arms' MLM-15 decay) mask as ModernBERT's pipeline does: per-token Bernoulli, 80/10/10.
+    arms' MLM-15 decay) mask as ModernBERT's pipeline does: per-token Bernoulli, 80/10/10. Its warmup
+    is ours, (s + 1) / W with W = ceil(100M / tokens per step) (32 updates): Composer's
+    ConstantWithWarmupScheduler (composer/optim/scheduler.py) gives t / t_warmup in tokens, so its first
+    update runs at LR 0 and each warmup update one step behind ours (at most peak / W apart, for W
+    updates). The 1-sqrt decay is ModernBERT's OneMinusSqrtScheduler exactly (`train/schedule.py`).
 """
 
 from __future__ import annotations
