@@ -117,7 +117,8 @@ PAPERS: dict[str, PaperSetup] = {
         sizes=(),
         start_models=("answerdotai/ModernBERT-base", "answerdotai/ModernBERT-large"),
         models="ModernBERT-base or -large, continued",
-        training="10B (Base), 25B or 50B (Large) tokens in batches of 384 x 8,192, then a 10% decay",
+        training="10B or 50B (English Base), 25B (French Large) or 50B (English Large) tokens in batches of "
+        "384 x 8,192, then a 10% decay",
         lrs=(5e-5,),
         seeds=(42, 43, 44, 45, 46),
     ),
