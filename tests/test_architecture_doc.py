@@ -38,3 +38,42 @@ def test_a_renamed_function_is_caught():
     assert references("see `objectives/mlm.py:MLM.prepare` and `a.py`") == [
         ("objectives/mlm.py", "MLM.prepare")
     ]
+
+
+def listed_paths(text: str) -> set[str]:
+    """Paths under src/encoderlab named in the folder list (the first code block), nesting by indent:
+    `data/` then an indented `assets/` is `data/assets`."""
+    block = text.split("```\nsrc/encoderlab/\n", 1)[1].split("```", 1)[0]
+    found, parents = set(), {}
+    for line in block.splitlines():
+        name = line.split()[0] if line.strip() else ""
+        if not name.endswith(("/", ".py")):
+            continue
+        depth = (len(line) - len(line.lstrip())) // 2
+        path = "/".join([*(parents[d] for d in range(1, depth)), name.rstrip("/")])
+        parents[depth] = name.rstrip("/")
+        found.add(path)
+    return found
+
+
+def source_paths() -> set[str]:
+    """Every package (at any depth) and top-level module of src/encoderlab, as the folder list names them."""
+    src = ROOT / "src" / "encoderlab"
+    packages = {p.parent.relative_to(src).as_posix() for p in src.rglob("*/__init__.py")}
+    modules = {p.name for p in src.glob("*.py") if p.name != "__init__.py"}
+    return packages | modules
+
+
+def test_the_folder_list_names_every_package_and_core_module():
+    listed = listed_paths((ROOT / "docs" / "architecture.md").read_text())
+    assert not source_paths() - listed, (
+        f"explain these in docs/architecture.md's folder list: {sorted(source_paths() - listed)}"
+    )
+    assert not listed - source_paths(), (
+        f"docs/architecture.md lists what does not exist: {sorted(listed - source_paths())}"
+    )
+
+
+def test_the_folder_list_parser_nests_by_indent():
+    text = "```\nsrc/encoderlab/\n  data/   x\n    assets/  y\n  eval/  z\n  cli.py  w\n  core: text\n```\n"
+    assert listed_paths(text) == {"data", "data/assets", "eval", "cli.py"}

@@ -9,6 +9,9 @@ Package map (one folder per concern):
   eval/        fine-tuning heads, task suites, metrics and the LR x seed protocol
   analysis/    CKA, layer transplants, probes and the papers' curves
   study/       declarative study grids, their execution graph and the report
+  bench/       throughput against transformers and datasets
+  advise/      which schedule wins at a larger compute, from a ladder of cheaper runs
+(docs/architecture.md: every folder and module, and which may import which)
 """
 
 __version__ = "0.1.0"

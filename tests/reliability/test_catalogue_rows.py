@@ -40,6 +40,7 @@ NAMED = {
     "hub-unreachable-tokenizer": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "hub-unreachable-model": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "hub-unreachable-dataset": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
+    "hub-without-datasets": "tests.reliability.test_hostile_data::test_hub_data_without_the_datasets_package_is_one_line",
     "pretrain-on-patched-ids": "tests.reliability.test_hostile_data::test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error",
     "tokenizer-1mb-line": "tests.data.test_tokenizer::test_a_megabyte_line_without_spaces_trains",
     "tokenizer-interrupted": "tests.data.test_tokenizer::test_ctrl_c_and_sigterm_stop_training_with_the_usual_line",

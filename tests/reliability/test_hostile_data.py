@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -114,6 +115,24 @@ def test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error(dw
     argv = f"pretrain --recipe smoke-mlm --param data={dworld / 'patched_ids'} --out {tmp_path / 'o'}".split()
     code, err = cli(argv, capsys)
     assert_one_line(code, err, r"tokens.bin holds token id \d+ at position \d+, beyond the tokenizer's")
+
+
+def test_hub_data_without_the_datasets_package_is_one_line(dworld, capsys, monkeypatch, tmp_path):
+    """`datasets` is the `hub` extra, not a base dependency: without it an `hf:` source was a
+    ModuleNotFoundError traceback (the paper suite already said which package to install)."""
+    (tmp_path / "mirror" / "someone" / "corpus").mkdir(parents=True)
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirror"))
+    monkeypatch.setitem(sys.modules, "datasets", None)  # what `import datasets` meets when it is absent
+    before = snapshot(dworld)
+    argv = (
+        f"data prepare --source hf:someone/corpus --tokenizer {dworld / 'tok'} --out {dworld / 'o'}".split()
+    )
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, r"reading a hub dataset needs the `datasets` package, which is not installed")
+    assert_printed_as_documented("hub-without-datasets", err, dworld)
+    code, err = cli(f"bench data --source {dworld / 'corpus.jsonl'} --work {dworld / 'w'}".split(), capsys)
+    assert_printed_as_documented("hub-without-datasets", err, dworld)  # its baseline is `datasets.map`
+    assert code == 2 and snapshot(dworld) == before
 
 
 CACHE_FIX = "or set HF_HUB_OFFLINE=1 to use the local hub cache, or pass a local"

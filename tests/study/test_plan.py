@@ -61,6 +61,21 @@ def test_the_plan_names_the_tasks_the_runs_name():
     assert line.endswith("metrics ndcg@10")
 
 
+def test_a_study_that_fine_tunes_no_run_says_so():
+    """A ladder study (`evaluate: false` on every run, read by `advise` through its held-out losses)
+    printed "evaluation: suite pocket (all its tasks); LRs 1e-05, ...; 5 fine-tuning seeds"."""
+    from encoderlab.advise.ladder import Schedule
+    from encoderlab.advise.study import LadderDesign, ladder_study
+
+    schedules = (Schedule.biphasic(1.0, None), Schedule.biphasic(0.0, 0.4))
+    design = LadderDesign(sizes=("nano",), budgets=(4.0,), schedules=schedules)
+    spec = ladder_study(design)
+    assert not any(r.evaluate for r in spec.runs)
+    text = plan_module.plan_text(plan_study(spec))
+    assert text.splitlines()[1] == "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)"
+    assert "evaluation adds" not in text
+
+
 @pytest.mark.parametrize("scale,model", [("gpu-210m", "base"), ("gpu-610m", "large")])
 def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     """`study plan` says what each run is: ModernBERT from the hub, Composer's decoupled AdamW with the

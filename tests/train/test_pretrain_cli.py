@@ -41,6 +41,7 @@ def test_a_run_too_long_for_this_machine_asks_for_yes(tmp_path, capsys):
         err,
         r"this run trains a \d+M-parameter model for 12 steps .*: about .* years .*pass --yes to start it",
     )
+    assert "of 1e-09 TFLOP/s)" in err  # the peak it assumed, not "0.00 TFLOP/s" (a loaded CPU's read that)
     assert not (tmp_path / "o").exists()
     code, err = cli([*argv, "--yes"], capsys)
     assert code == 0, err

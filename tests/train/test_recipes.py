@@ -239,3 +239,17 @@ def test_each_recipes_scaling_rule_gives_its_own_defaults_at_its_default_length(
         tokens = defaults["tokens"]
         got = rule.params(tokens, tokens_per_step=1)
         assert got == {k: defaults[k] for k in got}
+
+
+def test_the_recipes_listing_gives_each_a_whole_sentence_in_one_column(capsys):
+    """`encoderlab recipes` printed the first docstring line, which for `detour` stopped mid-sentence
+    ("...optimizer kept);"), and `detour-freeze-low-decay` pushed its text out of the column."""
+    main(["recipes"])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2 * len(RECIPES)
+    starts = set()
+    for name, line, params in zip(RECIPES, lines[::2], lines[1::2], strict=True):
+        assert line.startswith(name + " ") and line.rstrip().endswith((".", ")")), line
+        starts.add(len(line) - len(line[len(name) :].lstrip()))
+        assert params.lstrip().startswith("params: ") and len(params) - len(params.lstrip()) in starts
+    assert len(starts) == 1, "every description starts in one column"

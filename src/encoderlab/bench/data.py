@@ -36,6 +36,7 @@ from typing import Annotated
 import tyro
 
 from encoderlab.atomic import print_json
+from encoderlab.data.hub import import_datasets
 from encoderlab.data.sources import SourceConfig, describe, iter_documents
 from encoderlab.errors import UserError
 
@@ -360,6 +361,7 @@ def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out:
     Args:
         out: Also write the JSON result to this file.
     """
+    import_datasets()  # the other side of the comparison: missing, it failed after the first measurement
     if out is not None:  # before minutes of measuring, not after
         from encoderlab.outdir import check_output_file, is_json_object
 

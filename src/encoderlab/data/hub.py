@@ -285,13 +285,26 @@ class HubDataset:
         }
 
 
+def import_datasets():
+    """The `datasets` module, which reads every hub dataset (the `hub` extra, not a base dependency);
+    a one-line UserError naming the install when it is missing."""
+    try:
+        import datasets
+    except ImportError:
+        raise UserError(
+            "reading a hub dataset needs the `datasets` package, which is not installed; install it: "
+            "pip install 'encoderlab[hub]' (or pip install datasets)"
+        ) from None
+    return datasets
+
+
 def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0]
 
 
 @functools.cache
 def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, location: str) -> HubDataset:
-    import datasets
+    datasets = import_datasets()
 
     if location == hub_id:  # no mirror: one request says at once whether the hub can be reached
         fix = f"check the network, or mirror the dataset and set {HUB_DATA_ENV}"
@@ -334,7 +347,7 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
     The stream is `datasets.load_dataset(location, config, split=..., streaming=True)` cut into one
     shard per data file, so a worker reads only its own files and the concatenation over workers
     is the one-worker stream."""
-    import datasets
+    datasets = import_datasets()
 
     if not indices:
         return

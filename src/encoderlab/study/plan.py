@@ -344,10 +344,13 @@ def plan_text(plan: StudyPlan) -> str:
     spec, ev = plan.spec, plan.spec.eval
     tasks = ", ".join(named_tasks(spec)) or "all its tasks"
     own = f" and task files {', '.join(ev.task_files)}" if ev.task_files else ""
+    evaluated = any(r.evaluate for r in spec.runs)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
         f"evaluation: suite {ev.suite} ({tasks}){own}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
-        f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(spec)}",
+        f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(spec)}"
+        if evaluated
+        else "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)",
     ]
     lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
     width = max([len(r.model) for r in plan.runs] + [3])
@@ -369,8 +372,9 @@ def plan_text(plan: StudyPlan) -> str:
         )
     lines.append(
         f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak, a branch counting its "
-        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md; evaluation adds "
-        f"~10%){'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
+        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md"
+        f"{'; evaluation adds ~10%' if evaluated else ''})"
+        f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
     known = [r.passes for r in plan.runs if r.passes is not None]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -127,7 +128,7 @@ def check_duration(trainer, stop: int) -> None:
     raise UserError(
         f"this run trains a {size / 1e6:,.0f}M-parameter model for {steps:,} steps ({tokens / 1e9:,.2f}B tokens): "
         f"about {_duration(seconds)} on {cfg.layout.world_size} x {device.type} (counted FLOPs at "
-        f"{ASSUMED_MFU:.0%} of {peak / 1e12:,.2f} TFLOP/s); pass --yes to start it anyway, or shorten it "
+        f"{ASSUMED_MFU:.0%} of {peak / 1e12:.3g} TFLOP/s); pass --yes to start it anyway, or shorten it "
         "(fewer steps, a smaller size, or a smoke-* recipe)"
     )
 
@@ -151,10 +152,11 @@ def _summary(run: Path, total: int, until_step: int | None) -> str:
 
 def recipes_command() -> None:
     """List the pretraining recipes with their parameters."""
+    width = max(map(len, RECIPES))
     for name, fn in RECIPES.items():
-        doc = (fn.__doc__ or "").strip().splitlines()[0]
+        doc = " ".join(inspect.getdoc(fn).split("\n\n")[0].split())  # the first paragraph, whole
         params = ", ".join(f"{k}: {_type_name(t)}" for k, t in recipe_params(name).items())
-        print(f"{name:<18} {doc}\n{'':<18} params: {params}")
+        print(f"{name:<{width}} {doc}\n{'':<{width}} params: {params}")
 
 
 def _type_name(tp) -> str:

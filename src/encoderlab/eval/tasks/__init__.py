@@ -2,8 +2,9 @@
 
 Layout: `splits` (deterministic splits, label and example checks shared by every loader),
 `pocket` and `domain` (the offline suites, from labelled assets and the stdlib), `paper`
-(paper 1's 12 datasets) and `registry` (the declarative task tables, `TASKS`, `get_task`,
-`load_task`). What a task is (`Task`, the per-family options) lives in `encoderlab.eval.spec`.
+(paper 1's 12 datasets), `biomed` (paper 2's English biomedical tasks), `hub` (hub datasets or
+their local mirrors, for both), `custom` (tasks from a YAML file) and `registry` (the declarative
+task tables, `TASKS`, `get_task`, `load_task`). What a task is (`Task`, the per-family options) lives in `encoderlab.eval.spec`.
 """
 
 from encoderlab.eval.tasks.domain import docstring_functions

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from encoderlab.data.hub import HUB_DATA_ENV, dataset_location
+from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets
 from encoderlab.errors import UserError
 
 PARQUET_EXPORT = "refs/convert/parquet"
@@ -51,16 +51,6 @@ class HubSource:
         picked = f" (files {self.data_files[0][1]}, ...)" if self.data_files else ""
         where = self.repo + (f" (config {self.config})" if self.config else picked)
         return where + (f" at {self.revision}" if self.revision else "")
-
-
-def import_datasets():
-    try:
-        import datasets
-    except ImportError:
-        raise UserError(
-            "hub tasks read data with the `datasets` package; install it: pip install datasets"
-        ) from None
-    return datasets
 
 
 def hub_path(source: HubSource) -> str:

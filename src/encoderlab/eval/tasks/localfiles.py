@@ -18,8 +18,8 @@ import io
 from pathlib import Path
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
+from encoderlab.data.hub import import_datasets
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import import_datasets
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 """A data file's suffix -> the `datasets` builder that reads it."""

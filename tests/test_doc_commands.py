@@ -1,0 +1,118 @@
+"""Every `encoderlab ...` command the docs show names a command that exists and only flags it takes.
+
+README.md and docs/*.md write commands in code blocks and inline code; a renamed or removed flag,
+or a command word that moved, would leave them quietly wrong (test_readme.py runs only the
+Quickstart). Each command line is walked through the CLI's own table (`cli.COMMANDS`) and its flags
+checked against the ones tyro builds from the command's function (`cliargs._flags`, the table the
+repeated-flag check uses), `--param NAME=` against the recipe's parameters. docs/errors.md is left
+out: its rows are bad inputs on purpose, and tests/reliability runs them.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from encoderlab.cli import COMMANDS, resolve
+from encoderlab.cliargs import _flags
+from encoderlab.train.recipes import RECIPES, recipe_params
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "errors.md")]
+COMMAND = re.compile(r"(?:^\s*|[\"'(]|-m\s+)encoderlab(?:\.cli)?\s+([a-z].*)")
+"""A command starts a code line or span, follows a quote (`sbatch --wrap "encoderlab ..."`) or `-m`."""
+END = re.compile(r"\s(?:#|;|&&|>|2>)\s|\s[|]\s|\"|$")
+
+
+def code_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, text) of every code line: code-block lines (a trailing backslash joins the
+    next) and inline code spans."""
+    out, block, pending = [], False, ""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("```"):
+            block, pending = not block, ""
+            continue
+        if block:
+            pending += line.rstrip().removesuffix("\\") + " "
+            if not line.rstrip().endswith("\\"):
+                out.append((number, pending))
+                pending = ""
+        else:
+            out += [(number, span) for span in re.findall(r"`([^`]+)`", line)]
+    return out
+
+
+def problems(text: str) -> list[str]:
+    """What is wrong with each `encoderlab` command in `text`: an unknown command, a flag it does not
+    take, a recipe parameter the recipe does not have."""
+    found = []
+    for number, code in code_lines(text):
+        for match in COMMAND.finditer(code):
+            words = match.group(1)[: END.search(match.group(1)).start()].split()
+            node, path = COMMANDS, []
+            while isinstance(node, dict) and words and words[0] in node:
+                node, path = node[words[0]], [*path, words.pop(0)]
+            if isinstance(node, dict) and words and all(w in node for w in words[0].split("\\|")):
+                continue  # `encoderlab analyze cka\|transplant`: alternatives, each a command
+            if isinstance(node, dict) and words:
+                found.append(f"line {number}: no command 'encoderlab {' '.join(path + words[:1])}'")
+                continue
+            if isinstance(node, dict):
+                continue  # a command group named alone (`encoderlab analyze`)
+            flags = _flags(resolve(node))
+            for word in words:
+                flag = word.strip("[]()'\"`").partition("=")[0]
+                if re.fullmatch(r"--[a-z][a-z0-9.-]*", flag) and flag not in flags:
+                    found.append(f"line {number}: encoderlab {' '.join(path)} has no {flag}")
+            recipe = next((b for a, b in zip(words, words[1:]) if a == "--recipe"), None)
+            for name in re.findall(r"--param ([a-z_]+)=", " ".join(words)):
+                if recipe in RECIPES and name not in recipe_params(recipe):
+                    found.append(f"line {number}: recipe {recipe} has no parameter {name}")
+    return found
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_documented_command_exists_with_its_flags(doc):
+    found = problems(doc.read_text(encoding="utf-8"))
+    assert not found, f"{doc.relative_to(ROOT)}: " + "; ".join(found)
+
+
+def test_the_check_sees_a_wrong_command_flag_or_parameter():
+    text = (
+        "Run `encoderlab eval m --suite pocket --bogus 1`, then\n```bash\nencoderlab data prepare --source a \\\n"
+        "    --tokens t --out d   # continued\nencoderlab frobnicate x\n"
+        "encoderlab pretrain --recipe smoke-mlm --param steps=4 --param nope=1 --out r\n```\n"
+        "`encoderlab recipes` and `encoderlab study run x --scale demo > log`\n"
+    )
+    assert problems(text) == [
+        "line 1: encoderlab eval has no --bogus",
+        "line 4: encoderlab data prepare has no --tokens",
+        "line 5: no command 'encoderlab frobnicate'",
+        "line 6: recipe smoke-mlm has no parameter nope",
+    ]
+
+
+def appending_flags() -> set[str]:
+    """Every flag that keeps its values when repeated (`cliargs.Repeated`), over every command."""
+
+    def leaves(node):
+        for sub in node.values():
+            yield from leaves(sub) if isinstance(sub, dict) else [sub]
+
+    return {
+        flag
+        for target in leaves(COMMANDS)
+        for flag, appends, _ in _flags(resolve(target)).values()
+        if appends
+    }
+
+
+def test_the_readme_lists_the_flags_that_keep_every_value():
+    """README says which flags keep every value when repeated and that any other given twice is
+    refused; `--decontaminate` kept its values but was missing from the list."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"A flag\s+that takes several values \(([^)]*)\)", text)
+    assert listed, "README's sentence on repeated flags moved; update this test"
+    assert set(re.findall(r"`(--[a-z-]+)`", listed.group(1))) == appending_flags()
