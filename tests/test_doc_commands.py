@@ -5,7 +5,9 @@ or a command word that moved, would leave them quietly wrong (test_readme.py run
 Quickstart). Each command line is walked through the CLI's own table (`cli.COMMANDS`) and its flags
 checked against the ones tyro builds from the command's function (`cliargs._flags`, the table the
 repeated-flag check uses), `--param NAME=` against the recipe's parameters. docs/errors.md is left
-out: its rows are bad inputs on purpose, and tests/reliability runs them.
+out: its rows are bad inputs on purpose, and tests/reliability runs them. The tests the docs cite as
+proof (`tests/...py`, `test_...`) must exist too, errors.md's included, and every argument of every
+command's `--help` must say what it is.
 """
 
 from __future__ import annotations
@@ -116,3 +118,74 @@ def test_the_readme_lists_the_flags_that_keep_every_value():
     listed = re.search(r"A flag\s+that takes several values \(([^)]*)\)", text)
     assert listed, "README's sentence on repeated flags moved; update this test"
     assert set(re.findall(r"`(--[a-z-]+)`", listed.group(1))) == appending_flags()
+
+
+def missing_tests(text: str) -> list[str]:
+    """Test files (`tests/...py`) and test functions (`test_...`) named in `text` that do not exist."""
+    tests = ROOT / "tests"
+    defined = {m for p in tests.rglob("*.py") for m in re.findall(r"^\s*def (test_\w+)", p.read_text(), re.M)}
+    files = [f for f in re.findall(r"\btests/[\w/]+\.py\b", text) if not (ROOT / f).is_file()]
+    return files + [t for t in re.findall(r"`(?:[\w/]+\.py::)?(test_\w+)`", text) if t not in defined]
+
+
+@pytest.mark.parametrize("doc", [*DOCS, ROOT / "docs" / "errors.md"], ids=lambda p: p.name)
+def test_every_test_the_docs_cite_exists(doc):
+    """The docs prove claims by naming tests ("tested in `tests/train/test_trainer.py::test_...`"); a
+    renamed or removed test must take its citation with it."""
+    assert not missing_tests(doc.read_text(encoding="utf-8"))
+
+
+def test_a_missing_test_citation_is_seen():
+    text = "see `tests/train/test_gone.py::test_nothing_here`, `test_the_check_sees_a_wrong_command_flag_or_parameter`"
+    assert missing_tests(text) == ["tests/train/test_gone.py", "test_nothing_here"]
+
+
+def leaf_commands(node=COMMANDS, path=()) -> list[tuple[str, ...]]:
+    """The command words of every command (`("study", "run")`, ...)."""
+    out = []
+    for word, sub in node.items():
+        out += leaf_commands(sub, (*path, word)) if isinstance(sub, dict) else [(*path, word)]
+    return out
+
+
+def undescribed(help_text: str) -> list[str]:
+    """Arguments in a tyro `--help` whose description is missing or one word (a parameter's bare name).
+    tyro boxes the entries on a terminal (`│ NAME  description │`) and indents them by two spaces
+    elsewhere; a description too long for the line goes on the lines below, further indented."""
+    lines = []
+    for line in help_text.splitlines():
+        if line.startswith("│ "):
+            line = "  " + line[2:].rstrip().removesuffix("│")
+        if line.startswith("  ") and line.strip():
+            lines.append(line.rstrip())
+    found = []
+    for i, line in enumerate(lines):
+        if line.startswith("   "):
+            continue  # the description of the entry above, continued
+        name, _, desc = line.strip().partition("  ")
+        if not desc.strip() and i + 1 < len(lines) and lines[i + 1].startswith("   "):
+            desc = lines[i + 1]
+        desc = re.sub(r"\((default|fixed to): [^)]*\)|\((required|repeatable)\)", "", desc).strip()
+        if len(desc.split()) < 2:
+            found.append(name.strip())
+    return found
+
+
+@pytest.mark.parametrize("words", leaf_commands(), ids=" ".join)
+def test_every_argument_in_help_is_described(words, capsys, monkeypatch):
+    """`encoderlab study report --help` described its folder as "folder" (tyro's fallback, the
+    parameter's name, when the function's docstring has no `Args:` entry)."""
+    from encoderlab.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit):
+        main([*words, "--help"])
+    out = capsys.readouterr().out
+    assert out.startswith("usage: ") and re.search(r"\n +-h, --help +show this help message", out)
+    assert not undescribed(out)
+
+
+def test_a_bare_help_entry_is_seen():
+    boxed = "│ PATH        folder (required)  │\n│ --out PATH  Where it goes. (required) │\n│ --suite {a,b}\n│             Which suite. │"
+    plain = " options\n ---\n  PATH        folder (required)\n  --suite {a,b}\n              Which suite.\n  --n INT     \n"
+    assert undescribed(boxed) == ["PATH"] and undescribed(plain) == ["PATH", "--n INT"]

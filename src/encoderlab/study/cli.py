@@ -127,7 +127,11 @@ def list_command() -> None:
 
 
 def report_command(folder: Annotated[Path, tyro.conf.Positional], /) -> Path:
-    """Regenerate the report of a study folder (also of a partly finished study) and print its path."""
+    """Regenerate the report of a study folder (also of a partly finished study) and print its path.
+
+    Args:
+        folder: The study folder (`study run --out`); the report goes to its report/.
+    """
     from encoderlab.study.report import write_report
 
     report = write_report(folder)
