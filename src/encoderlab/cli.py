@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import errno
 import importlib
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -141,6 +142,18 @@ def _raise_parse_error(event) -> None:
     raise UserError(f"{what}; see: {event.prog} --help")
 
 
+def _stdout_broken() -> bool:
+    """Whether stdout is a pipe whose reader has gone: polled, its descriptor reports an error."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(event & select.POLLERR for _, event in poller.poll(0))
+    except (AttributeError, OSError, ValueError):  # no poll() on this system, or no descriptor
+        return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     try:
@@ -149,6 +162,13 @@ def main(argv: list[str] | None = None) -> None:
     except UserError as exc:
         print(f"encoderlab: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    except BrokenPipeError:
+        if not _stdout_broken():
+            raise  # another pipe (a worker's): a bug, with its traceback
+        # The reader of stdout went away (`... | head`): stop quietly, as `yes | head` does. Python's
+        # own flush at exit would raise again, so stdout points at /dev/null from here on.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(141)  # 128 + SIGPIPE, what a shell reports for a process a closed pipe ended
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             print(

@@ -149,3 +149,28 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    """`encoderlab data inspect DIR | head -3` (any command piped into a reader that stops early)
+    ended with a BrokenPipeError traceback; now it stops as `yes | head` does: no output on stderr,
+    exit 141 (128 + SIGPIPE), what a shell reports for a process a closed pipe ended."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "encoderlab.cli", "recipes"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+    )
+    proc.stdout.close()  # the reader is gone before the command writes its first line
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141 and err == "", err
+
+
+def pipe_probe() -> None:
+    raise BrokenPipeError(32, "Broken pipe")  # a pipe other than stdout (a worker's) broke
+
+
+def test_a_broken_pipe_other_than_stdout_keeps_its_traceback(monkeypatch):
+    monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:pipe_probe")
+    with pytest.raises(BrokenPipeError):
+        cli.main(["probe"])
