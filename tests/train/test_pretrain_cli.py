@@ -81,3 +81,18 @@ def test_until_step_prints_the_model_folder_it_wrote(tmp_path, capsys):
     lines = capsys.readouterr().out.splitlines()
     final = next(line.removeprefix("final model: ") for line in lines if line.startswith("final model: "))
     assert final == str(tmp_path / "run" / "final") and load_pretrained(final).model is not None
+
+
+def test_every_metrics_field_is_documented(tmp_path, capsys):
+    """docs/training.md lists `metrics.jsonl`'s fields; `flops` (the counted FLOPs that studies and
+    `advise` read as a run's compute) was logged but not listed."""
+    import json
+    import re
+    from pathlib import Path
+
+    code, err = cli([*SMOKE, "--param", "steps=12", "--out", tmp_path / "o"], capsys)
+    assert code == 0, err
+    logged = {k for line in (tmp_path / "o" / "metrics.jsonl").open() for k in json.loads(line)}
+    doc = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
+    fields = doc[doc.index("`metrics.jsonl` fields:") :].split("\n\n")[0]
+    assert logged - set(re.findall(r"`([^`]+)`", fields)) == set()
