@@ -71,7 +71,10 @@ class Outcome:
     """What the study says about a claim: a verdict, its numbers and the sentence after the verdict."""
 
     status: str = "not tested"
-    """holds | holds in direction | does not hold | no difference | undecided | not tested."""
+    """holds | holds in direction | does not hold | opposite in direction | no difference | undecided | not
+    tested. "does not hold" is a difference against the claim (significant when `significant`); without a
+    test (fewer than 2 paired seeds) the status is only a direction, "holds in direction" or "opposite in
+    direction"."""
     significant: bool | None = None
     """Holm-adjusted p < ALPHA (None: no test)."""
     numbers: dict[str, Any] = field(default_factory=dict)
@@ -269,8 +272,10 @@ def _test(data: StudyData, claim: ClaimSpec, measure: Measure) -> _Tested | None
 
 
 def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
-    if t.gain is None:
-        return ("holds in direction" if t.holds else "does not hold"), None
+    if t.gain is None:  # no test: a direction at most, never a verdict
+        if t.nested.a.mean == t.nested.b.mean:
+            return "no difference", None
+        return ("holds in direction" if t.holds else "opposite in direction"), None
     if t.gain.mean == 0:  # identical paired scores (e.g. every model predicts the majority class)
         return "no difference", False
     return ("holds" if t.holds else "does not hold"), p_holm is not None and p_holm < ALPHA
@@ -314,6 +319,7 @@ _PREFIX = {
     "holds": "Holds at this scale",
     "holds in direction": "Holds in direction at this scale",
     "does not hold": "Does not hold at this scale",
+    "opposite in direction": "Opposite in direction at this scale",
     "no difference": "Undecided at this scale (identical scores, no difference)",
     "undecided": "Undecided at this scale",
     "not tested": "Not tested",
