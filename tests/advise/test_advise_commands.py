@@ -136,3 +136,17 @@ def test_bad_inputs_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys
     assert "encoderlab did not create" in err and [p.name for p in foreign.iterdir()] == ["keep.txt"]
     err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", "--out", str(path.parent)])
     assert "lies inside the source" in err
+
+
+def test_a_far_target_is_warned_about_above_the_recommendation(ladder_csv, tmp_path, capsys):
+    path, syn = ladder_csv
+    far = syn.largest_rung * 1e6
+    main(
+        ["advise", str(path), "--target-flops", str(far), "--bootstrap", "50", "--out", str(tmp_path / "far")]
+    )
+    lines = capsys.readouterr().out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("recommendation at the target"))
+    assert lines[at - 1].startswith(
+        "warning: the target is 1,000,000x the compute of the ladder's largest rung"
+    )
+    assert json.loads((tmp_path / "far" / "advice.json").read_text())["warnings"] == [lines[at - 1][9:]]

@@ -194,3 +194,19 @@ def test_a_given_seed_noise_lets_a_one_seed_ladder_be_advised():
     for a, b in zip(narrow.predictions, wide.predictions):
         assert a.value == b.value  # the fit is the data's
         assert 2.5 < (b.high - b.low) / (a.high - a.low) < 6  # the spread follows the noise given (4x)
+
+
+def test_a_target_far_outside_the_ladder_is_warned_about():
+    """Past the ladder by more than the ladder spans (or below its smallest rung), every number at the
+    target is the curve's form speaking: the advice says so instead of recommending silently."""
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    computes = [o.compute for o in syn.ladder.observations]
+    lo, hi = min(computes), max(computes)
+    near = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=60)
+    assert syn.target_flops > hi and near.warnings == ()
+    far = advise(syn.ladder, Target(flops=hi * (hi / lo) * 10), n_boot=60)
+    (warning,) = far.warnings
+    assert f"{hi * (hi / lo) * 10 / hi:,.0f}x the compute of the ladder's largest rung" in warning
+    assert f"({hi / lo:,.0f}x from its smallest rung" in warning and far.to_dict()["warnings"] == (warning,)
+    (below,) = advise(syn.ladder, Target(flops=lo / 10), n_boot=60).warnings
+    assert "below the ladder's smallest rung" in below

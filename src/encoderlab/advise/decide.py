@@ -119,6 +119,8 @@ class Advice:
     """Figure data: schedule, compute, value, low, high on a compute grid."""
     runs: tuple[dict, ...]
     """Figure data: every run (schedule, N, D, compute, seed, value)."""
+    warnings: tuple[str, ...] = ()
+    """What the advice cannot vouch for: a target far past the ladder or below it (`reach_warnings`)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -170,6 +172,32 @@ def backtest(fits: list[ScheduleFit], ladder: Ladder, rungs: list) -> Backtest |
     err_e, err_b = error(extrap), error(single)
     ok = (np.isnan(acc_b) or acc_e >= acc_b) and err_e < err_b
     return Backtest(held, base, acc_e, acc_b, err_e, err_b, bool(ok))
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
+def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str, ...]:
+    """A warning when the target lies below the ladder's smallest rung, or further past its largest
+    than the ladder spans (in log compute): there, whichever method is recommended, the numbers at the
+    target come from the curves' form, which the intervals do not resample and the backtest checks only
+    one rung inside the ladder."""
+    lo = min(float(f.rungs.compute.min()) for f in fits)
+    hi = max(float(f.rungs.compute.max()) for f in fits)
+    if target_compute < lo * (1 - 1e-9):
+        return (
+            f"the target's compute (C = {target_compute:.3g}) is below the ladder's smallest rung "
+            f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder",
+        )
+    if target_compute / hi <= hi / lo * (1 + 1e-9):
+        return ()
+    return (
+        f"the target is {_times(target_compute / hi)} the compute of the ladder's largest rung, further past it "
+        f"than the ladder spans ({_times(hi / lo)} from its smallest rung to its largest): every number at the target "
+        "rests on the curves' form, which the intervals do not include and the backtest checked only one rung "
+        "inside the ladder; read the advice as a guess, or add larger rungs",
+    )
 
 
 def _crossings(delta: np.ndarray, logc: np.ndarray, log_target: float) -> np.ndarray:
@@ -320,6 +348,7 @@ def advise(
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
+        warnings=reach_warnings(fits, target_c),
     )
 
 

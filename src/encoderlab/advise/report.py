@@ -86,6 +86,7 @@ def format_advice(advice: Advice) -> str:
         *([_crossover_line(c) for c in advice.crossovers] or ["  none computed (a schedule has no curve)"]),
         *_backtest_lines(advice),
         "",
+        *(f"warning: {w}" for w in advice.warnings),
         f"recommendation at the target: {advice.recommendation or 'insufficient evidence'} (method: {advice.method})",
         f"ranking by {advice.method}: {' > '.join(advice.ranking)}",
         f"why: {advice.reason}",
