@@ -210,3 +210,20 @@ def test_a_target_far_outside_the_ladder_is_warned_about():
     assert f"({hi / lo:,.0f}x from its smallest rung" in warning and far.to_dict()["warnings"] == (warning,)
     (below,) = advise(syn.ladder, Target(flops=lo / 10), n_boot=60).warnings
     assert "below the ladder's smallest rung" in below
+
+
+def test_seed_noise_from_too_few_degrees_of_freedom_is_warned_about():
+    """One rung of a schedule at two seeds is accepted, but its noise then rests on one deviation: the
+    bootstrap's intervals are too narrow, and the advice says so (not with a given --seed-noise)."""
+    curve = [3.0, 2.6, 2.3, 2.1]
+    one = [(curve[0], curve[0] + 0.01), *((v,) for v in curve[1:])]
+    two = [(v + 0.05, v + 0.06) for v in curve[:2]] + [(v + 0.05,) for v in curve[2:]]
+    ladder = _ladder({MLM_LIKE: one, CLM_LIKE: two})
+    (warning,) = advise(ladder, Target(flops=1e19), n_boot=60).warnings
+    assert (
+        f"the seed noise of {MLM_LIKE.name} (1), {CLM_LIKE.name} (2) is estimated from fewer than 3"
+        in warning
+    )
+    assert advise(ladder, Target(flops=1e19), n_boot=60, seed_noise=0.01).warnings == ()
+    three = [(v, v + 0.01) for v in curve[:3]] + [(curve[3],)]
+    assert advise(_ladder({MLM_LIKE: three, CLM_LIKE: three}), Target(flops=1e19), n_boot=60).warnings == ()
