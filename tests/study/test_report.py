@@ -205,22 +205,32 @@ def test_degenerate_predictions_are_flagged_in_the_report(tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize(
-    ("holds", "status", "prefix"),
+    ("low_ci", "difference_ci", "status"),
     [
-        (True, "holds", "Holds at this scale: layers 0-1"),
-        (False, "does not hold", "Does not hold at this scale: layers 0-1"),
-        (None, "undecided", "Undecided at this scale: layers 0-1"),
+        ((20.0, 35.0), (18.0, 32.6), "holds"),
+        ((20.0, 35.0), (-3.5, 5.3), "undecided"),  # above the noise, not shown above the others
+        ((0.8, 1.4), (18.0, 32.6), "undecided"),  # not shown above the noise
+        ((0.5, 0.9), (18.0, 32.6), "does not hold"),  # below the seed noise
+        ((20.0, 35.0), (-9.0, -2.0), "does not hold"),  # below the other layers
+        (None, None, "undecided"),  # no interval
     ],
 )
-def test_the_cka_claim_is_low_layer_summarys_verdict_and_sentence(study, holds, status, prefix):
+def test_the_cka_claim_does_not_hold_only_where_an_interval_lies_against_it(
+    study, low_ci, difference_ci, status
+):
+    """ "Does not hold" is kept for an interval wholly on the other side of its bound; one across it is
+    undecided (it read "does not hold" whenever the claim did not hold)."""
     from encoderlab.study.results import check_claims
 
     data = load_study(study)
     node = next(n.name for n in data.nodes if n.kind == "cka")
     low = data.markers[node].result["low_layers"]
-    low["holds"], low["sentence"] = holds, "layers 0-1 diverge 27.50x seed noise"
+    holds = None if low_ci is None else low_ci[0] > 1.0 and difference_ci[0] > 0.0
+    low.update(low_ci=low_ci, difference_ci=difference_ci, holds=holds)
+    low["sentence"] = "layers 0-1 diverge 27.50x seed noise"
     (claim,) = [c for c in check_claims(data) if c.claim.kind == "cka_low_layers"]
-    assert claim.status == status and claim.sentence.startswith(prefix)
+    prefix = {"holds": "Holds", "undecided": "Undecided", "does not hold": "Does not hold"}[status]
+    assert claim.status == status and claim.sentence.startswith(f"{prefix} at this scale: layers 0-1")
     assert claim.numbers["holds"] is holds and claim.significant is None
 
 

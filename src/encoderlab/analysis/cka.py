@@ -116,6 +116,19 @@ class CkaLayer:
     """The ratio under each sampling seed, in the order of `CkaReport.sampling_seeds`."""
 
 
+def low_layer_verdict(holds: bool | None, low_ci, difference_ci) -> str:
+    """The study's verdict on the low-layer claim: "holds" when both intervals lie on its side (`holds`),
+    "does not hold" when either lies wholly on the other side (the low layers' below 1: they diverge less
+    than seed noise; the difference's below 0: less than the other layers), else "undecided" (an interval
+    across its bound, or none)."""
+    if holds:
+        return "holds"
+    against = (low_ci is not None and low_ci[1] < 1.0) or (
+        difference_ci is not None and difference_ci[1] < 0.0
+    )
+    return "does not hold" if against else "undecided"
+
+
 @dataclass(frozen=True, kw_only=True)
 class LowLayerSummary:
     """Paper 2's CKA claim on one comparison: do the low layers diverge beyond seed noise, and

@@ -29,9 +29,10 @@ The measures:
 - **cka_low_layers** (paper 2's low layers diverge beyond seed noise, and more than the other layers):
   `analysis.cka.low_layer_summary` of the CKA node, the per-layer ratio d(a, b) / d(b's twin, b)
   averaged over the low and the other layers per sampling seed, with 95% t-intervals over the seeds.
-  It holds when the low layers' interval lies above 1 and the low-minus-other interval above 0,
-  does not hold when either does not, and is undecided without an interval (every seed drew the same
-  texts). It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out.
+  It holds when the low layers' interval lies above 1 and the low-minus-other interval above 0, does
+  not hold when either lies wholly on the other side (below 1, below 0), and is undecided otherwise: an
+  interval across its bound, or none (every seed drew the same texts) (`analysis.cka.low_layer_verdict`).
+  It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from encoderlab.analysis.cka import low_layer_verdict
 from encoderlab.eval.stats import Estimate, PairedTest, holm
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
 from encoderlab.study.data import StudyData
@@ -213,9 +215,9 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         return _not_tested(
             f"the CKA of {data.label(claim.a)} has no seed-noise pair; the claim needs the reference's seed twin."
         )
-    holds = r.low_layers["holds"]
+    s = r.low_layers
     return Outcome(
-        status={True: "holds", False: "does not hold", None: "undecided"}[holds],
+        status=low_layer_verdict(s["holds"], s["low_ci"], s["difference_ci"]),
         numbers=r.low_layers,
         sentence=f"{r.low_layers['sentence']}.",
     )
