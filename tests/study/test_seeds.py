@@ -181,3 +181,19 @@ def test_an_untested_difference_is_a_direction_not_a_verdict(tmp_path):
     assert found["same"]["sentence"].startswith(
         "Undecided at this scale, for one pretraining seed (identical"
     )
+
+
+@pytest.mark.parametrize(
+    ("b", "status"),
+    [
+        ({0: {0: 70.0, 1: 72.0}}, "no difference"),  # every paired difference 0: identical scores
+        ({0: {0: 71.0, 1: 71.0}}, "undecided"),  # differences -1 and +1: mean 0, scores not identical
+    ],
+)
+def test_a_zero_mean_difference_is_identical_scores_only_when_every_difference_is_zero(b, status):
+    from encoderlab.study.results import _PREFIX, _Tested, _verdict
+
+    nested = compare_runs({0: {0: 70.0, 1: 72.0}}, b)
+    assert nested.diff.mean == 0 and nested.diff.p_value == 1.0
+    assert _verdict(_Tested(nested, nested.diff, False), 1.0) == (status, False)
+    assert ("identical scores" in _PREFIX[status]) == (status == "no difference")
