@@ -68,7 +68,18 @@ def test_csv_and_jsonl_read_the_same_runs(tmp_path):
         (HEADER + "0,0.4,,big,2e7,,0,3.5,\n", "ladder.csv:2: column params must be a number, got 'big'"),
         (HEADER + "0,0.4,,1e6,2e7,,0.5,3.5,\n", "column seed must be an integer"),
         (HEADER + "0,0.4,,1e6,2e7,,0,,\n", "column val/mlm15 is empty"),
-        (HEADER + "0.5,,,1e6,2e7,,0,3.5,\n", "give its mask_ratio"),
+        (
+            HEADER + "0.5,,,1e6,2e7,,0,3.5,\n",
+            "ladder.csv:2: clm_share 0.5 leaves an MLM stage: give its mask_ratio",
+        ),
+        (
+            HEADER + "0,0.4,,1e6,2e7,,0,3.5,\n1.5,0.4,,1e6,2e7,,0,3.5,\n",
+            r"ladder.csv:3: clm_share must be in \[0, 1\]",
+        ),
+        (
+            HEADER + "0,1.4,,1e6,2e7,,0,3.5,\n",
+            r"ladder.csv:2: an MLM stage needs a mask ratio in \(0, 1\), got 1.4",
+        ),
         (HEADER, "holds no runs"),
     ],
 )

@@ -141,6 +141,9 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     lines = (root / "ladder.csv").read_text().splitlines()
     lines[1] += ",7"  # a value too many: an unquoted "8,000,000" shifts a row the same way
     (root / "ladder_extra.csv").write_text("\n".join(lines) + "\n")
+    lines = (root / "ladder.csv").read_text().splitlines()
+    lines[3] = "1.5" + lines[3][lines[3].index(",") :]  # a CLM share past 1 (150 for 150%?)
+    (root / "ladder_share.csv").write_text("\n".join(lines) + "\n")
 
 
 # (id, argv with {w} for the shared folder, pattern of the error)
@@ -272,6 +275,11 @@ ARGUMENT_CASES = [
         "advise-row-extra-value",
         "advise {w}/ladder_extra.csv --target-flops 1e19 --out {w}/a",
         r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",
+    ),
+    (
+        "advise-row-bad-schedule",
+        "advise {w}/ladder_share.csv --target-flops 1e19 --out {w}/a",
+        r"ladder_share.csv:4: clm_share must be in \[0, 1\], got 1.5$",
     ),
     (
         "bench-data-repeats-zero",

@@ -53,11 +53,16 @@ def _observation(record: dict, metric: str, where: str) -> Observation:
             f"{where}: missing column(s) {', '.join(missing)}; a ladder row needs {', '.join(REQUIRED)} and the "
             f"metric {metric} (choose another with --metric); found: {', '.join(record) or 'none'}"
         )
-    schedule = Schedule.biphasic(
-        _number(record["clm_share"], "clm_share", where),
-        _number(record["mask_ratio"], "mask_ratio", where, optional=True),
-        label=str(record.get("label") or ""),
-    )
+    try:
+        schedule = Schedule.biphasic(
+            _number(record["clm_share"], "clm_share", where),
+            _number(record["mask_ratio"], "mask_ratio", where, optional=True),
+            label=str(record.get("label") or ""),
+        )
+    except UserError as exc:
+        if str(exc).startswith(where):
+            raise
+        raise UserError(f"{where}: {exc}") from None  # the schedule's own check names no row
     return Observation(
         schedule=schedule,
         params=_number(record["params"], "params", where),
