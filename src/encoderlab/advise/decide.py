@@ -20,6 +20,10 @@ from rung to rung, which extrapolation follows and the single rung does not.
 **Insufficient evidence** is said when the recommended method's leader is best in fewer than
 `confidence` (default 90%) of the bootstrap replicates: of the extrapolated predictions at the
 target, or of the seed means at the largest rung.
+
+**Warnings** go beside the advice, which they do not change: a target below the ladder or further past
+it than the ladder spans (`reach_warnings`), and seed noise estimated from fewer than `NOISE_DF` degrees
+of freedom (`noise_warnings`).
 """
 
 from __future__ import annotations
