@@ -66,3 +66,22 @@ def test_holm_by_hand():
 
     # sorted 0.01, 0.03, 0.04, 0.2 -> 4 x 0.01, max(0.04, 3 x 0.03), max(0.09, 2 x 0.04), max(0.09, 0.2)
     assert holm([0.01, 0.04, 0.03, 0.2]) == pytest.approx([0.04, 0.09, 0.09, 0.2])
+
+
+def test_welch_test_is_scipys_unequal_variance_t_test():
+    import numpy as np
+
+    from encoderlab.eval.stats import welch_test
+
+    rng = np.random.default_rng(7)
+    for _ in range(50):
+        a, b = rng.normal(1, 2, rng.integers(2, 8)).tolist(), rng.normal(0, 0.5, rng.integers(2, 8)).tolist()
+        ref = sps.ttest_ind(a, b, equal_var=False)
+        got = welch_test(a, b)
+        assert got.t == pytest.approx(ref.statistic) and got.p_value == pytest.approx(ref.pvalue)
+        low, high = ref.confidence_interval(0.95)
+        assert (got.ci_low, got.ci_high) == pytest.approx((low, high))
+    one = welch_test([3.0, 4.0, 6.0], [2.0])  # a single value is exact: the one-sample test against it
+    assert one.p_value == pytest.approx(sps.ttest_1samp([3.0, 4.0, 6.0], 2.0).pvalue)
+    assert welch_test([2.0], [3.0, 4.0, 6.0]).mean == pytest.approx(-one.mean)
+    assert welch_test([1.0, 1.0], [1.0, 1.0]).degenerate

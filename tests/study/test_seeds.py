@@ -197,3 +197,36 @@ def test_a_zero_mean_difference_is_identical_scores_only_when_every_difference_i
     assert nested.diff.mean == 0 and nested.diff.p_value == 1.0
     assert _verdict(_Tested(nested, nested.diff, False), 1.0) == (status, False)
     assert ("identical scores" in _PREFIX[status]) == (status == "no difference")
+
+
+def test_a_run_at_several_seeds_is_tested_against_a_one_seed_run_as_a_fixed_reference():
+    """A continued run at three pretraining seeds against the one checkpoint it started from: every seed
+    counts (Welch's test of its seed means against the reference's fine-tuning scores), not only the
+    seed both have."""
+    rng = np.random.default_rng(3)
+    many = {k: {f: 71 + k + rng.normal(0, 1) for f in range(5)} for k in range(3)}
+    one = {0: {f: 69 + rng.normal(0, 1) for f in range(5)}}
+    nested = compare_runs(many, one)
+    means = [np.mean(list(many[k].values())) for k in range(3)]
+    ref = stats.ttest_ind(means, list(one[0].values()), equal_var=False)
+    assert nested.level == "reference" and nested.reference == "b" and nested.pretraining_seeds == [0, 1, 2]
+    assert nested.diff.p_value == pytest.approx(ref.pvalue) and nested.diff.t == pytest.approx(ref.statistic)
+    assert nested.checkpoint is not None and nested.checkpoint.n == 5  # the seed-0 pair, still shown
+    flipped = compare_runs(one, many)  # the reference on the other side: the same test, negated
+    assert flipped.reference == "a" and flipped.diff.mean == pytest.approx(-nested.diff.mean)
+    assert flipped.diff.p_value == pytest.approx(nested.diff.p_value)
+    assert compare_runs({0: many[0]}, one).level == "fine-tuning"  # one seed each: two checkpoints
+
+
+def test_a_claim_against_a_one_seed_run_says_it_is_about_one_model(tmp_path):
+    runs = tuple(replace(r, seeds=(0,)) if r.name == "clm" else r for r in small_spec().runs)
+    claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
+    run_study(_seeded(runs=runs, claims=(claim,)), tmp_path, backend(), progress=False)
+    (result,) = _claims(tmp_path).values()
+    assert result["numbers"]["level"] == "reference" and result["numbers"]["pretraining_seeds"] == [0, 1, 2]
+    assert "at this scale, against one checkpoint" in result["sentence"]
+    assert "Welch's p = " in result["sentence"]
+    assert (
+        "a claim about MLM-40's objective against that one model, not against CLM's objective"
+        in (result["sentence"])
+    )

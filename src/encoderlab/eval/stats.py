@@ -11,6 +11,12 @@ order) induces in both models alike. If every difference is identical the t stat
 undefined: p is 1.0 when the differences are all zero and 0.0 otherwise, and `degenerate` says so.
 The direction, the difference, its interval and p all come from the same paired values.
 
+When one side is a single fixed model and the other a set of replicates (a study's run trained at
+several pretraining seeds against the one checkpoint it continued), nothing pairs them: `welch_test`
+compares the means with Welch's unequal-variance t-test (`scipy.stats.ttest_ind(equal_var=False)`),
+so the fixed model's own fine-tuning noise enters the interval; a single value on one side is taken
+as exact (the one-sample test of the other side against it).
+
 A study tests several claims at once; `holm` adjusts their p-values for that family (Holm 1979:
 step-down Bonferroni, which controls the family-wise error rate under any dependence between the
 tests and is uniformly more powerful than Bonferroni), so "significant" means adjusted p < 0.05.
@@ -53,7 +59,9 @@ class Estimate:
 
 @dataclass(frozen=True, kw_only=True)
 class PairedTest(Estimate):
-    """A paired t-test of a - b: the mean difference and its interval (the `Estimate` fields), t and p."""
+    """A t-test of a - b: the mean difference and its interval (the `Estimate` fields), t and p; paired
+    (`paired_test`: `sd` and `n` are the differences') or Welch's (`welch_test`: `sd` is the difference's
+    standard error times sqrt(n), `n` the replicates of a)."""
 
     t: float | None
     """t statistic (None when every difference is the same)."""
@@ -88,6 +96,36 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
         return PairedTest(**s, t=None, p_value=1.0 if diffs[0] == 0 else 0.0, degenerate=True)
     result = stats.ttest_rel(a, b)
     return PairedTest(**s, t=float(result.statistic), p_value=float(result.pvalue), degenerate=False)
+
+
+def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> PairedTest:
+    """Welch's two-sided t-test of mean(a) - mean(b) (unpaired, unequal variances; Welch-Satterthwaite
+    degrees of freedom); a side holding one value is taken as exact, which is the one-sample test of
+    the other side against it."""
+    if len(a) + len(b) < 3 or not a or not b:
+        raise ValueError(f"a Welch test needs values on both sides and 3 in all, got {len(a)}, {len(b)}")
+    if len(b) == 1 or len(a) == 1:
+        one, many, sign = (b, a, 1.0) if len(b) == 1 else (a, b, -1.0)
+        test = paired_test(many, [one[0]] * len(many))
+        if sign > 0:
+            return test
+        flip = {"mean": -test.mean, "ci_low": -test.ci_high, "ci_high": -test.ci_low}
+        return PairedTest(**(test.__dict__ | flip | {"t": None if test.t is None else -test.t}))
+    ea, eb = summarize(a), summarize(b)
+    va, vb = ea.sd**2 / ea.n, eb.sd**2 / eb.n
+    diff, se = ea.mean - eb.mean, math.sqrt(va + vb)
+    if se == 0:
+        return PairedTest(
+            mean=diff, sd=0.0, n=ea.n, ci_low=diff, ci_high=diff, half_width=0.0, t=None,
+            p_value=1.0 if diff == 0 else 0.0, degenerate=True,
+        )  # fmt: skip
+    df = (va + vb) ** 2 / (va**2 / (ea.n - 1) + vb**2 / (eb.n - 1))
+    t = diff / se
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
+    return PairedTest(
+        mean=diff, sd=se * math.sqrt(ea.n), n=ea.n, ci_low=diff - half, ci_high=diff + half, half_width=half,
+        t=t, p_value=float(2 * stats.t.sf(abs(t), df)), degenerate=False,
+    )  # fmt: skip
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -21,7 +21,16 @@ too-narrow interval), and it reads in one sentence. Its cost is the mixed model'
 t-interval has 2 degrees of freedom and is wide; that is the honest width of "three pretraining runs
 per objective".
 
-With K = 1 (or one pretraining seed in common) there is nothing to replicate: the comparison falls back
+When one run has a single pretraining seed and the other several (`level == "reference"`: a run
+continued from one checkpoint against that checkpoint, or a model evaluated as is), the single
+checkpoint is taken as a fixed reference: the other run's K seed means are compared with its
+fine-tuning scores by Welch's test (`eval.stats.welch_test`), so every seed counts and the
+reference's fine-tuning noise is in the interval. The claim is then about the replicated run's
+objective against that one model, not against the reference's objective; the report says so.
+Before, the comparison used the one seed both had and left the others out.
+
+With K = 1 on both sides (or one pretraining seed in common and no more on either) there is nothing
+to replicate: the comparison falls back
 to fine-tuning seeds paired over the one checkpoint each (`level == "fine-tuning"`), which says whether
 these two checkpoints differ, and the report says so. The fine-tuning-level comparison of the first
 common seed's checkpoints is kept beside the pretraining-level one (`checkpoint`), so the report
@@ -34,7 +43,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Literal
 
-from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize
+from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize, welch_test
 from encoderlab.eval.summary import paired
 
 Scores = dict[int, dict[int, float]]
@@ -45,21 +54,25 @@ Scores = dict[int, dict[int, float]]
 class Nested:
     """Run a against run b on one measure."""
 
-    level: Literal["pretraining", "fine-tuning"]
+    level: Literal["pretraining", "reference", "fine-tuning"]
     """What `a`, `b` and `diff` are over: pretraining seeds (each the mean over its fine-tuning seeds),
-    or, with one common pretraining seed, the fine-tuning seeds of one checkpoint each."""
+    or, against a fixed reference (one pretraining seed), the replicated run's seed means and the
+    reference's fine-tuning scores, or, with one common pretraining seed, the fine-tuning seeds of one
+    checkpoint each."""
     a: Estimate
     """Run a over the replicates of `level`."""
     b: Estimate
     """Run b over the same replicates."""
     diff: PairedTest | None
-    """Paired test of a - b over them (None with fewer than 2)."""
+    """Test of a - b over them: paired, or Welch's against a reference (None with fewer than 2)."""
     pretraining_seeds: list[int]
-    """The pretraining seeds both runs have results at."""
+    """The pretraining seeds both runs have results at (against a reference: the replicated run's)."""
     checkpoint_seed: int
     """The pretraining seed of the checkpoint-level comparison."""
     checkpoint: PairedTest | None
     """a - b over the fine-tuning seeds of that seed's two checkpoints (the within-checkpoint interval)."""
+    reference: Literal["a", "b"] | None = None
+    """At level "reference": the run that is the one fixed checkpoint."""
 
 
 def run_means(scores: Scores, other: Scores) -> dict[int, float]:
@@ -76,6 +89,8 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
     """The nested comparison of two runs (None when they share no pretraining seed with results)."""
     ma, mb = run_means(a, b), run_means(b, a)
     seeds = sorted(ma)
+    if len(seeds) < 2 and (reference := _against_reference(a, b)) is not None:
+        return reference
     if not seeds:
         return None
     first = seeds[0]
@@ -100,6 +115,35 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
         pretraining_seeds=seeds,
         checkpoint_seed=first,
         checkpoint=checkpoint,
+    )
+
+
+def _against_reference(a: Scores, b: Scores) -> Nested | None:
+    """a against b when exactly one of them has a single pretraining seed and the other at least two:
+    the replicated run's seed means (each over the fine-tuning seeds the reference has) against the
+    reference checkpoint's fine-tuning scores, by Welch's test; None otherwise."""
+    a, b = {k: v for k, v in a.items() if v}, {k: v for k, v in b.items() if v}
+    if sorted((len(a), len(b)))[0] != 1 or max(len(a), len(b)) < 2:
+        return None
+    ref_seed, ref = next(iter((b if len(b) == 1 else a).items()))
+    many = a if len(b) == 1 else b
+    means = {k: fmean(v[f] for f in common) for k, v in many.items() if (common := set(v) & set(ref))}
+    used = set().union(*(set(v) & set(ref) for v in many.values()))
+    fixed = [ref[f] for f in sorted(used)]
+    if len(means) < 2 or not fixed:
+        return None
+    values = [means[k] for k in sorted(means)]
+    va, vb = (values, fixed) if len(b) == 1 else (fixed, values)
+    shared = ref_seed if ref_seed in many else None
+    return Nested(
+        level="reference",
+        a=summarize(va),
+        b=summarize(vb),
+        diff=welch_test(va, vb),
+        pretraining_seeds=sorted(means),
+        checkpoint_seed=ref_seed,
+        checkpoint=paired(a[shared], b[shared]) if shared is not None else None,
+        reference="b" if len(b) == 1 else "a",
     )
 
 

@@ -9,6 +9,10 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   over pretraining seeds (`nested.compare_runs`: why this estimator, and why not a mixed model, is in
   its docstring). With one pretraining seed in common the test falls back to the fine-tuning seeds of
   the two checkpoints, and the sentence says that this compares two checkpoints, not two objectives.
+  When only one of the two has a single pretraining seed (a continued run against the checkpoint it
+  started from), that checkpoint is a fixed reference: the other run's seed means are tested against
+  its fine-tuning scores by Welch's test (`level == "reference"`), and the sentence says the claim is
+  about one objective against that one model.
 - **The same tasks.** A measure averages over the tasks that every model of both runs has results
   for at the compared step (`StudyData.shared_tasks`), and the sentence names those it left out: a report is
   rebuilt mid-study, and a failed node leaves a model without a task the other run has.
@@ -293,11 +297,19 @@ def _sentence(
     if t.gain is None:
         return f"{head} (fewer than 2 paired seeds, so no interval)."
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
+    test = "Welch's" if n.level == "reference" else "paired"
     stats = (
-        f"{what} {_interval(t.gain)}, paired p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested claims "
+        f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested claims "
         f"p = {p_holm:.3g}"
     )
-    if n.level == "pretraining":
+    if n.level == "reference":
+        many, one = (la, lb) if n.reference == "b" else (lb, la)
+        unit = (
+            f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
+            f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
+            f"that one model, not against {one}'s objective"
+        )
+    elif n.level == "pretraining":
         check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
         within = (
             f"; the seed-{n.checkpoint_seed} checkpoints alone, over {check.n} fine-tuning seeds: {_interval(check)}"
@@ -404,6 +416,8 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             prefix = _UNDECIDED.get(o.status, prefix)
         if o.numbers.get("level") == "fine-tuning":
             prefix = prefix.replace("at this scale", "at this scale, for one pretraining seed")
+        elif o.numbers.get("level") == "reference":
+            prefix = prefix.replace("at this scale", "at this scale, against one checkpoint")
         out.append(
             ClaimResult(
                 claim=claim,
