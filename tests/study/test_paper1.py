@@ -190,6 +190,18 @@ def test_the_gpu_grid_has_paper1s_budgets_biphasic_ratios_and_cpt_lengths():
     assert claims["cpt-clm-22k"] == ("clm-base+mlm-22k", "mlm-base+mlm-22k") and "cpt-clm-12k" in claims
 
 
+def test_the_gpu_data_efficiency_checkpoints_are_paper1s_steps():
+    """Paper 1 reports MLM-40 against CLM at 5k and 40k steps of its 42k runs (undecayed checkpoints) and
+    places the crossovers near 10k and 20k: the gpu scales score those checkpoints, and the early claim
+    compares the first of them, 5k (1/8 of 42k would be 5,250, a step paper 1 never reports)."""
+    pfs = get_study("paper1-pfs", "gpu-610m")
+    for name in ("mlm40", "clm"):
+        assert pfs.run(name).eval_steps == (5_000, 10_000, 20_000, 40_000)
+    runs = _configs("paper1-pfs", "gpu-610m")
+    assert {5_000, 40_000} <= set(runs["clm"].checkpoint.keep_steps)
+    assert runs["mlm40"].steps == 42_000  # 40k is an intermediate checkpoint, before the decay
+
+
 def test_the_cpu_grid_shrinks_paper1s_timeline_by_one_factor():
     """1,000-step runs: the 12k and 22k budgets are 286 and 524 steps with the 42k runs' 48-step warmup
     and decay; CPT adds 48, 286 and 524 steps to 1,000-step bases."""

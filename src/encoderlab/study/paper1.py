@@ -35,6 +35,10 @@ LLAMA3_PER_GPT2 = 0.85
 """Llama-3's tokenizer spends fewer tokens than GPT-2's on English web text; 0.85 assumed, not measured."""
 PAPER1_STEPS = 42_000
 """Paper 1's full runs (its longest budget)."""
+PAPER1_EARLY = (5_000, 10_000, 20_000, 40_000)
+"""Paper 1's data-efficiency points of its 42k MLM-40 and CLM runs: it reports both at 5k and 40k steps
+(undecayed checkpoints of the long runs, as its `610m-mlm40-42k-1000` names show) and puts CLM ahead until
+about 10k (SC, QA) and 20k steps (IR)."""
 MARGIN = 1.2
 """Documents read beyond the estimate, so an estimate off by up to 20% still repeats nothing (`study plan`
 counts the prepared data's unique tokens exactly and refuses a corpus that would repeat)."""
@@ -97,10 +101,18 @@ def _design(clm: float, ratio: float = 0.4) -> tuple[str, str, dict]:
     return f"clm{c}-mlm{r}|CLM {c}% -> MLM-{r}", "pfs-clm-mlm", {"clm_fraction": clm, "ratio": ratio}
 
 
+def _early_steps(scale: Scale) -> tuple[int, ...]:
+    """The intermediate checkpoints of MLM-40 and CLM that are scored: paper 1's at its own setup, else
+    the same shares of the scale's run (1/8, 1/4, 1/2; the demo: 1/4)."""
+    if scale.paper_setup:
+        return tuple(at(scale, s) for s in PAPER1_EARLY)
+    return steps_at(scale, 0.125, 0.25, 0.5) if scale.full else steps_at(scale, 0.25)
+
+
 def _pfs_runs(scale: Scale) -> list[RunSpec]:
     """The from-scratch runs: MLM at each ratio, CLM, CLM -> MLM-40 at each CLM fraction, CLM 25% -> MLM
     at the biphasic ratios, and the shorter budgets; the runs the claims compare at the claim seeds."""
-    early = steps_at(scale, 0.125, 0.25, 0.5) if scale.full else steps_at(scale, 0.25)
+    early = _early_steps(scale)
     ratios = (0.2, 0.3, 0.4, 0.5) if scale.full else (0.4,)
     fractions = (0.25, 0.5, 0.75) if scale.full else (0.25,)
     compared = {"mlm40", "clm", "clm25-mlm40"}  # the runs the claims compare
