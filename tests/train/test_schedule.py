@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import torch
 
 from encoderlab.errors import UserError
 from encoderlab.train.schedule import Schedule
@@ -60,3 +61,47 @@ def test_bad_schedules_are_user_errors():
         Schedule(kind="linear", decay=3)
     with pytest.raises(UserError, match="exceed the phase"):
         Schedule(kind="wsd", warmup=30, decay=30).check(50, "phase clm")
+
+
+def _optimus_lrs(total: int, warmup: int, decay: int, accum: int) -> list[float]:
+    """The LR factor of each optimizer update under Optimus' loop (Nicolas-BZRD/EuroBERT
+    optimus/trainer/pretrain.py): its WarmupStableDecayLR (script/warmup_stable_decay_lr.py, initial and
+    final LR 0) counts micro-batches, and `scheduler.step()` runs after each micro-batch's backward,
+    before that step's `optimizer.step()`; torch's scheduler has already stepped once when built."""
+    W, D, T = warmup * accum, decay * accum, total * accum
+
+    def factor(e: int) -> float:
+        if e < W:
+            return (e + 1) / W
+        if e < T - D:
+            return 1.0
+        return max(0.0, 1 - (e - (T - D) + 1) / D)
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, factor)
+    used = []
+    for i in range(1, T + 1):
+        sched.step()
+        if i % accum == 0:
+            used.append(opt.param_groups[0]["lr"])
+    return used
+
+
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step\\(\\)` before")
+@pytest.mark.parametrize("accum", [1, 4])
+def test_wsd_runs_behind_optimus_by_what_the_docs_say(accum):
+    """Paper 1's WSD against Optimus' (docs/training.md, train/recipes.py): Optimus' update k runs at the
+    schedule after (k + 1) x accum micro-batches, ours at (k + 1) / W in the warmup and progress k / D in
+    the decay. So Optimus' warmup is ahead by 1 / (W accum), its decay by (1 + 1 / accum) / D, and
+    without accumulation its first update runs at 2 / W and its last two at LR 0, where ours never does."""
+    total, warmup, decay = 60, 8, 10
+    ours = _curve(Schedule(kind="wsd", warmup=warmup, decay=decay), total)
+    theirs = _optimus_lrs(total, warmup, decay, accum)
+    ahead = [t - o for t, o in zip(theirs, ours)]
+    assert ahead[: warmup - 1] == pytest.approx([1 / (warmup * accum)] * (warmup - 1))
+    start = total - decay
+    assert ahead[start + 1 : -1] == pytest.approx([-(1 + 1 / accum) / decay] * (decay - 2))
+    assert max(abs(a) for a in ahead) == pytest.approx(max(1 / (warmup * accum), (1 + 1 / accum) / decay))
+    assert min(ours) > 0
+    if accum == 1:
+        assert theirs[0] == pytest.approx(2 / warmup) and theirs[-2:] == [0.0, 0.0]

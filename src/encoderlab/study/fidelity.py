@@ -96,7 +96,7 @@ PAPERS: dict[str, PaperSetup] = {
         # The paper suite scores TC, QA and IR with EncodEval's own per-example scores, as its saved
         # results/**/results.json show it scored (eval/metrics/encodeval.py, eval/answer_tagger.py)
         sizes=("210m", "610m", "1b"),
-        training="42,000 steps of 2,359,296 tokens (1,152 x 2,048)",
+        training="42,000 steps of 2,359,296 tokens (its appendix; the split into 1,152 x 2,048 rows is ours)",
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
     ),

@@ -7,9 +7,14 @@ recipes run the same code paths on a tiny model in seconds.
 Paper 1's settings checked against Optimus (EuroBERT's trainer, main branch; the MLM_vs_CLM branch was
 not available): torch AdamW (0.9, 0.95), eps 1e-5, weight decay 0.1 on every parameter, clip 1.0, WSD
 from 0 to the peak and down to 0 (`div_factor` and `final_div_factor` 0), bf16 autocast, and MLM masks
-drawn per position (`PAPER1_MASKING`). Two differences are ours: Optimus' decay reaches the floor on
-its last update ((k + 1) / D), ours one update later (k / D, `train/schedule.py`), an LR difference of
-at most peak / D (2.5e-7 over a 2k decay); and Optimus' loss is the mean of each micro-batch's mean
+drawn per position (`PAPER1_MASKING`). Two differences are ours. Optimus counts its schedule in
+micro-batches and calls `scheduler.step()` after each backward, before that step's `optimizer.step()`
+(optimus/trainer/pretrain.py), so its update k (0-based, accumulation A) runs at the schedule after
+(k + 1) A micro-batches: (k + 1) / W + 1 / (W A) of the peak in the warmup, decay progress
+(k + 1 - start) / D + 1 / (D A). Ours runs at (k + 1) / W and k / D (`train/schedule.py`): behind by
+peak / (W A) in the warmup and by (1 + 1 / A) peak / D in the decay, at most 2 peak / D = 5e-7 over a 2k
+decay. Without accumulation (paper 1's 12 rows per GPU) Optimus' first update runs at 2 / W of the
+peak and its last two at LR 0; ours never runs at 0. And Optimus' loss is the mean of each micro-batch's mean
 (`F.cross_entropy` per micro-batch divided by the accumulation, then averaged over ranks,
 optimus/trainer/pretrain.py), ours the mean over every target of the global batch (`train/step.py`).
 They differ only as the target counts of micro-batches do: about 0.8% (one standard deviation) for

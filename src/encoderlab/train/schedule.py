@@ -16,8 +16,10 @@ Shapes (W = warmup, D = decay length, p = progress in [0, 1), floor = end_fracti
 peak and the floor is reached right after the last one (the PyTorch LambdaLR convention and the
 closed form lr(t) = end + (peak - end)(1 - sqrt(t / T)) of paper 2's decay;
 ModernBERT's `OneMinusSqrtScheduler`, AnswerDotAI/ModernBERT `src/scheduler.py`).
-The schedule steps once per optimizer update (Optimus steps per micro-batch; divide its step
-counts by the accumulation factor to compare).
+The schedule steps once per optimizer update. Optimus steps per micro-batch, and before the optimizer
+step, so its update k runs at its schedule's value after (k + 1) x accumulation micro-batches: divide its
+counts by the accumulation to compare, and expect it one update ahead in the warmup and up to two in
+the decay (`train/recipes.py` gives the numbers).
 """
 
 from __future__ import annotations
