@@ -7,18 +7,21 @@ recipes run the same code paths on a tiny model in seconds.
 Paper 1's settings checked against Optimus (EuroBERT's trainer, main branch; the MLM_vs_CLM branch was
 not available): torch AdamW (0.9, 0.95), eps 1e-5, weight decay 0.1 on every parameter, clip 1.0, WSD
 from 0 to the peak and down to 0 (`div_factor` and `final_div_factor` 0), bf16 autocast, and MLM masks
-drawn per position (`PAPER1_MASKING`). Two differences are ours. Optimus counts its schedule in
+drawn per position (`PAPER1_MASKING`). Three differences are ours. Optimus counts its schedule in
 micro-batches and calls `scheduler.step()` after each backward, before that step's `optimizer.step()`
 (optimus/trainer/pretrain.py), so its update k (0-based, accumulation A) runs at the schedule after
 (k + 1) A micro-batches: (k + 1) / W + 1 / (W A) of the peak in the warmup, decay progress
 (k + 1 - start) / D + 1 / (D A). Ours runs at (k + 1) / W and k / D (`train/schedule.py`): behind by
 peak / (W A) in the warmup and by (1 + 1 / A) peak / D in the decay, at most 2 peak / D = 5e-7 over a 2k
-decay. Without accumulation (paper 1's 12 rows per GPU) Optimus' first update runs at 2 / W of the
-peak and its last two at LR 0; ours never runs at 0. And Optimus' loss is the mean of each micro-batch's mean
+decay. Without accumulation (as paper 1's count implies: 192 GPUs x 12 rows x 1,024 tokens is its
+2,359,296 per step) Optimus' first update runs at 2 / W of the peak and its last two at LR 0; ours never
+runs at 0. And Optimus' loss is the mean of each micro-batch's mean
 (`F.cross_entropy` per micro-batch divided by the accumulation, then averaged over ranks,
 optimus/trainer/pretrain.py), ours the mean over every target of the global batch (`train/step.py`).
 They differ only as the target counts of micro-batches do: about 0.8% (one standard deviation) for
-MLM-40 drawn per position over 12 x 2048 tokens.
+MLM-40 drawn per position over 12 x 2048 tokens. And Optimus attends over its whole 2,048-token blocks of
+packed documents (default `var_len: False`, optimus/trainer/data.py), ours within each document
+(docs/recipes.md).
 
 Readings of what the papers leave open (paper 1's appendix, paper 2's chapter 5 and
 appendix in Rian-T/thesis), chosen here:
