@@ -68,8 +68,9 @@ def load_tokenizer(name_or_path: str | Path):
     folder = tokenizer_folder(name_or_path)
     if folder is None:  # a hub id to fetch: the one download of data/hub.py, one line if it fails
         folder = download_model_repo(str(name_or_path), "tokenizer", TOKENIZER_GLOBS)
-    try:
-        tok = AutoTokenizer.from_pretrained(str(folder))
+    _refuse_tokenizer_code(folder)
+    try:  # trust_remote_code=False: transformers would otherwise ask on stdin, and run the code on "y"
+        tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
     except (OSError, ValueError, json.JSONDecodeError) as exc:
         raise UserError(f"cannot load tokenizer '{name_or_path}' ({str(exc).splitlines()[0]})") from None
     if not getattr(tok, "is_fast", False):
@@ -77,6 +78,20 @@ def load_tokenizer(name_or_path: str | Path):
             f"tokenizer '{name_or_path}' has no fast (Rust) version; convert it to tokenizer.json"
         )
     return tok
+
+
+def _refuse_tokenizer_code(folder: Path) -> None:
+    """Refuse a tokenizer folder that names its own Python class (`auto_map`), which encoderlab never runs."""
+    config = Path(folder) / "tokenizer_config.json"
+    try:
+        raw = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # absent or unreadable: transformers' own error names it
+        return
+    if isinstance(raw, dict) and "auto_map" in raw:
+        raise UserError(
+            f"{folder} ships its own tokenizer code (auto_map in tokenizer_config.json), which encoderlab never "
+            "runs; remove auto_map from tokenizer_config.json (tokenizer.json is read as it is)"
+        )
 
 
 def _asset_folder(name: str) -> Path | None:
