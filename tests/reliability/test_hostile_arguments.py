@@ -60,6 +60,10 @@ def _study_files(root: Path) -> None:
         "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
         "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
         "init_missing": lambda s: s["runs"][1].update(init="nothere"),
+        "seeds_empty": lambda s: s.update(seeds=[]),
+        "dup_data": lambda s: s["data"].append(dict(s["data"][0])),
+        "name_path": lambda s: s.update(name="../escaped"),
+        "data_seed": lambda s: s["data"][0].update(seed=-1),
     }
     for name, edit in edits.items():
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
@@ -311,6 +315,57 @@ ARGUMENT_CASES = [
         "bench-data-vocab-too-small",
         "bench data --source {w}/texts.txt --vocab-size 5",
         r"--vocab-size must be >= 261 for the byte-level BPE trained, got 5",
+    ),
+    (
+        "cka-seeds-empty",
+        "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --seeds --out {w}/c",
+        r"--seeds needs at least one seed, got none; e.g. --seeds 42 43 44",
+    ),
+    (
+        "probe-tasks-empty",
+        "analyze probe {w}/model --tasks --out {w}/p",
+        r"--tasks needs at least one task, got none; e.g. --tasks brown-pos tweets",
+    ),
+    (
+        "tokenizer-seed-negative",
+        "data tokenizer --source {w}/texts.txt {w}/two_class.jsonl --seed -1 --vocab-size 300 --out {w}/t",
+        r"--seed must be >= 0 \(the seed of the source mixture\), got -1",
+    ),
+    (
+        "prepare-seed-negative",
+        "data prepare --source {w}/texts.txt {w}/two_class.jsonl --tokenizer {w}/model --seed -1 --out {w}/p",
+        r"--seed must be >= 0 \(the seed of the source mixture\), got -1",
+    ),
+    (
+        "source-weight-inf",
+        "data tokenizer --source {w}/texts.txt#weight=inf {w}/two_class.jsonl --vocab-size 300 --out {w}/t",
+        r"source .*texts.txt: weight must be a finite number > 0, got inf",
+    ),
+    (
+        "study-seeds-empty",
+        "study plan {w}/study_seeds_empty.yaml",
+        r"study mini: seeds must be a non-empty list of pretraining seeds >= 0, got \[\]; e.g. seeds: \[0\]",
+    ),
+    (
+        "study-duplicate-dataset",
+        "study plan {w}/study_dup_data.yaml",
+        r"study mini: dataset names must be unique, repeated: main",
+    ),
+    (
+        "study-name-is-a-path",
+        "study plan {w}/study_name_path.yaml",
+        r"study name '\.\./escaped' may hold only letters, digits, '.', '_' and '-' \(it names the default study",
+    ),
+    (
+        "study-data-seed-negative",
+        "study plan {w}/study_data_seed.yaml",
+        r"dataset main: seed must be >= 0 \(numpy's generators take no negative seed\), got -1",
+    ),
+    (
+        "bench-peak-tflops-nan",
+        "bench train --size tiny --seq-len 16 --batch 1 --steps 1 --warmup 0 --no-vs-hf --peak-tflops nan",
+        r"--peak-tflops must be a finite number >= 0 \(0: a known GPU's datasheet value, else a measured matmul\), "
+        r"got nan",
     ),
     (
         "report-study-json-cut",

@@ -86,13 +86,15 @@ def _max_length(requested: int | None, models) -> int:
 def _check_arguments(device: str, seeds: dict[str, tuple[int, ...]], **counts: int) -> None:
     """Refuse, before anything loads, a device that is not there (`resolve_device`), a count below 1
     (`batch_size=0` looped with a zero step) or a negative seed (numpy's generators take none): all
-    were tracebacks, a probe's after its cache was written. `seeds` maps a flag to its values; `counts`
-    are flags by their argument name."""
+    were tracebacks, a probe's after its cache was written; so was an empty list of seeds. `seeds` maps
+    a flag to its values; `counts` are flags by their argument name."""
     resolve_device(device)
     for name, value in counts.items():
         if value < 1:
             raise UserError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     for flag, values in seeds.items():
+        if not values:  # `--seeds` with nothing after it: numpy's concatenate failed after the models loaded
+            raise UserError(f"{flag} needs at least one seed, got none; e.g. {flag} 42 43 44")
         if any(v < 0 for v in values):
             raise UserError(
                 f"{flag} must be >= 0 (numpy's generators take no negative seed), got {list(values)}"
@@ -311,6 +313,8 @@ def probe_command(
     """
     if not models:
         raise UserError("give at least one model to probe")
+    if not tasks:  # `--tasks` with nothing after it: a traceback once probing was done, its --out left behind
+        raise UserError("--tasks needs at least one task, got none; e.g. --tasks brown-pos tweets")
     _check_arguments(device, {"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]

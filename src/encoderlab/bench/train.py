@@ -21,6 +21,7 @@ on CPU only the process's peak RSS exists, which covers both sides and the bench
 from __future__ import annotations
 
 import json
+import math
 import os
 import resource
 import statistics
@@ -117,6 +118,11 @@ class TrainBench:
             raise UserError(
                 f"--steps must be >= 1 and --warmup >= 0 (got {self.steps} and {self.warmup}); the median of "
                 "the measured steps is the result, so measure at least one"
+            )
+        if not (math.isfinite(self.peak_tflops) and self.peak_tflops >= 0):  # was taken as 0, silently
+            raise UserError(
+                f"--peak-tflops must be a finite number >= 0 (0: a known GPU's datasheet value, else a measured "
+                f"matmul), got {self.peak_tflops}"
             )
         if self.doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(

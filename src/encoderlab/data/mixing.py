@@ -71,6 +71,13 @@ def mix_documents(
             it.close()
 
 
+def check_seed(seed: int) -> None:
+    """Refuse a negative mixture seed before anything is written: numpy's generator takes none, and
+    said so in a traceback only once a second source made a mixture to draw."""
+    if seed < 0:
+        raise UserError(f"--seed must be >= 0 (the seed of the source mixture), got {seed}")
+
+
 def announce_sources(sources) -> None:
     """Check every source's location (one line if it is bad) and log how .txt files are cut."""
     for s in sources:

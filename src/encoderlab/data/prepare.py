@@ -58,7 +58,7 @@ from encoderlab.data.decontaminate import Contamination, build_contamination, re
 from encoderlab.data.encode import default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import repeats_documents, split_per_source
-from encoderlab.data.mixing import mix_documents
+from encoderlab.data.mixing import check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
     FORMAT_VERSION,
@@ -115,6 +115,7 @@ class PrepareConfig:
             )
         if self.max_docs is not None and self.max_docs < 1:
             raise UserError(f"--max-docs must be >= 1, got {self.max_docs}; leave it out to read everything")
+        check_seed(self.seed)
 
 
 def shard_dir(out: Path, shard: Shard) -> Path:

@@ -39,6 +39,7 @@ import hashlib
 import io
 import json
 import logging
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,8 +90,8 @@ class SourceConfig:
     def __post_init__(self):
         if not self.location:
             raise ValueError("source location is empty")
-        if not self.weight > 0:
-            raise ValueError(f"source {self.location}: weight must be > 0, got {self.weight}")
+        if not (math.isfinite(self.weight) and self.weight > 0):  # inf: a NaN mixture, silently
+            raise ValueError(f"source {self.location}: weight must be a finite number > 0, got {self.weight}")
 
 
 def parse_source(spec: str) -> SourceConfig:

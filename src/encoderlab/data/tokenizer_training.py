@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from encoderlab.atomic import atomic_folder, check_sibling
-from encoderlab.data.mixing import announce_sources, mix_documents
+from encoderlab.data.mixing import announce_sources, check_seed, mix_documents
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 from encoderlab.outdir import MARKER, check_output, create_output
@@ -231,6 +231,7 @@ def train_tokenizer(
         raise UserError(f"special tokens must be distinct, got {specials}")
     if max_docs is not None and max_docs < 1:
         raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
+    check_seed(seed)
     _build(kind, specials, vocab_size, lowercase, False)  # a bad kind or vocab size fails here, at once
     announce_sources(sources)  # bad locations fail before the child starts; .txt units are logged here
     if kind == "wordpiece":

@@ -25,10 +25,14 @@ Design choices:
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from encoderlab.errors import UserError
+
+FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A study's name and scale: the default study folder is runs/NAME-SCALE, so no path may hide in them."""
 
 ClaimKind = Literal["beats", "faster_early", "more_stable", "cka_low_layers"]
 
@@ -256,9 +260,17 @@ class StudySpec:
             for field in ("seq_len", "micro_batch", "grad_accum", "steps")
             if (value := getattr(self, field)) is not None and value < 1
         ]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            out.append(f"study {self.name}: run names must be unique, repeated: {', '.join(dup)}")
+        out += [
+            f"study {field} {value!r} may hold only letters, digits, '.', '_' and '-' (it names the default "
+            "study folder runs/NAME-SCALE)"
+            for field, value in (("name", self.name), ("scale", self.scale))
+            if not FOLDER_NAME.match(value)
+        ]
+        dnames = [d.name for d in self.data]
+        for kind, listed in (("run", names), ("dataset", dnames)):
+            dup = sorted({n for n in listed if listed.count(n) > 1})
+            if dup:
+                out.append(f"study {self.name}: {kind} names must be unique, repeated: {', '.join(dup)}")
         out += _value_problems(self)
         datasets = {d.name for d in self.data}
         out += [
@@ -355,6 +367,19 @@ def _value_problems(spec: StudySpec) -> list[str]:
         f"got {d.vocab_size}"
         for d in spec.data
         if d.tokenizer == "train" and d.vocab_size < min_vocab_size()
+    ]
+    out += [
+        f"dataset {d.name}: seed must be >= 0 (numpy's generators take no negative seed), got {d.seed}"
+        for d in spec.data
+        if d.seed < 0
+    ]
+    seeds = [(f"study {spec.name}", spec.seeds)] + [
+        (f"run {r.name}", r.seeds) for r in spec.runs if r.seeds is not None
+    ]
+    out += [
+        f"{where}: seeds must be a non-empty list of pretraining seeds >= 0, got {list(values)}; e.g. seeds: [0]"
+        for where, values in seeds
+        if not values or min(values) < 0
     ]
     ev = spec.eval
     for lrs in (ev.lrs, ev.checkpoint_lrs or ev.lrs):
