@@ -262,6 +262,29 @@ def test_bad_specs_are_one_line_errors(tmp_path, change, message):
     assert "\n" not in str(exc.value) and str(tmp_path / "task.yaml") in str(exc.value)
 
 
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+@pytest.mark.parametrize("renamed", [False, True])
+def test_a_split_without_the_label_column_is_named(tmp_path, suffix, renamed):
+    """Read together, `datasets` gave the test file the train file's columns: a test file without the
+    label column was "label 'None' is not in the label set ...; add it to `labels:`" (a wrong fix), one
+    naming it otherwise "cannot read the data files: An error occurred while generating the dataset"."""
+    write = _write_csv if suffix == "csv" else _jsonl
+    test = [
+        {"sentence": r["sentence"], **({"stars": r["polarity"]} if renamed else {})}
+        for r in _sentiment(10, 1)
+    ]
+    data = {
+        "train": write(tmp_path / f"train.{suffix}", _sentiment(40, 0)),
+        "test": write(tmp_path / f"test.{suffix}", test),
+    }
+    spec = {"name": "bad", "family": "sc", "data": data, "columns": {"text": "sentence", "label": "polarity"}}
+    has = "sentence, stars" if renamed else "sentence"
+    with pytest.raises(
+        UserError, match=rf"the test split has no column\(s\) polarity \(it has {has}\); fix `columns:`"
+    ):
+        task_from_file(_spec(tmp_path, **spec))
+
+
 def test_a_missing_field_is_named_not_the_constructors_words(tmp_path):
     spec = {"name": "bad", **_sentiment_files(tmp_path)}
     del spec["data"]

@@ -77,7 +77,9 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
 
 
 def load_local(paths: dict[str, Path], where: str) -> dict:
-    """{split: datasets.Dataset} read from local files ({split: path}), checked first."""
+    """{split: datasets.Dataset} read from local files ({split: path}), checked first; each file is read
+    alone, so a file without a column is a split without it (the caller names it), not None labels or
+    a schema error of `datasets`."""
     for s, p in paths.items():
         if not p.is_file():
             raise UserError(f"{where}: data.{s} file {p} does not exist")
@@ -85,13 +87,14 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     for s, p in paths.items():
         if not _has_rows(p, builder, where):
             raise UserError(f"{where}: the {s} split is empty ({p}); add examples to it")
-    tsv = builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values())
-    try:
-        return dict(
-            import_datasets().load_dataset(
-                builder, data_files={s: str(p) for s, p in paths.items()}, **({"sep": "\t"} if tsv else {})
-            )
-        )
-    except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UserError(f"{where}: cannot read the data files: {first}") from None
+    extra = (
+        {"sep": "\t"} if builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values()) else {}
+    )
+    found = {}
+    for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
+        try:
+            found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
+        except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
+    return found
