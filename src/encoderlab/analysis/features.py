@@ -25,6 +25,9 @@ the same words and can be compared.
 from __future__ import annotations
 
 import hashlib
+import sys
+import zipfile
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -184,10 +187,18 @@ def texts_fingerprint(items: Sequence) -> str:
 
 
 def cached(path: Path | None, compute) -> dict[str, np.ndarray]:
-    """Load the arrays saved at `path`, or compute them (a dict of arrays) and save them there."""
+    """Load the arrays saved at `path`, or compute them (a dict of arrays) and save them there. A file
+    there that cannot be read (damaged, cut short, not an .npz; pickles are never loaded) is computed
+    again and replaced, with a note: it was a traceback on every rerun into that --out."""
     if path is not None and path.is_file():
-        with np.load(path) as data:
-            return dict(data)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return dict(data)
+        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
+            print(
+                f"encoderlab: note: the feature cache {path} is unreadable ({exc}); computing it again",
+                file=sys.stderr,
+            )
     arrays = compute()
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
