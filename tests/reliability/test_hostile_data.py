@@ -65,6 +65,8 @@ def dworld(tmp_path_factory):
     (root / "config_only").mkdir()
     (root / "config_only" / "tokenizer_config.json").write_text('{"tokenizer_class": "BertTokenizer"}')
     (root / "a_file").write_text("not a folder")
+    (root / "corpus_dir").mkdir()  # a source folder, whose walk would read an --out inside it
+    shutil.copy(root / "corpus.jsonl", root / "corpus_dir" / "corpus.jsonl")
     _tokenizer_with_code(root)
     (root / "theirs.shards").mkdir()  # someone's folder where `prepare --shard I/N --out theirs` writes parts
     (root / "theirs.shards" / "notes.txt").write_text("keep me")
@@ -102,6 +104,7 @@ DATA_CASES = [
     ("inspect-rows-negative", "data inspect {w}/data --rows -1", r"--rows must be >= 1, got -1"),
     ("val-fraction-above-1", PREP + " --out {w}/o --val-fraction 1.5", r"--val-fraction must be in \[0, 1\) .*got 1.5"),
     ("prepare-into-foreign-meta", PREP + " --out {w}/foreign", r"--out .*foreign is a non-empty folder that encoderlab did not create"),
+    ("prepare-into-source-folder", PREP.replace("{w}/corpus.jsonl", "{w}/corpus_dir") + " --out {w}/corpus_dir/p", r"--out .*corpus_dir/p is, contains or lies inside the source .*corpus_dir; writing there would destroy"),
     ("prepare-out-is-a-file", PREP + " --out {w}/a_file", r"--out .*a_file is a file, not a folder"),
     ("decontaminate-missing", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --out {w}/o --decontaminate missing", r"'missing' is not an existing file.*; fix --decontaminate$"),
     ("decontaminate-none-and-a-set", PREP + " --out {w}/o --decontaminate boolq", r"'auto' and 'none' stand alone"),

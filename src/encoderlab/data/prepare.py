@@ -174,7 +174,10 @@ def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
 
 
 def _local_files(cfg: PrepareConfig) -> list[Path]:
-    return [Path(p) for s in cfg.sources if (d := describe(s))["kind"] != "hf" for p in d["files"]]
+    """What the prepare reads on this machine: every source file, and each source folder, since a
+    folder's walk would read an --out inside it (its own OUT.tmp was read as a corpus file)."""
+    files = [Path(p) for s in cfg.sources if (d := describe(s))["kind"] != "hf" for p in d["files"]]
+    return files + [Path(s.location) for s in cfg.sources if Path(s.location).is_dir()]
 
 
 def _check_shard(cfg: PrepareConfig, shard: Shard | None) -> None:
