@@ -94,8 +94,20 @@ def aworld(tmp_path_factory):
     )
     _study_files(root)
     _task_files(root)
+    _edited_model_configs(root)
     _prepared_and_ladder(root, tok)
     return root
+
+
+def _edited_model_configs(root: Path) -> None:
+    """Copies of `model` whose config.json was edited: one layer more than the weights, a NaN RoPE base."""
+    import shutil
+
+    for name, edit in (("model_3_layers", {"n_layers": 3}), ("model_rope_nan", {"rope_theta": float("nan")})):
+        shutil.copytree(root / "model", root / name)
+        meta = json.loads((root / name / "config.json").read_text())
+        meta["model"].update(edit)
+        (root / name / "config.json").write_text(json.dumps(meta))
 
 
 def _task_files(root: Path) -> None:
@@ -366,6 +378,17 @@ ARGUMENT_CASES = [
         "bench train --size tiny --seq-len 16 --batch 1 --steps 1 --warmup 0 --no-vs-hf --peak-tflops nan",
         r"--peak-tflops must be a finite number >= 0 \(0: a known GPU's datasheet value, else a measured matmul\), "
         r"got nan",
+    ),
+    (
+        "config-more-layers-than-weights",
+        "export {w}/model_3_layers --out {w}/x",
+        r"the weights of .*model_3_layers do not match its config.json \(missing \['layers.2.*\], unexpected \[\]\); "
+        r"restore the original config.json",
+    ),
+    (
+        "config-rope-theta-nan",
+        "export {w}/model_rope_nan --out {w}/x",
+        r"model_rope_nan/config.json: rope_theta must be a finite number > 0, got nan",
     ),
     (
         "report-study-json-cut",

@@ -10,6 +10,7 @@ the 28-layer / 5120 reading
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -102,9 +103,20 @@ class ModelConfig:
             raise ValueError(f"attn_impl must be one of {', '.join(ATTN_IMPLS)}, got {self.attn_impl!r}")
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads}")
-        for name in ("vocab_size", "hidden_size", "n_layers", "n_heads", "head_dim", "intermediate_size"):
+        for name in (
+            "vocab_size",
+            "hidden_size",
+            "n_layers",
+            "n_heads",
+            "head_dim",
+            "intermediate_size",
+            "max_seq_len",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        for name in ("rope_theta", "norm_eps"):  # NaN was exported as is, into an unreadable config.json
+            if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)}")
 
     @classmethod
     def from_size(cls, size: str, vocab_size: int, **overrides) -> ModelConfig:

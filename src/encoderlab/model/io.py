@@ -137,6 +137,7 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
     missing, unexpected = model.load_state_dict(state, strict=False)
     if missing or unexpected:
         raise UserError(
-            f"{path} does not match its config: missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}"
+            f"the weights of {path} do not match its config.json (missing {sorted(missing)[:3]}, unexpected "
+            f"{sorted(unexpected)[:3]}); restore the original config.json"
         )
     return model
