@@ -52,6 +52,17 @@ def test_parse_source_syntax():
         parse_source("x#colour=red")
 
 
+def test_a_file_with_a_hash_in_its_name_can_be_a_source(tmp_path):
+    """`notes#1.txt` was refused ("source option '1.txt' ... must look like key=value") with no way to
+    name it; options now follow the last `#`, and an existing path is read whole."""
+    path = tmp_path / "notes#1.txt"
+    path.write_text("a text")
+    assert parse_source(str(path)) == SourceConfig(location=str(path))
+    assert parse_source(f"{path}#weight=2") == SourceConfig(location=str(path), weight=2.0)
+    with pytest.raises(UserError, match="must look like key=value"):
+        parse_source(f"{tmp_path}/absent.txt#weight")
+
+
 def test_empty_documents_are_dropped_and_counted(tmp_path):
     src = write_jsonl(tmp_path / "c.jsonl", [{"text": "a"}, {"text": "  \n"}, {"text": ""}, {"text": "b"}])
     stats = SourceStats("c")

@@ -96,10 +96,13 @@ class SourceConfig:
 
 def parse_source(spec: str) -> SourceConfig:
     """A source from its command-line form `LOCATION[#key=value,...]`, e.g.
-    `corpus/*.jsonl#text_field=body,weight=2` or `wiki-leads#weight=0.5`."""
+    `corpus/*.jsonl#text_field=body,weight=2` or `wiki-leads#weight=0.5`. Options follow the last `#`,
+    and a file or folder whose own name holds a `#` is read whole (it could not be named before)."""
     from encoderlab.config import from_dict, parse_scalar
 
-    location, _, options = spec.partition("#")
+    location, sep, options = spec.rpartition("#")
+    if not sep or Path(spec).exists():
+        location, options = spec, ""
     data: dict = {"location": location}
     for item in filter(None, options.split(",")):
         key, eq, value = item.partition("=")
