@@ -95,6 +95,8 @@ def aworld(tmp_path_factory):
     _study_files(root)
     _task_files(root)
     _edited_model_configs(root)
+    (root / "notes.txt").write_text("someone's notes, no newline at the end")  # named as results by mistake
+    (root / "curves_notes.yaml").write_text("sources:\n  - {results: notes.txt, model: m}\n")
     _prepared_and_ladder(root, tok)
     return root
 
@@ -389,6 +391,11 @@ ARGUMENT_CASES = [
         "config-rope-theta-nan",
         "export {w}/model_rope_nan --out {w}/x",
         r"model_rope_nan/config.json: rope_theta must be a finite number > 0, got nan",
+    ),
+    (
+        "curves-results-not-a-results-file",
+        "analyze curves {w}/curves_notes.yaml --out {w}/c",
+        r"notes.txt holds no runs; evaluate the model first",
     ),
     (
         "report-study-json-cut",

@@ -82,7 +82,7 @@ def read_results(path: Path) -> list[EvalRecord]:
         raise UserError(
             f"{path} does not exist; point 'results' at an evaluation output folder or its {RESULTS}"
         )
-    records = list(ResultsStore(path).records.values())
+    records = list(ResultsStore(path, repair=False).records.values())  # an input: never changed
     if not records:
         raise UserError(f"{path} holds no runs; evaluate the model first")
     return records

@@ -76,17 +76,19 @@ def load_eval_model(source: str) -> EvalModel:
 class ResultsStore:
     """results.jsonl: one finished node per line, appended atomically (flush + fsync)."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, *, repair: bool = True):
+        """`repair=False` reads only: `analyze curves` cut an unterminated last line of any file named as
+        results, which emptied a file without a newline (no complete line was there to check)."""
         self.path = Path(path)  # its folder is made by the first `add`: a refused run leaves none
         self.records: dict[tuple, EvalRecord] = {}
         if self.path.exists():
-            self._read()
+            self._read(repair)
 
     @staticmethod
     def key(model: str, task: str, signature: str, lr: float, seed: int) -> tuple:
         return (model, task, signature, float(lr), int(seed))
 
-    def _read(self) -> None:
+    def _read(self, repair: bool) -> None:
         raw = self.path.read_bytes()
         complete = raw[: raw.rfind(b"\n") + 1]
         for n, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
@@ -99,7 +101,7 @@ class ResultsStore:
                 ) from None
             self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
         # Only a file of ours loses its torn last line (a crash mid-write): every line was checked first.
-        if len(complete) != len(raw):
+        if repair and len(complete) != len(raw):
             with open(self.path, "r+b") as f:
                 f.truncate(len(complete))
 
@@ -369,7 +371,7 @@ def adopt_record(
     """The record of `task` that another node's shared run (`eval_node(also=...)`) wrote in `trained`,
     cached in `out` with its saved predictions, as if `out` had run it."""
     signature = capped_task(task, max_steps).signature()
-    record = ResultsStore(Path(trained) / RESULTS).get(model, task, signature, lr, seed)
+    record = ResultsStore(Path(trained) / RESULTS, repair=False).get(model, task, signature, lr, seed)
     if record is None:
         raise UserError(
             f"{trained} holds no result of task {task} at lr {lr:g}, seed {seed} (the run it shares was "
