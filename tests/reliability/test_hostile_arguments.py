@@ -64,6 +64,7 @@ def _study_files(root: Path) -> None:
         "dup_data": lambda s: s["data"].append(dict(s["data"][0])),
         "name_path": lambda s: s.update(name="../escaped"),
         "data_seed": lambda s: s["data"][0].update(seed=-1),
+        "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
     }
     for name, edit in edits.items():
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
@@ -95,6 +96,8 @@ def aworld(tmp_path_factory):
     _study_files(root)
     _task_files(root)
     _edited_model_configs(root)
+    (root / "corpus_dir").mkdir()  # a corpus folder, read whole by a study's prepare node
+    (root / "corpus_dir" / "texts.txt").write_text((root / "texts.txt").read_text())
     (root / "notes.txt").write_text("someone's notes, no newline at the end")  # named as results by mistake
     (root / "curves_notes.yaml").write_text("sources:\n  - {results: notes.txt, model: m}\n")
     _prepared_and_ladder(root, tok)
@@ -391,6 +394,11 @@ ARGUMENT_CASES = [
         "config-rope-theta-nan",
         "export {w}/model_rope_nan --out {w}/x",
         r"model_rope_nan/config.json: rope_theta must be a finite number > 0, got nan",
+    ),
+    (
+        "study-out-in-corpus",
+        "study run {w}/study_corpus_dir.yaml --out {w}/corpus_dir/s",
+        r"--out .*corpus_dir/s is, contains or lies inside the source .*corpus_dir; writing there would destroy",
     ),
     (
         "curves-results-not-a-results-file",

@@ -60,7 +60,9 @@ def run_command(
     """
     spec = with_prepared(study_spec(name, scale), prepared)
     folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
-    check_output(folder, STUDY_KIND, legacy=lambda f: (f / "study.json").is_file())
+    read = [c for d in spec.data for c in d.corpus] + [d.prepared for d in spec.data if d.prepared]
+    # a study folder inside a corpus folder was made, then its prepare node refused its own subfolder
+    check_output(folder, STUDY_KIND, sources=read, legacy=lambda f: (f / "study.json").is_file())
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
     print(f"report: {report}")
     print(f"markdown: {report.with_suffix('.md')}")
