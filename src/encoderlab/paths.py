@@ -18,3 +18,18 @@ def encoderlab_home() -> Path:
         )
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+def home_folder(*parts: str) -> Path:
+    """A folder under $ENCODERLAB_HOME (`assets`, `downloads`, `cache/decontam`), created on first use; a
+    file in its place is one line (`assets fetch`, `assets list` and every asset read were a
+    FileExistsError traceback)."""
+    path = encoderlab_home().joinpath(*parts)
+    for folder in (path, *path.parents):
+        if folder.exists() and not folder.is_dir():
+            raise UserError(
+                f"{folder} is a file, not a folder, in ENCODERLAB_HOME where encoderlab keeps its "
+                f"{'/'.join(parts)}; move the file away (or point ENCODERLAB_HOME elsewhere)"
+            )
+    path.mkdir(parents=True, exist_ok=True)
+    return path

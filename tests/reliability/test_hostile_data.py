@@ -148,6 +148,26 @@ def test_encoderlab_home_that_is_a_file_is_one_line(dworld, capsys, monkeypatch)
     )
 
 
+@pytest.mark.parametrize(
+    "command", ["assets fetch wiki-leads", "assets list", "data tokenizer --source wiki-leads --out T"]
+)
+def test_a_file_where_encoderlab_home_keeps_its_assets_is_one_line(
+    dworld, capsys, monkeypatch, tmp_path, command
+):
+    """ENCODERLAB_HOME/assets (or downloads) a file: a FileExistsError traceback in every asset command."""
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "assets").write_text("not a folder")
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    code, err = cli(command.replace("T", str(tmp_path / "t")).split(), capsys)
+    assert_one_line(
+        code,
+        err,
+        r"home/assets is a file, not a folder, in ENCODERLAB_HOME where encoderlab keeps its assets; move",
+    )
+    assert_printed_as_documented("encoderlab-assets-is-a-file", err, tmp_path)
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["assets", "home"]
+
+
 def test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error(dworld, capsys, tmp_path):
     argv = f"pretrain --recipe smoke-mlm --param data={dworld / 'patched_ids'} --out {tmp_path / 'o'}".split()
     code, err = cli(argv, capsys)

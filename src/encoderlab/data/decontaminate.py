@@ -178,14 +178,13 @@ def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
     contam = Contamination(
         ngram=ngram, ids=frozenset(ids), hashes=hashes, against=list(against), eval_texts=len(seen_texts)
     )
-    cache.parent.mkdir(parents=True, exist_ok=True)
     with atomic_file(cache, suffix=".npz") as tmp:
         np.savez(tmp, ids=np.array(sorted(ids), dtype=str), hashes=hashes, eval_texts=len(seen_texts))
     return contam
 
 
 def _cache_path(against: list[str], ngram: int) -> Path:
-    from encoderlab.paths import encoderlab_home
+    from encoderlab.paths import home_folder
 
     key = [CACHE_VERSION, ngram]
     for name in against:
@@ -193,4 +192,4 @@ def _cache_path(against: list[str], ngram: int) -> Path:
             st = Path(path).stat()
             key.append([str(Path(path).resolve()), st.st_size, st.st_mtime_ns])
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
-    return encoderlab_home() / "cache" / "decontam" / f"{digest}.npz"
+    return home_folder("cache", "decontam") / f"{digest}.npz"

@@ -39,18 +39,18 @@ from encoderlab.atomic import atomic_folder
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
 from encoderlab.errors import UserError, did_you_mean
-from encoderlab.paths import encoderlab_home
+from encoderlab.paths import home_folder
 
 MANIFEST = "manifest.json"
 FORMAT = 1
 
 
 def assets_root() -> Path:
-    return _mkdir(encoderlab_home() / "assets")
+    return home_folder("assets")
 
 
 def downloads_root() -> Path:
-    return _mkdir(encoderlab_home() / "downloads")
+    return home_folder("downloads")
 
 
 def _mkdir(path: Path) -> Path:
