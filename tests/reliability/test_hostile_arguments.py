@@ -96,12 +96,29 @@ def aworld(tmp_path_factory):
     _study_files(root)
     _task_files(root)
     _edited_model_configs(root)
+    _probe_files(root)
     (root / "corpus_dir").mkdir()  # a corpus folder, read whole by a study's prepare node
     (root / "corpus_dir" / "texts.txt").write_text((root / "texts.txt").read_text())
     (root / "notes.txt").write_text("someone's notes, no newline at the end")  # named as results by mistake
     (root / "curves_notes.yaml").write_text("sources:\n  - {results: notes.txt, model: m}\n")
     _prepared_and_ladder(root, tok)
     return root
+
+
+def _probe_files(root: Path) -> None:
+    """Probing tasks with one bad record: the 4th without a label; the 4th with a tag fewer than tokens."""
+    labelled = [
+        {"id": str(i), "text": f"the red code {i}", "meta": {"label": "ab"[i % 2]}} for i in range(40)
+    ]
+    labelled[3]["meta"] = {}
+    words = [["the", "red", f"code{i}"] for i in range(40)]
+    tagged = [
+        {"id": str(i), "text": " ".join(w), "meta": {"tokens": w, "tags": ["D", "A", "N"]}}
+        for i, w in enumerate(words)
+    ]
+    tagged[3]["meta"]["tags"] = ["D", "A"]
+    for name, records in (("probe_no_label", labelled), ("probe_tags_short", tagged)):
+        (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
 
 def _edited_model_configs(root: Path) -> None:
@@ -399,6 +416,16 @@ ARGUMENT_CASES = [
         "study-out-in-corpus",
         "study run {w}/study_corpus_dir.yaml --out {w}/corpus_dir/s",
         r"--out .*corpus_dir/s is, contains or lies inside the source .*corpus_dir; writing there would destroy",
+    ),
+    (
+        "probe-record-without-label",
+        "analyze probe {w}/model --tasks {w}/probe_no_label.jsonl --out {w}/p",
+        r"probe_no_label.jsonl: record 4 has no meta.label, which the first record has; fix or drop it",
+    ),
+    (
+        "probe-tags-shorter-than-tokens",
+        "analyze probe {w}/model --tasks {w}/probe_tags_short.jsonl --out {w}/p",
+        r"probe_tags_short.jsonl: record 4 does not hold meta.tokens and meta.tags lists of one length",
     ),
     (
         "curves-results-not-a-results-file",

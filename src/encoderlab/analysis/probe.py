@@ -71,6 +71,7 @@ def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask
             f"{source} is a pair task (text + {[f for f in _PAIR_FIELDS if f in meta][0]}); probe a single-text "
             "task (tweets, bbc-news) or a word-tagging task (brown-pos, wnut16)"
         )
+    _check_records(source, records, meta)
     if len(records) > max_examples:
         keep = np.sort(np.random.default_rng(seed).choice(len(records), max_examples, replace=False))
         records = [records[i] for i in keep]
@@ -81,6 +82,26 @@ def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask
             f"{len(records)} examples used; a probe needs at least two classes: use a task with several labels"
         )
     return task
+
+
+def _check_records(source: str, records: list[dict], meta: dict) -> None:
+    """Every record holds what the first one says the task is: a record without `meta.label` was a
+    KeyError traceback, and a sentence with more tokens than tags was accepted."""
+    token = "tokens" in meta and "tags" in meta
+    for i, r in enumerate(records, 1):
+        m = r["meta"] if isinstance(r["meta"], dict) else {}
+        if token:
+            tokens, tags = m.get("tokens"), m.get("tags")
+            ok = isinstance(tokens, list) and isinstance(tags, list) and len(tokens) == len(tags)
+        else:
+            ok = "label" not in meta or m.get("label") is not None
+        if not ok:
+            what = (
+                "does not hold meta.tokens and meta.tags lists of one length, as a word-tagging task needs"
+                if token
+                else "has no meta.label, which the first record has"
+            )
+            raise UserError(f"{source}: record {i} {what}; fix or drop it")
 
 
 def _task_from_records(source: str, records: list[dict], meta: dict) -> ProbeTask:
