@@ -70,7 +70,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     val_mask,
 )
 from encoderlab.data.shard import Shard
-from encoderlab.data.sources import SourceConfig, SourceStats, describe
+from encoderlab.data.sources import SourceConfig, SourceStats, local_paths
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_output, create_output
@@ -173,13 +173,6 @@ def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
     return False
 
 
-def _local_files(cfg: PrepareConfig) -> list[Path]:
-    """What the prepare reads on this machine: every source file, and each source folder, since a
-    folder's walk would read an --out inside it (its own OUT.tmp was read as a corpus file)."""
-    files = [Path(p) for s in cfg.sources if (d := describe(s))["kind"] != "hf" for p in d["files"]]
-    return files + [Path(s.location) for s in cfg.sources if Path(s.location).is_dir()]
-
-
 def _check_shard(cfg: PrepareConfig, shard: Shard | None) -> None:
     if shard is not None and (len(cfg.sources) != 1 or cfg.max_docs is not None):
         raise UserError(
@@ -228,7 +221,7 @@ def prepare(
     out = Path(out)
     _check_counts(workers, checkpoint_every, chunk_docs)
     _check_shard(cfg, shard)
-    sources = _local_files(cfg)  # also: a bad location fails before any work
+    sources = local_paths(cfg.sources)  # also: a bad location fails before any work
     tok = load_tokenizer(cfg.tokenizer)
     spec = spec_fields(tok)
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)

@@ -205,6 +205,13 @@ def expand(cfg: SourceConfig) -> SourceConfig:
     return corpus.source(weight=cfg.weight) if corpus is not None else cfg
 
 
+def local_paths(sources) -> list[Path]:
+    """What the sources read on this machine: their files, and their folders, whose walk would also
+    read an output written inside them (`data prepare --out SOURCE_DIR/p` read its own OUT.tmp)."""
+    files = [Path(p) for s in sources if (d := describe(s))["kind"] != "hf" for p in d["files"]]
+    return files + [Path(s.location) for s in sources if Path(s.location).is_dir()]
+
+
 def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
     """The resolved kind and files of a source, checked without reading any document (a hub
     dataset's files are listed from its card, not downloaded). `fix` ends the message of a source
