@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import encoderlab
 from encoderlab import atomic
-from encoderlab.atomic import atomic_file, atomic_folder, write_csv_atomic, write_text_atomic
+from encoderlab.atomic import atomic_file, atomic_folder, cached_arrays, write_csv_atomic, write_text_atomic
 from encoderlab.config import load_yaml, save_yaml
 from encoderlab.errors import UserError
 from encoderlab.train.config import OptimConfig
@@ -169,3 +170,21 @@ def test_no_module_writes_its_own_tmp_then_rename():
 def test_text_writes_are_whole(tmp_path):
     write_text_atomic(tmp_path / "a.md", "x" * 10_000)
     assert (tmp_path / "a.md").read_text() == "x" * 10_000
+
+
+@pytest.mark.parametrize("damage", ["cut", "not-npz", "pickle"])
+def test_an_unreadable_npz_cache_is_computed_again(tmp_path, capsys, damage):
+    """A damaged cache file (a probe's feature cache in its --out, the decontamination cache in
+    ENCODERLAB_HOME: a copy cut short, someone's file, an object array) was a traceback on every later
+    run; it is a cache miss now, and a pickle is never loaded."""
+    path = tmp_path / "features.npz"
+    cached_arrays(path, lambda: {"x": np.arange(4.0)})
+    if damage == "cut":
+        path.write_bytes(path.read_bytes()[:100])
+    elif damage == "not-npz":
+        path.write_text("not an npz")
+    else:
+        np.savez(path, x=np.array([{"a": 1}], dtype=object))
+    assert cached_arrays(path, lambda: {"x": np.arange(3.0)})["x"].tolist() == [0.0, 1.0, 2.0]
+    assert f"the cache {path} is unreadable" in capsys.readouterr().err
+    assert cached_arrays(path, lambda: pytest.fail("computed again"))["x"].tolist() == [0.0, 1.0, 2.0]

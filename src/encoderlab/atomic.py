@@ -2,7 +2,7 @@
 
 Files: the bytes go to a temporary name in the same folder (with the writer's pid, so two processes
 never share one), are flushed to disk, then renamed over the target (`atomic_file`,
-`write_text_atomic`, `write_json_atomic`, `write_csv_atomic`, `savefig_atomic`). Markers, summaries, progress records, configs, reports,
+`write_text_atomic`, `write_json_atomic`, `write_csv_atomic`, `savefig_atomic`; `cached_arrays` for .npz caches). Markers, summaries, progress records, configs, reports,
 caches, compute logs and the figures with the tables behind them all go through here.
 
 Folders: `atomic_folder(path)` yields a fresh temporary sibling (`NAME.tmp` unless told otherwise)
@@ -38,6 +38,7 @@ import errno
 import json
 import os
 import shutil
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,31 @@ def _is_disk_full(exc: BaseException) -> bool:
     """A full disk reported by a library as its own exception (safetensors' SafetensorError says
     "I/O error: No space left on device (os error 28)"); an OSError already says ENOSPC itself."""
     return not isinstance(exc, OSError) and isinstance(exc, Exception) and "os error 28" in str(exc)
+
+
+def cached_arrays(path: Path | None, compute: Any, what: str = "cache") -> dict:
+    """The arrays saved at `path` (an .npz), or `compute()` (a dict of arrays) saved there atomically. A
+    file there that cannot be read (damaged, not an .npz, an object array: pickles are never loaded) is
+    computed again and replaced, with a note; it was a traceback on every later run (a probe's feature
+    cache, the decontamination cache)."""
+    import zipfile
+    import zlib
+
+    import numpy as np
+
+    if path is not None and path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                return dict(data)
+        except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+            note = f"encoderlab: note: the {what} {path} is unreadable ({exc}); computing it again"
+            print(note, file=sys.stderr)
+    arrays = compute()
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_file(path, suffix=".npz") as tmp:
+            np.savez(tmp, **arrays)
+    return arrays
 
 
 def print_json(result: Any, out: Path | None = None) -> None:

@@ -103,22 +103,3 @@ def test_subsampling_is_seeded(tmp_path):
     a, b = load_task(path, max_examples=30, seed=1), load_task(path, max_examples=30, seed=1)
     assert a.inputs == b.inputs and len(a.inputs) == 30
     assert load_task(path, max_examples=30, seed=2).inputs != a.inputs
-
-
-@pytest.mark.parametrize("damage", ["cut", "not-npz", "pickle"])
-def test_an_unreadable_feature_cache_is_computed_again(tmp_path, capsys, damage):
-    """A damaged cache file in a probe's --out (a copy cut short, someone's file, an object array) was a
-    traceback on every rerun into that folder; it is a cache miss now, and a pickle is never loaded."""
-    from encoderlab.analysis.features import cached
-
-    path = tmp_path / "features.npz"
-    cached(path, lambda: {"x": np.arange(4.0)})
-    if damage == "cut":
-        path.write_bytes(path.read_bytes()[:100])
-    elif damage == "not-npz":
-        path.write_text("not an npz")
-    else:
-        np.savez(path, x=np.array([{"a": 1}], dtype=object))
-    assert cached(path, lambda: {"x": np.arange(3.0)})["x"].tolist() == [0.0, 1.0, 2.0]
-    assert f"the feature cache {path} is unreadable" in capsys.readouterr().err
-    assert cached(path, lambda: pytest.fail("computed again"))["x"].tolist() == [0.0, 1.0, 2.0]

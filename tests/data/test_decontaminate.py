@@ -109,3 +109,15 @@ def test_index_is_cached_and_rebuilt_when_a_set_changes(tmp_path, monkeypatch):
     write_jsonl(ev, [{"text": random_words(2, 40)}, {"text": random_words(3, 40)}])
     changed = build_contamination([str(ev)])
     assert changed.eval_texts == 2 and not set(changed.hashes.tolist()) & set(first.hashes.tolist())
+
+
+def test_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
+    """A cache file cut short (or replaced) in ENCODERLAB_HOME was a traceback in every later prepare."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    ev = write_jsonl(tmp_path / "eval.jsonl", [{"text": random_words(1, 40)}])
+    first = build_contamination([str(ev)])
+    (cache,) = (tmp_path / "home").rglob("*.npz")
+    cache.write_bytes(cache.read_bytes()[:50])
+    again = build_contamination([str(ev)])
+    assert again.hashes.tolist() == first.hashes.tolist() and again.ids == first.ids
+    assert "decontamination cache" in capsys.readouterr().err

@@ -25,19 +25,14 @@ the same words and can be compared.
 from __future__ import annotations
 
 import hashlib
-import sys
-import zipfile
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from encoderlab.atomic import atomic_file
 from encoderlab.eval.features import pad_batch, words_as_text
 from encoderlab.model.config import AttentionMode
 
@@ -184,24 +179,3 @@ def texts_fingerprint(items: Sequence) -> str:
         digest.update(repr(item).encode())
         digest.update(b"\0")
     return digest.hexdigest()
-
-
-def cached(path: Path | None, compute) -> dict[str, np.ndarray]:
-    """Load the arrays saved at `path`, or compute them (a dict of arrays) and save them there. A file
-    there that cannot be read (damaged, cut short, not an .npz; pickles are never loaded) is computed
-    again and replaced, with a note: it was a traceback on every rerun into that --out."""
-    if path is not None and path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                return dict(data)
-        except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
-            print(
-                f"encoderlab: note: the feature cache {path} is unreadable ({exc}); computing it again",
-                file=sys.stderr,
-            )
-    arrays = compute()
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_file(path, suffix=".npz") as tmp:
-            np.savez(tmp, **arrays)
-    return arrays

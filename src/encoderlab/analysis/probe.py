@@ -33,12 +33,12 @@ from torch import nn
 from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     Encoding,
-    cached,
     pooled_features,
     texts_fingerprint,
     word_features,
 )
 from encoderlab.analysis.inputs import read_records
+from encoderlab.atomic import cached_arrays
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import accuracy, macro_f1
 from encoderlab.model.fingerprint import fingerprint
@@ -215,7 +215,7 @@ def task_features(
             feats, index = word_features(model, tokenizer, task.inputs, encoding, **kwargs)
         return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
 
-    arrays = cached(path, compute)
+    arrays = cached_arrays(path, compute, "feature cache")
     index = arrays["index"]
     n_layers = len(arrays) - 1
     if task.kind == "sequence":

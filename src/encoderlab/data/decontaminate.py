@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encoderlab.atomic import atomic_file
+from encoderlab.atomic import cached_arrays
 from encoderlab.data.sources import SourceConfig, SourceStats, describe, iter_documents
 from encoderlab.errors import UserError
 
@@ -149,16 +149,20 @@ def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
     size, mtime) and n, since hashing every evaluation text takes seconds and rarely changes."""
     if ngram < 3:
         raise UserError(f"decontamination n-gram length must be at least 3, got {ngram}")
-    cache = _cache_path(against, ngram)
-    if cache.is_file():
-        with np.load(cache) as z:
-            return Contamination(
-                ngram=ngram,
-                ids=frozenset(z["ids"].tolist()),
-                hashes=z["hashes"],
-                against=list(against),
-                eval_texts=int(z["eval_texts"]),
-            )
+    z = cached_arrays(
+        _cache_path(against, ngram), lambda: _hash_sets(against, ngram), "decontamination cache"
+    )
+    return Contamination(
+        ngram=ngram,
+        ids=frozenset(z["ids"].tolist()),
+        hashes=z["hashes"],
+        against=list(against),
+        eval_texts=int(z["eval_texts"]),
+    )
+
+
+def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
+    """The evaluation sets' ids, unique n-gram hashes and text count: what the cache holds."""
     ids: set[str] = set()
     chunks: list[np.ndarray] = []
     seen_texts: set[int] = set()
@@ -175,12 +179,11 @@ def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
                 batch = []
         chunks.append(ngram_hashes_batch(batch, ngram)[0])
     hashes = np.unique(np.concatenate(chunks)) if chunks else np.empty(0, dtype=np.uint64)
-    contam = Contamination(
-        ngram=ngram, ids=frozenset(ids), hashes=hashes, against=list(against), eval_texts=len(seen_texts)
-    )
-    with atomic_file(cache, suffix=".npz") as tmp:
-        np.savez(tmp, ids=np.array(sorted(ids), dtype=str), hashes=hashes, eval_texts=len(seen_texts))
-    return contam
+    return {
+        "ids": np.array(sorted(ids), dtype=str),
+        "hashes": hashes,
+        "eval_texts": np.asarray(len(seen_texts)),
+    }
 
 
 def _cache_path(against: list[str], ngram: int) -> Path:
