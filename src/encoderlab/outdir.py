@@ -84,6 +84,14 @@ def check_output(
     before the marker existed. Returns the path (unchanged) for chaining.
     """
     path = Path(path)
+    if path.name in (
+        "",
+        "..",
+    ):  # `.`, `..`, `/`: export's, transplant's and prepare's NAME.tmp was a ValueError
+        raise UserError(
+            f"{flag} {path} names no folder of its own (the current folder, a parent or the root); give it a "
+            f"name, e.g. {flag} {path / 'out'}"
+        )
     if path.is_symlink() and not path.exists():
         target = os.readlink(path)
         if _loops(path):

@@ -428,6 +428,11 @@ ARGUMENT_CASES = [
         r"probe_tags_short.jsonl: record 4 does not hold meta.tokens and meta.tags lists of one length",
     ),
     (
+        "out-is-the-current-folder",
+        "export {w}/model --out .",
+        r"--out \. names no folder of its own \(the current folder, a parent or the root\); give it a name",
+    ),
+    (
         "curves-results-not-a-results-file",
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",
