@@ -428,11 +428,6 @@ ARGUMENT_CASES = [
         r"probe_tags_short.jsonl: record 4 does not hold meta.tokens and meta.tags lists of one length",
     ),
     (
-        "out-is-the-current-folder",
-        "export {w}/model --out .",
-        r"--out \. names no folder of its own \(the current folder, a parent or the root\); give it a name",
-    ),
-    (
         "curves-results-not-a-results-file",
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",
@@ -471,3 +466,23 @@ def test_bad_argument_is_refused_before_anything_is_written(aworld, capsys, monk
     assert_printed_as_documented(case, err, aworld)
     assert snapshot(aworld) == before, "a refused command changed or wrote files"
     assert sorted(aworld.rglob("*")) == paths, "a refused command made a folder"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "export {w}/model --out .",
+        "data tokenizer --source {w}/texts.txt --vocab-size 300 --out .",
+        "analyze transplant {w}/model {w}/model --layers 0 --out .",
+    ],
+)
+def test_an_out_without_a_name_of_its_own_is_one_line(aworld, tmp_path, capsys, monkeypatch, command):
+    """`--out .` in an empty folder: a ValueError traceback from building `NAME.tmp` beside it."""
+    (tmp_path / "empty").mkdir()
+    monkeypatch.chdir(tmp_path / "empty")
+    code, err = cli(command.format(w=aworld).split(), capsys)
+    assert_refused(
+        code, err, r"--out \. names no folder of its own \(the current folder, a parent or the root\)"
+    )
+    assert_printed_as_documented("out-is-the-current-folder", err, aworld)
+    assert list((tmp_path / "empty").iterdir()) == []
