@@ -21,6 +21,10 @@ import yaml
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 
+SEED_BOUND = 2**64
+"""Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
+(`pretrain --set seed=...`, `eval --seeds`), after the models had loaded."""
+
 T = TypeVar("T")
 
 

@@ -428,6 +428,16 @@ ARGUMENT_CASES = [
         r"probe_tags_short.jsonl: record 4 does not hold meta.tokens and meta.tags lists of one length",
     ),
     (
+        "eval-seed-too-big",
+        "eval {w}/model --tasks boolq --lrs 1e-4 --seeds 99999999999999999999999 --out {w}/e",
+        r"seeds must be below 2\*\*64 \(torch's generators take no larger one\), got \[99999999999999999999999\]",
+    ),
+    (
+        "pretrain-seed-too-big",
+        "pretrain --recipe smoke-clm --set seed=99999999999999999999999 --out {w}/o",
+        r"seed must be below 2\*\*64 \(torch's generators take no larger one\), got 99999999999999999999999",
+    ),
+    (
         "curves-results-not-a-results-file",
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",

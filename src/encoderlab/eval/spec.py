@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal
 
+from encoderlab.config import SEED_BOUND
 from encoderlab.errors import UserError
 
 Family = Literal["sc", "tc", "qa", "ir"]
@@ -398,6 +399,10 @@ def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
         )
     if not seeds or any(s < 0 for s in seeds):
         raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
+    if any(s >= SEED_BOUND for s in seeds):
+        raise UserError(
+            f"seeds must be below 2**64 (torch's generators take no larger one), got {list(seeds)}"
+        )
 
 
 def training_groups(tasks: Sequence[Task]) -> list[list[Task]]:

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from encoderlab.config import SEED_BOUND
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
 from encoderlab.objectives import Objective
@@ -272,6 +273,10 @@ class RunConfig:
     def __post_init__(self) -> None:
         if not self.phases:
             raise UserError("a run needs at least one phase; add one under `phases`")
+        if self.seed >= SEED_BOUND:
+            raise UserError(
+                f"seed must be below 2**64 (torch's generators take no larger one), got {self.seed}"
+            )
         if self.max_bad_steps < 0:
             raise UserError(
                 f"max_bad_steps must be >= 0, got {self.max_bad_steps}; e.g. --set max_bad_steps=3"
