@@ -84,10 +84,8 @@ def check_output(
     before the marker existed. Returns the path (unchanged) for chaining.
     """
     path = Path(path)
-    if path.name in (
-        "",
-        "..",
-    ):  # `.`, `..`, `/`: export's, transplant's and prepare's NAME.tmp was a ValueError
+    # `.`, `..` or `/` has no name to write NAME.tmp beside (export, transplant, prepare: a ValueError)
+    if path.name in ("", ".."):
         raise UserError(
             f"{flag} {path} names no folder of its own (the current folder, a parent or the root); give it a "
             f"name, e.g. {flag} {path / 'out'}"
