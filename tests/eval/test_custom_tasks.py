@@ -408,3 +408,34 @@ def test_task_files_and_tasks_keep_every_value_however_given(tmp_path, monkeypat
     assert seen["suite"] is None and seen["tasks"] == ["boolq", "vitaminc", "first", "second"]
     main(["eval", "m", "--out", str(tmp_path / "o")])  # no task file: the pocket suite, its own grid
     assert seen["suite"] == "pocket" and seen["tasks"] is None and seen["lrs"] is None
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (
+            {"sentence": "fine film", "polarity": None},
+            r"a row has an empty label; fill it in or remove the row",
+        ),
+        (
+            {"sentence": None, "polarity": "positive"},
+            r"a row has an empty text; fill it in or remove the row",
+        ),
+    ],
+)
+def test_an_empty_cell_is_named_not_read_as_the_word_none(tmp_path, row, message):
+    # was: an empty label became a class called 'None' (inferred labels), an empty text the input "None"
+    files = _sentiment_files(tmp_path)
+    rows = _sentiment(40, 0) + [row]
+    _write_csv(tmp_path / "train.csv", rows)
+    with pytest.raises(UserError, match=message):
+        task_from_file(_spec(tmp_path, name="empty", **files))
+
+
+def test_tc_rows_whose_tokens_are_not_lists_are_one_line(tmp_path):
+    rows = [{"tokens": ["a", "b"], "tags": ["O", "O"]}] * 5 + [{"tokens": None, "tags": ["O"]}]
+    _jsonl(tmp_path / "tr.jsonl", rows)
+    _jsonl(tmp_path / "te.jsonl", [{"tokens": ["c"], "tags": ["O"]}])
+    spec = {"family": "tc", "data": {"train": "tr.jsonl", "test": "te.jsonl"}}
+    with pytest.raises(UserError, match=r"a row's tokens and tags must both be lists, got None"):
+        task_from_file(_spec(tmp_path, name="tags", **spec))

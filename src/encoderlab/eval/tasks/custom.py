@@ -226,13 +226,18 @@ def _label_set(spec: TaskSpec, train, column: str) -> tuple[str, ...]:
     if names:
         return names
     seen = {
-        str(v) for r in rows(train, (column,)) for v in (r[column] if spec.family == "tc" else [r[column]])
+        str(v)
+        for r in rows(train, (column,))
+        for v in ((r[column] or []) if spec.family == "tc" else [r[column]])
+        if v is not None  # refused row by row, naming the empty label
     }
     return ("O", *sorted(seen - {"O"})) if spec.family == "tc" else tuple(sorted(seen))
 
 
 def _label(where: str, labels: tuple[str, ...], value, named: bool) -> int:
     """A label id: ClassLabel ids are ids; any other value (name or number) is looked up by name."""
+    if value is None:  # an empty CSV cell or a JSON null: str() would make it a class called 'None'
+        raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
     if named and isinstance(value, int) and not isinstance(value, bool):
         return value
     name = str(value).lower() if isinstance(value, bool) else str(value)
@@ -247,13 +252,23 @@ def _converter(spec: TaskSpec, labels: tuple[str, ...], named: bool, where: str)
     """One function from a row (our field names) to an example of the family."""
     if spec.family in ("sc", "pair-sc"):
         texts = ("text", "text_pair") if spec.family == "pair-sc" else ("text",)
+
+        def text(r, t: str) -> str:
+            if r[t] is None:  # str() would feed the model the word 'None'
+                raise UserError(f"{where}: a row has an empty {t}; fill it in or remove the row")
+            return str(r[t])
+
         return lambda r: {
-            **text_fields(tuple(str(r[t]) for t in texts) if len(texts) == 2 else str(r["text"])),
+            **text_fields(tuple(text(r, t) for t in texts) if len(texts) == 2 else text(r, "text")),
             "label": _label(where, labels, r["label"], named),
         }
     if spec.family == "tc":
 
         def tc(r):
+            if not isinstance(r["tokens"], list) or not isinstance(r["tags"], list):
+                raise UserError(
+                    f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}"
+                )
             if len(r["tokens"]) != len(r["tags"]):
                 raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
             return {
