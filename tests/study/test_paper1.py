@@ -175,7 +175,7 @@ def test_the_gpu_grid_has_paper1s_budgets_biphasic_ratios_and_cpt_lengths():
         assert phases[-1].phase.schedule.decay == 2000  # every budget: the 42k runs' warmup and decay
     branches = {p.model: (p.branch.base, p.branch.step) for p in pretraining(pfs) if p.branch}
     assert branches["mlm40-12k"] == ("mlm40", 10_001) and branches["clm-22k"] == ("clm", 20_001)
-    assert branches["clm25-mlm40"] == ("clm", 10_500) and branches["clm75-mlm40-12k"] == ("clm", 9_000)
+    assert branches["clm25-mlm40"] == ("clm", 10_000) and branches["clm75-mlm40-12k"] == ("clm", 9_000)
 
     cpt = _configs("paper1-cpt", "gpu-610m")
     lengths = {
@@ -240,3 +240,21 @@ def test_the_biphasic_runs_draw_their_own_mask_ratio_line(tmp_path):
     write_report(tmp_path)
     rows = (tmp_path / "report" / "figures" / "mask_ratio.csv").read_text()
     assert "CLM 25% -> MLM: Avg" in rows and "MLM: Avg" in rows
+
+
+def test_the_gpu_biphasic_runs_switch_where_paper1s_released_checkpoints_do():
+    """Paper 1 released `610m-clm-10k-mlm40-42k` (its "10k CLM + 32k MLM" row) and `-17k-mlm40-22k`: at
+    its setup the 25% run of 42k switches at 10,000 (not 10,500) and the 75% run of 22k at 17,000 (not
+    16,500); the other shares' steps are its own (3k, 9k of 12k; 21k of 42k). Other scales keep shares."""
+
+    def clm_steps(runs: dict) -> dict:
+        return {n: r.phases[0].steps for n, r in runs.items() if n.startswith("clm") and "-mlm" in n}
+
+    gpu = clm_steps(_configs("paper1-pfs", "gpu-610m"))
+    assert gpu["clm25-mlm40"] == 10_000 and gpu["clm75-mlm40-22k"] == 17_000
+    assert gpu["clm25-mlm20"] == 10_000  # the mask-ratio figure's biphasic runs share the switch
+    assert (
+        gpu["clm25-mlm40-12k"] == 3_000 and gpu["clm75-mlm40-12k"] == 9_000 and gpu["clm50-mlm40"] == 21_000
+    )
+    cpu = clm_steps(_configs("paper1-pfs", "cpu"))
+    assert cpu["clm25-mlm40/s0"] == 250  # 25% of the cpu scale's 1,000 steps (3 pretraining seeds)

@@ -39,6 +39,11 @@ PAPER1_EARLY = (5_000, 10_000, 20_000, 40_000)
 """Paper 1's data-efficiency points of its 42k MLM-40 and CLM runs: it reports both at 5k and 40k steps
 (undecayed checkpoints of the long runs, as its `610m-mlm40-42k-1000` names show) and puts CLM ahead until
 about 10k (SC, QA) and 20k steps (IR)."""
+PAPER1_SWITCH = {(42_000, 0.25): 10_000, (22_000, 0.75): 17_000}
+"""(budget, CLM share) -> the step paper 1 switched from CLM to MLM where its released checkpoint names
+say another step than the share's (HF `MLMvsCLM`: `610m-clm-10k-mlm40-42k`, its "10k CLM + 32k MLM"
+row, and `-17k-mlm40-22k`); its other released switches (`-3k-`/`-9k-mlm40-12k`, `-21k-mlm40-42k`) are
+the shares' own steps. Used at the scales that are paper 1's setup; other scales keep the shares."""
 MARGIN = 1.2
 """Documents read beyond the estimate, so an estimate off by up to 20% still repeats nothing (`study plan`
 counts the prepared data's unique tokens exactly and refuses a corpus that would repeat)."""
@@ -123,6 +128,8 @@ def _pfs_runs(scale: Scale) -> list[RunSpec]:
         if budget is not None:  # the long runs' warmup and decay, so a budget branches from them (branch.py)
             fields |= {"steps": at(scale, budget), "group": f"{budget // 1000}k"}
             params = {**params, "warmup": at(scale, 2000), "decay": at(scale, 2000)}
+        if scale.paper_setup and (switch := PAPER1_SWITCH.get((budget or PAPER1_STEPS, clm))):
+            params = {**params, "clm_fraction": switch / (budget or PAPER1_STEPS)}
         seeds = scale.claim_seeds or None if name in compared else None
         return RunSpec(name=name, label=label, recipe=recipe, params=params, seeds=seeds, **fields)
 

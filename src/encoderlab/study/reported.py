@@ -11,8 +11,8 @@ test: paper 1 trained one pretraining seed per run, so its numbers carry the pre
 fine-tuning noise this study measures (the interval beside ours). Only full rows of the recap are kept
 (the masking-ratio and 22k-budget results are recapped as single best values), and a family is
 compared only when the model has results for all of the suite's tasks of that family, the average
-paper 1 reports. `clm25-mlm40` is 10,500 CLM steps then 31,500 MLM steps; paper 1's row is "10k CLM +
-32k MLM" (its ~25/75 split).
+paper 1 reports. `clm25-mlm40` is, at these scales, paper 1's "10k CLM + 32k MLM" row: it switches at
+10k as the released checkpoint does (`paper1.PAPER1_SWITCH`), not at 25% of 42k.
 """
 
 from __future__ import annotations
