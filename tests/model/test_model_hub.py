@@ -188,6 +188,27 @@ def test_unsupported_configs_are_refused(tmp_path, changes, match):
         load_pretrained(folder)
 
 
+def test_null_kv_heads_and_head_dim_are_derived_as_transformers_does(tmp_path, ids):
+    """null is transformers' "derive it" for these two (as many KV heads as heads, hidden / heads); the
+    size checks refuse a 0 or a string there, not a null."""
+    folder = _llama_folder(tmp_path, num_key_value_heads=BODY["num_attention_heads"])
+    _edit_config(folder, num_key_value_heads=None, head_dim=None)
+    cfg = load_pretrained(folder).model.config
+    assert (cfg.n_kv_heads, cfg.head_dim) == (4, 64 // 4)
+
+
+def test_a_damaged_model_config_has_no_position_limit_and_loads_as_one_line(tmp_path):
+    """`max_positions` (read before a pretraining run starts from the folder) got an AttributeError
+    from a config.json whose `model` is not a mapping; it now leaves the verdict to the load."""
+    from encoderlab.model.hub import max_positions
+
+    save_model_folder(make_model(), tmp_path / "m")
+    _edit_config(tmp_path / "m", model=[1])
+    assert max_positions(tmp_path / "m") is None
+    with pytest.raises(UserError, match=r"its 'model' is not a mapping .*the file is corrupt"):
+        load_pretrained(tmp_path / "m")
+
+
 def test_sliding_window_qwen2_is_refused(tmp_path):
     from transformers import Qwen2Config, Qwen2ForCausalLM
 

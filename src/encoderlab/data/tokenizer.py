@@ -68,10 +68,16 @@ def load_tokenizer(name_or_path: str | Path):
     folder = tokenizer_folder(name_or_path)
     if folder is None:  # a hub id to fetch: the one download of data/hub.py, one line if it fails
         folder = download_model_repo(str(name_or_path), "tokenizer", TOKENIZER_GLOBS)
-    _refuse_tokenizer_code(folder)
-    try:  # trust_remote_code=False: transformers would otherwise ask on stdin, and run the code on "y"
+    try:
+        # Never None (transformers' default): with auto_map in tokenizer_config.json it would ask on
+        # stdin whether to run the folder's code, and a "y" (typed, or piped in) ran it.
         tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
     except (OSError, ValueError, json.JSONDecodeError) as exc:
+        if _ships_code(Path(folder)):
+            raise UserError(
+                f"tokenizer '{name_or_path}' ships its own code (auto_map in {Path(folder) / 'tokenizer_config.json'}), "
+                "which encoderlab never runs; remove auto_map from tokenizer_config.json, or pass a tokenizer that needs no code"
+            ) from None
         raise UserError(f"cannot load tokenizer '{name_or_path}' ({str(exc).splitlines()[0]})") from None
     if not getattr(tok, "is_fast", False):
         raise UserError(
@@ -80,18 +86,13 @@ def load_tokenizer(name_or_path: str | Path):
     return tok
 
 
-def _refuse_tokenizer_code(folder: Path) -> None:
-    """Refuse a tokenizer folder that names its own Python class (`auto_map`), which encoderlab never runs."""
-    config = Path(folder) / "tokenizer_config.json"
+def _ships_code(folder: Path) -> bool:
+    """True when the folder's tokenizer_config.json names tokenizer code of its own (`auto_map`)."""
     try:
-        raw = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # absent or unreadable: transformers' own error names it
-        return
-    if isinstance(raw, dict) and "auto_map" in raw:
-        raise UserError(
-            f"{folder} ships its own tokenizer code (auto_map in tokenizer_config.json), which encoderlab never "
-            "runs; remove auto_map from tokenizer_config.json (tokenizer.json is read as it is)"
-        )
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and "auto_map" in config
 
 
 def _asset_folder(name: str) -> Path | None:

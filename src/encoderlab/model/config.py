@@ -101,19 +101,20 @@ class ModelConfig:
     def __post_init__(self) -> None:
         if self.attn_impl not in ATTN_IMPLS:
             raise ValueError(f"attn_impl must be one of {', '.join(ATTN_IMPLS)}, got {self.attn_impl!r}")
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads}")
         for name in (
             "vocab_size",
             "hidden_size",
             "n_layers",
             "n_heads",
+            "n_kv_heads",
             "head_dim",
             "intermediate_size",
             "max_seq_len",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.n_heads % self.n_kv_heads:
+            raise ValueError(f"n_heads {self.n_heads} must be a multiple of n_kv_heads {self.n_kv_heads}")
         for name in ("rope_theta", "norm_eps"):  # NaN was exported as is, into an unreadable config.json
             if not (math.isfinite(getattr(self, name)) and getattr(self, name) > 0):
                 raise ValueError(f"{name} must be a finite number > 0, got {getattr(self, name)}")

@@ -231,10 +231,26 @@ def hf_config_from_dict(raw: dict):
     """The transformers config for `raw`, built by the class registered for its `model_type`.
 
     Never `AutoConfig`: a folder's `auto_map` could make that import code shipped with the folder.
+    A config transformers refuses raises one of `config_errors()`.
     """
     from transformers import CONFIG_MAPPING
 
     return CONFIG_MAPPING[raw["model_type"]].from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+
+
+def config_errors() -> tuple[type[Exception], ...]:
+    """What building a config or a model from a bad `config.json` raises: transformers' own checks
+    (ValueError; since transformers 5 also huggingface_hub's `StrictDataclassError` for a value of the
+    wrong type, which is no ValueError) and TypeError. Callers turn them into one line."""
+    from huggingface_hub.errors import StrictDataclassError
+
+    return (ValueError, TypeError, StrictDataclassError)
+
+
+def first_line(exc: Exception) -> str:
+    """The first line of an exception's message, for a one-line error."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].rstrip(":") if lines else type(exc).__name__
 
 
 def hf_class(family: str):

@@ -15,7 +15,8 @@ A source is resolved in this order, and each kind has exactly one loader:
 Security is decided here, once: weights are read with safetensors; pickled `pytorch_model.bin`
 only with `allow_pickle=True`, and then through `torch.load(weights_only=True)`; a folder that
 ships its own modelling code (`auto_map`) is refused unless `trust_remote_code=True`, and even then
-no remote code runs: the weights go through the same explicit mappings.
+no remote code runs: the weights go through the same explicit mappings. Its tokenizer is read by
+`data.tokenizer.load_tokenizer`, which never runs a tokenizer's own code either.
 The HF config object is built from `config.json` with transformers' config class for its
 `model_type`, never through `AutoConfig`, so no code from the folder is imported.
 """
@@ -35,7 +36,13 @@ from encoderlab.data.batch import TokenSpec
 from encoderlab.data.hub import download_model_repo, is_hub_id, mirror_root, model_mirror
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
-from encoderlab.model.hf_adapters import ADAPTER_FAMILIES, adapter_from_hf_state, hf_config_from_dict
+from encoderlab.model.hf_adapters import (
+    ADAPTER_FAMILIES,
+    adapter_from_hf_state,
+    config_errors,
+    first_line,
+    hf_config_from_dict,
+)
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
 from encoderlab.model.io import is_model_folder, load_model_folder
 
@@ -123,6 +130,8 @@ def max_positions(source: str | Path) -> int | None:
         raw = read_config_json(candidate)
         if is_model_folder(candidate):  # an encoder's ModelConfig, or an adapter's transformers config
             raw = raw.get("model") or raw.get("hf_config") or {}
+        if not isinstance(raw, dict):  # a damaged config: the load says so in one line
+            return None
         limit = raw.get("max_seq_len", raw.get("max_position_embeddings"))
         return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
     return None
@@ -188,9 +197,13 @@ _DIMS = (
     "hidden_size",
     "num_hidden_layers",
     "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
     "intermediate_size",
     "max_position_embeddings",
 )
+_DERIVED = ("num_key_value_heads", "head_dim")
+"""Sizes that may be null: transformers derives them (as many KV heads as heads, hidden / heads)."""
 
 
 def _check_dims(raw: dict, family: str, path: Path) -> None:
@@ -201,6 +214,8 @@ def _check_dims(raw: dict, family: str, path: Path) -> None:
     """
     for key in _DIMS:
         value = raw.get(key)
+        if value is None and key in _DERIVED:
+            continue
         if key in raw and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
             raise UserError(
                 f"{path / 'config.json'}: {key} must be a positive integer, got {value!r}; "
@@ -211,6 +226,12 @@ def _check_dims(raw: dict, family: str, path: Path) -> None:
         raise UserError(
             f"{path / 'config.json'}: hidden_size {hidden} is not a multiple of num_attention_heads {heads} "
             f"({family} needs that); fix config.json or re-download the model"
+        )
+    kv = raw.get("num_key_value_heads")
+    if heads and kv and heads % kv:
+        raise UserError(
+            f"{path / 'config.json'}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv} "
+            "(grouped-query attention needs that); fix config.json or re-download the model"
         )
 
 
@@ -229,17 +250,10 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
         notes.append("the folder's own modelling code was not run; weights were mapped by encoderlab")
     family = _family(raw, path)
     _check_dims(raw, family, path)
-    try:
-        hf = hf_config_from_dict(raw)
-    except (ValueError, TypeError) as exc:  # transformers' own validation of the config
-        raise UserError(
-            f"{path / 'config.json'} is not a valid {family} config ({str(exc).strip().splitlines()[0]}); "
-            "fix config.json or re-download the model"
-        ) from None
+    hf, cfg = _configs(raw, family, path)
     state = read_hf_weights(path, allow_pickle=allow_pickle)
     where = str(path)
-    if hf.model_type in LLAMA_FAMILIES:
-        cfg = model_config_from_hf(hf, where)
+    if cfg is not None:
         model, more = encoder_from_hf_state(cfg, state, where)
     else:
         model, more = adapter_from_hf_state(hf, state, where)
@@ -249,6 +263,20 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     if spec.mask_id is None:
         notes.append("the tokenizer has no mask token; MLM needs one added before training")
     return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more)
+
+
+def _configs(raw: dict, family: str, path: Path) -> tuple[object, ModelConfig | None]:
+    """transformers' config of `raw` and, for a Llama-style family, the `ModelConfig` it converts to,
+    both before any weight is read; a value either refuses (a string where a number belongs, KV heads
+    that do not divide the heads) is one line, not a traceback."""
+    try:
+        hf = hf_config_from_dict(raw)
+        return hf, model_config_from_hf(hf, str(path)) if family in LLAMA_FAMILIES else None
+    except config_errors() as exc:
+        raise UserError(
+            f"{path / 'config.json'} is not a valid {family} config ({first_line(exc)}); "
+            "fix config.json or re-download the model"
+        ) from None
 
 
 def read_hf_weights(path: Path, *, allow_pickle: bool = False) -> dict[str, torch.Tensor]:

@@ -28,7 +28,14 @@ from encoderlab.errors import UserError
 from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_adapters import HFAdapter, adapter_from_hf_state, hf_config_from_dict
+from encoderlab.model.hf_adapters import (
+    ADAPTER_FAMILIES,
+    HFAdapter,
+    adapter_from_hf_state,
+    config_errors,
+    first_line,
+    hf_config_from_dict,
+)
 from encoderlab.model.protocol import LanguageModel
 
 log = logging.getLogger(__name__)
@@ -96,7 +103,24 @@ def _read_meta(path: Path) -> dict:
             f"{path} has model format version {meta.get('format_version')}, this encoderlab reads "
             f"{FORMAT_VERSION}; upgrade encoderlab or re-export the model"
         )
+    problem = _architecture_problem(meta)
+    if problem:
+        raise UserError(f"cannot read {where} ({problem}); the file is corrupt: {RESTORE}")
     return meta
+
+
+def _architecture_problem(meta: dict) -> str | None:
+    """What is wrong with the part of a model folder's config.json that says what to build, if anything:
+    an encoder's `model` mapping, or an adapter's `family` with transformers' config of that family."""
+    if "family" not in meta:
+        sized = isinstance(meta.get("model"), dict)
+        return None if sized else "its 'model' is not a mapping of the encoder's sizes"
+    if meta["family"] not in ADAPTER_FAMILIES:
+        return f"family {meta['family']!r} is none of {', '.join(ADAPTER_FAMILIES)}"
+    hf = meta.get("hf_config")
+    if not isinstance(hf, dict) or hf.get("model_type") != meta["family"]:
+        return f"its 'hf_config' is not a {meta['family']} config"
+    return None
 
 
 def read_model_config(path: Path) -> ModelConfig:
@@ -121,7 +145,12 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
             f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt, truncated or missing: {RESTORE}"
         ) from None
     if "family" in meta:
-        model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
+        try:  # transformers' checks of the config's values, in the config or in the model's constructor
+            model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
+        except config_errors() as exc:
+            raise UserError(
+                f"cannot read {path / 'config.json'} ({first_line(exc)}); the file is corrupt: {RESTORE}"
+            ) from None
         return model.to(device)
     cfg = from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
     device = torch.device(device)

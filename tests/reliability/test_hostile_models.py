@@ -1,0 +1,99 @@
+"""The hostile-input catalogue, model folders (rows in docs/errors.md): config.json values that
+transformers or the encoder refuse, encoderlab model folders whose config.json lost what says what to
+build, and tokenizers that ship their own code. Each case goes through `encoderlab.cli.main([...])`
+with a "y" waiting on stdin (transformers asked there whether to run a tokenizer's code, and ran it),
+must exit 2 with one `encoderlab: error:` line and leave every file as it was. Each failed on the
+code before (a traceback, or the planted code ran)."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+
+import pytest
+from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.model.export import export_hf
+from encoderlab.model.io import save_model_folder
+
+
+def _edit(path, change) -> None:
+    raw = json.loads(path.read_text())
+    change(raw)
+    path.write_text(json.dumps(raw))
+
+
+def _copy(root, source: str, name: str, change) -> None:
+    shutil.copytree(root / source, root / name)
+    _edit(root / name / "config.json", change)
+
+
+def _plant_tokenizer_code(folder) -> None:
+    """An auto_map to a Python file that, imported, writes `ran` next to it (snapshots notice it)."""
+    _edit(folder / "tokenizer_config.json", lambda c: (c.pop("tokenizer_class", None), c.update(auto_map={"AutoTokenizer": [None, "evil_tok.EvilTokenizer"]})))  # fmt: skip
+    (folder / "evil_tok.py").write_text(
+        "import pathlib\npathlib.Path(__file__).with_name('ran').write_text('ran')\n"
+        "from transformers import PreTrainedTokenizerFast\n\n\n"
+        "class EvilTokenizer(PreTrainedTokenizerFast):\n    pass\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def mworld(tmp_path_factory):
+    from transformers import BertConfig, BertForMaskedLM
+
+    from encoderlab.model.hf_adapters import BertAdapter
+
+    root = tmp_path_factory.mktemp("hostile-models")
+    tok = make_tokenizer(vocabulary_texts())
+    (root / "corpus.jsonl").write_text(json.dumps({"id": "0", "text": vocabulary_texts()[0]}) + "\n")
+    save_model_folder(tiny_model(len(tok)), root / "model", tok)
+    export_hf(tiny_model(len(tok)), tok, root / "hf")
+    bert = BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64)  # fmt: skip
+    save_model_folder(BertAdapter(BertForMaskedLM(bert).eval()), root / "adapter", tok)
+
+    _copy(root, "hf", "hf_kv3", lambda c: c.update(num_key_value_heads=3))
+    _copy(root, "hf", "hf_kv_string", lambda c: c.update(num_key_value_heads="2"))
+    _copy(root, "hf", "hf_eps_string", lambda c: c.update(rms_norm_eps="1e-5"))
+    _copy(root, "hf", "hf_theta_string", lambda c: c["rope_parameters"].update(rope_theta="fast"))
+    _copy(root, "model", "model_no_sizes", lambda c: c.pop("model"))
+    _copy(root, "model", "model_kv0", lambda c: c["model"].update(n_kv_heads=0))
+    _copy(root, "adapter", "adapter_no_hf_config", lambda c: c.pop("hf_config"))
+    _copy(root, "adapter", "adapter_act_number", lambda c: c["hf_config"].update(hidden_act=3))
+    tok.save_pretrained(root / "remote_tok")
+    _plant_tokenizer_code(root / "remote_tok")
+    shutil.copytree(root / "model", root / "model_remote_tok")
+    _plant_tokenizer_code(root / "model_remote_tok")
+    return root
+
+
+# (id, argv with {w}, pattern of the one line); what the old code did is in docs/errors.md
+MODEL_CASES = [
+    ("hf-kv-heads-not-dividing", "export {w}/hf_kv3 --out {w}/x", r"hf_kv3/config.json: num_attention_heads 4 is not a multiple of num_key_value_heads 3"),
+    ("hf-size-not-an-integer", "export {w}/hf_kv_string --out {w}/x", r"hf_kv_string/config.json: num_key_value_heads must be a positive integer, got '2'"),
+    ("hf-value-of-wrong-type", "export {w}/hf_eps_string --out {w}/x", r"hf_eps_string/config.json is not a valid eurobert config \(Validation error for field 'rms_norm_eps'\)"),
+    ("hf-rope-theta-not-a-number", "export {w}/hf_theta_string --out {w}/x", r"is not a valid eurobert config \(could not convert string to float: 'fast'\)"),
+    ("model-config-without-sizes", "export {w}/model_no_sizes --out {w}/x", r"model_no_sizes/config.json \(its 'model' is not a mapping of the encoder's sizes\); the file is corrupt"),
+    ("model-config-zero-kv-heads", "export {w}/model_kv0 --out {w}/x", r"model_kv0/config.json: n_kv_heads must be positive, got 0"),
+    ("adapter-config-without-hf-config", "export {w}/adapter_no_hf_config --out {w}/x", r"\(its 'hf_config' is not a bert config\); the file is corrupt"),
+    ("adapter-config-value-of-wrong-type", "export {w}/adapter_act_number --out {w}/x", r"adapter_act_number/config.json \(Validation error for field 'hidden_act'\); the file is corrupt"),
+    ("tokenizer-ships-code", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/remote_tok --out {w}/o", r"tokenizer '.*remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
+    ("model-tokenizer-ships-code", "export {w}/model_remote_tok --out {w}/x", r"tokenizer '.*model_remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case,argv,pattern", MODEL_CASES, ids=[c[0] for c in MODEL_CASES])
+def test_hostile_model_folder_is_one_line(mworld, capsys, monkeypatch, case, argv, pattern):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("y\n" * 4))  # what transformers' code prompt read
+    before, top = snapshot(mworld), sorted(p.name for p in mworld.iterdir())
+    code, err = cli(argv.format(w=mworld).split(), capsys)
+    assert_one_line(code, err, pattern)
+    assert_printed_as_documented(case, err, mworld)
+    after = snapshot(mworld)
+    assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
+    assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
+    assert sorted(p.name for p in mworld.iterdir()) == top, "a refused command made a folder"
