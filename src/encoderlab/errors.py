@@ -24,3 +24,10 @@ class DiskFull(UserError):
 def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> UserError:
     """An error for an unknown name that lists the valid ones."""
     return UserError(f"unknown {what} '{name}'; valid: {', '.join(sorted(valid))}")
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of a library's exception message (its name when it has none), to quote inside
+    a one-line error."""
+    lines = str(exc).strip().splitlines()
+    return lines[0].rstrip(":") if lines else type(exc).__name__

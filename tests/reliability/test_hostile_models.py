@@ -1,6 +1,6 @@
 """The hostile-input catalogue, model folders (rows in docs/errors.md): config.json values that
 transformers or the encoder refuse, encoderlab model folders whose config.json lost what says what to
-build, and tokenizers that ship their own code. Each case goes through `encoderlab.cli.main([...])`
+build, and tokenizers that ship their own code or are damaged. Each case goes through `encoderlab.cli.main([...])`
 with a "y" waiting on stdin (transformers asked there whether to run a tokenizer's code, and ran it),
 must exit 2 with one `encoderlab: error:` line and leave every file as it was. Each failed on the
 code before (a traceback, or the planted code ran)."""
@@ -68,6 +68,8 @@ def mworld(tmp_path_factory):
     _plant_tokenizer_code(root / "remote_tok")
     shutil.copytree(root / "model", root / "model_remote_tok")
     _plant_tokenizer_code(root / "model_remote_tok")
+    shutil.copytree(root / "model", root / "model_bad_tok")  # JSON, but no tokenizer's
+    (root / "model_bad_tok" / "tokenizer.json").write_text('{"added_tokens": []}')
     return root
 
 
@@ -83,6 +85,7 @@ MODEL_CASES = [
     ("adapter-config-value-of-wrong-type", "export {w}/adapter_act_number --out {w}/x", r"adapter_act_number/config.json \(Validation error for field 'hidden_act'\); the file is corrupt"),
     ("tokenizer-ships-code", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/remote_tok --out {w}/o", r"tokenizer '.*remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
     ("model-tokenizer-ships-code", "export {w}/model_remote_tok --out {w}/x", r"tokenizer '.*model_remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
+    ("model-tokenizer-damaged", "export {w}/model_bad_tok --out {w}/x", r"cannot load tokenizer '.*model_bad_tok' \(Exception: Model missing\. .*\); its files are damaged"),
 ]  # fmt: skip
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab.data.hub import TOKENIZER_GLOBS, download_model_repo, model_mirror
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 
 log = logging.getLogger(__name__)
 
@@ -72,13 +72,16 @@ def load_tokenizer(name_or_path: str | Path):
         # Never None (transformers' default): with auto_map in tokenizer_config.json it would ask on
         # stdin whether to run the folder's code, and a "y" (typed, or piped in) ran it.
         tok = AutoTokenizer.from_pretrained(str(folder), trust_remote_code=False)
-    except (OSError, ValueError, json.JSONDecodeError) as exc:
+    except Exception as exc:  # tokenizers raises a bare Exception for a tokenizer.json it cannot parse
         if _ships_code(Path(folder)):
             raise UserError(
                 f"tokenizer '{name_or_path}' ships its own code (auto_map in {Path(folder) / 'tokenizer_config.json'}), "
                 "which encoderlab never runs; remove auto_map from tokenizer_config.json, or pass a tokenizer that needs no code"
             ) from None
-        raise UserError(f"cannot load tokenizer '{name_or_path}' ({str(exc).splitlines()[0]})") from None
+        raise UserError(
+            f"cannot load tokenizer '{name_or_path}' ({type(exc).__name__}: {first_line(exc)}); its files are "
+            "damaged or not a tokenizer's: copy them again, or save the tokenizer again with save_pretrained"
+        ) from None
     if not getattr(tok, "is_fast", False):
         raise UserError(
             f"tokenizer '{name_or_path}' has no fast (Rust) version; convert it to tokenizer.json"

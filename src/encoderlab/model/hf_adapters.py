@@ -247,12 +247,6 @@ def config_errors() -> tuple[type[Exception], ...]:
     return (ValueError, TypeError, StrictDataclassError)
 
 
-def first_line(exc: Exception) -> str:
-    """The first line of an exception's message, for a one-line error."""
-    lines = str(exc).strip().splitlines()
-    return lines[0].rstrip(":") if lines else type(exc).__name__
-
-
 def hf_class(family: str):
     """The transformers masked-LM class an adapter family wraps."""
     import transformers

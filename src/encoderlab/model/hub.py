@@ -34,13 +34,12 @@ from torch import nn
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.data.hub import download_model_repo, is_hub_id, mirror_root, model_mirror
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_adapters import (
     ADAPTER_FAMILIES,
     adapter_from_hf_state,
     config_errors,
-    first_line,
     hf_config_from_dict,
 )
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf

@@ -24,7 +24,7 @@ from safetensors.torch import load_file, save_file
 
 from encoderlab.atomic import atomic_folder
 from encoderlab.config import from_dict
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
@@ -33,7 +33,6 @@ from encoderlab.model.hf_adapters import (
     HFAdapter,
     adapter_from_hf_state,
     config_errors,
-    first_line,
     hf_config_from_dict,
 )
 from encoderlab.model.protocol import LanguageModel
