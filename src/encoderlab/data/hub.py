@@ -44,7 +44,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 
 HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
 """Environment variable naming the folder of dataset mirrors, DIR/<owner>/<name>."""
@@ -173,7 +173,7 @@ def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str) -> UserError:
             f"{what} '{hub_id}' is not on the Hugging Face hub, or is private; check the id, or log in "
             "with `hf auth login`"
         )
-    reason = _first_line(exc)  # snapshot_download's names the cause: "Got: ConnectError: ..."
+    reason = first_line(exc)  # snapshot_download's names the cause: "Got: ConnectError: ..."
     reason = reason[len("Got: ") :] if reason.startswith("Got: ") else f"{type(exc).__name__}: {reason}"
     return UserError(f"cannot download {what} '{hub_id}' from the Hugging Face hub ({reason}); {fix}")
 
@@ -298,10 +298,6 @@ def import_datasets():
     return datasets
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).splitlines() or [type(exc).__name__])[0]
-
-
 @functools.cache
 def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, location: str) -> HubDataset:
     datasets = import_datasets()
@@ -313,9 +309,9 @@ def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, 
         with quiet_hub():
             builder = datasets.load_dataset_builder(location, config, data_dir=data_dir)
     except ValueError as exc:  # an unknown config lists the valid ones
-        raise UserError(f"hub dataset '{hub_id}': {_first_line(exc)}; fix #hf_config") from None
+        raise UserError(f"hub dataset '{hub_id}': {first_line(exc)}; fix #hf_config") from None
     except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"
-        raise UserError(f"cannot resolve hub dataset '{hub_id}' ({_first_line(exc)}); check the id") from None
+        raise UserError(f"cannot resolve hub dataset '{hub_id}' ({first_line(exc)}); check the id") from None
     data_files = builder.config.data_files or {}
     if split not in data_files:
         raise UserError(
@@ -356,7 +352,7 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
             ds.location, ds.config, split=ds.split, data_dir=ds.data_dir, streaming=True
         )
     except Exception as exc:
-        raise UserError(f"cannot stream hub dataset '{ds.hub_id}' ({_first_line(exc)})") from None
+        raise UserError(f"cannot stream hub dataset '{ds.hub_id}' ({first_line(exc)})") from None
     if stream.n_shards != len(ds.files):
         raise UserError(
             f"hub dataset '{ds.hub_id}' streams as {stream.n_shards} shards but lists {len(ds.files)} files; "
