@@ -110,3 +110,32 @@ def test_a_model_outside_a_run_says_its_history_is_unknown(run, tmp_path, capsys
     shutil.copytree(run / "run" / "final", tmp_path / "model")
     assert _cli(["export", tmp_path / "model", "--out", tmp_path / "hf"], capsys)[0] == 0
     assert "is not part of an encoderlab run" in (tmp_path / "hf" / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"phases": 5},
+        {"phases": ["mlm"]},
+        {"phases": [{"steps": 3}]},
+        {"phases": [{"objective": {"type": "mlm"}, "steps": "ten"}]},
+        {"data": ["not", "a", "mapping"]},
+    ],
+)
+def test_a_run_whose_config_yaml_was_edited_out_of_shape_still_exports_and_says_so(
+    run, tmp_path, capsys, changes
+):
+    """The card read phases, objectives and step counts from config.yaml as they were, and a file
+    edited into another shape was a TypeError, KeyError, AttributeError or ValueError traceback, after
+    the load."""
+    import shutil
+
+    import yaml
+
+    shutil.copytree(run / "run", tmp_path / "run")
+    config = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    (tmp_path / "run" / "config.yaml").write_text(yaml.safe_dump({**config, **changes}))
+    code, err = _cli(["export", tmp_path / "run", "--out", tmp_path / "hf"], capsys)
+    assert code == 0, err
+    text = ModelCard.load(tmp_path / "hf" / "README.md").text
+    assert "its `config.yaml` does not read as a run's config" in text

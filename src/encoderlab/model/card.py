@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
 
 _TASK_TYPES = {
@@ -78,8 +78,9 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
             record.notes.append("the checkpoint's state.json is unreadable, so its step is unknown")
     else:
         record.step, record.tokens = _last_metrics(run / "metrics.jsonl")
-    data = (config.get("data") or {}).get("path")
-    if data and data != "synthetic":
+    data = config.get("data") or {}
+    data = data.get("path") if isinstance(data, dict) else None  # else the card says the file is damaged
+    if isinstance(data, str) and data != "synthetic":
         try:  # a relative path is relative to where the run was started, as the trainer read it
             record.data_meta = json.loads((Path(data) / "meta.json").read_text())
         except (OSError, ValueError):
@@ -130,7 +131,11 @@ def render_card(
 
     from encoderlab import __version__
 
-    objectives = sorted({p["objective"]["type"] for p in run.config["phases"]}) if run else []
+    try:  # what the run's config.yaml says; one edited into something no run writes says nothing
+        objectives = sorted({p["objective"]["type"] for p in run.config["phases"]}) if run else []
+        training = _training(run, source)
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:
+        objectives, training = [], _unreadable_run(run, exc)
     data = ModelCardData(
         library_name="transformers",
         pipeline_tag="fill-mask",
@@ -144,7 +149,7 @@ def render_card(
         f"A text encoder trained with encoderlab {__version__} and exported as `{kind}`: load it with "
         f'`transformers.AutoModelForMaskedLM.from_pretrained("{name}")`.',
         "",
-        *_training(run, source),
+        *training,
         *_tokenizer(tokenizer),
         *_evaluation(summary),
         f"_Card written by `encoderlab export` on {datetime.now(timezone.utc):%Y-%m-%d} from `{source}`._",
@@ -193,6 +198,16 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
             f"{sched} | {p.get('freeze') or '-'} | {'yes' if p.get('reset_optimizer') else 'no'} |"
         )
     return [*lines, "", *_data(c, run.data_meta)]
+
+
+def _unreadable_run(run: RunRecord, exc: Exception) -> list[str]:
+    return [
+        "## Training",
+        "",
+        f"The model comes from the run `{run.folder}`, but its `config.yaml` does not read as a run's config "
+        f"({type(exc).__name__}: {first_line(exc)}; edited by hand?), so its training history is not listed here.",
+        "",
+    ]
 
 
 def _data(config: dict, meta: dict | None) -> list[str]:
