@@ -60,6 +60,8 @@ def mworld(tmp_path_factory):
     _copy(root, "hf", "hf_kv_string", lambda c: c.update(num_key_value_heads="2"))
     _copy(root, "hf", "hf_eps_string", lambda c: c.update(rms_norm_eps="1e-5"))
     _copy(root, "hf", "hf_theta_string", lambda c: c["rope_parameters"].update(rope_theta="fast"))
+    shutil.copytree(root / "hf", root / "hf_deep")  # JSON nested deeper than Python's stack
+    (root / "hf_deep" / "config.json").write_text("[" * 100_000)
     _copy(root, "model", "model_no_sizes", lambda c: c.pop("model"))
     _copy(root, "model", "model_kv0", lambda c: c["model"].update(n_kv_heads=0))
     _copy(root, "adapter", "adapter_no_hf_config", lambda c: c.pop("hf_config"))
@@ -79,6 +81,7 @@ MODEL_CASES = [
     ("hf-size-not-an-integer", "export {w}/hf_kv_string --out {w}/x", r"hf_kv_string/config.json: num_key_value_heads must be a positive integer, got '2'"),
     ("hf-value-of-wrong-type", "export {w}/hf_eps_string --out {w}/x", r"hf_eps_string/config.json is not a valid eurobert config \(Validation error for field 'rms_norm_eps'\)"),
     ("hf-rope-theta-not-a-number", "export {w}/hf_theta_string --out {w}/x", r"is not a valid eurobert config \(could not convert string to float: 'fast'\)"),
+    ("hf-config-nested-too-deep", "export {w}/hf_deep --out {w}/x", r"hf_deep/config.json is not valid JSON \(maximum recursion depth exceeded"),
     ("model-config-without-sizes", "export {w}/model_no_sizes --out {w}/x", r"model_no_sizes/config.json \(its 'model' is not a mapping of the encoder's sizes\); the file is corrupt"),
     ("model-config-zero-kv-heads", "export {w}/model_kv0 --out {w}/x", r"model_kv0/config.json: n_kv_heads must be positive, got 0"),
     ("adapter-config-without-hf-config", "export {w}/adapter_no_hf_config --out {w}/x", r"\(its 'hf_config' is not a bert config\); the file is corrupt"),

@@ -175,7 +175,7 @@ def read_config_json(path: Path) -> dict:
     """config.json of an HF folder as a dict; unreadable JSON is a UserError."""
     try:
         raw = json.loads((path / "config.json").read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested past Python's stack
         raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
     if not isinstance(raw, dict):
         raise UserError(f"{path / 'config.json'} is not a JSON object; re-download the model")
@@ -346,7 +346,7 @@ def _index_weight_map(index: Path) -> dict[str, str]:
     """The `weight_map` of a sharded checkpoint's index; anything malformed is one line."""
     try:
         weight_map = json.loads(index.read_text(encoding="utf-8"))["weight_map"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise UserError(
             f"{index} is not a valid shard index ({type(exc).__name__}: {exc}); re-download the model"
         ) from None

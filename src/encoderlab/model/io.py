@@ -54,7 +54,7 @@ def is_model_folder(path: Path) -> bool:
         return False
     try:
         meta = json.loads(cfg.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(meta, dict) and meta.get("format") == FORMAT
 
@@ -91,7 +91,7 @@ def _read_meta(path: Path) -> dict:
         meta = json.loads(where.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(f"{path} holds no model (no config.json); {RESTORE}") from None
-    except (ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise UserError(
             f"cannot read {where} ({type(exc).__name__}: {exc}); the file is corrupt: {RESTORE}"
         ) from None
