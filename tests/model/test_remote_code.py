@@ -69,3 +69,21 @@ def test_a_tokenizer_that_lists_code_but_names_a_transformers_class_still_loads(
     (tmp_path / "tok" / "evil_tok.py").write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('ran')\n")
     assert load_tokenizer(tmp_path / "tok")("a b").input_ids == tok("a b").input_ids
     assert not (tmp_path / "ran").exists()
+
+
+def test_a_model_folder_whose_config_names_code_runs_none_through_its_tokenizer(tmp_path, yes_on_stdin):
+    """The tokenizer load reads the folder's config.json too (transformers' AutoConfig): an encoderlab
+    model folder with an `auto_map` planted in config.json ran that code on "y", though the model loader
+    itself ignores the key. Now the model and its tokenizer load and nothing runs."""
+    save_model_folder(make_model(), tmp_path / "model", save_tiny_tokenizer(tmp_path / "tok"))
+    path = tmp_path / "model" / "config.json"
+    path.write_text(
+        json.dumps({**json.loads(path.read_text()), "auto_map": {"AutoConfig": "evil_cfg.EvilConfig"}})
+    )
+    (tmp_path / "model" / "evil_cfg.py").write_text(
+        f"import pathlib\npathlib.Path({str(tmp_path / 'ran')!r}).write_text('ran')\n"
+        "from transformers import PretrainedConfig\n\n\nclass EvilConfig(PretrainedConfig):\n    model_type = 'evil'\n"
+    )
+    loaded = load_pretrained(tmp_path / "model")
+    assert loaded.tokenizer is not None and loaded.spec.mask_id == 3
+    assert not (tmp_path / "ran").exists()
