@@ -10,7 +10,7 @@ from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
 from encoderlab.model.hub import load_pretrained
 
-TOL = 1e-4
+TOL = 1e-5
 
 
 @pytest.fixture(scope="module")

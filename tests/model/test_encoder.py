@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_fixtures import VOCAB, eurobert_reference, llama_reference, logits, make_model
+from model_fixtures import VOCAB, eurobert_reference, llama_reference, logits, make_model, randomize
 
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model import SIZES, Encoder, ModelConfig
 
-TOL = 1e-4
+TOL = 1e-5  # float32 and the same weights as transformers' own classes: equal up to summation order
 
 
 @pytest.mark.parametrize("kv_heads", [4, 2, 1])  # MHA, GQA, MQA
@@ -94,6 +94,29 @@ def test_causal_outputs_ignore_future_tokens(ids, attn_impl):
         assert (before[:, 12:] - after[:, 12:]).abs().max() > 1e-3
     bidir = logits(model, ids) - logits(model, changed)
     assert bidir[:, :12].abs().max() > 1e-3
+
+
+@pytest.mark.parametrize("attn_impl", ["sdpa", "flex"])
+def test_padded_and_packed_rows_match_transformers_in_both_modes(attn_impl):
+    """Random norms and weights everywhere (a swapped norm would show): padding against transformers'
+    own attention_mask (EuroBERT bidirectional, Llama causal), and a packed row against transformers
+    run on each document alone."""
+    model = randomize(make_model(n_kv_heads=1, norm_eps=1e-6, rope_theta=500.0, attn_impl=attn_impl))
+    refs = {"bidirectional": eurobert_reference(model), "causal": llama_reference(model)}
+    ids = torch.randint(4, VOCAB, (2, 16), generator=torch.Generator().manual_seed(5))
+    pad = torch.ones_like(ids, dtype=torch.bool)
+    pad[0, 9:] = False
+    docs, row, doc_ids = packed_row([6, 1, 9])
+    for mode, ref in refs.items():
+        with torch.no_grad():
+            expected = ref(input_ids=ids, attention_mask=pad.long()).logits
+            alone = torch.cat([ref(input_ids=d[None]).logits for d in docs], dim=1)
+        got = logits(model, ids, attention_mode=mode, padding_mask=pad)
+        assert (got - expected)[pad].abs().max() <= TOL, mode
+        packed = logits(
+            model, row, attention_mode=mode, doc_ids=doc_ids, position_ids=positions_from_doc_ids(doc_ids)
+        )
+        assert (packed - alone).abs().max() <= TOL, mode
 
 
 def test_hidden_states_are_embeddings_then_each_block(ids):

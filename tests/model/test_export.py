@@ -14,7 +14,7 @@ from encoderlab.model.export import export_hf
 from encoderlab.model.hub import load_pretrained
 from encoderlab.model.io import save_model_folder
 
-TOL = 1e-4
+TOL = 1e-5
 
 
 def _masked_lm(folder):

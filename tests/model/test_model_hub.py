@@ -14,7 +14,7 @@ from encoderlab.model import Encoder
 from encoderlab.model.hub import check_compatible, load_pretrained
 from encoderlab.model.io import save_model_folder
 
-TOL = 1e-4
+TOL = 1e-5
 BODY = dict(
     vocab_size=VOCAB,
     hidden_size=64,
