@@ -6,7 +6,6 @@ nothing at all)."""
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 import sys
@@ -20,8 +19,6 @@ from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig
-from encoderlab.data.tokenizer import load_tokenizer
-from encoderlab.errors import UserError
 
 
 @pytest.fixture(scope="module")
@@ -67,29 +64,12 @@ def dworld(tmp_path_factory):
     (root / "a_file").write_text("not a folder")
     (root / "corpus_dir").mkdir()  # a source folder, whose walk would read an --out inside it
     shutil.copy(root / "corpus.jsonl", root / "corpus_dir" / "corpus.jsonl")
-    _tokenizer_with_code(root)
     (root / "theirs.shards").mkdir()  # someone's folder where `prepare --shard I/N --out theirs` writes parts
     (root / "theirs.shards" / "notes.txt").write_text("keep me")
     prepare(cfg, root / "merged", shard=Shard(0, 1), workers=1, progress=False)
     (root / "merged").mkdir()  # the parts are ours, the folder they would be merged into is not
     (root / "merged" / "notes.txt").write_text("keep me")
     return root
-
-
-def _tokenizer_with_code(root) -> None:
-    """tok_remote: tok whose tokenizer_config.json names a class in evil.py, which would write `ran`."""
-    shutil.copytree(root / "tok", root / "tok_remote")
-    config = root / "tok_remote" / "tokenizer_config.json"
-    raw = json.loads(config.read_text())
-    raw.update(
-        tokenizer_class="EvilTokenizer",
-        auto_map={"AutoTokenizer": ["evil.EvilTokenizer", "evil.EvilTokenizer"]},
-    )
-    config.write_text(json.dumps(raw))
-    (root / "tok_remote" / "evil.py").write_text(
-        f"import pathlib\npathlib.Path({str(root / 'ran')!r}).write_text('ran')\n"
-        "from transformers import PreTrainedTokenizerFast\n\n\nclass EvilTokenizer(PreTrainedTokenizerFast):\n    pass\n"
-    )
 
 
 PREP = "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --decontaminate none --workers 1"
@@ -109,7 +89,6 @@ DATA_CASES = [
     ("decontaminate-missing", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --out {w}/o --decontaminate missing", r"'missing' is not an existing file.*; fix --decontaminate$"),
     ("decontaminate-none-and-a-set", PREP + " --out {w}/o --decontaminate boolq", r"'auto' and 'none' stand alone"),
     ("tokenizer-config-only", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/config_only --out {w}/o", r"has tokenizer_config.json but no tokenizer.json"),
-    ("tokenizer-remote-code", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok_remote --out {w}/o", r"tok_remote ships its own tokenizer code \(auto_map in tokenizer_config.json\), which encoderlab never runs; remove auto_map"),
     ("merge-without-parts", "data merge --out {w}/nothing", r"no parts to merge: .*nothing.shards does not exist"),
     ("prepare-beside-a-finished-out-tmp", PREP + " --out {w}/mine", r"mine.tmp holds a finished prepared dataset, not the leftover .*nothing was changed: rename it"),
     ("prepare-shard-into-foreign", PREP + " --shard 0/2 --out {w}/theirs", r"--out .*theirs.shards is a non-empty folder that encoderlab did not create; nothing in it was changed"),
@@ -125,19 +104,6 @@ def test_hostile_data_input_is_one_line(dworld, capsys, case, argv, pattern):
     assert_printed_as_documented(case, err, dworld)
     assert {k: v for k, v in snapshot(dworld).items() if k in before} == before
     assert not (dworld / "o").exists() and not (dworld / "o.tmp").exists()
-
-
-def test_a_tokenizer_that_ships_code_runs_nothing_when_stdin_says_yes(dworld, capsys, monkeypatch):
-    """transformers asked "Do you wish to run the custom code? [y/N]" on stdin and ran evil.py on "y"
-    (a piped `yes`, a habit); every command that reads a tokenizer goes through `load_tokenizer`."""
-    monkeypatch.setattr("sys.stdin", io.StringIO("y\n" * 4))
-    argv = f"data prepare --source {dworld}/corpus.jsonl --tokenizer {dworld}/tok_remote --out {dworld}/o"
-    code, err = cli(argv.split(), capsys)
-    assert code == 2 and "Traceback" not in err, err
-    assert not (dworld / "ran").exists() and not (dworld / "o").exists()
-    with pytest.raises(UserError, match="ships its own tokenizer code"):
-        load_tokenizer(dworld / "tok_remote")
-    assert not (dworld / "ran").exists()
 
 
 def test_encoderlab_home_that_is_a_file_is_one_line(dworld, capsys, monkeypatch):
