@@ -19,7 +19,7 @@ from tests.reliability.hostile_world import TINY_RUN, build_world
 from encoderlab.cli import main
 from encoderlab.train import checkpoint as ckpt
 
-__all__ = ["TINY_RUN", "assert_one_line", "cli"]
+__all__ = ["TINY_RUN", "assert_one_line", "assert_refused_unchanged", "cli"]
 
 
 def cli(argv: list, capsys) -> tuple[int, str]:
@@ -49,6 +49,18 @@ def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> No
     assert len(lines) == 1 and lines[0].startswith("encoderlab: error: "), err
     assert "Traceback" not in err
     assert __import__("re").search(pattern, lines[0]), lines[0]
+
+
+def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, capsys) -> None:
+    """Run `argv` ({w} = `root`): one documented line, and no file under `root` changed, added or made."""
+    before, top = snapshot(root), sorted(p.name for p in root.iterdir())
+    code, err = cli(argv.format(w=root).split(), capsys)
+    assert_one_line(code, err, pattern)
+    assert_printed_as_documented(case, err, root)
+    after = snapshot(root)
+    assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
+    assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
+    assert sorted(p.name for p in root.iterdir()) == top, "a refused command made a folder"
 
 
 @pytest.fixture(scope="module")
@@ -378,14 +390,7 @@ CASES = [
 @pytest.mark.parametrize("case,argv,pattern", CASES, ids=[c[0] for c in CASES])
 def test_hostile_input_is_one_line(world, capsys, monkeypatch, case, argv, pattern):
     monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))  # no case may need a fetched asset
-    before, top = snapshot(world), sorted(p.name for p in world.iterdir())
-    code, err = cli(argv.format(w=world).split(), capsys)
-    assert_one_line(code, err, pattern)
-    assert_printed_as_documented(case, err, world)
-    after = snapshot(world)
-    assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
-    assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
-    assert sorted(p.name for p in world.iterdir()) == top, "a refused command made a folder"
+    assert_refused_unchanged(world, case, argv, pattern, capsys)
 
 
 def test_unusable_output_folder_is_one_line(world, tmp_path, capsys, monkeypatch):

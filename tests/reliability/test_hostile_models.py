@@ -14,8 +14,7 @@ import sys
 
 import pytest
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
-from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+from tests.reliability.test_hostile_inputs import assert_refused_unchanged
 
 from encoderlab.model.export import export_hf
 from encoderlab.model.io import save_model_folder
@@ -95,11 +94,4 @@ MODEL_CASES = [
 @pytest.mark.parametrize("case,argv,pattern", MODEL_CASES, ids=[c[0] for c in MODEL_CASES])
 def test_hostile_model_folder_is_one_line(mworld, capsys, monkeypatch, case, argv, pattern):
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\n" * 4))  # what transformers' code prompt read
-    before, top = snapshot(mworld), sorted(p.name for p in mworld.iterdir())
-    code, err = cli(argv.format(w=mworld).split(), capsys)
-    assert_one_line(code, err, pattern)
-    assert_printed_as_documented(case, err, mworld)
-    after = snapshot(mworld)
-    assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
-    assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
-    assert sorted(p.name for p in mworld.iterdir()) == top, "a refused command made a folder"
+    assert_refused_unchanged(mworld, case, argv, pattern, capsys)

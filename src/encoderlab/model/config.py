@@ -21,6 +21,18 @@ AttnImpl = Literal["sdpa", "flex"]
 ATTN_IMPLS: tuple[str, ...] = ("sdpa", "flex")
 
 
+SHAPE_FIELDS = (
+    "vocab_size",
+    "hidden_size",
+    "n_layers",
+    "n_heads",
+    "n_kv_heads",
+    "head_dim",
+    "intermediate_size",
+)
+"""The sizes that fix a model's parameter shapes (a checkpoint resumes only into the same ones)."""
+
+
 @dataclass(frozen=True)
 class MatmulShape:
     """The widths that decide a block's matmul FLOPs (`train/flops.py`)."""
@@ -101,16 +113,7 @@ class ModelConfig:
     def __post_init__(self) -> None:
         if self.attn_impl not in ATTN_IMPLS:
             raise ValueError(f"attn_impl must be one of {', '.join(ATTN_IMPLS)}, got {self.attn_impl!r}")
-        for name in (
-            "vocab_size",
-            "hidden_size",
-            "n_layers",
-            "n_heads",
-            "n_kv_heads",
-            "head_dim",
-            "intermediate_size",
-            "max_seq_len",
-        ):
+        for name in (*SHAPE_FIELDS, "max_seq_len"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.n_heads % self.n_kv_heads:

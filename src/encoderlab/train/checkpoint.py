@@ -35,6 +35,7 @@ from safetensors.torch import load_file, save_file
 
 from encoderlab.atomic import atomic_folder
 from encoderlab.errors import UserError
+from encoderlab.model.config import SHAPE_FIELDS
 from encoderlab.model.io import save_model_folder
 from encoderlab.train.optim import StateByName
 
@@ -168,16 +169,7 @@ def check_model_matches(ckpt: Path, model: torch.nn.Module, saved: torch.nn.Modu
     adapter models (BERT, ModernBERT: their config has no head counts) resume like our own.
     """
     theirs, ours = saved.config, model.config
-    keys = (
-        "family",
-        "vocab_size",
-        "hidden_size",
-        "n_layers",
-        "n_heads",
-        "n_kv_heads",
-        "head_dim",
-        "intermediate_size",
-    )
+    keys = ("family", *SHAPE_FIELDS)
     diffs = [
         f"{k}: {getattr(theirs, k, None)} vs {getattr(ours, k, None)}"
         for k in keys
