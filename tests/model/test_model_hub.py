@@ -285,3 +285,42 @@ def test_hub_ids_resolve_through_the_models_mirror(tmp_path, ids, monkeypatch):
         UserError, match=r"has no mirror of org/absent; download it with: hf download org/absent"
     ):
         load_pretrained("org/absent")
+
+
+def test_swish_is_silu_as_transformers_reads_it(tmp_path):
+    """transformers maps both `silu` and `swish` to SiLU; `swish` was refused as another activation."""
+    import torch
+
+    silu = load_pretrained(_llama_folder(tmp_path / "a")).model
+    folder = _llama_folder(tmp_path / "b")
+    _edit_config(folder, hidden_act="swish")
+    swish = load_pretrained(folder).model
+    swish.load_state_dict(silu.state_dict())
+    ids = torch.arange(8).unsqueeze(0)
+    assert torch.equal(swish(ids).last_hidden_state, silu(ids).last_hidden_state)
+
+
+def test_a_non_ascii_config_reads_under_an_ascii_locale(tmp_path):
+    """config.json is UTF-8 whatever the locale: under LC_ALL=C (no UTF-8 coercion) a hand-edited
+    non-ASCII value made both folder kinds 'not valid JSON'."""
+    import os
+    import subprocess
+    import sys
+
+    folder = _llama_folder(tmp_path)
+    _edit_config(folder, _name_or_path="modèle-ä")
+    save_model_folder(make_model(), tmp_path / "m")
+    raw = json.loads((tmp_path / "m" / "config.json").read_text(encoding="utf-8"))
+    (tmp_path / "m" / "config.json").write_text(json.dumps({**raw, "note": "é"}, ensure_ascii=False), "utf-8")
+    code = (
+        "import sys; from pathlib import Path; from encoderlab.model.hub import read_config_json; "
+        "from encoderlab.model.io import is_model_folder; "
+        "assert sys.getfilesystemencoding() and __import__('locale').getpreferredencoding() != 'UTF-8'; "
+        f"print(read_config_json(Path({str(folder)!r}))['_name_or_path'] == 'mod\\u00e8le-\\u00e4', "
+        f"is_model_folder(Path({str(tmp_path / 'm')!r})))"
+    )
+    env = {**os.environ, "LC_ALL": "C", "PYTHONCOERCECLOCALE": "0", "PYTHONUTF8": "0"}
+    out = subprocess.run(
+        [sys.executable, "-X", "utf8=0", "-c", code], env=env, capture_output=True, text=True
+    )
+    assert out.stdout.split() == ["True", "True"], out.stderr[-2000:]

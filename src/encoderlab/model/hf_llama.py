@@ -47,7 +47,7 @@ def model_config_from_hf(hf, where: str) -> ModelConfig:
         raise _refuse(where, f"RoPE scaling '{rope['rope_type']}' is set")
     if rope.get("partial_rotary_factor", 1.0) != 1.0:
         raise _refuse(where, f"partial rotary factor {rope['partial_rotary_factor']} is set")
-    if getattr(hf, "hidden_act", "silu") != "silu":
+    if getattr(hf, "hidden_act", "silu") not in ("silu", "swish"):  # transformers' two names of SiLU
         raise _refuse(where, f"activation '{hf.hidden_act}' is used instead of SiLU")
     if getattr(hf, "mlp_bias", False):
         raise _refuse(where, "mlp_bias is set")

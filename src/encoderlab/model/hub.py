@@ -174,7 +174,7 @@ def _own_model_folder(path: Path) -> Path | None:
 def read_config_json(path: Path) -> dict:
     """config.json of an HF folder as a dict; unreadable JSON is a UserError."""
     try:
-        raw = json.loads((path / "config.json").read_text())
+        raw = json.loads((path / "config.json").read_text(encoding="utf-8"))  # whatever the locale says
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested past Python's stack
         raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
     if not isinstance(raw, dict):

@@ -53,7 +53,7 @@ def is_model_folder(path: Path) -> bool:
     if not cfg.is_file():
         return False
     try:
-        meta = json.loads(cfg.read_text())
+        meta = json.loads(cfg.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
         return False
     return isinstance(meta, dict) and meta.get("format") == FORMAT
