@@ -27,6 +27,7 @@ JSON objects evaluation summaries and study reports have always held.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -98,19 +99,24 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     return PairedTest(**s, t=float(result.statistic), p_value=float(result.pvalue), degenerate=False)
 
 
+def negated(test: PairedTest) -> PairedTest:
+    """The test of b - a from that of a - b."""
+    flip = {"mean": -test.mean, "t": None if test.t is None else -test.t}
+    flip |= {"ci_low": None if test.ci_high is None else -test.ci_high}
+    flip |= {"ci_high": None if test.ci_low is None else -test.ci_low}
+    return dataclasses.replace(test, **flip)
+
+
 def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95) -> PairedTest:
     """Welch's two-sided t-test of mean(a) - mean(b) (unpaired, unequal variances; Welch-Satterthwaite
     degrees of freedom); a side holding one value is taken as exact, which is the one-sample test of
     the other side against it."""
     if len(a) + len(b) < 3 or not a or not b:
         raise ValueError(f"a Welch test needs values on both sides and 3 in all, got {len(a)}, {len(b)}")
-    if len(b) == 1 or len(a) == 1:
-        one, many, sign = (b, a, 1.0) if len(b) == 1 else (a, b, -1.0)
-        test = paired_test(many, [one[0]] * len(many))
-        if sign > 0:
-            return test
-        flip = {"mean": -test.mean, "ci_low": -test.ci_high, "ci_high": -test.ci_low}
-        return PairedTest(**(test.__dict__ | flip | {"t": None if test.t is None else -test.t}))
+    if len(a) == 1:
+        return negated(welch_test(b, a, confidence))
+    if len(b) == 1:
+        return paired_test(a, [b[0]] * len(a))
     ea, eb = summarize(a), summarize(b)
     va, vb = ea.sd**2 / ea.n, eb.sd**2 / eb.n
     diff, se = ea.mean - eb.mean, math.sqrt(va + vb)

@@ -123,17 +123,17 @@ def _against_reference(a: Scores, b: Scores) -> Nested | None:
     the replicated run's seed means (each over the fine-tuning seeds the reference has) against the
     reference checkpoint's fine-tuning scores, by Welch's test; None otherwise."""
     a, b = {k: v for k, v in a.items() if v}, {k: v for k, v in b.items() if v}
-    if sorted((len(a), len(b)))[0] != 1 or max(len(a), len(b)) < 2:
+    if min(len(a), len(b)) != 1 or max(len(a), len(b)) < 2:
         return None
-    ref_seed, ref = next(iter((b if len(b) == 1 else a).items()))
-    many = a if len(b) == 1 else b
+    ref_is_b = len(b) == 1
+    (ref_seed, ref), many = next(iter((b if ref_is_b else a).items())), (a if ref_is_b else b)
     means = {k: fmean(v[f] for f in common) for k, v in many.items() if (common := set(v) & set(ref))}
     used = set().union(*(set(v) & set(ref) for v in many.values()))
     fixed = [ref[f] for f in sorted(used)]
     if len(means) < 2 or not fixed:
         return None
     values = [means[k] for k in sorted(means)]
-    va, vb = (values, fixed) if len(b) == 1 else (fixed, values)
+    va, vb = (values, fixed) if ref_is_b else (fixed, values)
     shared = ref_seed if ref_seed in many else None
     return Nested(
         level="reference",
@@ -143,7 +143,7 @@ def _against_reference(a: Scores, b: Scores) -> Nested | None:
         pretraining_seeds=sorted(means),
         checkpoint_seed=ref_seed,
         checkpoint=paired(a[shared], b[shared]) if shared is not None else None,
-        reference="b" if len(b) == 1 else "a",
+        reference="b" if ref_is_b else "a",
     )
 
 

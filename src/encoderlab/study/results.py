@@ -41,14 +41,13 @@ The measures:
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from encoderlab.analysis.cka import low_layer_verdict
-from encoderlab.eval.stats import Estimate, PairedTest, holm
+from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
 from encoderlab.study.data import StudyData
 from encoderlab.study.nested import Nested, Scores, compare_runs
@@ -250,11 +249,7 @@ def _scores(data: StudyData, run: str, measure: Measure) -> Scores:
 
 def _negate(d: PairedTest | None) -> PairedTest | None:
     """b - a from a - b."""
-    if d is None:
-        return None
-    flip = {"mean": -d.mean, "ci_low": None if d.ci_high is None else -d.ci_high}
-    flip |= {"ci_high": None if d.ci_low is None else -d.ci_low, "t": None if d.t is None else -d.t}
-    return dataclasses.replace(d, **flip)
+    return None if d is None else negated(d)
 
 
 @dataclass(frozen=True)

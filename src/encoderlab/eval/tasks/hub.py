@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 
 PARQUET_EXPORT = "refs/convert/parquet"
 
@@ -79,7 +79,7 @@ def load_hub(source: HubSource):
             "put the split's records in it, or re-download the mirror"
         ) from None
     except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError) as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = first_line(exc)
         fix = (
             "check the mirror's files against docs/evaluation.md"
             if path != source.repo

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
 from encoderlab.data.hub import import_datasets
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, first_line
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 """A data file's suffix -> the `datasets` builder that reads it."""
@@ -95,6 +95,6 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
         try:
             found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
         except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            first = first_line(exc)
             raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
     return found
