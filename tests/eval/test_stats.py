@@ -85,3 +85,12 @@ def test_welch_test_is_scipys_unequal_variance_t_test():
     assert one.p_value == pytest.approx(sps.ttest_1samp([3.0, 4.0, 6.0], 2.0).pvalue)
     assert welch_test([2.0], [3.0, 4.0, 6.0]).mean == pytest.approx(-one.mean)
     assert welch_test([1.0, 1.0], [1.0, 1.0]).degenerate
+
+
+def test_holm_refuses_nan_rather_than_depend_on_order():
+    from encoderlab.eval.stats import holm
+
+    # Before: NaN broke the sort, so [nan, 0.01, 0.04] and [0.01, 0.04, nan] adjusted 0.01 differently.
+    for family in ([float("nan"), 0.01, 0.04], [0.01, 0.04, float("nan")]):
+        with pytest.raises(ValueError, match="NaN p-value"):
+            holm(family)

@@ -139,7 +139,11 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
     Sorted ascending, the i-th smallest of m p-values becomes max over j <= i of (m - j) * p_(j),
     capped at 1; rejecting where the adjusted p < alpha controls the family-wise error rate at alpha.
-    (`statsmodels.stats.multitest.multipletests(method="holm")` gives the same numbers.)"""
+    (`statsmodels.stats.multitest.multipletests(method="holm")` gives the same numbers.)
+    A NaN p-value is refused: it has no place in the ascending order, so the adjusted values would
+    depend on the order the family was listed in; an untested claim stays out of the family."""
+    if any(math.isnan(p) for p in p_values):
+        raise ValueError("holm: a NaN p-value has no rank; leave untested claims out of the family")
     m = len(p_values)
     order = sorted(range(m), key=lambda i: p_values[i])
     adjusted = [0.0] * m
