@@ -27,18 +27,28 @@ SEED_BOUND = 2**64
 
 T = TypeVar("T")
 
+KEYED_WHEN_SET = {"keyed_when_set": True}
+"""`dataclasses.field` metadata for a field added after study folders existed: `to_dict` leaves it out
+while it holds its default, so the node keys that hash those dicts (and the configs runs wrote) stay
+what they were, and `from_dict` fills the default back in. Set, it is written and keyed like any other."""
 
-def to_dict(cfg: Any) -> Any:
+
+def to_dict(cfg: Any, complete: bool = False) -> Any:
     """A dataclass (nested, with lists and tuples) as plain Python data; union members are
-    tagged with `type` so `from_dict` can rebuild them."""
+    tagged with `type` so `from_dict` can rebuild them. `complete` keeps the `KEYED_WHEN_SET` fields
+    that hold their default too (every field a dotted override may name)."""
     if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
-        out = {f.name: to_dict(getattr(cfg, f.name)) for f in dataclasses.fields(cfg)}
+        out = {
+            f.name: to_dict(getattr(cfg, f.name), complete)
+            for f in dataclasses.fields(cfg)
+            if complete or not (f.metadata.get("keyed_when_set") and getattr(cfg, f.name) == f.default)
+        }
         tag = getattr(type(cfg), "type_tag", None)
         return {"type": tag, **out} if tag else out
     if isinstance(cfg, (list, tuple)):
-        return [to_dict(v) for v in cfg]
+        return [to_dict(v, complete) for v in cfg]
     if isinstance(cfg, dict):
-        return {k: to_dict(v) for k, v in cfg.items()}
+        return {k: to_dict(v, complete) for k, v in cfg.items()}
     if isinstance(cfg, Path):
         return str(cfg)
     return cfg
@@ -167,7 +177,7 @@ def with_values(cfg: T, values: Mapping[str, Any]) -> T:
 
     The values are set all at once and the result is checked like a loaded config, so several fields
     that must agree (phase lengths and total_steps) can change together."""
-    data = to_dict(cfg)
+    data = to_dict(cfg, complete=True)
     for path, value in values.items():
         node = data
         keys = path.split(".")

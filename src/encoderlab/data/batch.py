@@ -120,3 +120,29 @@ class StepOffset:
 
     def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
         return self.source.batch(step + self.steps, micro_step, rank)
+
+
+@dataclass(frozen=True)
+class WholeRows:
+    """A source whose rows are read as single sequences: the same tokens, one document id per row and
+    positions 0..T-1, so attention and next-token targets run across the documents packed in a row.
+
+    This is how Optimus (paper 1's EuroBERT code) trains with its default `var_len: False`; a run
+    asks for it with `data.attend=row`. The stream, its order and its masks' seeds are unchanged, so
+    the two readings of a row compare on the same tokens."""
+
+    source: BatchSource
+    """The stream."""
+
+    @property
+    def spec(self) -> TokenSpec:
+        return self.source.spec
+
+    @property
+    def layout(self) -> BatchLayout:
+        return self.source.layout
+
+    def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
+        ids = self.source.batch(step, micro_step, rank).input_ids
+        positions = torch.arange(ids.shape[1]).expand_as(ids).contiguous()
+        return PackedBatch(input_ids=ids, doc_ids=torch.zeros_like(ids), position_ids=positions)

@@ -43,6 +43,9 @@ class ObjectiveInputs:
     """`bidirectional` or `causal`."""
     targets: torch.Tensor
     """(B, T) int64 target ids, IGNORE where no loss."""
+    whole_rows: bool = False
+    """Every row is one document: the model attends over whole rows with no document mask, which
+    keeps SDPA's fused (causal) kernels; `documents_per_row` sets it where the batch is made."""
 
     @property
     def n_targets(self) -> int:
@@ -58,7 +61,14 @@ class ObjectiveInputs:
             doc_ids=move(self.doc_ids),
             attention_mode=self.attention_mode,
             targets=move(self.targets),
+            whole_rows=self.whole_rows,
         )
+
+
+def whole_rows(doc_ids: torch.Tensor) -> bool:
+    """Whether each row of a (B, T) CPU batch is a single document (then no document mask is needed).
+    Checked where the objective builds its inputs, on the host, so the forward pass never syncs."""
+    return bool((doc_ids == doc_ids[:, :1]).all())
 
 
 def objective_generator(seed: int, step: int, slot: int) -> torch.Generator:
@@ -89,7 +99,8 @@ def batch_loss(model: LanguageModel, x: ObjectiveInputs, forward=None) -> tuple[
     same model wrapped for parallel training, when given), then the loss at their targets. Training and
     the held-out losses score a batch through this one function, so they feed the model alike."""
     run = model if forward is None else forward
+    docs = None if x.whole_rows else x.doc_ids
     hidden = run(
-        x.input_ids, attention_mode=x.attention_mode, position_ids=x.position_ids, doc_ids=x.doc_ids
+        x.input_ids, attention_mode=x.attention_mode, position_ids=x.position_ids, doc_ids=docs
     ).last_hidden_state
     return lm_loss(model, hidden, x.targets)

@@ -14,7 +14,7 @@ from typing import ClassVar
 import torch
 
 from encoderlab.data.batch import PackedBatch, TokenSpec
-from encoderlab.objectives.base import IGNORE, ObjectiveInputs
+from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -43,4 +43,5 @@ class CLM:
             doc_ids=docs,
             attention_mode="causal",
             targets=targets,
+            whole_rows=whole_rows(batch.doc_ids),
         )

@@ -33,7 +33,7 @@ import torch
 
 from encoderlab.data.batch import PackedBatch, TokenSpec
 from encoderlab.errors import UserError
-from encoderlab.objectives.base import IGNORE, ObjectiveInputs
+from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,6 +111,7 @@ class MLM:
             doc_ids=batch.doc_ids,
             attention_mode="bidirectional",
             targets=targets,
+            whole_rows=whole_rows(batch.doc_ids),
         )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 import encoderlab.train.checkpoint as ckpt
-from encoderlab.data.batch import BatchLayout, BatchSource, StepOffset, TokenSpec
+from encoderlab.data.batch import BatchLayout, BatchSource, StepOffset, TokenSpec, WholeRows
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
@@ -24,9 +24,10 @@ from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
 
 def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
     """The configured token stream: a prepared folder's reader, or synthetic documents, read from
-    `data.step_offset` on."""
+    `data.step_offset` on, each row one sequence with `data.attend=row`."""
     source = _stream(data, layout)
-    return StepOffset(source, data.step_offset) if data.step_offset else source
+    source = StepOffset(source, data.step_offset) if data.step_offset else source
+    return WholeRows(source) if data.attend == "row" else source
 
 
 def _stream(data: DataConfig, layout: BatchLayout) -> BatchSource:

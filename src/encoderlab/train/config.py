@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from encoderlab.config import SEED_BOUND
+from encoderlab.config import KEYED_WHEN_SET, SEED_BOUND
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
 from encoderlab.objectives import Objective
@@ -56,6 +56,11 @@ class DataConfig:
     synthetic_doc_len: int = 48
     """Mean document length of the synthetic source (uniform in [8, 2x)); a row's length or more: one
     document per row."""
+    attend: Literal["document", "row"] = field(default="document", metadata=KEYED_WHEN_SET)
+    """`document`: attention and positions stay inside each packed document (a CLM document's last
+    token predicts nothing). `row`: a packed row is one sequence, attended over whole with positions
+    0..T-1 and next-token targets across document ends, as Optimus (paper 1's EuroBERT code) packs
+    by default (`var_len: False`)."""
 
     def __post_init__(self) -> None:
         from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB
