@@ -99,16 +99,11 @@ class BatchSource(Protocol):
 
 
 @dataclass(frozen=True)
-class StepOffset:
-    """A source read from further along its stream: step s serves `source`'s batch of step s + `steps`.
-
-    Continued pretraining wraps its base's stream in this, so it reads the rows after the base's last
-    step (same data, same order) instead of replaying the batches the base was trained on."""
+class SourceView:
+    """A source served through another: its vocabulary and layout are the stream's own."""
 
     source: BatchSource
     """The stream."""
-    steps: int
-    """Steps of it to skip."""
 
     @property
     def spec(self) -> TokenSpec:
@@ -117,30 +112,30 @@ class StepOffset:
     @property
     def layout(self) -> BatchLayout:
         return self.source.layout
+
+
+@dataclass(frozen=True)
+class StepOffset(SourceView):
+    """A source read from further along its stream: step s serves `source`'s batch of step s + `steps`.
+
+    Continued pretraining wraps its base's stream in this, so it reads the rows after the base's last
+    step (same data, same order) instead of replaying the batches the base was trained on."""
+
+    steps: int
+    """Steps of it to skip."""
 
     def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
         return self.source.batch(step + self.steps, micro_step, rank)
 
 
 @dataclass(frozen=True)
-class WholeRows:
+class WholeRows(SourceView):
     """A source whose rows are read as single sequences: the same tokens, one document id per row and
     positions 0..T-1, so attention and next-token targets run across the documents packed in a row.
 
     This is how Optimus (paper 1's EuroBERT code) trains with its default `var_len: False`; a run
     asks for it with `data.attend=row`. The stream, its order and its masks' seeds are unchanged, so
     the two readings of a row compare on the same tokens."""
-
-    source: BatchSource
-    """The stream."""
-
-    @property
-    def spec(self) -> TokenSpec:
-        return self.source.spec
-
-    @property
-    def layout(self) -> BatchLayout:
-        return self.source.layout
 
     def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
         ids = self.source.batch(step, micro_step, rank).input_ids
