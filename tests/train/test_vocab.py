@@ -5,18 +5,20 @@ mask token (as SmolLM2's), tied and untied, and a BERT with 64 positions (as Min
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import pytest
 import torch
 from helpers import tiny_run
+from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.data.synthetic import SyntheticSource
 from encoderlab.errors import UserError
 from encoderlab.model.hub import load_pretrained
-from encoderlab.objectives import MLM
+from encoderlab.objectives import CLM, MLM
 from encoderlab.train import ModelSpec, Phase, pretrain
 from encoderlab.train.recipes import make_recipe
 from encoderlab.train.step import TrainStep
@@ -108,6 +110,28 @@ def test_the_added_token_is_recorded_saved_and_resumes(tmp_path):
     final = load_pretrained(run / "final")
     assert final.spec.mask_id == VOCAB and final.model.config.vocab_size == VOCAB + 1
     assert final.tokenizer.convert_ids_to_tokens(VOCAB) == "<mask>"
+
+
+def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tmp_path):
+    """`load=full` from a CLM run on a decoder's tokenizer, adding a mask token: the (tied) embedding
+    grows by a row its AdamW moments lack. That state went into the optimizer unchecked and the first
+    update failed with a shape RuntimeError after the run folder was written; now one line, no folder."""
+    _save_decoder(tmp_path / "decoder", tied=True)  # as SmolLM2's
+    clm = tiny_run(
+        tmp_path / "clm",
+        phases=(Phase(objective=CLM(), steps=1),),
+        model=ModelSpec(init=str(tmp_path / "decoder")),
+    )
+    pretrain(clm, source=SyntheticSource(clm.layout, DECODER_SPEC, seed=0))
+    cfg, source = _run(tmp_path, Path(clm.out), steps=1)
+    cfg = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, load="full"))
+    with pytest.raises(UserError) as refused:
+        pretrain(cfg, source=source)
+    message = str(refused.value).replace(clm.out, "BASE")
+    assert f"embed_tokens.weight: moments of shape ({VOCAB}, " in message
+    assert_printed_as_documented("load-full-added-token", message, tmp_path)
+    assert not Path(cfg.out).exists()
+    pretrain(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, load="weights")), source=source)
 
 
 def test_without_a_mask_token_to_add_mlm_refuses_a_decoder(tmp_path):

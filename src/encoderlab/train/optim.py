@@ -38,7 +38,8 @@ in `.bias` (ModernBERT's `filter_bias_norm_wd`, the rule of optimi's `param_grou
 PyTorch optimizers key their state by position in the parameter list, which changes whenever a
 phase freezes or unfreezes layers. Keeping the state by name makes "carry the optimizer across
 phases" independent of which parameters each phase trains, and makes checkpoints readable and
-checkable (a state for a parameter the model lacks is an error, not a silent skip). Loading goes
+checkable (a state for a parameter the model lacks, or of another shape, is refused when it is
+loaded: `state_mismatches`, not a silent skip). Loading goes
 through `Optimizer.load_state_dict`, which puts each tensor on the right device and dtype.
 """
 
@@ -179,6 +180,22 @@ def state_by_name(optimizer: torch.optim.Optimizer, model: nn.Module) -> StateBy
         names[id(p)]: {k: full_tensor(v).detach().cpu().clone() for k, v in st.items()}
         for p, st in optimizer.state.items()
     }
+
+
+def state_mismatches(states: StateByName, model: nn.Module) -> list[str]:
+    """What in `states` cannot be loaded into `model`: a parameter it lacks, or moments of another shape
+    (`load_state_by_name` would take either silently and the first update would fail mid-run)."""
+    params = dict(model.named_parameters())
+    out = []
+    for name, st in states.items():
+        if name not in params:
+            out.append(f"{name}: not a parameter of the model")
+            continue
+        shape = tuple(params[name].shape)
+        other = {tuple(v.shape) for k, v in st.items() if k != "step"} - {shape}
+        if other:
+            out.append(f"{name}: moments of shape {min(other)}, the parameter's {shape}")
+    return out
 
 
 def load_state_by_name(optimizer: torch.optim.Optimizer, model: nn.Module, states: StateByName) -> None:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from encoderlab.data.batch import BatchSource
+from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.objectives import ObjectiveInputs, batch_loss, objective_generator
 from encoderlab.train.build import (
@@ -46,7 +47,13 @@ from encoderlab.train.distributed import World, all_reduce_sum, init_world, no_s
 from encoderlab.train.flops import train_flops
 from encoderlab.train.freeze import apply_freeze, parse_layers
 from encoderlab.train.memory import check_fits
-from encoderlab.train.optim import StateByName, build_optimizer, load_state_by_name, state_by_name
+from encoderlab.train.optim import (
+    StateByName,
+    build_optimizer,
+    load_state_by_name,
+    state_by_name,
+    state_mismatches,
+)
 from encoderlab.train.parallelize import parallelize
 from encoderlab.train.vocab import add_mask_token, planned_spec
 
@@ -149,8 +156,17 @@ class TrainStep:
             return self.optim_state
         return {**self.optim_state, **state_by_name(self.optimizer, self.model)}
 
-    def load_optimizer_state(self, state: StateByName) -> None:
-        """Replace the optimizer state (resume, rollback); the next step re-enters its phase."""
+    def load_optimizer_state(self, state: StateByName, where: str = "", fix: str = "") -> None:
+        """Replace the optimizer state (resume, rollback, `load=full`); the next step re-enters its phase.
+
+        A state that does not fit the model (`optim.state_mismatches`) is refused with `where` (the
+        checkpoint) and `fix` named, before anything is written: it would fail at the first update."""
+        bad = state_mismatches(state, self.model)
+        if bad:
+            why = ", as the run added a mask token to the start model's vocabulary" if self.added else ""
+            raise UserError(
+                f"{where}: its optimizer state does not fit this run's model ({'; '.join(bad[:3])}){why}; {fix}"
+            )
         self.optim_state, self.optimizer, self.phase = state, None, None
 
     # ---- batches -----------------------------------------------------------------------------

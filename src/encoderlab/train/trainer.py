@@ -193,8 +193,11 @@ class Trainer:
         if latest is not None:
             self._load(latest)
         elif self.cfg.model.init and self.cfg.model.load == "full":
-            state, _, _ = ckpt.load_train_state(find_checkpoint(Path(self.cfg.model.init)))
-            self.train_step.load_optimizer_state(state)
+            found = find_checkpoint(Path(self.cfg.model.init))
+            state, _, _ = ckpt.load_train_state(found)
+            self.train_step.load_optimizer_state(
+                state, str(found), "start from its weights with model.load=weights"
+            )
         return latest
 
     def _load(self, path: Path) -> None:
@@ -203,7 +206,9 @@ class Trainer:
         ckpt.check_model_matches(path, self.model, saved)
         load_model_state(self.model, saved.state_dict())
         state, self.progress, rng = ckpt.load_train_state(path)
-        self.train_step.load_optimizer_state(state)
+        self.train_step.load_optimizer_state(
+            state, str(path), "resume from an earlier checkpoint or start a new run folder"
+        )
         ckpt.restore_rng(rng)
 
     # ---- checkpoints -------------------------------------------------------------------------
