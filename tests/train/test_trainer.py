@@ -133,6 +133,25 @@ def test_existing_run_needs_resume_and_changed_config_is_refused_with_diff(tmp_p
     pretrain(changed, resume=True, force=True)  # forced: accepted
 
 
+def test_resume_with_another_phase_list_names_the_change_not_both_lists(reference):
+    """A phase added (or removed) on resume: the refusal named both phase lists whole, a kilobyte of
+    dict reprs on one line; it names the lengths and the differences of the phases both lists have."""
+    n = len(reference.phases)
+    added = dataclasses.replace(reference, phases=(*reference.phases, Phase(objective=CLM(), steps=2)))
+    with pytest.raises(
+        UserError, match=rf"changed config \(phases: {n} -> {n + 1} entries\); rerun"
+    ) as refused:
+        pretrain(added, resume=True)
+    assert "{" not in str(refused.value)
+    first = reference.phases[0]
+    edited = dataclasses.replace(reference, phases=(dataclasses.replace(first, steps=first.steps + 1),))
+    change = rf"\(phases: {n} -> 1 entries; phases.0.steps: {first.steps} -> {first.steps + 1}\)"
+    with pytest.raises(UserError, match=change):
+        pretrain(edited, resume=True)
+    with pytest.raises(UserError, match=r"\(sinks: \[\] -> \['tensorboard'\]\)"):  # scalars: shown whole
+        pretrain(dataclasses.replace(reference, sinks=("tensorboard",)), resume=True)
+
+
 def test_checkpoint_of_another_architecture_is_refused_and_nothing_is_overwritten(reference):
     before = (Path(reference.out) / "config.yaml").read_text()
     other = dataclasses.replace(reference, model=ModelSpec(size="mini"))

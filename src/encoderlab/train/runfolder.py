@@ -46,15 +46,22 @@ LOCK = ".lock"
 
 
 def config_diff(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """Dotted paths whose values differ between two plain-data configs, with both values."""
+    """Dotted paths whose values differ between two plain-data configs, with both values.
+
+    A list of sections (the phases) that changed length is named by its lengths, then the differences
+    of the entries both have, rather than by both whole lists (a phase list's repr is a kilobyte)."""
     if isinstance(old, dict) and isinstance(new, dict):
         return [
             d
             for k in sorted(set(old) | set(new))
             for d in config_diff(old.get(k), new.get(k), f"{prefix}{k}.")
         ]
-    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
-        return [d for i, (a, b) in enumerate(zip(old, new)) for d in config_diff(a, b, f"{prefix}{i}.")]
+    if isinstance(old, list) and isinstance(new, list):
+        common = [d for i, (a, b) in enumerate(zip(old, new)) for d in config_diff(a, b, f"{prefix}{i}.")]
+        if len(old) == len(new):
+            return common
+        if any(isinstance(x, (dict, list)) for x in old + new):
+            return [f"{prefix.rstrip('.')}: {len(old)} -> {len(new)} entries", *common]
     return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} -> {new!r}"]
 
 
