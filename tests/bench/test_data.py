@@ -43,3 +43,44 @@ def test_a_work_folder_of_an_earlier_bench_is_refused_untouched(tmp_path, tokeni
     with pytest.raises(UserError, match="holds an earlier `bench data` run's files"):
         bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), work=tmp_path / "w"))
     assert (tmp_path / "w" / "corpus_1x.jsonl").read_text() == "{}"
+
+
+def _decoder_style_tokenizer(folder, corpus: list[dict], post: str):
+    """A byte-level BPE as decoders ship them: GPT-2's and SmolLM2's one `<|endoftext|>` as bos and eos and
+    no special tokens added when encoding (`post="none"`), or Llama 3's bos and eos with only the bos
+    added (`post="bos"`)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bos, eos = ("<|endoftext|>",) * 2 if post == "none" else ("<|begin_of_text|>", "<|end_of_text|>")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=sorted({bos, eos}),
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    tok.train_from_iterator([r["text"] for r in corpus], trainer)
+    if post == "bos":
+        tok.post_processor = processors.TemplateProcessing(
+            single=f"{bos} $A", special_tokens=[(bos, tok.token_to_id(bos))]
+        )
+    PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=bos, eos_token=eos).save_pretrained(str(folder))
+    return folder
+
+
+@pytest.mark.parametrize("post", ["none", "bos"], ids=["gpt2-style", "llama3-style"])
+def test_every_pipeline_counts_prepares_tokens_with_a_decoders_tokenizer(tmp_path, monkeypatch, post):
+    """`datasets.map` took the tokenizer's own special tokens and the floor added 2 per document, where
+    `prepare` wraps each in bos and eos (one separator when they are one token): with a decoder's tokenizer
+    the three counts differed and `bench data` ended in a RuntimeError after all its measurements."""
+    from encoderlab.bench.data import _measure_datasets, _measure_encoderlab, _measure_floor
+
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf"))  # the measurement sets it; restored after
+    records = corpus_records(40)
+    corpus = str(write_jsonl(tmp_path / "corpus.jsonl", records))
+    tok = str(_decoder_style_tokenizer(tmp_path / "tok", records, post))
+    ours = _measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
+    assert _measure_datasets(corpus, tok, str(tmp_path / "datasets"), None)["tokens"] == ours
+    assert _measure_floor(corpus, tok)["tokens"] == ours

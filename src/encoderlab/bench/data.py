@@ -13,8 +13,10 @@ shared machine wall time depends on the load, tokens per CPU-second much less.
 A fourth run, tokenizer_floor, times `tokenizers` alone (one thread, texts in memory): no pipeline
 built on it, as `datasets.map` is, can use less CPU than that. `prepare` can, on byte-level BPE
 tokenizers, which it encodes through tiktoken with the same ids (`data/fastbpe.py`). Each runs on the corpus (1x) and on the corpus repeated `scale` times, which shows whether memory
-stays flat and gives the steady-state speed once start-up costs are amortised. Both sides add
-the tokenizer's bos/eos, so they produce the same number of tokens (checked).
+stays flat and gives the steady-state speed once start-up costs are amortised. Both sides wrap each
+document as `prepare` does (bos and eos; one separator where they are one token), so they produce
+the same number of tokens (checked): `datasets.map` through the tokenizer's own special tokens where
+they are that wrap, else around its plain encoding (GPT-2's and SmolLM2's add none, Llama 3's a BOS only).
 The result is one JSON object (printed, and written to --out when given).
 """
 
@@ -112,6 +114,31 @@ def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) ->
     return _measured(run)
 
 
+def _wrap(tok) -> tuple[list[int], list[int]]:
+    """The ids `prepare` puts before and after each document (`data.prepare._wrap_ids`)."""
+    from encoderlab.data.prepare import _wrap_ids
+    from encoderlab.data.tokenizer import spec_fields
+
+    bos, eos = _wrap_ids(spec_fields(tok))
+    return [bos] if bos is not None else [], [eos] if eos is not None else []
+
+
+def _hf_encoder(tok):
+    """The `Dataset.map` function: the tokenizer's own call where its special tokens are `prepare`'s
+    wrap (BERT's, the BPEs `data tokenizer` trains), else the plain encoding wrapped as `prepare`
+    wraps it (GPT-style tokenizers add nothing and get one separator; Llama 3's add only a BOS)."""
+    head, tail = _wrap(tok)
+    probe = "a b"
+    if tok(probe)["input_ids"] == head + tok(probe, add_special_tokens=False)["input_ids"] + tail:
+        return lambda b: tok(b["text"], return_attention_mask=False)
+
+    def wrapped(b):
+        ids = tok(b["text"], add_special_tokens=False, return_attention_mask=False)["input_ids"]
+        return {"input_ids": [head + x + tail for x in ids]}
+
+    return wrapped
+
+
 def _measure_datasets(corpus: str, tokenizer: str, work: str, num_proc: int | None) -> dict:
     os.environ["HF_DATASETS_CACHE"] = str(Path(work) / "hf_cache")
     import datasets
@@ -125,7 +152,7 @@ def _measure_datasets(corpus: str, tokenizer: str, work: str, num_proc: int | No
         tok = load_tokenizer(tokenizer)
         ds = datasets.load_dataset("json", data_files=corpus, split="train")
         mapped = ds.map(
-            lambda b: tok(b["text"], return_attention_mask=False),
+            _hf_encoder(tok),
             batched=True,
             num_proc=num_proc,
             remove_columns=ds.column_names,
@@ -142,6 +169,7 @@ def _measure_floor(corpus: str, tokenizer: str) -> dict:
     from encoderlab.data.tokenizer import load_tokenizer
 
     tok = load_tokenizer(tokenizer)
+    wrap = sum(map(len, _wrap(tok)))
     backend = Tokenizer.from_str(tok.backend_tokenizer.to_str())
     with open(corpus, encoding="utf-8") as f:
         texts = [json.loads(line)["text"] for line in f]
@@ -155,7 +183,7 @@ def _measure_floor(corpus: str, tokenizer: str) -> dict:
             for e in backend.encode_batch_fast(texts[i : i + 1000], add_special_tokens=False)
         )
         run.cpu = time.process_time() - start
-        return n + 2 * n_docs  # the same bos/eos the pipelines add
+        return n + wrap * n_docs  # the same bos/eos the pipelines add
 
     result = _measured(run)
     result["cpu_s"] = run.cpu  # the tokenizer's CPU only, not reading the corpus
