@@ -146,6 +146,41 @@ def test_missing_mirror_and_changed_layout_are_one_line_errors(root, tmp_path):
         load_task(TASKS["paper-mldr"])
 
 
+ENCODEVAL_MAX_STEPS = {
+    # `max_steps` of hgissbkh/EncodEval@7e03774 configs/{SC,TC,QA,IR}/<dataset>_lr*_sd*.yaml (-1: one
+    # epoch); NQ and MLDR reload the msmarco_pairs run. OntoNotes is the TC dataset with 1000 steps.
+    "paper-sst2": 1000,
+    "paper-mnli": 1000,
+    "paper-qqp": 1000,
+    "paper-conll2003": -1,
+    "paper-ontonotes": 1000,
+    "paper-uner": -1,
+    "paper-squad": 1000,
+    "paper-squad-v2": 1000,
+    "paper-record": 1000,
+    "paper-msmarco": 1000,
+    "paper-nq": 1000,
+    "paper-mldr": 1000,
+}
+
+
+@pytest.mark.parametrize(("name", "max_steps"), ENCODEVAL_MAX_STEPS.items())
+def test_paper_schedules_are_encodevals_configs(name, max_steps):
+    # OntoNotes trained one epoch (its TC siblings' schedule), about twice EncodEval's 1000 steps.
+    ft = TASKS[name].finetune
+    n_train = 59_924  # more examples than 1000 batches of 32 hold
+    expected = -(-n_train // 32) if max_steps == -1 else max_steps
+    assert ft.total_steps(n_train) == expected
+    assert (ft.batch_size, ft.warmup_ratio, ft.weight_decay, ft.betas, ft.eps) == (
+        32,
+        0.1,
+        0.1,
+        (0.9, 0.95),
+        1e-5,
+    )
+    assert ft.select == "last"  # save_strategy "no": the last model is scored
+
+
 def test_a_paper_task_runs_end_to_end_at_the_model_length(root, tmp_path, monkeypatch):
     from dataclasses import replace
 
