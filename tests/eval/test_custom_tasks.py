@@ -403,7 +403,7 @@ def test_task_files_and_tasks_keep_every_value_however_given(tmp_path, monkeypat
     )
     # the command checks assets and loads the model before it creates --out; neither exists here
     monkeypatch.setattr(commands, "require_assets", lambda names: None)
-    monkeypatch.setattr(commands, "load_eval_model", lambda source: source)
+    monkeypatch.setattr(commands, "load_eval_model", lambda source: SimpleNamespace(tokenizer=None))
     main(["eval", "m", *form.format(a=a, b=b).split(), "--out", str(tmp_path / "o")])
     assert seen["suite"] is None and seen["tasks"] == ["boolq", "vitaminc", "first", "second"]
     main(["eval", "m", "--out", str(tmp_path / "o")])  # no task file: the pocket suite, its own grid

@@ -7,6 +7,7 @@ it encodes every word as if it began the text, which is how token classification
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -22,9 +23,9 @@ from tests.eval.conftest import (
 )
 
 from encoderlab.errors import UserError
-from encoderlab.eval.families import TokenClassification
+from encoderlab.eval.families import TokenClassification, family_ops
 from encoderlab.eval.features import IGNORE, encode_texts, encode_words
-from encoderlab.eval.spec import Task, TCOptions
+from encoderlab.eval.spec import IROptions, IRSplit, SCOptions, Task, TaskData, TCOptions
 
 WORDS = FILLER + NAMES + TOPICS + ["U.S.", "don't", "co-op", "naïve", "3.5%", "(x)"]
 
@@ -114,6 +115,37 @@ def test_eos_inputs_use_sep_without_eos_and_refuse_a_tokenizer_with_neither():
     tok.sep_token = None
     with pytest.raises(UserError, match="neither an EOS nor a SEP"):
         encode_texts(tok, ["a"], 8, "eos")
+
+
+def _first_inputs(task: Task, tok, data: TaskData) -> list[list[int]]:
+    prepared = family_ops(task).prepare(task, tok, data)
+    if task.family == "ir":
+        return [prepared.train[0]["query"], prepared.train[0]["doc"], *prepared.val["queries"]]
+    return [prepared.train[0]["input_ids"], prepared.tests["test"][0]["input_ids"]]
+
+
+@pytest.mark.parametrize(
+    "options", [SCOptions(labels=("n", "p"), pooling="first"), IROptions(pooling="first")]
+)
+def test_eos_inputs_put_the_start_token_where_first_pooling_reads(options):
+    # `pooling: first` read the text's first word with `eos` inputs (no BOS/CLS there); EncodEval puts
+    # BOS first for its `bos` pooling.
+    tok = make_tokenizer(vocabulary_texts())
+    split = [{"text": "the red cat", "label": 0}]
+    data = TaskData(split, split, {"test": split})
+    if isinstance(options, IROptions):
+        evaluation = IRSplit({"q": "the red cat"}, {"d": "a b"}, {"q": {"d": 1}})
+        data = TaskData(
+            [{"query": "the red cat", "document": "a b", "doc_id": "d"}], evaluation, {"test": evaluation}
+        )
+    task = Task(name="t", description="", options=options, metric="x", loader=lambda: data, inputs="eos")
+    inputs = _first_inputs(task, tok, data)
+    assert all(ids[0] == tok.bos_token_id and ids[-1] == tok.eos_token_id for ids in inputs)
+    mean = dataclasses.replace(task, options=dataclasses.replace(options, pooling="mean"))
+    assert all(ids[0] != tok.bos_token_id for ids in _first_inputs(mean, tok, data))  # unchanged
+    tok.bos_token = tok.cls_token = None
+    with pytest.raises(UserError, match="neither a BOS nor a CLS token"):
+        family_ops(task).prepare(task, tok, data)
 
 
 class _Fixed(torch.nn.Module):

@@ -16,6 +16,7 @@ import pytest
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
 from tests.reliability.test_hostile_inputs import assert_refused_unchanged
 
+from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.model.export import export_hf
 from encoderlab.model.io import save_model_folder
 
@@ -71,7 +72,23 @@ def mworld(tmp_path_factory):
     _plant_tokenizer_code(root / "model_remote_tok")
     shutil.copytree(root / "model", root / "model_bad_tok")  # JSON, but no tokenizer's
     (root / "model_bad_tok" / "tokenizer.json").write_text('{"added_tokens": []}')
+    _first_pooling_task(root, tok)
     return root
+
+
+def _first_pooling_task(root, tok) -> None:
+    """A task file pooling the first token of `eos` inputs, and a model whose tokenizer has no BOS or CLS
+    token to put there."""
+    tok.bos_token = None
+    save_model_folder(tiny_model(len(tok)), root / "model_no_bos", tok)
+    for split in ("train", "test"):
+        (root / f"{split}.csv").write_text(
+            "text,label\n" + "".join(f"{split} {i},{'ab'[i % 2]}\n" for i in range(8))
+        )
+    task = {"name": "first", "family": "sc", "data": {"train": "train.csv", "test": "test.csv"}}
+    task.update(inputs="eos", options={"pooling": "first"}, finetune={"max_steps": 1, "batch_size": 2})
+    (root / "task_first_eos.yaml").write_text(json.dumps(task))  # JSON is YAML
+    load_task_files([root / "task_first_eos.yaml"])  # `datasets` builds its cache now, not in the case
 
 
 # (id, argv with {w}, pattern of the one line); what the old code did is in docs/errors.md
@@ -87,6 +104,7 @@ MODEL_CASES = [
     ("adapter-config-value-of-wrong-type", "export {w}/adapter_act_number --out {w}/x", r"adapter_act_number/config.json \(Validation error for field 'hidden_act'\); the file is corrupt"),
     ("tokenizer-ships-code", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/remote_tok --out {w}/o", r"tokenizer '.*remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
     ("model-tokenizer-ships-code", "export {w}/model_remote_tok --out {w}/x", r"tokenizer '.*model_remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
+    ("eval-first-pooling-without-start-token", "eval {w}/model_no_bos --task-file {w}/task_first_eos.yaml --lrs 1e-4 --seeds 0 --out {w}/e", r"this task pools the first token \(pooling: first\) of texts fed without the tokenizer's special tokens \(inputs: eos\), and the tokenizer has neither a BOS nor a CLS token to put there; use pooling: mean, or inputs: tokenizer"),
     ("model-tokenizer-damaged", "export {w}/model_bad_tok --out {w}/x", r"cannot load tokenizer '.*model_bad_tok' \(Exception: Model missing\. .*\); its files are damaged"),
 ]  # fmt: skip
 

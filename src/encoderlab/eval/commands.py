@@ -18,6 +18,7 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.cliargs import Repeated, flatten
+from encoderlab.eval.families import check_inputs
 from encoderlab.eval.protocol import (
     RESULTS,
     SUMMARY_MD,
@@ -27,6 +28,7 @@ from encoderlab.eval.protocol import (
     resolve_grid,
 )
 from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 from encoderlab.outdir import check_output, output_folder
@@ -94,6 +96,8 @@ def eval_command(
     resolve_grid(suite, lrs, seeds)  # refused here, before the model loads; evaluate resolves it again
     require_assets(checked)
     em = load_eval_model(model)
+    for name in checked:
+        check_inputs(get_task(name), em.tokenizer)
     with output_folder(out, KIND):
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():

@@ -25,7 +25,7 @@ from torch import nn
 from encoderlab.eval import qa
 from encoderlab.eval.answer_tagger import AnswerTagger
 from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, token_loss
-from encoderlab.eval.features import IGNORE, encode_texts, encode_words
+from encoderlab.eval.features import IGNORE, encode_texts, encode_words, end_token_id, start_token_id
 from encoderlab.eval.heads import BiEncoder, SequenceClassifier, SpanExtractor, TokenClassifier, info_nce
 from encoderlab.eval.metrics import (
     CONLLEVAL_SETTINGS,
@@ -53,6 +53,25 @@ NEAR_CONSTANT_GOLD = 0.9
 'O' is answered well by a nearly-all-'O' tagger)."""
 
 
+def _pools_first(task: Task) -> bool:
+    return getattr(task.options, "pooling", None) == "first"
+
+
+def text_ids(task: Task, tokenizer, texts: Sequence[str]) -> list[list[int]]:
+    """A task's texts as ids (`features.encode_texts`); with `eos` inputs, a head pooling the `first`
+    token finds the start token there, not the text's first word."""
+    return encode_texts(tokenizer, texts, task.max_length, task.inputs, start=_pools_first(task))
+
+
+def check_inputs(task: Task, tokenizer) -> None:
+    """Refuse, before anything runs, a tokenizer without the special tokens the task's `eos` inputs
+    need: the end token, and the start token where its head pools the first position."""
+    if task.inputs == "eos":
+        end_token_id(tokenizer)
+        if _pools_first(task):
+            start_token_id(tokenizer)
+
+
 def input_text(task: Task, example: dict) -> str:
     """The model input of an sc example: its text, or its pair joined by the task's template."""
     if isinstance(task.options, PairSCOptions):
@@ -64,7 +83,7 @@ class SequenceClassification:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length, task.inputs)
+            ids = text_ids(task, tokenizer, [input_text(task, e) for e in split])
             return [{"input_ids": i, "label": e["label"]} for i, e in zip(ids, split)]
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
@@ -113,7 +132,7 @@ class MultiLabelClassification(SequenceClassification):
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length, task.inputs)
+            ids = text_ids(task, tokenizer, [input_text(task, e) for e in split])
             return [{"input_ids": i, "labels": sorted(e["labels"])} for i, e in zip(ids, split)]
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
@@ -303,7 +322,7 @@ class Retrieval:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def texts(prefix, items):
-            return encode_texts(tokenizer, [prefix + t for t in items], task.max_length, task.inputs)
+            return text_ids(task, tokenizer, [prefix + t for t in items])
 
         def enc(split: IRSplit):
             qids, dids = list(split.queries), list(split.corpus)

@@ -48,16 +48,34 @@ def end_token_id(tokenizer) -> int:
     )
 
 
+def start_token_id(tokenizer) -> int:
+    """The start token that `eos` inputs begin with when a head pools the first token: BOS, or CLS for a
+    tokenizer without one (BERT)."""
+    for name in ("bos_token_id", "cls_token_id"):
+        token = getattr(tokenizer, name, None)
+        if token is not None:
+            return token
+    raise UserError(
+        "this task pools the first token (pooling: first) of texts fed without the tokenizer's special "
+        "tokens (inputs: eos), and the tokenizer has neither a BOS nor a CLS token to put there; use "
+        "pooling: mean, or inputs: tokenizer"
+    )
+
+
 def encode_texts(
-    tokenizer, texts: Sequence[str], max_length: int, inputs: Inputs = "tokenizer"
+    tokenizer, texts: Sequence[str], max_length: int, inputs: Inputs = "tokenizer", start: bool = False
 ) -> list[list[int]]:
     """Token ids of each text, truncated to `max_length`: with the tokenizer's special tokens, or
-    (`eos`) with none but the end-of-text token appended before truncating, as EncodEval does."""
+    (`eos`) with none but the end-of-text token appended before truncating, as EncodEval does. `start`
+    (`eos` only): the start token first as well, for a head that pools the first position, as EncodEval
+    puts BOS first for its `bos` pooling; without it that position is the text's first word."""
     if inputs == "tokenizer":
         return tokenizer(list(texts), truncation=True, max_length=max_length)["input_ids"]
     end = end_token_id(tokenizer)
+    first = [start_token_id(tokenizer)] if start else []
     return [
-        (ids + [end])[:max_length] for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        (first + ids + [end])[:max_length]
+        for ids in tokenizer(list(texts), add_special_tokens=False)["input_ids"]
     ]
 
 

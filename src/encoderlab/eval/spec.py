@@ -286,6 +286,10 @@ WORD_ENCODING = "joined"
 """In the signature of token classification with `words: text` (the words joined by spaces, tokens
 mapped back by offsets), so scores made by 0.1.0's pre-split encoding (now `words: split`, whose
 signature is 0.1.0's) are not reused for it."""
+START_AND_EOS = "start+eos"
+"""In the signature of a task with `eos` inputs that pools the `first` token, whose inputs begin with the
+start token (BOS/CLS) since this change: scores made when that position held the first word are not
+reused."""
 MODEL_LENGTH_FRACTION = 0.99
 """`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
 
@@ -385,6 +389,8 @@ class Task:
             data["pair"] = True
         if self.inputs != "tokenizer":
             data["inputs"] = self.inputs
+            if getattr(self.options, "pooling", None) == "first":
+                data["inputs"] = START_AND_EOS
         if words == "text":
             data["words"] = WORD_ENCODING
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
