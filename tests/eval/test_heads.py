@@ -227,3 +227,21 @@ def test_the_modernbert_head_is_modernbert_sequence_classification(pooling):
         mask[1, 6:] = False
         want = ref(input_ids=ids, attention_mask=mask.long()).logits
         assert (head(ids, mask) - want).abs().max() <= 1e-5
+
+
+def test_a_seed_fixes_the_run_and_another_seed_changes_head_and_data_order(model, tokenizer):
+    """The run seed fixes the head initialisation and the data order (the only randomness of a run), so
+    a node reruns to the same scores and the seeds of the grid are replicates, not copies."""
+    from encoderlab.eval.finetune import batches, fine_tune
+
+    quick = FinetuneConfig(batch_size=8, micro_batch_size=4, max_steps=6)
+    task = _task(name="sc", options=SCOptions(labels=("neg", "pos")), metric="accuracy", finetune=quick)
+    data = TaskData(train=sc_examples(32, 0), val=sc_examples(8, 1), tests={"test": sc_examples(16, 2)})
+    prepared = prepare(task, tokenizer, data)
+    runs = [run_one(task, model, tokenizer, prepared, lr=1e-3, seed=s) for s in (0, 0, 1)]
+    assert runs[0]["final_loss"] == runs[1]["final_loss"] and runs[0]["predictions"] == runs[1]["predictions"]
+    assert runs[0]["final_loss"] != runs[2]["final_loss"]
+    heads = [fine_tune(task, model, prepared, lr=0.0, seed=s).head.classifier.weight for s in (0, 0, 1)]
+    assert torch.equal(heads[0], heads[1]) and not torch.equal(heads[0], heads[2])
+    first = [next(batches(32, 8, s)) for s in (0, 0, 1)]
+    assert first[0] == first[1] != first[2]
