@@ -53,14 +53,10 @@ NEAR_CONSTANT_GOLD = 0.9
 'O' is answered well by a nearly-all-'O' tagger)."""
 
 
-def _pools_first(task: Task) -> bool:
-    return getattr(task.options, "pooling", None) == "first"
-
-
 def text_ids(task: Task, tokenizer, texts: Sequence[str]) -> list[list[int]]:
     """A task's texts as ids (`features.encode_texts`); with `eos` inputs, a head pooling the `first`
     token finds the start token there, not the text's first word."""
-    return encode_texts(tokenizer, texts, task.max_length, task.inputs, start=_pools_first(task))
+    return encode_texts(tokenizer, texts, task.max_length, task.inputs, start=task.pools_first)
 
 
 def check_inputs(task: Task, tokenizer) -> None:
@@ -68,7 +64,7 @@ def check_inputs(task: Task, tokenizer) -> None:
     need: the end token, and the start token where its head pools the first position."""
     if task.inputs == "eos":
         end_token_id(tokenizer)
-        if _pools_first(task):
+        if task.pools_first:
             start_token_id(tokenizer)
 
 

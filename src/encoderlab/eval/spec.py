@@ -342,6 +342,12 @@ class Task:
         """Class or tag names of sc/tc tasks (empty for qa/ir)."""
         return getattr(self.options, "labels", ())
 
+    @property
+    def pools_first(self) -> bool:
+        """Whether its head reads the first position (`pooling: first`), where `eos` inputs then put the
+        start token (`features.encode_texts`)."""
+        return getattr(self.options, "pooling", None) == "first"
+
     def for_model(self, max_positions: int) -> Task:
         """The task with a concrete `max_length` for a model of `max_positions` positions."""
         if self.max_length is not None:
@@ -389,7 +395,7 @@ class Task:
             data["pair"] = True
         if self.inputs != "tokenizer":
             data["inputs"] = self.inputs
-            if getattr(self.options, "pooling", None) == "first":
+            if self.pools_first:
                 data["inputs"] = START_AND_EOS
         if words == "text":
             data["words"] = WORD_ENCODING
