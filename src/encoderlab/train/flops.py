@@ -70,8 +70,11 @@ def step_flops_bound(cfg: ModelShape, layout: BatchLayout) -> int:
 def measured_peak_flops(device: str, dtype: torch.dtype) -> float:
     """FLOP/s of a large square matmul on this device: the CPU 'peak' MFU is relative to."""
     n = 1024
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
+    # Its own generator: the global one drives dropout, and a run resumed in a fresh process (where
+    # this runs again after the restored RNG) must draw what the uninterrupted run drew.
+    g = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, device=device, dtype=dtype, generator=g)
+    b = torch.randn(n, n, device=device, dtype=dtype, generator=g)
     a @ b  # warm-up
     reps, start = 0, time.perf_counter()
     while reps < 3 or time.perf_counter() - start < 0.2:

@@ -112,7 +112,9 @@ class TrainStep:
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
         self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
         """The token added to the start model's vocabulary (`train/vocab.py`), None when none was."""
-        self.model = model.to(self.device)
+        # Loaders hand models over in eval mode; a wrapped BERT's dropout (0.1) belongs to its
+        # training, as in transformers' own MLM scripts. Held-out scoring switches it off (validation.py).
+        self.model = model.to(self.device).train()
         self.forward_model = parallelize(self.model, self.world, cfg.scale, self.device, cfg.precision)
         self.optim_state: StateByName = {}
         """Optimizer state not in the live optimizer: loaded, or kept aside for frozen parameters."""

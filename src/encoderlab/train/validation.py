@@ -104,9 +104,18 @@ class Validator:
         every = self.cfg.validation.every
         return self.source is not None and (step == total or step % every == 0)
 
-    @torch.no_grad()
     def evaluate(self, model, device: torch.device) -> dict[str, float]:
-        """{key: token-weighted mean loss} over the held-out rows, and `val/tokens` scored per key."""
+        """{key: token-weighted mean loss} over the held-out rows, and `val/tokens` scored per key;
+        in eval mode (no dropout, no draw from the training RNG), the model's mode restored after."""
+        training = model.training
+        model.eval()
+        try:
+            return self._scores(model, device)
+        finally:
+            model.train(training)
+
+    @torch.no_grad()
+    def _scores(self, model, device: torch.device) -> dict[str, float]:
         out: dict[str, float] = {}
         for s in self.scored:
             total, count = torch.zeros((), device=device), torch.zeros((), device=device)
