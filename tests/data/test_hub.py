@@ -104,6 +104,23 @@ def test_a_shard_reads_its_slice_of_the_files_and_the_slices_partition_the_strea
     assert sum(parts, []) == whole and len(set(whole)) == len(whole)
 
 
+def test_hub_sources_that_share_a_file_are_refused(hub):
+    """`default` (data/*/*) holds the per-dump config's file; a file span overlapping the whole split."""
+    from encoderlab.data.mixing import mix_documents
+
+    dump = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="CC-MAIN-2024-10")
+    default = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="default")
+    with pytest.raises(
+        UserError, match=r"both read hf:HuggingFaceFW/fineweb-edu/data/CC-MAIN-2024-10/train-0"
+    ):
+        next(mix_documents([default, dump]))
+    span = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_files="3:4")
+    with pytest.raises(UserError, match=r"both read hf:HuggingFaceFW/fineweb-edu/sample/10BT/003_00000"):
+        next(mix_documents([SAMPLE_10BT, span]))
+    first = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_files="0:3")
+    assert len({d.source for d in mix_documents([first, span, dump])}) == 3  # disjoint files mix
+
+
 def test_bad_hub_configs_splits_and_fields_are_one_line(hub, monkeypatch):
     with pytest.raises(UserError, match=r"BuilderConfig 'sample-1BT' not found.*sample-10BT.*fix #hf_config"):
         resolve_dataset(FINEWEB_EDU, "sample-1BT")

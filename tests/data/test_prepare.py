@@ -420,3 +420,28 @@ def test_a_mixture_that_repeats_sources_never_trains_on_a_held_out_document(tmp_
     assert meta["splits"]["val"]["docs"] == 44 and meta["recipe"]["holdout"] == "per-source"
     _interrupt(cfg, tmp_path / "again", 11, KeyboardInterrupt())  # the positions survive a resume
     assert _files(prepare(cfg, tmp_path / "again", **RESUMABLE)) == _files(out)
+
+
+def test_sources_that_read_one_file_twice_are_refused_before_anything_is_written(tmp_path, tokenizer_dir):  # noqa: F811
+    # Was: the file's documents came twice, were all counted as unique tokens, and most held-out
+    # documents were also trained on (their copy from the other source).
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    write_jsonl(folder / "a.jsonl", corpus_records(40))
+    write_jsonl(tmp_path / "b.jsonl", corpus_records(40, prefix="b"))
+    same = [str(folder / "a.jsonl"), f"{tmp_path}/corpus/../corpus/a.jsonl"]
+    for locations in (same, [str(folder), same[0]], [str(tmp_path / "*.jsonl"), str(tmp_path / "b.jsonl")]):
+        cfg = PrepareConfig(
+            sources=tuple(SourceConfig(location=loc) for loc in locations),
+            tokenizer=str(tokenizer_dir),
+            decontaminate=(),
+        )
+        with pytest.raises(
+            UserError, match=r"^sources '.*' and '.*' both read .*\.jsonl: its documents would"
+        ):
+            prepare(cfg, tmp_path / "out", workers=1, progress=False)
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["b.jsonl", "corpus"]
+    two = (SourceConfig(location=str(folder)), SourceConfig(location=str(tmp_path / "b.jsonl")))
+    cfg = PrepareConfig(sources=two, tokenizer=str(tokenizer_dir), decontaminate=())
+    out = prepare(cfg, tmp_path / "out", workers=1, progress=False)
+    assert read_meta(out)["splits"]["train"]["docs"] > 0  # distinct files mix as before

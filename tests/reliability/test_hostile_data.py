@@ -93,6 +93,7 @@ DATA_CASES = [
     ("prepare-beside-a-finished-out-tmp", PREP + " --out {w}/mine", r"mine.tmp holds a finished prepared dataset, not the leftover .*nothing was changed: rename it"),
     ("prepare-shard-into-foreign", PREP + " --shard 0/2 --out {w}/theirs", r"--out .*theirs.shards is a non-empty folder that encoderlab did not create; nothing in it was changed"),
     ("merge-into-foreign", "data merge --out {w}/merged", r"--out .*merged is a non-empty folder that encoderlab did not create; nothing in it was changed"),
+    ("prepare-one-file-twice", PREP.replace("{w}/corpus.jsonl", "{w}/corpus_dir") + " --source {w}/corpus_dir/corpus.jsonl --out {w}/o", r"sources .*corpus_dir' and .*corpus_dir/corpus.jsonl' both read .*corpus.jsonl: its documents would be trained on twice"),
 ]  # fmt: skip
 
 

@@ -79,9 +79,38 @@ def check_seed(seed: int) -> None:
 
 
 def announce_sources(sources) -> None:
-    """Check every source's location (one line if it is bad) and log how .txt files are cut."""
+    """Check every source's location (one line if it is bad), that no two read one file
+    (`check_disjoint`), and log how .txt files are cut."""
     for s in sources:
         _announce(s, describe(s))
+    check_disjoint(sources)
+
+
+def check_disjoint(sources) -> None:
+    """Refuse sources that read one file twice (a source given twice, a file and its folder, two
+    configs of a hub repo that share files). Was: its documents came twice, were counted twice as
+    unique tokens, and one copy could be held out while the other was trained on."""
+    owner: dict[str, int] = {}
+    for i, s in enumerate(sources):
+        for key, shown in _file_keys(describe(s)):
+            j = owner.setdefault(key, i)
+            if j != i:
+                raise UserError(
+                    f"sources '{sources[j].location}' and '{s.location}' both read {shown}: its documents would "
+                    "be trained on twice, counted twice as unique tokens, and could be both held out and "
+                    "trained on; name each file in one --source only"
+                )
+
+
+def _file_keys(desc: dict) -> Iterator[tuple[str, str]]:
+    """(what identifies it, how to show it) for each file a described source reads."""
+    if desc["kind"] == "hf":
+        ds = desc["dataset"]
+        for k in desc["span"]:
+            yield f"hf:{ds.hub_id}/{ds.repo_path(k)}", f"hf:{ds.hub_id}/{ds.repo_path(k)}"
+    else:
+        for path in desc["files"]:
+            yield str(Path(path).resolve()), str(path)
 
 
 def _announce(cfg: SourceConfig, desc: dict) -> None:

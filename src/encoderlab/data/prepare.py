@@ -58,7 +58,7 @@ from encoderlab.data.decontaminate import Contamination, build_contamination, re
 from encoderlab.data.encode import default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import repeats_documents, split_per_source
-from encoderlab.data.mixing import check_seed, mix_documents
+from encoderlab.data.mixing import check_disjoint, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
     FORMAT_VERSION,
@@ -222,6 +222,7 @@ def prepare(
     _check_counts(workers, checkpoint_every, chunk_docs)
     _check_shard(cfg, shard)
     sources = local_paths(cfg.sources)  # also: a bad location fails before any work
+    check_disjoint(cfg.sources)
     tok = load_tokenizer(cfg.tokenizer)
     spec = spec_fields(tok)
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
