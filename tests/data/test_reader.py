@@ -165,3 +165,15 @@ def test_an_epoch_evicted_by_another_thread_before_its_return_is_still_returned(
     perm, shift = reader._epoch(4)  # a rollback asks for an old epoch
     assert np.array_equal(perm, want[4][0]) and shift == want[4][1]
     assert set(reader._epochs) <= {4, 6, 7} and len(reader._epochs) <= 2
+
+
+def test_the_repeat_note_counts_rows_from_the_streams_start(prepared):
+    from encoderlab.data.batch import StepOffset
+    from encoderlab.data.reader import repeat_note
+
+    reader = PackedReader(prepared, BatchLayout(seq_len=T, micro_batch_size=4))
+    steps = reader.rows_per_epoch // 4  # the last step that reads no row twice
+    assert repeat_note(reader, steps) is None
+    assert "passes, so it trains on the same text more than once" in repeat_note(reader, steps + 1)
+    # a continued run reading on from its base's rows reaches the second epoch sooner
+    assert "more than once" in repeat_note(StepOffset(reader, 1), steps)

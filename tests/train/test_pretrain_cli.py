@@ -65,6 +65,45 @@ def test_synthetic_tokens_are_said_on_stderr(tmp_path, capsys):
     ]
 
 
+def test_a_run_longer_than_its_prepared_text_says_it_repeats_it(tmp_path, capsys):
+    """A run reading more tokens than its data's unique tokens repeated the text with no word on screen
+    (a log line at INFO when the second epoch began, which pretrain does not show)."""
+    import json
+
+    from tests.eval.conftest import make_tokenizer, vocabulary_texts
+
+    from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+    from encoderlab.data.sources import SourceConfig
+
+    text = vocabulary_texts()[0]
+    (tmp_path / "c.jsonl").write_text("".join(json.dumps({"text": f"{text} {i}"}) + "\n" for i in range(120)))
+    make_tokenizer([text]).save_pretrained(tmp_path / "tok")
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(tmp_path / "c.jsonl")),),
+        tokenizer=str(tmp_path / "tok"),
+        decontaminate=(),
+    )
+    data = prepare(cfg, tmp_path / "data", workers=1, progress=False)
+    unique = read_meta(data)["unique_tokens"]["train"]
+    per_step = 8 * 64  # smoke-mlm: 8 rows of 64 tokens
+    once, twice = unique // per_step, 2 * unique // per_step + 1
+    assert once >= 12  # the smoke recipe's warmup and decay fit
+    for steps in (once, twice):
+        argv = [*SMOKE, "--param", f"steps={steps}", f"data={data}", "--until-step", "1"]
+        code, err = cli([*argv, "--out", tmp_path / f"o{steps}"], capsys)
+        assert code == 0, err
+        notes = [line for line in err.splitlines() if "passes" in line]
+        if steps == once:
+            assert notes == []
+        else:
+            passes = steps * per_step / unique
+            assert notes == [
+                f"encoderlab: note: this run reads {steps * per_step:,} tokens of {data}, whose train split holds "
+                f"{unique:,} unique tokens: {passes:.2f} passes, so it trains on the same text more than once; "
+                "prepare more text to train on unique tokens only"
+            ]
+
+
 def test_until_step_prints_the_model_folder_it_wrote(tmp_path, capsys):
     """`--until-step` printed RUN/final, which a stopped run has not written; now the step's model."""
     from encoderlab.cli import main

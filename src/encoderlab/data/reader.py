@@ -25,7 +25,8 @@ reads, and nothing has to be cached on disk. At most N mod T tokens per epoch (t
 the shifted window) are unused in that epoch.
 
 An epoch boundary is explicit: the first time a reader serves a row of epoch e >= 1 it logs it
-once (logging module), and `epoch_of(step)` tells the trainer where it is.
+once (logging module), `epoch_of(step)` tells the trainer where it is, and `repeat_note` is what
+`pretrain` prints before it starts a run that will read text more than once.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from encoderlab.data.batch import BatchLayout, PackedBatch, TokenSpec
+from encoderlab.data.batch import BatchLayout, PackedBatch, StepOffset, TokenSpec
 from encoderlab.data.packed import open_split, read_meta, split_dir
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.errors import UserError
@@ -149,3 +150,25 @@ class PackedReader:
         return PackedBatch(
             input_ids=torch.from_numpy(ids), doc_ids=doc_ids, position_ids=positions_from_doc_ids(doc_ids)
         )
+
+
+def repeat_note(source, steps: int) -> str | None:
+    """What to tell a run that trains `source` for `steps` steps when it reads more tokens than its
+    prepared split's unique tokens (later epochs, or a mixture's restarted source): a run at the
+    papers' scale reads each text once. None when it does, or for a source that is not prepared data.
+    Was: a log line at INFO when the second epoch began, which `pretrain` never shows."""
+    offset = 0
+    while isinstance(source, StepOffset):  # continued pretraining reads on from its base's rows
+        offset, source = offset + source.steps, source.source
+    if not isinstance(source, PackedReader):
+        return None
+    rows = (steps + offset) * source.layout.global_batch_size
+    tokens = rows * source.layout.seq_len
+    unique = source.meta.get("unique_tokens", {}).get(source.split, source.n_tokens)
+    if rows <= source.rows_per_epoch and tokens <= unique:
+        return None
+    return (
+        f"this run reads {tokens:,} tokens of {source.root}, whose {source.split} split holds {unique:,} unique "
+        f"tokens: {tokens / unique:.2f} passes, so it trains on the same text more than once; prepare more "
+        "text to train on unique tokens only"
+    )

@@ -80,8 +80,13 @@ def pretrain_command(
         return
 
     def before_start(trainer, stop: int) -> None:
+        from encoderlab.data.reader import repeat_note
+
         if not (yes or resume):
             check_duration(trainer, stop)
+        note = repeat_note(trainer.train_step.source, trainer.plan[-1].end)
+        if note and env_rank() == 0:
+            print(f"encoderlab: note: {note}", file=sys.stderr)
         if cfg.data.path == "synthetic" and env_rank() == 0:
             print(
                 "encoderlab: note: training on synthetic tokens (random documents, no text); "
