@@ -104,6 +104,15 @@ def test_merges_that_disagree_with_merging_by_id_are_refused():
     assert Tokenizer.from_str(spec).encode("abc").tokens == ["a", "bc"]  # the disagreement, for real
 
 
+def test_merges_listed_out_of_id_order_are_refused():
+    # Each merge alone is what merging by id gives, but "a b" (into 257) is listed before "b c" (into
+    # 256): tokenizers gives "ab c" for "abc", tiktoken (lowest id first) "a bc". Was accepted.
+    spec = _bpe_json(_byte_vocab(bc=256, ab=257), ["a b", "b c"])
+    fast, why = tiktoken_bpe(spec)
+    assert fast is None and "merge 'b c' is listed after a merge into a higher id" in why
+    assert Tokenizer.from_str(spec).encode("abc").tokens == ["ab", "c"]  # the disagreement, for real
+
+
 def test_a_token_no_merge_makes_is_refused():
     # "abc" is in the vocabulary but no merge makes it: tokenizers never emits it for "abc",
     # tiktoken (which merges by the id of the result) would
