@@ -201,6 +201,22 @@ def test_a_changed_corpus_is_not_resumed_but_prepared_again(tmp_path, tokenizer_
     assert _files(out) == _files(fresh) and read_meta(out)["resumed_after_docs"] == 0
 
 
+def test_an_interrupted_prepare_of_another_recipe_is_said_to_start_over(
+    tmp_path,
+    corpus,
+    tokenizer_dir,  # noqa: F811
+    caplog,
+):
+    # Was: its checkpoint (hours of tokenizing, at scale) was deleted without a word.
+    _interrupt(_cfg(corpus, tokenizer_dir), tmp_path / "out", 11, KeyboardInterrupt())
+    other = _cfg(corpus, tokenizer_dir, val_fraction=0.05)
+    with caplog.at_level("WARNING"):
+        out = prepare(other, tmp_path / "out", **RESUMABLE)
+    assert "out.tmp holds an interrupted prepare of another recipe (or version); starting over" in caplog.text
+    fresh = prepare(other, tmp_path / "fresh", **RESUMABLE)
+    assert _files(out) == _files(fresh) and read_meta(out)["resumed_after_docs"] == 0
+
+
 def test_disk_full_after_a_checkpoint_keeps_the_work_and_the_rerun_resumes(
     tmp_path,
     corpus,

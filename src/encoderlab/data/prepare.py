@@ -339,7 +339,8 @@ def _read_progress(tmp: Path, job: _Job) -> dict | None:
         progress = json.loads((tmp / PROGRESS).read_text())
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None
-    if progress.get("recipe") != job.recipe or "tally" not in progress:
+    if progress.get("recipe") != job.recipe or "tally" not in progress:  # was dropped without a word
+        log.warning("%s holds an interrupted prepare of another recipe (or version); starting over", tmp)
         return None
     for split, (n_tokens, n_docs) in progress["splits"].items():
         folder = split_dir(tmp, split)
