@@ -121,6 +121,23 @@ def test_hub_sources_that_share_a_file_are_refused(hub):
     assert len({d.source for d in mix_documents([first, span, dump])}) == 3  # disjoint files mix
 
 
+def test_an_out_inside_a_hub_mirror_is_refused_before_anything_is_written(hub):
+    """The `default` config reads `data/*/*`: an --out there was read back as the corpus, which ended
+    in "streams as 2 shards but lists 1 files" after the temporary folder had been written."""
+    repo = hub / "datasets" / FINEWEB_EDU
+    before = sorted(repo.rglob("*"))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="default"),),
+        tokenizer=EUROBERT,
+        decontaminate=(),
+    )
+    with pytest.raises(
+        UserError, match=r"^--out .*data/p is, contains or lies inside the source .*fineweb-edu;"
+    ):
+        prepare(cfg, repo / "data" / "p", workers=1, progress=False)
+    assert sorted(repo.rglob("*")) == before
+
+
 def test_bad_hub_configs_splits_and_fields_are_one_line(hub, monkeypatch):
     with pytest.raises(UserError, match=r"BuilderConfig 'sample-1BT' not found.*sample-10BT.*fix #hf_config"):
         resolve_dataset(FINEWEB_EDU, "sample-1BT")

@@ -206,9 +206,14 @@ def expand(cfg: SourceConfig) -> SourceConfig:
 
 
 def local_paths(sources) -> list[Path]:
-    """What the sources read on this machine: their files, and their folders, whose walk would also
-    read an output written inside them (`data prepare --out SOURCE_DIR/p` read its own OUT.tmp)."""
-    files = [Path(p) for s in sources if (d := describe(s))["kind"] != "hf" for p in d["files"]]
+    """What the sources read on this machine: their files, their folders, whose walk would also
+    read an output written inside them (`data prepare --out SOURCE_DIR/p` read its own OUT.tmp), and
+    the mirror folders of hub datasets, whose configs' patterns would too (`data/*/*`)."""
+    files = []
+    for d in map(describe, sources):
+        ds = d.get("dataset")
+        files += [Path(ds.location)] if ds is not None and ds.location != ds.hub_id else []
+        files += [Path(p) for p in d["files"]] if ds is None else []
     return files + [Path(s.location) for s in sources if Path(s.location).is_dir()]
 
 
