@@ -21,7 +21,6 @@ import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,10 +40,11 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
+from encoderlab.eval.tasks.custom_labels import converter, label_set
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows, struct_list
-from encoderlab.eval.tasks.splits import ir_split, qa_example, require_nonempty, text_fields
+from encoderlab.eval.tasks.splits import ir_split, qa_example, require_nonempty
 
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
 COLUMNS = {
@@ -156,11 +156,10 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(
             f"{where}: columns: unknown field(s) {', '.join(unknown)} for {spec.family}; valid: {', '.join(valid)}"
         )
+    metrics = METRICS[spec.family] + (("micro_f1",) if spec.options.get("multilabel") is True else ())
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
-        if value is not None and value not in METRICS[spec.family]:
-            raise UserError(
-                f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(METRICS[spec.family])}"
-            )
+        if value is not None and value not in metrics:
+            raise UserError(f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}")
     if (spec.template is not None) != (spec.family == "pair-sc"):
         raise UserError(
             f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
@@ -216,68 +215,6 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
 
 
 # ----------------------------------------------------------------------------- examples
-
-
-def _label_set(spec: TaskSpec, train, column: str) -> tuple[str, ...]:
-    """The spec's labels, else the column's ClassLabel names, else the values seen in train."""
-    if spec.labels is not None:
-        return tuple(str(x) for x in spec.labels)
-    names = class_names(train, column)
-    if names:
-        return names
-    seen = {
-        str(v)
-        for r in rows(train, (column,))
-        for v in ((r[column] or []) if spec.family == "tc" else [r[column]])
-        if v is not None  # refused row by row, naming the empty label
-    }
-    return ("O", *sorted(seen - {"O"})) if spec.family == "tc" else tuple(sorted(seen))
-
-
-def _label(where: str, labels: tuple[str, ...], value, named: bool) -> int:
-    """A label id: ClassLabel ids are ids; any other value (name or number) is looked up by name."""
-    if value is None:  # an empty CSV cell or a JSON null: str() would make it a class called 'None'
-        raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
-    if named and isinstance(value, int) and not isinstance(value, bool):
-        return value
-    name = str(value).lower() if isinstance(value, bool) else str(value)
-    if name not in labels:
-        raise UserError(
-            f"{where}: label {name!r} is not in the label set {list(labels)}; add it to `labels:` or fix the data"
-        )
-    return labels.index(name)
-
-
-def _converter(spec: TaskSpec, labels: tuple[str, ...], named: bool, where: str) -> Callable:
-    """One function from a row (our field names) to an example of the family."""
-    if spec.family in ("sc", "pair-sc"):
-        texts = ("text", "text_pair") if spec.family == "pair-sc" else ("text",)
-
-        def text(r, t: str) -> str:
-            if r[t] is None:  # str() would feed the model the word 'None'
-                raise UserError(f"{where}: a row has an empty {t}; fill it in or remove the row")
-            return str(r[t])
-
-        return lambda r: {
-            **text_fields(tuple(text(r, t) for t in texts) if len(texts) == 2 else text(r, "text")),
-            "label": _label(where, labels, r["label"], named),
-        }
-    if spec.family == "tc":
-
-        def tc(r):
-            if not isinstance(r["tokens"], list) or not isinstance(r["tags"], list):
-                raise UserError(
-                    f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}"
-                )
-            if len(r["tokens"]) != len(r["tags"]):
-                raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
-            return {
-                "tokens": [str(t) for t in r["tokens"]],
-                "tags": [_label(where, labels, t, named) for t in r["tags"]],
-            }
-
-        return tc
-    return lambda r: r  # qa and ir rows are converted split by split (they need ids and counts)
 
 
 def _qa_examples(split_rows: list[dict], part: str, counts: dict) -> list[dict]:
@@ -336,9 +273,10 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
     labels: tuple[str, ...] = ()
     if spec.family in ("sc", "pair-sc", "tc"):
         label_col = col["label" if spec.family != "tc" else "tags"]
-        labels = _label_set(spec, found["train"], label_col)
+        multilabel = bool(spec.options.get("multilabel"))
+        labels = label_set(spec.labels, spec.family, multilabel, found["train"], label_col)
         named = class_names(found["train"], label_col) is not None and spec.labels is None
-        convert = _converter(spec, labels, named, where)
+        convert = converter(spec.family, labels, named, multilabel, where)
         parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
