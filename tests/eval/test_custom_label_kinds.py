@@ -1,8 +1,10 @@
 """A task file's label column as the user has it: one label per row, a list of labels (multi-label),
-or a cell that fits neither; each documented kind trains, each misfit is one documented line."""
+a number (regression), or a cell that fits none of these; each documented kind trains, each misfit is
+one documented line."""
 
 from __future__ import annotations
 
+import csv
 import json
 import random
 from pathlib import Path
@@ -10,13 +12,15 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
-from tests.eval.conftest import TOPICS, filler
+from scipy import stats
+from tests.eval.conftest import POSITIVE, TOPICS, filler
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
 from encoderlab.errors import UserError
-from encoderlab.eval.families import MultiLabelClassification, family_ops
+from encoderlab.eval.families import MultiLabelClassification, Regression, family_ops
 from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.metrics import correlations
 from encoderlab.eval.tasks import TASKS, load_task
 from encoderlab.eval.tasks.custom import task_from_file
 
@@ -141,6 +145,133 @@ def test_a_label_cell_that_does_not_fit_the_task_is_one_line(tmp_path, capsys, c
         ],
         capsys,
     )
+    assert_one_line(code, err, pattern)
+    assert_printed_as_documented(case, err, tmp_path)
+    assert not (tmp_path / "e").exists()
+
+
+def _scores(n: int, seed: int) -> list[dict]:
+    """Regression rows as in a CSV: the score is how many positive words the text holds, plus noise."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        k = rng.randrange(4)
+        words = [*filler(rng, 4), *(rng.choice(POSITIVE) for _ in range(k)), f"n{seed}-{i}"]
+        rng.shuffle(words)
+        out.append({"sentence": " ".join(words), "score": round(k + rng.uniform(-0.3, 0.3), 2)})
+    return out
+
+
+def _score_files(tmp_path: Path, **change) -> Path:
+    data = {
+        s: _write_csv(tmp_path / f"{s}.csv", _scores(n, k))
+        for k, (s, n) in enumerate((("train", 256), ("validation", 32), ("test", 64)))
+    }
+    spec = {
+        "name": "similarity",
+        "family": "sc",
+        "data": data,
+        "columns": {"text": "sentence", "label": "score"},
+        "options": {"regression": True},
+        "max_length": 64,
+        "finetune": {"batch_size": 16, "micro_batch_size": 16, "max_steps": 120},
+        **change,
+    }
+    return _spec(tmp_path, **spec)
+
+
+def _write_csv(path: Path, rows: list[dict]) -> str:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path.name
+
+
+def test_a_regression_task_file_learns_its_numbers(tmp_path, model, tokenizer):
+    # was: "unknown field(s) regression" for the option; without it, one class per distinct score
+    task, data = load_task(task_from_file(_score_files(tmp_path)))
+    assert family_ops(task) is Regression and task.metric == "pearson" and task.labels == ()
+    assert data.train[0]["target"] == _scores(256, 0)[0]["score"]
+    prepared = prepare(task, tokenizer, data)
+    result = run_one(task, model, tokenizer, prepared, lr=2e-3, seed=0)
+    test = result["test"]["test"]
+    assert test["pearson"] > 80 and test["spearman"] > 80 and test["n"] == 64
+    rows = result["predictions"]["test"]
+    gold, pred = [r["gold"] for r in rows], [r["pred"] for r in rows]
+    assert test["pearson"] == pytest.approx(100 * stats.pearsonr(gold, pred).statistic)
+    assert test["mse"] == pytest.approx(sum((g - p) ** 2 for g, p in zip(gold, pred)) / len(rows))
+    assert task_from_file(_score_files(tmp_path, metric="spearman")).metric == "spearman"
+
+
+def test_correlations_of_a_constant_side_are_zero_not_nan():
+    assert correlations([1.0, 2.0, 3.0], [5.0, 5.0, 5.0]) == {"pearson": 0.0, "spearman": 0.0, "mse": 29 / 3}
+    assert correlations([1.0, 2.0, 3.0], [3.0, 5.0, 4.0])["spearman"] == pytest.approx(50.0)
+    assert Regression.constant([{"pred": 0.5}, {"pred": 0.5}]) == "predicts 0.5 for all 2 examples"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"metric": "accuracy"}, r"metric 'accuracy' is not one of sc's: pearson, spearman$"),
+        (
+            {"labels": ["low", "high"]},
+            r"`labels` names classes; a regression task \(`regression: true`\) has none",
+        ),
+        ({"options": {"regression": True, "multilabel": True}}, r"regression predicts one number"),
+        ({"options": {}, "metric": "pearson"}, r"metric 'pearson' is not one of sc's: accuracy, macro_f1"),
+    ],
+)
+def test_regression_settings_that_contradict_are_one_line(tmp_path, change, message):
+    with pytest.raises(UserError, match=message) as exc:
+        task_from_file(_score_files(tmp_path, **change))
+    assert "\n" not in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("case", "file", "change", "cell", "pattern"),
+    [
+        (
+            "task-file-fractional-labels",
+            "task_fractional_labels.yaml",
+            {"options": {}},
+            None,
+            r"the label column 'score' holds fractional numbers \(e.g. .*\), each of which would be a class; "
+            r"for a numeric target set `options: \{regression: true\}`, else give class names",
+        ),
+        (
+            "task-file-regression-not-a-number",
+            "task_regression_text.yaml",
+            {},
+            "about three",
+            r"a row's target 'about three' is not a finite number; a regression task \(`regression: true`\) "
+            r"needs a number in every label cell",
+        ),
+    ],
+)
+def test_a_score_column_that_does_not_fit_is_one_line(tmp_path, capsys, case, file, change, cell, pattern):
+    # was: a label set of every distinct score (a line listing them all, or silently that many
+    # classes when train held every test score), or the text kept as a class name
+    from tests.eval.fixtures import model_folder
+
+    spec = _score_files(tmp_path, **change)
+    if cell is not None:
+        _write_csv(tmp_path / "train.csv", [*_scores(256, 0), {"sentence": "odd one", "score": cell}])
+    spec.rename(tmp_path / file)
+    model = model_folder(tmp_path / "model")
+    argv = [
+        "eval",
+        model,
+        "--task-file",
+        tmp_path / file,
+        "--lrs",
+        "1e-4",
+        "--seeds",
+        "0",
+        "--out",
+        tmp_path / "e",
+    ]
+    code, err = cli(argv, capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()

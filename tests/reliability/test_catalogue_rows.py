@@ -79,6 +79,8 @@ NAMED = {
     "prepared-other-tokenizer": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
     "task-file-label-list-not-multilabel": "tests.eval.test_custom_label_kinds::test_a_label_cell_that_does_not_fit_the_task_is_one_line",
     "task-file-multilabel-not-lists": "tests.eval.test_custom_label_kinds::test_a_label_cell_that_does_not_fit_the_task_is_one_line",
+    "task-file-fractional-labels": "tests.eval.test_custom_label_kinds::test_a_score_column_that_does_not_fit_is_one_line",
+    "task-file-regression-not-a-number": "tests.eval.test_custom_label_kinds::test_a_score_column_that_does_not_fit_is_one_line",
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
 }  # fmt: skip
 

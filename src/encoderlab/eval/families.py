@@ -32,6 +32,7 @@ from encoderlab.eval.metrics import (
     SEQEVAL_SETTINGS,
     accuracy,
     conlleval_f1,
+    correlations,
     entity_f1,
     macro_f1,
     multilabel_f1,
@@ -164,6 +165,46 @@ class MultiLabelClassification(SequenceClassification):
         if len(predictions) > 1 and len(sets) == 1:
             labels = list(sets.pop())
             return f"predicts the labels {labels} for all {len(predictions)} examples"
+        return None
+
+
+class Regression(SequenceClassification):
+    """Sequence regression (`SCOptions.regression`): one output, mean squared error against the
+    example's number, scored by Pearson and Spearman correlation (Hugging Face's `run_glue.py` with
+    one label, GLUE's STS-B scores)."""
+
+    @staticmethod
+    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        def enc(split):
+            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length, task.inputs)
+            return [{"input_ids": i, "target": float(e["target"])} for i, e in zip(ids, split)]
+
+        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+
+    @staticmethod
+    def build(task: Task, model: nn.Module) -> nn.Module:
+        return SequenceClassifier(model, 1, task.options.pooling, head=task.options.head)
+
+    @staticmethod
+    def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
+        out = module(*model_inputs(module, [f["input_ids"] for f in micro])).float()[:, 0]
+        return F.mse_loss(out, torch.tensor([f["target"] for f in micro], device=out.device))
+
+    @staticmethod
+    def predict(task: Task, module: nn.Module, split: list[dict]) -> list[dict]:
+        pred = predict_rows(module, [f["input_ids"] for f in split], lambda out, r, n: float(out[r, 0]))
+        return [{"i": i, "gold": f["target"], "pred": p} for i, (f, p) in enumerate(zip(split, pred))]
+
+    @staticmethod
+    def metrics(task: Task, predictions: list[dict]) -> dict:
+        gold, pred = [p["gold"] for p in predictions], [p["pred"] for p in predictions]
+        return {**correlations(gold, pred), "n": len(predictions)}
+
+    @staticmethod
+    def constant(predictions: list[dict]) -> str | None:
+        values = {p["pred"] for p in predictions}
+        if len(predictions) > 1 and len(values) == 1:
+            return f"predicts {values.pop():g} for all {len(predictions)} examples"
         return None
 
 
@@ -399,10 +440,12 @@ FAMILIES: dict[str, FamilyOps] = {
 
 
 def family_ops(task: Task) -> FamilyOps:
-    """The operations of a task's family (multi-label sequence classification and QA by tagging
-    have their own)."""
+    """The operations of a task's family (multi-label sequence classification, regression and QA by
+    tagging have their own)."""
     if getattr(task.options, "multilabel", False):
         return MultiLabelClassification
+    if getattr(task.options, "regression", False):
+        return Regression
     if isinstance(task.options, QAOptions) and task.options.head == "tagger":
         return AnswerTagger
     return FAMILIES[task.family]

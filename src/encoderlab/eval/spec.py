@@ -14,6 +14,7 @@ from its default: unchanged tasks keep their signatures, so existing caches stay
 Examples are plain dicts per family:
   * sc: {"text", "label": int}; pair sc: {"text", "text_pair", "label"} (joined by the template);
     multi-label sc: {"text", "labels": [int]}
+    regression sc: {"text", "target": float}
   * tc: {"tokens": [str], "tags": [int]}
   * qa: {"id", "question", "context", "answers": [{"text", "answer_start"}]}  ([] = no answer)
   * ir: training pairs {"query", "document", "doc_id"}; evaluation splits are `IRSplit`s.
@@ -133,8 +134,13 @@ class SCOptions:
     multilabel: bool = False
     """Each example has a set of labels (`"labels": [ids]`): one sigmoid per label, binary
     cross-entropy, a label predicted when its logit is > 0 (HoC in paper 2's protocol)."""
+    regression: bool = False
+    """Each example has a number (`"target": float`) instead of a class: one output, mean squared
+    error, scored by Pearson and Spearman correlation (GLUE's STS-B, `run_glue.py`'s regression)."""
 
     def __post_init__(self):
+        if self.regression and (self.multilabel or self.labels):
+            raise ValueError("regression predicts one number: it takes no labels and is not multilabel")
         if self.pooling == "late" and self.head != "eurobert":
             raise ValueError(
                 "pooling 'late' needs head 'eurobert' (with one linear layer it is mean pooling)"

@@ -40,7 +40,7 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks.custom_labels import converter, label_set
+from encoderlab.eval.tasks.custom_labels import converter, label_kind, label_set
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows, struct_list
@@ -62,6 +62,8 @@ METRICS = {
     "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
     "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
 }
+REGRESSION_METRICS = ("pearson", "spearman")
+"""An sc/pair-sc task with `options: {regression: true}` is scored by these (the first is the default)."""
 QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
 """The QA scores each head reports (the first is the default)."""
 SPLITS = ("train", "validation", "test")
@@ -156,7 +158,7 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(
             f"{where}: columns: unknown field(s) {', '.join(unknown)} for {spec.family}; valid: {', '.join(valid)}"
         )
-    metrics = METRICS[spec.family] + (("micro_f1",) if spec.options.get("multilabel") is True else ())
+    metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
             raise UserError(f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}")
@@ -166,6 +168,8 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     if spec.labels is not None and spec.family in ("qa", "ir"):
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
+    if spec.labels is not None and metrics == REGRESSION_METRICS:
+        raise UserError(f"{where}: `labels` names classes; a regression task (`regression: true`) has none")
     if not 0 < spec.data.validation_fraction < 1:
         raise UserError(f"{where}: data.validation_fraction must be between 0 and 1")
     if spec.data.seed < 0:  # numpy's generators, which cut the validation split, take no negative seed
@@ -176,6 +180,15 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     spec.finetune.check(where)
     return spec
+
+
+def _metrics(spec: TaskSpec) -> tuple[str, ...]:
+    """The scores a task file may select by (the first is the default): its family's, or for an sc
+    task a regression's, and micro-F1 besides the others for a multi-label one."""
+    kind = label_kind(spec.options) if spec.family in ("sc", "pair-sc") else "one"
+    if kind == "regression":
+        return REGRESSION_METRICS
+    return METRICS[spec.family] + (("micro_f1",) if kind == "multilabel" else ())
 
 
 def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
@@ -273,10 +286,10 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
     labels: tuple[str, ...] = ()
     if spec.family in ("sc", "pair-sc", "tc"):
         label_col = col["label" if spec.family != "tc" else "tags"]
-        multilabel = bool(spec.options.get("multilabel"))
-        labels = label_set(spec.labels, spec.family, multilabel, found["train"], label_col)
+        kind = label_kind(spec.options)
+        labels = label_set(spec.labels, spec.family, kind, found["train"], label_col, where)
         named = class_names(found["train"], label_col) is not None and spec.labels is None
-        convert = converter(spec.family, labels, named, multilabel, where)
+        convert = converter(spec.family, labels, named, kind, where)
         parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
@@ -370,7 +383,7 @@ def task_from_file(path: Path | str) -> Task:
         {**spec.options, **({"template": spec.template} if spec.template else {})},
         f"{where}: options",
     )
-    metric = spec.metric or METRICS[spec.family][0]
+    metric = spec.metric or _metrics(spec)[0]
     if spec.family == "qa":
         metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
     data = _examples(spec, _load_splits(spec, path.parent, where), where)

@@ -1,36 +1,58 @@
 """A task file's labels: the label set, and each row's label (or set of labels) as class ids.
 
-sc and pair-sc rows hold one label, or with `options: {multilabel: true}` a list of labels (none, one
-or several); tc rows hold one tag per word. A value is looked up by its name (a number by its text),
-except the ids of a ClassLabel column, which are ids. A cell that does not fit (empty, a list where one
-label is expected, one label where a list is) is one line naming the problem and the fix: `str()`
-would have made it a class of its own, called 'None' or "['a', 'b']".
+sc and pair-sc rows hold one label, with `options: {multilabel: true}` a list of labels (none, one
+or several), with `options: {regression: true}` a number; tc rows hold one tag per word. A label is
+looked up by its name (a number by its text), except the ids of a ClassLabel column, which are ids. A
+cell that does not fit (empty, a list where one label is expected, one label where a list is, a
+target that is not a number) is one line naming the problem and the fix: `str()` would have made it
+a class of its own, called 'None' or "['a', 'b']". So is a class column of fractional numbers (e.g.
+similarity scores), which would have become one class per distinct value.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from typing import Literal
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import class_names
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.splits import text_fields
 
+Kind = Literal["one", "multilabel", "regression"]
+"""What an sc row's label cell holds: one label, a list of labels, or a number."""
 
-def label_set(given, family: str, multilabel: bool, train, column: str) -> tuple[str, ...]:
+
+def label_kind(options: dict) -> Kind:
+    """The kind of label an sc/pair-sc task file's `options` ask for."""
+    if options.get("multilabel") is True:
+        return "multilabel"
+    return "regression" if options.get("regression") is True else "one"
+
+
+def label_set(given, family: str, kind: Kind, train, column: str, where: str) -> tuple[str, ...]:
     """The spec's labels (`given`), else the column's ClassLabel names, else the values seen in train
-    (sorted; tc puts `O` first)."""
-    if given is not None:
-        return tuple(str(x) for x in given)
+    (sorted; tc puts `O` first); none for a regression."""
+    if given is not None or kind == "regression":
+        return tuple(str(x) for x in given or ())
     names = class_names(train, column)
     if names:
         return names
-    seen = {
-        str(v)
+    values = [
+        v
         for r in rows(train, (column,))
         for v in (r[column] if isinstance(r[column], list) else [r[column]])
         if v is not None  # refused row by row, naming the empty label
-    }
+    ]
+    fraction = next((v for v in values if isinstance(v, float) and not v.is_integer()), None)
+    if fraction is not None and family != "tc":
+        raise UserError(
+            f"{where}: the label column {column!r} holds fractional numbers (e.g. {fraction!r}), each of "
+            "which would be a class; for a numeric target set `options: {regression: true}`, else give "
+            "class names"
+        )
+    seen = {str(v) for v in values}
     return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
 
 
@@ -48,9 +70,27 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
     return labels.index(name)
 
 
-def _sc_labels(where: str, labels: tuple[str, ...], value, named: bool, multilabel: bool) -> dict:
-    """An sc row's label field: `{"label": id}`, or `{"labels": [ids]}` for a multi-label task."""
-    if not multilabel:
+def _target(where: str, value) -> float:
+    """A regression row's number (a numeric string too: a CSV column with one odd cell is read as text)."""
+    if value is None:
+        raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
+    try:
+        number = float(value) if not isinstance(value, (bool, list, dict)) else math.nan
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number):
+        raise UserError(
+            f"{where}: a row's target {value!r} is not a finite number; a regression task "
+            "(`regression: true`) needs a number in every label cell"
+        )
+    return number
+
+
+def _sc_labels(where: str, labels: tuple[str, ...], value, named: bool, kind: Kind) -> dict:
+    """An sc row's label field: `{"label": id}`, `{"labels": [ids]}` (multi-label) or `{"target": x}`."""
+    if kind == "regression":
+        return {"target": _target(where, value)}
+    if kind == "one":
         if isinstance(value, list):
             raise UserError(
                 f"{where}: a row's label is a list ({value!r}); for several labels per example set "
@@ -65,7 +105,7 @@ def _sc_labels(where: str, labels: tuple[str, ...], value, named: bool, multilab
     return {"labels": sorted({label_id(where, labels, v, named) for v in value})}
 
 
-def converter(family: str, labels: tuple[str, ...], named: bool, multilabel: bool, where: str) -> Callable:
+def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind, where: str) -> Callable:
     """One function from a row (our field names) to an example of the family."""
     if family in ("sc", "pair-sc"):
         texts = ("text", "text_pair") if family == "pair-sc" else ("text",)
@@ -77,7 +117,7 @@ def converter(family: str, labels: tuple[str, ...], named: bool, multilabel: boo
 
         return lambda r: {
             **text_fields(tuple(text(r, t) for t in texts) if len(texts) == 2 else text(r, "text")),
-            **_sc_labels(where, labels, r["label"], named, multilabel),
+            **_sc_labels(where, labels, r["label"], named, kind),
         }
     if family == "tc":
 
