@@ -275,3 +275,18 @@ def test_a_score_column_that_does_not_fit_is_one_line(tmp_path, capsys, case, fi
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+def test_boolean_labels_are_named_alike_in_the_label_set_and_the_rows(tmp_path):
+    # was: "label 'true' is not in the label set ['False', 'True']" for a JSON lines true/false column
+    rows = [{"text": f"t{i} {'yes' if i % 2 else 'no'}", "answer": bool(i % 2)} for i in range(60)]
+    data = {
+        "train": _jsonl(tmp_path / "tr.jsonl", rows[:40]),
+        "test": _jsonl(tmp_path / "te.jsonl", rows[40:]),
+    }
+    spec = {"name": "yesno", "family": "sc", "data": data, "columns": {"label": "answer"}}
+    task, loaded = load_task(task_from_file(_spec(tmp_path, **spec)))
+    assert task.labels == ("false", "true")
+    assert [task.labels[e["label"]] for e in loaded.tests["test"]] == [
+        str(r["answer"]).lower() for r in rows[40:]
+    ]

@@ -52,8 +52,13 @@ def label_set(given, family: str, kind: Kind, train, column: str, where: str) ->
             "which would be a class; for a numeric target set `options: {regression: true}`, else give "
             "class names"
         )
-    seen = {str(v) for v in values}
+    seen = {label_name(v) for v in values}
     return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
+
+
+def label_name(value) -> str:
+    """A label value as a class name: its text, a JSON/parquet boolean as YAML writes it (`true`)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
@@ -62,7 +67,7 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
         raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
     if named and isinstance(value, int) and not isinstance(value, bool):
         return value
-    name = str(value).lower() if isinstance(value, bool) else str(value)
+    name = label_name(value)
     if name not in labels:
         raise UserError(
             f"{where}: label {name!r} is not in the label set {list(labels)}; add it to `labels:` or fix the data"
