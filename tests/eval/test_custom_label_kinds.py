@@ -290,3 +290,28 @@ def test_boolean_labels_are_named_alike_in_the_label_set_and_the_rows(tmp_path):
     assert [task.labels[e["label"]] for e in loaded.tests["test"]] == [
         str(r["answer"]).lower() for r in rows[40:]
     ]
+
+
+@pytest.mark.parametrize("metric", [None, "conlleval_f1"])
+def test_entity_f1_over_tags_that_are_not_iob_is_one_line(tmp_path, capsys, metric):
+    # was: fine-tuning ran, then seqeval stopped with "KeyError: 'D'" (a traceback) on a POS tag set
+    from tests.eval.fixtures import model_folder
+
+    rows = [{"tokens": ["the", "cat", f"w{i}"], "tags": ["DT", "NN", "NN"]} for i in range(30)]
+    data = {
+        "train": _jsonl(tmp_path / "tr.jsonl", rows[:20]),
+        "test": _jsonl(tmp_path / "te.jsonl", rows[20:]),
+    }
+    file = "task_pos_entity_f1.yaml"
+    _spec(tmp_path, file, name="pos", family="tc", data=data, **({"metric": metric} if metric else {}))
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
+    code, err = cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    named = "'entity_f1' \\(tc's default\\)" if metric is None else "'conlleval_f1'"
+    assert_one_line(
+        code, err, rf"metric {named} scores entities tagged O, B-TYPE, I-TYPE, but tag 'DT' is not one"
+    )
+    if metric is None:
+        assert_printed_as_documented("task-file-tags-not-iob", err, tmp_path)
+    assert not (tmp_path / "e").exists()
+    accuracy = _spec(tmp_path, name="pos", family="tc", data=data, metric="accuracy")
+    assert task_from_file(accuracy).metric == "accuracy"

@@ -36,6 +36,7 @@ from encoderlab.eval.metrics import (
     entity_f1,
     macro_f1,
     multilabel_f1,
+    non_iob_tag,
     retrieval_scores,
     retrieved_ndcg,
     sentence_macro_f1,
@@ -262,7 +263,7 @@ class TokenClassification:
             "n": len(predictions),
         }
         asked = {task.metric, task.finetune.select_metric}  # what is reported and what picks an epoch
-        iob = all(t == "O" or t[:2] in ("B-", "I-") for t in task.labels)
+        iob = non_iob_tag(task.labels) is None
         if asked & {"entity_f1", "conlleval_f1"} or (iob and "sentence_macro_f1" in asked):
             out["entity_f1"] = entity_f1(gold, pred)
             out["seqeval"] = SEQEVAL_SETTINGS

@@ -10,7 +10,13 @@ and a regression's mean squared error in the target's units).
 
 from encoderlab.eval.metrics.classification import accuracy, macro_f1, multilabel_f1, weighted_f1
 from encoderlab.eval.metrics.encodeval import position_f1, retrieved_ndcg, sentence_macro_f1
-from encoderlab.eval.metrics.ner import CONLLEVAL_SETTINGS, SEQEVAL_SETTINGS, conlleval_f1, entity_f1
+from encoderlab.eval.metrics.ner import (
+    CONLLEVAL_SETTINGS,
+    SEQEVAL_SETTINGS,
+    conlleval_f1,
+    entity_f1,
+    non_iob_tag,
+)
 from encoderlab.eval.metrics.regression import correlations
 from encoderlab.eval.metrics.retrieval import retrieval_scores
 from encoderlab.eval.metrics.squad import squad_v1, squad_v2
@@ -24,6 +30,7 @@ __all__ = [
     "entity_f1",
     "macro_f1",
     "multilabel_f1",
+    "non_iob_tag",
     "position_f1",
     "retrieval_scores",
     "retrieved_ndcg",

@@ -17,6 +17,11 @@ from seqeval.scheme import IOB2
 SEQEVAL_SETTINGS = {"library": "seqeval", "mode": "strict", "scheme": "IOB2", "average": "micro"}
 
 
+def non_iob_tag(tags: Sequence[str]) -> str | None:
+    """The first tag that is not `O`, `B-TYPE` or `I-TYPE` (entity F1 is undefined over it), or None."""
+    return next((t for t in tags if t != "O" and t[:2] not in ("B-", "I-")), None)
+
+
 def entity_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> float:
     """Micro entity F1 (percent) over sentences of string tags."""
     if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):

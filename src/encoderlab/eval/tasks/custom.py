@@ -28,6 +28,7 @@ import yaml
 
 from encoderlab.config import from_dict
 from encoderlab.errors import UserError, did_you_mean
+from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
     FinetuneConfig,
     Inputs,
@@ -372,6 +373,19 @@ def _qa_metric(
     return metric or allowed[0]
 
 
+def _check_entity_tags(spec: TaskSpec, metric: str, tags: tuple[str, ...], where: str) -> None:
+    """Entity F1 reads IOB2 tags: a tag set such as POS tags would stop seqeval with a KeyError
+    traceback after fine-tuning, so it is refused here, with the scores that read any tags."""
+    bad = non_iob_tag(tags)
+    for name, value in (("metric", metric), ("finetune.select_metric", spec.finetune.select_metric)):
+        if bad is not None and value in ("entity_f1", "conlleval_f1"):
+            default = " (tc's default)" if name == "metric" and spec.metric is None else ""
+            raise UserError(
+                f"{where}: {name} {value!r}{default} scores entities tagged O, B-TYPE, I-TYPE, but tag "
+                f"{bad!r} is not one; set `metric: accuracy` (per word) or `sentence_macro_f1`"
+            )
+
+
 def task_from_file(path: Path | str) -> Task:
     """Parse, load and check one task file; the Task's loader returns the examples loaded here."""
     path = Path(path)
@@ -392,6 +406,8 @@ def task_from_file(path: Path | str) -> Task:
         _check_overlap(spec, data, where)
     if data.labels:
         options = dataclasses.replace(options, labels=data.labels)
+    if spec.family == "tc":
+        _check_entity_tags(spec, metric, options.labels, where)
     return Task(
         name=spec.name,
         description=spec.description or f"{spec.family} task from {path.name}",
