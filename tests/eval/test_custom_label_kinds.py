@@ -315,3 +315,41 @@ def test_entity_f1_over_tags_that_are_not_iob_is_one_line(tmp_path, capsys, metr
     assert not (tmp_path / "e").exists()
     accuracy = _spec(tmp_path, name="pos", family="tc", data=data, metric="accuracy")
     assert task_from_file(accuracy).metric == "accuracy"
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        {"text": "Paris", "answer_start": 10},  # one answer, not lists: the documented catalogue case
+        "Paris",
+        {"text": ["Paris", "Rome"], "answer_start": [10]},  # zip would drop Rome
+        None,
+    ],
+)
+def test_qa_answers_not_in_squads_shape_are_one_line(tmp_path, capsys, answers):
+    # was: "TypeError: 'int' object is not iterable" (a traceback), or a silently dropped answer
+    from tests.eval.fixtures import model_folder
+
+    good = {"text": ["Paris"], "answer_start": [10]}
+    rows = [
+        {"question": f"where {i}?", "context": f"He lives, Paris, {i}.", "answers": good} for i in range(20)
+    ]
+    rows[3] = {**rows[3], "answers": answers}
+    data = {
+        "train": _jsonl(tmp_path / "tr.jsonl", rows[:15]),
+        "test": _jsonl(tmp_path / "te.jsonl", rows[15:]),
+    }
+    file = "task_qa_one_answer.yaml"
+    _spec(tmp_path, file, name="myqa", family="qa", data=data)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
+    code, err = cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    assert_one_line(
+        code, err, r"a row's answers must be SQuAD's \{text: \[texts\], answer_start: \[offsets\]\}"
+    )
+    if isinstance(answers, dict) and answers["text"] == "Paris":
+        assert_printed_as_documented("task-file-qa-answers-shape", err, tmp_path)
+    assert not (tmp_path / "e").exists()
+    rows[3] = {**rows[3], "answers": [{"text": "Paris", "answer_start": 10}]}  # a list of structs reads
+    _jsonl(tmp_path / "tr.jsonl", rows[:15])
+    task, loaded = load_task(task_from_file(tmp_path / file))
+    assert loaded.train[3]["answers"] == [{"text": "Paris", "answer_start": 10}]

@@ -231,13 +231,29 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
 # ----------------------------------------------------------------------------- examples
 
 
-def _qa_examples(split_rows: list[dict], part: str, counts: dict) -> list[dict]:
+def _qa_answers(value, where: str) -> list[dict]:
+    """A row's answers: SQuAD's struct of lists, or a list of {text, answer_start}; anything else (one
+    answer as a text and a number, a bare string) is one line, not a TypeError from deep inside."""
+    columns = [value.get("text"), value.get("answer_start")] if isinstance(value, dict) else []
+    answers = None
+    if all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) <= 1:
+        try:
+            answers = [(a["text"], int(a["answer_start"])) for a in struct_list(value)]
+        except (TypeError, KeyError, ValueError):
+            answers = None
+    if answers is None or any(isinstance(t, (list, dict)) for t, _ in answers):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise UserError(
+            f"{where}: a row's answers must be SQuAD's {{text: [texts], answer_start: [offsets]}} (empty "
+            f"lists when there is none) or a list of {{text, answer_start}}, got {shown}"
+        )
+    return [{"text": str(t), "answer_start": n} for t, n in answers]
+
+
+def _qa_examples(split_rows: list[dict], part: str, counts: dict, where: str) -> list[dict]:
     out = []
     for i, r in enumerate(split_rows):
-        answers = [
-            {"text": str(a["text"]), "answer_start": int(a["answer_start"])}
-            for a in struct_list(r["answers"])
-        ]
+        answers = _qa_answers(r["answers"], where)
         ex = qa_example(
             str(r.get("id", f"{part}-{i}")),
             str(r["context"]),
@@ -295,7 +311,7 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
         counts: dict = {}
-        parts = {s: _qa_examples(raw[s], s, counts) for s in SPLITS}
+        parts = {s: _qa_examples(raw[s], s, counts, where) for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, counts)
     pairs = [
         {"query": str(r["query"]), "document": str(r["document"]), "doc_id": _ir_ids(r)[1]}
