@@ -159,3 +159,16 @@ def test_data_without_a_val_split_trains_and_says_so(prepared, tmp_path, capfd):
 
 def test_the_yardstick_is_mlm_at_15_percent():
     assert MLM(mask_ratio=0.15) == YARDSTICK
+
+
+def test_fewer_held_out_rows_than_a_micro_batch_score_each_row_once(tmp_path):
+    """validation.rows below the micro-batch size read a whole micro-batch: rows past the first were
+    scored too (a val split that short wraps, so a row counted twice), and val/rows said 2."""
+    cfg = tiny_run(tmp_path / "run", validation=ValidationConfig(every=6, rows=1))
+    pretrain(cfg)
+    saved = json.loads((Path(cfg.out) / "validation.json").read_text())
+    assert saved["val/rows"] == 1
+    model = load_model_folder(Path(cfg.out) / "final").eval()
+    first = held_out_source(cfg).batch(0, 0, 0)
+    one = type(first)(**{k: v[:1] for k, v in first.__dict__.items()})
+    assert saved["val/clm"] == pytest.approx(_clm_reference(model, [one]), rel=1e-5)

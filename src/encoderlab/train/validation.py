@@ -67,12 +67,13 @@ def scored_objectives(cfg: RunConfig, spec: TokenSpec) -> list[Scored]:
     return [*out, Scored("val/mlm15", YARDSTICK)]
 
 
-def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None) -> BatchSource | None:
-    """The held-out rows' source (micro-batches of the run's shape), or None when there are none.
+def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None, rows: int = 0) -> BatchSource | None:
+    """The held-out rows' source (micro-batches of the run's shape, or of `rows` rows), or None when
+    there are none.
 
     `data_spec` is the training stream's vocabulary (default: the synthetic one of `cfg.data`); a
     synthetic held-out stream draws from it, so a run on a custom source is scored on its ids."""
-    layout = BatchLayout(seq_len=cfg.layout.seq_len, micro_batch_size=cfg.layout.micro_batch_size)
+    layout = BatchLayout(seq_len=cfg.layout.seq_len, micro_batch_size=rows or cfg.layout.micro_batch_size)
     data = cfg.data
     if data.path == "synthetic":
         from encoderlab.data.synthetic import SyntheticSource, synthetic_spec
@@ -97,6 +98,9 @@ class Validator:
         self.source = held_out_source(cfg, data_spec) if cfg.validation.every else None
         self.scored = scored_objectives(cfg, spec)
         rows = min(cfg.validation.rows, getattr(self.source, "rows_per_epoch", cfg.validation.rows))
+        if self.source is not None and rows < cfg.layout.micro_batch_size:
+            # fewer rows than a micro-batch: one batch of just those, not a micro-batch that wraps
+            self.source = held_out_source(cfg, data_spec, rows)
         self.batches = max(1, rows // cfg.layout.micro_batch_size)  # each held-out row at most once
 
     def due(self, step: int, total: int) -> bool:
@@ -129,5 +133,5 @@ class Validator:
                 total += loss.float()
                 count += n
             out[s.key] = float(total / count.clamp(min=1.0))
-        out["val/rows"] = self.batches * self.cfg.layout.micro_batch_size
+        out["val/rows"] = self.batches * self.source.layout.micro_batch_size
         return out
