@@ -14,7 +14,7 @@ Commands that write one result file (`bench --out F.json`) call `check_output_fi
 uncreatable parent or an existing file that is not a previous result of that command is refused
 before the (long) work starts. A command that can still fail after it created its folder (a task's
 data turns out empty after the model loaded) uses `output_folder`, which removes the folder again when
-it holds nothing but the marker.
+it holds nothing but the marker, with the parent folders it had to create (`missing_folders`).
 
 Sources that do not exist as paths (asset names and hub ids, which the caller resolves to their
 cache folders when it can) are skipped by the overlap check.
@@ -193,6 +193,26 @@ def is_json_object(path: Path) -> bool:
         return False
 
 
+def missing_folders(path: Path | str) -> list[Path]:
+    """`path` and those of its ancestors that do not exist yet, deepest first: what `mkdir(parents=True)`
+    will create, and a refused command must remove again (`remove_folders`)."""
+    made, folder = [], Path(path).absolute()
+    while not (folder.exists() or folder.is_symlink()) and folder != folder.parent:
+        made.append(folder)
+        folder = folder.parent
+    return made
+
+
+def remove_folders(made: list[Path]) -> None:
+    """Remove the folders of `missing_folders`, deepest first, as long as they are empty (a folder another
+    process has written into since is kept, and with it its ancestors)."""
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
+
+
 @contextlib.contextmanager
 def output_folder(path: Path | str, kind: str) -> Iterator[Path]:
     """`create_output`, undone if the block fails while the folder holds nothing but the marker.
@@ -202,12 +222,12 @@ def output_folder(path: Path | str, kind: str) -> Iterator[Path]:
     already holds results (a resumed evaluation) is never removed.
     """
     path = Path(path)
-    existed = path.exists()
+    made = missing_folders(path)
     create_output(path, kind)
     try:
         yield path
     except BaseException:
-        if not existed and [p.name for p in path.iterdir()] == [MARKER]:
+        if made and [p.name for p in path.iterdir()] == [MARKER]:
             (path / MARKER).unlink()
-            path.rmdir()
+            remove_folders(made)
         raise

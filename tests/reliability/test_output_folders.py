@@ -78,9 +78,10 @@ def test_a_refused_evaluation_leaves_no_folder_behind(tmp_path, capsys, monkeypa
         raise UserError(f"task {task.name}: the test split is empty; check the data files")
 
     monkeypatch.setattr(protocol, "_prepared_task", empty)
-    code, err = cli(["eval", model, "--tasks", "boolq", "--lrs", "1e-4", "--out", tmp_path / "e"], capsys)
+    out = tmp_path / "evals" / "e"  # a parent to create too: it goes with the folder (it stayed behind)
+    code, err = cli(["eval", model, "--tasks", "boolq", "--lrs", "1e-4", "--out", out], capsys)
     assert code == 2 and "split is empty" in err
-    assert not (tmp_path / "e").exists()
+    assert not (tmp_path / "evals").exists()
 
 
 def test_export_replaces_only_its_own_earlier_export(tmp_path, capsys):

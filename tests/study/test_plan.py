@@ -13,7 +13,7 @@ from encoderlab.cli import main
 from encoderlab.data.assets.cache import read_manifest
 from encoderlab.errors import UserError
 from encoderlab.study.catalog import get_study, list_studies
-from encoderlab.study.graph import build_graph
+from encoderlab.study.graph import build_graph, prepare_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.plan import corpus_size, plan_study
 from encoderlab.study.runner import node_dir, run_study
@@ -175,11 +175,37 @@ def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
     folder = node_dir(tmp_path / "s", graph.nodes["prepare/main"]) / "data"
     folder.mkdir()
     (folder / "meta.json").write_text(json.dumps({"unique_tokens": {"train": 51_200}}))
-    plan = plan_study(small_spec(), tmp_path / "s")
+    plan = plan_study(small_spec(), tmp_path / "s", graph)
     assert plan.corpora["main"].counted and plan.corpora["main"].unique_tokens == 51_200
     assert {r.passes for r in plan.runs} == {100 * 4 * 64 / 51_200}  # 100 steps x 4 rows x 64 tokens
     md = (tmp_path / "s" / "report" / "report.md").read_text()
     assert "| run | tokens seen | token budget | passes over corpus |" in md
+
+
+def test_a_changed_dataset_is_not_counted_from_the_folders_data_of_its_old_version(tmp_path, capsys):
+    """The guard counted the prepare node of the folder's graph.json, the study's previous version: a
+    dataset given more text after a refusal (a pretraining node's count over `max_passes`) was refused
+    again at the start on the old count, `study plan --out` showed that count, and nothing said so."""
+    out = tmp_path / "s"
+    small, big = tiny_corpus(tmp_path / "small.jsonl", 50), tiny_corpus(tmp_path / "big.jsonl", 5000)
+    spec = small_spec(data=(DataSpec(name="main", corpus=(str(small),)),), cka=())
+    run_study(spec, out, backend(), progress=False)
+    folder = node_dir(out, prepare_graph(spec, backend()).nodes["prepare/main"]) / "data"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({"unique_tokens": {"train": 12_800}}))  # runs read it twice
+    grown = replace(spec, data=(DataSpec(name="main", corpus=(str(small), str(big))),), max_passes=1)
+    plan = plan_study(grown, out, prepare_graph(grown, backend()))
+    assert not plan.corpora["main"].counted and max(r.passes for r in plan.runs) < 1
+    assert plan_study(spec, out, prepare_graph(spec, backend())).corpora["main"].unique_tokens == 12_800
+    run_study(grown, out, backend(), progress=False)  # was refused: "would read dataset main 2.00 times"
+    assert json.loads((out / "study.json").read_text())["max_passes"] == 1
+    # `study plan --out` says when it has nothing to count, in one line
+    main(["study", "plan", "paper1-pfs", "--out", str(tmp_path / "missing")])
+    notes = [line for line in capsys.readouterr().out.splitlines() if line.startswith("note:")]
+    assert notes == [
+        f"note: --out {tmp_path / 'missing'} does not exist: the unique tokens of main are estimated, not counted"
+    ]
+    assert not (tmp_path / "missing").exists()
 
 
 def test_a_compressed_corpus_is_sized_as_its_text_and_a_folder_by_the_files_prepare_reads(tmp_path):

@@ -16,7 +16,7 @@ from fake_study import backend, small_spec
 from encoderlab.eval.summary import EvalRecord, select_lr
 from encoderlab.study.data import load_study
 from encoderlab.study.report import write_report
-from encoderlab.study.runner import run_study
+from encoderlab.study.runner import node_dir, run_study
 from encoderlab.study.table import results_table
 
 
@@ -242,3 +242,25 @@ def test_the_cka_claim_without_a_seed_noise_pair_is_not_tested(study):
     data.markers[node].result.update({"low_layers": None, "ratio": None, "noise_divergence": None})
     (claim,) = [c for c in check_claims(data) if c.claim.kind == "cka_low_layers"]
     assert claim.status == "not tested" and "seed twin" in claim.sentence
+
+
+def test_a_report_on_a_partly_finished_study_says_what_its_claims_have_not_seen(study, tmp_path):
+    """`study report` mid-study (or after a failed node) gave a verdict on the finished fine-tuning runs
+    without a word that some of the claim's runs were still missing."""
+    shutil.copytree(study, tmp_path / "s")
+    data = load_study(tmp_path / "s")
+    clm = [n for n in data.nodes if n.kind == "eval" and n.name.startswith("eval/clm/")]
+    total = sum(1 for n in data.nodes if n.kind == "eval" and n.name.startswith(("eval/clm/", "eval/mlm40/")))
+    node_dir(tmp_path / "s", clm[0]).joinpath("node.json").unlink()
+    write_report(tmp_path / "s", figures=False)
+    claims = {
+        c["id"]: c for c in json.loads((tmp_path / "s" / "report" / "results.json").read_text())["claims"]
+    }
+    said = (
+        f"Partial: 1 of the {total} fine-tuning runs of the final models of MLM-40 and CLM have not finished"
+    )
+    assert claims["mlm-sc"]["numbers"]["unfinished_evals"] == 1 and said in claims["mlm-sc"]["sentence"]
+    assert "Partial:" not in claims["early"]["sentence"]  # its checkpoints' runs have all finished
+    assert said in (tmp_path / "s" / "report" / "report.md").read_text()
+    full = {c["id"]: c for c in json.loads((study / "report" / "results.json").read_text())["claims"]}
+    assert all("Partial:" not in c["sentence"] for c in full.values())

@@ -255,6 +255,23 @@ def test_a_missing_asset_names_the_fetch_command_and_writes_nothing(tmp_path, mo
     assert not (out / "nodes").exists() and not (out / LOCK).exists()
 
 
+def test_a_refused_study_removes_the_parent_folders_it_created_and_keeps_an_existing_one(
+    tmp_path, monkeypatch
+):
+    """`--out runs/new/study` refused before anything ran left runs/new behind (only study/ was removed)."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "empty-cache"))
+    (tmp_path / "runs").mkdir()
+    with pytest.raises(UserError, match="not fetched"):
+        run_study(small_spec(), tmp_path / "runs" / "new" / "study", _needs_assets(["tweets"]), fetch=False)
+    assert list((tmp_path / "runs").iterdir()) == []
+    (tmp_path / "runs" / "mine").mkdir()  # a folder the user made for it stays
+    with pytest.raises(UserError, match="not fetched"):
+        run_study(small_spec(), tmp_path / "runs" / "mine", _needs_assets(["tweets"]), fetch=False)
+    assert [p.name for p in (tmp_path / "runs").iterdir()] == ["mine"] and not any(
+        (tmp_path / "runs" / "mine").iterdir()
+    )
+
+
 def test_an_unreachable_registry_is_one_line_naming_the_command(tmp_path, monkeypatch):
     from encoderlab.data import assets
 

@@ -97,15 +97,26 @@ def plan_command(
     Args:
         name: Built-in study name, or a study YAML file.
         scale: Scale of a built-in study (default demo).
-        out: A study folder whose prepared data gives exact token counts (default: estimates).
+        out: A study folder whose prepared data gives exact token counts (default: estimates; a folder
+            without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
+    from encoderlab.study.graph import prepare_graph
     from encoderlab.study.nodes import check_start_models
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
     spec = with_prepared(study_spec(name, scale), prepared)
-    plan = plan_study(spec, out)
+    plan = plan_study(spec, out, prepare_graph(spec, default_backend()) if out is not None else ())
     print(plan_text(plan))
+    estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
+    if out is not None and estimated:  # asked for counts: say why there are none
+        names = ", ".join(estimated)
+        why = (
+            "does not exist"
+            if not out.exists()
+            else f"holds no finished prepared data of dataset(s) {names} as this study defines them"
+        )
+        print(f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted")
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
     check_start_models(spec)  # start models shorter than the rows (their configs when on this machine)
 

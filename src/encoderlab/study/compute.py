@@ -151,7 +151,7 @@ def compute_summary(data: StudyData, study_dir: Path) -> ComputeSummary:
     total = Totals()
     for k in by_kind.values():
         total.add(k.tokens, k.flops, k.wall_s, k.cpu_s, k.nodes)
-    plan = plan_study(data.spec, study_dir)
+    plan = plan_study(data.spec, study_dir, data.nodes)
     passes = {p.model: p.passes for p in plan.runs}
     runs = [_run_compute(data, r, passes) for r in records if r.kind == "pretrain"]
     methods = sorted({r.flops_method for r in records if r.flops_method})

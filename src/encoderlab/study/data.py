@@ -164,6 +164,16 @@ class StudyData:
         kept = {t: f for t, f in family.items() if t in shared}
         return kept, {t: f for t, f in family.items() if t not in kept}
 
+    def unfinished_evals(self, models: Iterable[str], step: int | None) -> tuple[int, int]:
+        """(unfinished, all) eval nodes of `models` at checkpoint `step` (None: final models) in the graph: a
+        report rebuilt mid-study, or after a node failed, says what its numbers have not seen yet."""
+        wanted, total, done = set(models), 0, 0
+        for n in self.nodes:
+            if n.kind == "eval" and (node := EvalNode.of(n)).model in wanted and node.step == step:
+                total += 1
+                done += n.name in self.markers
+        return total - done, total
+
     def summary(
         self, model: str, step: int | None = None, keep: Callable[[EvalRecord], bool] | None = None
     ) -> ModelSummary:

@@ -204,8 +204,9 @@ def _branched(spec: StudySpec, models: list[Pretraining]) -> list[Pretraining]:
     ]
 
 
-def build_graph(spec: StudySpec, backend: Backend) -> Graph:
-    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
+def prepare_graph(spec: StudySpec, backend: Backend) -> Graph:
+    """The study's prepare nodes (one per dataset, a tokenizer's trainer first): the start of
+    `build_graph`, and all `study plan --out DIR` needs to find the prepared data of this study's datasets."""
     graph = Graph()
 
     def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
@@ -221,7 +222,12 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         cfg = PrepareNode(dataset=d, seq_len=spec.seq_len, prepared=digest, against=against).data()
         deps = (f"prepare/{d.tokenizer}",) if reused(d) else ()
         graph.add("prepare", f"prepare/{d.name}", cfg, deps)
+    return graph
 
+
+def build_graph(spec: StudySpec, backend: Backend) -> Graph:
+    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
+    graph = prepare_graph(spec, backend)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     for p in pretraining(spec):
         if p.config is None:

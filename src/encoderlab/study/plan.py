@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
 from encoderlab.study.fidelity import named_tasks
-from encoderlab.study.graph import pretraining
+from encoderlab.study.graph import Node, pretraining
 from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
 from encoderlab.study.spec import DataSpec, StudySpec
 
@@ -149,9 +150,14 @@ def _n(x: float | None) -> str:
     return f"{x:.0f}"
 
 
-def plan_study(spec: StudySpec, study_dir: Path | None = None) -> StudyPlan:
-    """The plan of `spec` (counts from `study_dir`'s prepared data where it has them)."""
-    corpora = {d.name: corpus_size(d, _prepared(d, study_dir)) for d in spec.data}
+def plan_study(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> StudyPlan:
+    """The plan of `spec`, counting unique tokens in `study_dir`'s prepared data where it has them: the
+    finished ones among `nodes`, the study's prepare nodes as `spec` builds them now (`graph.prepare_graph`),
+    so a folder's data of another study, or of an earlier version of a dataset, is never counted as this one's."""
+    prepares = {n.name: n for n in nodes if n.kind == "prepare"}
+    corpora = {
+        d.name: corpus_size(d, _prepared(d, study_dir, prepares.get(f"prepare/{d.name}"))) for d in spec.data
+    }
     runs, params_of = [], {}
     for p in pretraining(spec):
         if p.config is None:
@@ -238,33 +244,26 @@ def _params(cfg, data: DataSpec) -> float | None:
     return float(ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size).num_params())
 
 
-def _prepared(data: DataSpec, study_dir: Path | None) -> dict | None:
-    """meta.json of the dataset's prepared folder: the one it names (`DataSpec.prepared`), else its
-    prepare node's in `study_dir` if that node finished."""
+def _prepared(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:
+    """meta.json of the dataset's prepared folder: the one it names (`DataSpec.prepared`), else that of
+    its prepare `node` in `study_dir` if that node finished (its marker is of the node's key)."""
     if data.prepared is not None:
         from encoderlab.study.prepared import check_corpus, prepared_meta
 
         meta = prepared_meta(data.prepared, data.name)
         check_corpus(meta, data.corpus, data.name, data.prepared)
         return meta
-    if study_dir is None:
+    if study_dir is None or node is None:
         return None
-    from encoderlab.study.graph import Node
     from encoderlab.study.runner import node_dir, read_marker
 
-    graph_file = Path(study_dir) / "graph.json"
-    if not graph_file.exists():
+    meta = node_dir(Path(study_dir), node) / "data" / "meta.json"
+    if read_marker(Path(study_dir), node) is None or not meta.is_file():
         return None
-    for g in json.loads(graph_file.read_text()):
-        if g["name"] == f"prepare/{data.name}":
-            node = Node(
-                kind=g["kind"], name=g["name"], config=g["config"], deps=tuple(g["deps"]), key=g["key"]
-            )
-            marker = read_marker(Path(study_dir), node)
-            meta = node_dir(Path(study_dir), node) / "data" / "meta.json"
-            if marker is not None and meta.is_file():
-                return json.loads(meta.read_text())
-    return None
+    try:
+        return json.loads(meta.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # damaged by hand: estimated, as before it was prepared
+        return None
 
 
 def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:

@@ -379,6 +379,19 @@ def _plateau_caveat(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:
     )
 
 
+def _partial_caveat(data: StudyData, claim: ClaimSpec, step: int | None) -> tuple[int, str]:
+    """The eval nodes of the claim's models at `step` that have not finished, and the sentence saying so."""
+    missing, total = data.unfinished_evals(_ids(data, claim), step)
+    if not missing:
+        return 0, ""
+    at = "final models" if step is None else f"checkpoints at step {step}"
+    return missing, (
+        f" Partial: {missing} of the {total} fine-tuning runs of the {at} of {data.label(claim.a)} and "
+        f"{data.label(claim.b)} have not finished (the study is still running, or a node failed), so this "
+        "verdict may change: run the study again to finish them."
+    )
+
+
 def check_claims(data: StudyData) -> list[ClaimResult]:
     """For each claim of the spec: status, significance, numbers and a generated sentence."""
     found = [(c, EVALUATORS[c.kind](data, c)) for c in data.spec.claims]
@@ -396,11 +409,13 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             numbers |= {"checkpoint": t.nested.checkpoint} | ({"step": x.step} if x.step is not None else {})
             plateau, caveat = _plateau_caveat(data, claim) if x.step is None else ({}, "")
             numbers |= {"plateau": plateau} if plateau else {}
+            unfinished, partial = _partial_caveat(data, claim, x.step)
+            numbers |= {"unfinished_evals": unfinished} if unfinished else {}
             o = Outcome(
                 status=status,
                 significant=sig,
                 numbers=numbers,
-                sentence=_sentence(data, claim, x, t, p_holm, len(with_p)) + caveat,
+                sentence=_sentence(data, claim, x, t, p_holm, len(with_p)) + caveat + partial,
             )
         else:
             o = x if isinstance(x, Outcome) else Outcome()

@@ -56,7 +56,7 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import create_output
+from encoderlab.outdir import create_output, missing_folders, remove_folders
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
@@ -351,7 +351,7 @@ def run_study(
     if jobs < 1:
         raise UserError(f"jobs must be >= 1, got {jobs}; use --jobs 1 to run nodes one after the other")
     study_dir = Path(study_dir)
-    created = not study_dir.exists()
+    made = missing_folders(study_dir)  # the folder and its parents, removed again if the study is refused
     try:
         study_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -363,9 +363,9 @@ def run_study(
     try:
         return _run_locked(spec, study_dir, backend, fetch=fetch, progress=progress, jobs=jobs)
     except UserError:
-        if created:  # refused before writing: the folder made only to hold the lock goes (if still empty)
-            with contextlib.suppress(OSError):
-                study_dir.rmdir()
+        remove_folders(
+            made
+        )  # refused before writing: the folders made only to hold the lock go (if still empty)
         raise
 
 
@@ -379,7 +379,7 @@ def _run_locked(
         if spec.max_passes is not None:  # a corpus the runs would repeat is refused before anything runs
             from encoderlab.study.plan import check_passes, plan_study
 
-            check_passes(plan_study(spec, study_dir))
+            check_passes(plan_study(spec, study_dir, graph))  # the data of this graph's prepare nodes
         ensure_assets(backend.required_assets(spec), fetch=fetch)
         backend.check_start(spec)  # start models' configs are on this machine now
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
