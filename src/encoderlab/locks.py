@@ -3,13 +3,17 @@
 A lock is a small JSON file (pid, host, since, what) created by hard-linking a fully written
 temporary file to the lock's name, so taking it is atomic and the file is never half-written. A lock
 whose process is gone (same host, pid not alive) is stale and taken over; a live holder is refused
-with one line naming it. Trade-off: a dead holder on another host of a shared filesystem cannot be
-detected, so the message says which file to delete by hand.
+with one line naming it. Taking a lock is serialised among processes by an advisory `flock` on the
+lock's folder, so that two processes finding one stale lock never both take it (the second would
+remove the first one's fresh lock as stale); where the file system has no `flock` (some network
+mounts) the hard link alone decides. Trade-off: a dead holder on another host of a shared filesystem
+cannot be detected, so the message says which file to delete by hand.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import socket
@@ -50,6 +54,24 @@ def _held_message(lock: Path, holder: dict | None, use: str) -> str:
 
 
 @contextlib.contextmanager
+def _one_taker(folder: Path) -> Iterator[None]:
+    """While inside, no other process takes a lock in `folder` (an exclusive `flock` on the folder, released
+    when its descriptor closes, also by a process that dies); a no-op where the folder cannot be flocked."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
+@contextlib.contextmanager
 def folder_lock(lock: Path, what: str, use: Path | None = None) -> Iterator[None]:
     """Hold the lock file `lock` for the duration as `what` (e.g. "study paper1-pfs").
 
@@ -65,18 +87,23 @@ def folder_lock(lock: Path, what: str, use: Path | None = None) -> Iterator[None
     tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(me))
     try:
-        for _ in range(3):
-            try:
-                os.link(tmp, lock)  # atomic and never half-written: the content exists before the name
-                break
-            except FileExistsError:
-                holder = read_lock(lock)
-                if holder and holder.get("host") == me["host"] and not _pid_alive(int(holder.get("pid", -1))):
-                    lock.unlink(missing_ok=True)  # stale: its process is gone
-                    continue
-                raise UserError(_held_message(lock, holder, str(use))) from None
-        else:
-            raise UserError(_held_message(lock, read_lock(lock), str(use)))
+        with _one_taker(lock.parent):  # a stale holder read here is still the holder when it is removed
+            for _ in range(3):
+                try:
+                    os.link(tmp, lock)  # atomic and never half-written: the content exists before the name
+                    break
+                except FileExistsError:
+                    holder = read_lock(lock)
+                    if (
+                        holder
+                        and holder.get("host") == me["host"]
+                        and not _pid_alive(int(holder.get("pid", -1)))
+                    ):
+                        lock.unlink(missing_ok=True)  # stale: its process is gone
+                        continue
+                    raise UserError(_held_message(lock, holder, str(use))) from None
+            else:
+                raise UserError(_held_message(lock, read_lock(lock), str(use)))
     finally:
         tmp.unlink(missing_ok=True)
     try:

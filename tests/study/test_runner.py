@@ -218,6 +218,59 @@ def test_a_live_holder_is_named_and_a_dead_one_is_taken_over(tmp_path):
     assert not (tmp_path / LOCK).exists() and (tmp_path / "report" / "report.html").exists()
 
 
+OTHER_TAKER = """
+import os, sys, time
+from pathlib import Path
+from encoderlab.errors import UserError
+from encoderlab.locks import folder_lock, read_lock
+lock, flag = Path(sys.argv[1]), Path(sys.argv[2])
+flag.write_text("trying")
+try:
+    with folder_lock(lock, "study other"):
+        flag.write_text("held")
+        time.sleep(2)
+        print("kept" if read_lock(lock)["pid"] == os.getpid() else "lost")
+except UserError:
+    print("refused")
+"""
+
+
+def test_two_processes_finding_one_stale_lock_never_both_take_it(tmp_path, monkeypatch):
+    """The study read a dead holder, and before it removed that lock another process took it over; the
+    study then removed the other's fresh lock as stale and took it too: two studies in one folder."""
+    import time
+
+    from encoderlab import locks
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    lock = tmp_path / LOCK
+    lock.write_text(
+        json.dumps({"pid": dead.pid, "host": socket.gethostname(), "since": "x", "what": "study"})
+    )
+    flag, other = tmp_path / "flag", []
+    real_alive = locks._pid_alive
+
+    def alive(pid: int) -> bool:  # the other process tries while this one holds the dead holder in hand
+        if pid == dead.pid and not other:
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+            cmd = [sys.executable, "-c", OTHER_TAKER, str(lock), str(flag)]
+            other.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, text=True))
+            started = time.monotonic() + 60
+            while not flag.exists() and time.monotonic() < started:
+                time.sleep(0.05)
+            grace = time.monotonic() + 5  # the old code let it take the stale lock meanwhile
+            while flag.read_text() != "held" and time.monotonic() < grace:
+                time.sleep(0.05)
+        return real_alive(pid)
+
+    monkeypatch.setattr(locks, "_pid_alive", alive)
+    with locks.folder_lock(lock, "study mine"):
+        mine = json.loads(lock.read_text())["pid"] == os.getpid()
+        said = other[0].communicate(timeout=60)[0].strip()
+    assert mine and said == "refused", f"this process holds it: {mine}; the other: {said}"
+
+
 def test_another_study_in_the_same_folder_is_refused(tmp_path):
     run_study(small_spec(), tmp_path, backend(), progress=False)
     before = outputs(tmp_path)
