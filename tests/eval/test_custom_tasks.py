@@ -439,3 +439,13 @@ def test_tc_rows_whose_tokens_are_not_lists_are_one_line(tmp_path):
     spec = {"family": "tc", "data": {"train": "tr.jsonl", "test": "te.jsonl"}}
     with pytest.raises(UserError, match=r"a row's tokens and tags must both be lists, got None"):
         task_from_file(_spec(tmp_path, name="tags", **spec))
+
+
+def test_a_missing_task_file_names_what_to_give(tmp_path):
+    """It said only "does not exist", with no fix."""
+    from encoderlab.eval.tasks.custom import task_files
+
+    with pytest.raises(
+        UserError, match=r"does not exist; give the path of a task YAML file or of a folder of them"
+    ):
+        task_files([tmp_path / "nope.yaml"])

@@ -119,3 +119,10 @@ def test_a_dataset_named_like_its_tokenizer_asset_reuses_nothing():
     runs = tuple(replace(r, data="minilm") for r in spec.runs)
     graph = build_graph(replace(spec, data=(minilm,), runs=runs), backend())
     assert graph.nodes["prepare/minilm"].deps == ()
+
+
+def test_a_run_starting_from_itself_is_named_as_such():
+    """It read "runs a start from each other in a cycle", naming one run as a cycle of several."""
+    runs = (RunSpec(name="a", recipe="pfs-mlm", init="a"),)
+    with pytest.raises(UserError, match=r"^run a starts from itself \(init: a\); start it from another run"):
+        build_graph(replace(small_spec(), runs=runs, baseline="a", cka=(), claims=()), backend())

@@ -158,6 +158,9 @@ def test_a_gpu_study_on_a_small_corpus_is_refused_in_one_line_before_anything_ru
         run_study(spec, tmp_path / "out", real_backend(), progress=False)
     assert not (tmp_path / "out" / "nodes").exists()
     assert plan_study(replace(spec, max_passes=None)).refusal() is None  # the override that allows repeats
+    # a study of the user's own is its file already: no `study show` of a name no built-in study has
+    mine = plan_study(replace(spec, name="my-study")).refusal()
+    assert mine.endswith("max_passes: null in its study file") and "study show" not in mine
 
 
 def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):

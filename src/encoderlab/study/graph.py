@@ -322,6 +322,12 @@ def _init_order(spec: StudySpec) -> list[RunSpec]:
     while pending:
         ready = [r for r in pending if r.init not in names or r.init in {d.name for d in done}]
         if not ready:
+            own = next((r for r in pending if r.init == r.name), None)
+            if own is not None:
+                raise UserError(
+                    f"run {own.name} starts from itself (init: {own.name}); start it from another run of the "
+                    "study, an asset, a model folder or a hub id"
+                )
             raise UserError(
                 f"runs {', '.join(r.name for r in pending)} start from each other in a cycle; break it"
             )

@@ -127,11 +127,17 @@ class StudyPlan:
         c = self.corpora[r.dataset]
         what = "counted" if c.counted else "estimated"
         least, most = ("at least ", "at most ") if r.at_least else ("", "")
+        from encoderlab.study.catalog import STUDIES
+
+        where = (  # a study of the user's own has no `study show` to write it out: it is a file already
+            f"a study file (encoderlab study show {self.spec.name} --scale {self.spec.scale} > my.yaml)"
+            if self.spec.name in STUDIES
+            else "its study file"
+        )
         return (
             f"run {r.model} would read dataset {r.dataset} {least}{r.passes:,.2f} times ({_n(r.reaches)} tokens "
             f"of {most}{_n(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {limit:g} pass(es): give it a "
-            "corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in a "
-            f"study file (encoderlab study show {self.spec.name} --scale {self.spec.scale} > my.yaml)"
+            f"corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in {where}"
         )
 
 

@@ -449,7 +449,10 @@ def task_files(paths) -> list[Path]:
         elif p.is_file():
             out.append(p)
         else:
-            raise UserError(f"task file {p} does not exist")
+            raise UserError(
+                f"task file {p} does not exist; give the path of a task YAML file or of a folder of them "
+                '(docs/evaluation.md, "Your own tasks (task files)")'
+            )
     return out
 
 
