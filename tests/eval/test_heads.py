@@ -245,3 +245,28 @@ def test_a_seed_fixes_the_run_and_another_seed_changes_head_and_data_order(model
     assert torch.equal(heads[0], heads[1]) and not torch.equal(heads[0], heads[2])
     first = [next(batches(32, 8, s)) for s in (0, 0, 1)]
     assert first[0] == first[1] != first[2]
+
+
+def test_bf16_weights_lose_the_updates_below_their_spacing_as_encodevals_cast_does(model, tokenizer):
+    """`weights: bf16` trains a bf16 copy (weights and AdamW moments), as EncodEval's `model.to(bf16)`:
+    at LR 1e-5 an update (about the LR) is below half the bf16 spacing of a weight of 0.02 (1.2e-4),
+    so most matrix weights keep their value, while most fp32 weights move."""
+    from encoderlab.eval.finetune import fine_tune
+
+    data = TaskData(train=sc_examples(32, 0), val=sc_examples(8, 1), tests={"test": sc_examples(16, 2)})
+    kept = {}
+    for weights in ("fp32", "bf16"):
+        quick = FinetuneConfig(
+            batch_size=8, micro_batch_size=8, max_steps=4, warmup_ratio=0.0, weights=weights
+        )
+        task = _task(name="sc", options=SCOptions(labels=("neg", "pos")), metric="accuracy", finetune=quick)
+        head = fine_tune(task, model, prepare(task, tokenizer, data), lr=1e-5, seed=0).head
+        start = dict(model.named_parameters())
+        trained = {k.removeprefix("model."): v for k, v in head.named_parameters()}
+        assert {p.dtype for p in trained.values()} == {
+            getattr(torch, {"fp32": "float32", "bf16": "bfloat16"}[weights])
+        }
+        big = [k for k, p in start.items() if p.ndim == 2 and k in trained]
+        same = sum(int((trained[k].float() == start[k].to(trained[k].dtype).float()).sum()) for k in big)
+        kept[weights] = same / sum(start[k].numel() for k in big)
+    assert kept["fp32"] < 0.25 and kept["bf16"] > 0.75, kept

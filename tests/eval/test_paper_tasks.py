@@ -179,6 +179,7 @@ def test_paper_schedules_are_encodevals_configs(name, max_steps):
         1e-5,
     )
     assert ft.select == "last"  # save_strategy "no": the last model is scored
+    assert ft.weights == "bf16"  # `dtype: !ext torch.bfloat16`, applied by `model.to(dtype)` before training
 
 
 def test_a_paper_task_runs_end_to_end_at_the_model_length(root, tmp_path, monkeypatch):

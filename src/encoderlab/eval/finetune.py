@@ -158,6 +158,8 @@ def fine_tune(
     device = torch.device(device)
     torch.manual_seed(seed)
     head = family.build(task, copy.deepcopy(model)).to(device)
+    if task.finetune.weights == "bf16":  # EncodEval's cast: weights, and so AdamW's moments, in bf16
+        head = head.to(torch.bfloat16)
     best = BestEpoch(task, prepared.val) if task.finetune.select == "best_epoch" else None
     losses = train(
         head,

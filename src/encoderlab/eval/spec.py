@@ -75,6 +75,10 @@ class FinetuneConfig:
     select_metric: str | None = None
     """With `best_epoch`, the validation score the epoch is picked by (None: the task's metric); paper
     2's code picks a classification epoch by weighted F1 (`weighted_f1`)."""
+    weights: Literal["fp32", "bf16"] = "fp32"
+    """`fp32`: fp32 weights and AdamW moments (under bf16 autocast on CUDA). `bf16`: the model is cast
+    to bf16 before fine-tuning, as EncodEval does (`dtype: torch.bfloat16`, `model.to(dtype)`), so
+    weights and moments are bf16 and an update below half a weight's bf16 spacing is lost."""
 
     def check(self, where: str) -> None:
         """Refuse values fine-tuning would fail on mid-run (a zero batch divides, a negative step count

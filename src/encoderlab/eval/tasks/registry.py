@@ -29,10 +29,11 @@ POCKET_TC = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, e
 POCKET_QA = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=200)
 POCKET_IR = FinetuneConfig(batch_size=32, micro_batch_size=32, max_steps=100)
 PAPER_SC = PAPER_QA = PAPER_IR = PAPER_ONTONOTES = FinetuneConfig(
-    batch_size=32, micro_batch_size=8, max_steps=1000
+    batch_size=32, micro_batch_size=8, max_steps=1000, weights="bf16"
 )
-"""EncodEval's `max_steps: 1000` (its SC, QA and IR configs, and OntoNotes' among the TC ones)."""
-PAPER_TC = FinetuneConfig(batch_size=32, micro_batch_size=8, max_steps=None, epochs=1.0)
+"""EncodEval's `max_steps: 1000` (its SC, QA and IR configs, and OntoNotes' among the TC ones), on
+bf16 weights as EncodEval casts the model."""
+PAPER_TC = FinetuneConfig(batch_size=32, micro_batch_size=8, max_steps=None, epochs=1.0, weights="bf16")
 """EncodEval's `max_steps: -1`, one epoch: its CoNLL-2003 and UNER configs only."""
 
 POCKET_SIZES = {
