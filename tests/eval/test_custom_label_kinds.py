@@ -13,7 +13,7 @@ import datasets
 import pytest
 import yaml
 from scipy import stats
-from tests.eval.conftest import POSITIVE, TOPICS, filler
+from tests.eval.conftest import POSITIVE, TOPICS, filler, sc_examples, tc_examples
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -353,3 +353,78 @@ def test_qa_answers_not_in_squads_shape_are_one_line(tmp_path, capsys, answers):
     _jsonl(tmp_path / "tr.jsonl", rows[:15])
     task, loaded = load_task(task_from_file(tmp_path / file))
     assert loaded.train[3]["answers"] == [{"text": "Paris", "answer_start": 10}]
+
+
+def _id_rows(n: int, seed: int) -> list[dict]:
+    """sc rows as a run_glue CSV holds them: the label a class id (0 bad, 1 good)."""
+    return [
+        {"review": f"{e['text']} r{seed}-{i}", "stars": e["label"]}
+        for i, e in enumerate(sc_examples(n, seed))
+    ]
+
+
+def _id_task(tmp_path: Path, suffix: str, rows: dict, **change) -> Path:
+    write = _write_csv if suffix == "csv" else _jsonl
+    data = {s: write(tmp_path / f"{s}.{suffix}", r) for s, r in rows.items()}
+    spec = {"name": "reviews", "family": "sc", "data": data, "columns": {"text": "review", "label": "stars"}}
+    return _spec(tmp_path, **{**spec, "labels": ["bad", "good"], **change})
+
+
+@pytest.mark.parametrize("suffix", ["csv", "jsonl"])
+def test_class_ids_beside_named_labels_are_positions_in_them(tmp_path, suffix):
+    # was: "label '1' is not in the label set ['bad', 'good']; add it to `labels:`"
+    rows = {"train": _id_rows(60, 0), "test": _id_rows(20, 1)}
+    task, data = load_task(task_from_file(_id_task(tmp_path, suffix, rows)))
+    assert task.labels == ("bad", "good")
+    assert [e["label"] for e in data.tests["test"]] == [r["stars"] for r in rows["test"]]
+    named = {s: [{**r, "stars": ("bad", "good")[r["stars"]]} for r in v] for s, v in rows.items()}
+    (tmp_path / "names").mkdir()
+    by_name = task_from_file(_id_task(tmp_path / "names", suffix, named))
+    assert by_name.data_version == task.data_version  # the same examples: the same cached scores
+    swapped = task_from_file(_id_task(tmp_path, suffix, rows, labels=["good", "bad"]))
+    assert swapped.data_version != task.data_version
+
+
+def test_digit_label_names_are_still_names_and_tag_ids_are_positions(tmp_path):
+    rows = {"train": _id_rows(60, 0), "test": _id_rows(20, 1)}
+    task, data = load_task(task_from_file(_id_task(tmp_path, "csv", rows, labels=["1", "0"])))
+    assert [task.labels[e["label"]] for e in data.tests["test"]] == [str(r["stars"]) for r in rows["test"]]
+    tags = ["O", "B-PER", "B-LOC", "I-LOC"]  # a JSON export of a ClassLabel tag column: ids
+    tc = {
+        s: _jsonl(tmp_path / f"{s}.jsonl", tc_examples(n, k))
+        for k, (s, n) in enumerate((("train", 40), ("test", 10)))
+    }
+    task, data = load_task(task_from_file(_spec(tmp_path, name="ner", family="tc", data=tc, labels=tags)))
+    assert [e["tags"] for e in data.tests["test"]] == [r["tags"] for r in tc_examples(10, 1)]
+
+
+@pytest.mark.parametrize(
+    ("case", "file", "cell", "pattern"),
+    [
+        (
+            "task-file-label-ids-out-of-range",
+            "task_label_ids_range.yaml",
+            2,
+            r"the label column 'stars' holds class ids, read as positions in `labels:`, but 2 is not one of "
+            r"0 to 1; name every class in `labels:` in id order, or fix the data",
+        ),
+        (
+            "task-file-label-ids-beside-names",
+            "task_label_ids_names.yaml",
+            "good",
+            r"the label column 'stars' holds both names from `labels:` \(e.g. 'good'\) and class ids "
+            r"\(e.g. [01]\); write every label as its name, or as its position in `labels:` \(from 0\)",
+        ),
+    ],
+)
+def test_class_ids_that_cannot_be_positions_are_one_line(tmp_path, capsys, case, file, cell, pattern):
+    from tests.eval.fixtures import model_folder
+
+    rows = _id_rows(60, 0)
+    rows[7] = {**rows[7], "stars": cell}
+    _id_task(tmp_path, "csv", {"train": rows, "test": _id_rows(20, 1)}).rename(tmp_path / file)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
+    code, err = cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    assert_one_line(code, err, pattern)
+    assert_printed_as_documented(case, err, tmp_path)
+    assert not (tmp_path / "e").exists()

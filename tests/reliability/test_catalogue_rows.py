@@ -83,6 +83,8 @@ NAMED = {
     "task-file-regression-not-a-number": "tests.eval.test_custom_label_kinds::test_a_score_column_that_does_not_fit_is_one_line",
     "task-file-tags-not-iob": "tests.eval.test_custom_label_kinds::test_entity_f1_over_tags_that_are_not_iob_is_one_line",
     "task-file-qa-answers-shape": "tests.eval.test_custom_label_kinds::test_qa_answers_not_in_squads_shape_are_one_line",
+    "task-file-label-ids-out-of-range": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
+    "task-file-label-ids-beside-names": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
 }  # fmt: skip
 

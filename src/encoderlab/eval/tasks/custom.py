@@ -41,7 +41,7 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks.custom_labels import converter, label_kind, label_set
+from encoderlab.eval.tasks.custom_labels import converter, label_kind, label_set, reads_ids
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows, struct_list
@@ -302,10 +302,14 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
     }
     labels: tuple[str, ...] = ()
     if spec.family in ("sc", "pair-sc", "tc"):
-        label_col = col["label" if spec.family != "tc" else "tags"]
-        kind = label_kind(spec.options)
+        field_ = "label" if spec.family != "tc" else "tags"
+        label_col, kind = col[field_], label_kind(spec.options)
         labels = label_set(spec.labels, spec.family, kind, found["train"], label_col, where)
-        named = class_names(found["train"], label_col) is not None and spec.labels is None
+        if spec.labels is None:
+            named = class_names(found["train"], label_col) is not None
+        else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
+            values = (r[field_] for s in SPLITS for r in raw[s])
+            named = reads_ids(labels, values, label_col, where)
         convert = converter(spec.family, labels, named, kind, where)
         parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)

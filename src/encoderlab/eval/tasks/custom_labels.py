@@ -2,7 +2,9 @@
 
 sc and pair-sc rows hold one label, with `options: {multilabel: true}` a list of labels (none, one
 or several), with `options: {regression: true}` a number; tc rows hold one tag per word. A label is
-looked up by its name (a number by its text), except the ids of a ClassLabel column, which are ids. A
+looked up by its name (a number by its text), except the ids of a ClassLabel column, which are ids,
+and whole numbers beside a `labels:` list none of whose names they are (HF's ClassLabel ids, a
+run_glue CSV's 0/1 with `labels: [bad, good]`): those are positions in the list. A
 cell that does not fit (empty, a list where one label is expected, one label where a list is, a
 target that is not a number) is one line naming the problem and the fix: `str()` would have made it
 a class of its own, called 'None' or "['a', 'b']". So is a class column of fractional numbers (e.g.
@@ -12,7 +14,8 @@ similarity scores), which would have become one class per distinct value.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterable
 from typing import Literal
 
 from encoderlab.errors import UserError
@@ -61,12 +64,51 @@ def label_name(value) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
+def whole(value) -> int | None:
+    """A label value as a class id, if it is a whole number (an int, a digit string as a CSV column
+    may hold, 1.0 as pandas reads ids beside an empty cell); else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and re.fullmatch(r"[0-9]+", value.strip()):
+        return int(value)
+    return value if isinstance(value, int) else None
+
+
+def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str) -> bool:
+    """Whether a label column holds positions in the given `labels:` rather than names: none of its
+    values is one of the names and every one is a whole number. A label set of numbers ("0", "1") is
+    read by name. Whole numbers out of range, or beside names, are one line naming both fixes."""
+    if any(whole(n) is not None for n in labels):
+        return False
+    values = [v for s in values for v in (s if isinstance(s, list) else [s]) if v is not None]
+    names = [v for v in values if label_name(v) in labels]
+    ids = [v for v in values if label_name(v) not in labels and whole(v) is not None]
+    if not ids or len(names) + len(ids) < len(values):
+        return False  # names only, or a value that is neither: refused row by row, naming it
+    fix = "write every label as its name, or as its position in `labels:` (from 0)"
+    if names:
+        raise UserError(
+            f"{where}: the label column {column!r} holds both names from `labels:` (e.g. {names[0]!r}) "
+            f"and class ids (e.g. {whole(ids[0])}); {fix}"
+        )
+    bad = next((whole(v) for v in ids if not 0 <= whole(v) < len(labels)), None)
+    if bad is not None:
+        raise UserError(
+            f"{where}: the label column {column!r} holds class ids, read as positions in `labels:`, but "
+            f"{bad} is not one of 0 to {len(labels) - 1}; name every class in `labels:` in id order, or fix the data"
+        )
+    return True
+
+
 def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
-    """A label id: ClassLabel ids are ids; any other value (name or number) is looked up by name."""
+    """A label id: class ids (`named`: a ClassLabel column's, or positions in `labels:`) are ids; any
+    other value (name or number) is looked up by name."""
     if value is None:  # an empty CSV cell or a JSON null: str() would make it a class called 'None'
         raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
-    if named and isinstance(value, int) and not isinstance(value, bool):
-        return value
+    if named and whole(value) is not None:
+        return whole(value)
     name = label_name(value)
     if name not in labels:
         raise UserError(
