@@ -10,7 +10,7 @@ valid ones) and the data is loaded and checked while parsing, before any output 
 column, a label outside the label set, an empty split, or an example in two splits is one line
 naming the file. Local files and hub datasets both go through `datasets.load_dataset`, and a
 missing validation split is cut from train as EncodEval does (`train_test_split`, seed 42), so a
-file task behaves like a built-in one. The task's `data_version` is a hash of its loaded
+file task behaves like a built-in one; `test_fraction` cuts a test split from train first. The task's `data_version` is a hash of its loaded
 examples, so the results cache (keyed by the task signature) never reuses scores computed on
 other data; the loaded examples are kept and handed to the protocol by the task's loader.
 """
@@ -81,7 +81,7 @@ class DataSpec:
     validation: str | None = None
     """Local validation file; when absent, `validation_fraction` of train becomes validation."""
     test: str | None = None
-    """Local test file."""
+    """Local test file; when absent, `test_fraction` of train becomes test."""
     hub: str | None = None
     """A hub dataset id instead of local files (read as the paper suite reads, or from
     $ENCODERLAB_HUB_DATA)."""
@@ -94,8 +94,11 @@ class DataSpec:
     name); `validation: null` cuts validation from train even if the dataset has one."""
     validation_fraction: float = 0.05
     """Share of train taken as validation when no validation split is given (EncodEval's 5%)."""
+    test_fraction: float | None = None
+    """Share of train cut as the test split, for data with no test file (a hub dataset's own test
+    split is then not read); validation is cut from the rest. Scores are on held-out train examples."""
     seed: int = 42
-    """Seed of that cut (EncodEval's)."""
+    """Seed of those cuts (EncodEval's)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -171,8 +174,9 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
     if spec.labels is not None and metrics == REGRESSION_METRICS:
         raise UserError(f"{where}: `labels` names classes; a regression task (`regression: true`) has none")
-    if not 0 < spec.data.validation_fraction < 1:
-        raise UserError(f"{where}: data.validation_fraction must be between 0 and 1")
+    for name in ("validation_fraction", "test_fraction"):
+        if getattr(spec.data, name) is not None and not 0 < getattr(spec.data, name) < 1:
+            raise UserError(f"{where}: data.{name} must be between 0 and 1")
     if spec.data.seed < 0:  # numpy's generators, which cut the validation split, take no negative seed
         raise UserError(f"{where}: data.seed must be >= 0, got {spec.data.seed}")
     if spec.max_length is not None and spec.max_length < 1:
@@ -195,6 +199,7 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
 def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
     """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`."""
     data = spec.data
+    needed = ("train",) if data.test_fraction is not None else ("train", "test")
     if data.hub:
         if data.train or data.validation or data.test:
             raise UserError(f"{where}: give either data.hub or local files, not both")
@@ -206,26 +211,40 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
             raise UserError(
                 f"{where}: data.splits: unknown split(s) {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
             )
-        found = {s: ds[n] for s, n in names.items() if n in ds}
-        for s in ("train", "test"):
+        found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
+        for s in needed:
             if s not in found:
                 raise UserError(
                     f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
                 )
     else:
         files = {s: getattr(data, s) for s in SPLITS if getattr(data, s)}
-        for s in ("train", "test"):
+        if data.test and data.test_fraction is not None:
+            raise UserError(f"{where}: data.test and data.test_fraction both give the test split; keep one")
+        for s in needed:
             if s not in files:
-                raise UserError(f"{where}: data.{s} is missing; name a file (or data.hub)")
+                raise UserError(
+                    f"{where}: data.{s} is missing; name a file (or data.hub"
+                    + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
+                )
         found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
-    if "validation" not in found:
-        if found["train"].num_rows < 2:
-            raise UserError(
-                f"{where}: the train split has {found['train'].num_rows} example(s); too few to cut a validation split from"
-            )
-        parts = found["train"].train_test_split(test_size=data.validation_fraction, seed=data.seed)
-        found["train"], found["validation"] = parts["train"], parts["test"]
+    for split, fraction in (("test", data.test_fraction), ("validation", data.validation_fraction)):
+        if split not in found:  # test first, so validation comes from what is left to train on
+            found["train"], found[split] = _cut(found["train"], split, fraction, data.seed, where)
     return found
+
+
+def _cut(train, split: str, fraction: float, seed: int, where: str) -> tuple:
+    """(the rest of train, `split`): a seeded share of train (`train_test_split`, as EncodEval cuts
+    validation); a share that leaves nothing to train on is one line."""
+    try:
+        parts = train.train_test_split(test_size=fraction, seed=seed)
+    except ValueError:  # datasets: "the resulting train set will be empty"
+        raise UserError(
+            f"{where}: data.{split}_fraction {fraction} of the {train.num_rows} train example(s) leaves "
+            "none to train on; lower it or add examples"
+        ) from None
+    return parts["train"], parts["test"]
 
 
 # ----------------------------------------------------------------------------- examples
