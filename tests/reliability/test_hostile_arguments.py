@@ -57,6 +57,7 @@ def _study_files(root: Path) -> None:
         "vocab3": lambda s: s["data"][0].update(vocab_size=3),
         "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
         "max_passes": lambda s: s.update(max_passes=-1),
+        "suite_null": lambda s: s.update(eval={"suite": None}),
         "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
         "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
         "init_missing": lambda s: s["runs"][1].update(init="nothere"),
@@ -226,6 +227,11 @@ ARGUMENT_CASES = [
         "study-init-missing",
         "study run {w}/study_init_missing.yaml --out {w}/s",
         r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+    ),
+    (
+        "study-suite-null-without-task-files",
+        "study plan {w}/study_suite_null.yaml",
+        r"eval: suite is null, so",
     ),
     (
         "study-max-passes-negative",

@@ -100,11 +100,43 @@ data: [{name: main, corpus: [corpus.jsonl], vocab_size: 300, decontaminate: fals
 runs:
   - {name: mlm, recipe: pfs-mlm, params: {ratio: 0.3}}
   - {name: clm, recipe: pfs-clm}
-eval: {tasks: [polarity], task_files: [polarity.yaml], lrs: [0.002], seeds: [0, 1], max_steps: 8}
+eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0, 1], max_steps: 8}
 baseline: mlm
 claims:
   - {id: mine, text: MLM beats CLM on my task, kind: beats, a: mlm, b: clm, family: sc}
 """
+
+
+@pytest.mark.parametrize("evaluation", ["suite: null", "tasks: [polarity]"])
+def test_a_study_of_task_files_needs_no_suite(tmp_path, capsys, evaluation):
+    # was: "eval.suite: expected str, got None"; a study had to keep `suite: pocket` and list `tasks:`
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.nodeconfig import EvalNode
+    from encoderlab.study.nodes import real_backend
+
+    tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    _task_file(tmp_path)
+    (tmp_path / "my-study.yaml").write_text(MINE.replace("suite: null", evaluation))
+    before = dict(TASKS)
+    try:
+        graph = build_graph(load_study_file(tmp_path / "my-study.yaml"), real_backend())
+        main(["study", "plan", str(tmp_path / "my-study.yaml")])
+    finally:
+        TASKS.clear()
+        TASKS.update(before)
+    evals = [EvalNode.of(n) for n in graph if n.kind == "eval"]
+    assert sorted((e.model.split("-")[0], e.task, e.seed) for e in evals) == sorted(
+        (run, "polarity", seed) for run in ("mlm", "clm") for seed in (0, 1)
+    )
+    files = f"task files {tmp_path / 'polarity.yaml'}"
+    own = f"{files} (all their tasks)" if "null" in evaluation else f"suite pocket (polarity) and {files}"
+    assert f"evaluation: {own}; LRs 0.002" in capsys.readouterr().out
+    (tmp_path / "my-study.yaml").write_text(MINE.replace("task_files: [polarity.yaml], ", ""))
+    with pytest.raises(
+        UserError, match="eval: suite is null, so the study's tasks are its task files, and it"
+    ):
+        load_study_file(tmp_path / "my-study.yaml")
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +159,7 @@ def test_a_study_of_ones_own_runs_end_to_end(own_study, capsys):
     assert claim["status"] != "not tested" and claim["numbers"]["diff"]["n"] == 2
     md = (own_study / "out" / "report" / "report.md").read_text()
     assert "# Study my-study at scale custom" in md and "polarity" in md
+    assert f"| evaluation | task files {own_study / 'polarity.yaml'}, tasks all (polarity)," in md
     from encoderlab.study.cli import study_spec
 
     with pytest.raises(UserError, match="is a study file, which sets its own scale; drop --scale cpu"):

@@ -169,7 +169,8 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     if ev.suite != paper.suite or named or paper.suite_gap:
         tasks = ", ".join(named) if named else "all"
         gap = f", without {paper.suite_gap}" if ev.suite == paper.suite and not named else ""
-        out.append(Departure(aspect="tasks", here=f"{ev.suite} suite: {tasks}{gap}", paper=paper.suite_text))
+        here = f"{ev.suite} suite: {tasks}{gap}" if ev.suite else f"task files only: {tasks}"
+        out.append(Departure(aspect="tasks", here=here, paper=paper.suite_text))
     model = _model_departure(spec, paper)
     if model is not None:
         out.append(model)

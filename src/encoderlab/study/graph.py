@@ -260,11 +260,12 @@ def _add_evals(
 ) -> list[str]:
     """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names."""
     own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
-    families = {**backend.suite_tasks(spec.eval.suite), **own}
+    families = {**(backend.suite_tasks(spec.eval.suite) if spec.eval.suite else {}), **own}
     unknown = sorted(set(spec.eval.tasks) - set(families))
     if unknown:
+        where = f"suite '{spec.eval.suite}'" if spec.eval.suite else "its task files"
         raise UserError(
-            f"study {spec.name} names task(s) {', '.join(unknown)} not in suite '{spec.eval.suite}'; valid: {', '.join(families)}"
+            f"study {spec.name} names task(s) {', '.join(unknown)} not in {where}; valid: {', '.join(families)}"
         )
     ev, evals = spec.eval, []
     signatures = {t: backend.task_signature(t, ev.max_steps) for t in families}

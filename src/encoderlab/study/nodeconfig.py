@@ -116,8 +116,8 @@ class EvalNode:
     """A start model evaluated as is (an asset, folder or hub id); None: the node's pretraining dependency."""
     step: int | None
     """The checkpoint's step; None: the run's final model."""
-    suite: str
-    """The evaluation suite the task belongs to."""
+    suite: str | None
+    """The evaluation suite the task belongs to (None: a study of task files only)."""
     task: str
     """The task."""
     task_signature: str

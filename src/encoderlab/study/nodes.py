@@ -342,7 +342,8 @@ def _task_assets(spec: StudySpec) -> list[str]:
     from encoderlab.eval.suites import TASK_ASSETS
 
     evaluated = [r for r in spec.runs if r.evaluate]  # a run trained only as a base or control reads no task
-    tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite_families(spec.eval.suite))}
+    suite = suite_families(spec.eval.suite) if spec.eval.suite else ()  # null: task files, no assets
+    tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite)}
     tasks |= {t for r in evaluated if r.eval_steps for t in spec.eval.checkpoint_tasks}
     return list(dict.fromkeys(a for t in sorted(tasks) for a in TASK_ASSETS.get(t, ())))
 

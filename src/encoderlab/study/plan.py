@@ -347,12 +347,17 @@ def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:
 def plan_text(plan: StudyPlan) -> str:
     """The plan as `encoderlab study plan` prints it."""
     spec, ev = plan.spec, plan.spec.eval
-    tasks = ", ".join(named_tasks(spec)) or "all its tasks"
-    own = f" and task files {', '.join(ev.task_files)}" if ev.task_files else ""
+    tasks = ", ".join(named_tasks(spec)) or f"all {'its' if ev.suite else 'their'} tasks"
+    files = f"task files {', '.join(ev.task_files)}"
+    suite = (
+        f"suite {ev.suite} ({tasks}){f' and {files}' if ev.task_files else ''}"
+        if ev.suite
+        else f"{files} ({tasks})"
+    )
     evaluated = any(r.evaluate for r in spec.runs)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
-        f"evaluation: suite {ev.suite} ({tasks}){own}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
+        f"evaluation: {suite}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
         f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(spec)}"
         if evaluated
         else "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)",

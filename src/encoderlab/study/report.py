@@ -110,6 +110,11 @@ def _cell(cell: Cell | None, baseline: bool) -> str:
     return text
 
 
+def _suite_text(ev: EvalSpec) -> str:
+    """The suite, or (a study without one) the task files its tasks come from."""
+    return f"suite {ev.suite}" if ev.suite else f"task files {', '.join(ev.task_files)}"
+
+
 def _task_list(ev: EvalSpec, table: ResultsTable) -> str:
     """The evaluated tasks: those the spec names, else the whole suite's, as far as results show them."""
     if ev.tasks:
@@ -147,7 +152,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["steps / seq len / micro-batch / grad accum", " / ".join(str(v or "recipe default") for v in shape)],
         ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
-        ["evaluation", f"suite {ev.suite}, tasks {_task_list(ev, table)}, {grid}"],
+        ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(ev, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
 

@@ -131,8 +131,8 @@ class RunSpec:
 class EvalSpec:
     """The fine-tuning protocol every run of the study gets."""
 
-    suite: str = "pocket"
-    """Evaluation suite of `encoderlab.eval`."""
+    suite: str | None = "pocket"
+    """Evaluation suite of `encoderlab.eval`; null: only the tasks of `task_files`."""
     tasks: tuple[str, ...] = ()
     """Tasks of the suite (empty: all)."""
     lrs: tuple[float, ...] = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
@@ -392,6 +392,10 @@ def _value_problems(spec: StudySpec) -> list[str]:
         out.append(
             f"max_passes must be a finite number > 0 (passes over a corpus allowed), got {spec.max_passes}; "
             "give e.g. 1, or null to allow any number"
+        )
+    if ev.suite is None and not ev.task_files:
+        out.append(
+            "eval: suite is null, so the study's tasks are its task files, and it names none; give task_files or a suite"
         )
     if ev.max_steps is not None and ev.max_steps < 1:
         out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
