@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import yaml
 from tests.eval.conftest import (
     NEGATIVE,
     POSITIVE,
@@ -83,3 +84,16 @@ def squad_records(n: int, seed: int, title_prefix: str = "t", bad_every: int = 0
 def model_folder(path: Path, with_tokenizer: bool = True) -> Path:
     tok = make_tokenizer(vocabulary_texts())
     return save_model_folder(tiny_model(len(tok)), path, tok if with_tokenizer else None)
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> str:
+    """Rows as a JSON-lines file; returns its name (as a task file names its data)."""
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path.name
+
+
+def write_task_file(folder: Path, file: str = "task.yaml", **spec) -> Path:
+    """A task file holding `spec`, in `folder`."""
+    path = folder / file
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path

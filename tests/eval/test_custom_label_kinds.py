@@ -11,9 +11,10 @@ from pathlib import Path
 
 import datasets
 import pytest
-import yaml
 from scipy import stats
 from tests.eval.conftest import POSITIVE, TOPICS, filler, sc_examples, tc_examples
+from tests.eval.fixtures import write_jsonl as _jsonl
+from tests.eval.fixtures import write_task_file as _spec
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
@@ -37,15 +38,12 @@ def _isolated(tmp_path, monkeypatch):
         datasets.enable_progress_bars()
 
 
-def _jsonl(path: Path, rows: list[dict]) -> str:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path.name
+def _eval_task_file(tmp_path: Path, file: str, capsys) -> tuple[int, str]:
+    """`encoderlab eval` of a task file on a tiny model (one LR, one seed, out `e`): exit code, stderr."""
+    from tests.eval.fixtures import model_folder
 
-
-def _spec(tmp_path: Path, file: str = "task.yaml", **spec) -> Path:
-    path = tmp_path / file
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    return path
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
+    return cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
 
 
 def _topics(n: int, seed: int) -> list[dict]:
@@ -121,7 +119,6 @@ def test_micro_f1_is_only_for_multilabel_tasks(tmp_path):
 )
 def test_a_label_cell_that_does_not_fit_the_task_is_one_line(tmp_path, capsys, case, file, change, pattern):
     # was: a list became one class named "['blue', 'red']" (silently), or a KeyError traceback
-    from tests.eval.fixtures import model_folder
 
     spec = _topic_files(tmp_path, **change)
     for split in ("train", "validation", "test"):  # a column of single names beside the lists
@@ -129,22 +126,7 @@ def test_a_label_cell_that_does_not_fit_the_task_is_one_line(tmp_path, capsys, c
         rows = [json.loads(x) for x in path.read_text().splitlines()]
         _jsonl(path, [{**r, "first": (r["colours"] or ["none"])[0]} for r in rows])
     spec.rename(tmp_path / file)
-    model = model_folder(tmp_path / "model")
-    code, err = cli(
-        [
-            "eval",
-            model,
-            "--task-file",
-            tmp_path / file,
-            "--lrs",
-            "1e-4",
-            "--seeds",
-            "0",
-            "--out",
-            tmp_path / "e",
-        ],
-        capsys,
-    )
+    code, err = _eval_task_file(tmp_path, file, capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
@@ -252,26 +234,12 @@ def test_regression_settings_that_contradict_are_one_line(tmp_path, change, mess
 def test_a_score_column_that_does_not_fit_is_one_line(tmp_path, capsys, case, file, change, cell, pattern):
     # was: a label set of every distinct score (a line listing them all, or silently that many
     # classes when train held every test score), or the text kept as a class name
-    from tests.eval.fixtures import model_folder
 
     spec = _score_files(tmp_path, **change)
     if cell is not None:
         _write_csv(tmp_path / "train.csv", [*_scores(256, 0), {"sentence": "odd one", "score": cell}])
     spec.rename(tmp_path / file)
-    model = model_folder(tmp_path / "model")
-    argv = [
-        "eval",
-        model,
-        "--task-file",
-        tmp_path / file,
-        "--lrs",
-        "1e-4",
-        "--seeds",
-        "0",
-        "--out",
-        tmp_path / "e",
-    ]
-    code, err = cli(argv, capsys)
+    code, err = _eval_task_file(tmp_path, file, capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
@@ -295,7 +263,6 @@ def test_boolean_labels_are_named_alike_in_the_label_set_and_the_rows(tmp_path):
 @pytest.mark.parametrize("metric", [None, "conlleval_f1"])
 def test_entity_f1_over_tags_that_are_not_iob_is_one_line(tmp_path, capsys, metric):
     # was: fine-tuning ran, then seqeval stopped with "KeyError: 'D'" (a traceback) on a POS tag set
-    from tests.eval.fixtures import model_folder
 
     rows = [{"tokens": ["the", "cat", f"w{i}"], "tags": ["DT", "NN", "NN"]} for i in range(30)]
     data = {
@@ -304,8 +271,7 @@ def test_entity_f1_over_tags_that_are_not_iob_is_one_line(tmp_path, capsys, metr
     }
     file = "task_pos_entity_f1.yaml"
     _spec(tmp_path, file, name="pos", family="tc", data=data, **({"metric": metric} if metric else {}))
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
-    code, err = cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    code, err = _eval_task_file(tmp_path, file, capsys)
     named = "'entity_f1' \\(tc's default\\)" if metric is None else "'conlleval_f1'"
     assert_one_line(
         code, err, rf"metric {named} scores entities tagged O, B-TYPE, I-TYPE, but tag 'DT' is not one"
@@ -328,7 +294,6 @@ def test_entity_f1_over_tags_that_are_not_iob_is_one_line(tmp_path, capsys, metr
 )
 def test_qa_answers_not_in_squads_shape_are_one_line(tmp_path, capsys, answers):
     # was: "TypeError: 'int' object is not iterable" (a traceback), or a silently dropped answer
-    from tests.eval.fixtures import model_folder
 
     good = {"text": ["Paris"], "answer_start": [10]}
     rows = [
@@ -341,8 +306,7 @@ def test_qa_answers_not_in_squads_shape_are_one_line(tmp_path, capsys, answers):
     }
     file = "task_qa_one_answer.yaml"
     _spec(tmp_path, file, name="myqa", family="qa", data=data)
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
-    code, err = cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    code, err = _eval_task_file(tmp_path, file, capsys)
     assert_one_line(
         code, err, r"a row's answers must be SQuAD's \{text: \[texts\], answer_start: \[offsets\]\}"
     )
@@ -418,13 +382,11 @@ def test_digit_label_names_are_still_names_and_tag_ids_are_positions(tmp_path):
     ],
 )
 def test_class_ids_that_cannot_be_positions_are_one_line(tmp_path, capsys, case, file, cell, pattern):
-    from tests.eval.fixtures import model_folder
 
     rows = _id_rows(60, 0)
     rows[7] = {**rows[7], "stars": cell}
     _id_task(tmp_path, "csv", {"train": rows, "test": _id_rows(20, 1)}).rename(tmp_path / file)
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", tmp_path / file, "--lrs", "1e-4"]
-    code, err = cli([*argv, "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    code, err = _eval_task_file(tmp_path, file, capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()

@@ -12,6 +12,8 @@ import pytest
 import yaml
 from tests.eval import hub_fixtures as hub
 from tests.eval.conftest import NEGATIVE, POSITIVE, ir_pairs, qa_examples, sc_examples, tc_examples
+from tests.eval.fixtures import write_jsonl as _jsonl
+from tests.eval.fixtures import write_task_file as _spec
 
 from encoderlab.errors import UserError
 from encoderlab.eval.families import input_text
@@ -30,17 +32,6 @@ def _isolated(tmp_path, monkeypatch):
     yield
     TASKS.clear()
     TASKS.update(before)
-
-
-def _jsonl(path: Path, rows: list[dict]) -> str:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    return path.name
-
-
-def _spec(tmp_path: Path, file: str = "task.yaml", **spec) -> Path:
-    path = tmp_path / file
-    path.write_text(yaml.safe_dump(spec, sort_keys=False))
-    return path
 
 
 def _sentiment(n: int, seed: int) -> list[dict]:
