@@ -125,13 +125,18 @@ def _first_inputs(task: Task, tok, data: TaskData) -> list[list[int]]:
 
 
 @pytest.mark.parametrize(
-    "options", [SCOptions(labels=("n", "p"), pooling="first"), IROptions(pooling="first")]
+    "options",
+    [
+        SCOptions(labels=("n", "p"), pooling="first"),
+        SCOptions(regression=True, pooling="first"),  # regression encoded its texts without the start token
+        IROptions(pooling="first"),
+    ],
 )
 def test_eos_inputs_put_the_start_token_where_first_pooling_reads(options):
     # `pooling: first` read the text's first word with `eos` inputs (no BOS/CLS there); EncodEval puts
     # BOS first for its `bos` pooling.
     tok = make_tokenizer(vocabulary_texts())
-    split = [{"text": "the red cat", "label": 0}]
+    split = [{"text": "the red cat", "label": 0, "target": 0.5}]
     data = TaskData(split, split, {"test": split})
     if isinstance(options, IROptions):
         evaluation = IRSplit({"q": "the red cat"}, {"d": "a b"}, {"q": {"d": 1}})

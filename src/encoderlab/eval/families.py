@@ -79,10 +79,15 @@ def input_text(task: Task, example: dict) -> str:
 
 class SequenceClassification:
     @staticmethod
-    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+    def target(example: dict) -> dict:
+        """What the loss reads of an example beside its ids (subclasses: labels, a number)."""
+        return {"label": example["label"]}
+
+    @classmethod
+    def prepare(cls, task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
             ids = text_ids(task, tokenizer, [input_text(task, e) for e in split])
-            return [{"input_ids": i, "label": e["label"]} for i, e in zip(ids, split)]
+            return [{"input_ids": i, **cls.target(e)} for i, e in zip(ids, split)]
 
         return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
@@ -128,12 +133,8 @@ class MultiLabelClassification(SequenceClassification):
     BioClinical-ModernBERT does for HoC."""
 
     @staticmethod
-    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
-        def enc(split):
-            ids = text_ids(task, tokenizer, [input_text(task, e) for e in split])
-            return [{"input_ids": i, "labels": sorted(e["labels"])} for i, e in zip(ids, split)]
-
-        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+    def target(example: dict) -> dict:
+        return {"labels": sorted(example["labels"])}
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
@@ -175,12 +176,8 @@ class Regression(SequenceClassification):
     one label, GLUE's STS-B scores)."""
 
     @staticmethod
-    def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
-        def enc(split):
-            ids = encode_texts(tokenizer, [input_text(task, e) for e in split], task.max_length, task.inputs)
-            return [{"input_ids": i, "target": float(e["target"])} for i, e in zip(ids, split)]
-
-        return Prepared(enc(data.train), enc(data.val), {k: enc(v) for k, v in data.tests.items()})
+    def target(example: dict) -> dict:
+        return {"target": float(example["target"])}
 
     @staticmethod
     def build(task: Task, model: nn.Module) -> nn.Module:

@@ -45,7 +45,7 @@ class ObjectiveInputs:
     """(B, T) int64 target ids, IGNORE where no loss."""
     whole_rows: bool = False
     """Every row is one document: the model attends over whole rows with no document mask, which
-    keeps SDPA's fused (causal) kernels; `documents_per_row` sets it where the batch is made."""
+    keeps SDPA's fused (causal) kernels; the objective sets it (`whole_rows(doc_ids)`) when it builds them."""
 
     @property
     def n_targets(self) -> int:

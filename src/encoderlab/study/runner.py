@@ -363,9 +363,8 @@ def run_study(
     try:
         return _run_locked(spec, study_dir, backend, fetch=fetch, progress=progress, jobs=jobs)
     except UserError:
-        remove_folders(
-            made
-        )  # refused before writing: the folders made only to hold the lock go (if still empty)
+        # refused before writing: the folders made only to hold the lock go (if still empty)
+        remove_folders(made)
         raise
 
 
