@@ -39,11 +39,19 @@ PAPER1_EARLY = (5_000, 10_000, 20_000, 40_000)
 """Paper 1's data-efficiency points of its 42k MLM-40 and CLM runs: it reports both at 5k and 40k steps
 (undecayed checkpoints of the long runs, as its `610m-mlm40-42k-1000` names show) and puts CLM ahead until
 about 10k (SC, QA) and 20k steps (IR)."""
-PAPER1_SWITCH = {(42_000, 0.25): 10_000, (22_000, 0.75): 17_000}
-"""(budget, CLM share) -> the step paper 1 switched from CLM to MLM where its released checkpoint names
-say another step than the share's (HF `MLMvsCLM`: `610m-clm-10k-mlm40-42k`, its "10k CLM + 32k MLM"
-row, and `-17k-mlm40-22k`); its other released switches (`-3k-`/`-9k-mlm40-12k`, `-21k-mlm40-42k`) are
-the shares' own steps. Used at the scales that are paper 1's setup; other scales keep the shares."""
+PAPER1_SWITCH = {
+    (42_000, 0.25): 10_000,
+    (42_000, 0.75): 32_000,
+    (22_000, 0.25): 5_000,
+    (22_000, 0.75): 17_000,
+}
+"""(budget, CLM share) -> the step paper 1 switched from CLM to MLM where its checkpoints' names say another
+step than the share's. The names are those of the authors' saved evaluations (hgissbkh/EncodEval 7e03774,
+`results/610m-clm-{5k,11k}-mlm40-22k/`, `-{10k,21k,32k}-mlm40-42k/`, `-{3k,6k,9k}-mlm40-12k/`; no
+`-6k-mlm40-22k`, `-16k-mlm40-22k` or `-31k-mlm40-42k`) and of the HF org `MLMvsCLM` (`-10k-mlm40-42k`, its
+"10k CLM + 32k MLM" row, and `-17k-mlm40-22k`). The shares round both ways (5,500 -> 5k, 16,500 -> 17k,
+31,500 -> 32k, 10,500 -> 10k), so they are listed, not computed. Used at the scales that are paper 1's
+setup; other scales keep the shares."""
 MARGIN = 1.2
 """Documents read beyond the estimate, so an estimate off by up to 20% still repeats nothing (`study plan`
 counts the prepared data's unique tokens exactly and refuses a corpus that would repeat)."""
