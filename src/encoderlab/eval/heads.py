@@ -13,7 +13,8 @@ initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
     the features, not here);
   * extractive QA is a 2-logit token classifier: start and end logits (Hugging Face's QA head), or
     in/out of the answer per token (EncodEval's, `answer_tagger.py`);
-  * retrieval is a bi-encoder: mean-pooled, L2-normalised embeddings, no extra parameters.
+  * retrieval is a bi-encoder: mean-pooled (or first/last token), L2-normalised embeddings, no extra
+    parameters.
 Attention is bidirectional by default also for CLM-trained models (paper 1 fine-tunes every model
 as an encoder); `attention_mode="causal"` is kept for probing decoders as decoders.
 """
@@ -27,7 +28,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-Pooling = Literal["mean", "first"]
+Pooling = Literal["mean", "first", "last"]
 SCPooling = Literal["mean", "first", "late"]
 SCHead = Literal["linear", "eurobert", "modernbert"]
 AttentionMode = Literal["bidirectional", "causal"]
@@ -46,10 +47,26 @@ def first_token_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return hidden[:, 0]
 
 
+def last_token_pool(hidden: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Each row's last real position's vector (EOS with `eos` inputs): EncodEval's `eos` retrieval
+    pooling, SentenceTransformers' `lasttoken`; the row's last True of `mask`, whatever side is padded."""
+    positions = torch.arange(mask.shape[1], device=mask.device)
+    last = (mask.bool() * (positions + 1)).argmax(1)
+    return hidden[torch.arange(hidden.shape[0], device=hidden.device), last]
+
+
 POOLING: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "mean": mean_pool,
     "first": first_token_pool,
+    "last": last_token_pool,
 }
+
+
+def _check_resolved(pooling: str) -> None:
+    if pooling == "model":
+        raise ValueError(
+            "pooling 'model' is the model's own: resolve the task for the model first (EvalModel.resolved)"
+        )
 
 
 def _linear(d_in: int, d_out: int) -> nn.Linear:
@@ -87,6 +104,7 @@ class SequenceClassifier(_Head):
         super().__init__(model, attention_mode)
         if pooling == "late" and head != "eurobert":
             raise ValueError("late pooling is EuroBERT's head's: with another head it is not defined here")
+        _check_resolved(pooling)
         self.late = pooling == "late"
         self.pool = None if self.late else POOLING[pooling]
         self.dense = _dense(model.config.hidden_size, head)
@@ -136,12 +154,14 @@ class SpanExtractor(_Head):
 
 
 class BiEncoder(_Head):
-    """Mean-pooled, L2-normalised text embeddings (queries and documents share weights)."""
+    """Pooled (mean by default, or the first or last token), L2-normalised text embeddings (queries and
+    documents share weights)."""
 
     def __init__(
         self, model: nn.Module, pooling: Pooling = "mean", attention_mode: AttentionMode = "bidirectional"
     ):
         super().__init__(model, attention_mode)
+        _check_resolved(pooling)
         self.pool = POOLING[pooling]
 
     def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

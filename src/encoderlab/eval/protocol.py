@@ -38,6 +38,7 @@ from encoderlab.atomic import write_text_atomic
 from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import FAMILY_NAMES, Task, check_grid, training_groups
 from encoderlab.eval.stats import Estimate
@@ -59,6 +60,12 @@ class EvalModel:
     tokenizer: object
     source: str
     fingerprint: str
+    pooling: ModelPooling = ModelPooling()
+    """The poolings its config.json declares, which resolve tasks with `pooling: model` (`resolved`)."""
+
+    def resolved(self, task: Task) -> Task:
+        """`task` as it runs on this model: `model` pooling replaced by what the model declares."""
+        return task.resolve_pooling(self.pooling.of(task.family))
 
 
 def load_eval_model(source: str) -> EvalModel:
@@ -70,7 +77,8 @@ def load_eval_model(source: str) -> EvalModel:
         raise UserError(
             f"{source} has no tokenizer files; save the tokenizer into the model folder (fine-tuning needs it)"
         )
-    return EvalModel(pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer))
+    pooling = declared_pooling(pre.config, f"{source} (config.json)")
+    return EvalModel(pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling)
 
 
 class ResultsStore:
@@ -171,7 +179,7 @@ def evaluate(
     store = ResultsStore(out / RESULTS)
     dev = resolve_device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
-    groups = training_groups([get_task(name) for name in names])
+    groups = training_groups([em.resolved(get_task(name)) for name in names])
     shared = [_load_shared(em, group, grid, store) for group in groups]  # checked before any run
     with tqdm(total=len(names) * len(grid), desc="eval", unit="run", disable=not progress) as bar:
         for group, loaded in zip(groups, shared, strict=True):
@@ -179,7 +187,7 @@ def evaluate(
     # Tasks evaluated earlier into the same folder stay in the summary.
     earlier = {r.task for r in store.records.values() if r.model == em.fingerprint and r.task in TASKS}
     shown = names + sorted(earlier - set(names))
-    summary = summarize_results(list(store.records.values()), em.fingerprint, shown, lrs, seeds)
+    summary = summarize_results(list(store.records.values()), em.fingerprint, shown, lrs, seeds, em.pooling)
     summary = dataclasses.replace(summary, source=em.source)
     write_summary(summary, out)
     return summary
@@ -281,6 +289,7 @@ def _record(
         predictions=predictions.as_posix(),
         best_epoch=result.get("best_epoch"),
         val_by_epoch=result.get("val_by_epoch", []),
+        pooling=getattr(task.options, "pooling", ""),
     )
 
 
@@ -290,7 +299,8 @@ class LoadedTask:
 
     task: Task
     signature: str
-    """The registered task's signature (before labels and lengths are filled in): the cache key."""
+    """The task's signature as it runs on the model (its `model` pooling resolved, `EvalModel.resolved`),
+    before labels and lengths are filled in: the cache key."""
     counts: dict
     """The loader's bookkeeping (`TaskData.counts`), recorded with each result."""
     prepared: object
@@ -350,7 +360,7 @@ def eval_node(
     (`adopt_record` hands each to its own node).
     """
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
-    specs = [capped_task(name, max_steps) for name in (task, *also)]
+    specs = [em.resolved(capped_task(name, max_steps)) for name in (task, *also)]
     if len(training_groups(specs)) != 1:
         raise ValueError(f"tasks {', '.join(also)} do not share {task}'s fine-tuning run")
     store = ResultsStore(Path(out) / RESULTS)
@@ -366,11 +376,19 @@ def eval_node(
 
 
 def adopt_record(
-    trained: Path, model: str, task: str, lr: float, seed: int, out: Path, max_steps: int | None = None
+    trained: Path,
+    model: str,
+    task: str,
+    lr: float,
+    seed: int,
+    out: Path,
+    max_steps: int | None = None,
+    pooling: str | None = None,
 ) -> EvalRecord:
     """The record of `task` that another node's shared run (`eval_node(also=...)`) wrote in `trained`,
-    cached in `out` with its saved predictions, as if `out` had run it."""
-    signature = capped_task(task, max_steps).signature()
+    cached in `out` with its saved predictions, as if `out` had run it. `pooling`: the pooling that run
+    resolved (its record's), which tasks sharing a run share (`Task.training` holds their options)."""
+    signature = capped_task(task, max_steps).resolve_pooling(pooling).signature()
     record = ResultsStore(Path(trained) / RESULTS, repair=False).get(model, task, signature, lr, seed)
     if record is None:
         raise UserError(

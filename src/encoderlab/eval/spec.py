@@ -41,8 +41,16 @@ FAMILY_NAMES = {
     "qa": "extractive QA",
     "ir": "retrieval",
 }
-Pooling = Literal["mean", "first"]
-SCPooling = Literal["mean", "first", "late"]
+Pooling = Literal["mean", "first", "last", "model"]
+SCPooling = Literal["mean", "first", "late", "model"]
+MODEL_POOLING = "model"
+"""The pooling value that means "the model's own": the one its config.json declares (`ModelPooling`),
+resolved per model before anything is cached (`Task.resolve_pooling`), as EncodEval reads it."""
+DEFAULT_POOLING = {"sc": "late", "ir": "mean"}
+"""What `model` pooling resolves to for a model that declares none: EuroBERT's `clf_pooling` default
+(late) and SentenceTransformers' default (mean), as EncodEval."""
+CONCRETE_POOLINGS = {"sc": ("mean", "first", "late"), "ir": ("mean", "first", "last")}
+"""What `model` pooling can resolve to, per family."""
 Inputs = Literal["tokenizer", "eos"]
 
 
@@ -129,7 +137,8 @@ class SCOptions:
     pooling: SCPooling = "mean"
     """How the token states become one vector: `mean` over real tokens or the `first` token
     (BOS/CLS); with the `eurobert` head, also `late`: the mean of the per-token logits (EuroBERT's
-    default, paper 1)."""
+    default), and `model`: the model's own, its config.json's `clf_pooling` (`bos` is `first`; late
+    when it declares none), as EncodEval fine-tunes paper 1's models."""
     head: Literal["linear", "eurobert", "modernbert"] = "linear"
     """`linear`: one layer to the labels; `eurobert`: a hidden-size layer and GELU first, EuroBERT's
     `EuroBertForSequenceClassification`, which EncodEval fine-tunes paper 1's models with; `modernbert`:
@@ -148,6 +157,10 @@ class SCOptions:
         if self.pooling == "late" and self.head != "eurobert":
             raise ValueError(
                 "pooling 'late' needs head 'eurobert' (with one linear layer it is mean pooling)"
+            )
+        if self.pooling == MODEL_POOLING and self.head != "eurobert":
+            raise ValueError(
+                "pooling 'model' reads EuroBERT's clf_pooling, a setting of its head: it needs head 'eurobert'"
             )
 
 
@@ -230,7 +243,9 @@ class IROptions:
     document_prefix: str = "document: "
     """Prepended to every document (paper 1: `Document: `)."""
     pooling: Pooling = "mean"
-    """How token states become the embedding (before L2 normalisation)."""
+    """How token states become the embedding (before L2 normalisation): `mean` over real tokens, the
+    `first` or the `last` real token (EOS with `eos` inputs), or `model`: the model's own, last when
+    its config.json says `retrieval_pooling: eos`, else mean (EncodEval, SentenceTransformers' default)."""
 
 
 TaskOptions = SCOptions | PairSCOptions | TCOptions | QAOptions | IROptions
@@ -357,6 +372,27 @@ class Task:
         """Whether its head reads the first position (`pooling: first`), where `eos` inputs then put the
         start token (`features.encode_texts`)."""
         return getattr(self.options, "pooling", None) == "first"
+
+    @property
+    def pools_by_model(self) -> bool:
+        """Whether its head pools as the model declares (`pooling: model`), resolved per model."""
+        return getattr(self.options, "pooling", None) == MODEL_POOLING
+
+    def resolve_pooling(self, declared: str | None) -> Task:
+        """The task with `model` pooling replaced by `declared` (the model's, `pooling.ModelPooling`), or
+        by its family's default when the model declares none; other tasks unchanged. The resolved task is
+        what runs and what keys the cache: a model resolving to the default keeps the signature the
+        task had when it said that pooling itself."""
+        if not self.pools_by_model:
+            return self
+        pooling = declared or DEFAULT_POOLING[self.family]
+        return dataclasses.replace(self, options=dataclasses.replace(self.options, pooling=pooling))
+
+    def resolutions(self) -> list[Task]:
+        """Every task this one can run as: one per concrete pooling for `model` pooling, else itself."""
+        if not self.pools_by_model:
+            return [self]
+        return [self.resolve_pooling(p) for p in CONCRETE_POOLINGS[self.family]]
 
     def for_model(self, max_positions: int) -> Task:
         """The task with a concrete `max_length` for a model of `max_positions` positions."""

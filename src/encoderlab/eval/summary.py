@@ -27,9 +27,13 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from encoderlab.errors import UserError
 from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize
+
+if TYPE_CHECKING:
+    from encoderlab.eval.pooling import ModelPooling
 
 ALL = "all"
 """Pseudo-family: the mean over every task."""
@@ -87,6 +91,9 @@ class EvalRecord:
     """The epoch whose weights were tested, for tasks that select the best epoch (paper 2)."""
     val_by_epoch: list[float] = field(default_factory=list)
     """The headline metric on validation after every epoch, for those tasks."""
+    pooling: str = ""
+    """How the head pooled (sc, ir: `mean`, `first`, `late`, `last`; empty for the other families and
+    in records written before it was kept), after a `model` pooling was resolved for this model."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -273,22 +280,42 @@ def paired(a: Mapping[int, float], b: Mapping[int, float]) -> PairedTest | None:
 
 
 def task_records(
-    records: Iterable[EvalRecord], model: str, task: str, lrs: Iterable[float], seeds: Iterable[int]
+    records: Iterable[EvalRecord],
+    model: str,
+    task: str,
+    lrs: Iterable[float],
+    seeds: Iterable[int],
+    pooling: ModelPooling | None = None,
 ) -> list[EvalRecord]:
-    """`model`'s runs of `task` under its current definition, within the LR x seed grid."""
+    """`model`'s runs of `task` under its current definition, within the LR x seed grid. A task that
+    pools as the model declares (`pooling: model`) is resolved with `pooling`, the model's declaration;
+    without it (results read without the model) any resolution is its definition, but runs of two
+    (the model's config.json changed between runs into one folder) are refused: they are not one score."""
     from encoderlab.eval.tasks import get_task
 
-    signature = get_task(task).signature()
+    spec = get_task(task)
+    if pooling is not None:
+        signatures = {spec.resolve_pooling(pooling.of(spec.family)).signature()}
+    else:
+        signatures = {t.signature() for t in spec.resolutions()}
     lrs, seeds = {float(lr) for lr in lrs}, {int(s) for s in seeds}
-    return [
+    mine = [
         r
         for r in records
         if r.model == model
         and r.task == task
-        and r.task_signature == signature
+        and r.task_signature in signatures
         and r.lr in lrs
         and r.seed in seeds
     ]
+    if len({r.task_signature for r in mine}) > 1:
+        made = sorted({r.pooling or "?" for r in mine})
+        raise UserError(
+            f"the results of task {task} for model {mine[0].source or model[:12]} were made with {len(made)} poolings "
+            f"({', '.join(made)}): its config.json declared another between runs; evaluate each "
+            "configuration into its own folder"
+        )
+    return mine
 
 
 def summarize_runs(records: Iterable[EvalRecord], model: str = "", lrs=(), seeds=()) -> ModelSummary:
@@ -318,11 +345,17 @@ def summarize_runs(records: Iterable[EvalRecord], model: str = "", lrs=(), seeds
 
 
 def summarize_results(
-    records: Sequence[EvalRecord], model: str, tasks: Sequence[str], lrs, seeds
+    records: Sequence[EvalRecord],
+    model: str,
+    tasks: Sequence[str],
+    lrs,
+    seeds,
+    pooling: ModelPooling | None = None,
 ) -> ModelSummary:
     """`model`'s summary from a results file's records: its runs of `tasks` under their current
-    definitions, within the requested grid."""
-    mine = [r for task in tasks for r in task_records(records, model, task, lrs, seeds)]
+    definitions (resolved with `pooling`, its declared poolings, see `task_records`), within the
+    requested grid."""
+    mine = [r for task in tasks for r in task_records(records, model, task, lrs, seeds, pooling)]
     return summarize_runs(mine, model, lrs, seeds)
 
 

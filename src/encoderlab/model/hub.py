@@ -62,6 +62,9 @@ class Pretrained:
     """`encoderlab` for our own folders, else the HF `model_type`."""
     notes: list[str] = field(default_factory=list)
     """Anything a user must know about this load (freshly initialised heads, ignored code)."""
+    config: dict = field(default_factory=dict)
+    """A Hugging Face folder's config.json as read (what it declares beyond the weights' shapes, e.g.
+    EuroBERT's `clf_pooling`, which evaluation reads); empty for encoderlab's own folders."""
 
 
 def load_pretrained(
@@ -261,7 +264,7 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     check_compatible(model, spec)
     if spec.mask_id is None:
         notes.append("the tokenizer has no mask token; MLM needs one added before training")
-    return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more)
+    return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more, raw)
 
 
 def _configs(raw: dict, family: str, path: Path) -> tuple[object, ModelConfig | None]:

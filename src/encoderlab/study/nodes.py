@@ -249,7 +249,14 @@ def run_eval(ctx: NodeContext) -> dict:
 
         trainer = ctx.inputs[ctx.node.deps[0]]
         rec = adopt_record(
-            trainer.path, trainer.result["model"], cfg.task, cfg.lr, cfg.seed, ctx.out_dir, cfg.max_steps
+            trainer.path,
+            trainer.result["model"],
+            cfg.task,
+            cfg.lr,
+            cfg.seed,
+            ctx.out_dir,
+            cfg.max_steps,
+            trainer.result.get("pooling") or None,
         )
         return to_dict(rec)
     em = _eval_model(model_source(ctx))
@@ -303,10 +310,12 @@ def run_cka(ctx: NodeContext) -> dict:
 
 
 def task_signature(task: str, max_steps: int | None) -> str:
-    """The signature of a task as an eval node runs it (capped at `max_steps`)."""
+    """The signature of a task as an eval node runs it (capped at `max_steps`) on a model that declares
+    no pooling, as every model a study trains (encoderlab's folders declare none): a task pooling as the
+    model declares (`pooling: model`, the paper suite) keys its nodes as its default pooling would."""
     from encoderlab.eval.protocol import capped_task
 
-    return capped_task(task, max_steps).signature()
+    return capped_task(task, max_steps).resolve_pooling(None).signature()
 
 
 def file_tasks(files: tuple[str, ...]) -> dict[str, str]:

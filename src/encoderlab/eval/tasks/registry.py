@@ -173,10 +173,10 @@ SST2, MNLI, QQP = (
     ("not_duplicate", "duplicate"),
 )
 PAPER_DATA_VERSION = "2"
-EUROBERT_HEAD = {"head": "eurobert", "pooling": "late"}
+EUROBERT_HEAD = {"head": "eurobert", "pooling": "model"}
 """EncodEval fine-tunes paper 1's EuroBERT models with `EuroBertForSequenceClassification`, whose head is
-a hidden-size layer and GELU before the labels, pooled `late` by default (transformers' EuroBertConfig);
-which `classifier_pooling` paper 1's own checkpoints set is unverified."""
+a hidden-size layer and GELU before the labels, pooled as the model's config says (`clf_pooling`: bos,
+mean or late, late when unset): `model` pooling resolves it per model (`eval/pooling.py`)."""
 
 
 def _paper_tasks() -> list[Task]:
@@ -196,7 +196,7 @@ def _paper_tasks() -> list[Task]:
     qa_options = partial(QAOptions, head="tagger", question_template="Question: {question}\nContext: ")
     ir = partial(
         Task,
-        options=IROptions(query_prefix="Query: ", document_prefix="Document: "),
+        options=IROptions(query_prefix="Query: ", document_prefix="Document: ", pooling="model"),
         metric="ndcg@10_retrieved",
         finetune=PAPER_IR,
         **common,
