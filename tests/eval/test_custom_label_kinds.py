@@ -379,6 +379,14 @@ def test_digit_label_names_are_still_names_and_tag_ids_are_positions(tmp_path):
             r"the label column 'stars' holds both names from `labels:` \(e.g. 'good'\) and class ids "
             r"\(e.g. [01]\); write every label as its name, or as its position in `labels:` \(from 0\)",
         ),
+        (  # was: "label '1' is not in the label set ['bad', 'good']", naming an id, not the typo
+            "task-file-label-ids-beside-unknown",
+            "task_label_ids_unknown.yaml",
+            "goood",
+            r"the label column 'stars' holds class ids \(e.g. [01]\) and 'goood', which is neither a name in "
+            r"`labels:` \['bad', 'good'\] nor a class id; fix that cell, or add it to `labels:` and write "
+            r"every label as its name",
+        ),
     ],
 )
 def test_class_ids_that_cannot_be_positions_are_one_line(tmp_path, capsys, case, file, cell, pattern):

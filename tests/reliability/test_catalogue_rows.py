@@ -85,6 +85,7 @@ NAMED = {
     "task-file-qa-answers-shape": "tests.eval.test_custom_label_kinds::test_qa_answers_not_in_squads_shape_are_one_line",
     "task-file-label-ids-out-of-range": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "task-file-label-ids-beside-names": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
+    "task-file-label-ids-beside-unknown": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "task-file-fraction-leaves-no-train": "tests.eval.test_custom_tasks::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-test-and-test-fraction": "tests.eval.test_custom_tasks::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",

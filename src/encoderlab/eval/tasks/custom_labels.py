@@ -79,19 +79,27 @@ def whole(value) -> int | None:
 def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str) -> bool:
     """Whether a label column holds positions in the given `labels:` rather than names: none of its
     values is one of the names and every one is a whole number. A label set of numbers ("0", "1") is
-    read by name. Whole numbers out of range, or beside names, are one line naming both fixes."""
+    read by name. Whole numbers out of range, beside names, or beside a value that is neither a name nor a
+    number (a typo), are one line naming the fixes."""
     if any(whole(n) is not None for n in labels):
         return False
     values = [v for s in values for v in (s if isinstance(s, list) else [s]) if v is not None]
     names = [v for v in values if label_name(v) in labels]
     ids = [v for v in values if label_name(v) not in labels and whole(v) is not None]
-    if not ids or len(names) + len(ids) < len(values):
-        return False  # names only, or a value that is neither: refused row by row, naming it
+    others = [label_name(v) for v in values if label_name(v) not in labels and whole(v) is None]
+    if not ids:
+        return False  # names only, or names and a value that is neither: refused row by row, naming it
     fix = "write every label as its name, or as its position in `labels:` (from 0)"
     if names:
         raise UserError(
             f"{where}: the label column {column!r} holds both names from `labels:` (e.g. {names[0]!r}) "
             f"and class ids (e.g. {whole(ids[0])}); {fix}"
+        )
+    if others:
+        raise UserError(
+            f"{where}: the label column {column!r} holds class ids (e.g. {whole(ids[0])}) and {others[0]!r}, "
+            f"which is neither a name in `labels:` {list(labels)} nor a class id; fix that cell, or add it "
+            "to `labels:` and write every label as its name"
         )
     bad = next((whole(v) for v in ids if not 0 <= whole(v) < len(labels)), None)
     if bad is not None:
