@@ -56,3 +56,26 @@ def test_smollm2_in_causal_mode_gives_causal_lm_logits():
         expected = ref(input_ids=ids).logits
     assert (logits(pre.model, ids, attention_mode="causal") - expected).abs().max() <= 1e-4
     assert expected[0, -1].argmax() == logits(pre.model, ids, attention_mode="causal")[0, -1].argmax()
+
+
+def test_minilm_exports_with_its_pooler_and_sentence_files(tmp_path):
+    """The real all-MiniLM-L6-v2 folder: the export loads in AutoModel with nothing freshly initialised
+    and gives the source's hidden states and pooled output (transformers' model of the source is the
+    reference); its sentence-transformers files come along."""
+    from transformers import AutoModel
+
+    from encoderlab.model.export import export_hf
+
+    folder = _cached("minilm")
+    pre = load_pretrained("minilm")
+    export_hf(pre.model, pre.tokenizer, tmp_path / "hf")
+    got, info = AutoModel.from_pretrained(str(tmp_path / "hf"), output_loading_info=True)
+    assert not info["missing_keys"]
+    ref = AutoModel.from_pretrained(str(folder), attn_implementation="sdpa").eval()
+    ids = pre.tokenizer([TEXT], return_tensors="pt").input_ids
+    with torch.no_grad():
+        out, expected = got.eval()(input_ids=ids), ref(input_ids=ids)
+        assert (out.pooler_output - expected.pooler_output).abs().max() <= 1e-5
+        assert (out.last_hidden_state - pre.model(ids).last_hidden_state).abs().max() <= 1e-5
+    for name in ("modules.json", "sentence_bert_config.json", "1_Pooling/config.json"):
+        assert (tmp_path / "hf" / name).read_text() == (folder / name).read_text()

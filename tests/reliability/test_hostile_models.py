@@ -66,6 +66,12 @@ def mworld(tmp_path_factory):
     _copy(root, "model", "model_kv0", lambda c: c["model"].update(n_kv_heads=0))
     _copy(root, "adapter", "adapter_no_hf_config", lambda c: c.pop("hf_config"))
     _copy(root, "adapter", "adapter_act_number", lambda c: c["hf_config"].update(hidden_act=3))
+    _copy(
+        root,
+        "adapter",
+        "adapter_st_outside",
+        lambda c: c.update(sentence_transformers={"../evil.json": "{}"}),
+    )
     tok.save_pretrained(root / "remote_tok")
     _plant_tokenizer_code(root / "remote_tok")
     shutil.copytree(root / "model", root / "model_remote_tok")
@@ -102,6 +108,7 @@ MODEL_CASES = [
     ("model-config-zero-kv-heads", "export {w}/model_kv0 --out {w}/x", r"model_kv0/config.json: n_kv_heads must be positive, got 0"),
     ("adapter-config-without-hf-config", "export {w}/adapter_no_hf_config --out {w}/x", r"\(its 'hf_config' is not a bert config\); the file is corrupt"),
     ("adapter-config-value-of-wrong-type", "export {w}/adapter_act_number --out {w}/x", r"adapter_act_number/config.json \(Validation error for field 'hidden_act'\); the file is corrupt"),
+    ("adapter-sentence-file-outside", "export {w}/adapter_st_outside --out {w}/x", r"adapter_st_outside/config.json \(its 'sentence_transformers' names '\.\./evil\.json', no file inside the folder\); the file is corrupt"),
     ("tokenizer-ships-code", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/remote_tok --out {w}/o", r"tokenizer '.*remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
     ("model-tokenizer-ships-code", "export {w}/model_remote_tok --out {w}/x", r"tokenizer '.*model_remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
     ("eval-first-pooling-without-start-token", "eval {w}/model_no_bos --task-file {w}/task_first_eos.yaml --lrs 1e-4 --seeds 0 --out {w}/e", r"this task pools the first token \(pooling: first\) of texts fed without the tokenizer's special tokens \(inputs: eos\), and the tokenizer has neither a BOS nor a CLS token to put there; use pooling: mean, or inputs: tokenizer"),

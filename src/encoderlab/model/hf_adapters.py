@@ -36,6 +36,7 @@ from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
 from encoderlab.model.encoder import EncoderOutput, mean_rows
+from encoderlab.model.sentence import write_sentence_files
 
 ADAPTER_FAMILIES = ("bert", "modernbert")
 
@@ -65,14 +66,42 @@ def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     )
 
 
+def _buffers(state: dict[str, torch.Tensor]) -> nn.Module:
+    """A module holding `state` as buffers under the same dotted names (nested modules)."""
+    root = nn.Module()
+    for key, tensor in state.items():
+        *path, leaf = key.split(".")
+        module = root
+        for part in path:
+            if not hasattr(module, part):
+                module.add_module(part, nn.Module())
+            module = getattr(module, part)
+        module.register_buffer(leaf, tensor.detach().clone())
+    return root
+
+
 class HFAdapter(nn.Module):
-    """A transformers masked-LM model behind the encoderlab LanguageModel protocol."""
+    """A transformers masked-LM model behind the encoderlab LanguageModel protocol.
+
+    `carried` are checkpoint weights the masked-LM class has no place for but the checkpoint's own
+    class uses (BERT's pooler, `bert.pooler.dense.*`: `BertModel` and sentence-transformers read it).
+    They are buffers, so no optimizer, freezing or DDP ever sees them; the model folder stores them
+    and the export writes them back, so `AutoModel` finds the pooler it had instead of a fresh one.
+    `sentence_files` are the source's sentence-transformers files, carried the same way (`sentence`).
+    """
 
     family = ""
 
-    def __init__(self, hf_model: nn.Module):
+    def __init__(
+        self,
+        hf_model: nn.Module,
+        carried: dict[str, torch.Tensor] | None = None,
+        sentence_files: dict[str, str] | None = None,
+    ):
         super().__init__()
         self.hf = hf_model
+        self.carried = _buffers(carried or {})
+        self.sentence_files = dict(sentence_files or {})
         c = hf_model.config
         self.config = AdapterConfig(
             family=self.family,
@@ -130,18 +159,26 @@ class HFAdapter(nn.Module):
     def folder_state(self) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
         """transformers' state dict without tied copies (safetensors' `save_file` refuses
         tensors that share memory; they are tied again on load), and the family with transformers' config."""
-        state = self.hf.state_dict()
+        state = {**self.hf.state_dict(), **self.carried.state_dict()}
         for key in getattr(self.hf, "_tied_weights_keys", None) or {}:
             state.pop(key, None)
-        return state, {"family": self.family, "hf_config": self.hf.config.to_dict()}
+        meta = {"family": self.family, "hf_config": self.hf.config.to_dict()}
+        return state, {**meta, "sentence_transformers": self.sentence_files} if self.sentence_files else meta
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """As nn.Module's; a state without the carried weights (a checkpoint saved before they were
+        carried) keeps the model's own rather than failing the strict load of a resume."""
+        own = {f"carried.{k}": v for k, v in self.carried.state_dict().items()}
+        return super().load_state_dict({**own, **state_dict}, strict=strict, assign=assign)
 
     @property
     def hf_architecture(self) -> str:
         return type(self.hf).__name__
 
     def save_hf(self, folder: Path, spec=None) -> None:
-        """transformers' own `save_pretrained` (the ids are already in its config)."""
-        self.hf.save_pretrained(str(folder))
+        """transformers' own `save_pretrained` (the ids are already in its config), carried weights included."""
+        self.hf.save_pretrained(str(folder), state_dict={**self.hf.state_dict(), **self.carried.state_dict()})
+        write_sentence_files(self.sentence_files, folder)
 
     def add_token_rows(self, ids: Sequence[int], mean_of: int) -> None:
         """Rows of token `ids` = the mean of the first `mean_of` rows, in the input embedding, the
@@ -277,14 +314,17 @@ def seeded_init(state: dict[str, torch.Tensor]) -> Iterator[None]:
         yield
 
 
-# Keys a masked-LM class does not have but base checkpoints often carry; safe to leave unused.
-_IGNORABLE = (".pooler.", "position_ids", "token_type_ids")
+# Keys a masked-LM class does not have but base checkpoints often carry: the pooler is carried
+# (`HFAdapter.carried`), the position and token-type id buffers are rebuilt by transformers.
+_CARRIED = ".pooler."
+_IGNORABLE = (_CARRIED, "position_ids", "token_type_ids")
 
 
 def adapter_from_hf_state(
-    hf_config, state: dict[str, torch.Tensor], where: str
+    hf_config, state: dict[str, torch.Tensor], where: str, sentence_files: dict[str, str] | None = None
 ) -> tuple[HFAdapter, list[str]]:
-    """Build the adapter for `hf_config.model_type` from an HF state dict; returns notes.
+    """Build the adapter for `hf_config.model_type` from an HF state dict (and the folder's
+    sentence-transformers files, `sentence`); returns notes.
 
     A base-model checkpoint (no MLM head, e.g. MiniLM saved as `BertModel`) loads with the head
     freshly initialised by transformers' own init, seeded by the weights (`seeded_init`), and the
@@ -307,6 +347,7 @@ def adapter_from_hf_state(
                 f"{tuple(own[key].shape)}; the checkpoint does not match its config"
             )
     missing, unexpected = hf.load_state_dict(state, strict=False)
+    carried = {k: state[k] for k in unexpected if _CARRIED in k}
     unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
     if unexpected:
         raise UserError(
@@ -326,4 +367,4 @@ def adapter_from_hf_state(
             "MLM head freshly initialised (the checkpoint has none); its first losses are not a pretrained MLM's"
         )
     hf.tie_weights()
-    return ADAPTERS[family](hf.eval()), notes
+    return ADAPTERS[family](hf.eval(), carried, sentence_files), notes

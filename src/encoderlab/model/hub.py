@@ -44,6 +44,7 @@ from encoderlab.model.hf_adapters import (
 )
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
 from encoderlab.model.io import is_model_folder, load_model_folder
+from encoderlab.model.sentence import read_sentence_files
 
 FAMILIES = (*LLAMA_FAMILIES, *ADAPTER_FAMILIES)
 
@@ -258,7 +259,9 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     if cfg is not None:
         model, more = encoder_from_hf_state(cfg, state, where)
     else:
-        model, more = adapter_from_hf_state(hf, state, where)
+        files, kept_none = read_sentence_files(path)
+        model, more = adapter_from_hf_state(hf, state, where, files)
+        more += kept_none
     tokenizer = _load_tokenizer(path)
     spec = _spec(tokenizer, model.config)
     check_compatible(model, spec)

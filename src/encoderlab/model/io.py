@@ -36,6 +36,7 @@ from encoderlab.model.hf_adapters import (
     hf_config_from_dict,
 )
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.model.sentence import sentence_files_problem
 
 log = logging.getLogger(__name__)
 
@@ -119,7 +120,7 @@ def _architecture_problem(meta: dict) -> str | None:
     hf = meta.get("hf_config")
     if not isinstance(hf, dict) or hf.get("model_type") != meta["family"]:
         return f"its 'hf_config' is not a {meta['family']} config"
-    return None
+    return sentence_files_problem(meta.get("sentence_transformers", {}))
 
 
 def read_model_config(path: Path) -> ModelConfig:
@@ -145,7 +146,8 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         ) from None
     if "family" in meta:
         try:  # transformers' checks of the config's values, in the config or in the model's constructor
-            model, _ = adapter_from_hf_state(hf_config_from_dict(meta["hf_config"]), state, str(path))
+            hf = hf_config_from_dict(meta["hf_config"])
+            model, _ = adapter_from_hf_state(hf, state, str(path), meta.get("sentence_transformers"))
         except config_errors() as exc:
             raise UserError(
                 f"cannot read {path / 'config.json'} ({first_line(exc)}); the file is corrupt: {RESTORE}"
