@@ -75,3 +75,21 @@ def test_a_cut_that_runs_out_of_disk_keeps_the_old_log_whole(tmp_path, full_disk
     assert exc.value.errno == errno.ENOSPC
     assert path.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.jsonl"]  # no temporary left behind
+
+
+def test_non_finite_values_are_written_as_null_so_every_line_is_json(tmp_path):
+    """A skipped step's NaN loss was written as a bare NaN, which strict JSON readers refuse."""
+    path = tmp_path / "metrics.jsonl"
+    sink = JsonlSink(path)
+    sink.log({"step": 1, "loss": float("nan"), "grad_norm": float("inf"), "skipped": True})
+    sink.log({"step": 2, "loss": 2.5, "lr": 1e-3})
+    sink.close()
+
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    rows = [json.loads(ln, parse_constant=refuse) for ln in path.read_text().splitlines()]
+    assert rows == [
+        {"step": 1, "loss": None, "grad_norm": None, "skipped": True},
+        {"step": 2, "loss": 2.5, "lr": 1e-3},
+    ]

@@ -10,11 +10,14 @@ rename (`atomic.write_text_atomic`), so a process killed or out of disk while cu
 log whole. TensorBoard purges the later events (`SummaryWriter(purge_step=...)`). W&B cannot drop
 logged steps: it keeps the first values of replayed steps and ignores the replays (it refuses steps
 that go back), so after a rollback its history is the pre-rollback one up to the bad step.
+A non-finite value (a skipped step's NaN loss) is written as `null`: Python's `json` would write a
+bare `NaN`, which is no JSON, and jq, JavaScript and other strict readers refuse the whole file.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -50,7 +53,8 @@ class JsonlSink:
             write_text_atomic(self._path, "".join(ln + "\n" for ln in kept))
 
     def log(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record) + "\n")
+        finite = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
+        self._file.write(json.dumps(finite, allow_nan=False) + "\n")
         self._file.flush()
 
     def rewind(self, step: int) -> None:
