@@ -117,3 +117,19 @@ def test_exported_folder_loads_back_into_encoderlab(tmp_path, ids):
     assert again.family == "eurobert"
     assert again.model.config == model.config  # every field survives the round trip
     assert (logits(again.model, ids) - logits(model, ids)).abs().max() <= 1e-6
+
+
+def test_exported_tokenizer_truncates_at_the_models_positions(tmp_path):
+    """A trained tokenizer has no length limit (model_max_length 1e30): exported as it was,
+    `truncation=True` cut nothing and rows past the model's positions reached it."""
+    from transformers import AutoTokenizer
+
+    model = make_model()
+    tok = save_tiny_tokenizer(tmp_path / "tok")
+    before = tok.model_max_length
+    export_hf(model, tok, tmp_path / "hf")
+    again = AutoTokenizer.from_pretrained(str(tmp_path / "hf"))
+    limit = model.config.max_seq_len
+    assert again.model_max_length == limit
+    assert len(again(" ".join(["t5"] * (2 * limit)), truncation=True).input_ids) == limit
+    assert tok.model_max_length == before  # the caller's tokenizer is left as it was

@@ -11,7 +11,8 @@ EuroBERT puts a bias on all four attention projections when `attention_bias` is 
 with q/k/v biases (from Qwen2) exports with a zero o_proj bias; q/k norms (from Qwen3) have no
 EuroBERT equivalent and are refused. BERT and ModernBERT adapters export through transformers'
 own `save_pretrained`; each model writes itself (`LanguageModel.save_hf`; the EuroBERT mapping is
-in `hf_eurobert`). The folder is written through `atomic.atomic_folder`, and an existing folder is
+in `hf_eurobert`). The tokenizer's `model_max_length` is at most the model's positions, so truncation
+cuts where the model ends. The folder is written through `atomic.atomic_folder`, and an existing folder is
 only replaced when asked, and only if it is an earlier export (`encoderlab.outdir`): never a folder
 encoderlab did not create, never the source itself or a folder around it. A full disk while writing
 is exit 3 (atomic_folder turns safetensors' own error into the OSError(ENOSPC) it is). A model card (README.md,
@@ -20,6 +21,7 @@ is exit 3 (atomic_folder turns safetensors' own error into the OSError(ENOSPC) i
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -43,6 +45,17 @@ def _check_out(out: Path, overwrite: bool, sources: Sequence[Path] = ()) -> None
             f"{out} already holds an export; pass --overwrite to replace it or choose another --out"
         )
     check_sibling(out)  # atomic_folder's scratch sibling: only a leftover of ours is ever deleted
+
+
+def _bounded(tokenizer, positions: int):
+    """`tokenizer`, or a shallow copy whose `model_max_length` is the model's `positions` when it had
+    none as small (a trained tokenizer has none: `truncation=True` on the export would then cut
+    nothing, and rows longer than the model's positions would reach it)."""
+    if tokenizer.model_max_length <= positions:
+        return tokenizer
+    bounded = copy.copy(tokenizer)  # the caller's tokenizer keeps its own limit
+    bounded.model_max_length = positions
+    return bounded
 
 
 def export_hf(
@@ -70,7 +83,7 @@ def export_hf(
             spec = token_spec(tokenizer)
         model.save_hf(tmp, spec)
         if tokenizer is not None:
-            tokenizer.save_pretrained(str(tmp))
+            _bounded(tokenizer, model.config.max_seq_len).save_pretrained(str(tmp))
         if card is not None:
             (tmp / "README.md").write_text(card, encoding="utf-8")
     return out
