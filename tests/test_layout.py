@@ -66,3 +66,20 @@ def test_every_third_party_import_is_a_declared_dependency():
     assert not missing, (
         f"declare these in pyproject.toml (dependencies or the dev extra): {sorted(set(missing))}"
     )
+
+
+def test_the_transformers_pin_excludes_releases_without_the_classes_we_import():
+    """The source imports `EuroBertConfig` and transformers 5's config API (`rope_parameters`,
+    `StrictDataclassError`). Their wheels, checked: 4.56.0 and 5.0.0 ship no `models/eurobert/`, 5.6.0 does;
+    5.23 is the release the project was built on (docs/ecosystem choices). A looser pin let pip keep an
+    old transformers, and export or EuroBERT loading then died on an ImportError."""
+    import tomllib
+    import transformers
+
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())["project"]
+    (pin,) = [s for s in project["dependencies"] if re.match(r"transformers\b", s)]
+    floor = re.fullmatch(r"transformers>=(\d+)\.(\d+)(?:\.\d+)?(?:,<[\d.]+)?", pin)
+    assert floor, f"pin transformers with a floor, as transformers>=5.23: {pin}"
+    assert tuple(map(int, floor.groups())) >= (5, 23), pin
+    installed = tuple(int(p) for p in transformers.__version__.split(".")[:2])
+    assert installed >= tuple(map(int, floor.groups()))
