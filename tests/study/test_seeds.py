@@ -230,3 +230,44 @@ def test_a_claim_against_a_one_seed_run_says_it_is_about_one_model(tmp_path):
         "a claim about MLM-40's objective against that one model, not against CLM's objective"
         in (result["sentence"])
     )
+
+
+def test_runs_without_two_common_pretraining_seeds_are_compared_unpaired_over_their_own():
+    """Both runs replicated, at seeds they do not share (or share one of): Welch's test of each run's seed
+    means, not "no finished results" (disjoint seeds) nor the one shared seed's two checkpoints alone."""
+    rng = np.random.default_rng(5)
+    a = {k: {f: 70 + rng.normal(0, 2) + rng.normal(0, 0.5) for f in range(3)} for k in (0, 1, 2)}
+    b = {k: {f: 66 + rng.normal(0, 2) + rng.normal(0, 0.5) for f in range(3)} for k in (3, 4)}
+    for bs in (b, {1: b[3], 4: b[4]}):
+        nested = compare_runs(a, bs)
+        means = [[np.mean(list(run[k].values())) for k in sorted(run)] for run in (a, bs)]
+        ref = stats.ttest_ind(*means, equal_var=False)
+        assert nested is not None and nested.level == "unpaired" and (nested.a.n, nested.b.n) == (3, 2)
+        assert nested.diff.p_value == pytest.approx(ref.pvalue) and nested.diff.t == pytest.approx(
+            ref.statistic
+        )
+        assert (nested.checkpoint is None) == (1 not in bs)
+    one_each = compare_runs({0: a[0]}, {3: b[3]})  # one checkpoint each, other seeds: still two checkpoints
+    assert one_each.level == "fine-tuning" and one_each.diff.n == 3
+
+
+def test_a_claim_says_which_pretraining_seeds_it_left_out_or_that_it_is_unpaired(tmp_path):
+    claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
+    for clm_seeds, level in (((1, 2), "pretraining"), ((3, 4), "unpaired")):
+        runs = tuple(
+            replace(r, seeds={"mlm40": (0, 1, 2), "clm": clm_seeds}.get(r.name, r.seeds))
+            for r in small_spec().runs
+        )
+        out = tmp_path / level
+        run_study(small_spec(runs=runs, claims=(claim,)), out, backend(), progress=False)
+        (result,) = _claims(out).values()
+        assert result["numbers"]["level"] == level, result["sentence"]
+        if level == "pretraining":
+            assert result["numbers"]["left_out"] == {"mlm40": [0]}
+            assert "left out: MLM-40's pretraining seed 0 (CLM has no results there)" in result["sentence"]
+        else:
+            assert (
+                "means over 3 and 2 pretraining seeds" in result["sentence"]
+                and "Welch's p = " in result["sentence"]
+            )
+            assert "unpaired: the runs share no pretraining seed" in result["sentence"]

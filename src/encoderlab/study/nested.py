@@ -29,17 +29,24 @@ reference's fine-tuning noise is in the interval. The claim is then about the re
 objective against that one model, not against the reference's objective; the report says so.
 Before, the comparison used the one seed both had and left the others out.
 
-With K = 1 on both sides (or one pretraining seed in common and no more on either) there is nothing
-to replicate: the comparison falls back
-to fine-tuning seeds paired over the one checkpoint each (`level == "fine-tuning"`), which says whether
-these two checkpoints differ, and the report says so. The fine-tuning-level comparison of the first
-common seed's checkpoints is kept beside the pretraining-level one (`checkpoint`), so the report
-can show both intervals.
+When both runs have two or more pretraining seeds but fewer than two in common (runs given their own
+`seeds`: [0, 1, 2] against [3, 4], or [0, 1] against [1, 2]), there is no data order to pair on, but
+each run is still replicated: their seed means (each over the fine-tuning seeds every checkpoint of
+both runs has) are compared by Welch's test (`level == "unpaired"`), a claim about the two objectives
+without the pairing. Before, disjoint seeds read "not tested: no finished results", and one seed in
+common compared that seed's two checkpoints alone.
+
+With K = 1 on both sides there is nothing to replicate: the comparison falls back to fine-tuning seeds
+paired over the one checkpoint each (`level == "fine-tuning"`), which says whether these two
+checkpoints differ, and the report says so. The fine-tuning-level comparison of the first common
+seed's checkpoints is kept beside the pretraining-level one (`checkpoint`), so the report can show
+both intervals. At the pretraining level, seeds that only one run has results at are left out of
+the pairing and named (`left_out`), so the report says why its means differ from the run table's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Literal
 
@@ -54,25 +61,29 @@ Scores = dict[int, dict[int, float]]
 class Nested:
     """Run a against run b on one measure."""
 
-    level: Literal["pretraining", "reference", "fine-tuning"]
+    level: Literal["pretraining", "reference", "unpaired", "fine-tuning"]
     """What `a`, `b` and `diff` are over: pretraining seeds (each the mean over its fine-tuning seeds),
     or, against a fixed reference (one pretraining seed), the replicated run's seed means and the
-    reference's fine-tuning scores, or, with one common pretraining seed, the fine-tuning seeds of one
-    checkpoint each."""
+    reference's fine-tuning scores, or, unpaired, each run's own pretraining seeds (fewer than two in
+    common), or, with one pretraining seed each, the fine-tuning seeds of one checkpoint each."""
     a: Estimate
     """Run a over the replicates of `level`."""
     b: Estimate
-    """Run b over the same replicates."""
+    """Run b over the same replicates (unpaired: over its own)."""
     diff: PairedTest | None
-    """Test of a - b over them: paired, or Welch's against a reference (None with fewer than 2)."""
+    """Test of a - b over them: paired, or Welch's against a reference or unpaired (None with fewer than 2)."""
     pretraining_seeds: list[int]
-    """The pretraining seeds both runs have results at (against a reference: the replicated run's)."""
-    checkpoint_seed: int
-    """The pretraining seed of the checkpoint-level comparison."""
+    """The pretraining seeds both runs have results at (against a reference: the replicated run's;
+    unpaired: either run's)."""
+    checkpoint_seed: int | None
+    """The pretraining seed of the checkpoint-level comparison (None: the runs share none)."""
     checkpoint: PairedTest | None
     """a - b over the fine-tuning seeds of that seed's two checkpoints (the within-checkpoint interval)."""
     reference: Literal["a", "b"] | None = None
     """At level "reference": the run that is the one fixed checkpoint."""
+    left_out: dict[str, list[int]] = field(default_factory=dict)
+    """At level "pretraining": "a" or "b" -> that run's pretraining seeds with results that are not in the
+    pairing, since the other run has none there (or none at the same fine-tuning seeds); empty when none."""
 
 
 def run_means(scores: Scores, other: Scores) -> dict[int, float]:
@@ -86,35 +97,65 @@ def run_means(scores: Scores, other: Scores) -> dict[int, float]:
 
 
 def compare_runs(a: Scores, b: Scores) -> Nested | None:
-    """The nested comparison of two runs (None when they share no pretraining seed with results)."""
+    """The nested comparison of two runs (None when either has no results, or no comparison has a pair
+    of fine-tuning seeds to stand on)."""
+    a, b = {k: v for k, v in a.items() if v}, {k: v for k, v in b.items() if v}
     ma, mb = run_means(a, b), run_means(b, a)
     seeds = sorted(ma)
-    if len(seeds) < 2 and (reference := _against_reference(a, b)) is not None:
-        return reference
-    if not seeds:
-        return None
-    first = seeds[0]
-    checkpoint = paired(a[first], b[first])
     if len(seeds) >= 2:
         va, vb = [ma[k] for k in seeds], [mb[k] for k in seeds]
+        left = {side: out for side, mine in (("a", a), ("b", b)) if (out := sorted(set(mine) - set(seeds)))}
         return Nested(
             level="pretraining",
             a=summarize(va),
             b=summarize(vb),
             diff=paired_test(va, vb),
             pretraining_seeds=seeds,
-            checkpoint_seed=first,
-            checkpoint=checkpoint,
+            checkpoint_seed=seeds[0],
+            checkpoint=paired(a[seeds[0]], b[seeds[0]]),
+            left_out=left,
         )
-    common = sorted(set(a[first]) & set(b[first]))
+    if (other := _against_reference(a, b) or _unpaired(a, b)) is not None:
+        return other
+    if seeds:
+        ka = kb = seeds[0]
+    elif len(a) == len(b) == 1:  # one checkpoint each, at different pretraining seeds
+        (ka,), (kb,) = a, b
+    else:
+        return None
+    common = sorted(set(a[ka]) & set(b[kb]))
+    if not common:
+        return None
+    checkpoint = paired(a[ka], b[kb])
     return Nested(
         level="fine-tuning",
-        a=summarize([a[first][f] for f in common]),
-        b=summarize([b[first][f] for f in common]),
+        a=summarize([a[ka][f] for f in common]),
+        b=summarize([b[kb][f] for f in common]),
         diff=checkpoint,
         pretraining_seeds=seeds,
-        checkpoint_seed=first,
+        checkpoint_seed=ka if ka == kb else None,
         checkpoint=checkpoint,
+    )
+
+
+def _unpaired(a: Scores, b: Scores) -> Nested | None:
+    """a against b when both have two or more pretraining seeds but fewer than two in common: each run's
+    seed means (over the fine-tuning seeds every checkpoint of both has) by Welch's test; None otherwise."""
+    if min(len(a), len(b)) < 2:
+        return None
+    fine = set.intersection(*(set(v) for v in (*a.values(), *b.values())))
+    if not fine:
+        return None
+    va, vb = ([fmean(run[k][f] for f in fine) for k in sorted(run)] for run in (a, b))
+    shared = sorted(set(a) & set(b))
+    return Nested(
+        level="unpaired",
+        a=summarize(va),
+        b=summarize(vb),
+        diff=welch_test(va, vb),
+        pretraining_seeds=sorted(set(a) | set(b)),
+        checkpoint_seed=shared[0] if shared else None,
+        checkpoint=paired(a[shared[0]], b[shared[0]]) if shared else None,
     )
 
 

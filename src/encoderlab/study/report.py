@@ -225,9 +225,11 @@ def _claims_note(claims: list[ClaimResult]) -> str:
     return (
         f"The study's {tested} claims with a p-value are one family of tests: each p is shown with its "
         "Holm-adjusted value (Holm 1979), and a claim is significant when the adjusted p < 0.05; intervals are "
-        "the unadjusted 95% intervals of the paired differences. A claim is tested over pretraining seeds (each "
-        "the mean over its fine-tuning seeds) when both runs were trained at two or more; with one, over the "
-        "fine-tuning seeds of one checkpoint each, which compares two checkpoints rather than two objectives."
+        "the unadjusted 95% intervals of the differences. A claim is tested over pretraining seeds (each "
+        "the mean over its fine-tuning seeds) when both runs were trained at two or more, paired over the seeds "
+        "both have, or by Welch's test when they share fewer than two; against a run trained at one, by Welch's "
+        "test against that checkpoint; with one each, over the fine-tuning seeds of one checkpoint each, which "
+        "compares two checkpoints rather than two objectives."
     )
 
 

@@ -12,11 +12,13 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   When only one of the two has a single pretraining seed (a continued run against the checkpoint it
   started from), that checkpoint is a fixed reference: the other run's seed means are tested against
   its fine-tuning scores by Welch's test (`level == "reference"`), and the sentence says the claim is
-  about one objective against that one model.
+  about one objective against that one model. Runs with two or more pretraining seeds each but fewer
+  than two in common are compared unpaired, their seed means by Welch's test (`level == "unpaired"`);
+  seeds only one run has are left out of a paired test, and the sentence names them.
 - **The same tasks.** A measure averages over the tasks that every model of both runs has results
   for at the compared step (`StudyData.shared_tasks`), and the sentence names those it left out: a report is
   rebuilt mid-study, and a failed node leaves a model without a task the other run has.
-- **One paired analysis.** Direction, difference, interval and p all come from the same paired values.
+- **One analysis.** Direction, difference, interval and p all come from the same values (paired, or Welch's).
 - **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
   claims that have one (`eval.stats.holm`); a claim is significant when the adjusted p < 0.05. The
   intervals are the unadjusted 95% intervals of the differences.
@@ -287,42 +289,60 @@ def _sentence(
     data: StudyData, claim: ClaimSpec, measure: Measure, t: _Tested, p_holm: float | None, m: int
 ) -> str:
     n, la, lb = t.nested, data.label(claim.a), data.label(claim.b)
-    over = f", means over {len(n.pretraining_seeds)} pretraining seeds" if n.level == "pretraining" else ""
+    over = {
+        "pretraining": f", means over {len(n.pretraining_seeds)} pretraining seeds",
+        "unpaired": f", means over {n.a.n} and {n.b.n} pretraining seeds",
+    }.get(n.level, "")
     head = f"{la} {_pm(n.a)} vs {lb} {_pm(n.b)} on {measure.where}{over}"
     if t.gain is None:
         return f"{head} (fewer than 2 paired seeds, so no interval)."
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
-    test = "Welch's" if n.level == "reference" else "paired"
+    test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
     stats = (
         f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested claims "
         f"p = {p_holm:.3g}"
     )
+    sig = p_holm is not None and p_holm < ALPHA
+    return (
+        f"{head} ({stats}{_unit(n, la, lb, measure, t.gain)}; "
+        + ("significant" if sig else "not significant")
+        + " after Holm's correction)."
+    )
+
+
+def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> str:
+    """What the claim's test is over, and what that makes it a claim about."""
     if n.level == "reference":
         many, one = (la, lb) if n.reference == "b" else (lb, la)
-        unit = (
+        return (
             f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
             f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
             f"that one model, not against {one}'s objective"
         )
-    elif n.level == "pretraining":
-        check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
-        within = (
-            f"; the seed-{n.checkpoint_seed} checkpoints alone, over {check.n} fine-tuning seeds: {_interval(check)}"
-            if check is not None
-            else ""
+    if n.level == "unpaired":
+        shared = "no pretraining seed" if n.checkpoint_seed is None else "one pretraining seed"
+        return (
+            f", {la} and {lb} each over its own pretraining seeds (each the mean over its fine-tuning seeds), unpaired: "
+            f"the runs share {shared}, too few to pair them by data order"
         )
-        unit = f", n = {t.gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}"
-    else:
-        unit = (
-            f", n = {t.gain.n} fine-tuning seeds of one checkpoint each (one pretraining seed: this compares two "
+    if n.level == "fine-tuning":
+        return (
+            f", n = {gain.n} fine-tuning seeds of one checkpoint each (one pretraining seed: this compares two "
             "checkpoints, not two objectives)"
         )
-    sig = p_holm is not None and p_holm < ALPHA
-    return (
-        f"{head} ({stats}{unit}; "
-        + ("significant" if sig else "not significant")
-        + " after Holm's correction)."
+    check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
+    within = (
+        f"; the seed-{n.checkpoint_seed} checkpoints alone, over {check.n} fine-tuning seeds: {_interval(check)}"
+        if check is not None
+        else ""
     )
+    left = "".join(
+        f"; left out: {who}'s pretraining seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} "
+        f"({other} has no results there)"
+        for side, who, other in (("a", la, lb), ("b", lb, la))
+        if (seeds := n.left_out.get(side))
+    )
+    return f", n = {gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}{left}"
 
 
 _PREFIX = {
@@ -407,6 +427,8 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             numbers = {"level": t.nested.level, "a": t.nested.a, "b": t.nested.b, "diff": t.gain}
             numbers |= {"p_holm": p_holm, "pretraining_seeds": t.nested.pretraining_seeds}
             numbers |= {"checkpoint": t.nested.checkpoint} | ({"step": x.step} if x.step is not None else {})
+            left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
+            numbers |= {"left_out": left} if left else {}
             plateau, caveat = _plateau_caveat(data, claim) if x.step is None else ({}, "")
             numbers |= {"plateau": plateau} if plateau else {}
             unfinished, partial = _partial_caveat(data, claim, x.step)
