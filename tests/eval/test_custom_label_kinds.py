@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import random
 from pathlib import Path
 
@@ -190,6 +191,16 @@ def test_correlations_of_a_constant_side_are_zero_not_nan():
     assert correlations([1.0, 2.0, 3.0], [5.0, 5.0, 5.0]) == {"pearson": 0.0, "spearman": 0.0, "mse": 29 / 3}
     assert correlations([1.0, 2.0, 3.0], [3.0, 5.0, 4.0])["spearman"] == pytest.approx(50.0)
     assert Regression.constant([{"pred": 0.5}, {"pred": 0.5}]) == "predicts 0.5 for all 2 examples"
+
+
+def test_a_diverged_regression_run_scores_zero_not_nan():
+    # Before: NaN predictions scored NaN, which made the LR choice depend on the grid's order and stopped
+    # a study's report (Holm refuses a NaN p-value); an infinite one gave a NaN Pearson.
+    for pred in ([math.nan] * 3, [1.0, math.inf, 2.0], [1.0, 2.0, math.nan]):
+        scores = correlations([1.0, 2.0, 3.0], pred)
+        assert (scores["pearson"], scores["spearman"]) == (0.0, 0.0), pred
+        flagged = Regression.constant([{"pred": p} for p in pred])
+        assert flagged is not None and "non-finite" in flagged, pred
 
 
 @pytest.mark.parametrize(

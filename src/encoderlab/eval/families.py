@@ -14,6 +14,7 @@ Extractive QA by in/out-of-answer tagging (EncodEval's, paper 1) has its own ope
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Sequence
 from typing import Protocol
@@ -200,6 +201,9 @@ class Regression(SequenceClassification):
 
     @staticmethod
     def constant(predictions: list[dict]) -> str | None:
+        bad = sum(not math.isfinite(p["pred"]) for p in predictions)
+        if bad:
+            return f"predicts a non-finite number for {bad} of {len(predictions)} examples (fine-tuning diverged)"
         values = {p["pred"] for p in predictions}
         if len(predictions) > 1 and len(values) == 1:
             return f"predicts {values.pop():g} for all {len(predictions)} examples"
