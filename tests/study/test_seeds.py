@@ -271,3 +271,13 @@ def test_a_claim_says_which_pretraining_seeds_it_left_out_or_that_it_is_unpaired
                 and "Welch's p = " in result["sentence"]
             )
             assert "unpaired: the runs share no pretraining seed" in result["sentence"]
+
+
+def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_show_it(tmp_path):
+    # Before: "Not tested: the study has no finished results for it yet", for a study that never evaluates one.
+    runs = tuple(replace(r, eval_steps=()) if r.name == "mlm40" else r for r in small_spec().runs)
+    claim = ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40")
+    run_study(small_spec(runs=runs, claims=(claim,)), tmp_path, backend(), progress=False)
+    (result,) = _claims(tmp_path).values()
+    assert result["status"] == "not tested"
+    assert "evaluates them at none in common (eval_steps: CLM: 20; MLM-40: none)" in result["sentence"]

@@ -28,7 +28,8 @@ The measures:
   seed (evaluation's summary: the test score at the LR chosen on validation per task, averaged over
   the family's tasks seed by seed).
 - **faster_early** (a > b early in pretraining): the average over tasks at the first intermediate
-  checkpoint both runs were evaluated at.
+  checkpoint both runs were evaluated at; runs with no `eval_steps` in common read "not tested" with
+  their steps, since no finished result would ever test it.
 - **more_stable** (a varies less across fine-tuning LRs than b): per fine-tuning seed, the range over
   the LRs of the claim's `lr_range` (paper 1: 1e-5 to 1e-4) of the task-averaged test score; lower is
   better. LRs outside the range, where runs may diverge, are left out.
@@ -169,7 +170,7 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     runs = {claim.a: set(data.model_ids(claim.a).values()), claim.b: set(data.model_ids(claim.b).values())}
     common = [s for s in sorted(at) if all(at[s] & mine for mine in runs.values())]
     if not common:
-        return Outcome()
+        return _no_common_checkpoint(data, claim)
     step = common[0]
     shared, others = data.shared_tasks(ids, step)
     if not shared:
@@ -180,6 +181,21 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         ),
         where=f"the average over tasks at step {step}" + _left_out(shared, others),
         step=step,
+    )
+
+
+def _no_common_checkpoint(data: StudyData, claim: ClaimSpec) -> Outcome:
+    """Why a faster_early claim has no checkpoint to compare: not finished yet, or none planned in common,
+    which no amount of waiting changes."""
+    planned = {
+        r: (run.eval_steps if (run := data.spec.run(r)) is not None else ()) for r in (claim.a, claim.b)
+    }
+    if set(planned[claim.a]) & set(planned[claim.b]):
+        return Outcome()
+    said = "; ".join(f"{data.label(r)}: {', '.join(map(str, s)) or 'none'}" for r, s in planned.items())
+    return _not_tested(
+        f"the claim compares the runs at an intermediate checkpoint both are evaluated at, and the study evaluates "
+        f"them at none in common (eval_steps: {said}); give both runs a step in eval_steps."
     )
 
 
