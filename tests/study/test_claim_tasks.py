@@ -106,3 +106,28 @@ def test_the_tables_difference_to_the_baseline_uses_the_shared_tasks():
     clm_sst, mlm_sst = [75.0 + 2 * n for n in NOISE], [80.0 + n for n in NOISE]
     assert table.cells["mlm40"]["sc"].mean == pytest.approx(fmean([70.0 + n for n in NOISE]))
     assert table.cells["clm"]["sc"].vs_baseline.mean == pytest.approx(fmean(clm_sst) - fmean(mlm_sst))
+
+
+def test_a_claim_says_when_the_study_can_never_test_it_and_not_when_it_has_not_yet(tmp_path):
+    """Before: a family whose eval nodes had not finished (or had failed) read "no QA task is evaluated at
+    this scale", and runs evaluated on different tasks of a family read "no finished results yet" for ever."""
+    import json
+    from dataclasses import replace
+
+    from fake_study import backend
+
+    from encoderlab.study.report import write_report
+    from encoderlab.study.runner import run_study
+
+    qa = ClaimSpec(id="mlm-qa", text="MLM beats CLM on QA", kind="beats", a="mlm40", b="clm", family="qa")
+    sc = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
+    tasks = {"mlm40": ("sst", "squad"), "clm": ("mnli", "squad")}
+    runs = tuple(replace(r, tasks=tasks.get(r.name, r.tasks)) for r in small_spec().runs)
+    run_study(small_spec(runs=runs, claims=(qa, sc)), tmp_path, backend(), progress=False)
+    for marker in (tmp_path / "nodes" / "eval").glob("*_squad_*/node.json"):
+        marker.unlink()  # the QA runs have not finished
+    write_report(tmp_path, figures=False)
+    found = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
+    assert found["mlm-qa"]["sentence"] == "Not tested: the study has no finished results for it yet."
+    assert found["mlm-sc"]["status"] == "not tested"
+    assert "evaluated on no SC task in common (MLM-40: sst; CLM: mnli)" in found["mlm-sc"]["sentence"]

@@ -164,6 +164,19 @@ class StudyData:
         kept = {t: f for t, f in family.items() if t in shared}
         return kept, {t: f for t, f in family.items() if t not in kept}
 
+    def planned_tasks(self, models: Iterable[str], step: int | None) -> dict[str, dict[str, str]]:
+        """model -> {task: family} that `models` are evaluated on at checkpoint `step`: the graph's eval nodes,
+        finished or not, and every finished result. What a claim can ever compare, not what it has yet."""
+        wanted, out = set(models), {}
+        planned = (EvalNode.of(n) for n in self.nodes if n.kind == "eval")
+        for model, at, task, family in [
+            *((e.model, e.step, e.task, e.family) for e in planned),
+            *((e.model, e.step, e.record.task, e.record.family) for e in self.evals),
+        ]:
+            if model in wanted and at == step:
+                out.setdefault(model, {})[task] = family
+        return out
+
     def unfinished_evals(self, models: Iterable[str], step: int | None) -> tuple[int, int]:
         """(unfinished, all) eval nodes of `models` at checkpoint `step` (None: final models) in the graph: a
         report rebuilt mid-study, or after a node failed, says what its numbers have not seen yet."""

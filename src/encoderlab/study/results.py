@@ -26,7 +26,8 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
 The measures:
 - **beats** (a > b on a family, or on the average over all tasks): the family's score per fine-tuning
   seed (evaluation's summary: the test score at the LR chosen on validation per task, averaged over
-  the family's tasks seed by seed).
+  the family's tasks seed by seed). "Not tested" says why when the study's graph evaluates no task of the
+  family, or none of it on every model of both runs; "no finished results yet" only when it does.
 - **faster_early** (a > b early in pretraining): the average over tasks at the first intermediate
   checkpoint both runs were evaluated at; runs with no `eval_steps` in common read "not tested" with
   their steps, since no finished result would ever test it.
@@ -146,10 +147,32 @@ def _left_out(shared: dict[str, str], others: dict[str, str]) -> str:
     )
 
 
+def _never_shared(data: StudyData, claim: ClaimSpec, fam: str) -> Outcome | None:
+    """A "not tested" when the study's graph evaluates the claim's models on no task of `fam` in common."""
+    planned = data.planned_tasks(_ids(data, claim), None)
+    if fam != ALL and fam not in {f for tasks in planned.values() for f in tasks.values()}:
+        return _not_tested(f"no {fam.upper()} task is evaluated at this scale.")
+    if not any(n.kind == "eval" for n in data.nodes):
+        return None  # no graph to read the plan from: what has finished may still grow
+    runs = {r: [planned.get(m, {}) for m in data.model_ids(r).values()] for r in (claim.a, claim.b)}
+    mine = {r: [{t for t, f in tasks.items() if fam in (ALL, f)} for tasks in of] for r, of in runs.items()}
+    sets = [*mine[claim.a], *mine[claim.b]]
+    if not sets or set.intersection(*sets):
+        return None
+    said = "; ".join(
+        f"{data.label(r)}: {', '.join(sorted(set().union(*s))) or 'none'}" for r, s in mine.items()
+    )
+    what = "task" if fam == ALL else f"{fam.upper()} task"
+    return _not_tested(
+        f"the models of the two runs are evaluated on no {what} in common ({said}), so no finished run can test "
+        "it; a comparison needs the same tasks."
+    )
+
+
 def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     fam = claim.family or ALL
-    if fam != ALL and fam not in {e.record.family for e in data.evals}:
-        return _not_tested(f"no {fam.upper()} task is evaluated at this scale.")
+    if (never := _never_shared(data, claim, fam)) is not None:
+        return never
     shared, others = data.shared_tasks(_ids(data, claim), None)
     if fam != ALL:
         shared, others = ({t: f for t, f in d.items() if f == fam} for d in (shared, others))
@@ -185,8 +208,7 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
 
 
 def _no_common_checkpoint(data: StudyData, claim: ClaimSpec) -> Outcome:
-    """Why a faster_early claim has no checkpoint to compare: not finished yet, or none planned in common,
-    which no amount of waiting changes."""
+    """Why a faster_early claim has no checkpoint to compare: not finished yet, or none in common planned."""
     planned = {
         r: (run.eval_steps if (run := data.spec.run(r)) is not None else ()) for r in (claim.a, claim.b)
     }
