@@ -14,18 +14,20 @@ Design
         sends SIGKILL to its own process at the chosen event. This makes "killed while the
         checkpoint's optimizer state is half written" reproducible instead of a lucky timing;
       - or *outside*: the zygote sleeps a (seeded) random delay, or polls for a checkpoint's
-        `.tmp` folder to appear, and kills the child then.
+        `.tmp` folder (or a rewritten file) to appear, and kills the child then or a given delay later.
   * Recorders log what a child loaded (`Trainer._load`) and which evaluation nodes it trained
     (`protocol.run_one`) into the job folder, so tests can prove that a partial checkpoint is never
     loaded and a finished node is never recomputed.
 
 Protocol: `python killharness.py` reads one JSON job per stdin line, answers one JSON line
 {"returncode", "signal", "seconds"} per job (`Zygote` in Python wraps this). A job is
-{"argv": [...], "dir": job folder, "env": {...}, "kill": {"kind": ..., "arg": ...} | null}.
+{"argv": [...], "dir": job folder, "env": {...}, "kill": {"kind": ..., "arg": ...} | null}; with
+"call": "module:function" and "args": [...] the child calls that instead of the command line.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -240,9 +242,13 @@ def _child(job: dict) -> None:
         kill = job.get("kill") or {}
         if kill.get("kind") in TRIGGERS:
             install_trigger(kill["kind"], kill.get("arg", 0))
-        from encoderlab.cli import main
+        if job.get("call"):  # "module:function", called with the job's "args"
+            module, _, fn = job["call"].partition(":")
+            getattr(importlib.import_module(module), fn)(*job.get("args", []))
+        else:
+            from encoderlab.cli import main
 
-        main(job["argv"])
+            main(job["argv"])
         code = 0
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
@@ -285,7 +291,8 @@ def _matches(pattern: str) -> set[tuple]:
 
 
 def _wait(pid: int, kill: dict) -> int:
-    """Wait for the child, killing it from outside for `delay`/`tmpdir` kills; its wait status."""
+    """Wait for the child, killing it from outside for `delay`/`tmpdir` kills; its wait status.
+    A `tmpdir` kill lands `after` seconds (default 0) after a new path matches its glob."""
     kind = kill.get("kind")
     deadline = time.monotonic() + float(kill.get("arg", 0)) if kind == "delay" else None
     pattern = kill.get("glob", "")
@@ -294,9 +301,9 @@ def _wait(pid: int, kill: dict) -> int:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             return status
-        if (deadline is not None and time.monotonic() >= deadline) or (
-            kind == "tmpdir" and _matches(pattern) - stale
-        ):
+        if deadline is None and kind == "tmpdir" and _matches(pattern) - stale:
+            deadline = time.monotonic() + float(kill.get("after", 0))
+        if deadline is not None and time.monotonic() >= deadline:
             os.kill(pid, signal.SIGKILL)
             return os.waitpid(pid, 0)[1]
         time.sleep(0.001)
@@ -313,6 +320,7 @@ def serve() -> None:
 
     import encoderlab.cli  # noqa: F401
     import encoderlab.eval.commands  # noqa: F401
+    import encoderlab.study.runner  # noqa: F401  (the study kill test's `call` jobs)
     import encoderlab.train.cli  # noqa: F401
 
     torch.set_num_threads(1)

@@ -1,8 +1,9 @@
 """A study backend with fake, fast, deterministic nodes (no model is trained).
 
-Used by the study tests in-process and, for the kill test, as a script run in a subprocess:
-`python fake_study.py OUT [JOBS]` runs the small study into OUT. Scores are chosen so that the claims
-have known outcomes: MLM beats CLM on SC by a wide margin (significant), CLM beats MLM early.
+Used by the study tests in-process and, for the kill tests, in other processes: as a script,
+`python fake_study.py OUT [JOBS]` runs the small study into OUT, and `run_small` does the same in a
+child of the kill harness's zygote. Scores are chosen so that the claims have known outcomes: MLM
+beats CLM on SC by a wide margin (significant), CLM beats MLM early.
 """
 
 from __future__ import annotations
@@ -266,8 +267,15 @@ def small_spec(**overrides) -> StudySpec:
     return StudySpec(**{**fields, **overrides})
 
 
-if __name__ == "__main__":
+def run_small(out: str, jobs: int = 1, sleep: float = SLEEP) -> None:
+    """Run `small_spec()` into `out` with `jobs` processes, each node write taking `sleep` seconds more
+    (what the script does; the kill test calls it in children forked by tests/reliability/killharness.py)."""
+    global SLEEP
     from encoderlab.study.runner import run_study
 
-    jobs = int(sys.argv[2]) if len(sys.argv) > 2 else 1
-    print(run_study(small_spec(), Path(sys.argv[1]), backend(), progress=False, jobs=jobs))
+    SLEEP = sleep
+    print(run_study(small_spec(), Path(out), backend(), progress=False, jobs=jobs))
+
+
+if __name__ == "__main__":
+    run_small(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1)

@@ -11,7 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from fake_study import backend, small_spec
 from test_runner import outputs
+from tests.reliability.killharness import Zygote
+
+from encoderlab.study.runner import run_study
 
 SCRIPT = Path(__file__).with_name("fake_study.py")
 
@@ -67,20 +71,20 @@ def test_workers_end_with_a_killed_study_and_write_no_marker_after_it(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_at_random_moments_then_resume_gives_the_same_outputs(tmp_path):
-    clean = tmp_path / "clean"
-    proc = _start(clean)
-    assert proc.wait() == 0, proc.stderr.read().decode()
+    clean = tmp_path / "clean"  # the reference, in this process and without the sleeps
+    run_study(small_spec(), clean, backend(), progress=False, jobs=1)  # what `run_small` runs
     rng = random.Random(1234)
     killed = tmp_path / "killed"
+    study = {"call": "tests.study.fake_study:run_small", "args": [str(killed), 1, 0.05]}
     kills = 0
-    for _ in range(10):
-        proc = _start(killed)
-        time.sleep(rng.uniform(0.6, 2.5))  # start-up ~0.5 s; the study ~9 s (152 nodes of >= 50 ms)
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGKILL)
-            kills += 1
-        proc.wait()
+    # Each run is a child forked by the kill harness's zygote, which imported torch and encoderlab
+    # once: the study starts at once (a fresh interpreter spent seconds importing them, and on a
+    # loaded machine most kills landed before the study had started).
+    with Zygote() as z:
+        for i in range(10):
+            kill = {"kind": "delay", "arg": rng.uniform(0.1, 2.0)}  # the study ~8 s (152 nodes of >= 50 ms)
+            kills += z.run([], tmp_path / f"job{i}", kill=kill, **study)["signal"] == signal.SIGKILL
+        done = z.run([], tmp_path / "job_done", **study)
     assert kills >= 5, "the study finished before most kills landed; the test would not test resume"
-    proc = _start(killed)
-    assert proc.wait() == 0, proc.stderr.read().decode()
+    assert done["returncode"] == 0, done["stderr"]
     assert outputs(killed) == outputs(clean)
