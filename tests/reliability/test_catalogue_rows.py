@@ -3,8 +3,8 @@
 The catalogue is the promise ("every case below gets one line"), the tests are its proof. Before,
 nothing tied them: a row could lose its test, a table case could lose its row, and a documented
 message could drift from what the command prints. Here every row's case id must name a test, either
-a case of one of the parametrized tables (`CASES`, `DATA_CASES`, `ARGUMENT_CASES`, `MODEL_CASES`,
-`REFUSED_BEFORE_WRITING`) or a
+a case of one of the parametrized tables (`CASES`, `DATA_CASES`, `ARGUMENT_CASES`, `STUDY_CASES`,
+`MODEL_CASES`, `REFUSED_BEFORE_WRITING`) or a
 test function listed in `NAMED`; every table case must have a row; and a table case's row must show
 the command the test runs and a message its pattern matches.
 
@@ -25,6 +25,7 @@ from tests.reliability.test_hostile_data import DATA_CASES
 from tests.reliability.test_hostile_inputs import CASES
 from tests.reliability.test_hostile_models import MODEL_CASES
 from tests.reliability.test_hostile_pretrain import REFUSED_BEFORE_WRITING
+from tests.reliability.test_hostile_study_files import STUDY_CASES
 
 from encoderlab.cli import COMMANDS
 
@@ -128,7 +129,7 @@ REFUSES_FOREIGN = re.compile(
 
 def _table_cases() -> dict[str, tuple[str | None, str]]:
     """Case id -> (argv or None, pattern) of the parametrized tables."""
-    cases = {c[0]: (c[1], c[2]) for c in [*CASES, *DATA_CASES, *ARGUMENT_CASES, *MODEL_CASES]}
+    cases = {c[0]: (c[1], c[2]) for c in [*CASES, *DATA_CASES, *ARGUMENT_CASES, *STUDY_CASES, *MODEL_CASES]}
     cases.update({c[0]: (None, c[2]) for c in REFUSED_BEFORE_WRITING})
     return cases
 

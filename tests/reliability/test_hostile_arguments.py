@@ -1,11 +1,12 @@
-"""The hostile-input catalogue, argument and study-file cases (rows in docs/errors.md): numbers out of
-range, devices that do not exist and study files whose values only a later node would have refused.
+"""The hostile-input catalogue, argument cases (rows in docs/errors.md): numbers out of range, devices
+that do not exist, task, probe and ladder files with one bad value or record, and model folders
+whose config.json was edited. The study-file cases are in test_hostile_study_files.py.
 
 Each goes through `encoderlab.cli.main([...])` as a user's command line would and must exit 2 with
-one `encoderlab: error:` line (a study file lists its problems on indented lines below it, as every
-study-file error does), no traceback, and nothing created or changed. Each case failed on the code
-before its fix: a traceback (a ZeroDivisionError, numpy's "expected non-negative integer", torch's
-device parser), or a study that created its folder before a node refused the value.
+one `encoderlab: error:` line, no traceback, and nothing created or changed (`assert_refused_untouched`,
+which the study-file cases share). Each case failed on the code before its fix: a traceback (a
+ZeroDivisionError, numpy's "expected non-negative integer", torch's device parser), or a value
+accepted silently.
 """
 
 from __future__ import annotations
@@ -23,83 +24,34 @@ from tests.reliability.test_hostile_inputs import cli, snapshot
 
 from encoderlab.model.io import save_model_folder
 
-# A study of two small runs on a local corpus, evaluating nothing, so that no case needs an asset.
-MINI_STUDY = {
-    "name": "mini",
-    "data": [{"name": "main", "corpus": ["texts.txt"], "vocab_size": 300}],
-    "runs": [
-        {"name": "a", "recipe": "smoke-mlm", "evaluate": False},
-        {
-            "name": "b",
-            "recipe": "cpt-mlm",
-            "init": "model",
-            "params": {
-                "seq_len": 32,
-                "global_batch": 2,
-                "micro_batch_size": 2,
-                "steps": 20,
-                "warmup": 2,
-                "decay": 2,
-            },
-            "group": "cpt",
-            "evaluate": False,
-        },
-    ],
-    "baseline": "a",
-}
+
+def model_folder(root: Path):
+    """A tiny model folder `root/model` with its tokenizer; the tokenizer."""
+    tok = make_tokenizer(vocabulary_texts())
+    save_model_folder(tiny_model(len(tok)), root / "model", tok)
+    return tok
 
 
-def _study_files(root: Path) -> None:
-    """MINI_STUDY with one bad value each, as `study_NAME.yaml`."""
-    edits = {
-        "micro_batch0": lambda s: s.update(micro_batch=0),
-        "max_docs": lambda s: s["data"][0].update(max_docs=-5),
-        "vocab3": lambda s: s["data"][0].update(vocab_size=3),
-        "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
-        "max_passes": lambda s: s.update(max_passes=-1),
-        "suite_null": lambda s: s.update(eval={"suite": None}),
-        "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
-        "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
-        "init_missing": lambda s: s["runs"][1].update(init="nothere"),
-        "seeds_empty": lambda s: s.update(seeds=[]),
-        "dup_data": lambda s: s["data"].append(dict(s["data"][0])),
-        "name_path": lambda s: s.update(name="../escaped"),
-        "data_seed": lambda s: s["data"][0].update(seed=-1),
-        "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
-    }
-    for name, edit in edits.items():
-        study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
-        edit(study)
-        (root / f"study_{name}.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
-    for name, study, graph in (
-        ("report_study_cut", '{"name": "mini", "sca', None),
-        ("report_graph_cut", json.dumps(MINI_STUDY), '[{"kind": "prepare", "na'),
-    ):  # a study folder whose records were cut short (by hand, a copy, a full disk)
-        (root / name).mkdir()
-        (root / name / "study.json").write_text(study)
-        if graph is not None:
-            (root / name / "graph.json").write_text(graph)
+def write_texts(root: Path) -> None:
+    """`texts.txt`: 60 lines of text."""
+    (root / "texts.txt").write_text("".join(f"text {i} about the red code\n" for i in range(60)))
 
 
 @pytest.fixture(scope="module")
 def aworld(tmp_path_factory):
-    """A tiny model folder with its tokenizer, texts, and study files with one bad value each."""
+    """A tiny model folder with its tokenizer, texts, and files with one bad value or record each."""
     root = tmp_path_factory.mktemp("hostile-arguments")
-    tok = make_tokenizer(vocabulary_texts())
-    save_model_folder(tiny_model(len(tok)), root / "model", tok)
-    (root / "texts.txt").write_text("".join(f"text {i} about the red code\n" for i in range(60)))
+    tok = model_folder(root)
+    write_texts(root)
     (root / "two_class.jsonl").write_text(
         "".join(
             json.dumps({"id": str(i), "text": f"the red code {i}", "meta": {"label": "ab"[i % 2]}}) + "\n"
             for i in range(40)
         )
     )
-    _study_files(root)
     _task_files(root)
     _edited_model_configs(root)
     _probe_files(root)
-    (root / "corpus_dir").mkdir()  # a corpus folder, read whole by a study's prepare node
-    (root / "corpus_dir" / "texts.txt").write_text((root / "texts.txt").read_text())
     (root / "notes.txt").write_text("someone's notes, no newline at the end")  # named as results by mistake
     (root / "curves_notes.yaml").write_text("sources:\n  - {results: notes.txt, model: m}\n")
     _prepared_and_ladder(root, tok)
@@ -191,52 +143,6 @@ ARGUMENT_CASES = [
         "recipe-micro-batch-zero",
         "pretrain --recipe pfs-mlm --param micro_batch_size=0 --out {w}/o",
         r"recipe parameter micro_batch_size must be >= 1, got 0; pass --param micro_batch_size=N",
-    ),
-    (
-        "study-micro-batch-zero",
-        "study plan {w}/study_micro_batch0.yaml",
-        r"study mini: micro_batch must be >= 1 when set, got 0; give a positive micro_batch or null",
-    ),
-    (
-        "study-max-docs-negative",
-        "study run {w}/study_max_docs.yaml --out {w}/s",
-        r"dataset main: max_docs must be >= 1, got -5; give a positive max_docs or null",
-    ),
-    (
-        "study-vocab-too-small",
-        "study run {w}/study_vocab3.yaml --out {w}/s",
-        r"dataset main: vocab_size must be >= 261 for the byte-level BPE it trains, got 3",
-    ),
-    (
-        "study-lr-nan",
-        "study run {w}/study_lr_nan.yaml --out {w}/s",
-        r"eval: learning rates must be a non-empty list of finite positive numbers, got \[nan\]",
-    ),
-    (
-        "study-corpus-missing",
-        "study run {w}/study_corpus_missing.yaml --out {w}/s",
-        r"study mini, dataset main: 'nothere.txt' is not an existing file, folder or glob, .*; fix the dataset's "
-        r"corpus in the study file$",
-    ),
-    (
-        "study-tokenizer-missing",
-        "study run {w}/study_tokenizer_missing.yaml --out {w}/s",
-        r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder or asset, and the hub is offline",
-    ),
-    (
-        "study-init-missing",
-        "study run {w}/study_init_missing.yaml --out {w}/s",
-        r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
-    ),
-    (
-        "study-suite-null-without-task-files",
-        "study plan {w}/study_suite_null.yaml",
-        r"eval: suite is null, so",
-    ),
-    (
-        "study-max-passes-negative",
-        "study plan {w}/study_max_passes.yaml",
-        r"max_passes must be a finite number > 0 \(passes over a corpus allowed\), got -1",
     ),
     (
         "eval-device-unknown",
@@ -382,26 +288,6 @@ ARGUMENT_CASES = [
         r"source .*texts.txt: weight must be a finite number > 0, got inf",
     ),
     (
-        "study-seeds-empty",
-        "study plan {w}/study_seeds_empty.yaml",
-        r"study mini: seeds must be a non-empty list of pretraining seeds >= 0, got \[\]; e.g. seeds: \[0\]",
-    ),
-    (
-        "study-duplicate-dataset",
-        "study plan {w}/study_dup_data.yaml",
-        r"study mini: dataset names must be unique, repeated: main",
-    ),
-    (
-        "study-name-is-a-path",
-        "study plan {w}/study_name_path.yaml",
-        r"study name '\.\./escaped' may hold only letters, digits, '.', '_' and '-' \(it names the default study",
-    ),
-    (
-        "study-data-seed-negative",
-        "study plan {w}/study_data_seed.yaml",
-        r"dataset main: seed must be >= 0 \(numpy's generators take no negative seed\), got -1",
-    ),
-    (
         "bench-peak-tflops-nan",
         "bench train --size tiny --seq-len 16 --batch 1 --steps 1 --warmup 0 --no-vs-hf --peak-tflops nan",
         r"--peak-tflops must be a finite number >= 0 \(0: a known GPU's datasheet value, else a measured matmul\), "
@@ -417,11 +303,6 @@ ARGUMENT_CASES = [
         "config-rope-theta-nan",
         "export {w}/model_rope_nan --out {w}/x",
         r"model_rope_nan/config.json: rope_theta must be a finite number > 0, got nan",
-    ),
-    (
-        "study-out-in-corpus",
-        "study run {w}/study_corpus_dir.yaml --out {w}/corpus_dir/s",
-        r"--out .*corpus_dir/s is, contains or lies inside the source .*corpus_dir; writing there would destroy",
     ),
     (
         "probe-record-without-label",
@@ -448,16 +329,6 @@ ARGUMENT_CASES = [
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",
     ),
-    (
-        "report-study-json-cut",
-        "study report {w}/report_study_cut",
-        r"report_study_cut/study.json is damaged \(JSONDecodeError: .*\); restore it from a copy",
-    ),
-    (
-        "report-graph-json-cut",
-        "study report {w}/report_graph_cut",
-        r"report_graph_cut/graph.json is damaged \(JSONDecodeError: .*\); run the study again into .* rewrites it",
-    ),
 ]
 
 
@@ -470,18 +341,24 @@ def assert_refused(code: int, err: str, pattern: str) -> None:
     assert re.search(pattern, err), err
 
 
+def assert_refused_untouched(world: Path, capsys, monkeypatch, case: str, argv: str, pattern: str) -> None:
+    """`argv` (`{w}`: `world`) is refused as `assert_refused` and docs/errors.md's row `case` say, and
+    changes, writes or makes nothing in `world`, its default output and temporary folders included."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))  # no case may need a fetched asset
+    monkeypatch.chdir(world)  # a default output folder would land here, and be seen
+    (world / "tmp").mkdir(exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(world / "tmp"))  # and a temporary one here
+    before, paths = snapshot(world), sorted(world.rglob("*"))
+    code, err = cli(argv.format(w=world).split(), capsys)
+    assert_refused(code, err, pattern)
+    assert_printed_as_documented(case, err, world)
+    assert snapshot(world) == before, "a refused command changed or wrote files"
+    assert sorted(world.rglob("*")) == paths, "a refused command made a folder"
+
+
 @pytest.mark.parametrize("case,argv,pattern", ARGUMENT_CASES, ids=[c[0] for c in ARGUMENT_CASES])
 def test_bad_argument_is_refused_before_anything_is_written(aworld, capsys, monkeypatch, case, argv, pattern):
-    monkeypatch.setenv("ENCODERLAB_HOME", str(aworld / "home"))  # no case may need a fetched asset
-    monkeypatch.chdir(aworld)  # a default output folder would land here, and be seen
-    (aworld / "tmp").mkdir(exist_ok=True)
-    monkeypatch.setattr(tempfile, "tempdir", str(aworld / "tmp"))  # and a temporary one here
-    before, paths = snapshot(aworld), sorted(aworld.rglob("*"))
-    code, err = cli(argv.format(w=aworld).split(), capsys)
-    assert_refused(code, err, pattern)
-    assert_printed_as_documented(case, err, aworld)
-    assert snapshot(aworld) == before, "a refused command changed or wrote files"
-    assert sorted(aworld.rglob("*")) == paths, "a refused command made a folder"
+    assert_refused_untouched(aworld, capsys, monkeypatch, case, argv, pattern)
 
 
 @pytest.mark.parametrize(

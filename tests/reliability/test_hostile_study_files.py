@@ -1,0 +1,181 @@
+"""The hostile-input catalogue, study-file cases (rows in docs/errors.md): values of a study file that
+only a later node would have refused, and study folders whose records were cut short.
+
+Each goes through `encoderlab.cli.main([...])` as a user's command line would and must exit 2 with
+one `encoderlab: error:` line, its problems on indented lines below it (as every study-file error
+lists them), no traceback, and nothing created or changed: the checks of the argument cases
+(test_hostile_arguments.py). Each case failed on the code before its fix: a traceback (a
+ZeroDivisionError, a KeyError), or a study that created its folder before a node refused the value.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from tests.reliability.test_hostile_arguments import assert_refused_untouched, model_folder, write_texts
+
+# A study of two small runs on a local corpus, evaluating nothing, so that no case needs an asset.
+MINI_STUDY = {
+    "name": "mini",
+    "data": [{"name": "main", "corpus": ["texts.txt"], "vocab_size": 300}],
+    "runs": [
+        {"name": "a", "recipe": "smoke-mlm", "evaluate": False},
+        {
+            "name": "b",
+            "recipe": "cpt-mlm",
+            "init": "model",
+            "params": {
+                "seq_len": 32,
+                "global_batch": 2,
+                "micro_batch_size": 2,
+                "steps": 20,
+                "warmup": 2,
+                "decay": 2,
+            },
+            "group": "cpt",
+            "evaluate": False,
+        },
+    ],
+    "baseline": "a",
+}
+
+
+def _study_files(root: Path) -> None:
+    """MINI_STUDY with one bad value each, as `study_NAME.yaml`."""
+    edits = {
+        "micro_batch0": lambda s: s.update(micro_batch=0),
+        "max_docs": lambda s: s["data"][0].update(max_docs=-5),
+        "vocab3": lambda s: s["data"][0].update(vocab_size=3),
+        "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
+        "max_passes": lambda s: s.update(max_passes=-1),
+        "suite_null": lambda s: s.update(eval={"suite": None}),
+        "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
+        "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
+        "init_missing": lambda s: s["runs"][1].update(init="nothere"),
+        "seeds_empty": lambda s: s.update(seeds=[]),
+        "dup_data": lambda s: s["data"].append(dict(s["data"][0])),
+        "name_path": lambda s: s.update(name="../escaped"),
+        "data_seed": lambda s: s["data"][0].update(seed=-1),
+        "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
+    }
+    for name, edit in edits.items():
+        study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
+        edit(study)
+        (root / f"study_{name}.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    for name, study, graph in (
+        ("report_study_cut", '{"name": "mini", "sca', None),
+        ("report_graph_cut", json.dumps(MINI_STUDY), '[{"kind": "prepare", "na'),
+    ):  # a study folder whose records were cut short (by hand, a copy, a full disk)
+        (root / name).mkdir()
+        (root / name / "study.json").write_text(study)
+        if graph is not None:
+            (root / name / "graph.json").write_text(graph)
+
+
+@pytest.fixture(scope="module")
+def sworld(tmp_path_factory):
+    """Study files with one bad value each, and what MINI_STUDY reads: texts, a tiny model (run b's
+    init) and a corpus folder; two study folders whose records were cut short."""
+    root = tmp_path_factory.mktemp("hostile-study-files")
+    model_folder(root)
+    write_texts(root)
+    (root / "corpus_dir").mkdir()  # a corpus folder, read whole by a study's prepare node
+    (root / "corpus_dir" / "texts.txt").write_text((root / "texts.txt").read_text())
+    _study_files(root)
+    return root
+
+
+# (id, argv with {w} for the shared folder, pattern of the error)
+STUDY_CASES = [
+    (
+        "study-micro-batch-zero",
+        "study plan {w}/study_micro_batch0.yaml",
+        r"study mini: micro_batch must be >= 1 when set, got 0; give a positive micro_batch or null",
+    ),
+    (
+        "study-max-docs-negative",
+        "study run {w}/study_max_docs.yaml --out {w}/s",
+        r"dataset main: max_docs must be >= 1, got -5; give a positive max_docs or null",
+    ),
+    (
+        "study-vocab-too-small",
+        "study run {w}/study_vocab3.yaml --out {w}/s",
+        r"dataset main: vocab_size must be >= 261 for the byte-level BPE it trains, got 3",
+    ),
+    (
+        "study-lr-nan",
+        "study run {w}/study_lr_nan.yaml --out {w}/s",
+        r"eval: learning rates must be a non-empty list of finite positive numbers, got \[nan\]",
+    ),
+    (
+        "study-corpus-missing",
+        "study run {w}/study_corpus_missing.yaml --out {w}/s",
+        r"study mini, dataset main: 'nothere.txt' is not an existing file, folder or glob, .*; fix the dataset's "
+        r"corpus in the study file$",
+    ),
+    (
+        "study-tokenizer-missing",
+        "study run {w}/study_tokenizer_missing.yaml --out {w}/s",
+        r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder or asset, and the hub is offline",
+    ),
+    (
+        "study-init-missing",
+        "study run {w}/study_init_missing.yaml --out {w}/s",
+        r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+    ),
+    (
+        "study-suite-null-without-task-files",
+        "study plan {w}/study_suite_null.yaml",
+        r"eval: suite is null, so",
+    ),
+    (
+        "study-max-passes-negative",
+        "study plan {w}/study_max_passes.yaml",
+        r"max_passes must be a finite number > 0 \(passes over a corpus allowed\), got -1",
+    ),
+    (
+        "study-seeds-empty",
+        "study plan {w}/study_seeds_empty.yaml",
+        r"study mini: seeds must be a non-empty list of pretraining seeds >= 0, got \[\]; e.g. seeds: \[0\]",
+    ),
+    (
+        "study-duplicate-dataset",
+        "study plan {w}/study_dup_data.yaml",
+        r"study mini: dataset names must be unique, repeated: main",
+    ),
+    (
+        "study-name-is-a-path",
+        "study plan {w}/study_name_path.yaml",
+        r"study name '\.\./escaped' may hold only letters, digits, '.', '_' and '-' \(it names the default study",
+    ),
+    (
+        "study-data-seed-negative",
+        "study plan {w}/study_data_seed.yaml",
+        r"dataset main: seed must be >= 0 \(numpy's generators take no negative seed\), got -1",
+    ),
+    (
+        "study-out-in-corpus",
+        "study run {w}/study_corpus_dir.yaml --out {w}/corpus_dir/s",
+        r"--out .*corpus_dir/s is, contains or lies inside the source .*corpus_dir; writing there would destroy",
+    ),
+    (
+        "report-study-json-cut",
+        "study report {w}/report_study_cut",
+        r"report_study_cut/study.json is damaged \(JSONDecodeError: .*\); restore it from a copy",
+    ),
+    (
+        "report-graph-json-cut",
+        "study report {w}/report_graph_cut",
+        r"report_graph_cut/graph.json is damaged \(JSONDecodeError: .*\); run the study again into .* rewrites it",
+    ),
+]
+
+
+@pytest.mark.parametrize("case,argv,pattern", STUDY_CASES, ids=[c[0] for c in STUDY_CASES])
+def test_bad_study_file_is_refused_before_anything_is_written(
+    sworld, capsys, monkeypatch, case, argv, pattern
+):
+    assert_refused_untouched(sworld, capsys, monkeypatch, case, argv, pattern)
