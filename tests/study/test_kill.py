@@ -76,15 +76,19 @@ def test_sigkill_at_random_moments_then_resume_gives_the_same_outputs(tmp_path):
     rng = random.Random(1234)
     killed = tmp_path / "killed"
     study = {"call": "tests.study.fake_study:run_small", "args": [str(killed), 1, 0.05]}
-    kills = 0
+    kills = mid_study = 0
     # Each run is a child forked by the kill harness's zygote, which imported torch and encoderlab
-    # once: the study starts at once (a fresh interpreter spent seconds importing them, and on a
-    # loaded machine most kills landed before the study had started).
+    # once, so the study starts at once. Fresh interpreters spent seconds importing them: on a loaded
+    # machine every kill landed before the study had made its folder, and the test tested nothing.
     with Zygote() as z:
         for i in range(10):
+            before = len(list(killed.rglob("node.json")))
             kill = {"kind": "delay", "arg": rng.uniform(0.1, 2.0)}  # the study ~8 s (152 nodes of >= 50 ms)
-            kills += z.run([], tmp_path / f"job{i}", kill=kill, **study)["signal"] == signal.SIGKILL
+            if z.run([], tmp_path / f"job{i}", kill=kill, **study)["signal"] == signal.SIGKILL:
+                kills += 1
+                mid_study += len(list(killed.rglob("node.json"))) > before
         done = z.run([], tmp_path / "job_done", **study)
     assert kills >= 5, "the study finished before most kills landed; the test would not test resume"
+    assert mid_study >= 3, "most kills landed before the study ran a node; the test would not test resume"
     assert done["returncode"] == 0, done["stderr"]
     assert outputs(killed) == outputs(clean)
