@@ -55,6 +55,7 @@ COMMANDS: Commands = {
         "show": "encoderlab.study.cli:show_command",
         "list": "encoderlab.study.cli:list_command",
         "report": "encoderlab.study.cli:report_command",
+        "status": "encoderlab.study.cli:status_command",
     },
 }
 

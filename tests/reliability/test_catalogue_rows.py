@@ -121,6 +121,7 @@ WRITES = {
     "study show": None,
     "study list": None,
     "study report": "report-not-a-study",
+    "study status": None,
 }
 REFUSES_FOREIGN = re.compile(
     r"did not create|exists and is not|is not a study folder|is a file, not a folder"

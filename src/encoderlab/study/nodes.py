@@ -37,7 +37,8 @@ from encoderlab.study.spec import DataSpec, StudySpec
 # --------------------------------------------------------------------------- prepare
 
 
-def _sources(corpus):
+def corpus_sources(corpus) -> tuple:
+    """The `SourceConfig`s a prepare node reads a dataset's corpus with."""
     from encoderlab.data.sources import SourceConfig
 
     return tuple(SourceConfig(location=c) for c in corpus)
@@ -52,7 +53,7 @@ def run_prepare(ctx: NodeContext) -> dict:
     if node.prepared is not None:
         return _read_prepared(ctx, node.prepared)
     cfg = node.dataset
-    sources = _sources(cfg.corpus)
+    sources = corpus_sources(cfg.corpus)
     tokenizer = cfg.tokenizer
     if tokenizer == "train":
         folder = ctx.out_dir / "tokenizer"
@@ -384,73 +385,10 @@ def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
     return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
 
 
-def check_start_models(spec: StudySpec) -> None:
-    """Refuse a run whose start model (an asset, a folder or a hub id's mirror) has fewer positions
-    than the run's rows, in one line naming the fix, before the study writes anything: the pretraining
-    node would refuse it only when its turn came, hours into the study. A start model whose config is
-    not on this machine yet (a hub id to download) is checked by the node, before it trains."""
-    from encoderlab.study.graph import pretraining
-    from encoderlab.train.build import start_positions
-
-    for p in pretraining(spec):
-        init = p.config.model.init if p.config is not None and p.base is None else None
-        limit = start_positions(init) if init else None
-        seq_len = p.config.layout.seq_len if p.config is not None else 0
-        if limit is not None and limit < seq_len:
-            raise UserError(
-                f"study {spec.name}: run {p.run.name} starts from {init}, which accepts {limit} tokens, but "
-                f"its rows are {seq_len} tokens; give run {p.run.name} `params: {{seq_len: {limit}}}` "
-                "(and a global_batch of as many more rows, to keep its tokens per step)"
-            )
-
-
-def check_prepared_tokenizers(spec: StudySpec) -> None:
-    """Refuse a folder given with `--prepared` that another tokenizer than its dataset's made, before the
-    study writes anything (the prepare node checks it again: the folder may change while a study waits).
-    The spec allows `prepared` only with a named tokenizer, so it can be loaded here."""
-    from encoderlab.study.prepared import check_tokenizer, prepared_meta
-
-    for d in spec.data:
-        if d.prepared is not None:
-            check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
-
-
-def check_sources(spec: StudySpec) -> None:
-    """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
-    would read it, before the study writes anything: the prepare and pretraining nodes refused them only
-    when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
-    resolve (a download, or a mirror); assets are fetched by now."""
-    from encoderlab.data.sources import CORPORA, SourceConfig, describe
-    from encoderlab.data.tokenizer import tokenizer_folder
-    from encoderlab.model.hub import check_model_source
-
-    runs, names = [r for r in spec.runs if r.init], {d.name for d in spec.data}
-    for d in spec.data:
-        try:
-            for c in d.corpus:
-                if c not in CORPORA and not c.startswith("hf:"):
-                    describe(SourceConfig(location=c), fix="fix the dataset's corpus in the study file")
-            if d.tokenizer != "train" and d.tokenizer not in names and d.prepared is None:
-                tokenizer_folder(d.tokenizer)
-        except UserError as exc:
-            raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None
-    for r in runs:
-        if r.init not in {x.name for x in spec.runs}:
-            try:
-                check_model_source(r.init)
-            except UserError as exc:
-                raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
-
-
-def check_start(spec: StudySpec) -> None:
-    """Everything a real study checks once its assets are fetched and before it writes anything."""
-    check_sources(spec)
-    check_start_models(spec)
-    check_prepared_tokenizers(spec)
-
-
 def real_backend() -> Backend:
     """The node kinds that do the real work."""
+    from encoderlab.study.checks import check_start
+
     return Backend(
         kinds={
             "prepare": NodeKind(run=run_prepare),

@@ -162,7 +162,8 @@ def plan_study(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[N
     so a folder's data of another study, or of an earlier version of a dataset, is never counted as this one's."""
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     corpora = {
-        d.name: corpus_size(d, _prepared(d, study_dir, prepares.get(f"prepare/{d.name}"))) for d in spec.data
+        d.name: corpus_size(d, finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")))
+        for d in spec.data
     }
     runs, params_of = [], {}
     for p in pretraining(spec):
@@ -250,7 +251,7 @@ def _params(cfg, data: DataSpec) -> float | None:
     return float(ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size).num_params())
 
 
-def _prepared(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:
+def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:
     """meta.json of the dataset's prepared folder: the one it names (`DataSpec.prepared`), else that of
     its prepare `node` in `study_dir` if that node finished (its marker is of the node's key)."""
     if data.prepared is not None:

@@ -40,6 +40,7 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -99,6 +100,27 @@ def read_marker(study_dir: Path, node: Node) -> NodeMarker | None:
     return marker if marker is not None and marker.key == node.key else None
 
 
+def stale_folders(study_dir: Path, graph: Iterable[Node]) -> list[Path]:
+    """The node folders of `study_dir` that no node of `graph` owns: an earlier version's nodes, whose
+    keys changed with its config. Never deleted here: they are the user's results, and a study changed
+    back finds them again."""
+    root, owned = study_dir / "nodes", {node_dir(study_dir, n) for n in graph}
+    kinds = sorted(k for k in root.iterdir() if k.is_dir()) if root.is_dir() else []
+    return [f for k in kinds for f in sorted(k.iterdir()) if f.is_dir() and f not in owned]
+
+
+def stale_note(study_dir: Path, stale: list[Path], name: str) -> str:
+    """The line `study run` prints about `stale_folders` (`study status` lists them all)."""
+    shown = ", ".join(str(f.relative_to(study_dir)) for f in stale[:3])
+    more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+    return (
+        f"encoderlab: note: {len(stale)} node folder(s) in {study_dir} belong to no node of study {name} as "
+        f"it is now ({shown}{more}): left by an earlier version whose config changed their keys, they are "
+        "not used, resumed or reported; they are kept (changed back, the study reuses them): delete them if "
+        f"you no longer need them (listed by: encoderlab study status {study_dir})"
+    )
+
+
 # --------------------------------------------------------------------------- running
 
 
@@ -149,6 +171,13 @@ def run_graph(
     """Run every unfinished node of `graph`, `jobs` at a time; returns {node name: result}."""
     study_dir = Path(study_dir)
     markers = {n.name: read_marker(study_dir, n) for n in graph}
+    for n in graph:
+        if (
+            n.kind == "report"
+            and markers[n.name] is not None
+            and _report_rewritten(study_dir, n, markers[n.name])
+        ):
+            markers[n.name] = None
     pending = _to_run(graph, markers)
     bar = tqdm(
         total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
@@ -179,6 +208,18 @@ def run_graph(
         bar.close()  # ends the bar's line, so an error message starts on its own
     _write_compute(study_dir, [compute_record(n, markers[n.name]) for n in graph])
     return {n.name: markers[n.name].result for n in graph}
+
+
+def _report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:
+    """Whether the report node's report (OUT/report/, one for every version of the study) is gone or was
+    written again after its marker: by the report node of another version (a study file changed, run,
+    then changed back, whose report node is found finished) or by `study report`. The node then runs
+    again, so `study run` never hands back a missing report or another version's."""
+    try:
+        written = (study_dir / marker.result["path"]).stat().st_mtime_ns
+        return written > (node_dir(study_dir, node) / MARKER).stat().st_mtime_ns
+    except (OSError, KeyError, TypeError):
+        return True
 
 
 def _to_run(graph: Graph, markers: dict[str, NodeMarker | None]) -> list[Node]:
@@ -380,7 +421,7 @@ def _run_locked(
 
             check_passes(plan_study(spec, study_dir, graph))  # the data of this graph's prepare nodes
         ensure_assets(backend.required_assets(spec), fetch=fetch)
-        backend.check_start(spec)  # start models' configs are on this machine now
+        backend.check_start(spec, study_dir, graph)  # every node's inputs, once the assets are here
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
         write_json_atomic(study_dir / "study.json", to_dict(spec))
         write_json_atomic(
@@ -390,6 +431,9 @@ def _run_locked(
                 for n in graph
             ],
         )
+        stale = stale_folders(study_dir, graph)
+        if stale:
+            print(stale_note(study_dir, stale, spec.name), file=sys.stderr)
         results = run_graph(spec, graph, backend, study_dir, progress=progress, jobs=jobs)
     return study_dir / results["report"]["path"]
 

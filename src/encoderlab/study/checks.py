@@ -1,0 +1,171 @@
+"""What a real study checks before it writes anything: every node's inputs, as the node would check them.
+
+A node refuses its inputs only when its turn comes: after the study folder was made and the nodes
+before it ran (a corpus prepared for minutes or hours, other runs trained). So `study run` (through the
+backend's `check_start`, once its assets are fetched) and `study plan` check them all first, each
+with the code the node itself runs, prefixed with the study and the dataset or run it concerns:
+
+- the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
+- a folder given with `--prepared`: made with the dataset's tokenizer (`check_prepared_tokenizers`);
+- every pretraining run's rows (`check_runs`): against its start model's positions
+  (`train.build.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
+  the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
+  dataset (`data.reader.check_one_row`, the reader's own check): counted where the prepared data is
+  known (a folder given with `--prepared`, or this study's finished prepare node), else, before
+  preparation, bounded from above by one token per byte of the documents prepare would read plus
+  `PER_DOCUMENT` each. That scan stops as soon as a row's worth is read, so it reads a few documents
+  of a usable corpus and all of one too short for a row; a hub corpus (a download) is the node's.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable
+from pathlib import Path
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import Node, Pretraining, pretraining
+from encoderlab.study.spec import DataSpec, StudySpec
+
+PER_DOCUMENT = 4
+"""Tokens a document may hold beyond one per byte of its text: its bos and eos, and a tokenizer's
+word-start marker before its first word (a SentencePiece dummy prefix), with room to spare."""
+
+
+def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
+    """Everything a real study checks once its assets are fetched and before it writes anything
+    (`nodes`: the study's graph, whose finished prepare nodes in `study_dir` give exact token counts)."""
+    check_sources(spec)
+    check_prepared_tokenizers(spec)
+    check_runs(spec, study_dir, nodes)
+
+
+def check_sources(spec: StudySpec) -> None:
+    """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
+    would read it, before the study writes anything: the prepare and pretraining nodes refused them only
+    when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
+    resolve (a download, or a mirror); assets are fetched by now."""
+    from encoderlab.data.sources import CORPORA, SourceConfig, describe
+    from encoderlab.data.tokenizer import tokenizer_folder
+    from encoderlab.model.hub import check_model_source
+
+    runs, names = [r for r in spec.runs if r.init], {d.name for d in spec.data}
+    for d in spec.data:
+        try:
+            for c in d.corpus:
+                if c not in CORPORA and not c.startswith("hf:"):
+                    describe(SourceConfig(location=c), fix="fix the dataset's corpus in the study file")
+            if d.tokenizer != "train" and d.tokenizer not in names and d.prepared is None:
+                tokenizer_folder(d.tokenizer)
+        except UserError as exc:
+            raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None
+    for r in runs:
+        if r.init not in {x.name for x in spec.runs}:
+            try:
+                check_model_source(r.init)
+            except UserError as exc:
+                raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
+
+
+def check_prepared_tokenizers(spec: StudySpec) -> None:
+    """Refuse a folder given with `--prepared` that another tokenizer than its dataset's made, before the
+    study writes anything (the prepare node checks it again: the folder may change while a study waits).
+    The spec allows `prepared` only with a named tokenizer, so it can be loaded here."""
+    from encoderlab.study.prepared import check_tokenizer, prepared_meta
+
+    for d in spec.data:
+        if d.prepared is not None:
+            check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
+
+
+def check_runs(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
+    """Refuse a pretraining run whose rows its node would refuse (see the module docstring): longer than
+    its start model's positions, beyond the memory of the CPU it trains on, or longer than its dataset."""
+    from encoderlab.study.plan import finished_meta
+
+    models = [p for p in pretraining(spec) if p.config is not None]
+    check_start_models(spec, models)
+    prepares = {n.name: n for n in nodes if n.kind == "prepare"}
+    metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
+    for p in models:
+        _check_memory(spec, p, metas[p.run.data])
+    longest: dict[str, Pretraining] = {}
+    for p in models:
+        if p.run.data not in longest or p.config.layout.seq_len > longest[p.run.data].config.layout.seq_len:
+            longest[p.run.data] = p
+    for name, p in longest.items():
+        _check_rows(spec, spec.dataset(name), p, metas[name])
+
+
+def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None) -> None:
+    """Refuse a run whose start model (an asset, a folder or a hub id's mirror) has fewer positions
+    than the run's rows, in one line naming the fix, before the study writes anything: the pretraining
+    node would refuse it only when its turn came, hours into the study. A start model whose config is
+    not on this machine yet (a hub id to download) is checked by the node, before it trains."""
+    from encoderlab.train.build import start_positions
+
+    for p in pretraining(spec) if models is None else models:
+        init = p.config.model.init if p.config is not None and p.base is None else None
+        limit = start_positions(init) if init else None
+        seq_len = p.config.layout.seq_len if p.config is not None else 0
+        if limit is not None and limit < seq_len:
+            raise UserError(
+                f"study {spec.name}: run {p.run.name} starts from {init}, which accepts {limit} tokens, but "
+                f"its rows are {seq_len} tokens; give run {p.run.name} `params: {{seq_len: {limit}}}` "
+                "(and a global_batch of as many more rows, to keep its tokens per step)"
+            )
+
+
+def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:
+    """The pretraining node's device and memory checks (`TrainStep`), for a run on the CPU. The
+    vocabulary is the prepared data's when known, else left out: the estimate stays a lower bound."""
+    from encoderlab.model.config import ModelConfig
+    from encoderlab.train.build import resolve_device
+    from encoderlab.train.memory import check_fits
+
+    cfg = p.config
+    try:
+        device = resolve_device(cfg)
+        if device.type == "cpu":
+            vocab = meta["spec"]["vocab_size"] if meta is not None else 1
+            check_fits(None if cfg.model.init else ModelConfig.from_size(cfg.model.size, vocab), cfg, device)
+    except UserError as exc:
+        raise UserError(f"study {spec.name}, run {p.run.name}: {exc}") from None
+
+
+def _check_rows(spec: StudySpec, d: DataSpec, p: Pretraining, meta: dict | None) -> None:
+    """Refuse the longest rows read from dataset `d` (run `p`'s) when not one fits in its train split."""
+    from encoderlab.data.reader import check_one_row
+
+    where, seq_len = f"study {spec.name}, run {p.run.name}: ", p.config.layout.seq_len
+    if meta is not None:
+        folder = d.prepared or f"dataset {d.name}'s prepared data"
+        check_one_row(meta["splits"]["train"]["tokens"], seq_len, f"{where}the train split of {folder}")
+        return
+    bound = tokens_at_most(d, seq_len)
+    if bound is not None:
+        tokens, docs = bound
+        check_one_row(
+            tokens, seq_len, f"{where}dataset {d.name} ({docs:,} document(s), before preparing)", "at most "
+        )
+
+
+def tokens_at_most(d: DataSpec, enough: int) -> tuple[int, int] | None:
+    """(an upper bound on the tokens of dataset `d`, its documents) from the documents prepare would
+    read, in its order and up to its `max_docs`; None once `enough` tokens are possible, and for a hub
+    corpus (the node downloads it) or a corpus that cannot be read (its node says why)."""
+    from encoderlab.data.corpora import CORPORA
+    from encoderlab.data.mixing import mix_documents
+    from encoderlab.study.nodes import corpus_sources
+
+    if any(c in CORPORA or c.startswith("hf:") for c in d.corpus):
+        return None
+    total = docs = 0
+    try:
+        for doc in itertools.islice(mix_documents(corpus_sources(d.corpus), seed=d.seed), d.max_docs):
+            docs, total = docs + 1, total + len(doc.text.encode("utf-8")) + PER_DOCUMENT
+            if total >= enough:
+                return None
+    except UserError:
+        return None
+    return total, docs
