@@ -86,6 +86,38 @@ def test_a_node_run_again_reruns_everything_downstream_of_it(tmp_path):
     assert sorted(calls) == sorted({model.name, *evals, branch.name, *below, "cka/clm-vs-mlm40", "report"})
 
 
+def test_a_study_stopped_while_a_node_runs_again_never_keeps_the_old_outputs_downstream(
+    tmp_path, monkeypatch
+):
+    """A model's folder deleted: the model and everything downstream run again. A study stopped after the
+    model was trained again but before its evaluations all ran again (a crash, a kill, a full disk) kept
+    the evaluations' old markers, of the same keys: resumed, it took them as finished (the failed one
+    too), and the report mixed the old model's scores with the new one's. Now the markers of the nodes
+    that will run again go before anything runs, so a resumed study runs exactly those not run yet."""
+    import shutil
+
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    graph = build_graph(small_spec(), backend())
+    model = graph.nodes["pretrain/mlm20"]
+    downstream = {model.name}
+    for n in graph:  # graph order is topological
+        if downstream.intersection(n.deps):
+            downstream.add(n.name)
+    evals = [n for n in graph if n.kind == "eval" and n.name in downstream]
+    shutil.rmtree(node_dir(tmp_path, model))
+    monkeypatch.setitem(fake_study.FAIL_ON, "node", evals[3].name)  # stopped at its fourth evaluation
+    calls: list[str] = []
+    with pytest.raises(OSError):
+        run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
+    assert calls[0] == model.name and calls[-1] == evals[3].name
+    assert all(
+        not (node_dir(tmp_path, graph.nodes[n]) / MARKER).exists() for n in downstream - set(calls[:-1])
+    )
+    resumed: list[str] = []
+    run_study(small_spec(), tmp_path, _counting_backend(resumed), progress=False)
+    assert sorted(resumed) == sorted(downstream - set(calls[:-1]))
+
+
 def test_a_damaged_marker_counts_as_unfinished_and_its_node_runs_again(tmp_path):
     """A marker of the right key that lost its result (edited by hand, a copy cut short) is no marker:
     before `NodeMarker.load`, the runner took it as finished and failed with a KeyError traceback."""
@@ -403,3 +435,18 @@ def test_the_report_is_written_again_when_another_version_or_study_report_rewrot
     shutil.rmtree(folder / "report")
     run_study(spec, folder, _counting_backend(calls := []), progress=False)
     assert calls == ["report"] and _numbers(folder) == first
+
+
+def test_a_study_whose_claims_changed_writes_its_report_again(tmp_path):
+    """Claims, the baseline and labels are read by the report alone, and no node's key held them: a study
+    file whose claim was changed ran nothing, and `study run` printed the old report, with the old claim
+    (only `study report` wrote the new one). The report node's key now holds the spec's digest."""
+    spec = small_spec()
+    run_study(spec, tmp_path, backend(), progress=False)
+    claim = replace(spec.claims[0], text="MLM beats CLM on sequence classification")
+    changed = replace(spec, claims=(claim, *spec.claims[1:]))
+    calls: list[str] = []
+    run_study(changed, tmp_path, _counting_backend(calls), progress=False)
+    assert calls == ["report"]
+    claims = json.loads((tmp_path / "report" / "results.json").read_text())["claims"]
+    assert claims[0]["text"] == "MLM beats CLM on sequence classification"

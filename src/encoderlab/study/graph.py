@@ -253,8 +253,21 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cfg, deps).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]
-    graph.add("report", "report", {"study": spec.name, "scale": spec.scale}, (*pretrains, *evals, *analyses))
+    graph.add("report", "report", report_config(spec), (*pretrains, *evals, *analyses))
     return graph
+
+
+def report_config(spec: StudySpec) -> dict:
+    """The report node's config: the study, its scale and a digest of its spec, whose claims, baseline,
+    labels and description only the report reads (a study file whose claims change writes its report
+    again). A folder given with `--prepared` counts by content, in its prepare node's key, not by path."""
+    from encoderlab.config import to_dict
+
+    data = to_dict(spec)
+    for d in data["data"]:
+        d.pop("prepared", None)
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+    return {"study": spec.name, "scale": spec.scale, "spec": digest}
 
 
 def _add_evals(

@@ -17,7 +17,9 @@ Trade-offs:
 - **The marker is the only truth.** A node folder without `node.json` is an attempt that died
   (SIGKILL, full disk, a bug); it is run again, and the node function either resumes what it
   finds (pretraining continues from its last checkpoint) or overwrites it. Nothing else is ever
-  deleted, so a crash loses at most the node in flight.
+  deleted but the markers of the nodes downstream of one that runs again (their outputs read the old
+  ones), before anything runs, so a crash loses at most the node in flight and never leaves an old
+  output that looks current.
 - **Nodes run in graph order, `jobs` at a time.** With `jobs=1` (the default) each node runs in
   this process. With `jobs=N` a node starts, in one of N spawned worker processes, as soon as its
   dependencies have finished; each worker gets its share of the CPU threads and, on a GPU box, its
@@ -178,7 +180,11 @@ def run_graph(
             and _report_rewritten(study_dir, n, markers[n.name])
         ):
             markers[n.name] = None
+    finished = {name for name, m in markers.items() if m is not None}
     pending = _to_run(graph, markers)
+    for node in pending:  # downstream of a node run again: its old outputs are not current any more
+        if node.name in finished:
+            (node_dir(study_dir, node) / MARKER).unlink(missing_ok=True)
     bar = tqdm(
         total=len(graph), initial=len(graph) - len(pending), desc=spec.name, unit="node", disable=not progress
     )
@@ -226,8 +232,10 @@ def _to_run(graph: Graph, markers: dict[str, NodeMarker | None]) -> list[Node]:
     """Nodes without a marker and every node downstream of one (their markers are dropped).
 
     A node run again (its folder lost or removed) keeps its key but may produce other outputs, so
-    whatever read the old ones (evaluations of a model, the report) runs again too. After a crash
-    nothing downstream of an unfinished node has a marker, so resuming costs nothing extra."""
+    whatever read the old ones (evaluations of a model, the report) runs again too. `run_graph` deletes
+    those nodes' marker files before anything runs (outputs stay, for the node to resume or overwrite):
+    a study stopped before they ran again would otherwise take their old outputs for current ones. So
+    after a crash nothing downstream of an unfinished node has a marker, and resuming costs nothing extra."""
     pending, names = [], set()
     for node in graph:  # graph order is topological
         if markers[node.name] is None or names.intersection(node.deps):
