@@ -14,7 +14,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.checks import PER_DOCUMENT, check_runs, tokens_at_most
 from encoderlab.study.graph import build_graph
 from encoderlab.study.runner import node_dir, run_study
-from encoderlab.study.spec import DataSpec
+from encoderlab.study.spec import DataSpec, RunSpec
 
 
 def _rows(spec, seq_len: int):
@@ -69,3 +69,28 @@ def test_the_bound_before_preparing_is_never_below_the_prepared_count(tmp_path):
     ):
         check_runs(_rows(spec, bound + 1))
     check_runs(_rows(spec, bound))
+
+
+def test_a_run_continuing_a_study_run_with_longer_rows_than_its_positions_is_refused_first():
+    """A run continuing another run of the study on other data, with rows longer than the positions its
+    base was built with (2,048 for rows of 64): the pretraining node refused it after the base had
+    trained; now the study refuses it before anything runs, as it does for a start model on disk."""
+    spec = small_spec()
+    long = RunSpec(
+        name="long",
+        recipe="cpt-mlm",
+        init="mlm40",
+        data="other",
+        group="cpt",
+        params={"seq_len": 4096, "global_batch": 4, "steps": 10, "warmup": 1, "decay": 1},
+    )
+    spec = replace(
+        spec, data=(*spec.data, DataSpec(name="other", corpus=("fake2",))), runs=(*spec.runs, long)
+    )
+    with pytest.raises(UserError) as refused:
+        check_runs(spec)
+    assert str(refused.value).startswith(
+        "study fake-pfs: run long starts from run mlm40's final model, which accepts 2048 tokens, but its rows "
+        "are 4096 tokens; give run long `params: {seq_len: 2048}`"
+    )
+    check_runs(replace(spec, runs=(*spec.runs[:-1], replace(long, params={**long.params, "seq_len": 2048}))))

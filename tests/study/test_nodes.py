@@ -187,7 +187,7 @@ def test_a_start_model_shorter_than_the_rows_refuses_the_study_before_it_writes(
     """A run continuing a model with 64 positions in a study of 128-token rows: `study run` refuses in
     one line naming the run and the fix, before the study folder holds anything (the pretraining node
     would refuse only at its turn); the fix given, the check passes. A run continuing a study run is
-    not checked here (its base is built for the rows)."""
+    checked against its base's positions (tests/study/test_checks.py)."""
     from transformers import BertConfig, BertForMaskedLM
 
     from encoderlab.errors import UserError

@@ -98,16 +98,23 @@ def check_runs(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[N
 
 
 def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None) -> None:
-    """Refuse a run whose start model (an asset, a folder or a hub id's mirror) has fewer positions
-    than the run's rows, in one line naming the fix, before the study writes anything: the pretraining
-    node would refuse it only when its turn came, hours into the study. A start model whose config is
-    not on this machine yet (a hub id to download) is checked by the node, before it trains."""
-    from encoderlab.train.build import start_positions
+    """Refuse a run whose start model (an asset, a folder, a hub id's mirror, or another run of the study
+    on other data) has fewer positions than the run's rows, in one line naming the fix, before the study
+    writes anything: the pretraining node would refuse it only when its turn came, hours into the study
+    (after its base trained). A start model whose config is not on this machine yet (a hub id to
+    download) is checked by the node, before it trains."""
+    from encoderlab.train.build import scratch_positions, start_positions
 
+    limits: dict[str, int | None] = {}  # model id -> the positions of the model it trains
     for p in pretraining(spec) if models is None else models:
-        init = p.config.model.init if p.config is not None and p.base is None else None
-        limit = start_positions(init) if init else None
-        seq_len = p.config.layout.seq_len if p.config is not None else 0
+        if p.config is None:
+            continue
+        init, seq_len = p.config.model.init, p.config.layout.seq_len
+        if p.base is not None:  # another run of the study: the positions it was built with
+            init, limit = f"run {p.base}'s final model", limits[p.base]
+        else:
+            limit = start_positions(init) if init else scratch_positions(seq_len)
+        limits[p.model] = limit
         if limit is not None and limit < seq_len:
             raise UserError(
                 f"study {spec.name}: run {p.run.name} starts from {init}, which accepts {limit} tokens, but "

@@ -75,7 +75,7 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
         cfg = ModelConfig.from_size(
             spec_cfg.size,
             vocab_size=spec.vocab_size,
-            max_seq_len=max(2048, seq_len),
+            max_seq_len=scratch_positions(seq_len),
             pad_id=spec.pad_id,
             bos_id=spec.bos_id,
             eos_id=spec.eos_id,
@@ -95,6 +95,11 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
     check_compatible(model, spec, tokenizer="the data's tokenizer")
     _check_positions(spec_cfg.init, model.config.max_seq_len, seq_len)  # a downloaded model's, too
     return model, tokenizer
+
+
+def scratch_positions(seq_len: int) -> int:
+    """The positions of a model built from scratch for rows of `seq_len` tokens (at least 2,048)."""
+    return max(2048, seq_len)
 
 
 def start_checkpoint(init: str) -> Path | None:
