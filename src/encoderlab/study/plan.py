@@ -113,7 +113,11 @@ class StudyPlan:
     def max_passes_text(self) -> str:
         """`max_passes` as `study list` shows it: `?`, `1.8`, or `>=1.8` for a lower bound."""
         known = [r for r in self.runs if r.passes is not None]
-        return _passes_text(max(known, key=lambda r: r.passes), 2) if known else "?"
+        if not known:
+            return "?"
+        text = _passes_text(max(known, key=lambda r: r.passes), 2)
+        # a run on a corpus not yet sized may read it more often: the known most is then a lower bound
+        return text if len(known) == len(self.runs) or text.startswith(">=") else f">={text}"
 
     def refusal(self) -> str | None:
         """Why the spec's `max_passes` refuses this study (one line naming the fix), or None."""
