@@ -207,6 +207,8 @@ def run_graph(
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     node = running.pop(future)
+                    if future.exception() is not None and running:
+                        print(_waiting_note(node, list(running.values())), file=sys.stderr, flush=True)
                     markers[node.name] = _marker(future, node)  # a node's error stops the study here
                     _write_compute(study_dir, [compute_record(n, m) for n in graph if (m := markers[n.name])])
                     bar.update(1)
@@ -253,6 +255,16 @@ def _marker(future: Future, node: Node) -> NodeMarker:
             f"the worker process running {node.name} died (killed, or out of memory); finished nodes are "
             "kept: rerun the same command to resume, with fewer --jobs if memory ran out"
         ) from None
+
+
+def _waiting_note(failed: Node, running: list[Node]) -> str:
+    """Said the moment a node fails while others run: the study stops only once they end (leaving the
+    pool waits for them, so their work is kept), which may be hours of pretraining with nothing said."""
+    names = ", ".join(n.name for n in running)
+    return (
+        f"note: node {failed.name} failed; the study stops after the {len(running)} node(s) still running "
+        f"({names}) finish, and then says why; Ctrl-C stops them now (they resume on the next run)"
+    )
 
 
 def _ready(pending: list[Node], markers: dict[str, NodeMarker | None], slots: int) -> list[Node]:
