@@ -148,10 +148,9 @@ def test_a_changed_clf_pooling_is_evaluated_again_under_its_own_key(tmp_path, ca
 
 
 def test_a_clf_pooling_encodeval_cannot_use_is_one_line(tmp_path, capsys):
-    rows = sc_examples(12, 0)
-    data = {
-        "train": write_jsonl(tmp_path / "train.jsonl", rows),
-        "test": write_jsonl(tmp_path / "t.jsonl", rows),
+    data = {  # test rows apart from train's, so the task itself is sound and only the pooling is refused
+        "train": write_jsonl(tmp_path / "train.jsonl", sc_examples(12, 0)),
+        "test": write_jsonl(tmp_path / "t.jsonl", sc_examples(12, 1)),
     }
     task = write_task_file(tmp_path, "task_model_pooling.yaml", name="senti", family="sc", data=data)
     eurobert_folder(tmp_path / "hf", clf_pooling="cls")

@@ -115,3 +115,13 @@ def test_a_compressed_csv_with_only_its_header_is_an_empty_split(tmp_path):
         f.write("sentence,polarity\n")
     with pytest.raises(UserError, match=r"the test split is empty \(.*b\.csv\.gz\)"):
         _task(tmp_path, _write(tmp_path / "a.csv", train), "b.csv.gz")
+
+
+def test_reading_a_task_files_data_prints_no_progress_bars_and_keeps_the_setting(tmp_path, capsys):
+    """`datasets` drew "Generating train split" bars on stderr for files read in well under a second,
+    so a command refused after the tasks were read printed them above its one error line."""
+    train, test = _disjoint()
+    datasets.enable_progress_bars()  # the default (another test in this process may have turned it off)
+    _task(tmp_path, _write(tmp_path / "a.jsonl", train), _write(tmp_path / "b.jsonl", test))
+    assert "Generating" not in capsys.readouterr().err
+    assert datasets.is_progress_bar_enabled()  # a hub download after it still shows its bars

@@ -14,7 +14,9 @@ split and a compressed file cut short, each as one line naming the file.
 
 from __future__ import annotations
 
+import contextlib
 import io
+from collections.abc import Iterator
 from pathlib import Path
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
@@ -91,10 +93,25 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
         {"sep": "\t"} if builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values()) else {}
     )
     found = {}
-    for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
-        try:
-            found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
-        except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
-            first = first_line(exc)
-            raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
+    with _quiet(import_datasets()):
+        for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
+            try:
+                found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
+            except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
+                first = first_line(exc)
+                raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
     return found
+
+
+@contextlib.contextmanager
+def _quiet(datasets) -> Iterator[None]:
+    """`datasets` without its progress bars: a task's files are read in well under a second, and the
+    bars ("Generating train split: 12 examples") were the stderr lines of every task-file run, so a
+    command refused after the tasks were read printed them above its one error line."""
+    was = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if was:
+            datasets.enable_progress_bars()
