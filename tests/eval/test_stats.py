@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
 from scipy import stats as sps
 
-from encoderlab.eval.stats import paired_test, summarize
+from encoderlab.eval.stats import paired_test, summarize, welch_test
 
 
 def test_t_interval_reference_values():
@@ -37,9 +38,26 @@ def test_paired_t_test_by_hand():
 
 
 def test_paired_test_with_constant_differences():
+    """Identical non-zero differences: the exact sign-flip permutation p (2 / 2^n), not a t-test's
+    limit of 0, which counted three identical differences as certain (and significant after Holm)."""
     assert paired_test([1.0, 2.0], [1.0, 2.0]).p_value == 1.0
     out = paired_test([2.0, 3.0, 4.0], [1.0, 2.0, 3.0])
-    assert out.degenerate and out.p_value == 0.0
+    assert out.degenerate and out.p_value == 0.25
+    flips = [sum(d) for d in itertools.product((-1.0, 1.0), repeat=6)]  # every sign pattern of six 1s
+    assert paired_test([1.0] * 6, [0.0] * 6).p_value == sum(abs(f) >= 6 for f in flips) / len(flips)
+
+
+def test_welch_test_of_two_constant_sides_is_the_exact_permutation_p():
+    """Both sides constant and apart: of the C(6, 3) ways to split the six values, the two that keep
+    the groups whole are as extreme as the observed one."""
+    out = welch_test([2.0, 2.0, 2.0], [1.0, 1.0, 1.0])
+    splits = list(itertools.combinations(range(6), 3))
+    values = [2.0, 2.0, 2.0, 1.0, 1.0, 1.0]
+    diffs = [
+        abs(sum(values[i] for i in g) / 3 - sum(values[i] for i in range(6) if i not in g) / 3)
+        for g in splits
+    ]
+    assert out.degenerate and out.p_value == pytest.approx(sum(d >= 1.0 for d in diffs) / len(splits))
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,10 @@ all agree give a zero-width interval (scipy would warn and return NaN).
 Two models are compared on the same seeds with a paired t-test on the per-seed differences
 (`scipy.stats.ttest_rel`, two-sided). Pairing removes the variance that the seed (head init, data
 order) induces in both models alike. If every difference is identical the t statistic is
-undefined: p is 1.0 when the differences are all zero and 0.0 otherwise, and `degenerate` says so.
+undefined and `degenerate` says so: p is 1.0 when the differences are all zero, and otherwise the exact
+sign-flip permutation p, 2 / 2^n (the observed signs are the most extreme of the 2^n equally likely
+under "no difference"). A t-test's limit would say p = 0, a certainty no n seeds can give: three
+identical differences are p = 0.25, as likely as any other all-one-sign pattern.
 The direction, the difference, its interval and p all come from the same paired values.
 
 When one side is a single fixed model and the other a set of replicates (a study's run trained at
@@ -69,7 +72,8 @@ class PairedTest(Estimate):
     p_value: float
     """Two-sided p-value."""
     degenerate: bool
-    """Every difference identical: t undefined, p 1.0 if they are all zero else 0.0."""
+    """Every difference identical: t undefined, p 1.0 if they are all zero, else the exact permutation p
+    (`paired_test`: 2 / 2^n; `welch_test`: 2 / C(n_a + n_b, n_a))."""
 
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
@@ -94,7 +98,8 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     diffs = [x - y for x, y in zip(a, b)]
     s = summarize(diffs).__dict__
     if all(d == diffs[0] for d in diffs):
-        return PairedTest(**s, t=None, p_value=1.0 if diffs[0] == 0 else 0.0, degenerate=True)
+        exact = 1.0 if diffs[0] == 0 else min(1.0, 2.0 / 2 ** len(diffs))  # the sign-flip test's floor
+        return PairedTest(**s, t=None, p_value=exact, degenerate=True)
     result = stats.ttest_rel(a, b)
     return PairedTest(**s, t=float(result.statistic), p_value=float(result.pvalue), degenerate=False)
 
@@ -123,7 +128,7 @@ def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95)
     if se == 0:
         return PairedTest(
             mean=diff, sd=0.0, n=ea.n, ci_low=diff, ci_high=diff, half_width=0.0, t=None,
-            p_value=1.0 if diff == 0 else 0.0, degenerate=True,
+            p_value=1.0 if diff == 0 else min(1.0, 2.0 / math.comb(ea.n + eb.n, ea.n)), degenerate=True,
         )  # fmt: skip
     df = (va + vb) ** 2 / (va**2 / (ea.n - 1) + vb**2 / (eb.n - 1))
     t = diff / se
