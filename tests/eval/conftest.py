@@ -149,6 +149,22 @@ def _one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.fixture
+def isolated_tasks(tmp_path, monkeypatch):
+    """A private `datasets` cache, and the task registry put back after the test (task files register
+    their tasks), for the modules that load task files (`pytestmark = pytest.mark.usefixtures(...)`)."""
+    import datasets
+
+    from encoderlab.eval.tasks import TASKS
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr("encoderlab.eval.tasks.registry.TASKS", TASKS)  # the same dict, restored below
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)
+
+
 @pytest.fixture(scope="session")
 def tokenizer():
     return make_tokenizer(vocabulary_texts())

@@ -10,7 +10,6 @@ import math
 import random
 from pathlib import Path
 
-import datasets
 import pytest
 from scipy import stats
 from tests.eval.conftest import POSITIVE, TOPICS, filler, sc_examples, tc_examples
@@ -23,20 +22,10 @@ from encoderlab.errors import UserError
 from encoderlab.eval.families import MultiLabelClassification, Regression, family_ops
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.metrics import correlations
-from encoderlab.eval.tasks import TASKS, load_task
+from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    before, bars = dict(TASKS), not datasets.utils.are_progress_bars_disabled()
-    datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
-    yield
-    TASKS.clear()
-    TASKS.update(before)
-    if bars:
-        datasets.enable_progress_bars()
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
 def _eval_task_file(tmp_path: Path, file: str, capsys) -> tuple[int, str]:

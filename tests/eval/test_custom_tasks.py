@@ -18,20 +18,13 @@ from tests.eval.fixtures import write_task_file as _spec
 from encoderlab.errors import UserError
 from encoderlab.eval.families import input_text
 from encoderlab.eval.spec import IRSplit, PairSCOptions
-from encoderlab.eval.tasks import TASKS, load_task
+from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import load_task_files, task_from_file
 
 LABELS = ("negative", "positive")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setattr("encoderlab.eval.tasks.registry.TASKS", TASKS)  # the same dict, restored below
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
 def _sentiment(n: int, seed: int) -> list[dict]:

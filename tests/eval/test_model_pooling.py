@@ -10,7 +10,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import datasets
 import pytest
 import torch
 from tests.eval.conftest import make_tokenizer, sc_examples, tiny_model, vocabulary_texts
@@ -23,17 +22,10 @@ from encoderlab.eval.families import family_ops
 from encoderlab.eval.heads import mean_pool
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.protocol import RESULTS, ResultsStore, evaluate, load_eval_model
-from encoderlab.eval.tasks import TASKS, get_task
+from encoderlab.eval.tasks import get_task
 from encoderlab.model.export import export_hf
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
 def eurobert_folder(path: Path, **declared) -> Path:

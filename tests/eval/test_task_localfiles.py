@@ -15,19 +15,13 @@ import yaml
 from tests.eval.conftest import sc_examples
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks import TASKS, load_task
+from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
 
 OPENERS = {"": open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
 def _rows(seed: int, n: int) -> list[dict]:
