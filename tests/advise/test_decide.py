@@ -227,3 +227,20 @@ def test_seed_noise_from_too_few_degrees_of_freedom_is_warned_about():
     assert advise(ladder, Target(flops=1e19), n_boot=60, seed_noise=0.01).warnings == ()
     three = [(v, v + 0.01) for v in curve[:3]] + [(curve[3],)]
     assert advise(_ladder({MLM_LIKE: three, CLM_LIKE: three}), Target(flops=1e19), n_boot=60).warnings == ()
+
+
+def test_no_schedule_is_recommended_where_the_replicates_and_the_point_fit_disagree():
+    """A recommendation is the leader of the bootstrap replicates; the ranking is the point fit's. When
+    90% of replicates put one schedule first and the fit ranks the other first (a skewed bootstrap
+    distribution), naming either would contradict the other half of the report."""
+    from encoderlab.advise.decide import _verdict
+
+    values = {"extrapolation": np.array([2.0, 1.0]), "single rung": None}  # lower is better: b first
+    agree = {"extrapolation": np.array([0.05, 0.95])}
+    _, rec, ranking, _ = _verdict(("a", "b"), values, agree, None, "", 0.9, "lower")
+    assert rec == "b" and ranking == ("b", "a")
+    skewed = {"extrapolation": np.array([0.95, 0.05])}
+    _, rec, ranking, reason = _verdict(("a", "b"), values, skewed, None, "", 0.9, "lower")
+    assert rec is None and ranking == ("b", "a")
+    assert "insufficient evidence: a is best at the target in 95% of bootstrap replicates" in reason
+    assert "but the point fit ranks b first" in reason

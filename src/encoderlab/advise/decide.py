@@ -308,9 +308,15 @@ def _verdict(names, values, probs, bt, why_not, confidence, better):
     else:
         reason = f"the single-rung ranking is recommended because {why_not}"
     leader = int(np.argmax(probs))
-    if probs[leader] >= confidence:
+    if probs[leader] >= confidence and names[leader] == ranking[0]:
         return method, names[leader], ranking, reason
     where = "at the target" if method == "extrapolation" else "at the largest common rung"
+    if probs[leader] >= confidence:  # replicates and point fit disagree: the fit is not to be trusted there
+        reason += (
+            f"; insufficient evidence: {names[leader]} is best {where} in {probs[leader]:.0%} of bootstrap "
+            f"replicates, but the point fit ranks {ranking[0]} first"
+        )
+        return method, None, ranking, reason
     reason += (
         f"; insufficient evidence: the leader, {names[leader]}, is best {where} in {probs[leader]:.0%} of bootstrap "
         f"replicates, below the {confidence:.0%} asked"
