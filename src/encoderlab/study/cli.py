@@ -162,7 +162,7 @@ def status_command(folder: Annotated[Path, tyro.conf.Positional], /) -> None:
     """
     from encoderlab.study.data import read_study
     from encoderlab.study.marker import MARKER
-    from encoderlab.study.runner import read_marker, stale_folders
+    from encoderlab.study.runner import STALE_WHY, read_marker, stale_folders
 
     spec, nodes = read_study(folder)
     done = {n.name for n in nodes if read_marker(folder, n) is not None}
@@ -174,10 +174,6 @@ def status_command(folder: Annotated[Path, tyro.conf.Positional], /) -> None:
         print(f"  {kind}: {total - len(todo)} of {total} finished{left if todo else ''}")
     stale = stale_folders(folder, nodes)
     if stale:
-        print(
-            f"{len(stale)} node folder(s) belong to no node of the study as it last ran (an earlier version's, "
-            "whose config changed their keys): not used, resumed or reported; kept (changed back, the study "
-            "reuses them): delete them if you no longer need them"
-        )
+        print(f"{len(stale)} node folder(s) belong to no node of the study as it last ran: {STALE_WHY}")
         for f in stale:
             print(f"  {f}{'  (finished)' if (f / MARKER).is_file() else ''}")

@@ -111,15 +111,20 @@ def stale_folders(study_dir: Path, graph: Iterable[Node]) -> list[Path]:
     return [f for k in kinds for f in sorted(k.iterdir()) if f.is_dir() and f not in owned]
 
 
+STALE_WHY = (
+    "left by an earlier version whose config changed their keys, they are not used, resumed or reported; "
+    "they are kept (changed back, the study reuses them): delete them if you no longer need them"
+)
+"""What `study run`'s note and `study status` say of `stale_folders`."""
+
+
 def stale_note(study_dir: Path, stale: list[Path], name: str) -> str:
     """The line `study run` prints about `stale_folders` (`study status` lists them all)."""
     shown = ", ".join(str(f.relative_to(study_dir)) for f in stale[:3])
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     return (
         f"encoderlab: note: {len(stale)} node folder(s) in {study_dir} belong to no node of study {name} as "
-        f"it is now ({shown}{more}): left by an earlier version whose config changed their keys, they are "
-        "not used, resumed or reported; they are kept (changed back, the study reuses them): delete them if "
-        f"you no longer need them (listed by: encoderlab study status {study_dir})"
+        f"it is now ({shown}{more}): {STALE_WHY} (listed by: encoderlab study status {study_dir})"
     )
 
 
