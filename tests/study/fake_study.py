@@ -221,7 +221,7 @@ def backend() -> Backend:
             "report": NodeKind(run=report),
         },
         suite_tasks=lambda suite: dict(TASKS),
-        task_signature=lambda task, max_steps: f"fake-{task}-{max_steps}",
+        task_signature=lambda task, max_steps, source: f"fake-{task}-{max_steps}",
     )
 
 

@@ -215,3 +215,43 @@ def test_the_example_in_the_docs_is_a_valid_study(tmp_path):
     spec = load_study_file(tmp_path / "my-study.yaml")
     assert spec.name == "my-study" and spec.seeds_of(spec.run("clm")) == (0, 1, 2)
     assert spec.run("mlm30").params == {"ratio": 0.3} and spec.eval.task_files == ("polarity.yaml",)
+
+
+AS_IS = """
+name: as-is
+description: a model of one's own, evaluated as is on a task of one's own
+size: tiny
+data: [{name: main, corpus: [corpus.jsonl], vocab_size: 300, decontaminate: false}]
+runs:
+  - {name: base, init: ASSET}
+eval: {suite: null, task_files: [polarity.yaml], lrs: [0.002], seeds: [0], max_steps: 8}
+baseline: base
+claims: []
+"""
+
+
+def test_a_model_evaluated_as_is_is_keyed_by_the_pooling_the_task_asks_for(tmp_path):
+    # was: a task pooling as the model declares (`pooling: model`) was keyed as `late` for a model
+    # evaluated as is, whatever that model's config.json declares (`bos`, say): a task file changed from
+    # `model` to `late` then handed back the results of the `bos` fine-tuning runs
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.nodes import real_backend
+
+    tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    _task_file(tmp_path)
+    task = (tmp_path / "polarity.yaml").read_text()
+    (tmp_path / "as-is.yaml").write_text(AS_IS.replace("ASSET", str(tmp_path)))
+    keys = {}
+    before = dict(TASKS)
+    try:
+        for pooling in ("model", "late"):
+            (tmp_path / "polarity.yaml").write_text(
+                f"{task}options: {{pooling: {pooling}, head: eurobert}}\n"
+            )
+            graph = build_graph(load_study_file(tmp_path / "as-is.yaml"), real_backend())
+            keys[pooling] = next(n.key for n in graph if n.kind == "eval")
+    finally:
+        TASKS.clear()
+        TASKS.update(before)
+    assert keys["model"] != keys["late"]

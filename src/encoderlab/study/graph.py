@@ -76,9 +76,10 @@ class Backend:
     """suite -> {task: family} for every task of the suite."""
     file_tasks: Callable[[tuple[str, ...]], dict[str, str]] = lambda files: {}
     """Task files or folders -> {task: family} of their tasks (registered, so the other calls know them)."""
-    task_signature: Callable[[str, int | None], str] = lambda task, max_steps: ""
-    """(task, fine-tuning step cap) -> the hash of the task's definition as an eval node runs it: a task
-    whose definition changes gets new eval nodes instead of its old results."""
+    task_signature: Callable[[str, int | None, str | None], str] = lambda task, max_steps, source: ""
+    """(task, fine-tuning step cap, the outside model evaluated as is or None) -> the hash of the task's
+    definition as an eval node runs it: a task whose definition changes gets new eval nodes instead of
+    its old results."""
     required_assets: Callable[[StudySpec], list[str]] = lambda spec: []
     """Assets the study reads (checked, and fetched if allowed, before anything runs)."""
     decontamination: Callable[[StudySpec, DataSpec], tuple[str, ...]] = lambda spec, d: ()
@@ -283,10 +284,10 @@ def _add_evals(
             f"study {spec.name} names task(s) {', '.join(unknown)} not in {where}; valid: {', '.join(families)}"
         )
     ev, evals = spec.eval, []
-    signatures = {t: backend.task_signature(t, ev.max_steps) for t in families}
     for rid, (run, node, source) in models.items():
         if not run.evaluate:
             continue
+        signatures = {t: backend.task_signature(t, ev.max_steps, source) for t in families}
         for step in (None, *run.eval_steps):
             early = step is not None
             lrs = ev.checkpoint_lrs if early and ev.checkpoint_lrs else ev.lrs

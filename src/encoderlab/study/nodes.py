@@ -310,13 +310,16 @@ def run_cka(ctx: NodeContext) -> dict:
 # --------------------------------------------------------------------------- backend
 
 
-def task_signature(task: str, max_steps: int | None) -> str:
-    """The signature of a task as an eval node runs it (capped at `max_steps`) on a model that declares
-    no pooling, as every model a study trains (encoderlab's folders declare none): a task pooling as the
-    model declares (`pooling: model`, the paper suite) keys its nodes as its default pooling would."""
+def task_signature(task: str, max_steps: int | None, source: str | None = None) -> str:
+    """The signature of a task as an eval node runs it (capped at `max_steps`). A model the study trains
+    declares no pooling (encoderlab's folders declare none), so a task pooling as the model declares
+    (`pooling: model`, the paper suite) keys its nodes as its default pooling would. A `source` model
+    evaluated as is keeps `model` in the key: the key names the source, not its contents, so it says
+    "as that source declares", as it says "with that source's weights"."""
     from encoderlab.eval.protocol import capped_task
 
-    return capped_task(task, max_steps).resolve_pooling(None).signature()
+    capped = capped_task(task, max_steps)
+    return (capped if source is not None else capped.resolve_pooling(None)).signature()
 
 
 def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
