@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 from tests.reliability.test_hostile_arguments import assert_refused_untouched, model_folder, write_texts
 
@@ -62,6 +63,7 @@ def _study_files(root: Path) -> None:
         "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
         "rows_long": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 4096}),
         "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
+        "device_cuda": lambda s: s["runs"][0].update(overrides={"device": "cuda"}),
     }
     for name, edit in edits.items():
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
@@ -193,3 +195,19 @@ def test_bad_study_file_is_refused_before_anything_is_written(
     sworld, capsys, monkeypatch, case, argv, pattern
 ):
     assert_refused_untouched(sworld, capsys, monkeypatch, case, argv, pattern)
+
+
+def test_a_study_on_cuda_where_none_is_visible_is_refused_before_anything_is_written(
+    sworld, capsys, monkeypatch
+):
+    """`device: cuda` on a machine without a visible CUDA device, checked with the memory and row checks
+    (`study/checks.py`). CUDA is hidden here, so the case holds on a GPU machine too."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert_refused_untouched(
+        sworld,
+        capsys,
+        monkeypatch,
+        "study-cuda-not-visible",
+        "study run {w}/study_device_cuda.yaml --out {w}/s",
+        r"study mini, run a: device=cuda but no CUDA device is visible; use device=cpu or auto",
+    )
