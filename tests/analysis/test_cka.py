@@ -235,6 +235,15 @@ def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
         compare((make_model(0), tokenizer), (make_model(0, n_layers=2), tokenizer), texts, n=MIN_TEXTS)
 
 
+def test_a_repeated_sampling_seed_is_refused():
+    """A repeated seed redraws the same texts: it counted as another seed and narrowed the interval (and
+    with every seed equal the report blamed a pool of exactly n texts)."""
+    assert len(sample_indices(100, MIN_TEXTS, (42, 43))) == 2
+    for seeds in ((42, 42, 43), (7, 7)):
+        with pytest.raises(UserError, match=rf"repeat {seeds[0]}: .*give distinct seeds"):
+            sample_indices(100, MIN_TEXTS, seeds)
+
+
 def test_word_features_read_the_words_as_running_text_with_a_byte_level_tokenizer():
     from tests.eval.conftest import FILLER, byte_level_tokenizer, tiny_model
 

@@ -213,3 +213,29 @@ def test_curves_command(folders, tmp_path, capsys):
         ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "fig2")],
         "does not exist",
     )
+
+
+def _strict_json(path):
+    """The JSON at `path`, refusing `NaN` and `Infinity` (Python writes them by default; JSON has neither)."""
+
+    def refuse(constant):
+        raise ValueError(f"{path.name} holds {constant}, which is not JSON")
+
+    return json.loads(path.read_text(), parse_constant=refuse)
+
+
+def test_cka_outputs_are_strict_json_when_the_seed_noise_divergence_is_zero(folders, tmp_path, capsys):
+    """A twin with B's very weights makes d(B', B) = 0 and every ratio infinite: the per-seed lists and the
+    low-layer summary held `Infinity` and `NaN`, which strict readers (jq, JavaScript) refuse."""
+    import shutil
+
+    twin = shutil.copytree(folders["b"], tmp_path / "twin")
+    argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", str(twin)]
+    main([*argv, "--texts", str(folders["root"] / "texts.txt"), "--n", "50", "--out", str(tmp_path / "o")])
+    report = _strict_json(tmp_path / "o" / "cka_report.json")
+    assert all(r["baseline_divergence"] == 0 and r["ratio_per_seed"] == [None] * 3 for r in report["layers"])
+    assert report["low_layers"]["low_ratio"] is None and report["low_layers"]["holds"] is None
+    assert "a seed-noise divergence is 0" in report["low_layers"]["sentence"]
+    for stem in ("cka", "cka_ratio"):
+        rows = _strict_json(tmp_path / "o" / f"{stem}.json")
+        assert len(rows) == 3 and all(r["ratio"] is None for r in rows)

@@ -103,3 +103,15 @@ def test_subsampling_is_seeded(tmp_path):
     a, b = load_task(path, max_examples=30, seed=1), load_task(path, max_examples=30, seed=1)
     assert a.inputs == b.inputs and len(a.inputs) == 30
     assert load_task(path, max_examples=30, seed=2).inputs != a.inputs
+
+
+def test_too_few_examples_are_refused_when_the_task_is_loaded(tmp_path):
+    """`split_rows` refused them only once every model had been run (and the feature cache and a sweep's
+    transplants written); `load_task` runs before any model loads."""
+    records = [{"id": str(i), "text": f"w{i}", "meta": {"label": str(i % 2)}} for i in range(30)]
+    path = _write_jsonl(tmp_path / "s.jsonl", records)
+    with pytest.raises(
+        UserError, match="s.jsonl: probing needs at least 10 examples to split 60/20/20, got 9"
+    ):
+        load_task(path, max_examples=9)
+    assert len(load_task(path, max_examples=10).inputs) == 10

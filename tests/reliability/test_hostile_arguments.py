@@ -210,6 +210,22 @@ ARGUMENT_CASES = [
         "analyze probe {w}/model --tasks {w}/two_class.jsonl --max-examples -5 --out {w}/p",
         r"--max-examples must be >= 1, got -5",
     ),
+    (
+        "cka-seeds-repeated",
+        "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --seeds 42 42 43 --out {w}/c",
+        r"sampling seeds \[42, 42, 43\] repeat 42: .*give distinct seeds",
+    ),
+    (
+        "probe-too-few-examples",
+        "analyze probe {w}/model --tasks {w}/two_class.jsonl --max-examples 6 --out {w}/p",
+        r"two_class.jsonl: probing needs at least 10 examples to split 60/20/20, got 6",
+    ),
+    (
+        "transplant-sweep-probe-too-few-examples",
+        "analyze transplant {w}/model {w}/model --sweep parts --probe-task {w}/two_class.jsonl "
+        "--max-examples 6 --out {w}/t",
+        r"two_class.jsonl: probing needs at least 10 examples to split 60/20/20, got 6",
+    ),
     ("inspect-seed-negative", "data inspect {w}/data --seed -1", r"--seed must be >= 0, got -1"),
     (
         "advise-seed-negative",

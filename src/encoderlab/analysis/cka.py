@@ -256,11 +256,18 @@ def low_layer_summary(report: CkaReport) -> LowLayerSummary:
 
 
 def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndarray]:
-    """For each seed, n distinct indices into the pool (the whole pool, in order, when n equals it)."""
+    """For each seed, n distinct indices into the pool (the whole pool, in order, when n equals it);
+    too few texts, a pool smaller than n and a repeated seed are refused."""
     if n < MIN_TEXTS:
         raise UserError(
             f"CKA on {n} texts is too few: the minimum is {MIN_TEXTS} (below it the chance level of linear CKA "
             "is too high to read); use more texts (the paper uses 500)"
+        )
+    repeated = sorted({s for s in seeds if list(seeds).count(s) > 1})
+    if repeated:  # each copy was counted as another seed: the same draw again, a narrower interval
+        raise UserError(
+            f"sampling seeds {list(seeds)} repeat {repeated[0]}: a repeated seed draws the same texts again and "
+            "narrows the interval over seeds falsely; give distinct seeds, e.g. --seeds 42 43 44"
         )
     if pool_size < n:
         raise UserError(

@@ -15,7 +15,6 @@ crashing inside the position embedding.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -25,7 +24,6 @@ import tyro
 from encoderlab.analysis import cka, curves, plots, probe, transplant
 from encoderlab.analysis.features import Encoding
 from encoderlab.analysis.inputs import read_texts
-from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
@@ -112,7 +110,7 @@ def _load(source: str, device: str, dtype: Dtype = "float32"):
 
 def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
     """cka_report.json, the CKA figure and, with a seed twin, the noise-ratio figure."""
-    write_text_atomic(out / "cka_report.json", json.dumps(report.to_dict(), indent=1, default=str))
+    plots.write_json(report.to_dict(), out / "cka_report.json")
     rows = [
         {**r, "pair_label": "A vs B", "baseline_label": "B' vs B (seed noise)"}
         for r in report.to_dict()["layers"]

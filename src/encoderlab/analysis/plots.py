@@ -26,16 +26,27 @@ from encoderlab.atomic import savefig_atomic, write_csv_atomic, write_text_atomi
 
 
 def _clean(value):
-    """JSON-safe value: non-finite floats become null."""
-    return None if isinstance(value, float) and not math.isfinite(value) else value
+    """JSON-safe value: non-finite floats become null, inside lists and dicts too (a CKA ratio's
+    per-seed list held `Infinity`, which is not JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def write_json(value, path: Path) -> None:
+    """`value` as strict JSON at `path` (non-finite numbers as null; anything else not JSON as its str)."""
+    write_text_atomic(path, json.dumps(_clean(value), indent=1, default=str, allow_nan=False))
 
 
 def save_table(rows: Sequence[dict], stem: Path) -> None:
     """Write `rows` as `<stem>.csv` and `<stem>.json` (columns = union of keys, in first-seen order)."""
     stem.parent.mkdir(parents=True, exist_ok=True)
     write_csv_atomic(stem.with_suffix(".csv"), rows)
-    clean = [{k: _clean(v) for k, v in row.items()} for row in rows]
-    write_text_atomic(stem.with_suffix(".json"), json.dumps(clean, indent=1))
+    write_json(list(rows), stem.with_suffix(".json"))
 
 
 def _grouped(rows: Sequence[dict], key: str) -> dict:

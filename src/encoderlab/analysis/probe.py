@@ -46,6 +46,8 @@ from encoderlab.model.fingerprint import fingerprint
 LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
 """Ridge penalties tried per layer (relative to the number of training rows)."""
 SPLIT = (0.6, 0.2, 0.2)
+MIN_EXAMPLES = 10
+"""Fewest examples a probe splits 60/20/20 (fewer leave a split empty or of one example)."""
 _PAIR_FIELDS = ("question", "claim")
 
 
@@ -76,6 +78,11 @@ def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask
         keep = np.sort(np.random.default_rng(seed).choice(len(records), max_examples, replace=False))
         records = [records[i] for i in keep]
     task = _task_from_records(source, records, meta)
+    if len(records) < MIN_EXAMPLES:  # was refused by `split_rows` only after the models ran and wrote
+        raise UserError(
+            f"{source}: probing needs at least {MIN_EXAMPLES} examples to split 60/20/20, got {len(records)}; "
+            "use a task with more examples, or a larger --max-examples"
+        )
     if len(task.label_names) < 2:  # every prediction would be right: a 100% that measures nothing
         raise UserError(
             f"{source} has only one class ({task.label_names[0] if task.label_names else 'none'}) in the "
@@ -126,8 +133,8 @@ def _task_from_records(source: str, records: list[dict], meta: dict) -> ProbeTas
 
 def split_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Train, validation and test example indices (60/20/20, seeded)."""
-    if n < 10:
-        raise UserError(f"probing needs at least 10 examples to split 60/20/20, got {n}")
+    if n < MIN_EXAMPLES:
+        raise UserError(f"probing needs at least {MIN_EXAMPLES} examples to split 60/20/20, got {n}")
     order = np.random.default_rng(seed).permutation(n)
     a, b = int(SPLIT[0] * n), int((SPLIT[0] + SPLIT[1]) * n)
     return order[:a], order[a:b], order[b:]
