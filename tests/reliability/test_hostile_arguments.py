@@ -211,6 +211,16 @@ ARGUMENT_CASES = [
         r"--max-examples must be >= 1, got -5",
     ),
     (
+        "transplant-sweep-with-part",
+        "analyze transplant {w}/model {w}/model --sweep layers --part mlp --embeddings --out {w}/t",
+        r"--sweep layers builds its own transplants and would ignore --part mlp, --embeddings; drop them",
+    ),
+    (
+        "transplant-groups-without-groups-sweep",
+        "analyze transplant {w}/model {w}/model --layers 0 --groups 2 --out {w}/t",
+        r"--groups 2 splits the layers of --sweep groups or all, but --layers would ignore it",
+    ),
+    (
         "cka-seeds-repeated",
         "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --seeds 42 42 43 --out {w}/c",
         r"sampling seeds \[42, 42, 43\] repeat 42: .*give distinct seeds",

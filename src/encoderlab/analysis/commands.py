@@ -233,6 +233,7 @@ def transplant_command(
     )
     if (layers is None) == (sweep is None):
         raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
+    _check_sweep_flags(sweep, part=part, embeddings=embeddings, head=head, groups=groups)
     if probe_task is not None and sweep is None:
         raise UserError(
             "--probe-task scores a sweep; add --sweep, or probe the saved model with 'analyze probe'"
@@ -252,6 +253,27 @@ def transplant_command(
     score = _last_layer_probe(task, tok_b, encoding, device, out / "cache") if task else None
     _sweep(a, b, tok_b, transplant.sweep_specs(len(b.layers), sweep, groups), out, sources, score)
     return out
+
+
+def _check_sweep_flags(sweep, *, part: str, embeddings: bool, head: bool, groups: int) -> None:
+    """Refuse flags the chosen mode would ignore: `--part`, `--embeddings` and `--head` shape one transplant
+    (a sweep's specs were built without them, silently), `--groups` only a groups (or all) sweep."""
+    given = [
+        f
+        for f, on in ((f"--part {part}", part != "block"), ("--embeddings", embeddings), ("--head", head))
+        if on
+    ]
+    if sweep is not None and given:
+        raise UserError(
+            f"--sweep {sweep} builds its own transplants and would ignore {', '.join(given)}; drop them, or make "
+            "each transplant with --layers"
+        )
+    if groups != 3 and sweep not in ("groups", "all"):
+        mode = f"--sweep {sweep}" if sweep else "--layers"
+        raise UserError(
+            f"--groups {groups} splits the layers of --sweep groups or all, but {mode} would ignore it; "
+            "drop --groups, or use --sweep groups"
+        )
 
 
 def _last_layer_probe(task, tokenizer, encoding: Encoding, device: str, cache: Path):
