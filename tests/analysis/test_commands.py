@@ -224,18 +224,31 @@ def _strict_json(path):
     return json.loads(path.read_text(), parse_constant=refuse)
 
 
-def test_cka_outputs_are_strict_json_when_the_seed_noise_divergence_is_zero(folders, tmp_path, capsys):
-    """A twin with B's very weights makes d(B', B) = 0 and every ratio infinite: the per-seed lists and the
-    low-layer summary held `Infinity` and `NaN`, which strict readers (jq, JavaScript) refuse."""
+def test_cka_outputs_are_strict_json_when_the_seed_noise_divergence_is_zero(tmp_path, tokenizer):
+    """A twin with B's very weights makes d(B', B) = 0 and every ratio infinite (the command refuses such a
+    twin; the Python API and a study's constant layer do not): the per-seed lists and the low-layer summary
+    held `Infinity` and `NaN`, which strict readers (jq, JavaScript) refuse."""
+    from encoderlab.analysis.cka import compare
+    from encoderlab.analysis.commands import _write_cka
+
+    b = (make_model(1), tokenizer)
+    report = compare((make_model(0), tokenizer), b, make_texts(60), baseline=b, n=50)
+    _write_cka(report, tmp_path, ratio=True)
+    data = _strict_json(tmp_path / "cka_report.json")
+    assert all(r["baseline_divergence"] == 0 and r["ratio_per_seed"] == [None] * 3 for r in data["layers"])
+    assert data["low_layers"]["low_ratio"] is None and data["low_layers"]["holds"] is None
+    assert "a seed-noise divergence is 0" in data["low_layers"]["sentence"]
+    for stem in ("cka", "cka_ratio"):
+        rows = _strict_json(tmp_path / f"{stem}.json")
+        assert len(rows) == 3 and all(r["ratio"] is None for r in rows)
+
+
+def test_cka_refuses_a_twin_with_the_weights_of_b(folders, tmp_path, capsys):
+    """A copy of B as its own seed twin ran and reported an infinite ratio in every layer."""
     import shutil
 
     twin = shutil.copytree(folders["b"], tmp_path / "twin")
-    argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", str(twin)]
-    main([*argv, "--texts", str(folders["root"] / "texts.txt"), "--n", "50", "--out", str(tmp_path / "o")])
-    report = _strict_json(tmp_path / "o" / "cka_report.json")
-    assert all(r["baseline_divergence"] == 0 and r["ratio_per_seed"] == [None] * 3 for r in report["layers"])
-    assert report["low_layers"]["low_ratio"] is None and report["low_layers"]["holds"] is None
-    assert "a seed-noise divergence is 0" in report["low_layers"]["sentence"]
-    for stem in ("cka", "cka_ratio"):
-        rows = _strict_json(tmp_path / "o" / f"{stem}.json")
-        assert len(rows) == 3 and all(r["ratio"] is None for r in rows)
+    argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", str(twin), "--n", "50"]
+    argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
+    _one_line_error(capsys, argv, f"--baseline {twin} has the very weights of model B")
+    assert not (tmp_path / "o").exists()

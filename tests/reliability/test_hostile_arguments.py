@@ -221,6 +221,11 @@ ARGUMENT_CASES = [
         r"--groups 2 splits the layers of --sweep groups or all, but --layers would ignore it",
     ),
     (
+        "cka-twin-is-b",
+        "analyze cka {w}/model {w}/model --baseline {w}/model --texts {w}/texts.txt --n 50 --out {w}/c",
+        r"--baseline \S+/model has the very weights of model B \(\S+/model\), so the seed noise would be 0",
+    ),
+    (
         "cka-seeds-repeated",
         "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --seeds 42 42 43 --out {w}/c",
         r"sampling seeds \[42, 42, 43\] repeat 42: .*give distinct seeds",

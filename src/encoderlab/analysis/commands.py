@@ -136,6 +136,19 @@ def _print_cka(report: cka.CkaReport) -> None:
         print(summary["sentence"])
 
 
+def _check_twin(pairs: dict, named: dict[str, str]) -> None:
+    """Refuse a seed twin with B's very weights (B itself, its run folder, a copy): every seed-noise
+    divergence is 0, so every ratio is infinite and the comparison measures nothing."""
+    from encoderlab.model.fingerprint import fingerprint
+
+    if "B'" in pairs and fingerprint(*pairs["B'"]) == fingerprint(*pairs["B"]):
+        twin, b = named["B'"], named["B"]
+        raise UserError(
+            f"--baseline {twin} has the very weights of model B ({b}), so the seed noise would be 0; "
+            "give B's seed twin (the same recipe trained with another seed), or leave --baseline out"
+        )
+
+
 def cka_command(
     model_a: ModelA,
     model_b: ModelB,
@@ -173,6 +186,7 @@ def cka_command(
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
     pairs = {name: _load(src, device, dtype) for name, src in named.items()}
+    _check_twin(pairs, named)
     max_length = _max_length(max_length, [m for m, _ in pairs.values()])
     encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
     report = cka.compare(
