@@ -16,8 +16,8 @@ WORDS = [f"w{i}" for i in range(60)]
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 
 
-def make_tokenizer() -> PreTrainedTokenizerFast:
-    vocab = {tok: i for i, tok in enumerate(SPECIALS + WORDS)}
+def make_tokenizer(words: list[str] = WORDS) -> PreTrainedTokenizerFast:
+    vocab = {tok: i for i, tok in enumerate(SPECIALS + words)}
     tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     tok.post_processor = processors.TemplateProcessing(

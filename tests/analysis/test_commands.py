@@ -176,6 +176,29 @@ def test_transplant_sweep_with_probe_scores(folders, tmp_path):
     assert is_model_folder(tmp_path / "all-mlp")
 
 
+def test_transplant_sweep_scores_a_with_its_own_tokenizer(folders, tmp_path):
+    """A was probed with B's tokenizer: with another vocabulary of the same size (same config, so the
+    transplant is allowed) A's words were all unknown to it, A scored like B and no gap was reported."""
+    from encoderlab.analysis.features import Encoding
+    from encoderlab.analysis.probe import load_task, probe_model
+
+    words = [f"x{i}" for i in range(len(WORDS))]
+    tok_a = make_tokenizer(words)
+    a = save_model_folder(make_model(0), tmp_path / "a", tokenizer=tok_a)
+    rng = random.Random(0)
+    records = [
+        {"id": str(i), "text": " ".join(rng.choices(words[:30] if i % 2 else words[30:], k=5)), "meta": {"label": str(i % 2)}}
+        for i in range(40)
+    ]  # fmt: skip
+    task = tmp_path / "x.jsonl"
+    task.write_text("".join(json.dumps(r) + "\n" for r in records))
+    argv = ["analyze", "transplant", str(a), folders["b"], "--sweep", "parts", "--probe-task", str(task)]
+    main([*argv, "--out", str(tmp_path / "s")])
+    rows = {r["name"]: r for r in json.loads((tmp_path / "s" / "transplant_sweep.json").read_text())}
+    (direct,) = probe_model(make_model(0), tok_a, load_task(str(task)), Encoding(max_length=64), layers=[2])
+    assert rows["A"]["accuracy"] == direct.accuracy
+
+
 def test_probe_command_plots_every_layer_of_every_model(folders, tmp_path):
     root = folders["root"]
     main(

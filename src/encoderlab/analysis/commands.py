@@ -253,7 +253,7 @@ def transplant_command(
             "--probe-task scores a sweep; add --sweep, or probe the saved model with 'analyze probe'"
         )
     task = probe.load_task(probe_task, max_examples) if probe_task else None
-    (a, _), (b, tok_b) = _load(model_a, device), _load(model_b, device)
+    (a, tok_a), (b, tok_b) = _load(model_a, device), _load(model_b, device)
     sources = {"a": model_a, "b": model_b}
     encoding = Encoding(max_length=_max_length(max_length, [a, b]), attention_mode=attention_mode)
     if layers is not None:
@@ -264,7 +264,7 @@ def transplant_command(
         create_output(path, TRANSPLANT)  # the model folder is replaced whole by the save: mark it after
         print(f"wrote {path}: {spec.describe()} from {model_a}, the rest from {model_b}")
         return path
-    score = _last_layer_probe(task, tok_b, encoding, device, out / "cache") if task else None
+    score = _last_layer_probe(task, (a, tok_a), tok_b, encoding, device, out / "cache") if task else None
     _sweep(a, b, tok_b, transplant.sweep_specs(len(b.layers), sweep, groups), out, sources, score)
     return out
 
@@ -290,14 +290,15 @@ def _check_sweep_flags(sweep, *, part: str, embeddings: bool, head: bool, groups
         )
 
 
-def _last_layer_probe(task, tokenizer, encoding: Encoding, device: str, cache: Path):
-    """A sweep's score: the test accuracy of a linear probe on a model's last layer."""
+def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device: str, cache: Path):
+    """A sweep's score: the test accuracy of a linear probe on a model's last layer, read with the
+    model's own tokenizer: A's (`donor`, A and its tokenizer) for A, B's for B and every transplant
+    (each is saved with B's). A was scored with B's tokenizer, a wrong A and gap where they differ."""
 
     def score(model) -> float:
         last = len(model.layers) - 1
-        (row,) = probe.probe_model(
-            model.to(device), tokenizer, task, encoding, cache_dir=cache, layers=[last]
-        )
+        own = donor[1] if model is donor[0] else tokenizer
+        (row,) = probe.probe_model(model.to(device), own, task, encoding, cache_dir=cache, layers=[last])
         return row.accuracy
 
     return score
