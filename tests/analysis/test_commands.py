@@ -275,3 +275,37 @@ def test_cka_refuses_a_twin_with_the_weights_of_b(folders, tmp_path, capsys):
     argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
     _one_line_error(capsys, argv, f"--baseline {twin} has the very weights of model B")
     assert not (tmp_path / "o").exists()
+
+
+def _snapshot(folder):
+    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_single_transplant_and_a_sweep_never_share_an_out(folders, tmp_path, capsys):
+    """One transplant over a sweep's folder replaced it whole, deleting every transplant of the sweep; a
+    sweep over one transplant's model folder wrote its folders and table into that model folder."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+
+    base = ["analyze", "transplant", folders["a"], folders["b"]]
+    main([*base, "--sweep", "parts", "--out", str(tmp_path / "sweep")])
+    main([*base, "--layers", "0", "--out", str(tmp_path / "one")])
+    before = _snapshot(tmp_path)
+    for case, argv, message in (
+        (
+            "transplant-over-a-sweep",
+            ["--layers", "1", "--out", str(tmp_path / "sweep")],
+            "holds a transplant sweep",
+        ),
+        (
+            "sweep-over-a-transplant",
+            ["--sweep", "parts", "--out", str(tmp_path / "one")],
+            "holds one transplant",
+        ),
+    ):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as exc:
+            main([*base, *argv])
+        err = capsys.readouterr().err
+        assert exc.value.code == 2 and message in err, err
+        assert_printed_as_documented(case, err, tmp_path)
+    assert _snapshot(tmp_path) == before

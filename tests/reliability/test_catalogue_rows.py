@@ -52,6 +52,8 @@ NAMED = {
     "export-disk-full": "tests.reliability.test_output_folders::test_disk_full_during_export_is_exit_3_and_leaves_nothing",
     "headless-checkpoint-fingerprint": "tests.reliability.test_stable_fingerprint::test_an_interrupted_grid_over_a_headless_checkpoint_resumes",
     "copied-study-resumes": "tests.study.test_nodes::test_a_copied_study_resumes_its_unfinished_run",
+    "transplant-over-a-sweep": "tests.analysis.test_commands::test_a_single_transplant_and_a_sweep_never_share_an_out",
+    "sweep-over-a-transplant": "tests.analysis.test_commands::test_a_single_transplant_and_a_sweep_never_share_an_out",
     "foreign-out": "tests.reliability.test_hostile_pretrain::test_foreign_folder_is_refused_and_untouched",
     "out-inside-init-hub-model": "tests.reliability.test_hostile_pretrain::test_out_inside_an_init_model_named_by_hub_id_is_refused",
     "two-runs-one-folder": "tests.reliability.test_hostile_pretrain::test_two_pretrains_on_one_folder_at_once_one_is_refused",

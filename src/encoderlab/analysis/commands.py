@@ -245,13 +245,8 @@ def transplant_command(
     check_output(
         out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
     )
-    if (layers is None) == (sweep is None):
-        raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
-    _check_sweep_flags(sweep, part=part, embeddings=embeddings, head=head, groups=groups)
-    if probe_task is not None and sweep is None:
-        raise UserError(
-            "--probe-task scores a sweep; add --sweep, or probe the saved model with 'analyze probe'"
-        )
+    _check_mode(layers, sweep, probe_task, part=part, embeddings=embeddings, head=head, groups=groups)
+    _check_transplant_out(out, sweep=sweep is not None)
     task = probe.load_task(probe_task, max_examples) if probe_task else None
     (a, tok_a), (b, tok_b) = _load(model_a, device), _load(model_b, device)
     sources = {"a": model_a, "b": model_b}
@@ -269,9 +264,37 @@ def transplant_command(
     return out
 
 
-def _check_sweep_flags(sweep, *, part: str, embeddings: bool, head: bool, groups: int) -> None:
-    """Refuse flags the chosen mode would ignore: `--part`, `--embeddings` and `--head` shape one transplant
-    (a sweep's specs were built without them, silently), `--groups` only a groups (or all) sweep."""
+def _check_transplant_out(out: Path, *, sweep: bool) -> None:
+    """Refuse to mix the two transplant outputs: one transplant replaces its --out whole (the model folder
+    save), which over a sweep's folder deleted every transplant of the sweep; a sweep over one
+    transplant's model folder wrote its folders and table into that model folder."""
+    if not out.is_dir():
+        return
+    if sweep and (out / "transplant.json").is_file():
+        raise UserError(
+            f"--out {out} holds one transplant (a model folder), and a sweep would write its transplants into it: "
+            "choose another --out"
+        )
+    swept = (out / "transplant_sweep.json").is_file() or any(
+        (p / "transplant.json").is_file() for p in out.iterdir()
+    )
+    if not sweep and swept:
+        raise UserError(
+            f"--out {out} holds a transplant sweep, which one transplant would replace whole (deleting its "
+            "transplants): choose another --out"
+        )
+
+
+def _check_mode(layers, sweep, probe_task, *, part: str, embeddings: bool, head: bool, groups: int) -> None:
+    """Exactly one of --layers and --sweep, and no flag the chosen mode would ignore: `--part`,
+    `--embeddings` and `--head` shape one transplant (a sweep's specs were built without them, silently),
+    `--groups` only a groups (or all) sweep, `--probe-task` only a sweep."""
+    if (layers is None) == (sweep is None):
+        raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
+    if probe_task is not None and sweep is None:
+        raise UserError(
+            "--probe-task scores a sweep; add --sweep, or probe the saved model with 'analyze probe'"
+        )
     given = [
         f
         for f, on in ((f"--part {part}", part != "block"), ("--embeddings", embeddings), ("--head", head))
