@@ -309,3 +309,25 @@ def test_a_single_transplant_and_a_sweep_never_share_an_out(folders, tmp_path, c
         assert exc.value.code == 2 and message in err, err
         assert_printed_as_documented(case, err, tmp_path)
     assert _snapshot(tmp_path) == before
+
+
+def test_a_max_length_the_special_tokens_fill_is_refused(folders, tmp_path, capsys):
+    """`--max-length 2` with a [CLS] ... [SEP] tokenizer read no text: a token task had no word left (a
+    ValueError traceback after the feature cache was written), a sequence task and CKA constant features."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+
+    root = folders["root"]
+    for argv in (
+        ["probe", folders["a"], "--tasks", str(root / "tok.jsonl"), "--max-length", "2", "--out", str(tmp_path / "p")],
+        ["cka", folders["a"], folders["b"], "--texts", str(root / "texts.txt"), "--n", "50", "--max-length", "1",
+         "--out", str(tmp_path / "c")],
+    ):  # fmt: skip
+        with pytest.raises(SystemExit) as exc:
+            main(["analyze", *argv])
+        err = capsys.readouterr().err
+        assert (
+            exc.value.code == 2 and "leaves no token of text: the tokenizer adds 2 special tokens" in err
+        ), err
+        if argv[0] == "probe":
+            assert_printed_as_documented("analysis-max-length-only-special-tokens", err, tmp_path)
+    assert not any(tmp_path.iterdir())

@@ -68,15 +68,23 @@ def _sources(*sources: str | None) -> list[Path]:
     return [f for f in (source_folder(s) for s in sources if s) if f is not None]
 
 
-def _max_length(requested: int | None, models) -> int:
-    """--max-length: 512 or the shortest model maximum by default; longer than a model takes is refused."""
-    limit = min(m.config.max_seq_len for m in models)
+def _max_length(requested: int | None, pairs) -> int:
+    """--max-length: 512 or the shortest model maximum by default; longer than a model takes is refused,
+    and so is a length the tokenizers' own special tokens fill (every text became the same [CLS] [SEP]:
+    constant features, or no word at all for a token task, a traceback). `pairs`: (model, tokenizer)."""
+    limit = min(m.config.max_seq_len for m, _ in pairs)
     if requested is None:
         return min(512, limit)
     if not 1 <= requested <= limit:
         raise UserError(
             f"--max-length {requested} is outside what the models take (1-{limit} tokens); "
             f"pass --max-length {min(512, limit)} or less"
+        )
+    specials = max(tok.num_special_tokens_to_add() for _, tok in pairs)
+    if requested <= specials:
+        raise UserError(
+            f"--max-length {requested} leaves no token of text: the tokenizer adds {specials} special tokens; "
+            f"pass --max-length {specials + 1} or more"
         )
     return requested
 
@@ -187,7 +195,7 @@ def cka_command(
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
     pairs = {name: _load(src, device, dtype) for name, src in named.items()}
     _check_twin(pairs, named)
-    max_length = _max_length(max_length, [m for m, _ in pairs.values()])
+    max_length = _max_length(max_length, list(pairs.values()))
     encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
     report = cka.compare(
         pairs["A"],
@@ -250,7 +258,9 @@ def transplant_command(
     task = probe.load_task(probe_task, max_examples) if probe_task else None
     (a, tok_a), (b, tok_b) = _load(model_a, device), _load(model_b, device)
     sources = {"a": model_a, "b": model_b}
-    encoding = Encoding(max_length=_max_length(max_length, [a, b]), attention_mode=attention_mode)
+    encoding = Encoding(
+        max_length=_max_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
+    )
     if layers is not None:
         spec = transplant.TransplantSpec(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
@@ -377,7 +387,7 @@ def probe_command(
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]
-    length = _max_length(max_length, [model for _, model, _ in loaded])
+    length = _max_length(max_length, [(model, tok) for _, model, tok in loaded])
     encoding = Encoding(max_length=length, batch_size=batch_size, attention_mode=attention_mode)
     rows: list[dict] = []
     with output_folder(out, ANALYZE):  # the feature cache is written while probing
