@@ -238,7 +238,8 @@ def low_layer_summary(report: CkaReport) -> LowLayerSummary:
     low_s, other_s = per_seed[list(low)].mean(0), per_seed[list(other)].mean(0)
     draws = report.distinct_draws
     (low_mean, low_ci), (other_mean, other_ci) = _seed_interval(low_s, draws), _seed_interval(other_s, draws)
-    diff_mean, diff_ci = _seed_interval(low_s - other_s, draws)
+    with np.errstate(invalid="ignore"):  # inf - inf (a zero seed-noise divergence) is undefined: NaN, said below
+        diff_mean, diff_ci = _seed_interval(low_s - other_s, draws)
     return LowLayerSummary(
         low_layers=low,
         other_layers=other,

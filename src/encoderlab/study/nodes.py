@@ -21,10 +21,8 @@ scales), so a study killed mid-training loses at most a fifth of one run.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
-from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
@@ -273,6 +271,7 @@ def run_cka(ctx: NodeContext) -> dict:
     from encoderlab.analysis.cka import compare, low_layer_summary
     from encoderlab.analysis.features import Encoding
     from encoderlab.analysis.inputs import load_model, read_texts
+    from encoderlab.analysis.plots import write_json
 
     node = CkaNode.of(ctx.node)
     cfg = node.analysis
@@ -294,7 +293,7 @@ def run_cka(ctx: NodeContext) -> dict:
         encoding=Encoding(max_length=cfg.max_length),
     )
     data = report.to_dict()
-    write_text_atomic(ctx.out_dir / "cka.json", json.dumps(data, indent=1))
+    write_json(data, ctx.out_dir / "cka.json")  # strict: an infinite ratio is null, as `analyze cka` writes it
     layers = data["layers"]
     return {
         "a": cfg.a,
