@@ -331,3 +331,20 @@ def test_a_max_length_the_special_tokens_fill_is_refused(folders, tmp_path, caps
         if argv[0] == "probe":
             assert_printed_as_documented("analysis-max-length-only-special-tokens", err, tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+def test_embeddings_or_head_between_two_tokenizers_are_refused(folders, tmp_path, capsys):
+    """A's embeddings under B's tokenizer of another vocabulary (same size, so the architecture check
+    passed): every row stood for another token, and the transplant was saved as if meaningful."""
+    tok_a = make_tokenizer([f"x{i}" for i in range(len(WORDS))])
+    a = save_model_folder(make_model(0), tmp_path / "a", tokenizer=tok_a)
+    for flags in (["--embeddings"], ["--embeddings", "--head"]):
+        argv = ["analyze", "transplant", str(a), folders["b"], "--layers", "0", *flags]
+        _one_line_error(
+            capsys,
+            [*argv, "--out", str(tmp_path / "t")],
+            f"{' and '.join(flags)} would copy rows of A's vocabulary",
+        )
+        assert not (tmp_path / "t").exists()
+    main(["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--out", str(tmp_path / "t")])
+    assert (tmp_path / "t" / "transplant.json").is_file()  # blocks alone carry no vocabulary

@@ -53,6 +53,7 @@ NAMED = {
     "headless-checkpoint-fingerprint": "tests.reliability.test_stable_fingerprint::test_an_interrupted_grid_over_a_headless_checkpoint_resumes",
     "copied-study-resumes": "tests.study.test_nodes::test_a_copied_study_resumes_its_unfinished_run",
     "analysis-max-length-only-special-tokens": "tests.analysis.test_commands::test_a_max_length_the_special_tokens_fill_is_refused",
+    "transplant-embeddings-across-tokenizers": "tests.analysis.test_commands::test_embeddings_or_head_between_two_tokenizers_are_refused",
     "transplant-over-a-sweep": "tests.analysis.test_commands::test_a_single_transplant_and_a_sweep_never_share_an_out",
     "sweep-over-a-transplant": "tests.analysis.test_commands::test_a_single_transplant_and_a_sweep_never_share_an_out",
     "foreign-out": "tests.reliability.test_hostile_pretrain::test_foreign_folder_is_refused_and_untouched",
