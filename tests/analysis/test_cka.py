@@ -257,3 +257,16 @@ def test_word_features_read_the_words_as_running_text_with_a_byte_level_tokenize
     last = model(enc["input_ids"], output_hidden_states=True).hidden_states[-1][0].double()
     # one running-text token per word: ' of', not the sentence-initial 'of' of pre-split words
     torch.testing.assert_close(feats[-1], last, rtol=1e-5, atol=1e-6)
+
+
+def test_a_layer_constant_across_texts_has_an_undefined_ratio_not_an_infinite_one():
+    """CKA is NaN where a layer's features are constant; `NaN < 1` is False, so the ratio read infinite,
+    which says "beyond any seed noise" where nothing is known."""
+    from encoderlab.analysis.cka import _layer
+
+    ab, base = np.array([[0.9, 0.8], [0.9, 0.7]]), np.array([[math.nan, 0.9], [math.nan, 0.95]])
+    undefined, defined = _layer(0, ab, base, 0.0, 2), _layer(1, ab, base, 0.0, 2)
+    assert all(math.isnan(r) for r in undefined.ratio_per_seed)
+    assert defined.ratio_per_seed == pytest.approx([0.2 / 0.1, 0.3 / 0.05])
+    report = CkaReport([undefined, defined, defined], 10, [42, 43], Encoding(max_length=32), distinct_draws=2)
+    assert "a layer's CKA is undefined (its features are constant" in low_layer_summary(report).sentence()

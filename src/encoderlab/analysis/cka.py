@@ -176,6 +176,8 @@ class LowLayerSummary:
             return text + (
                 "; no interval: every seed drew the same texts (the pool holds only n)"
                 if self.distinct_draws < 2
+                else "; no interval: a layer's CKA is undefined (its features are constant across texts)"
+                if math.isnan(self.low_ratio) or math.isnan(self.other_ratio)
                 else "; no interval: a seed-noise divergence is 0"
             )
         verdict = {True: "above", False: "not above"}
@@ -238,7 +240,9 @@ def low_layer_summary(report: CkaReport) -> LowLayerSummary:
     low_s, other_s = per_seed[list(low)].mean(0), per_seed[list(other)].mean(0)
     draws = report.distinct_draws
     (low_mean, low_ci), (other_mean, other_ci) = _seed_interval(low_s, draws), _seed_interval(other_s, draws)
-    with np.errstate(invalid="ignore"):  # inf - inf (a zero seed-noise divergence) is undefined: NaN, said below
+    with np.errstate(
+        invalid="ignore"
+    ):  # inf - inf (a zero seed-noise divergence) is undefined: NaN, said below
         diff_mean, diff_ci = _seed_interval(low_s - other_s, draws)
     return LowLayerSummary(
         low_layers=low,
@@ -299,6 +303,14 @@ def _draw(texts: Sequence[str], n: int, seeds: Sequence[int]) -> tuple[list[str]
     return [texts[i] for i in union], rows_per_seed, len({tuple(d.tolist()) for d in draws})
 
 
+def _ratio(ab: float, base: float) -> float:
+    """(1 - CKA(A, B)) / (1 - CKA(B', B)): infinite when the twin matches B exactly, undefined (NaN) when
+    either CKA is (a layer constant across texts), never infinite for an undefined baseline."""
+    if math.isnan(ab) or math.isnan(base):
+        return math.nan
+    return (1 - ab) / (1 - base) if base < 1 else math.inf
+
+
 def _layer(layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, distinct: int) -> CkaLayer:
     """One layer's row from the per-seed CKA of A with B (`ab`) and of B' with B (`base`), (seeds, layers)."""
     row = CkaLayer(
@@ -311,9 +323,7 @@ def _layer(layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, di
     if base is not None:
         row.baseline_cka = float(base[:, layer].mean())
         row.baseline_divergence = 1 - row.baseline_cka
-        row.ratio_per_seed = [
-            float(1 - x) / float(1 - y) if y < 1 else math.inf for x, y in zip(ab[:, layer], base[:, layer])
-        ]
+        row.ratio_per_seed = [_ratio(float(x), float(y)) for x, y in zip(ab[:, layer], base[:, layer])]
         row.ratio, bounds = _seed_interval(row.ratio_per_seed, distinct)
         row.ratio_ci_low, row.ratio_ci_high = bounds or (None, None)
     return row
