@@ -3,7 +3,8 @@
 The advice answers "which schedule is best at the target?" in two ways, side by side:
 * **extrapolation**: each schedule's curve read at the target, with the bootstrap's interval, and
   the probability that each schedule is best (the share of bootstrap replicates in which it
-  predicts the best value; the schedules' replicates are independent, so they are paired by index);
+  predicts the best value; replicates are paired by index, and where every schedule ran the same
+  pretraining seeds, replicate k of each schedule drew the same seeds (`predict.paired_sources`));
 * **the single-rung ranking**: the schedules ordered by their mean at the largest rung that all of
   them ran. DataDecide (Magnusson et al. 2025, arXiv:2504.11393) found this baseline ranks about 80%
   of pairs as at a target 50x larger, and that none of eight scaling-law methods beat it there.
@@ -108,6 +109,8 @@ class Advice:
     seed: int
     seed_noise: float | None
     """The seed-noise sd given for a parametric bootstrap (None: resampled from the ladder's seeds)."""
+    seeds_paired: bool
+    """Whether replicates drew pretraining seeds jointly across schedules (all ran the same seeds)."""
     predictions: tuple[Prediction, ...]
     crossovers: tuple[Crossover, ...]
     rung: tuple[float, float] | None
@@ -334,13 +337,14 @@ def advise(
     interval: float = 0.8,
     delta: float = DELTA,
     seed_noise: float | None = None,
+    paired: bool = True,
 ) -> Advice:
-    """Fit every schedule, bootstrap it, and decide which schedule to recommend at `target`."""
+    """Fit every schedule, bootstrap it, and decide which schedule to recommend at `target`.
+    `paired=False` resamples each schedule's seeds on its own (only to measure what pairing changes)."""
     m = ladder.metric
     rungs = common_rungs(ladder)
-    fits = fit_schedules(
-        ladder, np.random.default_rng(seed), n_boot, rungs[-1] if len(rungs) > 1 else None, delta, seed_noise
-    )
+    hold_out = rungs[-1] if len(rungs) > 1 else None
+    fits = fit_schedules(ladder, np.random.default_rng(seed), n_boot, hold_out, delta, seed_noise, paired)
     names = [f.schedule.name for f in fits]
     fitted = all(f.fits is not None for f in fits)
     if not rungs and not fitted:
@@ -370,6 +374,7 @@ def advise(
         n_boot=n_boot,
         seed=seed,
         seed_noise=seed_noise,
+        seeds_paired=all(f.paired for f in fits),
         predictions=_predictions(fits, at_target, rung_loss, probs, m, interval),
         crossovers=tuple(crossovers(fits, grid, on_grid, target_c, interval)) if fitted else (),
         rung=rungs[-1] if rungs else None,

@@ -18,8 +18,12 @@ replicate. Two corrections, both needed because ladders have 2-3 seeds per rung:
   units (relative noise) 74%, resampled per rung without pooling 75% (docs/advise.md). A ladder
   whose small models are much noisier than its large ones gets intervals that are too wide at the
   target, and the reverse.
+Where every schedule ran the same (N, D, seed) runs, the draws are shared: a replicate picks seeds,
+and each schedule takes its own deviation at the seed picked (`paired_sources`), which keeps the
+correlation of runs of one seed across schedules (the same initialisation and documents).
 With a seed-noise sd given (`--seed-noise`), replicates draw normal deviations of that size instead:
-a parametric bootstrap for ladders with one seed per rung.
+a parametric bootstrap for ladders with one seed per rung, independent per schedule (one seed per
+rung says nothing of how much of the noise the schedules share).
 Misfit of the curve itself is not resampled: with 3-4 rungs the fit residuals have one or two
 degrees of freedom. That is one reason extrapolation is only recommended after a backtest.
 
@@ -37,6 +41,7 @@ figure shows the printed prediction there) and through the ladder's runs at that
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -135,10 +140,17 @@ class Rungs:
 
 
 def resample(
-    loss: np.ndarray, rungs: Rungs, rng: np.random.Generator, n_boot: int, noise: float | None = None
+    loss: np.ndarray,
+    rungs: Rungs,
+    rng: np.random.Generator,
+    n_boot: int,
+    noise: float | None = None,
+    sources: np.ndarray | None = None,
 ) -> np.ndarray:
     """(1 + n_boot, n): the runs' values, then replicates with seeds resampled within each rung.
 
+    `sources` (n_boot, n) names the run whose deviation each replicate's run takes (`paired_sources`);
+    without it they are drawn here, from the runs of rungs with two seeds or more.
     With `noise` (a seed-to-seed standard deviation known from elsewhere, in metric units) the
     deviations are drawn from a normal distribution of that size instead (a parametric bootstrap),
     which is what a ladder of one seed per rung needs."""
@@ -148,10 +160,40 @@ def resample(
         draws = rng.normal(0.0, noise, size=(n_boot, len(loss)))
     else:
         n = counts[rungs.index]
-        pool = ((loss - centre) * np.sqrt(n / np.maximum(n - 1, 1)))[n > 1]
-        draws = pool[rng.integers(0, len(pool), size=(n_boot, len(loss)))]
+        if sources is None:
+            pool = np.flatnonzero(n > 1)
+            sources = pool[rng.integers(0, len(pool), size=(n_boot, len(loss)))]
+        draws = ((loss - centre) * np.sqrt(n / np.maximum(n - 1, 1)))[sources]
     # a draw past the metric's best value (noise as large as the distance to it) stays just short of it
     return np.vstack([loss[None], np.maximum(centre[None] + draws, 1e-6 * centre[None])])
+
+
+def paired_sources(
+    ladder: Ladder, rng: np.random.Generator, n_boot: int
+) -> dict[Schedule, np.ndarray] | None:
+    """Each schedule's `resample` sources, drawn once for all schedules, when every schedule ran the
+    same (N, D, seed) runs; else None (each schedule is resampled on its own).
+
+    A replicate draws pretraining seeds, not runs: where run (N, D, seed) of one schedule takes the
+    deviation of (N', D', seed'), so does every other schedule's. Runs of one seed share their
+    initialisation and document order (and a CLM-then-MLM run its CLM phase), so their noise is
+    correlated across schedules; independent draws would treat the schedules' difference as noisier
+    than it is and understate P(best) (docs/advise.md measures by how much)."""
+    keyed = {s: [(o.params, o.tokens, o.seed) for o in ladder.of(s)] for s in ladder.schedules}
+    keys = sorted(next(iter(keyed.values())))
+    if len(keyed) < 2 or any(sorted(k) != keys for k in keyed.values()):
+        return None
+    seeds_per_rung = Counter(k[:2] for k in keys)
+    pool = np.array([j for j, k in enumerate(keys) if seeds_per_rung[k[:2]] > 1], dtype=int)
+    if len(pool) == 0:
+        return None
+    picks = pool[rng.integers(0, len(pool), size=(n_boot, len(keys)))]
+    out = {}
+    for schedule, runs in keyed.items():
+        run_of_key = np.array([runs.index(k) for k in keys])
+        key_of_run = np.array([keys.index(k) for k in runs])
+        out[schedule] = run_of_key[picks[:, key_of_run]]
+    return out
 
 
 def choose_form(rungs: Rungs) -> CurveForm | None:
@@ -178,6 +220,8 @@ class ScheduleFit:
     """Row 0 fitted to the data, rows 1..B to the replicates; None when no curve can be fitted."""
     backtest: Fits | None = None
     """One row fitted to the data without the held-out rung and beyond; None when too few rungs remain."""
+    paired: bool = False
+    """Whether its replicates drew pretraining seeds jointly with the other schedules' (`paired_sources`)."""
 
     def inputs(self) -> np.ndarray:
         """Per run: (C,) for the 1-D curve, (N, D) for the 2-D one (each run at its rung's point)."""
@@ -252,7 +296,9 @@ class ScheduleFit:
         return 6.0 * target.params * target.tokens * self.flops_ratio
 
 
-def _prepare(schedule: Schedule, runs: tuple[Observation, ...], loss, rng, n_boot, noise) -> ScheduleFit:
+def _prepare(
+    schedule: Schedule, runs: tuple[Observation, ...], loss, rng, n_boot, noise, sources
+) -> ScheduleFit:
     rungs = Rungs.of(runs)
     if noise is None and np.bincount(rungs.index).max() < 2:
         raise UserError(
@@ -263,9 +309,10 @@ def _prepare(schedule: Schedule, runs: tuple[Observation, ...], loss, rng, n_boo
     return ScheduleFit(
         schedule=schedule,
         rungs=rungs,
-        replicates=resample(loss, rungs, rng, n_boot, noise),
+        replicates=resample(loss, rungs, rng, n_boot, noise, sources),
         flops_ratio=float(np.median(measured)) if measured else 1.0,
         form=choose_form(rungs),
+        paired=sources is not None,
     )
 
 
@@ -289,14 +336,19 @@ def fit_schedules(
     hold_out: tuple[float, float] | None = None,
     delta: float = DELTA,
     noise: float | None = None,
+    paired: bool = True,
 ) -> list[ScheduleFit]:
     """Every schedule's replicates and curves, fitted in one batch per curve form (schedules padded
-    to the same number of runs with zero weights); with `hold_out`, also each backtest's fit."""
+    to the same number of runs with zero weights); with `hold_out`, also each backtest's fit.
+    `paired`: resample pretraining seeds jointly across schedules where they all ran the same ones
+    (`paired_sources`)."""
+    sources = paired_sources(ladder, rng, n_boot) if paired and noise is None else None
     prepared = []
     for schedule in ladder.schedules:
         runs = ladder.of(schedule)
+        loss = ladder.metric.to_loss([o.value for o in runs])
         prepared.append(
-            _prepare(schedule, runs, ladder.metric.to_loss([o.value for o in runs]), rng, n_boot, noise)
+            _prepare(schedule, runs, loss, rng, n_boot, noise, None if sources is None else sources[schedule])
         )
     done = {id(p): p for p in prepared}
     for form in (POWER, CHINCHILLA):

@@ -78,6 +78,7 @@ def format_advice(advice: Advice) -> str:
         f"{advice.metric} ({advice.better} is better) at {advice.target} (C = {advice.target_compute:.3g} FLOPs); "
         f"{advice.n_boot} bootstrap replicates, seed {advice.seed}"
         + (f", seed noise sd {advice.seed_noise:.3g} (given)" if advice.seed_noise is not None else "")
+        + (", pretraining seeds paired across schedules" if advice.seeds_paired else "")
         + f"; largest common rung: {_rung(advice.rung)}",
         "",
         *table,

@@ -11,6 +11,12 @@ scale of a small ladder:
 * every run adds Gaussian seed noise of standard deviation `sigma` (0.01 nats by default, about
   0.3% of the loss, the size of seed-to-seed differences in small language-model ladders), with
   2 or 3 seeds per rung drawn at random.
+
+`shared` makes the ladder's seeds *paired*, as a study's are: both schedules run the same seeds at
+every rung (the count drawn once per rung), and a share `shared` of each run's noise variance is
+common to the two schedules' runs of one seed (the same initialisation and document order; a
+CLM-then-MLM run also shares its CLM phase). Without it, each schedule draws its own seed count and
+the noise is independent.
 """
 
 from __future__ import annotations
@@ -78,12 +84,14 @@ def synthetic_ladder(
     crossover: float | None = None,
     gap: float | None = None,
     target_steps: float = 1.0,
+    shared: float | None = None,
 ) -> SyntheticLadder:
     """A two-schedule ladder. The CLM-like curve crosses the MLM-like one at `crossover` x the
     largest rung's compute, or sits `gap` noise standard deviations above it at the target (a
     negative gap: below); with neither, the crossover is drawn log-uniformly from 1/16 to 256, from
     inside the ladder to beyond the target. The target is `target_steps` size steps (2.5x each)
-    beyond the largest rung."""
+    beyond the largest rung. `shared` (0 to 1): paired seeds with that share of the noise variance
+    common to the schedules (module docstring)."""
     sizes = 8e6 * 2.5 ** np.arange(rungs)
     compute = 6.0 * sizes * 20.0 * sizes
     c_top = compute[-1]
@@ -102,12 +110,7 @@ def synthetic_ladder(
     clm = TrueCurve(
         floor=floor, scale=(value - floor) * (anchor / c_top) ** exponent, exponent=exponent, c_ref=c_top
     )
-    runs = []
-    for schedule, curve in ((MLM_LIKE, mlm), (CLM_LIKE, clm)):
-        for n, c in zip(sizes, compute):
-            for seed in range(int(rng.integers(seeds[0], seeds[1] + 1))):
-                value = float(curve(c) + rng.normal(0.0, sigma))
-                runs.append(Observation(schedule=schedule, params=n, tokens=20.0 * n, seed=seed, value=value))
+    runs = _runs({MLM_LIKE: mlm, CLM_LIKE: clm}, sizes, compute, rng, seeds, sigma, shared)
     return SyntheticLadder(
         ladder=Ladder(KNOWN_METRICS["val/mlm15"], tuple(runs)),
         truth={MLM_LIKE: mlm, CLM_LIKE: clm},
@@ -117,3 +120,25 @@ def synthetic_ladder(
         crossover=_crossing(mlm, clm, c_top),
         largest_rung=float(c_top),
     )
+
+
+def _runs(truth, sizes, compute, rng, seeds, sigma, shared) -> list[Observation]:
+    """Every schedule's runs: truth plus seed noise, independent or paired (`synthetic_ladder`)."""
+    if shared is None:
+        runs = []
+        for schedule, curve in truth.items():
+            for n, c in zip(sizes, compute):
+                for seed in range(int(rng.integers(seeds[0], seeds[1] + 1))):
+                    value = float(curve(c) + rng.normal(0.0, sigma))
+                    runs.append(
+                        Observation(schedule=schedule, params=n, tokens=20.0 * n, seed=seed, value=value)
+                    )
+        return runs
+    runs = []
+    for n, c in zip(sizes, compute):
+        for seed in range(int(rng.integers(seeds[0], seeds[1] + 1))):
+            common = rng.normal(0.0, sigma * np.sqrt(shared))
+            for schedule, curve in truth.items():
+                value = float(curve(c) + common + rng.normal(0.0, sigma * np.sqrt(1.0 - shared)))
+                runs.append(Observation(schedule=schedule, params=n, tokens=20.0 * n, seed=seed, value=value))
+    return runs

@@ -293,7 +293,8 @@ def run_cka(ctx: NodeContext) -> dict:
         encoding=Encoding(max_length=cfg.max_length),
     )
     data = report.to_dict()
-    write_json(data, ctx.out_dir / "cka.json")  # strict: an infinite ratio is null, as `analyze cka` writes it
+    # strict: an infinite ratio is null, as `analyze cka` writes it
+    write_json(data, ctx.out_dir / "cka.json")
     layers = data["layers"]
     return {
         "a": cfg.a,
