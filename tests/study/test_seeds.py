@@ -281,3 +281,18 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
     (result,) = _claims(tmp_path).values()
     assert result["status"] == "not tested"
     assert "evaluates them at none in common (eval_steps: CLM: 20; MLM-40: none)" in result["sentence"]
+
+
+def test_an_early_claim_names_the_tasks_its_checkpoints_were_scored_on(tmp_path):
+    # Before: "on the average over tasks at step 20" for checkpoints scored on one task of the four,
+    # which reads as the final models' average.
+    spec = small_spec(
+        claims=(
+            ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40"),
+        )
+    )
+    spec = replace(spec, eval=replace(spec.eval, checkpoint_tasks=("ner",)))
+    run_study(spec, tmp_path, backend(), progress=False)
+    (result,) = _claims(tmp_path).values()
+    assert " on ner at step 20 " in result["sentence"], result["sentence"]
+    assert "average over tasks" not in result["sentence"]

@@ -28,7 +28,7 @@ The measures:
   seed (evaluation's summary: the test score at the LR chosen on validation per task, averaged over
   the family's tasks seed by seed). "Not tested" says why when the study's graph evaluates no task of the
   family, or none of it on every model of both runs; "no finished results yet" only when it does.
-- **faster_early** (a > b early in pretraining): the average over tasks at the first intermediate
+- **faster_early** (a > b early in pretraining): the average over the tasks (named) at the first intermediate
   checkpoint both runs were evaluated at; runs with no `eval_steps` in common read "not tested" with
   their steps, since no finished result would ever test it.
 - **more_stable** (a varies less across fine-tuning LRs than b): per fine-tuning seed, the range over
@@ -68,7 +68,7 @@ class Measure:
     of: Callable[[str], dict[int, float] | None]
     """Model id -> fine-tuning seed -> score (None without results)."""
     where: str
-    """What the score is, for the sentence ("SC", "the average over tasks at step 125", ...)."""
+    """What the score is, for the sentence ("SC", "the average over brown-pos, tweets at step 125", ...)."""
     higher_is_better: bool = True
     """False when the claim says a's score is lower (a spread)."""
     step: int | None = None
@@ -137,6 +137,14 @@ def _only(tasks: dict[str, TaskSummary], keep: dict[str, str]) -> dict[str, Task
     return {t: s for t, s in tasks.items() if t in keep}
 
 
+def _over(tasks: dict[str, str]) -> str:
+    """The score a checkpoint claim compares, naming its tasks: checkpoints are often evaluated on
+    fewer tasks than the final models (a scale's `checkpoint_tasks`), so "the average over tasks"
+    alone would read as the final models' average."""
+    names = sorted(tasks)
+    return names[0] if len(names) == 1 else f"the average over {', '.join(names)}"
+
+
 def _left_out(shared: dict[str, str], others: dict[str, str]) -> str:
     """What the sentence says when some tasks are not shared by every model (empty when none)."""
     if not others:
@@ -202,7 +210,7 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         of=lambda m: (
             family_by_seed(_only(data.summary(m, step).tasks, shared), average=True).get(ALL) or None
         ),
-        where=f"the average over tasks at step {step}" + _left_out(shared, others),
+        where=f"{_over(shared)} at step {step}" + _left_out(shared, others),
         step=step,
     )
 
