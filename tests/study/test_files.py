@@ -202,6 +202,7 @@ def test_the_report_draws_each_runs_held_out_loss_as_the_trainer_logged_it(own_s
     assert (figures / "validation_loss.png").stat().st_size > 0
     md = (out / "report" / "report.md").read_text()
     assert "### Held-out loss during pretraining" in md and "figures/validation_loss.csv" in md
+    assert "| None |" not in md  # the reference line has no step: "–", as every other empty cell
     page = (out / "report" / "report.html").read_text()
     assert page.count("data:image/png;base64,") == len(list(figures.glob("*.png")))
 

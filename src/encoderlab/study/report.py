@@ -380,6 +380,8 @@ def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
 
 
 def _short(v) -> str:
+    if v is None:  # a reference line has no step: the table says so as the others do ("–"), not "None"
+        return "–"
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
