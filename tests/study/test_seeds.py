@@ -15,6 +15,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nested import compare_runs
 from encoderlab.study.nodes import run_config
+from encoderlab.study.report import write_report
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import ClaimSpec, RunSpec
 
@@ -283,7 +284,7 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
     assert "evaluates them at none in common (eval_steps: CLM: 20; MLM-40: none)" in result["sentence"]
 
 
-def test_an_early_claim_names_the_tasks_its_checkpoints_were_scored_on(tmp_path):
+def test_an_early_claim_and_the_data_efficiency_figure_name_the_tasks_checkpoints_were_scored_on(tmp_path):
     # Before: "on the average over tasks at step 20" for checkpoints scored on one task of the four,
     # which reads as the final models' average.
     spec = small_spec(
@@ -296,3 +297,6 @@ def test_an_early_claim_names_the_tasks_its_checkpoints_were_scored_on(tmp_path)
     (result,) = _claims(tmp_path).values()
     assert " on ner at step 20 " in result["sentence"], result["sentence"]
     assert "average over tasks" not in result["sentence"]
+    write_report(tmp_path)  # with figures (the fake backend's report node draws none)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "the checkpoints were fine-tuned on: ner at LR 0.0001." in md

@@ -38,7 +38,7 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
         _fig_results(data, table, folder),
         _fig_curve(
             data, folder, "data_efficiency", curves.get("data_efficiency", []), "step", "pretraining step",
-            "Data efficiency: score against pretraining step",
+            "Data efficiency: score against pretraining step", note=_checkpoint_protocol(data),
         ),
         _fig_curve(
             data, folder, "lr_stability", curves.get("lr_sensitivity", []), "lr", "fine-tuning learning rate",
@@ -75,6 +75,21 @@ def _curves(data: StudyData, table: ResultsTable) -> dict[str, list[dict]]:
     for row in curves.get("mask_ratio", []):  # the line each point belongs to: MLM, or CLM x% -> MLM
         row["design"] = designs[row["model"]][0]
     return curves
+
+
+def _checkpoint_protocol(data: StudyData) -> str:
+    """What the data-efficiency points average: the checkpoints' tasks and LRs, often fewer than the
+    final models' (a scale's `checkpoint_tasks`), which the caption names so the line is not read as
+    the results table's average."""
+    early = [e for e in data.evals if e.step is not None]
+    if not early:
+        return ""
+    tasks = ", ".join(sorted({e.record.task for e in early}))
+    lrs = ", ".join(f"{lr:g}" for lr in sorted({e.record.lr for e in early}))
+    return (
+        f" Every point, the last (the final model) too, is the mean over the tasks and learning rates the "
+        f"checkpoints were fine-tuned on: {tasks} at LR {lrs}."
+    )
 
 
 def _early(data: StudyData, model: str) -> tuple[list[int], Callable[[EvalRecord], bool]]:
@@ -156,7 +171,8 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
     ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(fams))])
     ax.set_xticklabels(["Avg" if f == ALL else f.upper() for f in fams])
     ax.set_ylabel("test score (task metric, %)")
-    ax.legend(fontsize=8)
+    # beside the axes: inside, it hid the tallest bars
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_title("Results per task family (mean ± 95% CI over seeds)")
     return _save(
         fig,
@@ -189,9 +205,10 @@ def _fig_curve(
     xlabel: str,
     title: str,
     logx: bool = False,
+    note: str = "",
 ) -> Figure | None:
     rows = [{**r, "model": data.label(r["model"])} for r in rows if r["name"] == ALL]
-    caption = "Points are means over fine-tuning seeds; bands are 95% t-intervals."
+    caption = "Points are means over fine-tuning seeds; bands are 95% t-intervals." + note
     return _fig_lines(
         folder, name, rows, title, caption,
         x=x, series="model", xlabel=xlabel, ylabel="mean test score over tasks (%)", xlog=logx,
