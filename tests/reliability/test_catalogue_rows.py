@@ -47,6 +47,7 @@ NAMED = {
     "hub-unreachable-dataset": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "hub-without-datasets": "tests.reliability.test_hostile_data::test_hub_data_without_the_datasets_package_is_one_line",
     "pretrain-on-patched-ids": "tests.reliability.test_hostile_data::test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error",
+    "prepared-with-cut-documents": "tests.data.test_encode::test_a_folder_prepared_with_cut_documents_is_refused_on_read_and_on_rerun",
     "tokenizer-1mb-line": "tests.data.test_tokenizer::test_a_megabyte_line_without_spaces_trains",
     "tokenizer-interrupted": "tests.data.test_tokenizer::test_ctrl_c_and_sigterm_stop_training_with_the_usual_line",
     "export-disk-full": "tests.reliability.test_output_folders::test_disk_full_during_export_is_exit_3_and_leaves_nothing",

@@ -7,7 +7,10 @@ wraps each document with bos/eos (when the tokenizer has them) and returns one f
 per chunk with the lengths, sources and passes of the documents it kept. `ordered_results` hands
 results back in submission order with at most 2 x workers chunks in flight, so the output is
 byte-identical for any number of workers and memory stays flat whatever the corpus size
-(`multiprocessing.Pool.imap` would read the whole input ahead).
+(`multiprocessing.Pool.imap` would read the whole input ahead). `Tally` adds up the results in the
+main process: tokens per split and source, first passes (unique), the largest id.
+
+Documents are tokenized whole: the tokenizer's truncation and padding are cleared (`_encoder`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,14 @@ import itertools
 import multiprocessing
 import os
 from collections import deque
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
 
 from encoderlab.data.decontaminate import Contamination
 from encoderlab.data.fastbpe import TiktokenBPE
+from encoderlab.data.packed import SPLITS
 
 Chunk = list[tuple[str, str, int, int]]
 """Documents as (id, text, source index, repeat pass)."""
@@ -56,6 +61,12 @@ def _encoder(tokenizer_json: str, fast: TiktokenBPE | None):
 
     tok = Tokenizer.from_file(tokenizer_json)
     tok.encode_special_tokens = True  # a literal "<s>" in a document is text, not a document boundary
+    # A model's tokenizer.json may carry the truncation and padding it was last called with
+    # (sentence-transformers' all-MiniLM-L6-v2: truncate at 128, pad to 128), which transformers
+    # resets per call but the raw tokenizer applies to every document: each would be cut to 128 ids
+    # and filled with pad ids. Whole documents are the unit here; rows are cut by the packer.
+    tok.no_truncation()
+    tok.no_padding()
     return lambda texts: [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
 
 
@@ -150,3 +161,31 @@ def ordered_results(chunks, workers: int, initargs: tuple):
 def default_workers() -> int:
     """All the cores this process may use."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+@dataclass
+class Tally:
+    """Tokens per split and source, those of first passes (unique), and the largest id written."""
+
+    tokens: dict[str, list[int]]
+    unique: dict[str, list[int]]
+    max_token_id: int = -1
+    removed: dict[str, int] = field(default_factory=lambda: {"id": 0, "ngram": 0, "empty": 0})
+    passes: list[list[int]] = field(default_factory=list)
+    """Per source, [pass, position in it] (mixtures that hold out per source, `data/holdout.py`)."""
+
+    @classmethod
+    def empty(cls, n_sources: int) -> Tally:
+        return cls({s: [0] * n_sources for s in SPLITS}, {s: [0] * n_sources for s in SPLITS})
+
+    def add(self, split: str, result: ChunkResult, sel: np.ndarray) -> None:
+        n = len(self.tokens[split])
+        lengths, sources = result.lengths[sel], result.sources[sel]
+        first = result.repeats[sel] == 0
+        for into, mask in ((self.tokens, slice(None)), (self.unique, first)):
+            counts = np.bincount(sources[mask], weights=lengths[mask], minlength=n)
+            into[split] = [a + int(b) for a, b in zip(into[split], counts)]
+
+    def see(self, tokens: np.ndarray) -> None:
+        if len(tokens):
+            self.max_token_id = max(self.max_token_id, int(tokens.max()))

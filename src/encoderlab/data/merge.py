@@ -166,9 +166,9 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     decontam = dict(first["decontamination"])
     for key in ("removed_by_id", "removed_by_ngram"):
         decontam[key] = sum(m["decontamination"][key] for m in metas)
-    keep = ("format", "format_version", "dtype", "spec", "wrap", "encoder", "tokenizer")
+    keep = ("format", "format_version", "dtype", "spec", "wrap", "encoder", "tokenizer", "documents")
     return {
-        **{k: first[k] for k in keep},
+        **{k: first[k] for k in keep if k in first},
         "recipe": recipe,
         "splits": splits,
         "unique_tokens": dict(tokens),

@@ -57,7 +57,40 @@ def read_meta(root: Path) -> dict:
             f"{root} has prepared-data version {meta.get('format_version')}, this encoderlab reads "
             f"{FORMAT_VERSION}; prepare it again"
         )
+    _refuse_cut_documents(Path(root), meta)
     return meta
+
+
+def call_settings(tokenizer_json: dict) -> str:
+    """The truncation and padding a serialised tokenizer keeps from its last call ("" when none):
+    sentence-transformers' all-MiniLM-L6-v2 keeps "truncation at 128, padding to 128"."""
+    parts = []
+    if (trunc := tokenizer_json.get("truncation")) is not None:
+        parts.append(f"truncation at {trunc.get('max_length')}")
+    if (pad := tokenizer_json.get("padding")) is not None:
+        strategy = pad.get("strategy")
+        size = strategy.get("Fixed") if isinstance(strategy, dict) else None
+        parts.append(f"padding to {size}" if size else "padding")
+    return ", ".join(parts)
+
+
+def _refuse_cut_documents(root: Path, meta: dict) -> None:
+    """A folder prepared before `data/encode.py` cleared the tokenizer's call settings, by the
+    `tokenizers` path with a tokenizer that keeps them, holds every document cut at that length and
+    filled with pad ids: refused, never trained on. Folders since carry `documents: whole`."""
+    if meta.get("documents") == "whole" or meta.get("encoder") != "tokenizers":
+        return
+    path = root / "tokenizer" / "tokenizer.json"
+    try:
+        settings = call_settings(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, AttributeError):
+        return
+    if settings:
+        raise UserError(
+            f"{root} was prepared by an encoderlab that kept its tokenizer's {settings} (settings of the "
+            "tokenizer's last call, saved in its tokenizer.json), so every document in it is cut and "
+            f"padded; delete {root} and prepare it again"
+        )
 
 
 def choose_dtype(vocab_size: int, requested: str = "auto") -> np.dtype:

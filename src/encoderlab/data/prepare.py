@@ -32,8 +32,10 @@ behind; rerunning the same recipe truncates the files to the recorded sizes, rea
 the checkpoint without tokenizing them, checks that they hash the same, and continues. The output is
 byte-identical to an uninterrupted run. If the recipe or the documents before the checkpoint
 changed, the partial output is discarded and the prepare starts over (with a warning). Re-reading
-the prefix costs a pass over the raw text (for a hub dataset, streaming the worker's files up to the
-checkpoint again), a small fraction of tokenizing it.
+the prefix (a pass over the raw text) costs a small fraction of tokenizing it.
+
+Documents are tokenized whole, whatever truncation or padding the tokenizer's file keeps from its
+last call (`encode._encoder`); folders from before that are refused on read (`packed.read_meta`).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ import json
 import logging
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -55,7 +57,7 @@ from encoderlab.atomic import replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
-from encoderlab.data.encode import default_workers  # noqa: F401 (re-exported for bench)
+from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_seed, mix_documents
@@ -64,6 +66,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     FORMAT_VERSION,
     SPLITS,
     SplitWriter,
+    call_settings,
     choose_dtype,
     read_meta,
     split_dir,
@@ -123,13 +126,17 @@ def shard_dir(out: Path, shard: Shard) -> Path:
     return Path(out).with_name(Path(out).name + ".shards") / shard.name
 
 
-def _recipe(cfg: PrepareConfig, tok_hash: str, against: list[str], dtype: np.dtype) -> dict:
+def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dict:
+    from encoderlab.data.tokenizer import tokenizer_hash  # lazily: transformers
+
     recipe = to_dict(cfg)
+    if call_settings(json.loads(tok.backend_tokenizer.to_str())):
+        recipe["documents"] = "whole"  # an interrupted prepare of the old code, which cut them, starts over
     del recipe["tokenizer"]  # the same tokenizer reached by another path is the same recipe
     for source in recipe["sources"]:  # a whole split's recipe is the one from before `hf_files` existed
         if source.get("hf_files") is None:
             source.pop("hf_files", None)
-    recipe.update(tokenizer_hash=tok_hash, decontaminate=against, dtype=dtype.name)
+    recipe.update(tokenizer_hash=tokenizer_hash(tok), decontaminate=against, dtype=dtype.name)
     if repeats_documents(cfg.stop, len(cfg.sources)):  # folders drawn by the old, leaky rule differ
         recipe["holdout"] = "per-source"
     return recipe
@@ -216,7 +223,7 @@ def prepare(
 
     `checkpoint_every` chunks of `chunk_docs` documents, the progress is put on disk so that an
     interrupted prepare resumes from there."""
-    from encoderlab.data.tokenizer import load_tokenizer, spec_fields, tokenizer_hash
+    from encoderlab.data.tokenizer import load_tokenizer, spec_fields
 
     out = Path(out)
     _check_counts(workers, checkpoint_every, chunk_docs)
@@ -227,7 +234,7 @@ def prepare(
     spec = spec_fields(tok)
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
     against, not_fetched = resolve_eval_sets(cfg.decontaminate)
-    recipe = _recipe(cfg, tokenizer_hash(tok), against, dtype)
+    recipe = _recipe(cfg, tok, against, dtype)
     if shard is not None:
         recipe["shard"] = [shard.index, shard.count]
     target = _target(out, shard, sources)
@@ -358,34 +365,6 @@ def _link(chain: bytes, digest: bytes) -> bytes:
     return hashlib.sha256(chain + digest).digest()
 
 
-@dataclass
-class Tally:
-    """Tokens per split and source, those of first passes (unique), and the largest id written."""
-
-    tokens: dict[str, list[int]]
-    unique: dict[str, list[int]]
-    max_token_id: int = -1
-    removed: dict[str, int] = field(default_factory=lambda: {"id": 0, "ngram": 0, "empty": 0})
-    passes: list[list[int]] = field(default_factory=list)
-    """Per source, [pass, position in it] (mixtures that hold out per source, `data/holdout.py`)."""
-
-    @classmethod
-    def empty(cls, n_sources: int) -> Tally:
-        return cls({s: [0] * n_sources for s in SPLITS}, {s: [0] * n_sources for s in SPLITS})
-
-    def add(self, split: str, result: encode.ChunkResult, sel: np.ndarray) -> None:
-        n = len(self.tokens[split])
-        lengths, sources = result.lengths[sel], result.sources[sel]
-        first = result.repeats[sel] == 0
-        for into, mask in ((self.tokens, slice(None)), (self.unique, first)):
-            counts = np.bincount(sources[mask], weights=lengths[mask], minlength=n)
-            into[split] = [a + int(b) for a, b in zip(into[split], counts)]
-
-    def see(self, tokens: np.ndarray) -> None:
-        if len(tokens):
-            self.max_token_id = max(self.max_token_id, int(tokens.max()))
-
-
 def _wrap_ids(spec: dict) -> tuple[int | None, int | None]:
     """(bos, eos) wrapped around each document; GPT-style tokenizers (bos == eos) get one separator."""
     bos, eos = spec["bos_id"], spec["eos_id"]
@@ -511,6 +490,7 @@ def _meta(job: _Job, splits, stats, tally: Tally, bos, eos, resumed_after, elaps
         "seconds": round(elapsed, 3),
         "workers": job.workers,
         "encoder": "tiktoken" if fast else "tokenizers",
+        "documents": "whole",  # tokenized without the tokenizer's call settings (packed.read_meta)
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     if job.shard is not None:
