@@ -287,3 +287,16 @@ def test_zstd_without_its_module_is_refused_before_reading_and_never_skipped(tmp
             _texts(SourceConfig(location=str(location)))
     monkeypatch.undo()
     assert _texts(SourceConfig(location=str(shard.parent))) == ["a", "b"]
+
+
+@pytest.mark.parametrize("unit", ["paragraph", "line", "file"])
+def test_a_byte_order_mark_is_not_text(tmp_path, unit):
+    """Files saved by Windows editors start with UTF-8's byte-order mark. Before, a JSON lines file
+    was refused at line 1 ("Unexpected UTF-8 BOM") and a .txt's first document began with U+FEFF,
+    which became a token. The mark is dropped at the start of a file only."""
+    bom = b"\xef\xbb\xbf"
+    (tmp_path / "w.jsonl").write_bytes(bom + b'{"text": "alpha"}\r\n{"text": "\xef\xbb\xbfbeta"}\r\n')
+    assert _texts(SourceConfig(location=str(tmp_path / "w.jsonl"))) == ["alpha", "\ufeffbeta"]
+    (tmp_path / "w.txt").write_bytes(bom + b"gamma\r\ndelta\r\n")
+    want = {"paragraph": ["gamma\r\ndelta"], "line": ["gamma", "delta"], "file": ["gamma\r\ndelta\r\n"]}
+    assert _texts(SourceConfig(location=str(tmp_path / "w.txt"), txt_unit=unit)) == want[unit]

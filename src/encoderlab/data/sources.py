@@ -307,9 +307,15 @@ def _open_hashed(path: Path, stats: SourceStats) -> Iterator[io.BufferedIOBase]:
         yield content
 
 
-def _decode(raw: bytes, where: str) -> str:
+_BOM = b"\xef\xbb\xbf"
+"""UTF-8's byte-order mark, which Windows editors put at the start of a file: not text (a JSON line
+starting with it does not parse, and in a .txt it became a token of the first document)."""
+
+
+def _decode(raw: bytes, where: str, first: bool = False) -> str:
+    """`raw` as text; `first`: the file's first line (or whole content), whose byte-order mark is dropped."""
     try:
-        return raw.decode("utf-8")
+        return (raw.removeprefix(_BOM) if first else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _Bad(f"{where} is not UTF-8 (byte {exc.start})") from None
 
@@ -335,7 +341,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             where = f"{path}:{lineno}"
             try:
                 try:
-                    record = json.loads(_decode(raw, where))
+                    record = json.loads(_decode(raw, where, first=lineno == 1))
                 except json.JSONDecodeError as exc:
                     raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
                 if not isinstance(record, dict):
@@ -352,7 +358,7 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
     with _open_hashed(path, stats) as f:
         if cfg.txt_unit == "file":
             try:
-                yield Document(str(path), _decode(f.read(), str(path)))
+                yield Document(str(path), _decode(f.read(), str(path), first=True))
             except _Bad as exc:
                 _handle(exc, on_error, stats, record=True)
             return
@@ -376,7 +382,7 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
 def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
     for lineno, raw in enumerate(f, 1):
         try:
-            yield lineno, _decode(raw, f"{path}:{lineno}")
+            yield lineno, _decode(raw, f"{path}:{lineno}", first=lineno == 1)
         except _Bad as exc:
             _handle(exc, on_error, stats, record=True)
 
