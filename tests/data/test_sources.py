@@ -300,3 +300,20 @@ def test_a_byte_order_mark_is_not_text(tmp_path, unit):
     (tmp_path / "w.txt").write_bytes(bom + b"gamma\r\ndelta\r\n")
     want = {"paragraph": ["gamma\r\ndelta"], "line": ["gamma", "delta"], "file": ["gamma\r\ndelta\r\n"]}
     assert _texts(SourceConfig(location=str(tmp_path / "w.txt"), txt_unit=unit)) == want[unit]
+
+
+def test_a_folder_says_which_of_its_files_it_does_not_read(tmp_path, caplog):
+    """Before, a .csv beside the .jsonl of a folder source was left out without a word."""
+    write_jsonl(tmp_path / "c" / "a.jsonl", [{"text": "alpha"}])
+    (tmp_path / "c" / "sub").mkdir()
+    (tmp_path / "c" / "sub" / "b.csv").write_text("text\nbeta\n")
+    (tmp_path / "c" / "README").write_text("about")
+    caplog.set_level("INFO")
+    assert [d.text for d in mix_documents([SourceConfig(location=str(tmp_path / "c"))])] == ["alpha"]
+    assert (
+        f"{tmp_path / 'c'}: 2 file(s) not read, of kinds encoderlab does not read as text (.csv, README; "
+        f"e.g. {tmp_path / 'c' / 'README'})" in caplog.text
+    )
+    caplog.clear()
+    list(mix_documents([SourceConfig(location=str(tmp_path / "c" / "a.jsonl"))]))
+    assert "not read" not in caplog.text  # a file names itself: nothing is left out

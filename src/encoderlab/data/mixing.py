@@ -19,7 +19,7 @@ from typing import Literal
 
 import numpy as np
 
-from encoderlab.data.filekinds import file_kind
+from encoderlab.data.filekinds import SUPPORTED, file_kind
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import (
     Document,
@@ -27,6 +27,7 @@ from encoderlab.data.sources import (
     SourceStats,
     describe,
     iter_documents,
+    unread_files,
 )
 from encoderlab.errors import UserError
 
@@ -114,7 +115,14 @@ def _file_keys(desc: dict) -> Iterator[tuple[str, str]]:
 
 
 def _announce(cfg: SourceConfig, desc: dict) -> None:
-    """Say how a source with .txt files is cut into documents (the unit changes what a model sees)."""
+    """Say how a source with .txt files is cut into documents (the unit changes what a model sees),
+    and which files of a folder or glob it does not read (a .csv beside the .jsonl was left out unsaid)."""
+    if desc["kind"] == "files" and (skipped := unread_files(cfg.location)):
+        kinds = sorted({q.suffix or q.name for q in skipped})
+        log.info(
+            "%s: %d file(s) not read, of kinds encoderlab does not read as text (%s; e.g. %s); it reads %s",
+            cfg.location, len(skipped), ", ".join(kinds), skipped[0], SUPPORTED,
+        )  # fmt: skip
     n_txt = sum(file_kind(Path(p)) == "txt" for p in desc["files"])
     if n_txt and desc["kind"] != "hf":
         unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]

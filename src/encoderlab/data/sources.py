@@ -184,6 +184,17 @@ def resolve_files(location: str) -> list[Path] | None:
     return sorted(set(files))
 
 
+def unread_files(location: str) -> list[Path]:
+    """The files a folder or glob source holds that `resolve_files` leaves out (not a text kind:
+    a README, a .csv), sorted; [] for anything else. `mixing` says how many, so none goes unnoticed."""
+    if any(c in location for c in GLOB_CHARS):
+        paths = [Path(p) for p in glob.glob(location, recursive=True)]
+    else:
+        paths = [Path(location)] if Path(location).is_dir() else []
+    found = [q for p in paths for q in (p.rglob("*") if p.is_dir() else [p]) if q.is_file()]
+    return sorted({q for q in found if file_kind(q) is None})
+
+
 def _asset_path(name: str, fix: str = "fix --source") -> Path:
     try:
         from encoderlab.data.assets import ASSETS, asset_jsonl
