@@ -317,3 +317,31 @@ def test_a_folder_says_which_of_its_files_it_does_not_read(tmp_path, caplog):
     caplog.clear()
     list(mix_documents([SourceConfig(location=str(tmp_path / "c" / "a.jsonl"))]))
     assert "not read" not in caplog.text  # a file names itself: nothing is left out
+
+
+def test_a_parquet_text_column_must_hold_strings(tmp_path):
+    """Before, a struct or list column was trained on as its Python repr ("{'a': 'x'}"), a number as its
+    digits; JSON lines refused such a field, and so does a parquet file now."""
+    pq.write_table(
+        pa.table({"body": ["one", "two"], "text": [{"a": "x"}, {"a": "y"}]}), tmp_path / "s.parquet"
+    )
+    pq.write_table(pa.table({"text": [["x", "y"], ["z"]]}), tmp_path / "l.parquet")
+    pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "n.parquet")
+    with pytest.raises(
+        UserError,
+        match=r"s.parquet has no string column 'text' \(text is struct<a: string>\); .*#text_field=body",
+    ):
+        _texts(SourceConfig(location=str(tmp_path / "s.parquet")))
+    for name in ("l", "n"):
+        with pytest.raises(UserError, match=f"{name}.parquet has no string column 'text'"):
+            _texts(SourceConfig(location=str(tmp_path / f"{name}.parquet")))
+    stats = SourceStats("p")
+    assert _texts(SourceConfig(location=str(tmp_path / "n.parquet")), stats=stats, on_error="skip") == []
+    assert stats.bad_files == 1
+    # strings however stored are text: dictionary-encoded, large
+    table = pa.table(
+        {"text": pa.array(["x", "y", "x"]).dictionary_encode(), "t2": pa.array(["u"] * 3, pa.large_string())}
+    )
+    pq.write_table(table, tmp_path / "d.parquet")
+    assert _texts(SourceConfig(location=str(tmp_path / "d.parquet"))) == ["x", "y", "x"]
+    assert _texts(SourceConfig(location=str(tmp_path / "d.parquet"), text_field="t2")) == ["u"] * 3

@@ -412,6 +412,7 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
                 f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
                 _field_fix(path, cfg.text_field, names),
             )
+        _check_text_column(pf.schema_arrow, cfg.text_field, path)
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
         row = 0
         for batch in pf.iter_batches(batch_size=1024, columns=columns):
@@ -420,11 +421,24 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
             for text, rid in zip(texts, ids):
                 row += 1
                 if text is not None:
-                    yield Document(f"{path}#{rid}" if rid is not None else f"{path}:{row}", str(text))
+                    yield Document(f"{path}#{rid}" if rid is not None else f"{path}:{row}", text)
     except (pa.ArrowException, OSError) as exc:
         _handle(_Bad(f"{path} is not a readable parquet file ({str(exc).splitlines()[0]})"), on_error, stats)
     except _Bad as exc:
         _handle(exc, on_error, stats)
+
+
+def _check_text_column(schema, name: str, path: Path) -> None:
+    """Refuse a text column that does not hold strings: a struct or a list was read as its Python
+    repr ("{'a': 'x'}"), a number as its digits, where JSON lines refuse a non-string field."""
+    import pyarrow as pa
+
+    kind = schema.field(name).type
+    value = kind.value_type if pa.types.is_dictionary(kind) else kind
+    if pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view":
+        return
+    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
+    raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", _field_fix(path, name, strings))
 
 
 def _sha256_file(path: Path) -> str:
