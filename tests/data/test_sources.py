@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -345,3 +347,39 @@ def test_a_parquet_text_column_must_hold_strings(tmp_path):
     pq.write_table(table, tmp_path / "d.parquet")
     assert _texts(SourceConfig(location=str(tmp_path / "d.parquet"))) == ["x", "y", "x"]
     assert _texts(SourceConfig(location=str(tmp_path / "d.parquet"), text_field="t2")) == ["u"] * 3
+
+
+def test_a_json_array_file_is_refused_with_the_command_that_converts_it(tmp_path):
+    """`.json` is read as JSON lines (C4's `.json.gz`); a file holding one array was refused at line 1
+    as "not valid JSON (Expecting value)", which does not say what to do."""
+    (tmp_path / "arr.json").write_text('[\n  {"text": "alpha"},\n  {"text": "beta"}\n]\n')
+    with pytest.raises(UserError) as refused:
+        _texts(SourceConfig(location=str(tmp_path / "arr.json")))
+    assert str(refused.value).startswith(f"{tmp_path / 'arr.json'} holds a JSON array, not JSON lines")
+    fix = str(refused.value).split("e.g. ", 1)[1]
+    assert fix.endswith(f"{tmp_path / 'arr.json'} > {tmp_path / 'arr.jsonl'}")
+    command = fix.split(" > ")[0]  # the command it gives, run as written
+    python = command.replace("python", sys.executable, 1)
+    out = subprocess.run(python, shell=True, capture_output=True, text=True, check=True).stdout
+    (tmp_path / "arr.jsonl").write_text(out)
+    assert _texts(SourceConfig(location=str(tmp_path / "arr.jsonl"))) == ["alpha", "beta"]
+    stats = SourceStats("a")
+    assert _texts(SourceConfig(location=str(tmp_path / "arr.json")), stats=stats, on_error="skip") == []
+    assert stats.bad_files == 1
+    # a later line that starts with "[" is a bad record of a JSON lines file, not an array
+    (tmp_path / "mixed.jsonl").write_text('{"text": "alpha"}\n[1, 2]\n{"text": "beta"}\n')
+    stats = SourceStats("m")
+    assert _texts(SourceConfig(location=str(tmp_path / "mixed.jsonl")), stats=stats, on_error="skip") == [
+        "alpha",
+        "beta",
+    ]
+    assert stats.bad_records == 1
+
+
+def test_a_null_text_is_an_empty_document_as_in_parquet(tmp_path):
+    """Before, `{"text": null}` refused the whole JSON lines file; a null parquet cell (and a hub
+    dataset's) was an empty document, dropped and counted."""
+    write_jsonl(tmp_path / "n.jsonl", [{"text": None}, {"text": "alpha"}, {"text": ""}])
+    stats = SourceStats("n")
+    assert _texts(SourceConfig(location=str(tmp_path / "n.jsonl")), stats=stats) == ["alpha"]
+    assert stats.empty == 2 and stats.bad_records == 0

@@ -33,28 +33,22 @@ digest of exactly the bytes that were used (`complete` says whether the file was
 
 from __future__ import annotations
 
-import contextlib
 import glob
-import hashlib
-import io
-import json
 import logging
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal
 
 from encoderlab.data.corpora import CORPORA
 from encoderlab.data.filekinds import (
-    COMPRESSIONS,
-    DECOMPRESS_ERRORS,
     SUPPORTED,
-    decompressed,
     file_kind,
     unread_reason,
     unreadable,
 )
+from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
 from encoderlab.data.hub import read_hub_documents, resolve_dataset
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
@@ -114,17 +108,6 @@ def parse_source(spec: str) -> SourceConfig:
             else parse_scalar(value)
         )
     return from_dict(SourceConfig, data, where=f"source '{spec}'")
-
-
-class Document(NamedTuple):
-    """One document of a corpus."""
-
-    id: str
-    text: str
-    source: int = 0
-    """Index of its source in a mixture."""
-    repeat: int = 0
-    """0 on a source's first pass, k on its k-th restart by an `all_exhausted` mixture."""
 
 
 @dataclass
@@ -260,229 +243,6 @@ def _check_fields_apply(cfg: SourceConfig, files: list[Path]) -> None:
         )
 
 
-# ---------------------------------------------------------------- readers
-
-
-class _Bad(Exception):
-    """A record or file that cannot be read; message names where, `fix` overrides the generic fix."""
-
-    def __init__(self, message: str, fix: str | None = None):
-        super().__init__(message)
-        self.fix = fix
-
-
-def _field_fix(path: Path | str, field: str, present: list[str]) -> str:
-    """The fix for a text field that is not there: name the field that is, in the source spec."""
-    location = str(path).rsplit(":", 1)[0] if str(path).rpartition(":")[2].isdigit() else str(path)
-    guess = present[0] if present else "FIELD"
-    return (
-        f"name the text field in the source, e.g. --source '{location}#text_field={guess}' "
-        f"(or fix the record, or pass --on-error skip if only some records lack '{field}')"
-    )
-
-
-class _HashingReader(io.RawIOBase):
-    """Wraps a binary file and hashes every byte read through it."""
-
-    def __init__(self, raw, entry: dict):
-        self.raw, self.entry, self.sha = raw, entry, hashlib.sha256()
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b) -> int:
-        n = self.raw.readinto(b)
-        if n:
-            self.sha.update(memoryview(b)[:n])
-            self.entry["bytes"] += n
-        else:
-            self.entry["complete"] = True
-        return n
-
-    def close(self) -> None:
-        self.entry["sha256"] = self.sha.hexdigest()
-        self.raw.close()
-        super().close()
-
-
-@contextlib.contextmanager
-def _open_hashed(path: Path, stats: SourceStats) -> Iterator[io.BufferedIOBase]:
-    """`path`'s content (decompressed as its name says), hashing the stored bytes as they are read."""
-    entry = {"path": str(path), "bytes": 0, "sha256": None, "complete": False}
-    stats.files.append(entry)
-    raw = _HashingReader(open(path, "rb"), entry)  # noqa: SIM115 (closed by `stored`, below)
-    with (
-        io.BufferedReader(raw, buffer_size=1 << 20) as stored,
-        contextlib.closing(decompressed(path, stored)) as content,
-    ):
-        yield content
-
-
-_BOM = b"\xef\xbb\xbf"
-"""UTF-8's byte-order mark, which Windows editors put at the start of a file: not text (a JSON line
-starting with it does not parse, and in a .txt it became a token of the first document)."""
-
-
-def _decode(raw: bytes, where: str, first: bool = False) -> str:
-    """`raw` as text; `first`: the file's first line (or whole content), whose byte-order mark is dropped."""
-    try:
-        return (raw.removeprefix(_BOM) if first else raw).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _Bad(f"{where} is not UTF-8 (byte {exc.start})") from None
-
-
-def _field(record: dict, key: str, where: str) -> str:
-    value = record.get(key)
-    if key not in record:
-        # the longest string value is the likeliest text (an id or a label is short)
-        strings = sorted((k for k, v in record.items() if isinstance(v, str)), key=lambda k: -len(record[k]))
-        raise _Bad(
-            f"{where} has no field '{key}' (fields: {', '.join(record)})", _field_fix(where, key, strings)
-        )
-    if not isinstance(value, str):
-        raise _Bad(f"{where} has no string field '{key}' ({key} is {type(value).__name__})")
-    return value
-
-
-def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
-    with _open_hashed(path, stats) as f:
-        for lineno, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                try:
-                    record = json.loads(_decode(raw, where, first=lineno == 1))
-                except json.JSONDecodeError as exc:
-                    raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
-                if not isinstance(record, dict):
-                    raise _Bad(f"{where} is a JSON {type(record).__name__}, not an object")
-                text = _field(record, cfg.text_field, where)
-            except _Bad as exc:
-                _handle(exc, on_error, stats, record=True)
-                continue
-            rid = record.get(cfg.id_field)
-            yield Document(f"{id_prefix}{rid}" if rid is not None else f"{path}:{lineno}", text)
-
-
-def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
-    with _open_hashed(path, stats) as f:
-        if cfg.txt_unit == "file":
-            try:
-                yield Document(str(path), _decode(f.read(), str(path), first=True))
-            except _Bad as exc:
-                _handle(exc, on_error, stats, record=True)
-            return
-        lines = _decoded_lines(f, path, on_error, stats)
-        if cfg.txt_unit == "line":
-            for lineno, line in lines:
-                yield Document(f"{path}:{lineno}", line.rstrip("\r\n"))
-            return
-        start, para = 0, []
-        for lineno, line in lines:  # paragraphs: runs of lines up to a blank (whitespace-only) line
-            if line.strip():
-                start = start if para else lineno
-                para.append(line)
-            elif para:
-                yield Document(f"{path}:{start}", "".join(para).rstrip("\r\n"))
-                para = []
-        if para:
-            yield Document(f"{path}:{start}", "".join(para).rstrip("\r\n"))
-
-
-def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
-    for lineno, raw in enumerate(f, 1):
-        try:
-            yield lineno, _decode(raw, f"{path}:{lineno}", first=lineno == 1)
-        except _Bad as exc:
-            _handle(exc, on_error, stats, record=True)
-
-
-def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    entry = {"path": str(path), "bytes": path.stat().st_size, "sha256": _sha256_file(path), "complete": True}
-    stats.files.append(entry)
-    try:
-        pf = pq.ParquetFile(path)
-        names = pf.schema_arrow.names
-        if cfg.text_field not in names:
-            raise _Bad(
-                f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
-                _field_fix(path, cfg.text_field, names),
-            )
-        _check_text_column(pf.schema_arrow, cfg.text_field, path)
-        columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
-        row = 0
-        for batch in pf.iter_batches(batch_size=1024, columns=columns):
-            texts = batch.column(0).to_pylist()
-            ids = batch.column(1).to_pylist() if len(columns) > 1 else [None] * len(texts)
-            for text, rid in zip(texts, ids):
-                row += 1
-                if text is not None:
-                    yield Document(f"{path}#{rid}" if rid is not None else f"{path}:{row}", text)
-    except (pa.ArrowException, OSError) as exc:
-        _handle(_Bad(f"{path} is not a readable parquet file ({str(exc).splitlines()[0]})"), on_error, stats)
-    except _Bad as exc:
-        _handle(exc, on_error, stats)
-
-
-def _check_text_column(schema, name: str, path: Path) -> None:
-    """Refuse a text column that does not hold strings: a struct or a list was read as its Python
-    repr ("{'a': 'x'}"), a number as its digits, where JSON lines refuse a non-string field."""
-    import pyarrow as pa
-
-    kind = schema.field(name).type
-    value = kind.value_type if pa.types.is_dictionary(kind) else kind
-    if pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view":
-        return
-    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", _field_fix(path, name, strings))
-
-
-def _sha256_file(path: Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            sha.update(block)
-    return sha.hexdigest()
-
-
-def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:
-    if on_error == "raise":
-        fix = exc.fix or "fix or remove it, or pass --on-error skip to skip and count such input"
-        raise UserError(f"{exc}; {fix}")
-    if record:
-        stats.bad_records += 1
-    else:
-        stats.bad_files += 1
-
-
-def _read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
-    kind, yielded = file_kind(path), 0
-    if kind == "jsonl":
-        docs = _read_jsonl(path, cfg, stats, on_error, id_prefix)
-    elif kind == "txt":
-        docs = _read_txt(path, cfg, stats, on_error)
-    else:
-        docs = _read_parquet(path, cfg, stats, on_error)
-    try:
-        for doc in docs:
-            yielded += 1
-            yield doc
-    except (OSError, *DECOMPRESS_ERRORS) as exc:  # permission denied, vanished, truncated or corrupt
-        why = f"cannot read {path} ({getattr(exc, 'strerror', None) or exc})"
-        if yielded and path.suffix.lower() in COMPRESSIONS:
-            # gzip checks its CRC only at the end: what a corrupt file gave before may be garbage, and
-            # documents already streamed cannot be taken back, so such a file is never skipped
-            raise UserError(
-                f"{why}, after {yielded:,} of its documents were read; a compressed file that fails "
-                "part-way is not skipped: download it again or remove it"
-            ) from None
-        _handle(_Bad(why), on_error, stats)
-
-
 def iter_documents(
     cfg: SourceConfig,
     stats: SourceStats | None = None,
@@ -512,7 +272,7 @@ def iter_documents(
         raw = (
             doc
             for path in desc["files"][files.start : files.stop]
-            for doc in _read_file(path, cfg, stats, on_error, "" if asset else f"{path}#")
+            for doc in read_file(path, cfg, stats, on_error, "" if asset else f"{path}#")
         )
     for doc in raw:
         if doc.text.strip():
