@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from tests.data.corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.data.corpus_fixtures import (  # noqa: F401 (fixtures)
+    corpus_records,
+    tokenizer_dir,
+    wordpiece_with_call_settings,
+    write_jsonl,
+)
 
 from encoderlab.bench.data import FLOOR, KINDS, DataBench, bench_data
 from encoderlab.errors import UserError
@@ -83,4 +88,18 @@ def test_every_pipeline_counts_prepares_tokens_with_a_decoders_tokenizer(tmp_pat
     tok = str(_decoder_style_tokenizer(tmp_path / "tok", records, post))
     ours = _measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
     assert _measure_datasets(corpus, tok, str(tmp_path / "datasets"), None)["tokens"] == ours
+    assert _measure_floor(corpus, tok)["tokens"] == ours
+
+
+def test_the_floor_tokenizes_whole_documents_whatever_the_tokenizer_file_keeps(
+    tmp_path,
+    wordpiece_with_call_settings,  # noqa: F811
+):
+    """The floor's raw tokenizer applied the truncation and padding a tokenizer.json keeps (as
+    `data prepare` did): its count was the cut, padded one."""
+    from encoderlab.bench.data import _measure_encoderlab, _measure_floor
+
+    corpus = str(write_jsonl(tmp_path / "corpus.jsonl", corpus_records(40)))
+    tok = str(wordpiece_with_call_settings)
+    ours = _measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
     assert _measure_floor(corpus, tok)["tokens"] == ours

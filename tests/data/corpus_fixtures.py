@@ -134,3 +134,23 @@ def fake_assets(monkeypatch, tmp_path):
         monkeypatch.setitem(sys.modules, "encoderlab.data.assets", module)
 
     return install
+
+
+@pytest.fixture(scope="module")
+def wordpiece_with_call_settings(tmp_path_factory):
+    """A WordPiece tokenizer whose tokenizer.json keeps truncation at 8 and padding to 12, as a
+    sentence-transformers model's does (all-MiniLM-L6-v2: 128 and 128): settings of its last call,
+    not of the vocabulary. WordPiece keeps `data prepare` on the `tokenizers` path (not tiktoken)."""
+    root = tmp_path_factory.mktemp("wp")
+    src = write_jsonl(root / "train.jsonl", corpus_records(200))
+    out = root / "wordpiece"
+    train_tokenizer(SourceConfig(location=str(src)), 400, out, kind="wordpiece", progress=False)
+    spec = json.loads((out / "tokenizer.json").read_text())
+    pad = spec["model"]["vocab"].get("[PAD]", 0)
+    spec["truncation"] = {"direction": "Right", "max_length": 8, "strategy": "LongestFirst", "stride": 0}
+    spec["padding"] = {
+        "strategy": {"Fixed": 12}, "direction": "Right", "pad_to_multiple_of": None,
+        "pad_id": pad, "pad_type_id": 0, "pad_token": "[PAD]",
+    }  # fmt: skip
+    (out / "tokenizer.json").write_text(json.dumps(spec))
+    return out

@@ -7,37 +7,17 @@ import shutil
 
 import numpy as np
 import pytest
-from corpus_fixtures import corpus_records, write_jsonl
+from corpus_fixtures import corpus_records, wordpiece_with_call_settings, write_jsonl  # noqa: F401 (fixture)
 
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, split_dir
 from encoderlab.data.sources import SourceConfig
 from encoderlab.data.tokenizer import load_tokenizer
-from encoderlab.data.tokenizer_training import train_tokenizer
 from encoderlab.errors import UserError
 
 
-@pytest.fixture(scope="module")
-def wordpiece_with_call_settings(tmp_path_factory):
-    """A WordPiece tokenizer whose tokenizer.json keeps truncation at 8 and padding to 12, as a
-    sentence-transformers model's does (all-MiniLM-L6-v2: 128 and 128): settings of its last call,
-    not of the vocabulary. WordPiece keeps `data prepare` on the `tokenizers` path (not tiktoken)."""
-    root = tmp_path_factory.mktemp("wp")
-    src = write_jsonl(root / "train.jsonl", corpus_records(200))
-    out = root / "wordpiece"
-    train_tokenizer(SourceConfig(location=str(src)), 400, out, kind="wordpiece", progress=False)
-    spec = json.loads((out / "tokenizer.json").read_text())
-    pad = spec["model"]["vocab"].get("[PAD]", 0)
-    spec["truncation"] = {"direction": "Right", "max_length": 8, "strategy": "LongestFirst", "stride": 0}
-    spec["padding"] = {
-        "strategy": {"Fixed": 12}, "direction": "Right", "pad_to_multiple_of": None,
-        "pad_id": pad, "pad_type_id": 0, "pad_token": "[PAD]",
-    }  # fmt: skip
-    (out / "tokenizer.json").write_text(json.dumps(spec))
-    return out
-
-
 def test_documents_are_tokenized_whole_whatever_truncation_and_padding_the_tokenizer_file_keeps(
-    tmp_path, wordpiece_with_call_settings
+    tmp_path,
+    wordpiece_with_call_settings,  # noqa: F811 (fixture)
 ):
     # Before: every document was cut to 8 ids and padded with pad ids to 12.
     records = corpus_records(40)
@@ -60,7 +40,9 @@ def test_documents_are_tokenized_whole_whatever_truncation_and_padding_the_token
 
 
 def test_a_folder_prepared_with_cut_documents_is_refused_on_read_and_on_rerun(
-    tmp_path, wordpiece_with_call_settings, capsys
+    tmp_path,
+    wordpiece_with_call_settings,  # noqa: F811 (fixture)
+    capsys,
 ):
     """A folder the old code prepared with such a tokenizer holds cut, padded documents: every reader
     refuses it (`packed.read_meta`), and preparing into it again says to delete it."""

@@ -166,11 +166,12 @@ def _measure_floor(corpus: str, tokenizer: str) -> dict:
     """`tokenizers` alone: one thread, texts already in memory, no I/O (the CPU floor of pipelines on it)."""
     from tokenizers import Tokenizer
 
+    from encoderlab.data.encode import whole_documents
     from encoderlab.data.tokenizer import load_tokenizer
 
     tok = load_tokenizer(tokenizer)
     wrap = sum(map(len, _wrap(tok)))
-    backend = Tokenizer.from_str(tok.backend_tokenizer.to_str())
+    backend = whole_documents(Tokenizer.from_str(tok.backend_tokenizer.to_str()))  # as `data prepare`
     with open(corpus, encoding="utf-8") as f:
         texts = [json.loads(line)["text"] for line in f]
     n_docs = len(texts)

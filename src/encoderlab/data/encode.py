@@ -59,15 +59,21 @@ def _encoder(tokenizer_json: str, fast: TiktokenBPE | None):
         return lambda texts: enc.encode_ordinary_batch(texts, num_threads=1)
     from tokenizers import Tokenizer
 
-    tok = Tokenizer.from_file(tokenizer_json)
+    tok = whole_documents(Tokenizer.from_file(tokenizer_json))
     tok.encode_special_tokens = True  # a literal "<s>" in a document is text, not a document boundary
-    # A model's tokenizer.json may carry the truncation and padding it was last called with
-    # (sentence-transformers' all-MiniLM-L6-v2: truncate at 128, pad to 128), which transformers
-    # resets per call but the raw tokenizer applies to every document: each would be cut to 128 ids
-    # and filled with pad ids. Whole documents are the unit here; rows are cut by the packer.
+    return lambda texts: [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+
+
+def whole_documents(tok):
+    """A raw `tokenizers.Tokenizer` without the truncation and padding its file may keep.
+
+    A model's tokenizer.json may carry the settings it was last called with (sentence-transformers'
+    all-MiniLM-L6-v2: truncate at 128, pad to 128), which transformers resets per call but the raw
+    tokenizer applies to every text: each document would be cut to 128 ids and filled with pad ids.
+    Whole documents are the unit here; rows are cut by the packer."""
     tok.no_truncation()
     tok.no_padding()
-    return lambda texts: [e.ids for e in tok.encode_batch_fast(texts, add_special_tokens=False)]
+    return tok
 
 
 def init_worker(
