@@ -111,6 +111,22 @@ def test_wordpiece_below_its_alphabet_is_refused_naming_the_size_that_works(tmp_
     assert len(wp) == needed  # the size named is one that works, exactly
 
 
+def test_a_corpus_too_small_for_the_size_asked_says_so(tmp_path, caplog):
+    """Before, 32,768 ids asked of a corpus that holds a few hundred merges gave the few hundred in
+    silence; the size is only printed, and a model built for the size asked wastes the rest."""
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": "hello there, hello again"}])
+    caplog.set_level("WARNING")
+    tok = train_tokenizer(SourceConfig(location=str(src)), 2000, tmp_path / "bpe", progress=False)
+    assert len(tok) < 2000
+    assert (
+        f"the tokenizer has {len(tok)} ids, fewer than the 2000 asked: its corpus (1 document(s)) holds no "
+        "more merges; train on more text to get 2000"
+    ) in caplog.text
+    caplog.clear()
+    exact = train_tokenizer(SourceConfig(location=str(src)), len(tok), tmp_path / "exact", progress=False)
+    assert len(exact) == len(tok) and "fewer than" not in caplog.text
+
+
 def test_bad_training_input(tmp_path):
     src = write_jsonl(tmp_path / "c.jsonl", [{"text": "  "}])
     with pytest.raises(UserError, match="no non-empty document"):

@@ -198,6 +198,13 @@ def _checked(trained: str, count: int, job: dict):
     if tok.get_vocab_size() > job["vocab_size"]:
         who = f"this corpus needs for a {job['kind']} tokenizer"
         raise UserError(_too_small(job["vocab_size"], tok.get_vocab_size(), who, "alphabet"))
+    if tok.get_vocab_size() < job["vocab_size"]:  # the corpus ran out of merges or words: not an error
+        log.warning(
+            "the tokenizer has %d ids, fewer than the %d asked: its corpus (%d document(s)) holds no more "
+            "%s; train on more text to get %d",
+            tok.get_vocab_size(), job["vocab_size"], count,
+            "merges" if job["kind"] == "bpe" else "words", job["vocab_size"],
+        )  # fmt: skip
     return tok
 
 
