@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from encoderlab.eval.summary import EvalRecord, select_lr
 
 
@@ -33,3 +35,19 @@ def test_a_full_grid_is_chosen_on_each_lrs_own_mean():
 def test_lrs_with_no_seed_in_common_fall_back_to_their_own_means():
     summary = select_lr(_rows({1e-4: {0: 60.0}, 2e-4: {1: 70.0}}))
     assert summary.best_lr == 2e-4
+
+
+def test_degenerate_seeds_that_predicted_different_classes_are_each_named():
+    """Before, "2 of 2 seeds; predicts class 'pos' for all 100 examples" where seed 1 predicted 'neg'
+    everywhere: the first run's reason read as every run's."""
+    rows = [
+        replace(r, degenerate={"test": f"predicts class '{c}' for all 100 examples"})
+        for r, c in zip(_rows({1e-4: {0: 52.0, 1: 48.0}}), ("pos", "neg"))
+    ]
+    flag = select_lr(rows).degenerate
+    assert (flag.runs, flag.of) == (2, 2)
+    assert flag.why == (
+        "seed 0: predicts class 'pos' for all 100 examples; seed 1: predicts class 'neg' for all 100 examples"
+    )
+    same = [replace(r, degenerate={"test": "predicts class 'pos' for all 100 examples"}) for r in rows]
+    assert select_lr(same).degenerate.why == "predicts class 'pos' for all 100 examples"

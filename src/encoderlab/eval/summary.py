@@ -121,7 +121,8 @@ class Degenerate:
     of: int
     """Out of how many."""
     why: str
-    """The first such run's reason."""
+    """What they predicted: the reason when every such run gives the same one, else each seed's
+    ("seed 0: predicts class 'pos' for all 100 examples; seed 1: predicts class 'neg' ...")."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,7 +206,14 @@ def _degenerate(runs: Sequence[EvalRecord]) -> Degenerate | None:
     flagged = [r for r in runs if r.degenerate.get("test")]
     if not flagged:
         return None
-    return Degenerate(runs=len(flagged), of=len(runs), why=flagged[0].degenerate["test"])
+    reasons = [r.degenerate["test"] for r in flagged]
+    # one reason for all reads as if every seed predicted that one class; say each seed's when they differ
+    why = (
+        reasons[0]
+        if len(set(reasons)) == 1
+        else "; ".join(f"seed {r.seed}: {w}" for r, w in zip(flagged, reasons))
+    )
+    return Degenerate(runs=len(flagged), of=len(runs), why=why)
 
 
 def select_lr(records: Iterable[EvalRecord]) -> TaskSummary:

@@ -45,16 +45,17 @@ def check_sources(spec: StudySpec) -> None:
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
     when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
     resolve (a download, or a mirror); assets are fetched by now."""
-    from encoderlab.data.sources import CORPORA, SourceConfig, describe
+    from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.hub import check_model_source
+    from encoderlab.study.nodes import corpus_sources
 
     runs, names = [r for r in spec.runs if r.init], {d.name for d in spec.data}
     for d in spec.data:
         try:
-            for c in d.corpus:
-                if c not in CORPORA and not c.startswith("hf:"):
-                    describe(SourceConfig(location=c), fix="fix the dataset's corpus in the study file")
+            for source in corpus_sources(d.corpus):  # a bad `#option` is refused here too
+                if source.location not in CORPORA and not source.location.startswith("hf:"):
+                    describe(source, fix="fix the dataset's corpus in the study file")
             if d.tokenizer != "train" and d.tokenizer not in names and d.prepared is None:
                 tokenizer_folder(d.tokenizer)
         except UserError as exc:
@@ -163,9 +164,9 @@ def tokens_at_most(d: DataSpec, enough: int) -> tuple[int, int] | None:
     corpus (the node downloads it) or a corpus that cannot be read (its node says why)."""
     from encoderlab.data.corpora import CORPORA
     from encoderlab.data.mixing import mix_documents
-    from encoderlab.study.nodes import corpus_sources
+    from encoderlab.study.nodes import corpus_locations, corpus_sources
 
-    if any(c in CORPORA or c.startswith("hf:") for c in d.corpus):
+    if any(c in CORPORA or c.startswith("hf:") for c in corpus_locations(d.corpus)):
         return None
     total = docs = 0
     try:

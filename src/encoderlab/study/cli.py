@@ -58,9 +58,12 @@ def run_command(
         prepared: NAME=DIR: read dataset NAME from DIR, a folder prepared from its corpus with its
             tokenizer (e.g. across machines with `data prepare --shard`, then `data merge`).
     """
+    from encoderlab.study.nodes import corpus_locations
+
     spec = with_prepared(study_spec(name, scale), prepared)
     folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
-    read = [c for d in spec.data for c in d.corpus] + [d.prepared for d in spec.data if d.prepared]
+    read = [c for d in spec.data for c in corpus_locations(d.corpus)]
+    read += [d.prepared for d in spec.data if d.prepared]
     # a study folder inside a corpus folder was made, then its prepare node refused its own subfolder
     check_output(folder, STUDY_KIND, sources=read, legacy=lambda f: (f / "study.json").is_file())
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)

@@ -8,12 +8,14 @@ Reading is strict and says everything at once: every problem of the file is one 
 field with the valid ones, a wrong type, an unknown recipe or recipe parameter, a run name a claim,
 analysis or the baseline refers to but the study lacks), all in one `UserError`, so a hand-written
 study is fixed in one pass rather than one error per run. Relative paths in the file (a local corpus,
-tokenizer or start model, CKA texts, task files) are taken relative to the file's folder.
+tokenizer or start model, CKA texts, task files) are taken relative to the file's folder; a corpus
+entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corpus.jsonl#text_field=body`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import glob
 import typing
 from pathlib import Path
 from typing import Any
@@ -102,12 +104,27 @@ def _with_paths(data: dict, folder: Path) -> dict:
             return str((folder / value).resolve())
         return value
 
+    def source(value: Any) -> Any:
+        """A corpus entry in `--source`'s syntax: its location (a path, or a glob, matched from the
+        file's folder), and its `#options` as they are."""
+        if not isinstance(value, str) or local(value) != value:  # a path that exists as written, '#' and all
+            return local(value)
+        location, sep, options = value.rpartition("#")
+        location = location if sep else value
+        if (
+            location
+            and not Path(location).is_absolute()
+            and glob.glob(str(folder / location), recursive=True)
+        ):
+            return str(folder.resolve() / location) + (sep + options if sep else "")
+        return value
+
     out = dict(data)
     if isinstance(out.get("data"), list):
         out["data"] = [
             {
                 **d,
-                "corpus": [local(c) for c in d.get("corpus", [])],
+                "corpus": [source(c) for c in d.get("corpus", [])],
                 "tokenizer": local(d.get("tokenizer", "train")),
             }
             if isinstance(d, dict) and isinstance(d.get("corpus", []), list)

@@ -36,10 +36,16 @@ from encoderlab.study.spec import DataSpec, StudySpec
 
 
 def corpus_sources(corpus) -> tuple:
-    """The `SourceConfig`s a prepare node reads a dataset's corpus with."""
-    from encoderlab.data.sources import SourceConfig
+    """The `SourceConfig`s a prepare node reads a dataset's corpus with: each entry in `--source`'s
+    syntax, `LOCATION[#key=value,...]` (`corpus.jsonl#text_field=content`, `wiki-leads#weight=2`)."""
+    from encoderlab.data.sources import parse_source
 
-    return tuple(SourceConfig(location=c) for c in corpus)
+    return tuple(parse_source(c) for c in corpus)
+
+
+def corpus_locations(corpus) -> list[str]:
+    """Where each corpus entry reads from (an asset name, a hub corpus, `hf:...`, a path), options aside."""
+    return [s.location for s in corpus_sources(corpus)]
 
 
 def run_prepare(ctx: NodeContext) -> dict:
@@ -366,7 +372,7 @@ def required_assets(spec: StudySpec) -> list[str]:
     data of the tasks that evaluated runs are fine-tuned on."""
     from encoderlab.data.assets import ASSETS
 
-    names = [c for d in spec.data for c in d.corpus] + [d.tokenizer for d in spec.data]
+    names = [c for d in spec.data for c in corpus_locations(d.corpus)] + [d.tokenizer for d in spec.data]
     names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
     return [n for n in dict.fromkeys(names + _task_assets(spec)) if n in ASSETS]
 

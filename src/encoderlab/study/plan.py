@@ -303,8 +303,9 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
     from encoderlab.data.assets.cache import read_manifest
     from encoderlab.data.corpora import CORPORA
     from encoderlab.data.filekinds import content_bytes
-    from encoderlab.data.sources import resolve_files
+    from encoderlab.data.sources import parse_source, resolve_files
 
+    source = parse_source(source).location  # the entry's files, whatever its #options
     if source in CORPORA:
         return _hub_estimate(CORPORA[source], max_docs)
     if source in ASSETS:

@@ -1,0 +1,72 @@
+"""A study's corpus entries in `--source`'s syntax: `LOCATION[#key=value,...]`, paths relative to the file.
+
+Before, a study read each entry as a bare location: `corpus.jsonl#text_field=content` was "not an
+existing file", so a study could not read a corpus whose text is not in a `text` field (nor weight
+a mixture), and a glob was matched from the working folder, not the study file's."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from encoderlab.cli import main
+from encoderlab.data.mixing import mix_documents
+from encoderlab.errors import UserError
+from encoderlab.study.checks import check_sources
+from encoderlab.study.files import load_study_file
+from encoderlab.study.nodes import corpus_locations, corpus_sources
+
+STUDY = """
+name: mine
+size: tiny
+seq_len: 32
+micro_batch: 2
+steps: 4
+data: [{name: main, corpus: CORPUS, vocab_size: 300, decontaminate: false}]
+runs: [{name: mlm, recipe: pfs-mlm}]
+baseline: mlm
+eval: {suite: pocket, tasks: [tweets], lrs: [0.001], seeds: [0], max_steps: 2}
+"""
+
+
+def _write(path, texts, field="content"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({field: t}) + "\n" for t in texts))
+
+
+def _study(folder, corpus: list[str]):
+    (folder / "s.yaml").write_text(STUDY.replace("CORPUS", json.dumps(corpus)))
+    return folder / "s.yaml"
+
+
+def test_entries_take_options_and_are_found_from_the_study_files_folder(tmp_path, monkeypatch):
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    _write(project / "parts" / "a.jsonl", ["alpha one", "alpha two"])
+    _write(project / "parts" / "b.jsonl", ["beta one"])
+    _write(project / "extra.jsonl", ["gamma one"])
+    _write(elsewhere / "extra.jsonl", ["not this one"])  # the same name where the command runs
+    monkeypatch.chdir(elsewhere)
+    spec = load_study_file(
+        _study(project, ["parts/*.jsonl#text_field=content", "extra.jsonl#text_field=content,weight=2"])
+    )
+    (data,) = spec.data
+    assert corpus_locations(data.corpus) == [str(project / "parts" / "*.jsonl"), str(project / "extra.jsonl")]
+    glob_source, extra = corpus_sources(data.corpus)
+    assert (glob_source.text_field, extra.text_field, extra.weight) == ("content", "content", 2.0)
+    check_sources(spec)  # the study's up-front check reads them as the prepare node will
+    texts = sorted(d.text for d in mix_documents(corpus_sources(data.corpus), stop="all_exhausted"))
+    assert set(texts) == {"alpha one", "alpha two", "beta one", "gamma one"}
+
+
+def test_a_bad_option_is_one_line_before_anything_is_written(tmp_path, capsys):
+    _write(tmp_path / "corpus.jsonl", ["alpha"])
+    study = _study(tmp_path, ["corpus.jsonl#colour=red"])
+    with pytest.raises(SystemExit) as stop:
+        main(["study", "run", str(study), "--out", str(tmp_path / "out"), "--no-fetch"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "colour" in err, err
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(UserError, match="colour"):
+        check_sources(load_study_file(study))
