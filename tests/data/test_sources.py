@@ -99,6 +99,22 @@ def test_mixing_is_seeded_and_follows_weights(tmp_path):
     assert [t for t in first if t[0] == "a"] == [f"a{i}" for i in range(400)]
 
 
+def test_a_mixture_that_stops_on_its_first_exhausted_source_says_what_it_left_unread(tmp_path, caplog):
+    """Before, 300 and 20 documents at equal weights gave about 40, and nothing said so."""
+    a, b = _two_sources(tmp_path, n_a=300, n_b=20)
+    caplog.set_level("WARNING")
+    stats: list[SourceStats] = []
+    texts = [d.text for d in mix_documents([a, b], seed=0, stats=stats)]
+    assert stats[1].docs == 20 and stats[0].docs == sum(t.startswith("a") for t in texts) < 300
+    assert (
+        f"the mixture stopped when {b.location} ran out (first_exhausted keeps the weights' proportions), "
+        f"before the end of {a.location} ({stats[0].docs:,} read)"
+    ) in caplog.text
+    caplog.clear()
+    list(mix_documents([a, b], seed=0, stop="all_exhausted"))
+    assert "stopped" not in caplog.text  # every source read to its end
+
+
 def test_all_exhausted_repeats_small_sources(tmp_path):
     a, b = _two_sources(tmp_path, n_a=300, n_b=20)
     stats: list[SourceStats] = []

@@ -186,6 +186,18 @@ def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
     assert "| run | tokens seen | token budget | passes over corpus |" in md
 
 
+def test_a_mixture_of_corpora_is_an_upper_bound(tmp_path):
+    """`data prepare` stops a mixture when its first source runs out, so the sum of the sources'
+    sizes is at most what it reads (it was given as the estimate: 1,000 and 10 documents read 31)."""
+    big, small = tiny_corpus(tmp_path / "big.jsonl", 200), tiny_corpus(tmp_path / "small.jsonl", 5)
+    size = corpus_size(DataSpec(name="m", corpus=(str(big), str(small))))
+    assert size.at_most and size.unique_tokens == pytest.approx(
+        (big.stat().st_size + small.stat().st_size) / 4 * 0.99
+    )
+    assert size.how.endswith("a mixture stops when its first source runs out, so it may read less")
+    assert not corpus_size(DataSpec(name="one", corpus=(str(big),))).at_most
+
+
 def test_a_changed_dataset_is_not_counted_from_the_folders_data_of_its_old_version(tmp_path, capsys):
     """The guard counted the prepare node of the folder's graph.json, the study's previous version: a
     dataset given more text after a refusal (a pretraining node's count over `max_passes`) was refused

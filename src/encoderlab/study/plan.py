@@ -59,7 +59,8 @@ class CorpusSize:
     counted: bool
     """True when counted in prepared data; False for an estimate (or unknown)."""
     at_most: bool = False
-    """True when `unique_tokens` is an upper bound (a card's bytes over all its columns), not an estimate."""
+    """True when `unique_tokens` is an upper bound (a card's bytes over all its columns, or a mixture of
+    several sources, which stops when the first runs out), not an estimate."""
     how: str
     """Where the number comes from, in words."""
 
@@ -292,7 +293,9 @@ def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
     kept = 1.0 - PrepareConfig.__dataclass_fields__["val_fraction"].default
     total = sum(tokens for tokens, _, _ in parts) * kept
     how = "estimated from " + "; ".join(how for _, how, _ in parts) + ", less the validation split"
-    at_most = any(bound for _, _, bound in parts)
+    if len(parts) > 1:  # `data prepare` stops a mixture when its first source runs out (first_exhausted)
+        how += "; a mixture stops when its first source runs out, so it may read less"
+    at_most = any(bound for _, _, bound in parts) or len(parts) > 1
     return CorpusSize(dataset=data.name, unique_tokens=total, counted=False, how=how, at_most=at_most)
 
 
