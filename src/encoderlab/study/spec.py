@@ -44,7 +44,9 @@ class DataSpec:
     name: str
     """Id of this dataset inside the study (runs refer to it)."""
     corpus: tuple[str, ...]
-    """Asset names (or local paths) mixed into the corpus."""
+    """Sources mixed into the corpus, each as `--source` takes it: an asset, a named hub corpus,
+    `hf:ORG/NAME`, or a local file, folder or glob (relative to the study file), with `#key=value`
+    options (`my.jsonl#text_field=body,weight=2`)."""
     tokenizer: str = "train"
     """'train' trains a BPE tokenizer on the corpus; the name of another dataset of the study that trains
     one (not this dataset's own name, which is read as an asset or path) reuses that tokenizer (a domain corpus read by runs continued from a model the study trained on
