@@ -75,15 +75,14 @@ def check_compatible(
         )
 
 
-def check_one_row(tokens: int, seq_len: int, where: str, bound: str = "") -> None:
+def check_one_row(
+    tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "prepare more text or lower seq_len"
+) -> None:
     """Refuse rows of `seq_len` tokens from `where`, which holds `tokens` tokens (`bound`: e.g. "at
     most ", when `tokens` bounds an unprepared corpus from above): not one row could be cut from it.
     The reader checks its split here; a study checks every pretraining run here before it writes."""
     if tokens < seq_len:
-        raise UserError(
-            f"{where} has {bound}{tokens} tokens, fewer than one row of seq_len {seq_len}; prepare more "
-            "text or lower seq_len"
-        )
+        raise UserError(f"{where} has {bound}{tokens} tokens, fewer than one row of seq_len {seq_len}; {fix}")
 
 
 class PackedReader:
@@ -97,7 +96,13 @@ class PackedReader:
         if split not in self.meta["splits"]:
             split_dir(self.root, split)  # an unknown split: one line naming the valid ones
         n = self.meta["splits"][split]["tokens"]
-        check_one_row(n, layout.seq_len, f"the {split} split of {self.root}")
+        # a short val split is held out by `data prepare --val-fraction`, not a short corpus
+        fix = (
+            "prepare it again with a larger --val-fraction, or lower seq_len"
+            if split == "val"
+            else "prepare more text or lower seq_len"
+        )
+        check_one_row(n, layout.seq_len, f"the {split} split of {self.root}", fix=fix)
         self.tokens, self.offsets = open_split(self.root, split, self.meta)
         self.n_tokens = n
         self.rows_per_epoch = n // layout.seq_len
