@@ -21,7 +21,12 @@ the mask token itself...) are never selected (ModernBERT excludes only padding, 
 can be masked; HF's collator, its evaluation path, excludes them as we do), and random tokens come
 uniformly from the non-special vocabulary (ModernBERT draws from [0, largest id in the batch]).
 Both draw from the generator the trainer seeds per (seed, step, slot), so masks are reproducible
-and independent of the process layout.
+and independent of the process layout. That seed is the run's training seed; ModernBERT seeds its
+masks from the *data* shuffle seed instead (`np.random.default_rng(epoch + seed)` with the dataset's
+`shuffle_seed`: AnswerDotAI/ModernBERT src/text_data.py and src/sequence_packer.py
+`SequencePacker._reset_state`), so there two runs that differ only in training seed (paper 2's
+seed-noise twins, 17 and 42) draw the same masks, while here they draw different ones. Which of the
+two paper 2's twins did is not stated.
 """
 
 from __future__ import annotations

@@ -32,7 +32,9 @@ appendix in Rian-T/thesis), chosen here:
   * `detour`: Composer's DecoupledAdamW (0.9, 0.98), eps 1e-6, wd 1e-5 scaled by lr_t / lr (not
     torch's lr_t * wd), no decay on norms/biases: one of the two optimizers paper 2's "decoupled AdamW"
     fits, our pick (optimi's StableAdamW with decouple_lr, ModernBERT's own, is `optim.kind=stable_adamw`);
-    clip 1.0 (ours: clipping is not reported, and BioClinical-ModernBERT's CPT configs clip nothing), LR 2e-4
+    clip 1.0 (ours: clipping is not reported, and BioClinical-ModernBERT's CPT configs clip nothing; ModernBERT's
+    own decoupled_adamw configs clip the norm at 1.0, AnswerDotAI/ModernBERT yamls/main/flex-bert-rope-base.yaml
+    `algorithms.gradient_clipping`, while its StableAdamW ones turn clipping off), LR 2e-4
     with a 100M-token warmup, 384 x 8192-token batches; MLM phases (the baseline's MLM-30 and both
     arms' MLM-15 decay) mask as ModernBERT's pipeline does: per-token Bernoulli, 80/10/10. Its warmup
     is ours, (s + 1) / W with W = ceil(100M / tokens per step) (32 updates): Composer's
