@@ -28,7 +28,10 @@ appendix in Rian-T/thesis), chosen here:
   * Paper 1 batch: 1152 rows x 2048 tokens = 2,359,296 tokens/step (the appendix count).
   * `pfs-clm-mlm` uses one WSD schedule spanning both phases: the CLM phase warms up then holds the
     peak, the MLM phase holds it and decays at the end; the optimizer state is kept at the switch.
-  * `cpt-mlm`: WSD with a short warmup and a linear decay (the paper's CPT schedule is unknown).
+  * `cpt-mlm`: WSD with a short warmup and a linear decay (the paper's CPT schedule is unknown); a fresh
+    optimizer by default (`load=weights`), as Optimus' own continued-pretraining example starts from a
+    model's weights (`model.huggingface_id`, no `reload_checkpoint`: Nicolas-BZRD/EuroBERT
+    examples/continuous_pretraining.ipynb); `load=full` carries an encoderlab checkpoint's moments instead.
   * `detour`: Composer's DecoupledAdamW (0.9, 0.98), eps 1e-6, wd 1e-5 scaled by lr_t / lr (not
     torch's lr_t * wd), no decay on norms/biases: one of the two optimizers paper 2's "decoupled AdamW"
     fits, our pick (optimi's StableAdamW with decouple_lr, ModernBERT's own, is `optim.kind=stable_adamw`);
