@@ -9,13 +9,14 @@ adds the loop, files and policies around the step and nothing to what the step c
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from pathlib import Path
 
 import torch
 from safetensors.torch import load_file
 from tests.train.helpers import metrics, tiny_run
 
-from encoderlab.train import pretrain
+from encoderlab.train import OptimConfig, pretrain
 from encoderlab.train.step import TrainStep
 
 
@@ -89,3 +90,38 @@ def test_accumulated_backwards_run_inside_no_sync_except_the_last(tmp_path):
     step.enter_phase(step.plan[0], 0)
     assert step.step(0).finite
     assert probe.at_backward == [True, False]
+
+
+def _state_across_the_switch(tmp_path, reset: bool):
+    """The optimizer state just before the CLM -> MLM switch and after the MLM phase's first update."""
+    cfg = tiny_run(tmp_path / f"run{reset}")
+    cfg = dataclasses.replace(
+        cfg, phases=(cfg.phases[0], dataclasses.replace(cfg.phases[1], reset_optimizer=reset))
+    )
+    step = TrainStep(cfg)
+    switch = step.plan[1].start
+    for n in range(switch):
+        if not step.ready_for(n):
+            step.enter_phase(step.phase_at(n), n)
+        step.step(n)
+    before = step.optimizer_state()
+    step.enter_phase(step.phase_at(switch), switch)
+    first = step.step(switch)
+    return before, step.optimizer_state(), first, switch
+
+
+def test_the_switch_to_mlm_carries_the_optimizer_state_unless_the_phase_resets_it(tmp_path):
+    # Paper 1's biphasic runs and paper 2's decay keep the AdamW state at the switch (reset_optimizer
+    # false, the default); reset_optimizer true starts the phase from fresh moments and step 1. Both
+    # runs are identical up to the switch, so its first update sees the same gradient g in both:
+    # fresh m = (1 - b1) g and v = (1 - b2) g^2, carried m = b1 m_before + (1 - b1) g (same for v).
+    before, kept, first, switch = _state_across_the_switch(tmp_path, reset=False)
+    _, fresh, first_reset, _ = _state_across_the_switch(tmp_path, reset=True)
+    (b1, b2), name = OptimConfig().betas, "layers.0.mlp.up_proj.weight"
+    assert float(before[name]["step"]) == switch
+    assert float(kept[name]["step"]) == switch + 1 and float(fresh[name]["step"]) == 1
+    m, v = before[name]["exp_avg"], before[name]["exp_avg_sq"]
+    assert torch.allclose(kept[name]["exp_avg"], b1 * m + fresh[name]["exp_avg"], atol=1e-9)
+    assert torch.allclose(kept[name]["exp_avg_sq"], b2 * v + fresh[name]["exp_avg_sq"], atol=1e-12)
+    # the 1-sqrt decay restarts its schedule at the switch: its first update runs at the peak, no warmup
+    assert first.lr == first_reset.lr == 3e-3  # tiny_run's peak
