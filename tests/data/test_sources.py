@@ -399,3 +399,14 @@ def test_a_null_text_is_an_empty_document_as_in_parquet(tmp_path):
     stats = SourceStats("n")
     assert _texts(SourceConfig(location=str(tmp_path / "n.jsonl")), stats=stats) == ["alpha"]
     assert stats.empty == 2 and stats.bad_records == 0
+
+
+def test_a_null_parquet_cell_is_counted_as_an_empty_document(tmp_path):
+    """Was: a null parquet text was dropped and counted nowhere (neither in docs nor in empty), so
+    meta.json's counts did not add up to the file's rows; the docstrings said it was counted."""
+    pq.write_table(
+        pa.table({"text": pa.array(["one", None, "", "two"], pa.large_string())}), tmp_path / "n.parquet"
+    )
+    stats = SourceStats("n")
+    assert _texts(SourceConfig(location=str(tmp_path / "n.parquet")), stats=stats) == ["one", "two"]
+    assert (stats.docs, stats.empty) == (2, 2)

@@ -214,8 +214,10 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
             ids = batch.column(1).to_pylist() if len(columns) > 1 else [None] * len(texts)
             for text, rid in zip(texts, ids):
                 row += 1
-                if text is not None:
-                    yield Document(f"{path}#{rid}" if rid is not None else f"{path}:{row}", text)
+                # a null cell is an empty document, dropped and counted (was: dropped and counted nowhere)
+                yield Document(
+                    f"{path}#{rid}" if rid is not None else f"{path}:{row}", "" if text is None else text
+                )
     except (pa.ArrowException, OSError) as exc:
         _handle(_Bad(f"{path} is not a readable parquet file ({str(exc).splitlines()[0]})"), on_error, stats)
     except _Bad as exc:
