@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import lzma
 import random
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
-from encoderlab.data.filekinds import content_bytes, file_kind
+from encoderlab.data.filekinds import content_bytes, file_kind, misnamed
+from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents
+from encoderlab.errors import UserError
 
 
 @pytest.mark.parametrize(
@@ -61,3 +66,31 @@ def test_content_bytes_is_exact_for_plain_and_whole_files_and_sampled_past_the_l
     bomb.write_bytes(gzip.compress(b"0" * 50_000_000))
     assert content_bytes([bomb]) == (50_000_000, pytest.approx(content_bytes([bomb])[1]))
     assert content_bytes([bomb], output_cap=1 << 20)[0] < 50_000_000  # bounded work: a lower bound
+
+
+@pytest.mark.parametrize(
+    "pack, says",
+    [
+        (gzip.compress, r"is \.gz-compressed by its content.*rename it x\.jsonl\.gz"),
+        (lzma.compress, r"is \.xz-compressed by its content.*rename it x\.jsonl\.xz"),
+        (bz2.compress, r"is \.bz2-compressed by its content.*rename it x\.jsonl\.bz2"),
+    ],
+    ids=["gz", "xz", "bz2"],
+)
+def test_a_compressed_file_named_as_plain_text_is_named_so(tmp_path, pack, says):
+    """Was: "x.jsonl:1 is not UTF-8 (byte 1)", and with --on-error skip every line counted as a bad
+    record of a corpus that had silently lost the file."""
+    (tmp_path / "x.jsonl").write_bytes(pack(b'{"text": "alpha"}\n'))
+    with pytest.raises(UserError, match=says):
+        list(iter_documents(SourceConfig(location=str(tmp_path / "x.jsonl"))))
+    stats = SourceStats("x")
+    assert list(iter_documents(SourceConfig(location=str(tmp_path)), stats, on_error="skip")) == []
+    assert (stats.bad_files, stats.bad_records) == (1, 0)
+
+
+def test_a_parquet_file_named_as_json_lines_is_named_so(tmp_path):
+    pq.write_table(pa.table({"text": ["alpha"]}), tmp_path / "x.jsonl")
+    with pytest.raises(UserError, match=r"is a parquet file by its content.*rename it x\.parquet"):
+        list(iter_documents(SourceConfig(location=str(tmp_path / "x.jsonl"))))
+    (tmp_path / "x.jsonl").write_text("BZh is a word here\nPAR1 too\n")  # text that starts like them
+    assert misnamed(tmp_path / "x.jsonl") is None

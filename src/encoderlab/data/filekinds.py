@@ -166,3 +166,31 @@ def user_text(path: Path, fix: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UserError(f"{path} is not UTF-8 text (byte {exc.start}); {fix}") from None
+
+
+MAGIC = {b"\x1f\x8b": ".gz", b"\xfd7zXZ\x00": ".xz", b"\x28\xb5\x2f\xfd": ".zst", b"PK\x03\x04": ".zip"}
+"""Leading bytes of a compressed file -> the suffix its name should end in."""
+
+
+def misnamed(path: Path) -> str | None:
+    """Why a file named as plain text (.txt/.jsonl/.json) is not, with the fix: its first bytes are a
+    compressed or parquet file's; None otherwise. Was: "x.jsonl:1 is not UTF-8 (byte 1)", and with
+    --on-error skip every line of the file counted as a bad record."""
+    if path.suffix.lower() not in (".txt", ".jsonl", ".json"):
+        return None
+    try:
+        with open(path, "rb") as f:
+            head = f.read(10)
+            f.seek(max(f.seek(0, 2) - 4, 0))
+            tail = f.read(4)
+    except OSError:
+        return None  # the reader says why it cannot be read
+    bz2 = head.startswith(b"BZh") and head[4:10] == b"1AY&SY"
+    suffix = ".bz2" if bz2 else next((s for m, s in MAGIC.items() if head.startswith(m)), None)
+    if head.startswith(b"PAR1") and tail == b"PAR1":
+        return f"{path} is a parquet file by its content, not {path.suffix}; rename it {path.stem}.parquet"
+    if suffix == ".zip":
+        return f"{path} is a zip archive by its content, not {path.suffix}; unpack it first (`unzip {path}`)"
+    if suffix is not None:
+        return f"{path} is {suffix}-compressed by its content, but its name says plain text; rename it {path.name}{suffix}"
+    return None

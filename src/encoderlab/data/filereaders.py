@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind
+from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
 from encoderlab.errors import UserError
 
 if TYPE_CHECKING:
@@ -258,6 +258,9 @@ def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) 
 def read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
     """The documents of one local file, by its kind (`data/filekinds.py`), counting into `stats`."""
     kind, yielded = file_kind(path), 0
+    if (why := misnamed(path)) is not None:
+        _handle(_Bad(why), on_error, stats)
+        return
     if kind == "jsonl":
         docs = _read_jsonl(path, cfg, stats, on_error, id_prefix)
     elif kind == "txt":
