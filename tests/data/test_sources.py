@@ -410,3 +410,17 @@ def test_a_null_parquet_cell_is_counted_as_an_empty_document(tmp_path):
     stats = SourceStats("n")
     assert _texts(SourceConfig(location=str(tmp_path / "n.parquet")), stats=stats) == ["one", "two"]
     assert (stats.docs, stats.empty) == (2, 2)
+
+
+def test_a_save_to_disk_folder_is_refused_with_the_export(tmp_path):
+    """Was: its dataset_info.json was read as JSON lines ("has no field 'text' (fields: ...)") and
+    its Arrow files, the data, were left out of the corpus."""
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    (saved / "data-00000-of-00001.arrow").write_bytes(b"arrow")
+    (saved / "dataset_info.json").write_text('{"features": {}}')
+    (saved / "state.json").write_text('{\n "_data_files": []\n}\n')
+    for location in (saved, tmp_path):
+        with pytest.raises(UserError, match=r"save_to_disk folder .*load_from_disk.*to_parquet"):
+            _texts(SourceConfig(location=str(location)))
+    assert not any(tmp_path.glob("*.parquet"))  # nothing written

@@ -194,3 +194,19 @@ def misnamed(path: Path) -> str | None:
     if suffix is not None:
         return f"{path} is {suffix}-compressed by its content, but its name says plain text; rename it {path.name}{suffix}"
     return None
+
+
+def saved_dataset(found: list[Path]) -> str | None:
+    """Why a folder holding `found` is not read as a corpus, with the fix, when it is what
+    `datasets.Dataset.save_to_disk` writes (Arrow files beside a state.json and a dataset_info.json);
+    None otherwise. Was: its dataset_info.json was read as JSON lines ("has no field 'text' (fields:
+    ...)") and its Arrow files, the data, were left out."""
+    names = {q.name for q in found}
+    arrow = [q for q in found if q.suffix == ".arrow"]
+    if not (arrow and {"state.json", "dataset_info.json"} <= names):
+        return None
+    where = arrow[0].parent
+    return (
+        f"{where} is a `datasets` save_to_disk folder (Arrow files), which encoderlab does not read; export "
+        f"it as parquet (`datasets.load_from_disk('{where}').to_parquet('{where}.parquet')`) and pass that"
+    )

@@ -45,6 +45,7 @@ from encoderlab.data.corpora import CORPORA
 from encoderlab.data.filekinds import (
     SUPPORTED,
     file_kind,
+    saved_dataset,
     unread_reason,
     unreadable,
 )
@@ -157,6 +158,8 @@ def resolve_files(location: str) -> list[Path] | None:
             if (why := unreadable(q)) is not None:
                 raise UserError(why)
         if p.is_dir():
+            if (why := saved_dataset(found)) is not None:
+                raise UserError(why)
             files.extend(q for q in found if file_kind(q) is not None)
         elif file_kind(p) is not None:
             files.append(p)
