@@ -424,3 +424,15 @@ def test_a_save_to_disk_folder_is_refused_with_the_export(tmp_path):
         with pytest.raises(UserError, match=r"save_to_disk folder .*load_from_disk.*to_parquet"):
             _texts(SourceConfig(location=str(location)))
     assert not any(tmp_path.glob("*.parquet"))  # nothing written
+
+
+def test_a_lone_surrogate_escape_is_a_bad_record(tmp_path):
+    """Was: `data tokenizer` stopped in a UnicodeEncodeError traceback on `"\\ud800"` (a writer that
+    split a UTF-16 pair), and `data prepare` trained on whatever the encoder made of it."""
+    path = tmp_path / "s.jsonl"
+    path.write_text('{"text": "ok \\ud83d\\ude00"}\n{"text": "bad \\ud800 half"}\n{"text": "last"}\n')
+    with pytest.raises(UserError, match=r"s\.jsonl:2 field 'text' holds a lone surrogate.*--on-error skip"):
+        _texts(SourceConfig(location=str(path)))
+    stats = SourceStats("s")
+    assert _texts(SourceConfig(location=str(path)), stats=stats, on_error="skip") == ["ok \U0001f600", "last"]
+    assert stats.bad_records == 1

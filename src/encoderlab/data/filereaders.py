@@ -120,6 +120,20 @@ def _field(record: dict, key: str, where: str) -> str:
     return value
 
 
+def _check_surrogates(text: str, where: str) -> None:
+    """Refuse text holding a lone UTF-16 surrogate, which only a JSON `\\ud800` escape can put there
+    (the bytes were strict UTF-8). Was: `data tokenizer` stopped in a UnicodeEncodeError traceback,
+    and `data prepare` trained on whatever the encoder made of it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise _Bad(
+            f"{where} holds a lone surrogate ({text[exc.start]!a} at character {exc.start}), which is not text",
+            "fix the record's \\uD8xx-\\uDFxx escape (the writer split a character), or pass --on-error skip "
+            "to skip and count such records",
+        ) from None
+
+
 def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):
     with _open_hashed(path, stats) as f:
         first = True
@@ -143,6 +157,8 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
                 if not isinstance(record, dict):
                     raise _Bad(f"{where} is a JSON {type(record).__name__}, not an object")
                 text = _field(record, cfg.text_field, where)
+                if b"\\u" in raw:  # only an escape can hold a lone surrogate
+                    _check_surrogates(text, f"{where} field '{cfg.text_field}'")
             except _Bad as exc:
                 _handle(exc, on_error, stats, record=True)
                 continue
