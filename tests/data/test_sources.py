@@ -316,7 +316,7 @@ def test_a_byte_order_mark_is_not_text(tmp_path, unit):
     (tmp_path / "w.jsonl").write_bytes(bom + b'{"text": "alpha"}\r\n{"text": "\xef\xbb\xbfbeta"}\r\n')
     assert _texts(SourceConfig(location=str(tmp_path / "w.jsonl"))) == ["alpha", "\ufeffbeta"]
     (tmp_path / "w.txt").write_bytes(bom + b"gamma\r\ndelta\r\n")
-    want = {"paragraph": ["gamma\r\ndelta"], "line": ["gamma", "delta"], "file": ["gamma\r\ndelta\r\n"]}
+    want = {"paragraph": ["gamma\ndelta"], "line": ["gamma", "delta"], "file": ["gamma\ndelta\n"]}
     assert _texts(SourceConfig(location=str(tmp_path / "w.txt"), txt_unit=unit)) == want[unit]
 
 
@@ -436,3 +436,16 @@ def test_a_lone_surrogate_escape_is_a_bad_record(tmp_path):
     stats = SourceStats("s")
     assert _texts(SourceConfig(location=str(path)), stats=stats, on_error="skip") == ["ok \U0001f600", "last"]
     assert stats.bad_records == 1
+
+
+@pytest.mark.parametrize("unit", ["paragraph", "line", "file"])
+def test_a_crlf_text_file_reads_as_its_lf_twin(tmp_path, unit):
+    """Before, paragraph and file units kept "\r\n" inside documents, so the same text saved by a
+    Windows editor tokenized differently ("\r" is a token of its own)."""
+    text = "Call me Ishmael.\nSome years ago.\n\nIt was a\ndamp November.\n"
+    (tmp_path / "lf.txt").write_bytes(text.encode())
+    (tmp_path / "crlf.txt").write_bytes(text.replace("\n", "\r\n").encode())
+    lf, crlf = (
+        _texts(SourceConfig(location=str(tmp_path / f), txt_unit=unit)) for f in ("lf.txt", "crlf.txt")
+    )
+    assert crlf == lf and not any("\r" in t for t in crlf)

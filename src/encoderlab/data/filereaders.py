@@ -179,7 +179,8 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
     with _open_hashed(path, stats) as f:
         if cfg.txt_unit == "file":
             try:
-                yield Document(str(path), _decode(f.read(), str(path), first=True))
+                # Windows line ends are line ends: the same text tokenizes the same whatever editor saved it
+                yield Document(str(path), _decode(f.read(), str(path), first=True).replace("\r\n", "\n"))
             except _Bad as exc:
                 _handle(exc, on_error, stats, record=True)
             return
@@ -192,12 +193,12 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
         for lineno, line in lines:  # paragraphs: runs of lines up to a blank (whitespace-only) line
             if line.strip():
                 start = start if para else lineno
-                para.append(line)
+                para.append(line.rstrip("\r\n"))  # joined by "\n" below: a CRLF file reads as its LF twin
             elif para:
-                yield Document(f"{path}:{start}", "".join(para).rstrip("\r\n"))
+                yield Document(f"{path}:{start}", "\n".join(para))
                 para = []
         if para:
-            yield Document(f"{path}:{start}", "".join(para).rstrip("\r\n"))
+            yield Document(f"{path}:{start}", "\n".join(para))
 
 
 def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
