@@ -109,6 +109,9 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
         return float(value)
     if tp is Path and isinstance(value, str):
         return Path(value)
+    if tp is str and isinstance(value, (int, float)) and not isinstance(value, bool):
+        # YAML reads `labels: [0, 1]` as numbers; a name that is a number is written quoted
+        raise UserError(f'{where}: expected str, got {value!r}; quote it ("{value}") to give it as text')
     if tp in (int, float, str, bool) and not (
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
