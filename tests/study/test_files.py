@@ -215,7 +215,27 @@ def test_the_example_in_the_docs_is_a_valid_study(tmp_path):
     (tmp_path / "my-study.yaml").write_text(block)
     spec = load_study_file(tmp_path / "my-study.yaml")
     assert spec.name == "my-study" and spec.seeds_of(spec.run("clm")) == (0, 1, 2)
-    assert spec.run("mlm30").params == {"ratio": 0.3} and spec.eval.task_files == ("polarity.yaml",)
+    assert spec.run("mlm30").params == {"ratio": 0.3}
+    assert spec.eval.task_files == (str((tmp_path / "polarity.yaml").resolve()),)
+
+
+def test_a_task_file_is_read_beside_the_study_file_never_from_the_working_directory(tmp_path, monkeypatch):
+    # was: a task file missing beside the study file was read from the working directory when one
+    # of that name was there (silently another task), and its error named the bare relative path
+    (tmp_path / "studies").mkdir()
+    (tmp_path / "studies" / "my-study.yaml").write_text(MINE)
+    (tmp_path / "polarity.yaml").write_text("name: not-this-one\n")
+    monkeypatch.chdir(tmp_path)
+    spec = load_study_file("studies/my-study.yaml")
+    assert spec.eval.task_files == (str(tmp_path.resolve() / "studies" / "polarity.yaml"),)
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.nodes import real_backend
+
+    with pytest.raises(UserError) as err:
+        build_graph(spec, real_backend())
+    assert str(err.value).startswith(
+        f"task file {tmp_path.resolve() / 'studies' / 'polarity.yaml'} does not exist"
+    )
 
 
 AS_IS = """

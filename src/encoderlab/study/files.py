@@ -119,6 +119,11 @@ def _with_paths(data: dict, folder: Path) -> dict:
             return str(folder.resolve() / location) + (sep + options if sep else "")
         return value
 
+    def beside(value: Any) -> Any:
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            return str((folder / value).resolve())
+        return value
+
     out = dict(data)
     if isinstance(out.get("data"), list):
         out["data"] = [
@@ -143,5 +148,7 @@ def _with_paths(data: dict, folder: Path) -> dict:
         ]
     ev = out.get("eval")
     if isinstance(ev, dict) and isinstance(ev.get("task_files"), list):
-        out["eval"] = {**ev, "task_files": [local(t) for t in ev["task_files"]]}
+        # always paths (no asset names): one missing beside the file is not looked for in the
+        # working directory, and its error names where it was looked for
+        out["eval"] = {**ev, "task_files": [beside(t) for t in ev["task_files"]]}
     return out
