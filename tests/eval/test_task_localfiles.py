@@ -103,6 +103,15 @@ def test_unread_compressions_are_refused_with_the_fix(tmp_path, name, message):
         _task(tmp_path, name, _write(tmp_path / "b.csv", test))
 
 
+def test_a_csv_beside_a_tsv_is_two_kinds_named_in_one_line(tmp_path):
+    # was: a .tsv test file beside a .csv train file was read with commas, and refused as "the test
+    # split has no column(s) sentence, polarity (it has sentence\tpolarity); fix `columns:`"
+    train, test = _disjoint()
+    with pytest.raises(UserError) as exc:
+        _task(tmp_path, _write(tmp_path / "a.csv", train), _write(tmp_path / "b.tsv", test))
+    assert str(exc.value).endswith("one kind (got train a.csv, test b.tsv)")
+
+
 def test_a_compressed_csv_with_only_its_header_is_an_empty_split(tmp_path):
     train, _ = _disjoint()
     with gzip.open(tmp_path / "b.csv.gz", "wt") as f:

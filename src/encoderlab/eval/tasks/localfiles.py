@@ -47,15 +47,18 @@ def builder_of(paths: dict[str, Path], where: str) -> str:
                 f"{where}: {path} is compressed as {path.suffix}, which task files do not read; unpack it "
                 f"first (`{UNPACK[suffix]} {path}`) or recompress it with gzip"
             )
+    # .csv and .tsv share a builder but not a separator: a mix would read one with the other's
     kinds = {
         None
         if p.suffix.lower() in COMPRESSIONS and plain_suffix(p) == ".parquet"
-        else BUILDERS.get(plain_suffix(p))
+        else (plain_suffix(p) if plain_suffix(p) in (".csv", ".tsv") else BUILDERS.get(plain_suffix(p)))
         for p in paths.values()
     }
     if None in kinds or len(kinds) != 1:
-        raise UserError(f"{where}: data files must all be {KINDS}, one kind")
-    return kinds.pop()
+        found = ", ".join(f"{split} {p.name}" for split, p in paths.items())
+        raise UserError(f"{where}: data files must all be {KINDS}, one kind (got {found})")
+    kind = kinds.pop()
+    return BUILDERS.get(kind, kind)
 
 
 def _has_rows(path: Path, builder: str, where: str) -> bool:
