@@ -219,7 +219,9 @@ def test_the_example_in_the_docs_is_a_valid_study(tmp_path):
     assert spec.eval.task_files == (str((tmp_path / "polarity.yaml").resolve()),)
 
 
-def test_a_task_file_is_read_beside_the_study_file_never_from_the_working_directory(tmp_path, monkeypatch):
+def test_a_task_file_is_read_beside_the_study_file_never_from_the_working_directory(
+    tmp_path, monkeypatch, capsys
+):
     # was: a task file missing beside the study file was read from the working directory when one
     # of that name was there (silently another task), and its error named the bare relative path
     (tmp_path / "studies").mkdir()
@@ -236,6 +238,10 @@ def test_a_task_file_is_read_beside_the_study_file_never_from_the_working_direct
     assert str(err.value).startswith(
         f"task file {tmp_path.resolve() / 'studies' / 'polarity.yaml'} does not exist"
     )
+    # was: `study plan` printed "evaluation: task files .../polarity.yaml (all their tasks)", exit 0
+    with pytest.raises(SystemExit):
+        main(["study", "plan", "studies/my-study.yaml"])
+    assert "polarity.yaml does not exist" in capsys.readouterr().err
 
 
 AS_IS = """
