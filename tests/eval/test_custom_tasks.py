@@ -223,7 +223,10 @@ BAD = [
         {"data": {"train": "train.csv", "test": "empty.csv"}},
         r"the test split is empty \(.*empty.csv\); add examples",
     ),
-    ({"data": {"train": "train.csv", "test": "train.csv"}}, r"input\(s\) of test also appear in train"),
+    (  # the first shared input as written, not a Python tuple ("('...', None)")
+        {"data": {"train": "train.csv", "test": "train.csv"}},
+        r"input\(s\) of test also appear in train \(first: '[^'(|]+'\); deduplicate",
+    ),
     ({"metric": "ndcg@10"}, r"metric 'ndcg@10' is not one of sc's: accuracy, macro_f1"),
     ({"data": {"train": "nope.csv", "test": "test.csv"}}, r"data.train file .*nope.csv does not exist"),
     ({"template": "{a} {b}"}, r"`template` is only for pair-sc"),

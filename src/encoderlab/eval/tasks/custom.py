@@ -356,13 +356,22 @@ def _overlap_keys(family: str, split) -> set:
     return {(e["text"], e.get("text_pair")) for e in split}
 
 
+def _shown(family: str, key) -> str:
+    """An overlap key as the user wrote it: the text (and its pair), the words, or the question and
+    context; it was printed as a Python tuple ("('waste of money', None)")."""
+    if family == "tc":
+        return " ".join(key)
+    parts = key if isinstance(key, tuple) else (key,)
+    return " | ".join(str(p) for p in parts if p is not None)
+
+
 def _check_overlap(spec: TaskSpec, data: TaskData, where: str) -> None:
     splits = {"train": data.train, "validation": data.val, "test": data.tests["test"]}
     keys = {s: _overlap_keys(spec.family, v) for s, v in splits.items()}
     for a, b in (("train", "test"), ("train", "validation"), ("validation", "test")):
         common = keys[a] & keys[b]
         if common:
-            first = str(sorted(map(str, common))[0])[:60]
+            first = _shown(spec.family, min(common, key=str))[:60]
             raise UserError(
                 f"{where}: {len(common)} input(s) of {b} also appear in {a} (first: {first!r}); "
                 "deduplicate the data, or set `allow_overlap: true` if that is intended"
