@@ -270,3 +270,18 @@ def test_bf16_weights_lose_the_updates_below_their_spacing_as_encodevals_cast_do
         same = sum(int((trained[k].float() == start[k].to(trained[k].dtype).float()).sum()) for k in big)
         kept[weights] = same / sum(start[k].numel() for k in big)
     assert kept["fp32"] < 0.25 and kept["bf16"] > 0.75, kept
+
+
+def test_qa_windows_shorter_than_the_stride_are_refused_naming_where_to_set_it(tokenizer):
+    """The line said "lower stride" without saying where a task file sets it, or to what."""
+    from encoderlab.errors import UserError
+    from encoderlab.eval.qa import _encode
+
+    examples = qa_examples(4, 0)
+    with pytest.raises(
+        UserError,
+        match=r"not more than the stride 128; raise max_length, or lower the stride below (\d+) \(a task file's `options: \{stride: N\}`\)$",
+    ) as refused:
+        _encode(tokenizer, examples, 64, 128)
+    below = int(refused.value.args[0].rsplit("below ", 1)[1].split()[0])
+    _encode(tokenizer, examples, 64, below - 1)  # the stride it names works

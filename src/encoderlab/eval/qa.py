@@ -36,7 +36,8 @@ def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
     if max_length - longest <= stride:
         raise UserError(
             f"QA windows of {max_length} tokens leave {max_length - longest} context tokens after the longest "
-            f"question, not more than the stride {stride}; raise max_length or lower stride"
+            f"question, not more than the stride {stride}; raise max_length, or lower the stride below "
+            f"{max_length - longest} (a task file's `options: {{stride: N}}`)"
         )
     return tokenizer(
         [e["question"] for e in examples],
