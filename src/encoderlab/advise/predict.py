@@ -188,10 +188,11 @@ def paired_sources(
     if len(pool) == 0:
         return None
     picks = pool[rng.integers(0, len(pool), size=(n_boot, len(keys)))]
+    position = {k: j for j, k in enumerate(keys)}
     out = {}
     for schedule, runs in keyed.items():
-        run_of_key = np.array([runs.index(k) for k in keys])
-        key_of_run = np.array([keys.index(k) for k in runs])
+        key_of_run = np.array([position[k] for k in runs])  # run i of this schedule is key key_of_run[i]
+        run_of_key = np.argsort(key_of_run)  # ... and key j is its run run_of_key[j]
         out[schedule] = run_of_key[picks[:, key_of_run]]
     return out
 

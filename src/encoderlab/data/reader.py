@@ -75,13 +75,13 @@ def check_compatible(
         )
 
 
-def check_one_row(
-    tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "prepare more text or lower seq_len"
-) -> None:
+def check_one_row(tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "") -> None:
     """Refuse rows of `seq_len` tokens from `where`, which holds `tokens` tokens (`bound`: e.g. "at
     most ", when `tokens` bounds an unprepared corpus from above): not one row could be cut from it.
-    The reader checks its split here; a study checks every pretraining run here before it writes."""
+    The reader checks its split here; a study checks every pretraining run here before it writes.
+    `fix`: what to do instead of the default, preparing more text."""
     if tokens < seq_len:
+        fix = fix or "prepare more text or lower seq_len"
         raise UserError(f"{where} has {bound}{tokens} tokens, fewer than one row of seq_len {seq_len}; {fix}")
 
 
@@ -97,11 +97,7 @@ class PackedReader:
             split_dir(self.root, split)  # an unknown split: one line naming the valid ones
         n = self.meta["splits"][split]["tokens"]
         # a short val split is held out by `data prepare --val-fraction`, not a short corpus
-        fix = (
-            "prepare it again with a larger --val-fraction, or lower seq_len"
-            if split == "val"
-            else "prepare more text or lower seq_len"
-        )
+        fix = "prepare it again with a larger --val-fraction, or lower seq_len" if split == "val" else ""
         check_one_row(n, layout.seq_len, f"the {split} split of {self.root}", fix=fix)
         self.tokens, self.offsets = open_split(self.root, split, self.meta)
         self.n_tokens = n
