@@ -70,3 +70,36 @@ def test_a_bad_option_is_one_line_before_anything_is_written(tmp_path, capsys):
     assert not (tmp_path / "out").exists()
     with pytest.raises(UserError, match="colour"):
         check_sources(load_study_file(study))
+
+
+def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_directory(tmp_path, monkeypatch):
+    # was: a corpus entry, tokenizer, start model or CKA texts missing beside the study file was read
+    # from the working directory when a same-named path was there: silently another corpus
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    project.mkdir()
+    _write(elsewhere / "extra.jsonl", ["not this one"])
+    (elsewhere / "tok").mkdir()
+    monkeypatch.chdir(elsewhere)
+    study = _study(project, ["extra.jsonl#text_field=content"])
+    study.write_text(study.read_text().replace("vocab_size: 300,", "vocab_size: 300, tokenizer: tok,"))
+    with pytest.raises(UserError) as err:
+        load_study_file(study)
+    lines = str(err.value).splitlines()[1:]
+    assert lines == [
+        f"  data[0].corpus: extra.jsonl is not beside the study file (in {project}) but in the working "
+        f"directory, which a study file's paths are not read from; write ../elsewhere/extra.jsonl or an absolute path",
+        f"  data[0].tokenizer: tok is not beside the study file (in {project}) but in the working "
+        "directory, which a study file's paths are not read from; write ../elsewhere/tok or an absolute path",
+    ], lines
+    # missing everywhere: the entry names where it was looked for, and the check refuses it there
+    (elsewhere / "extra.jsonl").unlink()
+    (elsewhere / "tok").rmdir()
+    spec = load_study_file(study)
+    assert corpus_locations(spec.data[0].corpus) == [str(project / "extra.jsonl")]
+    with pytest.raises(UserError, match=f"'{project / 'extra.jsonl'}' is not an existing file"):
+        check_sources(spec)
+    # names stay names, whatever the working directory holds
+    (elsewhere / "wiki-leads").mkdir()
+    assert load_study_file(_study(project, ["wiki-leads#weight=2"])).data[0].corpus == (
+        "wiki-leads#weight=2",
+    )

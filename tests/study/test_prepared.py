@@ -99,7 +99,7 @@ def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path
 def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(folders, tmp_path):
     gpu = get_study("paper1-pfs", "gpu-210m")
     spec = with_prepared(gpu, (f"main={folders['ten']}",))
-    with pytest.raises(UserError, match=r"^dataset main: .*ten was prepared from hf:HuggingFaceFW/fineweb-edu, not "
+    with pytest.raises(UserError, match=r"^dataset main: .*ten was prepared from hf:HuggingFaceFW/fineweb-edu#hf_config=sample-10BT, not "
                        r"from its corpus fineweb-edu-350bt; pass a folder prepared from the corpus$"):  # fmt: skip
         plan_study(spec)
     with pytest.raises(UserError, match="not from its corpus"):

@@ -36,6 +36,7 @@ from __future__ import annotations
 import glob
 import logging
 import math
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -133,6 +134,10 @@ class SourceStats:
     identity: dict = field(default_factory=dict)
     """What the source is: kind (files, asset, hf), and for hub data its id, config, split,
     revision and every file of the split (so a study can tell two corpora apart)."""
+    resolved: str = ""
+    """For local files, the location made absolute where it was read (`location` is as given, maybe
+    relative), so a study run from elsewhere can tell its corpus (`study/prepared.py`); not part of
+    `identity`, so a corpus that moves keeps its node keys."""
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -267,6 +272,7 @@ def iter_documents(
         )
     else:
         stats.identity = {"kind": desc["kind"]}
+        stats.resolved = os.path.realpath(cfg.location) if desc["kind"] == "files" else ""
         if any(file_kind(p) == "txt" for p in desc["files"]):
             stats.identity["txt_unit"] = cfg.txt_unit
         # Asset ids are global (the asset contract); local ids are namespaced by file so a local

@@ -15,7 +15,7 @@ entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corp
 from __future__ import annotations
 
 import dataclasses
-import glob
+import os
 import typing
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,7 @@ def load_study_file(path: Path | str) -> StudySpec:
     path = Path(path)
     data = read_mapping(path, "study file")
     errors: list[str] = []
-    spec = _build(StudySpec, _with_paths(data, path.parent), "study", errors)
+    spec = _build(StudySpec, _with_paths(data, path.parent, errors), "study", errors)
     if errors or spec is None:
         lines = "\n".join(f"  {e}" for e in errors)
         raise UserError(f"study file {path} has {len(errors)} problem(s):\n{lines}")
@@ -96,59 +96,96 @@ def _item(section: str, i: int, value: Any) -> str:
     return f"{section}[{i}]" + (f" ({label})" if label else "")
 
 
-def _with_paths(data: dict, folder: Path) -> dict:
-    """The file's relative paths made relative to its folder (names of assets and hub ids stay as they are)."""
-
-    def local(value: Any) -> Any:
-        if isinstance(value, str) and value and not Path(value).is_absolute() and (folder / value).exists():
-            return str((folder / value).resolve())
-        return value
-
-    def source(value: Any) -> Any:
-        """A corpus entry in `--source`'s syntax: its location (a path, or a glob, matched from the
-        file's folder), and its `#options` as they are."""
-        if not isinstance(value, str) or local(value) != value:  # a path that exists as written, '#' and all
-            return local(value)
-        location, sep, options = value.rpartition("#")
-        location = location if sep else value
-        if (
-            location
-            and not Path(location).is_absolute()
-            and glob.glob(str(folder / location), recursive=True)
-        ):
-            return str(folder.resolve() / location) + (sep + options if sep else "")
-        return value
-
-    def beside(value: Any) -> Any:
-        if isinstance(value, str) and value and not Path(value).is_absolute():
-            return str((folder / value).resolve())
-        return value
-
+def _with_paths(data: dict, folder: Path, errors: list[str]) -> dict:
+    """The file's relative paths made relative to its folder (names of assets, hub corpora, runs and
+    hub ids stay as they are). A path is never looked for in the working directory: one that is
+    missing beside the file but found there is a problem (`errors`), not a silent second place."""
+    paths = _Paths(folder, data, errors)
     out = dict(data)
     if isinstance(out.get("data"), list):
         out["data"] = [
             {
                 **d,
-                "corpus": [source(c) for c in d.get("corpus", [])],
-                "tokenizer": local(d.get("tokenizer", "train")),
+                "corpus": [paths.source(c, f"data[{i}].corpus") for c in d.get("corpus", [])],
+                "tokenizer": paths.local(d.get("tokenizer", "train"), f"data[{i}].tokenizer"),
             }
             if isinstance(d, dict) and isinstance(d.get("corpus", []), list)
             else d
-            for d in out["data"]
+            for i, d in enumerate(out["data"])
         ]
     if isinstance(out.get("runs"), list):
         out["runs"] = [
-            {**r, "init": local(r["init"])} if isinstance(r, dict) and r.get("init") else r
-            for r in out["runs"]
+            {**r, "init": paths.local(r["init"], f"runs[{i}].init")}
+            if isinstance(r, dict) and r.get("init")
+            else r
+            for i, r in enumerate(out["runs"])
         ]
     if isinstance(out.get("cka"), list):
         out["cka"] = [
-            {**c, "texts": local(c["texts"])} if isinstance(c, dict) and "texts" in c else c
-            for c in out["cka"]
+            {**c, "texts": paths.local(c["texts"], f"cka[{i}].texts")}
+            if isinstance(c, dict) and "texts" in c
+            else c
+            for i, c in enumerate(out["cka"])
         ]
     ev = out.get("eval")
     if isinstance(ev, dict) and isinstance(ev.get("task_files"), list):
         # always paths (no asset names): one missing beside the file is not looked for in the
         # working directory, and its error names where it was looked for
-        out["eval"] = {**ev, "task_files": [beside(t) for t in ev["task_files"]]}
+        out["eval"] = {**ev, "task_files": [paths.beside(t) for t in ev["task_files"]]}
     return out
+
+
+class _Paths:
+    """How each kind of value in a study file is read relative to the file's folder."""
+
+    def __init__(self, folder: Path, data: dict, errors: list[str]):
+        from encoderlab.data.assets import ASSETS
+        from encoderlab.data.corpora import CORPORA
+
+        runs = data.get("runs") if isinstance(data.get("runs"), list) else []
+        self.names = {*ASSETS, *CORPORA, "train"} | {r.get("name") for r in runs if isinstance(r, dict)}
+        self.folder, self.errors = folder, errors
+
+    def local(self, value: Any, where: str) -> Any:
+        """A path beside the file, made absolute; else a name (an asset, a run, a hub id) as it is."""
+        if not isinstance(value, str) or not value or Path(value).is_absolute():
+            return value
+        if (self.folder / value).exists():
+            return str((self.folder / value).resolve())
+        self._not_from_cwd(value, where)
+        return value
+
+    def source(self, value: Any, where: str) -> Any:
+        """A corpus entry in `--source`'s syntax: its location (a path, or a glob, matched from the
+        file's folder, whether or not anything is there), and its `#options` as they are."""
+        from encoderlab.data.sources import GLOB_CHARS
+
+        if not isinstance(value, str) or (self.folder / value).exists():  # a path as written, '#' and all
+            return self.beside(value)
+        location, sep, options = value.rpartition("#")
+        location = location if sep else value
+        if (
+            not location
+            or Path(location).is_absolute()
+            or location.startswith("hf:")
+            or location in self.names
+        ):
+            return value
+        if not any(c in location for c in GLOB_CHARS) and not (self.folder / location).exists():
+            self._not_from_cwd(location, where)
+        return str(self.folder.resolve() / location) + (sep + options if sep else "")
+
+    def beside(self, value: Any) -> Any:
+        if isinstance(value, str) and value and not Path(value).is_absolute():
+            return str((self.folder / value).resolve())
+        return value
+
+    def _not_from_cwd(self, value: str, where: str) -> None:
+        here = Path(value)
+        if value in self.names or not here.exists() or here.resolve() == (self.folder / value).resolve():
+            return
+        fix = os.path.relpath(here.resolve(), self.folder.resolve())
+        self.errors.append(
+            f"{where}: {value} is not beside the study file (in {self.folder}) but in the working directory, "
+            f"which a study file's paths are not read from; write {fix} or an absolute path"
+        )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from encoderlab.errors import UserError
@@ -52,16 +53,28 @@ def identity(meta: dict) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def _source_key(cfg) -> tuple:
-    """What names a corpus entry however it is written (a `SourceConfig`): (hub id, config, split,
-    data dir) for hub data, a named hub corpus included, whatever slice of its files; else the location."""
-    from encoderlab.data.sources import expand
+def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
+    """What names each corpus entry however it is written (`SourceConfig`s; `resolved`: where the
+    folder's local sources were read, "" where unknown), sorted: for hub data (a named hub corpus
+    included) its repo, config, split and data dir, whatever slice of its files; for local files the
+    absolute location; for an asset its name. Then what is read of each record (text and id fields,
+    the .txt unit) and the entry's share of a mixture, so `c.jsonl#text_field=title` is another corpus
+    than `c.jsonl#text_field=content`, and weights 1:3 are the same mixture as 2:6."""
+    from encoderlab.data.sources import GLOB_CHARS, expand
 
-    cfg = expand(cfg)
-    if cfg.location.startswith("hf:"):
-        return ("hf", cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
-    path = Path(cfg.location)
-    return ("path", str(path.resolve()) if path.exists() else cfg.location)
+    cfgs = [expand(c) for c in cfgs]
+    total = sum(c.weight for c in cfgs)
+    keys = []
+    for cfg, where in zip(cfgs, resolved, strict=True):
+        read = (cfg.text_field, cfg.id_field, cfg.txt_unit, round(cfg.weight / total, 9))
+        if cfg.location.startswith("hf:"):
+            keys.append(("hf", cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, *read))
+            continue
+        local = Path(cfg.location).exists() or any(c in cfg.location for c in GLOB_CHARS)
+        # a folder prepared before `resolved` was recorded: its relative locations are read from here
+        where = where or (os.path.realpath(cfg.location) if local else cfg.location)
+        keys.append(("path", where, *read))
+    return sorted(keys)
 
 
 def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str | Path) -> None:
@@ -70,13 +83,29 @@ def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str 
     from encoderlab.data.sources import SourceConfig, parse_source
 
     sources = meta.get("recipe", {}).get("sources", [])
-    found = sorted(_source_key(from_dict(SourceConfig, s, where=str(folder))) for s in sources)
-    if found != sorted(_source_key(parse_source(c)) for c in corpus):
-        read = ", ".join(s["location"] for s in sources) or "nothing"
+    read = [s.get("resolved", "") for s in meta.get("sources", [])]
+    read = read if len(read) == len(sources) else [""] * len(sources)
+    found = _source_keys([from_dict(SourceConfig, s, where=str(folder)) for s in sources], read)
+    wanted = [parse_source(c) for c in corpus]
+    if found != _source_keys(wanted, [""] * len(wanted)):
+        names = ", ".join(_written(s) for s in sources) or "nothing"
         raise UserError(
-            f"dataset {dataset}: {folder} was prepared from {read}, not from its corpus "
+            f"dataset {dataset}: {folder} was prepared from {names}, not from its corpus "
             f"{' + '.join(corpus)}; pass a folder prepared from the corpus"
         )
+
+
+def _written(source: dict) -> str:
+    """A recorded source in `--source`'s syntax, with the options that differ from the defaults."""
+    from encoderlab.data.sources import SourceConfig
+
+    default = SourceConfig(location=source["location"])
+    options = [
+        f"{k}={v}"
+        for k, v in source.items()
+        if k != "location" and v != getattr(default, k, v) and v is not None
+    ]
+    return source["location"] + (f"#{','.join(options)}" if options else "")
 
 
 def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path) -> None:
