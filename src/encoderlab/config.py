@@ -130,20 +130,44 @@ def missing_fields(fields: Mapping[str, dataclasses.Field], data: Mapping[str, A
     ]
 
 
+def field_path(where: str, name: str) -> str:
+    """Where field `name` of the mapping at `where` is: `run.seed` below another field, but `t.yaml: seed`
+    right below a file (or a quoted source), where a dot would read as part of the file's name."""
+    if not where:
+        return name
+    return (
+        f"{where}: {name}" if where.endswith((".yaml", ".yml", ".json", ".jsonl", "'")) else f"{where}.{name}"
+    )
+
+
+def unknown_fields(where: str, data: dict, fields) -> str | None:
+    """The line naming the keys of `data` that are not `fields`, each with the field it is close to
+    (`lables (labels?)`), and the valid ones; None when every key is a field."""
+    import difflib
+
+    unknown = sorted(set(data) - set(fields), key=str)
+    if not unknown:
+        return None
+    named = [
+        f"{k} ({close[0]}?)"
+        if (close := difflib.get_close_matches(str(k), list(fields), n=1, cutoff=0.75))
+        else str(k)
+        for k in unknown
+    ]
+    return f"{where}: unknown field(s) {', '.join(named)}; valid: {', '.join(sorted(fields))}"
+
+
 def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     """Build `cls` from plain data; unknown fields and wrong types are UserErrors."""
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        raise UserError(
-            f"{where or cls.__name__}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}"
-        )
+    if line := unknown_fields(where or cls.__name__, data, fields):
+        raise UserError(line)
     # Named here: the constructor's own TypeError reads "__init__() missing 1 required keyword-only ..."
     missing = missing_fields(fields, data)
     if missing:
         raise UserError(f"{where or cls.__name__}: missing field(s) {', '.join(missing)}")
-    kwargs = {k: coerce(v, hints[k], f"{where + '.' if where else ''}{k}") for k, v in data.items()}
+    kwargs = {k: coerce(v, hints[k], field_path(where, k)) for k, v in data.items()}
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:  # __post_init__ validation

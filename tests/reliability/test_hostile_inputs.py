@@ -90,7 +90,7 @@ CASES = [
     (
         "unknown-field",
         "pretrain --config {w}/unknown_field.yaml --out {w}/o",
-        r"unknown field\(s\) layot; valid:",
+        r"unknown field\(s\) layot \(layout\?\); valid:",
     ),
     ("unknown-recipe", "pretrain --recipe nope --out {w}/o", r"unknown recipe 'nope'; valid: cpt-mlm"),
     (

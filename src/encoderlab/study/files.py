@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from encoderlab.config import coerce, missing_fields, read_mapping, to_dict
+from encoderlab.config import coerce, missing_fields, read_mapping, to_dict, unknown_fields
 from encoderlab.errors import UserError
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -56,9 +56,8 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
         return None
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     before = len(errors)
-    unknown = sorted(set(data) - set(fields))
-    if unknown:
-        errors.append(f"{where}: unknown field(s) {', '.join(unknown)}; valid: {', '.join(sorted(fields))}")
+    if line := unknown_fields(where, data, fields):
+        errors.append(line)
     missing = missing_fields(fields, data)
     if missing:
         errors.append(f"{where}: missing field(s) {', '.join(missing)}")

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from encoderlab.config import from_dict
+from encoderlab.config import from_dict, unknown_fields
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
@@ -154,14 +154,9 @@ def _read_spec(path: Path) -> TaskSpec:
     spec = from_dict(TaskSpec, raw, where)
     if not NAME.match(spec.name):
         raise UserError(f"{where}: name {spec.name!r} may hold only letters, digits, '.', '_' and '-'")
-    unknown = sorted(
-        set(spec.columns) - set(COLUMNS[spec.family]) - set(OPTIONAL_COLUMNS.get(spec.family, ()))
-    )
-    if unknown:
-        valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
-        raise UserError(
-            f"{where}: columns: unknown field(s) {', '.join(unknown)} for {spec.family}; valid: {', '.join(valid)}"
-        )
+    valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
+    if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
+        raise UserError(line)
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
