@@ -116,6 +116,11 @@ def line_panels(
     return png
 
 
+LAYER_LABEL = "layer (block index)"
+"""The x axis of every per-layer figure: layer l is the output of block l (`analysis.features`), never
+the embedding output; the study report's CKA figure uses it too."""
+
+
 def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA divergence") -> Path:
     """Divergence (1 - CKA) by layer for A vs B (band: +- sd over sampling seeds) and, when
     present, B' vs B (the seed noise)."""
@@ -144,7 +149,7 @@ def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA dive
             )
     return line_panels(
         lines, stem, x="layer", y="divergence", series="pair", panel=None, table=rows, band=("lo", "hi"),
-        xlabel="layer (block index)", ylabel="divergence 1 - CKA (fraction)", title=title,
+        xlabel=LAYER_LABEL, ylabel="divergence 1 - CKA (fraction)", title=title,
     )  # fmt: skip
 
 
@@ -153,7 +158,7 @@ def plot_cka_ratio(rows: Sequence[dict], stem: Path) -> Path:
     with its 95% interval over sampling seeds as a band where there is one."""
     return line_panels(
         [{**r, "series": r.get("pair_label", "A vs B")} for r in rows], stem, x="layer", y="ratio", series="series",
-        panel=None, band=("ratio_ci_low", "ratio_ci_high"), table=rows, xlabel="layer (block index)",
+        panel=None, band=("ratio_ci_low", "ratio_ci_high"), table=rows, xlabel=LAYER_LABEL,
         ylabel="d(A, B) / d(B', B) (ratio, 1 = seed noise)",
         title="CKA divergence relative to seed noise (band: 95% CI over sampling seeds)",
     )  # fmt: skip
@@ -163,7 +168,7 @@ def plot_probe(rows: Sequence[dict], stem: Path) -> Path:
     """Probe test accuracy by layer, one line per model, one panel per task."""
     return line_panels(
         rows, stem, x="layer", y="accuracy", series="model", panel="task",
-        xlabel="layer (block index)", ylabel="probe test accuracy (%)", title="Linear probe accuracy by layer",
+        xlabel=LAYER_LABEL, ylabel="probe test accuracy (%)", title="Linear probe accuracy by layer",
     )  # fmt: skip
 
 

@@ -59,7 +59,7 @@ class CkaResult:
     b: str
     """Reference run."""
     divergence: list[float]
-    """1 - linear CKA per layer (0 = embeddings output)."""
+    """1 - linear CKA per layer: entry l is block l's output (the embedding output is not one)."""
     noise_divergence: list[float] | None = None
     """The same for the seed-noise pair (None without one)."""
     ratio: list[float] | None = None

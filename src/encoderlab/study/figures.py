@@ -45,7 +45,7 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
             "Fine-tuning LR sensitivity (mean test score over tasks)", logx=True,
         ),
         _fig_mask_ratio(curves.get("mask_ratio", []), folder),
-        *[_fig_cka(r, folder) for r in data.cka],
+        *[_fig_cka(r, folder, cka_figure_name(r, data.cka)) for r in data.cka],
         _fig_loss(data, study_dir, folder),
         _fig_validation(data, study_dir, folder),
     ]  # fmt: skip
@@ -237,8 +237,17 @@ def _fig_mask_ratio(rows: list[dict], folder: Path) -> Figure | None:
     )  # fmt: skip
 
 
-def _fig_cka(result: CkaResult, folder: Path) -> Figure | None:
+def cka_figure_name(result: CkaResult, results: list[CkaResult]) -> str:
+    """`cka_<a>`, or `cka_<a>-vs-<b>` when another CKA of the study compares the same run a (named by a
+    alone, the second figure overwrote the first's PNG and CSV)."""
+    shared = sum(r.a == result.a for r in results) > 1
+    return f"cka_{result.a}{f'-vs-{result.b}' if shared else ''}".replace("/", "_")
+
+
+def _fig_cka(result: CkaResult, folder: Path, name: str) -> Figure | None:
     import matplotlib.pyplot as plt
+
+    from encoderlab.analysis.plots import LAYER_LABEL
 
     div = result.divergence
     if not div:
@@ -249,7 +258,7 @@ def _fig_cka(result: CkaResult, folder: Path) -> Figure | None:
     ax.plot(layers, div, marker="o", label=f"{result.a} vs {result.b}")
     if noise:
         ax.plot(layers, noise, marker="s", linestyle="--", label="seed noise")
-    ax.set_xlabel("layer (0 = embeddings output)")
+    ax.set_xlabel(LAYER_LABEL)
     ax.set_ylabel("divergence 1 − linear CKA")
     ax.set_title(f"CKA divergence per layer: {result.a} vs {result.b}")
     ax.legend(fontsize=8)
@@ -262,7 +271,6 @@ def _fig_cka(result: CkaResult, folder: Path) -> Figure | None:
         }
         for i, d in enumerate(div)
     ]
-    name = f"cka_{result.a}".replace("/", "_")
     return _save(
         fig,
         folder,

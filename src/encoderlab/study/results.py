@@ -259,7 +259,7 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
 
 
 def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
-    r = next((c for c in data.cka if c.a == claim.a), None)
+    r = next((c for c in data.cka if (c.a, c.b) == (claim.a, claim.b)), None)  # a alone took another b's
     if r is None:
         return Outcome()
     if r.low_layers is None:

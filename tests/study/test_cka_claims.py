@@ -1,0 +1,67 @@
+"""The CKA claim and figure of a study read the comparison they name: its pair (a, b), its layers."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from encoderlab.study.data import CkaResult
+from encoderlab.study.results import _cka_low_layers
+from encoderlab.study.spec import ClaimSpec
+
+
+def _summary(ratio: float) -> dict:
+    return {
+        "holds": True,
+        "low_ci": (ratio - 1, ratio + 1),
+        "difference_ci": (1.0, 2.0),
+        "sentence": f"{ratio}x",
+    }
+
+
+def test_the_low_layer_claim_reads_the_cka_of_its_own_pair_not_the_first_with_its_a():
+    results = [
+        CkaResult(a="clm", b="other", divergence=[0.1] * 3, low_layers=_summary(9.0)),
+        CkaResult(a="clm", b="mlm", divergence=[0.1] * 3, low_layers=_summary(5.0)),
+    ]
+    data = SimpleNamespace(cka=results, label=lambda m: m)
+    claim = ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm")
+    assert _cka_low_layers(data, claim).sentence == "5.0x."
+    missing = ClaimSpec(id="d", text="t", kind="cka_low_layers", a="clm", b="none")
+    assert _cka_low_layers(data, missing).status == "not tested"
+
+
+def test_the_study_cka_figure_names_layers_as_blocks_as_the_analysis_figures_do(tmp_path, monkeypatch):
+    import encoderlab.study.figures as figures
+
+    seen = {}
+    monkeypatch.setattr(figures, "_save", lambda fig, *a, **k: seen.setdefault("x", fig.axes[0].get_xlabel()))
+    figures._fig_cka(CkaResult(a="clm", b="mlm", divergence=[0.1, 0.2, 0.3]), tmp_path, "cka_clm")
+    # layer l of a CKA result is block l's output (analysis.features): no embedding-output row exists
+    assert "embedding" not in seen["x"] and "block" in seen["x"]
+
+
+def test_two_ckas_of_one_run_get_a_figure_each(tmp_path):
+    from encoderlab.study.figures import _fig_cka, cka_figure_name
+
+    results = [CkaResult(a="clm", b=b, divergence=[0.1, 0.2, 0.3]) for b in ("mlm", "other")]
+    names = {cka_figure_name(r, results) for r in results}
+    for r in results:
+        _fig_cka(r, tmp_path, cka_figure_name(r, results))
+    assert len(names) == 2 and all((tmp_path / f"{n}.csv").is_file() for n in names)
+    assert cka_figure_name(results[0], results[:1]) == "cka_clm"  # alone: the name reports already use
+
+
+def test_a_low_layer_claim_without_the_cka_it_reads_is_refused_in_one_line():
+    from dataclasses import replace
+
+    import pytest
+    from fake_study import small_spec
+
+    from encoderlab.errors import UserError
+
+    spec = small_spec()
+    with pytest.raises(
+        UserError, match=r"^claim cka \(cka_low_layers\) reads the CKA of clm vs mlm40, which"
+    ) as e:
+        replace(spec, cka=())
+    assert "\n" not in str(e.value)
