@@ -250,6 +250,13 @@ def test_the_cka_node_writes_strict_json_when_a_seed_noise_divergence_is_zero(tm
         study_dir=tmp_path,
         spec=None,
     )
-    run_cka(ctx)
+    result = run_cka(ctx)
     data = json.loads((tmp_path / "cka.json").read_text(), parse_constant=lambda c: pytest.fail(c))
     assert all(r["baseline_divergence"] == 0 and r["ratio"] is None for r in data["layers"])
+    # the node's result, which its marker and the report's results.json hold, is strict too (was Infinity)
+    json.dumps(result, allow_nan=False)
+    assert result["ratio"] == [None] * 3 and result["low_layers"]["low_ratio"] is None
+    from encoderlab.config import from_dict
+    from encoderlab.study.data import CkaResult
+
+    assert from_dict(CkaResult, result, where="cka").ratio == [None] * 3  # and reads back as a study result

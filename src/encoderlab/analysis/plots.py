@@ -25,21 +25,21 @@ import matplotlib.pyplot as plt  # noqa: E402
 from encoderlab.atomic import savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
 
 
-def _clean(value):
+def json_safe(value):
     """JSON-safe value: non-finite floats become null, inside lists and dicts too (a CKA ratio's
     per-seed list held `Infinity`, which is not JSON)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _clean(v) for k, v in value.items()}
+        return {k: json_safe(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_clean(v) for v in value]
+        return [json_safe(v) for v in value]
     return value
 
 
 def write_json(value, path: Path) -> None:
     """`value` as strict JSON at `path` (non-finite numbers as null; anything else not JSON as its str)."""
-    write_text_atomic(path, json.dumps(_clean(value), indent=1, default=str, allow_nan=False))
+    write_text_atomic(path, json.dumps(json_safe(value), indent=1, default=str, allow_nan=False))
 
 
 def save_table(rows: Sequence[dict], stem: Path) -> None:

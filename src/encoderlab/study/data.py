@@ -58,12 +58,14 @@ class CkaResult:
     """Run compared."""
     b: str
     """Reference run."""
-    divergence: list[float]
-    """1 - linear CKA per layer: entry l is block l's output (the embedding output is not one)."""
-    noise_divergence: list[float] | None = None
+    divergence: list[float | None]
+    """1 - linear CKA per layer: entry l is block l's output (the embedding output is not one); None where
+    CKA is undefined (a layer constant across the texts)."""
+    noise_divergence: list[float | None] | None = None
     """The same for the seed-noise pair (None without one)."""
-    ratio: list[float] | None = None
-    """divergence / noise divergence per layer (None without a noise pair)."""
+    ratio: list[float | None] | None = None
+    """divergence / noise divergence per layer (None without a noise pair; an entry is None where the
+    ratio is infinite or undefined, as `analyze cka` writes it)."""
     mean_divergence: float | None = None
     """Mean divergence over layers."""
     low_layers: dict[str, Any] | None = None

@@ -277,7 +277,7 @@ def run_cka(ctx: NodeContext) -> dict:
     from encoderlab.analysis.cka import compare, low_layer_summary
     from encoderlab.analysis.features import Encoding
     from encoderlab.analysis.inputs import load_model, read_texts
-    from encoderlab.analysis.plots import write_json
+    from encoderlab.analysis.plots import json_safe, write_json
 
     node = CkaNode.of(ctx.node)
     cfg = node.analysis
@@ -302,15 +302,18 @@ def run_cka(ctx: NodeContext) -> dict:
     # strict: an infinite ratio is null, as `analyze cka` writes it
     write_json(data, ctx.out_dir / "cka.json")
     layers = data["layers"]
-    return {
-        "a": cfg.a,
-        "b": cfg.b,
-        "divergence": [r["divergence"] for r in layers],
-        "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
-        "ratio": [r.get("ratio") for r in layers] if noise else None,
-        "mean_divergence": data["mean_divergence"],
-        "low_layers": low_layer_summary(report).to_dict() if noise else None,
-    }
+    # the result too: the node's marker and the report's results.json held `Infinity` and `NaN`
+    return json_safe(
+        {
+            "a": cfg.a,
+            "b": cfg.b,
+            "divergence": [r["divergence"] for r in layers],
+            "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
+            "ratio": [r.get("ratio") for r in layers] if noise else None,
+            "mean_divergence": data["mean_divergence"],
+            "low_layers": low_layer_summary(report).to_dict() if noise else None,
+        }
+    )
 
 
 # --------------------------------------------------------------------------- backend
