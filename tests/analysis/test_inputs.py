@@ -94,3 +94,17 @@ def test_bad_bytes_and_a_file_cut_short_are_one_line(tmp_path):
     (tmp_path / "r.jsonl.lz4").write_bytes(b"\x04\x22\x4d\x18")
     with pytest.raises(UserError, match=r"compressed as .lz4, .*lz4 -d"):
         read_texts(str(tmp_path / "r.jsonl.lz4"))
+
+
+def test_bad_text_files_name_a_fix_analyze_has(tmp_path):
+    """A .txt of bad bytes offered `--on-error skip` (data prepare's flag: analyze has none), and so did a
+    compressed .txt; a compressed .jsonl was told to "save it as UTF-8" instead of its suffix."""
+    (tmp_path / "latin1.txt").write_bytes("ok\ncaf\xe9\n".encode("latin-1"))
+    (tmp_path / "packed.txt").write_bytes(gzip.compress(b"a text\n"))
+    (tmp_path / "packed.jsonl").write_bytes(gzip.compress(b'{"text": "a"}\n'))
+    fixes = {"latin1.txt": "save it as UTF-8$", "packed.txt": "rename it packed.txt.gz$"}
+    fixes["packed.jsonl"] = "rename it packed.jsonl.gz$"
+    for name, fix in fixes.items():
+        with pytest.raises(UserError, match=fix) as e:
+            read_texts(str(tmp_path / name))
+        assert "--on-error" not in str(e.value) and "\n" not in str(e.value)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from encoderlab.data.filekinds import file_kind, unreadable, user_text
+from encoderlab.data.filekinds import file_kind, misnamed, unreadable, user_text
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import json_objects
 
@@ -48,9 +48,14 @@ def records_path(source: str) -> Path:
 def read_records(source: str) -> list[dict]:
     """Records {"id", "text", "meta"} from a JSONL file or asset; a .txt gives one record per line."""
     path = records_path(source)
+    if why := misnamed(path):  # a .gz named .jsonl read as "not UTF-8 text; save it as UTF-8"
+        raise UserError(why)
     kind = file_kind(path)
     if kind == "txt":
         from encoderlab.data.sources import SourceConfig, iter_documents
+
+        # bad bytes refused here: data.sources' line offers `--on-error skip`, which analyze has not
+        user_text(path, "save it as UTF-8")
 
         docs = iter_documents(SourceConfig(location=str(path), txt_unit="line"))
         return [{"id": str(i), "text": d.text, "meta": {}} for i, d in enumerate(docs)]
