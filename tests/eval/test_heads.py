@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
 import torch
 from tests.eval.conftest import TOPICS, filler, ir_pairs, qa_examples, sc_examples, tc_examples
 
-from encoderlab.eval.finetune import prepare, run_one
+from encoderlab.eval.finetune import fine_tune, prepare, run_one
 from encoderlab.eval.heads import first_token_pool, info_nce, mean_pool
 from encoderlab.eval.spec import (
     FinetuneConfig,
@@ -285,3 +286,21 @@ def test_qa_windows_shorter_than_the_stride_are_refused_naming_where_to_set_it(t
         _encode(tokenizer, examples, 64, 128)
     below = int(refused.value.args[0].rsplit("below ", 1)[1].split()[0])
     _encode(tokenizer, examples, 64, below - 1)  # the stride it names works
+
+
+def test_a_micro_batch_without_a_labelled_word_keeps_the_weights_finite(model, tokenizer):
+    # was: cross-entropy's mean over no labelled position is NaN, and its gradient made every weight NaN
+    # (a sentence of words that tokenise to nothing, here a zero-width space, in a micro-batch of one)
+    task = _task(
+        name="tc-empty",
+        options=TCOptions(labels=("O", "B-PER", "B-LOC", "I-LOC")),
+        metric="entity_f1",
+        finetune=FinetuneConfig(batch_size=2, micro_batch_size=1, max_steps=6, warmup_ratio=0.0),
+    )
+    train = [{"tokens": ["\u200b"], "tags": [0]}] * 4 + tc_examples(8, 0)
+    data = TaskData(train=train, val=tc_examples(4, 1), tests={"test": tc_examples(4, 2)})
+    prepared = prepare(task, tokenizer, data)
+    assert all(label == -100 for label in prepared.train[0]["labels"])
+    tuned = fine_tune(task, model, prepared, lr=1e-3, seed=0)
+    assert all(math.isfinite(loss) for loss in tuned.losses)
+    assert all(torch.isfinite(p).all() for p in tuned.head.parameters())

@@ -48,9 +48,15 @@ def predict_rows(
 
 
 def token_loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-    """Cross-entropy of per-token logits against each feature's `labels` (IGNORE positions left out)."""
+    """Cross-entropy of per-token logits against each feature's `labels` (IGNORE positions left out).
+
+    A micro-batch without a labelled position (words that tokenise to nothing, such as zero-width
+    characters, or a micro-batch of one such sentence) has a loss of 0: cross-entropy's mean over no
+    position is NaN, whose gradient turned every weight into NaN for the rest of the run."""
     logits = module(*model_inputs(module, [f["input_ids"] for f in micro]))
     labels, _ = pad_batch([f["labels"] for f in micro], fill=IGNORE)
+    if not (labels != IGNORE).any():
+        return logits.float().sum() * 0.0
     return F.cross_entropy(
         logits.float().flatten(0, 1), labels.to(logits.device).flatten(), ignore_index=IGNORE
     )
