@@ -42,10 +42,11 @@ from encoderlab.eval.spec import (
     TCOptions,
 )
 from encoderlab.eval.tasks.custom_labels import converter, label_kind, label_set, reads_ids
+from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
-from encoderlab.eval.tasks.paper import rows, struct_list
-from encoderlab.eval.tasks.splits import ir_split, qa_example, require_nonempty
+from encoderlab.eval.tasks.paper import rows
+from encoderlab.eval.tasks.splits import require_nonempty
 
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
 COLUMNS = {
@@ -245,54 +246,6 @@ def _cut(train, split: str, fraction: float, seed: int, where: str) -> tuple:
 # ----------------------------------------------------------------------------- examples
 
 
-def _qa_answers(value, where: str) -> list[dict]:
-    """A row's answers: SQuAD's struct of lists, or a list of {text, answer_start}; anything else (one
-    answer as a text and a number, a bare string) is one line, not a TypeError from deep inside."""
-    columns = [value.get("text"), value.get("answer_start")] if isinstance(value, dict) else []
-    answers = None
-    if all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) <= 1:
-        try:
-            answers = [(a["text"], int(a["answer_start"])) for a in struct_list(value)]
-        except (TypeError, KeyError, ValueError):
-            answers = None
-    if answers is None or any(isinstance(t, (list, dict)) for t, _ in answers):
-        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
-        raise UserError(
-            f"{where}: a row's answers must be SQuAD's {{text: [texts], answer_start: [offsets]}} (empty "
-            f"lists when there is none) or a list of {{text, answer_start}}, got {shown}"
-        )
-    return [{"text": str(t), "answer_start": n} for t, n in answers]
-
-
-def _qa_examples(split_rows: list[dict], part: str, counts: dict, where: str) -> list[dict]:
-    out = []
-    for i, r in enumerate(split_rows):
-        answers = _qa_answers(r["answers"], where)
-        ex = qa_example(
-            str(r.get("id", f"{part}-{i}")),
-            str(r["context"]),
-            str(r["question"]),
-            answers,
-            counts,
-            scored=part != "train",
-        )
-        if ex is not None:
-            out.append(ex)
-    return out
-
-
-def _ir_row(r: dict) -> tuple[str, str, str, str]:
-    qid, did = _ir_ids(r)
-    return qid, str(r["query"]), did, str(r["document"])
-
-
-def _ir_ids(r: dict) -> tuple[str, str]:
-    """(query id, document id): the given ids, else hashes of the texts (equal texts, one id)."""
-    qid = str(r.get("query_id") or hashlib.sha256(str(r["query"]).encode()).hexdigest()[:16])
-    did = str(r.get("doc_id") or hashlib.sha256(str(r["document"]).encode()).hexdigest()[:16])
-    return qid, did
-
-
 def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
     col = {f: spec.columns.get(f, f) for f in (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))}
     required = [col[f] for f in COLUMNS[spec.family]]
@@ -329,15 +282,11 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
         counts: dict = {}
-        parts = {s: _qa_examples(raw[s], s, counts, where) for s in SPLITS}
+        parts = {s: qa_examples(raw[s], s, counts, where) for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, counts)
-    pairs = [
-        {"query": str(r["query"]), "document": str(r["document"]), "doc_id": _ir_ids(r)[1]}
-        for r in raw["train"]
-    ]
     # Evaluation corpora hold the split's documents only (judged-only, as the built-in IR tasks).
-    evals = {s: ir_split(_ir_row(r) for r in raw[s]) for s in ("validation", "test")}
-    return TaskData(pairs, evals["validation"], {"test": evals["test"]})
+    evals = {s: ir_eval_split(raw[s], s, where) for s in ("validation", "test")}
+    return TaskData(ir_pairs(raw["train"], where), evals["validation"], {"test": evals["test"]})
 
 
 def _overlap_keys(family: str, split) -> set:

@@ -6,7 +6,7 @@ looked up by its name (a number by its text), except the ids of a ClassLabel col
 and whole numbers beside a `labels:` list none of whose names they are (HF's ClassLabel ids, a
 run_glue CSV's 0/1 with `labels: [bad, good]`): those are positions in the list. A
 cell that does not fit (empty, a list where one label is expected, one label where a list is, a
-target that is not a number) is one line naming the problem and the fix: `str()` would have made it
+target that is not a number, a tc row without words or with an empty word) is one line naming the problem and the fix: `str()` would have made it
 a class of its own, called 'None' or "['a', 'b']". So is a class column of fractional numbers (e.g.
 similarity scores), which would have become one class per distinct value.
 """
@@ -183,6 +183,10 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind, whe
                 )
             if len(r["tokens"]) != len(r["tags"]):
                 raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
+            if not r["tokens"]:  # a split of such rows had no word to score (a ZeroDivisionError)
+                raise UserError(f"{where}: a row has no tokens (an empty sentence); remove the row")
+            if any(t is None for t in r["tokens"]):  # str() would feed the model the word 'None'
+                raise UserError(f"{where}: a row has an empty token; fill it in or remove the row")
             return {
                 "tokens": [str(t) for t in r["tokens"]],
                 "tags": [label_id(where, labels, t, named) for t in r["tags"]],

@@ -1,0 +1,114 @@
+"""A task file's QA and IR rows as examples, each cell checked as it is read.
+
+QA rows hold an id (optional), a question, a context and SQuAD's answers; IR rows a query and a
+document, with optional ids. What would be scored wrongly without a word is one line naming the
+problem and the fix, as for sc and tc cells (`custom_labels.py`):
+  * an empty cell (a CSV's empty field, a JSON null): `str()` made it the text 'None', a question,
+    context, answer, query or document of its own;
+  * a QA id used twice in a validation or test split: predictions and scores are keyed by id, so the
+    split was scored on one of those questions, the others dropped;
+  * a negative `answer_start`: it sliced the context from its end, so a training answer could match
+    and then be trained as "no answer";
+  * an IR id given to two different queries (or documents) in one split: the later text silently
+    replaced the earlier one, and its relevant documents were merged.
+An IR id of 0 (or "0") is an id; only a missing one (absent, null, empty) falls back to a hash of the
+text (equal texts, one id).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+
+from encoderlab.errors import UserError
+from encoderlab.eval.spec import IRSplit
+from encoderlab.eval.tasks.paper import struct_list
+from encoderlab.eval.tasks.splits import ir_split, qa_example
+
+
+def _text(r: dict, field: str, where: str) -> str:
+    if r[field] is None:
+        raise UserError(f"{where}: a row has an empty {field}; fill it in or remove the row")
+    return str(r[field])
+
+
+def qa_answers(value, where: str) -> list[dict]:
+    """A row's answers: SQuAD's struct of lists, or a list of {text, answer_start}; anything else (one
+    answer as a text and a number, a bare string) is one line, not a TypeError from deep inside."""
+    columns = [value.get("text"), value.get("answer_start")] if isinstance(value, dict) else []
+    answers = None
+    if all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) <= 1:
+        try:
+            answers = [(a["text"], int(a["answer_start"])) for a in struct_list(value)]
+        except (TypeError, KeyError, ValueError):
+            answers = None
+    if answers is None or any(isinstance(t, (list, dict)) for t, _ in answers):
+        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+        raise UserError(
+            f"{where}: a row's answers must be SQuAD's {{text: [texts], answer_start: [offsets]}} (empty "
+            f"lists when there is none) or a list of {{text, answer_start}}, got {shown}"
+        )
+    for text, start in answers:
+        if text is None:
+            raise UserError(f"{where}: a row has an empty answer text; fill it in or remove the answer")
+        if start < 0:
+            raise UserError(
+                f"{where}: a row's answer_start is {start}; it is the answer's character offset in the "
+                "context, from 0"
+            )
+    return [{"text": str(t), "answer_start": n} for t, n in answers]
+
+
+def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str) -> list[dict]:
+    """A split's QA examples; ids default to the row's number, and a scored split's ids are unique."""
+    out, seen = [], set()
+    for i, r in enumerate(split_rows):
+        answers = qa_answers(r["answers"], where)
+        rec_id = str(r["id"]) if r.get("id") is not None else f"{part}-{i}"
+        if part != "train" and rec_id in seen:
+            raise UserError(
+                f"{where}: the {part} split has two questions with id {rec_id!r}; scores are keyed by id, "
+                "so give every question its own (or leave the id column out: row numbers are used)"
+            )
+        seen.add(rec_id)
+        context, question = _text(r, "context", where), _text(r, "question", where)
+        ex = qa_example(rec_id, context, question, answers, counts, scored=part != "train")
+        if ex is not None:
+            out.append(ex)
+    return out
+
+
+def _id(r: dict, field: str, text: str) -> str:
+    given = r.get(field)
+    if given is None or str(given) == "":
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return str(given)
+
+
+def ir_rows(split_rows: Iterable[dict], part: str, where: str) -> list[tuple[str, str, str, str]]:
+    """(query id, query, document id, document) of each row; an id naming two texts is one line."""
+    out, texts = [], {"query": {}, "document": {}}
+    for r in split_rows:
+        query, document = _text(r, "query", where), _text(r, "document", where)
+        qid, did = _id(r, "query_id", query), _id(r, "doc_id", document)
+        for kind, key, text in (("query", qid, query), ("document", did, document)):
+            known = texts[kind].setdefault(key, text)
+            if known != text:
+                raise UserError(
+                    f"{where}: the {part} split gives {kind} id {key!r} to two different {kind} texts "
+                    f"({known[:30]!r}, {text[:30]!r}); give each {kind} its own id"
+                )
+        out.append((qid, query, did, document))
+    return out
+
+
+def ir_pairs(split_rows: Iterable[dict], where: str) -> list[dict]:
+    """Training pairs {query, document, doc_id} (the id marks in-batch copies of a positive)."""
+    return [
+        {"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", where)
+    ]
+
+
+def ir_eval_split(split_rows: Iterable[dict], part: str, where: str) -> IRSplit:
+    """An evaluation split: its queries, its documents as the corpus, each row a relevant pair."""
+    return ir_split(ir_rows(split_rows, part, where))

@@ -1,0 +1,121 @@
+"""A task file's cells that were read without a word and scored wrongly, or stopped a run after
+fine-tuning: empty sentences and words (tc), empty QA and IR cells, QA ids used twice in a scored
+split, negative answer offsets, IR ids naming two texts, and an IR id of 0 (`eval/tasks/custom_rows.py`,
+`custom_labels.py`). Each is one line naming the file, raised while the file is read."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tests.eval.fixtures import write_jsonl, write_task_file
+
+from encoderlab.errors import UserError
+from encoderlab.eval.families import TokenClassification
+from encoderlab.eval.spec import Task, TCOptions
+from encoderlab.eval.tasks import load_task
+from encoderlab.eval.tasks.custom import task_from_file
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+def _task(tmp_path: Path, family: str, train: list[dict], test: list[dict], **spec) -> Path:
+    data = {
+        "train": write_jsonl(tmp_path / "train.jsonl", train),
+        "test": write_jsonl(tmp_path / "test.jsonl", test),
+    }
+    return write_task_file(tmp_path, name="cells", family=family, data=data, **spec)
+
+
+def _refused(path: Path, pattern: str) -> None:
+    with pytest.raises(UserError) as err:
+        task_from_file(path)
+    line = str(err.value)
+    assert "\n" not in line and line.startswith(f"task file {path}: ")
+    assert re.search(pattern, line), line
+
+
+def _tc(n: int, offset: int = 0) -> list[dict]:
+    return [{"tokens": ["Alice", f"w{offset + i}"], "tags": ["B-PER", "O"]} for i in range(n)]
+
+
+def test_a_tc_split_of_empty_sentences_is_refused_when_read(tmp_path):
+    # was: read, fine-tuned, then a ZeroDivisionError traceback scoring a split without a word
+    task = Task(
+        name="t", description="", options=TCOptions(labels=("O", "B-PER")), metric="entity_f1", loader=None
+    )
+    with pytest.raises(ZeroDivisionError):  # what such a split reached
+        TokenClassification.metrics(task, [{"gold": [], "pred": []}])
+    path = _task(tmp_path, "tc", _tc(20), [{"tokens": [], "tags": []}])
+    _refused(path, r"a row has no tokens \(an empty sentence\); remove the row")
+
+
+def test_a_tc_row_with_an_empty_word_is_refused(tmp_path):
+    # was: the word 'None' fed to the model
+    test = [{"tokens": ["Bob", None], "tags": ["B-PER", "O"]}]
+    _refused(_task(tmp_path, "tc", _tc(20), test), r"a row has an empty token; fill it in or remove the row")
+
+
+def _qa(n: int, prefix: str) -> list[dict]:
+    return [
+        {
+            "id": f"{prefix}{i}",
+            "question": f"who {prefix} {i}?",
+            "context": f"{prefix} {i} alice",
+            "answers": {"text": ["alice"], "answer_start": [len(f"{prefix} {i} ")]},
+        }
+        for i in range(n)
+    ]
+
+
+def test_qa_ids_used_twice_in_a_scored_split_are_refused(tmp_path):
+    # was: predictions and scores keyed by id: the split was scored on one of the questions
+    test = _qa(4, "t")
+    test[2]["id"] = "t0"
+    _refused(
+        _task(tmp_path, "qa", _qa(20, "r"), test),
+        r"the test split has two questions with id 't0'; scores are keyed by id",
+    )
+    train = _qa(20, "r")
+    train[5]["id"] = "r0"  # training never reads ids: a repeated one there is harmless
+    task, data = load_task(task_from_file(_task(tmp_path, "qa", train, _qa(4, "t"))))
+    assert len(data.train) == 19 and len(data.tests["test"]) == 4
+
+
+@pytest.mark.parametrize(
+    ("cell", "value", "pattern"),
+    [
+        ("context", None, r"a row has an empty context; fill it in or remove the row"),
+        ("question", None, r"a row has an empty question; fill it in or remove the row"),
+        ("answers", [{"text": None, "answer_start": 0}], r"a row has an empty answer text"),
+        ("answers", [{"text": "t", "answer_start": -3}], r"a row's answer_start is -3; it is the answer's"),
+    ],
+)
+def test_empty_qa_cells_and_negative_offsets_are_refused(tmp_path, cell, value, pattern):
+    # was: the text 'None' as a question, context or answer; a negative offset sliced from the end
+    test = _qa(4, "t")
+    test[1][cell] = value
+    _refused(_task(tmp_path, "qa", _qa(20, "r"), test), pattern)
+
+
+def _ir(n: int, prefix: str, ids: bool = False) -> list[dict]:
+    rows = [{"query": f"{prefix} query {i}", "document": f"{prefix} document {i}"} for i in range(n)]
+    return [{**r, "qid": i, "did": i} for i, r in enumerate(rows)] if ids else rows
+
+
+def test_empty_ir_cells_are_refused(tmp_path):
+    test = _ir(4, "t") + [{"query": "lost", "document": None}]
+    _refused(_task(tmp_path, "ir", _ir(20, "r"), test), r"a row has an empty document; fill it in")
+
+
+def test_an_ir_id_of_zero_is_an_id_and_an_id_naming_two_texts_is_refused(tmp_path):
+    columns = {"query_id": "qid", "doc_id": "did"}
+    path = _task(tmp_path, "ir", _ir(20, "r", ids=True), _ir(4, "t", ids=True), columns=columns)
+    task, data = load_task(task_from_file(path))
+    assert sorted(data.tests["test"].queries) == ["0", "1", "2", "3"]  # was: 0 replaced by a text hash
+    assert data.tests["test"].qrels["0"] == {"0": 1}
+    test = _ir(4, "t", ids=True)
+    test[2]["qid"] = 1  # the later query silently replaced the earlier, their documents merged
+    path = _task(tmp_path, "ir", _ir(20, "r", ids=True), test, columns=columns)
+    _refused(path, r"the test split gives query id '1' to two different query texts")
