@@ -119,3 +119,51 @@ def test_an_ir_id_of_zero_is_an_id_and_an_id_naming_two_texts_is_refused(tmp_pat
     test[2]["qid"] = 1  # the later query silently replaced the earlier, their documents merged
     path = _task(tmp_path, "ir", _ir(20, "r", ids=True), test, columns=columns)
     _refused(path, r"the test split gives query id '1' to two different query texts")
+
+
+def _sc(n: int, prefix: str, labels=("bad", "good")) -> list[dict]:
+    return [{"text": f"{prefix} text {i}", "label": labels[i % len(labels)]} for i in range(n)]
+
+
+def test_a_class_named_twice_in_labels_is_refused(tmp_path):
+    # was: read; the second 'bad' (id 1) was never a gold id, and predicting it read as 'bad', a hit
+    path = _task(tmp_path, "sc", _sc(20, "r"), _sc(4, "t"), labels=["bad", "bad", "good"])
+    _refused(path, r"labels: 'bad' is listed twice; name each class once \(its position is its id\)")
+
+
+@pytest.mark.parametrize(
+    ("labels", "options", "pattern"),
+    [
+        (None, {}, r"train's label column 'label' holds only 'good'; a classifier needs two classes or more"),
+        (["good"], {}, r"`labels:` holds only 'good'; a classifier needs two classes or more"),
+        (
+            None,
+            {"multilabel": True},
+            r"train's label column 'label' holds no label; a classifier needs a label",
+        ),
+    ],
+)
+def test_a_label_set_nothing_can_be_learnt_from_is_refused(tmp_path, labels, options, pattern):
+    # was: one class trained a loss of 0 and scored 100; multi-label without a label, zero outputs and a
+    # NaN loss
+    value = [] if options else "good"
+    train, test = (
+        [{"text": f"{p} text {i}", "label": value} for i in range(n)] for p, n in (("r", 20), ("t", 4))
+    )
+    spec = {"options": options, **({"labels": labels} if labels else {})}
+    _refused(_task(tmp_path, "sc", train, test, **spec), pattern)
+    test[0]["label"] = ["bad"] if options else "bad"  # a class train lacks: the row naming it is the line
+    if not labels:
+        _refused(_task(tmp_path, "sc", train, test, **spec), r"label 'bad' is not in the label set")
+
+
+def test_numeric_tags_with_entity_f1_ask_for_their_names(tmp_path):
+    # was: "tag '0' is not one; set `metric: accuracy`", as for POS tags, where the fix is `labels:`
+    train = [{"tokens": ["Alice", f"w{i}", "Smith"], "tags": [1, 0, 2]} for i in range(20)]
+    test = [{"tokens": ["Bob", "v"], "tags": [1, 0]}]
+    _refused(
+        _task(tmp_path, "tc", train, test),
+        r"the tags are numbers \(e.g. '0'\), ids without names; name them in `labels:` in id order",
+    )
+    path = _task(tmp_path, "tc", train, test, labels=["O", "B-PER", "I-PER"])
+    assert task_from_file(path).labels == ("O", "B-PER", "I-PER")

@@ -41,7 +41,7 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks.custom_labels import converter, label_kind, label_set, reads_ids
+from encoderlab.eval.tasks.custom_labels import check_classes, converter, label_kind, label_set, reads_ids
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
@@ -279,6 +279,7 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
             named = reads_ids(labels, values, label_col, where)
         convert = converter(spec.family, labels, named, kind, where)
         parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
+        check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
         counts: dict = {}
@@ -372,6 +373,12 @@ def _check_entity_tags(spec: TaskSpec, metric: str, tags: tuple[str, ...], where
     for name, value in (("metric", metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if bad is not None and value in ("entity_f1", "conlleval_f1"):
             default = " (tc's default)" if name == "metric" and spec.metric is None else ""
+            if spec.labels is None and all(t == "O" or t.isdigit() for t in tags):
+                raise UserError(  # a JSON export of a tag-id column: the fix is its names, not a metric
+                    f"{where}: {name} {value!r}{default} scores entities tagged O, B-TYPE, I-TYPE, but the "
+                    f"tags are numbers (e.g. {bad!r}), ids without names; name them in `labels:` in id "
+                    "order (e.g. [O, B-PER, I-PER]), or set `metric: accuracy` (per word)"
+                )
             raise UserError(
                 f"{where}: {name} {value!r}{default} scores entities tagged O, B-TYPE, I-TYPE, but tag "
                 f"{bad!r} is not one; set `metric: accuracy` (per word) or `sentence_macro_f1`"

@@ -37,8 +37,16 @@ def label_kind(options: dict) -> Kind:
 def label_set(given, family: str, kind: Kind, train, column: str, where: str) -> tuple[str, ...]:
     """The spec's labels (`given`), else the column's ClassLabel names, else the values seen in train
     (sorted; tc puts `O` first); none for a regression."""
-    if given is not None or kind == "regression":
-        return tuple(str(x) for x in given or ())
+    if kind == "regression":
+        return ()
+    if given is not None:
+        labels = tuple(str(x) for x in given)
+        twice = next((x for x in labels if labels.count(x) > 1), None)
+        if twice is not None:  # the second was never a class id: its predictions read as the first's name
+            raise UserError(
+                f"{where}: labels: {twice!r} is listed twice; name each class once (its position is its id)"
+            )
+        return labels
     names = class_names(train, column)
     if names:
         return names
@@ -57,6 +65,22 @@ def label_set(given, family: str, kind: Kind, train, column: str, where: str) ->
         )
     seen = {label_name(v) for v in values}
     return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
+
+
+def check_classes(
+    labels: tuple[str, ...], family: str, kind: Kind, given: bool, column: str, where: str
+) -> None:
+    """Refuse a label set a classifier cannot learn, once every row has been read by it: fewer than two
+    classes for one label per example, no label for label sets (a single class trained a loss of 0 and
+    scored 100; no label at all trained a NaN loss on zero outputs)."""
+    if family in ("sc", "pair-sc") and kind != "regression" and len(labels) < (2 if kind == "one" else 1):
+        source = "`labels:`" if given else f"train's label column {column!r}"
+        held = f"holds only {labels[0]!r}" if labels else "holds no label"
+        need, add = ("two classes", "of the others") if kind == "one" else ("a label", "with labels")
+        raise UserError(
+            f"{where}: {source} {held}; a classifier needs {need} or more: name every class in "
+            f"`labels:`, or add examples {add} to train"
+        )
 
 
 def label_name(value) -> str:
