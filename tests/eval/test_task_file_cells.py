@@ -13,6 +13,7 @@ from tests.eval.fixtures import write_jsonl, write_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.families import TokenClassification
+from encoderlab.eval.metrics import squad_v1
 from encoderlab.eval.spec import Task, TCOptions
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
@@ -167,3 +168,18 @@ def test_numeric_tags_with_entity_f1_ask_for_their_names(tmp_path):
     )
     path = _task(tmp_path, "tc", train, test, labels=["O", "B-PER", "I-PER"])
     assert task_from_file(path).labels == ("O", "B-PER", "I-PER")
+
+
+def test_an_unanswerable_question_of_a_squad_v1_task_is_refused_when_read(tmp_path):
+    # was: read and fine-tuned, then the official v1 score's max over no answer: a ValueError traceback
+    with pytest.raises(ValueError):
+        squad_v1({"t9": []}, {"t9": "alice"})
+    test = _qa(4, "t") + [{"id": "t9", "question": "who?", "context": "nobody here", "answers": []}]
+    _refused(
+        _task(tmp_path, "qa", _qa(20, "r"), test),
+        r"the test split has a question without an answer \(id 't9'\), which SQuAD v1.1 cannot score; "
+        r"set `options: \{v2: true\}`",
+    )
+    for options in ({"v2": True}, {"head": "tagger"}):  # both score a question without an answer
+        task, data = load_task(task_from_file(_task(tmp_path, "qa", _qa(20, "r"), test, options=options)))
+        assert data.tests["test"][-1]["answers"] == []

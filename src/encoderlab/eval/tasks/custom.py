@@ -42,7 +42,7 @@ from encoderlab.eval.spec import (
     TCOptions,
 )
 from encoderlab.eval.tasks.custom_labels import check_classes, converter, label_kind, label_set, reads_ids
-from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples
+from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows
@@ -401,6 +401,8 @@ def task_from_file(path: Path | str) -> Task:
         metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
     data = _examples(spec, _load_splits(spec, path.parent, where), where)
     require_nonempty(spec.name, data)
+    if spec.family == "qa":
+        require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)
     if not spec.allow_overlap:
         _check_overlap(spec, data, where)
     if data.labels:

@@ -10,7 +10,8 @@ problem and the fix, as for sc and tc cells (`custom_labels.py`):
   * a negative `answer_start`: it sliced the context from its end, so a training answer could match
     and then be trained as "no answer";
   * an IR id given to two different queries (or documents) in one split: the later text silently
-    replaced the earlier one, and its relevant documents were merged.
+    replaced the earlier one, and its relevant documents were merged;
+  * an unanswerable validation or test question of a SQuAD v1.1 task (`require_answers`).
 An IR id of 0 (or "0") is an id; only a missing one (absent, null, empty) falls back to a hash of the
 text (equal texts, one id).
 """
@@ -21,7 +22,7 @@ import hashlib
 from collections.abc import Iterable
 
 from encoderlab.errors import UserError
-from encoderlab.eval.spec import IRSplit
+from encoderlab.eval.spec import IRSplit, QAOptions
 from encoderlab.eval.tasks.paper import struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example
 
@@ -112,3 +113,19 @@ def ir_pairs(split_rows: Iterable[dict], where: str) -> list[dict]:
 def ir_eval_split(split_rows: Iterable[dict], part: str, where: str) -> IRSplit:
     """An evaluation split: its queries, its documents as the corpus, each row a relevant pair."""
     return ir_split(ir_rows(split_rows, part, where))
+
+
+def require_answers(options: QAOptions, scored: dict[str, list[dict]], where: str) -> None:
+    """SQuAD v1.1 scores a prediction against the question's answers: a validation or test question
+    without one (SQuAD v2.0 data read as v1) stopped the run after fine-tuning (the official script's
+    maximum over no answer, a ValueError). The tagger head and v2 score such questions."""
+    if options.head != "span" or options.v2:
+        return
+    for name, split in scored.items():
+        unanswerable = next((e["id"] for e in split if not e["answers"]), None)
+        if unanswerable is not None:
+            raise UserError(
+                f"{where}: the {name} split has a question without an answer (id {unanswerable!r}), which "
+                "SQuAD v1.1 cannot score; set `options: {v2: true}` to score no-answer (SQuAD v2.0), or "
+                "remove such questions"
+            )
