@@ -13,7 +13,7 @@ from tests.eval.fixtures import write_jsonl, write_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.families import TokenClassification
-from encoderlab.eval.metrics import squad_v1
+from encoderlab.eval.metrics import correlations, squad_v1
 from encoderlab.eval.spec import Task, TCOptions
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import task_from_file
@@ -183,3 +183,16 @@ def test_an_unanswerable_question_of_a_squad_v1_task_is_refused_when_read(tmp_pa
     for options in ({"v2": True}, {"head": "tagger"}):  # both score a question without an answer
         task, data = load_task(task_from_file(_task(tmp_path, "qa", _qa(20, "r"), test, options=options)))
         assert data.tests["test"][-1]["answers"] == []
+
+
+def test_a_regression_split_of_one_example_is_refused_when_read(tmp_path):
+    # was: read and fine-tuned, then scoring the one-example validation cut (5% of 20) stopped the run
+    with pytest.raises(ValueError):
+        correlations([0.5], [0.4])
+    train, test = ([{"text": f"{p} {i}", "label": i / 7} for i in range(n)] for p, n in (("r", 20), ("t", 4)))
+    path = _task(tmp_path, "sc", train, test, options={"regression": True})
+    _refused(path, r"the validation split has 1 example\(s\), and a correlation needs at least 2")
+    spec = {"options": {"regression": True}}
+    data = {"train": "train.jsonl", "test": "test.jsonl", "validation_fraction": 0.1}
+    path = write_task_file(tmp_path, name="cells", family="sc", data=data, **spec)
+    assert len(load_task(task_from_file(path))[1].val) == 2

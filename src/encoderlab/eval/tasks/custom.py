@@ -41,7 +41,14 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks.custom_labels import check_classes, converter, label_kind, label_set, reads_ids
+from encoderlab.eval.tasks.custom_labels import (
+    check_classes,
+    check_scored_sizes,
+    converter,
+    label_kind,
+    label_set,
+    reads_ids,
+)
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
@@ -280,6 +287,7 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
         convert = converter(spec.family, labels, named, kind, where)
         parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
         check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where)
+        check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
         counts: dict = {}

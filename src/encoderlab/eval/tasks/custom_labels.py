@@ -83,6 +83,18 @@ def check_classes(
         )
 
 
+def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
+    """A regression's validation and test splits need two examples: a correlation over one is
+    undefined, and scoring it stopped the run after fine-tuning (a ValueError traceback; a small train
+    file's 5% validation cut is one example)."""
+    small = next((name for name, split in scored.items() if len(split) < 2), None)
+    if kind == "regression" and small is not None:
+        raise UserError(
+            f"{where}: the {small} split has {len(scored[small])} example(s), and a correlation needs at least "
+            "2; add examples (or raise data.validation_fraction, for a validation cut from train)"
+        )
+
+
 def label_name(value) -> str:
     """A label value as a class name: its text, a JSON/parquet boolean as YAML writes it (`true`)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
