@@ -196,3 +196,17 @@ def test_a_regression_split_of_one_example_is_refused_when_read(tmp_path):
     data = {"train": "train.jsonl", "test": "test.jsonl", "validation_fraction": 0.1}
     path = write_task_file(tmp_path, name="cells", family="sc", data=data, **spec)
     assert len(load_task(task_from_file(path))[1].val) == 2
+
+
+def test_whole_float_labels_name_the_classes_an_int_column_does(tmp_path):
+    # was: "label '0' is not in the label set ['0.0', '1.0']" for a train file of floats (as pandas writes
+    # them) beside a test file of ints, and the reverse
+    floats = [{"text": f"r {i}", "label": float(i % 2)} for i in range(40)]
+    ints = [{"text": f"t {i}", "label": i % 2} for i in range(6)]
+    for train, test in ((floats, ints), ([{**r, "label": int(r["label"])} for r in floats], ints)):
+        task, data = load_task(task_from_file(_task(tmp_path, "sc", train, test)))
+        assert task.labels == ("0", "1")
+        assert [e["label"] for e in data.tests["test"]] == [0, 1, 0, 1, 0, 1]
+    floats_test = [{**r, "label": float(r["label"])} for r in ints]
+    task, data = load_task(task_from_file(_task(tmp_path, "sc", floats, floats_test, labels=["1.0", "0.0"])))
+    assert [task.labels[e["label"]] for e in data.tests["test"]] == ["0.0", "1.0"] * 3  # by name as written

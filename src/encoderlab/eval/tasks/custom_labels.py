@@ -96,8 +96,19 @@ def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
 
 
 def label_name(value) -> str:
-    """A label value as a class name: its text, a JSON/parquet boolean as YAML writes it (`true`)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
+    """A label value as a class name: its text, a JSON/parquet boolean as YAML writes it (`true`), a
+    whole float as the integer it holds (`1.0` -> `1`: a CSV column of floats, e.g. one pandas wrote,
+    names its classes as an integer column does, so a train file of floats and a test file of ints
+    agree; they were refused as "label '1' is not in the label set ['0.0', '1.0']")."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def named_as(value, labels: tuple[str, ...]) -> str | None:
+    """The name in `labels` that `value` reads as: its class name, else its text as written (`1.0`
+    with `labels: ["1.0"]`); None when neither is one."""
+    return next((n for n in (label_name(value), str(value)) if n in labels), None)
 
 
 def whole(value) -> int | None:
@@ -120,9 +131,9 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
     if any(whole(n) is not None for n in labels):
         return False
     values = [v for s in values for v in (s if isinstance(s, list) else [s]) if v is not None]
-    names = [v for v in values if label_name(v) in labels]
-    ids = [v for v in values if label_name(v) not in labels and whole(v) is not None]
-    others = [label_name(v) for v in values if label_name(v) not in labels and whole(v) is None]
+    names = [v for v in values if named_as(v, labels) is not None]
+    ids = [v for v in values if named_as(v, labels) is None and whole(v) is not None]
+    others = [label_name(v) for v in values if named_as(v, labels) is None and whole(v) is None]
     if not ids:
         return False  # names only, or names and a value that is neither: refused row by row, naming it
     fix = "write every label as its name, or as its position in `labels:` (from 0)"
@@ -153,10 +164,11 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
         raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
     if named and whole(value) is not None:
         return whole(value)
-    name = label_name(value)
-    if name not in labels:
+    name = named_as(value, labels)
+    if name is None:
         raise UserError(
-            f"{where}: label {name!r} is not in the label set {list(labels)}; add it to `labels:` or fix the data"
+            f"{where}: label {label_name(value)!r} is not in the label set {list(labels)}; add it to "
+            "`labels:` or fix the data"
         )
     return labels.index(name)
 
