@@ -128,3 +128,24 @@ def test_reading_a_task_files_data_prints_no_progress_bars_and_keeps_the_setting
     _task(tmp_path, _write(tmp_path / "a.jsonl", train), _write(tmp_path / "b.jsonl", test))
     assert "Generating" not in capsys.readouterr().err
     assert datasets.is_progress_bar_enabled()  # a hub download after it still shows its bars
+
+
+@pytest.mark.parametrize("packed", ["", ".gz"])
+def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, packed):
+    # was: "cannot read data.train (...): An error occurred while generating the dataset", after a
+    # `datasets` log line about a UnicodeDecodeError
+    train, test = _disjoint()
+    text = "sentence,polarity\n" + "".join(f"café {r['sentence']},{r['polarity']}\n" for r in train)
+    with OPENERS[packed](tmp_path / f"a.csv{packed}", "wt", encoding="latin-1") as f:
+        f.write(text)
+    _write(tmp_path / f"b.csv{packed}", test)
+    with pytest.raises(
+        UserError, match=r"a\.csv(\.gz)? is not UTF-8 text \(byte 0xe9 .*\); save it as UTF-8"
+    ) as exc:
+        _task(tmp_path, f"a.csv{packed}", f"b.csv{packed}")
+    assert "\n" not in str(exc.value)
+    with OPENERS[packed](tmp_path / f"a.csv{packed}", "wt", encoding="utf-8-sig") as f:
+        f.write(text)  # UTF-8 with a byte-order mark reads
+    assert (
+        load_task(_task(tmp_path, f"a.csv{packed}", f"b.csv{packed}"))[1].train[0]["text"].startswith("café")
+    )

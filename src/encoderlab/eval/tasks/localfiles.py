@@ -9,7 +9,8 @@ Trade-offs. zstd is not read here, unlike in a pretraining corpus (`data.filekin
 would need python-zstandard, whose stream reader takes a truncated file as whole, and a labelled
 set is small enough to unpack. A `.zst`, `.lz4`, `.zip` or `.7z` file is refused with the command
 that unpacks it. Every file is read through once before `datasets` sees it, which finds an empty
-split and a compressed file cut short, each as one line naming the file.
+split, a compressed file cut short and a text file that is not UTF-8 (a latin-1 CSV), each as one
+line naming the file.
 """
 
 from __future__ import annotations
@@ -72,8 +73,14 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
             return True
     try:
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
-            text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace")
+            text = io.TextIOWrapper(stream, encoding="utf-8")
             lines = sum(1 for line in text if line.strip())
+    except UnicodeDecodeError as exc:  # `datasets` said only "An error occurred while generating the dataset"
+        byte = exc.object[exc.start : exc.start + 1].hex()
+        raise UserError(
+            f"{where}: {path} is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character); "
+            f"save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path.name} > utf8-{path.name}`"
+        ) from None
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole here, so a file cut short is named
         raise UserError(
             f"{where}: cannot read {path} ({exc or type(exc).__name__}); download it again or recompress it"
