@@ -1,0 +1,157 @@
+"""Every score against a reference computed independently here, on random inputs: scikit-learn for
+accuracy, macro/weighted and multi-label F1 and sklearn's `ndcg_score` (EncodEval's retrieved nDCG); a
+hand-written strict IOB2 entity extractor for entity F1; a re-statement of the official SQuAD v1.1 /
+v2.0 normalisation and F1; trec_eval's nDCG@10 (ties by document id, descending) and recall@k."""
+
+from __future__ import annotations
+
+import collections
+import math
+import random
+import re
+import string
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, f1_score, ndcg_score
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from encoderlab.eval.metrics import (
+    accuracy,
+    entity_f1,
+    macro_f1,
+    multilabel_f1,
+    retrieval_scores,
+    retrieved_ndcg,
+    squad_v1,
+    squad_v2,
+    weighted_f1,
+)
+
+
+def test_classification_scores_match_scikit_learn():
+    rng = random.Random(0)
+    for _ in range(200):
+        n, k = rng.randint(1, 30), rng.randint(1, 5)
+        gold = [rng.randrange(k) for _ in range(n)]
+        pred = [rng.randrange(k + 1) for _ in range(n)]  # k: a class only ever predicted
+        assert accuracy(gold, pred) == pytest.approx(100 * accuracy_score(gold, pred))
+        for average, ours in (("macro", macro_f1), ("weighted", weighted_f1)):
+            ref = f1_score(gold, pred, average=average, zero_division=0)
+            assert ours(gold, pred) == pytest.approx(100 * ref), (average, gold, pred)
+
+
+def test_multilabel_scores_match_scikit_learn():
+    rng = random.Random(1)
+    for _ in range(200):
+        n, k = rng.randint(2, 25), rng.randint(2, 5)
+        gold = [{x for x in range(k) if rng.random() < 0.3} for _ in range(n)]
+        pred = [{x for x in range(k) if rng.random() < 0.3} for _ in range(n)]
+        classes = sorted(set().union(*gold, *pred))
+        if len(classes) < 2:  # one column reads as binary y in scikit-learn, not as label sets
+            continue
+        binarizer = MultiLabelBinarizer(classes=classes)
+        y, y_pred = binarizer.fit_transform(gold), binarizer.transform(pred)
+        ours = multilabel_f1(gold, pred)
+        for average in ("macro", "micro", "weighted"):
+            ref = f1_score(y, y_pred, average=average, zero_division=0)
+            assert ours[f"{average}_f1"] == pytest.approx(100 * ref), (average, gold, pred)
+
+
+def strict_entities(tags: list[str]) -> set[tuple[int, int, str]]:
+    """Strict IOB2: an entity is B-T followed by I-T's; an I- tag that starts nothing is no entity."""
+    out, i = set(), 0
+    while i < len(tags):
+        if tags[i].startswith("B-"):
+            kind, j = tags[i][2:], i + 1
+            while j < len(tags) and tags[j] == f"I-{kind}":
+                j += 1
+            out.add((i, j, kind))
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def test_entity_f1_matches_a_strict_iob2_count():
+    rng = random.Random(2)
+    tags = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+    for _ in range(50):
+        gold = [[rng.choice(tags) for _ in range(rng.randint(1, 10))] for _ in range(20)]
+        pred = [[t if rng.random() < 0.7 else rng.choice(tags) for t in g] for g in gold]
+        g = {(s, *e) for s, sent in enumerate(gold) for e in strict_entities(sent)}
+        p = {(s, *e) for s, sent in enumerate(pred) for e in strict_entities(sent)}
+        if not g or not p:
+            continue
+        assert entity_f1(gold, pred) == pytest.approx(100 * 2 * len(g & p) / (len(g) + len(p)))
+
+
+def normalize(s: str) -> str:
+    """The official scripts' normalize_answer: lower, no punctuation, no articles, single spaces."""
+    s = "".join(ch for ch in s.lower() if ch not in set(string.punctuation))
+    return " ".join(re.sub(r"\b(a|an|the)\b", " ", s, flags=re.UNICODE).split())
+
+
+def token_f1(gold: str, pred: str, v2: bool) -> float:
+    g, p = normalize(gold).split(), normalize(pred).split()
+    if v2 and (not g or not p):
+        return float(g == p)
+    same = sum((collections.Counter(g) & collections.Counter(p)).values())
+    return 0.0 if same == 0 else 2 * same / (len(g) + len(p))
+
+
+WORDS = ["the", "The", "a", "An", "cat", "Cat.", "dog,", "café", "Café", "x-y", "1,000", "(b)", "thé", "“q”"]
+
+
+def test_squad_scores_match_the_official_definitions():
+    rng = random.Random(3)
+
+    def text():
+        return " ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 4)))
+
+    for _ in range(300):
+        gold = {f"q{i}": [text() for _ in range(rng.randint(1, 3))] for i in range(5)}
+        pred = {q: text() for q in gold}
+        v1 = squad_v1(gold, pred)
+        em = [max(float(normalize(a) == normalize(pred[q])) for a in answers) for q, answers in gold.items()]
+        f1 = [max(token_f1(a, pred[q], False) for a in answers) for q, answers in gold.items()]
+        assert (v1["exact_match"], v1["f1"]) == pytest.approx((20 * sum(em), 20 * sum(f1)))
+        gold["q9"] = []  # unanswerable
+        pred["q9"] = text()
+        v2, em, f1 = squad_v2(gold, pred), [], []
+        for q, answers in gold.items():
+            scored = [a for a in answers if normalize(a)] or [""]
+            em.append(max(float(normalize(a) == normalize(pred[q])) for a in scored))
+            f1.append(max(token_f1(a, pred[q], True) for a in scored))
+        assert (v2["exact"], v2["f1"]) == pytest.approx((100 * np.mean(em), 100 * np.mean(f1)))
+
+
+def test_retrieval_scores_match_trec_eval_and_scikit_learn_with_ties():
+    rng = random.Random(4)
+    for _ in range(50):
+        docs = [f"d{i:02d}" for i in range(rng.randint(2, 40))]
+        qrels = {
+            f"q{q}": {d: 1 for d in rng.sample(docs, rng.randint(1, min(5, len(docs))))} for q in range(4)
+        }
+        run = {q: {d: round(rng.random(), 1) for d in docs} for q in qrels}  # many tied scores
+        out = retrieval_scores(qrels, run)
+        ndcg, recall = [], {10: [], 100: []}
+        for q, relevant in qrels.items():
+            ranked = sorted(run[q], key=lambda d: (run[q][d], d), reverse=True)  # trec_eval's tie order
+            dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:10]) if d in relevant)
+            ndcg.append(dcg / sum(1 / math.log2(i + 2) for i in range(min(10, len(relevant)))))
+            for k in recall:
+                recall[k].append(len(set(ranked[:k]) & set(relevant)) / len(relevant))
+        assert out["ndcg@10"] == pytest.approx(100 * np.mean(ndcg), abs=1e-6)
+        for k, values in recall.items():
+            assert out[f"recall@{k}"] == pytest.approx(100 * np.mean(values), abs=1e-6)
+        # EncodEval's: scikit-learn's ndcg_score over the 10 retrieved (tied scores averaged)
+        reference = []
+        for q, relevant in qrels.items():
+            top = sorted(run[q].items(), key=lambda ds: -ds[1])[:10]
+            gains = np.array([[float(d in relevant) for d, _ in top]])
+            if len(top) == 1:
+                reference.append(gains[0, 0])
+            else:
+                reference.append(ndcg_score(gains, np.array([[s for _, s in top]])) if gains.any() else 0.0)
+        assert retrieved_ndcg(qrels, run) == pytest.approx(100 * np.mean(reference), abs=1e-6)
