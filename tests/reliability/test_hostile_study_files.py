@@ -117,7 +117,7 @@ STUDY_CASES = [
     (
         "study-corpus-missing",
         "study run {w}/study_corpus_missing.yaml --out {w}/s",
-        r"study mini, dataset main: '.*/nothere.txt' is not an existing file, folder or glob, .*; fix the dataset's "
+        r"study mini, dataset main: '.*/nothere.txt' is not an existing file, folder or glob; fix the dataset's "
         r"corpus in the study file$",
     ),
     (

@@ -72,7 +72,9 @@ def test_a_bad_option_is_one_line_before_anything_is_written(tmp_path, capsys):
         check_sources(load_study_file(study))
 
 
-def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_directory(tmp_path, monkeypatch):
+def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_directory(
+    tmp_path, monkeypatch, capsys
+):
     # was: a corpus entry, tokenizer, start model or CKA texts missing beside the study file was read
     # from the working directory when a same-named path was there: silently another corpus
     project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
@@ -96,8 +98,14 @@ def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_dir
     (elsewhere / "tok").rmdir()
     spec = load_study_file(study)
     assert corpus_locations(spec.data[0].corpus) == [str(project / "extra.jsonl")]
-    with pytest.raises(UserError, match=f"'{project / 'extra.jsonl'}' is not an existing file"):
+    missing = f"'{project / 'extra.jsonl'}' is not an existing file, folder or glob; fix the dataset's corpus"
+    with pytest.raises(UserError, match=missing):
         check_sources(spec)
+    # and `study plan` refuses it (was: "? unique tokens (... no asset, named hub corpus or local file)", exit 0)
+    with pytest.raises(SystemExit) as stop:
+        main(["study", "plan", str(study)])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1 and missing in err, err
     # names stay names, whatever the working directory holds
     (elsewhere / "wiki-leads").mkdir()
     assert load_study_file(_study(project, ["wiki-leads#weight=2"])).data[0].corpus == (

@@ -193,6 +193,8 @@ def _asset_path(name: str, fix: str = "fix --source") -> Path:
         raise UserError(
             f"'{name}' is not a file, folder or glob, and no asset registry is installed"
         ) from None
+    if name not in ASSETS and Path(name).is_absolute():  # a path: the list of names is noise
+        raise UserError(f"'{name}' is not an existing file, folder or glob; {fix}")
     if name not in ASSETS:
         raise UserError(
             f"'{name}' is not an existing file, folder or glob, nor an asset name "

@@ -40,23 +40,39 @@ def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[
     check_runs(spec, study_dir, nodes)
 
 
-def check_sources(spec: StudySpec) -> None:
+def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
     when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
-    resolve (a download, or a mirror); assets are fetched by now."""
+    resolve (a download, or a mirror); assets are fetched by now, unless `fetched=False` (`study plan`,
+    which fetches nothing): then only paths are checked (a study file's are absolute), and an asset's
+    absence is the plan's to say."""
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.hub import check_model_source
     from encoderlab.study.nodes import corpus_sources
 
-    runs, names = [r for r in spec.runs if r.init], {d.name for d in spec.data}
+    def ours(
+        location: str,
+    ) -> bool:  # what this machine holds, or should by now (a study file's paths are absolute)
+        return fetched or Path(location).is_absolute()
+
+    runs, names = [r for r in spec.runs if r.init and ours(r.init)], {d.name for d in spec.data}
     for d in spec.data:
         try:
             for source in corpus_sources(d.corpus):  # a bad `#option` is refused here too
-                if source.location not in CORPORA and not source.location.startswith("hf:"):
+                if (
+                    source.location not in CORPORA
+                    and not source.location.startswith("hf:")
+                    and ours(source.location)
+                ):
                     describe(source, fix="fix the dataset's corpus in the study file")
-            if d.tokenizer != "train" and d.tokenizer not in names and d.prepared is None:
+            if (
+                d.tokenizer != "train"
+                and d.tokenizer not in names
+                and d.prepared is None
+                and ours(d.tokenizer)
+            ):
                 tokenizer_folder(d.tokenizer)
         except UserError as exc:
             raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None

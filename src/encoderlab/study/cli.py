@@ -105,12 +105,13 @@ def plan_command(
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
     from encoderlab.eval.tasks.custom import task_files
-    from encoderlab.study.checks import check_runs
+    from encoderlab.study.checks import check_runs, check_sources
     from encoderlab.study.graph import prepare_graph
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
     spec = with_prepared(study_spec(name, scale), prepared)
     task_files(spec.eval.task_files)  # a missing one is refused here, as `study run` refuses it
+    check_sources(spec, fetched=False)  # and so is a corpus, tokenizer or start model path that is not there
     prepares = prepare_graph(spec, default_backend()) if out is not None else ()
     plan = plan_study(spec, out, prepares)
     print(plan_text(plan))
