@@ -216,6 +216,12 @@ def test_low_layer_summary_needs_the_interval_above_one_and_above_the_rest():
     assert same_texts.low_ci is None and same_texts.holds is None
     assert "every seed drew the same texts" in same_texts.sentence()
 
+    # one sampling seed from a large pool: no interval, and the pool is not to blame
+    one = _report([r[:1] for r in paper_like], distinct_draws=1)
+    one.sampling_seeds = [42]
+    sentence = low_layer_summary(one).sentence()
+    assert "one sampling seed" in sentence and "the pool holds only n" not in sentence
+
 
 def test_low_layer_summary_needs_a_seed_twin():
     report = _report([[1.0, 1.0, 1.0]] * 22)

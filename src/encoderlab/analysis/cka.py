@@ -174,7 +174,9 @@ class LowLayerSummary:
         )
         if self.holds is None:
             return text + (
-                "; no interval: every seed drew the same texts (the pool holds only n)"
+                "; no interval: one sampling seed gives none (give several, e.g. --seeds 42 43 44)"
+                if self.n_seeds < 2  # was blamed on the pool, which may hold far more than n texts
+                else "; no interval: every seed drew the same texts (the pool holds only n)"
                 if self.distinct_draws < 2
                 else "; no interval: a layer's CKA is undefined (its features are constant across texts)"
                 if math.isnan(self.low_ratio) or math.isnan(self.other_ratio)
