@@ -260,6 +260,11 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
 
 def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     r = next((c for c in data.cka if (c.a, c.b) == (claim.a, claim.b)), None)  # a alone took another b's
+    if r is None and not any((c.a, c.b) == (claim.a, claim.b) for c in data.spec.cka):
+        return _not_tested(  # was "no finished results for it yet", forever
+            f"the study runs no CKA of {data.label(claim.a)} against {data.label(claim.b)}; the claim needs one "
+            "(a `cka` entry with that a, b and b's seed twin as noise)."
+        )
     if r is None:
         return Outcome()
     if r.low_layers is None:

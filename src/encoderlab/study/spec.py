@@ -301,7 +301,6 @@ class StudySpec:
             for where, name in refs
             if name not in names
         ]
-        out += self._cka_claim_problems()
         for r in self.runs:
             near = _near_run(r.init, names) if r.init else None
             if near:
@@ -311,17 +310,6 @@ class StudySpec:
                 )
         out += self._continuation_problems(names)
         return out
-
-    def _cka_claim_problems(self) -> list[str]:
-        """CKA claims whose pair no CKA of the study compares (else "no finished results for it yet"
-        forever: no node computes what they read)."""
-        pairs = {(c.a, c.b) for c in self.cka}
-        return [
-            f"claim {c.id} ({c.kind}) reads the CKA of {c.a} vs {c.b}, which the study does not run; add "
-            f"{{a: {c.a}, b: {c.b}, noise: [TWIN, {c.b}]}} under cka, TWIN being {c.b}'s seed twin"
-            for c in self.claims
-            if c.kind == "cka_low_layers" and (c.a, c.b) not in pairs
-        ]
 
     def _continuation_problems(self, names: list[str]) -> list[str]:
         """Runs that continue a run of the study at pretraining seeds it cannot give them."""
