@@ -348,3 +348,40 @@ def test_embeddings_or_head_between_two_tokenizers_are_refused(folders, tmp_path
         assert not (tmp_path / "t").exists()
     main(["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--out", str(tmp_path / "t")])
     assert (tmp_path / "t" / "transplant.json").is_file()  # blocks alone carry no vocabulary
+
+
+# Figures a command writes only sometimes (cka_ratio without --baseline, a curve no source fills, a sweep's
+# bar chart without --probe-task) stayed from the previous run into the same --out, beside numbers they
+# disagree with.
+
+
+def test_a_reused_cka_out_keeps_no_ratio_figure_of_another_pair(folders, tmp_path):
+    root, out = folders["root"], tmp_path / "cka"
+    cka = ["analyze", "cka", folders["a"], folders["b"], "--texts", str(root / "texts.txt"), "--n", "50"]
+    main([*cka, "--baseline", folders["b2"], "--out", str(out)])
+    assert (out / "cka_ratio.png").is_file()
+    main([*cka, "--out", str(out)])
+    assert not list(out.glob("cka_ratio*")) and (out / "cka.png").is_file()
+
+
+def test_a_reused_curves_out_keeps_no_curve_no_source_fills_now(tmp_path):
+    lines = eval_records("tweets", {1e-4: [(50 + s, 40 + s) for s in range(3)]})
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "results.jsonl").write_text("\n".join(json.dumps(r) for r in lines))
+    spec, fig = tmp_path / "c.yaml", tmp_path / "fig"
+    spec.write_text("sources:\n  - {results: e, model: M, step: 100, mask_ratio: 0.4}\n")
+    main(["analyze", "curves", str(spec), "--out", str(fig)])
+    assert (fig / "mask_ratio.png").is_file()
+    spec.write_text("sources:\n  - {results: e, model: M, step: 100}\n")
+    main(["analyze", "curves", str(spec), "--out", str(fig)])
+    assert not list(fig.glob("mask_ratio*")) and (fig / "data_efficiency.png").is_file()
+
+
+def test_a_reused_sweep_out_keeps_no_bar_chart_of_scores_it_no_longer_has(folders, tmp_path):
+    out = tmp_path / "s"
+    sweep = ["analyze", "transplant", folders["a"], folders["b"], "--sweep", "parts", "--out", str(out)]
+    main([*sweep, "--probe-task", str(folders["root"] / "seq.jsonl")])
+    assert (out / "transplant_sweep.png").is_file()
+    main(sweep)
+    assert not (out / "transplant_sweep.png").exists()
+    assert "accuracy" not in json.loads((out / "transplant_sweep.json").read_text())[0]

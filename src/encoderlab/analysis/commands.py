@@ -116,6 +116,14 @@ def _load(source: str, device: str, dtype: Dtype = "float32"):
     return model.to(device=device, dtype=DTYPES[dtype]), tokenizer
 
 
+def _drop_stale(out: Path, *stems: str) -> None:
+    """Remove the figures (PNG, CSV, JSON) a command writes only sometimes and did not write this time: a
+    reused --out kept the previous run's (cka_ratio.png of another pair beside this run's report)."""
+    for stem in stems:
+        for suffix in (".png", ".csv", ".json"):
+            (out / f"{stem}{suffix}").unlink(missing_ok=True)
+
+
 def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
     """cka_report.json, the CKA figure and, with a seed twin, the noise-ratio figure."""
     plots.write_json(report.to_dict(), out / "cka_report.json")
@@ -126,6 +134,8 @@ def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
     plots.plot_cka(rows, out / "cka")
     if ratio:
         plots.plot_cka_ratio(rows, out / "cka_ratio")
+    else:
+        _drop_stale(out, "cka_ratio")
 
 
 def _print_cka(report: cka.CkaReport) -> None:
@@ -363,6 +373,8 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
     plots.save_table(rows, out / "transplant_sweep")
     if score:
         plots.plot_transplant(rows, out / "transplant_sweep")
+    else:  # the table was rewritten without scores; a previous sweep's bar chart showed them
+        (out / "transplant_sweep.png").unlink(missing_ok=True)
     for row in rows:
         scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
         print(f"{row['name']:<16} {row['description']}{scored}")
@@ -444,4 +456,5 @@ def curves_command(
     }
     for name, rows in tables.items():
         print(f"wrote {draw[name](rows, out / name)} ({len(rows)} points)")
+    _drop_stale(out, *(name for name in draw if name not in tables))  # a curve no source fills now
     return tables
