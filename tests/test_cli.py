@@ -113,3 +113,22 @@ def test_a_repeated_flag_appends_or_is_refused_never_dropped(capsys, path, targe
         canonical = option.replace("--no-", "--")
         err = _one_line_error(capsys, argv)
         assert f"{canonical} is given more than once, and only the last would count; give it once" in err
+
+
+def test_encoderlabs_own_warnings_print_as_one_note_line(capsys, monkeypatch, recwarn):
+    # was: `analyze cka` on paper 2's 500 texts at width 768 printed Python's warning display,
+    # ".../analysis/commands.py:123: UserWarning: CKA on 500 texts ..." and then a line of source code
+    import warnings
+
+    import encoderlab.analysis.cka as cka
+
+    def warn(filename: str) -> None:
+        warnings.warn_explicit("CKA on 500 texts with hidden size up to 768", UserWarning, filename, 7)
+
+    monkeypatch.setattr(
+        "encoderlab.cli._dispatch", lambda argv: (warn(cka.__file__), warn("/elsewhere/lib.py"))
+    )
+    main(["anything"])
+    assert capsys.readouterr().err == "encoderlab: note: CKA on 500 texts with hidden size up to 768\n"
+    # another library's warning goes where it went before (here: pytest's record of it)
+    assert [w.filename for w in recwarn] == ["/elsewhere/lib.py"]

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, warnings_as_notes
 from encoderlab.interrupts import sigterm_as_interrupt
 
 Commands = dict[str, "str | Commands"]
@@ -158,7 +158,7 @@ def _stdout_broken() -> bool:
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     try:
-        with sigterm_as_interrupt():  # every command: a scheduler's SIGTERM stops it as Ctrl-C does
+        with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
             _dispatch(list(sys.argv[1:] if argv is None else argv))
     except UserError as exc:
         print(f"encoderlab: error: {exc}", file=sys.stderr)

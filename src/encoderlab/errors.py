@@ -7,6 +7,12 @@ alone and exits non-zero; anything else is a bug in encoderlab and keeps its tra
 
 from __future__ import annotations
 
+import contextlib
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
 
 class UserError(Exception):
     """A problem with the user's input, reported as one line with the fix."""
@@ -31,3 +37,24 @@ def first_line(exc: BaseException) -> str:
     a one-line error."""
     lines = str(exc).strip().splitlines()
     return lines[0].rstrip(":") if lines else type(exc).__name__
+
+
+@contextlib.contextmanager
+def warnings_as_notes() -> Iterator[None]:
+    """While inside, a `UserWarning` raised on behalf of encoderlab's own code (CKA on fewer texts than
+    dimensions) prints as one `encoderlab: note:` line, like the CLI's other notes, not as Python's
+    `FILE:LINE: UserWarning:` with a source line; other libraries' warnings keep their own display."""
+    package = Path(__file__).resolve().parent
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, UserWarning) and Path(filename).resolve().is_relative_to(package):
+            print(f"encoderlab: note: {message}", file=file or sys.stderr)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown

@@ -276,3 +276,12 @@ def test_a_layer_constant_across_texts_has_an_undefined_ratio_not_an_infinite_on
     assert defined.ratio_per_seed == pytest.approx([0.2 / 0.1, 0.3 / 0.05])
     report = CkaReport([undefined, defined, defined], 10, [42, 43], Encoding(max_length=32), distinct_draws=2)
     assert "a layer's CKA is undefined (its features are constant" in low_layer_summary(report).sentence()
+
+
+def test_the_band_over_sampling_seeds_is_the_sample_sd():
+    # was the population sd (n): with paper 2's three seeds the band read about 18% narrow
+    from encoderlab.analysis.cka import _layer
+
+    ab = np.array([[0.5], [0.7], [0.9]])
+    assert _layer(0, ab, None, 0.1, distinct=3).cka_std == pytest.approx(0.2)
+    assert _layer(0, ab[:1], None, 0.1, distinct=1).cka_std == 0.0

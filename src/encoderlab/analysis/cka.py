@@ -104,6 +104,7 @@ class CkaLayer:
     cka: float
     divergence: float
     cka_std: float
+    """Sample standard deviation (n - 1) of the CKA over sampling seeds; 0 with one seed."""
     chance_floor: float
     baseline_cka: float | None = None
     baseline_divergence: float | None = None
@@ -319,7 +320,7 @@ def _layer(layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, di
         layer=layer,
         cka=float(ab[:, layer].mean()),
         divergence=float(1 - ab[:, layer].mean()),
-        cka_std=float(ab[:, layer].std()),
+        cka_std=float(ab[:, layer].std(ddof=1)) if len(ab) > 1 else 0.0,
         chance_floor=floor,
     )
     if base is not None:
