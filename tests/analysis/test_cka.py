@@ -285,3 +285,23 @@ def test_the_band_over_sampling_seeds_is_the_sample_sd():
     ab = np.array([[0.5], [0.7], [0.9]])
     assert _layer(0, ab, None, 0.1, distinct=3).cka_std == pytest.approx(0.2)
     assert _layer(0, ab[:1], None, 0.1, distinct=1).cka_std == 0.0
+
+
+def test_the_low_layer_sentence_reads_in_the_singular_on_a_tiny_model():
+    # was "layers 0 diverge ..., 1 sampling seeds"
+    from encoderlab.analysis.cka import LowLayerSummary
+
+    def summary(low, other, seeds):
+        return LowLayerSummary(
+            low_layers=low, other_layers=other, low_ratio=2.0, low_ci=None, other_ratio=1.5, other_ci=None,
+            difference=0.5, difference_ci=None, n_seeds=seeds, distinct_draws=seeds, above_noise=None,
+            above_others=None,
+        )  # fmt: skip
+
+    one = summary((0,), (1,), 1)
+    assert one.sentence().startswith(
+        "layer 0 diverges 2.00x seed noise vs 1.50x in layer 1; difference +0.50, "
+    )
+    assert "1 sampling seed;" in one.sentence()
+    many = summary((0, 1), (2, 3), 3)
+    assert many.sentence().startswith("layers 0-1 diverge 2.00x") and "3 sampling seeds;" in many.sentence()

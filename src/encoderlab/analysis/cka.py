@@ -167,11 +167,14 @@ class LowLayerSummary:
         def ci(bounds):
             return f" (95% CI over seeds [{bounds[0]:.2f}, {bounds[1]:.2f}])" if bounds else ""
 
-        low, other = format_layers(self.low_layers), format_layers(self.other_layers)
+        def layers(group) -> str:  # "layer 0" on a tiny model, whose low group is one layer
+            return f"layer{'s' if len(group) > 1 else ''} {format_layers(group)}"
+
         text = (
-            f"layers {low} diverge {self.low_ratio:.2f}x seed noise{ci(self.low_ci)} vs "
-            f"{self.other_ratio:.2f}x{ci(self.other_ci)} in layers {other}; "
-            f"difference {self.difference:+.2f}{ci(self.difference_ci)}, {self.n_seeds} sampling seeds"
+            f"{layers(self.low_layers)} diverge{'' if len(self.low_layers) > 1 else 's'} {self.low_ratio:.2f}x "
+            f"seed noise{ci(self.low_ci)} vs {self.other_ratio:.2f}x{ci(self.other_ci)} in "
+            f"{layers(self.other_layers)}; difference {self.difference:+.2f}{ci(self.difference_ci)}, "
+            f"{self.n_seeds} sampling seed{'s' if self.n_seeds != 1 else ''}"
         )
         if self.holds is None:
             return text + (
