@@ -121,7 +121,9 @@ def test_saved_transplant_is_a_model_folder_with_provenance(tmp_path, tokenizer)
 
 def test_tied_models_need_embeddings_and_head_together():
     a, b = make_model(0, tie_embeddings=True), make_model(1, tie_embeddings=True)
-    with pytest.raises(UserError, match="take both or neither"):
+    with pytest.raises(
+        UserError, match=r"take both or neither \(pass --embeddings and --head together, or neither;"
+    ):
         transplant(a, b, TransplantSpec(layers=(0,), head=True))
     both = transplant(a, b, TransplantSpec(layers=(0,), embeddings=True, head=True))
     assert torch.equal(both.lm_head.weight, a.embed_tokens.weight)

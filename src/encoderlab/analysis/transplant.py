@@ -174,7 +174,7 @@ def transplant(a: LanguageModel, b: LanguageModel, spec: TransplantSpec) -> Lang
     if embeddings & head and spec.embeddings != spec.head:
         raise UserError(
             "the models tie the LM head to the input embedding, so take both or neither "
-            "(set embeddings and head to the same value)"
+            "(pass --embeddings and --head together, or neither; in Python, TransplantSpec's embeddings and head)"
         )
     state_a, state_b = a.state_dict(), b.state_dict()
     take = chosen_keys(b, spec)
