@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 
@@ -304,3 +305,52 @@ def test_a_micro_batch_without_a_labelled_word_keeps_the_weights_finite(model, t
     tuned = fine_tune(task, model, prepared, lr=1e-3, seed=0)
     assert all(math.isfinite(loss) for loss in tuned.losses)
     assert all(torch.isfinite(p).all() for p in tuned.head.parameters())
+
+
+def test_qa_windows_the_question_fills_name_the_max_length_that_works(tokenizer):
+    # was: "leave -9 context tokens ... lower the stride below -9", a stride no window can have
+    from encoderlab.errors import UserError
+    from encoderlab.eval.qa import _encode, longest_question
+
+    examples = qa_examples(4, 0)
+    longest = longest_question(tokenizer, [e["question"] for e in examples])
+    with pytest.raises(UserError, match=rf"raise max_length above {longest + 8} \(the question") as refused:
+        _encode(tokenizer, examples, longest - 1, 8)
+    assert "lower the stride" not in str(refused.value)
+    _encode(tokenizer, examples, longest + 9, 8)  # the max_length it names works
+
+
+def test_a_tagger_window_the_question_fills_is_one_line(tokenizer):
+    # was: the tokenizer's "Truncation error: Sequence to truncate too short", a traceback
+    from encoderlab.errors import UserError
+    from encoderlab.eval.answer_tagger import encode
+
+    options = QAOptions(head="tagger", question_template="Question: {question}\nContext: ")
+    task = _task(name="tagger", options=options, metric="position_f1", max_length=6)
+    with pytest.raises(UserError, match=r"^task tagger: QA windows of 6 tokens leave no context token after"):
+        encode(task, tokenizer, qa_examples(4, 0))
+
+
+@pytest.mark.parametrize("family", ["sc", "tc", "ir"])
+@pytest.mark.parametrize("max_length", [1, 2])
+def test_a_max_length_the_special_tokens_fill_is_one_line(tokenizer, family, max_length):
+    # was: at 2 (BOS and EOS) every input held no text; at 1 the tokenizer truncated nothing at all
+    from encoderlab.errors import UserError
+
+    assert tokenizer.num_special_tokens_to_add() == 2
+    options = {
+        "sc": SCOptions(labels=("neg", "pos")),
+        "tc": TCOptions(labels=("O", "B-PER", "B-LOC", "I-LOC")),
+    }
+    examples = {"sc": sc_examples, "tc": tc_examples}
+    if family == "ir":
+        val = IRSplit({"q": "what red"}, {"d": "red"}, {"q": {"d": 1}})
+        data = TaskData(train=ir_pairs(8, 0), val=val, tests={"test": val})
+        task = _task(name="x", options=IROptions(), metric="ndcg@10", max_length=max_length)
+    else:
+        ex = examples[family]
+        data = TaskData(train=ex(8, 0), val=ex(4, 1), tests={"test": ex(4, 2)})
+        task = _task(name="x", options=options[family], metric="accuracy", max_length=max_length)
+    with pytest.raises(UserError, match=rf"^task x: max_length {max_length} leaves no room for text after"):
+        prepare(task, tokenizer, data)
+    prepare(dataclasses.replace(task, inputs="eos"), tokenizer, data)  # no special tokens to fill it

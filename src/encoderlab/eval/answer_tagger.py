@@ -23,10 +23,12 @@ from collections.abc import Sequence
 
 from torch import nn
 
+from encoderlab.errors import UserError
 from encoderlab.eval.batching import Prepared, predict_rows, token_loss
 from encoderlab.eval.features import end_token_id
 from encoderlab.eval.heads import TokenClassifier
 from encoderlab.eval.metrics import position_f1
+from encoderlab.eval.qa import longest_question
 from encoderlab.eval.spec import Task, TaskData
 
 Offsets = list[tuple[int, int]]
@@ -53,6 +55,13 @@ def _windows(task: Task, tokenizer, examples: Sequence[dict]) -> list[tuple[list
     firsts = [task.options.first_segment(e["question"]) for e in examples]
     contexts = [e["context"] for e in examples]
     if task.inputs == "tokenizer":
+        longest = longest_question(tokenizer, firsts)
+        if longest >= task.max_length:  # the tokenizer raised "Sequence to truncate too short", a traceback
+            raise UserError(
+                f"task {task.name}: QA windows of {task.max_length} tokens leave no context token after the "
+                f"longest question ({longest} tokens with the question template and the special tokens); "
+                f"raise max_length above {longest}"
+            )
         enc = tokenizer(
             firsts,
             contexts,

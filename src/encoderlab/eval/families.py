@@ -26,7 +26,14 @@ from torch import nn
 from encoderlab.eval import qa
 from encoderlab.eval.answer_tagger import AnswerTagger
 from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, token_loss
-from encoderlab.eval.features import IGNORE, encode_texts, encode_words, end_token_id, start_token_id
+from encoderlab.eval.features import (
+    IGNORE,
+    check_room,
+    encode_texts,
+    encode_words,
+    end_token_id,
+    start_token_id,
+)
 from encoderlab.eval.heads import BiEncoder, SequenceClassifier, SpanExtractor, TokenClassifier, info_nce
 from encoderlab.eval.metrics import (
     CONLLEVAL_SETTINGS,
@@ -59,6 +66,8 @@ NEAR_CONSTANT_GOLD = 0.9
 def text_ids(task: Task, tokenizer, texts: Sequence[str]) -> list[list[int]]:
     """A task's texts as ids (`features.encode_texts`); with `eos` inputs, a head pooling the `first`
     token finds the start token there, not the text's first word."""
+    if task.inputs == "tokenizer":
+        check_room(tokenizer, task.max_length, f"task {task.name}")
     return encode_texts(tokenizer, texts, task.max_length, task.inputs, start=task.pools_first)
 
 
@@ -213,6 +222,9 @@ class Regression(SequenceClassification):
 class TokenClassification:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
+        if task.inputs == "tokenizer":
+            check_room(tokenizer, task.max_length, f"task {task.name}")
+
         def enc(split):
             feats = encode_words(
                 tokenizer,

@@ -62,6 +62,18 @@ def start_token_id(tokenizer) -> int:
     )
 
 
+def check_room(tokenizer, max_length: int, where: str) -> None:
+    """Refuse a `max_length` that the tokenizer's own special tokens fill: at their count every input
+    is those tokens alone, and below it the tokenizer truncates nothing (it only logs a warning), so
+    `max_length: 1` ran on whole texts, as long as a model's positions allow or longer."""
+    specials = tokenizer.num_special_tokens_to_add()
+    if max_length <= specials:
+        raise UserError(
+            f"{where}: max_length {max_length} leaves no room for text after the tokenizer's {specials} "
+            f"special tokens (below that it truncates nothing); raise max_length above {specials}"
+        )
+
+
 def encode_texts(
     tokenizer, texts: Sequence[str], max_length: int, inputs: Inputs = "tokenizer", start: bool = False
 ) -> list[list[int]]:

@@ -28,16 +28,26 @@ def _context_offsets(enc, i: int) -> list[tuple[int, int] | None]:
     return [tuple(o) if s == 1 else None for o, s in zip(enc["offset_mapping"][i], seq_ids)]
 
 
+def longest_question(tokenizer, questions: Sequence[str]) -> int:
+    """Tokens of the longest question paired with an empty context: with the special tokens of a pair."""
+    return max(len(ids) for ids in tokenizer(list(questions), [""] * len(questions))["input_ids"])
+
+
 def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
     # The Rust tokenizer panics (not raises) when the context window is not longer than the stride.
-    longest = max(
-        len(ids) for ids in tokenizer([e["question"] for e in examples], [""] * len(examples))["input_ids"]
-    )
-    if max_length - longest <= stride:
+    longest = longest_question(tokenizer, [e["question"] for e in examples])
+    room = max_length - longest
+    if room < 1:  # no stride can help: the question alone fills the window
         raise UserError(
-            f"QA windows of {max_length} tokens leave {max_length - longest} context tokens after the longest "
+            f"QA windows of {max_length} tokens leave no context token after the longest question "
+            f"({longest} tokens with the special tokens); raise max_length above {longest + stride} (the "
+            f"question, then more context than the stride {stride})"
+        )
+    if room <= stride:
+        raise UserError(
+            f"QA windows of {max_length} tokens leave {room} context tokens after the longest "
             f"question, not more than the stride {stride}; raise max_length, or lower the stride below "
-            f"{max_length - longest} (a task file's `options: {{stride: N}}`)"
+            f"{room} (a task file's `options: {{stride: N}}`)"
         )
     return tokenizer(
         [e["question"] for e in examples],
