@@ -97,3 +97,17 @@ def test_labels_can_be_filled_in_from_the_data():
     task = _task(options=SCOptions())
     filled = task.with_labels(("x", "y"))
     assert filled.labels == ("x", "y") and dataclasses.replace(filled).options == SCOptions(labels=("x", "y"))
+
+
+def test_finetune_and_qa_numbers_that_fail_mid_run_are_refused():
+    # was: AdamW's IndexError once fine-tuning started (one beta); the tokenizer's OverflowError (a
+    # negative stride); no span ever decoded, every answer "" (max_answer_tokens 0)
+    from encoderlab.errors import UserError
+
+    with pytest.raises(UserError, match=r"^task file t: finetune: betas must be two numbers in \[0, 1\)"):
+        FinetuneConfig(betas=(0.9,)).check("task file t")
+    FinetuneConfig(betas=(0.9, 0.95)).check("task file t")
+    for bad in ({"stride": -1}, {"max_answer_tokens": 0}):
+        with pytest.raises(ValueError, match=r"stride must be >= 0 and max_answer_tokens >= 1"):
+            QAOptions(**bad)
+    QAOptions(stride=0, max_answer_tokens=1)

@@ -107,7 +107,10 @@ class FinetuneConfig:
                 finite and min(self.weight_decay, self.grad_clip) < 0,
                 "weight_decay and grad_clip must be >= 0",
             ),
-            (not all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)"),
+            (
+                len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas),
+                "betas must be two numbers in [0, 1)",
+            ),
             (not self.eps > 0, "eps must be > 0"),
             (
                 self.select_metric is not None and self.select != "best_epoch",
@@ -223,6 +226,10 @@ class QAOptions:
     """The first segment built from the question (paper 1: `Question: {question}\nContext: `)."""
 
     def __post_init__(self):
+        if self.stride < 0 or self.max_answer_tokens < 1:  # the tokenizer's OverflowError; no span ever
+            raise ValueError(
+                f"stride must be >= 0 and max_answer_tokens >= 1, got {self.stride} and {self.max_answer_tokens}"
+            )
         fields = {n for _, n, _, _ in string.Formatter().parse(self.question_template) if n is not None}
         if fields != {"question"}:
             raise ValueError(
