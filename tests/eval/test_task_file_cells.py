@@ -90,6 +90,7 @@ def test_qa_ids_used_twice_in_a_scored_split_are_refused(tmp_path):
         ("context", None, r"a row has an empty context; fill it in or remove the row"),
         ("question", None, r"a row has an empty question; fill it in or remove the row"),
         ("answers", [{"text": None, "answer_start": 0}], r"a row has an empty answer text"),
+        ("answers", {"text": [""], "answer_start": [0]}, r"a row has an empty answer text"),
         ("answers", [{"text": "t", "answer_start": -3}], r"a row's answer_start is -3; it is the answer's"),
     ],
 )

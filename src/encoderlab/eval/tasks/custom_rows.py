@@ -50,8 +50,11 @@ def qa_answers(value, where: str) -> list[dict]:
             f"lists when there is none) or a list of {{text, answer_start}}, got {shown}"
         )
     for text, start in answers:
-        if text is None:
-            raise UserError(f"{where}: a row has an empty answer text; fill it in or remove the answer")
+        if text is None or text == "":  # "" trained an end before its start, and counted as answerable
+            raise UserError(
+                f"{where}: a row has an empty answer text; fill it in, or remove the answer (no answer: "
+                "empty lists)"
+            )
         if start < 0:
             raise UserError(
                 f"{where}: a row's answer_start is {start}; it is the answer's character offset in the "
