@@ -211,3 +211,20 @@ def test_whole_float_labels_name_the_classes_an_int_column_does(tmp_path):
     floats_test = [{**r, "label": float(r["label"])} for r in ints]
     task, data = load_task(task_from_file(_task(tmp_path, "sc", floats, floats_test, labels=["1.0", "0.0"])))
     assert [task.labels[e["label"]] for e in data.tests["test"]] == ["0.0", "1.0"] * 3  # by name as written
+
+
+@pytest.mark.parametrize("family", ["qa", "ir"])
+def test_an_id_column_one_file_lacks_is_read_where_it_is(tmp_path, family):
+    # was: "ValueError: Column name ['id'] not in the dataset", a traceback, when train had it
+    if family == "qa":
+        train, test = _qa(20, "r"), [{k: v for k, v in r.items() if k != "id"} for r in _qa(4, "t")]
+    else:
+        train, test = [{**r, "qid": f"Q{i}"} for i, r in enumerate(_ir(20, "r"))], _ir(4, "t")
+    spec = {"columns": {"query_id": "qid"}} if family == "ir" else {}
+    task, data = load_task(task_from_file(_task(tmp_path, family, train, test, **spec)))
+    if family == "qa":
+        assert data.train[0]["id"].startswith("r") and [e["id"] for e in data.tests["test"]] == [
+            f"test-{i}" for i in range(4)
+        ]
+    else:
+        assert len(data.tests["test"].queries) == 4 and all(len(q) == 16 for q in data.tests["test"].queries)

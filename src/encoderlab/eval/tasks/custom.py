@@ -256,9 +256,7 @@ def _cut(train, split: str, fraction: float, seed: int, where: str) -> tuple:
 def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
     col = {f: spec.columns.get(f, f) for f in (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))}
     required = [col[f] for f in COLUMNS[spec.family]]
-    optional = [
-        col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if col[f] in found["train"].column_names
-    ]
+    optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]
     source = HubSource(spec.data.hub or where)
     for split in SPLITS:
         try:
@@ -270,8 +268,13 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
                 f"(it has {', '.join(found[split].column_names)}); fix `columns:` or the data"
             ) from None
     back = {c: f for f, c in col.items()}
+    # Optional columns (QA and IR ids) are read where a split has them: one file may lack them (a
+    # ValueError traceback when train had them), its ids then default to row numbers or text hashes.
     raw = {
-        s: [{back[c]: v for c, v in r.items()} for r in rows(found[s], (*required, *optional))]
+        s: [
+            {back[c]: v for c, v in r.items()}
+            for r in rows(found[s], (*required, *(c for c in optional if c in found[s].column_names)))
+        ]
         for s in SPLITS
     }
     labels: tuple[str, ...] = ()
