@@ -149,3 +149,18 @@ def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, packed):
     assert (
         load_task(_task(tmp_path, f"a.csv{packed}", f"b.csv{packed}"))[1].train[0]["text"].startswith("café")
     )
+
+
+def test_a_file_the_parser_refuses_names_the_parsers_reason_alone(tmp_path, capfd):
+    # was: "An error occurred while generating the dataset", below datasets' own "Failed to read file" log
+    train, test = _disjoint()
+    _write(tmp_path / "a.tsv", train)
+    lines = (tmp_path / "a.tsv").read_text().splitlines()
+    lines[4] = '"a quote opened and never closed\tpositive'
+    (tmp_path / "a.tsv").write_text("\n".join(lines) + "\n")
+    verbosity = datasets.logging.get_verbosity()
+    with pytest.raises(UserError, match=r"cannot read data.train \(.*a\.tsv\): .*EOF inside string") as exc:
+        _task(tmp_path, "a.tsv", _write(tmp_path / "b.tsv", test))
+    assert "\n" not in str(exc.value)
+    assert "Failed to read file" not in capfd.readouterr().err
+    assert datasets.logging.get_verbosity() == verbosity

@@ -108,20 +108,34 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
             try:
                 found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
-                first = first_line(exc)
+                first = first_line(_cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
     return found
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The parser's own error under `datasets`' "An error occurred while generating the dataset",
+    which was all the line said (a CSV's unclosed quote: pandas' "EOF inside string starting at row 5")."""
+    for _ in range(5):
+        inner = exc.__cause__ or exc.__context__
+        if inner is None or not str(exc).startswith("An error occurred while generating the dataset"):
+            break
+        exc = inner
+    return exc
 
 
 @contextlib.contextmanager
 def _quiet(datasets) -> Iterator[None]:
     """`datasets` without its progress bars: a task's files are read in well under a second, and the
     bars ("Generating train split: 12 examples") were the stderr lines of every task-file run, so a
-    command refused after the tasks were read printed them above its one error line."""
-    was = datasets.is_progress_bar_enabled()
+    command refused after the tasks were read printed them above its one error line. Nor its error
+    log: a malformed file's "Failed to read file ..." came above the line that says the same."""
+    was, verbosity = datasets.is_progress_bar_enabled(), datasets.logging.get_verbosity()
     datasets.disable_progress_bars()
+    datasets.logging.set_verbosity(datasets.logging.CRITICAL)
     try:
         yield
     finally:
+        datasets.logging.set_verbosity(verbosity)
         if was:
             datasets.enable_progress_bars()
