@@ -228,3 +228,23 @@ def test_an_id_column_one_file_lacks_is_read_where_it_is(tmp_path, family):
         ]
     else:
         assert len(data.tests["test"].queries) == 4 and all(len(q) == 16 for q in data.tests["test"].queries)
+
+
+@pytest.mark.parametrize(
+    ("family", "cell", "value", "pattern"),
+    [
+        ("sc", "text", ["a", "list"], r"a row's text is \['a', 'list'\], not a text; give one text per cell"),
+        ("sc", "label", {"x": 1}, r"a row's label \{'x': 1\} is not a name or a number"),
+        ("tc", "tokens", [["nested"], "w"], r"a row's token is \['nested'\], not a text"),
+        ("qa", "question", {"q": "?"}, r"a row's question is \{'q': '\?'\}, not a text"),
+        ("ir", "document", ["d", "e"], r"a row's document is \['d', 'e'\], not a text"),
+    ],
+)
+def test_a_nested_cell_where_a_text_or_label_belongs_is_refused(tmp_path, family, cell, value, pattern):
+    # was: str() fed the model "['a', 'list']", or made a class called "{'x': 1}"
+    rows = {"sc": lambda n, p: _sc(n, p), "tc": _tc, "qa": _qa, "ir": _ir}[family]
+    train, test = (rows(20, "r"), rows(4, "t")) if family != "tc" else (_tc(20), _tc(4, 100))
+    test[1] = {**test[1], cell: value}
+    if family == "tc":
+        test[1]["tags"] = ["B-PER", "O"]
+    _refused(_task(tmp_path, family, train, test), pattern)

@@ -157,11 +157,25 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
     return True
 
 
+def cell_text(value, field: str, where: str) -> str:
+    """A text cell (text, word, question, query...) as the model reads it. An empty one (an empty CSV
+    cell, a JSON null) or a nested one (a list or a mapping) is one line: `str()` fed the model the
+    word 'None', or "['a', 'b']"."""
+    if value is None:
+        raise UserError(f"{where}: a row has an empty {field}; fill it in or remove the row")
+    if isinstance(value, (list, dict)):
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise UserError(f"{where}: a row's {field} is {shown}, not a text; give one text per cell")
+    return str(value)
+
+
 def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
     """A label id: class ids (`named`: a ClassLabel column's, or positions in `labels:`) are ids; any
     other value (name or number) is looked up by name."""
     if value is None:  # an empty CSV cell or a JSON null: str() would make it a class called 'None'
         raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
+    if isinstance(value, (list, dict)):  # str() made it a class called "['a']" or "{'x': 1}"
+        raise UserError(f"{where}: a row's label {value!r} is not a name or a number; give one per label")
     if named and whole(value) is not None:
         return whole(value)
     name = named_as(value, labels)
@@ -214,9 +228,7 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind, whe
         texts = ("text", "text_pair") if family == "pair-sc" else ("text",)
 
         def text(r, t: str) -> str:
-            if r[t] is None:  # str() would feed the model the word 'None'
-                raise UserError(f"{where}: a row has an empty {t}; fill it in or remove the row")
-            return str(r[t])
+            return cell_text(r[t], t, where)
 
         return lambda r: {
             **text_fields(tuple(text(r, t) for t in texts) if len(texts) == 2 else text(r, "text")),
@@ -233,10 +245,8 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind, whe
                 raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
             if not r["tokens"]:  # a split of such rows had no word to score (a ZeroDivisionError)
                 raise UserError(f"{where}: a row has no tokens (an empty sentence); remove the row")
-            if any(t is None for t in r["tokens"]):  # str() would feed the model the word 'None'
-                raise UserError(f"{where}: a row has an empty token; fill it in or remove the row")
             return {
-                "tokens": [str(t) for t in r["tokens"]],
+                "tokens": [cell_text(t, "token", where) for t in r["tokens"]],
                 "tags": [label_id(where, labels, t, named) for t in r["tags"]],
             }
 

@@ -23,14 +23,13 @@ from collections.abc import Iterable
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, QAOptions
+from encoderlab.eval.tasks.custom_labels import cell_text
 from encoderlab.eval.tasks.paper import struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example
 
 
 def _text(r: dict, field: str, where: str) -> str:
-    if r[field] is None:
-        raise UserError(f"{where}: a row has an empty {field}; fill it in or remove the row")
-    return str(r[field])
+    return cell_text(r[field], field, where)
 
 
 def qa_answers(value, where: str) -> list[dict]:
