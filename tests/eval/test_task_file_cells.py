@@ -248,3 +248,16 @@ def test_a_nested_cell_where_a_text_or_label_belongs_is_refused(tmp_path, family
     if family == "tc":
         test[1]["tags"] = ["B-PER", "O"]
     _refused(_task(tmp_path, family, train, test), pattern)
+
+
+def test_a_null_hub_split_other_than_validation_says_so(tmp_path, monkeypatch):
+    # was: "nyu-mll/glue (config sst2) has no split None (it has train, validation, test)"
+    from tests.eval import hub_fixtures as hub
+
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": None}}
+    path = write_task_file(tmp_path, name="sst", family="sc", data=data, columns={"text": "sentence"})
+    _refused(
+        path, r"data.splits.test is null, which only validation may be .*or cut it with data.test_fraction$"
+    )

@@ -216,6 +216,12 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
             )
         found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
         for s in needed:
+            if names[s] is None:  # was: "has no split None"
+                raise UserError(
+                    f"{where}: data.splits.{s} is null, which only validation may be (it is then cut from "
+                    f"train); map {s} to a split of {source.describe()} ({', '.join(ds)})"
+                    + (", or cut it with data.test_fraction" if s == "test" else "")
+                )
             if s not in found:
                 raise UserError(
                     f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
