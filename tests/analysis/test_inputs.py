@@ -102,9 +102,18 @@ def test_bad_text_files_name_a_fix_analyze_has(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("ok\ncaf\xe9\n".encode("latin-1"))
     (tmp_path / "packed.txt").write_bytes(gzip.compress(b"a text\n"))
     (tmp_path / "packed.jsonl").write_bytes(gzip.compress(b'{"text": "a"}\n'))
-    fixes = {"latin1.txt": "save it as UTF-8$", "packed.txt": "rename it packed.txt.gz$"}
+    fixes = {"latin1.txt": r"latin1\.txt:2 is not UTF-8 \(byte 3\); fix or remove it$"}
+    fixes["packed.txt"] = "rename it packed.txt.gz$"
     fixes["packed.jsonl"] = "rename it packed.jsonl.gz$"
     for name, fix in fixes.items():
         with pytest.raises(UserError, match=fix) as e:
             read_texts(str(tmp_path / name))
         assert "--on-error" not in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_text_file_that_is_not_utf8_is_refused_without_a_flag_the_command_lacks(tmp_path):
+    """`analyze cka --texts` and `analyze probe --tasks` have no --on-error: the fix offered it."""
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("café au lait\n".encode("latin-1"))
+    with pytest.raises(UserError, match=r"latin1\.txt:1 is not UTF-8 \(byte 3\); fix or remove it$"):
+        read_texts(str(path))

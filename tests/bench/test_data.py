@@ -103,3 +103,53 @@ def test_the_floor_tokenizes_whole_documents_whatever_the_tokenizer_file_keeps(
     tok = str(wordpiece_with_call_settings)
     ours = _measure_encoderlab(corpus, tok, 1, str(tmp_path / "prepared"))["tokens"]
     assert _measure_floor(corpus, tok)["tokens"] == ours
+
+
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"", r"--source .*empty\.txt has no non-empty document; check --source$"),
+        ("café\n".encode("latin-1"), r"latin1\.txt:1 is not UTF-8 \(byte 3\); fix or remove it$"),
+    ],
+    ids=["empty", "latin1"],
+)
+def test_a_refused_source_leaves_no_work_folder_and_names_no_flag_bench_lacks(
+    tmp_path,
+    monkeypatch,
+    tokenizer_dir,
+    content,
+    message,  # noqa: F811
+):
+    """Was: the temporary work folder (or a new --work) stayed behind after every refusal and Ctrl-C, an
+    empty source was blamed on the folder's copy of it, and a bad file's fix offered `--on-error skip`,
+    which `bench data` does not take."""
+    import tempfile
+
+    corpus = tmp_path / ("empty.txt" if not content else "latin1.txt")
+    corpus.write_bytes(content)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    for work in (None, tmp_path / "new" / "work"):
+        with pytest.raises(UserError, match=message):
+            bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), work=work))
+        assert list(scratch.iterdir()) == [] and not (tmp_path / "new").exists()
+    (tmp_path / "mine").mkdir()  # an empty --work of the user's: emptied again, marker included
+    with pytest.raises(UserError, match=message):
+        bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), work=tmp_path / "mine"))
+    assert list((tmp_path / "mine").iterdir()) == []
+
+
+def test_the_source_takes_prepares_syntax_that_its_fixes_suggest(tmp_path, tokenizer_dir):  # noqa: F811
+    """A JSON lines file with its text under another field: the one line suggests `--source
+    'FILE#text_field=body'`, which `bench data` read as a file name that does not exist."""
+    from encoderlab.bench.data import _corpus_jsonl
+    from encoderlab.data.sources import parse_source
+
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": str(i), "body": f"text {i}"} for i in range(3)])
+    with pytest.raises(UserError, match=r"--source '.*c\.jsonl#text_field=body' \(or fix the record\)$"):
+        bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), work=tmp_path / "w"))
+    assert not (tmp_path / "w").exists()
+    (tmp_path / "w2").mkdir()
+    _, docs, _ = _corpus_jsonl(parse_source(f"{corpus}#text_field=body"), tmp_path / "w2", 2)
+    assert docs == 6

@@ -54,10 +54,7 @@ def read_records(source: str) -> list[dict]:
     if kind == "txt":
         from encoderlab.data.sources import SourceConfig, iter_documents
 
-        # bad bytes refused here: data.sources' line offers `--on-error skip`, which analyze has not
-        user_text(path, "save it as UTF-8")
-
-        docs = iter_documents(SourceConfig(location=str(path), txt_unit="line"))
+        docs = iter_documents(SourceConfig(location=str(path), txt_unit="line"), on_error="refuse")
         return [{"id": str(i), "text": d.text, "meta": {}} for i, d in enumerate(docs)]
     if kind != "jsonl":
         raise UserError(

@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -39,7 +40,7 @@ import tyro
 
 from encoderlab.atomic import print_json
 from encoderlab.data.hub import import_datasets
-from encoderlab.data.sources import SourceConfig, describe, iter_documents
+from encoderlab.data.sources import SourceConfig, describe, iter_documents, parse_source
 from encoderlab.errors import UserError
 
 KINDS = ("encoderlab", "datasets", "datasets_1proc")
@@ -220,15 +221,17 @@ def _run_isolated(kind: str, corpus: Path, tokenizer: Path, workers: int, work: 
     return result
 
 
-def _corpus_jsonl(source: str, work: Path, repeat: int) -> tuple[Path, int, int]:
+def _corpus_jsonl(source: SourceConfig, work: Path, repeat: int) -> tuple[Path, int, int]:
     """The source as one JSONL file of {"id", "text"} repeated `repeat` times; (path, docs, bytes)."""
     path = work / f"corpus_x{repeat}.jsonl"
     docs = 0
     with open(path, "w", encoding="utf-8") as f:
         for r in range(repeat):
-            for doc in iter_documents(SourceConfig(location=source)):
+            for doc in iter_documents(source, on_error="refuse"):
                 f.write(json.dumps({"id": f"{doc.id}#{r}", "text": doc.text}) + "\n")
                 docs += 1
+    if not docs:  # was found by the tokenizer's training, which named the copy in the work folder
+        raise UserError(f"--source {source.location} has no non-empty document; check --source")
     return path, docs, path.stat().st_size
 
 
@@ -271,6 +274,26 @@ def _work_folder(work: Path | None, sources: list[str]) -> Path:
             f"--work {root} holds an earlier `bench data` run's files; pass a new or empty --work folder"
         )
     return create_output(root, WORK_KIND)
+
+
+def _undo_work(root: Path, ours: bool, parents: list[Path], marked: bool) -> None:
+    """After a refusal, Ctrl-C or a failed measurement: remove the work folder this call made (a
+    temporary one, or a new --work, was left behind holding copies of the corpus), or empty an existing
+    --work again (it was empty, or held only the marker when `marked`; a rerun refused it as an earlier
+    run's)."""
+    from encoderlab.outdir import MARKER, remove_folders
+
+    if ours:
+        shutil.rmtree(root, ignore_errors=True)
+        remove_folders(parents)
+        return
+    for p in root.iterdir():
+        if p.name == MARKER and marked:
+            continue
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            p.unlink()
 
 
 def _trained_tokenizer(corpus: Path, vocab_size: int, root: Path) -> str:
@@ -362,13 +385,22 @@ def bench_data(b: DataBench = DataBench()) -> dict:
     from encoderlab.data.prepare import default_workers
 
     _check(b)
-    describe(SourceConfig(location=b.source))
+    source = parse_source(b.source)  # the syntax of `data prepare --source`, which its fixes suggest
+    describe(source)
     workers = b.workers or default_workers()
-    root = _work_folder(b.work, [b.source, *([b.tokenizer] if b.tokenizer else [])])
-    corpus, docs, size = _corpus_jsonl(b.source, root, 1)
-    big, big_docs, big_size = _corpus_jsonl(b.source, root, b.scale)
-    tokenizer = b.tokenizer if b.tokenizer is not None else _trained_tokenizer(corpus, b.vocab_size, root)
-    runs = _measure_all({"1x": corpus, f"{b.scale}x": big}, tokenizer, workers, root, b.repeats)
+    from encoderlab.outdir import MARKER, missing_folders
+
+    made = missing_folders(b.work) if b.work is not None else []
+    marked = b.work is not None and (Path(b.work) / MARKER).exists()
+    root = _work_folder(b.work, [source.location, *([b.tokenizer] if b.tokenizer else [])])
+    try:
+        corpus, docs, size = _corpus_jsonl(source, root, 1)
+        big, big_docs, big_size = _corpus_jsonl(source, root, b.scale)
+        tokenizer = b.tokenizer if b.tokenizer is not None else _trained_tokenizer(corpus, b.vocab_size, root)
+        runs = _measure_all({"1x": corpus, f"{b.scale}x": big}, tokenizer, workers, root, b.repeats)
+    except BaseException:
+        _undo_work(root, b.work is None or bool(made), made[1:], marked)
+        raise
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": _machine(),

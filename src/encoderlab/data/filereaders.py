@@ -38,20 +38,24 @@ class Document(NamedTuple):
 
 
 class _Bad(Exception):
-    """A record or file that cannot be read; message names where, `fix` overrides the generic fix."""
+    """A record or file that cannot be read; message names where, `fix` overrides the generic fix, and
+    `plain` is that fix without `--on-error skip`, for commands that have no such flag
+    (`on_error="refuse"`)."""
 
-    def __init__(self, message: str, fix: str | None = None):
+    def __init__(self, message: str, fix: str | None = None, plain: str | None = None):
         super().__init__(message)
-        self.fix = fix
+        self.fix, self.plain = fix, plain
 
 
-def _field_fix(path: Path | str, field: str, present: list[str]) -> str:
-    """The fix for a text field that is not there: name the field that is, in the source spec."""
+def _field_fix(path: Path | str, field: str, present: list[str]) -> tuple[str, str]:
+    """The fix for a text field that is not there: name the field that is, in the source spec (with and
+    without `--on-error skip`)."""
     location = str(path).rsplit(":", 1)[0] if str(path).rpartition(":")[2].isdigit() else str(path)
     guess = present[0] if present else "FIELD"
+    name = f"name the text field in the source, e.g. --source '{location}#text_field={guess}'"
     return (
-        f"name the text field in the source, e.g. --source '{location}#text_field={guess}' "
-        f"(or fix the record, or pass --on-error skip if only some records lack '{field}')"
+        f"{name} (or fix the record, or pass --on-error skip if only some records lack '{field}')",
+        f"{name} (or fix the record)",
     )
 
 
@@ -111,7 +115,7 @@ def _field(record: dict, key: str, where: str) -> str:
         # the longest string value is the likeliest text (an id or a label is short)
         strings = sorted((k for k, v in record.items() if isinstance(v, str)), key=lambda k: -len(record[k]))
         raise _Bad(
-            f"{where} has no field '{key}' (fields: {', '.join(record)})", _field_fix(where, key, strings)
+            f"{where} has no field '{key}' (fields: {', '.join(record)})", *_field_fix(where, key, strings)
         )
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
@@ -131,6 +135,7 @@ def _check_surrogates(text: str, where: str) -> None:
             f"{where} holds a lone surrogate ({text[exc.start]!a} at character {exc.start}), which is not text",
             "fix the record's \\uD8xx-\\uDFxx escape (the writer split a character), or pass --on-error skip "
             "to skip and count such records",
+            "fix the record's \\uD8xx-\\uDFxx escape (the writer split a character)",
         ) from None
 
 
@@ -221,7 +226,7 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         if cfg.text_field not in names:
             raise _Bad(
                 f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
-                _field_fix(path, cfg.text_field, names),
+                *_field_fix(path, cfg.text_field, names),
             )
         _check_text_column(pf.schema_arrow, cfg.text_field, path)
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
@@ -251,7 +256,7 @@ def _check_text_column(schema, name: str, path: Path) -> None:
     if pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view":
         return
     strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", _field_fix(path, name, strings))
+    raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", *_field_fix(path, name, strings))
 
 
 def _sha256_file(path: Path) -> str:
@@ -266,6 +271,8 @@ def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) 
     if on_error == "raise":
         fix = exc.fix or "fix or remove it, or pass --on-error skip to skip and count such input"
         raise UserError(f"{exc}; {fix}")
+    if on_error == "refuse":  # a command without --on-error: its fix must not offer the flag
+        raise UserError(f"{exc}; {exc.plain or exc.fix or 'fix or remove it'}")
     if record:
         stats.bad_records += 1
     else:

@@ -256,13 +256,14 @@ def _check_fields_apply(cfg: SourceConfig, files: list[Path]) -> None:
 def iter_documents(
     cfg: SourceConfig,
     stats: SourceStats | None = None,
-    on_error: Literal["raise", "skip"] = "raise",
+    on_error: Literal["raise", "skip", "refuse"] = "raise",
     shard: Shard | None = None,
 ) -> Iterator[Document]:
     """Stream the non-empty documents of one source, in a fixed order, counting into `stats`;
-    with `shard`, only those of its slice of the source's files."""
+    with `shard`, only those of its slice of the source's files. `refuse` is `raise` for a command
+    without `--on-error`: its one line does not suggest `--on-error skip`."""
     stats = stats if stats is not None else SourceStats(cfg.location)
-    if on_error not in ("raise", "skip"):
+    if on_error not in ("raise", "skip", "refuse"):
         raise UserError(f"on_error must be 'raise' or 'skip', got '{on_error}'")
     cfg = expand(cfg)
     desc = describe(cfg)
