@@ -132,3 +132,26 @@ def test_encoderlabs_own_warnings_print_as_one_note_line(capsys, monkeypatch, re
     assert capsys.readouterr().err == "encoderlab: note: CKA on 500 texts with hidden size up to 768\n"
     # another library's warning goes where it went before (here: pytest's record of it)
     assert [w.filename for w in recwarn] == ["/elsewhere/lib.py"]
+
+
+@pytest.mark.parametrize(
+    "argv,flag",
+    [
+        (["eval", "m", "--task-file", "--out", "e"], "--task-file"),
+        (["eval", "m", "--tasks", "boolq", "--tasks", "--out", "e"], "--tasks"),
+        (
+            ["data", "prepare", "--source", "a.txt", "--tokenizer", "t", "--decontaminate", "--out", "o"],
+            "--decontaminate",
+        ),
+        (["data", "tokenizer", "--source", "a.txt", "--source", "--out", "o"], "--source"),
+        (["pretrain", "--recipe", "smoke-mlm", "--param", "--out", "o"], "--param"),
+        (["pretrain", "--recipe", "smoke-mlm", "--set", "--out", "o"], "--set"),
+    ],
+)
+def test_a_flag_of_several_values_given_without_one_is_refused(tmp_path, monkeypatch, capsys, argv, flag):
+    """Was dropped: `eval --task-file` alone ran the default pocket suite, `data prepare
+    --decontaminate` alone decontaminated against every fetched set."""
+    monkeypatch.chdir(tmp_path)
+    err = _one_line_error(capsys, argv)
+    assert f"{flag} is given without a value; put at least one after it ({flag} A B)" in err
+    assert list(tmp_path.iterdir()) == []

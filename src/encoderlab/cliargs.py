@@ -17,8 +17,15 @@ Repeated = Annotated[tuple[tuple[str, ...], ...], tyro.conf.UseAppendAction]
 """A flag that may be given several times, each time with one or more values."""
 
 
-def flatten(values: tuple[tuple[str, ...], ...] | tuple[str, ...]) -> tuple[str, ...]:
-    """The values of a `Repeated` flag, in command-line order."""
+def flatten(
+    values: tuple[tuple[str, ...], ...] | tuple[str, ...], flag: str | None = None
+) -> tuple[str, ...]:
+    """The values of a `Repeated` flag, in command-line order. With `flag`, the flag given without a
+    value is refused (`eval --task-file` alone was dropped, and the default suite ran instead)."""
+    if flag is not None and any(not isinstance(group, str) and not group for group in values):
+        from encoderlab.errors import UserError
+
+        raise UserError(f"{flag} is given without a value; put at least one after it ({flag} A B)")
     return tuple(v for group in values for v in ((group,) if isinstance(group, str) else group))
 
 

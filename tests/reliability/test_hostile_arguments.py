@@ -360,6 +360,11 @@ ARGUMENT_CASES = [
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",
     ),
+    (
+        "flag-without-a-value",
+        "eval {w}/model --task-file --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"--task-file is given without a value; put at least one after it \(--task-file A B\)$",
+    ),
 ]
 
 

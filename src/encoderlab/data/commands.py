@@ -45,7 +45,7 @@ def tokenizer(
 
     _log_to_stderr()
     tok = train_tokenizer(
-        [parse_source(s) for s in flatten(source)],
+        [parse_source(s) for s in flatten(source, "--source")],
         vocab_size,
         out,
         kind,
@@ -103,12 +103,12 @@ def prepare(
     _log_to_stderr()
     part = parse_shard(shard)
     cfg = PrepareConfig(
-        sources=tuple(parse_source(s) for s in flatten(source)),
+        sources=tuple(parse_source(s) for s in flatten(source, "--source")),
         tokenizer=tokenizer,
         val_fraction=val_fraction,
         seed=seed,
         stop=stop,
-        decontaminate=flatten(decontaminate) or ("auto",),
+        decontaminate=flatten(decontaminate, "--decontaminate") or ("auto",),
         ngram=ngram,
         on_error=on_error,
         dtype=dtype,

@@ -76,12 +76,13 @@ def eval_command(
     """
     from encoderlab.model.hub import source_folder
 
+    names = list(flatten(tasks, "--tasks"))
+    task_file = tuple(Path(f) for f in flatten(task_file, "--task-file"))
     resolve_device(device)  # refused before anything is read or written
     folder = source_folder(model)
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
     if hub_data is not None:
         os.environ[HUB_DATA_ENV] = str(hub_data)
-    names, task_file = list(flatten(tasks)), tuple(Path(f) for f in flatten(task_file))
     if task_file:
         # Checked and registered before anything is written; the suite's tasks, if one is named, join them.
         names = [

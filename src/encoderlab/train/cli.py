@@ -67,7 +67,7 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    params, sets = once(flatten(param), "--param"), once(flatten(overrides), "--set")
+    params, sets = once(flatten(param, "--param"), "--param"), once(flatten(overrides, "--set"), "--set")
     cfg = resolve_config(recipe, config, params, sets)
     if out:
         cfg = dataclasses.replace(cfg, out=out)
