@@ -116,9 +116,9 @@ def test_the_floor_tokenizes_whole_documents_whatever_the_tokenizer_file_keeps(
 def test_a_refused_source_leaves_no_work_folder_and_names_no_flag_bench_lacks(
     tmp_path,
     monkeypatch,
-    tokenizer_dir,
+    tokenizer_dir,  # noqa: F811
     content,
-    message,  # noqa: F811
+    message,
 ):
     """Was: the temporary work folder (or a new --work) stayed behind after every refusal and Ctrl-C, an
     empty source was blamed on the folder's copy of it, and a bad file's fix offered `--on-error skip`,
