@@ -97,6 +97,7 @@ def test_advise_does_not_import_torch_for_a_ladder_file(ladder_csv, tmp_path):
         (["--target-size", "1e8"], "give the target as"),
         (["--target-flops", "-5"], "--target-flops must be a positive number"),
         (["--target-flops", "1e19", "--bootstrap", "10"], "--bootstrap 10 is too few"),
+        (["--target-flops", "1e19", "--bootstrap", "10000000000"], "use 10000 or fewer"),  # a MemoryError
         (["--target-flops", "1e19", "--confidence", "1.5"], "--confidence must be in (0.5, 1)"),
         (
             ["--target-flops", "1e19", "--metric", "score"],
