@@ -290,3 +290,19 @@ def test_ctrl_c_and_sigterm_stop_training_with_the_usual_line(tmp_path, sig):
     with pytest.raises(OSError) as gone:  # no reader left on the pipe: the training process is gone
         os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
     assert gone.value.errno == errno.ENXIO
+
+
+def test_a_refusal_off_a_terminal_is_one_line_and_a_huge_size_is_refused_at_once(tmp_path, capfd):
+    """Off a terminal the trainer's progress was three blank lines on stderr before a refusal's line (no
+    source given was found in the training process); a vocabulary of 1e11 aborted that process (a Rust
+    allocation failure, then an EOFError traceback)."""
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": "  "}])
+    with pytest.raises(UserError, match="no non-empty document"):
+        train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "t")  # progress on, as the CLI
+    assert "\n\n" not in "\n" + capfd.readouterr().err
+    with pytest.raises(UserError, match="^no source given; pass at least one --source$"):
+        train_tokenizer([], 300, tmp_path / "t")
+    src = write_jsonl(tmp_path / "w.jsonl", [{"text": "some words to merge"}])
+    with pytest.raises(UserError, match="vocabulary size 100000000000 is beyond the 16,777,216 ids"):
+        train_tokenizer(SourceConfig(location=str(src)), 10**11, tmp_path / "t", progress=False)
+    assert not (tmp_path / "t").exists()

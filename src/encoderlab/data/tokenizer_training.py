@@ -69,6 +69,10 @@ def bounded(text: str, cap: int = MAX_WORD_CHARS) -> Iterator[str]:
 
 SPECIAL_ROLES = ("pad", "bos", "eos", "mask", "unk")
 
+MAX_VOCAB_SIZE = 2**24
+"""The largest vocabulary trained: the trainer reserves memory per id up front, and a size of 1e11
+killed its process (a Rust allocation abort, then an EOFError traceback in the parent)."""
+
 
 def min_vocab_size() -> int:
     """The smallest vocabulary a byte-level BPE can be trained to: its 256 byte symbols and the special
@@ -89,6 +93,11 @@ def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
     tokens = [specials[r] for r in SPECIAL_ROLES]
+    if vocab_size > MAX_VOCAB_SIZE:  # the trainer reserves room per id: 1e11 aborted it (Rust's OOM)
+        raise UserError(
+            f"vocabulary size {vocab_size} is beyond the {MAX_VOCAB_SIZE:,} ids a tokenizer is trained to "
+            "here (the largest in use have about 256k); use a smaller --vocab-size"
+        )
     if kind == "bpe":
         alphabet = pre_tokenizers.ByteLevel.alphabet()
         if vocab_size < min_vocab_size():
@@ -139,9 +148,9 @@ def _child(conn, job: dict) -> None:
     # The Rust trainer's progress output writes to fd 1; the command's stdout is its result line alone
     os.dup2(2, 1)
     try:
-        tok, trainer = _build(
-            job["kind"], job["specials"], job["vocab_size"], job["lowercase"], job["progress"]
-        )
+        # off a terminal the trainer's progress is only blank lines, which came before a refusal's line
+        progress = job["progress"] and os.isatty(2)
+        tok, trainer = _build(job["kind"], job["specials"], job["vocab_size"], job["lowercase"], progress)
         counter = [0]
         tok.train_from_iterator(
             _texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter), trainer=trainer
@@ -229,6 +238,8 @@ def train_tokenizer(
 
     out = Path(out)
     sources = [sources] if isinstance(sources, SourceConfig) else list(sources)
+    if not sources:  # was found in the training process, after its progress output (blank lines)
+        raise UserError("no source given; pass at least one --source")
     check_output(out, KIND, sources=[Path(s.location) for s in sources])  # never inside what it reads
     check_sibling(out)  # refused now, not after the training
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
