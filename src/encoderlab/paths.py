@@ -10,6 +10,12 @@ from encoderlab.errors import UserError
 
 def encoderlab_home() -> Path:
     """The cache root; created on first use."""
+    if (
+        os.environ.get("ENCODERLAB_HOME") == ""
+    ):  # Path("") is ".": assets were fetched into the working folder
+        raise UserError(
+            "ENCODERLAB_HOME is set but empty; point it at a folder, or unset it for ~/.cache/encoderlab"
+        )
     root = Path(os.environ.get("ENCODERLAB_HOME", Path.home() / ".cache" / "encoderlab")).expanduser()
     if root.exists() and not root.is_dir():  # mkdir would fail with FileExistsError, a traceback
         raise UserError(

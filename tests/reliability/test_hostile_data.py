@@ -115,6 +115,20 @@ def test_encoderlab_home_that_is_a_file_is_one_line(dworld, capsys, monkeypatch)
     )
 
 
+@pytest.mark.parametrize("command", ["assets list", "assets fetch wiki-leads", "eval M --tasks boolq"])
+def test_an_empty_encoderlab_home_is_one_line_not_the_working_folder(
+    dworld, capsys, monkeypatch, tmp_path, command
+):
+    """Path("") is ".": `assets list` made ./assets, and a fetch downloaded into the working folder."""
+    monkeypatch.setenv("ENCODERLAB_HOME", "")
+    monkeypatch.chdir(tmp_path)
+    code, err = cli(command.replace("M", str(dworld / "model")).split(), capsys)
+    assert_one_line(
+        code, err, r"^encoderlab: error: ENCODERLAB_HOME is set but empty; point it at a folder, or unset it"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "command", ["assets fetch wiki-leads", "assets list", "data tokenizer --source wiki-leads --out T"]
 )
