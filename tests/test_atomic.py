@@ -77,9 +77,12 @@ def test_our_leftover_and_an_empty_sibling_are_reused(tmp_path):
 
 
 def test_a_non_empty_folder_is_replaced_only_when_asked(tmp_path):
+    """Filled while the block ran (a second `data tokenizer` on one --out finished first): one line, was
+    an OSError traceback ("Directory not empty")."""
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "theirs.txt").write_text("theirs")
-    with pytest.raises(OSError), atomic_folder(tmp_path / "out") as tmp:
+    message = r"out was filled by another command while this one ran .*nothing of this one was kept"
+    with pytest.raises(UserError, match=message), atomic_folder(tmp_path / "out") as tmp:
         (tmp / "ours.txt").write_text("ours")
     assert [p.name for p in (tmp_path / "out").iterdir()] == ["theirs.txt"] and not tmp.exists()
     (tmp_path / "empty").mkdir()

@@ -107,7 +107,17 @@ def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
     tmp, path = Path(tmp), Path(path)
     if replace and path.exists():
         shutil.rmtree(path)
-    return tmp.rename(path)  # POSIX: replaces an empty folder, fails on a non-empty one
+    try:
+        return tmp.rename(path)  # POSIX: replaces an empty folder, fails on a non-empty one
+    except OSError as exc:
+        if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST) or replace:
+            raise
+        # checked empty when the command started: another one (on the same --out at once) finished
+        # first; was an OSError traceback "Directory not empty"
+        raise UserError(
+            f"{path} was filled by another command while this one ran (two at once on one folder?); "
+            "nothing of this one was kept: use that result, or rerun with another --out"
+        ) from None
 
 
 @contextlib.contextmanager
