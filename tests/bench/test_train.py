@@ -8,8 +8,9 @@ import re
 import pytest
 import torch
 
-from encoderlab.bench.train import _hf_model
+from encoderlab.bench.train import TrainBench, _hf_model
 from encoderlab.data.synthetic import synthetic_spec
+from encoderlab.errors import UserError
 from encoderlab.model import Encoder, ModelConfig
 
 
@@ -125,3 +126,18 @@ def test_bench_train_reports_mfu_against_the_given_peak_and_memory():
     ours = result["encoderlab"]
     assert ours["tokens_per_s"] == pytest.approx(2 * 32 / ours["step_s"])
     assert 0 < ours["mfu"] < 1 and result["process_peak_rss_mib"] > 100
+
+
+@pytest.mark.parametrize(
+    "field,value,message",
+    [
+        ("seq_len", 0, "--seq-len must be >= 1, got 0"),
+        ("batch", -3, "--batch must be >= 1, got -3"),
+        ("vocab", 0, "--vocab must be >= 6, got 0"),
+    ],
+)
+def test_sizes_are_refused_under_the_flags_bench_train_has(field, value, message):
+    """Were refused as the run config's fields (`layout.micro_batch_size must be >= 1`, `data.synthetic_vocab
+    ...; e.g. --set data.synthetic_vocab=512`): flags `bench train` does not take."""
+    with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
+        TrainBench(**{field: value})

@@ -35,7 +35,7 @@ import tyro
 
 from encoderlab.atomic import print_json, write_text_atomic
 from encoderlab.data.batch import BatchLayout
-from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, synthetic_tokenizer
+from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB, synthetic_tokenizer
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
 from encoderlab.outdir import check_output_file, is_json_object
@@ -124,6 +124,13 @@ class TrainBench:
                 f"--peak-tflops must be a finite number >= 0 (0: a known GPU's datasheet value, else a measured "
                 f"matmul), got {self.peak_tflops}"
             )
+        for flag, value, least in (
+            ("--seq-len", self.seq_len, 1),
+            ("--batch", self.batch, 1),
+            ("--vocab", self.vocab, MIN_SYNTHETIC_VOCAB),
+        ):
+            if value < least:  # was refused as the run config's field, with a `--set` fix bench lacks
+                raise UserError(f"{flag} must be >= {least}, got {value}")
         if self.doc_len < MIN_MEAN_DOC_LEN:
             raise UserError(
                 f"--doc-len must be at least {MIN_MEAN_DOC_LEN} (lengths are drawn from [8, 2x)), got {self.doc_len}; "
