@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -22,8 +23,24 @@ def encoderlab_home() -> Path:
             f"ENCODERLAB_HOME={root} is a file, not a folder; point ENCODERLAB_HOME at a folder (or unset it for "
             "~/.cache/encoderlab)"
         )
-    root.mkdir(parents=True, exist_ok=True)
+    _make(
+        root,
+        f"ENCODERLAB_HOME={root}",
+        "point ENCODERLAB_HOME at a folder (or unset it for ~/.cache/encoderlab)",
+    )
     return root
+
+
+def _make(folder: Path, what: str, fix: str) -> None:
+    """mkdir, with a folder that cannot be made as one line (a dangling or looping symlink was a
+    FileExistsError traceback)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:  # disk full: exit 3, as everywhere
+            raise
+        why = "a symlink to nothing or a symlink loop" if folder.is_symlink() else exc.strerror
+        raise UserError(f"{what} cannot be made a folder ({why}); {fix}") from None
 
 
 def home_folder(*parts: str) -> Path:
@@ -37,5 +54,5 @@ def home_folder(*parts: str) -> Path:
                 f"{folder} is a file, not a folder, in ENCODERLAB_HOME where encoderlab keeps its "
                 f"{'/'.join(parts)}; move the file away (or point ENCODERLAB_HOME elsewhere)"
             )
-    path.mkdir(parents=True, exist_ok=True)
+    _make(path, str(path), "fix or remove it (or point ENCODERLAB_HOME elsewhere)")
     return path

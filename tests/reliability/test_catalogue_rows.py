@@ -41,6 +41,7 @@ NAMED = {
     "empty-hub-mirror-split": "tests.reliability.test_hostile_inputs::test_empty_hub_mirror_split_is_one_line_after_the_progress_bar",
     "encoderlab-home-is-a-file": "tests.reliability.test_hostile_data::test_encoderlab_home_that_is_a_file_is_one_line",
     "encoderlab-home-empty": "tests.reliability.test_hostile_data::test_an_empty_encoderlab_home_is_one_line_not_the_working_folder",
+    "encoderlab-home-broken-symlink": "tests.reliability.test_hostile_data::test_an_encoderlab_home_that_is_a_broken_symlink_is_one_line",
     "out-is-the-current-folder": "tests.reliability.test_hostile_arguments::test_an_out_without_a_name_of_its_own_is_one_line",
     "encoderlab-assets-is-a-file": "tests.reliability.test_hostile_data::test_a_file_where_encoderlab_home_keeps_its_assets_is_one_line",
     "hub-unreachable-tokenizer": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",

@@ -129,6 +129,29 @@ def test_an_empty_encoderlab_home_is_one_line_not_the_working_folder(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("target", ["nowhere/home", "loop"])
+def test_an_encoderlab_home_that_is_a_broken_symlink_is_one_line(capsys, monkeypatch, tmp_path, target):
+    """A symlink to nothing or a symlink loop (ENCODERLAB_HOME, or its assets folder): a FileExistsError
+    traceback in every command that reads an asset."""
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "home").symlink_to(tmp_path / target)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    code, err = cli(["assets", "list"], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"ENCODERLAB_HOME=.*home cannot be made a folder \(a symlink to nothing or a symlink loop\)",
+    )
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "assets").symlink_to(tmp_path / target)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "real"))
+    code, err = cli(["assets", "list"], capsys)
+    assert_one_line(
+        code, err, r"real/assets cannot be made a folder \(a symlink to nothing or a symlink loop\)"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "loop", "real"]
+
+
 @pytest.mark.parametrize(
     "command", ["assets fetch wiki-leads", "assets list", "data tokenizer --source wiki-leads --out T"]
 )
