@@ -95,6 +95,10 @@ def test_missing_or_mixed_parts_are_refused_by_name(fineweb, tmp_path, monkeypat
     out = tmp_path / "fw"
     with pytest.raises(UserError, match=r"no parts to merge: .*fw.shards does not exist"):
         merge(out)
+    (tmp_path / "fw.shards").write_text("a file")  # was said not to exist
+    with pytest.raises(UserError, match=r"no parts to merge: .*fw.shards is not a folder"):
+        merge(out)
+    (tmp_path / "fw.shards").unlink()
     prepare(_cfg(tokenizer_dir), out, shard=Shard(0, 3), **RUN)
     with pytest.raises(UserError, match=r"lacks 2 of 3 parts, first --shard 1/3"):
         merge(out)

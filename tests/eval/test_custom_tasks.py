@@ -229,6 +229,10 @@ BAD = [
     ),
     ({"metric": "ndcg@10"}, r"metric 'ndcg@10' is not one of sc's: accuracy, macro_f1"),
     ({"data": {"train": "nope.csv", "test": "test.csv"}}, r"data.train file .*nope.csv does not exist"),
+    (  # was "data.train file ... does not exist", of a folder that does
+        {"data": {"train": ".", "test": "test.csv"}},
+        r"data.train .* is a folder; name the data file itself$",
+    ),
     ({"template": "{a} {b}"}, r"`template` is only for pair-sc"),
 ]
 

@@ -45,7 +45,9 @@ def _parts(out: Path) -> list[Path]:
     folder = out.with_name(out.name + ".shards")
     run = f"run `encoderlab data prepare --shard I/N --out {out}` for every I"
     if not folder.is_dir():
-        raise UserError(f"no parts to merge: {folder} does not exist; {run}")
+        # a file there was said not to exist
+        state = "is not a folder" if folder.exists() or folder.is_symlink() else "does not exist"
+        raise UserError(f"no parts to merge: {folder} {state}; {run}")
     found = {p.name: p for p in folder.iterdir() if _PART.fullmatch(p.name) and p.is_dir()}
     counts = {int(_PART.fullmatch(n)[2]) for n in found}
     if len(counts) != 1:

@@ -93,6 +93,8 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     alone, so a file without a column is a split without it (the caller names it), not None labels or
     a schema error of `datasets`."""
     for s, p in paths.items():
+        if p.is_dir():  # was "does not exist", of a folder that does
+            raise UserError(f"{where}: data.{s} {p} is a folder; name the data file itself")
         if not p.is_file():
             raise UserError(f"{where}: data.{s} file {p} does not exist")
     builder = builder_of(paths, where)
