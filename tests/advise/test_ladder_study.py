@@ -103,6 +103,7 @@ def test_shorter_budgets_decay_from_the_longest_run_and_splits_branch_from_the_c
     design = _budgets_design()
     spec = ladder_study(design)
     (tmp_path / "ladder.yaml").write_text(dump_study(spec, "encoderlab.advise.study"))
+    tiny_corpus(tmp_path / "corpus.jsonl", 40)  # beside the study file, where `study plan` looks for it
     main(["study", "plan", str(tmp_path / "ladder.yaml")])
     table = {
         line.split()[0]: line.split()[-1] for line in capsys.readouterr().out.splitlines() if "/s" in line
