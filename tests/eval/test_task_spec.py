@@ -111,3 +111,22 @@ def test_finetune_and_qa_numbers_that_fail_mid_run_are_refused():
         with pytest.raises(ValueError, match=r"stride must be >= 0 and max_answer_tokens >= 1"):
             QAOptions(**bad)
     QAOptions(stride=0, max_answer_tokens=1)
+
+
+@pytest.mark.parametrize(
+    ("make", "what"),
+    [
+        (lambda t: PairSCOptions(template=t), "pair template"),
+        (
+            lambda t: QAOptions(head="tagger", question_template=t.replace("{a} {b}", "{question}")),
+            "question template",
+        ),
+    ],
+)
+def test_a_template_str_format_cannot_read_names_the_template_and_the_escape(make, what):
+    # was: "Single '{' encountered in format string", naming no template
+    with pytest.raises(
+        ValueError, match=rf"^the {what} '.*' is not a format string \(Single '\{{' .*\{{\{{ or \}}\}}$"
+    ):
+        make("{a} {b} {")
+    make("{a} {b} {{braces}}")

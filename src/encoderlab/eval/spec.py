@@ -130,6 +130,17 @@ class FinetuneConfig:
 # ----------------------------------------------------------------------------- family options
 
 
+def template_fields(template: str, what: str) -> set[str]:
+    """The `{field}` names of a template; one that `str.format` cannot read ("Single '{' encountered in
+    format string", which named no template) is a ValueError naming it and the escape."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name is not None}
+    except ValueError as exc:
+        raise ValueError(
+            f"the {what} {template!r} is not a format string ({exc}); write a literal brace as {{{{ or }}}}"
+        ) from None
+
+
 @dataclass(frozen=True, kw_only=True)
 class SCOptions:
     """Sequence classification of one text."""
@@ -178,7 +189,7 @@ class PairSCOptions(SCOptions):
 
     def __post_init__(self):
         super().__post_init__()
-        fields = {name for _, name, _, _ in string.Formatter().parse(self.template) if name is not None}
+        fields = template_fields(self.template, "pair template")
         if fields != {"a", "b"}:
             raise ValueError(
                 f"a pair template needs exactly the fields {{a}} and {{b}}, got {self.template!r}"
@@ -230,7 +241,7 @@ class QAOptions:
             raise ValueError(
                 f"stride must be >= 0 and max_answer_tokens >= 1, got {self.stride} and {self.max_answer_tokens}"
             )
-        fields = {n for _, n, _, _ in string.Formatter().parse(self.question_template) if n is not None}
+        fields = template_fields(self.question_template, "question template")
         if fields != {"question"}:
             raise ValueError(
                 f"a question template needs exactly the field {{question}}, got {self.question_template!r}"
