@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import yaml
 
 from encoderlab.atomic import write_text_atomic
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, closest
 
 SEED_BOUND = 2**64
 """Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
@@ -143,17 +143,10 @@ def field_path(where: str, name: str) -> str:
 def unknown_fields(where: str, data: dict, fields) -> str | None:
     """The line naming the keys of `data` that are not `fields`, each with the field it is close to
     (`lables (labels?)`), and the valid ones; None when every key is a field."""
-    import difflib
-
     unknown = sorted(set(data) - set(fields), key=str)
     if not unknown:
         return None
-    named = [
-        f"{k} ({close[0]}?)"
-        if (close := difflib.get_close_matches(str(k), list(fields), n=1, cutoff=0.75))
-        else str(k)
-        for k in unknown
-    ]
+    named = [f"{k} ({near}?)" if (near := closest(k, fields)) else str(k) for k in unknown]
     return f"{where}: unknown field(s) {', '.join(named)}; valid: {', '.join(sorted(fields))}"
 
 

@@ -27,9 +27,20 @@ class DiskFull(UserError):
     exit_code = 3
 
 
+def closest(name: str, valid, cutoff: float = 0.75) -> str | None:
+    """The valid name `name` is most likely a typo of (`lables` -> `labels`), or None when none is close:
+    below `cutoff` a suggestion misleads more than it helps (`colour` is not `columns`)."""
+    import difflib
+
+    return next(iter(difflib.get_close_matches(str(name), [str(v) for v in valid], n=1, cutoff=cutoff)), None)
+
+
 def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> UserError:
-    """An error for an unknown name that lists the valid ones."""
-    return UserError(f"unknown {what} '{name}'; valid: {', '.join(sorted(valid))}")
+    """An error for an unknown name, with the valid name it is close to and the valid ones."""
+    near = closest(name, valid)
+    return UserError(
+        f"unknown {what} '{name}'{f' ({near}?)' if near else ''}; valid: {', '.join(sorted(valid))}"
+    )
 
 
 def first_line(exc: BaseException) -> str:

@@ -76,7 +76,7 @@ def test_the_scale_shrinks_a_recipe_by_its_own_rule():
             dict(recipe="pfs-mlm", overrides={"precision": "fp8"}),
             "run x: override 'precision': must be one of",
         ),
-        (dict(recipe="pfs-mlmm"), "run x: unknown recipe 'pfs-mlmm'; valid: cpt-mlm, "),
+        (dict(recipe="pfs-mlmm"), "run x: unknown recipe 'pfs-mlmm' (pfs-mlm?); valid: cpt-mlm, "),
         (dict(params={"ratio": 0.3}, init="minilm"), "run x has no recipe"),
     ],
 )

@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, closest
 
 FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """A study's name and scale: the default study folder is runs/NAME-SCALE, so no path may hide in them."""
@@ -406,14 +406,13 @@ def _value_problems(spec: StudySpec) -> list[str]:
 
 def _near_run(init: str, names: list[str]) -> str | None:
     """The run name a start model is probably a typo of: close to one, and no asset, path or run."""
-    import difflib
     from pathlib import Path
 
     from encoderlab.data.assets import ASSETS
 
     if init in names or init in ASSETS or Path(init).exists():
         return None
-    return next(iter(difflib.get_close_matches(init, names, n=1, cutoff=0.8)), None)
+    return closest(init, names, cutoff=0.8)  # stricter: a start model may be any hub id, so only a near-certain typo
 
 
 __all__ = ["CkaSpec", "ClaimKind", "ClaimSpec", "DataSpec", "EvalSpec", "RunSpec", "StudySpec"]
