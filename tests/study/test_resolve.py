@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -81,7 +82,7 @@ def test_the_scale_shrinks_a_recipe_by_its_own_rule():
     ],
 )
 def test_a_bad_run_is_one_line_naming_it(run, message):
-    with pytest.raises(UserError, match="^" + message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(UserError, match="^" + re.escape(message)):
         RunSpec(name="x", **run)
 
 
