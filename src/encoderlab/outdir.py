@@ -11,8 +11,8 @@ folder and drops an ownership marker (`.encoderlab.json`: kind, version, time) i
 command therefore leaves the file system exactly as it found it.
 
 Commands that write one result file (`bench --out F.json`) call `check_output_file`: a folder, an
-uncreatable parent or an existing file that is not a previous result of that command is refused
-before the (long) work starts. A command that can still fail after it created its folder (a task's
+uncreatable parent or an existing file that is not a previous result of that command (told by the
+keys its result always has, `json_result_with`) is refused before the (long) work starts. A command that can still fail after it created its folder (a task's
 data turns out empty after the model loaded) uses `output_folder`, which removes the folder again when
 it holds nothing but the marker, with the parent folders it had to create (`missing_folders`).
 
@@ -185,12 +185,26 @@ def check_output_file(
     return path
 
 
-def is_json_object(path: Path) -> bool:
-    """True if `path` holds one JSON object (what `print_json` writes)."""
-    try:
-        return isinstance(json.loads(Path(path).read_text(encoding="utf-8")), dict)
-    except (OSError, ValueError):
-        return False
+def json_result_with(*keys: str) -> Callable[[Path], bool]:
+    """An `accept` for `check_output_file`: true for a file holding one JSON object (what `print_json`
+    writes) with every one of `keys` (dotted for a nested key, `config.size`), the keys that command's
+    result always has. Any JSON object was accepted before, so `--out config.json` in a model folder
+    replaced the model's config."""
+
+    def accept(path: Path) -> bool:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        for key in keys:
+            node = data
+            for part in key.split("."):
+                if not isinstance(node, dict) or part not in node:
+                    return False
+                node = node[part]
+        return True
+
+    return accept
 
 
 def missing_folders(path: Path | str) -> list[Path]:

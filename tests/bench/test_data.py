@@ -10,7 +10,8 @@ from tests.data.corpus_fixtures import (  # noqa: F401 (fixtures)
     write_jsonl,
 )
 
-from encoderlab.bench.data import FLOOR, KINDS, DataBench, bench_data
+from encoderlab.atomic import print_json
+from encoderlab.bench.data import FLOOR, KINDS, DataBench, bench_data, is_data_result
 from encoderlab.errors import UserError
 
 
@@ -27,6 +28,8 @@ def test_every_pipeline_runs_isolated_and_counts_the_same_tokens(tmp_path, token
     ratio = result["speedup_vs_datasets"]["datasets_2x_tokens_per_s"]
     direct = runs["encoderlab_2x"]["tokens_per_s"] / runs["datasets_2x"]["tokens_per_s"]
     assert ratio == pytest.approx(direct, abs=0.006)  # rounded to 2 decimals
+    print_json(result, tmp_path / "result.json")  # as --out writes it: a rerun's --out may replace it
+    assert is_data_result(tmp_path / "result.json")
 
 
 def test_a_work_folder_holding_files_is_refused(tmp_path, tokenizer_dir):  # noqa: F811
@@ -153,3 +156,19 @@ def test_the_source_takes_prepares_syntax_that_its_fixes_suggest(tmp_path, token
     (tmp_path / "w2").mkdir()
     _, docs, _ = _corpus_jsonl(parse_source(f"{corpus}#text_field=body"), tmp_path / "w2", 2)
     assert docs == 6
+
+
+def test_out_replaces_only_an_earlier_result_never_another_json_file(tmp_path, capsys):
+    """Any JSON object was taken for an earlier result and replaced (a model's config.json)."""
+    from encoderlab.cli import main
+
+    config = tmp_path / "config.json"
+    config.write_text('{"a": 1}')
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "data", "--source", str(tmp_path / "texts.txt"), "--out", str(config)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert err[0].endswith(
+        "config.json exists and is not a `bench data` result; nothing was changed: choose another --out"
+    )
+    assert config.read_text() == '{"a": 1}' and sorted(tmp_path.iterdir()) == [config]

@@ -141,3 +141,42 @@ def test_sizes_are_refused_under_the_flags_bench_train_has(field, value, message
     ...; e.g. --set data.synthetic_vocab=512`): flags `bench train` does not take."""
     with pytest.raises(UserError, match=f"^{re.escape(message)}$"):
         TrainBench(**{field: value})
+
+
+def test_out_replaces_only_an_earlier_result_never_another_json_file(tmp_path, capsys):
+    """Any JSON object was taken for an earlier result: `--out config.json` in a model folder replaced
+    the model's config.json with the benchmark's numbers."""
+    from encoderlab.bench.train import is_train_result
+    from encoderlab.cli import main
+
+    config = tmp_path / "config.json"
+    config.write_text('{"a": 1}')
+    small = "--size tiny --seq-len 32 --batch 2 --vocab 256 --steps 1 --warmup 0 --no-vs-hf"
+    args = ["bench", "train", *small.split(), "--out"]
+    with pytest.raises(SystemExit) as exc:
+        main([*args, str(config)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert err[0].endswith(
+        "config.json exists and is not a `bench train` result; nothing was changed: choose another --out"
+    )
+    assert config.read_text() == '{"a": 1}' and sorted(tmp_path.iterdir()) == [config]
+    result = tmp_path / "result.json"
+    for _ in range(2):  # the second run replaces the first's result
+        main([*args, str(result)])
+        assert is_train_result(result)
+    assert json.loads(result.read_text())["config"]["size"] == "tiny"
+
+
+def test_a_run_too_big_for_memory_is_refused_naming_only_bench_trains_flags(monkeypatch):
+    """The memory refusal is pretrain's, and suggested `layout.micro_batch_size`, `layout.grad_accum`,
+    `scale.activation_checkpointing`, `scale.data_parallel` and `model.size`: `bench train` takes none."""
+    from encoderlab.bench.train import TrainBench, bench_train
+    from encoderlab.train import memory
+
+    monkeypatch.setattr(memory, "available_bytes", lambda device: 1)
+    with pytest.raises(UserError) as exc:
+        bench_train(TrainBench(size="tiny", seq_len=32, batch=2, vocab=256, steps=1, warmup=0, vs_hf=False))
+    message = str(exc.value)
+    assert message.startswith("this run needs at least") and "." not in message.split("; ")[-1]
+    assert message.endswith("; lower --batch, lower --seq-len, or pick a smaller --size"), message

@@ -361,6 +361,21 @@ ARGUMENT_CASES = [
         r"notes.txt holds no runs; evaluate the model first",
     ),
     (
+        "bench-out-over-model-config",
+        "bench train --out {w}/model/config.json",
+        r"--out .*model/config.json exists and is not a `bench train` result; nothing was changed",
+    ),
+    (
+        "bench-data-out-over-model-config",
+        "bench data --source {w}/texts.txt --out {w}/model/config.json",
+        r"--out .*model/config.json exists and is not a `bench data` result; nothing was changed",
+    ),
+    (
+        "bench-cannot-fit-in-memory",
+        "bench train --size 1b --batch 512 --seq-len 8192 --no-vs-hf",
+        r"this run needs at least .* GiB is available; lower --batch, lower --seq-len, or pick a smaller --size$",
+    ),
+    (
         "flag-without-a-value",
         "eval {w}/model --task-file --lrs 1e-4 --seeds 0 --out {w}/e",
         r"--task-file is given without a value; put at least one after it \(--task-file A B\)$",

@@ -255,6 +255,13 @@ class DataBench:
     """Runs per measurement; the fastest is kept (shared machines are noisy)."""
 
 
+def is_data_result(path: Path) -> bool:
+    """True for a file holding a `bench data` result, which `--out` may replace."""
+    from encoderlab.outdir import json_result_with
+
+    return json_result_with("runs", "corpus_1x", "speedup_vs_datasets")(path)
+
+
 WORK_KIND = "bench data"
 """The output kind of a `--work` folder (`outdir` marker)."""
 
@@ -424,9 +431,9 @@ def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out:
     """
     import_datasets()  # the other side of the comparison: missing, it failed after the first measurement
     if out is not None:  # before minutes of measuring, not after
-        from encoderlab.outdir import check_output_file, is_json_object
+        from encoderlab.outdir import check_output_file
 
-        check_output_file(out, is_json_object, what="a `bench data` result")
+        check_output_file(out, is_data_result, what="a `bench data` result")
     print_json(bench_data(bench), out)
 
 

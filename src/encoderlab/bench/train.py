@@ -38,7 +38,7 @@ from encoderlab.data.batch import BatchLayout
 from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB, synthetic_tokenizer
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
-from encoderlab.outdir import check_output_file, is_json_object
+from encoderlab.outdir import check_output_file, json_result_with
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops
 from encoderlab.train.step import StepResult, TrainStep
@@ -138,6 +138,9 @@ class TrainBench:
             )
 
 
+is_train_result = json_result_with("config.size", "config.seq_len", "encoderlab.tokens_per_s")
+"""True for a file holding a `bench train` result, which `--out` may replace (what `bench table` reads)."""
+
 PROFILE_STEPS = 3
 """Steps under torch.profiler with `--profile` (after the measured ones, so they stay unprofiled)."""
 
@@ -191,6 +194,11 @@ def _profile(ours: TrainStep, steps: range, table: Path) -> dict:
         kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
         summary["device_busy_s_per_step"] = sum(e.self_device_time_total for e in kernels) / 1e6 / len(steps)
     return summary
+
+
+FLAGS = {"layout.micro_batch_size": "--batch", "layout.seq_len": "--seq-len", "model.size": "--size"}
+"""The run config's fields `bench train` sets by a flag of its own: a refusal names only these (the
+memory check suggested `layout.grad_accum`, `scale.activation_checkpointing` and the like, which it lacks)."""
 
 
 def _run_config(b: TrainBench) -> RunConfig:
@@ -321,7 +329,7 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
         if k.startswith("TORCHINDUCTOR_") and k != "TORCHINDUCTOR_CACHE_DIR"
     }
     cfg = _run_config(b)
-    ours = TrainStep(cfg)  # writes nothing: no run folder
+    ours = TrainStep(cfg, names=FLAGS)  # writes nothing: no run folder
     ours.enter_phase(ours.plan[0], 0)
     dev = ours.device
     ref = _Reference(b, ours) if b.vs_hf else None
@@ -358,7 +366,7 @@ def bench_train_command(
     """
     # before minutes of measuring, not after
     if out is not None:
-        check_output_file(out, is_json_object, what="a `bench train` result")
+        check_output_file(out, is_train_result, what="a `bench train` result")
     if bench.profile is not None:
         check_output_file(
             bench.profile,

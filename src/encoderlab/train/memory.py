@@ -13,6 +13,7 @@ that would have worked. Memory available: total GPU memory on CUDA, `MemAvailabl
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import torch
@@ -64,11 +65,15 @@ def dense_mask_bytes(cfg, device: torch.device) -> int:
     return cfg.layout.micro_batch_size * cfg.layout.seq_len**2
 
 
-def check_fits(model: ModelConfig | None, cfg, device: torch.device) -> None:
+def check_fits(
+    model: ModelConfig | None, cfg, device: torch.device, names: Mapping[str, str] | None = None
+) -> None:
     """Refuse a run (a `RunConfig`) whose lower-bound estimate exceeds the device's memory.
 
     `model` is None when the model comes from a checkpoint (its size is not known before loading):
-    then only the attention mask is counted.
+    then only the attention mask is counted. `names` says how the user sets the config's fields when
+    that is not `--set FIELD=` (`bench train`'s `--batch` for `layout.micro_batch_size`); the refusal
+    suggests only the fields it names (`bench train` has no flag for activation checkpointing).
     """
     have = available_bytes(device)
     if have is None:
@@ -92,17 +97,28 @@ def check_fits(model: ModelConfig | None, cfg, device: torch.device) -> None:
     ]  # fmt: skip
     if mask:
         parts.append(f"{mask / GIB:.1f} GiB of dense attention mask for {b} x {t} x {t} positions")
-    fixes = ["lower layout.micro_batch_size (raise layout.grad_accum to keep the batch)"]
-    if mask:
-        fixes.append("lower layout.seq_len or use scale.attn_impl=flex on CUDA (no dense mask)")
-    if model is not None:
-        fixes += [
-            "set scale.activation_checkpointing=true",
-            "shard with scale.data_parallel=fsdp",
-            "pick a smaller model.size",
-        ]
+    fixes = _fixes(sized=model is not None, mask=bool(mask), names=names) or ["use a device with more memory"]
     fix = fixes[0] if len(fixes) == 1 else f"{', '.join(fixes[:-1])}, or {fixes[-1]}"
     raise UserError(
         f"this run needs at least {(state + acts + mask) / GIB:.1f} GiB per {device.type} device "
         f"({' + '.join(parts)}) but {have / GIB:.1f} GiB is available; {fix}"
     )
+
+
+def _fixes(*, sized: bool, mask: bool, names: Mapping[str, str] | None) -> list[str]:
+    """What lowers the estimate, each under the name its command sets it by (`check_fits`)."""
+
+    def name(field: str) -> str | None:
+        return field if names is None else names.get(field)
+
+    batch, accum, seq = name("layout.micro_batch_size"), name("layout.grad_accum"), name("layout.seq_len")
+    attn, size = name("scale.attn_impl"), name("model.size")
+    fixes = [f"lower {batch}" + (f" (raise {accum} to keep the batch)" if accum else "")] if batch else []
+    if mask and seq:
+        fixes.append(f"lower {seq}" + (f" or use {attn}=flex on CUDA (no dense mask)" if attn else ""))
+    if sized:
+        ckpt, parallel = name("scale.activation_checkpointing"), name("scale.data_parallel")
+        fixes += [f"set {ckpt}=true"] if ckpt else []
+        fixes += [f"shard with {parallel}=fsdp"] if parallel else []
+        fixes += [f"pick a smaller {size}"] if size else []
+    return fixes

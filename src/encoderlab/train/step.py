@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -90,7 +91,16 @@ class TrainStep:
     run's inputs happens here, before the trainer writes anything.
     """
 
-    def __init__(self, cfg: RunConfig, *, source: BatchSource | None = None, world: World | None = None):
+    def __init__(
+        self,
+        cfg: RunConfig,
+        *,
+        source: BatchSource | None = None,
+        world: World | None = None,
+        names: Mapping[str, str] | None = None,
+    ):
+        """`names`: how the caller's user sets the config's fields, where not `--set FIELD=`
+        (`memory.check_fits`: a benchmark's refusal names its own flags)."""
         self.cfg = cfg
         self.world = world if world is not None else init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
@@ -103,7 +113,7 @@ class TrainStep:
         # An impossible run is refused before allocating (see memory.py); an `init` model's size is
         # not known yet, so only its attention mask is counted.
         fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
-        check_fits(fresh, cfg, self.device)
+        check_fits(fresh, cfg, self.device, names)
         torch.manual_seed(cfg.seed)
         model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
         check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
