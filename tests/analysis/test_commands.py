@@ -385,3 +385,65 @@ def test_a_reused_sweep_out_keeps_no_bar_chart_of_scores_it_no_longer_has(folder
     main(sweep)
     assert not (out / "transplant_sweep.png").exists()
     assert "accuracy" not in json.loads((out / "transplant_sweep.json").read_text())[0]
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cka {a} {root}/nope --texts {root}/texts.txt --n 500",  # was: only 60 texts for 500
+        "probe {root}/nope --tasks {root}/texts.txt",  # was: texts.txt is not a probing task
+        "transplant {root}/nope {a} --sweep groups --probe-task {root}/missing.jsonl",  # was: the task
+    ],
+    ids=["cka", "probe", "transplant"],
+)
+def test_a_missing_model_is_named_before_the_texts_or_tasks_are_read(folders, tmp_path, capsys, command):
+    """A missing model, which nothing can fix but the model, was named only after the texts or tasks
+    had been read and found wanting."""
+    argv = [
+        "analyze",
+        *command.format(a=folders["a"], root=folders["root"]).split(),
+        "--out",
+        str(tmp_path / "o"),
+    ]
+    _one_line_error(capsys, argv, f"model source '{folders['root']}/nope' is not a folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_curves_names_a_missing_input_before_reading_any_or_checking_out(tmp_path, capsys):
+    """The curves file was read after --out was checked, and each results file only after the ones
+    listed before it had been read (an empty first one was named, not the missing second)."""
+    (tmp_path / "e").mkdir()
+    (tmp_path / "e" / "results.jsonl").write_text("")
+    (tmp_path / "c.yaml").write_text("sources:\n  - {results: e, model: M}\n  - {results: gone, model: N}\n")
+    _one_line_error(
+        capsys, ["analyze", "curves", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "f")], "gone"
+    )
+    (tmp_path / "a_file").write_text("mine")
+    missing = ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "a_file")]
+    _one_line_error(capsys, missing, "missing.yaml does not exist")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "c.yaml", "e"]
+
+
+@pytest.mark.parametrize(
+    "models,tasks,message",
+    [
+        ("{a} {a}", "{root}/seq.jsonl", "model {a} given twice; give each once"),
+        (
+            "{a} {root}/a/",
+            "{root}/seq.jsonl",
+            "model {root}/a/ given twice (as {a} and {root}/a/); give each once",
+        ),
+        (
+            "{a}",
+            "{root}/seq.jsonl {root}/tok.jsonl {root}/seq.jsonl",
+            "task {root}/seq.jsonl given twice; give each once",
+        ),
+    ],
+    ids=["model", "model-two-spellings", "task"],
+)
+def test_probe_refuses_a_model_or_task_given_twice(folders, tmp_path, capsys, models, tasks, message):
+    """Each was probed twice, and plotted under one label twice."""
+    names = {"a": folders["a"], "root": folders["root"]}
+    argv = ["analyze", "probe", *models.format(**names).split(), "--tasks", *tasks.format(**names).split()]
+    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message.format(**names))
+    assert list(tmp_path.iterdir()) == []

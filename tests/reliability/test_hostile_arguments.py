@@ -376,6 +376,21 @@ ARGUMENT_CASES = [
         r"this run needs at least .* GiB is available; lower --batch, lower --seq-len, or pick a smaller --size$",
     ),
     (
+        "probe-model-twice",
+        "analyze probe {w}/model {w}/model --tasks {w}/two_class.jsonl --out {w}/p",
+        r"model .*model given twice; give each once",
+    ),
+    (
+        "probe-task-twice",
+        "analyze probe {w}/model --tasks {w}/two_class.jsonl {w}/two_class.jsonl --out {w}/p",
+        r"task .*two_class.jsonl given twice; give each once",
+    ),
+    (
+        "cka-missing-model-before-texts",
+        "analyze cka {w}/model {w}/nope --texts {w}/texts.txt --out {w}/c",
+        r"model source '.*nope' is not a folder, an asset \(.*\) or a hub id \(org/name\); pass one of these",
+    ),
+    (
         "flag-without-a-value",
         "eval {w}/model --task-file --lrs 1e-4 --seeds 0 --out {w}/e",
         r"--task-file is given without a value; put at least one after it \(--task-file A B\)$",

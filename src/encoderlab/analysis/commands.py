@@ -1,7 +1,8 @@
 """`encoderlab analyze cka|transplant|probe|curves`: parse, call the analysis API, print, write figures.
 
-Each command checks what it can before loading any model (text counts, layer ranges, the
-curves file), so a bad argument costs one line and no minutes of loading. Outputs go to `--out`:
+Each command checks what it can before loading any model, cheapest and most certain first (the
+arguments, a model or task given twice, that every model source exists, then text counts, tasks and
+the curves file), so a bad argument costs one line and no minutes of loading. Outputs go to `--out`:
 a PNG per figure with its CSV and JSON, plus the full report as JSON.
 
 Output folders follow `encoderlab.outdir`: `--out` is checked before anything loads (not a file,
@@ -23,7 +24,7 @@ import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
 from encoderlab.analysis.features import Encoding
-from encoderlab.analysis.inputs import read_texts
+from encoderlab.analysis.inputs import check_distinct, check_models, read_texts
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
@@ -200,6 +201,7 @@ def cka_command(
     """
     named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
     _check_arguments(device, {"--seeds": seeds}, batch_size=batch_size)
+    check_models(named.values())
     check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
@@ -260,6 +262,7 @@ def transplant_command(
         device: Where models run for probing.
     """
     _check_arguments(device, {}, max_examples=max_examples)
+    check_models((model_a, model_b))
     check_output(
         out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
     )
@@ -412,7 +415,10 @@ def probe_command(
         raise UserError("give at least one model to probe")
     if not tasks:  # `--tasks` with nothing after it: a traceback once probing was done, its --out left behind
         raise UserError("--tasks needs at least one task, got none; e.g. --tasks brown-pos tweets")
+    check_distinct("model", models)
+    check_distinct("task", tasks)
     _check_arguments(device, {"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
+    check_models(models)
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]
@@ -446,8 +452,9 @@ def curves_command(
         out: Folder for data_efficiency.*, lr_sensitivity.* and mask_ratio.* (PNG, CSV, JSON).
         level: One panel per task family (the paper's category averages) or per task.
     """
+    curves_input = curves.load_input(spec)  # the input first: a missing file was named after --out's problem
     check_output(out, ANALYZE, sources=[spec], legacy=_is_analysis_folder)
-    tables = curves.curve_tables(curves.load_input(spec), base=spec.parent, level=level)
+    tables = curves.curve_tables(curves_input, base=spec.parent, level=level)
     create_output(out, ANALYZE)
     draw = {
         "data_efficiency": plots.plot_data_efficiency,

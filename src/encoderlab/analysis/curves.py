@@ -73,8 +73,8 @@ class CurvesInput:
     """Evaluated models, each with its results and its position on the curves."""
 
 
-def read_results(path: Path) -> list[EvalRecord]:
-    """Every run record of an evaluation folder (or its results.jsonl)."""
+def results_file(path: Path) -> Path:
+    """The results.jsonl of an evaluation folder (or the file itself); refused when it does not exist."""
     path = Path(path)
     if path.is_dir():
         path = path / RESULTS
@@ -82,6 +82,12 @@ def read_results(path: Path) -> list[EvalRecord]:
         raise UserError(
             f"{path} does not exist; point 'results' at an evaluation output folder or its {RESULTS}"
         )
+    return path
+
+
+def read_results(path: Path) -> list[EvalRecord]:
+    """Every run record of an evaluation folder (or its results.jsonl)."""
+    path = results_file(path)
     records = list(ResultsStore(path, repair=False).records.values())  # an input: never changed
     if not records:
         raise UserError(f"{path} holds no runs; evaluate the model first")
@@ -195,9 +201,11 @@ def _label(src: CurveSource) -> str:
 
 def curve_tables(spec: CurvesInput, base: Path, level: Level = "family") -> dict[str, list[dict]]:
     """The tables of the three curves of a curves file; a curve whose axis no source fills is omitted."""
+    paths = [src.results if src.results.is_absolute() else base / src.results for src in spec.sources]
+    for path in paths:  # every file is there before any is read (a missing last one came after reading all)
+        results_file(path)
     points = []
-    for src in spec.sources:
-        path = src.results if src.results.is_absolute() else base / src.results
+    for src, path in zip(spec.sources, paths, strict=True):
         summary = model_summary(read_results(path), src.source, path)
         points.append(
             Placed(

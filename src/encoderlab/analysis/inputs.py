@@ -8,10 +8,17 @@ the same thing here as in `data prepare --source F.txt#txt_unit=line` (prepare's
 a blank-line paragraph: documents; an analysis text is one line, so each fits `--max-length`). An
 existing path always wins over an asset name, so a local file called like an asset is read, not the
 asset.
+
+The commands check their inputs in order of cost, before any output is made: the arguments alone (a
+model or task given twice), then that every model source exists (`check_models`, reading nothing), and
+only then the texts and tasks they read; a missing model was reported after the texts had been read
+and found too few for the sample.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from encoderlab.data.filekinds import file_kind, misnamed, unreadable, user_text
@@ -27,6 +34,32 @@ def load_model(source: str):
     for note in loaded.notes:
         print(f"{source}: {note}")
     return loaded.model.eval(), loaded.tokenizer
+
+
+def check_distinct(what: str, sources: Iterable[str]) -> None:
+    """Refuse a source given twice (`what`: model, task), by name or by two paths to one file or folder:
+    a probe ran, and plotted, the same model or task twice under one label."""
+    seen: dict[str, str] = {}
+    for source in sources:
+        path = Path(source).expanduser()
+        key = os.path.realpath(path) if path.exists() else source
+        if key in seen:
+            also = f" (as {seen[key]} and {source})" if seen[key] != source else ""
+            raise UserError(f"{what} {source} given twice{also}; give each once")
+        seen[key] = source
+
+
+def check_models(sources: Iterable[str]) -> None:
+    """Refuse a model source that is no path, asset or hub id, and a hub id the offline hub cannot
+    give, reading nothing (what `load_pretrained` refuses when it loads)."""
+    from encoderlab.data.assets import ASSETS
+    from encoderlab.data.hub import model_mirror
+    from encoderlab.model.hub import check_model_source
+
+    for source in sources:
+        check_model_source(source)
+        if not Path(source).expanduser().exists() and source not in ASSETS:
+            model_mirror(source)  # a hub id
 
 
 def records_path(source: str) -> Path:
