@@ -240,7 +240,7 @@ class DataBench:
     """What `bench data` measures: one corpus and tokenizer, prepared by every pipeline."""
 
     source: str = "wiki-leads"
-    """Corpus to tokenize (asset name or file)."""
+    """Corpus to tokenize: an asset name or file, with `data prepare --source`'s options (`c.jsonl#text_field=body`)."""
     tokenizer: str | None = None
     """Tokenizer folder; default: a BPE of --vocab-size trained on the corpus (not timed)."""
     workers: int = 0
