@@ -155,3 +155,32 @@ def test_a_flag_of_several_values_given_without_one_is_refused(tmp_path, monkeyp
     err = _one_line_error(capsys, argv)
     assert f"{flag} is given without a value; put at least one after it ({flag} A B)" in err
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["study", "plan", "some.json/x.yaml"],
+        ["study", "show", "some.json/x.yaml"],
+        ["pretrain", "--config", "some.json/x.yaml", "--out", "o"],
+    ],
+    ids=["study-plan", "study-show", "pretrain-config"],
+)
+def test_a_path_through_a_file_names_the_file(tmp_path, monkeypatch, capsys, argv):
+    """Was "cannot use some.json/x.yaml: Not a directory; choose another path or fix its permissions":
+    no permission is at fault, the path is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "some.json").write_text("{}")
+    err = _one_line_error(capsys, argv)
+    assert err == "encoderlab: error: some.json is a file, so some.json/x.yaml cannot exist; fix the path"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["some.json"]
+
+
+def test_a_file_listed_as_a_folder_is_named_as_a_file(tmp_path, monkeypatch, capsys):
+    """ENOTDIR on the path itself (listing a file as a folder) names it a file, not a permission."""
+    import os
+
+    (tmp_path / "notes.txt").write_text("")
+    monkeypatch.setattr("encoderlab.cli._dispatch", lambda argv: os.listdir(tmp_path / "notes.txt"))
+    err = _one_line_error(capsys, ["anything"])
+    assert err == f"encoderlab: error: {tmp_path / 'notes.txt'} is a file, not a folder; fix the path"

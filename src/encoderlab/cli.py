@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from encoderlab.errors import UserError, warnings_as_notes
+from encoderlab.errors import UserError, file_in_the_way, warnings_as_notes
 from encoderlab.interrupts import sigterm_as_interrupt
 
 Commands = dict[str, "str | Commands"]
@@ -155,6 +155,18 @@ def _stdout_broken() -> bool:
         return False
 
 
+def _unusable_path(exc: OSError) -> str:
+    """The line for a path the user chose that cannot be used (read-only, a file where a folder must
+    be, ...). A path through a file names the file: "Not a directory; ... fix its permissions" sent
+    users to chmod a path whose fix is to name another."""
+    blocking = file_in_the_way(exc.filename) if exc.errno == errno.ENOTDIR and exc.filename else None
+    if blocking is not None and str(blocking) != str(exc.filename):
+        return f"{blocking} is a file, so {exc.filename} cannot exist; fix the path"
+    if blocking is not None:
+        return f"{blocking} is a file, not a folder; fix the path"
+    return f"cannot use {exc.filename}: {exc.strerror}; choose another path or fix its permissions"
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
     try:
@@ -180,12 +192,7 @@ def main(argv: list[str] | None = None) -> None:
             sys.exit(3)
         if exc.errno not in _PATH_ERRORS:
             raise
-        # A path the user chose that cannot be used (read-only, a file where a folder must be, ...).
-        print(
-            f"encoderlab: error: cannot use {exc.filename}: {exc.strerror}; choose another path or fix its "
-            "permissions",
-            file=sys.stderr,
-        )
+        print(f"encoderlab: error: {_unusable_path(exc)}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
         print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)

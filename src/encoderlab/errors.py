@@ -35,6 +35,17 @@ def closest(name: str, valid, cutoff: float = 0.75) -> str | None:
     return next(iter(difflib.get_close_matches(str(name), [str(v) for v in valid], n=1, cutoff=cutoff)), None)
 
 
+def file_in_the_way(path: Path | str) -> Path | None:
+    """The file that `path` runs through (`notes.json` of `notes.json/x.yaml`), or `path` itself when it
+    is a file; None when none of them is. For the line that says so where the system's says only
+    "Not a directory"."""
+    path = Path(path)
+    for part in (*reversed(path.parents), path):
+        if part.exists() and not part.is_dir():
+            return part
+    return None
+
+
 def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> UserError:
     """An error for an unknown name, with the valid name it is close to and the valid ones."""
     near = closest(name, valid)

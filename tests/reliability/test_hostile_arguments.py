@@ -395,6 +395,21 @@ ARGUMENT_CASES = [
         "eval {w}/model --task-file --lrs 1e-4 --seeds 0 --out {w}/e",
         r"--task-file is given without a value; put at least one after it \(--task-file A B\)$",
     ),
+    (
+        "path-through-a-file",
+        "study plan {w}/notes.txt/mine.yaml",
+        r"notes.txt is a file, so \S*/notes.txt/mine.yaml cannot exist; fix the path$",
+    ),
+    (
+        "report-a-file",
+        "study report {w}/notes.txt",
+        r"notes.txt is a file, not a study folder; give the folder `study run --out` wrote",
+    ),
+    (
+        "plan-out-a-file",
+        "study plan paper1-pfs --out {w}/notes.txt",
+        r"--out \S*/notes.txt is a file, not a study folder; .*, or drop --out for estimated counts$",
+    ),
 ]
 
 

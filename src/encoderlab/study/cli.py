@@ -106,9 +106,12 @@ def plan_command(
     """
     from encoderlab.eval.tasks.custom import task_files
     from encoderlab.study.checks import check_runs, check_sources
+    from encoderlab.study.data import check_study_folder
     from encoderlab.study.graph import prepare_graph
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
+    if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
+        check_study_folder(out, "--out ", ", or drop --out for estimated counts")
     spec = with_prepared(study_spec(name, scale), prepared)
     task_files(spec.eval.task_files)  # a missing one is refused here, as `study run` refuses it
     check_sources(spec, fetched=False)  # and so is a corpus, tokenizer or start model path that is not there

@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, file_in_the_way
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.study.graph import Node
 from encoderlab.study.marker import NodeMarker
@@ -247,10 +247,26 @@ def load_study(study_dir: Path) -> StudyData:
     return data
 
 
+def check_study_folder(study_dir: Path, flag: str = "", fix: str = "") -> None:
+    """Refuse a study folder argument that is a file or runs through one, naming the file: reading
+    study.json through it said "Not a directory; choose another path or fix its permissions". `flag`
+    names the argument (`--out `), `fix` adds the other way out."""
+    blocking = file_in_the_way(study_dir)
+    if blocking is None:
+        return
+    what = (
+        f"{flag}{study_dir} is a file, not a study folder"
+        if blocking == Path(study_dir)
+        else f"{flag}{study_dir} cannot be a study folder: {blocking} is a file"
+    )
+    raise UserError(f"{what}; give the folder `study run --out` wrote (runs/NAME-SCALE by default){fix}")
+
+
 def read_study(study_dir: Path) -> tuple[StudySpec, list[Node]]:
     """The spec and the graph a study folder was last run with (study.json, graph.json), typed."""
     from encoderlab.config import from_dict
 
+    check_study_folder(study_dir)
     spec, graph = _read_record(study_dir, "study.json"), _read_record(study_dir, "graph.json")
     try:
         typed = from_dict(StudySpec, spec, where="study.json")
