@@ -185,10 +185,32 @@ def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeyp
         runner._WORKER.clear()
 
 
-def test_fewer_than_one_job_is_refused_before_anything_runs(tmp_path):
-    with pytest.raises(UserError, match="jobs must be >= 1, got 0"):
-        run_study(small_spec(), tmp_path / "study", backend(), progress=False, jobs=0)
+@pytest.mark.parametrize("jobs", [0, -2])
+def test_fewer_than_one_job_is_refused_before_anything_runs(tmp_path, jobs):
+    with pytest.raises(UserError, match=f"jobs must be >= 1, got {jobs}; use --jobs 1"):
+        run_study(small_spec(), tmp_path / "study", backend(), progress=False, jobs=jobs)
     assert not (tmp_path / "study").exists()
+
+
+@pytest.mark.parametrize("cpus,jobs,threads", [(4, 2, 2), (4, 3, 1), (1, 2, 1), (2, 5, 1)])
+def test_more_jobs_than_cpus_run_with_one_thread_each_and_a_note(monkeypatch, capsys, cpus, jobs, threads):
+    """Oversubscribing is allowed (on purpose, or --jobs 2 on one core) but said: before, nothing told
+    that the jobs share the CPUs. No job ever gets 0 threads."""
+    from encoderlab.study import runner
+
+    made = {}
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", lambda n, **kw: made.update(n=n, **kw))
+    runner._executor(jobs)
+    assert made["n"] == jobs and made["initargs"][1] == threads
+    err = capsys.readouterr().err
+    if jobs > cpus:
+        assert err == (
+            f"encoderlab: note: --jobs {jobs} is more than the {cpus} CPU(s) this process may use: each job "
+            f"gets 1 thread and the {jobs} jobs share the {cpus} CPU(s)\n"
+        )
+    else:
+        assert err == ""
 
 
 def test_disk_full_inside_a_node_loses_nothing_and_resumes(tmp_path):

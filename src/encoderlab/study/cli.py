@@ -54,7 +54,8 @@ def run_command(
         out: Study folder (default runs/NAME-SCALE); rerunning into it resumes and reuses finished nodes.
         fetch: Fetch missing assets automatically (--no-fetch: fail and name the fetch command instead).
         jobs: Nodes run at once, each in a worker process with its share of the CPU threads and, on a
-            GPU machine, a GPU of its own (1: one after the other in this process).
+            GPU machine, a GPU of its own (1: one after the other in this process; more than the CPUs:
+            one thread each, sharing them, with a note).
         prepared: NAME=DIR: read dataset NAME from DIR, a folder prepared from its corpus with its
             tokenizer (e.g. across machines with `data prepare --shard`, then `data merge`).
     """

@@ -22,7 +22,8 @@ Trade-offs:
   output that looks current.
 - **Nodes run in graph order, `jobs` at a time.** With `jobs=1` (the default) each node runs in
   this process. With `jobs=N` a node starts, in one of N spawned worker processes, as soon as its
-  dependencies have finished; each worker gets its share of the CPU threads and, on a GPU box, its
+  dependencies have finished; each worker gets its share of the CPU threads (at least one: more jobs
+  than CPUs oversubscribe them, with a note, as one may want on purpose) and, on a GPU box, its
   own device (`CUDA_VISIBLE_DEVICES`), so independent fine-tuning runs fill the machine. Small models
   use threads poorly: on 2 cores, two 1-thread fine-tuning runs finish in 0.7x the time of the same
   two run one after the other with 2 threads (measured). The parent only schedules, writes
@@ -321,13 +322,26 @@ def _executor(jobs: int) -> Executor:
     slots = ctx.SimpleQueue()
     for slot in range(jobs):
         slots.put(slot)
-    threads = max(1, len(os.sched_getaffinity(0)) // jobs)
+    threads = _thread_share(jobs)
     return ProcessPoolExecutor(
         jobs,
         mp_context=ctx,
         initializer=_init_worker,
         initargs=(slots, threads, _visible_gpus(), os.getpid()),
     )
+
+
+def _thread_share(jobs: int) -> int:
+    """Each worker's CPU threads: an equal share of those this process may use, at least one. More jobs
+    than CPUs is allowed (oversubscribing on purpose), with a note: the nodes then share the CPUs."""
+    cpus = len(os.sched_getaffinity(0))
+    if jobs > cpus:
+        print(
+            f"encoderlab: note: --jobs {jobs} is more than the {cpus} CPU(s) this process may use: each job "
+            f"gets 1 thread and the {jobs} jobs share the {cpus} CPU(s)",
+            file=sys.stderr,
+        )
+    return max(1, cpus // jobs)
 
 
 def _visible_gpus() -> list[str]:
