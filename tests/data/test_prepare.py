@@ -461,3 +461,19 @@ def test_sources_that_read_one_file_twice_are_refused_before_anything_is_written
     cfg = PrepareConfig(sources=two, tokenizer=str(tokenizer_dir), decontaminate=())
     out = prepare(cfg, tmp_path / "out", workers=1, progress=False)
     assert read_meta(out)["splits"]["train"]["docs"] > 0  # distinct files mix as before
+
+
+@pytest.mark.parametrize("records", [[], [{"text": "ok"}, {"text": "fine"}, {"no_text": 1}]])
+def test_a_refused_prepare_leaves_the_folders_around_out_as_they_were(tmp_path, tokenizer_dir, records):  # noqa: F811
+    """Was: refused after `OUT.lock` and `OUT.tmp` were made beside --out and removed again, which changed
+    the mtime of a folder encoderlab did not create; a bad record after the first still does that (the
+    work had started), but leaves no parent of --out it made."""
+    src = write_jsonl(tmp_path / "c.jsonl", records)
+    parent = tmp_path / "data"
+    parent.mkdir()
+    os.utime(parent, ns=(10**18, 10**18))  # any change in it would set its mtime to now
+    with pytest.raises(UserError, match="no non-empty document|has no field 'text'"):
+        prepare(_cfg(src, tokenizer_dir), parent / "new" / "out", workers=1, progress=False)
+    assert list(parent.iterdir()) == []
+    if not records:  # refused before anything was made
+        assert parent.stat().st_mtime_ns == 10**18

@@ -152,6 +152,27 @@ def _announce(cfg: SourceConfig, desc: dict) -> None:
         )
 
 
+def empty_source(sources, i: int) -> UserError:
+    """The refusal of source `i`, which yields no non-empty document."""
+    if len(sources) == 1:
+        return UserError(f"the corpus {sources[i].location} has no non-empty document; check --source")
+    return UserError(f"source '{sources[i].location}' has no non-empty document; remove it")
+
+
+def check_first_documents(sources, on_error: Literal["raise", "skip"] = "raise") -> None:
+    """Read each source's first document, so that an empty source or a bad first record is refused before
+    a command makes anything (`data prepare` makes its lock and OUT.tmp beside --out: refused after that,
+    it changed a folder encoderlab did not create). Trade-off: each source is opened twice (a hub source
+    connects twice), for a check that is otherwise only possible once the writing has begun."""
+    for i, source in enumerate(sources):
+        docs = iter_documents(source, SourceStats(source.location), on_error)
+        try:
+            if next(docs, None) is None:
+                raise empty_source(sources, i)
+        finally:
+            docs.close()
+
+
 def _interleave(sources, iters, all_stats, seed, stop, on_error):
     weights = np.array([s.weight for s in sources], dtype=np.float64)
     cdf = np.cumsum(weights / weights.sum())
@@ -164,7 +185,7 @@ def _interleave(sources, iters, all_stats, seed, stop, on_error):
             doc = next(iters[i], None)
             if doc is None:
                 if all_stats[i].docs == 0:
-                    raise UserError(f"source '{sources[i].location}' has no non-empty document; remove it")
+                    raise empty_source(sources, i)
                 finished[i] = True
                 if stop == "first_exhausted" or all(finished):
                     _say_unread(sources, all_stats, i, finished)

@@ -23,7 +23,9 @@ Safety: the output folder follows `encoderlab/outdir.py`: checked before anythin
 file, a foreign non-empty folder, an uncreatable parent, a source inside it are refused), then
 everything is written into `OUT.tmp/` and renamed to `OUT` only when complete, so a half-written
 folder never looks prepared. A folder holding a different recipe is refused; the same recipe again
-is a no-op. `OUT.lock` keeps a second prepare out while one runs.
+is a no-op. `OUT.lock` keeps a second prepare out while one runs. Lock and OUT.tmp sit beside OUT, so
+everything checkable is checked before they are made (each source's first document included): a refusal
+then leaves the folder holding OUT as it was, and one mid-corpus removes the parents of OUT it made.
 
 Resume: every `checkpoint_every` chunks the token and offset files are flushed to disk and
 `OUT.tmp/progress.json` records their sizes, the counters and a hash chain over the documents read
@@ -60,7 +62,7 @@ from encoderlab.data.decontaminate import Contamination, build_contamination, re
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import repeats_documents, split_per_source
-from encoderlab.data.mixing import check_disjoint, check_seed, mix_documents
+from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
     FORMAT_VERSION,
@@ -76,7 +78,7 @@ from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import MARKER, check_output, create_output
+from encoderlab.outdir import MARKER, check_output, create_output, missing_folders, remove_folders
 
 log = logging.getLogger(__name__)
 
@@ -241,31 +243,27 @@ def prepare(
     if check_target(target, recipe, sources):
         log.info("%s already holds this recipe; nothing to do", target)
         return target
-    if shard is not None:
-        create_output(target.parent, KIND + " shards")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    # Two prepares into one folder would delete each other's OUT.tmp: the second is refused.
-    with folder_lock(target.with_name(target.name + ".lock"), "data prepare", use=target):
-        if check_target(target, recipe, sources):  # finished by another process meanwhile
-            return target
-        if not_fetched:
-            log.warning(
-                "decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched)
-            )
-        job = _Job(
-            cfg=cfg,
-            tok=tok,
-            spec=spec,
-            dtype=dtype,
-            recipe=recipe,
-            contam=build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram),
-            workers=workers or default_workers(),
-            chunk_docs=chunk_docs,
-            checkpoint_every=checkpoint_every,
-            progress=progress,
-            shard=shard,
-        )
-        _prepare_locked(job, target, not_fetched)
+    if shard is None:  # a part may be empty: `data merge` judges the whole corpus
+        check_first_documents(cfg.sources, cfg.on_error)
+    job = _Job(
+        cfg=cfg,
+        tok=tok,
+        spec=spec,
+        dtype=dtype,
+        recipe=recipe,
+        contam=build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram),
+        workers=workers or default_workers(),
+        chunk_docs=chunk_docs,
+        checkpoint_every=checkpoint_every,
+        progress=progress,
+        shard=shard,
+    )
+    made = missing_folders(target.parent)  # removed again, if still empty, when the prepare is refused
+    try:
+        _prepare_locked(job, target, sources, not_fetched)
+    except UserError:
+        remove_folders(made)
+        raise
     return target
 
 
@@ -301,7 +299,23 @@ def _fresh(tmp: Path) -> None:
     create_output(tmp, KIND)
 
 
-def _prepare_locked(job: _Job, out: Path, not_fetched: list[str]) -> None:
+def _prepare_locked(job: _Job, out: Path, sources: list[Path], not_fetched: list[str]) -> None:
+    """`_tokenize` under the lock `OUT.lock`: two prepares into one folder would delete each other's
+    OUT.tmp, so the second is refused."""
+    if job.shard is not None:
+        create_output(out.parent, KIND + " shards")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with folder_lock(out.with_name(out.name + ".lock"), "data prepare", use=out):
+        if check_target(out, job.recipe, sources):  # finished by another process meanwhile
+            return
+        if not_fetched:
+            log.warning(
+                "decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched)
+            )
+        _tokenize(job, out, not_fetched)
+
+
+def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
     """Tokenize into OUT.tmp, resuming its checkpoint if any, and rename it to `out` (the caller
     holds the folder's lock)."""
     tmp = out.with_name(out.name + ".tmp")
