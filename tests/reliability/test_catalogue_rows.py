@@ -98,6 +98,7 @@ NAMED = {
     "task-file-fraction-leaves-no-train": "tests.eval.test_custom_tasks::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-test-and-test-fraction": "tests.eval.test_custom_tasks::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
+    "two-evals-one-out": "tests.eval.test_eval_commands::test_a_second_eval_into_the_same_out_is_refused_while_the_first_runs",
     "eval-unknown-clf-pooling": "tests.eval.test_model_pooling::test_a_clf_pooling_encodeval_cannot_use_is_one_line",
     "curves-two-poolings": "tests.eval.test_model_pooling::test_a_changed_clf_pooling_is_evaluated_again_under_its_own_key",
 }  # fmt: skip

@@ -6,6 +6,11 @@ file that is not ours is never cut or appended to. The tasks, the grid, their as
 are checked before the folder is created; a task whose data turns out unusable while it loads leaves
 no new folder behind. Folders from versions without the marker are recognised by their
 `results.jsonl` (every complete line a result record), read without changing it.
+
+One evaluation writes a folder at a time: `OUT/.eval.lock` (`locks.folder_lock`, as `study run` and
+`pretrain` lock theirs) refuses a second one naming the first, which would otherwise fine-tune every
+cell again beside it. Trade-off: the second learns it once its model is loaded, as the lock lives in
+the folder, which is made only after every check.
 """
 
 from __future__ import annotations
@@ -31,10 +36,13 @@ from encoderlab.eval.suites import require_assets, suite_tasks
 from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
+from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
 
 KIND = "eval"
 """The ownership-marker kind of an evaluation folder."""
+LOCK = ".eval.lock"
+"""The lock of an evaluation folder, held while `eval` writes it (`locks.folder_lock`)."""
 _RECORD_KEYS = ("model", "task", "task_signature", "lr", "seed")
 
 
@@ -99,7 +107,7 @@ def eval_command(
     em = load_eval_model(model)
     for name in checked:
         check_inputs(get_task(name), em.tokenizer)
-    with output_folder(out, KIND):
+    with output_folder(out, KIND), folder_lock(out / LOCK, KIND, use=out):
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():
         ci = f" ± {t.test.half_width:.2f}" if t.test.half_width is not None else ""
