@@ -232,9 +232,9 @@ def test_low_layer_summary_needs_a_seed_twin():
 
 
 def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
-    with pytest.raises(UserError, match="minimum is 50"):
+    with pytest.raises(UserError, match=r"minimum is 50.*raise --n"):
         sample_indices(1000, MIN_TEXTS - 1, (42,))
-    with pytest.raises(UserError, match="only 60 texts"):
+    with pytest.raises(UserError, match="only 60 texts.*lower --n or give more --texts"):
         sample_indices(60, 100, (42,))
     texts = make_texts(MIN_TEXTS)
     with pytest.raises(UserError, match="A 3, B 2 layers"):

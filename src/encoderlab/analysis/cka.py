@@ -272,7 +272,7 @@ def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndar
     if n < MIN_TEXTS:
         raise UserError(
             f"CKA on {n} texts is too few: the minimum is {MIN_TEXTS} (below it the chance level of linear CKA "
-            "is too high to read); use more texts (the paper uses 500)"
+            "is too high to read); raise --n (the paper uses 500)"
         )
     repeated = sorted({s for s in seeds if list(seeds).count(s) > 1})
     if repeated:  # each copy was counted as another seed: the same draw again, a narrower interval
@@ -282,7 +282,7 @@ def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndar
         )
     if pool_size < n:
         raise UserError(
-            f"only {pool_size} texts are available but {n} were asked for; lower n or give more texts"
+            f"only {pool_size} texts are available but {n} were asked for; lower --n or give more --texts"
         )
     if pool_size == n:
         return [np.arange(n) for _ in seeds]
