@@ -477,3 +477,17 @@ def test_a_refused_prepare_leaves_the_folders_around_out_as_they_were(tmp_path, 
     assert list(parent.iterdir()) == []
     if not records:  # refused before anything was made
         assert parent.stat().st_mtime_ns == 10**18
+
+
+def test_a_refused_shard_prepare_leaves_no_shards_folder(tmp_path, tokenizer_dir):  # noqa: F811
+    """Was: `OUT.shards/` stayed behind holding only its marker when a worker's part was refused."""
+    from encoderlab.data.shard import Shard
+
+    src = write_jsonl(tmp_path / "c.jsonl", [{"text": "ok"}, {"text": "fine"}, {"no_text": 1}])
+    parent = tmp_path / "data"
+    parent.mkdir()
+    with pytest.raises(UserError, match="has no field 'text'"):
+        prepare(
+            _cfg(src, tokenizer_dir), parent / "new" / "out", shard=Shard(1, 2), workers=1, progress=False
+        )
+    assert list(parent.iterdir()) == []

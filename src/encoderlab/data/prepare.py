@@ -25,7 +25,8 @@ everything is written into `OUT.tmp/` and renamed to `OUT` only when complete, s
 folder never looks prepared. A folder holding a different recipe is refused; the same recipe again
 is a no-op. `OUT.lock` keeps a second prepare out while one runs. Lock and OUT.tmp sit beside OUT, so
 everything checkable is checked before they are made (each source's first document included): a refusal
-then leaves the folder holding OUT as it was, and one mid-corpus removes the parents of OUT it made.
+then leaves the folder holding OUT as it was, and one mid-corpus removes the parents of OUT it made
+(and an OUT.shards/ holding only its marker).
 
 Resume: every `checkpoint_every` chunks the token and offset files are flushed to disk and
 `OUT.tmp/progress.json` records their sizes, the counters and a hash chain over the documents read
@@ -49,12 +50,14 @@ import json
 import logging
 import shutil
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import numpy as np
 
+from encoderlab import outdir
 from encoderlab.atomic import replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode
@@ -302,17 +305,17 @@ def _fresh(tmp: Path) -> None:
 def _prepare_locked(job: _Job, out: Path, sources: list[Path], not_fetched: list[str]) -> None:
     """`_tokenize` under the lock `OUT.lock`: two prepares into one folder would delete each other's
     OUT.tmp, so the second is refused."""
-    if job.shard is not None:
-        create_output(out.parent, KIND + " shards")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with folder_lock(out.with_name(out.name + ".lock"), "data prepare", use=out):
-        if check_target(out, job.recipe, sources):  # finished by another process meanwhile
-            return
-        if not_fetched:
-            log.warning(
-                "decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched)
-            )
-        _tokenize(job, out, not_fetched)
+    shards = outdir.output_folder(out.parent, KIND + " shards") if job.shard is not None else nullcontext()
+    with shards:  # undone when this worker is refused while OUT.shards holds only its marker
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with folder_lock(out.with_name(out.name + ".lock"), "data prepare", use=out):
+            if check_target(out, job.recipe, sources):  # finished by another process meanwhile
+                return
+            if not_fetched:
+                log.warning(
+                    "decontamination skips evaluation sets that are not fetched: %s", ", ".join(not_fetched)
+                )
+            _tokenize(job, out, not_fetched)
 
 
 def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
