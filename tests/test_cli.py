@@ -68,8 +68,24 @@ def _one_line_error(capsys, argv) -> str:
             "--suite got 'nope'; valid: biomed, domain, paper, pocket, None; see: encoderlab eval --help",
         ),
         (["pretrain", "--until-step", "x"], "bad value for --until-step: "),
+        (  # was "bad value None for model"
+            ["eval", "--model", "x"],
+            "missing required arguments: model (given without a flag: encoderlab eval MODEL ...); see:",
+        ),
+        (
+            ["eval", "m", "--suite"],
+            "--suite needs a value; see: encoderlab eval --help",
+        ),  # was "bad value None"
     ],
-    ids=["unknown-flag", "missing-required", "bad-choice", "bad-optional-choice", "bad-type"],
+    ids=[
+        "unknown-flag",
+        "missing-required",
+        "bad-choice",
+        "bad-optional-choice",
+        "bad-type",
+        "positional-as-flag",
+        "flag-without-value",
+    ],
 )
 def test_argument_parse_errors_are_one_line_with_the_help_hint(capsys, argv, expected):
     assert expected in _one_line_error(capsys, argv)

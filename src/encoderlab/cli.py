@@ -136,11 +136,22 @@ def _raise_parse_error(event) -> None:
     elif isinstance(event, te.InstantiationFailure):
         name = event.argument.display_name() if event.argument is not None else "an argument"
         what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
+    elif isinstance(event, te.BadValue) and event.offending_value is None:
+        what = _no_value(event.argument, event.prog)
     elif isinstance(event, te.BadValue):
         what = f"bad value {event.offending_value!r} for {event.argument.display_name()}"
     else:  # an event kind this version does not know: name it rather than guess
         what = f"the arguments were rejected ({type(event).__name__})"
     raise UserError(f"{what}; see: {event.prog} --help")
+
+
+def _no_value(argument, prog: str) -> str:
+    """tyro's "bad value None": a flag given without its value, or a positional left out while a flag
+    that is not one was given (`eval --model x`), which read as if None had been typed."""
+    name = argument.display_name()
+    if name.startswith("-"):
+        return f"{name} needs a value"
+    return f"missing required arguments: {name} (given without a flag: {prog} {name.upper()} ...)"
 
 
 def _stdout_broken() -> bool:

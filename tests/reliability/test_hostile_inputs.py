@@ -185,6 +185,12 @@ CASES = [
         r"unrecognized arguments: --bogus 1; see: encoderlab pretrain --help",
     ),
     ("missing-argument", "export", r"missing required arguments: ckpt, --out; see: encoderlab export --help"),
+    (
+        "positional-as-flag",
+        "export --ckpt {w}/run",
+        r"missing required arguments: ckpt \(given without a flag: encoderlab export CKPT \.\.\.\); see:",
+    ),
+    ("flag-without-value", "eval {w}/model --suite", r"--suite needs a value; see: encoderlab eval --help"),
     ("bad-choice", "eval {w}/model --suite nope --out {w}/e", r"--suite got 'nope'; valid: .*eval --help"),
     ("existing-run", "pretrain --config {w}/tiny.yaml --out {w}/run", r"already holds a run; pass --resume"),
     (
