@@ -57,3 +57,18 @@ def test_an_unknown_field_names_the_field_it_is_close_to():
         UserError, match=r"^t\.yaml: unknown field\(s\) colour, lables \(labels\?\); valid: labels, name$"
     ):
         from_dict(_Spec, {"lables": ["a"], "colour": "red"}, "t.yaml")
+
+
+def test_a_key_given_twice_is_refused_at_any_depth_and_a_merge_may_still_override(tmp_path):
+    """Was: PyYAML kept the last of two `lr:` lines, silently (a config, study or task file)."""
+    from encoderlab.config import read_mapping
+
+    for text, line in [
+        ("seed: 1\nseed: 2\n", r"key 'seed' is given twice \(lines 1 and 2\); keep one"),
+        ("optim:\n  lr: 1.0e-4\n  lr: 3.0e-4\n", r"key 'lr' is given twice \(lines 2 and 3\)"),
+    ]:
+        (tmp_path / "c.yaml").write_text(text)
+        with pytest.raises(UserError, match=rf"config file .*c.yaml: {line}"):
+            read_mapping(tmp_path / "c.yaml")
+    (tmp_path / "m.yaml").write_text("base: &b {x: 1, y: 2}\nrun:\n  <<: *b\n  y: 3\n")
+    assert read_mapping(tmp_path / "m.yaml")["run"] == {"x": 1, "y": 3}

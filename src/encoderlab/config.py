@@ -4,7 +4,7 @@ Configs are frozen, keyword-only dataclasses with a docstring per field (tyro sh
 `--help`). This module is the only place that turns them into dicts or YAML and back, so a
 resolved config written to a run folder reloads to the identical object. Loading is strict: an
 unknown field or a value of the wrong type is a `UserError` that lists the valid fields, never a
-silent default. An experiment is a recipe plus dotted overrides (`optim.lr=1e-3`).
+silent default; a key given twice in one mapping is refused too (PyYAML keeps the last one, silently). An experiment is a recipe plus dotted overrides (`optim.lr=1e-3`).
 """
 
 from __future__ import annotations
@@ -260,10 +260,40 @@ def save_yaml(cfg: Any, path: Path) -> None:
     write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
 
 
+class DuplicateKey(yaml.YAMLError):
+    """A mapping of a YAML file names one key twice."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """The safe loader (plain data, no tags that build objects) that refuses a repeated key."""
+
+
+def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict = {}
+    for key_node, _ in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+            continue  # `<<: *base` may be overridden key by key, as YAML means it
+        key, line = loader.construct_object(key_node), key_node.start_mark.line + 1
+        if key in seen:
+            raise DuplicateKey(f"key {key!r} is given twice (lines {seen[key]} and {line}); keep one")
+        seen[key] = line
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+
+
+def read_yaml(text: str) -> Any:
+    """YAML text as plain data, read safely and strictly (`DuplicateKey` for a repeated key)."""
+    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+
+
 def read_mapping(path: Path, what: str = "config file") -> dict:
     """A YAML file holding a mapping; missing, malformed or another shape is one clear UserError."""
     try:
-        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+        data = read_yaml(Path(path).read_text(encoding="utf-8"))
+    except DuplicateKey as exc:
+        raise UserError(f"{what} {path}: {exc}") from None
     except FileNotFoundError:
         raise UserError(f"{what} {path} does not exist") from None
     except IsADirectoryError:

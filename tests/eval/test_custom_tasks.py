@@ -524,3 +524,11 @@ def test_a_fraction_that_leaves_a_split_empty_is_one_line(tmp_path, capsys, case
     if case:
         assert_printed_as_documented(case, err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+def test_a_task_file_naming_a_key_twice_is_refused(tmp_path):
+    """Was: the second `metric:` (or `text:` of `columns`) replaced the first, silently."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: mine\nfamily: sc\nname: yours\n")
+    with pytest.raises(UserError, match=r"task file .*t.yaml: key 'name' is given twice \(lines 1 and 3\)"):
+        load_task_files([path])

@@ -58,6 +58,7 @@ def build_world(root: Path) -> Path:
 def _configs_and_corpora(root: Path) -> None:
     (root / "tiny.yaml").write_text(TINY_RUN)
     (root / "malformed.yaml").write_text("layout: [1, 2\n  seq_len: : :\n")
+    (root / "twice.yaml").write_text("seed: 1\nseed: 2\n")  # PyYAML would keep the last, silently
     (root / "wrong_type.yaml").write_text(TINY_RUN + "seed: lots\n")
     (root / "unknown_field.yaml").write_text(TINY_RUN + "layot: {seq_len: 3}\n")
     (root / "latin1.yaml").write_bytes("out: caf\xe9\n".encode("latin-1"))

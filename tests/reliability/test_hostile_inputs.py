@@ -81,6 +81,11 @@ CASES = [
     ),
     ("non-utf8-yaml", "pretrain --config {w}/latin1.yaml --out {w}/o", r"not valid YAML \('utf-8' codec"),
     (
+        "yaml-key-twice",
+        "pretrain --config {w}/twice.yaml --out {w}/o",
+        r"config file .*twice.yaml: key 'seed' is given twice \(lines 1 and 2\); keep one",
+    ),
+    (
         "config-is-a-folder",
         "pretrain --config {w}/a_folder.yaml --out {w}/o",
         r"config file .*a_folder.yaml is a folder; pass the YAML file",
