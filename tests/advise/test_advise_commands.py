@@ -99,6 +99,8 @@ def test_advise_does_not_import_torch_for_a_ladder_file(ladder_csv, tmp_path):
         (["--target-flops", "1e19", "--bootstrap", "10"], "--bootstrap 10 is too few"),
         (["--target-flops", "1e19", "--bootstrap", "10000000000"], "use 10000 or fewer"),  # a MemoryError
         (["--target-flops", "1e19", "--confidence", "1.5"], "--confidence must be in (0.5, 1)"),
+        (["--target-flops", "1e19", "--seed-noise", "inf"], "--seed-noise must be a finite positive"),
+        (["--target-flops", "1e19", "--seed-noise", "0"], "--seed-noise must be a finite positive"),
         (
             ["--target-flops", "1e19", "--metric", "score"],
             "is score better lower or higher? say so with --better",

@@ -253,6 +253,11 @@ ARGUMENT_CASES = [
         r"--ceiling must be a finite number \(the best possible val/mlm15\), got nan",
     ),
     (
+        "advise-seed-noise-inf",
+        "advise {w}/ladder.csv --seed-noise inf --target-flops 1e19 --out {w}/a",
+        r"--seed-noise must be a finite positive standard deviation, got inf$",
+    ),
+    (
         "advise-row-extra-value",
         "advise {w}/ladder_extra.csv --target-flops 1e19 --out {w}/a",
         r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",

@@ -68,8 +68,9 @@ def _fit_options(
         raise UserError(f"--huber-delta must be positive, got {delta}")
     if seed < 0:  # numpy's generators take no negative seed
         raise UserError(f"--seed must be >= 0, got {seed}")
-    if seed_noise is not None and not seed_noise > 0:
-        raise UserError(f"--seed-noise must be a positive standard deviation, got {seed_noise}")
+    if seed_noise is not None and not (math.isfinite(seed_noise) and seed_noise > 0):
+        # inf was accepted: every interval NaN, yet a recommendation at P(best) 1.00
+        raise UserError(f"--seed-noise must be a finite positive standard deviation, got {seed_noise}")
     return dict(
         n_boot=n_boot, seed=seed, confidence=confidence, interval=interval, delta=delta, seed_noise=seed_noise
     )
