@@ -135,6 +135,10 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     lines = (root / "ladder.csv").read_text().splitlines()
     lines[3] = "1.5" + lines[3][lines[3].index(",") :]  # a CLM share past 1 (150 for 150%?)
     (root / "ladder_share.csv").write_text("\n".join(lines) + "\n")
+    lines = (root / "ladder.csv").read_text().splitlines()
+    cells = lines[2].split(",")
+    lines[2] = ",".join([*cells[:4], "nan", *cells[5:]])  # an empty seed cell a spreadsheet wrote as NaN
+    (root / "ladder_seed_nan.csv").write_text("\n".join(lines) + "\n")
 
 
 # (id, argv with {w} for the shared folder, pattern of the error)
@@ -256,6 +260,11 @@ ARGUMENT_CASES = [
         "advise-seed-noise-inf",
         "advise {w}/ladder.csv --seed-noise inf --target-flops 1e19 --out {w}/a",
         r"--seed-noise must be a finite positive standard deviation, got inf$",
+    ),
+    (
+        "advise-row-seed-nan",
+        "advise {w}/ladder_seed_nan.csv --target-flops 1e19 --out {w}/a",
+        r"ladder_seed_nan.csv:3: column seed must be an integer, got 'nan'$",
     ),
     (
         "advise-row-extra-value",

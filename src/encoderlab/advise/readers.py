@@ -20,6 +20,7 @@ one line naming the file, the line and the fix, before anything is fitted.
 from __future__ import annotations
 
 import csv
+import math
 from pathlib import Path
 
 from encoderlab.advise.ladder import Observation, Schedule
@@ -40,7 +41,7 @@ def _number(raw, column: str, where: str, *, optional: bool = False, integer: bo
     except (TypeError, ValueError):
         raise UserError(f"{where}: column {column} must be a number, got {raw!r}") from None
     if integer:
-        if value != int(value):
+        if not math.isfinite(value) or value != int(value):  # int() of nan or inf raises
             raise UserError(f"{where}: column {column} must be an integer, got {raw!r}")
         return int(value)
     return value
