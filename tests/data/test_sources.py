@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -390,6 +391,24 @@ def test_a_json_array_file_is_refused_with_the_command_that_converts_it(tmp_path
         "beta",
     ]
     assert stats.bad_records == 1
+
+
+@pytest.mark.parametrize("name", ["arr.jsonl", "arr.json.gz"])
+def test_the_converting_command_neither_empties_its_input_nor_reads_compressed_bytes(tmp_path, name):
+    """For an array in a `.jsonl` the command was `python ... arr.jsonl > arr.jsonl`, which empties the
+    file before python reads it; for `.json.gz` it opened the compressed bytes as text."""
+    import gzip
+
+    body = b'[{"text": "alpha"}, {"text": "beta"}]\n'
+    (tmp_path / name).write_bytes(gzip.compress(body) if name.endswith(".gz") else body)
+    with pytest.raises(UserError) as refused:
+        _texts(SourceConfig(location=str(tmp_path / name)))
+    command, out = str(refused.value).split("e.g. ", 1)[1].rsplit(" > ", 1)
+    python = command.replace("python", sys.executable, 1)
+    subprocess.run(f"{python} > {out}", shell=True, capture_output=True, check=True)
+    assert Path(out) != tmp_path / name and Path(out).parent == tmp_path
+    assert _texts(SourceConfig(location=out)) == ["alpha", "beta"]
+    assert (tmp_path / name).read_bytes().startswith(b"[" if name == "arr.jsonl" else b"\x1f\x8b")
 
 
 def test_a_null_text_is_an_empty_document_as_in_parquet(tmp_path):

@@ -171,13 +171,20 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             yield Document(f"{id_prefix}{rid}" if rid is not None else f"{path}:{lineno}", text)
 
 
+_DECOMPRESS = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc", ".zst": "zstd -dc", ".zstd": "zstd -dc"}
+
+
 def _to_lines(path: Path) -> str:
     """The fix for a .json file holding one array: the command that writes it as JSON lines."""
-    out = path.with_name(path.name.split(".")[0] + ".jsonl")
-    return (
-        'convert it to JSON lines, e.g. python -c "import json, sys; [print(json.dumps(r)) for r in '
-        f'json.load(open(sys.argv[1]))]" {path} > {out}'
-    )
+    stem = path.name.split(".")[0]
+    out = path.with_name(f"{stem}.jsonl")
+    while out.exists():  # `> out` empties it before python reads: the array itself if in a .jsonl
+        out = out.with_name(f"{out.name[: -len('.jsonl')]}.lines.jsonl")
+    convert = 'python -c "import json, sys; [print(json.dumps(r)) for r in json.load({})]"'
+    unpack = _DECOMPRESS.get(path.suffix.lower())
+    if unpack:  # python's open() would read the compressed bytes
+        return f"convert it to JSON lines, e.g. {unpack} {path} | {convert.format('sys.stdin')} > {out}"
+    return f"convert it to JSON lines, e.g. {convert.format('open(sys.argv[1])')} {path} > {out}"
 
 
 def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
