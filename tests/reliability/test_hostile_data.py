@@ -54,6 +54,10 @@ def dworld(tmp_path_factory):
     tokens[-100:] = vocab + 7
     tokens.tofile(root / "patched_ids" / "tokens.bin")
 
+    for name, edit in (("meta_counts_text", {"tokens": "many"}), ("meta_counts_cut", None)):
+        shutil.copytree(good, root / name)  # meta.json still JSON, edited or cut by hand: was a traceback
+        split = None if edit is None else {**meta["splits"]["train"], **edit}
+        (root / name / "meta.json").write_text(json.dumps({**meta, "splits": {"train": split}}))
     shutil.copytree(good, root / "mine.tmp")  # a user's own dataset that prepare --out mine would write over
 
     (root / "foreign").mkdir()
@@ -80,6 +84,8 @@ DATA_CASES = [
     ("decreasing-doc-offsets", "data inspect {w}/decreasing_offsets", r"doc_offsets.npy decreases at document 2; .*prepare"),
     ("ids-beyond-vocab", "data inspect {w}/ids_beyond_vocab", r"tokens.bin holds token id \d+ at position 0, beyond the tokenizer's \d+ ids"),
     ("patched-ids-never-read", "data inspect {w}/patched_ids", r"tokens.bin holds token id \d+ at position \d+, beyond .*changed after prepare"),
+    ("meta-counts-not-numbers", "data inspect {w}/meta_counts_text", r"meta_counts_text/meta.json is corrupt \(splits.train has no token and document counts\); delete .*meta_counts_text and prepare it again$"),
+    ("meta-split-without-counts", "data inspect {w}/meta_counts_cut", r"meta_counts_cut/meta.json is corrupt \(splits.train has no token and document counts\); delete"),
     ("inspect-seq-len-0", "data inspect {w}/data --seq-len 0", r"--seq-len must be >= 1"),
     ("inspect-rows-negative", "data inspect {w}/data --rows -1", r"--rows must be >= 1, got -1"),
     ("val-fraction-above-1", PREP + " --out {w}/o --val-fraction 1.5", r"--val-fraction must be in \[0, 1\) .*got 1.5"),

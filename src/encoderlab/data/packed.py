@@ -50,15 +50,40 @@ def read_meta(root: Path) -> dict:
         ) from None
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise UserError(f"{path} is corrupt; delete {root} and prepare it again") from None
-    if meta.get("format") != FORMAT:
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise UserError(f"{path} is not an encoderlab prepared-data file; point at a prepared folder")
     if meta.get("format_version") != FORMAT_VERSION:
         raise UserError(
             f"{root} has prepared-data version {meta.get('format_version')}, this encoderlab reads "
             f"{FORMAT_VERSION}; prepare it again"
         )
+    if problem := _shape_problem(meta):  # valid JSON edited or cut by hand: was a KeyError or TypeError
+        raise UserError(f"{path} is corrupt ({problem}); delete {root} and prepare it again")
     _refuse_cut_documents(Path(root), meta)
     return meta
+
+
+def _count(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _shape_problem(meta: dict) -> str | None:
+    """What in meta.json a reader could not use (its dtype, vocabulary size, split counts), or None."""
+    if meta.get("dtype") not in ("uint16", "uint32"):
+        return f"dtype is {meta.get('dtype')!r}, not uint16 or uint32"
+    spec = meta.get("spec")
+    if not isinstance(spec, dict) or not _count(spec.get("vocab_size")) or spec["vocab_size"] < 1:
+        return "spec.vocab_size is not a positive count"
+    top = meta.get("max_token_id", -1)  # -1: no tokens; absent: a folder from before it was recorded
+    if not (isinstance(top, int) and not isinstance(top, bool) and top >= -1):
+        return f"max_token_id is {top!r}, not a token id"
+    splits = meta.get("splits")
+    if not isinstance(splits, dict) or "train" not in splits:
+        return "it records no train split"
+    for split, counts in splits.items():
+        if not isinstance(counts, dict) or not all(_count(counts.get(k)) for k in ("tokens", "docs")):
+            return f"splits.{split} has no token and document counts"
+    return None
 
 
 def call_settings(tokenizer_json: dict) -> str:
