@@ -113,6 +113,29 @@ def test_bench_table_refuses_what_is_not_a_result_in_one_line(tmp_path, capsys, 
     assert exc.value.code == 2 and len(err) == 1 and re.search(pattern, err[0]), err
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"config": {"size": "tiny", "objective": "mlm", "batch": 2, "seq_len": 16, "precision": "fp32", '
+        '"attn_impl": "sdpa", "compile": true, "inductor_env": ["a"]}, "encoderlab": {"tokens_per_s": 1, "mfu": 0}}',
+        "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=["inductor-env-a-list", "nested-too-deep"],
+)
+def test_bench_table_refuses_a_damaged_result_in_one_line(tmp_path, capsys, text):
+    """Both were tracebacks (AttributeError, RecursionError)."""
+    from encoderlab.cli import main
+
+    (tmp_path / "r.json").write_text(text)
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "table", str(tmp_path / "r.json")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert re.search(
+        r"r.json is not a `bench train --out` result \(\w+Error\(.*\); pass those files only$", err[0]
+    )
+
+
 def test_bench_train_reports_mfu_against_the_given_peak_and_memory():
     from encoderlab.bench.train import TrainBench, bench_train
 

@@ -424,7 +424,8 @@ def bench_table_command(
     for f in files:
         try:
             rows.append(table_row(f.stem, json.loads(f.read_text())))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        # AttributeError: a hand-edited value of another type; RecursionError: JSON nested too deep
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise UserError(
                 f"{f} is not a `bench train --out` result ({exc!r}); pass those files only"
             ) from None
