@@ -171,7 +171,13 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             yield Document(f"{id_prefix}{rid}" if rid is not None else f"{path}:{lineno}", text)
 
 
-_DECOMPRESS = {".gz": "gzip -dc", ".bz2": "bzip2 -dc", ".xz": "xz -dc", ".zst": "zstd -dc", ".zstd": "zstd -dc"}
+_DECOMPRESS = {
+    ".gz": "gzip -dc",
+    ".bz2": "bzip2 -dc",
+    ".xz": "xz -dc",
+    ".zst": "zstd -dc",
+    ".zstd": "zstd -dc",
+}
 
 
 def _to_lines(path: Path) -> str:
