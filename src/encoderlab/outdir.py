@@ -12,9 +12,10 @@ command therefore leaves the file system exactly as it found it.
 
 Commands that write one result file (`bench --out F.json`) call `check_output_file`: a folder, an
 uncreatable parent or an existing file that is not a previous result of that command (told by the
-keys its result always has, `json_result_with`) is refused before the (long) work starts. A command that can still fail after it created its folder (a task's
-data turns out empty after the model loaded) uses `output_folder`, which removes the folder again when
-it holds nothing but the marker, with the parent folders it had to create (`missing_folders`).
+keys its result always has, `json_result_with`) is refused before the (long) work starts. A command
+that can still fail after it created its folder (a task's data turns out empty after the model
+loaded) uses `output_folder`, which removes the folder again when it holds nothing but the marker,
+with the parent folders it had to create (`missing_folders`).
 
 Sources that do not exist as paths (asset names and hub ids, which the caller resolves to their
 cache folders when it can) are skipped by the overlap check.

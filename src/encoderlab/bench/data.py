@@ -42,6 +42,7 @@ from encoderlab.atomic import print_json
 from encoderlab.data.hub import import_datasets
 from encoderlab.data.sources import SourceConfig, describe, iter_documents, parse_source
 from encoderlab.errors import UserError
+from encoderlab.outdir import check_output_file, json_result_with
 
 KINDS = ("encoderlab", "datasets", "datasets_1proc")
 FLOOR = "tokenizer_floor"
@@ -255,11 +256,8 @@ class DataBench:
     """Runs per measurement; the fastest is kept (shared machines are noisy)."""
 
 
-def is_data_result(path: Path) -> bool:
-    """True for a file holding a `bench data` result, which `--out` may replace."""
-    from encoderlab.outdir import json_result_with
-
-    return json_result_with("runs", "corpus_1x", "speedup_vs_datasets")(path)
+is_data_result = json_result_with("runs", "corpus_1x", "speedup_vs_datasets")
+"""True for a file holding a `bench data` result, which `--out` may replace."""
 
 
 WORK_KIND = "bench data"
@@ -431,8 +429,6 @@ def bench_data_command(bench: Annotated[DataBench, tyro.conf.arg(name="")], out:
     """
     import_datasets()  # the other side of the comparison: missing, it failed after the first measurement
     if out is not None:  # before minutes of measuring, not after
-        from encoderlab.outdir import check_output_file
-
         check_output_file(out, is_data_result, what="a `bench data` result")
     print_json(bench_data(bench), out)
 

@@ -198,7 +198,8 @@ def _profile(ours: TrainStep, steps: range, table: Path) -> dict:
 
 FLAGS = {"layout.micro_batch_size": "--batch", "layout.seq_len": "--seq-len", "model.size": "--size"}
 """The run config's fields `bench train` sets by a flag of its own: a refusal names only these (the
-memory check suggested `layout.grad_accum`, `scale.activation_checkpointing` and the like, which it lacks)."""
+memory check suggested `layout.grad_accum`, `scale.activation_checkpointing` and the like, which it
+lacks)."""
 
 
 def _run_config(b: TrainBench) -> RunConfig:

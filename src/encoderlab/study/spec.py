@@ -412,9 +412,8 @@ def _near_run(init: str, names: list[str]) -> str | None:
 
     if init in names or init in ASSETS or Path(init).exists():
         return None
-    return closest(
-        init, names, cutoff=0.8
-    )  # stricter: a start model may be any hub id, so only a near-certain typo
+    # stricter: a start model may be any hub id, so only a near-certain typo
+    return closest(init, names, cutoff=0.8)
 
 
 __all__ = ["CkaSpec", "ClaimKind", "ClaimSpec", "DataSpec", "EvalSpec", "RunSpec", "StudySpec"]
