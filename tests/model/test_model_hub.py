@@ -113,8 +113,15 @@ def test_own_model_run_and_checkpoint_folders(tmp_path, ids):
         loaded = load_pretrained(tmp_path / source)
         assert loaded.family == "encoderlab"
         assert torch.equal(logits(loaded.model, ids), logits(model, ids))
-    (tmp_path / "unfinished" / "checkpoints").mkdir(parents=True)
-    with pytest.raises(UserError, match="no final model yet"):
+    (tmp_path / "run" / "final").rename(tmp_path / "run" / "moved")
+    (tmp_path / "run" / "checkpoints" / "step_0000010" / "state.json").write_text("{}")  # written last
+    with pytest.raises(
+        UserError, match=r"no final model yet; pass .*the latest, .*run/checkpoints/step_0000010$"
+    ):
+        load_pretrained(tmp_path / "run")
+    (tmp_path / "unfinished" / "checkpoints" / "step_0000005.tmp").mkdir(parents=True)
+    # "pass one of its checkpoints" of a run that has none complete
+    with pytest.raises(UserError, match=r"no final model yet, nor a complete checkpoint .* --resume`"):
         load_pretrained(tmp_path / "unfinished")
 
 
@@ -324,3 +331,18 @@ def test_a_non_ascii_config_reads_under_an_ascii_locale(tmp_path):
         [sys.executable, "-X", "utf8=0", "-c", code], env=env, capture_output=True, text=True
     )
     assert out.stdout.split() == ["True", "True"], out.stderr[-2000:]
+
+
+def test_a_run_stopped_before_its_first_checkpoint_is_named_as_a_run(tmp_path):
+    """It has no checkpoints/ folder yet: was "neither an encoderlab model/run/checkpoint folder nor a
+    Hugging Face folder (no config.json)", of the folder pretrain had just made."""
+    from encoderlab.outdir import create_output
+
+    run = create_output(tmp_path / "run", "pretrain")
+    (run / "config.yaml").write_text("seed: 0\n")
+    with pytest.raises(UserError, match=r"^run .*run has no final model yet, nor a complete checkpoint"):
+        load_pretrained(run)
+    (run / ".encoderlab.json").unlink()  # a run written before the ownership marker
+    (run / "env.json").write_text("{}")
+    with pytest.raises(UserError, match=r"^run .*run has no final model yet, nor a complete checkpoint"):
+        load_pretrained(run)

@@ -1,9 +1,10 @@
 """The hostile-input catalogue, model folders (rows in docs/errors.md): config.json values that
 transformers or the encoder refuse, encoderlab model folders whose config.json lost what says what to
-build, and tokenizers that ship their own code or are damaged. Each case goes through `encoderlab.cli.main([...])`
+build, tokenizers that ship their own code or are damaged, and run folders stopped before their first
+checkpoint. Each case goes through `encoderlab.cli.main([...])`
 with a "y" waiting on stdin (transformers asked there whether to run a tokenizer's code, and ran it),
 must exit 2 with one `encoderlab: error:` line and leave every file as it was. Each failed on the
-code before (a traceback, or the planted code ran)."""
+code before (a traceback, the planted code ran, or a run was called no model folder at all)."""
 
 from __future__ import annotations
 
@@ -79,7 +80,21 @@ def mworld(tmp_path_factory):
     shutil.copytree(root / "model", root / "model_bad_tok")  # JSON, but no tokenizer's
     (root / "model_bad_tok" / "tokenizer.json").write_text('{"added_tokens": []}')
     _first_pooling_task(root, tok)
+    _unfinished_runs(root)
     return root
+
+
+def _unfinished_runs(root) -> None:
+    """Run folders stopped before their first checkpoint: none at all, or only a partial one."""
+    from tests.reliability.hostile_world import TINY_RUN
+
+    from encoderlab.outdir import create_output
+
+    for name in ("run_no_checkpoint", "run_partial_checkpoint"):
+        create_output(root / name, "pretrain")
+        (root / name / "config.yaml").write_text(TINY_RUN)
+        (root / name / "metrics.jsonl").write_text("")
+    (root / "run_partial_checkpoint" / "checkpoints" / "step_0000001.tmp" / "model").mkdir(parents=True)
 
 
 def _first_pooling_task(root, tok) -> None:
@@ -112,6 +127,8 @@ MODEL_CASES = [
     ("tokenizer-ships-code", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/remote_tok --out {w}/o", r"tokenizer '.*remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
     ("model-tokenizer-ships-code", "export {w}/model_remote_tok --out {w}/x", r"tokenizer '.*model_remote_tok' ships its own code \(auto_map in .*\), which encoderlab never runs"),
     ("eval-first-pooling-without-start-token", "eval {w}/model_no_bos --task-file {w}/task_first_eos.yaml --lrs 1e-4 --seeds 0 --out {w}/e", r"this task pools the first token \(pooling: first\) of texts fed without the tokenizer's special tokens \(inputs: eos\), and the tokenizer has neither a BOS nor a CLS token to put there; use pooling: mean, or inputs: tokenizer"),
+    ("run-without-checkpoint", "export {w}/run_no_checkpoint --out {w}/x", r"run .*run_no_checkpoint has no final model yet, nor a complete checkpoint \(it stopped before its first\); continue it with `encoderlab pretrain --config .*run_no_checkpoint/config.yaml --out .*run_no_checkpoint --resume`, or pass another model"),
+    ("run-with-a-partial-checkpoint", "eval {w}/run_partial_checkpoint --task-file {w}/task_first_eos.yaml --lrs 1e-4 --seeds 0 --out {w}/e", r"run .*run_partial_checkpoint has no final model yet, nor a complete checkpoint"),
     ("model-tokenizer-damaged", "export {w}/model_bad_tok --out {w}/x", r"cannot load tokenizer '.*model_bad_tok' \(Exception: Model missing\. .*\); its files are damaged"),
 ]  # fmt: skip
 

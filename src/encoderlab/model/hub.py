@@ -168,11 +168,33 @@ def _own_model_folder(path: Path) -> Path | None:
             f"{path / 'final' / 'config.json'} is not an encoderlab model config (damaged or replaced): restore "
             f"it from a copy, or pass one of the run's checkpoints, e.g. {path}/checkpoints/step_N"
         )
-    if (path / "checkpoints").is_dir():
+    if _is_run_folder(path):
+        from encoderlab.train.checkpoint import checkpoint_dir, complete_checkpoints
+
+        steps = complete_checkpoints(path)
+        if steps:
+            raise UserError(
+                f"run {path} has no final model yet; pass one of its checkpoints, e.g. the latest, "
+                f"{checkpoint_dir(path, steps[-1])}"
+            )
+        # "neither a model folder nor a Hugging Face folder" sent users looking for a config.json
         raise UserError(
-            f"run {path} has no final model yet; pass one of its checkpoints, e.g. {path}/checkpoints/step_N"
+            f"run {path} has no final model yet, nor a complete checkpoint (it stopped before its first); "
+            f"continue it with `encoderlab pretrain --config {path / 'config.yaml'} --out {path} --resume`, "
+            "or pass another model"
         )
     return None
+
+
+def _is_run_folder(path: Path) -> bool:
+    """Whether `path` is a pretraining run folder, finished or not: pretrain's ownership marker, a
+    `checkpoints/` folder, or (written before the marker) the `config.yaml` and `env.json` of a run."""
+    from encoderlab.outdir import owner
+    from encoderlab.train.runfolder import KIND
+
+    if (owner(path) or {}).get("kind") == KIND or (path / "checkpoints").is_dir():
+        return True
+    return (path / "config.yaml").is_file() and (path / "env.json").is_file()
 
 
 def read_config_json(path: Path) -> dict:
