@@ -72,3 +72,26 @@ def test_a_key_given_twice_is_refused_at_any_depth_and_a_merge_may_still_overrid
             read_mapping(tmp_path / "c.yaml")
     (tmp_path / "m.yaml").write_text("base: &b {x: 1, y: 2}\nrun:\n  <<: *b\n  y: 3\n")
     assert read_mapping(tmp_path / "m.yaml")["run"] == {"x": 1, "y": 3}
+
+
+def test_valid_json_that_pyyaml_cannot_read_is_read_as_json(tmp_path):
+    """A tab-indented JSON config (`json.dump(indent="\\t")`, Go's MarshalIndent) and one with an escaped
+    slash were "not valid YAML (...); fix the syntax": PyYAML reads YAML 1.1, which JSON is not quite a
+    subset of. A repeated key stays refused, and text that is neither keeps the YAML error."""
+    import json
+
+    from encoderlab.config import read_mapping
+
+    config = {"seed": 3, "optim": {"lr": 0.001}, "out": "runs/a"}
+    (tmp_path / "tabs.json").write_text(json.dumps(config, indent="\t"))
+    (tmp_path / "slash.json").write_text('{"seed": 3, "optim": {"lr": 0.001}, "out": "runs\\/a"}')
+    for name in ("tabs.json", "slash.json"):
+        assert read_mapping(tmp_path / name) == config
+    (tmp_path / "twice.json").write_text('{\n\t"seed": 1,\n\t"seed": 2\n}\n')
+    with pytest.raises(UserError, match=r"^config file .*twice.json: key 'seed' is given twice; keep one$"):
+        read_mapping(tmp_path / "twice.json")
+    (tmp_path / "broken.json").write_text('{\n\t"seed": \n}\n')
+    with pytest.raises(
+        UserError, match=r"^config file .*broken.json is not valid YAML \(.*\); fix the syntax$"
+    ):
+        read_mapping(tmp_path / "broken.json")

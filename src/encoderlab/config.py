@@ -10,6 +10,7 @@ silent default; a key given twice in one mapping is refused too (PyYAML keeps th
 from __future__ import annotations
 
 import dataclasses
+import json
 import types
 import typing
 from collections.abc import Mapping
@@ -283,9 +284,33 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
 
 
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
+    """A JSON object's pairs as a dict, refusing a repeated key as `_unique_mapping` does."""
+    out: dict = {}
+    for key, value in pairs:
+        if key in out:
+            raise DuplicateKey(f"key {key!r} is given twice; keep one")
+        out[key] = value
+    return out
+
+
 def read_yaml(text: str) -> Any:
-    """YAML text as plain data, read safely and strictly (`DuplicateKey` for a repeated key)."""
-    return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+    """YAML text as plain data, read safely and strictly (`DuplicateKey` for a repeated key).
+
+    JSON is read too. PyYAML reads YAML 1.1, of which JSON is not quite a subset: a tab-indented JSON
+    file (`json.dump(indent="\t")`, Go's MarshalIndent) or an escaped slash fails it, and "not valid
+    YAML; fix the syntax" of a valid JSON file had no fix. Such text is read as JSON instead."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+    except DuplicateKey:
+        raise
+    except yaml.YAMLError as exc:
+        if not text.lstrip().startswith(("{", "[")):
+            raise
+        try:
+            return json.loads(text, object_pairs_hook=_unique_pairs)
+        except ValueError:  # not JSON either: the YAML error says where
+            raise exc from None
 
 
 def read_mapping(path: Path, what: str = "config file") -> dict:
