@@ -62,6 +62,25 @@ def test_unexportable_models_are_refused_and_nothing_is_written(tmp_path, overri
     with pytest.raises(UserError, match=match):
         export_hf(make_model(**overrides), None, tmp_path / "hf")
     assert not (tmp_path / "hf").exists() and not (tmp_path / "hf.tmp").exists()
+    # Under folders still to be made: refused before any is made (they stayed behind, empty, and the
+    # folder holding them changed), as `check_out` refuses.
+    before = tmp_path.stat().st_mtime_ns
+    with pytest.raises(UserError, match=match):
+        export_hf(make_model(**overrides), None, tmp_path / "new" / "deeper" / "hf")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [] and tmp_path.stat().st_mtime_ns == before
+
+
+def test_an_export_that_fails_while_writing_removes_the_folders_it_made(tmp_path, monkeypatch):
+    from encoderlab.model.encoder import Encoder
+
+    def failing(self, folder, spec=None):
+        raise OSError(5, "Input/output error", str(folder))
+
+    monkeypatch.setattr(Encoder, "save_hf", failing)
+    (tmp_path / "keep").mkdir()
+    with pytest.raises(OSError, match="Input/output error"):
+        export_hf(make_model(mask_id=3), None, tmp_path / "keep" / "new" / "hf")
+    assert list((tmp_path / "keep").iterdir()) == []
 
 
 def test_existing_output_is_kept_unless_overwrite(tmp_path):

@@ -14,7 +14,9 @@ own `save_pretrained`; each model writes itself (`LanguageModel.save_hf`; the Eu
 in `hf_eurobert`). The tokenizer's `model_max_length` is at most the model's positions, so truncation
 cuts where the model ends. The folder is written through `atomic.atomic_folder`, and an existing folder is
 only replaced when asked, and only if it is an earlier export (`encoderlab.outdir`): never a folder
-encoderlab did not create, never the source itself or a folder around it. A full disk while writing
+encoderlab did not create, never the source itself or a folder around it. A model EuroBERT cannot
+represent is refused before anything is written, and a failed write removes the parents of `out` it
+made. A full disk while writing
 is exit 3 (atomic_folder turns safetensors' own error into the OSError(ENOSPC) it is). A model card (README.md,
 `card.py`) records the run's phases, data, tokenizer and, with `--eval`, its scores.
 """
@@ -31,7 +33,7 @@ import tyro
 from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.outdir import MARKER, check_output, create_output
+from encoderlab.outdir import MARKER, check_output, create_output, missing_folders, remove_folders
 
 KIND = "export"
 """The ownership-marker kind of an exported folder (see `encoderlab.outdir`)."""
@@ -74,19 +76,35 @@ def export_hf(
     """
     out = Path(out)
     _check_out(out, overwrite, sources)
-    with atomic_folder(out, replace=True) as tmp:  # a full disk leaves it as OSError(ENOSPC)
-        create_output(tmp, KIND)  # the finished export carries outdir's ownership marker
-        spec = None
-        if tokenizer is not None:
-            from encoderlab.data.tokenizer import token_spec
+    spec = None
+    if tokenizer is not None:
+        from encoderlab.data.tokenizer import token_spec
 
-            spec = token_spec(tokenizer)
-        model.save_hf(tmp, spec)
-        if tokenizer is not None:
-            _bounded(tokenizer, model.config.max_seq_len).save_pretrained(str(tmp))
-        if card is not None:
-            (tmp / "README.md").write_text(card, encoding="utf-8")
+        spec = token_spec(tokenizer)
+    _check_exportable(model, spec)
+    made = missing_folders(out.parent)  # atomic_folder makes them for OUT.tmp; a failed export removes them
+    try:
+        with atomic_folder(out, replace=True) as tmp:  # a full disk leaves it as OSError(ENOSPC)
+            create_output(tmp, KIND)  # the finished export carries outdir's ownership marker
+            model.save_hf(tmp, spec)
+            if tokenizer is not None:
+                _bounded(tokenizer, model.config.max_seq_len).save_pretrained(str(tmp))
+            if card is not None:
+                (tmp / "README.md").write_text(card, encoding="utf-8")
+    except BaseException:
+        remove_folders(made)
+        raise
     return out
+
+
+def _check_exportable(model: LanguageModel, spec) -> None:
+    """Refuse, before anything is written, an encoder EuroBERT cannot represent (q/k norms, no mask
+    id): `save_hf` refused it inside the scratch folder, after the folders around `out` were made."""
+    from encoderlab.model.encoder import Encoder
+    from encoderlab.model.hf_eurobert import eurobert_config
+
+    if isinstance(model, Encoder):
+        eurobert_config(model, spec)
 
 
 def export_command(
