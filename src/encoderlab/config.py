@@ -326,8 +326,13 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UserError(f"{what} {path} is not valid YAML ({first}); fix the syntax") from None
+    if data is None:  # "got NoneType" named Python's type and no fix
+        raise UserError(f"{what} {path} is empty; write its fields in it, one `name: value` per line")
     if not isinstance(data, dict):
-        raise UserError(f"{what} {path} must hold a mapping of fields, got {type(data).__name__}")
+        shape = "a list" if isinstance(data, list) else repr(data)
+        raise UserError(
+            f"{what} {path} holds {shape}, not a mapping of fields; write its fields as `name: value` lines"
+        )
     return data
 
 

@@ -59,6 +59,8 @@ def _configs_and_corpora(root: Path) -> None:
     (root / "tiny.yaml").write_text(TINY_RUN)
     (root / "malformed.yaml").write_text("layout: [1, 2\n  seq_len: : :\n")
     (root / "twice.yaml").write_text("seed: 1\nseed: 2\n")  # PyYAML would keep the last, silently
+    (root / "empty.yaml").write_text("# nothing set yet\n")
+    (root / "list.yaml").write_text("- seed: 1\n- out: run\n")
     (root / "wrong_type.yaml").write_text(TINY_RUN + "seed: lots\n")
     (root / "unknown_field.yaml").write_text(TINY_RUN + "layot: {seq_len: 3}\n")
     (root / "latin1.yaml").write_bytes("out: caf\xe9\n".encode("latin-1"))

@@ -85,6 +85,16 @@ CASES = [
         "pretrain --config {w}/twice.yaml --out {w}/o",
         r"config file .*twice.yaml: key 'seed' is given twice \(lines 1 and 2\); keep one",
     ),
+    (  # were "must hold a mapping of fields, got NoneType" (and "got list"): Python's type, no fix
+        "empty-config",
+        "pretrain --config {w}/empty.yaml --out {w}/o",
+        r"config file .*empty.yaml is empty; write its fields in it, one `name: value` per line",
+    ),
+    (
+        "config-is-a-list",
+        "pretrain --config {w}/list.yaml --out {w}/o",
+        r"config file .*list.yaml holds a list, not a mapping of fields; write its fields as `name: value` lines",
+    ),
     (
         "config-is-a-folder",
         "pretrain --config {w}/a_folder.yaml --out {w}/o",
