@@ -95,3 +95,18 @@ def test_valid_json_that_pyyaml_cannot_read_is_read_as_json(tmp_path):
         UserError, match=r"^config file .*broken.json is not valid YAML \(.*\); fix the syntax$"
     ):
         read_mapping(tmp_path / "broken.json")
+
+
+def test_an_empty_command_line_value_is_the_empty_text_not_null():
+    """`--set model.init=` and `--param data=$DATA` with DATA unset: YAML's null for "", so a text field
+    said "expected str, got None", a value nobody wrote. `null` still gives None."""
+    from encoderlab.config import parse_scalar
+
+    assert [parse_scalar(t) for t in ("", "  ", "null", "~", "1e-3", "abc")] == [
+        "",
+        "",
+        None,
+        None,
+        0.001,
+        "abc",
+    ]

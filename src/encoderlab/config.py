@@ -169,7 +169,11 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
 
 
 def parse_scalar(text: str) -> Any:
-    """A command-line value as YAML would read it (numbers, booleans, lists, null)."""
+    """A command-line value as YAML would read it (numbers, booleans, lists, null); nothing after the
+    `=` is the empty text, not YAML's null (`--param data=$DATA` with DATA unset was "expected str, got
+    None", a value nobody wrote; `null` still gives None)."""
+    if not text.strip():
+        return ""
     try:
         value = yaml.safe_load(text)
     except yaml.YAMLError:

@@ -118,6 +118,11 @@ CASES = [
         "pretrain --recipe smoke-mlm --param nope=1 --out {w}/o",
         r"no parameter 'nope'; valid:",
     ),
+    (  # `--param data=$DATA` with DATA unset: was "smoke-mlm.data: expected str, got None"
+        "empty-param-value",
+        "pretrain --recipe smoke-mlm --param data= --out {w}/o",
+        r"data.path is empty; set it to a prepared data folder \(or 'synthetic'\)",
+    ),
     (
         "bad-param-type",
         "pretrain --recipe smoke-mlm --param steps=abc --out {w}/o",
