@@ -91,6 +91,20 @@ def test_a_non_empty_folder_is_replaced_only_when_asked(tmp_path):
     assert (tmp_path / "empty" / "ours.txt").exists()
 
 
+def test_a_symlink_to_a_folder_writes_that_folder_and_stays_a_link(tmp_path):
+    """`export --out LINK --overwrite`, LINK naming an earlier export: "Cannot call rmtree on a symbolic
+    link", a traceback after the whole export."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "real" / "old.txt").write_text("old")
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with atomic_folder(tmp_path / "link", replace=True) as tmp:
+        assert tmp == tmp_path / "real.tmp"
+        (tmp / "new.txt").write_text("new")
+    assert (tmp_path / "link").is_symlink() and (tmp_path / "link").resolve() == tmp_path / "real"
+    assert [p.name for p in (tmp_path / "real").iterdir()] == ["new.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "real"]
+
+
 def test_a_file_write_that_fails_leaves_the_old_file_and_no_temporary(tmp_path):
     target = tmp_path / "cache.npz"
     target.write_text("old")

@@ -136,9 +136,15 @@ def atomic_folder(
     `tmp_is_ours`: the sibling lies in a folder only encoderlab writes (the asset cache), so whatever
     is there is a leftover (one from a version before the marker too). The block sees the marker in the
     sibling; the finished folder does not have it. On failure the sibling is removed, except after an
-    interruption (KeyboardInterrupt, SystemExit) with `keep_on_interrupt`.
+    interruption (KeyboardInterrupt, SystemExit) with `keep_on_interrupt`. A `path` that is a symlink
+    to a folder writes that folder.
     """
     path = Path(path)
+    if tmp is None and path.is_symlink() and path.is_dir():
+        # A link to a folder (`export --out LINK --overwrite`) stands for that folder: it is written beside
+        # and replaced, the link kept. rmtree refuses a link (a traceback, after the whole export), and a
+        # rename over it would replace the link and leave the folder it named.
+        path = Path(os.path.realpath(path))
     if tmp_is_ours:
         tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)

@@ -152,3 +152,13 @@ def test_exported_tokenizer_truncates_at_the_models_positions(tmp_path):
     assert again.model_max_length == limit
     assert len(again(" ".join(["t5"] * (2 * limit)), truncation=True).input_ids) == limit
     assert tok.model_max_length == before  # the caller's tokenizer is left as it was
+
+
+def test_export_over_a_symlink_to_an_earlier_export_replaces_that_export(tmp_path):
+    """Was an OSError traceback ("Cannot call rmtree on a symbolic link"), exit 1, after the export."""
+    export_hf(make_model(mask_id=3), None, tmp_path / "v1")
+    (tmp_path / "current").symlink_to(tmp_path / "v1")
+    save_model_folder(make_model(mask_id=3, n_kv_heads=1), tmp_path / "model")
+    main(["export", str(tmp_path / "model"), "--out", str(tmp_path / "current"), "--overwrite"])
+    assert (tmp_path / "current").is_symlink()
+    assert json.loads((tmp_path / "v1" / "config.json").read_text())["num_key_value_heads"] == 1
