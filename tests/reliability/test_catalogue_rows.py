@@ -65,6 +65,7 @@ NAMED = {
     "until-step-behind": "tests.reliability.test_hostile_pretrain::test_until_step_that_is_not_ahead_of_the_run_is_refused",
     "resume-nothing": "tests.reliability.test_hostile_pretrain::test_resume_with_nothing_to_resume_says_so_and_starts",
     "moved-run-resumes": "tests.reliability.test_hostile_pretrain::test_a_moved_run_resumes_without_force",
+    "resume-with-display-changes": "tests.reliability.test_hostile_pretrain::test_a_run_resumes_with_another_progress_bar_sinks_or_peak_without_force",
     "resume-without-config-yaml": "tests.reliability.test_hostile_pretrain::test_resume_without_config_yaml_checks_the_checkpoints_config",
     "corrupt-state-json": "tests.reliability.test_hostile_pretrain::test_corrupt_state_json_is_one_line",
     "dense-mask-too-big": "tests.reliability.test_hostile_pretrain::test_a_dense_attention_mask_that_cannot_fit_is_refused",

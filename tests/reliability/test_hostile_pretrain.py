@@ -203,6 +203,16 @@ def test_a_moved_run_resumes_without_force(w, tmp_path, capsys):
     assert_one_line(code, err, r"changed config \(optim.lr: 0.0005 -> 0.5\)")  # other changes still count
 
 
+def test_a_run_resumes_with_another_progress_bar_sinks_or_peak_without_force(w, tmp_path, capsys):
+    """Started with its bar (progress: false in run.yaml here), resumed with another: was "refusing to
+    resume RUN with a changed config (progress: False -> True); ... or pass --force"."""
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    code, err = pretrain(w, run, "--resume", "--set", "progress=true", "peak_tflops=2.0", capsys=capsys)
+    assert code == 0, err
+    assert ckpt.complete_checkpoints(run)[-1] == 2
+
+
 def test_corrupt_state_json_is_one_line(w, tmp_path, capsys):
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0

@@ -165,6 +165,15 @@ def test_resume_accepts_a_resplit_of_the_same_global_batch_only():
     assert resume_blockers(diff[:2], dataclasses.asdict(ONE), dataclasses.asdict(bigger)) == diff[:2]
 
 
+def test_resume_accepts_changes_to_what_is_shown_and_logged_only():
+    """A run resumed by a scheduler with `progress=false` was refused until --force (which lets any
+    change by): the bar, the extra sinks and the MFU's peak do not change what is computed."""
+    shown = ["peak_tflops: 0.0 -> 989.0", "progress: True -> False", "sinks: [] -> ['tensorboard']"]
+    layout = dataclasses.asdict(ONE)
+    assert resume_blockers(shown, layout, layout) == []
+    assert resume_blockers([*shown, "seed: 0 -> 1"], layout, layout) == ["seed: 0 -> 1"]
+
+
 def test_layout_world_size_must_match_the_running_processes(tmp_path):
     with pytest.raises(UserError, match="layout.world_size=1"):
         pretrain(run_cfg(tmp_path / "run", TWO))

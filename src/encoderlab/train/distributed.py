@@ -229,16 +229,23 @@ def gathered_model(model: nn.Module, world: World) -> nn.Module | None:
     return _portable(full)
 
 
+DISPLAY_ONLY = ("progress:", "sinks:", "peak_tflops:")
+"""Config differences (as `config_diff` words them) that change what a run shows and logs, not what it
+computes."""
+
+
 def resume_blockers(diff: list[str], old_layout: dict, new_layout: dict) -> list[str]:
     """The config differences (from `trainer.config_diff`) that should stop a resume.
 
     Resuming at another world size changes `layout.world_size` and `layout.grad_accum`; as long as
     their product (with the same micro-batch size) is unchanged, every global batch keeps the same
     rows in the same slots and the same masks, so the run continues the same computation. `scale.*`
-    (DDP vs FSDP2, compile, checkpointing, kernel) changes how a step executes, not what it computes.
+    (DDP vs FSDP2, compile, checkpointing, kernel) changes how a step executes, not what it computes,
+    and `progress`, `sinks` and `peak_tflops` only what is shown and logged (a run started with its bar
+    and resumed by a scheduler with `progress=false` was refused until --force, which lets any change by).
     """
     resplit = old_layout.get("world_size", 1) * old_layout.get("grad_accum", 1) == new_layout.get(
         "world_size", 1
     ) * new_layout.get("grad_accum", 1)
-    benign = ("scale.",) + (("layout.world_size:", "layout.grad_accum:") if resplit else ())
+    benign = ("scale.", *DISPLAY_ONLY) + (("layout.world_size:", "layout.grad_accum:") if resplit else ())
     return [d for d in diff if not d.startswith(benign)]
