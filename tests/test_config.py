@@ -110,3 +110,16 @@ def test_an_empty_command_line_value_is_the_empty_text_not_null():
         0.001,
         "abc",
     ]
+
+
+def test_an_override_on_through_a_value_is_one_line():
+    """`layout.seq_len.x=1` was a TypeError traceback; `seed.a.b=1` said "no field 'a'; valid: none"."""
+    from encoderlab.config import apply_overrides
+    from encoderlab.train.recipes import build_recipe
+
+    cfg = build_recipe("smoke-mlm")
+    for item, parent in (("layout.seq_len.x=1", "layout.seq_len"), ("seed.a.b=1", "seed")):
+        with pytest.raises(
+            UserError, match=rf"is a value \(.*\), not a section with fields; set it as {parent}=VALUE$"
+        ):
+            apply_overrides(cfg, [item])

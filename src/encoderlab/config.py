@@ -206,8 +206,14 @@ def with_values(cfg: T, values: Mapping[str, Any]) -> T:
     for path, value in values.items():
         node = data
         keys = path.split(".")
-        for key in keys[:-1]:
+        for i, key in enumerate(keys[:-1]):
             node = _descend(node, key, path)
+            if not isinstance(node, (dict, list)):  # `layout.seq_len.x=1`: was a TypeError traceback
+                parent = ".".join(keys[: i + 1])
+                raise UserError(
+                    f"override '{path}': {parent} is a value ({node!r}), not a section with fields; "
+                    f"set it as {parent}=VALUE"
+                )
         last = keys[-1]
         if isinstance(node, dict) and last not in node:
             raise UserError(f"override '{path}': no field '{last}'; valid: {', '.join(sorted(node))}")

@@ -113,6 +113,11 @@ CASES = [
         "pretrain --recipe smoke-mlm --set nope.x=1 --out {w}/o",
         r"no field 'nope'; valid:",
     ),
+    (  # a path on through a value: was a TypeError traceback ('int' object does not support item assignment)
+        "override-through-a-value",
+        "pretrain --recipe smoke-mlm --set layout.seq_len.x=1 --out {w}/o",
+        r"override 'layout.seq_len.x': layout.seq_len is a value \(\d+\), not a section with fields; set it as layout.seq_len=VALUE",
+    ),
     (
         "unknown-param",
         "pretrain --recipe smoke-mlm --param nope=1 --out {w}/o",
