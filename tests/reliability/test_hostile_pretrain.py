@@ -222,6 +222,27 @@ def test_corrupt_state_json_is_one_line(w, tmp_path, capsys):
     assert_one_line(code, err, r"state.json is corrupt .*delete .*step_0000001 to resume from the one before")
 
 
+@pytest.mark.parametrize(
+    "progress,named",
+    [
+        ({"step": "x"}, r"progress.step is 'x'"),
+        ({"step": 1, "skipped": 3}, r"progress.skipped is 3, not a list"),
+    ],
+)
+def test_a_state_json_counter_of_the_wrong_type_is_one_line(w, tmp_path, capsys, progress, named):
+    """JSON of the right shape with a text step, or a number for the skipped steps: was a TypeError
+    traceback when the resume compared the step with the run's length."""
+    run = tmp_path / "run"
+    assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
+    (ckpt.checkpoint_dir(run, 1) / "state.json").write_text(json.dumps({"progress": progress}))
+    before = snapshot(run)
+    code, err = pretrain(w, run, "--resume", capsys=capsys)
+    assert_one_line(
+        code, err, rf"state.json is corrupt \(TypeError: {named}.*\); delete .*step_0000001 to resume"
+    )
+    assert snapshot(run) == before
+
+
 def test_until_step_that_is_not_ahead_of_the_run_is_refused(w, tmp_path, capsys):
     run = tmp_path / "run"
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -113,13 +113,28 @@ def read_state(ckpt: Path) -> dict[str, Any]:
         raise UserError(f"{ckpt} is not a complete encoderlab checkpoint (no state.json); pick another one")
     try:
         state = json.loads(path.read_text(encoding="utf-8"))
-        Progress(**state["progress"])  # the counters a resume needs must be there and named right
+        _check_counters(Progress(**state["progress"]))  # the counters a resume needs, named and typed right
     except (ValueError, TypeError, KeyError) as exc:  # JSONDecodeError and UnicodeDecodeError included
         raise UserError(
             f"{path} is corrupt ({type(exc).__name__}: {str(exc)[:80]}); delete {ckpt} to resume from the one "
             "before it, or start a new run"
         ) from None
     return state
+
+
+def _check_counters(progress: Progress) -> None:
+    """TypeError naming the first counter that is not a whole number >= 0 (a text step was a TypeError
+    traceback when the resume compared it with the run's length)."""
+
+    def count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+    if not isinstance(progress.skipped, list):
+        raise TypeError(f"progress.skipped is {progress.skipped!r}, not a list of steps")
+    counters = [(f.name, getattr(progress, f.name)) for f in fields(Progress) if f.name != "skipped"]
+    for name, value in counters + [("skipped", step) for step in progress.skipped]:
+        if not count(value):
+            raise TypeError(f"progress.{name} is {value!r}, not a whole number >= 0")
 
 
 def load_train_state(ckpt: Path) -> tuple[StateByName, Progress, dict[str, torch.Tensor]]:
