@@ -148,8 +148,9 @@ def test_resume_with_another_phase_list_names_the_change_not_both_lists(referenc
     change = rf"\(phases: {n} -> 1 entries; phases.0.steps: {first.steps} -> {first.steps + 1}\)"
     with pytest.raises(UserError, match=change):
         pretrain(edited, resume=True)
-    with pytest.raises(UserError, match=r"\(sinks: \[\] -> \['tensorboard'\]\)"):  # scalars: shown whole
-        pretrain(dataclasses.replace(reference, sinks=("tensorboard",)), resume=True)
+    kept = dataclasses.replace(reference.checkpoint, keep_steps=(1,))
+    with pytest.raises(UserError, match=r"\(checkpoint.keep_steps: \[\] -> \[1\]\)"):  # scalars: shown whole
+        pretrain(dataclasses.replace(reference, checkpoint=kept), resume=True)
 
 
 def test_checkpoint_of_another_architecture_is_refused_and_nothing_is_overwritten(reference):
