@@ -123,3 +123,13 @@ def test_an_override_on_through_a_value_is_one_line():
             UserError, match=rf"is a value \(.*\), not a section with fields; set it as {parent}=VALUE$"
         ):
             apply_overrides(cfg, [item])
+
+
+@dataclass
+class _Options:
+    options: dict
+
+
+def test_a_list_where_a_plain_dict_is_expected_is_one_line():
+    with pytest.raises(UserError, match=r"^t.yaml: options: expected a mapping, got \['pooling'\]$"):
+        from_dict(_Options, {"options": ["pooling"]}, "t.yaml")

@@ -117,7 +117,7 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
         raise UserError(f"{where}: expected {tp.__name__}, got {value!r}")
-    if origin is dict and not isinstance(value, dict):
+    if dict in (origin, tp) and not isinstance(value, dict):  # `options: dict` as well as `dict[str, str]`
         raise UserError(f"{where}: expected a mapping, got {value!r}")
     return value
 

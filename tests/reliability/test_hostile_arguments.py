@@ -102,6 +102,7 @@ def _task_files(root: Path) -> None:
         "max_steps_negative": {"finetune": {"max_steps": -1}},
         "seed_negative": {"data": {**task["data"], "seed": -1}},
         "max_length_negative": {"max_length": -5},
+        "options_list": {"options": ["pooling"]},
     }
     for name, edit in edits.items():
         (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))
@@ -172,6 +173,11 @@ ARGUMENT_CASES = [
         "task-file-batch-zero",
         "eval {w}/model --task-file {w}/task_batch0.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
         r"task_batch0.yaml: finetune: batch_size and micro_batch_size must be >= 1, got FinetuneConfig\(",
+    ),
+    (
+        "task-file-options-not-a-mapping",
+        "eval {w}/model --task-file {w}/task_options_list.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task file .*/task_options_list.yaml: options: expected a mapping, got \['pooling'\]$",
     ),
     (
         "task-file-max-steps-negative",
