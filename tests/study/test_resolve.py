@@ -16,7 +16,7 @@ from encoderlab.study.data import load_study
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import run_config
 from encoderlab.study.runner import run_study
-from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
 from encoderlab.train.recipes import PAPER1_MASKING
 
 
@@ -56,6 +56,19 @@ def test_the_scale_shrinks_a_recipe_by_its_own_rule():
     cfg = run_config(graph.nodes["pretrain/cpt"])
     assert (cfg.phases[0].schedule.warmup, cfg.phases[0].schedule.decay) == (10, 100)  # 200 and 2k of 12k
     assert cfg.checkpoint.every == 120 and cfg.steps == 600
+
+
+@pytest.mark.parametrize("shape", [{}, {"seq_len": 256, "micro_batch": 4}], ids=["no-shape", "a-scale-shape"])
+@pytest.mark.parametrize("recipe,per_step", [("smoke-mlm", None), ("smoke-detour", 8 * 64)])
+def test_a_smoke_recipe_runs_the_steps_a_study_gives_it(recipe, per_step, shape):
+    """A smoke recipe takes no batch shape, and runs its own whatever the scale's: a study giving it steps
+    was a KeyError ('global_batch'), or with a scale's shape, smoke-detour's tokens counted in that shape."""
+    from encoderlab.study.resolve import recipe_arguments
+
+    data = (DataSpec(name="main", corpus=("texts.txt",)),)
+    run = RunSpec(name="a", recipe=recipe)
+    spec = StudySpec(name="s", data=data, runs=(run,), baseline="a", steps=20, **shape)
+    assert recipe_arguments(spec, run) == ({"steps": 20} if per_step is None else {"tokens": 20 * per_step})
 
 
 @pytest.mark.parametrize(

@@ -60,14 +60,15 @@ def _scale_args(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
 
 def recipe_arguments(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
     """Every argument the study passes to the run's recipe (steps 1-5 above)."""
-    from encoderlab.train.recipes import SCALING, recipe_defaults
+    from encoderlab.train.recipes import SCALING, SMOKE, recipe_defaults
 
     assert run.recipe is not None, f"run {run.name} has no recipe"
     defaults = recipe_defaults(run.recipe)
     args = _scale_args(spec, run)
     steps = run.steps if run.steps is not None else spec.steps
     if steps is not None:
-        shape = {**defaults, **args}
+        # the smoke recipes take no batch shape (a KeyError before): they run SMOKE's, whatever the scale's
+        shape = {**SMOKE, **defaults, **{k: v for k, v in args.items() if k in defaults}}
         args |= SCALING[run.recipe].params(steps, shape["global_batch"] * shape["seq_len"])
         args["checkpoint_every"] = max(1, steps // 5)
     if "init" in defaults:
