@@ -16,6 +16,7 @@ from tests.eval.conftest import make_tokenizer, vocabulary_texts
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
+from encoderlab.cli import main
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig
@@ -250,3 +251,20 @@ def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
     )
     assert_printed_as_documented(case, run.stderr, w)
     assert snapshot(w) == before and sorted(p.name for p in w.iterdir()) == ["texts.txt", "tok"]
+
+
+def test_inspect_shows_a_meta_json_without_its_informational_counts(dworld, capsys):
+    """Counts only printed (decontamination, skipped records, seconds) were read by key: a meta.json
+    edited by hand without them was a KeyError traceback in the command one uses to look at it."""
+    folder = dworld / "meta_without_counts"
+    shutil.copytree(dworld / "data", folder)
+    meta = json.loads((folder / "meta.json").read_text())
+    for key in ("decontamination", "seconds"):
+        del meta[key]
+    (folder / "meta.json").write_text(json.dumps({**meta, "sources": [{}]}))
+    capsys.readouterr()
+    main(["data", "inspect", str(folder), "--rows", "1", "--seq-len", "8"])
+    out = capsys.readouterr().out
+    summary = json.loads(out[: out.index("--- row 0")])
+    assert summary["splits"] == meta["splits"] and summary["seconds"] is None
+    assert summary["skipped"] == {"empty": None, "bad_records": None, "bad_files": None}

@@ -134,15 +134,23 @@ def merge(out: Path, delete_parts: bool = False) -> None:
 
 
 def _summary(meta: dict) -> dict:
-    d = meta["decontamination"]
+    """The counts to print. Only splits and dtype are checked on open (`packed.read_meta`); the rest is
+    shown as recorded, None where a hand-edited meta.json lacks it (`data inspect` is how one looks)."""
+    d = meta.get("decontamination") if isinstance(meta.get("decontamination"), dict) else {}
+    sources = [s for s in meta.get("sources") or () if isinstance(s, dict)]
+
+    def total(key: str):
+        counts = [s.get(key) for s in sources]
+        return sum(counts) if counts and all(isinstance(c, int) for c in counts) else None
+
     return {
         "splits": meta["splits"],
         "dtype": meta["dtype"],
-        "removed": {"by_id": d["removed_by_id"], "by_ngram": d["removed_by_ngram"]},
-        "skipped": {k: sum(s[k] for s in meta["sources"]) for k in ("empty", "bad_records", "bad_files")},
+        "removed": {"by_id": d.get("removed_by_id"), "by_ngram": d.get("removed_by_ngram")},
+        "skipped": {k: total(k) for k in ("empty", "bad_records", "bad_files")},
         "unique_tokens": meta.get("unique_tokens"),
         "max_token_id": meta.get("max_token_id"),
-        "seconds": meta["seconds"],
+        "seconds": meta.get("seconds"),
         "resumed_after_docs": meta.get("resumed_after_docs", 0),
     }
 
