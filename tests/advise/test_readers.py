@@ -101,6 +101,11 @@ def test_bad_files_are_one_line(tmp_path):
     bad.write_text("\n[1, 2]\n")
     with pytest.raises(UserError, match="bad.jsonl:2: expected a JSON object"):
         read_table(bad, "val/mlm15")
+    row = {"clm_share": 0, "mask_ratio": 0.4, "params": 1e6, "tokens": 2e7, "seed": 0, "val/mlm15": 3.5}
+    for column in ("params", "seed", "val/mlm15"):  # were read as 1.0: a run of N=1, seed 1, a loss of 1
+        bad.write_text(json.dumps({**row, column: True}) + "\n")
+        with pytest.raises(UserError, match=f"bad.jsonl:1: column {column} must be a number, got True$"):
+            read_table(bad, "val/mlm15")
     bad.write_text("{not json\n")
     with pytest.raises(UserError, match="bad.jsonl:1: not valid JSON"):
         read_table(bad, "val/mlm15")

@@ -136,6 +136,8 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     lines = (root / "ladder.csv").read_text().splitlines()
     lines[3] = "1.5" + lines[3][lines[3].index(",") :]  # a CLM share past 1 (150 for 150%?)
     (root / "ladder_share.csv").write_text("\n".join(lines) + "\n")
+    row = {"clm_share": 0, "mask_ratio": 0.4, "params": 8e6, "tokens": 1.6e8, "seed": True, "val/mlm15": 6.1}
+    (root / "ladder_bool.jsonl").write_text(json.dumps(row) + "\n")  # JSON true read as seed 1
     lines = (root / "ladder.csv").read_text().splitlines()
     cells = lines[2].split(",")
     lines[2] = ",".join([*cells[:4], "nan", *cells[5:]])  # an empty seed cell a spreadsheet wrote as NaN
@@ -276,6 +278,11 @@ ARGUMENT_CASES = [
         "advise-row-extra-value",
         "advise {w}/ladder_extra.csv --target-flops 1e19 --out {w}/a",
         r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",
+    ),
+    (
+        "advise-row-boolean",
+        "advise {w}/ladder_bool.jsonl --target-flops 1e19 --out {w}/a",
+        r"ladder_bool.jsonl:1: column seed must be a number, got True$",
     ),
     (
         "advise-row-bad-schedule",

@@ -37,6 +37,8 @@ def _number(raw, column: str, where: str, *, optional: bool = False, integer: bo
             return None
         raise UserError(f"{where}: column {column} is empty; give a value")
     try:
+        if isinstance(raw, bool):  # JSON true/false: float() read them as 1 and 0, a run of N=1 or seed 1
+            raise TypeError
         value = float(raw)
     except (TypeError, ValueError):
         raise UserError(f"{where}: column {column} must be a number, got {raw!r}") from None
