@@ -280,6 +280,11 @@ ARGUMENT_CASES = [
         r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",
     ),
     (
+        "advise-ladder-twice",
+        "advise {w}/ladder.csv {w}/ladder.csv --target-flops 1e19 --out {w}/a",
+        r"ladder .*/ladder.csv given twice; give each once$",
+    ),
+    (
         "advise-row-boolean",
         "advise {w}/ladder_bool.jsonl --target-flops 1e19 --out {w}/a",
         r"ladder_bool.jsonl:1: column seed must be a number, got True$",

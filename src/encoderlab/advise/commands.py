@@ -91,6 +91,9 @@ def read_ladder(paths: tuple[Path, ...], metric: Metric) -> tuple[Ladder, list[s
     """Observations of every file and study folder, as one ladder, plus notes on what was left out."""
     if not paths:
         raise UserError("give at least one ladder: a .csv/.jsonl file of runs or a study folder")
+    from encoderlab.analysis.inputs import check_distinct
+
+    check_distinct("ladder", map(str, paths))  # was "... appears twice (F:2 and F:2)", naming no cause
     observations, notes = [], []
     for path in paths:
         if path.is_dir():
