@@ -64,6 +64,10 @@ def _study_files(root: Path) -> None:
         "rows_long": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 4096}),
         "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
         "device_cuda": lambda s: s["runs"][0].update(overrides={"device": "cuda"}),
+        "eval_steps_beyond": lambda s: s["runs"][0].update(eval_steps=[100]),
+        "reference_eval_steps": lambda s: s["runs"].append(
+            {"name": "ref", "init": "model", "eval_steps": [10]}
+        ),
     }
     for name, edit in edits.items():
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
@@ -176,6 +180,18 @@ STUDY_CASES = [
         "study run {w}/study_rows_memory.yaml --out {w}/s",
         r"study mini, run a: this run needs at least [\d.]+ GiB per cpu device \(.*\) but [\d.]+ GiB is available; "
         r"lower layout.micro_batch_size",
+    ),
+    (
+        "study-eval-steps-beyond-run",
+        "study plan {w}/study_eval_steps_beyond.yaml",
+        r"run a: eval_steps \[100\] are not steps of its 40-step run; give intermediate steps between 1 and 39, "
+        r"or drop them$",
+    ),
+    (
+        "study-reference-eval-steps",
+        "study plan {w}/study_reference_eval_steps.yaml",
+        r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps or eval_steps "
+        r"\(it has no checkpoints\)$",
     ),
     (
         "report-study-json-cut",

@@ -193,7 +193,21 @@ def pretraining(spec: StudySpec) -> list[Pretraining]:
         if p.config is not None:
             first.setdefault(p.run.name, p.config)
     _check_groups(spec, first)
+    _check_eval_steps(spec, first)
     return _branched(spec, out)
+
+
+def _check_eval_steps(spec: StudySpec, resolved: dict[str, RunConfig]) -> None:
+    """Refuse an intermediate checkpoint a run never writes: its evaluation nodes failed after the
+    pretraining ("checkpoint ... is missing"), hours into the study."""
+    for run in spec.runs:
+        total = resolved[run.name].steps if run.name in resolved else 0
+        bad = [s for s in run.eval_steps if not 0 < s < total]
+        if bad:
+            raise UserError(
+                f"run {run.name}: eval_steps {bad} are not steps of its {total:,}-step run; give intermediate "
+                f"steps between 1 and {total - 1:,}, or drop them"
+            )
 
 
 def _branched(spec: StudySpec, models: list[Pretraining]) -> list[Pretraining]:

@@ -108,9 +108,13 @@ class RunSpec:
         from encoderlab.config import check_values
 
         where = f"run {self.name}"
-        if self.recipe is None and (self.params or self.overrides or self.steps is not None):
+        if self.recipe is None and (
+            self.params or self.overrides or self.steps is not None or self.eval_steps
+        ):
+            # eval_steps of a model evaluated as is scored that one model as its "checkpoints"
             raise UserError(
-                f"{where} has no recipe (it is evaluated as is), so it takes no params, overrides or steps"
+                f"{where} has no recipe (it is evaluated as is), so it takes no params, overrides, steps or "
+                "eval_steps (it has no checkpoints)"
             )
         if self.recipe is not None:
             from encoderlab.train.config import RunConfig
