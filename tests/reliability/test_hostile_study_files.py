@@ -65,6 +65,12 @@ def _study_files(root: Path) -> None:
         "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
         "device_cuda": lambda s: s["runs"][0].update(overrides={"device": "cuda"}),
         "eval_steps_beyond": lambda s: s["runs"][0].update(eval_steps=[100]),
+        "claim_ids": lambda s: s.update(
+            claims=[
+                {"id": "x", "text": t, "kind": "beats", "a": a, "b": b}
+                for t, a, b in (("A", "a", "b"), ("B", "b", "a"))
+            ]
+        ),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
@@ -192,6 +198,11 @@ STUDY_CASES = [
         "study plan {w}/study_reference_eval_steps.yaml",
         r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps or eval_steps "
         r"\(it has no checkpoints\)$",
+    ),
+    (
+        "study-claim-ids-repeated",
+        "study plan {w}/study_claim_ids.yaml",
+        r"claim ids must be unique, repeated: x$",
     ),
     (
         "report-study-json-cut",

@@ -70,6 +70,27 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
         load_study_file(tmp_path / "ref.yaml")
 
 
+def test_claims_the_report_could_not_check_are_refused_with_the_file(tmp_path):
+    """Were planned and run: the report keyed verdicts by claim id (the first of two claims of one id was
+    given the second's verdict), a run compared with itself, an LR range holding no LR."""
+    claims = """claims:
+  - {id: sc, text: MLM wins, kind: beats, a: mlm, b: clm}
+  - {id: sc, text: CLM wins, kind: beats, a: clm, b: mlm}
+  - {id: self, text: MLM beats MLM, kind: beats, a: mlm, b: mlm}
+  - {id: lrs, text: CLM is stable, kind: more_stable, a: clm, b: mlm, lr_range: [1.0e-3, 1.0e-5]}
+cka: [{a: clm, b: clm}]
+"""
+    (tmp_path / "claims.yaml").write_text(MINE.split("claims:")[0] + claims)
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "claims.yaml")
+    assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
+        "claim ids must be unique, repeated: sc",
+        "claim self compares run mlm with itself; name two runs (a and b)",
+        "cka clm-vs-clm compares run clm with itself; name two runs",
+        "claim lrs: lr_range must be two finite positive learning rates, low then high, got [0.001, 1e-05]",
+    ]
+
+
 def _task_file(folder) -> None:
     """A sentiment task of one's own: 'good' in the text means positive."""
     rng = random.Random(0)

@@ -277,7 +277,7 @@ class StudySpec:
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
                 out.append(f"study {self.name}: {kind} names must be unique, repeated: {', '.join(dup)}")
-        out += _value_problems(self)
+        out += _value_problems(self) + _claim_problems(self)
         datasets = {d.name for d in self.data}
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
@@ -405,6 +405,28 @@ def _value_problems(spec: StudySpec) -> list[str]:
         )
     if ev.max_steps is not None and ev.max_steps < 1:
         out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
+    return out
+
+
+def _claim_problems(spec: StudySpec) -> list[str]:
+    """Claims the report could not check as written: two of one id (the report keyed verdicts by id, so
+    the first claim was given the second's), a run compared with itself, an LR range that holds no LR."""
+    ids = [c.id for c in spec.claims]
+    out = [f"claim ids must be unique, repeated: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}"]
+    out = out if len(set(ids)) < len(ids) else []
+    out += [
+        f"claim {c.id} compares run {c.a} with itself; name two runs (a and b)"
+        for c in spec.claims
+        if c.a == c.b
+    ]
+    out += [
+        f"cka {c.a}-vs-{c.b} compares run {c.a} with itself; name two runs" for c in spec.cka if c.a == c.b
+    ]
+    out += [
+        f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
+        for c in spec.claims
+        if not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
+    ]
     return out
 
 
