@@ -144,6 +144,9 @@ def test_refusals(prepared, tmp_path):
         PackedReader(broken, BatchLayout(seq_len=T, micro_batch_size=1))
     with pytest.raises(UserError, match="no meta.json"):
         PackedReader(tmp_path, BatchLayout(seq_len=T, micro_batch_size=1))
+    (broken / "tokens.bin").unlink()  # said "holds -1 bytes, meta.json expects ..."
+    with pytest.raises(UserError, match=r"broken/tokens.bin is missing; the folder is truncated or corrupt"):
+        PackedReader(broken, BatchLayout(seq_len=T, micro_batch_size=1))
 
 
 def test_an_epoch_evicted_by_another_thread_before_its_return_is_still_returned(prepared):

@@ -251,7 +251,9 @@ def open_split(root: Path, split: str, meta: dict) -> tuple[np.ndarray, np.ndarr
     counts = meta["splits"][split]
     n, dtype = int(counts["tokens"]), np.dtype(meta["dtype"])
     path = folder / "tokens.bin"
-    size = path.stat().st_size if path.is_file() else -1
+    if not path.is_file():  # was "holds -1 bytes"
+        raise UserError(f"{path} is missing; the folder is truncated or corrupt, prepare {root} again")
+    size = path.stat().st_size
     if size != n * dtype.itemsize:
         raise UserError(
             f"{path} holds {size} bytes, meta.json expects {n * dtype.itemsize}; the folder is truncated "
