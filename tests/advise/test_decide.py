@@ -121,13 +121,17 @@ def test_a_failed_backtest_recommends_the_single_rung_ranking_and_says_why():
 
 def test_schedules_sharing_no_rung_are_extrapolated_unchecked():
     curve = [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)]
-    runs = list(_ladder({MLM_LIKE: curve, CLM_LIKE: curve}, sizes=(1e7, 2e7, 4e7)).observations)
+    worse = [(a + 0.3, b + 0.3) for a, b in curve]  # far apart at every size: the old code recommended MLM
+    runs = list(_ladder({MLM_LIKE: curve, CLM_LIKE: worse}, sizes=(1e7, 2e7, 4e7)).observations)
     runs = [
         replace(o, params=o.params * 1.1, tokens=o.tokens * 1.1) if o.schedule == CLM_LIKE else o
         for o in runs
     ]
     adv = advise(Ladder(LOSS, tuple(runs)), Target(params=1e8, tokens=2e9), n_boot=60)
     assert adv.method == "extrapolation" and adv.rung is None and "unchecked" in adv.reason
+    # recommended before, though a recommended extrapolation needs a backtest (docs/advise.md)
+    assert adv.recommendation is None and "insufficient evidence" in adv.reason
+    assert adv.ranking == (MLM_LIKE.name, CLM_LIKE.name)
 
 
 def test_a_two_dimensional_ladder_reads_the_compute_optimal_frontier():
@@ -233,14 +237,20 @@ def test_no_schedule_is_recommended_where_the_replicates_and_the_point_fit_disag
     """A recommendation is the leader of the bootstrap replicates; the ranking is the point fit's. When
     90% of replicates put one schedule first and the fit ranks the other first (a skewed bootstrap
     distribution), naming either would contradict the other half of the report."""
+    from types import SimpleNamespace
+
     from encoderlab.advise.decide import _verdict
 
-    values = {"extrapolation": np.array([2.0, 1.0]), "single rung": None}  # lower is better: b first
+    values = {"extrapolation": np.array([2.0, 1.0]), "single rung": np.array([2.0, 1.0])}  # lower: b first
+    errors = dict(
+        extrapolation_accuracy=1.0, extrapolation_error=0.01, baseline_accuracy=1.0, baseline_error=0.1
+    )
+    passed = SimpleNamespace(passed=True, held_out=(1e7, 2e8), **errors)  # a backtest the curves passed
     agree = {"extrapolation": np.array([0.05, 0.95])}
-    _, rec, ranking, _ = _verdict(("a", "b"), values, agree, None, "", 0.9, "lower")
+    _, rec, ranking, _ = _verdict(("a", "b"), values, agree, passed, "", 0.9, "lower")
     assert rec == "b" and ranking == ("b", "a")
     skewed = {"extrapolation": np.array([0.95, 0.05])}
-    _, rec, ranking, reason = _verdict(("a", "b"), values, skewed, None, "", 0.9, "lower")
+    _, rec, ranking, reason = _verdict(("a", "b"), values, skewed, passed, "", 0.9, "lower")
     assert rec is None and ranking == ("b", "a")
     assert "insufficient evidence: a is best at the target in 95% of bootstrap replicates" in reason
     assert "but the point fit ranks b first" in reason

@@ -297,11 +297,15 @@ def _verdict(names, values, probs, bt, why_not, confidence, better):
     probs, values = probs[method], values[method]
     order = np.argsort(values if better == "lower" else -values, kind="stable")
     ranking = tuple(names[i] for i in order)
-    if unchecked:
+    if (
+        unchecked
+    ):  # was recommended as if backtested: the docs ask a backtest of any recommended extrapolation
         reason = (
             "the schedules share no (N, D) rung, so there is neither a single-rung baseline nor a backtest: "
-            "this extrapolation is unchecked"
+            "this extrapolation is unchecked; insufficient evidence: an extrapolation is recommended only after "
+            "a backtest, so run every schedule at the same sizes and token budgets"
         )
+        return method, None, ranking, reason
     elif method == "extrapolation":
         reason = (
             f"the backtest passed: refitted without the rung N={bt.held_out[0]:.3g}, D={bt.held_out[1]:.3g}, the "
