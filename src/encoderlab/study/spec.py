@@ -387,6 +387,12 @@ def _value_problems(spec: StudySpec) -> list[str]:
         for where, values in seeds
         if not values or min(values) < 0
     ]
+    out += [  # a repeat trains nothing more, but was counted as another model and seed
+        f"{where}: seeds repeat {', '.join(str(v) for v in sorted({v for v in values if values.count(v) > 1}))}; "
+        "give each pretraining seed once"
+        for where, values in seeds
+        if len(set(values)) < len(values)
+    ]
     ev = spec.eval
     for lrs in (ev.lrs, ev.checkpoint_lrs or ev.lrs):
         try:
