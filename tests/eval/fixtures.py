@@ -35,6 +35,8 @@ def write_asset(home: Path, name: str, records: list[dict]) -> None:
         "name": name,
         "revision": spec.revision,
         "source": {"sha256": spec.source.sha256 if spec.source else None},
+        "size_bytes": (folder / "data.jsonl").stat().st_size,
+        "documents": len(records),
     }
     (folder / MANIFEST).write_text(json.dumps(manifest))
 

@@ -5,10 +5,10 @@ inside killharness children. Builders come from tests/eval so both suites test t
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
+from tests.eval.fixtures import write_asset
 
 from encoderlab.model.io import save_model_folder
 
@@ -17,23 +17,13 @@ QUICK_STEPS = 12
 
 def write_boolq(home: Path, n: int = 64) -> None:
     """A fetched-looking `boolq` asset: label true iff the passage holds "good"."""
-    from encoderlab.data.assets.cache import FORMAT, MANIFEST, spec_of
-
-    folder = home / "assets" / "boolq"
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "data.jsonl", "w") as f:
-        for i in range(n):
-            split = "dev" if i % 4 == 0 else "train"
-            word = "good" if i % 2 else "bad"
-            meta = {"question": "is it good ?", "label": bool(i % 2), "split": split}
-            f.write(
-                json.dumps({"id": f"{split}-{i}", "text": f"the {word} red code {i % 7}", "meta": meta})
-                + "\n"
-            )
-    spec = spec_of("boolq")
-    source = {"sha256": spec.source.sha256 if spec.source else None}
-    manifest = {"format": FORMAT, "name": "boolq", "revision": spec.revision, "source": source}
-    (folder / MANIFEST).write_text(json.dumps(manifest))
+    records = []
+    for i in range(n):
+        split = "dev" if i % 4 == 0 else "train"
+        word = "good" if i % 2 else "bad"
+        meta = {"question": "is it good ?", "label": bool(i % 2), "split": split}
+        records.append({"id": f"{split}-{i}", "text": f"the {word} red code {i % 7}", "meta": meta})
+    write_asset(home, "boolq", records)
 
 
 def eval_fixture(tmp_path: Path) -> tuple[str, dict[str, str]]:

@@ -31,6 +31,11 @@ DEGENERATE: set[tuple[str, str]] = set()
 PRETRAIN_EFFECT: dict[tuple[str, int], float] = {}
 """(run name, pretraining seed) -> a shift of every score of that checkpoint: pretraining noise, which
 a test sets to study claims over pretraining seeds (empty: none)."""
+SCORED_AS: dict[str, str] = {}
+"""run name -> the run whose scores it gets, to the last digit: a twin, for a claim between two runs with
+identical scores (a claim may not compare a run with itself) (empty: none)."""
+TWIN = RunSpec(name="twin", label="MLM-40 twin", recipe="pfs-mlm", params={"ratio": 0.41})
+"""A run a test may add to `small_spec`'s and score as mlm40 through `SCORED_AS`."""
 
 
 WORDS = [
@@ -134,9 +139,10 @@ def evaluate(ctx) -> dict:
         base += 8.0  # CLM only loses on SC in this fake world
     lr_effect = -abs(c["lr"] - 1e-4) * (2e4 if model["recipe"] == "pfs-mlm" else 2e3)
     run, _, seed = c["model"].partition("/s")
+    model_id = SCORED_AS.get(run, run) + c["model"][len(run) :]
     base += PRETRAIN_EFFECT.get((run, int(seed or 0)), 0.0)
-    test = base + lr_effect + 0.5 * _noise(c["model"], c["task"], c["lr"], c["seed"])
-    val = test + 0.3 * _noise("val", c["model"], c["task"], c["lr"], c["seed"])
+    test = base + lr_effect + 0.5 * _noise(model_id, c["task"], c["lr"], c["seed"])
+    val = test + 0.3 * _noise("val", model_id, c["task"], c["lr"], c["seed"])
     _write(ctx.out_dir / "result.json", {"val": val, "test": test})
     return record(c, val, test)
 

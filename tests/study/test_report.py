@@ -162,8 +162,16 @@ def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
     )
 
 
-def test_identical_scores_are_no_difference_not_a_direction(tmp_path):
-    claim = _only_claim(tmp_path, id="same", a="mlm40", b="mlm40")
+def test_identical_scores_are_no_difference_not_a_direction(tmp_path, monkeypatch):
+    import fake_study
+
+    monkeypatch.setattr(fake_study, "SCORED_AS", {"twin": "mlm40"})
+    spec = small_spec()
+    spec = replace(
+        spec, runs=(*spec.runs, fake_study.TWIN), claims=(replace(spec.claims[0], id="same", b="twin"),)
+    )
+    run_study(spec, tmp_path, backend(), progress=False)
+    claim = json.loads((tmp_path / "report" / "results.json").read_text())["claims"][0]
     assert claim["status"] == "no difference" and claim["sentence"].startswith(
         "Undecided at this scale, for one pretraining seed (identical scores, no difference)"
     )

@@ -160,16 +160,17 @@ def test_report_configuration_names_the_runs_trained_at_their_own_seeds(tmp_path
     assert "| pretraining seeds | 0 (mlm40, clm: 0, 1, 2) |" in md
 
 
-def test_an_untested_difference_is_a_direction_not_a_verdict(tmp_path):
+def test_an_untested_difference_is_a_direction_not_a_verdict(tmp_path, monkeypatch):
     """One pretraining seed and one fine-tuning seed: no test, so the opposite direction is not "does not
     hold" (that verdict is kept for a significant difference against the claim), and equal scores are no
     difference rather than a direction."""
     claims = (
         ClaimSpec(id="with", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc"),
         ClaimSpec(id="against", text="CLM beats MLM on SC", kind="beats", a="clm", b="mlm40", family="sc"),
-        ClaimSpec(id="same", text="MLM-40 beats itself", kind="beats", a="mlm40", b="mlm40", family="sc"),
+        ClaimSpec(id="same", text="MLM-40 beats its twin", kind="beats", a="mlm40", b="twin", family="sc"),
     )
-    spec = small_spec(claims=claims)
+    monkeypatch.setattr(fake_study, "SCORED_AS", {"twin": "mlm40"})
+    spec = small_spec(claims=claims, runs=(*small_spec().runs, fake_study.TWIN))
     run_study(replace(spec, eval=replace(spec.eval, seeds=(0,))), tmp_path, backend(), progress=False)
     found = _claims(tmp_path)
     assert all(c["numbers"]["diff"] is None and c["significant"] is None for c in found.values())

@@ -44,6 +44,7 @@ from encoderlab.model.hf_adapters import (
 )
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
 from encoderlab.model.io import is_model_folder, load_model_folder
+from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints, is_run_folder
 from encoderlab.model.sentence import read_sentence_files
 
 FAMILIES = (*LLAMA_FAMILIES, *ADAPTER_FAMILIES)
@@ -168,9 +169,7 @@ def _own_model_folder(path: Path) -> Path | None:
             f"{path / 'final' / 'config.json'} is not an encoderlab model config (damaged or replaced): restore "
             f"it from a copy, or pass one of the run's checkpoints, e.g. {path}/checkpoints/step_N"
         )
-    if _is_run_folder(path):
-        from encoderlab.train.checkpoint import checkpoint_dir, complete_checkpoints
-
+    if is_run_folder(path):
         steps = complete_checkpoints(path)
         if steps:
             raise UserError(
@@ -184,17 +183,6 @@ def _own_model_folder(path: Path) -> Path | None:
             "or pass another model"
         )
     return None
-
-
-def _is_run_folder(path: Path) -> bool:
-    """Whether `path` is a pretraining run folder, finished or not: pretrain's ownership marker, a
-    `checkpoints/` folder, or (written before the marker) the `config.yaml` and `env.json` of a run."""
-    from encoderlab.outdir import owner
-    from encoderlab.train.runfolder import KIND
-
-    if (owner(path) or {}).get("kind") == KIND or (path / "checkpoints").is_dir():
-        return True
-    return (path / "config.yaml").is_file() and (path / "env.json").is_file()
 
 
 def read_config_json(path: Path) -> dict:

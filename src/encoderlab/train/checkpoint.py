@@ -9,7 +9,8 @@ Layout of `RUN/checkpoints/step_0001000/`:
   * `state.json`: step, phase, tokens seen, skipped steps, the run config and the freeze mechanism.
 A checkpoint is written under `step_N.tmp` and renamed when complete; `state.json` is written
 last, so a folder without it, or with the `.tmp` suffix, is a partial write that is never loaded
-(and is removed at the next start). The LR needs no state: schedules are closed-form in the step.
+(and is removed at the next start); that much of the layout, which loading a model reads too, is
+`model/runlayout.py`. The LR needs no state: schedules are closed-form in the step.
 Data need no state either: a batch is a pure function of the step.
 
 Why safetensors and not `torch.distributed.checkpoint` (DCP), which earlier versions used: DCP's
@@ -23,7 +24,6 @@ A checkpoint in the old layout (`train_state/` folder) is refused with one line,
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -37,9 +37,9 @@ from encoderlab.atomic import atomic_folder
 from encoderlab.errors import UserError
 from encoderlab.model.config import SHAPE_FIELDS
 from encoderlab.model.io import save_model_folder
+from encoderlab.model.runlayout import STEP_DIR, checkpoint_dir, complete_checkpoints
 from encoderlab.train.optim import StateByName
 
-STEP_DIR = re.compile(r"^step_(\d{7})$")
 TRAIN_STATE = "train_state.safetensors"
 
 
@@ -55,23 +55,6 @@ class Progress:
     """Steps whose batch was skipped (non-finite loss); replays skip them too."""
     bad_steps: int = 0
     """Non-finite steps met so far."""
-
-
-def checkpoint_dir(run_dir: Path, step: int) -> Path:
-    return Path(run_dir) / "checkpoints" / f"step_{step:07d}"
-
-
-def complete_checkpoints(run_dir: Path) -> list[int]:
-    """Steps of the complete checkpoints in a run folder, ascending."""
-    root = Path(run_dir) / "checkpoints"
-    if not root.is_dir():
-        return []
-    steps = []
-    for d in root.iterdir():
-        m = STEP_DIR.match(d.name)
-        if m and (d / "state.json").is_file():
-            steps.append(int(m.group(1)))
-    return sorted(steps)
 
 
 def remove_partial(run_dir: Path) -> None:

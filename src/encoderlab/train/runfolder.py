@@ -35,11 +35,12 @@ import torch
 import encoderlab.train.checkpoint as ckpt
 from encoderlab.config import from_dict, load_yaml, to_dict
 from encoderlab.errors import UserError
+from encoderlab.model.runlayout import RUN_KIND
 from encoderlab.outdir import check_output
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import resume_blockers
 
-KIND = "pretrain"
+KIND = RUN_KIND
 """The output kind of run folders (`outdir` marker)."""
 LOCK = ".lock"
 """The lock file inside a run folder while a process trains in it."""
