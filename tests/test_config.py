@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from encoderlab.config import from_dict
+from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 
 
@@ -133,3 +133,22 @@ class _Options:
 def test_a_list_where_a_plain_dict_is_expected_is_one_line():
     with pytest.raises(UserError, match=r"^t.yaml: options: expected a mapping, got \['pooling'\]$"):
         from_dict(_Options, {"options": ["pooling"]}, "t.yaml")
+
+
+def test_type_is_no_field_of_an_untagged_section_and_must_match_a_tagged_one():
+    """`schedule: {type: cosine}` was dropped without a word (every mapping lost its `type`), and the
+    run trained on the default constant schedule; a top-level `type:` likewise."""
+    from encoderlab.train.config import RunConfig
+    from encoderlab.train.recipes import build_recipe
+
+    cfg = build_recipe("smoke-mlm")
+    assert from_dict(RunConfig, to_dict(cfg)) == cfg  # the `type` to_dict writes for an objective reads back
+    data = to_dict(cfg)
+    data["phases"][0]["schedule"]["type"] = "cosine"
+    with pytest.raises(UserError, match=r"^phases\[0\]\.schedule: unknown field\(s\) type; valid: .*kind"):
+        from_dict(RunConfig, data)
+    with pytest.raises(UserError, match=r"^RunConfig: unknown field\(s\) type; valid: "):
+        from_dict(RunConfig, {**to_dict(cfg), "type": "run"})
+    objective = type(cfg.phases[0].objective)
+    with pytest.raises(UserError, match=r"^o: 'type' must be 'mlm' here, got 'clm'$"):
+        from_dict(objective, {"type": "clm"}, "o")

@@ -76,7 +76,7 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
             tag = value.get("type")
             if tag not in tags:
                 raise UserError(f"{where}: 'type' must be one of {', '.join(sorted(tags))}, got {tag!r}")
-            return from_dict(tags[tag], {k: v for k, v in value.items() if k != "type"}, where)
+            return from_dict(tags[tag], value, where)
         errors = []
         for member in members:
             if member is type(None):
@@ -90,7 +90,7 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise UserError(f"{where}: expected a mapping of {tp.__name__} fields, got {value!r}")
-        return from_dict(tp, {k: v for k, v in value.items() if k != "type"}, where)
+        return from_dict(tp, value, where)
     if origin in (list, tuple):
         if not isinstance(value, (list, tuple)):
             raise UserError(f"{where}: expected a list, got {value!r}")
@@ -153,6 +153,7 @@ def unknown_fields(where: str, data: dict, fields) -> str | None:
 
 def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     """Build `cls` from plain data; unknown fields and wrong types are UserErrors."""
+    data = _without_own_tag(cls, data, where)
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     if line := unknown_fields(where or cls.__name__, data, fields):
@@ -166,6 +167,18 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:  # __post_init__ validation
         raise UserError(f"{where or cls.__name__}: {exc}") from None
+
+
+def _without_own_tag(cls: type, data: dict[str, Any], where: str) -> dict[str, Any]:
+    """`data` less the `type` that `to_dict` writes for a class with a `type_tag`. Only such a class:
+    elsewhere `type` is no field and is named as unknown like any other (it was dropped from every
+    mapping, so `schedule: {type: cosine}` ran the default constant schedule without a word)."""
+    tag = getattr(cls, "type_tag", None)
+    if tag is None or "type" not in data:
+        return data
+    if data["type"] != tag:
+        raise UserError(f"{where or cls.__name__}: 'type' must be {tag!r} here, got {data['type']!r}")
+    return {k: v for k, v in data.items() if k != "type"}
 
 
 def parse_scalar(text: str) -> Any:
@@ -221,7 +234,7 @@ def with_values(cfg: T, values: Mapping[str, Any]) -> T:
             node[_index(node, last, path)] = to_dict(value)
         else:
             node[last] = to_dict(value)
-    return from_dict(type(cfg), {k: v for k, v in data.items() if k != "type"})
+    return from_dict(type(cfg), data)
 
 
 def check_values(cls: type, values: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -349,4 +362,4 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
 def load_yaml(cls: type[T], path: Path) -> T:
     """Read a config file strictly; malformed YAML or a wrong field is one clear UserError."""
     data = read_mapping(path)
-    return from_dict(cls, {k: v for k, v in data.items() if k != "type"}, where=str(Path(path).name))
+    return from_dict(cls, data, where=str(Path(path).name))

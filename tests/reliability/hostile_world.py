@@ -63,6 +63,7 @@ def _configs_and_corpora(root: Path) -> None:
     (root / "list.yaml").write_text("- seed: 1\n- out: run\n")
     (root / "wrong_type.yaml").write_text(TINY_RUN + "seed: lots\n")
     (root / "unknown_field.yaml").write_text(TINY_RUN + "layot: {seq_len: 3}\n")
+    (root / "type_field.yaml").write_text(TINY_RUN + "type: run\n")
     (root / "latin1.yaml").write_bytes("out: caf\xe9\n".encode("latin-1"))
     (root / "a_folder.yaml").mkdir()
     (root / "a_file").write_text("not a folder")

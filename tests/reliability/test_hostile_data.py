@@ -59,6 +59,8 @@ def dworld(tmp_path_factory):
         shutil.copytree(good, root / name)  # meta.json still JSON, edited or cut by hand: was a traceback
         split = None if edit is None else {**meta["splits"]["train"], **edit}
         (root / name / "meta.json").write_text(json.dumps({**meta, "splits": {"train": split}}))
+    shutil.copytree(good, root / "no_tokenizer")
+    shutil.rmtree(root / "no_tokenizer" / "tokenizer")
     shutil.copytree(good, root / "mine.tmp")  # a user's own dataset that prepare --out mine would write over
 
     (root / "foreign").mkdir()
@@ -87,6 +89,7 @@ DATA_CASES = [
     ("patched-ids-never-read", "data inspect {w}/patched_ids", r"tokens.bin holds token id \d+ at position \d+, beyond .*changed after prepare"),
     ("meta-counts-not-numbers", "data inspect {w}/meta_counts_text", r"meta_counts_text/meta.json is corrupt \(splits.train has no token and document counts\); delete .*meta_counts_text and prepare it again$"),
     ("meta-split-without-counts", "data inspect {w}/meta_counts_cut", r"meta_counts_cut/meta.json is corrupt \(splits.train has no token and document counts\); delete"),
+    ("prepared-without-tokenizer", "data inspect {w}/no_tokenizer", r"prepared data .*no_tokenizer has no tokenizer/ folder \(data prepare writes the tokenizer it used there\); copy that tokenizer's folder to .*no_tokenizer/tokenizer$"),
     ("inspect-seq-len-0", "data inspect {w}/data --seq-len 0", r"--seq-len must be >= 1"),
     ("inspect-rows-negative", "data inspect {w}/data --rows -1", r"--rows must be >= 1, got -1"),
     ("val-fraction-above-1", PREP + " --out {w}/o --val-fraction 1.5", r"--val-fraction must be in \[0, 1\) .*got 1.5"),

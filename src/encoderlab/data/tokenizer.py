@@ -35,6 +35,12 @@ def _tokenizer_folder(path: Path) -> Path:
     """The folder holding tokenizer files for a tokenizer, model or prepared-data folder."""
     if (path / "meta.json").is_file() and (path / "tokenizer").is_dir():
         return path / "tokenizer"
+    if (path / "meta.json").is_file() and not (path / "tokenizer.json").is_file():
+        # "pass a tokenizer folder" sent `data inspect` users looking for a flag it does not have
+        raise UserError(
+            f"prepared data {path} has no tokenizer/ folder (data prepare writes the tokenizer it used "
+            f"there); copy that tokenizer's folder to {path / 'tokenizer'}"
+        )
     if (path / "tokenizer.json").is_file():
         return path
     if (path / "tokenizer_config.json").is_file():
