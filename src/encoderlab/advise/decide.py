@@ -297,9 +297,8 @@ def _verdict(names, values, probs, bt, why_not, confidence, better):
     probs, values = probs[method], values[method]
     order = np.argsort(values if better == "lower" else -values, kind="stable")
     ranking = tuple(names[i] for i in order)
-    if (
-        unchecked
-    ):  # was recommended as if backtested: the docs ask a backtest of any recommended extrapolation
+    # an unchecked extrapolation was recommended as if backtested; docs/advise.md asks a backtest first
+    if unchecked:
         reason = (
             "the schedules share no (N, D) rung, so there is neither a single-rung baseline nor a backtest: "
             "this extrapolation is unchecked; insufficient evidence: an extrapolation is recommended only after "
