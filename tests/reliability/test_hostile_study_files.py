@@ -57,6 +57,7 @@ def _study_files(root: Path) -> None:
         "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
         "init_missing": lambda s: s["runs"][1].update(init="nothere"),
         "seeds_empty": lambda s: s.update(seeds=[]),
+        "param_range": lambda s: s["runs"][1]["params"].update(ratio=4),
         "seeds_repeated": lambda s: s["runs"][0].update(seeds=[0, 1, 0]),
         "dup_data": lambda s: s["data"].append(dict(s["data"][0])),
         "name_path": lambda s: s.update(name="../escaped"),
@@ -155,6 +156,11 @@ STUDY_CASES = [
         "study-seeds-empty",
         "study plan {w}/study_seeds_empty.yaml",
         r"study mini: seeds must be a non-empty list of pretraining seeds >= 0, got \[\]; e.g. seeds: \[0\]",
+    ),
+    (  # the recipe's own check, which named no run
+        "study-param-out-of-range",
+        "study plan {w}/study_param_range.yaml",
+        r"run b: mlm mask_ratio must be between 0 and 1 \(exclusive\), got 4.0",
     ),
     (
         "study-seeds-repeated",

@@ -89,8 +89,11 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
     from encoderlab.config import with_values
     from encoderlab.train.recipes import make_recipe
 
-    cfg = make_recipe(run.recipe, recipe_arguments(spec, run))
-    cfg = with_values(cfg, {**spec.run_overrides, **run.overrides})
+    try:  # a value the recipe refuses (a mask ratio of 4) named no run of the study
+        cfg = make_recipe(run.recipe, recipe_arguments(spec, run))
+        cfg = with_values(cfg, {**spec.run_overrides, **run.overrides})
+    except UserError as exc:
+        raise UserError(f"run {run.name}: {exc}") from None
     model = cfg.model
     init = _init_of(spec, run)
     if init and model.init != init:
