@@ -73,6 +73,9 @@ def _study_files(root: Path) -> None:
                 for t, a, b in (("A", "a", "b"), ("B", "b", "a"))
             ]
         ),
+        "claim_family": lambda s: s.update(
+            claims=[{"id": "x", "text": "A beats B", "kind": "beats", "a": "a", "b": "b", "family": "scc"}]
+        ),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
@@ -161,6 +164,11 @@ STUDY_CASES = [
         "study-param-out-of-range",
         "study plan {w}/study_param_range.yaml",
         r"run b: mlm mask_ratio must be between 0 and 1 \(exclusive\), got 4.0",
+    ),
+    (  # was accepted: the claim compared no task, and the report called it untested
+        "study-claim-family-unknown",
+        "study plan {w}/study_claim_family.yaml",
+        r"claim x: family must be one of sc, tc, qa, ir, or null for the average over all tasks, got 'scc' \(sc\?\)$",
     ),
     (
         "study-seeds-repeated",

@@ -416,7 +416,10 @@ def _value_problems(spec: StudySpec) -> list[str]:
 
 def _claim_problems(spec: StudySpec) -> list[str]:
     """Claims the report could not check as written: two of one id (the report keyed verdicts by id, so
-    the first claim was given the second's), a run compared with itself, an LR range that holds no LR."""
+    the first claim was given the second's), a run compared with itself, an LR range that holds no LR,
+    a family no task has (`family: scc` compared no task, and the report called it untested)."""
+    from encoderlab.eval.spec import FAMILY_NAMES
+
     ids = [c.id for c in spec.claims]
     out = [f"claim ids must be unique, repeated: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}"]
     out = out if len(set(ids)) < len(ids) else []
@@ -432,6 +435,12 @@ def _claim_problems(spec: StudySpec) -> list[str]:
         f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
         for c in spec.claims
         if not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
+    ]
+    out += [
+        f"claim {c.id}: family must be one of {', '.join(FAMILY_NAMES)}, or null for the average over all "
+        f"tasks, got {c.family!r}" + (f" ({near}?)" if (near := closest(str(c.family), FAMILY_NAMES)) else "")
+        for c in spec.claims
+        if c.family is not None and c.family not in FAMILY_NAMES
     ]
     return out
 
