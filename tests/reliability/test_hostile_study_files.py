@@ -76,6 +76,18 @@ def _study_files(root: Path) -> None:
         "claim_family": lambda s: s.update(
             claims=[{"id": "x", "text": "A beats B", "kind": "beats", "a": "a", "b": "b", "family": "scc"}]
         ),
+        "claim_family_unread": lambda s: s.update(
+            claims=[
+                {
+                    "id": "x",
+                    "text": "A is more stable",
+                    "kind": "more_stable",
+                    "a": "a",
+                    "b": "b",
+                    "family": "sc",
+                }
+            ]
+        ),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
@@ -169,6 +181,11 @@ STUDY_CASES = [
         "study-claim-family-unknown",
         "study plan {w}/study_claim_family.yaml",
         r"claim x: family must be one of sc, tc, qa, ir, or null for the average over all tasks, got 'scc' \(sc\?\)$",
+    ),
+    (  # was ignored: the claim compared the average over all tasks
+        "study-claim-family-unread",
+        "study plan {w}/study_claim_family_unread.yaml",
+        r"claim x: family is read by beats claims only \(more_stable compares the average over all tasks\); drop it, or set it to null$",
     ),
     (
         "study-seeds-repeated",
