@@ -98,6 +98,15 @@ def test_help_still_prints_the_full_help(capsys):
     assert exc.value.code == 0 and "--out" in out and len(out.splitlines()) > 5
 
 
+@pytest.mark.parametrize("path,target", list(_leaves(COMMANDS)))
+def test_no_help_shows_an_empty_default(capsys, path, target):
+    """A list argument left empty showed "(default: )" (advise RUNS, probe MODEL, assets fetch NAME,
+    bench table RESULT, study run/plan --prepared): it says what an empty list means instead."""
+    with pytest.raises(SystemExit):
+        main([*path, "--help"])
+    assert "(default: )" not in capsys.readouterr().out
+
+
 def _options(target: str) -> list[tuple[str, bool]]:
     """(option, appends) of every flag of a command, as tyro's own parser has them."""
     import warnings
@@ -162,6 +171,7 @@ def test_encoderlabs_own_warnings_print_as_one_note_line(capsys, monkeypatch, re
         (["data", "tokenizer", "--source", "a.txt", "--source", "--out", "o"], "--source"),
         (["pretrain", "--recipe", "smoke-mlm", "--param", "--out", "o"], "--param"),
         (["pretrain", "--recipe", "smoke-mlm", "--set", "--out", "o"], "--set"),
+        (["study", "plan", "paper1-pfs", "--prepared", "--scale", "demo"], "--prepared"),
     ],
 )
 def test_a_flag_of_several_values_given_without_one_is_refused(tmp_path, monkeypatch, capsys, argv, flag):

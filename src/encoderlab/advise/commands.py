@@ -23,7 +23,9 @@ from encoderlab.advise.readers import read_table
 from encoderlab.advise.studyread import FINETUNE, is_study, metric_of, read_study
 from encoderlab.errors import UserError
 
-Runs = Annotated[tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS")]
+Runs = Annotated[
+    tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS", help_behavior_hint="(required)")
+]
 
 
 def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metric:

@@ -385,7 +385,9 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
 
 
 def probe_command(
-    models: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL")],
+    models: Annotated[
+        tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL", help_behavior_hint="(required)")
+    ],
     *,
     out: Path,
     tasks: tuple[str, ...] = ("brown-pos", "tweets"),

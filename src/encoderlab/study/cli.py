@@ -11,6 +11,7 @@ from typing import Annotated
 
 import tyro
 
+from encoderlab.cliargs import Repeated, flatten
 from encoderlab.errors import UserError
 from encoderlab.outdir import check_output
 from encoderlab.study.catalog import get_study, list_studies
@@ -44,7 +45,7 @@ def run_command(
     out: Path | None = None,
     fetch: bool = True,
     jobs: int = 1,
-    prepared: tuple[str, ...] = (),
+    prepared: Repeated = (),
 ) -> Path:
     """Run a study end to end (resuming a previous attempt) and print the report path.
 
@@ -61,7 +62,7 @@ def run_command(
     """
     from encoderlab.study.nodes import corpus_locations
 
-    spec = with_prepared(study_spec(name, scale), prepared)
+    spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
     folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
     read += [d.prepared for d in spec.data if d.prepared]
@@ -94,7 +95,7 @@ def plan_command(
     /,
     scale: str | None = None,
     out: Path | None = None,
-    prepared: tuple[str, ...] = (),
+    prepared: Repeated = (),
 ) -> None:
     """Print what a study will train and read: per run the tokens against the corpus's unique tokens, a GPU estimate.
 
@@ -113,7 +114,7 @@ def plan_command(
 
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
-    spec = with_prepared(study_spec(name, scale), prepared)
+    spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
     task_files(spec.eval.task_files)  # a missing one is refused here, as `study run` refuses it
     check_sources(spec, fetched=False)  # and so is a corpus, tokenizer or start model path that is not there
     prepares = prepare_graph(spec, default_backend()) if out is not None else ()

@@ -63,7 +63,11 @@ def list_command() -> None:
 
 
 def fetch_command(
-    names: Annotated[tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="NAME")] = (),
+    names: Annotated[
+        tuple[str, ...],
+        tyro.conf.Positional,
+        tyro.conf.arg(metavar="NAME", help_behavior_hint="(default: the small default set)"),
+    ] = (),
     all: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False,
 ) -> None:
     """Fetch assets into $ENCODERLAB_HOME/assets (no names: the small default set; --all: everything).
