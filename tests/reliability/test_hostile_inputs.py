@@ -186,6 +186,11 @@ CASES = [
     ("unknown-scale", "study run paper1-pfs --scale nope --out {w}/s", r"scale 'nope'"),
     ("study-no-jobs", "study run paper1-pfs --jobs 0 --out {w}/s", r"jobs must be >= 1, got 0"),
     ("bad-lr-grid", "eval {w}/model --tasks boolq --lrs 0 --out {w}/e", r"learning rates must be .*positive"),
+    (  # ran: the summary's header listed "seeds [0, 0]" over n=1
+        "eval-grid-repeats",
+        "eval {w}/model --tasks boolq --seeds 0 0 --out {w}/e",
+        r"seeds repeat 0; give each once",
+    ),
     ("corrupt-safetensors", "export {w}/corrupt --out {w}/x", r"cannot read .*model.safetensors .*corrupt"),
     ("vocab-mismatch", "export {w}/small_vocab --out {w}/x", r"tokenizer has \d+ ids but .* 64 rows"),
     (

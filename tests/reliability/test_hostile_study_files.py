@@ -51,6 +51,7 @@ def _study_files(root: Path) -> None:
         "max_docs": lambda s: s["data"][0].update(max_docs=-5),
         "vocab3": lambda s: s["data"][0].update(vocab_size=3),
         "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
+        "lr_twice": lambda s: s.update(eval={"lrs": [1e-4, 1e-4]}),
         "max_passes": lambda s: s.update(max_passes=-1),
         "suite_null": lambda s: s.update(eval={"suite": None}),
         "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
@@ -186,6 +187,11 @@ STUDY_CASES = [
         "study-claim-family-unread",
         "study plan {w}/study_claim_family_unread.yaml",
         r"claim x: family is read by beats claims only \(more_stable compares the average over all tasks\); drop it, or set it to null$",
+    ),
+    (  # ran each cell once, but listed the LR twice in the grid
+        "study-lr-repeated",
+        "study plan {w}/study_lr_twice.yaml",
+        r"eval: learning rates repeat 0.0001; give each once$",
     ),
     (
         "study-seeds-repeated",

@@ -475,6 +475,10 @@ def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
         )
     if not seeds or any(s < 0 for s in seeds):
         raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
+    # a repeat trained nothing more, but the summary's header listed it ("seeds [0, 0]", n=1)
+    for what, values in (("learning rates", lrs), ("seeds", seeds)):
+        if repeated := sorted({v for v in values if list(values).count(v) > 1}):
+            raise UserError(f"{what} repeat {', '.join(f'{v:g}' for v in repeated)}; give each once")
     if any(s >= SEED_BOUND for s in seeds):
         raise UserError(
             f"seeds must be below 2**64 (torch's generators take no larger one), got {list(seeds)}"
