@@ -272,3 +272,24 @@ def test_a_report_on_a_partly_finished_study_says_what_its_claims_have_not_seen(
     assert said in (tmp_path / "s" / "report" / "report.md").read_text()
     full = {c["id"]: c for c in json.loads((study / "report" / "results.json").read_text())["claims"]}
     assert all("Partial:" not in c["sentence"] for c in full.values())
+
+
+def test_a_finished_nodes_record_edited_by_hand_names_its_file_and_the_rerun(study, tmp_path, capsys):
+    """A node.json whose result is valid JSON of the wrong shape (a score as text, a cut record) was
+    "eval/mlm40/sst/lr0.0001/s0.test_score: expected float, got 'high'": no file, no way out."""
+    from encoderlab.cli import main
+
+    copy = shutil.copytree(study, tmp_path / "s")
+    marker = next((copy / "nodes" / "eval").glob("mlm40_sst_lr0.0001_s0-*/node.json"))
+    for edit in ({"test_score": "high"}, None):
+        record = json.loads(marker.read_text())
+        record["result"] = {**record["result"], **edit} if edit else []
+        marker.write_text(json.dumps(record))
+        with pytest.raises(SystemExit):
+            main(["study", "report", str(copy)])
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"encoderlab: error: {marker} is damaged (result")
+        assert err.endswith(
+            f"; delete {marker.parent} and run the study again, which redoes eval/mlm40/sst/lr0.0001/s0"
+        )
+        marker.write_text((study / marker.relative_to(copy)).read_text())

@@ -88,20 +88,36 @@ class StudyData:
     unigram: dict[str, float] = field(default_factory=dict)
     """Dataset name -> the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`):
     the held-out loss of a model that has learned token frequencies only."""
+    folder: Path | None = None
+    """The study folder read (None: built in memory), named when a finished node's record is damaged."""
 
     @cached_property
     def evals(self) -> list[StudyEval]:
         """Every finished eval node, in graph order."""
-        from encoderlab.config import from_dict
-
         out = []
         for n in self.nodes:
-            m = self.markers.get(n.name)
-            if n.kind == "eval" and m is not None:
-                record = from_dict(EvalRecord, m.result, where=n.name)
+            if n.kind == "eval" and n.name in self.markers:
                 node = EvalNode.of(n)
-                out.append(StudyEval(node.model, node.step, record))
+                out.append(StudyEval(node.model, node.step, self._typed_result(EvalRecord, n)))
         return out
+
+    def _typed_result(self, cls: type, node: Node) -> Any:
+        """A finished node's result as `cls`; a record edited or damaged by hand (valid JSON, a value of
+        another type) names its node.json and the rerun that redoes it (it was the bare field error)."""
+        from encoderlab.config import from_dict
+        from encoderlab.study.marker import MARKER
+        from encoderlab.study.runner import node_dir
+
+        try:
+            return from_dict(cls, self.markers[node.name].result, where="result")
+        except UserError as exc:
+            if self.folder is None:
+                raise UserError(f"node {node.name}: {exc}") from None
+            folder = node_dir(self.folder, node)
+            raise UserError(
+                f"{folder / MARKER} is damaged ({exc}); delete {folder} and run the study again, which "
+                f"redoes {node.name}"
+            ) from None
 
     def result_of(self, name: str) -> dict:
         """The result of node `name`; empty while it has not finished."""
@@ -119,9 +135,9 @@ class StudyData:
     @property
     def cka(self) -> list[CkaResult]:
         """Every finished CKA analysis."""
-        from encoderlab.config import from_dict
-
-        return [from_dict(CkaResult, r, where=name) for name, r in self.results_of("cka").items()]
+        return [
+            self._typed_result(CkaResult, n) for n in self.nodes if n.kind == "cka" and n.name in self.markers
+        ]
 
     def run(self, model: str) -> RunSpec | None:
         """The run a model id belongs to."""
@@ -238,7 +254,7 @@ def load_study(study_dir: Path) -> StudyData:
     """Read a study folder; a folder that is not a study (or of an older layout) is a UserError."""
     study_dir = Path(study_dir)
     typed, nodes = read_study(study_dir)
-    data = StudyData(spec=typed, nodes=nodes)
+    data = StudyData(spec=typed, nodes=nodes, folder=study_dir)
     for n in nodes:
         m = read_marker(study_dir, n)
         if m is not None:
