@@ -293,3 +293,23 @@ def test_a_finished_nodes_record_edited_by_hand_names_its_file_and_the_rerun(stu
             f"; delete {marker.parent} and run the study again, which redoes eval/mlm40/sst/lr0.0001/s0"
         )
         marker.write_text((study / marker.relative_to(copy)).read_text())
+
+
+def test_a_damaged_validation_json_is_one_line_naming_it(study, tmp_path, capsys):
+    """A run's validation.json cut short or holding a loss as text was a JSONDecodeError or TypeError
+    traceback in the report."""
+    from encoderlab.cli import main
+
+    copy = shutil.copytree(study, tmp_path / "s")
+    path = next((copy / "nodes" / "pretrain").glob("clm-*/metrics.jsonl")).with_name("validation.json")
+    for text, problem in (('{"step', "JSONDecodeError: "), ('{"val/mlm15": "low"}', "not a mapping of val/")):
+        path.write_text(text)
+        with pytest.raises(SystemExit):
+            main(["study", "report", str(copy)])
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"encoderlab: error: {path} is damaged ({problem}")
+        assert err.endswith(
+            "; restore it from a copy, or delete it (the report then shows no held-out loss for that run)"
+        )
+    path.unlink()
+    main(["study", "report", str(copy)])

@@ -342,4 +342,28 @@ def _read_held_out(data: StudyData, study_dir: Path) -> None:
         elif n.kind == "pretrain" and result.get("metrics"):
             path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
             if path.is_file():
-                data.held_out[n.name.split("/", 1)[1]] = json.loads(path.read_text())
+                data.held_out[n.name.split("/", 1)[1]] = _held_out_losses(path)
+
+
+def _held_out_losses(path: Path) -> dict[str, Any]:
+    """A run's validation.json (its `val/*` losses at the last step). Cut short or edited by hand was a
+    JSONDecodeError or TypeError traceback in the report; it is one line naming the file."""
+    from encoderlab.errors import first_line
+
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        problem = f"{type(exc).__name__}: {first_line(exc)}"
+    else:
+        numbers = isinstance(raw, dict) and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool)
+            for k, v in raw.items()
+            if k.startswith("val/")
+        )
+        if numbers:
+            return raw
+        problem = "not a mapping of val/* names to losses"
+    raise UserError(
+        f"{path} is damaged ({problem}); restore it from a copy, or delete it (the report then shows no held-out "
+        "loss for that run)"
+    )
