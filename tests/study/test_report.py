@@ -313,3 +313,15 @@ def test_a_damaged_validation_json_is_one_line_naming_it(study, tmp_path, capsys
         )
     path.unlink()
     main(["study", "report", str(copy)])
+
+
+def test_a_metrics_line_edited_by_hand_is_no_point_of_the_loss_figures(study, tmp_path):
+    """A metrics.jsonl line with a loss as text was a TypeError traceback in the report's figures; it is
+    drawn as no point, as advise reads the log (its last numeric value)."""
+    copy = shutil.copytree(study, tmp_path / "s")
+    metrics = next((copy / "nodes" / "pretrain").glob("clm-*/metrics.jsonl"))
+    with open(metrics, "a") as f:
+        f.write(json.dumps({"step": 10**6, "loss": "low", "val/mlm15": "low"}) + "\n")
+    write_report(copy)
+    rows = list(csv.DictReader(open(copy / "report" / "figures" / "pretraining_loss.csv")))
+    assert rows and all(r["step"] != str(10**6) for r in rows)

@@ -296,14 +296,22 @@ def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
     return out
 
 
+def _finite(record: dict, key: str) -> float | None:
+    """`record[key]` when it is a finite number; a log line edited by hand (a loss as text) is drawn as
+    no point, as advise reads the log (it was a TypeError traceback), and a diverged step as none."""
+    value = record.get(key)
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if is_number and math.isfinite(value) else None
+
+
 def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     """Pretraining loss against optimizer step, from each run's metrics.jsonl."""
     import matplotlib.pyplot as plt
 
     rows = [
-        {"model": model, "step": rec.get("step"), "loss": rec["loss"], "objective": rec.get("objective", "")}
+        {"model": model, "step": rec.get("step"), "loss": loss, "objective": rec.get("objective", "")}
         for model, rec in _metrics(data, study_dir)
-        if rec.get("loss") is not None and math.isfinite(rec["loss"])
+        if (loss := _finite(rec, "loss")) is not None
     ]
     if not rows:
         return None
@@ -340,13 +348,13 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | 
         {
             "model": model,
             "metric": key,
-            "step": rec["step"],
+            "step": rec.get("step"),
             "tokens": rec.get("tokens"),
-            "loss": rec[key],
+            "loss": loss,
         }
         for model, rec in _metrics(data, study_dir)
         for key in VALIDATION_KEYS
-        if rec.get(key) is not None and math.isfinite(rec[key])
+        if (loss := _finite(rec, key)) is not None
     ]
     if not rows:
         return None
