@@ -325,3 +325,26 @@ def test_a_metrics_line_edited_by_hand_is_no_point_of_the_loss_figures(study, tm
     write_report(copy)
     rows = list(csv.DictReader(open(copy / "report" / "figures" / "pretraining_loss.csv")))
     assert rows and all(r["step"] != str(10**6) for r in rows)
+
+
+def test_a_node_compute_record_edited_by_hand_names_its_file_or_counts_as_unfinished(study, tmp_path, capsys):
+    """node.json's compute with a time as text was a TypeError traceback in the report; a compute or
+    result that is not a mapping at all, in `study run` too. The first names the file; the second is a
+    marker not read whole, so the node counts as unfinished and runs again."""
+    from encoderlab.cli import main
+    from encoderlab.study.data import load_study
+
+    copy = shutil.copytree(study, tmp_path / "s")
+    marker = next((copy / "nodes" / "eval").glob("mlm40_sst_lr0.0001_s0-*/node.json"))
+    original = json.loads(marker.read_text())
+    marker.write_text(json.dumps({**original, "compute": {**original["compute"], "wall_s": "slow"}}))
+    with pytest.raises(SystemExit):
+        main(["study", "report", str(copy)])
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        f"encoderlab: error: {marker} is damaged (compute.wall_s: expected float, got 'slow')"
+    )
+    for part in ("compute", "result"):
+        marker.write_text(json.dumps({**original, part: []}))
+        assert "eval/mlm40/sst/lr0.0001/s0" not in load_study(copy).markers
+        write_report(copy)

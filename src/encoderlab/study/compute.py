@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import to_dict
+from encoderlab.errors import UserError
 from encoderlab.study.data import StudyData
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.runner import compute_records
@@ -54,19 +55,23 @@ class NodeCompute:
 
     @classmethod
     def of(cls, record: dict[str, Any]) -> NodeCompute:
-        """The record's fields the report uses (a missing or null time counts as 0 s)."""
-        return cls(
-            node=record["node"],
-            kind=record["kind"],
-            tokens=record.get("tokens"),
-            flops=record.get("flops"),
-            wall_s=record.get("wall_s") or 0.0,
-            cpu_s=record.get("cpu_s") or 0.0,
-            flops_method=record.get("flops_method"),
-            branched_from=record.get("branched_from"),
-            shared_steps=record.get("shared_steps") or 0,
-            shared_tokens=record.get("shared_tokens") or 0,
-        )
+        """The record's fields the report uses (a missing or null time counts as 0 s), type-checked: a
+        value edited by hand (`wall_s: "slow"`) is a UserError naming the field (it was a TypeError)."""
+        from encoderlab.config import from_dict
+
+        values = {
+            "node": record["node"],
+            "kind": record["kind"],
+            "tokens": record.get("tokens"),
+            "flops": record.get("flops"),
+            "wall_s": record.get("wall_s") or 0.0,
+            "cpu_s": record.get("cpu_s") or 0.0,
+            "flops_method": record.get("flops_method"),
+            "branched_from": record.get("branched_from"),
+            "shared_steps": record.get("shared_steps") or 0,
+            "shared_tokens": record.get("shared_tokens") or 0,
+        }
+        return from_dict(cls, values, where="compute")
 
 
 @dataclass(kw_only=True)
@@ -144,7 +149,7 @@ def compute_summary(data: StudyData, study_dir: Path) -> ComputeSummary:
     """Totals per node kind and per pretraining run, from the study's compute records."""
     from encoderlab.study.plan import plan_study
 
-    records = [NodeCompute.of(r) for r in compute_records(study_dir, data.nodes)]
+    records = [_typed(data, r) for r in compute_records(study_dir, data.nodes)]
     by_kind: dict[str, Totals] = {}
     for r in records:
         by_kind.setdefault(r.kind, Totals()).add(r.tokens, r.flops, r.wall_s, r.cpu_s, 1)
@@ -162,6 +167,13 @@ def compute_summary(data: StudyData, study_dir: Path) -> ComputeSummary:
         corpora=dict(plan.corpora),
         flops_method="; ".join(methods) or "not recorded",
     )
+
+
+def _typed(data: StudyData, record: dict[str, Any]) -> NodeCompute:
+    try:
+        return NodeCompute.of(record)
+    except UserError as exc:
+        raise data.damaged(next(n for n in data.nodes if n.name == record["node"]), str(exc)) from None
 
 
 def _run_compute(data: StudyData, r: NodeCompute, passes: dict[str, float | None]) -> RunCompute:

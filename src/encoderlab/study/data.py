@@ -105,19 +105,25 @@ class StudyData:
         """A finished node's result as `cls`; a record edited or damaged by hand (valid JSON, a value of
         another type) names its node.json and the rerun that redoes it (it was the bare field error)."""
         from encoderlab.config import from_dict
-        from encoderlab.study.marker import MARKER
-        from encoderlab.study.runner import node_dir
 
         try:
             return from_dict(cls, self.markers[node.name].result, where="result")
         except UserError as exc:
-            if self.folder is None:
-                raise UserError(f"node {node.name}: {exc}") from None
-            folder = node_dir(self.folder, node)
-            raise UserError(
-                f"{folder / MARKER} is damaged ({exc}); delete {folder} and run the study again, which "
-                f"redoes {node.name}"
-            ) from None
+            raise self.damaged(node, str(exc)) from None
+
+    def damaged(self, node: Node, problem: str) -> UserError:
+        """The error for a finished node whose node.json holds `problem`: the file, and the rerun that
+        redoes the node."""
+        from encoderlab.study.marker import MARKER
+        from encoderlab.study.runner import node_dir
+
+        if self.folder is None:
+            return UserError(f"node {node.name}: {problem}")
+        folder = node_dir(self.folder, node)
+        return UserError(
+            f"{folder / MARKER} is damaged ({problem}); delete {folder} and run the study again, which "
+            f"redoes {node.name}"
+        )
 
     def result_of(self, name: str) -> dict:
         """The result of node `name`; empty while it has not finished."""

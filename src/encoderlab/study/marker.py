@@ -37,7 +37,7 @@ class NodeMarker:
         counts as unfinished and runs again)."""
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
-            return cls(
+            marker = cls(
                 name=raw["name"],
                 kind=raw["kind"],
                 key=raw["key"],
@@ -48,3 +48,6 @@ class NodeMarker:
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return None
+        # every reader takes these as mappings: a list there was a TypeError in `study run` and the report
+        mappings = (marker.config, marker.result, marker.compute)
+        return marker if all(isinstance(m, dict) for m in mappings) else None
