@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from encoderlab.cli import main
@@ -40,3 +42,44 @@ def test_plan_out_that_is_a_file_is_refused(tmp_path, monkeypatch, capsys):
         f"--out some.json is a file, not a study folder; {FIX}, or drop --out for estimated counts"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["some.json"]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """A finished fake study's folder."""
+    from fake_study import backend, small_spec
+
+    from encoderlab.study.runner import run_study
+
+    out = tmp_path_factory.mktemp("fake") / "study"
+    run_study(small_spec(), out, backend(), progress=False)
+    return out
+
+
+def test_a_study_folder_names_the_study_it_was_run_with(folder, tmp_path, monkeypatch, capsys):
+    """`study show DIR` said "unknown study 'DIR'": it prints the study the folder was last run with, which
+    reads back as that study; `study run DIR` continues it in DIR, not in runs/NAME-SCALE."""
+    import fake_study
+
+    from encoderlab.study.data import read_study
+    from encoderlab.study.files import load_study_file
+
+    main(["study", "show", str(folder)])
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"# encoderlab study exported from the study folder {folder}.")
+    (tmp_path / "again.yaml").write_text(shown)
+    # all but the fake corpus name, which a study file reads as a path beside it
+    recorded = read_study(folder)[0]
+    assert replace(load_study_file(tmp_path / "again.yaml"), data=recorded.data) == recorded
+    assert _refused(capsys, ["study", "show", str(folder), "--scale", "cpu"]) == (
+        f"{folder} is a study folder, which keeps the scale it was run at; drop --scale cpu"
+    )
+    (tmp_path / "empty").mkdir()
+    assert _refused(capsys, ["study", "show", str(tmp_path / "empty")]).startswith(
+        f"{tmp_path / 'empty'} is a folder without study.json, so no study folder; give a built-in study name"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("encoderlab.study.cli.default_backend", fake_study.backend)
+    main(["study", "run", str(folder)])
+    assert capsys.readouterr().out.startswith(f"report: {folder / 'report' / 'report.html'}\n")
+    assert not (tmp_path / "runs").exists()

@@ -21,7 +21,16 @@ from encoderlab.study.spec import StudySpec
 
 
 def study_spec(name: str, scale: str | None) -> StudySpec:
-    """The built-in study `name` at `scale` (default demo), or the study file `name` (.yaml/.yml)."""
+    """The built-in study `name` at `scale` (default demo), the study file `name` (.yaml/.yml), or the
+    study a study folder `name` was last run with (its study.json; `study show DIR` said "unknown study")."""
+    if study_folder(name) is not None:
+        if scale is not None:
+            raise UserError(
+                f"{name} is a study folder, which keeps the scale it was run at; drop --scale {scale}"
+            )
+        from encoderlab.study.data import read_study
+
+        return read_study(Path(name))[0]
     if name.endswith((".yaml", ".yml")) or Path(name).is_file():
         if scale is not None:
             raise UserError(f"{name} is a study file, which sets its own scale; drop --scale {scale}")
@@ -29,6 +38,20 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
 
         return load_study_file(name)
     return get_study(name, scale or "demo")
+
+
+def study_folder(name: str) -> Path | None:
+    """`name` as a study folder (one holding study.json), else None; a folder that holds none is refused
+    here, not called an unknown study."""
+    path = Path(name)
+    if not path.is_dir():
+        return None
+    if not (path / "study.json").is_file():
+        raise UserError(
+            f"{name} is a folder without study.json, so no study folder; give a built-in study name (encoderlab "
+            "study list), a study file, or a folder `study run --out` wrote"
+        )
+    return path
 
 
 def default_backend():
@@ -50,7 +73,8 @@ def run_command(
     """Run a study end to end (resuming a previous attempt) and print the report path.
 
     Args:
-        name: Built-in study name (see `encoderlab study list`) or a study YAML file (see `study show`).
+        name: Built-in study name (see `encoderlab study list`), a study YAML file (see `study show`), or a
+            study folder, which continues in itself.
         scale: demo | cpu | gpu-210m | gpu-610m | gpu-1b (built-in studies; default demo).
         out: Study folder (default runs/NAME-SCALE); rerunning into it resumes and reuses finished nodes.
         fetch: Fetch missing assets automatically (--no-fetch: fail and name the fetch command instead).
@@ -63,7 +87,8 @@ def run_command(
     from encoderlab.study.nodes import corpus_locations
 
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
-    folder = out if out is not None else Path("runs") / f"{spec.name}-{spec.scale}"
+    # a study folder given as the study continues in itself
+    folder = out if out is not None else study_folder(name) or Path("runs") / f"{spec.name}-{spec.scale}"
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
     read += [d.prepared for d in spec.data if d.prepared]
     # a study folder inside a corpus folder was made, then its prepare node refused its own subfolder
@@ -78,16 +103,18 @@ def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | Non
     """Print a study as YAML: a starting point for a study of your own (`> my.yaml`, then `study run my.yaml`).
 
     Args:
-        name: Built-in study name, or a study file (printed as it reads, after checking).
+        name: Built-in study name, a study file (printed as it reads, after checking), or a study folder
+            (the study it was last run with).
         scale: Scale of a built-in study (default demo).
     """
     from encoderlab.study.files import dump_study
 
     spec = study_spec(name, scale)
-    print(
-        dump_study(spec, origin=name if name.endswith((".yaml", ".yml")) else f"{name} --scale {spec.scale}"),
-        end="",
-    )
+    if study_folder(name) is not None:
+        origin = f"the study folder {name}"
+    else:
+        origin = name if name.endswith((".yaml", ".yml")) else f"{name} --scale {spec.scale}"
+    print(dump_study(spec, origin=origin), end="")
 
 
 def plan_command(
@@ -100,7 +127,7 @@ def plan_command(
     """Print what a study will train and read: per run the tokens against the corpus's unique tokens, a GPU estimate.
 
     Args:
-        name: Built-in study name, or a study YAML file.
+        name: Built-in study name, a study YAML file, or a study folder (counted from its prepared data).
         scale: Scale of a built-in study (default demo).
         out: A study folder whose prepared data gives exact token counts (default: estimates; a folder
             without this study's prepared data says so in a note and estimates).
@@ -112,6 +139,7 @@ def plan_command(
     from encoderlab.study.graph import prepare_graph
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
+    out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
