@@ -79,6 +79,9 @@ def test_a_study_folder_names_the_study_it_was_run_with(folder, tmp_path, monkey
         f"{tmp_path / 'empty'} is a folder without study.json, so no study folder; give a built-in study name"
     )
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "paper1-pfs").mkdir()  # a folder of a built-in study's name: the name still means the study
+    main(["study", "show", "paper1-pfs"])
+    assert "exported from paper1-pfs --scale demo" in capsys.readouterr().out
     monkeypatch.setattr("encoderlab.study.cli.default_backend", fake_study.backend)
     main(["study", "run", str(folder)])
     assert capsys.readouterr().out.startswith(f"report: {folder / 'report' / 'report.html'}\n")

@@ -42,9 +42,11 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
 
 def study_folder(name: str) -> Path | None:
     """`name` as a study folder (one holding study.json), else None; a folder that holds none is refused
-    here, not called an unknown study."""
+    here, not called an unknown study. A built-in study's name means that study, folder or not."""
+    from encoderlab.study.catalog import STUDIES
+
     path = Path(name)
-    if not path.is_dir():
+    if name in STUDIES or not path.is_dir():
         return None
     if not (path / "study.json").is_file():
         raise UserError(
