@@ -323,7 +323,8 @@ def test_a_metrics_line_edited_by_hand_is_no_point_of_the_loss_figures(study, tm
     with open(metrics, "a") as f:
         f.write(json.dumps({"step": 10**6, "loss": "low", "val/mlm15": "low"}) + "\n")
     write_report(copy)
-    rows = list(csv.DictReader(open(copy / "report" / "figures" / "pretraining_loss.csv")))
+    with open(copy / "report" / "figures" / "pretraining_loss.csv") as f:
+        rows = list(csv.DictReader(f))
     assert rows and all(r["step"] != str(10**6) for r in rows)
 
 
