@@ -220,3 +220,34 @@ def test_a_slice_of_the_files_shards_and_merges_to_the_bytes_of_one_worker(
             **RUN,
         )
     assert not (tmp_path / "bad").exists() and not (tmp_path / "x").exists()
+
+
+def test_a_part_meta_edited_by_hand_is_one_line_naming_the_part(tmp_path, tokenizer_dir):  # noqa: F811
+    """A part's meta.json that every reader accepts but the merge sums (its source's counts, its
+    decontamination, its workers) was a KeyError or TypeError traceback when edited or cut by hand."""
+    import json
+
+    write_jsonl(tmp_path / "src" / "a.jsonl", corpus_records(20))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(tmp_path / "src")),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+    )
+    parts = [prepare(cfg, tmp_path / "out", shard=Shard(i, 2), **RUN) for i in range(2)]
+    original = json.loads((parts[1] / "meta.json").read_text())
+    edits = {
+        "recipe is not a mapping": {"recipe": ["a"]},
+        "sources is not a list of its one source": {"sources": {}},
+        "sources\\[0\\] lacks a count of docs": {"sources": [{**original["sources"][0], "docs": "many"}]},
+        "decontamination lacks its counts": {"decontamination": None},
+        "workers is None, not a whole number": {"workers": None},
+    }
+    for problem, edit in edits.items():
+        (parts[1] / "meta.json").write_text(json.dumps({**original, **edit}))
+        with pytest.raises(
+            UserError,
+            match=rf"^{parts[1]}/meta.json is corrupt \({problem}.*\); delete {parts[1]} and prepare it again "
+            r"with --shard 1/2$",
+        ):
+            merge(tmp_path / "out")
+    assert not (tmp_path / "out").exists()

@@ -64,11 +64,37 @@ def _parts(out: Path) -> list[Path]:
     return [found[f"{i:05d}-of-{n:05d}"] for i in range(n)]
 
 
+def _part_problem(meta: dict) -> str | None:
+    """What in a part's meta.json the merge could not sum (beyond what every reader checks), or None."""
+    count = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
+    sources, decontam = meta.get("sources"), meta.get("decontamination")
+    if not isinstance(meta.get("recipe"), dict):
+        return "recipe is not a mapping"
+    if not (isinstance(sources, list) and len(sources) == 1 and isinstance(sources[0], dict)):
+        return "sources is not a list of its one source"
+    if not all(count(sources[0].get(k)) for k in _SUMMED) or not isinstance(sources[0].get("files"), list):
+        return f"sources[0] lacks a count of {', '.join(_SUMMED)} or its files"
+    if not (
+        isinstance(decontam, dict)
+        and all(count(decontam.get(k)) for k in ("removed_by_id", "removed_by_ngram"))
+    ):
+        return "decontamination lacks its counts"
+    for key in ("max_token_id", "empty_after_tokenization", "workers"):
+        if not isinstance(meta.get(key), int) or isinstance(meta.get(key), bool):
+            return f"{key} is {meta.get(key)!r}, not a whole number"
+    return None
+
+
 def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
     """The recipe every part shares (without its shard), which is the one-worker recipe."""
     recipes = []
     for i, (part, meta) in enumerate(zip(parts, metas)):
-        recipe = dict(meta.get("recipe", {}))
+        if problem := _part_problem(meta):  # edited or cut by hand: was a KeyError or TypeError traceback
+            raise UserError(
+                f"{part / 'meta.json'} is corrupt ({problem}); delete {part} and prepare it again with "
+                f"--shard {i}/{len(parts)}"
+            )
+        recipe = dict(meta["recipe"])
         if recipe.pop("shard", None) != [i, len(parts)]:
             raise UserError(
                 f"{part} was not written as shard {i}/{len(parts)}; prepare it again with that --shard"
