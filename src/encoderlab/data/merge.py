@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
-from encoderlab.data.packed import SPLITS, SplitWriter, open_split, read_meta, split_dir, val_mask
+from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
@@ -66,17 +66,16 @@ def _parts(out: Path) -> list[Path]:
 
 def _part_problem(meta: dict) -> str | None:
     """What in a part's meta.json the merge could not sum (beyond what every reader checks), or None."""
-    count = lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0  # noqa: E731
     sources, decontam = meta.get("sources"), meta.get("decontamination")
     if not isinstance(meta.get("recipe"), dict):
         return "recipe is not a mapping"
     if not (isinstance(sources, list) and len(sources) == 1 and isinstance(sources[0], dict)):
         return "sources is not a list of its one source"
-    if not all(count(sources[0].get(k)) for k in _SUMMED) or not isinstance(sources[0].get("files"), list):
+    if not all(is_count(sources[0].get(k)) for k in _SUMMED) or not isinstance(sources[0].get("files"), list):
         return f"sources[0] lacks a count of {', '.join(_SUMMED)} or its files"
     if not (
         isinstance(decontam, dict)
-        and all(count(decontam.get(k)) for k in ("removed_by_id", "removed_by_ngram"))
+        and all(is_count(decontam.get(k)) for k in ("removed_by_id", "removed_by_ngram"))
     ):
         return "decontamination lacks its counts"
     for key in ("max_token_id", "empty_after_tokenization", "workers"):

@@ -63,7 +63,8 @@ def read_meta(root: Path) -> dict:
     return meta
 
 
-def _count(value) -> bool:
+def is_count(value) -> bool:
+    """Whether a meta.json value is a count (a whole number >= 0; JSON's true is none)."""
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -72,7 +73,7 @@ def _shape_problem(meta: dict) -> str | None:
     if meta.get("dtype") not in ("uint16", "uint32"):
         return f"dtype is {meta.get('dtype')!r}, not uint16 or uint32"
     spec = meta.get("spec")
-    if not isinstance(spec, dict) or not _count(spec.get("vocab_size")) or spec["vocab_size"] < 1:
+    if not isinstance(spec, dict) or not is_count(spec.get("vocab_size")) or spec["vocab_size"] < 1:
         return "spec.vocab_size is not a positive count"
     top = meta.get("max_token_id", -1)  # -1: no tokens; absent: a folder from before it was recorded
     if not (isinstance(top, int) and not isinstance(top, bool) and top >= -1):
@@ -81,7 +82,7 @@ def _shape_problem(meta: dict) -> str | None:
     if not isinstance(splits, dict) or "train" not in splits:
         return "it records no train split"
     for split, counts in splits.items():
-        if not isinstance(counts, dict) or not all(_count(counts.get(k)) for k in ("tokens", "docs")):
+        if not isinstance(counts, dict) or not all(is_count(counts.get(k)) for k in ("tokens", "docs")):
             return f"splits.{split} has no token and document counts"
     return None
 
