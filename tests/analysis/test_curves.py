@@ -146,3 +146,22 @@ def test_bad_curves_inputs_are_one_line_errors(tmp_path):
     (tmp_path / "typo.yaml").write_text("sources:\n  - {results: x, modle: M}\n")
     with pytest.raises(UserError, match="unknown field"):
         load_input(tmp_path / "typo.yaml")
+
+
+def test_a_negative_step_or_one_point_given_twice_is_refused(tmp_path):
+    """Both were drawn: a point at step -5, and two points at one step of a line (the same checkpoint's
+    results given twice, or two folders placed at one step), with two LR lines of one label."""
+    for sources, line in [
+        ("{results: a, model: M, step: -5}", r"step -5 of 'M' must be a pretraining step >= 0$"),
+        (
+            "{results: a, model: M, step: 100}, {results: b, model: M, step: 100}",
+            r"sources 1 and 2 are both M @ step 100, one point of the curves; give each point once",
+        ),
+        (
+            "{results: a, model: M}, {results: b, model: N}, {results: a, model: M}",
+            r"sources 1 and 3 are both M, one point",
+        ),
+    ]:
+        (tmp_path / "c.yaml").write_text(f"sources: [{sources}]\n")
+        with pytest.raises(UserError, match=rf"^{tmp_path / 'c.yaml'}: {line}"):
+            load_input(tmp_path / "c.yaml")

@@ -185,10 +185,19 @@ def load_input(path: Path) -> CurvesInput:
     spec = load_yaml(CurvesInput, Path(path))
     if not spec.sources:
         raise UserError(f"{path} lists no sources; add at least one {{results, model}} entry")
-    for src in spec.sources:
+    seen: dict[str, int] = {}
+    for i, src in enumerate(spec.sources, 1):
         if src.mask_ratio is not None and not 0 < src.mask_ratio < 1:
             raise UserError(
                 f"{path}: mask_ratio {src.mask_ratio} of '{src.model}' must be a fraction in (0, 1), e.g. 0.4"
+            )
+        if src.step is not None and src.step < 0:  # was drawn at step -5
+            raise UserError(f"{path}: step {src.step} of '{src.model}' must be a pretraining step >= 0")
+        # one point twice: two points at one x of a line, and two LR lines of one label
+        if (first := seen.setdefault(_label(src), i)) != i:
+            raise UserError(
+                f"{path}: sources {first} and {i} are both {_label(src)}, one point of the curves; give each "
+                "point once (a step or mask_ratio tells two checkpoints of one model apart)"
             )
     return spec
 
