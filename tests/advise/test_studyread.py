@@ -120,3 +120,15 @@ def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp
     assert run.value == pytest.approx(73.0)  # LR 5e-4 wins on validation (79 vs 71); its test mean
     with pytest.raises(UserError, match="has no finetune:wnut16"):
         read_study(study, "finetune:wnut16")
+
+
+def test_a_metric_edited_to_a_non_number_is_named_not_skipped(tmp_path):
+    """The last val/mlm15 edited to text was skipped, and the one before it advised on without a word."""
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
+    metrics = next(study.glob("nodes/pretrain/*/run/metrics.jsonl"))
+    lines = metrics.read_text().splitlines()[:-1]  # without the torn last line
+    metrics.write_text("\n".join([*lines, json.dumps({"step": 21, "val/mlm15": "low"})]) + "\n")
+    with pytest.raises(UserError, match=r"run/metrics.jsonl: the last val/mlm15 is 'low', not a number"):
+        read_study(study, "val/mlm15")

@@ -130,8 +130,14 @@ def _value(node: _Node, nodes: dict[str, _Node], records: list[dict], metric: st
     if metric.startswith(FINETUNE):
         value = _finetune_score(nodes, node.name, metric[len(FINETUNE) :])
     else:
-        logged = [r[metric] for r in records if isinstance(r.get(metric), (int, float))]
+        logged = [r[metric] for r in records if r.get(metric) is not None]
         value = logged[-1] if logged else None
+        if isinstance(value, bool) or not isinstance(value, (int, float, type(None))):
+            # an edited last line was skipped, and the value before it advised on
+            raise UserError(
+                f"{node.folder}/run/metrics.jsonl: the last {metric} is {value!r}, not a number (edited by "
+                "hand?); restore the file, or choose another --metric"
+            )
     if value is None:
         raise UserError(
             f"{node.folder}: run {node.name} has no {metric} (not logged, or its evaluations have not finished); "
