@@ -317,7 +317,7 @@ def test_a_damaged_validation_json_is_one_line_naming_it(study, tmp_path, capsys
 
 def test_a_metrics_line_edited_by_hand_is_no_point_of_the_loss_figures(study, tmp_path):
     """A metrics.jsonl line with a loss as text was a TypeError traceback in the report's figures; it is
-    drawn as no point, as advise reads the log (its last numeric value)."""
+    drawn as no point, a gap in the curve."""
     copy = shutil.copytree(study, tmp_path / "s")
     metrics = next((copy / "nodes" / "pretrain").glob("clm-*/metrics.jsonl"))
     with open(metrics, "a") as f:

@@ -298,7 +298,7 @@ def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
 
 def _finite(record: dict, key: str) -> float | None:
     """`record[key]` when it is a finite number; a log line edited by hand (a loss as text) is drawn as
-    no point, as advise reads the log (it was a TypeError traceback), and a diverged step as none."""
+    no point, a gap the figure shows (it was a TypeError traceback), and a diverged step as none."""
     value = record.get(key)
     is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
     return float(value) if is_number and math.isfinite(value) else None
