@@ -152,3 +152,52 @@ def test_type_is_no_field_of_an_untagged_section_and_must_match_a_tagged_one():
     objective = type(cfg.phases[0].objective)
     with pytest.raises(UserError, match=r"^o: 'type' must be 'mlm' here, got 'clm'$"):
         from_dict(objective, {"type": "clm"}, "o")
+
+
+def test_anchors_for_a_repeated_value_still_read():
+    """The alias-expansion cap refuses a file that writes out into a flood, not an anchor reused."""
+    from encoderlab.config import read_yaml
+
+    text = "base: &b {lr: 1.0e-4, steps: 10}\none: *b\ntwo: {<<: *b, steps: 20}\nlrs: &l [1, 2]\nagain: *l\n"
+    data = read_yaml(text)
+    assert data["one"] == {"lr": 1e-4, "steps": 10} and data["two"] == {"lr": 1e-4, "steps": 20}
+    assert data["again"] == [1, 2]
+    wide = "x: &x [" + ", ".join(["1"] * 1000) + "]\n" + "".join(f"k{i}: *x\n" for i in range(90))
+    assert len(read_yaml(wide)) == 91  # 91,091 values written out: under the cap
+
+
+def test_an_alias_flood_in_a_command_line_value_names_the_flag():
+    """`--set`/`--param` values are read as YAML too, so a one-line flood reached the config walk."""
+    from encoderlab.config import apply_overrides
+    from encoderlab.train.recipes import build_recipe
+
+    levels = ["&a0 [x, x, x, x, x, x, x, x, x]"]
+    levels += [f"&a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 8)]
+    flood = "[" + ", ".join(levels) + "]"
+    with pytest.raises(
+        UserError, match=r"^override 'out' = '\[&a0 .*\.\.\.': its aliases \(\*name\) expand it"
+    ):
+        apply_overrides(build_recipe("smoke-mlm"), [f"out={flood}"])
+    with pytest.raises(
+        UserError, match=r"^recipe parameter 'steps' = '\{a: 1, a: 2\}': key 'a' is given twice"
+    ):
+        build_recipe("smoke-mlm", ["steps={a: 1, a: 2}"])
+
+
+@pytest.mark.parametrize("what", ["task", "study"])
+def test_an_alias_flood_in_a_task_or_study_file_is_one_line(tmp_path, capsys, what):
+    from tests.reliability.hostile_world import LAUGHS
+
+    from encoderlab.cli import main
+
+    path = tmp_path / f"{what}.yaml"
+    path.write_text("name: x\ndescription:\n" + "".join(f"  {line}\n" for line in LAUGHS.splitlines()))
+    argv = ["eval", "m", "--task-file", str(path)] if what == "task" else ["study", "plan", str(path)]
+    with pytest.raises(SystemExit):
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert (
+        err
+        == f"encoderlab: error: {what} file {path}: its aliases (*name) expand it to over 100,000 values; "
+        + "write the values out, or use fewer aliases"
+    )

@@ -181,14 +181,17 @@ def _without_own_tag(cls: type, data: dict[str, Any], where: str) -> dict[str, A
     return {k: v for k, v in data.items() if k != "type"}
 
 
-def parse_scalar(text: str) -> Any:
+def parse_scalar(text: str, where: str = "value") -> Any:
     """A command-line value as YAML would read it (numbers, booleans, lists, null); nothing after the
     `=` is the empty text, not YAML's null (`--param data=$DATA` with DATA unset was "expected str, got
     None", a value nobody wrote; `null` still gives None)."""
     if not text.strip():
         return ""
     try:
-        value = yaml.safe_load(text)
+        value = read_yaml(text)
+    except StrictYAMLError as exc:
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        raise UserError(f"{where} = {shown!r}: {exc}") from None
     except yaml.YAMLError:
         return text
     if isinstance(value, str):  # YAML 1.1 reads "1e-3" (no dot) as a string
@@ -206,7 +209,7 @@ def apply_overrides(cfg: T, overrides: list[str] | tuple[str, ...]) -> T:
         if "=" not in item:
             raise UserError(f"override '{item}' must look like field.path=value")
         path, raw = item.split("=", 1)
-        values[path] = parse_scalar(raw)
+        values[path] = parse_scalar(raw, f"override '{path}'")
     return with_values(cfg, values)
 
 
@@ -284,12 +287,58 @@ def save_yaml(cfg: Any, path: Path) -> None:
     write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
 
 
-class DuplicateKey(yaml.YAMLError):
+class StrictYAMLError(yaml.YAMLError):
+    """YAML that parses but that we refuse to read; the message names the problem and its fix."""
+
+
+class DuplicateKey(StrictYAMLError):
     """A mapping of a YAML file names one key twice."""
 
 
+# Aliases share one node, so a 1 KB file of nested `*name`s is a billion values once anything walks
+# it (a "billion laughs" file): `eval --task-file` held 4.8 GB after a minute. Real configs use an
+# anchor for a repeated value or block, far below this many values in all.
+MAX_EXPANDED_VALUES = 100_000
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many values `root` holds with every alias written out; iterative, memoised by node."""
+    sizes: dict[int, int] = {}
+    open_: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, closing = stack.pop()
+        kids = [v for pair in node.value for v in pair] if isinstance(node, yaml.MappingNode) else node.value
+        kids = kids if isinstance(node, yaml.CollectionNode) else []
+        if closing:
+            open_.discard(id(node))
+            sizes[id(node)] = 1 + sum(sizes[id(k)] for k in kids)
+            continue
+        if id(node) in sizes:
+            continue
+        open_.add(id(node))
+        stack.append((node, True))
+        for kid in kids:
+            if id(kid) in open_:
+                raise StrictYAMLError(
+                    f"the anchor on line {kid.start_mark.line + 1} holds an alias to itself; write the value out"
+                )
+            stack.append((kid, False))
+    return sizes[id(root)]
+
+
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """The safe loader (plain data, no tags that build objects) that refuses a repeated key."""
+    """The safe loader (plain data, no tags that build objects) that refuses a repeated key and
+    aliases that write out into more than `MAX_EXPANDED_VALUES` values."""
+
+    def compose_document(self) -> yaml.Node:
+        node = super().compose_document()
+        if node is not None and _expanded_size(node) > MAX_EXPANDED_VALUES:
+            raise StrictYAMLError(
+                f"its aliases (*name) expand it to over {MAX_EXPANDED_VALUES:,} values; "
+                "write the values out, or use fewer aliases"
+            )
+        return node
 
 
 def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
@@ -325,8 +374,10 @@ def read_yaml(text: str) -> Any:
     YAML; fix the syntax" of a valid JSON file had no fix. Such text is read as JSON instead."""
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
-    except DuplicateKey:
+    except StrictYAMLError:
         raise
+    except RecursionError:  # PyYAML composes recursively: `[[[...` thousands deep
+        raise StrictYAMLError("it nests lists or mappings thousands deep; flatten it") from None
     except yaml.YAMLError as exc:
         if not text.lstrip().startswith(("{", "[")):
             raise
@@ -340,7 +391,7 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
     """A YAML file holding a mapping; missing, malformed or another shape is one clear UserError."""
     try:
         data = read_yaml(Path(path).read_text(encoding="utf-8"))
-    except DuplicateKey as exc:
+    except StrictYAMLError as exc:
         raise UserError(f"{what} {path}: {exc}") from None
     except FileNotFoundError:
         raise UserError(f"{what} {path} does not exist") from None

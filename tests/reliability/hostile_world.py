@@ -55,11 +55,20 @@ def build_world(root: Path) -> Path:
     return root
 
 
+# A "billion laughs" file: 9 aliases per level, 9 levels, 1 KB of text and 9**9 values written out.
+LAUGHS = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9)
+)
+
+
 def _configs_and_corpora(root: Path) -> None:
     (root / "tiny.yaml").write_text(TINY_RUN)
     (root / "malformed.yaml").write_text("layout: [1, 2\n  seq_len: : :\n")
     (root / "twice.yaml").write_text("seed: 1\nseed: 2\n")  # PyYAML would keep the last, silently
     (root / "empty.yaml").write_text("# nothing set yet\n")
+    (root / "laughs.yaml").write_text(LAUGHS)
+    (root / "self_alias.yaml").write_text("out: &a [*a]\n")
+    (root / "deep.yaml").write_text("out: " + "[" * 20000 + "]" * 20000 + "\n")
     (root / "list.yaml").write_text("- seed: 1\n- out: run\n")
     (root / "wrong_type.yaml").write_text(TINY_RUN + "seed: lots\n")
     (root / "unknown_field.yaml").write_text(TINY_RUN + "layot: {seq_len: 3}\n")

@@ -85,6 +85,22 @@ CASES = [
         "pretrain --config {w}/twice.yaml --out {w}/o",
         r"config file .*twice.yaml: key 'seed' is given twice \(lines 1 and 2\); keep one",
     ),
+    (  # held 4.8 GB after a minute and grew: aliases share a node until something walks them
+        "yaml-alias-bomb",
+        "pretrain --config {w}/laughs.yaml --out {w}/o",
+        r"config file .*laughs.yaml: its aliases \(\*name\) expand it to over 100,000 values; write the values "
+        r"out, or use fewer aliases",
+    ),
+    (  # said "out: expected str, got [[...]]"; a recursive list in a list field never ends
+        "yaml-self-alias",
+        "pretrain --config {w}/self_alias.yaml --out {w}/o",
+        r"config file .*self_alias.yaml: the anchor on line 1 holds an alias to itself; write the value out",
+    ),
+    (  # was a RecursionError traceback from PyYAML's composer
+        "yaml-nested-too-deep",
+        "pretrain --config {w}/deep.yaml --out {w}/o",
+        r"config file .*deep.yaml: it nests lists or mappings thousands deep; flatten it",
+    ),
     (  # were "must hold a mapping of fields, got NoneType" (and "got list"): Python's type, no fix
         "empty-config",
         "pretrain --config {w}/empty.yaml --out {w}/o",

@@ -107,7 +107,7 @@ def parse_source(spec: str) -> SourceConfig:
         data[key.strip()] = (
             value
             if key.strip() in ("text_field", "id_field", "hf_config", "hf_split", "hf_data_dir", "hf_files")
-            else parse_scalar(value)
+            else parse_scalar(value, f"source option '{key.strip()}'")
         )
     return from_dict(SourceConfig, data, where=f"source '{spec}'")
 

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from encoderlab.config import read_yaml
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
 
@@ -64,7 +65,7 @@ def find_run(source: Path) -> RunRecord | None:
 
 def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
     try:
-        config = yaml.safe_load((run / "config.yaml").read_text(encoding="utf-8"))
+        config = read_yaml((run / "config.yaml").read_text(encoding="utf-8"))
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return None
     if not isinstance(config, dict) or "phases" not in config:

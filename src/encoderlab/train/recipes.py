@@ -474,5 +474,5 @@ def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConf
         key, sep, raw = item.partition("=")
         if not sep:
             raise UserError(f"recipe parameter '{item}' must look like name=value")
-        parsed[key] = parse_scalar(raw)
+        parsed[key] = parse_scalar(raw, f"recipe parameter '{key}'")
     return make_recipe(name, parsed)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from encoderlab.config import DuplicateKey, from_dict, read_yaml, unknown_fields
+from encoderlab.config import StrictYAMLError, from_dict, read_yaml, unknown_fields
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
@@ -153,7 +153,7 @@ def _read_spec(path: Path) -> TaskSpec:
     where = f"task file {path}"
     try:
         raw = read_yaml(path.read_text(encoding="utf-8"))
-    except DuplicateKey as exc:
+    except StrictYAMLError as exc:
         raise UserError(f"{where}: {exc}") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UserError(f"{where}: cannot read it ({type(exc).__name__}); give a YAML task spec") from None
