@@ -19,9 +19,18 @@ from pathlib import Path
 from encoderlab.errors import UserError
 
 
+def loads(text: str) -> object:
+    """`json.loads`, where JSON nested past Python's recursion limit (`[[[...` thousands deep) is a
+    `JSONDecodeError` like any other bad line, not a RecursionError traceback."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested thousands deep", text, 0) from None
+
+
 def _record(line: str) -> dict | None:
     try:
-        record = json.loads(line)
+        record = loads(line)
     except ValueError:  # a torn last line, or a blank one
         return None
     return record if isinstance(record, dict) else None
@@ -49,7 +58,7 @@ def json_objects(path: Path, text: str) -> Iterator[tuple[int, dict]]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads(line)
         except json.JSONDecodeError as exc:
             raise UserError(f"{path}:{i}: not valid JSON ({exc.msg}); one JSON object per line") from None
         if not isinstance(record, dict):

@@ -7,6 +7,7 @@ nothing at all)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 
@@ -76,6 +77,10 @@ def dworld(tmp_path_factory):
     prepare(cfg, root / "merged", shard=Shard(0, 1), workers=1, progress=False)
     (root / "merged").mkdir()  # the parts are ours, the folder they would be merged into is not
     (root / "merged" / "notes.txt").write_text("keep me")
+    deep = {"text": "a document"}
+    (root / "deep.jsonl").write_text(
+        json.dumps(deep) + "\n" + '{"text": "x", "m": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    )
     return root
 
 
@@ -271,3 +276,18 @@ def test_inspect_shows_a_meta_json_without_its_informational_counts(dworld, caps
     summary = json.loads(out[: out.index("--- row 0")])
     assert summary["splits"] == meta["splits"] and summary["seconds"] is None
     assert summary["skipped"] == {"empty": None, "bad_records": None, "bad_files": None}
+
+
+def test_a_jsonl_line_nested_thousands_deep_is_one_line_and_writes_nothing(dworld, capsys):
+    """`json.loads` of `[[[...` 100,000 deep raised RecursionError, a traceback; the line is a bad
+    line like any other (the progress bar has started, so the error is the last line)."""
+    argv = PREP.replace("{w}/corpus.jsonl", "{w}/deep.jsonl") + " --out {w}/deep_out"
+    code, err = cli(argv.format(w=dworld).split(), capsys)
+    assert code == 2 and "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert re.search(
+        r"^encoderlab: error: .*deep.jsonl:2 is not valid JSON \(nested thousands deep\); fix or remove it, or "
+        r"pass --on-error skip",
+        last,
+    ), last
+    assert not (dworld / "deep_out").exists() and not (dworld / "deep_out.tmp").exists()

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from encoderlab import jsonlines
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
 from encoderlab.errors import UserError
 
@@ -156,7 +157,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             first = False
             try:
                 try:
-                    record = json.loads(_decode(raw, where, first=lineno == 1))
+                    record = jsonlines.loads(_decode(raw, where, first=lineno == 1))
                 except json.JSONDecodeError as exc:
                     raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
                 if not isinstance(record, dict):
