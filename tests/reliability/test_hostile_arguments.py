@@ -142,6 +142,13 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     cells = lines[2].split(",")
     lines[2] = ",".join([*cells[:4], "nan", *cells[5:]])  # an empty seed cell a spreadsheet wrote as NaN
     (root / "ladder_seed_nan.csv").write_text("\n".join(lines) + "\n")
+    lines = (root / "ladder.csv").read_text().splitlines()
+    cells = lines[2].split(",")
+    lines[2] = ",".join([*cells[:4], "x" * 200_000, *cells[5:]])  # past csv's 128 KiB field limit
+    (root / "ladder_huge.csv").write_text("\n".join(lines) + "\n")
+    lines = (root / "ladder.csv").read_text().splitlines()
+    lines[2] = ",".join([*cells[:4], "two", *cells[5:]])
+    (root / "ladder_blank.csv").write_text("\n".join([*lines[:2], "", *lines[2:]]) + "\n")  # row on line 4
 
 
 # (id, argv with {w} for the shared folder, pattern of the error)
@@ -278,6 +285,16 @@ ARGUMENT_CASES = [
         "advise-row-extra-value",
         "advise {w}/ladder_extra.csv --target-flops 1e19 --out {w}/a",
         r"ladder_extra.csv:2 has 7 values but the header names 6 columns; quote a value that holds a comma",
+    ),
+    (  # was csv's "_csv.Error: field larger than field limit (131072)", a traceback
+        "advise-row-over-field-limit",
+        "advise {w}/ladder_huge.csv --target-flops 1e19 --out {w}/a",
+        r"ladder_huge.csv:3 is not valid CSV \(field larger than field limit \(131072\)\); fix the row$",
+    ),
+    (  # said line 3: rows were counted, not lines, so a blank line shifted every later number
+        "advise-row-after-a-blank-line",
+        "advise {w}/ladder_blank.csv --target-flops 1e19 --out {w}/a",
+        r"ladder_blank.csv:4: column seed must be a number, got 'two'$",
     ),
     (
         "advise-ladder-twice",

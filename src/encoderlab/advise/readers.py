@@ -20,6 +20,7 @@ one line naming the file, the line and the fix, before anything is fitted.
 from __future__ import annotations
 
 import csv
+import io
 import math
 from pathlib import Path
 
@@ -83,14 +84,21 @@ def _records(path: Path):
     if path.suffix == ".jsonl":
         yield from json_objects(path, text)
         return
-    rows = csv.DictReader(text.splitlines())
-    for line, row in enumerate(rows, 2):
-        if None in row:  # more values than columns: csv keeps the surplus apart, and they were dropped
-            raise UserError(
-                f"{path}:{line} has {len(rows.fieldnames or ()) + len(row[None])} values but the header names "
-                f"{len(rows.fieldnames or ())} columns; quote a value that holds a comma, or fix the row"
-            )
-        yield line, row
+    # newline="" keeps a quoted value's line breaks (splitlines cut them, and at U+2028 too), and
+    # line_num counts the file's lines, which a row ordinal does not past a blank or multi-line row
+    rows = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        for row in rows:
+            if None in row:  # more values than columns: csv keeps the surplus apart, and they were dropped
+                raise UserError(
+                    f"{path}:{rows.line_num} has {len(rows.fieldnames or ()) + len(row[None])} values but the "
+                    f"header names {len(rows.fieldnames or ())} columns; quote a value that holds a comma, or fix the row"
+                )
+            yield rows.line_num, row
+    except csv.Error as exc:  # a value over csv's 128 KiB field limit, a NUL byte: was a traceback
+        raise UserError(
+            f"{path}:{rows.line_num + 1} is not valid CSV ({exc}); fix the row"
+        ) from None  # not yet counted
 
 
 def read_table(path: Path | str, metric: str) -> list[Observation]:
