@@ -60,6 +60,7 @@ def _study_files(root: Path) -> None:
         "seeds_empty": lambda s: s.update(seeds=[]),
         "param_range": lambda s: s["runs"][1]["params"].update(ratio=4),
         "seeds_repeated": lambda s: s["runs"][0].update(seeds=[0, 1, 0]),
+        "run_name_slash": lambda s: (s["runs"][0].update(seeds=[0, 1]), s["runs"][1].update(name="a/s1")),
         "dup_data": lambda s: s["data"].append(dict(s["data"][0])),
         "name_path": lambda s: s.update(name="../escaped"),
         "data_seed": lambda s: s["data"][0].update(seed=-1),
@@ -197,6 +198,12 @@ STUDY_CASES = [
         "study-seeds-repeated",
         "study plan {w}/study_seeds_repeated.yaml",
         r"run a: seeds repeat 0; give each pretraining seed once$",
+    ),
+    (  # planned two models of id a/s1: run a's second seed, and run b, shown as branching from it
+        "study-run-name-with-a-slash",
+        "study plan {w}/study_run_name_slash.yaml",
+        r"run name 'a/s1' may hold only letters, digits, '.', '_', '\+' and '-', from a letter or digit on \(it "
+        r"names nodes, tables and claims; a run's `label` is free text\)$",
     ),
     (
         "study-duplicate-dataset",

@@ -34,6 +34,11 @@ from encoderlab.errors import UserError, closest
 FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """A study's name and scale: the default study folder is runs/NAME-SCALE, so no path may hide in them."""
 
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+"""Run and dataset names and claim ids (`clm-base+mlm-12k`). A run at several seeds is `NAME/sN` in
+node names and tables, so a run named `mlm/s1` was a second model of that id, `@` means MODEL@STEP in
+the plan, and a line break or a `|` broke the report's tables. Display text goes in a run's `label`."""
+
 ClaimKind = Literal["beats", "faster_early", "more_stable", "cka_low_layers"]
 
 
@@ -274,6 +279,13 @@ class StudySpec:
             if not FOLDER_NAME.match(value)
         ]
         dnames = [d.name for d in self.data]
+        ids = [("run name", n) for n in names] + [("dataset name", n) for n in dnames]
+        out += [
+            f"{what} {value!r} may hold only letters, digits, '.', '_', '+' and '-', from a letter or digit "
+            "on (it names nodes, tables and claims; a run's `label` is free text)"
+            for what, value in ids + [("claim id", c.id) for c in self.claims]
+            if not ID.match(value)
+        ]
         for kind, listed in (("run", names), ("dataset", dnames)):
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
