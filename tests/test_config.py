@@ -201,3 +201,24 @@ def test_an_alias_flood_in_a_task_or_study_file_is_one_line(tmp_path, capsys, wh
         == f"encoderlab: error: {what} file {path}: its aliases (*name) expand it to over 100,000 values; "
         + "write the values out, or use fewer aliases"
     )
+
+
+def test_a_whole_float_is_an_integer_and_a_fraction_is_refused():
+    """`--param steps=1e3` said "expected int, got 1000.0" with no fix, for exactly 1000."""
+    from encoderlab.train.recipes import build_recipe
+
+    assert (
+        build_recipe("smoke-mlm", ["steps=1e3"]).total_steps
+        == build_recipe("smoke-mlm", ["steps=1000"]).total_steps
+    )
+    assert from_dict(_Steps, {"steps": 2.0e4}).steps == 20000
+    assert type(from_dict(_Steps, {"steps": 2.0e4}).steps) is int
+    with pytest.raises(UserError, match=r"^steps: expected int, got 2.5$"):
+        from_dict(_Steps, {"steps": 2.5})
+    with pytest.raises(UserError, match=r"^steps: expected int, got inf$"):
+        from_dict(_Steps, {"steps": float("inf")})
+
+
+@dataclass
+class _Steps:
+    steps: int = 1

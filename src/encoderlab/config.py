@@ -108,6 +108,10 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
         return value
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
+    if tp is int and isinstance(value, float) and value.is_integer():
+        # `--param steps=1e5`: YAML 1.1 reads 1e5 as text, `parse_scalar` as 100000.0; refusing
+        # ("expected int, got 100000.0") named no fix for a number that is exactly an integer
+        return int(value)
     if tp is Path and isinstance(value, str):
         return Path(value)
     if tp is str and isinstance(value, (int, float)) and not isinstance(value, bool):
