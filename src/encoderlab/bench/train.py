@@ -91,8 +91,9 @@ class TrainBench:
     vocab: int = 32768
     """Vocabulary size of the synthetic data and the model."""
     doc_len: int = 48
-    """Mean length of the packed synthetic documents (ours attends within each; transformers' side
-    attends over whole rows); `seq_len` or more: one document per row, where both sides do the same
+    """Document size of the packed synthetic rows: lengths uniform in [8, 2 x doc_len), so doc_len + 3.5
+    on average (ours attends within each document; transformers' side attends over whole rows);
+    `seq_len` or more: one document per row, where both sides do the same
     attention work and counted FLOPs include every pair, as in peers' MFU figures."""
     steps: int = 5
     """Measured steps (the median is reported)."""
