@@ -23,26 +23,33 @@ from encoderlab.train.recipes import RECIPES, recipe_params
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted(p for p in (ROOT / "docs").glob("*.md") if p.name != "errors.md")]
-COMMAND = re.compile(r"(?:^\s*|[\"'(]|-m\s+)encoderlab(?:\.cli)?\s+([a-z].*)")
-"""A command starts a code line or span, follows a quote (`sbatch --wrap "encoderlab ..."`) or `-m`."""
+COMMAND = re.compile(r"(?:^\s*(?:[A-Z_]+=\S*\s+)*|[\"'(]|-m\s+)encoderlab(?:\.cli)?\s+([a-z].*)")
+"""A command starts a code line or span (after any `VAR=value` settings), follows a quote (`sbatch --wrap
+"encoderlab ..."`) or `-m`."""
 END = re.compile(r"\s(?:#|;|&&|>|2>)\s|\s[|]\s|\"|$")
 
 
 def code_lines(text: str) -> list[tuple[int, str]]:
     """(line number, text) of every code line: code-block lines (a trailing backslash joins the
-    next) and inline code spans."""
-    out, block, pending = [], False, ""
+    next) and inline code spans, a span wrapped over lines of one paragraph joined (numbered by
+    the line that closes it)."""
+    out, block, pending, carry = [], False, "", None
     for number, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("```"):
-            block, pending = not block, ""
+            block, pending, carry = not block, "", None
             continue
         if block:
             pending += line.rstrip().removesuffix("\\") + " "
             if not line.rstrip().endswith("\\"):
                 out.append((number, pending))
                 pending = ""
+        elif not line.strip():
+            carry = None  # a span does not cross a paragraph
         else:
-            out += [(number, span) for span in re.findall(r"`([^`]+)`", line)]
+            joined = line if carry is None else f"`{carry} {line.strip()}"
+            closed, _, tail = joined.rpartition("`") if joined.count("`") % 2 else (joined, "", "")
+            carry = tail.strip() if joined.count("`") % 2 else None
+            out += [(number, span) for span in re.findall(r"`([^`]+)`", closed)]
     return out
 
 
@@ -87,12 +94,16 @@ def test_the_check_sees_a_wrong_command_flag_or_parameter():
         "    --tokens t --out d   # continued\nencoderlab frobnicate x\n"
         "encoderlab pretrain --recipe smoke-mlm --param steps=4 --param nope=1 --out r\n```\n"
         "`encoderlab recipes` and `encoderlab study run x --scale demo > log`\n"
+        "A span wrapped over lines: `encoderlab bench train --size S\n[--bogus-wrapped] [--out F]`, then\n"
+        "\nan open ` that a blank line ends\n\n`OMP_NUM_THREADS=2 encoderlab recipes --nope`\n"
     )
     assert problems(text) == [
         "line 1: encoderlab eval has no --bogus",
         "line 4: encoderlab data prepare has no --tokens",
         "line 5: no command 'encoderlab frobnicate'",
         "line 6: recipe smoke-mlm has no parameter nope",
+        "line 10: encoderlab bench train has no --bogus-wrapped",
+        "line 14: encoderlab recipes has no --nope",
     ]
 
 
