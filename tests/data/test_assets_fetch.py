@@ -263,6 +263,8 @@ def test_missing_client_tool_is_one_line_on_the_command_line(
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"{tool} is not installed" in err[0]
+    # nothing looks like a download in progress: the `.part` staging folder was left behind
+    assert not list((home / "downloads").glob("*.part"))
 
 
 def test_unknown_asset_lists_the_valid_names(home):

