@@ -106,6 +106,13 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
             )
             raise UserError(f"{where}: must be one of {choices}, got {value!r}")
         return value
+    if dict in (origin, tp) and not isinstance(value, dict):  # `options: dict` as well as `dict[str, str]`
+        raise UserError(f"{where}: expected a mapping, got {value!r}")
+    return _coerce_scalar(value, tp, where)
+
+
+def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
+    """`coerce` for int, float, str, bool and Path (any other type passes as is)."""
     if tp is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if tp is int and isinstance(value, float) and value.is_integer():
@@ -121,8 +128,6 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
         raise UserError(f"{where}: expected {tp.__name__}, got {value!r}")
-    if dict in (origin, tp) and not isinstance(value, dict):  # `options: dict` as well as `dict[str, str]`
-        raise UserError(f"{where}: expected a mapping, got {value!r}")
     return value
 
 

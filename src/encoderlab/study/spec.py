@@ -279,13 +279,7 @@ class StudySpec:
             if not FOLDER_NAME.match(value)
         ]
         dnames = [d.name for d in self.data]
-        ids = [("run name", n) for n in names] + [("dataset name", n) for n in dnames]
-        out += [
-            f"{what} {value!r} may hold only letters, digits, '.', '_', '+' and '-', from a letter or digit "
-            "on (it names nodes, tables and claims; a run's `label` is free text)"
-            for what, value in ids + [("claim id", c.id) for c in self.claims]
-            if not ID.match(value)
-        ]
+        out += _id_problems(self)
         for kind, listed in (("run", names), ("dataset", dnames)):
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
@@ -425,6 +419,17 @@ def _value_problems(spec: StudySpec) -> list[str]:
     if ev.max_steps is not None and ev.max_steps < 1:
         out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
     return out
+
+
+def _id_problems(spec: StudySpec) -> list[str]:
+    """Run and dataset names and claim ids that are not `ID`s."""
+    ids = [("run name", r.name) for r in spec.runs] + [("dataset name", d.name) for d in spec.data]
+    return [
+        f"{what} {value!r} may hold only letters, digits, '.', '_', '+' and '-', from a letter or digit "
+        "on (it names nodes, tables and claims; a run's `label` is free text)"
+        for what, value in ids + [("claim id", c.id) for c in spec.claims]
+        if not ID.match(value)
+    ]
 
 
 def _claim_problems(spec: StudySpec) -> list[str]:
