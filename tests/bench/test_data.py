@@ -172,3 +172,41 @@ def test_out_replaces_only_an_earlier_result_never_another_json_file(tmp_path, c
         "config.json exists and is not a `bench data` result; nothing was changed: choose another --out"
     )
     assert config.read_text() == '{"a": 1}' and sorted(tmp_path.iterdir()) == [config]
+
+
+@pytest.mark.parametrize("trained", [True, False])
+def test_a_finished_run_empties_its_temporary_folder_but_the_tokenizer_it_trained(
+    tmp_path,
+    monkeypatch,
+    tokenizer_dir,  # noqa: F811
+    trained,
+):
+    """Was: every run without --work left its corpus copies, prepared outputs and datasets cache in
+    /tmp (hundreds of MB at --scale 10). The measurements are stubbed: this is about the folder."""
+    import tempfile
+
+    from encoderlab.bench import data
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(60))
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def measured(corpora, tokenizer, workers, root, repeats):
+        (root / "prepared").mkdir()
+        (root / "prepared" / "tokens.bin").write_bytes(b"\0" * 64)
+        return {}
+
+    monkeypatch.setattr(data, "_measure_all", measured)
+    monkeypatch.setattr(data, "_comparisons", lambda runs, scale: {})
+    tok = None if trained else str(tokenizer_dir)
+    result = bench_data(DataBench(source=str(corpus), tokenizer=tok, vocab_size=300, scale=2))
+    if trained:
+        (folder,) = scratch.iterdir()
+        assert result["work"] == str(folder) and [p.name for p in folder.iterdir()] == ["tokenizer"]
+        assert result["tokenizer"].startswith(str(folder / "tokenizer"))
+    else:
+        assert result["work"] is None and list(scratch.iterdir()) == []
+    kept = tmp_path / "kept"
+    result = bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), scale=2, work=kept))
+    assert result["work"] == str(kept) and (kept / "prepared" / "tokens.bin").exists()  # --work keeps all

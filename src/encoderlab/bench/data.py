@@ -301,6 +301,24 @@ def _undo_work(root: Path, ours: bool, parents: list[Path], marked: bool) -> Non
             p.unlink()
 
 
+def _tidy_temporary(root: Path, keep_tokenizer: bool) -> Path | None:
+    """A finished run's temporary folder, emptied of its corpus copies, prepared outputs and datasets
+    cache (hundreds of MB at --scale 10, left in /tmp by every run); the BPE it trained is kept when
+    there is one, since the result names it and a rerun may pass it as --tokenizer. Returns the folder,
+    or None when nothing was kept (then it is gone). `--work` keeps everything."""
+    for child in root.iterdir():
+        if keep_tokenizer and child.name == "tokenizer":
+            continue
+        if child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child)
+        else:
+            child.unlink()
+    if keep_tokenizer:
+        return root
+    root.rmdir()
+    return None
+
+
 def _trained_tokenizer(corpus: Path, vocab_size: int, root: Path) -> str:
     """Not timed: a BPE trained on (a sample of) the benchmark's own corpus."""
     from encoderlab.data.tokenizer import train_tokenizer
@@ -406,6 +424,7 @@ def bench_data(b: DataBench = DataBench()) -> dict:
     except BaseException:
         _undo_work(root, b.work is None or bool(made), made[1:], marked)
         raise
+    kept = _tidy_temporary(root, keep_tokenizer=b.tokenizer is None) if b.work is None else root
     return {
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "machine": _machine(),
@@ -417,7 +436,7 @@ def bench_data(b: DataBench = DataBench()) -> dict:
         f"corpus_{b.scale}x": {"docs": big_docs, "bytes": big_size},
         "runs": runs,
         **_comparisons(runs, b.scale),
-        "work": str(root),
+        "work": str(kept) if kept is not None else None,
     }
 
 
