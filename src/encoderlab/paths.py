@@ -9,8 +9,9 @@ from pathlib import Path
 from encoderlab.errors import UserError
 
 
-def encoderlab_home() -> Path:
-    """The cache root; created on first use."""
+def encoderlab_home(create: bool = True) -> Path:
+    """The cache root; created on first write (`create`). A read leaves a missing one missing: `assets
+    list`, `study plan` and an `eval` refused for an unfetched asset made $ENCODERLAB_HOME/assets."""
     if (
         os.environ.get("ENCODERLAB_HOME") == ""
     ):  # Path("") is ".": assets were fetched into the working folder
@@ -27,13 +28,19 @@ def encoderlab_home() -> Path:
         root,
         f"ENCODERLAB_HOME={root}",
         "point ENCODERLAB_HOME at a folder (or unset it for ~/.cache/encoderlab)",
+        create,
     )
     return root
 
 
-def _make(folder: Path, what: str, fix: str) -> None:
+def _make(folder: Path, what: str, fix: str, create: bool = True) -> None:
     """mkdir, with a folder that cannot be made as one line (a dangling or looping symlink was a
-    FileExistsError traceback)."""
+    FileExistsError traceback); without `create`, only that check, so a read and a write of a folder
+    that could never be made say the same."""
+    if not create:
+        if folder.is_symlink() and not folder.exists():
+            raise UserError(f"{what} cannot be made a folder (a symlink to nothing or a symlink loop); {fix}")
+        return
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -43,16 +50,16 @@ def _make(folder: Path, what: str, fix: str) -> None:
         raise UserError(f"{what} cannot be made a folder ({why}); {fix}") from None
 
 
-def home_folder(*parts: str) -> Path:
-    """A folder under $ENCODERLAB_HOME (`assets`, `downloads`, `cache/decontam`), created on first use; a
-    file in its place is one line (`assets fetch`, `assets list` and every asset read were a
-    FileExistsError traceback)."""
-    path = encoderlab_home().joinpath(*parts)
+def home_folder(*parts: str, create: bool = True) -> Path:
+    """A folder under $ENCODERLAB_HOME (`assets`, `downloads`, `cache/decontam`), created on first write
+    (`create`; a reader looks without making it); a file in its place is one line (`assets fetch`,
+    `assets list` and every asset read were a FileExistsError traceback)."""
+    path = encoderlab_home(create).joinpath(*parts)
     for folder in (path, *path.parents):
         if folder.exists() and not folder.is_dir():
             raise UserError(
                 f"{folder} is a file, not a folder, in ENCODERLAB_HOME where encoderlab keeps its "
                 f"{'/'.join(parts)}; move the file away (or point ENCODERLAB_HOME elsewhere)"
             )
-    _make(path, str(path), "fix or remove it (or point ENCODERLAB_HOME elsewhere)")
+    _make(path, str(path), "fix or remove it (or point ENCODERLAB_HOME elsewhere)", create)
     return path

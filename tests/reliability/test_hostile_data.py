@@ -291,3 +291,17 @@ def test_a_jsonl_line_nested_thousands_deep_is_one_line_and_writes_nothing(dworl
         last,
     ), last
     assert not (dworld / "deep_out").exists() and not (dworld / "deep_out.tmp").exists()
+
+
+@pytest.mark.parametrize("command", ["assets list", "study plan paper1-pfs", "eval M --tasks boolq --out E"])
+def test_a_command_that_only_reads_assets_makes_no_encoderlab_home(
+    dworld, capsys, monkeypatch, tmp_path, command
+):
+    """`assets list`, `study plan` and an `eval` refused for an unfetched asset made $ENCODERLAB_HOME/assets:
+    a refused command left a folder behind, and a read changed the disk."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    argv = command.replace("M", str(dworld / "model")).replace("E", str(tmp_path / "e")).split()
+    code, err = cli(argv, capsys)
+    if command.startswith("eval"):  # refused where it looks for the asset, not before
+        assert_one_line(code, err, r"assets not fetched: boolq; run: encoderlab assets fetch boolq$")
+    assert list(tmp_path.iterdir()) == []

@@ -45,8 +45,9 @@ MANIFEST = "manifest.json"
 FORMAT = 1
 
 
-def assets_root() -> Path:
-    return home_folder("assets")
+def assets_root(create: bool = False) -> Path:
+    """$ENCODERLAB_HOME/assets; made only by a fetch, so a command that reads assets writes nothing."""
+    return home_folder("assets", create=create)
 
 
 def downloads_root() -> Path:
@@ -386,7 +387,7 @@ def _manifest(spec: AssetSpec, stats: dict[str, Any], size: int) -> dict[str, An
 def fetch_one(name: str) -> tuple[Path, bool]:
     """Fetch one asset (its dependencies must be fetched); returns (folder, whether it was built now)."""
     spec = spec_of(name)
-    root = assets_root()
+    root = assets_root(create=True)
     with _locked(root / f".{name}.lock"):
         if is_fetched(name):
             return root / name, False
