@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
+from encoderlab import jsonlines
 from encoderlab.errors import UserError
 
 
@@ -37,7 +38,7 @@ def _pid_alive(pid: int) -> bool:
 def read_lock(lock: Path) -> dict | None:
     """The holder recorded in `lock`, or None when there is none (or it cannot be read)."""
     try:
-        return json.loads(lock.read_text())
+        return jsonlines.loads(lock.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return None
 

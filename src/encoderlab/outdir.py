@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+from encoderlab import jsonlines
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError
 
@@ -65,7 +66,7 @@ def _inside(child: Path, parent: Path) -> bool:
 def owner(path: Path) -> dict | None:
     """The marker of an output folder, or None when it has none (or it is unreadable)."""
     try:
-        data = json.loads((Path(path) / MARKER).read_text())
+        data = jsonlines.loads((Path(path) / MARKER).read_text())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -194,7 +195,7 @@ def json_result_with(*keys: str) -> Callable[[Path], bool]:
 
     def accept(path: Path) -> bool:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = jsonlines.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return False
         for key in keys:

@@ -101,6 +101,7 @@ def _study_files(root: Path) -> None:
     for name, study, graph in (
         ("report_study_cut", '{"name": "mini", "sca', None),
         ("report_graph_cut", json.dumps(MINI_STUDY), '[{"kind": "prepare", "na'),
+        ("report_study_deep", '{"name": ' + "[" * 100_000 + "]" * 100_000 + "}", None),
     ):  # a study folder whose records were cut short (by hand, a copy, a full disk)
         (root / name).mkdir()
         (root / name / "study.json").write_text(study)
@@ -253,6 +254,12 @@ STUDY_CASES = [
         "study-claim-ids-repeated",
         "study plan {w}/study_claim_ids.yaml",
         r"claim ids must be unique, repeated: x$",
+    ),
+    (  # a RecursionError traceback (likewise every JSON file encoderlab reads back)
+        "report-study-json-nested-too-deep",
+        "study report {w}/report_study_deep",
+        r"report_study_deep/study.json is damaged \(JSONDecodeError: nested thousands deep: line 1 column 1 "
+        r"\(char 0\)\); restore it from a copy",
     ),
     (
         "report-study-json-cut",

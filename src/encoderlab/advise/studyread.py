@@ -18,10 +18,10 @@ Runs continued from another model have no from-scratch (N, D) and are left out, 
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab import jsonlines
 from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
@@ -54,7 +54,7 @@ def is_study(path: Path) -> bool:
 def _nodes(study: Path) -> dict[str, _Node]:
     """Finished nodes of the study's current graph, by name."""
     try:
-        keys = {g["name"]: g["key"] for g in json.loads((study / "graph.json").read_text())}
+        keys = {g["name"]: g["key"] for g in jsonlines.loads((study / "graph.json").read_text())}
     except (OSError, ValueError, KeyError, TypeError):
         raise UserError(
             f"{study}/graph.json is unreadable; rerun `encoderlab study run` on that folder"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from encoderlab import jsonlines
 from encoderlab.data.holdout import held_out_at
 from encoderlab.errors import UserError
 
@@ -43,7 +44,7 @@ def read_meta(root: Path) -> dict:
     """The meta.json of a prepared folder, checked for format and version."""
     path = Path(root) / "meta.json"
     try:
-        meta = json.loads(path.read_text())
+        meta = jsonlines.loads(path.read_text())
     except (FileNotFoundError, NotADirectoryError):  # NotADirectory: `root` is a file (a corpus, say)
         raise UserError(
             f"{root} is not prepared data (no meta.json); run `encoderlab data prepare`"
@@ -108,7 +109,7 @@ def _refuse_cut_documents(root: Path, meta: dict) -> None:
         return
     path = root / "tokenizer" / "tokenizer.json"
     try:
-        settings = call_settings(json.loads(path.read_text(encoding="utf-8")))
+        settings = call_settings(jsonlines.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError, AttributeError):
         return
     if settings:

@@ -57,7 +57,7 @@ from typing import Literal
 
 import numpy as np
 
-from encoderlab import outdir
+from encoderlab import jsonlines, outdir
 from encoderlab.atomic import replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode
@@ -150,7 +150,7 @@ def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dic
 def _ours(path: Path) -> bool:
     """A prepared folder written before outdir's marker existed (the legacy test of check_output)."""
     try:
-        return json.loads((path / "meta.json").read_text()).get("format") == FORMAT
+        return jsonlines.loads((path / "meta.json").read_text()).get("format") == FORMAT
     except (OSError, ValueError, AttributeError):
         return False
 
@@ -360,7 +360,7 @@ def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
 def _read_progress(tmp: Path, job: _Job) -> dict | None:
     """The checkpoint an interrupted prepare of this recipe left in `tmp`, if its files hold it."""
     try:
-        progress = json.loads((tmp / PROGRESS).read_text())
+        progress = jsonlines.loads((tmp / PROGRESS).read_text())
     except (OSError, json.JSONDecodeError, UnicodeDecodeError):
         return None
     if progress.get("recipe") != job.recipe or "tally" not in progress:  # was dropped without a word

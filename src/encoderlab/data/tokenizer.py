@@ -20,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from encoderlab import jsonlines
 from encoderlab.data.hub import TOKENIZER_GLOBS, download_model_repo, model_mirror
 from encoderlab.errors import UserError, first_line
 
@@ -98,7 +99,7 @@ def load_tokenizer(name_or_path: str | Path):
 def _ships_code(folder: Path) -> bool:
     """True when the folder's tokenizer_config.json names tokenizer code of its own (`auto_map`)."""
     try:
-        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+        config = jsonlines.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
     return isinstance(config, dict) and "auto_map" in config

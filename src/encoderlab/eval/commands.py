@@ -15,13 +15,13 @@ the folder, which is made only after every check.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Annotated, Literal
 
 import tyro
 
+from encoderlab import jsonlines
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.protocol import (
@@ -52,7 +52,7 @@ def is_eval_folder(folder: Path) -> bool:
     try:
         raw = (Path(folder) / RESULTS).read_bytes()
         lines = raw[: raw.rfind(b"\n") + 1].decode("utf-8").splitlines()
-        records = [json.loads(line) for line in lines]
+        records = [jsonlines.loads(line) for line in lines]
     except (OSError, ValueError):
         return False
     return bool(records) and all(isinstance(r, dict) and all(k in r for k in _RECORD_KEYS) for r in records)

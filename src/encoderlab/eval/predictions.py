@@ -21,6 +21,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from encoderlab import jsonlines
 from encoderlab.atomic import write_text_atomic
 from encoderlab.eval.families import family_ops
 from encoderlab.eval.spec import Task
@@ -45,7 +46,7 @@ def read_predictions(path: Path | str) -> dict[str, list[dict]]:
     splits: dict[str, list[dict]] = defaultdict(list)
     with open(path, encoding="utf-8") as f:
         for line in f:
-            row = json.loads(line)
+            row = jsonlines.loads(line)
             splits[row.pop("split")].append(row)
     return dict(splits)
 

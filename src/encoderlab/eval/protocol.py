@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 from tqdm.auto import tqdm
 
+from encoderlab import jsonlines
 from encoderlab.atomic import write_text_atomic
 from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
@@ -101,7 +102,7 @@ class ResultsStore:
         complete = raw[: raw.rfind(b"\n") + 1]
         for n, line in enumerate(complete.decode("utf-8", errors="replace").splitlines(), 1):
             try:
-                rec = from_dict(EvalRecord, json.loads(line))
+                rec = from_dict(EvalRecord, jsonlines.loads(line))
             except (json.JSONDecodeError, UserError, AttributeError) as exc:
                 why = str(exc) if isinstance(exc, UserError) else "not a JSON object"
                 raise UserError(

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from encoderlab import jsonlines
 from encoderlab.config import read_yaml
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
@@ -73,7 +74,7 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
     record = RunRecord(folder=run, config=config)
     if checkpoint is not None:
         try:
-            progress = json.loads((checkpoint / "state.json").read_text())["progress"]
+            progress = jsonlines.loads((checkpoint / "state.json").read_text())["progress"]
             record.step, record.tokens = progress["step"], progress["tokens"]
         except (OSError, ValueError, KeyError, TypeError):
             record.notes.append("the checkpoint's state.json is unreadable, so its step is unknown")
@@ -83,7 +84,7 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
     data = data.get("path") if isinstance(data, dict) else None  # else the card says the file is damaged
     if isinstance(data, str) and data != "synthetic":
         try:  # a relative path is relative to where the run was started, as the trainer read it
-            record.data_meta = json.loads((Path(data) / "meta.json").read_text())
+            record.data_meta = jsonlines.loads((Path(data) / "meta.json").read_text())
         except (OSError, ValueError):
             record.notes.append(
                 f"the prepared data {data} is not readable here, so its sources are not listed"
@@ -108,7 +109,7 @@ def read_eval_summary(folder: Path, fingerprint: str) -> dict:
     unless it scored this model. Read as data: the card shows its numbers and nothing else."""
     path = Path(folder) / "summary.json" if Path(folder).is_dir() else Path(folder)
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        summary = jsonlines.loads(path.read_text(encoding="utf-8"))
         tasks = summary["tasks"]
         for t in tasks.values():
             t["metric"], t["family"], t["best_lr"], t["test"]["mean"], t["test"]["n"]  # noqa: B018

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from encoderlab import jsonlines
 from encoderlab.config import to_dict
 from encoderlab.jsonlines import lines_until_step
 
@@ -182,7 +183,7 @@ def seed_branch(run_dir: Path, base_dir: Path, step: int, cfg: RunConfig) -> Non
         source, target = ckpt.checkpoint_dir(base_dir, at), ckpt.checkpoint_dir(run_dir, at)
         with atomic_folder(target, replace=True) as tmp:
             shutil.copytree(source, tmp, dirs_exist_ok=True, copy_function=_link_or_copy)
-            state = json.loads((tmp / "state.json").read_text())
+            state = jsonlines.loads((tmp / "state.json").read_text())
             os.unlink(tmp / "state.json")  # a link would rewrite the base's file too
             (tmp / "state.json").write_text(json.dumps({**state, "config": to_dict(cfg)}, indent=2))
     save_yaml(cfg, run_dir / "config.yaml")

@@ -13,7 +13,6 @@ Model ids are run names, with `/sN` for pretraining seed N when a study trains s
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from encoderlab import jsonlines
 from encoderlab.errors import UserError, file_in_the_way
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.study.graph import Node
@@ -316,7 +316,7 @@ def _read_record(study_dir: Path, name: str):
     what the folder's study is checked against, so it is restored, not rewritten."""
     path = study_dir / name
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return jsonlines.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UserError(
             f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
@@ -357,7 +357,7 @@ def _held_out_losses(path: Path) -> dict[str, Any]:
     from encoderlab.errors import first_line
 
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        raw = jsonlines.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         problem = f"{type(exc).__name__}: {first_line(exc)}"
     else:

@@ -8,10 +8,11 @@ through `NodeMarker.load`. A marker that cannot be read whole counts as no marke
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from encoderlab import jsonlines
 
 MARKER = "node.json"
 
@@ -36,7 +37,7 @@ class NodeMarker:
         """The marker at `path`; None when there is none, or one cut short or damaged (the node then
         counts as unfinished and runs again)."""
         try:
-            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+            raw = jsonlines.loads(Path(path).read_text(encoding="utf-8"))
             marker = cls(
                 name=raw["name"],
                 kind=raw["kind"],

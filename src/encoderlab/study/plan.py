@@ -31,11 +31,11 @@ models (`scales.START_MODEL_PARAMS`) otherwise.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
 from encoderlab.study.fidelity import named_tasks
@@ -273,7 +273,7 @@ def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> 
     if read_marker(Path(study_dir), node) is None or not meta.is_file():
         return None
     try:
-        return json.loads(meta.read_text(encoding="utf-8"))
+        return jsonlines.loads(meta.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # damaged by hand: estimated, as before it was prepared
         return None
 

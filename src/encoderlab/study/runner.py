@@ -56,6 +56,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from encoderlab import jsonlines
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
@@ -142,7 +143,7 @@ def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
     if not path.exists():
         return
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = jsonlines.loads(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         old = exc
     if not isinstance(old, dict):  # ours are written atomically: someone else's, or damaged by hand

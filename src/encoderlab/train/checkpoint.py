@@ -33,6 +33,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
+from encoderlab import jsonlines
 from encoderlab.atomic import atomic_folder
 from encoderlab.errors import UserError
 from encoderlab.model.config import SHAPE_FIELDS
@@ -95,7 +96,7 @@ def read_state(ckpt: Path) -> dict[str, Any]:
     if not path.is_file():
         raise UserError(f"{ckpt} is not a complete encoderlab checkpoint (no state.json); pick another one")
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = jsonlines.loads(path.read_text(encoding="utf-8"))
         _check_counters(Progress(**state["progress"]))  # the counters a resume needs, named and typed right
     except (ValueError, TypeError, KeyError) as exc:  # JSONDecodeError and UnicodeDecodeError included
         raise UserError(

@@ -35,6 +35,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 import encoderlab
+from encoderlab import jsonlines
 from encoderlab.atomic import atomic_folder
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
@@ -74,7 +75,7 @@ def read_manifest(name: str) -> dict[str, Any] | None:
     spec = spec_of(name)
     folder = assets_root() / name
     try:
-        manifest = json.loads((folder / MANIFEST).read_text())
+        manifest = jsonlines.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError):
         return None
     if not _well_formed(manifest):
