@@ -8,6 +8,9 @@ instead of each parsing the file its own way.
 A user's file (an `advise` ladder, `analyze` texts) is different: a bad line is the user's to fix, so
 `json_objects` names it (file and line) instead of skipping it (`data.filekinds.user_text` reads
 such a file whole, compressed or not). It imports nothing heavy, so `advise` and the model card use it without torch.
+
+`loads` is also how every JSON file encoderlab reads back is parsed (markers, state, meta, results):
+one nested past Python's stack is a JSONDecodeError there, so each reader's "damaged" line covers it.
 """
 
 from __future__ import annotations
