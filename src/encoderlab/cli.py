@@ -96,6 +96,7 @@ def _usage(path: list[str], node: Commands) -> str:
 def _dispatch(argv: list[str]) -> None:
     import tyro
 
+    _refuse_undecodable(argv)
     node: str | Commands = COMMANDS
     path: list[str] = []
     while isinstance(node, dict):
@@ -112,6 +113,20 @@ def _dispatch(argv: list[str]) -> None:
     refuse_repeated_flags(resolve(node), argv)
     with _tyro_errors().on_parse_error(_raise_parse_error):
         tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
+
+
+def _refuse_undecodable(argv: list[str]) -> None:
+    """An argument whose bytes are not UTF-8 (a name from a latin-1 file system) reaches Python as lone
+    surrogates, which nothing that writes UTF-8 can encode: `pretrain --out $'r\\xff'` made the folder,
+    then failed with a UnicodeEncodeError traceback when the tokenizer was saved into it."""
+    for arg in argv:
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            raise UserError(
+                f"argument '{shown}' is not valid UTF-8; rename the file or folder it names to a UTF-8 name"
+            ) from None
 
 
 def _tyro_errors():

@@ -48,6 +48,7 @@ NAMED = {
     "hub-unreachable-model": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "hub-unreachable-dataset": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "jsonl-nested-too-deep": "tests.reliability.test_hostile_data::test_a_jsonl_line_nested_thousands_deep_is_one_line_and_writes_nothing",
+    "argument-not-utf8": "tests.reliability.test_hostile_arguments::test_an_argument_that_is_not_utf8_is_one_line_and_writes_nothing",
     "hub-without-datasets": "tests.reliability.test_hostile_data::test_hub_data_without_the_datasets_package_is_one_line",
     "pretrain-on-patched-ids": "tests.reliability.test_hostile_data::test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error",
     "prepared-with-cut-documents": "tests.data.test_encode::test_a_folder_prepared_with_cut_documents_is_refused_on_read_and_on_rerun",
