@@ -70,3 +70,17 @@ def test_a_name_keeps_its_weight_in_a_mixture_and_unknown_names_list_the_corpora
     assert {d.id.split("#")[0] for d in docs} == {BIOMED_ENRICHED, STARCODERDATA}
     with pytest.raises(UserError, match=r"or a hub corpus \(biomed-enriched, fineweb-edu-100bt"):
         list(iter_documents(parse_source("fineweb-edu-1bt")))
+
+
+def test_a_name_keeps_its_hf_files_slice_and_refuses_an_option_its_row_sets(corpora_hub, monkeypatch):
+    """`fineweb-edu-10bt#hf_files=0:1` (the form `study plan` tells a sharded prepare to use) read the whole
+    sample: the name's expansion dropped the slice. An option the row sets, given otherwise, was ignored."""
+    monkeypatch.setenv(HUB_DATA_ENV, str(corpora_hub))
+    first = sorted((corpora_hub / FINEWEB_EDU).glob("sample/10BT/*.parquet"))[0]
+    stats = SourceStats("fineweb-edu-10bt#hf_files=0:1")
+    texts = [d.text for d in iter_documents(parse_source("fineweb-edu-10bt#hf_files=0:1"), stats)]
+    assert texts == pq.read_table(first, columns=["text"]).column(0).to_pylist()
+    assert stats.identity["file_span"] == [0, 1]
+    assert len(list(iter_documents(parse_source("starcoderdata-python#text_field=content")))) > 0
+    with pytest.raises(UserError, match=r"text_field=body differs from what the named corpus reads .*hf:"):
+        list(iter_documents(parse_source("fineweb-edu-10bt#text_field=body")))

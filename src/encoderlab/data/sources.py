@@ -38,7 +38,7 @@ import logging
 import math
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -203,10 +203,32 @@ def _asset_path(name: str, fix: str = "fix --source") -> Path:
     return asset_jsonl(name)
 
 
+CORPUS_FIXES = ("text_field", "id_field", "hf_config", "hf_split", "hf_data_dir")
+"""The options a named hub corpus's row sets itself (`HubCorpus.source`)."""
+
+
 def expand(cfg: SourceConfig) -> SourceConfig:
-    """A named hub corpus as the `hf:` source it stands for (keeping the weight); others unchanged."""
+    """A named hub corpus as the `hf:` source it stands for, keeping the weight and a slice of its files
+    (`hf_files`: it was dropped, so `fineweb-edu-350bt#hf_files=0:K`, the command `study plan` gives,
+    read the whole sample); others unchanged. An option the row sets, given another value, is refused
+    rather than ignored."""
     corpus = CORPORA.get(cfg.location)
-    return corpus.source(weight=cfg.weight) if corpus is not None else cfg
+    if corpus is None:
+        return cfg
+    source = replace(corpus.source(weight=cfg.weight), hf_files=cfg.hf_files)
+    default = SourceConfig(location=cfg.location)
+    clash = [
+        f"{k}={getattr(cfg, k)}"
+        for k in CORPUS_FIXES
+        if getattr(cfg, k) != getattr(default, k) and getattr(cfg, k) != getattr(source, k)
+    ]
+    if clash:
+        raise UserError(
+            f"source {cfg.location}: {', '.join(clash)} differs from what the named corpus reads (hub id "
+            f"{corpus.hub_id}, config {corpus.config or 'default'}, split {corpus.split}, text field "
+            f"{corpus.text_field}); drop it, or name the dataset as hf:{corpus.hub_id} with its own options"
+        )
+    return source
 
 
 def local_paths(sources) -> list[Path]:
