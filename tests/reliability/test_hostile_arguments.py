@@ -322,6 +322,12 @@ ARGUMENT_CASES = [
         r"source .*texts.txt: text_field=body names a JSONL or parquet field, but its files are .txt, which have none",
     ),
     (
+        "named-corpus-option-clash",
+        "data tokenizer --source fineweb-edu-10bt#text_field=body --out {w}/t",
+        r"source fineweb-edu-10bt: text_field=body differs from what the named corpus reads \(hub id "
+        r"HuggingFaceFW/fineweb-edu, config sample-10BT, split train, text field text\); drop it",
+    ),
+    (
         "tokenizer-wordpiece-vocab-too-small",
         "data tokenizer --source {w}/texts.txt --kind wordpiece --vocab-size 3 --out {w}/t",
         r"vocabulary size 3 is below the \d+ ids this corpus needs for a wordpiece tokenizer \(its alphabet "
