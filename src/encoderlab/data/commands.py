@@ -31,8 +31,9 @@ def tokenizer(
     """Train a tokenizer (byte-level BPE, or WordPiece) with pad/bos/eos/mask/unk tokens on --source.
 
     Args:
-        source: Corpora: asset names, files, folders, globs or hf:ORG/NAME, each optionally
-            followed by #text_field=...,weight=... (see docs/data.md).
+        source: Corpora: asset names, named hub corpora, files, folders, globs or hf:ORG/NAME, each
+            optionally followed by #text_field=...,weight=... (see docs/data.md); repeat the flag
+            or list several after it.
         out: Folder to write the tokenizer to (must not exist or be empty).
         vocab_size: Number of ids, special tokens included.
         kind: bpe (byte-level, lossless) or wordpiece (BERT-style).
