@@ -213,7 +213,7 @@ def test_a_slice_of_the_files_shards_and_merges_to_the_bytes_of_one_worker(
             prepare(PrepareConfig(sources=(replace(source, hf_files=bad),), tokenizer=str(tokenizer_dir),
                                   decontaminate=()), tmp_path / "bad", **RUN)  # fmt: skip
     local = SourceConfig(location=str(write_jsonl(tmp_path / "a.jsonl", corpus_records(5))), hf_files="0:1")
-    with pytest.raises(UserError, match="hf_files selects files of a hub dataset"):
+    with pytest.raises(UserError, match="hf_files=0:1 selects files of a hub dataset"):
         prepare(
             PrepareConfig(sources=(local,), tokenizer=str(tokenizer_dir), decontaminate=()),
             tmp_path / "x",

@@ -468,3 +468,26 @@ def test_a_crlf_text_file_reads_as_its_lf_twin(tmp_path, unit):
         _texts(SourceConfig(location=str(tmp_path / f), txt_unit=unit)) for f in ("lf.txt", "crlf.txt")
     )
     assert crlf == lf and not any("\r" in t for t in crlf)
+
+
+@pytest.mark.parametrize(
+    "option,message",
+    [
+        (
+            "hf_config=x",
+            r"hf_config=x selects files of a hub dataset \(hf:\.\.\.\), which this source is not",
+        ),
+        ("hf_split=test", r"hf_split=test selects files of a hub dataset"),
+        ("hf_data_dir=en", r"hf_data_dir=en selects files of a hub dataset"),
+        ("txt_unit=line", r"txt_unit=line says what a document of a \.txt file is, and it has none"),
+    ],
+)
+def test_an_option_that_does_nothing_on_a_local_source_is_refused(tmp_path, option, message):
+    """Ignored silently before (`corpus.jsonl#hf_config=x`); `txt_unit` even entered the prepare
+    settings, so the same data counted as prepared differently."""
+    from encoderlab.data.sources import describe, parse_source
+
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"text": "a document"}])
+    with pytest.raises(UserError, match=rf"^source .*c\.jsonl: {message}"):
+        describe(parse_source(f"{corpus}#{option}"))
+    assert describe(parse_source(f"{corpus}#weight=2"))["kind"] == "files"

@@ -58,6 +58,8 @@ from encoderlab.errors import UserError
 log = logging.getLogger(__name__)
 
 GLOB_CHARS = set("*?[")
+HUB_OPTIONS = ("hf_config", "hf_split", "hf_data_dir", "hf_files")
+"""The options that select part of a hub dataset (`hf:ORG/NAME`); any other source refuses them."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,20 +253,33 @@ def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
     if cfg.location.startswith("hf:"):
         ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
         return {"kind": "hf", "files": list(ds.files), "dataset": ds, "span": ds.span(cfg.hf_files)}
-    if cfg.hf_files is not None:
-        raise UserError(f"source {cfg.location}: hf_files selects files of a hub dataset (hf:...); drop it")
+    default = SourceConfig(location=cfg.location)
+    hub_only = [f"{k}={getattr(cfg, k)}" for k in HUB_OPTIONS if getattr(cfg, k) != getattr(default, k)]
+    if hub_only:  # hf_config, hf_split and hf_data_dir of a local source were ignored silently
+        raise UserError(
+            f"source {cfg.location}: {', '.join(hub_only)} selects files of a hub dataset (hf:...), which this "
+            "source is not; drop it"
+        )
     files = resolve_files(cfg.location)
     if files is not None:
         _check_fields_apply(cfg, files)
         return {"kind": "files", "files": files, "span": range(len(files))}
-    return {"kind": "asset", "files": [_asset_path(cfg.location, fix)], "span": range(1)}
+    asset = _asset_path(cfg.location, fix)
+    _check_fields_apply(cfg, [asset])
+    return {"kind": "asset", "files": [asset], "span": range(1)}
 
 
 def _check_fields_apply(cfg: SourceConfig, files: list[Path]) -> None:
-    """A field named for a source of .txt files only, which have none, was ignored silently."""
+    """A field named for a source of .txt files only, which have none, or a `txt_unit` for one without
+    a .txt file, was ignored silently (and `txt_unit` still entered the prepare settings)."""
+    default = SourceConfig(location=cfg.location)
+    if files and cfg.txt_unit != default.txt_unit and not any(file_kind(p) == "txt" for p in files):
+        raise UserError(
+            f"source {cfg.location}: txt_unit={cfg.txt_unit} says what a document of a .txt file is, and it "
+            "has none (each JSONL or parquet record is one document); drop it"
+        )
     if not files or any(file_kind(p) != "txt" for p in files):
         return
-    default = SourceConfig(location=cfg.location)
     named = [
         f"{k}={getattr(cfg, k)}" for k in ("text_field", "id_field") if getattr(cfg, k) != getattr(default, k)
     ]
