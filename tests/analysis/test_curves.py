@@ -165,3 +165,25 @@ def test_a_negative_step_or_one_point_given_twice_is_refused(tmp_path):
         (tmp_path / "c.yaml").write_text(f"sources: [{sources}]\n")
         with pytest.raises(UserError, match=rf"^{tmp_path / 'c.yaml'}: {line}"):
             load_input(tmp_path / "c.yaml")
+
+
+def test_two_sources_of_one_model_at_one_x_of_a_curve_are_refused(tmp_path):
+    """Their labels differ (other step or ratio), so they passed, and one line of one curve got two points
+    at one x: two checkpoints of M with `mask_ratio: 0.4` on the mask-ratio curve (analysis.md's example
+    did this), two ratios of M at one step on the data-efficiency curve."""
+    a, b = "{results: a, model: M, ", "{results: b, model: M, "
+    for sources, line in [
+        (
+            f"{a}step: 5000, mask_ratio: 0.4}}, {b}step: 10000, mask_ratio: 0.4}}",
+            r"sources 1 and 2 are both 'M' at mask_ratio 0.4, two points at one x of its mask-ratio curve",
+        ),
+        (
+            f"{a}step: 42000, mask_ratio: 0.2}}, {b}step: 42000, mask_ratio: 0.4}}",
+            r"sources 1 and 2 are both 'M' at step 42000, two points at one x of its data-efficiency curve",
+        ),
+    ]:
+        (tmp_path / "c.yaml").write_text(f"sources: [{sources}]\n")
+        with pytest.raises(UserError, match=rf"^{tmp_path / 'c.yaml'}: {line}"):
+            load_input(tmp_path / "c.yaml")
+    (tmp_path / "c.yaml").write_text(f"sources: [{a}step: 5000}}, {b}step: 10000, mask_ratio: 0.4}}]\n")
+    assert len(load_input(tmp_path / "c.yaml").sources) == 2  # one point on each curve: accepted

@@ -54,6 +54,10 @@ def aworld(tmp_path_factory):
     _probe_files(root)
     (root / "notes.txt").write_text("someone's notes, no newline at the end")  # named as results by mistake
     (root / "curves_notes.yaml").write_text("sources:\n  - {results: notes.txt, model: m}\n")
+    twice = "".join(
+        f"  - {{results: notes.txt, model: M, step: {s}, mask_ratio: 0.4}}\n" for s in (5000, 10000)
+    )
+    (root / "curves_one_x_twice.yaml").write_text("sources:\n" + twice)
     _prepared_and_ladder(root, tok)
     return root
 
@@ -414,6 +418,11 @@ ARGUMENT_CASES = [
         "curves-results-not-a-results-file",
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",
+    ),
+    (
+        "curves-one-x-twice",
+        "analyze curves {w}/curves_one_x_twice.yaml --out {w}/c",
+        r"sources 1 and 2 are both 'M' at mask_ratio 0.4, two points at one x of its mask-ratio curve",
     ),
     (
         "bench-out-over-model-config",

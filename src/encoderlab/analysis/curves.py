@@ -185,21 +185,38 @@ def load_input(path: Path) -> CurvesInput:
     spec = load_yaml(CurvesInput, Path(path))
     if not spec.sources:
         raise UserError(f"{path} lists no sources; add at least one {{results, model}} entry")
-    seen: dict[str, int] = {}
-    for i, src in enumerate(spec.sources, 1):
+    for src in spec.sources:
         if src.mask_ratio is not None and not 0 < src.mask_ratio < 1:
             raise UserError(
                 f"{path}: mask_ratio {src.mask_ratio} of '{src.model}' must be a fraction in (0, 1), e.g. 0.4"
             )
         if src.step is not None and src.step < 0:  # was drawn at step -5
             raise UserError(f"{path}: step {src.step} of '{src.model}' must be a pretraining step >= 0")
-        # one point twice: two points at one x of a line, and two LR lines of one label
-        if (first := seen.setdefault(_label(src), i)) != i:
+    _check_points_once(path, spec.sources)
+    return spec
+
+
+def _check_points_once(path: Path, sources: list[CurveSource]) -> None:
+    """Refuse one point given twice: two sources of one label (two LR lines of one label), and two
+    sources of one model at one x of a curve: at one step with other mask ratios (two points at one step
+    of the data-efficiency line), or at one mask ratio with other steps (at one ratio of the mask-ratio
+    line; `MLM-40` at 5k and 10k steps, both with `mask_ratio: 0.4`, was drawn as a vertical segment)."""
+    seen: dict[tuple, int] = {}
+    for i, src in enumerate(sources, 1):
+        if (first := seen.setdefault(("label", _label(src)), i)) != i:
             raise UserError(
                 f"{path}: sources {first} and {i} are both {_label(src)}, one point of the curves; give each "
                 "point once (a step or mask_ratio tells two checkpoints of one model apart)"
             )
-    return spec
+        for axis, curve, x in (
+            ("step", "data-efficiency", src.step),
+            ("mask_ratio", "mask-ratio", src.mask_ratio),
+        ):
+            if x is not None and (first := seen.setdefault((axis, src.model, x), i)) != i:
+                raise UserError(
+                    f"{path}: sources {first} and {i} are both '{src.model}' at {axis} {x:g}, two points at one x "
+                    f"of its {curve} curve; give {axis} to only one of them, or give them different models"
+                )
 
 
 def _label(src: CurveSource) -> str:
