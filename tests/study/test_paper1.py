@@ -242,6 +242,27 @@ def test_the_biphasic_runs_draw_their_own_mask_ratio_line(tmp_path):
     assert "CLM 25% -> MLM: Avg" in rows and "MLM: Avg" in rows
 
 
+def test_a_run_at_several_seeds_is_one_point_of_its_mask_ratio_line(tmp_path):
+    """At `cpu` MLM-40 trains at 3 pretraining seeds: each seed was a point at 40% of the `MLM` line, so
+    the line ran up and down at one ratio. A run is its first seed's point."""
+    from fake_study import backend, small_spec
+
+    from encoderlab.study.data import load_study
+    from encoderlab.study.report import write_report
+    from encoderlab.study.runner import run_study
+
+    spec = small_spec()
+    seeded = tuple(
+        dataclasses.replace(r, seeds=(0, 1)) if r.name in ("mlm40", "mlm20") else r for r in spec.runs
+    )
+    run_study(dataclasses.replace(spec, runs=seeded), tmp_path, backend(), progress=False)
+    assert load_study(tmp_path).mask_ratios() == {"mlm40/s0": ("MLM", 0.4), "mlm20/s0": ("MLM", 0.2)}
+    write_report(tmp_path)
+    rows = (tmp_path / "report" / "figures" / "mask_ratio.csv").read_text().splitlines()[1:]
+    points = [(r.split(",")[1], r.split(",")[2]) for r in rows]  # (ratio, family) of each point
+    assert len(points) == len(set(points)) == 8  # 2 ratios x (3 families + Avg), once each
+
+
 def test_the_gpu_biphasic_runs_switch_where_paper1s_released_checkpoints_do():
     """Paper 1's checkpoints (HF `MLMvsCLM`; the authors' saved evaluations in EncodEval's `results/`) are
     `610m-clm-10k-mlm40-42k` (its "10k CLM + 32k MLM" row), `-32k-mlm40-42k`, `-5k-mlm40-22k` and

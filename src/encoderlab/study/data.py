@@ -230,15 +230,18 @@ class StudyData:
         """Model id -> (design, masking ratio) for the runs of the baseline's comparison group on the
         mask-ratio figure: MLM at one ratio, or CLM for a share then MLM at one ratio, kept where the
         design has two ratios or more (read from the RunConfig each node trained, not declared beside it;
-        a seed twin in another group is left out)."""
+        a seed twin in another group is left out). One model per run, its first pretraining seed's, as
+        the results the paper reports are: a line is one point per ratio (each other seed of a run drew
+        another point at its ratio, a vertical segment in the line)."""
         from encoderlab.study.resolve import mask_design
 
         group = self.spec.run(self.spec.baseline).group
         compared = {r.name for r in self.spec.runs if r.group == group}
+        first = {name: ids[min(ids)] for name in compared if (ids := self.model_ids(name))}
         out = {}
         for n in self.nodes:
             model = n.name.split("/", 1)[-1]
-            if n.kind == "pretrain" and split_id(model)[0] in compared:
+            if n.kind == "pretrain" and first.get(split_id(model)[0]) == model:
                 design = mask_design(PretrainNode.of(n).run)
                 if design is not None:
                     out[model] = design

@@ -226,10 +226,13 @@ def _fig_mask_ratio(rows: list[dict], folder: Path) -> Figure | None:
         }
         for r in rows
     ]
-    caption = "Score per family against the MLM masking ratio of each run" + (
-        ": runs of MLM alone, and runs of CLM then MLM at each ratio (paper 1's biphasic mask-ratio figure)."
-        if several
-        else "."
+    caption = (
+        "Score per family against the MLM masking ratio of each run (of a run at several pretraining seeds, its first)"
+        + (
+            ": runs of MLM alone, and runs of CLM then MLM at each ratio (paper 1's biphasic mask-ratio figure)."
+            if several
+            else "."
+        )
     )
     return _fig_lines(
         folder, "mask_ratio", rows, "Masking-ratio sensitivity", caption,
