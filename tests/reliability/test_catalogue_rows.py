@@ -19,10 +19,10 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.reliability.argument_cases import ARGUMENT_CASES
 from tests.reliability.errors_doc import doc_rows
-from tests.reliability.test_hostile_arguments import ARGUMENT_CASES
+from tests.reliability.input_cases import CASES
 from tests.reliability.test_hostile_data import DATA_CASES
-from tests.reliability.test_hostile_inputs import CASES
 from tests.reliability.test_hostile_models import MODEL_CASES
 from tests.reliability.test_hostile_pretrain import REFUSED_BEFORE_WRITING
 from tests.reliability.test_hostile_study_files import STUDY_CASES
@@ -98,8 +98,8 @@ NAMED = {
     "task-file-label-ids-out-of-range": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "task-file-label-ids-beside-names": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
     "task-file-label-ids-beside-unknown": "tests.eval.test_custom_label_kinds::test_class_ids_that_cannot_be_positions_are_one_line",
-    "task-file-fraction-leaves-no-train": "tests.eval.test_custom_tasks::test_a_fraction_that_leaves_a_split_empty_is_one_line",
-    "task-file-test-and-test-fraction": "tests.eval.test_custom_tasks::test_a_fraction_that_leaves_a_split_empty_is_one_line",
+    "task-file-fraction-leaves-no-train": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
+    "task-file-test-and-test-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
     "two-evals-one-out": "tests.eval.test_eval_commands::test_a_second_eval_into_the_same_out_is_refused_while_the_first_runs",
     "eval-unknown-clf-pooling": "tests.eval.test_model_pooling::test_a_clf_pooling_encodeval_cannot_use_is_one_line",

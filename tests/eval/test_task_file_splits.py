@@ -1,0 +1,105 @@
+"""Task files whose test split is cut from train (`data.test_fraction`), fractions that leave a split
+empty, and a task file naming a key twice (split from test_custom_tasks.py, whose helpers it uses)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import pytest
+from tests.eval.fixtures import write_task_file as _spec
+from tests.eval.test_custom_tasks import _sentiment, _write_csv
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks import load_task
+from encoderlab.eval.tasks.custom import load_task_files, task_from_file
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+def _train_only(tmp_path: Path, n: int, **data) -> Path:
+    """A task of one train file (and a test.csv it names only if `data` says so)."""
+    for k, split in enumerate(("train", "test")):
+        rows = [{**r, "sentence": f"{r['sentence']} {split}{i}"} for i, r in enumerate(_sentiment(n, k))]
+        _write_csv(tmp_path / f"{split}.csv", rows)
+    spec = {"name": "reviews", "family": "sc", "columns": {"text": "sentence", "label": "polarity"}}
+    return _spec(tmp_path, **spec, data={"train": "train.csv", **data})
+
+
+def test_test_fraction_cuts_a_seeded_disjoint_test_split_from_train(tmp_path):
+    # was: "unknown field(s) test_fraction", and a task needed a test file
+    path = _train_only(tmp_path, 100, test_fraction=0.2, validation_fraction=0.1)
+    task, data = load_task(task_from_file(path))
+    splits = [{e["text"] for e in part} for part in (data.train, data.val, data.tests["test"])]
+    assert [len(s) for s in splits] == [72, 8, 20]  # 20% of train is test; 10% of the rest validation
+    assert len(set.union(*splits)) == 100  # disjoint, and nothing lost
+    assert task_from_file(path).data_version == task.data_version  # seeded: the same cut each time
+    _train_only(tmp_path, 100, test_fraction=0.2, validation_fraction=0.1, seed=7)
+    _, other = load_task(task_from_file(path))
+    assert {e["text"] for e in other.tests["test"]} != splits[2]
+
+
+@pytest.mark.parametrize(
+    ("case", "rows", "data", "pattern"),
+    [
+        (
+            "task-file-fraction-leaves-no-train",
+            5,
+            {"test_fraction": 0.9},
+            r"data.test_fraction 0.9 of the 5 train example\(s\) leaves none to train on; lower it or add examples",
+        ),
+        (
+            None,
+            5,
+            {"test": "test.csv", "validation_fraction": 0.9},
+            r"data.validation_fraction 0.9 of the 5 train example\(s\) leaves none",
+        ),
+        (
+            None,
+            3,
+            {"test_fraction": 0.5},
+            r"data.validation_fraction 0.05 of the 1 train example\(s\) leaves none",
+        ),
+        (None, 5, {"test_fraction": 1.0}, r"data.test_fraction must be between 0 and 1"),
+        (
+            "task-file-test-and-test-fraction",
+            5,
+            {"test": "train.csv", "test_fraction": 0.2},
+            r"data.test and data.test_fraction both give the test split; keep one",
+        ),
+        (
+            None,
+            5,
+            {},
+            r"data.test is missing; name a file \(or data.hub, or data.test_fraction to cut it from train\)",
+        ),
+    ],
+)
+def test_a_fraction_that_leaves_a_split_empty_is_one_line(tmp_path, capsys, case, rows, data, pattern):
+    # was (validation_fraction 0.9 of 5 rows): datasets' "the resulting train set will be empty" traceback
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    file = tmp_path / f"task_{(case or 'fraction').removeprefix('task-file-')}.yaml".replace("-", "_")
+    _train_only(tmp_path, rows, **data).rename(file)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--lrs", "1e-4", "--seeds", "0"]
+    bars = not datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
+    try:
+        code, err = cli([*argv, "--out", tmp_path / "e"], capsys)
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+    assert_one_line(code, err, pattern)
+    if case:
+        assert_printed_as_documented(case, err, tmp_path)
+    assert not (tmp_path / "e").exists()
+
+
+def test_a_task_file_naming_a_key_twice_is_refused(tmp_path):
+    """Was: the second `metric:` (or `text:` of `columns`) replaced the first, silently."""
+    path = tmp_path / "t.yaml"
+    path.write_text("name: mine\nfamily: sc\nname: yours\n")
+    with pytest.raises(UserError, match=r"task file .*t.yaml: key 'name' is given twice \(lines 1 and 3\)"):
+        load_task_files([path])
