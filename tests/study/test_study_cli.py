@@ -86,3 +86,32 @@ def test_a_study_folder_names_the_study_it_was_run_with(folder, tmp_path, monkey
     main(["study", "run", str(folder)])
     assert capsys.readouterr().out.startswith(f"report: {folder / 'report' / 'report.html'}\n")
     assert not (tmp_path / "runs").exists()
+
+
+@pytest.mark.parametrize("hardware", ["8 GPUs (H100 class)", "2 CPU cores"])
+def test_a_gpu_study_planned_without_a_gpu_skips_the_cpu_memory_check(
+    tmp_path, monkeypatch, capsys, hardware
+):
+    """`study plan paper1-cpt --scale gpu-610m` on a machine without CUDA was refused: its runs were
+    checked against this CPU's memory, which says nothing of the GPUs they train on. A study sized for
+    CPUs is still checked (`study run` checks every study on the machine it runs on)."""
+    import torch
+    import yaml
+
+    from encoderlab.errors import UserError
+    from encoderlab.study import checks
+
+    def too_big(spec, p, meta):
+        raise UserError(f"run {p.run.name}: too big for this CPU")
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(checks, "_check_memory", too_big)
+    main(["study", "show", "paper1-cpt", "--scale", "gpu-610m"])
+    study = yaml.safe_load(capsys.readouterr().out)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({**study, "hardware": hardware}))
+    if hardware.startswith("2 CPU"):
+        assert "too big for this CPU" in _refused(capsys, ["study", "plan", str(tmp_path / "s.yaml")])
+        return
+    main(["study", "plan", str(tmp_path / "s.yaml")])
+    out = capsys.readouterr().out
+    assert "note: memory is not checked: this study is sized for 8 GPUs (H100 class) and no CUDA" in out

@@ -95,16 +95,28 @@ def check_prepared_tokenizers(spec: StudySpec) -> None:
             check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
 
 
-def check_runs(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
+def planned_elsewhere(spec: StudySpec) -> bool:
+    """Whether the study is sized for GPUs (its `hardware` names them, as the gpu-* scales' does) and
+    none is visible here: `study plan` on a login node or laptop, whose CPU memory says nothing of the
+    GPUs the runs will train on (every 610m and 1b plan was refused as too large for this CPU)."""
+    import torch
+
+    return "GPU" in spec.hardware and not torch.cuda.is_available()
+
+
+def check_runs(
+    spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = (), memory: bool = True
+) -> None:
     """Refuse a pretraining run whose rows its node would refuse (see the module docstring): longer than
-    its start model's positions, beyond the memory of the CPU it trains on, or longer than its dataset."""
+    its start model's positions, beyond the memory of the CPU it trains on (unless not `memory`), or
+    longer than its dataset."""
     from encoderlab.study.plan import finished_meta
 
     models = [p for p in pretraining(spec) if p.config is not None]
     check_start_models(spec, models)
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
-    for p in models:
+    for p in models if memory else ():
         _check_memory(spec, p, metas[p.run.data])
     longest: dict[str, Pretraining] = {}
     for p in models:

@@ -136,7 +136,7 @@ def plan_command(
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
     from encoderlab.eval.tasks.custom import task_files
-    from encoderlab.study.checks import check_runs, check_sources
+    from encoderlab.study.checks import check_runs, check_sources, planned_elsewhere
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.graph import prepare_graph
     from encoderlab.study.plan import check_passes, plan_study, plan_text
@@ -160,7 +160,14 @@ def plan_command(
         )
         print(f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted")
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
-    check_runs(spec, out, prepares)  # rows a node would refuse: start models, memory, data
+    if elsewhere := planned_elsewhere(spec):
+        print(
+            f"note: memory is not checked: this study is sized for {spec.hardware} and no CUDA device is "
+            "visible here; `study run` checks each run on the machine it trains on"
+        )
+    check_runs(
+        spec, out, prepares, memory=not elsewhere
+    )  # rows a node would refuse: start models, memory, data
 
 
 def list_command() -> None:
