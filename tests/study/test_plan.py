@@ -89,6 +89,7 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     lines = {
         line.split(":", 1)[0].strip(): line.split(":", 1)[1]
         for line in out.split("how each run trains")[1].splitlines()[1:]
+        if not line.startswith("note: ")  # memory is not checked where no GPU is visible
     }
     assert list(lines) == [
         "detour-biomed",
