@@ -46,6 +46,10 @@ def test_gpu_scales_are_paper1s_experiment_and_say_so():
             main = next(d for d in spec.data if d.name == "main")
             assert (main.corpus, main.tokenizer) == ((PAPER1_CORPUS,), PAPER1_TOKENIZER)
             assert spec.eval.suite == "paper" and not spec.eval.tasks and spec.eval.max_steps is None
+            if study == "paper1-cpt" and spec.size != "610m":  # paper 1 continued its 610M models only
+                assert [d.sentence() for d in departures(spec)] == [f"model: {spec.size}, not 610m"]
+                assert lines[study, scale] == "NOT paper 1's setup: model"
+                continue
             assert not departures(spec)
             assert lines[study, scale] == "paper 1's setup"
             assert "runs paper 1" in setup_text(spec)

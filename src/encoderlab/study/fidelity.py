@@ -23,7 +23,7 @@ a study may train more than the paper's one, which strengthens a claim rather th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from encoderlab.study.spec import StudySpec
 
@@ -71,6 +71,9 @@ class PaperSetup:
     """What `suite` lacks of the paper's tasks (empty: all of them): a study on it departs."""
     sizes: tuple[str, ...]
     """Model sizes the paper trained (a study that trains from scratch at another size departs)."""
+    study_sizes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Sizes of one experiment, by study name, where the paper ran it at fewer than `sizes`: paper 1's
+    continued pretraining is at 610M only, so `paper1-cpt` at 210m or 1b is not paper 1's setup."""
     start_models: tuple[str, ...] = ()
     """Hub ids of the models the paper continues (empty: it trains from scratch at `sizes`)."""
     models: str = ""
@@ -96,6 +99,7 @@ PAPERS: dict[str, PaperSetup] = {
         # The paper suite scores TC, QA and IR with EncodEval's own per-example scores, as its saved
         # results/**/results.json show it scored (eval/metrics/encodeval.py, eval/answer_tagger.py)
         sizes=("210m", "610m", "1b"),
+        study_sizes={"paper1-cpt": ("610m",)},  # its CPT tables (papers.md): 610M, from decayed 42k bases
         training="42,000 steps of 2,359,296 tokens (its appendix; the split into 1,152 x 2,048 rows is ours)",
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
@@ -188,10 +192,15 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     return tuple(out)
 
 
+def _sizes(paper: PaperSetup, study: str) -> tuple[str, ...]:
+    return paper.study_sizes.get(study, paper.sizes)
+
+
 def _model_departure(spec: StudySpec, paper: PaperSetup) -> Departure | None:
     """The model of the compared runs against the paper's: its start model when the paper continues
-    one, else the size trained from scratch."""
-    wanted = paper.models or "/".join(paper.sizes)
+    one, else the size trained from scratch (at the sizes the paper ran this study's experiment)."""
+    sizes = _sizes(paper, spec.name)
+    wanted = paper.models or "/".join(sizes)
     if paper.start_models:
         start = next((r.init for r in spec.runs if r.name == spec.baseline), None)
         if start in paper.start_models:
@@ -201,7 +210,7 @@ def _model_departure(spec: StudySpec, paper: PaperSetup) -> Departure | None:
             f"a {spec.size or ''} model the study pretrains ({start})".replace("a  ", "a ") if own else start
         )
         return Departure(aspect="model", here=here or "none", paper=wanted)
-    if spec.size is not None and spec.size not in paper.sizes:
+    if spec.size is not None and spec.size not in sizes:
         return Departure(aspect="model", here=spec.size, paper=wanted)
     return None
 
@@ -244,12 +253,12 @@ _MARK = re.compile(r"(<!-- fidelity:(?P<study>[\w-]+) -->\n)(?:(?!<!--).*\n)*(<!
 """A generated section: its opening marker, lines that are no marker, its closing marker."""
 
 
-def _paper_cell(paper: PaperSetup, aspect: str) -> str:
+def _paper_cell(paper: PaperSetup, aspect: str, study: str) -> str:
     return {
         "data": paper.data,
         "tokenizer": paper.tokenizer_text,
         "tasks": paper.suite_text,
-        "model": paper.models or "/".join(paper.sizes),
+        "model": paper.models or "/".join(_sizes(paper, study)),
         "pretraining": paper.training,
         "fine-tuning": f"LRs {', '.join(f'{x:g}' for x in paper.lrs)} x {len(paper.seeds)} seeds, the tasks' steps",
     }[aspect]
@@ -266,7 +275,9 @@ def scale_table(study: str) -> str:
     gone = {name: {d.aspect: d.here for d in departures(spec)} for name, spec in specs.items()}
     rows = [["", paper.short, *(f"`{name}`" for name in specs)], ["---"] * (len(specs) + 2)]
     for aspect in ASPECTS:
-        rows.append([aspect, _paper_cell(paper, aspect), *(gone[n].get(aspect, _AS_PAPER) for n in specs)])
+        rows.append(
+            [aspect, _paper_cell(paper, aspect, study), *(gone[n].get(aspect, _AS_PAPER) for n in specs)]
+        )
     models = [sum(len(s.seeds_of(r)) for r in s.runs if r.recipe) for s in specs.values()]
     rows.append(["models pretrained (runs x seeds)", "", *map(str, models)])
     rows.append(["claims checked", "", *(", ".join(c.id for c in s.claims) for s in specs.values())])
