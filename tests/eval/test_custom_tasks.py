@@ -58,6 +58,30 @@ def test_sc_from_csv_cuts_validation_from_train(tmp_path):
     assert task.data_version.startswith("file:")
 
 
+def test_a_finetune_section_keeps_the_file_defaults_it_leaves_out(tmp_path):
+    """`finetune: {warmup_ratio: 0}` trained 1000 steps x 32 (FinetuneConfig's), not the 300 x 16 a
+    task file gets without the section."""
+    train = _write_csv(tmp_path / "train.csv", _sentiment(40, 0))
+    test = _write_csv(
+        tmp_path / "test.csv", [r for r in _sentiment(30, 1) if r not in _sentiment(40, 0)][:10]
+    )
+    common = dict(
+        family="sc", data={"train": train, "test": test}, columns={"text": "sentence", "label": "polarity"}
+    )
+    bare = task_from_file(_spec(tmp_path, "bare.yaml", name="bare", **common))
+    path = _spec(
+        tmp_path, "some.yaml", name="some", finetune={"warmup_ratio": 0.0, "max_steps": 50}, **common
+    )
+    some = task_from_file(path).finetune
+    assert (some.batch_size, some.micro_batch_size, some.warmup_ratio, some.max_steps) == (
+        bare.finetune.batch_size,
+        bare.finetune.micro_batch_size,
+        0.0,
+        50,
+    )
+    assert bare.finetune.max_steps == 300 and bare.finetune.batch_size == 16
+
+
 def test_pair_sc_from_jsonl_renders_the_template(tmp_path):
     rows = [{"premise": f"p{i} {POSITIVE[i % 3]}", "hypothesis": f"h{i}", "y": i % 2} for i in range(40)]
     _jsonl(tmp_path / "tr.jsonl", rows[:24])

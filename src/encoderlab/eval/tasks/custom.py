@@ -76,6 +76,9 @@ REGRESSION_METRICS = ("pearson", "spearman")
 QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
 """The QA scores each head reports (the first is the default)."""
 SPLITS = ("train", "validation", "test")
+FILE_FINETUNE = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
+"""A task file's schedule: what a `finetune:` section leaves out keeps these values (a section naming
+any field fell back to FinetuneConfig's 1000 steps x 32 for the rest)."""
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -140,8 +143,8 @@ class TaskSpec:
     """Family options: sc/pair-sc `pooling`, `head`, `multilabel`; tc `words`, `subword_labels`; qa `v2`,
     `stride`, `max_answer_tokens`, `head`, `question_template`; ir `query_prefix`, `document_prefix`,
     `pooling`."""
-    finetune: FinetuneConfig = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
-    """Optimiser and schedule (FinetuneConfig fields)."""
+    finetune: FinetuneConfig = FILE_FINETUNE
+    """Optimiser and schedule (FinetuneConfig fields); a field left out keeps `FILE_FINETUNE`'s value."""
     allow_overlap: bool = False
     """Allow the same input in two splits (refused by default: it inflates test scores)."""
 
@@ -161,6 +164,8 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(f"{where}: expected a mapping of task fields (name, family, data, ...)")
     if "family" in raw and raw["family"] not in FAMILIES:
         raise UserError(f"{where}: " + str(did_you_mean(str(raw["family"]), list(FAMILIES), "family")))
+    if isinstance(raw.get("finetune"), dict):
+        raw = {**raw, "finetune": {**dataclasses.asdict(FILE_FINETUNE), **raw["finetune"]}}
     spec = from_dict(TaskSpec, raw, where)
     if not NAME.match(spec.name):
         raise UserError(f"{where}: name {spec.name!r} may hold only letters, digits, '.', '_' and '-'")
