@@ -58,6 +58,23 @@ def test_a_tc_row_with_an_empty_word_is_refused(tmp_path):
     _refused(_task(tmp_path, "tc", _tc(20), test), r"a row has an empty token; fill it in or remove the row")
 
 
+@pytest.mark.parametrize(
+    ("family", "row", "field"),
+    [
+        ("tc", {"tokens": ["Bob", ""], "tags": ["B-PER", "O"]}, "token"),
+        ("tc", {"tokens": ["Bob", " "], "tags": ["B-PER", "O"]}, "token"),
+        ("ir", {"query": "", "document": "lost"}, "query"),
+    ],
+)
+def test_a_blank_text_cell_is_refused_as_an_empty_one(tmp_path, family, row, field):
+    # was: read as a text of nothing (a blank word got no token and was scored as O); only null was refused
+    train = _tc(20) if family == "tc" else _ir(20, "r")
+    test = (_tc(3, 100) if family == "tc" else _ir(3, "t")) + [row]
+    _refused(
+        _task(tmp_path, family, train, test), rf"a row has an empty {field}; fill it in or remove the row"
+    )
+
+
 def _qa(n: int, prefix: str) -> list[dict]:
     return [
         {
@@ -89,6 +106,7 @@ def test_qa_ids_used_twice_in_a_scored_split_are_refused(tmp_path):
     [
         ("context", None, r"a row has an empty context; fill it in or remove the row"),
         ("question", None, r"a row has an empty question; fill it in or remove the row"),
+        ("question", "", r"a row has an empty question; fill it in or remove the row"),
         ("answers", [{"text": None, "answer_start": 0}], r"a row has an empty answer text"),
         ("answers", {"text": [""], "answer_start": [0]}, r"a row has an empty answer text"),
         ("answers", [{"text": "t", "answer_start": -3}], r"a row's answer_start is -3; it is the answer's"),

@@ -159,9 +159,9 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
 
 def cell_text(value, field: str, where: str) -> str:
     """A text cell (text, word, question, query...) as the model reads it. An empty one (an empty CSV
-    cell, a JSON null) or a nested one (a list or a mapping) is one line: `str()` fed the model the
-    word 'None', or "['a', 'b']"."""
-    if value is None:
+    cell, a JSON null, a JSON "" or blank text) or a nested one (a list or a mapping) is one line: `str()`
+    fed the model the word 'None', or "['a', 'b']"; a blank word got no token and was scored as `O`."""
+    if value is None or (isinstance(value, str) and not value.strip()):
         raise UserError(f"{where}: a row has an empty {field}; fill it in or remove the row")
     if isinstance(value, (list, dict)):
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
