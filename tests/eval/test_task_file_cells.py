@@ -75,6 +75,16 @@ def test_a_blank_text_cell_is_refused_as_an_empty_one(tmp_path, family, row, fie
     )
 
 
+@pytest.mark.parametrize("blank", ["", " "])
+def test_a_blank_label_is_refused_as_an_empty_one(tmp_path, blank):
+    # was: a class called '' (or ' ') of its own, inferred from train like any other name
+    train = [{"text": f"text {i}", "label": ("pos", "neg")[i % 2]} for i in range(20)]
+    test = [{"text": "a", "label": "pos"}, {"text": "b", "label": blank}]
+    _refused(_task(tmp_path, "sc", train, test), r"a row has an empty label; fill it in or remove the row")
+    tags = [{"tokens": ["Bob", "x"], "tags": ["B-PER", blank]}]
+    _refused(_task(tmp_path, "tc", _tc(20), tags), r"a row has an empty label; fill it in or remove the row")
+
+
 def _qa(n: int, prefix: str) -> list[dict]:
     return [
         {

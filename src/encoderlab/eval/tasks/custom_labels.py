@@ -54,7 +54,7 @@ def label_set(given, family: str, kind: Kind, train, column: str, where: str) ->
         v
         for r in rows(train, (column,))
         for v in (r[column] if isinstance(r[column], list) else [r[column]])
-        if v is not None  # refused row by row, naming the empty label
+        if not empty(v)  # refused row by row, naming the empty label
     ]
     fraction = next((v for v in values if isinstance(v, float) and not v.is_integer()), None)
     if fraction is not None and family != "tc":
@@ -130,7 +130,7 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
     number (a typo), are one line naming the fixes."""
     if any(whole(n) is not None for n in labels):
         return False
-    values = [v for s in values for v in (s if isinstance(s, list) else [s]) if v is not None]
+    values = [v for s in values for v in (s if isinstance(s, list) else [s]) if not empty(v)]
     names = [v for v in values if named_as(v, labels) is not None]
     ids = [v for v in values if named_as(v, labels) is None and whole(v) is not None]
     others = [label_name(v) for v in values if named_as(v, labels) is None and whole(v) is None]
@@ -157,11 +157,16 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
     return True
 
 
+def empty(value) -> bool:
+    """Whether a cell holds nothing: an empty CSV cell or a JSON null (None), or a blank string."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def cell_text(value, field: str, where: str) -> str:
     """A text cell (text, word, question, query...) as the model reads it. An empty one (an empty CSV
     cell, a JSON null, a JSON "" or blank text) or a nested one (a list or a mapping) is one line: `str()`
     fed the model the word 'None', or "['a', 'b']"; a blank word got no token and was scored as `O`."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if empty(value):
         raise UserError(f"{where}: a row has an empty {field}; fill it in or remove the row")
     if isinstance(value, (list, dict)):
         shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
@@ -172,7 +177,7 @@ def cell_text(value, field: str, where: str) -> str:
 def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
     """A label id: class ids (`named`: a ClassLabel column's, or positions in `labels:`) are ids; any
     other value (name or number) is looked up by name."""
-    if value is None:  # an empty CSV cell or a JSON null: str() would make it a class called 'None'
+    if empty(value):  # an empty CSV cell, a JSON null or "": str() made it a class called 'None' or ''
         raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
     if isinstance(value, (list, dict)):  # str() made it a class called "['a']" or "{'x': 1}"
         raise UserError(f"{where}: a row's label {value!r} is not a name or a number; give one per label")
