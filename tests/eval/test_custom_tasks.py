@@ -429,6 +429,32 @@ def test_task_files_and_tasks_keep_every_value_however_given(tmp_path, monkeypat
     assert seen["suite"] == "pocket" and seen["tasks"] is None and seen["lrs"] is None
 
 
+def test_a_suite_beside_task_files_keeps_its_tasks_choice_and_its_grid(tmp_path, monkeypatch):
+    """`--suite pocket --tasks boolq --task-file a.yaml` ran all of pocket, and `--suite biomed` beside a
+    task file ran paper 1's grid (6 LRs x seeds 0-4), not biomed's (5e-5 x seeds 42-46)."""
+    from types import SimpleNamespace
+
+    from encoderlab.cli import main
+    from encoderlab.eval import commands
+    from encoderlab.eval.suites import SUITE_GRIDS, SUITES
+
+    a = _spec(tmp_path, file="a.yaml", name="first", **_sentiment_files(tmp_path))
+    seen = {}
+    monkeypatch.setattr(
+        commands, "evaluate", lambda model, **kw: seen.update(kw) or SimpleNamespace(tasks={})
+    )
+    monkeypatch.setattr(commands, "require_assets", lambda names: None)
+    monkeypatch.setattr(commands, "load_eval_model", lambda source: SimpleNamespace(tokenizer=None))
+    out = ["--out", str(tmp_path / "o")]
+    main(["eval", "m", "--suite", "pocket", "--tasks", "boolq", "--task-file", str(a), *out])
+    assert seen["tasks"] == ["boolq", "first"]
+    main(["eval", "m", "--suite", "biomed", "--task-file", str(a), *out])
+    assert seen["tasks"] == [*SUITES["biomed"], "first"]
+    assert (tuple(seen["lrs"]), tuple(seen["seeds"])) == SUITE_GRIDS["biomed"]
+    main(["eval", "m", "--suite", "biomed", "--task-file", str(a), "--lrs", "1e-4", *out])
+    assert tuple(seen["lrs"]) == (1e-4,) and tuple(seen["seeds"]) == SUITE_GRIDS["biomed"][1]
+
+
 @pytest.mark.parametrize(
     ("row", "message"),
     [

@@ -74,7 +74,7 @@ def eval_command(
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
         suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain, paper (paper 1's 12 datasets) or biomed (paper 2's English tasks and protocol); default pocket, or none with --task-file.
-        tasks: Only these tasks of the suite (default: all); with --task-file, built-in tasks to add (`--tasks a b` or `--tasks a --tasks b`).
+        tasks: Only these tasks of the suite (default: all), with --task-file too; with --task-file and no --suite, any built-in tasks to add (`--tasks a b` or `--tasks a --tasks b`).
         task_file: Task specs (YAML) or folders of them, run through the same protocol, cache and summary as built-in tasks (`--task-file a.yaml b.yaml`, or the flag repeated; see docs/evaluation.md).
         lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
         seeds: Fine-tuning seeds per learning rate (default: 0-4, or paper 2's 42-46 for biomed).
@@ -91,18 +91,19 @@ def eval_command(
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
     if hub_data is not None:
         os.environ[HUB_DATA_ENV] = str(hub_data)
+    grid_suite = suite
     if task_file:
-        # Checked and registered before anything is written; the suite's tasks, if one is named, join them.
-        names = [
-            *(suite_tasks(suite) if suite else []),
-            *names,
-            *(t.name for t in load_task_files(task_file)),
-        ]
+        # Checked and registered before anything is written; the suite's tasks (those of --tasks, if
+        # given) join them, and the suite keeps its own default grid (biomed's one LR and seeds 42-46).
+        files = [t.name for t in load_task_files(task_file)]
+        names = [*(suite_tasks(suite, names or None) if suite else names), *files]
         suite = None
     elif suite is None:
-        suite = "pocket"
+        suite = grid_suite = "pocket"
     checked = suite_tasks(suite, names or None)
-    resolve_grid(suite, lrs, seeds)  # refused here, before the model loads; evaluate resolves it again
+    grid = resolve_grid(grid_suite, lrs, seeds)  # refused here, before the model loads
+    if grid_suite != suite:
+        lrs, seeds = grid
     require_assets(checked)
     em = load_eval_model(model)
     for name in checked:
