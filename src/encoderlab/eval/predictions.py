@@ -8,7 +8,8 @@ named by the result record's `predictions` field. One line per example and test 
   * sc: {"split", "i", "gold": class name, "pred": class name} (multi-label: lists of names)
   * tc: {"split", "i", "gold": [tag per word], "pred": [tag per word]}
   * qa: {"split", "id", "gold": [answer texts] ([] = unanswerable), "pred": text ("" = no answer),
-    "no_answer_score" (SQuAD v2: null score minus the best span score)}
+    "no_answer_score" (SQuAD v2: null score minus the best span score)}; the tagger head (`answer_tagger`):
+    {"split", "id", "gold": [token positions], "pred": [token positions]} ([] = no answer)
   * ir: {"split", "qid", "relevant": {doc id: grade}, "ranking": [[doc id, cosine], ...]} (top 100)
 
 The file is written atomically before its record is appended, so a record never names a
