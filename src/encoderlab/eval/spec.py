@@ -374,7 +374,7 @@ class Task:
     trains_as: str | None = None
     """The task whose fine-tuning run this one is (its own test data scored zero-shot), e.g. NQ and MLDR
     scored with the MS MARCO-trained retriever as EncodEval reloads it: one run serves all of them
-    (`eval/shared.py`). Not in the signature: which task trained the model changes no score."""
+    (`training_groups`). Not in the signature: which task trained the model changes no score."""
 
     @property
     def family(self) -> Family:
