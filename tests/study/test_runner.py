@@ -379,6 +379,34 @@ def test_a_refused_study_removes_the_parent_folders_it_created_and_keeps_an_exis
     )
 
 
+def test_the_library_refuses_a_non_empty_folder_it_did_not_create_and_writes_nothing(tmp_path):
+    """`run_study` (the Python entry point) took the lock in, and marked as its own, a folder of the
+    user's files; only `study run` checked the folder (outdir.py)."""
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "todo.txt").write_text("mine\n")
+    with pytest.raises(UserError, match="encoderlab did not create"):
+        run_study(small_spec(), mine, backend(), progress=False)
+    assert [p.name for p in mine.iterdir()] == ["todo.txt"]
+
+
+def test_a_study_killed_before_its_folder_was_marked_reruns(tmp_path, monkeypatch):
+    """Killed while checking (fetching assets), a study leaves its folder holding only its lock; the same
+    `study run` was then refused as a non-empty folder encoderlab did not create."""
+    from encoderlab.cli import main
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    out = tmp_path / "study"
+    out.mkdir()
+    lock = {"pid": dead.pid, "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z", "what": "study x"}
+    (out / LOCK).write_text(json.dumps(lock))
+    monkeypatch.setattr("encoderlab.study.cli.default_backend", backend)
+    monkeypatch.setattr("encoderlab.study.cli.get_study", lambda name, scale: small_spec())
+    main(["study", "run", "paper1-pfs", "--out", str(out)])
+    assert (out / "report" / "report.html").exists() and not (out / LOCK).exists()
+
+
 def test_an_unreachable_registry_is_one_line_naming_the_command(tmp_path, monkeypatch):
     from encoderlab.data import assets
 

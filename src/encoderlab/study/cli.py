@@ -13,10 +13,9 @@ import tyro
 
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.errors import UserError
-from encoderlab.outdir import check_output
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.prepared import with_prepared
-from encoderlab.study.runner import STUDY_KIND, run_study
+from encoderlab.study.runner import run_study
 from encoderlab.study.spec import StudySpec
 
 
@@ -86,15 +85,9 @@ def run_command(
         prepared: NAME=DIR: read dataset NAME from DIR, a folder prepared from its corpus with its
             tokenizer (e.g. across machines with `data prepare --shard`, then `data merge`).
     """
-    from encoderlab.study.nodes import corpus_locations
-
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
     # a study folder given as the study continues in itself
     folder = out if out is not None else study_folder(name) or Path("runs") / f"{spec.name}-{spec.scale}"
-    read = [c for d in spec.data for c in corpus_locations(d.corpus)]
-    read += [d.prepared for d in spec.data if d.prepared]
-    # a study folder inside a corpus folder was made, then its prepare node refused its own subfolder
-    check_output(folder, STUDY_KIND, sources=read, legacy=lambda f: (f / "study.json").is_file())
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
     print(f"report: {report}")
     print(f"markdown: {report.with_suffix('.md')}")

@@ -61,7 +61,7 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import create_output, missing_folders, remove_folders
+from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
@@ -431,7 +431,7 @@ def run_study(
     returns the report's path."""
     if jobs < 1:
         raise UserError(f"jobs must be >= 1, got {jobs}; use --jobs 1 to run nodes one after the other")
-    study_dir = Path(study_dir)
+    study_dir = check_study_out(spec, study_dir)
     made = missing_folders(study_dir)  # the folder and its parents, removed again if the study is refused
     try:
         study_dir.mkdir(parents=True, exist_ok=True)
@@ -447,6 +447,20 @@ def run_study(
         # refused before writing: the folders made only to hold the lock go (if still empty)
         remove_folders(made)
         raise
+
+
+def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
+    """Refuse, touching nothing, what `outdir.check_output` refuses, for the Python API too. A folder holding
+    only the lock is a study in (or killed in) its checks, before its marker: the lock decides."""
+    from encoderlab.study.nodes import corpus_locations  # lazy: nodes imports this module
+
+    read = [c for d in spec.data for c in corpus_locations(d.corpus)]
+    read += [d.prepared for d in spec.data if d.prepared]
+
+    def ours(folder: Path) -> bool:  # also study folders from before the ownership marker
+        return (folder / "study.json").is_file() or [p.name for p in folder.iterdir()] == [LOCK]
+
+    return check_output(study_dir, STUDY_KIND, sources=read, legacy=ours)
 
 
 def _run_locked(
