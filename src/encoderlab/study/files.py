@@ -4,10 +4,12 @@
 (`dump_study`); `load_study_file` reads one back, so an exported study round-trips to the identical
 spec, and `encoderlab study run my.yaml` runs it like a built-in one.
 
-Reading is strict and says everything at once: every problem of the file is one line (an unknown
-field with the valid ones, a wrong type, an unknown recipe or recipe parameter, a run name a claim,
-analysis or the baseline refers to but the study lacks), all in one `UserError`, so a hand-written
-study is fixed in one pass rather than one error per run. Relative paths in the file (a local corpus,
+Reading is strict and says what it finds in two rounds, each problem one line and each round one
+`UserError`: first every entry on its own (an unknown field with the valid ones, a wrong type, an
+unknown recipe or recipe parameter), then, once those are right, the study as a whole (a run name a
+claim, analysis or the baseline refers to but the study lacks, names that repeat, ...). The second
+round needs typed entries, so a hand-written study is fixed in at most two passes rather than one
+error per run; the `eval` grid names its first problem only (`eval.spec.check_grid`). Relative paths in the file (a local corpus,
 tokenizer or start model, CKA texts, task files) are taken relative to the file's folder; a corpus
 entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corpus.jsonl#text_field=body`).
 """
