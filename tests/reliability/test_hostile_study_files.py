@@ -90,6 +90,10 @@ def _study_files(root: Path) -> None:
                 }
             ]
         ),
+        "paper_task_unmirrored": lambda s: (
+            s["runs"][0].update(evaluate=True),
+            s.update(eval={"suite": "paper", "tasks": ["paper-sst2"], "lrs": [1e-4], "seeds": [0]}),
+        ),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
@@ -294,4 +298,21 @@ def test_a_study_on_cuda_where_none_is_visible_is_refused_before_anything_is_wri
         "study-cuda-not-visible",
         "study run {w}/study_device_cuda.yaml --out {w}/s",
         r"study mini, run a: device=cuda but no CUDA device is visible; use device=cpu or auto",
+    )
+
+
+def test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_written(
+    sworld, capsys, monkeypatch
+):
+    """With `ENCODERLAB_HUB_DATA` set, the evaluation node found SST-2's missing mirror after run a
+    had trained; now `study run` names it with the other checks, before the study folder is made."""
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(sworld / "mirrors"))  # none there
+    assert_refused_untouched(
+        sworld,
+        capsys,
+        monkeypatch,
+        "study-task-without-mirror",
+        "study run {w}/study_paper_task_unmirrored.yaml --out {w}/s",
+        r"study mini: task paper-sst2: ENCODERLAB_HUB_DATA=.*mirrors has no mirror of nyu-mll/glue; download it "
+        r"with: hf download --repo-type dataset nyu-mll/glue --local-dir .*mirrors/nyu-mll/glue$",
     )

@@ -29,7 +29,7 @@ import math
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, NamedTuple
 
 from encoderlab.config import SEED_BOUND
 from encoderlab.errors import UserError
@@ -345,6 +345,13 @@ def _non_default(obj) -> dict:
     }
 
 
+class HubRepo(NamedTuple):
+    """A hub dataset repository a task's loader reads, at the revision it reads (None: the default)."""
+
+    repo: str
+    revision: str | None = None
+
+
 @dataclass(frozen=True, kw_only=True)
 class Task:
     """One evaluation task."""
@@ -375,6 +382,9 @@ class Task:
     """The task whose fine-tuning run this one is (its own test data scored zero-shot), e.g. NQ and MLDR
     scored with the MS MARCO-trained retriever as EncodEval reloads it: one run serves all of them
     (`training_groups`). Not in the signature: which task trained the model changes no score."""
+    hub_repos: tuple[HubRepo, ...] = field(default=(), compare=False)
+    """The hub datasets its loader reads: with `$ENCODERLAB_HUB_DATA` set, each must be mirrored before
+    any run starts (`suites.require_assets`), not when the grid reaches the task hours in."""
 
     @property
     def family(self) -> Family:

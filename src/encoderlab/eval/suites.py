@@ -90,9 +90,26 @@ def missing_assets(task_names: list[str]) -> list[str]:
 
 
 def require_assets(task_names: list[str]) -> None:
-    """One error naming the single command that fetches everything missing."""
+    """One error naming the single command that fetches everything missing, then `require_mirrors`."""
     missing = missing_assets(task_names)
     if missing:
         raise UserError(
             f"assets not fetched: {', '.join(missing)}; run: encoderlab assets fetch {' '.join(missing)}"
         )
+    require_mirrors(task_names)
+
+
+def require_mirrors(task_names: list[str]) -> None:
+    """With `$ENCODERLAB_HUB_DATA` set, the first hub dataset a task reads (`Task.hub_repos`) that has
+    no mirror there is one error with its download command. A loader found it only when the grid (or a
+    study's evaluation node) reached its task: on the paper suite, hours of earlier work in."""
+    from encoderlab.data.hub import dataset_location, mirror_root
+
+    if mirror_root() is None:  # the hub itself: a download, the loader's to try
+        return
+    for name in task_names:
+        for hub in get_task(name).hub_repos:
+            try:
+                dataset_location(hub.repo, hub.revision)
+            except UserError as exc:
+                raise UserError(f"task {name}: {exc}") from None

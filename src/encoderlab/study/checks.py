@@ -38,6 +38,22 @@ def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[
     check_sources(spec)
     check_prepared_tokenizers(spec)
     check_runs(spec, study_dir, nodes)
+    check_task_mirrors(spec)
+
+
+def check_task_mirrors(spec: StudySpec) -> None:
+    """With `$ENCODERLAB_HUB_DATA` set, every hub dataset the evaluated tasks read must be mirrored
+    (`eval.suites.require_mirrors`): an evaluation node found a missing one after its runs trained."""
+    from encoderlab.data.hub import mirror_root
+    from encoderlab.eval.suites import require_mirrors
+    from encoderlab.study.nodes import evaluated_tasks
+
+    if mirror_root() is None:  # the hub itself: each node's download
+        return
+    try:
+        require_mirrors(evaluated_tasks(spec))
+    except UserError as exc:
+        raise UserError(f"study {spec.name}: {exc}") from None
 
 
 def check_sources(spec: StudySpec, fetched: bool = True) -> None:

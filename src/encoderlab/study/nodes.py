@@ -359,15 +359,20 @@ def suite_families(suite: str) -> dict[str, str]:
     return {name: get_task(name).family for name in suite_tasks(suite)}
 
 
-def _task_assets(spec: StudySpec) -> list[str]:
-    """The assets of the tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on."""
-    from encoderlab.eval.suites import TASK_ASSETS
-
+def evaluated_tasks(spec: StudySpec) -> list[str]:
+    """The built-in tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on, sorted."""
     evaluated = [r for r in spec.runs if r.evaluate]  # a run trained only as a base or control reads no task
     suite = suite_families(spec.eval.suite) if spec.eval.suite else ()  # null: task files, no assets
     tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite)}
     tasks |= {t for r in evaluated if r.eval_steps for t in spec.eval.checkpoint_tasks}
-    return list(dict.fromkeys(a for t in sorted(tasks) for a in TASK_ASSETS.get(t, ())))
+    return sorted(tasks)
+
+
+def _task_assets(spec: StudySpec) -> list[str]:
+    """The assets of the tasks that evaluated runs are fine-tuned on."""
+    from encoderlab.eval.suites import TASK_ASSETS
+
+    return list(dict.fromkeys(a for t in evaluated_tasks(spec) for a in TASK_ASSETS.get(t, ())))
 
 
 def required_assets(spec: StudySpec) -> list[str]:

@@ -89,7 +89,7 @@ def load_blurb_ner(task: str, config: str) -> TaskData:
 def load_gad(task: str) -> TaskData:
     """GAD (BLURB's split): a sentence with a gene and a disease masked, does it state an
     association? The bigbio_text schema's `labels` list holds one label."""
-    source = bigbio("bigbio/gad", "gad_blurb_bigbio_text")
+    source = bigbio(REPOS["gad"], "gad_blurb_bigbio_text")
     ds = load_hub(source)
     require_columns(task, ds["train"], ("text", "labels"), source)
 
@@ -108,7 +108,7 @@ def load_gad(task: str) -> TaskData:
 
 def load_hoc(task: str) -> TaskData:
     """HoC: an abstract and the set of cancer hallmarks it discusses ("none" = the empty set)."""
-    source = bigbio("bigbio/hallmarks_of_cancer", "hallmarks_of_cancer_source")
+    source = bigbio(REPOS["hoc"], "hallmarks_of_cancer_source")
     ds = load_hub(source)
     require_columns(task, ds["train"], ("text", "label"), source)
     names = class_names(ds["train"], "label")
@@ -201,6 +201,8 @@ def bio_sentences(text: str, spans: list[tuple[int, int]]) -> list[dict]:
 
 
 CHEMPROT = "bigbio/chemprot"
+REPOS = {"anatem": ANATEM, "chemprot": CHEMPROT, "gad": "bigbio/gad", "hoc": "bigbio/hallmarks_of_cancer"}
+"""The BigBio repository each non-BLURB task reads (its parquet export; `Task.hub_repos`)."""
 CHEMPROT_LABELS = ("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false")
 """BLUE's ChemProt labels in BCM's order (`class_encode_column`: sorted)."""
 _GENES = ("GENE-Y", "GENE-N")

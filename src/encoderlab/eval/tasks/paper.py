@@ -30,7 +30,7 @@ import random
 from collections.abc import Iterator, Sequence
 
 from encoderlab.errors import UserError
-from encoderlab.eval.spec import IRSplit, TaskData
+from encoderlab.eval.spec import HubRepo, IRSplit, TaskData
 from encoderlab.eval.tasks.hub import (
     PARQUET_EXPORT,
     HubSource,
@@ -158,6 +158,8 @@ def load_squad_format(task: str, source: HubSource) -> TaskData:
 # ----------------------------------------------------------------------------- IR
 
 MSMARCO_PAIRS = HubSource("hgissbkh/msmarco-pairs")
+MSMARCO_PAIRS_REPO = HubRepo(MSMARCO_PAIRS.repo)
+"""Every paper IR task trains on it (NQ and MLDR zero-shot after it)."""
 
 
 def msmarco_pairs(task: str) -> list[dict]:
@@ -173,6 +175,11 @@ def msmarco_pairs(task: str) -> list[dict]:
         }
         for r in rows(ds["train"], ("query", "positive"))
     ]
+
+
+def beir_repos(repo: str) -> tuple[HubRepo, ...]:
+    """What `_beir` reads of a BEIR dataset: its `-qrels` repository and its parquet export."""
+    return (HubRepo(f"{repo}-qrels"), HubRepo(repo, PARQUET_EXPORT))
 
 
 def beir_export(repo: str, part: str) -> HubSource:

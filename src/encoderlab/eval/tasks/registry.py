@@ -13,6 +13,7 @@ from functools import partial
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.spec import (
     FinetuneConfig,
+    HubRepo,
     IROptions,
     PairSCOptions,
     QAOptions,
@@ -205,12 +206,14 @@ def _paper_tasks() -> list[Task]:
     return [
         sc(
             name="paper-sst2",
+            hub_repos=(HubRepo("nyu-mll/glue"),),
             description="GLUE SST-2 (nyu-mll/glue sst2; test = validation)",
             options=SCOptions(labels=SST2, **EUROBERT_HEAD),
             loader=lambda: paper.load_glue("paper-sst2", "sst2", "validation", SST2, ("sentence",)),
         ),
         sc(
             name="paper-mnli",
+            hub_repos=(HubRepo("nyu-mll/glue"),),
             description="GLUE MNLI-matched (nyu-mll/glue mnli; test = validation_matched)",
             options=PairSCOptions(labels=MNLI, template="Premise: {a}\nHypothesis: {b}", **EUROBERT_HEAD),
             loader=lambda: paper.load_glue(
@@ -219,34 +222,40 @@ def _paper_tasks() -> list[Task]:
         ),
         sc(
             name="paper-qqp",
+            hub_repos=(HubRepo("nyu-mll/glue"),),
             description="GLUE QQP (nyu-mll/glue qqp; test = validation)",
             options=PairSCOptions(labels=QQP, template="Question 1: {a}\nQuestion 2: {b}", **EUROBERT_HEAD),
             loader=lambda: paper.load_glue("paper-qqp", "qqp", "validation", QQP, ("question1", "question2")),
         ),
         tc(
             name="paper-conll2003",
+            hub_repos=(HubRepo("hgissbkh/conll2003-en"),),
             description="CoNLL-2003 English NER (hgissbkh/conll2003-en)",
             loader=lambda: ner("paper-conll2003", HubSource("hgissbkh/conll2003-en"), "words", "ner", CONLL),
         ),
         tc(
             name="paper-ontonotes",
+            hub_repos=(HubRepo(ONTONOTES.repo, ONTONOTES.revision),),
             description="OntoNotes 5 NER (hgissbkh/ontonotes5, parquet export)",
             finetune=PAPER_ONTONOTES,  # not one epoch: about 1,900 steps on its ~60k sentences
             loader=lambda: ner("paper-ontonotes", ONTONOTES, "tokens", "tags"),
         ),
         tc(
             name="paper-uner",
+            hub_repos=(HubRepo("hgissbkh/uner_en"),),
             description="UNER English NER (hgissbkh/uner_en)",
             loader=lambda: ner("paper-uner", HubSource("hgissbkh/uner_en"), "tokens", "ner_tags"),
         ),
         qa(
             name="paper-squad",
+            hub_repos=(HubRepo("rajpurkar/squad"),),
             description="SQuAD v1.1 (rajpurkar/squad; test = validation)",
             options=qa_options(),
             loader=lambda: paper.load_squad_format("paper-squad", HubSource("rajpurkar/squad", "plain_text")),
         ),
         qa(
             name="paper-squad-v2",
+            hub_repos=(HubRepo("rajpurkar/squad_v2"),),
             description="SQuAD v2.0 with no-answer (rajpurkar/squad_v2; test = validation)",
             options=qa_options(v2=True),
             loader=lambda: paper.load_squad_format(
@@ -255,23 +264,27 @@ def _paper_tasks() -> list[Task]:
         ),
         qa(
             name="paper-record",
+            hub_repos=(HubRepo("hgissbkh/record"),),
             description="ReCoRD in SQuAD format (hgissbkh/record; test = validation)",
             options=qa_options(),
             loader=lambda: paper.load_squad_format("paper-record", HubSource("hgissbkh/record")),
         ),
         ir(
             name="paper-msmarco",
+            hub_repos=(paper.MSMARCO_PAIRS_REPO, *paper.beir_repos("BeIR/msmarco")),
             description="MS MARCO (BEIR dev = validation, TREC-DL'19 = test; judged-only corpus), trained on msmarco-pairs",
             loader=lambda: paper.load_msmarco("paper-msmarco"),
         ),
         ir(
             name="paper-nq",
+            hub_repos=(paper.MSMARCO_PAIRS_REPO, *paper.beir_repos("BeIR/nq")),
             trains_as="paper-msmarco",
             description="NQ (BEIR test qrels split 50/50 into val/test, seed 42), zero-shot after msmarco-pairs",
             loader=lambda: paper.load_nq("paper-nq"),
         ),
         ir(
             name="paper-mldr",
+            hub_repos=(paper.MSMARCO_PAIRS_REPO, HubRepo("hgissbkh/mldr-en")),
             trains_as="paper-msmarco",
             description="MLDR-en dev/test (judged-only corpus), zero-shot after msmarco-pairs",
             loader=lambda: paper.load_mldr("paper-mldr"),
@@ -313,6 +326,7 @@ def _biomed_tasks() -> list[Task]:
             metric="conlleval_f1",
             finetune=PAPER2_NER,
             loader=partial(biomed.load_blurb_ner, f"biomed-{config.replace('_', '-')}", config),
+            hub_repos=(HubRepo("bigbio/blurb", PARQUET_EXPORT),),
             **common,
         )
         for config, title in biomed.BLURB_NER.items()
@@ -338,6 +352,7 @@ def _biomed_tasks() -> list[Task]:
                 metric=metric,
                 finetune=protocol,
                 loader=partial(load, f"biomed-{name}"),
+                hub_repos=(HubRepo(biomed.REPOS[name], PARQUET_EXPORT),),
                 **{**common, "max_length": length},  # paper 2 gives ChemProt 512 tokens
             )
             for name, description, options, metric, protocol, load, length in rows
