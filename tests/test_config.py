@@ -28,8 +28,8 @@ def test_a_number_where_text_is_expected_names_the_quoting_fix(value):
     )
 
 
-def test_a_boolean_or_a_list_where_text_is_expected_keeps_the_plain_line():
-    with pytest.raises(UserError, match=r"name: expected str, got True$"):
+def test_a_boolean_where_text_is_expected_names_yamls_reading_and_the_fix():
+    with pytest.raises(UserError, match=r"name: expected str, got True \(YAML reads .*\); quote it"):
         from_dict(_Spec, {"name": True}, "t")
 
 
@@ -43,7 +43,7 @@ def test_a_field_right_below_a_file_is_not_read_as_part_of_its_name():
     # was "t.yaml.seed: expected int", read as a file named t.yaml.seed
     with pytest.raises(UserError, match=r"^t\.yaml: seed: expected int, got 'lots'$"):
         from_dict(_Outer, {"inner": {}, "seed": "lots"}, "t.yaml")
-    with pytest.raises(UserError, match=r"^t\.yaml: inner\.name: expected str, got True$"):
+    with pytest.raises(UserError, match=r"^t\.yaml: inner\.name: expected str, got True \("):
         from_dict(_Outer, {"inner": {"name": True}}, "t.yaml")
     with pytest.raises(
         UserError, match=r"^run\.inner\.name: expected str"
@@ -222,3 +222,23 @@ def test_a_whole_float_is_an_integer_and_a_fraction_is_refused():
 @dataclass
 class _Steps:
     steps: int = 1
+
+
+def test_yaml_booleans_and_dates_where_text_is_expected_name_the_quoting_fix():
+    """`labels: [yes, no]` said "labels[0]: expected str, got True" and `name: 2024-01-01` "expected
+    str, got datetime.date(2024, 1, 1)": YAML 1.1's readings, with no fix named."""
+    from encoderlab.config import parse_scalar, read_yaml
+
+    with pytest.raises(
+        UserError, match=r"^t\.labels\[0\]: expected str, got True \(YAML reads an unquoted yes/no"
+    ):
+        from_dict(_Spec, read_yaml("labels: [yes, no]"), "t")
+    with pytest.raises(
+        UserError, match=r'^t\.name: expected str, got the date 2024-01-01; quote it \("2024-01-01"\)'
+    ):
+        from_dict(_Spec, read_yaml("name: 2024-01-01"), "t")
+    assert from_dict(_Spec, read_yaml('labels: ["yes", "no"]\nname: "2024-01-01"'), "t").labels == (
+        "yes",
+        "no",
+    )
+    assert parse_scalar("2024-01-01") == "2024-01-01"  # `--set out=2024-01-01`: no field is a date

@@ -10,6 +10,7 @@ silent default; a key given twice in one mapping is refused too (PyYAML keeps th
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import json
 import types
 import typing
@@ -124,6 +125,15 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
     if tp is str and isinstance(value, (int, float)) and not isinstance(value, bool):
         # YAML reads `labels: [0, 1]` as numbers; a name that is a number is written quoted
         raise UserError(f'{where}: expected str, got {value!r}; quote it ("{value}") to give it as text')
+    if tp is str and isinstance(value, bool):  # YAML 1.1's booleans: `labels: [yes, no]` is [True, False]
+        raise UserError(
+            f"{where}: expected str, got {value!r} (YAML reads an unquoted yes/no, on/off or true/false as a "
+            'boolean); quote it ("yes") to give it as text'
+        )
+    if tp is str and isinstance(value, datetime.date):  # `name: 2024-01-01` is a date to YAML
+        raise UserError(
+            f'{where}: expected str, got the date {value}; quote it ("{value}") to give it as text'
+        )
     if tp in (int, float, str, bool) and not (
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
@@ -203,6 +213,8 @@ def parse_scalar(text: str, where: str = "value") -> Any:
         raise UserError(f"{where} = {shown!r}: {exc}") from None
     except yaml.YAMLError:
         return text
+    if isinstance(value, datetime.date):  # no field is a date: `--set out=2024-01-01` means the text
+        return text.strip()
     if isinstance(value, str):  # YAML 1.1 reads "1e-3" (no dot) as a string
         try:
             return float(value)
