@@ -210,3 +210,19 @@ def test_a_file_listed_as_a_folder_is_named_as_a_file(tmp_path, monkeypatch, cap
     monkeypatch.setattr("encoderlab.cli._dispatch", lambda argv: os.listdir(tmp_path / "notes.txt"))
     err = _one_line_error(capsys, ["anything"])
     assert err == f"encoderlab: error: {tmp_path / 'notes.txt'} is a file, not a folder; fix the path"
+
+
+@pytest.mark.parametrize(
+    "argv,spaced", [(["--lrs", "1e-4,5e-4"], "--lrs 1e-4 5e-4"), (["--seeds", "0,1,", "2"], "--seeds 0 1 2")]
+)
+def test_a_list_given_with_commas_names_the_spaced_form(capsys, argv, spaced):
+    """`eval --lrs 1e-4,5e-4` (lists as other tools take them) said only tyro's "no type matching
+    {None}|{[FLOAT [FLOAT ...]]} could be instantiated from ['1e-4,5e-4']"."""
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "m", "--tasks", "boolq", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert (
+        f"; give several values separated by spaces, not commas: {spaced}; see: encoderlab eval --help"
+        in err[0]
+    )

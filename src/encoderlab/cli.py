@@ -13,6 +13,7 @@ import ast
 import errno
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -151,6 +152,11 @@ def _raise_parse_error(event) -> None:
     elif isinstance(event, te.InstantiationFailure):
         name = event.argument.display_name() if event.argument is not None else "an argument"
         what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
+        given = re.search(r"instantiated from (\[.*\])$", what)
+        tokens = ast.literal_eval(given.group(1)) if given else []
+        if any("," in t for t in tokens):  # `--lrs 1e-4,5e-4`, as other tools take lists
+            spaced = " ".join(v for t in tokens for v in t.split(",") if v)
+            what += f"; give several values separated by spaces, not commas: {name} {spaced}"
     elif isinstance(event, te.BadValue) and event.offending_value is None:
         what = _no_value(event.argument, event.prog)
     elif isinstance(event, te.BadValue):
