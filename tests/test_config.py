@@ -242,3 +242,15 @@ def test_yaml_booleans_and_dates_where_text_is_expected_name_the_quoting_fix():
         "no",
     )
     assert parse_scalar("2024-01-01") == "2024-01-01"  # `--set out=2024-01-01`: no field is a date
+
+
+def test_a_tilde_in_a_config_files_out_or_data_path_is_the_home_folder(tmp_path, monkeypatch):
+    """`out: ~/runs/x` in a config file meets no shell: pretrain made a folder named `~` in the working
+    folder (one `rm -rf ~` away from the real home)."""
+    from encoderlab.config import apply_overrides
+    from encoderlab.train.recipes import build_recipe
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    cfg = apply_overrides(build_recipe("smoke-mlm"), ["out=~/runs/x", "data.path=~/data"])
+    assert cfg.out == str(tmp_path / "home" / "runs" / "x")
+    assert cfg.data.path == str(tmp_path / "home" / "data")

@@ -14,6 +14,7 @@ Every failure is a `UserError` naming the field.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -45,6 +46,7 @@ class DataConfig:
 
     path: str = "synthetic"
     """A prepared data folder (`encoderlab data prepare`), or `synthetic` for generated documents."""
+
     seed: int = 0
     """Shuffle seed of the data order (kept apart from the training seed, as paper 2 does)."""
     step_offset: int = 0
@@ -65,6 +67,7 @@ class DataConfig:
     def __post_init__(self) -> None:
         from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB
 
+        object.__setattr__(self, "path", os.path.expanduser(self.path))  # `path: ~/data`, from a file
         if self.step_offset < 0:
             raise UserError(f"data.step_offset must be >= 0, got {self.step_offset}")
         if self.seed < 0:  # numpy's generators, which order the prepared rows, take no negative seed
@@ -276,6 +279,8 @@ class RunConfig:
     CUBLAS_WORKSPACE_CONFIG set before the process starts, and the run is refused without it."""
 
     def __post_init__(self) -> None:
+        # `out: ~/runs/x` in a config file meets no shell: it made a folder named `~` in the working folder
+        object.__setattr__(self, "out", os.path.expanduser(self.out))
         if not self.phases:
             raise UserError("a run needs at least one phase; add one under `phases`")
         if self.seed >= SEED_BOUND:
