@@ -349,3 +349,14 @@ def test_a_node_compute_record_edited_by_hand_names_its_file_or_counts_as_unfini
         marker.write_text(json.dumps({**original, part: []}))
         assert "eval/mlm40/sst/lr0.0001/s0" not in load_study(copy).markers
         write_report(copy)
+
+
+def test_a_label_with_a_line_break_or_a_bar_stays_one_table_row():
+    """A run's `label` is free text: a line break in it ended the table row mid-cell."""
+    from types import SimpleNamespace
+
+    from encoderlab.study.report import _markdown
+
+    data = SimpleNamespace(spec=SimpleNamespace(name="s", scale="demo", description=""))
+    text = _markdown(data, [("Runs", "table", (["label", "id"], [["MLM\n40 | best", "mlm40"]]))])
+    assert "| MLM 40 \\| best | mlm40 |" in text.splitlines()

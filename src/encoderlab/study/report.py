@@ -348,7 +348,7 @@ def _markdown(data: StudyData, sections: list[tuple]) -> str:
         if kind == "table":
             head, rows = payload
             lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in rows]
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
         elif kind == "text":
             lines.append(payload)
         elif kind == "list":
@@ -368,6 +368,11 @@ def _markdown(data: StudyData, sections: list[tuple]) -> str:
                 lines.append("(no figure yet: no finished results)")
         lines.append("")
     return "\n".join(lines)
+
+
+def _md_cell(text: str) -> str:
+    """A table cell of free text (a run's `label`): a `|` or a line break in it broke the table."""
+    return " ".join(text.replace("|", "\\|").split("\n"))
 
 
 def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
