@@ -135,3 +135,25 @@ def test_every_metrics_field_is_documented(tmp_path, capsys):
     doc = (Path(__file__).parents[2] / "docs" / "training.md").read_text()
     fields = doc[doc.index("`metrics.jsonl` fields:") :].split("\n\n")[0]
     assert logged - set(re.findall(r"`([^`]+)`", fields)) == set()
+
+
+def test_an_until_step_past_the_end_trains_to_the_end_and_says_so(tmp_path, capsys):
+    """`--until-step 100` on a 12-step run finished without a word, as if it had stopped where asked."""
+    from encoderlab.cli import main
+
+    main(
+        [
+            "pretrain",
+            "--recipe",
+            "smoke-mlm",
+            "--param",
+            "steps=12",
+            "--until-step",
+            "100",
+            "--out",
+            str(tmp_path / "r"),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert "encoderlab: note: --until-step 100 is past the run's last step 12; it trains to the end" in err
+    assert (tmp_path / "r" / "final").is_dir()

@@ -390,6 +390,9 @@ def pretrain(
         with deterministic_mode(cfg.deterministic, resolve_device(cfg)):
             trainer = Trainer(cfg, source=source, resume=resume, force=force)
             stop = trainer.stop_at(until_step)
+            if until_step is not None and until_step > stop and trainer.world.is_main:  # as asked, but say so
+                print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
+                      "trains to the end", file=sys.stderr)  # fmt: skip
             if before_start is not None:
                 before_start(trainer, stop)
             trainer.run(until_step)
