@@ -49,9 +49,10 @@ def test_every_hub_task_declares_the_repositories_its_loader_reads(tmp_path, mon
         assert set(seen) == set(TASKS[name].hub_repos), name
 
 
-def test_a_missing_mirror_is_named_before_any_run(tmp_path, capsys):
+def test_a_missing_mirror_is_named_before_any_run(tmp_path, capsys, monkeypatch):
     """Only GLUE mirrored: `--suite paper` ran SST-2, MNLI and QQP (hours at paper scale) before
     CoNLL-2003's loader found no mirror; now nothing runs and no folder is made."""
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))  # as --hub-data sets it; undone after
     hub.glue(tmp_path / "hub")
     argv = f"eval {tmp_path / 'model'} --suite paper --hub-data {tmp_path / 'hub'} --out {tmp_path / 'e'}"
     code, err = cli(argv.split(), capsys)
@@ -65,7 +66,8 @@ def test_a_missing_mirror_is_named_before_any_run(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("task", ["paper-msmarco", "biomed-gad"])
-def test_an_export_mirror_names_its_revision(tmp_path, capsys, task):
+def test_an_export_mirror_names_its_revision(tmp_path, capsys, monkeypatch, task):
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))  # as --hub-data sets it; undone after
     suite = task.split("-")[0]
     argv = f"eval {tmp_path / 'model'} --suite {suite} --tasks {task} --hub-data {tmp_path / 'hub'} --out {tmp_path / 'e'}"
     if task == "paper-msmarco":
