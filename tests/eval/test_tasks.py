@@ -51,3 +51,15 @@ def test_docstring_functions_remove_the_docstring_from_the_document():
     [rec] = docstring_functions(SOURCE, "mod.py")
     assert rec["query"] == "Add two numbers and return the sum."
     assert rec["doc"] == "def add(a, b):\n    return a + b" and rec["did"] == "mod.py:add:2"
+
+
+def test_a_task_named_twice_is_refused():
+    """`eval --tasks boolq boolq` dropped the repeat without a word; `analyze probe` refuses one."""
+    import pytest
+
+    from encoderlab.errors import UserError
+    from encoderlab.eval.suites import suite_tasks
+
+    with pytest.raises(UserError, match=r"^task boolq given twice; give each once$"):
+        suite_tasks("pocket", ["boolq", "tweets", "boolq"])
+    assert suite_tasks("pocket", ["boolq", "tweets"]) == ["boolq", "tweets"]

@@ -63,7 +63,10 @@ TASK_ASSETS: dict[str, tuple[str, ...]] = {
 
 def suite_tasks(suite: str | None, tasks: list[str] | tuple[str, ...] | None = None) -> list[str]:
     """The task names to run: the suite's, or the `tasks` subset (which must belong to it); with
-    no suite, `tasks` may name any registered task."""
+    no suite, `tasks` may name any registered task. A task named twice is refused (it was dropped
+    without a word, where `analyze probe` and `advise` refuse a repeat)."""
+    if repeated := sorted({t for t in tasks or () if list(tasks).count(t) > 1}):
+        raise UserError(f"task {', '.join(repeated)} given twice; give each once")
     if suite is None:
         if not tasks:
             raise UserError("name a suite or at least one task")
