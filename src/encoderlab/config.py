@@ -322,6 +322,13 @@ class DuplicateKey(StrictYAMLError):
 MAX_EXPANDED_VALUES = 100_000
 
 
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """A node's keys and values (mapping), items (sequence) or nothing (scalar)."""
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
+
+
 def _expanded_size(root: yaml.Node) -> int:
     """How many values `root` holds with every alias written out; iterative, memoised by node."""
     sizes: dict[int, int] = {}
@@ -329,8 +336,7 @@ def _expanded_size(root: yaml.Node) -> int:
     stack: list[tuple[yaml.Node, bool]] = [(root, False)]
     while stack:
         node, closing = stack.pop()
-        kids = [v for pair in node.value for v in pair] if isinstance(node, yaml.MappingNode) else node.value
-        kids = kids if isinstance(node, yaml.CollectionNode) else []
+        kids = _children(node)
         if closing:
             open_.discard(id(node))
             sizes[id(node)] = 1 + sum(sizes[id(k)] for k in kids)

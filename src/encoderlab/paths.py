@@ -37,16 +37,17 @@ def _make(folder: Path, what: str, fix: str, create: bool = True) -> None:
     """mkdir, with a folder that cannot be made as one line (a dangling or looping symlink was a
     FileExistsError traceback); without `create`, only that check, so a read and a write of a folder
     that could never be made say the same."""
+    dangling = "a symlink to nothing or a symlink loop"
     if not create:
         if folder.is_symlink() and not folder.exists():
-            raise UserError(f"{what} cannot be made a folder (a symlink to nothing or a symlink loop); {fix}")
+            raise UserError(f"{what} cannot be made a folder ({dangling}); {fix}")
         return
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         if exc.errno == errno.ENOSPC:  # disk full: exit 3, as everywhere
             raise
-        why = "a symlink to nothing or a symlink loop" if folder.is_symlink() else exc.strerror
+        why = dangling if folder.is_symlink() else exc.strerror
         raise UserError(f"{what} cannot be made a folder ({why}); {fix}") from None
 
 

@@ -158,9 +158,8 @@ def plan_command(
             f"note: memory is not checked: this study is sized for {spec.hardware} and no CUDA device is "
             "visible here; `study run` checks each run on the machine it trains on"
         )
-    check_runs(
-        spec, out, prepares, memory=not elsewhere
-    )  # rows a node would refuse: start models, memory, data
+    # rows a node would refuse: start models, memory (not for GPUs planned without one), data
+    check_runs(spec, out, prepares, memory=not elsewhere)
 
 
 def list_command() -> None:
