@@ -45,6 +45,20 @@ def test_unknown_command_is_one_line(capsys):
     assert len(err) == 1 and "no command 'no-such-command'" in err[0]
 
 
+def test_version_names_encoderlab_and_the_libraries_it_runs_on(capsys):
+    # was: "'encoderlab' has no command '--version'", exit 2
+    from importlib import metadata
+
+    import encoderlab
+
+    main(["--version"])
+    out = capsys.readouterr().out.strip()
+    assert out.startswith(f"encoderlab {encoderlab.__version__} (torch {metadata.version('torch')}, "), out
+    assert metadata.version("encoderlab") == encoderlab.__version__  # pyproject and the package agree
+    main(["--help"])
+    assert "encoderlab --version" in capsys.readouterr().out
+
+
 def _one_line_error(capsys, argv) -> str:
     with pytest.raises(SystemExit) as exc:
         main(argv)

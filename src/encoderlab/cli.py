@@ -85,7 +85,8 @@ def summary(target: str) -> str:
 
 def _usage(path: list[str], node: Commands) -> str:
     prog = " ".join(["encoderlab", *path])
-    lines = [f"usage: {prog} COMMAND [ARGS]", "", "commands:"]
+    version = "" if path else "  (or: encoderlab --version)"
+    lines = [f"usage: {prog} COMMAND [ARGS]{version}", "", "commands:"]
     for word, sub in node.items():
         if isinstance(sub, str):
             lines.append(f"  {word:<12} {summary(sub)}")
@@ -98,6 +99,9 @@ def _dispatch(argv: list[str]) -> None:
     import tyro
 
     _refuse_undecodable(argv)
+    if argv == ["--version"]:
+        print(_version())
+        return
     node: str | Commands = COMMANDS
     path: list[str] = []
     while isinstance(node, dict):
@@ -114,6 +118,22 @@ def _dispatch(argv: list[str]) -> None:
     refuse_repeated_flags(resolve(node), argv)
     with _tyro_errors().on_parse_error(_raise_parse_error):
         tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
+
+
+def _version() -> str:
+    """encoderlab's version and the libraries a bug report needs, read from their metadata (no import)."""
+    from importlib import metadata
+
+    from encoderlab import __version__
+
+    def installed(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "not installed"
+
+    libraries = ", ".join(f"{name} {installed(name)}" for name in ("torch", "transformers", "tokenizers"))
+    return f"encoderlab {__version__} ({libraries}; Python {sys.version.split()[0]})"
 
 
 def _refuse_undecodable(argv: list[str]) -> None:
