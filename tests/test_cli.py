@@ -26,6 +26,23 @@ def test_every_command_resolves_to_a_documented_function(path, target):
     assert summary(target) == fn.__doc__.strip().splitlines()[0]
 
 
+@pytest.mark.parametrize("path,target", list(_leaves(COMMANDS)))
+def test_every_positional_argument_has_a_name_for_the_usage_line(path, target):
+    # was: `usage: encoderlab eval [-h] [OPTIONS] STR`, and "missing required arguments: ckpt" for
+    # what the README calls RUN: tyro names a positional by its type unless given a metavar
+    import typing
+
+    import tyro
+
+    hints = typing.get_type_hints(resolve(target), include_extras=True)
+    for name, hint in hints.items():
+        meta = getattr(hint, "__metadata__", ())
+        if any(m is tyro.conf.Positional for m in meta):
+            assert any(getattr(m, "metavar", None) for m in meta), (
+                f"{' '.join(path)}: positional {name} needs tyro.conf.arg(metavar=...)"
+            )
+
+
 def test_listing_the_commands_imports_none_of_them():
     code = (
         "import sys; from encoderlab.cli import main; main(['--help']); main(['study', '--help']); "
@@ -72,7 +89,7 @@ def _one_line_error(capsys, argv) -> str:
     "argv,expected",
     [
         (["recipes", "--bogus", "1"], "unrecognized arguments: --bogus 1; see: encoderlab recipes --help"),
-        (["export"], "missing required arguments: ckpt, --out; see: encoderlab export --help"),
+        (["export"], "missing required arguments: RUN, --out; see: encoderlab export --help"),
         (
             ["analyze", "transplant", "a", "b", "--out", "o", "--part", "x"],
             "--part got 'x'; valid: attention, block, mlp; see: encoderlab analyze transplant --help",
@@ -84,7 +101,7 @@ def _one_line_error(capsys, argv) -> str:
         (["pretrain", "--until-step", "x"], "bad value for --until-step: "),
         (  # was "bad value None for model"
             ["eval", "--model", "x"],
-            "missing required arguments: model (given without a flag: encoderlab eval MODEL ...); see:",
+            "missing required arguments: MODEL (given without a flag: encoderlab eval MODEL ...); see:",
         ),
         (
             ["eval", "m", "--suite"],

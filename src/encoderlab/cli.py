@@ -163,7 +163,7 @@ def _raise_parse_error(event) -> None:
     if isinstance(event, te.UnrecognizedArgs):
         what = f"unrecognized arguments: {' '.join(event.tokens)}"
     elif isinstance(event, te.MissingArgs):
-        names = [a.arg.display_name() for a in event.missing_arguments]
+        names = [_display_name(a.arg) for a in event.missing_arguments]
         what = f"missing required arguments: {', '.join(names)}"
     elif isinstance(event, te.InvalidChoice):
         # sorted: for an optional choice tyro hands over a set's order, a different one in every process
@@ -189,10 +189,16 @@ def _raise_parse_error(event) -> None:
 def _no_value(argument, prog: str) -> str:
     """tyro's "bad value None": a flag given without its value, or a positional left out while a flag
     that is not one was given (`eval --model x`), which read as if None had been typed."""
-    name = argument.display_name()
+    name = _display_name(argument)
     if name.startswith("-"):
         return f"{name} needs a value"
-    return f"missing required arguments: {name} (given without a flag: {prog} {name.upper()} ...)"
+    return f"missing required arguments: {name} (given without a flag: {prog} {name} ...)"
+
+
+def _display_name(argument) -> str:
+    """A flag as typed; a positional as its usage line shows it (`RUN`, not the parameter's name `ckpt`)."""
+    metavar = getattr(argument.lowered, "metavar", None)
+    return metavar if argument.is_positional() and metavar else argument.display_name()
 
 
 def _stdout_broken() -> bool:

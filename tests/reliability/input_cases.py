@@ -169,11 +169,11 @@ CASES = [
         "pretrain --bogus 1",
         r"unrecognized arguments: --bogus 1; see: encoderlab pretrain --help",
     ),
-    ("missing-argument", "export", r"missing required arguments: ckpt, --out; see: encoderlab export --help"),
+    ("missing-argument", "export", r"missing required arguments: RUN, --out; see: encoderlab export --help"),
     (
         "positional-as-flag",
         "export --ckpt {w}/run",
-        r"missing required arguments: ckpt \(given without a flag: encoderlab export CKPT \.\.\.\); see:",
+        r"missing required arguments: RUN \(given without a flag: encoderlab export RUN \.\.\.\); see:",
     ),
     ("flag-without-value", "eval {w}/model --suite", r"--suite needs a value; see: encoderlab eval --help"),
     ("bad-choice", "eval {w}/model --suite nope --out {w}/e", r"--suite got 'nope'; valid: .*eval --help"),

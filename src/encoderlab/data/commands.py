@@ -157,7 +157,7 @@ def _summary(meta: dict) -> dict:
 
 
 def inspect(
-    path: Annotated[Path, tyro.conf.Positional],
+    path: Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="PREPARED")],
     split: Literal["train", "val"] = "train",
     seq_len: int = 64,
     rows: int = 2,

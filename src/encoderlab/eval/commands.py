@@ -59,7 +59,7 @@ def is_eval_folder(folder: Path) -> bool:
 
 
 def eval_command(
-    model: Annotated[str, tyro.conf.Positional],
+    model: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL")],
     suite: Literal["pocket", "domain", "paper", "biomed"] | None = None,
     tasks: Repeated = (),
     task_file: Repeated = (),

@@ -108,7 +108,7 @@ def _check_exportable(model: LanguageModel, spec) -> None:
 
 
 def export_command(
-    ckpt: Annotated[str, tyro.conf.Positional],
+    ckpt: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="RUN")],
     out: Path,
     overwrite: bool = False,
     eval: Path | None = None,

@@ -1,4 +1,4 @@
-"""`encoderlab study run | plan | show | list | report`: thin wrappers over the study API.
+"""`encoderlab study run | plan | show | list | report | status`: thin wrappers over the study API.
 
 A study is named by a built-in name with a scale (`paper1-pfs --scale cpu`) or by a YAML file of one's
 own (`my-study.yaml`, which carries its scale; `study show` exports a built-in study as one).
@@ -17,6 +17,10 @@ from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.prepared import with_prepared
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import StudySpec
+
+# a built-in study's name, a study file or a study folder; and a study folder
+Study = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="STUDY")]
+StudyFolder = Annotated[Path, tyro.conf.Positional, tyro.conf.arg(metavar="FOLDER")]
 
 
 def study_spec(name: str, scale: str | None) -> StudySpec:
@@ -63,7 +67,7 @@ def default_backend():
 
 
 def run_command(
-    name: Annotated[str, tyro.conf.Positional],
+    name: Study,
     /,
     scale: str | None = None,
     out: Path | None = None,
@@ -94,7 +98,7 @@ def run_command(
     return report
 
 
-def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | None = None) -> None:
+def show_command(name: Study, /, scale: str | None = None) -> None:
     """Print a study as YAML: a starting point for a study of your own (`> my.yaml`, then `study run my.yaml`).
 
     Args:
@@ -113,7 +117,7 @@ def show_command(name: Annotated[str, tyro.conf.Positional], /, scale: str | Non
 
 
 def plan_command(
-    name: Annotated[str, tyro.conf.Positional],
+    name: Study,
     /,
     scale: str | None = None,
     out: Path | None = None,
@@ -180,7 +184,7 @@ def list_command() -> None:
     )
 
 
-def report_command(folder: Annotated[Path, tyro.conf.Positional], /) -> Path:
+def report_command(folder: StudyFolder, /) -> Path:
     """Regenerate the report of a study folder (also of a partly finished study) and print its path.
 
     Args:
@@ -193,7 +197,7 @@ def report_command(folder: Annotated[Path, tyro.conf.Positional], /) -> Path:
     return report
 
 
-def status_command(folder: Annotated[Path, tyro.conf.Positional], /) -> None:
+def status_command(folder: StudyFolder, /) -> None:
     """Say how far a study folder got: its finished nodes per kind, those still to run, and the node
     folders that belong to no node of the study as it last ran (kept, never deleted: yours to remove).
 
