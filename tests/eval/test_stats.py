@@ -112,3 +112,37 @@ def test_holm_refuses_nan_rather_than_depend_on_order():
     for family in ([float("nan"), 0.01, 0.04], [0.01, 0.04, float("nan")]):
         with pytest.raises(ValueError, match="NaN p-value"):
             holm(family)
+
+
+def test_differences_equal_but_for_rounding_are_identical():
+    """0.7 - 0.6 and 0.1 - 0.0 differ in the last bit: the t-test on that spread said p = 1e-32
+    (significant after any correction) where the same differences exactly said 0.25."""
+    out = paired_test([0.7, 0.1, 0.3], [0.6, 0.0, 0.2])
+    assert out.degenerate and out.p_value == 0.25 and out.t is None
+    assert paired_test([0.1 + 0.2, 0.7], [0.3, 0.7]).p_value == 1.0  # zero up to rounding
+    same = welch_test([0.7, 0.7, 0.7], [0.1 + 0.2, 0.3, 0.3])
+    assert same.degenerate and same.p_value == pytest.approx(2 / math.comb(6, 3))
+    assert (
+        paired_test([70.1, 72.4, 69.8], [70.0, 72.0, 70.0]).degenerate is False
+    )  # real spread stays a t-test
+
+
+def test_welch_exact_p_of_unequal_constant_sides_counts_only_the_observed_split():
+    """a = [2, 2], b = [1, 1, 1]: of the C(5, 2) splits only the observed one is as extreme (the mirror,
+    a taking two 1s, gives a difference of -2/3), so p = 1/10; it said 2/10."""
+    values = [2.0, 2.0, 1.0, 1.0, 1.0]
+    splits = list(itertools.combinations(range(5), 2))
+    diffs = [
+        abs(sum(values[i] for i in g) / 2 - sum(values[i] for i in range(5) if i not in g) / 3)
+        for g in splits
+    ]
+    want = sum(d >= 1.0 - 1e-12 for d in diffs) / len(splits)
+    assert welch_test([2.0, 2.0], [1.0, 1.0, 1.0]).p_value == pytest.approx(want) == 0.1
+
+
+def test_a_degenerate_difference_is_starred_only_when_its_exact_p_is_below_5_percent():
+    """The results table stars a difference whose 95% interval excludes 0; a degenerate test's interval
+    has zero width, so three identical differences read "p=0.25*"."""
+    assert not paired_test([2.0, 3.0, 4.0], [1.0, 2.0, 3.0]).excludes_zero
+    assert paired_test([1.0] * 6, [0.0] * 6).excludes_zero  # p = 2 / 64
+    assert paired_test([1.0, 2.0, 3.5], [0.0, 1.1, 2.4]).excludes_zero  # an ordinary t-interval

@@ -301,3 +301,13 @@ def test_an_early_claim_and_the_data_efficiency_figure_name_the_tasks_checkpoint
     write_report(tmp_path)  # with figures (the fake backend's report node draws none)
     md = (tmp_path / "report" / "report.md").read_text()
     assert "the checkpoints were fine-tuned on: ner at LR 0.0001." in md
+
+
+def test_paired_scores_equal_but_for_rounding_are_no_difference():
+    """Scores that agree but for the last bit (a family mean of 0.1 + 0.2 against 0.3) gave a mean
+    difference of +3e-17, read as a direction: "Undecided (same direction as the paper)"."""
+    from encoderlab.study.results import _Tested, _verdict
+
+    nested = compare_runs({0: {0: 0.1 + 0.2, 1: 0.7}}, {0: {0: 0.3, 1: 0.7}})
+    assert nested.diff.mean != 0
+    assert _verdict(_Tested(nested, nested.diff, nested.diff.mean > 0), 1.0) == ("no difference", False)

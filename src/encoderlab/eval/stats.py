@@ -11,7 +11,9 @@ order) induces in both models alike. If every difference is identical the t stat
 undefined and `degenerate` says so: p is 1.0 when the differences are all zero, and otherwise the exact
 sign-flip permutation p, 2 / 2^n (the observed signs are the most extreme of the 2^n equally likely
 under "no difference"). A t-test's limit would say p = 0, a certainty no n seeds can give: three
-identical differences are p = 0.25, as likely as any other all-one-sign pattern.
+identical differences are p = 0.25, as likely as any other all-one-sign pattern. "Identical" allows
+floating-point rounding (`ROUNDING`): 0.7 - 0.6 and 0.1 - 0.0 differ in the last bit, and a t-test on
+that spread said p = 1e-32.
 The direction, the difference, its interval and p all come from the same paired values.
 
 When one side is a single fixed model and the other a set of replicates (a study's run trained at
@@ -72,8 +74,15 @@ class PairedTest(Estimate):
     p_value: float
     """Two-sided p-value."""
     degenerate: bool
-    """Every difference identical: t undefined, p 1.0 if they are all zero, else the exact permutation p
-    (`paired_test`: 2 / 2^n; `welch_test`: 2 / C(n_a + n_b, n_a))."""
+    """Every difference identical (up to floating-point rounding, `ROUNDING`): t undefined, p 1.0 if they
+    are all zero, else the exact permutation p (`paired_test`: 2 / 2^n; `welch_test`: 2 / C(n_a + n_b, n_a)
+    when n_a = n_b, else 1 / C(n_a + n_b, n_a), as only the observed split is that extreme)."""
+
+    @property
+    def excludes_zero(self) -> bool:
+        """Whether the difference is significant at 95% by its interval: a degenerate test's interval has
+        zero width, so there the exact p decides (three identical differences, p = 0.25, do not)."""
+        return super().excludes_zero and (not self.degenerate or self.p_value < 0.05)
 
 
 def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
@@ -89,6 +98,16 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     return Estimate(mean=mean, sd=sd, n=n, ci_low=mean - half, ci_high=mean + half, half_width=half)
 
 
+ROUNDING = 1e-9
+"""Relative to the largest value compared: spreads this small are floating-point rounding, not data
+(scores are percentages of at most millions of examples, so real differences are far larger)."""
+
+
+def _rounding(*sides: Sequence[float]) -> float:
+    """The spread below which values of `sides` are equal but for rounding."""
+    return ROUNDING * max((abs(v) for side in sides for v in side), default=0.0)
+
+
 def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
     """Paired two-sided t-test of `a` - `b` (same seeds in the same order)."""
     if len(a) != len(b) or len(a) < 2:
@@ -97,8 +116,10 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
         )
     diffs = [x - y for x, y in zip(a, b)]
     s = summarize(diffs).__dict__
-    if all(d == diffs[0] for d in diffs):
-        exact = 1.0 if diffs[0] == 0 else min(1.0, 2.0 / 2 ** len(diffs))  # the sign-flip test's floor
+    tol = _rounding(a, b)
+    if max(diffs) - min(diffs) <= tol:  # identical up to rounding: 0.7 - 0.6 and 0.1 - 0.0 are one difference
+        zero = all(abs(d) <= tol for d in diffs)
+        exact = 1.0 if zero else min(1.0, 2.0 / 2 ** len(diffs))  # the sign-flip test's floor
         return PairedTest(**s, t=None, p_value=exact, degenerate=True)
     result = stats.ttest_rel(a, b)
     return PairedTest(**s, t=float(result.statistic), p_value=float(result.pvalue), degenerate=False)
@@ -125,10 +146,13 @@ def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95)
     ea, eb = summarize(a), summarize(b)
     va, vb = ea.sd**2 / ea.n, eb.sd**2 / eb.n
     diff, se = ea.mean - eb.mean, math.sqrt(va + vb)
-    if se == 0:
+    tol = _rounding(a, b)
+    if se <= tol:  # each side constant, up to rounding
+        # the exact permutation p: only the observed split is as extreme, and its mirror when n_a = n_b
+        splits = math.comb(ea.n + eb.n, ea.n) / (2 if ea.n == eb.n else 1)
         return PairedTest(
             mean=diff, sd=0.0, n=ea.n, ci_low=diff, ci_high=diff, half_width=0.0, t=None,
-            p_value=1.0 if diff == 0 else min(1.0, 2.0 / math.comb(ea.n + eb.n, ea.n)), degenerate=True,
+            p_value=1.0 if abs(diff) <= tol else min(1.0, 1 / splits), degenerate=True,
         )  # fmt: skip
     df = (va + vb) ** 2 / (va**2 / (ea.n - 1) + vb**2 / (eb.n - 1))
     t = diff / se

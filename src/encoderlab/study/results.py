@@ -330,8 +330,9 @@ def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
         if t.nested.a.mean == t.nested.b.mean:
             return "no difference", None
         return ("holds in direction" if t.holds else "opposite in direction"), None
-    if t.gain.mean == 0:  # no direction: identical paired scores (e.g. every model predicts the majority
-        # class) are no difference; differences that cancel (+x and -x) are undecided
+    if t.gain.mean == 0 or (t.gain.degenerate and t.gain.p_value == 1.0):  # no direction: identical
+        # paired scores (e.g. every model predicts the majority class; up to rounding, which can leave a
+        # mean of -1e-17) are no difference; differences that cancel (+x and -x) are undecided
         return ("no difference" if t.gain.degenerate else "undecided"), False
     return ("holds" if t.holds else "does not hold"), p_holm is not None and p_holm < ALPHA
 
