@@ -254,3 +254,21 @@ def test_no_schedule_is_recommended_where_the_replicates_and_the_point_fit_disag
     assert rec is None and ranking == ("b", "a")
     assert "insufficient evidence: a is best at the target in 95% of bootstrap replicates" in reason
     assert "but the point fit ranks b first" in reason
+
+
+def test_a_second_crossing_names_who_leads_on_each_side_of_it():
+    """Curves of different floors can cross twice: A leads at the low end, B in the middle, A again at
+    the top. The crossing nearest the target is the second one, and the line said "A leads below it,
+    B above", the reverse of the curves."""
+    from types import SimpleNamespace
+
+    from encoderlab.advise.decide import crossovers
+    from encoderlab.advise.report import _crossover_line
+
+    fits = [SimpleNamespace(schedule=SimpleNamespace(name=n)) for n in ("A", "B")]
+    grid = np.geomspace(1.0, 1e6, 7)
+    delta = np.array([-1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0])  # A - B: A lower (better), then B, then A
+    loss = np.stack([np.stack([2.0 + delta] * 2), np.full((2, 7), 2.0)])  # (schedules, 1 + B, grid)
+    (c,) = crossovers(fits, grid, loss, target_compute=1e5, interval=0.8)
+    assert 1e4 < c.compute < 1e5 and c.verdict == "cross"
+    assert c.first == "B" and "B leads below" in _crossover_line(c) and "A above" in _crossover_line(c)

@@ -74,7 +74,8 @@ class Crossover:
     share: float
     """Share of bootstrap replicates whose curves cross in the searched range."""
     first: str
-    """The schedule that is better at the low end of the range."""
+    """The schedule that is better just below `compute` (the other is better just above it); without a
+    crossing, the one better at the low end of the range."""
     verdict: str
     """`cross`, `no crossover` or `insufficient evidence` (the replicates disagree)."""
 
@@ -250,8 +251,11 @@ def crossovers(fits, grid, loss_on_grid, target_compute, interval) -> list[Cross
         boot = at[1:][np.isfinite(at[1:])]
         share = len(boot) / (len(at) - 1)
         low, high = (float(np.exp(v)) for v in np.percentile(boot, q)) if len(boot) else (None, None)
-        first = fits[i] if loss_on_grid[i, 0, 0] < loss_on_grid[j, 0, 0] else fits[j]
         crosses = bool(np.isfinite(at[0]))
+        # who leads just below the reported crossing: with two crossings (curves of different floors) the
+        # low end's leader leads again above the second one
+        k = int(np.searchsorted(logc, at[0])) - 1 if crosses else 0
+        first = fits[i] if loss_on_grid[i, 0, k] < loss_on_grid[j, 0, k] else fits[j]
         decided = share >= 0.9 if crosses else share <= 0.1
         out.append(
             Crossover(
