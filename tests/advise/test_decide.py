@@ -272,3 +272,15 @@ def test_a_second_crossing_names_who_leads_on_each_side_of_it():
     (c,) = crossovers(fits, grid, loss, target_compute=1e5, interval=0.8)
     assert 1e4 < c.compute < 1e5 and c.verdict == "cross"
     assert c.first == "B" and "B leads below" in _crossover_line(c) and "A above" in _crossover_line(c)
+
+
+def test_schedules_with_the_same_values_are_a_tie_not_a_recommendation():
+    """Two schedules with equal values at every run: every replicate ties, and argmin gave each tie to the
+    first listed, so it was recommended with P(best) 1.00 (and the backtest printed "nan%")."""
+    from encoderlab.advise.report import format_advice
+
+    seeds = ((4.0, 4.02), (3.6, 3.63), (3.3, 3.31), (3.1, 3.12))
+    adv = advise(_ladder({MLM_LIKE: seeds, CLM_LIKE: seeds}), Target(params=3e8, tokens=6e9), n_boot=40)
+    assert adv.recommendation is None
+    assert [(p.p_best, p.rung_p_best) for p in adv.predictions] == [(0.5, 0.5), (0.5, 0.5)]
+    assert "nan" not in format_advice(adv) and "n/a of pairs ranked right" in format_advice(adv)

@@ -151,8 +151,16 @@ def common_rungs(ladder: Ladder) -> list[tuple[float, float]]:
 
 
 def _share_best(losses: np.ndarray) -> np.ndarray:
-    """(S,) share of columns (replicates) in which each row (schedule) has the lowest loss."""
-    return np.bincount(losses.argmin(0), minlength=len(losses)) / losses.shape[1]
+    """(S,) share of columns (replicates) in which each row (schedule) has the lowest loss; a column where
+    several tie for it counts 1/k for each (argmin gave it to the first listed: two schedules with the same
+    values were one recommended with P(best) 1.0, the other 0)."""
+    best = losses == losses.min(0)
+    return (best / best.sum(0)).mean(1)
+
+
+def percent(share: float | None) -> str:
+    """A share as a percentage; "n/a" where it is undefined (every pair tied, `decision_accuracy`)."""
+    return "n/a" if share is None or np.isnan(share) else f"{share:.0%}"
 
 
 def _rung_losses(fits: list[ScheduleFit], point: tuple[float, float]) -> np.ndarray:
@@ -289,8 +297,8 @@ def _why_not_extrapolated(fits: list[ScheduleFit], rungs: list, bt: Backtest | N
         )
     return (
         f"the backtest failed: refitted without the rung N={bt.held_out[0]:.3g}, D={bt.held_out[1]:.3g}, the curves "
-        f"ranked its pairs {bt.extrapolation_accuracy:.0%} right with pairwise error {bt.extrapolation_error:.3g}, "
-        f"the next rung's ranking {bt.baseline_accuracy:.0%} with {bt.baseline_error:.3g}"
+        f"ranked its pairs {percent(bt.extrapolation_accuracy)} right with pairwise error {bt.extrapolation_error:.3g}, "
+        f"the next rung's ranking {percent(bt.baseline_accuracy)} with {bt.baseline_error:.3g}"
     )
 
 
@@ -312,8 +320,9 @@ def _verdict(names, values, probs, bt, why_not, confidence, better):
     elif method == "extrapolation":
         reason = (
             f"the backtest passed: refitted without the rung N={bt.held_out[0]:.3g}, D={bt.held_out[1]:.3g}, the "
-            f"curves ranked its pairs {bt.extrapolation_accuracy:.0%} right with pairwise error "
-            f"{bt.extrapolation_error:.3g}, the next rung's ranking {bt.baseline_accuracy:.0%} with {bt.baseline_error:.3g}"
+            f"curves ranked its pairs {percent(bt.extrapolation_accuracy)} right with pairwise error "
+            f"{bt.extrapolation_error:.3g}, the next rung's ranking {percent(bt.baseline_accuracy)} with "
+            f"{bt.baseline_error:.3g}"
         )
     else:
         reason = f"the single-rung ranking is recommended because {why_not}"

@@ -25,7 +25,7 @@ from itertools import combinations
 
 import numpy as np
 
-from encoderlab.advise.decide import advise, decision_accuracy
+from encoderlab.advise.decide import advise, decision_accuracy, percent
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import Target
 from encoderlab.errors import UserError
@@ -144,20 +144,19 @@ def _summarise(top: float, rungs: list[HeldOutRung]) -> HeldOutScore:
 
 def format_held_out(score: HeldOutScore) -> str:
     """The table `encoderlab advise --hold-out-largest` prints."""
-    pct = lambda v: "n/a" if v is None or math.isnan(v) else f"{v:.0%}"  # noqa: E731
     lines = [
         f"held out: the largest size, N = {score.held_out_size:.3g}, fitted from the smaller sizes only",
         "rung (N, D)            advisor's method   extrapolation   single rung (at)          advised",
     ]
     for r in score.rungs:
-        at = f"{pct(r.single_rung_accuracy)} (N={r.baseline_rung[0]:.3g}, D={r.baseline_rung[1]:.3g})"
+        at = f"{percent(r.single_rung_accuracy)} (N={r.baseline_rung[0]:.3g}, D={r.baseline_rung[1]:.3g})"
         lines.append(
-            f"N={r.params:.3g}, D={r.tokens:.3g}   {r.method:<17}  {pct(r.extrapolation_accuracy):<14}  {at:<24}  "
-            f"{pct(r.advised_accuracy)}"
+            f"N={r.params:.3g}, D={r.tokens:.3g}   {r.method:<17}  {percent(r.extrapolation_accuracy):<14}  {at:<24}  "
+            f"{percent(r.advised_accuracy)}"
         )
     lines.append(
         f"decision accuracy over {len(score.rungs)} rungs ({score.pairs} schedule pairs): extrapolation "
-        f"{pct(score.extrapolation_accuracy)}, single rung {pct(score.single_rung_accuracy)}, advised "
-        f"{pct(score.advised_accuracy)}"
+        f"{percent(score.extrapolation_accuracy)}, single rung {percent(score.single_rung_accuracy)}, advised "
+        f"{percent(score.advised_accuracy)}"
     )
     return "\n".join(lines)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from encoderlab.advise.decide import Advice
+from encoderlab.advise.decide import Advice, percent
 from encoderlab.atomic import savefig_atomic
 
 _COLUMNS = ("schedule", "curve", "at target", "{:.0%} interval", "P(best)", "largest rung", "P(best) there")
@@ -51,8 +51,8 @@ def _backtest_lines(advice: Advice) -> list[str]:
     return [
         f"backtest: refitted without the rung {_rung(bt.held_out)}, predicting it; baseline: the ranking at "
         f"{_rung(bt.baseline_rung)}",
-        f"  extrapolation: {bt.extrapolation_accuracy:.0%} of pairs ranked right, pairwise error "
-        f"{bt.extrapolation_error:.3g}; single rung: {bt.baseline_accuracy:.0%}, {bt.baseline_error:.3g} -> "
+        f"  extrapolation: {percent(bt.extrapolation_accuracy)} of pairs ranked right, pairwise error "
+        f"{bt.extrapolation_error:.3g}; single rung: {percent(bt.baseline_accuracy)}, {bt.baseline_error:.3g} -> "
         f"{'passed' if bt.passed else 'failed'}",
     ]
 
