@@ -146,3 +146,8 @@ def test_a_degenerate_difference_is_starred_only_when_its_exact_p_is_below_5_per
     assert not paired_test([2.0, 3.0, 4.0], [1.0, 2.0, 3.0]).excludes_zero
     assert paired_test([1.0] * 6, [0.0] * 6).excludes_zero  # p = 2 / 64
     assert paired_test([1.0, 2.0, 3.5], [0.0, 1.1, 2.4]).excludes_zero  # an ordinary t-interval
+
+
+def test_an_infinite_score_is_not_rounding():
+    """The rounding allowance scales with the scores; an infinite one must not make every spread rounding."""
+    assert not paired_test([math.inf, 1.0, 2.0], [0.0, 0.0, 0.0]).degenerate

@@ -105,7 +105,7 @@ ROUNDING = 1e-9
 
 def _rounding(*sides: Sequence[float]) -> float:
     """The spread below which values of `sides` are equal but for rounding."""
-    return ROUNDING * max((abs(v) for side in sides for v in side), default=0.0)
+    return ROUNDING * max((abs(v) for side in sides for v in side if math.isfinite(v)), default=0.0)
 
 
 def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
