@@ -122,9 +122,13 @@ class FinetuneConfig:
             raise UserError(f"{where}: finetune: {problem}, got {self}")
 
     def total_steps(self, n_train: int) -> int:
+        """`max_steps`, or `epochs` passes of ceil(n_train / batch_size) steps each (an epoch ends with its
+        short last batch), rounded up: Hugging Face Trainer's `ceil(num_train_epochs *
+        num_update_steps_per_epoch)`. Before, ceil(epochs * n_train / batch_size) ran up to `epochs` - 1
+        steps fewer (10 epochs of 100 examples in batches of 16: 63 steps, 9 epochs, not 70)."""
         if self.max_steps is not None:
             return self.max_steps
-        return max(1, math.ceil(self.epochs * n_train / self.batch_size))
+        return max(1, math.ceil(self.epochs * math.ceil(n_train / self.batch_size)))
 
 
 # ----------------------------------------------------------------------------- family options
@@ -333,6 +337,10 @@ START_AND_EOS = "start+eos"
 """In the signature of a task with `eos` inputs that pools the `first` token, whose inputs begin with the
 start token (BOS/CLS) since this change: scores made when that position held the first word are not
 reused."""
+EPOCH_STEPS = "ceil per epoch"
+"""In the signature of a task that trains for `epochs` (no `max_steps`) other than one: its step count is
+Hugging Face's, each epoch's short last batch a step (`FinetuneConfig.total_steps`), since this change;
+scores made with fewer steps are not reused. One epoch has the same steps as before and keeps its hash."""
 MODEL_LENGTH_FRACTION = 0.99
 """`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
 
@@ -465,6 +473,8 @@ class Task:
         data["finetune"].update(
             {k: v for k, v in _non_default(self.finetune).items() if k not in _LEGACY_FINETUNE}
         )
+        if self.finetune.max_steps is None and self.finetune.epochs != 1:
+            data["finetune"]["steps"] = EPOCH_STEPS
         if isinstance(self.options, PairSCOptions):
             data["pair"] = True
         if self.inputs != "tokenizer":

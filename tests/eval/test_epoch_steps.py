@@ -1,0 +1,59 @@
+"""An epoch-based schedule has Hugging Face Trainer's step count: each epoch is one pass of a DataLoader
+(its short last batch a step), `ceil(num_train_epochs * len(dataloader))` in all (transformers'
+`Trainer.set_initial_training_values`). Paper 2's protocol (BioClinical-ModernBERT's Trainer) trains and
+validates by epochs, so a short count dropped whole epochs of the ones it picks from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+from torch import nn
+from torch.utils.data import DataLoader
+
+from encoderlab.eval.finetune import train
+from encoderlab.eval.spec import FinetuneConfig
+from encoderlab.eval.tasks import TASKS
+
+EPOCHS = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=None, epochs=10.0, warmup_ratio=0.0)
+
+
+def trainer_steps(n_train: int, batch_size: int, epochs: float) -> int:
+    """What the Trainer runs with no gradient accumulation: epochs x the DataLoader's batches, rounded up."""
+    return math.ceil(epochs * len(DataLoader(range(n_train), batch_size=batch_size)))
+
+
+@pytest.mark.parametrize("n_train", [1, 15, 16, 17, 100, 4261])
+@pytest.mark.parametrize("epochs", [1.0, 1.5, 10.0, 20.0])
+def test_epochs_run_the_trainers_steps(n_train, epochs):
+    # was ceil(epochs * n / batch): 10 epochs of 100 examples ran 63 steps, not 70
+    cfg = replace(EPOCHS, epochs=epochs)
+    assert cfg.total_steps(n_train) == trainer_steps(n_train, 16, epochs)
+
+
+def test_every_epoch_ends_once_and_the_last_at_the_last_step():
+    # 100 examples in batches of 16: 7 steps an epoch; before, the 10th epoch was never run or validated
+    features = [{"x": float(i)} for i in range(100)]
+    weight = nn.Linear(1, 1)
+    ends: list[int] = []
+
+    def loss(module, micro):
+        return module(torch.tensor([[f["x"]] for f in micro])).pow(2).mean()
+
+    losses = train(
+        weight, loss, features, lr=1e-3, seed=0, cfg=EPOCHS, micro_batch_size=16, device=torch.device("cpu"),
+        on_epoch_end=lambda module, epoch: ends.append(epoch),
+    )  # fmt: skip
+    assert len(losses) == 70
+    assert ends == list(range(1, 11))
+
+
+def test_only_multi_epoch_schedules_change_their_signature():
+    # cached scores of 10- and 20-epoch runs had fewer steps and are not reused; one epoch (paper 1's
+    # CoNLL-2003 and UNER, pocket's NER) ran the same steps and keeps its results (hashes before this change)
+    assert TASKS["paper-conll2003"].signature() == "19d4d01e2502d16c"
+    assert TASKS["wnut16"].signature() == "6e4db8e99766b334"
+    assert TASKS["biomed-gad"].signature() != "b5be468a04f8e6a5"
+    assert TASKS["biomed-bc5chem"].signature() != "b16935e24416fe0a"
