@@ -1,7 +1,9 @@
-"""An epoch-based schedule has Hugging Face Trainer's step count: each epoch is one pass of a DataLoader
-(its short last batch a step), `ceil(num_train_epochs * len(dataloader))` in all (transformers'
-`Trainer.set_initial_training_values`). Paper 2's protocol (BioClinical-ModernBERT's Trainer) trains and
-validates by epochs, so a short count dropped whole epochs of the ones it picks from."""
+"""Fine-tuning's step count and LR schedule against Hugging Face's Trainer, paper 1's (EncodEval) and paper
+2's (BioClinical-ModernBERT) fine-tuning loop. An epoch-based schedule has the Trainer's step count: each
+epoch is one pass of a DataLoader (its short last batch a step), `ceil(num_train_epochs * len(dataloader))`
+in all (transformers' `Trainer.set_initial_training_values`); paper 2's protocol trains and validates by
+epochs, so a short count dropped whole epochs of the ones it picks from. The schedule is transformers'
+`get_linear_schedule_with_warmup` with the warmup its `TrainingArguments` derive."""
 
 from __future__ import annotations
 
@@ -57,3 +59,26 @@ def test_only_multi_epoch_schedules_change_their_signature():
     assert TASKS["wnut16"].signature() == "6e4db8e99766b334"
     assert TASKS["biomed-gad"].signature() != "b5be468a04f8e6a5"
     assert TASKS["biomed-bc5chem"].signature() != "b16935e24416fe0a"
+
+
+@pytest.mark.parametrize("steps", [1, 7, 10, 31, 439, 1000])
+@pytest.mark.parametrize("ratio", [0.0, 0.1, 0.25])
+def test_the_lr_schedule_is_transformers_linear_schedule_with_the_trainers_warmup(steps, ratio, tmp_path):
+    # the reference: transformers' own scheduler, with the warmup steps its TrainingArguments derive
+    from transformers import TrainingArguments, get_linear_schedule_with_warmup
+
+    from encoderlab.eval.finetune import linear_warmup_decay
+
+    warmup = TrainingArguments(output_dir=str(tmp_path), warmup_steps=ratio, report_to=[]).get_warmup_steps(
+        steps
+    )
+    param = nn.Parameter(torch.zeros(1))
+    opt = torch.optim.SGD([param], lr=1.0)
+    schedule = get_linear_schedule_with_warmup(opt, warmup, steps)
+    expected = []
+    for _ in range(steps):
+        expected.append(opt.param_groups[0]["lr"])
+        opt.step()
+        schedule.step()
+    ours = linear_warmup_decay(steps, ratio)
+    assert [ours(step) for step in range(steps)] == pytest.approx(expected, abs=1e-12)
