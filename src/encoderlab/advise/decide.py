@@ -22,9 +22,13 @@ from rung to rung, which extrapolation follows and the single rung does not.
 `confidence` (default 90%) of the bootstrap replicates: of the extrapolated predictions at the
 target, or of the seed means at the largest rung.
 
-**Warnings** go beside the advice, which they do not change: a target below the ladder or further past
-it than the ladder spans (`reach_warnings`), and seed noise estimated from fewer than `NOISE_DF` degrees
-of freedom (`noise_warnings`).
+**Warnings** go beside the advice: a target below the ladder or further past it than the ladder spans
+(`reach_warnings`), seed noise estimated from fewer than `NOISE_DF` degrees of freedom
+(`noise_warnings`), and a schedule whose rung means do not improve with compute beyond its seed noise
+(`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
+the schedule that would be recommended is such a one, the advice is insufficient evidence (a flagged
+schedule behind the leader stays behind: its flat fit, floored at its best rung, is the optimistic
+reading of a ladder that does not improve).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import numpy as np
 from encoderlab.advise.fit import DELTA
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
+from encoderlab.advise.trend import not_improving, trend_warnings
 from encoderlab.errors import UserError
 
 Method = Literal["extrapolation", "single rung"]
@@ -128,7 +133,8 @@ class Advice:
     runs: tuple[dict, ...]
     """Figure data: every run (schedule, N, D, compute, seed, value)."""
     warnings: tuple[str, ...] = ()
-    """What the advice cannot vouch for: a target far past the ladder or below it (`reach_warnings`)."""
+    """What the advice cannot vouch for: a target far past the ladder or below it (`reach_warnings`), seed
+    noise from too few runs (`noise_warnings`), a schedule not improving with compute (`trend_warnings`)."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -302,8 +308,9 @@ def _why_not_extrapolated(fits: list[ScheduleFit], rungs: list, bt: Backtest | N
     )
 
 
-def _verdict(names, values, probs, bt, why_not, confidence, better):
-    """(method, recommendation, ranking, reason) from the backtest and the bootstrap shares."""
+def _verdict(names, values, probs, bt, why_not, confidence, better, flat=()):
+    """(method, recommendation, ranking, reason) from the backtest and the bootstrap shares; `flat`: the
+    trends of the schedules whose ladders do not improve with compute (`trend.not_improving`)."""
     unchecked = values["single rung"] is None
     method: Method = "extrapolation" if unchecked or (bt is not None and bt.passed) else "single rung"
     probs, values = probs[method], values[method]
@@ -328,6 +335,15 @@ def _verdict(names, values, probs, bt, why_not, confidence, better):
         reason = f"the single-rung ranking is recommended because {why_not}"
     leader = int(np.argmax(probs))
     if probs[leader] >= confidence and names[leader] == ranking[0]:
+        if names[leader] in {
+            t.schedule for t in flat
+        }:  # a flat or worsening ladder read as a flat curve: its lead may not last
+            reason += (
+                f"; insufficient evidence: the leader, {names[leader]}, does not improve with compute beyond its "
+                "seed noise, so neither its curve nor its largest rung says where it stands at the target (see "
+                "the warning)"
+            )
+            return method, None, ranking, reason
         return method, names[leader], ranking, reason
     where = "at the target" if method == "extrapolation" else "at the largest common rung"
     if probs[leader] >= confidence:  # replicates and point fit disagree: the fit is not to be trusted there
@@ -374,9 +390,9 @@ def advise(
     bt = backtest(fits, ladder, rungs) if fitted else None
     why_not = "" if bt is not None and bt.passed else _why_not_extrapolated(fits, rungs, bt)
     probs, values = _by_method(at_target, rung_loss)
-    method, rec, ranking, reason = _verdict(
-        names, _to_metric(values, m), probs, bt, why_not, confidence, m.better
-    )
+    flat = not_improving(fits, seed_noise)
+    verdict = _verdict(names, _to_metric(values, m), probs, bt, why_not, confidence, m.better, flat)
+    method, rec, ranking, reason = verdict
     grid = _compute_grid(fits, target_c)
     on_grid = np.stack([f.at_compute(grid, ratio=target.ratio) for f in fits]) if fitted else None
     return Advice(
@@ -401,8 +417,13 @@ def advise(
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
-        warnings=(*reach_warnings(fits, target_c), *noise_warnings(fits, seed_noise)),
+        warnings=_warnings(fits, target_c, seed_noise, flat, m.better),
     )
+
+
+def _warnings(fits, target_c, seed_noise, flat, better) -> tuple[str, ...]:
+    """Every warning of the advice (module docstring)."""
+    return (*reach_warnings(fits, target_c), *noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
 
 
 def _by_method(at_target: np.ndarray | None, rung_loss: np.ndarray | None) -> tuple[dict, dict]:

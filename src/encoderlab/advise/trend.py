@@ -1,0 +1,81 @@
+"""Whether each schedule's ladder improves with compute beyond its seed noise.
+
+Every curve the advisor fits falls towards a floor: its exponents are positive and its floor E is
+bounded by the best observed value (`fit._bounds`). A schedule whose rung means are flat, or get
+*worse* as compute rises, is fitted as a flat curve at about its best rung, and read at the target
+as that value, however far the trend pointed elsewhere (a probe ladder worsening with scale was
+predicted at 3.5 where its trend pointed to about 4.0). Nothing in the fit or its bootstrap shows it,
+since every replicate is fitted the same way.
+
+The check: the slope of the rung means (in loss units, where lower is better) on log10 compute, by
+least squares weighted by each rung's number of seeds, and its standard error from the schedule's
+seed noise alone (the pooled within-rung sd the bootstrap resamples, or `--seed-noise`):
+se^2 = sigma^2 / sum_r n_r (x_r - x_bar)^2. A schedule is flagged when the slope is not below zero
+by more than `TREND_Z` standard errors (a one-sided 95% test of "improves with compute" fails).
+Misfit of a straight line in log compute is left out of the standard error on purpose: a healthy
+ladder's rung means fall by many noise sds, and the test is only meant to catch the flat or rising.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from encoderlab.advise.predict import ScheduleFit
+
+TREND_Z = 1.645
+"""One-sided 95% normal quantile: the slope must be below zero by this many standard errors."""
+
+
+@dataclass(frozen=True)
+class Trend:
+    """A schedule's rung means against log10 compute, in loss units (negative: improving)."""
+
+    schedule: str
+    slope: float
+    """Change of the rung mean per tenfold compute."""
+    se: float
+    """Its standard error from seed noise."""
+
+    @property
+    def improving(self) -> bool:
+        return self.slope < -TREND_Z * self.se
+
+
+def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
+    """The schedule's trend; None with fewer than two rungs (no slope)."""
+    rungs = fit.rungs
+    if len(rungs.points) < 2:
+        return None
+    loss = fit.replicates[0]
+    counts = np.bincount(rungs.index, minlength=len(rungs.points)).astype(float)
+    means = rungs.means(loss[None])[0]
+    x = np.log10(rungs.compute)
+    xc = x - np.average(x, weights=counts)
+    sxx = float((counts * xc**2).sum())
+    slope = float((counts * xc * (means - np.average(means, weights=counts))).sum() / sxx)
+    if seed_noise is None:
+        df = int((counts - 1).sum())
+        sd = float(np.sqrt(((loss - means[rungs.index]) ** 2).sum() / df)) if df else 0.0
+    else:
+        sd = seed_noise
+    return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx))
+
+
+def not_improving(fits: list[ScheduleFit], seed_noise: float | None) -> list[Trend]:
+    """The schedules whose rung means do not improve with compute beyond their seed noise."""
+    return [t for f in fits if (t := trend(f, seed_noise)) is not None and not t.improving]
+
+
+def trend_warnings(flagged: list[Trend], better: str) -> tuple[str, ...]:
+    """One warning per flagged schedule, its slope in metric units (a score's sign is the loss's flipped)."""
+    sign = 1.0 if better == "lower" else -1.0
+    return tuple(
+        f"{t.schedule} does not improve with compute beyond its seed noise: its rung means move by "
+        f"{sign * t.slope:+.3g} per tenfold compute (standard error from seed noise {t.se:.3g}; {better} is "
+        "better). The fitted curve can only approach a floor from above, so it cannot represent a ladder that is "
+        f"flat or getting worse, and its prediction for {t.schedule} at the target is unreliable; check its runs, "
+        "or add rungs"
+        for t in flagged
+    )

@@ -1,0 +1,82 @@
+"""A schedule whose ladder does not improve with compute: every fitted curve falls towards a floor
+capped at the best rung, so it is read at the target as a flat line; the advice must say so."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from tests.advise.test_decide import _ladder
+
+from encoderlab.advise.decide import advise
+from encoderlab.advise.ladder import Ladder, Metric
+from encoderlab.advise.predict import Target
+from encoderlab.advise.report import format_advice
+from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
+from encoderlab.advise.trend import trend
+
+IMPROVING = [(3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)]
+WORSENING = [(1.6, 1.62), (1.7, 1.72), (1.8, 1.82), (1.9, 1.92)]  # +0.1 a rung, seed noise ~0.01
+
+
+def _flagged(advice) -> list[str]:
+    return [w for w in advice.warnings if "does not improve with compute" in w]
+
+
+def test_a_schedule_getting_worse_with_scale_is_warned_about_and_not_recommended():
+    """CLM leads at every rung but its loss rises with compute: the curve, flat at its best rung, still
+    puts it first at the target. Before, the advice recommended it with no warning."""
+    advice = advise(_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: WORSENING}), Target(flops=1e19), n_boot=60)
+    (warning,) = _flagged(advice)
+    assert warning.startswith(f"{CLM_LIKE.name} does not improve with compute beyond its seed noise")
+    # 0.3 over the ladder's 2.39 decades of compute, against seed noise sd 0.0141 (deviations of +-0.01)
+    assert (
+        "move by +0.126 per tenfold compute" in warning
+        and "cannot represent a ladder that is flat" in warning
+    )
+    assert f"prediction for {CLM_LIKE.name} at the target is unreliable" in warning
+    assert advice.ranking[0] == CLM_LIKE.name and advice.recommendation is None
+    assert f"insufficient evidence: the leader, {CLM_LIKE.name}, does not improve" in advice.reason
+    assert warning in advice.to_dict()["warnings"] and f"warning: {warning}" in format_advice(advice)
+
+
+def test_a_worsening_schedule_behind_the_leader_leaves_the_recommendation():
+    """Its flat fit is the optimistic reading of a ladder that does not improve: still behind, it stays so."""
+    behind = [tuple(v + 1.0 for v in seeds) for seeds in WORSENING]
+    advice = advise(_ladder({MLM_LIKE: IMPROVING, CLM_LIKE: behind}), Target(flops=1e19), n_boot=60)
+    assert len(_flagged(advice)) == 1 and advice.recommendation == MLM_LIKE.name
+
+
+def test_the_slope_is_read_against_seed_noise():
+    """Rung means within seed noise of each other are not an improvement; the same fall with small noise is."""
+    flat_noisy = [(2.5, 2.7), (2.45, 2.65), (2.55, 2.35), (2.4, 2.6)]
+    ladder = _ladder({MLM_LIKE: IMPROVING, CLM_LIKE: flat_noisy})
+    advice = advise(ladder, Target(flops=1e19), n_boot=60)
+    assert [w.split(" does")[0] for w in _flagged(advice)] == [CLM_LIKE.name]
+    (fit,) = [f for f in _fits(ladder) if f.schedule == MLM_LIKE]
+    t = trend(fit, None)
+    assert t.improving and t.slope < 0
+    # a given --seed-noise replaces the pooled sd: large enough, it hides the improvement
+    assert not trend(fit, seed_noise=5.0).improving
+
+
+def test_a_falling_score_is_flagged_with_its_own_sign():
+    """Higher is better: a score that drops with compute is its loss rising; the warning shows the score's slope."""
+    score = Metric(name="score", better="higher", ceiling=10.0)
+    loss = _ladder({MLM_LIKE: IMPROVING, CLM_LIKE: WORSENING})
+    mirrored = Ladder(score, tuple(replace(o, value=10.0 - o.value) for o in loss.observations))
+    (warning,) = _flagged(advise(mirrored, Target(flops=1e19), n_boot=60))
+    assert "move by -0.126 per tenfold compute" in warning and "higher is better" in warning
+
+
+@pytest.mark.parametrize("draw", range(8))
+def test_healthy_ladders_are_not_flagged(draw):
+    syn = synthetic_ladder(np.random.default_rng(draw), crossover=3.0)
+    assert _flagged(advise(syn.ladder, Target(flops=syn.target_flops), n_boot=20)) == []
+
+
+def _fits(ladder):
+    from encoderlab.advise.predict import fit_schedules
+
+    return fit_schedules(ladder, np.random.default_rng(0), 10)
