@@ -10,7 +10,8 @@ backtest shows it beats that baseline, and says "insufficient evidence" when the
 decide. See docs/advise.md.
 
 Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `studyread` (study folders),
-`fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `decide` (the advice),
+`fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `trend` (does each
+schedule improve with compute), `decide` (the advice),
 `report` (table, JSON, figure), `commands` (the CLI), `synthetic` (known-answer ladders), `study`
 (a ladder study). Nothing is imported here so the CLI stays light.
 """
