@@ -311,3 +311,18 @@ def test_paired_scores_equal_but_for_rounding_are_no_difference():
     nested = compare_runs({0: {0: 0.1 + 0.2, 1: 0.7}}, {0: {0: 0.3, 1: 0.7}})
     assert nested.diff.mean != 0
     assert _verdict(_Tested(nested, nested.diff, nested.diff.mean > 0), 1.0) == ("no difference", False)
+
+
+def test_a_left_out_seed_where_the_other_run_has_results_at_other_fine_tuning_seeds_says_so():
+    """Seed 2 of a is left out because b's seed-2 checkpoint was fine-tuned at other seeds, not because b has
+    no results there; seed 3 of a has no counterpart at all. Before, both read "(b has no results there)"."""
+    a = {k: {0: 70.0 + k, 1: 71.0 + k} for k in (0, 1, 2, 3)}
+    b = {k: {0: 66.0 + k, 1: 67.5 + k} for k in (0, 1)} | {2: {5: 60.0, 6: 61.0}}
+    nested = compare_runs(a, b)
+    assert nested.level == "pretraining" and nested.pretraining_seeds == [0, 1]
+    assert nested.left_out == {"a": [2, 3], "b": [2]} and nested.unmatched == {"a": [2], "b": [2]}
+    assert nested.left_out_phrase("A", "B") == (
+        "; left out: A's pretraining seed 3 (B has no results there)"
+        "; left out: A's pretraining seed 2 (B has results there only at other fine-tuning seeds)"
+        "; left out: B's pretraining seed 2 (A has results there only at other fine-tuning seeds)"
+    )

@@ -84,6 +84,25 @@ class Nested:
     left_out: dict[str, list[int]] = field(default_factory=dict)
     """At level "pretraining": "a" or "b" -> that run's pretraining seeds with results that are not in the
     pairing, since the other run has none there (or none at the same fine-tuning seeds); empty when none."""
+    unmatched: dict[str, list[int]] = field(default_factory=dict)
+    """The seeds of `left_out` at which the other run does have results, but at none of the same fine-tuning
+    seeds (so the report does not say it has no results there)."""
+
+    def left_out_phrase(self, la: str, lb: str) -> str:
+        """ "; left out: A's pretraining seed 0 (B has no results there)" per run (`la`, `lb` its label), and
+        "(B has results there only at other fine-tuning seeds)" for the seeds in `unmatched`."""
+
+        def part(who: str, ks: list[int], why: str) -> str:
+            seeds = f"seed{'s' if len(ks) > 1 else ''} {', '.join(map(str, ks))}"
+            return f"; left out: {who}'s pretraining {seeds} ({why})" if ks else ""
+
+        out = ""
+        for side, who, other in (("a", la, lb), ("b", lb, la)):
+            unmatched = self.unmatched.get(side, [])
+            absent = [k for k in self.left_out.get(side, []) if k not in unmatched]
+            out += part(who, absent, f"{other} has no results there")
+            out += part(who, unmatched, f"{other} has results there only at other fine-tuning seeds")
+        return out
 
 
 def run_means(scores: Scores, other: Scores) -> dict[int, float]:
@@ -105,6 +124,10 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
     if len(seeds) >= 2:
         va, vb = [ma[k] for k in seeds], [mb[k] for k in seeds]
         left = {side: out for side, mine in (("a", a), ("b", b)) if (out := sorted(set(mine) - set(seeds)))}
+        other = {"a": b, "b": a}
+        unmatched = {
+            side: both for side, out in left.items() if (both := [k for k in out if k in other[side]])
+        }
         return Nested(
             level="pretraining",
             a=summarize(va),
@@ -114,6 +137,7 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
             checkpoint_seed=seeds[0],
             checkpoint=paired(a[seeds[0]], b[seeds[0]]),
             left_out=left,
+            unmatched=unmatched,
         )
     if (other := _against_reference(a, b) or _unpaired(a, b)) is not None:
         return other

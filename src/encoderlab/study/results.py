@@ -388,12 +388,7 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
         if check is not None
         else ""
     )
-    left = "".join(
-        f"; left out: {who}'s pretraining seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))} "
-        f"({other} has no results there)"
-        for side, who, other in (("a", la, lb), ("b", lb, la))
-        if (seeds := n.left_out.get(side))
-    )
+    left = n.left_out_phrase(la, lb)
     return f", n = {gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}{left}"
 
 
