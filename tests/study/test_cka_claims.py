@@ -26,7 +26,7 @@ def test_the_low_layer_claim_reads_the_cka_of_its_own_pair_not_the_first_with_it
     spec = SimpleNamespace(cka=[SimpleNamespace(a=r.a, b=r.b) for r in results])
     data = SimpleNamespace(cka=results, label=lambda m: m, spec=spec)
     claim = ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm")
-    assert _cka_low_layers(data, claim).sentence == "5.0x."
+    assert _cka_low_layers(data, claim).sentence.startswith("5.0x; ")
     missing = ClaimSpec(id="d", text="t", kind="cka_low_layers", a="clm", b="none")
     assert _cka_low_layers(data, missing).status == "not tested"
 
@@ -59,3 +59,18 @@ def test_a_low_layer_claim_without_the_cka_it_reads_is_not_tested_rather_than_pe
     assert pending.sentence.startswith("the study has no finished results")  # its node has not run yet
     never = _cka_low_layers(data, ClaimSpec(id="d", text="t", kind="cka_low_layers", a="clm", b="other"))
     assert never.status == "not tested" and "runs no CKA of clm against other" in never.sentence
+
+
+def test_the_low_layer_claim_says_it_is_outside_holms_family():
+    """It is decided by two unadjusted intervals, not a p-value, so Holm's correction over the other claims
+    leaves it out; before, nothing in its sentence said so, beside claims that say "after Holm's correction"."""
+    spec = SimpleNamespace(cka=[SimpleNamespace(a="clm", b="mlm")])
+    data = SimpleNamespace(cka=[CkaResult(a="clm", b="mlm", divergence=[0.1] * 3, low_layers=_summary(5.0))])
+    data.label, data.spec = (lambda m: m), spec
+    sentence = _cka_low_layers(
+        data, ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm")
+    ).sentence
+    assert sentence == (
+        "5.0x; decided by two unadjusted 95% intervals, not a p-value, so this claim is outside the Holm family "
+        "of the other claims and not corrected for multiplicity."
+    )

@@ -30,6 +30,19 @@ seed-averaged CKA, which `divergence / baseline_divergence` gives; on its number
 0.1%. When the pool holds exactly N texts every seed draws the same texts: the seeds then measure
 nothing, and no interval is reported (`distinct_draws` = 1).
 
+What the interval covers. The models are fixed, so the spread over sampling seeds is only the choice
+of texts (and the seed-noise denominator is one twin pair, not a sample of pretraining seeds: the
+interval says nothing about how the ratio varies from seed to seed of the models). And the draws are
+not independent: each seed draws N of the pool's P texts, so two draws share about N/P of their texts
+(half, for 500 of PubMedQA's 1,000), and their ratios are correlated. With pairwise correlation rho
+the spread across k draws estimates only (1 - rho) of one draw's variance, while their mean has
+(1 + (k - 1) rho) / k of it, so the plain t-interval is too narrow by sqrt((1 + (k - 1) rho) / (1 - rho))
+(2x at rho = 0.5, k = 3). The ratio is a smooth function of the sample's feature moments, so to first
+order rho is the share of texts two draws have in common (`CkaReport.overlap`, measured on the
+draws), and every interval over seeds is widened by that factor (`_seed_interval`). On simulated
+features (a pool of 300, draws of 150, k = 3, 400 pools) the plain interval's variance was 0.28 of
+the mean's true variance and its 95% interval covered 85%; widened, 1.12 and 95%.
+
 The claim of the paper (section 2.6: layers 0-7 diverge 5-44x more than seed noise, the others
 about 1x) is tested by `low_layer_summary`: per seed, the mean ratio over paper 2's low layers
 (`train.freeze.paper2_groups`, the blocks the freeze runs and transplants call low) and over all the
@@ -111,7 +124,8 @@ class CkaLayer:
     ratio: float | None = None
     """Mean over sampling seeds of d_s(A, B) / d_s(B', B) (inf where the twin's divergence is 0)."""
     ratio_ci_low: float | None = None
-    """95% t-interval of the ratio over sampling seeds (None: fewer than 2 distinct draws)."""
+    """95% t-interval of the ratio over sampling seeds, widened for the texts the draws share (`CkaReport.overlap`;
+    None: fewer than 2 distinct draws)."""
     ratio_ci_high: float | None = None
     ratio_per_seed: list[float] | None = None
     """The ratio under each sampling seed, in the order of `CkaReport.sampling_seeds`."""
@@ -151,6 +165,8 @@ class LowLayerSummary:
     difference_ci: tuple[float, float] | None
     n_seeds: int
     distinct_draws: int
+    overlap: float = 0.0
+    """`CkaReport.overlap`: the intervals are widened for the texts the draws share."""
     above_noise: bool | None
     """The low layers' interval lies above 1 (None without an interval)."""
     above_others: bool | None
@@ -165,7 +181,7 @@ class LowLayerSummary:
 
     def sentence(self) -> str:
         def ci(bounds):
-            return f" (95% CI over seeds [{bounds[0]:.2f}, {bounds[1]:.2f}])" if bounds else ""
+            return f" (95% CI over text samples [{bounds[0]:.2f}, {bounds[1]:.2f}])" if bounds else ""
 
         def layers(group) -> str:  # "layer 0" on a tiny model, whose low group is one layer
             return f"layer{'s' if len(group) > 1 else ''} {format_layers(group)}"
@@ -187,22 +203,32 @@ class LowLayerSummary:
                 else "; no interval: a seed-noise divergence is 0"
             )
         verdict = {True: "above", False: "not above"}
+        shared = (
+            f"widened for the {self.overlap:.0%} of texts two samples share"
+            if self.overlap
+            else "disjoint samples"
+        )
         return (
             text + f"; low layers {verdict[self.above_noise]} seed noise and "
-            f"{verdict[self.above_others]} the other layers"
+            f"{verdict[self.above_others]} the other layers; the intervals cover which texts were drawn "
+            f"({shared}) for these fixed models, not pretraining-seed variation (the seed noise is one twin pair)"
         )
 
     def to_dict(self) -> dict:
         return {**to_dict(self), "holds": self.holds, "sentence": self.sentence()}
 
 
-def _seed_interval(values: Sequence[float], distinct_draws: int) -> tuple[float, tuple[float, float] | None]:
-    """Mean of per-seed values and their t-interval (None with < 2 distinct draws or a non-finite value)."""
+def _seed_interval(
+    values: Sequence[float], distinct_draws: int, overlap: float = 0.0
+) -> tuple[float, tuple[float, float] | None]:
+    """Mean of per-seed values and their t-interval widened for draws sharing a share `overlap` of their
+    texts (module docstring); None with < 2 distinct draws, draws sharing every text, or a non-finite value."""
     mean = float(np.mean(values))
-    if distinct_draws < 2 or not all(math.isfinite(v) for v in values):
+    if distinct_draws < 2 or overlap >= 1.0 or not all(math.isfinite(v) for v in values):
         return mean, None
-    est = to_dict(summarize(list(values)))
-    return mean, (est["ci_low"], est["ci_high"])
+    est = summarize(list(values))
+    half = est.half_width * math.sqrt((1 + (len(values) - 1) * overlap) / (1 - overlap))
+    return mean, (est.mean - half, est.mean + half)
 
 
 @dataclass
@@ -216,6 +242,9 @@ class CkaReport:
     labels: dict[str, str] = field(default_factory=dict)
     distinct_draws: int = 1
     """How many different text samples the seeds drew (1 when the pool holds exactly n texts)."""
+    overlap: float = 0.0
+    """Mean over pairs of sampling seeds of the share of their n texts two draws have in common (about n
+    over the pool's size; 1 when the pool holds exactly n): the intervals are widened for it."""
 
     @property
     def mean_divergence(self) -> float:
@@ -228,6 +257,7 @@ class CkaReport:
             "n_texts": self.n_texts,
             "sampling_seeds": self.sampling_seeds,
             "distinct_draws": self.distinct_draws,
+            "overlap": self.overlap,
             "encoding": asdict(self.encoding),
             "mean_divergence": self.mean_divergence,
             "layers": [asdict(row) for row in self.layers],
@@ -244,12 +274,12 @@ def low_layer_summary(report: CkaReport) -> LowLayerSummary:
     other = tuple(i for i in range(len(report.layers)) if i not in low)
     per_seed = np.array([row.ratio_per_seed for row in report.layers], dtype=float)  # (layers, seeds)
     low_s, other_s = per_seed[list(low)].mean(0), per_seed[list(other)].mean(0)
-    draws = report.distinct_draws
-    (low_mean, low_ci), (other_mean, other_ci) = _seed_interval(low_s, draws), _seed_interval(other_s, draws)
+    draws, shared = report.distinct_draws, report.overlap
+    (low_mean, low_ci), (other_mean, other_ci) = (_seed_interval(v, draws, shared) for v in (low_s, other_s))
     with np.errstate(
         invalid="ignore"
     ):  # inf - inf (a zero seed-noise divergence) is undefined: NaN, said below
-        diff_mean, diff_ci = _seed_interval(low_s - other_s, draws)
+        diff_mean, diff_ci = _seed_interval(low_s - other_s, draws, shared)
     return LowLayerSummary(
         low_layers=low,
         other_layers=other,
@@ -261,6 +291,7 @@ def low_layer_summary(report: CkaReport) -> LowLayerSummary:
         difference_ci=diff_ci,
         n_seeds=len(report.sampling_seeds),
         distinct_draws=draws,
+        overlap=shared,
         above_noise=None if low_ci is None else low_ci[0] > 1.0,
         above_others=None if diff_ci is None else diff_ci[0] > 0.0,
     )
@@ -299,14 +330,23 @@ def _check_depths(models: dict[str, tuple[nn.Module, object]]) -> None:
         )
 
 
-def _draw(texts: Sequence[str], n: int, seeds: Sequence[int]) -> tuple[list[str], list[torch.Tensor], int]:
-    """(the texts any seed drew, each seed's rows into them, how many different draws there are), so each
-    text is encoded once however many seeds draw it."""
+def draw_overlap(draws: Sequence[np.ndarray]) -> float:
+    """Mean over pairs of draws of the share of texts they have in common (0 with one draw)."""
+    pairs = [(x, y) for i, x in enumerate(draws) for y in draws[i + 1 :]]
+    return float(np.mean([len(np.intersect1d(x, y)) / len(x) for x, y in pairs])) if pairs else 0.0
+
+
+def _draw(
+    texts: Sequence[str], n: int, seeds: Sequence[int]
+) -> tuple[list[str], list[torch.Tensor], int, float]:
+    """(the texts any seed drew, each seed's rows into them, how many different draws there are, their
+    `draw_overlap`), so each text is encoded once however many seeds draw it."""
     draws = sample_indices(len(texts), n, seeds)
     union = np.unique(np.concatenate(draws))
     position = {int(i): k for k, i in enumerate(union)}
     rows_per_seed = [torch.tensor([position[int(i)] for i in draw]) for draw in draws]
-    return [texts[i] for i in union], rows_per_seed, len({tuple(d.tolist()) for d in draws})
+    distinct = len({tuple(d.tolist()) for d in draws})
+    return [texts[i] for i in union], rows_per_seed, distinct, draw_overlap(draws)
 
 
 def _ratio(ab: float, base: float) -> float:
@@ -317,8 +357,11 @@ def _ratio(ab: float, base: float) -> float:
     return (1 - ab) / (1 - base) if base < 1 else math.inf
 
 
-def _layer(layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, distinct: int) -> CkaLayer:
-    """One layer's row from the per-seed CKA of A with B (`ab`) and of B' with B (`base`), (seeds, layers)."""
+def _layer(
+    layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, distinct: int, overlap: float = 0.0
+) -> CkaLayer:
+    """One layer's row from the per-seed CKA of A with B (`ab`) and of B' with B (`base`), (seeds, layers);
+    `distinct` and `overlap` of the draws (`_draw`)."""
     row = CkaLayer(
         layer=layer,
         cka=float(ab[:, layer].mean()),
@@ -330,7 +373,7 @@ def _layer(layer: int, ab: np.ndarray, base: np.ndarray | None, floor: float, di
         row.baseline_cka = float(base[:, layer].mean())
         row.baseline_divergence = 1 - row.baseline_cka
         row.ratio_per_seed = [_ratio(float(x), float(y)) for x, y in zip(ab[:, layer], base[:, layer])]
-        row.ratio, bounds = _seed_interval(row.ratio_per_seed, distinct)
+        row.ratio, bounds = _seed_interval(row.ratio_per_seed, distinct, overlap)
         row.ratio_ci_low, row.ratio_ci_high = bounds or (None, None)
     return row
 
@@ -353,7 +396,7 @@ def compare(
     """
     models = {"A": a, "B": b, **({"B'": baseline} if baseline else {})}
     _check_depths(models)
-    pool, rows_per_seed, distinct = _draw(texts, n, seeds)
+    pool, rows_per_seed, distinct, overlap = _draw(texts, n, seeds)
     feats = {
         name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
         for name, (model, tok) in models.items()
@@ -375,10 +418,11 @@ def compare(
     base = per_seed("B'", "B") if baseline else None
     floors = [chance_floor(n, fa.shape[1], fb.shape[1]) for fa, fb in zip(feats["A"], feats["B"])]
     return CkaReport(
-        layers=[_layer(layer, ab, base, floors[layer], distinct) for layer in range(ab.shape[1])],
+        layers=[_layer(layer, ab, base, floors[layer], distinct, overlap) for layer in range(ab.shape[1])],
         n_texts=n,
         sampling_seeds=list(seeds),
         encoding=encoding,
         labels=labels or {},
         distinct_draws=distinct,
+        overlap=overlap,
     )

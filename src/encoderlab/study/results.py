@@ -40,7 +40,9 @@ The measures:
   It holds when the low layers' interval lies above 1 and the low-minus-other interval above 0, does
   not hold when either lies wholly on the other side (below 1, below 0), and is undecided otherwise: an
   interval across its bound, or none (every seed drew the same texts) (`analysis.cka.low_layer_verdict`).
-  It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out.
+  It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out, and its
+  sentence says so (`CKA_UNCORRECTED`). Its intervals cover the choice of texts for the fixed models
+  (widened for the texts the sampling seeds' draws share, `analysis.cka`), not pretraining-seed variation.
 """
 
 from __future__ import annotations
@@ -258,6 +260,12 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     )
 
 
+CKA_UNCORRECTED = (
+    "decided by two unadjusted 95% intervals, not a p-value, so this claim is outside the Holm family of the "
+    "other claims and not corrected for multiplicity"
+)
+
+
 def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     r = next((c for c in data.cka if (c.a, c.b) == (claim.a, claim.b)), None)  # a alone took another b's
     if r is None and not any((c.a, c.b) == (claim.a, claim.b) for c in data.spec.cka):
@@ -275,7 +283,7 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     return Outcome(
         status=low_layer_verdict(s["holds"], s["low_ci"], s["difference_ci"]),
         numbers=r.low_layers,
-        sentence=f"{r.low_layers['sentence']}.",
+        sentence=f"{r.low_layers['sentence']}; {CKA_UNCORRECTED}.",
     )
 
 
