@@ -80,3 +80,20 @@ def _fits(ladder):
     from encoderlab.advise.predict import fit_schedules
 
     return fit_schedules(ladder, np.random.default_rng(0), 10)
+
+
+def test_rungs_of_one_compute_have_no_trend():
+    """(N, D) rungs at the same measured FLOPs give no slope to test (it was a division by zero)."""
+    from types import SimpleNamespace
+
+    from encoderlab.advise.ladder import Observation
+    from encoderlab.advise.predict import Rungs
+
+    runs = tuple(
+        Observation(schedule=MLM_LIKE, params=n, tokens=d, seed=k, value=2.0 + k / 100, flops=1e18)
+        for n, d in ((1e7, 2e8), (2e7, 1e8))
+        for k in (0, 1)
+    )
+    rungs = Rungs.of(runs)
+    fit = SimpleNamespace(rungs=rungs, replicates=np.array([[o.value for o in runs]]), schedule=MLM_LIKE)
+    assert trend(fit, None) is None

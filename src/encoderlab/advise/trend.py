@@ -44,9 +44,9 @@ class Trend:
 
 
 def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
-    """The schedule's trend; None with fewer than two rungs (no slope)."""
+    """The schedule's trend; None without two rungs of different compute (no slope)."""
     rungs = fit.rungs
-    if len(rungs.points) < 2:
+    if np.ptp(np.log10(rungs.compute)) == 0:
         return None
     loss = fit.replicates[0]
     counts = np.bincount(rungs.index, minlength=len(rungs.points)).astype(float)
