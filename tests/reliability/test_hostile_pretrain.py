@@ -55,6 +55,14 @@ REFUSED_BEFORE_WRITING = [
     ("data-seed-negative", "--set data.seed=-1", r"data.seed must be >= 0, got -1; e.g. --set data.seed=0"),
     ("max-bad-steps-negative", "--set max_bad_steps=-1", r"max_bad_steps must be >= 0, got -1"),
     ("peak-tflops-nan", "--set peak_tflops=nan", r"peak_tflops must be a finite number >= 0 .*got nan"),
+    ("seed-negative", "--set seed=-1", r"seed must be >= 0, got -1; e.g. --set seed=0"),
+    ("seed-far-below-zero", "--set seed=-99999999999999999999999", r"seed must be >= 0, got -9+; e.g."),
+    (
+        "mlm-masks-nothing",
+        '--set phases.0.objective={"type":"mlm","mask_ratio":0.01}',
+        r"phase 0-mlm1: mask_ratio 0.01 of a 16-token row rounds to 0 positions, so exact masking predicts "
+        r"nothing; raise the mask_ratio or layout.seq_len, or use selection: bernoulli",
+    ),
 ]
 
 

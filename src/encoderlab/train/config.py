@@ -283,6 +283,8 @@ class RunConfig:
         object.__setattr__(self, "out", os.path.expanduser(self.out))
         if not self.phases:
             raise UserError("a run needs at least one phase; add one under `phases`")
+        if self.seed < 0:  # torch takes -1 as 2**64 - 1 (the same model), and a seed below -2**63 not at all
+            raise UserError(f"seed must be >= 0, got {self.seed}; e.g. --set seed=0")
         if self.seed >= SEED_BOUND:
             raise UserError(
                 f"seed must be below 2**64 (torch's generators take no larger one), got {self.seed}"
@@ -299,6 +301,7 @@ class RunConfig:
             if getattr(self.layout, name) < 1:
                 raise UserError(f"layout.{name} must be >= 1, got {getattr(self.layout, name)}")
         plan = self.plan()
+        self._check_masks(plan)
         total = plan[-1].end
         if self.total_steps and total != self.total_steps:
             lengths = " + ".join(f"{p.steps} ({p.name})" for p in plan)
@@ -306,6 +309,18 @@ class RunConfig:
                 f"phase lengths add up to {lengths} = {total} steps, not total_steps={self.total_steps}; "
                 "fix the phase lengths or total_steps"
             )
+
+    def _check_masks(self, plan: list[PlannedPhase]) -> None:
+        """Refuse an MLM phase whose exact masking selects no position in any row: round(ratio x maskable)
+        is 0 for every row when round(ratio x seq_len) is (it trained on a loss of 0, without a word)."""
+        for p in plan:
+            mlm = p.phase.objective
+            if getattr(mlm, "selection", None) == "exact" and round(mlm.mask_ratio * self.layout.seq_len) < 1:
+                raise UserError(
+                    f"phase {p.name}: mask_ratio {mlm.mask_ratio} of a {self.layout.seq_len}-token row rounds "
+                    "to 0 positions, so exact masking predicts nothing; raise the mask_ratio or layout.seq_len, "
+                    "or use selection: bernoulli"
+                )
 
     def plan(self) -> list[PlannedPhase]:
         """The phases on the global step axis, each schedule checked against its length."""
