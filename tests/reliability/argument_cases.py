@@ -263,6 +263,23 @@ ARGUMENT_CASES = [
         r"seed must be below 2\*\*64 \(torch's generators take no larger one\), got 99999999999999999999999",
     ),
     (
+        "recipe-clm-fraction-drops-a-phase",
+        "pretrain --recipe smoke-clm-mlm --param clm_fraction=0.99 --out {w}/o",
+        r"clm_fraction 0.99 of 40 steps rounds to 40 CLM steps, leaving no MLM phase; raise steps, or pass "
+        r"clm_fraction=1 for a run of one objective",
+    ),
+    (
+        "recipe-decay-fraction-nan",
+        "pretrain --recipe detour --param decay_fraction=nan --out {w}/o",
+        r"decay_fraction must be a finite number > 0 \(the decay's share of `tokens`\), got nan; "
+        r"e.g. --param decay_fraction=0.1",
+    ),
+    (
+        "recipe-warmup-tokens-negative",
+        "pretrain --recipe detour --param warmup_tokens=-1 --out {w}/o",
+        r"warmup_tokens must be >= 0, got -1; e.g. --param warmup_tokens=100000000",
+    ),
+    (
         "curves-results-not-a-results-file",
         "analyze curves {w}/curves_notes.yaml --out {w}/c",
         r"notes.txt holds no runs; evaluate the model first",

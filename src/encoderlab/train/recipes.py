@@ -124,6 +124,12 @@ def pfs_clm_mlm(
             "(or lower warmup/decay where the recipe takes them)"
         )
     clm_steps = round(steps * clm_fraction)
+    if 0 < clm_fraction < 1 and clm_steps in (0, steps):  # one phase would be dropped without a word
+        left, pure = ("CLM", 0) if clm_steps == 0 else ("MLM", 1)
+        raise UserError(
+            f"clm_fraction {clm_fraction} of {steps} steps rounds to {clm_steps} CLM steps, leaving no "
+            f"{left} phase; raise steps, or pass clm_fraction={pure} for a run of one objective"
+        )
     if 0 < clm_steps < warmup:
         raise UserError(
             f"the CLM phase ({clm_steps} steps) is shorter than the warmup ({warmup}); shorten warmup"
@@ -224,6 +230,15 @@ def _detour(
     optim: OptimConfig = PAPER2_OPTIM,
     freeze_decay: str = "",
 ) -> RunConfig:
+    if not (math.isfinite(decay_fraction) and decay_fraction > 0):  # NaN and inf were tracebacks
+        raise UserError(
+            f"decay_fraction must be a finite number > 0 (the decay's share of `tokens`), got {decay_fraction}; "
+            "e.g. --param decay_fraction=0.1"
+        )
+    if warmup_tokens < 0:  # a small negative count became no warmup, silently
+        raise UserError(
+            f"warmup_tokens must be >= 0, got {warmup_tokens}; e.g. --param warmup_tokens=100000000"
+        )
     layout = _layout(seq_len, global_batch, micro_batch_size, world_size)
     phase1 = Phase(
         objective=first,
