@@ -70,6 +70,7 @@ NAMED = {
     "moved-run-resumes": "tests.reliability.test_hostile_pretrain::test_a_moved_run_resumes_without_force",
     "resume-with-display-changes": "tests.reliability.test_hostile_pretrain::test_a_run_resumes_with_another_progress_bar_sinks_or_peak_without_force",
     "resume-without-config-yaml": "tests.reliability.test_hostile_pretrain::test_resume_without_config_yaml_checks_the_checkpoints_config",
+    "resume-past-the-shortened-run": "tests.reliability.test_hostile_pretrain::test_a_forced_resume_past_the_shortened_run_is_refused_and_changes_nothing",
     "corrupt-state-json": "tests.reliability.test_hostile_pretrain::test_corrupt_state_json_is_one_line",
     "dense-mask-too-big": "tests.reliability.test_hostile_pretrain::test_a_dense_attention_mask_that_cannot_fit_is_refused",
     "disk-full-safetensors": "tests.reliability.test_hostile_pretrain::test_disk_full_in_safetensors_is_exit_3",

@@ -6,6 +6,7 @@ retry is not refused), and no file that existed before changes."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -256,6 +257,23 @@ def test_until_step_that_is_not_ahead_of_the_run_is_refused(w, tmp_path, capsys)
     assert pretrain(w, run, "--until-step", "1", capsys=capsys)[0] == 0
     code, err = pretrain(w, run, "--resume", "--until-step", "1", capsys=capsys)
     assert_one_line(code, err, r"--until-step 1 is not after step 1, where .*run already is")
+
+
+def test_a_forced_resume_past_the_shortened_run_is_refused_and_changes_nothing(w, tmp_path, capsys):
+    """A run cut to 1 step resumed with --force from its step-2 checkpoint saved that step-2 model as the
+    1-step run's `final`, without validation or a word."""
+    run = tmp_path / "run"
+    assert pretrain(w, run, capsys=capsys)[0] == 0
+    shutil.rmtree(run / "final")  # as if killed before its final folder was written
+    before = snapshot(run)
+    code, err = pretrain(w, run, "--resume", "--force", "--set", "phases.0.steps=1", capsys=capsys)
+    assert_one_line(
+        code,
+        err,
+        r"--resume: \S*/step_0000002 is past the last step \(1\) of this config; lengthen the phases to 2 "
+        r"steps or more, delete the checkpoints after step 1 to resume from an earlier one, or start a new",
+    )
+    assert snapshot(run) == before and not (run / "final").exists()
 
 
 def test_until_step_output_names_an_existing_model(w, tmp_path, capsys):

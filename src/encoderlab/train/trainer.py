@@ -116,6 +116,12 @@ class Trainer:
         )
         self.progress = ckpt.Progress()
         self._resumed_from = self._start_state(resume)
+        if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
+            raise UserError(
+                f"--resume: {self._resumed_from} is past the last step ({self.plan[-1].end}) of this config; "
+                f"lengthen the phases to {self.progress.step} steps or more, delete the checkpoints after step "
+                f"{self.plan[-1].end} to resume from an earlier one, or start a new run folder"
+            )
         self.validator = Validator(cfg, self.train_step.spec, self.train_step.source.spec)  # reads it now
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
