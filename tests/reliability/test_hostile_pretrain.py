@@ -56,6 +56,18 @@ REFUSED_BEFORE_WRITING = [
     ("data-seed-negative", "--set data.seed=-1", r"data.seed must be >= 0, got -1; e.g. --set data.seed=0"),
     ("max-bad-steps-negative", "--set max_bad_steps=-1", r"max_bad_steps must be >= 0, got -1"),
     ("peak-tflops-nan", "--set peak_tflops=nan", r"peak_tflops must be a finite number >= 0 .*got nan"),
+    (
+        "data-step-offset-overflow",
+        "--set data.step_offset=99999999999999999999999",
+        r"data.step_offset must be below 4611686018427387902 for this run \(2 steps of 2 rows, counted in "
+        r"int64\), got 99999999999999999999999; set it to the base run's step count",
+    ),
+    (
+        "data-seed-too-big",
+        "--set data.seed=99999999999999999999",
+        r"data.seed must be below 18446688733643 on synthetic data \(a row's generator takes seed x 1000003 "
+        r"\+ row, below 2\*\*64\), got 99999999999999999999; e.g. --set data.seed=0",
+    ),
     ("seed-negative", "--set seed=-1", r"seed must be >= 0, got -1; e.g. --set seed=0"),
     ("seed-far-below-zero", "--set seed=-99999999999999999999999", r"seed must be >= 0, got -9+; e.g."),
     (

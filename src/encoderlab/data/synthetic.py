@@ -18,6 +18,8 @@ MIN_MEAN_DOC_LEN = 5
 """The smallest mean document length: lengths are drawn from [8, 2 x mean), which must not be empty."""
 MIN_SYNTHETIC_VOCAB = 6
 """The smallest synthetic vocabulary: the special ids 0-4 and at least one ordinary token to draw."""
+ROW_SEED_STRIDE = 1_000_003
+"""A synthetic row's generator seed is the data seed x this + the row's global index."""
 
 
 def synthetic_spec(vocab_size: int = 512) -> TokenSpec:
@@ -75,7 +77,7 @@ class SyntheticSource:
     mean_doc_len: int = 48
 
     def _row(self, row: int) -> tuple[torch.Tensor, torch.Tensor]:
-        g = torch.Generator().manual_seed(self.seed * 1_000_003 + row)
+        g = torch.Generator().manual_seed(self.seed * ROW_SEED_STRIDE + row)
         t = self.layout.seq_len
         n_special = len(self.spec.special_ids)
         ranks = torch.arange(1, self.spec.vocab_size - n_special + 1, dtype=torch.float64)

@@ -303,11 +303,31 @@ class RunConfig:
         plan = self.plan()
         self._check_masks(plan)
         total = plan[-1].end
+        self._check_stream(total)
         if self.total_steps and total != self.total_steps:
             lengths = " + ".join(f"{p.steps} ({p.name})" for p in plan)
             raise UserError(
                 f"phase lengths add up to {lengths} = {total} steps, not total_steps={self.total_steps}; "
                 "fix the phase lengths or total_steps"
+            )
+
+    def _check_stream(self, total: int) -> None:
+        """Refuse a data stream whose row numbers overflow (a traceback at the first step, after the run
+        folder was made): rows are int64 in the reader, and a synthetic row's generator takes
+        seed x ROW_SEED_STRIDE + row, which torch wants below 2**64."""
+        from encoderlab.data.synthetic import ROW_SEED_STRIDE
+
+        data, rows = self.data, self.layout.global_batch_size
+        if (data.step_offset + total) * rows >= 2**63:
+            raise UserError(
+                f"data.step_offset must be below {2**63 // rows - total} for this run ({total} steps of {rows} "
+                f"rows, counted in int64), got {data.step_offset}; set it to the base run's step count"
+            )
+        limit = (SEED_BOUND - (data.step_offset + total) * rows) // ROW_SEED_STRIDE
+        if data.path == "synthetic" and data.seed >= limit:
+            raise UserError(
+                f"data.seed must be below {limit} on synthetic data (a row's generator takes seed x "
+                f"{ROW_SEED_STRIDE} + row, below 2**64), got {data.seed}; e.g. --set data.seed=0"
             )
 
     def _check_masks(self, plan: list[PlannedPhase]) -> None:
