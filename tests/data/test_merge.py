@@ -90,6 +90,26 @@ def test_local_files_shard_too_and_a_worker_without_files_writes_an_empty_part(t
     assert not parts[0].parent.exists()
 
 
+def test_delete_parts_keeps_what_else_someone_put_in_the_shards_folder(tmp_path, tokenizer_dir):  # noqa: F811
+    """`--delete-parts` removed OUT.shards whole, with a user's notes and folders in it."""
+    write_jsonl(tmp_path / "src" / "0.jsonl", corpus_records(20))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(tmp_path / "src")),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+    )
+    parts = [prepare(cfg, tmp_path / "two", shard=Shard(i, 2), **RUN) for i in range(2)]
+    folder = parts[0].parent
+    (folder / "notes.txt").write_text("mine")
+    (folder / "mine").mkdir()
+    (folder / "mine" / "keep.txt").write_text("keep me")
+    merge(tmp_path / "two", delete_parts=True)
+    assert sorted(p.name for p in folder.iterdir()) == [".encoderlab.json", "mine", "notes.txt"]
+    assert (folder / "notes.txt").read_text() == "mine" and (
+        folder / "mine" / "keep.txt"
+    ).read_text() == "keep me"
+
+
 def test_missing_or_mixed_parts_are_refused_by_name(fineweb, tmp_path, monkeypatch, tokenizer_dir):  # noqa: F811
     monkeypatch.setenv(HUB_DATA_ENV, str(fineweb))
     out = tmp_path / "fw"

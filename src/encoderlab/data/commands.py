@@ -124,7 +124,7 @@ def merge(out: Path, delete_parts: bool = False) -> None:
 
     Args:
         out: The --out the sharded prepares were given.
-        delete_parts: Delete OUT.shards/ once OUT is complete.
+        delete_parts: Delete the parts once OUT is complete, and OUT.shards/ unless it holds other files.
     """
     from encoderlab.data.merge import merge as run
     from encoderlab.data.prepare import read_meta

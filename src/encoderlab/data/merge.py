@@ -123,9 +123,23 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     else:
         log.info("%s already holds the merge of these parts; nothing to do", out)
     if delete_parts:
-        shutil.rmtree(parts[0].parent)
-        log.info("deleted the parts in %s", parts[0].parent)
+        _delete_parts(parts)
     return out
+
+
+def _delete_parts(parts: list[Path]) -> None:
+    """The merged parts, and their folder once nothing else is in it (a file someone put there is kept:
+    the whole folder went, with it)."""
+    folder = parts[0].parent
+    for part in parts:
+        shutil.rmtree(part)
+    others = sorted(p.name for p in folder.iterdir() if p.name != MARKER)
+    if others:
+        log.info("deleted the parts in %s; kept it for what else it holds: %s", folder, ", ".join(others))
+        return
+    (folder / MARKER).unlink(missing_ok=True)
+    folder.rmdir()
+    log.info("deleted the parts in %s", folder)
 
 
 def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict) -> None:
