@@ -364,6 +364,34 @@ def prepared(w, tmp_path_factory) -> dict[str, Path]:
     }
 
 
+def test_resume_on_data_prepared_again_with_another_tokenizer_is_refused(w, tmp_path, capsys):
+    """The data folder prepared again with another tokenizer of the same size: the resume trained on,
+    on ids that now mean other words, without a word."""
+    from encoderlab.cli import main
+
+    texts = vocabulary_texts()
+    for name, words in (("a", texts), ("b", [" ".join(t.split()[::-1]).upper() + " zq xv" for t in texts])):
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in words * 4))
+        main(["data", "tokenizer", "--source", str(tmp_path / f"{name}.jsonl"), "--vocab-size", "300",
+              "--out", str(tmp_path / f"tok_{name}")])  # fmt: skip
+    data, run = tmp_path / "data", tmp_path / "run"
+    for name in ("a", "b"):
+        shutil.rmtree(data, ignore_errors=True)
+        main(["data", "prepare", "--source", str(tmp_path / "a.jsonl"), "--tokenizer", str(tmp_path / f"tok_{name}"),
+              "--out", str(data), "--decontaminate", "none", "--workers", "1"])  # fmt: skip
+        if name == "a":
+            assert pretrain(w, run, "--set", f"data.path={data}", "--until-step", "1", capsys=capsys)[0] == 0
+    before = snapshot(run)
+    code, err = pretrain(w, run, "--resume", "--set", f"data.path={data}", capsys=capsys)
+    assert_one_line(
+        code,
+        err,
+        r"step_0000001 was trained with tokenizer \w{12}, but data.path \S+ now gives tokenizer \w{12} "
+        r"\(prepared again\?\); resume on the data the run started with, or start a new run folder",
+    )
+    assert snapshot(run) == before
+
+
 CPT = "--recipe cpt-mlm --param seq_len=16 global_batch=2 micro_batch_size=2 steps=2 warmup=0 decay=1 checkpoint_every=1"
 
 

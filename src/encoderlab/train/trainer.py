@@ -210,12 +210,30 @@ class Trainer:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
         saved = load_model_folder(path / "model")
         ckpt.check_model_matches(path, self.model, saved)
+        self._check_tokenizer(path)
         load_model_state(self.model, saved.state_dict())
         state, self.progress, rng = ckpt.load_train_state(path)
         self.train_step.load_optimizer_state(
             state, str(path), "resume from an earlier checkpoint or start a new run folder"
         )
         ckpt.restore_rng(rng)
+
+    def _check_tokenizer(self, path: Path) -> None:
+        """Refuse to resume on data whose tokenizer is not the one the checkpoint was trained with (the
+        folder prepared again with another tokenizer of the same size: training went on, on ids that
+        now mean other words, without a word)."""
+        from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
+
+        ours = self.train_step.tokenizer
+        if ours is None or not (path / "model" / "tokenizer.json").is_file():
+            return
+        theirs, now = tokenizer_hash(load_tokenizer(path / "model")), tokenizer_hash(ours)
+        if theirs != now:
+            raise UserError(
+                f"{path} was trained with tokenizer {theirs[:12]}, but data.path {self.cfg.data.path} now "
+                f"gives tokenizer {now[:12]} (prepared again?); resume on the data the run started with, or "
+                "start a new run folder"
+            )
 
     # ---- checkpoints -------------------------------------------------------------------------
     def _meta(self, phase: PlannedPhase) -> dict[str, Any]:
