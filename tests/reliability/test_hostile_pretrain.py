@@ -68,6 +68,12 @@ REFUSED_BEFORE_WRITING = [
         r"data.seed must be below 18446688733643 on synthetic data \(a row's generator takes seed x 1000003 "
         r"\+ row, below 2\*\*64\), got 99999999999999999999; e.g. --set data.seed=0",
     ),
+    (
+        "keep-steps-outside-the-run",
+        "--set checkpoint.keep_steps=[0,1,99]",
+        r"checkpoint.keep_steps \[0, 99\] lie outside this run's steps 1-2, so no checkpoint would be kept "
+        r"there; give steps of the run",
+    ),
     ("seed-negative", "--set seed=-1", r"seed must be >= 0, got -1; e.g. --set seed=0"),
     ("seed-far-below-zero", "--set seed=-99999999999999999999999", r"seed must be >= 0, got -9+; e.g."),
     (

@@ -304,6 +304,13 @@ class RunConfig:
         self._check_masks(plan)
         total = plan[-1].end
         self._check_stream(total)
+        if outside := sorted(
+            k for k in set(self.checkpoint.keep_steps) if not 1 <= k <= total
+        ):  # never written
+            raise UserError(
+                f"checkpoint.keep_steps {outside} lie outside this run's steps 1-{total}, so no checkpoint would "
+                "be kept there; give steps of the run"
+            )
         if self.total_steps and total != self.total_steps:
             lengths = " + ".join(f"{p.steps} ({p.name})" for p in plan)
             raise UserError(
