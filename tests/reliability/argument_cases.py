@@ -253,6 +253,23 @@ ARGUMENT_CASES = [
         r"probe_tags_short.jsonl: record 4 does not hold meta.tokens and meta.tags lists of one length",
     ),
     (
+        "probe-tags-names-and-numbers",
+        "analyze probe {w}/model --tasks {w}/probe_tags_mixed.jsonl --out {w}/p",
+        r"probe_tags_mixed.jsonl: record 5 has 1 in meta.tags but record 1 has \"D\"; give every tag in one "
+        r"form: all names, all numbers or all true/false",
+    ),
+    (
+        "probe-token-not-a-word",
+        "analyze probe {w}/model --tasks {w}/probe_number_word.jsonl --out {w}/p",
+        r"probe_number_word.jsonl: record 5 has 7 in meta.tokens, where a word \(a string\) belongs; fix or drop it",
+    ),
+    (
+        "probe-labels-names-and-numbers",
+        "analyze probe {w}/model --tasks {w}/probe_labels_mixed.jsonl --out {w}/p",
+        r"probe_labels_mixed.jsonl: record 21 has \"a\" in meta.label but record 1 has 0; give every label in "
+        r"one form: all names, all numbers or all true/false",
+    ),
+    (
         "eval-seed-too-big",
         "eval {w}/model --tasks boolq --lrs 1e-4 --seeds 99999999999999999999999 --out {w}/e",
         r"seeds must be below 2\*\*64 \(torch's generators take no larger one\), got \[99999999999999999999999\]",

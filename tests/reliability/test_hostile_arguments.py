@@ -75,7 +75,21 @@ def _probe_files(root: Path) -> None:
         for i, w in enumerate(words)
     ]
     tagged[3]["meta"]["tags"] = ["D", "A"]
-    for name, records in (("probe_no_label", labelled), ("probe_tags_short", tagged)):
+    mixed_tags = [{**r, "meta": {**r["meta"], "tags": ["D", "A", "N"]}} for r in tagged]
+    mixed_tags[4]["meta"]["tags"] = ["D", 1, "N"]  # a tag id among names: sorting them was a TypeError
+    number_word = [{**r, "meta": {**r["meta"], "tags": ["D", "A", "N"]}} for r in tagged]
+    number_word[4]["meta"]["tokens"] = ["the", 7, "code"]
+    mixed_labels = [
+        {**r, "meta": {"label": i % 2 if i < 20 else "ab"[i % 2]}} for i, r in enumerate(labelled)
+    ]
+    files = {
+        "probe_no_label": labelled,
+        "probe_tags_short": tagged,
+        "probe_tags_mixed": mixed_tags,
+        "probe_number_word": number_word,
+        "probe_labels_mixed": mixed_labels,
+    }
+    for name, records in files.items():
         (root / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
 
 

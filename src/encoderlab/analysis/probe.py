@@ -21,6 +21,7 @@ sentence, so no sentence contributes words to two splits.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -93,22 +94,49 @@ def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask
 
 def _check_records(source: str, records: list[dict], meta: dict) -> None:
     """Every record holds what the first one says the task is: a record without `meta.label` was a
-    KeyError traceback, and a sentence with more tokens than tags was accepted."""
+    KeyError traceback, and a sentence with more tokens than tags was accepted. Labels and tags are
+    names or numbers of one JSON type across the task: a null, a list or a number among names was a
+    TypeError traceback (tags), or silently another class (`1` beside `"pos"`, `true` beside `1`)."""
     token = "tokens" in meta and "tags" in meta
+    field, noun = ("meta.tags", "tag") if token else ("meta.label", "label")
+    first: tuple[int, object] | None = None  # the first label or tag: its type is every one's
     for i, r in enumerate(records, 1):
         m = r["meta"] if isinstance(r["meta"], dict) else {}
-        if token:
-            tokens, tags = m.get("tokens"), m.get("tags")
-            ok = isinstance(tokens, list) and isinstance(tags, list) and len(tokens) == len(tags)
-        else:
-            ok = "label" not in meta or m.get("label") is not None
-        if not ok:
-            what = (
-                "does not hold meta.tokens and meta.tags lists of one length, as a word-tagging task needs"
-                if token
-                else "has no meta.label, which the first record has"
+        values, problem = _labels_of(m, token, "label" in meta)
+        if problem is not None:
+            raise UserError(f"{source}: record {i} {problem}; fix or drop it")
+        for value in values:
+            if type(value) not in (str, int, float, bool):
+                raise UserError(
+                    f"{source}: record {i} has {json.dumps(value)} in {field}, where a name or a number "
+                    "belongs; fix or drop it"
+                )
+            if first is not None and type(value) is not type(first[1]):
+                raise UserError(
+                    f"{source}: record {i} has {json.dumps(value)} in {field} but record {first[0]} has "
+                    f"{json.dumps(first[1])}; give every {noun} in one form: all names, all numbers or "
+                    "all true/false"
+                )
+            first = first or (i, value)
+
+
+def _labels_of(m: dict, token: bool, labelled: bool) -> tuple[list, str | None]:
+    """A record's labels (its one label, or its sentence's tags) and what is wrong with its shape."""
+    if token:
+        tokens, tags = m.get("tokens"), m.get("tags")
+        if not (isinstance(tokens, list) and isinstance(tags, list) and len(tokens) == len(tags)):
+            return (
+                [],
+                "does not hold meta.tokens and meta.tags lists of one length, as a word-tagging task needs",
             )
-            raise UserError(f"{source}: record {i} {what}; fix or drop it")
+        if words := [t for t in tokens if not isinstance(t, str)]:  # a null or 0 is not a word either
+            return [], f"has {json.dumps(words[0])} in meta.tokens, where a word (a string) belongs"
+        return tags, None
+    if not labelled:
+        return [], None
+    if m.get("label") is None:
+        return [], "has no meta.label, which the first record has"
+    return [m["label"]], None
 
 
 def _task_from_records(source: str, records: list[dict], meta: dict) -> ProbeTask:
