@@ -243,6 +243,13 @@ ARGUMENT_CASES = [
         r"model_rope_nan/config.json: rope_theta must be a finite number > 0, got nan",
     ),
     (
+        "config-ties-an-untied-head",
+        "export {w}/model_tied --out {w}/x",
+        r"the weights of .*model_tied hold an LM head of their own \(lm_head.weight\), but its config.json ties "
+        r"the head to the embeddings \(tie_embeddings: true\), which would discard it; restore the original "
+        r"config.json",
+    ),
+    (
         "probe-record-without-label",
         "analyze probe {w}/model --tasks {w}/probe_no_label.jsonl --out {w}/p",
         r"probe_no_label.jsonl: record 4 has no meta.label, which the first record has; fix or drop it",

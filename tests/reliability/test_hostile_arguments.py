@@ -94,10 +94,16 @@ def _probe_files(root: Path) -> None:
 
 
 def _edited_model_configs(root: Path) -> None:
-    """Copies of `model` whose config.json was edited: one layer more than the weights, a NaN RoPE base."""
+    """Copies of `model` whose config.json was edited: one layer more than the weights, a NaN RoPE base,
+    an untied LM head declared tied."""
     import shutil
 
-    for name, edit in (("model_3_layers", {"n_layers": 3}), ("model_rope_nan", {"rope_theta": float("nan")})):
+    edits = {
+        "model_3_layers": {"n_layers": 3},
+        "model_rope_nan": {"rope_theta": float("nan")},
+        "model_tied": {"tie_embeddings": True},
+    }
+    for name, edit in edits.items():
         shutil.copytree(root / "model", root / name)
         meta = json.loads((root / name / "config.json").read_text())
         meta["model"].update(edit)

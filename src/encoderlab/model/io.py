@@ -162,6 +162,7 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         cfg = dataclasses.replace(cfg, attn_impl=resolve_attn_impl("auto", device))
     model = Encoder(cfg).to(device)
     if cfg.tie_embeddings and "embed_tokens.weight" in state:
+        _check_tied_head(state, path)
         state["lm_head.weight"] = state["embed_tokens.weight"]
     check_shapes(model.state_dict(), state, f"{path}/config.json")
     missing, unexpected = model.load_state_dict(state, strict=False)
@@ -171,3 +172,16 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
             f"{sorted(unexpected)[:3]}); restore the original config.json"
         )
     return model
+
+
+def _check_tied_head(state: dict[str, torch.Tensor], path: Path) -> None:
+    """A tied model's weights hold its LM head once, as the embeddings; an LM head of its own beside
+    them (an untied model's weights under a config.json edited to `tie_embeddings: true`) was
+    replaced by the embeddings without a word, so export wrote, and every command used, another model."""
+    head, embeddings = state.get("lm_head.weight"), state["embed_tokens.weight"]
+    if head is not None and not (head.shape == embeddings.shape and torch.equal(head, embeddings)):
+        raise UserError(
+            f"the weights of {path} hold an LM head of their own (lm_head.weight), but its config.json ties "
+            "the head to the embeddings (tie_embeddings: true), which would discard it; restore the "
+            "original config.json"
+        )
