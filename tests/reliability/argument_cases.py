@@ -250,6 +250,13 @@ ARGUMENT_CASES = [
         r"config.json",
     ),
     (
+        "task-file-labels-names-and-numbers",
+        "eval {w}/model --task-file {w}/task_labels_mixed.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_labels_mixed.yaml: the label column 'stars' holds both names \(e.g. '(bad|good)'\) and numbers "
+        r"\(e.g. '[01]'\), each of which would be a class of its own; write every label in one form, or name the "
+        r"classes in `labels:`",
+    ),
+    (
         "probe-record-without-label",
         "analyze probe {w}/model --tasks {w}/probe_no_label.jsonl --out {w}/p",
         r"probe_no_label.jsonl: record 4 has no meta.label, which the first record has; fix or drop it",

@@ -115,6 +115,8 @@ def _task_files(root: Path) -> None:
     for split, first in (("train", 0), ("test", 100)):
         rows = [f"the red code {i},{'good' if i % 2 else 'bad'}" for i in range(first, first + 30)]
         (root / f"reviews-{split}.csv").write_text("review,stars\n" + "\n".join(rows) + "\n")
+    mixed = [f"the red code {i},{('good' if i % 2 else 'bad') if i < 20 else i % 2}" for i in range(30)]
+    (root / "reviews-mixed.csv").write_text("review,stars\n" + "\n".join(mixed) + "\n")
     task = {
         "name": "reviews",
         "family": "sc",
@@ -128,6 +130,7 @@ def _task_files(root: Path) -> None:
         "seed_negative": {"data": {**task["data"], "seed": -1}},
         "max_length_negative": {"max_length": -5},
         "options_list": {"options": ["pooling"]},
+        "labels_mixed": {"labels": None, "data": {**task["data"], "train": "reviews-mixed.csv"}},
     }
     for name, edit in edits.items():
         (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))

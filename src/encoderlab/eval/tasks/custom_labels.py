@@ -63,8 +63,23 @@ def label_set(given, family: str, kind: Kind, train, column: str, where: str) ->
             "which would be a class; for a numeric target set `options: {regression: true}`, else give "
             "class names"
         )
+    _one_form(values, column, where)
     seen = {label_name(v) for v in values}
     return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
+
+
+def _one_form(values: list, column: str, where: str) -> None:
+    """Refuse a label column without `labels:` holding both names and whole numbers (`"bad"` beside
+    `1`): each form became classes of its own, so a two-class task was trained and scored as four."""
+    number = next((v for v in values if whole(v) is not None), None)
+    name = next((v for v in values if whole(v) is None), None)
+    if number is not None and name is not None:
+        raise UserError(
+            f"{where}: the label column {column!r} holds both names (e.g. {label_name(name)!r}) and numbers "
+            f"(e.g. {label_name(number)!r}), each of which would be a class of its own; write every label in "
+            "one form, or name the classes in `labels:` (numbers are then read as positions in it, or by "
+            "name if the list names them)"
+        )
 
 
 def check_classes(
