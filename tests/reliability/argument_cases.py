@@ -257,6 +257,12 @@ ARGUMENT_CASES = [
         r"classes in `labels:`",
     ),
     (
+        "task-file-column-named-twice",
+        "eval {w}/model --task-file {w}/task_column_twice.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_column_twice.yaml: .*/reviews-twice.csv's header names the column 'stars' twice; rename one of "
+        r"them \(a reader keeps the first as 'stars' and the second as 'stars.1'\)",
+    ),
+    (
         "probe-record-without-label",
         "analyze probe {w}/model --tasks {w}/probe_no_label.jsonl --out {w}/p",
         r"probe_no_label.jsonl: record 4 has no meta.label, which the first record has; fix or drop it",

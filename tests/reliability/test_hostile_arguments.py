@@ -117,6 +117,8 @@ def _task_files(root: Path) -> None:
         (root / f"reviews-{split}.csv").write_text("review,stars\n" + "\n".join(rows) + "\n")
     mixed = [f"the red code {i},{('good' if i % 2 else 'bad') if i < 20 else i % 2}" for i in range(30)]
     (root / "reviews-mixed.csv").write_text("review,stars\n" + "\n".join(mixed) + "\n")
+    twice = [f"the red code {i},{'good' if i % 2 else 'bad'},{'bad' if i % 2 else 'good'}" for i in range(30)]
+    (root / "reviews-twice.csv").write_text("review,stars,stars\n" + "\n".join(twice) + "\n")
     task = {
         "name": "reviews",
         "family": "sc",
@@ -131,6 +133,7 @@ def _task_files(root: Path) -> None:
         "max_length_negative": {"max_length": -5},
         "options_list": {"options": ["pooling"]},
         "labels_mixed": {"labels": None, "data": {**task["data"], "train": "reviews-mixed.csv"}},
+        "column_twice": {"data": {**task["data"], "train": "reviews-twice.csv"}},
     }
     for name, edit in edits.items():
         (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))

@@ -16,6 +16,7 @@ line naming the file.
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -74,7 +75,10 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
     try:
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
             text = io.TextIOWrapper(stream, encoding="utf-8")
-            lines = sum(1 for line in text if line.strip())
+            header, lines = "", 0
+            for line in text:
+                if line.strip():
+                    header, lines = header or line, lines + 1
     except UnicodeDecodeError as exc:  # `datasets` said only "An error occurred while generating the dataset"
         byte = exc.object[exc.start : exc.start + 1].hex()
         raise UserError(
@@ -85,7 +89,22 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
         raise UserError(
             f"{where}: cannot read {path} ({exc or type(exc).__name__}); download it again or recompress it"
         ) from None
+    if builder == "csv":
+        _check_header(header, path, where)
     return lines > (1 if builder == "csv" else 0)
+
+
+def _check_header(header: str, path: Path, where: str) -> None:
+    """Refuse a CSV or TSV header naming a column twice: the reader kept the first under the name and
+    renamed the second (`stars.1`), so which of the two a task read was not the file's to say."""
+    sep = "\t" if plain_suffix(path) == ".tsv" else ","
+    names = next(csv.reader([header.lstrip("\ufeff")], delimiter=sep), [])
+    twice = next((n for i, n in enumerate(names) if n and n in names[:i]), None)
+    if twice is not None:
+        raise UserError(
+            f"{where}: {path}'s header names the column {twice!r} twice; rename one of them (a reader keeps "
+            f"the first as {twice!r} and the second as '{twice}.1')"
+        )
 
 
 def load_local(paths: dict[str, Path], where: str) -> dict:
