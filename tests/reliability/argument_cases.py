@@ -263,6 +263,13 @@ ARGUMENT_CASES = [
         r"them \(a reader keeps the first as 'stars' and the second as 'stars.1'\)",
     ),
     (
+        "task-file-tsv-text-opening-a-quote",
+        "eval {w}/model --task-file {w}/task_tsv_quote.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_tsv_quote.yaml: data.train \(.*/reviews-quoted-train.tsv\): row 4's 'review' holds a tab: a field "
+        r"starting with a double quote is read up to the next quote, across tabs and lines, so several rows "
+        r"became one; quote that field whole",
+    ),
+    (
         "probe-record-without-label",
         "analyze probe {w}/model --tasks {w}/probe_no_label.jsonl --out {w}/p",
         r"probe_no_label.jsonl: record 4 has no meta.label, which the first record has; fix or drop it",

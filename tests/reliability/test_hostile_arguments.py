@@ -119,6 +119,11 @@ def _task_files(root: Path) -> None:
     (root / "reviews-mixed.csv").write_text("review,stars\n" + "\n".join(mixed) + "\n")
     twice = [f"the red code {i},{'good' if i % 2 else 'bad'},{'bad' if i % 2 else 'good'}" for i in range(30)]
     (root / "reviews-twice.csv").write_text("review,stars,stars\n" + "\n".join(twice) + "\n")
+    quoted = [f"the red code {i}\t{'good' if i % 2 else 'bad'}" for i in range(30)]
+    quoted[3] = '"' + quoted[3]
+    quoted[9] = 'he said "so" at 9\tgood'  # the quote opened in row 4 closes here: rows 4-10 were one cell
+    for split, rows in (("train", quoted), ("test", [r.replace("code", "test") for r in quoted[10:]])):
+        (root / f"reviews-quoted-{split}.tsv").write_text("review\tstars\n" + "\n".join(rows) + "\n")
     task = {
         "name": "reviews",
         "family": "sc",
@@ -134,6 +139,7 @@ def _task_files(root: Path) -> None:
         "options_list": {"options": ["pooling"]},
         "labels_mixed": {"labels": None, "data": {**task["data"], "train": "reviews-mixed.csv"}},
         "column_twice": {"data": {**task["data"], "train": "reviews-twice.csv"}},
+        "tsv_quote": {"data": {"train": "reviews-quoted-train.tsv", "test": "reviews-quoted-test.tsv"}},
     }
     for name, edit in edits.items():
         (root / f"task_{name}.yaml").write_text(yaml.safe_dump({**task, **edit}, sort_keys=False))

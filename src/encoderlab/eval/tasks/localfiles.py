@@ -131,7 +131,23 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
                 first = first_line(_cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
+            if extra:
+                _check_unquoted(found[s], f"{where}: data.{s} ({p})")
     return found
+
+
+def _check_unquoted(split, where: str) -> None:
+    """Refuse a TSV cell holding a tab. Only quoting puts one there, and a plain TSV does not quote: a
+    text that starts with a double quote (`"Great" they said`) was read up to the next quote in the
+    file, tabs and lines included, so the rows between became one cell of one example, without a word."""
+    for column in split.column_names:
+        i = next((i for i, v in enumerate(split[column]) if isinstance(v, str) and "\t" in v), None)
+        if i is not None:
+            raise UserError(
+                f"{where}: row {i + 1}'s {column!r} holds a tab: a field starting with a double quote is read "
+                "up to the next quote, across tabs and lines, so several rows became one; quote that field "
+                'whole ("..." with inner quotes doubled) or remove the leading quote, or write the data as JSON lines'
+            )
 
 
 def _cause(exc: BaseException) -> BaseException:
