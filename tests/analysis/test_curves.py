@@ -187,3 +187,31 @@ def test_two_sources_of_one_model_at_one_x_of_a_curve_are_refused(tmp_path):
             load_input(tmp_path / "c.yaml")
     (tmp_path / "c.yaml").write_text(f"sources: [{a}step: 5000}}, {b}step: 10000, mask_ratio: 0.4}}]\n")
     assert len(load_input(tmp_path / "c.yaml").sources) == 2  # one point on each curve: accepted
+
+
+def test_runs_of_a_task_of_ones_own_are_drawn_when_the_curves_file_names_its_task_file(tmp_path, monkeypatch):
+    # was: "unknown task 'mine'; valid: <the built-in tasks>", whatever the curves file said
+    import datasets
+
+    from encoderlab.eval import load_task_files
+    from encoderlab.eval.tasks import TASKS
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    for split, numbers in (("train", range(30)), ("test", range(30, 40))):
+        lines = [json.dumps({"text": f"the red code {i}", "label": "ab"[i % 2]}) for i in numbers]
+        (tmp_path / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+    spec = "name: mine\nfamily: sc\ndata: {train: train.jsonl, test: test.jsonl}\n"
+    (tmp_path / "mine.yaml").write_text(spec)
+    load_task_files([tmp_path / "mine.yaml"])  # as `encoderlab eval --task-file` did
+    _write(tmp_path / "e", eval_records("mine", T1))
+    del TASKS["mine"]  # `analyze curves` runs in a process of its own
+    sources = "sources:\n  - {results: e, model: M, step: 5000}\n"
+    (tmp_path / "bare.yaml").write_text(sources)
+    with pytest.raises(
+        UserError, match=r"e holds runs of task 'mine', which is not a built-in task; add the task file"
+    ):
+        curve_tables(load_input(tmp_path / "bare.yaml"), base=tmp_path, level="task")
+    (tmp_path / "curves.yaml").write_text("task_files: [mine.yaml]\n" + sources)
+    tables = curve_tables(load_input(tmp_path / "curves.yaml"), base=tmp_path, level="task")
+    (row,) = tables["data_efficiency"]
+    assert row["name"] == "mine" and row["best_lr"] == 5e-5 and row["mean"] == pytest.approx(75)

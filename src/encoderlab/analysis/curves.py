@@ -30,7 +30,7 @@ a curves file.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -71,6 +71,9 @@ class CurvesInput:
 
     sources: list[CurveSource]
     """Evaluated models, each with its results and its position on the curves."""
+    task_files: list[Path] = field(default_factory=list)
+    """The task files (or folders of them) of the evaluations' own tasks, as given to `encoderlab eval
+    --task-file`, relative to this file: their runs are summarised under the tasks' current definitions."""
 
 
 def results_file(path: Path) -> Path:
@@ -108,9 +111,23 @@ def model_summary(records: list[EvalRecord], source: str | None, where: Path) ->
     fingerprint = picked[0]
     mine = [r for r in records if r.model == fingerprint]
     tasks = sorted({r.task for r in mine})
+    _check_known(tasks, where)
     lrs = sorted({r.lr for r in mine})
     seeds = sorted({r.seed for r in mine})
     return summarize_results(mine, fingerprint, tasks, lrs, seeds)
+
+
+def _check_known(tasks: list[str], where: Path) -> None:
+    """A task of one's own is summarised by its definition, which only its task file holds: without it
+    the curves were refused as "unknown task 'reviews'; valid: <the built-in tasks>", with no way on."""
+    from encoderlab.eval.tasks import TASKS
+
+    unknown = next((t for t in tasks if t not in TASKS), None)
+    if unknown is not None:
+        raise UserError(
+            f"{where} holds runs of task '{unknown}', which is not a built-in task; add the task file that "
+            "defines it (as given to eval --task-file) to the curves file: `task_files: [path/to/task.yaml]`"
+        )
 
 
 def _stats(s: Estimate) -> dict:
@@ -193,6 +210,10 @@ def load_input(path: Path) -> CurvesInput:
         if src.step is not None and src.step < 0:  # was drawn at step -5
             raise UserError(f"{path}: step {src.step} of '{src.model}' must be a pretraining step >= 0")
     _check_points_once(path, spec.sources)
+    if spec.task_files:  # read and checked here, before any output: their runs' definitions
+        from encoderlab.eval.tasks.custom import load_task_files
+
+        load_task_files([f if f.is_absolute() else Path(path).parent / f for f in spec.task_files])
     return spec
 
 
