@@ -215,3 +215,10 @@ def test_runs_of_a_task_of_ones_own_are_drawn_when_the_curves_file_names_its_tas
     tables = curve_tables(load_input(tmp_path / "curves.yaml"), base=tmp_path, level="task")
     (row,) = tables["data_efficiency"]
     assert row["name"] == "mine" and row["best_lr"] == 5e-5 and row["mean"] == pytest.approx(75)
+
+
+def test_a_source_whose_every_run_is_outdated_is_refused(tmp_path):
+    # was: drawn as nothing, so a curves file of such sources wrote an empty --out and exited 0
+    stale = [{**r, "task_signature": "old"} for r in eval_records("tweets", T1)]
+    with pytest.raises(UserError, match=r"no run of m1 is of its task's current definition \(tweets changed"):
+        _summary(_write(tmp_path / "e", stale))

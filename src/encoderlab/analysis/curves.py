@@ -114,7 +114,13 @@ def model_summary(records: list[EvalRecord], source: str | None, where: Path) ->
     _check_known(tasks, where)
     lrs = sorted({r.lr for r in mine})
     seeds = sorted({r.seed for r in mine})
-    return summarize_results(mine, fingerprint, tasks, lrs, seeds)
+    summary = summarize_results(mine, fingerprint, tasks, lrs, seeds)
+    if not summary.tasks:  # every run outdated: the source drew nothing, and alone an empty --out
+        raise UserError(
+            f"{where}: no run of {models[fingerprint]} is of its task's current definition ({', '.join(tasks)} "
+            "changed since it was evaluated: settings, data or task file); evaluate it again into that folder"
+        )
+    return summary
 
 
 def _check_known(tasks: list[str], where: Path) -> None:
