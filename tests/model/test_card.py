@@ -95,6 +95,21 @@ def test_an_evaluation_of_another_model_is_refused(run, tmp_path, capsys):
     assert not (tmp_path / "hf").exists()
 
 
+def test_an_evaluation_holding_this_models_runs_under_another_models_summary_says_to_rerun_it(
+    run, tmp_path, capsys
+):
+    # was: "scored another model", of a folder two models were evaluated into, this one first
+    pre = load_pretrained(run / "run")
+    (tmp_path / "eval").mkdir()
+    (tmp_path / "eval" / "summary.json").write_text(json.dumps(_summary("0123456789abcdef0123")))
+    mine = {"model": fingerprint(pre.model, pre.tokenizer), "task": "tweets", "lr": 1e-4, "seed": 0}
+    (tmp_path / "eval" / "results.jsonl").write_text(json.dumps(mine) + "\n")
+    code, err = _cli(["export", run / "run", "--eval", tmp_path / "eval", "--out", tmp_path / "hf"], capsys)
+    assert code == 2 and "its summary.json is another model's (fingerprint 0123456789abcdef0123" in err
+    assert "holds this model's runs too; run `encoderlab eval` of this model with --out" in err
+    assert not (tmp_path / "hf").exists()
+
+
 def test_a_checkpoint_card_counts_its_own_tokens(run, tmp_path, capsys):
     ckpt = sorted((run / "run" / "checkpoints").iterdir())[0]
     state = json.loads((ckpt / "state.json").read_text())["progress"]

@@ -118,11 +118,28 @@ def read_eval_summary(folder: Path, fingerprint: str) -> dict:
             f"--eval {folder}: no readable summary.json of `encoderlab eval`; pass the folder given to eval --out"
         ) from None
     if summary.get("model") != fingerprint:
-        raise UserError(
-            f"--eval {folder} scored another model (fingerprint {summary.get('model')}, this one is {fingerprint}); "
-            "pass the evaluation of the model being exported"
-        )
+        raise UserError(_another_model(Path(folder), summary.get("model"), fingerprint))
     return summary
+
+
+def _another_model(folder: Path, theirs, fingerprint: str) -> str:
+    """Why an evaluation's summary is refused: it is another model's. An `--out` that two models were
+    evaluated into holds the summary of the last one only, though its results hold this one's runs
+    too: that case was told "scored another model", which it had not only."""
+    try:
+        runs = read_records(folder / "results.jsonl") if folder.is_dir() else []
+    except (OSError, ValueError):
+        runs = []
+    if any(isinstance(r, dict) and r.get("model") == fingerprint for r in runs):
+        return (
+            f"--eval {folder}: its summary.json is another model's (fingerprint {theirs}, evaluated into it "
+            f"last), though its results.jsonl holds this model's runs too; run `encoderlab eval` of this model "
+            f"with --out {folder} again (its runs are cached: it only writes the summary), then export"
+        )
+    return (
+        f"--eval {folder} scored another model (fingerprint {theirs}, this one is {fingerprint}); "
+        "pass the evaluation of the model being exported"
+    )
 
 
 def render_card(
