@@ -164,3 +164,23 @@ def test_a_file_the_parser_refuses_names_the_parsers_reason_alone(tmp_path, capf
     assert "\n" not in str(exc.value)
     assert "Failed to read file" not in capfd.readouterr().err
     assert datasets.logging.get_verbosity() == verbosity
+
+
+def test_a_named_pipe_for_a_task_file_or_its_data_is_one_line(tmp_path):
+    # was: "does not exist", of a pipe that does; a pipe in a folder of task files was read, waiting
+    # for a writer forever
+    import os
+
+    from encoderlab.eval import load_task_files
+
+    train, test = _disjoint()
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(
+        UserError, match=r"data.train .*pipe.csv is not a regular file \(a pipe, socket or device\)"
+    ):
+        _task(tmp_path, "pipe.csv", _write(tmp_path / "b.csv", test))
+    os.mkfifo(tmp_path / "pipe.yaml")
+    with pytest.raises(
+        UserError, match=r"task file .*pipe.yaml is not a regular file \(a pipe, socket or device\)"
+    ):
+        load_task_files([tmp_path / "pipe.yaml"])

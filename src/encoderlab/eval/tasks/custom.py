@@ -455,12 +455,17 @@ def task_files(paths) -> list[Path]:
             if not found:
                 raise UserError(f"task folder {p} holds no .yaml or .yml task files")
             out += found
-        elif p.is_file():
+        elif p.is_file() or p.exists():
             out.append(p)
         else:
             raise UserError(
                 f"task file {p} does not exist; give the path of a task YAML file or of a folder of them "
                 '(docs/evaluation.md, "Your own tasks (task files)")'
+            )
+    for p in out:  # reading a named pipe waited for a writer, forever
+        if not p.is_file():
+            raise UserError(
+                f"task file {p} is not a regular file (a pipe, socket or device); save the task as a file"
             )
     return out
 

@@ -114,6 +114,10 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     for s, p in paths.items():
         if p.is_dir():  # was "does not exist", of a folder that does
             raise UserError(f"{where}: data.{s} {p} is a folder; name the data file itself")
+        if p.exists() and not p.is_file():  # a named pipe was said not to exist
+            raise UserError(
+                f"{where}: data.{s} {p} is not a regular file (a pipe, socket or device); save the data as a file"
+            )
         if not p.is_file():
             raise UserError(f"{where}: data.{s} file {p} does not exist")
     builder = builder_of(paths, where)
