@@ -184,3 +184,17 @@ def test_a_named_pipe_for_a_task_file_or_its_data_is_one_line(tmp_path):
         UserError, match=r"task file .*pipe.yaml is not a regular file \(a pipe, socket or device\)"
     ):
         load_task_files([tmp_path / "pipe.yaml"])
+
+
+def test_one_task_file_given_twice_is_named_so(tmp_path):
+    # was: "task file t.yaml: name 't' is also used by t.yaml; rename one", of one file
+    from encoderlab.eval import load_task_files
+
+    train, test = _disjoint()
+    _task(tmp_path, _write(tmp_path / "a.csv", train), _write(tmp_path / "b.csv", test))
+    with pytest.raises(UserError, match=r"task file .*t.yaml is given twice; give it once$"):
+        load_task_files([tmp_path / "t.yaml", tmp_path / "t.yaml"])
+    with pytest.raises(
+        UserError, match=r"task file .*\.\./.*t.yaml is given twice \(also as .*t.yaml\); give it once$"
+    ):
+        load_task_files([tmp_path / "t.yaml", tmp_path / ".." / tmp_path.name / "t.yaml"])

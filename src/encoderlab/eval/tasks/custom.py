@@ -477,6 +477,9 @@ def load_task_files(paths) -> list[Task]:
     tasks, seen = [], {}
     for path in task_files(paths):
         task = task_from_file(path)
+        if task.name in seen and seen[task.name].resolve() == path.resolve():  # was "rename one", of one file
+            also = f" (also as {seen[task.name]})" if seen[task.name] != path else ""
+            raise UserError(f"task file {path} is given twice{also}; give it once")
         if task.name in seen:
             raise UserError(
                 f"task file {path}: name '{task.name}' is also used by {seen[task.name]}; rename one"
