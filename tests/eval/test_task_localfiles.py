@@ -198,3 +198,30 @@ def test_one_task_file_given_twice_is_named_so(tmp_path):
         UserError, match=r"task file .*\.\./.*t.yaml is given twice \(also as .*t.yaml\); give it once$"
     ):
         load_task_files([tmp_path / "t.yaml", tmp_path / ".." / tmp_path.name / "t.yaml"])
+
+
+def test_csv_cells_reading_na_or_null_are_text_and_only_an_empty_cell_is_missing(tmp_path):
+    # was: pandas read "N/A", "NA", "NULL", "None" and "nan" as missing, so a class named N/A given in
+    # `labels:` and a text saying None were refused as "a row has an empty label" / "an empty text"
+    train, test = _disjoint()
+    train = [{**r, "polarity": "N/A" if r["polarity"] == "negative" else r["polarity"]} for r in train]
+    test = [{**r, "polarity": "N/A" if r["polarity"] == "negative" else r["polarity"]} for r in test]
+    train[0]["sentence"] = "None"
+    spec = {
+        "name": "na",
+        "family": "sc",
+        "data": {"train": _write(tmp_path / "a.csv", train), "test": _write(tmp_path / "b.csv", test)},
+        "columns": {"text": "sentence", "label": "polarity"},
+        "labels": ["N/A", "positive"],
+    }
+    (tmp_path / "na.yaml").write_text(yaml.safe_dump(spec))
+    task, data = load_task(task_from_file(tmp_path / "na.yaml"))
+    gold = {r["sentence"]: ["N/A", "positive"].index(r["polarity"]) for r in train}
+    assert all(e["label"] == gold[e["text"]] for e in data.train + data.val)
+    assert "None" in {e["text"] for e in data.train + data.val}
+    lines = (tmp_path / "a.csv").read_text().splitlines()
+    (tmp_path / "a.csv").write_text(
+        "\n".join([*lines[:3], lines[3].rsplit(",", 1)[0] + ",", *lines[4:]]) + "\n"
+    )
+    with pytest.raises(UserError, match="a row has an empty label; fill it in or remove the row"):
+        task_from_file(tmp_path / "na.yaml")

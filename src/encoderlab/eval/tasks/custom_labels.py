@@ -209,7 +209,7 @@ def label_id(where: str, labels: tuple[str, ...], value, named: bool) -> int:
 
 def _target(where: str, value) -> float:
     """A regression row's number (a numeric string too: a CSV column with one odd cell is read as text)."""
-    if value is None:
+    if empty(value):  # a JSON null, or an empty CSV cell
         raise UserError(f"{where}: a row has an empty label; fill it in or remove the row")
     try:
         number = float(value) if not isinstance(value, (bool, list, dict)) else math.nan

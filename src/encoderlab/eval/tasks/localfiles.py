@@ -124,9 +124,10 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     for s, p in paths.items():
         if not _has_rows(p, builder, where):
             raise UserError(f"{where}: the {s} split is empty ({p}); add examples to it")
-    extra = (
-        {"sep": "\t"} if builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values()) else {}
-    )
+    tsv = builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values())
+    # Only an empty cell is missing: pandas' default also read "NA", "N/A", "NULL", "None" and "nan" as
+    # missing, so a class named N/A or a text saying NULL was refused as "a row has an empty label".
+    extra = {**({"sep": "\t"} if tsv else {}), **({"keep_default_na": False} if builder == "csv" else {})}
     found = {}
     with _quiet(import_datasets()):
         for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
@@ -135,7 +136,7 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
                 first = first_line(_cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
-            if extra:
+            if tsv:
                 _check_unquoted(found[s], f"{where}: data.{s} ({p})")
     return found
 
