@@ -243,6 +243,12 @@ ARGUMENT_CASES = [
         r"model_rope_nan/config.json: rope_theta must be a finite number > 0, got nan",
     ),
     (
+        "weights-not-floating-point",
+        "export {w}/model_int8 --out {w}/x",
+        r"weight 'norm.weight' is stored as int8, not as floating-point numbers \(a quantized or damaged file\); "
+        r"restore it from a copy",
+    ),
+    (
         "config-ties-an-untied-head",
         "export {w}/model_tied --out {w}/x",
         r"the weights of .*model_tied hold an LM head of their own \(lm_head.weight\), but its config.json ties "

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import torch
 import yaml
 from tests.eval.conftest import make_tokenizer, tiny_model, vocabulary_texts
 from tests.reliability.argument_cases import ARGUMENT_CASES
@@ -108,6 +109,12 @@ def _edited_model_configs(root: Path) -> None:
         meta = json.loads((root / name / "config.json").read_text())
         meta["model"].update(edit)
         (root / name / "config.json").write_text(json.dumps(meta))
+    from safetensors.torch import load_file, save_file
+
+    shutil.copytree(root / "model", root / "model_int8")
+    weights = load_file(root / "model_int8" / "model.safetensors")
+    weights["norm.weight"] = weights["norm.weight"].to(torch.int8)  # 1.0 -> 1: read back unchanged
+    save_file(weights, root / "model_int8" / "model.safetensors")
 
 
 def _task_files(root: Path) -> None:

@@ -75,8 +75,14 @@ def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
 
 
 def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], config: str) -> None:
-    """Refuse weights whose shapes differ from what the config builds (one line, not a size-mismatch dump)."""
+    """Refuse weights whose shapes differ from what the config builds (one line, not a size-mismatch dump),
+    and weights that are not floating-point numbers (int8 or bool ones were cast silently into the model)."""
     for key, tensor in state.items():
+        if key in own and own[key].is_floating_point() and not tensor.is_floating_point():
+            raise UserError(
+                f"weight '{key}' is stored as {str(tensor.dtype).removeprefix('torch.')}, not as floating-point "
+                f"numbers (a quantized or damaged file); {RESTORE}"
+            )
         if key in own and tuple(own[key].shape) != tuple(tensor.shape):
             raise UserError(
                 f"weight '{key}' has shape {tuple(tensor.shape)} but {config} implies {tuple(own[key].shape)}; "
