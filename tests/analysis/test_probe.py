@@ -115,3 +115,14 @@ def test_too_few_examples_are_refused_when_the_task_is_loaded(tmp_path):
     ):
         load_task(path, max_examples=9)
     assert len(load_task(path, max_examples=10).inputs) == 10
+
+
+def test_a_whole_float_label_is_the_class_of_its_integer(tmp_path):
+    # 1 and 1.0 are one class, as in task files (`1.0` -> `1`); str() made them two (and the check of
+    # one label form refused them as "all numbers" though they were)
+    records = [
+        {"id": str(i), "text": f"w{i}", "meta": {"label": i % 2 if i < 10 else float(i % 2)}}
+        for i in range(20)
+    ]
+    task = load_task(_write_jsonl(tmp_path / "n.jsonl", records))
+    assert task.label_names == ["0", "1"] and task.labels == [i % 2 for i in range(20)]

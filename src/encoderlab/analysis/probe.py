@@ -42,6 +42,7 @@ from encoderlab.analysis.inputs import read_records
 from encoderlab.atomic import cached_arrays
 from encoderlab.errors import UserError
 from encoderlab.eval.metrics import accuracy, macro_f1
+from encoderlab.eval.tasks.custom_labels import label_name
 from encoderlab.model.fingerprint import fingerprint
 
 LAMBDAS = (1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
@@ -111,13 +112,18 @@ def _check_records(source: str, records: list[dict], meta: dict) -> None:
                     f"{source}: record {i} has {json.dumps(value)} in {field}, where a name or a number "
                     "belongs; fix or drop it"
                 )
-            if first is not None and type(value) is not type(first[1]):
+            if first is not None and _form(value) != _form(first[1]):
                 raise UserError(
                     f"{source}: record {i} has {json.dumps(value)} in {field} but record {first[0]} has "
                     f"{json.dumps(first[1])}; give every {noun} in one form: all names, all numbers or "
                     "all true/false"
                 )
             first = first or (i, value)
+
+
+def _form(value) -> str:
+    """A label's form: a name, a number (1 and 1.0 are one class) or true/false."""
+    return "bool" if isinstance(value, bool) else "number" if isinstance(value, (int, float)) else "name"
 
 
 def _labels_of(m: dict, token: bool, labelled: bool) -> tuple[list, str | None]:
@@ -149,9 +155,9 @@ def _task_from_records(source: str, records: list[dict], meta: dict) -> ProbeTas
             name=Path(source).stem, kind="token", inputs=sentences, labels=labels, label_names=names
         )
     if "label" in meta:
-        names = sorted({str(r["meta"]["label"]) for r in records})
+        names = sorted({label_name(r["meta"]["label"]) for r in records})
         ids = {t: i for i, t in enumerate(names)}
-        labels = [ids[str(r["meta"]["label"])] for r in records]
+        labels = [ids[label_name(r["meta"]["label"])] for r in records]
         texts = [r["text"] for r in records]
         return ProbeTask(
             name=Path(source).stem, kind="sequence", inputs=texts, labels=labels, label_names=names
