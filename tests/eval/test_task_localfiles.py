@@ -225,3 +225,16 @@ def test_csv_cells_reading_na_or_null_are_text_and_only_an_empty_cell_is_missing
     )
     with pytest.raises(UserError, match="a row has an empty label; fill it in or remove the row"):
         task_from_file(tmp_path / "na.yaml")
+
+
+def test_labels_written_as_signed_numbers_are_one_form(tmp_path):
+    # "-1", "0" and "1" (JSON strings) are numbers alike: "-1" was taken for a name beside the
+    # numbers "0" and "1", and the column refused as holding both
+    train, test = _disjoint()
+    sign = {"negative": "-1", "positive": "1"}
+    for rows, name in ((train, "a.jsonl"), (test, "b.jsonl")):
+        for i, r in enumerate(rows):
+            r["polarity"] = "0" if i % 5 == 0 else sign[r["polarity"]]
+        _write(tmp_path / name, rows)
+    task, _ = load_task(_task(tmp_path, "a.jsonl", "b.jsonl"))
+    assert task.labels == ("-1", "0", "1")

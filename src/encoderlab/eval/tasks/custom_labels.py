@@ -71,8 +71,8 @@ def label_set(given, family: str, kind: Kind, train, column: str, where: str) ->
 def _one_form(values: list, column: str, where: str) -> None:
     """Refuse a label column without `labels:` holding both names and whole numbers (`"bad"` beside
     `1`): each form became classes of its own, so a two-class task was trained and scored as four."""
-    number = next((v for v in values if whole(v) is not None), None)
-    name = next((v for v in values if whole(v) is None), None)
+    number = next((v for v in values if _numeric(v)), None)
+    name = next((v for v in values if not _numeric(v)), None)
     if number is not None and name is not None:
         raise UserError(
             f"{where}: the label column {column!r} holds both names (e.g. {label_name(name)!r}) and numbers "
@@ -80,6 +80,15 @@ def _one_form(values: list, column: str, where: str) -> None:
             "one form, or name the classes in `labels:` (numbers are then read as positions in it, or by "
             "name if the list names them)"
         )
+
+
+def _numeric(value) -> bool:
+    """Whether a label value is a number, or the text of one (`-1`, `0.5`, as a JSON string)."""
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float)) or bool(
+        re.fullmatch(r"[+-]?[0-9]+(\.[0-9]+)?", str(value).strip())
+    )
 
 
 def check_classes(
