@@ -8,14 +8,27 @@ the CLI prints "interrupted; completed work is kept (rerun to resume)" with exit
 the main thread (where handlers cannot be installed) it does nothing. `cli.main` runs every command
 inside it, so no command needs its own; child processes are spawned (fresh interpreters), so they
 keep the default SIGTERM and their parent ends them.
+
+A parent killed outright (SIGKILL, the OOM killer, a crash) runs no cleanup, so a child that must not
+outlive it calls `end_with_parent()`: on Linux the kernel kills the child the moment its parent dies
+(`PR_SET_PDEATHSIG`, no delay and no thread to schedule); elsewhere a daemon thread polls the parent's
+pid, ending the child within `every_s` of it. PR_SET_PDEATHSIG fires when the parent *thread* that
+started the child ends, so the parent must start such children from a thread that lives as long as it
+needs them (the study's scheduling loop does).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import os
 import signal
+import sys
 import threading
+import time
 from collections.abc import Iterator
+
+_PR_SET_PDEATHSIG = 1
 
 
 def _raise_interrupt(signum, frame):
@@ -33,3 +46,26 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def end_with_parent(parent_pid: int, every_s: float = 0.5) -> None:
+    """End this process as soon as `parent_pid`, its parent, is gone (see the module docstring)."""
+    if sys.platform.startswith("linux") and _kernel_kills_on_parent_death():
+        if os.getppid() != parent_pid:  # the parent died before the kernel was told
+            os._exit(1)
+        return
+    threading.Thread(target=_poll_parent, args=(parent_pid, every_s), daemon=True).start()
+
+
+def _kernel_kills_on_parent_death() -> bool:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):  # no libc, or no prctl in it
+        return False
+
+
+def _poll_parent(parent_pid: int, every_s: float) -> None:
+    while os.getppid() == parent_pid:
+        time.sleep(every_s)
+    os._exit(1)

@@ -25,8 +25,8 @@ Stoppable. The Rust trainer does not return to Python while it merges, so Ctrl-C
 (issue: ignored for minutes). Training therefore runs in a child process (spawn) that sends the
 trained tokenizer back as JSON; the parent waits in short polls, so Ctrl-C or SIGTERM
 (`encoderlab.interrupts`) stops it at once: the child is terminated, nothing is written, and the
-command ends with the usual "interrupted; completed work is kept" line. Cost: about a second to
-start the child.
+command ends with the usual "interrupted; completed work is kept" line; a parent killed outright
+takes the child with it (`interrupts.end_with_parent`). Cost: about a second to start the child.
 """
 
 from __future__ import annotations
@@ -44,6 +44,7 @@ from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.data.mixing import announce_sources, check_seed, mix_documents
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
+from encoderlab.interrupts import end_with_parent
 from encoderlab.outdir import MARKER, check_output, create_output
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,7 @@ def _texts(sources, seed, on_error, max_docs, counter: list[int]) -> Iterator[st
 def _child(conn, job: dict) -> None:
     """Train in this (child) process and send back ("ok", tokenizer JSON, documents) or an error."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us on Ctrl-C
+    end_with_parent(job["parent"])  # a parent killed outright cannot: its result would go nowhere
     # The Rust trainer's progress output writes to fd 1; the command's stdout is its result line alone
     os.dup2(2, 1)
     try:
@@ -169,7 +171,7 @@ def _child(conn, job: dict) -> None:
 def _train_in_child(job: dict) -> tuple[str, int]:
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, job), daemon=True)
+    proc = ctx.Process(target=_child, args=(send, {**job, "parent": os.getpid()}), daemon=True)
     try:
         proc.start()  # inside the try: a Ctrl-C while it spawns must still end the child
         send.close()

@@ -28,8 +28,8 @@ Trade-offs:
   use threads poorly: on 2 cores, two 1-thread fine-tuning runs finish in 0.7x the time of the same
   two run one after the other with 2 threads (measured). The parent only schedules, writes
   compute.jsonl and holds the lock; markers are written by the workers, so a crash of either loses
-  at most the nodes in flight. Workers end within a second of the study process (they poll its
-  pid), so a killed study never leaves a worker writing beside its resumed self.
+  at most the nodes in flight. Workers end with the study process (`interrupts.end_with_parent`: at
+  once on Linux), so a killed study never leaves a worker writing beside its resumed self.
 - **A lock, not a database.** `.study.lock` is created atomically (hard link of a complete temp
   file) so it is never half-written; a lock whose pid is dead on this host is stale and taken
   over; a live holder is named in the error.
@@ -44,7 +44,6 @@ import multiprocessing
 import os
 import re
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -60,6 +59,7 @@ from encoderlab import jsonlines
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
+from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
@@ -362,7 +362,7 @@ def _init_worker(slots, threads: int, gpus: list[str], study_pid: int | None = N
     """Take a worker slot; pin it to one GPU (round robin) and to its share of the CPU threads; and,
     given the study's pid, end with the study."""
     if study_pid is not None:
-        threading.Thread(target=_exit_with_study, args=(study_pid,), daemon=True).start()
+        end_with_parent(study_pid)  # never a worker writing beside the resumed study
     slot = _WORKER["slot"] = slots.get()
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
@@ -370,15 +370,6 @@ def _init_worker(slots, threads: int, gpus: list[str], study_pid: int | None = N
     import torch
 
     torch.set_num_threads(threads)
-
-
-def _exit_with_study(study_pid: int, every_s: float = 0.5) -> None:
-    """End this worker once the study process is gone (SIGTERM, SIGKILL, a crash). A worker left
-    alone would finish its node and write into a folder where the resumed study may already be running
-    that same node; exiting before the marker is written makes the node simply run again."""
-    while os.getppid() == study_pid:
-        time.sleep(every_s)
-    os._exit(1)
 
 
 def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> NodeMarker:
