@@ -91,6 +91,20 @@ cka: [{a: clm, b: clm}]
     ]
 
 
+def test_every_problem_of_the_eval_grid_is_its_own_line(tmp_path):
+    """The grid's check stopped at its first problem: a study file with a bad LR, a repeated seed and a
+    bad checkpoint LR was fixed in three passes."""
+    grid = "eval: {lrs: [0.001, -1.0], seeds: [0, 0], checkpoint_lrs: [.nan]}\n"
+    (tmp_path / "grid.yaml").write_text(MINE.split("eval:")[0] + grid + "baseline: mlm\n")
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "grid.yaml")
+    assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
+        "eval: learning rates must be a non-empty list of finite positive numbers, got [0.001, -1.0]",
+        "eval: seeds repeat 0; give each once",
+        "eval: checkpoint_lrs must be a non-empty list of finite positive numbers, got [nan]",
+    ]
+
+
 def _task_file(folder) -> None:
     """A sentiment task of one's own: 'good' in the text means positive."""
     rng = random.Random(0)

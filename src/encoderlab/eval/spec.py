@@ -487,22 +487,26 @@ class Task:
 
 
 def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
-    """Refuse an LR grid that is not finite and positive, or seeds that are negative (numpy's generators
-    take none), in one line: `eval --lrs/--seeds` and a study's `eval` section alike."""
+    """Refuse the problems of `grid_problems` in one line: `eval --lrs/--seeds`."""
+    if problems := grid_problems(lrs, seeds):
+        raise UserError("; ".join(problems))
+
+
+def grid_problems(lrs: Sequence[float], seeds: Sequence[int], what: str = "learning rates") -> list[str]:
+    """Every problem of an LR grid (`what`) and fine-tuning seeds, one line each: LRs that are not finite
+    and positive, seeds that are negative (numpy's generators take none) or past torch's, a value given
+    twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1)."""
+    out = []
     if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
-        raise UserError(
-            f"learning rates must be a non-empty list of finite positive numbers, got {list(lrs)}"
-        )
+        out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}")
     if not seeds or any(s < 0 for s in seeds):
-        raise UserError(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
-    # a repeat trained nothing more, but the summary's header listed it ("seeds [0, 0]", n=1)
-    for what, values in (("learning rates", lrs), ("seeds", seeds)):
+        out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
+    for name, values in ((what, lrs), ("seeds", seeds)):
         if repeated := sorted({v for v in values if list(values).count(v) > 1}):
-            raise UserError(f"{what} repeat {', '.join(f'{v:g}' for v in repeated)}; give each once")
+            out.append(f"{name} repeat {', '.join(f'{v:g}' for v in repeated)}; give each once")
     if any(s >= SEED_BOUND for s in seeds):
-        raise UserError(
-            f"seeds must be below 2**64 (torch's generators take no larger one), got {list(seeds)}"
-        )
+        out.append(f"seeds must be below 2**64 (torch's generators take no larger one), got {list(seeds)}")
+    return out
 
 
 def training_groups(tasks: Sequence[Task]) -> list[list[Task]]:

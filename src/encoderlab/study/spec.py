@@ -368,7 +368,7 @@ def _value_problems(spec: StudySpec) -> list[str]:
     """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
     its folder was made: refused with the spec instead, in the same words."""
     from encoderlab.data.tokenizer_training import min_vocab_size
-    from encoderlab.eval.spec import check_grid
+    from encoderlab.eval.spec import grid_problems
 
     out = [
         f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
@@ -401,12 +401,9 @@ def _value_problems(spec: StudySpec) -> list[str]:
         if len(set(values)) < len(values)
     ]
     ev = spec.eval
-    for lrs in (ev.lrs, ev.checkpoint_lrs or ev.lrs):
-        try:
-            check_grid(lrs, ev.seeds)
-        except UserError as exc:
-            out.append(f"eval: {exc}")
-            break
+    out += [f"eval: {p}" for p in grid_problems(ev.lrs, ev.seeds)]
+    if ev.checkpoint_lrs:  # empty: the intermediate checkpoints take `lrs`
+        out += [f"eval: {p}" for p in grid_problems(ev.checkpoint_lrs, (0,), "checkpoint_lrs")]
     if spec.max_passes is not None and not (math.isfinite(spec.max_passes) and spec.max_passes > 0):
         out.append(
             f"max_passes must be a finite number > 0 (passes over a corpus allowed), got {spec.max_passes}; "
