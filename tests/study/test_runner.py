@@ -164,7 +164,7 @@ def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(tmp_path
 
 
 def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeypatch):
-    import queue
+    import multiprocessing
 
     import torch
 
@@ -173,13 +173,12 @@ def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeyp
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # both restored after the test
     assert runner._visible_gpus() == ["3", "5"]
-    slots = queue.SimpleQueue()
-    slots.put(2)
+    slots = multiprocessing.Value("q", 2)  # two workers took theirs
     threads = torch.get_num_threads()
     try:
         runner._init_worker(slots, 1, runner._visible_gpus())
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "3" and os.environ["OMP_NUM_THREADS"] == "1"
-        assert torch.get_num_threads() == 1 and runner._WORKER == {"slot": 2}
+        assert torch.get_num_threads() == 1 and runner._WORKER == {"slot": 2} and slots.value == 3
     finally:
         torch.set_num_threads(threads)
         runner._WORKER.clear()
@@ -500,3 +499,28 @@ def test_a_study_whose_claims_changed_writes_its_report_again(tmp_path):
     assert calls == ["report"]
     claims = json.loads((tmp_path / "report" / "results.json").read_text())["claims"]
     assert claims[0]["text"] == "MLM beats CLM on sequence classification"
+
+
+def test_more_jobs_than_a_pipe_holds_start_without_hanging(monkeypatch):
+    """`--jobs 100000` hung before its first node without a word: the study put one slot per job into a
+    pipe that no worker read yet, and the pipe was full after a few thousand. Workers now count their
+    slots up from 0."""
+    import torch
+
+    from encoderlab.study import runner
+
+    made = {}
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", lambda n, **kw: made.update(n=n, **kw))
+    monkeypatch.setattr(runner, "_visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # _init_worker sets both; restored after the test
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    runner._executor(100_000)  # hung here
+    slots, *args = made["initargs"]
+    threads = torch.get_num_threads()
+    try:
+        for _ in range(3):
+            runner._init_worker(slots, *args[:2])
+        assert runner._WORKER == {"slot": 2} and os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+    finally:
+        torch.set_num_threads(threads)
+        runner._WORKER.clear()

@@ -320,9 +320,9 @@ def _executor(jobs: int) -> Executor:
     if jobs == 1:
         return _InProcess()
     ctx = multiprocessing.get_context("spawn")  # fork after torch has threads can deadlock
-    slots = ctx.SimpleQueue()
-    for slot in range(jobs):
-        slots.put(slot)
+    # a counter, not a queue of the slots: --jobs 100000 filled the queue's pipe before any worker
+    # read it, and the study hung without a word
+    slots = ctx.Value("q", 0)
     threads = _thread_share(jobs)
     return ProcessPoolExecutor(
         jobs,
@@ -363,7 +363,9 @@ def _init_worker(slots, threads: int, gpus: list[str], study_pid: int | None = N
     given the study's pid, end with the study."""
     if study_pid is not None:
         end_with_parent(study_pid)  # never a worker writing beside the resumed study
-    slot = _WORKER["slot"] = slots.get()
+    with slots.get_lock():
+        slot = _WORKER["slot"] = slots.value
+        slots.value += 1
     if gpus:
         os.environ["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
     os.environ["OMP_NUM_THREADS"] = str(threads)
