@@ -43,6 +43,13 @@ def read_lock(lock: Path) -> dict | None:
         return None
 
 
+def holder_alive(holder: dict) -> bool | None:
+    """Whether the process a lock names still runs: None when it ran on another host (not checkable)."""
+    if holder.get("host") != socket.gethostname():
+        return None
+    return _pid_alive(int(holder.get("pid", -1)))
+
+
 def _held_message(lock: Path, holder: dict | None, use: str) -> str:
     who = (
         f"{holder.get('what')} (pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')})"
@@ -95,11 +102,7 @@ def folder_lock(lock: Path, what: str, use: Path | None = None) -> Iterator[None
                     break
                 except FileExistsError:
                     holder = read_lock(lock)
-                    if (
-                        holder
-                        and holder.get("host") == me["host"]
-                        and not _pid_alive(int(holder.get("pid", -1)))
-                    ):
+                    if holder and holder_alive(holder) is False:
                         lock.unlink(missing_ok=True)  # stale: its process is gone
                         continue
                     raise UserError(_held_message(lock, holder, str(use))) from None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 
 import pytest
@@ -115,3 +116,38 @@ def test_a_gpu_study_planned_without_a_gpu_skips_the_cpu_memory_check(
     main(["study", "plan", str(tmp_path / "s.yaml")])
     out = capsys.readouterr().out
     assert "note: memory is not checked: this study is sized for 8 GPUs (H100 class) and no CUDA" in out
+
+
+def test_status_says_whether_the_study_runs_or_was_stopped(folder, tmp_path, capsys):
+    """`study status` listed the nodes of a study killed mid-way as it listed those of one running ("to
+    run: ..."), so neither could be told from the other; it now reads the study's lock."""
+    import json
+    import shutil
+    import socket
+    import subprocess
+    import sys
+
+    from encoderlab.study.marker import MARKER
+    from encoderlab.study.runner import LOCK
+
+    shutil.copytree(folder, tmp_path / "s")
+    s = tmp_path / "s"
+    main(["study", "status", str(s)])
+    assert capsys.readouterr().out.splitlines()[1] == "not running"
+    next(s.glob(f"nodes/report/*/{MARKER}")).unlink()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True)
+    for pid, host, said in (
+        (os.getpid(), socket.gethostname(), f"running: pid {os.getpid()} on {socket.gethostname()} since T"),
+        (int(dead.stdout), socket.gethostname(), "not running: the study that ran here (pid {pid} on {host} "
+         "since T) was stopped before it finished; rerun `encoderlab study run {s}` to resume"),
+        (1, "elsewhere", "running on another host (pid 1 on elsewhere since T), unless that process is gone; "
+         "then delete {s}/.study.lock"),
+        (None, None, "not running; rerun `encoderlab study run {s}` to resume"),
+    ):  # fmt: skip
+        (s / LOCK).unlink(missing_ok=True)
+        if pid is not None:
+            (s / LOCK).write_text(json.dumps({"pid": pid, "host": host, "since": "T", "what": "study"}))
+        main(["study", "status", str(s)])
+        out = capsys.readouterr().out.splitlines()
+        assert out[1] == said.format(pid=pid, host=host, s=s)
+        assert out[-1] == "  report: 0 of 1 finished; not finished: report"

@@ -211,9 +211,10 @@ def status_command(folder: StudyFolder, /) -> None:
     spec, nodes = read_study(folder)
     done = {n.name for n in nodes if read_marker(folder, n) is not None}
     print(f"study {spec.name} (scale {spec.scale}) in {folder}: {len(done)} of {len(nodes)} nodes finished")
+    print(_running(folder, len(done) == len(nodes)))
     for kind in dict.fromkeys(n.kind for n in nodes):
         todo = [n.name for n in nodes if n.kind == kind and n.name not in done]
-        left = f"; to run: {', '.join(todo[:3])}{f' and {len(todo) - 3} more' if len(todo) > 3 else ''}"
+        left = f"; not finished: {', '.join(todo[:3])}{f' and {len(todo) - 3} more' if len(todo) > 3 else ''}"
         total = sum(n.kind == kind for n in nodes)
         print(f"  {kind}: {total - len(todo)} of {total} finished{left if todo else ''}")
     stale = stale_folders(folder, nodes)
@@ -221,3 +222,24 @@ def status_command(folder: StudyFolder, /) -> None:
         print(f"{len(stale)} node folder(s) belong to no node of the study as it last ran: {STALE_WHY}")
         for f in stale:
             print(f"  {f}{'  (finished)' if (f / MARKER).is_file() else ''}")
+
+
+def _running(folder: Path, finished: bool) -> str:
+    """Whether a study process runs in `folder` now, from its lock: `status` listed a killed study's
+    nodes as it listed a running one's ("to run"), so neither could be told from the other."""
+    from encoderlab.locks import holder_alive, read_lock
+    from encoderlab.study.runner import LOCK
+
+    holder = read_lock(folder / LOCK)
+    alive = holder_alive(holder) if holder else False
+    if not alive and (finished or holder is None):
+        return "not running" + ("" if finished else f"; rerun `encoderlab study run {folder}` to resume")
+    who = f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')}"
+    if alive:
+        return f"running: {who}"
+    if alive is None:
+        return f"running on another host ({who}), unless that process is gone; then delete {folder / LOCK}"
+    return (
+        f"not running: the study that ran here ({who}) was stopped before it finished; rerun "
+        f"`encoderlab study run {folder}` to resume"
+    )
