@@ -64,3 +64,22 @@ def test_ladder_refusals_name_the_problem_and_the_fix():
     with pytest.raises(UserError, match="finite and positive"):
         Ladder(loss, (_obs(mlm, flops=float("nan")), _obs(clm)))
     assert _obs(mlm).compute == 6 * 1e6 * 2e7 and _obs(mlm, flops=5.0).compute == 5.0
+
+
+@pytest.mark.parametrize(
+    "a,b,said",
+    [
+        (Schedule.biphasic(0.0, 0.4, "same"), Schedule.biphasic(1.0, None, "same"), "MLM at mask 0.4 100%; CLM 100%"),
+        (Schedule.biphasic(0.0, 0.4), Schedule.biphasic(0.0, 0.401), "MLM at mask 0.4 100%; MLM at mask 0.401 100%"),
+    ],
+)  # fmt: skip
+def test_two_schedules_of_one_name_are_refused(a, b, said):
+    """Were accepted: the output ranked "same > same", and the backtest, which pairs schedules by name,
+    found no pair ("nan% of pairs ranked right") and failed, so another method was recommended."""
+    rows = (_obs(a), _obs(b))
+    first, second = said.split("; ")
+    with pytest.raises(UserError) as err:
+        Ladder(Metric(name="val/mlm15", better="lower"), rows)
+    assert str(err.value) == (
+        f"two schedules are named {a.name!r} ({first} at row0; {second} at row0); give each schedule its own label"
+    )

@@ -163,6 +163,12 @@ ARGUMENT_CASES = [
         "advise {w}/ladder_share.csv --target-flops 1e19 --out {w}/a",
         r"ladder_share.csv:4: clm_share must be in \[0, 1\], got 1.5$",
     ),
+    (  # ranked "same > same", and the backtest, pairing schedules by name, failed on no pair
+        "advise-schedules-of-one-name",
+        "advise {w}/ladder_labels.csv --target-flops 1e19 --out {w}/a",
+        r"two schedules are named 'same' \(MLM at mask 0.4 100% at .*ladder_labels.csv:2; CLM 100% at "
+        r".*ladder_labels.csv:\d+\); give each schedule its own label$",
+    ),
     (
         "bench-data-repeats-zero",
         "bench data --source {w}/texts.txt --repeats 0",

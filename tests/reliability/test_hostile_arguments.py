@@ -193,6 +193,10 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     lines = (root / "ladder.csv").read_text().splitlines()
     lines[2] = ",".join([*cells[:4], "two", *cells[5:]])
     (root / "ladder_blank.csv").write_text("\n".join([*lines[:2], "", *lines[2:]]) + "\n")  # row on line 4
+    lines = (root / "ladder.csv").read_text().splitlines()
+    (root / "ladder_labels.csv").write_text(
+        "\n".join(f"{line},{'label' if i == 0 else 'same'}" for i, line in enumerate(lines)) + "\n"
+    )
 
 
 def assert_refused(code: int, err: str, pattern: str) -> None:

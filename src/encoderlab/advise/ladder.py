@@ -226,3 +226,20 @@ def _validate(ladder: Ladder) -> None:
         raise UserError(
             f"the ladder has one schedule ({names[0]}); advise compares schedules: add runs of another schedule"
         )
+    if twice := next((n for n in names if names.count(n) > 1), None):
+        # was accepted: the output ranked "same > same", and the backtest, which pairs schedules by
+        # name, found no pair and failed (nan% of pairs), so the method recommended changed
+        a, b = [next(o for o in obs if o.schedule == s) for s in ladder.schedules if s.name == twice][:2]
+        raise UserError(
+            f"two schedules are named {twice!r} ({_stages(a.schedule)} at {a.source or 'a run'}; "
+            f"{_stages(b.schedule)} at {b.source or 'a run'}); give each schedule its own label"
+        )
+
+
+def _stages(schedule: Schedule) -> str:
+    """A schedule's stages in words (`CLM 25%, then MLM at mask 0.4 75%`), whatever its label."""
+    return ", then ".join(
+        f"{st.objective.upper()}{f' at mask {st.mask_ratio:g}' if st.mask_ratio is not None else ''} "
+        f"{st.share:.0%}"
+        for st in schedule.stages
+    )
