@@ -166,6 +166,17 @@ def test_sizes_are_refused_under_the_flags_bench_train_has(field, value, message
         TrainBench(**{field: value})
 
 
+def test_a_mask_ratio_for_clm_is_refused_and_mlm_masks_30_percent_by_default():
+    """`bench train --objective clm --mask-ratio 0.3` measured CLM and ignored the ratio without a word."""
+    with pytest.raises(UserError) as err:
+        TrainBench(objective="clm", mask_ratio=0.3)
+    assert str(err.value) == (
+        "--mask-ratio 0.3 is an MLM setting, but --objective clm masks nothing; drop --mask-ratio, or use "
+        "--objective mlm"
+    )
+    assert TrainBench().mask_ratio == 0.30 and TrainBench(objective="clm").mask_ratio is None
+
+
 def test_out_replaces_only_an_earlier_result_never_another_json_file(tmp_path, capsys):
     """Any JSON object was taken for an earlier result: `--out config.json` in a model folder replaced
     the model's config.json with the benchmark's numbers."""

@@ -169,6 +169,12 @@ ARGUMENT_CASES = [
         r"two schedules are named 'same' \(MLM at mask 0.4 100% at .*ladder_labels.csv:2; CLM 100% at "
         r".*ladder_labels.csv:\d+\); give each schedule its own label$",
     ),
+    (  # measured CLM and ignored the ratio without a word
+        "bench-train-mask-ratio-for-clm",
+        "bench train --objective clm --mask-ratio 0.3",
+        r"--mask-ratio 0.3 is an MLM setting, but --objective clm masks nothing; drop --mask-ratio, or use "
+        r"--objective mlm$",
+    ),
     (
         "bench-data-repeats-zero",
         "bench data --source {w}/texts.txt --repeats 0",

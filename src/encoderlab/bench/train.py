@@ -86,8 +86,8 @@ class TrainBench:
     """Rows per step."""
     objective: Literal["mlm", "clm"] = "mlm"
     """Training objective of both sides."""
-    mask_ratio: float = 0.30
-    """MLM mask ratio (both sides)."""
+    mask_ratio: float | None = None
+    """MLM mask ratio (both sides; default 0.30); CLM masks nothing and takes none."""
     vocab: int = 32768
     """Vocabulary size of the synthetic data and the model."""
     doc_len: int = 48
@@ -115,6 +115,13 @@ class TrainBench:
     device's busy time per step (CUDA), the ceiling on what compute can reach."""
 
     def __post_init__(self) -> None:
+        if self.objective == "clm" and self.mask_ratio is not None:  # was ignored without a word
+            raise UserError(
+                f"--mask-ratio {self.mask_ratio} is an MLM setting, but --objective clm masks nothing; drop "
+                "--mask-ratio, or use --objective mlm"
+            )
+        if self.objective == "mlm" and self.mask_ratio is None:
+            object.__setattr__(self, "mask_ratio", 0.30)
         if self.steps < 1 or self.warmup < 0:
             raise UserError(
                 f"--steps must be >= 1 and --warmup >= 0 (got {self.steps} and {self.warmup}); the median of "
