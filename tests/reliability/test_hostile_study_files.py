@@ -94,6 +94,7 @@ def _study_files(root: Path) -> None:
             s["runs"][0].update(evaluate=True),
             s.update(eval={"suite": "paper", "tasks": ["paper-sst2"], "lrs": [1e-4], "seeds": [0]}),
         ),
+        "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
@@ -253,6 +254,11 @@ STUDY_CASES = [
         "study plan {w}/study_reference_eval_steps.yaml",
         r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps or eval_steps "
         r"\(it has no checkpoints\)$",
+    ),
+    (  # planned, and `study run` pretrained run a before its eval node found the task unknown
+        "study-run-task-unknown",
+        "study plan {w}/study_run_task_unknown.yaml",
+        r"study mini names task\(s\) not in suite 'pocket' \(run a: nope\); valid: vitaminc, boolq, tweets, .*pubmedqa-retrieval$",
     ),
     (
         "study-claim-ids-repeated",

@@ -62,7 +62,10 @@ def test_compared_runs_must_read_the_same_data():
 
 def test_unknown_task_and_init_cycle_are_one_line_errors():
     spec = small_spec()
-    with pytest.raises(UserError, match="task\\(s\\) nope not in suite 'fake'; valid: sst, mnli, ner, squad"):
+    with pytest.raises(
+        UserError,
+        match="task\\(s\\) not in suite 'fake' \\(eval.tasks: nope\\); valid: sst, mnli, ner, squad",
+    ):
         build_graph(replace(spec, eval=EvalSpec(suite="fake", tasks=("nope",))), backend())
     runs = (
         RunSpec(name="a", recipe="pfs-mlm", init="b"),
@@ -70,6 +73,23 @@ def test_unknown_task_and_init_cycle_are_one_line_errors():
     )
     with pytest.raises(UserError, match="cycle"):
         build_graph(replace(spec, runs=runs, baseline="a", cka=(), claims=()), backend())
+
+
+def test_unknown_tasks_of_a_run_or_of_the_checkpoints_are_refused_before_the_study_folder(tmp_path):
+    """Were accepted: the study made its folder and pretrained, and the first eval node of the run (or of
+    its intermediate checkpoint) stopped the study with "unknown task 'nope'"."""
+    from encoderlab.study.runner import run_study
+
+    spec = small_spec()
+    runs = tuple(replace(r, tasks=("sst", "nope")) if r.name == "mlm20" else r for r in spec.runs)
+    bad = replace(spec, runs=runs, eval=replace(spec.eval, checkpoint_tasks=("ner", "sts")))
+    with pytest.raises(UserError) as err:
+        run_study(bad, tmp_path / "s", backend(), progress=False)
+    assert str(err.value) == (
+        "study fake-pfs names task(s) not in suite 'fake' (eval.checkpoint_tasks: sts; run mlm20: nope); "
+        "valid: sst, mnli, ner, squad"
+    )
+    assert not (tmp_path / "s").exists()
 
 
 def test_continued_runs_depend_on_their_base():

@@ -132,17 +132,16 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
-    from encoderlab.eval.tasks.custom import task_files
     from encoderlab.study.checks import check_runs, check_sources, planned_elsewhere
     from encoderlab.study.data import check_study_folder
-    from encoderlab.study.graph import prepare_graph
+    from encoderlab.study.graph import prepare_graph, study_tasks
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
-    task_files(spec.eval.task_files)  # a missing one is refused here, as `study run` refuses it
+    study_tasks(spec, default_backend())  # a missing task file or unknown task too, as `study run` refuses it
     check_sources(spec, fetched=False)  # and so is a corpus, tokenizer or start model path that is not there
     prepares = prepare_graph(spec, default_backend()) if out is not None else ()
     plan = plan_study(spec, out, prepares)

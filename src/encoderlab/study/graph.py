@@ -285,18 +285,29 @@ def report_config(spec: StudySpec) -> dict:
     return {"study": spec.name, "scale": spec.scale, "spec": digest}
 
 
+def study_tasks(spec: StudySpec, backend: Backend) -> tuple[dict[str, str], dict[str, str]]:
+    """({task: family} of the study's task files, of all its tasks: the suite's and the files'). A task
+    named in `eval.tasks`, `eval.checkpoint_tasks` or a run's `tasks` that is none of them is refused:
+    those of a run or of the checkpoints were found by their eval node, after the pretraining."""
+    own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
+    families = {**(backend.suite_tasks(spec.eval.suite) if spec.eval.suite else {}), **own}
+    named = {"eval.tasks": spec.eval.tasks, "eval.checkpoint_tasks": spec.eval.checkpoint_tasks}
+    named |= {f"run {r.name}": r.tasks for r in spec.runs if r.tasks and r.evaluate}
+    unknown = {where: sorted(set(tasks) - set(families)) for where, tasks in named.items()}
+    if lines := [f"{where}: {', '.join(names)}" for where, names in unknown.items() if names]:
+        suite = f"suite '{spec.eval.suite}'" if spec.eval.suite else ""
+        within = " and ".join(w for w in (suite, "its task files" if own else "") if w)
+        raise UserError(
+            f"study {spec.name} names task(s) not in {within} ({'; '.join(lines)}); valid: {', '.join(families)}"
+        )
+    return own, families
+
+
 def _add_evals(
     graph: Graph, spec: StudySpec, backend: Backend, models: dict[str, tuple[RunSpec, str | None, str | None]]
 ) -> list[str]:
     """One eval node per (model, checkpoint, task, LR, seed) of the study's protocol; their names."""
-    own = backend.file_tasks(spec.eval.task_files) if spec.eval.task_files else {}
-    families = {**(backend.suite_tasks(spec.eval.suite) if spec.eval.suite else {}), **own}
-    unknown = sorted(set(spec.eval.tasks) - set(families))
-    if unknown:
-        where = f"suite '{spec.eval.suite}'" if spec.eval.suite else "its task files"
-        raise UserError(
-            f"study {spec.name} names task(s) {', '.join(unknown)} not in {where}; valid: {', '.join(families)}"
-        )
+    own, families = study_tasks(spec, backend)
     ev, evals = spec.eval, []
     for rid, (run, node, source) in models.items():
         if not run.evaluate:
