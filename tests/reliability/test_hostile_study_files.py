@@ -94,6 +94,10 @@ def _study_files(root: Path) -> None:
             s["runs"][0].update(evaluate=True),
             s.update(eval={"suite": "paper", "tasks": ["paper-sst2"], "lrs": [1e-4], "seeds": [0]}),
         ),
+        "cka_noise_pair": lambda s: s.update(
+            cka=[{"a": "a", "b": "b", "noise": ["a", "a"], "texts": "texts.txt"}]
+        ),
+        "cka_few_texts": lambda s: s.update(cka=[{"a": "a", "b": "b", "n_texts": 10, "texts": "texts.txt"}]),
         "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
@@ -259,6 +263,18 @@ STUDY_CASES = [
         "study-run-task-unknown",
         "study plan {w}/study_run_task_unknown.yaml",
         r"study mini names task\(s\) not in suite 'pocket' \(run a: nope\); valid: vitaminc, boolq, tweets, .*pubmedqa-retrieval$",
+    ),
+    (  # planned and run: the CKA node refused the pair after every run had trained
+        "study-cka-noise-pair",
+        "study plan {w}/study_cka_noise_pair.yaml",
+        r"cka a-vs-b: noise must be \[TWIN, b\], b and its seed twin \(the floor b is measured against\), got "
+        r"\['a', 'a'\]$",
+    ),
+    (  # the CKA node said "raise --n" (a flag a study has not) after every run had trained
+        "study-cka-too-few-texts",
+        "study run {w}/study_cka_few_texts.yaml --out {w}/s",
+        r"study mini, cka a-vs-b: n_texts must be at least 50 \(below it the chance level of linear CKA is too "
+        r"high to read\), got 10; the paper uses 500$",
     ),
     (
         "study-claim-ids-repeated",

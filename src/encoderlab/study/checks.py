@@ -38,7 +38,24 @@ def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[
     check_sources(spec)
     check_prepared_tokenizers(spec)
     check_runs(spec, study_dir, nodes)
+    check_analyses(spec)
     check_task_mirrors(spec)
+
+
+def check_analyses(spec: StudySpec) -> None:
+    """Refuse a CKA of fewer texts than `analysis.cka` takes, or of texts of no token: its node said "raise
+    --n" (a flag a study has not) after every run had trained."""
+    from encoderlab.analysis.cka import MIN_TEXTS
+
+    for c in spec.cka:
+        where = f"study {spec.name}, cka {c.a}-vs-{c.b}"
+        if c.n_texts < MIN_TEXTS:
+            raise UserError(
+                f"{where}: n_texts must be at least {MIN_TEXTS} (below it the chance level of linear CKA is too "
+                f"high to read), got {c.n_texts}; the paper uses 500"
+            )
+        if c.max_length < 1:
+            raise UserError(f"{where}: max_length must be >= 1 (tokens per text), got {c.max_length}")
 
 
 def check_task_mirrors(spec: StudySpec) -> None:

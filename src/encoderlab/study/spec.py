@@ -444,9 +444,7 @@ def _claim_problems(spec: StudySpec) -> list[str]:
         for c in spec.claims
         if c.a == c.b
     ]
-    out += [
-        f"cka {c.a}-vs-{c.b} compares run {c.a} with itself; name two runs" for c in spec.cka if c.a == c.b
-    ]
+    out += _cka_problems(spec)
     out += [
         f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
         for c in spec.claims
@@ -463,6 +461,22 @@ def _claim_problems(spec: StudySpec) -> list[str]:
         "drop it, or set it to null"
         for c in spec.claims
         if c.family is not None and c.kind != "beats"
+    ]
+    return out
+
+
+def _cka_problems(spec: StudySpec) -> list[str]:
+    """CKA analyses the analysis node would refuse, after the runs trained: a run compared with itself,
+    a seed-noise pair other than (twin of b, b) (the node's own check). Too few texts is the real
+    backend's (`checks.check_analyses`): a fake CKA reads as many as it likes."""
+    out = [
+        f"cka {c.a}-vs-{c.b} compares run {c.a} with itself; name two runs" for c in spec.cka if c.a == c.b
+    ]
+    out += [
+        f"cka {c.a}-vs-{c.b}: noise must be [TWIN, {c.b}], {c.b} and its seed twin (the floor {c.b} is measured "
+        f"against), got {list(c.noise)}"
+        for c in spec.cka
+        if c.noise is not None and (c.noise[1] != c.b or c.noise[0] == c.b)
     ]
     return out
 
