@@ -151,3 +151,23 @@ def test_status_says_whether_the_study_runs_or_was_stopped(folder, tmp_path, cap
         out = capsys.readouterr().out.splitlines()
         assert out[1] == said.format(pid=pid, host=host, s=s)
         assert out[-1] == "  report: 0 of 1 finished; not finished: report"
+
+
+def test_a_study_inside_another_study_folder_is_refused(folder, capsys):
+    """`--out runs/a/nodes/new` ran a study there, and `study status runs/a` then listed its folders as
+    runs/a's, left by an earlier version, to delete."""
+    from fake_study import backend, small_spec
+
+    from encoderlab.errors import UserError
+    from encoderlab.study.runner import run_study
+
+    inner = folder / "nodes" / "new"
+    with pytest.raises(UserError) as err:
+        run_study(small_spec(), inner, backend(), progress=False)
+    assert str(err.value) == (
+        f"--out {inner} lies inside the study folder {folder.resolve()}, whose folders are that study's; choose "
+        "an --out outside it"
+    )
+    assert not inner.exists()
+    main(["study", "status", str(folder)])
+    assert "belong to no node" not in capsys.readouterr().out

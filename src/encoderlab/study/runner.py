@@ -445,8 +445,10 @@ def run_study(
 def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
     """Refuse, touching nothing, what `outdir.check_output` refuses, for the Python API too. A folder holding
     only the lock is a study in (or killed in) its checks, before its marker: the lock decides."""
-    from encoderlab.study.nodes import corpus_locations  # lazy: nodes imports this module
+    from encoderlab.study.data import check_not_in_a_study  # lazy: both import this module
+    from encoderlab.study.nodes import corpus_locations
 
+    check_not_in_a_study(study_dir)
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
     read += [d.prepared for d in spec.data if d.prepared]
 
