@@ -148,6 +148,8 @@ def test_a_far_target_is_warned_about_above_the_recommendation(ladder_csv, tmp_p
         ["advise", str(path), "--target-flops", str(far), "--bootstrap", "50", "--out", str(tmp_path / "far")]
     )
     lines = capsys.readouterr().out.splitlines()
+    # said "at C = ... FLOPs (C = ... FLOPs)"
+    assert lines[0].startswith(f"val/mlm15 (lower is better) at C = {far:.3g} FLOPs; 50 bootstrap replicates")
     at = next(i for i, line in enumerate(lines) if line.startswith("recommendation at the target"))
     assert lines[at - 1].startswith(
         "warning: the target is 1,000,000x the compute of the ladder's largest rung"

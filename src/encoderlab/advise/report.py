@@ -75,7 +75,10 @@ def format_advice(advice: Advice) -> str:
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     table = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in [head, *rows]]
     lines = [
-        f"{advice.metric} ({advice.better} is better) at {advice.target} (C = {advice.target_compute:.3g} FLOPs); "
+        f"{advice.metric} ({advice.better} is better) at {advice.target}"
+        # a target given as compute is its C already: "at C = 1e+19 FLOPs (C = 1e+19 FLOPs)"
+        + ("" if advice.target == (c := f"C = {advice.target_compute:.3g} FLOPs") else f" ({c})")
+        + "; "
         f"{advice.n_boot} bootstrap replicates, seed {advice.seed}"
         + (f", seed noise sd {advice.seed_noise:.3g} (given)" if advice.seed_noise is not None else "")
         + (", pretraining seeds paired across schedules" if advice.seeds_paired else "")
