@@ -38,16 +38,19 @@ def _pid_alive(pid: int) -> bool:
 def read_lock(lock: Path) -> dict | None:
     """The holder recorded in `lock`, or None when there is none (or it cannot be read)."""
     try:
-        return jsonlines.loads(lock.read_text())
+        holder = jsonlines.loads(lock.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+    return holder if isinstance(holder, dict) else None  # a list held there was an AttributeError
 
 
 def holder_alive(holder: dict) -> bool | None:
-    """Whether the process a lock names still runs: None when it ran on another host (not checkable)."""
-    if holder.get("host") != socket.gethostname():
+    """Whether the process a lock names still runs: None when that cannot be checked (another host, or a
+    pid that is no number: `int("abc")` was a ValueError traceback of `study run`)."""
+    pid = holder.get("pid")
+    if holder.get("host") != socket.gethostname() or not isinstance(pid, int) or isinstance(pid, bool):
         return None
-    return _pid_alive(int(holder.get("pid", -1)))
+    return _pid_alive(pid)
 
 
 def _held_message(lock: Path, holder: dict | None, use: str) -> str:

@@ -140,8 +140,10 @@ def test_status_says_whether_the_study_runs_or_was_stopped(folder, tmp_path, cap
         (os.getpid(), socket.gethostname(), f"running: pid {os.getpid()} on {socket.gethostname()} since T"),
         (int(dead.stdout), socket.gethostname(), "not running: the study that ran here (pid {pid} on {host} "
          "since T) was stopped before it finished; rerun `encoderlab study run {s}` to resume"),
-        (1, "elsewhere", "running on another host (pid 1 on elsewhere since T), unless that process is gone; "
-         "then delete {s}/.study.lock"),
+        (1, "elsewhere", "held by pid 1 on elsewhere since T, which cannot be checked from here; if that "
+         "process is gone, delete {s}/.study.lock"),
+        ("abc", socket.gethostname(), "held by pid abc on {host} since T, which cannot be checked from here; "
+         "if that process is gone, delete {s}/.study.lock"),
         (None, None, "not running; rerun `encoderlab study run {s}` to resume"),
     ):  # fmt: skip
         (s / LOCK).unlink(missing_ok=True)
@@ -171,3 +173,23 @@ def test_a_study_inside_another_study_folder_is_refused(folder, capsys):
     assert not inner.exists()
     main(["study", "status", str(folder)])
     assert "belong to no node" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("lock", ['{"pid": "abc", "host": "HOST", "since": "T", "what": "study"}', "[1, 2]"])
+def test_a_lock_of_no_process_id_is_named_not_a_traceback(folder, tmp_path, lock):
+    """A hand-edited or foreign `.study.lock` (a pid that is no number) was a ValueError traceback of
+    `study run` (int("abc")); a JSON list an AttributeError. It is now a holder that cannot be checked."""
+    import shutil
+    import socket
+
+    from fake_study import backend, small_spec
+
+    from encoderlab.errors import UserError
+    from encoderlab.study.runner import LOCK, run_study
+
+    shutil.copytree(folder, tmp_path / "s")
+    (tmp_path / "s" / LOCK).write_text(lock.replace("HOST", socket.gethostname()))
+    with pytest.raises(UserError) as err:
+        run_study(small_spec(), tmp_path / "s", backend(), progress=False)
+    assert str(err.value).startswith(f"{tmp_path / 's'} is in use by ")
+    assert str(err.value).endswith(f"delete {tmp_path / 's' / LOCK} if that process is gone")

@@ -238,7 +238,7 @@ def _running(folder: Path, finished: bool) -> str:
     if alive:
         return f"running: {who}"
     if alive is None:
-        return f"running on another host ({who}), unless that process is gone; then delete {folder / LOCK}"
+        return f"held by {who}, which cannot be checked from here; if that process is gone, delete {folder / LOCK}"
     return (
         f"not running: the study that ran here ({who}) was stopped before it finished; rerun "
         f"`encoderlab study run {folder}` to resume"
