@@ -105,6 +105,23 @@ def test_every_problem_of_the_eval_grid_is_its_own_line(tmp_path):
     ]
 
 
+def test_a_task_or_task_file_named_twice_is_refused(tmp_path):
+    """Were dropped without a word (`eval --tasks boolq boolq` refuses the repeat)."""
+    grid = "eval: {suite: pocket, tasks: [tweets, tweets], task_files: [p.yaml, p.yaml], checkpoint_tasks: [tweets, tweets]}\n"
+    runs = "  - {name: clm, recipe: pfs-clm, tasks: [tweets, brown-pos, tweets]}\n"
+    text = MINE.split("eval:")[0].replace("  - {name: clm, recipe: pfs-clm}\n", runs)
+    (tmp_path / "p.yaml").write_text("name: p\n")
+    (tmp_path / "twice.yaml").write_text(text + grid + "baseline: mlm\n")
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "twice.yaml")
+    assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
+        "eval.tasks: tweets given twice; give each once",
+        "eval.checkpoint_tasks: tweets given twice; give each once",
+        f"eval.task_files: {tmp_path.resolve() / 'p.yaml'} given twice; give each once",
+        "run clm tasks: tweets given twice; give each once",
+    ]
+
+
 def _task_file(folder) -> None:
     """A sentiment task of one's own: 'good' in the text means positive."""
     rng = random.Random(0)

@@ -284,7 +284,7 @@ class StudySpec:
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
                 out.append(f"study {self.name}: {kind} names must be unique, repeated: {', '.join(dup)}")
-        out += _value_problems(self) + _claim_problems(self)
+        out += _value_problems(self) + _repeat_problems(self) + _claim_problems(self)
         datasets = {d.name for d in self.data}
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
@@ -416,6 +416,20 @@ def _value_problems(spec: StudySpec) -> list[str]:
     if ev.max_steps is not None and ev.max_steps < 1:
         out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
     return out
+
+
+def _repeat_problems(spec: StudySpec) -> list[str]:
+    """A task or task file named twice (dropped without a word; `eval --tasks` refuses the repeat)."""
+    ev = spec.eval
+    named = [("eval.tasks", ev.tasks), ("eval.checkpoint_tasks", ev.checkpoint_tasks)]
+    named += [("eval.task_files", ev.task_files)] + [
+        (f"run {r.name} tasks", r.tasks or ()) for r in spec.runs
+    ]
+    return [
+        f"{where}: {', '.join(repeated)} given twice; give each once"
+        for where, names in named
+        if (repeated := sorted({t for t in names if names.count(t) > 1}))
+    ]
 
 
 def _id_problems(spec: StudySpec) -> list[str]:
