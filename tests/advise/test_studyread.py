@@ -114,12 +114,22 @@ def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp
         )
         name = f"eval/mlm40/tweets/lr{lr:g}/s{seed}"
         _node(study, "eval", name, key, config, ("pretrain/mlm40",), to_dict(record))
-        graph.append({"name": name, "key": key})
+        graph.append({"name": name, "kind": "eval", "key": key, "config": config})
+    unfinished = {"model": "mlm40", "step": None, "task": "wnut16", "lr": 1e-4, "seed": 0}
+    graph.append(
+        {"name": "eval/mlm40/wnut16/lr0.0001/s0", "kind": "eval", "key": "9" * 64, "config": unfinished}
+    )
     (study / "graph.json").write_text(json.dumps(graph))
     (run,), _ = read_study(study, "finetune:tweets")
     assert run.value == pytest.approx(73.0)  # LR 5e-4 wins on validation (79 vs 71); its test mean
-    with pytest.raises(UserError, match="has no finetune:wnut16"):
-        read_study(study, "finetune:wnut16")
+    with pytest.raises(UserError, match="has no finetune:wnut16 .*finish the study"):
+        read_study(study, "finetune:wnut16")  # planned, not finished
+    # was: "has no finetune:squad ...; choose another --metric or finish the study", for a task no
+    # node of the study evaluates, which no finishing gives
+    with pytest.raises(
+        UserError, match=r"evaluates no task 'squad'; its tasks: tweets, wnut16; use --metric"
+    ):
+        read_study(study, "finetune:squad")
 
 
 def test_a_metric_edited_to_a_non_number_is_named_not_skipped(tmp_path):

@@ -51,20 +51,41 @@ def is_study(path: Path) -> bool:
     return Path(path, "graph.json").is_file()
 
 
-def _nodes(study: Path) -> dict[str, _Node]:
-    """Finished nodes of the study's current graph, by name."""
+def _graph(study: Path) -> list[dict]:
+    """graph.json: every node of the study's current graph (name, kind, key, config, deps)."""
     try:
-        keys = {g["name"]: g["key"] for g in jsonlines.loads((study / "graph.json").read_text())}
-    except (OSError, ValueError, KeyError, TypeError):
+        graph = jsonlines.loads((study / "graph.json").read_text())
+        if not all(isinstance(g, dict) and "name" in g and "key" in g for g in graph):
+            raise TypeError
+        return graph
+    except (OSError, ValueError, TypeError):
         raise UserError(
             f"{study}/graph.json is unreadable; rerun `encoderlab study run` on that folder"
         ) from None
+
+
+def _nodes(study: Path, graph: list[dict]) -> dict[str, _Node]:
+    """Finished nodes of the study's current graph, by name."""
+    keys = {g["name"]: g["key"] for g in graph}
     nodes = {}
     for path in sorted(study.glob("nodes/*/*/node.json")):
         m = NodeMarker.load(path)  # None: being written or damaged, so the node counts as unfinished
         if m is not None and keys.get(m.name) == m.key:
             nodes[m.name] = _Node(m.name, m.kind, m.config, m.deps, m.result, path.parent)
     return nodes
+
+
+def _check_task(study: Path, graph: list[dict], metric: str) -> None:
+    """`finetune:TASK` names a task the study evaluates (finished or not): else "finish the study" misled."""
+    if not metric.startswith(FINETUNE):
+        return
+    configs = [g.get("config") for g in graph if g.get("kind") == "eval"]
+    tasks = sorted({c.get("task") for c in configs if isinstance(c, dict) and c.get("task")})
+    if metric[len(FINETUNE) :] not in tasks:
+        raise UserError(
+            f"--metric {metric}: the study {study} evaluates no task '{metric[len(FINETUNE) :]}'; its tasks: "
+            f"{', '.join(tasks) or 'none (it has no evaluation nodes)'}; use --metric finetune:TASK with one of them"
+        )
 
 
 def _schedule(cfg) -> Schedule:
@@ -153,7 +174,9 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
     from encoderlab.train.config import RunConfig
 
     study = Path(path)
-    nodes = _nodes(study)
+    graph = _graph(study)
+    _check_task(study, graph, metric)
+    nodes = _nodes(study, graph)
     runs, notes = [], []
     for node in (n for n in nodes.values() if n.kind == "pretrain"):
         cfg = load_yaml(RunConfig, node.folder / "run" / "config.yaml")
