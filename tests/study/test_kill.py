@@ -64,7 +64,12 @@ def test_workers_end_with_a_killed_study_and_write_no_marker_after_it(tmp_path):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     markers = set(out.rglob("node.json"))
-    time.sleep(4.0)  # longer than a node: a surviving worker would have finished and written its marker
+    # Waited for, not slept: a worker still importing torch when the study died (a loaded machine takes
+    # seconds) ends once it starts, and a worker that lives on must not write a marker meanwhile. Four
+    # seconds were too few under load, though no marker was ever written.
+    deadline = time.monotonic() + 60
+    while [w for w in workers if _alive(w)] and time.monotonic() < deadline:
+        time.sleep(0.1)
     assert not [w for w in workers if _alive(w)], "a worker outlived the study"
     assert set(out.rglob("node.json")) == markers
 

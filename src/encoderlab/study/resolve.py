@@ -103,7 +103,10 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
         model=model,
         data=dataclasses.replace(cfg.data, seed=cfg.data.seed + seed),
         seed=cfg.seed + seed + (run.seed or 0),
-        checkpoint=dataclasses.replace(cfg.checkpoint, keep_steps=tuple(sorted(run.eval_steps))),
+        # steps past the run are left to graph._check_eval_steps, whose line names eval_steps, not keep_steps
+        checkpoint=dataclasses.replace(
+            cfg.checkpoint, keep_steps=tuple(sorted(s for s in run.eval_steps if 0 < s <= cfg.steps))
+        ),
     )
     if base is not None and run.data == spec.run(run.init).data:
         cfg = _after_base(cfg, base, run)
