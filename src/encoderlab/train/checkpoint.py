@@ -162,7 +162,8 @@ def restore_rng(rng: dict[str, torch.Tensor]) -> None:
 
 
 def check_model_matches(ckpt: Path, model: torch.nn.Module, saved: torch.nn.Module) -> None:
-    """Refuse a checkpoint whose model (`saved`, loaded from it) has another architecture or vocabulary size.
+    """Refuse a checkpoint whose model (`saved`, loaded from it) has another architecture or vocabulary size
+    (a vocabulary size alone is the data's tokenizer, which the run's model is built for, and is named so).
 
     The two configs are compared field by field rather than read back as a `ModelConfig`, so
     adapter models (BERT, ModernBERT: their config has no head counts) resume like our own.
@@ -174,6 +175,12 @@ def check_model_matches(ckpt: Path, model: torch.nn.Module, saved: torch.nn.Modu
         for k in keys
         if getattr(theirs, k, None) != getattr(ours, k, None)
     ]
+    if len(diffs) == 1 and diffs[0].startswith("vocab_size:"):  # the model's settings did not change
+        raise UserError(
+            f"{ckpt} was trained on a vocabulary of {theirs.vocab_size} ids, this run's has {ours.vocab_size} "
+            "(the data's tokenizer changed: data.path prepared again with another tokenizer?); resume on the "
+            "data the run started with, or start a new run folder"
+        )
     if diffs:
         raise UserError(
             f"checkpoint {ckpt} holds another model ({'; '.join(diffs)}, checkpoint vs this run); "

@@ -209,8 +209,8 @@ class Trainer:
     def _load(self, path: Path) -> None:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
         saved = load_model_folder(path / "model")
+        self._check_tokenizer(path)  # before the model's shape: another tokenizer's size is no model setting
         ckpt.check_model_matches(path, self.model, saved)
-        self._check_tokenizer(path)
         load_model_state(self.model, saved.state_dict())
         state, self.progress, rng = ckpt.load_train_state(path)
         self.train_step.load_optimizer_state(
@@ -227,12 +227,14 @@ class Trainer:
         ours = self.train_step.tokenizer
         if ours is None or not (path / "model" / "tokenizer.json").is_file():
             return
-        theirs, now = tokenizer_hash(load_tokenizer(path / "model")), tokenizer_hash(ours)
+        saved = load_tokenizer(path / "model")
+        theirs, now = tokenizer_hash(saved), tokenizer_hash(ours)
         if theirs != now:
+            size = f", with {len(ours)} ids instead of {len(saved)}" if len(ours) != len(saved) else ""
             raise UserError(
                 f"{path} was trained with tokenizer {theirs[:12]}, but data.path {self.cfg.data.path} now "
-                f"gives tokenizer {now[:12]} (prepared again?); resume on the data the run started with, or "
-                "start a new run folder"
+                f"gives tokenizer {now[:12]} (prepared again?{size}); resume on the data the run started "
+                "with, or start a new run folder"
             )
 
     # ---- checkpoints -------------------------------------------------------------------------

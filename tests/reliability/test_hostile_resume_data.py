@@ -1,0 +1,89 @@
+"""`pretrain --resume` on a data folder that changed since the checkpoint (docs/errors.md, "Pretraining:
+run folders, configs and data"): prepared again from other text with the same tokenizer, or with a
+tokenizer of another size. A resume is bit-exact only on the rows the run started with, so a changed
+folder is refused in one line naming what changed, before anything is written."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from tests.eval.conftest import vocabulary_texts
+from tests.reliability.hostile_world import TINY_RUN as RUN  # two CLM steps, a checkpoint after each
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.train import checkpoint as ckpt
+
+
+@pytest.fixture(scope="module")
+def w(tmp_path_factory) -> Path:
+    """Two corpora of the same words in another order (a and b), and tokenizers of 300 and 400 ids
+    trained on a."""
+    from encoderlab.cli import main
+
+    root = tmp_path_factory.mktemp("resume_data")
+    (root / "run.yaml").write_text(RUN)
+    texts = vocabulary_texts()
+    for name, words in (("a", texts), ("b", [" ".join(t.split()[::-1]) for t in texts])):
+        (root / f"{name}.jsonl").write_text("".join(json.dumps({"text": t}) + "\n" for t in words * 4))
+    for size in (300, 400):
+        main(["data", "tokenizer", "--source", str(root / "a.jsonl"), "--vocab-size", str(size),
+              "--out", str(root / f"tok_{size}")])  # fmt: skip
+    return root
+
+
+def pretrain(w: Path, out: Path, *extra, capsys) -> tuple[int, str]:
+    return cli(["pretrain", "--config", w / "run.yaml", "--out", out, *extra], capsys)
+
+
+def prepare(w: Path, data: Path, corpus: str, tokenizer: str) -> None:
+    """`data` prepared (again, when it exists) from `corpus` with `tokenizer`."""
+    from encoderlab.cli import main
+
+    shutil.rmtree(data, ignore_errors=True)
+    main(["data", "prepare", "--source", str(w / f"{corpus}.jsonl"), "--tokenizer", str(w / tokenizer),
+          "--out", str(data), "--decontaminate", "none", "--workers", "1"])  # fmt: skip
+
+
+def started(w: Path, tmp_path: Path, capsys) -> tuple[Path, Path]:
+    """(data, run): data prepared from corpus a with the 300-id tokenizer, and one step trained on it."""
+    data, run = tmp_path / "data", tmp_path / "run"
+    prepare(w, data, "a", "tok_300")
+    assert pretrain(w, run, "--set", f"data.path={data}", "--until-step", "1", capsys=capsys)[0] == 0
+    return data, run
+
+
+def test_resume_on_data_prepared_again_with_a_tokenizer_of_another_size_names_the_tokenizer(
+    w, tmp_path, capsys
+):
+    """Was "holds another model (vocab_size: ...); resume with the run's original model settings": the
+    model settings had not changed, the data's tokenizer had."""
+    data, run = started(w, tmp_path, capsys)
+    prepare(w, data, "a", "tok_400")
+    before = snapshot(run)
+    code, err = pretrain(w, run, "--resume", "--set", f"data.path={data}", capsys=capsys)
+    assert_one_line(
+        code,
+        err,
+        r"step_0000001 was trained with tokenizer \w{12}, but data.path \S+ now gives tokenizer \w{12} "
+        r"\(prepared again\?, with 400 ids instead of 300\); resume on the data the run started with, or "
+        r"start a new run folder",
+    )
+    assert snapshot(run) == before
+
+
+def test_a_vocabulary_change_without_the_checkpoints_tokenizer_names_the_data(w, tmp_path, capsys):
+    """A checkpoint without its tokenizer file: the vocabulary sizes alone tell the data's tokenizer changed."""
+    data, run = started(w, tmp_path, capsys)
+    (ckpt.checkpoint_dir(run, 1) / "model" / "tokenizer.json").unlink()
+    prepare(w, data, "a", "tok_400")
+    code, err = pretrain(w, run, "--resume", "--set", f"data.path={data}", capsys=capsys)
+    assert_one_line(
+        code,
+        err,
+        r"step_0000001 was trained on a vocabulary of 300 ids, this run's has 400 \(the data's tokenizer "
+        r"changed: data.path prepared again with another tokenizer\?\); resume on the data the run started "
+        r"with, or start a new run folder",
+    )
