@@ -13,6 +13,7 @@ from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
 
 from encoderlab.data.hub import HUB_DATA_ENV
 from encoderlab.data.merge import merge
+from encoderlab.data.packed import identity
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
 from encoderlab.data.shard import Shard, parse_shard, shard_from_env
 from encoderlab.data.sources import SourceConfig
@@ -60,6 +61,7 @@ def test_two_workers_then_merge_give_the_bytes_of_one_worker(fineweb, tmp_path, 
         assert a[key] == b[key], key
     for key in ("docs", "files", "identity", "tokens", "unique_tokens"):
         assert a["sources"][0][key] == b["sources"][0][key], key
+    assert identity(a) == identity(b)  # a run that started on one resumes on the other
     # every document exactly once: as many as rows, none twice, the parts split the files
     docs = _docs(out)
     assert len(docs) == 150 and len({tuple(d) for d in docs}) == 150

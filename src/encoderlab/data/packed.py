@@ -17,6 +17,7 @@ costs nothing; folders from before it was recorded are scanned once, in blocks).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -86,6 +87,35 @@ def _shape_problem(meta: dict) -> str | None:
         if not isinstance(counts, dict) or not all(is_count(counts.get(k)) for k in ("tokens", "docs")):
             return f"splits.{split} has no token and document counts"
     return None
+
+
+def identity(meta: dict, *, contents: bool = True) -> str:
+    """A digest of what a prepared folder holds, from its meta.json alone (no token is read): its recipe
+    (tokenizer hash and settings), split sizes and source identities; with `contents` also what was read
+    of each source file (bytes and sha256 for a local file, documents for a hub file), so text changed in
+    place, even to the same counts (a shuffled corpus), gives another digest, and the same files prepared
+    again the same one. A run records it in its checkpoints to refuse a resume on other rows
+    (`train/trainer.py`). A study's key leaves `contents` out (`study/prepared.py`), as it always has."""
+    sources = [s for s in _list(meta.get("sources")) if isinstance(s, dict)]  # hand-edited: no traceback
+    payload = {
+        "recipe": meta.get("recipe"),
+        "splits": meta.get("splits"),
+        "sources": [s.get("identity") for s in sources],
+    }
+    if contents:  # paths left out: where the corpus was read from is no part of the rows
+        payload["contents"] = [
+            [
+                {k: v for k, v in f.items() if k != "path"}
+                for f in _list(s.get("files"))
+                if isinstance(f, dict)
+            ]
+            for s in sources
+        ]
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []
 
 
 def call_settings(tokenizer_json: dict) -> str:

@@ -21,8 +21,6 @@ reader's checks (docs/data.md), not by the key.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -44,13 +42,11 @@ def prepared_meta(folder: str | Path, dataset: str) -> dict:
 
 
 def identity(meta: dict) -> str:
-    """A digest of what a prepared folder holds: its recipe, split sizes and source identities."""
-    payload = {
-        "recipe": meta.get("recipe"),
-        "splits": meta.get("splits"),
-        "sources": [s.get("identity") for s in meta.get("sources", [])],
-    }
-    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+    """A digest of what a prepared folder holds: its recipe, split sizes and source identities
+    (`data.packed.identity` without the files' contents, so every existing node key stays)."""
+    from encoderlab.data.packed import identity as prepared_identity
+
+    return prepared_identity(meta, contents=False)
 
 
 def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:

@@ -46,6 +46,17 @@ def _stream(data: DataConfig, layout: BatchLayout) -> BatchSource:
     return PackedReader(Path(data.path), layout, seed=data.seed, split="train")
 
 
+def data_identity(data: DataConfig) -> str | None:
+    """The identity of the prepared data a run reads (`data.packed.identity`, from its meta.json), which
+    its checkpoints record so a resume on other rows is refused; None for synthetic data, whose rows
+    follow from the config alone."""
+    if data.path == "synthetic":
+        return None
+    from encoderlab.data.packed import identity, read_meta
+
+    return identity(read_meta(Path(data.path)))
+
+
 def data_tokenizer(data: DataConfig):
     """The tokenizer stored with prepared data; for synthetic data a word-level one over its ids, so
     a synthetic run's models export and evaluate like any other (their words are `t<id>`)."""

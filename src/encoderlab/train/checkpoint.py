@@ -6,7 +6,8 @@ Layout of `RUN/checkpoints/step_0001000/`:
     and the RNG states, as full tensors: rank 0 writes and every rank reads on its own, so a
     checkpoint loads at any world size, DDP or FSDP2 (`distributed.py` gathers and re-slices FSDP2
     shards);
-  * `state.json`: step, phase, tokens seen, skipped steps, the run config and the freeze mechanism.
+  * `state.json`: step, phase, tokens seen, skipped steps, the run config, the freeze mechanism and
+    the prepared data's identity (`data`, `data.packed.identity`; null on synthetic data).
 A checkpoint is written under `step_N.tmp` and renamed when complete; `state.json` is written
 last, so a folder without it, or with the `.tmp` suffix, is a partial write that is never loaded
 (and is removed at the next start); that much of the layout, which loading a model reads too, is

@@ -38,7 +38,7 @@ from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.outdir import create_output
-from encoderlab.train.build import build_source, find_checkpoint, resolve_device
+from encoderlab.train.build import build_source, data_identity, find_checkpoint, resolve_device
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
     World,
@@ -115,6 +115,8 @@ class Trainer:
             cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world
         )
         self.progress = ckpt.Progress()
+        # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
+        self._data = data_identity(cfg.data) if source is None else None
         self._resumed_from = self._start_state(resume)
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
@@ -198,6 +200,7 @@ class Trainer:
         latest = find_checkpoint(self.run_dir) if resume else None
         if latest is not None:
             self._load(latest)
+            self._check_data(latest)
         elif self.cfg.model.init and self.cfg.model.load == "full":
             found = find_checkpoint(Path(self.cfg.model.init))
             state, _, _ = ckpt.load_train_state(found)
@@ -237,9 +240,34 @@ class Trainer:
                 "with, or start a new run folder"
             )
 
+    def _check_data(self, path: Path) -> None:
+        """Refuse to resume on prepared data other than the checkpoint's (the folder prepared again from
+        other text with the same tokenizer: the run went on, on other rows, no longer bit-exact, without
+        a word); with --force, say so and go on. Checkpoints from before the record: a note."""
+        state, where = ckpt.read_state(path), self.cfg.data.path
+        theirs = state.get("data")
+        note = None
+        if "data" not in state and self._data is not None:
+            note = (f"{path} records no data fingerprint (written by an older encoderlab), so this resume "
+                    f"cannot check that data.path {where} holds the rows the run trained on")  # fmt: skip
+        elif theirs is None or self._data is None or theirs == self._data:
+            return  # synthetic then or now: a changed data.path, which the config check refuses without --force
+        elif not self.force:
+            raise UserError(
+                f"{path} was trained on prepared data {str(theirs)[:12]}, but data.path {where} now holds data "
+                f"{self._data[:12]} (prepared again?); resume on the data the run started with, start a new run "
+                "folder, or pass --force to train on the new data (not bit-exact)"
+            )
+        else:
+            note = (f"--resume --force: data.path {where} holds other data ({self._data[:12]}) than {path} was "
+                    f"trained on ({str(theirs)[:12]}); training goes on, on its rows (not bit-exact)")  # fmt: skip
+        if self.world.is_main:
+            print(f"encoderlab: note: {note}", file=sys.stderr)
+
     # ---- checkpoints -------------------------------------------------------------------------
     def _meta(self, phase: PlannedPhase) -> dict[str, Any]:
         return {
+            "data": self._data,  # the prepared data's identity (None: synthetic), checked on --resume
             "phase": phase.name,
             "frozen_layers": phase.phase.freeze,
             "freeze_mechanism": MECHANISM,
