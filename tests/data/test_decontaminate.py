@@ -121,3 +121,43 @@ def test_a_damaged_cache_is_rebuilt(tmp_path, monkeypatch, capsys):
     again = build_contamination([str(ev)])
     assert again.hashes.tolist() == first.hashes.tolist() and again.ids == first.ids
     assert "decontamination cache" in capsys.readouterr().err
+
+
+def test_an_ngram_past_any_evaluation_text_is_refused_before_anything_is_written(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+):
+    """`--ngram 1000000000` was accepted: no evaluation text has that many words, so decontamination
+    silently matched by id only."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"text": random_words(i, 30)} for i in range(5)])
+    ev = write_jsonl(tmp_path / "eval.jsonl", [{"text": random_words(99, 40)}])
+    argv = ["data", "prepare", "--source", corpus, "--tokenizer", tokenizer_dir, "--out", tmp_path / "out",
+            "--decontaminate", ev, "--ngram", "1000000000"]  # fmt: skip
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code,
+        err,
+        r"--ngram 1000000000: the decontamination n-gram length must be at most 1000 words \(an overlap that long "
+        r"is already a copy of a whole long document; a longer n matches next to nothing, leaving only id "
+        r"matching\); use e.g. 13, the default \(GPT-3's rule\), or --decontaminate none to turn "
+        r"decontamination off",
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl", "eval.jsonl"]  # no home, no out
+
+
+def test_an_ngram_no_evaluation_text_reaches_is_noted(tmp_path, monkeypatch, capsys):
+    from encoderlab.data.decontaminate import MAX_NGRAM
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    ev = write_jsonl(tmp_path / "eval.jsonl", [{"text": random_words(i, 40)} for i in range(2)])
+    build_contamination([str(ev)], ngram=40)
+    assert "note" not in capsys.readouterr().err
+    contam = build_contamination([str(ev)], ngram=MAX_NGRAM)  # accepted, but matches nothing: said so
+    err = capsys.readouterr().err
+    assert f"none of the 2 evaluation texts has {MAX_NGRAM} words (--ngram)" in err and "by id only" in err
+    assert contam.is_contaminated("x", random_words(0, 40)) is None

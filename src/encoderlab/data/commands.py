@@ -85,7 +85,7 @@ def prepare(
         val_fraction: Share of documents held out for validation.
         decontaminate: Evaluation sets to remove: auto (all fetched default sets; the default), none,
             or asset names / files.
-        ngram: Word n-gram length of the overlap test.
+        ngram: Word n-gram length of the overlap test (3 to 1000; 13 is GPT-3's rule).
         seed: Seed of the source mixture.
         stop: When a mixture ends: first_exhausted (exact proportions) or all_exhausted (repeat small sources).
         on_error: Unreadable/corrupt/non-UTF-8 input: refuse, or skip and count.

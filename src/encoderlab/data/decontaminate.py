@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +45,13 @@ EVAL_ASSETS = (
     "vitaminc",
     "bbc-news",
 )
+MAX_NGRAM = 1000
+"""The longest `--ngram` accepted, in words. Practice is 8 to 50 words (PaLM 8, GPT-3 and Dolma 13, the
+default here); 1,000 words, twenty times the longest of those and about two pages, is longer than almost
+every evaluation text (the default sets hold questions' paragraphs and news articles), so an overlap that
+long can only be a copy of a whole long document. Past it the overlap test matches next to nothing (a
+billion-word n-gram matched nothing at all and left only id matching, without a word). A smaller n that no evaluation text reaches
+gets a note instead (`build_contamination`), since that depends on the sets, not on n alone."""
 WORD = re.compile(r"[^\W_]+")
 CACHE_VERSION = 1  # bump when the normalisation or hashing changes
 _MULT = np.uint64(0x100000001B3)  # FNV-64 prime: an odd multiplier spreads the word hashes
@@ -149,9 +157,22 @@ def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
     size, mtime) and n, since hashing every evaluation text takes seconds and rarely changes."""
     if ngram < 3:
         raise UserError(f"decontamination n-gram length must be at least 3, got {ngram}")
+    if ngram > MAX_NGRAM:
+        raise UserError(
+            f"--ngram {ngram}: the decontamination n-gram length must be at most {MAX_NGRAM} words (an overlap "
+            "that long is already a copy of a whole long document; a longer n matches next to nothing, leaving "
+            "only id matching); use e.g. 13, the default (GPT-3's rule), or --decontaminate none to turn "
+            "decontamination off"
+        )
     z = cached_arrays(
         _cache_path(against, ngram), lambda: _hash_sets(against, ngram), "decontamination cache"
     )
+    if int(z["eval_texts"]) and not len(z["hashes"]):
+        print(
+            f"encoderlab: note: decontamination: none of the {int(z['eval_texts'])} evaluation texts has {ngram} "
+            "words (--ngram), so the overlap test can remove nothing; documents are removed by id only",
+            file=sys.stderr,
+        )
     return Contamination(
         ngram=ngram,
         ids=frozenset(z["ids"].tolist()),
