@@ -44,7 +44,7 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
             data, folder, "lr_stability", curves.get("lr_sensitivity", []), "lr", "fine-tuning learning rate",
             "Fine-tuning LR sensitivity (mean test score over tasks)", logx=True,
         ),
-        _fig_mask_ratio(curves.get("mask_ratio", []), folder),
+        _fig_mask_ratio(data, curves.get("mask_ratio", []), folder),
         *[_fig_cka(r, folder, cka_figure_name(r, data.cka)) for r in data.cka],
         _fig_loss(data, study_dir, folder),
         _fig_validation(data, study_dir, folder),
@@ -215,11 +215,12 @@ def _fig_curve(
     )  # fmt: skip
 
 
-def _fig_mask_ratio(rows: list[dict], folder: Path) -> Figure | None:
+def _fig_mask_ratio(data: StudyData, rows: list[dict], folder: Path) -> Figure | None:
     several = len({r["design"] for r in rows}) > 1  # pure MLM and CLM -> MLM runs: one line each per family
     rows = [
         {
             **r,
+            "model": data.label(r["model"]),  # as every other figure and table names it (was the model id)
             "ratio_pct": 100 * r["mask_ratio"],
             "name": (f"{r['design']}: " if several else "")
             + ("Avg" if r["name"] == ALL else r["name"].upper()),

@@ -26,7 +26,7 @@ from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.summary import ALL
 from encoderlab.study.compute import ComputeSummary, compute_summary
-from encoderlab.study.data import StudyData, load_study
+from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
@@ -141,7 +141,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
     finished = len([n for n in data.nodes if n.kind != "report" and n.name in data.markers])
     shape = (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)
     data_rows = "; ".join(
-        f"{d.name}: {'+'.join(d.corpus)}, tokenizer {d.tokenizer}, max docs {d.max_docs}, seed {d.seed}"
+        f"{d.name}: {'+'.join(d.corpus)}, tokenizer {d.tokenizer}, {_max_docs(d.max_docs)}, seed {d.seed}"
         for d in spec.data
     )
     grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)}, seeds {', '.join(map(str, ev.seeds))}"
@@ -155,6 +155,11 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(ev, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
+
+
+def _max_docs(cap: int | None) -> str:
+    """A dataset's document cap in words (None, no cap, read "max docs None")."""
+    return "every document" if cap is None else f"max docs {cap:,}"
 
 
 def _seed_text(spec) -> str:
@@ -222,9 +227,17 @@ _RUNS_NOTE = (
 
 def _claims_note(claims: list[ClaimResult]) -> str:
     tested = sum(c.numbers.get("p_holm") is not None for c in claims)
-    return (
+    family = {
+        0: "No claim of the study has a p-value yet, so there is no family of tests to correct",
+        1: "The study's 1 claim with a p-value is a family of one: its Holm-adjusted p (Holm 1979) is its p, and "
+        "it is significant when that p < 0.05",
+    }.get(
+        tested,
         f"The study's {tested} claims with a p-value are one family of tests: each p is shown with its "
-        "Holm-adjusted value (Holm 1979), and a claim is significant when the adjusted p < 0.05; intervals are "
+        "Holm-adjusted value (Holm 1979), and a claim is significant when the adjusted p < 0.05",
+    )  # "The study's 1 claims ... are one family" read as a typo, and 0 as a family of none
+    return (
+        f"{family}; intervals are "
         "the unadjusted 95% intervals of the differences. A claim is tested over pretraining seeds (each "
         "the mean over its fine-tuning seeds) when both runs were trained at two or more, paired over the seeds "
         "both have, or by Welch's test when they share fewer than two; against a run trained at one, by Welch's "
@@ -272,8 +285,8 @@ def _sections(
     """(title, kind, payload) blocks shared by the HTML and Markdown renderers."""
     cols, headers = _result_columns(table)
     result_rows = [
-        [data.label(m)] + [_cell(table.cells[m].get(c), m == table.baseline) for c in cols]
-        for m in table.models
+        [data.label(m)] + [_cell(table.cells[m].get(c), split_id(m)[0] == data.spec.baseline) for c in cols]
+        for m in table.models  # every baseline checkpoint: each is the reference of its pretraining seed's rows
     ]
     run_rows = [
         [data.label(r)] + [_cell(cells.get(c), r == data.spec.baseline) for c in cols]

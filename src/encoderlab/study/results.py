@@ -359,8 +359,8 @@ def _sentence(
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
     test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
     stats = (
-        f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested claims "
-        f"p = {p_holm:.3g}"
+        f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested "
+        f"claim{'s' * (m != 1)} p = {p_holm:.3g}"  # a family of one read "the 1 tested claims"
     )
     sig = p_holm is not None and p_holm < ALPHA
     return (

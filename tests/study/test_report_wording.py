@@ -1,0 +1,61 @@
+"""The report's words agree with its numbers: the size of the Holm family, the baseline's rows, the
+names in the figures' numbers and the configuration (found by an audit of a demo report against its
+node results)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from fake_study import backend, small_spec
+
+from encoderlab.study.report import _claims_note, write_report
+from encoderlab.study.runner import run_study
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """The fake study at two pretraining seeds with one claim that has a p-value (and the CKA claim)."""
+    out = tmp_path_factory.mktemp("study")
+    spec = small_spec(seeds=(0, 1))
+    spec = small_spec(seeds=(0, 1), claims=tuple(c for c in spec.claims if c.id in ("mlm-sc", "cka")))
+    run_study(spec, out, backend(), progress=False)
+    write_report(out)  # with figures
+    return out
+
+
+def _md(study) -> str:
+    return (study / "report" / "report.md").read_text()
+
+
+def test_a_family_of_one_tested_claim_is_not_called_claims(study):
+    claims = {c["id"]: c for c in json.loads((study / "report" / "results.json").read_text())["claims"]}
+    assert claims["mlm-sc"]["numbers"]["p_holm"] == claims["mlm-sc"]["numbers"]["diff"]["p_value"]
+    assert "Holm-adjusted over the 1 tested claim p = " in claims["mlm-sc"]["sentence"]
+    md = _md(study)
+    assert "1 tested claims" not in md and "1 claims" not in md
+    assert "The study's 1 claim with a p-value is a family of one" in md
+
+
+def test_the_claims_note_with_no_tested_claim_names_no_family():
+    note = _claims_note([])
+    assert note.startswith("No claim of the study has a p-value yet") and "0 claims" not in note
+
+
+def test_every_checkpoint_of_the_baseline_is_marked_as_the_baseline(study):
+    section = _md(study).split("## Results\n")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| MLM-40/")]
+    assert [r.split(" | ")[0] for r in rows] == ["| MLM-40/s0", "| MLM-40/s1"]
+    assert all("(baseline)" in r for r in rows)  # s1's row had bare numbers: the reference of the s1 rows
+
+
+def test_the_mask_ratio_numbers_name_models_by_label(study):
+    with (study / "report" / "figures" / "mask_ratio.csv").open() as f:
+        models = {row["model"] for row in csv.DictReader(f)}
+    assert models == {"MLM-40/s0", "MLM-20/s0"}  # were the ids mlm40/s0, mlm20/s0 beside labelled tables
+
+
+def test_a_dataset_without_a_document_cap_says_so_in_words(study):
+    line = next(line for line in _md(study).splitlines() if line.startswith("| data |"))
+    assert "every document" in line and "None" not in line
