@@ -59,3 +59,15 @@ def test_the_mask_ratio_numbers_name_models_by_label(study):
 def test_a_dataset_without_a_document_cap_says_so_in_words(study):
     line = next(line for line in _md(study).splitlines() if line.startswith("| data |"))
     assert "every document" in line and "None" not in line
+
+
+def test_the_results_note_names_each_tasks_metric(study):
+    note = next(line for line in _md(study).splitlines() if line.startswith("Per checkpoint: mean"))
+    assert (
+        "test metric in percent, higher is better (mnli: accuracy; ner: accuracy; squad: accuracy; sst: accuracy)"
+        in note
+    )
+
+
+def test_the_cka_figure_names_runs_by_label(study):
+    assert "### CKA divergence: CLM vs MLM-40" in _md(study)  # was "clm vs mlm40", ids beside labelled claims

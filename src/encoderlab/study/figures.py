@@ -45,7 +45,7 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
             "Fine-tuning LR sensitivity (mean test score over tasks)", logx=True,
         ),
         _fig_mask_ratio(data, curves.get("mask_ratio", []), folder),
-        *[_fig_cka(r, folder, cka_figure_name(r, data.cka)) for r in data.cka],
+        *[_fig_cka(r, folder, cka_figure_name(r, data.cka), data.label) for r in data.cka],
         _fig_loss(data, study_dir, folder),
         _fig_validation(data, study_dir, folder),
     ]  # fmt: skip
@@ -248,7 +248,7 @@ def cka_figure_name(result: CkaResult, results: list[CkaResult]) -> str:
     return f"cka_{result.a}{f'-vs-{result.b}' if shared else ''}".replace("/", "_")
 
 
-def _fig_cka(result: CkaResult, folder: Path, name: str) -> Figure | None:
+def _fig_cka(result: CkaResult, folder: Path, name: str, label: Callable[[str], str] = str) -> Figure | None:
     import matplotlib.pyplot as plt
 
     from encoderlab.analysis.plots import LAYER_LABEL
@@ -259,12 +259,13 @@ def _fig_cka(result: CkaResult, folder: Path, name: str) -> Figure | None:
     noise = result.noise_divergence
     layers = list(range(len(div)))
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(layers, div, marker="o", label=f"{result.a} vs {result.b}")
+    a, b = label(result.a), label(result.b)  # by label, as the claims and tables name runs (were ids)
+    ax.plot(layers, div, marker="o", label=f"{a} vs {b}")
     if noise:
         ax.plot(layers, noise, marker="s", linestyle="--", label="seed noise")
     ax.set_xlabel(LAYER_LABEL)
     ax.set_ylabel("divergence 1 − linear CKA")
-    ax.set_title(f"CKA divergence per layer: {result.a} vs {result.b}")
+    ax.set_title(f"CKA divergence per layer: {a} vs {b}")
     ax.legend(fontsize=8)
     rows = [
         {
@@ -280,8 +281,11 @@ def _fig_cka(result: CkaResult, folder: Path, name: str) -> Figure | None:
         folder,
         name,
         rows,
-        f"CKA divergence: {result.a} vs {result.b}",
-        "Linear CKA (float64) of mean-pooled hidden states per layer on held-out texts; the dashed line is the divergence between two runs that differ only in seed.",
+        f"CKA divergence: {a} vs {b}",
+        "Linear CKA (float64) of mean-pooled hidden states per layer on held-out texts; the dashed line is the "
+        "divergence between two runs that differ only in seed. The numbers' ratio is the mean over sampling seeds "
+        "of each seed's divergence over its seed noise, the number the CKA claim averages, so it differs a little "
+        "from divergence / noise_divergence, which are means over the seeds.",
     )
 
 

@@ -225,6 +225,15 @@ _RUNS_NOTE = (
 )
 
 
+def _metrics_note(table: ResultsTable) -> str:
+    """What each task's number is: its test metric (the tables named none, so "99.27" had no unit)."""
+    metric = {t: s.metric for per in table.per_task.values() for t, s in per.items()}
+    if not metric:
+        return ""
+    said = "; ".join(f"{t}: {metric[t]}" for t in sorted(metric))
+    return f" Scores are each task's test metric in percent, higher is better ({said})."
+
+
 def _claims_note(claims: list[ClaimResult]) -> str:
     tested = sum(c.numbers.get("p_holm") is not None for c in claims)
     family = {
@@ -317,7 +326,7 @@ def _sections(
             "processes): on a shared machine it says more than the wall time about how long a node takes alone.",
         ),
         ("Results", "table", (["model", *headers], result_rows)),
-        ("", "text", _RESULTS_NOTE),
+        ("", "text", _RESULTS_NOTE + _metrics_note(table)),
         *_degenerate(data, table),
         *(over_runs if run_rows else []),
         *_reported(data, table),
