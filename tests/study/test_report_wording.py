@@ -71,3 +71,17 @@ def test_the_results_note_names_each_tasks_metric(study):
 
 def test_the_cka_figure_names_runs_by_label(study):
     assert "### CKA divergence: CLM vs MLM-40" in _md(study)  # was "clm vs mlm40", ids beside labelled claims
+
+
+def test_a_claim_over_all_tasks_of_a_study_with_one_task_names_it(tmp_path):
+    from encoderlab.study.spec import ClaimSpec, EvalSpec
+
+    spec = small_spec(
+        eval=EvalSpec(suite="fake", tasks=("sst",), lrs=(1e-4,), seeds=(0, 1), checkpoint_lrs=(1e-4,)),
+        claims=(ClaimSpec(id="avg", text="MLM beats CLM", kind="beats", a="mlm40", b="clm"),),
+        cka=(),
+    )
+    run_study(spec, tmp_path, backend(), progress=False)
+    write_report(tmp_path, figures=False)
+    (claim,) = json.loads((tmp_path / "report" / "results.json").read_text())["claims"]
+    assert " on sst (difference " in claim["sentence"]  # was "on the average over all tasks", of one task

@@ -190,7 +190,10 @@ def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         return Outcome()
     return Measure(
         of=lambda m: family_by_seed(_only(data.summary(m).tasks, shared), average=True).get(fam) or None,
-        where=("the average over all tasks" if fam == ALL else fam.upper()) + _left_out(shared, others),
+        where=(
+            fam.upper() if fam != ALL else _over(shared) if len(shared) == 1 else "the average over all tasks"
+        )
+        + _left_out(shared, others),  # one task is named: "the average over all tasks" of one read as several
     )
 
 
