@@ -85,3 +85,21 @@ def test_a_claim_over_all_tasks_of_a_study_with_one_task_names_it(tmp_path):
     write_report(tmp_path, figures=False)
     (claim,) = json.loads((tmp_path / "report" / "results.json").read_text())["claims"]
     assert " on sst (difference " in claim["sentence"]  # was "on the average over all tasks", of one task
+
+
+def test_the_results_figure_of_one_family_draws_no_avg_bar_the_table_leaves_out(tmp_path):
+    from encoderlab.study.spec import EvalSpec
+
+    spec = small_spec(
+        eval=EvalSpec(suite="fake", tasks=("sst", "mnli"), lrs=(1e-4,), seeds=(0, 1), checkpoint_lrs=(1e-4,)),
+        claims=(),
+        cka=(),
+    )
+    run_study(spec, tmp_path, backend(), progress=False)
+    write_report(tmp_path)
+    with (tmp_path / "report" / "figures" / "results.csv").open() as f:
+        assert {row["family"] for row in csv.DictReader(f)} == {"sc"}  # "all" drew SC's bars twice
+    head = next(
+        line for line in _md(tmp_path).split("## Results\n")[1].splitlines() if line.startswith("| model")
+    )
+    assert head == "| model | SC | mnli | sst |"

@@ -154,13 +154,13 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
             "n": c.n,
         }
         for m in table.models
-        for f in table.families
+        for f in table.shown_families  # as the results table: no Avg bar repeating a lone family's
         if (c := table.cells[m].get(f))
     ]
     if not rows:
         return None
     models = list(dict.fromkeys(r["model"] for r in rows))
-    fams = table.families
+    fams = table.shown_families
     fig, ax = plt.subplots(figsize=(max(6, 1.4 * len(fams) * max(1, len(models)) / 2), 4))
     width = 0.8 / len(models)
     for i, m in enumerate(models):
@@ -173,7 +173,7 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
     ax.set_ylabel("test score (task metric, %)")
     # beside the axes: inside, it hid the tallest bars
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    ax.set_title("Results per task family (mean ± 95% CI over seeds)")
+    ax.set_title("Results per task family (mean ± 95% CI over fine-tuning seeds)")
     return _save(
         fig,
         folder,

@@ -85,9 +85,8 @@ def _result_columns(table: ResultsTable) -> tuple[list[str], list[str]]:
     one family, so no column repeats another."""
     family_of = {t: s.family for per in table.per_task.values() for t, s in per.items()}
     tasks_of = {f: [t for t in table.tasks if family_of.get(t) == f] for f in table.families}
-    families = [f for f in table.families if f != ALL or len(table.families) > 2]
     cols, headers = [], []
-    for f in families:
+    for f in table.shown_families:
         alone = tasks_of[f][0] if len(tasks_of[f]) == 1 else None
         cols.append(f)
         headers.append("Avg" if f == ALL else f"{f.upper()}: {alone}" if alone else f.upper())

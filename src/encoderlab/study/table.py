@@ -54,6 +54,12 @@ class ResultsTable:
     runs: dict[str, dict[str, Cell]]
     """run -> column -> cell over pretraining seeds, for runs with two or more (empty otherwise)."""
 
+    @property
+    def shown_families(self) -> list[str]:
+        """The family columns the report shows: `ALL` only beside two or more families (with one, it
+        repeats that family's numbers)."""
+        return [f for f in self.families if f != ALL or len(self.families) > 2]
+
     def seeds(self, model: str, col: str, tasks: Container[str] | None = None) -> dict[int, float] | None:
         """A model's score per fine-tuning seed in a column (None without results); a family column
         averages over `tasks` only, when given (the tasks a comparison shares)."""
