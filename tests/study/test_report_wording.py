@@ -103,3 +103,16 @@ def test_the_results_figure_of_one_family_draws_no_avg_bar_the_table_leaves_out(
         line for line in _md(tmp_path).split("## Results\n")[1].splitlines() if line.startswith("| model")
     )
     assert head == "| model | SC | mnli | sst |"
+
+
+def test_runs_that_name_their_tasks_are_not_said_to_be_scored_on_all(tmp_path):
+    from dataclasses import replace
+
+    from encoderlab.study.spec import EvalSpec
+
+    spec = small_spec(eval=EvalSpec(suite="fake", lrs=(1e-4,), seeds=(0, 1)), claims=(), cka=())
+    spec = replace(spec, runs=tuple(replace(r, tasks=("sst",), eval_steps=()) for r in spec.runs))
+    run_study(spec, tmp_path, backend(), progress=False)
+    write_report(tmp_path, figures=False)
+    line = next(line for line in _md(tmp_path).splitlines() if line.startswith("| evaluation |"))
+    assert "suite fake, tasks sst, LRs" in line  # read "tasks all (sst)": the suite has four

@@ -27,11 +27,11 @@ from encoderlab.config import to_dict
 from encoderlab.eval.summary import ALL
 from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
-from encoderlab.study.fidelity import departures, setup_text
+from encoderlab.study.fidelity import departures, named_tasks, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
-from encoderlab.study.spec import EvalSpec, RunSpec
+from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
 
 if TYPE_CHECKING:
@@ -114,10 +114,12 @@ def _suite_text(ev: EvalSpec) -> str:
     return f"suite {ev.suite}" if ev.suite else f"task files {', '.join(ev.task_files)}"
 
 
-def _task_list(ev: EvalSpec, table: ResultsTable) -> str:
-    """The evaluated tasks: those the spec names, else the whole suite's, as far as results show them."""
-    if ev.tasks:
-        return ", ".join(ev.tasks)
+def _task_list(spec: StudySpec, table: ResultsTable) -> str:
+    """The evaluated tasks: those the spec or its runs name (as "What this scale is" says them; runs that
+    each name theirs read "all (...)", though the suite has more), else the whole suite's, as far as
+    results show them."""
+    if named := spec.eval.tasks or named_tasks(spec):
+        return ", ".join(named)
     return "all" + (f" ({', '.join(table.tasks)})" if table.tasks else "")
 
 
@@ -151,7 +153,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["steps / seq len / micro-batch / grad accum", " / ".join(str(v or "recipe default") for v in shape)],
         ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
-        ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(ev, table)}, {grid}"],
+        ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(spec, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
 
