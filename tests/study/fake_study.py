@@ -31,6 +31,8 @@ DEGENERATE: set[tuple[str, str]] = set()
 PRETRAIN_EFFECT: dict[tuple[str, int], float] = {}
 """(run name, pretraining seed) -> a shift of every score of that checkpoint: pretraining noise, which
 a test sets to study claims over pretraining seeds (empty: none)."""
+CKA_SHAPE: dict[str, int] = {}
+"""What the fake CKA node says it compared, {"n_texts": N, "hidden_size": W} (empty: unknown, as an old node)."""
 SCORED_AS: dict[str, str] = {}
 """run name -> the run whose scores it gets, to the last digit: a twin, for a claim between two runs with
 identical scores (a claim may not compare a run with itself) (empty: none)."""
@@ -186,6 +188,7 @@ def cka(ctx) -> dict:
         "noise_divergence": noise,
         "ratio": [d / n for d, n in zip(div, noise)],
         "low_layers": _low_layers(),
+        **CKA_SHAPE,
     }
     _write(ctx.out_dir / "cka.json", res)
     return res

@@ -260,3 +260,12 @@ def test_the_cka_node_writes_strict_json_when_a_seed_noise_divergence_is_zero(tm
     from encoderlab.study.data import CkaResult
 
     assert from_dict(CkaResult, result, where="cka").ratio == [None] * 3  # and reads back as a study result
+    # what the claim needs to say when CKA had no more texts than dimensions (only the node's log said it)
+    width = models["a"].config.hidden_size
+    assert (result["n_texts"], result["hidden_size"]) == (50, width)
+    caveat = from_dict(CkaResult, result, where="cka").few_texts
+    assert caveat == (
+        f"; on 50 texts, no more than the models' {width} hidden dimensions, which inflates CKA"
+        if width >= 50
+        else ""
+    )

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import csv
 import json
+from dataclasses import replace
 
 import pytest
 from fake_study import backend, small_spec
 
 from encoderlab.study.report import _claims_note, write_report
 from encoderlab.study.runner import run_study
+from encoderlab.study.spec import EvalSpec
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +76,7 @@ def test_the_cka_figure_names_runs_by_label(study):
 
 
 def test_a_claim_over_all_tasks_of_a_study_with_one_task_names_it(tmp_path):
-    from encoderlab.study.spec import ClaimSpec, EvalSpec
+    from encoderlab.study.spec import ClaimSpec
 
     spec = small_spec(
         eval=EvalSpec(suite="fake", tasks=("sst",), lrs=(1e-4,), seeds=(0, 1), checkpoint_lrs=(1e-4,)),
@@ -88,8 +90,6 @@ def test_a_claim_over_all_tasks_of_a_study_with_one_task_names_it(tmp_path):
 
 
 def test_the_results_figure_of_one_family_draws_no_avg_bar_the_table_leaves_out(tmp_path):
-    from encoderlab.study.spec import EvalSpec
-
     spec = small_spec(
         eval=EvalSpec(suite="fake", tasks=("sst", "mnli"), lrs=(1e-4,), seeds=(0, 1), checkpoint_lrs=(1e-4,)),
         claims=(),
@@ -106,13 +106,24 @@ def test_the_results_figure_of_one_family_draws_no_avg_bar_the_table_leaves_out(
 
 
 def test_runs_that_name_their_tasks_are_not_said_to_be_scored_on_all(tmp_path):
-    from dataclasses import replace
-
-    from encoderlab.study.spec import EvalSpec
-
     spec = small_spec(eval=EvalSpec(suite="fake", lrs=(1e-4,), seeds=(0, 1)), claims=(), cka=())
     spec = replace(spec, runs=tuple(replace(r, tasks=("sst",), eval_steps=()) for r in spec.runs))
     run_study(spec, tmp_path, backend(), progress=False)
     write_report(tmp_path, figures=False)
     line = next(line for line in _md(tmp_path).splitlines() if line.startswith("| evaluation |"))
     assert "suite fake, tasks sst, LRs" in line  # read "tasks all (sst)": the suite has four
+
+
+def test_the_cka_claim_says_when_fewer_texts_than_dimensions_inflate_cka(tmp_path, monkeypatch):
+    import fake_study
+
+    spec = small_spec(eval=EvalSpec(suite="fake", tasks=("sst",), lrs=(1e-4,), seeds=(0, 1)))
+    spec = replace(spec, claims=tuple(c for c in spec.claims if c.id == "cka"))
+    monkeypatch.setattr(fake_study, "CKA_SHAPE", {"n_texts": 64, "hidden_size": 384})  # the paper2 demo's
+    run_study(spec, tmp_path, backend(), progress=False)
+    write_report(tmp_path, figures=False)
+    (claim,) = json.loads((tmp_path / "report" / "results.json").read_text())["claims"]
+    assert (
+        "; on 64 texts, no more than the models' 384 hidden dimensions, which inflates CKA; "
+        in claim["sentence"]
+    )

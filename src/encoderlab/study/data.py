@@ -72,6 +72,19 @@ class CkaResult:
     """Paper 2's claim on this pair, `analysis.cka.low_layer_summary(...).to_dict()`: the low layers' ratio
     to seed noise with its interval over sampling seeds, `holds` (True/False, None without an interval)
     and its `sentence` (None without a seed-noise pair)."""
+    n_texts: int | None = None
+    """Texts compared (None: a node of before 2026-12-04)."""
+    hidden_size: int | None = None
+    """The wider model's hidden size (None or 0: unknown); n_texts at most this inflates CKA."""
+
+    @property
+    def few_texts(self) -> str:
+        """The claim's caveat when CKA compared no more texts than the models have dimensions, which
+        inflates CKA (`analysis.cka` warned of it in the node's log only); empty otherwise."""
+        n, width = self.n_texts, self.hidden_size
+        if not (n and width and n <= width):
+            return ""
+        return f"; on {n} texts, no more than the models' {width} hidden dimensions, which inflates CKA"
 
 
 @dataclass

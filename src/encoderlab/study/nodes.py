@@ -312,6 +312,10 @@ def run_cka(ctx: NodeContext) -> dict:
             "ratio": [r.get("ratio") for r in layers] if noise else None,
             "mean_divergence": data["mean_divergence"],
             "low_layers": low_layer_summary(report).to_dict() if noise else None,
+            "n_texts": report.n_texts,  # with the width: the claim says when CKA is inflated
+            "hidden_size": max(
+                (getattr(getattr(m, "config", None), "hidden_size", 0) or 0 for m, _ in (a, b))
+            ),
         }
     )
 

@@ -286,7 +286,7 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     return Outcome(
         status=low_layer_verdict(s["holds"], s["low_ci"], s["difference_ci"]),
         numbers=r.low_layers,
-        sentence=f"{r.low_layers['sentence']}; {CKA_UNCORRECTED}.",
+        sentence=f"{r.low_layers['sentence']}{r.few_texts}; {CKA_UNCORRECTED}.",
     )
 
 
