@@ -127,3 +127,17 @@ def test_the_cka_claim_says_when_fewer_texts_than_dimensions_inflate_cka(tmp_pat
         "; on 64 texts, no more than the models' 384 hidden dimensions, which inflates CKA; "
         in claim["sentence"]
     )
+
+
+def test_a_study_folder_resumes_with_the_report_key_its_built_in_study_gave():
+    from encoderlab.config import from_dict, to_dict
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.graph import report_config
+    from encoderlab.study.spec import StudySpec
+
+    spec = get_study(
+        "paper2-detour", "demo"
+    )  # expected_minutes 12, an int, read back from study.json as 12.0
+    again = from_dict(StudySpec, json.loads(json.dumps(to_dict(spec))), where="study.json")
+    # `study run DIR` rewrote the report (and noted the old report folder as stale): another spec digest
+    assert report_config(again) == report_config(spec)

@@ -263,6 +263,8 @@ class StudySpec:
             raise UserError("\n".join(problems))
         overrides = check_values(RunConfig, self.run_overrides, f"study {self.name}")
         object.__setattr__(self, "run_overrides", overrides)
+        # a float as study.json reads it back: a built-in's 12 digested apart from the folder's 12.0 (report key)
+        object.__setattr__(self, "expected_minutes", float(self.expected_minutes))
 
     def problems(self) -> list[str]:
         """Every inconsistency between the parts of the spec, one line each (empty: none)."""
