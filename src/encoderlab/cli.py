@@ -5,9 +5,6 @@ and each concern keeps its command code in its own package. Every `UserError` (a
 is printed as one line and exits non-zero; anything else is a bug and keeps its traceback. Every
 command runs with SIGTERM turned into Ctrl-C (`interrupts.sigterm_as_interrupt`), so a scheduler's stop
 and a Ctrl-C end the same way: cleanup runs, "interrupted; completed work is kept", exit 130.
-Under `torchrun` every rank runs the command: an argument error and the interrupted line are said by
-each node's first process (LOCAL_RANK 0), and a command's refusals are agreed between the ranks and
-said by rank 0 (`UserError.quiet` on the others; see `train.distributed.agreed`).
 """
 
 from __future__ import annotations
@@ -101,31 +98,16 @@ def _usage(path: list[str], node: Commands) -> str:
 def _dispatch(argv: list[str]) -> None:
     import tyro
 
-    try:
-        found = _command(argv)
-    except UserError as exc:
-        _once_per_node(exc)
-        raise
-    if found is None:
-        return
-    target, path = found
-    with _tyro_errors().on_parse_error(_raise_parse_error):
-        tyro.cli(resolve(target), args=argv, prog=" ".join(["encoderlab", *path]))
-
-
-def _command(argv: list[str]) -> tuple[str, list[str]] | None:
-    """The command `argv` names ("module:function") and its words, popped from `argv`; None once
-    `--version` or a usage is printed. What it refuses, the arguments alone decide."""
     _refuse_undecodable(argv)
     if argv == ["--version"]:
         print(_version())
-        return None
+        return
     node: str | Commands = COMMANDS
     path: list[str] = []
     while isinstance(node, dict):
         if not argv or argv[0] in ("-h", "--help"):
             print(_usage(path, node))
-            return None
+            return
         word = argv.pop(0)
         if word not in node:
             where = " ".join(["encoderlab", *path])
@@ -134,14 +116,8 @@ def _command(argv: list[str]) -> tuple[str, list[str]] | None:
     from encoderlab.cliargs import refuse_repeated_flags
 
     refuse_repeated_flags(resolve(node), argv)
-    return node, path
-
-
-def _once_per_node(exc: UserError) -> UserError:
-    """`exc`, which the arguments alone decide (the same in every process `torchrun` starts with them),
-    said by each node's first process only: each rank printed it."""
-    exc.quiet = exc.quiet or not _first_on_its_node()
-    return exc
+    with _tyro_errors().on_parse_error(_raise_parse_error):
+        tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
 
 
 def _version() -> str:
@@ -207,7 +183,7 @@ def _raise_parse_error(event) -> None:
         what = f"bad value {event.offending_value!r} for {event.argument.display_name()}"
     else:  # an event kind this version does not know: name it rather than guess
         what = f"the arguments were rejected ({type(event).__name__})"
-    raise _once_per_node(UserError(f"{what}; see: {event.prog} --help"))
+    raise UserError(f"{what}; see: {event.prog} --help")
 
 
 def _no_value(argument, prog: str) -> str:
@@ -255,8 +231,7 @@ def main(argv: list[str] | None = None) -> None:
         with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
             _dispatch(list(sys.argv[1:] if argv is None else argv))
     except UserError as exc:
-        if not exc.quiet:
-            print(f"encoderlab: error: {exc}", file=sys.stderr)
+        print(f"encoderlab: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         if not _stdout_broken():
@@ -278,16 +253,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"encoderlab: error: {_unusable_path(exc)}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
-        if _first_on_its_node():
-            print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
+        print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
         sys.exit(130)
-
-
-def _first_on_its_node() -> bool:
-    """False for the second and later processes `torchrun` starts on a node (LOCAL_RANK 1, 2, ...):
-    a Ctrl-C or a scheduler's SIGTERM reaches every one of them, and each printed the interrupted line.
-    Each node's first process still says it, as its log is the node's own."""
-    return os.environ.get("LOCAL_RANK", "0") in ("", "0")
 
 
 if __name__ == "__main__":

@@ -75,46 +75,24 @@ def env_world_size() -> int:
         ) from None
 
 
-LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
-"""What `torchrun` sets beside WORLD_SIZE, and the process group's env:// start reads."""
-
-
-def _check_launcher_env() -> None:
-    """Refuse WORLD_SIZE > 1 without the rest of torchrun's environment (an sbatch script that exports
-    WORLD_SIZE for another tool, a process started by hand): the process group's start raised a
-    ValueError traceback ("environment variable RANK expected, but not set")."""
-    missing = [name for name in LAUNCHER_ENV if not os.environ.get(name)]
-    if missing:
-        raise UserError(
-            f"WORLD_SIZE={os.environ['WORLD_SIZE']} is set but {', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not; launch with torchrun (it sets them all), or unset "
-            "WORLD_SIZE to run one process"
-        )
-
-
 def env_rank() -> int:
     """RANK as torchrun sets it (0 when not launched by it): who prints, once the group is gone."""
     return int(os.environ.get("RANK", "0") or 0)
 
 
-def join_world() -> World:
-    """Join the launcher's process group if there is one (or use one the caller initialised)."""
+def init_world(world_size: int) -> World:
+    """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
     global _OWNED_GROUP
     if not dist.is_initialized() and env_world_size() > 1:
-        _check_launcher_env()
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group("cuda:nccl,cpu:gloo" if torch.cuda.is_available() else "gloo")
         _OWNED_GROUP = True
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
-        return World(dist.get_rank(), dist.get_world_size(), local)
-    return World()
-
-
-def init_world(world_size: int) -> World:
-    """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
-    world = join_world()
+        world = World(dist.get_rank(), dist.get_world_size(), local)
+    else:
+        world = World()
     if world.world_size != world_size:
         raise UserError(
             f"layout.world_size is {world_size} but {world.world_size} process(es) are running; set "
@@ -123,70 +101,10 @@ def init_world(world_size: int) -> World:
     return world
 
 
-@contextlib.contextmanager
-def agreed(world: World):
-    """Run checks that may refuse on some ranks only, and end them together: every rank leaves the
-    block, then the ranks exchange their outcomes (one collective), and if any rank failed every rank
-    raises. Without it a rank refused alone (a file missing on one node, a check that reads local
-    state) while the others went on into a collective and died with a gloo traceback or waited for
-    the NCCL timeout.
-
-    Rank 0 raises the line to show (its own refusal, or `rank R: ...` for the first rank that failed);
-    the other ranks raise `quiet` errors, so `encoderlab` prints one line, not one per rank. A rank's
-    own bug (not a UserError) keeps its traceback there. Interrupts pass through without a collective.
-    """
-    try:
-        yield
-    except Exception as exc:
-        _raise_agreed(world, exc)
-        raise  # one process: _raise_agreed re-raised it already
-    if world.world_size > 1:
-        _raise_agreed(world, None)
-
-
-def _raise_agreed(world: World, error: Exception | None) -> None:
-    if world.world_size == 1:
-        if error is not None:
-            raise error
-        return
-    outcomes = all_gather(
-        None if error is None else (_described(error), getattr(error, "exit_code", 1)), world
-    )
-    failed = [(rank, outcome) for rank, outcome in enumerate(outcomes) if outcome is not None]
-    if not failed:
-        return
-    stopping_together(world)
-    if error is not None and not isinstance(error, UserError):
-        raise error  # a bug: its traceback, on the rank that hit it
-    first, (line, code) = failed[0]
-    if world.is_main and error is not None:
-        raise error
-    shown = UserError(line if first == 0 else f"rank {first}: {line}")
-    shown.exit_code, shown.quiet = code, not world.is_main
-    raise shown from error
-
-
-def _described(error: Exception) -> str:
-    """The line a refused rank reports: a UserError's message, or what a bug was (its type and first line)."""
-    if isinstance(error, UserError):
-        return str(error)
-    return f"stopped by an internal error ({type(error).__name__}: {str(error).strip().partition(chr(10))[0]}); see that rank's traceback"
-
-
 def barrier(world: World) -> None:
     """Wait for every rank (no-op on one process)."""
     if world.world_size > 1:
         dist.barrier()
-
-
-def stopping_together(world: World) -> None:
-    """A barrier for ranks that all stop now (an agreed refusal, a non-finite loss every rank saw).
-
-    The process group's teardown (`shutdown`) must not follow a collective on Python tensors at once:
-    gloo's worker thread may still be releasing them, which takes the GIL, while the teardown holds it
-    and waits for that thread: both processes hung for good (seen after a non-finite loss). A barrier
-    carries no Python tensor, and waiting for it lets the worker thread finish."""
-    barrier(world)
 
 
 def shutdown(clean: bool = True) -> None:
@@ -208,15 +126,6 @@ def all_reduce_sum(value: torch.Tensor, world: World) -> torch.Tensor:
     if world.world_size > 1:
         dist.all_reduce(value)
     return value
-
-
-def all_gather(value, world: World) -> list:
-    """Every rank's `value` (plain data), in rank order; `[value]` on one process."""
-    if world.world_size == 1:
-        return [value]
-    values: list = [None] * world.world_size
-    dist.all_gather_object(values, value)  # pickled between this run's own ranks only
-    return values
 
 
 @contextlib.contextmanager

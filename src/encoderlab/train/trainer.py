@@ -42,22 +42,19 @@ from encoderlab.train.build import build_source, data_identity, find_checkpoint,
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
     World,
-    agreed,
-    all_gather,
+    all_reduce_sum,
     barrier,
     gathered_model,
     init_world,
     is_sharded,
-    join_world,
     load_model_state,
     reshard,
     shutdown,
-    stopping_together,
 )
 from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
-from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, config_diff, environment
+from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, environment
 from encoderlab.train.step import TrainStep
 from encoderlab.train.validation import VALIDATION, Validator
 from encoderlab.train.vocab import ADDED_TOKENS
@@ -131,20 +128,6 @@ class Trainer:
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
 
-    def check_ranks_agree(self) -> None:
-        """Refuse, on a rank started otherwise than rank 0, a run whose ranks would train different
-        things: another --out or config (a node whose command or working folder differs), or another
-        step to start from (a run folder this node does not see, or sees elsewhere). Rank 0 alone
-        writes, so such a rank trained on without a word, from its own start, until the ranks' step
-        counts parted and a collective hung. Collective (every rank calls it)."""
-        mine = {**to_dict(self.cfg), "start step": self.progress.step}
-        differences = config_diff(all_gather(mine, self.world)[0], mine)
-        if differences:
-            raise UserError(
-                f"started otherwise than rank 0 ({'; '.join(differences[:3])}: rank 0's -> this rank's); start "
-                "every rank with the same command, with a run folder every node sees at the same path"
-            )
-
     @property
     def model(self):
         """The model being trained (the step's)."""
@@ -172,9 +155,14 @@ class Trainer:
         """The run folder created and locked by rank 0 for the duration, checked again under the
         lock (another run may have started in it since), with config.yaml and env.json written."""
         with contextlib.ExitStack() as held:
-            with agreed(self.world):
-                if self.world.is_main:
+            error = None
+            if self.world.is_main:
+                try:
                     self._claim(held)
+                except UserError as exc:
+                    error = exc
+            if float(all_reduce_sum(torch.tensor(float(error is not None)), self.world)):
+                raise error or UserError(f"rank 0 refused the run folder {self.run_dir}; see its message")
             self._write_run_files()
             yield
 
@@ -197,14 +185,14 @@ class Trainer:
     def _write_run_files(self) -> None:
         """Config and environment into the run folder, once every check has passed."""
         barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
-        with agreed(self.world):  # a failed write (a full disk) stops every rank, as in `_save`
-            if self.world.is_main:
-                ckpt.remove_partial(self.run_dir)
-                save_yaml(self.cfg, self.run_dir / "config.yaml")
-                write_text_atomic(self.run_dir / "env.json", json.dumps(environment(), indent=2))
-                if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
-                    record = [to_dict(self.train_step.added)]
-                    write_text_atomic(self.run_dir / ADDED_TOKENS, json.dumps(record, indent=2))
+        if self.world.is_main:
+            ckpt.remove_partial(self.run_dir)
+            save_yaml(self.cfg, self.run_dir / "config.yaml")
+            write_text_atomic(self.run_dir / "env.json", json.dumps(environment(), indent=2))
+            if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
+                record = [to_dict(self.train_step.added)]
+                write_text_atomic(self.run_dir / ADDED_TOKENS, json.dumps(record, indent=2))
+        barrier(self.world)
 
     def _start_state(self, resume: bool) -> Path | None:
         """Load the latest checkpoint (resume) or an `init` checkpoint's optimizer state; the
@@ -291,25 +279,16 @@ class Trainer:
         gather = self.world.is_main or is_sharded(self.model)
         state = self.train_step.optimizer_state() if gather else {}
         model = gathered_model(self.model, self.world)
-        # agreed: nobody reads (rollback, resume) a checkpoint before it is complete, and a failed write
-        # (a full disk) stops every rank, not rank 0 alone with the others dying in their next collective
-        with agreed(self.world):
-            if self.world.is_main:
-                ckpt.save_checkpoint(
-                    self.run_dir, model, state, self.progress, self._meta(phase), self.train_step.tokenizer
-                )
-                ckpt.prune(self.run_dir, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_steps)
+        if self.world.is_main:
+            ckpt.save_checkpoint(
+                self.run_dir, model, state, self.progress, self._meta(phase), self.train_step.tokenizer
+            )
+            ckpt.prune(self.run_dir, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_steps)
+        barrier(self.world)  # nobody reads (rollback, resume) a checkpoint before it is complete
 
     def _should_save(self, step: int) -> bool:
         c = self.cfg.checkpoint
         return step == self.train_step.phase.end or (c.every and step % c.every == 0) or step in c.keep_steps
-
-    def _said_by_rank_zero(self, error: UserError) -> UserError:
-        """`error`, which every rank raises alike (it follows from all-reduced numbers), printed by rank 0
-        only: each rank printed it (8 lines on one 8-GPU node)."""
-        error.quiet = not self.world.is_main
-        stopping_together(self.world)
-        return error
 
     def _on_bad_step(self, step: int, loss: float, grad_norm: float) -> bool:
         """Apply the NaN policy to the update of `step` (0-based); True after a rollback."""
@@ -325,16 +304,14 @@ class Trainer:
         policy = self.cfg.nan_policy
         if policy == "stop" or self.progress.bad_steps > self.cfg.max_bad_steps:
             why = "" if policy == "stop" else f" after {self.cfg.max_bad_steps} bad steps"
-            raise self._said_by_rank_zero(
-                NonFiniteLoss(
-                    f"stopped{why}: {what}; {last} (intact); lower optim.lr or set nan_policy=skip|rollback and --resume"
-                )
+            raise NonFiniteLoss(
+                f"stopped{why}: {what}; {last} (intact); lower optim.lr or set nan_policy=skip|rollback and --resume"
             )
         self.progress.skipped.append(step)
         if policy != "rollback":
             return False
         if not done:
-            raise self._said_by_rank_zero(NonFiniteLoss(f"cannot roll back: {what}; {last}"))
+            raise NonFiniteLoss(f"cannot roll back: {what}; {last}")
         skipped, bad = self.progress.skipped, self.progress.bad_steps
         self._load(ckpt.checkpoint_dir(self.run_dir, done[-1]))
         self.progress.skipped = sorted(set(skipped) | set(self.progress.skipped))
@@ -412,9 +389,9 @@ class Trainer:
             return ckpt.checkpoint_dir(self.run_dir, self.progress.step) / "model"
         final = self.run_dir / "final"
         model = gathered_model(self.model, self.world)
-        with agreed(self.world):  # as in `_save`
-            if self.world.is_main:
-                save_model_folder(model, final, self.train_step.tokenizer)
+        if self.world.is_main:
+            save_model_folder(model, final, self.train_step.tokenizer)
+        barrier(self.world)
         return final
 
     def _run_step(self, step: int, peak: float) -> dict[str, Any] | None:
@@ -464,19 +441,14 @@ def pretrain(
     written (the CLI prints its notes and asks for `--yes` there); it may raise a `UserError`.
     """
     try:
-        with contextlib.ExitStack() as run_scope:
-            world = join_world()  # first: a refusal on any rank then stops every rank (`agreed`)
-            with agreed(world):
-                run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
-                trainer = Trainer(cfg, source=source, resume=resume, force=force)
-                stop = trainer.stop_at(until_step)
-                if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
-                    print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
-                          "trains to the end", file=sys.stderr)  # fmt: skip
-                if before_start is not None:
-                    before_start(trainer, stop)
-            with agreed(world):
-                trainer.check_ranks_agree()
+        with deterministic_mode(cfg.deterministic, resolve_device(cfg)):
+            trainer = Trainer(cfg, source=source, resume=resume, force=force)
+            stop = trainer.stop_at(until_step)
+            if until_step is not None and until_step > stop and trainer.world.is_main:  # as asked, but say so
+                print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
+                      "trains to the end", file=sys.stderr)  # fmt: skip
+            if before_start is not None:
+                before_start(trainer, stop)
             trainer.run(until_step)
     except BaseException:
         shutdown(clean=False)  # the process group init_world created under torchrun, if any
