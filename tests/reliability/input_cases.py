@@ -114,6 +114,11 @@ CASES = [
         r"data.synthetic_doc_len must be at least 5 .*got 2; use 5 or more",
     ),
     (
+        "validation-rows-past-the-maximum",
+        "pretrain --recipe smoke-mlm --set validation.rows=5000000 validation.every=0 --out {w}/o",
+        r"validation.rows 5,000,000 is above 100,000, the most held-out rows scored .*; lower validation.rows",
+    ),
+    (
         "bench-docs-too-short",
         "bench train --doc-len 3",
         r"--doc-len must be at least 5 .*got 3; use 5 or more, or --seq-len",

@@ -97,6 +97,7 @@ DATA_CASES = [
     ("prepared-without-tokenizer", "data inspect {w}/no_tokenizer", r"prepared data .*no_tokenizer has no tokenizer/ folder \(data prepare writes the tokenizer it used there\); copy that tokenizer's folder to .*no_tokenizer/tokenizer$"),
     ("inspect-seq-len-0", "data inspect {w}/data --seq-len 0", r"--seq-len must be >= 1"),
     ("inspect-rows-negative", "data inspect {w}/data --rows -1", r"--rows must be >= 1, got -1"),
+    ("inspect-rows-past-the-split", "data inspect {w}/data --rows 1000", r"--rows 1000: the train split of .*data holds \d+ rows of --seq-len 64 \([\d,]+ tokens\); pass --rows \d+ or fewer$"),
     ("val-fraction-above-1", PREP + " --out {w}/o --val-fraction 1.5", r"--val-fraction must be in \[0, 1\) .*got 1.5"),
     ("prepare-into-foreign-meta", PREP + " --out {w}/foreign", r"--out .*foreign is a non-empty folder that encoderlab did not create"),
     ("prepare-into-source-folder", PREP.replace("{w}/corpus.jsonl", "{w}/corpus_dir") + " --out {w}/corpus_dir/p", r"--out .*corpus_dir/p is, contains or lies inside the source .*corpus_dir; writing there would destroy"),
@@ -276,6 +277,19 @@ def test_inspect_shows_a_meta_json_without_its_informational_counts(dworld, caps
     summary = json.loads(out[: out.index("--- row 0")])
     assert summary["splits"] == meta["splits"] and summary["seconds"] is None
     assert summary["skipped"] == {"empty": None, "bad_records": None, "bad_files": None}
+
+
+def test_inspect_reads_its_rows_a_chunk_at_a_time(dworld, capsys, monkeypatch):
+    """`--rows N` read one batch of N rows: millions of rows held them all in memory at once. Read a
+    chunk at a time, they are the same rows in the same order."""
+    from encoderlab.data import commands
+
+    argv = ["data", "inspect", str(dworld / "data"), "--rows", "20", "--seq-len", "8"]
+    main(argv)
+    whole = capsys.readouterr().out
+    monkeypatch.setattr(commands, "INSPECT_CHUNK", 3)
+    main(argv)
+    assert capsys.readouterr().out == whole and whole.count("--- row") == 20
 
 
 def test_a_jsonl_line_nested_thousands_deep_is_one_line_and_writes_nothing(dworld, capsys):

@@ -13,6 +13,9 @@ from encoderlab.cliargs import Repeated, flatten
 from encoderlab.data.sources import parse_source
 from encoderlab.errors import UserError
 
+INSPECT_CHUNK = 256
+"""Rows `data inspect` reads at once (its memory: this many rows of --seq-len tokens, whatever --rows)."""
+
 
 def _log_to_stderr() -> None:
     logging.basicConfig(level=logging.INFO, format="%(message)s")
@@ -169,7 +172,7 @@ def inspect(
         path: Prepared folder.
         split: Which split to read.
         seq_len: Row length.
-        rows: Rows to show.
+        rows: Rows to show (at most what the split holds).
         seed: Reader seed.
     """
     from encoderlab.data.batch import BatchLayout
@@ -182,10 +185,17 @@ def inspect(
         raise UserError(f"--rows must be >= 1, got {rows}")
     if seed < 0:  # numpy's generators take no negative seed
         raise UserError(f"--seed must be >= 0, got {seed}")
-    reader = PackedReader(path, BatchLayout(seq_len=seq_len, micro_batch_size=rows), seed=seed, split=split)
+    chunk = min(rows, INSPECT_CHUNK)  # rows read at once: memory stays bounded whatever --rows says
+    reader = PackedReader(path, BatchLayout(seq_len=seq_len, micro_batch_size=chunk), seed=seed, split=split)
+    if rows > reader.rows_per_epoch:  # past them the reader starts the split over in another order
+        raise UserError(
+            f"--rows {rows}: the {split} split of {path} holds {reader.rows_per_epoch:,} rows of --seq-len "
+            f"{seq_len} ({reader.n_tokens:,} tokens); pass --rows {reader.rows_per_epoch} or fewer"
+        )
     print(json.dumps(_summary(reader.meta), indent=1))
     tok = load_tokenizer(path)
-    batch = reader.batch(0, 0, 0)
     for r in range(rows):
-        print(f"--- row {r} (documents: {int(batch.doc_ids[r].max()) + 1})")
-        print(tok.decode(batch.input_ids[r].tolist()))
+        if r % chunk == 0:
+            batch = reader.batch(r // chunk, 0, 0)  # the rows of one batch of `rows`, `chunk` at a time
+        print(f"--- row {r} (documents: {int(batch.doc_ids[r % chunk].max()) + 1})")
+        print(tok.decode(batch.input_ids[r % chunk].tolist()))

@@ -200,6 +200,15 @@ class CheckpointConfig:
             raise UserError(f"checkpoint: every must be >= 0 and keep_last >= 1, got {self}")
 
 
+MAX_VALIDATION_ROWS = 100_000
+"""The most `validation.rows` accepted. 64 (the default) to a few thousand rows are what runs use; each
+validation runs three forward passes over every row, so 100,000 rows of 512 tokens cost as much as
+thousands of training steps, every `validation.every` steps, while the loss's noise over them is already
+negligible. Above it a synthetic run's held-out stream has no end to cap the rows (5,000,000 rows stalled
+a smoke run at its first validation for minutes, without a word); a prepared val split caps them at what
+it holds (`Validator`)."""
+
+
 @dataclass(frozen=True, kw_only=True)
 class ValidationConfig:
     """Held-out loss during training (`train/validation.py`): CLM, the run's MLM and MLM at 15%."""
@@ -207,11 +216,19 @@ class ValidationConfig:
     every: int = 1000
     """Score every this many steps and at the run's last step (0: never)."""
     rows: int = 64
-    """Held-out rows of `layout.seq_len` tokens scored each time (at most what the val split holds)."""
+    """Held-out rows of `layout.seq_len` tokens scored each time (at most what the val split holds, and
+    at most `MAX_VALIDATION_ROWS`)."""
 
     def __post_init__(self) -> None:
         if self.every < 0 or self.rows < 1:
             raise UserError(f"validation: every must be >= 0 (0: off) and rows >= 1, got {self}")
+        if self.rows > MAX_VALIDATION_ROWS:
+            raise UserError(
+                f"validation.rows {self.rows:,} is above {MAX_VALIDATION_ROWS:,}, the most held-out rows scored "
+                "(each validation scores every row three times, val/clm, val/mlm and val/mlm15, and a loss over "
+                f"{MAX_VALIDATION_ROWS:,} rows is already far steadier than any difference between runs); lower "
+                "validation.rows, e.g. 64, the default"
+            )
 
 
 @dataclass(frozen=True)
