@@ -103,6 +103,7 @@ DATA_CASES = [
     ("prepare-into-source-folder", PREP.replace("{w}/corpus.jsonl", "{w}/corpus_dir") + " --out {w}/corpus_dir/p", r"--out .*corpus_dir/p is, contains or lies inside the source .*corpus_dir; writing there would destroy"),
     ("prepare-out-is-a-file", PREP + " --out {w}/a_file", r"--out .*a_file is a file, not a folder"),
     ("decontaminate-missing", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/tok --out {w}/o --decontaminate missing", r"'missing' is not an existing file.*; fix --decontaminate$"),
+    ("ngram-with-decontaminate-none", PREP + " --out {w}/o --ngram 1000000000", r"--ngram 1000000000: the decontamination n-gram length must be at most 1000 words .*; leave --ngram out \(decontamination is off, so it is unused\)$"),
     ("decontaminate-none-and-a-set", PREP + " --out {w}/o --decontaminate boolq", r"'auto' and 'none' stand alone"),
     ("tokenizer-config-only", "data prepare --source {w}/corpus.jsonl --tokenizer {w}/config_only --out {w}/o", r"has tokenizer_config.json but no tokenizer.json"),
     ("merge-without-parts", "data merge --out {w}/nothing", r"no parts to merge: .*nothing.shards does not exist"),

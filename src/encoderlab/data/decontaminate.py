@@ -150,20 +150,30 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
     return against, []
 
 
+def check_ngram(ngram: int, off: bool = False) -> None:
+    """Refuse an `--ngram` outside 3..MAX_NGRAM words, also when decontamination is `off` (`--decontaminate
+    none`): the value is unused then, but one no decontaminating run takes is a mistake all the same."""
+    if ngram < 3:
+        raise UserError(f"decontamination n-gram length must be at least 3, got {ngram}")
+    if ngram > MAX_NGRAM:
+        fix = (
+            "leave --ngram out (decontamination is off, so it is unused)"
+            if off
+            else "use e.g. 13, the default (GPT-3's rule), or --decontaminate none to turn decontamination off"
+        )
+        raise UserError(
+            f"--ngram {ngram}: the decontamination n-gram length must be at most {MAX_NGRAM} words (an overlap "
+            "that long is already a copy of a whole long document; a longer n matches next to nothing, leaving "
+            f"only id matching); {fix}"
+        )
+
+
 def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
     """Read every evaluation set once and collect its ids and n-gram hashes.
 
     The result is cached under $ENCODERLAB_HOME/cache/decontam, keyed by the sets' files (path,
     size, mtime) and n, since hashing every evaluation text takes seconds and rarely changes."""
-    if ngram < 3:
-        raise UserError(f"decontamination n-gram length must be at least 3, got {ngram}")
-    if ngram > MAX_NGRAM:
-        raise UserError(
-            f"--ngram {ngram}: the decontamination n-gram length must be at most {MAX_NGRAM} words (an overlap "
-            "that long is already a copy of a whole long document; a longer n matches next to nothing, leaving "
-            "only id matching); use e.g. 13, the default (GPT-3's rule), or --decontaminate none to turn "
-            "decontamination off"
-        )
+    check_ngram(ngram)
     z = cached_arrays(
         _cache_path(against, ngram), lambda: _hash_sets(against, ngram), "decontamination cache"
     )

@@ -61,7 +61,7 @@ from encoderlab import jsonlines, outdir
 from encoderlab.atomic import replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode
-from encoderlab.data.decontaminate import Contamination, build_contamination, resolve_eval_sets
+from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import repeats_documents, split_per_source
@@ -124,6 +124,7 @@ class PrepareConfig:
         if self.max_docs is not None and self.max_docs < 1:
             raise UserError(f"--max-docs must be >= 1, got {self.max_docs}; leave it out to read everything")
         check_seed(self.seed)
+        check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)))
 
 
 def shard_dir(out: Path, shard: Shard) -> Path:
