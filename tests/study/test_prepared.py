@@ -173,3 +173,40 @@ def test_a_study_trains_on_a_prepared_folder_and_keeps_its_nodes_when_it_moves(t
     moved = data.rename(tmp_path / "moved")
     main(["study", "run", str(study), "--out", str(out), "--no-fetch", "--prepared", f"main={moved}"])
     assert {p: p.stat().st_mtime_ns for p in markers} == markers  # every node kept, none rerun
+
+
+def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_path):
+    """The key of a `--prepared` folder digested its recipe, split counts and source kinds, not what was
+    read: the corpus shuffled (the same documents, the same counts) and prepared again into the same
+    folder kept every key, so the study reused results of the old rows. It is now the identity every
+    checkpoint records (`data.packed.identity`), which holds each file's bytes and sha256."""
+    from fake_study import tiny_corpus
+    from tests.study.test_files import MINE, _task_file
+
+    from encoderlab.data.sources import SourceConfig
+    from encoderlab.data.tokenizer import train_tokenizer
+    from encoderlab.study.files import load_study_file
+    from encoderlab.study.graph import prepare_graph
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    _task_file(tmp_path)
+    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
+    study = tmp_path / "my-study.yaml"
+    study.write_text(MINE.replace("vocab_size: 300,", f"vocab_size: 300, tokenizer: {tmp_path / 'tok'},"))
+    cfg = PrepareConfig(
+        sources=(parse_source(str(corpus)),), tokenizer=str(tmp_path / "tok"), decontaminate=()
+    )
+    data = prepare(cfg, tmp_path / "prepared", workers=1, progress=False)
+    spec = with_prepared(load_study_file(study), (f"main={data}",))
+
+    def key() -> str:
+        return prepare_graph(spec, real_backend()).nodes["prepare/main"].key
+
+    before, splits = key(), read_meta(data)["splits"]
+    assert key() == before  # the same folder, the same key
+    lines = corpus.read_text().splitlines(keepends=True)  # the first two documents swapped, both trained on
+    corpus.write_text("".join([lines[1], lines[0], *lines[2:]]))
+    shutil.rmtree(data)
+    prepare(cfg, data, workers=1, progress=False)
+    assert read_meta(data)["splits"] == splits  # the same counts: only the text's order tells them apart
+    assert key() != before

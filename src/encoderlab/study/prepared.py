@@ -12,11 +12,12 @@ machine. What the folder holds is checked, not trusted:
 - its tokens are counted, so the study guard (`plan.py`) compares every run with what the folder
   holds, exactly, instead of an estimate.
 
-The node key comes from the folder's content (`identity`: its recipe, split sizes and source
-identities), not its path: a moved folder keeps every key, and a folder prepared again differently
-changes every key below it. Trade-off: the key trusts meta.json (written with the data, atomically)
-rather than hashing 100B tokens on each build; a tokens.bin edited by hand is caught by the packed
-reader's checks (docs/data.md), not by the key.
+The node key comes from the folder's content (`identity`: its recipe, split sizes, source identities
+and each source file's bytes and sha256 as prepare read them), not its path: a moved folder keeps every
+key, and a folder prepared again from other text, even to the same counts, changes every key below it.
+Trade-off: the key trusts meta.json (written with the data, atomically) rather than hashing 100B tokens
+on each build; a tokens.bin edited by hand is caught by the packed reader's checks (docs/data.md), not
+by the key.
 """
 
 from __future__ import annotations
@@ -42,11 +43,11 @@ def prepared_meta(folder: str | Path, dataset: str) -> dict:
 
 
 def identity(meta: dict) -> str:
-    """A digest of what a prepared folder holds: its recipe, split sizes and source identities
-    (`data.packed.identity` without the files' contents, so every existing node key stays)."""
+    """A digest of what a prepared folder holds: `data.packed.identity`, the one every checkpoint records
+    (its recipe, split sizes, source identities and what was read of each file, paths left out)."""
     from encoderlab.data.packed import identity as prepared_identity
 
-    return prepared_identity(meta, contents=False)
+    return prepared_identity(meta)
 
 
 def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
