@@ -337,3 +337,32 @@ def test_the_default_set_is_what_the_demo_study_reads():
     from encoderlab.study.nodes import required_assets
 
     assert set(required_assets(get_study("paper1-pfs", "demo"))) == set(DEFAULT_ASSETS)
+
+
+@pytest.mark.parametrize("mine", ["fake/notes.txt", "notes.txt"])
+def test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched(
+    home, package, monkeypatch, capsys, mine
+):
+    """`assets fetch fake` replaced assets/fake whatever it held, so a folder of one's own there (no
+    manifest.json: ENCODERLAB_HOME pointed at one's own folder) was deleted; beside it, a file of one's
+    own had assets written next to it. Either is refused before anything is downloaded or written."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    (home / "assets" / mine).parent.mkdir(parents=True)
+    (home / "assets" / mine).write_text("keep me")
+    entry = home / "assets" / mine.split("/")[0]
+    code, err = cli(["assets", "fetch", "fake"], capsys)
+    assert_one_line(
+        code,
+        err,
+        rf"^encoderlab: error: {re.escape(str(entry))} is not an asset encoderlab fetched \(no manifest.json\): "
+        r"encoderlab did not create it, and fetches nothing into the folder that holds it; nothing was changed: "
+        rf"move it out of {re.escape(str(home / 'assets'))}, or point ENCODERLAB_HOME at another folder$",
+    )
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == sorted(
+        ["assets", f"assets/{mine}", *(["assets/fake"] if "/" in mine else [])]
+    )
+    assert (home / "assets" / mine).read_text() == "keep me"

@@ -44,6 +44,7 @@ NAMED = {
     "encoderlab-home-empty": "tests.reliability.test_hostile_data::test_an_empty_encoderlab_home_is_one_line_not_the_working_folder",
     "encoderlab-home-broken-symlink": "tests.reliability.test_hostile_data::test_an_encoderlab_home_that_is_a_broken_symlink_is_one_line",
     "out-is-the-current-folder": "tests.reliability.test_hostile_arguments::test_an_out_without_a_name_of_its_own_is_one_line",
+    "assets-cache-entry-not-fetched": "tests.data.test_assets_fetch::test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched",
     "encoderlab-assets-is-a-file": "tests.reliability.test_hostile_data::test_a_file_where_encoderlab_home_keeps_its_assets_is_one_line",
     "hub-unreachable-tokenizer": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "hub-unreachable-model": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
@@ -120,8 +121,8 @@ NAMED = {
 }  # fmt: skip
 
 # Every command by what it writes. A folder or a file: the catalogue row proving that it refuses
-# someone else's and changes nothing in it. The asset cache is encoderlab's own folder (its row: a
-# cache path that cannot be used). None: the command writes nothing.
+# someone else's and changes nothing in it (the asset cache: an entry of one's own in it). None: the
+# command writes nothing.
 WRITES = {
     "advise": "advise-over-foreign",
     "analyze cka": "cka-over-foreign",
@@ -129,7 +130,7 @@ WRITES = {
     "analyze probe": "probe-over-foreign",
     "analyze curves": "curves-over-foreign",
     "assets list": None,
-    "assets fetch": "encoderlab-home-is-a-file",
+    "assets fetch": "assets-cache-entry-not-fetched",
     "data tokenizer": "tokenizer-over-foreign",
     "data prepare": "prepare-into-foreign-meta",
     "data merge": "merge-into-foreign",

@@ -385,6 +385,21 @@ def _manifest(spec: AssetSpec, stats: dict[str, Any], size: int) -> dict[str, An
     }
 
 
+def check_cache(root: Path) -> None:
+    """Refuse an assets folder holding anything encoderlab did not put there (an asset folder without
+    its manifest, a file), before a fetch writes or replaces a thing: a folder of one's own under
+    ENCODERLAB_HOME/assets was replaced by the asset of its name, or had assets written beside it.
+    Hidden entries are ours (`.NAME.lock`, `.NAME.tmp`) or a system's, and empty folders hold nothing."""
+    for entry in sorted(root.iterdir()) if root.is_dir() else ():
+        ours = entry.is_dir() and ((entry / MANIFEST).is_file() or not any(entry.iterdir()))
+        if not (ours or entry.name.startswith(".")):
+            raise UserError(
+                f"{entry} is not an asset encoderlab fetched (no {MANIFEST}): encoderlab did not create it, and "
+                f"fetches nothing into the folder that holds it; nothing was changed: move it out of {root}, or "
+                "point ENCODERLAB_HOME at another folder"
+            )
+
+
 def fetch_one(name: str) -> tuple[Path, bool]:
     """Fetch one asset (its dependencies must be fetched); returns (folder, whether it was built now)."""
     spec = spec_of(name)
@@ -413,6 +428,7 @@ def fetch(names: Sequence[str] | None = None, *, everything: bool = False) -> di
     for name in wanted:
         spec_of(name)
     order = with_deps(wanted)
+    check_cache(assets_root())
     folders = {}
     for name in tqdm(order, desc="assets", unit="asset", disable=len(order) < 2):
         folder, built = fetch_one(name)
