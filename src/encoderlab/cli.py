@@ -231,7 +231,8 @@ def main(argv: list[str] | None = None) -> None:
         with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
             _dispatch(list(sys.argv[1:] if argv is None else argv))
     except UserError as exc:
-        print(f"encoderlab: error: {exc}", file=sys.stderr)
+        if not exc.quiet:
+            print(f"encoderlab: error: {exc}", file=sys.stderr)
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         if not _stdout_broken():

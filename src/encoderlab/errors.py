@@ -18,6 +18,9 @@ class UserError(Exception):
     """A problem with the user's input, reported as one line with the fix."""
 
     exit_code = 2
+    quiet = False
+    """True on a process whose line another one prints (a rank other than 0 under torchrun, see
+    `train.distributed.agreed`): the CLI then exits with `exit_code` without printing it again."""
 
 
 class DiskFull(UserError):

@@ -16,7 +16,7 @@ from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig
-from encoderlab.train.distributed import env_rank
+from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
 from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
 from encoderlab.train.trainer import pretrain
@@ -67,16 +67,15 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    params, sets = once(flatten(param, "--param"), "--param"), once(flatten(overrides, "--set"), "--set")
-    cfg = resolve_config(recipe, config, params, sets)
-    if out:
-        cfg = dataclasses.replace(cfg, out=out)
+    cfg = _agreed_config(recipe, config, param, overrides, out)
     if dry_run:
         import yaml
 
         from encoderlab.config import to_dict
 
-        print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
+        if env_rank() == 0:
+            print(yaml.safe_dump(to_dict(cfg), sort_keys=False), end="")
+        shutdown()
         return
 
     def before_start(trainer, stop: int) -> None:
@@ -98,6 +97,22 @@ def pretrain_command(
     run = pretrain(cfg, resume=resume, force=force, until_step=until_step, before_start=before_start)
     if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
         print(_summary(run, cfg.steps, until_step))
+
+
+def _agreed_config(
+    recipe: str, config: Path | None, param: Repeated, overrides: Repeated, out: str
+) -> RunConfig:
+    """The run config, resolved on every rank after the ranks joined (under torchrun), so that a
+    refused config prints one line, from rank 0, and stops every rank (`agreed`)."""
+    world = join_world()
+    try:
+        with agreed(world):
+            params = once(flatten(param, "--param"), "--param")
+            cfg = resolve_config(recipe, config, params, once(flatten(overrides, "--set"), "--set"))
+            return dataclasses.replace(cfg, out=out) if out else cfg
+    except BaseException:
+        shutdown(clean=False)
+        raise
 
 
 def once(items: tuple[str, ...], flag: str) -> tuple[str, ...]:

@@ -80,8 +80,8 @@ def env_rank() -> int:
     return int(os.environ.get("RANK", "0") or 0)
 
 
-def init_world(world_size: int) -> World:
-    """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
+def join_world() -> World:
+    """Join the launcher's process group if there is one (or use one the caller initialised)."""
     global _OWNED_GROUP
     if not dist.is_initialized() and env_world_size() > 1:
         if torch.cuda.is_available():
@@ -90,15 +90,68 @@ def init_world(world_size: int) -> World:
         _OWNED_GROUP = True
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
-        world = World(dist.get_rank(), dist.get_world_size(), local)
-    else:
-        world = World()
+        return World(dist.get_rank(), dist.get_world_size(), local)
+    return World()
+
+
+def init_world(world_size: int) -> World:
+    """Join the launcher's process group if there is one; refuses a layout for another number of ranks."""
+    world = join_world()
     if world.world_size != world_size:
         raise UserError(
             f"layout.world_size is {world_size} but {world.world_size} process(es) are running; set "
             f"layout.world_size={world.world_size} (and grad_accum to keep the global batch)"
         )
     return world
+
+
+@contextlib.contextmanager
+def agreed(world: World):
+    """Run checks that may refuse on some ranks only, and end them together: every rank leaves the
+    block, then the ranks exchange their outcomes (one collective), and if any rank failed every rank
+    raises. Without it a rank refused alone (a file missing on one node, a check that reads local
+    state) while the others went on into a collective and died with a gloo traceback or waited for
+    the NCCL timeout.
+
+    Rank 0 raises the line to show (its own refusal, or `rank R: ...` for the first rank that failed);
+    the other ranks raise `quiet` errors, so `encoderlab` prints one line, not one per rank. A rank's
+    own bug (not a UserError) keeps its traceback there. Interrupts pass through without a collective.
+    """
+    try:
+        yield
+    except Exception as exc:
+        _raise_agreed(world, exc)
+        raise  # one process: _raise_agreed re-raised it already
+    if world.world_size > 1:
+        _raise_agreed(world, None)
+
+
+def _raise_agreed(world: World, error: Exception | None) -> None:
+    if world.world_size == 1:
+        if error is not None:
+            raise error
+        return
+    mine = None if error is None else (_described(error), getattr(error, "exit_code", 1))
+    outcomes: list = [None] * world.world_size
+    dist.all_gather_object(outcomes, mine)  # pickled between this run's own ranks only
+    failed = [(rank, outcome) for rank, outcome in enumerate(outcomes) if outcome is not None]
+    if not failed:
+        return
+    if error is not None and not isinstance(error, UserError):
+        raise error  # a bug: its traceback, on the rank that hit it
+    first, (line, code) = failed[0]
+    if world.is_main and error is not None:
+        raise error
+    shown = UserError(line if first == 0 else f"rank {first}: {line}")
+    shown.exit_code, shown.quiet = code, not world.is_main
+    raise shown from error
+
+
+def _described(error: Exception) -> str:
+    """The line a refused rank reports: a UserError's message, or what a bug was (its type and first line)."""
+    if isinstance(error, UserError):
+        return str(error)
+    return f"stopped by an internal error ({type(error).__name__}: {str(error).strip().partition(chr(10))[0]}); see that rank's traceback"
 
 
 def barrier(world: World) -> None:

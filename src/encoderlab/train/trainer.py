@@ -42,11 +42,12 @@ from encoderlab.train.build import build_source, data_identity, find_checkpoint,
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
     World,
-    all_reduce_sum,
+    agreed,
     barrier,
     gathered_model,
     init_world,
     is_sharded,
+    join_world,
     load_model_state,
     reshard,
     shutdown,
@@ -155,14 +156,9 @@ class Trainer:
         """The run folder created and locked by rank 0 for the duration, checked again under the
         lock (another run may have started in it since), with config.yaml and env.json written."""
         with contextlib.ExitStack() as held:
-            error = None
-            if self.world.is_main:
-                try:
+            with agreed(self.world):
+                if self.world.is_main:
                     self._claim(held)
-                except UserError as exc:
-                    error = exc
-            if float(all_reduce_sum(torch.tensor(float(error is not None)), self.world)):
-                raise error or UserError(f"rank 0 refused the run folder {self.run_dir}; see its message")
             self._write_run_files()
             yield
 
@@ -441,14 +437,17 @@ def pretrain(
     written (the CLI prints its notes and asks for `--yes` there); it may raise a `UserError`.
     """
     try:
-        with deterministic_mode(cfg.deterministic, resolve_device(cfg)):
-            trainer = Trainer(cfg, source=source, resume=resume, force=force)
-            stop = trainer.stop_at(until_step)
-            if until_step is not None and until_step > stop and trainer.world.is_main:  # as asked, but say so
-                print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
-                      "trains to the end", file=sys.stderr)  # fmt: skip
-            if before_start is not None:
-                before_start(trainer, stop)
+        with contextlib.ExitStack() as run_scope:
+            world = join_world()  # first: a refusal on any rank then stops every rank (`agreed`)
+            with agreed(world):
+                run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
+                trainer = Trainer(cfg, source=source, resume=resume, force=force)
+                stop = trainer.stop_at(until_step)
+                if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
+                    print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
+                          "trains to the end", file=sys.stderr)  # fmt: skip
+                if before_start is not None:
+                    before_start(trainer, stop)
             trainer.run(until_step)
     except BaseException:
         shutdown(clean=False)  # the process group init_world created under torchrun, if any

@@ -1,0 +1,113 @@
+"""Refusals under data parallelism (gloo, 2 processes): one line, every rank stops, nothing written.
+
+`encoderlab pretrain` under `torchrun` runs the same command in every process. A refused config used
+to print its line once per rank, and a check that refused on one rank only (a file missing on one
+node, a check of local state) stopped that rank alone: the others went on into the first collective
+and died with a gloo "Connection closed by peer" traceback (on NCCL: waited for its timeout), after
+rank 0 had created the run folder. Every check that can refuse now runs before any collective and is
+agreed between the ranks (`distributed.agreed`): rank 0 prints one line, every rank exits with its code.
+
+One spawn of two processes runs every job (start-up dominates on 2 cores); each job records, per
+rank, its exit code and what it printed to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from tests.train.helpers import tiny_run
+from tests.train.test_distributed import TWO, _free_ports
+
+from encoderlab.config import save_yaml
+from encoderlab.errors import UserError
+
+pytestmark = pytest.mark.distributed
+
+
+def _refuse_on_rank_one(sinks) -> None:
+    if os.environ["RANK"] == "1":
+        raise UserError("sinks: refused on rank 1 only")
+
+
+def _jobs(root: Path) -> dict[str, list[str]]:
+    two = str(root / "two.yaml")
+    return {
+        "one_rank": ["pretrain", "--config", two, "--out", str(root / "one_rank")],
+        "every_rank": [
+            "pretrain",
+            "--config",
+            two,
+            "--set",
+            "layout.world_size=1",
+            "--out",
+            str(root / "every"),
+        ],
+        "config": ["pretrain", "--config", two, "--set", "optim.lr=-1", "--out", str(root / "config")],
+    }
+
+
+def _worker(rank: int, root: str, ports: list[int]) -> None:
+    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1")
+    torch.set_num_threads(1)
+    import encoderlab.train.trainer as trainer
+    from encoderlab.cli import main
+
+    trainer.check_sinks = _refuse_on_rank_one  # a check that reads something only rank 1 sees as bad
+    for (name, argv), port in zip(_jobs(Path(root)).items(), ports):
+        os.environ["MASTER_PORT"] = str(port)
+        err, code = io.StringIO(), 0
+        with contextlib.redirect_stderr(err):
+            try:
+                main(argv)
+            except SystemExit as exc:
+                code = exc.code
+            except BaseException as exc:  # what the old code did on rank 0 (a gloo RuntimeError)
+                code = f"{type(exc).__name__}: {exc}"
+        (Path(root) / f"{name}.{rank}.json").write_text(json.dumps({"code": code, "stderr": err.getvalue()}))
+
+
+@pytest.fixture(scope="module")
+def outcomes(tmp_path_factory):
+    root = tmp_path_factory.mktemp("refusals")
+    save_yaml(tiny_run(root / "unused", layout=TWO), root / "two.yaml")
+    mp.spawn(_worker, args=(str(root), _free_ports(len(_jobs(root)))), nprocs=2, join=True)
+
+    def read(name: str) -> list[dict]:
+        return [json.loads((root / f"{name}.{rank}.json").read_text()) for rank in (0, 1)]
+
+    return root, read
+
+
+def _errors(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if "error" in line or "Traceback" in line]
+
+
+def test_a_refusal_on_one_rank_stops_every_rank_before_anything_is_written(outcomes):
+    root, read = outcomes
+    rank0, rank1 = read("one_rank")
+    assert (rank0["code"], rank1["code"]) == (2, 2)
+    assert _errors(rank0["stderr"]) == ["encoderlab: error: rank 1: sinks: refused on rank 1 only"]
+    assert _errors(rank1["stderr"]) == []  # rank 0 printed it
+    assert not (root / "one_rank").exists()  # rank 0 had created and marked the run folder
+
+
+@pytest.mark.parametrize(
+    ("job", "line"),
+    [
+        ("every_rank", "encoderlab: error: layout.world_size is 1 but 2 process(es) are running;"),
+        ("config", "encoderlab: error: optim.lr must be a finite number > 0, got -1.0;"),
+    ],
+)
+def test_a_config_every_rank_refuses_prints_one_line(outcomes, job, line):
+    root, read = outcomes
+    rank0, rank1 = read(job)
+    assert (rank0["code"], rank1["code"]) == (2, 2)
+    assert [e[: len(line)] for e in _errors(rank0["stderr"])] == [line]
+    assert _errors(rank1["stderr"]) == []  # was the same line again, once per rank
