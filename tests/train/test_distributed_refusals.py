@@ -36,7 +36,7 @@ def _refuse_on_rank_one(sinks) -> None:
         raise UserError("sinks: refused on rank 1 only")
 
 
-def _jobs(root: Path) -> dict[str, list[str]]:
+def _jobs(root: Path, rank: int = 0) -> dict[str, list[str]]:
     two = str(root / "two.yaml")
     return {
         "one_rank": ["pretrain", "--config", two, "--out", str(root / "one_rank")],
@@ -50,6 +50,7 @@ def _jobs(root: Path) -> dict[str, list[str]]:
             str(root / "every"),
         ],
         "config": ["pretrain", "--config", two, "--set", "optim.lr=-1", "--out", str(root / "config")],
+        "out": ["pretrain", "--config", two, "--out", str(root / f"out{rank}")],  # a node's own folder
     }
 
 
@@ -59,9 +60,11 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
     import encoderlab.train.trainer as trainer
     from encoderlab.cli import main
 
-    trainer.check_sinks = _refuse_on_rank_one  # a check that reads something only rank 1 sees as bad
-    for (name, argv), port in zip(_jobs(Path(root)).items(), ports):
+    checks = trainer.check_sinks
+    for (name, argv), port in zip(_jobs(Path(root), rank).items(), ports):
         os.environ["MASTER_PORT"] = str(port)
+        # a check that reads something only rank 1 sees as bad
+        trainer.check_sinks = _refuse_on_rank_one if name == "one_rank" else checks
         err, code = io.StringIO(), 0
         with contextlib.redirect_stderr(err):
             try:
@@ -111,3 +114,19 @@ def test_a_config_every_rank_refuses_prints_one_line(outcomes, job, line):
     assert (rank0["code"], rank1["code"]) == (2, 2)
     assert [e[: len(line)] for e in _errors(rank0["stderr"])] == [line]
     assert _errors(rank1["stderr"]) == []  # was the same line again, once per rank
+
+
+def test_ranks_started_with_another_out_are_refused_before_anything_is_written(outcomes):
+    """Rank 0 alone writes, so a rank with its own --out (a node whose working folder or command
+    differs) trained on; resumed, it started from its own folder's step, and the ranks' step counts
+    parted until a collective hung."""
+    root, read = outcomes
+    rank0, rank1 = read("out")
+    assert (rank0["code"], rank1["code"]) == (2, 2)
+    assert _errors(rank0["stderr"]) == [
+        f"encoderlab: error: rank 1: started otherwise than rank 0 (out: '{root / 'out0'}' -> '{root / 'out1'}': "
+        "rank 0's -> this rank's); start every rank with the same command, with a run folder every node sees at "
+        "the same path"
+    ]
+    assert _errors(rank1["stderr"]) == []
+    assert not (root / "out0").exists() and not (root / "out1").exists()

@@ -131,9 +131,9 @@ def _raise_agreed(world: World, error: Exception | None) -> None:
         if error is not None:
             raise error
         return
-    mine = None if error is None else (_described(error), getattr(error, "exit_code", 1))
-    outcomes: list = [None] * world.world_size
-    dist.all_gather_object(outcomes, mine)  # pickled between this run's own ranks only
+    outcomes = all_gather(
+        None if error is None else (_described(error), getattr(error, "exit_code", 1)), world
+    )
     failed = [(rank, outcome) for rank, outcome in enumerate(outcomes) if outcome is not None]
     if not failed:
         return
@@ -179,6 +179,15 @@ def all_reduce_sum(value: torch.Tensor, world: World) -> torch.Tensor:
     if world.world_size > 1:
         dist.all_reduce(value)
     return value
+
+
+def all_gather(value, world: World) -> list:
+    """Every rank's `value` (plain data), in rank order; `[value]` on one process."""
+    if world.world_size == 1:
+        return [value]
+    values: list = [None] * world.world_size
+    dist.all_gather_object(values, value)  # pickled between this run's own ranks only
+    return values
 
 
 @contextlib.contextmanager

@@ -43,6 +43,7 @@ from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
     World,
     agreed,
+    all_gather,
     barrier,
     gathered_model,
     init_world,
@@ -55,7 +56,7 @@ from encoderlab.train.distributed import (
 from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
-from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, environment
+from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, config_diff, environment
 from encoderlab.train.step import TrainStep
 from encoderlab.train.validation import VALIDATION, Validator
 from encoderlab.train.vocab import ADDED_TOKENS
@@ -128,6 +129,20 @@ class Trainer:
         self.validator = Validator(cfg, self.train_step.spec, self.train_step.source.spec)  # reads it now
         check_sinks(cfg.sinks)
         # Nothing is written yet: `run` creates the folder once every check has passed.
+
+    def check_ranks_agree(self) -> None:
+        """Refuse, on a rank started otherwise than rank 0, a run whose ranks would train different
+        things: another --out or config (a node whose command or working folder differs), or another
+        step to start from (a run folder this node does not see, or sees elsewhere). Rank 0 alone
+        writes, so such a rank trained on without a word, from its own start, until the ranks' step
+        counts parted and a collective hung. Collective (every rank calls it)."""
+        mine = {**to_dict(self.cfg), "start step": self.progress.step}
+        differences = config_diff(all_gather(mine, self.world)[0], mine)
+        if differences:
+            raise UserError(
+                f"started otherwise than rank 0 ({'; '.join(differences[:3])}: rank 0's -> this rank's); start "
+                "every rank with the same command, with a run folder every node sees at the same path"
+            )
 
     @property
     def model(self):
@@ -448,6 +463,8 @@ def pretrain(
                           "trains to the end", file=sys.stderr)  # fmt: skip
                 if before_start is not None:
                     before_start(trainer, stop)
+            with agreed(world):
+                trainer.check_ranks_agree()
             trainer.run(until_step)
     except BaseException:
         shutdown(clean=False)  # the process group init_world created under torchrun, if any
