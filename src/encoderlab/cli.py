@@ -254,8 +254,16 @@ def main(argv: list[str] | None = None) -> None:
         print(f"encoderlab: error: {_unusable_path(exc)}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
-        print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
+        if _first_on_its_node():
+            print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
         sys.exit(130)
+
+
+def _first_on_its_node() -> bool:
+    """False for the second and later processes `torchrun` starts on a node (LOCAL_RANK 1, 2, ...):
+    a Ctrl-C or a scheduler's SIGTERM reaches every one of them, and each printed the interrupted line.
+    Each node's first process still says it, as its log is the node's own."""
+    return os.environ.get("LOCAL_RANK", "0") in ("", "0")
 
 
 if __name__ == "__main__":

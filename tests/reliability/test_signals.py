@@ -45,6 +45,17 @@ def test_every_command_runs_with_sigterm_as_ctrl_c(monkeypatch, capsys):
     assert signal.getsignal(signal.SIGTERM) is before  # restored after the command
 
 
+@pytest.mark.parametrize(("local_rank", "said"), [("0", LINE), ("1", "")])
+def test_under_torchrun_the_interrupted_line_is_said_once_per_node(monkeypatch, capsys, local_rank, said):
+    """A SIGTERM to a torchrun group reaches every rank; each printed the line (two on two processes)."""
+    monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:handler_probe")
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", local_rank)
+    with pytest.raises(SystemExit) as done:
+        cli.main(["probe"])
+    assert done.value.code == 130 and capsys.readouterr().err.strip() == said
+
+
 def _env() -> dict:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
 
