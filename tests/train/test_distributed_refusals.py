@@ -14,6 +14,7 @@ rank, its exit code and what it printed to stderr.
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import os
@@ -51,7 +52,23 @@ def _jobs(root: Path, rank: int = 0) -> dict[str, list[str]]:
         ],
         "config": ["pretrain", "--config", two, "--set", "optim.lr=-1", "--out", str(root / "config")],
         "out": ["pretrain", "--config", two, "--out", str(root / f"out{rank}")],  # a node's own folder
+        "nan": [
+            "pretrain",
+            "--config",
+            two,
+            "--set",
+            "optim.lr=1e20",
+            "optim.clip=0",
+            "--out",
+            str(root / "nan"),
+        ],
+        "disk_full": ["pretrain", "--config", two, "--out", str(root / "disk_full")],
     }
+
+
+def _disk_full_on_rank_zero(run_dir, *args, **kwargs):
+    if os.environ["RANK"] == "0":
+        raise OSError(errno.ENOSPC, "No space left on device", str(run_dir / "checkpoints"))
 
 
 def _worker(rank: int, root: str, ports: list[int]) -> None:
@@ -60,11 +77,12 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
     import encoderlab.train.trainer as trainer
     from encoderlab.cli import main
 
-    checks = trainer.check_sinks
+    checks, save = trainer.check_sinks, trainer.ckpt.save_checkpoint
     for (name, argv), port in zip(_jobs(Path(root), rank).items(), ports):
         os.environ["MASTER_PORT"] = str(port)
         # a check that reads something only rank 1 sees as bad
         trainer.check_sinks = _refuse_on_rank_one if name == "one_rank" else checks
+        trainer.ckpt.save_checkpoint = _disk_full_on_rank_zero if name == "disk_full" else save
         err, code = io.StringIO(), 0
         with contextlib.redirect_stderr(err):
             try:
@@ -130,3 +148,25 @@ def test_ranks_started_with_another_out_are_refused_before_anything_is_written(o
     ]
     assert _errors(rank1["stderr"]) == []
     assert not (root / "out0").exists() and not (root / "out1").exists()
+
+
+def test_a_non_finite_loss_is_said_once(outcomes):
+    """Every rank stops on it alike (the loss is all-reduced); each printed the line."""
+    _, read = outcomes
+    rank0, rank1 = read("nan")
+    assert (rank0["code"], rank1["code"]) == (4, 4)
+    assert [e[:37] for e in _errors(rank0["stderr"])] == ["encoderlab: error: stopped: non-finit"]
+    assert _errors(rank1["stderr"]) == []
+
+
+def test_a_checkpoint_rank_zero_cannot_write_stops_every_rank_without_a_traceback(outcomes):
+    """Rank 0 alone writes; when the write failed (a full disk) the other ranks waited in the barrier
+    after it and died with gloo's "Connection closed by peer" traceback (NCCL: its timeout)."""
+    root, read = outcomes
+    rank0, rank1 = read("disk_full")
+    assert rank0["code"] == 3 and rank1["code"] == 1
+    assert _errors(rank0["stderr"]) == [
+        f"encoderlab: error: disk full while writing {root / 'disk_full' / 'checkpoints'}; free space and rerun "
+        "(completed work is kept and resumes)"
+    ]
+    assert _errors(rank1["stderr"]) == []

@@ -196,14 +196,14 @@ class Trainer:
     def _write_run_files(self) -> None:
         """Config and environment into the run folder, once every check has passed."""
         barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
-        if self.world.is_main:
-            ckpt.remove_partial(self.run_dir)
-            save_yaml(self.cfg, self.run_dir / "config.yaml")
-            write_text_atomic(self.run_dir / "env.json", json.dumps(environment(), indent=2))
-            if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
-                record = [to_dict(self.train_step.added)]
-                write_text_atomic(self.run_dir / ADDED_TOKENS, json.dumps(record, indent=2))
-        barrier(self.world)
+        with agreed(self.world):  # a failed write (a full disk) stops every rank, as in `_save`
+            if self.world.is_main:
+                ckpt.remove_partial(self.run_dir)
+                save_yaml(self.cfg, self.run_dir / "config.yaml")
+                write_text_atomic(self.run_dir / "env.json", json.dumps(environment(), indent=2))
+                if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
+                    record = [to_dict(self.train_step.added)]
+                    write_text_atomic(self.run_dir / ADDED_TOKENS, json.dumps(record, indent=2))
 
     def _start_state(self, resume: bool) -> Path | None:
         """Load the latest checkpoint (resume) or an `init` checkpoint's optimizer state; the
@@ -290,16 +290,24 @@ class Trainer:
         gather = self.world.is_main or is_sharded(self.model)
         state = self.train_step.optimizer_state() if gather else {}
         model = gathered_model(self.model, self.world)
-        if self.world.is_main:
-            ckpt.save_checkpoint(
-                self.run_dir, model, state, self.progress, self._meta(phase), self.train_step.tokenizer
-            )
-            ckpt.prune(self.run_dir, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_steps)
-        barrier(self.world)  # nobody reads (rollback, resume) a checkpoint before it is complete
+        # agreed: nobody reads (rollback, resume) a checkpoint before it is complete, and a failed write
+        # (a full disk) stops every rank, not rank 0 alone with the others dying in their next collective
+        with agreed(self.world):
+            if self.world.is_main:
+                ckpt.save_checkpoint(
+                    self.run_dir, model, state, self.progress, self._meta(phase), self.train_step.tokenizer
+                )
+                ckpt.prune(self.run_dir, self.cfg.checkpoint.keep_last, self.cfg.checkpoint.keep_steps)
 
     def _should_save(self, step: int) -> bool:
         c = self.cfg.checkpoint
         return step == self.train_step.phase.end or (c.every and step % c.every == 0) or step in c.keep_steps
+
+    def _said_by_rank_zero(self, error: UserError) -> UserError:
+        """`error`, which every rank raises alike (it follows from all-reduced numbers), printed by rank 0
+        only: each rank printed it (8 lines on one 8-GPU node)."""
+        error.quiet = not self.world.is_main
+        return error
 
     def _on_bad_step(self, step: int, loss: float, grad_norm: float) -> bool:
         """Apply the NaN policy to the update of `step` (0-based); True after a rollback."""
@@ -315,14 +323,16 @@ class Trainer:
         policy = self.cfg.nan_policy
         if policy == "stop" or self.progress.bad_steps > self.cfg.max_bad_steps:
             why = "" if policy == "stop" else f" after {self.cfg.max_bad_steps} bad steps"
-            raise NonFiniteLoss(
-                f"stopped{why}: {what}; {last} (intact); lower optim.lr or set nan_policy=skip|rollback and --resume"
+            raise self._said_by_rank_zero(
+                NonFiniteLoss(
+                    f"stopped{why}: {what}; {last} (intact); lower optim.lr or set nan_policy=skip|rollback and --resume"
+                )
             )
         self.progress.skipped.append(step)
         if policy != "rollback":
             return False
         if not done:
-            raise NonFiniteLoss(f"cannot roll back: {what}; {last}")
+            raise self._said_by_rank_zero(NonFiniteLoss(f"cannot roll back: {what}; {last}"))
         skipped, bad = self.progress.skipped, self.progress.bad_steps
         self._load(ckpt.checkpoint_dir(self.run_dir, done[-1]))
         self.progress.skipped = sorted(set(skipped) | set(self.progress.skipped))
@@ -400,9 +410,9 @@ class Trainer:
             return ckpt.checkpoint_dir(self.run_dir, self.progress.step) / "model"
         final = self.run_dir / "final"
         model = gathered_model(self.model, self.world)
-        if self.world.is_main:
-            save_model_folder(model, final, self.train_step.tokenizer)
-        barrier(self.world)
+        with agreed(self.world):  # as in `_save`
+            if self.world.is_main:
+                save_model_folder(model, final, self.train_step.tokenizer)
         return final
 
     def _run_step(self, step: int, peak: float) -> dict[str, Any] | None:
