@@ -257,3 +257,18 @@ def test_a_list_given_with_commas_names_the_spaced_form(capsys, argv, spaced):
         f"; give several values separated by spaces, not commas: {spaced}; see: encoderlab eval --help"
         in err[0]
     )
+
+
+@pytest.mark.parametrize(
+    "argv", [["pretrain", "--bogus"], ["pretrian"], ["pretrain", "--out", "a", "--out", "b"]]
+)
+@pytest.mark.parametrize("local_rank", ["0", "1"])
+def test_under_torchrun_an_argument_error_is_said_once_per_node(capsys, monkeypatch, argv, local_rank):
+    """`torchrun` starts every rank with the same arguments, and each printed the same refusal."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("LOCAL_RANK", local_rank)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith("encoderlab: error: ") if local_rank == "0" else err == ""

@@ -5,6 +5,9 @@ and each concern keeps its command code in its own package. Every `UserError` (a
 is printed as one line and exits non-zero; anything else is a bug and keeps its traceback. Every
 command runs with SIGTERM turned into Ctrl-C (`interrupts.sigterm_as_interrupt`), so a scheduler's stop
 and a Ctrl-C end the same way: cleanup runs, "interrupted; completed work is kept", exit 130.
+Under `torchrun` every rank runs the command: an argument error and the interrupted line are said by
+each node's first process (LOCAL_RANK 0), and a command's refusals are agreed between the ranks and
+said by rank 0 (`UserError.quiet` on the others; see `train.distributed.agreed`).
 """
 
 from __future__ import annotations
@@ -98,16 +101,31 @@ def _usage(path: list[str], node: Commands) -> str:
 def _dispatch(argv: list[str]) -> None:
     import tyro
 
+    try:
+        found = _command(argv)
+    except UserError as exc:
+        _once_per_node(exc)
+        raise
+    if found is None:
+        return
+    target, path = found
+    with _tyro_errors().on_parse_error(_raise_parse_error):
+        tyro.cli(resolve(target), args=argv, prog=" ".join(["encoderlab", *path]))
+
+
+def _command(argv: list[str]) -> tuple[str, list[str]] | None:
+    """The command `argv` names ("module:function") and its words, popped from `argv`; None once
+    `--version` or a usage is printed. What it refuses, the arguments alone decide."""
     _refuse_undecodable(argv)
     if argv == ["--version"]:
         print(_version())
-        return
+        return None
     node: str | Commands = COMMANDS
     path: list[str] = []
     while isinstance(node, dict):
         if not argv or argv[0] in ("-h", "--help"):
             print(_usage(path, node))
-            return
+            return None
         word = argv.pop(0)
         if word not in node:
             where = " ".join(["encoderlab", *path])
@@ -116,8 +134,14 @@ def _dispatch(argv: list[str]) -> None:
     from encoderlab.cliargs import refuse_repeated_flags
 
     refuse_repeated_flags(resolve(node), argv)
-    with _tyro_errors().on_parse_error(_raise_parse_error):
-        tyro.cli(resolve(node), args=argv, prog=" ".join(["encoderlab", *path]))
+    return node, path
+
+
+def _once_per_node(exc: UserError) -> UserError:
+    """`exc`, which the arguments alone decide (the same in every process `torchrun` starts with them),
+    said by each node's first process only: each rank printed it."""
+    exc.quiet = exc.quiet or not _first_on_its_node()
+    return exc
 
 
 def _version() -> str:
@@ -183,7 +207,7 @@ def _raise_parse_error(event) -> None:
         what = f"bad value {event.offending_value!r} for {event.argument.display_name()}"
     else:  # an event kind this version does not know: name it rather than guess
         what = f"the arguments were rejected ({type(event).__name__})"
-    raise UserError(f"{what}; see: {event.prog} --help")
+    raise _once_per_node(UserError(f"{what}; see: {event.prog} --help"))
 
 
 def _no_value(argument, prog: str) -> str:
