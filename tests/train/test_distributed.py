@@ -177,3 +177,24 @@ def test_resume_accepts_changes_to_what_is_shown_and_logged_only():
 def test_layout_world_size_must_match_the_running_processes(tmp_path):
     with pytest.raises(UserError, match="layout.world_size=1"):
         pretrain(run_cfg(tmp_path / "run", TWO))
+
+
+@pytest.mark.parametrize(
+    ("unset", "missing"), [(["RANK"], "RANK is not"), (["RANK", "MASTER_PORT"], "RANK, MASTER_PORT are not")]
+)
+def test_world_size_without_the_rest_of_torchruns_environment_is_one_line(
+    tmp_path, monkeypatch, unset, missing
+):
+    """Was a ValueError traceback from the process group's start ("environment variable RANK expected")."""
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    for name in unset:
+        monkeypatch.delenv(name)
+    with pytest.raises(
+        UserError, match=f"^WORLD_SIZE=2 is set but {missing}; launch with torchrun"
+    ) as refused:
+        pretrain(run_cfg(tmp_path / "run", TWO))
+    assert "unset WORLD_SIZE to run one process" in str(refused.value)
+    assert not (tmp_path / "run").exists()

@@ -75,6 +75,23 @@ def env_world_size() -> int:
         ) from None
 
 
+LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
+"""What `torchrun` sets beside WORLD_SIZE, and the process group's env:// start reads."""
+
+
+def _check_launcher_env() -> None:
+    """Refuse WORLD_SIZE > 1 without the rest of torchrun's environment (an sbatch script that exports
+    WORLD_SIZE for another tool, a process started by hand): the process group's start raised a
+    ValueError traceback ("environment variable RANK expected, but not set")."""
+    missing = [name for name in LAUNCHER_ENV if not os.environ.get(name)]
+    if missing:
+        raise UserError(
+            f"WORLD_SIZE={os.environ['WORLD_SIZE']} is set but {', '.join(missing)} "
+            f"{'is' if len(missing) == 1 else 'are'} not; launch with torchrun (it sets them all), or unset "
+            "WORLD_SIZE to run one process"
+        )
+
+
 def env_rank() -> int:
     """RANK as torchrun sets it (0 when not launched by it): who prints, once the group is gone."""
     return int(os.environ.get("RANK", "0") or 0)
@@ -84,6 +101,7 @@ def join_world() -> World:
     """Join the launcher's process group if there is one (or use one the caller initialised)."""
     global _OWNED_GROUP
     if not dist.is_initialized() and env_world_size() > 1:
+        _check_launcher_env()
         if torch.cuda.is_available():
             torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
         dist.init_process_group("cuda:nccl,cpu:gloo" if torch.cuda.is_available() else "gloo")
