@@ -155,6 +155,7 @@ def _raise_agreed(world: World, error: Exception | None) -> None:
     failed = [(rank, outcome) for rank, outcome in enumerate(outcomes) if outcome is not None]
     if not failed:
         return
+    stopping_together(world)
     if error is not None and not isinstance(error, UserError):
         raise error  # a bug: its traceback, on the rank that hit it
     first, (line, code) = failed[0]
@@ -176,6 +177,16 @@ def barrier(world: World) -> None:
     """Wait for every rank (no-op on one process)."""
     if world.world_size > 1:
         dist.barrier()
+
+
+def stopping_together(world: World) -> None:
+    """A barrier for ranks that all stop now (an agreed refusal, a non-finite loss every rank saw).
+
+    The process group's teardown (`shutdown`) must not follow a collective on Python tensors at once:
+    gloo's worker thread may still be releasing them, which takes the GIL, while the teardown holds it
+    and waits for that thread: both processes hung for good (seen after a non-finite loss). A barrier
+    carries no Python tensor, and waiting for it lets the worker thread finish."""
+    barrier(world)
 
 
 def shutdown(clean: bool = True) -> None:

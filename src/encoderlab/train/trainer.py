@@ -52,6 +52,7 @@ from encoderlab.train.distributed import (
     load_model_state,
     reshard,
     shutdown,
+    stopping_together,
 )
 from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
@@ -307,6 +308,7 @@ class Trainer:
         """`error`, which every rank raises alike (it follows from all-reduced numbers), printed by rank 0
         only: each rank printed it (8 lines on one 8-GPU node)."""
         error.quiet = not self.world.is_main
+        stopping_together(self.world)
         return error
 
     def _on_bad_step(self, step: int, loss: float, grad_norm: float) -> bool:
