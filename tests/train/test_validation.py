@@ -160,6 +160,15 @@ def test_data_without_a_val_split_trains_and_says_so(prepared, tmp_path, capfd):
     assert not any("val/clm" in r for r in metrics(cfg.out)) and len(metrics(cfg.out)) == 6
 
 
+def test_the_no_validation_note_is_said_by_rank_zero_only(prepared, tmp_path, capfd, monkeypatch):
+    """Every torchrun rank builds the held-out source, and each printed the note."""
+    data = dataclasses.replace(tiny_run(tmp_path).data, path=str(prepared / "no_val"))
+    for rank, said in (("1", False), ("0", True)):
+        monkeypatch.setenv("RANK", rank)
+        assert held_out_source(tiny_run(tmp_path / "run", data=data)) is None
+        assert ("encoderlab: note: no validation loss" in capfd.readouterr().err) == said
+
+
 def test_the_yardstick_is_mlm_at_15_percent():
     assert MLM(mask_ratio=0.15) == YARDSTICK
 

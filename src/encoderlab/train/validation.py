@@ -35,6 +35,7 @@ from encoderlab.data.batch import BatchLayout, BatchSource, TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, Objective, batch_loss, objective_generator
 from encoderlab.train.config import RunConfig
+from encoderlab.train.distributed import env_rank
 
 SEED = 20_240_415
 """Seed of the validation rows' order and of their masks (fixed: not the run's seeds)."""
@@ -84,8 +85,11 @@ def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None, rows: in
 
     try:
         return PackedReader(data.path, layout, seed=SEED, split="val")
-    except UserError as exc:  # too short (or no) val split: say so, train on
-        print(f"encoderlab: note: no validation loss: {exc}", file=sys.stderr)
+    except (
+        UserError
+    ) as exc:  # too short (or no) val split: say so (once, not on every torchrun rank), train on
+        if env_rank() == 0:
+            print(f"encoderlab: note: no validation loss: {exc}", file=sys.stderr)
         return None
 
 
