@@ -28,8 +28,10 @@ The raw model stays the trainer's handle for `lm_logits`, saving and freezing; t
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import copy
+import json
 import os
 from dataclasses import dataclass
 
@@ -200,23 +202,53 @@ def shutdown(clean: bool = True) -> None:
         if clean:
             dist.barrier()
         dist.destroy_process_group()
+        _RECENT.clear()  # the group's worker threads are gone
     _OWNED_GROUP = False
+
+
+_RECENT: collections.deque[tuple[torch.Tensor, ...]] = collections.deque(maxlen=4)
+"""The Python tensors of this process's latest collectives, referenced here until `shutdown`.
+
+gloo runs collectives on worker threads that release a finished collective's tensors a moment after
+the caller's `wait` returns. When the caller has dropped a tensor by then, that release frees its
+Python object and needs the GIL, while `destroy_process_group` holds the GIL and joins those threads:
+both processes hung for good (seen in CI, once in many runs, after the final agreement's gather). A
+barrier before the teardown does not close the window (gloo has two worker threads), holding the
+tensors does: the worker's release is then never the last one."""
+
+
+def _keep(*tensors: torch.Tensor) -> None:
+    _RECENT.append(tensors)
 
 
 def all_reduce_sum(value: torch.Tensor, world: World) -> torch.Tensor:
     """Sum of `value` over ranks (identity on one process)."""
     if world.world_size > 1:
+        _keep(value)
         dist.all_reduce(value)
     return value
 
 
 def all_gather(value, world: World) -> list:
-    """Every rank's `value` (plain data), in rank order; `[value]` on one process."""
+    """Every rank's `value` (JSON data: it comes back as `json.loads` gives it, on one process too), in
+    rank order.
+
+    JSON rather than `all_gather_object`: nothing read from another process is unpickled, and the
+    tensors stay referenced (`_RECENT`)."""
+    encoded = json.dumps(value).encode()
     if world.world_size == 1:
-        return [value]
-    values: list = [None] * world.world_size
-    dist.all_gather_object(values, value)  # pickled between this run's own ranks only
-    return values
+        return [json.loads(encoded)]
+    mine = torch.tensor(list(encoded), dtype=torch.uint8)
+    size = torch.tensor([mine.numel()], dtype=torch.long)
+    sizes = [torch.zeros(1, dtype=torch.long) for _ in range(world.world_size)]
+    _keep(size, *sizes)
+    dist.all_gather(sizes, size)
+    longest = max(int(s) for s in sizes)
+    padded = torch.cat([mine, torch.zeros(longest - mine.numel(), dtype=torch.uint8)])
+    gathered = [torch.empty(longest, dtype=torch.uint8) for _ in range(world.world_size)]
+    _keep(padded, *gathered)
+    dist.all_gather(gathered, padded)
+    return [json.loads(bytes(g[: int(n)].tolist())) for g, n in zip(gathered, sizes)]
 
 
 @contextlib.contextmanager

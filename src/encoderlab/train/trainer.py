@@ -137,8 +137,8 @@ class Trainer:
         step to start from (a run folder this node does not see, or sees elsewhere). Rank 0 alone
         writes, so such a rank trained on without a word, from its own start, until the ranks' step
         counts parted and a collective hung. Collective (every rank calls it)."""
-        mine = {**to_dict(self.cfg), "start step": self.progress.step}
-        differences = config_diff(all_gather(mine, self.world)[0], mine)
+        gathered = all_gather({**to_dict(self.cfg), "start step": self.progress.step}, self.world)
+        differences = config_diff(gathered[0], gathered[self.world.rank])  # both as JSON gives them back
         if differences:
             raise UserError(
                 f"started otherwise than rank 0 ({'; '.join(differences[:3])}: rank 0's -> this rank's); start "
