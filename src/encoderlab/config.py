@@ -27,6 +27,15 @@ SEED_BOUND = 2**64
 """Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
 (`pretrain --set seed=...`, `eval --seeds`), after the models had loaded."""
 
+MAX_LR = 1.0
+"""The largest peak learning rate `pretrain` (`optim.lr`) and `eval` (`--lrs`) take: AdamW moves every
+weight by about the LR each step, so a larger one wrecks the model at its first update (and one near
+float32's range, 1e38, was a RuntimeError traceback mid-run, after the run folder was made)."""
+
+FLOAT32_MAX = 3.4028234663852886e38
+"""float32's largest finite number: an optimizer constant past it (`optim.eps=1e300`) became inf on the
+weights' dtype and silently stopped every update."""
+
 T = TypeVar("T")
 
 KEYED_WHEN_SET = {"keyed_when_set": True}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
@@ -107,6 +108,9 @@ def test_finetune_and_qa_numbers_that_fail_mid_run_are_refused():
     with pytest.raises(UserError, match=r"^task file t: finetune: betas must be two numbers in \[0, 1\)"):
         FinetuneConfig(betas=(0.9,)).check("task file t")
     FinetuneConfig(betas=(0.9, 0.95)).check("task file t")
+    for eps in (math.inf, 1e300):  # inf in float32: every update 0, silently
+        with pytest.raises(UserError, match=r"^task file t: finetune: eps must be > 0 and finite in float32"):
+            FinetuneConfig(eps=eps).check("task file t")
     for bad in ({"stride": -1}, {"max_answer_tokens": 0}):
         with pytest.raises(ValueError, match=r"stride must be >= 0 and max_answer_tokens >= 1"):
             QAOptions(**bad)

@@ -284,6 +284,11 @@ CASES = [
         r"finite positive numbers, got \[inf\]",
     ),
     (
+        "eval-lr-past-one",
+        "eval {w}/model --tasks boolq --lrs 1e-4 1e38 --out {w}/e",
+        r"learning rates must be at most 1 \(AdamW's step is about the LR\), got \[0.0001, 1e\+38\]",
+    ),
+    (
         "eval-lr-nan",
         "eval {w}/model --tasks boolq --lrs nan --out {w}/e",
         r"finite positive numbers, got \[nan\]",

@@ -42,6 +42,18 @@ REFUSED_BEFORE_WRITING = [
     ),
     ("weight-decay-nan", "--set optim.weight_decay=nan", r"optim.weight_decay must be a finite number >= 0"),
     (
+        "lr-past-one",
+        "--set optim.lr=1e38",
+        r"optim.lr must be at most 1 \(AdamW moves each weight by about the LR per step\), got 1e\+38",
+    ),
+    ("eps-past-float32", "--set optim.eps=1e300", r"optim.eps must be at most 3.4e\+38 \(float32's largest"),
+    (
+        "weight-decay-flips-weights",
+        "--set optim.weight_decay=1e38",
+        r"optim.weight_decay x optim.lr must be at most 1 with optim.kind=adamw \(each step multiplies the "
+        r"weights by 1 - lr x weight_decay at the peak LR\), got weight_decay=1e\+38",
+    ),
+    (
         "clip-nan",
         "--set optim.clip=nan",
         r"optim.clip must be a finite number >= 0 \(0: no clipping\), got nan",

@@ -115,6 +115,34 @@ def _run(kind: str, steps: int, *, split: int | None = None, device: str = "cpu"
     return {n: p.detach().cpu().clone() for n, p in model.named_parameters()}
 
 
+@pytest.mark.parametrize(
+    "fields,message",
+    [
+        ({"lr": 1.5}, r"optim.lr must be at most 1 \(AdamW moves each weight"),
+        ({"eps": 1e39}, r"optim.eps must be at most 3.4e\+38"),
+        (
+            {"lr": 1e-2, "weight_decay": 101.0},
+            r"optim.weight_decay x optim.lr must be at most 1 with optim.kind=adamw",
+        ),
+        (
+            {"kind": "decoupled_adamw", "weight_decay": 1.5},
+            r"optim.weight_decay must be at most 1 with optim.kind=dec",
+        ),
+        (
+            {"kind": "stable_adamw", "weight_decay": 1e38},
+            r"optim.weight_decay must be at most 1 with optim.kind=sta",
+        ),
+    ],
+)
+def test_optimizer_values_that_wreck_or_overflow_the_weights_are_refused(fields, message):
+    """Finite values torch takes (or overflows on mid-run): the decay factor 1 - lr x wd (adamw) or 1 - wd
+    (decoupled, at the peak) turns negative past 1, and an eps past float32's range is inf."""
+    with pytest.raises(UserError, match=message):
+        OptimConfig(**fields)
+    OptimConfig(lr=1.0, eps=1.0, weight_decay=1.0)  # the bounds themselves are taken
+    OptimConfig(kind="decoupled_adamw", lr=1e-5, weight_decay=1.0)
+
+
 @pytest.mark.parametrize("kind", ["decoupled_adamw", "stable_adamw"])
 def test_several_steps_match_the_published_update_rule(kind, device="cpu"):
     ours = _run(kind, len(FACTORS), device=device)

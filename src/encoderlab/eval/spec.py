@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, NamedTuple
 
-from encoderlab.config import SEED_BOUND
+from encoderlab.config import FLOAT32_MAX, MAX_LR, SEED_BOUND
 from encoderlab.errors import UserError
 
 Family = Literal["sc", "tc", "qa", "ir"]
@@ -111,7 +111,7 @@ class FinetuneConfig:
                 len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas),
                 "betas must be two numbers in [0, 1)",
             ),
-            (not self.eps > 0, "eps must be > 0"),
+            (not 0 < self.eps <= FLOAT32_MAX, "eps must be > 0 and finite in float32"),
             (
                 self.select_metric is not None and self.select != "best_epoch",
                 "select_metric is read only with select: best_epoch",
@@ -335,8 +335,7 @@ mapped back by offsets), so scores made by 0.1.0's pre-split encoding (now `word
 signature is 0.1.0's) are not reused for it."""
 START_AND_EOS = "start+eos"
 """In the signature of a task with `eos` inputs that pools the `first` token, whose inputs begin with the
-start token (BOS/CLS) since this change: scores made when that position held the first word are not
-reused."""
+start token (BOS/CLS) since this change: scores made when that position held the first word are not reused."""
 EPOCH_STEPS = "ceil per epoch"
 """In the signature of a task that trains for `epochs` (no `max_steps`) other than one: its step count is
 Hugging Face's, each epoch's short last batch a step (`FinetuneConfig.total_steps`), since this change;
@@ -405,8 +404,7 @@ class Task:
 
     @property
     def pools_first(self) -> bool:
-        """Whether its head reads the first position (`pooling: first`), where `eos` inputs then put the
-        start token (`features.encode_texts`)."""
+        """Whether its head reads the first position (`pooling: first`): `eos` inputs put the start token there."""
         return getattr(self.options, "pooling", None) == "first"
 
     @property
@@ -494,11 +492,13 @@ def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
 
 def grid_problems(lrs: Sequence[float], seeds: Sequence[int], what: str = "learning rates") -> list[str]:
     """Every problem of an LR grid (`what`) and fine-tuning seeds, one line each: LRs that are not finite
-    and positive, seeds that are negative (numpy's generators take none) or past torch's, a value given
-    twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1)."""
+    and positive or past `MAX_LR`, seeds that are negative (numpy's generators take none) or past torch's,
+    a value given twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1)."""
     out = []
     if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
         out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}")
+    elif max(lrs) > MAX_LR:  # 1e38 was NaN losses, or a traceback
+        out.append(f"{what} must be at most {MAX_LR:g} (AdamW's step is about the LR), got {list(lrs)}")
     if not seeds or any(s < 0 for s in seeds):
         out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
     for name, values in ((what, lrs), ("seeds", seeds)):

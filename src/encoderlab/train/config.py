@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from encoderlab.config import KEYED_WHEN_SET, SEED_BOUND
+from encoderlab.config import FLOAT32_MAX, KEYED_WHEN_SET, MAX_LR, SEED_BOUND
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
 from encoderlab.objectives import Objective
@@ -126,6 +126,25 @@ class OptimConfig:
                     f"optim.{name} must be a finite number {'>=' if low_included else '>'} 0{note}, got {value}; "
                     f"e.g. --set optim.{name}={OptimConfig.__dataclass_fields__[name].default}"
                 )
+        if self.lr > MAX_LR:  # 1e38 was a RuntimeError traceback at the first update
+            raise UserError(
+                f"optim.lr must be at most {MAX_LR:g} (AdamW moves each weight by about the LR per step), "
+                f"got {self.lr}; e.g. --set optim.lr={OptimConfig.lr}"
+            )
+        if self.eps > FLOAT32_MAX:  # inf in float32: every update was 0, silently
+            raise UserError(
+                f"optim.eps must be at most {FLOAT32_MAX:.3g} (float32's largest number), got {self.eps}; "
+                f"e.g. --set optim.eps={OptimConfig.eps}"
+            )
+        # Each step multiplies the weights by 1 - lr_t x wd (adamw) or 1 - wd x lr_t / lr (the decoupled
+        # kinds): past 1 they change sign every step, and the loss turns non-finite a step later.
+        if self.weight_decay * (self.lr if self.kind == "adamw" else 1.0) > 1:
+            scaled = " x optim.lr" if self.kind == "adamw" else ""
+            raise UserError(
+                f"optim.weight_decay{scaled} must be at most 1 with optim.kind={self.kind} (each step "
+                f"multiplies the weights by 1 - {'lr x ' if scaled else ''}weight_decay at the peak LR), got "
+                f"weight_decay={self.weight_decay}; e.g. --set optim.weight_decay={OptimConfig.weight_decay}"
+            )
         if len(self.betas) != 2 or not all(math.isfinite(b) and 0 <= b < 1 for b in self.betas):
             raise UserError(
                 f"optim.betas must be two numbers in [0, 1), got {tuple(self.betas)}; e.g. --set optim.betas=[0.9,0.95]"
