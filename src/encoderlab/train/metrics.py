@@ -120,7 +120,8 @@ class WandbSink:
         self._run = wandb.init(dir=str(run_dir), name=run_dir.name, config=config)
 
     def log(self, record: dict[str, Any]) -> None:
-        self._run.log({k: v for k, v in record.items() if k != "step"}, step=record["step"])
+        # None (a step without a target has no loss): no point, as TensorBoard draws none
+        self._run.log({k: v for k, v in record.items() if k != "step" and v is not None}, step=record["step"])
 
     def rewind(self, step: int) -> None:
         """Nothing: W&B has no way to drop logged steps, and ignores the replays (module docstring)."""

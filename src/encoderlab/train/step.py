@@ -20,6 +20,9 @@ Design
     reads, masks and packs); a prefetch for any other step than the one asked for is dropped.
   * A non-finite loss or gradient norm applies no update: `step` zeroes the gradients and says so
     in its result; what happens next (stop, skip, roll back) is the trainer's policy.
+  * A global batch without a single target (MLM's `bernoulli` selection can draw none in a short
+    batch) has no loss: `step` runs no forward pass and no update (AdamW would still decay the weights
+    and move them by its momentum), and its result's loss and gradient norm are None, not 0.
 """
 
 from __future__ import annotations
@@ -63,10 +66,10 @@ from encoderlab.train.vocab import add_mask_token, planned_spec
 class StepResult:
     """What one call of `TrainStep.step` did."""
 
-    loss: float
-    """Token-weighted mean loss over the global batch."""
-    grad_norm: float
-    """Norm of the trainable parameters' gradients before clipping."""
+    loss: float | None
+    """Token-weighted mean loss over the global batch; None when it had no target (no update)."""
+    grad_norm: float | None
+    """Norm of the trainable parameters' gradients before clipping; None when there were none."""
     lr: float
     """Learning rate of this update."""
     n_targets: int
@@ -79,7 +82,7 @@ class StepResult:
     @property
     def finite(self) -> bool:
         """False when the loss or gradient norm was NaN/inf (no update was applied)."""
-        return math.isfinite(self.loss) and math.isfinite(self.grad_norm)
+        return all(v is None or math.isfinite(v) for v in (self.loss, self.grad_norm))
 
 
 class TrainStep:
@@ -237,14 +240,17 @@ class TrainStep:
         return float(loss), float(grad_norm)
 
     def step(self, step: int) -> StepResult:
-        """One optimizer update at `step` (0-based) in the entered phase; no update when non-finite."""
+        """One optimizer update at `step` (0-based) in the entered phase; none when non-finite, and none
+        (no forward either, loss None) when the global batch has no target."""
         phase = self.phase
         lr = self.cfg.optim.lr * phase.phase.schedule.factor(step - phase.start, phase.steps)
         for group in self.optimizer.param_groups:
             group["lr"] = lr
         t0 = time.perf_counter()
         xs = self.batches_for(step)
-        n_targets = self.global_targets(xs)
+        n_targets = self.global_targets(xs)  # the same on every rank: all skip together
+        if n_targets == 0:
+            return StepResult(None, None, lr, 0, 0, time.perf_counter() - t0)
         loss, grad_norm = self.forward_backward(xs, n_targets)
         if not (math.isfinite(loss) and math.isfinite(grad_norm)):
             self.optimizer.zero_grad(set_to_none=True)

@@ -384,9 +384,8 @@ class Trainer:
                 for sink in sinks:
                     sink.log(record)
                 bar.update(1)
-                bar.set_postfix(
-                    phase=self.train_step.phase.name, loss=f"{record.get('loss', float('nan')):.4f}"
-                )
+                loss = record.get("loss")  # None: skipped, or a batch without a target
+                bar.set_postfix(phase=self.train_step.phase.name, loss="-" if loss is None else f"{loss:.4f}")
                 if self._should_save(self.progress.step) or self.progress.step == stop_at:
                     self._save(self.train_step.phase)
         finally:

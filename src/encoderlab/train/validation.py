@@ -7,8 +7,10 @@ Every `validation.every` steps and at the run's last step, the model is scored o
     and selection); absent for a run without an MLM phase;
   * `val/mlm15`: MLM loss at 15% masking (exact count, mask token), the common yardstick that runs
     of every ratio are compared on (issue 22's advisor reads it).
-Each is the token-weighted mean over the rows (the training loss's definition). MLM losses need a
-mask token: without one in the vocabulary, only `val/clm` is computed.
+Each is the token-weighted mean over the rows (the training loss's definition), so a row batch whose
+masks select nothing adds nothing; when no row does (`bernoulli` selection at a low ratio over few
+rows) the loss is left out rather than logged as 0. MLM losses need a mask token: without one in the
+vocabulary, only `val/clm` is computed.
 
 Rows and masks are fixed for a run folder and across runs: the rows are the first ones of the
 prepared `val` split in the order a reader seeded with `SEED` visits them (not the run's data
@@ -136,6 +138,7 @@ class Validator:
                     loss, n = batch_loss(model, x)
                 total += loss.float()
                 count += n
-            out[s.key] = float(total / count.clamp(min=1.0))
+            if count > 0:  # no target on any row: no loss (0 / 0), not a loss of 0
+                out[s.key] = float(total / count)
         out["val/rows"] = self.batches * self.source.layout.micro_batch_size
         return out
