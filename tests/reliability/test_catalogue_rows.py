@@ -91,6 +91,7 @@ NAMED = {
     "eval-disk-full": "tests.reliability.test_disk_full::test_eval_disk_full_is_exit_3_and_the_rerun_resumes",
     "sigterm-any-command": "tests.reliability.test_signals::test_every_command_runs_with_sigterm_as_ctrl_c",
     "sigterm-pretrain": "tests.reliability.test_signals::test_sigterm_stops_pretraining_keeps_its_checkpoints_and_it_resumes",
+    "sigterm-rank-waiting-to-join": "tests.train.test_distributed_join::test_a_rank_waiting_for_its_peers_stops_on_sigterm",
     "sigterm-study": "tests.reliability.test_signals::test_sigterm_stops_a_study_and_its_workers_at_once",
     "prepared-other-corpus": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",
     "prepared-not-prepared": "tests.study.test_prepared::test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line",

@@ -7,6 +7,12 @@ Design
     A group that the caller already initialised (tests, notebooks) is used as is and left alone;
     one that `init_world` created is torn down by `shutdown`, after a barrier (without it
     a gloo rank can abort while rank 0 is still writing).
+  * The join (`_join_group`) waits in C++ until every rank has come, up to its timeout (30 minutes),
+    and Python runs signal handlers only between the main thread's bytecodes: a rank whose peers never
+    came ignored SIGTERM (a scheduler's stop) and Ctrl-C for the whole timeout. So the join runs on a
+    daemon thread that the main thread waits on in short polls, and a signal stops the rank at once
+    with the usual "interrupted" line (`interrupts.sigterm_as_interrupt`); the abandoned join ends with
+    the process.
   * Gradients are *sums* over the global batch. The trainer already divides every micro-batch's loss
     by the number of targets in the whole global batch, so DDP and FSDP must add the ranks'
     gradients, not average them (their default); `parallelize` configures both that way. One
@@ -33,6 +39,7 @@ import contextlib
 import copy
 import json
 import os
+import threading
 from dataclasses import dataclass
 
 import torch
@@ -104,9 +111,7 @@ def join_world() -> World:
     global _OWNED_GROUP
     if not dist.is_initialized() and env_world_size() > 1:
         _check_launcher_env()
-        if torch.cuda.is_available():
-            torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
-        dist.init_process_group("cuda:nccl,cpu:gloo" if torch.cuda.is_available() else "gloo")
+        _join_group()
         _OWNED_GROUP = True
     if dist.is_initialized():
         local = int(os.environ.get("LOCAL_RANK", dist.get_rank()))
@@ -123,6 +128,31 @@ def init_world(world_size: int) -> World:
             f"layout.world_size={world.world_size} (and grad_accum to keep the global batch)"
         )
     return world
+
+
+def _join_group(poll_s: float = 0.2) -> None:
+    """`dist.init_process_group` as torchrun's environment describes it, on a daemon thread waited on in
+    polls of `poll_s`, so that SIGTERM and Ctrl-C stop a rank still waiting for its peers (module docstring)."""
+    cuda = torch.cuda.is_available()
+    device = int(os.environ.get("LOCAL_RANK", "0"))
+    if cuda:  # the current device is per thread: this one's for the run, the joining thread's for the join
+        torch.cuda.set_device(device)
+    failed: list[BaseException] = []
+
+    def join() -> None:
+        try:
+            if cuda:
+                torch.cuda.set_device(device)
+            dist.init_process_group("cuda:nccl,cpu:gloo" if cuda else "gloo")
+        except BaseException as exc:  # raised in the main thread below
+            failed.append(exc)
+
+    joining = threading.Thread(target=join, name="encoderlab-join-group", daemon=True)
+    joining.start()
+    while joining.is_alive():
+        joining.join(poll_s)  # a signal's handler runs between the polls
+    if failed:
+        raise failed[0]
 
 
 @contextlib.contextmanager
