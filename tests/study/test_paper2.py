@@ -41,7 +41,9 @@ def test_cpu_scales_name_every_way_they_are_not_paper2(scale, start):
     assert gone["tasks"] == "domain suite: pubmedqa-retrieval"
     if scale == "cpu":  # the domain corpus in the base's own tokenizer, and the continued runs' length
         assert gone["tokenizer"].endswith("ids trained on general-en")
-        assert gone["pretraining"].startswith("200 steps of 4,096 tokens")
+        assert gone["pretraining"].startswith("1,000 + 220 steps of 4,096 tokens")
+    else:  # the steps the runs train: 40 of the scale's and the recipe's 4-step decay (was "40 steps")
+        assert gone["pretraining"] == "44 steps of 1,024 tokens (8 x 128)"
 
 
 def test_the_code_detour_is_paper2s_design_on_starcoderdata_and_code_retrieval_at_gpu_scales_only():

@@ -7,6 +7,8 @@ tiny model on 4M tokens for the paper's experiment. So a study names its paper (
 and `departures` compares the spec with that paper's setup (`PaperSetup`) aspect by aspect: data,
 tokenizer, tasks, model, pretraining length, fine-tuning protocol. The departures are derived from
 the spec every time, never written beside it, so a scale that changes its data changes what it says;
+the pretraining length is the compared run's as it trains (`resolve.resolve_run`, the one resolution the
+runs use: a paper 2 recipe adds its decay to the scale's steps), after the study's run it continues;
 `study list`, the report's first section and docs/reproduce.md show them.
 
 What counts as the paper's: the corpora of `PaperSetup.corpora` (any number of their documents: the
@@ -24,8 +26,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
+from encoderlab.study.resolve import resolve_run
 from encoderlab.study.spec import StudySpec
+
+if TYPE_CHECKING:
+    from encoderlab.train.config import RunConfig
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,9 +186,7 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     if model is not None:
         out.append(model)
     if any(v is not None for v in (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)):
-        rows = (spec.micro_batch or 0) * (spec.grad_accum or 1)
-        here = f"{spec.steps:,} steps of {rows * (spec.seq_len or 0):,} tokens ({rows} x {spec.seq_len})"
-        out.append(Departure(aspect="pretraining", here=here, paper=paper.training))
+        out.append(Departure(aspect="pretraining", here=_length(spec), paper=paper.training))
     if ev.lrs != paper.lrs or ev.seeds != paper.seeds or ev.max_steps is not None:
         grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)} x {len(ev.seeds)} seeds"
         cap = f", at most {ev.max_steps} steps per run" if ev.max_steps is not None else ""
@@ -190,6 +195,34 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         )
         out.append(Departure(aspect="fine-tuning", here=grid + cap, paper=paper_grid))
     return tuple(out)
+
+
+def compared_chain(spec: StudySpec) -> list[RunConfig]:
+    """The resolved configs (`resolve.resolve_run`, as the runs train) of the run the claims compare
+    against (the baseline, else the first trained run) and of the study's runs it continues, first
+    trained first, at its first pretraining seed."""
+    run = next((r for r in spec.runs if r.name == spec.baseline and r.recipe), None)
+    run = run or next(r for r in spec.runs if r.recipe)
+    chain, names = [run], {r.name: r for r in spec.runs if r.recipe}
+    while (base := names.get(chain[-1].init or "")) is not None and base not in chain:
+        chain.append(base)
+    return [resolve_run(spec, r, spec.seeds_of(r)[0]) for r in reversed(chain)]
+
+
+def _length(spec: StudySpec) -> str:
+    """The compared run's length as it trains: the resolved steps (a paper 2 recipe adds its decay to
+    the scale's steps), after those of the study's run it continues ("400 + 114 steps")."""
+    cfgs = compared_chain(spec)
+    shapes = {(c.layout.global_batch_size, c.layout.seq_len) for c in cfgs}
+    if len(shapes) > 1:
+        return ", then ".join(_length_of([c]) for c in cfgs)
+    return _length_of(cfgs)
+
+
+def _length_of(cfgs: list[RunConfig]) -> str:
+    rows, seq = cfgs[0].layout.global_batch_size, cfgs[0].layout.seq_len
+    steps = " + ".join(f"{c.steps:,}" for c in cfgs)
+    return f"{steps} steps of {rows * seq:,} tokens ({rows} x {seq})"
 
 
 def _sizes(paper: PaperSetup, study: str) -> tuple[str, ...]:

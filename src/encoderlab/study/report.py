@@ -150,12 +150,23 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["study", spec.name],
         ["scale", f"{spec.scale} ({spec.hardware})"],
         ["model size", str(spec.size or "as the start model")],
-        ["steps / seq len / micro-batch / grad accum", " / ".join(str(v or "recipe default") for v in shape)],
+        ["steps / seq len / micro-batch / grad accum", _shape_text(data, shape)],
         ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
         ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(spec, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
+
+
+def _shape_text(data: StudyData, shape: tuple) -> str:
+    """The scale's batch shape, and the steps the runs train as resolved where they differ from the
+    scale's (a paper 2 recipe adds its decay: "40" beside a Runs table of 44 read as a contradiction)."""
+    text = " / ".join(str(v or "recipe default") for v in shape)
+    trained = sorted({PretrainNode.of(n).steps for n in data.nodes if n.kind == "pretrain"})
+    if shape[0] is not None and trained and trained != [shape[0]]:
+        steps = ", ".join(f"{s:,}" for s in trained)
+        text += f" (the scale's settings; as resolved, the runs train {steps} steps: Runs table)"
+    return text
 
 
 def _max_docs(cap: int | None) -> str:

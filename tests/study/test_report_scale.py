@@ -1,0 +1,64 @@
+"""What a report says about its scale: the pretraining length as the runs train it, what the scale can and
+cannot show, and why a claim it cannot test is not tested, in words (fake nodes, no model trained)."""
+
+from __future__ import annotations
+
+from fake_study import backend, small_spec
+
+from encoderlab.study.fidelity import departures
+from encoderlab.study.resolve import resolve_run
+from encoderlab.study.runner import run_study
+from encoderlab.study.spec import ClaimSpec, DataSpec, RunSpec
+
+
+def detour_spec(**overrides):
+    """Paper 2's demo shape: MiniLM continued by the detour and the MLM baseline for 20 scale steps
+    (the recipes add their 10% decay: 22 steps as the runs train)."""
+    shared = dict(init="minilm", data="biomed", group="biomed")
+    runs = (
+        RunSpec(name="detour", label="CLM detour", recipe="detour", **shared),
+        RunSpec(name="baseline", label="MLM baseline", recipe="detour-baseline", **shared),
+    )
+    claim = ClaimSpec(
+        id="detour", text="The detour beats the baseline", kind="beats", a="detour", b="baseline"
+    )
+    fields = dict(
+        name="fake-detour",
+        paper="paper2",
+        size=None,
+        steps=20,
+        data=(DataSpec(name="biomed", corpus=("biomed",), tokenizer="minilm"),),
+        runs=runs,
+        baseline="baseline",
+        cka=(),
+        claims=(claim,),
+    )
+    return small_spec(**{**fields, **overrides})
+
+
+def test_the_pretraining_departure_gives_the_steps_the_runs_train_as_resolved(tmp_path):
+    # Before: "20 steps of 256 tokens" (the scale's steps) beside a Runs table of 22 (the recipe adds its
+    # decay); paper 2's demo said 40 where its runs trained 44.
+    spec = detour_spec()
+    steps = resolve_run(spec, spec.run("baseline"), 0).steps
+    assert steps == 22
+    (pretraining,) = [d.here for d in departures(spec) if d.aspect == "pretraining"]
+    assert pretraining == "22 steps of 256 tokens (4 x 64)"
+    run_study(spec, tmp_path, backend(), progress=False)
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert "pretraining: 22 steps of 256 tokens (4 x 64)" in text
+    assert "| MLM baseline | baseline | detour-baseline | – | minilm | biomed | 22 |" in text
+    assert (
+        "| 20 / 64 / 4 / 1 (the scale's settings; as resolved, the runs train 22 steps: Runs table) |" in text
+    )
+
+
+def test_a_continued_runs_length_counts_the_run_it_continues():
+    runs = (
+        RunSpec(name="base", label="base", recipe="pfs-mlm"),
+        RunSpec(name="baseline", label="MLM baseline", recipe="detour-baseline", init="base"),
+        RunSpec(name="detour", label="CLM detour", recipe="detour", init="base"),
+    )
+    spec = detour_spec(runs=runs, size="tiny", data=(DataSpec(name="main", corpus=("biomed",)),))
+    (pretraining,) = [d.here for d in departures(spec) if d.aspect == "pretraining"]
+    assert pretraining == "20 + 22 steps of 256 tokens (4 x 64)"
