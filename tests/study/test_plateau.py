@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 from fake_study import backend, small_spec
 
+from encoderlab.study.caveats import PLATEAU_MARGIN
 from encoderlab.study.data import load_study
-from encoderlab.study.results import PLATEAU_MARGIN, check_claims
+from encoderlab.study.results import check_claims
 from encoderlab.study.runner import run_study
 
 

@@ -3,6 +3,9 @@ cannot show, and why a claim it cannot test is not tested, in words (fake nodes,
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+
 from fake_study import backend, small_spec
 
 from encoderlab.study.fidelity import departures
@@ -62,3 +65,31 @@ def test_a_continued_runs_length_counts_the_run_it_continues():
     spec = detour_spec(runs=runs, size="tiny", data=(DataSpec(name="main", corpus=("biomed",)),))
     (pretraining,) = [d.here for d in departures(spec) if d.aspect == "pretraining"]
     assert pretraining == "20 + 22 steps of 256 tokens (4 x 64)"
+
+
+def _claims(out) -> dict[str, str]:
+    found = json.loads((out / "report" / "results.json").read_text())["claims"]
+    return {c["id"]: c["sentence"] for c in found}
+
+
+def test_a_claim_the_study_cannot_test_says_why_in_a_sentence_not_a_raw_list(tmp_path):
+    # Before: "(eval_steps: CLM: 20; MLM-40: none)" and "(MLM-40: sst; CLM: none)", internal k: v lists.
+    sc = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
+    early = ClaimSpec(id="early", text="CLM learns faster early", kind="faster_early", a="clm", b="mlm40")
+    tasks = {"mlm40": ("sst",), "clm": ("ner",)}
+    runs = tuple(
+        replace(r, tasks=tasks.get(r.name, r.tasks), eval_steps=() if r.name == "mlm40" else r.eval_steps)
+        for r in small_spec().runs
+    )
+    run_study(small_spec(runs=runs, claims=(sc, early)), tmp_path, backend(), progress=False)
+    said = _claims(tmp_path)
+    assert said["mlm-sc"] == (
+        "Not tested: MLM-40 is evaluated on sst, CLM on no SC task: the two runs share no SC task, so this claim "
+        "cannot be tested (a comparison needs the same tasks)."
+    )
+    assert said["early"] == (
+        "Not tested: the claim compares the runs at an intermediate checkpoint both are evaluated at; CLM is "
+        "evaluated at step 20, MLM-40 at no intermediate checkpoint, so no checkpoint is shared and this claim "
+        "cannot be tested (give both runs a step in eval_steps)."
+    )
+    assert not any(": none" in s for s in said.values())

@@ -282,7 +282,10 @@ def test_an_early_claim_without_a_checkpoint_in_common_says_the_study_cannot_sho
     run_study(small_spec(runs=runs, claims=(claim,)), tmp_path, backend(), progress=False)
     (result,) = _claims(tmp_path).values()
     assert result["status"] == "not tested"
-    assert "evaluates them at none in common (eval_steps: CLM: 20; MLM-40: none)" in result["sentence"]
+    assert (
+        "CLM is evaluated at step 20, MLM-40 at no intermediate checkpoint, so no checkpoint is shared and this "
+        "claim cannot be tested (give both runs a step in eval_steps)"
+    ) in result["sentence"]
 
 
 def test_an_early_claim_and_the_data_efficiency_figure_name_the_tasks_checkpoints_were_scored_on(tmp_path):

@@ -55,6 +55,7 @@ from typing import Any
 from encoderlab.analysis.cka import low_layer_verdict
 from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
+from encoderlab.study.caveats import claim_ids, partial_caveat, plateau_caveat
 from encoderlab.study.data import StudyData
 from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
@@ -131,10 +132,6 @@ def _not_tested(why: str) -> Outcome:
     return Outcome(sentence=why)
 
 
-def _ids(data: StudyData, claim: ClaimSpec) -> set[str]:
-    return {*data.model_ids(claim.a).values(), *data.model_ids(claim.b).values()}
-
-
 def _only(tasks: dict[str, TaskSummary], keep: dict[str, str]) -> dict[str, TaskSummary]:
     return {t: s for t, s in tasks.items() if t in keep}
 
@@ -159,7 +156,7 @@ def _left_out(shared: dict[str, str], others: dict[str, str]) -> str:
 
 def _never_shared(data: StudyData, claim: ClaimSpec, fam: str) -> Outcome | None:
     """A "not tested" when the study's graph evaluates the claim's models on no task of `fam` in common."""
-    planned = data.planned_tasks(_ids(data, claim), None)
+    planned = data.planned_tasks(claim_ids(data, claim), None)
     if fam != ALL and fam not in {f for tasks in planned.values() for f in tasks.values()}:
         return _not_tested(f"no {fam.upper()} task is evaluated at this scale.")
     if not any(n.kind == "eval" for n in data.nodes):
@@ -169,13 +166,20 @@ def _never_shared(data: StudyData, claim: ClaimSpec, fam: str) -> Outcome | None
     sets = [*mine[claim.a], *mine[claim.b]]
     if not sets or set.intersection(*sets):
         return None
-    said = "; ".join(
-        f"{data.label(r)}: {', '.join(sorted(set().union(*s))) or 'none'}" for r, s in mine.items()
-    )
     what = "task" if fam == ALL else f"{fam.upper()} task"
+    tasks = {r: sorted(set().union(*s)) for r, s in mine.items()}
+    said = _each_run(data, {r: f"on {', '.join(t)}" if t else f"on no {what}" for r, t in tasks.items()})
     return _not_tested(
-        f"the models of the two runs are evaluated on no {what} in common ({said}), so no finished run can test "
-        "it; a comparison needs the same tasks."
+        f"{said}: the two runs share no {what}, so this claim cannot be tested (a comparison needs the same "
+        "tasks)."
+    )
+
+
+def _each_run(data: StudyData, said: dict[str, str]) -> str:
+    """What each run of a claim is evaluated on, as one clause ("CLM is evaluated at step 20, MLM-40 at
+    no intermediate checkpoint"), from run name -> its phrase. Was a raw "CLM: 20; MLM-40: none"."""
+    return ", ".join(
+        f"{data.label(r)}{' is evaluated' * (i == 0)} {x}" for i, (r, x) in enumerate(said.items())
     )
 
 
@@ -183,7 +187,7 @@ def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     fam = claim.family or ALL
     if (never := _never_shared(data, claim, fam)) is not None:
         return never
-    shared, others = data.shared_tasks(_ids(data, claim), None)
+    shared, others = data.shared_tasks(claim_ids(data, claim), None)
     if fam != ALL:
         shared, others = ({t: f for t, f in d.items() if f == fam} for d in (shared, others))
     if not shared:
@@ -198,7 +202,7 @@ def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
 
 
 def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
-    ids = _ids(data, claim)
+    ids = claim_ids(data, claim)
     at = {}
     for e in data.evals:
         if e.step is not None and e.model in ids:
@@ -220,6 +224,14 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     )
 
 
+def _at_steps(steps: list[int]) -> str:
+    return (
+        f"at step{'s' * (len(steps) > 1)} {', '.join(map(str, steps))}"
+        if steps
+        else "at no intermediate checkpoint"
+    )
+
+
 def _no_common_checkpoint(data: StudyData, claim: ClaimSpec) -> Outcome:
     """Why a faster_early claim has no checkpoint to compare: not finished yet, or none in common planned."""
     planned = {
@@ -227,10 +239,10 @@ def _no_common_checkpoint(data: StudyData, claim: ClaimSpec) -> Outcome:
     }
     if set(planned[claim.a]) & set(planned[claim.b]):
         return Outcome()
-    said = "; ".join(f"{data.label(r)}: {', '.join(map(str, s)) or 'none'}" for r, s in planned.items())
+    said = _each_run(data, {r: _at_steps(sorted(s)) for r, s in planned.items()})
     return _not_tested(
-        f"the claim compares the runs at an intermediate checkpoint both are evaluated at, and the study evaluates "
-        f"them at none in common (eval_steps: {said}); give both runs a step in eval_steps."
+        f"the claim compares the runs at an intermediate checkpoint both are evaluated at; {said}, so no "
+        "checkpoint is shared and this claim cannot be tested (give both runs a step in eval_steps)."
     )
 
 
@@ -252,7 +264,7 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
             f"the evaluation grid ({', '.join(f'{x:g}' for x in grid)}) has {len(lrs)} learning rate(s) in the "
             f"claim's range {span} ({have}); the spread needs two."
         )
-    shared, others = data.shared_tasks(_ids(data, claim), None)
+    shared, others = data.shared_tasks(claim_ids(data, claim), None)
     if not shared:
         return Outcome()
     return Measure(
@@ -419,57 +431,6 @@ _UNDECIDED = {
 """A difference inside its interval neither confirms nor refutes the claim: say only the direction."""
 
 
-PLATEAU_MARGIN = 0.1
-"""Nats: a run whose final held-out loss (the lower of CLM and MLM at 15%, mean over its pretraining
-seeds) is within this of its data's unigram entropy has learned little beyond token frequencies (the
-demo's MLM-40 ended 0.04 nats below it; CLM on the same tokens 1.2 nats below)."""
-
-
-_YARDSTICKS = ("val/clm", "val/mlm15")
-"""The held-out losses every run is scored on, whatever its objective (`train/validation.py`)."""
-
-
-def _on_plateau(data: StudyData, run: str) -> dict | None:
-    """{"held_out", "unigram"} when `run`'s final models have not got below the unigram plateau, else None."""
-    spec_run = data.spec.run(run)
-    entropy = data.unigram.get(spec_run.data) if spec_run is not None else None
-    scored = [data.held_out.get(m, {}) for m in data.model_ids(run).values()]
-    losses = [min(v[k] for k in _YARDSTICKS if k in v) for v in scored if any(k in v for k in _YARDSTICKS)]
-    if entropy is None or not losses:
-        return None
-    loss = sum(losses) / len(losses)
-    return {"held_out": loss, "unigram": entropy} if loss >= entropy - PLATEAU_MARGIN else None
-
-
-def _plateau_caveat(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:
-    """The plateau numbers of the claim's runs that sit on it, and the sentence that says what that means."""
-    on = {r: x for r in (claim.a, claim.b) if (x := _on_plateau(data, r)) is not None}
-    if not on:
-        return {}, ""
-    said = " and ".join(
-        f"{data.label(r)} ({x['held_out']:.2f} nats against {x['unigram']:.2f})" for r, x in on.items()
-    )
-    verb = "has" if len(on) == 1 else "have"
-    return {data.label(r): x for r, x in on.items()}, (
-        f" Caveat: {said} {verb} not got below the unigram plateau (held-out loss against the entropy of the "
-        "data's token frequencies): a run there has learned little beyond how often tokens occur, so this "
-        "says which run leaves the plateau sooner at this size, not how the objectives compare once both have."
-    )
-
-
-def _partial_caveat(data: StudyData, claim: ClaimSpec, step: int | None) -> tuple[int, str]:
-    """The eval nodes of the claim's models at `step` that have not finished, and the sentence saying so."""
-    missing, total = data.unfinished_evals(_ids(data, claim), step)
-    if not missing:
-        return 0, ""
-    at = "final models" if step is None else f"checkpoints at step {step}"
-    return missing, (
-        f" Partial: {missing} of the {total} fine-tuning runs of the {at} of {data.label(claim.a)} and "
-        f"{data.label(claim.b)} have not finished (the study is still running, or a node failed), so this "
-        "verdict may change: run the study again to finish them."
-    )
-
-
 def check_claims(data: StudyData) -> list[ClaimResult]:
     """For each claim of the spec: status, significance, numbers and a generated sentence."""
     found = [(c, EVALUATORS[c.kind](data, c)) for c in data.spec.claims]
@@ -487,9 +448,9 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             numbers |= {"checkpoint": t.nested.checkpoint} | ({"step": x.step} if x.step is not None else {})
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
-            plateau, caveat = _plateau_caveat(data, claim) if x.step is None else ({}, "")
+            plateau, caveat = plateau_caveat(data, claim) if x.step is None else ({}, "")
             numbers |= {"plateau": plateau} if plateau else {}
-            unfinished, partial = _partial_caveat(data, claim, x.step)
+            unfinished, partial = partial_caveat(data, claim, x.step)
             numbers |= {"unfinished_evals": unfinished} if unfinished else {}
             o = Outcome(
                 status=status,

@@ -1,0 +1,63 @@
+"""The caveats a claim's sentence carries: runs still on the unigram plateau, and fine-tuning runs not
+finished yet (`results.check_claims` appends them)."""
+
+from __future__ import annotations
+
+from encoderlab.study.data import StudyData
+from encoderlab.study.spec import ClaimSpec
+
+
+def claim_ids(data: StudyData, claim: ClaimSpec) -> set[str]:
+    """The model ids of both runs of a claim, at every pretraining seed."""
+    return {*data.model_ids(claim.a).values(), *data.model_ids(claim.b).values()}
+
+
+PLATEAU_MARGIN = 0.1
+"""Nats: a run whose final held-out loss (the lower of CLM and MLM at 15%, mean over its pretraining
+seeds) is within this of its data's unigram entropy has learned little beyond token frequencies (the
+demo's MLM-40 ended 0.04 nats below it; CLM on the same tokens 1.2 nats below)."""
+
+
+_YARDSTICKS = ("val/clm", "val/mlm15")
+"""The held-out losses every run is scored on, whatever its objective (`train/validation.py`)."""
+
+
+def _on_plateau(data: StudyData, run: str) -> dict | None:
+    """{"held_out", "unigram"} when `run`'s final models have not got below the unigram plateau, else None."""
+    spec_run = data.spec.run(run)
+    entropy = data.unigram.get(spec_run.data) if spec_run is not None else None
+    scored = [data.held_out.get(m, {}) for m in data.model_ids(run).values()]
+    losses = [min(v[k] for k in _YARDSTICKS if k in v) for v in scored if any(k in v for k in _YARDSTICKS)]
+    if entropy is None or not losses:
+        return None
+    loss = sum(losses) / len(losses)
+    return {"held_out": loss, "unigram": entropy} if loss >= entropy - PLATEAU_MARGIN else None
+
+
+def plateau_caveat(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:
+    """The plateau numbers of the claim's runs that sit on it, and the sentence that says what that means."""
+    on = {r: x for r in (claim.a, claim.b) if (x := _on_plateau(data, r)) is not None}
+    if not on:
+        return {}, ""
+    said = " and ".join(
+        f"{data.label(r)} ({x['held_out']:.2f} nats against {x['unigram']:.2f})" for r, x in on.items()
+    )
+    verb = "has" if len(on) == 1 else "have"
+    return {data.label(r): x for r, x in on.items()}, (
+        f" Caveat: {said} {verb} not got below the unigram plateau (held-out loss against the entropy of the "
+        "data's token frequencies): a run there has learned little beyond how often tokens occur, so this "
+        "says which run leaves the plateau sooner at this size, not how the objectives compare once both have."
+    )
+
+
+def partial_caveat(data: StudyData, claim: ClaimSpec, step: int | None) -> tuple[int, str]:
+    """The eval nodes of the claim's models at `step` that have not finished, and the sentence saying so."""
+    missing, total = data.unfinished_evals(claim_ids(data, claim), step)
+    if not missing:
+        return 0, ""
+    at = "final models" if step is None else f"checkpoints at step {step}"
+    return missing, (
+        f" Partial: {missing} of the {total} fine-tuning runs of the {at} of {data.label(claim.a)} and "
+        f"{data.label(claim.b)} have not finished (the study is still running, or a node failed), so this "
+        "verdict may change: run the study again to finish them."
+    )
