@@ -50,6 +50,7 @@ def test_the_pretraining_departure_gives_the_steps_the_runs_train_as_resolved(tm
     run_study(spec, tmp_path, backend(), progress=False)
     text = (tmp_path / "report" / "report.md").read_text()
     assert "pretraining: 22 steps of 256 tokens (4 x 64)" in text
+    assert "## What this scale can and cannot show\n\nIt can show that the study runs end to end" in text
     assert "| MLM baseline | baseline | detour-baseline | – | minilm | biomed | 22 |" in text
     assert (
         "| 20 / 64 / 4 / 1 (the scale's settings; as resolved, the runs train 22 steps: Runs table) |" in text
@@ -93,3 +94,53 @@ def test_a_claim_the_study_cannot_test_says_why_in_a_sentence_not_a_raw_list(tmp
         "cannot be tested (give both runs a step in eval_steps)."
     )
     assert not any(": none" in s for s in said.values())
+
+
+def test_paper2s_demo_report_says_the_scale_cannot_show_the_detours_effect():
+    """Derived from the resolved study: the tokens the compared run trains as resolved, against paper 2's
+    shortest run, and its one pretraining seed."""
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.fidelity import PAPERS
+    from encoderlab.study.reach import reach_text
+    from encoderlab.study.resolve import tokens
+
+    spec = get_study("paper2-detour", "demo")
+    trained = tokens(resolve_run(spec, spec.run("baseline-biomed"), 0))
+    assert trained == 44 * 8 * 128
+    text = reach_text(spec)
+    assert f"after {trained:,} tokens of continued pretraining each" in text
+    assert "It cannot show whether paper 2's findings hold" in text
+    assert f"trains {trained:,} tokens, 0.00045% of the shortest run paper 2 trains (10B tokens)" in text
+    assert "one pretraining seed, so a claim compares two checkpoints, not two objectives" in text
+    assert reach_text(get_study("paper2-detour", "gpu-210m")) == ""  # paper 2's own budget
+    longer = replace(spec, steps=PAPERS["paper2"].shortest_tokens // 1024)
+    assert reach_text(longer) == ""
+
+
+def test_a_start_model_at_the_ceiling_is_said_to_leave_no_room_for_a_gain(tmp_path):
+    from types import SimpleNamespace
+
+    from encoderlab.eval.stats import Estimate
+    from encoderlab.study.reach import ceiling_text
+
+    spec = detour_spec(
+        runs=(
+            RunSpec(name="start", label="minilm (start)", init="minilm", data="biomed"),
+            *detour_spec().runs,
+        )
+    )
+    data = SimpleNamespace(spec=spec, label=lambda m: spec.run(m).display)
+
+    def table(mean: float, half: float):
+        test = Estimate(mean=mean, sd=None, n=2, ci_low=mean - half, ci_high=mean + half, half_width=half)
+        per_task = {m: {"pubmedqa-retrieval": SimpleNamespace(test=test)} for m in ("start", "detour")}
+        return SimpleNamespace(models=["start", "detour"], per_task=per_task)
+
+    said = ceiling_text(data, table(99.27, 0.78))
+    assert said == (
+        "Evaluated as it is, minilm (start) already scores 99.27 ± 0.78 on pubmedqa-retrieval, an interval that "
+        "reaches the maximum of 100: no run continued from it can gain more than 0.73 points there, so a "
+        "difference between such runs on pubmedqa-retrieval says which lost less of the start's score, not which "
+        "objective adapts a model better."
+    )
+    assert ceiling_text(data, table(90.0, 3.0)) == ""

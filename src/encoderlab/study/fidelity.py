@@ -87,6 +87,9 @@ class PaperSetup:
     """The paper's models in words (empty: the sizes)."""
     training: str
     """The paper's pretraining length and batch, in words."""
+    shortest_tokens: int
+    """Tokens of the shortest pretraining run the paper trains (`reach`: a scale far below it cannot show
+    the paper's effects)."""
     lrs: tuple[float, ...]
     """Fine-tuning LR grid."""
     seeds: tuple[int, ...]
@@ -108,6 +111,8 @@ PAPERS: dict[str, PaperSetup] = {
         sizes=("210m", "610m", "1b"),
         study_sizes={"paper1-cpt": ("610m",)},  # its CPT tables (papers.md): 610M, from decayed 42k bases
         training="42,000 steps of 2,359,296 tokens (its appendix; the split into 1,152 x 2,048 rows is ours)",
+        shortest_tokens=2_000
+        * 2_359_296,  # its +2k continued pretraining (the from-scratch runs: 12k and up)
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
     ),
@@ -130,6 +135,7 @@ PAPERS: dict[str, PaperSetup] = {
         models="ModernBERT-base or -large, continued",
         training="10B or 50B (English Base), 25B (French Large) or 50B (English Large) tokens in batches of "
         "384 x 8,192, then a 10% decay",
+        shortest_tokens=10_000_000_000,  # English Base at 10B (before its 10% decay)
         lrs=(5e-5,),
         seeds=(42, 43, 44, 45, 46),
     ),

@@ -29,6 +29,7 @@ from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, named_tasks, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
+from encoderlab.study.reach import ceiling_text, reach_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
@@ -318,6 +319,7 @@ def _sections(
     by_kind, by_run = _compute_rows(data, compute)
     return [
         ("What this scale is", "text", setup_text(data.spec)),
+        *_reach(data, table),
         ("Configuration", "table", (["setting", "value"], _config_rows(data, table))),
         (
             "Runs",
@@ -346,6 +348,12 @@ def _sections(
         ("", "text", _claims_note(claims)),
         ("Figures", "figures", figures),
     ]
+
+
+def _reach(data: StudyData, table: ResultsTable) -> list[tuple]:
+    """What the scale can and cannot show (`reach`), when there is anything to say."""
+    text = " ".join(t for t in (reach_text(data.spec), ceiling_text(data, table)) if t)
+    return [("What this scale can and cannot show", "text", text)] if text else []
 
 
 def _reported(data: StudyData, table: ResultsTable) -> list[tuple]:
