@@ -144,3 +144,14 @@ def test_a_start_model_at_the_ceiling_is_said_to_leave_no_room_for_a_gain(tmp_pa
         "objective adapts a model better."
     )
     assert ceiling_text(data, table(90.0, 3.0)) == ""
+
+
+def test_paper2s_description_does_not_call_the_arms_equal_in_compute():
+    # Before: "on identical data and compute", beside a compute table where the detour spent 1.5x the FLOPs.
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.reach import reach_text
+
+    spec = get_study("paper2-detour", "demo")
+    assert "identical data, steps and tokens (not FLOPs" in spec.description
+    assert "compute" not in spec.description.split(";")[0]
+    assert "compare against (MLM baseline (biomed)) trains" in reach_text(spec)  # its label, not its id

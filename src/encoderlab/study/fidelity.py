@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from encoderlab.study.resolve import resolve_run
-from encoderlab.study.spec import StudySpec
+from encoderlab.study.spec import RunSpec, StudySpec
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -203,13 +203,17 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     return tuple(out)
 
 
+def compared_run(spec: StudySpec) -> RunSpec:
+    """The trained run the claims compare against: the baseline, else the study's first trained run."""
+    run = next((r for r in spec.runs if r.name == spec.baseline and r.recipe), None)
+    return run or next(r for r in spec.runs if r.recipe)
+
+
 def compared_chain(spec: StudySpec) -> list[RunConfig]:
     """The resolved configs (`resolve.resolve_run`, as the runs train) of the run the claims compare
     against (the baseline, else the first trained run) and of the study's runs it continues, first
     trained first, at its first pretraining seed."""
-    run = next((r for r in spec.runs if r.name == spec.baseline and r.recipe), None)
-    run = run or next(r for r in spec.runs if r.recipe)
-    chain, names = [run], {r.name: r for r in spec.runs if r.recipe}
+    chain, names = [compared_run(spec)], {r.name: r for r in spec.runs if r.recipe}
     while (base := names.get(chain[-1].init or "")) is not None and base not in chain:
         chain.append(base)
     return [resolve_run(spec, r, spec.seeds_of(r)[0]) for r in reversed(chain)]

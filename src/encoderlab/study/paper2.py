@@ -323,7 +323,8 @@ def paper2_detour(scale: Scale, domain: Domain = BIOMED) -> StudySpec:
         description=(
             f"Paper 2: continue {'a tiny MLM encoder pretrained here on general English' if own_base else s.base} "
             f"on {domain.words} with a CLM detour (CLM, then a short MLM-15% decay) against the MLM "
-            "baseline (MLM-30%, then the same decay) on identical data and compute; evaluation on the domain "
+            "baseline (MLM-30%, then the same decay) on identical data, steps and tokens (not FLOPs: CLM's head "
+            "predicts every position); evaluation on the domain "
             "tasks, layer-wise CKA against a seed-noise twin, and at full scales paper 2's freezing runs."
         ),
         data=s.data,

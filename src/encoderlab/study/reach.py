@@ -14,7 +14,7 @@ effect, and its report used to say "does not hold (significant)" without saying 
 from __future__ import annotations
 
 from encoderlab.study.data import StudyData, split_id
-from encoderlab.study.fidelity import PAPERS, compared_chain
+from encoderlab.study.fidelity import PAPERS, compared_chain, compared_run
 from encoderlab.study.resolve import tokens
 from encoderlab.study.spec import StudySpec
 from encoderlab.study.table import ResultsTable
@@ -54,7 +54,7 @@ def reach_text(spec: StudySpec) -> str:
     return (
         f"It can show that the study runs end to end and how these models compare after {trained:,} tokens of "
         f"{what} each. It cannot show whether {paper.short}'s findings hold: the run the claims compare "
-        f"against ({spec.baseline}) trains {trained:,} tokens, {_share(trained, paper.shortest_tokens)} of the "
+        f"against ({compared_run(spec).display}) trains {trained:,} tokens, {_share(trained, paper.shortest_tokens)} of the "
         f"shortest run {paper.short} trains ({_billions(paper.shortest_tokens)} tokens), and an effect the paper "
         f"measured at its scale need not appear, or may reverse, this far from it.{seeds}"
     )

@@ -288,7 +288,8 @@ def detour(
 
 
 def detour_baseline(**kwargs: Any) -> RunConfig:
-    """Paper 2's control: MLM-30% instead of CLM, then the same decay on identical data and compute."""
+    """Paper 2's control: MLM-30% instead of CLM, then the same decay on identical data, steps and tokens
+    (not FLOPs: CLM's head predicts every position, MLM's the masked ones)."""
     return _detour(
         MLM(mask_ratio=0.30, **PAPER2_MASKING),
         **{**_detour_defaults(), "freeze": "", "freeze_decay": "", **kwargs},
