@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import random
+import socket
 from pathlib import Path
 
 from encoderlab.data.batch import BatchLayout
@@ -36,3 +38,34 @@ def tiny_run(out: Path, phases=None, **overrides) -> RunConfig:
 
 def metrics(run: Path) -> list[dict]:
     return [json.loads(line) for line in (Path(run) / "metrics.jsonl").read_text().splitlines()]
+
+
+def free_ports(n: int) -> list[int]:
+    """`n` distinct ports for process groups (MASTER_PORT), free now and below the kernel's ephemeral range.
+
+    A port that bind(0) handed out and that was closed again lies in the ephemeral range, where the next
+    outgoing connection (gloo's between the ranks of another test file that pytest-xdist runs alongside)
+    can take it before the group listens on it: EADDRINUSE, seen in the full suite. The kernel never
+    hands out a port below that range for outgoing connections; each one is checked free by binding."""
+    low = _ephemeral_low()
+    draw = random.SystemRandom()  # not the tests' seeded `random`: two processes must not draw alike
+    ports: list[int] = []
+    while len(ports) < n:
+        port = draw.randrange(10_000, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if port not in ports:
+            ports.append(port)
+    return ports
+
+
+def _ephemeral_low() -> int:
+    """The first port of the ephemeral range (Linux's default when it cannot be read)."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    return max(low, 11_000)

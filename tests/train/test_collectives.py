@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.multiprocessing as mp
-from tests.train.test_distributed import _free_ports
+from tests.train.helpers import free_ports
 
 from encoderlab.train import distributed
 
@@ -41,7 +41,7 @@ def _worker(rank: int, port: int, out: str) -> None:
 
 
 def test_gather_is_json_in_rank_order_and_keeps_its_tensors_until_the_group_is_gone(tmp_path):
-    mp.spawn(_worker, args=(_free_ports(1)[0], str(tmp_path)), nprocs=2, join=True)
+    mp.spawn(_worker, args=(free_ports(1)[0], str(tmp_path)), nprocs=2, join=True)
     for rank in (0, 1):
         report = json.loads((tmp_path / f"rank{rank}.json").read_text())
         assert report["gathered"] == json.loads(json.dumps(VALUES))

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import socket
 from pathlib import Path
 
 import pytest
 import torch
 import torch.multiprocessing as mp
 from safetensors.torch import load_file
-from tests.train.helpers import metrics, tiny_run
+from tests.train.helpers import free_ports, metrics, tiny_run
 
 from encoderlab.cli import main
 from encoderlab.config import save_yaml
@@ -54,16 +53,6 @@ def run_cfg(out: Path, layout: BatchLayout, parallel: str = "ddp", **overrides):
     return tiny_run(out, phases=PHASES, layout=layout, scale=ScaleConfig(data_parallel=parallel), **overrides)
 
 
-def _free_ports(n: int) -> list[int]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in socks]
-    for s in socks:
-        s.close()
-    return ports
-
-
 def _worker(rank: int, root: str, ports: list[int]) -> None:
     """One rank of every 2-process job; each `pretrain` call opens and closes its own process group."""
     os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1")
@@ -89,7 +78,7 @@ def runs(tmp_path_factory):
     torch.set_num_threads(1)  # on 2 shared cores, one thread per process is several times faster
     pretrain(run_cfg(root / "ref", ONE))
     pretrain(run_cfg(root / "one_to_two", ONE), until_step=SPLIT_STEP)
-    mp.spawn(_worker, args=(str(root), _free_ports(5)), nprocs=2, join=True)
+    mp.spawn(_worker, args=(str(root), free_ports(5)), nprocs=2, join=True)
     pretrain(run_cfg(root / "two_to_one", ONE), resume=True)
     torch.set_num_threads(threads)
     return root

@@ -17,16 +17,11 @@ from pathlib import Path
 
 import pytest
 from tests.reliability.hostile_world import TINY_RUN
+from tests.train.helpers import free_ports
 
 pytestmark = pytest.mark.distributed
 
 INTERRUPTED = "encoderlab: interrupted; completed work is kept (rerun to resume)"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _listening(port: int) -> bool:
@@ -39,7 +34,7 @@ def _listening(port: int) -> bool:
 
 def test_a_rank_waiting_for_its_peers_stops_on_sigterm(tmp_path):
     (tmp_path / "run.yaml").write_text(TINY_RUN)
-    port, root = _free_port(), Path(__file__).parents[2]
+    port, root = free_ports(1)[0], Path(__file__).parents[2]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(root / "src"), str(root)]),
