@@ -326,3 +326,18 @@ def test_most_passes_is_a_lower_bound_while_a_corpus_is_not_sized():
     assert partly.max_passes_text() == ">=0.5"
     unsized = replace(plan, runs=[replace(run, passes=None)])
     assert unsized.max_passes_text() == "?"
+
+
+def test_an_existing_tokenizer_is_named_with_its_own_size_not_the_trained_default(tmp_path):
+    """Paper 2's demo printed "tokenizer minilm (8,192 ids)": `vocab_size` sizes a tokenizer the study
+    trains, and MiniLM's has 30,522. The plan reads the size of a tokenizer it finds without
+    downloading, and names one it cannot read without a size."""
+    from tokenizers import Tokenizer, models
+
+    vocab = {w: i for i, w in enumerate(["[UNK]", "a", "b", "c", "d", "e", "f"])}
+    Tokenizer(models.WordLevel(vocab, unk_token="[UNK]")).save(str(tmp_path / "tokenizer.json"))
+    spec = small_spec()
+    found = DataSpec(name="main", corpus=("fake",), tokenizer=str(tmp_path))
+    assert plan_module._tokenizer_text(spec, found) == f"{tmp_path} (7 ids)"
+    missing = DataSpec(name="main", corpus=("fake",), tokenizer=str(tmp_path / "absent"))
+    assert plan_module._tokenizer_text(spec, missing) == str(tmp_path / "absent")

@@ -455,7 +455,22 @@ def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
     paper = PAPERS.get(spec.paper or "")
     if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
         return f"{d.tokenizer}: {paper.tokenizer_text}, {paper.short}'s"
-    return f"{d.tokenizer} ({d.vocab_size:,} ids)"
+    return f"{d.tokenizer}{_found_vocab(d.tokenizer)}"  # d.vocab_size sizes a tokenizer trained, not this
+
+
+def _found_vocab(name: str) -> str:
+    """' (N ids)' for a tokenizer found without downloading (a folder, a fetched asset, a hub mirror),
+    else '': a plan never downloads, and a size it did not read would be a guess."""
+    from tokenizers import Tokenizer
+
+    from encoderlab.data.tokenizer import tokenizer_folder
+
+    try:
+        folder = tokenizer_folder(name)
+        size = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size() if folder else None
+    except Exception:  # unreadable here (tokenizers raises a bare Exception): `data prepare` says why
+        return ""
+    return "" if size is None else f" ({size:,} ids)"
 
 
 def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -> str:
