@@ -55,6 +55,7 @@ def test_metrics_and_validation_leave_out_losses_of_no_target(tmp_path):
     empty = [r for r in records if r["targets"] == 0]
     assert [r["step"] for r in empty] == [1, 2, 5, 6]
     assert all(r["loss"] is None and r["grad_norm"] is None for r in empty)
+    assert all(r["tokens_per_s"] is None and r["mfu"] is None for r in empty)  # no compute to time
     assert all(r["loss"] > 0 for r in records if r["targets"] > 0)
     # the held-out row selects nothing at 1%: no val/mlm (was 0.0), while val/mlm15 (exact) is scored
     scored = [r for r in records if "val/mlm15" in r]

@@ -442,9 +442,10 @@ class Trainer:
             "grad_norm": result.grad_norm,
             "tokens": self.progress.tokens,
             "targets": result.n_targets,
-            "tokens_per_s": layout.tokens_per_step / result.seconds,
+            # a step without targets ran no forward: its speed would be a figure of nothing
+            "tokens_per_s": layout.tokens_per_step / result.seconds if result.n_targets else None,
             "flops": result.flops,
-            "mfu": result.flops / result.seconds / (peak * layout.world_size),
+            "mfu": result.flops / result.seconds / (peak * layout.world_size) if result.n_targets else None,
         }
 
 

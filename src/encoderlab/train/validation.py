@@ -115,7 +115,7 @@ class Validator:
         return self.source is not None and (step == total or step % every == 0)
 
     def evaluate(self, model, device: torch.device) -> dict[str, float]:
-        """{key: token-weighted mean loss} over the held-out rows, and `val/tokens` scored per key;
+        """{key: token-weighted mean loss} over the held-out rows, and `val/rows`, the held-out rows scored;
         in eval mode (no dropout, no draw from the training RNG), the model's mode restored after."""
         training = model.training
         model.eval()
