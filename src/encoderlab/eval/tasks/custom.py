@@ -48,6 +48,7 @@ from encoderlab.eval.tasks.custom_labels import (
     label_kind,
     label_set,
     reads_ids,
+    written,
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
@@ -294,9 +295,14 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
     if spec.family in ("sc", "pair-sc", "tc"):
         field_ = "label" if spec.family != "tc" else "tags"
         label_col, kind = col[field_], label_kind(spec.options)
-        labels = label_set(spec.labels, spec.family, kind, found["train"], label_col, where)
+        for s in SPLITS:  # a CSV's cells are read as written; its labels are numbers only where plainly so
+            if found[s].info.builder_name == "csv":
+                raw[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
+        names = class_names(found["train"], label_col)
+        cells = [r[field_] for r in raw["train"]]
+        labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where)
         if spec.labels is None:
-            named = class_names(found["train"], label_col) is not None
+            named = names is not None
         else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
             values = (r[field_] for s in SPLITS for r in raw[s])
             named = reads_ids(labels, values, label_col, where)

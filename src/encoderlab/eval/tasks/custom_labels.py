@@ -19,8 +19,6 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from encoderlab.errors import UserError
-from encoderlab.eval.tasks.hub import class_names
-from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.splits import text_fields
 
 Kind = Literal["one", "multilabel", "regression"]
@@ -34,9 +32,11 @@ def label_kind(options: dict) -> Kind:
     return "regression" if options.get("regression") is True else "one"
 
 
-def label_set(given, family: str, kind: Kind, train, column: str, where: str) -> tuple[str, ...]:
-    """The spec's labels (`given`), else the column's ClassLabel names, else the values seen in train
-    (sorted; tc puts `O` first); none for a regression."""
+def label_set(
+    given, family: str, kind: Kind, names: tuple[str, ...] | None, cells: list, column: str, where: str
+) -> tuple[str, ...]:
+    """The spec's labels (`given`), else the column's ClassLabel `names`, else the values seen in train's
+    label `cells` (sorted; tc puts `O` first); none for a regression."""
     if kind == "regression":
         return ()
     if given is not None:
@@ -47,13 +47,12 @@ def label_set(given, family: str, kind: Kind, train, column: str, where: str) ->
                 f"{where}: labels: {twice!r} is listed twice; name each class once (its position is its id)"
             )
         return labels
-    names = class_names(train, column)
     if names:
         return names
     values = [
         v
-        for r in rows(train, (column,))
-        for v in (r[column] if isinstance(r[column], list) else [r[column]])
+        for cell in cells
+        for v in (cell if isinstance(cell, list) else [cell])
         if not empty(v)  # refused row by row, naming the empty label
     ]
     fraction = next((v for v in values if isinstance(v, float) and not v.is_integer()), None)
@@ -127,6 +126,16 @@ def label_name(value) -> str:
     if isinstance(value, bool):
         return str(value).lower()
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def written(value):
+    """A label cell of a CSV or TSV file (read as the text written) as the label it holds: a number written
+    plainly (`1`, `-1`, `0.5`, `1.0`) is that number, as a JSON or parquet column of numbers holds it;
+    other text is itself, so `00123` and `0123` stay two labels (pandas read both as 123), and `1e5`,
+    `0x1F` or ` 12` the label written."""
+    if isinstance(value, str) and re.fullmatch(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?", value):
+        return float(value) if "." in value else int(value)
+    return value
 
 
 def named_as(value, labels: tuple[str, ...]) -> str | None:

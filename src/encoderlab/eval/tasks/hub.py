@@ -17,9 +17,11 @@ future `*/nq` would).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets
 from encoderlab.errors import UserError, first_line
+from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 
 PARQUET_EXPORT = "refs/convert/parquet"
 
@@ -71,21 +73,40 @@ def load_hub(source: HubSource):
         kwargs["data_files"] = files
     if source.revision and path == source.repo:
         kwargs["revision"] = source.revision
+    malformed = datasets.exceptions.DatasetGenerationError  # a mirror's CSV with an unclosed quote
     try:
-        return datasets.load_dataset(path, **kwargs)
+        csv = _mirror_csv(datasets, path, kwargs, source) if path != source.repo else {}
+        ds = datasets.load_dataset(path, **kwargs, **csv)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
         raise UserError(
             f"cannot load {source.describe()} from {path}: a data file of it is empty; "
             "put the split's records in it, or re-download the mirror"
         ) from None
-    except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError) as exc:
-        first = first_line(exc)
+    except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError, malformed) as exc:
+        first = first_line(cause(exc))
         fix = (
             "check the mirror's files against docs/evaluation.md"
             if path != source.repo
             else f"check the name and your connection, or set {HUB_DATA_ENV}=DIR to read a local mirror"
         )
         raise UserError(f"cannot load {source.describe()} from {path}: {first}; {fix}") from None
+    if csv.get("sep") == "\t":
+        for split, part in ds.items():
+            check_unquoted(part, f"cannot load {source.describe()}: its {split} split ({path})")
+    return ds
+
+
+def _mirror_csv(datasets, path: str, kwargs: dict, source: HubSource) -> dict:
+    """The options a task's CSV or TSV files are read with (`localfiles.csv_options`), for a mirror whose
+    files `datasets` reads as CSV or TSV, their headers checked first: a mirror was read with pandas'
+    defaults, so a column named twice, `00123` read as 123, a class named N/A and a TSV text opening a
+    quote passed there unsaid. Nothing for a mirror of other files."""
+    builder = datasets.load_dataset_builder(path, **kwargs)
+    if builder.name != "csv":
+        return {}
+    files = [Path(f) for split_files in builder.config.data_files.values() for f in split_files]
+    typed = builder.config.features is not None
+    return csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}", typed)
 
 
 def require_columns(task: str, split, columns: tuple[str, ...], source: HubSource) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
@@ -72,31 +72,51 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
             return pq.ParquetFile(path).metadata.num_rows > 0
         except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
             return True
+    with _text(path, where) as text:
+        lines = sum(1 for line in text if line.strip())
+    return lines > (1 if builder == "csv" else 0)
+
+
+@contextlib.contextmanager
+def _text(path: Path, where: str) -> Iterator[Iterable[str]]:
+    """The lines of a text data file, decompressed. One that is not UTF-8 (`datasets` said only "An error
+    occurred while generating the dataset") or is cut short is one line naming it."""
     try:
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
-            text = io.TextIOWrapper(stream, encoding="utf-8")
-            header, lines = "", 0
-            for line in text:
-                if line.strip():
-                    header, lines = header or line, lines + 1
-    except UnicodeDecodeError as exc:  # `datasets` said only "An error occurred while generating the dataset"
+            yield io.TextIOWrapper(stream, encoding="utf-8")
+    except UnicodeDecodeError as exc:
         byte = exc.object[exc.start : exc.start + 1].hex()
         raise UserError(
             f"{where}: {path} is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character); "
             f"save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path.name} > utf8-{path.name}`"
         ) from None
-    except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole here, so a file cut short is named
+    except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole first, so a file cut short is named
         raise UserError(
             f"{where}: cannot read {path} ({exc or type(exc).__name__}); download it again or recompress it"
         ) from None
-    if builder == "csv":
-        _check_header(header, path, where)
-    return lines > (1 if builder == "csv" else 0)
 
 
-def _check_header(header: str, path: Path, where: str) -> None:
-    """Refuse a CSV or TSV header naming a column twice: the reader kept the first under the name and
-    renamed the second (`stars.1`), so which of the two a task read was not the file's to say."""
+def csv_options(paths: Iterable[Path], tsv: bool, where: str, typed: bool = False) -> dict:
+    """The options of `datasets`' csv builder for these CSV or TSV files (a task's, or a hub mirror's),
+    whose headers are checked first. Every cell is read as the text written: pandas' inference made
+    `00123` the number 123 (and `0123` too: two labels, one class; a text column of ids lost its zeros),
+    `1e5` and ` 12` numbers; labels are converted deliberately (`custom_labels.written`). Only an empty
+    cell is missing: pandas' default also read "NA", "N/A", "NULL", "None" and "nan" as missing, so a
+    class named N/A or a text saying NULL was refused as "a row has an empty label". `typed`: the
+    columns' types are declared (a dataset card's features), and kept."""
+    width = 0
+    for path in paths:
+        with _text(path, where) as text:
+            header = next((line for line in text if line.strip()), "")
+        width = max(width, _check_header(header, path, where))
+    text = {} if typed else {"converters": dict.fromkeys(range(width), str)}
+    return {**({"sep": "\t"} if tsv else {}), "keep_default_na": False, **text}
+
+
+def _check_header(header: str, path: Path, where: str) -> int:
+    """The number of columns a CSV or TSV header names. One named twice is refused: the reader kept the
+    first under the name and renamed the second (`stars.1`), so which of the two a task read was not the
+    file's to say."""
     sep = "\t" if plain_suffix(path) == ".tsv" else ","
     names = next(csv.reader([header.lstrip("\ufeff")], delimiter=sep), [])
     twice = next((n for i, n in enumerate(names) if n and n in names[:i]), None)
@@ -105,6 +125,7 @@ def _check_header(header: str, path: Path, where: str) -> None:
             f"{where}: {path}'s header names the column {twice!r} twice; rename one of them (a reader keeps "
             f"the first as {twice!r} and the second as '{twice}.1')"
         )
+    return len(names)
 
 
 def load_local(paths: dict[str, Path], where: str) -> dict:
@@ -125,23 +146,21 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
         if not _has_rows(p, builder, where):
             raise UserError(f"{where}: the {s} split is empty ({p}); add examples to it")
     tsv = builder == "csv" and all(plain_suffix(p) == ".tsv" for p in paths.values())
-    # Only an empty cell is missing: pandas' default also read "NA", "N/A", "NULL", "None" and "nan" as
-    # missing, so a class named N/A or a text saying NULL was refused as "a row has an empty label".
-    extra = {**({"sep": "\t"} if tsv else {}), **({"keep_default_na": False} if builder == "csv" else {})}
+    extra = csv_options(paths.values(), tsv, where) if builder == "csv" else {}
     found = {}
     with _quiet(import_datasets()):
         for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
             try:
                 found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
-                first = first_line(_cause(exc))
+                first = first_line(cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
             if tsv:
-                _check_unquoted(found[s], f"{where}: data.{s} ({p})")
+                check_unquoted(found[s], f"{where}: data.{s} ({p})")
     return found
 
 
-def _check_unquoted(split, where: str) -> None:
+def check_unquoted(split, where: str) -> None:
     """Refuse a TSV cell holding a tab. Only quoting puts one there, and a plain TSV does not quote: a
     text that starts with a double quote (`"Great" they said`) was read up to the next quote in the
     file, tabs and lines included, so the rows between became one cell of one example, without a word."""
@@ -155,7 +174,7 @@ def _check_unquoted(split, where: str) -> None:
             )
 
 
-def _cause(exc: BaseException) -> BaseException:
+def cause(exc: BaseException) -> BaseException:
     """The parser's own error under `datasets`' "An error occurred while generating the dataset",
     which was all the line said (a CSV's unclosed quote: pandas' "EOF inside string starting at row 5")."""
     for _ in range(5):
