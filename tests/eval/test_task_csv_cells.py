@@ -150,3 +150,22 @@ def test_csv_labels_written_as_plain_numbers_are_numbers(tmp_path, monkeypatch):
     path.write_text(spec)
     task, data = load_task(task_from_file(path))
     assert [task.labels[e["label"]] for e in data.tests["test"]] == ["neg", "pos"] * 6
+
+
+@pytest.mark.parametrize("ext", ["csv", "tsv"])
+@pytest.mark.parametrize("trailing", [False, True])
+def test_a_first_row_wider_than_the_header_is_one_line(tmp_path, monkeypatch, ext, trailing):
+    # was: pandas took the first column for row names and shifted the others left, so every text was
+    # read as its label (a file whose lines all end with a separator), or every label as empty
+    sep = "\t" if ext == "tsv" else ","
+    train, test = _rows(24, 0), _rows(12, 100)
+    edited = [(t, f"{label}{sep}" if trailing or i == 0 else label) for i, (t, label) in enumerate(train)]
+    for kind, path in _both(tmp_path, monkeypatch, f"review{sep}stars", edited, test, ext).items():
+        with pytest.raises(UserError) as err:
+            task_from_file(path)
+        assert re.search(
+            rf"train\.{ext}'s first row has 3 fields but its header names 2 columns, so a reader takes the "
+            rf"first for row names; quote a field that holds a {'tab' if ext == 'tsv' else 'comma'}, or remove "
+            "the separator ending each line",
+            str(err.value),
+        ), (kind, str(err.value))

@@ -105,8 +105,7 @@ def _mirror_csv(datasets, path: str, kwargs: dict, source: HubSource) -> dict:
     if builder.name != "csv":
         return {}
     files = [Path(f) for split_files in builder.config.data_files.values() for f in split_files]
-    typed = builder.config.features is not None
-    return csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}", typed)
+    return csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}")
 
 
 def require_columns(task: str, split, columns: tuple[str, ...], source: HubSource) -> None:

@@ -96,34 +96,43 @@ def _text(path: Path, where: str) -> Iterator[Iterable[str]]:
         ) from None
 
 
-def csv_options(paths: Iterable[Path], tsv: bool, where: str, typed: bool = False) -> dict:
+def csv_options(paths: Iterable[Path], tsv: bool, where: str) -> dict:
     """The options of `datasets`' csv builder for these CSV or TSV files (a task's, or a hub mirror's),
     whose headers are checked first. Every cell is read as the text written: pandas' inference made
     `00123` the number 123 (and `0123` too: two labels, one class; a text column of ids lost its zeros),
     `1e5` and ` 12` numbers; labels are converted deliberately (`custom_labels.written`). Only an empty
     cell is missing: pandas' default also read "NA", "N/A", "NULL", "None" and "nan" as missing, so a
-    class named N/A or a text saying NULL was refused as "a row has an empty label". `typed`: the
-    columns' types are declared (a dataset card's features), and kept."""
-    width = 0
-    for path in paths:
-        with _text(path, where) as text:
-            header = next((line for line in text if line.strip()), "")
-        width = max(width, _check_header(header, path, where))
-    text = {} if typed else {"converters": dict.fromkeys(range(width), str)}
-    return {**({"sep": "\t"} if tsv else {}), "keep_default_na": False, **text}
+    class named N/A or a text saying NULL was refused as "a row has an empty label". A dataset card's
+    features still cast the text (`datasets` after pandas)."""
+    width = max((_check_header(path, where) for path in paths), default=0)
+    as_written = dict.fromkeys(range(width), str)  # by position: a column named twice is refused above
+    return {**({"sep": "\t"} if tsv else {}), "keep_default_na": False, "converters": as_written}
 
 
-def _check_header(header: str, path: Path, where: str) -> int:
-    """The number of columns a CSV or TSV header names. One named twice is refused: the reader kept the
-    first under the name and renamed the second (`stars.1`), so which of the two a task read was not the
-    file's to say."""
-    sep = "\t" if plain_suffix(path) == ".tsv" else ","
-    names = next(csv.reader([header.lstrip("\ufeff")], delimiter=sep), [])
+def _check_header(path: Path, where: str) -> int:
+    """The number of columns a CSV or TSV file's header names. One named twice is refused: the reader
+    kept the first under the name and renamed the second (`stars.1`), so which of the two a task read was
+    not the file's to say. So is a first row of more fields than the header names: pandas took the first
+    column for row names and shifted the others left (a later row that long is pandas' own error)."""
+    tsv = plain_suffix(path) == ".tsv"
+    with _text(path, where) as text:
+        records = (r for r in csv.reader(text, delimiter="\t" if tsv else ",") if "".join(r).strip())
+        names = [n.lstrip("\ufeff") if i == 0 else n for i, n in enumerate(next(records, []))]
+        try:
+            first = next(records, [])
+        except csv.Error:  # a field over csv's size limit: pandas reads it
+            first = []
     twice = next((n for i, n in enumerate(names) if n and n in names[:i]), None)
     if twice is not None:
         raise UserError(
             f"{where}: {path}'s header names the column {twice!r} twice; rename one of them (a reader keeps "
             f"the first as {twice!r} and the second as '{twice}.1')"
+        )
+    if len(first) > len(names):
+        raise UserError(
+            f"{where}: {path}'s first row has {len(first)} fields but its header names {len(names)} columns, "
+            f"so a reader takes the first for row names; quote a field that holds a {'tab' if tsv else 'comma'}, "
+            "or remove the separator ending each line"
         )
     return len(names)
 
