@@ -169,3 +169,19 @@ def test_a_first_row_wider_than_the_header_is_one_line(tmp_path, monkeypatch, ex
             "the separator ending each line",
             str(err.value),
         ), (kind, str(err.value))
+
+
+def test_a_utf16_file_is_told_to_be_converted_from_utf16(tmp_path, monkeypatch):
+    # was: "save it as UTF-8, e.g. `iconv -f latin1 ...`", which turns a UTF-16 file (Excel's "Unicode
+    # text" export, a TSV) into garbage with a NUL byte between letters
+    paths = _both(tmp_path, monkeypatch, "review\tstars", _rows(24, 0), _rows(12, 100), "tsv")
+    for folder in (tmp_path / "local", tmp_path / "hub" / "me" / "reviews"):
+        text = (folder / "train.tsv").read_text()
+        (folder / "train.tsv").write_bytes(text.encode("utf-16"))
+    for path in paths.values():
+        with pytest.raises(
+            UserError, match=r"train\.tsv is UTF-16 text, not UTF-8; save it as UTF-8, e\.g\. "
+        ):
+            task_from_file(path)
+        with pytest.raises(UserError, match=r"`iconv -f utf-16 -t utf-8 train\.tsv > utf8-train\.tsv`$"):
+            task_from_file(path)

@@ -84,11 +84,17 @@ def _text(path: Path, where: str) -> Iterator[Iterable[str]]:
     try:
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
             yield io.TextIOWrapper(stream, encoding="utf-8")
-    except UnicodeDecodeError as exc:
+    except UnicodeDecodeError as exc:  # UTF-16 (with its byte order mark): Excel's "Unicode text"
         byte = exc.object[exc.start : exc.start + 1].hex()
+        utf16 = exc.start == 0 and exc.object[:2] in (b"\xff\xfe", b"\xfe\xff")
+        what = (
+            "is UTF-16 text, not UTF-8"
+            if utf16
+            else f"is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character)"
+        )
         raise UserError(
-            f"{where}: {path} is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character); "
-            f"save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path.name} > utf8-{path.name}`"
+            f"{where}: {path} {what}; save it as UTF-8, e.g. "
+            f"`iconv -f {'utf-16' if utf16 else 'latin1'} -t utf-8 {path.name} > utf8-{path.name}`"
         ) from None
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole first, so a file cut short is named
         raise UserError(
