@@ -7,7 +7,9 @@ revision and file globs of the repository's parquet export. `load_hub` turns it 
 or, when `ENCODERLAB_HUB_DATA=DIR` is set, `DIR/<owner>/<name>`: a folder holding the repository's
 files at that revision (what `hf download --repo-type dataset REPO --local-dir DIR/REPO` writes).
 Hub and mirror go through the same `datasets` code, so a test fixture written in the hub's layout
-(file names, README configs, parquet features) exercises exactly what a real run does.
+(file names, README configs, parquet features) exercises exactly what a real run does; except that a
+mirror's CSV or TSV files are read with a task file's options and checks (`localfiles.csv_options`),
+which need their headers first, and the hub's are not (docs/evaluation.md, "Sources").
 
 EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
 since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
