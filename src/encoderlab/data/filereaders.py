@@ -15,6 +15,7 @@ import contextlib
 import hashlib
 import io
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -90,6 +91,7 @@ def _open_hashed(path: Path, stats: SourceStats) -> Iterator[io.BufferedIOBase]:
     entry = {"path": str(path), "bytes": 0, "sha256": None, "complete": False}
     stats.files.append(entry)
     raw = _HashingReader(open(path, "rb"), entry)  # noqa: SIM115 (closed by `stored`, below)
+    entry["mtime_ns"] = os.fstat(raw.raw.fileno()).st_mtime_ns  # `file_change`'s cheap test
     with (
         io.BufferedReader(raw, buffer_size=1 << 20) as stored,
         contextlib.closing(decompressed(path, stored)) as content,
@@ -232,8 +234,11 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    entry = {"path": str(path), "bytes": path.stat().st_size, "sha256": _sha256_file(path), "complete": True}
-    stats.files.append(entry)
+    st = path.stat()
+    sha = _sha256_file(path)
+    stats.files.append(
+        {"path": str(path), "bytes": st.st_size, "sha256": sha, "complete": True, "mtime_ns": st.st_mtime_ns}
+    )
     try:
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
@@ -273,12 +278,39 @@ def _check_text_column(schema, name: str, path: Path) -> None:
     raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", *_field_fix(path, name, strings))
 
 
-def _sha256_file(path: Path) -> str:
-    sha = hashlib.sha256()
+def _sha256_file(path: Path, limit: int | None = None) -> str:
+    """sha256 of `path`'s first `limit` bytes (all of them: None)."""
+    sha, left = hashlib.sha256(), limit
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
+        while left is None or left > 0:
+            block = f.read(1 << 20 if left is None else min(1 << 20, left))
+            if not block:
+                break
             sha.update(block)
+            left = None if left is None else left - len(block)
     return sha.hexdigest()
+
+
+def file_change(entry: dict) -> str | None:
+    """How the file a meta.json `files` entry records having read differs now, in words, or None when
+    it still starts with the bytes read (`bytes`, `sha256`; all of it when `complete`). Cheap when the
+    size fits and the modification time is the one recorded at read (`mtime_ns`): nothing is hashed.
+    Otherwise (another mtime, or an entry from before mtimes were recorded) the bytes read are hashed
+    again, so a file copied or touched but unchanged still matches. Trade-off: a file rewritten to the
+    same size with its old mtime put back (`cp -p`, `rsync -t`, `touch -d`) passes the cheap test;
+    delete the prepared folder to prepare it again."""
+    path, read = Path(entry["path"]), entry.get("bytes")
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path} is gone"
+    if entry.get("sha256") is None or not isinstance(read, int):  # it could not be opened then
+        return None
+    if st.st_size < read or (entry.get("complete") and st.st_size != read):
+        return f"{path} now holds {st.st_size:,} bytes, {read:,} were read"
+    if entry.get("mtime_ns") == st.st_mtime_ns:
+        return None
+    return None if _sha256_file(path, read) == entry["sha256"] else f"{path} now holds other bytes"
 
 
 def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:

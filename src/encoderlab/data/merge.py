@@ -1,12 +1,12 @@
 """`data merge`: the parts of a sharded prepare, concatenated into one prepared folder.
 
 `data prepare --shard I/N --out OUT` leaves worker I's documents in `OUT.shards/I-of-N/` (all in
-its train split, `data/prepare.py`). `merge(OUT)` checks that all N parts are there, complete and of
-one recipe, then streams them in shard order into `OUT`, drawing the validation split over the
-global document index exactly as a one-worker prepare does, so `OUT` holds the same bytes
-(tokens.bin, doc_offsets.npy, val/...) as `data prepare` without `--shard` (tested). Its meta.json
-has the one-worker recipe, the summed counts, the source's identity, and each part's own record
-under `parts`.
+its train split, `data/prepare.py`). `merge(OUT)` checks that all N parts are there, complete, of
+one recipe and read from the files their source holds now (`data/freshness.py`), then streams them
+in shard order into `OUT`, drawing the validation split over the global document index exactly as
+a one-worker prepare does, so `OUT` holds the same bytes (tokens.bin, doc_offsets.npy, val/...) as
+`data prepare` without `--shard` (tested). Its meta.json has the one-worker recipe, the summed
+counts, the source's identity, and each part's own record under `parts`.
 
 Cost: one sequential copy of the tokens (memory bounded: documents are copied in blocks of at most
 BLOCK_TOKENS tokens). Trade-off: a copy instead of a reader over N files, so the reader, the resume
@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
+from encoderlab.data.freshness import source_change
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -105,6 +106,12 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
             raise UserError(
                 f"{part} was prepared differently from {parts[0]} ({', '.join(differs)} differ); prepare every part "
                 "with the same arguments"
+            )
+    for i, (part, meta) in enumerate(zip(parts, metas)):  # a leftover part of files changed since
+        if (change := source_change(meta)) is not None:
+            raise UserError(
+                f"{part} was prepared from sources that changed since ({change}); delete it and prepare it "
+                f"again with --shard {i}/{len(parts)}, then merge"
             )
     return recipes[0]
 

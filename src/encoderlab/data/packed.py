@@ -92,9 +92,9 @@ def _shape_problem(meta: dict) -> str | None:
 def identity(meta: dict) -> str:
     """A digest of what a prepared folder holds, from its meta.json alone (no token is read): its recipe
     (tokenizer hash and settings), split sizes and source identities, and what was read of each source
-    file (bytes and sha256 for a local file, documents for a hub file), so text changed in place, even
-    to the same counts (a shuffled corpus), gives another digest, and the same files prepared again the
-    same one. A run records it in its checkpoints to refuse a resume on other rows (`train/trainer.py`);
+    file (bytes and sha256 for a local file, documents for a hub file; not its path or mtime), so text
+    changed in place, even to the same counts (a shuffled corpus), gives another digest, and the same
+    files prepared again the same one. A run records it in its checkpoints to refuse a resume on other rows (`train/trainer.py`);
     a study keys a `--prepared` folder by it (`study/prepared.py`)."""
     sources = [s for s in _list(meta.get("sources")) if isinstance(s, dict)]  # hand-edited: no traceback
     return hashlib.sha256(
@@ -103,9 +103,9 @@ def identity(meta: dict) -> str:
                 "recipe": meta.get("recipe"),
                 "splits": meta.get("splits"),
                 "sources": [s.get("identity") for s in sources],
-                "contents": [  # paths left out: where the corpus was read from is no part of the rows
+                "contents": [  # where and when the corpus was read from is no part of the rows
                     [
-                        {k: v for k, v in f.items() if k != "path"}
+                        {k: v for k, v in f.items() if k not in ("path", "mtime_ns")}
                         for f in _list(s.get("files"))
                         if isinstance(f, dict)
                     ]

@@ -22,8 +22,8 @@ drawn by `data merge`, `data/merge.py`, which then writes exactly what one worke
 Safety: the output folder follows `encoderlab/outdir.py`: checked before anything is written (a
 file, a foreign non-empty folder, an uncreatable parent, a source inside it are refused), then
 everything is written into `OUT.tmp/` and renamed to `OUT` only when complete, so a half-written
-folder never looks prepared. A folder holding a different recipe is refused; the same recipe again
-is a no-op. `OUT.lock` keeps a second prepare out while one runs. Lock and OUT.tmp sit beside OUT, so
+folder never looks prepared. A folder holding a different recipe, or one read from sources that
+changed since, is refused; the same recipe on the same files again is a no-op. `OUT.lock` keeps a second prepare out while one runs. Lock and OUT.tmp sit beside OUT, so
 everything checkable is checked before they are made (each source's first document included): a refusal
 then leaves the folder holding OUT as it was, and one mid-corpus removes the parents of OUT it made
 (and an OUT.shards/ holding only its marker).
@@ -64,6 +64,7 @@ from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
+from encoderlab.data.freshness import refuse_changed
 from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
@@ -162,7 +163,8 @@ def _has_progress(path: Path) -> bool:
 
 def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
     """Refuse `out` (and `OUT.tmp`) as a prepare's output unless it is safe; True if `out` already
-    holds this exact recipe (nothing to do). Touches nothing."""
+    holds this exact recipe, read from the files its sources hold now (nothing to do; sources changed
+    since are refused, `data/freshness.py`). Touches nothing."""
     check_output(out, KIND, sources=sources, legacy=_ours)
     tmp = check_output(out.with_name(out.name + ".tmp"), KIND, sources=sources, legacy=_has_progress)
     if (tmp / "meta.json").is_file() and not _has_progress(tmp):
@@ -175,6 +177,7 @@ def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
     if (out / "meta.json").is_file():
         meta = read_meta(out)
         if meta.get("recipe") == recipe:
+            refuse_changed(out, meta)
             return True
         differs = sorted(k for k in recipe or {} if meta.get("recipe", {}).get(k) != recipe[k])
         raise UserError(

@@ -131,8 +131,8 @@ class SourceStats:
     repeats: int = 0
     """Times the source was restarted by an `all_exhausted` mixture."""
     files: list[dict] = field(default_factory=list)
-    """Per local file: path, bytes read, sha256 of those bytes, complete (read to its end); per hub
-    file: its path in the repo, documents read, complete."""
+    """Per local file: path, bytes read, sha256 of those bytes, complete (read to its end), mtime_ns (when
+    it was opened: `data/freshness.py`); per hub file: its path in the repo, documents read, complete."""
     identity: dict = field(default_factory=dict)
     """What the source is: kind (files, asset, hf), and for hub data its id, config, split,
     revision and every file of the split (so a study can tell two corpora apart)."""

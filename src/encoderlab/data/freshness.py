@@ -1,0 +1,109 @@
+"""Whether a prepared folder, or a `--shard` part of one, still holds what its sources hold now.
+
+The recipe names the sources, not their contents, so `data prepare` into a folder of the same recipe
+said "nothing to do", and a leftover part `OUT.shards/I-of-N` was reused and merged, after the source
+files had changed. meta.json records what was read of each local file (`files`: path, bytes, sha256,
+complete, mtime_ns; `data/filereaders.py`), the record `packed.identity` digests; `source_change`
+compares it with the files the recipe's sources name now:
+
+  * the file list: a file read then that the source no longer names, or one it names now among those
+    read (or after them, when the source was read to its end), is a change;
+  * each file read: `filereaders.file_change` (a stat when size and mtime are as recorded, else the
+    bytes read are hashed again, so a file touched or copied but unchanged still matches).
+
+Cost and trade-off: on the usual path (files untouched since prepare) one stat per file, whatever
+the corpus's size; a file whose mtime moved is hashed once per check (about a second per GB). Trusting
+size and mtime misses a file rewritten to its old size with its old mtime put back (as git's index
+does); hashing every file on every rerun would read the whole corpus to say "nothing to do". Folders
+from before mtimes were recorded are hashed. Hub data (`hf:`, named corpora) is pinned by the
+revision in its source identity and not checked here.
+
+A change is refused, never prepared over: the folder may be what a run's checkpoints were trained on
+(a resume on data prepared again is refused too, `train/trainer.py`), so the fix is another --out or
+deleting the folder. A source that is not on this machine at all (a merge away from the workers'
+files) cannot be checked: a warning says so.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from encoderlab.config import from_dict
+from encoderlab.data.filekinds import misnamed
+from encoderlab.data.filereaders import file_change
+from encoderlab.data.shard import Shard
+from encoderlab.data.sources import SourceConfig, describe
+from encoderlab.errors import UserError
+
+log = logging.getLogger(__name__)
+
+
+def source_change(meta: dict) -> str | None:
+    """The first difference, in words, between the local files `meta` records having read and those its
+    recipe's sources (its `shard`'s slice of them) name now; None when there is none."""
+    recipe = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
+    shard = Shard(*recipe["shard"]) if isinstance(recipe.get("shard"), list) else None
+    configs, sources = _list(recipe.get("sources")), _list(meta.get("sources"))
+    to_end = recipe.get("max_docs") is None and (len(configs) == 1 or recipe.get("stop") == "all_exhausted")
+    skip = recipe.get("on_error") == "skip"  # a misnamed file was skipped and is not recorded
+    for config, source in zip(configs, sources):
+        if not (isinstance(config, dict) and isinstance(source, dict)):
+            continue
+        if change := _change(config, _read(source), shard, to_end=to_end, skip=skip):
+            return change
+    return None
+
+
+def refuse_changed(folder: Path, meta: dict) -> None:
+    """One line when `folder` (holding `meta`) was prepared from sources that changed since."""
+    if (change := source_change(meta)) is not None:
+        raise UserError(
+            f"{folder} was prepared from sources that changed since ({change}); nothing was changed: choose "
+            f"another --out, or delete {folder} and run the command again"
+        )
+
+
+def _change(
+    config: dict, read: dict[str, dict], shard: Shard | None, *, to_end: bool, skip: bool
+) -> str | None:
+    try:
+        cfg = from_dict(SourceConfig, config)
+        desc = describe(cfg)
+    except UserError as exc:
+        log.warning(
+            "the source %s is not readable here, so what was read of it is not checked: %s", config, exc
+        )
+        return None
+    if desc["kind"] == "hf":
+        return None
+    span = (shard or Shard(0, 1)).select_in(desc["span"])
+    now = [str(p) for p in desc["files"][span.start : span.stop] if not (skip and misnamed(p))]
+    paths = list(read)
+    at = next((i for i, (a, b) in enumerate(zip(paths, now)) if a != b), min(len(paths), len(now)))
+    if at < len(now) and (at < len(paths) or to_end) and now[at] not in read:
+        return f"{now[at]} is new in {cfg.location}"
+    if at < len(paths):
+        return f"{paths[at]} is no longer in {cfg.location}"
+    return next(filter(None, map(file_change, read.values())), None)
+
+
+def _read(source: dict) -> dict[str, dict]:
+    """A source's `files` entries by path, in the order read; of a file read more than once (a source
+    restarted by an `all_exhausted` mixture), the entry that read most of it."""
+    best: dict[str, dict] = {}
+    for entry in _list(source.get("files")):
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and "sha256" in entry:
+            old = best.get(entry["path"])
+            if old is None or _extent(entry) > _extent(old):
+                best[entry["path"]] = entry
+    return best
+
+
+def _extent(entry: dict) -> tuple[bool, int]:
+    read = entry.get("bytes")
+    return bool(entry.get("complete")), read if isinstance(read, int) else 0
+
+
+def _list(value) -> list:
+    return value if isinstance(value, list) else []

@@ -1,0 +1,156 @@
+"""A prepared folder, or a `--shard` part, read from sources that changed since is refused, never reused
+(`data/freshness.py`): `data prepare` of the same recipe said "nothing to do", a leftover part was
+kept and `data merge` joined it, after the source files changed in place."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.data.merge import merge
+from encoderlab.data.packed import identity
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
+from encoderlab.data.shard import Shard
+from encoderlab.data.sources import SourceConfig
+from encoderlab.errors import UserError
+
+RUN = dict(workers=1, progress=False)
+
+
+def _cfg(src, tok, **kw) -> PrepareConfig:
+    return PrepareConfig(
+        sources=(SourceConfig(location=str(src)),), tokenizer=str(tok), decontaminate=(), **kw
+    )
+
+
+def _shuffle(path) -> None:
+    """The same lines in another order: the same size and counts, other rows."""
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join(lines[::-1]))
+
+
+def _prepare_cli(src, tok, out, capsys, *extra) -> tuple[int, str]:
+    argv = ["data", "prepare", "--source", src, "--tokenizer", tok, "--decontaminate", "none"]
+    return cli([*argv, "--workers", "1", "--out", out, *extra], capsys)
+
+
+def _folder_corpus(root, n_files=3):
+    root.mkdir()
+    for i in range(n_files):
+        write_jsonl(root / f"part{i}.jsonl", corpus_records(30, prefix=f"f{i}-"))
+    return root
+
+
+def test_a_prepare_over_sources_changed_since_is_refused_and_untouched(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+    """Was "already holds this recipe; nothing to do": the folder kept the old rows without a word."""
+    src = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(60))
+    out = tmp_path / "o"
+    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    _shuffle(src)
+    before = snapshot(out)
+    code, err = _prepare_cli(src, tokenizer_dir, out, capsys)
+    assert_one_line(
+        code,
+        err,
+        r"o was prepared from sources that changed since \(\S+corpus.jsonl now holds other bytes\); nothing "
+        r"was changed: choose another --out, or delete \S+o and run the command again",
+    )
+    assert_printed_as_documented("prepare-over-changed-sources", err, tmp_path)
+    assert snapshot(out) == before
+
+
+def test_the_same_files_touched_or_copied_back_are_still_nothing_to_do(tmp_path, tokenizer_dir):  # noqa: F811
+    """Another mtime, the same bytes: hashed again, and found the same (no refusal, nothing written)."""
+    src = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(60))
+    out = prepare(_cfg(src, tokenizer_dir), tmp_path / "o", **RUN)
+    meta = read_meta(out)
+    assert meta["sources"][0]["files"][0]["mtime_ns"] == src.stat().st_mtime_ns
+    src.write_bytes(src.read_bytes())
+    os.utime(src, ns=(src.stat().st_atime_ns, meta["sources"][0]["files"][0]["mtime_ns"] + 10**9))
+    prepare(_cfg(src, tokenizer_dir), out, **RUN)
+    assert (out / "meta.json").read_text() == json.dumps(meta, indent=2)
+
+
+def test_the_mtime_is_no_part_of_the_identity(tmp_path, tokenizer_dir):  # noqa: F811
+    """Resume checks and study node keys (`packed.identity`) stay those of folders from before it was recorded."""
+    src = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(60))
+    meta = read_meta(prepare(_cfg(src, tokenizer_dir), tmp_path / "o", **RUN))
+    files = meta["sources"][0]["files"]
+    assert "mtime_ns" in files[0]
+    older = {**meta, "sources": [{**meta["sources"][0], "files": [{**files[0], "mtime_ns": 1}]}]}
+    assert identity(older) == identity(meta)
+
+
+def test_a_file_added_to_or_gone_from_a_folder_source_is_refused(tmp_path, tokenizer_dir):  # noqa: F811
+    src = _folder_corpus(tmp_path / "corpus")
+    out = prepare(_cfg(src, tokenizer_dir), tmp_path / "o", **RUN)
+    write_jsonl(src / "part3.jsonl", corpus_records(5, prefix="new-"))
+    with pytest.raises(UserError, match=r"\(\S+part3.jsonl is new in \S+corpus\); nothing was changed"):
+        prepare(_cfg(src, tokenizer_dir), out, **RUN)
+    (src / "part3.jsonl").unlink()
+    (src / "part1.jsonl").unlink()
+    with pytest.raises(UserError, match=r"\(\S+part1.jsonl is no longer in \S+corpus\)"):
+        prepare(_cfg(src, tokenizer_dir), out, **RUN)
+
+
+def test_files_a_prepare_with_max_docs_never_read_may_change(tmp_path, tokenizer_dir):  # noqa: F811
+    """--max-docs 10 reads part of part0.jsonl: a file after it, new or changed, is no change."""
+    from encoderlab.data.freshness import source_change
+
+    src = _folder_corpus(tmp_path / "corpus")
+    out = prepare(_cfg(src, tokenizer_dir, max_docs=10), tmp_path / "o", **RUN)
+    assert source_change(read_meta(out)) is None
+    _shuffle(src / "part2.jsonl")
+    write_jsonl(src / "part9.jsonl", corpus_records(5, prefix="new-"))
+    assert source_change(read_meta(out)) is None
+    _shuffle(src / "part0.jsonl")
+    assert source_change(read_meta(out)) == f"{src / 'part0.jsonl'} now holds other bytes"
+
+
+def test_a_leftover_part_of_changed_sources_is_refused(tmp_path, tokenizer_dir):  # noqa: F811
+    """Was reused as done: `data merge` would have joined the old rows."""
+    src = _folder_corpus(tmp_path / "corpus", n_files=4)
+    out = tmp_path / "o"
+    part = prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN)
+    assert (
+        prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN) == part
+    )  # unchanged: nothing to do
+    _shuffle(src / "part3.jsonl")  # another part's file: not this one's change
+    assert prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN) == part
+    _shuffle(src / "part1.jsonl")
+    before = snapshot(part)
+    with pytest.raises(
+        UserError, match=r"00000-of-00002 was prepared from sources that changed since \(\S+part1"
+    ):
+        prepare(_cfg(src, tokenizer_dir), out, shard=Shard(0, 2), **RUN)
+    assert snapshot(part) == before
+
+
+def test_merge_refuses_a_part_of_changed_sources(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+    """Was merged: the folder mixed rows of the old files with the new."""
+    src = _folder_corpus(tmp_path / "corpus", n_files=4)
+    out = tmp_path / "merged"
+    for i in (0, 1):
+        prepare(_cfg(src, tokenizer_dir), out, shard=Shard(i, 2), **RUN)
+    _shuffle(src / "part3.jsonl")
+    before = snapshot(tmp_path)
+    code, err = cli(["data", "merge", "--out", out], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"00001-of-00002 was prepared from sources that changed since \(\S+part3.jsonl now holds other bytes\); "
+        r"delete it and prepare it again with --shard 1/2, then merge",
+    )
+    assert_printed_as_documented("merge-of-a-stale-part", err, tmp_path)
+    assert snapshot(tmp_path) == before and not out.exists()
+    from encoderlab.data.freshness import source_change
+
+    shutil.rmtree(shard_dir(out, Shard(1, 2)))  # the fix the line gives
+    prepare(_cfg(src, tokenizer_dir), out, shard=Shard(1, 2), **RUN)
+    assert merge(out) == out and source_change(read_meta(out)) is None
