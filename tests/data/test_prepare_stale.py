@@ -154,3 +154,21 @@ def test_merge_refuses_a_part_of_changed_sources(tmp_path, tokenizer_dir, capsys
     shutil.rmtree(shard_dir(out, Shard(1, 2)))  # the fix the line gives
     prepare(_cfg(src, tokenizer_dir), out, shard=Shard(1, 2), **RUN)
     assert merge(out) == out and source_change(read_meta(out)) is None
+
+
+def test_a_merge_away_from_the_source_files_merges_with_a_warning(tmp_path, tokenizer_dir, caplog):  # noqa: F811
+    """Parts made where the corpus is, merged where it is not: nothing to check them against, said once
+    per part, not refused (a file gone from a source that is here is refused, above)."""
+    src = _folder_corpus(tmp_path / "corpus", n_files=2)
+    out = tmp_path / "merged"
+    for i in (0, 1):
+        prepare(_cfg(src, tokenizer_dir), out, shard=Shard(i, 2), **RUN)
+    src.rename(tmp_path / "elsewhere")
+    assert merge(out) == out
+    assert (
+        sum(
+            "what was read of" in r.getMessage() and "is not checked" in r.getMessage()
+            for r in caplog.records
+        )
+        >= 2
+    )
