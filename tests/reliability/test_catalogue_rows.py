@@ -44,6 +44,7 @@ NAMED = {
     "encoderlab-home-empty": "tests.reliability.test_hostile_data::test_an_empty_encoderlab_home_is_one_line_not_the_working_folder",
     "encoderlab-home-broken-symlink": "tests.reliability.test_hostile_data::test_an_encoderlab_home_that_is_a_broken_symlink_is_one_line",
     "out-is-the-current-folder": "tests.reliability.test_hostile_arguments::test_an_out_without_a_name_of_its_own_is_one_line",
+    "study-over-a-changed-corpus": "tests.study.test_stale_corpus::test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs",
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",
     "assets-cache-entry-not-fetched": "tests.data.test_assets_fetch::test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched",

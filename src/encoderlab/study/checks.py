@@ -7,6 +7,7 @@ with the code the node itself runs, prefixed with the study and the dataset or r
 
 - the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
 - a folder given with `--prepared`: made with the dataset's tokenizer (`check_prepared_tokenizers`);
+- the study's own prepared data (`check_prepared_sources`): still what its local corpus files hold;
 - every pretraining run's rows (`check_runs`): against its start model's positions
   (`train.build.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
   the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
@@ -36,6 +37,7 @@ def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[
     """Everything a real study checks once its assets are fetched and before it writes anything
     (`nodes`: the study's graph, whose finished prepare nodes in `study_dir` give exact token counts)."""
     check_sources(spec)
+    check_prepared_sources(spec, study_dir, nodes)
     check_prepared_tokenizers(spec)
     check_runs(spec, study_dir, nodes)
     check_analyses(spec)
@@ -115,6 +117,41 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 check_model_source(r.init)
             except UserError as exc:
                 raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
+
+
+def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> None:
+    """Refuse a study whose prepare node (finished or not) holds data read from local corpus files that
+    changed since (edited, replaced, added to or removed from a folder), before anything runs: the
+    finished node was reused and every run trained on the old text, silently; an unfinished one met
+    `data prepare`'s refusal, whose fix (--out) a study has not.
+
+    The node's key stays the corpus's paths, not its contents: hashing a corpus on every `study run`
+    or `status` would read it all, and a file touched but unchanged must not retrain the study. So this
+    is `data.freshness`'s check instead (one stat per file; a file whose mtime moved is hashed again,
+    on each run, and found the same). A folder given with `--prepared` and hub corpora are not checked."""
+    from encoderlab.study.runner import node_dir
+
+    for node in nodes if study_dir is not None else ():
+        if node.kind == "prepare" and spec.dataset(node.name.split("/", 1)[1]).prepared is None:
+            refuse_stale_data(spec, node.name.split("/", 1)[1], node_dir(Path(study_dir), node) / "data")
+
+
+def refuse_stale_data(spec: StudySpec, dataset: str, data: Path) -> None:
+    """One line when `data`, dataset `dataset`'s prepared folder in a study, was read from local files
+    that changed since (`data.freshness.source_change`); nothing when it holds no (readable) meta.json."""
+    from encoderlab import jsonlines
+    from encoderlab.data.freshness import source_change
+
+    try:
+        meta = jsonlines.loads((data / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # not prepared yet, or damaged: the node prepares or refuses it
+        return
+    if isinstance(meta, dict) and (change := source_change(meta)) is not None:
+        raise UserError(
+            f"study {spec.name}, dataset {dataset}: {data} was prepared from sources that changed since "
+            f"({change}); nothing was changed: restore the corpus as it was, or run the study in another "
+            "--out folder to train on the corpus as it is now"
+        )
 
 
 def check_prepared_tokenizers(spec: StudySpec) -> None:

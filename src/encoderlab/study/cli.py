@@ -132,7 +132,13 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
-    from encoderlab.study.checks import check_analyses, check_runs, check_sources, planned_elsewhere
+    from encoderlab.study.checks import (
+        check_analyses,
+        check_prepared_sources,
+        check_runs,
+        check_sources,
+        planned_elsewhere,
+    )
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.graph import prepare_graph, study_tasks
     from encoderlab.study.plan import check_passes, plan_study, plan_text
@@ -145,6 +151,7 @@ def plan_command(
     check_sources(spec, fetched=False)  # and so is a corpus, tokenizer or start model path that is not there
     check_analyses(spec)
     prepares = prepare_graph(spec, default_backend()) if out is not None else ()
+    check_prepared_sources(spec, out, prepares)  # not counted from data of a corpus changed since
     plan = plan_study(spec, out, prepares)
     print(plan_text(plan))
     estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]

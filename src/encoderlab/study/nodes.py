@@ -52,10 +52,13 @@ def run_prepare(ctx: NodeContext) -> dict:
     """Train the tokenizer (if asked) and tokenize the corpus into ctx.out_dir/data."""
     from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
     from encoderlab.data.tokenizer import train_tokenizer
+    from encoderlab.study.checks import refuse_stale_data
 
     node = PrepareNode.of(ctx.node)
     if node.prepared is not None:
         return _read_prepared(ctx, node.prepared)
+    # data of an attempt read from files changed since (checked before the study, again in its turn)
+    refuse_stale_data(ctx.spec, ctx.node.name.split("/", 1)[1], ctx.out_dir / "data")
     cfg = node.dataset
     sources = corpus_sources(cfg.corpus)
     tokenizer = cfg.tokenizer

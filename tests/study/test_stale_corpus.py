@@ -1,0 +1,115 @@
+"""A study whose local corpus changed since its prepare node read it is refused, never trained on the old
+text (`study/checks.py::check_prepared_sources`, `data/freshness.py`).
+
+The prepare node's key is the corpus's paths: a corpus file edited in place kept the finished node,
+and every run of a rerun trained on the stale data without a word; an unfinished node met `data
+prepare`'s refusal, whose fix (--out) is not a `study run` flag. The prepare node here is the real
+one on a tiny corpus; the rest of the study is faked (`fake_study.py`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+
+import pytest
+from fake_study import backend as fake_backend
+from fake_study import small_spec, tiny_corpus
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import snapshot
+
+from encoderlab.errors import UserError
+from encoderlab.study.checks import check_start
+from encoderlab.study.graph import build_graph
+from encoderlab.study.marker import MARKER
+from encoderlab.study.nodes import run_prepare
+from encoderlab.study.runner import node_dir, run_study
+from encoderlab.study.spec import DataSpec, EvalSpec
+
+STALE = (
+    r"study mini, dataset main: \S+/data was prepared from sources that changed since "
+    r"\(\S+/corpus.jsonl now holds other bytes\); nothing was changed: restore the corpus as it was, or run "
+    r"the study in another --out folder to train on the corpus as it is now"
+)
+
+
+def _prepare(ctx) -> dict:
+    """The real prepare node, plus the documents file the fake pretraining reads."""
+    result = run_prepare(ctx)
+    (ctx.out_dir / "data.json").write_text(json.dumps(["doc"] * 20))
+    return result
+
+
+def _backend(checked: bool = True):
+    backend = fake_backend()
+    backend.kinds["prepare"] = dataclasses.replace(backend.kinds["prepare"], run=_prepare)
+    if checked:  # the real study's checks (a fake backend checks nothing before it runs)
+        backend.check_start = lambda spec, study_dir, graph: check_start(spec, study_dir, graph)
+    return backend
+
+
+def _spec(corpus):
+    spec = small_spec()
+    return dataclasses.replace(
+        spec,
+        name="mini",
+        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300, decontaminate=False),),
+        cka=(),
+        claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
+    )
+
+
+def _edit(corpus) -> None:
+    """Other documents in the file, at its old size and a later mtime."""
+    lines = corpus.read_text().splitlines(keepends=True)
+    corpus.write_text("".join(lines[::-1]))
+
+
+def test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs(tmp_path):
+    """Was: the finished prepare node was reused, and every run trained on the old text, silently."""
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
+    run_study(spec, study, _backend(), progress=False)  # touched, the same bytes: nothing to refuse
+    _edit(corpus)
+    before = snapshot(study)
+    with pytest.raises(UserError, match=STALE) as exc:
+        run_study(spec, study, _backend(), progress=False)
+    assert "\n" not in str(exc.value) and snapshot(study) == before
+    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    assert f"main: {folder / 'data'} was" in str(exc.value)
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
+    assert_printed_as_documented("study-over-a-changed-corpus", err, tmp_path)
+    run_study(spec, tmp_path / "new", _backend(), progress=False)  # the fix: another --out
+
+
+def test_study_plan_does_not_count_a_corpus_edited_since(tmp_path, capsys):
+    """Was: `study plan --out` counted the unique tokens of the text the file held before."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    from encoderlab.study.files import dump_study
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    (tmp_path / "s.yaml").write_text(dump_study(dataclasses.replace(spec, eval=EvalSpec(suite="pocket"))))
+    assert cli(["study", "plan", tmp_path / "s.yaml", "--out", study], capsys)[0] == 0
+    _edit(corpus)
+    assert_one_line(*cli(["study", "plan", tmp_path / "s.yaml", "--out", study], capsys), STALE)
+
+
+def test_an_unfinished_prepare_node_over_an_edited_corpus_is_refused_in_a_studys_words(tmp_path):
+    """Was `data prepare`'s line, whose fix is "choose another --out", when the node's data was prepared
+    but its marker not written (killed in between); the node says the same as the check before the study."""
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    prepare = build_graph(spec, _backend()).nodes["prepare/main"]
+    (node_dir(study, prepare) / MARKER).unlink()
+    _edit(corpus)
+    for checked in (True, False):  # refused before the study runs, and by the node itself
+        with pytest.raises(UserError, match=STALE) as exc:
+            run_study(spec, study, _backend(checked), progress=False)
+        assert "--out folder" in str(exc.value) and "choose another --out" not in str(exc.value)
