@@ -113,6 +113,25 @@ def test_files_a_prepare_with_max_docs_never_read_may_change(tmp_path, tokenizer
     assert source_change(read_meta(out)) == f"{src / 'part0.jsonl'} now holds other bytes"
 
 
+def test_a_file_added_to_the_source_a_mixture_ran_out_of_is_refused(tmp_path, tokenizer_dir):  # noqa: F811
+    """Two sources, first_exhausted: the mixture stops when the smaller one runs out, so a file added to it
+    would be read (other rows), and one added to the other, after files it never read, would not. Was
+    "nothing to do" for both (only a lone source, or all_exhausted, counted as read to its end)."""
+    big, small = _folder_corpus(tmp_path / "big", n_files=3), _folder_corpus(tmp_path / "small", n_files=1)
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(big)), SourceConfig(location=str(small))),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+    )
+    out = prepare(cfg, tmp_path / "o", **RUN)
+    assert [s["exhausted"] for s in read_meta(out)["sources"]] == [False, True]
+    write_jsonl(big / "part9.jsonl", corpus_records(5, prefix="new-"))
+    prepare(cfg, out, **RUN)  # the big source was never read to its end: nothing to do
+    write_jsonl(small / "part9.jsonl", corpus_records(5, prefix="new-"))
+    with pytest.raises(UserError, match=r"\(\S+part9.jsonl is new in \S+small\); nothing was changed"):
+        prepare(cfg, out, **RUN)
+
+
 def test_a_leftover_part_of_changed_sources_is_refused(tmp_path, tokenizer_dir):  # noqa: F811
     """Was reused as done: `data merge` would have joined the old rows."""
     src = _folder_corpus(tmp_path / "corpus", n_files=4)
@@ -154,6 +173,7 @@ def test_merge_refuses_a_part_of_changed_sources(tmp_path, tokenizer_dir, capsys
     shutil.rmtree(shard_dir(out, Shard(1, 2)))  # the fix the line gives
     prepare(_cfg(src, tokenizer_dir), out, shard=Shard(1, 2), **RUN)
     assert merge(out) == out and source_change(read_meta(out)) is None
+    assert read_meta(out)["sources"][0]["exhausted"] is True  # each part read its slice whole
 
 
 def test_a_merge_away_from_the_source_files_merges_with_a_warning(tmp_path, tokenizer_dir, caplog):  # noqa: F811

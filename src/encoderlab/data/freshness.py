@@ -7,7 +7,8 @@ complete, mtime_ns; `data/filereaders.py`), the record `packed.identity` digests
 compares it with the files the recipe's sources name now:
 
   * the file list: a file read then that the source no longer names, or one it names now among those
-    read (or after them, when the source was read to its end), is a change;
+    read (or after them, when the source was read to its end: `exhausted`, also the source a
+    `first_exhausted` mixture stopped on), is a change;
   * each file read: `filereaders.file_change` (a stat when size and mtime are as recorded, else the
     bytes read are hashed again, so a file touched or copied but unchanged still matches).
 
@@ -45,11 +46,13 @@ def source_change(meta: dict) -> str | None:
     recipe = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
     shard = Shard(*recipe["shard"]) if isinstance(recipe.get("shard"), list) else None
     configs, sources = _list(recipe.get("sources")), _list(meta.get("sources"))
-    to_end = recipe.get("max_docs") is None and (len(configs) == 1 or recipe.get("stop") == "all_exhausted")
+    # a folder from before `exhausted` was recorded: the sources a recipe reads whole
+    whole = recipe.get("max_docs") is None and (len(configs) == 1 or recipe.get("stop") == "all_exhausted")
     skip = recipe.get("on_error") == "skip"  # a misnamed file was skipped and is not recorded
     for config, source in zip(configs, sources):
         if not (isinstance(config, dict) and isinstance(source, dict)):
             continue
+        to_end = source["exhausted"] if isinstance(source.get("exhausted"), bool) else whole
         if change := _change(config, _read(source), shard, to_end=to_end, skip=skip):
             return change
     return None

@@ -206,10 +206,12 @@ def _copy_part(part: Path, meta: dict, writers: dict, kept: int, val_fraction: f
 def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) -> dict:
     first = metas[0]
     tokens = {s: splits[s]["tokens"] for s in SPLITS}
-    source = {k: v for k, v in first["sources"][0].items() if k not in ("files",)}
+    source = {k: v for k, v in first["sources"][0].items() if k not in ("files", "exhausted")}
     for key in _SUMMED:
         source[key] = sum(m["sources"][0][key] for m in metas)
     source["files"] = [f for m in metas for f in m["sources"][0]["files"]]
+    if all(isinstance(m["sources"][0].get("exhausted"), bool) for m in metas):  # parts from before: unsaid
+        source["exhausted"] = all(m["sources"][0]["exhausted"] for m in metas)
     source.update(tokens=tokens, unique_tokens=dict(tokens))  # one source, read once: all unique
     decontam = dict(first["decontamination"])
     for key in ("removed_by_id", "removed_by_ngram"):

@@ -130,6 +130,9 @@ class SourceStats:
     """Files that could not be opened or parsed at all (on_error="skip")."""
     repeats: int = 0
     """Times the source was restarted by an `all_exhausted` mixture."""
+    exhausted: bool = False
+    """Read to its end (every file of it, or of its `--shard` slice): a file added after those read would
+    have been read too (`data/freshness.py`). False for one a mixture or `--max-docs` stopped reading."""
     files: list[dict] = field(default_factory=list)
     """Per local file: path, bytes read, sha256 of those bytes, complete (read to its end), mtime_ns (when
     it was opened: `data/freshness.py`); per hub file: its path in the repo, documents read, complete."""
@@ -329,3 +332,4 @@ def iter_documents(
             yield doc
         else:
             stats.empty += 1
+    stats.exhausted = True
