@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from fake_study import backend, small_spec
 
-from encoderlab.study.fidelity import departures
+from encoderlab.study.fidelity import departures, setup_text
 from encoderlab.study.resolve import resolve_run
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import ClaimSpec, DataSpec, RunSpec
@@ -155,3 +155,13 @@ def test_paper2s_description_does_not_call_the_arms_equal_in_compute():
     assert "identical data, steps and tokens (not FLOPs" in spec.description
     assert "compute" not in spec.description.split(";")[0]
     assert "compare against (MLM baseline (biomed)) trains" in reach_text(spec)  # its label, not its id
+
+
+def test_a_study_that_trains_no_run_has_no_pretraining_departure_and_no_traceback():
+    # was: a StopIteration traceback from `compared_run` (no trained run to compare against) in
+    # `study list`, `study report` and the report's first section, for a study file that only evaluates
+    # models as they are
+    start = RunSpec(name="start", label="MiniLM", recipe=None, init="minilm", data="biomed", group="biomed")
+    spec = detour_spec(runs=(start,), baseline="start", claims=())
+    assert "pretraining" not in [d.aspect for d in departures(spec)]
+    assert setup_text(spec)

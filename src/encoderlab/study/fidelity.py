@@ -191,7 +191,8 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     model = _model_departure(spec, paper)
     if model is not None:
         out.append(model)
-    if any(v is not None for v in (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)):
+    shaped = any(v is not None for v in (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum))
+    if shaped and any(r.recipe for r in spec.runs):  # a study that trains nothing has no length to give
         out.append(Departure(aspect="pretraining", here=_length(spec), paper=paper.training))
     if ev.lrs != paper.lrs or ev.seeds != paper.seeds or ev.max_steps is not None:
         grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)} x {len(ev.seeds)} seeds"
@@ -204,7 +205,8 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
 
 
 def compared_run(spec: StudySpec) -> RunSpec:
-    """The trained run the claims compare against: the baseline, else the study's first trained run."""
+    """The trained run the claims compare against: the baseline, else the study's first trained run (a
+    study that trains none has none: callers ask only when one does)."""
     run = next((r for r in spec.runs if r.name == spec.baseline and r.recipe), None)
     return run or next(r for r in spec.runs if r.recipe)
 
