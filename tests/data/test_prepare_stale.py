@@ -192,3 +192,32 @@ def test_a_merge_away_from_the_source_files_merges_with_a_warning(tmp_path, toke
         )
         >= 2
     )
+
+
+def test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """The part re-prepared after its file changed, the old merge still in OUT: the line said "choose
+    another --out", and `data merge --out OTHER` looks for OTHER.shards, which does not exist."""
+    src = _folder_corpus(tmp_path / "corpus", n_files=2)
+    out = tmp_path / "merged"
+    for i in (0, 1):
+        prepare(_cfg(src, tokenizer_dir), out, shard=Shard(i, 2), **RUN)
+    merge(out)
+    _shuffle(src / "part1.jsonl")
+    shutil.rmtree(shard_dir(out, Shard(1, 2)))
+    prepare(_cfg(src, tokenizer_dir), out, shard=Shard(1, 2), **RUN)
+    before = snapshot(tmp_path)
+    code, err = cli(["data", "merge", "--out", out], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"merged was prepared from sources that changed since \(\S+part1.jsonl now holds other bytes\); nothing "
+        r"was changed: delete \S+merged \(or move it away\) and run the command again",
+    )
+    assert_printed_as_documented("merge-over-a-stale-merge", err, tmp_path)
+    assert snapshot(tmp_path) == before
+    shutil.rmtree(out)  # the fix the line gives
+    assert merge(out) == out

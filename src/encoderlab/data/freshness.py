@@ -58,12 +58,16 @@ def source_change(meta: dict) -> str | None:
     return None
 
 
-def refuse_changed(folder: Path, meta: dict) -> None:
-    """One line when `folder` (holding `meta`) was prepared from sources that changed since."""
+def refuse_changed(folder: Path, meta: dict, *, other_out: bool = True) -> None:
+    """One line when `folder` (holding `meta`) was prepared from sources that changed since. `other_out`:
+    the command can write elsewhere (`data prepare`; `data merge --out` names where its parts are)."""
     if (change := source_change(meta)) is not None:
+        fix = (
+            f"choose another --out, or delete {folder}" if other_out else f"delete {folder} (or move it away)"
+        )
         raise UserError(
-            f"{folder} was prepared from sources that changed since ({change}); nothing was changed: choose "
-            f"another --out, or delete {folder} and run the command again"
+            f"{folder} was prepared from sources that changed since ({change}); nothing was changed: {fix} and "
+            "run the command again"
         )
 
 

@@ -122,10 +122,10 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     parts = _parts(out)
     metas = [read_meta(p) for p in parts]
     recipe = _check_parts(parts, metas)
-    if not check_target(out, recipe, sources=[parts[0].parent]):
+    if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
         out.parent.mkdir(parents=True, exist_ok=True)
         with folder_lock(out.with_name(out.name + ".lock"), "data merge", use=out):
-            if not check_target(out, recipe, sources=[parts[0].parent]):
+            if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
                 _merge_locked(out, parts, metas, recipe)
     else:
         log.info("%s already holds the merge of these parts; nothing to do", out)

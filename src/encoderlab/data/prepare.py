@@ -161,10 +161,11 @@ def _has_progress(path: Path) -> bool:
     return (path / PROGRESS).is_file()
 
 
-def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
+def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = False) -> bool:
     """Refuse `out` (and `OUT.tmp`) as a prepare's output unless it is safe; True if `out` already
     holds this exact recipe, read from the files its sources hold now (nothing to do; sources changed
-    since are refused, `data/freshness.py`). Touches nothing."""
+    since are refused, `data/freshness.py`). Touches nothing. `merging`: for `data merge`, whose --out
+    also names where its parts are (so "another --out" is no fix)."""
     check_output(out, KIND, sources=sources, legacy=_ours)
     tmp = check_output(out.with_name(out.name + ".tmp"), KIND, sources=sources, legacy=_has_progress)
     if (tmp / "meta.json").is_file() and not _has_progress(tmp):
@@ -177,7 +178,7 @@ def check_target(out: Path, recipe: dict | None, sources=()) -> bool:
     if (out / "meta.json").is_file():
         meta = read_meta(out)
         if meta.get("recipe") == recipe:
-            refuse_changed(out, meta)
+            refuse_changed(out, meta, other_out=not merging)
             return True
         differs = sorted(k for k in recipe or {} if meta.get("recipe", {}).get(k) != recipe[k])
         raise UserError(
