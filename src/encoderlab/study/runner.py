@@ -501,6 +501,9 @@ def ensure_assets(names: list[str], fetch: bool) -> None:
         raise UserError(
             f"this study needs asset(s) {', '.join(missing)} that are not fetched; run: {command}"
         )
+    from encoderlab.data.assets.cache import assets_root, check_cache
+
+    check_cache(assets_root())  # its own fix: "when a registry is reachable, fetch" would meet it again
     try:
         assets.fetch(missing)
     except UserError as exc:
