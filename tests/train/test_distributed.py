@@ -187,3 +187,46 @@ def test_world_size_without_the_rest_of_torchruns_environment_is_one_line(
         pretrain(run_cfg(tmp_path / "run", TWO))
     assert "unset WORLD_SIZE to run one process" in str(refused.value)
     assert not (tmp_path / "run").exists()
+
+
+def _torchrun_env(monkeypatch, name: str, value: str) -> None:
+    for key, default in (
+        ("WORLD_SIZE", "2"),
+        ("RANK", "0"),
+        ("MASTER_ADDR", "127.0.0.1"),
+        ("MASTER_PORT", "29500"),
+    ):
+        monkeypatch.setenv(key, default)
+    monkeypatch.setenv(name, value)
+
+
+def _said(said: str) -> str:
+    return f"with WORLD_SIZE=2, {said}; launch with torchrun (it sets them), or unset WORLD_SIZE to run one process"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("MASTER_PORT", "abc", "MASTER_PORT='abc' (an integer from 1 to 65535)"),
+        ("LOCAL_RANK", "x", "LOCAL_RANK='x' (an integer from 0 to 1)"),
+    ],
+)
+def test_a_malformed_torchrun_variable_is_one_line(tmp_path, monkeypatch, name, value, said):
+    """Was a ValueError traceback from the process group's start (MASTER_PORT=abc) or LOCAL_RANK's int()."""
+    _torchrun_env(monkeypatch, name, value)
+    with pytest.raises(UserError) as refused:
+        pretrain(run_cfg(tmp_path / "run", TWO))
+    assert str(refused.value) == _said(said)
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize("value", ["5", "2", "-1"])
+def test_a_rank_outside_the_world_is_refused_before_the_join(monkeypatch, value):
+    """RANK=5 of WORLD_SIZE=2 joined as a client of a group that never forms: it waited for the join's
+    30-minute timeout (checked here without joining)."""
+    from encoderlab.train.distributed import _check_launcher_env
+
+    _torchrun_env(monkeypatch, "RANK", value)
+    with pytest.raises(UserError) as refused:
+        _check_launcher_env()
+    assert str(refused.value) == _said(f"RANK={value!r} (an integer from 0 to 1)")

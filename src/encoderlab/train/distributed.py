@@ -91,12 +91,24 @@ LAUNCHER_ENV = ("RANK", "MASTER_ADDR", "MASTER_PORT")
 def _check_launcher_env() -> None:
     """Refuse WORLD_SIZE > 1 without the rest of torchrun's environment (an sbatch script that exports
     WORLD_SIZE for another tool, a process started by hand): the process group's start raised a
-    ValueError traceback ("environment variable RANK expected, but not set")."""
+    ValueError traceback ("environment variable RANK expected, but not set"), and so it did for a
+    RANK or MASTER_PORT that is no integer, while a RANK past WORLD_SIZE waited for its peers for
+    the join's whole timeout (30 minutes)."""
     missing = [name for name in LAUNCHER_ENV if not os.environ.get(name)]
     if missing:
         raise UserError(
             f"WORLD_SIZE={os.environ['WORLD_SIZE']} is set but {', '.join(missing)} "
             f"{'is' if len(missing) == 1 else 'are'} not; launch with torchrun (it sets them all), or unset "
+            "WORLD_SIZE to run one process"
+        )
+    world, bad = env_world_size(), []
+    for name, low, high in (("RANK", 0, world - 1), ("LOCAL_RANK", 0, world - 1), ("MASTER_PORT", 1, 65535)):
+        value = os.environ.get(name, "0" if name == "LOCAL_RANK" else "")
+        if not (value.isdigit() and low <= int(value) <= high):  # a ValueError traceback, or a join hung
+            bad.append(f"{name}={value!r} (an integer from {low} to {high})")
+    if bad:
+        raise UserError(
+            f"with WORLD_SIZE={world}, {'; '.join(bad)}; launch with torchrun (it sets them), or unset "
             "WORLD_SIZE to run one process"
         )
 
