@@ -18,6 +18,7 @@ future `*/nq` would).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def load_hub(source: HubSource):
         kwargs["revision"] = source.revision
     malformed = datasets.exceptions.DatasetGenerationError  # a mirror's CSV with an unclosed quote
     try:
-        csv = _mirror_csv(datasets, path, kwargs, source) if path != source.repo else {}
+        csv = _mirror_options(datasets, path, kwargs, source) if path != source.repo else {}
         ds = datasets.load_dataset(path, **kwargs, **csv)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
         raise UserError(
@@ -98,16 +99,35 @@ def load_hub(source: HubSource):
     return ds
 
 
-def _mirror_csv(datasets, path: str, kwargs: dict, source: HubSource) -> dict:
-    """The options a task's CSV or TSV files are read with (`localfiles.csv_options`), for a mirror whose
-    files `datasets` reads as CSV or TSV, their headers checked first: a mirror was read with pandas'
-    defaults, so a column named twice, `00123` read as 123, a class named N/A and a TSV text opening a
-    quote passed there unsaid. Nothing for a mirror of other files."""
+def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource) -> dict:
+    """The config options a mirror is loaded with: the state of its data files (`mirror_state`), and,
+    for a mirror whose files `datasets` reads as CSV or TSV, the options a task's files are read with
+    (`localfiles.csv_options`), their headers checked first: a mirror was read with pandas' defaults,
+    so a column named twice, `00123` read as 123, a class named N/A and a TSV text opening a quote
+    passed there unsaid."""
     builder = datasets.load_dataset_builder(path, **kwargs)
-    if builder.name != "csv":
-        return {}
     files = [Path(f) for split_files in builder.config.data_files.values() for f in split_files]
-    return csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}")
+    state = {"description": mirror_state(files)}
+    if builder.name != "csv":
+        return state
+    return state | csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}")
+
+
+def mirror_state(files: list[Path]) -> str:
+    """A digest of the size and mtime_ns of each of a mirror's data files, passed to `datasets` as the
+    builder config's `description`, a field that every builder config has and no builder reads, so
+    that it enters the config id and thus the folder of the prepared Arrow cache.
+
+    Why: a folder whose README declares `configs` (as hub cards do) gets builder configs holding the
+    card's file patterns, unresolved, and `datasets` keys its cache on those (the module hash and the
+    config id), not on the files' mtimes as it does for a folder without a card; an edited file was
+    then read from the old cache, silently. Cost: a stat per file per load, and one preparation after
+    a change (the old cache stays, as `datasets` leaves it); re-preparing on every load
+    (`download_mode="force_redownload"`) would instead re-read a whole corpus (MS MARCO's 8.8M
+    passages) each time, and hashing the files' bytes would read them each time. Not seen: a rewrite
+    that keeps both a file's size and its mtime (`cp -p` of other bytes of the same length)."""
+    stats = sorted((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    return "encoderlab mirror files " + hashlib.sha256(repr(stats).encode()).hexdigest()[:16]
 
 
 def require_columns(task: str, split, columns: tuple[str, ...], source: HubSource) -> None:
