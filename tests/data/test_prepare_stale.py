@@ -221,3 +221,32 @@ def test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works(
     assert snapshot(tmp_path) == before
     shutil.rmtree(out)  # the fix the line gives
     assert merge(out) == out
+
+
+def test_a_merge_over_a_merged_folder_of_another_recipe_gives_a_fix_that_works(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """The parts prepared again with another --seed, the old merge still in OUT: the line said "choose
+    another --out", and `data merge --out OTHER` looks for OTHER.shards, which does not exist."""
+    src = _folder_corpus(tmp_path / "corpus", n_files=2)
+    out = tmp_path / "merged"
+    for seed in (1, 2):
+        shutil.rmtree(out.with_name("merged.shards"), ignore_errors=True)
+        for i in (0, 1):
+            prepare(_cfg(src, tokenizer_dir, seed=seed), out, shard=Shard(i, 2), **RUN)
+        if seed == 1:
+            merge(out)
+    before = snapshot(tmp_path)
+    code, err = cli(["data", "merge", "--out", out], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"merged already holds data prepared differently \(seed differ\); nothing was changed: delete "
+        r"\S+merged \(or move it away\) and run the command again",
+    )
+    assert_printed_as_documented("merge-over-another-recipe", err, tmp_path)
+    assert snapshot(tmp_path) == before
+    shutil.rmtree(out)  # the fix the line gives
+    assert merge(out) == out and read_meta(out)["recipe"]["seed"] == 2

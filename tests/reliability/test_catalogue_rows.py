@@ -48,6 +48,7 @@ NAMED = {
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",
     "merge-over-a-stale-merge": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works",
+    "merge-over-another-recipe": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_another_recipe_gives_a_fix_that_works",
     "assets-cache-entry-not-fetched": "tests.data.test_assets_fetch::test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched",
     "encoderlab-assets-is-a-file": "tests.reliability.test_hostile_data::test_a_file_where_encoderlab_home_keeps_its_assets_is_one_line",
     "hub-unreachable-tokenizer": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",

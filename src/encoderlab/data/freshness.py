@@ -62,13 +62,17 @@ def refuse_changed(folder: Path, meta: dict, *, other_out: bool = True) -> None:
     """One line when `folder` (holding `meta`) was prepared from sources that changed since. `other_out`:
     the command can write elsewhere (`data prepare`; `data merge --out` names where its parts are)."""
     if (change := source_change(meta)) is not None:
-        fix = (
-            f"choose another --out, or delete {folder}" if other_out else f"delete {folder} (or move it away)"
-        )
         raise UserError(
-            f"{folder} was prepared from sources that changed since ({change}); nothing was changed: {fix} and "
-            "run the command again"
+            f"{folder} was prepared from sources that changed since ({change}); nothing was changed: "
+            f"{redo_fix(folder, other_out=other_out)} and run the command again"
         )
+
+
+def redo_fix(folder: Path, *, other_out: bool) -> str:
+    """The fix for an output `folder` that holds what this command cannot keep: another --out, or, for
+    `data merge` (`other_out` False), whose --out also names where its parts are (OUT.shards, so
+    another --out finds none), only clearing the way."""
+    return f"choose another --out, or delete {folder}" if other_out else f"delete {folder} (or move it away)"
 
 
 def _change(

@@ -64,7 +64,7 @@ from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
-from encoderlab.data.freshness import refuse_changed
+from encoderlab.data.freshness import redo_fix, refuse_changed
 from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
@@ -175,18 +175,18 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
             f"{tmp} holds a finished prepared dataset, not the leftover of an interrupted prepare; nothing "
             f"was changed: rename it (encoderlab writes {out} there first), or rename it to {out} if it is"
         )
-    if (out / "meta.json").is_file():
-        meta = read_meta(out)
-        if meta.get("recipe") == recipe:
-            refuse_changed(out, meta, other_out=not merging)
-            return True
+    meta = read_meta(out) if (out / "meta.json").is_file() else None
+    if meta is not None and meta.get("recipe") == recipe:
+        refuse_changed(out, meta, other_out=not merging)
+        return True
+    fix = f"nothing was changed: {redo_fix(out, other_out=not merging)} and run the command again"
+    if meta is not None:
         differs = sorted(k for k in recipe or {} if meta.get("recipe", {}).get(k) != recipe[k])
         raise UserError(
-            f"{out} already holds data prepared differently ({', '.join(differs) or 'recipe'} differ); "
-            "choose another --out or delete it"
+            f"{out} already holds data prepared differently ({', '.join(differs) or 'recipe'} differ); {fix}"
         )
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
-        raise UserError(f"{out} holds files but no meta.json; choose another --out or delete it")
+        raise UserError(f"{out} holds files but no meta.json; {fix}")
     return False
 
 
