@@ -97,6 +97,8 @@ DATA_CASES = [
     ("prepared-without-tokenizer", "data inspect {w}/no_tokenizer", r"prepared data .*no_tokenizer has no tokenizer/ folder \(data prepare writes the tokenizer it used there\); copy that tokenizer's folder to .*no_tokenizer/tokenizer$"),
     ("inspect-seq-len-0", "data inspect {w}/data --seq-len 0", r"--seq-len must be >= 1"),
     ("inspect-rows-negative", "data inspect {w}/data --rows -1", r"--rows must be >= 1, got -1"),
+    ("inspect-seq-len-past-the-split", "data inspect {w}/data --seq-len 100000", r"the train split of .*data has \d+ tokens, fewer than one row of --seq-len 100000; prepare more text or lower --seq-len$"),
+    ("inspect-val-split-empty", "data inspect {w}/data --split val", r"the val split of .*data has 0 tokens, fewer than one row of --seq-len 64; prepare it again with a larger --val-fraction$"),
     ("inspect-rows-past-the-split", "data inspect {w}/data --rows 1000", r"--rows 1000: the train split of .*data holds \d+ rows of --seq-len 64 \([\d,]+ tokens\); pass --rows \d+ or fewer$"),
     ("val-fraction-above-1", PREP + " --out {w}/o --val-fraction 1.5", r"--val-fraction must be in \[0, 1\) .*got 1.5"),
     ("prepare-into-foreign-meta", PREP + " --out {w}/foreign", r"--out .*foreign is a non-empty folder that encoderlab did not create"),

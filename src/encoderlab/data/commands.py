@@ -186,7 +186,8 @@ def inspect(
     if seed < 0:  # numpy's generators take no negative seed
         raise UserError(f"--seed must be >= 0, got {seed}")
     chunk = min(rows, INSPECT_CHUNK)  # rows read at once: memory stays bounded whatever --rows says
-    reader = PackedReader(path, BatchLayout(seq_len=seq_len, micro_batch_size=chunk), seed=seed, split=split)
+    layout = BatchLayout(seq_len=seq_len, micro_batch_size=chunk)
+    reader = PackedReader(path, layout, seed=seed, split=split, knob="--seq-len")
     if rows > reader.rows_per_epoch:  # past them the reader starts the split over in another order
         raise UserError(
             f"--rows {rows}: the {split} split of {path} holds {reader.rows_per_epoch:,} rows of --seq-len "

@@ -75,20 +75,31 @@ def check_compatible(
         )
 
 
-def check_one_row(tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "") -> None:
+def check_one_row(
+    tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "", knob: str = "seq_len"
+) -> None:
     """Refuse rows of `seq_len` tokens from `where`, which holds `tokens` tokens (`bound`: e.g. "at
     most ", when `tokens` bounds an unprepared corpus from above): not one row could be cut from it.
     The reader checks its split here; a study checks every pretraining run here before it writes.
-    `fix`: what to do instead of the default, preparing more text."""
+    `fix`: what to do instead of the default, preparing more text; `knob`: what the user sets the row
+    length with (`--seq-len` on `data inspect`'s command line)."""
     if tokens < seq_len:
-        fix = fix or "prepare more text or lower seq_len"
-        raise UserError(f"{where} has {bound}{tokens} tokens, fewer than one row of seq_len {seq_len}; {fix}")
+        fix = fix or f"prepare more text or lower {knob}"
+        raise UserError(f"{where} has {bound}{tokens} tokens, fewer than one row of {knob} {seq_len}; {fix}")
 
 
 class PackedReader:
     """Packed rows of a prepared folder's split, as a deterministic `BatchSource`."""
 
-    def __init__(self, path: Path | str, layout: BatchLayout, seed: int = 0, split: str = "train"):
+    def __init__(
+        self,
+        path: Path | str,
+        layout: BatchLayout,
+        seed: int = 0,
+        split: str = "train",
+        knob: str = "seq_len",
+    ):
+        """`knob`: what the user sets `layout.seq_len` with, named by a split too short for one row."""
         self.root, self.layout, self.seed, self.split = Path(path), layout, seed, split
         self.meta = read_meta(self.root)
         spec = dict(self.meta["spec"])
@@ -97,8 +108,9 @@ class PackedReader:
             split_dir(self.root, split)  # an unknown split: one line naming the valid ones
         n = self.meta["splits"][split]["tokens"]
         # a short val split is held out by `data prepare --val-fraction`, not a short corpus
-        fix = "prepare it again with a larger --val-fraction, or lower seq_len" if split == "val" else ""
-        check_one_row(n, layout.seq_len, f"the {split} split of {self.root}", fix=fix)
+        lower = f", or lower {knob}" if n else ""  # an empty split has no row of any length
+        fix = f"prepare it again with a larger --val-fraction{lower}" if split == "val" else ""
+        check_one_row(n, layout.seq_len, f"the {split} split of {self.root}", fix=fix, knob=knob)
         self.tokens, self.offsets = open_split(self.root, split, self.meta)
         self.n_tokens = n
         self.rows_per_epoch = n // layout.seq_len
