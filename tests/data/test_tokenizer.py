@@ -220,11 +220,10 @@ def test_prose_reaches_the_trainer_unchanged_and_a_long_word_in_pieces(tmp_path,
 def _in_process(job, tt):
     """The child's work, run here so that the test can watch what the trainer is fed."""
     tok, trainer = tt._build(job["kind"], job["specials"], job["vocab_size"], job["lowercase"], False)
-    counter = [0]
-    tok.train_from_iterator(
-        tt._texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter), trainer=trainer
-    )
-    return tok.to_str(), counter[0]
+    counter, stats = [0], []
+    texts = tt._texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter, stats)
+    tok.train_from_iterator(texts, trainer=trainer)
+    return (tok.to_str(), [s.to_dict() for s in stats]), counter[0]
 
 
 def _cli(*args: str, **kw):

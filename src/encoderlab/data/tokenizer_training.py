@@ -31,6 +31,7 @@ takes the child with it (`interrupts.end_with_parent`). Cost: about a second to 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import multiprocessing
 import os
@@ -40,7 +41,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from encoderlab.atomic import atomic_folder, check_sibling
+from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
+from encoderlab.config import to_dict
 from encoderlab.data.mixing import announce_sources, check_seed, mix_documents
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
@@ -54,6 +56,10 @@ MAX_WORD_CHARS = 256
 _RUNS = re.compile(rf"\S{{{MAX_WORD_CHARS + 1},}}|\s{{{MAX_WORD_CHARS + 1},}}")
 DEFAULT_SPECIALS = {"pad": "<pad>", "bos": "<s>", "eos": "</s>", "mask": "<mask>", "unk": "<unk>"}
 KIND = "data tokenizer"
+SOURCES = "sources.json"
+"""Beside the tokenizer files: the sources it was trained on, as a prepared folder's meta.json records
+them (`recipe.sources`, and per source the files read with their size, sha256 and mtime), so a
+tokenizer trained on files that changed since can be told (`data/freshness.py`, a study's checks)."""
 
 
 def bounded(text: str, cap: int = MAX_WORD_CHARS) -> Iterator[str]:
@@ -135,16 +141,32 @@ def _build(kind: str, specials: dict[str, str], vocab_size: int, lowercase: bool
     return tok, trainer
 
 
-def _texts(sources, seed, on_error, max_docs, counter: list[int]) -> Iterator[str]:
-    for doc in mix_documents(sources, seed=seed, on_error=on_error):
-        if max_docs is not None and counter[0] >= max_docs:
-            return
-        counter[0] += 1
-        yield from bounded(doc.text)
+def _texts(sources, seed, on_error, max_docs, counter: list[int], stats: list) -> Iterator[str]:
+    # closed when it stops, so the files it read record their hashes (`stats`, for sources.json)
+    with contextlib.closing(mix_documents(sources, seed=seed, on_error=on_error, stats=stats)) as docs:
+        for doc in docs:
+            if max_docs is not None and counter[0] >= max_docs:
+                return
+            counter[0] += 1
+            yield from bounded(doc.text)
+
+
+def trained_from(folder: Path) -> dict | None:
+    """What a tokenizer folder records having been trained on (its SOURCES file: the `recipe` and
+    `sources` of a prepared folder's meta.json, which `data.freshness.source_change` reads); None for a
+    folder without it (a tokenizer from elsewhere, or trained before it was written) or a damaged one."""
+    from encoderlab import jsonlines
+
+    try:
+        record = jsonlines.loads((Path(folder) / SOURCES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _child(conn, job: dict) -> None:
-    """Train in this (child) process and send back ("ok", tokenizer JSON, documents) or an error."""
+    """Train in this (child) process and send back ("ok", (tokenizer JSON, what each source read),
+    documents) or an error."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it terminates us on Ctrl-C
     end_with_parent(job["parent"])  # a parent killed outright cannot: its result would go nowhere
     # The Rust trainer's progress output writes to fd 1; the command's stdout is its result line alone
@@ -153,11 +175,11 @@ def _child(conn, job: dict) -> None:
         # off a terminal the trainer's progress is only blank lines, which came before a refusal's line
         progress = job["progress"] and os.isatty(2)
         tok, trainer = _build(job["kind"], job["specials"], job["vocab_size"], job["lowercase"], progress)
-        counter = [0]
-        tok.train_from_iterator(
-            _texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter), trainer=trainer
-        )
-        conn.send(("ok", tok.to_str(), counter[0]))
+        counter, stats = [0], []
+        texts = _texts(job["sources"], job["seed"], job["on_error"], job["max_docs"], counter, stats)
+        tok.train_from_iterator(texts, trainer=trainer)
+        texts.close()  # the trainer may stop reading before the end: the files read record their hashes
+        conn.send(("ok", (tok.to_str(), [s.to_dict() for s in stats]), counter[0]))
     except UserError as exc:
         conn.send(("user", str(exc), 0))
     except Exception as exc:  # a bug: the parent re-raises it with this text
@@ -168,7 +190,7 @@ def _child(conn, job: dict) -> None:
         conn.close()
 
 
-def _train_in_child(job: dict) -> tuple[str, int]:
+def _train_in_child(job: dict) -> tuple[tuple[str, list[dict]], int]:
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, {**job, "parent": os.getpid()}), daemon=True)
@@ -264,13 +286,17 @@ def train_tokenizer(
         kind=kind, specials=specials, vocab_size=vocab_size, lowercase=lowercase, progress=progress,
         sources=sources, seed=seed, on_error=on_error, max_docs=max_docs,
     )  # fmt: skip
+    (trained, read), count = _train_in_child(job)
     fast = PreTrainedTokenizerFast(
-        tokenizer_object=_checked(*_train_in_child(job), job),
+        tokenizer_object=_checked(trained, count, job),
         **{f"{role}_token": token for role, token in specials.items()},
     )
+    recipe = {"sources": [to_dict(s) for s in sources], "max_docs": max_docs, "on_error": on_error}
+    recipe["stop"] = "first_exhausted"  # mix_documents' default: a mixture stops with its first source
     if out.exists():  # empty but for outdir's marker (checked above)
         (out / MARKER).unlink(missing_ok=True)
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
         create_output(tmp, KIND)
         fast.save_pretrained(str(tmp))
+        write_json_atomic(tmp / SOURCES, {"recipe": recipe, "sources": read})
     return load_tokenizer(out)

@@ -120,10 +120,11 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
 
 
 def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> None:
-    """Refuse a study whose prepare node (finished or not) holds data read from local corpus files that
-    changed since (edited, replaced, added to or removed from a folder), before anything runs: the
-    finished node was reused and every run trained on the old text, silently; an unfinished one met
-    `data prepare`'s refusal, whose fix (--out) a study has not.
+    """Refuse a study whose prepare node (finished or not) holds data, or a tokenizer it trained, read
+    from local corpus files that changed since (edited, replaced, added to or removed from a folder),
+    before anything runs: the finished node was reused and every run trained on the old text, silently;
+    an unfinished one met `data prepare`'s refusal, whose fix (--out) a study has not, or, interrupted
+    after its tokenizer, reused the tokenizer trained on the old text (its `sources.json` records what).
 
     The node's key stays the corpus's paths, not its contents: hashing a corpus on every `study run`
     or `status` would read it all, and a file touched but unchanged must not retrain the study. So this
@@ -133,25 +134,34 @@ def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Itera
 
     for node in nodes if study_dir is not None else ():
         if node.kind == "prepare" and spec.dataset(node.name.split("/", 1)[1]).prepared is None:
-            refuse_stale_data(spec, node.name.split("/", 1)[1], node_dir(Path(study_dir), node) / "data")
+            refuse_stale_data(spec, node.name.split("/", 1)[1], node_dir(Path(study_dir), node))
 
 
-def refuse_stale_data(spec: StudySpec, dataset: str, data: Path) -> None:
-    """One line when `data`, dataset `dataset`'s prepared folder in a study, was read from local files
-    that changed since (`data.freshness.source_change`); nothing when it holds no (readable) meta.json."""
+def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
+    """One line when the prepared data (`data/`) or the trained tokenizer (`tokenizer/`) of `node`,
+    dataset `dataset`'s prepare node folder in a study, was read from local files that changed since
+    (`data.freshness.source_change`); nothing for one not written yet (or without a readable record)."""
     from encoderlab import jsonlines
     from encoderlab.data.freshness import source_change
+    from encoderlab.data.tokenizer_training import trained_from
 
-    try:
-        meta = jsonlines.loads((data / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # not prepared yet, or damaged: the node prepares or refuses it
-        return
-    if isinstance(meta, dict) and (change := source_change(meta)) is not None:
-        raise UserError(
-            f"study {spec.name}, dataset {dataset}: {data} was prepared from sources that changed since "
-            f"({change}); nothing was changed: restore the corpus as it was, or run the study in another "
-            "--out folder to train on the corpus as it is now"
-        )
+    def meta(data: Path) -> dict | None:
+        try:
+            return jsonlines.loads((data / "meta.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # not prepared yet, or damaged: the node prepares or refuses it
+            return None
+
+    data, tokenizer = node / "data", node / "tokenizer"  # the data first: the line a finished node met
+    for folder, record, made in (
+        (data, meta(data), "prepared from"),
+        (tokenizer, trained_from(tokenizer), "trained on"),
+    ):
+        if isinstance(record, dict) and (change := source_change(record)) is not None:
+            raise UserError(
+                f"study {spec.name}, dataset {dataset}: {folder} was {made} sources that changed "
+                f"since ({change}); nothing was changed: restore the corpus as it was, or run the study in "
+                "another --out folder to train on the corpus as it is now"
+            )
 
 
 def check_prepared_tokenizers(spec: StudySpec) -> None:

@@ -57,8 +57,9 @@ def run_prepare(ctx: NodeContext) -> dict:
     node = PrepareNode.of(ctx.node)
     if node.prepared is not None:
         return _read_prepared(ctx, node.prepared)
-    # data of an attempt read from files changed since (checked before the study, again in its turn)
-    refuse_stale_data(ctx.spec, ctx.node.name.split("/", 1)[1], ctx.out_dir / "data")
+    # data or a tokenizer of an attempt read from files changed since (checked before the study, again
+    # in its turn): a tokenizer trained before an interruption is reused only on the text it was trained on
+    refuse_stale_data(ctx.spec, ctx.node.name.split("/", 1)[1], ctx.out_dir)
     cfg = node.dataset
     sources = corpus_sources(cfg.corpus)
     tokenizer = cfg.tokenizer

@@ -1,0 +1,90 @@
+"""A study's prepare node interrupted after training its tokenizer, rerun over a corpus edited since, is
+refused: it reused the tokenizer trained on the old text, silently (its folder recorded no sources).
+
+`train_tokenizer` now records what it read beside the tokenizer (`sources.json`, in meta.json's form),
+and the study checks it with `data/freshness.py`, as it checks the data (`test_stale_corpus.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+from fake_study import tiny_corpus
+from test_stale_corpus import _backend, _edit, _spec
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import snapshot
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import build_graph
+from encoderlab.study.marker import MARKER
+from encoderlab.study.runner import node_dir, run_study
+
+STALE = (
+    r"study mini, dataset main: \S+/tokenizer was trained on sources that changed since "
+    r"\(\S+/corpus.jsonl now holds other bytes\); nothing was changed: restore the corpus as it was, or run "
+    r"the study in another --out folder to train on the corpus as it is now"
+)
+
+
+def _interrupted_after_the_tokenizer(tmp_path):
+    """A study run to its end, then its prepare node put back as a kill after the tokenizer left it."""
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    (folder / MARKER).unlink()
+    shutil.rmtree(folder / "data")
+    for name in os.listdir(folder):  # the node's result and the fake's documents come after the data
+        if name != "tokenizer" and (folder / name).is_file():
+            (folder / name).unlink()
+    return corpus, spec, study, folder
+
+
+def test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus(tmp_path):
+    """Was: the rerun trained the data and every run on the tokenizer of the old text, without a word."""
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    _edit(corpus)
+    before = snapshot(study)
+    for checked in (True, False):  # refused before the study runs, and by the node itself
+        with pytest.raises(UserError, match=STALE) as exc:
+            run_study(spec, study, _backend(checked), progress=False)
+        assert "\n" not in str(exc.value) and (snapshot(study) == before or not checked)
+        assert f"main: {folder / 'tokenizer'} was" in str(exc.value)
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
+    assert_printed_as_documented("study-tokenizer-over-a-changed-corpus", err, tmp_path)
+    run_study(spec, tmp_path / "new", _backend(), progress=False)  # the fix: another --out
+
+
+def test_a_tokenizer_trained_before_an_interruption_is_reused_over_the_same_corpus(tmp_path):
+    """A corpus touched but unchanged (its mtime moved) is hashed, found the same, and the tokenizer kept."""
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    trained = (folder / "tokenizer" / "tokenizer.json").read_bytes()
+    os.utime(corpus, ns=(corpus.stat().st_atime_ns, corpus.stat().st_mtime_ns + 10**9))
+    run_study(spec, study, _backend(), progress=False)
+    assert (folder / "tokenizer" / "tokenizer.json").read_bytes() == trained and (folder / MARKER).exists()
+
+
+def test_train_tokenizer_records_what_it_read_as_meta_json_does(tmp_path):
+    """Each source's config and the files read (bytes, sha256, mtime): `source_change` reads it."""
+    from encoderlab.data.freshness import source_change
+    from encoderlab.data.sources import SourceConfig
+    from encoderlab.data.tokenizer_training import SOURCES, train_tokenizer, trained_from
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 40)
+    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
+    record = trained_from(tmp_path / "tok")
+    assert (tmp_path / "tok" / SOURCES).is_file() and record["recipe"]["sources"][0]["location"] == str(
+        corpus
+    )
+    (entry,) = record["sources"][0]["files"]
+    assert entry["path"] == str(corpus) and entry["complete"] and entry["bytes"] == corpus.stat().st_size
+    assert source_change(record) is None
+    _edit(corpus)
+    assert source_change(record) == f"{corpus} now holds other bytes"
+    tiny_corpus(tmp_path / "few.jsonl", 40)  # max_docs: the part read is recorded, its hash that part's
+    train_tokenizer(
+        SourceConfig(location=str(tmp_path / "few.jsonl")), 300, tmp_path / "few", max_docs=3, progress=False
+    )
+    assert source_change(trained_from(tmp_path / "few")) is None
