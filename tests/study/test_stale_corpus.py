@@ -113,3 +113,14 @@ def test_an_unfinished_prepare_node_over_an_edited_corpus_is_refused_in_a_studys
         with pytest.raises(UserError, match=STALE) as exc:
             run_study(spec, study, _backend(checked), progress=False)
         assert "--out folder" in str(exc.value) and "choose another --out" not in str(exc.value)
+
+
+def test_a_study_with_max_passes_says_its_corpus_changed_before_counting_passes_from_the_old_one(tmp_path):
+    """Was: `max_passes` was checked from the finished prepare node's counts, the old corpus's, first,
+    so the study was refused for passes it would not make, and the changed corpus went unsaid."""
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    _edit(corpus)
+    with pytest.raises(UserError, match=STALE):  # the old counts would exceed any pass of this limit
+        run_study(dataclasses.replace(spec, max_passes=1e-9), study, _backend(), progress=False)

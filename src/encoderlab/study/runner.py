@@ -466,9 +466,12 @@ def _run_locked(
         _check_same_study(study_dir, spec)
         graph = build_graph(spec, backend)  # resolves configs and checks controlled variables first
         if spec.max_passes is not None:  # a corpus the runs would repeat is refused before anything runs
+            from encoderlab.study.checks import check_prepared_sources
             from encoderlab.study.plan import check_passes, plan_study
 
-            check_passes(plan_study(spec, study_dir, graph))  # the data of this graph's prepare nodes
+            # counted from the data of this graph's prepare nodes: first, that it is still its corpus's
+            check_prepared_sources(spec, study_dir, graph)
+            check_passes(plan_study(spec, study_dir, graph))
         ensure_assets(backend.required_assets(spec), fetch=fetch)
         backend.check_start(spec, study_dir, graph)  # every node's inputs, once the assets are here
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
