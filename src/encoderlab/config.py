@@ -36,6 +36,14 @@ FLOAT32_MAX = 3.4028234663852886e38
 """float32's largest finite number: an optimizer constant past it (`optim.eps=1e300`) became inf on the
 weights' dtype and silently stopped every update."""
 
+
+def decay_flips_weights(lr: float, weight_decay: float) -> bool:
+    """Whether decoupled weight decay at the peak LR, a step multiplying the weights by 1 - lr x
+    weight_decay, turns them negative: past 1 they change sign every step and the loss is non-finite a
+    step later. Refused by pretraining (`optim`) and fine-tuning (each task's decay over the LR grid)."""
+    return lr * weight_decay > 1
+
+
 T = TypeVar("T")
 
 KEYED_WHEN_SET = {"keyed_when_set": True}

@@ -44,6 +44,8 @@ NAMED = {
     "encoderlab-home-empty": "tests.reliability.test_hostile_data::test_an_empty_encoderlab_home_is_one_line_not_the_working_folder",
     "encoderlab-home-broken-symlink": "tests.reliability.test_hostile_data::test_an_encoderlab_home_that_is_a_broken_symlink_is_one_line",
     "out-is-the-current-folder": "tests.reliability.test_hostile_arguments::test_an_out_without_a_name_of_its_own_is_one_line",
+    "eval-lr-times-weight-decay": "tests.study.test_finetune_decay::test_eval_refuses_an_lr_past_one_over_a_task_files_weight_decay",
+    "study-lr-times-weight-decay": "tests.study.test_finetune_decay::test_a_study_refuses_its_lrs_over_a_task_files_weight_decay_before_anything_runs",
     "study-over-a-changed-corpus": "tests.study.test_stale_corpus::test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs",
     "study-tokenizer-over-a-changed-corpus": "tests.study.test_stale_tokenizer::test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus",
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",

@@ -101,7 +101,7 @@ def eval_command(
     elif suite is None:
         suite = grid_suite = "pocket"
     checked = suite_tasks(suite, names or None)
-    grid = resolve_grid(grid_suite, lrs, seeds)  # refused here, before the model loads
+    grid = resolve_grid(grid_suite, lrs, seeds, checked)  # refused here, before the model loads
     if grid_suite != suite:
         lrs, seeds = grid
     require_assets(checked)

@@ -27,7 +27,7 @@ import json
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from encoderlab import jsonlines
 from encoderlab.atomic import write_text_atomic
-from encoderlab.config import from_dict, to_dict
+from encoderlab.config import decay_flips_weights, from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
@@ -127,14 +127,35 @@ class ResultsStore:
 
 
 def resolve_grid(
-    suite: str | None, lrs: Sequence[float] | None, seeds: Sequence[int] | None
+    suite: str | None, lrs: Sequence[float] | None, seeds: Sequence[int] | None, tasks: Sequence[str] = ()
 ) -> tuple[Sequence[float], Sequence[int]]:
-    """The (LRs, seeds) grid: the given ones, else the suite's protocol, else paper 1's; checked."""
+    """The (LRs, seeds) grid: the given ones, else the suite's protocol, else paper 1's; checked, and
+    against the weight decay of each of `tasks` (`check_decay`)."""
     grid_lrs, grid_seeds = SUITE_GRIDS.get(suite, (DEFAULT_LRS, DEFAULT_SEEDS))
     lrs = grid_lrs if lrs is None else lrs
     seeds = grid_seeds if seeds is None else seeds
     check_grid(lrs, seeds)
+    check_decay(((get_task(t), lr) for t in tasks for lr in lrs), "lower --lrs")
     return lrs, seeds
+
+
+def check_decay(runs: Iterable[tuple[Task, float]], fix: str) -> None:
+    """Refuse fine-tuning runs (task, LR) whose weight decay flips the weights' sign each step
+    (`config.decay_flips_weights`, pretraining's rule): the task's largest such LR, in one line naming
+    `fix` (which LRs to lower) or the task's `finetune.weight_decay`. Was NaN losses, recorded."""
+    worst: dict[str, tuple[Task, float]] = {}
+    for task, lr in runs:
+        if decay_flips_weights(lr, task.finetune.weight_decay) and lr > worst.get(task.name, (task, 0))[1]:
+            worst[task.name] = (task, lr)
+    if worst:
+        raise UserError(
+            "; ".join(
+                f"learning rate {lr:g} x task {name}'s finetune.weight_decay {t.finetune.weight_decay:g} "
+                "must be at most 1 (each step multiplies the weights by 1 - lr x weight_decay at the peak LR)"
+                for name, (t, lr) in worst.items()
+            )
+            + f"; {fix}, or the task's finetune.weight_decay (e.g. 0.1)"
+        )
 
 
 def resolve_device(device: str | None) -> torch.device:
@@ -173,7 +194,7 @@ def evaluate(
     else paper 1's grid. Returns the summary.
     """
     names = suite_tasks(suite, tasks)
-    lrs, seeds = resolve_grid(suite, lrs, seeds)
+    lrs, seeds = resolve_grid(suite, lrs, seeds, names)
     require_assets(names)
     em = model_source if isinstance(model_source, EvalModel) else load_eval_model(model_source)
     out = Path(out)
@@ -368,6 +389,7 @@ def eval_node(
     todo = [s for s in specs if store.get(em.fingerprint, s.name, s.signature(), lr, seed) is None]
     if todo:
         check_grid([lr], [seed])
+        check_decay([(s, lr) for s in todo], "lower the study's eval.lrs (or eval.checkpoint_lrs)")
         require_assets([s.name for s in todo])
         members = [_prepared_task(s, em) for s in todo]
         check_shared_training(members)

@@ -42,6 +42,21 @@ def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[
     check_runs(spec, study_dir, nodes)
     check_analyses(spec)
     check_task_mirrors(spec)
+    check_finetune_decay(spec, nodes)
+
+
+def check_finetune_decay(spec: StudySpec, nodes: Iterable[Node]) -> None:
+    """Refuse eval nodes whose LR times their task's `finetune.weight_decay` (task files and built-in
+    tasks) is past 1 (`eval.protocol.check_decay`), before anything runs: the node fine-tuned to NaN
+    losses after its run had trained."""
+    from encoderlab.eval.protocol import check_decay
+    from encoderlab.eval.tasks import get_task
+
+    evals = {(n.config["task"], n.config["lr"]) for n in nodes if n.kind == "eval"}
+    try:
+        check_decay(((get_task(t), lr) for t, lr in sorted(evals)), "lower eval.lrs (or eval.checkpoint_lrs)")
+    except UserError as exc:
+        raise UserError(f"study {spec.name}: {exc}") from None
 
 
 def check_analyses(spec: StudySpec) -> None:

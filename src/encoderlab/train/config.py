@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Literal
 
-from encoderlab.config import FLOAT32_MAX, KEYED_WHEN_SET, MAX_LR, SEED_BOUND
+from encoderlab.config import FLOAT32_MAX, KEYED_WHEN_SET, MAX_LR, SEED_BOUND, decay_flips_weights
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
 from encoderlab.objectives import Objective
@@ -138,7 +138,7 @@ class OptimConfig:
             )
         # Each step multiplies the weights by 1 - lr_t x wd (adamw) or 1 - wd x lr_t / lr (the decoupled
         # kinds): past 1 they change sign every step, and the loss turns non-finite a step later.
-        if self.weight_decay * (self.lr if self.kind == "adamw" else 1.0) > 1:
+        if decay_flips_weights(self.lr if self.kind == "adamw" else 1.0, self.weight_decay):
             scaled = " x optim.lr" if self.kind == "adamw" else ""
             raise UserError(
                 f"optim.weight_decay{scaled} must be at most 1 with optim.kind={self.kind} (each step "
