@@ -209,15 +209,23 @@ def test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works(
     _shuffle(src / "part1.jsonl")
     shutil.rmtree(shard_dir(out, Shard(1, 2)))
     prepare(_cfg(src, tokenizer_dir), out, shard=Shard(1, 2), **RUN)
-    before = snapshot(tmp_path)
-    code, err = cli(["data", "merge", "--out", out], capsys)
-    assert_one_line(
-        code,
-        err,
+    _refused_merge_then_fix(
+        tmp_path,
+        out,
+        capsys,
         r"merged was prepared from sources that changed since \(\S+part1.jsonl now holds other bytes\); nothing "
         r"was changed: delete \S+merged \(or move it away\) and run the command again",
+        "merge-over-a-stale-merge",
     )
-    assert_printed_as_documented("merge-over-a-stale-merge", err, tmp_path)
+
+
+def _refused_merge_then_fix(tmp_path, out, capsys, line: str, row: str) -> None:
+    """`data merge --out OUT` refused in one line, as errors.md's `row` prints it, with nothing changed;
+    then the fix it gives (delete OUT) merges."""
+    before = snapshot(tmp_path)
+    code, err = cli(["data", "merge", "--out", out], capsys)
+    assert_one_line(code, err, line)
+    assert_printed_as_documented(row, err, tmp_path)
     assert snapshot(tmp_path) == before
     shutil.rmtree(out)  # the fix the line gives
     assert merge(out) == out
@@ -238,15 +246,12 @@ def test_a_merge_over_a_merged_folder_of_another_recipe_gives_a_fix_that_works(
             prepare(_cfg(src, tokenizer_dir, seed=seed), out, shard=Shard(i, 2), **RUN)
         if seed == 1:
             merge(out)
-    before = snapshot(tmp_path)
-    code, err = cli(["data", "merge", "--out", out], capsys)
-    assert_one_line(
-        code,
-        err,
+    _refused_merge_then_fix(
+        tmp_path,
+        out,
+        capsys,
         r"merged already holds data prepared differently \(seed differ\); nothing was changed: delete "
         r"\S+merged \(or move it away\) and run the command again",
+        "merge-over-another-recipe",
     )
-    assert_printed_as_documented("merge-over-another-recipe", err, tmp_path)
-    assert snapshot(tmp_path) == before
-    shutil.rmtree(out)  # the fix the line gives
-    assert merge(out) == out and read_meta(out)["recipe"]["seed"] == 2
+    assert read_meta(out)["recipe"]["seed"] == 2
