@@ -244,19 +244,21 @@ def shutdown(clean: bool = True) -> None:
         if clean:
             dist.barrier()
         dist.destroy_process_group()
-        _RECENT.clear()  # the group's worker threads are gone
     _OWNED_GROUP = False
 
 
 _RECENT: collections.deque[tuple[torch.Tensor, ...]] = collections.deque(maxlen=4)
-"""The Python tensors of this process's latest collectives, referenced here until `shutdown`.
+"""The Python tensors of this process's latest collectives, kept referenced here: never released at
+teardown, only pushed out by later collectives (a few small tensors: losses, counts, gathered bytes).
 
 gloo runs collectives on worker threads that release a finished collective's tensors a moment after
 the caller's `wait` returns. When the caller has dropped a tensor by then, that release frees its
-Python object and needs the GIL, while `destroy_process_group` holds the GIL and joins those threads:
-both processes hung for good (seen in CI, once in many runs, after the final agreement's gather). A
-barrier before the teardown does not close the window (gloo has two worker threads), holding the
-tensors does: the worker's release is then never the last one."""
+Python object and needs the GIL, while the group's C++ destructor holds the GIL and joins those threads:
+both hung for good (seen in CI, rarely, under load; py-spy showed the worker in `~AsyncAllgatherWork`
+waiting for the GIL and the main thread in `~ProcessGroupGloo`). A barrier before the teardown does not
+close the window (gloo has two worker threads), and neither does `destroy_process_group`: a DDP reducer
+owns the group too, and the destructor runs when the model goes, later. Holding the tensors does: the
+worker's release is then never the last one."""
 
 
 def _keep(*tensors: torch.Tensor) -> None:
