@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 import socket
+import time
 from pathlib import Path
 
 from encoderlab.data.batch import BatchLayout
@@ -69,3 +70,25 @@ def _ephemeral_low() -> int:
     except (OSError, ValueError, IndexError):
         low = 32768
     return max(low, 11_000)
+
+
+SPAWN_TIMEOUT_S = 900
+"""How long two spawned ranks may take (all of a test file's jobs run well under 2 minutes on 2 loaded
+cores); past it the ranks are killed and the test fails, rather than CI waiting out its limit."""
+
+
+def spawn_ranks(worker, args: tuple, nprocs: int = 2) -> None:
+    """`torch.multiprocessing.spawn(worker, args, nprocs)`, failed after `SPAWN_TIMEOUT_S` seconds: a
+    rank that hangs (a collective or teardown waiting for good) fails its test file instead of hanging it."""
+    import pytest
+    import torch.multiprocessing as mp
+
+    context = mp.start_processes(worker, args=args, nprocs=nprocs, join=False, start_method="spawn")
+    deadline = time.monotonic() + SPAWN_TIMEOUT_S
+    while not context.join(timeout=5):
+        if time.monotonic() > deadline:
+            for process in context.processes:
+                process.kill()
+            pytest.fail(
+                f"{nprocs} spawned ranks still running after {SPAWN_TIMEOUT_S} s: a hang (py-spy dump shows where)"
+            )

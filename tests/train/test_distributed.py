@@ -23,9 +23,8 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.multiprocessing as mp
 from safetensors.torch import load_file
-from tests.train.helpers import free_ports, metrics, tiny_run
+from tests.train.helpers import free_ports, metrics, spawn_ranks, tiny_run
 
 from encoderlab.cli import main
 from encoderlab.config import save_yaml
@@ -78,7 +77,7 @@ def runs(tmp_path_factory):
     torch.set_num_threads(1)  # on 2 shared cores, one thread per process is several times faster
     pretrain(run_cfg(root / "ref", ONE))
     pretrain(run_cfg(root / "one_to_two", ONE), until_step=SPLIT_STEP)
-    mp.spawn(_worker, args=(str(root), free_ports(5)), nprocs=2, join=True)
+    spawn_ranks(_worker, (str(root), free_ports(5)))
     pretrain(run_cfg(root / "two_to_one", ONE), resume=True)
     torch.set_num_threads(threads)
     return root

@@ -22,8 +22,7 @@ from pathlib import Path
 
 import pytest
 import torch
-import torch.multiprocessing as mp
-from tests.train.helpers import free_ports, tiny_run
+from tests.train.helpers import free_ports, spawn_ranks, tiny_run
 from tests.train.test_distributed import TWO
 
 from encoderlab.config import save_yaml
@@ -96,7 +95,7 @@ def _worker(rank: int, root: str, ports: list[int]) -> None:
 def outcomes(tmp_path_factory):
     root = tmp_path_factory.mktemp("refusals")
     save_yaml(tiny_run(root / "unused", layout=TWO), root / "two.yaml")
-    mp.spawn(_worker, args=(str(root), free_ports(len(_jobs(root)))), nprocs=2, join=True)
+    spawn_ranks(_worker, (str(root), free_ports(len(_jobs(root)))))
 
     def read(name: str) -> list[dict]:
         return [json.loads((root / f"{name}.{rank}.json").read_text()) for rank in (0, 1)]

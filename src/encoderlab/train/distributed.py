@@ -34,7 +34,6 @@ The raw model stays the trainer's handle for `lm_logits`, saving and freezing; t
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import copy
 import json
@@ -243,32 +242,27 @@ def shutdown(clean: bool = True) -> None:
     if _OWNED_GROUP and dist.is_initialized():
         if clean:
             dist.barrier()
+        _RETIRED.append(dist.group.WORLD)
         dist.destroy_process_group()
     _OWNED_GROUP = False
 
 
-_RECENT: collections.deque[tuple[torch.Tensor, ...]] = collections.deque(maxlen=4)
-"""The Python tensors of this process's latest collectives, kept referenced here: never released at
-teardown, only pushed out by later collectives (a few small tensors: losses, counts, gathered bytes).
+_RETIRED: list = []
+"""Every process group `shutdown` destroyed, kept alive until the process ends.
 
-gloo runs collectives on worker threads that release a finished collective's tensors a moment after
-the caller's `wait` returns. When the caller has dropped a tensor by then, that release frees its
-Python object and needs the GIL, while the group's C++ destructor holds the GIL and joins those threads:
-both hung for good (seen in CI, rarely, under load; py-spy showed the worker in `~AsyncAllgatherWork`
-waiting for the GIL and the main thread in `~ProcessGroupGloo`). A barrier before the teardown does not
-close the window (gloo has two worker threads), and neither does `destroy_process_group`: a DDP reducer
-owns the group too, and the destructor runs when the model goes, later. Holding the tensors does: the
-worker's release is then never the last one."""
-
-
-def _keep(*tensors: torch.Tensor) -> None:
-    _RECENT.append(tensors)
+gloo's worker threads release a finished collective's tensors a moment after the caller goes on, and
+(torch 2.13) that release takes the GIL to drop the tensor's Python object. The group's C++ destructor
+joins those threads while holding the GIL, so a destructor that runs in that moment waits for good, and
+so does the other rank: seen in CI under load, py-spy showing a worker in `~AsyncBarrierWork` ->
+`~AsyncAllgatherWork` -> `decref_pyobject` waiting for the GIL and the main thread in
+`~ProcessGroupGloo`, run by a DDP reducer's release right after the run's last barrier. Holding the
+group moves its destructor to the end of the process, long after any release; the cost is two idle
+threads per group a process made (one per `pretrain` call)."""
 
 
 def all_reduce_sum(value: torch.Tensor, world: World) -> torch.Tensor:
     """Sum of `value` over ranks (identity on one process)."""
     if world.world_size > 1:
-        _keep(value)
         dist.all_reduce(value)
     return value
 
@@ -277,20 +271,17 @@ def all_gather(value, world: World) -> list:
     """Every rank's `value` (JSON data: it comes back as `json.loads` gives it, on one process too), in
     rank order.
 
-    JSON rather than `all_gather_object`: nothing read from another process is unpickled, and the
-    tensors stay referenced (`_RECENT`)."""
+    JSON rather than `all_gather_object`: nothing read from another process is unpickled."""
     encoded = json.dumps(value).encode()
     if world.world_size == 1:
         return [json.loads(encoded)]
     mine = torch.tensor(list(encoded), dtype=torch.uint8)
     size = torch.tensor([mine.numel()], dtype=torch.long)
     sizes = [torch.zeros(1, dtype=torch.long) for _ in range(world.world_size)]
-    _keep(size, *sizes)
     dist.all_gather(sizes, size)
     longest = max(int(s) for s in sizes)
     padded = torch.cat([mine, torch.zeros(longest - mine.numel(), dtype=torch.uint8)])
     gathered = [torch.empty(longest, dtype=torch.uint8) for _ in range(world.world_size)]
-    _keep(padded, *gathered)
     dist.all_gather(gathered, padded)
     return [json.loads(bytes(g[: int(n)].tolist())) for g, n in zip(gathered, sizes)]
 
