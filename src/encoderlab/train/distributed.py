@@ -225,10 +225,10 @@ def barrier(world: World) -> None:
 def stopping_together(world: World) -> None:
     """A barrier for ranks that all stop now (an agreed refusal, a non-finite loss every rank saw).
 
-    The process group's teardown (`shutdown`) must not follow a collective on Python tensors at once:
-    gloo's worker thread may still be releasing them, which takes the GIL, while the teardown holds it
-    and waits for that thread: both processes hung for good (seen after a non-finite loss). A barrier
-    carries no Python tensor, and waiting for it lets the worker thread finish."""
+    Every rank leaves the collective phase at the same point, so none tears the group down while
+    another still waits in a collective. The barrier alone did not make the teardown safe (a gloo
+    worker's release of the last collective's tensors can still need the GIL then); keeping the
+    destroyed group alive does (`_RETIRED`)."""
     barrier(world)
 
 
