@@ -327,14 +327,19 @@ def test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_writ
     sworld, capsys, monkeypatch
 ):
     """With `ENCODERLAB_HUB_DATA` set, the evaluation node found SST-2's missing mirror after run a
-    had trained; now `study run` names it with the other checks, before the study folder is made."""
+    had trained; now `study run` names it with the other checks, before the study folder is made, and
+    `study plan` in the same line (it planned the study as runnable)."""
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(sworld / "mirrors"))  # none there
-    assert_refused_untouched(
-        sworld,
-        capsys,
-        monkeypatch,
-        "study-task-without-mirror",
+    for command in (
         "study run {w}/study_paper_task_unmirrored.yaml --out {w}/s",
-        r"study mini: task paper-sst2: ENCODERLAB_HUB_DATA=.*mirrors has no mirror of nyu-mll/glue; download it "
-        r"with: hf download --repo-type dataset nyu-mll/glue --local-dir .*mirrors/nyu-mll/glue$",
-    )
+        "study plan {w}/study_paper_task_unmirrored.yaml",
+    ):
+        assert_refused_untouched(
+            sworld,
+            capsys,
+            monkeypatch,
+            "study-task-without-mirror",
+            command,
+            r"study mini: task paper-sst2: ENCODERLAB_HUB_DATA=.*mirrors has no mirror of nyu-mll/glue; download it "
+            r"with: hf download --repo-type dataset nyu-mll/glue --local-dir .*mirrors/nyu-mll/glue$",
+        )

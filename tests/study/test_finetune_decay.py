@@ -15,6 +15,7 @@ from test_files import MINE, _task_file
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
+from encoderlab.cli import main
 from encoderlab.eval.tasks import TASKS
 from encoderlab.study.files import load_study_file
 
@@ -84,3 +85,25 @@ def test_a_study_refuses_its_lrs_over_a_task_files_weight_decay_before_anything_
     assert load_study_file(tmp_path / "my-study.yaml").eval.lrs == (0.0005,)
     with pytest.raises(Ran):  # its product 1: allowed, and the study goes on to its nodes
         cli(argv, capsys)
+
+
+def test_study_plan_refuses_the_lrs_study_run_refuses_in_the_same_line(tmp_path, capsys):
+    """Was: `study plan` printed the plan and exited 0 (it checked no fine-tuning LR), and `study run`
+    of the same file was refused. Now the plan is refused first, in the run's words, printing nothing."""
+    from fake_study import tiny_corpus
+
+    tiny_corpus(tmp_path / "corpus.jsonl", 300)
+    _task_file(tmp_path)
+    with open(tmp_path / "polarity.yaml", "a") as f:
+        f.write(DECAY)
+    (tmp_path / "my-study.yaml").write_text(MINE)
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        main(["study", "plan", str(tmp_path / "my-study.yaml")])
+    out, err = capsys.readouterr()
+    assert out == ""  # refused before the plan's first line
+    assert_one_line(refused.value.code, err, STUDY)
+    assert_printed_as_documented("study-lr-times-weight-decay", err, tmp_path)
+    (tmp_path / "my-study.yaml").write_text(MINE.replace("lrs: [0.002]", "lrs: [0.0005]"))
+    main(["study", "plan", str(tmp_path / "my-study.yaml")])  # its product 1: planned
+    assert "study my-study at scale custom: 2 pretraining runs" in capsys.readouterr().out

@@ -134,6 +134,18 @@ def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(fol
         run_prepare(ctx)
 
 
+def test_study_plan_refuses_a_folder_of_another_tokenizer_as_study_run_does(folders, capsys):
+    """Was: `study plan --prepared` printed the plan and exited 0 over a folder `study run` refuses."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    argv = ["study", "plan", "paper1-pfs", "--scale", "gpu-210m", "--prepared", f"main={folders['bpe']}"]
+    assert_one_line(
+        *cli(argv, capsys),
+        r"^encoderlab: error: dataset main: .*bpe was tokenized with another tokenizer than "
+        r"EuroBERT/EuroBERT-210m; prepare it again with --tokenizer EuroBERT/EuroBERT-210m$",
+    )
+
+
 def _bpe(tmp_path: Path) -> Path:
     from corpus_fixtures import write_jsonl
 

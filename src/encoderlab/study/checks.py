@@ -36,13 +36,39 @@ word-start marker before its first word (a SentencePiece dummy prefix), with roo
 def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
     """Everything a real study checks once its assets are fetched and before it writes anything
     (`nodes`: the study's graph, whose finished prepare nodes in `study_dir` give exact token counts)."""
-    check_sources(spec)
-    check_prepared_sources(spec, study_dir, nodes)
-    check_prepared_tokenizers(spec)
+    check_inputs(spec, study_dir, nodes)
     check_runs(spec, study_dir, nodes)
+
+
+def check_inputs(
+    spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node], fetched: bool = True
+) -> None:
+    """The checks of a study's inputs that `study run` (`check_start`) and `study plan` share, so a plan
+    refuses in the same line what the run would (`nodes`: the study's whole graph, `graph.build_graph`).
+    `fetched=False` (`study plan`, which fetches nothing): what is not on this machine yet is not read
+    (`_here`). The rows of each run (`check_runs`) are checked apart: the plan prints first what they
+    are measured against."""
+    nodes = list(nodes)
+    check_sources(spec, fetched)
+    check_prepared_sources(spec, study_dir, nodes)
+    check_prepared_tokenizers(spec, fetched)
     check_analyses(spec)
     check_task_mirrors(spec)
     check_finetune_decay(spec, nodes)
+
+
+def _here(location: str, fetched: bool) -> bool:
+    """Whether `location` (a corpus, tokenizer or start model) is on this machine, or should be by now:
+    everything once the study's assets are fetched; else a path (a study file's are absolute), a
+    fetched asset, or a hub id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download."""
+    from encoderlab.data.assets import ASSETS, is_fetched
+    from encoderlab.data.hub import is_hub_id, mirror_root
+
+    if fetched or Path(location).is_absolute():
+        return True
+    if location in ASSETS:
+        return is_fetched(location)
+    return is_hub_id(location) and mirror_root("model") is not None
 
 
 def check_finetune_decay(spec: StudySpec, nodes: Iterable[Node]) -> None:
@@ -99,33 +125,28 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
     when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
     resolve (a download, or a mirror); assets are fetched by now, unless `fetched=False` (`study plan`,
-    which fetches nothing): then only paths are checked (a study file's are absolute), and an asset's
+    which fetches nothing): then only what is on this machine is checked (`_here`), and an asset's
     absence is the plan's to say."""
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.hub import check_model_source
     from encoderlab.study.nodes import corpus_sources
 
-    def ours(
-        location: str,
-    ) -> bool:  # what this machine holds, or should by now (a study file's paths are absolute)
-        return fetched or Path(location).is_absolute()
-
-    runs, names = [r for r in spec.runs if r.init and ours(r.init)], {d.name for d in spec.data}
+    runs, names = [r for r in spec.runs if r.init and _here(r.init, fetched)], {d.name for d in spec.data}
     for d in spec.data:
         try:
             for source in corpus_sources(d.corpus):  # a bad `#option` is refused here too
                 if (
                     source.location not in CORPORA
                     and not source.location.startswith("hf:")
-                    and ours(source.location)
+                    and _here(source.location, fetched)
                 ):
                     describe(source, fix="fix the dataset's corpus in the study file")
             if (
                 d.tokenizer != "train"
                 and d.tokenizer not in names
                 and d.prepared is None
-                and ours(d.tokenizer)
+                and _here(d.tokenizer, fetched)
             ):
                 tokenizer_folder(d.tokenizer)
         except UserError as exc:
@@ -183,14 +204,15 @@ def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
             )
 
 
-def check_prepared_tokenizers(spec: StudySpec) -> None:
+def check_prepared_tokenizers(spec: StudySpec, fetched: bool = True) -> None:
     """Refuse a folder given with `--prepared` that another tokenizer than its dataset's made, before the
     study writes anything (the prepare node checks it again: the folder may change while a study waits).
-    The spec allows `prepared` only with a named tokenizer, so it can be loaded here."""
+    The spec allows `prepared` only with a named tokenizer, so it can be loaded here (unless not
+    `fetched` and it is not on this machine: `_here`)."""
     from encoderlab.study.prepared import check_tokenizer, prepared_meta
 
     for d in spec.data:
-        if d.prepared is not None:
+        if d.prepared is not None and _here(d.tokenizer, fetched):
             check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
 
 

@@ -132,27 +132,20 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
-    from encoderlab.study.checks import (
-        check_analyses,
-        check_prepared_sources,
-        check_runs,
-        check_sources,
-        planned_elsewhere,
-    )
+    from encoderlab.study.checks import check_inputs, check_runs, planned_elsewhere
     from encoderlab.study.data import check_study_folder
-    from encoderlab.study.graph import prepare_graph, study_tasks
+    from encoderlab.study.graph import build_graph
     from encoderlab.study.plan import check_passes, plan_study, plan_text
 
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
-    study_tasks(spec, default_backend())  # a missing task file or unknown task too, as `study run` refuses it
-    check_sources(spec, fetched=False)  # and so is a corpus, tokenizer or start model path that is not there
-    check_analyses(spec)
-    prepares = prepare_graph(spec, default_backend()) if out is not None else ()
-    check_prepared_sources(spec, out, prepares)  # not counted from data of a corpus changed since
-    plan = plan_study(spec, out, prepares)
+    # the graph `study run` builds (a missing task file or unknown task is refused there), and the checks
+    # of its inputs `study run` makes, in its words: not counted from data of a corpus changed since
+    graph = build_graph(spec, default_backend())
+    check_inputs(spec, out, graph, fetched=False)
+    plan = plan_study(spec, out, graph)
     print(plan_text(plan))
     estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
     if out is not None and estimated:  # asked for counts: say why there are none
@@ -170,7 +163,7 @@ def plan_command(
             "visible here; `study run` checks each run on the machine it trains on"
         )
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
-    check_runs(spec, out, prepares, memory=not elsewhere)
+    check_runs(spec, out, graph, memory=not elsewhere)
 
 
 def list_command() -> None:
