@@ -88,3 +88,54 @@ def test_train_tokenizer_records_what_it_read_as_meta_json_does(tmp_path):
         SourceConfig(location=str(tmp_path / "few.jsonl")), 300, tmp_path / "few", max_docs=3, progress=False
     )
     assert source_change(trained_from(tmp_path / "few")) is None
+
+
+UNRECORDED = (
+    r"study mini, dataset main: \S+/tokenizer records no sources it was trained on \(no readable "
+    r"sources.json: an earlier encoderlab trained it\), so it cannot be checked against the corpus as it is "
+    r"now; nothing was changed: delete \S+/tokenizer to train it again on the corpus, or run the study in "
+    r"another --out folder$"
+)
+
+
+def test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet(tmp_path):
+    """A tokenizer an earlier encoderlab trained (no sources.json) before an interruption: was reused
+    unchecked, whatever the corpus had become since. What it was trained on cannot be known (its corpus
+    may be the same, or not), so it is refused until deleted; deleted, the node trains it again."""
+    from encoderlab.data.tokenizer_training import SOURCES
+
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    (folder / "tokenizer" / SOURCES).unlink()
+    _edit(corpus)
+    before = snapshot(study)
+    for checked in (True, False):  # refused before the study runs, and by the node itself
+        with pytest.raises(UserError, match=UNRECORDED) as exc:
+            run_study(spec, study, _backend(checked), progress=False)
+        assert f"main: {folder / 'tokenizer'} records" in str(exc.value)
+        assert snapshot(study) == before or not checked
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
+    assert_printed_as_documented("study-tokenizer-without-sources", err, tmp_path)
+    (folder / "data").mkdir()  # data begun with that tokenizer goes too
+    with pytest.raises(UserError, match=r"delete \S+/tokenizer and \S+/data to train it again"):
+        run_study(spec, study, _backend(), progress=False)
+    shutil.rmtree(folder / "tokenizer")  # the fix it names
+    (folder / "data").rmdir()
+    run_study(spec, study, _backend(), progress=False)
+    assert (folder / MARKER).exists() and (folder / "tokenizer" / SOURCES).is_file()
+
+
+def test_a_finished_prepare_node_whose_tokenizer_records_no_sources_is_kept(tmp_path):
+    """Its data, prepared to the end with that tokenizer, is what the runs read: checked itself, kept."""
+    from encoderlab.data.tokenizer_training import SOURCES
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    (folder / "tokenizer" / SOURCES).unlink()
+    before = snapshot(study)
+    run_study(spec, study, _backend(), progress=False)  # nothing to refuse, nothing to run again
+    assert not (folder / "tokenizer" / SOURCES).exists() and (folder / MARKER).exists()
+    assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/prepare")} == {
+        k: v for k, v in before.items() if k.startswith("nodes/prepare")
+    }

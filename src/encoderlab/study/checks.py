@@ -180,7 +180,8 @@ def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Itera
 def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
     """One line when the prepared data (`data/`) or the trained tokenizer (`tokenizer/`) of `node`,
     dataset `dataset`'s prepare node folder in a study, was read from local files that changed since
-    (`data.freshness.source_change`); nothing for one not written yet (or without a readable record)."""
+    (`data.freshness.source_change`), or when the tokenizer, to be reused for data not prepared yet,
+    records nothing to check (`_refuse_unrecorded`); nothing for one not written yet."""
     from encoderlab import jsonlines
     from encoderlab.data.freshness import source_change
     from encoderlab.data.tokenizer_training import trained_from
@@ -192,16 +193,35 @@ def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
             return None
 
     data, tokenizer = node / "data", node / "tokenizer"  # the data first: the line a finished node met
-    for folder, record, made in (
-        (data, meta(data), "prepared from"),
-        (tokenizer, trained_from(tokenizer), "trained on"),
-    ):
+    prepared, trained = meta(data), trained_from(tokenizer)
+    for folder, record, made in ((data, prepared, "prepared from"), (tokenizer, trained, "trained on")):
         if isinstance(record, dict) and (change := source_change(record)) is not None:
             raise UserError(
                 f"study {spec.name}, dataset {dataset}: {folder} was {made} sources that changed "
                 f"since ({change}); nothing was changed: restore the corpus as it was, or run the study in "
                 "another --out folder to train on the corpus as it is now"
             )
+    if prepared is None and trained is None:
+        _refuse_unrecorded(spec, dataset, tokenizer, data)
+
+
+def _refuse_unrecorded(spec: StudySpec, dataset: str, tokenizer: Path, data: Path) -> None:
+    """One line when a prepare node's trained `tokenizer` (kept by an interrupted attempt, its `data`
+    not prepared yet) records no sources (no readable `sources.json`: trained by an encoderlab from
+    before it was written): what it was trained on cannot be known, so it is neither reused unchecked
+    (it was) nor vouched for now (the corpus's mtimes say only that no write moved them). Retraining is
+    the user's call, a folder deleted. Data prepared to its end is checked itself, and kept."""
+    from encoderlab.data.tokenizer_training import SOURCES
+
+    if not (tokenizer.is_dir() and any(tokenizer.iterdir())):  # none trained yet: the node trains it
+        return
+    delete = f"{tokenizer} and {data}" if data.exists() else str(tokenizer)
+    raise UserError(
+        f"study {spec.name}, dataset {dataset}: {tokenizer} records no sources it was trained on (no "
+        f"readable {SOURCES}: an earlier encoderlab trained it), so it cannot be checked against the corpus "
+        f"as it is now; nothing was changed: delete {delete} to train it again on the corpus, or run the "
+        "study in another --out folder"
+    )
 
 
 def check_prepared_tokenizers(spec: StudySpec, fetched: bool = True) -> None:
