@@ -221,7 +221,8 @@ def reach_hub(hub_id: str, repo_type: str, what: str, fix: str) -> None:
 
 # ---------------------------------------------------------------- datasets: files and streaming
 
-_HF_URL = re.compile(r"hf://datasets/[^@]+@(?P<rev>[^/]+)/(?P<path>.+)")
+HF_URL = re.compile(r"hf://datasets/[^@]+@(?P<rev>[^/]+)/(?P<path>.+)")
+"""A hub data file as `datasets` names it: `hf://datasets/OWNER/NAME@COMMIT/PATH`."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +244,7 @@ class HubDataset:
     def repo_path(self, index: int) -> str:
         """File `index`'s path inside the repo (e.g. `sample/10BT/000_00000.parquet`)."""
         url = self.files[index]
-        match = _HF_URL.fullmatch(url)
+        match = HF_URL.fullmatch(url)
         if match:
             return match["path"]
         try:
@@ -319,7 +320,7 @@ def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, 
             f"valid: {', '.join(data_files) or 'none'}; fix #hf_split"
         )
     files = tuple(str(f) for f in data_files[split])
-    revs = {m["rev"] for f in files if (m := _HF_URL.fullmatch(f))}
+    revs = {m["rev"] for f in files if (m := HF_URL.fullmatch(f))}
     revision = revs.pop() if len(revs) == 1 else ("local" if not revs else "mixed")
     return HubDataset(hub_id, builder.config.name, split, data_dir, location, files, revision)
 

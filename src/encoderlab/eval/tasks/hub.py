@@ -7,9 +7,10 @@ revision and file globs of the repository's parquet export. `load_hub` turns it 
 or, when `ENCODERLAB_HUB_DATA=DIR` is set, `DIR/<owner>/<name>`: a folder holding the repository's
 files at that revision (what `hf download --repo-type dataset REPO --local-dir DIR/REPO` writes).
 Hub and mirror go through the same `datasets` code, so a test fixture written in the hub's layout
-(file names, README configs, parquet features) exercises exactly what a real run does; except that a
-mirror's CSV or TSV files are read with a task file's options and checks (`localfiles.csv_options`),
-which need their headers first, and the hub's are not (docs/evaluation.md, "Sources").
+(file names, README configs, parquet features) exercises exactly what a real run does. CSV or TSV
+files are read with a task file's options and checks (`localfiles.csv_options`), which need their
+headers first: a hub dataset of them is read from the local hub cache's snapshot of its files as from
+a mirror (`_hub_snapshot`), and the hub only resolves and fetches them (docs/evaluation.md, "Sources").
 
 EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
 since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
@@ -22,11 +23,13 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoderlab.data.hub import HUB_DATA_ENV, dataset_location, import_datasets
+from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 
 PARQUET_EXPORT = "refs/convert/parquet"
+CARD_FILES = ("README.md", ".huggingface.yaml")
+"""A dataset repo's files that `datasets` reads, besides its data files, to resolve its configs."""
 
 
 def export_files(config: str, splits: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -74,10 +77,12 @@ def load_hub(source: HubSource):
         for split, pattern in source.data_files:
             files.setdefault(split, []).append(pattern)
         kwargs["data_files"] = files
-    if source.revision and path == source.repo:
-        kwargs["revision"] = source.revision
-    malformed = datasets.exceptions.DatasetGenerationError  # a mirror's CSV with an unclosed quote
+    mirror = path != source.repo
+    malformed = datasets.exceptions.DatasetGenerationError  # a CSV with an unclosed quote
     try:
+        path = path if mirror else _hub_snapshot(datasets, source, kwargs) or path
+        if path == source.repo and source.revision:
+            kwargs["revision"] = source.revision
         csv = _mirror_options(datasets, path, kwargs, source) if path != source.repo else {}
         ds = datasets.load_dataset(path, **kwargs, **csv)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
@@ -89,7 +94,7 @@ def load_hub(source: HubSource):
         first = first_line(cause(exc))
         fix = (
             "check the mirror's files against docs/evaluation.md"
-            if path != source.repo
+            if mirror
             else f"check the name and your connection, or set {HUB_DATA_ENV}=DIR to read a local mirror"
         )
         raise UserError(f"cannot load {source.describe()} from {path}: {first}; {fix}") from None
@@ -97,6 +102,61 @@ def load_hub(source: HubSource):
         for split, part in ds.items():
             check_unquoted(part, f"cannot load {source.describe()}: its {split} split ({path})")
     return ds
+
+
+def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
+    """The local hub cache's snapshot folder of `source`'s repo holding the CSV or TSV files of its
+    config, which `load_hub` then reads as a mirror (with `csv_options`); None for a dataset of other
+    files, which `datasets` reads from the hub as it always did, and when neither the hub nor the cache
+    has the repo (`load_dataset` then says so, or finds the copy it prepared before).
+
+    With the hub reachable, `datasets` resolves the config (metadata: the card and the file tree, the
+    same resolution `load_dataset` makes) and `huggingface_hub.snapshot_download` fetches those files at
+    the resolved commit, with the card; offline (`HF_HUB_OFFLINE` or `HF_DATASETS_OFFLINE`), or when the
+    hub cannot be reached, the snapshot the cache already holds for the revision is read, as
+    `huggingface_hub` reads a model offline. `datasets` itself fetches a hub dataset's files with
+    `hf_hub_download` into that cache, so a dataset it read before is there too.
+    Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
+    with the same options, so every copy prepared before would have been refused offline."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    if not datasets.config.HF_HUB_OFFLINE:
+        try:
+            builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
+        except ConnectionError:  # the hub unreachable, no prepared copy: the hub cache may hold the files
+            builder = None
+        if builder is not None and builder.name == "csv":
+            found = [
+                HF_URL.fullmatch(str(f))
+                for files in (builder.config.data_files or {}).values()
+                for f in files
+            ]
+            commits = {m["rev"] for m in found if m}
+            if len(commits) != 1 or not all(found):  # not files of one commit of this repo: as before
+                return None
+            with quiet_hub():
+                return snapshot_download(
+                    source.repo,
+                    repo_type="dataset",
+                    revision=commits.pop(),
+                    allow_patterns=[*CARD_FILES, *(m["path"] for m in found)],
+                )
+        if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
+            return None
+    try:
+        with quiet_hub():
+            folder = snapshot_download(
+                source.repo,
+                repo_type="dataset",
+                revision=source.revision,
+                allow_patterns=list(CARD_FILES),
+                local_files_only=True,
+            )
+        kind = datasets.load_dataset_builder(folder, **kwargs).name
+    except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
+        return None
+    return folder if kind == "csv" else None
 
 
 def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource) -> dict:

@@ -1,0 +1,179 @@
+"""A hub dataset of CSV or TSV files read as its mirror is (`hub.load_hub` -> `_hub_snapshot`): cells as
+written, the task files' checks, from the local hub cache's snapshot of its files, online and offline.
+
+The hub cache is the real layout `huggingface_hub` keeps (`datasets--OWNER--NAME/refs/main`,
+`snapshots/COMMIT/<repo paths>`), read offline by the real `snapshot_download`. Online, the hub is
+simulated at the calls that reach it: `huggingface_hub.snapshot_download` (copying the asked-for files of
+a fixture repo into that cache, as it downloads them) and `datasets`' resolution of a hub id
+(`dataset_module_factory`: the fixture folder's configs with its files as `hf://datasets/REPO@COMMIT/...`
+URLs, which also records `refs/main` as its card download does) and `cached_path` (what `datasets`
+downloads by itself: a parquet dataset's files). Nothing downloads."""
+
+from __future__ import annotations
+
+import fnmatch
+import shutil
+from pathlib import Path
+
+import datasets
+import datasets.download.download_manager as download_manager
+import datasets.load
+import huggingface_hub
+import pytest
+from datasets import Dataset
+from datasets.data_files import DataFilesDict, DataFilesList
+from huggingface_hub import constants
+from tests.eval import hub_fixtures as hub
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+QRELS = "BeIR/msmarco-qrels"
+REAL_SNAPSHOT_DOWNLOAD = huggingface_hub.snapshot_download
+REAL_FACTORY = datasets.load.dataset_module_factory
+
+
+def _local_only(factory):
+    def local(path, *args, **kwargs):
+        assert Path(path).is_dir(), f"resolved {path} on the hub"
+        return factory(path, *args, **kwargs)
+
+    return local
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An empty hub cache and `datasets` cache of the test's own, no mirror, the hub offline."""
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    return tmp_path / "hub-cache"
+
+
+def _storage(cache: Path, repo: str) -> Path:
+    return cache / ("datasets--" + repo.replace("/", "--"))
+
+
+def _cached(cache: Path, repo: str, folder: Path, names: list[str]) -> None:
+    """What an earlier online read left in the hub cache: the files `names` of `folder`, and refs/main."""
+    snapshot = _storage(cache, repo) / "snapshots" / COMMIT
+    for name in names:
+        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(folder / name, snapshot / name)
+    (_storage(cache, repo) / "refs").mkdir(parents=True, exist_ok=True)
+    (_storage(cache, repo) / "refs" / "main").write_text(COMMIT)
+
+
+def _qrels_repo(root: Path) -> Path:
+    """BeIR/msmarco-qrels (train.tsv, dev.tsv, test.tsv: query-id, corpus-id, score), ids zero-padded."""
+    triples = {s: [(f"00{i}", f"0{1000 + i}", i % 2) for i in range(4)] for s in ("train", "dev", "test")}
+    return hub._qrels(root, QRELS, triples)
+
+
+def test_qrels_an_earlier_run_cached_are_read_offline_as_written(tmp_path, cache):
+    # was: offline, `datasets` looked for a copy it had prepared and found none ("Couldn't reach
+    # 'BeIR/msmarco-qrels' on the Hub"), although the hub cache held the TSV files
+    folder = _qrels_repo(tmp_path / "served")
+    _cached(cache, QRELS, folder, ["train.tsv", "dev.tsv", "test.tsv"])
+    ds = load_hub(HubSource(QRELS))
+    assert sorted(ds) == ["test", "train", "validation"]
+    assert ds["validation"]["query-id"] == ["000", "001", "002", "003"]  # as written: not 0, 1, 2, 3
+    assert ds["test"]["corpus-id"][0] == "01000" and ds["test"]["score"] == ["0", "1", "0", "1"]
+
+
+def test_offline_without_a_cached_snapshot_is_the_one_line_as_before(tmp_path, cache):
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource(QRELS))
+    assert str(err.value).startswith(f"cannot load {QRELS} from {QRELS}: ")
+    assert str(err.value).endswith("or set ENCODERLAB_HUB_DATA=DIR to read a local mirror")
+
+
+def _online(monkeypatch, cache: Path, repo: str, folder: Path) -> dict[str, list]:
+    """The hub serving `folder` as the dataset repo `repo` at COMMIT: what was fetched, by whom."""
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    base = f"hf://datasets/{repo}@{COMMIT}"
+    real_factory, real_cached = datasets.load.dataset_module_factory, download_manager.cached_path
+    fetched: dict[str, list] = {"snapshot_download": [], "cached_path": []}
+
+    def as_urls(local: DataFilesDict) -> DataFilesDict:
+        return DataFilesDict(
+            {
+                s: DataFilesList([f.replace(str(folder), base) for f in fs], fs.origin_metadata)
+                for s, fs in local.items()
+            }
+        )
+
+    def factory(path, *args, **kwargs):
+        if path != repo:
+            return real_factory(path, *args, **kwargs)
+        kwargs.pop("revision", None)
+        module = real_factory(str(folder), *args, **kwargs)
+        if "data_files" in module.builder_kwargs:
+            module.builder_kwargs["data_files"] = as_urls(module.builder_kwargs["data_files"])
+        for config in module.builder_configs_parameters.builder_configs or ():
+            config.data_files = as_urls(config.data_files)
+        module.builder_kwargs.update(base_path=base, repo_id=repo)
+        (_storage(cache, repo) / "refs").mkdir(parents=True, exist_ok=True)
+        (_storage(cache, repo) / "refs" / "main").write_text(COMMIT)
+        return module
+
+    def snapshot_download(repo_id, *, repo_type=None, revision=None, allow_patterns=None, **kwargs):
+        assert (repo_id, repo_type, revision, kwargs) == (repo, "dataset", COMMIT, {})
+        fetched["snapshot_download"].append(sorted(allow_patterns))
+        snapshot = _storage(cache, repo) / "snapshots" / COMMIT
+        for file in folder.rglob("*"):
+            name = file.relative_to(folder).as_posix()
+            if file.is_file() and any(fnmatch.fnmatch(name, p) for p in allow_patterns):
+                (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(file, snapshot / name)
+        return str(snapshot)
+
+    def cached_path(url, *args, **kwargs):
+        if not str(url).startswith(base + "/"):
+            return real_cached(url, *args, **kwargs)
+        fetched["cached_path"].append(str(url)[len(base) + 1 :])
+        return str(folder / str(url)[len(base) + 1 :])
+
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", factory)
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(download_manager, "cached_path", cached_path)
+    return fetched
+
+
+def test_a_hub_csv_is_fetched_into_the_hub_cache_and_read_as_written_then_offline(
+    tmp_path, cache, monkeypatch, capfd
+):
+    # was: read by `datasets` from the hub with pandas' defaults: 00123 the number 123, N/A missing
+    folder = tmp_path / "served" / "me" / "reviews"
+    folder.mkdir(parents=True)
+    (folder / "train.csv").write_text("review,stars\n00123,N/A\nfine film,0123\n")
+    (folder / "test.csv").write_text("review,stars\nNULL,00123\n")
+    fetched = _online(monkeypatch, cache, "me/reviews", folder)
+    ds = load_hub(HubSource("me/reviews"))
+    assert ds["train"]["review"] == ["00123", "fine film"] and ds["train"]["stars"] == ["N/A", "0123"]
+    assert ds["test"]["review"] == ["NULL"]
+    assert fetched == {
+        "snapshot_download": [[".huggingface.yaml", "README.md", "test.csv", "train.csv"]],
+        "cached_path": [],  # `datasets` downloaded nothing itself
+    }
+    assert "Generating train split" in capfd.readouterr().err  # `datasets`' progress bars stay
+    # offline, the real snapshot_download finds what the first load fetched; nothing resolves on the hub
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", REAL_SNAPSHOT_DOWNLOAD)
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    assert load_hub(HubSource("me/reviews"))["train"]["review"] == ["00123", "fine film"]
+
+
+def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, cache, monkeypatch):
+    rows = Dataset.from_dict({"text": ["00123", "N/A"], "label": [0, 1]})
+    folder = hub.write_repo(
+        tmp_path / "served",
+        "me/tiny",
+        {"default": {"train": ("data/train-00000-of-00001.parquet", rows)}},
+        card=False,
+    )
+    fetched = _online(monkeypatch, cache, "me/tiny", folder)
+    assert load_hub(HubSource("me/tiny"))["train"]["text"] == ["00123", "N/A"]
+    assert fetched == {"snapshot_download": [], "cached_path": ["data/train-00000-of-00001.parquet"]}
