@@ -177,3 +177,23 @@ def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, 
     fetched = _online(monkeypatch, cache, "me/tiny", folder)
     assert load_hub(HubSource("me/tiny"))["train"]["text"] == ["00123", "N/A"]
     assert fetched == {"snapshot_download": [], "cached_path": ["data/train-00000-of-00001.parquet"]}
+
+
+def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, monkeypatch):
+    # the hub unreachable without an offline setting: `datasets`' resolution fails once, the hub cache
+    # is read, and `load_dataset` does not try the hub a second time
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    tries: list[str] = []
+
+    def unreachable(path, *args, **kwargs):
+        if Path(path).is_dir():
+            return REAL_FACTORY(path, *args, **kwargs)
+        tries.append(path)
+        raise ConnectionError(f"Couldn't reach '{path}' on the Hub (ConnectError)")
+
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", unreachable)
+    with pytest.raises(UserError, match=f"cannot load {QRELS} from {QRELS}: Couldn't reach") as err:
+        load_hub(HubSource(QRELS))
+    assert tries == [QRELS] and "check the name and your connection" in str(err.value)
+    _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["dev.tsv", "test.tsv"])
+    assert load_hub(HubSource(QRELS))["validation"]["query-id"] == ["000", "001", "002", "003"]

@@ -121,11 +121,14 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    unreachable = None
     if not datasets.config.HF_HUB_OFFLINE:
         try:
             builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
-        except ConnectionError:  # the hub unreachable, no prepared copy: the hub cache may hold the files
-            builder = None
+        except (
+            ConnectionError
+        ) as exc:  # the hub unreachable, no prepared copy: the hub cache may hold the files
+            builder, unreachable = None, exc
         if builder is not None and builder.name == "csv":
             found = [
                 HF_URL.fullmatch(str(f))
@@ -155,7 +158,9 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
             )
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
-        return None
+        folder, kind = None, None
+    if kind != "csv" and unreachable is not None:  # not a second round of `datasets`' attempts
+        raise unreachable
     return folder if kind == "csv" else None
 
 
