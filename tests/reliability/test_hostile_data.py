@@ -55,6 +55,8 @@ def dworld(tmp_path_factory):
     shutil.copytree(good, root / "patched_ids")  # 100 bad ids at the end, where a short run never reads
     tokens[-100:] = vocab + 7
     tokens.tofile(root / "patched_ids" / "tokens.bin")
+    shutil.copytree(good, root / "swapped_tokens")  # the same size, every id valid, other rows
+    np.fromfile(good / "tokens.bin", dtype=dtype)[::-1].tofile(root / "swapped_tokens" / "tokens.bin")
 
     for name, edit in (("meta_counts_text", {"tokens": "many"}), ("meta_counts_cut", None)):
         shutil.copytree(good, root / name)  # meta.json still JSON, edited or cut by hand: was a traceback
@@ -92,6 +94,7 @@ DATA_CASES = [
     ("decreasing-doc-offsets", "data inspect {w}/decreasing_offsets", r"doc_offsets.npy decreases at document 2; .*prepare"),
     ("ids-beyond-vocab", "data inspect {w}/ids_beyond_vocab", r"tokens.bin holds token id \d+ at position 0, beyond the tokenizer's \d+ ids"),
     ("patched-ids-never-read", "data inspect {w}/patched_ids", r"tokens.bin holds token id \d+ at position \d+, beyond .*changed after prepare"),
+    ("swapped-tokens-valid-ids", "data inspect {w}/swapped_tokens", r"swapped_tokens/tokens.bin now holds other bytes, not those meta.json records \(a file replaced or copied in part after it was written\); the folder is corrupt, prepare .*swapped_tokens again$"),
     ("meta-counts-not-numbers", "data inspect {w}/meta_counts_text", r"meta_counts_text/meta.json is corrupt \(splits.train has no token and document counts\); delete .*meta_counts_text and prepare it again$"),
     ("meta-split-without-counts", "data inspect {w}/meta_counts_cut", r"meta_counts_cut/meta.json is corrupt \(splits.train has no token and document counts\); delete"),
     ("prepared-without-tokenizer", "data inspect {w}/no_tokenizer", r"prepared data .*no_tokenizer has no tokenizer/ folder \(data prepare writes the tokenizer it used there\); copy that tokenizer's folder to .*no_tokenizer/tokenizer$"),

@@ -222,3 +222,25 @@ def test_a_folder_prepared_again_from_other_text_changes_the_prepare_key(tmp_pat
     prepare(cfg, data, workers=1, progress=False)
     assert read_meta(data)["splits"] == splits  # the same counts: only the text's order tells them apart
     assert key() != before
+
+
+def test_a_folder_whose_token_files_were_swapped_is_refused_before_the_study_runs(folders, tmp_path, capsys):
+    """The key is the folder's meta.json, which a tokens.bin swapped since (the same size, valid ids)
+    left as it was: the finished runs were kept and the runs still to do trained on other rows, silently.
+    `study plan` and `study run` (`check_start`) now refuse it first, in one line."""
+    import numpy as np
+
+    from encoderlab.study.checks import check_prepared_sources
+
+    data = Path(shutil.copytree(folders["fw1"], tmp_path / "copy"))
+    tokens = np.fromfile(data / "tokens.bin", dtype=read_meta(data)["dtype"])
+    tokens[::-1].tofile(data / "tokens.bin")
+    spec = with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={data}",))
+    with pytest.raises(
+        UserError, match=r"^study paper1-pfs, dataset main: .*copy/tokens.bin now holds other bytes"
+    ):
+        check_prepared_sources(spec, None, ())
+    with pytest.raises(SystemExit):
+        main(["study", "plan", "paper1-pfs", "--scale", "gpu-210m", "--prepared", f"main={data}"])
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "tokens.bin now holds other bytes" in err and f"prepare {data} again" in err

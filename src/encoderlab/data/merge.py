@@ -165,7 +165,7 @@ def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict)
             raise UserError(f"the parts of {out} hold no document; check --source")
         splits = {s: w.finish() for s, w in writers.items()}
         meta = _merged_meta(metas, recipe, splits, time.perf_counter() - start)
-        meta["tokens_mtime_ns"] = {s: w.mtime_ns() for s, w in writers.items()}
+        meta["split_files"] = {s: w.files() for s, w in writers.items()}
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
         if out.exists():  # empty but for outdir's marker (check_target)
             (out / MARKER).unlink(missing_ok=True)

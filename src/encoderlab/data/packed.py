@@ -9,23 +9,30 @@ A prepared folder (written by `data prepare` or `data merge`, read by `data/read
     val/tokens.bin, val/doc_offsets.npy   the held-out validation documents, same layout
 
 `SplitWriter` appends documents to a split's files (offsets to a raw file that becomes the .npy at
-the end, so nothing is held in memory); `open_split` verifies on open what a reader must be able
-to trust without reading every token: offsets that start at 0, never decrease and end at the token
-count, and token ids below the vocabulary (from `max_token_id`, recorded at prepare, so opening
-costs nothing; folders from before it was recorded are scanned once, in blocks).
+the end, so nothing is held in memory), hashing them as it writes; meta.json records each file's size,
+sha256 and mtime (`split_files`). `open_split` verifies on open what a reader must be able to trust
+without reading every token: offsets that start at 0, never decrease and end at the token count, both
+files still the ones written (`filereaders.file_change`: a stat when size and mtime are as recorded,
+else the file is hashed again, so a folder copied without its mtimes still opens), and token ids below
+the vocabulary (from `max_token_id`, recorded at prepare, so opening files as written costs nothing;
+a file changed since, or a folder from before these were recorded, is scanned once, in blocks). So a
+tokens.bin or doc_offsets.npy replaced by another of the same size and valid contents (a swapped
+shard, a half-finished copy) is refused, not trained on; a study keys a `--prepared` folder by its
+meta.json (`identity`), which the files are thereby held to.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 
 from encoderlab import jsonlines
+from encoderlab.data.filereaders import file_change
 from encoderlab.data.holdout import held_out_at
 from encoderlab.errors import UserError
 
@@ -173,14 +180,17 @@ def val_mask(first: int, n: int, fraction: float) -> np.ndarray:
 
 
 class SplitWriter:
-    """Appends documents to tokens.bin and a raw offsets file; `finish` writes doc_offsets.npy.
+    """Appends documents to tokens.bin and a raw offsets file; `finish` writes doc_offsets.npy; both are
+    hashed as they are written (`files`, recorded in meta.json's `split_files`).
 
-    `at=(n_tokens, n_docs)` reopens the files of an interrupted prepare, cut back to that checkpoint."""
+    `at=(n_tokens, n_docs)` reopens the files of an interrupted prepare, cut back to that checkpoint
+    (the tokens kept are read once, to hash them)."""
 
     def __init__(self, folder: Path, dtype: np.dtype, at: tuple[int, int] | None = None):
         folder.mkdir(parents=True, exist_ok=True)
         self.folder, self.dtype = folder, dtype
         self.n_tokens, self.n_docs = at or (0, 0)
+        self.sha = hashlib.sha256()
         mode = "r+b" if at else "wb"
         self.tokens = open(folder / "tokens.bin", mode)  # noqa: SIM115 (open across appends)
         self.offsets = open(folder / "doc_offsets.raw", mode)  # noqa: SIM115
@@ -189,6 +199,10 @@ class SplitWriter:
         for f, size in ((self.tokens, self.n_tokens * dtype.itemsize), (self.offsets, (self.n_docs + 1) * 8)):
             f.truncate(size)
             f.seek(size)
+        if at is not None:
+            with open(folder / "tokens.bin", "rb") as kept:
+                while block := kept.read(1 << 20):
+                    self.sha.update(block)
 
     def sync(self) -> tuple[int, int]:
         """Put everything appended so far on disk; returns the checkpoint (n_tokens, n_docs)."""
@@ -198,7 +212,9 @@ class SplitWriter:
         return self.n_tokens, self.n_docs
 
     def append(self, tokens: np.ndarray, lengths: np.ndarray) -> None:
-        self.tokens.write(tokens.astype(self.dtype, copy=False).data)
+        data = np.ascontiguousarray(tokens, dtype=self.dtype).data
+        self.tokens.write(data)
+        self.sha.update(data)
         self.offsets.write((self.n_tokens + np.cumsum(lengths)).astype(np.int64).data)
         self.n_tokens += int(lengths.sum())
         self.n_docs += len(lengths)
@@ -207,18 +223,31 @@ class SplitWriter:
         self.sync()
         self.close()
         raw = self.folder / "doc_offsets.raw"
+        header = io.BytesIO()
+        shape = (self.n_docs + 1,)
+        np.lib.format.write_array_header_1_0(
+            header, {"descr": np.dtype(np.int64).str, "fortran_order": False, "shape": shape}
+        )
+        offsets_sha = hashlib.sha256(header.getvalue())
         with open(self.folder / "doc_offsets.npy", "wb") as out, open(raw, "rb") as src:
-            header = {"descr": np.dtype(np.int64).str, "fortran_order": False, "shape": (self.n_docs + 1,)}
-            np.lib.format.write_array_header_1_0(out, header)
-            shutil.copyfileobj(src, out, 1 << 20)
+            out.write(header.getvalue())
+            while block := src.read(1 << 20):
+                out.write(block)
+                offsets_sha.update(block)
             out.flush()
             os.fsync(out.fileno())
         raw.unlink()
+        self.digests = {"tokens.bin": self.sha.hexdigest(), "doc_offsets.npy": offsets_sha.hexdigest()}
         return {"tokens": self.n_tokens, "docs": self.n_docs}
 
-    def mtime_ns(self) -> int:
-        """When tokens.bin was last written (recorded so a later change is noticed, `open_split`)."""
-        return (self.folder / "tokens.bin").stat().st_mtime_ns
+    def files(self) -> dict:
+        """What `finish` wrote, as meta.json's `split_files` records it per split: each file's bytes,
+        sha256 and mtime_ns (so `open_split` notices a change with a stat)."""
+        records = {}
+        for name, digest in self.digests.items():
+            st = (self.folder / name).stat()
+            records[name] = {"bytes": st.st_size, "sha256": digest, "mtime_ns": st.st_mtime_ns}
+        return records
 
     def close(self) -> None:
         self.tokens.close()
@@ -259,17 +288,18 @@ def _load_offsets(path: Path, n_docs: int, n_tokens: int, root: Path) -> np.ndar
     return offsets
 
 
-def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Path) -> None:
+def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Path, written: bool) -> None:
     """Every id in `tokens` is below the tokenizer's size. Free when the file is the one prepare
-    wrote (its `max_token_id`, and the mtime recorded with it); a file changed since (or a folder
-    from before `max_token_id` was recorded) is read once, in blocks."""
+    wrote (`written`, or, in a folder from before `split_files`, the mtime recorded with `max_token_id`);
+    a file changed since (or a folder from before `max_token_id` was recorded) is read once, in blocks."""
     vocab = int(meta["spec"]["vocab_size"])
     recorded = meta.get("max_token_id")
     if recorded is not None and recorded >= vocab:
         raise UserError(
             f"{root}/meta.json records token id {recorded}, beyond the tokenizer's {vocab} ids; prepare {root} again"
         )
-    if recorded is not None and meta.get("tokens_mtime_ns", {}).get(split) == path.stat().st_mtime_ns:
+    old_record = meta.get("tokens_mtime_ns", {}).get(split) == path.stat().st_mtime_ns
+    if recorded is not None and (written or ("split_files" not in meta and old_record)):
         return
     for start, block in _blocks(tokens):
         if len(block) and int(block.max()) >= vocab:
@@ -278,6 +308,24 @@ def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Pat
                 f"{path} holds token id {int(block[at - start])} at position {at}, beyond the tokenizer's {vocab} ids "
                 f"(the file changed after prepare); prepare {root} again"
             )
+
+
+def _file_changes(folder: Path, split: str, meta: dict) -> dict[str, str | None] | None:
+    """How each of `split`'s files differs from what meta.json's `split_files` records (None where it
+    does not; `filereaders.file_change`: a stat, a hash when the mtime moved); None for a folder from
+    before they were recorded."""
+    record = meta.get("split_files")
+    files = record.get(split) if isinstance(record, dict) else None
+    if not isinstance(files, dict):
+        return None
+    changes = {}
+    for name in ("tokens.bin", "doc_offsets.npy"):
+        entry = files.get(name)
+        usable = isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
+        changes[name] = (
+            file_change({**entry, "path": str(folder / name), "complete": True}) if usable else None
+        )
+    return changes
 
 
 def open_split(root: Path, split: str, meta: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -296,8 +344,28 @@ def open_split(root: Path, split: str, meta: dict) -> tuple[np.ndarray, np.ndarr
         )
     tokens = np.memmap(path, dtype=dtype, mode="r") if n else np.zeros(0, dtype=dtype)
     offsets = _load_offsets(folder / "doc_offsets.npy", int(counts["docs"]), n, Path(root))
-    _check_ids(path, tokens, meta, split, Path(root))
+    changes = _file_changes(folder, split, meta)
+    _check_ids(
+        path, tokens, meta, split, Path(root), written=changes is not None and not any(changes.values())
+    )
+    _refuse_changes(root, changes)  # valid, but not what was written
     return tokens, offsets
+
+
+def refuse_changed_files(root: Path, meta: dict) -> None:
+    """One line when a split's files in `root` are not those its meta.json records (`split_files`): what
+    `open_split` checks of them, without opening them (a stat each while their mtimes are as recorded);
+    a study checks a `--prepared` folder so before it runs anything."""
+    for split in meta["splits"]:
+        _refuse_changes(root, _file_changes(split_dir(root, split), split, meta))
+
+
+def _refuse_changes(root: Path, changes: dict[str, str | None] | None) -> None:
+    if changes and (change := next(filter(None, changes.values()), None)):
+        raise UserError(
+            f"{change}, not those meta.json records (a file replaced or copied in part after it was "
+            f"written); the folder is corrupt, prepare {root} again"
+        )
 
 
 UNIGRAM_SAMPLE = 50_000_000

@@ -481,9 +481,9 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     if kept == 0 and job.shard is None:
         _refuse_empty(tmp, cfg, tally)
     splits = {s: w.finish() for s, w in writers.items()}
-    mtimes = {s: w.mtime_ns() for s, w in writers.items()}
+    files = {s: w.files() for s, w in writers.items()}
     meta = _meta(job, splits, stats, tally, bos, eos, resumed_after, time.perf_counter() - start, fast)
-    return {**meta, "tokens_mtime_ns": mtimes}
+    return {**meta, "split_files": files}
 
 
 def _meta(job: _Job, splits, stats, tally: Tally, bos, eos, resumed_after, elapsed, fast) -> dict:

@@ -8,6 +8,7 @@ with the code the node itself runs, prefixed with the study and the dataset or r
 - the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
 - a folder given with `--prepared`: made with the dataset's tokenizer (`check_prepared_tokenizers`);
 - the study's own prepared data (`check_prepared_sources`): still what its local corpus files hold;
+  a folder given with `--prepared`: its token files still those its meta.json records;
 - every pretraining run's rows (`check_runs`): against its start model's positions
   (`train.build.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
   the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
@@ -169,9 +170,21 @@ def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Itera
     The node's key stays the corpus's paths, not its contents: hashing a corpus on every `study run`
     or `status` would read it all, and a file touched but unchanged must not retrain the study. So this
     is `data.freshness`'s check instead (one stat per file; a file whose mtime moved is hashed again,
-    on each run, and found the same). A folder given with `--prepared` and hub corpora are not checked."""
+    on each run, and found the same). Hub corpora are not checked. A folder given with `--prepared` is
+    keyed by its meta.json (`study/prepared.py`), so its token files are checked against what that
+    records (`data.packed.refuse_changed_files`): a file swapped since silently trained the runs still
+    to do on other rows than the finished ones."""
+    from encoderlab.data.packed import refuse_changed_files
+    from encoderlab.study.prepared import prepared_meta
     from encoderlab.study.runner import node_dir
 
+    for d in spec.data:
+        if d.prepared is not None:
+            meta = prepared_meta(d.prepared, d.name)
+            try:
+                refuse_changed_files(Path(d.prepared), meta)
+            except UserError as exc:
+                raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None
     for node in nodes if study_dir is not None else ():
         if node.kind == "prepare" and spec.dataset(node.name.split("/", 1)[1]).prepared is None:
             refuse_stale_data(spec, node.name.split("/", 1)[1], node_dir(Path(study_dir), node))

@@ -16,8 +16,9 @@ The node key comes from the folder's content (`identity`: its recipe, split size
 and each source file's bytes and sha256 as prepare read them), not its path: a moved folder keeps every
 key, and a folder prepared again from other text, even to the same counts, changes every key below it.
 Trade-off: the key trusts meta.json (written with the data, atomically) rather than hashing 100B tokens
-on each build; a tokens.bin edited by hand is caught by the packed reader's checks (docs/data.md), not
-by the key.
+on each build; the token files are held to what meta.json records of them (`split_files`: a stat, a
+hash when the mtime moved) by `study run|plan` before anything runs (`checks.check_prepared_sources`)
+and by the packed reader of every node (docs/data.md), so a file swapped since is refused, not keyed.
 """
 
 from __future__ import annotations
