@@ -234,8 +234,12 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    st = path.stat()
-    sha = _sha256_file(path)
+    try:
+        st = path.stat()
+        sha = _sha256_file(path)
+    except OSError:  # recorded as `_open_hashed` records a file it cannot open (`file_change`), then skipped
+        stats.files.append({"path": str(path), "bytes": 0, "sha256": None, "complete": False})
+        raise
     stats.files.append(
         {"path": str(path), "bytes": st.st_size, "sha256": sha, "complete": True, "mtime_ns": st.st_mtime_ns}
     )
@@ -298,19 +302,32 @@ def file_change(entry: dict) -> str | None:
     Otherwise (another mtime, or an entry from before mtimes were recorded) the bytes read are hashed
     again, so a file copied or touched but unchanged still matches. Trade-off: a file rewritten to the
     same size with its old mtime put back (`cp -p`, `rsync -t`, `touch -d`) passes the cheap test;
-    delete the prepared folder to prepare it again."""
+    delete the prepared folder to prepare it again. A file that could not be opened then (`sha256`
+    null: skipped by `--on-error skip`) is a change once it can be: the prepared data lacks it."""
     path, read = Path(entry["path"]), entry.get("bytes")
     try:
         st = path.stat()
     except OSError:
         return f"{path} is gone"
-    if entry.get("sha256") is None or not isinstance(read, int):  # it could not be opened then
+    if entry.get("sha256") is None:  # it could not be opened then
+        return _opens_now(path)
+    if not isinstance(read, int):
         return None
     if st.st_size < read or (entry.get("complete") and st.st_size != read):
         return f"{path} now holds {st.st_size:,} bytes, {read:,} were read"
     if entry.get("mtime_ns") == st.st_mtime_ns:
         return None
     return None if _sha256_file(path, read) == entry["sha256"] else f"{path} now holds other bytes"
+
+
+def _opens_now(path: Path) -> str | None:
+    """Words for a file skipped because it could not be opened that opens now (its permissions fixed)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError:
+        return None
+    return f"{path} could not be read then (skipped by --on-error skip) and can be now"
 
 
 def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:

@@ -10,7 +10,9 @@ compares it with the files the recipe's sources name now:
     read (or after them, when the source was read to its end: `exhausted`, also the source a
     `first_exhausted` mixture stopped on), is a change;
   * each file read: `filereaders.file_change` (a stat when size and mtime are as recorded, else the
-    bytes read are hashed again, so a file touched or copied but unchanged still matches).
+    bytes read are hashed again, so a file touched or copied but unchanged still matches); a file
+    `--on-error skip` skipped because it could not be opened is recorded so (`sha256` null) and is a
+    change once it opens (one open per such file), while still unreadable it is none.
 
 Cost and trade-off: on the usual path (files untouched since prepare) one stat per file, whatever
 the corpus's size; a file whose mtime moved is hashed once per check (about a second per GB). Trusting

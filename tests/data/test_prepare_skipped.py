@@ -1,0 +1,95 @@
+"""Files `data prepare --on-error skip` could not open are part of the freshness record
+(`data/freshness.py`): their state then (unreadable) is what a rerun compares with. A file skipped
+because it could not be read, then made readable (its permissions fixed), left the folder lacking it
+while a rerun said "nothing to do"; an unreadable parquet file was not recorded at all, so every rerun
+was refused as if it were new, though nothing had changed."""
+
+from __future__ import annotations
+
+import builtins
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.data import filereaders
+from encoderlab.data.freshness import source_change
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.sources import SourceConfig
+
+RUN = dict(workers=1, progress=False)
+
+
+def _locked(monkeypatch, path) -> None:
+    """`path` cannot be opened, as a file without read permission (the tests may run as root, which
+    reads anything, so the reader's `open` is refused instead)."""
+
+    def fake_open(file, *args, **kwargs):
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied", str(file))
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(filereaders, "open", fake_open, raising=False)
+
+
+def _folder(root, kind="jsonl"):
+    root.mkdir()
+    for i in range(3):
+        records = corpus_records(20, prefix=f"f{i}-")
+        if kind == "jsonl":
+            write_jsonl(root / f"part{i}.jsonl", records)
+        else:
+            pq.write_table(pa.table({"text": [r["text"] for r in records]}), root / f"part{i}.parquet")
+    return root
+
+
+def _prepare(src, tok, out, capsys) -> tuple[int, str]:
+    argv = ["data", "prepare", "--source", str(src), "--tokenizer", str(tok), "--decontaminate", "none"]
+    return cli([*argv, "--workers", "1", "--on-error", "skip", "--out", str(out)], capsys)
+
+
+@pytest.mark.parametrize("kind", ["jsonl", "parquet"])
+def test_a_skipped_file_made_readable_is_refused_and_one_still_unreadable_is_no_change(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+    kind,
+):
+    src = _folder(tmp_path / "corpus", kind)
+    locked = src / f"part1.{kind}"
+    out = tmp_path / "o"
+    with monkeypatch.context() as mp:
+        _locked(mp, locked)
+        assert _prepare(src, tokenizer_dir, out, capsys)[0] == 0
+        assert read_meta(out)["sources"][0]["bad_files"] == 1
+        assert source_change(read_meta(out)) is None  # still unreadable: no change (parquet: was "is new")
+        before = snapshot(out)
+        code, _ = _prepare(src, tokenizer_dir, out, capsys)
+        assert code == 0 and snapshot(out) == before
+    code, err = _prepare(src, tokenizer_dir, out, capsys)  # readable now: the folder lacks its documents
+    assert_one_line(
+        code,
+        err,
+        rf"o was prepared from sources that changed since \(\S+part1.{kind} could not be read then \(skipped "
+        r"by --on-error skip\) and can be now\); nothing was changed: choose another --out, or delete \S+o "
+        r"and run the command again$",
+    )
+    assert snapshot(out) == before
+
+
+def test_a_skipped_file_that_is_gone_is_a_change(tmp_path, tokenizer_dir, monkeypatch):  # noqa: F811
+    src = _folder(tmp_path / "corpus")
+    with monkeypatch.context() as mp:
+        _locked(mp, src / "part1.jsonl")
+        cfg = PrepareConfig(
+            sources=(SourceConfig(location=str(src)),),
+            tokenizer=str(tokenizer_dir),
+            decontaminate=(),
+            on_error="skip",
+        )
+        out = prepare(cfg, tmp_path / "o", **RUN)
+    (src / "part1.jsonl").unlink()
+    assert "part1.jsonl is no longer in" in source_change(read_meta(out))
