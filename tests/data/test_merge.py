@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
+from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data.hub import HUB_DATA_ENV
 from encoderlab.data.merge import merge
@@ -273,3 +274,43 @@ def test_a_part_meta_edited_by_hand_is_one_line_naming_the_part(tmp_path, tokeni
         ):
             merge(tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_parts_that_read_the_hub_data_at_another_revision_or_file_list_are_refused(tmp_path, tokenizer_dir):  # noqa: F811
+    """Hub data is not listed again by the freshness check (`data/freshness.py`: pinned by its revision),
+    and the merge took every part's word for it: a worker that started after the mirror gained a file
+    (or the hub's default branch moved) sliced another file list, and the merge held a file's documents
+    twice, under the first part's identity."""
+    from encoderlab.data.hub import _resolve
+
+    hub = tmp_path / "hub"
+    make_fineweb_edu(hub, files_10bt=3, rows_per_file=10)
+    out = tmp_path / "fw"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(HUB_DATA_ENV, str(hub))
+        prepare(_cfg(tokenizer_dir), out, shard=Shard(0, 2), **RUN)
+        folder = hub / FINEWEB_EDU / "sample" / "10BT"
+        (folder / "003_00000.parquet").write_bytes((folder / "002_00000.parquet").read_bytes())
+        _resolve.cache_clear()  # the second worker: another process, on another machine
+        prepare(_cfg(tokenizer_dir), out, shard=Shard(1, 2), **RUN)
+        _resolve.cache_clear()
+    with pytest.raises(
+        UserError,
+        match=r"00001-of-00002 read its source as revision local with 4 data files, \S+00000-of-00002 as "
+        r"revision local with 3 data files \(the data changed between the parts\); delete the parts of the "
+        r"old data and prepare them again with their --shard, then merge$",
+    ) as refused:
+        merge(out)
+    assert_printed_as_documented(
+        "merge-of-parts-of-other-hub-data", f"encoderlab: error: {refused.value}", tmp_path
+    )
+    assert not out.exists()
+    part = shard_dir(out, Shard(1, 2))  # a part read from the hub at another commit says so too
+    meta = read_meta(part)
+    first = read_meta(shard_dir(out, Shard(0, 2)))["sources"][0]["identity"]
+    meta["sources"][0]["identity"] = {**first, "revision": "0123abc"}
+    (part / "meta.json").write_text(json.dumps(meta))
+    with pytest.raises(
+        UserError, match=r"as revision 0123abc with 3 data files, \S+ as revision local with 3"
+    ):
+        merge(out)

@@ -51,6 +51,7 @@ NAMED = {
     "study-tokenizer-without-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet",
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",
+    "merge-of-parts-of-other-hub-data": "tests.data.test_merge::test_parts_that_read_the_hub_data_at_another_revision_or_file_list_are_refused",
     "merge-over-a-stale-merge": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works",
     "merge-over-another-recipe": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_another_recipe_gives_a_fix_that_works",
     "assets-cache-entry-not-fetched": "tests.data.test_assets_fetch::test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched",

@@ -107,6 +107,7 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
                 f"{part} was prepared differently from {parts[0]} ({', '.join(differs)} differ); prepare every part "
                 "with the same arguments"
             )
+    _refuse_other_data(parts, metas)
     for i, (part, meta) in enumerate(zip(parts, metas)):  # a leftover part of files changed since
         if (change := source_change(meta)) is not None:
             raise UserError(
@@ -114,6 +115,27 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
                 f"again with --shard {i}/{len(parts)}, then merge"
             )
     return recipes[0]
+
+
+def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:
+    """Refuse parts that read their source as different data: hub data (which `source_change` does not
+    list again) at another revision or with other data files (the default branch moved, a mirror
+    changed, between the workers' starts), so each part's `--shard` slice was of another file list and
+    the merge would hold documents twice or not at all, under the first part's identity."""
+    first = metas[0]["sources"][0].get("identity")
+    for part, meta in zip(parts[1:], metas[1:]):
+        if (ident := meta["sources"][0].get("identity")) != first:
+            raise UserError(
+                f"{part} read its source as {_read_as(ident)}, {parts[0]} as {_read_as(first)} (the data "
+                "changed between the parts); delete the parts of the old data and prepare them again with "
+                "their --shard, then merge"
+            )
+
+
+def _read_as(ident) -> str:
+    if not isinstance(ident, dict) or ident.get("kind") != "hf":
+        return f"{ident}"
+    return f"revision {ident.get('revision')} with {len(ident.get('files') or [])} data files"
 
 
 def merge(out: Path, *, delete_parts: bool = False) -> Path:
