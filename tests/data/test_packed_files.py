@@ -94,6 +94,18 @@ def test_a_folder_from_before_split_files_opens_as_before(good, tmp_path):
     assert len(tokens) == meta["splits"]["train"]["tokens"]
 
 
+def test_a_record_without_its_digest_still_has_the_ids_scanned(good, tmp_path):
+    """A `split_files` entry edited past use is no proof the file is as written: ids are read, as in a
+    folder from before it."""
+    data = _copy(good, tmp_path)
+    meta = read_meta(data)
+    vocab = meta["spec"]["vocab_size"]
+    np.full(meta["splits"]["train"]["tokens"], vocab + 1, dtype=meta["dtype"]).tofile(data / "tokens.bin")
+    del meta["split_files"]["train"]["tokens.bin"]["sha256"]
+    with pytest.raises(UserError, match=rf"tokens.bin holds token id {vocab + 1} at position 0"):
+        packed.open_split(data, "train", meta)
+
+
 def test_a_resumed_prepare_records_the_digest_of_the_whole_file(tmp_path, tokenizer_dir):  # noqa: F811
     """The writer reopened at a checkpoint hashes the tokens it keeps before appending more."""
     dtype = np.dtype(np.uint16)

@@ -313,19 +313,15 @@ def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Pat
 def _file_changes(folder: Path, split: str, meta: dict) -> dict[str, str | None] | None:
     """How each of `split`'s files differs from what meta.json's `split_files` records (None where it
     does not; `filereaders.file_change`: a stat, a hash when the mtime moved); None for a folder from
-    before they were recorded."""
+    before they were recorded (or a record edited past use: its files are checked as such a folder's)."""
     record = meta.get("split_files")
     files = record.get(split) if isinstance(record, dict) else None
-    if not isinstance(files, dict):
+    names = ("tokens.bin", "doc_offsets.npy")
+    if not isinstance(files, dict) or not all(
+        isinstance(files.get(n), dict) and isinstance(files[n].get("sha256"), str) for n in names
+    ):
         return None
-    changes = {}
-    for name in ("tokens.bin", "doc_offsets.npy"):
-        entry = files.get(name)
-        usable = isinstance(entry, dict) and isinstance(entry.get("sha256"), str)
-        changes[name] = (
-            file_change({**entry, "path": str(folder / name), "complete": True}) if usable else None
-        )
-    return changes
+    return {n: file_change({**files[n], "path": str(folder / n), "complete": True}) for n in names}
 
 
 def open_split(root: Path, split: str, meta: dict) -> tuple[np.ndarray, np.ndarray]:
