@@ -53,15 +53,14 @@ def holder_alive(holder: dict) -> bool | None:
     return _pid_alive(pid)
 
 
-def _held_message(lock: Path, holder: dict | None, use: str) -> str:
+def _held_message(lock: Path, holder: dict | None, use: str, other_out: bool) -> str:
     who = (
         f"{holder.get('what')} (pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')})"
         if holder
         else "another process"
     )
-    return (
-        f"{use} is in use by {who}; wait for it, use another --out, or delete {lock} if that process is gone"
-    )
+    instead = "use another --out, " if other_out else ""
+    return f"{use} is in use by {who}; wait for it, {instead}or delete {lock} if that process is gone"
 
 
 @contextlib.contextmanager
@@ -83,10 +82,11 @@ def _one_taker(folder: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def folder_lock(lock: Path, what: str, use: Path | None = None) -> Iterator[None]:
+def folder_lock(lock: Path, what: str, use: Path | None = None, *, other_out: bool = True) -> Iterator[None]:
     """Hold the lock file `lock` for the duration as `what` (e.g. "study paper1-pfs").
 
-    `use` is the folder the lock protects, as named in the refusal (default: the lock's folder).
+    `use` is the folder the lock protects, as named in the refusal (default: the lock's folder);
+    `other_out`: another --out is a way round it (not for `data merge`, whose --out names its parts).
     """
     use = use or lock.parent
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -108,9 +108,9 @@ def folder_lock(lock: Path, what: str, use: Path | None = None) -> Iterator[None
                     if holder and holder_alive(holder) is False:
                         lock.unlink(missing_ok=True)  # stale: its process is gone
                         continue
-                    raise UserError(_held_message(lock, holder, str(use))) from None
+                    raise UserError(_held_message(lock, holder, str(use), other_out)) from None
             else:
-                raise UserError(_held_message(lock, read_lock(lock), str(use)))
+                raise UserError(_held_message(lock, read_lock(lock), str(use), other_out))
     finally:
         tmp.unlink(missing_ok=True)
     try:

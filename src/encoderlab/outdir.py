@@ -79,31 +79,27 @@ def check_output(
     sources: Sequence[Path | str] = (),
     legacy: Callable[[Path], bool] | None = None,
     flag: str = "--out",
+    elsewhere: str | None = None,
 ) -> Path:
     """Refuse `path` as the output of a `kind` command unless writing there is safe; touch nothing.
 
     `sources` are folders or files the command reads; `legacy` recognises this kind's folders from
-    before the marker existed. Returns the path (unchanged) for chaining.
+    before the marker existed. `elsewhere` is how this command writes somewhere else when that is not
+    `choose another {flag}` (`data merge`, whose --out also names where its parts are); something in
+    the way then reads "move it away, or {elsewhere}". Returns the path (unchanged) for chaining.
     """
     path = Path(path)
-    # `.`, `..` or `/` has no name to write NAME.tmp beside (export, transplant, prepare: a ValueError)
-    if path.name in ("", ".."):
-        raise UserError(
-            f"{flag} {path} names no folder of its own (the current folder, a parent or the root); give it a "
-            f"name, e.g. {flag} {path / 'out'}"
-        )
+    check_named(path, flag)
+    other = elsewhere or f"choose another {flag}"
+    clear = other if elsewhere is None else f"move it away, or {elsewhere}"  # what is at `path`: in the way
     if path.is_symlink() and not path.exists():
         target = os.readlink(path)
         if _loops(path):
-            raise UserError(
-                f"{flag} {path} is a symlink that loops (to {target}); remove it or choose another {flag}"
-            )
-        raise UserError(
-            f"{flag} {path} is a symlink to {target}, which does not exist; remove it or choose another {flag}"
-        )
+            raise UserError(f"{flag} {path} is a symlink that loops (to {target}); remove it or {other}")
+        raise UserError(f"{flag} {path} is a symlink to {target}, which does not exist; remove it or {other}")
     real = _resolved(path)
     if path.exists() and not path.is_dir():
-        raise UserError(f"{flag} {path} is a file, not a folder; choose another {flag}")
+        raise UserError(f"{flag} {path} is a file, not a folder; {clear}")
     for src in sources:
         if not (Path(src).exists() or Path(src).is_symlink()):
             continue  # an asset name or hub id: nothing on disk here to destroy
@@ -111,38 +107,46 @@ def check_output(
         if _inside(real, s) or _inside(s, real):
             raise UserError(
                 f"{flag} {path} is, contains or lies inside the source {src}; writing there would destroy what is "
-                f"being read: choose another {flag}"
+                f"being read: {other}"
             )
     if path.is_dir() and any(path.iterdir()):
         mark = owner(path)
         if mark is None and not (legacy and legacy(path)):
             raise UserError(
                 f"{flag} {path} is a non-empty folder that encoderlab did not create; nothing in it was changed: "
-                f"choose another {flag} or an empty folder"
+                + (f"{other} or an empty folder" if elsewhere is None else clear)
             )
         if mark is not None and mark.get("kind") != kind:
             raise UserError(
                 f"{flag} {path} holds the output of `{mark.get('kind')}`, not `{kind}`; nothing in it was changed: "
-                f"choose another {flag}"
+                f"{clear}"
             )
     elif not path.exists():
-        _check_creatable(path, flag)
+        _check_creatable(path, flag, other)
     return path
 
 
-def _check_creatable(path: Path, flag: str) -> None:
+def check_named(path: Path, flag: str = "--out") -> None:
+    """`.`, `..` or `/` has no name to write NAME.tmp (or NAME.shards) beside: refused in one line (export,
+    transplant, prepare: a ValueError; `data merge --out ..` looked for `...shards`)."""
+    if Path(path).name in ("", ".."):
+        raise UserError(
+            f"{flag} {path} names no folder of its own (the current folder, a parent or the root); give it a "
+            f"name, e.g. {flag} {Path(path) / 'out'}"
+        )
+
+
+def _check_creatable(path: Path, flag: str, other: str) -> None:
     """The nearest existing ancestor must be a writable folder, so that mkdir will succeed."""
     ancestor = path.absolute().parent
     while not ancestor.exists():
         if ancestor.is_symlink():
-            raise UserError(
-                f"{flag} {path}: {ancestor} is a broken symlink; remove it or choose another {flag}"
-            )
+            raise UserError(f"{flag} {path}: {ancestor} is a broken symlink; remove it or {other}")
         ancestor = ancestor.parent
     if not ancestor.is_dir():
-        raise UserError(f"{flag} {path} cannot be created: {ancestor} is a file; choose another {flag}")
+        raise UserError(f"{flag} {path} cannot be created: {ancestor} is a file; {other}")
     if not os.access(ancestor, os.W_OK | os.X_OK):
-        raise UserError(f"{flag} {path} cannot be created: {ancestor} is not writable; choose another {flag}")
+        raise UserError(f"{flag} {path} cannot be created: {ancestor} is not writable; {other}")
 
 
 def create_output(path: Path | str, kind: str) -> Path:
@@ -183,7 +187,7 @@ def check_output_file(
     if path.exists() and not accept(path):
         raise UserError(f"{flag} {path} exists and is not {what}; nothing was changed: choose another {flag}")
     if not path.exists():
-        _check_creatable(path, flag)
+        _check_creatable(path, flag, f"choose another {flag}")
     return path
 
 

@@ -77,6 +77,13 @@ def redo_fix(folder: Path, *, other_out: bool) -> str:
     return f"choose another --out, or delete {folder}" if other_out else f"delete {folder} (or move it away)"
 
 
+def merge_elsewhere(out: Path) -> str:
+    """How `data merge --out OUT` writes somewhere else: its parts are found by OUT (OUT.shards), so
+    "choose another --out" finds none; the parts move with it."""
+    shards = Path(out).with_name(Path(out).name + ".shards")
+    return f"move {shards} to NEW.shards and run `encoderlab data merge --out NEW`"
+
+
 def _change(
     config: dict, read: dict[str, dict], shard: Shard | None, *, to_end: bool, skip: bool
 ) -> str | None:

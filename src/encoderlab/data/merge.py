@@ -32,7 +32,7 @@ from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, re
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import MARKER, create_output
+from encoderlab.outdir import MARKER, check_named, create_output
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ _SUMMED = ("docs", "empty", "bad_records", "bad_files", "repeats")
 
 def _parts(out: Path) -> list[Path]:
     """The complete parts of a sharded prepare into `out`, in shard order; one line if any is missing."""
+    check_named(out)  # `--out .` was a ValueError traceback, `--out ..` looked for `...shards`
     folder = out.with_name(out.name + ".shards")
     run = f"run `encoderlab data prepare --shard I/N --out {out}` for every I"
     if not folder.is_dir():
@@ -146,7 +147,7 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     recipe = _check_parts(parts, metas)
     if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
         out.parent.mkdir(parents=True, exist_ok=True)
-        with folder_lock(out.with_name(out.name + ".lock"), "data merge", use=out):
+        with folder_lock(out.with_name(out.name + ".lock"), "data merge", use=out, other_out=False):
             if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
                 _merge_locked(out, parts, metas, recipe)
     else:

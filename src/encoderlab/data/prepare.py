@@ -64,7 +64,7 @@ from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
-from encoderlab.data.freshness import redo_fix, refuse_changed
+from encoderlab.data.freshness import merge_elsewhere, redo_fix, refuse_changed
 from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
@@ -157,18 +157,16 @@ def _ours(path: Path) -> bool:
         return False
 
 
-def _has_progress(path: Path) -> bool:
-    return (path / PROGRESS).is_file()
-
-
 def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = False) -> bool:
     """Refuse `out` (and `OUT.tmp`) as a prepare's output unless it is safe; True if `out` already
     holds this exact recipe, read from the files its sources hold now (nothing to do; sources changed
     since are refused, `data/freshness.py`). Touches nothing. `merging`: for `data merge`, whose --out
-    also names where its parts are (so "another --out" is no fix)."""
-    check_output(out, KIND, sources=sources, legacy=_ours)
-    tmp = check_output(out.with_name(out.name + ".tmp"), KIND, sources=sources, legacy=_has_progress)
-    if (tmp / "meta.json").is_file() and not _has_progress(tmp):
+    also names where its parts are (so "another --out" is no fix: `merge_elsewhere`)."""
+    elsewhere = merge_elsewhere(out) if merging else None
+    check_output(out, KIND, sources=sources, legacy=_ours, elsewhere=elsewhere)
+    tmp = out.with_name(out.name + ".tmp")  # ours when it holds a checkpoint
+    check_output(tmp, KIND, sources=sources, legacy=lambda p: (p / PROGRESS).is_file(), elsewhere=elsewhere)
+    if (tmp / "meta.json").is_file() and not (tmp / PROGRESS).is_file():
         # prepare and merge both write OUT.tmp and delete a leftover of theirs; a finished dataset
         # there (one prepared with --out OUT.tmp) is not a leftover and must survive
         raise UserError(

@@ -1,0 +1,111 @@
+"""`data merge --out OUT` refused: the line names a fix that works for a merge. Its --out also names where
+its parts are (OUT.shards), so "choose another --out", which `outdir` and the folder lock said, only
+moved the refusal on to "no parts to merge: OTHER.shards does not exist"."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+
+import pytest
+from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+from encoderlab.data.merge import merge
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.shard import Shard
+from encoderlab.data.sources import SourceConfig
+
+RUN = dict(workers=1, progress=False)
+
+
+@pytest.fixture
+def parts(tmp_path, tokenizer_dir):  # noqa: F811
+    """OUT = tmp_path/merged, its two parts prepared into merged.shards."""
+    src = tmp_path / "corpus"
+    src.mkdir()
+    for i in range(2):
+        write_jsonl(src / f"part{i}.jsonl", corpus_records(20, prefix=f"f{i}-"))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(src)),), tokenizer=str(tokenizer_dir), decontaminate=()
+    )
+    out = tmp_path / "merged"
+    for i in (0, 1):
+        prepare(cfg, out, shard=Shard(i, 2), **RUN)
+    return out
+
+
+def _refused_then_moved(tmp_path, out, capsys, line: str, row: str | None = None) -> None:
+    """One line ending in the merge's fix, nothing changed; then that fix (the parts moved to NEW.shards,
+    `data merge --out NEW`) merges. The old line's fix, `data merge --out NEW` alone, finds no parts."""
+    before = snapshot(tmp_path)
+    code, err = cli(["data", "merge", "--out", out], capsys)
+    shards = out.with_name("merged.shards")
+    fix = f"move {shards} to NEW.shards and run `encoderlab data merge --out NEW`"
+    assert_one_line(code, err, line)
+    assert err.strip().endswith(fix), err
+    if row:
+        assert_printed_as_documented(row, err, tmp_path)
+    assert snapshot(tmp_path) == before
+    new = tmp_path / "new"
+    shards.rename(new.with_name("new.shards"))
+    assert merge(new) == new and read_meta(new)["recipe"]
+
+
+def test_a_merge_into_someone_elses_folder_names_a_fix_that_works(parts, tmp_path, capsys):
+    parts.mkdir()
+    (parts / "mine.txt").write_text("not encoderlab's")
+    _refused_then_moved(
+        tmp_path,
+        parts,
+        capsys,
+        r"--out \S+merged is a non-empty folder that encoderlab did not create; nothing in it was changed: "
+        r"move it away, or move \S+merged.shards to NEW.shards",
+        "merge-into-foreign",
+    )
+
+
+def test_a_merge_onto_a_file_or_another_commands_folder_names_a_fix_that_works(parts, tmp_path, capsys):
+    parts.write_text("a file")
+    _refused_then_moved(tmp_path, parts, capsys, r"merged is a file, not a folder; move it away, or move ")
+    shutil.rmtree(tmp_path / "new")
+    parts.unlink()
+    tmp_path.joinpath("new.shards").rename(tmp_path / "merged.shards")
+    parts.mkdir()
+    (parts / ".encoderlab.json").write_text(json.dumps({"kind": "eval"}))
+    (parts / "scores.json").write_text("{}")
+    _refused_then_moved(
+        tmp_path,
+        parts,
+        capsys,
+        r"holds the output of `eval`, not `data prepare`; nothing in it was changed: move ",
+    )
+
+
+def test_a_merge_whose_lock_is_held_does_not_say_another_out(parts, tmp_path, capsys):
+    """Another merge into OUT runs: wait for it (or delete a stale lock); another --out finds no parts."""
+    lock = parts.with_name("merged.lock")
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "what": "data merge"}))
+    code, err = cli(["data", "merge", "--out", parts], capsys)
+    assert_one_line(
+        code, err, r"merged is in use by data merge \(pid \d+ .*\); wait for it, or delete \S+merged.lock"
+    )
+    assert "--out" not in err
+    lock.unlink()
+    assert merge(parts) == parts
+
+
+@pytest.mark.parametrize("out", [".", ".."])
+def test_a_merge_out_without_a_name_of_its_own_is_one_line(tmp_path, monkeypatch, capsys, out):
+    """`--out .` was a ValueError traceback (no name to put `.shards` after), `--out ..` looked for `...shards`."""
+    (tmp_path / "here").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    code, err = cli(["data", "merge", "--out", out], capsys)
+    assert_one_line(
+        code, err, rf"--out {re.escape(out)} names no folder of its own .*; give it a name, e.g. --out "
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["here"]
