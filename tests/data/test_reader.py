@@ -128,7 +128,9 @@ def test_refusals(prepared, tmp_path):
     meta = read_meta(prepared)
     with pytest.raises(UserError, match="512 ids but the model has 256"):
         check_compatible(meta, vocab_size=256, max_seq_len=1024)
-    with pytest.raises(UserError, match="above the model's max_seq_len"):
+    with pytest.raises(
+        UserError, match="above the model.s max_seq_len 64; lower seq_len or use a model with a larger"
+    ):
         check_compatible(prepared, vocab_size=512, max_seq_len=64, seq_len=128)
     with pytest.raises(UserError, match="another tokenizer"):
         check_compatible(meta, vocab_size=512, max_seq_len=64, tokenizer_hash="0" * 64)

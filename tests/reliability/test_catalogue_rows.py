@@ -63,6 +63,7 @@ NAMED = {
     "argument-not-utf8": "tests.reliability.test_hostile_arguments::test_an_argument_that_is_not_utf8_is_one_line_and_writes_nothing",
     "hub-without-datasets": "tests.reliability.test_hostile_data::test_hub_data_without_the_datasets_package_is_one_line",
     "pretrain-on-patched-ids": "tests.reliability.test_hostile_data::test_pretrain_on_ids_beyond_the_vocabulary_is_one_line_not_an_index_error",
+    "pretrain-rows-longer-than-data": "tests.train.test_seq_len_knob::test_rows_longer_than_the_train_split_name_layout_seq_len",
     "prepared-with-cut-documents": "tests.data.test_encode::test_a_folder_prepared_with_cut_documents_is_refused_on_read_and_on_rerun",
     "tokenizer-1mb-line": "tests.data.test_tokenizer::test_a_megabyte_line_without_spaces_trains",
     "tokenizer-interrupted": "tests.data.test_tokenizer::test_ctrl_c_and_sigterm_stop_training_with_the_usual_line",

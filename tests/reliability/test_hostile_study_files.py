@@ -239,7 +239,7 @@ STUDY_CASES = [
         "study-rows-longer-than-corpus",
         "study run {w}/study_rows_long.yaml --out {w}/s",
         r"study mini, run a: dataset main \(1 document\(s\), before preparing\) has at most \d+ tokens, fewer than one "
-        r"row of seq_len 4096; prepare more text or lower seq_len",
+        r"row of layout.seq_len 4096; prepare more text or lower layout.seq_len",
     ),
     (
         "study-rows-beyond-memory",

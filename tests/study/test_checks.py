@@ -37,9 +37,15 @@ def test_rows_longer_than_a_finished_prepare_nodes_data_are_refused_on_its_count
         check_runs(longer, folder, build_graph(longer, backend()))
     assert str(refused.value) == (
         "study fake-pfs, run mlm40: the train split of dataset main's prepared data has 100 tokens, fewer "
-        "than one row of seq_len 128; prepare more text or lower seq_len"
-    )
+        "than one row of layout.seq_len 128; prepare more text or lower layout.seq_len"
+    )  # the override sets them (it said "lower seq_len", and the study's seq_len changes nothing under it)
     check_runs(_rows(spec, 100), folder, build_graph(_rows(spec, 100), backend()))  # one row fits
+    # a recipe param (the study's `seq_len` would as well, but it is the prepare node's key): named as set
+    longer = replace(spec, runs=tuple(replace(r, params={**r.params, "seq_len": 128}) for r in spec.runs))
+    with pytest.raises(
+        UserError, match=r"fewer than one row of seq_len 128; prepare more text or lower seq_len$"
+    ):
+        check_runs(longer, folder, build_graph(longer, backend()))
 
 
 def test_the_bound_before_preparing_is_never_below_the_prepared_count(tmp_path):

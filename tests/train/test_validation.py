@@ -158,7 +158,7 @@ def test_data_without_a_val_split_trains_and_says_so(prepared, tmp_path, capfd):
     # the fix is the held-out share (it said "prepare more text", which holds out no more; then "or lower
     # seq_len", which no length helps for a split of 0 tokens)
     assert (
-        "has 0 tokens, fewer than one row of seq_len 32; prepare it again with a larger --val-fraction\n"
+        "has 0 tokens, fewer than one row of layout.seq_len 32; prepare it again with a larger --val-fraction\n"
         in err
     )
     assert not any("val/clm" in r for r in metrics(cfg.out)) and len(metrics(cfg.out)) == 6

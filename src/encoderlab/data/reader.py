@@ -70,8 +70,8 @@ def check_compatible(
         )
     if seq_len is not None and seq_len > max_seq_len:
         raise UserError(
-            f"seq_len {seq_len} is above the model's max_seq_len {max_seq_len}; lower data seq_len or raise "
-            "model.max_seq_len"
+            f"seq_len {seq_len} is above the model's max_seq_len {max_seq_len}; lower seq_len or use a model "
+            "with a larger max_seq_len"
         )
 
 

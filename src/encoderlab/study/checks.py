@@ -324,20 +324,27 @@ def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:
 
 
 def _check_rows(spec: StudySpec, d: DataSpec, p: Pretraining, meta: dict | None) -> None:
-    """Refuse the longest rows read from dataset `d` (run `p`'s) when not one fits in its train split."""
+    """Refuse the longest rows read from dataset `d` (run `p`'s) when not one fits in its train split,
+    naming what the study file sets them with: `seq_len` (the study's, or the run's recipe param), unless
+    an override `layout.seq_len` (the run's or the study's `run_overrides`) wins over it or the recipe takes
+    none (a smoke recipe): "lower seq_len" then changed nothing."""
     from encoderlab.data.reader import check_one_row
+    from encoderlab.train.recipes import recipe_defaults
 
     where, seq_len = f"study {spec.name}, run {p.run.name}: ", p.config.layout.seq_len
+    overridden = "layout.seq_len" in {**spec.run_overrides, **p.run.overrides}
+    knob = "seq_len" if not overridden and "seq_len" in recipe_defaults(p.run.recipe) else "layout.seq_len"
     if meta is not None:
         folder = d.prepared or f"dataset {d.name}'s prepared data"
-        check_one_row(meta["splits"]["train"]["tokens"], seq_len, f"{where}the train split of {folder}")
+        check_one_row(
+            meta["splits"]["train"]["tokens"], seq_len, f"{where}the train split of {folder}", knob=knob
+        )
         return
     bound = tokens_at_most(d, seq_len)
     if bound is not None:
         tokens, docs = bound
-        check_one_row(
-            tokens, seq_len, f"{where}dataset {d.name} ({docs:,} document(s), before preparing)", "at most "
-        )
+        where = f"{where}dataset {d.name} ({docs:,} document(s), before preparing)"
+        check_one_row(tokens, seq_len, where, "at most ", knob=knob)
 
 
 def tokens_at_most(d: DataSpec, enough: int) -> tuple[int, int] | None:

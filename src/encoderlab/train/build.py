@@ -43,7 +43,7 @@ def _stream(data: DataConfig, layout: BatchLayout) -> BatchSource:
         raise UserError(f"data.path {data.path} is not a folder; run `encoderlab data prepare` first")
     from encoderlab.data.reader import PackedReader
 
-    return PackedReader(Path(data.path), layout, seed=data.seed, split="train")
+    return PackedReader(Path(data.path), layout, seed=data.seed, split="train", knob="layout.seq_len")
 
 
 def data_identity(data: DataConfig) -> str | None:

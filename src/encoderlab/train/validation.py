@@ -86,7 +86,7 @@ def held_out_source(cfg: RunConfig, data_spec: TokenSpec | None = None, rows: in
     from encoderlab.data.reader import PackedReader
 
     try:
-        return PackedReader(data.path, layout, seed=SEED, split="val")
+        return PackedReader(data.path, layout, seed=SEED, split="val", knob="layout.seq_len")
     except (
         UserError
     ) as exc:  # too short (or no) val split: say so (once, not on every torchrun rank), train on
