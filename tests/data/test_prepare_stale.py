@@ -255,3 +255,32 @@ def test_a_merge_over_a_merged_folder_of_another_recipe_gives_a_fix_that_works(
         "merge-over-another-recipe",
     )
     assert read_meta(out)["recipe"]["seed"] == 2
+
+
+def test_a_relative_source_run_from_another_folder_says_it_is_another_file(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+):
+    """`--source c.jsonl` prepared in a/, run again in b/ whose c.jsonl differs: the line said "c.jsonl now
+    holds other bytes", as if the file prepared from had changed; a/c.jsonl is untouched."""
+    for name, n in (("a", 60), ("b", 61)):
+        (tmp_path / name).mkdir()
+        write_jsonl(tmp_path / name / "c.jsonl", corpus_records(n))
+    out = tmp_path / "o"
+    monkeypatch.chdir(tmp_path / "a")
+    assert _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
+    monkeypatch.chdir(tmp_path / "b")
+    before = snapshot(tmp_path)
+    code, err = _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)
+    assert_one_line(
+        code,
+        err,
+        r"o was prepared from sources that changed since \(c.jsonl is \S+/b/c.jsonl here, not \S+/a/c.jsonl, what "
+        r"it was prepared from \(a relative path is read from the working folder\)\); nothing was changed",
+    )
+    assert snapshot(tmp_path) == before
+    monkeypatch.chdir(tmp_path / "a")  # where it was prepared: nothing to do
+    assert _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
+    assert snapshot(tmp_path) == before

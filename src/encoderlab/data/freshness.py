@@ -30,6 +30,7 @@ files) cannot be checked: a warning says so.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from encoderlab.config import from_dict
@@ -56,8 +57,24 @@ def source_change(meta: dict) -> str | None:
             continue
         to_end = source["exhausted"] if isinstance(source.get("exhausted"), bool) else whole
         if change := _change(config, _read(source), shard, to_end=to_end, skip=skip):
-            return change
+            return _elsewhere(config, source) or change
     return None
+
+
+def _elsewhere(config: dict, source: dict) -> str | None:
+    """A source path that resolves here to other files than those it was prepared from (`resolved`): a
+    relative --source run from another working folder. Said instead of the change it shows, which named
+    the files found here as if those read had changed ("c.jsonl now holds other bytes")."""
+    location, then = config.get("location"), source.get("resolved")
+    if not (isinstance(location, str) and isinstance(then, str) and then):
+        return None  # not local files, or a folder from before `resolved` was recorded
+    here = os.path.realpath(location)
+    if here == then:
+        return None
+    return (
+        f"{location} is {here} here, not {then}, what it was prepared from (a relative path is read from the "
+        "working folder)"
+    )
 
 
 def refuse_changed(folder: Path, meta: dict, *, other_out: bool = True) -> None:
