@@ -77,3 +77,23 @@ def test_the_code_detour_is_paper2s_design_on_starcoderdata_and_code_retrieval_a
         "gpu-610m",
         "gpu-1b",
     }
+
+
+@pytest.mark.parametrize(
+    "name,scale,scored_on",
+    [
+        ("paper2-detour", "demo", "pubmedqa-retrieval"),
+        ("paper2-detour", "cpu", "pubmedqa-retrieval"),
+        ("paper2-detour", "gpu-210m", "the biomed suite (8 tasks)"),
+        ("paper2-detour-code", "gpu-210m", "code-retrieval"),
+    ],
+)
+def test_the_detour_claim_names_what_each_scale_scores(name, scale, scored_on):
+    """It said "on the biomed domain suite" at every scale: the demo and cpu score one offline task, the
+    gpu scales the hub's `biomed` suite (8 of paper 2's 11 tasks), the code study code-retrieval."""
+    spec = get_study(name, scale)
+    (claim,) = [c for c in spec.claims if c.id.startswith("detour-")]
+    assert claim.text == f"The CLM detour beats the MLM baseline on {scored_on}"
+    from encoderlab.study.fidelity import named_tasks
+
+    assert named_tasks(spec) == (() if "suite" in scored_on else (scored_on,))
