@@ -146,6 +146,7 @@ def test_a_hub_csv_is_fetched_into_the_hub_cache_and_read_as_written_then_offlin
     tmp_path, cache, monkeypatch, capfd
 ):
     # was: read by `datasets` from the hub with pandas' defaults: 00123 the number 123, N/A missing
+    datasets.enable_progress_bars()  # the default (another test in this process may have turned it off)
     folder = tmp_path / "served" / "me" / "reviews"
     folder.mkdir(parents=True)
     (folder / "train.csv").write_text("review,stars\n00123,N/A\nfine film,0123\n")

@@ -58,8 +58,10 @@ def folders(tmp_path_factory):
         }
 
 
-def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path, capsys):
+def test_the_gpu_study_reads_a_corpus_prepared_across_machines(folders, tmp_path, capsys, monkeypatch):
     fineweb = folders["fw"]
+    # the cluster node reads the hub: its tasks are no mirror's (the plan refuses a missing mirror as run does)
+    monkeypatch.delenv(HUB_DATA_ENV)
     spec = with_prepared(get_study("paper1-pfs", "gpu-210m"), (f"main={fineweb}",))
     data = spec.dataset("main")
     assert data.prepared == str(fineweb) and data.max_docs is None
