@@ -39,6 +39,8 @@ import copy
 import json
 import os
 import threading
+import time
+import weakref
 from dataclasses import dataclass
 
 import torch
@@ -237,11 +239,13 @@ def shutdown(clean: bool = True) -> None:
     can otherwise abort while rank 0 is still writing).
 
     After an error (`clean=False`) the other ranks may never reach a barrier, so there is none.
+    Either way it returns once the group's workers have let go of our collectives' tensors (`_SENT`).
     """
     global _OWNED_GROUP
     if _OWNED_GROUP and dist.is_initialized():
         if clean:
             dist.barrier()
+        _drain()
         _RETIRED.append(dist.group.WORLD)
         dist.destroy_process_group()
     _OWNED_GROUP = False
@@ -260,10 +264,41 @@ group moves its destructor to the end of the process, long after any release; th
 threads per group a process made (one per `pretrain` call)."""
 
 
+_SENT: list[weakref.ref] = []
+"""The tensors our collectives handed the process group, held weakly, until its workers let them go.
+
+A worker thread drops a finished collective's tensors a moment after the caller goes on, and that
+release takes the GIL (torch 2.13: a C++ reference to a tensor with a Python object holds that object,
+and letting go of it is a Python decref). If the interpreter is finalizing by then, Python 3.11 ends the
+worker with `pthread_exit`, whose unwinding through the release (noexcept) is `std::terminate`: a rank
+whose run succeeded aborted at exit ("terminate called without an active exception", SIGABRT; seen in
+the suite under load, and made certain by a main thread that keeps the GIL). So `shutdown` waits, with
+the GIL free, until every tensor sent is gone (`_drain`): each is dropped by Python when its collective
+returns (`all_reduce_sum` sends a copy), so a live one is still the workers'. The collectives inside DDP
+and FSDP2 are not tracked: they end a step or more before the run's last barrier."""
+
+
+def _sent(*tensors: torch.Tensor) -> None:
+    _SENT[:] = [ref for ref in _SENT if ref() is not None]
+    _SENT.extend(weakref.ref(t) for t in tensors)
+
+
+def _drain(limit_s: float = 10.0, poll_s: float = 0.005) -> None:
+    """Wait (the GIL free) until the process group's workers have let go of every tensor in `_SENT`, for
+    at most `limit_s`: after a failed collective (a rank gone) they may hold them until gloo's timeout."""
+    deadline = time.monotonic() + limit_s
+    while any(ref() is not None for ref in _SENT) and time.monotonic() < deadline:
+        time.sleep(poll_s)
+    _SENT.clear()
+
+
 def all_reduce_sum(value: torch.Tensor, world: World) -> torch.Tensor:
-    """Sum of `value` over ranks (identity on one process)."""
+    """Sum of `value` over ranks, in place (identity on one process)."""
     if world.world_size > 1:
-        dist.all_reduce(value)
+        sent = value.clone()  # the caller keeps `value`; `_drain` waits for this copy alone
+        dist.all_reduce(sent)
+        _sent(sent)
+        value.copy_(sent)
     return value
 
 
@@ -283,6 +318,7 @@ def all_gather(value, world: World) -> list:
     padded = torch.cat([mine, torch.zeros(longest - mine.numel(), dtype=torch.uint8)])
     gathered = [torch.empty(longest, dtype=torch.uint8) for _ in range(world.world_size)]
     dist.all_gather(gathered, padded)
+    _sent(size, *sizes, padded, *gathered)
     return [json.loads(bytes(g[: int(n)].tolist())) for g, n in zip(gathered, sizes)]
 
 
