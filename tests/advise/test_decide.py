@@ -216,6 +216,25 @@ def test_a_target_far_outside_the_ladder_is_warned_about():
     assert "below the ladder's smallest rung" in below
 
 
+def test_a_schedule_whose_own_rungs_stop_short_of_the_target_is_warned_about():
+    """Each curve is read at the target from its own schedule's rungs: where the ladder as a whole reaches
+    the target but CLM's three rungs end 3,906x below it (a span of 256x), CLM's prediction is the curve's
+    form alone. Before, the check read the whole ladder's span (65,536x, the target 15x past its largest
+    rung) and said nothing."""
+    sizes = (1e6, 4e6, 1.6e7, 6.4e7, 2.56e8)
+    mlm = [(3.4, 3.42), (3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)]
+    clm = [(3.3, 3.32), (2.95, 2.97), (2.7, 2.72)]
+    ladder = _ladder({MLM_LIKE: mlm, CLM_LIKE: clm}, sizes=sizes)
+    advice = advise(ladder, Target(params=1e9, tokens=2e10), n_boot=40)
+    (warning,) = advice.warnings
+    assert warning.startswith(
+        f"the target is 3,906x the compute of {CLM_LIKE.name}'s largest rung, further past it than "
+        f"{CLM_LIKE.name}'s rungs span (256x from its smallest rung"
+    )
+    # within both schedules' own reach: no warning
+    assert advise(ladder, Target(params=1.6e7 * 4, tokens=20 * 1.6e7 * 4), n_boot=40).warnings == ()
+
+
 def test_seed_noise_from_too_few_degrees_of_freedom_is_warned_about():
     """One rung of a schedule at two seeds is accepted, but its noise then rests on one deviation: the
     bootstrap's intervals are too narrow, and the advice says so (not with a given --seed-noise)."""

@@ -204,21 +204,37 @@ def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str,
     """A warning when the target lies below the ladder's smallest rung, or further past its largest
     than the ladder spans (in log compute): there, whichever method is recommended, the numbers at the
     target come from the curves' form, which the intervals do not resample and the backtest checks only
-    one rung inside the ladder."""
+    one rung inside the ladder. Where the whole ladder reaches the target but a schedule's own rungs do
+    not (they span less of it), one warning per such schedule with a curve: its prediction is read from
+    its own rungs alone, however far the others reach."""
     lo = min(float(f.rungs.compute.min()) for f in fits)
     hi = max(float(f.rungs.compute.max()) for f in fits)
+    if (whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans")) is not None:
+        return (whole,)
+    out = []
+    for f in (f for f in fits if f.fits is not None):
+        name, own = f.schedule.name, f.rungs.compute
+        why = _beyond(target_compute, float(own.min()), float(own.max()), f"{name}'s", f"{name}'s rungs span")
+        out += [why] if why is not None else []
+    return tuple(out)
+
+
+def _beyond(target_compute: float, lo: float, hi: float, whose: str, spans: str) -> str | None:
+    """The warning for a target below rungs spanning `lo` to `hi` in compute, or further past them than they
+    span (`whose`: "the ladder's" or "CLM's"; `spans`: "the ladder spans" or "CLM's rungs span"); None when
+    the target is within reach."""
     if target_compute < lo * (1 - 1e-9):
         return (
-            f"the target's compute (C = {target_compute:.3g}) is below the ladder's smallest rung "
-            f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder",
+            f"the target's compute (C = {target_compute:.3g}) is below {whose} smallest rung "
+            f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder"
         )
     if target_compute / hi <= hi / lo * (1 + 1e-9):
-        return ()
+        return None
     return (
-        f"the target is {_times(target_compute / hi)} the compute of the ladder's largest rung, further past it "
-        f"than the ladder spans ({_times(hi / lo)} from its smallest rung to its largest): every number at the target "
+        f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
+        f"than {spans} ({_times(hi / lo)} from its smallest rung to its largest): every number at the target "
         "rests on the curves' form, which the intervals do not include and the backtest checked only one rung "
-        "inside the ladder; read the advice as a guess, or add larger rungs",
+        "inside the ladder; read the advice as a guess, or add larger rungs"
     )
 
 
