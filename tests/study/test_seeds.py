@@ -329,3 +329,24 @@ def test_a_left_out_seed_where_the_other_run_has_results_at_other_fine_tuning_se
         "; left out: A's pretraining seed 2 (B has results there only at other fine-tuning seeds)"
         "; left out: B's pretraining seed 2 (A has results there only at other fine-tuning seeds)"
     )
+
+
+def test_runs_sharing_seeds_but_not_fine_tuning_seeds_are_compared_unpaired_not_as_one_checkpoint():
+    """Both runs at pretraining seeds 0, 1 and 2, but only seed 0's checkpoints share fine-tuning seeds (a
+    report rebuilt while evaluations are missing): each run's three checkpoints still replicate its
+    objective, so Welch's test of their means (each over its own fine-tuning seeds), not seed 0's two
+    checkpoints alone, which the report called "one pretraining seed: this compares two checkpoints"."""
+    from encoderlab.study.results import _unit
+
+    a = {k: {f: 70.0 + k + 0.1 * f for f in (0, 1)} for k in range(3)}
+    b = {0: {0: 69.0, 1: 69.2}, 1: {2: 70.0, 3: 70.1}, 2: {2: 71.0, 3: 71.2}}
+    nested = compare_runs(a, b)
+    means = [[np.mean(list(run[k].values())) for k in range(3)] for run in (a, b)]
+    ref = stats.ttest_ind(*means, equal_var=False)
+    assert nested.level == "unpaired" and (nested.a.n, nested.b.n) == (3, 3) and nested.own_fine_tuning
+    assert nested.diff.p_value == pytest.approx(ref.pvalue) and nested.diff.mean == pytest.approx(
+        np.mean(means[0]) - np.mean(means[1])
+    )
+    said = _unit(nested, "MLM", "CLM", None, nested.diff)
+    assert "the runs share pretraining seeds 0, 1, 2, but at fewer than two of them" in said
+    assert "the mean over its own fine-tuning seeds" in said and "one pretraining seed" not in said

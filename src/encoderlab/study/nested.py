@@ -34,7 +34,11 @@ When both runs have two or more pretraining seeds but fewer than two in common (
 each run is still replicated: their seed means (each over the fine-tuning seeds every checkpoint of
 both runs has) are compared by Welch's test (`level == "unpaired"`), a claim about the two objectives
 without the pairing. Before, disjoint seeds read "not tested: no finished results", and one seed in
-common compared that seed's two checkpoints alone.
+common compared that seed's two checkpoints alone. The same holds where the runs share pretraining
+seeds but fewer than two of them have fine-tuning seeds in common (a report rebuilt while evaluations
+are missing); where no fine-tuning seed is common to every checkpoint, each seed mean is over the
+checkpoint's own fine-tuning seeds (`own_fine_tuning`). Before, that compared the two checkpoints of
+the one seed they could pair, and the report said the runs had one pretraining seed.
 
 With K = 1 on both sides there is nothing to replicate: the comparison falls back to fine-tuning seeds
 paired over the one checkpoint each (`level == "fine-tuning"`), which says whether these two
@@ -84,6 +88,12 @@ class Nested:
     left_out: dict[str, list[int]] = field(default_factory=dict)
     """At level "pretraining": "a" or "b" -> that run's pretraining seeds with results that are not in the
     pairing, since the other run has none there (or none at the same fine-tuning seeds); empty when none."""
+    shared: list[int] = field(default_factory=list)
+    """At level "unpaired": the pretraining seeds both runs have (two or more only where fewer than two of
+    them have fine-tuning seeds in common)."""
+    own_fine_tuning: bool = False
+    """At level "unpaired": the checkpoints of both runs share no fine-tuning seed, so each seed mean is over
+    the checkpoint's own fine-tuning seeds."""
     unmatched: dict[str, list[int]] = field(default_factory=dict)
     """The seeds of `left_out` at which the other run does have results, but at none of the same fine-tuning
     seeds (so the report does not say it has no results there)."""
@@ -163,17 +173,18 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
 
 
 def _unpaired(a: Scores, b: Scores) -> Nested | None:
-    """a against b when both have two or more pretraining seeds but fewer than two in common: each run's
-    seed means (over the fine-tuning seeds every checkpoint of both has) by Welch's test; None otherwise."""
+    """a against b when both have two or more pretraining seeds but fewer than two in common (at fine-tuning
+    seeds in common): each run's seed means (over the fine-tuning seeds every checkpoint of both has, or,
+    where they have none in common, each over its own) by Welch's test; None otherwise."""
     if min(len(a), len(b)) < 2:
         return None
     fine = set.intersection(*(set(v) for v in (*a.values(), *b.values())))
-    if not fine:
-        return None
-    va, vb = ([fmean(run[k][f] for f in fine) for k in sorted(run)] for run in (a, b))
+    va, vb = ([fmean(run[k][f] for f in (fine or run[k])) for k in sorted(run)] for run in (a, b))
     shared = sorted(set(a) & set(b))
     return Nested(
         level="unpaired",
+        shared=shared,
+        own_fine_tuning=not fine,
         a=summarize(va),
         b=summarize(vb),
         diff=welch_test(va, vb),

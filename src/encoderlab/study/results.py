@@ -13,7 +13,8 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   started from), that checkpoint is a fixed reference: the other run's seed means are tested against
   its fine-tuning scores by Welch's test (`level == "reference"`), and the sentence says the claim is
   about one objective against that one model. Runs with two or more pretraining seeds each but fewer
-  than two in common are compared unpaired, their seed means by Welch's test (`level == "unpaired"`);
+  than two in common (at fine-tuning seeds in common) are compared unpaired, their seed means by Welch's
+  test (`level == "unpaired"`);
   seeds only one run has are left out of a paired test, and the sentence names them.
 - **The same tasks.** A measure averages over the tasks that every model of both runs has results
   for at the compared step (`StudyData.shared_tasks`), and the sentence names those it left out: a report is
@@ -395,11 +396,7 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
             f"that one model, not against {one}'s objective"
         )
     if n.level == "unpaired":
-        shared = "no pretraining seed" if n.checkpoint_seed is None else "one pretraining seed"
-        return (
-            f", {la} and {lb} each over its own pretraining seeds (each the mean over its fine-tuning seeds), unpaired: "
-            f"the runs share {shared}, too few to pair them by data order"
-        )
+        return _unpaired_unit(n, la, lb)
     if n.level == "fine-tuning":
         return (
             f", n = {gain.n} fine-tuning seeds of one checkpoint each (one pretraining seed: this compares two "
@@ -413,6 +410,22 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
     )
     left = n.left_out_phrase(la, lb)
     return f", n = {gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}{left}"
+
+
+def _unpaired_unit(n: Nested, la: str, lb: str) -> str:
+    """What an unpaired claim's test is over: why it could not pair the runs' pretraining seeds."""
+    own = " own" * n.own_fine_tuning
+    shared = {0: "no pretraining seed", 1: "one pretraining seed"}.get(len(n.shared))
+    if shared is None:  # seeds in common, but at most one of them with fine-tuning seeds in common
+        shared = (
+            f"pretraining seeds {', '.join(map(str, n.shared))}, but at fewer than two of them the checkpoints "
+            "have fine-tuning seeds in common"
+        )
+    return (
+        f", {la} and {lb} each over its own pretraining seeds (each the mean over its{own} fine-tuning seeds), "
+        f"unpaired: the runs share {shared}, too few to pair them by data order"
+        + ("; the checkpoints share no fine-tuning seed" if n.own_fine_tuning else "")
+    )
 
 
 _PREFIX = {
