@@ -303,3 +303,19 @@ def test_schedules_with_the_same_values_are_a_tie_not_a_recommendation():
     assert adv.recommendation is None
     assert [(p.p_best, p.rung_p_best) for p in adv.predictions] == [(0.5, 0.5), (0.5, 0.5)]
     assert "nan" not in format_advice(adv) and "n/a of pairs ranked right" in format_advice(adv)
+
+
+@pytest.mark.parametrize("crossover, past", [(3.0, True), (0.2, False)])
+def test_a_crossing_past_the_runs_of_both_schedules_says_it_is_read_from_the_curves(crossover, past):
+    """A crossing beyond the largest compute both schedules ran is the curves' extrapolation: the line says
+    so. Before, "CLM leads below C = 4.83e+18" read the same as a crossing between two rungs."""
+    from encoderlab.advise.report import format_advice
+
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=crossover)
+    top = max(o.compute for o in syn.ladder.observations)
+    advice = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=60)
+    (c,) = advice.crossovers
+    assert c.compute is not None and (c.compute > top) == past
+    (line,) = [x for x in format_advice(advice).splitlines() if x.startswith(f"  {c.a} vs {c.b}")]
+    said = f"past C = {top:.3g}, the largest compute both have runs at: read from the curves alone"
+    assert (said in line) == past, line

@@ -27,10 +27,19 @@ def _rung(point) -> str:
     return "none shared" if point is None else f"N={point[0]:.3g}, D={point[1]:.3g}"
 
 
-def _crossover_line(c) -> str:
+def _crossover_line(c, reach: float | None = None) -> str:
+    """One pair's crossing; `reach`: the compute up to which both schedules have runs, past which the
+    crossing is the curves' extrapolation and the line says so."""
+    past = (
+        f"; past C = {reach:.3g}, the largest compute both have runs at: read from the curves alone"
+        if reach is not None and c.compute is not None and c.compute > reach * (1 + 1e-9)
+        else ""
+    )
     if c.verdict == "insufficient evidence":
         where = (
-            f"the point fit crosses at C = {c.compute:.3g}" if c.compute else "the point fit does not cross"
+            f"the point fit crosses at C = {c.compute:.3g}{past}"
+            if c.compute
+            else "the point fit does not cross"
         )
         return (
             f"  {c.a} vs {c.b}: insufficient evidence ({where}; {c.share:.0%} of replicates cross in range)"
@@ -40,8 +49,13 @@ def _crossover_line(c) -> str:
     other = c.b if c.first == c.a else c.a
     return (
         f"  {c.a} vs {c.b}: {c.first} leads below C = {c.compute:.3g}, {other} above "
-        f"(interval [{_num(c.low, '{:.3g}')}, {_num(c.high, '{:.3g}')}]; {c.share:.0%} of replicates cross)"
+        f"(interval [{_num(c.low, '{:.3g}')}, {_num(c.high, '{:.3g}')}]; {c.share:.0%} of replicates cross{past})"
     )
+
+
+def _reach(advice: Advice, a: str, b: str) -> float:
+    """The largest compute both schedules have a run at (the smaller of their largest runs)."""
+    return min(max(r["compute"] for r in advice.runs if r["schedule"] == s) for s in (a, b))
 
 
 def _backtest_lines(advice: Advice) -> list[str]:
@@ -87,7 +101,10 @@ def format_advice(advice: Advice) -> str:
         *table,
         "",
         f"crossovers ({advice.path}):",
-        *([_crossover_line(c) for c in advice.crossovers] or ["  none computed (a schedule has no curve)"]),
+        *(
+            [_crossover_line(c, _reach(advice, c.a, c.b)) for c in advice.crossovers]
+            or ["  none computed (a schedule has no curve)"]
+        ),
         *_backtest_lines(advice),
         "",
         *(f"warning: {w}" for w in advice.warnings),
