@@ -350,3 +350,18 @@ def test_runs_sharing_seeds_but_not_fine_tuning_seeds_are_compared_unpaired_not_
     said = _unit(nested, "MLM", "CLM", None, nested.diff)
     assert "the runs share pretraining seeds 0, 1, 2, but at fewer than two of them" in said
     assert "the mean over its own fine-tuning seeds" in said and "one pretraining seed" not in said
+
+
+def test_a_seed_left_out_of_a_reference_comparison_is_named():
+    """Against a one-seed reference, a seed of the replicated run scored at none of the reference's
+    fine-tuning seeds (an evaluation missing mid-study) drops out of the test: the sentence names it, as a
+    paired test names its left-out seeds. Before, it read "over 2 pretraining seeds" of a run trained at 3."""
+    from encoderlab.study.results import _unit
+
+    many = {0: {0: 71.0, 1: 71.5}, 1: {0: 72.0, 1: 72.4}, 2: {5: 73.0}}
+    nested = compare_runs(many, {0: {0: 69.0, 1: 69.6}})
+    assert (
+        nested.level == "reference" and nested.pretraining_seeds == [0, 1] and nested.left_out == {"a": [2]}
+    )
+    said = _unit(nested, "MLM", "Start", None, nested.diff)
+    assert "left out: MLM's pretraining seed 2 (scored at none of Start's fine-tuning seeds)" in said

@@ -87,7 +87,8 @@ class Nested:
     """At level "reference": the run that is the one fixed checkpoint."""
     left_out: dict[str, list[int]] = field(default_factory=dict)
     """At level "pretraining": "a" or "b" -> that run's pretraining seeds with results that are not in the
-    pairing, since the other run has none there (or none at the same fine-tuning seeds); empty when none."""
+    pairing, since the other run has none there (or none at the same fine-tuning seeds); empty when none.
+    At level "reference": the replicated run's seeds scored at none of the reference's fine-tuning seeds."""
     shared: list[int] = field(default_factory=list)
     """At level "unpaired": the pretraining seeds both runs have (two or more only where fewer than two of
     them have fine-tuning seeds in common)."""
@@ -211,8 +212,10 @@ def _against_reference(a: Scores, b: Scores) -> Nested | None:
     values = [means[k] for k in sorted(means)]
     va, vb = (values, fixed) if ref_is_b else (fixed, values)
     shared = ref_seed if ref_seed in many else None
+    left = sorted(set(many) - set(means))
     return Nested(
         level="reference",
+        left_out={("a" if ref_is_b else "b"): left} if left else {},
         a=summarize(va),
         b=summarize(vb),
         diff=welch_test(va, vb),

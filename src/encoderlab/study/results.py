@@ -390,10 +390,16 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
     """What the claim's test is over, and what that makes it a claim about."""
     if n.level == "reference":
         many, one = (la, lb) if n.reference == "b" else (lb, la)
+        left = next(iter(n.left_out.values()), [])
+        seeds = f"seed{'s' * (len(left) > 1)} {', '.join(map(str, left))}"
         return (
             f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
             f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
             f"that one model, not against {one}'s objective"
+            + (
+                f"; left out: {many}'s pretraining {seeds} (scored at none of {one}'s fine-tuning seeds)"
+                * bool(left)
+            )
         )
     if n.level == "unpaired":
         return _unpaired_unit(n, la, lb)
