@@ -198,3 +198,22 @@ def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, mo
     assert tries == [QRELS] and "check the name and your connection" in str(err.value)
     _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["dev.tsv", "test.tsv"])
     assert load_hub(HubSource(QRELS))["validation"]["query-id"] == ["000", "001", "002", "003"]
+
+
+def test_a_malformed_csv_in_the_hub_cache_snapshot_says_so_not_check_your_connection(tmp_path, cache):
+    # was: "...; check the name and your connection, or set ENCODERLAB_HUB_DATA=DIR to read a local
+    # mirror", for a file the hub cache holds (fetched fine) whose quote is never closed
+    folder = tmp_path / "served" / "me" / "reviews"
+    folder.mkdir(parents=True)
+    (folder / "train.csv").write_text('review,stars\nfine film,1\n"never closed,2\nok,3\n')
+    _cached(cache, "me/reviews", folder, ["train.csv"])
+    snapshot = _storage(cache, "me/reviews") / "snapshots" / COMMIT
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/reviews"))
+    line = str(err.value)
+    assert line.startswith(f"cannot load me/reviews from {snapshot}: ") and "\n" not in line
+    assert "connection" not in line
+    assert line.endswith(
+        "the dataset's file in that hub cache snapshot is malformed as published; report it to the "
+        "dataset's owner, or set ENCODERLAB_HUB_DATA=DIR to read a corrected local mirror"
+    )

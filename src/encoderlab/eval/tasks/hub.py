@@ -77,10 +77,11 @@ def load_hub(source: HubSource):
         for split, pattern in source.data_files:
             files.setdefault(split, []).append(pattern)
         kwargs["data_files"] = files
-    mirror = path != source.repo
+    mirror, snapshot = path != source.repo, None
     malformed = datasets.exceptions.DatasetGenerationError  # a CSV with an unclosed quote
     try:
-        path = path if mirror else _hub_snapshot(datasets, source, kwargs) or path
+        snapshot = None if mirror else _hub_snapshot(datasets, source, kwargs)
+        path = snapshot or path
         if path == source.repo and source.revision:
             kwargs["revision"] = source.revision
         csv = _mirror_options(datasets, path, kwargs, source) if path != source.repo else {}
@@ -92,11 +93,15 @@ def load_hub(source: HubSource):
         ) from None
     except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError, malformed) as exc:
         first = first_line(cause(exc))
-        fix = (
-            "check the mirror's files against docs/evaluation.md"
-            if mirror
-            else f"check the name and your connection, or set {HUB_DATA_ENV}=DIR to read a local mirror"
-        )
+        if mirror:
+            fix = "check the mirror's files against docs/evaluation.md"
+        elif snapshot:  # fetched fine: the dataset's own file is malformed
+            fix = (
+                "the dataset's file in that hub cache snapshot is malformed as published; report it to "
+                f"the dataset's owner, or set {HUB_DATA_ENV}=DIR to read a corrected local mirror"
+            )
+        else:
+            fix = f"check the name and your connection, or set {HUB_DATA_ENV}=DIR to read a local mirror"
         raise UserError(f"cannot load {source.describe()} from {path}: {first}; {fix}") from None
     if csv.get("sep") == "\t":
         for split, part in ds.items():
