@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from analysis_helpers import make_model, make_texts
+from analysis_helpers import make_adapter, make_model, make_texts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -113,6 +113,32 @@ def test_pooled_features_ignore_padding_and_match_a_direct_mean(tokenizer, mode)
         for layer in range(model.config.n_layers):
             direct = hidden[layer + 1][0].double().mean(0)
             torch.testing.assert_close(feats[layer][i], direct, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["bert", "modernbert"])
+def test_adapters_pooled_features_are_the_mean_of_transformers_own_block_outputs(tokenizer, family):
+    # paper 2's models are ModernBERTs: in a padded batch, with the adapter's masks (ModernBERT's sliding
+    # window of 4 included), each layer is the mean over the text's real tokens, specials counted, of what
+    # transformers' own block computes on that text alone, unpadded and with its own masks
+    model = make_adapter(family, 0)
+    texts = ["w1 w2", " ".join(f"w{i}" for i in range(1, 20)), "w3 w4 w5"]  # padded to 21 tokens
+    feats = pooled_features(model, tokenizer, texts, Encoding(batch_size=3))
+    assert len(feats) == len(model.layers) == 3
+    outputs: list[torch.Tensor] = []
+
+    def keep(module, args, output):
+        outputs.append(output[0] if isinstance(output, tuple) else output)
+
+    for block in model.layers:  # the model is the test's own: its hooks stay
+        block.register_forward_hook(keep)
+    for i, text in enumerate(texts):
+        outputs.clear()
+        with torch.no_grad():
+            model.hf(input_ids=tokenizer(text, return_tensors="pt")["input_ids"])
+        for layer in range(3):
+            torch.testing.assert_close(
+                feats[layer][i], outputs[layer][0].double().mean(0), rtol=1e-5, atol=1e-6
+            )
 
 
 def test_word_features_average_the_subtokens_of_each_word(tokenizer):

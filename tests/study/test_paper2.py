@@ -97,3 +97,31 @@ def test_the_detour_claim_names_what_each_scale_scores(name, scale, scored_on):
     from encoderlab.study.fidelity import named_tasks
 
     assert named_tasks(spec) == (() if "suite" in scored_on else (scored_on,))
+@pytest.mark.parametrize("scale", ["demo", "cpu", "gpu-210m"])
+def test_the_cka_node_compares_the_detour_with_the_baseline_against_its_seed_17_and_42_twin(scale):
+    """Paper 2's control: d(CLM, MLM_s1) / d(MLM_s2, MLM_s1), the MLM models trained at seeds 17 and 42
+    (Rian-T/thesis, cka_mlm_control_heldout.json). Read off the built graph: the CKA node's models and the
+    resolved configs of the pretraining nodes it reads."""
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.nodeconfig import CkaNode, PretrainNode
+    from encoderlab.study.nodes import real_backend
+
+    graph = build_graph(get_study("paper2-detour", scale), real_backend())
+    (node,) = [n for n in graph if n.kind == "cka"]
+    cka = CkaNode.of(node)
+    pretrain = {n.name.split("/", 1)[1]: PretrainNode.of(n).run for n in graph if n.kind == "pretrain"}
+    a, b, twin = cka.models[:3]
+    assert (a.split("/")[0], b.split("/")[0], twin) == (
+        "detour-biomed",
+        "baseline-biomed",
+        "baseline-biomed-s2",
+    )
+    assert cka.analysis.noise == ("baseline-biomed-s2", "baseline-biomed")  # (B', B): B is the reference
+    assert sorted(node.deps) == sorted(f"pretrain/{m}" for m in (a, b, twin))
+    runs = {m: pretrain[m] for m in (a, b, twin)}
+    assert (runs[b].seed, runs[twin].seed) == (17, 42) and runs[a].seed == 17
+    assert (
+        runs[twin].data.seed == runs[b].data.seed == runs[a].data.seed
+    )  # one data order: only the seed differs
+    assert runs[twin].phases == runs[b].phases != runs[a].phases  # the twin is the baseline's recipe
+    assert cka.analysis.max_length == 512
