@@ -48,6 +48,7 @@ NAMED = {
     "study-lr-times-weight-decay": "tests.study.test_finetune_decay::test_a_study_refuses_its_lrs_over_a_task_files_weight_decay_before_anything_runs",
     "study-over-a-changed-corpus": "tests.study.test_stale_corpus::test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs",
     "study-tokenizer-over-a-changed-corpus": "tests.study.test_stale_tokenizer::test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus",
+    "study-cka-max-length": "tests.study.test_cka_length::test_a_study_cka_length_beyond_a_start_models_positions_is_refused_before_anything_runs",
     "study-tokenizer-without-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet",
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",

@@ -23,7 +23,7 @@ import torch
 import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
-from encoderlab.analysis.features import Encoding
+from encoderlab.analysis.features import Encoding, analysis_length
 from encoderlab.analysis.inputs import check_distinct, check_models, read_texts
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
@@ -67,27 +67,6 @@ def _sources(*sources: str | None) -> list[Path]:
     from encoderlab.model.hub import source_folder
 
     return [f for f in (source_folder(s) for s in sources if s) if f is not None]
-
-
-def _max_length(requested: int | None, pairs) -> int:
-    """--max-length: 512 or the shortest model maximum by default; longer than a model takes is refused,
-    and so is a length the tokenizers' own special tokens fill (every text became the same [CLS] [SEP]:
-    constant features, or no word at all for a token task, a traceback). `pairs`: (model, tokenizer)."""
-    limit = min(m.config.max_seq_len for m, _ in pairs)
-    if requested is None:
-        return min(512, limit)
-    if not 1 <= requested <= limit:
-        raise UserError(
-            f"--max-length {requested} is outside what the models take (1-{limit} tokens); "
-            f"pass --max-length {min(512, limit)} or less"
-        )
-    specials = max(tok.num_special_tokens_to_add() for _, tok in pairs)
-    if requested <= specials:
-        raise UserError(
-            f"--max-length {requested} leaves no token of text: the tokenizer adds {specials} special tokens; "
-            f"pass --max-length {specials + 1} or more"
-        )
-    return requested
 
 
 def _check_arguments(device: str, seeds: dict[str, tuple[int, ...]], **counts: int) -> None:
@@ -207,7 +186,7 @@ def cka_command(
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
     pairs = {name: _load(src, device, dtype) for name, src in named.items()}
     _check_twin(pairs, named)
-    max_length = _max_length(max_length, list(pairs.values()))
+    max_length = analysis_length(max_length, list(pairs.values()))
     encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
     report = cka.compare(
         pairs["A"],
@@ -272,7 +251,7 @@ def transplant_command(
     (a, tok_a), (b, tok_b) = _load(model_a, device), _load(model_b, device)
     sources = {"a": model_a, "b": model_b}
     encoding = Encoding(
-        max_length=_max_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
+        max_length=analysis_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
     )
     if layers is not None:
         _check_vocabulary_parts(tok_a, tok_b, embeddings=embeddings, head=head)
@@ -424,7 +403,7 @@ def probe_command(
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]
-    length = _max_length(max_length, [(model, tok) for _, model, tok in loaded])
+    length = analysis_length(max_length, [(model, tok) for _, model, tok in loaded])
     encoding = Encoding(max_length=length, batch_size=batch_size, attention_mode=attention_mode)
     rows: list[dict] = []
     with output_folder(out, ANALYZE):  # the feature cache is written while probing

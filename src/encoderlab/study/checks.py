@@ -267,7 +267,7 @@ def check_runs(
     from encoderlab.study.plan import finished_meta
 
     models = [p for p in pretraining(spec) if p.config is not None]
-    check_start_models(spec, models)
+    check_cka_lengths(spec, check_start_models(spec, models))
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
     for p in models if memory else ():
@@ -280,12 +280,13 @@ def check_runs(
         _check_rows(spec, spec.dataset(name), p, metas[name])
 
 
-def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None) -> None:
+def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None) -> dict[str, int | None]:
     """Refuse a run whose start model (an asset, a folder, a hub id's mirror, or another run of the study
     on other data) has fewer positions than the run's rows, in one line naming the fix, before the study
     writes anything: the pretraining node would refuse it only when its turn came, hours into the study
     (after its base trained). A start model whose config is not on this machine yet (a hub id to
-    download) is checked by the node, before it trains."""
+    download) is checked by the node, before it trains. Returns the positions of each model trained
+    (model id -> positions, None where not known yet)."""
     from encoderlab.train.build import scratch_positions, start_positions
 
     limits: dict[str, int | None] = {}  # model id -> the positions of the model it trains
@@ -304,6 +305,28 @@ def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None)
                 f"its rows are {seq_len} tokens; give run {p.run.name} `params: {{seq_len: {limit}}}` "
                 "(and a global_batch of as many more rows, to keep its tokens per step)"
             )
+    return limits
+
+
+def check_cka_lengths(spec: StudySpec, limits: dict[str, int | None]) -> None:
+    """Refuse a CKA whose `max_length` is more than a model it compares takes (`limits`: model id ->
+    positions, `check_start_models`), in `analyze cka`'s words (`analysis.features.bounded_length`),
+    before anything runs: the node failed with a traceback after every run had trained. The default
+    512 is capped at the models' positions there, as `analyze cka`'s is (a model continued from a
+    128-position one compares at 128)."""
+    from encoderlab.analysis.features import bounded_length
+    from encoderlab.study.graph import run_id
+    from encoderlab.study.spec import CkaSpec
+
+    for c in spec.cka:
+        runs = map(spec.run, (c.a, c.b, *(c.noise or ())))
+        known = [limits.get(run_id(r, spec.seeds_of(r)[0], spec)) for r in runs]
+        known = [n for n in known if n is not None]
+        if known and c.max_length != CkaSpec.max_length:
+            try:
+                bounded_length(c.max_length, min(known), "max_length")
+            except UserError as exc:
+                raise UserError(f"study {spec.name}, cka {c.a}-vs-{c.b}: {exc}") from None
 
 
 def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:

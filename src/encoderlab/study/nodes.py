@@ -30,7 +30,7 @@ from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
-from encoderlab.study.spec import DataSpec, StudySpec
+from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
 
 # --------------------------------------------------------------------------- prepare
 
@@ -279,7 +279,7 @@ def run_eval(ctx: NodeContext) -> dict:
 def run_cka(ctx: NodeContext) -> dict:
     """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
     from encoderlab.analysis.cka import compare, low_layer_summary
-    from encoderlab.analysis.features import Encoding
+    from encoderlab.analysis.features import Encoding, analysis_length
     from encoderlab.analysis.inputs import load_model, read_texts
     from encoderlab.analysis.plots import json_safe, write_json
 
@@ -294,13 +294,21 @@ def run_cka(ctx: NodeContext) -> dict:
         raise UserError(f"the seed-noise pair of a CKA must be (twin of {cfg.b}, {cfg.b}), got {noise}")
     twin = load_model(str(by_model[node.models[2]])) if noise else None
     texts = read_texts(cfg.texts)
+    try:  # the default 512 is `analyze cka`'s: capped at the models' positions (study.checks checked the rest)
+        length = analysis_length(
+            None if cfg.max_length == CkaSpec.max_length else cfg.max_length,
+            [a, b, *([twin] if twin else [])],
+            "max_length",
+        )
+    except UserError as exc:
+        raise UserError(f"cka {cfg.a}-vs-{cfg.b}: {exc}") from None
     report = compare(
         a,
         b,
         texts,
         baseline=twin,
         n=min(cfg.n_texts, len(texts)),
-        encoding=Encoding(max_length=cfg.max_length),
+        encoding=Encoding(max_length=length),
     )
     data = report.to_dict()
     # strict: an infinite ratio is null, as `analyze cka` writes it

@@ -177,7 +177,8 @@ class CkaSpec:
     n_texts: int = 500
     """Number of texts (the paper: 500)."""
     max_length: int = 512
-    """Tokens per text."""
+    """Tokens per text at most (the paper's 512): capped at the compared models' positions when they take
+    fewer, as `analyze cka`'s default is; another value beyond them is refused."""
 
 
 @dataclass(frozen=True, kw_only=True)
