@@ -217,3 +217,56 @@ def test_a_malformed_csv_in_the_hub_cache_snapshot_says_so_not_check_your_connec
         "the dataset's file in that hub cache snapshot is malformed as published; report it to the "
         "dataset's owner, or set ENCODERLAB_HUB_DATA=DIR to read a corrected local mirror"
     )
+
+
+SNAPSHOT_FIX = (
+    "the dataset's file in that hub cache snapshot is malformed as published; report it to the dataset's "
+    "owner, or set ENCODERLAB_HUB_DATA=DIR to read a corrected local mirror"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "problem", "own_fix"),
+    [
+        ("train.csv", "review,review\nfine film,1\n", "header names the column 'review' twice", "rename one"),
+        ("train.csv", "review,stars\nfine, film,1\n", "first row has 3 fields", "quote a field"),
+        (
+            "train.tsv",
+            'review\tstars\n"Great\t1\nok\t0\nhe said "so"\t1\n',
+            "holds a tab",
+            "quote that field",
+        ),
+        ("train.csv", "review,stars\nfin\xe9,1\n", "is not UTF-8 text", "save it as UTF-8"),
+    ],
+)
+def test_a_hub_cache_snapshot_failing_the_task_file_checks_is_said_malformed_as_published(
+    tmp_path, cache, name, text, problem, own_fix
+):
+    # was the task files' fix ("rename one of them", "quote that field whole ..."): an edit of a file in
+    # the hub cache, which is not the user's (the next fetch puts the dataset's own back)
+    folder = tmp_path / "served" / "me" / "reviews"
+    folder.mkdir(parents=True)
+    (folder / name).write_bytes(text.encode("latin1"))
+    _cached(cache, "me/reviews", folder, [name])
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/reviews"))
+    line = str(err.value)
+    assert line.startswith("cannot load me/reviews") and "\n" not in line and problem in line
+    assert str(_storage(cache, "me/reviews") / "snapshots" / COMMIT) in line
+    assert own_fix not in line and line.endswith(SNAPSHOT_FIX)
+
+
+def test_an_empty_json_file_of_a_hub_dataset_names_no_mirror(tmp_path, cache, monkeypatch):
+    # was "...; put the split's records in it, or re-download the mirror": there is no mirror, and the
+    # file is the dataset's as published
+    folder = tmp_path / "served" / "me" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "train.jsonl").write_text("")
+    (folder / "test.jsonl").write_text('{"text": "a", "label": 0}\n')
+    _online(monkeypatch, cache, "me/notes", folder)
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/notes"))
+    assert str(err.value) == (
+        "cannot load me/notes from me/notes: a data file of it is empty as published; report it to the "
+        "dataset's owner, or set ENCODERLAB_HUB_DATA=DIR to read a corrected local mirror"
+    )

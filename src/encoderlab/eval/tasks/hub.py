@@ -30,6 +30,13 @@ from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 PARQUET_EXPORT = "refs/convert/parquet"
 CARD_FILES = ("README.md", ".huggingface.yaml")
 """A dataset repo's files that `datasets` reads, besides its data files, to resolve its configs."""
+PUBLISHED_FIX = (
+    f"report it to the dataset's owner, or set {HUB_DATA_ENV}=DIR to read a corrected local mirror"
+)
+"""What to do about a hub dataset's file that is malformed as published: not the user's to edit."""
+SNAPSHOT_FIX = f"the dataset's file in that hub cache snapshot is malformed as published; {PUBLISHED_FIX}"
+"""The fix of every refusal of a file in the hub cache's snapshot (`_hub_snapshot`): the task files'
+checks (`localfiles.csv_options`, `check_unquoted`) say to edit the file, which fits a mirror only."""
 
 
 def export_files(config: str, splits: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -84,28 +91,28 @@ def load_hub(source: HubSource):
         path = snapshot or path
         if path == source.repo and source.revision:
             kwargs["revision"] = source.revision
-        csv = _mirror_options(datasets, path, kwargs, source) if path != source.repo else {}
+        published = SNAPSHOT_FIX if snapshot else None  # the task files' fixes edit the file: a mirror's
+        csv = _mirror_options(datasets, path, kwargs, source, published) if path != source.repo else {}
         ds = datasets.load_dataset(path, **kwargs, **csv)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
-        raise UserError(
-            f"cannot load {source.describe()} from {path}: a data file of it is empty; "
-            "put the split's records in it, or re-download the mirror"
-        ) from None
+        empty = (
+            "a data file of it is empty; put the split's records in it, or re-download the mirror"
+            if mirror
+            else f"a data file of it is empty as published; {PUBLISHED_FIX}"  # no mirror to re-download
+        )
+        raise UserError(f"cannot load {source.describe()} from {path}: {empty}") from None
     except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError, malformed) as exc:
         first = first_line(cause(exc))
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
         elif snapshot:  # fetched fine: the dataset's own file is malformed
-            fix = (
-                "the dataset's file in that hub cache snapshot is malformed as published; report it to "
-                f"the dataset's owner, or set {HUB_DATA_ENV}=DIR to read a corrected local mirror"
-            )
+            fix = SNAPSHOT_FIX
         else:
             fix = f"check the name and your connection, or set {HUB_DATA_ENV}=DIR to read a local mirror"
         raise UserError(f"cannot load {source.describe()} from {path}: {first}; {fix}") from None
     if csv.get("sep") == "\t":
         for split, part in ds.items():
-            check_unquoted(part, f"cannot load {source.describe()}: its {split} split ({path})")
+            check_unquoted(part, f"cannot load {source.describe()}: its {split} split ({path})", published)
     return ds
 
 
@@ -169,18 +176,18 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
     return folder if kind == "csv" else None
 
 
-def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource) -> dict:
+def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource, fix: str | None = None) -> dict:
     """The config options a mirror is loaded with: the state of its data files (`mirror_state`), and,
     for a mirror whose files `datasets` reads as CSV or TSV, the options a task's files are read with
     (`localfiles.csv_options`), their headers checked first: a mirror was read with pandas' defaults,
     so a column named twice, `00123` read as 123, a class named N/A and a TSV text opening a quote
-    passed there unsaid."""
+    passed there unsaid. `fix`: what a refusal says to do (`SNAPSHOT_FIX` for the hub cache's snapshot)."""
     builder = datasets.load_dataset_builder(path, **kwargs)
     files = [Path(f) for split_files in builder.config.data_files.values() for f in split_files]
     state = {"description": mirror_state(files)}
     if builder.name != "csv":
         return state
-    return state | csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}")
+    return state | csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}", fix)
 
 
 def mirror_state(files: list[Path]) -> str:

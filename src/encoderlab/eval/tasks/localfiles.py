@@ -78,9 +78,10 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
 
 
 @contextlib.contextmanager
-def _text(path: Path, where: str) -> Iterator[Iterable[str]]:
+def _text(path: Path, where: str, fix: str | None = None) -> Iterator[Iterable[str]]:
     """The lines of a text data file, decompressed. One that is not UTF-8 (`datasets` said only "An error
-    occurred while generating the dataset") or is cut short is one line naming it."""
+    occurred while generating the dataset") or is cut short is one line naming it (and `fix`, when
+    given, as what to do: a file its reader cannot edit, a hub cache snapshot's)."""
     try:
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
             yield io.TextIOWrapper(stream, encoding="utf-8")
@@ -92,36 +93,38 @@ def _text(path: Path, where: str) -> Iterator[Iterable[str]]:
             if utf16
             else f"is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character)"
         )
-        raise UserError(
-            f"{where}: {path} {what}; save it as UTF-8, e.g. "
-            f"`iconv -f {'utf-16' if utf16 else 'latin1'} -t utf-8 {path.name} > utf8-{path.name}`"
-        ) from None
+        own = (
+            f"save it as UTF-8, e.g. `iconv -f {'utf-16' if utf16 else 'latin1'} -t utf-8 {path.name} > "
+            f"utf8-{path.name}`"
+        )
+        raise UserError(f"{where}: {path} {what}; {fix or own}") from None
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole first, so a file cut short is named
         raise UserError(
             f"{where}: cannot read {path} ({exc or type(exc).__name__}); download it again or recompress it"
         ) from None
 
 
-def csv_options(paths: Iterable[Path], tsv: bool, where: str) -> dict:
+def csv_options(paths: Iterable[Path], tsv: bool, where: str, fix: str | None = None) -> dict:
     """The options of `datasets`' csv builder for these CSV or TSV files (a task's, or a hub mirror's),
     whose headers are checked first. Every cell is read as the text written: pandas' inference made
     `00123` the number 123 (and `0123` too: two labels, one class; a text column of ids lost its zeros),
     `1e5` and ` 12` numbers; labels are converted deliberately (`custom_labels.written`). Only an empty
     cell is missing: pandas' default also read "NA", "N/A", "NULL", "None" and "nan" as missing, so a
     class named N/A or a text saying NULL was refused as "a row has an empty label". A dataset card's
-    features still cast the text (`datasets` after pandas)."""
-    width = max((_check_header(path, where) for path in paths), default=0)
+    features still cast the text (`datasets` after pandas). `fix`: what a refusal says to do instead of
+    editing the file (a hub cache snapshot's files are not the reader's to edit)."""
+    width = max((_check_header(path, where, fix) for path in paths), default=0)
     as_written = dict.fromkeys(range(width), str)  # by position: a column named twice is refused above
     return {**({"sep": "\t"} if tsv else {}), "keep_default_na": False, "converters": as_written}
 
 
-def _check_header(path: Path, where: str) -> int:
+def _check_header(path: Path, where: str, fix: str | None = None) -> int:
     """The number of columns a CSV or TSV file's header names. One named twice is refused: the reader
     kept the first under the name and renamed the second (`stars.1`), so which of the two a task read was
     not the file's to say. So is a first row of more fields than the header names: pandas took the first
     column for row names and shifted the others left (a later row that long is pandas' own error)."""
     tsv = plain_suffix(path) == ".tsv"
-    with _text(path, where) as text:
+    with _text(path, where, fix) as text:
         records = (r for r in csv.reader(text, delimiter="\t" if tsv else ",") if "".join(r).strip())
         names = [n.lstrip("\ufeff") if i == 0 else n for i, n in enumerate(next(records, []))]
         try:
@@ -130,15 +133,13 @@ def _check_header(path: Path, where: str) -> int:
             first = []
     twice = next((n for i, n in enumerate(names) if n and n in names[:i]), None)
     if twice is not None:
-        raise UserError(
-            f"{where}: {path}'s header names the column {twice!r} twice; rename one of them (a reader keeps "
-            f"the first as {twice!r} and the second as '{twice}.1')"
-        )
+        own = f"rename one of them (a reader keeps the first as {twice!r} and the second as '{twice}.1')"
+        raise UserError(f"{where}: {path}'s header names the column {twice!r} twice; {fix or own}")
     if len(first) > len(names):
+        own = f"quote a field that holds a {'tab' if tsv else 'comma'}, or remove the separator ending each line"
         raise UserError(
             f"{where}: {path}'s first row has {len(first)} fields but its header names {len(names)} columns, "
-            f"so a reader takes the first for row names; quote a field that holds a {'tab' if tsv else 'comma'}, "
-            "or remove the separator ending each line"
+            f"so a reader takes the first for row names; {fix or own}"
         )
     return len(names)
 
@@ -175,17 +176,21 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     return found
 
 
-def check_unquoted(split, where: str) -> None:
+def check_unquoted(split, where: str, fix: str | None = None) -> None:
     """Refuse a TSV cell holding a tab. Only quoting puts one there, and a plain TSV does not quote: a
     text that starts with a double quote (`"Great" they said`) was read up to the next quote in the
-    file, tabs and lines included, so the rows between became one cell of one example, without a word."""
+    file, tabs and lines included, so the rows between became one cell of one example, without a word.
+    `fix`: what to do instead of editing the file (`csv_options`)."""
     for column in split.column_names:
         i = next((i for i, v in enumerate(split[column]) if isinstance(v, str) and "\t" in v), None)
         if i is not None:
+            own = (
+                'quote that field whole ("..." with inner quotes doubled) or remove the leading quote, or '
+                "write the data as JSON lines"
+            )
             raise UserError(
                 f"{where}: row {i + 1}'s {column!r} holds a tab: a field starting with a double quote is read "
-                "up to the next quote, across tabs and lines, so several rows became one; quote that field "
-                'whole ("..." with inner quotes doubled) or remove the leading quote, or write the data as JSON lines'
+                f"up to the next quote, across tabs and lines, so several rows became one; {fix or own}"
             )
 
 
