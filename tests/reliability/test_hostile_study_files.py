@@ -65,6 +65,7 @@ def _study_files(root: Path) -> None:
         "name_path": lambda s: s.update(name="../escaped"),
         "data_seed": lambda s: s["data"][0].update(seed=-1),
         "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
+        "corpus_field": lambda s: s["data"][0].update(corpus=["body.jsonl"]),
         "rows_long": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 4096}),
         "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
         "device_cuda": lambda s: s["runs"][0].update(overrides={"device": "cuda"}),
@@ -127,6 +128,7 @@ def sworld(tmp_path_factory):
     write_texts(root)
     (root / "corpus_dir").mkdir()  # a corpus folder, read whole by a study's prepare node
     (root / "corpus_dir" / "texts.txt").write_text((root / "texts.txt").read_text())
+    (root / "body.jsonl").write_text('{"body": "a document whose text field is not text"}\n')
     _study_files(root)
     return root
 
@@ -158,6 +160,12 @@ STUDY_CASES = [
         "study run {w}/study_corpus_missing.yaml --out {w}/s",
         r"study mini, dataset main: '.*/nothere.txt' is not an existing file, folder or glob; fix the dataset's "
         r"corpus in the study file$",
+    ),
+    (
+        "study-corpus-text-field",
+        "study run {w}/study_corpus_field.yaml --out {w}/s",
+        r"study mini, dataset main: .*/body.jsonl:1 has no field 'text' \(fields: body\); name the text field in "
+        r"the source, e.g. --source '.*/body.jsonl#text_field=body' \(or fix the record\)$",
     ),
     (
         "study-tokenizer-missing",

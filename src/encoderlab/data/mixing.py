@@ -159,7 +159,7 @@ def empty_source(sources, i: int) -> UserError:
     return UserError(f"source '{sources[i].location}' has no non-empty document; remove it")
 
 
-def check_first_documents(sources, on_error: Literal["raise", "skip"] = "raise") -> None:
+def check_first_documents(sources, on_error: Literal["raise", "skip", "refuse"] = "raise") -> None:
     """Read each source's first document, so that an empty source or a bad first record is refused before
     a command makes anything (`data prepare` makes its lock and OUT.tmp beside --out: refused after that,
     it changed a folder encoderlab did not create). Trade-off: each source is opened twice (a hub source

@@ -125,9 +125,13 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
     when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
-    resolve (a download, or a mirror); assets are fetched by now, unless `fetched=False` (`study plan`,
-    which fetches nothing): then only what is on this machine is checked (`_here`), and an asset's
+    resolve (a download, or a mirror). Each local source's first document is read, as `data prepare`
+    reads it before writing (`check_first_documents`): an empty file or records without the text field
+    were refused by the prepare node, after the study folder was made. Assets are fetched by now, unless
+    `fetched=False` (`study plan`, which fetches nothing): then only what is on this machine is checked
+    (`_here`), and an asset's
     absence is the plan's to say."""
+    from encoderlab.data.mixing import check_first_documents
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.hub import check_model_source
@@ -136,13 +140,16 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     runs, names = [r for r in spec.runs if r.init and _here(r.init, fetched)], {d.name for d in spec.data}
     for d in spec.data:
         try:
-            for source in corpus_sources(d.corpus):  # a bad `#option` is refused here too
-                if (
-                    source.location not in CORPORA
-                    and not source.location.startswith("hf:")
-                    and _here(source.location, fetched)
-                ):
-                    describe(source, fix="fix the dataset's corpus in the study file")
+            local = [  # a bad `#option` is refused here too
+                s
+                for s in corpus_sources(d.corpus)
+                if s.location not in CORPORA
+                and not s.location.startswith("hf:")
+                and _here(s.location, fetched)
+            ]
+            for source in local:
+                describe(source, fix="fix the dataset's corpus in the study file")
+            check_first_documents(local, "refuse")  # an empty file, or records without the text field
             if (
                 d.tokenizer != "train"
                 and d.tokenizer not in names
