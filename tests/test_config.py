@@ -92,7 +92,8 @@ def test_valid_json_that_pyyaml_cannot_read_is_read_as_json(tmp_path):
         read_mapping(tmp_path / "twice.json")
     (tmp_path / "broken.json").write_text('{\n\t"seed": \n}\n')
     with pytest.raises(
-        UserError, match=r"^config file .*broken.json is not valid YAML \(.*\); fix the syntax$"
+        UserError,
+        match=r"^config file .*broken.json is not valid YAML at line 2, column \d+: found character '\\t' .*; fix",
     ):
         read_mapping(tmp_path / "broken.json")
 

@@ -431,6 +431,16 @@ def read_yaml(text: str) -> Any:
             raise exc from None
 
 
+def yaml_problem(exc: Exception) -> str:
+    """Where a YAML file stops parsing and why: `at line 5, column 2: expected ... (while parsing a block
+    mapping)`. PyYAML's first line names only the context, which says neither where nor what."""
+    mark = getattr(exc, "problem_mark", None)
+    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and exc.problem:
+        context = f" ({exc.context})" if exc.context else ""
+        return f"at line {mark.line + 1}, column {mark.column + 1}: {exc.problem}{context}"
+    return f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
+
+
 def read_mapping(path: Path, what: str = "config file") -> dict:
     """A YAML file holding a mapping; missing, malformed or another shape is one clear UserError."""
     try:
@@ -442,8 +452,7 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a folder; pass the YAML file") from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise UserError(f"{what} {path} is not valid YAML ({first}); fix the syntax") from None
+        raise UserError(f"{what} {path} is not valid YAML {yaml_problem(exc)}; fix the syntax") from None
     if data is None:  # "got NoneType" named Python's type and no fix
         raise UserError(f"{what} {path} is empty; write its fields in it, one `name: value` per line")
     if not isinstance(data, dict):

@@ -33,7 +33,8 @@ ARGUMENT_CASES = [
     (
         "task-file-batch-zero",
         "eval {w}/model --task-file {w}/task_batch0.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
-        r"task_batch0.yaml: finetune: batch_size and micro_batch_size must be >= 1, got FinetuneConfig\(",
+        r"task_batch0.yaml: finetune: batch_size and micro_batch_size must be >= 1, got batch_size: 0, "
+        r"micro_batch_size: 16",
     ),
     (
         "task-file-options-not-a-mapping",
@@ -43,7 +44,7 @@ ARGUMENT_CASES = [
     (
         "task-file-max-steps-negative",
         "eval {w}/model --task-file {w}/task_max_steps_negative.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
-        r"task_max_steps_negative.yaml: finetune: max_steps must be >= 1, or null for `epochs`",
+        r"task_max_steps_negative.yaml: finetune: max_steps must be >= 1, or null for `epochs`, got max_steps: -1$",
     ),
     (
         "task-file-seed-negative",

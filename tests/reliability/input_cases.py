@@ -11,7 +11,8 @@ CASES = [
     (
         "malformed-yaml",
         "pretrain --config {w}/malformed.yaml --out {w}/o",
-        r"not valid YAML .*fix the syntax",
+        r"malformed.yaml is not valid YAML at line 2, column 10: expected ',' or '\]', but got ':' \(while parsing a "
+        r"flow sequence\); fix the syntax$",
     ),
     ("non-utf8-yaml", "pretrain --config {w}/latin1.yaml --out {w}/o", r"not valid YAML \('utf-8' codec"),
     (

@@ -4,17 +4,15 @@ A `Task` is a frozen description plus a loader. What differs between families li
 options object per family (`SCOptions`, `PairSCOptions`, `TCOptions`, `QAOptions`, `IROptions`),
 so a task carries only the settings its family reads and `task.family` follows from the options.
 
-`Task.signature()` hashes every setting that can change a score (not the loader itself: bump
-`data_version` when a loader's output changes; tasks read from a file put a hash of their data
-there). The results cache keys runs by this signature, so editing a task never reuses stale
-scores. The hash is taken over the flat layout of encoderlab 0.1.0 (every family's option with
-its default when the family has none), and a setting added since enters it only when it differs
-from its default: unchanged tasks keep their signatures, so existing caches stay valid.
+`Task.signature()` hashes every setting that can change a score (not the loader itself: bump `data_version`
+when a loader's output changes; tasks read from a file put a hash of their data there). The results cache
+keys runs by this signature, so editing a task never reuses stale scores. The hash is taken over the flat
+layout of encoderlab 0.1.0 (every family's option with its default when the family has none); a setting
+added since enters it only when it differs from its default: unchanged tasks keep their signatures.
 
 Examples are plain dicts per family:
   * sc: {"text", "label": int}; pair sc: {"text", "text_pair", "label"} (joined by the template);
-    multi-label sc: {"text", "labels": [int]}
-    regression sc: {"text", "target": float}
+    multi-label sc: {"text", "labels": [int]}; regression sc: {"text", "target": float}
   * tc: {"tokens": [str], "tags": [int]}
   * qa: {"id", "question", "context", "answers": [{"text", "answer_start"}]}  ([] = no answer)
   * ir: training pairs {"query", "document", "doc_id"}; evaluation splits are `IRSplit`s.
@@ -26,6 +24,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -91,9 +90,7 @@ class FinetuneConfig:
     def check(self, where: str) -> None:
         """Refuse values fine-tuning would fail on mid-run (a zero batch divides, a negative step count
         indexes, a NaN warmup converts to int) or misuse silently (0 epochs trains nothing): a task file's."""
-        finite = all(
-            math.isfinite(v) for v in (self.epochs, self.warmup_ratio, self.weight_decay, self.grad_clip)
-        )
+        finite = all(map(math.isfinite, (self.epochs, self.warmup_ratio, self.weight_decay, self.grad_clip)))
         bad = [
             (min(self.batch_size, self.micro_batch_size) < 1, "batch_size and micro_batch_size must be >= 1"),
             (
@@ -118,8 +115,10 @@ class FinetuneConfig:
             ),
         ]
         problem = next((message for wrong, message in bad if wrong), None)
-        if problem:
-            raise UserError(f"{where}: finetune: {problem}, got {self}")
+        if problem:  # the values of the fields it names (before "must"/"is"), not all twelve
+            words = re.findall(r"\w+", re.split(r" must | is ", problem)[0])
+            got = ", ".join(f"{n}: {getattr(self, n)!r}" for n in words if n in self.__dataclass_fields__)
+            raise UserError(f"{where}: finetune: {problem}, got {got}")
 
     def total_steps(self, n_train: int) -> int:
         """`max_steps`, or `epochs` passes of ceil(n_train / batch_size) steps each (an epoch ends with its

@@ -24,9 +24,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
-from encoderlab.config import StrictYAMLError, from_dict, read_yaml, unknown_fields
+from encoderlab.config import from_dict, read_mapping, unknown_fields
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
@@ -155,14 +153,7 @@ class TaskSpec:
 
 def _read_spec(path: Path) -> TaskSpec:
     where = f"task file {path}"
-    try:
-        raw = read_yaml(path.read_text(encoding="utf-8"))
-    except StrictYAMLError as exc:
-        raise UserError(f"{where}: {exc}") from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UserError(f"{where}: cannot read it ({type(exc).__name__}); give a YAML task spec") from None
-    if not isinstance(raw, dict):
-        raise UserError(f"{where}: expected a mapping of task fields (name, family, data, ...)")
+    raw = read_mapping(path, "task file")  # malformed YAML: the line and the problem
     if "family" in raw and raw["family"] not in FAMILIES:
         raise UserError(f"{where}: " + str(did_you_mean(str(raw["family"]), list(FAMILIES), "family")))
     if isinstance(raw.get("finetune"), dict):
