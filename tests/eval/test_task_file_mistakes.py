@@ -3,6 +3,9 @@ wrote task files from docs/evaluation.md alone)."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from tests.eval.fixtures import write_task_file
 from tests.eval.test_custom_tasks import _sentiment_files
@@ -41,3 +44,25 @@ def test_a_bad_finetune_value_is_named_with_its_value_not_the_whole_config(tmp_p
         load_task_files([str(path)])
     assert str(err.value).endswith(got)
     assert "FinetuneConfig" not in str(err.value)
+
+
+def test_qa_answers_none_of_which_is_at_its_offset_are_named_not_an_empty_train_split(tmp_path):
+    # was: "task first-word: the train split is empty; check the data files or the split sizes": every
+    # training answer was skipped (its text is not at its answer_start), which the line did not say
+    rows = [
+        {"question": f"What comes first in text {i}?", "context": f"Paris{i} is first here", "answers": a}
+        for i in range(20)
+        for a in ({"text": [f"Paris{i}"], "answer_start": [1]},)  # 1-based offsets, as a spreadsheet counts
+    ]
+    for split in ("train", "test"):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = {"train": "train.jsonl", "test": "test.jsonl"}
+    path = write_task_file(tmp_path, name="first-word", family="qa", data=data, allow_overlap=True)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert re.fullmatch(  # the first row of train once validation is cut from it
+        rf"task file {re.escape(str(path))}: no answer of the train split is in its context at its answer_start "
+        r"\(first row: 'Paris(\d+)' at 1 reads 'aris\1 '\); answer_start is the answer's 0-based character "
+        r"offset in the context",
+        str(err.value),
+    )

@@ -78,6 +78,14 @@ def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str) -> 
         ex = qa_example(rec_id, context, question, answers, counts, scored=part != "train")
         if ex is not None:
             out.append(ex)
+    if split_rows and not out:  # every training answer skipped: "the train split is empty" said not why
+        answer = qa_answers(split_rows[0]["answers"], where)[0]
+        start, text = answer["answer_start"], answer["text"]
+        found = _text(split_rows[0], "context", where)[start : start + len(text)]
+        raise UserError(
+            f"{where}: no answer of the train split is in its context at its answer_start (first row: {text!r} "
+            f"at {start} reads {found!r}); answer_start is the answer's 0-based character offset in the context"
+        )
     return out
 
 
