@@ -105,6 +105,26 @@ def test_every_problem_of_the_eval_grid_is_its_own_line(tmp_path):
     ]
 
 
+def test_an_empty_runs_or_data_list_is_one_line_each(tmp_path):
+    """Were a line per run ("run mlm reads dataset 'main'; defined: ", naming nothing) and per reference
+    to a run ("baseline names run 'mlm', which the study does not have; runs: ")."""
+    (tmp_path / "empty.yaml").write_text("name: x\nruns: []\ndata: []\nbaseline: mlm\n")
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "empty.yaml")
+    assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
+        "study x: runs is empty; list a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
+        "study x: data is empty; list a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]",
+    ]
+    (tmp_path / "nodata.yaml").write_text(
+        "name: x\nruns: [{name: mlm, recipe: pfs-mlm}]\ndata: []\nbaseline: mlm\n"
+    )
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "nodata.yaml")
+    assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
+        "study x: data is empty; list a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]"
+    ]
+
+
 def test_a_task_or_task_file_named_twice_is_refused(tmp_path):
     """Were dropped without a word (`eval --tasks boolq boolq` refuses the repeat)."""
     grid = "eval: {suite: pocket, tasks: [tweets, tweets], task_files: [p.yaml, p.yaml], checkpoint_tasks: [tweets, tweets]}\n"

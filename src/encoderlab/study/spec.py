@@ -292,7 +292,7 @@ class StudySpec:
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
             for run in self.runs
-            if run.data not in datasets
+            if datasets and run.data not in datasets  # none at all: one line (`_value_problems`)
         ]
         for d in self.data:
             if d.prepared is not None and (
@@ -313,7 +313,7 @@ class StudySpec:
         out += [
             f"{where} names run '{name}', which the study does not have; runs: {', '.join(names)}"
             for where, name in refs
-            if name not in names
+            if names and name not in names
         ]
         for r in self.runs:
             near = _near_run(r.init, names) if r.init else None
@@ -373,7 +373,12 @@ def _value_problems(spec: StudySpec) -> list[str]:
     from encoderlab.data.tokenizer_training import min_vocab_size
     from encoderlab.eval.spec import grid_problems
 
-    out = [
+    empty = {
+        "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
+        "data": "a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]",
+    }
+    out = [f"study {spec.name}: {f} is empty; list {e}" for f, e in empty.items() if not getattr(spec, f)]
+    out += [
         f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
         for d in spec.data
         if d.max_docs is not None and d.max_docs < 1
