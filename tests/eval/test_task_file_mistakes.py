@@ -66,3 +66,30 @@ def test_qa_answers_none_of_which_is_at_its_offset_are_named_not_an_empty_train_
         r"offset in the context",
         str(err.value),
     )
+
+
+@pytest.mark.parametrize(
+    "suffix,sep,fix",
+    [
+        (".csv", ";", "save it with commas (Excel: CSV UTF-8)"),
+        (".csv", "\t", "name it .tsv"),
+        (".tsv", ",", "name it .csv"),
+    ],
+)
+def test_a_file_of_another_separator_than_its_suffix_says_so(tmp_path, suffix, sep, fix):
+    # was: "cannot read data.train (...): Error tokenizing data. C error: Expected 1 fields in line 3, saw 2"
+    # (pandas', at the first row whose text held the expected separator), or, with none, "no column(s) review"
+    names = {";": "semicolons", "\t": "tabs", ",": "commas"}
+    for split in ("train", "test"):
+        rows = [f"review{sep}stars", *(f"text {split} {i}, with a comma{sep}good" for i in range(4))]
+        (tmp_path / f"{split}{suffix}").write_text("\n".join(rows) + "\n")
+    data = {"train": f"train{suffix}", "test": f"test{suffix}"}
+    columns = {"text": "review", "label": "stars"}
+    path = write_task_file(tmp_path, name="reviews", family="sc", data=data, columns=columns)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    reads = "tabs" if suffix == ".tsv" else "commas"
+    assert str(err.value) == (
+        f"task file {path}: {tmp_path / ('train' + suffix)}'s header is one column, {f'review{sep}stars'!r}: the "
+        f"file is separated by {names[sep]}, but a {suffix} file is read as separated by {reads}; {fix}"
+    )

@@ -131,6 +131,15 @@ def _check_header(path: Path, where: str, fix: str | None = None) -> int:
             first = next(records, [])
         except csv.Error:  # a field over csv's size limit: pandas reads it
             first = []
+    other = {";": "semicolons", "\t": "tabs", ",": "commas"}
+    other.pop("\t" if tsv else ",")
+    sep = next((c for c in other if len(names) == 1 and c in names[0]), None)
+    if sep is not None:  # was pandas' "Error tokenizing data. C error: Expected 1 fields in line 12, saw 2"
+        fix = {";": "save it with commas (Excel: CSV UTF-8)", "\t": "name it .tsv", ",": "name it .csv"}[sep]
+        raise UserError(
+            f"{where}: {path}'s header is one column, {names[0]!r}: the file is separated by {other[sep]}, but "
+            f"a {'.tsv' if tsv else '.csv'} file is read as separated by {'tabs' if tsv else 'commas'}; {fix}"
+        )
     twice = next((n for i, n in enumerate(names) if n and n in names[:i]), None)
     if twice is not None:
         own = f"rename one of them (a reader keeps the first as {twice!r} and the second as '{twice}.1')"
