@@ -93,3 +93,23 @@ def test_a_file_of_another_separator_than_its_suffix_says_so(tmp_path, suffix, s
         f"task file {path}: {tmp_path / ('train' + suffix)}'s header is one column, {f'review{sep}stars'!r}: the "
         f"file is separated by {names[sep]}, but a {suffix} file is read as separated by {reads}; {fix}"
     )
+
+
+def test_a_tag_seen_only_in_the_test_split_names_that_split(tmp_path):
+    # was: "task file t.yaml: label 'I-product' is not in the label set [...]", with the set read from train
+    # and nothing saying the tag came from test
+    rows = {
+        "train": [{"words": ["a", f"w{i}"], "ner": ["O", "B-x"]} for i in range(20)],
+        "test": [{"words": ["b", f"v{i}"], "ner": ["B-x", "I-y"]} for i in range(5)],
+    }
+    for split, split_rows in rows.items():
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in split_rows))
+    data = {"train": "train.jsonl", "test": "test.jsonl"}
+    columns = {"tokens": "words", "tags": "ner"}
+    path = write_task_file(tmp_path, name="ner", family="tc", data=data, columns=columns)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: test split: label 'I-y' is not in the label set ['O', 'B-x']; add it to `labels:` "
+        "or fix the data"
+    )

@@ -297,8 +297,10 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
         else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
             values = (r[field_] for s in SPLITS for r in raw[s])
             named = reads_ids(labels, values, label_col, where)
-        convert = converter(spec.family, labels, named, kind, where)
-        parts = {s: [convert(r) for r in raw[s]] for s in SPLITS}
+        parts = {  # a row's problem names its split (a tag seen only in test: "not in the label set")
+            s: list(map(converter(spec.family, labels, named, kind, f"{where}: {s} split"), raw[s]))
+            for s in SPLITS
+        }
         check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where)
         check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
