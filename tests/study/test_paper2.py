@@ -97,6 +97,8 @@ def test_the_detour_claim_names_what_each_scale_scores(name, scale, scored_on):
     from encoderlab.study.fidelity import named_tasks
 
     assert named_tasks(spec) == (() if "suite" in scored_on else (scored_on,))
+
+
 @pytest.mark.parametrize("scale", ["demo", "cpu", "gpu-210m"])
 def test_the_cka_node_compares_the_detour_with_the_baseline_against_its_seed_17_and_42_twin(scale):
     """Paper 2's control: d(CLM, MLM_s1) / d(MLM_s2, MLM_s1), the MLM models trained at seeds 17 and 42
