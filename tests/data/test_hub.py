@@ -5,6 +5,7 @@ id, checked against reading the parquet files and running the tokenizer directly
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import numpy as np
@@ -85,11 +86,21 @@ def test_fineweb_edu_streams_every_row_in_file_order_with_its_identity(hub):
         "mirror": str(hub / "datasets" / FINEWEB_EDU),
         "files": files,
     }
-    assert stats.files == [{"path": f, "docs": 40, "complete": True} for f in files]
+    mirror = hub / "datasets" / FINEWEB_EDU  # a mirror's files are recorded as local files are
+    assert stats.files == [{"path": f, "docs": 40, "complete": True, **_recorded(mirror / f)} for f in files]
     # another config of the same repo reads its own files
     assert (
         len(list(iter_documents(SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-100BT")))) == 80
     )
+
+
+def _recorded(path) -> dict:
+    st = path.stat()
+    return {
+        "bytes": st.st_size,
+        "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "mtime_ns": st.st_mtime_ns,
+    }
 
 
 def test_a_shard_reads_its_slice_of_the_files_and_the_slices_partition_the_stream(hub):

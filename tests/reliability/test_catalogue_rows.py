@@ -51,6 +51,7 @@ NAMED = {
     "study-cka-max-length": "tests.study.test_cka_length::test_a_study_cka_length_beyond_a_start_models_positions_is_refused_before_anything_runs",
     "study-tokenizer-without-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet",
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",
+    "prepare-at-another-revision": "tests.data.test_hub_revision::test_a_pinned_revision_is_read_recorded_and_another_is_refused",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",
     "merge-of-parts-of-other-hub-data": "tests.data.test_merge::test_parts_that_read_the_hub_data_at_another_revision_or_file_list_are_refused",
     "merge-over-a-stale-merge": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works",

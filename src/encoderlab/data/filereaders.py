@@ -235,14 +235,11 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
     import pyarrow.parquet as pq
 
     try:
-        st = path.stat()
-        sha = _sha256_file(path)
+        record = file_record(path)
     except OSError:  # recorded as `_open_hashed` records a file it cannot open (`file_change`), then skipped
         stats.files.append({"path": str(path), "bytes": 0, "sha256": None, "complete": False})
         raise
-    stats.files.append(
-        {"path": str(path), "bytes": st.st_size, "sha256": sha, "complete": True, "mtime_ns": st.st_mtime_ns}
-    )
+    stats.files.append(record)
     try:
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
@@ -280,6 +277,20 @@ def _check_text_column(schema, name: str, path: Path) -> None:
         return
     strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
     raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", *_field_fix(path, name, strings))
+
+
+def file_record(path: Path) -> dict:
+    """What `file_change` checks of a file read whole by another reader (pyarrow, `datasets`): its size,
+    sha256 and mtime, the mtime taken before it is hashed (a write meanwhile moves it); OSError as open."""
+    st = path.stat()
+    sha = _sha256_file(path)
+    return {
+        "path": str(path),
+        "bytes": st.st_size,
+        "sha256": sha,
+        "complete": True,
+        "mtime_ns": st.st_mtime_ns,
+    }
 
 
 def _sha256_file(path: Path, limit: int | None = None) -> str:

@@ -19,7 +19,10 @@ the corpus's size; a file whose mtime moved is hashed once per check (about a se
 size and mtime misses a file rewritten to its old size with its old mtime put back (as git's index
 does); hashing every file on every rerun would read the whole corpus to say "nothing to do". Folders
 from before mtimes were recorded are hashed. Hub data (`hf:`, named corpora) is pinned by the
-revision in its source identity and not checked here.
+revision in its source identity and not listed again here (that may need the network); the files of a
+hub mirror (`ENCODERLAB_HUB_DATA`, revision `local`), which can be edited in place, are recorded and
+checked as local files are, at the mirror folder the identity names (a folder from before they were
+recorded is not checked).
 
 A change is refused, never prepared over: the folder may be what a run's checkpoints were trained on
 (a resume on data prepared again is refused too, `train/trainer.py`), so the fix is another --out or
@@ -56,7 +59,7 @@ def source_change(meta: dict) -> str | None:
         if not (isinstance(config, dict) and isinstance(source, dict)):
             continue
         to_end = source["exhausted"] if isinstance(source.get("exhausted"), bool) else whole
-        if change := _change(config, _read(source), shard, to_end=to_end, skip=skip):
+        if change := _change(config, source, shard, to_end=to_end, skip=skip):
             return _elsewhere(config, source) or change
     return None
 
@@ -101,13 +104,12 @@ def merge_elsewhere(out: Path) -> str:
     return f"move {shards} to NEW.shards and run `encoderlab data merge --out NEW`"
 
 
-def _change(
-    config: dict, read: dict[str, dict], shard: Shard | None, *, to_end: bool, skip: bool
-) -> str | None:
+def _change(config: dict, source: dict, shard: Shard | None, *, to_end: bool, skip: bool) -> str | None:
+    read = _read(source)
     try:
         cfg = expand(from_dict(SourceConfig, config))
         if cfg.location.startswith("hf:"):  # pinned by its revision; listing it may need the network
-            return None
+            return _mirror_change(cfg.location, source.get("identity"), read)
         desc = describe(cfg)
     except UserError as exc:  # a merge on a machine without the workers' files
         log.warning("what was read of %s is not checked: %s", config.get("location"), exc)
@@ -121,6 +123,65 @@ def _change(
     if at < len(paths):
         return f"{paths[at]} is no longer in {cfg.location}"
     return next(filter(None, map(file_change, read.values())), None)
+
+
+def _mirror_change(location: str, identity, read: dict[str, dict]) -> str | None:
+    """The first file of a hub mirror (`ENCODERLAB_HUB_DATA`) read then that differs now (`file_change`
+    on the mirror folder the identity records); None for the hub's own files (its revision pins them)
+    and for a folder from before mirror files were recorded (nothing to compare)."""
+    mirror = identity.get("mirror") if isinstance(identity, dict) else None
+    if not (isinstance(mirror, str) and read):
+        return None
+    if not Path(mirror).is_dir():  # a merge on a machine without the workers' mirror
+        log.warning(
+            "what was read of %s is not checked: its mirror %s is not on this machine", location, mirror
+        )
+        return None
+    return next(
+        filter(None, (file_change({**e, "path": str(Path(mirror) / p)}) for p, e in read.items())), None
+    )
+
+
+def held_revisions(meta: dict) -> str:
+    """What hub data a prepared folder holds, for its "nothing to do" line (read from `meta`, no network):
+    ` (hf:ID at revision SHA, ...)`, or from a mirror; "" for a folder of local files only."""
+    held = []
+    for source in _list(meta.get("sources")):
+        ident = source.get("identity") if isinstance(source, dict) else None
+        if isinstance(ident, dict) and ident.get("kind") == "hf":
+            at = (
+                f"from its mirror {ident['mirror']}"
+                if ident.get("mirror")
+                else f"at revision {ident.get('revision')}"
+            )
+            held.append(f"hf:{ident.get('hub_id')} {at}")
+    if not held:
+        return ""
+    return f" ({', '.join(held)}, kept whatever the hub holds now; to read another, pin #hf_revision into another --out)"
+
+
+def recipe_differences(meta: dict, recipe: dict) -> str:
+    """The recipe keys in which a prepared folder (`meta`) differs from `recipe`, in words; for a hub
+    source asked at another revision (`hf_revision`), which revision the folder holds and which is asked."""
+    old = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
+    differs = ", ".join(sorted(k for k in recipe if old.get(k) != recipe[k])) or "recipe"
+    pairs = zip(_list(old.get("sources")), _list(recipe.get("sources")), _list(meta.get("sources")))
+    for was, now, source in pairs:
+        if (
+            isinstance(was, dict)
+            and isinstance(source, dict)
+            and was.get("hf_revision") != now.get("hf_revision")
+        ):
+            ident = source.get("identity") if isinstance(source.get("identity"), dict) else {}
+            pinned = (
+                f"pinned as {was['hf_revision']}" if was.get("hf_revision") else "the default branch then"
+            )
+            asked = f"revision {now['hf_revision']}" if now.get("hf_revision") else "the default branch"
+            return (
+                f"{differs} differ: it holds {was.get('location')} at revision {ident.get('revision')} ({pinned}), "
+                f"this asks for {asked}"
+            )
+    return f"{differs} differ"
 
 
 def _read(source: dict) -> dict[str, dict]:

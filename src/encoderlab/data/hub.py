@@ -27,7 +27,9 @@ read from there (`model_mirror`), so "set HF_HUB_OFFLINE=1 to use the local hub 
 Trade-offs: a plain mirror folder instead of the hub cache layout (`HF_HUB_CACHE`: blobs, refs and
 symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT`: a process to
 run); the price is that a mirror has no revision of its own, so what a prepared folder records as
-the revision of a mirrored repo is `local` and its identity is the list of files read. Datasets and
+the revision of a mirrored repo is `local` and its identity is the list of files read, each with its
+size, sha256 and mtime (checked by a rerun as local files are: `data/freshness.py`), and a source that
+pins a revision (`hf_revision`) is refused there rather than read at whatever the mirror holds. Datasets and
 models have a root each because the hub keeps them in separate namespaces (a dataset and a model may
 share `owner/name`).
 """
@@ -44,6 +46,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab.data.filereaders import file_record
 from encoderlab.errors import UserError, first_line
 
 HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
@@ -78,6 +81,21 @@ def check_hub_id(hub_id: str, what: str = "hub id") -> str:
     if not _HUB_ID.fullmatch(hub_id) or ".." in hub_id:
         raise UserError(f"'{hub_id}' is not a {what} of the form OWNER/NAME; fix it")
     return hub_id
+
+
+_REVISION = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)*")
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def check_revision(revision: str) -> str:
+    """`revision` if it can name a hub revision (a commit sha, a branch or tag, `refs/pr/N`): git ref
+    characters, no `..`, no empty part, not ending in `.` or `.lock`; else one line (ValueError)."""
+    if not _REVISION.fullmatch(revision) or ".." in revision or revision.endswith((".", ".lock")):
+        raise ValueError(
+            f"hf_revision={revision!r} is not a hub revision (a commit sha, or a branch or tag name); fix it, "
+            "e.g. hf_revision=main or the 40-hex commit sha of the dataset page's history"
+        )
+    return revision
 
 
 def _located(hub_id: str, kind: str, revision: str | None = None) -> str:
@@ -207,14 +225,21 @@ def _cached_snapshot(hub_id: str) -> Path | None:
             return None
 
 
-def reach_hub(hub_id: str, repo_type: str, what: str, fix: str) -> None:
-    """Ask the hub for `hub_id`'s repo once (no retries), so that an unreachable hub or a missing repo
-    is one line at once rather than after the retries of the library that then reads it."""
+def reach_hub(hub_id: str, repo_type: str, what: str, fix: str, revision: str | None = None) -> None:
+    """Ask the hub for `hub_id`'s repo (at `revision`, when one is pinned) once (no retries), so that an
+    unreachable hub, a missing repo or revision is one line at once rather than after the retries of
+    the library that then reads it."""
     from huggingface_hub import HfApi
+    from huggingface_hub.errors import RevisionNotFoundError
 
     with quiet_hub():
         try:
-            HfApi().repo_info(hub_id, repo_type=repo_type)
+            HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
+        except RevisionNotFoundError:
+            raise UserError(
+                f"{what} '{hub_id}' has no revision '{revision}' on the Hugging Face hub; fix #hf_revision "
+                "(a commit sha, branch or tag of the repo)"
+            ) from None
         except Exception as exc:
             raise _hub_failure(hub_id, what, exc, fix) from None
 
@@ -240,6 +265,8 @@ class HubDataset:
     """The split's data files in the order `datasets` streams them (hf:// URLs or mirror paths)."""
     revision: str
     """The commit the files were resolved at (`local` for a mirror)."""
+    pinned: str | None = None
+    """The revision the source asked for (`hf_revision`: a sha, branch or tag); None: the default branch."""
 
     def repo_path(self, index: int) -> str:
         """File `index`'s path inside the repo (e.g. `sample/10BT/000_00000.parquet`)."""
@@ -300,19 +327,28 @@ def import_datasets():
 
 
 @functools.cache
-def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, location: str) -> HubDataset:
+def _resolve(
+    hub_id: str,
+    config: str | None,
+    split: str,
+    data_dir: str | None,
+    location: str,
+    pinned: str | None = None,
+) -> HubDataset:
     datasets = import_datasets()
 
     if location == hub_id:  # no mirror: one request says at once whether the hub can be reached
         fix = f"check the network, or mirror the dataset and set {HUB_DATA_ENV}"
-        reach_hub(hub_id, "dataset", "hub dataset", fix)
+        reach_hub(hub_id, "dataset", "hub dataset", fix, pinned)
+    at = {"revision": pinned} if pinned else {}  # unpinned: the call as before pinning existed
     try:
         with quiet_hub():
-            builder = datasets.load_dataset_builder(location, config, data_dir=data_dir)
+            builder = datasets.load_dataset_builder(location, config, data_dir=data_dir, **at)
     except ValueError as exc:  # an unknown config lists the valid ones
         raise UserError(f"hub dataset '{hub_id}': {first_line(exc)}; fix #hf_config") from None
     except Exception as exc:  # the hub raises many types; all mean "cannot get this dataset"
-        raise UserError(f"cannot resolve hub dataset '{hub_id}' ({first_line(exc)}); check the id") from None
+        fix = "check the id" + (f" and #hf_revision={pinned}" if pinned else "")
+        raise UserError(f"cannot resolve hub dataset '{hub_id}' ({first_line(exc)}); {fix}") from None
     data_files = builder.config.data_files or {}
     if split not in data_files:
         raise UserError(
@@ -322,20 +358,32 @@ def _resolve(hub_id: str, config: str | None, split: str, data_dir: str | None, 
     files = tuple(str(f) for f in data_files[split])
     revs = {m["rev"] for f in files if (m := HF_URL.fullmatch(f))}
     revision = revs.pop() if len(revs) == 1 else ("local" if not revs else "mixed")
-    return HubDataset(hub_id, builder.config.name, split, data_dir, location, files, revision)
+    return HubDataset(hub_id, builder.config.name, split, data_dir, location, files, revision, pinned)
 
 
 def resolve_dataset(
-    hub_id: str, config: str | None = None, split: str = "train", data_dir: str | None = None
+    hub_id: str,
+    config: str | None = None,
+    split: str = "train",
+    data_dir: str | None = None,
+    revision: str | None = None,
 ) -> HubDataset:
-    """The data files of `hub_id`'s `config`/`split` (from the dataset card, as `datasets` reads it)."""
-    location = dataset_location(hub_id)
+    """The data files of `hub_id`'s `config`/`split` (from the dataset card, as `datasets` reads it), at
+    `revision` when one is pinned (else the default branch, as it is now). A mirror has no revisions:
+    pinning one there is refused rather than ignored."""
+    location = dataset_location(hub_id, revision)
+    if location != hub_id and revision is not None:
+        raise UserError(
+            f"hf:{hub_id}#hf_revision={revision}: {HUB_DATA_ENV} mirrors {hub_id} in {location}, a folder "
+            f"without revisions (its files are read as they are); drop hf_revision to read the mirror, or "
+            f"unset {HUB_DATA_ENV} to read revision {revision} from the hub"
+        )
     if location == hub_id and hub_offline():
         raise UserError(
             f"hub dataset '{hub_id}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; unset it, or mirror the "
             f"dataset and set {HUB_DATA_ENV}"
         )
-    return _resolve(hub_id, config, split, data_dir, location)
+    return _resolve(hub_id, config, split, data_dir, location, revision)
 
 
 def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator[tuple[int, dict]]:
@@ -348,9 +396,11 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
 
     if not indices:
         return
+    # pinned: the commit the files were listed at (a pinned branch may move meanwhile), else as before
+    at = {"revision": ds.revision if _SHA.fullmatch(ds.revision) else ds.pinned} if ds.pinned else {}
     try:
         stream = datasets.load_dataset(
-            ds.location, ds.config, split=ds.split, data_dir=ds.data_dir, streaming=True
+            ds.location, ds.config, split=ds.split, data_dir=ds.data_dir, streaming=True, **at
         )
     except Exception as exc:
         raise UserError(f"cannot stream hub dataset '{ds.hub_id}' ({first_line(exc)})") from None
@@ -386,6 +436,7 @@ def read_hub_documents(ds: HubDataset, files: range, text_field: str, id_field: 
             if current is not None:
                 entries[current]["complete"] = True
             row, current = 0, k
+            _record_mirror_file(ds, k, entries[k])
         text = record.get(text_field)
         if text is None:  # a null text is an empty document, as in parquet files
             text = ""
@@ -400,4 +451,20 @@ def read_hub_documents(ds: HubDataset, files: range, text_field: str, id_field: 
         yield Document(f"{ds.hub_id}#{where}", text)
         row += 1
     for k in files:  # every file of the slice was streamed to its end (empty ones included)
+        if "sha256" not in entries[k]:
+            _record_mirror_file(ds, k, entries[k])
         entries[k]["complete"] = True
+
+
+def _record_mirror_file(ds: HubDataset, k: int, entry: dict) -> None:
+    """For a mirror's file `k` (read as `datasets` streams it): its size, sha256 and mtime, as a local
+    file's are recorded (`filereaders.file_record`), so an edit in place is found as one of a local
+    corpus is (`data/freshness.py`); the entry keeps its repo path (the mirror is in the identity).
+    Nothing for a file of the hub, which its revision pins. Costs one more read of each mirror file."""
+    if ds.location != ds.hub_id:
+        entry.update({key: v for key, v in file_record(Path(ds.files[k])).items() if key in _RECORDED})
+
+
+_RECORDED = ("bytes", "sha256", "mtime_ns")
+"""What a mirror file's entry takes of `file_record` (its `path` stays the repo path; `complete` says
+whether it was streamed to its end)."""

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
-from encoderlab.data.freshness import source_change
+from encoderlab.data.freshness import held_revisions, source_change
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -151,7 +151,9 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
             if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
                 _merge_locked(out, parts, metas, recipe)
     else:
-        log.info("%s already holds the merge of these parts; nothing to do", out)
+        log.info(
+            "%s already holds the merge of these parts%s; nothing to do", out, held_revisions(read_meta(out))
+        )
     if delete_parts:
         _delete_parts(parts)
     return out

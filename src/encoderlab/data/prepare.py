@@ -64,7 +64,13 @@ from encoderlab.data import encode
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
-from encoderlab.data.freshness import merge_elsewhere, redo_fix, refuse_changed
+from encoderlab.data.freshness import (
+    held_revisions,
+    merge_elsewhere,
+    recipe_differences,
+    redo_fix,
+    refuse_changed,
+)
 from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
@@ -140,9 +146,9 @@ def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dic
     if call_settings(json.loads(tok.backend_tokenizer.to_str())):
         recipe["documents"] = "whole"  # an interrupted prepare of the old code, which cut them, starts over
     del recipe["tokenizer"]  # the same tokenizer reached by another path is the same recipe
-    for source in recipe["sources"]:  # a whole split's recipe is the one from before `hf_files` existed
-        if source.get("hf_files") is None:
-            source.pop("hf_files", None)
+    for source in recipe["sources"]:  # a whole, unpinned split's: the one from before `hf_files` existed
+        for key in [k for k in ("hf_files", "hf_revision") if source.get(k) is None]:
+            source.pop(key, None)
     recipe.update(tokenizer_hash=tokenizer_hash(tok), decontaminate=against, dtype=dtype.name)
     if repeats_documents(cfg.stop, len(cfg.sources)):  # folders drawn by the old, leaky rule differ
         recipe["holdout"] = "per-source"
@@ -179,10 +185,8 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
         return True
     fix = f"nothing was changed: {redo_fix(out, other_out=not merging)} and run the command again"
     if meta is not None:
-        differs = sorted(k for k in recipe or {} if meta.get("recipe", {}).get(k) != recipe[k])
-        raise UserError(
-            f"{out} already holds data prepared differently ({', '.join(differs) or 'recipe'} differ); {fix}"
-        )
+        differs = recipe_differences(meta, recipe or {})
+        raise UserError(f"{out} already holds data prepared differently ({differs}); {fix}")
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
         raise UserError(f"{out} holds files but no meta.json; {fix}")
     return False
@@ -247,7 +251,7 @@ def prepare(
         recipe["shard"] = [shard.index, shard.count]
     target = _target(out, shard, sources)
     if check_target(target, recipe, sources):
-        log.info("%s already holds this recipe; nothing to do", target)
+        log.info("%s already holds this recipe%s; nothing to do", target, held_revisions(read_meta(target)))
         return target
     if shard is None:  # a part may be empty: `data merge` judges the whole corpus
         check_first_documents(cfg.sources, cfg.on_error)

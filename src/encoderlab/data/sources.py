@@ -6,7 +6,8 @@ by weight with a seeded generator (`data/mixing.py`), so the same configs always
 document stream.
 
 Locations, tried in this order:
-  * `hf:ORG/NAME` - a Hugging Face dataset streamed with `datasets` (`hf_config`, `hf_split`), from
+  * `hf:ORG/NAME` - a Hugging Face dataset streamed with `datasets` (`hf_config`, `hf_split`, and
+    `hf_revision` to pin a commit, branch or tag), from
     the hub or from a local mirror (`data/hub.py`: ENCODERLAB_HUB_DATA), file by file, so a worker
     can read a slice of the files (`Shard`); refused at once when `HF_HUB_OFFLINE=1` and no mirror;
   * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
@@ -51,14 +52,14 @@ from encoderlab.data.filekinds import (
     unreadable,
 )
 from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
-from encoderlab.data.hub import read_hub_documents, resolve_dataset
+from encoderlab.data.hub import check_revision, read_hub_documents, resolve_dataset
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
 
 GLOB_CHARS = set("*?[")
-HUB_OPTIONS = ("hf_config", "hf_split", "hf_data_dir", "hf_files")
+HUB_OPTIONS = ("hf_config", "hf_split", "hf_data_dir", "hf_files", "hf_revision")
 """The options that select part of a hub dataset (`hf:ORG/NAME`); any other source refuses them."""
 
 
@@ -84,12 +85,17 @@ class SourceConfig:
     """Folder of a Hugging Face dataset repo to read (`load_dataset(..., data_dir=)`)."""
     hf_files: str | None = None
     """`A:B`: only the split's data files A to B-1 (`HubDataset.span`); `--shard` splits those."""
+    hf_revision: str | None = None
+    """The hub revision to read (a commit sha, branch or tag: `load_dataset(..., revision=)`); None: the
+    default branch as it is when the source is first read (its commit is recorded either way)."""
 
     def __post_init__(self):
         if not self.location:
             raise ValueError("source location is empty")
         if not (math.isfinite(self.weight) and self.weight > 0):  # inf: a NaN mixture, silently
             raise ValueError(f"source {self.location}: weight must be a finite number > 0, got {self.weight}")
+        if self.hf_revision is not None:
+            check_revision(self.hf_revision)
 
 
 def parse_source(spec: str) -> SourceConfig:
@@ -108,7 +114,7 @@ def parse_source(spec: str) -> SourceConfig:
             raise UserError(f"source option '{item}' in '{spec}' must look like key=value")
         data[key.strip()] = (
             value
-            if key.strip() in ("text_field", "id_field", "hf_config", "hf_split", "hf_data_dir", "hf_files")
+            if key.strip() in ("text_field", "id_field", *HUB_OPTIONS)
             else parse_scalar(value, f"source option '{key.strip()}'")
         )
     return from_dict(SourceConfig, data, where=f"source '{spec}'")
@@ -213,14 +219,14 @@ CORPUS_FIXES = ("text_field", "id_field", "hf_config", "hf_split", "hf_data_dir"
 
 
 def expand(cfg: SourceConfig) -> SourceConfig:
-    """A named hub corpus as the `hf:` source it stands for, keeping the weight and a slice of its files
-    (`hf_files`: it was dropped, so `fineweb-edu-350bt#hf_files=0:K`, the command `study plan` gives,
-    read the whole sample); others unchanged. An option the row sets, given another value, is refused
+    """A named hub corpus as the `hf:` source it stands for, keeping the weight, a pinned revision
+    (`hf_revision`) and a slice of its files (`hf_files`: it was dropped, so `fineweb-edu-350bt#hf_files=0:K`,
+    the command `study plan` gives, read the whole sample); others unchanged. An option the row sets, given another value, is refused
     rather than ignored."""
     corpus = CORPORA.get(cfg.location)
     if corpus is None:
         return cfg
-    source = replace(corpus.source(weight=cfg.weight), hf_files=cfg.hf_files)
+    source = replace(corpus.source(weight=cfg.weight), hf_files=cfg.hf_files, hf_revision=cfg.hf_revision)
     default = SourceConfig(location=cfg.location)
     clash = [
         f"{k}={getattr(cfg, k)}"
@@ -254,7 +260,7 @@ def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
     that is nowhere: what to change where the name came from (a flag, a study file's field)."""
     cfg = expand(cfg)
     if cfg.location.startswith("hf:"):
-        ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir)
+        ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, cfg.hf_revision)
         return {"kind": "hf", "files": list(ds.files), "dataset": ds, "span": ds.span(cfg.hf_files)}
     default = SourceConfig(location=cfg.location)
     hub_only = [f"{k}={getattr(cfg, k)}" for k in HUB_OPTIONS if getattr(cfg, k) != getattr(default, k)]

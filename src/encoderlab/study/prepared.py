@@ -54,7 +54,9 @@ def identity(meta: dict) -> str:
 def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
     """What names each corpus entry however it is written (`SourceConfig`s; `resolved`: where the
     folder's local sources were read, "" where unknown), sorted: for hub data (a named hub corpus
-    included) its repo, config, split and data dir, whatever slice of its files; for local files the
+    included) its repo, config, split, data dir and pinned revision (`hf_revision`, as written: a
+    folder pinned to one is another corpus than one read from the default branch), whatever slice of
+    its files; for local files the
     absolute location; for an asset its name. Then what is read of each record (text and id fields,
     the .txt unit) and the entry's share of a mixture, so `c.jsonl#text_field=title` is another corpus
     than `c.jsonl#text_field=content`, and weights 1:3 are the same mixture as 2:6."""
@@ -66,7 +68,8 @@ def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
     for cfg, where in zip(cfgs, resolved, strict=True):
         read = (cfg.text_field, cfg.id_field, cfg.txt_unit, round(cfg.weight / total, 9))
         if cfg.location.startswith("hf:"):
-            keys.append(("hf", cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, *read))
+            hub = (cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, cfg.hf_revision or "")
+            keys.append(("hf", *hub, *read))
             continue
         local = Path(cfg.location).exists() or any(c in cfg.location for c in GLOB_CHARS)
         # a folder prepared before `resolved` was recorded: its relative locations are read from here
