@@ -50,6 +50,7 @@ NAMED = {
     "study-tokenizer-over-a-changed-corpus": "tests.study.test_stale_tokenizer::test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus",
     "study-cka-max-length": "tests.study.test_cka_length::test_a_study_cka_length_beyond_a_start_models_positions_is_refused_before_anything_runs",
     "study-tokenizer-without-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet",
+    "study-tokenizer-damaged-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_whose_sources_json_is_damaged_says_so",
     "prepare-over-changed-sources": "tests.data.test_prepare_stale::test_a_prepare_over_sources_changed_since_is_refused_and_untouched",
     "prepare-at-another-revision": "tests.data.test_hub_revision::test_a_pinned_revision_is_read_recorded_and_another_is_refused",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",

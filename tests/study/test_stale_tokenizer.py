@@ -91,7 +91,7 @@ def test_train_tokenizer_records_what_it_read_as_meta_json_does(tmp_path):
 
 
 UNRECORDED = (
-    r"study mini, dataset main: \S+/tokenizer records no sources it was trained on \(no readable "
+    r"study mini, dataset main: \S+/tokenizer records no sources it was trained on \(no "
     r"sources.json: an earlier encoderlab trained it\), so it cannot be checked against the corpus as it is "
     r"now; nothing was changed: delete \S+/tokenizer to train it again on the corpus, or run the study in "
     r"another --out folder$"
@@ -139,3 +139,48 @@ def test_a_finished_prepare_node_whose_tokenizer_records_no_sources_is_kept(tmp_
     assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/prepare")} == {
         k: v for k, v in before.items() if k.startswith("nodes/prepare")
     }
+
+
+def _damaged(reason: str) -> str:
+    return (
+        r"study mini, dataset main: (\S+/tokenizer)/sources.json, the record of what \1 was trained on, "
+        rf"is damaged \({reason}\), so it cannot be checked against the corpus as it is now; nothing was "
+        r"changed: delete \1 to train it again on the corpus, or run the study in another --out folder$"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "reason"),
+    [
+        (b'{"recipe": {"sources": [', "not valid JSON"),
+        (b"\xff\xfe{}", "not UTF-8 text"),
+        (b"[]", "not an object with a recipe and a list of sources"),
+        (b'{"recipe": {}}', "not an object with a recipe and a list of sources"),
+        (b"{}", "not an object with a recipe and a list of sources"),
+        (None, "unreadable: Is a directory"),
+    ],
+)
+def test_a_tokenizer_whose_sources_json_is_damaged_says_so(tmp_path, written, reason):
+    """Was: "no readable sources.json: an earlier encoderlab trained it", of a file this encoderlab wrote
+    and something damaged since; `{}` (no recipe, no sources) was not even refused, but reused unchecked.
+    The line names the file and the damage, and gives the same fix (delete the tokenizer)."""
+    from encoderlab.data.tokenizer_training import SOURCES
+
+    corpus, spec, study, folder = _interrupted_after_the_tokenizer(tmp_path)
+    if written is None:
+        (folder / "tokenizer" / SOURCES).unlink()
+        (folder / "tokenizer" / SOURCES).mkdir()
+    else:
+        (folder / "tokenizer" / SOURCES).write_bytes(written)
+    before = snapshot(study)
+    for checked in (True, False):  # refused before the study runs, and by the node itself
+        with pytest.raises(UserError, match=_damaged(reason)) as exc:
+            run_study(spec, study, _backend(checked), progress=False)
+        assert f"main: {folder / 'tokenizer' / SOURCES}, the record" in str(exc.value)
+        assert snapshot(study) == before or not checked
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
+    if reason == "not valid JSON":  # the row's case
+        assert_printed_as_documented("study-tokenizer-damaged-sources", err, tmp_path)
+    shutil.rmtree(folder / "tokenizer")  # the fix it names
+    run_study(spec, study, _backend(), progress=False)
+    assert (folder / MARKER).exists() and (folder / "tokenizer" / SOURCES).is_file()

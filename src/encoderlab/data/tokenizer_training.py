@@ -154,14 +154,36 @@ def _texts(sources, seed, on_error, max_docs, counter: list[int], stats: list) -
 def trained_from(folder: Path) -> dict | None:
     """What a tokenizer folder records having been trained on (its SOURCES file: the `recipe` and
     `sources` of a prepared folder's meta.json, which `data.freshness.source_change` reads); None for a
-    folder without it (a tokenizer from elsewhere, or trained before it was written) or a damaged one."""
+    folder without it (a tokenizer from elsewhere, or trained before it was written) or a damaged one
+    (`sources_damage` says which)."""
+    return _read_sources(Path(folder))[0]
+
+
+def sources_damage(folder: Path) -> str | None:
+    """Why the SOURCES file of a tokenizer `folder` is there but cannot be read as a record of what it
+    was trained on ("not valid JSON", "unreadable: ...", ...); None when it is missing or sound."""
+    return _read_sources(Path(folder))[1]
+
+
+def _read_sources(folder: Path) -> tuple[dict | None, str | None]:
     from encoderlab import jsonlines
 
+    path = folder / SOURCES
+    if not path.exists() and not path.is_symlink():
+        return None, None
     try:
-        record = jsonlines.loads((Path(folder) / SOURCES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return record if isinstance(record, dict) else None
+        record = jsonlines.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        return None, "not UTF-8 text"
+    except OSError as exc:
+        return None, f"unreadable: {exc.strerror or exc}"
+    except ValueError:
+        return None, "not valid JSON"
+    if not (isinstance(record, dict) and isinstance(record.get("recipe"), dict)):
+        return None, "not an object with a recipe and a list of sources"
+    if not isinstance(record.get("sources"), list):
+        return None, "not an object with a recipe and a list of sources"
+    return record, None
 
 
 def _child(conn, job: dict) -> None:

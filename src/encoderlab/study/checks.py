@@ -227,20 +227,24 @@ def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
 
 def _refuse_unrecorded(spec: StudySpec, dataset: str, tokenizer: Path, data: Path) -> None:
     """One line when a prepare node's trained `tokenizer` (kept by an interrupted attempt, its `data`
-    not prepared yet) records no sources (no readable `sources.json`: trained by an encoderlab from
-    before it was written): what it was trained on cannot be known, so it is neither reused unchecked
-    (it was) nor vouched for now (the corpus's mtimes say only that no write moved them). Retraining is
-    the user's call, a folder deleted. Data prepared to its end is checked itself, and kept."""
-    from encoderlab.data.tokenizer_training import SOURCES
+    not prepared yet) records no sources (no `sources.json`: trained by an encoderlab from before it
+    was written; or one damaged since, which the line says instead, naming the file): what it was
+    trained on cannot be known, so it is neither reused unchecked (it was) nor vouched for now (the
+    corpus's mtimes say only that no write moved them). Retraining is the user's call, a folder
+    deleted. Data prepared to its end is checked itself, and kept."""
+    from encoderlab.data.tokenizer_training import SOURCES, sources_damage
 
     if not (tokenizer.is_dir() and any(tokenizer.iterdir())):  # none trained yet: the node trains it
         return
     delete = f"{tokenizer} and {data}" if data.exists() else str(tokenizer)
+    if (damage := sources_damage(tokenizer)) is not None:  # written, then damaged: no earlier encoderlab
+        why = f"{tokenizer / SOURCES}, the record of what {tokenizer} was trained on, is damaged ({damage})"
+    else:
+        why = f"{tokenizer} records no sources it was trained on (no {SOURCES}: an earlier encoderlab trained it)"
     raise UserError(
-        f"study {spec.name}, dataset {dataset}: {tokenizer} records no sources it was trained on (no "
-        f"readable {SOURCES}: an earlier encoderlab trained it), so it cannot be checked against the corpus "
-        f"as it is now; nothing was changed: delete {delete} to train it again on the corpus, or run the "
-        "study in another --out folder"
+        f"study {spec.name}, dataset {dataset}: {why}, so it cannot be checked against the corpus as it is "
+        f"now; nothing was changed: delete {delete} to train it again on the corpus, or run the study in "
+        "another --out folder"
     )
 
 
