@@ -60,17 +60,10 @@ import numpy as np
 from encoderlab import jsonlines, outdir
 from encoderlab.atomic import replace_folder, write_json_atomic
 from encoderlab.config import to_dict
-from encoderlab.data import encode
+from encoderlab.data import encode, freshness
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
-from encoderlab.data.freshness import (
-    held_revisions,
-    merge_elsewhere,
-    recipe_differences,
-    redo_fix,
-    refuse_changed,
-)
 from encoderlab.data.holdout import repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
@@ -168,7 +161,7 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
     holds this exact recipe, read from the files its sources hold now (nothing to do; sources changed
     since are refused, `data/freshness.py`). Touches nothing. `merging`: for `data merge`, whose --out
     also names where its parts are (so "another --out" is no fix: `merge_elsewhere`)."""
-    elsewhere = merge_elsewhere(out) if merging else None
+    elsewhere = freshness.merge_elsewhere(out) if merging else None
     check_output(out, KIND, sources=sources, legacy=_ours, elsewhere=elsewhere)
     tmp = out.with_name(out.name + ".tmp")  # ours when it holds a checkpoint
     check_output(tmp, KIND, sources=sources, legacy=lambda p: (p / PROGRESS).is_file(), elsewhere=elsewhere)
@@ -181,11 +174,11 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
         )
     meta = read_meta(out) if (out / "meta.json").is_file() else None
     if meta is not None and meta.get("recipe") == recipe:
-        refuse_changed(out, meta, other_out=not merging)
+        freshness.refuse_changed(out, meta, other_out=not merging)
         return True
-    fix = f"nothing was changed: {redo_fix(out, other_out=not merging)} and run the command again"
+    fix = f"nothing was changed: {freshness.redo_fix(out, other_out=not merging)} and run the command again"
     if meta is not None:
-        differs = recipe_differences(meta, recipe or {})
+        differs = freshness.recipe_differences(meta, recipe or {})
         raise UserError(f"{out} already holds data prepared differently ({differs}); {fix}")
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
         raise UserError(f"{out} holds files but no meta.json; {fix}")
@@ -251,7 +244,11 @@ def prepare(
         recipe["shard"] = [shard.index, shard.count]
     target = _target(out, shard, sources)
     if check_target(target, recipe, sources):
-        log.info("%s already holds this recipe%s; nothing to do", target, held_revisions(read_meta(target)))
+        log.info(
+            "%s already holds this recipe%s; nothing to do",
+            target,
+            freshness.held_revisions(read_meta(target)),
+        )
         return target
     if shard is None:  # a part may be empty: `data merge` judges the whole corpus
         check_first_documents(cfg.sources, cfg.on_error)
