@@ -289,7 +289,9 @@ def test_hub_ids_resolve_through_the_models_mirror(tmp_path, ids, monkeypatch):
     assert source_folder("org/tiny-llama") == folder
     assert source_folder("org/absent") is None
     with pytest.raises(
-        UserError, match=r"has no mirror of org/absent; download it with: hf download org/absent"
+        UserError,
+        match=r"has no mirror of org/absent, and there is no folder .*org/absent; check the path, or download it "
+        r"with: hf download org/absent",
     ):
         load_pretrained("org/absent")
 

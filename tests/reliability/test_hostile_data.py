@@ -218,22 +218,22 @@ def test_hub_data_without_the_datasets_package_is_one_line(dworld, capsys, monke
     assert code == 2 and snapshot(dworld) == before
 
 
-CACHE_FIX = "or set HF_HUB_OFFLINE=1 to use the local hub cache, or pass a local"
-HUB_UNREACHABLE = {  # case -> (argv with {w}, what the line names, the fix after "check the network, ")
+CACHE_FIX = "; check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
+HUB_UNREACHABLE = {  # case -> (argv with {w}, what the line names, what follows the reason in brackets)
     "hub-unreachable-tokenizer": (
         "data prepare --source {w}/texts.txt --tokenizer someone/tok --out {w}/o",
         "tokenizer 'someone/tok'",
-        f"{CACHE_FIX} tokenizer folder",
+        ", and there is no folder {w}/someone/tok" + CACHE_FIX,
     ),
     "hub-unreachable-model": (
         "export someone/enc --out {w}/o",
         "model 'someone/enc'",
-        f"{CACHE_FIX} model folder",
+        ", and there is no folder {w}/someone/enc" + CACHE_FIX,
     ),
     "hub-unreachable-dataset": (
         "data prepare --source hf:someone/corpus --tokenizer {w}/tok --out {w}/o",
         "hub dataset 'someone/corpus'",
-        "or mirror the dataset and set ENCODERLAB_HUB_DATA",
+        "; check the network, or mirror the dataset and set ENCODERLAB_HUB_DATA",
     ),
 }
 
@@ -246,7 +246,7 @@ def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
     import subprocess
     import sys
 
-    argv, named, fix = HUB_UNREACHABLE[case]
+    argv, named, tail = HUB_UNREACHABLE[case]
     w = tmp_path / "w"
     w.mkdir()
     (w / "texts.txt").write_text("".join(f"text {i} about the red code\n" for i in range(20)))
@@ -258,12 +258,12 @@ def test_an_unreachable_hub_is_one_line_at_once(tmp_path, case):
     )
     before = snapshot(w)
     cmd = [sys.executable, "-m", "encoderlab.cli", *argv.format(w=w).split()]
-    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        cmd, env=env, capture_output=True, text=True, timeout=120, cwd=w
+    )  # ids are paths too
     assert run.returncode == 2 and len(run.stderr.splitlines()) == 1, run.stderr
     start = f"encoderlab: error: cannot download {named} from the Hugging Face hub ("
-    assert run.stderr.startswith(start) and run.stderr.rstrip().endswith(f"; check the network, {fix}"), (
-        run.stderr
-    )
+    assert run.stderr.startswith(start) and run.stderr.rstrip().endswith(tail.format(w=w)), run.stderr
     assert_printed_as_documented(case, run.stderr, w)
     assert snapshot(w) == before and sorted(p.name for p in w.iterdir()) == ["texts.txt", "tok"]
 

@@ -108,8 +108,9 @@ def _located(hub_id: str, kind: str, revision: str | None = None) -> str:
         args = (" --repo-type dataset" if kind == "dataset" else "") + (
             f" --revision {revision}" if revision else ""
         )
+        here, check = (no_folder(hub_id), "check the path, or ") if kind == "model" else ("", "")
         raise UserError(
-            f"{_ENVS[kind]}={root} has no mirror of {hub_id}; download it with: "
+            f"{_ENVS[kind]}={root} has no mirror of {hub_id}{here}; {check}download it with: "
             f"hf download{args} {hub_id} --local-dir {folder}"
         )
     return str(folder)
@@ -124,6 +125,13 @@ def dataset_location(hub_id: str, revision: str | None = None) -> str:
 def model_location(hub_id: str) -> str:
     """What to pass to `from_pretrained` for the model repo `hub_id` (a model or a tokenizer)."""
     return _located(hub_id, "model")
+
+
+def no_folder(name: str) -> str:
+    """ ", and there is no folder CWD/NAME": a model or tokenizer id is a relative path too (`runs/my-run`),
+    looked for in the working folder before the hub, so a line refusing it on the hub names both places
+    (it named the hub alone, and a mistyped run folder read as a repo that could not be downloaded)."""
+    return f", and there is no folder {Path.cwd() / name}"
 
 
 def is_hub_id(name: str) -> bool:
@@ -177,8 +185,9 @@ def quiet_hub() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str) -> UserError:
-    """One line for a hub request that failed: a repo that is not there or gated, else `fix`."""
+def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:
+    """One line for a hub request that failed: a repo that is not there or gated, else `fix`; `here`
+    (`no_folder`'s clause) for an id that was a local path too."""
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
 
     if isinstance(exc, GatedRepoError):
@@ -188,12 +197,12 @@ def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str) -> UserError:
         )
     if isinstance(exc, RepositoryNotFoundError):
         return UserError(
-            f"{what} '{hub_id}' is not on the Hugging Face hub, or is private; check the id, or log in "
-            "with `hf auth login`"
+            f"{what} '{hub_id}' is not on the Hugging Face hub, or is private{here}; "
+            f"check the {'path or the ' if here else ''}id, or log in with `hf auth login`"
         )
     reason = first_line(exc)  # snapshot_download's names the cause: "Got: ConnectError: ..."
     reason = reason[len("Got: ") :] if reason.startswith("Got: ") else f"{type(exc).__name__}: {reason}"
-    return UserError(f"cannot download {what} '{hub_id}' from the Hugging Face hub ({reason}); {fix}")
+    return UserError(f"cannot download {what} '{hub_id}' from the Hugging Face hub ({reason}){here}; {fix}")
 
 
 def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES) -> Path:
@@ -206,11 +215,8 @@ def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, .
         try:
             return Path(snapshot_download(hub_id, allow_patterns=list(patterns)))
         except Exception as exc:  # the hub raises many types; each ends in one line for the user
-            fix = (
-                f"check the network, or set HF_HUB_OFFLINE=1 to use the local hub cache, or pass a local "
-                f"{what} folder"
-            )
-            raise _hub_failure(hub_id, what, exc, fix) from None
+            fix = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
+            raise _hub_failure(hub_id, what, exc, fix, no_folder(hub_id)) from None
 
 
 def _cached_snapshot(hub_id: str) -> Path | None:
