@@ -324,14 +324,19 @@ def check_cka_lengths(spec: StudySpec, limits: dict[str, int | None]) -> None:
     positions, `check_start_models`), in `analyze cka`'s words (`analysis.features.bounded_length`),
     before anything runs: the node failed with a traceback after every run had trained. The default
     512 is capped at the models' positions there, as `analyze cka`'s is (a model continued from a
-    128-position one compares at 128)."""
+    128-position one compares at 128). A run without a recipe is its start model, compared as is."""
     from encoderlab.analysis.features import bounded_length
     from encoderlab.study.graph import run_id
     from encoderlab.study.spec import CkaSpec
+    from encoderlab.train.build import start_positions
 
     for c in spec.cka:
         runs = map(spec.run, (c.a, c.b, *(c.noise or ())))
-        known = [limits.get(run_id(r, spec.seeds_of(r)[0], spec)) for r in runs]
+        known = [
+            limits.get(run_id(r, spec.seeds_of(r)[0], spec)) if r.recipe else start_positions(r.init)
+            for r in runs
+            if r.recipe or r.init
+        ]
         known = [n for n in known if n is not None]
         if known and c.max_length != CkaSpec.max_length:
             try:

@@ -264,7 +264,8 @@ def build_graph(spec: StudySpec, backend: Backend) -> Graph:
     for c in spec.cka:
         pair_ids = [run_id(r, spec.seeds_of(r)[0], spec) for r in map(spec.run, (c.a, c.b, *(c.noise or ())))]
         deps = tuple(dict.fromkeys(models[m][1] for m in pair_ids if models[m][1]))
-        cfg = CkaNode(analysis=c, models=tuple(pair_ids)).data()
+        sources = {m: models[m][2] for m in pair_ids if not models[m][1] and models[m][2]}  # compared as is
+        cfg = CkaNode(analysis=c, models=tuple(pair_ids), sources=sources).data()
         analyses.append(graph.add("cka", f"cka/{c.a}-vs-{c.b}", cfg, deps).name)
 
     pretrains = [n.name for n in graph if n.kind == "pretrain"]

@@ -18,7 +18,7 @@ Trade-offs
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import from_dict, to_dict
@@ -161,16 +161,22 @@ class CkaNode:
     """The analysis as the study declares it."""
     models: tuple[str, ...]
     """Model ids of a and b, then of the seed-noise twin when there is one."""
+    sources: dict[str, str] = field(default_factory=dict)
+    """Model id -> the start model (an asset, folder or hub id) of a run without a recipe, compared as is
+    (as its eval nodes' `EvalNode.source`); a model trained by the study is a pretraining dependency.
+    Absent from the key when empty, so CKAs of trained runs keep their keys."""
 
     def data(self) -> dict[str, Any]:
         """The node's config as JSON data (the layout its key hashes)."""
-        return {**to_dict(self.analysis), "models": list(self.models)}
+        out = {**to_dict(self.analysis), "models": list(self.models)}
+        return out | ({"sources": dict(self.sources)} if self.sources else {})
 
     @classmethod
     def of(cls, node: Node) -> CkaNode:
         """The typed config of a CKA node (strict: another shape names the node)."""
-        analysis = {k: v for k, v in node.config.items() if k != "models"}
+        analysis = {k: v for k, v in node.config.items() if k not in ("models", "sources")}
         return cls(
             analysis=from_dict(CkaSpec, analysis, where=node.name),
             models=tuple(node.config["models"]),
+            sources=dict(node.config.get("sources", {})),
         )

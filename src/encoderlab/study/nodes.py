@@ -285,9 +285,9 @@ def run_cka(ctx: NodeContext) -> dict:
 
     node = CkaNode.of(ctx.node)
     cfg = node.analysis
-    by_model = {
+    by_model = {  # a model trained by the study, or a start model compared as is (`CkaNode.sources`)
         ctx.inputs[d].node.name.split("/", 1)[1]: ctx.inputs[d].path / "run" / "final" for d in ctx.node.deps
-    }
+    } | node.sources
     a, b = (load_model(str(by_model[m])) for m in node.models[:2])
     noise = cfg.noise
     if noise and noise[1] != cfg.b:
