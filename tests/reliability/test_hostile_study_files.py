@@ -103,6 +103,8 @@ def _study_files(root: Path) -> None:
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
+        "reference_without_init": lambda s: s["runs"].append({"name": "ref"}),
+        "reference_of_a_run": lambda s: s["runs"].append({"name": "ref", "init": "a"}),
     }
     for name, edit in edits.items():
         study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))  # a deep copy
@@ -266,6 +268,17 @@ STUDY_CASES = [
         "study plan {w}/study_reference_eval_steps.yaml",
         r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps or eval_steps "
         r"\(it has no checkpoints\)$",
+    ),
+    (  # planned and run: its eval nodes failed on `assert cfg.source is not None` after the runs trained
+        "study-reference-without-init",
+        "study run {w}/study_reference_without_init.yaml --out {w}/s",
+        r"run ref has no recipe and no init; give it an init \(a model to evaluate as is\) or a recipe$",
+    ),
+    (  # planned and run: its eval nodes took "a" for a model source and failed after the runs trained
+        "study-reference-of-a-run",
+        "study plan {w}/study_reference_of_a_run.yaml",
+        r"run ref has no recipe, and its init a is a run of the study, evaluated as run a already; drop run ref, "
+        r"or give it a recipe to continue a$",
     ),
     (  # planned, and `study run` pretrained run a before its eval node found the task unknown
         "study-run-task-unknown",

@@ -121,6 +121,10 @@ class RunSpec:
                 f"{where} has no recipe (it is evaluated as is), so it takes no params, overrides, steps or "
                 "eval_steps (it has no checkpoints)"
             )
+        if self.recipe is None and not self.init:  # its eval nodes failed on `source` after the runs trained
+            raise UserError(
+                f"{where} has no recipe and no init; give it an init (a model to evaluate as is) or a recipe"
+            )
         if self.recipe is not None:
             from encoderlab.train.config import RunConfig
             from encoderlab.train.recipes import recipe_args
@@ -269,6 +273,8 @@ class StudySpec:
 
     def problems(self) -> list[str]:
         """Every inconsistency between the parts of the spec, one line each (empty: none)."""
+        from encoderlab.study.starts import start_problems
+
         names = [r.name for r in self.runs]
         out = [
             f"study {self.name}: {field} must be >= 1 when set, got {value}; give a positive {field} or null"
@@ -315,34 +321,7 @@ class StudySpec:
             for where, name in refs
             if names and name not in names
         ]
-        for r in self.runs:
-            near = _near_run(r.init, names) if r.init else None
-            if near:
-                out.append(
-                    f"run {r.name} starts from '{r.init}', which is no run of the study (did you mean '{near}'?); "
-                    "an asset, model folder or hub id is used as given"
-                )
-        out += self._continuation_problems(names)
-        return out
-
-    def _continuation_problems(self, names: list[str]) -> list[str]:
-        """Runs that continue a run of the study at pretraining seeds it cannot give them."""
-        out = []
-        for run in self.runs:
-            if run.init not in names:
-                continue
-            mine, theirs = self.seeds_of(run), self.seeds_of(self.run(run.init))
-            if len(theirs) == 1 and theirs[0] > min(mine):  # the graph adds nodes seed by seed
-                out.append(
-                    f"run {run.name} continues {run.init}, trained at pretraining seed {theirs[0]} only, at seeds "
-                    f"{list(mine)}; a continued run's seeds must not be below its start model's {theirs[0]}"
-                )
-            elif len(theirs) > 1 and not set(mine) <= set(theirs):
-                out.append(
-                    f"run {run.name} continues {run.init} at pretraining seeds {list(mine)}, but "
-                    f"{run.init} is trained at {list(theirs)}; give {run.name} seeds {run.init} has, or train "
-                    f"{run.init} at one seed (each seed of {run.name} then continues that one model)"
-                )
+        out += start_problems(self, names)
         return out
 
     def run(self, name: str) -> RunSpec:
@@ -501,18 +480,6 @@ def _cka_problems(spec: StudySpec) -> list[str]:
         if c.noise is not None and (c.noise[1] != c.b or c.noise[0] == c.b)
     ]
     return out
-
-
-def _near_run(init: str, names: list[str]) -> str | None:
-    """The run name a start model is probably a typo of: close to one, and no asset, path or run."""
-    from pathlib import Path
-
-    from encoderlab.data.assets import ASSETS
-
-    if init in names or init in ASSETS or Path(init).exists():
-        return None
-    # stricter: a start model may be any hub id, so only a near-certain typo
-    return closest(init, names, cutoff=0.8)
 
 
 __all__ = ["CkaSpec", "ClaimKind", "ClaimSpec", "DataSpec", "EvalSpec", "RunSpec", "StudySpec"]
