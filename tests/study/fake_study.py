@@ -288,3 +288,29 @@ def run_small(out: str, jobs: int = 1, sleep: float = SLEEP) -> None:
 
 if __name__ == "__main__":
     run_small(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+
+
+def run_cka_node(tmp_path: Path, monkeypatch, analysis: CkaSpec, models: dict, texts: list[str]) -> dict:
+    """The real CKA node (`run_cka`) on `models` (name -> model, each a pretraining node's final model,
+    the tiny analysis tokenizer's) and `texts`, writing under `tmp_path`."""
+    from tests.analysis.analysis_helpers import make_tokenizer
+
+    from encoderlab.analysis import inputs
+    from encoderlab.study.graph import Node
+    from encoderlab.study.nodeconfig import CkaNode
+    from encoderlab.study.nodes import run_cka
+    from encoderlab.study.runner import NodeContext, NodeOutput
+
+    tok = make_tokenizer()
+    monkeypatch.setattr(inputs, "load_model", lambda path: (models[path.split("/")[-3]], tok))
+    monkeypatch.setattr(inputs, "read_texts", lambda _: texts)
+    deps = [Node("pretrain", f"pretrain/{m}", {}) for m in models]
+    cfg = CkaNode(analysis=analysis, models=tuple(models))
+    ctx = NodeContext(
+        node=Node("cka", "cka/a-vs-b", cfg.data(), tuple(n.name for n in deps)),
+        out_dir=tmp_path,
+        inputs={n.name: NodeOutput(path=tmp_path / n.name.split("/")[1], result={}, node=n) for n in deps},
+        study_dir=tmp_path,
+        spec=None,
+    )
+    return run_cka(ctx)

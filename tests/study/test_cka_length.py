@@ -13,7 +13,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from fake_study import small_spec
+from fake_study import run_cka_node, small_spec
 
 from encoderlab.errors import UserError
 from encoderlab.study.checks import check_runs
@@ -22,30 +22,10 @@ from encoderlab.study.spec import CkaSpec, RunSpec
 
 def _run_cka_node(tmp_path, monkeypatch, analysis: CkaSpec) -> dict:
     """The real CKA node on 16-position models and texts longer than that."""
-    from tests.analysis.analysis_helpers import make_model, make_texts, make_tokenizer
+    from tests.analysis.analysis_helpers import make_model, make_texts
 
-    from encoderlab.analysis import inputs
-    from encoderlab.study.graph import Node
-    from encoderlab.study.nodeconfig import CkaNode
-    from encoderlab.study.nodes import run_cka
-    from encoderlab.study.runner import NodeContext, NodeOutput
-
-    tok = make_tokenizer()
     models = {m: make_model(seed, max_seq_len=16) for seed, m in enumerate(("a", "b", "twin"))}
-    monkeypatch.setattr(inputs, "load_model", lambda path: (models[path.split("/")[-3]], tok))
-    monkeypatch.setattr(inputs, "read_texts", lambda texts: make_texts(60, lo=20, hi=30))
-    deps = {m: Node("pretrain", f"pretrain/{m}", {}) for m in models}
-    cfg = CkaNode(analysis=analysis, models=("a", "b", "twin"))
-    ctx = NodeContext(
-        node=Node("cka", "cka/a-vs-b", cfg.data(), tuple(f"pretrain/{m}" for m in models)),
-        out_dir=tmp_path,
-        inputs={
-            n.name: NodeOutput(path=tmp_path / n.name.split("/")[1], result={}, node=n) for n in deps.values()
-        },
-        study_dir=tmp_path,
-        spec=None,
-    )
-    return run_cka(ctx)
+    return run_cka_node(tmp_path, monkeypatch, analysis, models, make_texts(60, lo=20, hi=30))
 
 
 def test_the_study_cka_node_caps_its_default_length_at_the_models_positions(tmp_path, monkeypatch):

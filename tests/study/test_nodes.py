@@ -13,11 +13,11 @@ import json
 import pytest
 import yaml
 from fake_study import backend as fake_backend
-from fake_study import record, tiny_corpus
+from fake_study import record, run_cka_node, tiny_corpus
 
 from encoderlab.study.data import load_study
 from encoderlab.study.graph import build_graph
-from encoderlab.study.nodes import real_backend, run_cka
+from encoderlab.study.nodes import real_backend
 from encoderlab.study.runner import node_dir, run_study
 from encoderlab.study.spec import CkaSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -228,29 +228,11 @@ def test_a_start_model_shorter_than_the_rows_refuses_the_study_before_it_writes(
 def test_the_cka_node_writes_strict_json_when_a_seed_noise_divergence_is_zero(tmp_path, monkeypatch):
     """A seed-noise divergence of 0 (a layer no run changed, a twin equal to b) makes the ratio infinite:
     the node's cka.json held `Infinity`, which strict JSON readers (jq, JavaScript) refuse."""
-    from tests.analysis.analysis_helpers import make_model, make_texts, make_tokenizer
+    from tests.analysis.analysis_helpers import make_model, make_texts
 
-    from encoderlab.analysis import inputs
-    from encoderlab.study.graph import Node
-    from encoderlab.study.nodeconfig import CkaNode
-    from encoderlab.study.runner import NodeContext, NodeOutput
-
-    tok = make_tokenizer()
     models = {"a": make_model(0), "b": make_model(1), "twin": make_model(1)}  # the twin: b's very weights
-    monkeypatch.setattr(inputs, "load_model", lambda path: (models[path.split("/")[-3]], tok))
-    monkeypatch.setattr(inputs, "read_texts", lambda texts: make_texts(60))
-    deps = {m: Node("pretrain", f"pretrain/{m}", {}) for m in models}
-    cfg = CkaNode(analysis=CkaSpec(a="a", b="b", noise=("twin", "b"), n_texts=50), models=("a", "b", "twin"))
-    ctx = NodeContext(
-        node=Node("cka", "cka/a-vs-b", cfg.data(), tuple(f"pretrain/{m}" for m in models)),
-        out_dir=tmp_path,
-        inputs={
-            n.name: NodeOutput(path=tmp_path / n.name.split("/")[1], result={}, node=n) for n in deps.values()
-        },
-        study_dir=tmp_path,
-        spec=None,
-    )
-    result = run_cka(ctx)
+    analysis = CkaSpec(a="a", b="b", noise=("twin", "b"), n_texts=50)
+    result = run_cka_node(tmp_path, monkeypatch, analysis, models, make_texts(60))
     data = json.loads((tmp_path / "cka.json").read_text(), parse_constant=lambda c: pytest.fail(c))
     assert all(r["baseline_divergence"] == 0 and r["ratio"] is None for r in data["layers"])
     # the node's result, which its marker and the report's results.json hold, is strict too (was Infinity)
