@@ -130,35 +130,45 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
     `hf_hub_download` into that cache, so a dataset it read before is there too.
     Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
     with the same options, so every copy prepared before would have been refused offline."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
-
     unreachable = None
     if not datasets.config.HF_HUB_OFFLINE:
         try:
             builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
-        except (
-            ConnectionError
-        ) as exc:  # the hub unreachable, no prepared copy: the hub cache may hold the files
+        except ConnectionError as exc:  # the hub unreachable, no prepared copy: the hub cache may hold it
             builder, unreachable = None, exc
         if builder is not None and builder.name == "csv":
-            found = [
-                HF_URL.fullmatch(str(f))
-                for files in (builder.config.data_files or {}).values()
-                for f in files
-            ]
-            commits = {m["rev"] for m in found if m}
-            if len(commits) != 1 or not all(found):  # not files of one commit of this repo: as before
-                return None
-            with quiet_hub():
-                return snapshot_download(
-                    source.repo,
-                    repo_type="dataset",
-                    revision=commits.pop(),
-                    allow_patterns=[*CARD_FILES, *(m["path"] for m in found)],
-                )
+            return _fetch_snapshot(source, builder)
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
             return None
+    folder = _cached_snapshot(datasets, source, kwargs)
+    if folder is None and unreachable is not None:  # not a second round of `datasets`' attempts
+        raise unreachable
+    return folder
+
+
+def _fetch_snapshot(source: HubSource, builder) -> str | None:
+    """The hub cache's snapshot of the files `builder` (a CSV config resolved on the hub) names, fetched
+    at their commit with the card; None when they are not files of one commit of this repo."""
+    from huggingface_hub import snapshot_download
+
+    found = [HF_URL.fullmatch(str(f)) for files in (builder.config.data_files or {}).values() for f in files]
+    commits = {m["rev"] for m in found if m}
+    if len(commits) != 1 or not all(found):
+        return None
+    with quiet_hub():
+        return snapshot_download(
+            source.repo,
+            repo_type="dataset",
+            revision=commits.pop(),
+            allow_patterns=[*CARD_FILES, *(m["path"] for m in found)],
+        )
+
+
+def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
+    """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
     try:
         with quiet_hub():
             folder = snapshot_download(
@@ -170,9 +180,7 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
             )
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
-        folder, kind = None, None
-    if kind != "csv" and unreachable is not None:  # not a second round of `datasets`' attempts
-        raise unreachable
+        return None
     return folder if kind == "csv" else None
 
 
