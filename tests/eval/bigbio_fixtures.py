@@ -25,7 +25,7 @@ def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> P
     return folder
 
 
-def blurb(root: Path, config: str = "bc5chem") -> Path:
+def blurb(root: Path, config: str = "jnlpba") -> Path:
     """`bigbio/blurb` NER configs (bc5chem, bc5disease, bc2gm, jnlpba, ncbi_disease): id str,
     tokens Seq[str], type str, ner_tags Seq[ClassLabel O, B, I] (the bigbio loader,
     BigBio blurb.py; splits train/validation/test)."""
@@ -165,3 +165,55 @@ def chemprot(root: Path, offsets_shift: int = 0) -> Path:
             rows["text"].append(text)
         splits[split] = Dataset.from_dict(rows, features=features)
     return _export(root, "bigbio/chemprot", "chemprot_shared_task_eval_source", splits)
+
+
+def bc5cdr(root: Path, offsets_shift: int = 0) -> Path:
+    """`bigbio/bc5cdr` config `bc5cdr_source` (splits train/test/validation): passages, a list of
+    {document_id, type "title"/"abstract", text, entities: a list of {id, offsets: list of [start, end]
+    int32, text: one string per fragment, type "Chemical"/"Disease", normalized: a list of {db_name,
+    db_id}}, relations: a list of {id, type "CID", arg1_id, arg2_id} (MeSH ids)}; mention offsets count
+    in the document, the abstract starting one character after the title (BigBio bc5cdr.py `_info`,
+    `_generate_examples`, `_get_document_text` [V]). The chemical follows "given", the disease
+    "developed", so a model can learn both. `offsets_shift` moves every offset."""
+    normalized = {"db_name": STR, "db_id": STR}
+    entity = {"id": STR, "offsets": List(List(Value("int32"))), "text": List(STR), "type": STR}
+    relation = {"id": STR, "type": STR, "arg1_id": STR, "arg2_id": STR}
+    passage = {
+        "document_id": STR,
+        "type": STR,
+        "text": STR,
+        "entities": List({**entity, "normalized": List(normalized)}),
+        "relations": List(relation),
+    }
+    features = Features({"passages": List(passage)})
+    splits = {}
+    for i, split in enumerate(("train", "test", "validation")):
+        rng, docs = _rng(90 + i), []
+        for k in range(24 if split == "train" else 6):
+            chem, disease = rng.choice(["lithium", "cocaine"]), rng.choice(["renal failure", "seizures"])
+            title = f"Study {split} {k} of {chem}."
+            abstract = f"{_sentence(rng, 3).capitalize()} rats given {chem} developed {disease}. All lived."
+            doc = f"{title} {abstract}"
+            mentions = [("Chemical", chem, "D1", title.index(chem)), ("Chemical", chem, "D1", doc.index(f"n {chem}") + 2),
+                        ("Disease", disease, "D2", doc.index(disease))]  # fmt: skip
+            ents = [
+                {
+                    "id": str(j),
+                    "offsets": [[s + offsets_shift, s + len(m) + offsets_shift]],
+                    "text": [m],
+                    "type": t,
+                }
+                | {"normalized": [{"db_name": "MESH", "db_id": mesh}]}
+                for j, (t, m, mesh, s) in enumerate(mentions)
+            ]
+            rels = [{"id": "R0", "type": "CID", "arg1_id": "D1", "arg2_id": "D2"}]
+            docs.append(
+                [
+                    {"document_id": f"{split}{k}", "type": "title", "text": title, "entities": ents[:1]}
+                    | {"relations": rels},
+                    {"document_id": f"{split}{k}", "type": "abstract", "text": abstract, "entities": ents[1:]}
+                    | {"relations": rels},
+                ]
+            )
+        splits[split] = Dataset.from_dict({"passages": docs}, features=features)
+    return _export(root, "bigbio/bc5cdr", "bc5cdr_source", splits)

@@ -153,7 +153,7 @@ def root(tmp_path, monkeypatch):
     return tmp_path / "hub"
 
 
-@pytest.mark.parametrize("config", ["bc5chem", "bc5disease", "jnlpba", "ncbi_disease"])
+@pytest.mark.parametrize("config", ["jnlpba", "ncbi_disease"])
 def test_blurb_ner_configs(root, config):
     hub.blurb(root, config)
     task, data = load_task(TASKS[f"biomed-{config.replace('_', '-')}"])
@@ -253,6 +253,32 @@ def test_anatem_offsets_that_miss_their_text_are_one_line(root):
         UserError, match=r"^task biomed-anatem: an entity of bigbio/anat_em .* reads '.*' but"
     ):
         load_task(TASKS["biomed-anatem"])
+
+
+def test_bc5cdr_is_one_task_with_chemical_and_disease_tags(root):
+    """Paper 2 scores BC5CDR once (one column of its English table, `bigbio/bc5cdr` in its model card);
+    the suite had BLURB's two halves, biomed-bc5chem and biomed-bc5disease."""
+    hub.bc5cdr(root)
+    assert [n for n in SUITES["biomed"] if "bc5" in n] == ["biomed-bc5cdr"]
+    task, data = load_task(TASKS["biomed-bc5cdr"])
+    assert task.labels == ("O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease")
+    assert (
+        task.metric == "conlleval_f1"
+        and task.finetune.epochs == 20
+        and task.hub_repos[0].repo == "bigbio/bc5cdr"
+    )
+    assert (len(data.train), len(data.val), len(data.tests["test"])) == (72, 18, 18)  # title + 2 sentences
+    title, body = data.train[0], data.train[1]
+    assert title["tokens"][:2] == ["Study", "train"] and title["tags"][-2:] == [1, 0]  # "<chem> ."
+    tagged = [(w, task.labels[t]) for w, t in zip(body["tokens"], body["tags"]) if t]
+    assert tagged[0][1] == "B-Chemical" and tagged[1][1] == "B-Disease"
+    assert [t for _, t in tagged[1:]] in (["B-Disease", "I-Disease"], ["B-Disease"])
+
+
+def test_bc5cdr_offsets_that_miss_their_text_are_one_line(root):
+    hub.bc5cdr(root, offsets_shift=1)
+    with pytest.raises(UserError, match=r"^task biomed-bc5cdr: a mention of bigbio/bc5cdr .* reads '.*' but"):
+        load_task(TASKS["biomed-bc5cdr"])
 
 
 def test_chemprot_pairs_follow_blues_converter():

@@ -58,7 +58,6 @@ def test_only_multi_epoch_schedules_change_their_signature():
     assert TASKS["paper-conll2003"].signature() == "19d4d01e2502d16c"
     assert TASKS["wnut16"].signature() == "6e4db8e99766b334"
     assert TASKS["biomed-gad"].signature() != "b5be468a04f8e6a5"
-    assert TASKS["biomed-bc5chem"].signature() != "b16935e24416fe0a"
 
 
 @pytest.mark.parametrize("steps", [1, 7, 10, 31, 439, 1000])

@@ -7,9 +7,15 @@ lr 5e-5, weight decay 0.01, batch 16, 10 epochs (20 for NER), seeds 42-46, valid
 epoch and the best epoch's weights tested (`load_best_model_at_end`), otherwise Hugging Face
 Trainer's defaults (AdamW betas 0.9/0.999, eps 1e-8, no warmup, linear decay, clipping at 1.0).
 Of its 11 tasks, these are on the hub with a known schema, all from BigBio:
-  * NER from BLURB (`bigbio/blurb`, configs bc5chem, bc5disease, jnlpba, ncbi_disease: tokens and
-    ner_tags ClassLabel[O, B, I]); paper 2's BC5CDR is scored here as its chemical and disease
-    halves, as BLURB splits it;
+  * NER from BLURB (`bigbio/blurb`, configs jnlpba, ncbi_disease: tokens and ner_tags
+    ClassLabel[O, B, I]);
+  * BC5CDR as one task with its two entity types, as paper 2 counts it (one column, one score in its
+    English table) and its authors' model card names it (`bigbio/bc5cdr`: model-index of
+    almanach/ModernBERT-bio-base/-large); BCM's code has no BC5CDR. Read from `bigbio/bc5cdr`, config
+    bc5cdr_source (BigBio bc5cdr.py: a document's passages, title then abstract, each with its
+    Chemical/Disease mentions at document offsets), tagged O/B-/I-Chemical/Disease per word, one
+    example per sentence (`bio_sentences`), scored by seqeval's micro F1 over both types, as BCM
+    scores a NER task with several types (DEID, COS). Its sentence split is ours [U: paper 2's];
   * AnatEM (`bigbio/anat_em`, config anat_em_source: brat documents, PubMed abstracts and PMC
     sections, with character-offset mentions of 12 anatomical types; BigBio anat_em.py). We turn
     each into word-level O/B/I tags of one type, one example per sentence (`bio_sentences`), as the
@@ -55,8 +61,6 @@ from encoderlab.eval.tasks.splits import label_index, require_nonempty
 
 SPLITS = ("train", "validation", "test")
 BLURB_NER = {
-    "bc5chem": "BC5CDR chemicals",
-    "bc5disease": "BC5CDR diseases",
     "jnlpba": "JNLPBA",
     "ncbi_disease": "NCBI-Disease",
 }
@@ -177,22 +181,24 @@ def sentence_starts(text: str, keep: list[tuple[int, int]] = ()) -> list[int]:
     return starts
 
 
-def bio_sentences(text: str, spans: list[tuple[int, int]]) -> list[dict]:
-    """`text` as sentences (`sentence_starts`) of words with O/B/I tag ids (0/1/2) from character
-    `spans` [start, end).
+def bio_sentences(text: str, spans: list[tuple[int, int]], kinds: list[int] | None = None) -> list[dict]:
+    """`text` as sentences (`sentence_starts`) of words with O/B/I tag ids from character `spans`
+    [start, end): O is 0; a span of kind k (`kinds`, parallel to `spans`; all 0 when None) tags B as
+    1 + 2k and I as 2 + 2k (labels O, B-type0, I-type0, B-type1, ...).
 
     A word is tagged when it overlaps a span, B on the span's first word. A span overlapping one
     already tagged (a nested mention) is dropped: the outer, earlier one is kept. Each fragment of a
     discontinuous mention is a span of its own."""
     words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
     tags = [0] * len(words)
-    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+    typed = zip(spans, kinds if kinds is not None else [0] * len(spans), strict=True)
+    for (start, end), kind in sorted(typed, key=lambda span: (span[0][0], -span[0][1])):
         inside = [i for i, (s, e, _) in enumerate(words) if s < end and e > start]
         if not inside or any(tags[i] for i in inside):
             continue
-        tags[inside[0]] = 1
+        tags[inside[0]] = 1 + 2 * kind
         for i in inside[1:]:
-            tags[i] = 2
+            tags[i] = 2 + 2 * kind
     starts = set(sentence_starts(text, spans))
     cuts = [0, *(i for i, (s, _, _) in enumerate(words) if s in starts), len(words)]
     return [
@@ -200,8 +206,52 @@ def bio_sentences(text: str, spans: list[tuple[int, int]]) -> list[dict]:
     ]
 
 
+BC5CDR = "bigbio/bc5cdr"
+BC5CDR_TYPES = ("Chemical", "Disease")
+BC5CDR_TAGS = ("O", "B-Chemical", "I-Chemical", "B-Disease", "I-Disease")
+"""BC5CDR's tags: O, then B/I of each entity type in `BC5CDR_TYPES` order (`bio_sentences`' ids)."""
+
+
+def load_bc5cdr(task: str) -> TaskData:
+    """BC5CDR's chemical and disease mentions as one NER task, sentence-level typed O/B/I tags."""
+    source = bigbio(BC5CDR, "bc5cdr_source")
+    ds = load_hub(source)
+    require_splits(task, ds, SPLITS, source)
+    require_columns(task, ds["train"], ("passages",), source)
+
+    def examples(split):
+        out = []
+        for r in rows(ds[split], ("passages",)):
+            passages = struct_list(r["passages"])
+            # BigBio's document text: the passages joined by one space, as its mention offsets count
+            # (bc5cdr.py `_get_document_text` pads each passage to its BioC offset, title length + 1)
+            text = " ".join(p["text"] for p in passages)
+            spans, kinds = [], []
+            for entity in (e for p in passages for e in struct_list(p["entities"])):
+                kind = label_index(task, BC5CDR_TYPES, entity["type"])
+                for (start, end), words in zip(entity["offsets"], entity["text"], strict=True):
+                    if text[start:end] != words:
+                        raise UserError(
+                            f"task {task}: a mention of {source.describe()} reads {words!r} but its offsets "
+                            f"{start}-{end} hold {text[start:end]!r}; the dataset's layout changed"
+                        )
+                    spans.append((start, end))
+                    kinds.append(kind)
+            out += bio_sentences(text, spans, kinds)
+        return out
+
+    data = TaskData(examples("train"), examples("validation"), {"test": examples("test")}, labels=BC5CDR_TAGS)
+    return require_nonempty(task, data)
+
+
 CHEMPROT = "bigbio/chemprot"
-REPOS = {"anatem": ANATEM, "chemprot": CHEMPROT, "gad": "bigbio/gad", "hoc": "bigbio/hallmarks_of_cancer"}
+REPOS = {
+    "anatem": ANATEM,
+    "bc5cdr": BC5CDR,
+    "chemprot": CHEMPROT,
+    "gad": "bigbio/gad",
+    "hoc": "bigbio/hallmarks_of_cancer",
+}
 """The BigBio repository each non-BLURB task reads (its parquet export; `Task.hub_repos`)."""
 CHEMPROT_LABELS = ("CPR:3", "CPR:4", "CPR:5", "CPR:6", "CPR:9", "false")
 """BLUE's ChemProt labels in BCM's order (`class_encode_column`: sorted)."""

@@ -334,6 +334,8 @@ def _biomed_tasks() -> list[Task]:
     rows = [  # name, description, options, metric, protocol, loader, max length (None: the model's)
         ("anatem", "AnatEM anatomical entity NER, one type (bigbio/anat_em, brat offsets to O/B/I)",
          BCM_WORDS, "conlleval_f1", PAPER2_NER, biomed.load_anatem, None),
+        ("bc5cdr", "BC5CDR chemical and disease NER, one task (bigbio/bc5cdr, offsets to typed O/B/I)",
+         BCM_WORDS, "conlleval_f1", PAPER2_NER, biomed.load_bc5cdr, None),
         ("chemprot", "ChemProt chemical-protein relations as BLUE's masked sentences (bigbio/chemprot)",
          SCOptions(labels=biomed.CHEMPROT_LABELS, head="modernbert"), "macro_f1", PAPER2_CLS, biomed.load_chemprot, 512),
         ("gad", "GAD gene-disease association (BLURB split, bigbio/gad)",
