@@ -167,7 +167,7 @@ def test_gad_and_hoc(root):
     hub.gad(root)
     hub.hoc(root)
     task, gad = load_task(TASKS["biomed-gad"])
-    assert task.metric == "macro_f1" and {e["label"] for e in gad.train} == {0, 1}
+    assert {e["label"] for e in gad.train} == {0, 1}
     assert gad.train[0]["text"].startswith("@GENE$")
     task, hoc = load_task(TASKS["biomed-hoc"])
     assert task.options.multilabel and len(task.labels) == 10 and "none" not in task.labels
@@ -178,6 +178,14 @@ def test_gad_and_hoc(root):
     assert [task.labels[x].split()[0] for x in labelled["labels"]] == sorted(
         words, key=lambda w: [h.split()[0] for h in task.labels].index(w)
     )
+
+
+@pytest.mark.parametrize("name", ["biomed-chemprot", "biomed-gad", "biomed-hoc"])
+def test_classification_reports_bcms_weighted_f1(name):
+    """BCM's code (lindvalllab/BioClinical-ModernBERT@fb40fb6 src/metrics/metrics.py) computes weighted
+    and micro F1, never macro, and picks and reports by weighted F1; the suite reported macro-F1."""
+    task = TASKS[name]
+    assert task.metric == "weighted_f1" == task.finetune.select_metric
 
 
 def test_biomed_suite_runs_paper2_protocol_end_to_end(root, tmp_path, monkeypatch):
@@ -203,12 +211,12 @@ def test_biomed_suite_runs_paper2_protocol_end_to_end(root, tmp_path, monkeypatc
         (5e-5, s) for s in (42, 43, 44, 45, 46)
     ]  # paper 2's grid
     assert all(len(r["val_by_epoch"]) == 3 and 1 <= r["best_epoch"] <= 3 for r in records)
-    # the epoch is picked on weighted F1 (BCM's), the score reported is macro-F1 at that epoch
+    # the epoch is picked on weighted F1 (BCM's), the score reported is weighted F1 at that epoch
     assert TASKS["biomed-gad"].finetune.select_metric == "weighted_f1"
     assert all(r["val_by_epoch"][r["best_epoch"] - 1] == max(r["val_by_epoch"]) for r in records)
     assert all(r["val"]["weighted_f1"] == max(r["val_by_epoch"]) for r in records)
-    assert all(r["val_score"] == r["val"]["macro_f1"] for r in records)
-    assert summary.tasks["biomed-gad"].metric == "macro_f1" and summary.tasks["biomed-gad"].test.n == 5
+    assert all(r["val_score"] == r["val"]["weighted_f1"] for r in records)
+    assert summary.tasks["biomed-gad"].metric == "weighted_f1" and summary.tasks["biomed-gad"].test.n == 5
 
 
 def test_bio_sentences_tag_words_from_character_offsets():
@@ -315,7 +323,7 @@ def test_chemprot_pairs_follow_blues_converter():
 def test_chemprot_reads_bigbios_abstracts(root):
     hub.chemprot(root)
     task, data = load_task(TASKS["biomed-chemprot"])
-    assert task.labels[-1] == "false" and task.max_length == 512 and task.metric == "macro_f1"
+    assert task.labels[-1] == "false" and task.max_length == 512 and task.metric == "weighted_f1"
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (32, 8, 8)  # one pair per abstract
     for e in data.train:
         assert e["text"].startswith("Study train ") and "@CHEMICAL$" in e["text"] and "@GENE$" in e["text"]
