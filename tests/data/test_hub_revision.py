@@ -119,8 +119,29 @@ def test_without_a_pin_the_calls_are_unchanged_and_a_moved_branch_keeps_the_fold
     ) in caplog.messages
     assert read_meta(out)["sources"][0]["identity"]["revision"] == SHA_B
     with pytest.raises(UserError, match=rf"at revision {SHA_B} \(the default branch then\), this asks for "
-                       rf"revision {SHA_B}\)"):  # fmt: skip
-        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
+                       rf"revision {SHA_C}\)"):  # fmt: skip
+        prepare(_cfg(tokenizer_dir, SHA_C), out, **RUN)
+
+
+def test_a_pin_of_the_commit_a_folder_holds_is_the_same_data(fake_hub, tmp_path, tokenizer_dir, caplog):
+    """Unpinned (the default branch was commit B), or pinned to a tag that named commit A: a rerun pinned to
+    that commit's sha reads the same files, so it finds nothing to do (was refused as prepared differently);
+    the folder keeps its recipe and identity. A branch naming the commit is no pin of it (it may move)."""
+    out, tagged = tmp_path / "fw", tmp_path / "v1"
+    prepare(_cfg(tokenizer_dir), out, **RUN)
+    prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    before = [(f / "meta.json").read_bytes() for f in (out, tagged)]
+    with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
+        assert prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN) == out
+        assert prepare(_cfg(tokenizer_dir, SHA_A), tagged, **RUN) == tagged
+    assert f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_B}, kept" in caplog.text
+    assert [(f / "meta.json").read_bytes() for f in (out, tagged)] == before
+    with pytest.raises(UserError, match=rf"at revision {SHA_A} \(pinned as v1\), this asks for revision "
+                       rf"{SHA_B}\)"):  # fmt: skip
+        prepare(_cfg(tokenizer_dir, SHA_B), tagged, **RUN)
+    with pytest.raises(UserError, match=rf"at revision {SHA_B} \(the default branch then\), this asks for "
+                       r"revision main\)"):  # fmt: skip
+        prepare(_cfg(tokenizer_dir, "main"), out, **RUN)
 
 
 def test_a_bad_revision_is_one_line_before_anything_is_written(

@@ -39,6 +39,7 @@ from pathlib import Path
 from encoderlab.config import from_dict
 from encoderlab.data.filekinds import misnamed
 from encoderlab.data.filereaders import file_change
+from encoderlab.data.hub import is_commit
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, describe, expand
 from encoderlab.errors import UserError
@@ -158,6 +159,34 @@ def held_revisions(meta: dict) -> str:
     if not held:
         return ""
     return f" ({', '.join(held)}, kept whatever the hub holds now; to read another, pin #hf_revision into another --out)"
+
+
+def pins_held(meta: dict, recipe: dict) -> bool:
+    """True when `recipe` differs from the one a prepared folder (`meta`) records only in hub sources now
+    pinned (`hf_revision`) to the full commit sha that folder records having read (unpinned then, or pinned
+    to a branch or tag that resolved to it): the same data, so a rerun finds nothing to do (it was refused
+    as prepared differently). The folder keeps its recipe, so its identity and study keys do not move."""
+    old = meta.get("recipe")
+    if not isinstance(old, dict) or {**old, "sources": None} != {**recipe, "sources": None}:
+        return False
+    olds, news, read = _list(old.get("sources")), _list(recipe.get("sources")), _list(meta.get("sources"))
+    if not len(olds) == len(news) == len(read):
+        return False
+    return all(was == now or _pinned_as_read(was, now, source) for was, now, source in zip(olds, news, read))
+
+
+def _pinned_as_read(was, now, source) -> bool:
+    if not (isinstance(was, dict) and isinstance(now, dict) and isinstance(source, dict)):
+        return False
+    pin, ident = now.get("hf_revision"), source.get("identity")
+    unpin = {k: v for k, v in now.items() if k != "hf_revision"}
+    return (
+        isinstance(pin, str)
+        and is_commit(pin)
+        and isinstance(ident, dict)
+        and ident.get("revision") == pin
+        and {k: v for k, v in was.items() if k != "hf_revision"} == unpin
+    )
 
 
 def recipe_differences(meta: dict, recipe: dict) -> str:

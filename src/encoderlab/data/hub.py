@@ -87,6 +87,12 @@ _REVISION = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)*")
 _SHA = re.compile(r"[0-9a-f]{40}")
 
 
+def is_commit(revision: str) -> bool:
+    """True for a full commit sha (40 hex digits, as the hub writes them): a revision that names one
+    immutable tree, unlike a branch or tag, which may move."""
+    return _SHA.fullmatch(revision) is not None
+
+
 def check_revision(revision: str) -> str:
     """`revision` if it can name a hub revision (a commit sha, a branch or tag, `refs/pr/N`): git ref
     characters, no `..`, no empty part, not ending in `.` or `.lock`; else one line (ValueError)."""
@@ -403,7 +409,7 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
     if not indices:
         return
     # pinned: the commit the files were listed at (a pinned branch may move meanwhile), else as before
-    at = {"revision": ds.revision if _SHA.fullmatch(ds.revision) else ds.pinned} if ds.pinned else {}
+    at = {"revision": ds.revision if is_commit(ds.revision) else ds.pinned} if ds.pinned else {}
     try:
         stream = datasets.load_dataset(
             ds.location, ds.config, split=ds.split, data_dir=ds.data_dir, streaming=True, **at

@@ -173,7 +173,7 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
             f"was changed: rename it (encoderlab writes {out} there first), or rename it to {out} if it is"
         )
     meta = read_meta(out) if (out / "meta.json").is_file() else None
-    if meta is not None and meta.get("recipe") == recipe:
+    if meta is not None and (meta.get("recipe") == recipe or freshness.pins_held(meta, recipe or {})):
         freshness.refuse_changed(out, meta, other_out=not merging)
         return True
     fix = f"nothing was changed: {freshness.redo_fix(out, other_out=not merging)} and run the command again"
