@@ -208,3 +208,36 @@ def test_a_prepared_folder_at_a_pinned_revision_is_another_corpus_for_a_study(
         rf"its corpus hf:{FINEWEB_EDU}#hf_config=sample-10BT; pass a folder prepared from the corpus$"
     ):  # fmt: skip
         check_corpus(meta, (f"hf:{FINEWEB_EDU}#hf_config=sample-10BT",), "main", out)
+
+
+def test_a_rerun_pinned_to_a_commit_sha_asks_no_hub_and_a_branch_pin_still_does(
+    fake_hub, tmp_path, tokenizer_dir, monkeypatch, caplog
+):
+    """A full sha names files that cannot change: the folder that holds them answers a rerun with the hub
+    offline and every hub call failing (it resolved the dataset first). A tag may move: it still asks."""
+    import datasets
+
+    out, tagged = tmp_path / "fw", tmp_path / "v1"
+    prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the hub was asked")
+
+    for module, name in ((hub, "reach_hub"), (datasets, "load_dataset_builder"), (datasets, "load_dataset")):
+        monkeypatch.setattr(module, name, no_hub)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hub._resolve.cache_clear()  # as in a new process
+    with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
+        assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
+    assert f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_A}, kept" in caplog.text
+    with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' needs the Hugging Face hub but "
+                       "HF_HUB_OFFLINE=1"):  # fmt: skip
+        prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' needs the Hugging Face hub but "
+                       "HF_HUB_OFFLINE=1"):  # fmt: skip
+        prepare(_cfg(tokenizer_dir, SHA_B), tmp_path / "new", **RUN)  # a sha not prepared: listed first
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    with pytest.raises(AssertionError, match="the hub was asked"):
+        prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    assert not (tmp_path / "new").exists()

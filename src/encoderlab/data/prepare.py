@@ -233,8 +233,7 @@ def prepare(
     out = Path(out)
     _check_counts(workers, checkpoint_every, chunk_docs)
     _check_shard(cfg, shard)
-    sources = local_paths(cfg.sources)  # also: a bad location fails before any work
-    check_disjoint(cfg.sources)
+    sources = local_paths(cfg.sources)  # also: a bad location (but a hub sha's: `fixed_on_hub`) fails here
     tok = load_tokenizer(cfg.tokenizer)
     spec = spec_fields(tok)
     dtype = choose_dtype(spec["vocab_size"], cfg.dtype)
@@ -250,6 +249,7 @@ def prepare(
             freshness.held_revisions(read_meta(target)),
         )
         return target
+    check_disjoint(cfg.sources)  # after the no-op: a rerun of a hub sha asks no hub
     if shard is None:  # a part may be empty: `data merge` judges the whole corpus
         check_first_documents(cfg.sources, cfg.on_error)
     job = _Job(

@@ -52,7 +52,7 @@ from encoderlab.data.filekinds import (
     unreadable,
 )
 from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
-from encoderlab.data.hub import check_revision, read_hub_documents, resolve_dataset
+from encoderlab.data.hub import check_revision, is_commit, mirror_root, read_hub_documents, resolve_dataset
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
 
@@ -247,11 +247,20 @@ def local_paths(sources) -> list[Path]:
     read an output written inside them (`data prepare --out SOURCE_DIR/p` read its own OUT.tmp), and
     the mirror folders of hub datasets, whose configs' patterns would too (`data/*/*`)."""
     files = []
-    for d in map(describe, sources):
+    for d in map(describe, [s for s in sources if not fixed_on_hub(s)]):
         ds = d.get("dataset")
         files += [Path(ds.location)] if ds is not None and ds.location != ds.hub_id else []
         files += [Path(p) for p in d["files"]] if ds is None else []
     return files + [Path(s.location) for s in sources if Path(s.location).is_dir()]
+
+
+def fixed_on_hub(cfg: SourceConfig) -> bool:
+    """A hub source read from the hub itself (no mirror) at a full commit sha: it holds no file on this
+    machine and its files cannot change, so a rerun into a folder that holds it need not ask the hub
+    (`local_paths` skips it; `data prepare` lists it, `check_disjoint`, only when it has work to do)."""
+    cfg = expand(cfg)
+    pin = cfg.hf_revision
+    return cfg.location.startswith("hf:") and pin is not None and is_commit(pin) and mirror_root() is None
 
 
 def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
