@@ -72,7 +72,7 @@ def test_a_rerun_over_an_edited_mirror_file_is_refused_and_a_touched_one_is_not(
         prepare(_cfg(tokenizer_dir), out, **RUN)
     assert (out / "meta.json").read_bytes() == before
     edited.unlink()
-    assert source_change(meta) == f"{edited} is gone"
+    assert source_change(meta) == f"{edited} is no longer in hf:{FINEWEB_EDU}"  # as of a local folder
 
 
 def test_a_folder_from_before_mirror_files_were_recorded_keeps_its_identity_and_is_not_checked(
@@ -125,3 +125,63 @@ def test_a_study_prepare_node_of_an_edited_mirror_file_is_refused(mirror, tmp_pa
         rf"\({edited} now holds [\d,]+ bytes, [\d,]+ were read\); nothing was changed: restore the corpus",
     ):
         refuse_stale_data(spec, "main", node)
+
+
+def _add_file(mirror, k: int):
+    added = mirror / "sample" / "10BT" / f"{k:03d}_00000.parquet"
+    pq.write_table(pa.table(fineweb_edu_rows(900, 10), schema=FINEWEB_EDU_SCHEMA), added)
+    _resolve.cache_clear()  # as in a new process
+    return added
+
+
+def test_a_file_added_to_the_mirror_is_refused_by_a_rerun_unless_outside_what_was_read(
+    mirror, tmp_path, tokenizer_dir
+):
+    """A file added to the mirror's split was found only by `data merge` (the parts then listed other
+    files); a rerun said "nothing to do" over a corpus the source now reads more of. Outside an `hf_files`
+    slice it is none of what was read."""
+    out, sliced = tmp_path / "fw", tmp_path / "sliced"
+    prepare(_cfg(tokenizer_dir), out, **RUN)
+    first_two = PrepareConfig(
+        sources=(SourceConfig(location=SOURCE.location, hf_config=SOURCE.hf_config, hf_files="0:2"),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+        val_fraction=0.1,
+    )
+    prepare(first_two, sliced, **RUN)
+    before = (out / "meta.json").read_bytes()
+    added = _add_file(mirror, 3)
+    with pytest.raises(
+        UserError,
+        match=rf"^{out} was prepared from sources that changed since \({added} is new in hf:{FINEWEB_EDU}\); "
+        rf"nothing was changed: choose another --out, or delete {out} and run the command again$",
+    ):
+        prepare(_cfg(tokenizer_dir), out, **RUN)
+    assert (out / "meta.json").read_bytes() == before
+    assert prepare(first_two, sliced, **RUN) == sliced
+    added.unlink()
+    gone = mirror / "sample" / "10BT" / "002_00000.parquet"
+    gone.unlink()
+    _resolve.cache_clear()
+    assert source_change(read_meta(out)) == f"{gone} is no longer in hf:{FINEWEB_EDU}"
+
+
+def test_a_mirror_whose_split_cannot_be_listed_here_still_has_its_files_checked(
+    mirror, tmp_path, tokenizer_dir, monkeypatch, caplog
+):
+    """A merge on a machine without `datasets` (or a card it cannot read): the files read are compared."""
+    from encoderlab.data import freshness
+
+    out = tmp_path / "fw"
+    prepare(_cfg(tokenizer_dir), out, shard=Shard(1, 2), **RUN)
+    part = shard_dir(out, Shard(1, 2))
+
+    def unlisted(*args):
+        raise UserError("reading a hub dataset needs the `datasets` package, which is not installed")
+
+    monkeypatch.setattr(freshness, "list_mirror", unlisted)
+    assert source_change(read_meta(part)) is None
+    assert f"the files hf:{FINEWEB_EDU} lists now are not checked: reading a hub dataset needs" in caplog.text
+    edited = mirror / "sample" / "10BT" / "002_00000.parquet"
+    _edit(edited)
+    assert source_change(read_meta(part)).startswith(f"{edited} now holds ")

@@ -20,8 +20,9 @@ size and mtime misses a file rewritten to its old size with its old mtime put ba
 does); hashing every file on every rerun would read the whole corpus to say "nothing to do". Folders
 from before mtimes were recorded are hashed. Hub data (`hf:`, named corpora) is pinned by the
 revision in its source identity and not listed again here (that may need the network); the files of a
-hub mirror (`ENCODERLAB_HUB_DATA`, revision `local`), which can be edited in place, are recorded and
-checked as local files are, at the mirror folder the identity names (a folder from before they were
+hub mirror (`ENCODERLAB_HUB_DATA`, the identity's `mirror`), which can be edited in place, are recorded and
+checked as local files are, at the mirror folder the identity names, whose split is listed again from its
+card (no network), so a file added there is new as in a local folder (a folder from before they were
 recorded is not checked).
 
 A change is refused, never prepared over: the folder may be what a run's checkpoints were trained on
@@ -39,7 +40,7 @@ from pathlib import Path
 from encoderlab.config import from_dict
 from encoderlab.data.filekinds import misnamed
 from encoderlab.data.filereaders import file_change
-from encoderlab.data.hub import is_commit
+from encoderlab.data.hub import is_commit, list_mirror
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, describe, expand
 from encoderlab.errors import UserError
@@ -109,9 +110,12 @@ def _change(config: dict, source: dict, shard: Shard | None, *, to_end: bool, sk
     read = _read(source)
     try:
         cfg = expand(from_dict(SourceConfig, config))
-        if cfg.location.startswith("hf:"):  # pinned by its revision; listing it may need the network
-            return _mirror_change(cfg.location, source.get("identity"), read)
-        desc = describe(cfg)
+        if not cfg.location.startswith("hf:"):
+            desc = describe(cfg)
+        elif (listed := _mirror_listing(cfg, source.get("identity"), read)) is None:
+            return None  # the hub's own files: pinned by its revision; listing them may need the network
+        else:
+            (read, desc), skip = listed, False
     except UserError as exc:  # a merge on a machine without the workers' files
         log.warning("what was read of %s is not checked: %s", config.get("location"), exc)
         return None
@@ -126,21 +130,34 @@ def _change(config: dict, source: dict, shard: Shard | None, *, to_end: bool, sk
     return next(filter(None, map(file_change, read.values())), None)
 
 
-def _mirror_change(location: str, identity, read: dict[str, dict]) -> str | None:
-    """The first file of a hub mirror (`ENCODERLAB_HUB_DATA`) read then that differs now (`file_change`
-    on the mirror folder the identity records); None for the hub's own files (its revision pins them)
-    and for a folder from before mirror files were recorded (nothing to compare)."""
+def _mirror_listing(cfg: SourceConfig, identity, read: dict[str, dict]) -> tuple[dict, dict] | None:
+    """For a source read from a hub mirror (`ENCODERLAB_HUB_DATA`): what was read, keyed by its path in the
+    mirror folder the identity records, and the split's files there now (`hub.list_mirror`: no cache, no
+    network), so a file added to the mirror, or gone from it, is a change as in a local folder, and one
+    edited in place is found by `file_change`. None for the hub's own files and for a folder from before
+    mirror files were recorded (nothing to compare)."""
     mirror = identity.get("mirror") if isinstance(identity, dict) else None
     if not (isinstance(mirror, str) and read):
         return None
     if not Path(mirror).is_dir():  # a merge on a machine without the workers' mirror
         log.warning(
-            "what was read of %s is not checked: its mirror %s is not on this machine", location, mirror
+            "what was read of %s is not checked: its mirror %s is not on this machine", cfg.location, mirror
         )
         return None
-    return next(
-        filter(None, (file_change({**e, "path": str(Path(mirror) / p)}) for p, e in read.items())), None
-    )
+    try:
+        ds = list_mirror(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, mirror)
+        listed = [ds.repo_path(k) for k in range(len(ds.files))]
+    except UserError as exc:  # no `datasets` here, or a card it cannot read: the files read are still checked
+        log.warning("the files %s lists now are not checked: %s", cfg.location, exc)
+        listed = [p for p in _list(identity.get("files")) if isinstance(p, str)]
+    files = [str(Path(mirror) / p) for p in listed]
+    recorded = identity.get("file_span")  # the `hf_files` slice, clipped: files gone are "no longer in"
+    a, b = recorded if isinstance(recorded, list) and len(recorded) == 2 else (0, len(files))
+    span = range(min(a, len(files)), min(b, len(files)))
+    return {str(Path(mirror) / p): {**e, "path": str(Path(mirror) / p)} for p, e in read.items()}, {
+        "files": files,
+        "span": span,
+    }
 
 
 def held_revisions(meta: dict) -> str:

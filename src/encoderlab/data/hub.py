@@ -373,6 +373,12 @@ def _resolve(
     return HubDataset(hub_id, builder.config.name, split, data_dir, location, files, revision, pinned)
 
 
+def list_mirror(hub_id: str, config: str | None, split: str, data_dir: str | None, mirror: str) -> HubDataset:
+    """`hub_id`'s split as the mirror folder `mirror` holds it now (not `_resolve`'s cache, which keeps what
+    this process listed first; no network): what a rerun compares with the files it read (`freshness`)."""
+    return _resolve.__wrapped__(hub_id, config, split, data_dir, mirror)
+
+
 def resolve_dataset(
     hub_id: str,
     config: str | None = None,
