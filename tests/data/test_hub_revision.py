@@ -168,10 +168,10 @@ def test_a_bad_revision_is_one_line_before_anything_is_written(
     )  # a named corpus keeps it
     monkeypatch.setenv(HUB_DATA_ENV, str(fake_hub.folders[SHA_A].parents[1]))
     with pytest.raises(
-        UserError, match=rf"^hf:{FINEWEB_EDU}#hf_revision=v1: {HUB_DATA_ENV} mirrors {FINEWEB_EDU} in \S+, a "
-        rf"folder without revisions \(its files are read as they are\); drop hf_revision to read the mirror, or "
-        rf"unset {HUB_DATA_ENV} to read revision v1 from the hub$"
-    ):  # fmt: skip
+        UserError,
+        match=rf"^hf:{FINEWEB_EDU}#hf_revision=v1: {HUB_DATA_ENV} mirrors {FINEWEB_EDU} in \S+, whose "
+        r"download records name commits, not branches or tags; pin the 40-hex commit sha",
+    ):  # a tag: only a commit can be checked on a mirror (tests/data/test_mirror_pin.py)
         prepare(_cfg(tokenizer_dir, "v1"), tmp_path / "o", **RUN)
     assert not (tmp_path / "o").exists()
 

@@ -29,7 +29,9 @@ symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT
 run); the price is that a mirror has no revision of its own, so what a prepared folder records as
 the revision of a mirrored repo is `local` and its identity is the list of files read, each with its
 size, sha256 and mtime (checked by a rerun as local files are: `data/freshness.py`), and a source that
-pins a revision (`hf_revision`) is refused there rather than read at whatever the mirror holds. Datasets and
+pins a revision (`hf_revision`) there is read only when the records `hf download --revision SHA
+--local-dir` leaves name that commit for the card and every data file of the split (`data/mirrorpin.py`;
+the identity then names the commit), and refused otherwise rather than read at whatever the mirror holds. Datasets and
 models have a root each because the hub keeps them in separate namespaces (a dataset and a model may
 share `owner/name`).
 """
@@ -43,10 +45,11 @@ import os
 import re
 import warnings
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from encoderlab.data.filereaders import file_record
+from encoderlab.data.mirrorpin import check_mirror_pin, refuse_branch_pin
 from encoderlab.errors import UserError, first_line
 
 HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
@@ -276,9 +279,10 @@ class HubDataset:
     files: tuple[str, ...]
     """The split's data files in the order `datasets` streams them (hf:// URLs or mirror paths)."""
     revision: str
-    """The commit the files were resolved at (`local` for a mirror)."""
+    """The commit the files were resolved at (`local` for a mirror; a pinned mirror's, its pin, checked)."""
     pinned: str | None = None
-    """The revision the source asked for (`hf_revision`: a sha, branch or tag); None: the default branch."""
+    """The revision the source asked the hub for (`hf_revision`: a sha, branch or tag); None: the default
+    branch, or a mirror (read as it is; a pin of it is checked against its download records)."""
 
     def repo_path(self, index: int) -> str:
         """File `index`'s path inside the repo (e.g. `sample/10BT/000_00000.parquet`)."""
@@ -387,16 +391,20 @@ def resolve_dataset(
     revision: str | None = None,
 ) -> HubDataset:
     """The data files of `hub_id`'s `config`/`split` (from the dataset card, as `datasets` reads it), at
-    `revision` when one is pinned (else the default branch, as it is now). A mirror has no revisions:
-    pinning one there is refused rather than ignored."""
+    `revision` when one is pinned (else the default branch, as it is now). A mirror has no revisions: a
+    pin there is checked against the records `hf download --local-dir` leaves (`data/mirrorpin.py`) and
+    refused unless they name that commit; the mirror is then read as it is, its identity naming the commit."""
     location = dataset_location(hub_id, revision)
-    if location != hub_id and revision is not None:
-        raise UserError(
-            f"hf:{hub_id}#hf_revision={revision}: {HUB_DATA_ENV} mirrors {hub_id} in {location}, a folder "
-            f"without revisions (its files are read as they are); drop hf_revision to read the mirror, or "
-            f"unset {HUB_DATA_ENV} to read revision {revision} from the hub"
-        )
-    if location == hub_id and hub_offline():
+    if location != hub_id:
+        if revision is not None:
+            refuse_branch_pin(hub_id, Path(location), revision, HUB_DATA_ENV)
+        ds = _resolve(hub_id, config, split, data_dir, location)
+        if revision is None:
+            return ds
+        paths = [ds.repo_path(k) for k in range(len(ds.files))]
+        check_mirror_pin(hub_id, Path(location), paths, revision, HUB_DATA_ENV)
+        return replace(ds, revision=revision)  # `pinned` stays None: a folder is read with no revision
+    if hub_offline():
         raise UserError(
             f"hub dataset '{hub_id}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; unset it, or mirror the "
             f"dataset and set {HUB_DATA_ENV}"

@@ -1,0 +1,84 @@
+"""A hub revision pinned (`#hf_revision=SHA`) on a dataset mirror (`ENCODERLAB_HUB_DATA`), checked against
+the mirror's own download records.
+
+A mirror folder has no revisions, but one written by `hf download --repo-type dataset ID --revision REV
+--local-dir DIR` records, for each file PATH it downloaded, `DIR/.cache/huggingface/download/PATH.metadata`:
+three lines, the commit sha the file was downloaded at (the hub's `X-Repo-Commit` header: a sha even when
+REV is a branch or tag), its etag, and the time the record was written. That is huggingface_hub's
+local-folder layout (`huggingface_hub/_local_folder.py`: `get_local_download_paths`,
+`write_download_metadata`, verified in huggingface_hub 2.4.0), whose own reader (`read_download_metadata`)
+trusts a record only while the file's mtime is at most 1 s past that time: a file edited since is not
+what was downloaded. The same rule is used here.
+
+A pin on a mirror is accepted when the dataset card (`README.md`, which lists the split's files) and every
+data file of the split have such a record naming that commit, unedited since; then the mirror is read as
+it is (no revision is passed to `datasets` for a folder) and the identity records the commit. Anything else
+is one line: a branch or tag (the records name commits only; resolving one needs the hub), a file without a
+record (copied, or downloaded without `--local-dir`), one edited since, or one of another commit. Trade-off:
+one small read and a stat per file of the split on each resolution, no hashing (a rerun checks the bytes
+read by their sha256 anyway: `data/freshness.py`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from encoderlab.errors import UserError
+
+RECORDS = Path(".cache") / "huggingface" / "download"
+"""Where `hf download --local-dir DIR` keeps its per-file records, under DIR."""
+
+
+def recorded_commit(folder: Path, path: str) -> tuple[str | None, str]:
+    """(the commit sha `folder`'s download record names for its repo file `path`, "") when the file is
+    unedited since; else (None, why not, in words)."""
+    record = folder / RECORDS / f"{path}.metadata"
+    try:
+        lines = record.read_text(encoding="utf-8").splitlines()
+        commit, written = lines[0].strip(), float(lines[2].strip())
+        mtime = (folder / path).stat().st_mtime
+    except FileNotFoundError:
+        return None, f"has no download record ({RECORDS / path}.metadata)"
+    except (OSError, ValueError, IndexError, UnicodeDecodeError):
+        return None, f"has an unreadable download record ({RECORDS / path}.metadata)"
+    if mtime - 1 > written:  # huggingface_hub's rule: a file modified after its download
+        return None, "was modified after it was downloaded"
+    return commit, ""
+
+
+def _where(hub_id: str, folder: Path, pin: str, env: str) -> str:
+    return f"hf:{hub_id}#hf_revision={pin}: {env} mirrors {hub_id} in {folder}"
+
+
+def refuse_branch_pin(hub_id: str, folder: Path, pin: str, env: str) -> None:
+    """One line for a pin `pin` of the mirror `folder` of `hub_id` (set by the variable `env`) that is no
+    full commit sha: the records name commits only (checked before the mirror's card is read)."""
+    from encoderlab.data.hub import is_commit
+
+    if not is_commit(pin):
+        raise UserError(
+            f"{_where(hub_id, folder, pin, env)}, whose download records name commits, not branches or tags; "
+            f"pin the 40-hex commit sha the mirror was downloaded at (the first line of {folder / RECORDS}/"
+            "*.metadata), or drop hf_revision to read the mirror as it is"
+        )
+
+
+def check_mirror_pin(hub_id: str, folder: Path, paths: list[str], pin: str, env: str) -> None:
+    """Refuse, with one line, a pin `pin` (a commit sha: `refuse_branch_pin`) of the mirror `folder` of
+    `hub_id` (set by the variable `env`) unless its card and its data files `paths` (repo paths) were
+    downloaded at that commit and not edited since (module docstring)."""
+    where = _where(hub_id, folder, pin, env)
+    again = f"hf download --repo-type dataset --revision {pin} {hub_id} --local-dir {folder}"
+    card = ["README.md"] if (folder / "README.md").is_file() else []
+    for path in card + paths:
+        commit, why = recorded_commit(folder, path)
+        if commit is None:
+            raise UserError(
+                f"{where}, and its {path} {why}, so the pin cannot be checked; download it again with: {again} "
+                "(or drop hf_revision to read the mirror as it is)"
+            )
+        if commit != pin:
+            raise UserError(
+                f"{where}, and its {path} was downloaded at commit {commit}, not {pin}; download it at {pin} "
+                f"with: {again} (or pin hf_revision={commit} if that commit is the one meant)"
+            )

@@ -1,0 +1,119 @@
+# ruff: noqa: F811 (the tokenizer_dir fixture, imported)
+"""A pin (`#hf_revision=SHA`) on a dataset mirror (`ENCODERLAB_HUB_DATA`) is checked against the records
+`hf download --revision SHA --local-dir DIR` leaves in `DIR/.cache/huggingface/download/PATH.metadata`
+(commit sha, etag, time written: huggingface_hub's `_local_folder.py`) and read when they name that commit;
+it was refused whatever the mirror held. The records are written here as huggingface_hub writes them."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
+from tests.reliability.errors_doc import assert_printed_as_documented
+
+from encoderlab.data.hub import HUB_DATA_ENV, _resolve
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.sources import SourceConfig
+from encoderlab.errors import UserError
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+RUN = dict(workers=1, chunk_docs=7, progress=False)
+FILES = [f"sample/10BT/{k:03d}_00000.parquet" for k in range(3)]
+
+
+def _record(repo, path: str, commit: str) -> None:
+    """What huggingface_hub's `write_download_metadata` writes for a file it downloaded into `repo`."""
+    record = repo / ".cache" / "huggingface" / "download" / f"{path}.metadata"
+    record.parent.mkdir(parents=True, exist_ok=True)
+    record.write_text(f"{commit}\n{'e' * 64}\n{time.time()}\n")
+
+
+@pytest.fixture
+def mirror(tmp_path, monkeypatch):
+    """fineweb-edu mirrored with `hf download --revision <commit A>`: a record of A for every file."""
+    root = tmp_path / "hub"
+    repo = make_fineweb_edu(root, files_10bt=3, rows_per_file=10)
+    for path in ["README.md", *FILES]:
+        _record(repo, path, SHA_A)
+    monkeypatch.setenv(HUB_DATA_ENV, str(root))
+    _resolve.cache_clear()
+    yield repo
+    _resolve.cache_clear()
+
+
+def _cfg(tok, revision) -> PrepareConfig:
+    source = SourceConfig(location=f"hf:{FINEWEB_EDU}", hf_config="sample-10BT", hf_revision=revision)
+    return PrepareConfig(sources=(source,), tokenizer=str(tok), decontaminate=(), val_fraction=0.1)
+
+
+def test_a_pin_of_the_commit_a_mirror_was_downloaded_at_is_read_and_recorded(mirror, tmp_path, tokenizer_dir):
+    out = tmp_path / "fw"
+    prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    meta = read_meta(out)
+    assert meta["recipe"]["sources"][0]["hf_revision"] == SHA_A
+    ident = meta["sources"][0]["identity"]
+    assert (ident["revision"], ident["mirror"], ident["files"]) == (SHA_A, str(mirror), FILES)
+    assert all(len(f["sha256"]) == 64 for f in meta["sources"][0]["files"])  # checked as a mirror's files
+    _resolve.cache_clear()
+    assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
+
+
+def test_a_mirror_pin_of_another_commit_is_refused_before_anything_is_written(
+    mirror, tmp_path, tokenizer_dir
+):
+    out = tmp_path / "fw"
+    with pytest.raises(
+        UserError,
+        match=rf"^hf:{FINEWEB_EDU}#hf_revision={SHA_B}: {HUB_DATA_ENV} mirrors {FINEWEB_EDU} in {mirror}, and "
+        rf"its README.md was downloaded at commit {SHA_A}, not {SHA_B}; download it at {SHA_B} with: hf download "
+        rf"--repo-type dataset --revision {SHA_B} {FINEWEB_EDU} --local-dir {mirror} \(or pin "
+        rf"hf_revision={SHA_A} if that commit is the one meant\)$",
+    ) as refused:
+        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
+    assert_printed_as_documented("mirror-pin-other-commit", f"encoderlab: error: {refused.value}", tmp_path)
+    _record(mirror, FILES[1], SHA_B)  # one file of another download
+    with pytest.raises(UserError, match=rf"its {FILES[1]} was downloaded at commit {SHA_B}, not {SHA_A}; "):
+        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    assert not out.exists() and not (tmp_path / "fw.tmp").exists()
+
+
+def test_a_mirror_pin_that_cannot_be_checked_is_refused_before_anything_is_written(
+    mirror, tmp_path, tokenizer_dir
+):
+    out = tmp_path / "fw"
+    record = mirror / ".cache" / "huggingface" / "download" / f"{FILES[2]}.metadata"
+    record.unlink()  # a file copied in, not downloaded there
+    with pytest.raises(
+        UserError,
+        match=rf"^hf:{FINEWEB_EDU}#hf_revision={SHA_A}: {HUB_DATA_ENV} mirrors {FINEWEB_EDU} in {mirror}, and "
+        rf"its {FILES[2]} has no download record \(.cache/huggingface/download/{FILES[2]}.metadata\), so the "
+        rf"pin cannot be checked; download it again with: hf download --repo-type dataset --revision {SHA_A} "
+        rf"{FINEWEB_EDU} --local-dir {mirror} \(or drop hf_revision to read the mirror as it is\)$",
+    ) as refused:
+        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    assert_printed_as_documented("mirror-pin-unverifiable", f"encoderlab: error: {refused.value}", tmp_path)
+    with pytest.raises(
+        UserError,
+        match=rf"^hf:{FINEWEB_EDU}#hf_revision=main: {HUB_DATA_ENV} mirrors {FINEWEB_EDU} in {mirror}, whose "
+        r"download records name commits, not branches or tags; pin the 40-hex commit sha the mirror was "
+        rf"downloaded at \(the first line of {mirror}/.cache/huggingface/download/\*.metadata\), or drop "
+        "hf_revision to read the mirror as it is$",
+    ) as refused:
+        prepare(_cfg(tokenizer_dir, "main"), out, **RUN)
+    assert_printed_as_documented("mirror-pin-branch", f"encoderlab: error: {refused.value}", tmp_path)
+    _record(mirror, FILES[2], SHA_A)
+    (mirror / ".cache" / "huggingface" / "download" / "README.md.metadata").write_text("not a record\n")
+    with pytest.raises(
+        UserError, match=r"its README.md has an unreadable download record \(.cache/huggingface"
+    ):
+        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    _record(mirror, "README.md", SHA_A)
+    edited = mirror / FILES[0]
+    st = edited.stat()
+    os.utime(edited, ns=(st.st_atime_ns, st.st_mtime_ns + 10 * 10**9))  # edited after its download
+    with pytest.raises(UserError, match=rf"its {FILES[0]} was modified after it was downloaded, so the pin"):
+        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    assert not out.exists() and not (tmp_path / "fw.tmp").exists()
