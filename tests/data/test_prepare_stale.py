@@ -284,3 +284,35 @@ def test_a_relative_source_run_from_another_folder_says_it_is_another_file(
     monkeypatch.chdir(tmp_path / "a")  # where it was prepared: nothing to do
     assert _prepare_cli("c.jsonl", tokenizer_dir, out, capsys)[0] == 0
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "there, here",
+    [("a/c.jsonl", "c.jsonl"), ("a", "."), ("a/*.jsonl", "*.jsonl"), ("ABS/a/c.jsonl", "./c.jsonl")],
+)
+def test_the_same_file_reached_by_another_path_is_the_same_source(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+    there,
+    here,
+):
+    """`--source a/c.jsonl` prepared in the parent, then `--source c.jsonl` in a/ (or a folder, a glob, an
+    absolute path): the same file, so the same recipe (nothing to do), and a change to it is still seen;
+    the line said "sources differ". The folder's meta.json keeps the location as first given."""
+    (tmp_path / "a").mkdir()
+    write_jsonl(tmp_path / "a" / "c.jsonl", corpus_records(60))
+    out = tmp_path / "o"
+    monkeypatch.chdir(tmp_path)
+    assert _prepare_cli(there.replace("ABS", str(tmp_path)), tokenizer_dir, out, capsys)[0] == 0
+    meta = (out / "meta.json").read_text()
+    monkeypatch.chdir(tmp_path / "a")
+    before = snapshot(tmp_path)
+    assert _prepare_cli(here, tokenizer_dir, out, capsys)[0] == 0
+    assert snapshot(tmp_path) == before and (out / "meta.json").read_text() == meta
+    _shuffle(tmp_path / "a" / "c.jsonl")
+    code, err = _prepare_cli(here, tokenizer_dir, out, capsys)
+    assert_one_line(
+        code, err, r"o was prepared from sources that changed since \((\./)?c.jsonl now holds other bytes\)"
+    )

@@ -82,6 +82,63 @@ def _elsewhere(config: dict, source: dict) -> str | None:
     )
 
 
+def as_asked(meta: dict, recipe: dict | None) -> dict:
+    """`meta` as if prepared with `recipe`'s source locations where these differ only by the path that
+    reaches the same files (`--source a/c.jsonl` in the parent, then `--source c.jsonl` in a/: their
+    resolved absolute paths match), its recorded files named as the location names them now; `meta`
+    itself otherwise. Only for comparing: meta.json keeps the location first given, the folder its keys."""
+    old = meta.get("recipe")
+    if not (isinstance(old, dict) and isinstance(recipe, dict)) or old == recipe:
+        return meta
+    was, now, read = _list(old.get("sources")), _list(recipe.get("sources")), _list(meta.get("sources"))
+    if {**old, "sources": now} != recipe or not len(was) == len(now) == len(read):
+        return meta
+    sources = []
+    for a, b, source in zip(was, now, read):
+        moved = source if a == b else _moved(a, b, source)
+        if moved is None:
+            return meta
+        sources.append(moved)
+    return {**meta, "recipe": recipe, "sources": sources}
+
+
+def _moved(was, now: dict, source) -> dict | None:
+    """`source` (read as `was`) with its files named as `now` names them here, when `now` differs from
+    `was` only by a location that resolves here to the path `was` resolved to then; else None."""
+    if not (
+        isinstance(was, dict) and isinstance(source, dict) and {**was, "location": now["location"]} == now
+    ):
+        return None
+    then = source.get("resolved")
+    if not (isinstance(then, str) and then and os.path.realpath(now["location"]) == then):
+        return None
+    if (base := _read_in(was["location"], then)) is None:
+        return None
+    try:
+        listed = describe(expand(from_dict(SourceConfig, now)))["files"]
+    except UserError:
+        return None
+    names = {os.path.realpath(p): str(p) for p in listed}
+    files = []
+    for entry in _list(source.get("files")):
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            real = os.path.realpath(base / entry["path"])
+            entry = {**entry, "path": names.get(real, real)}
+        files.append(entry)
+    return {**source, "files": files}
+
+
+def _read_in(location, then: str) -> Path | None:
+    """The working folder a source `location` that resolved to `then` was read in (its relative files
+    were recorded from there); None where that cannot be told (a symlink or `..` in the location)."""
+    if not isinstance(location, str):
+        return None
+    base = Path(then)
+    for _ in () if os.path.isabs(location) else Path(location).parts:
+        base = base.parent
+    return base if os.path.realpath(base / location) == then else None
+
+
 def refuse_changed(folder: Path, meta: dict, *, other_out: bool = True) -> None:
     """One line when `folder` (holding `meta`) was prepared from sources that changed since. `other_out`:
     the command can write elsewhere (`data prepare`; `data merge --out` names where its parts are)."""

@@ -172,7 +172,7 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
             f"{tmp} holds a finished prepared dataset, not the leftover of an interrupted prepare; nothing "
             f"was changed: rename it (encoderlab writes {out} there first), or rename it to {out} if it is"
         )
-    meta = read_meta(out) if (out / "meta.json").is_file() else None
+    meta = freshness.as_asked(read_meta(out), recipe) if (out / "meta.json").is_file() else None
     if meta is not None and (meta.get("recipe") == recipe or freshness.pins_held(meta, recipe or {})):
         freshness.refuse_changed(out, meta, other_out=not merging)
         return True
