@@ -42,22 +42,37 @@ class Document(NamedTuple):
 class _Bad(Exception):
     """A record or file that cannot be read; message names where, `fix` overrides the generic fix, and
     `plain` is that fix without `--on-error skip`, for commands that have no such flag
-    (`on_error="refuse"`)."""
+    (`on_error="refuse"`); `missing`: what `MissingTextField` says of a text field that is not there."""
 
-    def __init__(self, message: str, fix: str | None = None, plain: str | None = None):
+    def __init__(
+        self, message: str, fix: str | None = None, plain: str | None = None, missing: tuple | None = None
+    ):
         super().__init__(message)
-        self.fix, self.plain = fix, plain
+        self.fix, self.plain, self.missing = fix, plain, missing
 
 
-def _field_fix(path: Path | str, field: str, present: list[str]) -> tuple[str, str]:
-    """The fix for a text field that is not there: name the field that is, in the source spec (with and
+class MissingTextField(UserError):
+    """A local file, or a record of it, without the text field its source reads. The line's fix names
+    the field in `--source`'s syntax; `problem` (the line before its fix), `path` (the file) and `guess`
+    (the likeliest text field there) let a caller that names sources otherwise say it its way (a study:
+    its corpus entries, `study/checks.py`)."""
+
+    def __init__(self, line: str, problem: str, path: str, guess: str):
+        super().__init__(line)
+        self.problem, self.path, self.guess = problem, path, guess
+
+
+def _no_field(message: str, where: Path | str, field: str, present: list[str]) -> _Bad:
+    """A text field that is not there, with its fix: name the field that is, in the source spec (with and
     without `--on-error skip`)."""
-    location = str(path).rsplit(":", 1)[0] if str(path).rpartition(":")[2].isdigit() else str(path)
+    location = str(where).rsplit(":", 1)[0] if str(where).rpartition(":")[2].isdigit() else str(where)
     guess = present[0] if present else "FIELD"
     name = f"name the text field in the source, e.g. --source '{location}#text_field={guess}'"
-    return (
+    return _Bad(
+        message,
         f"{name} (or fix the record, or pass --on-error skip if only some records lack '{field}')",
         f"{name} (or fix the record)",
+        missing=(location, guess),
     )
 
 
@@ -117,9 +132,7 @@ def _field(record: dict, key: str, where: str) -> str:
     if key not in record:
         # the longest string value is the likeliest text (an id or a label is short)
         strings = sorted((k for k, v in record.items() if isinstance(v, str)), key=lambda k: -len(record[k]))
-        raise _Bad(
-            f"{where} has no field '{key}' (fields: {', '.join(record)})", *_field_fix(where, key, strings)
-        )
+        raise _no_field(f"{where} has no field '{key}' (fields: {', '.join(record)})", where, key, strings)
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
     if not isinstance(value, str):
@@ -244,9 +257,11 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
         if cfg.text_field not in names:
-            raise _Bad(
+            raise _no_field(
                 f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
-                *_field_fix(path, cfg.text_field, names),
+                path,
+                cfg.text_field,
+                names,
             )
         _check_text_column(pf.schema_arrow, cfg.text_field, path)
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
@@ -276,7 +291,7 @@ def _check_text_column(schema, name: str, path: Path) -> None:
     if pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view":
         return
     strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    raise _Bad(f"{path} has no string column '{name}' ({name} is {kind})", *_field_fix(path, name, strings))
+    raise _no_field(f"{path} has no string column '{name}' ({name} is {kind})", path, name, strings)
 
 
 def file_record(path: Path) -> dict:
@@ -343,14 +358,21 @@ def _opens_now(path: Path) -> str | None:
 
 def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:
     if on_error == "raise":
-        fix = exc.fix or "fix or remove it, or pass --on-error skip to skip and count such input"
-        raise UserError(f"{exc}; {fix}")
+        raise _refusal(
+            exc, exc.fix or "fix or remove it, or pass --on-error skip to skip and count such input"
+        )
     if on_error == "refuse":  # a command without --on-error: its fix must not offer the flag
-        raise UserError(f"{exc}; {exc.plain or exc.fix or 'fix or remove it'}")
+        raise _refusal(exc, exc.plain or exc.fix or "fix or remove it")
     if record:
         stats.bad_records += 1
     else:
         stats.bad_files += 1
+
+
+def _refusal(exc: _Bad, fix: str) -> UserError:
+    if exc.missing is None:
+        return UserError(f"{exc}; {fix}")
+    return MissingTextField(f"{exc}; {fix}", str(exc), *exc.missing)
 
 
 def read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, id_prefix: str):

@@ -43,6 +43,7 @@ from typing import Literal
 
 from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
 from encoderlab.config import to_dict
+from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.mixing import announce_sources, check_seed, mix_documents
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
@@ -202,6 +203,8 @@ def _child(conn, job: dict) -> None:
         tok.train_from_iterator(texts, trainer=trainer)
         texts.close()  # the trainer may stop reading before the end: the files read record their hashes
         conn.send(("ok", (tok.to_str(), [s.to_dict() for s in stats]), counter[0]))
+    except MissingTextField as exc:  # its parts cross to the parent, whose caller may say it its way
+        conn.send(("field", (str(exc), exc.problem, exc.path, exc.guess), 0))
     except UserError as exc:
         conn.send(("user", str(exc), 0))
     except Exception as exc:  # a bug: the parent re-raises it with this text
@@ -235,6 +238,8 @@ def _train_in_child(job: dict) -> tuple[tuple[str, list[dict]], int]:
         receive.close()
     if status == "user":
         raise UserError(payload)
+    if status == "field":
+        raise MissingTextField(*payload)
     if status == "bug":
         raise RuntimeError(f"tokenizer training failed in its process:\n{payload}")
     return payload, count

@@ -131,11 +131,12 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     `fetched=False` (`study plan`, which fetches nothing): then only what is on this machine is checked
     (`_here`), and an asset's
     absence is the plan's to say."""
+    from encoderlab.data.filereaders import MissingTextField
     from encoderlab.data.mixing import check_first_documents
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.hub import check_model_source
-    from encoderlab.study.nodes import corpus_sources
+    from encoderlab.study.nodes import corpus_sources, field_in_entry
 
     runs, names = [r for r in spec.runs if r.init and _here(r.init, fetched)], {d.name for d in spec.data}
     for d in spec.data:
@@ -149,7 +150,10 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
             ]
             for source in local:
                 describe(source, fix="fix the dataset's corpus in the study file")
-            check_first_documents(local, "refuse")  # an empty file, or records without the text field
+            try:  # an empty file, or records without the text field
+                check_first_documents(local, "refuse")
+            except MissingTextField as exc:
+                raise field_in_entry(exc, d.corpus) from None
             if (
                 d.tokenizer != "train"
                 and d.tokenizer not in names

@@ -48,15 +48,51 @@ def corpus_locations(corpus) -> list[str]:
     return [s.location for s in corpus_sources(corpus)]
 
 
+def field_in_entry(exc, corpus) -> UserError:
+    """A `MissingTextField` (`exc`) in a study file's terms: its fix names the text field in the corpus
+    entry that reads the file (as `#text_field=` among the entry's options), not on a `--source`, a flag
+    a study has none of; nor does it offer `--on-error skip`."""
+    from encoderlab.data.sources import CORPORA, describe, parse_source
+
+    entry = exc.path
+    for c, source in zip(corpus, corpus_sources(corpus)):
+        if source.location in CORPORA or source.location.startswith("hf:"):
+            continue  # hub data (never listed here: that may need the network)
+        try:
+            if any(str(p) == exc.path for p in describe(source).get("files", ())):
+                entry = c
+                break
+        except UserError:  # a glob matching nothing, a file gone: not the file's entry
+            continue
+    location = parse_source(entry).location
+    kept = [
+        o for o in entry[len(location) + 1 :].split(",") if o and o.partition("=")[0].strip() != "text_field"
+    ]
+    named = f"{location}#{','.join([*kept, f'text_field={exc.guess}'])}"
+    return UserError(
+        f"{exc.problem}; name the text field in the study file's corpus entry, e.g. corpus: ['{named}'] "
+        "(or fix the record)"
+    )
+
+
 def run_prepare(ctx: NodeContext) -> dict:
     """Train the tokenizer (if asked) and tokenize the corpus into ctx.out_dir/data."""
-    from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
-    from encoderlab.data.tokenizer import train_tokenizer
-    from encoderlab.study.checks import refuse_stale_data
+    from encoderlab.data.filereaders import MissingTextField
 
     node = PrepareNode.of(ctx.node)
     if node.prepared is not None:
         return _read_prepared(ctx, node.prepared)
+    try:  # a record past the first without the text field (`checks.check_sources` reads the first)
+        return _prepare(ctx, node)
+    except MissingTextField as exc:
+        raise field_in_entry(exc, node.dataset.corpus) from None
+
+
+def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
+    from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+    from encoderlab.data.tokenizer import train_tokenizer
+    from encoderlab.study.checks import refuse_stale_data
+
     # data or a tokenizer of an attempt read from files changed since (checked before the study, again
     # in its turn): a tokenizer trained before an interruption is reused only on the text it was trained on
     refuse_stale_data(ctx.spec, ctx.node.name.split("/", 1)[1], ctx.out_dir)

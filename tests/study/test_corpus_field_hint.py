@@ -1,0 +1,71 @@
+"""A study corpus without its text field is named in the study file's syntax, not `--source`'s.
+
+Before, the line's fix was `--source '/…/c.jsonl#text_field=body'`, a flag a study has none of, naming
+the file read rather than the corpus entry that reads it (a glob, a folder); a record past the first
+(refused by the prepare node, not before the study) also offered `--on-error skip`, which `study run`
+does not take."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+from encoderlab.errors import UserError
+from encoderlab.study.checks import check_sources
+from encoderlab.study.files import load_study_file
+
+STUDY = {
+    "name": "mini",
+    "data": [{"name": "main", "corpus": [], "vocab_size": 300}],
+    "runs": [{"name": "a", "recipe": "smoke-mlm", "evaluate": False}],
+    "baseline": "a",
+}
+
+
+def _jsonl(path, records) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+
+
+def _study(folder, corpus: list[str]):
+    study = {**STUDY, "data": [{**STUDY["data"][0], "corpus": corpus}]}
+    (folder / "s.yaml").write_text(yaml.safe_dump(study))
+    return folder / "s.yaml"
+
+
+@pytest.mark.parametrize(
+    "entry, named",
+    [
+        ("parts/*.jsonl#weight=2", "parts/*.jsonl#weight=2,text_field=body"),
+        ("parts#text_field=title", "parts#text_field=body"),
+    ],
+)
+def test_the_hint_names_the_corpus_entry_in_the_study_files_syntax(tmp_path, entry, named):
+    """The entry that reads the file (a glob, a folder), its options kept and its text_field replaced."""
+    for name in ("a", "b"):
+        _jsonl(tmp_path / "parts" / f"{name}.jsonl", [{"id": "1", "body": "a longer text"}])
+    spec = load_study_file(_study(tmp_path, [entry]))
+    with pytest.raises(UserError) as err:
+        check_sources(spec)
+    line = str(err.value)
+    assert line.startswith(f"study mini, dataset main: {tmp_path}/parts/")
+    assert line.endswith(
+        f"; name the text field in the study file's corpus entry, e.g. corpus: ['{tmp_path}/{named}'] "
+        "(or fix the record)"
+    ), line
+    assert "--source" not in line
+
+
+def test_a_later_record_without_the_field_is_named_so_by_the_prepare_node(tmp_path, capsys, monkeypatch):
+    _jsonl(tmp_path / "c.jsonl", [*({"text": f"words number {i} here"} for i in range(40)), {"body": "x"}])
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    code, err = cli(["study", "run", _study(tmp_path, ["c.jsonl"]), "--out", tmp_path / "s"], capsys)
+    assert_one_line(  # the study's progress bar (on the line before) aside
+        code,
+        err[err.index("encoderlab: error: ") :],
+        r"c.jsonl:41 has no field 'text' \(fields: body\); name the text field in the study file's corpus "
+        rf"entry, e.g. corpus: \['{tmp_path}/c.jsonl#text_field=body'\] \(or fix the record\)$",
+    )
