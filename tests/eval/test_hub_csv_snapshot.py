@@ -3,26 +3,30 @@ written, the task files' checks, from the local hub cache's snapshot of its file
 
 The hub cache is the real layout `huggingface_hub` keeps (`datasets--OWNER--NAME/refs/main`,
 `snapshots/COMMIT/<repo paths>`), read offline by the real `snapshot_download`. Online, the hub is
-simulated at the calls that reach it: `huggingface_hub.snapshot_download` (copying the asked-for files of
-a fixture repo into that cache, as it downloads them) and `datasets`' resolution of a hub id
-(`dataset_module_factory`: the fixture folder's configs with its files as `hf://datasets/REPO@COMMIT/...`
-URLs, which also records `refs/main` as its card download does) and `cached_path` (what `datasets`
-downloads by itself: a parquet dataset's files). Nothing downloads."""
+simulated at the calls that reach it: `huggingface_hub.hf_hub_download` (copying the asked-for file of a
+fixture repo into that cache, as it downloads it), the `HfApi` calls that resolve a repo's metadata
+(counted), `datasets`' resolution of a hub id (`dataset_module_factory`: the fixture folder's configs
+with its files as `hf://datasets/REPO@COMMIT/...` URLs, which also records `refs/main` as its card
+download does) and `cached_path` (what `datasets` downloads by itself: a parquet dataset's files).
+Nothing downloads."""
 
 from __future__ import annotations
 
-import fnmatch
 import shutil
+import types
 from pathlib import Path
 
 import datasets
 import datasets.download.download_manager as download_manager
 import datasets.load
 import huggingface_hub
+import huggingface_hub._snapshot_download
 import pytest
 from datasets import Dataset
-from datasets.data_files import DataFilesDict, DataFilesList
-from huggingface_hub import constants
+from datasets.data_files import DataFilesDict, DataFilesList, DataFilesPatternsDict
+from huggingface_hub import HfApi, constants
+from huggingface_hub.errors import RemoteEntryNotFoundError
+from huggingface_hub.hf_api import DatasetInfo, RepoFile
 from tests.eval import hub_fixtures as hub
 
 from encoderlab.errors import UserError
@@ -30,7 +34,6 @@ from encoderlab.eval.tasks.hub import HubSource, load_hub
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 QRELS = "BeIR/msmarco-qrels"
-REAL_SNAPSHOT_DOWNLOAD = huggingface_hub.snapshot_download
 REAL_FACTORY = datasets.load.dataset_module_factory
 
 
@@ -44,8 +47,10 @@ def _local_only(factory):
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch) -> Path:
-    """An empty hub cache and `datasets` cache of the test's own, no mirror, the hub offline."""
+    """An empty hub cache, `datasets` cache and ENCODERLAB_HOME of the test's own, no mirror, the hub
+    offline."""
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "encoderlab-home"))
     monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
@@ -95,9 +100,11 @@ def _online(monkeypatch, cache: Path, repo: str, folder: Path) -> dict[str, list
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
     base = f"hf://datasets/{repo}@{COMMIT}"
     real_factory, real_cached = datasets.load.dataset_module_factory, download_manager.cached_path
-    fetched: dict[str, list] = {"snapshot_download": [], "cached_path": []}
+    fetched: dict[str, list] = {"resolved": [], "hf_hub_download": [], "cached_path": []}
 
-    def as_urls(local: DataFilesDict) -> DataFilesDict:
+    def as_urls(local: DataFilesDict | DataFilesPatternsDict) -> DataFilesDict:
+        if isinstance(local, DataFilesPatternsDict):  # a card's `configs`: resolved as on the hub
+            local = local.resolve(str(folder))
         return DataFilesDict(
             {
                 s: DataFilesList([f.replace(str(folder), base) for f in fs], fs.origin_metadata)
@@ -108,6 +115,7 @@ def _online(monkeypatch, cache: Path, repo: str, folder: Path) -> dict[str, list
     def factory(path, *args, **kwargs):
         if path != repo:
             return real_factory(path, *args, **kwargs)
+        fetched["resolved"].append("dataset_module_factory")  # `datasets`' one resolution
         kwargs.pop("revision", None)
         module = real_factory(str(folder), *args, **kwargs)
         if "data_files" in module.builder_kwargs:
@@ -119,16 +127,30 @@ def _online(monkeypatch, cache: Path, repo: str, folder: Path) -> dict[str, list
         (_storage(cache, repo) / "refs" / "main").write_text(COMMIT)
         return module
 
-    def snapshot_download(repo_id, *, repo_type=None, revision=None, allow_patterns=None, **kwargs):
-        assert (repo_id, repo_type, revision, kwargs) == (repo, "dataset", COMMIT, {})
-        fetched["snapshot_download"].append(sorted(allow_patterns))
-        snapshot = _storage(cache, repo) / "snapshots" / COMMIT
-        for file in folder.rglob("*"):
-            name = file.relative_to(folder).as_posix()
-            if file.is_file() and any(fnmatch.fnmatch(name, p) for p in allow_patterns):
-                (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy(file, snapshot / name)
-        return str(snapshot)
+    def hf_hub_download(repo_id, filename, *, repo_type=None, revision=None, **kwargs):
+        assert (repo_id, repo_type, revision) == (repo, "dataset", COMMIT)
+        fetched["hf_hub_download"].append(filename)
+        if not (folder / filename).is_file():
+            raise RemoteEntryNotFoundError("404", response=types.SimpleNamespace(headers={}, request=None))
+        target = _storage(cache, repo) / "snapshots" / COMMIT / filename
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(folder / filename, target)
+        return str(target)
+
+    def metadata(name):  # a resolution of the repo's metadata, as the hub answers it
+        def call(self, repo_id, *args, **kwargs):
+            fetched["resolved"].append(name)
+            files = [f.relative_to(folder).as_posix() for f in sorted(folder.rglob("*")) if f.is_file()]
+            if name == "list_repo_tree":
+                return [RepoFile(path=f, size=(folder / f).stat().st_size, oid="0" * 40) for f in files]
+            return DatasetInfo(id=repo_id, sha=COMMIT, siblings=[{"rfilename": f} for f in files])
+
+        return call
+
+    for name in ("repo_info", "dataset_info", "list_repo_tree"):
+        monkeypatch.setattr(HfApi, name, metadata(name))
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", hf_hub_download)
+    monkeypatch.setattr(huggingface_hub._snapshot_download, "hf_hub_download", hf_hub_download)
 
     def cached_path(url, *args, **kwargs):
         if not str(url).startswith(base + "/"):
@@ -137,7 +159,6 @@ def _online(monkeypatch, cache: Path, repo: str, folder: Path) -> dict[str, list
         return str(folder / str(url)[len(base) + 1 :])
 
     monkeypatch.setattr(datasets.load, "dataset_module_factory", factory)
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
     monkeypatch.setattr(download_manager, "cached_path", cached_path)
     return fetched
 
@@ -156,15 +177,65 @@ def test_a_hub_csv_is_fetched_into_the_hub_cache_and_read_as_written_then_offlin
     assert ds["train"]["review"] == ["00123", "fine film"] and ds["train"]["stars"] == ["N/A", "0123"]
     assert ds["test"]["review"] == ["NULL"]
     assert fetched == {
-        "snapshot_download": [[".huggingface.yaml", "README.md", "test.csv", "train.csv"]],
+        "resolved": ["dataset_module_factory"],  # the repo's metadata once, by `datasets`
+        "hf_hub_download": ["README.md", ".huggingface.yaml", "test.csv", "train.csv"],
         "cached_path": [],  # `datasets` downloaded nothing itself
     }
     assert "Generating train split" in capfd.readouterr().err  # `datasets`' progress bars stay
     # offline, the real snapshot_download finds what the first load fetched; nothing resolves on the hub
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", REAL_SNAPSHOT_DOWNLOAD)
     monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     assert load_hub(HubSource("me/reviews"))["train"]["review"] == ["00123", "fine film"]
+
+
+SHARDED_CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*.csv
+---
+"""
+
+
+def test_a_snapshot_whose_fetch_was_cut_short_is_refused_offline_not_read_short(tmp_path, cache, monkeypatch):
+    # was: offline, the hub cache's snapshot was read as it was: a train split of two shards, the second
+    # never fetched (Ctrl-C), gave the first shard's rows, silently
+    folder = tmp_path / "served" / "me" / "shards"
+    (folder / "data").mkdir(parents=True)
+    (folder / "README.md").write_text(SHARDED_CARD)
+    (folder / "data" / "train-00000-of-00002.csv").write_text("review,stars\nfine,1\nbad,0\n")
+    (folder / "data" / "train-00001-of-00002.csv").write_text("review,stars\nok,1\n")
+    fetched = _online(monkeypatch, cache, "me/shards", folder)
+    fetch = huggingface_hub.hf_hub_download
+
+    def cut_short(repo_id, filename, **kwargs):
+        if filename == "data/train-00001-of-00002.csv":
+            raise KeyboardInterrupt
+        return fetch(repo_id, filename, **kwargs)
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", cut_short)
+    monkeypatch.setattr(huggingface_hub._snapshot_download, "hf_hub_download", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        load_hub(HubSource("me/shards"))
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/shards"))
+    snapshot = _storage(cache, "me/shards") / "snapshots" / COMMIT
+    assert str(err.value) == (
+        f"cannot load me/shards from the hub cache: its snapshot {snapshot} lacks "
+        "data/train-00001-of-00002.csv of the files the dataset was fetched with (a download cut short, or "
+        "one of some files only), so its splits would miss rows; run once with the hub reachable "
+        f"(HF_HUB_OFFLINE unset), or `hf download --repo-type dataset me/shards --revision {COMMIT}`"
+    )
+    # the fix the line names: one load with the hub reachable fetches the rest, then offline reads it all
+    _online(monkeypatch, cache, "me/shards", folder)
+    assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", _local_only(REAL_FACTORY))
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
+    assert fetched["resolved"] == ["dataset_module_factory"]  # the hub's metadata once per online load
 
 
 def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, cache, monkeypatch):
@@ -177,7 +248,11 @@ def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, 
     )
     fetched = _online(monkeypatch, cache, "me/tiny", folder)
     assert load_hub(HubSource("me/tiny"))["train"]["text"] == ["00123", "N/A"]
-    assert fetched == {"snapshot_download": [], "cached_path": ["data/train-00000-of-00001.parquet"]}
+    assert fetched == {
+        "resolved": ["dataset_module_factory"],
+        "hf_hub_download": [],
+        "cached_path": ["data/train-00000-of-00001.parquet"],
+    }
 
 
 def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, monkeypatch):

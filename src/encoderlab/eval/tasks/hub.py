@@ -20,12 +20,15 @@ future `*/nq` would).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
+from encoderlab.paths import home_folder
 
 PARQUET_EXPORT = "refs/convert/parquet"
 CARD_FILES = ("README.md", ".huggingface.yaml")
@@ -87,13 +90,14 @@ def load_hub(source: HubSource):
     mirror, snapshot = path != source.repo, None
     malformed = datasets.exceptions.DatasetGenerationError  # a CSV with an unclosed quote
     try:
-        snapshot = None if mirror else _hub_snapshot(datasets, source, kwargs)
+        found = None if mirror else _hub_snapshot(datasets, source, kwargs)
+        snapshot = found if isinstance(found, str) else None
         path = snapshot or path
         if path == source.repo and source.revision:
             kwargs["revision"] = source.revision
         published = SNAPSHOT_FIX if snapshot else None  # the task files' fixes edit the file: a mirror's
         csv = _mirror_options(datasets, path, kwargs, source, published) if path != source.repo else {}
-        ds = datasets.load_dataset(path, **kwargs, **csv)
+        ds = _read(datasets, found, path, kwargs | csv)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
         empty = (
             "a data file of it is empty; put the split's records in it, or re-download the mirror"
@@ -116,56 +120,96 @@ def load_hub(source: HubSource):
     return ds
 
 
-def _hub_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
+def _read(datasets, found, path: str, kwargs: dict):
+    """`load_dataset(path, **kwargs)`, or what it does with `found`, a builder `_hub_snapshot` resolved
+    on the hub (`load_dataset` would resolve the repo's metadata again: each load asked the hub twice)."""
+    from datasets.utils.info_utils import is_small_dataset
+
+    if found is None or isinstance(found, str):
+        return datasets.load_dataset(path, **kwargs)
+    found.download_and_prepare()
+    return found.as_dataset(in_memory=is_small_dataset(found.info.dataset_size))
+
+
+def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     """The local hub cache's snapshot folder of `source`'s repo holding the CSV or TSV files of its
-    config, which `load_hub` then reads as a mirror (with `csv_options`); None for a dataset of other
-    files, which `datasets` reads from the hub as it always did, and when neither the hub nor the cache
-    has the repo (`load_dataset` then says so, or finds the copy it prepared before).
+    config, which `load_hub` then reads as a mirror (with `csv_options`); for a dataset of other files
+    (or CSV files not of one commit), the builder `datasets` resolved on the hub, which `load_hub` reads
+    with as `load_dataset` would (`_read`); None when the hub is not asked (offline) and the cache has
+    no snapshot (`load_dataset` then finds the copy it prepared before, or says it has none).
 
     With the hub reachable, `datasets` resolves the config (metadata: the card and the file tree, the
-    same resolution `load_dataset` makes) and `huggingface_hub.snapshot_download` fetches those files at
-    the resolved commit, with the card; offline (`HF_HUB_OFFLINE` or `HF_DATASETS_OFFLINE`), or when the
-    hub cannot be reached, the snapshot the cache already holds for the revision is read, as
-    `huggingface_hub` reads a model offline. `datasets` itself fetches a hub dataset's files with
-    `hf_hub_download` into that cache, so a dataset it read before is there too.
+    same resolution `load_dataset` makes, made once) and `huggingface_hub.hf_hub_download` fetches
+    those files at the resolved commit, with the card (`_fetch_snapshot`); offline (`HF_HUB_OFFLINE` or
+    `HF_DATASETS_OFFLINE`), or when the hub cannot be reached, the snapshot the cache already holds for
+    the revision is read, as `huggingface_hub` reads a model offline, unless it lacks a file its fetch
+    recorded (`_check_complete`). `datasets` itself fetches a hub dataset's files with `hf_hub_download`
+    into that cache, so a dataset it read before is there too.
     Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
     with the same options, so every copy prepared before would have been refused offline."""
-    unreachable = None
+    unreachable = builder = None
     if not datasets.config.HF_HUB_OFFLINE:
         try:
             builder = datasets.load_dataset_builder(source.repo, **kwargs, revision=source.revision)
         except ConnectionError as exc:  # the hub unreachable, no prepared copy: the hub cache may hold it
             builder, unreachable = None, exc
         if builder is not None and builder.name == "csv":
-            return _fetch_snapshot(source, builder)
+            return _fetch_snapshot(source, builder, kwargs) or builder
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
-            return None
+            return builder
     folder = _cached_snapshot(datasets, source, kwargs)
     if folder is None and unreachable is not None:  # not a second round of `datasets`' attempts
         raise unreachable
-    return folder
+    return folder or builder
 
 
-def _fetch_snapshot(source: HubSource, builder) -> str | None:
+def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
     """The hub cache's snapshot of the files `builder` (a CSV config resolved on the hub) names, fetched
-    at their commit with the card; None when they are not files of one commit of this repo."""
-    from huggingface_hub import snapshot_download
+    at their commit with the card; None when they are not files of one commit of this repo.
 
+    The files are fetched one by one at the commit `datasets` resolved (`hf_hub_download` with a commit
+    sha asks the hub about that file only, and nothing for a file the cache holds): the repo's metadata
+    is resolved once, by `datasets`. `snapshot_download` resolved it again (`repo_info`; given a commit
+    sha, recent huggingface_hub lists the whole tree instead, huggingface/huggingface_hub#4604).
+    Which files the config needs is recorded first (`_record_snapshot`), so that a fetch cut short is
+    seen offline (`_check_complete`)."""
     found = [HF_URL.fullmatch(str(f)) for files in (builder.config.data_files or {}).values() for f in files]
     commits = {m["rev"] for m in found if m}
     if len(commits) != 1 or not all(found):
         return None
+    commit, paths = commits.pop(), sorted({m["path"] for m in found})
+    _record_snapshot(source.repo, commit, kwargs, paths)
     with quiet_hub():
-        return snapshot_download(
-            source.repo,
-            repo_type="dataset",
-            revision=commits.pop(),
-            allow_patterns=[*CARD_FILES, *(m["path"] for m in found)],
-        )
+        for name in CARD_FILES:
+            _fetch_card_file(source.repo, commit, name)
+        fetched = [_fetch_file(source.repo, commit, path) for path in paths]
+    return str(Path(fetched[0]).parents[len(Path(paths[0]).parts) - 1])
+
+
+def _fetch_file(repo: str, commit: str, path: str) -> str:
+    from huggingface_hub import hf_hub_download
+
+    return hf_hub_download(repo, path, repo_type="dataset", revision=commit)
+
+
+def _fetch_card_file(repo: str, commit: str, name: str) -> None:
+    """`name` (README.md, .huggingface.yaml) into the snapshot if the repo has it at `commit`: the
+    cache holds it (`datasets` fetched the card), records it absent there, or the hub is asked."""
+    from huggingface_hub import try_to_load_from_cache
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    if try_to_load_from_cache(repo, name, revision=commit, repo_type="dataset") is not None:
+        return  # a path (cached) or the cache's "no such file at this commit"
+    try:
+        _fetch_file(repo, commit, name)
+    except EntryNotFoundError as exc:  # not a file of the repo: nothing to fetch
+        if isinstance(exc, LocalEntryNotFoundError):  # the hub unreachable: not an answer about the file
+            raise
 
 
 def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
-    """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV."""
+    """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV;
+    refused when it lacks a file that the fetch of this config recorded (`_check_complete`)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -178,10 +222,67 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
                 allow_patterns=list(CARD_FILES),
                 local_files_only=True,
             )
+        _check_complete(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
     return folder if kind == "csv" else None
+
+
+SNAPSHOT_RECORDS = ("cache", "hub-snapshots")
+"""Where, under $ENCODERLAB_HOME, the files of each config fetched into the hub cache are recorded."""
+
+
+def _record_path(repo: str, commit: str, create: bool) -> Path:
+    return home_folder(*SNAPSHOT_RECORDS, create=create) / f"{repo.replace('/', '--')}@{commit}.json"
+
+
+def _read_record(path: Path) -> dict:
+    """The configs (`kwargs` as JSON -> their files) a record holds; {} for none (no record yet)."""
+    if not path.is_file():
+        return {}
+    try:
+        configs = json.loads(path.read_text(encoding="utf-8"))["configs"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        configs = None
+    if not isinstance(configs, dict):
+        raise UserError(f"{path} is damaged (not the JSON encoderlab writes there); delete it")
+    return configs
+
+
+def _record_snapshot(repo: str, commit: str, kwargs: dict, paths: list[str]) -> None:
+    """Record, before fetching them, the repo files of the config `kwargs` at `commit`. The hub cache
+    cannot tell: a snapshot folder holds the files fetched so far (a download cut short leaves a
+    `blobs/*.incomplete` that no file name points to), `.no_exist/` the files asked for and absent,
+    and the tree listing (`trees/COMMIT.json`, written by `snapshot_download` only, since
+    huggingface/huggingface_hub#4394; its offline check covers the files asked for, and nothing for a
+    cache filled by `hf_hub_download`: huggingface/huggingface_hub#4624) all of the repo's files, not
+    which of them a config reads. Kept in $ENCODERLAB_HOME: the hub cache is
+    huggingface_hub's, not ours to write."""
+    path = _record_path(repo, commit, create=True)
+    configs = _read_record(path)
+    key = json.dumps(kwargs, sort_keys=True)
+    if configs.get(key) != paths:
+        write_json_atomic(path, {"repo": repo, "commit": commit, "configs": configs | {key: paths}})
+
+
+def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> None:
+    """One line when the hub cache's snapshot `folder` lacks a file its fetch recorded for this config
+    (`_record_snapshot`): read as it is, the split had fewer rows, silently. A snapshot encoderlab did
+    not fetch (`hf download`, or an encoderlab before the record) has no record and is read as it is."""
+    files = _read_record(_record_path(source.repo, folder.name, create=False)).get(
+        json.dumps(kwargs, sort_keys=True), []
+    )
+    missing = [f for f in files if not (folder / f).is_file()]
+    if missing:
+        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        raise UserError(
+            f"cannot load {source.describe()} from the hub cache: its snapshot {folder} lacks "
+            f"{', '.join(missing[:3])}{more} of the files the dataset was fetched with (a download cut "
+            "short, or one of some files only), so its splits would miss rows; run once with the hub "
+            f"reachable (HF_HUB_OFFLINE unset), or `hf download --repo-type dataset {source.repo} "
+            f"--revision {folder.name}`"
+        )
 
 
 def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource, fix: str | None = None) -> dict:
