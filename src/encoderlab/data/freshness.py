@@ -250,17 +250,23 @@ def pins_held(meta: dict, recipe: dict) -> bool:
 
 
 def _pinned_as_read(was, now, source) -> bool:
-    if not (isinstance(was, dict) and isinstance(now, dict) and isinstance(source, dict)):
+    if not (isinstance(was, dict) and isinstance(now, dict)):
         return False
-    pin, ident = now.get("hf_revision"), source.get("identity")
     unpin = {k: v for k, v in now.items() if k != "hf_revision"}
     return (
-        isinstance(pin, str)
-        and is_commit(pin)
-        and isinstance(ident, dict)
-        and ident.get("revision") == pin
+        held_commit(source) is not None
+        and now.get("hf_revision") == held_commit(source)
         and {k: v for k, v in was.items() if k != "hf_revision"} == unpin
     )
+
+
+def held_commit(source) -> str | None:
+    """The full commit sha a hub source of a prepared folder (an entry of meta.json's `sources`) was read
+    at, whether unpinned or pinned to a branch or tag; None for local files, a mirror read unpinned
+    (`local`) or a record without one. A pin of exactly this sha reads the same files (`pins_held`)."""
+    ident = source.get("identity") if isinstance(source, dict) else None
+    revision = ident.get("revision") if isinstance(ident, dict) else None
+    return revision if isinstance(revision, str) and is_commit(revision) else None
 
 
 def recipe_differences(meta: dict, recipe: dict) -> str:

@@ -53,7 +53,7 @@ def identity(meta: dict) -> str:
 
 def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
     """What names each corpus entry however it is written (`SourceConfig`s; `resolved`: where the
-    folder's local sources were read, "" where unknown), sorted: for hub data (a named hub corpus
+    folder's local sources were read, "" where unknown), in their order: for hub data (a named hub corpus
     included) its repo, config, split, data dir and pinned revision (`hf_revision`, as written: a
     folder pinned to one is another corpus than one read from the default branch), whatever slice of
     its files; for local files the
@@ -75,25 +75,39 @@ def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
         # a folder prepared before `resolved` was recorded: its relative locations are read from here
         where = where or (os.path.realpath(cfg.location) if local else cfg.location)
         keys.append(("path", where, *read))
-    return sorted(keys)
+    return keys
 
 
 def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str | Path) -> None:
     """Refuse a prepared folder whose sources are not the dataset's corpus (one line)."""
     from encoderlab.config import from_dict
+    from encoderlab.data.freshness import held_commit
     from encoderlab.data.sources import SourceConfig, parse_source
 
     sources = meta.get("recipe", {}).get("sources", [])
-    read = [s.get("resolved", "") for s in meta.get("sources", [])]
-    read = read if len(read) == len(sources) else [""] * len(sources)
-    found = _source_keys([from_dict(SourceConfig, s, where=str(folder)) for s in sources], read)
+    records = meta.get("sources", [])
+    records = records if len(records) == len(sources) else [{}] * len(sources)
+    found = _source_keys(
+        [from_dict(SourceConfig, s, where=str(folder)) for s in sources],
+        [r.get("resolved", "") for r in records],
+    )
     wanted = [parse_source(c) for c in corpus]
-    if found != _source_keys(wanted, [""] * len(wanted)):
+    want = sorted(_source_keys(wanted, [""] * len(wanted)))
+    found = [_as_pinned(key, held_commit(r), want) for key, r in zip(found, records)]
+    if sorted(found) != want:
         names = ", ".join(_written(s) for s in sources) or "nothing"
         raise UserError(
             f"dataset {dataset}: {folder} was prepared from {names}, not from its corpus "
             f"{' + '.join(corpus)}; pass a folder prepared from the corpus"
         )
+
+
+def _as_pinned(key: tuple, commit: str | None, wanted: list[tuple]) -> tuple:
+    """A hub source's key (`_source_keys`) as pinned to the full commit sha the folder read it at, when the
+    corpus pins that sha and not the folder's own way (unpinned, or a branch or tag that named it): the
+    same files, as `data prepare` finds (`data.freshness.pins_held`); else `key` as it is."""
+    pinned = (*key[:5], commit, *key[6:])
+    return pinned if key[0] == "hf" and commit and key not in wanted and pinned in wanted else key
 
 
 def _written(source: dict) -> str:

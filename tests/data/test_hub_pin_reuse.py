@@ -1,0 +1,43 @@
+# ruff: noqa: F811 (the fixtures, imported)
+"""Data read at the commit a pin names is that pin's data wherever it is met, not only by a `data prepare`
+rerun (`data.freshness.pins_held`): a study's `--prepared` folder (`study.prepared.check_corpus`) and the
+parts of a sharded prepare (`data merge`). The hub is simulated as in test_hub_revision.py (its fixture)."""
+
+from __future__ import annotations
+
+import pytest
+from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU
+from test_hub_revision import RUN, SHA_A, SHA_B, _cfg, fake_hub  # noqa: F401 (fixture)
+
+from encoderlab.data.prepare import prepare, read_meta
+from encoderlab.errors import UserError
+from encoderlab.study.prepared import check_corpus
+
+HUB = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
+
+
+def test_a_study_corpus_pinned_to_the_commit_a_folder_read_accepts_it(fake_hub, tmp_path, tokenizer_dir):
+    """Prepared unpinned (the default branch was commit B), or pinned to a tag that named commit A: a corpus
+    entry pinned to that commit's sha is the folder's corpus (was refused as another corpus). Another sha,
+    a branch naming the commit, or no pin for a tag's folder is still another corpus."""
+    unpinned, tagged = tmp_path / "fw", tmp_path / "v1"
+    prepare(_cfg(tokenizer_dir), unpinned, **RUN)
+    prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
+    for folder, sha in ((unpinned, SHA_B), (tagged, SHA_A)):
+        meta = read_meta(folder)
+        check_corpus(meta, (f"{HUB},hf_revision={sha}",), "main", folder)
+        check_corpus(meta, (f"{HUB},hf_revision={sha},weight=2",), "main", folder)  # one entry: all of it
+    check_corpus(read_meta(unpinned), (HUB,), "main", unpinned)
+    check_corpus(read_meta(tagged), (f"{HUB},hf_revision=v1",), "main", tagged)
+    for folder, corpus in (
+        (unpinned, f"{HUB},hf_revision={SHA_A}"),
+        (unpinned, f"{HUB},hf_revision=main"),
+        (tagged, f"{HUB},hf_revision={SHA_B}"),
+        (tagged, HUB),
+        (unpinned, f"{HUB.replace('sample-10BT', 'default')},hf_revision={SHA_B}"),
+    ):
+        with pytest.raises(
+            UserError, match=rf"^dataset main: {folder} was prepared from .*, not from its corpus"
+        ):
+            check_corpus(read_meta(folder), (corpus,), "main", folder)
