@@ -41,3 +41,33 @@ def test_a_study_corpus_pinned_to_the_commit_a_folder_read_accepts_it(fake_hub, 
             UserError, match=rf"^dataset main: {folder} was prepared from .*, not from its corpus"
         ):
             check_corpus(read_meta(folder), (corpus,), "main", folder)
+
+
+def test_parts_one_pinned_to_the_commit_another_read_unpinned_merge(fake_hub, tmp_path, tokenizer_dir):
+    """Worker 0 read the default branch (commit B), worker 1 pinned B's sha: the same files, so the parts
+    merge (were refused as "prepared differently ... sources differ"), into the bytes one worker writes,
+    under part 0's recipe. Parts pinned to different commits, or one pinned to another commit than the other
+    read, are still refused."""
+    from encoderlab.data.merge import merge
+    from encoderlab.data.shard import Shard
+
+    out, whole = tmp_path / "fw", tmp_path / "whole"
+    prepare(_cfg(tokenizer_dir), out, shard=Shard(0, 2), **RUN)
+    prepare(_cfg(tokenizer_dir, SHA_B), out, shard=Shard(1, 2), **RUN)
+    assert merge(out) == out
+    prepare(_cfg(tokenizer_dir), whole, **RUN)
+    assert read_meta(out)["recipe"] == read_meta(whole)["recipe"]
+    for name in ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy"):
+        assert (out / name).read_bytes() == (whole / name).read_bytes(), name
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    assert merge(out) == out and prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN) == out  # nothing to do
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    for first, second in ((SHA_A, SHA_B), (None, SHA_A), (SHA_A, None)):
+        other = tmp_path / f"o{first}{second}"
+        prepare(_cfg(tokenizer_dir, first), other, shard=Shard(0, 2), **RUN)
+        prepare(_cfg(tokenizer_dir, second), other, shard=Shard(1, 2), **RUN)
+        with pytest.raises(
+            UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"
+        ):
+            merge(other)
+        assert not other.exists()

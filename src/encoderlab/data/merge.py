@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
-from encoderlab.data.freshness import held_revisions, source_change
+from encoderlab.data.freshness import held_revisions, pins_held, source_change
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -101,8 +101,10 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
                 f"{part} was not written as shard {i}/{len(parts)}; prepare it again with that --shard"
             )
         recipes.append(recipe)
-    for part, recipe in zip(parts[1:], recipes[1:]):
-        if recipe != recipes[0]:
+    for part, recipe, meta in zip(parts[1:], recipes[1:], metas[1:]):
+        if not _same_recipe(
+            ({**metas[0], "recipe": recipes[0]}, recipes[0]), ({**meta, "recipe": recipe}, recipe)
+        ):
             differs = sorted(k for k in recipe if recipe[k] != recipes[0].get(k))
             raise UserError(
                 f"{part} was prepared differently from {parts[0]} ({', '.join(differs)} differ); prepare every part "
@@ -116,6 +118,13 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
                 f"again with --shard {i}/{len(parts)}, then merge"
             )
     return recipes[0]
+
+
+def _same_recipe(first: tuple[dict, dict], other: tuple[dict, dict]) -> bool:
+    """Whether two parts' (meta, recipe without shard) are of one recipe: equal, or differing only in a hub
+    source one part pinned to the full commit sha the other read unpinned or at a branch or tag naming it
+    (`pins_held`: the same files); the merge keeps the first part's recipe, as a one-worker rerun would."""
+    return first[1] == other[1] or pins_held(first[0], other[1]) or pins_held(other[0], first[1])
 
 
 def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:
