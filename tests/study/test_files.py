@@ -201,9 +201,9 @@ def test_a_study_of_task_files_needs_no_suite(tmp_path, capsys, evaluation):
     assert sorted((e.model.split("-")[0], e.task, e.seed) for e in evals) == sorted(
         (run, "polarity", seed) for run in ("mlm", "clm") for seed in (0, 1)
     )
-    files = f"task files {tmp_path / 'polarity.yaml'}"
+    files = f"task file {tmp_path / 'polarity.yaml'}"  # one file, one LR: singular (were "task files", "LRs")
     own = f"{files} (all their tasks)" if "null" in evaluation else f"suite pocket (polarity) and {files}"
-    assert f"evaluation: {own}; LRs 0.002" in capsys.readouterr().out
+    assert f"evaluation: {own}; LR 0.002" in capsys.readouterr().out
     (tmp_path / "my-study.yaml").write_text(MINE.replace("task_files: [polarity.yaml], ", ""))
     with pytest.raises(
         UserError, match="eval: suite is null, so the study's tasks are its task files, and it"

@@ -9,6 +9,7 @@ import pytest
 from fake_study import backend, small_spec, tiny_corpus
 
 import encoderlab.study.plan as plan_module
+import encoderlab.study.plantext as plantext
 from encoderlab.cli import main
 from encoderlab.data.assets.cache import read_manifest
 from encoderlab.errors import UserError
@@ -56,8 +57,8 @@ def test_the_plan_names_the_tasks_the_runs_name():
     names that task and its metric, not the whole `domain` suite and its accuracy."""
     spec = get_study("paper2-detour", "demo")
     assert not spec.eval.tasks and all(r.tasks == ("pubmedqa-retrieval",) for r in spec.runs if r.evaluate)
-    line = plan_module.plan_text(plan_study(spec)).splitlines()[1]
-    assert line.startswith("evaluation: suite domain (pubmedqa-retrieval); LRs 0.0001; 2 fine-tuning seeds")
+    line = plantext.plan_text(plan_study(spec)).splitlines()[1]
+    assert line.startswith("evaluation: suite domain (pubmedqa-retrieval); LR 0.0001; 2 fine-tuning seeds")
     assert line.endswith("metrics ndcg@10")
 
 
@@ -71,7 +72,7 @@ def test_a_study_that_fine_tunes_no_run_says_so():
     design = LadderDesign(sizes=("nano",), budgets=(4.0,), schedules=schedules)
     spec = ladder_study(design)
     assert not any(r.evaluate for r in spec.runs)
-    text = plan_module.plan_text(plan_study(spec))
+    text = plantext.plan_text(plan_study(spec))
     assert text.splitlines()[1] == "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)"
     assert "evaluation adds" not in text
 
@@ -83,7 +84,7 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     main(["study", "plan", "paper2-detour", "--scale", scale])
     out = capsys.readouterr().out
     assert out.splitlines()[1] == (
-        "evaluation: suite biomed (all its tasks); LRs 5e-05; 5 fine-tuning seeds; the best epoch's weights "
+        "evaluation: suite biomed (all its tasks); LR 5e-05; 5 fine-tuning seeds; the best epoch's weights "
         "tested (validation after every epoch); metrics conlleval_f1, macro_f1"
     )
     lines = {
@@ -292,7 +293,7 @@ def test_starcoderdata_python_is_sized_by_the_starcoder_paper_and_the_code_detou
     assert why is not None and "\n" not in why
     assert why.startswith(
         "run detour-code would read dataset code 1.59 times (27.5B tokens of 17.3B unique, estimated); "
-        "study paper2-detour-code allows 1 pass(es)"
+        "study paper2-detour-code allows 1 pass: give it a corpus"
     )
     with pytest.raises(UserError, match="^run detour-code would read dataset code 1.59 times"):
         run_study(
@@ -303,7 +304,7 @@ def test_starcoderdata_python_is_sized_by_the_starcoder_paper_and_the_code_detou
     out = capsys.readouterr().out
     assert "dataset code: starcoderdata-python (bigcode/starcoderdata python/train)" in out
     assert "17.3B unique tokens (estimated from starcoderdata-python: the StarCoder paper's" in out
-    assert "suite domain (code-retrieval); LRs 5e-05; 5 fine-tuning seeds" in out
+    assert "suite domain (code-retrieval); LR 5e-05; 5 fine-tuning seeds" in out
     assert "  0.635  " in out and "passes over a corpus allowed: 1; no run repeats a token" in out
     with pytest.raises(SystemExit):
         main(["study", "plan", "paper2-detour-code", "--scale", "gpu-1b"])
@@ -338,6 +339,30 @@ def test_an_existing_tokenizer_is_named_with_its_own_size_not_the_trained_defaul
     Tokenizer(models.WordLevel(vocab, unk_token="[UNK]")).save(str(tmp_path / "tokenizer.json"))
     spec = small_spec()
     found = DataSpec(name="main", corpus=("fake",), tokenizer=str(tmp_path))
-    assert plan_module._tokenizer_text(spec, found) == f"{tmp_path} (7 ids)"
+    assert plantext._tokenizer_text(spec, found) == f"{tmp_path} (7 ids)"
     missing = DataSpec(name="main", corpus=("fake",), tokenizer=str(tmp_path / "absent"))
-    assert plan_module._tokenizer_text(spec, missing) == str(tmp_path / "absent")
+    assert plantext._tokenizer_text(spec, missing) == str(tmp_path / "absent")
+
+
+def test_a_plan_of_one_run_seed_lr_and_document_says_each_in_the_singular(tmp_path, capsys):
+    """`study plan` printed "1 pretraining runs", "LRs 0.0005", "1 fine-tuning seeds" and "first 1
+    documents" (and a refusal "allows 1 pass(es)"): every count agrees with its number."""
+    import yaml
+
+    main(["study", "show", "paper1-pfs", "--scale", "demo"])
+    study = yaml.safe_load(capsys.readouterr().out)
+    study.update(runs=study["runs"][:1], claims=[], cka=[], seeds=[0])
+    study["eval"].update(seeds=[0], lrs=[5e-4])
+    study["data"][0]["max_docs"] = 1
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(study))
+    main(["study", "plan", str(tmp_path / "one.yaml")])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "study paper1-pfs at scale demo: 1 pretraining run"
+    assert lines[1].startswith(
+        "evaluation: suite pocket (tweets, brown-pos); LR 0.0005; 1 fine-tuning seed; "
+    )
+    assert ", first 1 document, less the validation split" in lines[2]
+    study["eval"].update(seeds=[0, 1], lrs=[5e-4, 1e-4])
+    (tmp_path / "two.yaml").write_text(yaml.safe_dump(study))
+    main(["study", "plan", str(tmp_path / "two.yaml")])
+    assert "; LRs 0.0005, 0.0001; 2 fine-tuning seeds; " in capsys.readouterr().out

@@ -135,7 +135,9 @@ def plan_command(
     from encoderlab.study.checks import check_inputs, check_runs, planned_elsewhere
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.graph import build_graph
-    from encoderlab.study.plan import check_passes, plan_study, plan_text
+    from encoderlab.study.plan import check_passes, plan_study
+    from encoderlab.study.plantext import plan_text
+    from encoderlab.words import noun
 
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
@@ -153,7 +155,7 @@ def plan_command(
         why = (
             "does not exist"
             if not out.exists()
-            else f"holds no finished prepared data of dataset(s) {names} as this study defines them"
+            else f"holds no finished prepared data of {noun(len(estimated), 'dataset')} {names} as this study defines them"
         )
         print(f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted")
     check_passes(plan)  # a refused study is the last line, and a non-zero exit

@@ -26,6 +26,8 @@ GPU-hours are 6 x parameters x tokens at 40% of an H100's dense bf16 peak (`scal
 for pretraining; evaluation adds about 10%. Parameters are the model size's (with the dataset's
 vocabulary) for runs from scratch, their base's for continued runs, and a table of known start
 models (`scales.START_MODEL_PARAMS`) otherwise.
+
+This module computes the plan; `study/plantext.py` writes it out for `study plan`.
 """
 
 from __future__ import annotations
@@ -38,10 +40,10 @@ from pathlib import Path
 from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
-from encoderlab.study.fidelity import named_tasks
 from encoderlab.study.graph import Node, pretraining
 from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
 from encoderlab.study.spec import DataSpec, StudySpec
+from encoderlab.words import count
 
 CHARS_PER_TOKEN = 4.0
 """Characters per token assumed by estimates (English BPE; a study's 8k-vocabulary BPE on general-en
@@ -116,7 +118,7 @@ class StudyPlan:
         known = [r for r in self.runs if r.passes is not None]
         if not known:
             return "?"
-        text = _passes_text(max(known, key=lambda r: r.passes), 2)
+        text = passes_text(max(known, key=lambda r: r.passes), 2)
         # a run on a corpus not yet sized may read it more often: the known most is then a lower bound
         return text if len(known) == len(self.runs) or text.startswith(">=") else f">={text}"
 
@@ -140,19 +142,21 @@ class StudyPlan:
             else "its study file"
         )
         return (
-            f"run {r.model} would read dataset {r.dataset} {least}{r.passes:,.2f} times ({_n(r.reaches)} tokens "
-            f"of {most}{_n(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {limit:g} pass(es): give it a "
+            f"run {r.model} would read dataset {r.dataset} {least}{r.passes:,.2f} times ({short_number(r.reaches)} tokens "
+            f"of {most}{short_number(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {count(limit, 'pass', 'passes')}: give it a "
             f"corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in {where}"
         )
 
 
-def _passes_text(r: RunPlan, digits: int) -> str:
+def passes_text(r: RunPlan, digits: int) -> str:
+    """A run's passes to `digits` significant digits: `?` unknown, `>=1.8` a lower bound."""
     if r.passes is None:
         return "?"
     return f"{'>=' if r.at_least else ''}{r.passes:.{digits}g}"
 
 
-def _n(x: float | None) -> str:
+def short_number(x: float | None) -> str:
+    """A count in 3 significant digits with its unit, e.g. `99.1B`, `310M`; `?` unknown."""
     if x is None:
         return "?"
     for unit, size in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("k", 1e3)):
@@ -317,10 +321,10 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
             return None, f"{source}: not fetched (encoderlab assets fetch {source})", False
         share = min(1.0, max_docs / manifest["documents"]) if max_docs and manifest.get("documents") else 1.0
         chars = manifest["chars"] * share
-        capped = f", first {max_docs:,} documents" if share < 1 else ""
+        capped = f", first {count(max_docs, 'document')}" if share < 1 else ""
         return (
             chars / CHARS_PER_TOKEN,
-            f"{source}: {_n(chars)} characters / {CHARS_PER_TOKEN:g}{capped}",
+            f"{source}: {short_number(chars)} characters / {CHARS_PER_TOKEN:g}{capped}",
             False,
         )
     try:  # the files `data prepare` would read (a glob, compressed files), sized as text
@@ -330,7 +334,7 @@ def _source_estimate(source: str, max_docs: int | None) -> tuple[float | None, s
     if not files:
         return None, f"{source}: no asset, named hub corpus or local file (prepare it to count)", False
     size, note = content_bytes(files)
-    return size / CHARS_PER_TOKEN, f"{source}: {_n(size)} bytes{note} / {CHARS_PER_TOKEN:g}", False
+    return size / CHARS_PER_TOKEN, f"{source}: {short_number(size)} bytes{note} / {CHARS_PER_TOKEN:g}", False
 
 
 def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:
@@ -340,176 +344,25 @@ def _hub_estimate(c, max_docs: int | None) -> tuple[float | None, str, bool]:
         if c.declared_bytes is None or max_docs is not None:
             return None, f"{c.name}: its card states no token count (prepare it to count)", False
         how = (
-            f"{c.name}: at most the card's {_n(c.declared_bytes)} bytes over all its columns / "
+            f"{c.name}: at most the card's {short_number(c.declared_bytes)} bytes over all its columns / "
             f"{CHARS_PER_TOKEN:g} (the text is one of them; prepare it to count)"
         )
         return c.declared_bytes / CHARS_PER_TOKEN, how, True
-    how = f"{c.name}: {c.declared_by}'s {_n(c.declared_tokens)} {c.token_unit} tokens"
+    how = f"{c.name}: {c.declared_by}'s {short_number(c.declared_tokens)} {c.token_unit} tokens"
     if max_docs is None:
         return c.declared_tokens, how, False
     if c.tokens_per_doc is None:
-        return None, f"{how}, capped at {max_docs:,} documents of unstated size (prepare it to count)", False
+        return (
+            None,
+            f"{how}, capped at {count(max_docs, 'document')} of unstated size (prepare it to count)",
+            False,
+        )
     capped = min(c.declared_tokens, max_docs * c.tokens_per_doc)
-    return capped, f"{how}, capped at {max_docs:,} documents of ~{c.tokens_per_doc:,.0f} tokens each", False
-
-
-def plan_text(plan: StudyPlan) -> str:
-    """The plan as `encoderlab study plan` prints it."""
-    spec, ev = plan.spec, plan.spec.eval
-    tasks = ", ".join(named_tasks(spec)) or f"all {'its' if ev.suite else 'their'} tasks"
-    files = f"task files {', '.join(ev.task_files)}"
-    suite = (
-        f"suite {ev.suite} ({tasks}){f' and {files}' if ev.task_files else ''}"
-        if ev.suite
-        else f"{files} ({tasks})"
-    )
-    evaluated = any(r.evaluate for r in spec.runs)
-    lines = [
-        f"study {spec.name} at scale {spec.scale}: {len(plan.runs)} pretraining runs",
-        f"evaluation: {suite}; LRs {', '.join(f'{x:g}' for x in ev.lrs)}; "
-        f"{len(ev.seeds)} fine-tuning seeds{_protocol_text(spec)}"
-        if evaluated
-        else "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)",
-    ]
-    lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
-    width = max([len(r.model) for r in plan.runs] + [3])
-    lines.append(
-        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
-    )
-    for r in plan.runs:
-        passes = _passes_text(r, 3)
-        hours = (
-            "?"
-            if r.gpu_hours is None
-            else f"{r.gpu_hours:,.0f}"
-            if r.gpu_hours >= 10
-            else f"{r.gpu_hours:.2g}"
-        )
-        lines.append(
-            f"{r.model:<{width}}  {r.dataset:<10} {_n(r.tokens):>8} {passes:>8} {_n(r.params):>8} {hours:>9}  "
-            f"{r.branch or 'its first step'}"
-        )
-    lines.append(
-        f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak, a branch counting its "
-        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md"
-        f"{'; evaluation adds ~10%' if evaluated else ''})"
-        f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
-    )
-    limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
-    known = [r.passes for r in plan.runs if r.passes is not None]
-    repeats = (
-        ""
-        if not known
-        else f"; a run reads its corpus {_passes_text(max(plan.runs, key=lambda r: r.passes or 0), 3)} times"
-        if max(known) > 1 or any(r.at_least for r in plan.runs)
-        else "; no run repeats a token"
-    )
-    lines.append(f"passes over a corpus allowed: {limit}{repeats}")
-    lines.append("how each run trains (its resolved config; a run at several seeds once):")
-    seen: dict[str, str] = {}
-    for r in plan.runs:
-        name = r.model.rsplit("/s", 1)[0]  # the run, whatever its pretraining seed
-        if seen.get(name) != r.recipe:
-            seen[name] = r.recipe
-            lines.append(f"  {r.model}: {r.recipe}")
-    return "\n".join(lines)
-
-
-SHARD_HINT_TOKENS = 1e10
-"""From this many unique tokens on, the plan shows how to prepare a dataset across machines."""
-
-
-def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
-    """A dataset's plan line (corpus, tokenizer, unique tokens, the evaluation sets it is cleaned
-    against), and for a large one how to prepare it across machines."""
-    from encoderlab.study.nodes import dataset_decontamination
-
-    c, against = plan.corpora[d.name], dataset_decontamination(plan.spec, d)
-    lines = [
-        f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
-        f"{_tokenizer_text(plan.spec, d)}; {'at most ' if c.at_most else ''}{_n(c.unique_tokens)} unique "
-        f"tokens ({c.how}); decontaminated against {', '.join(against) or 'nothing'}"
-    ]
-    if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
-        needed = max((r.reaches for r in plan.runs if r.dataset == d.name), default=0)
-        lines.append(f"  across machines: {prepare_command(d, needed, against)}")
-    return lines
-
-
-def _corpus_text(name: str) -> str:
-    """A corpus entry, with the hub repo, config and card name of a named hub corpus."""
-    from encoderlab.data.corpora import CORPORA
-
-    c = CORPORA.get(name)
-    return name if c is None else f"{name} ({c.hub_id} {c.config or c.data_dir or 'default'}/{c.split})"
-
-
-def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
-    from encoderlab.study.fidelity import PAPERS
-
-    trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
-    if d.tokenizer == "train":
-        return f"trained on the corpus ({d.vocab_size:,} ids)"
-    if trainer is not None:
-        return f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
-    paper = PAPERS.get(spec.paper or "")
-    if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
-        return f"{d.tokenizer}: {paper.tokenizer_text}, {paper.short}'s"
-    return f"{d.tokenizer}{_found_vocab(d.tokenizer)}"  # d.vocab_size sizes a tokenizer trained, not this
-
-
-def _found_vocab(name: str) -> str:
-    """' (N ids)' for a tokenizer found without downloading (a folder, a fetched asset, a hub mirror),
-    else '': a plan never downloads, and a size it did not read would be a guess."""
-    from tokenizers import Tokenizer
-
-    from encoderlab.data.tokenizer import tokenizer_folder
-
-    try:
-        folder = tokenizer_folder(name)
-        size = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size() if folder else None
-    except Exception:  # unreadable here (tokenizers raises a bare Exception): `data prepare` says why
-        return ""
-    return "" if size is None else f" ({size:,} ids)"
-
-
-def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -> str:
-    """How to prepare dataset `d` across the machines of a SLURM array (or torchrun) and give it to the
-    study, decontaminated against the same sets (`against`) as the study would. A `max_docs` cap cannot
-    be sharded (no worker knows how many documents precede its files), so a hub corpus is cut by files
-    instead (`hf_files`), at least `needed` tokens' worth."""
-    from encoderlab.data.corpora import CORPORA
-
-    hub = len(d.corpus) == 1 and (d.corpus[0] in CORPORA or d.corpus[0].startswith("hf:"))
-    source = f"'{d.corpus[0]}#hf_files=0:K'" if hub and d.max_docs else " --source ".join(d.corpus)
-    files = (
-        f", K the first data files holding more than the {_n(needed)} tokens its longest run reads "
-        f"(`study plan --prepared {d.name}=DIR` counts them)"
-        if hub and d.max_docs
-        else ""
-    )
     return (
-        f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
-        f" --decontaminate {' '.join(against) or 'none'} --out DIR --shard auto` in each task, "
-        f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
+        capped,
+        f"{how}, capped at {count(max_docs, 'document')} of ~{c.tokens_per_doc:,.0f} tokens each",
+        False,
     )
-
-
-def _protocol_text(spec: StudySpec) -> str:
-    """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
-    epoch's weights tested (validation after every epoch); metrics conlleval_f1, macro_f1`."""
-    from encoderlab.eval.suites import SUITES
-    from encoderlab.eval.tasks import TASKS
-
-    tasks = [TASKS[n] for n in (named_tasks(spec) or SUITES.get(spec.eval.suite, ())) if n in TASKS]
-    if not tasks:
-        return ""
-    tested = {
-        "best_epoch": "the best epoch's weights tested (validation after every epoch)",
-        "last": "the last step's weights tested",
-    }
-    chosen = sorted({t.finetune.select for t in tasks})
-    return f"; {', '.join(tested[c] for c in chosen)}; metrics {', '.join(sorted({t.metric for t in tasks}))}"
 
 
 def check_passes(plan: StudyPlan) -> None:

@@ -1,0 +1,180 @@
+"""How `encoderlab study plan` writes a plan out: the text of a `StudyPlan`, apart from computing it.
+
+`study/plan.py` decides what a study reads and costs (`plan_study`, its corpus sizes and passes, the
+`max_passes` refusal), which `study run`, `study list` and the catalogue use without printing; this
+module only renders that plan for a reader: the evaluation it runs, each dataset (its corpus, tokenizer
+and unique tokens, and for a large one how to prepare it across machines), the table of runs, the
+passes allowed, and how each run trains. It computes nothing the plan does not hold, beyond what only a
+reader needs (a tokenizer's size found without downloading, a task's metrics). Counts agree with their
+number through `encoderlab.words`, so it never prints `1 pretraining runs`.
+"""
+
+from __future__ import annotations
+
+from encoderlab.study.fidelity import named_tasks
+from encoderlab.study.plan import StudyPlan, passes_text, short_number
+from encoderlab.study.spec import DataSpec, StudySpec
+from encoderlab.words import count, noun
+
+
+def plan_text(plan: StudyPlan) -> str:
+    """The plan as `encoderlab study plan` prints it."""
+    spec, ev = plan.spec, plan.spec.eval
+    tasks = ", ".join(named_tasks(spec)) or f"all {'its' if ev.suite else 'their'} tasks"
+    files = f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}"
+    suite = (
+        f"suite {ev.suite} ({tasks}){f' and {files}' if ev.task_files else ''}"
+        if ev.suite
+        else f"{files} ({tasks})"
+    )
+    evaluated = any(r.evaluate for r in spec.runs)
+    lines = [
+        f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
+        f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(f'{x:g}' for x in ev.lrs)}; "
+        f"{count(len(ev.seeds), 'fine-tuning seed')}{_protocol_text(spec)}"
+        if evaluated
+        else "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)",
+    ]
+    lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
+    width = max([len(r.model) for r in plan.runs] + [3])
+    lines.append(
+        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
+    )
+    for r in plan.runs:
+        passes = passes_text(r, 3)
+        hours = (
+            "?"
+            if r.gpu_hours is None
+            else f"{r.gpu_hours:,.0f}"
+            if r.gpu_hours >= 10
+            else f"{r.gpu_hours:.2g}"
+        )
+        lines.append(
+            f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {hours:>9}  "
+            f"{r.branch or 'its first step'}"
+        )
+    lines.append(
+        f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak, a branch counting its "
+        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md"
+        f"{'; evaluation adds ~10%' if evaluated else ''})"
+        f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
+    )
+    limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
+    lines.append(f"passes over a corpus allowed: {limit}{_repeats_text(plan)}")
+    lines.append("how each run trains (its resolved config; a run at several seeds once):")
+    seen: dict[str, str] = {}
+    for r in plan.runs:
+        name = r.model.rsplit("/s", 1)[0]  # the run, whatever its pretraining seed
+        if seen.get(name) != r.recipe:
+            seen[name] = r.recipe
+            lines.append(f"  {r.model}: {r.recipe}")
+    return "\n".join(lines)
+
+
+def _repeats_text(plan: StudyPlan) -> str:
+    """How often the run reading its corpus most reads it (`; a run reads its corpus 1.5 times`), or that
+    no run repeats a token, or nothing when no corpus is sized."""
+    known = [r.passes for r in plan.runs if r.passes is not None]
+    if not known:
+        return ""
+    if max(known) <= 1 and not any(r.at_least for r in plan.runs):
+        return "; no run repeats a token"
+    most = passes_text(max(plan.runs, key=lambda r: r.passes or 0), 3)
+    return f"; a run reads its corpus {most} {noun(float(most.removeprefix('>=')), 'time')}"
+
+
+SHARD_HINT_TOKENS = 1e10
+"""From this many unique tokens on, the plan shows how to prepare a dataset across machines."""
+
+
+def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
+    """A dataset's plan line (corpus, tokenizer, unique tokens, the evaluation sets it is cleaned
+    against), and for a large one how to prepare it across machines."""
+    from encoderlab.study.nodes import dataset_decontamination
+
+    c, against = plan.corpora[d.name], dataset_decontamination(plan.spec, d)
+    lines = [
+        f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
+        f"{_tokenizer_text(plan.spec, d)}; {'at most ' if c.at_most else ''}{short_number(c.unique_tokens)} unique "
+        f"tokens ({c.how}); decontaminated against {', '.join(against) or 'nothing'}"
+    ]
+    if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
+        needed = max((r.reaches for r in plan.runs if r.dataset == d.name), default=0)
+        lines.append(f"  across machines: {prepare_command(d, needed, against)}")
+    return lines
+
+
+def _corpus_text(name: str) -> str:
+    """A corpus entry, with the hub repo, config and card name of a named hub corpus."""
+    from encoderlab.data.corpora import CORPORA
+
+    c = CORPORA.get(name)
+    return name if c is None else f"{name} ({c.hub_id} {c.config or c.data_dir or 'default'}/{c.split})"
+
+
+def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
+    from encoderlab.study.fidelity import PAPERS
+
+    trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
+    if d.tokenizer == "train":
+        return f"trained on the corpus ({d.vocab_size:,} ids)"
+    if trainer is not None:
+        return f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
+    paper = PAPERS.get(spec.paper or "")
+    if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
+        return f"{d.tokenizer}: {paper.tokenizer_text}, {paper.short}'s"
+    return f"{d.tokenizer}{_found_vocab(d.tokenizer)}"  # d.vocab_size sizes a tokenizer trained, not this
+
+
+def _found_vocab(name: str) -> str:
+    """' (N ids)' for a tokenizer found without downloading (a folder, a fetched asset, a hub mirror),
+    else '': a plan never downloads, and a size it did not read would be a guess."""
+    from tokenizers import Tokenizer
+
+    from encoderlab.data.tokenizer import tokenizer_folder
+
+    try:
+        folder = tokenizer_folder(name)
+        size = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size() if folder else None
+    except Exception:  # unreadable here (tokenizers raises a bare Exception): `data prepare` says why
+        return ""
+    return "" if size is None else f" ({size:,} ids)"
+
+
+def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -> str:
+    """How to prepare dataset `d` across the machines of a SLURM array (or torchrun) and give it to the
+    study, decontaminated against the same sets (`against`) as the study would. A `max_docs` cap cannot
+    be sharded (no worker knows how many documents precede its files), so a hub corpus is cut by files
+    instead (`hf_files`), at least `needed` tokens' worth."""
+    from encoderlab.data.corpora import CORPORA
+
+    hub = len(d.corpus) == 1 and (d.corpus[0] in CORPORA or d.corpus[0].startswith("hf:"))
+    source = f"'{d.corpus[0]}#hf_files=0:K'" if hub and d.max_docs else " --source ".join(d.corpus)
+    files = (
+        f", K the first data files holding more than the {short_number(needed)} tokens its longest run reads "
+        f"(`study plan --prepared {d.name}=DIR` counts them)"
+        if hub and d.max_docs
+        else ""
+    )
+    return (
+        f"`encoderlab data prepare --source {source} --tokenizer {d.tokenizer} --seed {d.seed}"
+        f" --decontaminate {' '.join(against) or 'none'} --out DIR --shard auto` in each task, "
+        f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
+    )
+
+
+def _protocol_text(spec: StudySpec) -> str:
+    """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
+    epoch's weights tested (validation after every epoch); metrics conlleval_f1, macro_f1`."""
+    from encoderlab.eval.suites import SUITES
+    from encoderlab.eval.tasks import TASKS
+
+    tasks = [TASKS[n] for n in (named_tasks(spec) or SUITES.get(spec.eval.suite, ())) if n in TASKS]
+    if not tasks:
+        return ""
+    tested = {
+        "best_epoch": "the best epoch's weights tested (validation after every epoch)",
+        "last": "the last step's weights tested",
+    }
+    chosen = sorted({t.finetune.select for t in tasks})
+    return f"; {', '.join(tested[c] for c in chosen)}; metrics {', '.join(sorted({t.metric for t in tasks}))}"

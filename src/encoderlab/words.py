@@ -1,0 +1,19 @@
+"""Words that agree with a number, so printed output never reads `1 runs` or `run(s)`.
+
+One helper for every count a command prints: `count(2, "run")` is `2 runs`, `count(1, "pass", "passes")`
+`1 pass`; `noun` is the word alone, for a label before a list (`LR 5e-05`, `LRs 1e-05, 5e-05`).
+It imports nothing, so any module may use it.
+"""
+
+from __future__ import annotations
+
+
+def noun(n: float, singular: str, plural: str | None = None) -> str:
+    """`singular` for exactly one, else `plural` (default: `singular` + "s")."""
+    return singular if n == 1 else plural or singular + "s"
+
+
+def count(n: float, singular: str, plural: str | None = None) -> str:
+    """`n` and its noun, e.g. `1 fine-tuning seed`, `5 fine-tuning seeds`, `1,024 runs`, `1.5 passes`."""
+    number = f"{n:,}" if isinstance(n, int) else f"{n:g}"
+    return f"{number} {noun(n, singular, plural)}"
