@@ -63,6 +63,16 @@ def test_a_dataset_without_a_document_cap_says_so_in_words(study):
     assert "every document" in line and "None" not in line
 
 
+def test_the_scale_of_a_study_without_hardware_has_no_empty_parentheses(study):
+    """A study of one's own states no hardware (`StudySpec.hardware`): its report read `| scale | custom () |`."""
+    line = next(line for line in _md(study).splitlines() if line.startswith("| scale |"))
+    assert line == "| scale | test |"  # the fake study's scale; it names no hardware
+    from encoderlab.study.report import _scale_text
+
+    assert _scale_text(small_spec(scale="custom")) == "custom"
+    assert _scale_text(small_spec(scale="demo", hardware="2 CPU cores")) == "demo (2 CPU cores)"
+
+
 def test_the_results_note_names_each_tasks_metric(study):
     note = next(line for line in _md(study).splitlines() if line.startswith("Per checkpoint: mean"))
     assert (

@@ -149,7 +149,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
     grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)}, seeds {', '.join(map(str, ev.seeds))}"
     return [
         ["study", spec.name],
-        ["scale", f"{spec.scale} ({spec.hardware})"],
+        ["scale", _scale_text(spec)],
         ["model size", str(spec.size or "as the start model")],
         ["steps / seq len / micro-batch / grad accum", _shape_text(data, shape)],
         ["pretraining seeds", _seed_text(spec)],
@@ -157,6 +157,12 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(spec, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
+
+
+def _scale_text(spec) -> str:
+    """The scale and the hardware its expected time is for, e.g. `demo (2 CPU cores)`; a study of one's
+    own names none (`custom`, which read `custom ()`)."""
+    return f"{spec.scale} ({spec.hardware})" if spec.hardware else spec.scale
 
 
 def _shape_text(data: StudyData, shape: tuple) -> str:
