@@ -6,6 +6,11 @@ takes the GIL. In a finalizing Python 3.11 a thread that takes the GIL is ended 
 which unwinding through the (noexcept) release turns into `std::terminate`: SIGABRT for a finished run
 (seen in the suite under load). A main thread that never lets the GIL go (`sys.setswitchinterval`)
 makes that moment last until the process finalizes.
+
+The collectives that DDP's comm hook and FSDP2 issue inside a backward keep the Python context the
+autograd engine stashes for it, and the worker that drops the last of them takes the GIL as well: a
+backward through `distributed.backward` tracks that context. Measured on the old code (`loss.backward()`,
+the rest as in `_data_parallel_rank`): 3 SIGABRTs in 20 spawns with DDP, 1 in 8 with FSDP2.
 """
 
 from __future__ import annotations
@@ -38,3 +43,35 @@ def test_a_finished_run_exits_after_the_workers_let_go_of_its_tensors():
     # was: SIGABRT ("terminate called without an active exception") in about half of the spawns
     for port in free_ports(3):
         spawn_ranks(_rank, (port,))
+
+
+def _data_parallel_rank(rank: int, port: int, parallel: str) -> None:
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+    )
+    import torch
+    from torch.distributed.fsdp import fully_shard
+
+    from encoderlab.train import distributed
+    from encoderlab.train.parallelize import ReplicatedForward
+
+    world = distributed.init_world(2)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Linear(8, 2))
+    if parallel == "fsdp":
+        fully_shard(model[0])
+        forward = fully_shard(model)
+    else:
+        forward = ReplicatedForward(model, torch.device("cpu"))
+    sys.setswitchinterval(1000.0)  # as above: the worker waits for the GIL until this thread blocks
+    for _ in range(3):
+        last = distributed._SENT[-1] if distributed._SENT else None
+        distributed.backward(forward(torch.ones(4, 8)).sum(), world)
+        assert distributed._SENT[-1] is not last  # the backward's context, tracked
+    distributed.shutdown()
+    assert distributed._SENT == []
+
+
+@pytest.mark.parametrize("parallel", ["ddp", "fsdp"])
+def test_a_data_parallel_run_exits_after_the_workers_let_go_of_its_backward(parallel):
+    for port in free_ports(4):
+        spawn_ranks(_data_parallel_rank, (port, parallel))

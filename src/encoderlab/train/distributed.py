@@ -265,22 +265,43 @@ threads per group a process made (one per `pretrain` call)."""
 
 
 _SENT: list[weakref.ref] = []
-"""The tensors our collectives handed the process group, held weakly, until its workers let them go.
+"""The Python objects that the process group's work may hold, held weakly, until its workers let them go.
 
-A worker thread drops a finished collective's tensors a moment after the caller goes on, and that
-release takes the GIL (torch 2.13: a C++ reference to a tensor with a Python object holds that object,
-and letting go of it is a Python decref). If the interpreter is finalizing by then, Python 3.11 ends the
-worker with `pthread_exit`, whose unwinding through the release (noexcept) is `std::terminate`: a rank
-whose run succeeded aborted at exit ("terminate called without an active exception", SIGABRT; seen in
-the suite under load, and made certain by a main thread that keeps the GIL). So `shutdown` waits, with
-the GIL free, until every tensor sent is gone (`_drain`): each is dropped by Python when its collective
-returns (`all_reduce_sum` sends a copy), so a live one is still the workers'. The collectives inside DDP
-and FSDP2 are not tracked: they end a step or more before the run's last barrier."""
+A worker thread drops a finished collective's work a moment after the caller goes on, and letting go of
+a Python object in it takes the GIL (torch 2.13: a C++ reference to a tensor with a Python object holds
+that object, so its release is a Python decref). If the interpreter is finalizing by then, Python 3.11
+ends the worker with `pthread_exit`, whose unwinding through the release (noexcept) is `std::terminate`:
+a rank whose run succeeded aborted at exit ("terminate called without an active exception", SIGABRT;
+seen in the suite under load, and made certain by a main thread that keeps the GIL). So `shutdown`
+waits, with the GIL free, until every object tracked is gone (`_drain`). Two kinds are tracked:
+  * the tensors our collectives send: Python drops each when its collective returns
+    (`all_reduce_sum` sends a copy), so a live one is still the workers';
+  * the context of each backward that ran collectives (`backward`): DDP's comm hook and FSDP2 issue
+    theirs inside the backward, and each such work keeps the thread's state of when it was issued,
+    which holds the Python context the autograd engine stashes for the backward (`_engine_run_backward`)
+    until the work is destroyed; nothing else holds it once the backward returned. A gloo worker that
+    dropped the last such work at exit aborted (gdb: `~AsyncAllreduceWork` ->
+    `~ThreadLocalState` -> `SafePyObject` decref -> `take_gil` -> `pthread_exit`), after a DDP or an
+    FSDP2 backward alike. Their tensors are not tracked: DDP's gradient buckets live as long as its
+    reducer, and FSDP2's are its own."""
 
 
-def _sent(*tensors: torch.Tensor) -> None:
+def _sent(*objects: object) -> None:
     _SENT[:] = [ref for ref in _SENT if ref() is not None]
-    _SENT.extend(weakref.ref(t) for t in tensors)
+    _SENT.extend(weakref.ref(t) for t in objects)
+
+
+def backward(loss: torch.Tensor, world: World) -> None:
+    """`loss.backward()`, with the context that the collectives inside it keep tracked for `_drain` (`_SENT`)."""
+    if world.world_size > 1:
+        loss.register_hook(_track_backward)
+    loss.backward()
+
+
+def _track_backward(grad: torch.Tensor) -> None:
+    """A hook on the loss: runs first in its backward, while the engine's context is in thread-local state."""
+    if torch._C._is_key_in_tls("context"):
+        _sent(torch._C._get_obj_in_tls("context"))
 
 
 def _drain(limit_s: float = 10.0, poll_s: float = 0.005) -> None:

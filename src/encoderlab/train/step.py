@@ -47,7 +47,14 @@ from encoderlab.train.build import (
     resolve_device,
 )
 from encoderlab.train.config import PlannedPhase, RunConfig
-from encoderlab.train.distributed import World, all_reduce_sum, init_world, no_sync, shard_optim_state
+from encoderlab.train.distributed import (
+    World,
+    all_reduce_sum,
+    backward,
+    init_world,
+    no_sync,
+    shard_optim_state,
+)
 from encoderlab.train.flops import train_flops
 from encoderlab.train.freeze import apply_freeze, parse_layers
 from encoderlab.train.memory import check_fits
@@ -231,7 +238,7 @@ class TrainStep:
             with no_sync(self.forward_model, sync=m == len(xs) - 1):
                 with torch.autocast(self.device.type, torch.bfloat16, enabled=self.cfg.precision == "bf16"):
                     total, _ = batch_loss(self.model, x, self.forward_model)
-                (total / n_total).backward()
+                backward(total / n_total, self.world)
             loss_sum += total.detach()
         loss = all_reduce_sum(loss_sum, self.world) / n_total
         trainable = [p for p in self.model.parameters() if p.requires_grad]
