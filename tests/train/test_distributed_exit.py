@@ -75,3 +75,19 @@ def _data_parallel_rank(rank: int, port: int, parallel: str) -> None:
 def test_a_data_parallel_run_exits_after_the_workers_let_go_of_its_backward(parallel):
     for port in free_ports(4):
         spawn_ranks(_data_parallel_rank, (port, parallel))
+
+
+def test_a_torch_without_the_private_context_api_trains_untracked(monkeypatch):
+    # `_track_backward` reads the autograd context through torch's private TLS API; a torch release
+    # that drops it must still train (untracked), not fail inside every multi-rank backward
+    import torch
+
+    from encoderlab.train import distributed
+
+    monkeypatch.delattr(torch._C, "_is_key_in_tls", raising=False)
+    monkeypatch.setattr(distributed, "_SENT", [])
+    weight = torch.ones(2, requires_grad=True)
+    loss = (weight * 3).sum()
+    loss.register_hook(distributed._track_backward)
+    loss.backward()
+    assert weight.grad.tolist() == [3.0, 3.0] and distributed._SENT == []

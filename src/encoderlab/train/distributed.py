@@ -300,8 +300,10 @@ def backward(loss: torch.Tensor, world: World) -> None:
 
 def _track_backward(grad: torch.Tensor) -> None:
     """A hook on the loss: runs first in its backward, while the engine's context is in thread-local state."""
-    if torch._C._is_key_in_tls("context"):
-        _sent(torch._C._get_obj_in_tls("context"))
+    # private torch API (2.13); a torch without it trains as before, untracked, rather than failing
+    has, get = getattr(torch._C, "_is_key_in_tls", None), getattr(torch._C, "_get_obj_in_tls", None)
+    if has is not None and get is not None and has("context"):
+        _sent(get("context"))
 
 
 def _drain(limit_s: float = 10.0, poll_s: float = 0.005) -> None:
