@@ -26,6 +26,7 @@ CORE = (
     "outdir",
     "interrupts",
     "cliargs",
+    "words",
 )
 """Single-module foundations (errors, configs, atomic writes, output folders, locks, ...): one layer,
 `core`, whose modules may import each other and nothing above."""
