@@ -64,9 +64,11 @@ def _held_message(lock: Path, holder: dict | None, use: str, other_out: bool) ->
 
 
 @contextlib.contextmanager
-def _one_taker(folder: Path) -> Iterator[None]:
-    """While inside, no other process takes a lock in `folder` (an exclusive `flock` on the folder, released
-    when its descriptor closes, also by a process that dies); a no-op where the folder cannot be flocked."""
+def one_at_a_time(folder: Path) -> Iterator[None]:
+    """While inside, no other process (nor thread) is inside `one_at_a_time(folder)`: it waits (an
+    exclusive `flock` on the folder, per open descriptor, released when that closes, also by a process
+    that dies); a no-op where the folder cannot be flocked. `folder_lock` takes its locks inside it; a
+    read-modify-write of a shared file in `folder` goes inside it (the hub snapshots' records)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
     except OSError:
@@ -98,7 +100,7 @@ def folder_lock(lock: Path, what: str, use: Path | None = None, *, other_out: bo
     tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
     tmp.write_text(json.dumps(me))
     try:
-        with _one_taker(lock.parent):  # a stale holder read here is still the holder when it is removed
+        with one_at_a_time(lock.parent):  # a stale holder read here is still the holder when it is removed
             for _ in range(3):
                 try:
                     os.link(tmp, lock)  # atomic and never half-written: the content exists before the name

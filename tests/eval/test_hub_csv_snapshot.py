@@ -12,6 +12,7 @@ Nothing downloads."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import types
 from pathlib import Path
@@ -236,6 +237,51 @@ def test_a_snapshot_whose_fetch_was_cut_short_is_refused_offline_not_read_short(
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
     assert fetched["resolved"] == ["dataset_module_factory"]  # the hub's metadata once per online load
+
+
+def _sharded(root: Path) -> Path:
+    folder = root / "served" / "me" / "shards"
+    (folder / "data").mkdir(parents=True)
+    (folder / "README.md").write_text(SHARDED_CARD)
+    (folder / "data" / "train-00000-of-00002.csv").write_text("review,stars\nfine,1\nbad,0\n")
+    (folder / "data" / "train-00001-of-00002.csv").write_text("review,stars\nok,1\n")
+    return folder
+
+
+@pytest.mark.parametrize("damage", ["truncated", "files not a list", "a folder"])
+def test_a_damaged_snapshot_record_is_one_line_and_deleting_it_loses_only_the_check(
+    tmp_path, cache, monkeypatch, damage
+):
+    # was: untested, and the line said only "delete it", not what that loses; a record whose files were
+    # not a list was rewritten online (other configs' files lost) and a TypeError traceback offline; a
+    # folder in its place was "[Errno 21] Is a directory ...; check the name and your connection"
+    folder = _sharded(tmp_path)
+    _online(monkeypatch, cache, "me/shards", folder)
+    load_hub(HubSource("me/shards"))
+    record = tmp_path / "encoderlab-home" / "cache" / "hub-snapshots" / f"me--shards@{COMMIT}.json"
+    record.unlink()
+    if damage == "a folder":
+        record.mkdir()
+    else:
+        config = json.dumps({"name": None})  # the key of the config `HubSource("me/shards")` loads
+        record.write_text(json.dumps({"configs": {config: 3}}) if damage == "files not a list" else "{")
+    expected = (
+        f"cannot load me/shards: {record} is damaged (not the JSON encoderlab writes there); delete it (it "
+        "only records which files encoderlab fetched into the hub cache's snapshot, to refuse one cut short "
+        "offline; a load with the hub reachable records them again)"
+    )
+    for offline in (False, True):  # the same line online (before any fetch) and offline
+        monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", offline)
+        with pytest.raises(UserError) as err:
+            load_hub(HubSource("me/shards"))
+        assert str(err.value) == expected
+    # the fix: deleted, the snapshot is read as it is (no check), and a load online records it again
+    shutil.rmtree(record) if record.is_dir() else record.unlink()
+    (_storage(cache, "me/shards") / "snapshots" / COMMIT / "data" / "train-00001-of-00002.csv").unlink()
+    assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad"]  # unchecked, as said
+    _online(monkeypatch, cache, "me/shards", folder)
+    assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
+    assert "data/train-00001-of-00002.csv" in record.read_text()
 
 
 def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, cache, monkeypatch):

@@ -28,6 +28,7 @@ from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
+from encoderlab.locks import one_at_a_time
 from encoderlab.paths import home_folder
 
 PARQUET_EXPORT = "refs/convert/parquet"
@@ -178,7 +179,7 @@ def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
     if len(commits) != 1 or not all(found):
         return None
     commit, paths = commits.pop(), sorted({m["path"] for m in found})
-    _record_snapshot(source.repo, commit, kwargs, paths)
+    _record_snapshot(source, commit, kwargs, paths)
     with quiet_hub():
         for name in CARD_FILES:
             _fetch_card_file(source.repo, commit, name)
@@ -237,20 +238,27 @@ def _record_path(repo: str, commit: str, create: bool) -> Path:
     return home_folder(*SNAPSHOT_RECORDS, create=create) / f"{repo.replace('/', '--')}@{commit}.json"
 
 
-def _read_record(path: Path) -> dict:
-    """The configs (`kwargs` as JSON -> their files) a record holds; {} for none (no record yet)."""
-    if not path.is_file():
+def _read_record(path: Path, source: HubSource) -> dict:
+    """The configs (`kwargs` as JSON -> their files) a record holds; {} for none (no record yet). A
+    damaged one is refused: deleting it loses only the completeness check of that snapshot (read as it
+    is offline, as one encoderlab did not fetch) until each config is loaded with the hub reachable."""
+    if not path.exists():
         return {}
     try:
         configs = json.loads(path.read_text(encoding="utf-8"))["configs"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError, IsADirectoryError):
         configs = None
-    if not isinstance(configs, dict):
-        raise UserError(f"{path} is damaged (not the JSON encoderlab writes there); delete it")
+    files = configs.values() if isinstance(configs, dict) else [None]
+    if not all(isinstance(f, list) and all(isinstance(n, str) for n in f) for f in files):
+        raise UserError(
+            f"cannot load {source.describe()}: {path} is damaged (not the JSON encoderlab writes there); "
+            "delete it (it only records which files encoderlab fetched into the hub cache's snapshot, to "
+            "refuse one cut short offline; a load with the hub reachable records them again)"
+        )
     return configs
 
 
-def _record_snapshot(repo: str, commit: str, kwargs: dict, paths: list[str]) -> None:
+def _record_snapshot(source: HubSource, commit: str, kwargs: dict, paths: list[str]) -> None:
     """Record, before fetching them, the repo files of the config `kwargs` at `commit`. The hub cache
     cannot tell: a snapshot folder holds the files fetched so far (a download cut short leaves a
     `blobs/*.incomplete` that no file name points to), `.no_exist/` the files asked for and absent,
@@ -258,19 +266,23 @@ def _record_snapshot(repo: str, commit: str, kwargs: dict, paths: list[str]) -> 
     huggingface/huggingface_hub#4394; its offline check covers the files asked for, and nothing for a
     cache filled by `hf_hub_download`: huggingface/huggingface_hub#4624) all of the repo's files, not
     which of them a config reads. Kept in $ENCODERLAB_HOME: the hub cache is
-    huggingface_hub's, not ours to write."""
-    path = _record_path(repo, commit, create=True)
-    configs = _read_record(path)
+    huggingface_hub's, not ours to write. One load at a time reads and rewrites the records
+    (`one_at_a_time`): two at once, of two configs, each wrote its own and lost the other's."""
+    path = _record_path(source.repo, commit, create=True)
     key = json.dumps(kwargs, sort_keys=True)
-    if configs.get(key) != paths:
-        write_json_atomic(path, {"repo": repo, "commit": commit, "configs": configs | {key: paths}})
+    with one_at_a_time(path.parent):
+        configs = _read_record(path, source)
+        if configs.get(key) != paths:
+            write_json_atomic(
+                path, {"repo": source.repo, "commit": commit, "configs": configs | {key: paths}}
+            )
 
 
 def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> None:
     """One line when the hub cache's snapshot `folder` lacks a file its fetch recorded for this config
     (`_record_snapshot`): read as it is, the split had fewer rows, silently. A snapshot encoderlab did
     not fetch (`hf download`, or an encoderlab before the record) has no record and is read as it is."""
-    files = _read_record(_record_path(source.repo, folder.name, create=False)).get(
+    files = _read_record(_record_path(source.repo, folder.name, create=False), source).get(
         json.dumps(kwargs, sort_keys=True), []
     )
     missing = [f for f in files if not (folder / f).is_file()]
