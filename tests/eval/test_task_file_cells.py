@@ -103,7 +103,8 @@ def test_qa_ids_used_twice_in_a_scored_split_are_refused(tmp_path):
     test[2]["id"] = "t0"
     _refused(
         _task(tmp_path, "qa", _qa(20, "r"), test),
-        r"the test split has two questions with id 't0'; scores are keyed by id",
+        r"test split, line 3 of test.jsonl: the test split has two questions with id 't0' \(this one and "
+        r"line 1 of test.jsonl\); scores are keyed by id",
     )
     train = _qa(20, "r")
     train[5]["id"] = "r0"  # training never reads ids: a repeated one there is harmless
@@ -148,7 +149,10 @@ def test_an_ir_id_of_zero_is_an_id_and_an_id_naming_two_texts_is_refused(tmp_pat
     test = _ir(4, "t", ids=True)
     test[2]["qid"] = 1  # the later query silently replaced the earlier, their documents merged
     path = _task(tmp_path, "ir", _ir(20, "r", ids=True), test, columns=columns)
-    _refused(path, r"the test split gives query id '1' to two different query texts")
+    _refused(
+        path,
+        r"test split, line 3 of test.jsonl: the test split gives query id '1' to two different query texts",
+    )
 
 
 def _sc(n: int, prefix: str, labels=("bad", "good")) -> list[dict]:

@@ -110,6 +110,6 @@ def test_a_tag_seen_only_in_the_test_split_names_that_split(tmp_path):
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert str(err.value) == (
-        f"task file {path}: test split: label 'I-y' is not in the label set ['O', 'B-x']; add it to `labels:` "
+        f"task file {path}: test split, line 1 of test.jsonl: label 'I-y' is not in the label set ['O', 'B-x']; add it to `labels:` "
         "or fix the data"
     )

@@ -52,6 +52,7 @@ from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_exampl
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
 from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows
+from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
 
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
@@ -198,8 +199,9 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
     return METRICS[spec.family] + (("micro_f1",) if kind == "multilabel" else ())
 
 
-def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
-    """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`."""
+def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str, RowPlaces]]:
+    """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
+    {split: where its rows are in the data read}."""
     data = spec.data
     needed = ("train",) if data.test_fraction is not None else ("train", "test")
     if data.hub:
@@ -225,6 +227,7 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
                 raise UserError(
                     f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
                 )
+        places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
     else:
         files = {s: getattr(data, s) for s in SPLITS if getattr(data, s)}
         if data.test and data.test_fraction is not None:
@@ -236,29 +239,31 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> dict:
                     + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
                 )
         found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
+        places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
     for split, fraction in (("test", data.test_fraction), ("validation", data.validation_fraction)):
         if split not in found:  # test first, so validation comes from what is left to train on
-            found["train"], found[split] = _cut(found["train"], split, fraction, data.seed, where)
-    return found
+            parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
+            (found["train"], places["train"]), (found[split], places[split]) = parts
+    return found, places
 
 
-def _cut(train, split: str, fraction: float, seed: int, where: str) -> tuple:
-    """(the rest of train, `split`): a seeded share of train (`train_test_split`, as EncodEval cuts
-    validation); a share that leaves nothing to train on is one line."""
+def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where: str) -> tuple:
+    """((the rest of train, its places), (`split`, its places)): a seeded share of train
+    (`train_test_split`, as EncodEval cuts validation); a share that leaves nothing to train on is one line."""
     try:
-        parts = train.train_test_split(test_size=fraction, seed=seed)
+        parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=fraction, seed=seed)
     except ValueError:  # datasets: "the resulting train set will be empty"
         raise UserError(
             f"{where}: data.{split}_fraction {fraction} of the {train.num_rows} train example(s) leaves "
             "none to train on; lower it or add examples"
         ) from None
-    return parts["train"], parts["test"]
+    return tuple((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
 
 
 # ----------------------------------------------------------------------------- examples
 
 
-def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
+def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
     col = {f: spec.columns.get(f, f) for f in (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))}
     required = [col[f] for f in COLUMNS[spec.family]]
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]
@@ -297,20 +302,26 @@ def _examples(spec: TaskSpec, found: dict, where: str) -> TaskData:
         else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
             values = (r[field_] for s in SPLITS for r in raw[s])
             named = reads_ids(labels, values, label_col, where)
-        parts = {  # a row's problem names its split (a tag seen only in test: "not in the label set")
-            s: list(map(converter(spec.family, labels, named, kind, f"{where}: {s} split"), raw[s]))
-            for s in SPLITS
+        convert = converter(spec.family, labels, named, kind)
+        parts = {  # a row's problem names its split and line (a tag seen only in test: "not in the label set")
+            s: [convert(r, f"{where}: {places[s].of(s, i)}") for i, r in enumerate(raw[s])] for s in SPLITS
         }
         check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where)
         check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
         counts: dict = {}
-        parts = {s: qa_examples(raw[s], s, counts, where) for s in SPLITS}
+        parts = {s: qa_examples(raw[s], s, counts, where, _row_where(places[s], s, where)) for s in SPLITS}
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, counts)
     # Evaluation corpora hold the split's documents only (judged-only, as the built-in IR tasks).
-    evals = {s: ir_eval_split(raw[s], s, where) for s in ("validation", "test")}
-    return TaskData(ir_pairs(raw["train"], where), evals["validation"], {"test": evals["test"]})
+    evals = {s: ir_eval_split(raw[s], s, _row_where(places[s], s, where)) for s in ("validation", "test")}
+    train = ir_pairs(raw["train"], _row_where(places["train"], "train", where))
+    return TaskData(train, evals["validation"], {"test": evals["test"]})
+
+
+def _row_where(places: RowPlaces, split: str, where: str):
+    """Row i of `split` as a refusal of it names it."""
+    return lambda i: f"{where}: {places.of(split, i)}"
 
 
 def _overlap_keys(family: str, split) -> set:
@@ -422,7 +433,7 @@ def task_from_file(path: Path | str) -> Task:
     metric = spec.metric or _metrics(spec)[0]
     if spec.family == "qa":
         metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
-    data = _examples(spec, _load_splits(spec, path.parent, where), where)
+    data = _examples(spec, *_load_splits(spec, path.parent, where), where)
     require_nonempty(spec.name, data)
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)

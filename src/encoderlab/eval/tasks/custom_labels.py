@@ -260,21 +260,23 @@ def _sc_labels(where: str, labels: tuple[str, ...], value, named: bool, kind: Ki
     return {"labels": sorted({label_id(where, labels, v, named) for v in value})}
 
 
-def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind, where: str) -> Callable:
-    """One function from a row (our field names) to an example of the family."""
+def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind) -> Callable:
+    """One function from a row (our field names) and where it is (`task file X: train split, line 3 of
+    train.csv`, which a refusal of the row starts with) to an example of the family."""
     if family in ("sc", "pair-sc"):
         texts = ("text", "text_pair") if family == "pair-sc" else ("text",)
 
-        def text(r, t: str) -> str:
-            return cell_text(r[t], t, where)
+        def sc(r, where: str) -> dict:
+            text = tuple(cell_text(r[t], t, where) for t in texts)
+            return {
+                **text_fields(text if len(texts) == 2 else text[0]),
+                **_sc_labels(where, labels, r["label"], named, kind),
+            }
 
-        return lambda r: {
-            **text_fields(tuple(text(r, t) for t in texts) if len(texts) == 2 else text(r, "text")),
-            **_sc_labels(where, labels, r["label"], named, kind),
-        }
+        return sc
     if family == "tc":
 
-        def tc(r):
+        def tc(r, where: str):
             if not isinstance(r["tokens"], list) or not isinstance(r["tags"], list):
                 raise UserError(
                     f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}"
@@ -289,4 +291,4 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind, whe
             }
 
         return tc
-    return lambda r: r  # qa and ir rows are converted split by split (they need ids and counts)
+    return lambda r, where: r  # qa and ir rows are converted split by split (they need ids and counts)

@@ -19,13 +19,16 @@ text (equal texts, one id).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, QAOptions
 from encoderlab.eval.tasks.custom_labels import cell_text
 from encoderlab.eval.tasks.paper import struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example
+
+RowWhere = Callable[[int], str]
+"""Row i of a split -> where it is, as a refusal of it starts (`task file X: test split, line 4 of t.jsonl`)."""
 
 
 def _text(r: dict, field: str, where: str) -> str:
@@ -62,19 +65,21 @@ def qa_answers(value, where: str) -> list[dict]:
     return [{"text": str(t), "answer_start": n} for t, n in answers]
 
 
-def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str) -> list[dict]:
-    """A split's QA examples; ids default to the row's number, and a scored split's ids are unique."""
-    out, seen = [], set()
+def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at: RowWhere) -> list[dict]:
+    """A split's QA examples; ids default to the row's number, and a scored split's ids are unique.
+    `at(i)`: row i's place, which a refusal of that row starts with."""
+    out, seen = [], {}
     for i, r in enumerate(split_rows):
-        answers = qa_answers(r["answers"], where)
+        answers = qa_answers(r["answers"], at(i))
         rec_id = str(r["id"]) if r.get("id") is not None else f"{part}-{i}"
         if part != "train" and rec_id in seen:
             raise UserError(
-                f"{where}: the {part} split has two questions with id {rec_id!r}; scores are keyed by id, "
-                "so give every question its own (or leave the id column out: row numbers are used)"
+                f"{at(i)}: the {part} split has two questions with id {rec_id!r} (this one and "
+                f"{at(seen[rec_id]).removeprefix(f'{where}: {part} split, ')}); scores are keyed by id, so "
+                "give every question its own (or leave the id column out: row numbers are used)"
             )
-        seen.add(rec_id)
-        context, question = _text(r, "context", where), _text(r, "question", where)
+        seen[rec_id] = i
+        context, question = _text(r, "context", at(i)), _text(r, "question", at(i))
         ex = qa_example(rec_id, context, question, answers, counts, scored=part != "train")
         if ex is not None:
             out.append(ex)
@@ -96,10 +101,12 @@ def _id(r: dict, field: str, text: str) -> str:
     return str(given)
 
 
-def ir_rows(split_rows: Iterable[dict], part: str, where: str) -> list[tuple[str, str, str, str]]:
-    """(query id, query, document id, document) of each row; an id naming two texts is one line."""
+def ir_rows(split_rows: Iterable[dict], part: str, at: RowWhere) -> list[tuple[str, str, str, str]]:
+    """(query id, query, document id, document) of each row; an id naming two texts is one line.
+    `at(i)`: row i's place, which a refusal of that row starts with."""
     out, texts = [], {"query": {}, "document": {}}
-    for r in split_rows:
+    for i, r in enumerate(split_rows):
+        where = at(i)
         query, document = _text(r, "query", where), _text(r, "document", where)
         qid, did = _id(r, "query_id", query), _id(r, "doc_id", document)
         for kind, key, text in (("query", qid, query), ("document", did, document)):
@@ -113,16 +120,14 @@ def ir_rows(split_rows: Iterable[dict], part: str, where: str) -> list[tuple[str
     return out
 
 
-def ir_pairs(split_rows: Iterable[dict], where: str) -> list[dict]:
+def ir_pairs(split_rows: Iterable[dict], at: RowWhere) -> list[dict]:
     """Training pairs {query, document, doc_id} (the id marks in-batch copies of a positive)."""
-    return [
-        {"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", where)
-    ]
+    return [{"query": q, "document": d, "doc_id": did} for _, q, did, d in ir_rows(split_rows, "train", at)]
 
 
-def ir_eval_split(split_rows: Iterable[dict], part: str, where: str) -> IRSplit:
+def ir_eval_split(split_rows: Iterable[dict], part: str, at: RowWhere) -> IRSplit:
     """An evaluation split: its queries, its documents as the corpus, each row a relevant pair."""
-    return ir_split(ir_rows(split_rows, part, where))
+    return ir_split(ir_rows(split_rows, part, at))
 
 
 def require_answers(options: QAOptions, scored: dict[str, list[dict]], where: str) -> None:

@@ -72,13 +72,13 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
             return pq.ParquetFile(path).metadata.num_rows > 0
         except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
             return True
-    with _text(path, where) as text:
+    with text_lines(path, where) as text:
         lines = sum(1 for line in text if line.strip())
     return lines > (1 if builder == "csv" else 0)
 
 
 @contextlib.contextmanager
-def _text(path: Path, where: str, fix: str | None = None) -> Iterator[Iterable[str]]:
+def text_lines(path: Path, where: str, fix: str | None = None) -> Iterator[Iterable[str]]:
     """The lines of a text data file, decompressed. One that is not UTF-8 (`datasets` said only "An error
     occurred while generating the dataset") or is cut short is one line naming it (and `fix`, when
     given, as what to do: a file its reader cannot edit, a hub cache snapshot's)."""
@@ -124,7 +124,7 @@ def _check_header(path: Path, where: str, fix: str | None = None) -> int:
     not the file's to say. So is a first row of more fields than the header names: pandas took the first
     column for row names and shifted the others left (a later row that long is pandas' own error)."""
     tsv = plain_suffix(path) == ".tsv"
-    with _text(path, where, fix) as text:
+    with text_lines(path, where, fix) as text:
         records = (r for r in csv.reader(text, delimiter="\t" if tsv else ",") if "".join(r).strip())
         names = [n.lstrip("\ufeff") if i == 0 else n for i, n in enumerate(next(records, []))]
         try:

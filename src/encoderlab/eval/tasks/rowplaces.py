@@ -1,0 +1,107 @@
+"""Where each row of a task file's split is in its data, as a refusal of that row names it.
+
+A row's problem (an empty label, a label outside the label set, an empty word) names its split and
+the 1-based line of the file it was read from: a JSON lines file's physical line (blank lines, which
+the reader skips, counted), a CSV or TSV file's line counting the header, where the row starts (a
+quoted cell may hold line breaks, so rows and lines differ). Lines are found by reading the file as
+its reader does: a JSON lines row is a non-blank line; a CSV row is a record of `csv.reader`, and a
+line of only spaces and tabs (other than the separator) is skipped, as pandas skips it. Where that
+reading finds another number of rows than the reader did (a .json file holding one array, a CSV
+`csv` parses otherwise than pandas), rows are counted instead: "row N" of a JSON file or parquet,
+"row N (after the header)" of a CSV. A hub dataset's rows are counted in its split. A split cut from
+train (validation, or test by `test_fraction`) names the train file's lines: each row keeps its
+index in the file it came from through the cut.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoderlab.eval.tasks.localfiles import plain_suffix, text_lines
+
+ORIGIN = "__encoderlab_row__"
+"""A column carrying each row's index in its file through a cut of train (removed after)."""
+
+
+@dataclass(frozen=True)
+class RowPlaces:
+    """Where a split's rows come from: `source` (a file as the task names it, or a hub split), the
+    line of each of its rows (None: rows are counted), and each split row's index in it (`order`)."""
+
+    source: str
+    lines: tuple[int, ...] | None
+    header: bool
+    order: tuple[int, ...]
+
+    def of(self, split: str, i: int) -> str:
+        """Row `i` of `split`, as a refusal names it: `train split, line 12 of train.csv`."""
+        n = self.order[i]
+        if self.lines is not None:
+            return f"{split} split, line {self.lines[n]} of {self.source}"
+        return f"{split} split, row {n + 1}{' (after the header)' if self.header else ''} of {self.source}"
+
+    def cut(self, order: list[int]) -> RowPlaces:
+        """The places of a part of this split, its rows' indices in the source given."""
+        return dataclasses.replace(self, order=tuple(order))
+
+
+def file_places(name: str, path: Path, rows: int, where: str) -> RowPlaces:
+    """The places of the `rows` rows read from the data file `path` (`name` as the task file says)."""
+    kind = plain_suffix(path)
+    lines = None
+    if kind in (".csv", ".tsv"):
+        lines = _csv_lines(path, "\t" if kind == ".tsv" else ",", where)
+    elif kind in (".jsonl", ".json"):
+        lines = _json_lines(path, where)
+    if lines is not None and len(lines) != rows:
+        lines = None
+    return RowPlaces(name, lines, kind in (".csv", ".tsv"), tuple(range(rows)))
+
+
+def hub_places(split: str, rows: int) -> RowPlaces:
+    """The places of a hub dataset split's rows: counted."""
+    return RowPlaces(f"the dataset's {split!r} split", None, False, tuple(range(rows)))
+
+
+def _json_lines(path: Path, where: str) -> tuple[int, ...] | None:
+    """The line of each JSON lines row: each non-blank line (pyarrow skips blank ones); None where a
+    line is not one object (a .json file holding an array, or an object spread over lines)."""
+    found = []
+    with text_lines(path, where) as text:
+        for number, line in enumerate(text, 1):
+            line = line.strip(" \t\r\n")
+            if line and not (line.startswith("{") and line.endswith("}")):
+                return None
+            if line:
+                found.append(number)
+    return tuple(found)
+
+
+def _csv_lines(path: Path, sep: str, where: str) -> tuple[int, ...] | None:
+    """The line each CSV or TSV row (after the header) starts on; None where `csv` cannot read it."""
+    blank = set(" \t") - {sep}
+    last = [0, ""]
+
+    def numbered(text) -> Iterator[str]:
+        for number, line in enumerate(text, 1):
+            last[:] = [number, line]
+            yield line
+
+    starts = []
+    with text_lines(path, where) as text:
+        reader = csv.reader(numbered(text), delimiter=sep)
+        try:
+            while True:
+                start = last[0] + 1
+                if next(reader, None) is None:
+                    break
+                if last[0] == start and set(last[1].rstrip("\r\n")) <= blank:
+                    continue  # a line of nothing but spaces: no row (pandas' skip_blank_lines)
+                starts.append(start)
+        except csv.Error:  # a field over csv's size limit, which pandas reads
+            return None
+    return tuple(starts[1:])  # the first record is the header
