@@ -50,6 +50,15 @@ KEYED_WHEN_SET = {"keyed_when_set": True}
 """`dataclasses.field` metadata for a field added after study folders existed: `to_dict` leaves it out
 while it holds its default, so the node keys that hash those dicts (and the configs runs wrote) stay
 what they were, and `from_dict` fills the default back in. Set, it is written and keyed like any other."""
+UNRECORDED = {"unrecorded": True}
+"""`dataclasses.field` metadata for a field that says where a config was read from, not what it is (a
+study file's folder): `to_dict` never writes it, so no key, record or export holds it, and neither a
+file nor `from_dict` may set it (`recorded_fields`)."""
+
+
+def recorded_fields(cls: type) -> dict[str, dataclasses.Field]:
+    """The fields of `cls` that a file or `from_dict` sets, by name (not `init=False`, not `UNRECORDED`)."""
+    return {f.name: f for f in dataclasses.fields(cls) if f.init and not f.metadata.get("unrecorded")}
 
 
 def to_dict(cfg: Any, complete: bool = False) -> Any:
@@ -60,7 +69,8 @@ def to_dict(cfg: Any, complete: bool = False) -> Any:
         out = {
             f.name: to_dict(getattr(cfg, f.name), complete)
             for f in dataclasses.fields(cfg)
-            if complete or not (f.metadata.get("keyed_when_set") and getattr(cfg, f.name) == f.default)
+            if not f.metadata.get("unrecorded")
+            and (complete or not (f.metadata.get("keyed_when_set") and getattr(cfg, f.name) == f.default))
         }
         tag = getattr(type(cfg), "type_tag", None)
         return {"type": tag, **out} if tag else out
@@ -191,7 +201,7 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     """Build `cls` from plain data; unknown fields and wrong types are UserErrors."""
     data = _without_own_tag(cls, data, where)
     hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = recorded_fields(cls)
     if line := unknown_fields(where or cls.__name__, data, fields):
         raise UserError(line)
     # Named here: the constructor's own TypeError reads "__init__() missing 1 required keyword-only ..."

@@ -34,6 +34,7 @@ ROOT = Path(__file__).parents[2]
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
     "study-task-without-mirror": "tests.reliability.test_hostile_study_files::test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_written",
+    "study-hub-id-not-there": "tests.study.test_study_hub_ids::test_a_hub_id_the_hub_cannot_give_is_refused_naming_the_study_files_folder",
     "study-cuda-not-visible": "tests.reliability.test_hostile_study_files::test_a_study_on_cuda_where_none_is_visible_is_refused_before_anything_is_written",
     "unusable-output": "tests.reliability.test_hostile_inputs::test_unusable_output_folder_is_one_line",
     "disk-full": "tests.reliability.test_hostile_inputs::test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes",

@@ -107,7 +107,7 @@ def check_revision(revision: str) -> str:
     return revision
 
 
-def _located(hub_id: str, kind: str, revision: str | None = None) -> str:
+def _located(hub_id: str, kind: str, revision: str | None = None, base: Path | None = None) -> str:
     check_hub_id(hub_id, f"{kind} id")
     root = mirror_root(kind)
     if root is None:
@@ -117,7 +117,7 @@ def _located(hub_id: str, kind: str, revision: str | None = None) -> str:
         args = (" --repo-type dataset" if kind == "dataset" else "") + (
             f" --revision {revision}" if revision else ""
         )
-        here, check = (no_folder(hub_id), "check the path, or ") if kind == "model" else ("", "")
+        here, check = (no_folder(hub_id, base), "check the path, or ") if kind == "model" else ("", "")
         raise UserError(
             f"{_ENVS[kind]}={root} has no mirror of {hub_id}{here}; {check}download it with: "
             f"hf download{args} {hub_id} --local-dir {folder}"
@@ -131,16 +131,18 @@ def dataset_location(hub_id: str, revision: str | None = None) -> str:
     return _located(hub_id, "dataset", revision)
 
 
-def model_location(hub_id: str) -> str:
-    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or a tokenizer)."""
-    return _located(hub_id, "model")
+def model_location(hub_id: str, base: Path | None = None) -> str:
+    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or a tokenizer; `base`:
+    see `no_folder`)."""
+    return _located(hub_id, "model", base=base)
 
 
-def no_folder(name: str) -> str:
+def no_folder(name: str, base: Path | None = None) -> str:
     """ ", and there is no folder CWD/NAME": a model or tokenizer id is a relative path too (`runs/my-run`),
     looked for in the working folder before the hub, so a line refusing it on the hub names both places
-    (it named the hub alone, and a mistyped run folder read as a repo that could not be downloaded)."""
-    return f", and there is no folder {Path.cwd() / name}"
+    (it named the hub alone, and a mistyped run folder read as a repo that could not be downloaded).
+    `base`: the folder it was looked for in instead (a study file's, whose relative paths are its)."""
+    return f", and there is no folder {(base or Path.cwd()) / name}"
 
 
 def is_hub_id(name: str) -> bool:
@@ -149,12 +151,13 @@ def is_hub_id(name: str) -> bool:
     return "/" in name and ".." not in name and _HUB_ID.fullmatch(name) is not None
 
 
-def model_mirror(hub_id: str, what: str = "model") -> Path | None:
+def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> Path | None:
     """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS` (or, when the hub is
     offline, its snapshot in the local hub cache), or None when no mirror root is set and the id is to
     be fetched from the hub (`download_model_repo`); refused with one line when the hub is offline
-    (`HF_HUB_OFFLINE`) and neither a mirror nor the cache has it, or the root lacks this repo."""
-    location = model_location(hub_id)
+    (`HF_HUB_OFFLINE`) and neither a mirror nor the cache has it, or the root lacks this repo (each line
+    naming the folder `hub_id` is not, in the working folder or `base`: `no_folder`)."""
+    location = model_location(hub_id, base)
     if location != hub_id:
         return Path(location)
     if hub_offline():
@@ -162,7 +165,8 @@ def model_mirror(hub_id: str, what: str = "model") -> Path | None:
         if cached is not None:
             return cached
         raise UserError(
-            f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1); "
+            f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1)"
+            f"{no_folder(hub_id, base)}; "
             f"pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
         )
     return None
@@ -224,8 +228,22 @@ def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, .
         try:
             return Path(snapshot_download(hub_id, allow_patterns=list(patterns)))
         except Exception as exc:  # the hub raises many types; each ends in one line for the user
-            fix = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
-            raise _hub_failure(hub_id, what, exc, fix, no_folder(hub_id)) from None
+            raise _hub_failure(hub_id, what, exc, DOWNLOAD_FIX, no_folder(hub_id)) from None
+
+
+DOWNLOAD_FIX = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
+"""The fix of a model repo the hub could not give (`download_model_repo`, `check_model_repo`)."""
+
+
+def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None) -> None:
+    """Refuse, downloading nothing, the model repo `hub_id` (`what`: "model" or "tokenizer") that
+    `model_mirror` refuses or `download_model_repo` could not fetch: no mirror of it, or neither in the
+    local hub cache nor on the hub, asked once (`reach_hub`; never with the hub offline), each in the line
+    of the call that refuses it, naming the folder `hub_id` is not in `base` (`no_folder`). A study
+    checks its hub ids so before anything runs (`study.checks.check_hub_ids`)."""
+    if model_mirror(hub_id, what, base) is not None or _cached_snapshot(hub_id) is not None:
+        return
+    reach_hub(hub_id, "model", what, DOWNLOAD_FIX, here=no_folder(hub_id, base))
 
 
 def _cached_snapshot(hub_id: str) -> Path | None:
@@ -240,10 +258,12 @@ def _cached_snapshot(hub_id: str) -> Path | None:
             return None
 
 
-def reach_hub(hub_id: str, repo_type: str, what: str, fix: str, revision: str | None = None) -> None:
+def reach_hub(
+    hub_id: str, repo_type: str, what: str, fix: str, revision: str | None = None, here: str = ""
+) -> None:
     """Ask the hub for `hub_id`'s repo (at `revision`, when one is pinned) once (no retries), so that an
     unreachable hub, a missing repo or revision is one line at once rather than after the retries of
-    the library that then reads it."""
+    the library that then reads it (`here`: `no_folder`'s clause, for an id that was a local path too)."""
     from huggingface_hub import HfApi
     from huggingface_hub.errors import RevisionNotFoundError
 
@@ -256,7 +276,7 @@ def reach_hub(hub_id: str, repo_type: str, what: str, fix: str, revision: str | 
                 "(a commit sha, branch or tag of the repo)"
             ) from None
         except Exception as exc:
-            raise _hub_failure(hub_id, what, exc, fix) from None
+            raise _hub_failure(hub_id, what, exc, fix, here) from None
 
 
 # ---------------------------------------------------------------- datasets: files and streaming

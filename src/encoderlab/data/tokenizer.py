@@ -55,14 +55,15 @@ def _tokenizer_folder(path: Path) -> Path:
     )
 
 
-def tokenizer_folder(name_or_path: str | Path) -> Path | None:
+def tokenizer_folder(name_or_path: str | Path, base: Path | None = None) -> Path | None:
     """The folder of tokenizer files `load_tokenizer` reads, found without loading anything: a folder,
     an asset's, a hub id's mirror; None for a hub id to download. A path that does not exist and is no
-    asset or hub id, or a folder without tokenizer files, is refused with one line."""
+    asset or hub id, or a folder without tokenizer files, is refused with one line (naming the folder it
+    is not in `base`, else the working folder: `hub.no_folder`)."""
     path = Path(name_or_path)
     folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
     if folder is None:
-        mirror = model_mirror(str(name_or_path), "tokenizer")  # a hub id, or refused with one line
+        mirror = model_mirror(str(name_or_path), "tokenizer", base)  # a hub id, or refused with one line
         folder = _tokenizer_folder(mirror) if mirror is not None else None
     return folder
 

@@ -51,6 +51,7 @@ def check_inputs(
     are measured against."""
     nodes = list(nodes)
     check_sources(spec, fetched)
+    check_hub_ids(spec)
     check_prepared_sources(spec, study_dir, nodes)
     check_prepared_tokenizers(spec, fetched)
     check_analyses(spec)
@@ -160,7 +161,7 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 and d.prepared is None
                 and _here(d.tokenizer, fetched)
             ):
-                tokenizer_folder(d.tokenizer)
+                tokenizer_folder(d.tokenizer, _folder(spec))
         except UserError as exc:
             raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None
     for r in runs:
@@ -169,6 +170,38 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 check_model_source(r.init)
             except UserError as exc:
                 raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
+
+
+def check_hub_ids(spec: StudySpec) -> None:
+    """Refuse a start model or tokenizer named by a hub id (OWNER/NAME) that is no folder beside the study
+    file (where its relative paths are read from: `files._with_paths`) and that no mirror, nor the local
+    hub cache, nor the hub (asked once) has (`hub.check_model_repo`), naming that folder, before anything
+    runs, for `study plan` too: the node found it when its turn came, after the study folder was made,
+    and named the working folder as the one the id was not (its `load_pretrained` looks there)."""
+    from encoderlab.data.assets import ASSETS
+    from encoderlab.data.hub import check_model_repo, is_hub_id
+
+    names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
+    ids: dict[str, tuple[str, str]] = {}  # each id once, as the first run or dataset naming it
+    for location, where, what in [
+        *((d.tokenizer, f"dataset {d.name}", "tokenizer") for d in spec.data),
+        *((r.init, f"run {r.name}", "model") for r in spec.runs if r.init),
+    ]:
+        ids.setdefault(location, (where, what))
+    base = _folder(spec)
+    for location, (where, what) in ids.items():
+        if location in names or not is_hub_id(location) or ((base or Path.cwd()) / location).exists():
+            continue  # a folder here is read as one (a study folder's record of a study: the node's)
+        try:
+            check_model_repo(location, what, base)
+        except UserError as exc:
+            raise UserError(f"study {spec.name}, {where}: {exc}") from None
+
+
+def _folder(spec: StudySpec) -> Path | None:
+    """The folder of the study's file (where its relative paths were looked for), None when not read
+    from one (the working folder, as the nodes' `load_pretrained` reads them)."""
+    return Path(spec.folder) if spec.folder is not None else None
 
 
 def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> None:

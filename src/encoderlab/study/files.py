@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from encoderlab.config import coerce, missing_fields, read_mapping, to_dict, unknown_fields
+from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fields, to_dict, unknown_fields
 from encoderlab.errors import UserError
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
@@ -48,7 +48,7 @@ def load_study_file(path: Path | str) -> StudySpec:
     if errors or spec is None:
         lines = "\n".join(f"  {e}" for e in errors)
         raise UserError(f"study file {path} has {len(errors)} problem(s):\n{lines}")
-    return spec
+    return dataclasses.replace(spec, folder=str(path.parent.resolve()))
 
 
 def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
@@ -56,7 +56,7 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
     if not isinstance(data, dict):
         errors.append(f"{where}: expected a mapping of {cls.__name__} fields, got {data!r}")
         return None
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    fields = recorded_fields(cls)
     before = len(errors)
     if line := unknown_fields(where, data, fields):
         errors.append(line)

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from encoderlab.config import UNRECORDED
 from encoderlab.errors import UserError, closest
 
 FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -258,6 +259,11 @@ class StudySpec:
     max_passes: float | None = None
     """Refuse the study when a pretraining run would read its corpus more often than this (the gpu
     scales: 1, as paper 1 never repeats); None allows any number, which `study plan` shows."""
+    folder: str | None = field(default=None, compare=False, metadata=UNRECORDED)
+    """The folder of the study file it was read from, where its relative paths were looked for (None:
+    a built-in study, or a study folder's record): what a refusal of a hub id names as the folder it is
+    not (`checks.check_hub_ids`). Never written or keyed (`UNRECORDED`): a study file moved elsewhere is
+    the same study."""
 
     def __post_init__(self) -> None:
         from encoderlab.config import check_values
