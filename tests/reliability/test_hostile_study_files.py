@@ -66,6 +66,7 @@ def _study_files(root: Path) -> None:
         "data_seed": lambda s: s["data"][0].update(seed=-1),
         "corpus_dir": lambda s: s["data"][0].update(corpus=["corpus_dir"]),
         "corpus_field": lambda s: s["data"][0].update(corpus=["body.jsonl"]),
+        "corpus_empty": lambda s: s["data"][0].update(corpus=["blank.txt"]),
         "rows_long": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 4096}),
         "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
         "device_cuda": lambda s: s["runs"][0].update(overrides={"device": "cuda"}),
@@ -131,6 +132,7 @@ def sworld(tmp_path_factory):
     (root / "corpus_dir").mkdir()  # a corpus folder, read whole by a study's prepare node
     (root / "corpus_dir" / "texts.txt").write_text((root / "texts.txt").read_text())
     (root / "body.jsonl").write_text('{"body": "a document whose text field is not text"}\n')
+    (root / "blank.txt").write_text("\n \n\t\n")  # no non-empty document
     _study_files(root)
     return root
 
@@ -168,6 +170,12 @@ STUDY_CASES = [
         "study run {w}/study_corpus_field.yaml --out {w}/s",
         r"study mini, dataset main: .*/body.jsonl:1 has no field 'text' \(fields: body\); name the text field in "
         r"the study file's corpus entry, e.g. corpus: \['/\S*/body.jsonl#text_field=body'\] \(or fix the record\)$",
+    ),
+    (
+        "study-corpus-empty",
+        "study run {w}/study_corpus_empty.yaml --out {w}/s",
+        r"study mini, dataset main: the corpus /\S*/blank.txt has no non-empty document; check the study file's "
+        r"corpus entry, corpus: \['/\S*/blank.txt'\]$",
     ),
     (
         "study-tokenizer-missing",

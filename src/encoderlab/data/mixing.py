@@ -152,11 +152,31 @@ def _announce(cfg: SourceConfig, desc: dict) -> None:
         )
 
 
-def empty_source(sources, i: int) -> UserError:
+class EmptySource(UserError):
+    """A corpus, or one source of it, that yields no non-empty document. The line's fix names `--source`;
+    `problem` (the line before its fix) and `locations` (the empty source's, or every source's where the
+    whole corpus is empty) let a caller that names sources otherwise say it its way (a study: its corpus
+    entries, `study/nodes.empty_in_entry`)."""
+
+    def __init__(self, line: str, problem: str, locations: tuple):
+        super().__init__(line)
+        self.problem, self.locations = problem, tuple(locations)
+
+
+def empty_corpus(sources, why: str = "") -> EmptySource:
+    """The refusal of a corpus (all of `sources`) that yields no non-empty document (`why`: what left
+    none, when something did)."""
+    locations = tuple(s.location for s in sources)
+    problem = f"the corpus {', '.join(locations)} has no non-empty document{why}"
+    return EmptySource(f"{problem}; check --source", problem, locations)
+
+
+def empty_source(sources, i: int) -> EmptySource:
     """The refusal of source `i`, which yields no non-empty document."""
     if len(sources) == 1:
-        return UserError(f"the corpus {sources[i].location} has no non-empty document; check --source")
-    return UserError(f"source '{sources[i].location}' has no non-empty document; remove it")
+        return empty_corpus(sources)
+    problem = f"source '{sources[i].location}' has no non-empty document"
+    return EmptySource(f"{problem}; remove it", problem, (sources[i].location,))
 
 
 def check_first_documents(sources, on_error: Literal["raise", "skip", "refuse"] = "raise") -> None:

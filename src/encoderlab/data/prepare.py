@@ -427,11 +427,12 @@ def _checkpoint(
 
 
 def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally) -> None:
+    from encoderlab.data.mixing import empty_corpus
+
     (tmp / PROGRESS).unlink(missing_ok=True)  # a refused corpus leaves nothing behind
-    where = ", ".join(s.location for s in cfg.sources)
     removed = tally.removed
     why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
-    raise UserError(f"the corpus {where} has no non-empty document{why}; check --source")
+    raise empty_corpus(cfg.sources, why)
 
 
 def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:

@@ -44,7 +44,7 @@ from typing import Literal
 from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.filereaders import MissingTextField
-from encoderlab.data.mixing import announce_sources, check_seed, mix_documents
+from encoderlab.data.mixing import EmptySource, announce_sources, check_seed, empty_corpus, mix_documents
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
@@ -205,6 +205,8 @@ def _child(conn, job: dict) -> None:
         conn.send(("ok", (tok.to_str(), [s.to_dict() for s in stats]), counter[0]))
     except MissingTextField as exc:  # its parts cross to the parent, whose caller may say it its way
         conn.send(("field", (str(exc), exc.problem, exc.path, exc.guess), 0))
+    except EmptySource as exc:
+        conn.send(("empty", (str(exc), exc.problem, exc.locations), 0))
     except UserError as exc:
         conn.send(("user", str(exc), 0))
     except Exception as exc:  # a bug: the parent re-raises it with this text
@@ -240,6 +242,8 @@ def _train_in_child(job: dict) -> tuple[tuple[str, list[dict]], int]:
         raise UserError(payload)
     if status == "field":
         raise MissingTextField(*payload)
+    if status == "empty":
+        raise EmptySource(*payload)
     if status == "bug":
         raise RuntimeError(f"tokenizer training failed in its process:\n{payload}")
     return payload, count
@@ -250,8 +254,7 @@ def _checked(trained: str, count: int, job: dict):
     from tokenizers import Tokenizer
 
     if count == 0:
-        where = ", ".join(s.location for s in job["sources"])
-        raise UserError(f"the corpus {where} has no non-empty document; check --source")
+        raise empty_corpus(job["sources"])
     tok = Tokenizer.from_str(trained)
     # The trainers keep their whole alphabet (and the special tokens) whatever size was asked, and
     # WordPiece's alphabet is the corpus's characters and their '##' forms: only training knows it.

@@ -133,11 +133,11 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     (`_here`), and an asset's
     absence is the plan's to say."""
     from encoderlab.data.filereaders import MissingTextField
-    from encoderlab.data.mixing import check_first_documents
+    from encoderlab.data.mixing import EmptySource, check_first_documents
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.hub import check_model_source
-    from encoderlab.study.nodes import corpus_sources, field_in_entry
+    from encoderlab.study.nodes import corpus_sources, empty_in_entry, field_in_entry
 
     runs, names = [r for r in spec.runs if r.init and _here(r.init, fetched)], {d.name for d in spec.data}
     for d in spec.data:
@@ -155,6 +155,8 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 check_first_documents(local, "refuse")
             except MissingTextField as exc:
                 raise field_in_entry(exc, d.corpus) from None
+            except EmptySource as exc:
+                raise empty_in_entry(exc, d.corpus) from None
             if (
                 d.tokenizer != "train"
                 and d.tokenizer not in names

@@ -75,9 +75,25 @@ def field_in_entry(exc, corpus) -> UserError:
     )
 
 
+def empty_in_entry(exc, corpus) -> UserError:
+    """An `EmptySource` (`exc`) in a study file's terms: its fix names the corpus entries that read the
+    empty source (or the whole corpus), not `--source`, a flag a study has none of."""
+    entries = [c for c, s in zip(corpus, corpus_sources(corpus)) if s.location in exc.locations]
+    if len(entries) == 1 and len(corpus) > 1:  # one source of several
+        return UserError(
+            f"source '{exc.locations[0]}' has no non-empty document; remove its entry '{entries[0]}' "
+            "from the dataset's corpus in the study file"
+        )
+    entries = entries or list(corpus)
+    listed = ", ".join(f"'{c}'" for c in entries)
+    which = "entry" if len(entries) == 1 else "entries"
+    return UserError(f"{exc.problem}; check the study file's corpus {which}, corpus: [{listed}]")
+
+
 def run_prepare(ctx: NodeContext) -> dict:
     """Train the tokenizer (if asked) and tokenize the corpus into ctx.out_dir/data."""
     from encoderlab.data.filereaders import MissingTextField
+    from encoderlab.data.mixing import EmptySource
 
     node = PrepareNode.of(ctx.node)
     if node.prepared is not None:
@@ -86,6 +102,8 @@ def run_prepare(ctx: NodeContext) -> dict:
         return _prepare(ctx, node)
     except MissingTextField as exc:
         raise field_in_entry(exc, node.dataset.corpus) from None
+    except EmptySource as exc:  # a hub source, or every document removed by decontamination
+        raise empty_in_entry(exc, node.dataset.corpus) from None
 
 
 def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
