@@ -48,9 +48,7 @@ def hworld(tmp_path):
     return tmp_path
 
 
-@pytest.mark.parametrize(
-    "command", ["run {w}/sub/study_hub_init.yaml --out {w}/s", "plan {w}/sub/study_hub_init.yaml"]
-)
+@pytest.mark.parametrize("command", ["run {w}/sub/study_hub_init.yaml --out {w}/s"])
 def test_a_hub_id_the_hub_cannot_give_is_refused_naming_the_study_files_folder(
     hworld, capsys, monkeypatch, command
 ):
@@ -82,6 +80,27 @@ def test_an_unreachable_hub_is_named_with_the_study_files_folder(hworld, monkeyp
         "or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
     )
     assert asked == ["someone/enc"]
+
+
+def test_a_plan_made_offline_leaves_hub_ids_to_the_run_and_one_with_a_hub_checks_them(hworld, monkeypatch):
+    """`study plan` reads nothing that is not on this machine: offline, with no mirror, a hub id is the
+    run's to check (a plan of paper 1 on a login node without the hub); a hub it can ask refuses it."""
+    from encoderlab.study.checks import check_hub_ids as checks_of
+
+    spec = load_study_file(hworld / "sub" / "study_hub_init.yaml")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
+    checks_of(spec, fetched=False)
+    with pytest.raises(UserError, match="the hub is offline"):
+        checks_of(spec, fetched=True)
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+
+    def repo_info(self, repo_id, **kwargs):
+        raise ConnectionError("Connection refused")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "repo_info", repo_info)
+    with pytest.raises(UserError, match=rf"no folder {re.escape(str(hworld / 'sub'))}/someone/enc; "):
+        checks_of(spec, fetched=False)
 
 
 def test_a_mirror_without_the_repo_names_the_study_files_folder(hworld, monkeypatch):

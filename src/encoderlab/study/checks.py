@@ -51,7 +51,7 @@ def check_inputs(
     are measured against."""
     nodes = list(nodes)
     check_sources(spec, fetched)
-    check_hub_ids(spec)
+    check_hub_ids(spec, fetched)
     check_prepared_sources(spec, study_dir, nodes)
     check_prepared_tokenizers(spec, fetched)
     check_analyses(spec)
@@ -174,14 +174,21 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
 
 
-def check_hub_ids(spec: StudySpec) -> None:
+def check_hub_ids(spec: StudySpec, fetched: bool = True) -> None:
     """Refuse a start model or tokenizer named by a hub id (OWNER/NAME) that is no folder beside the study
     file (where its relative paths are read from: `files._with_paths`) and that no mirror, nor the local
     hub cache, nor the hub (asked once) has (`hub.check_model_repo`), naming that folder, before anything
     runs, for `study plan` too: the node found it when its turn came, after the study folder was made,
-    and named the working folder as the one the id was not (its `load_pretrained` looks there)."""
+    and named the working folder as the one the id was not (its `load_pretrained` looks there).
+    `study plan` (`fetched=False`) with the hub offline and no model mirror leaves them to the run: a
+    plan is made on a login node without the hub, of models the run will download."""
+    import os
+
     from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hub import check_model_repo, is_hub_id
+    from encoderlab.data.hub import HUB_MODELS_ENV, check_model_repo, hub_offline, is_hub_id
+
+    if not fetched and hub_offline() and not os.environ.get(HUB_MODELS_ENV):
+        return
 
     names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
     ids: dict[str, tuple[str, str]] = {}  # each id once, as the first run or dataset naming it
