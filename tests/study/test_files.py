@@ -231,7 +231,7 @@ def test_a_study_of_ones_own_runs_end_to_end(own_study, capsys):
     assert claim["status"] != "not tested" and claim["numbers"]["diff"]["n"] == 2
     md = (own_study / "out" / "report" / "report.md").read_text()
     assert "# Study my-study at scale custom" in md and "polarity" in md
-    assert f"| evaluation | task files {own_study / 'polarity.yaml'}, tasks all (polarity)," in md
+    assert f"| evaluation | task file {own_study / 'polarity.yaml'}, tasks all (polarity)," in md
     from encoderlab.study.cli import study_spec
 
     with pytest.raises(UserError, match="is a study file, which sets its own scale; drop --scale cpu"):

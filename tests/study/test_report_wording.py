@@ -121,7 +121,24 @@ def test_runs_that_name_their_tasks_are_not_said_to_be_scored_on_all(tmp_path):
     run_study(spec, tmp_path, backend(), progress=False)
     write_report(tmp_path, figures=False)
     line = next(line for line in _md(tmp_path).splitlines() if line.startswith("| evaluation |"))
-    assert "suite fake, tasks sst, LRs" in line  # read "tasks all (sst)": the suite has four
+    assert (
+        "suite fake, tasks sst, LR 0.0001, seeds 0, 1 |" in line
+    )  # read "tasks all (sst)": the suite has four
+
+
+def test_the_evaluation_row_says_lr_seed_and_task_file_in_the_singular_for_one():
+    """It read "LRs 5e-05, seeds 0" and "task files a.yaml", where `study plan` says "LR 5e-05"."""
+    from types import SimpleNamespace
+
+    from encoderlab.study.report import _config_rows, _suite_text
+
+    ev = EvalSpec(suite=None, lrs=(5e-5,), seeds=(0,), task_files=("a.yaml",))
+    assert _suite_text(ev) == "task file a.yaml"
+    assert _suite_text(replace(ev, task_files=("a.yaml", "b.yaml"))) == "task files a.yaml, b.yaml"
+    data = SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={})
+    table = SimpleNamespace(tasks=("a",))
+    rows = dict(_config_rows(data, table))
+    assert rows["evaluation"].endswith(", LR 5e-05, seed 0")
 
 
 def test_the_cka_claim_says_when_fewer_texts_than_dimensions_inflate_cka(tmp_path, monkeypatch):

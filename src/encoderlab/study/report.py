@@ -34,6 +34,7 @@ from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
+from encoderlab.words import noun
 
 if TYPE_CHECKING:
     from encoderlab.study.figures import Figure  # drawing loads matplotlib: imported when figures are drawn
@@ -112,7 +113,11 @@ def _cell(cell: Cell | None, baseline: bool) -> str:
 
 def _suite_text(ev: EvalSpec) -> str:
     """The suite, or (a study without one) the task files its tasks come from."""
-    return f"suite {ev.suite}" if ev.suite else f"task files {', '.join(ev.task_files)}"
+    return (
+        f"suite {ev.suite}"
+        if ev.suite
+        else f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}"
+    )
 
 
 def _task_list(spec: StudySpec, table: ResultsTable) -> str:
@@ -146,7 +151,8 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         f"{d.name}: {'+'.join(d.corpus)}, tokenizer {d.tokenizer}, {_max_docs(d.max_docs)}, seed {d.seed}"
         for d in spec.data
     )
-    grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)}, seeds {', '.join(map(str, ev.seeds))}"
+    lrs, seeds = ", ".join(f"{x:g}" for x in ev.lrs), ", ".join(map(str, ev.seeds))
+    grid = f"{noun(len(ev.lrs), 'LR')} {lrs}, {noun(len(ev.seeds), 'seed')} {seeds}"
     return [
         ["study", spec.name],
         ["scale", _scale_text(spec)],
