@@ -67,6 +67,7 @@ from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.stats import summarize
 from encoderlab.train.freeze import format_layers, paper2_groups
+from encoderlab.words import count, noun
 
 MIN_TEXTS = 50
 """Fewest texts a CKA comparison accepts (see the module docstring for why)."""
@@ -184,13 +185,13 @@ class LowLayerSummary:
             return f" (95% CI over text samples [{bounds[0]:.2f}, {bounds[1]:.2f}])" if bounds else ""
 
         def layers(group) -> str:  # "layer 0" on a tiny model, whose low group is one layer
-            return f"layer{'s' if len(group) > 1 else ''} {format_layers(group)}"
+            return f"{noun(len(group), 'layer')} {format_layers(group)}"
 
         text = (
-            f"{layers(self.low_layers)} diverge{'' if len(self.low_layers) > 1 else 's'} {self.low_ratio:.2f}x "
+            f"{layers(self.low_layers)} {noun(len(self.low_layers), 'diverges', 'diverge')} {self.low_ratio:.2f}x "
             f"seed noise{ci(self.low_ci)} vs {self.other_ratio:.2f}x{ci(self.other_ci)} in "
             f"{layers(self.other_layers)}; difference {self.difference:+.2f}{ci(self.difference_ci)}, "
-            f"{self.n_seeds} sampling seed{'s' if self.n_seeds != 1 else ''}"
+            f"{count(self.n_seeds, 'sampling seed')}"
         )
         if self.holds is None:
             return text + (

@@ -54,6 +54,7 @@ from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.freeze import format_layers as freeze_spec
 from encoderlab.train.freeze import paper2_groups
 from encoderlab.train.freeze import parse_layers as shared_parse_layers
+from encoderlab.words import noun
 
 Part = Literal["block", "attention", "mlp"]
 SweepKind = Literal["groups", "layers", "parts", "all"]
@@ -106,7 +107,7 @@ def check_layers(layers: tuple[int, ...], n_layers: int) -> tuple[int, ...]:
 
 def format_layers(layers: tuple[int, ...]) -> str:
     """Sorted indices as compact ranges: (0, 1, 2, 5) -> 'layers 0-2,5'."""
-    return ("layer " if len(layers) == 1 else "layers ") + freeze_spec(layers)
+    return f"{noun(len(layers), 'layer')} {freeze_spec(layers)}"
 
 
 def _family(model: LanguageModel) -> str:

@@ -56,6 +56,7 @@ from typing import Literal
 
 from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize, welch_test
 from encoderlab.eval.summary import paired
+from encoderlab.words import noun
 
 Scores = dict[int, dict[int, float]]
 """Pretraining seed -> fine-tuning seed -> score of one run (on one measure)."""
@@ -104,7 +105,7 @@ class Nested:
         "(B has results there only at other fine-tuning seeds)" for the seeds in `unmatched`."""
 
         def part(who: str, ks: list[int], why: str) -> str:
-            seeds = f"seed{'s' if len(ks) > 1 else ''} {', '.join(map(str, ks))}"
+            seeds = f"{noun(len(ks), 'seed')} {', '.join(map(str, ks))}"
             return f"; left out: {who}'s pretraining {seeds} ({why})" if ks else ""
 
         out = ""

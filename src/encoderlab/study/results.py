@@ -60,6 +60,7 @@ from encoderlab.study.caveats import claim_ids, partial_caveat, plateau_caveat
 from encoderlab.study.data import StudyData
 from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
+from encoderlab.words import noun
 
 ALPHA = 0.05
 """Family-wise error rate of a study's claims (Holm-adjusted p below it: significant)."""
@@ -227,7 +228,7 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
 
 def _at_steps(steps: list[int]) -> str:
     return (
-        f"at step{'s' * (len(steps) > 1)} {', '.join(map(str, steps))}"
+        f"at {noun(len(steps), 'step')} {', '.join(map(str, steps))}"
         if steps
         else "at no intermediate checkpoint"
     )
@@ -376,7 +377,7 @@ def _sentence(
     test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
     stats = (
         f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested "
-        f"claim{'s' * (m != 1)} p = {p_holm:.3g}"  # a family of one read "the 1 tested claims"
+        f"{noun(m, 'claim')} p = {p_holm:.3g}"  # a family of one read "the 1 tested claims"
     )
     sig = p_holm is not None and p_holm < ALPHA
     return (
@@ -391,7 +392,7 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
     if n.level == "reference":
         many, one = (la, lb) if n.reference == "b" else (lb, la)
         left = next(iter(n.left_out.values()), [])
-        seeds = f"seed{'s' * (len(left) > 1)} {', '.join(map(str, left))}"
+        seeds = f"{noun(len(left), 'seed')} {', '.join(map(str, left))}"
         return (
             f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
             f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
