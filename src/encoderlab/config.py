@@ -22,6 +22,7 @@ import yaml
 
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError, closest
+from encoderlab.words import noun
 
 SEED_BOUND = 2**64
 """Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
@@ -194,7 +195,9 @@ def unknown_fields(where: str, data: dict, fields) -> str | None:
     if not unknown:
         return None
     named = [f"{k} ({near}?)" if (near := closest(k, fields)) else str(k) for k in unknown]
-    return f"{where}: unknown field(s) {', '.join(named)}; valid: {', '.join(sorted(fields))}"
+    return (
+        f"{where}: unknown {noun(len(named), 'field')} {', '.join(named)}; valid: {', '.join(sorted(fields))}"
+    )
 
 
 def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
@@ -207,7 +210,9 @@ def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     # Named here: the constructor's own TypeError reads "__init__() missing 1 required keyword-only ..."
     missing = missing_fields(fields, data)
     if missing:
-        raise UserError(f"{where or cls.__name__}: missing field(s) {', '.join(missing)}")
+        raise UserError(
+            f"{where or cls.__name__}: missing {noun(len(missing), 'field')} {', '.join(missing)}"
+        )
     kwargs = {k: coerce(v, hints[k], field_path(where, k)) for k, v in data.items()}
     try:
         return cls(**kwargs)

@@ -123,7 +123,7 @@ def test_bad_inputs_are_one_line_and_create_nothing(ladder_csv, tmp_path, capsys
     plain = tmp_path / "plain"
     plain.mkdir()
     assert "not a study (no graph.json)" in _one_line(capsys, ["advise", str(plain), *target])
-    assert "missing column(s) acc" in _one_line(
+    assert "missing column acc" in _one_line(
         capsys, ["advise", str(path), *target, "--metric", "acc", "--better", "lower"]
     )
     one = tmp_path / "one.csv"

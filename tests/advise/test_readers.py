@@ -64,7 +64,7 @@ def test_csv_and_jsonl_read_the_same_runs(tmp_path):
 @pytest.mark.parametrize(
     "body,message",
     [
-        ("clm_share,params\n0,1\n", r"ladder.csv:2: missing column\(s\) mask_ratio, tokens, seed, val/mlm15"),
+        ("clm_share,params\n0,1\n", r"ladder.csv:2: missing columns mask_ratio, tokens, seed, val/mlm15"),
         (HEADER + "0,0.4,,big,2e7,,0,3.5,\n", "ladder.csv:2: column params must be a number, got 'big'"),
         (HEADER + "0,0.4,,1e6,2e7,,0.5,3.5,\n", "column seed must be an integer"),
         (HEADER + "0,0.4,,1e6,2e7,,nan,3.5,\n", "ladder.csv:2: column seed must be an integer, got 'nan'"),

@@ -51,7 +51,7 @@ def test_content_bytes_is_exact_for_plain_and_whole_files_and_sampled_past_the_l
     small.write_bytes(lzma.compress(_prose(100, 1)))
     size, note = content_bytes([plain, small])
     assert size == pytest.approx(len(_prose(100, 0)) + len(_prose(100, 1)))
-    assert note.startswith(" (1 compressed file(s) at ")
+    assert note.startswith(" (1 compressed file at ")
     # two large gzip files, the first sampled on its first 64 KB: the text's size within a few per cent
     big, truth = [tmp_path / f"c{i}.txt.gz" for i in range(2)], 0
     for i, path in enumerate(big):

@@ -393,7 +393,7 @@ def test_a_txt_corpus_says_how_it_was_cut_and_holds_out_validation_documents(tmp
     ]
     done = subprocess.run([sys.executable, "-m", "encoderlab.cli", *argv], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    said = "book.txt: 1 .txt file(s) read as one document per blank-line paragraph (txt_unit=paragraph"
+    said = "book.txt: 1 .txt file read as one document per blank-line paragraph (txt_unit=paragraph"
     assert said in done.stderr
     meta = read_meta(tmp_path / "p")
     assert meta["sources"][0]["identity"]["txt_unit"] == "paragraph"

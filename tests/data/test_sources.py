@@ -330,7 +330,7 @@ def test_a_folder_says_which_of_its_files_it_does_not_read(tmp_path, caplog):
     caplog.set_level("INFO")
     assert [d.text for d in mix_documents([SourceConfig(location=str(tmp_path / "c"))])] == ["alpha"]
     assert (
-        f"{tmp_path / 'c'}: 2 file(s) not read, of kinds encoderlab does not read as text (.csv, README; "
+        f"{tmp_path / 'c'}: 2 files not read, of kinds encoderlab does not read as text (.csv, README; "
         f"e.g. {tmp_path / 'c' / 'README'})" in caplog.text
     )
     caplog.clear()

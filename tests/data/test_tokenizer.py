@@ -119,7 +119,7 @@ def test_a_corpus_too_small_for_the_size_asked_says_so(tmp_path, caplog):
     tok = train_tokenizer(SourceConfig(location=str(src)), 2000, tmp_path / "bpe", progress=False)
     assert len(tok) < 2000
     assert (
-        f"the tokenizer has {len(tok)} ids, fewer than the 2000 asked: its corpus (1 document(s)) holds no "
+        f"the tokenizer has {len(tok)} ids, fewer than the 2000 asked: its corpus (1 document) holds no "
         "more merges; train on more text to get 2000"
     ) in caplog.text
     caplog.clear()

@@ -142,7 +142,7 @@ def test_missing_mirror_and_changed_layout_are_one_line_errors(root, tmp_path):
     ds = datasets.Dataset.from_dict({"question": ["q"], "positive": ["d"]})
     ds.to_parquet(root / "hgissbkh/msmarco-pairs/data/train-00000-of-00001.parquet")
     hub.mldr_en(root)
-    with pytest.raises(UserError, match=r"has no column\(s\) query \(it has question, positive\)"):
+    with pytest.raises(UserError, match=r"has no column query \(it has question, positive\)"):
         load_task(TASKS["paper-mldr"])
 
 

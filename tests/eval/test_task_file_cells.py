@@ -224,7 +224,7 @@ def test_a_regression_split_of_one_example_is_refused_when_read(tmp_path):
         correlations([0.5], [0.4])
     train, test = ([{"text": f"{p} {i}", "label": i / 7} for i in range(n)] for p, n in (("r", 20), ("t", 4)))
     path = _task(tmp_path, "sc", train, test, options={"regression": True})
-    _refused(path, r"the validation split has 1 example\(s\), and a correlation needs at least 2")
+    _refused(path, r"the validation split has 1 example, and a correlation needs at least 2")
     spec = {"options": {"regression": True}}
     data = {"train": "train.jsonl", "test": "test.jsonl", "validation_fraction": 0.1}
     path = write_task_file(tmp_path, name="cells", family="sc", data=data, **spec)

@@ -46,19 +46,19 @@ def test_test_fraction_cuts_a_seeded_disjoint_test_split_from_train(tmp_path):
             "task-file-fraction-leaves-no-train",
             5,
             {"test_fraction": 0.9},
-            r"data.test_fraction 0.9 of the 5 train example\(s\) leaves none to train on; lower it or add examples",
+            r"data.test_fraction 0.9 of the 5 train examples leaves none to train on; lower it or add examples",
         ),
         (
             None,
             5,
             {"test": "test.csv", "validation_fraction": 0.9},
-            r"data.validation_fraction 0.9 of the 5 train example\(s\) leaves none",
+            r"data.validation_fraction 0.9 of the 5 train examples leaves none",
         ),
         (
             None,
             3,
             {"test_fraction": 0.5},
-            r"data.validation_fraction 0.05 of the 1 train example\(s\) leaves none",
+            r"data.validation_fraction 0.05 of the 1 train example leaves none",
         ),
         (None, 5, {"test_fraction": 1.0}, r"data.test_fraction must be between 0 and 1"),
         (

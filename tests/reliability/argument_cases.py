@@ -18,7 +18,7 @@ ARGUMENT_CASES = [
     (
         "eval-device-not-visible",
         "eval {w}/model --tasks boolq --device cuda:64 --out {w}/e",
-        r"--device cuda:64, but \d+ CUDA device\(s\) are visible; use --device cpu",
+        r"--device cuda:64, but \d+ CUDA devices? (is|are) visible; use --device cpu",
     ),
     (
         "cka-device-unknown",
@@ -28,7 +28,7 @@ ARGUMENT_CASES = [
     (
         "probe-device-not-visible",
         "analyze probe {w}/model --tasks {w}/two_class.jsonl --device cuda:64 --out {w}/p",
-        r"--device cuda:64, but \d+ CUDA device\(s\) are visible",
+        r"--device cuda:64, but \d+ CUDA devices? (is|are) visible",
     ),
     (
         "task-file-batch-zero",

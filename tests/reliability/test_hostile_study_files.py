@@ -256,7 +256,7 @@ STUDY_CASES = [
     (
         "study-rows-longer-than-corpus",
         "study run {w}/study_rows_long.yaml --out {w}/s",
-        r"study mini, run a: dataset main \(1 document\(s\), before preparing\) has at most \d+ tokens, fewer than one "
+        r"study mini, run a: dataset main \(1 document, before preparing\) has at most \d+ tokens, fewer than one "
         r"row of layout.seq_len 4096; prepare more text or lower layout.seq_len",
     ),
     (
@@ -291,7 +291,7 @@ STUDY_CASES = [
     (  # planned, and `study run` pretrained run a before its eval node found the task unknown
         "study-run-task-unknown",
         "study plan {w}/study_run_task_unknown.yaml",
-        r"study mini names task\(s\) not in suite 'pocket' \(run a: nope\); valid: vitaminc, boolq, tweets, .*pubmedqa-retrieval$",
+        r"study mini names a task not in suite 'pocket' \(run a: nope\); valid: vitaminc, boolq, tweets, .*pubmedqa-retrieval$",
     ),
     (  # planned and run: the CKA node refused the pair after every run had trained
         "study-cka-noise-pair",

@@ -71,7 +71,7 @@ def test_the_bound_before_preparing_is_never_below_the_prepared_count(tmp_path):
     assert sum(s["tokens"] for s in meta["splits"].values()) <= bound
     spec = replace(small_spec(), data=(data,))
     with pytest.raises(
-        UserError, match=rf"dataset main \(40 document\(s\), before preparing\) has at most {bound} "
+        UserError, match=rf"dataset main \(40 documents, before preparing\) has at most {bound} "
     ):
         check_runs(_rows(spec, bound + 1))
     check_runs(_rows(spec, bound))

@@ -36,5 +36,5 @@ def test_a_failing_node_names_the_nodes_the_study_still_waits_for(tmp_path, monk
         runner.run_study(small_spec(), tmp_path / "s", backend(), progress=False, jobs=2)
     assert exc.value.errno == errno.ENOSPC
     err = capsys.readouterr().err
-    assert "note: node pretrain/mlm20 failed; the study stops after the 1 node(s) still running " in err
-    assert "(pretrain/mlm40) finish" in err
+    assert "note: node pretrain/mlm20 failed; the study stops after the 1 node still running " in err
+    assert "(pretrain/mlm40) finishes, and" in err

@@ -51,15 +51,15 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
     with pytest.raises(UserError) as err:
         load_study_file(tmp_path / "bad.yaml")
     head, *lines = str(err.value).splitlines()
-    assert head == f"study file {tmp_path / 'bad.yaml'} has {len(lines)} problem(s):"
+    assert head == f"study file {tmp_path / 'bad.yaml'} has {len(lines)} problems:"
     lines = [line.strip() for line in lines]
     assert (
-        "study: unknown field(s) colour; valid: baseline, branch, cka, claims, data, description, eval, "
+        "study: unknown field colour; valid: baseline, branch, cka, claims, data, description, eval, "
         in lines[0]
     )
     assert any(line.startswith("run mlm: recipe pfs-mlm has no parameter 'ratoi'; valid: ") for line in lines)
     assert any(line.startswith("run clm: unknown recipe 'pfs-clmm' (pfs-clm?); valid: ") for line in lines)
-    assert any(line.startswith("runs[2] (mix): unknown field(s) grop (group?); valid: ") for line in lines)
+    assert any(line.startswith("runs[2] (mix): unknown field grop (group?); valid: ") for line in lines)
     assert "runs[2] (mix).steps: expected int, got 'many'" in lines
     assert len(lines) == 5  # the claim's reference is checked once the runs are valid
     (tmp_path / "ref.yaml").write_text(BAD.replace("ratoi", "ratio").replace("pfs-clmm", "pfs-clm").replace(

@@ -64,7 +64,7 @@ def test_unknown_task_and_init_cycle_are_one_line_errors():
     spec = small_spec()
     with pytest.raises(
         UserError,
-        match="task\\(s\\) not in suite 'fake' \\(eval.tasks: nope\\); valid: sst, mnli, ner, squad",
+        match="names a task not in suite 'fake' \\(eval.tasks: nope\\); valid: sst, mnli, ner, squad",
     ):
         build_graph(replace(spec, eval=EvalSpec(suite="fake", tasks=("nope",))), backend())
     runs = (
@@ -86,7 +86,7 @@ def test_unknown_tasks_of_a_run_or_of_the_checkpoints_are_refused_before_the_stu
     with pytest.raises(UserError) as err:
         run_study(bad, tmp_path / "s", backend(), progress=False)
     assert str(err.value) == (
-        "study fake-pfs names task(s) not in suite 'fake' (eval.checkpoint_tasks: sts; run mlm20: nope); "
+        "study fake-pfs names tasks not in suite 'fake' (eval.checkpoint_tasks: sts; run mlm20: nope); "
         "valid: sst, mnli, ner, squad"
     )
     assert not (tmp_path / "s").exists()

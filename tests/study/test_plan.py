@@ -241,7 +241,7 @@ def test_a_compressed_corpus_is_sized_as_its_text_and_a_folder_by_the_files_prep
     assert plain.unique_tokens == pytest.approx(corpus.stat().st_size / 4 * 0.99)
     zipped = corpus_size(DataSpec(name="z", corpus=(str(packed),)))
     assert zipped.unique_tokens == pytest.approx(plain.unique_tokens)  # read whole: the ratio is exact
-    assert "1 compressed file(s) at" in zipped.how and packed.stat().st_size * 3 < corpus.stat().st_size
+    assert "1 compressed file at" in zipped.how and packed.stat().st_size * 3 < corpus.stat().st_size
     (tmp_path / "plain" / "more.jsonl.lz4").write_bytes(b"\x04\x22\x4d\x18")
     refused = corpus_size(DataSpec(name="r", corpus=(str(tmp_path / "plain"),)))
     assert refused.unique_tokens is None and "more.jsonl.lz4 is compressed as .lz4" in refused.how

@@ -157,7 +157,7 @@ def test_a_claim_the_grid_cannot_test_says_why(tmp_path):
     claims = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
     assert claims["stable"]["status"] == "not tested"
     assert claims["stable"]["sentence"] == (
-        "Not tested: the evaluation grid (0.0001) has 1 learning rate(s) in the claim's range 0.0001 to 0.0005 "
+        "Not tested: the evaluation grid (0.0001) has 1 learning rate in the claim's range 0.0001 to 0.0005 "
         "(0.0001); the spread needs two."
     )
 

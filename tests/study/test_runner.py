@@ -355,7 +355,7 @@ def test_a_missing_asset_names_the_fetch_command_and_writes_nothing(tmp_path, mo
     out = tmp_path / "study"
     with pytest.raises(
         UserError,
-        match="needs asset\\(s\\) wiki-leads, tweets that are not fetched; run: encoderlab assets fetch wiki-leads tweets",
+        match="needs assets wiki-leads, tweets that are not fetched; run: encoderlab assets fetch wiki-leads tweets",
     ):
         run_study(small_spec(), out, _needs_assets(["wiki-leads", "tweets"]), fetch=False, progress=False)
     assert not (out / "nodes").exists() and not (out / LOCK).exists()
@@ -443,7 +443,7 @@ def test_node_folders_of_an_earlier_version_are_named_by_run_and_status_and_kept
     assert any(f.parent.name == "pretrain" for f in gone) and any(f.parent.name == "eval" for f in gone)
     run_study(changed, folder, backend(), progress=False)
     err = capsys.readouterr().err
-    assert f"{len(gone)} node folder(s) in {folder} belong to no node of study fake-pfs as it is now" in err
+    assert f"{len(gone)} node folders in {folder} belong to no node of study fake-pfs as it is now" in err
     assert "nodes/eval/" in err and f"and {len(gone) - 3} more" in err and "delete them" in err
     assert stale_folders(folder, new) == gone and all((f / MARKER).is_file() for f in gone)  # kept
     main(["study", "status", str(folder)])

@@ -119,7 +119,7 @@ def test_a_refusal_on_one_rank_stops_every_rank_before_anything_is_written(outco
 @pytest.mark.parametrize(
     ("job", "line"),
     [
-        ("every_rank", "encoderlab: error: layout.world_size is 1 but 2 process(es) are running;"),
+        ("every_rank", "encoderlab: error: layout.world_size is 1 but 2 processes are running;"),
         ("config", "encoderlab: error: optim.lr must be a finite number > 0, got -1.0;"),
     ],
 )

@@ -28,6 +28,7 @@ from encoderlab.advise.ladder import Observation, Schedule
 from encoderlab.data.filekinds import user_text
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import json_objects
+from encoderlab.words import noun
 
 REQUIRED = ("clm_share", "mask_ratio", "params", "tokens", "seed")
 
@@ -54,7 +55,7 @@ def _observation(record: dict, metric: str, where: str) -> Observation:
     missing = [c for c in (*REQUIRED, metric) if c not in record]
     if missing:
         raise UserError(
-            f"{where}: missing column(s) {', '.join(missing)}; a ladder row needs {', '.join(REQUIRED)} and the "
+            f"{where}: missing {noun(len(missing), 'column')} {', '.join(missing)}; a ladder row needs {', '.join(REQUIRED)} and the "
             f"metric {metric} (choose another with --metric); found: {', '.join(record) or 'none'}"
         )
     try:

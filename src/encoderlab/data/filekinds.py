@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from encoderlab.errors import UserError
+from encoderlab.words import count
 
 TEXT_SUFFIXES = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".parquet": "parquet"}
 """Suffix -> how the file is read."""
@@ -144,9 +145,7 @@ def content_bytes(
                 pass
         content, stored = content + read, stored + len(head)
     ratio = content / max(stored, 1)
-    note = (
-        f" ({len(packed)} compressed file(s) at {ratio:.1f}x, measured on {min(len(packed), sample_files)})"
-    )
+    note = f" ({count(len(packed), 'compressed file')} at {ratio:.1f}x, measured on {min(len(packed), sample_files)})"
     return plain + ratio * sum(f.stat().st_size for f in packed), note
 
 

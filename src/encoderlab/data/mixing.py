@@ -30,6 +30,7 @@ from encoderlab.data.sources import (
     unread_files,
 )
 from encoderlab.errors import UserError
+from encoderlab.words import count
 
 log = logging.getLogger(__name__)
 
@@ -136,17 +137,16 @@ def _announce(cfg: SourceConfig, desc: dict) -> None:
     if desc["kind"] == "files" and (skipped := unread_files(cfg.location)):
         kinds = sorted({q.suffix or q.name for q in skipped})
         log.info(
-            "%s: %d file(s) not read, of kinds encoderlab does not read as text (%s; e.g. %s); it reads %s",
-            cfg.location, len(skipped), ", ".join(kinds), skipped[0], SUPPORTED,
+            "%s: %s not read, of kinds encoderlab does not read as text (%s; e.g. %s); it reads %s",
+            cfg.location, count(len(skipped), "file"), ", ".join(kinds), skipped[0], SUPPORTED,
         )  # fmt: skip
     n_txt = sum(file_kind(Path(p)) == "txt" for p in desc["files"])
     if n_txt and desc["kind"] != "hf":
         unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]
         log.info(
-            "%s: %d .txt file(s) read as one document per %s (txt_unit=%s; '#txt_unit=paragraph|line|file' "
-            "to change)",
+            "%s: %s read as one document per %s (txt_unit=%s; '#txt_unit=paragraph|line|file' to change)",
             cfg.location,
-            n_txt,
+            count(n_txt, ".txt file"),
             unit,
             cfg.txt_unit,
         )

@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
+from encoderlab import words
 from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.filereaders import MissingTextField
@@ -263,9 +264,9 @@ def _checked(trained: str, count: int, job: dict):
         raise UserError(_too_small(job["vocab_size"], tok.get_vocab_size(), who, "alphabet"))
     if tok.get_vocab_size() < job["vocab_size"]:  # the corpus ran out of merges or words: not an error
         log.warning(
-            "the tokenizer has %d ids, fewer than the %d asked: its corpus (%d document(s)) holds no more "
+            "the tokenizer has %d ids, fewer than the %d asked: its corpus (%s) holds no more "
             "%s; train on more text to get %d",
-            tok.get_vocab_size(), job["vocab_size"], count,
+            tok.get_vocab_size(), job["vocab_size"], words.count(count, "document"),
             "merges" if job["kind"] == "bpe" else "words", job["vocab_size"],
         )  # fmt: skip
     return tok

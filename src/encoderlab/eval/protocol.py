@@ -47,6 +47,7 @@ from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
+from encoderlab.words import count, noun
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -172,7 +173,9 @@ def resolve_device(device: str | None) -> torch.device:
         raise UserError(f"--device {device!r} is not a device encoderlab runs on; use cpu, cuda or cuda:N")
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
     if dev.type == "cuda" and (dev.index or 0) >= visible:
-        raise UserError(f"--device {device}, but {visible} CUDA device(s) are visible; use --device cpu")
+        raise UserError(
+            f"--device {device}, but {count(visible, 'CUDA device')} {noun(visible, 'is', 'are')} visible; use --device cpu"
+        )
     return dev
 
 

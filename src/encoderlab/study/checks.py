@@ -28,6 +28,7 @@ from pathlib import Path
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.spec import DataSpec, StudySpec
+from encoderlab.words import count
 
 PER_DOCUMENT = 4
 """Tokens a document may hold beyond one per byte of its text: its bos and eos, and a tokenizer's
@@ -428,7 +429,7 @@ def _check_rows(spec: StudySpec, d: DataSpec, p: Pretraining, meta: dict | None)
     bound = tokens_at_most(d, seq_len)
     if bound is not None:
         tokens, docs = bound
-        where = f"{where}dataset {d.name} ({docs:,} document(s), before preparing)"
+        where = f"{where}dataset {d.name} ({count(docs, 'document')}, before preparing)"
         check_one_row(tokens, seq_len, where, "at most ", knob=knob)
 
 

@@ -17,6 +17,7 @@ from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.prepared import with_prepared
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import StudySpec
+from encoderlab.words import count, noun
 
 # a built-in study's name, a study file or a study folder; and a study folder
 Study = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="STUDY")]
@@ -137,7 +138,6 @@ def plan_command(
     from encoderlab.study.graph import build_graph
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
-    from encoderlab.words import noun
 
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
@@ -221,7 +221,9 @@ def status_command(folder: StudyFolder, /) -> None:
         print(f"  {kind}: {total - len(todo)} of {total} finished{left if todo else ''}")
     stale = stale_folders(folder, nodes)
     if stale:
-        print(f"{len(stale)} node folder(s) belong to no node of the study as it last ran: {STALE_WHY}")
+        print(
+            f"{count(len(stale), 'node folder')} {noun(len(stale), 'belongs', 'belong')} to no node of the study as it last ran: {STALE_WHY}"
+        )
         for f in stale:
             print(f"  {f}{'  (finished)' if (f / MARKER).is_file() else ''}")
 

@@ -27,6 +27,7 @@ import yaml
 from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fields, to_dict, unknown_fields
 from encoderlab.errors import UserError
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
+from encoderlab.words import count, noun
 
 _SECTIONS: dict[str, type] = {"data": DataSpec, "runs": RunSpec, "claims": ClaimSpec, "cka": CkaSpec}
 """StudySpec fields that are lists of specs: each item is checked on its own."""
@@ -47,7 +48,7 @@ def load_study_file(path: Path | str) -> StudySpec:
     spec = _build(StudySpec, _with_paths(data, path.parent, errors), "study", errors)
     if errors or spec is None:
         lines = "\n".join(f"  {e}" for e in errors)
-        raise UserError(f"study file {path} has {len(errors)} problem(s):\n{lines}")
+        raise UserError(f"study file {path} has {count(len(errors), 'problem')}:\n{lines}")
     return dataclasses.replace(spec, folder=str(path.parent.resolve()))
 
 
@@ -62,7 +63,7 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
         errors.append(line)
     missing = missing_fields(fields, data)
     if missing:
-        errors.append(f"{where}: missing field(s) {', '.join(missing)}")
+        errors.append(f"{where}: missing {noun(len(missing), 'field')} {', '.join(missing)}")
     hints = typing.get_type_hints(cls)
     kwargs = {}
     for name in fields.keys() & data.keys():

@@ -35,6 +35,7 @@ from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNo
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import resolve_run, tokens
 from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
+from encoderlab.words import noun
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -299,7 +300,7 @@ def study_tasks(spec: StudySpec, backend: Backend) -> tuple[dict[str, str], dict
         suite = f"suite '{spec.eval.suite}'" if spec.eval.suite else ""
         within = " and ".join(w for w in (suite, "its task files" if own else "") if w)
         raise UserError(
-            f"study {spec.name} names task(s) not in {within} ({'; '.join(lines)}); valid: {', '.join(families)}"
+            f"study {spec.name} names {noun(sum(map(len, unknown.values())), 'a task', 'tasks')} not in {within} ({'; '.join(lines)}); valid: {', '.join(families)}"
         )
     return own, families
 

@@ -60,7 +60,7 @@ from encoderlab.study.caveats import claim_ids, partial_caveat, plateau_caveat
 from encoderlab.study.data import StudyData
 from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
-from encoderlab.words import noun
+from encoderlab.words import count, noun
 
 ALPHA = 0.05
 """Family-wise error rate of a study's claims (Holm-adjusted p below it: significant)."""
@@ -263,7 +263,7 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     if len(lrs) < 2:
         have = ", ".join(f"{lr:g}" for lr in lrs) or "none"
         return _not_tested(
-            f"the evaluation grid ({', '.join(f'{x:g}' for x in grid)}) has {len(lrs)} learning rate(s) in the "
+            f"the evaluation grid ({', '.join(f'{x:g}' for x in grid)}) has {count(len(lrs), 'learning rate')} in the "
             f"claim's range {span} ({have}); the spread needs two."
         )
     shared, others = data.shared_tasks(claim_ids(data, claim), None)

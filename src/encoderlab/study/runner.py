@@ -65,6 +65,7 @@ from encoderlab.outdir import check_output, create_output, missing_folders, remo
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
+from encoderlab.words import count, noun
 
 LOCK = ".study.lock"
 STUDY_KIND = "study"
@@ -125,7 +126,7 @@ def stale_note(study_dir: Path, stale: list[Path], name: str) -> str:
     shown = ", ".join(str(f.relative_to(study_dir)) for f in stale[:3])
     more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
     return (
-        f"encoderlab: note: {len(stale)} node folder(s) in {study_dir} belong to no node of study {name} as "
+        f"encoderlab: note: {count(len(stale), 'node folder')} in {study_dir} {noun(len(stale), 'belongs', 'belong')} to no node of study {name} as "
         f"it is now ({shown}{more}): {STALE_WHY} (listed by: encoderlab study status {study_dir})"
     )
 
@@ -269,8 +270,8 @@ def _waiting_note(failed: Node, running: list[Node]) -> str:
     pool waits for them, so their work is kept), which may be hours of pretraining with nothing said."""
     names = ", ".join(n.name for n in running)
     return (
-        f"note: node {failed.name} failed; the study stops after the {len(running)} node(s) still running "
-        f"({names}) finish, and then says why; Ctrl-C stops them now (they resume on the next run)"
+        f"note: node {failed.name} failed; the study stops after the {count(len(running), 'node')} still running "
+        f"({names}) {noun(len(running), 'finishes', 'finish')}, and then says why; Ctrl-C stops them now (they resume on the next run)"
     )
 
 
@@ -502,7 +503,7 @@ def ensure_assets(names: list[str], fetch: bool) -> None:
     command = f"encoderlab assets fetch {' '.join(missing)}"
     if not fetch:
         raise UserError(
-            f"this study needs asset(s) {', '.join(missing)} that are not fetched; run: {command}"
+            f"this study needs {noun(len(missing), 'asset')} {', '.join(missing)} that {noun(len(missing), 'is', 'are')} not fetched; run: {command}"
         )
     from encoderlab.data.assets.cache import assets_root, check_cache
 
@@ -511,5 +512,5 @@ def ensure_assets(names: list[str], fetch: bool) -> None:
         assets.fetch(missing)
     except UserError as exc:
         raise UserError(
-            f"this study needs asset(s) {', '.join(missing)} and fetching failed ({exc}); when a registry is reachable run: {command}"
+            f"this study needs {noun(len(missing), 'asset')} {', '.join(missing)} and fetching failed ({exc}); when a registry is reachable run: {command}"
         ) from None

@@ -57,6 +57,7 @@ from torch.distributed.tensor import DTensor, distribute_tensor
 from encoderlab.errors import UserError
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.words import count, noun
 
 _OWNED_GROUP = False  # True when init_world created the process group (so shutdown may destroy it)
 
@@ -137,7 +138,7 @@ def init_world(world_size: int) -> World:
     world = join_world()
     if world.world_size != world_size:
         raise UserError(
-            f"layout.world_size is {world_size} but {world.world_size} process(es) are running; set "
+            f"layout.world_size is {world_size} but {count(world.world_size, 'process', 'processes')} {noun(world.world_size, 'is', 'are')} running; set "
             f"layout.world_size={world.world_size} (and grad_accum to keep the global batch)"
         )
     return world

@@ -54,6 +54,7 @@ from encoderlab.eval.tasks.localfiles import load_local
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
+from encoderlab.words import count, noun
 
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
 COLUMNS = {
@@ -213,7 +214,7 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
         unknown = sorted(set(data.splits) - set(SPLITS))
         if unknown:
             raise UserError(
-                f"{where}: data.splits: unknown split(s) {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
+                f"{where}: data.splits: unknown {noun(len(unknown), 'split')} {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
             )
         found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
         for s in needed:
@@ -254,7 +255,7 @@ def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where
         parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=fraction, seed=seed)
     except ValueError:  # datasets: "the resulting train set will be empty"
         raise UserError(
-            f"{where}: data.{split}_fraction {fraction} of the {train.num_rows} train example(s) leaves "
+            f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
             "none to train on; lower it or add examples"
         ) from None
     return tuple((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
@@ -272,9 +273,9 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
         try:
             require_columns(spec.name, found[split], tuple(required), source)
         except UserError:
+            lacked = [c for c in required if c not in found[split].column_names]
             raise UserError(
-                f"{where}: the {split} split has no column(s) "
-                f"{', '.join(c for c in required if c not in found[split].column_names)} "
+                f"{where}: the {split} split has no {noun(len(lacked), 'column')} {', '.join(lacked)} "
                 f"(it has {', '.join(found[split].column_names)}); fix `columns:` or the data"
             ) from None
     back = {c: f for f, c in col.items()}
@@ -352,7 +353,7 @@ def _check_overlap(spec: TaskSpec, data: TaskData, where: str) -> None:
         if common:
             first = _shown(spec.family, min(common, key=str))[:60]
             raise UserError(
-                f"{where}: {len(common)} input(s) of {b} also appear in {a} (first: {first!r}); "
+                f"{where}: {count(len(common), 'input')} of {b} also {noun(len(common), 'appears', 'appear')} in {a} (first: {first!r}); "
                 "deduplicate the data, or set `allow_overlap: true` if that is intended"
             )
 

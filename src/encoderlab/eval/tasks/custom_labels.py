@@ -20,6 +20,7 @@ from typing import Literal
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.splits import text_fields
+from encoderlab.words import count
 
 Kind = Literal["one", "multilabel", "regression"]
 """What an sc row's label cell holds: one label, a list of labels, or a number."""
@@ -113,7 +114,7 @@ def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
     small = next((name for name, split in scored.items() if len(split) < 2), None)
     if kind == "regression" and small is not None:
         raise UserError(
-            f"{where}: the {small} split has {len(scored[small])} example(s), and a correlation needs at least "
+            f"{where}: the {small} split has {count(len(scored[small]), 'example')}, and a correlation needs at least "
             "2; add examples (or raise data.validation_fraction, for a validation cut from train)"
         )
 

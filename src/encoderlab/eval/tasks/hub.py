@@ -30,6 +30,7 @@ from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.locks import one_at_a_time
 from encoderlab.paths import home_folder
+from encoderlab.words import noun
 
 PARQUET_EXPORT = "refs/convert/parquet"
 CARD_FILES = ("README.md", ".huggingface.yaml")
@@ -333,7 +334,7 @@ def require_columns(task: str, split, columns: tuple[str, ...], source: HubSourc
     missing = [c for c in columns if c not in split.column_names]
     if missing:
         raise UserError(
-            f"task {task}: {source.describe()} has no column(s) {', '.join(missing)} "
+            f"task {task}: {source.describe()} has no {noun(len(missing), 'column')} {', '.join(missing)} "
             f"(it has {', '.join(split.column_names)}); the dataset's layout changed, see docs/evaluation.md"
         )
 
@@ -342,7 +343,7 @@ def require_splits(task: str, ds, splits: tuple[str, ...], source: HubSource) ->
     missing = [s for s in splits if s not in ds]
     if missing:
         raise UserError(
-            f"task {task}: {source.describe()} has no split(s) {', '.join(missing)} "
+            f"task {task}: {source.describe()} has no {noun(len(missing), 'split')} {', '.join(missing)} "
             f"(it has {', '.join(ds)}); the dataset's layout changed, see docs/evaluation.md"
         )
 

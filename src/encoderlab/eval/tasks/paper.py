@@ -41,6 +41,7 @@ from encoderlab.eval.tasks.hub import (
     require_splits,
 )
 from encoderlab.eval.tasks.splits import ir_split, label_index, qa_example, require_nonempty, text_fields
+from encoderlab.words import count, noun
 
 ENCODEVAL_SPLIT_SEED = 42
 NQ_SPLIT_SEED = 42
@@ -232,7 +233,7 @@ def _beir(task: str, repo: str, qrels_repo: str, splits: dict[str, str], title: 
 def _require_known(task: str, repo: str, missing: set[str], what: str) -> None:
     if missing:
         raise UserError(
-            f"task {task}: {len(missing)} judged {what} id(s) of {repo} are not in its {what} file "
+            f"task {task}: {count(len(missing), f'judged {what} id')} of {repo} {noun(len(missing), 'is', 'are')} not in its {what} file "
             f"(first: {sorted(missing)[0]}); the mirror is incomplete"
         )
 
