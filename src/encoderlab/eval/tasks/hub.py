@@ -211,7 +211,9 @@ def _fetch_card_file(repo: str, commit: str, name: str) -> None:
 
 def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
     """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV;
-    refused when it lacks a file that the fetch of this config recorded (`_check_complete`)."""
+    refused when it lacks a file that the fetch of this config recorded (`_check_complete`) or, where
+    huggingface_hub cached the repo's file list at that commit, a CSV/TSV file of this config that the
+    list names (`_check_tree`)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -225,6 +227,7 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
                 local_files_only=True,
             )
         _check_complete(source, kwargs, Path(folder))
+        _check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
@@ -286,16 +289,100 @@ def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> None:
     files = _read_record(_record_path(source.repo, folder.name, create=False), source).get(
         json.dumps(kwargs, sort_keys=True), []
     )
+    _refuse_missing(source, folder, files, "the files the dataset was fetched with")
+
+
+def _refuse_missing(source: HubSource, folder: Path, files: list[str], which: str) -> None:
+    """One line naming the files of `files` (repo paths) that the snapshot `folder` lacks, if any."""
     missing = [f for f in files if not (folder / f).is_file()]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         raise UserError(
             f"cannot load {source.describe()} from the hub cache: its snapshot {folder} lacks "
-            f"{', '.join(missing[:3])}{more} of the files the dataset was fetched with (a download cut "
-            "short, or one of some files only), so its splits would miss rows; run once with the hub "
-            f"reachable (HF_HUB_OFFLINE unset), or `hf download --repo-type dataset {source.repo} "
-            f"--revision {folder.name}`"
+            f"{', '.join(missing[:3])}{more} of {which} (a download cut short, or one of some files "
+            "only), so its splits would miss rows; run once with the hub reachable (HF_HUB_OFFLINE "
+            f"unset), or `hf download --repo-type dataset {source.repo} --revision {folder.name}`"
         )
+
+
+TREE = "reference://"
+"""The root of the repo's file list as an fsspec `ReferenceFileSystem` (in memory: no file is written)."""
+
+
+def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> None:
+    """One line when the snapshot `folder` lacks a CSV or TSV file of this config that the repo's file
+    list at its commit names; that list is there when the snapshot was filled by `snapshot_download`
+    (`hf download` too), which `_record_snapshot` (and so `_check_complete`) knows nothing of: `hf
+    download --include ...` of some files, or a config never fetched beside one that was.
+
+    The list is huggingface_hub's tree cache (>= 2.4, `_tree_cache.py`): `<storage folder>/trees/
+    COMMIT.json`, `{"format_version": 1, "files": {"<repo path>": {"size": ..., "blob_id": ...}}}`,
+    beside `snapshots/`, written by `snapshot_download` from the hub's listing and read here offline
+    with `get_cached_repo_tree`; absent (or of another format, or an older huggingface_hub), the
+    snapshot is read as it is, as before. The config's patterns are resolved against the list by
+    `datasets`' own `resolve_pattern` (hidden, special and card files skipped, as on a folder), over
+    that list as an in-memory fsspec file system."""
+    try:
+        from huggingface_hub import get_cached_repo_tree
+        from huggingface_hub.errors import CachedRepoTreeNotFoundError
+    except ImportError:  # huggingface_hub < 2.4: no tree cache to read
+        return
+    from datasets.data_files import EmptyDatasetError, get_data_patterns, resolve_pattern
+    from datasets.download.download_config import DownloadConfig
+    from datasets.packaged_modules import _MODULE_TO_EXTENSIONS
+    from datasets.utils.file_utils import xjoin
+
+    try:
+        tree = get_cached_repo_tree(source.repo, repo_type="dataset", revision=folder.name)
+    except CachedRepoTreeNotFoundError:
+        return
+    refs = {"version": 1, "refs": {f.path: "" for f in tree}}
+    listing = DownloadConfig(storage_options={"reference": {"fo": refs, "skip_instance_cache": True}})
+    config = _config_patterns(folder, kwargs)
+    if config is None:  # no config of that name: `datasets` refuses the load itself
+        return
+    patterns, data_dir = config
+    base = xjoin(TREE, data_dir) if data_dir else TREE
+    try:
+        patterns = patterns or get_data_patterns(base, download_config=listing)
+    except EmptyDatasetError:  # no data file at all in the repo's list
+        return
+    files: set[str] = set()
+    for pattern in (p for split_patterns in patterns.values() for p in split_patterns):
+        try:
+            found = resolve_pattern(pattern, base, _MODULE_TO_EXTENSIONS["csv"], listing)
+        except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
+            continue
+        files.update(f.removeprefix(TREE) for f in found)
+    listed = folder.parents[1] / "trees" / f"{folder.name}.json"
+    _refuse_missing(source, folder, sorted(files), f"the files the repo's file list ({listed}) names for it")
+
+
+def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None] | None:
+    """The data file patterns (split -> patterns) and data_dir of the config `kwargs` picks, as
+    `datasets` takes them from `data_files=` or the card's `configs` (README.md, with
+    .huggingface.yaml over it: `datasets.load.LocalDatasetModuleFactory`, which resolves them against
+    the folder at once, so cannot serve here); ({}, data_dir) when `datasets` infers them from the
+    files' names; None when the card has configs but none that `kwargs` picks (`datasets` refuses)."""
+    import yaml
+    from datasets.data_files import sanitize_patterns
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    if kwargs.get("data_files"):
+        return sanitize_patterns(kwargs["data_files"]), None
+    readme, extra = folder / "README.md", folder / ".huggingface.yaml"
+    card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
+    if extra.is_file() and (more := yaml.safe_load(extra.read_text(encoding="utf-8"))):
+        card = DatasetCardData(**(card.to_dict() | more))
+    configs = MetadataConfigs.from_dataset_card_data(card)
+    if not configs:
+        return {}, None
+    config = configs.get(kwargs.get("name") or configs.get_default_config_name() or "")
+    if config is None:
+        return None
+    data_files = config.get("data_files")
+    return (sanitize_patterns(data_files) if data_files else {}), config.get("data_dir")
 
 
 def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource, fix: str | None = None) -> dict:

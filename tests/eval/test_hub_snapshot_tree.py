@@ -1,0 +1,149 @@
+"""A hub CSV/TSV dataset's snapshot that encoderlab did not fetch (no record of its files under
+$ENCODERLAB_HOME/cache/hub-snapshots), read offline, checked against the repo's file list that
+`huggingface_hub`'s `snapshot_download` (so `hf download`) caches beside the snapshot.
+
+The hub cache is written in the layout huggingface_hub 2.4 keeps and reads (`datasets--OWNER--NAME/`:
+`refs/main` holding the commit, `blobs/<git blob sha1>`, `snapshots/COMMIT/<repo path>` a relative
+symlink to its blob, and `trees/COMMIT.json`, `{"format_version": 1, "files": {path: {"size",
+"blob_id"}}}`, as `huggingface_hub._tree_cache.write_tree_cache` writes it), and read by the real
+`snapshot_download` and `get_cached_repo_tree`, offline. Nothing downloads."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import datasets
+import pytest
+from huggingface_hub import constants
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+
+COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
+SHARD = "review,stars\n{}\n"
+TWO_CONFIGS = """---
+configs:
+- config_name: a
+  data_files:
+  - split: train
+    path: a/train-*.csv
+- config_name: b
+  data_files:
+  - split: train
+    path: b/train-*.csv
+---
+"""
+REPO = {  # the repo at COMMIT: a card of two configs, each of two shards, and files no config reads
+    "README.md": TWO_CONFIGS,
+    ".gitattributes": "*.parquet filter=lfs\n",
+    "a/train-00000-of-00002.csv": SHARD.format("a0,1"),
+    "a/train-00001-of-00002.csv": SHARD.format("a1,0"),
+    "b/train-00000-of-00002.csv": SHARD.format("b0,1"),
+    "b/train-00001-of-00002.csv": SHARD.format("b1,0"),
+    "notes/about.json": "{}\n",
+}
+NO_CARD = {  # a repo without a card: `datasets` infers its splits from the file names
+    "data/train-00000-of-00002.csv": SHARD.format("fine,1\nbad,0"),
+    "data/train-00001-of-00002.csv": SHARD.format("ok,1"),
+    "data/test-00000-of-00001.csv": SHARD.format("so so,0"),
+}
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    """An empty hub cache, `datasets` cache and ENCODERLAB_HOME of the test's own, no mirror, offline."""
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "encoderlab-home"))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    return tmp_path / "hub-cache"
+
+
+def _blob_id(data: bytes) -> str:
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _downloaded(cache: Path, repo: str, files: dict[str, str], fetched: list[str], tree: bool = True) -> Path:
+    """What `hf download --repo-type dataset REPO [--include ...]` leaves of the repo `files` at COMMIT,
+    the files `fetched` in its snapshot (and, with `tree`, the repo's whole list in trees/); the
+    snapshot folder."""
+    storage = cache / ("datasets--" + repo.replace("/", "--"))
+    snapshot = storage / "snapshots" / COMMIT
+    for name in fetched:
+        data = files[name].encode()
+        blob = storage / "blobs" / _blob_id(data)
+        blob.parent.mkdir(parents=True, exist_ok=True)
+        blob.write_bytes(data)
+        (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
+        (snapshot / name).symlink_to(os.path.relpath(blob, (snapshot / name).parent))
+    (storage / "refs").mkdir(parents=True, exist_ok=True)
+    (storage / "refs" / "main").write_text(COMMIT)
+    if tree:
+        listing = {
+            name: {"size": len(files[name].encode()), "blob_id": _blob_id(files[name].encode())}
+            for name in sorted(files)
+        }
+        (storage / "trees").mkdir(exist_ok=True)
+        (storage / "trees" / f"{COMMIT}.json").write_text(
+            json.dumps({"format_version": 1, "files": listing}, indent=1)
+        )
+    return snapshot
+
+
+def _line(snapshot: Path, repo: str, source: str, missing: str) -> str:
+    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    return (
+        f"cannot load {source} from the hub cache: its snapshot {snapshot} lacks {missing} of the files "
+        f"the repo's file list ({listed}) names for it (a download cut short, or one of some files only), "
+        "so its splits would miss rows; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
+        f"`hf download --repo-type dataset {repo} --revision {COMMIT}`"
+    )
+
+
+def test_a_snapshot_of_some_files_only_is_refused_offline_naming_those_the_repo_lists(cache):
+    # was: `hf download --include "data/train-00000*"` (or one cut short) left one shard of two, and
+    # offline the train split was read with the first shard's rows only, silently
+    snapshot = _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"])
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/nocard"))
+    missing = "data/test-00000-of-00001.csv, data/train-00001-of-00002.csv"
+    assert str(err.value) == _line(snapshot, "me/nocard", "me/nocard", missing)
+    # the fix the line names (`hf download` of that commit fills the snapshot): read whole
+    _downloaded(
+        cache, "me/nocard", NO_CARD, ["data/train-00001-of-00002.csv", "data/test-00000-of-00001.csv"]
+    )
+    ds = load_hub(HubSource("me/nocard"))
+    assert ds["train"]["review"] == ["fine", "bad", "ok"] and ds["test"]["review"] == ["so so"]
+
+
+def test_a_config_never_fetched_beside_one_that_was_is_refused_not_read_short(cache):
+    # was: config a downloaded whole and config b's first shard only (`--include "a/*" "b/*00000*"`):
+    # b was read offline with half its rows
+    fetched = ["README.md", *(f for f in REPO if f.startswith("a/")), "b/train-00000-of-00002.csv"]
+    snapshot = _downloaded(cache, "me/configs", REPO, fetched)
+    assert load_hub(HubSource("me/configs", "a"))["train"]["review"] == ["a0", "a1"]
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/configs", "b"))
+    expected = _line(snapshot, "me/configs", "me/configs (config b)", "b/train-00001-of-00002.csv")
+    assert str(err.value) == expected
+    # files no config of it reads (.gitattributes, notes/about.json) are not asked for
+    _downloaded(cache, "me/configs", REPO, ["b/train-00001-of-00002.csv"])
+    assert load_hub(HubSource("me/configs", "b"))["train"]["review"] == ["b0", "b1"]
+
+
+def test_data_files_patterns_are_matched_against_the_list(cache):
+    source = HubSource("me/configs", data_files=(("train", "b/*.csv"),))
+    snapshot = _downloaded(cache, "me/configs", REPO, ["README.md", "b/train-00001-of-00002.csv"])
+    with pytest.raises(UserError) as err:
+        load_hub(source)
+    assert str(err.value) == _line(snapshot, "me/configs", source.describe(), "b/train-00000-of-00002.csv")
+
+
+def test_without_the_file_list_a_snapshot_is_read_as_it_is_as_before(cache):
+    # `hf_hub_download` (as `datasets` fetches) writes no trees/COMMIT.json: nothing to check against
+    _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
+    assert load_hub(HubSource("me/nocard"))["train"]["review"] == ["fine", "bad"]
