@@ -58,7 +58,13 @@ def _quoted(rows: list) -> list:
 
 REFUSED = [
     ("review,stars,stars", _twice, "csv", r"train\.csv's header names the column 'stars' twice; rename one"),
-    ("review\tstars", _quoted, "tsv", r"row 4's 'review' holds a tab: a field starting with a double quote"),
+    (
+        "review\tstars",
+        _quoted,
+        "tsv",
+        r"train split, line 5 of \S*train\.tsv: the row's 'review' holds a tab: a field starting with a "
+        r"double quote",
+    ),
     (
         "review,stars",
         lambda rows: [(t, label if i % 3 else "1") for i, (t, label) in enumerate(rows)],

@@ -15,6 +15,7 @@ from tests.eval.fixtures import write_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.custom import load_task_files
+from encoderlab.eval.tasks.hub import HubSource, load_hub
 
 
 def _rows(n: int, prefix: str) -> list[dict]:
@@ -95,3 +96,48 @@ def test_a_json_array_file_counts_rows_as_its_lines_do_not_hold_one_each(tmp_pat
     (tmp_path / "test.json").write_text(json.dumps(_rows(4, "t")))
     message = _refusal(tmp_path, {"train": "train.json", "test": "test.json", "validation": "train.json"})
     assert ": train split, row 5 of train.json: a row has an empty label;" in message
+
+
+def _tsv_opening_a_quote(folder) -> None:
+    """A TSV whose row 5 opens a quote that the text of row 10 closes, after a row quoted over two lines."""
+    rows = [f"the red code {i}\t{('bad', 'good')[i % 2]}" for i in range(30)]
+    rows[1] = '"the red\ncode 1"\tgood'  # lines 3 and 4
+    rows[4] = '"' + rows[4]  # line 7, as the file's reader numbers it
+    rows[9] = 'he said "so" at 9\tgood'
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.tsv").write_text("review\tstars\n" + "\n".join(rows) + "\n")
+    (folder / "test.tsv").write_text("review\tstars\n" + "".join(f"t {i}\tgood\n" for i in range(6)))
+
+
+TAB = (
+    "the row's 'review' holds a tab: a field starting with a double quote is read up to the next quote, "
+    "across tabs and lines, so several rows became one; "
+)
+
+
+@pytest.mark.usefixtures("isolated_tasks")  # a private `datasets` cache
+def test_a_tsv_cell_holding_a_tab_names_the_line_its_quote_opens_on(tmp_path):
+    # was "data.train (.../train.tsv): row 5's 'review' holds a tab", counting rows, not lines
+    _tsv_opening_a_quote(tmp_path)
+    data = {"train": "train.tsv", "test": "test.tsv", "validation": "test.tsv"}
+    path = write_task_file(
+        tmp_path, name="quoted", family="sc", data=data, columns={"text": "review", "label": "stars"}
+    )
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f'task file {path}: train split, line 7 of train.tsv: {TAB}quote that field whole ("..." with inner '
+        "quotes doubled) or remove the leading quote, or write the data as JSON lines"
+    )
+
+
+@pytest.mark.usefixtures("isolated_tasks")  # a private `datasets` cache
+def test_a_hub_mirror_tsv_cell_holding_a_tab_names_the_line_of_the_mirror_file(tmp_path, monkeypatch):
+    mirror = tmp_path / "hub" / "me" / "quoted"
+    _tsv_opening_a_quote(mirror)
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/quoted"))
+    assert str(err.value).startswith(
+        f"cannot load me/quoted: train split, line 7 of {mirror / 'train.tsv'}: {TAB}"
+    )

@@ -284,8 +284,8 @@ ARGUMENT_CASES = [
     (
         "task-file-tsv-text-opening-a-quote",
         "eval {w}/model --task-file {w}/task_tsv_quote.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
-        r"task_tsv_quote.yaml: data.train \(.*/reviews-quoted-train.tsv\): row 4's 'review' holds a tab: a field "
-        r"starting with a double quote is read up to the next quote, across tabs and lines, so several rows "
+        r"task_tsv_quote.yaml: train split, line 5 of reviews-quoted-train.tsv: the row's 'review' holds a tab: a "
+        r"field starting with a double quote is read up to the next quote, across tabs and lines, so several rows "
         r"became one; quote that field whole",
     ),
     (

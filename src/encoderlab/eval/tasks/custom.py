@@ -50,7 +50,7 @@ from encoderlab.eval.tasks.custom_labels import (
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
-from encoderlab.eval.tasks.localfiles import load_local
+from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
@@ -241,6 +241,9 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
                 )
         found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
         places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
+        for s, f in files.items():
+            if plain_suffix(Path(f)) == ".tsv":
+                check_unquoted(found[s], s, places[s], where)
     for split, fraction in (("test", data.test_fraction), ("validation", data.validation_fraction)):
         if split not in found:  # test first, so validation comes from what is left to train on
             parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)

@@ -28,6 +28,7 @@ from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
+from encoderlab.eval.tasks.rowplaces import file_places, hub_places
 from encoderlab.locks import one_at_a_time
 from encoderlab.paths import home_folder
 from encoderlab.words import noun
@@ -98,7 +99,9 @@ def load_hub(source: HubSource):
         if path == source.repo and source.revision:
             kwargs["revision"] = source.revision
         published = SNAPSHOT_FIX if snapshot else None  # the task files' fixes edit the file: a mirror's
-        csv = _mirror_options(datasets, path, kwargs, source, published) if path != source.repo else {}
+        csv, files = (
+            _mirror_options(datasets, path, kwargs, source, published) if path != source.repo else ({}, {})
+        )
         ds = _read(datasets, found, path, kwargs | csv)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
         empty = (
@@ -118,7 +121,10 @@ def load_hub(source: HubSource):
         raise UserError(f"cannot load {source.describe()} from {path}: {first}; {fix}") from None
     if csv.get("sep") == "\t":
         for split, part in ds.items():
-            check_unquoted(part, f"cannot load {source.describe()}: its {split} split ({path})", published)
+            one = files.get(split, [])  # a split of one file names its line; of several, its row
+            n, where = part.num_rows, f"cannot load {source.describe()}"
+            places = file_places(str(one[0]), one[0], n, where) if len(one) == 1 else hub_places(split, n)
+            check_unquoted(part, split, places, where, published)
     return ds
 
 
@@ -385,18 +391,23 @@ def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None] | No
     return (sanitize_patterns(data_files) if data_files else {}), config.get("data_dir")
 
 
-def _mirror_options(datasets, path: str, kwargs: dict, source: HubSource, fix: str | None = None) -> dict:
-    """The config options a mirror is loaded with: the state of its data files (`mirror_state`), and,
+def _mirror_options(
+    datasets, path: str, kwargs: dict, source: HubSource, fix: str | None = None
+) -> tuple[dict, dict[str, list[Path]]]:
+    """The config options a mirror is loaded with, and its data files by split. The options: the state
+    of its data files (`mirror_state`), and,
     for a mirror whose files `datasets` reads as CSV or TSV, the options a task's files are read with
     (`localfiles.csv_options`), their headers checked first: a mirror was read with pandas' defaults,
     so a column named twice, `00123` read as 123, a class named N/A and a TSV text opening a quote
     passed there unsaid. `fix`: what a refusal says to do (`SNAPSHOT_FIX` for the hub cache's snapshot)."""
     builder = datasets.load_dataset_builder(path, **kwargs)
-    files = [Path(f) for split_files in builder.config.data_files.values() for f in split_files]
+    by_split = {str(s): [Path(f) for f in fs] for s, fs in builder.config.data_files.items()}
+    files = [f for split_files in by_split.values() for f in split_files]
     state = {"description": mirror_state(files)}
     if builder.name != "csv":
-        return state
-    return state | csv_options(files, builder.config.sep == "\t", f"cannot load {source.describe()}", fix)
+        return state, by_split
+    tsv = builder.config.sep == "\t"
+    return state | csv_options(files, tsv, f"cannot load {source.describe()}", fix), by_split
 
 
 def mirror_state(files: list[Path]) -> str:

@@ -20,10 +20,14 @@ import csv
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
 from encoderlab.data.hub import import_datasets
 from encoderlab.errors import UserError, first_line
+
+if TYPE_CHECKING:  # rowplaces reads files through this module
+    from encoderlab.eval.tasks.rowplaces import RowPlaces
 
 BUILDERS = {".csv": "csv", ".tsv": "csv", ".jsonl": "json", ".json": "json", ".parquet": "parquet"}
 """A data file's suffix -> the `datasets` builder that reads it."""
@@ -156,7 +160,8 @@ def _check_header(path: Path, where: str, fix: str | None = None) -> int:
 def load_local(paths: dict[str, Path], where: str) -> dict:
     """{split: datasets.Dataset} read from local files ({split: path}), checked first; each file is read
     alone, so a file without a column is a split without it (the caller names it), not None labels or
-    a schema error of `datasets`."""
+    a schema error of `datasets`. A TSV's cells are checked by the caller, which knows its rows' lines
+    (`check_unquoted`)."""
     for s, p in paths.items():
         if p.is_dir():  # was "does not exist", of a folder that does
             raise UserError(f"{where}: data.{s} {p} is a folder; name the data file itself")
@@ -180,26 +185,26 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
                 first = first_line(cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
-            if tsv:
-                check_unquoted(found[s], f"{where}: data.{s} ({p})")
     return found
 
 
-def check_unquoted(split, where: str, fix: str | None = None) -> None:
+def check_unquoted(data, split: str, places: RowPlaces, where: str, fix: str | None = None) -> None:
     """Refuse a TSV cell holding a tab. Only quoting puts one there, and a plain TSV does not quote: a
     text that starts with a double quote (`"Great" they said`) was read up to the next quote in the
     file, tabs and lines included, so the rows between became one cell of one example, without a word.
-    `fix`: what to do instead of editing the file (`csv_options`)."""
-    for column in split.column_names:
-        i = next((i for i, v in enumerate(split[column]) if isinstance(v, str) and "\t" in v), None)
+    The row is named as every row's refusal names it (`places`: its split and its line, where the
+    quote opens). `fix`: what to do instead of editing the file (`csv_options`)."""
+    for column in data.column_names:
+        i = next((i for i, v in enumerate(data[column]) if isinstance(v, str) and "\t" in v), None)
         if i is not None:
             own = (
                 'quote that field whole ("..." with inner quotes doubled) or remove the leading quote, or '
                 "write the data as JSON lines"
             )
             raise UserError(
-                f"{where}: row {i + 1}'s {column!r} holds a tab: a field starting with a double quote is read "
-                f"up to the next quote, across tabs and lines, so several rows became one; {fix or own}"
+                f"{where}: {places.of(split, i)}: the row's {column!r} holds a tab: a field starting with a "
+                f"double quote is read up to the next quote, across tabs and lines, so several rows became "
+                f"one; {fix or own}"
             )
 
 

@@ -1,9 +1,10 @@
 """Where each row of a task file's split is in its data, as a refusal of that row names it.
 
-A row's problem (an empty label, a label outside the label set, an empty word) names its split and
-the 1-based line of the file it was read from: a JSON lines file's physical line (blank lines, which
-the reader skips, counted), a CSV or TSV file's line counting the header, where the row starts (a
-quoted cell may hold line breaks, so rows and lines differ). Lines are found by reading the file as
+A row's problem (an empty label, a label outside the label set, an empty word, a TSV cell holding a
+tab, also in a hub mirror's file) names its split and the 1-based line of the file it was read from: a
+JSON lines file's physical line (blank lines, which the reader skips, counted), a CSV or TSV file's
+line counting the header, where the row starts (a quoted cell may hold line breaks, so rows and lines
+differ). Lines are found by reading the file as
 its reader does: a JSON lines row is a non-blank line; a CSV row is a record of `csv.reader`, and a
 line of only spaces and tabs (other than the separator) is skipped, as pandas skips it. Where that
 reading finds another number of rows than the reader did (a .json file holding one array, a CSV
