@@ -288,7 +288,7 @@ def _detour_claims(dom: str, scored_on: str) -> list[ClaimSpec]:
 def _scored_on(evaluation: EvalSpec, tasks: tuple[str, ...]) -> str:
     """What the detour claim is scored on, in words: the task(s) named (the offline pubmedqa-retrieval
     below the gpu scales, code-retrieval), or the whole suite with its size (paper 2's biomedical tasks on
-    the hub: 8, not the paper's 11, docs/reproduce.md). It said "the biomed domain suite" at every scale."""
+    the hub: 7, not the paper's 11, docs/reproduce.md). It said "the biomed domain suite" at every scale."""
     from encoderlab.eval.suites import SUITES
 
     named = evaluation.tasks or tasks
