@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import multiprocessing
 import os
+import re
 from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -83,18 +84,38 @@ def init_worker(
     eos: int | None,
     dtype: str,
     contam: Contamination,
+    names: tuple[dict[str, str] | None, ...] | None = None,
 ):
+    """`names`: how `chunk_digest` names local files' documents (`resume.Chain.names`)."""
     if multiprocessing.parent_process() is not None:  # one thread per worker process: no oversubscription
         os.environ["TOKENIZERS_PARALLELISM"] = "false"
     _W.update(encode=_encoder(tokenizer_json, fast), bos=bos, eos=eos, dtype=np.dtype(dtype), contam=contam)
+    _W.update(names=names)
 
 
-def chunk_digest(docs: Chunk) -> bytes:
-    """SHA-256 of a chunk's document ids and texts (what a resumed prepare checks it re-read)."""
+def chunk_digest(docs: Chunk, names: tuple[dict[str, str] | None, ...] | None = None) -> bytes:
+    """SHA-256 of a chunk's document ids and texts (what a resumed prepare checks it re-read). `names`: per
+    source, its files as written -> resolved (`resume.Chain`), so a local file's ids are hashed with its
+    resolved path, the same however the path was written; None: ids as read (checkpoints from before)."""
     h = hashlib.sha256()
-    for doc_id, text, *_ in docs:
+    for doc_id, text, source, *_ in docs:
+        if names is not None and names[source]:
+            doc_id = resolved_id(doc_id, names[source])
         h.update(f"{len(doc_id)}:{doc_id}{len(text)}:{text}".encode("utf-8", "surrogatepass"))
     return h.digest()
+
+
+_CUT = re.compile("[#:]")
+
+
+def resolved_id(doc_id: str, files: dict[str, str]) -> str:
+    """`doc_id` of a document of a local file with the file's path as written, which it starts with
+    (`path#id`, `path:line`, `path`: `sources.iter_documents`, `filereaders`), replaced by the resolved one
+    `files` maps it to (the longest path of `files` it starts with); unchanged if it starts with none."""
+    for cut in [len(doc_id), *reversed([m.start() for m in _CUT.finditer(doc_id)])]:
+        if (path := files.get(doc_id[:cut])) is not None:
+            return path + doc_id[cut:]
+    return doc_id
 
 
 def tokenize_chunk(docs: Chunk) -> ChunkResult:
@@ -114,7 +135,7 @@ def tokenize_chunk(docs: Chunk) -> ChunkResult:
     tokens, lengths = _wrap(flat, body, _W["bos"], _W["eos"])
     sources = np.array([clean[i][2] for i in kept], dtype=np.int64)
     repeats = np.array([clean[i][3] for i in kept], dtype=np.int64)
-    return ChunkResult(tokens, lengths, counts, chunk_digest(docs), sources, repeats)
+    return ChunkResult(tokens, lengths, counts, chunk_digest(docs, _W["names"]), sources, repeats)
 
 
 def _wrap(

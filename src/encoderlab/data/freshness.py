@@ -105,12 +105,8 @@ def as_asked(meta: dict, recipe: dict | None) -> dict:
 def _moved(was, now: dict, source) -> dict | None:
     """`source` (read as `was`) with its files named as `now` names them here, when `now` differs from
     `was` only by a location that resolves here to the path `was` resolved to then; else None."""
-    if not (
-        isinstance(was, dict) and isinstance(source, dict) and {**was, "location": now["location"]} == now
-    ):
-        return None
-    then = source.get("resolved")
-    if not (isinstance(then, str) and then and os.path.realpath(now["location"]) == then):
+    then = source.get("resolved") if isinstance(source, dict) else None
+    if not _relocated(was, now, then):
         return None
     if (base := _read_in(was["location"], then)) is None:
         return None
@@ -126,6 +122,32 @@ def _moved(was, now: dict, source) -> dict | None:
             entry = {**entry, "path": names.get(real, real)}
         files.append(entry)
     return {**source, "files": files}
+
+
+def _relocated(was, now, then) -> bool:
+    """True when source config `now` is `was` but for a location that resolves here to `then`, the path
+    `was` resolved to when read (meta.json's or progress.json's `resolved`)."""
+    return (
+        isinstance(was, dict)
+        and isinstance(now, dict)
+        and isinstance(now.get("location"), str)
+        and {**was, "location": now["location"]} == now
+        and isinstance(then, str)
+        and bool(then)
+        and os.path.realpath(now["location"]) == then
+    )
+
+
+def same_files(old: dict, recipe: dict, resolved: list) -> bool:
+    """True when `recipe` is `old`, or differs from it only by source locations that reach the files `old`'s
+    did (`resolved`: per source, its path made absolute then); for an interrupted prepare's checkpoint
+    (`data/resume.py`), as `as_asked` for a finished folder."""
+    was, now = _list(old.get("sources")), _list(recipe.get("sources"))
+    if old == recipe:
+        return True
+    if {**old, "sources": now} != recipe or not len(was) == len(now) == len(resolved):
+        return False
+    return all(a == b or _relocated(a, b, then) for a, b, then in zip(was, now, resolved))
 
 
 def _read_in(location, then: str) -> Path | None:

@@ -34,8 +34,9 @@ so far. A prepare that was interrupted (Ctrl-C, SIGKILL, a full disk, a bad reco
 behind; rerunning the same recipe truncates the files to the recorded sizes, reads the sources up to
 the checkpoint without tokenizing them, checks that they hash the same, and continues. The output is
 byte-identical to an uninterrupted run. If the recipe or the documents before the checkpoint
-changed, the partial output is discarded and the prepare starts over (with a warning). Re-reading
-the prefix (a pass over the raw text) costs a small fraction of tokenizing it.
+changed, the partial output is discarded and the prepare starts over (with a warning); the same files
+reached by another path are the same (`data/resume.py`). Re-reading the prefix (a pass over the raw
+text) costs a small fraction of tokenizing it.
 
 Documents are tokenized whole, whatever truncation or padding the tokenizer's file keeps from its
 last call (`encode._encoder`); folders from before that are refused on read (`packed.read_meta`).
@@ -77,6 +78,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     split_dir,
     val_mask,
 )
+from encoderlab.data.resume import PROGRESS, Chain, read_progress
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths
 from encoderlab.errors import DiskFull, UserError
@@ -85,7 +87,6 @@ from encoderlab.outdir import MARKER, check_output, create_output, missing_folde
 
 log = logging.getLogger(__name__)
 
-PROGRESS = "progress.json"
 KIND = "data prepare"
 """The outdir kind of prepared folders (and of their parts)."""
 
@@ -326,17 +327,18 @@ def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
     """Tokenize into OUT.tmp, resuming its checkpoint if any, and rename it to `out` (the caller
     holds the folder's lock)."""
     tmp = out.with_name(out.name + ".tmp")
-    resume = _read_progress(tmp, job)
+    chain = Chain.here(job.cfg.sources)
+    resume = read_progress(tmp, job.recipe, job.dtype)
     if resume is None:
         _fresh(tmp)
     done = False
     try:
         try:
-            meta = _write(job, tmp, resume)
+            meta = _write(job, tmp, resume, chain)
         except _PrefixChanged:
             log.warning("the sources changed since the interrupted prepare in %s; starting over", tmp)
             _fresh(tmp)
-            meta = _write(job, tmp, None)
+            meta = _write(job, tmp, None, chain)
         meta.update(
             recipe=job.recipe, tokenizer={"source": job.cfg.tokenizer, "hash": job.recipe["tokenizer_hash"]}
         )
@@ -359,26 +361,6 @@ def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
     finally:
         if not done and not (tmp / PROGRESS).exists():
             shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _read_progress(tmp: Path, job: _Job) -> dict | None:
-    """The checkpoint an interrupted prepare of this recipe left in `tmp`, if its files hold it."""
-    try:
-        progress = jsonlines.loads((tmp / PROGRESS).read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    if progress.get("recipe") != job.recipe or "tally" not in progress:  # was dropped without a word
-        log.warning("%s holds an interrupted prepare of another recipe (or version); starting over", tmp)
-        return None
-    for split, (n_tokens, n_docs) in progress["splits"].items():
-        folder = split_dir(tmp, split)
-        try:
-            sizes = ((folder / "tokens.bin").stat().st_size, (folder / "doc_offsets.raw").stat().st_size)
-        except OSError:
-            return None
-        if sizes[0] < n_tokens * job.dtype.itemsize or sizes[1] < (n_docs + 1) * 8:
-            return None
-    return progress
 
 
 def _link(chain: bytes, digest: bytes) -> bytes:
@@ -419,10 +401,11 @@ def _checkpoint(
     kept: int,
     tally: Tally,
     chain: bytes,
+    ids: Chain,
 ) -> None:
     """Flush the files and record their sizes, the counters and the hash chain (module docstring: Resume)."""
     splits = {s: w.sync() for s, w in writers.items()}
-    state = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__}
+    state = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__, **ids.record()}
     write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
 
 
@@ -435,12 +418,13 @@ def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally) -> None:
     raise empty_corpus(cfg.sources, why)
 
 
-def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
+def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
     from tqdm import tqdm
 
     cfg, dtype = job.cfg, job.dtype
     job.tok.save_pretrained(str(tmp / "tokenizer"))
     bos, eos = _wrap_ids(job.spec)
+    ids = here.continuing(resume)  # a checkpoint from before names documents as read
     resume = resume or {}
     at = resume.get("splits", {})
     writers = {s: SplitWriter(split_dir(tmp, s), dtype, at=tuple(at[s]) if s in at else None) for s in SPLITS}
@@ -452,7 +436,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     tokenizer_json = tmp / "tokenizer" / "tokenizer.json"
     fast, why_not = tiktoken_bpe(tokenizer_json.read_text(encoding="utf-8"))
     log.info("tokenizing with %s", "tiktoken (same ids)" if fast else f"tokenizers ({why_not} for tiktoken)")
-    initargs = (str(tokenizer_json), fast, bos, eos, dtype.name, job.contam)
+    initargs = (str(tokenizer_json), fast, bos, eos, dtype.name, job.contam, ids.names)
     docs = mix_documents(
         cfg.sources, seed=cfg.seed, stop=cfg.stop, on_error=cfg.on_error, stats=stats, shard=job.shard
     )
@@ -461,7 +445,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
     try:
         chain = b""
         for chunk in itertools.islice(chunks, n_chunks):  # re-read what the checkpoint holds
-            chain = _link(chain, encode.chunk_digest(chunk))
+            chain = _link(chain, encode.chunk_digest(chunk, ids.names))
             bar.update(len(chunk))
         if chain.hex() != resume.get("chain", ""):
             raise _PrefixChanged
@@ -469,7 +453,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None) -> dict:
             kept = _take(result, writers, tally, kept, job)
             chain, n_chunks = _link(chain, result.digest), n_chunks + 1
             if n_chunks % job.checkpoint_every == 0:
-                _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain)
+                _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain, ids)
             bar.update(len(result.lengths) + sum(result.counts.values()))
     except BaseException:
         for w in writers.values():
