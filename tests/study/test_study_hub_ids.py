@@ -133,5 +133,5 @@ def test_the_study_files_folder_is_never_recorded(hworld):
     (hworld / "sub" / "with_folder.yaml").write_text(
         (hworld / "sub" / "study_hub_init.yaml").read_text() + f"folder: {hworld}\n"
     )
-    with pytest.raises(UserError, match=r"unknown field\(s\) folder"):
+    with pytest.raises(UserError, match=r"unknown field folder"):
         load_study_file(hworld / "sub" / "with_folder.yaml")
