@@ -147,3 +147,33 @@ def test_without_the_file_list_a_snapshot_is_read_as_it_is_as_before(cache):
     # `hf_hub_download` (as `datasets` fetches) writes no trees/COMMIT.json: nothing to check against
     _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
     assert load_hub(HubSource("me/nocard"))["train"]["review"] == ["fine", "bad"]
+
+
+def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_connection(cache):
+    # was: `hf download --include "a/*"` left the data files without README.md, which the repo's list
+    # names: huggingface_hub's `snapshot_download` raised IncompleteSnapshotError (a
+    # LocalEntryNotFoundError), taken for "no snapshot", and `datasets`' offline path ended in "check
+    # the name and your connection"
+    snapshot = _downloaded(cache, "me/configs", REPO, [f for f in REPO if f.startswith("a/")])
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/configs", "a"))
+    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    assert str(err.value) == (
+        f"cannot load me/configs (config a) from the hub cache: its snapshot {snapshot} lacks README.md "
+        f"of the dataset card files the repo's file list ({listed}) names (a download cut short, or one "
+        "of some files only), so `datasets` cannot resolve its configs and splits; run once with the hub "
+        "reachable (HF_HUB_OFFLINE unset), or "
+        f"`hf download --repo-type dataset me/configs --revision {COMMIT}`"
+    )
+    _downloaded(cache, "me/configs", REPO, ["README.md"])  # the fix the line names
+    assert load_hub(HubSource("me/configs", "a"))["train"]["review"] == ["a0", "a1"]
+
+
+def test_a_snapshot_of_other_files_lacking_its_card_is_left_to_datasets_as_before(cache):
+    # not read from the snapshot (not CSV or TSV), so not refused for its card: `datasets`' offline
+    # path may hold a copy it prepared before
+    files = {"README.md": "---\nlicense: mit\n---\n", "data/train.jsonl": '{"review": "fine"}\n'}
+    _downloaded(cache, "me/json", files, ["data/train.jsonl"])
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/json"))
+    assert "check the name and your connection" in str(err.value)

@@ -219,25 +219,67 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
     """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV;
     refused when it lacks a file that the fetch of this config recorded (`_check_complete`) or, where
     huggingface_hub cached the repo's file list at that commit, a CSV/TSV file of this config that the
-    list names (`_check_tree`)."""
+    list names (`_check_tree`) or a card file (`CARD_FILES`) that the list names: huggingface_hub's
+    `snapshot_download` refuses such a snapshot as `IncompleteSnapshotError`, a LocalEntryNotFoundError
+    that was taken for "no snapshot" (`datasets`' offline path then said "check your connection")."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
+    cards = []  # the card files that the repo's file list names and the snapshot lacks
     try:
         with quiet_hub():
-            folder = snapshot_download(
-                source.repo,
-                repo_type="dataset",
-                revision=source.revision,
-                allow_patterns=list(CARD_FILES),
-                local_files_only=True,
-            )
+            try:
+                folder = snapshot_download(
+                    source.repo,
+                    repo_type="dataset",
+                    revision=source.revision,
+                    allow_patterns=list(CARD_FILES),
+                    local_files_only=True,
+                )
+            except _incomplete_snapshot() as exc:  # a LocalEntryNotFoundError: not "no snapshot"
+                folder, cards = exc.snapshot_path, _missing_cards(source, Path(exc.snapshot_path))
+        files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
+        if cards and datasets.load_dataset_builder(folder, **files).name == "csv":  # read from it
+            which = f"the dataset card files the repo's file list ({_tree_file(Path(folder))}) names"
+            _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
+        if cards:  # not read from the snapshot (not CSV): `datasets`' offline path, as before
+            return None
         _check_complete(source, kwargs, Path(folder))
         _check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
     return folder if kind == "csv" else None
+
+
+CARD_HARM = "`datasets` cannot resolve its configs and splits"
+"""What reading a snapshot without its card (`CARD_FILES`) would do: its `configs` name the data files."""
+
+
+def _incomplete_snapshot() -> type[Exception] | tuple:
+    """huggingface_hub's `IncompleteSnapshotError` (>= 2.4; `()`, which catches nothing, before): what
+    `snapshot_download` offline raises for a snapshot folder lacking a file, of those asked for, that the
+    repo's cached file list (trees/COMMIT.json) names, its `snapshot_path` that folder
+    (huggingface_hub/_snapshot_download.py, `_raise_if_incomplete_snapshot`)."""
+    try:
+        from huggingface_hub.errors import IncompleteSnapshotError
+    except ImportError:
+        return ()
+    return IncompleteSnapshotError
+
+
+def _missing_cards(source: HubSource, folder: Path) -> list[str]:
+    """The card files (`CARD_FILES`) that the repo's cached file list at the commit of the snapshot
+    `folder` names and `folder` lacks (those `IncompleteSnapshotError` was raised for)."""
+    from huggingface_hub import get_cached_repo_tree
+
+    listed = {f.path for f in get_cached_repo_tree(source.repo, repo_type="dataset", revision=folder.name)}
+    return [name for name in CARD_FILES if name in listed and not (folder / name).is_file()]
+
+
+def _tree_file(folder: Path) -> Path:
+    """huggingface_hub's cached file list of the repo at the commit of its snapshot `folder`."""
+    return folder.parents[1] / "trees" / f"{folder.name}.json"
 
 
 SNAPSHOT_RECORDS = ("cache", "hub-snapshots")
@@ -298,15 +340,18 @@ def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> None:
     _refuse_missing(source, folder, files, "the files the dataset was fetched with")
 
 
-def _refuse_missing(source: HubSource, folder: Path, files: list[str], which: str) -> None:
-    """One line naming the files of `files` (repo paths) that the snapshot `folder` lacks, if any."""
+def _refuse_missing(
+    source: HubSource, folder: Path, files: list[str], which: str, harm: str = "its splits would miss rows"
+) -> None:
+    """One line naming the files of `files` (repo paths) that the snapshot `folder` lacks, if any, and
+    the `harm` of reading it as it is."""
     missing = [f for f in files if not (folder / f).is_file()]
     if missing:
         more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
         raise UserError(
             f"cannot load {source.describe()} from the hub cache: its snapshot {folder} lacks "
             f"{', '.join(missing[:3])}{more} of {which} (a download cut short, or one of some files "
-            "only), so its splits would miss rows; run once with the hub reachable (HF_HUB_OFFLINE "
+            f"only), so {harm}; run once with the hub reachable (HF_HUB_OFFLINE "
             f"unset), or `hf download --repo-type dataset {source.repo} --revision {folder.name}`"
         )
 
@@ -360,8 +405,8 @@ def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> None:
         except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
             continue
         files.update(f.removeprefix(TREE) for f in found)
-    listed = folder.parents[1] / "trees" / f"{folder.name}.json"
-    _refuse_missing(source, folder, sorted(files), f"the files the repo's file list ({listed}) names for it")
+    which = f"the files the repo's file list ({_tree_file(folder)}) names for it"
+    _refuse_missing(source, folder, sorted(files), which)
 
 
 def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None] | None:
