@@ -215,19 +215,12 @@ def test_a_rerun_pinned_to_a_commit_sha_asks_no_hub_and_a_branch_pin_still_does(
 ):
     """A full sha names files that cannot change: the folder that holds them answers a rerun with the hub
     offline and every hub call failing (it resolved the dataset first). A tag may move: it still asks."""
-    import datasets
 
     out, tagged = tmp_path / "fw", tmp_path / "v1"
     prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
     prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
 
-    def no_hub(*args, **kwargs):
-        raise AssertionError("the hub was asked")
-
-    for module, name in ((hub, "reach_hub"), (datasets, "load_dataset_builder"), (datasets, "load_dataset")):
-        monkeypatch.setattr(module, name, no_hub)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    hub._resolve.cache_clear()  # as in a new process
+    forbid_hub(monkeypatch)
     with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
         assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
     assert f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_A}, kept" in caplog.text
@@ -241,3 +234,16 @@ def test_a_rerun_pinned_to_a_commit_sha_asks_no_hub_and_a_branch_pin_still_does(
     with pytest.raises(AssertionError, match="the hub was asked"):
         prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
     assert not (tmp_path / "new").exists()
+
+
+def forbid_hub(monkeypatch) -> None:
+    """Every way encoderlab asks the hub about a corpus fails the test, the hub offline, as in a new process."""
+    import datasets
+
+    def no_hub(*args, **kwargs):
+        raise AssertionError("the hub was asked")
+
+    for module, name in ((hub, "reach_hub"), (datasets, "load_dataset_builder"), (datasets, "load_dataset")):
+        monkeypatch.setattr(module, name, no_hub)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    hub._resolve.cache_clear()

@@ -15,13 +15,13 @@ import json
 import os
 from pathlib import Path
 
-import datasets
 import pytest
-from huggingface_hub import constants
+from tests.eval import test_hub_csv_snapshot
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
+cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the test's own, offline
 COMMIT = "89abcdef0123456789abcdef0123456789abcdef"
 SHARD = "review,stars\n{}\n"
 TWO_CONFIGS = """---
@@ -50,17 +50,6 @@ NO_CARD = {  # a repo without a card: `datasets` infers its splits from the file
     "data/train-00001-of-00002.csv": SHARD.format("ok,1"),
     "data/test-00000-of-00001.csv": SHARD.format("so so,0"),
 }
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    """An empty hub cache, `datasets` cache and ENCODERLAB_HOME of the test's own, no mirror, offline."""
-    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "encoderlab-home"))
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
-    return tmp_path / "hub-cache"
 
 
 def _blob_id(data: bytes) -> str:

@@ -17,10 +17,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
 from corpus_fixtures import tokenizer_dir  # noqa: E402, F401 (fixture)
 from hub_corpus_fixtures import FINEWEB_EDU  # noqa: E402
-from test_hub_revision import SHA_A, fake_hub  # noqa: E402, F401 (fixture)
+from test_hub_revision import SHA_A, fake_hub, forbid_hub  # noqa: E402, F401 (fixture)
 from test_stale_corpus import _backend  # noqa: E402
 
-from encoderlab.data import hub  # noqa: E402
 from encoderlab.errors import UserError  # noqa: E402
 from encoderlab.study.checks import check_inputs  # noqa: E402
 from encoderlab.study.graph import build_graph  # noqa: E402
@@ -32,7 +31,6 @@ from encoderlab.study.spec import DataSpec  # noqa: E402
 def test_a_prepared_corpus_pinned_to_a_commit_is_reused_with_the_hub_offline(
     fake_hub, tmp_path, tokenizer_dir, monkeypatch
 ):
-    import datasets
     from fake_study import small_spec
 
     corpus = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT,hf_revision={SHA_A}"
@@ -48,13 +46,7 @@ def test_a_prepared_corpus_pinned_to_a_commit_is_reused_with_the_hub_offline(
     study = tmp_path / "s"
     run_study(spec, study, _backend(), progress=False)
 
-    def no_hub(*args, **kwargs):
-        raise AssertionError("the hub was asked")
-
-    for module, name in ((hub, "reach_hub"), (datasets, "load_dataset_builder"), (datasets, "load_dataset")):
-        monkeypatch.setattr(module, name, no_hub)
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    hub._resolve.cache_clear()  # as in a new process
+    forbid_hub(monkeypatch)
     graph = build_graph(spec, _backend())
     check_inputs(spec, study, graph, fetched=False)
     assert plan_study(spec, study, graph).corpora["main"].counted
