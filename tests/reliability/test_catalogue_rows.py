@@ -36,6 +36,7 @@ NAMED = {
     "study-task-without-mirror": "tests.reliability.test_hostile_study_files::test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_written",
     "study-hub-id-not-there": "tests.study.test_study_hub_ids::test_a_hub_id_the_hub_cannot_give_is_refused_naming_the_study_files_folder",
     "study-resume-shadowed-hub-id": "tests.study.test_resumed_hub_ids::test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows",
+    "study-builtin-shadowed-hub-id": "tests.study.test_builtin_hub_ids::test_a_builtins_first_run_refuses_a_hub_id_the_working_folder_shadows",
     "study-cuda-not-visible": "tests.reliability.test_hostile_study_files::test_a_study_on_cuda_where_none_is_visible_is_refused_before_anything_is_written",
     "unusable-output": "tests.reliability.test_hostile_inputs::test_unusable_output_folder_is_one_line",
     "disk-full": "tests.reliability.test_hostile_inputs::test_disk_full_mid_run_keeps_the_last_checkpoint_and_resumes",

@@ -6,7 +6,7 @@ it (a study file's relative paths are made absolute beside it). Resumed from a w
 holds a folder `someone/enc`, the unfinished pretraining node loaded that folder in the hub model's
 place, silently (`load_pretrained` looks in the working folder first), and `checks.check_hub_ids`
 accepted it as a local folder. Now `study run DIR` and `study plan DIR` refuse it in one line before
-anything runs (`checks.check_resumed_hub_ids`). The hub models are mirrors (`ENCODERLAB_HUB_MODELS`,
+anything runs (`checks.check_shadowed_hub_ids`). The hub models are mirrors (`ENCODERLAB_HUB_MODELS`,
 `HF_HUB_OFFLINE=1`): nothing downloads.
 """
 

@@ -51,7 +51,7 @@ def check_inputs(
     (`_here`). The rows of each run (`check_runs`) are checked apart: the plan prints first what they
     are measured against."""
     nodes = list(nodes)
-    check_resumed_hub_ids(spec, study_dir)
+    check_shadowed_hub_ids(spec, study_dir)
     check_sources(spec, fetched)
     check_hub_ids(spec, fetched)
     check_prepared_sources(spec, study_dir, nodes)
@@ -199,32 +199,38 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True) -> None:
     base = _folder(spec)
     for location, (where, what) in ids.items():
         if location in names or not is_hub_id(location) or ((base or Path.cwd()) / location).exists():
-            continue  # a folder here is read as one (resuming a study folder: `check_resumed_hub_ids`)
+            continue  # a folder beside the study file (one in the working folder: `check_shadowed_hub_ids`)
         try:
             check_model_repo(location, what, base)
         except UserError as exc:
             raise UserError(f"study {spec.name}, {where}: {exc}") from None
 
 
-def check_resumed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:
-    """Refuse to resume a study folder (`study_dir` holds study.json) with a study not read from a file
-    (its record, or a built-in) whose start model or tokenizer hub id (OWNER/NAME) now also names a path
-    in the working folder: its nodes' `load_pretrained` would load that path in the hub model's place,
-    silently. A study file's relative paths are made absolute beside it (`files._with_paths`, which
-    refuses one found in the working folder instead), so its record holds such an id only as a hub id,
-    and a built-in names only hub ids: the first run read the hub (or, a built-in first run from such a
-    working folder, the path: ambiguous, refused too). Keys and records are unchanged."""
+def check_shadowed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:
+    """Refuse a study not read from a file (a built-in, or a study folder's record: `spec.folder` is None)
+    whose start model or tokenizer hub id (OWNER/NAME) also names a path in the working folder: its nodes'
+    `load_pretrained` would load that path in the hub model's place, silently. A study file's relative
+    paths are made absolute beside it (`files._Paths._not_from_cwd` refuses one found in the working
+    folder instead), so its record holds such an id only as a hub id, and a built-in names only hub ids:
+    resuming `study_dir` (it holds study.json), the first run read the hub; a first run would read the
+    path, which is ambiguous, so it is refused too. Keys and records are unchanged."""
     from encoderlab.data.hub import is_hub_id
 
-    if spec.folder is not None or study_dir is None or not (Path(study_dir) / "study.json").is_file():
+    if spec.folder is not None:
         return
+    record = None if study_dir is None else Path(study_dir) / "study.json"
+    resumed = record is not None and record.is_file()
     names = {r.name for r in spec.runs} | {d.name for d in spec.data}
     for location, where, what in _start_ids(spec):
         if location not in names and is_hub_id(location) and Path(location).exists():
+            named = (
+                f"in {record}" if resumed else "(a study not read from a study file names no relative paths)"
+            )
+            fix = "resume the study" if resumed else "run the study"
             raise UserError(
-                f"study {spec.name}, {where}: {what} '{location}' is a hub id in {Path(study_dir) / 'study.json'}, "
-                f"but the working folder holds {Path.cwd() / location}, which the study's nodes would load in "
-                "its place; resume the study from another working folder (or move that one away)"
+                f"study {spec.name}, {where}: {what} '{location}' is a hub id {named}, but the working folder "
+                f"holds {Path.cwd() / location}, which the study's nodes would load in its place; {fix} from "
+                "another working folder (or move that one away)"
             )
 
 
