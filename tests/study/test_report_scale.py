@@ -165,3 +165,16 @@ def test_a_study_that_trains_no_run_has_no_pretraining_departure_and_no_tracebac
     spec = detour_spec(runs=(start,), baseline="start", claims=())
     assert "pretraining" not in [d.aspect for d in departures(spec)]
     assert setup_text(spec)
+
+
+def test_the_fine_tuning_departure_counts_one_lr_seed_and_step_in_the_singular():
+    """It read "LRs 0.0001 x 1 seeds, at most 1 steps per run" beside paper 2's "LRs 5e-05 x 5 seeds"."""
+    from encoderlab.study.spec import EvalSpec
+
+    spec = detour_spec(eval=EvalSpec(suite="fake", lrs=(1e-4,), seeds=(0,), max_steps=1))
+    (grid,) = [d for d in departures(spec) if d.aspect == "fine-tuning"]
+    assert grid.here == "LR 0.0001 x 1 seed, at most 1 step per run"
+    assert grid.paper == "LR 5e-05 x 5 seeds, the tasks' steps"
+    spec = detour_spec(eval=EvalSpec(suite="fake", lrs=(1e-4, 2e-4), seeds=(0, 1), max_steps=2))
+    (grid,) = [d for d in departures(spec) if d.aspect == "fine-tuning"]
+    assert grid.here == "LRs 0.0001, 0.0002 x 2 seeds, at most 2 steps per run"

@@ -30,8 +30,11 @@ from typing import TYPE_CHECKING
 
 from encoderlab.study.resolve import resolve_run
 from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.words import count, noun
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from encoderlab.train.config import RunConfig
 
 
@@ -195,12 +198,9 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
     if shaped and any(r.recipe for r in spec.runs):  # a study that trains nothing has no length to give
         out.append(Departure(aspect="pretraining", here=_length(spec), paper=paper.training))
     if ev.lrs != paper.lrs or ev.seeds != paper.seeds or ev.max_steps is not None:
-        grid = f"LRs {', '.join(f'{x:g}' for x in ev.lrs)} x {len(ev.seeds)} seeds"
-        cap = f", at most {ev.max_steps} steps per run" if ev.max_steps is not None else ""
-        paper_grid = (
-            f"LRs {', '.join(f'{x:g}' for x in paper.lrs)} x {len(paper.seeds)} seeds, the tasks' steps"
-        )
-        out.append(Departure(aspect="fine-tuning", here=grid + cap, paper=paper_grid))
+        cap = f", at most {count(ev.max_steps, 'step')} per run" if ev.max_steps is not None else ""
+        here = _grid_text(ev.lrs, ev.seeds) + cap
+        out.append(Departure(aspect="fine-tuning", here=here, paper=_paper_grid(paper)))
     return tuple(out)
 
 
@@ -305,8 +305,17 @@ def _paper_cell(paper: PaperSetup, aspect: str, study: str) -> str:
         "tasks": paper.suite_text,
         "model": paper.models or "/".join(_sizes(paper, study)),
         "pretraining": paper.training,
-        "fine-tuning": f"LRs {', '.join(f'{x:g}' for x in paper.lrs)} x {len(paper.seeds)} seeds, the tasks' steps",
+        "fine-tuning": _paper_grid(paper),
     }[aspect]
+
+
+def _paper_grid(paper: PaperSetup) -> str:
+    return f"{_grid_text(paper.lrs, paper.seeds)}, the tasks' steps"
+
+
+def _grid_text(lrs: Sequence[float], seeds: Sequence[int]) -> str:
+    """A fine-tuning grid as the departures say it: `LR 5e-05 x 5 seeds`, `LRs 1e-05, 5e-05 x 1 seed`."""
+    return f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)} x {count(len(seeds), 'seed')}"
 
 
 def scale_table(study: str) -> str:
