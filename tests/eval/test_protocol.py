@@ -131,6 +131,16 @@ def test_best_lr_is_chosen_on_validation_not_test():
     assert task.best_lr == 1e-3 and task.test.mean == 60
 
 
+def test_the_summary_header_says_its_grid_in_words_that_agree_with_it():
+    """It read "LRs [0.0001]; seeds [0, 1, 2]" (the lists as Python prints them)."""
+    records = [_rec("a", 1e-4, s, 70 + s, 90) for s in range(3)]
+    md = protocol.summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4], [0, 1, 2]))
+    assert "; LR 0.0001 x seeds 0, 1, 2. Test = " in md
+    records = [_rec("a", lr, 0, 70, 90) for lr in (1e-4, 1e-3)]
+    md = protocol.summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0]))
+    assert "; LRs 0.0001, 0.001 x seed 0. Test = " in md
+
+
 def test_validation_ties_go_to_the_smaller_lr():
     # Equal validation means (one differing only by summation noise): the smaller LR wins, in
     # whatever order the records come.

@@ -154,3 +154,24 @@ def test_a_run_whose_config_yaml_was_edited_out_of_shape_still_exports_and_says_
     assert code == 0, err
     text = ModelCard.load(tmp_path / "hf" / "README.md").text
     assert "its `config.yaml` does not read as a run's config" in text
+
+
+def test_the_cards_grid_agrees_with_its_number_and_prints_no_python_list():
+    """It read "over LRs [0.0001] x seeds [0, 1]" (the summary's lists as Python prints them)."""
+    from encoderlab.model.card import _evaluation
+
+    summary = _summary("fp")
+    (line,) = [x for x in _evaluation(summary) if x.startswith("Fine-tuned")]
+    assert line.startswith("Fine-tuned per task over LR 0.0001 x seeds 0, 1; the test score")
+    (line,) = [x for x in _evaluation({**summary, "lrs": [1e-5, 5e-5], "seeds": [3]}) if x.startswith("Fine")]
+    assert line.startswith("Fine-tuned per task over LRs 1e-05, 5e-05 x seed 3; ")
+
+
+def test_a_summary_without_its_grid_is_refused_in_one_line(tmp_path):
+    from encoderlab.errors import UserError
+    from encoderlab.model.card import read_eval_summary
+
+    summary = {k: v for k, v in _summary("fp").items() if k != "lrs"}
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(UserError, match="no readable summary.json"):
+        read_eval_summary(tmp_path, "fp")
