@@ -130,15 +130,36 @@ def test_the_evaluation_row_says_lr_seed_and_task_file_in_the_singular_for_one()
     """It read "LRs 5e-05, seeds 0" and "task files a.yaml", where `study plan` says "LR 5e-05"."""
     from types import SimpleNamespace
 
-    from encoderlab.study.report import _config_rows, _suite_text
+    from encoderlab.study.plantext import task_sources_text
+    from encoderlab.study.report import _config_rows
 
     ev = EvalSpec(suite=None, lrs=(5e-5,), seeds=(0,), task_files=("a.yaml",))
-    assert _suite_text(ev) == "task file a.yaml"
-    assert _suite_text(replace(ev, task_files=("a.yaml", "b.yaml"))) == "task files a.yaml, b.yaml"
+    assert task_sources_text(ev) == "task file a.yaml"
+    assert task_sources_text(replace(ev, task_files=("a.yaml", "b.yaml"))) == "task files a.yaml, b.yaml"
     data = SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={})
     table = SimpleNamespace(tasks=("a",))
     rows = dict(_config_rows(data, table))
     assert rows["evaluation"].endswith(", LR 5e-05, seed 0")
+
+
+def test_the_evaluation_row_names_the_task_files_beside_the_suite_as_study_plan_does():
+    """A study of a suite and task files read "suite fake, tasks ..." (its files left out), where `study
+    plan` says "suite fake (...) and task file a.yaml"."""
+    from types import SimpleNamespace
+
+    from encoderlab.study.report import _config_rows
+
+    ev = EvalSpec(suite="fake", lrs=(5e-5,), seeds=(0,), task_files=("a.yaml",))
+    data = SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={})
+    rows = dict(_config_rows(data, SimpleNamespace(tasks=("sst", "a"))))
+    assert rows["evaluation"].startswith("suite fake and task file a.yaml, tasks ")
+    ev = replace(ev, task_files=("a.yaml", "b.yaml"))
+    rows = dict(
+        _config_rows(
+            SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={}), SimpleNamespace(tasks=())
+        )
+    )
+    assert rows["evaluation"].startswith("suite fake and task files a.yaml, b.yaml, tasks ")
 
 
 def test_the_cka_claim_says_when_fewer_texts_than_dimensions_inflate_cka(tmp_path, monkeypatch):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from encoderlab.study.fidelity import named_tasks
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
-from encoderlab.study.spec import DataSpec, StudySpec
+from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
 from encoderlab.words import count, noun
 
 
@@ -21,12 +21,7 @@ def plan_text(plan: StudyPlan) -> str:
     """The plan as `encoderlab study plan` prints it."""
     spec, ev = plan.spec, plan.spec.eval
     tasks = ", ".join(named_tasks(spec)) or f"all {'its' if ev.suite else 'their'} tasks"
-    files = f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}"
-    suite = (
-        f"suite {ev.suite} ({tasks}){f' and {files}' if ev.task_files else ''}"
-        if ev.suite
-        else f"{files} ({tasks})"
-    )
+    suite = task_sources_text(ev, tasks)
     evaluated = any(r.evaluate for r in spec.runs)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
@@ -69,6 +64,16 @@ def plan_text(plan: StudyPlan) -> str:
             seen[name] = r.recipe
             lines.append(f"  {r.model}: {r.recipe}")
     return "\n".join(lines)
+
+
+def task_sources_text(ev: EvalSpec, tasks: str = "") -> str:
+    """Where a study's tasks come from, as `study plan` and the report say it: `suite pocket (tasks) and
+    task file a.yaml`, `task files a.yaml, b.yaml (tasks)`; without `tasks`, no parenthesis."""
+    files = f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}"
+    named = f" ({tasks})" if tasks else ""
+    if ev.suite:
+        return f"suite {ev.suite}{named}{f' and {files}' if ev.task_files else ''}"
+    return f"{files}{named}"
 
 
 def _repeats_text(plan: StudyPlan) -> str:

@@ -29,10 +29,11 @@ from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, named_tasks, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
+from encoderlab.study.plantext import task_sources_text
 from encoderlab.study.reach import ceiling_text, reach_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
-from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
+from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
 from encoderlab.words import noun
 
@@ -111,15 +112,6 @@ def _cell(cell: Cell | None, baseline: bool) -> str:
     return text
 
 
-def _suite_text(ev: EvalSpec) -> str:
-    """The suite, or (a study without one) the task files its tasks come from."""
-    return (
-        f"suite {ev.suite}"
-        if ev.suite
-        else f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}"
-    )
-
-
 def _task_list(spec: StudySpec, table: ResultsTable) -> str:
     """The evaluated tasks: those the spec or its runs name (as "What this scale is" says them; runs that
     each name theirs read "all (...)", though the suite has more), else the whole suite's, as far as
@@ -160,7 +152,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["steps / seq len / micro-batch / grad accum", _shape_text(data, shape)],
         ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
-        ["evaluation", f"{_suite_text(ev)}, tasks {_task_list(spec, table)}, {grid}"],
+        ["evaluation", f"{task_sources_text(ev)}, tasks {_task_list(spec, table)}, {grid}"],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
 
