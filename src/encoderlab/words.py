@@ -17,3 +17,16 @@ def count(n: float, singular: str, plural: str | None = None) -> str:
     """`n` and its noun, e.g. `1 fine-tuning seed`, `5 fine-tuning seeds`, `1,024 runs`, `1.5 passes`."""
     number = f"{n:,}" if isinstance(n, int) else f"{n:g}"
     return f"{number} {noun(n, singular, plural)}"
+
+
+def lr_grid(lrs, seeds, name_seeds: bool = True) -> str:
+    """A fine-tuning LR x seed grid in words: `LR 0.0001 x seeds 0, 1` (`eval`'s summary.md, the model
+    card), or with `name_seeds=False` the seeds counted, `LRs 1e-05, 5e-05 x 1 seed` (the study's
+    departures from its paper)."""
+    lr_text = f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)}"
+    seed_text = (
+        f"{noun(len(seeds), 'seed')} {', '.join(map(str, seeds))}"
+        if name_seeds
+        else count(len(seeds), "seed")
+    )
+    return f"{lr_text} x {seed_text}"

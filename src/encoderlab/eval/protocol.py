@@ -44,10 +44,10 @@ from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import FAMILY_NAMES, Task, check_grid, training_groups
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
-from encoderlab.eval.summary import EvalRecord, ModelSummary, grid_text, summarize_results
+from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
-from encoderlab.words import count, noun
+from encoderlab.words import count, lr_grid, noun
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -446,7 +446,7 @@ def summary_markdown(summary: ModelSummary) -> str:
     lines = [
         f"# Evaluation of {summary.source or summary.model}",
         "",
-        f"Model fingerprint `{summary.model}`; {grid_text(summary.lrs, summary.seeds)}. "
+        f"Model fingerprint `{summary.model}`; {lr_grid(summary.lrs, summary.seeds)}. "
         "Test = mean ± 95% t-interval over seeds at the LR with the best validation mean.",
         "",
         "| task | family | metric | best LR | validation | test | other test splits |",

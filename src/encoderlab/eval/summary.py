@@ -31,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from encoderlab.errors import UserError
 from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize
-from encoderlab.words import noun
 
 if TYPE_CHECKING:
     from encoderlab.eval.pooling import ModelPooling
@@ -180,15 +179,6 @@ class ModelSummary:
     """Per family (known families only, in the order of `eval.spec.FAMILY_NAMES`)."""
     source: str = ""
     """Where the model came from."""
-
-
-def grid_text(lrs: Sequence[float], seeds: Sequence[int]) -> str:
-    """An LR x seed grid as a summary's reader sees it (`eval`'s summary.md, the model card):
-    `LR 0.0001 x seeds 0, 1`, `LRs 1e-05, 5e-05 x seed 0`."""
-    return (
-        f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)} x "
-        f"{noun(len(seeds), 'seed')} {', '.join(map(str, seeds))}"
-    )
 
 
 def best_lr_entry(curve: Sequence[LRPoint], val: Mapping[float, float] | None = None) -> LRPoint:

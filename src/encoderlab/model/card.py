@@ -27,8 +27,8 @@ import yaml
 from encoderlab import jsonlines
 from encoderlab.config import read_yaml
 from encoderlab.errors import UserError, first_line
-from encoderlab.eval.summary import grid_text
 from encoderlab.jsonlines import read_records
+from encoderlab.words import lr_grid
 
 _TASK_TYPES = {
     "sc": "text-classification",
@@ -112,7 +112,7 @@ def read_eval_summary(folder: Path, fingerprint: str) -> dict:
     try:
         summary = jsonlines.loads(path.read_text(encoding="utf-8"))
         tasks = summary["tasks"]
-        grid_text(summary["lrs"], summary["seeds"])  # read as the card prints it
+        lr_grid(summary["lrs"], summary["seeds"])  # read as the card prints it
         for t in tasks.values():
             t["metric"], t["family"], t["best_lr"], t["test"]["mean"], t["test"]["n"]  # noqa: B018
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
@@ -285,7 +285,7 @@ def _evaluation(summary: dict | None) -> list[str]:
     lines = [
         "## Evaluation",
         "",
-        f"Fine-tuned per task over {grid_text(summary['lrs'], summary['seeds'])}; the test score is "
+        f"Fine-tuned per task over {lr_grid(summary['lrs'], summary['seeds'])}; the test score is "
         "the mean over seeds at the LR with the best validation mean, with its 95% t-interval.",
         "",
         "| task | family | metric | best LR | test |",

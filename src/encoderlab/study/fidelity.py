@@ -30,11 +30,9 @@ from typing import TYPE_CHECKING
 
 from encoderlab.study.resolve import resolve_run
 from encoderlab.study.spec import RunSpec, StudySpec
-from encoderlab.words import count, noun
+from encoderlab.words import count, lr_grid
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from encoderlab.train.config import RunConfig
 
 
@@ -199,7 +197,7 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         out.append(Departure(aspect="pretraining", here=_length(spec), paper=paper.training))
     if ev.lrs != paper.lrs or ev.seeds != paper.seeds or ev.max_steps is not None:
         cap = f", at most {count(ev.max_steps, 'step')} per run" if ev.max_steps is not None else ""
-        here = _grid_text(ev.lrs, ev.seeds) + cap
+        here = lr_grid(ev.lrs, ev.seeds, name_seeds=False) + cap
         out.append(Departure(aspect="fine-tuning", here=here, paper=_paper_grid(paper)))
     return tuple(out)
 
@@ -310,12 +308,7 @@ def _paper_cell(paper: PaperSetup, aspect: str, study: str) -> str:
 
 
 def _paper_grid(paper: PaperSetup) -> str:
-    return f"{_grid_text(paper.lrs, paper.seeds)}, the tasks' steps"
-
-
-def _grid_text(lrs: Sequence[float], seeds: Sequence[int]) -> str:
-    """A fine-tuning grid as the departures say it: `LR 5e-05 x 5 seeds`, `LRs 1e-05, 5e-05 x 1 seed`."""
-    return f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)} x {count(len(seeds), 'seed')}"
+    return f"{lr_grid(paper.lrs, paper.seeds, name_seeds=False)}, the tasks' steps"
 
 
 def scale_table(study: str) -> str:
