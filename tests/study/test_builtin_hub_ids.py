@@ -14,12 +14,10 @@ from __future__ import annotations
 import dataclasses
 import re
 
-import yaml
 from tests.reliability.errors_doc import assert_printed_as_documented
-from tests.reliability.test_hostile_arguments import assert_refused, write_texts
+from tests.reliability.test_hostile_arguments import assert_refused
 from tests.reliability.test_hostile_inputs import cli, snapshot
-from tests.reliability.test_hostile_study_files import MINI_STUDY
-from tests.study.test_resumed_hub_ids import _models
+from tests.study.test_resumed_hub_ids import _models, hub_id_study
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.study.catalog import STUDIES
@@ -35,14 +33,7 @@ def _shadowed(id_, work):
 
 
 def test_a_builtins_first_run_refuses_a_hub_id_the_working_folder_shadows(tmp_path, monkeypatch, capsys):
-    sub, work, out = tmp_path / "sub", tmp_path / "work", tmp_path / "s"
-    sub.mkdir()
-    work.mkdir()
-    write_texts(sub)
-    study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))
-    study["runs"][1]["init"] = "someone/enc"
-    study["data"][0] = {"name": "main", "corpus": ["texts.txt"], "tokenizer": "someone/tok"}
-    (sub / "s.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    sub, work, out = hub_id_study(tmp_path)
     # a built-in: its corpus an absolute path, its start model and tokenizer hub ids, read from no file
     builtin = dataclasses.replace(load_study_file(sub / "s.yaml"), folder=None)
     assert builtin.runs[1].init == "someone/enc" and builtin.data[0].tokenizer == "someone/tok"

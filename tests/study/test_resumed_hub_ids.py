@@ -32,7 +32,9 @@ def _models(root, *names):
     shutil.rmtree(root / "model")
 
 
-def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_path, monkeypatch, capsys):
+def hub_id_study(tmp_path):
+    """`sub/s.yaml`: the mini study with run b started from the hub id `someone/enc` and its tokenizer
+    `someone/tok`; `work`, an empty working folder; `s`, the study folder to be. Returns the three."""
     sub, work, out = tmp_path / "sub", tmp_path / "work", tmp_path / "s"
     sub.mkdir()
     work.mkdir()
@@ -41,6 +43,11 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
     study["runs"][1]["init"] = "someone/enc"
     study["data"][0] = {"name": "main", "corpus": ["texts.txt"], "tokenizer": "someone/tok"}
     (sub / "s.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return sub, work, out
+
+
+def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_path, monkeypatch, capsys):
+    sub, work, out = hub_id_study(tmp_path)
     _models(tmp_path / "mirror", "someone/enc", "someone/tok")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
