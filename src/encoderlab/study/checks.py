@@ -182,14 +182,14 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True) -> None:
     hub cache, nor the hub (asked once) has (`hub.check_model_repo`), naming that folder, before anything
     runs, for `study plan` too: the node found it when its turn came, after the study folder was made,
     and named the working folder as the one the id was not (its `load_pretrained` looks there).
-    `study plan` (`fetched=False`) with the hub offline and no model mirror leaves them to the run: a
-    plan is made on a login node without the hub, of models the run will download."""
+    `study plan` (`fetched=False`) asks no hub, as for corpora: with no model mirror it leaves them to
+    the run (a plan is made on a login node without the hub, of models the run will download)."""
     import os
 
     from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hub import HUB_MODELS_ENV, check_model_repo, hub_offline, is_hub_id
+    from encoderlab.data.hub import HUB_MODELS_ENV, check_model_repo, is_hub_id
 
-    if not fetched and hub_offline() and not os.environ.get(HUB_MODELS_ENV):
+    if not fetched and not os.environ.get(HUB_MODELS_ENV):
         return
 
     names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
