@@ -117,3 +117,26 @@ def test_a_mirror_pin_that_cannot_be_checked_is_refused_before_anything_is_writt
     with pytest.raises(UserError, match=rf"its {FILES[0]} was modified after it was downloaded, so the pin"):
         prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
     assert not out.exists() and not (tmp_path / "fw.tmp").exists()
+
+
+def test_a_rerun_pinned_to_the_commit_a_mirror_records_of_a_folder_read_unpinned_has_nothing_to_do(
+    mirror, tmp_path, tokenizer_dir
+):
+    """Prepared unpinned from a mirror downloaded at commit A, then pinned to A: the files a pin of A reads
+    (its records name A, none edited since), so nothing to do, the folder and its recipe untouched, as
+    for a folder read from the hub itself (was refused as "prepared differently"). A pin of another commit,
+    or of A once a file's record names another download, is still refused (by the pin's own check)."""
+    out = tmp_path / "fw"
+    prepare(_cfg(tokenizer_dir, None), out, **RUN)
+    assert read_meta(out)["sources"][0]["identity"]["revision"] == "local"
+    before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}
+    _resolve.cache_clear()
+    assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+    assert "hf_revision" not in read_meta(out)["recipe"]["sources"][0]
+    with pytest.raises(UserError, match=rf"its README.md was downloaded at commit {SHA_A}, not {SHA_B}; "):
+        prepare(_cfg(tokenizer_dir, SHA_B), out, **RUN)
+    _record(mirror, FILES[1], SHA_B)  # one file of another download
+    with pytest.raises(UserError, match=rf"its {FILES[1]} was downloaded at commit {SHA_B}, not {SHA_A}; "):
+        prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
+    assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before

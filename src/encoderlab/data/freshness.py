@@ -40,7 +40,8 @@ from pathlib import Path
 from encoderlab.config import from_dict
 from encoderlab.data.filekinds import misnamed
 from encoderlab.data.filereaders import file_change
-from encoderlab.data.hub import is_commit, list_mirror
+from encoderlab.data.hub import HUB_DATA_ENV, is_commit, list_mirror
+from encoderlab.data.mirrorpin import check_mirror_pin
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, describe, expand
 from encoderlab.errors import UserError
@@ -260,8 +261,9 @@ def held_revisions(meta: dict) -> str:
 def pins_held(meta: dict, recipe: dict) -> bool:
     """True when `recipe` differs from the one a prepared folder (`meta`) records only in hub sources now
     pinned (`hf_revision`) to the full commit sha that folder records having read (unpinned then, or pinned
-    to a branch or tag that resolved to it): the same data, so a rerun finds nothing to do (it was refused
-    as prepared differently). The folder keeps its recipe, so its identity and study keys do not move."""
+    to a branch or tag that resolved to it; or read unpinned from a mirror whose download records name that
+    sha: `_mirror_verifies`): the same data, so a rerun finds nothing to do (it was refused as prepared
+    differently). The folder keeps its recipe, so its identity and study keys do not move."""
     old = meta.get("recipe")
     if not isinstance(old, dict) or {**old, "sources": None} != {**recipe, "sources": None}:
         return False
@@ -275,11 +277,31 @@ def _pinned_as_read(was, now, source) -> bool:
     if not (isinstance(was, dict) and isinstance(now, dict)):
         return False
     unpin = {k: v for k, v in now.items() if k != "hf_revision"}
+    pin = now.get("hf_revision")
     return (
-        held_commit(source) is not None
-        and now.get("hf_revision") == held_commit(source)
-        and {k: v for k, v in was.items() if k != "hf_revision"} == unpin
+        {k: v for k, v in was.items() if k != "hf_revision"} == unpin
+        and isinstance(pin, str)
+        and (pin == held_commit(source) or _mirror_verifies(source, pin))
     )
+
+
+def _mirror_verifies(source, pin: str) -> bool:
+    """True when a hub source of a prepared folder was read unpinned from a mirror (revision `local`) whose
+    download records name the commit `pin` for its card and every data file it listed then, none edited
+    since (`mirrorpin.check_mirror_pin`, what a prepare pinned to `pin` checks; a stat and a small read per
+    file, no network): the files a pin of it reads, so a rerun pinned to it finds nothing to do (the files
+    read are then held to their sha256 as for any mirror: `refuse_changed`)."""
+    ident = source.get("identity") if isinstance(source, dict) else None
+    if not (isinstance(ident, dict) and ident.get("revision") == "local" and is_commit(pin)):
+        return False
+    mirror, hub_id, files = ident.get("mirror"), ident.get("hub_id"), _list(ident.get("files"))
+    if not (isinstance(mirror, str) and isinstance(hub_id, str) and all(isinstance(f, str) for f in files)):
+        return False
+    try:
+        check_mirror_pin(hub_id, Path(mirror), files, pin, HUB_DATA_ENV)
+    except UserError:  # not verified: the recipe differs, refused as such (`recipe_differences`)
+        return False
+    return True
 
 
 def held_commit(source) -> str | None:
