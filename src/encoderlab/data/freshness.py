@@ -304,6 +304,24 @@ def _mirror_verifies(source, pin: str) -> bool:
     return True
 
 
+def as_read(meta: dict, recipe: dict) -> dict:
+    """`recipe` (that of the folder or part `meta`) with each hub source pinned (`hf_revision`) to the full
+    commit sha `meta` records having read it at (`held_commit`), however it was asked (unpinned, a branch or
+    tag, that sha: an unpinned recipe names no `hf_revision`); other sources, and one without such a record
+    (a mirror read unpinned), as they are. Two parts equal so read the same files whatever pin spelled them
+    (`data merge`)."""
+    configs, read = _list(recipe.get("sources")), _list(meta.get("sources"))
+    if len(configs) != len(read):
+        return recipe
+    sources = [
+        {**config, "hf_revision": commit}
+        if isinstance(config, dict) and (commit := held_commit(source))
+        else config
+        for config, source in zip(configs, read)
+    ]
+    return {**recipe, "sources": sources}
+
+
 def held_commit(source) -> str | None:
     """The full commit sha a hub source of a prepared folder (an entry of meta.json's `sources`) was read
     at, whether unpinned or pinned to a branch or tag; None for local files, a mirror read unpinned

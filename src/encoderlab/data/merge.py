@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
-from encoderlab.data.freshness import held_revisions, pins_held, source_change
+from encoderlab.data.freshness import as_read, held_revisions, source_change
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -121,10 +121,11 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
 
 
 def _same_recipe(first: tuple[dict, dict], other: tuple[dict, dict]) -> bool:
-    """Whether two parts' (meta, recipe without shard) are of one recipe: equal, or differing only in a hub
-    source one part pinned to the full commit sha the other read unpinned or at a branch or tag naming it
-    (`pins_held`: the same files); the merge keeps the first part's recipe, as a one-worker rerun would."""
-    return first[1] == other[1] or pins_held(first[0], other[1]) or pins_held(other[0], first[1])
+    """Whether two parts' (meta, recipe without shard) are of one recipe: equal, or differing only in how a
+    hub source was pinned (unpinned, a branch, a tag, a commit sha) where both read it at the same commit
+    (`freshness.as_read`: the same files, as a rerun pinned to that commit finds: `pins_held`); the merge
+    keeps the first part's recipe."""
+    return first[1] == other[1] or as_read(*first) == as_read(*other)
 
 
 def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:

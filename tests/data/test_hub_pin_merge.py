@@ -1,0 +1,46 @@
+# ruff: noqa: F811 (the fixtures, imported)
+"""The parts of a sharded prepare of a hub source that read the same commit are one recipe however each
+worker spelled its pin (none, a branch, a tag, the commit's sha). The hub is simulated as in test_hub_revision.py (its fixture)."""
+
+from __future__ import annotations
+
+import pytest
+from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
+from test_hub_revision import RUN, SHA_A, SHA_B, _cfg, fake_hub  # noqa: F401 (fixture)
+
+from encoderlab.data.merge import merge
+from encoderlab.data.prepare import prepare
+from encoderlab.data.shard import Shard
+from encoderlab.errors import UserError
+
+BYTES = ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy")
+
+
+def _merged(tmp_path, tok, first, second):
+    """`data merge` of worker 0 pinned `first` and worker 1 pinned `second` (None: unpinned)."""
+    out = tmp_path / f"m-{first}-{second}"
+    prepare(_cfg(tok, first), out, shard=Shard(0, 2), **RUN)
+    prepare(_cfg(tok, second), out, shard=Shard(1, 2), **RUN)
+    return merge(out)
+
+
+def test_parts_pinned_to_a_branch_or_tag_naming_the_commit_another_read_merge(
+    fake_hub, tmp_path, tokenizer_dir
+):
+    """The default branch `main` and a tag `v2` name commit B: a part read unpinned, one pinned to `main` and
+    one to `v2` read B's files, so they merge into the bytes one worker writes (were refused as "prepared
+    differently ... (sources differ)": the pin was compared as spelled, only a full sha matched). A part
+    pinned to the tag `v1` (commit A) with one read unpinned (commit B) is still refused."""
+    fake_hub.refs["v2"] = SHA_B
+    whole = tmp_path / "whole"
+    prepare(_cfg(tokenizer_dir), whole, **RUN)
+    for first, second in ((None, "v2"), ("main", None), ("v2", "main"), ("main", SHA_B)):
+        out = _merged(tmp_path, tokenizer_dir, first, second)
+        for name in BYTES:
+            assert (out / name).read_bytes() == (whole / name).read_bytes(), (first, second, name)
+    other = tmp_path / "other"
+    prepare(_cfg(tokenizer_dir), other, shard=Shard(0, 2), **RUN)
+    prepare(_cfg(tokenizer_dir, "v1"), other, shard=Shard(1, 2), **RUN)
+    with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
+        merge(other)
+    assert not other.exists()
