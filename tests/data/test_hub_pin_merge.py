@@ -1,18 +1,23 @@
 # ruff: noqa: F811 (the fixtures, imported)
 """The parts of a sharded prepare of a hub source that read the same commit are one recipe however each
-worker spelled its pin (none, a branch, a tag, the commit's sha). The hub is simulated as in test_hub_revision.py (its fixture)."""
+worker spelled its pin (none, a branch, a tag, the commit's sha), and the merged folder's identity does not
+hang on which part spelled it how. The hub is simulated as in test_hub_revision.py (its fixture)."""
 
 from __future__ import annotations
 
 import pytest
 from corpus_fixtures import tokenizer_dir  # noqa: F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU
 from test_hub_revision import RUN, SHA_A, SHA_B, _cfg, fake_hub  # noqa: F401 (fixture)
 
 from encoderlab.data.merge import merge
-from encoderlab.data.prepare import prepare
+from encoderlab.data.packed import identity
+from encoderlab.data.prepare import prepare, read_meta
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
+from encoderlab.study.prepared import check_corpus
 
+HUB = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
 BYTES = ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy")
 
 
@@ -44,3 +49,26 @@ def test_parts_pinned_to_a_branch_or_tag_naming_the_commit_another_read_merge(
     with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
         merge(other)
     assert not other.exists()
+
+
+def test_a_merged_folders_identity_does_not_hang_on_which_part_spelled_the_pin_how(
+    fake_hub, tmp_path, tokenizer_dir
+):
+    """Parts that read commit B, unpinned and pinned to its sha, merged either way round (and parts pinned
+    to a branch and a tag naming B): one recipe, pinned to B, so one identity (`packed.identity`, the
+    study's key of a `--prepared` folder) and one study corpus; it was part 0's recipe, so the order of the
+    spellings moved every key. Parts that all spelled it one way keep that recipe, a one-worker prepare's."""
+    fake_hub.refs["v2"] = SHA_B
+    merged = [_merged(tmp_path, tokenizer_dir, *pins) for pins in ((None, SHA_B), (SHA_B, None))]
+    assert identity(read_meta(merged[0])) == identity(read_meta(merged[1]))
+    merged += [_merged(tmp_path, tokenizer_dir, *pins) for pins in (("main", "v2"), ("v2", None))]
+    metas = [read_meta(out) for out in merged]
+    assert {identity(meta) for meta in metas} == {identity(metas[0])}
+    assert {meta["recipe"]["sources"][0]["hf_revision"] for meta in metas} == {SHA_B}
+    check_corpus(metas[0], (f"{HUB},hf_revision={SHA_B}",), "main", merged[0])
+    for pin in (None, "main"):  # all parts one way: that way, as one worker records it
+        whole = tmp_path / f"whole-{pin}"
+        prepare(_cfg(tokenizer_dir, pin), whole, **RUN)
+        out = _merged(tmp_path, tokenizer_dir, pin, pin)
+        assert read_meta(out)["recipe"] == read_meta(whole)["recipe"]
+        assert identity(read_meta(out)) == identity(read_meta(whole))

@@ -46,8 +46,8 @@ def test_a_study_corpus_pinned_to_the_commit_a_folder_read_accepts_it(fake_hub, 
 def test_parts_one_pinned_to_the_commit_another_read_unpinned_merge(fake_hub, tmp_path, tokenizer_dir):
     """Worker 0 read the default branch (commit B), worker 1 pinned B's sha: the same files, so the parts
     merge (were refused as "prepared differently ... sources differ"), into the bytes one worker writes,
-    under part 0's recipe. Parts pinned to different commits, or one pinned to another commit than the other
-    read, are still refused."""
+    under the recipe pinned to B (test_hub_pin_merge.py). Parts pinned to different commits, or one pinned
+    to another commit than the other read, are still refused."""
     from encoderlab.data.merge import merge
     from encoderlab.data.shard import Shard
 
@@ -56,7 +56,8 @@ def test_parts_one_pinned_to_the_commit_another_read_unpinned_merge(fake_hub, tm
     prepare(_cfg(tokenizer_dir, SHA_B), out, shard=Shard(1, 2), **RUN)
     assert merge(out) == out
     prepare(_cfg(tokenizer_dir), whole, **RUN)
-    assert read_meta(out)["recipe"] == read_meta(whole)["recipe"]
+    recipe = read_meta(whole)["recipe"]
+    assert read_meta(out)["recipe"] == {**recipe, "sources": [{**recipe["sources"][0], "hf_revision": SHA_B}]}
     for name in ("tokens.bin", "doc_offsets.npy", "val/tokens.bin", "val/doc_offsets.npy"):
         assert (out / name).read_bytes() == (whole / name).read_bytes(), name
     before = {p.name: p.stat().st_mtime_ns for p in out.iterdir()}

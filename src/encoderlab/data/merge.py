@@ -5,8 +5,9 @@ its train split, `data/prepare.py`). `merge(OUT)` checks that all N parts are th
 one recipe and read from the files their source holds now (`data/freshness.py`), then streams them
 in shard order into `OUT`, drawing the validation split over the global document index exactly as
 a one-worker prepare does, so `OUT` holds the same bytes (tokens.bin, doc_offsets.npy, val/...) as
-`data prepare` without `--shard` (tested). Its meta.json has the one-worker recipe, the summed
-counts, the source's identity, and each part's own record under `parts`.
+`data prepare` without `--shard` (tested). Its meta.json has the one-worker recipe (a hub pin spelled
+differently by the parts, which read one commit, as that commit: `_merged_recipe`), the summed counts,
+the source's identity, and each part's own record under `parts`.
 
 Cost: one sequential copy of the tokens (memory bounded: documents are copied in blocks of at most
 BLOCK_TOKENS tokens). Trade-off: a copy instead of a reader over N files, so the reader, the resume
@@ -87,7 +88,8 @@ def _part_problem(meta: dict) -> str | None:
 
 
 def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
-    """The recipe every part shares (without its shard), which is the one-worker recipe."""
+    """The recipe every part shares (without its shard), which is the one-worker recipe (for parts that spelled
+    a hub pin differently, that pin as the commit they all read: `_merged_recipe`)."""
     recipes = []
     for i, (part, meta) in enumerate(zip(parts, metas)):
         if problem := _part_problem(meta):  # edited or cut by hand: was a KeyError or TypeError traceback
@@ -117,15 +119,25 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
                 f"{part} was prepared from sources that changed since ({change}); delete it and prepare it "
                 f"again with --shard {i}/{len(parts)}, then merge"
             )
-    return recipes[0]
+    return _merged_recipe(metas, recipes)
 
 
 def _same_recipe(first: tuple[dict, dict], other: tuple[dict, dict]) -> bool:
     """Whether two parts' (meta, recipe without shard) are of one recipe: equal, or differing only in how a
     hub source was pinned (unpinned, a branch, a tag, a commit sha) where both read it at the same commit
-    (`freshness.as_read`: the same files, as a rerun pinned to that commit finds: `pins_held`); the merge
-    keeps the first part's recipe."""
+    (`freshness.as_read`: the same files, as a rerun pinned to that commit finds: `pins_held`)."""
     return first[1] == other[1] or as_read(*first) == as_read(*other)
+
+
+def _merged_recipe(metas: list[dict], recipes: list[dict]) -> dict:
+    """The merged folder's recipe: the parts' own when they all share it (a one-worker prepare's); when
+    they spelled a hub pin differently (`_same_recipe`), each such source pinned to the commit every part
+    read (`freshness.as_read`), the one thing they agree on, so neither which part spelled it how nor
+    the order of the spellings moves the folder's identity (`packed.identity`) or its study keys. The token
+    order is the shard order (part I is always slice I of the files), so no part's own record decides it."""
+    if all(recipe == recipes[0] for recipe in recipes):
+        return recipes[0]
+    return as_read(metas[0], recipes[0])
 
 
 def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:
