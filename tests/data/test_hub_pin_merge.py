@@ -66,6 +66,11 @@ def test_a_merged_folders_identity_does_not_hang_on_which_part_spelled_the_pin_h
     assert {identity(meta) for meta in metas} == {identity(metas[0])}
     assert {meta["recipe"]["sources"][0]["hf_revision"] for meta in metas} == {SHA_B}
     check_corpus(metas[0], (f"{HUB},hf_revision={SHA_B}",), "main", merged[0])
+    assert prepare(_cfg(tokenizer_dir, SHA_B), merged[0], **RUN) == merged[0]  # a one-worker sha pin's folder
+    with pytest.raises(
+        UserError, match=rf"it holds hf:{FINEWEB_EDU} at revision {SHA_B} \(pinned as {SHA_B}\)"
+    ):
+        prepare(_cfg(tokenizer_dir), merged[0], **RUN)
     for pin in (None, "main"):  # all parts one way: that way, as one worker records it
         whole = tmp_path / f"whole-{pin}"
         prepare(_cfg(tokenizer_dir, pin), whole, **RUN)
