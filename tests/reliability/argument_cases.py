@@ -47,6 +47,12 @@ ARGUMENT_CASES = [
         r"task_max_steps_negative.yaml: finetune: max_steps must be >= 1, or null for `epochs`, got max_steps: -1$",
     ),
     (
+        "task-file-patience-without-best-epoch",
+        "eval {w}/model --task-file {w}/task_patience_without_best_epoch.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
+        r"task_patience_without_best_epoch.yaml: finetune: patience is read only with select: best_epoch, "
+        r"got patience: 3$",
+    ),
+    (
         "task-file-seed-negative",
         "eval {w}/model --task-file {w}/task_seed_negative.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
         r"task_seed_negative.yaml: data.seed must be >= 0, got -1",

@@ -141,6 +141,7 @@ def _task_files(root: Path) -> None:
     edits = {
         "batch0": {"finetune": {"batch_size": 0}},
         "max_steps_negative": {"finetune": {"max_steps": -1}},
+        "patience_without_best_epoch": {"finetune": {"patience": 3}},
         "seed_negative": {"data": {**task["data"], "seed": -1}},
         "max_length_negative": {"max_length": -5},
         "options_list": {"options": ["pooling"]},

@@ -85,7 +85,8 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     out = capsys.readouterr().out
     assert out.splitlines()[1] == (
         "evaluation: suite biomed (all its tasks); LR 5e-05; 5 fine-tuning seeds; the best epoch's weights "
-        "tested (validation after every epoch); metrics conlleval_f1, weighted_f1"
+        "tested (validation after every epoch), stopping after 3 epochs without a better one; metrics "
+        "conlleval_f1, weighted_f1"
     )
     lines = {
         line.split(":", 1)[0].strip(): line.split(":", 1)[1]

@@ -7,7 +7,8 @@ decay to 0, gradient clipping at 1.0, `batch_size` examples per step split into 
 checkpointed: the model after the last step is the one scored, as in paper 1, and validation is
 scored once at the end for LR selection; or, with `FinetuneConfig.select="best_epoch"` (paper 2),
 validation is scored after every epoch and the best epoch's weights are the ones tested
-(`BestEpoch`). The run seed fixes the head initialisation and the data
+(`BestEpoch`), the run ending early after `FinetuneConfig.patience` epochs without a better score when
+that is set. The run seed fixes the head initialisation and the data
 order; everything else (splits, subsamples) is fixed by the task.
 
 bf16 autocast is used on CUDA; CPU runs are fp32.
@@ -75,10 +76,11 @@ def train(
     cfg: FinetuneConfig,
     micro_batch_size: int,
     device: torch.device,
-    on_epoch_end: Callable[[nn.Module, int], None] | None = None,
+    on_epoch_end: Callable[[nn.Module, int], bool | None] | None = None,
 ) -> list[float]:
     """Run the schedule; returns the loss of every step. `on_epoch_end(module, epoch)` is called
-    after every full pass over the data and after the last step (epoch numbers from 1)."""
+    after every full pass over the data and after the last step (epoch numbers from 1); when it
+    returns True the run stops there (early stopping; the LR schedule stays the full run's)."""
     if not features:
         raise ValueError("no training features")
     steps = cfg.total_steps(len(features))
@@ -105,7 +107,8 @@ def train(
         done = len(losses)
         if on_epoch_end is not None and (done % per_epoch == 0 or done == steps):
             module.eval()
-            on_epoch_end(module, math.ceil(done / per_epoch))
+            if on_epoch_end(module, math.ceil(done / per_epoch)):
+                break
             module.train()
     module.eval()
     return losses
@@ -117,21 +120,29 @@ class BestEpoch:
     epoch, the weights of the best epoch (by `FinetuneConfig.select_metric`, else the task's metric) are
     kept and restored before the
     test. A tie keeps the earlier epoch (the Trainer replaces its best only on a strictly better
-    score). The kept copy lives on the CPU."""
+    score). With `FinetuneConfig.patience`, calling it returns True once that many validations in a row
+    were not strictly better than the best (Hugging Face's `EarlyStoppingCallback` with threshold 0,
+    which counts the same way and stops the Trainer at that evaluation). The kept copy lives on the CPU."""
 
     def __init__(self, task: Task, val):
         self.task, self.val = task, val
         self.key = task.finetune.select_metric or task.metric
         self.scores: list[float] = []
         self.best: tuple[int, dict, dict] | None = None  # (epoch, val scores, state)
+        self.stale = 0  # validations in a row not better than the best
 
-    def __call__(self, module: nn.Module, epoch: int) -> None:
+    def __call__(self, module: nn.Module, epoch: int) -> bool:
         with torch.no_grad(), autocast(next(module.parameters()).device):
             val, _ = score(self.task, module, self.val)
         self.scores.append(val[self.key])
         if self.best is None or val[self.key] > self.best[1][self.key]:
             state = {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
             self.best = (epoch, val, state)
+            self.stale = 0
+        else:
+            self.stale += 1
+        patience = self.task.finetune.patience
+        return patience is not None and self.stale >= patience
 
     def restore(self, module: nn.Module) -> dict:
         """Load the best epoch's weights into `module`; returns its validation scores."""

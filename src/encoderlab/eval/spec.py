@@ -82,6 +82,9 @@ class FinetuneConfig:
     select_metric: str | None = None
     """With `best_epoch`, the validation score the epoch is picked by (None: the task's metric); paper
     2's code picks a classification epoch by weighted F1 (`weighted_f1`)."""
+    patience: int | None = None
+    """With `best_epoch`, early stopping: the run ends once `patience` validations in a row are no better
+    than the best (Hugging Face's `EarlyStoppingCallback`, threshold 0; the LR schedule stays the full run's)."""
     weights: Literal["fp32", "bf16"] = "fp32"
     """`fp32`: fp32 weights and AdamW moments (under bf16 autocast on CUDA). `bf16`: the model is cast
     to bf16 before fine-tuning, as EncodEval does (`dtype: torch.bfloat16`, `model.to(dtype)`), so
@@ -91,6 +94,8 @@ class FinetuneConfig:
         """Refuse values fine-tuning would fail on mid-run (a zero batch divides, a negative step count
         indexes, a NaN warmup converts to int) or misuse silently (0 epochs trains nothing): a task file's."""
         finite = all(map(math.isfinite, (self.epochs, self.warmup_ratio, self.weight_decay, self.grad_clip)))
+        betas_ok = len(self.betas) == 2 and all(0 <= b < 1 for b in self.betas)
+        lowest = min(self.weight_decay, self.grad_clip)
         bad = [
             (min(self.batch_size, self.micro_batch_size) < 1, "batch_size and micro_batch_size must be >= 1"),
             (
@@ -100,22 +105,18 @@ class FinetuneConfig:
             (not finite, "epochs, warmup_ratio, weight_decay and grad_clip must be finite numbers"),
             (finite and self.epochs <= 0, "epochs must be > 0"),
             (finite and not 0 <= self.warmup_ratio < 1, "warmup_ratio must be in [0, 1)"),
-            (
-                finite and min(self.weight_decay, self.grad_clip) < 0,
-                "weight_decay and grad_clip must be >= 0",
-            ),
-            (
-                len(self.betas) != 2 or not all(0 <= b < 1 for b in self.betas),
-                "betas must be two numbers in [0, 1)",
-            ),
+            (finite and lowest < 0, "weight_decay and grad_clip must be >= 0"),
+            (not betas_ok, "betas must be two numbers in [0, 1)"),
             (not 0 < self.eps <= FLOAT32_MAX, "eps must be > 0 and finite in float32"),
             (
                 self.select_metric is not None and self.select != "best_epoch",
                 "select_metric is read only with select: best_epoch",
             ),
+            (self.patience is not None and self.patience < 1, "patience must be >= 1, or null"),
+            (self.patience and self.select != "best_epoch", "patience is read only with select: best_epoch"),
         ]
         problem = next((message for wrong, message in bad if wrong), None)
-        if problem:  # the values of the fields it names (before "must"/"is"), not all twelve
+        if problem:  # the values of the fields it names (before "must"/"is"), not all thirteen
             words = re.findall(r"\w+", re.split(r" must | is ", problem)[0])
             got = ", ".join(f"{n}: {getattr(self, n)!r}" for n in words if n in self.__dataclass_fields__)
             raise UserError(f"{where}: finetune: {problem}, got {got}")

@@ -170,7 +170,8 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
 
 def _protocol_text(spec: StudySpec) -> str:
     """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
-    epoch's weights tested (validation after every epoch); metrics conlleval_f1, macro_f1`."""
+    epoch's weights tested (validation after every epoch), stopping after 3 epochs without a better one;
+    metrics conlleval_f1, macro_f1`."""
     from encoderlab.eval.suites import SUITES
     from encoderlab.eval.tasks import TASKS
 
@@ -181,5 +182,9 @@ def _protocol_text(spec: StudySpec) -> str:
         "best_epoch": "the best epoch's weights tested (validation after every epoch)",
         "last": "the last step's weights tested",
     }
+    if patience := sorted({t.finetune.patience for t in tasks if t.finetune.patience}):
+        tested["best_epoch"] += (
+            f", stopping after {' or '.join(map(str, patience))} epochs without a better one"
+        )
     chosen = sorted({t.finetune.select for t in tasks})
     return f"; {', '.join(tested[c] for c in chosen)}; metrics {', '.join(sorted({t.metric for t in tasks}))}"

@@ -293,7 +293,10 @@ def _paper_tasks() -> list[Task]:
 
 
 # Paper 2's protocol (BioClinical-ModernBERT, see biomed.py): batch 16, 10 epochs (NER 20), wd 0.01,
-# Hugging Face Trainer's AdamW defaults, no warmup, the best epoch on validation.
+# Hugging Face Trainer's AdamW defaults, no warmup, the best epoch on validation, early stopping after 3
+# epochs without a better validation score: the authors' account of this protocol (Rian-T/thesis@0c3a71a
+# sources/part_1/chapter2/article.tex L309, "early stopping patience of 3 epochs for all" of the 11
+# tasks); BCM's own code has none (no EarlyStoppingCallback in lindvalllab/BioClinical-ModernBERT@fb40fb6).
 PAPER2_CLS = FinetuneConfig(
     batch_size=16,
     micro_batch_size=16,
@@ -305,6 +308,7 @@ PAPER2_CLS = FinetuneConfig(
     eps=1e-8,
     select="best_epoch",
     select_metric="weighted_f1",  # BCM's metric_for_best_model; NER picks by its reported seqeval F1
+    patience=3,
 )
 """The classification tasks also report weighted F1: BCM's code computes only weighted and micro F1 (and
 accuracy), never macro (src/metrics/metrics.py L18-21, L37-40), and main.py reads weighted F1 as the run's
