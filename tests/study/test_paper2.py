@@ -25,6 +25,10 @@ def test_gpu_scales_run_paper2s_design_on_its_open_part_and_say_it_is_not_the_ex
     assert list(gone) == ["data", "tasks"]
     assert gone["data"].startswith("biomed-enriched") and "MIMIC-III" in gone["data"]
     assert gone["tasks"].startswith("biomed suite: all, without 4 of the 11 tasks: the clinical")
+    # JNLPBA and NCBI Disease are BLURB's files, not the bigbio versions paper 2's model cards name
+    assert (
+        "bigbio/jnlpba (5 types, no test split)" in gone["tasks"] and "bigbio/ncbi_disease" in gone["tasks"]
+    )
     lines = {(row[0], row[1]): row[-1] for row in list_studies()}
     assert lines["paper2-detour", scale] == "NOT paper 2's setup: data, tasks"
     assert "does not reproduce paper 2" in setup_text(spec)

@@ -130,7 +130,9 @@ PAPERS: dict[str, PaperSetup] = {
         tokenizer_text="ModernBERT's tokenizer (50,368 ids)",
         suite="biomed",
         suite_text="its 11 English biomedical tasks with BioClinical-ModernBERT's protocol",
-        suite_gap="4 of the 11 tasks: the clinical Phenotype, COS, Social History and DEID (not on the hub)",
+        suite_gap="4 of the 11 tasks: the clinical Phenotype, COS, Social History and DEID (not on the hub); "
+        "JNLPBA and NCBI Disease are BLURB's one-type sentence files, not the bigbio/jnlpba (5 types, no test "
+        "split) and bigbio/ncbi_disease (typed mentions in documents) its model cards name",
         sizes=(),
         start_models=("answerdotai/ModernBERT-base", "answerdotai/ModernBERT-large"),
         models="ModernBERT-base or -large, continued",
