@@ -1,7 +1,8 @@
 """Words that agree with a number, so printed output never reads `1 runs` or `run(s)`.
 
 One helper for every count a command prints: `count(2, "run")` is `2 runs`, `count(1, "pass", "passes")`
-`1 pass`; `noun` is the word alone, for a label before a list (`LR 5e-05`, `LRs 1e-05, 5e-05`).
+`1 pass`, `count_of(1, 3, "seed")` `1 of 3 seeds`; `noun` is the word alone, for a label before a list
+(`LR 5e-05`, `LRs 1e-05, 5e-05`).
 It imports nothing, so any module may use it.
 """
 
@@ -17,6 +18,11 @@ def count(n: float, singular: str, plural: str | None = None) -> str:
     """`n` and its noun, e.g. `1 fine-tuning seed`, `5 fine-tuning seeds`, `1,024 runs`, `1.5 passes`."""
     number = f"{n:,}" if isinstance(n, int) else f"{n:g}"
     return f"{number} {noun(n, singular, plural)}"
+
+
+def count_of(k: int, n: int, singular: str, plural: str | None = None) -> str:
+    """`k` out of `n`, the noun agreeing with `n`: `1 of 1 seed`, `2 of 5 fine-tuning seeds` (never `1/1 seeds`)."""
+    return f"{k:,} of {count(n, singular, plural)}"
 
 
 def lr_grid(lrs, seeds, name_seeds: bool = True) -> str:

@@ -175,7 +175,7 @@ def test_a_model_that_predicts_one_class_is_flagged(home, tmp_path, quick):
     assert record["degenerate"] == {"test": "predicts class 'true' for all 40 examples"}
     assert summary.tasks["boolq"].degenerate == Degenerate(runs=1, of=1, why=record["degenerate"]["test"])
     md = (out / "summary.md").read_text()
-    assert "(degenerate)" in md and "- boolq: 1 of 1 seeds; predicts class 'true' for all 40 examples" in md
+    assert "(degenerate)" in md and "- boolq: 1 of 1 seed; predicts class 'true' for all 40 examples" in md
     assert {r["pred"] for r in read_predictions(out / record["predictions"])["test"]} == {"true"}
 
 

@@ -175,3 +175,16 @@ def test_a_summary_without_its_grid_is_refused_in_one_line(tmp_path):
     (tmp_path / "summary.json").write_text(json.dumps(summary))
     with pytest.raises(UserError, match="no readable summary.json"):
         read_eval_summary(tmp_path, "fp")
+
+
+@pytest.mark.parametrize(
+    ("runs", "of", "said"), [(1, 1, "degenerate in 1 of 1 seed)"), (2, 3, "degenerate in 2 of 3 seeds)")]
+)
+def test_the_cards_degenerate_note_agrees_with_its_number_of_seeds(runs, of, said):
+    # was: "(degenerate in 1/1 seeds)"
+    from encoderlab.model.card import _evaluation
+
+    summary = _summary("0123456789abcdef0123")
+    summary["tasks"]["tweets"]["degenerate"] = {"runs": runs, "of": of, "why": "predicts class 'pos'"}
+    (row,) = [line for line in _evaluation(summary) if line.startswith("| tweets")]
+    assert row.endswith(f"(n=2) ({said} |")

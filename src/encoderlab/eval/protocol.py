@@ -47,7 +47,7 @@ from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
-from encoderlab.words import count, lr_grid, noun
+from encoderlab.words import count, count_of, lr_grid, noun
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -461,7 +461,7 @@ def summary_markdown(summary: ModelSummary) -> str:
     flagged = {name: t.degenerate for name, t in summary.tasks.items() if t.degenerate}
     if flagged:
         lines += ["", "**Degenerate predictions** (one output for every test example, at the best LR):", ""]
-        lines += [f"- {name}: {d.runs} of {d.of} seeds; {d.why}" for name, d in flagged.items()]
+        lines += [f"- {name}: {count_of(d.runs, d.of, 'seed')}; {d.why}" for name, d in flagged.items()]
     lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
     for family, f in summary.families.items():
         lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f.tasks)} | {_fmt(f.test)} |")

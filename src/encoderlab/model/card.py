@@ -28,7 +28,7 @@ from encoderlab import jsonlines
 from encoderlab.config import read_yaml
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
-from encoderlab.words import lr_grid
+from encoderlab.words import count_of, lr_grid
 
 _TASK_TYPES = {
     "sc": "text-classification",
@@ -294,7 +294,7 @@ def _evaluation(summary: dict | None) -> list[str]:
     for task, t in summary["tasks"].items():
         test, flag = t["test"], t.get("degenerate")
         hw = f" ± {test['half_width']:.2f}" if test.get("half_width") is not None else ""
-        bad = f" (degenerate in {flag['runs']}/{flag['of']} seeds)" if flag else ""
+        bad = f" (degenerate in {count_of(flag['runs'], flag['of'], 'seed')})" if flag else ""
         lines.append(
             f"| {task} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {test['mean']:.2f}{hw} (n={test['n']}){bad} |"
         )

@@ -35,7 +35,7 @@ from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
-from encoderlab.words import noun
+from encoderlab.words import count_of, noun
 
 if TYPE_CHECKING:
     from encoderlab.study.figures import Figure  # drawing loads matplotlib: imported when figures are drawn
@@ -276,7 +276,7 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     """A warning for every final model and task whose runs at the chosen LR predicted one output for
     everything (evaluation's `degenerate` flag): such a score measures the label prior, not the model."""
     flagged = [
-        f"{data.label(m)} on {task}: {d.runs} of {d.of} fine-tuning seeds at LR {s.best_lr:g}; {d.why}"
+        f"{data.label(m)} on {task}: {count_of(d.runs, d.of, 'fine-tuning seed')} at LR {s.best_lr:g}; {d.why}"
         for m in table.models
         for task, s in table.per_task[m].items()
         if (d := s.degenerate)
