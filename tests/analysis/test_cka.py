@@ -277,9 +277,18 @@ def test_a_repeated_sampling_seed_is_refused():
     """A repeated seed redraws the same texts: it counted as another seed and narrowed the interval (and
     with every seed equal the report blamed a pool of exactly n texts)."""
     assert len(sample_indices(100, MIN_TEXTS, (42, 43))) == 2
-    for seeds in ((42, 42, 43), (7, 7)):
-        with pytest.raises(UserError, match=rf"repeat {seeds[0]}: .*give distinct seeds"):
+    cases = {
+        (42, 42, 43): "sampling seeds 42, 42, 43 repeat seed 42: ",
+        (7, 7, 8, 8): "sampling seeds 7, 7, 8, 8 repeat seeds 7, 8: ",
+    }  # was: "sampling seeds [42, 42, 43] repeat 42" (a Python list, and 8 not named)
+    fixes = {
+        (42, 42, 43): "give each seed once, e.g. --seeds 42 43 44",
+        (7, 7, 8, 8): "e.g. --seeds 7 8 9 10",
+    }
+    for seeds, said in cases.items():
+        with pytest.raises(UserError) as refused:
             sample_indices(100, MIN_TEXTS, seeds)
+        assert str(refused.value).startswith(said) and str(refused.value).endswith(fixes[seeds])
 
 
 def test_word_features_read_the_words_as_running_text_with_a_byte_level_tokenizer():

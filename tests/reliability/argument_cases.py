@@ -106,7 +106,7 @@ ARGUMENT_CASES = [
     (
         "cka-seeds-repeated",
         "analyze cka {w}/model {w}/model --texts {w}/texts.txt --n 50 --seeds 42 42 43 --out {w}/c",
-        r"sampling seeds \[42, 42, 43\] repeat 42: .*give distinct seeds",
+        r"sampling seeds 42, 42, 43 repeat seed 42: .*give each seed once, e\.g\. --seeds 42 43 44",
     ),
     (
         "probe-too-few-examples",

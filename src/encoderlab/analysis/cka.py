@@ -308,9 +308,12 @@ def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndar
         )
     repeated = sorted({s for s in seeds if list(seeds).count(s) > 1})
     if repeated:  # each copy was counted as another seed: the same draw again, a narrower interval
+        distinct = list(dict.fromkeys(seeds))
+        distinct += [s for s in range(max(seeds) + 1, max(seeds) + len(seeds)) if s not in distinct]
         raise UserError(
-            f"sampling seeds {list(seeds)} repeat {repeated[0]}: a repeated seed draws the same texts again and "
-            "narrows the interval over seeds falsely; give distinct seeds, e.g. --seeds 42 43 44"
+            f"sampling seeds {', '.join(map(str, seeds))} repeat {noun(len(repeated), 'seed')} "
+            f"{', '.join(map(str, repeated))}: a repeated seed draws the same texts again and narrows the "
+            f"interval over seeds falsely; give each seed once, e.g. --seeds {' '.join(map(str, distinct[: len(seeds)]))}"
         )
     if pool_size < n:
         raise UserError(
