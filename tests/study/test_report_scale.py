@@ -178,3 +178,24 @@ def test_the_fine_tuning_departure_counts_one_lr_seed_and_step_in_the_singular()
     spec = detour_spec(eval=EvalSpec(suite="fake", lrs=(1e-4, 2e-4), seeds=(0, 1), max_steps=2))
     (grid,) = [d for d in departures(spec) if d.aspect == "fine-tuning"]
     assert grid.here == "LRs 0.0001, 0.0002 x 2 seeds, at most 2 steps per run"
+
+
+def test_the_tasks_departure_names_the_task_files_beside_the_suite():
+    """A study scored on a suite and task files read "fake suite: all" (its own tasks left out), and on
+    the paper's whole suite plus task files it was no departure at all."""
+    from encoderlab.study.catalog import get_study
+
+    ev = detour_spec().eval
+    spec = detour_spec(eval=replace(ev, task_files=("/s/a.yaml",)))
+    (tasks,) = [d.here for d in departures(spec) if d.aspect == "tasks"]
+    assert tasks == "fake suite and task file /s/a.yaml: all"
+    spec = detour_spec(eval=replace(ev, suite=None, task_files=("/s/a.yaml", "/s/b.yaml")))
+    (tasks,) = [d.here for d in departures(spec) if d.aspect == "tasks"]
+    assert tasks == "task files /s/a.yaml, /s/b.yaml only: all"
+    paper = get_study("paper1-pfs", "gpu-210m")
+    assert not departures(paper)
+    spec = replace(paper, eval=replace(paper.eval, task_files=("/s/a.yaml",)))
+    assert [d.sentence() for d in departures(spec)] == [
+        "tasks: paper suite and task file /s/a.yaml: all, not the paper's 12 datasets (SC, TC, QA, IR) with "
+        "EncodEval's protocol"
+    ]

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from encoderlab.study.resolve import resolve_run
-from encoderlab.study.spec import RunSpec, StudySpec
-from encoderlab.words import count, lr_grid
+from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
+from encoderlab.words import count, lr_grid, noun
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -156,6 +156,12 @@ def named_tasks(spec: StudySpec) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t for tasks in named for t in tasks))
 
 
+def task_files_text(ev: EvalSpec) -> str:
+    """The study's task files in words (`task file a.yaml`, `task files a.yaml, b.yaml`; empty: none), as
+    `study plan`, the report and the departures from a paper name them."""
+    return f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}" if ev.task_files else ""
+
+
 def departures(spec: StudySpec) -> tuple[Departure, ...]:
     """Every aspect in which `spec` differs from its paper's setup (empty: it is the paper's, or it
     names no paper)."""
@@ -186,11 +192,16 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         )
         out.append(Departure(aspect="tokenizer", here=here, paper=paper.tokenizer_text))
     ev, named = spec.eval, named_tasks(spec)
-    if ev.suite != paper.suite or named or paper.suite_gap:
+    if ev.suite != paper.suite or named or paper.suite_gap or ev.task_files:
         tasks = ", ".join(named) if named else "all"
-        gap = f", without {paper.suite_gap}" if ev.suite == paper.suite and not named else ""
-        here = f"{ev.suite} suite: {tasks}{gap}" if ev.suite else f"task files only: {tasks}"
-        out.append(Departure(aspect="tasks", here=here, paper=paper.suite_text))
+        gap = (
+            f", without {paper.suite_gap}"
+            if ev.suite == paper.suite and not named and paper.suite_gap
+            else ""
+        )
+        files = task_files_text(ev)
+        sources = f"{ev.suite} suite{f' and {files}' if files else ''}" if ev.suite else f"{files} only"
+        out.append(Departure(aspect="tasks", here=f"{sources}: {tasks}{gap}", paper=paper.suite_text))
     model = _model_departure(spec, paper)
     if model is not None:
         out.append(model)

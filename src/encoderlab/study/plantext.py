@@ -11,7 +11,7 @@ number through `encoderlab.words`, so it never prints `1 pretraining runs`.
 
 from __future__ import annotations
 
-from encoderlab.study.fidelity import named_tasks
+from encoderlab.study.fidelity import named_tasks, task_files_text
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
 from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
 from encoderlab.words import count, noun
@@ -69,7 +69,7 @@ def plan_text(plan: StudyPlan) -> str:
 def task_sources_text(ev: EvalSpec, tasks: str = "") -> str:
     """Where a study's tasks come from, as `study plan` and the report say it: `suite pocket (tasks) and
     task file a.yaml`, `task files a.yaml, b.yaml (tasks)`; without `tasks`, no parenthesis."""
-    files = f"{noun(len(ev.task_files), 'task file')} {', '.join(ev.task_files)}"
+    files = task_files_text(ev)
     named = f" ({tasks})" if tasks else ""
     if ev.suite:
         return f"suite {ev.suite}{named}{f' and {files}' if ev.task_files else ''}"
