@@ -218,7 +218,8 @@ def test_regression_settings_that_contradict_are_one_line(tmp_path, change, mess
             "task_fractional_labels.yaml",
             {"options": {}},
             None,
-            r"the label column 'score' holds fractional numbers \(e.g. .*\), each of which would be a class; "
+            r"the label column 'score' holds fractional numbers \(e.g. .* in the train split, line \d+ of "
+            r"train\.csv\), each of which would be a class; "
             r"for a numeric target set `options: \{regression: true\}`, else give class names",
         ),
         (
@@ -369,21 +370,23 @@ def test_digit_label_names_are_still_names_and_tag_ids_are_positions(tmp_path):
             "task-file-label-ids-out-of-range",
             "task_label_ids_range.yaml",
             2,
-            r"the label column 'stars' holds class ids, read as positions in `labels:`, but 2 is not one of "
-            r"0 to 1; name every class in `labels:` in id order, or fix the data",
+            r"the label column 'stars' holds class ids, read as positions in `labels:`, but 2 \(train split, "
+            r"line 9 of train\.csv\) is not one of 0 to 1; name every class in `labels:` in id order, or fix the data",
         ),
         (
             "task-file-label-ids-beside-names",
             "task_label_ids_names.yaml",
             "good",
-            r"the label column 'stars' holds both names from `labels:` \(e.g. 'good'\) and class ids "
-            r"\(e.g. [01]\); write every label as its name, or as its position in `labels:` \(from 0\)",
+            r"the label column 'stars' holds both names from `labels:` \(e.g. 'good' in the train split, line 9 "
+            r"of train\.csv\) and class ids \(e.g. [01] in the train split, line \d+ of train\.csv\); write every "
+            r"label as its name, or as its position in `labels:` \(from 0\)",
         ),
         (  # was: "label '1' is not in the label set ['bad', 'good']", naming an id, not the typo
             "task-file-label-ids-beside-unknown",
             "task_label_ids_unknown.yaml",
             "goood",
-            r"the label column 'stars' holds class ids \(e.g. [01]\) and 'goood', which is neither a name in "
+            r"the label column 'stars' holds class ids \(e.g. [01] in the train split, line \d+ of train\.csv\) "
+            r"and 'goood' \(train split, line 9 of train\.csv\), which is neither a name in "
             r"`labels:` \['bad', 'good'\] nor a class id; fix that cell, or add it to `labels:` and write "
             r"every label as its name",
         ),

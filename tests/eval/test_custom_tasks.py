@@ -237,7 +237,7 @@ BAD = [
     ({"colour": "red"}, r"unknown field colour; valid: .*allow_overlap"),
     (
         {"columns": {"text": "body"}},
-        r"the train split has no columns body, label \(it has sentence, polarity\)",
+        r"train split, line 1 of train\.csv \(the header\): no columns body, label \(it has sentence, polarity\)",
     ),
     (
         {"labels": ["negative"]},
@@ -298,8 +298,9 @@ def test_a_split_without_the_label_column_is_named(tmp_path, suffix, renamed):
     }
     spec = {"name": "bad", "family": "sc", "data": data, "columns": {"text": "sentence", "label": "polarity"}}
     has = "sentence, stars" if renamed else "sentence"
+    place = r"line 1 of test\.csv \(the header\)" if suffix == "csv" else r"test\.jsonl"
     with pytest.raises(
-        UserError, match=rf"the test split has no column polarity \(it has {has}\); fix `columns:`"
+        UserError, match=rf": test split, {place}: no column polarity \(it has {has}\); fix `columns:`"
     ):
         task_from_file(_spec(tmp_path, **spec))
 

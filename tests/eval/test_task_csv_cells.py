@@ -69,7 +69,8 @@ REFUSED = [
         "review,stars",
         lambda rows: [(t, label if i % 3 else "1") for i, (t, label) in enumerate(rows)],
         "csv",
-        r"the label column 'stars' holds both names \(e\.g\. '\w+'\) and numbers \(e\.g\. '1'\)",
+        r"the label column 'stars' holds both names \(e\.g\. '\w+' in the train split, (line|row) \d+ of .*\) "
+        r"and numbers \(e\.g\. '1' in the train split, (line|row) \d+ of .*\)",
     ),
 ]
 

@@ -277,8 +277,9 @@ ARGUMENT_CASES = [
     (
         "task-file-labels-names-and-numbers",
         "eval {w}/model --task-file {w}/task_labels_mixed.yaml --lrs 1e-4 --seeds 0 --out {w}/e",
-        r"task_labels_mixed.yaml: the label column 'stars' holds both names \(e.g. '(bad|good)'\) and numbers "
-        r"\(e.g. '[01]'\), each of which would be a class of its own; write every label in one form, or name the "
+        r"task_labels_mixed.yaml: the label column 'stars' holds both names \(e.g. '(bad|good)' in the train split, "
+        r"line \d+ of reviews-mixed\.csv\) and numbers \(e.g. '[01]' in the train split, line \d+ of "
+        r"reviews-mixed\.csv\), each of which would be a class of its own; write every label in one form, or name the "
         r"classes in `labels:`",
     ),
     (

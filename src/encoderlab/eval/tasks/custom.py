@@ -22,6 +22,7 @@ import hashlib
 import json
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from encoderlab.config import from_dict, read_mapping, unknown_fields
@@ -278,7 +279,7 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
         except UserError:
             lacked = [c for c in required if c not in found[split].column_names]
             raise UserError(
-                f"{where}: the {split} split has no {noun(len(lacked), 'column')} {', '.join(lacked)} "
+                f"{where}: {places[split].whole(split)}: no {noun(len(lacked), 'column')} {', '.join(lacked)} "
                 f"(it has {', '.join(found[split].column_names)}); fix `columns:` or the data"
             ) from None
     back = {c: f for f, c in col.items()}
@@ -299,13 +300,15 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
             if found[s].info.builder_name == "csv":
                 raw[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
         names = class_names(found["train"], label_col)
-        cells = [r[field_] for r in raw["train"]]
-        labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where)
+        cells = [r[field_] for r in raw["train"]]  # an example a refusal gives names its split and line
+        at = partial(places["train"].of, "train")
+        labels = label_set(spec.labels, spec.family, kind, names, cells, label_col, where, at)
         if spec.labels is None:
             named = names is not None
         else:  # whole numbers beside named `labels:` (a run_glue CSV's 0/1) are positions in them
-            values = (r[field_] for s in SPLITS for r in raw[s])
-            named = reads_ids(labels, values, label_col, where)
+            flat = [(s, i) for s in SPLITS for i in range(len(raw[s]))]
+            values = [raw[s][i][field_] for s, i in flat]
+            named = reads_ids(labels, values, label_col, where, lambda k: places[flat[k][0]].of(*flat[k]))
         convert = converter(spec.family, labels, named, kind)
         parts = {  # a row's problem names its split and line (a tag seen only in test: "not in the label set")
             s: [convert(r, f"{where}: {places[s].of(s, i)}") for i, r in enumerate(raw[s])] for s in SPLITS

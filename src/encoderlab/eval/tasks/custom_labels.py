@@ -24,6 +24,8 @@ from encoderlab.words import count
 
 Kind = Literal["one", "multilabel", "regression"]
 """What an sc row's label cell holds: one label, a list of labels, or a number."""
+At = Callable[[int], str]
+"""Cell i of a label column -> where its row is (`train split, line 4 of train.csv`)."""
 
 
 def label_kind(options: dict) -> Kind:
@@ -34,10 +36,17 @@ def label_kind(options: dict) -> Kind:
 
 
 def label_set(
-    given, family: str, kind: Kind, names: tuple[str, ...] | None, cells: list, column: str, where: str
+    given,
+    family: str,
+    kind: Kind,
+    names: tuple[str, ...] | None,
+    cells: list,
+    column: str,
+    where: str,
+    at: At,
 ) -> tuple[str, ...]:
     """The spec's labels (`given`), else the column's ClassLabel `names`, else the values seen in train's
-    label `cells` (sorted; tc puts `O` first); none for a regression."""
+    label `cells` (sorted; tc puts `O` first); none for a regression. `at(i)`: where cell i's row is."""
     if kind == "regression":
         return ()
     if given is not None:
@@ -50,33 +59,49 @@ def label_set(
         return labels
     if names:
         return names
-    values = [
-        v
-        for cell in cells
-        for v in (cell if isinstance(cell, list) else [cell])
-        if not empty(v)  # refused row by row, naming the empty label
-    ]
-    fraction = next((v for v in values if isinstance(v, float) and not v.is_integer()), None)
+    values = _values(cells)
+    fraction = next(((v, i) for v, i in values if isinstance(v, float) and not v.is_integer()), None)
     if fraction is not None and family != "tc":
         raise UserError(
-            f"{where}: the label column {column!r} holds fractional numbers (e.g. {fraction!r}), each of "
-            "which would be a class; for a numeric target set `options: {regression: true}`, else give "
+            f"{where}: the label column {column!r} holds fractional numbers (e.g. {_at(fraction, at)}), each "
+            "of which would be a class; for a numeric target set `options: {regression: true}`, else give "
             "class names"
         )
-    _one_form(values, column, where)
-    seen = {label_name(v) for v in values}
+    _one_form(values, column, where, at)
+    seen = {label_name(v) for v, _ in values}
     return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
 
 
-def _one_form(values: list, column: str, where: str) -> None:
+def _values(cells: Iterable) -> list[tuple]:
+    """(value, its cell's index) of every label in `cells` (a list cell's each), empty ones left out:
+    those are refused row by row, naming the empty label."""
+    return [
+        (v, i)
+        for i, cell in enumerate(cells)
+        for v in (cell if isinstance(cell, list) else [cell])
+        if not empty(v)
+    ]
+
+
+def _at(value: tuple, at: At, shown=repr) -> str:
+    """A label value and where its row is, as a refusal gives an example: `'good' in the train split,
+    line 4 of train.csv`."""
+    return f"{shown(value[0])} in the {at(value[1])}"
+
+
+def _named(value) -> str:
+    return repr(label_name(value))
+
+
+def _one_form(values: list[tuple], column: str, where: str, at: At) -> None:
     """Refuse a label column without `labels:` holding both names and whole numbers (`"bad"` beside
     `1`): each form became classes of its own, so a two-class task was trained and scored as four."""
-    number = next((v for v in values if _numeric(v)), None)
-    name = next((v for v in values if not _numeric(v)), None)
+    number = next(((v, i) for v, i in values if _numeric(v)), None)
+    name = next(((v, i) for v, i in values if not _numeric(v)), None)
     if number is not None and name is not None:
         raise UserError(
-            f"{where}: the label column {column!r} holds both names (e.g. {label_name(name)!r}) and numbers "
-            f"(e.g. {label_name(number)!r}), each of which would be a class of its own; write every label in "
+            f"{where}: the label column {column!r} holds both names (e.g. {_at(name, at, _named)}) and numbers "
+            f"(e.g. {_at(number, at, _named)}), each of which would be a class of its own; write every label in "
             "one form, or name the classes in `labels:` (numbers are then read as positions in it, or by "
             "name if the list names them)"
         )
@@ -157,36 +182,39 @@ def whole(value) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str) -> bool:
+def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str, at: At) -> bool:
     """Whether a label column holds positions in the given `labels:` rather than names: none of its
     values is one of the names and every one is a whole number. A label set of numbers ("0", "1") is
     read by name. Whole numbers out of range, beside names, or beside a value that is neither a name nor a
-    number (a typo), are one line naming the fixes."""
+    number (a typo), are one line naming the fixes, each example with where its row is (`at(i)`: cell
+    i's row)."""
     if any(whole(n) is not None for n in labels):
         return False
-    values = [v for s in values for v in (s if isinstance(s, list) else [s]) if not empty(v)]
-    names = [v for v in values if named_as(v, labels) is not None]
-    ids = [v for v in values if named_as(v, labels) is None and whole(v) is not None]
-    others = [label_name(v) for v in values if named_as(v, labels) is None and whole(v) is None]
+    values = _values(values)
+    names = [(v, i) for v, i in values if named_as(v, labels) is not None]
+    ids = [(whole(v), i) for v, i in values if named_as(v, labels) is None and whole(v) is not None]
+    others = [(v, i) for v, i in values if named_as(v, labels) is None and whole(v) is None]
     if not ids:
         return False  # names only, or names and a value that is neither: refused row by row, naming it
     fix = "write every label as its name, or as its position in `labels:` (from 0)"
     if names:
         raise UserError(
-            f"{where}: the label column {column!r} holds both names from `labels:` (e.g. {names[0]!r}) "
-            f"and class ids (e.g. {whole(ids[0])}); {fix}"
+            f"{where}: the label column {column!r} holds both names from `labels:` (e.g. {_at(names[0], at)}) "
+            f"and class ids (e.g. {_at(ids[0], at, str)}); {fix}"
         )
     if others:
+        other = f"{label_name(others[0][0])!r} ({at(others[0][1])})"
         raise UserError(
-            f"{where}: the label column {column!r} holds class ids (e.g. {whole(ids[0])}) and {others[0]!r}, "
+            f"{where}: the label column {column!r} holds class ids (e.g. {_at(ids[0], at, str)}) and {other}, "
             f"which is neither a name in `labels:` {list(labels)} nor a class id; fix that cell, or add it "
             "to `labels:` and write every label as its name"
         )
-    bad = next((whole(v) for v in ids if not 0 <= whole(v) < len(labels)), None)
+    bad = next(((n, i) for n, i in ids if not 0 <= n < len(labels)), None)
     if bad is not None:
         raise UserError(
             f"{where}: the label column {column!r} holds class ids, read as positions in `labels:`, but "
-            f"{bad} is not one of 0 to {len(labels) - 1}; name every class in `labels:` in id order, or fix the data"
+            f"{bad[0]} ({at(bad[1])}) is not one of 0 to {len(labels) - 1}; name every class in `labels:` in id "
+            "order, or fix the data"
         )
     return True
 

@@ -12,6 +12,9 @@ reading finds another number of rows than the reader did (a .json file holding o
 "row N (after the header)" of a CSV. A hub dataset's rows are counted in its split. A split cut from
 train (validation, or test by `test_fraction`) names the train file's lines: each row keeps its
 index in the file it came from through the cut.
+
+A problem of a column as a whole (a column the split lacks) names the split's file, and a CSV's or TSV's
+header line: `test split, line 1 of test.csv (the header)`, `test split, test.jsonl`.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ class RowPlaces:
     lines: tuple[int, ...] | None
     header: bool
     order: tuple[int, ...]
+    head: int | None = None
+    """The line of a CSV's or TSV's header (None: not found, or no header)."""
 
     def of(self, split: str, i: int) -> str:
         """Row `i` of `split`, as a refusal names it: `train split, line 12 of train.csv`."""
@@ -44,6 +49,18 @@ class RowPlaces:
         if self.lines is not None:
             return f"{split} split, line {self.lines[n]} of {self.source}"
         return f"{split} split, row {n + 1}{' (after the header)' if self.header else ''} of {self.source}"
+
+    def whole(self, split: str) -> str:
+        """All of `split`, as a refusal of one of its columns names it: `test split, line 1 of test.csv
+        (the header)`, `test split, test.jsonl`."""
+        if self.header:
+            line = (
+                f"line {self.head} of {self.source} (the header)"
+                if self.head
+                else f"the header of {self.source}"
+            )
+            return f"{split} split, {line}"
+        return f"{split} split, {self.source}"
 
     def cut(self, order: list[int]) -> RowPlaces:
         """The places of a part of this split, its rows' indices in the source given."""
@@ -53,14 +70,15 @@ class RowPlaces:
 def file_places(name: str, path: Path, rows: int, where: str) -> RowPlaces:
     """The places of the `rows` rows read from the data file `path` (`name` as the task file says)."""
     kind = plain_suffix(path)
-    lines = None
+    lines, head = None, None
     if kind in (".csv", ".tsv"):
-        lines = _csv_lines(path, "\t" if kind == ".tsv" else ",", where)
+        starts = _csv_lines(path, "\t" if kind == ".tsv" else ",", where)
+        head, lines = (starts[0], starts[1:]) if starts else (None, None)
     elif kind in (".jsonl", ".json"):
         lines = _json_lines(path, where)
     if lines is not None and len(lines) != rows:
         lines = None
-    return RowPlaces(name, lines, kind in (".csv", ".tsv"), tuple(range(rows)))
+    return RowPlaces(name, lines, kind in (".csv", ".tsv"), tuple(range(rows)), head)
 
 
 def hub_places(split: str, rows: int) -> RowPlaces:
@@ -83,7 +101,7 @@ def _json_lines(path: Path, where: str) -> tuple[int, ...] | None:
 
 
 def _csv_lines(path: Path, sep: str, where: str) -> tuple[int, ...] | None:
-    """The line each CSV or TSV row (after the header) starts on; None where `csv` cannot read it."""
+    """The line each CSV or TSV record starts on, the header first; None where `csv` cannot read it."""
     blank = set(" \t") - {sep}
     last = [0, ""]
 
@@ -105,4 +123,4 @@ def _csv_lines(path: Path, sep: str, where: str) -> tuple[int, ...] | None:
                 starts.append(start)
         except csv.Error:  # a field over csv's size limit, which pandas reads
             return None
-    return tuple(starts[1:])  # the first record is the header
+    return tuple(starts)
