@@ -60,12 +60,13 @@ def test_qa_answers_none_of_which_is_at_its_offset_are_named_not_an_empty_train_
     path = write_task_file(tmp_path, name="first-word", family="qa", data=data, allow_overlap=True)
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
-    assert re.fullmatch(  # the first row of train once validation is cut from it
+    said = re.fullmatch(  # the first row of train once validation is cut from it, with its line (was none)
         rf"task file {re.escape(str(path))}: no answer of the train split is in its context at its answer_start "
-        r"\(first row: 'Paris(\d+)' at 1 reads 'aris\1 '\); answer_start is the answer's 0-based character "
-        r"offset in the context",
+        r"\(first row, train split, line (\d+) of train\.jsonl: 'Paris(\d+)' at 1 reads 'aris\2 '\); "
+        r"answer_start is the answer's 0-based character offset in the context",
         str(err.value),
     )
+    assert said and int(said[1]) == int(said[2]) + 1, str(err.value)
 
 
 @pytest.mark.parametrize(

@@ -87,9 +87,11 @@ def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at:
         answer = qa_answers(split_rows[0]["answers"], where)[0]
         start, text = answer["answer_start"], answer["text"]
         found = _text(split_rows[0], "context", where)[start : start + len(text)]
+        first = at(0).removeprefix(f"{where}: ")  # `train split, line 6 of train.jsonl`
         raise UserError(
-            f"{where}: no answer of the train split is in its context at its answer_start (first row: {text!r} "
-            f"at {start} reads {found!r}); answer_start is the answer's 0-based character offset in the context"
+            f"{where}: no answer of the train split is in its context at its answer_start (first row, {first}: "
+            f"{text!r} at {start} reads {found!r}); answer_start is the answer's 0-based character offset in "
+            "the context"
         )
     return out
 
