@@ -18,6 +18,7 @@ from encoderlab.data.hub import HUB_DATA_ENV, _resolve
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
+from encoderlab.study.prepared import check_corpus
 
 SHA_A, SHA_B = "a" * 40, "b" * 40
 RUN = dict(workers=1, chunk_docs=7, progress=False)
@@ -140,3 +141,23 @@ def test_a_rerun_pinned_to_the_commit_a_mirror_records_of_a_folder_read_unpinned
     with pytest.raises(UserError, match=rf"its {FILES[1]} was downloaded at commit {SHA_B}, not {SHA_A}; "):
         prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+
+
+def test_a_folder_read_unpinned_from_a_mirror_is_a_study_corpus_pinned_to_the_commit_its_records_name(
+    mirror, tmp_path, tokenizer_dir
+):
+    """`study --prepared` of a folder read unpinned from a mirror downloaded at A, for a corpus pinned to A:
+    the files a pin of A reads, so accepted, as a folder read from the hub at A is (was refused: only the
+    commits recorded in the folder counted). A corpus pinned to another commit, or to A once the mirror's
+    records name another download, is refused."""
+    out = tmp_path / "fw"
+    prepare(_cfg(tokenizer_dir, None), out, **RUN)
+    meta = read_meta(out)
+    hub = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
+    check_corpus(meta, (f"{hub},hf_revision={SHA_A}",), "main", out)
+    check_corpus(meta, (hub,), "main", out)
+    with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
+        check_corpus(meta, (f"{hub},hf_revision={SHA_B}",), "main", out)
+    _record(mirror, FILES[0], SHA_B)
+    with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
+        check_corpus(meta, (f"{hub},hf_revision={SHA_A}",), "main", out)

@@ -41,7 +41,7 @@ from encoderlab.config import from_dict
 from encoderlab.data.filekinds import misnamed
 from encoderlab.data.filereaders import file_change
 from encoderlab.data.hub import HUB_DATA_ENV, is_commit, list_mirror
-from encoderlab.data.mirrorpin import check_mirror_pin
+from encoderlab.data.mirrorpin import check_mirror_pin, recorded_commit
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, describe, expand
 from encoderlab.errors import UserError
@@ -262,7 +262,7 @@ def pins_held(meta: dict, recipe: dict) -> bool:
     """True when `recipe` differs from the one a prepared folder (`meta`) records only in hub sources now
     pinned (`hf_revision`) to the full commit sha that folder records having read (unpinned then, or pinned
     to a branch or tag that resolved to it; or read unpinned from a mirror whose download records name that
-    sha: `_mirror_verifies`): the same data, so a rerun finds nothing to do (it was refused as prepared
+    sha: `held_commit`): the same data, so a rerun finds nothing to do (it was refused as prepared
     differently). The folder keeps its recipe, so its identity and study keys do not move."""
     old = meta.get("recipe")
     if not isinstance(old, dict) or {**old, "sources": None} != {**recipe, "sources": None}:
@@ -281,35 +281,38 @@ def _pinned_as_read(was, now, source) -> bool:
     return (
         {k: v for k, v in was.items() if k != "hf_revision"} == unpin
         and isinstance(pin, str)
-        and (pin == held_commit(source) or _mirror_verifies(source, pin))
+        and pin == held_commit(source)
     )
 
 
-def _mirror_verifies(source, pin: str) -> bool:
-    """True when a hub source of a prepared folder was read unpinned from a mirror (revision `local`) whose
-    download records name the commit `pin` for its card and every data file it listed then, none edited
-    since (`mirrorpin.check_mirror_pin`, what a prepare pinned to `pin` checks; a stat and a small read per
-    file, no network): the files a pin of it reads, so a rerun pinned to it finds nothing to do (the files
-    read are then held to their sha256 as for any mirror: `refuse_changed`)."""
-    ident = source.get("identity") if isinstance(source, dict) else None
-    if not (isinstance(ident, dict) and ident.get("revision") == "local" and is_commit(pin)):
-        return False
+def _mirror_commit(ident: dict) -> str | None:
+    """The commit a hub source read unpinned from a mirror (revision `local`) holds: the one its download
+    records name for its card and every data file it listed then, none edited since (`mirrorpin.
+    check_mirror_pin`, what a prepare pinned to that commit checks; a stat and a small read per file, no
+    network): the files a pin of it reads (those read are then held to their sha256 as for any mirror:
+    `refuse_changed`). None when the records are missing, edited or name several commits, or the mirror
+    is not on this machine."""
     mirror, hub_id, files = ident.get("mirror"), ident.get("hub_id"), _list(ident.get("files"))
     if not (isinstance(mirror, str) and isinstance(hub_id, str) and all(isinstance(f, str) for f in files)):
-        return False
+        return None
+    folder = Path(mirror)
+    first = "README.md" if (folder / "README.md").is_file() else (files or [None])[0]
+    commit = recorded_commit(folder, first)[0] if first else None
+    if not (commit and is_commit(commit)):
+        return None
     try:
-        check_mirror_pin(hub_id, Path(mirror), files, pin, HUB_DATA_ENV)
+        check_mirror_pin(hub_id, folder, files, commit, HUB_DATA_ENV)
     except UserError:  # not verified: the recipe differs, refused as such (`recipe_differences`)
-        return False
-    return True
+        return None
+    return commit
 
 
 def as_read(meta: dict, recipe: dict) -> dict:
     """`recipe` (that of the folder or part `meta`) with each hub source pinned (`hf_revision`) to the full
     commit sha `meta` records having read it at (`held_commit`), however it was asked (unpinned, a branch or
-    tag, that sha: an unpinned recipe names no `hf_revision`); other sources, and one without such a record
-    (a mirror read unpinned), as they are. Two parts equal so read the same files whatever pin spelled them
-    (`data merge`)."""
+    tag, that sha: an unpinned recipe names no `hf_revision`; a mirror read unpinned, the commit its download
+    records verify); other sources, and one without such a record, as they are. Two parts equal so read the
+    same files whatever pin spelled them (`data merge`)."""
     configs, read = _list(recipe.get("sources")), _list(meta.get("sources"))
     if len(configs) != len(read):
         return recipe
@@ -324,11 +327,15 @@ def as_read(meta: dict, recipe: dict) -> dict:
 
 def held_commit(source) -> str | None:
     """The full commit sha a hub source of a prepared folder (an entry of meta.json's `sources`) was read
-    at, whether unpinned or pinned to a branch or tag; None for local files, a mirror read unpinned
-    (`local`) or a record without one. A pin of exactly this sha reads the same files (`pins_held`)."""
+    at: the revision it records (read unpinned, or pinned to a branch, tag or sha), or for a mirror read
+    unpinned (`local`) the commit its download records verify (`_mirror_commit`); None for local files, a
+    mirror without such records or a record without one. A pin of exactly this sha reads the same files
+    (`pins_held`)."""
     ident = source.get("identity") if isinstance(source, dict) else None
     revision = ident.get("revision") if isinstance(ident, dict) else None
-    return revision if isinstance(revision, str) and is_commit(revision) else None
+    if isinstance(revision, str) and is_commit(revision):
+        return revision
+    return _mirror_commit(ident) if revision == "local" and isinstance(ident, dict) else None
 
 
 def recipe_differences(meta: dict, recipe: dict) -> str:

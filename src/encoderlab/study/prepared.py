@@ -81,7 +81,6 @@ def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
 def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str | Path) -> None:
     """Refuse a prepared folder whose sources are not the dataset's corpus (one line)."""
     from encoderlab.config import from_dict
-    from encoderlab.data.freshness import held_commit
     from encoderlab.data.sources import SourceConfig, parse_source
 
     sources = meta.get("recipe", {}).get("sources", [])
@@ -93,7 +92,7 @@ def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str 
     )
     wanted = [parse_source(c) for c in corpus]
     want = sorted(_source_keys(wanted, [""] * len(wanted)))
-    found = [_as_pinned(key, held_commit(r), want) for key, r in zip(found, records)]
+    found = [_as_pinned(key, r, want) for key, r in zip(found, records)]
     if sorted(found) != want:
         names = ", ".join(_written(s) for s in sources) or "nothing"
         raise UserError(
@@ -102,12 +101,18 @@ def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str 
         )
 
 
-def _as_pinned(key: tuple, commit: str | None, wanted: list[tuple]) -> tuple:
-    """A hub source's key (`_source_keys`) as pinned to the full commit sha the folder read it at, when the
+def _as_pinned(key: tuple, record, wanted: list[tuple]) -> tuple:
+    """A hub source's key (`_source_keys`) as pinned to the full commit sha the folder read it at (`record`:
+    its meta.json entry; read unpinned from a mirror, the commit its download records verify), when the
     corpus pins that sha and not the folder's own way (unpinned, or a branch or tag that named it): the
     same files, as `data prepare` finds (`data.freshness.pins_held`); else `key` as it is."""
+    from encoderlab.data.freshness import held_commit
+
+    if key[0] != "hf" or key in wanted:
+        return key
+    commit = held_commit(record)  # a mirror's records are read only here, for a key not wanted as it is
     pinned = (*key[:5], commit, *key[6:])
-    return pinned if key[0] == "hf" and commit and key not in wanted and pinned in wanted else key
+    return pinned if commit and pinned in wanted else key
 
 
 def _written(source: dict) -> str:
