@@ -15,7 +15,10 @@ from hub_corpus_fixtures import FINEWEB_EDU, make_fineweb_edu
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.data.hub import HUB_DATA_ENV, _resolve
+from encoderlab.data.merge import merge
+from encoderlab.data.packed import identity
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 from encoderlab.study.prepared import check_corpus
@@ -141,6 +144,38 @@ def test_a_rerun_pinned_to_the_commit_a_mirror_records_of_a_folder_read_unpinned
     with pytest.raises(UserError, match=rf"its {FILES[1]} was downloaded at commit {SHA_B}, not {SHA_A}; "):
         prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN)
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
+
+
+def test_mirror_parts_read_unpinned_and_pinned_to_the_commit_its_records_name_merge(
+    mirror, tmp_path, tokenizer_dir
+):
+    """A part read unpinned from a mirror downloaded at A (identity revision `local`) and one pinned to A
+    read the same files: they merge, either way round, into one folder identity, its recipe and source
+    pinned to A as a one-worker prepare pinned to A records them (were refused: the parts' identities said
+    `local` and A). Once a file's record names another download, they are refused again."""
+    merged = []
+    for pins in ((None, SHA_A), (SHA_A, None)):
+        out = tmp_path / f"m-{pins[0]}"
+        for index, pin in enumerate(pins):
+            _resolve.cache_clear()
+            prepare(_cfg(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
+        merged.append(read_meta(merge(out)))
+    whole = tmp_path / "whole"
+    prepare(_cfg(tokenizer_dir, SHA_A), whole, **RUN)
+    assert identity(merged[0]) == identity(merged[1])
+    for meta in merged:
+        assert meta["recipe"] == read_meta(whole)["recipe"]
+        assert meta["sources"][0]["identity"] == read_meta(whole)["sources"][0]["identity"]
+    for name in ("tokens.bin", "val/tokens.bin"):
+        assert (tmp_path / "m-None" / name).read_bytes() == (whole / name).read_bytes()
+    out = tmp_path / "again"
+    for index, pin in enumerate((None, SHA_A)):
+        _resolve.cache_clear()
+        prepare(_cfg(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
+    _record(mirror, FILES[2], SHA_B)  # the mirror no longer verifies A: the unpinned part is not A's
+    with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
+        merge(out)
+    assert not out.exists()
 
 
 def test_a_folder_read_unpinned_from_a_mirror_is_a_study_corpus_pinned_to_the_commit_its_records_name(

@@ -338,6 +338,18 @@ def held_commit(source) -> str | None:
     return _mirror_commit(ident) if revision == "local" and isinstance(ident, dict) else None
 
 
+def identity_as_read(source):
+    """A source's recorded identity with its revision as the commit it was read at (`held_commit`): for a
+    mirror read unpinned whose records verify commit X, the identity a prepare pinned to X records (they
+    differ in nothing else: `hub.resolve_dataset`); otherwise as recorded. Two parts equal so read the same
+    files (`data merge`)."""
+    ident = source.get("identity") if isinstance(source, dict) else None
+    if not isinstance(ident, dict) or ident.get("revision") != "local":
+        return ident
+    commit = held_commit(source)
+    return {**ident, "revision": commit} if commit else ident
+
+
 def recipe_differences(meta: dict, recipe: dict) -> str:
     """The recipe keys in which a prepared folder (`meta`) differs from `recipe`, in words; for a hub
     source asked at another revision (`hf_revision`), which revision the folder holds and which is asked."""

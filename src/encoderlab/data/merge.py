@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
-from encoderlab.data.freshness import as_read, held_revisions, source_change
+from encoderlab.data.freshness import as_read, held_revisions, identity_as_read, source_change
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -133,7 +133,9 @@ def _merged_recipe(metas: list[dict], recipes: list[dict]) -> dict:
     """The merged folder's recipe: the parts' own when they all share it (a one-worker prepare's); when
     they spelled a hub pin differently (`_same_recipe`), each such source pinned to the commit every part
     read (`freshness.as_read`), the one thing they agree on, so neither which part spelled it how nor
-    the order of the spellings moves the folder's identity (`packed.identity`) or its study keys. The token
+    the order of the spellings moves the folder's identity (`packed.identity`) or its study keys (a part
+    read unpinned from a mirror: the commit its download records verify, which its source's identity then
+    names too, `_merged_meta`, as a one-worker prepare pinned to it records). The token
     order is the shard order (part I is always slice I of the files), so no part's own record decides it."""
     if all(recipe == recipes[0] for recipe in recipes):
         return recipes[0]
@@ -144,10 +146,14 @@ def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:
     """Refuse parts that read their source as different data: hub data (which `source_change` does not
     list again) at another revision or with other data files (the default branch moved, a mirror
     changed, between the workers' starts), so each part's `--shard` slice was of another file list and
-    the merge would hold documents twice or not at all, under the first part's identity."""
+    the merge would hold documents twice or not at all, under the first part's identity. A part read
+    unpinned from a mirror and one pinned to the commit the mirror's download records verify read the same
+    data (`freshness.identity_as_read`)."""
     first = metas[0]["sources"][0].get("identity")
     for part, meta in zip(parts[1:], metas[1:]):
-        if (ident := meta["sources"][0].get("identity")) != first:
+        if (ident := meta["sources"][0].get("identity")) != first and identity_as_read(
+            meta["sources"][0]
+        ) != identity_as_read(metas[0]["sources"][0]):
             raise UserError(
                 f"{part} read its source as {_read_as(ident)}, {parts[0]} as {_read_as(first)} (the data "
                 "changed between the parts); delete the parts of the old data and prepare them again with "
@@ -254,6 +260,10 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     first = metas[0]
     tokens = {s: splits[s]["tokens"] for s in SPLITS}
     source = {k: v for k, v in first["sources"][0].items() if k not in ("files", "exhausted")}
+    if recipe != {
+        k: v for k, v in first["recipe"].items() if k != "shard"
+    }:  # pinned as read (`_merged_recipe`)
+        source["identity"] = identity_as_read(first["sources"][0])  # a mirror's: as a one-worker pin records
     for key in _SUMMED:
         source[key] = sum(m["sources"][0][key] for m in metas)
     source["files"] = [f for m in metas for f in m["sources"][0]["files"]]
