@@ -312,7 +312,7 @@ def as_read(meta: dict, recipe: dict) -> dict:
     commit sha `meta` records having read it at (`held_commit`), however it was asked (unpinned, a branch or
     tag, that sha: an unpinned recipe names no `hf_revision`; a mirror read unpinned, the commit its download
     records verify); other sources, and one without such a record, as they are. Two parts equal so read the
-    same files whatever pin spelled them (`data merge`)."""
+    same files whatever pin spelled them (`data merge`), as does an interrupted prepare (`data/resume.py`)."""
     configs, read = _list(recipe.get("sources")), _list(meta.get("sources"))
     if len(configs) != len(read):
         return recipe

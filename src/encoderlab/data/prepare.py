@@ -35,7 +35,8 @@ behind; rerunning the same recipe truncates the files to the recorded sizes, rea
 the checkpoint without tokenizing them, checks that they hash the same, and continues. The output is
 byte-identical to an uninterrupted run. If the recipe or the documents before the checkpoint
 changed, the partial output is discarded and the prepare starts over (with a warning); the same files
-reached by another path are the same (`data/resume.py`). Re-reading the prefix (a pass over the raw
+reached by another path are the same, and so is a hub source now pinned to the commit it was
+being read at (`data/resume.py`). Re-reading the prefix (a pass over the raw
 text) costs a small fraction of tokenizing it.
 
 Documents are tokenized whole, whatever truncation or padding the tokenizer's file keeps from its
@@ -78,7 +79,7 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
     split_dir,
     val_mask,
 )
-from encoderlab.data.resume import PROGRESS, Chain, read_progress
+from encoderlab.data.resume import PROGRESS, Chain, read_progress, read_sources
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths
 from encoderlab.errors import DiskFull, UserError
@@ -402,10 +403,13 @@ def _checkpoint(
     tally: Tally,
     chain: bytes,
     ids: Chain,
+    stats: list[SourceStats],
 ) -> None:
-    """Flush the files and record their sizes, the counters and the hash chain (module docstring: Resume)."""
+    """Flush the files and record their sizes, the counters, the hash chain and the sources' identities
+    (module docstring: Resume)."""
     splits = {s: w.sync() for s, w in writers.items()}
     state = {"recipe": job.recipe, "chunks": n_chunks, "kept": kept, "tally": tally.__dict__, **ids.record()}
+    state.update(read_sources(stats))
     write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
 
 
@@ -453,7 +457,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
             kept = _take(result, writers, tally, kept, job)
             chain, n_chunks = _link(chain, result.digest), n_chunks + 1
             if n_chunks % job.checkpoint_every == 0:
-                _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain, ids)
+                _checkpoint(tmp, job, writers, n_chunks, kept, tally, chain, ids, stats)
             bar.update(len(result.lengths) + sum(result.counts.values()))
     except BaseException:
         for w in writers.values():

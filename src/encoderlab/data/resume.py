@@ -10,6 +10,13 @@ records each source's resolved absolute path (`resolved`), and its chain names a
 by the file's resolved path (`chain_version` 2: `Chain.names`), where their ids hold the path as written
 (`sources.iter_documents`, `filereaders`). A checkpoint from before (no `chain_version`) is continued as
 it was written (ids as read), so its source named another way is another recipe: it starts over.
+
+A hub source read unpinned (or pinned to a branch or tag) and rerun pinned to the full sha of the commit it
+was being read at reads the same documents, as for a finished folder (`freshness.pins_held`): progress.json
+records each source's identity (`sources`, as meta.json does: for hub data the commit it was read at; for
+a mirror read unpinned, `local`, the commit its download records verify now), so such a rerun continues
+(its chain still checks the documents re-read). Another commit, or a checkpoint from before `sources` was
+recorded, starts over.
 """
 
 from __future__ import annotations
@@ -88,8 +95,15 @@ def read_progress(tmp: Path, recipe: dict, dtype: np.dtype) -> dict | None:
 
 
 def _same_recipe(progress: dict, recipe: dict) -> bool:
+    """Whether a checkpoint continues as `recipe`: its own, the same files by another path (`same_files`),
+    or hub sources now pinned to the commit it was reading (`freshness.pins_held` on the identities it
+    records: `read_sources`)."""
     old = progress.get("recipe")
     if old == recipe:
+        return True
+    if isinstance(old, dict) and freshness.pins_held(
+        {"recipe": old, "sources": progress.get("sources")}, recipe
+    ):
         return True
     then = progress.get("resolved")
     return (
@@ -98,3 +112,9 @@ def _same_recipe(progress: dict, recipe: dict) -> bool:
         and isinstance(then, list)
         and freshness.same_files(old, recipe, then)
     )
+
+
+def read_sources(stats: list) -> dict:
+    """What progress.json records of the sources read so far: each one's identity (`SourceStats`; for hub
+    data the commit it was read at), so a rerun pinned to that commit continues (`_same_recipe`)."""
+    return {"sources": [{"identity": s.identity} for s in stats]}
