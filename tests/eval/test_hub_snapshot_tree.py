@@ -132,6 +132,51 @@ def test_data_files_patterns_are_matched_against_the_list(cache):
     assert str(err.value) == _line(snapshot, "me/configs", source.describe(), "b/train-00000-of-00002.csv")
 
 
+MIXED_CARD = """---
+configs:
+- config_name: default
+  data_files:
+  - split: train
+    path: data/train-*
+---
+"""
+
+
+@pytest.mark.parametrize(
+    ("kinds", "fetched"),
+    [
+        (("jsonl", "csv"), "data/train-00001-of-00002.csv"),  # was read: the CSV shard's rows only
+        (("parquet", "jsonl"), "data/train-00001-of-00002.jsonl"),
+        (("parquet", "parquet"), "data/train-00001-of-00002.parquet"),
+        (("jsonl", "jsonl"), "data/train-00000-of-00002.jsonl"),
+    ],
+)
+def test_a_config_of_other_or_mixed_file_kinds_is_checked_against_the_list(cache, kinds, fetched):
+    # was: only the list's CSV and TSV files were looked for, so a config of two shards, one JSON lines
+    # and one CSV, fetched with its CSV shard only was read as CSV with that shard's rows, silently; and
+    # a snapshot of parquet or JSON shards lacking one ended in "check the name and your connection"
+    files = {"README.md": MIXED_CARD, ".gitattributes": "*.parquet filter=lfs\n"}
+    shards = [f"data/train-{i:05d}-of-00002.{kind}" for i, kind in enumerate(kinds)]
+    files |= {name: SHARD.format(f"r{i},1") for i, name in enumerate(shards)}
+    snapshot = _downloaded(cache, "me/kinds", files, ["README.md", fetched])
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/kinds"))
+    missing = next(name for name in shards if name != fetched)
+    assert str(err.value) == _line(snapshot, "me/kinds", "me/kinds", missing)
+
+
+def test_a_repo_without_configs_is_checked_for_the_kind_datasets_reads_of_it(cache):
+    # a repo publishing its splits both as parquet and as CSV, without card configs: `datasets` reads
+    # the parquet files (the kind it infers from the whole list); was: a snapshot of the CSV files only
+    # was read from the hub cache as CSV, where the repo is read as parquet
+    kinds = ("csv", "parquet")
+    both = {f"data/{split}.{kind}": SHARD.format("x,1") for split in ("train", "test") for kind in kinds}
+    snapshot = _downloaded(cache, "me/both", both, ["data/train.csv", "data/test.csv"])
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/both"))
+    assert str(err.value) == _line(snapshot, "me/both", "me/both", "data/test.parquet, data/train.parquet")
+
+
 def test_without_the_file_list_a_snapshot_is_read_as_it_is_as_before(cache):
     # `hf_hub_download` (as `datasets` fetches) writes no trees/COMMIT.json: nothing to check against
     _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)

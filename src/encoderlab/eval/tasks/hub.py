@@ -27,6 +27,7 @@ from pathlib import Path
 from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
+from encoderlab.eval.tasks.hubtree import listed_files, tree_file
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.eval.tasks.rowplaces import file_places, hub_places
 from encoderlab.locks import one_at_a_time
@@ -218,8 +219,9 @@ def _fetch_card_file(repo: str, commit: str, name: str) -> None:
 def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
     """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV;
     refused when it lacks a file that the fetch of this config recorded (`_check_complete`) or, where
-    huggingface_hub cached the repo's file list at that commit, a CSV/TSV file of this config that the
-    list names (`_check_tree`) or a card file (`CARD_FILES`) that the list names: huggingface_hub's
+    huggingface_hub cached the repo's file list at that commit, a data file of this config of any kind
+    that the list names (`_check_tree`; so is a snapshot of parquet or JSON files, else left to
+    `datasets`' offline path: its missing files are not fetched offline) or a card file (`CARD_FILES`) that the list names: huggingface_hub's
     `snapshot_download` refuses such a snapshot as `IncompleteSnapshotError`, a LocalEntryNotFoundError
     that was taken for "no snapshot" (`datasets`' offline path then said "check your connection")."""
     from huggingface_hub import snapshot_download
@@ -240,7 +242,7 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
                 folder, cards = exc.snapshot_path, _missing_cards(source, Path(exc.snapshot_path))
         files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
         if cards and datasets.load_dataset_builder(folder, **files).name == "csv":  # read from it
-            which = f"the dataset card files the repo's file list ({_tree_file(Path(folder))}) names"
+            which = f"the dataset card files the repo's file list ({tree_file(Path(folder))}) names"
             _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
         if cards:  # not read from the snapshot (not CSV): `datasets`' offline path, as before
             return None
@@ -275,11 +277,6 @@ def _missing_cards(source: HubSource, folder: Path) -> list[str]:
 
     listed = {f.path for f in get_cached_repo_tree(source.repo, repo_type="dataset", revision=folder.name)}
     return [name for name in CARD_FILES if name in listed and not (folder / name).is_file()]
-
-
-def _tree_file(folder: Path) -> Path:
-    """huggingface_hub's cached file list of the repo at the commit of its snapshot `folder`."""
-    return folder.parents[1] / "trees" / f"{folder.name}.json"
 
 
 SNAPSHOT_RECORDS = ("cache", "hub-snapshots")
@@ -356,84 +353,18 @@ def _refuse_missing(
         )
 
 
-TREE = "reference://"
-"""The root of the repo's file list as an fsspec `ReferenceFileSystem` (in memory: no file is written)."""
-
-
-def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> None:
-    """One line when the snapshot `folder` lacks a CSV or TSV file of this config that the repo's file
-    list at its commit names; that list is there when the snapshot was filled by `snapshot_download`
-    (`hf download` too), which `_record_snapshot` (and so `_check_complete`) knows nothing of: `hf
-    download --include ...` of some files, or a config never fetched beside one that was.
-
-    The list is huggingface_hub's tree cache (>= 2.4, `_tree_cache.py`): `<storage folder>/trees/
-    COMMIT.json`, `{"format_version": 1, "files": {"<repo path>": {"size": ..., "blob_id": ...}}}`,
-    beside `snapshots/`, written by `snapshot_download` from the hub's listing and read here offline
-    with `get_cached_repo_tree`; absent (or of another format, or an older huggingface_hub), the
-    snapshot is read as it is, as before. The config's patterns are resolved against the list by
-    `datasets`' own `resolve_pattern` (hidden, special and card files skipped, as on a folder), over
-    that list as an in-memory fsspec file system."""
-    try:
-        from huggingface_hub import get_cached_repo_tree
-        from huggingface_hub.errors import CachedRepoTreeNotFoundError
-    except ImportError:  # huggingface_hub < 2.4: no tree cache to read
-        return
-    from datasets.data_files import EmptyDatasetError, get_data_patterns, resolve_pattern
-    from datasets.download.download_config import DownloadConfig
-    from datasets.packaged_modules import _MODULE_TO_EXTENSIONS
-    from datasets.utils.file_utils import xjoin
-
-    try:
-        tree = get_cached_repo_tree(source.repo, repo_type="dataset", revision=folder.name)
-    except CachedRepoTreeNotFoundError:
-        return
-    refs = {"version": 1, "refs": {f.path: "" for f in tree}}
-    listing = DownloadConfig(storage_options={"reference": {"fo": refs, "skip_instance_cache": True}})
-    config = _config_patterns(folder, kwargs)
-    if config is None:  # no config of that name: `datasets` refuses the load itself
-        return
-    patterns, data_dir = config
-    base = xjoin(TREE, data_dir) if data_dir else TREE
-    try:
-        patterns = patterns or get_data_patterns(base, download_config=listing)
-    except EmptyDatasetError:  # no data file at all in the repo's list
-        return
-    files: set[str] = set()
-    for pattern in (p for split_patterns in patterns.values() for p in split_patterns):
-        try:
-            found = resolve_pattern(pattern, base, _MODULE_TO_EXTENSIONS["csv"], listing)
-        except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
-            continue
-        files.update(f.removeprefix(TREE) for f in found)
-    which = f"the files the repo's file list ({_tree_file(folder)}) names for it"
-    _refuse_missing(source, folder, sorted(files), which)
-
-
-def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None] | None:
-    """The data file patterns (split -> patterns) and data_dir of the config `kwargs` picks, as
-    `datasets` takes them from `data_files=` or the card's `configs` (README.md, with
-    .huggingface.yaml over it: `datasets.load.LocalDatasetModuleFactory`, which resolves them against
-    the folder at once, so cannot serve here); ({}, data_dir) when `datasets` infers them from the
-    files' names; None when the card has configs but none that `kwargs` picks (`datasets` refuses)."""
-    import yaml
-    from datasets.data_files import sanitize_patterns
-    from datasets.utils.metadata import MetadataConfigs
-    from huggingface_hub import DatasetCard, DatasetCardData
-
-    if kwargs.get("data_files"):
-        return sanitize_patterns(kwargs["data_files"]), None
-    readme, extra = folder / "README.md", folder / ".huggingface.yaml"
-    card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
-    if extra.is_file() and (more := yaml.safe_load(extra.read_text(encoding="utf-8"))):
-        card = DatasetCardData(**(card.to_dict() | more))
-    configs = MetadataConfigs.from_dataset_card_data(card)
-    if not configs:
-        return {}, None
-    config = configs.get(kwargs.get("name") or configs.get_default_config_name() or "")
-    if config is None:
-        return None
-    data_files = config.get("data_files")
-    return (sanitize_patterns(data_files) if data_files else {}), config.get("data_dir")
+def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> bool:
+    """One line when the snapshot `folder` lacks a data file of this config (of any kind: parquet, JSON,
+    CSV, ..., mixed or not) that the repo's file list at its commit names (`hubtree.listed_files`);
+    that list is there when the snapshot was filled by `snapshot_download` (`hf download` too), which
+    `_record_snapshot` (and so `_check_complete`) knows nothing of: `hf download --include ...` of some
+    files, or a config never fetched beside one that was. Whether there was a list to check against."""
+    files = listed_files(source.repo, kwargs, folder)
+    if files is None:
+        return False
+    which = f"the files the repo's file list ({tree_file(folder)}) names for it"
+    _refuse_missing(source, folder, files, which)
+    return True
 
 
 def _mirror_options(

@@ -1,0 +1,118 @@
+"""Which data files of a hub dataset's config the repo's cached file list names (`hub._check_tree`).
+
+The list is huggingface_hub's tree cache (>= 2.4, `_tree_cache.py`): `<storage folder>/trees/
+COMMIT.json`, `{"format_version": 1, "files": {"<repo path>": {"size": ..., "blob_id": ...}}}`, beside
+`snapshots/`, written by `snapshot_download` (so `hf download` of a whole repo or of `--include`
+patterns; not `hf_hub_download`, nor `hf download REPO FILE` of one file) from the hub's listing before
+it fetches a file, and read here offline with `get_cached_repo_tree`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+TREE = "reference://"
+"""The root of the repo's file list as an fsspec `ReferenceFileSystem` (in memory: no file is written)."""
+
+
+def tree_file(folder: Path) -> Path:
+    """huggingface_hub's cached file list of the repo at the commit of its snapshot `folder`."""
+    return folder.parents[1] / "trees" / f"{folder.name}.json"
+
+
+def listed_files(repo: str, kwargs: dict, folder: Path) -> list[str] | None:
+    """The repo paths of the data files of the config `kwargs` that the repo's cached file list at the
+    commit of the snapshot `folder` names, of every kind `datasets` reads (parquet, JSON, CSV, ...: a
+    config's files may mix them); None when there is no list to read (none cached, another format, or
+    huggingface_hub < 2.4). [] when the list names none, or the card has no such config (`datasets`
+    then refuses the load itself).
+
+    The config's patterns are resolved against the list by `datasets`' own `resolve_pattern` (hidden,
+    special and card files skipped, as on a folder), over that list as an in-memory fsspec file system,
+    with the extensions `datasets` resolves a card's configs and `data_files=` with (all it reads: a
+    config's files are all read, by the builder of one kind); the patterns it infers from the files'
+    names for a repo whose card has no configs, it narrows to the kind most files are
+    (`infer_module_for_data_files`), and so does this."""
+    try:
+        from huggingface_hub import get_cached_repo_tree
+        from huggingface_hub.errors import CachedRepoTreeNotFoundError
+    except ImportError:  # huggingface_hub < 2.4: no tree cache to read
+        return None
+    from datasets.data_files import EmptyDatasetError, get_data_patterns
+    from datasets.download.download_config import DownloadConfig
+    from datasets.utils.file_utils import xjoin
+
+    try:
+        tree = get_cached_repo_tree(repo, repo_type="dataset", revision=folder.name)
+    except CachedRepoTreeNotFoundError:
+        return None
+    refs = {"version": 1, "refs": {f.path: "" for f in tree}}
+    listing = DownloadConfig(storage_options={"reference": {"fo": refs, "skip_instance_cache": True}})
+    config = _config_patterns(folder, kwargs)
+    if config is None:  # no config of that name: `datasets` refuses the load itself
+        return []
+    patterns, data_dir, inferred = config
+    base = xjoin(TREE, data_dir) if data_dir else TREE
+    try:
+        patterns = patterns or get_data_patterns(base, download_config=listing)
+    except EmptyDatasetError:  # no data file at all in the repo's list
+        return []
+    return sorted(_resolved(patterns, base, listing, narrow=inferred))
+
+
+def _resolved(patterns: dict, base: str, listing, narrow: bool) -> set[str]:
+    """The list's files that `patterns` (split -> patterns) name, of every kind `datasets` reads; with
+    `narrow`, only those of the kind it infers from them (as it does for patterns not from a card)."""
+    from datasets.data_files import resolve_pattern
+    from datasets.load import infer_module_for_data_files
+    from datasets.packaged_modules import (
+        _ALL_ALLOWED_EXTENSIONS,
+        _MODULE_TO_EXTENSIONS,
+        _MODULE_TO_METADATA_EXTENSIONS,
+    )
+
+    by_split: dict[str, list[str]] = {}
+    for split, split_patterns in patterns.items():
+        for pattern in split_patterns:
+            try:
+                found = resolve_pattern(pattern, base, _ALL_ALLOWED_EXTENSIONS, listing)
+            except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
+                continue
+            by_split.setdefault(split, []).extend(f.removeprefix(TREE) for f in found)
+    files = {f for split_files in by_split.values() for f in split_files}
+    if not narrow or not files:
+        return files
+    try:
+        module, _ = infer_module_for_data_files(by_split)
+    except (ValueError, FileNotFoundError):  # kinds `datasets` refuses to mix: it refuses the load
+        return files
+    kept = tuple(_MODULE_TO_EXTENSIONS[module] + _MODULE_TO_METADATA_EXTENSIONS[module])
+    return {f for f in files if any("." + s in kept for s in Path(f).name.split(".")[1:])}
+
+
+def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None, bool] | None:
+    """The data file patterns (split -> patterns) and data_dir of the config `kwargs` picks, and whether
+    `datasets` infers its files from their names (a card without `configs`: it then keeps those of one
+    kind), as `datasets` takes them from `data_files=` or the card's `configs` (README.md, with
+    .huggingface.yaml over it: `datasets.load.LocalDatasetModuleFactory`, which resolves them against
+    the folder at once, so cannot serve here); ({}, data_dir, ...) when `datasets` infers the patterns
+    from the files' names; None when the card has configs but none that `kwargs` picks (`datasets`
+    refuses)."""
+    import yaml
+    from datasets.data_files import sanitize_patterns
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard, DatasetCardData
+
+    if kwargs.get("data_files"):
+        return sanitize_patterns(kwargs["data_files"]), None, False
+    readme, extra = folder / "README.md", folder / ".huggingface.yaml"
+    card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
+    if extra.is_file() and (more := yaml.safe_load(extra.read_text(encoding="utf-8"))):
+        card = DatasetCardData(**(card.to_dict() | more))
+    configs = MetadataConfigs.from_dataset_card_data(card)
+    if not configs:
+        return {}, None, True
+    config = configs.get(kwargs.get("name") or configs.get_default_config_name() or "")
+    if config is None:
+        return None
+    data_files = config.get("data_files")
+    return (sanitize_patterns(data_files) if data_files else {}), config.get("data_dir"), False
