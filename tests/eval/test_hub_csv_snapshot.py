@@ -12,6 +12,7 @@ Nothing downloads."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import types
@@ -62,14 +63,33 @@ def _storage(cache: Path, repo: str) -> Path:
     return cache / ("datasets--" + repo.replace("/", "--"))
 
 
+def blob_id(data: bytes) -> str:
+    """A file's git blob sha1, as the hub lists it (`blob_id`)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def write_tree(storage: Path, commit: str, files: dict[str, bytes]) -> None:
+    """The repo's file list at `commit` (`files`: every file of the repo, path -> bytes), as
+    `snapshot_download` (so `hf download`) caches it before fetching: `trees/COMMIT.json` as
+    `huggingface_hub._tree_cache.write_tree_cache` writes it."""
+    listing = {name: {"size": len(files[name]), "blob_id": blob_id(files[name])} for name in sorted(files)}
+    (storage / "trees").mkdir(parents=True, exist_ok=True)
+    (storage / "trees" / f"{commit}.json").write_text(
+        json.dumps({"format_version": 1, "files": listing}, indent=1)
+    )
+
+
 def _cached(cache: Path, repo: str, folder: Path, names: list[str]) -> None:
-    """What an earlier online read left in the hub cache: the files `names` of `folder`, and refs/main."""
+    """What `hf download --repo-type dataset REPO` (or `--include` of `names`) left in the hub cache:
+    the files `names` of the repo `folder`, refs/main, and the repo's file list (`write_tree`)."""
     snapshot = _storage(cache, repo) / "snapshots" / COMMIT
     for name in names:
         (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(folder / name, snapshot / name)
     (_storage(cache, repo) / "refs").mkdir(parents=True, exist_ok=True)
     (_storage(cache, repo) / "refs" / "main").write_text(COMMIT)
+    files = {f.relative_to(folder).as_posix(): f.read_bytes() for f in folder.rglob("*") if f.is_file()}
+    write_tree(_storage(cache, repo), COMMIT, files)
 
 
 def _qrels_repo(root: Path) -> Path:
@@ -249,12 +269,13 @@ def _sharded(root: Path) -> Path:
 
 
 @pytest.mark.parametrize("damage", ["truncated", "files not a list", "a folder"])
-def test_a_damaged_snapshot_record_is_one_line_and_deleting_it_loses_only_the_check(
+def test_a_damaged_snapshot_record_is_one_line_whose_fix_reads_the_dataset_whole(
     tmp_path, cache, monkeypatch, damage
 ):
     # was: untested, and the line said only "delete it", not what that loses; a record whose files were
     # not a list was rewritten online (other configs' files lost) and a TypeError traceback offline; a
-    # folder in its place was "[Errno 21] Is a directory ...; check the name and your connection"
+    # folder in its place was "[Errno 21] Is a directory ...; check the name and your connection". Then
+    # the line said deleting it lost only the check: the snapshot was read as it was, offline, short
     folder = _sharded(tmp_path)
     _online(monkeypatch, cache, "me/shards", folder)
     load_hub(HubSource("me/shards"))
@@ -266,22 +287,27 @@ def test_a_damaged_snapshot_record_is_one_line_and_deleting_it_loses_only_the_ch
         config = json.dumps({"name": None})  # the key of the config `HubSource("me/shards")` loads
         record.write_text(json.dumps({"configs": {config: 3}}) if damage == "files not a list" else "{")
     expected = (
-        f"cannot load me/shards: {record} is damaged (not the JSON encoderlab writes there); delete it (it "
-        "only records which files encoderlab fetched into the hub cache's snapshot, to refuse one cut short "
-        "offline; a load with the hub reachable records them again)"
+        f"cannot load me/shards: {record} is damaged (not the JSON encoderlab writes there); delete it, then "
+        "load once with the hub reachable (HF_HUB_OFFLINE unset), which records again which files "
+        "encoderlab fetched into the hub cache's snapshot (offline, a snapshot without that record or "
+        "huggingface_hub's file list of the repo is refused: it may be cut short)"
     )
     for offline in (False, True):  # the same line online (before any fetch) and offline
         monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", offline)
         with pytest.raises(UserError) as err:
             load_hub(HubSource("me/shards"))
         assert str(err.value) == expected
-    # the fix: deleted, the snapshot is read as it is (no check), and a load online records it again
+    # deleted, a snapshot cut short is refused offline, not read short; the load online the line names
+    # fetches the rest and records it again
     shutil.rmtree(record) if record.is_dir() else record.unlink()
     (_storage(cache, "me/shards") / "snapshots" / COMMIT / "data" / "train-00001-of-00002.csv").unlink()
-    assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad"]  # unchecked, as said
+    with pytest.raises(UserError, match="^cannot load me/shards from the hub cache: nothing tells its"):
+        load_hub(HubSource("me/shards"))
     _online(monkeypatch, cache, "me/shards", folder)
     assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
     assert "data/train-00001-of-00002.csv" in record.read_text()
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    assert load_hub(HubSource("me/shards"))["train"]["review"] == ["fine", "bad", "ok"]
 
 
 def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, cache, monkeypatch):
@@ -317,7 +343,7 @@ def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, mo
     with pytest.raises(UserError, match=f"cannot load {QRELS} from {QRELS}: Couldn't reach") as err:
         load_hub(HubSource(QRELS))
     assert tries == [QRELS] and "check the name and your connection" in str(err.value)
-    _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["dev.tsv", "test.tsv"])
+    _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
     assert load_hub(HubSource(QRELS))["validation"]["query-id"] == ["000", "001", "002", "003"]
 
 

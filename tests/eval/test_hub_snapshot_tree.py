@@ -10,13 +10,12 @@ symlink to its blob, and `trees/COMMIT.json`, `{"format_version": 1, "files": {p
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from pathlib import Path
 
 import pytest
 from tests.eval import test_hub_csv_snapshot
+from tests.eval.test_hub_csv_snapshot import blob_id, write_tree
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
@@ -52,10 +51,6 @@ NO_CARD = {  # a repo without a card: `datasets` infers its splits from the file
 }
 
 
-def _blob_id(data: bytes) -> str:
-    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-
-
 def _downloaded(cache: Path, repo: str, files: dict[str, str], fetched: list[str], tree: bool = True) -> Path:
     """What `hf download --repo-type dataset REPO [--include ...]` leaves of the repo `files` at COMMIT,
     the files `fetched` in its snapshot (and, with `tree`, the repo's whole list in trees/); the
@@ -64,7 +59,7 @@ def _downloaded(cache: Path, repo: str, files: dict[str, str], fetched: list[str
     snapshot = storage / "snapshots" / COMMIT
     for name in fetched:
         data = files[name].encode()
-        blob = storage / "blobs" / _blob_id(data)
+        blob = storage / "blobs" / blob_id(data)
         blob.parent.mkdir(parents=True, exist_ok=True)
         blob.write_bytes(data)
         (snapshot / name).parent.mkdir(parents=True, exist_ok=True)
@@ -72,14 +67,7 @@ def _downloaded(cache: Path, repo: str, files: dict[str, str], fetched: list[str
     (storage / "refs").mkdir(parents=True, exist_ok=True)
     (storage / "refs" / "main").write_text(COMMIT)
     if tree:
-        listing = {
-            name: {"size": len(files[name].encode()), "blob_id": _blob_id(files[name].encode())}
-            for name in sorted(files)
-        }
-        (storage / "trees").mkdir(exist_ok=True)
-        (storage / "trees" / f"{COMMIT}.json").write_text(
-            json.dumps({"format_version": 1, "files": listing}, indent=1)
-        )
+        write_tree(storage, COMMIT, {name: text.encode() for name, text in files.items()})
     return snapshot
 
 
@@ -177,10 +165,44 @@ def test_a_repo_without_configs_is_checked_for_the_kind_datasets_reads_of_it(cac
     assert str(err.value) == _line(snapshot, "me/both", "me/both", "data/test.parquet, data/train.parquet")
 
 
-def test_without_the_file_list_a_snapshot_is_read_as_it_is_as_before(cache):
-    # `hf_hub_download` (as `datasets` fetches) writes no trees/COMMIT.json: nothing to check against
-    _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
-    assert load_hub(HubSource("me/nocard"))["train"]["review"] == ["fine", "bad"]
+def test_a_snapshot_neither_fetched_by_encoderlab_nor_listed_is_refused_offline_not_read_as_it_is(cache):
+    # was: read as it was. `hf_hub_download` (as `datasets` fetches a dataset's files, or `hf download
+    # REPO FILE` of one file) writes no trees/COMMIT.json, and encoderlab recorded no fetch: a download
+    # cut short after the first train shard gave its rows only, silently
+    snapshot = _downloaded(cache, "me/nocard", NO_CARD, ["data/train-00000-of-00002.csv"], tree=False)
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/nocard"))
+    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    assert str(err.value) == (
+        f"cannot load me/nocard from the hub cache: nothing tells its snapshot {snapshot} complete "
+        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
+        f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
+        "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
+        f"`hf download --repo-type dataset me/nocard --revision {COMMIT}`"
+    )
+    assert not listed.parent.exists()  # nothing written into the hub cache (huggingface_hub's)
+    line = str(err.value)
+    listed.parent.mkdir()
+    listed.write_text('{"format_version": 1, "files": ')  # cut short: huggingface_hub ignores it
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/nocard"))
+    assert str(err.value) == line
+    # the fix the line names: `hf download` of the repo (`snapshot_download`) caches its file list
+    # before it fetches, and the rest: read whole
+    rest = ["data/train-00001-of-00002.csv", "data/test-00000-of-00001.csv"]
+    _downloaded(cache, "me/nocard", NO_CARD, rest)
+    assert load_hub(HubSource("me/nocard"))["train"]["review"] == ["fine", "bad", "ok"]
+
+
+def test_an_unchecked_snapshot_of_other_files_is_left_to_datasets_offline_path_as_before(cache):
+    # not read from the hub cache (not CSV or TSV): `datasets` reads offline the copy it prepared of the
+    # files it fetched whole, if it has one, so nothing is refused for want of a list
+    _downloaded(
+        cache, "me/json", {"data/train.jsonl": '{"review": "fine"}\n'}, ["data/train.jsonl"], tree=False
+    )
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/json"))
+    assert "check the name and your connection" in str(err.value)
 
 
 def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_connection(cache):

@@ -151,9 +151,11 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     same resolution `load_dataset` makes, made once) and `huggingface_hub.hf_hub_download` fetches
     those files at the resolved commit, with the card (`_fetch_snapshot`); offline (`HF_HUB_OFFLINE` or
     `HF_DATASETS_OFFLINE`), or when the hub cannot be reached, the snapshot the cache already holds for
-    the revision is read, as `huggingface_hub` reads a model offline, unless it lacks a file its fetch
-    recorded (`_check_complete`). `datasets` itself fetches a hub dataset's files with `hf_hub_download`
-    into that cache, so a dataset it read before is there too.
+    the revision is read, as `huggingface_hub` reads a model offline, if it is known complete: it holds
+    the files its fetch recorded (`_check_complete`), or those the repo's cached file list names
+    (`_check_tree`); with neither record nor list, it is refused (`_refuse_unchecked`). `datasets`
+    itself fetches a hub dataset's files with `hf_hub_download` into that cache, with neither: such a
+    snapshot of CSV files is refused offline until loaded once with the hub reachable (or `hf download`).
     Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
     with the same options, so every copy prepared before would have been refused offline."""
     unreachable = builder = None
@@ -246,11 +248,12 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
             _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
         if cards:  # not read from the snapshot (not CSV): `datasets`' offline path, as before
             return None
-        _check_complete(source, kwargs, Path(folder))
-        _check_tree(source, kwargs, Path(folder))
+        checked = _check_complete(source, kwargs, Path(folder)) | _check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
+    if kind == "csv" and not checked:
+        _refuse_unchecked(source, Path(folder))
     return folder if kind == "csv" else None
 
 
@@ -289,8 +292,8 @@ def _record_path(repo: str, commit: str, create: bool) -> Path:
 
 def _read_record(path: Path, source: HubSource) -> dict:
     """The configs (`kwargs` as JSON -> their files) a record holds; {} for none (no record yet). A
-    damaged one is refused: deleting it loses only the completeness check of that snapshot (read as it
-    is offline, as one encoderlab did not fetch) until each config is loaded with the hub reachable."""
+    damaged one is refused: deleted, the snapshot is one encoderlab did not fetch (refused offline
+    unless huggingface_hub listed the repo beside it) until each config is loaded with the hub reachable."""
     if not path.exists():
         return {}
     try:
@@ -301,8 +304,9 @@ def _read_record(path: Path, source: HubSource) -> dict:
     if not all(isinstance(f, list) and all(isinstance(n, str) for n in f) for f in files):
         raise UserError(
             f"cannot load {source.describe()}: {path} is damaged (not the JSON encoderlab writes there); "
-            "delete it (it only records which files encoderlab fetched into the hub cache's snapshot, to "
-            "refuse one cut short offline; a load with the hub reachable records them again)"
+            "delete it, then load once with the hub reachable (HF_HUB_OFFLINE unset), which records again "
+            "which files encoderlab fetched into the hub cache's snapshot (offline, a snapshot without that "
+            "record or huggingface_hub's file list of the repo is refused: it may be cut short)"
         )
     return configs
 
@@ -327,14 +331,27 @@ def _record_snapshot(source: HubSource, commit: str, kwargs: dict, paths: list[s
             )
 
 
-def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> None:
+def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> bool:
     """One line when the hub cache's snapshot `folder` lacks a file its fetch recorded for this config
-    (`_record_snapshot`): read as it is, the split had fewer rows, silently. A snapshot encoderlab did
-    not fetch (`hf download`, or an encoderlab before the record) has no record and is read as it is."""
+    (`_record_snapshot`): read as it is, the split had fewer rows, silently. Whether there was a record
+    of this config: a snapshot encoderlab did not fetch it into (`hf download`, `datasets`' own fetch,
+    or an encoderlab before the record) has none, and is checked against the repo's file list
+    (`_check_tree`) or refused (`_refuse_unchecked`)."""
     files = _read_record(_record_path(source.repo, folder.name, create=False), source).get(
-        json.dumps(kwargs, sort_keys=True), []
+        json.dumps(kwargs, sort_keys=True)
     )
-    _refuse_missing(source, folder, files, "the files the dataset was fetched with")
+    _refuse_missing(source, folder, files or [], "the files the dataset was fetched with")
+    return files is not None
+
+
+def _refetch(source: HubSource, folder: Path) -> str:
+    """The fix of a hub cache snapshot that is, or may be, incomplete: what fetches its files and records
+    them (encoderlab's record, or huggingface_hub's file list: `hf download` of the repo, not of one file,
+    goes through `snapshot_download`, which writes trees/COMMIT.json before fetching)."""
+    return (
+        "run once with the hub reachable (HF_HUB_OFFLINE unset), or "
+        f"`hf download --repo-type dataset {source.repo} --revision {folder.name}`"
+    )
 
 
 def _refuse_missing(
@@ -348,9 +365,22 @@ def _refuse_missing(
         raise UserError(
             f"cannot load {source.describe()} from the hub cache: its snapshot {folder} lacks "
             f"{', '.join(missing[:3])}{more} of {which} (a download cut short, or one of some files "
-            f"only), so {harm}; run once with the hub reachable (HF_HUB_OFFLINE "
-            f"unset), or `hf download --repo-type dataset {source.repo} --revision {folder.name}`"
+            f"only), so {harm}; {_refetch(source, folder)}"
         )
+
+
+def _refuse_unchecked(source: HubSource, folder: Path) -> None:
+    """One line for a snapshot to be read (CSV or TSV) that nothing tells complete: encoderlab did not
+    fetch this config into it (no record) and huggingface_hub cached no file list of the repo at its
+    commit (`hf_hub_download`, as `datasets` fetches files, writes none). Read as it was, a download cut
+    short gave a split the rows of the files fetched so far, silently. A snapshot of other files is not
+    read: `datasets`' offline path reads the copy it prepared, of the files it fetched whole."""
+    raise UserError(
+        f"cannot load {source.describe()} from the hub cache: nothing tells its snapshot {folder} complete "
+        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
+        f"of the repo at that commit, {tree_file(folder)}), so a download cut short would give splits "
+        f"missing rows, unseen; {_refetch(source, folder)}"
+    )
 
 
 def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> bool:
