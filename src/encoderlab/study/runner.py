@@ -62,6 +62,7 @@ from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
+from encoderlab.study.fetching import fetch_assets, missing_assets
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
@@ -473,8 +474,11 @@ def _run_locked(
             # counted from the data of this graph's prepare nodes: first, that it is still its corpus's
             check_prepared_sources(spec, study_dir, graph)
             check_passes(plan_study(spec, study_dir, graph))
-        ensure_assets(backend.required_assets(spec), fetch=fetch)
-        backend.check_start(spec, study_dir, graph)  # every node's inputs, once the assets are here
+        missing = missing_assets(backend.required_assets(spec), fetch=fetch)
+        backend.check_start(spec, study_dir, graph)  # every node's inputs not in an asset still to fetch
+        if missing:  # validated first: a refused study fetched nothing into ENCODERLAB_HOME
+            fetch_assets(missing)
+            backend.check_start(spec, study_dir, graph)  # the inputs read from the assets just fetched
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
         write_json_atomic(study_dir / "study.json", to_dict(spec))
         write_json_atomic(
@@ -489,28 +493,3 @@ def _run_locked(
             print(stale_note(study_dir, stale, spec.name), file=sys.stderr)
         results = run_graph(spec, graph, backend, study_dir, progress=progress, jobs=jobs)
     return study_dir / results["report"]["path"]
-
-
-def ensure_assets(names: list[str], fetch: bool) -> None:
-    """Make sure every asset in `names` is fetched: fetch the missing ones, or name the command."""
-    if not names:
-        return
-    from encoderlab.data import assets
-
-    missing = [n for n in dict.fromkeys(names) if not assets.is_fetched(n)]
-    if not missing:
-        return
-    command = f"encoderlab assets fetch {' '.join(missing)}"
-    if not fetch:
-        raise UserError(
-            f"this study needs {noun(len(missing), 'asset')} {', '.join(missing)} that {noun(len(missing), 'is', 'are')} not fetched; run: {command}"
-        )
-    from encoderlab.data.assets.cache import assets_root, check_cache
-
-    check_cache(assets_root())  # its own fix: "when a registry is reachable, fetch" would meet it again
-    try:
-        assets.fetch(missing)
-    except UserError as exc:
-        raise UserError(
-            f"this study needs {noun(len(missing), 'asset')} {', '.join(missing)} and fetching failed ({exc}); when a registry is reachable run: {command}"
-        ) from None

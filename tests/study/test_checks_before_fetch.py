@@ -1,0 +1,92 @@
+"""A study refused by a start check fetches no asset and writes nothing.
+
+`run_study` fetched the assets it was missing (into $ENCODERLAB_HOME) before its start checks
+(`Backend.check_start`), so a study those checks refused had downloaded and written into the cache
+first. Now every check runs before any fetch (an asset not fetched yet is not read by them,
+`checks._here`), and the checks that read a fetched asset run again once it is fetched. The fetcher is
+replaced: nothing downloads.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from fake_study import backend, small_spec
+from tests.reliability.test_hostile_arguments import model_folder, write_texts
+from tests.reliability.test_hostile_inputs import snapshot
+from tests.reliability.test_hostile_study_files import MINI_STUDY
+
+from encoderlab.data import assets
+from encoderlab.errors import UserError
+from encoderlab.study.runner import run_study
+
+
+def _fetcher(monkeypatch, home):
+    """Replace the asset fetcher with one that records its calls and writes into `home`, as it would."""
+    calls = []
+
+    def fetch(names):
+        calls.append(list(names))
+        (home / "assets").mkdir(parents=True, exist_ok=True)
+        (home / "assets" / "fetched.txt").write_text(" ".join(names))
+
+    monkeypatch.setattr(assets, "fetch", fetch)
+    return calls
+
+
+def _refused(spec, study_dir, graph):
+    raise UserError(f"study {spec.name}, run b: refused by a start check")
+
+
+def test_a_study_refused_by_a_start_check_fetches_nothing_and_writes_nothing(tmp_path, monkeypatch):
+    home, out = tmp_path / "home", tmp_path / "out"
+    monkeypatch.setenv("ENCODERLAB_HOME", str(home))
+    calls = _fetcher(monkeypatch, home)
+    b = backend()
+    b.required_assets = lambda spec: ["tweets"]
+    b.check_start = _refused
+    with pytest.raises(UserError, match="refused by a start check"):
+        run_study(small_spec(), out, b, progress=False)
+    assert calls == [] and not home.exists() and not out.exists()
+
+    mine = tmp_path / "mine"  # an empty --out the user made: left as it was
+    mine.mkdir()
+    with pytest.raises(UserError, match="refused by a start check"):
+        run_study(small_spec(), mine, b, progress=False)
+    assert calls == [] and not home.exists() and list(mine.iterdir()) == []
+
+
+def test_the_checks_run_again_once_the_missing_assets_are_fetched(tmp_path, monkeypatch):
+    """A check may read an asset only once it is fetched: it is asked before and after the fetch."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("ENCODERLAB_HOME", str(home))
+    calls, checked = _fetcher(monkeypatch, home), []
+    b = backend()
+    b.required_assets = lambda spec: ["tweets"]
+    b.check_start = lambda spec, study_dir, graph: checked.append(list(calls))
+    run_study(small_spec(), tmp_path / "out", b, progress=False)
+    assert checked == [[], [["tweets"]]]
+
+
+def test_a_real_start_check_refuses_before_the_study_fetches_its_cka_texts(tmp_path, monkeypatch, capsys):
+    """The real backend: a CKA of too few texts (`checks.check_analyses`) whose texts are an asset not
+    fetched yet is refused with the cache and the study folder untouched."""
+    from tests.reliability.test_hostile_inputs import cli
+
+    from encoderlab.analysis.cka import MIN_TEXTS
+
+    home, out = tmp_path / "home", tmp_path / "out"
+    home.mkdir()
+    (home / "keep.txt").write_text("mine\n")
+    monkeypatch.setenv("ENCODERLAB_HOME", str(home))
+    calls = _fetcher(monkeypatch, home)
+    write_texts(tmp_path)
+    model_folder(tmp_path)  # run b's start model
+    study = yaml.safe_load(yaml.safe_dump(MINI_STUDY))
+    study["cka"] = [{"a": "a", "b": "b", "texts": "wiki-leads", "n_texts": MIN_TEXTS - 1}]
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    assert not assets.is_fetched("wiki-leads")
+    before = snapshot(tmp_path)
+    code, err = cli(["study", "run", tmp_path / "s.yaml", "--out", out], capsys)
+    assert code == 2 and f"n_texts must be at least {MIN_TEXTS}" in err, err
+    assert calls == [] and snapshot(tmp_path) == before and not out.exists()
