@@ -27,6 +27,7 @@ from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Node, Pretraining, pretraining
+from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder, unread_hub_ids
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -52,9 +53,10 @@ def check_inputs(
     (`_here`). The rows of each run (`check_runs`) are checked apart: the plan prints first what they
     are measured against."""
     nodes = list(nodes)
+    unread = unread_hub_ids(spec, study_dir, nodes)  # read by finished nodes only: not asked for
     check_shadowed_hub_ids(spec, study_dir)
-    check_sources(spec, fetched)
-    check_hub_ids(spec, fetched)
+    check_sources(spec, fetched, unread)
+    check_hub_ids(spec, fetched, unread)
     check_prepared_sources(spec, study_dir, nodes)
     check_prepared_tokenizers(spec, fetched)
     check_analyses(spec)
@@ -126,7 +128,7 @@ def check_task_mirrors(spec: StudySpec) -> None:
         raise UserError(f"study {spec.name}: {exc}") from None
 
 
-def check_sources(spec: StudySpec, fetched: bool = True) -> None:
+def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] = frozenset()) -> None:
     """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
     when their turn came, after the study folder was made. Hub corpora and hub ids are the nodes' to
@@ -134,8 +136,8 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     reads it before writing (`check_first_documents`): an empty file or records without the text field
     were refused by the prepare node, after the study folder was made. Assets are fetched by now, unless
     `fetched=False` (`study plan`, which fetches nothing): then only what is on this machine is checked
-    (`_here`), and an asset's
-    absence is the plan's to say."""
+    (`_here`), and an asset's absence is the plan's to say. A hub id in `unread`, read by finished nodes
+    only (`hubids.unread_hub_ids`), is not looked for."""
     from encoderlab.data.filereaders import MissingTextField
     from encoderlab.data.mixing import EmptySource, check_first_documents
     from encoderlab.data.sources import CORPORA, describe
@@ -143,7 +145,8 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
     from encoderlab.model.hub import check_model_source
     from encoderlab.study.nodes import corpus_sources, empty_in_entry, field_in_entry
 
-    runs, names = [r for r in spec.runs if r.init and _here(r.init, fetched)], {d.name for d in spec.data}
+    runs = [r for r in spec.runs if r.init and r.init not in unread and _here(r.init, fetched)]
+    names = {d.name for d in spec.data}
     for d in spec.data:
         try:
             local = [  # a bad `#option` is refused here too
@@ -165,9 +168,10 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 d.tokenizer != "train"
                 and d.tokenizer not in names
                 and d.prepared is None
+                and d.tokenizer not in unread
                 and _here(d.tokenizer, fetched)
             ):
-                tokenizer_folder(d.tokenizer, _folder(spec))
+                tokenizer_folder(d.tokenizer, spec_folder(spec))
         except UserError as exc:
             raise UserError(f"study {spec.name}, dataset {d.name}: {exc}") from None
     for r in runs:
@@ -176,78 +180,6 @@ def check_sources(spec: StudySpec, fetched: bool = True) -> None:
                 check_model_source(r.init)
             except UserError as exc:
                 raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
-
-
-def check_hub_ids(spec: StudySpec, fetched: bool = True) -> None:
-    """Refuse a start model or tokenizer named by a hub id (OWNER/NAME) that is no folder beside the study
-    file (where its relative paths are read from: `files._with_paths`) and that no mirror, nor the local
-    hub cache, nor the hub (asked once) has (`hub.check_model_repo`), naming that folder, before anything
-    runs, for `study plan` too: the node found it when its turn came, after the study folder was made,
-    and named the working folder as the one the id was not (its `load_pretrained` looks there).
-    `study plan` (`fetched=False`) asks no hub, as for corpora: with no model mirror it leaves them to
-    the run (a plan is made on a login node without the hub, of models the run will download)."""
-    import os
-
-    from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hub import HUB_MODELS_ENV, check_model_repo, is_hub_id
-
-    if not fetched and not os.environ.get(HUB_MODELS_ENV):
-        return
-
-    names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
-    ids: dict[str, tuple[str, str]] = {}  # each id once, as the first run or dataset naming it
-    for location, where, what in _start_ids(spec):
-        ids.setdefault(location, (where, what))
-    base = _folder(spec)
-    for location, (where, what) in ids.items():
-        if location in names or not is_hub_id(location) or ((base or Path.cwd()) / location).exists():
-            continue  # a folder beside the study file (one in the working folder: `check_shadowed_hub_ids`)
-        try:
-            check_model_repo(location, what, base)
-        except UserError as exc:
-            raise UserError(f"study {spec.name}, {where}: {exc}") from None
-
-
-def check_shadowed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:
-    """Refuse a study not read from a file (a built-in, or a study folder's record: `spec.folder` is None)
-    whose start model or tokenizer hub id (OWNER/NAME) also names a path in the working folder: its nodes'
-    `load_pretrained` would load that path in the hub model's place, silently. A study file's relative
-    paths are made absolute beside it (`files._Paths._not_from_cwd` refuses one found in the working
-    folder instead), so its record holds such an id only as a hub id, and a built-in names only hub ids:
-    resuming `study_dir` (it holds study.json), the first run read the hub; a first run would read the
-    path, which is ambiguous, so it is refused too. Keys and records are unchanged."""
-    from encoderlab.data.hub import is_hub_id
-
-    if spec.folder is not None:
-        return
-    record = None if study_dir is None else Path(study_dir) / "study.json"
-    resumed = record is not None and record.is_file()
-    names = {r.name for r in spec.runs} | {d.name for d in spec.data}
-    for location, where, what in _start_ids(spec):
-        if location not in names and is_hub_id(location) and Path(location).exists():
-            named = (
-                f"in {record}" if resumed else "(a study not read from a study file names no relative paths)"
-            )
-            fix = "resume the study" if resumed else "run the study"
-            raise UserError(
-                f"study {spec.name}, {where}: {what} '{location}' is a hub id {named}, but the working folder "
-                f"holds {Path.cwd() / location}, which the study's nodes would load in its place; {fix} from "
-                "another working folder (or move that one away)"
-            )
-
-
-def _start_ids(spec: StudySpec) -> list[tuple[str, str, str]]:
-    """(location, "dataset D" or "run R", "tokenizer" or "model") of each tokenizer and start model."""
-    return [
-        *((d.tokenizer, f"dataset {d.name}", "tokenizer") for d in spec.data),
-        *((r.init, f"run {r.name}", "model") for r in spec.runs if r.init),
-    ]
-
-
-def _folder(spec: StudySpec) -> Path | None:
-    """The folder of the study's file (where its relative paths were looked for), None when not read
-    from one (the working folder, as the nodes' `load_pretrained` reads them)."""
-    return Path(spec.folder) if spec.folder is not None else None
 
 
 def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> None:

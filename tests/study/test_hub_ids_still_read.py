@@ -1,0 +1,47 @@
+"""Resuming a study offline asks for no hub id that only finished nodes read.
+
+`checks.check_hub_ids` asked a mirror, the hub cache or the hub for every start model and tokenizer
+hub id of the study, before anything ran: resuming a study whose nodes had all finished, on a machine
+without the hub (`HF_HUB_OFFLINE=1`, no mirror of the model), was refused for an id no node would read
+again. Now only the ids read by nodes still to run are checked (`hubids._still_read`): a finished
+study resumes, and an unfinished pretraining node's start model is still refused first. The hub models
+are mirrors (`ENCODERLAB_HUB_MODELS`, `HF_HUB_OFFLINE=1`): nothing downloads.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.reliability.test_hostile_arguments import assert_refused
+from tests.reliability.test_hostile_inputs import cli, snapshot
+from tests.study.test_resumed_hub_ids import _models, hub_id_study
+
+from encoderlab.data.hub import HUB_MODELS_ENV
+
+
+def test_a_resume_asks_only_for_the_hub_ids_of_nodes_still_to_run(tmp_path, monkeypatch, capsys):
+    sub, work, out = hub_id_study(tmp_path)
+    _models(tmp_path / "mirror", "someone/enc", "someone/tok")
+    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(work)
+    code, err = cli(["study", "run", sub / "s.yaml", "--out", out], capsys)
+    assert code in (0, None), err
+
+    shutil.rmtree(tmp_path / "mirror")  # offline now, and no mirror holds either id
+    (tmp_path / "mirror").mkdir()
+    for command in (["study", "run", out], ["study", "run", sub / "s.yaml", "--out", out]):
+        before = snapshot(out)
+        code, err = cli(command, capsys)
+        assert code in (0, None), err  # every node finished: neither id is read again
+        assert {k: v for k, v in snapshot(out).items() if k.startswith("nodes/")} == {
+            k: v for k, v in before.items() if k.startswith("nodes/")
+        }
+
+    (node,) = (out / "nodes" / "pretrain").glob("b-*")
+    shutil.rmtree(node)  # run b to train again: its start model is read, and is nowhere
+    before = snapshot(tmp_path)
+    code, err = cli(["study", "run", out], capsys)
+    assert_refused(code, err, r"^encoderlab: error: study mini, run b: .* of someone/enc, ")
+    assert snapshot(tmp_path) == before
