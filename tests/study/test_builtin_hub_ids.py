@@ -26,7 +26,7 @@ from encoderlab.study.files import load_study_file
 
 def _shadowed(id_, work):
     return re.escape(
-        f"'{id_}' is a hub id (a study not read from a study file names no relative paths), but the working "
+        f"'{id_}' is a hub id (a built-in study names no relative paths), but the working "
         f"folder holds {work / id_}, which the study's nodes would load in its place; run the study from "
         "another working folder (or move that one away)"
     )

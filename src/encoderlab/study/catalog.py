@@ -53,7 +53,7 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
             f"study {name} runs at scales {', '.join(scales)} only ({why}); give --scale {scales[0]}"
         )
     spec = STUDIES[name](SCALES[scale])
-    return replace(spec, **(overrides or {}))
+    return replace(spec, **(overrides or {}), names_hub_ids=True)  # never a relative path
 
 
 def estimate_minutes(spec: StudySpec, plan=None) -> float:

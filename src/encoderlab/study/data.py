@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -334,7 +334,7 @@ def read_study(study_dir: Path) -> tuple[StudySpec, list[Node]]:
             f"{study_dir}/graph.json is not a study graph (damaged or replaced); run the study again into "
             f"{study_dir} with the same command, which rewrites it (finished nodes are kept)"
         ) from None
-    return typed, nodes
+    return replace(typed, names_hub_ids=True), nodes  # its local paths are absolute
 
 
 def _read_record(study_dir: Path, name: str):

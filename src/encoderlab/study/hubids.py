@@ -1,13 +1,23 @@
 """A study's start models and tokenizers named OWNER/NAME: hub ids, or relative paths of that shape.
 
 Such a name is a relative path too, looked for in the working folder before the hub (`load_pretrained`).
-`check_shadowed_hub_ids` refuses one a study not read from a file names when the working folder holds
-a path of that name; `check_hub_ids` asks a mirror, the local hub cache or the hub for each hub id a
-node still to run reads (`unread_hub_ids`: those only finished nodes read are left alone).
+Which it means depends on where the study came from:
+
+- a study file: its relative paths are made absolute beside it (`files._with_paths`), so an OWNER/NAME
+  it still holds is a hub id;
+- a built-in study (`catalog.get_study`) or a study folder's record (`data.read_study`): hub ids only
+  (`StudySpec.names_hub_ids`), so a working folder holding a path of that name is refused
+  (`check_shadowed_hub_ids`): the nodes would load it in the hub model's place, silently;
+- a study built in Python: its relative paths are the working folder's, as every other encoderlab call
+  reads them, so `run_study` makes the ones found there absolute before the study is keyed or recorded
+  (`pin_local_starts`), and its record holds them as the paths they were.
+
+`check_hub_ids` asks a mirror, the local hub cache or the hub for each hub id a node still to run reads.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -81,31 +91,60 @@ def unread_hub_ids(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node
 
 
 def check_shadowed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:
-    """Refuse a study not read from a file (a built-in, or a study folder's record: `spec.folder` is None)
-    whose start model or tokenizer hub id (OWNER/NAME) also names a path in the working folder: its nodes'
+    """Refuse a study whose start models and tokenizers are hub ids (`spec.names_hub_ids`: a built-in, or
+    a study folder's record) where one (OWNER/NAME) also names a path in the working folder: its nodes'
     `load_pretrained` would load that path in the hub model's place, silently. A study file's relative
     paths are made absolute beside it (`files._Paths._not_from_cwd` refuses one found in the working
-    folder instead), so its record holds such an id only as a hub id, and a built-in names only hub ids:
-    resuming `study_dir` (it holds study.json), the first run read the hub; a first run would read the
-    path, which is ambiguous, so it is refused too. Keys and records are unchanged."""
-    from encoderlab.data.hub import is_hub_id
-
-    if spec.folder is not None:
+    folder instead), and a study built in Python reads its own from the working folder (`pin_local_starts`),
+    so a record holds such an id only as a hub id, and a built-in names only hub ids: resuming `study_dir`
+    (it holds study.json), the first run read the hub; a built-in's first run would read the path,
+    which is ambiguous, so it is refused too. Keys and records are unchanged."""
+    if not spec.names_hub_ids:
         return
     record = None if study_dir is None else Path(study_dir) / "study.json"
     resumed = record is not None and record.is_file()
+    for location, where, what in _shadowing(spec):
+        named = f"in {record}" if resumed else "(a built-in study names no relative paths)"
+        fix = "resume the study" if resumed else "run the study"
+        raise UserError(
+            f"study {spec.name}, {where}: {what} '{location}' is a hub id {named}, but the working folder "
+            f"holds {Path.cwd() / location}, which the study's nodes would load in its place; {fix} from "
+            "another working folder (or move that one away)"
+        )
+
+
+def pin_local_starts(spec: StudySpec) -> StudySpec:
+    """A study built in Python (neither read from a file nor `names_hub_ids`) with each start model and
+    tokenizer OWNER/NAME that names a path in the working folder made that path, absolute: what its
+    nodes load (`load_pretrained` reads the working folder first) and what its record then says, so a
+    resume of its folder reads it as the path, not as a hub id the working folder shadows. Any other
+    spec is returned as it is."""
+    if spec.folder is not None or spec.names_hub_ids:
+        return spec
+    local = {location for location, _, _ in _shadowing(spec)}
+    if not local:
+        return spec
+
+    def pinned(location: str) -> str:
+        return str((Path.cwd() / location).resolve()) if location in local else location
+
+    return dataclasses.replace(
+        spec,
+        data=tuple(dataclasses.replace(d, tokenizer=pinned(d.tokenizer)) for d in spec.data),
+        runs=tuple(dataclasses.replace(r, init=pinned(r.init)) if r.init else r for r in spec.runs),
+    )
+
+
+def _shadowing(spec: StudySpec) -> list[tuple[str, str, str]]:
+    """The `start_ids` of `spec` that are hub ids and also name a path in the working folder."""
+    from encoderlab.data.hub import is_hub_id
+
     names = {r.name for r in spec.runs} | {d.name for d in spec.data}
-    for location, where, what in start_ids(spec):
-        if location not in names and is_hub_id(location) and Path(location).exists():
-            named = (
-                f"in {record}" if resumed else "(a study not read from a study file names no relative paths)"
-            )
-            fix = "resume the study" if resumed else "run the study"
-            raise UserError(
-                f"study {spec.name}, {where}: {what} '{location}' is a hub id {named}, but the working folder "
-                f"holds {Path.cwd() / location}, which the study's nodes would load in its place; {fix} from "
-                "another working folder (or move that one away)"
-            )
+    return [
+        (location, where, what)
+        for location, where, what in start_ids(spec)
+        if location not in names and is_hub_id(location) and Path(location).exists()
+    ]
 
 
 def start_ids(spec: StudySpec) -> list[tuple[str, str, str]]:

@@ -64,6 +64,7 @@ from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
 from encoderlab.study.fetching import fetch_assets, missing_assets
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
+from encoderlab.study.hubids import pin_local_starts
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
 from encoderlab.words import count, noun
@@ -426,6 +427,7 @@ def run_study(
     returns the report's path."""
     if jobs < 1:
         raise UserError(f"jobs must be >= 1, got {jobs}; use --jobs 1 to run nodes one after the other")
+    spec = pin_local_starts(spec)  # a study built in Python: its OWNER/NAME folders, as they are loaded
     study_dir = check_study_out(spec, study_dir)
     made = missing_folders(study_dir)  # the folder and its parents, removed again if the study is refused
     try:

@@ -264,6 +264,11 @@ class StudySpec:
     a built-in study, or a study folder's record): what a refusal of a hub id names as the folder it is
     not (`checks.check_hub_ids`). Never written or keyed (`UNRECORDED`): a study file moved elsewhere is
     the same study."""
+    names_hub_ids: bool = field(default=False, compare=False, metadata=UNRECORDED)
+    """True for a built-in study (`catalog.get_study`) and a study folder's record (`data.read_study`): an
+    OWNER/NAME start model or tokenizer is a hub id, and a working folder shadowing it is refused
+    (`hubids.check_shadowed_hub_ids`). False for a study file's (relative paths made absolute beside it)
+    and a study built in Python's, whose relative paths are the working folder's (`hubids.pin_local_starts`)."""
 
     def __post_init__(self) -> None:
         from encoderlab.config import check_values
