@@ -134,3 +134,27 @@ def test_the_study_files_folder_is_never_recorded(hworld):
     )
     with pytest.raises(UserError, match=r"unknown field folder"):
         load_study_file(hworld / "sub" / "with_folder.yaml")
+
+
+def test_a_hub_id_the_hub_cannot_give_is_refused_before_the_studys_assets_are_fetched(
+    hworld, capsys, monkeypatch
+):
+    """The hub ids were checked only once the study's assets were fetched: `study run paper1-cpt --scale
+    gpu-210m` offline fetched minilm and smollm2-135m (minutes, 600 MB into ENCODERLAB_HOME), then refused
+    its EuroBERT tokenizer. Here the fetch would write into ENCODERLAB_HOME, which the refusal must not."""
+    from encoderlab.data import assets
+
+    study = yaml.safe_load((hworld / "sub" / "study_hub_init.yaml").read_text())
+    study["cka"] = [{"a": "a", "b": "b", "texts": "moby-dick"}]  # an asset the study fetches
+    (hworld / "sub" / "study_hub_init.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+
+    def fetch(names, *args, **kwargs):  # as a real fetch would: into ENCODERLAB_HOME
+        for name in names:
+            (hworld / "home" / "assets" / name).mkdir(parents=True)
+
+    monkeypatch.setattr(assets, "fetch", fetch)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
+    pattern = OFFLINE.format(sub=re.escape(str(hworld / "sub")))
+    command = "study run {w}/sub/study_hub_init.yaml --out {w}/s"
+    assert_refused_untouched(hworld, capsys, monkeypatch, "study-hub-id-not-there", command, pattern)
