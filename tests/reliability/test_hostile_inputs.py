@@ -9,6 +9,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -52,16 +53,22 @@ def assert_one_line(code: int, err: str, pattern: str, exit_code: int = 2) -> No
     assert __import__("re").search(pattern, lines[0]), lines[0]
 
 
-def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, capsys) -> None:
-    """Run `argv` ({w} = `root`): one documented line, and no file under `root` changed, added or made."""
-    before, top = snapshot(root), sorted(p.name for p in root.iterdir())
+def assert_refused_unchanged(root: Path, case: str, argv: str, pattern: str, capsys, monkeypatch) -> None:
+    """Run `argv` ({w} = `root`) from `root`, with temporary files under it: one documented line, and
+    no file under `root` changed, added or made, nor any folder at any depth (a default output
+    folder, an empty leftover `mkdir`, a temporary folder not cleaned up)."""
+    monkeypatch.chdir(root)
+    (root / "tmp").mkdir(exist_ok=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(root / "tmp"))
+    before, paths = snapshot(root), sorted(root.rglob("*"))
     code, err = cli(argv.format(w=root).split(), capsys)
     assert_one_line(code, err, pattern)
     assert_printed_as_documented(case, err, root)
     after = snapshot(root)
     assert {k: v for k, v in after.items() if k in before} == before, "a refused command changed files"
     assert set(after) == set(before), f"a refused command wrote {sorted(set(after) - set(before))}"
-    assert sorted(p.name for p in root.iterdir()) == top, "a refused command made a folder"
+    made = sorted(str(p.relative_to(root)) for p in set(root.rglob("*")) - set(paths))
+    assert not made, f"a refused command made {made}"
 
 
 @pytest.fixture(scope="module")
@@ -74,7 +81,7 @@ def world(tmp_path_factory):
 @pytest.mark.parametrize("case,argv,pattern", CASES, ids=[c[0] for c in CASES])
 def test_hostile_input_is_one_line(world, capsys, monkeypatch, case, argv, pattern):
     monkeypatch.setenv("ENCODERLAB_HOME", str(world / "home"))  # no case may need a fetched asset
-    assert_refused_unchanged(world, case, argv, pattern, capsys)
+    assert_refused_unchanged(world, case, argv, pattern, capsys, monkeypatch)
 
 
 def test_unusable_output_folder_is_one_line(world, tmp_path, capsys, monkeypatch):

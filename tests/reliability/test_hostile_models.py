@@ -136,4 +136,4 @@ MODEL_CASES = [
 @pytest.mark.parametrize("case,argv,pattern", MODEL_CASES, ids=[c[0] for c in MODEL_CASES])
 def test_hostile_model_folder_is_one_line(mworld, capsys, monkeypatch, case, argv, pattern):
     monkeypatch.setattr(sys, "stdin", io.StringIO("y\n" * 4))  # what transformers' code prompt read
-    assert_refused_unchanged(mworld, case, argv, pattern, capsys)
+    assert_refused_unchanged(mworld, case, argv, pattern, capsys, monkeypatch)
