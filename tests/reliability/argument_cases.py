@@ -209,6 +209,11 @@ ARGUMENT_CASES = [
         "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/p --workers -1",
         r"--workers must be >= 0 \(0: all cores\), got -1",
     ),
+    (  # said only "is not a model id of the form OWNER/NAME": a mistyped path was taken for a hub id
+        "prepare-tokenizer-path-missing",
+        "data prepare --source {w}/texts.txt --tokenizer {w}/nope --out {w}/p",
+        r"'\S*/nope' is not an existing path, nor a model id of the form OWNER/NAME; fix it$",
+    ),
     (
         "prepare-checkpoint-every-zero",
         "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/p --checkpoint-every 0",

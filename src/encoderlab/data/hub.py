@@ -79,10 +79,13 @@ def mirror_root(kind: str = "dataset") -> Path | None:
     return root
 
 
-def check_hub_id(hub_id: str, what: str = "hub id") -> str:
-    """`hub_id` if it looks like `OWNER/NAME` (or `NAME`); no `..`, no absolute path."""
+def check_hub_id(hub_id: str, what: str = "hub id", path: bool = False) -> str:
+    """`hub_id` if it looks like `OWNER/NAME` (or `NAME`); no `..`, no absolute path. `path`: it was
+    looked for as a path first (a model or tokenizer), so a missing one is named as one too."""
     if not _HUB_ID.fullmatch(hub_id) or ".." in hub_id:
-        raise UserError(f"'{hub_id}' is not a {what} of the form OWNER/NAME; fix it")
+        missing = path and not Path(hub_id).expanduser().exists()
+        nor = "not an existing path, nor " if missing else "not "
+        raise UserError(f"'{hub_id}' is {nor}a {what} of the form OWNER/NAME; fix it")
     return hub_id
 
 
@@ -108,7 +111,7 @@ def check_revision(revision: str) -> str:
 
 
 def _located(hub_id: str, kind: str, revision: str | None = None, base: Path | None = None) -> str:
-    check_hub_id(hub_id, f"{kind} id")
+    check_hub_id(hub_id, f"{kind} id", path=kind == "model")
     root = mirror_root(kind)
     if root is None:
         return hub_id
