@@ -99,6 +99,17 @@ CASES = [
         "pretrain --recipe smoke-mlm --set phases.0.steps=-5 --out {w}/o",
         r"steps .* must be >= 0",
     ),
+    (  # said "got CheckpointConfig(every=10, keep_last=0, keep_steps=())": Python's repr, no fix
+        "checkpoint-keep-last-zero",
+        "pretrain --recipe smoke-mlm --set checkpoint.keep_last=0 --out {w}/o",
+        r"checkpoint.keep_last must be >= 1 \(--resume continues from the newest\), got 0; "
+        r"e.g. --set checkpoint.keep_last=2$",
+    ),
+    (
+        "checkpoint-every-negative",
+        "pretrain --recipe smoke-mlm --set checkpoint.every=-1 --out {w}/o",
+        r"checkpoint.every must be >= 0 \(0: only at phase ends\), got -1; e.g. --set checkpoint.every=1000$",
+    ),
     (
         "unknown-size",
         "pretrain --recipe smoke-mlm --set model.size=huge --out {w}/o",

@@ -215,8 +215,16 @@ class CheckpointConfig:
     """Steps whose checkpoints are never deleted (for later analysis); each is written."""
 
     def __post_init__(self) -> None:
-        if self.every < 0 or self.keep_last < 1:
-            raise UserError(f"checkpoint: every must be >= 0 and keep_last >= 1, got {self}")
+        if self.every < 0:
+            raise UserError(
+                f"checkpoint.every must be >= 0 (0: only at phase ends), got {self.every}; "
+                "e.g. --set checkpoint.every=1000"
+            )
+        if self.keep_last < 1:
+            raise UserError(
+                f"checkpoint.keep_last must be >= 1 (--resume continues from the newest), got {self.keep_last}; "
+                "e.g. --set checkpoint.keep_last=2"
+            )
 
 
 MAX_VALIDATION_ROWS = 100_000
