@@ -97,7 +97,10 @@ def test_results_written_into_a_new_folder_make_one_table_row_each(tmp_path, cap
         (lambda d: [], "needs RESULT files or folders"),
         (lambda d: [str(d / "nope")], "no such file or folder: .*nope"),
         (lambda d: [str(d)], r"no \*.json in"),
-        (lambda d: [str(d / "x.json")], r"x.json is not a `bench train --out` result"),
+        (
+            lambda d: [str(d / "x.json")],
+            r"x.json is not a `bench train --out` result \(it has no field 'config'\)",
+        ),
     ],
     ids=["nothing", "missing", "empty-folder", "not-a-result"],
 )
@@ -114,16 +117,21 @@ def test_bench_table_refuses_what_is_not_a_result_in_one_line(tmp_path, capsys, 
 
 
 @pytest.mark.parametrize(
-    "text",
+    "text,why",
     [
-        '{"config": {"size": "tiny", "objective": "mlm", "batch": 2, "seq_len": 16, "precision": "fp32", '
-        '"attn_impl": "sdpa", "compile": true, "inductor_env": ["a"]}, "encoderlab": {"tokens_per_s": 1, "mfu": 0}}',
-        "[" * 100_000 + "]" * 100_000,
+        (
+            '{"config": {"size": "tiny", "objective": "mlm", "batch": 2, "seq_len": 16, "precision": "fp32", '
+            '"attn_impl": "sdpa", "compile": true, "inductor_env": ["a"]}, "encoderlab": {"tokens_per_s": 1, "mfu": 0}}',
+            "a field holds a value of another type",
+        ),
+        ("[" * 100_000 + "]" * 100_000, "its JSON is nested too deep"),
+        ('{"config": ', "not JSON: Expecting value at line 1"),
     ],
-    ids=["inductor-env-a-list", "nested-too-deep"],
+    ids=["inductor-env-a-list", "nested-too-deep", "cut-short"],
 )
-def test_bench_table_refuses_a_damaged_result_in_one_line(tmp_path, capsys, text):
-    """Both were tracebacks (AttributeError, RecursionError)."""
+def test_bench_table_refuses_a_damaged_result_in_one_line(tmp_path, capsys, text, why):
+    """The first two were tracebacks (AttributeError, RecursionError); all three then printed a Python
+    exception's repr, which told a user nothing."""
     from encoderlab.cli import main
 
     (tmp_path / "r.json").write_text(text)
@@ -132,7 +140,7 @@ def test_bench_table_refuses_a_damaged_result_in_one_line(tmp_path, capsys, text
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1, err
     assert re.search(
-        r"r.json is not a `bench train --out` result \(\w+Error\(.*\); pass those files only$", err[0]
+        rf"r.json is not a `bench train --out` result \({re.escape(why)}\); pass those files only$", err[0]
     )
 
 

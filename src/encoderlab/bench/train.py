@@ -411,6 +411,21 @@ def table_row(name: str, result: dict) -> str:
     )
 
 
+def _why(exc: Exception) -> str:
+    """What is wrong with a file read as a result, in words (a Python repr told a user nothing)."""
+    if isinstance(exc, KeyError):
+        return f"it has no field {exc.args[0]!r}"
+    if isinstance(exc, RecursionError):
+        return "its JSON is nested too deep"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} at line {exc.lineno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, OSError):
+        return exc.strerror or type(exc).__name__
+    return "a field holds a value of another type"
+
+
 def bench_table_command(
     results: Annotated[
         tuple[Path, ...],
@@ -440,6 +455,6 @@ def bench_table_command(
         # AttributeError: a hand-edited value of another type; RecursionError: JSON nested too deep
         except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise UserError(
-                f"{f} is not a `bench train --out` result ({exc!r}); pass those files only"
+                f"{f} is not a `bench train --out` result ({_why(exc)}); pass those files only"
             ) from None
     print("\n".join([TABLE_HEADER, "|---" * TABLE_HEADER.count(" | ") + "|---|", *rows]))
