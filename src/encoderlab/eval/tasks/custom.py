@@ -470,7 +470,10 @@ def task_files(paths) -> list[Path]:
         if p.is_dir():
             found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
             if not found:
-                raise UserError(f"task folder {p} holds no .yaml or .yml task files")
+                raise UserError(
+                    f"task folder {p} holds no .yaml or .yml task files; put each task's YAML in it"
+                    ' (docs/evaluation.md, "Your own tasks"), or name the files: --task-file a.yaml b.yaml'
+                )
             out += found
         elif p.is_file() or p.exists():
             out.append(p)
