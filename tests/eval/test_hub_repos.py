@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+
 import datasets
 import pytest
 from tests.eval import bigbio_fixtures as bigbio
@@ -80,3 +82,15 @@ def test_an_export_mirror_names_its_revision(tmp_path, capsys, monkeypatch, task
         err,
         r"no mirror of (BeIR/msmarco|bigbio/gad); download it with: hf download --repo-type dataset --revision refs/convert/parquet",
     )
+
+
+def test_hub_data_is_set_for_its_command_only(tmp_path, capsys, monkeypatch):
+    """`--hub-data` set $ENCODERLAB_HUB_DATA for the rest of the process: a later command in the same
+    process (a notebook, a test calling `main` again) read that mirror without being asked to."""
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    (tmp_path / "model").mkdir()
+    (tmp_path / "tasks").mkdir()  # no task file: refused after the flag is taken in
+    argv = f"eval {tmp_path / 'model'} --task-file {tmp_path / 'tasks'} --hub-data {tmp_path / 'hub'} --out {tmp_path / 'e'}"
+    code, err = cli(argv.split(), capsys)
+    assert code == 2 and "holds no .yaml" in err, err
+    assert "ENCODERLAB_HUB_DATA" not in os.environ

@@ -15,6 +15,7 @@ the folder, which is made only after every check.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Annotated, Literal
@@ -90,8 +91,28 @@ def eval_command(
     resolve_device(device)  # refused before anything is read or written
     folder = source_folder(model)
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
+    with _hub_data(hub_data):
+        _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device)
+
+
+@contextlib.contextmanager
+def _hub_data(hub_data: Path | None):
+    """$ENCODERLAB_HUB_DATA set to --hub-data for this command only: left set, it outlived the command
+    in a process that runs more than one (a notebook, tests calling `main` again)."""
+    before = os.environ.get(HUB_DATA_ENV)
     if hub_data is not None:
         os.environ[HUB_DATA_ENV] = str(hub_data)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(HUB_DATA_ENV, None)
+        else:
+            os.environ[HUB_DATA_ENV] = before
+
+
+def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -> None:
+    """The command once its flags are read and its output folder checked."""
     grid_suite = suite
     if task_file:
         # Checked and registered before anything is written; the suite's tasks (those of --tasks, if
