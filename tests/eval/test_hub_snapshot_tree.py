@@ -225,11 +225,17 @@ def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_
     assert load_hub(HubSource("me/configs", "a"))["train"]["review"] == ["a0", "a1"]
 
 
-def test_a_snapshot_of_other_files_lacking_its_card_is_left_to_datasets_as_before(cache):
-    # not read from the snapshot (not CSV or TSV), so not refused for its card: `datasets`' offline
-    # path may hold a copy it prepared before
+def test_a_json_snapshot_lacking_the_card_its_file_list_names_is_refused_as_a_csv_one(cache):
+    # was left to `datasets`' offline path ("check the name and your connection"): a JSON snapshot was
+    # not read from the hub cache; now one checked complete is (`hub.SNAPSHOT_KINDS`), so its card is
+    # looked for as a CSV snapshot's is
     files = {"README.md": "---\nlicense: mit\n---\n", "data/train.jsonl": '{"review": "fine"}\n'}
-    _downloaded(cache, "me/json", files, ["data/train.jsonl"])
+    snapshot = _downloaded(cache, "me/json", files, ["data/train.jsonl"])
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/json"))
-    assert "check the name and your connection" in str(err.value)
+    assert str(err.value).startswith(
+        f"cannot load me/json from the hub cache: its snapshot {snapshot} lacks README.md of the dataset "
+        "card files the repo's file list"
+    )
+    _downloaded(cache, "me/json", files, ["README.md"])  # the fix the line names
+    assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine"]

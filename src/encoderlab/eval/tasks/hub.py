@@ -11,6 +11,7 @@ Hub and mirror go through the same `datasets` code, so a test fixture written in
 files are read with a task file's options and checks (`localfiles.csv_options`), which need their
 headers first: a hub dataset of them is read from the local hub cache's snapshot of its files as from
 a mirror (`_hub_snapshot`), and the hub only resolves and fetches them (docs/evaluation.md, "Sources").
+Offline, so is a parquet or JSON dataset whose snapshot is checked complete (`SNAPSHOT_KINDS`).
 
 EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
 since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
@@ -153,7 +154,8 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     `HF_DATASETS_OFFLINE`), or when the hub cannot be reached, the snapshot the cache already holds for
     the revision is read, as `huggingface_hub` reads a model offline, if it is known complete: it holds
     the files its fetch recorded (`_check_complete`), or those the repo's cached file list names
-    (`_check_tree`); with neither record nor list, it is refused (`_refuse_unchecked`). `datasets`
+    (`_check_tree`); with neither record nor list, it is refused (`_refuse_unchecked`). Offline, a
+    checked snapshot of parquet or JSON files is read as a mirror too (`SNAPSHOT_KINDS`). `datasets`
     itself fetches a hub dataset's files with `hf_hub_download` into that cache, with neither: such a
     snapshot of CSV files is refused offline until loaded once with the hub reachable (or `hf download`).
     Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
@@ -219,13 +221,14 @@ def _fetch_card_file(repo: str, commit: str, name: str) -> None:
 
 
 def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
-    """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV;
+    """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV, or
+    as parquet or JSON and it is checked complete (`SNAPSHOT_KINDS`; `datasets`' offline path only read
+    the copy it had prepared: a dataset fetched whole with `hf download` was "check your connection");
     refused when it lacks a file that the fetch of this config recorded (`_check_complete`) or, where
     huggingface_hub cached the repo's file list at that commit, a data file of this config of any kind
-    that the list names (`_check_tree`; so is a snapshot of parquet or JSON files, else left to
-    `datasets`' offline path: its missing files are not fetched offline) or a card file (`CARD_FILES`) that the list names: huggingface_hub's
-    `snapshot_download` refuses such a snapshot as `IncompleteSnapshotError`, a LocalEntryNotFoundError
-    that was taken for "no snapshot" (`datasets`' offline path then said "check your connection")."""
+    that the list names (`_check_tree`: its missing files are not fetched offline) or a card file
+    (`CARD_FILES`) that the list names: huggingface_hub's `snapshot_download` refuses such a snapshot
+    as `IncompleteSnapshotError`, a LocalEntryNotFoundError that was taken for "no snapshot"."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -243,10 +246,10 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
             except _incomplete_snapshot() as exc:  # a LocalEntryNotFoundError: not "no snapshot"
                 folder, cards = exc.snapshot_path, _missing_cards(source, Path(exc.snapshot_path))
         files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
-        if cards and datasets.load_dataset_builder(folder, **files).name == "csv":  # read from it
+        if cards and datasets.load_dataset_builder(folder, **files).name in SNAPSHOT_KINDS:  # read from it
             which = f"the dataset card files the repo's file list ({tree_file(Path(folder))}) names"
             _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
-        if cards:  # not read from the snapshot (not CSV): `datasets`' offline path, as before
+        if cards:  # not read from the snapshot (another kind): `datasets`' offline path, as before
             return None
         checked = _check_complete(source, kwargs, Path(folder)) | _check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
@@ -254,7 +257,15 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
         return None
     if kind == "csv" and not checked:
         _refuse_unchecked(source, Path(folder))
-    return folder if kind == "csv" else None
+    return folder if kind in SNAPSHOT_KINDS and checked else None
+
+
+SNAPSHOT_KINDS = ("csv", "parquet", "json")
+"""The `datasets` builders whose hub cache snapshot `load_hub` reads offline, as a mirror, once checked
+complete: CSV or TSV (refused unchecked: `datasets` read its own fetch with pandas' defaults), parquet
+and JSON (left unchecked to `datasets`' offline path, which reads the copy it prepared, if any). A
+parquet file's features come from its schema, as online; other kinds (`arrow`, folders of images or
+audio, ...) are left to `datasets`' offline path."""
 
 
 CARD_HARM = "`datasets` cannot resolve its configs and splits"
@@ -373,8 +384,8 @@ def _refuse_unchecked(source: HubSource, folder: Path) -> None:
     """One line for a snapshot to be read (CSV or TSV) that nothing tells complete: encoderlab did not
     fetch this config into it (no record) and huggingface_hub cached no file list of the repo at its
     commit (`hf_hub_download`, as `datasets` fetches files, writes none). Read as it was, a download cut
-    short gave a split the rows of the files fetched so far, silently. A snapshot of other files is not
-    read: `datasets`' offline path reads the copy it prepared, of the files it fetched whole."""
+    short gave a split the rows of the files fetched so far, silently. An unchecked snapshot of other
+    files is not read: `datasets`' offline path reads the copy it prepared, of the files it fetched whole."""
     raise UserError(
         f"cannot load {source.describe()} from the hub cache: nothing tells its snapshot {folder} complete "
         "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
