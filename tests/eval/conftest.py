@@ -254,3 +254,32 @@ def ir_pairs(n: int, seed: int) -> list[dict]:
         doc.insert(rng.randrange(9), topic)
         out.append({"query": f"about {topic}", "document": " ".join(doc), "doc_id": f"d{seed}-{i}"})
     return out
+
+
+def flipped_validation(task, model, tokenizer, cfg):
+    """Task data whose validation labels are flipped (the better the model learns, the worse validation
+    gets, so the first epoch is the best while the correctly labelled test keeps improving), prepared,
+    and a run by hand over `cfg`'s epochs: (prepared, [(val, test) accuracy after each epoch])."""
+    import copy
+
+    from encoderlab.eval.families import family_ops, score
+    from encoderlab.eval.finetune import prepare, train
+    from encoderlab.eval.spec import TaskData
+
+    flipped = [{**e, "label": 1 - e["label"]} for e in sc_examples(64, 1)]
+    data = TaskData(train=sc_examples(128, 0), val=flipped, tests={"test": sc_examples(64, 2)})
+    prepared = prepare(task, tokenizer, data)
+    torch.manual_seed(0)
+    head = family_ops(task).build(task, copy.deepcopy(model))
+    by_epoch = []
+
+    def record(module, epoch):
+        with torch.no_grad():
+            val, test = (
+                score(task, module, s)[0]["accuracy"] for s in (prepared.val, prepared.tests["test"])
+            )
+        by_epoch.append((val, test))
+
+    train(head, family_ops(task).loss, prepared.train, lr=2e-3, seed=0, cfg=cfg, micro_batch_size=16,
+          device=torch.device("cpu"), on_epoch_end=record)  # fmt: skip
+    return prepared, by_epoch

@@ -3,19 +3,17 @@ validation is no better than the best, and the best epoch's weights are the ones
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 
 import pytest
 import torch
-from tests.eval.conftest import sc_examples
+from tests.eval.conftest import flipped_validation, sc_examples
 from tests.eval.fixtures import write_jsonl, write_task_file
 
 from encoderlab.errors import UserError
 from encoderlab.eval import finetune
-from encoderlab.eval.families import family_ops, score
-from encoderlab.eval.finetune import prepare, run_one, train
-from encoderlab.eval.spec import FinetuneConfig, SCOptions, Task, TaskData
+from encoderlab.eval.finetune import run_one
+from encoderlab.eval.spec import FinetuneConfig, SCOptions, Task
 from encoderlab.eval.tasks import TASKS
 from encoderlab.eval.tasks.custom import task_from_file
 
@@ -30,27 +28,9 @@ def _task(cfg: FinetuneConfig) -> Task:
 
 
 def test_the_run_stops_after_patience_epochs_without_a_better_validation(model, tokenizer):
-    # Validation labels are flipped: the better the model learns, the worse validation gets, so the
-    # first epoch is the best and every later one is no better (test_biomed shows it over 4 epochs).
-    flipped = [{**e, "label": 1 - e["label"]} for e in sc_examples(64, 1)]
-    data = TaskData(train=sc_examples(128, 0), val=flipped, tests={"test": sc_examples(64, 2)})
+    # the first epoch is the best, every later one no better (test_biomed shows it over 4 epochs)
     task = _task(replace(SIX, patience=2))
-    prepared = prepare(task, tokenizer, data)
-
-    # The full 6-epoch run by hand (no patience), scoring validation and test after every epoch.
-    torch.manual_seed(0)
-    head = family_ops(task).build(task, copy.deepcopy(model))
-    by_epoch = []
-
-    def record(module, epoch):
-        with torch.no_grad():
-            val, test = (
-                score(task, module, s)[0]["accuracy"] for s in (prepared.val, prepared.tests["test"])
-            )
-        by_epoch.append((val, test))
-
-    train(head, family_ops(task).loss, prepared.train, lr=2e-3, seed=0, cfg=SIX, micro_batch_size=16,
-          device=torch.device("cpu"), on_epoch_end=record)  # fmt: skip
+    prepared, by_epoch = flipped_validation(task, model, tokenizer, SIX)  # the full 6 epochs, by hand
     vals = [v for v, _ in by_epoch]
     assert len(vals) == 6 and max(vals[1:3]) <= vals[0]  # the premise: epochs 2 and 3 are no better
 

@@ -14,20 +14,11 @@ import shutil
 
 from tests.reliability.test_hostile_arguments import assert_refused
 from tests.reliability.test_hostile_inputs import cli, snapshot
-from tests.study.test_resumed_hub_ids import _models, hub_id_study
-
-from encoderlab.data.hub import HUB_MODELS_ENV
+from tests.study.test_resumed_hub_ids import ran_hub_id_study
 
 
 def test_a_resume_asks_only_for_the_hub_ids_of_nodes_still_to_run(tmp_path, monkeypatch, capsys):
-    sub, work, out = hub_id_study(tmp_path)
-    _models(tmp_path / "mirror", "someone/enc", "someone/tok")
-    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(work)
-    code, err = cli(["study", "run", sub / "s.yaml", "--out", out], capsys)
-    assert code in (0, None), err
+    sub, work, out = ran_hub_id_study(tmp_path, monkeypatch, capsys)
 
     shutil.rmtree(tmp_path / "mirror")  # offline now, and no mirror holds either id
     (tmp_path / "mirror").mkdir()

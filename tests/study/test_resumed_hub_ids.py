@@ -46,7 +46,8 @@ def hub_id_study(tmp_path):
     return sub, work, out
 
 
-def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_path, monkeypatch, capsys):
+def ran_hub_id_study(tmp_path, monkeypatch, capsys):
+    """`hub_id_study` run to the end offline, its two hub ids read from a model mirror."""
     sub, work, out = hub_id_study(tmp_path)
     _models(tmp_path / "mirror", "someone/enc", "someone/tok")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
@@ -55,6 +56,11 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
     monkeypatch.chdir(work)
     code, err = cli(["study", "run", sub / "s.yaml", "--out", out], capsys)
     assert code in (0, None), err
+    return sub, work, out
+
+
+def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_path, monkeypatch, capsys):
+    sub, work, out = ran_hub_id_study(tmp_path, monkeypatch, capsys)
     (node,) = (out / "nodes" / "pretrain").glob("b-*")
     shutil.rmtree(node)  # run b unfinished: its resume loads its start model again
 
