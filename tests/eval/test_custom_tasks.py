@@ -232,6 +232,24 @@ def test_hub_source_through_the_paper_loader(tmp_path, monkeypatch):
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (45, 8, 15)
 
 
+def test_a_hub_split_lacking_a_column_is_named_by_the_split_it_plays(tmp_path, monkeypatch):
+    """Read "test split, the dataset's 'test' split: no column ..." (the split named twice)."""
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    for splits, where in (
+        (
+            {"train": "validation", "test": "train", "validation": None},
+            r"train split \(the dataset's 'validation' split\)",
+        ),
+        ({"test": "validation", "validation": None}, r"train split"),
+    ):
+        data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": splits}
+        path = _spec(tmp_path, name="my-sst2", family="sc", data=data, columns={"text": "body"})
+        with pytest.raises(UserError, match=rf"{where}: no column body \(it has ") as err:
+            load_task(task_from_file(path))
+        assert "split, the dataset's" not in str(err.value)
+
+
 BAD = [
     ({"family": "sc-pair"}, r"unknown family 'sc-pair'; valid: ir, pair-sc, qa, sc, tc"),
     ({"colour": "red"}, r"unknown field colour; valid: .*allow_overlap"),

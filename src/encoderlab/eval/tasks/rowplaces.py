@@ -42,17 +42,25 @@ class RowPlaces:
     order: tuple[int, ...]
     head: int | None = None
     """The line of a CSV's or TSV's header (None: not found, or no header)."""
+    hub: bool = False
+    """`source` is the name of a hub dataset's split (its rows counted), not a file."""
 
     def of(self, split: str, i: int) -> str:
         """Row `i` of `split`, as a refusal names it: `train split, line 12 of train.csv`."""
         n = self.order[i]
+        if self.hub:
+            return f"{split} split, row {n + 1} of the dataset's {self.source!r} split"
         if self.lines is not None:
             return f"{split} split, line {self.lines[n]} of {self.source}"
         return f"{split} split, row {n + 1}{' (after the header)' if self.header else ''} of {self.source}"
 
     def whole(self, split: str) -> str:
         """All of `split`, as a refusal of one of its columns names it: `test split, line 1 of test.csv
-        (the header)`, `test split, test.jsonl`."""
+        (the header)`, `test split, test.jsonl`, `test split` (a hub split of that name)."""
+        if self.hub:
+            return f"{split} split" + (
+                "" if self.source == split else f" (the dataset's {self.source!r} split)"
+            )
         if self.header:
             line = (
                 f"line {self.head} of {self.source} (the header)"
@@ -83,7 +91,7 @@ def file_places(name: str, path: Path, rows: int, where: str) -> RowPlaces:
 
 def hub_places(split: str, rows: int) -> RowPlaces:
     """The places of a hub dataset split's rows: counted."""
-    return RowPlaces(f"the dataset's {split!r} split", None, False, tuple(range(rows)))
+    return RowPlaces(split, None, False, tuple(range(rows)), hub=True)
 
 
 def _json_lines(path: Path, where: str) -> tuple[int, ...] | None:
