@@ -104,9 +104,7 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
             )
         recipes.append(recipe)
     for part, recipe, meta in zip(parts[1:], recipes[1:], metas[1:]):
-        if not _same_recipe(
-            ({**metas[0], "recipe": recipes[0]}, recipes[0]), ({**meta, "recipe": recipe}, recipe)
-        ):
+        if not _same_recipe((metas[0], recipes[0]), (meta, recipe)):
             differs = sorted(k for k in recipe if recipe[k] != recipes[0].get(k))
             raise UserError(
                 f"{part} was prepared differently from {parts[0]} ({', '.join(differs)} differ); prepare every part "
@@ -149,11 +147,12 @@ def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:
     the merge would hold documents twice or not at all, under the first part's identity. A part read
     unpinned from a mirror and one pinned to the commit the mirror's download records verify read the same
     data (`freshness.identity_as_read`)."""
-    first = metas[0]["sources"][0].get("identity")
+    source = metas[0]["sources"][0]
+    first = source.get("identity")
     for part, meta in zip(parts[1:], metas[1:]):
-        if (ident := meta["sources"][0].get("identity")) != first and identity_as_read(
-            meta["sources"][0]
-        ) != identity_as_read(metas[0]["sources"][0]):
+        ident = meta["sources"][0].get("identity")
+        # as read only where they differ as recorded: a mirror's records are read per file
+        if ident != first and identity_as_read(meta["sources"][0]) != identity_as_read(source):
             raise UserError(
                 f"{part} read its source as {_read_as(ident)}, {parts[0]} as {_read_as(first)} (the data "
                 "changed between the parts); delete the parts of the old data and prepare them again with "
@@ -260,10 +259,9 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     first = metas[0]
     tokens = {s: splits[s]["tokens"] for s in SPLITS}
     source = {k: v for k, v in first["sources"][0].items() if k not in ("files", "exhausted")}
-    if recipe != {
-        k: v for k, v in first["recipe"].items() if k != "shard"
-    }:  # pinned as read (`_merged_recipe`)
-        source["identity"] = identity_as_read(first["sources"][0])  # a mirror's: as a one-worker pin records
+    own = {k: v for k, v in first["recipe"].items() if k != "shard"}
+    if recipe != own:  # pinned as read (`_merged_recipe`): a mirror's identity as a one-worker pin records it
+        source["identity"] = identity_as_read(first["sources"][0])
     for key in _SUMMED:
         source[key] = sum(m["sources"][0][key] for m in metas)
     source["files"] = [f for m in metas for f in m["sources"][0]["files"]]
