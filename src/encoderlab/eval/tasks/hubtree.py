@@ -10,6 +10,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+BUILDER_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "csv": (".csv", ".tsv"),
+    "json": (".json", ".jsonl", ".ndjson"),
+    "parquet": (".parquet", ".geoparquet", ".gpq"),
+    "arrow": (".arrow",),
+    "text": (".txt",),
+}
+"""The `datasets` builders (their public names, as in `load_dataset("csv", ...)`) whose files
+encoderlab looks for in a hub cache snapshot, and the extensions `datasets` reads with each; each also
+reads `ARCHIVE`. `datasets`' own table is private (`datasets.packaged_modules._MODULE_TO_EXTENSIONS`):
+tests/eval/test_hub_kinds.py checks this one against it, so a `datasets` that reads another extension
+with one of these builders fails a test rather than leaving files of it unchecked."""
+ARCHIVE = ".zip"
+"""An archive every builder of `datasets` reads (it infers the builder from the files inside)."""
+ALLOWED_EXTENSIONS = [e for exts in BUILDER_EXTENSIONS.values() for e in exts] + [ARCHIVE]
+
 TREE = "reference://"
 """The root of the repo's file list as an fsspec `ReferenceFileSystem` (in memory: no file is written)."""
 
@@ -21,16 +37,17 @@ def tree_file(folder: Path) -> Path:
 
 def listed_files(repo: str, kwargs: dict, folder: Path) -> list[str] | None:
     """The repo paths of the data files of the config `kwargs` that the repo's cached file list at the
-    commit of the snapshot `folder` names, of every kind `datasets` reads (parquet, JSON, CSV, ...: a
-    config's files may mix them); None when there is no list to read (none cached, another format, or
+    commit of the snapshot `folder` names, of every kind in `BUILDER_EXTENSIONS` (parquet, JSON, CSV,
+    ...: a config's files may mix them); None when there is no list to read (none cached, another format, or
     huggingface_hub < 2.4). [] when the list names none, or the card has no such config (`datasets`
     then refuses the load itself).
 
     The config's patterns are resolved against the list by `datasets`' own `resolve_pattern` (hidden,
     special and card files skipped, as on a folder), over that list as an in-memory fsspec file system,
-    with the extensions `datasets` resolves a card's configs and `data_files=` with (all it reads: a
-    config's files are all read, by the builder of one kind); the patterns it infers from the files'
-    names for a repo whose card has no configs, it narrows to the kind most files are
+    with the extensions of `BUILDER_EXTENSIONS` (a config's files are all read, by the builder of one
+    kind; files of kinds not there, images or audio, are not looked for: a snapshot of them is not read
+    from the hub cache, `hub.SNAPSHOT_KINDS`); the patterns `datasets` infers from the files' names for a
+    repo whose card has no configs, it narrows to the kind most files are
     (`infer_module_for_data_files`), and so does this."""
     try:
         from huggingface_hub import get_cached_repo_tree
@@ -60,21 +77,17 @@ def listed_files(repo: str, kwargs: dict, folder: Path) -> list[str] | None:
 
 
 def _resolved(patterns: dict, base: str, listing, narrow: bool) -> set[str]:
-    """The list's files that `patterns` (split -> patterns) name, of every kind `datasets` reads; with
-    `narrow`, only those of the kind it infers from them (as it does for patterns not from a card)."""
+    """The list's files that `patterns` (split -> patterns) name, of every kind of `BUILDER_EXTENSIONS`;
+    with `narrow`, only those of the kind `datasets` infers from them (as it does for patterns not from a
+    card)."""
     from datasets.data_files import resolve_pattern
     from datasets.load import infer_module_for_data_files
-    from datasets.packaged_modules import (
-        _ALL_ALLOWED_EXTENSIONS,
-        _MODULE_TO_EXTENSIONS,
-        _MODULE_TO_METADATA_EXTENSIONS,
-    )
 
     by_split: dict[str, list[str]] = {}
     for split, split_patterns in patterns.items():
         for pattern in split_patterns:
             try:
-                found = resolve_pattern(pattern, base, _ALL_ALLOWED_EXTENSIONS, listing)
+                found = resolve_pattern(pattern, base, ALLOWED_EXTENSIONS, listing)
             except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
                 continue
             by_split.setdefault(split, []).extend(f.removeprefix(TREE) for f in found)
@@ -85,7 +98,7 @@ def _resolved(patterns: dict, base: str, listing, narrow: bool) -> set[str]:
         module, _ = infer_module_for_data_files(by_split)
     except (ValueError, FileNotFoundError):  # kinds `datasets` refuses to mix: it refuses the load
         return files
-    kept = tuple(_MODULE_TO_EXTENSIONS[module] + _MODULE_TO_METADATA_EXTENSIONS[module])
+    kept = (*BUILDER_EXTENSIONS.get(module, ()), ARCHIVE)
     return {f for f in files if any("." + s in kept for s in Path(f).name.split(".")[1:])}
 
 
