@@ -63,6 +63,28 @@ def _jsonl_repo(root):
     return folder
 
 
+def _text_repo(root):
+    """A repo without a card, its splits text files (`datasets`' `text` builder: a line a row)."""
+    folder = root / "me" / "text"
+    (folder / "data").mkdir(parents=True)
+    for split, n in (("train", 3), ("test", 2)):
+        (folder / "data" / f"{split}.txt").write_text("".join(f"{split} line {i}\n" for i in range(n)))
+    return folder
+
+
+def _arrow_repo(root):
+    """A repo without a card, its splits Arrow stream files as `save_to_disk` writes them (features in
+    their schema's metadata), read by `datasets`' `arrow` builder."""
+    folder = root / "me" / "arrow"
+    (folder / "data").mkdir(parents=True)
+    for i, split in enumerate(("train", "test")):
+        _rows(3, i * 10).save_to_disk(root / "saved" / split)
+        (root / "saved" / split / "data-00000-of-00001.arrow").rename(
+            folder / "data" / f"{split}-00000-of-00001.arrow"
+        )
+    return folder
+
+
 def _online_load(tmp_path, monkeypatch, repo, folder):
     """What a load with the hub reachable gives, prepared in a `datasets` cache of its own."""
     with monkeypatch.context() as online:
@@ -73,7 +95,15 @@ def _online_load(tmp_path, monkeypatch, repo, folder):
     return ds
 
 
-@pytest.mark.parametrize(("repo", "write"), [("me/parquet", _parquet_repo), ("me/jsonl", _jsonl_repo)])
+KINDS = [
+    ("me/parquet", _parquet_repo),
+    ("me/jsonl", _jsonl_repo),
+    ("me/text", _text_repo),  # these two were left to `datasets` offline too, after the others were not
+    ("me/arrow", _arrow_repo),
+]
+
+
+@pytest.mark.parametrize(("repo", "write"), KINDS)
 def test_a_snapshot_hf_download_fetched_whole_is_read_offline_as_online(
     tmp_path, cache, monkeypatch, repo, write
 ):
@@ -88,7 +118,7 @@ def test_a_snapshot_hf_download_fetched_whole_is_read_offline_as_online(
     for split in online:
         assert offline[split].features == online[split].features
         assert offline[split].to_dict() == online[split].to_dict()
-    if repo == "me/parquet":  # the ClassLabel names and nested structs of the parquet schema survive
+    if repo in ("me/parquet", "me/arrow"):  # the ClassLabel names and nested structs of the schema survive
         assert offline["train"].features == FEATURES
         assert offline["train"].features["label"].names == ["negative", "positive"]
 

@@ -194,17 +194,6 @@ def test_a_snapshot_neither_fetched_by_encoderlab_nor_listed_is_refused_offline_
     assert load_hub(HubSource("me/nocard"))["train"]["review"] == ["fine", "bad", "ok"]
 
 
-def test_an_unchecked_snapshot_of_other_files_is_left_to_datasets_offline_path_as_before(cache):
-    # not read from the hub cache (not CSV or TSV): `datasets` reads offline the copy it prepared of the
-    # files it fetched whole, if it has one, so nothing is refused for want of a list
-    _downloaded(
-        cache, "me/json", {"data/train.jsonl": '{"review": "fine"}\n'}, ["data/train.jsonl"], tree=False
-    )
-    with pytest.raises(UserError) as err:
-        load_hub(HubSource("me/json"))
-    assert "check the name and your connection" in str(err.value)
-
-
 def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_connection(cache):
     # was: `hf download --include "a/*"` left the data files without README.md, which the repo's list
     # names: huggingface_hub's `snapshot_download` raised IncompleteSnapshotError (a

@@ -11,7 +11,7 @@ Hub and mirror go through the same `datasets` code, so a test fixture written in
 files are read with a task file's options and checks (`localfiles.csv_options`), which need their
 headers first: a hub dataset of them is read from the local hub cache's snapshot of its files as from
 a mirror (`_hub_snapshot`), and the hub only resolves and fetches them (docs/evaluation.md, "Sources").
-Offline, so is a parquet or JSON dataset whose snapshot is checked complete (`SNAPSHOT_KINDS`).
+Offline, so is a parquet, JSON, Arrow or text dataset whose snapshot is checked complete (`SNAPSHOT_KINDS`).
 
 EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
 since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
@@ -28,7 +28,7 @@ from pathlib import Path
 from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
-from encoderlab.eval.tasks.hubtree import listed_files, tree_file
+from encoderlab.eval.tasks.hubtree import BUILDER_EXTENSIONS, listed_files, tree_file
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.eval.tasks.rowplaces import file_places, hub_places
 from encoderlab.locks import one_at_a_time
@@ -130,11 +130,27 @@ def load_hub(source: HubSource):
     return ds
 
 
+@dataclass(frozen=True)
+class Unread:
+    """A hub cache snapshot that `_cached_snapshot` does not read (not checked complete, or of a kind
+    not in `SNAPSHOT_KINDS`), left to `datasets`' offline path: the copy it prepared when the dataset was
+    loaded with the hub reachable. `line`: the refusal when it has none (it said "check the name and your
+    connection", the files on disk)."""
+
+    line: str
+
+
 def _read(datasets, found, path: str, kwargs: dict):
     """`load_dataset(path, **kwargs)`, or what it does with `found`, a builder `_hub_snapshot` resolved
-    on the hub (`load_dataset` would resolve the repo's metadata again: each load asked the hub twice)."""
+    on the hub (`load_dataset` would resolve the repo's metadata again: each load asked the hub twice);
+    `found` `Unread`: its line when `datasets` has no copy it prepared."""
     from datasets.utils.info_utils import is_small_dataset
 
+    if isinstance(found, Unread):
+        try:
+            return datasets.load_dataset(path, **kwargs)
+        except ConnectionError:  # offline, and no copy `datasets` prepared before
+            raise UserError(found.line) from None
     if found is None or isinstance(found, str):
         return datasets.load_dataset(path, **kwargs)
     found.download_and_prepare()
@@ -154,8 +170,8 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     `HF_DATASETS_OFFLINE`), or when the hub cannot be reached, the snapshot the cache already holds for
     the revision is read, as `huggingface_hub` reads a model offline, if it is known complete: it holds
     the files its fetch recorded (`_check_complete`), or those the repo's cached file list names
-    (`_check_tree`); with neither record nor list, it is refused (`_refuse_unchecked`). Offline, a
-    checked snapshot of parquet or JSON files is read as a mirror too (`SNAPSHOT_KINDS`). `datasets`
+    (`_check_tree`); with neither record nor list, it is refused (`_unchecked`). Offline, a
+    checked snapshot of parquet, JSON, Arrow or text files is read as a mirror too (`SNAPSHOT_KINDS`). `datasets`
     itself fetches a hub dataset's files with `hf_hub_download` into that cache, with neither: such a
     snapshot of CSV files is refused offline until loaded once with the hub reachable (or `hf download`).
     Why not `load_dataset(repo, **csv_options)`: `datasets` falls back offline only to a copy prepared
@@ -171,9 +187,11 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
         if builder is not None and builder.name != "cache":  # "cache": `datasets`' prepared copy, offline
             return builder
     folder = _cached_snapshot(datasets, source, kwargs)
-    if folder is None and unreachable is not None:  # not a second round of `datasets`' attempts
-        raise unreachable
-    return folder or builder
+    if isinstance(folder, str) or builder is not None:  # the snapshot, or the copy `datasets` prepared
+        return folder if isinstance(folder, str) else builder
+    if unreachable is not None:  # `datasets` found no copy it prepared: not a second round of its attempts
+        raise UserError(folder.line) if folder else unreachable
+    return folder
 
 
 def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
@@ -220,15 +238,16 @@ def _fetch_card_file(repo: str, commit: str, name: str) -> None:
             raise
 
 
-def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
+def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread | None:
     """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV, or
-    as parquet or JSON and it is checked complete (`SNAPSHOT_KINDS`; `datasets`' offline path only read
+    as another kind of `SNAPSHOT_KINDS` and it is checked complete (`datasets`' offline path only read
     the copy it had prepared: a dataset fetched whole with `hf download` was "check your connection");
     refused when it lacks a file that the fetch of this config recorded (`_check_complete`) or, where
     huggingface_hub cached the repo's file list at that commit, a data file of this config of any kind
     that the list names (`_check_tree`: its missing files are not fetched offline) or a card file
     (`CARD_FILES`) that the list names: huggingface_hub's `snapshot_download` refuses such a snapshot
-    as `IncompleteSnapshotError`, a LocalEntryNotFoundError that was taken for "no snapshot"."""
+    as `IncompleteSnapshotError`, a LocalEntryNotFoundError that was taken for "no snapshot". `Unread`
+    for a snapshot not read (another kind, or not CSV and unchecked); None for none."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
@@ -246,26 +265,29 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | None:
             except _incomplete_snapshot() as exc:  # a LocalEntryNotFoundError: not "no snapshot"
                 folder, cards = exc.snapshot_path, _missing_cards(source, Path(exc.snapshot_path))
         files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
-        if cards and datasets.load_dataset_builder(folder, **files).name in SNAPSHOT_KINDS:  # read from it
+        if cards and (kind := datasets.load_dataset_builder(folder, **files).name) in SNAPSHOT_KINDS:
             which = f"the dataset card files the repo's file list ({tree_file(Path(folder))}) names"
             _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
-        if cards:  # not read from the snapshot (another kind): `datasets`' offline path, as before
-            return None
+        if cards:  # another kind: not read from the snapshot (`datasets`' offline path, as before)
+            return Unread(_unread_kind(source, Path(folder), kind))
         checked = _check_complete(source, kwargs, Path(folder)) | _check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
+    if kind not in SNAPSHOT_KINDS:
+        return Unread(_unread_kind(source, Path(folder), kind))
     if kind == "csv" and not checked:
-        _refuse_unchecked(source, Path(folder))
-    return folder if kind in SNAPSHOT_KINDS and checked else None
+        raise UserError(_unchecked(source, Path(folder)))
+    return folder if checked else Unread(_unchecked(source, Path(folder)))
 
 
-SNAPSHOT_KINDS = ("csv", "parquet", "json")
+SNAPSHOT_KINDS = tuple(BUILDER_EXTENSIONS)
 """The `datasets` builders whose hub cache snapshot `load_hub` reads offline, as a mirror, once checked
-complete: CSV or TSV (refused unchecked: `datasets` read its own fetch with pandas' defaults), parquet
-and JSON (left unchecked to `datasets`' offline path, which reads the copy it prepared, if any). A
-parquet file's features come from its schema, as online; other kinds (`arrow`, folders of images or
-audio, ...) are left to `datasets`' offline path."""
+complete (those whose files `hubtree.BUILDER_EXTENSIONS` names, so those the check looks for): CSV or
+TSV (refused unchecked: `datasets` read its own fetch with pandas' defaults), parquet, JSON, Arrow and
+text (left unchecked to `datasets`' offline path, which reads the copy it prepared, if any). A parquet
+or Arrow file's features come from its schema, as online; other kinds (folders of images or audio,
+...) are left to `datasets`' offline path."""
 
 
 CARD_HARM = "`datasets` cannot resolve its configs and splits"
@@ -347,7 +369,7 @@ def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> bool:
     (`_record_snapshot`): read as it is, the split had fewer rows, silently. Whether there was a record
     of this config: a snapshot encoderlab did not fetch it into (`hf download`, `datasets`' own fetch,
     or an encoderlab before the record) has none, and is checked against the repo's file list
-    (`_check_tree`) or refused (`_refuse_unchecked`)."""
+    (`_check_tree`) or refused (`_unchecked`)."""
     files = _read_record(_record_path(source.repo, folder.name, create=False), source).get(
         json.dumps(kwargs, sort_keys=True)
     )
@@ -380,17 +402,30 @@ def _refuse_missing(
         )
 
 
-def _refuse_unchecked(source: HubSource, folder: Path) -> None:
-    """One line for a snapshot to be read (CSV or TSV) that nothing tells complete: encoderlab did not
-    fetch this config into it (no record) and huggingface_hub cached no file list of the repo at its
-    commit (`hf_hub_download`, as `datasets` fetches files, writes none). Read as it was, a download cut
-    short gave a split the rows of the files fetched so far, silently. An unchecked snapshot of other
-    files is not read: `datasets`' offline path reads the copy it prepared, of the files it fetched whole."""
-    raise UserError(
+def _unchecked(source: HubSource, folder: Path) -> str:
+    """The line for a snapshot that nothing tells complete: encoderlab did not fetch this config into it
+    (no record) and huggingface_hub cached no file list of the repo at its commit (`hf_hub_download`, as
+    `datasets` fetches files, writes none). Read as it was, a download cut short gave a split the rows
+    of the files fetched so far, silently: one of CSV or TSV files is refused; one of other files is not
+    read (`Unread`): `datasets`' offline path reads the copy it prepared, of the files it fetched whole,
+    and this line is said when it has none."""
+    return (
         f"cannot load {source.describe()} from the hub cache: nothing tells its snapshot {folder} complete "
         "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
         f"of the repo at that commit, {tree_file(folder)}), so a download cut short would give splits "
         f"missing rows, unseen; {_refetch(source, folder)}"
+    )
+
+
+def _unread_kind(source: HubSource, folder: Path, kind: str) -> str:
+    """The line for a snapshot of files of a kind encoderlab does not read from the hub cache (not in
+    `SNAPSHOT_KINDS`: images, audio, ...), when `datasets` has no copy it prepared of them either."""
+    return (
+        f"cannot load {source.describe()} from the hub cache: its snapshot {folder} holds files of "
+        f"`datasets`' {kind} builder, which encoderlab does not read there (it reads "
+        f"{', '.join(SNAPSHOT_KINDS)} files), and `datasets` holds no copy of it prepared with the hub "
+        "reachable; run once with the hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or "
+        f"set {HUB_DATA_ENV}=DIR to read a local mirror"
     )
 
 

@@ -1,0 +1,95 @@
+"""Hub cache snapshots that `load_hub` does not read offline (`hub.Unread`): one of parquet or JSON files
+that nothing tells complete (neither encoderlab's record of its fetch nor huggingface_hub's file list of
+the repo, as `hf_hub_download` leaves it), and one of files of a kind encoderlab does not read there
+(images, ...). Both are left to `datasets`' offline path, the copy it prepared with the hub reachable;
+when it has none, one line says so and what to do (it was "check the name and your connection", the
+files on disk).
+
+The hub cache is written as huggingface_hub keeps it (`test_hub_snapshot_tree._downloaded`: blobs,
+snapshots/COMMIT/ symlinks, refs/main, and with `tree` the repo's file list trees/COMMIT.json).
+Nothing downloads."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import datasets
+import pytest
+from tests.eval import test_hub_csv_snapshot
+from tests.eval.test_hub_csv_snapshot import _online
+from tests.eval.test_hub_snapshot_tree import COMMIT, _downloaded
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+
+cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the test's own, offline
+JSON = {"data/train.jsonl": '{"review": "fine"}\n{"review": "bad"}\n'}
+# a PNG's signature and nothing else: no image is decoded before the refusal
+IMAGES = {"train/cat.png": "\x89PNG\r\n\x1a\n", "train/dog.png": "\x89PNG\r\n\x1a\n"}
+
+
+def test_an_unchecked_json_snapshot_without_a_prepared_copy_says_what_to_do(cache):
+    # was: "check the name and your connection, or set ENCODERLAB_HUB_DATA=DIR to read a local mirror",
+    # with the files on disk: the snapshot is left to `datasets`, which had prepared no copy
+    snapshot = _downloaded(cache, "me/json", JSON, list(JSON), tree=False)
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/json"))
+    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    assert str(err.value) == (
+        f"cannot load me/json from the hub cache: nothing tells its snapshot {snapshot} complete "
+        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
+        f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
+        "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
+        f"`hf download --repo-type dataset me/json --revision {COMMIT}`"
+    )
+    _downloaded(cache, "me/json", JSON, [])  # the fix the line names: `hf download` caches the list
+    assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine", "bad"]
+
+
+def test_an_unchecked_json_snapshot_is_read_from_the_copy_datasets_prepared_online(tmp_path, cache):
+    # not refused for want of a list where `datasets`' offline path has what it prepared online, from
+    # the files it fetched whole
+    folder = tmp_path / "served" / "me" / "json"
+    (folder / "data").mkdir(parents=True)
+    (folder / "data" / "train.jsonl").write_text(JSON["data/train.jsonl"])
+    with pytest.MonkeyPatch.context() as online:
+        _online(online, tmp_path / "online-hub-cache", "me/json", folder)
+        assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine", "bad"]
+    assert datasets.config.HF_HUB_OFFLINE
+    _downloaded(cache, "me/json", JSON, list(JSON), tree=False)
+    assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine", "bad"]
+
+
+def test_a_snapshot_of_a_kind_encoderlab_does_not_read_there_says_so_not_check_your_connection(cache):
+    # was: "check the name and your connection", the files on disk and listed: an image folder is not
+    # read from the hub cache, and `datasets` had prepared no copy of it
+    snapshot = _downloaded(cache, "me/images", IMAGES, list(IMAGES))
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/images"))
+    assert str(err.value) == (
+        f"cannot load me/images from the hub cache: its snapshot {snapshot} holds files of `datasets`' "
+        "imagefolder builder, which encoderlab does not read there (it reads csv, json, parquet, arrow, "
+        "text files), and `datasets` holds no copy of it prepared with the hub reachable; run once with "
+        "the hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or set "
+        "ENCODERLAB_HUB_DATA=DIR to read a local mirror"
+    )
+
+
+def test_with_the_hub_unreachable_the_line_comes_after_one_try(cache, monkeypatch):
+    # the hub unreachable without an offline setting: `datasets` found no copy it prepared on its one
+    # try, so the line comes at once, not after a second round of its attempts
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    tries: list[str] = []
+    real = test_hub_csv_snapshot.REAL_FACTORY
+
+    def unreachable(path, *args, **kwargs):
+        if Path(path).is_dir():
+            return real(path, *args, **kwargs)
+        tries.append(path)
+        raise ConnectionError(f"Couldn't reach '{path}' on the Hub (ConnectError)")
+
+    monkeypatch.setattr(datasets.load, "dataset_module_factory", unreachable)
+    _downloaded(cache, "me/images", IMAGES, list(IMAGES))
+    with pytest.raises(UserError, match="holds files of `datasets`' imagefolder builder, which encoderlab"):
+        load_hub(HubSource("me/images"))
+    assert tries == ["me/images"]
