@@ -1,6 +1,7 @@
 """Every score against a reference computed independently here, on random inputs: scikit-learn for
 accuracy, macro/weighted and multi-label F1 and sklearn's `ndcg_score` (EncodEval's retrieved nDCG); a
-hand-written strict IOB2 entity extractor for entity F1; a re-statement of the official SQuAD v1.1 /
+hand-written strict IOB2 entity extractor for entity F1; conlleval's chunks and paper 2's code (Hugging
+Face `evaluate`'s seqeval) for the biomed NER F1; a re-statement of the official SQuAD v1.1 /
 v2.0 normalisation and F1; trec_eval's nDCG@10 (ties by document id, descending) and recall@k."""
 
 from __future__ import annotations
@@ -155,3 +156,72 @@ def test_retrieval_scores_match_trec_eval_and_scikit_learn_with_ties():
             else:
                 reference.append(ndcg_score(gains, np.array([[s for _, s in top]])) if gains.any() else 0.0)
         assert retrieved_ndcg(qrels, run) == pytest.approx(100 * np.mean(reference), abs=1e-6)
+
+
+def conlleval_chunks(tags: list[str]) -> set[tuple[int, int, str]]:
+    """conlleval's chunks (seqeval's default mode): B- starts one, and so does an I- that does not
+    continue a chunk of its type; O, B- or a type change ends one. A bare `B`/`I` (BLURB's untyped
+    tags) is a chunk of type ''."""
+    out, start, kind = set(), None, ""
+    for i, tag in enumerate([*tags, "O"]):
+        prefix, _, tag_kind = tag.partition("-")
+        if start is not None and (prefix in ("O", "B") or tag_kind != kind):
+            out.add((start, i, kind))
+            start = None
+        if prefix == "B" or (prefix == "I" and start is None):
+            start, kind = i, tag_kind
+    return out
+
+
+def bcm_ner_f1(gold: list[list[str]], pred: list[list[str]]) -> float:
+    """Paper 2's code (BCM `src/metrics/metrics.py`): Hugging Face `evaluate`'s seqeval `overall_f1`,
+    which is seqeval's `classification_report(output_dict=True)["micro avg"]["f1-score"]` in its
+    default mode (huggingface/evaluate `metrics/seqeval/seqeval.py`)."""
+    from seqeval.metrics import classification_report
+
+    return 100 * classification_report(gold, pred, output_dict=True, zero_division=0)["micro avg"]["f1-score"]
+
+
+TRICKY = [
+    ([["B-X", "I-X", "O"]], [["I-X", "I-X", "O"]], 100.0),  # an I- tag starts an entity
+    ([["B-X", "B-X"]], [["B-X", "I-X"]], 0.0),  # adjacent entities of one type are two
+    ([["B-X", "B-X", "O", "B-X"]], [["B-X", "B-X", "O", "O"]], 100 * 2 * 2 / 5),
+    ([["B-X", "I-X"]], [["B-X", "I-Y"]], 0.0),  # a type change ends the entity, I-Y starts one
+    ([["B-X", "I-Y"]], [["B-X", "B-Y"]], 100.0),
+    ([["O", "I-X", "I-Y", "O"]], [["O", "B-X", "B-Y", "O"]], 100.0),
+    ([["B", "I", "O", "B"]], [["I", "I", "O", "B"]], 100.0),  # BLURB's untyped O/B/I
+    ([["B", "B", "I"]], [["B", "I", "I"]], 0.0),
+    ([["O", "O"]], [["B-X", "O"]], 0.0),  # no gold entity: precision 0
+]
+
+
+@pytest.mark.parametrize(("gold", "pred", "expected"), TRICKY)
+def test_conlleval_f1_is_paper2s_ner_f1_on_tricky_tags(gold, pred, expected):
+    from encoderlab.eval.metrics import conlleval_f1
+
+    assert conlleval_f1(gold, pred) == pytest.approx(expected)
+    assert bcm_ner_f1(gold, pred) == pytest.approx(expected)
+
+
+def test_conlleval_f1_matches_conllevals_chunks_and_paper2s_code():
+    from encoderlab.eval.families import family_ops
+    from encoderlab.eval.metrics import conlleval_f1
+    from encoderlab.eval.tasks import TASKS
+
+    rng = random.Random(5)
+    for tags in (["O", "B-X", "I-X", "B-Y", "I-Y"], ["O", "B", "I"]):
+        for _ in range(300):
+            gold = [[rng.choice(tags) for _ in range(rng.randint(1, 7))] for _ in range(rng.randint(1, 5))]
+            pred = [[t if rng.random() < 0.6 else rng.choice(tags) for t in g] for g in gold]
+            g = {(s, *c) for s, sent in enumerate(gold) for c in conlleval_chunks(sent)}
+            p = {(s, *c) for s, sent in enumerate(pred) for c in conlleval_chunks(sent)}
+            direct = 100 * 2 * len(g & p) / (len(g) + len(p)) if g and p else 0.0
+            assert conlleval_f1(gold, pred) == pytest.approx(direct), (gold, pred)
+            assert bcm_ner_f1(gold, pred) == pytest.approx(direct), (gold, pred)
+    # what a biomed NER task reports: BLURB's O/B/I tags, scored as paper 2's code scores them
+    task, tags = TASKS["biomed-jnlpba"], ["O", "B", "I"]
+    gold = [[rng.choice(tags) for _ in range(8)] for _ in range(40)]
+    pred = [[t if rng.random() < 0.7 else rng.choice(tags) for t in s] for s in gold]
+    predictions = [{"i": i, "gold": g, "pred": p} for i, (g, p) in enumerate(zip(gold, pred))]
+    scores = family_ops(task).metrics(task, predictions)
+    assert task.metric == "conlleval_f1" and scores["conlleval_f1"] == pytest.approx(bcm_ner_f1(gold, pred))
