@@ -168,12 +168,22 @@ def test_a_class_named_twice_in_labels_is_refused(tmp_path):
 @pytest.mark.parametrize(
     ("labels", "options", "pattern"),
     [
-        (None, {}, r"train's label column 'label' holds only 'good'; a classifier needs two classes or more"),
-        (["good"], {}, r"`labels:` holds only 'good'; a classifier needs two classes or more"),
+        (
+            None,
+            {},
+            r"^task file [^:]+: train split, train\.jsonl: the label column 'label' holds only 'good' "
+            r"\(e\.g\. line 1\); a classifier needs two classes or more",
+        ),
+        (
+            ["good"],
+            {},
+            r"^task file [^:]+: `labels:` holds only 'good'; a classifier needs two classes or more",
+        ),
         (
             None,
             {"multilabel": True},
-            r"train's label column 'label' holds no label; a classifier needs a label",
+            r"^task file [^:]+: train split, train\.jsonl: the label column 'label' holds no label; a "
+            r"classifier needs a label",
         ),
     ],
 )
@@ -189,6 +199,20 @@ def test_a_label_set_nothing_can_be_learnt_from_is_refused(tmp_path, labels, opt
     test[0]["label"] = ["bad"] if options else "bad"  # a class train lacks: the row naming it is the line
     if not labels:
         _refused(_task(tmp_path, "sc", train, test, **spec), r"label 'bad' is not in the label set")
+
+
+def test_a_single_class_names_trains_file_and_first_line_not_its_header(tmp_path):
+    # was: "train's label column 'label' holds only 'good'", naming no file, split or line
+    (tmp_path / "train.csv").write_text("text,label\n" + "".join(f'"r\n{i}",good\n' for i in range(20)))
+    (tmp_path / "test.csv").write_text("text,label\nt,good\n")
+    data = {"train": str(tmp_path / "train.csv"), "test": str(tmp_path / "test.csv")}
+    path = write_task_file(tmp_path, name="cells", family="sc", data=data)
+    _refused(
+        path,
+        rf"^task file {re.escape(str(path))}: train split, {re.escape(str(tmp_path / 'train.csv'))}: the label "
+        r"column 'label' holds only 'good' \(e\.g\. line 2\); a classifier needs two classes or more: name "
+        r"every class in `labels:`, or add examples of the others to train$",
+    )
 
 
 def test_numeric_tags_with_entity_f1_ask_for_their_names(tmp_path):

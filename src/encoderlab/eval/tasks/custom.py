@@ -313,7 +313,7 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
         parts = {  # a row's problem names its split and line (a tag seen only in test: "not in the label set")
             s: [convert(r, f"{where}: {places[s].of(s, i)}") for i, r in enumerate(raw[s])] for s in SPLITS
         }
-        check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where)
+        check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
         check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":

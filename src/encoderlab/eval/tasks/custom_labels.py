@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Literal
 
 from encoderlab.errors import UserError
+from encoderlab.eval.tasks.rowplaces import RowPlaces
 from encoderlab.eval.tasks.splits import text_fields
 from encoderlab.words import count
 
@@ -117,18 +118,24 @@ def _numeric(value) -> bool:
 
 
 def check_classes(
-    labels: tuple[str, ...], family: str, kind: Kind, given: bool, column: str, where: str
+    labels: tuple[str, ...], family: str, kind: Kind, given: bool, column: str, where: str, train: RowPlaces
 ) -> None:
     """Refuse a label set a classifier cannot learn, once every row has been read by it: fewer than two
     classes for one label per example, no label for label sets (a single class trained a loss of 0 and
-    scored 100; no label at all trained a NaN loss on zero outputs)."""
+    scored 100; no label at all trained a NaN loss on zero outputs). Labels read from the data name
+    train's file (`train`) and, for a single class, the first row holding it."""
     if family in ("sc", "pair-sc") and kind != "regression" and len(labels) < (2 if kind == "one" else 1):
-        source = "`labels:`" if given else f"train's label column {column!r}"
+        if given:
+            source = f"{where}: `labels:`"
+        else:
+            source = f"{where}: {train.whole('train', header=False)}: the label column {column!r}"
         held = f"holds only {labels[0]!r}" if labels else "holds no label"
+        if labels and not given and train.order:  # the first in the file (train may be cut and shuffled)
+            held += f" (e.g. {train.row(train.order.index(min(train.order)))})"
         need, add = ("two classes", "of the others") if kind == "one" else ("a label", "with labels")
         raise UserError(
-            f"{where}: {source} {held}; a classifier needs {need} or more: name every class in "
-            f"`labels:`, or add examples {add} to train"
+            f"{source} {held}; a classifier needs {need} or more: name every class in `labels:`, or add "
+            f"examples {add} to train"
         )
 
 

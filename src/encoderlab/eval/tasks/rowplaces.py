@@ -14,7 +14,8 @@ train (validation, or test by `test_fraction`) names the train file's lines: eac
 index in the file it came from through the cut.
 
 A problem of a column as a whole (a column the split lacks) names the split's file, and a CSV's or TSV's
-header line: `test split, line 1 of test.csv (the header)`, `test split, test.jsonl`.
+header line: `test split, line 1 of test.csv (the header)`, `test split, test.jsonl`; a problem of the
+column's values (train's labels of one class) names the file and a row: `train split, train.csv`, `line 2`.
 """
 
 from __future__ import annotations
@@ -47,21 +48,26 @@ class RowPlaces:
 
     def of(self, split: str, i: int) -> str:
         """Row `i` of `split`, as a refusal names it: `train split, line 12 of train.csv`."""
-        n = self.order[i]
         if self.hub:
-            return f"{split} split, row {n + 1} of the dataset's {self.source!r} split"
-        if self.lines is not None:
-            return f"{split} split, line {self.lines[n]} of {self.source}"
-        return f"{split} split, row {n + 1}{' (after the header)' if self.header else ''} of {self.source}"
+            return f"{split} split, {self.row(i)} of the dataset's {self.source!r} split"
+        return f"{split} split, {self.row(i)} of {self.source}"
 
-    def whole(self, split: str) -> str:
+    def row(self, i: int) -> str:
+        """Row `i` in its file or hub split, unnamed: `line 12`, `row 3 (after the header)`, `row 3`."""
+        n = self.order[i]
+        if self.lines is not None:
+            return f"line {self.lines[n]}"
+        return f"row {n + 1}{' (after the header)' if self.header else ''}"
+
+    def whole(self, split: str, header: bool = True) -> str:
         """All of `split`, as a refusal of one of its columns names it: `test split, line 1 of test.csv
-        (the header)`, `test split, test.jsonl`, `test split` (a hub split of that name)."""
+        (the header)`, `test split, test.jsonl` (or `test split, test.csv` with `header=False`: a problem
+        of the column's values), `test split` (a hub split of that name)."""
         if self.hub:
             return f"{split} split" + (
                 "" if self.source == split else f" (the dataset's {self.source!r} split)"
             )
-        if self.header:
+        if self.header and header:
             line = (
                 f"line {self.head} of {self.source} (the header)"
                 if self.head
