@@ -9,6 +9,7 @@ import each other. A forbidden import fails naming the file, the line and the tw
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -135,3 +136,28 @@ def test_a_forbidden_import_is_named(tmp_path, where, code, expected):
         assert len(errors) == 1 and expected in errors[0] and f"{where}:" in errors[0].replace("\\", "/"), (
             errors
         )
+
+
+def doc_layers(text: str) -> dict[int, set[str]]:
+    """docs/architecture.md's layer table: layer number -> the names in its packages column
+    (`study/` as `study`, `cli.py` as `cli`, `encoderlab/__init__` as `__init__`)."""
+    layers = {}
+    for number, packages in re.findall(r"^\| (\d+) \| ([^|]+) \|", text, re.M):
+        names = re.findall(r"`([^`]+)`", packages)
+        layers[int(number)] = {
+            n.removeprefix("encoderlab/").removesuffix("/").removesuffix(".py") for n in names
+        }
+    return layers
+
+
+def test_the_architecture_docs_layer_table_is_the_one_enforced():
+    """The doc's layer 0 listed the core modules but not `words`, which LAYERS counts as core."""
+    layers = doc_layers((SRC.parents[1] / "docs" / "architecture.md").read_text(encoding="utf-8"))
+    enforced = {rank: set(layer) for rank, layer in enumerate(LAYERS)}
+    enforced[RANK["core"]] = set(CORE)
+    assert layers == enforced
+
+
+def test_the_layer_table_reader_sees_a_missing_module():
+    text = "| 1 | `data/` | core only |\n| 0 | core: `errors`, `encoderlab/__init__` | x |\n| 2 | `cli.py` | all |\n"
+    assert doc_layers(text) == {1: {"data"}, 0: {"errors", "__init__"}, 2: {"cli"}}
