@@ -113,3 +113,83 @@ def test_the_quickstart_is_found():
     commands, python = quickstart()
     assert any(c.startswith("encoderlab pretrain") for c in commands)
     assert "pretrain(" in python and "evaluate(" in python
+
+
+def cli_table_commands(text: str) -> set[tuple[str, ...]]:
+    """The command words of every command README's `## CLI` table lists: a row's first span names the
+    group (`encoderlab study list`), its other spans more commands of it (`plan NAME`, or `bench
+    train` with the group repeated), `a\\|b` alternatives each; `encoderlab --version` is no command."""
+    from encoderlab.cli import COMMANDS
+
+    section = text[text.index("## CLI") :]
+    section = section[: section.index("\n## ", 3)]
+    found = set()
+    for row in re.findall(r"^\| (.*?) \| ", section, re.M):
+        spans = [s.split() for s in re.findall(r"`([^`]+)`", row)]
+        if not spans or spans[0][0] != "encoderlab" or spans[0][1].startswith("--"):
+            continue
+        group = spans[0][1]
+        if not isinstance(COMMANDS.get(group), dict):
+            found.add((group,))
+            continue
+        for words in [spans[0][2:], *spans[1:]]:
+            words = words[1:] if words and words[0] == group else words
+            found |= {(group, w) for w in re.split(r"\\?\|", words[0]) if w} if words else set()
+    return found
+
+
+def test_the_cli_table_lists_every_command():
+    """README's CLI table is where a newcomer looks for a command; one missing from it (or listed
+    without existing) is found here, not by reading `--help`."""
+    from tests.test_doc_commands import leaf_commands
+
+    assert cli_table_commands(README.read_text(encoding="utf-8")) == set(leaf_commands())
+
+
+def test_the_cli_table_reader_sees_rows():
+    text = (
+        "## CLI\n\n| command | what |\n|---|---|\n| `encoderlab assets list` / `fetch [NAME...\\|--all]` | x |\n"
+        "| `encoderlab analyze cka\\|probe` | y |\n| `encoderlab bench data` / `bench train [--profile F]` | z |\n"
+        "| `encoderlab recipes` | r |\n| `encoderlab --version` | v |\n\n## Next\n"
+    )
+    assert cli_table_commands(text) == {
+        ("assets", "list"),
+        ("assets", "fetch"),
+        ("analyze", "cka"),
+        ("analyze", "probe"),
+        ("bench", "data"),
+        ("bench", "train"),
+        ("recipes",),
+    }
+
+
+def test_the_setup_names_make_targets_and_extras_that_exist():
+    """README's set-up section runs `make test` / `make demo` and installs `.[dev]`, `.[track]`,
+    `.[hub]`, `.[zstd]`; the docs point at `encoderlab[hub]` and the like. Each must be a Makefile
+    target or a pyproject extra."""
+    import tomllib
+
+    root = README.parent
+    targets = set(re.findall(r"^([\w-]+):", (root / "Makefile").read_text(encoding="utf-8"), re.M))
+    extras = set(tomllib.loads((root / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+    docs = [README, *sorted((root / "docs").glob("*.md"))]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in docs)
+    named = set(re.findall(r"`make ([\w-]+)`", text)) | {
+        m for line, _ in bash_lines(README) for m in re.findall(r"^make ([\w-]+)", line)
+    }
+    wanted = set(re.findall(r"(?:\.|encoderlab)\[([\w-]+)\]", text))
+    assert {"test", "demo"} <= named and {"dev", "hub"} <= wanted  # the reader still finds them
+    assert named <= targets, sorted(named - targets)
+    assert wanted <= extras, sorted(wanted - extras)
+
+
+def bash_lines(path: Path) -> list[tuple[str, int]]:
+    """(line, number) of every line in a ```bash block of `path`."""
+    out, block = [], False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.startswith("```"):
+            block = line.strip() == "```bash"
+            continue
+        if block:
+            out.append((line, number))
+    return out
