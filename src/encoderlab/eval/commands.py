@@ -80,7 +80,7 @@ def eval_command(
         task_file: Task specs (YAML) or folders of them, run through the same protocol, cache and summary as built-in tasks (`--task-file a.yaml b.yaml`, or the flag repeated; see docs/evaluation.md).
         lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).
         seeds: Fine-tuning seeds per learning rate (default: 0-4, or paper 2's 42-46 for biomed).
-        out: Folder for results.jsonl, summary.json and summary.md.
+        out: Folder for results.jsonl, summary.json, summary.md and predictions/ (per-example test predictions).
         device: cpu or cuda (default: cuda when available).
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
     """
