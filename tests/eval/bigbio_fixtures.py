@@ -25,16 +25,39 @@ def _export(root: Path, repo: str, config: str, splits: dict[str, Dataset]) -> P
     return folder
 
 
+def blurb_sentences(split: str) -> tuple[list[list[str]], list[list[int]]]:
+    """The sentences (words, tag ids) that `blurb` writes for `split` (every config), without document markers."""
+    return _ner_rows(40 + ("train", "validation", "test").index(split), 30 if split == "train" else 8)
+
+
+def _docstarts(tokens: list, tags: list) -> tuple[list, list]:
+    """The sentences with a one-word `-DOCSTART-` example tagged O before each abstract (the first
+    sentence, then every 3rd or 4th), as blurb.py yields BLURB's JNLPBA files: each begins with a
+    `-DOCSTART-\tO` line and holds one per abstract, a blank line after it (MTL-Bioinformatics-2016@df0df02
+    `data/JNLPBA/devel.tsv`, `test.tsv`: 200 and 404 markers; blurb.py's `_load_iob` yields every block)."""
+    out_tokens, out_tags = [], []
+    for k, (words, ids) in enumerate(zip(tokens, tags, strict=True)):
+        if k % 7 in (0, 3):
+            out_tokens.append(["-DOCSTART-"])
+            out_tags.append([0])
+        out_tokens.append(words)
+        out_tags.append(ids)
+    return out_tokens, out_tags
+
+
 def blurb(root: Path, config: str = "jnlpba") -> Path:
     """`bigbio/blurb` NER configs (bc5chem, bc5disease, bc2gm, jnlpba, ncbi_disease): id str,
     tokens Seq[str], type str, ner_tags Seq[ClassLabel O, B, I] (the bigbio loader,
-    BigBio blurb.py; splits train/validation/test)."""
+    BigBio blurb.py; splits train/validation/test). jnlpba's splits hold BLURB's `-DOCSTART-` examples
+    (`_docstarts`); the other configs' files have none (MTL-Bioinformatics-2016@df0df02)."""
     features = Features(
         {"id": STR, "tokens": List(STR), "type": STR, "ner_tags": List(ClassLabel(names=["O", "B", "I"]))}
     )
     splits = {}
-    for i, split in enumerate(("train", "validation", "test")):
-        tokens, tags = _ner_rows(40 + i, 30 if split == "train" else 8)
+    for split in ("train", "validation", "test"):
+        tokens, tags = blurb_sentences(split)
+        if config == "jnlpba":
+            tokens, tags = _docstarts(tokens, tags)
         rows = {
             "id": [f"{split}{k}" for k in range(len(tokens))],
             "tokens": tokens,

@@ -140,6 +140,10 @@ def test_blurb_ner_configs(root, config):
         task.labels == ("O", "B", "I") and task.finetune.epochs == 20 and task.finetune.select == "best_epoch"
     )
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (30, 8, 8)
+    # BLURB's -DOCSTART- lines (one per abstract in JNLPBA's files) are document markers, not sentences
+    for split, examples in (("train", data.train), ("validation", data.val), ("test", data.tests["test"])):
+        tokens, tags = hub.blurb_sentences(split)
+        assert [e["tokens"] for e in examples] == tokens and [e["tags"] for e in examples] == tags
 
 
 def test_gad_and_hoc(root):

@@ -8,7 +8,7 @@ epoch and the best epoch's weights tested (`load_best_model_at_end`), otherwise 
 Trainer's defaults (AdamW betas 0.9/0.999, eps 1e-8, no warmup, linear decay, clipping at 1.0).
 Of its 11 tasks, these are on the hub with a known schema, all from BigBio:
   * NER from BLURB (`bigbio/blurb`, configs jnlpba, ncbi_disease: tokens and ner_tags
-    ClassLabel[O, B, I]);
+    ClassLabel[O, B, I]), without the `-DOCSTART-` document markers of JNLPBA's files;
   * BC5CDR as one task with its two entity types, as paper 2 counts it (one column, one score in its
     English table) and its authors' model card names it (`bigbio/bc5cdr`: model-index of
     almanach/ModernBERT-bio-base/-large); BCM's code has no BC5CDR. Read from `bigbio/bc5cdr`, config
@@ -44,6 +44,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import TaskData
@@ -64,6 +65,9 @@ BLURB_NER = {
     "jnlpba": "JNLPBA",
     "ncbi_disease": "NCBI-Disease",
 }
+BLURB_DATA_VERSIONS = {"jnlpba": "2", "ncbi_disease": "1"}
+"""Each BLURB NER task's `data_version`: jnlpba's 2 reads its files without the `-DOCSTART-` examples
+(`load_blurb_ner`); ncbi_disease's files hold none, so its examples and version did not change."""
 GAD_LABELS = ("0", "1")
 HOC_HALLMARKS = (
     "evading growth suppressors",
@@ -85,9 +89,24 @@ def bigbio(repo: str, config: str) -> HubSource:
     return HubSource(repo, revision=PARQUET_EXPORT, data_files=export_files(config, SPLITS))
 
 
+DOCSTART = "-DOCSTART-"
+"""CoNLL's document marker: BLURB's JNLPBA files hold one such line per abstract (cambridgeltl/MTL-Bioinformatics-2016
+@df0df02 `data/JNLPBA/*.tsv`), which BigBio blurb.py yields as a one-word example tagged O."""
+
+
 def load_blurb_ner(task: str, config: str) -> TaskData:
-    """A BLURB NER config: its own train/validation/test, tags O/B/I from the ClassLabel."""
-    return load_ner(task, bigbio("bigbio/blurb", config), "tokens", "ner_tags", fallback=("O", "B", "I"))
+    """A BLURB NER config: its own train/validation/test, tags O/B/I from the ClassLabel, without the
+    `-DOCSTART-` document markers: as CoNLL readers drop them (the files' own reader, MTL-Bioinformatics-2016
+    `models/ltlib/conlldata.py`, reads one as a document break; Hugging Face's conll2003.py skips it)."""
+    data = load_ner(task, bigbio("bigbio/blurb", config), "tokens", "ner_tags", fallback=("O", "B", "I"))
+
+    def sentences(examples: list[dict]) -> list[dict]:
+        return [e for e in examples if e["tokens"] != [DOCSTART]]
+
+    kept = {name: sentences(examples) for name, examples in data.tests.items()}
+    return require_nonempty(
+        task, replace(data, train=sentences(data.train), val=sentences(data.val), tests=kept)
+    )
 
 
 def load_gad(task: str) -> TaskData:

@@ -334,7 +334,7 @@ def _biomed_tasks() -> list[Task]:
             finetune=PAPER2_NER,
             loader=partial(biomed.load_blurb_ner, f"biomed-{config.replace('_', '-')}", config),
             hub_repos=(HubRepo("bigbio/blurb", PARQUET_EXPORT),),
-            **common,
+            **{**common, "data_version": biomed.BLURB_DATA_VERSIONS[config]},
         )
         for config, title in biomed.BLURB_NER.items()
     ]
