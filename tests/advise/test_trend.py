@@ -97,3 +97,40 @@ def test_rungs_of_one_compute_have_no_trend():
     rungs = Rungs.of(runs)
     fit = SimpleNamespace(rungs=rungs, replicates=np.array([[o.value for o in runs]]), schedule=MLM_LIKE)
     assert trend(fit, None) is None
+
+
+def test_the_trend_test_is_students_t_on_the_noises_degrees_of_freedom():
+    """Checked against a direct computation: the slope is least squares over the runs (scipy's linregress),
+    its standard error the pooled within-rung sd over sqrt(Sxx), and a schedule counts as improving only
+    when the one-sided t-test on the pooled sd's degrees of freedom (4: four rungs of two seeds) has
+    p < 0.05. Here slope / se = -1.9, past the normal 1.645 but not t(0.95, 4) = 2.13: the old z
+    threshold called it improving, a 9% test where 5% was said (17% at one degree of freedom)."""
+    from types import SimpleNamespace
+
+    from scipy import stats
+
+    from encoderlab.advise.predict import Rungs
+
+    x = np.log10(6.0 * 20.0 * np.array([8e6, 2e7, 5e7, 1.25e8]) ** 2)
+    se_per_unit = np.sqrt(2) / np.sqrt((2 * (x - x.mean()) ** 2).sum())  # sd of +-d pairs is d sqrt(2)
+    d, ratio = 0.01, -1.9
+    means = 2.5 + ratio * se_per_unit * d * (x - x.mean())
+    values = {MLM_LIKE: [(m - d, m + d) for m in means], CLM_LIKE: IMPROVING}
+    runs = _ladder(values).of(MLM_LIKE)
+    loss = np.array([o.value for o in runs])
+    fit = SimpleNamespace(rungs=Rungs.of(runs), replicates=loss[None], schedule=MLM_LIKE)
+    got = trend(fit, None)
+
+    cx = np.log10([6.0 * o.params * o.tokens for o in runs])
+    line = stats.linregress(cx, loss)
+    rung_means = {c: loss[cx == c].mean() for c in set(cx)}
+    df = len(loss) - len(rung_means)
+    sd = np.sqrt(sum((v - rung_means[c]) ** 2 for c, v in zip(cx, loss)) / df)
+    se = sd / np.sqrt(((cx - cx.mean()) ** 2).sum())
+    p_improving = stats.t.cdf(line.slope / se, df)  # one-sided: the slope is below zero
+    assert not got.improving
+    assert df == 4 and got.df == df
+    assert (got.slope, got.se) == (pytest.approx(line.slope), pytest.approx(se))
+    assert line.slope / se == pytest.approx(ratio)
+    assert stats.norm.cdf(ratio) < 0.05 < p_improving  # the normal quantile would call it improving
+    assert trend(fit, seed_noise=sd).improving  # a given sd is exact: the normal quantile

@@ -11,7 +11,11 @@ The check: the slope of the rung means (in loss units, where lower is better) on
 least squares weighted by each rung's number of seeds, and its standard error from the schedule's
 seed noise alone (the pooled within-rung sd the bootstrap resamples, or `--seed-noise`):
 se^2 = sigma^2 / sum_r n_r (x_r - x_bar)^2. A schedule is flagged when the slope is not below zero
-by more than `TREND_Z` standard errors (a one-sided 95% test of "improves with compute" fails).
+by more than the one-sided 95% quantile of that many standard errors (the test of "improves with
+compute" fails): Student's t on the pooled noise's degrees of freedom (sum_r (n_r - 1)) when the sd is
+estimated from the ladder, the normal `TREND_Z` when it is given. Before, it was `TREND_Z` either way,
+which with an estimated sd is a test at a larger level than 5%: with one degree of freedom (one rung
+of two seeds) a flat ladder passed as improving in 17% of draws, not 5%.
 Misfit of a straight line in log compute is left out of the standard error on purpose: a healthy
 ladder's rung means fall by many noise sds, and the test is only meant to catch the flat or rising.
 """
@@ -21,11 +25,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy import stats
 
 from encoderlab.advise.predict import ScheduleFit
 
 TREND_Z = 1.645
-"""One-sided 95% normal quantile: the slope must be below zero by this many standard errors."""
+"""One-sided 95% normal quantile: the slope must be below zero by this many standard errors when the seed
+noise is given (`--seed-noise`); estimated from the ladder, Student's t quantile on its degrees of freedom."""
 
 
 @dataclass(frozen=True)
@@ -37,10 +43,17 @@ class Trend:
     """Change of the rung mean per tenfold compute."""
     se: float
     """Its standard error from seed noise."""
+    df: int | None = None
+    """Degrees of freedom of the seed noise's sd (None: given, taken as exact)."""
+
+    @property
+    def critical(self) -> float:
+        """How many standard errors below zero the slope must be: the one-sided 95% quantile."""
+        return TREND_Z if not self.df else float(stats.t.ppf(0.95, self.df))
 
     @property
     def improving(self) -> bool:
-        return self.slope < -TREND_Z * self.se
+        return self.slope < -self.critical * self.se
 
 
 def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
@@ -59,8 +72,8 @@ def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
         df = int((counts - 1).sum())
         sd = float(np.sqrt(((loss - means[rungs.index]) ** 2).sum() / df)) if df else 0.0
     else:
-        sd = seed_noise
-    return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx))
+        df, sd = None, seed_noise
+    return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx), df)
 
 
 def not_improving(fits: list[ScheduleFit], seed_noise: float | None) -> list[Trend]:
