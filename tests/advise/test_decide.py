@@ -319,3 +319,38 @@ def test_a_crossing_past_the_runs_of_both_schedules_says_it_is_read_from_the_cur
     (line,) = [x for x in format_advice(advice).splitlines() if x.startswith(f"  {c.a} vs {c.b}")]
     said = f"past C = {top:.3g}, the largest compute both have runs at: read from the curves alone"
     assert (said in line) == past, line
+
+
+def test_a_size_target_at_an_allocation_no_run_reached_is_warned_about():
+    """A target (N, D) whose compute lies inside the ladder can still sit where no run was trained: here N
+    100x below the smallest size and D 400x past the largest token count, or, for a curve in compute alone,
+    at ten times its runs' tokens per parameter. Before, only compute was checked, and the advice was silent."""
+
+    def truth(n, d):
+        return 1.8 + 600.0 * n**-0.34 + 900.0 * d**-0.28
+
+    two_d = _two_dimensional_ladder(truth)  # N 4e6 to 2.5e7, D 8e7 to 5e8; C 1.9e15 to 7.5e16
+    target = Target(params=4e4, tokens=2e11)  # C = 4.8e16
+    adv = advise(two_d, target, n_boot=20)
+    assert all(p.curve == CHINCHILLA.name for p in adv.predictions)
+    both = f"{MLM_LIKE.name}'s and {CLM_LIKE.name}'s"
+    assert adv.warnings == (
+        f"the target's size N (4e+04) is below the smallest that {both} runs were trained at (4e+06): the curve "
+        "is read where no run was trained; give a target inside or above their runs",
+        f"the target's tokens D (2e+11) is 400x the largest that {both} runs were trained at, further past it "
+        "than they span (6.2x): the prediction rests on the curve's form; read it as a guess, or add runs nearer "
+        "the target",
+    )
+    assert advise(two_d, Target(params=1e7, tokens=2e8), n_boot=20).warnings == ()
+    one_d = _ladder(
+        {
+            MLM_LIKE: [(3.0, 3.02), (2.6, 2.62), (2.3, 2.32), (2.1, 2.12)],
+            CLM_LIKE: [(3.1, 3.12), (2.7, 2.72), (2.4, 2.42), (2.2, 2.22)],
+        }
+    )
+    (warning,) = advise(one_d, Target(params=2e7, tokens=200 * 2e7), n_boot=20).warnings
+    assert warning.startswith(
+        f"the target's 200 tokens per parameter lie outside those {both} runs were trained at (20): "
+        "a curve in compute alone"
+    )
+    assert advise(one_d, Target(params=2e7, tokens=20 * 2e7), n_boot=20).warnings == ()

@@ -23,7 +23,8 @@ from rung to rung, which extrapolation follows and the single rung does not.
 target, or of the seed means at the largest rung.
 
 **Warnings** go beside the advice: a target below the ladder or further past it than the ladder spans
-(`reach_warnings`), seed noise estimated from fewer than `NOISE_DF` degrees of freedom
+(`reach.reach_warnings`), a target (N, D) at a size, token count or tokens per parameter a curve's runs do not
+reach (`reach.allocation_warnings`), seed noise estimated from fewer than `NOISE_DF` degrees of freedom
 (`noise_warnings`), and a schedule whose rung means do not improve with compute beyond its seed noise
 (`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
 the schedule that would be recommended is such a one, the advice is insufficient evidence (a flagged
@@ -42,6 +43,7 @@ import numpy as np
 from encoderlab.advise.fit import DELTA
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
+from encoderlab.advise.reach import allocation_warnings, reach_warnings
 from encoderlab.advise.trend import not_improving, trend_warnings
 from encoderlab.errors import UserError
 
@@ -194,48 +196,6 @@ def backtest(fits: list[ScheduleFit], ladder: Ladder, rungs: list) -> Backtest |
     err_e, err_b = error(extrap), error(single)
     ok = (np.isnan(acc_b) or acc_e >= acc_b) and err_e < err_b
     return Backtest(held, base, acc_e, acc_b, err_e, err_b, bool(ok))
-
-
-def _times(ratio: float) -> str:
-    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
-
-
-def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str, ...]:
-    """A warning when the target lies below the ladder's smallest rung, or further past its largest
-    than the ladder spans (in log compute): there, whichever method is recommended, the numbers at the
-    target come from the curves' form, which the intervals do not resample and the backtest checks only
-    one rung inside the ladder. Where the whole ladder reaches the target but a schedule's own rungs do
-    not (they span less of it), one warning per such schedule with a curve: its prediction is read from
-    its own rungs alone, however far the others reach."""
-    lo = min(float(f.rungs.compute.min()) for f in fits)
-    hi = max(float(f.rungs.compute.max()) for f in fits)
-    if (whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans")) is not None:
-        return (whole,)
-    out = []
-    for f in (f for f in fits if f.fits is not None):
-        name, own = f.schedule.name, f.rungs.compute
-        why = _beyond(target_compute, float(own.min()), float(own.max()), f"{name}'s", f"{name}'s rungs span")
-        out += [why] if why is not None else []
-    return tuple(out)
-
-
-def _beyond(target_compute: float, lo: float, hi: float, whose: str, spans: str) -> str | None:
-    """The warning for a target below rungs spanning `lo` to `hi` in compute, or further past them than they
-    span (`whose`: "the ladder's" or "CLM's"; `spans`: "the ladder spans" or "CLM's rungs span"); None when
-    the target is within reach."""
-    if target_compute < lo * (1 - 1e-9):
-        return (
-            f"the target's compute (C = {target_compute:.3g}) is below {whose} smallest rung "
-            f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder"
-        )
-    if target_compute / hi <= hi / lo * (1 + 1e-9):
-        return None
-    return (
-        f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
-        f"than {spans} ({_times(hi / lo)} from its smallest rung to its largest): every number at the target "
-        "rests on the curves' form, which the intervals do not include and the backtest checked only one rung "
-        "inside the ladder; read the advice as a guess, or add larger rungs"
-    )
 
 
 NOISE_DF = 3
@@ -433,13 +393,14 @@ def advise(
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
-        warnings=_warnings(fits, target_c, seed_noise, flat, m.better),
+        warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better),
     )
 
 
-def _warnings(fits, target_c, seed_noise, flat, better) -> tuple[str, ...]:
+def _warnings(fits, target, target_c, seed_noise, flat, better) -> tuple[str, ...]:
     """Every warning of the advice (module docstring)."""
-    return (*reach_warnings(fits, target_c), *noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
+    reach = (*reach_warnings(fits, target_c), *allocation_warnings(fits, target))
+    return (*reach, *noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
 
 
 def _by_method(at_target: np.ndarray | None, rung_loss: np.ndarray | None) -> tuple[dict, dict]:

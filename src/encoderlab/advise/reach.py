@@ -1,0 +1,110 @@
+"""Whether the target lies where a schedule's runs can speak for it: its compute, and for a target given as
+(N, D) its size, tokens and tokens per parameter.
+
+Past the ladder, whichever method is recommended, the numbers at the target come from the curves' form,
+which the intervals do not resample and the backtest checks only one rung inside the ladder. Compute alone
+(`reach_warnings`) misses a target given as (N, D) at an allocation no run tried: a 2-D curve read at a
+size 100x below the ladder's smallest, at a compute inside it, extrapolates its size term as far, and a 1-D
+curve, in compute alone, reads any allocation as the one its runs were trained at (`allocation_warnings`).
+"""
+
+from __future__ import annotations
+
+from encoderlab.advise.fit import CHINCHILLA
+from encoderlab.advise.predict import ScheduleFit, Target
+
+
+def _times(ratio: float) -> str:
+    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
+def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str, ...]:
+    """A warning when the target lies below the ladder's smallest rung, or further past its largest
+    than the ladder spans (in log compute): there, whichever method is recommended, the numbers at the
+    target come from the curves' form, which the intervals do not resample and the backtest checks only
+    one rung inside the ladder. Where the whole ladder reaches the target but a schedule's own rungs do
+    not (they span less of it), one warning per such schedule with a curve: its prediction is read from
+    its own rungs alone, however far the others reach."""
+    lo = min(float(f.rungs.compute.min()) for f in fits)
+    hi = max(float(f.rungs.compute.max()) for f in fits)
+    if (whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans")) is not None:
+        return (whole,)
+    out = []
+    for f in (f for f in fits if f.fits is not None):
+        name, own = f.schedule.name, f.rungs.compute
+        why = _beyond(target_compute, float(own.min()), float(own.max()), f"{name}'s", f"{name}'s rungs span")
+        out += [why] if why is not None else []
+    return tuple(out)
+
+
+def _beyond(target_compute: float, lo: float, hi: float, whose: str, spans: str) -> str | None:
+    """The warning for a target below rungs spanning `lo` to `hi` in compute, or further past them than they
+    span (`whose`: "the ladder's" or "CLM's"; `spans`: "the ladder spans" or "CLM's rungs span"); None when
+    the target is within reach."""
+    if target_compute < lo * (1 - 1e-9):
+        return (
+            f"the target's compute (C = {target_compute:.3g}) is below {whose} smallest rung "
+            f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder"
+        )
+    if target_compute / hi <= hi / lo * (1 + 1e-9):
+        return None
+    return (
+        f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
+        f"than {spans} ({_times(hi / lo)} from its smallest rung to its largest): every number at the target "
+        "rests on the curves' form, which the intervals do not include and the backtest checked only one rung "
+        "inside the ladder; read the advice as a guess, or add larger rungs"
+    )
+
+
+def allocation_warnings(fits: list[ScheduleFit], target: Target) -> tuple[str, ...]:
+    """For a target given as (N, D), a warning for each way a schedule's curve is read at an allocation its
+    runs do not reach (schedules alike in it named together): with the 2-D curve, N or D below the schedule's
+    smallest or further past its largest than its runs span (as compute, `reach_warnings`); with the 1-D curve
+    in compute, tokens per parameter outside those its runs were trained at, which the curve does not model.
+    None for a compute target (its allocation is the curve's own optimum: docs/advise.md, "What it cannot
+    say")."""
+    if target.ratio is None:
+        return ()
+    whose: dict[str, list[str]] = {}
+    for f in (f for f in fits if f.fits is not None):
+        for template in _allocation(f, target):
+            whose.setdefault(template, []).append(f"{f.schedule.name}'s")
+    return tuple(template.format(whose=" and ".join(names)) for template, names in whose.items())
+
+
+def _allocation(f: ScheduleFit, target: Target) -> list[str]:
+    """`allocation_warnings` of one schedule, `{whose}` standing for its name."""
+    points = f.rungs.points
+    if f.form is CHINCHILLA:
+        out = []
+        for axis, what, value in ((0, "size N", target.params), (1, "tokens D", target.tokens)):
+            lo, hi = float(points[:, axis].min()), float(points[:, axis].max())
+            out += [why] if (why := _axis_beyond(value, lo, hi, what)) is not None else []
+        return out
+    ratios = points[:, 1] / points[:, 0]
+    lo, hi = float(ratios.min()), float(ratios.max())
+    if lo * (1 - 1e-9) <= target.ratio <= hi * (1 + 1e-9):
+        return []
+    runs = f"{lo:.3g}" if hi <= lo * (1 + 1e-9) else f"{lo:.3g} to {hi:.3g}"
+    return [
+        f"the target's {target.ratio:.3g} tokens per parameter lie outside those {{whose}} runs were trained at "
+        f"({runs}): a curve in compute alone reads the target as if it were trained at theirs; give a target at "
+        "their tokens per parameter, or run the schedule at more budgets"
+    ]
+
+
+def _axis_beyond(value: float, lo: float, hi: float, what: str) -> str | None:
+    """The warning (`{whose}` for the schedules' names) for a target's size or tokens (`what`) below runs
+    spanning `lo` to `hi`, or further past them than they span; None when within reach."""
+    if value < lo * (1 - 1e-9):
+        return (
+            f"the target's {what} ({value:.3g}) is below the smallest that {{whose}} runs were trained at ({lo:.3g}): "
+            "the curve is read where no run was trained; give a target inside or above their runs"
+        )
+    if value / hi <= hi / lo * (1 + 1e-9):
+        return None
+    return (
+        f"the target's {what} ({value:.3g}) is {_times(value / hi)} the largest that {{whose}} runs were trained at, "
+        f"further past it than they span ({_times(hi / lo)}): the prediction rests on the curve's form; read it "
+        "as a guess, or add runs nearer the target"
+    )
