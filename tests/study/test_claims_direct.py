@@ -149,3 +149,33 @@ def test_a_missing_fine_tuning_run_leaves_its_seed_out_of_that_checkpoint_pair_o
     assert (
         "Partial: 2 of the" in claims["mlm-sc"]["sentence"] and "Partial" not in claims["early"]["sentence"]
     )
+
+
+def test_the_table_over_pretraining_seeds_is_a_t_interval_of_checkpoint_means_and_a_paired_test(study):
+    """Results per run: each checkpoint's mean over its fine-tuning seeds, a t-interval over the pretraining
+    seeds (scipy), and the paired test against the baseline's checkpoints of the same seeds (scipy)."""
+    from encoderlab.study.table import results_table
+
+    data = load_study(study)
+    table = results_table(data)
+    means = {
+        run: [
+            np.mean(list(_by_ft_seed(_records(data, f"{run}/s{k}", None), ["mnli", "sst"]).values()))
+            for k in range(3)
+        ]
+        for run in ("clm", "mlm40")
+    }
+    cell = table.runs["clm"]["sc"]
+    low, high = stats.t.interval(0.95, 2, loc=np.mean(means["clm"]), scale=stats.sem(means["clm"]))
+    assert (cell.mean, cell.ci_low, cell.ci_high, cell.n) == (
+        pytest.approx(np.mean(means["clm"])),
+        pytest.approx(low),
+        pytest.approx(high),
+        3,
+    )
+    want = stats.ttest_rel(means["clm"], means["mlm40"])
+    assert (cell.vs_baseline.mean, cell.vs_baseline.p_value) == (
+        pytest.approx(np.mean(means["clm"]) - np.mean(means["mlm40"])),
+        pytest.approx(want.pvalue),
+    )
+    assert table.runs["mlm40"]["sc"].vs_baseline is None  # the baseline itself
