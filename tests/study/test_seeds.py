@@ -365,3 +365,22 @@ def test_a_seed_left_out_of_a_reference_comparison_is_named():
     )
     said = _unit(nested, "MLM", "Start", None, nested.diff)
     assert "left out: MLM's pretraining seed 2 (scored at none of Start's fine-tuning seeds)" in said
+
+
+def test_a_seed_left_out_of_a_one_checkpoint_each_comparison_is_named():
+    """MLM at two pretraining seeds against one Start checkpoint, but MLM's seed-1 checkpoint was fine-tuned at
+    none of Start's fine-tuning seeds: only the seed-0 checkpoints can be compared. Before, the sentence said
+    "one pretraining seed" and nothing of MLM's seed 1, and `numbers.left_out` was empty."""
+    from encoderlab.study.results import _unit
+
+    many = {0: {0: 71.0, 1: 71.5, 2: 70.9}, 1: {5: 72.0, 6: 72.4}}
+    one = {0: {0: 69.0, 1: 69.6, 2: 69.1}}
+    for a, b, la, lb in ((many, one, "MLM", "Start"), (one, many, "Start", "MLM")):
+        nested = compare_runs(a, b)
+        assert nested.level == "fine-tuning" and nested.diff.n == 3
+        assert nested.left_out == {("a" if a is many else "b"): [1]}
+        said = _unit(nested, la, lb, None, nested.diff)
+        assert said.endswith(
+            "; left out: MLM's pretraining seed 1 (scored at none of Start's fine-tuning seeds)"
+        )
+    assert compare_runs({0: many[0]}, {3: one[0]}).left_out == {}  # one checkpoint each: nothing left out

@@ -89,7 +89,9 @@ class Nested:
     left_out: dict[str, list[int]] = field(default_factory=dict)
     """At level "pretraining": "a" or "b" -> that run's pretraining seeds with results that are not in the
     pairing, since the other run has none there (or none at the same fine-tuning seeds); empty when none.
-    At level "reference": the replicated run's seeds scored at none of the reference's fine-tuning seeds."""
+    At level "reference": the replicated run's seeds scored at none of the reference's fine-tuning seeds.
+    At level "fine-tuning": the seeds of a run trained at several whose checkpoints share no fine-tuning seed
+    with the other run's one checkpoint (else they would be tested against it as a reference)."""
     shared: list[int] = field(default_factory=list)
     """At level "unpaired": the pretraining seeds both runs have (two or more only where fewer than two of
     them have fine-tuning seeds in common)."""
@@ -163,6 +165,7 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
     if not common:
         return None
     checkpoint = paired(a[ka], b[kb])
+    left = {side: out for side, run, k in (("a", a, ka), ("b", b, kb)) if (out := sorted(set(run) - {k}))}
     return Nested(
         level="fine-tuning",
         a=summarize([a[ka][f] for f in common]),
@@ -171,6 +174,7 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
         pretraining_seeds=seeds,
         checkpoint_seed=ka if ka == kb else None,
         checkpoint=checkpoint,
+        left_out=left,
     )
 
 

@@ -391,23 +391,17 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
     """What the claim's test is over, and what that makes it a claim about."""
     if n.level == "reference":
         many, one = (la, lb) if n.reference == "b" else (lb, la)
-        left = next(iter(n.left_out.values()), [])
-        seeds = f"{noun(len(left), 'seed')} {', '.join(map(str, left))}"
         return (
             f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
             f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
-            f"that one model, not against {one}'s objective"
-            + (
-                f"; left out: {many}'s pretraining {seeds} (scored at none of {one}'s fine-tuning seeds)"
-                * bool(left)
-            )
+            f"that one model, not against {one}'s objective" + _unscored(n, la, lb)
         )
     if n.level == "unpaired":
         return _unpaired_unit(n, la, lb)
-    if n.level == "fine-tuning":
+    if n.level == "fine-tuning":  # a run's other seeds were scored at none of the one checkpoint's seeds
         return (
             f", n = {gain.n} fine-tuning seeds of one checkpoint each (one pretraining seed: this compares two "
-            "checkpoints, not two objectives)"
+            "checkpoints, not two objectives)" + _unscored(n, la, lb)
         )
     check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
     within = (
@@ -417,6 +411,19 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
     )
     left = n.left_out_phrase(la, lb)
     return f", n = {gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}{left}"
+
+
+def _unscored(n: Nested, la: str, lb: str) -> str:
+    """ "; left out: A's pretraining seed 2 (scored at none of B's fine-tuning seeds)": the seeds of a run
+    compared with the other's one checkpoint (a reference, or one checkpoint each) that share none of its
+    fine-tuning seeds; empty when none. Until 2026-12-04 the one-checkpoint-each comparison left them out
+    unsaid."""
+    side, left = next(iter(n.left_out.items()), ("a", []))
+    if not left:
+        return ""
+    many, one = (la, lb) if side == "a" else (lb, la)
+    seeds = f"{noun(len(left), 'seed')} {', '.join(map(str, left))}"
+    return f"; left out: {many}'s pretraining {seeds} (scored at none of {one}'s fine-tuning seeds)"
 
 
 def _unpaired_unit(n: Nested, la: str, lb: str) -> str:
