@@ -15,8 +15,10 @@ the rest as in `_data_parallel_rank`): 3 SIGABRTs in 20 spawns with DDP, 1 in 8 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 from tests.train.helpers import free_ports, spawn_ranks
@@ -75,6 +77,66 @@ def _data_parallel_rank(rank: int, port: int, parallel: str) -> None:
 def test_a_data_parallel_run_exits_after_the_workers_let_go_of_its_backward(parallel):
     for port in free_ports(4):
         spawn_ranks(_data_parallel_rank, (port, parallel))
+
+
+def _hook_release_rank(rank: int, port: int, out: Path) -> None:
+    os.environ.update(
+        RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE="2", MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port)
+    )
+    import gc
+    import types
+    import weakref
+
+    import torch
+
+    from encoderlab.train import distributed, parallelize
+
+    world = distributed.init_world(2)
+    hook, released, watched, left_to_torch = parallelize._sum_allreduce_hook, [], [], []
+    callback_name, seen = f"{hook.__qualname__}.<locals>.<lambda>", weakref.WeakSet()
+
+    def watching(group, bucket):  # unannotated, as the hook it wraps
+        future, step = hook(group, bucket), len(left_to_torch)
+        found = [  # this step's callback; a step before's can still be the worker's
+            o
+            for o in gc.get_objects()
+            if type(o) is types.FunctionType and o.__qualname__ == callback_name and o not in seen
+        ]
+        seen.update(found)
+        refs = [weakref.ref(f, lambda _, s=step: released.append(["callback", s])) for f in found]
+        if not found:  # the all-reduce finished before `then`: the callback ran, and went, in the hook
+            released.append(["callback", step])
+        context = distributed._SENT[-1]()  # this backward's, tracked by `distributed.backward`
+        watched.extend([*refs, weakref.ref(context, lambda _, s=step: released.append(["context", s]))])
+        del found, context
+        left_to_torch.append(sum(ref() is not None for ref in refs))  # the gloo worker drops these
+        return future
+
+    parallelize._sum_allreduce_hook = watching  # `ReplicatedForward` registers the hook by this name
+    forward = parallelize.ReplicatedForward(torch.nn.Linear(8, 2), torch.device("cpu"))
+    # the worker runs (and drops) a callback once the hook has returned, not during its scan
+    sys.setswitchinterval(1000.0)
+    for _ in range(_HOOK_STEPS):
+        distributed.backward(forward(torch.ones(4, 8)).sum(), world)
+    distributed.shutdown()
+    assert all(ref() is None for ref in watched)  # all let go of once `shutdown` returns
+    (out / f"{rank}.json").write_text(json.dumps({"left_to_torch": left_to_torch, "released": released}))
+
+
+_HOOK_STEPS = 6
+
+
+def test_the_comm_hooks_callback_is_let_go_of_before_the_context_that_shutdown_waits_for(tmp_path):
+    # The hook's `then` callback is a Python function that torch lets go of with the GIL, on the gloo
+    # worker that completed the all-reduce, after DDP's wait for it returned (parallelize.py's module
+    # docstring). `shutdown` waits for each backward's context alone: the worker lets go of that (the
+    # work's thread-local state) only after the callback, in every step.
+    spawn_ranks(_hook_release_rank, (free_ports(1)[0], tmp_path))
+    ranks = [json.loads((tmp_path / f"{rank}.json").read_text()) for rank in (0, 1)]
+    for rank in ranks:
+        expected = [[kind, step] for step in range(_HOOK_STEPS) for kind in ("callback", "context")]
+        assert rank["released"] == expected, rank
+    assert sum(sum(rank["left_to_torch"]) for rank in ranks) > 0  # the worker let go of some callbacks
 
 
 def test_a_torch_without_the_private_context_api_trains_untracked(monkeypatch):

@@ -18,6 +18,15 @@ FSDP2 instead casts the gathered parameters to bf16 and reduces gradients in fp3
 Gradients are summed over ranks, not averaged (see `distributed.py`): DDP gets a sum comm hook,
 FSDP2 a divide factor of 1.
 
+The hook's `then` callback is a Python function, which torch drops (taking the GIL) on the gloo worker
+that completed the all-reduce, just after DDP's wait for it returned: at exit, a release that takes the
+GIL while Python finalizes aborts the rank (see `distributed._SENT`). It cannot outlast `shutdown`: the
+worker drops a work's callbacks before the work, whose thread-local state holds the backward's context
+that `shutdown` waits for (tests/train/test_distributed_exit.py checks that order every step). Nor can
+a Python hook do without the callback: DDP requires its future's value to be a Python object
+("expected the hook result is a PyObject" for all-reduce's own future), and torch's own `allreduce_hook`
+uses `.then(lambda fut: fut.value()[0])` as well; only its C++ hooks avoid Python, and those average.
+
 DDP fixes its set of gradient buckets when built, and a phase that freezes layers changes which
 parameters get gradients, so the DDP wrapper here is rebuilt whenever the set of trainable
 parameters changes (checked at each forward: one pass over `requires_grad` flags). FSDP2 follows
