@@ -57,14 +57,20 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
 
 
 def estimate_minutes(spec: StudySpec, plan=None) -> float:
-    """The spec's expected minutes, or from its plan: 6 N D FLOPs per run on the scale's GPUs, +10% for
-    evaluation."""
+    """The spec's expected minutes, or from its plan on the scale's GPUs: 6 N D FLOPs per pretraining
+    run, plus its eval nodes' fine-tuning and scoring (`evalcost`, counted from the study's graph unless
+    `plan` has them already)."""
     if spec.expected_minutes:
         return spec.expected_minutes
+    from encoderlab.study import real_backend
+    from encoderlab.study.evalcost import with_evaluation
+    from encoderlab.study.graph import build_graph
     from encoderlab.study.plan import plan_study
 
     plan = plan or plan_study(spec)
-    return round(1.1 * plan.gpu_hours * 60 / GPUS, -1)
+    if plan.evaluation is None:
+        plan = with_evaluation(plan, build_graph(spec, real_backend()))
+    return round(plan.total_gpu_hours * 60 / GPUS, -1)
 
 
 def list_studies() -> list[tuple[str, str, float, str, str, str]]:

@@ -135,6 +135,7 @@ def plan_command(
     """
     from encoderlab.study.checks import check_inputs, check_runs, planned_elsewhere
     from encoderlab.study.data import check_study_folder
+    from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
@@ -147,7 +148,7 @@ def plan_command(
     # of its inputs `study run` makes, in its words: not counted from data of a corpus changed since
     graph = build_graph(spec, default_backend())
     check_inputs(spec, out, graph, fetched=False)
-    plan = plan_study(spec, out, graph)
+    plan = with_evaluation(plan_study(spec, out, graph), graph)
     print(plan_text(plan))
     estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
     if out is not None and estimated:  # asked for counts: say why there are none

@@ -23,7 +23,8 @@ A run that continues another on the same data reads the stream after its base's 
 passes count the stream position it reaches, not its own tokens alone.
 
 GPU-hours are 6 x parameters x tokens at 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`),
-for pretraining; evaluation adds about 10%. Parameters are the model size's (with the dataset's
+for pretraining; evaluation is counted from the study's eval nodes at the same rate (`study/evalcost.py`,
+`with_evaluation`: its fine-tuning and scoring tokens). Parameters are the model size's (with the dataset's
 vocabulary) for runs from scratch, their base's for continued runs, and a table of known start
 models (`scales.START_MODEL_PARAMS`) otherwise.
 
@@ -40,6 +41,7 @@ from pathlib import Path
 from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
+from encoderlab.study.evalcost import EvalCost
 from encoderlab.study.graph import Node, pretraining
 from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
 from encoderlab.study.spec import DataSpec, StudySpec
@@ -101,11 +103,18 @@ class StudyPlan:
     spec: StudySpec
     corpora: dict[str, CorpusSize]
     runs: list[RunPlan]
+    evaluation: EvalCost | None = None
+    """What its eval nodes cost (`evalcost.with_evaluation`); None: not counted yet."""
 
     @property
     def gpu_hours(self) -> float:
         """Pretraining GPU-hours of the runs whose parameters are known."""
         return sum(r.gpu_hours or 0.0 for r in self.runs)
+
+    @property
+    def total_gpu_hours(self) -> float:
+        """Pretraining and evaluation GPU-hours (evaluation once counted, `evalcost.with_evaluation`)."""
+        return self.gpu_hours + (self.evaluation.gpu_hours if self.evaluation else 0.0)
 
     @property
     def max_passes(self) -> float | None:

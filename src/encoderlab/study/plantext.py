@@ -4,7 +4,7 @@
 `max_passes` refusal), which `study run`, `study list` and the catalogue use without printing; this
 module only renders that plan for a reader: the evaluation it runs, each dataset (its corpus, tokenizer
 and unique tokens, and for a large one how to prepare it across machines), the table of runs, the
-passes allowed, and how each run trains. It computes nothing the plan does not hold, beyond what only a
+evaluation's cost (`study/evalcost.py`), the passes allowed, and how each run trains. It computes nothing the plan does not hold, beyond what only a
 reader needs (a tokenizer's size found without downloading, a task's metrics). Counts agree with their
 number through `encoderlab.words`, so it never prints `1 pretraining runs`.
 """
@@ -50,10 +50,14 @@ def plan_text(plan: StudyPlan) -> str:
         )
     lines.append(
         f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak, a branch counting its "
-        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md"
-        f"{'; evaluation adds ~10%' if evaluated else ''})"
+        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md)"
         f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
+    if evaluated and plan.evaluation is not None:
+        lines.append(plan.evaluation.text())
+        bound = "at most " if plan.evaluation.at_most else ""
+        partial = " (without the tasks not counted)" if plan.evaluation.uncounted else ""
+        lines.append(f"total: {bound}{plan.total_gpu_hours:,.1f} GPU-hours{partial}")
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
     lines.append(f"passes over a corpus allowed: {limit}{_repeats_text(plan)}")
     lines.append("how each run trains (its resolved config; a run at several seeds once):")

@@ -1,0 +1,247 @@
+"""What a study's evaluation costs on GPUs, counted from its eval nodes.
+
+Each fine-tuning run (an eval node that trains: not one that takes another's record, `trained_by`)
+trains on `steps x batch_size` examples, `steps` being its task's (`FinetuneConfig.total_steps`, capped by
+the study's `max_steps`); scoring encodes validation once per epoch with `select: best_epoch` (else once)
+and every test set once; a node scoring a model another node fine-tuned (`trained_by`) encodes its own
+validation and test sets. FLOPs are 6 x parameters x the tokens trained on plus 2 x parameters x the
+tokens encoded, at the pretraining estimate's 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`);
+the parameters are the evaluated model's (the plan's run, or `scales.START_MODEL_PARAMS`).
+
+Tokens come from `TASK_SIZES`, the built-in tasks' split sizes and tokens per example; a task read
+from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
+`max_length`). A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, so its cost
+is an upper bound ("at most"); a task whose size or model is unknown is named as not counted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from encoderlab.study.graph import Node
+from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
+
+if TYPE_CHECKING:
+    from encoderlab.study.nodeconfig import EvalNode
+    from encoderlab.study.plan import StudyPlan
+
+
+@dataclass(frozen=True, kw_only=True)
+class TaskSize:
+    """What one task's fine-tuning and scoring read: examples and tokens."""
+
+    train: int
+    """Training examples (retrieval: query-document pairs)."""
+    tokens: float | None
+    """Mean tokens per training example (retrieval: query and document together); None: the task's
+    `max_length` (pocket tasks: an upper bound, inputs are padded to their batch's longest only)."""
+    val: float
+    """Texts one validation pass encodes (retrieval: queries and the corpus searched)."""
+    test: float
+    """Texts the test sets encode, all together."""
+    eval_tokens: float | None = None
+    """Mean tokens per encoded text when they differ from `tokens` (retrieval: a query or a document)."""
+
+
+def _encodeval(train: int, test: int, tokens: float) -> TaskSize:
+    """Paper 1's SC/QA split (EncodEval): 95% of the hub's train is train, 5% validation, its
+    validation split the test."""
+    return TaskSize(train=round(0.95 * train), tokens=tokens, val=round(0.05 * train), test=test)
+
+
+TASK_SIZES: dict[str, TaskSize] = {
+    # pocket: docs/evaluation.md's table (`registry.POCKET_SIZES`; pubmedqa: 60/10/30 of 1,000
+    # abstracts), at each task's max length
+    "vitaminc": TaskSize(train=2000, tokens=None, val=300, test=1000),
+    "boolq": TaskSize(train=2000, tokens=None, val=300, test=1000),
+    "tweets": TaskSize(train=2000, tokens=None, val=300, test=1000),
+    "wnut16": TaskSize(train=1675, tokens=None, val=239, test=480),
+    "brown-pos": TaskSize(train=1500, tokens=None, val=300, test=1000),
+    "squad": TaskSize(train=3000, tokens=None, val=300, test=1000 + 4 * 500),
+    "pubmedqa": TaskSize(train=600, tokens=None, val=100, test=300),
+    # pocket retrieval: a pair is two inputs at max length; scoring encodes the queries and the corpus
+    # (docs/evaluation.md; code-retrieval's corpus taken as one function per query)
+    "squad-retrieval": TaskSize(train=3200, tokens=None, val=200 + 208, test=500 + 882),
+    "boolq-retrieval": TaskSize(train=3200, tokens=None, val=200 + 787, test=500 + 1429),
+    "pubmedqa-retrieval": TaskSize(train=560, tokens=None, val=100 + 110, test=300 + 330),
+    "code-retrieval": TaskSize(train=3200, tokens=None, val=200 + 200, test=500 + 500),
+    # paper 1: the hub splits' rows (/work reference: hub-schemas; OntoNotes' and UNER's [U]); tokens
+    # per example derived from the datasets' mean words x ~1.3 Llama-3 tokens per word, with the
+    # task's template and EOS [D]
+    "paper-sst2": _encodeval(67_349, 872, 20),
+    "paper-mnli": _encodeval(392_702, 9_815, 55),
+    "paper-qqp": _encodeval(363_846, 40_430, 40),
+    "paper-conll2003": TaskSize(train=14_041, tokens=22, val=3_250, test=3_453),
+    "paper-ontonotes": TaskSize(train=59_924, tokens=26, val=8_528, test=8_262),
+    "paper-uner": TaskSize(train=12_543, tokens=23, val=2_001, test=2_077),
+    "paper-squad": _encodeval(87_599, 10_570, 180),
+    "paper-squad-v2": _encodeval(130_319, 11_873, 180),
+    "paper-record": _encodeval(100_730, 10_000, 260),
+    # paper 1 retrieval: msmarco-pairs (query ~12 + passage ~80 tokens); scoring encodes the split's
+    # queries and the judged-only corpus (MS MARCO ~16.7k passages, NQ ~4.2k, MLDR ~1k documents of
+    # ~4.3k tokens), a query counted as a document [D]
+    "paper-msmarco": TaskSize(train=0, tokens=92, val=6_980 + 16_700, test=43 + 16_700, eval_tokens=80),
+    "paper-nq": TaskSize(train=0, tokens=None, val=1_726 + 4_201, test=1_726 + 4_201, eval_tokens=110),
+    "paper-mldr": TaskSize(train=0, tokens=None, val=200 + 1_000, test=800 + 1_000, eval_tokens=4_300),
+    # paper 2 (BLURB's sentence files and BigBio's splits; JNLPBA's devel and test counted in BLURB's
+    # files, the rest [U]); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
+    "biomed-jnlpba": TaskSize(train=18_607, tokens=40, val=1_939, test=4_260),
+    "biomed-ncbi-disease": TaskSize(train=5_424, tokens=35, val=923, test=940),
+    "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),
+    "biomed-bc5cdr": TaskSize(train=4_560, tokens=35, val=4_581, test=4_797),
+    "biomed-chemprot": TaskSize(train=18_035, tokens=60, val=11_268, test=15_745),
+    "biomed-gad": TaskSize(train=4_261, tokens=40, val=535, test=534),
+    "biomed-hoc": TaskSize(train=1_108, tokens=330, val=157, test=315),
+}
+"""Built-in tasks' sizes for cost estimates (not read by any run)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class EvalCost:
+    """The GPU-hours of a study's fine-tuning and scoring, and what they leave out."""
+
+    gpu_hours: float
+    """Of the eval nodes counted."""
+    runs: int
+    """Fine-tuning runs counted (nodes that train)."""
+    at_most: bool
+    """True when a counted task may cost less: it stops early (`patience`) or is counted at its max length."""
+    uncounted: tuple[str, ...] = ()
+    """Tasks whose nodes are not counted: their size, or the evaluated model's parameters, unknown."""
+
+    def text(self) -> str:
+        """`evaluation: at most 41.2 GPU-hours (...)`, as `study plan` prints it."""
+        from encoderlab.words import count
+
+        bound = "at most " if self.at_most else ""
+        why = (
+            "; at most: early stopping or inputs counted at their max length may make it less"
+            if self.at_most
+            else ""
+        )
+        left = (
+            f"; evaluation of {count(len(self.uncounted), 'task')} not counted (size or model parameters unknown): "
+            f"{', '.join(self.uncounted)}"
+            if self.uncounted
+            else ""
+        )
+        return (
+            f"evaluation: {bound}{self.gpu_hours:,.1f} GPU-hours ({count(self.runs, 'fine-tuning run')}: 6 N x tokens "
+            f"trained + 2 N x tokens scored, at the same 40% of an H100's peak; study/evalcost.py{why}){left}"
+        )
+
+
+def with_evaluation(plan: StudyPlan, nodes: Iterable[Node]) -> StudyPlan:
+    """`plan` with the cost of the eval nodes among `nodes` (the study's graph, `graph.build_graph`)."""
+    return dataclasses.replace(plan, evaluation=eval_cost(nodes, {r.model: r.params for r in plan.runs}))
+
+
+def eval_cost(nodes: Iterable[Node], params: dict[str, float | None]) -> EvalCost:
+    """The GPU-hours of the eval nodes among `nodes`; `params`: model id -> parameters (the plan's runs)."""
+    hours, runs, bound, missing, sizes = 0.0, 0, False, set(), {}
+    for cfg, nodes_alike in _grid_cells(nodes):
+        n = params.get(cfg.model) if cfg.source is None else START_MODEL_PARAMS.get(cfg.source)
+        if cfg.task not in sizes:
+            sizes[cfg.task] = task_size(cfg.task)
+        if n is None or sizes[cfg.task] is None:
+            missing.add(cfg.task)
+            continue
+        trained, scored, upper = node_tokens(cfg, *sizes[cfg.task])
+        hours += nodes_alike * (6 * trained + 2 * scored) * n / GPU_FLOPS / 3600
+        runs += nodes_alike * (cfg.trained_by is None)
+        bound = bound or upper
+    return EvalCost(gpu_hours=hours, runs=runs, at_most=bound, uncounted=tuple(sorted(missing)))
+
+
+def _grid_cells(nodes: Iterable[Node]) -> list[tuple[EvalNode, int]]:
+    """The typed configs of the eval nodes, one per set of nodes that differ only in LR and seed (which
+    change no cost), with how many nodes each stands for: parsing each of a paper study's ~9k nodes
+    took seconds."""
+    from encoderlab.study.nodeconfig import EvalNode
+
+    cells: dict[str, list] = {}
+    for node in nodes:
+        if node.kind == "eval":
+            rest = {k: v for k, v in node.config.items() if k not in ("lr", "seed")}
+            cell = cells.setdefault(json.dumps(rest, sort_keys=True), [node, 0])
+            cell[1] += 1
+    return [(EvalNode.of(node), alike) for node, alike in cells.values()]
+
+
+def task_size(name: str):
+    """(task, its `TaskSize`) of a registered task (a built-in from `TASK_SIZES`, a task file's counted
+    from its loaded rows), or None when unknown."""
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.registry import BUILTIN
+
+    task = TASKS.get(name)
+    if task is None:
+        return None
+    size = TASK_SIZES.get(name) if name in BUILTIN else _counted(task)
+    if size is None or (size.tokens is None and task.max_length is None and size.eval_tokens is None):
+        return None
+    return task, size
+
+
+def node_tokens(cfg, task, size: TaskSize) -> tuple[float, float, bool]:
+    """(tokens trained on, tokens encoded to score, whether an upper bound) of one eval node."""
+    ft = task.finetune
+    steps = cfg.max_steps if cfg.max_steps is not None else ft.total_steps(max(size.train, 1))
+    pair = 2 if task.family == "ir" else 1  # a query and its document
+    tokens = size.tokens if size.tokens is not None else pair * (task.max_length or 0)
+    if task.max_length is not None:
+        tokens = min(tokens, pair * task.max_length)
+    per_text = size.eval_tokens or (tokens / pair)
+    at_max = size.tokens is None and size.eval_tokens is None  # inputs padded to their batch's longest only
+    if cfg.trained_by is not None:  # scores a model another node fine-tuned: its own sets once
+        return 0.0, (size.val + size.test) * per_text, at_max
+    per_epoch = math.ceil(size.train / ft.batch_size) if size.train else 0
+    validations = math.ceil(steps / per_epoch) if ft.select == "best_epoch" and per_epoch else 1
+    scored = (validations * size.val + size.test) * per_text
+    return steps * ft.batch_size * tokens, scored, bool(ft.patience) or at_max
+
+
+def _counted(task) -> TaskSize:
+    """A task file's size from its loaded rows (read when the study's graph was built), at their mean
+    characters / `CHARS_PER_TOKEN`, plus two special tokens, per example."""
+    data = task.loader()
+    val = _texts(data.val)
+    tests = [c for split in data.tests.values() for c in _texts(split)]
+    return TaskSize(
+        train=len(data.train),
+        tokens=_tokens([_chars(x) for x in data.train]),
+        val=len(val),
+        test=len(tests),
+        eval_tokens=_tokens(val + tests),
+    )
+
+
+def _texts(split) -> list[int]:
+    """Characters of each text one scoring of `split` encodes (retrieval: its queries and corpus)."""
+    from encoderlab.eval.spec import IRSplit
+
+    if isinstance(split, IRSplit):
+        return [len(t) for t in (*split.queries.values(), *split.corpus.values())]
+    return [_chars(x) for x in split]
+
+
+def _chars(example: dict) -> int:
+    """Characters of an example's texts: its string fields (not ids) and lists of words."""
+    total = 0
+    for key, value in example.items():
+        if isinstance(value, str) and not key.endswith("id"):
+            total += len(value)
+        elif isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+            total += sum(map(len, value)) + len(value)
+    return total
+
+
+def _tokens(chars: list[int]) -> float:
+    from encoderlab.study.plan import CHARS_PER_TOKEN
+
+    return (sum(chars) / len(chars) / CHARS_PER_TOKEN if chars else 0.0) + 2

@@ -1,0 +1,132 @@
+"""A study's evaluation cost, counted from its eval nodes (`study/evalcost.py`): it was a flat 10% of the
+pretraining GPU-hours, whatever the fine-tuning grid, epochs and task sizes."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from fake_study import backend, small_spec
+
+from encoderlab.cli import main
+from encoderlab.study.catalog import estimate_minutes, get_study
+from encoderlab.study.graph import build_graph
+from encoderlab.study.nodes import real_backend
+from encoderlab.study.plan import plan_study
+from encoderlab.study.scales import GPU_FLOPS, GPUS, START_MODEL_PARAMS
+
+H100_HOUR = GPU_FLOPS * 3600  # FLOPs of one GPU-hour at the pretraining estimate's 40% of peak
+
+
+def _planned(spec):
+    from encoderlab.study.evalcost import with_evaluation
+
+    graph = build_graph(spec, real_backend())
+    return with_evaluation(plan_study(spec, None, graph), graph), graph
+
+
+def test_a_retrieval_grid_costs_its_steps_and_its_scoring():
+    """paper2-detour-code at gpu-210m: 7 models (ModernBERT-base as is and 6 continued runs) x 5 seeds on
+    code-retrieval, 100 steps of 32 (query, function) pairs at 256 tokens each, then its 200 + 200
+    validation and 500 + 500 test texts encoded once."""
+    spec = get_study("paper2-detour-code", "gpu-210m")
+    plan, _ = _planned(spec)
+    per_run = 6 * 100 * 32 * (2 * 256) + 2 * (400 + 1000) * 256  # FLOPs per parameter
+    models = [START_MODEL_PARAMS["answerdotai/ModernBERT-base"], *(r.params for r in plan.runs)]
+    assert len(models) == 7 and plan.evaluation.runs == 35
+    assert plan.evaluation.gpu_hours == pytest.approx(5 * per_run * sum(models) / H100_HOUR)
+    assert plan.evaluation.at_most and not plan.evaluation.uncounted  # counted at max length
+    total = plan.gpu_hours + plan.evaluation.gpu_hours
+    assert plan.total_gpu_hours == pytest.approx(total)
+    assert estimate_minutes(spec) == round(total * 60 / GPUS, -1)  # was 1.1 x pretraining
+
+
+def test_an_epoch_task_validates_every_epoch_and_stops_early_at_most(capsys):
+    """biomed-gad at gpu-210m (paper 2's protocol): 10 epochs of ceil(4,261 / 16) steps of 16 sentences
+    of ~40 tokens, validation (535) after each epoch, the test (534) once; it may stop early (patience 3),
+    so the plan says "at most"."""
+    from encoderlab.study.evalcost import eval_cost
+
+    spec = get_study("paper2-detour", "gpu-210m")
+    plan, graph = _planned(spec)
+    gad = [n for n in graph if n.kind == "eval" and n.config["task"] == "biomed-gad"]
+    params = {r.model: r.params for r in plan.runs}
+    steps = 10 * math.ceil(4261 / 16)
+    flops = 6 * steps * 16 * 40 + 2 * (10 * 535 + 534) * 40
+    n = sum(params.get(x.config["model"]) or START_MODEL_PARAMS[x.config["source"]] for x in gad)
+    cost = eval_cost(gad, params)
+    assert cost.runs == len(gad) == 35 and cost.at_most
+    assert cost.gpu_hours == pytest.approx(flops * n / H100_HOUR)
+    main(["study", "plan", "paper2-detour", "--scale", "gpu-210m"])
+    out = capsys.readouterr().out
+    assert f"evaluation: at most {plan.evaluation.gpu_hours:,.1f} GPU-hours (245 fine-tuning runs" in out
+    assert "evaluation adds ~10%" not in out  # the flat allowance
+    assert f"total: at most {plan.total_gpu_hours:,.1f} GPU-hours" in out
+
+
+def test_a_task_of_unknown_size_is_named_not_counted():
+    """The fake backend's tasks are in no registry (but squad, the pocket suite's): their cost is
+    unknown, and the plan says so rather than counting them as free."""
+    from encoderlab.study.evalcost import with_evaluation
+
+    spec = small_spec()
+    graph = build_graph(spec, backend())
+    cost = with_evaluation(plan_study(spec, None, graph), graph).evaluation
+    assert cost.gpu_hours > 0 and cost.runs == len([n for n in graph if n.config.get("task") == "squad"])
+    assert cost.uncounted == ("mnli", "ner", "sst")
+    assert cost.text().endswith(
+        "; evaluation of 3 tasks not counted (size or model parameters unknown): mnli, ner, sst"
+    )
+
+
+def test_a_plan_says_its_total_leaves_out_what_it_did_not_count(monkeypatch, capsys):
+    import encoderlab.study.evalcost as evalcost
+
+    monkeypatch.delitem(evalcost.TASK_SIZES, "code-retrieval")  # as a built-in task added without a size
+    main(["study", "plan", "paper2-detour-code", "--scale", "gpu-210m"])
+    lines = capsys.readouterr().out.splitlines()
+    assert any(
+        line.startswith("evaluation: 0.0 GPU-hours (0 fine-tuning runs")
+        and line.endswith(
+            "; evaluation of 1 task not counted (size or model parameters unknown): code-retrieval"
+        )
+        for line in lines
+    )
+    assert any(
+        line.startswith("total: ") and line.endswith(" GPU-hours (without the tasks not counted)")
+        for line in lines
+    )
+
+
+def test_every_built_in_task_has_a_size():
+    """A built-in task without one would be named as not counted in every plan (and left out of
+    `study list`'s times)."""
+    from encoderlab.eval.tasks.registry import BUILTIN
+    from encoderlab.study.evalcost import TASK_SIZES, task_size
+
+    assert set(TASK_SIZES) == set(BUILTIN)
+    assert all(task_size(name) is not None for name in BUILTIN)
+
+
+def test_a_task_file_is_counted_from_its_rows(tmp_path):
+    """A task of one's own: its loaded rows at characters / 4 (+2 special tokens) per example."""
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.custom import load_task_files
+    from encoderlab.study.evalcost import task_size
+
+    for split, n in (("train", 50), ("validation", 10), ("test", 20)):  # texts of 40 characters
+        lines = [f"{split[:2]}{i:04d}{'x' * 34},{'a' if i % 2 else 'b'}" for i in range(n)]
+        (tmp_path / f"{split}.csv").write_text("text,label\n" + "\n".join(lines) + "\n")
+    (tmp_path / "mine.yaml").write_text(
+        "name: mine\nfamily: sc\ndata: {train: train.csv, validation: validation.csv, test: test.csv}\n"
+        "labels: [a, b]\nmax_length: 64\n"
+    )
+    before = dict(TASKS)
+    try:
+        load_task_files([tmp_path / "mine.yaml"])
+        task, size = task_size("mine")
+    finally:
+        TASKS.clear()
+        TASKS.update(before)
+    assert (size.train, size.val, size.test) == (50, 10, 20)
+    assert size.tokens == size.eval_tokens == 40 / 4 + 2
