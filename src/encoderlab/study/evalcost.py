@@ -12,6 +12,10 @@ Tokens come from `TASK_SIZES`, the built-in tasks' split sizes and tokens per ex
 from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
 `max_length`). A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, so its cost
 is an upper bound ("at most"); a task whose size or model is unknown is named as not counted.
+
+These are FLOPs at pretraining's MFU. Fine-tuning steps of 16 or 32 short inputs run far below it on
+an H100 (launch- and optimizer-bound), so the wall time of evaluation is likely several times this [U:
+not measured]; a per-step floor would need a measured step time.
 """
 
 from __future__ import annotations
@@ -36,7 +40,8 @@ class TaskSize:
     """What one task's fine-tuning and scoring read: examples and tokens."""
 
     train: int
-    """Training examples (retrieval: query-document pairs)."""
+    """Training examples (retrieval: query-document pairs); 0 for msmarco-pairs, of unstated size, read
+    only by tasks of a fixed step count (`max_steps`)."""
     tokens: float | None
     """Mean tokens per training example (retrieval: query and document together); None: the task's
     `max_length` (pocket tasks: an upper bound, inputs are padded to their batch's longest only)."""
@@ -70,9 +75,9 @@ TASK_SIZES: dict[str, TaskSize] = {
     "boolq-retrieval": TaskSize(train=3200, tokens=None, val=200 + 787, test=500 + 1429),
     "pubmedqa-retrieval": TaskSize(train=560, tokens=None, val=100 + 110, test=300 + 330),
     "code-retrieval": TaskSize(train=3200, tokens=None, val=200 + 200, test=500 + 500),
-    # paper 1: the hub splits' rows (/work reference: hub-schemas; OntoNotes' and UNER's [U]); tokens
-    # per example derived from the datasets' mean words x ~1.3 Llama-3 tokens per word, with the
-    # task's template and EOS [D]
+    # paper 1: the hub splits' rows from the datasets' cards (ReCoRD's as super_glue's; OntoNotes' and
+    # UNER's [U]), 95/5 of train as EncodEval splits it; tokens per example derived from the datasets'
+    # mean words x ~1.3 Llama-3 tokens per word, with the task's template and EOS [D]
     "paper-sst2": _encodeval(67_349, 872, 20),
     "paper-mnli": _encodeval(392_702, 9_815, 55),
     "paper-qqp": _encodeval(363_846, 40_430, 40),
@@ -82,12 +87,13 @@ TASK_SIZES: dict[str, TaskSize] = {
     "paper-squad": _encodeval(87_599, 10_570, 180),
     "paper-squad-v2": _encodeval(130_319, 11_873, 180),
     "paper-record": _encodeval(100_730, 10_000, 260),
-    # paper 1 retrieval: msmarco-pairs (query ~12 + passage ~80 tokens); scoring encodes the split's
-    # queries and the judged-only corpus (MS MARCO ~16.7k passages, NQ ~4.2k, MLDR ~1k documents of
-    # ~4.3k tokens), a query counted as a document [D]
+    # paper 1 retrieval: trained on msmarco-pairs (query ~12 + passage ~80 tokens; NQ and MLDR too when
+    # no paper-msmarco node trains them); scoring encodes the split's queries and the judged-only corpus
+    # (MS MARCO ~16.7k passages, NQ ~4.2k, MLDR ~1k documents of ~4.3k tokens), a query counted as a
+    # document [D]
     "paper-msmarco": TaskSize(train=0, tokens=92, val=6_980 + 16_700, test=43 + 16_700, eval_tokens=80),
-    "paper-nq": TaskSize(train=0, tokens=None, val=1_726 + 4_201, test=1_726 + 4_201, eval_tokens=110),
-    "paper-mldr": TaskSize(train=0, tokens=None, val=200 + 1_000, test=800 + 1_000, eval_tokens=4_300),
+    "paper-nq": TaskSize(train=0, tokens=92, val=1_726 + 4_201, test=1_726 + 4_201, eval_tokens=110),
+    "paper-mldr": TaskSize(train=0, tokens=92, val=200 + 1_000, test=800 + 1_000, eval_tokens=4_300),
     # paper 2 (BLURB's sentence files and BigBio's splits; JNLPBA's devel and test counted in BLURB's
     # files, the rest [U]); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
     "biomed-jnlpba": TaskSize(train=18_607, tokens=40, val=1_939, test=4_260),
