@@ -130,3 +130,17 @@ def test_a_task_file_is_counted_from_its_rows(tmp_path):
         TASKS.update(before)
     assert (size.train, size.val, size.test) == (50, 10, 20)
     assert size.tokens == size.eval_tokens == 40 / 4 + 2
+
+
+def test_a_cpu_scale_plan_shows_seconds_not_zero_hours():
+    """At demo and cpu scales every line read `0.0 GPU-hours`."""
+    from encoderlab.study.evalcost import hours_text
+
+    assert [hours_text(h) for h in (0, 0.031 / 3600, 2.7 / 3600, 31 / 3600, 0.05, 1319.94)] == [
+        "0.0 GPU-hours",
+        "0.031 GPU-seconds",
+        "2.7 GPU-seconds",
+        "31 GPU-seconds",
+        "0.1 GPU-hours",
+        "1,319.9 GPU-hours",
+    ]

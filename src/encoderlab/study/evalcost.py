@@ -137,9 +137,18 @@ class EvalCost:
             else ""
         )
         return (
-            f"evaluation: {bound}{self.gpu_hours:,.1f} GPU-hours ({count(self.runs, 'fine-tuning run')}: 6 N x tokens "
+            f"evaluation: {bound}{hours_text(self.gpu_hours)} ({count(self.runs, 'fine-tuning run')}: 6 N x tokens "
             f"trained + 2 N x tokens scored, at the same 40% of an H100's peak; study/evalcost.py{why}){left}"
         )
+
+
+def hours_text(hours: float) -> str:
+    """GPU time as `study plan` prints a total: `1,319.9 GPU-hours`, `0.0 GPU-hours`, or in seconds below
+    3 minutes (a CPU scale's): `2.7 GPU-seconds`, `31 GPU-seconds`."""
+    seconds = hours * 3600
+    if hours == 0 or seconds >= 180:
+        return f"{hours:,.1f} GPU-hours"
+    return f"{seconds:.2g} GPU-seconds" if seconds < 10 else f"{seconds:.0f} GPU-seconds"
 
 
 def with_evaluation(plan: StudyPlan, nodes: Iterable[Node]) -> StudyPlan:

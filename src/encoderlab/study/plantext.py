@@ -11,6 +11,7 @@ number through `encoderlab.words`, so it never prints `1 pretraining runs`.
 
 from __future__ import annotations
 
+from encoderlab.study.evalcost import hours_text
 from encoderlab.study.fidelity import named_tasks, task_files_text
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
 from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
@@ -49,7 +50,7 @@ def plan_text(plan: StudyPlan) -> str:
             f"{r.branch or 'its first step'}"
         )
     lines.append(
-        f"pretraining: {plan.gpu_hours:,.1f} GPU-hours (6 N D at 40% of an H100's bf16 peak, a branch counting its "
+        f"pretraining: {hours_text(plan.gpu_hours)} (6 N D at 40% of an H100's bf16 peak, a branch counting its "
         "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md)"
         f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
@@ -57,7 +58,7 @@ def plan_text(plan: StudyPlan) -> str:
         lines.append(plan.evaluation.text())
         bound = "at most " if plan.evaluation.at_most else ""
         partial = " (without the tasks not counted)" if plan.evaluation.uncounted else ""
-        lines.append(f"total: {bound}{plan.total_gpu_hours:,.1f} GPU-hours{partial}")
+        lines.append(f"total: {bound}{hours_text(plan.total_gpu_hours)}{partial}")
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
     lines.append(f"passes over a corpus allowed: {limit}{_repeats_text(plan)}")
     lines.append("how each run trains (its resolved config; a run at several seeds once):")
