@@ -1,5 +1,7 @@
 """A study's evaluation cost, counted from its eval nodes (`study/evalcost.py`): it was a flat 10% of the
-pretraining GPU-hours, whatever the fine-tuning grid, epochs and task sizes."""
+pretraining GPU-hours, whatever the fine-tuning grid, epochs and task sizes. Each optimizer step takes at
+least 50 ms and each scoring batch of 64 at least a third of that, whatever its FLOPs: without the floor,
+paper2-detour's 245 runs of 16 short sentences a step came to 1.0 GPU-hour, "at most"."""
 
 from __future__ import annotations
 
@@ -16,6 +18,14 @@ from encoderlab.study.plan import plan_study
 from encoderlab.study.scales import GPU_FLOPS, GPUS, START_MODEL_PARAMS
 
 H100_HOUR = GPU_FLOPS * 3600  # FLOPs of one GPU-hour at the pretraining estimate's 40% of peak
+STEP_S, BATCH_S = 0.05, 0.05 / 3  # the floors: an optimizer step, a scoring batch of 64 texts
+
+
+def _seconds(n, steps, trained, batches, scored):
+    """One run's GPU-seconds for a model of `n` parameters: each part's FLOPs at 40% MFU, or its floor."""
+    return max(6 * n * trained / GPU_FLOPS, steps * STEP_S) + max(
+        2 * n * scored / GPU_FLOPS, batches * BATCH_S
+    )
 
 
 def _planned(spec):
@@ -27,24 +37,26 @@ def _planned(spec):
 
 def test_a_retrieval_grid_costs_its_steps_and_its_scoring():
     """paper2-detour-code at gpu-210m: 7 models (ModernBERT-base as is and 6 continued runs) x 5 seeds on
-    code-retrieval, 100 steps of 32 (query, function) pairs at 256 tokens each, then its 200 + 200
-    validation and 500 + 500 test texts encoded once."""
+    code-retrieval, 100 steps of 32 (query, function) pairs at 256 tokens each (~4 s of FLOPs for 210m,
+    5 s at 50 ms a step), then its 200 + 200 validation and 500 + 500 test texts encoded once (7 + 16
+    batches of 64)."""
     spec = get_study("paper2-detour-code", "gpu-210m")
     plan, _ = _planned(spec)
-    per_run = 6 * 100 * 32 * (2 * 256) + 2 * (400 + 1000) * 256  # FLOPs per parameter
     models = [START_MODEL_PARAMS["answerdotai/ModernBERT-base"], *(r.params for r in plan.runs)]
-    assert len(models) == 7 and plan.evaluation.runs == 35
-    assert plan.evaluation.gpu_hours == pytest.approx(5 * per_run * sum(models) / H100_HOUR)
-    assert plan.evaluation.at_most and not plan.evaluation.uncounted  # counted at max length
+    per_model = [_seconds(n, 100, 100 * 32 * (2 * 256), 7 + 16, (400 + 1000) * 256) for n in models]
+    assert len(models) == 7 and plan.evaluation.runs == 35 and plan.evaluation.steps == 35 * 100
+    assert plan.evaluation.gpu_hours == pytest.approx(5 * sum(per_model) / 3600)
+    assert plan.evaluation.at_max_length and not plan.evaluation.early_stop and not plan.evaluation.uncounted
     total = plan.gpu_hours + plan.evaluation.gpu_hours
     assert plan.total_gpu_hours == pytest.approx(total)
     assert estimate_minutes(spec) == round(total * 60 / GPUS, -1)  # was 1.1 x pretraining
 
 
-def test_an_epoch_task_validates_every_epoch_and_stops_early_at_most(capsys):
+def test_an_epoch_task_validates_every_epoch_at_a_floor_per_step(capsys):
     """biomed-gad at gpu-210m (paper 2's protocol): 10 epochs of ceil(4,261 / 16) steps of 16 sentences
-    of ~40 tokens, validation (535) after each epoch, the test (534) once; it may stop early (patience 3),
-    so the plan says "at most"."""
+    of ~40 tokens (~8 s of FLOPs a run, 134 s at 50 ms a step), validation (535, 9 batches) after each
+    epoch, the test (534, 9 batches) once. It may stop early (patience 3): the plan says so, and prints
+    no "at most" (the floor is no upper bound)."""
     from encoderlab.study.evalcost import eval_cost
 
     spec = get_study("paper2-detour", "gpu-210m")
@@ -52,16 +64,22 @@ def test_an_epoch_task_validates_every_epoch_and_stops_early_at_most(capsys):
     gad = [n for n in graph if n.kind == "eval" and n.config["task"] == "biomed-gad"]
     params = {r.model: r.params for r in plan.runs}
     steps = 10 * math.ceil(4261 / 16)
-    flops = 6 * steps * 16 * 40 + 2 * (10 * 535 + 534) * 40
-    n = sum(params.get(x.config["model"]) or START_MODEL_PARAMS[x.config["source"]] for x in gad)
+    ns = [params.get(x.config["model"]) or START_MODEL_PARAMS[x.config["source"]] for x in gad]
+    seconds = sum(_seconds(n, steps, steps * 16 * 40, 10 * 9 + 9, (10 * 535 + 534) * 40) for n in ns)
     cost = eval_cost(gad, params)
-    assert cost.runs == len(gad) == 35 and cost.at_most
-    assert cost.gpu_hours == pytest.approx(flops * n / H100_HOUR)
+    assert cost.runs == len(gad) == 35 and cost.steps == 35 * steps and cost.early_stop
+    assert cost.gpu_hours == pytest.approx(seconds / 3600)
     main(["study", "plan", "paper2-detour", "--scale", "gpu-210m"])
     out = capsys.readouterr().out
-    assert f"evaluation: at most {plan.evaluation.gpu_hours:,.1f} GPU-hours (245 fine-tuning runs" in out
+    assert (
+        f"evaluation: ~{plan.evaluation.gpu_hours:,.1f} GPU-hours (245 fine-tuning runs, "
+        f"{plan.evaluation.steps:,} optimizer steps; each step at least max(FLOPs at 40% MFU, 50 ms), "
+        "a scoring batch max(FLOPs, 17 ms), study/evalcost.py; early stopping can shorten the runs with "
+        "patience)\n"
+    ) in out
     assert "evaluation adds ~10%" not in out  # the flat allowance
-    assert f"total: at most {plan.total_gpu_hours:,.1f} GPU-hours" in out
+    assert f"total: ~{plan.total_gpu_hours:,.1f} GPU-hours\n" in out
+    assert 20 < plan.evaluation.gpu_hours < 40  # 2.0M steps at 50 ms: 28 h (1.0 h in FLOPs alone)
 
 
 def test_a_task_of_unknown_size_is_named_not_counted():
@@ -86,7 +104,7 @@ def test_a_plan_says_its_total_leaves_out_what_it_did_not_count(monkeypatch, cap
     main(["study", "plan", "paper2-detour-code", "--scale", "gpu-210m"])
     lines = capsys.readouterr().out.splitlines()
     assert any(
-        line.startswith("evaluation: 0.0 GPU-hours (0 fine-tuning runs")
+        line.startswith("evaluation: ~0.0 GPU-hours (0 fine-tuning runs, 0 optimizer steps;")
         and line.endswith(
             "; evaluation of 1 task not counted (size or model parameters unknown): code-retrieval"
         )

@@ -5,17 +5,31 @@ trains on `steps x batch_size` examples, `steps` being its task's (`FinetuneConf
 the study's `max_steps`); scoring encodes validation once per epoch with `select: best_epoch` (else once)
 and every test set once; a node scoring a model another node fine-tuned (`trained_by`) encodes its own
 validation and test sets. FLOPs are 6 x parameters x the tokens trained on plus 2 x parameters x the
-tokens encoded, at the pretraining estimate's 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`);
-the parameters are the evaluated model's (the plan's run, or `scales.START_MODEL_PARAMS`).
+tokens encoded, at the pretraining estimate's 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`), each
+step and scoring batch taking at least a floor (below); the parameters are the evaluated model's (the plan's run, or `scales.START_MODEL_PARAMS`).
 
 Tokens come from `TASK_SIZES`, the built-in tasks' split sizes and tokens per example; a task read
 from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
-`max_length`). A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, so its cost
-is an upper bound ("at most"); a task whose size or model is unknown is named as not counted.
+`max_length`). A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, and a pocket
+task counted at its max length pads less in practice, so the plan says so; a task whose size or model is
+unknown is named as not counted.
 
-These are FLOPs at pretraining's MFU. Fine-tuning steps of 16 or 32 short inputs run far below it on
-an H100 (launch- and optimizer-bound), so the wall time of evaluation is likely several times this [U:
-not measured]; a per-step floor would need a measured step time.
+A step takes at least `STEP_FLOOR_S`, a scoring batch (`batching.EVAL_BATCH` texts) at least
+`FORWARD_FLOOR_S`: time = max(FLOPs at 40% MFU, steps x floor). Fine-tuning steps of 16 or 32 short inputs
+are bound by kernel launches, the optimizer and the host, not by FLOPs: biomed-jnlpba's 23,260 steps of
+16 sentences of ~40 tokens are ~35 s of FLOPs for a 210m model, ~19 min at the floor. The floor, 50 ms
+per eager optimizer step (forward, backward, AdamW, the next batch on the host), one value for every
+model size, is an engineering estimate [D: not measured on this code's fine-tuning]; what grounds it:
+- this project's pretraining step at 210m, batch 8 x 2048 tokens, kept an H200 busy 33.5 ms of a 70 ms
+  step before the batch was prepared in the background (docs/benchmarks.md): ~36 ms a step went to the
+  host and eager kernels even at 16k tokens a step;
+- transformers' run_glue README (examples/text-classification, 2020): BERT-base on MRPC, 3 epochs of
+  batch 32 at 128 tokens (345 steps) with evaluation, in 27 s on a V100 with fp16, ~78 ms a step;
+  those steps are FLOPs-bound (~2.7 TFLOPs each), so they bound the step from above on an H100, not
+  from below.
+A larger model's steps are larger in FLOPs, which the max() counts; that its launch-bound part grows
+with its layers is not counted [U]. `study plan` prints the optimizer steps so a reader can apply
+a step time of their own.
 """
 
 from __future__ import annotations
@@ -106,29 +120,42 @@ TASK_SIZES: dict[str, TaskSize] = {
 }
 """Built-in tasks' sizes for cost estimates (not read by any run)."""
 
+STEP_FLOOR_S = 0.05
+"""Seconds one eager fine-tuning optimizer step takes at least, whatever its FLOPs [D] (module docstring)."""
+FORWARD_FLOOR_S = STEP_FLOOR_S / 3
+"""Seconds one scoring batch takes at least: a forward pass, about a third of a step's work [D]."""
+
 
 @dataclass(frozen=True, kw_only=True)
 class EvalCost:
     """The GPU-hours of a study's fine-tuning and scoring, and what they leave out."""
 
     gpu_hours: float
-    """Of the eval nodes counted."""
+    """Of the eval nodes counted: each run's steps and scoring batches at the longer of their FLOPs at 40%
+    MFU and their floors (`STEP_FLOOR_S`, `FORWARD_FLOOR_S`)."""
     runs: int
     """Fine-tuning runs counted (nodes that train)."""
-    at_most: bool
-    """True when a counted task may cost less: it stops early (`patience`) or is counted at its max length."""
+    steps: int = 0
+    """Optimizer steps of those runs, all together (a reader's own step time x steps: their time)."""
+    early_stop: bool = False
+    """A counted task stops early (`patience`): its runs may be shorter."""
+    at_max_length: bool = False
+    """A counted task's inputs are counted at their max length (the pocket tasks')."""
     uncounted: tuple[str, ...] = ()
     """Tasks whose nodes are not counted: their size, or the evaluated model's parameters, unknown."""
 
     def text(self) -> str:
-        """`evaluation: at most 41.2 GPU-hours (...)`, as `study plan` prints it."""
+        """`evaluation: ~4.1 GPU-hours (245 fine-tuning runs, 292,460 optimizer steps; ...)`, as `study plan`
+        prints it."""
         from encoderlab.words import count
 
-        bound = "at most " if self.at_most else ""
-        why = (
-            "; at most: early stopping or inputs counted at their max length may make it less"
-            if self.at_most
-            else ""
+        notes = "".join(
+            note
+            for note, on in (
+                ("; early stopping can shorten the runs with patience", self.early_stop),
+                ("; inputs of the pocket tasks counted at their max length", self.at_max_length),
+            )
+            if on
         )
         left = (
             f"; evaluation of {count(len(self.uncounted), 'task')} not counted (size or model parameters unknown): "
@@ -137,8 +164,10 @@ class EvalCost:
             else ""
         )
         return (
-            f"evaluation: {bound}{hours_text(self.gpu_hours)} ({count(self.runs, 'fine-tuning run')}: 6 N x tokens "
-            f"trained + 2 N x tokens scored, at the same 40% of an H100's peak; study/evalcost.py{why}){left}"
+            f"evaluation: ~{hours_text(self.gpu_hours)} ({count(self.runs, 'fine-tuning run')}, "
+            f"{count(self.steps, 'optimizer step')}; each step at least max(FLOPs at 40% MFU, "
+            f"{STEP_FLOOR_S * 1000:g} ms), a scoring batch max(FLOPs, {FORWARD_FLOOR_S * 1000:.0f} ms), "
+            f"study/evalcost.py{notes}){left}"
         )
 
 
@@ -158,7 +187,8 @@ def with_evaluation(plan: StudyPlan, nodes: Iterable[Node]) -> StudyPlan:
 
 def eval_cost(nodes: Iterable[Node], params: dict[str, float | None]) -> EvalCost:
     """The GPU-hours of the eval nodes among `nodes`; `params`: model id -> parameters (the plan's runs)."""
-    hours, runs, bound, missing, sizes = 0.0, 0, False, set(), {}
+    seconds, runs, steps, missing, sizes = 0.0, 0, 0, set(), {}
+    early = at_max = False
     for cfg, nodes_alike in _grid_cells(nodes):
         n = params.get(cfg.model) if cfg.source is None else START_MODEL_PARAMS.get(cfg.source)
         if cfg.task not in sizes:
@@ -166,11 +196,19 @@ def eval_cost(nodes: Iterable[Node], params: dict[str, float | None]) -> EvalCos
         if n is None or sizes[cfg.task] is None:
             missing.add(cfg.task)
             continue
-        trained, scored, upper = node_tokens(cfg, *sizes[cfg.task])
-        hours += nodes_alike * (6 * trained + 2 * scored) * n / GPU_FLOPS / 3600
+        work = node_work(cfg, *sizes[cfg.task])
+        seconds += nodes_alike * work.seconds(n)
         runs += nodes_alike * (cfg.trained_by is None)
-        bound = bound or upper
-    return EvalCost(gpu_hours=hours, runs=runs, at_most=bound, uncounted=tuple(sorted(missing)))
+        steps += nodes_alike * work.steps
+        early, at_max = early or work.early_stop, at_max or work.at_max_length
+    return EvalCost(
+        gpu_hours=seconds / 3600,
+        runs=runs,
+        steps=steps,
+        early_stop=early,
+        at_max_length=at_max,
+        uncounted=tuple(sorted(missing)),
+    )
 
 
 def _grid_cells(nodes: Iterable[Node]) -> list[tuple[EvalNode, int]]:
@@ -203,8 +241,27 @@ def task_size(name: str):
     return task, size
 
 
-def node_tokens(cfg, task, size: TaskSize) -> tuple[float, float, bool]:
-    """(tokens trained on, tokens encoded to score, whether an upper bound) of one eval node."""
+@dataclass(frozen=True, kw_only=True)
+class NodeWork:
+    """What one eval node computes: tokens and optimizer steps trained, tokens and batches scored."""
+
+    trained: float
+    steps: int
+    scored: float
+    batches: int
+    early_stop: bool
+    at_max_length: bool
+
+    def seconds(self, params: float) -> float:
+        """GPU-seconds for a model of `params`: each part's FLOPs at 40% MFU, or its floor if longer."""
+        train = max(6 * params * self.trained / GPU_FLOPS, self.steps * STEP_FLOOR_S)
+        return train + max(2 * params * self.scored / GPU_FLOPS, self.batches * FORWARD_FLOOR_S)
+
+
+def node_work(cfg, task, size: TaskSize) -> NodeWork:
+    """What one eval node trains on and scores (`NodeWork`)."""
+    from encoderlab.eval.batching import EVAL_BATCH
+
     ft = task.finetune
     steps = cfg.max_steps if cfg.max_steps is not None else ft.total_steps(max(size.train, 1))
     pair = 2 if task.family == "ir" else 1  # a query and its document
@@ -213,12 +270,18 @@ def node_tokens(cfg, task, size: TaskSize) -> tuple[float, float, bool]:
         tokens = min(tokens, pair * task.max_length)
     per_text = size.eval_tokens or (tokens / pair)
     at_max = size.tokens is None and size.eval_tokens is None  # inputs padded to their batch's longest only
-    if cfg.trained_by is not None:  # scores a model another node fine-tuned: its own sets once
-        return 0.0, (size.val + size.test) * per_text, at_max
     per_epoch = math.ceil(size.train / ft.batch_size) if size.train else 0
-    validations = math.ceil(steps / per_epoch) if ft.select == "best_epoch" and per_epoch else 1
-    scored = (validations * size.val + size.test) * per_text
-    return steps * ft.batch_size * tokens, scored, bool(ft.patience) or at_max
+    trains = cfg.trained_by is None  # else: scores a model another node fine-tuned, its own sets once
+    validations = math.ceil(steps / per_epoch) if trains and ft.select == "best_epoch" and per_epoch else 1
+    batches = validations * math.ceil(size.val / EVAL_BATCH) + math.ceil(size.test / EVAL_BATCH)
+    return NodeWork(
+        trained=steps * ft.batch_size * tokens if trains else 0.0,
+        steps=steps if trains else 0,
+        scored=(validations * size.val + size.test) * per_text,
+        batches=batches,
+        early_stop=trains and bool(ft.patience),
+        at_max_length=at_max,
+    )
 
 
 def _counted(task) -> TaskSize:
