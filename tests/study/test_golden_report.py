@@ -9,7 +9,9 @@ claim read from `analysis.cka.low_layer_summary` (its numbers and sentence only)
 naming Welch's test for runs that share fewer than two pretraining seeds (that one line), and the CKA
 claim's sentence saying what its intervals cover and that Holm's correction leaves it out (words only).
 The mask-ratio figure's `model` column names runs by label, as every other figure does (that column only).
-The results note names each task's metric (that one line).
+The results note names each task's metric (that one line). The fake study's four tested claims are at one
+pretraining seed: each now gives a direction only ("holds in direction", `significant` null, `p_holm` null,
+its p kept as `checkpoint_p`), with its sentence and the claims note saying so; no other number changed.
 What may differ without changing a number: figure columns renamed (`RENAMED`), columns or keys the
 old output did not have, a key the old output left out now present as null, and the order of the
 rows of a figure.

@@ -42,7 +42,10 @@ def test_a_family_of_one_tested_claim_is_not_called_claims(study):
 
 def test_the_claims_note_with_no_tested_claim_names_no_family():
     note = _claims_note([])
-    assert note.startswith("No claim of the study has a p-value yet") and "0 claims" not in note
+    assert (
+        note.startswith("No claim of the study has a p-value that enters Holm's correction")
+        and "0 claims" not in note
+    )
 
 
 def test_every_checkpoint_of_the_baseline_is_marked_as_the_baseline(study):

@@ -88,7 +88,7 @@ def test_the_two_stage_test_is_the_repeated_measures_anova_over_pretraining_seed
 
 
 def test_holm_decides_significance_over_the_studys_claims(tmp_path):
-    run_study(small_spec(), tmp_path, backend(), progress=False)
+    run_study(_seeded(), tmp_path, backend(), progress=False)  # one seed: no family (test_one_seed_claims)
     claims = [c for c in _claims(tmp_path).values() if c["numbers"].get("p_holm") is not None]
     raw = [c["numbers"]["diff"]["p_value"] for c in claims]
     from statsmodels.stats.multitest import multipletests
@@ -177,7 +177,7 @@ def test_an_untested_difference_is_a_direction_not_a_verdict(tmp_path, monkeypat
     assert found["with"]["status"] == "holds in direction"
     assert found["against"]["status"] == "opposite in direction"
     assert found["against"]["sentence"].startswith(
-        "Opposite in direction at this scale, for one pretraining seed"
+        "Points opposite to the paper at this scale, for one pretraining seed (two checkpoints"
     )
     assert found["same"]["status"] == "no difference"
     assert found["same"]["sentence"].startswith(
@@ -197,7 +197,9 @@ def test_a_zero_mean_difference_is_identical_scores_only_when_every_difference_i
 
     nested = compare_runs({0: {0: 70.0, 1: 72.0}}, b)
     assert nested.diff.mean == 0 and nested.diff.p_value == 1.0
-    assert _verdict(_Tested(nested, nested.diff, False), 1.0) == (status, False)
+    assert _verdict(_Tested(nested, nested.diff, False), 1.0) == (status, None)  # one seed: no test
+    over_seeds = replace(nested, level="pretraining")
+    assert _verdict(_Tested(over_seeds, nested.diff, False), 1.0) == (status, False)
     assert ("identical scores" in _PREFIX[status]) == (status == "no difference")
 
 
@@ -313,7 +315,7 @@ def test_paired_scores_equal_but_for_rounding_are_no_difference():
 
     nested = compare_runs({0: {0: 0.1 + 0.2, 1: 0.7}}, {0: {0: 0.3, 1: 0.7}})
     assert nested.diff.mean != 0
-    assert _verdict(_Tested(nested, nested.diff, nested.diff.mean > 0), 1.0) == ("no difference", False)
+    assert _verdict(_Tested(nested, nested.diff, nested.diff.mean > 0), 1.0) == ("no difference", None)
 
 
 def test_a_left_out_seed_where_the_other_run_has_results_at_other_fine_tuning_seeds_says_so():

@@ -42,9 +42,10 @@ the one seed they could pair, and the report said the runs had one pretraining s
 
 With K = 1 on both sides there is nothing to replicate: the comparison falls back to fine-tuning seeds
 paired over the one checkpoint each (`level == "fine-tuning"`), which says whether these two
-checkpoints differ, and the report says so. The fine-tuning-level comparison of the first common
-seed's checkpoints is kept beside the pretraining-level one (`checkpoint`), so the report can show
-both intervals. At the pretraining level, seeds that only one run has results at are left out of
+checkpoints differ, and the report says so: such a claim gives a direction only, outside the Holm
+family of the study's claims (`results`; until 2026-12-04 it could read "significant"). The
+fine-tuning-level comparison of the first common seed's checkpoints is kept beside the
+pretraining-level one (`checkpoint`), so the report can show both intervals. At the pretraining level, seeds that only one run has results at are left out of
 the pairing and named (`left_out`), so the report says why its means differ from the run table's.
 """
 
@@ -117,6 +118,33 @@ class Nested:
             out += part(who, absent, f"{other} has no results there")
             out += part(who, unmatched, f"{other} has results there only at other fine-tuning seeds")
         return out
+
+    def unscored_phrase(self, la: str, lb: str) -> str:
+        """ "; left out: A's pretraining seed 2 (scored at none of B's fine-tuning seeds)": the seeds of a run
+        compared with the other's one checkpoint (a reference, or one checkpoint each) that share none of its
+        fine-tuning seeds; empty when none. Until 2026-12-04 the one-checkpoint-each comparison left them out
+        unsaid."""
+        side, left = next(iter(self.left_out.items()), ("a", []))
+        if not left:
+            return ""
+        many, one = (la, lb) if side == "a" else (lb, la)
+        seeds = f"{noun(len(left), 'seed')} {', '.join(map(str, left))}"
+        return f"; left out: {many}'s pretraining {seeds} (scored at none of {one}'s fine-tuning seeds)"
+
+    def unpaired_phrase(self, la: str, lb: str) -> str:
+        """What an unpaired claim's test is over: why it could not pair the runs' pretraining seeds."""
+        own = " own" * self.own_fine_tuning
+        shared = {0: "no pretraining seed", 1: "one pretraining seed"}.get(len(self.shared))
+        if shared is None:  # seeds in common, but at most one of them with fine-tuning seeds in common
+            shared = (
+                f"pretraining seeds {', '.join(map(str, self.shared))}, but at fewer than two of them the checkpoints "
+                "have fine-tuning seeds in common"
+            )
+        return (
+            f", {la} and {lb} each over its own pretraining seeds (each the mean over its{own} fine-tuning seeds), "
+            f"unpaired: the runs share {shared}, too few to pair them by data order"
+            + ("; the checkpoints share no fine-tuning seed" if self.own_fine_tuning else "")
+        )
 
 
 def run_means(scores: Scores, other: Scores) -> dict[int, float]:

@@ -47,7 +47,7 @@ def reach_text(spec: StudySpec) -> str:
     one_seed = bool(runs) and all(len(spec.seeds_of(r)) == 1 for r in runs)
     seeds = (
         " Each run the claims compare is trained at one pretraining seed, so a claim compares two checkpoints, "
-        "not two objectives."
+        "not two objectives, and gives a direction only."
         if one_seed
         else ""
     )

@@ -254,7 +254,8 @@ def _metrics_note(table: ResultsTable) -> str:
 def _claims_note(claims: list[ClaimResult]) -> str:
     tested = sum(c.numbers.get("p_holm") is not None for c in claims)
     family = {
-        0: "No claim of the study has a p-value yet, so there is no family of tests to correct",
+        0: "No claim of the study has a p-value that enters Holm's correction, so there is no family of tests "
+        "to correct",
         1: "The study's 1 claim with a p-value is a family of one: its Holm-adjusted p (Holm 1979) is its p, and "
         "it is significant when that p < 0.05",
     }.get(
@@ -268,7 +269,8 @@ def _claims_note(claims: list[ClaimResult]) -> str:
         "the mean over its fine-tuning seeds) when both runs were trained at two or more, paired over the seeds "
         "both have, or by Welch's test when they share fewer than two; against a run trained at one, by Welch's "
         "test against that checkpoint; with one each, over the fine-tuning seeds of one checkpoint each, which "
-        "compares two checkpoints rather than two objectives."
+        "compares two checkpoints rather than two objectives: such a claim gives a direction only, and its p "
+        "(checkpoint-level) is left out of the family."
     )
 
 

@@ -8,7 +8,9 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   trained at, each seed's checkpoint scored by its mean over fine-tuning seeds, with a paired t-test
   over pretraining seeds (`nested.compare_runs`: why this estimator, and why not a mixed model, is in
   its docstring). With one pretraining seed in common the test falls back to the fine-tuning seeds of
-  the two checkpoints, and the sentence says that this compares two checkpoints, not two objectives.
+  the two checkpoints, which compares two checkpoints, not two objectives: the claim then gives a
+  direction only ("Points the paper's way", `significant` None), outside the Holm family; its p is kept
+  as `checkpoint_p` (until 2026-12-04 it read "Holds ... (significant)" and joined the family).
   When only one of the two has a single pretraining seed (a continued run against the checkpoint it
   started from), that checkpoint is a fixed reference: the other run's seed means are tested against
   its fine-tuning scores by Welch's test (`level == "reference"`), and the sentence says the claim is
@@ -21,8 +23,8 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   rebuilt mid-study, and a failed node leaves a model without a task the other run has.
 - **One analysis.** Direction, difference, interval and p all come from the same values (paired, or Welch's).
 - **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
-  claims that have one (`eval.stats.holm`); a claim is significant when the adjusted p < 0.05. The
-  intervals are the unadjusted 95% intervals of the differences.
+  claims that have one (`eval.stats.holm`; not those of one pretraining seed); a claim is significant
+  when the adjusted p < 0.05. The intervals are the unadjusted 95% intervals of the differences.
 
 The measures:
 - **beats** (a > b on a family, or on the average over all tasks): the family's score per fine-tuning
@@ -355,10 +357,13 @@ def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
         if t.nested.a.mean == t.nested.b.mean:
             return "no difference", None
         return ("holds in direction" if t.holds else "opposite in direction"), None
+    one_seed = t.nested.level == "fine-tuning"  # two checkpoints, not two objectives: outside the family
     if t.gain.mean == 0 or (t.gain.degenerate and t.gain.p_value == 1.0):  # no direction: identical
         # paired scores (e.g. every model predicts the majority class; up to rounding, which can leave a
         # mean of -1e-17) are no difference; differences that cancel (+x and -x) are undecided
-        return ("no difference" if t.gain.degenerate else "undecided"), False
+        return ("no difference" if t.gain.degenerate else "undecided"), None if one_seed else False
+    if one_seed:  # a direction only: its p says these two checkpoints differ, not their objectives
+        return ("holds in direction" if t.holds else "opposite in direction"), None
     return ("holds" if t.holds else "does not hold"), p_holm is not None and p_holm < ALPHA
 
 
@@ -374,6 +379,9 @@ def _sentence(
     if t.gain is None:
         return f"{head} (fewer than 2 paired seeds, so no interval)."
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
+    unit = _unit(n, la, lb, measure, t.gain)
+    if n.level == "fine-tuning":
+        return f"{head} ({what} {_interval(t.gain)}, checkpoint-level paired p = {t.gain.p_value:.3g}{unit})."
     test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
     stats = (
         f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested "
@@ -381,7 +389,7 @@ def _sentence(
     )
     sig = p_holm is not None and p_holm < ALPHA
     return (
-        f"{head} ({stats}{_unit(n, la, lb, measure, t.gain)}; "
+        f"{head} ({stats}{unit}; "
         + ("significant" if sig else "not significant")
         + " after Holm's correction)."
     )
@@ -394,14 +402,15 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
         return (
             f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
             f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
-            f"that one model, not against {one}'s objective" + _unscored(n, la, lb)
+            f"that one model, not against {one}'s objective" + n.unscored_phrase(la, lb)
         )
     if n.level == "unpaired":
-        return _unpaired_unit(n, la, lb)
+        return n.unpaired_phrase(la, lb)
     if n.level == "fine-tuning":  # a run's other seeds were scored at none of the one checkpoint's seeds
         return (
             f", n = {gain.n} fine-tuning seeds of one checkpoint each (one pretraining seed: this compares two "
-            "checkpoints, not two objectives)" + _unscored(n, la, lb)
+            "checkpoints, not two objectives, so the claim gives a direction only and is left out of the Holm "
+            "family of the study's claims)" + n.unscored_phrase(la, lb)
         )
     check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
     within = (
@@ -411,35 +420,6 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
     )
     left = n.left_out_phrase(la, lb)
     return f", n = {gain.n} pretraining seeds (each the mean over its fine-tuning seeds){within}{left}"
-
-
-def _unscored(n: Nested, la: str, lb: str) -> str:
-    """ "; left out: A's pretraining seed 2 (scored at none of B's fine-tuning seeds)": the seeds of a run
-    compared with the other's one checkpoint (a reference, or one checkpoint each) that share none of its
-    fine-tuning seeds; empty when none. Until 2026-12-04 the one-checkpoint-each comparison left them out
-    unsaid."""
-    side, left = next(iter(n.left_out.items()), ("a", []))
-    if not left:
-        return ""
-    many, one = (la, lb) if side == "a" else (lb, la)
-    seeds = f"{noun(len(left), 'seed')} {', '.join(map(str, left))}"
-    return f"; left out: {many}'s pretraining {seeds} (scored at none of {one}'s fine-tuning seeds)"
-
-
-def _unpaired_unit(n: Nested, la: str, lb: str) -> str:
-    """What an unpaired claim's test is over: why it could not pair the runs' pretraining seeds."""
-    own = " own" * n.own_fine_tuning
-    shared = {0: "no pretraining seed", 1: "one pretraining seed"}.get(len(n.shared))
-    if shared is None:  # seeds in common, but at most one of them with fine-tuning seeds in common
-        shared = (
-            f"pretraining seeds {', '.join(map(str, n.shared))}, but at fewer than two of them the checkpoints "
-            "have fine-tuning seeds in common"
-        )
-    return (
-        f", {la} and {lb} each over its own pretraining seeds (each the mean over its{own} fine-tuning seeds), "
-        f"unpaired: the runs share {shared}, too few to pair them by data order"
-        + ("; the checkpoints share no fine-tuning seed" if n.own_fine_tuning else "")
-    )
 
 
 _PREFIX = {
@@ -456,13 +436,36 @@ _UNDECIDED = {
     "does not hold": "Undecided at this scale (opposite direction to the paper, not significant)",
 }
 """A difference inside its interval neither confirms nor refutes the claim: say only the direction."""
+_ONE_SEED = {
+    "holds in direction": "Points the paper's way",
+    "opposite in direction": "Points opposite to the paper",
+}
+"""One pretraining seed each (level "fine-tuning"): a direction of two checkpoints, never a verdict."""
+
+
+def _prefix(o: Outcome) -> str:
+    """The verdict the sentence starts with."""
+    prefix = _PREFIX[o.status]
+    if o.significant:
+        prefix += " (significant)"
+    elif o.significant is not None:
+        prefix = _UNDECIDED.get(o.status, prefix)
+    if o.numbers.get("level") == "fine-tuning":
+        one = _ONE_SEED.get(o.status)
+        seed = ", for one pretraining seed" + " (two checkpoints; cannot speak to the objectives)" * bool(one)
+        return (
+            f"{one} at this scale{seed}" if one else prefix.replace("at this scale", f"at this scale{seed}")
+        )
+    if o.numbers.get("level") == "reference":
+        return prefix.replace("at this scale", "at this scale, against one checkpoint")
+    return prefix
 
 
 def check_claims(data: StudyData) -> list[ClaimResult]:
     """For each claim of the spec: status, significance, numbers and a generated sentence."""
     found = [(c, EVALUATORS[c.kind](data, c)) for c in data.spec.claims]
     tested = {c.id: _test(data, c, x) for c, x in found if isinstance(x, Measure)}
-    with_p = [cid for cid, t in tested.items() if t is not None and t.gain is not None]
+    with_p = [cid for cid, t in tested.items() if t and t.gain and t.nested.level != "fine-tuning"]
     adjusted = dict(zip(with_p, holm([tested[cid].gain.p_value for cid in with_p])))
     out = []
     for claim, x in found:
@@ -473,6 +476,8 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             numbers = {"level": t.nested.level, "a": t.nested.a, "b": t.nested.b, "diff": t.gain}
             numbers |= {"p_holm": p_holm, "pretraining_seeds": t.nested.pretraining_seeds}
             numbers |= {"checkpoint": t.nested.checkpoint} | ({"step": x.step} if x.step is not None else {})
+            if t.nested.level == "fine-tuning" and t.gain is not None:  # information, not in the family
+                numbers["checkpoint_p"] = t.gain.p_value
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
             plateau, caveat = plateau_caveat(data, claim) if x.step is None else ({}, "")
@@ -487,22 +492,13 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             )
         else:
             o = x if isinstance(x, Outcome) else Outcome()
-        prefix = _PREFIX[o.status]
-        if o.significant:
-            prefix += " (significant)"
-        elif o.significant is not None:
-            prefix = _UNDECIDED.get(o.status, prefix)
-        if o.numbers.get("level") == "fine-tuning":
-            prefix = prefix.replace("at this scale", "at this scale, for one pretraining seed")
-        elif o.numbers.get("level") == "reference":
-            prefix = prefix.replace("at this scale", "at this scale, against one checkpoint")
         out.append(
             ClaimResult(
                 claim=claim,
                 status=o.status,
                 significant=o.significant,
                 numbers=o.numbers,
-                sentence=f"{prefix}: {o.sentence}",
+                sentence=f"{_prefix(o)}: {o.sentence}",
             )
         )
     return out
