@@ -109,6 +109,11 @@ class ResultsStore:
                 raise UserError(
                     f"{self.path} line {n} is not a result record ({why}); move the file away or fix that line"
                 ) from None
+            if (bad := rec.non_finite()) is not None:  # evaluation never writes one: edited or damaged
+                raise UserError(
+                    f"{self.path} line {n} holds a score that is not a number ({bad}), which evaluation never "
+                    "writes; restore that line from a copy, or delete it (`encoderlab eval` then runs it again)"
+                )
             self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
         # Only a file of ours loses its torn last line (a crash mid-write): every line was checked first.
         if repair and len(complete) != len(raw):

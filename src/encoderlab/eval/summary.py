@@ -23,6 +23,7 @@ The computations are written once, here, and used by `encoderlab eval`, the curv
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -94,6 +95,15 @@ class EvalRecord:
     pooling: str = ""
     """How the head pooled (sc, ir: `mean`, `first`, `late`, `last`; empty for the other families and
     in records written before it was kept), after a `model` pooling was resolved for this model."""
+
+    def non_finite(self) -> str | None:
+        """The first score the summaries read that is not a finite number ("test_score is nan"), or None.
+        Metrics never give one, so a record holding one was edited or damaged; read, it made the paired
+        tests depend on the order of the seeds ([1, nan, 1]: p = 0.25; [nan, 1, 1]: Holm refused)."""
+        scores = {"val_score": self.val_score, "test_score": self.test_score}
+        scores |= {f"test.{split}.{self.metric}": m.get(self.metric) for split, m in self.test.items()}
+        bad = [f"{k} is {v}" for k, v in scores.items() if isinstance(v, float) and not math.isfinite(v)]
+        return bad[0] if bad else None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -110,8 +110,12 @@ class StudyData:
         out = []
         for n in self.nodes:
             if n.kind == "eval" and n.name in self.markers:
-                node = EvalNode.of(n)
-                out.append(StudyEval(node.model, node.step, self._typed_result(EvalRecord, n)))
+                node, record = EvalNode.of(n), self._typed_result(EvalRecord, n)
+                if (bad := record.non_finite()) is not None:  # its seeds' tests would depend on their order
+                    raise self.damaged(
+                        n, f"a score that is not a number, {bad}, which evaluation never writes"
+                    )
+                out.append(StudyEval(node.model, node.step, record))
         return out
 
     def _typed_result(self, cls: type, node: Node) -> Any:
