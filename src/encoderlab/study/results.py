@@ -89,10 +89,10 @@ class Outcome:
     status: str = "not tested"
     """holds | holds in direction | does not hold | opposite in direction | no difference | undecided | not
     tested. "does not hold" is a difference against the claim (significant when `significant`); without a
-    test (fewer than 2 paired seeds) the status is only a direction, "holds in direction" or "opposite in
-    direction"."""
+    test (fewer than 2 paired seeds), or with one pretraining seed each (two checkpoints, not two
+    objectives), the status is only a direction, "holds in direction" or "opposite in direction"."""
     significant: bool | None = None
-    """Holm-adjusted p < ALPHA (None: no test)."""
+    """Holm-adjusted p < ALPHA (None: no test in the Holm family, as with one pretraining seed each)."""
     numbers: dict[str, Any] = field(default_factory=dict)
     """The numbers the sentence quotes."""
     sentence: str = "the study has no finished results for it yet."
