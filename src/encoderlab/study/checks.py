@@ -27,7 +27,8 @@ from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Node, Pretraining, pretraining
-from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder, unread_hub_ids
+from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder
+from encoderlab.study.reads import unread_inputs
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -53,12 +54,12 @@ def check_inputs(
     (`_here`). The rows of each run (`check_runs`) are checked apart: the plan prints first what they
     are measured against."""
     nodes = list(nodes)
-    unread = unread_hub_ids(spec, study_dir, nodes)  # read by finished nodes only: not asked for
+    unread = unread_inputs(spec, study_dir, nodes)  # read by finished nodes only: not looked for
     check_shadowed_hub_ids(spec, study_dir)
     check_sources(spec, fetched, unread)
     check_hub_ids(spec, fetched, unread)
     check_prepared_sources(spec, study_dir, nodes)
-    check_prepared_tokenizers(spec, fetched)
+    check_prepared_tokenizers(spec, fetched, unread)
     check_analyses(spec)
     check_task_mirrors(spec)
     check_finetune_decay(spec, nodes)
@@ -136,8 +137,9 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     reads it before writing (`check_first_documents`): an empty file or records without the text field
     were refused by the prepare node, after the study folder was made. Assets are fetched by now, unless
     `fetched=False` (`study plan`, which fetches nothing): then only what is on this machine is checked
-    (`_here`), and an asset's absence is the plan's to say. A hub id in `unread`, read by finished nodes
-    only (`hubids.unread_hub_ids`), is not looked for."""
+    (`_here`), and an asset's absence is the plan's to say. What `unread` holds (a start model, tokenizer
+    or corpus entry that finished nodes only read: `reads.unread_inputs`) is not looked for: a resumed
+    study whose local inputs of finished nodes were moved or deleted since still resumes."""
     from encoderlab.data.filereaders import MissingTextField
     from encoderlab.data.mixing import EmptySource, check_first_documents
     from encoderlab.data.sources import CORPORA, describe
@@ -151,8 +153,9 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
         try:
             local = [  # a bad `#option` is refused here too
                 s
-                for s in corpus_sources(d.corpus)
-                if s.location not in CORPORA
+                for c, s in zip(d.corpus, corpus_sources(d.corpus))
+                if c not in unread
+                and s.location not in CORPORA
                 and not s.location.startswith("hf:")
                 and _here(s.location, fetched)
             ]
@@ -263,15 +266,17 @@ def _refuse_unrecorded(spec: StudySpec, dataset: str, tokenizer: Path, data: Pat
     )
 
 
-def check_prepared_tokenizers(spec: StudySpec, fetched: bool = True) -> None:
+def check_prepared_tokenizers(
+    spec: StudySpec, fetched: bool = True, unread: frozenset[str] = frozenset()
+) -> None:
     """Refuse a folder given with `--prepared` that another tokenizer than its dataset's made, before the
     study writes anything (the prepare node checks it again: the folder may change while a study waits).
     The spec allows `prepared` only with a named tokenizer, so it can be loaded here (unless not
-    `fetched` and it is not on this machine: `_here`)."""
+    `fetched` and it is not on this machine: `_here`, or no node still to run reads it: `unread`)."""
     from encoderlab.study.prepared import check_tokenizer, prepared_meta
 
     for d in spec.data:
-        if d.prepared is not None and _here(d.tokenizer, fetched):
+        if d.prepared is not None and d.tokenizer not in unread and _here(d.tokenizer, fetched):
             check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
 
 

@@ -18,11 +18,9 @@ Which it means depends on where the study came from:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
 from pathlib import Path
 
 from encoderlab.errors import UserError
-from encoderlab.study.graph import Node
 from encoderlab.study.spec import StudySpec
 
 
@@ -34,8 +32,8 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     and named the working folder as the one the id was not (its `load_pretrained` looks there).
     `study plan` (`fetched=False`) asks no hub, as for corpora: with no model mirror it leaves them to
     the run (a plan is made on a login node without the hub, of models the run will download).
-    The ids in `unread` are not checked: no node still to run reads them (`unread_hub_ids`), so a resumed
-    study whose nodes reading an id all finished needs no hub for it."""
+    The ids in `unread` are not checked: no node still to run reads them (`reads.unread_inputs`), so a
+    resumed study whose nodes reading an id all finished needs no hub for it."""
     import os
 
     from encoderlab.data.assets import ASSETS
@@ -58,36 +56,6 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
             check_model_repo(location, what, base)
         except UserError as exc:
             raise UserError(f"study {spec.name}, {where}: {exc}") from None
-
-
-def unread_hub_ids(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> frozenset[str]:
-    """The start model and tokenizer hub ids of `spec` that no node of its graph (`nodes`) still to run
-    in `study_dir` reads: those every node reading them finished (no node config of one still to run,
-    a pretraining node's start model, a prepare node's tokenizer, an as-is model's evaluation or CKA,
-    holds it). The start checks leave them alone (`check_hub_ids`, `checks.check_sources`): resuming a
-    finished study offline needs no hub for them. Empty without a graph or a study folder."""
-    from encoderlab.data.hub import is_hub_id
-    from encoderlab.study.runner import read_marker
-
-    nodes = list(nodes)
-    if not nodes or study_dir is None:
-        return frozenset()
-    todo = [n for n in nodes if read_marker(Path(study_dir), n) is None]
-    out: set[str] = set()
-
-    def walk(value) -> None:
-        if isinstance(value, str):
-            out.add(value)
-        elif isinstance(value, dict):
-            for v in value.values():
-                walk(v)
-        elif isinstance(value, list | tuple):
-            for v in value:
-                walk(v)
-
-    for node in todo:
-        walk(node.config)
-    return frozenset(loc for loc, _, _ in start_ids(spec) if is_hub_id(loc) and loc not in out)
 
 
 def check_shadowed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:

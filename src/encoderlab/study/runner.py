@@ -240,7 +240,14 @@ def _report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:
         return True
 
 
-def _to_run(graph: Graph, markers: dict[str, NodeMarker | None]) -> list[Node]:
+def pending_nodes(study_dir: Path, graph: Iterable[Node]) -> list[Node]:
+    """The nodes of `graph` that running the study in `study_dir` now would run (`_to_run`), but a finished
+    report node whose report was rewritten since (`run_graph` runs it again): it reads no input."""
+    graph = list(graph)
+    return _to_run(graph, {n.name: read_marker(study_dir, n) for n in graph})
+
+
+def _to_run(graph: Iterable[Node], markers: dict[str, NodeMarker | None]) -> list[Node]:
     """Nodes without a marker and every node downstream of one (their markers are dropped).
 
     A node run again (its folder lost or removed) keeps its key but may produce other outputs, so
