@@ -3,15 +3,16 @@
 `run_study` fetched the assets it was missing (into $ENCODERLAB_HOME) before its start checks
 (`Backend.check_start`), so a study those checks refused had downloaded and written into the cache
 first. Now every check runs before any fetch (an asset not fetched yet is not read by them,
-`checks._here`), and the checks that read a fetched asset run again once it is fetched. The fetcher is
-replaced: nothing downloads.
+`checks._here`), and the checks of what a fetched asset holds run once it is fetched
+(`Backend.check_fetched`): only those, so no check runs twice (a hub id was asked for twice). The fetcher
+is replaced: nothing downloads.
 """
 
 from __future__ import annotations
 
 import pytest
 import yaml
-from fake_study import backend, small_spec
+from fake_study import backend, small_spec, tiny_corpus
 from tests.reliability.test_hostile_arguments import model_folder, write_texts
 from tests.reliability.test_hostile_inputs import snapshot
 from tests.reliability.test_hostile_study_files import MINI_STUDY
@@ -56,16 +57,43 @@ def test_a_study_refused_by_a_start_check_fetches_nothing_and_writes_nothing(tmp
     assert calls == [] and not home.exists() and list(mine.iterdir()) == []
 
 
-def test_the_checks_run_again_once_the_missing_assets_are_fetched(tmp_path, monkeypatch):
-    """A check may read an asset only once it is fetched: it is asked before and after the fetch."""
+def test_what_the_missing_assets_hold_is_checked_once_they_are_fetched(tmp_path, monkeypatch):
+    """A check may read an asset only once it is fetched: every check runs before the fetch, and those
+    of what the fetched assets hold after it (`Backend.check_fetched`)."""
     home = tmp_path / "home"
     monkeypatch.setenv("ENCODERLAB_HOME", str(home))
     calls, checked = _fetcher(monkeypatch, home), []
     b = backend()
     b.required_assets = lambda spec: ["tweets"]
-    b.check_start = lambda spec, study_dir, graph: checked.append(list(calls))
+    b.check_start = lambda spec, study_dir, graph: checked.append(("start", list(calls)))
+    b.check_fetched = lambda spec, study_dir, graph, fetched: checked.append((sorted(fetched), list(calls)))
     run_study(small_spec(), tmp_path / "out", b, progress=False)
-    assert checked == [[], [["tweets"]]]
+    assert checked == [("start", []), (["tweets"], [["tweets"]])]
+
+
+def test_a_hub_id_is_asked_for_once_when_assets_are_fetched(tmp_path, monkeypatch):
+    """The real checks, a run starting from a hub id: the checks ran again in full once the missing
+    assets were fetched, so the hub was asked for each id twice (`hub.check_model_repo`)."""
+    import dataclasses
+
+    from encoderlab.data import hub
+    from encoderlab.study.checks import check_fetched, check_start
+    from encoderlab.study.spec import DataSpec
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("ENCODERLAB_HOME", str(home))
+    calls, asked = _fetcher(monkeypatch, home), []
+    monkeypatch.setattr(hub, "check_model_repo", lambda hub_id, what="model", base=None: asked.append(hub_id))
+    spec = small_spec()
+    runs = tuple(dataclasses.replace(r, init="someone/enc") if r.name == "mlm20" else r for r in spec.runs)
+    claims = tuple(c for c in spec.claims if c.kind != "cka_low_layers")
+    data = (DataSpec(name="main", corpus=(str(tiny_corpus(tmp_path / "c.jsonl", 60)),), decontaminate=False),)
+    spec = dataclasses.replace(spec, data=data, runs=runs, cka=(), claims=claims)
+    b = backend()
+    b.required_assets = lambda spec: ["tweets"]
+    b.check_start, b.check_fetched = check_start, check_fetched
+    run_study(spec, tmp_path / "out", b, progress=False)
+    assert calls == [["tweets"]] and asked == ["someone/enc"]
 
 
 def test_a_real_start_check_refuses_before_the_study_fetches_its_cka_texts(tmp_path, monkeypatch, capsys):

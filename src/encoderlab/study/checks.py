@@ -2,7 +2,8 @@
 
 A node refuses its inputs only when its turn comes: after the study folder was made and the nodes
 before it ran (a corpus prepared for minutes or hours, other runs trained). So `study run` (through the
-backend's `check_start`, before and after it fetches assets) and `study plan` check them all first, each
+backend's `check_start` before it fetches assets, and `check_fetched` for what they hold once fetched)
+and `study plan` check them all first, each
 with the code the node itself runs, prefixed with the study and the dataset or run it concerns:
 
 - the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Node, Pretraining, pretraining
-from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder
+from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder, start_ids
 from encoderlab.study.reads import unread_inputs
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
@@ -38,11 +39,31 @@ word-start marker before its first word (a SentencePiece dummy prefix), with roo
 
 
 def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
-    """Everything a real study checks before it fetches assets or writes anything, and again once it
-    fetched some (an asset not fetched yet is not read: `_here`); `nodes`: the study's graph, whose
-    finished prepare nodes in `study_dir` give exact token counts."""
+    """Everything a real study checks before it fetches assets or writes anything (an asset not fetched
+    yet is not read: `_here`; what it holds is checked once fetched: `check_fetched`); `nodes`: the
+    study's graph, whose finished prepare nodes in `study_dir` give exact token counts."""
     check_inputs(spec, study_dir, nodes)
     check_runs(spec, study_dir, nodes)
+
+
+def check_fetched(
+    spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node], fetched: frozenset[str]
+) -> None:
+    """The start checks of what the assets `fetched` hold, once `study run` fetched them (`runner`):
+    `check_start` ran every other check before the fetch and left these (an asset not fetched yet is not
+    read: `_here`), so each check runs once (a hub id is asked for once). An asset is read as a corpus
+    (its first documents, and the rows of the longest run on its dataset), a tokenizer (also a
+    `--prepared` folder's) or a start model (its positions)."""
+    from encoderlab.study.nodes import corpus_sources
+
+    nodes = list(nodes)
+    inputs = {c: s.location for d in spec.data for c, s in zip(d.corpus, corpus_sources(d.corpus))}
+    inputs |= {location: location for location, _, _ in start_ids(spec)}
+    left = frozenset(i for i, location in inputs.items() if location not in fetched)
+    skip = left | unread_inputs(spec, study_dir, nodes)
+    check_sources(spec, True, skip)
+    check_prepared_tokenizers(spec, True, skip)
+    check_runs(spec, study_dir, nodes, memory=False, fetched=fetched)
 
 
 def check_inputs(
@@ -67,7 +88,8 @@ def check_inputs(
 
 def _here(location: str, fetched: bool) -> bool:
     """Whether `location` (a corpus, tokenizer or start model) is on this machine, or should be by now:
-    an asset once fetched (`study run` checks before it fetches any, and again after: `runner`); else
+    an asset once fetched (`study run` checks before it fetches any, and what it fetched after:
+    `check_fetched`); else
     everything for a run; for a plan (`fetched=False`), a path (a study file's are absolute), or a hub
     id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download."""
     from encoderlab.data.assets import ASSETS, is_fetched
@@ -290,15 +312,23 @@ def planned_elsewhere(spec: StudySpec) -> bool:
 
 
 def check_runs(
-    spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = (), memory: bool = True
+    spec: StudySpec,
+    study_dir: Path | None = None,
+    nodes: Iterable[Node] = (),
+    memory: bool = True,
+    fetched: frozenset[str] | None = None,
 ) -> None:
     """Refuse a pretraining run whose rows its node would refuse (see the module docstring): longer than
     its start model's positions, beyond the memory of the CPU it trains on (unless not `memory`), or
-    longer than its dataset."""
+    longer than its dataset. With `fetched` (`check_fetched`), only what reads these assets, just
+    fetched: the positions of start models when one is among them, the rows of a dataset whose corpus
+    reads one (and that no prepared data counts)."""
+    from encoderlab.study.nodes import corpus_locations
     from encoderlab.study.plan import finished_meta
 
     models = [p for p in pretraining(spec) if p.config is not None]
-    check_cka_lengths(spec, check_start_models(spec, models))
+    if fetched is None or any(r.init in fetched for r in spec.runs):
+        check_cka_lengths(spec, check_start_models(spec, models))
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
     for p in models if memory else ():
@@ -308,7 +338,9 @@ def check_runs(
         if p.run.data not in longest or p.config.layout.seq_len > longest[p.run.data].config.layout.seq_len:
             longest[p.run.data] = p
     for name, p in longest.items():
-        _check_rows(spec, spec.dataset(name), p, metas[name])
+        d = spec.dataset(name)
+        if fetched is None or (metas[name] is None and not fetched.isdisjoint(corpus_locations(d.corpus))):
+            _check_rows(spec, d, p, metas[name])
 
 
 def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None) -> dict[str, int | None]:

@@ -1,5 +1,6 @@
 """The assets a study reads (`Backend.required_assets`): those not fetched yet, found before the study's
-start checks, and fetched only once they passed (`runner._run_locked`): a refused study fetches nothing."""
+start checks, and fetched only once they passed (`runner._run_locked`): a refused study fetches nothing.
+What the assets fetched hold is checked then (`Backend.check_fetched`), and nothing else again."""
 
 from __future__ import annotations
 

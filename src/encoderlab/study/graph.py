@@ -91,7 +91,12 @@ class Backend:
     check_start: Callable[[StudySpec, Path, Graph], None] = lambda spec, study_dir, graph: None
     """(spec, study folder, graph) -> refuse what a node would refuse of its inputs (`study/checks.py`:
     sources, start models, rows against memory and data), before the study fetches its assets or writes
-    anything (what an asset not fetched yet holds is not read), and again once it fetched some."""
+    anything (what an asset not fetched yet holds is not read: `check_fetched` checks it)."""
+    check_fetched: Callable[[StudySpec, Path, Graph, frozenset[str]], None] = (
+        lambda spec, study_dir, graph, fetched: None
+    )
+    """(spec, study folder, graph, the assets just fetched) -> the checks of `check_start` that read what
+    those assets hold, which it left (`checks.check_fetched`): each check runs once."""
 
 
 @dataclass

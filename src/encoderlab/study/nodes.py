@@ -474,7 +474,7 @@ def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
 
 def real_backend() -> Backend:
     """The node kinds that do the real work."""
-    from encoderlab.study.checks import check_start
+    from encoderlab.study.checks import check_fetched, check_start
 
     return Backend(
         kinds={
@@ -491,4 +491,5 @@ def real_backend() -> Backend:
         required_assets=required_assets,
         decontamination=dataset_decontamination,
         check_start=check_start,
+        check_fetched=check_fetched,
     )

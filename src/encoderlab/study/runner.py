@@ -487,7 +487,7 @@ def _run_locked(
         backend.check_start(spec, study_dir, graph)  # every node's inputs not in an asset still to fetch
         if missing:  # validated first: a refused study fetched nothing into ENCODERLAB_HOME
             fetch_assets(missing)
-            backend.check_start(spec, study_dir, graph)  # the inputs read from the assets just fetched
+            backend.check_fetched(spec, study_dir, graph, frozenset(missing))  # only what these hold
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
         write_json_atomic(study_dir / "study.json", to_dict(spec))
         write_json_atomic(
