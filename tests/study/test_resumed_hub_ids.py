@@ -74,7 +74,9 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
             re.escape(
                 f"study mini, run b: model 'someone/enc' is a hub id in {out}/study.json, but the working folder "
                 f"holds {work}/someone/enc, which the study's nodes would load in its place; resume the study "
-                "from another working folder (or move that one away)"
+                "from another working folder (or move that one away); if a study built in Python before "
+                f"2026-12-04 wrote {out}, 'someone/enc' was that folder: run its script again instead, which "
+                "names the folder by its absolute path (the nodes reading it run again)"
             )
             + "$",
         )
@@ -82,6 +84,10 @@ def test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows(tmp_pat
         assert_printed_as_documented("study-resume-shadowed-hub-id", err, tmp_path)
     shutil.rmtree(work / "someone")
     _models(work, "someone/tok")
+    code, err = cli(["study", "run", out], capsys)  # only the finished prepare node reads it: accepted
+    assert code in (0, None), err
+    (node,) = (out / "nodes" / "prepare").glob("main-*")
+    shutil.rmtree(node)  # the prepare node to run again: it reads the tokenizer
     code, err = cli(["study", "run", out], capsys)
     assert_refused(
         code, err, r"study mini, dataset main: tokenizer 'someone/tok' is a hub id in .*/study\.json, "

@@ -76,7 +76,7 @@ def check_inputs(
     are measured against."""
     nodes = list(nodes)
     unread = unread_inputs(spec, study_dir, nodes)  # read by finished nodes only: not looked for
-    check_shadowed_hub_ids(spec, study_dir)
+    check_shadowed_hub_ids(spec, study_dir, unread)
     check_sources(spec, fetched, unread)
     check_hub_ids(spec, fetched, unread)
     check_prepared_sources(spec, study_dir, nodes)

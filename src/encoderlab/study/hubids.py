@@ -58,7 +58,9 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
             raise UserError(f"study {spec.name}, {where}: {exc}") from None
 
 
-def check_shadowed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:
+def check_shadowed_hub_ids(
+    spec: StudySpec, study_dir: Path | None, unread: frozenset[str] = frozenset()
+) -> None:
     """Refuse a study whose start models and tokenizers are hub ids (`spec.names_hub_ids`: a built-in, or
     a study folder's record) where one (OWNER/NAME) also names a path in the working folder: its nodes'
     `load_pretrained` would load that path in the hub model's place, silently. A study file's relative
@@ -66,18 +68,33 @@ def check_shadowed_hub_ids(spec: StudySpec, study_dir: Path | None) -> None:
     folder instead), and a study built in Python reads its own from the working folder (`pin_local_starts`),
     so a record holds such an id only as a hub id, and a built-in names only hub ids: resuming `study_dir`
     (it holds study.json), the first run read the hub; a built-in's first run would read the path,
-    which is ambiguous, so it is refused too. Keys and records are unchanged."""
+    which is ambiguous, so it is refused too. Keys and records are unchanged. An id in `unread` (no node
+    still to run reads it: `reads.unread_inputs`) is not refused: no node would load the path.
+
+    A study built in Python before 2026-12-04 (before `pin_local_starts`) recorded its working folder's
+    OWNER/NAME folder as it was written, relative, which its record cannot tell from a hub id: the
+    refusal of a resume names that case and its fix (its script, run again, names the folder by its
+    absolute path: the nodes reading it get new keys and run again). Read as that folder, the record's
+    unfinished nodes would keep their keys, but a record of a hub id the working folder now shadows
+    would too, silently: the case the refusal is for."""
     if not spec.names_hub_ids:
         return
     record = None if study_dir is None else Path(study_dir) / "study.json"
     resumed = record is not None and record.is_file()
     for location, where, what in _shadowing(spec):
+        if location in unread:
+            continue  # every node reading it finished: nothing loads the path in its place
         named = f"in {record}" if resumed else "(a built-in study names no relative paths)"
         fix = "resume the study" if resumed else "run the study"
+        legacy = (
+            f"; if a study built in Python before 2026-12-04 wrote {study_dir}, '{location}' was that folder: "
+            "run its script again instead, which names the folder by its absolute path (the nodes reading it "
+            "run again)"
+        )
         raise UserError(
             f"study {spec.name}, {where}: {what} '{location}' is a hub id {named}, but the working folder "
             f"holds {Path.cwd() / location}, which the study's nodes would load in its place; {fix} from "
-            "another working folder (or move that one away)"
+            f"another working folder (or move that one away){legacy if resumed else ''}"
         )
 
 
