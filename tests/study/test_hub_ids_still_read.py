@@ -36,3 +36,19 @@ def test_a_resume_asks_only_for_the_hub_ids_of_nodes_still_to_run(tmp_path, monk
     code, err = cli(["study", "run", out], capsys)
     assert_refused(code, err, r"^encoderlab: error: study mini, run b: .* of someone/enc, ")
     assert snapshot(tmp_path) == before
+
+
+def test_a_finished_node_downstream_of_one_to_run_again_still_has_its_hub_ids_asked_for(
+    tmp_path, monkeypatch, capsys
+):
+    """Run b finished, but its prepare node runs again (its folder deleted), so b does too: its start
+    model was taken for read by finished nodes only (a node without a marker was all that counted), and
+    the study prepared its corpus again before b failed to load it (`runner.pending_nodes`)."""
+    sub, work, out = ran_hub_id_study(tmp_path, monkeypatch, capsys)
+    shutil.rmtree(tmp_path / "mirror" / "someone" / "enc")  # the tokenizer is still mirrored
+    (node,) = (out / "nodes" / "prepare").glob("main-*")
+    shutil.rmtree(node)
+    before = snapshot(tmp_path)
+    code, err = cli(["study", "run", out], capsys)
+    assert_refused(code, err, r"^encoderlab: error: study mini, run b: .* of someone/enc, ")
+    assert snapshot(tmp_path) == before
