@@ -6,6 +6,7 @@ it was refused whatever the mirror held. The records are written here as hugging
 
 from __future__ import annotations
 
+import json
 import os
 import time
 
@@ -152,7 +153,9 @@ def test_mirror_parts_read_unpinned_and_pinned_to_the_commit_its_records_name_me
     """A part read unpinned from a mirror downloaded at A (identity revision `local`) and one pinned to A
     read the same files: they merge, either way round, into one folder identity, its recipe and source
     pinned to A as a one-worker prepare pinned to A records them (were refused: the parts' identities said
-    `local` and A). Once a file's record names another download, they are refused again."""
+    `local` and A). Parts from before the unpinned one recorded the commit it read (`mirror_commit`) have
+    it read from the mirror's records now: once a file's record names another download, they are refused
+    again (`test_mirror_pin_recorded.py`: a part that records it)."""
     merged = []
     for pins in ((None, SHA_A), (SHA_A, None)):
         out = tmp_path / f"m-{pins[0]}"
@@ -172,6 +175,7 @@ def test_mirror_parts_read_unpinned_and_pinned_to_the_commit_its_records_name_me
     for index, pin in enumerate((None, SHA_A)):
         _resolve.cache_clear()
         prepare(_cfg(tokenizer_dir, pin), out, shard=Shard(index, 2), **RUN)
+    _forget_the_commit(tmp_path / "again.shards" / "00000-of-00002")
     _record(mirror, FILES[2], SHA_B)  # the mirror no longer verifies A: the unpinned part is not A's
     with pytest.raises(UserError, match=r"00001-of-00002 was prepared differently from .*\(sources differ\)"):
         merge(out)
@@ -183,8 +187,9 @@ def test_a_folder_read_unpinned_from_a_mirror_is_a_study_corpus_pinned_to_the_co
 ):
     """`study --prepared` of a folder read unpinned from a mirror downloaded at A, for a corpus pinned to A:
     the files a pin of A reads, so accepted, as a folder read from the hub at A is (was refused: only the
-    commits recorded in the folder counted). A corpus pinned to another commit, or to A once the mirror's
-    records name another download, is refused."""
+    commits recorded in the folder counted). A corpus pinned to another commit is refused, and, for a folder
+    from before it recorded the commit it read (`mirror_commit`), one pinned to A once the mirror's records
+    name another download."""
     out = tmp_path / "fw"
     prepare(_cfg(tokenizer_dir, None), out, **RUN)
     meta = read_meta(out)
@@ -193,6 +198,14 @@ def test_a_folder_read_unpinned_from_a_mirror_is_a_study_corpus_pinned_to_the_co
     check_corpus(meta, (hub,), "main", out)
     with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
         check_corpus(meta, (f"{hub},hf_revision={SHA_B}",), "main", out)
+    _forget_the_commit(out)
     _record(mirror, FILES[0], SHA_B)
     with pytest.raises(UserError, match=r"^dataset main: .* not from its corpus"):
-        check_corpus(meta, (f"{hub},hf_revision={SHA_A}",), "main", out)
+        check_corpus(read_meta(out), (f"{hub},hf_revision={SHA_A}",), "main", out)
+
+
+def _forget_the_commit(folder) -> None:
+    """`folder` as an earlier encoderlab wrote it: no `mirror_commit` recorded."""
+    meta = json.loads((folder / "meta.json").read_text())
+    del meta["sources"][0]["mirror_commit"]
+    (folder / "meta.json").write_text(json.dumps(meta, indent=2))

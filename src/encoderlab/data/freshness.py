@@ -40,8 +40,8 @@ from pathlib import Path
 from encoderlab.config import from_dict
 from encoderlab.data.filekinds import misnamed
 from encoderlab.data.filereaders import file_change
-from encoderlab.data.hub import HUB_DATA_ENV, is_commit, list_mirror
-from encoderlab.data.mirrorpin import check_mirror_pin, recorded_commit
+from encoderlab.data.hub import is_commit, list_mirror
+from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, describe, expand
 from encoderlab.errors import UserError
@@ -285,28 +285,6 @@ def _pinned_as_read(was, now, source) -> bool:
     )
 
 
-def _mirror_commit(ident: dict) -> str | None:
-    """The commit a hub source read unpinned from a mirror (revision `local`) holds: the one its download
-    records name for its card and every data file it listed then, none edited since (`mirrorpin.
-    check_mirror_pin`, what a prepare pinned to that commit checks; a stat and a small read per file, no
-    network): the files a pin of it reads (those read are then held to their sha256 as for any mirror:
-    `refuse_changed`). None when the records are missing, edited or name several commits, or the mirror
-    is not on this machine."""
-    mirror, hub_id, files = ident.get("mirror"), ident.get("hub_id"), _list(ident.get("files"))
-    if not (isinstance(mirror, str) and isinstance(hub_id, str) and all(isinstance(f, str) for f in files)):
-        return None
-    folder = Path(mirror)
-    first = "README.md" if (folder / "README.md").is_file() else (files or [None])[0]
-    commit = recorded_commit(folder, first)[0] if first else None
-    if not (commit and is_commit(commit)):
-        return None
-    try:
-        check_mirror_pin(hub_id, folder, files, commit, HUB_DATA_ENV)
-    except UserError:  # not verified: the recipe differs, refused as such (`recipe_differences`)
-        return None
-    return commit
-
-
 def as_read(meta: dict, recipe: dict) -> dict:
     """`recipe` (that of the folder or part `meta`) with each hub source pinned (`hf_revision`) to the full
     commit sha `meta` records having read it at (`held_commit`), however it was asked (unpinned, a branch or
@@ -328,14 +306,21 @@ def as_read(meta: dict, recipe: dict) -> dict:
 def held_commit(source) -> str | None:
     """The full commit sha a hub source of a prepared folder (an entry of meta.json's `sources`) was read
     at: the revision it records (read unpinned, or pinned to a branch, tag or sha), or for a mirror read
-    unpinned (`local`) the commit its download records verify (`_mirror_commit`); None for local files, a
-    mirror without such records or a record without one. A pin of exactly this sha reads the same files
-    (`pins_held`)."""
+    unpinned (`local`) the commit its download records verified when it was read (`mirror_commit`, recorded
+    since encoderlab keeps it: no mirror needed, whatever it holds now); for a folder from before, the
+    commit they verify now (`mirrorpin.verified_commit`: the mirror must be on this machine). None for
+    local files, a mirror without such records or a record without one. A pin of exactly this sha reads
+    the same files (`pins_held`)."""
     ident = source.get("identity") if isinstance(source, dict) else None
     revision = ident.get("revision") if isinstance(ident, dict) else None
     if isinstance(revision, str) and is_commit(revision):
         return revision
-    return _mirror_commit(ident) if revision == "local" and isinstance(ident, dict) else None
+    if not read_unpinned(ident):
+        return None
+    if "mirror_commit" in source:  # verified when read; null: its records named no one commit then
+        commit = source["mirror_commit"]
+        return commit if isinstance(commit, str) and is_commit(commit) else None
+    return verified_commit(ident)
 
 
 def identity_as_read(source):

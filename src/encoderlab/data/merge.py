@@ -28,7 +28,8 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import replace_folder
-from encoderlab.data.freshness import as_read, held_revisions, identity_as_read, source_change
+from encoderlab.data.freshness import as_read, held_commit, held_revisions, identity_as_read, source_change
+from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
@@ -105,6 +106,7 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
         recipes.append(recipe)
     for part, recipe, meta in zip(parts[1:], recipes[1:], metas[1:]):
         if not _same_recipe((metas[0], recipes[0]), (meta, recipe)):
+            _refuse_unrecorded_mirror(parts, metas)
             differs = sorted(k for k in recipe if recipe[k] != recipes[0].get(k))
             raise UserError(
                 f"{part} was prepared differently from {parts[0]} ({', '.join(differs)} differ); prepare every part "
@@ -127,13 +129,33 @@ def _same_recipe(first: tuple[dict, dict], other: tuple[dict, dict]) -> bool:
     return first[1] == other[1] or as_read(*first) == as_read(*other)
 
 
+def _refuse_unrecorded_mirror(parts: list[Path], metas: list[dict]) -> None:
+    """One line for parts that differ only as read unpinned from a mirror and pinned to a commit, where an
+    unpinned part records no commit (prepared before `mirror_commit` was kept) and its mirror, whose
+    download records would verify it (`freshness.held_commit`), is not on this machine: said instead of
+    "prepared differently", whose fix (the same arguments) is not what is wrong."""
+    pinned = next(((p, c) for p, m in zip(parts, metas) if (c := held_commit(m["sources"][0]))), None)
+    for i, (part, meta) in enumerate(zip(parts, metas)):
+        source = meta["sources"][0]
+        ident = source.get("identity")
+        if pinned is None or not read_unpinned(ident) or "mirror_commit" in source:
+            continue
+        if not Path(ident["mirror"]).is_dir():
+            raise UserError(
+                f"{part} read hf:{ident.get('hub_id')} unpinned from the mirror {ident['mirror']}, which is not "
+                f"on this machine, and records no commit it read (an earlier encoderlab prepared it), so it "
+                f"cannot be told to hold commit {pinned[1]}, as {pinned[0]} does; run `encoderlab data merge` "
+                f"where {ident['mirror']} is, or delete {part} and prepare it again with --shard {i}/{len(parts)}"
+            )
+
+
 def _merged_recipe(metas: list[dict], recipes: list[dict]) -> dict:
     """The merged folder's recipe: the parts' own when they all share it (a one-worker prepare's); when
     they spelled a hub pin differently (`_same_recipe`), each such source pinned to the commit every part
     read (`freshness.as_read`), the one thing they agree on, so neither which part spelled it how nor
     the order of the spellings moves the folder's identity (`packed.identity`) or its study keys (a part
-    read unpinned from a mirror: the commit its download records verify, which its source's identity then
-    names too, `_merged_meta`, as a one-worker prepare pinned to it records). The token
+    read unpinned from a mirror: the commit its download records verified when it was read, which its
+    source's identity then names too, `_merged_meta`, as a one-worker prepare pinned to it records). The token
     order is the shard order (part I is always slice I of the files), so no part's own record decides it."""
     if all(recipe == recipes[0] for recipe in recipes):
         return recipes[0]
@@ -262,6 +284,10 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     own = {k: v for k, v in first["recipe"].items() if k != "shard"}
     if recipe != own:  # pinned as read (`_merged_recipe`): a mirror's identity as a one-worker pin records it
         source["identity"] = identity_as_read(first["sources"][0])
+    source.pop("mirror_commit", None)
+    if read_unpinned(source["identity"]) and all("mirror_commit" in m["sources"][0] for m in metas):
+        commits = [m["sources"][0]["mirror_commit"] for m in metas]  # each part's, verified when read
+        source["mirror_commit"] = commits[0] if all(c == commits[0] for c in commits) else None
     for key in _SUMMED:
         source[key] = sum(m["sources"][0][key] for m in metas)
     source["files"] = [f for m in metas for f in m["sources"][0]["files"]]

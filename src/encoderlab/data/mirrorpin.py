@@ -17,6 +17,10 @@ is one line: a branch or tag (the records name commits only; resolving one needs
 record (copied, or downloaded without `--local-dir`), one edited since, or one of another commit. Trade-off:
 one small read and a stat per file of the split on each resolution, no hashing (a rerun checks the bytes
 read by their sha256 anyway: `data/freshness.py`).
+
+A mirror read unpinned is checked the same way when it is read (`verified_commit`), and the commit its
+records verify then is kept in meta.json (the source's `mirror_commit`: `data/sources.py`), so a merge of
+its parts with parts pinned to that commit, or a study's corpus pinned to it, needs no mirror later.
 """
 
 from __future__ import annotations
@@ -82,3 +86,33 @@ def check_mirror_pin(hub_id: str, folder: Path, paths: list[str], pin: str, env:
                 f"{where}, and its {path} was downloaded at commit {commit}, not {pin}; download it at {pin} "
                 f"with: {again} (or pin hf_revision={commit} if that commit is the one meant)"
             )
+
+
+def read_unpinned(ident) -> bool:
+    """Whether a hub source's recorded identity is that of a mirror read unpinned (revision `local`)."""
+    return (
+        isinstance(ident, dict) and ident.get("revision") == "local" and isinstance(ident.get("mirror"), str)
+    )
+
+
+def verified_commit(ident: dict) -> str | None:
+    """The commit a hub source read unpinned from a mirror (`read_unpinned`) holds: the one its download
+    records name for its card and every data file it lists, none edited since (`check_mirror_pin`, what a
+    prepare pinned to that commit checks; a stat and a small read per file, no network). None when the
+    records are missing, edited or name several commits, or the mirror is not on this machine."""
+    from encoderlab.data.hub import HUB_DATA_ENV, is_commit
+
+    mirror, hub_id, files = ident.get("mirror"), ident.get("hub_id"), ident.get("files")
+    files = files if isinstance(files, list) else []
+    if not (isinstance(mirror, str) and isinstance(hub_id, str) and all(isinstance(f, str) for f in files)):
+        return None
+    folder = Path(mirror)
+    first = "README.md" if (folder / "README.md").is_file() else (files or [None])[0]
+    commit = recorded_commit(folder, first)[0] if first else None
+    if not (commit and is_commit(commit)):
+        return None
+    try:
+        check_mirror_pin(hub_id, folder, files, commit, HUB_DATA_ENV)
+    except UserError:  # not verified: a pin of it would be refused
+        return None
+    return commit

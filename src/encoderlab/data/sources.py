@@ -53,6 +53,7 @@ from encoderlab.data.filekinds import (
 )
 from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
 from encoderlab.data.hub import check_revision, is_commit, mirror_root, read_hub_documents, resolve_dataset
+from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
 
@@ -149,9 +150,17 @@ class SourceStats:
     """For local files, the location made absolute where it was read (`location` is as given, maybe
     relative), so a study run from elsewhere can tell its corpus (`study/prepared.py`); not part of
     `identity`, so a corpus that moves keeps its node keys."""
+    mirror_commit: str | None = None
+    """For hub data read unpinned from a mirror (identity revision `local`): the commit its download records
+    verified when it was read (`data/mirrorpin.py`; null when they named no one commit), so `data merge`
+    and a study tell it from a pin of that commit with no mirror; written for such a source only (absent:
+    any other, or a folder from before). Not part of `identity`: no folder's or node's key moves."""
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        record = dict(self.__dict__)
+        if not read_unpinned(self.identity):
+            del record["mirror_commit"]
+        return record
 
 
 # ---------------------------------------------------------------- resolving locations
@@ -325,6 +334,8 @@ def iter_documents(
     files = (shard or Shard(0, 1)).select_in(desc["span"])
     if desc["kind"] == "hf":
         stats.identity = desc["dataset"].identity(desc["span"] if cfg.hf_files is not None else None)
+        if read_unpinned(stats.identity):  # as a pin's check, on each read (an `all_exhausted` restart too)
+            stats.mirror_commit = verified_commit(stats.identity)
         raw: Iterator[Document] = read_hub_documents(
             desc["dataset"], files, cfg.text_field, cfg.id_field, stats
         )
