@@ -42,6 +42,7 @@ def test_mirror_parts_read_unpinned_and_pinned_merge_where_the_mirror_is_not(mir
     whole, out = tmp_path / "whole", tmp_path / "fw"
     prepare(_cfg(tokenizer_dir, SHA_A), whole, **RUN)
     _parts(tokenizer_dir, out, (None, SHA_A))
+    _parts(tokenizer_dir, tmp_path / "both", (None, None))
     unpinned = read_meta(_part(out, 0))
     assert unpinned["sources"][0]["mirror_commit"] == SHA_A
     assert "mirror_commit" not in read_meta(_part(out, 1))["sources"][0]  # its identity names A
@@ -58,6 +59,13 @@ def test_mirror_parts_read_unpinned_and_pinned_merge_where_the_mirror_is_not(mir
     assert "mirror_commit" not in meta["sources"][0]
     for name in ("tokens.bin", "val/tokens.bin"):
         assert (out / name).read_bytes() == (whole / name).read_bytes()
+    both = read_meta(merge(tmp_path / "both"))  # unpinned all: the commit every part recorded
+    assert (both["sources"][0]["identity"]["revision"], both["sources"][0]["mirror_commit"]) == (
+        "local",
+        SHA_A,
+    )
+    hub = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT"
+    check_corpus(both, (f"{hub},hf_revision={SHA_A}",), "main", tmp_path / "both")
 
 
 def test_a_part_read_while_the_mirror_verified_no_commit_is_not_that_commits_later(
