@@ -20,7 +20,9 @@ When one side is a single fixed model and the other a set of replicates (a study
 several pretraining seeds against the one checkpoint it continued), nothing pairs them: `welch_test`
 compares the means with Welch's unequal-variance t-test (`scipy.stats.ttest_ind(equal_var=False)`),
 so the fixed model's own fine-tuning noise enters the interval; a single value on one side is taken
-as exact (the one-sample test of the other side against it).
+as exact (the one-sample test of the other side against it). A fixed model scored once is not exact: its
+noise, estimated elsewhere (`pooled_variance` of other checkpoints fine-tuned alike), goes into
+`welch_borrowed`, whose Welch-Satterthwaite degrees of freedom count that estimate's.
 
 A study tests several claims at once; `holm` adjusts their p-values for that family (Holm 1979:
 step-down Bonferroni, which controls the family-wise error rate under any dependence between the
@@ -154,13 +156,47 @@ def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95)
             mean=diff, sd=0.0, n=ea.n, ci_low=diff, ci_high=diff, half_width=0.0, t=None,
             p_value=1.0 if abs(diff) <= tol else min(1.0, 1 / splits), degenerate=True,
         )  # fmt: skip
-    df = (va + vb) ** 2 / (va**2 / (ea.n - 1) + vb**2 / (eb.n - 1))
+    return _welch(diff, ((va, ea.n - 1), (vb, eb.n - 1)), ea.n, confidence)
+
+
+def _welch(diff: float, parts: tuple[tuple[float, int], ...], n: int, confidence: float) -> PairedTest:
+    """The t-test of `diff` whose variance is the sum of `parts` (each a variance of one side's mean and its
+    degrees of freedom), with Welch-Satterthwaite degrees of freedom; `n` the replicates of a."""
+    se = math.sqrt(math.fsum(v for v, _ in parts))
+    df = se**4 / math.fsum(v**2 / d for v, d in parts if v > 0)
     t = diff / se
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
     return PairedTest(
-        mean=diff, sd=se * math.sqrt(ea.n), n=ea.n, ci_low=diff - half, ci_high=diff + half, half_width=half,
+        mean=diff, sd=se * math.sqrt(n), n=n, ci_low=diff - half, ci_high=diff + half, half_width=half,
         t=t, p_value=float(2 * stats.t.sf(abs(t), df)), degenerate=False,
     )  # fmt: skip
+
+
+def pooled_variance(groups: Sequence[Sequence[float]]) -> tuple[float, int] | None:
+    """The pooled within-group variance of `groups` and its degrees of freedom (sum of n - 1 over the groups
+    of two or more values); None when no group has two."""
+    df = sum(len(g) - 1 for g in groups if len(g) >= 2)
+    if df == 0:
+        return None
+    sq = math.fsum((v - math.fsum(g) / len(g)) ** 2 for g in groups if len(g) >= 2 for v in g)
+    return sq / df, df
+
+
+def welch_borrowed(a: Sequence[float], b: float, var: float, df: int, confidence: float = 0.95) -> PairedTest:
+    """Welch's two-sided t-test of mean(a) - b, where b is one value with noise whose variance `var` is
+    estimated elsewhere on `df` degrees of freedom (a checkpoint scored at one fine-tuning seed: its
+    fine-tuning variance pooled over other checkpoints fine-tuned the same way, `pooled_variance`).
+    Welch-Satterthwaite degrees of freedom combine a's n - 1 and `df`. With no spread on either side
+    (up to rounding) b's noise is shown to be nil, and the one-sample test's exact p stands."""
+    if len(a) < 2:
+        raise ValueError(
+            f"a Welch test against one value needs at least 2 values on the other side, got {len(a)}"
+        )
+    ea = summarize(a)
+    va = ea.sd**2 / ea.n
+    if math.sqrt(va + var) <= _rounding(a, [b]):
+        return paired_test(a, [b] * len(a))
+    return _welch(ea.mean - b, ((va, ea.n - 1), (var, df)), ea.n, confidence)
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

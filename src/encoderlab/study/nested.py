@@ -27,7 +27,14 @@ checkpoint is taken as a fixed reference: the other run's K seed means are compa
 fine-tuning scores by Welch's test (`eval.stats.welch_test`), so every seed counts and the
 reference's fine-tuning noise is in the interval. The claim is then about the replicated run's
 objective against that one model, not against the reference's objective; the report says so.
-Before, the comparison used the one seed both had and left the others out.
+Before, the comparison used the one seed both had and left the others out. A reference scored at one
+fine-tuning seed has no variance of its own to put in the interval: its fine-tuning variance is then
+the replicated run's pooled within-checkpoint variance (each checkpoint's variance over its fine-tuning
+seeds, pooled with weights n - 1: the same tasks and fine-tuning protocol, assumed equally noisy for the
+reference), and the Welch-Satterthwaite degrees of freedom count that estimate's (`borrowed_df`,
+`eval.stats.welch_borrowed`). Where no checkpoint of the replicated run has two fine-tuning seeds there is
+no such estimate, and the claim reads "cannot tell" (`diff` None). Until 2026-12-04 the one score was
+taken as exact (the one-sample test against it), which leaves its fine-tuning noise out: too small a p.
 
 When both runs have two or more pretraining seeds but fewer than two in common (runs given their own
 `seeds`: [0, 1, 2] against [3, 4], or [0, 1] against [1, 2]), there is no data order to pair on, but
@@ -55,7 +62,16 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Literal
 
-from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize, welch_test
+from encoderlab.eval.stats import (
+    Estimate,
+    PairedTest,
+    negated,
+    paired_test,
+    pooled_variance,
+    summarize,
+    welch_borrowed,
+    welch_test,
+)
 from encoderlab.eval.summary import paired
 from encoderlab.words import noun
 
@@ -102,6 +118,28 @@ class Nested:
     unmatched: dict[str, list[int]] = field(default_factory=dict)
     """The seeds of `left_out` at which the other run does have results, but at none of the same fine-tuning
     seeds (so the report does not say it has no results there)."""
+    borrowed_df: int | None = None
+    """At level "reference", with the reference scored at one fine-tuning seed: the degrees of freedom of the
+    replicated run's pooled within-checkpoint variance that stands in for the reference's fine-tuning variance
+    (None otherwise; 0 when no checkpoint of the replicated run has two fine-tuning seeds, and `diff` is None:
+    cannot tell)."""
+
+    def reference_phrase(self, la: str, lb: str) -> str:
+        """How a reference scored at one fine-tuning seed was tested ("; CLM's checkpoint was scored at one
+        fine-tuning seed: its fine-tuning variance is taken from ..."), or why it could not be; empty otherwise."""
+        if self.borrowed_df is None:
+            return ""
+        many, one = (la, lb) if self.reference == "b" else (lb, la)
+        if not self.borrowed_df:
+            return (
+                f"cannot tell: {one}'s checkpoint was scored at one fine-tuning seed and no checkpoint of {many} at "
+                f"two, so the reference's fine-tuning noise has no estimate"
+            )
+        return (
+            f"; {one}'s checkpoint was scored at one fine-tuning seed: its fine-tuning variance is the pooled "
+            f"within-checkpoint variance of {many}'s checkpoints (the same fine-tuning protocol, assumed equally "
+            f"noisy; {self.borrowed_df} degrees of freedom)"
+        )
 
     def left_out_phrase(self, la: str, lb: str) -> str:
         """ "; left out: A's pretraining seed 0 (B has no results there)" per run (`la`, `lb` its label), and
@@ -244,6 +282,12 @@ def _against_reference(a: Scores, b: Scores) -> Nested | None:
         return None
     values = [means[k] for k in sorted(means)]
     va, vb = (values, fixed) if ref_is_b else (fixed, values)
+    diff, borrowed_df = welch_test(va, vb), None
+    if len(fixed) == 1:  # the reference's fine-tuning noise, from its one score: none; borrowed, or no test
+        pooled = pooled_variance([list(v.values()) for v in many.values()])
+        borrowed_df = pooled[1] if pooled else 0
+        diff = welch_borrowed(values, fixed[0], *pooled) if pooled else None
+        diff = negated(diff) if diff is not None and not ref_is_b else diff
     shared = ref_seed if ref_seed in many else None
     left = sorted(set(many) - set(means))
     return Nested(
@@ -251,7 +295,8 @@ def _against_reference(a: Scores, b: Scores) -> Nested | None:
         left_out={("a" if ref_is_b else "b"): left} if left else {},
         a=summarize(va),
         b=summarize(vb),
-        diff=welch_test(va, vb),
+        diff=diff,
+        borrowed_df=borrowed_df,
         pretraining_seeds=sorted(means),
         checkpoint_seed=ref_seed,
         checkpoint=paired(a[shared], b[shared]) if shared is not None else None,

@@ -14,7 +14,8 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   When only one of the two has a single pretraining seed (a continued run against the checkpoint it
   started from), that checkpoint is a fixed reference: the other run's seed means are tested against
   its fine-tuning scores by Welch's test (`level == "reference"`), and the sentence says the claim is
-  about one objective against that one model. Runs with two or more pretraining seeds each but fewer
+  about one objective against that one model (a checkpoint scored at one fine-tuning seed borrows the
+  other run's pooled fine-tuning variance, or "cannot tell": `nested`). Runs with two or more pretraining seeds each but fewer
   than two in common (at fine-tuning seeds in common) are compared unpaired, their seed means by Welch's
   test (`level == "unpaired"`);
   seeds only one run has are left out of a paired test, and the sentence names them.
@@ -354,6 +355,8 @@ def _test(data: StudyData, claim: ClaimSpec, measure: Measure) -> _Tested | None
 
 def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
     if t.gain is None:  # no test: a direction at most, never a verdict
+        if t.nested.level == "reference":  # a one-score reference with no estimate of its noise
+            return "undecided", None
         if t.nested.a.mean == t.nested.b.mean:
             return "no difference", None
         return ("holds in direction" if t.holds else "opposite in direction"), None
@@ -377,7 +380,7 @@ def _sentence(
     }.get(n.level, "")
     head = f"{la} {_pm(n.a)} vs {lb} {_pm(n.b)} on {measure.where}{over}"
     if t.gain is None:
-        return f"{head} (fewer than 2 paired seeds, so no interval)."
+        return f"{head} ({n.reference_phrase(la, lb) or 'fewer than 2 paired seeds, so no interval'})."
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
     unit = _unit(n, la, lb, measure, t.gain)
     if n.level == "fine-tuning":
@@ -402,7 +405,9 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
         return (
             f", {many} over {len(n.pretraining_seeds)} pretraining seeds (each the mean over its fine-tuning seeds) "
             f"against {one}'s one checkpoint over its fine-tuning seeds: a claim about {many}'s objective against "
-            f"that one model, not against {one}'s objective" + n.unscored_phrase(la, lb)
+            f"that one model, not against {one}'s objective"
+            + n.reference_phrase(la, lb)
+            + n.unscored_phrase(la, lb)
         )
     if n.level == "unpaired":
         return n.unpaired_phrase(la, lb)
