@@ -63,4 +63,8 @@ def test_a_one_seed_claim_gives_a_direction_and_stays_out_of_the_holm_family(tmp
     assert all(claims[c]["significant"] == (claims[c]["numbers"]["p_holm"] < 0.05) for c in family)
     assert f"Holm-adjusted over the {len(family)} tested claims" in claims["mlm-sc"]["sentence"]
     md = (tmp_path / "report" / "report.md").read_text()
-    assert f"The study's {len(family)} claims with a p-value are one family" in md
+    assert f"{len(family)} claims of the study enter Holm's correction as one family" in md
+    assert (
+        "; 1 claim at one pretraining seed gives a direction only, its checkpoint-level p outside the family"
+        in md
+    )

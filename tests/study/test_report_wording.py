@@ -37,15 +37,39 @@ def test_a_family_of_one_tested_claim_is_not_called_claims(study):
     assert "Holm-adjusted over the 1 tested claim p = " in claims["mlm-sc"]["sentence"]
     md = _md(study)
     assert "1 tested claims" not in md and "1 claims" not in md
-    assert "The study's 1 claim with a p-value is a family of one" in md
+    assert "1 claim of the study enters Holm's correction, a family of one" in md
 
 
 def test_the_claims_note_with_no_tested_claim_names_no_family():
     note = _claims_note([])
     assert (
-        note.startswith("No claim of the study has a p-value that enters Holm's correction")
-        and "0 claims" not in note
+        note.startswith("No claim of the study enters Holm's correction, so there") and "0 claims" not in note
     )
+
+
+def test_the_claims_note_counts_the_family_and_the_one_seed_claims_apart():
+    """Claims at one pretraining seed show a checkpoint-level p but are outside Holm's family: the note said
+    "The study's N claims with a p-value are one family", N counting only the family, while the others'
+    p-values were on the page too."""
+    from types import SimpleNamespace
+
+    def claims(family: int, one_seed: int) -> list:
+        tested = [SimpleNamespace(numbers={"p_holm": 0.01}) for _ in range(family)]
+        return tested + [
+            SimpleNamespace(numbers={"p_holm": None, "checkpoint_p": 0.02}) for _ in range(one_seed)
+        ]
+
+    assert _claims_note(claims(4, 1)).startswith(
+        "4 claims of the study enter Holm's correction as one family of tests: each p is shown with its "
+        "Holm-adjusted value (Holm 1979), and a claim is significant when the adjusted p < 0.05; 1 claim at one "
+        "pretraining seed gives a direction only, its checkpoint-level p outside the family; intervals are"
+    )
+    assert _claims_note(claims(0, 2)).startswith(
+        "No claim of the study enters Holm's correction, so there is no family of tests to correct; 2 claims at "
+        "one pretraining seed give a direction only, their checkpoint-level p outside the family; intervals"
+    )
+    assert "1 claim of the study enters Holm's correction, a family of one" in _claims_note(claims(1, 0))
+    assert "pretraining seed give" not in _claims_note(claims(3, 0))
 
 
 def test_every_checkpoint_of_the_baseline_is_marked_as_the_baseline(study):

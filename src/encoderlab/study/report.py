@@ -35,7 +35,7 @@ from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
-from encoderlab.words import count_of, noun
+from encoderlab.words import count, count_of, noun
 
 if TYPE_CHECKING:
     from encoderlab.study.figures import Figure  # drawing loads matplotlib: imported when figures are drawn
@@ -252,23 +252,31 @@ def _metrics_note(table: ResultsTable) -> str:
 
 
 def _claims_note(claims: list[ClaimResult]) -> str:
+    """How the claims were tested, counting exactly which enter Holm's correction: until 2026-12-04 it said
+    "the study's N claims with a p-value", though claims at one pretraining seed show a p outside the family."""
     tested = sum(c.numbers.get("p_holm") is not None for c in claims)
+    one_seed = sum("checkpoint_p" in c.numbers for c in claims)
     family = {
-        0: "No claim of the study has a p-value that enters Holm's correction, so there is no family of tests "
-        "to correct",
-        1: "The study's 1 claim with a p-value is a family of one: its Holm-adjusted p (Holm 1979) is its p, and "
-        "it is significant when that p < 0.05",
+        0: "No claim of the study enters Holm's correction, so there is no family of tests to correct",
+        1: "1 claim of the study enters Holm's correction, a family of one: its Holm-adjusted p (Holm 1979) is "
+        "its p, and it is significant when that p < 0.05",
     }.get(
         tested,
-        f"The study's {tested} claims with a p-value are one family of tests: each p is shown with its "
+        f"{tested} claims of the study enter Holm's correction as one family of tests: each p is shown with its "
         "Holm-adjusted value (Holm 1979), and a claim is significant when the adjusted p < 0.05",
     )  # "The study's 1 claims ... are one family" read as a typo, and 0 as a family of none
+    if one_seed:
+        family += (
+            f"; {count(one_seed, 'claim')} at one pretraining seed {noun(one_seed, 'gives', 'give')} a direction "
+            f"only, {noun(one_seed, 'its', 'their')} checkpoint-level p outside the family"
+        )
     return (
         f"{family}; intervals are "
         "the unadjusted 95% intervals of the differences. A claim is tested over pretraining seeds (each "
         "the mean over its fine-tuning seeds) when both runs were trained at two or more, paired over the seeds "
         "both have, or by Welch's test when they share fewer than two; against a run trained at one, by Welch's "
-        "test against that checkpoint; with one each, over the fine-tuning seeds of one checkpoint each, which "
+        "test against that checkpoint (scored at one fine-tuning seed, with the other run's pooled fine-tuning "
+        "variance as its noise); with one each, over the fine-tuning seeds of one checkpoint each, which "
         "compares two checkpoints rather than two objectives: such a claim gives a direction only, and its p "
         "(checkpoint-level) is left out of the family."
     )
