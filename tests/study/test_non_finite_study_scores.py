@@ -30,3 +30,29 @@ def test_a_nan_score_in_a_finished_eval_node_is_refused_naming_its_node_json(tmp
             f"writes); delete {marker.parent} and run the study again, which redoes {raw['name']}"
         )
     assert (tmp_path / "report" / "report.md").read_text() == report  # refused before the report was touched
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda r: r["ratio"].__setitem__(1, float("inf")), "ratio[1] is inf"),
+        (lambda r: r["low_layers"].__setitem__("low_ratio", float("nan")), "low_layers.low_ratio is nan"),
+    ],
+)
+def test_a_non_finite_number_in_a_finished_cka_node_is_refused_naming_its_node_json(tmp_path, edit, said):
+    """A CKA node writes null where a ratio is infinite or undefined (`json_safe`); NaN or inf in its node.json
+    was edited in, and read, it went on into the report's results.json and figures as if measured."""
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    marker = next(p for p in sorted(tmp_path.rglob("node.json")) if '"noise_divergence"' in p.read_text())
+    raw = json.loads(marker.read_text())
+    edit(raw["result"])
+    marker.write_text(json.dumps(raw))
+    report = (tmp_path / "report" / "report.md").read_text()
+    for read in (lambda: load_study(tmp_path).cka, lambda: write_report(tmp_path, figures=False)):
+        with pytest.raises(UserError) as err:
+            read()
+        assert str(err.value) == (
+            f"{marker} is damaged (a number that is not finite, {said}, which a CKA node never writes); delete "
+            f"{marker.parent} and run the study again, which redoes {raw['name']}"
+        )
+    assert (tmp_path / "report" / "report.md").read_text() == report  # refused before the report was touched

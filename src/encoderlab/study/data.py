@@ -13,6 +13,7 @@ Model ids are run names, with `/sN` for pretraining seed N when a study trains s
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
@@ -157,10 +158,17 @@ class StudyData:
 
     @property
     def cka(self) -> list[CkaResult]:
-        """Every finished CKA analysis."""
-        return [
-            self._typed_result(CkaResult, n) for n in self.nodes if n.kind == "cka" and n.name in self.markers
-        ]
+        """Every finished CKA analysis; a number in one that is not finite is refused: the node writes null
+        there (`analysis.plots.json_safe`), so NaN or inf was edited in, and read, it decided the claim."""
+        out = []
+        for n in self.nodes:
+            if n.kind == "cka" and n.name in self.markers:
+                if (bad := _non_finite(self.markers[n.name].result)) is not None:
+                    raise self.damaged(
+                        n, f"a number that is not finite, {bad}, which a CKA node never writes"
+                    )
+                out.append(self._typed_result(CkaResult, n))
+        return out
 
     def run(self, model: str) -> RunSpec | None:
         """The run a model id belongs to."""
@@ -361,6 +369,19 @@ def _read_record(study_dir: Path, name: str):
         raise UserError(
             f"{path} is damaged ({type(exc).__name__}: {exc}); {fix} (finished nodes are kept)"
         ) from None
+
+
+def _non_finite(value: Any, where: str = "") -> str | None:
+    """The first number of a JSON value that is not finite ("ratio[2] is inf", "low_layers.low_ci[0] is
+    nan"), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{where or 'the value'} is {value}"
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        inner = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
+        if (bad := _non_finite(item, inner)) is not None:
+            return bad
+    return None
 
 
 def _read_held_out(data: StudyData, study_dir: Path) -> None:
