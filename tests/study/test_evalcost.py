@@ -98,22 +98,35 @@ def test_a_task_of_unknown_size_is_named_not_counted():
 
 
 def test_a_plan_says_its_total_leaves_out_what_it_did_not_count(monkeypatch, capsys):
+    """A task of unknown size beside counted ones: named, and the total says it leaves it out."""
     import encoderlab.study.evalcost as evalcost
 
-    monkeypatch.delitem(evalcost.TASK_SIZES, "code-retrieval")  # as a built-in task added without a size
-    main(["study", "plan", "paper2-detour-code", "--scale", "gpu-210m"])
+    monkeypatch.delitem(evalcost.TASK_SIZES, "tweets")  # as a built-in task added without a size
+    main(["study", "plan", "paper1-pfs", "--scale", "demo"])
     lines = capsys.readouterr().out.splitlines()
     assert any(
-        line.startswith("evaluation: ~0.0 GPU-hours (0 fine-tuning runs, 0 optimizer steps;")
-        and line.endswith(
-            "; evaluation of 1 task not counted (size or model parameters unknown): code-retrieval"
-        )
+        line.startswith("evaluation: ~")
+        and " (15 fine-tuning runs, 900 optimizer steps; " in line
+        and line.endswith("; evaluation of 1 task not counted (size or model parameters unknown): tweets")
         for line in lines
     )
     assert any(
-        line.startswith("total: ") and line.endswith(" GPU-hours (without the tasks not counted)")
-        for line in lines
+        line.startswith("total: ~") and line.endswith(" (without the tasks not counted)") for line in lines
     )
+
+
+def test_a_plan_counting_nothing_names_what_it_left_out_and_no_total(monkeypatch, capsys):
+    """Its only task of unknown size: the line read `~0.0 GPU-hours (0 fine-tuning runs, 0 optimizer
+    steps; each step at least ...)`, then a total equal to the pretraining's."""
+    import encoderlab.study.evalcost as evalcost
+
+    monkeypatch.delitem(evalcost.TASK_SIZES, "code-retrieval")
+    main(["study", "plan", "paper2-detour-code", "--scale", "gpu-210m"])
+    lines = capsys.readouterr().out.splitlines()
+    evaluation = [line for line in lines if line.startswith("evaluation: ") and "counted" in line]
+    assert evaluation == ["evaluation: 1 task not counted (size or model parameters unknown): code-retrieval"]
+    assert not any(line.startswith("total: ") for line in lines)
+    assert evalcost.EvalCost(gpu_hours=0.0, runs=0).text() == "evaluation: none (no fine-tuning runs)"
 
 
 def test_every_built_in_task_has_a_size():

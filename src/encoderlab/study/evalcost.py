@@ -144,11 +144,24 @@ class EvalCost:
     uncounted: tuple[str, ...] = ()
     """Tasks whose nodes are not counted: their size, or the evaluated model's parameters, unknown."""
 
+    @property
+    def counted(self) -> bool:
+        """Whether any eval node was counted (else `text` names only what was not)."""
+        return self.runs > 0 or self.gpu_hours > 0
+
     def text(self) -> str:
         """`evaluation: ~4.1 GPU-hours (245 fine-tuning runs, 292,460 optimizer steps; ...)`, as `study plan`
-        prints it."""
+        prints it; with nothing counted, `evaluation: none (no fine-tuning runs)` or `evaluation: 1 task
+        not counted (...): code-retrieval`."""
         from encoderlab.words import count
 
+        if not self.counted:
+            if not self.uncounted:
+                return "evaluation: none (no fine-tuning runs)"
+            return (
+                f"evaluation: {count(len(self.uncounted), 'task')} not counted (size or model parameters "
+                f"unknown): {', '.join(self.uncounted)}"
+            )
         notes = "".join(
             note
             for note, on in (

@@ -57,7 +57,8 @@ def plan_text(plan: StudyPlan) -> str:
     if evaluated and plan.evaluation is not None:
         lines.append(plan.evaluation.text())
         partial = " (without the tasks not counted)" if plan.evaluation.uncounted else ""
-        lines.append(f"total: ~{hours_text(plan.total_gpu_hours)}{partial}")
+        if plan.evaluation.counted:  # else the total is the pretraining's, printed above
+            lines.append(f"total: ~{hours_text(plan.total_gpu_hours)}{partial}")
     limit = "any number" if spec.max_passes is None else f"{spec.max_passes:g}"
     lines.append(f"passes over a corpus allowed: {limit}{_repeats_text(plan)}")
     lines.append("how each run trains (its resolved config; a run at several seeds once):")
