@@ -1,7 +1,8 @@
 """A study's evaluation cost, counted from its eval nodes (`study/evalcost.py`): it was a flat 10% of the
 pretraining GPU-hours, whatever the fine-tuning grid, epochs and task sizes. Each optimizer step takes at
 least 50 ms and each scoring batch of 64 at least a third of that, whatever its FLOPs: without the floor,
-paper2-detour's 245 runs of 16 short sentences a step came to 1.0 GPU-hour, "at most"."""
+paper2-detour's 245 runs of 16 short sentences a step came to 1.0 GPU-hour, "at most". The floors are
+set for 12 layers and scale with the model's: it was one value for every model size."""
 
 from __future__ import annotations
 
@@ -15,16 +16,17 @@ from encoderlab.study.catalog import estimate_minutes, get_study
 from encoderlab.study.graph import build_graph
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.plan import plan_study
-from encoderlab.study.scales import GPU_FLOPS, GPUS, START_MODEL_PARAMS
+from encoderlab.study.scales import GPU_FLOPS, GPUS, START_MODEL_LAYERS, START_MODEL_PARAMS
 
 H100_HOUR = GPU_FLOPS * 3600  # FLOPs of one GPU-hour at the pretraining estimate's 40% of peak
-STEP_S, BATCH_S = 0.05, 0.05 / 3  # the floors: an optimizer step, a scoring batch of 64 texts
+STEP_S, BATCH_S = 0.05, 0.05 / 3  # the floors at 12 layers: an optimizer step, a scoring batch of 64 texts
 
 
-def _seconds(n, steps, trained, batches, scored):
-    """One run's GPU-seconds for a model of `n` parameters: each part's FLOPs at 40% MFU, or its floor."""
-    return max(6 * n * trained / GPU_FLOPS, steps * STEP_S) + max(
-        2 * n * scored / GPU_FLOPS, batches * BATCH_S
+def _seconds(n, layers, steps, trained, batches, scored):
+    """One run's GPU-seconds for a model of `n` parameters and `layers`: each part's FLOPs at 40% MFU, or
+    its floor (x layers / 12)."""
+    return max(6 * n * trained / GPU_FLOPS, steps * STEP_S * layers / 12) + max(
+        2 * n * scored / GPU_FLOPS, batches * BATCH_S * layers / 12
     )
 
 
@@ -38,12 +40,17 @@ def _planned(spec):
 def test_a_retrieval_grid_costs_its_steps_and_its_scoring():
     """paper2-detour-code at gpu-210m: 7 models (ModernBERT-base as is and 6 continued runs) x 5 seeds on
     code-retrieval, 100 steps of 32 (query, function) pairs at 256 tokens each (~4 s of FLOPs for 210m,
-    5 s at 50 ms a step), then its 200 + 200 validation and 500 + 500 test texts encoded once (7 + 16
-    batches of 64)."""
+    9 s at 50 ms x 22 / 12 layers a step), then its 200 + 200 validation and 500 + 500 test texts encoded
+    once (7 + 16 batches of 64)."""
     spec = get_study("paper2-detour-code", "gpu-210m")
     plan, _ = _planned(spec)
-    models = [START_MODEL_PARAMS["answerdotai/ModernBERT-base"], *(r.params for r in plan.runs)]
-    per_model = [_seconds(n, 100, 100 * 32 * (2 * 256), 7 + 16, (400 + 1000) * 256) for n in models]
+    base = "answerdotai/ModernBERT-base"
+    models = [
+        (START_MODEL_PARAMS[base], START_MODEL_LAYERS[base]),
+        *((r.params, r.layers) for r in plan.runs),
+    ]
+    assert {layers for _, layers in models} == {22}  # ModernBERT-base's, continued
+    per_model = [_seconds(n, k, 100, 100 * 32 * (2 * 256), 7 + 16, (400 + 1000) * 256) for n, k in models]
     assert len(models) == 7 and plan.evaluation.runs == 35 and plan.evaluation.steps == 35 * 100
     assert plan.evaluation.gpu_hours == pytest.approx(5 * sum(per_model) / 3600)
     assert plan.evaluation.at_max_length and not plan.evaluation.early_stop and not plan.evaluation.uncounted
@@ -54,32 +61,49 @@ def test_a_retrieval_grid_costs_its_steps_and_its_scoring():
 
 def test_an_epoch_task_validates_every_epoch_at_a_floor_per_step(capsys):
     """biomed-gad at gpu-210m (paper 2's protocol): 10 epochs of ceil(4,261 / 16) steps of 16 sentences
-    of ~40 tokens (~8 s of FLOPs a run, 134 s at 50 ms a step), validation (535, 9 batches) after each
-    epoch, the test (534, 9 batches) once. It may stop early (patience 3): the plan says so, and prints
-    no "at most" (the floor is no upper bound)."""
+    of ~40 tokens (~8 s of FLOPs a run, 245 s at ModernBERT-base's 50 ms x 22 / 12 layers a step),
+    validation (535, 9 batches) after each epoch, the test (534, 9 batches) once. It may stop early
+    (patience 3): the plan says so, and prints no "at most" (the floor is no upper bound)."""
     from encoderlab.study.evalcost import eval_cost
 
     spec = get_study("paper2-detour", "gpu-210m")
     plan, graph = _planned(spec)
     gad = [n for n in graph if n.kind == "eval" and n.config["task"] == "biomed-gad"]
-    params = {r.model: r.params for r in plan.runs}
+    models = {r.model: (r.params, r.layers) for r in plan.runs}
     steps = 10 * math.ceil(4261 / 16)
-    ns = [params.get(x.config["model"]) or START_MODEL_PARAMS[x.config["source"]] for x in gad]
-    seconds = sum(_seconds(n, steps, steps * 16 * 40, 10 * 9 + 9, (10 * 535 + 534) * 40) for n in ns)
-    cost = eval_cost(gad, params)
+    start = (START_MODEL_PARAMS["answerdotai/ModernBERT-base"], 22)
+    ns = [models.get(x.config["model"]) or start for x in gad]
+    seconds = sum(_seconds(n, k, steps, steps * 16 * 40, 10 * 9 + 9, (10 * 535 + 534) * 40) for n, k in ns)
+    cost = eval_cost(gad, models)
     assert cost.runs == len(gad) == 35 and cost.steps == 35 * steps and cost.early_stop
     assert cost.gpu_hours == pytest.approx(seconds / 3600)
     main(["study", "plan", "paper2-detour", "--scale", "gpu-210m"])
     out = capsys.readouterr().out
     assert (
         f"evaluation: ~{plan.evaluation.gpu_hours:,.1f} GPU-hours (245 fine-tuning runs, "
-        f"{plan.evaluation.steps:,} optimizer steps; each step at least max(FLOPs at 40% MFU, 50 ms), "
-        "a scoring batch max(FLOPs, 17 ms), study/evalcost.py; early stopping can shorten the runs with "
-        "patience)\n"
+        f"{plan.evaluation.steps:,} optimizer steps; each step max(FLOPs at 40% MFU, 50 ms per 12 layers), "
+        "a scoring batch max(FLOPs, 17 ms per 12 layers), study/evalcost.py; early stopping can shorten "
+        "the runs with patience)\n"
     ) in out
     assert "evaluation adds ~10%" not in out  # the flat allowance
     assert f"total: ~{plan.total_gpu_hours:,.1f} GPU-hours\n" in out
-    assert 20 < plan.evaluation.gpu_hours < 40  # 2.0M steps at 50 ms: 28 h (1.0 h in FLOPs alone)
+    assert 40 < plan.evaluation.gpu_hours < 70  # 2.0M steps at 92 ms: 51 h (1.0 h in FLOPs alone)
+
+
+def test_the_floor_scales_with_the_models_layers():
+    """paper1-pfs at demo scale: 24 runs of the 4-layer tiny model, 60 steps each, at 50 ms x 4 / 12 a
+    step: 24 s and their scoring; at 50 ms a step it was 80 GPU-seconds. A 24-layer model's floor is twice
+    a 12-layer one's."""
+    from encoderlab.study.evalcost import NodeWork
+
+    plan, graph = _planned(get_study("paper1-pfs", "demo"))
+    evals = [n for n in graph if n.kind == "eval"]
+    assert len(evals) == plan.evaluation.runs == 24 and plan.evaluation.steps == 24 * 60
+    assert 20 < plan.evaluation.gpu_hours * 3600 < 40  # 1,440 steps x 17 ms + scoring; was 80 s
+    assert {r.layers for r in plan.runs} == {4}
+    work = NodeWork(trained=1.0, steps=100, scored=1.0, batches=30, early_stop=False, at_max_length=False)
+    assert work.seconds(1e6, 12) == pytest.approx(100 * STEP_S + 30 * BATCH_S)
+    assert work.seconds(1e6, 24) == pytest.approx(2 * work.seconds(1e6, 12))
 
 
 def test_a_task_of_unknown_size_is_named_not_counted():

@@ -6,7 +6,8 @@ the study's `max_steps`); scoring encodes validation once per epoch with `select
 and every test set once; a node scoring a model another node fine-tuned (`trained_by`) encodes its own
 validation and test sets. FLOPs are 6 x parameters x the tokens trained on plus 2 x parameters x the
 tokens encoded, at the pretraining estimate's 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`), each
-step and scoring batch taking at least a floor (below); the parameters are the evaluated model's (the plan's run, or `scales.START_MODEL_PARAMS`).
+step and scoring batch taking at least a floor (below); the parameters and layers are the evaluated model's
+(the plan's run, or `scales.START_MODEL_PARAMS` and `START_MODEL_LAYERS`).
 
 Tokens come from `TASK_SIZES`, the built-in tasks' split sizes and tokens per example; a task read
 from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
@@ -14,12 +15,13 @@ from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` p
 task counted at its max length pads less in practice, so the plan says so; a task whose size or model is
 unknown is named as not counted.
 
-A step takes at least `STEP_FLOOR_S`, a scoring batch (`batching.EVAL_BATCH` texts) at least
-`FORWARD_FLOOR_S`: time = max(FLOPs at 40% MFU, steps x floor). Fine-tuning steps of 16 or 32 short inputs
+A step of a 12-layer model (210m's, BERT-base's) takes at least `STEP_FLOOR_S`, a scoring batch
+(`batching.EVAL_BATCH` texts) at least `FORWARD_FLOOR_S`, each in proportion to the model's layers
+(`BASE_LAYERS`): time = max(FLOPs at 40% MFU, steps x floor). Fine-tuning steps of 16 or 32 short inputs
 are bound by kernel launches, the optimizer and the host, not by FLOPs: biomed-jnlpba's 23,260 steps of
 16 sentences of ~40 tokens are ~35 s of FLOPs for a 210m model, ~19 min at the floor. The floor, 50 ms
-per eager optimizer step (forward, backward, AdamW, the next batch on the host), one value for every
-model size, is an engineering estimate [D: not measured on this code's fine-tuning]; what grounds it:
+per eager optimizer step of 12 layers (forward, backward, AdamW, the next batch on the host), is an
+engineering estimate [D: not measured on this code's fine-tuning]; what grounds it:
 - this project's pretraining step at 210m, batch 8 x 2048 tokens, kept an H200 busy 33.5 ms of a 70 ms
   step before the batch was prepared in the background (docs/benchmarks.md): ~36 ms a step went to the
   host and eager kernels even at 16k tokens a step;
@@ -27,9 +29,11 @@ model size, is an engineering estimate [D: not measured on this code's fine-tuni
   batch 32 at 128 tokens (345 steps) with evaluation, in 27 s on a V100 with fp16, ~78 ms a step;
   those steps are FLOPs-bound (~2.7 TFLOPs each), so they bound the step from above on an H100, not
   from below.
-A larger model's steps are larger in FLOPs, which the max() counts; that its launch-bound part grows
-with its layers is not counted [U]. `study plan` prints the optimizer steps so a reader can apply
-a step time of their own.
+A larger model's steps are larger in FLOPs, which the max() counts; their launch-bound part grows with
+their layers, each launching the same kernels and holding the same number of tensors for AdamW, so the
+floor is 50 ms x layers / 12 [D: linear in layers, the embedding, head and host's share counted as
+scaling too]: ModernBERT-base's 22 layers ~92 ms, 610m's 26 ~108 ms, the demo and cpu scales' tiny
+models' 4 ~17 ms. `study plan` prints the optimizer steps so a reader can apply a step time of their own.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from encoderlab.study.graph import Node
-from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
+from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS
 
 if TYPE_CHECKING:
     from encoderlab.study.nodeconfig import EvalNode
@@ -121,9 +125,14 @@ TASK_SIZES: dict[str, TaskSize] = {
 """Built-in tasks' sizes for cost estimates (not read by any run)."""
 
 STEP_FLOOR_S = 0.05
-"""Seconds one eager fine-tuning optimizer step takes at least, whatever its FLOPs [D] (module docstring)."""
+"""Seconds one eager fine-tuning optimizer step of a `BASE_LAYERS` model takes at least, whatever its FLOPs
+[D] (module docstring)."""
 FORWARD_FLOOR_S = STEP_FLOOR_S / 3
-"""Seconds one scoring batch takes at least: a forward pass, about a third of a step's work [D]."""
+"""Seconds one scoring batch of a `BASE_LAYERS` model takes at least: a forward pass, about a third of a
+step's work [D]."""
+BASE_LAYERS = 12
+"""Layers of the model the floors are set for (210m's; BERT-base's): a model's floors scale with its
+layers / this [D]."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -132,7 +141,7 @@ class EvalCost:
 
     gpu_hours: float
     """Of the eval nodes counted: each run's steps and scoring batches at the longer of their FLOPs at 40%
-    MFU and their floors (`STEP_FLOOR_S`, `FORWARD_FLOOR_S`)."""
+    MFU and their floors (`STEP_FLOOR_S`, `FORWARD_FLOOR_S`, x the model's layers / `BASE_LAYERS`)."""
     runs: int
     """Fine-tuning runs counted (nodes that train)."""
     steps: int = 0
@@ -178,9 +187,9 @@ class EvalCost:
         )
         return (
             f"evaluation: ~{hours_text(self.gpu_hours)} ({count(self.runs, 'fine-tuning run')}, "
-            f"{count(self.steps, 'optimizer step')}; each step at least max(FLOPs at 40% MFU, "
-            f"{STEP_FLOOR_S * 1000:g} ms), a scoring batch max(FLOPs, {FORWARD_FLOOR_S * 1000:.0f} ms), "
-            f"study/evalcost.py{notes}){left}"
+            f"{count(self.steps, 'optimizer step')}; each step max(FLOPs at 40% MFU, "
+            f"{STEP_FLOOR_S * 1000:g} ms per {BASE_LAYERS} layers), a scoring batch max(FLOPs, "
+            f"{FORWARD_FLOOR_S * 1000:.0f} ms per {BASE_LAYERS} layers), study/evalcost.py{notes}){left}"
         )
 
 
@@ -195,22 +204,28 @@ def hours_text(hours: float) -> str:
 
 def with_evaluation(plan: StudyPlan, nodes: Iterable[Node]) -> StudyPlan:
     """`plan` with the cost of the eval nodes among `nodes` (the study's graph, `graph.build_graph`)."""
-    return dataclasses.replace(plan, evaluation=eval_cost(nodes, {r.model: r.params for r in plan.runs}))
+    models = {r.model: (r.params, r.layers) for r in plan.runs}
+    return dataclasses.replace(plan, evaluation=eval_cost(nodes, models))
 
 
-def eval_cost(nodes: Iterable[Node], params: dict[str, float | None]) -> EvalCost:
-    """The GPU-hours of the eval nodes among `nodes`; `params`: model id -> parameters (the plan's runs)."""
+def eval_cost(nodes: Iterable[Node], models: dict[str, tuple[float | None, int | None]]) -> EvalCost:
+    """The GPU-hours of the eval nodes among `nodes`; `models`: model id -> its parameters and layers
+    (the plan's runs; None: unknown)."""
     seconds, runs, steps, missing, sizes = 0.0, 0, 0, set(), {}
     early = at_max = False
     for cfg, nodes_alike in _grid_cells(nodes):
-        n = params.get(cfg.model) if cfg.source is None else START_MODEL_PARAMS.get(cfg.source)
+        n, layers = (
+            models.get(cfg.model, (None, None))
+            if cfg.source is None
+            else (START_MODEL_PARAMS.get(cfg.source), START_MODEL_LAYERS.get(cfg.source))
+        )
         if cfg.task not in sizes:
             sizes[cfg.task] = task_size(cfg.task)
-        if n is None or sizes[cfg.task] is None:
+        if n is None or layers is None or sizes[cfg.task] is None:
             missing.add(cfg.task)
             continue
         work = node_work(cfg, *sizes[cfg.task])
-        seconds += nodes_alike * work.seconds(n)
+        seconds += nodes_alike * work.seconds(n, layers)
         runs += nodes_alike * (cfg.trained_by is None)
         steps += nodes_alike * work.steps
         early, at_max = early or work.early_stop, at_max or work.at_max_length
@@ -265,10 +280,12 @@ class NodeWork:
     early_stop: bool
     at_max_length: bool
 
-    def seconds(self, params: float) -> float:
-        """GPU-seconds for a model of `params`: each part's FLOPs at 40% MFU, or its floor if longer."""
-        train = max(6 * params * self.trained / GPU_FLOPS, self.steps * STEP_FLOOR_S)
-        return train + max(2 * params * self.scored / GPU_FLOPS, self.batches * FORWARD_FLOOR_S)
+    def seconds(self, params: float, layers: int) -> float:
+        """GPU-seconds for a model of `params` and `layers`: each part's FLOPs at 40% MFU, or its floor
+        (x layers / `BASE_LAYERS`) if longer."""
+        scale = layers / BASE_LAYERS
+        train = max(6 * params * self.trained / GPU_FLOPS, self.steps * STEP_FLOOR_S * scale)
+        return train + max(2 * params * self.scored / GPU_FLOPS, self.batches * FORWARD_FLOOR_S * scale)
 
 
 def node_work(cfg, task, size: TaskSize) -> NodeWork:

@@ -43,7 +43,7 @@ from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
 from encoderlab.study.evalcost import EvalCost
 from encoderlab.study.graph import Node, pretraining
-from encoderlab.study.scales import GPU_FLOPS, START_MODEL_PARAMS
+from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -87,6 +87,8 @@ class RunPlan:
     """True when `passes` is a lower bound (its corpus's size is an upper bound): above the limit, it refuses."""
     params: float | None
     """Parameters of the model trained (None: unknown)."""
+    layers: int | None = None
+    """Its transformer blocks (None: unknown), which scale its evaluation's per-step floor (`evalcost`)."""
     gpu_hours: float | None
     """6 N D at 40% of an H100's peak over the steps it trains itself (None: parameters unknown)."""
     branch: str = ""
@@ -183,15 +185,18 @@ def plan_study(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[N
         d.name: corpus_size(d, finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")))
         for d in spec.data
     }
-    runs, params_of = [], {}
+    runs, size_of = [], {}
     for p in pretraining(spec):
         if p.config is None:
             continue
-        params = params_of.get(p.base) if p.base else _params(p.config, spec.dataset(p.run.data))
-        params_of[p.model] = params
+        params, layers = (
+            size_of.get(p.base, (None, None)) if p.base else _size(p.config, spec.dataset(p.run.data))
+        )
+        size_of[p.model] = params, layers
         corpus = corpora[p.run.data]
         run = _run_plan(p.model, p.run.data, p.config, corpus.unique_tokens, params, p.branch)
-        runs.append(dataclasses.replace(run, recipe=recipe_text(p.config, p.base), at_least=corpus.at_most))
+        recipe = recipe_text(p.config, p.base)
+        runs.append(dataclasses.replace(run, recipe=recipe, at_least=corpus.at_most, layers=layers))
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
@@ -261,12 +266,14 @@ def _phase_text(planned) -> str:
     return f"{objective} {planned.steps:,} steps ({schedule}{frozen}{carried})"
 
 
-def _params(cfg, data: DataSpec) -> float | None:
+def _size(cfg, data: DataSpec) -> tuple[float | None, int | None]:
+    """The parameters and transformer blocks of the model a run trains (None: unknown)."""
     if cfg.model.init:
-        return START_MODEL_PARAMS.get(cfg.model.init)
+        return START_MODEL_PARAMS.get(cfg.model.init), START_MODEL_LAYERS.get(cfg.model.init)
     from encoderlab.model.config import ModelConfig
 
-    return float(ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size).num_params())
+    model = ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size)
+    return float(model.num_params()), model.n_layers
 
 
 def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:

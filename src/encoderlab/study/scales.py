@@ -238,3 +238,12 @@ START_MODEL_PARAMS: dict[str, float] = {
 }
 """Parameters of the start models the built-in studies continue, for GPU-hour estimates (the model
 cards' counts)."""
+
+START_MODEL_LAYERS: dict[str, int] = {
+    "minilm": 6,  # all-MiniLM-L6-v2
+    "smollm2-135m": 30,
+    "answerdotai/ModernBERT-base": 22,
+    "answerdotai/ModernBERT-large": 28,
+}
+"""Transformer blocks of those start models (their configs' `num_hidden_layers`), which scale an
+evaluation step's floor (`evalcost.STEP_FLOOR_S`)."""
