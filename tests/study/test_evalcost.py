@@ -187,15 +187,25 @@ def test_a_task_file_is_counted_from_its_rows(tmp_path):
     assert size.tokens == size.eval_tokens == 40 / 4 + 2
 
 
-def test_a_cpu_scale_plan_shows_seconds_not_zero_hours():
-    """At demo and cpu scales every line read `0.0 GPU-hours`."""
+def test_a_cpu_scale_plan_shows_seconds_or_minutes_not_tenths_of_hours(capsys):
+    """At demo and cpu scales every line read `0.0 GPU-hours`; then the cpu scale's evaluation `~0.3
+    GPU-hours` and its runs' GPU-h `5e-05`."""
     from encoderlab.study.evalcost import hours_text
 
-    assert [hours_text(h) for h in (0, 0.031 / 3600, 2.7 / 3600, 31 / 3600, 0.05, 1319.94)] == [
+    times = (0, 0.031 / 3600, 2.7 / 3600, 31 / 3600, 0.05, 0.3, 0.999, 1.0, 1319.94)
+    assert [hours_text(h) for h in times] == [
         "0.0 GPU-hours",
         "0.031 GPU-seconds",
         "2.7 GPU-seconds",
         "31 GPU-seconds",
-        "0.1 GPU-hours",
+        "3 GPU-minutes",
+        "18 GPU-minutes",
+        "60 GPU-minutes",
+        "1.0 GPU-hours",
         "1,319.9 GPU-hours",
     ]
+    main(["study", "plan", "paper1-pfs", "--scale", "cpu"])
+    lines = capsys.readouterr().out.splitlines()
+    assert any(line.startswith("evaluation: ~") and line.split()[2] == "GPU-minutes" for line in lines)
+    runs = [line.split() for line in lines if line.startswith(("mlm40/s0 ", "clm-12k "))]
+    assert [run[5] for run in runs] == ["<0.01", "<0.01"]  # its GPU-h

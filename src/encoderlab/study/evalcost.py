@@ -194,11 +194,14 @@ class EvalCost:
 
 
 def hours_text(hours: float) -> str:
-    """GPU time as `study plan` prints a total: `1,319.9 GPU-hours`, `0.0 GPU-hours`, or in seconds below
-    3 minutes (a CPU scale's): `2.7 GPU-seconds`, `31 GPU-seconds`."""
+    """GPU time as `study plan` prints a total: `1,319.9 GPU-hours`, `0.0 GPU-hours`, in minutes from 3
+    minutes to an hour (`18 GPU-minutes`, not `0.3 GPU-hours`), in seconds below (a CPU scale's): `2.7
+    GPU-seconds`, `31 GPU-seconds`."""
     seconds = hours * 3600
-    if hours == 0 or seconds >= 180:
+    if hours == 0 or seconds >= 3600:
         return f"{hours:,.1f} GPU-hours"
+    if seconds >= 180:
+        return f"{seconds / 60:.0f} GPU-minutes"
     return f"{seconds:.2g} GPU-seconds" if seconds < 10 else f"{seconds:.0f} GPU-seconds"
 
 

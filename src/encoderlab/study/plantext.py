@@ -44,6 +44,8 @@ def plan_text(plan: StudyPlan) -> str:
             else f"{r.gpu_hours:,.0f}"
             if r.gpu_hours >= 10
             else f"{r.gpu_hours:.2g}"
+            if r.gpu_hours >= 0.01
+            else "<0.01"  # a CPU scale's run: 3.2e-06 read as a number to parse
         )
         lines.append(
             f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {hours:>9}  "
