@@ -288,9 +288,39 @@ def test_a_second_crossing_names_who_leads_on_each_side_of_it():
     grid = np.geomspace(1.0, 1e6, 7)
     delta = np.array([-1.0, -1.0, 1.0, 1.0, 1.0, -1.0, -1.0])  # A - B: A lower (better), then B, then A
     loss = np.stack([np.stack([2.0 + delta] * 2), np.full((2, 7), 2.0)])  # (schedules, 1 + B, grid)
-    (c,) = crossovers(fits, grid, loss, target_compute=1e5, interval=0.8)
+    (c,) = crossovers(fits, grid, loss, target_compute=1e5, interval=0.8, confidence=0.9)
     assert 1e4 < c.compute < 1e5 and c.verdict == "cross"
     assert c.first == "B" and "B leads below" in _crossover_line(c) and "A above" in _crossover_line(c)
+
+
+@pytest.mark.parametrize("crosses", [True, False])
+@pytest.mark.parametrize("confidence, verdict", [(0.75, "decided"), (0.85, "insufficient evidence")])
+def test_a_crossover_is_decided_at_the_confidence_asked(crosses, confidence, verdict):
+    """8 of 10 replicates agree with the point fit (both cross, or both do not): decided at --confidence
+    0.75, not at 0.85. The cut-off was fixed at 90% (10% for no crossing), whatever --confidence said."""
+    from types import SimpleNamespace
+
+    from encoderlab.advise.decide import crossovers
+
+    fits = [SimpleNamespace(schedule=SimpleNamespace(name=n)) for n in ("A", "B")]
+    grid = np.geomspace(1.0, 1e6, 7)
+    cross, flat = np.linspace(-1.0, 1.0, 7) + 0.1, np.full(7, -1.0)  # A - B: crosses once, or never
+    agree, other = (cross, flat) if crosses else (flat, cross)
+    delta = np.stack([agree] * 9 + [other] * 2)  # the point fit, then 10 replicates: 8 agree with it
+    loss = np.stack([2.0 + delta, np.full_like(delta, 2.0)])
+    (c,) = crossovers(fits, grid, loss, target_compute=1e5, interval=0.8, confidence=confidence)
+    assert c.share == pytest.approx(0.8 if crosses else 0.2)
+    decided = "cross" if crosses else "no crossover"
+    assert c.verdict == (decided if verdict == "decided" else verdict)
+
+
+def test_the_advice_decides_its_crossovers_at_its_confidence():
+    syn = synthetic_ladder(np.random.default_rng(16), crossover=10.0)
+    target = Target(flops=syn.target_flops)
+    (low,) = advise(syn.ladder, target, n_boot=60, confidence=0.6).crossovers
+    (high,) = advise(syn.ladder, target, n_boot=60, confidence=0.9).crossovers
+    assert low.compute is not None and 0.6 <= low.share < 0.9 and low.share == high.share
+    assert low.verdict == "cross" and high.verdict == "insufficient evidence"
 
 
 def test_schedules_with_the_same_values_are_a_tie_not_a_recommendation():

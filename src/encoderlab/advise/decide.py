@@ -232,8 +232,9 @@ def _crossings(delta: np.ndarray, logc: np.ndarray, log_target: float) -> np.nda
     return np.where(change.any(1), at[np.arange(len(at)), pick], np.nan)
 
 
-def crossovers(fits, grid, loss_on_grid, target_compute, interval) -> list[Crossover]:
-    """Pairwise crossings of the curves on the compute grid, with the replicates' spread."""
+def crossovers(fits, grid, loss_on_grid, target_compute, interval, confidence) -> list[Crossover]:
+    """Pairwise crossings of the curves on the compute grid, with the replicates' spread; a pair is decided
+    (`cross` or `no crossover`) where at least `confidence` of the replicates agree with the point fit."""
     out, q = [], (50 - interval * 50, 50 + interval * 50)
     logc = np.log(grid)
     for i, j in combinations(range(len(fits)), 2):
@@ -246,7 +247,8 @@ def crossovers(fits, grid, loss_on_grid, target_compute, interval) -> list[Cross
         # low end's leader leads again above the second one
         k = int(np.searchsorted(logc, at[0])) - 1 if crosses else 0
         first = fits[i] if loss_on_grid[i, 0, k] < loss_on_grid[j, 0, k] else fits[j]
-        decided = share >= 0.9 if crosses else share <= 0.1
+        # the share of replicates that agree with the point fit; was fixed at 90%, whatever --confidence said
+        decided = (share if crosses else 1.0 - share) >= confidence
         out.append(
             Crossover(
                 a=fits[i].schedule.name,
@@ -384,7 +386,7 @@ def advise(
         seed_noise=seed_noise,
         seeds_paired=all(f.paired for f in fits),
         predictions=_predictions(fits, at_target, rung_loss, probs, m, interval),
-        crossovers=tuple(crossovers(fits, grid, on_grid, target_c, interval)) if fitted else (),
+        crossovers=tuple(crossovers(fits, grid, on_grid, target_c, interval, confidence)) if fitted else (),
         rung=rungs[-1] if rungs else None,
         backtest=bt,
         method=method,
