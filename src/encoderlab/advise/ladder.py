@@ -234,6 +234,14 @@ def _validate(ladder: Ladder) -> None:
             f"two schedules are named {twice!r} ({_stages(a.schedule)} at {a.source or 'a run'}; "
             f"{_stages(b.schedule)} at {b.source or 'a run'}); give each schedule its own label"
         )
+    if len(scales := {o.rung for o in obs}) == 1:  # was advised: the one rung's ranking, "at the target"
+        (n, d), files = scales.pop(), {o.source.rsplit(":", 1)[0] for o in obs if o.source}
+        where = files.pop() if len(files) == 1 else "the ladder"
+        raise UserError(
+            f"{where} is not a ladder: every run is at N={n:.3g}, D={d:.3g}, one scale, which says nothing about "
+            "a larger one; add runs of every schedule at other model sizes or token budgets "
+            "(`encoderlab.advise.study.ladder_study`, docs/advise.md)"
+        )
 
 
 def _stages(schedule: Schedule) -> str:

@@ -1,0 +1,117 @@
+"""`encoderlab advise` on bad input as a user meets it: a study folder that is no ladder, unfinished or
+without seeds, schedules that cannot be compared, a target or `--confidence` out of range. Each is one
+line naming the problem and the fix, exit 2, and no `--out` folder."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.advise.test_studyread import _pretrain
+
+from encoderlab.cli import main
+
+MLM = ("pfs-mlm", ["ratio=0.4"])
+SPLIT = ("pfs-clm-mlm", ["clm_fraction=0.25", "ratio=0.4"])
+
+
+def _study(path, runs, finished=True, budgets=(1,)):
+    """A study folder of pretraining nodes (all of size tiny), each run at every token budget (a multiple of
+    its 20 steps' tokens, written into its metrics): runs are (name, (recipe, params), seed, value)."""
+    graph = []
+    for b, budget in enumerate(budgets):
+        for i, (name, (recipe, params), seed, value) in enumerate(runs):
+            key, name = f"{b}{i:x}" * 32, f"{name}-x{budget}"
+            _pretrain(path, name, key, recipe, params, seed, value - b / 10, marker=finished)
+            metrics = (
+                path
+                / "nodes"
+                / "pretrain"
+                / f"pretrain_{name.replace('/', '_')}-{key[:12]}"
+                / "run/metrics.jsonl"
+            )
+            lines = metrics.read_text().splitlines()
+            rows = [json.loads(line) for line in lines[:-1]]  # the last line is cut short, as a running run's
+            metrics.write_text(
+                "".join(json.dumps({**r, "tokens": r["tokens"] * budget}) + "\n" for r in rows)
+            )
+            graph.append({"name": f"pretrain/{name}", "key": key})
+    (path / "graph.json").write_text(json.dumps(graph))
+    return path
+
+
+SEEDED = [
+    ("mlm40", MLM, 0, 6.1),
+    ("mlm40/s1", MLM, 1, 6.2),
+    ("clm25", SPLIT, 0, 5.9),
+    ("clm25/s1", SPLIT, 1, 5.8),
+]
+
+
+def _refused(capsys, tmp_path, argv) -> str:
+    out = tmp_path / "advice"
+    with pytest.raises(SystemExit) as exc:
+        main(["advise", *argv, "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and not out.exists(), err
+    return err[0]
+
+
+def test_a_study_of_one_scale_is_not_a_ladder(tmp_path, capsys):
+    """Every run at one (N, D), as a paper's study: was advised, the one rung's ranking recommended "at the
+    target" 500,000,000x its compute."""
+    study = _study(tmp_path / "study", SEEDED)
+    err = _refused(capsys, tmp_path, [str(study), "--target-flops", "1e19"])
+    assert f"{study} is not a ladder: every run is at N=" in err
+    assert "add runs of every schedule at other model sizes or token budgets" in err
+
+
+def test_a_ladder_file_of_one_scale_is_not_a_ladder(tmp_path, capsys):
+    path = tmp_path / "one.csv"
+    rows = [
+        f"{share},{mask},1e6,2e7,{seed},{v}"
+        for share, mask, v in ((0, 0.4, 3.5), (1, "", 3.4))
+        for seed in (0, 1)
+    ]
+    path.write_text("clm_share,mask_ratio,params,tokens,seed,val/mlm15\n" + "\n".join(rows) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--target-flops", "1e19"])
+    assert err.endswith(f"{path} is not a ladder: every run is at N=1e+06, D=2e+07, one scale, which says "
+                        "nothing about a larger one; add runs of every schedule at other model sizes or token "
+                        "budgets (`encoderlab.advise.study.ladder_study`, docs/advise.md)")  # fmt: skip
+
+
+def test_an_unfinished_study_and_one_without_seeds_are_refused(tmp_path, capsys):
+    running = _study(tmp_path / "running", SEEDED, finished=False)
+    err = _refused(capsys, tmp_path, [str(running), "--target-flops", "1e19"])
+    assert "holds no finished pretraining run from scratch; run or finish the study first" in err
+    one_seed = _study(tmp_path / "one_seed", [SEEDED[0], SEEDED[2]], budgets=(1, 2, 4))
+    err = _refused(capsys, tmp_path, [str(one_seed), "--target-flops", "1e19"])
+    assert "has two pretraining seeds" in err and "give --seed-noise SD" in err
+
+
+def test_schedules_sharing_no_rung_with_too_few_to_fit_are_refused(tmp_path, capsys):
+    path = tmp_path / "apart.csv"
+    rows = [f"0,0.4,{n},{20 * n},{s},{3.0 + s / 100}" for n in (1e6, 2e6) for s in (0, 1)]
+    rows += [f"1,,{n},{20 * n},{s},{2.9 + s / 100}" for n in (4e6, 8e6) for s in (0, 1)]
+    path.write_text("clm_share,mask_ratio,params,tokens,seed,val/mlm15\n" + "\n".join(rows) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--target-flops", "1e19", "--bootstrap", "50"])
+    assert "share no (N, D) rung" in err and "run every schedule at the same sizes and token budgets" in err
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--target-flops", "0"], "--target-flops must be a positive number, got 0.0"),
+        (["--target-flops", "nan"], "--target-flops must be a positive number, got nan"),
+        (["--target-flops", "abc"], "bad value for --target-flops"),
+        (["--target-size", "0", "--target-tokens", "1e9"], "--target-size must be a positive number"),
+        (["--target-size", "1e8", "--target-tokens", "-1"], "--target-tokens must be a positive number"),
+        (["--target-flops", "1e19", "--confidence", "0"], "--confidence must be in (0.5, 1), got 0.0"),
+        (["--target-flops", "1e19", "--confidence", "1"], "--confidence must be in (0.5, 1), got 1.0"),
+        (["--target-flops", "1e19", "--confidence", "nan"], "--confidence must be in (0.5, 1), got nan"),
+        (["--target-flops", "1e19", "--confidence", "x"], "bad value for --confidence"),
+    ],
+)
+def test_a_bad_target_or_confidence_is_refused(tmp_path, capsys, extra, message):
+    study = _study(tmp_path / "study", SEEDED)
+    assert message in _refused(capsys, tmp_path, [str(study), *extra])
