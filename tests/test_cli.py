@@ -260,6 +260,21 @@ def test_a_list_given_with_commas_names_the_spaced_form(capsys, argv, spaced):
 
 
 @pytest.mark.parametrize(
+    "argv,said",
+    [
+        (["advise", "l.csv", "--target-flops", "abc", "--out", "o"], "--target-flops: 'abc' is not a number; see: encoderlab advise"),
+        (["analyze", "cka", "a", "b", "--texts", "t", "--max-length", "x", "--out", "o"], "--max-length: 'x' is not an integer; see: encoderlab analyze cka"),
+    ],
+)  # fmt: skip
+def test_an_optional_number_that_is_not_one_is_said_plainly(capsys, argv, said):
+    """`advise --target-flops abc` said tyro's "no type matching {None}|FLOAT could be instantiated from ['abc']"."""
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and err == [f"encoderlab: error: bad value for {said} --help"]
+
+
+@pytest.mark.parametrize(
     "argv", [["pretrain", "--bogus"], ["pretrian"], ["pretrain", "--out", "a", "--out", "b"]]
 )
 @pytest.mark.parametrize("local_rank", ["0", "1"])

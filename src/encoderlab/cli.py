@@ -198,7 +198,13 @@ def _raise_parse_error(event) -> None:
         what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
         given = re.search(r"instantiated from (\[.*\])$", what)
         tokens = ast.literal_eval(given.group(1)) if given else []
-        if any("," in t for t in tokens):  # `--lrs 1e-4,5e-4`, as other tools take lists
+        scalar = re.search(r"no type matching \{None\}\|(INT|FLOAT) could", what)
+        if (
+            scalar and len(tokens) == 1
+        ):  # an optional number: said "no type matching {None}|FLOAT could be ..."
+            kind = "an integer" if scalar.group(1) == "INT" else "a number"
+            what = f"bad value for {name}: {tokens[0]!r} is not {kind}"
+        elif any("," in t for t in tokens):  # `--lrs 1e-4,5e-4`, as other tools take lists
             spaced = " ".join(v for t in tokens for v in t.split(",") if v)
             what += f"; give several values separated by spaces, not commas: {name} {spaced}"
     elif isinstance(event, te.BadValue) and event.offending_value is None:

@@ -103,7 +103,10 @@ def test_schedules_sharing_no_rung_with_too_few_to_fit_are_refused(tmp_path, cap
     [
         (["--target-flops", "0"], "--target-flops must be a positive number, got 0.0"),
         (["--target-flops", "nan"], "--target-flops must be a positive number, got nan"),
-        (["--target-flops", "abc"], "bad value for --target-flops"),
+        (
+            ["--target-flops", "abc"],
+            "bad value for --target-flops: 'abc' is not a number; see: encoderlab advise",
+        ),
         (["--target-size", "0", "--target-tokens", "1e9"], "--target-size must be a positive number"),
         (["--target-size", "1e8", "--target-tokens", "-1"], "--target-tokens must be a positive number"),
         (["--target-flops", "1e19", "--confidence", "0"], "--confidence must be in (0.5, 1), got 0.0"),
