@@ -142,3 +142,22 @@ def test_a_metric_edited_to_a_non_number_is_named_not_skipped(tmp_path):
     metrics.write_text("\n".join([*lines, json.dumps({"step": 21, "val/mlm15": "low"})]) + "\n")
     with pytest.raises(UserError, match=r"run/metrics.jsonl: the last val/mlm15 is 'low', not a number"):
         read_study(study, "val/mlm15")
+
+
+def test_runs_not_finished_are_named_in_a_note(tmp_path):
+    """A study still training was advised from its finished runs, the others left out without a word."""
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    _pretrain(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0, marker=False)
+    graph = [
+        {"name": "pretrain/mlm40", "kind": "pretrain", "key": "a" * 64},
+        {"name": "pretrain/clm", "kind": "pretrain", "key": "b" * 64},
+        {"name": "eval/mlm40-tweets", "kind": "eval", "key": "c" * 64},  # not a run of the ladder
+    ]
+    (study / "graph.json").write_text(json.dumps(graph))
+    runs, notes = read_study(study, "val/mlm15")
+    assert [o.value for o in runs] == [6.1]
+    assert notes == [
+        f"1 pretraining run of {study} not finished (pretrain/clm): advised without it; finish the study "
+        "(`encoderlab study run`) for the whole ladder"
+    ]

@@ -13,7 +13,8 @@ marker's reader is imported (`study/marker.py`, which imports nothing of the stu
 * the metric: a key of metrics.jsonl, its last logged value (`val/mlm15`: the held-out MLM loss at a
   fixed 15% mask, the yardstick comparable across objectives); or `finetune:TASK`, the mean test
   score over fine-tuning seeds at the LR chosen on validation (`encoderlab.eval.summary.select_lr`).
-Runs continued from another model have no from-scratch (N, D) and are left out, with a note.
+Runs continued from another model have no from-scratch (N, D) and are left out, with a note; so are
+the study's pretraining runs not finished yet.
 """
 
 from __future__ import annotations
@@ -207,4 +208,16 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
         raise UserError(
             f"{study} holds no finished pretraining run from scratch; run or finish the study first"
         )
-    return runs, notes
+    return runs, notes + _unfinished(study, graph, nodes)
+
+
+def _unfinished(study: Path, graph: list[dict], nodes: dict[str, _Node]) -> list[str]:
+    """A note naming the study's pretraining runs not finished: they were left out without a word."""
+    names = [g["name"] for g in graph if g.get("kind") == "pretrain" and g["name"] not in nodes]
+    if not names:
+        return []
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return [
+        f"{len(names)} pretraining run{'s' * (len(names) > 1)} of {study} not finished ({shown}): advised "
+        f"without {'them' if len(names) > 1 else 'it'}; finish the study (`encoderlab study run`) for the whole ladder"
+    ]
