@@ -84,7 +84,8 @@ class Crossover:
     """The schedule that is better just below `compute` (the other is better just above it); without a
     crossing, the one better at the low end of the range."""
     verdict: str
-    """`cross`, `no crossover` or `insufficient evidence` (the replicates disagree)."""
+    """`cross`, `no crossover` or `insufficient evidence` (fewer than `Advice.confidence` of the replicates agree
+    with the point fit)."""
 
 
 @dataclass(frozen=True)
