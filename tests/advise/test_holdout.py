@@ -53,7 +53,7 @@ def test_the_command_prints_the_table_and_writes_holdout_json(tmp_path, capsys):
     path = _write_csv(syn, tmp_path / "ladder.csv")
     main(["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")])
     printed = capsys.readouterr().out
-    assert "decision accuracy over 1 rungs (1 schedule pairs): extrapolation 100%, single rung 0%" in printed
+    assert "decision accuracy over 1 rung (1 schedule pair): extrapolation 100%, single rung 0%" in printed
     saved = json.loads((tmp_path / "h" / "holdout.json").read_text())
     assert saved["single_rung_accuracy"] == 0.0 and saved["extrapolation_accuracy"] == 1.0
     line = _one_line(

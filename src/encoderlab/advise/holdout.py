@@ -29,6 +29,7 @@ from encoderlab.advise.decide import advise, decision_accuracy, percent
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import Target
 from encoderlab.errors import UserError
+from encoderlab.words import count
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def format_held_out(score: HeldOutScore) -> str:
             f"{percent(r.advised_accuracy)}"
         )
     lines.append(
-        f"decision accuracy over {len(score.rungs)} rungs ({score.pairs} schedule pairs): extrapolation "
+        f"decision accuracy over {count(len(score.rungs), 'rung')} ({count(score.pairs, 'schedule pair')}): extrapolation "
         f"{percent(score.extrapolation_accuracy)}, single rung {percent(score.single_rung_accuracy)}, advised "
         f"{percent(score.advised_accuracy)}"
     )
