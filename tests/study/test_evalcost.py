@@ -40,8 +40,8 @@ def _planned(spec):
 def test_a_retrieval_grid_costs_its_steps_and_its_scoring():
     """paper2-detour-code at gpu-210m: 7 models (ModernBERT-base as is and 6 continued runs) x 5 seeds on
     code-retrieval, 100 steps of 32 (query, function) pairs at 256 tokens each (~4 s of FLOPs for 210m,
-    9 s at 50 ms x 22 / 12 layers a step), then its 200 + 200 validation and 500 + 500 test texts encoded
-    once (7 + 16 batches of 64)."""
+    9 s at 50 ms x 22 / 12 layers a step), then its 169 + 169 validation and 246 + 246 test texts encoded
+    once (6 + 8 batches of 64; its split as loaded, `evalcost.POCKET_MEASURED`)."""
     spec = get_study("paper2-detour-code", "gpu-210m")
     plan, _ = _planned(spec)
     base = "answerdotai/ModernBERT-base"
@@ -50,7 +50,7 @@ def test_a_retrieval_grid_costs_its_steps_and_its_scoring():
         *((r.params, r.layers) for r in plan.runs),
     ]
     assert {layers for _, layers in models} == {22}  # ModernBERT-base's, continued
-    per_model = [_seconds(n, k, 100, 100 * 32 * (2 * 256), 7 + 16, (400 + 1000) * 256) for n, k in models]
+    per_model = [_seconds(n, k, 100, 100 * 32 * (2 * 256), 6 + 8, (338 + 492) * 256) for n, k in models]
     assert len(models) == 7 and plan.evaluation.runs == 35 and plan.evaluation.steps == 35 * 100
     assert plan.evaluation.gpu_hours == pytest.approx(5 * sum(per_model) / 3600)
     assert plan.evaluation.at_max_length and not plan.evaluation.early_stop and not plan.evaluation.uncounted

@@ -9,8 +9,8 @@ tokens encoded, at the pretraining estimate's 40% of an H100's dense bf16 peak (
 step and scoring batch taking at least a floor (below); the parameters and layers are the evaluated model's
 (the plan's run, or `scales.START_MODEL_PARAMS` and `START_MODEL_LAYERS`).
 
-Tokens come from `TASK_SIZES`, the built-in tasks' split sizes and tokens per example; a task read
-from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
+Tokens come from `TASK_SIZES` (`builtin_sizes()`), the built-in tasks' split sizes and tokens per example,
+each with its source; a task read from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
 `max_length`). A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, and a pocket
 task counted at its max length pads less in practice, so the plan says so; a task whose size or model is
 unknown is named as not counted.
@@ -39,6 +39,7 @@ models' 4 ~17 ms. `study plan` prints the optimizer steps so a reader can apply 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Iterable
@@ -71,58 +72,149 @@ class TaskSize:
     """Mean tokens per encoded text when they differ from `tokens` (retrieval: a query or a document)."""
 
 
-def _encodeval(train: int, test: int, tokens: float) -> TaskSize:
-    """Paper 1's SC/QA split (EncodEval): 95% of the hub's train is train, 5% validation, its
-    validation split the test."""
-    return TaskSize(train=round(0.95 * train), tokens=tokens, val=round(0.05 * train), test=test)
+PAIR_TOKENS = {"msmarco": (11, 76), "nq": (11, 106)}
+"""(query, document) tokens of a BEIR text with its prefix and EOS: the mean words of BEIR's Table 1
+(Thakur et al. 2021, arXiv 2104.08663), MS MARCO 5.96 / 55.98 (as quoted at pendu.github.io/Advanced-
+Retreival-and-Re-ranking/benchmarks_and_datasets.html [V]), NQ 9.16 / 78.88 (title and text) [U: not re-read],
+x ~1.3 Llama-3 tokens a word [D], + 3 for `Query: ` / `Document: ` and EOS; msmarco-pairs' pairs counted
+as MS MARCO's [D]."""
+MLDR_DOC_TOKENS = 3_308 + 3
+"""MLDR-en's mean document length, 3,308, from Shitao/MLDR's card (its table, `Avg. Length of Docs`; the
+tokenizer it counts with is not stated [U]), + 3 as above."""
 
-
-TASK_SIZES: dict[str, TaskSize] = {
-    # pocket: docs/evaluation.md's table (`registry.POCKET_SIZES`; pubmedqa: 60/10/30 of 1,000
-    # abstracts), at each task's max length
-    "vitaminc": TaskSize(train=2000, tokens=None, val=300, test=1000),
-    "boolq": TaskSize(train=2000, tokens=None, val=300, test=1000),
-    "tweets": TaskSize(train=2000, tokens=None, val=300, test=1000),
-    "wnut16": TaskSize(train=1675, tokens=None, val=239, test=480),
-    "brown-pos": TaskSize(train=1500, tokens=None, val=300, test=1000),
-    "squad": TaskSize(train=3000, tokens=None, val=300, test=1000 + 4 * 500),
-    "pubmedqa": TaskSize(train=600, tokens=None, val=100, test=300),
-    # pocket retrieval: a pair is two inputs at max length; scoring encodes the queries and the corpus
-    # (docs/evaluation.md; code-retrieval's corpus taken as one function per query)
-    "squad-retrieval": TaskSize(train=3200, tokens=None, val=200 + 208, test=500 + 882),
-    "boolq-retrieval": TaskSize(train=3200, tokens=None, val=200 + 787, test=500 + 1429),
-    "pubmedqa-retrieval": TaskSize(train=560, tokens=None, val=100 + 110, test=300 + 330),
-    "code-retrieval": TaskSize(train=3200, tokens=None, val=200 + 200, test=500 + 500),
-    # paper 1: the hub splits' rows from the datasets' cards (ReCoRD's as super_glue's; OntoNotes' and
-    # UNER's [U]), 95/5 of train as EncodEval splits it; tokens per example derived from the datasets'
-    # mean words x ~1.3 Llama-3 tokens per word, with the task's template and EOS [D]
-    "paper-sst2": _encodeval(67_349, 872, 20),
-    "paper-mnli": _encodeval(392_702, 9_815, 55),
-    "paper-qqp": _encodeval(363_846, 40_430, 40),
-    "paper-conll2003": TaskSize(train=14_041, tokens=22, val=3_250, test=3_453),
-    "paper-ontonotes": TaskSize(train=59_924, tokens=26, val=8_528, test=8_262),
-    "paper-uner": TaskSize(train=12_543, tokens=23, val=2_001, test=2_077),
-    "paper-squad": _encodeval(87_599, 10_570, 180),
-    "paper-squad-v2": _encodeval(130_319, 11_873, 180),
-    "paper-record": _encodeval(100_730, 10_000, 260),
-    # paper 1 retrieval: trained on msmarco-pairs (query ~12 + passage ~80 tokens; NQ and MLDR too when
-    # no paper-msmarco node trains them); scoring encodes the split's queries and the judged-only corpus
-    # (MS MARCO ~16.7k passages, NQ ~4.2k, MLDR ~1k documents of ~4.3k tokens), a query counted as a
-    # document [D]
-    "paper-msmarco": TaskSize(train=0, tokens=92, val=6_980 + 16_700, test=43 + 16_700, eval_tokens=80),
-    "paper-nq": TaskSize(train=0, tokens=92, val=1_726 + 4_201, test=1_726 + 4_201, eval_tokens=110),
-    "paper-mldr": TaskSize(train=0, tokens=92, val=200 + 1_000, test=800 + 1_000, eval_tokens=4_300),
-    # paper 2 (BLURB's sentence files and BigBio's splits; JNLPBA's devel and test counted in BLURB's
-    # files, the rest [U]); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
-    "biomed-jnlpba": TaskSize(train=18_607, tokens=40, val=1_939, test=4_260),
-    "biomed-ncbi-disease": TaskSize(train=5_424, tokens=35, val=923, test=940),
-    "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),
-    "biomed-bc5cdr": TaskSize(train=4_560, tokens=35, val=4_581, test=4_797),
-    "biomed-chemprot": TaskSize(train=18_035, tokens=60, val=11_268, test=15_745),
-    "biomed-gad": TaskSize(train=4_261, tokens=40, val=535, test=534),
-    "biomed-hoc": TaskSize(train=1_108, tokens=330, val=157, test=315),
+ENCODEVAL_HUB = {
+    # task: (the hub's train rows, its validation rows = the test set, tokens per example [D: the
+    # datasets' mean words x ~1.3 Llama-3 tokens a word, with the task's template and EOS])
+    "paper-sst2": (67_349, 872, 20),  # nyu-mll/glue card, hub-schemas.md s.1 [V]
+    "paper-mnli": (392_702, 9_815, 55),  # test = validation_matched, same card [V]
+    "paper-qqp": (363_846, 40_430, 40),  # same card [V]
+    "paper-squad": (87_599, 10_570, 180),  # rajpurkar/squad, HFds card (hub-schemas.md s.3) [V]
+    "paper-squad-v2": (130_319, 11_873, 180),  # rajpurkar/squad_v2, same [V]
+    "paper-record": (100_730, 10_000, 260),  # super_glue/record's card [V]; hgissbkh/record's own [U]
 }
-"""Built-in tasks' sizes for cost estimates (not read by any run)."""
+"""Paper 1's SC/QA tasks, split as EncodEval splits them (`paper.encodeval_splits`)."""
+
+SOURCED: dict[str, TaskSize] = {
+    # paper 1 TC: the datasets' own splits
+    "paper-conll2003": TaskSize(train=14_041, tokens=22, val=3_250, test=3_453),  # HFds conll2003 [V]
+    # (hub-schemas.md s.2); hgissbkh/conll2003-en's own [U]
+    "paper-ontonotes": TaskSize(train=59_924, tokens=26, val=8_528, test=8_262),  # the card of mirror
+    # extraordinarylab/ontonotes5 (commit f3a6e40) [V]; hgissbkh/ontonotes5's own [U]
+    "paper-uner": TaskSize(train=12_543, tokens=23, val=2_002, test=2_077),  # UD en_ewt's train and
+    # validation (HFds universal_dependencies card, hub-schemas.md s.2) [V]; test and UNER's own [U]
+    # paper 2 (biomed suite); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
+    "biomed-jnlpba": TaskSize(train=18_607, tokens=40, val=1_939, test=4_260),  # BLURB's sentences [U:
+    # no card lists them; bigbio/blurb's parquet files, 1.5 MB / 160 kB / 353 kB, are in these ratios;
+    # whether the counts hold the -DOCSTART- rows the loader drops is unknown]
+    "biomed-ncbi-disease": TaskSize(train=5_424, tokens=35, val=923, test=940),  # BLURB's [U: the card of
+    # ncbi/ncbi_disease (commit 9298cd0), the same corpus split by its own reader, says 5,433 / 924 / 941]
+    "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),  # [U: our own sentence split]
+    "biomed-bc5cdr": TaskSize(train=4_560, tokens=35, val=4_581, test=4_797),  # [U: our own sentence split
+    # of 500 / 500 / 500 abstracts]
+    "biomed-chemprot": TaskSize(train=18_035, tokens=60, val=11_268, test=15_745),  # BLUE's pairs [U]
+    "biomed-gad": TaskSize(train=4_261, tokens=40, val=535, test=534),  # the bigbio/gad viewer,
+    # gad_blurb_bigbio_text: 4.26k / 535 / 534 rows [V]
+    "biomed-hoc": TaskSize(train=12_100, tokens=35, val=1_800, test=3_550),  # the bigbio/hallmarks_of_cancer
+    # viewer: 17.5k rows, 12.1k / 1.8k / 3.55k [V, as rounded there], of 1,852 abstracts (papers.md): a row
+    # is a sentence [D], tokens as the NER tasks' [D]
+}
+"""Tasks whose sizes are the datasets' (comments: the source; [V] seen there, [U] not verified)."""
+
+MSMARCO_JUDGED = 7_437 + 9_260
+"""MS MARCO's judged passages, the corpus EncodEval scores against: its BEIR dev qrels' judgements (7,437
+[U]) and TREC-DL 2019's (9,260: irds/beir_msmarco_test's card [V]), an upper bound (a passage judged twice
+counts once)."""
+NQ_TEST_QUERIES, NQ_JUDGED = 3_452, 4_201
+"""BeIR/nq's test queries and qrels (irds/beir_nq's card, hub-schemas.md s.4 [V]); EncodEval halves the
+queries (`paper.nq_halves`), every half scored against the judged documents."""
+MLDR_QUERIES, MLDR_JUDGED = (200, 800), 1_000
+"""MLDR-en's dev and test queries (Shitao/MLDR's card [V]) and their judged documents, one positive each
+(its layout, hub-schemas.md s.4) [V]."""
+
+POCKET_MEASURED = {
+    "wnut16": {"train": 1675, "val": 239, "test": 480},
+    "pubmedqa": {"train": 608, "val": 101, "test": 291},
+    "pubmedqa-retrieval": {"train": 560},
+    "code-retrieval": {"train": 639, "val": 169, "test": 246},
+}
+"""Pocket splits below their caps (`registry.POCKET_SIZES`; None: all): counted by loading each task from
+its fetched asset with this code (2026-12-04), as docs/evaluation.md's tables say."""
+POCKET_CORPUS = {
+    "squad-retrieval": (208, 882),  # docs/evaluation.md (its asset not fetched here)
+    "boolq-retrieval": (787, 1429),
+    "pubmedqa-retrieval": (110, 330),
+    "code-retrieval": (169, 246),
+}
+"""Documents a pocket retrieval task's validation and test scoring encode beside the queries, counted as
+`POCKET_MEASURED`."""
+
+
+def _pocket(name: str) -> TaskSize:
+    """A pocket task's size: its caps (`registry.POCKET_SIZES`), or the counts below them; at its max
+    length (`tokens` None); squad's tests add its SQuADShifts sets (`pocket.SQUAD_SHIFTS`)."""
+    from encoderlab.eval.tasks.pocket import SQUAD_SHIFTS
+    from encoderlab.eval.tasks.registry import POCKET_SIZES
+
+    caps, counted = POCKET_SIZES[name], POCKET_MEASURED.get(name, {})
+    n = {split: counted.get(split, caps[split]) for split in ("train", "val", "test")}
+    docs = POCKET_CORPUS.get(name, (0, 0))
+    shifts = len(SQUAD_SHIFTS) * caps["shift"] if "shift" in caps else 0
+    return TaskSize(train=n["train"], tokens=None, val=n["val"] + docs[0], test=n["test"] + docs[1] + shifts)
+
+
+def _encodeval(hub_train: int, test: int, tokens: float) -> TaskSize:
+    """An SC/QA task split as EncodEval splits it: floor(0.95 n) of the hub's train rows train, the rest
+    validation (`paper.ENCODEVAL_TRAIN_SIZE`), its validation split the test."""
+    from encoderlab.eval.tasks.paper import ENCODEVAL_TRAIN_SIZE
+
+    train = math.floor(ENCODEVAL_TRAIN_SIZE * hub_train)
+    return TaskSize(train=train, tokens=tokens, val=hub_train - train, test=test)
+
+
+def _retrieval() -> dict[str, TaskSize]:
+    """Paper 1's IR tasks: trained on msmarco-pairs (`train` 0: a fixed step count); scoring encodes the
+    split's queries and the judged-only corpus, a query counted at a document's tokens [D]."""
+    from encoderlab.eval.tasks.paper import nq_halves
+
+    query, doc = PAIR_TOKENS["msmarco"]
+    pair = {"train": 0, "tokens": query + doc}
+    nq_val, nq_test = (len(h) for h in nq_halves({str(i) for i in range(NQ_TEST_QUERIES)}))
+    return {
+        "paper-msmarco": TaskSize(
+            **pair, val=6_980 + MSMARCO_JUDGED, test=43 + MSMARCO_JUDGED, eval_tokens=doc
+        ),
+        "paper-nq": TaskSize(
+            **pair, val=nq_val + NQ_JUDGED, test=nq_test + NQ_JUDGED, eval_tokens=PAIR_TOKENS["nq"][1]
+        ),
+        "paper-mldr": TaskSize(
+            **pair,
+            val=MLDR_QUERIES[0] + MLDR_JUDGED,
+            test=MLDR_QUERIES[1] + MLDR_JUDGED,
+            eval_tokens=MLDR_DOC_TOKENS,
+        ),
+    }
+
+
+@functools.cache
+def builtin_sizes() -> dict[str, TaskSize]:
+    """Built-in tasks' sizes for cost estimates (not read by any run): the sizes the code defines
+    (pocket caps, EncodEval's split) from the code, the datasets' from the sources cited above."""
+    from encoderlab.eval.tasks.registry import POCKET_SIZES
+
+    return {
+        **{name: _pocket(name) for name in POCKET_SIZES},
+        **{name: _encodeval(*hub) for name, hub in ENCODEVAL_HUB.items()},
+        **_retrieval(),
+        **SOURCED,
+    }
+
+
+def __getattr__(name: str):
+    """`TASK_SIZES`: `builtin_sizes()`, built on first use (it reads the task registry)."""
+    if name == "TASK_SIZES":
+        return builtin_sizes()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 STEP_FLOOR_S = 0.05
 """Seconds one eager fine-tuning optimizer step of a `BASE_LAYERS` model takes at least, whatever its FLOPs
@@ -258,7 +350,7 @@ def _grid_cells(nodes: Iterable[Node]) -> list[tuple[EvalNode, int]]:
 
 
 def task_size(name: str):
-    """(task, its `TaskSize`) of a registered task (a built-in from `TASK_SIZES`, a task file's counted
+    """(task, its `TaskSize`) of a registered task (a built-in from `builtin_sizes()`, a task file's counted
     from its loaded rows), or None when unknown."""
     from encoderlab.eval.tasks import TASKS
     from encoderlab.eval.tasks.registry import BUILTIN
@@ -266,7 +358,7 @@ def task_size(name: str):
     task = TASKS.get(name)
     if task is None:
         return None
-    size = TASK_SIZES.get(name) if name in BUILTIN else _counted(task)
+    size = builtin_sizes().get(name) if name in BUILTIN else _counted(task)
     if size is None or (size.tokens is None and task.max_length is None and size.eval_tokens is None):
         return None
     return task, size

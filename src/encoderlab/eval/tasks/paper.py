@@ -44,6 +44,9 @@ from encoderlab.eval.tasks.splits import ir_split, label_index, qa_example, requ
 from encoderlab.words import count, noun
 
 ENCODEVAL_SPLIT_SEED = 42
+ENCODEVAL_TRAIN_SIZE = 0.95
+"""EncodEval's `train_test_split(train_size=0.95)` of an SC/QA hub train split: floor(0.95 n) rows train,
+the rest validation (`datasets`' rule; `study/evalcost.py` counts the sizes by it)."""
 NQ_SPLIT_SEED = 42
 
 
@@ -57,7 +60,7 @@ def rows(split, columns: Sequence[str]) -> Iterator[dict]:
 def encodeval_splits(task: str, ds, test_split: str, source: HubSource) -> tuple:
     """EncodEval's SC/QA splits: 5% of train (seed 42) is validation, `test_split` is test."""
     require_splits(task, ds, ("train", test_split), source)
-    parts = ds["train"].train_test_split(train_size=0.95, seed=ENCODEVAL_SPLIT_SEED)
+    parts = ds["train"].train_test_split(train_size=ENCODEVAL_TRAIN_SIZE, seed=ENCODEVAL_SPLIT_SEED)
     return parts["train"], parts["test"], ds[test_split]
 
 
