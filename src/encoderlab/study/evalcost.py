@@ -115,8 +115,8 @@ SOURCED: dict[str, TaskSize] = {
     "biomed-gad": TaskSize(train=4_261, tokens=40, val=535, test=534),  # the bigbio/gad viewer,
     # gad_blurb_bigbio_text: 4.26k / 535 / 534 rows [V]
     "biomed-hoc": TaskSize(train=12_100, tokens=35, val=1_800, test=3_550),  # the bigbio/hallmarks_of_cancer
-    # viewer: 17.5k rows, 12.1k / 1.8k / 3.55k [V, as rounded there], of 1,852 abstracts (papers.md): a row
-    # is a sentence [D], tokens as the NER tasks' [D]
+    # viewer: 17.5k rows, 12.1k / 1.8k / 3.55k [V, as rounded there]: a row is a sentence of one of the 1,852
+    # abstracts (BigBio's hallmarks_of_cancer.py `_generate_examples`) [V]; tokens as the NER tasks' [D]
 }
 """Tasks whose sizes are the datasets' (comments: the source; [V] seen there, [U] not verified)."""
 

@@ -130,7 +130,8 @@ def load_gad(task: str) -> TaskData:
 
 
 def load_hoc(task: str) -> TaskData:
-    """HoC: an abstract and the set of cancer hallmarks it discusses ("none" = the empty set)."""
+    """HoC: a sentence of an abstract (a row of BigBio's source schema, split by BLURB's PMIDs) and the set
+    of cancer hallmarks it discusses ("none" = the empty set)."""
     source = bigbio(REPOS["hoc"], "hallmarks_of_cancer_source")
     ds = load_hub(source)
     require_columns(task, ds["train"], ("text", "label"), source)
