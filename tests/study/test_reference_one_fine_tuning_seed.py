@@ -120,3 +120,23 @@ def test_with_no_noise_anywhere_the_exact_one_sample_p_stands():
     assert pooled_variance([[1.0], [4.0]]) is None
     out = welch_borrowed([2.0, 2.0, 2.0], 1.0, 0.0, 3)
     assert out.degenerate and out.p_value == 0.25
+
+
+def test_results_json_holds_the_borrowed_degrees_of_freedom_the_sentence_quotes(tmp_path, monkeypatch):
+    """The claim's sentence quoted "6 degrees of freedom" but `numbers` in results.json did not hold them."""
+    from fake_study import backend, small_spec
+
+    from encoderlab.study import results
+    from encoderlab.study.data import load_study
+    from encoderlab.study.runner import run_study
+
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    data = load_study(tmp_path)
+    claim = next(c for c in data.spec.claims if c.kind == "beats")
+    monkeypatch.setattr(results, "_scores", lambda _data, run, _measure: MANY if run == claim.a else ONE)
+    (out,) = [c for c in results.check_claims(data) if c.claim.id == claim.id]
+    assert out.numbers["level"] == "reference" and out.numbers["borrowed_df"] == 6
+    assert "6 degrees of freedom" in out.sentence
+    monkeypatch.setattr(results, "_scores", lambda _data, run, _measure: MANY if run == claim.a else MANY)
+    (plain,) = [c for c in results.check_claims(data) if c.claim.id == claim.id]
+    assert "borrowed_df" not in plain.numbers  # not a reference comparison: nothing borrowed

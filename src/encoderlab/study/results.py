@@ -485,6 +485,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
                 numbers["checkpoint_p"] = t.gain.p_value
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
+            numbers |= {"borrowed_df": t.nested.borrowed_df} if t.nested.borrowed_df is not None else {}
             plateau, caveat = plateau_caveat(data, claim) if x.step is None else ({}, "")
             numbers |= {"plateau": plateau} if plateau else {}
             unfinished, partial = partial_caveat(data, claim, x.step)
