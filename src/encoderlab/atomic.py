@@ -36,6 +36,7 @@ import contextlib
 import csv
 import errno
 import json
+import math
 import os
 import shutil
 import sys
@@ -73,6 +74,18 @@ def write_text_atomic(path: Path, text: str) -> None:
         fh.write(text)
         fh.flush()
         os.fsync(fh.fileno())
+
+
+def json_safe(value):
+    """JSON-safe value: non-finite floats become null, inside lists and dicts too (a CKA ratio's
+    per-seed list held `Infinity`, a diverged run's held-out loss `NaN`, which are not JSON)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
 
 
 def write_json_atomic(path: Path, data: Any) -> None:

@@ -44,3 +44,37 @@ def test_no_caveat_below_the_margin_or_without_the_numbers(fake):
     data.unigram = {}  # no prepared dataset to measure: nothing is claimed either way
     data.held_out = {"mlm40": {"val/clm": 9.0}}
     assert not any("Caveat" in c.sentence for c in check_claims(data))
+
+
+def _validation(fake, model: str, text: str) -> None:
+    """`text` as the validation.json of `model`'s pretraining run."""
+    (metrics,) = (fake / "nodes" / "pretrain").glob(f"{model}-[0-9a-f]*[0-9a-f]/metrics.jsonl")
+    metrics.with_name("validation.json").write_text(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"step": 40, "tokens": 100, "val/clm": null, "val/mlm15": null, "val/rows": 6}',  # written now
+        '{"step": 40, "tokens": 100, "val/clm": NaN, "val/mlm15": NaN, "val/rows": 6}',  # before 2026-12-04
+    ],
+)
+def test_a_run_whose_held_out_loss_is_not_finite_is_named_as_diverged(fake, tmp_path, text):
+    """A diverged run's NaN held-out loss compared with the entropy is false, so the plateau caveat was
+    silently dropped (and a null was refused as damaged): the claim now names the run as diverged."""
+    import shutil
+
+    copy = tmp_path / "study"
+    shutil.copytree(fake, copy)
+    _validation(copy, "mlm40", text)
+    _validation(copy, "clm", '{"step": 40, "tokens": 100, "val/clm": 6.8, "val/mlm15": 6.9, "val/rows": 6}')
+    data = load_study(copy)
+    data.unigram = {"main": 6.78}
+    sc = _claims(data)["mlm-sc"]
+    assert (
+        "Caveat: MLM-40 diverged: its held-out loss is not finite (val/clm and val/mlm15 at step 40), so this "
+        "compares a model that failed to train, not its objective; the loss figures leave out its points that "
+        "are not finite. Caveat: CLM (6.80 nats against 6.78) has not got below the unigram plateau"
+    ) in sc.sentence
+    assert sc.numbers["diverged"] == {"MLM-40": [{"seed": 0, "step": 40, "losses": ["val/clm", "val/mlm15"]}]}
+    assert set(sc.numbers["plateau"]) == {"CLM"}  # the diverged run is not checked against the plateau

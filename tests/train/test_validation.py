@@ -188,3 +188,24 @@ def test_fewer_held_out_rows_than_a_micro_batch_score_each_row_once(tmp_path):
     first = held_out_source(cfg).batch(0, 0, 0)
     one = type(first)(**{k: v[:1] for k, v in first.__dict__.items()})
     assert saved["val/clm"] == pytest.approx(_clm_reference(model, [one]), rel=1e-5)
+
+
+def test_a_loss_that_is_not_finite_is_written_as_null_in_strict_json(tmp_path, monkeypatch):
+    """A diverged model's held-out loss: json.dumps wrote the bare token NaN into validation.json, which is
+    no JSON (jq, JavaScript and other strict readers refuse the file); now null, as metrics.jsonl holds it."""
+    from encoderlab.train.validation import Validator
+
+    real = Validator.evaluate
+
+    def diverged(self, model, device):
+        return {**real(self, model, device), "val/clm": float("nan")}
+
+    monkeypatch.setattr(Validator, "evaluate", diverged)
+    cfg = _run(tmp_path / "run")
+
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+
+    saved = json.loads((Path(cfg.out) / "validation.json").read_text(), parse_constant=refuse)
+    assert saved["val/clm"] is None and isinstance(saved["val/mlm15"], float) and saved["step"] == 6
+    assert metrics(cfg.out)[-1]["val/clm"] is None

@@ -22,19 +22,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from encoderlab.atomic import savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
-
-
-def json_safe(value):
-    """JSON-safe value: non-finite floats become null, inside lists and dicts too (a CKA ratio's
-    per-seed list held `Infinity`, which is not JSON)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    return value
+from encoderlab.atomic import json_safe, savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
 
 
 def write_json(value, path: Path) -> None:

@@ -1,7 +1,9 @@
-"""The caveats a claim's sentence carries: runs still on the unigram plateau, and fine-tuning runs not
-finished yet (`results.check_claims` appends them)."""
+"""The caveats a claim's sentence carries: runs that diverged or are still on the unigram plateau, and
+fine-tuning runs not finished yet (`results.check_claims` appends them)."""
 
 from __future__ import annotations
+
+import math
 
 from encoderlab.study.data import StudyData
 from encoderlab.study.spec import ClaimSpec
@@ -22,6 +24,46 @@ _YARDSTICKS = ("val/clm", "val/mlm15")
 """The held-out losses every run is scored on, whatever its objective (`train/validation.py`)."""
 
 
+def _diverged(data: StudyData, run: str) -> list[dict]:
+    """{"seed", "step", "losses"} of each of `run`'s final models whose held-out losses (`losses`, the
+    `val/*` names) are not finite: null in validation.json, or NaN/inf in one written before 2026-12-04."""
+    out = []
+    for seed, model in data.model_ids(run).items():
+        scored = data.held_out.get(model, {})
+        bad = [k for k, v in scored.items() if k.startswith("val/") and (v is None or not math.isfinite(v))]
+        if bad:
+            out.append({"seed": seed, "step": scored.get("step"), "losses": sorted(bad)})
+    return out
+
+
+def _said_diverged(data: StudyData, run: str, models: list[dict]) -> str:
+    """ "MLM-40 diverged: its held-out loss is not finite (val/clm and val/mlm15 at step 120)"."""
+    seeds = len(data.model_ids(run)) > 1
+    where = "; ".join(
+        f"{'pretraining seed ' + str(m['seed']) + ': ' if seeds else ''}{' and '.join(m['losses'])} at step "
+        f"{m['step'] if m['step'] is not None else '(not recorded)'}"
+        for m in models
+    )
+    return f"{data.label(run)} diverged: its held-out loss is not finite ({where})"
+
+
+def final_caveats(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:
+    """The caveats of a claim on final models: `numbers` entries ("diverged": label -> its models whose
+    held-out loss is not finite; "plateau", as `plateau_caveat`) and the sentences. A diverged run is named,
+    never checked against the plateau: a NaN compared with the entropy is false, and it was silently passed."""
+    diverged = {r: d for r in (claim.a, claim.b) if (d := _diverged(data, r))}
+    plateau, caveat = plateau_caveat(data, claim, skip=set(diverged))
+    numbers = {"diverged": {data.label(r): d for r, d in diverged.items()}} if diverged else {}
+    numbers |= {"plateau": plateau} if plateau else {}
+    if diverged:
+        said = " and ".join(_said_diverged(data, r, d) for r, d in diverged.items())
+        caveat = (
+            f" Caveat: {said}, so this compares a model that failed to train, not its objective; the loss "
+            "figures leave out its points that are not finite." + caveat
+        )
+    return numbers, caveat
+
+
 def _on_plateau(data: StudyData, run: str) -> dict | None:
     """{"held_out", "unigram"} when `run`'s final models have not got below the unigram plateau, else None."""
     spec_run = data.spec.run(run)
@@ -34,9 +76,10 @@ def _on_plateau(data: StudyData, run: str) -> dict | None:
     return {"held_out": loss, "unigram": entropy} if loss >= entropy - PLATEAU_MARGIN else None
 
 
-def plateau_caveat(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:
-    """The plateau numbers of the claim's runs that sit on it, and the sentence that says what that means."""
-    on = {r: x for r in (claim.a, claim.b) if (x := _on_plateau(data, r)) is not None}
+def plateau_caveat(data: StudyData, claim: ClaimSpec, skip: set[str] = frozenset()) -> tuple[dict, str]:
+    """The plateau numbers of the claim's runs that sit on it (but those in `skip`), and the sentence that
+    says what that means."""
+    on = {r: x for r in (claim.a, claim.b) if r not in skip and (x := _on_plateau(data, r)) is not None}
     if not on:
         return {}, ""
     said = " and ".join(

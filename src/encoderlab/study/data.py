@@ -98,7 +98,8 @@ class StudyData:
     """Finished nodes' markers by node name."""
     held_out: dict[str, dict] = field(default_factory=dict)
     """Model id -> the held-out losses at its last step (the run's `validation.json`: `val/clm`,
-    `val/mlm15`, ...), for finished pretraining runs that scored them."""
+    `val/mlm15`, ..., and its `step`), for finished pretraining runs that scored them. A diverged model's
+    loss that is not finite is None (written as null) or NaN/inf (files written before 2026-12-04)."""
     unigram: dict[str, float] = field(default_factory=dict)
     """Dataset name -> the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`):
     the held-out loss of a model that has learned token frequencies only."""
@@ -413,8 +414,8 @@ def _held_out_losses(path: Path) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         problem = f"{type(exc).__name__}: {first_line(exc)}"
     else:
-        numbers = isinstance(raw, dict) and all(
-            isinstance(v, (int, float)) and not isinstance(v, bool)
+        numbers = isinstance(raw, dict) and all(  # null: not finite (a diverged model's, `caveats.py`)
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
             for k, v in raw.items()
             if k.startswith("val/")
         )

@@ -59,7 +59,7 @@ from typing import Any
 from encoderlab.analysis.cka import low_layer_verdict
 from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
-from encoderlab.study.caveats import claim_ids, partial_caveat, plateau_caveat
+from encoderlab.study.caveats import claim_ids, final_caveats, partial_caveat
 from encoderlab.study.data import StudyData
 from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
@@ -486,8 +486,8 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
             numbers |= {"borrowed_df": t.nested.borrowed_df} if t.nested.borrowed_df is not None else {}
-            plateau, caveat = plateau_caveat(data, claim) if x.step is None else ({}, "")
-            numbers |= {"plateau": plateau} if plateau else {}
+            said, caveat = final_caveats(data, claim) if x.step is None else ({}, "")
+            numbers |= said
             unfinished, partial = partial_caveat(data, claim, x.step)
             numbers |= {"unfinished_evals": unfinished} if unfinished else {}
             o = Outcome(

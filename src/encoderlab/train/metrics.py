@@ -17,11 +17,10 @@ bare `NaN`, which is no JSON, and jq, JavaScript and other strict readers refuse
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any, Protocol
 
-from encoderlab.atomic import write_text_atomic
+from encoderlab.atomic import json_safe, write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import lines_until_step
 
@@ -53,8 +52,7 @@ class JsonlSink:
             write_text_atomic(self._path, "".join(ln + "\n" for ln in kept))
 
     def log(self, record: dict[str, Any]) -> None:
-        finite = {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in record.items()}
-        self._file.write(json.dumps(finite, allow_nan=False) + "\n")
+        self._file.write(json.dumps(json_safe(record), allow_nan=False) + "\n")
         self._file.flush()
 
     def rewind(self, step: int) -> None:

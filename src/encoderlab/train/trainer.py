@@ -31,7 +31,7 @@ import torch
 from tqdm import tqdm
 
 import encoderlab.train.checkpoint as ckpt
-from encoderlab.atomic import write_json_atomic, write_text_atomic
+from encoderlab.atomic import json_safe, write_json_atomic, write_text_atomic
 from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
@@ -395,13 +395,14 @@ class Trainer:
         return self._finish(total)
 
     def _validate(self) -> dict[str, float]:
-        """The held-out losses now, also written to RUN/validation.json (the latest scores)."""
+        """The held-out losses now, also written to RUN/validation.json (the latest scores; a loss that is
+        not finite, a diverged model's, as null, as metrics.jsonl holds it: a bare NaN is no JSON)."""
         scores = self.validator.evaluate(self.model, self.train_step.device)
         reshard(self.model)  # FSDP2 leaves the root unsharded after a forward without backward
         if self.world.is_main:
             write_json_atomic(
                 self.run_dir / VALIDATION,
-                {"step": self.progress.step, "tokens": self.progress.tokens, **scores},
+                json_safe({"step": self.progress.step, "tokens": self.progress.tokens, **scores}),
             )
         return scores
 
