@@ -36,6 +36,7 @@ NAMED = {
     "eval-results-score-not-a-number": "tests.eval.test_non_finite_scores::test_a_non_finite_score_is_refused_naming_the_file_line_and_fix",
     "report-eval-score-not-a-number": "tests.study.test_non_finite_study_scores::test_a_nan_score_in_a_finished_eval_node_is_refused_naming_its_node_json",
     "report-cka-number-not-finite": "tests.study.test_non_finite_study_scores::test_a_non_finite_number_in_a_finished_cka_node_is_refused_naming_its_node_json",
+    "report-compute-count-not-finite": "tests.study.test_non_finite_study_scores::test_a_non_finite_compute_count_is_refused_naming_its_node_json",
     "study-task-without-mirror": "tests.reliability.test_hostile_study_files::test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_written",
     "study-hub-id-not-there": "tests.study.test_study_hub_ids::test_a_hub_id_the_hub_cannot_give_is_refused_naming_the_study_files_folder",
     "study-resume-shadowed-hub-id": "tests.study.test_resumed_hub_ids::test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows",

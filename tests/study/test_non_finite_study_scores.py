@@ -56,3 +56,22 @@ def test_a_non_finite_number_in_a_finished_cka_node_is_refused_naming_its_node_j
             f"{marker.parent} and run the study again, which redoes {raw['name']}"
         )
     assert (tmp_path / "report" / "report.md").read_text() == report  # refused before the report was touched
+
+
+@pytest.mark.parametrize(("field", "value"), [("flops", float("nan")), ("tokens", float("inf"))])
+def test_a_non_finite_compute_count_is_refused_naming_its_node_json(tmp_path, field, value):
+    """A finished node's compute record (node.json `compute`, which compute.jsonl copies) holding NaN FLOPs
+    was read unchecked: the report's compute table printed "nan" as what the study spent."""
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    marker = next(p for p in sorted(tmp_path.rglob("node.json")) if '"kind": "pretrain"' in p.read_text())
+    raw = json.loads(marker.read_text())
+    raw["compute"][field] = value
+    marker.write_text(json.dumps(raw))
+    report = (tmp_path / "report" / "report.md").read_text()
+    with pytest.raises(UserError) as err:
+        write_report(tmp_path, figures=False)
+    assert str(err.value) == (
+        f"{marker} is damaged (a number that is not finite, compute.{field} is {value}, which a finished node "
+        f"never records); delete {marker.parent} and run the study again, which redoes {raw['name']}"
+    )
+    assert (tmp_path / "report" / "report.md").read_text() == report  # refused before the report was touched

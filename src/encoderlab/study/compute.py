@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
-from encoderlab.study.data import StudyData
+from encoderlab.study.data import StudyData, non_finite
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.runner import compute_records
 
@@ -170,10 +170,16 @@ def compute_summary(data: StudyData, study_dir: Path) -> ComputeSummary:
 
 
 def _typed(data: StudyData, record: dict[str, Any]) -> NodeCompute:
+    """A finished node's compute record (its node.json's `compute`, which compute.jsonl copies), typed; a
+    value of another type, or a count that is not finite (printed "nan" in the report), names its node.json."""
+    node = next(n for n in data.nodes if n.name == record["node"])
+    counts = {k: record.get(k) for k in ("tokens", "flops", "wall_s", "cpu_s", "shared_tokens")}
+    if (bad := non_finite(counts, "compute")) is not None:
+        raise data.damaged(node, f"a number that is not finite, {bad}, which a finished node never records")
     try:
         return NodeCompute.of(record)
     except UserError as exc:
-        raise data.damaged(next(n for n in data.nodes if n.name == record["node"]), str(exc)) from None
+        raise data.damaged(node, str(exc)) from None
 
 
 def _run_compute(data: StudyData, r: NodeCompute, passes: dict[str, float | None]) -> RunCompute:

@@ -164,7 +164,7 @@ class StudyData:
         out = []
         for n in self.nodes:
             if n.kind == "cka" and n.name in self.markers:
-                if (bad := _non_finite(self.markers[n.name].result)) is not None:
+                if (bad := non_finite(self.markers[n.name].result)) is not None:
                     raise self.damaged(
                         n, f"a number that is not finite, {bad}, which a CKA node never writes"
                     )
@@ -372,7 +372,7 @@ def _read_record(study_dir: Path, name: str):
         ) from None
 
 
-def _non_finite(value: Any, where: str = "") -> str | None:
+def non_finite(value: Any, where: str = "") -> str | None:
     """The first number of a JSON value that is not finite ("ratio[2] is inf", "low_layers.low_ci[0] is
     nan"), or None."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -380,7 +380,7 @@ def _non_finite(value: Any, where: str = "") -> str | None:
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for key, item in items:
         inner = f"{where}[{key}]" if isinstance(key, int) else f"{where}.{key}" if where else str(key)
-        if (bad := _non_finite(item, inner)) is not None:
+        if (bad := non_finite(item, inner)) is not None:
             return bad
     return None
 
