@@ -70,6 +70,15 @@ def test_csv_and_jsonl_read_the_same_runs(tmp_path):
         (HEADER + "0,0.4,,1e6,2e7,,nan,3.5,\n", "ladder.csv:2: column seed must be an integer, got 'nan'"),
         (HEADER + "0,0.4,,1e6,2e7,,inf,3.5,\n", "ladder.csv:2: column seed must be an integer, got 'inf'"),
         (HEADER + "0,0.4,,1e6,2e7,,0,,\n", "column val/mlm15 is empty"),
+        (  # a diverged run's loss was fitted as a measurement
+            HEADER + "0,0.4,,1e6,2e7,,0,nan,\n",
+            r"ladder.csv:2: column val/mlm15 must be a finite number, got 'nan'; leave out the row of a run that "
+            r"diverged \(its loss is not finite\)",
+        ),
+        (
+            HEADER + "0,0.4,,inf,2e7,,0,3.5,\n",
+            "ladder.csv:2: column params must be a finite number, got 'inf'",
+        ),
         (
             HEADER + "0.5,,,1e6,2e7,,0,3.5,\n",
             "ladder.csv:2: clm_share 0.5 leaves an MLM stage: give its mask_ratio",

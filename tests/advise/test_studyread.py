@@ -161,3 +161,18 @@ def test_runs_not_finished_are_named_in_a_note(tmp_path):
         f"1 pretraining run of {study} not finished (pretrain/clm): advised without it; finish the study "
         "(`encoderlab study run`) for the whole ladder"
     ]
+@pytest.mark.parametrize("last", ["null", "NaN"])
+def test_a_run_whose_last_metric_is_not_finite_is_left_out_with_a_note(tmp_path, last):
+    """A diverged run's last held-out loss is null in metrics.jsonl (NaN in a file edited by hand): it was
+    skipped, and the run's earlier evaluation advised on as its final loss, without a word."""
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    _pretrain(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0)
+    graph = [{"name": "pretrain/mlm40", "key": "a" * 64}, {"name": "pretrain/clm", "key": "b" * 64}]
+    (study / "graph.json").write_text(json.dumps(graph))
+    metrics = next(study.glob("nodes/pretrain/pretrain_mlm40-*/run/metrics.jsonl"))
+    lines = metrics.read_text().splitlines()[:-1]  # without the torn last line
+    metrics.write_text("\n".join([*lines, f'{{"step": 21, "val/mlm15": {last}}}']) + "\n")
+    runs, notes = read_study(study, "val/mlm15")
+    assert [o.value for o in runs] == [5.0]
+    assert notes == ["pretrain/mlm40: its last val/mlm15 (step 21) is not finite, so it diverged: left out"]

@@ -140,6 +140,12 @@ ARGUMENT_CASES = [
         "advise {w}/ladder_seed_nan.csv --target-flops 1e19 --out {w}/a",
         r"ladder_seed_nan.csv:3: column seed must be an integer, got 'nan'$",
     ),
+    (  # was fitted as a measurement
+        "advise-row-loss-nan",
+        "advise {w}/ladder_loss_nan.csv --target-flops 1e19 --out {w}/a",
+        r"ladder_loss_nan.csv:3: column val/mlm15 must be a finite number, got 'nan'; leave out the row of a "
+        r"run that diverged \(its loss is not finite\)$",
+    ),
     (
         "advise-row-extra-value",
         "advise {w}/ladder_extra.csv --target-flops 1e19 --out {w}/a",

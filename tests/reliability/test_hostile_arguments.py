@@ -188,6 +188,10 @@ def _prepared_and_ladder(root: Path, tok) -> None:
     lines[2] = ",".join([*cells[:4], "nan", *cells[5:]])  # an empty seed cell a spreadsheet wrote as NaN
     (root / "ladder_seed_nan.csv").write_text("\n".join(lines) + "\n")
     lines = (root / "ladder.csv").read_text().splitlines()
+    cells, at = lines[2].split(","), lines[0].split(",").index("val/mlm15")
+    lines[2] = ",".join([*cells[:at], "nan", *cells[at + 1 :]])  # a diverged run's loss
+    (root / "ladder_loss_nan.csv").write_text("\n".join(lines) + "\n")
+    lines = (root / "ladder.csv").read_text().splitlines()
     cells = lines[2].split(",")
     lines[2] = ",".join([*cells[:4], "x" * 200_000, *cells[5:]])  # past csv's 128 KiB field limit
     (root / "ladder_huge.csv").write_text("\n".join(lines) + "\n")

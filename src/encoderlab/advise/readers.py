@@ -48,6 +48,11 @@ def _number(raw, column: str, where: str, *, optional: bool = False, integer: bo
         if not math.isfinite(value) or value != int(value):  # int() of nan or inf raises
             raise UserError(f"{where}: column {column} must be an integer, got {raw!r}")
         return int(value)
+    if not math.isfinite(value):  # a diverged run's NaN loss was fitted as a measurement
+        raise UserError(
+            f"{where}: column {column} must be a finite number, got {raw!r}; leave out the row of a run that "
+            "diverged (its loss is not finite)"
+        )
     return value
 
 

@@ -19,6 +19,7 @@ the study's pretraining runs not finished yet.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +149,17 @@ def metric_of(name: str) -> Metric:
     return KNOWN_METRICS.get(name) or Metric(name=name, better="lower")
 
 
+def _diverged(records: list[dict], metric: str) -> str | None:
+    """Why a run leaves the ladder when its last logged `metric` is not finite (a diverged model's held-out
+    loss: null in metrics.jsonl, NaN in a file written by hand), else None. Such nulls were skipped, and the
+    value of an earlier evaluation advised on as the run's."""
+    last = next((r for r in reversed(records) if metric in r), None)
+    value = None if last is None else last[metric]
+    if last is None or not (value is None or (isinstance(value, float) and not math.isfinite(value))):
+        return None
+    return f"its last {metric} (step {last.get('step', '?')}) is not finite, so it diverged: left out"
+
+
 def _value(node: _Node, nodes: dict[str, _Node], records: list[dict], metric: str) -> float:
     if metric.startswith(FINETUNE):
         value = _finetune_score(nodes, node.name, metric[len(FINETUNE) :])
@@ -187,6 +199,9 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
             )
             continue
         records = _records(node.folder / "run" / "metrics.jsonl")
+        if not metric.startswith(FINETUNE) and (why := _diverged(records, metric)) is not None:
+            notes.append(f"{node.name}: {why}")
+            continue
         flops = [r["flops"] for r in records if isinstance(r.get("flops"), (int, float))]
         runs.append(
             Observation(
