@@ -22,8 +22,9 @@ Of its 11 tasks, these are on the hub with a known schema, all from BigBio:
     usual AnatEM NER benchmark does (one "Anatomy" type); how paper 2 read AnatEM is not stated [U];
   * GAD (`bigbio/gad`, config gad_blurb_bigbio_text: text, labels ["0"] or ["1"]);
   * HoC (`bigbio/hallmarks_of_cancer`, config hallmarks_of_cancer_source: text, a list of the 11
-    hallmark names with "none"), multi-label over the 10 hallmarks as BCM builds it from
-    `qanastek/HoC` (an abstract labelled "none" has no label).
+    hallmark names with "none"; a row is a sentence), multi-label over the 10 hallmarks as BCM builds
+    it from `qanastek/HoC`, whose rows are sentences too: one example per row (a row labelled "none"
+    has no label).
   * ChemProt (`bigbio/chemprot`, config chemprot_shared_task_eval_source: abstracts with chemical and
     gene mentions and the gold relations of the 5 evaluated groups). BCM reads BLUE's TSV files; we
     build the same examples from the abstracts as BLUE's converter does (`chemprot_pairs`): every
