@@ -88,9 +88,17 @@ def json_safe(value):
     return value
 
 
+def json_text(data: Any, **kwargs: Any) -> str:
+    """`data` as strict JSON (`json.dumps` with `kwargs`): non-finite numbers as null (`json_safe`), and
+    `allow_nan=False`, so one `json_safe` does not reach fails loudly instead of writing a bare `NaN` or
+    `Infinity`, which jq, JavaScript and strict readers refuse. Every JSON and JSON-lines file encoderlab
+    writes goes through here (a line: one `json_text` of a record plus "\n"); hashes do not."""
+    return json.dumps(json_safe(data), allow_nan=False, **kwargs)
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
-    """`write_text_atomic` of `data` as indented JSON with sorted keys."""
-    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
+    """`write_text_atomic` of `data` as strict indented JSON (`json_text`) with sorted keys."""
+    write_text_atomic(path, json_text(data, indent=1, sort_keys=True))
 
 
 def write_csv_atomic(
@@ -229,8 +237,9 @@ def cached_arrays(path: Path | None, compute: Any, what: str = "cache") -> dict:
 
 
 def print_json(result: Any, out: Path | None = None) -> None:
-    """Print `result` as indented JSON and, with `out`, also write it there (its folder created)."""
-    text = json.dumps(result, indent=2)
+    """Print `result` as strict indented JSON (`json_text`) and, with `out`, also write it there (its
+    folder created)."""
+    text = json_text(result, indent=2)
     if out is not None:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         write_text_atomic(Path(out), text + "\n")

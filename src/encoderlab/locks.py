@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from encoderlab import jsonlines
+from encoderlab.atomic import json_text
 from encoderlab.errors import UserError
 
 
@@ -98,7 +99,7 @@ def folder_lock(lock: Path, what: str, use: Path | None = None, *, other_out: bo
         if pid.isdigit() and not _pid_alive(int(pid)):
             stale.unlink(missing_ok=True)
     tmp = lock.with_name(f"{lock.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(me))
+    tmp.write_text(json_text(me))
     try:
         with one_at_a_time(lock.parent):  # a stale holder read here is still the holder when it is removed
             for _ in range(3):

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
 from encoderlab import jsonlines
-from encoderlab.atomic import write_text_atomic
+from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.errors import UserError
 
 MARKER = ".encoderlab.json"
@@ -161,7 +160,7 @@ def create_output(path: Path | str, kind: str) -> Path:
 
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         write_text_atomic(
-            path / MARKER, json.dumps({"kind": kind, "version": __version__, "created": stamp}) + "\n"
+            path / MARKER, json_text({"kind": kind, "version": __version__, "created": stamp}) + "\n"
         )
     return path
 

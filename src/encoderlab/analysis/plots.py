@@ -12,7 +12,6 @@ scores are the evaluation metric in percent (0-100, as `encoderlab.eval.metrics`
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,12 +21,12 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from encoderlab.atomic import json_safe, savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
+from encoderlab.atomic import json_text, savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
 
 
 def write_json(value, path: Path) -> None:
     """`value` as strict JSON at `path` (non-finite numbers as null; anything else not JSON as its str)."""
-    write_text_atomic(path, json.dumps(json_safe(value), indent=1, default=str, allow_nan=False))
+    write_text_atomic(path, json_text(value, indent=1, default=str))
 
 
 def save_table(rows: Sequence[dict], stem: Path) -> None:

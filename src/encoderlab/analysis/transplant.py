@@ -38,7 +38,6 @@ all layers (finer than the paper's table).
 from __future__ import annotations
 
 import copy
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,7 +46,7 @@ from typing import Literal
 import numpy as np
 from tqdm.auto import tqdm
 
-from encoderlab.atomic import write_text_atomic
+from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
@@ -200,7 +199,7 @@ def save_transplant(
     model = transplant(a, b, spec)
     save_model_folder(model, out, tokenizer=tokenizer)
     record = {"spec": to_dict(spec), "description": spec.describe(), "sources": sources or {}}
-    write_text_atomic(Path(out) / "transplant.json", json.dumps(record, indent=2))
+    write_text_atomic(Path(out) / "transplant.json", json_text(record, indent=2))
     return Path(out)
 
 

@@ -38,7 +38,7 @@ from typing import Annotated
 
 import tyro
 
-from encoderlab.atomic import print_json
+from encoderlab.atomic import json_text, print_json
 from encoderlab.data.hub import import_datasets
 from encoderlab.data.sources import SourceConfig, describe, iter_documents, parse_source
 from encoderlab.errors import UserError
@@ -229,7 +229,7 @@ def _corpus_jsonl(source: SourceConfig, work: Path, repeat: int) -> tuple[Path, 
     with open(path, "w", encoding="utf-8") as f:
         for r in range(repeat):
             for doc in iter_documents(source, on_error="refuse"):
-                f.write(json.dumps({"id": f"{doc.id}#{r}", "text": doc.text}) + "\n")
+                f.write(json_text({"id": f"{doc.id}#{r}", "text": doc.text}) + "\n")
                 docs += 1
     if not docs:  # was found by the tokenizer's training, which named the copy in the work folder
         raise UserError(f"--source {source.location} has no non-empty document; check --source")
@@ -461,4 +461,4 @@ if __name__ == "__main__":  # one isolated measurement: kind corpus tokenizer wo
         "datasets_1proc": lambda: _measure_datasets(corpus_arg, tok_arg, work_arg, num_proc=None),
         "tokenizer_floor": lambda: _measure_floor(corpus_arg, tok_arg),
     }[kind]
-    print(json.dumps(measure()))
+    print(json_text(measure()))

@@ -399,6 +399,7 @@ def table_row(name: str, result: dict) -> str:
     """One Markdown row of the `bench train` result `name` ("-" where it has no such number)."""
     c, ours, hf = result["config"], result["encoderlab"], result.get("transformers")
     memory = f"{ours['peak_memory_mib'] / 1024:.1f}" if "peak_memory_mib" in ours else "-"
+    mfu = "-" if ours["mfu"] is None else f"{ours['mfu']:.1%}"  # null: not a number when measured
     compiled = "no"
     if c["compile"]:
         knobs = c.get("inductor_env") or {}
@@ -407,7 +408,7 @@ def table_row(name: str, result: dict) -> str:
     # results saved before --doc-len existed ran the synthetic source's 48-token documents
     return (
         f"| {name} | {c['size']} | {c['objective']} | {c['batch']} | {c['seq_len']} | {c.get('doc_len', 48)} | "
-        f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {ours['mfu']:.1%} | {memory} | {reference} |"
+        f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {mfu} | {memory} | {reference} |"
     )
 
 

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import Annotated, Literal
 
 import tyro
 
+from encoderlab.atomic import json_text
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.data.sources import parse_source
 from encoderlab.errors import UserError
@@ -119,7 +119,7 @@ def prepare(
         max_docs=max_docs,
     )
     written = run(cfg, out, shard=part, workers=workers, checkpoint_every=checkpoint_every)
-    print(json.dumps({"out": str(written), **_summary(read_meta(written))}))
+    print(json_text({"out": str(written), **_summary(read_meta(written))}))
 
 
 def merge(out: Path, delete_parts: bool = False) -> None:
@@ -134,7 +134,7 @@ def merge(out: Path, delete_parts: bool = False) -> None:
 
     _log_to_stderr()
     merged = run(out, delete_parts=delete_parts)
-    print(json.dumps({"out": str(out), **_summary(read_meta(merged))}))
+    print(json_text({"out": str(out), **_summary(read_meta(merged))}))
 
 
 def _summary(meta: dict) -> dict:
@@ -193,7 +193,7 @@ def inspect(
             f"--rows {rows}: the {split} split of {path} holds {reader.rows_per_epoch:,} rows of --seq-len "
             f"{seq_len} ({reader.n_tokens:,} tokens); pass --rows {reader.rows_per_epoch} or fewer"
         )
-    print(json.dumps(_summary(reader.meta), indent=1))
+    print(json_text(_summary(reader.meta), indent=1))
     tok = load_tokenizer(path)
     for r in range(rows):
         if r % chunk == 0:

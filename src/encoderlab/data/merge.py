@@ -18,7 +18,6 @@ A merge that is interrupted leaves `OUT.tmp` and starts that copy over when run 
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import re
 import shutil
@@ -27,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encoderlab.atomic import replace_folder
+from encoderlab.atomic import json_text, replace_folder
 from encoderlab.data.freshness import as_read, held_commit, held_revisions, identity_as_read, source_change
 from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
@@ -240,7 +239,7 @@ def _merge_locked(out: Path, parts: list[Path], metas: list[dict], recipe: dict)
         splits = {s: w.finish() for s, w in writers.items()}
         meta = _merged_meta(metas, recipe, splits, time.perf_counter() - start)
         meta["split_files"] = {s: w.files() for s, w in writers.items()}
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        (tmp / "meta.json").write_text(json_text(meta, indent=2))
         if out.exists():  # empty but for outdir's marker (check_target)
             (out / MARKER).unlink(missing_ok=True)
         replace_folder(tmp, out)  # POSIX rename: replaces an empty folder, fails on anything more

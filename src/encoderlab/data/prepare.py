@@ -60,7 +60,7 @@ from typing import Literal
 import numpy as np
 
 from encoderlab import jsonlines, outdir
-from encoderlab.atomic import replace_folder, write_json_atomic
+from encoderlab.atomic import json_text, replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode, freshness
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
@@ -344,7 +344,7 @@ def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
             recipe=job.recipe, tokenizer={"source": job.cfg.tokenizer, "hash": job.recipe["tokenizer_hash"]}
         )
         meta["decontamination"].update(not_fetched=not_fetched)
-        (tmp / "meta.json").write_text(json.dumps(meta, indent=2))
+        (tmp / "meta.json").write_text(json_text(meta, indent=2))
         (tmp / PROGRESS).unlink(missing_ok=True)
         if out.exists():  # empty but for outdir's marker (check_target)
             (out / MARKER).unlink(missing_ok=True)

@@ -18,12 +18,11 @@ missing or half-written file.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 from encoderlab import jsonlines
-from encoderlab.atomic import write_text_atomic
+from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.eval.families import family_ops
 from encoderlab.eval.spec import Task
 
@@ -36,7 +35,7 @@ def predictions_path(task: str, model: str, signature: str, lr: float, seed: int
 
 
 def write_predictions(out: Path, relative: Path, predictions: dict[str, list[dict]]) -> None:
-    lines = [json.dumps({"split": split, **p}) for split, rows in predictions.items() for p in rows]
+    lines = [json_text({"split": split, **p}) for split, rows in predictions.items() for p in rows]
     path = Path(out) / relative
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, "".join(line + "\n" for line in lines))

@@ -35,7 +35,7 @@ import torch
 from tqdm.auto import tqdm
 
 from encoderlab import jsonlines
-from encoderlab.atomic import write_text_atomic
+from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.config import decay_flips_weights, from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
@@ -126,7 +126,7 @@ class ResultsStore:
     def add(self, rec: EvalRecord) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps(to_dict(rec), sort_keys=True) + "\n")
+            f.write(json_text(to_dict(rec), sort_keys=True) + "\n")
             f.flush()
             os.fsync(f.fileno())
         self.records[self.key(rec.model, rec.task, rec.task_signature, rec.lr, rec.seed)] = rec
@@ -477,5 +477,5 @@ def summary_markdown(summary: ModelSummary) -> str:
 
 
 def write_summary(summary: ModelSummary, out: Path) -> None:
-    write_text_atomic(out / SUMMARY_JSON, json.dumps(to_dict(summary), indent=2))
+    write_text_atomic(out / SUMMARY_JSON, json_text(to_dict(summary), indent=2))
     write_text_atomic(out / SUMMARY_MD, summary_markdown(summary))

@@ -90,8 +90,8 @@ class EvalRecord:
     """Path of the saved test predictions, relative to the results folder (`eval/predictions.py`)."""
     best_epoch: int | None = None
     """The epoch whose weights were tested, for tasks that select the best epoch (paper 2)."""
-    val_by_epoch: list[float] = field(default_factory=list)
-    """The headline metric on validation after every epoch, for those tasks."""
+    val_by_epoch: list[float | None] = field(default_factory=list)
+    """The headline metric on validation after every epoch, for those tasks (null where it was not a number)."""
     pooling: str = ""
     """How the head pooled (sc, ir: `mean`, `first`, `late`, `last`; empty for the other families and
     in records written before it was kept), after a `model` pooling was resolved for this model."""

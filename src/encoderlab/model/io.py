@@ -22,7 +22,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
-from encoderlab.atomic import atomic_folder
+from encoderlab.atomic import atomic_folder, json_text
 from encoderlab.config import from_dict
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.attention import resolve_attn_impl
@@ -68,7 +68,7 @@ def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
     state = {k: v.detach().cpu().contiguous() for k, v in state.items()}
     with atomic_folder(path, replace=True) as tmp:
         save_file(state, str(tmp / "model.safetensors"), metadata={"format": FORMAT})
-        (tmp / "config.json").write_text(json.dumps(meta, indent=2))
+        (tmp / "config.json").write_text(json_text(meta, indent=2))
         if tokenizer is not None:
             tokenizer.save_pretrained(str(tmp))
     return Path(path)

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab import jsonlines
+from encoderlab.atomic import json_text
 from encoderlab.config import to_dict
 from encoderlab.jsonlines import lines_until_step
 
@@ -185,7 +186,7 @@ def seed_branch(run_dir: Path, base_dir: Path, step: int, cfg: RunConfig) -> Non
             shutil.copytree(source, tmp, dirs_exist_ok=True, copy_function=_link_or_copy)
             state = jsonlines.loads((tmp / "state.json").read_text())
             os.unlink(tmp / "state.json")  # a link would rewrite the base's file too
-            (tmp / "state.json").write_text(json.dumps({**state, "config": to_dict(cfg)}, indent=2))
+            (tmp / "state.json").write_text(json_text({**state, "config": to_dict(cfg)}, indent=2))
     save_yaml(cfg, run_dir / "config.yaml")
 
 

@@ -160,7 +160,7 @@ class StudyData:
     @property
     def cka(self) -> list[CkaResult]:
         """Every finished CKA analysis; a number in one that is not finite is refused: the node writes null
-        there (`analysis.plots.json_safe`), so NaN or inf was edited in, and read, it decided the claim."""
+        there (`atomic.json_safe`), so NaN or inf was edited in, and read, it decided the claim."""
         out = []
         for n in self.nodes:
             if n.kind == "cka" and n.name in self.markers:

@@ -335,7 +335,8 @@ def run_cka(ctx: NodeContext) -> dict:
     from encoderlab.analysis.cka import compare, low_layer_summary
     from encoderlab.analysis.features import Encoding, analysis_length
     from encoderlab.analysis.inputs import load_model, read_texts
-    from encoderlab.analysis.plots import json_safe, write_json
+    from encoderlab.analysis.plots import write_json
+    from encoderlab.atomic import json_safe
 
     node = CkaNode.of(ctx.node)
     cfg = node.analysis

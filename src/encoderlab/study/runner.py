@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import multiprocessing
 import os
 import re
@@ -56,7 +55,7 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from encoderlab import jsonlines
-from encoderlab.atomic import write_json_atomic, write_text_atomic
+from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
@@ -173,7 +172,7 @@ def compute_records(study_dir: Path, graph: Iterable[Node]) -> list[dict]:
 
 def _write_compute(study_dir: Path, records: list[dict]) -> None:
     write_text_atomic(
-        study_dir / "compute.jsonl", "".join(json.dumps(r, sort_keys=True) + "\n" for r in records)
+        study_dir / "compute.jsonl", "".join(json_text(r, sort_keys=True) + "\n" for r in records)
     )
 
 

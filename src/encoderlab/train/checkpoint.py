@@ -24,7 +24,6 @@ A checkpoint in the old layout (`train_state/` folder) is refused with one line,
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -35,7 +34,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file, save_file
 
 from encoderlab import jsonlines
-from encoderlab.atomic import atomic_folder
+from encoderlab.atomic import atomic_folder, json_text
 from encoderlab.errors import UserError
 from encoderlab.model.config import SHAPE_FIELDS
 from encoderlab.model.io import save_model_folder
@@ -87,7 +86,7 @@ def save_checkpoint(
             flat["rng/cuda"] = torch.cuda.get_rng_state()
         save_file({k: v.detach().cpu().contiguous() for k, v in flat.items()}, str(tmp / TRAIN_STATE))
         state = {"progress": progress.__dict__, **meta}
-        (tmp / "state.json").write_text(json.dumps(state, indent=2))
+        (tmp / "state.json").write_text(json_text(state, indent=2))
     return final
 
 

@@ -16,11 +16,10 @@ bare `NaN`, which is no JSON, and jq, JavaScript and other strict readers refuse
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Protocol
 
-from encoderlab.atomic import json_safe, write_text_atomic
+from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import lines_until_step
 
@@ -52,7 +51,7 @@ class JsonlSink:
             write_text_atomic(self._path, "".join(ln + "\n" for ln in kept))
 
     def log(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(json_safe(record), allow_nan=False) + "\n")
+        self._file.write(json_text(record) + "\n")
         self._file.flush()
 
     def rewind(self, step: int) -> None:

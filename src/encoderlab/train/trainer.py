@@ -20,7 +20,6 @@ Design
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -31,7 +30,7 @@ import torch
 from tqdm import tqdm
 
 import encoderlab.train.checkpoint as ckpt
-from encoderlab.atomic import json_safe, write_json_atomic, write_text_atomic
+from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
@@ -201,10 +200,10 @@ class Trainer:
             if self.world.is_main:
                 ckpt.remove_partial(self.run_dir)
                 save_yaml(self.cfg, self.run_dir / "config.yaml")
-                write_text_atomic(self.run_dir / "env.json", json.dumps(environment(), indent=2))
+                write_text_atomic(self.run_dir / "env.json", json_text(environment(), indent=2))
                 if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
                     record = [to_dict(self.train_step.added)]
-                    write_text_atomic(self.run_dir / ADDED_TOKENS, json.dumps(record, indent=2))
+                    write_text_atomic(self.run_dir / ADDED_TOKENS, json_text(record, indent=2))
 
     def _start_state(self, resume: bool) -> Path | None:
         """Load the latest checkpoint (resume) or an `init` checkpoint's optimizer state; the
@@ -402,7 +401,7 @@ class Trainer:
         if self.world.is_main:
             write_json_atomic(
                 self.run_dir / VALIDATION,
-                json_safe({"step": self.progress.step, "tokens": self.progress.tokens, **scores}),
+                {"step": self.progress.step, "tokens": self.progress.tokens, **scores},
             )
         return scores
 

@@ -22,7 +22,6 @@ import contextlib
 import datetime
 import fcntl
 import hashlib
-import json
 import os
 import shutil
 import subprocess
@@ -36,7 +35,7 @@ from tqdm.auto import tqdm
 
 import encoderlab
 from encoderlab import jsonlines
-from encoderlab.atomic import atomic_folder
+from encoderlab.atomic import atomic_folder, json_text
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
 from encoderlab.errors import UserError, did_you_mean
@@ -411,9 +410,7 @@ def fetch_one(name: str) -> tuple[Path, bool]:
         # replaced: an incomplete or outdated build; a leftover .tmp of an interrupted one is restarted
         with atomic_folder(final, replace=True, tmp=root / f".{name}.tmp", tmp_is_ours=True) as tmp:
             stats = _build(spec, tmp)
-            (tmp / MANIFEST).write_text(
-                json.dumps(_manifest(spec, stats, _folder_size(tmp)), indent=2) + "\n"
-            )
+            (tmp / MANIFEST).write_text(json_text(_manifest(spec, stats, _folder_size(tmp)), indent=2) + "\n")
     return final, True
 
 

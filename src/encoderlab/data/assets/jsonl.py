@@ -15,6 +15,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from encoderlab.atomic import json_text
+
 
 def write_jsonl(records: Iterable[dict], path: Path, *, desc: str = "") -> dict[str, Any]:
     """Write records to `path`; returns {"documents", "chars", **whatever the generator returned}."""
@@ -30,7 +32,7 @@ def write_jsonl(records: Iterable[dict], path: Path, *, desc: str = "") -> dict[
                 extra = stop.value or {}
                 break
             _check(rec, ids)
-            f.write(json.dumps(rec, ensure_ascii=False) + "\n")
+            f.write(json_text(rec, ensure_ascii=False) + "\n")
             chars += len(rec["text"])
             bar.update()
     return {"documents": len(ids), "chars": chars, **extra}
