@@ -161,6 +161,8 @@ def test_runs_not_finished_are_named_in_a_note(tmp_path):
         f"1 pretraining run of {study} not finished (pretrain/clm): advised without it; finish the study "
         "(`encoderlab study run`) for the whole ladder"
     ]
+
+
 @pytest.mark.parametrize("last", ["null", "NaN"])
 def test_a_run_whose_last_metric_is_not_finite_is_left_out_with_a_note(tmp_path, last):
     """A diverged run's last held-out loss is null in metrics.jsonl (NaN in a file edited by hand): it was
