@@ -64,15 +64,15 @@ def test_an_epoch_task_validates_every_epoch_at_a_floor_per_step(capsys):
     of ~40 tokens (~8 s of FLOPs a run, 245 s at ModernBERT-base's 50 ms x 22 / 12 layers a step),
     validation (535, 9 batches) after each epoch, the test (534, 9 batches) once. It may stop early
     (patience 3): the plan says so, and prints no "at most" (the floor is no upper bound)."""
-    from encoderlab.study.evalcost import eval_cost
+    from encoderlab.study.evalcost import Evaluated, eval_cost
 
     spec = get_study("paper2-detour", "gpu-210m")
     plan, graph = _planned(spec)
     gad = [n for n in graph if n.kind == "eval" and n.config["task"] == "biomed-gad"]
-    models = {r.model: (r.params, r.layers) for r in plan.runs}
+    models = {r.model: Evaluated(r.params, r.layers, r.positions) for r in plan.runs}
     steps = 10 * math.ceil(4261 / 16)
     start = (START_MODEL_PARAMS["answerdotai/ModernBERT-base"], 22)
-    ns = [models.get(x.config["model"]) or start for x in gad]
+    ns = [models[x.config["model"]][:2] if x.config["model"] in models else start for x in gad]
     seconds = sum(_seconds(n, k, steps, steps * 16 * 40, 10 * 9 + 9, (10 * 535 + 534) * 40) for n, k in ns)
     cost = eval_cost(gad, models)
     assert cost.runs == len(gad) == 35 and cost.steps == 35 * steps and cost.early_stop
@@ -209,3 +209,33 @@ def test_a_cpu_scale_plan_shows_seconds_or_minutes_not_tenths_of_hours(capsys):
     assert any(line.startswith("evaluation: ~") and line.split()[2] == "GPU-minutes" for line in lines)
     runs = [line.split() for line in lines if line.startswith(("mlm40/s0 ", "clm-12k "))]
     assert [run[5] for run in runs] == ["<0.01", "<0.01"]  # its GPU-h
+
+
+def test_a_task_of_no_max_length_counts_its_texts_at_the_models_context():
+    """Paper 1's tasks take the evaluated model's context (`max_length` None: 0.99 x its positions,
+    `Task.for_model`): MLDR's ~3.3k-token documents were counted whole, though paper1-pfs's models (from
+    scratch at 2,048 positions) read 2,028 tokens of each, and MiniLM (512 positions) 507."""
+    import dataclasses
+
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.study.evalcost import MLDR_DOC_TOKENS, Evaluated, eval_cost, node_work, task_size
+    from encoderlab.study.nodeconfig import EvalNode
+
+    plan, graph = _planned(get_study("paper1-pfs", "gpu-210m"))
+    assert {r.positions for r in plan.runs} == {2048}
+    mldr = [n for n in graph if n.kind == "eval" and n.config["task"] == "paper-mldr"]
+    task, size = task_size("paper-mldr")
+    assert TASKS["paper-mldr"].max_length is None and task.finetune.select == "last"
+    assert MLDR_DOC_TOKENS > 2028
+    texts = size.val + size.test  # validated once, tested once
+    cfg = EvalNode.of(mldr[0])
+    assert node_work(cfg, task, size, positions=2048).scored == texts * 2028
+    assert node_work(cfg, task, size).scored == texts * MLDR_DOC_TOKENS  # positions unknown: uncapped
+    assert node_work(cfg, task, size, positions=512).scored == texts * 507
+    models = {r.model: Evaluated(r.params, r.layers, r.positions) for r in plan.runs}
+    whole = {m: e._replace(positions=None) for m, e in models.items()}
+    assert eval_cost(mldr, models).gpu_hours < 0.7 * eval_cost(mldr, whole).gpu_hours
+    as_is = dataclasses.replace(mldr[0], config={**mldr[0].config, "source": "minilm"})
+    minilm = eval_cost([as_is], {})  # a start model evaluated as is: its positions from `scales`
+    work = node_work(EvalNode.of(as_is), task, size, positions=512)
+    assert minilm.gpu_hours == pytest.approx(work.seconds(22.7e6, 6) / 3600)

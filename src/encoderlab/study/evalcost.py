@@ -10,8 +10,10 @@ step and scoring batch taking at least a floor (below); the parameters and layer
 (the plan's run, or `scales.START_MODEL_PARAMS` and `START_MODEL_LAYERS`).
 
 Tokens come from `TASK_SIZES` (`builtin_sizes()`), the built-in tasks' split sizes and tokens per example,
-each with its source; a task read from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example (at most its
-`max_length`). A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, and a pocket
+each with its source; a task read from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example. Every
+text counts at most its task's `max_length`, or, for a task of none (paper 1's, the model's context), 0.99 x
+the evaluated model's positions (`Task.for_model`: the plan's run's, `scales.START_MODEL_POSITIONS`), so
+MLDR's ~3.3k-token documents count ~2,028 tokens on a model of 2,048 positions. A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, and a pocket
 task counted at its max length pads less in practice, so the plan says so; a task whose size or model is
 unknown is named as not counted.
 
@@ -44,10 +46,10 @@ import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab.study.graph import Node
-from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS
+from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
 
 if TYPE_CHECKING:
     from encoderlab.study.nodeconfig import EvalNode
@@ -297,29 +299,41 @@ def hours_text(hours: float) -> str:
     return f"{seconds:.2g} GPU-seconds" if seconds < 10 else f"{seconds:.0f} GPU-seconds"
 
 
+class Evaluated(NamedTuple):
+    """What an evaluated model's cost depends on (None: unknown)."""
+
+    params: float | None
+    layers: int | None
+    positions: int | None = None
+    """The longest input it takes: a task of no `max_length` reads 0.99 x it per text (`Task.for_model`)."""
+
+
 def with_evaluation(plan: StudyPlan, nodes: Iterable[Node]) -> StudyPlan:
     """`plan` with the cost of the eval nodes among `nodes` (the study's graph, `graph.build_graph`)."""
-    models = {r.model: (r.params, r.layers) for r in plan.runs}
+    models = {r.model: Evaluated(r.params, r.layers, r.positions) for r in plan.runs}
     return dataclasses.replace(plan, evaluation=eval_cost(nodes, models))
 
 
-def eval_cost(nodes: Iterable[Node], models: dict[str, tuple[float | None, int | None]]) -> EvalCost:
-    """The GPU-hours of the eval nodes among `nodes`; `models`: model id -> its parameters and layers
-    (the plan's runs; None: unknown)."""
+def eval_cost(nodes: Iterable[Node], models: dict[str, Evaluated]) -> EvalCost:
+    """The GPU-hours of the eval nodes among `nodes`; `models`: model id -> what its cost depends on
+    (the plan's runs)."""
     seconds, runs, steps, missing, sizes = 0.0, 0, 0, set(), {}
     early = at_max = False
     for cfg, nodes_alike in _grid_cells(nodes):
-        n, layers = (
-            models.get(cfg.model, (None, None))
-            if cfg.source is None
-            else (START_MODEL_PARAMS.get(cfg.source), START_MODEL_LAYERS.get(cfg.source))
+        src = cfg.source
+        n, layers, positions = (
+            models.get(cfg.model, Evaluated(None, None))
+            if src is None
+            else Evaluated(
+                START_MODEL_PARAMS.get(src), START_MODEL_LAYERS.get(src), START_MODEL_POSITIONS.get(src)
+            )
         )
         if cfg.task not in sizes:
             sizes[cfg.task] = task_size(cfg.task)
         if n is None or layers is None or sizes[cfg.task] is None:
             missing.add(cfg.task)
             continue
-        work = node_work(cfg, *sizes[cfg.task])
+        work = node_work(cfg, *sizes[cfg.task], positions=positions)
         seconds += nodes_alike * work.seconds(n, layers)
         runs += nodes_alike * (cfg.trained_by is None)
         steps += nodes_alike * work.steps
@@ -383,17 +397,23 @@ class NodeWork:
         return train + max(2 * params * self.scored / GPU_FLOPS, self.batches * FORWARD_FLOOR_S * scale)
 
 
-def node_work(cfg, task, size: TaskSize) -> NodeWork:
-    """What one eval node trains on and scores (`NodeWork`)."""
+def node_work(cfg, task, size: TaskSize, positions: int | None = None) -> NodeWork:
+    """What one eval node trains on and scores (`NodeWork`), each text at most the task's `max_length`,
+    or for a task of none, the length it runs at on a model of `positions` (None: unknown, uncapped)."""
     from encoderlab.eval.batching import EVAL_BATCH
 
     ft = task.finetune
     steps = cfg.max_steps if cfg.max_steps is not None else ft.total_steps(max(size.train, 1))
     pair = 2 if task.family == "ir" else 1  # a query and its document
-    tokens = size.tokens if size.tokens is not None else pair * (task.max_length or 0)
-    if task.max_length is not None:
-        tokens = min(tokens, pair * task.max_length)
+    length = (
+        task.max_length
+        if task.max_length is not None or positions is None
+        else task.for_model(positions).max_length
+    )
+    tokens = size.tokens if size.tokens is not None else pair * (length or 0)
     per_text = size.eval_tokens or (tokens / pair)
+    if length is not None:
+        tokens, per_text = min(tokens, pair * length), min(per_text, length)
     at_max = size.tokens is None and size.eval_tokens is None  # inputs padded to their batch's longest only
     per_epoch = math.ceil(size.train / ft.batch_size) if size.train else 0
     trains = cfg.trained_by is None  # else: scores a model another node fine-tuned, its own sets once

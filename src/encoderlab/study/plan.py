@@ -43,7 +43,7 @@ from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
 from encoderlab.study.evalcost import EvalCost
 from encoderlab.study.graph import Node, pretraining
-from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS
+from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -89,6 +89,9 @@ class RunPlan:
     """Parameters of the model trained (None: unknown)."""
     layers: int | None = None
     """Its transformer blocks (None: unknown), which scale its evaluation's per-step floor (`evalcost`)."""
+    positions: int | None = None
+    """The longest input its model takes (None: unknown), which caps the tokens an evaluation task of no
+    `max_length` reads per text (`evalcost`)."""
     gpu_hours: float | None
     """6 N D at 40% of an H100's peak over the steps it trains itself (None: parameters unknown)."""
     branch: str = ""
@@ -189,14 +192,18 @@ def plan_study(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[N
     for p in pretraining(spec):
         if p.config is None:
             continue
-        params, layers = (
-            size_of.get(p.base, (None, None)) if p.base else _size(p.config, spec.dataset(p.run.data))
+        params, layers, positions = (
+            size_of.get(p.base, (None, None, None)) if p.base else _size(p.config, spec.dataset(p.run.data))
         )
-        size_of[p.model] = params, layers
+        size_of[p.model] = params, layers, positions
         corpus = corpora[p.run.data]
         run = _run_plan(p.model, p.run.data, p.config, corpus.unique_tokens, params, p.branch)
         recipe = recipe_text(p.config, p.base)
-        runs.append(dataclasses.replace(run, recipe=recipe, at_least=corpus.at_most, layers=layers))
+        runs.append(
+            dataclasses.replace(
+                run, recipe=recipe, at_least=corpus.at_most, layers=layers, positions=positions
+            )
+        )
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
@@ -266,14 +273,17 @@ def _phase_text(planned) -> str:
     return f"{objective} {planned.steps:,} steps ({schedule}{frozen}{carried})"
 
 
-def _size(cfg, data: DataSpec) -> tuple[float | None, int | None]:
-    """The parameters and transformer blocks of the model a run trains (None: unknown)."""
-    if cfg.model.init:
-        return START_MODEL_PARAMS.get(cfg.model.init), START_MODEL_LAYERS.get(cfg.model.init)
+def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
+    """The parameters, transformer blocks and positions of the model a run trains (None: unknown); a
+    model from scratch has the positions `train.build` gives it for the run's rows."""
+    init = cfg.model.init
+    if init:
+        return START_MODEL_PARAMS.get(init), START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
     from encoderlab.model.config import ModelConfig
+    from encoderlab.train.build import scratch_positions
 
     model = ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size)
-    return float(model.num_params()), model.n_layers
+    return float(model.num_params()), model.n_layers, scratch_positions(cfg.layout.seq_len)
 
 
 def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:

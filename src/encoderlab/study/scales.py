@@ -247,3 +247,12 @@ START_MODEL_LAYERS: dict[str, int] = {
 }
 """Transformer blocks of those start models (their configs' `num_hidden_layers`), which scale an
 evaluation step's floor (`evalcost.STEP_FLOOR_S`)."""
+
+START_MODEL_POSITIONS: dict[str, int] = {
+    "minilm": 512,  # all-MiniLM-L6-v2's learned positions
+    "smollm2-135m": 8192,
+    "answerdotai/ModernBERT-base": 8192,
+    "answerdotai/ModernBERT-large": 8192,
+}
+"""Positions of those start models (their configs' `max_position_embeddings`): an evaluation task of no
+`max_length` truncates its inputs at 0.99 x them (`Task.for_model`), so the cost estimate does too."""
