@@ -132,9 +132,9 @@ class Advice:
     """The recommended method's ranking, best first."""
     reason: str
     curves: tuple[dict, ...]
-    """Figure data: schedule, compute, value, low, high on a compute grid."""
+    """Figure data: schedule, compute, value, low, high on a compute grid (`CURVE_COLUMNS`)."""
     runs: tuple[dict, ...]
-    """Figure data: every run (schedule, N, D, compute, seed, value)."""
+    """Figure data: every run (schedule, N, D, compute, seed, value: `RUN_COLUMNS`)."""
     warnings: tuple[str, ...] = ()
     """What the advice cannot vouch for: a target far past the ladder or below it (`reach_warnings`), seed
     noise from too few runs (`noise_warnings`), a schedule not improving with compute (`trend_warnings`)."""
@@ -426,15 +426,16 @@ def _compute_grid(fits: list[ScheduleFit], target_compute: float) -> np.ndarray:
     return np.geomspace(min(f.rungs.compute.min() for f in fits), 10 * top, 120)
 
 
+CURVE_COLUMNS = ("schedule", "compute", "value", "low", "high")
+"""The columns of `Advice.curves` (`curves.csv`, written with its header when no schedule has a curve)."""
+RUN_COLUMNS = ("schedule", "params", "tokens", "compute", "seed", "value")
+"""The columns of `Advice.runs` (`runs.csv`)."""
+
+
 def _run_row(o) -> dict:
-    return {
-        "schedule": o.schedule.name,
-        "params": o.params,
-        "tokens": o.tokens,
-        "compute": o.compute,
-        "seed": o.seed,
-        "value": o.value,
-    }
+    return dict(
+        zip(RUN_COLUMNS, (o.schedule.name, o.params, o.tokens, o.compute, o.seed, o.value), strict=True)
+    )
 
 
 def _to_metric(values: dict, metric) -> dict:
@@ -466,13 +467,13 @@ def _curve_rows(names, grid, on_grid, metric, interval) -> tuple[dict, ...]:
     low, high = _percentiles(on_grid[:, 1:], metric, interval, axis=1)
     point = metric.from_loss(on_grid[:, 0])
     return tuple(
-        {
-            "schedule": name,
-            "compute": float(c),
-            "value": float(point[i, g]),
-            "low": float(low[i, g]),
-            "high": float(high[i, g]),
-        }
+        dict(
+            zip(
+                CURVE_COLUMNS,
+                (name, float(c), float(point[i, g]), float(low[i, g]), float(high[i, g])),
+                strict=True,
+            )
+        )
         for i, name in enumerate(names)
         for g, c in enumerate(grid)
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from encoderlab.advise.decide import Advice, percent
+from encoderlab.advise.decide import CURVE_COLUMNS, RUN_COLUMNS, Advice, percent
 from encoderlab.atomic import savefig_atomic
 
 _COLUMNS = ("schedule", "curve", "at target", "{:.0%} interval", "P(best)", "largest rung", "P(best) there")
@@ -160,6 +160,6 @@ def plot_advice(advice: Advice, stem: Path) -> Path:
     png = stem.with_suffix(".png")
     savefig_atomic(fig, png, dpi=120)
     plt.close(fig)
-    save_table(list(advice.curves), stem.parent / "curves")
-    save_table(list(advice.runs), stem.parent / "runs")
+    save_table(list(advice.curves), stem.parent / "curves", CURVE_COLUMNS)
+    save_table(list(advice.runs), stem.parent / "runs", RUN_COLUMNS)
     return png

@@ -29,10 +29,11 @@ def write_json(value, path: Path) -> None:
     write_text_atomic(path, json_text(value, indent=1, default=str))
 
 
-def save_table(rows: Sequence[dict], stem: Path) -> None:
-    """Write `rows` as `<stem>.csv` and `<stem>.json` (columns = union of keys, in first-seen order)."""
+def save_table(rows: Sequence[dict], stem: Path, columns: Sequence[str] | None = None) -> None:
+    """Write `rows` as `<stem>.csv` and `<stem>.json`; the CSV's columns are `columns` (a table of fixed
+    columns: its header even with no rows), else the union of the rows' keys in first-seen order."""
     stem.parent.mkdir(parents=True, exist_ok=True)
-    write_csv_atomic(stem.with_suffix(".csv"), rows)
+    write_csv_atomic(stem.with_suffix(".csv"), rows, columns)
     write_json(list(rows), stem.with_suffix(".json"))
 
 

@@ -1,0 +1,42 @@
+"""`advise`'s figure tables keep their header when empty: `curves.csv` of a ladder with no schedule fitted
+(too few rungs: the single-rung ranking) was a bare line break, `analysis.plots.save_table` taking its
+columns from the rows."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from encoderlab.advise.decide import CURVE_COLUMNS, RUN_COLUMNS, advise
+from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
+from encoderlab.advise.predict import Target
+from encoderlab.advise.report import plot_advice
+from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE
+from encoderlab.analysis.plots import save_table
+
+
+def test_an_empty_table_of_given_columns_has_its_header(tmp_path):
+    save_table([], tmp_path / "t", columns=("a", "b"))
+    assert (tmp_path / "t.csv").read_text().splitlines() == ["a,b"]
+    assert json.loads((tmp_path / "t.json").read_text()) == []
+    save_table([{"b": 1, "a": 2}], tmp_path / "t", columns=("a", "b"))
+    assert (tmp_path / "t.csv").read_text().splitlines() == ["a,b", "2,1"]
+
+
+def test_advise_without_curves_writes_the_curves_header(tmp_path):
+    values = {MLM_LIKE: [(3.0, 3.01), (2.6, 2.61)], CLM_LIKE: [(2.9, 2.91), (2.5, 2.52)]}
+    runs = [
+        Observation(schedule=s, params=n, tokens=20 * n, seed=k, value=v)
+        for s, rungs in values.items()
+        for n, seeds in zip((1e7, 2e7), rungs)
+        for k, v in enumerate(seeds)
+    ]
+    adv = advise(Ladder(KNOWN_METRICS["val/mlm15"], tuple(runs)), Target(params=1e8, tokens=2e9), n_boot=20)
+    assert adv.curves == () and adv.method == "single rung"
+    plot_advice(adv, tmp_path / "advise")
+    with (tmp_path / "curves.csv").open(newline="") as fh:
+        assert next(csv.reader(fh)) == list(CURVE_COLUMNS)
+    with (tmp_path / "runs.csv").open(newline="") as fh:
+        table = list(csv.reader(fh))
+    assert table[0] == list(RUN_COLUMNS) and len(table) == 1 + len(runs)
+    assert {tuple(r) for r in adv.runs} == {RUN_COLUMNS}  # the rows' keys are the columns, in order
