@@ -30,6 +30,11 @@ def unread_inputs(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]
     read: set[str] = set()
     for node in pending_nodes(Path(study_dir), nodes):
         _strings(node.config, read)
+    # Exact strings suffice: `nodes` is `build_graph(spec)` of this very spec (pinned first:
+    # `pin_local_starts`), and its configs hold these fields verbatim (a prepare node its `DataSpec`'s
+    # corpus entries and tokenizer, `to_dict`; a pretraining node `model.init` = `run.init`,
+    # `resolve._init_of`; an as-is evaluation or CKA `run.init`), none resolved, globbed or made absolute.
+    # The same path spelt two ways in the spec (`./m`, `m`) is two inputs, each read by its own nodes.
     inputs = [location for location, _, _ in start_ids(spec)] + [c for d in spec.data for c in d.corpus]
     return frozenset(i for i in inputs if i not in read)
 
