@@ -37,16 +37,25 @@ def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str,
     return tuple(out)
 
 
+def _reach(value: float, lo: float, hi: float) -> str | None:
+    """Where `value` lies against runs spanning `lo` to `hi`: "below" the smallest, "beyond" the largest by
+    more than they span (a ratio), or None (within reach); one rule for compute, size and tokens."""
+    if value < lo * (1 - 1e-9):
+        return "below"
+    return None if value / hi <= hi / lo * (1 + 1e-9) else "beyond"
+
+
 def _beyond(target_compute: float, lo: float, hi: float, whose: str, spans: str) -> str | None:
     """The warning for a target below rungs spanning `lo` to `hi` in compute, or further past them than they
     span (`whose`: "the ladder's" or "CLM's"; `spans`: "the ladder spans" or "CLM's rungs span"); None when
     the target is within reach."""
-    if target_compute < lo * (1 - 1e-9):
+    where = _reach(target_compute, lo, hi)
+    if where == "below":
         return (
             f"the target's compute (C = {target_compute:.3g}) is below {whose} smallest rung "
             f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder"
         )
-    if target_compute / hi <= hi / lo * (1 + 1e-9):
+    if where is None:
         return None
     return (
         f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
@@ -96,12 +105,13 @@ def _allocation(f: ScheduleFit, target: Target) -> list[str]:
 def _axis_beyond(value: float, lo: float, hi: float, what: str) -> str | None:
     """The warning (`{whose}` for the schedules' names) for a target's size or tokens (`what`) below runs
     spanning `lo` to `hi`, or further past them than they span; None when within reach."""
-    if value < lo * (1 - 1e-9):
+    where = _reach(value, lo, hi)
+    if where == "below":
         return (
             f"the target's {what} ({value:.3g}) is below the smallest that {{whose}} runs were trained at ({lo:.3g}): "
             "the curve is read where no run was trained; give a target inside or above their runs"
         )
-    if value / hi <= hi / lo * (1 + 1e-9):
+    if where is None:
         return None
     return (
         f"the target's {what} ({value:.3g}) is {_times(value / hi)} the largest that {{whose}} runs were trained at, "
