@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import functools
 import json
 import types
 import typing
@@ -62,17 +63,39 @@ def recorded_fields(cls: type) -> dict[str, dataclasses.Field]:
     return {f.name: f for f in dataclasses.fields(cls) if f.init and not f.metadata.get("unrecorded")}
 
 
+@functools.cache
+def type_hints(obj: Any) -> dict[str, Any]:
+    """`typing.get_type_hints` of a class or function, resolved once per object (a study's graph reads
+    tens of thousands of configs): read it, never change it."""
+    return typing.get_type_hints(obj)
+
+
+@functools.cache
+def _written_fields(cls: type) -> tuple[tuple[str, bool, Any], ...]:
+    """(name, keyed when set, default) of each field of dataclass `cls` that `to_dict` writes."""
+    return tuple(
+        (f.name, bool(f.metadata.get("keyed_when_set")), f.default)
+        for f in dataclasses.fields(cls)
+        if not f.metadata.get("unrecorded")
+    )
+
+
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+"""Types `to_dict` returns as they are, checked first (most values of a config are)."""
+
+
 def to_dict(cfg: Any, complete: bool = False) -> Any:
     """A dataclass (nested, with lists and tuples) as plain Python data; union members are
     tagged with `type` so `from_dict` can rebuild them. `complete` keeps the `KEYED_WHEN_SET` fields
     that hold their default too (every field a dotted override may name)."""
+    if type(cfg) in _PLAIN:
+        return cfg
     if dataclasses.is_dataclass(cfg) and not isinstance(cfg, type):
-        out = {
-            f.name: to_dict(getattr(cfg, f.name), complete)
-            for f in dataclasses.fields(cfg)
-            if not f.metadata.get("unrecorded")
-            and (complete or not (f.metadata.get("keyed_when_set") and getattr(cfg, f.name) == f.default))
-        }
+        out = {}
+        for name, keyed_when_set, default in _written_fields(type(cfg)):
+            value = getattr(cfg, name)
+            if complete or not (keyed_when_set and value == default):
+                out[name] = to_dict(value, complete)
         tag = getattr(type(cfg), "type_tag", None)
         return {"type": tag, **out} if tag else out
     if isinstance(cfg, (list, tuple)):
@@ -203,7 +226,7 @@ def unknown_fields(where: str, data: dict, fields) -> str | None:
 def from_dict(cls: type[T], data: dict[str, Any], where: str = "") -> T:
     """Build `cls` from plain data; unknown fields and wrong types are UserErrors."""
     data = _without_own_tag(cls, data, where)
-    hints = typing.get_type_hints(cls)
+    hints = type_hints(cls)
     fields = recorded_fields(cls)
     if line := unknown_fields(where or cls.__name__, data, fields):
         raise UserError(line)
@@ -313,7 +336,7 @@ def _field_type(tp: Any, key: str, where: str) -> Any:
         return typing.get_args(tp)[0]
     members = [m for m in _union_members(tp) if dataclasses.is_dataclass(m)]
     for member in members:
-        hints = typing.get_type_hints(member)
+        hints = type_hints(member)
         if key in {f.name for f in dataclasses.fields(member)}:
             return hints[key]
     valid = sorted({f.name for m in members for f in dataclasses.fields(m)})

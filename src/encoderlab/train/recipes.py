@@ -55,7 +55,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from encoderlab.config import coerce, parse_scalar
+from encoderlab.config import coerce, parse_scalar, type_hints
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.objectives import CLM, MLM, Objective
@@ -445,10 +445,10 @@ def recipe_params(name: str) -> dict[str, Any]:
     if name not in RECIPES:
         raise did_you_mean(name, list(RECIPES), "recipe")
     fn = RECIPES[name]
-    hints = {k: v for k, v in typing.get_type_hints(fn).items() if k not in ("return", "kwargs")}
+    hints = {k: v for k, v in type_hints(fn).items() if k not in ("return", "kwargs")}
     if name in _WRAPS:
         base, fixed = _WRAPS[name]
-        wrapped = {k: v for k, v in typing.get_type_hints(base).items() if k != "return" and k not in fixed}
+        wrapped = {k: v for k, v in type_hints(base).items() if k != "return" and k not in fixed}
         hints = {**wrapped, **hints}
     return hints
 
