@@ -35,6 +35,7 @@ folder reads as a run of its own that was interrupted there; the trainer resumes
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import shutil
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # the graph imports this module; torch and numpy wait until a
     import numpy as np
 
     from encoderlab.train.config import RunConfig
+    from encoderlab.train.schedule import Schedule
 
 MIN_SHARE = 0.2
 """A run branches only when the shared prefix is at least this share of its own steps."""
@@ -88,14 +90,27 @@ class Steps:
         import numpy as np
 
         plan = cfg.plan()
-        lr = [p.phase.schedule.factor(s, p.steps) for p in plan for s in range(p.steps)]
-        phase = [p.index for p in plan for _ in range(p.steps)]
-        reset = [p.phase.reset_optimizer and p.start > 0 and s == 0 for p in plan for s in range(p.steps)]
+        lr = np.concatenate([_factors(p.phase.schedule, p.steps) for p in plan])
+        phase = np.repeat(np.array([p.index for p in plan]), [p.steps for p in plan])
+        reset = np.zeros(
+            len(lr), dtype=bool
+        )  # phases are contiguous from step 0: a phase's first is its start
+        reset[[p.start for p in plan if p.phase.reset_optimizer and p.start > 0 and p.steps]] = True
         kinds = tuple(
             json.dumps(to_dict(p.phase.objective), sort_keys=True) + "|" + p.phase.freeze for p in plan
         )
         data = {k: v for k, v in to_dict(cfg).items() if k not in _NOT_TRAINING}
-        return cls(json.dumps(data, sort_keys=True), np.array(lr), np.array(phase), kinds, np.array(reset))
+        return cls(json.dumps(data, sort_keys=True), lr, phase, kinds, reset)
+
+
+@functools.lru_cache(maxsize=256)
+def _factors(schedule: Schedule, steps: int) -> np.ndarray:
+    """The LR factor of each step of a `steps`-step phase, read-only (a study's runs share a few)."""
+    import numpy as np
+
+    out = np.array([schedule.factor(s, steps) for s in range(steps)], dtype=float)
+    out.flags.writeable = False
+    return out
 
 
 def shared_steps(a: RunConfig | Steps, b: RunConfig | Steps) -> int:
