@@ -8,12 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
 from encoderlab.study.paper1 import paper1_cpt, paper1_pfs
 from encoderlab.study.paper2 import paper2_detour, paper2_detour_code
 from encoderlab.study.scales import GPUS, SCALES, Scale
 from encoderlab.study.spec import StudySpec
+
+if TYPE_CHECKING:
+    from encoderlab.study.graph import Pretraining
 
 STUDIES: dict[str, Callable[[Scale], StudySpec]] = {
     "paper1-pfs": paper1_pfs,
@@ -56,10 +60,10 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
     return replace(spec, **(overrides or {}), names_hub_ids=True)  # never a relative path
 
 
-def estimate_minutes(spec: StudySpec, plan=None) -> float:
+def estimate_minutes(spec: StudySpec, plan=None, trained: list[Pretraining] | None = None) -> float:
     """The spec's expected minutes, or from its plan on the scale's GPUs: 6 N D FLOPs per pretraining
     run, plus its eval nodes' fine-tuning and scoring (`evalcost`, counted from the study's graph unless
-    `plan` has them already)."""
+    `plan` has them already; `trained`: the study's `graph.pretraining(spec)` when the caller has it)."""
     if spec.expected_minutes:
         return spec.expected_minutes
     from encoderlab.study import real_backend
@@ -67,9 +71,9 @@ def estimate_minutes(spec: StudySpec, plan=None) -> float:
     from encoderlab.study.graph import build_graph
     from encoderlab.study.plan import plan_study
 
-    plan = plan or plan_study(spec)
+    plan = plan or plan_study(spec, trained=trained)
     if plan.evaluation is None:
-        plan = with_evaluation(plan, build_graph(spec, real_backend()))
+        plan = with_evaluation(plan, build_graph(spec, real_backend(), trained))
     return round(plan.total_gpu_hours * 60 / GPUS, -1)
 
 
@@ -78,17 +82,19 @@ def list_studies() -> list[tuple[str, str, float, str, str, str]]:
     built-in study and scale; the passes are `?` when unknown and `>=N` when a lower bound; the setup says whether the scale is its paper's experiment or how it departs from it
     (`fidelity.setup_line`)."""
     from encoderlab.study.fidelity import setup_line
+    from encoderlab.study.graph import pretraining
     from encoderlab.study.plan import plan_study
 
     rows = []
     for name, scale in built_in():
         spec = get_study(name, scale)
-        plan = plan_study(spec)
+        trained = pretraining(spec)  # resolved once, for the plan and the graph its estimate counts
+        plan = plan_study(spec, trained=trained)
         rows.append(
             (
                 name,
                 scale,
-                estimate_minutes(spec, plan),
+                estimate_minutes(spec, plan, trained),
                 spec.hardware,
                 plan.max_passes_text(),
                 setup_line(spec),

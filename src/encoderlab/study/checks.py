@@ -317,16 +317,18 @@ def check_runs(
     nodes: Iterable[Node] = (),
     memory: bool = True,
     fetched: frozenset[str] | None = None,
+    trained: list[Pretraining] | None = None,
 ) -> None:
     """Refuse a pretraining run whose rows its node would refuse (see the module docstring): longer than
     its start model's positions, beyond the memory of the CPU it trains on (unless not `memory`), or
     longer than its dataset. With `fetched` (`check_fetched`), only what reads these assets, just
     fetched: the positions of start models when one is among them, the rows of a dataset whose corpus
-    reads one (and that no prepared data counts)."""
+    reads one (and that no prepared data counts). `trained`: the study's `pretraining(spec)` when the
+    caller has it already."""
     from encoderlab.study.nodes import corpus_locations
     from encoderlab.study.plan import finished_meta
 
-    models = [p for p in pretraining(spec) if p.config is not None]
+    models = [p for p in (pretraining(spec) if trained is None else trained) if p.config is not None]
     if fetched is None or any(r.init in fetched for r in spec.runs):
         check_cka_lengths(spec, check_start_models(spec, models))
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}

@@ -136,7 +136,7 @@ def plan_command(
     from encoderlab.study.checks import check_inputs, check_runs, planned_elsewhere
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
-    from encoderlab.study.graph import build_graph
+    from encoderlab.study.graph import build_graph, pretraining
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
 
@@ -146,9 +146,10 @@ def plan_command(
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
     # the graph `study run` builds (a missing task file or unknown task is refused there), and the checks
     # of its inputs `study run` makes, in its words: not counted from data of a corpus changed since
-    graph = build_graph(spec, default_backend())
+    trained = pretraining(spec)  # resolved once, for the graph, the plan and the checks of its runs
+    graph = build_graph(spec, default_backend(), trained)
     check_inputs(spec, out, graph, fetched=False)
-    plan = with_evaluation(plan_study(spec, out, graph), graph)
+    plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
     print(plan_text(plan))
     estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
     if out is not None and estimated:  # asked for counts: say why there are none
@@ -166,7 +167,7 @@ def plan_command(
             "visible here; `study run` checks each run on the machine it trains on"
         )
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
-    check_runs(spec, out, graph, memory=not elsewhere)
+    check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
 
 
 def list_command() -> None:

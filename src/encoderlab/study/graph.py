@@ -248,11 +248,12 @@ def prepare_graph(spec: StudySpec, backend: Backend) -> Graph:
     return graph
 
 
-def build_graph(spec: StudySpec, backend: Backend) -> Graph:
-    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables."""
+def build_graph(spec: StudySpec, backend: Backend, trained: list[Pretraining] | None = None) -> Graph:
+    """Expand `spec` into nodes, resolving configs and enforcing the controlled variables; `trained`:
+    the study's `pretraining(spec)` when the caller has it already (resolved once for graph and plan)."""
     graph = prepare_graph(spec, backend)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
-    for p in pretraining(spec):
+    for p in pretraining(spec) if trained is None else trained:
         if p.config is None:
             models[p.model] = (p.run, None, p.run.init)
             continue

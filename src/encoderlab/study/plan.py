@@ -42,7 +42,7 @@ from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
 from encoderlab.study.evalcost import EvalCost
-from encoderlab.study.graph import Node, pretraining
+from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
@@ -179,17 +179,23 @@ def short_number(x: float | None) -> str:
     return f"{x:.0f}"
 
 
-def plan_study(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> StudyPlan:
+def plan_study(
+    spec: StudySpec,
+    study_dir: Path | None = None,
+    nodes: Iterable[Node] = (),
+    trained: list[Pretraining] | None = None,
+) -> StudyPlan:
     """The plan of `spec`, counting unique tokens in `study_dir`'s prepared data where it has them: the
     finished ones among `nodes`, the study's prepare nodes as `spec` builds them now (`graph.prepare_graph`),
-    so a folder's data of another study, or of an earlier version of a dataset, is never counted as this one's."""
+    so a folder's data of another study, or of an earlier version of a dataset, is never counted as this one's.
+    `trained`: the study's `pretraining(spec)` when the caller has it already (as `graph.build_graph`'s)."""
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     corpora = {
         d.name: corpus_size(d, finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")))
         for d in spec.data
     }
     runs, size_of = [], {}
-    for p in pretraining(spec):
+    for p in pretraining(spec) if trained is None else trained:
         if p.config is None:
             continue
         params, layers, positions = (
