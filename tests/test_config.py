@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
-from encoderlab.config import from_dict, to_dict
+from encoderlab.config import KEYED_WHEN_SET, UNRECORDED, from_dict, to_dict
 from encoderlab.errors import UserError
 
 
@@ -255,3 +256,26 @@ def test_a_tilde_in_a_config_files_out_or_data_path_is_the_home_folder(tmp_path,
     cfg = apply_overrides(build_recipe("smoke-mlm"), ["out=~/runs/x", "data.path=~/data"])
     assert cfg.out == str(tmp_path / "home" / "runs" / "x")
     assert cfg.data.path == str(tmp_path / "home" / "data")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Inner:
+    type_tag = "inner"
+    where: Path = Path("a/b")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Written:
+    n: int = 1
+    inner: tuple[_Inner, ...] = (_Inner(),)
+    extra: str = field(default="d", metadata=KEYED_WHEN_SET)
+    folder: str | None = field(default=None, metadata=UNRECORDED)
+
+
+def test_to_dict_writes_a_keyed_when_set_field_once_set_and_never_an_unrecorded_one():
+    # to_dict reads each class's fields once (cached per type): both field kinds, nesting and tags still apply
+    plain = {"n": 1, "inner": [{"type": "inner", "where": "a/b"}]}
+    assert to_dict(_Written(folder="x")) == plain
+    assert to_dict(_Written(extra="e")) == {**plain, "extra": "e"}
+    assert to_dict(_Written(), complete=True) == {**plain, "extra": "d"}
+    assert from_dict(_Written, to_dict(_Written(extra="e"))) == _Written(extra="e")

@@ -95,7 +95,7 @@ def to_dict(cfg: Any, complete: bool = False) -> Any:
         for name, keyed_when_set, default in _written_fields(type(cfg)):
             value = getattr(cfg, name)
             if complete or not (keyed_when_set and value == default):
-                out[name] = to_dict(value, complete)
+                out[name] = value if type(value) in _PLAIN else to_dict(value, complete)
         tag = getattr(type(cfg), "type_tag", None)
         return {"type": tag, **out} if tag else out
     if isinstance(cfg, (list, tuple)):

@@ -146,3 +146,15 @@ def test_a_run_starting_from_itself_is_named_as_such():
     runs = (RunSpec(name="a", recipe="pfs-mlm", init="a"),)
     with pytest.raises(UserError, match=r"^run a starts from itself \(init: a\); start it from another run"):
         build_graph(replace(small_spec(), runs=runs, baseline="a", cka=(), claims=()), backend())
+
+
+def test_graph_and_plan_from_a_shared_resolution_are_those_of_their_own():
+    """`study list` and `study plan` resolve the pretraining once (`trained=`) for the graph and the plan:
+    the same nodes, keys and plan as each resolving it itself."""
+    from encoderlab.study.graph import pretraining
+    from encoderlab.study.plan import plan_study
+
+    spec = small_spec()
+    trained = pretraining(spec)
+    assert {n.name: n.key for n in build_graph(spec, backend(), trained)} == _keys(spec)
+    assert plan_study(spec, trained=trained) == plan_study(spec)
