@@ -39,8 +39,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from scipy import stats
-
 
 @dataclass(frozen=True, kw_only=True)
 class Estimate:
@@ -95,6 +93,8 @@ def summarize(values: Sequence[float], confidence: float = 0.95) -> Estimate:
     mean = math.fsum(values) / n
     if n == 1:
         return Estimate(mean=mean, sd=None, n=1, ci_low=None, ci_high=None, half_width=None)
+    from scipy import stats  # imported when a score is summarised, not by every command that reads eval specs
+
     sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
     half = float(stats.t.ppf(0.5 + confidence / 2, n - 1)) * sd / math.sqrt(n)
     return Estimate(mean=mean, sd=sd, n=n, ci_low=mean - half, ci_high=mean + half, half_width=half)
@@ -123,6 +123,8 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
         zero = all(abs(d) <= tol for d in diffs)
         exact = 1.0 if zero else min(1.0, 2.0 / 2 ** len(diffs))  # the sign-flip test's floor
         return PairedTest(**s, t=None, p_value=exact, degenerate=True)
+    from scipy import stats
+
     result = stats.ttest_rel(a, b)
     return PairedTest(**s, t=float(result.statistic), p_value=float(result.pvalue), degenerate=False)
 
@@ -162,6 +164,8 @@ def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95)
 def _welch(diff: float, parts: tuple[tuple[float, int], ...], n: int, confidence: float) -> PairedTest:
     """The t-test of `diff` whose variance is the sum of `parts` (each a variance of one side's mean and its
     degrees of freedom), with Welch-Satterthwaite degrees of freedom; `n` the replicates of a."""
+    from scipy import stats
+
     se = math.sqrt(math.fsum(v for v, _ in parts))
     df = se**4 / math.fsum(v**2 / d for v, d in parts if v > 0)
     t = diff / se

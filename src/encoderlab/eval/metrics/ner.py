@@ -11,9 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from seqeval.metrics import f1_score
-from seqeval.scheme import IOB2
-
 SEQEVAL_SETTINGS = {"library": "seqeval", "mode": "strict", "scheme": "IOB2", "average": "micro"}
 
 
@@ -26,6 +23,11 @@ def entity_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -> f
     """Micro entity F1 (percent) over sentences of string tags."""
     if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
         raise ValueError("gold and predicted tag sequences must align one to one")
+    from seqeval.metrics import (
+        f1_score,
+    )  # with scikit-learn: imported when a score is taken, not by `study list`
+    from seqeval.scheme import IOB2
+
     return 100.0 * float(f1_score(list(map(list, gold)), list(map(list, pred)), mode="strict", scheme=IOB2))
 
 
@@ -36,4 +38,6 @@ def conlleval_f1(gold: Sequence[Sequence[str]], pred: Sequence[Sequence[str]]) -
     """Micro entity F1 (percent) in seqeval's default, lenient mode (Hugging Face `evaluate`'s seqeval)."""
     if len(gold) != len(pred) or any(len(g) != len(p) for g, p in zip(gold, pred)):
         raise ValueError("gold and predicted tag sequences must align one to one")
+    from seqeval.metrics import f1_score
+
     return 100.0 * float(f1_score(list(map(list, gold)), list(map(list, pred))))
