@@ -5,14 +5,27 @@ columns from the rows."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 
 from encoderlab.advise.decide import CURVE_COLUMNS, RUN_COLUMNS, advise
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
 from encoderlab.advise.predict import Target
-from encoderlab.advise.report import plot_advice
+from encoderlab.advise.report import format_advice, plot_advice
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE
 from encoderlab.analysis.plots import save_table
+
+
+def _two_rung_advice():
+    """Advice on a ladder of two rungs a schedule: too few to fit a curve (the single-rung ranking)."""
+    values = {MLM_LIKE: [(3.0, 3.01), (2.6, 2.61)], CLM_LIKE: [(2.9, 2.91), (2.5, 2.52)]}
+    runs = [
+        Observation(schedule=s, params=n, tokens=20 * n, seed=k, value=v)
+        for s, rungs in values.items()
+        for n, seeds in zip((1e7, 2e7), rungs)
+        for k, v in enumerate(seeds)
+    ]
+    return advise(Ladder(KNOWN_METRICS["val/mlm15"], tuple(runs)), Target(params=1e8, tokens=2e9), n_boot=20)
 
 
 def test_an_empty_table_of_given_columns_has_its_header(tmp_path):
@@ -24,19 +37,20 @@ def test_an_empty_table_of_given_columns_has_its_header(tmp_path):
 
 
 def test_advise_without_curves_writes_the_curves_header(tmp_path):
-    values = {MLM_LIKE: [(3.0, 3.01), (2.6, 2.61)], CLM_LIKE: [(2.9, 2.91), (2.5, 2.52)]}
-    runs = [
-        Observation(schedule=s, params=n, tokens=20 * n, seed=k, value=v)
-        for s, rungs in values.items()
-        for n, seeds in zip((1e7, 2e7), rungs)
-        for k, v in enumerate(seeds)
-    ]
-    adv = advise(Ladder(KNOWN_METRICS["val/mlm15"], tuple(runs)), Target(params=1e8, tokens=2e9), n_boot=20)
+    adv = _two_rung_advice()
     assert adv.curves == () and adv.method == "single rung"
     plot_advice(adv, tmp_path / "advise")
     with (tmp_path / "curves.csv").open(newline="") as fh:
         assert next(csv.reader(fh)) == list(CURVE_COLUMNS)
     with (tmp_path / "runs.csv").open(newline="") as fh:
         table = list(csv.reader(fh))
-    assert table[0] == list(RUN_COLUMNS) and len(table) == 1 + len(runs)
+    assert table[0] == list(RUN_COLUMNS) and len(table) == 1 + 8  # 2 schedules x 2 rungs x 2 seeds
     assert {tuple(r) for r in adv.runs} == {RUN_COLUMNS}  # the rows' keys are the columns, in order
+
+
+def test_the_printed_table_keeps_four_significant_digits_on_round_numbers():
+    """A bound of exactly 5 read `5` beside `5.253` (`.4g` drops trailing zeros); it reads `5.000`."""
+    adv = _two_rung_advice()
+    first = dataclasses.replace(adv.predictions[0], value=5.253, low=5.0, high=5.5, rung_value=3.0)
+    printed = format_advice(dataclasses.replace(adv, predictions=(first, *adv.predictions[1:])))
+    assert "5.253" in printed and "[5.000, 5.500]" in printed and "3.000" in printed

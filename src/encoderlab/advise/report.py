@@ -19,7 +19,8 @@ from encoderlab.atomic import savefig_atomic
 _COLUMNS = ("schedule", "curve", "at target", "{:.0%} interval", "P(best)", "largest rung", "P(best) there")
 
 
-def _num(v, fmt: str = "{:.4g}") -> str:
+def _num(v, fmt: str = "{:#.4g}") -> str:
+    # "#": trailing zeros kept, so a bound of 5 reads 5.000 beside 5.253 (same significant digits)
     return "-" if v is None else fmt.format(v)
 
 
