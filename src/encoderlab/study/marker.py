@@ -37,7 +37,16 @@ class NodeMarker:
         """The marker at `path`; None when there is none, or one cut short or damaged (the node then
         counts as unfinished and runs again)."""
         try:
-            raw = jsonlines.loads(Path(path).read_text(encoding="utf-8"))
+            return cls.from_data(jsonlines.loads(Path(path).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return None
+
+    @classmethod
+    def from_data(cls, raw: Any) -> NodeMarker:
+        """The marker `raw` (parsed node.json) records; ValueError when it is not one. The runner hands a
+        node it has just finished on as this reads it back (`runner._run_node`), so a result's NaN is None
+        and its tuple a list in the run that produced it too, as in every later run that reads it."""
+        try:
             marker = cls(
                 name=raw["name"],
                 kind=raw["kind"],
@@ -47,8 +56,9 @@ class NodeMarker:
                 result=raw["result"],
                 compute=raw.get("compute", {}),
             )
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return None
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a node marker ({exc!r})") from None
         # every reader takes these as mappings: a list there was a TypeError in `study run` and the report
-        mappings = (marker.config, marker.result, marker.compute)
-        return marker if all(isinstance(m, dict) for m in mappings) else None
+        if not all(isinstance(m, dict) for m in (marker.config, marker.result, marker.compute)):
+            raise ValueError("not a node marker (config, result or compute is not a mapping)")
+        return marker

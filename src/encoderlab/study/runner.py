@@ -409,8 +409,11 @@ def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> NodeMarke
         result=result,
         compute={**compute, "started": started, "finished": _now()},
     )
-    write_json_atomic(out / MARKER, dataclasses.asdict(marker))
-    return marker
+    record = dataclasses.asdict(marker)
+    write_json_atomic(out / MARKER, record)
+    # handed on as a later run reads it back (NaN as None, a tuple as a list), never as it was returned
+    # here: a downstream node, the report included, sees the same result in the first run and on resume
+    return NodeMarker.from_data(jsonlines.loads(json_text(record)))
 
 
 def _cpu_seconds() -> float:
