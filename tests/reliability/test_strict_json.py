@@ -131,3 +131,14 @@ def test_bench_table_shows_a_null_mfu_as_a_dash():
         "r", {"config": {**config, "compile": False}, "encoderlab": {"tokens_per_s": 10.0, "mfu": None}}
     )
     assert "| 10 | - | - | - | - |" in row
+
+
+@pytest.mark.parametrize("value", [{"folder": Path("runs/a")}, {"scores": {0.5, 0.7}}])
+def test_the_numbers_behind_a_figure_refuse_what_is_not_json(tmp_path, value):
+    """`plots.write_json` wrote anything that is not JSON as its str (`default=str`): a caller's bug (a Path
+    left in a row, a set of scores) became a string in cka.json or a table's .json instead of failing."""
+    from encoderlab.analysis.plots import write_json
+
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        write_json(value, tmp_path / "numbers.json")
+    assert not (tmp_path / "numbers.json").exists()

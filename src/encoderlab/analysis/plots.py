@@ -25,8 +25,9 @@ from encoderlab.atomic import json_text, savefig_atomic, write_csv_atomic, write
 
 
 def write_json(value, path: Path) -> None:
-    """`value` as strict JSON at `path` (non-finite numbers as null; anything else not JSON as its str)."""
-    write_text_atomic(path, json_text(value, indent=1, default=str))
+    """`value` as strict JSON at `path` (non-finite numbers as null). A value that is not JSON (a Path, a
+    numpy array) is a TypeError, a bug in the caller, not its str written as if it were a number."""
+    write_text_atomic(path, json_text(value, indent=1))
 
 
 def save_table(rows: Sequence[dict], stem: Path, columns: Sequence[str] | None = None) -> None:
