@@ -44,26 +44,28 @@ def test_every_positional_argument_has_a_name_for_the_usage_line(path, target):
 
 
 def test_listing_the_commands_imports_none_of_them():
-    code = (
-        "import sys; from encoderlab.cli import main; main(['--help']); main(['study', '--help']); "
-        "heavy = sorted(m for m in ('torch', 'transformers', 'sklearn') if m in sys.modules); "
-        "assert not heavy, heavy"
+    done = _importing_none(
+        "from encoderlab.cli import main; main(['--help']); main(['study', '--help'])",
+        ("torch", "transformers", "sklearn"),
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
     assert "Pretrain an encoder" in done.stdout and "List the built-in studies" in done.stdout
 
 
 def test_planning_a_study_imports_no_scoring_library():
     # `study list` and `study plan` read the eval specs and the plan; scipy, scikit-learn (via seqeval)
     # are imported when a score is taken, not there (~1.5 s of CPU on every listing)
-    code = (
-        "import sys; import encoderlab.study.plan, encoderlab.study.evalcost, encoderlab.eval.spec; "
-        "heavy = sorted(m for m in ('scipy', 'sklearn', 'seqeval') if m in sys.modules); "
-        "assert not heavy, heavy"
+    _importing_none(
+        "import encoderlab.study.plan, encoderlab.study.evalcost, encoderlab.eval.spec",
+        ("scipy", "sklearn", "seqeval"),
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+
+
+def _importing_none(code: str, heavy: tuple[str, ...]) -> subprocess.CompletedProcess:
+    """Run `code` in a fresh interpreter and assert it left none of the `heavy` modules imported."""
+    check = f"import sys; {code}; heavy = sorted(m for m in {heavy!r} if m in sys.modules); assert not heavy, heavy"
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+    return done
 
 
 def test_unknown_command_is_one_line(capsys):
