@@ -26,6 +26,7 @@ cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the te
 JSON = {"data/train.jsonl": '{"review": "fine"}\n{"review": "bad"}\n'}
 # a PNG's signature and nothing else: no image is decoded before the refusal
 IMAGES = {"train/cat.png": "\x89PNG\r\n\x1a\n", "train/dog.png": "\x89PNG\r\n\x1a\n"}
+CSVS = {"train/a.csv": "review\nfine\n", "train/b.csv": "review\nbad\n"}
 
 
 def test_an_unchecked_json_snapshot_without_a_prepared_copy_says_what_to_do(cache):
@@ -93,3 +94,29 @@ def test_with_the_hub_unreachable_the_line_comes_after_one_try(cache, monkeypatc
     with pytest.raises(UserError, match="holds files of `datasets`' imagefolder builder, which encoderlab"):
         load_hub(HubSource("me/images"))
     assert tries == ["me/images"]
+
+
+def test_a_repo_mostly_of_images_fetched_for_its_csv_files_only_is_not_read_as_csv(cache):
+    # was: `hf download --include "*.csv"` of a card-less repo of five PNG files and two CSV files read
+    # the snapshot as a CSV dataset of those two files, where `datasets` reads the repo as the image
+    # folder it is (it picks the builder of the extension most of the repo's files have)
+    repo = IMAGES | {f"train/more{i}.png": "\x89PNG\r\n\x1a\n" for i in range(3)} | CSVS
+    snapshot = _downloaded(cache, "me/mostly-images", repo, list(CSVS))
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/mostly-images"))
+    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    assert str(err.value) == (
+        f"cannot load me/mostly-images from the hub cache: the repo's file list ({listed}) names files "
+        "of `datasets`' imagefolder builder for it (the extension most of its files have; its snapshot is "
+        f"{snapshot}), which encoderlab does not read there (it reads csv, json, parquet, arrow, text "
+        "files), and `datasets` holds no copy of it prepared with the hub reachable; run once with the "
+        "hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or set ENCODERLAB_HUB_DATA=DIR "
+        "to read a local mirror"
+    )
+
+
+def test_a_repo_mostly_of_csv_files_beside_some_images_is_still_read_as_csv(cache):
+    # the other side of the count: two PNG files and two CSV files are a draw, which `datasets` gives to
+    # CSV; the snapshot of the CSV files is read as before
+    _downloaded(cache, "me/some-images", IMAGES | CSVS, list(CSVS))
+    assert load_hub(HubSource("me/some-images"))["train"]["review"] == ["fine", "bad"]

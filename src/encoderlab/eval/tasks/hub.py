@@ -28,7 +28,7 @@ from pathlib import Path
 from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
-from encoderlab.eval.tasks.hubtree import BUILDER_EXTENSIONS, listed_files, tree_file
+from encoderlab.eval.tasks.hubtree import BUILDER_EXTENSIONS, Listed, listed_files, tree_file
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.eval.tasks.rowplaces import file_places, hub_places
 from encoderlab.locks import one_at_a_time
@@ -270,12 +270,16 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
             _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
         if cards:  # another kind: not read from the snapshot (`datasets`' offline path, as before)
             return Unread(_unread_kind(source, Path(folder), kind))
-        checked = _check_complete(source, kwargs, Path(folder)) | _check_tree(source, kwargs, Path(folder))
+        checked = _check_complete(source, kwargs, Path(folder))
+        listed = _check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
+    if listed is not None and listed.kind not in (None, kind, *SNAPSHOT_KINDS):  # `datasets`' kind online
+        return Unread(_unread_kind(source, Path(folder), listed.kind, listed=True))
     if kind not in SNAPSHOT_KINDS:
         return Unread(_unread_kind(source, Path(folder), kind))
+    checked = checked or listed is not None
     if kind == "csv" and not checked:
         raise UserError(_unchecked(source, Path(folder)))
     return folder if checked else Unread(_unchecked(source, Path(folder)))
@@ -417,30 +421,38 @@ def _unchecked(source: HubSource, folder: Path) -> str:
     )
 
 
-def _unread_kind(source: HubSource, folder: Path, kind: str) -> str:
+def _unread_kind(source: HubSource, folder: Path, kind: str, listed: bool = False) -> str:
     """The line for a snapshot of files of a kind encoderlab does not read from the hub cache (not in
-    `SNAPSHOT_KINDS`: images, audio, ...), when `datasets` has no copy it prepared of them either."""
+    `SNAPSHOT_KINDS`: images, audio, ...), when `datasets` has no copy it prepared of them either;
+    `listed`: the kind `datasets` infers from the repo's file list (`hubtree.Listed.kind`), the snapshot
+    maybe of some files only (`hf download --include "*.csv"` of a repo mostly of images)."""
+    found = (
+        f"the repo's file list ({tree_file(folder)}) names files of `datasets`' {kind} builder for it (the "
+        f"extension most of its files have; its snapshot is {folder})"
+        if listed
+        else f"its snapshot {folder} holds files of `datasets`' {kind} builder"
+    )
     return (
-        f"cannot load {source.describe()} from the hub cache: its snapshot {folder} holds files of "
-        f"`datasets`' {kind} builder, which encoderlab does not read there (it reads "
-        f"{', '.join(SNAPSHOT_KINDS)} files), and `datasets` holds no copy of it prepared with the hub "
+        f"cannot load {source.describe()} from the hub cache: {found}, which encoderlab does not read "
+        f"there (it reads {', '.join(SNAPSHOT_KINDS)} files), and `datasets` holds no copy of it prepared with the hub "
         "reachable; run once with the hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or "
         f"set {HUB_DATA_ENV}=DIR to read a local mirror"
     )
 
 
-def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> bool:
+def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> Listed | None:
     """One line when the snapshot `folder` lacks a data file of this config (of any kind: parquet, JSON,
     CSV, ..., mixed or not) that the repo's file list at its commit names (`hubtree.listed_files`);
     that list is there when the snapshot was filled by `snapshot_download` (`hf download` too), which
     `_record_snapshot` (and so `_check_complete`) knows nothing of: `hf download --include ...` of some
-    files, or a config never fetched beside one that was. Whether there was a list to check against."""
-    files = listed_files(source.repo, kwargs, folder)
-    if files is None:
-        return False
-    which = f"the files the repo's file list ({tree_file(folder)}) names for it"
-    _refuse_missing(source, folder, files, which)
-    return True
+    files, or a config never fetched beside one that was. What the list names (None: no list to check
+    against); nothing is refused where `datasets` infers from it a kind not of `SNAPSHOT_KINDS`, which
+    is not read from the snapshot."""
+    listed = listed_files(source.repo, kwargs, folder)
+    if listed is not None and listed.kind in (None, *SNAPSHOT_KINDS):
+        which = f"the files the repo's file list ({tree_file(folder)}) names for it"
+        _refuse_missing(source, folder, listed.files, which)
+    return listed
 
 
 def _mirror_options(

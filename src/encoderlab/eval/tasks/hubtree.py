@@ -8,6 +8,7 @@ it fetches a file, and read here offline with `get_cached_repo_tree`."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 BUILDER_EXTENSIONS: dict[str, tuple[str, ...]] = {
@@ -35,20 +36,31 @@ def tree_file(folder: Path) -> Path:
     return folder.parents[1] / "trees" / f"{folder.name}.json"
 
 
-def listed_files(repo: str, kwargs: dict, folder: Path) -> list[str] | None:
+@dataclass(frozen=True)
+class Listed:
+    """The data files of a config that the repo's cached file list names (`listed_files`): `files`, those
+    of the kinds of `BUILDER_EXTENSIONS` the snapshot is checked for; `kind`, the builder `datasets`
+    infers from the list's files, where it infers one (a card without configs; None where `data_files=`
+    or the card's configs name the files, or the kinds of the splits differ, which `datasets` refuses)."""
+
+    files: list[str]
+    kind: str | None = None
+
+
+def listed_files(repo: str, kwargs: dict, folder: Path) -> Listed | None:
     """The repo paths of the data files of the config `kwargs` that the repo's cached file list at the
     commit of the snapshot `folder` names, of every kind in `BUILDER_EXTENSIONS` (parquet, JSON, CSV,
     ...: a config's files may mix them); None when there is no list to read (none cached, another format, or
-    huggingface_hub < 2.4). [] when the list names none, or the card has no such config (`datasets`
-    then refuses the load itself).
+    huggingface_hub < 2.4). No files when the list names none, or the card has no such config
+    (`datasets` then refuses the load itself).
 
     The config's patterns are resolved against the list by `datasets`' own `resolve_pattern` (hidden,
     special and card files skipped, as on a folder), over that list as an in-memory fsspec file system,
     with the extensions of `BUILDER_EXTENSIONS` (a config's files are all read, by the builder of one
     kind; files of kinds not there, images or audio, are not looked for: a snapshot of them is not read
     from the hub cache, `hub.SNAPSHOT_KINDS`); the patterns `datasets` infers from the files' names for a
-    repo whose card has no configs, it narrows to the kind most files are
-    (`infer_module_for_data_files`), and so does this."""
+    repo whose card has no configs, it narrows to the kind it infers from all the files they name, images
+    and audio counted (`_inferred`), and so does this: `Listed.kind`."""
     try:
         from huggingface_hub import get_cached_repo_tree
         from huggingface_hub.errors import CachedRepoTreeNotFoundError
@@ -66,40 +78,61 @@ def listed_files(repo: str, kwargs: dict, folder: Path) -> list[str] | None:
     listing = DownloadConfig(storage_options={"reference": {"fo": refs, "skip_instance_cache": True}})
     config = _config_patterns(folder, kwargs)
     if config is None:  # no config of that name: `datasets` refuses the load itself
-        return []
+        return Listed([])
     patterns, data_dir, inferred = config
     base = xjoin(TREE, data_dir) if data_dir else TREE
     try:
         patterns = patterns or get_data_patterns(base, download_config=listing)
     except EmptyDatasetError:  # no data file at all in the repo's list
-        return []
-    return sorted(_resolved(patterns, base, listing, narrow=inferred))
+        return Listed([])
+    by_split = _resolved(patterns, base, listing)
+    files = {f for split_files in by_split.values() for f in split_files if _of(f, ALLOWED_EXTENSIONS)}
+    kind = _inferred(by_split) if inferred and by_split else None
+    if kind is not None:
+        files = {f for f in files if _of(f, (*BUILDER_EXTENSIONS.get(kind, ()), ARCHIVE))}
+    return Listed(sorted(files), kind)
 
 
-def _resolved(patterns: dict, base: str, listing, narrow: bool) -> set[str]:
-    """The list's files that `patterns` (split -> patterns) name, of every kind of `BUILDER_EXTENSIONS`;
-    with `narrow`, only those of the kind `datasets` infers from them (as it does for patterns not from a
-    card)."""
+def _of(name: str, extensions) -> bool:
+    """Whether one of the suffixes of the file `name` is one of `extensions`, as `datasets` tells a data
+    file's kind (`data.train.csv`, `rows.jsonl.zip`: each suffix counts; case and all)."""
+    return any("." + suffix in extensions for suffix in Path(name).name.split(".")[1:])
+
+
+def _resolved(patterns: dict, base: str, listing) -> dict[str, list[str]]:
+    """The list's files that `patterns` (split -> patterns) name, of every extension, by split."""
     from datasets.data_files import resolve_pattern
-    from datasets.load import infer_module_for_data_files
 
     by_split: dict[str, list[str]] = {}
     for split, split_patterns in patterns.items():
         for pattern in split_patterns:
             try:
-                found = resolve_pattern(pattern, base, ALLOWED_EXTENSIONS, listing)
+                found = resolve_pattern(pattern, base, None, listing)
             except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
                 continue
             by_split.setdefault(split, []).extend(f.removeprefix(TREE) for f in found)
-    files = {f for split_files in by_split.values() for f in split_files}
-    if not narrow or not files:
-        return files
+    return by_split
+
+
+def _inferred(by_split: dict[str, list[str]]) -> str | None:
+    """The builder `datasets` infers for files `by_split` that no card names (`infer_module_for_data_files`:
+    that of the extension most files have, a tie to parquet, ..., json, csv, then the greatest; metadata
+    files last; extensions of no builder passed over; one kind for every split), so that a repo mostly of
+    images with a few CSV files is the image folder it is online. `datasets` counts the files of an
+    extension it reads (images and audio too); others do not change its pick, except ours in another case
+    (`X.CSV`), which it does not read, so they are not counted. None where `datasets` refuses the load
+    (splits of different kinds, or no data file)."""
+    from datasets.load import infer_module_for_data_files
+
+    ours = {e.lower() for e in ALLOWED_EXTENSIONS}
+    counted = {
+        split: [f for f in files if _of(f, ALLOWED_EXTENSIONS) or not _of(f.lower(), ours)]
+        for split, files in by_split.items()
+    }
     try:
-        module, _ = infer_module_for_data_files(by_split)
-    except (ValueError, FileNotFoundError):  # kinds `datasets` refuses to mix: it refuses the load
-        return files
-    kept = (*BUILDER_EXTENSIONS.get(module, ()), ARCHIVE)
-    return {f for f in files if any("." + s in kept for s in Path(f).name.split(".")[1:])}
+        return infer_module_for_data_files(counted)[0]
+    except (ValueError, FileNotFoundError):  # kinds `datasets` refuses to mix, or none: it refuses the load
+        return None
 
 
 def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None, bool] | None:
