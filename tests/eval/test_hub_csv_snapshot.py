@@ -327,9 +327,9 @@ def test_a_hub_dataset_of_parquet_files_is_read_by_datasets_as_before(tmp_path, 
     }
 
 
-def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, monkeypatch):
-    # the hub unreachable without an offline setting: `datasets`' resolution fails once, the hub cache
-    # is read, and `load_dataset` does not try the hub a second time
+def _unreachable(monkeypatch) -> list[str]:
+    """The hub unreachable without an offline setting: `datasets` resolves a local folder, and a repo id
+    raises ConnectionError, as when it cannot connect; the repo ids it was asked to resolve, in order."""
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
     tries: list[str] = []
 
@@ -340,6 +340,13 @@ def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, mo
         raise ConnectionError(f"Couldn't reach '{path}' on the Hub (ConnectError)")
 
     monkeypatch.setattr(datasets.load, "dataset_module_factory", unreachable)
+    return tries
+
+
+def test_an_unreachable_hub_is_tried_once_then_the_hub_cache(tmp_path, cache, monkeypatch):
+    # the hub unreachable without an offline setting: `datasets`' resolution fails once, the hub cache
+    # is read, and `load_dataset` does not try the hub a second time
+    tries = _unreachable(monkeypatch)
     with pytest.raises(UserError, match=f"cannot load {QRELS} from {QRELS}: Couldn't reach") as err:
         load_hub(HubSource(QRELS))
     assert tries == [QRELS] and "check the name and your connection" in str(err.value)

@@ -81,6 +81,18 @@ def _line(snapshot: Path, repo: str, source: str, missing: str) -> str:
     )
 
 
+def _unchecked_line(snapshot: Path, repo: str) -> str:
+    """The line for `repo`'s `snapshot` that nothing tells complete (`hub._unchecked`)."""
+    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
+    return (
+        f"cannot load {repo} from the hub cache: nothing tells its snapshot {snapshot} complete "
+        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
+        f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
+        "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
+        f"`hf download --repo-type dataset {repo} --revision {COMMIT}`"
+    )
+
+
 def test_a_snapshot_of_some_files_only_is_refused_offline_naming_those_the_repo_lists(cache):
     # was: `hf download --include "data/train-00000*"` (or one cut short) left one shard of two, and
     # offline the train split was read with the first shard's rows only, silently
@@ -173,13 +185,7 @@ def test_a_snapshot_neither_fetched_by_encoderlab_nor_listed_is_refused_offline_
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/nocard"))
     listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
-    assert str(err.value) == (
-        f"cannot load me/nocard from the hub cache: nothing tells its snapshot {snapshot} complete "
-        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
-        f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
-        "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset me/nocard --revision {COMMIT}`"
-    )
+    assert str(err.value) == _unchecked_line(snapshot, "me/nocard")
     assert not listed.parent.exists()  # nothing written into the hub cache (huggingface_hub's)
     line = str(err.value)
     listed.parent.mkdir()

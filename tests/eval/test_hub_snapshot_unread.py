@@ -11,13 +11,11 @@ Nothing downloads."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import datasets
 import pytest
 from tests.eval import test_hub_csv_snapshot
-from tests.eval.test_hub_csv_snapshot import _online
-from tests.eval.test_hub_snapshot_tree import COMMIT, _downloaded
+from tests.eval.test_hub_csv_snapshot import _online, _unreachable
+from tests.eval.test_hub_snapshot_tree import COMMIT, _downloaded, _unchecked_line
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
@@ -29,20 +27,23 @@ IMAGES = {"train/cat.png": "\x89PNG\r\n\x1a\n", "train/dog.png": "\x89PNG\r\n\x1
 CSVS = {"train/a.csv": "review\nfine\n", "train/b.csv": "review\nbad\n"}
 
 
+def _kind_line(repo: str, found: str) -> str:
+    """The line for `repo`'s snapshot of a kind encoderlab does not read there; `found`: where it is seen."""
+    return (
+        f"cannot load {repo} from the hub cache: {found}, which encoderlab does not read there (it reads "
+        "csv, json, parquet, arrow, text files), and `datasets` holds no copy of it prepared with the hub "
+        "reachable; run once with the hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or "
+        "set ENCODERLAB_HUB_DATA=DIR to read a local mirror"
+    )
+
+
 def test_an_unchecked_json_snapshot_without_a_prepared_copy_says_what_to_do(cache):
     # was: "check the name and your connection, or set ENCODERLAB_HUB_DATA=DIR to read a local mirror",
     # with the files on disk: the snapshot is left to `datasets`, which had prepared no copy
     snapshot = _downloaded(cache, "me/json", JSON, list(JSON), tree=False)
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/json"))
-    listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
-    assert str(err.value) == (
-        f"cannot load me/json from the hub cache: nothing tells its snapshot {snapshot} complete "
-        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
-        f"of the repo at that commit, {listed}), so a download cut short would give splits missing rows, "
-        "unseen; run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset me/json --revision {COMMIT}`"
-    )
+    assert str(err.value) == _unchecked_line(snapshot, "me/json")
     _downloaded(cache, "me/json", JSON, [])  # the fix the line names: `hf download` caches the list
     assert load_hub(HubSource("me/json"))["train"]["review"] == ["fine", "bad"]
 
@@ -67,29 +68,14 @@ def test_a_snapshot_of_a_kind_encoderlab_does_not_read_there_says_so_not_check_y
     snapshot = _downloaded(cache, "me/images", IMAGES, list(IMAGES))
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/images"))
-    assert str(err.value) == (
-        f"cannot load me/images from the hub cache: its snapshot {snapshot} holds files of `datasets`' "
-        "imagefolder builder, which encoderlab does not read there (it reads csv, json, parquet, arrow, "
-        "text files), and `datasets` holds no copy of it prepared with the hub reachable; run once with "
-        "the hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or set "
-        "ENCODERLAB_HUB_DATA=DIR to read a local mirror"
-    )
+    found = f"its snapshot {snapshot} holds files of `datasets`' imagefolder builder"
+    assert str(err.value) == _kind_line("me/images", found)
 
 
 def test_with_the_hub_unreachable_the_line_comes_after_one_try(cache, monkeypatch):
     # the hub unreachable without an offline setting: `datasets` found no copy it prepared on its one
     # try, so the line comes at once, not after a second round of its attempts
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
-    tries: list[str] = []
-    real = test_hub_csv_snapshot.REAL_FACTORY
-
-    def unreachable(path, *args, **kwargs):
-        if Path(path).is_dir():
-            return real(path, *args, **kwargs)
-        tries.append(path)
-        raise ConnectionError(f"Couldn't reach '{path}' on the Hub (ConnectError)")
-
-    monkeypatch.setattr(datasets.load, "dataset_module_factory", unreachable)
+    tries = _unreachable(monkeypatch)
     _downloaded(cache, "me/images", IMAGES, list(IMAGES))
     with pytest.raises(UserError, match="holds files of `datasets`' imagefolder builder, which encoderlab"):
         load_hub(HubSource("me/images"))
@@ -105,14 +91,11 @@ def test_a_repo_mostly_of_images_fetched_for_its_csv_files_only_is_not_read_as_c
     with pytest.raises(UserError) as err:
         load_hub(HubSource("me/mostly-images"))
     listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
-    assert str(err.value) == (
-        f"cannot load me/mostly-images from the hub cache: the repo's file list ({listed}) names files "
-        "of `datasets`' imagefolder builder for it (the extension most of its files have; its snapshot is "
-        f"{snapshot}), which encoderlab does not read there (it reads csv, json, parquet, arrow, text "
-        "files), and `datasets` holds no copy of it prepared with the hub reachable; run once with the "
-        "hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or set ENCODERLAB_HUB_DATA=DIR "
-        "to read a local mirror"
+    found = (
+        f"the repo's file list ({listed}) names files of `datasets`' imagefolder builder for it (the "
+        f"extension most of its files have; its snapshot is {snapshot})"
     )
+    assert str(err.value) == _kind_line("me/mostly-images", found)
 
 
 def test_a_repo_mostly_of_csv_files_beside_some_images_is_still_read_as_csv(cache):
