@@ -18,21 +18,16 @@ import shutil
 
 from tests.reliability.test_hostile_arguments import assert_refused
 from tests.reliability.test_hostile_inputs import cli, snapshot
-from tests.study.test_resumed_hub_ids import _models, hub_id_study
+from tests.study.test_python_built_paths import python_study
+from tests.study.test_resumed_hub_ids import _models
 
-from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.study import real_backend, runner
 from encoderlab.study.files import load_study_file
 from encoderlab.study.runner import run_study
 
 
 def test_a_python_built_folder_from_before_pinning_resumes_or_names_its_fix(tmp_path, monkeypatch, capsys):
-    sub, work, out = hub_id_study(tmp_path)
-    _models(tmp_path / "mirror", "someone/tok")
-    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    monkeypatch.chdir(work)
+    sub, work, out = python_study(tmp_path, monkeypatch)
     spec = dataclasses.replace(load_study_file(sub / "s.yaml"), folder=None)  # then built as in Python
     _models(work, "someone/enc")  # the user's own model, in the working folder
     with monkeypatch.context() as old:

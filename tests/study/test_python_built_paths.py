@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 from tests.reliability.test_hostile_inputs import cli
 from tests.study.test_resumed_hub_ids import _models, hub_id_study
@@ -25,14 +26,22 @@ from encoderlab.study.files import load_study_file
 from encoderlab.study.runner import run_study
 
 
-def test_a_python_built_study_reads_an_owner_name_folder_of_the_working_folder(tmp_path, monkeypatch, capsys):
+def python_study(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """`hub_id_study`'s folders (returned), its tokenizer `someone/tok` a mirror (`HF_HUB_OFFLINE=1`), an
+    ENCODERLAB_HOME of the test's own, and the working folder the current folder, as for a script that
+    builds the study in Python."""
     sub, work, out = hub_id_study(tmp_path)
     _models(tmp_path / "mirror", "someone/tok")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "mirror"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    _models(work, "models/base")  # the user's own model, beside the script that builds the study
     monkeypatch.chdir(work)
+    return sub, work, out
+
+
+def test_a_python_built_study_reads_an_owner_name_folder_of_the_working_folder(tmp_path, monkeypatch, capsys):
+    sub, work, out = python_study(tmp_path, monkeypatch)
+    _models(work, "models/base")  # the user's own model, beside the script that builds the study
     read = load_study_file(sub / "s.yaml")  # its corpus an absolute path; then built as in Python
     runs = tuple(dataclasses.replace(r, init="models/base") if r.init else r for r in read.runs)
     spec = dataclasses.replace(read, runs=runs, folder=None)
