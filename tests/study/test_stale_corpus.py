@@ -124,3 +124,21 @@ def test_a_study_with_max_passes_says_its_corpus_changed_before_counting_passes_
     _edit(corpus)
     with pytest.raises(UserError, match=STALE):  # the old counts would exceed any pass of this limit
         run_study(dataclasses.replace(spec, max_passes=1e-9), study, _backend(), progress=False)
+
+
+def test_a_study_with_max_passes_checks_its_prepared_data_once(tmp_path, monkeypatch):
+    """Was twice: before counting the passes, and again in the start checks (a stat of every corpus
+    file each time, and a hash of each one whose mtime moved). Now `study run` checks it once, first."""
+    from encoderlab.study import checks
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    spec, study = dataclasses.replace(_spec(corpus), max_passes=1e9), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    checked = []  # the prepare nodes whose data was held to its corpus
+    real = checks.refuse_stale_data
+    monkeypatch.setattr(checks, "refuse_stale_data", lambda *a: checked.append(a[1]) or real(*a))
+    run_study(spec, study, _backend(), progress=False)  # resumed: every node finished
+    assert checked == ["main"]
+    _edit(corpus)  # still said before the passes are counted from the old data (the test above)
+    with pytest.raises(UserError, match=STALE):
+        run_study(dataclasses.replace(spec, max_passes=1e-9), study, _backend(), progress=False)

@@ -9,7 +9,8 @@ with the code the node itself runs, prefixed with the study and the dataset or r
 - the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
 - a folder given with `--prepared`: made with the dataset's tokenizer (`check_prepared_tokenizers`);
 - the study's own prepared data (`check_prepared_sources`): still what its local corpus files hold;
-  a folder given with `--prepared`: its token files still those its meta.json records;
+  a folder given with `--prepared`: its token files still those its meta.json records (checked first,
+  once, by `study run` and `study plan` themselves, not through the backend: passes are counted from it);
 - every pretraining run's rows (`check_runs`): against its start model's positions
   (`train.build.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
   the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
@@ -73,13 +74,13 @@ def check_inputs(
     refuses in the same line what the run would (`nodes`: the study's whole graph, `graph.build_graph`).
     `fetched=False` (`study plan`, which fetches nothing): what is not on this machine yet is not read
     (`_here`). The rows of each run (`check_runs`) are checked apart: the plan prints first what they
-    are measured against."""
+    are measured against. The prepared data (`check_prepared_sources`) is checked before these, once,
+    by `study run` (runner) and `study plan` (cli): the passes are counted from it."""
     nodes = list(nodes)
     unread = unread_inputs(spec, study_dir, nodes)  # read by finished nodes only: not looked for
     check_shadowed_hub_ids(spec, study_dir, unread)
     check_sources(spec, fetched, unread)
     check_hub_ids(spec, fetched, unread)
-    check_prepared_sources(spec, study_dir, nodes)
     check_prepared_tokenizers(spec, fetched, unread)
     check_analyses(spec)
     check_task_mirrors(spec)

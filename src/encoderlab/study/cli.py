@@ -133,7 +133,7 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
-    from encoderlab.study.checks import check_inputs, check_runs, planned_elsewhere
+    from encoderlab.study.checks import check_inputs, check_prepared_sources, check_runs, planned_elsewhere
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
@@ -148,6 +148,7 @@ def plan_command(
     # of its inputs `study run` makes, in its words: not counted from data of a corpus changed since
     trained = pretraining(spec)  # resolved once, for the graph, the plan and the checks of its runs
     graph = build_graph(spec, default_backend(), trained)
+    check_prepared_sources(spec, out, graph)  # first, as `study run` checks it: the plan counts from it
     check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
     print(plan_text(plan))

@@ -61,6 +61,8 @@ from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
+from encoderlab.study.absent import recorded_backend, refuse_absent_prepared, refuse_absent_task_files
+from encoderlab.study.checks import check_prepared_sources
 from encoderlab.study.fetching import fetch_assets, missing_assets
 from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.hubids import pin_local_starts
@@ -477,14 +479,16 @@ def _run_locked(
     """`run_study` under the study folder's lock: every check, then the graph."""
     with folder_lock(study_dir / LOCK, f"study {spec.name}"):
         _check_same_study(study_dir, spec)
-        graph = build_graph(spec, backend)  # resolves configs and checks controlled variables first
+        refuse_absent_prepared(spec, study_dir)
+        # resolves configs and checks controlled variables first; task files gone: as graph.json has them
+        graph = build_graph(spec, recorded_backend(spec, study_dir, backend))
+        refuse_absent_task_files(spec, study_dir, list(graph))  # ... unless a node still to run reads them
+        # the data of this graph's prepare nodes is still its corpus's, as `study plan` checks it first
+        check_prepared_sources(spec, study_dir, graph)
         if spec.max_passes is not None:  # a corpus the runs would repeat is refused before anything runs
-            from encoderlab.study.checks import check_prepared_sources
             from encoderlab.study.plan import check_passes, plan_study
 
-            # counted from the data of this graph's prepare nodes: first, that it is still its corpus's
-            check_prepared_sources(spec, study_dir, graph)
-            check_passes(plan_study(spec, study_dir, graph))
+            check_passes(plan_study(spec, study_dir, graph))  # counted from that data
         missing = missing_assets(backend.required_assets(spec), fetch=fetch)
         backend.check_start(spec, study_dir, graph)  # every node's inputs not in an asset still to fetch
         if missing:  # validated first: a refused study fetched nothing into ENCODERLAB_HOME

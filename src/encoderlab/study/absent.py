@@ -1,0 +1,112 @@
+"""Resuming a study whose task files or `--prepared` folders were moved or deleted since it ran.
+
+Building a study's graph reads its task files (`eval.task_files`): each of their tasks' family and
+definition (its signature, `nodes.task_signature`) is in the keys of its eval nodes. So a study folder
+whose task files were moved or deleted after every node reading them finished could not be resumed,
+even to find every node finished and keep its report ("task file ... does not exist"). Now, when every
+task file of the study is gone, `study run` takes them as the study folder's graph.json recorded them
+(`recorded_backend`): their tasks and families, and each task's signature as the eval nodes of that
+graph that name the very same task files were keyed with. That never keys a node on a stale file:
+- a task file that is there is read, as before (one changed since gets new keys); while one of them
+  is there, none is taken from the record (which file held which task is not recorded);
+- a node whose config is not one recorded (another `max_steps`, a model added) gets a signature no
+  task has (`UNKNOWN`), so a key of no finished node: it is to run;
+- every node still to run (`runner.pending_nodes`) that reads a task file not there is refused before
+  anything runs or is written (`refuse_absent_task_files`), naming the file and the fix.
+
+A folder given with `--prepared` is read by more than the nodes of its dataset: the report node counts
+its tokens (the unigram plateau, `data._read_held_out`) and the start checks count its rows and passes
+(`plan.finished_meta`). A resumed study whose folder is gone is refused in one line naming it and the
+fix (`refuse_absent_prepared`): the folder is keyed by its content (`study/prepared.py`), so passing
+it where it is now keeps every finished node.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import Backend, Node
+from encoderlab.study.nodeconfig import EvalNode
+from encoderlab.study.spec import StudySpec
+from encoderlab.words import count, noun
+
+UNKNOWN = "?"
+"""The signature of a task of a task file not there, for an eval node of a config the record has not:
+no finished node holds it, so the node is to run, and is refused (`refuse_absent_task_files`)."""
+
+
+def absent_task_files(spec: StudySpec) -> tuple[str, ...]:
+    """The task files (or folders) of `spec` that are not there."""
+    return tuple(f for f in spec.eval.task_files if not Path(f).exists())
+
+
+def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Backend:
+    """`backend`, but when every task file of `spec` is gone: their tasks, families and signatures as
+    the graph.json of `study_dir` recorded them (see the module docstring). As it is when a task file
+    is there, or none is recorded (a first run: building the graph then refuses the missing file)."""
+    files = spec.eval.task_files
+    if not files or len(absent_task_files(spec)) < len(files):
+        return backend
+    recorded = [EvalNode.of(n) for n in _recorded_nodes(study_dir) if n.kind == "eval"]
+    recorded = [e for e in recorded if e.task_files == files]
+    if not recorded:
+        return backend
+    families = {e.task: e.family for e in recorded}
+    signatures = {(e.task, e.max_steps, e.source): e.task_signature for e in recorded}
+
+    def task_signature(task: str, max_steps: int | None, source: str | None) -> str:
+        if task not in families:  # a suite's task
+            return backend.task_signature(task, max_steps, source)
+        return signatures.get((task, max_steps, source), UNKNOWN)
+
+    return dataclasses.replace(
+        backend, file_tasks=lambda _files: dict(families), task_signature=task_signature
+    )
+
+
+def _recorded_nodes(study_dir: Path) -> list[Node]:
+    """The nodes of the graph.json of `study_dir` (none without one; damaged: one line naming it)."""
+    if not (Path(study_dir) / "graph.json").is_file():
+        return []
+    from encoderlab.study.data import read_study
+
+    return read_study(Path(study_dir))[1]
+
+
+def refuse_absent_task_files(spec: StudySpec, study_dir: Path, nodes: list[Node]) -> None:
+    """Refuse, in one line naming the file and the fix, a study whose node still to run in `study_dir`
+    (`runner.pending_nodes` of its graph `nodes`) reads a task file that is not there."""
+    from encoderlab.study.runner import pending_nodes
+
+    absent = absent_task_files(spec)
+    if not absent:
+        return
+    readers = [
+        n for n in pending_nodes(Path(study_dir), nodes) if n.kind == "eval" and n.config.get("task_files")
+    ]
+    if readers:
+        files = f"{noun(len(absent), 'task file')} {', '.join(absent)} {noun(len(absent), 'is', 'are')}"
+        raise UserError(
+            f"study {spec.name}: {files} not there (moved or deleted), and "
+            f"{count(len(readers), 'evaluation node')} still to run {noun(len(readers), 'reads', 'read')} "
+            f"{noun(len(absent), 'it', 'them')} ({readers[0].name}); put {noun(len(absent), 'it', 'them')} "
+            f"back, or name where {noun(len(absent), 'it is', 'they are')} now in the study file's "
+            f"eval.task_files and run that file with --out {study_dir} (finished nodes are kept)"
+        )
+
+
+def refuse_absent_prepared(spec: StudySpec, study_dir: Path) -> None:
+    """Refuse, in one line, resuming `study_dir` with a `--prepared` folder that is not there: its report
+    and start checks read it even when every node of its dataset finished (see the module docstring)."""
+    if not (Path(study_dir) / "study.json").is_file():
+        return  # a first run: the graph refuses the folder (`prepared.prepared_meta`)
+    for d in spec.data:
+        if d.prepared is not None and not Path(d.prepared).exists():
+            raise UserError(
+                f"study {spec.name}, dataset {d.name}: the prepared folder {d.prepared} is not there (moved "
+                f"or deleted), and resuming {study_dir} reads it (its runs, checks and report count its "
+                f"tokens); give its place now with --prepared {d.name}=DIR (keyed by its content: finished "
+                "nodes are kept), or put it back"
+            )

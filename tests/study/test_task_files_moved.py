@@ -1,0 +1,154 @@
+"""Resuming a study whose task files were moved or deleted since the nodes that read them finished.
+
+Building the graph read every task file (`backend.file_tasks`: their tasks' families and signatures are
+in the eval nodes' keys), so such a study could not be resumed, even with every node finished ("task
+file ... does not exist"). Now the files are taken as the study folder's graph.json recorded them
+(`absent.recorded_backend`), and an evaluation node still to run that reads them is refused before
+anything runs (`absent.refuse_absent_task_files`). The nodes are fake (`fake_study.py`), the task file
+real (loaded and registered by `nodes.file_tasks`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+from fake_study import backend as fake_backend
+from fake_study import small_spec
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import snapshot
+from tests.study.test_files import _task_file
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks import TASKS
+from encoderlab.study.absent import recorded_backend
+from encoderlab.study.graph import build_graph
+from encoderlab.study.nodes import file_tasks
+from encoderlab.study.runner import node_dir, run_study
+
+REFUSED = (
+    r"^study fake-pfs: task file \S+/tasks/polarity.yaml is not there \(moved or deleted\), and (\d+) "
+    r"evaluation nodes? still to run reads? it \(eval/[^)]*polarity[^)]*\); put it back, or name where it "
+    r"is now in the study file's eval.task_files and run that file with --out \S+ \(finished nodes are kept\)$"
+)
+
+
+@pytest.fixture(autouse=True)
+def _registry():
+    """The task file's task is registered while a test runs (`nodes.file_tasks`), then forgotten."""
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)
+
+
+def _backend():
+    backend = fake_backend()
+    backend.file_tasks = file_tasks  # the real loader: a missing file is refused as a real study's
+    return backend
+
+
+def _spec(tmp_path):
+    """`small_spec`, its fake suite's tasks and the task of a real task file, one LR and seed."""
+    (tmp_path / "tasks").mkdir()
+    _task_file(tmp_path / "tasks")
+    ev = dataclasses.replace(
+        small_spec().eval, lrs=(1e-4,), seeds=(0,), task_files=(str(tmp_path / "tasks" / "polarity.yaml"),)
+    )
+    return small_spec(eval=ev)
+
+
+def _run(spec, study):
+    return run_study(spec, study, _backend(), progress=False)
+
+
+def test_a_finished_study_resumes_with_its_task_file_moved(tmp_path):
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    report = _run(spec, study)
+    assert any("polarity" in n for n in build_graph(spec, _backend()).nodes)
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    nodes = {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+    assert _run(spec, study) == report  # was: "task file .../polarity.yaml does not exist; give the path ..."
+    assert {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))} == nodes
+
+
+def test_a_node_still_to_run_that_reads_the_moved_task_file_is_refused_before_anything_is_written(tmp_path):
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    _run(spec, study)
+    graph = build_graph(spec, _backend())
+    own = [n for n in graph if n.kind == "eval" and "polarity" in n.name]
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    shutil.rmtree(node_dir(study, own[0]))
+    before = snapshot(tmp_path)
+    with pytest.raises(UserError, match=REFUSED) as exc:
+        _run(spec, study)
+    assert int(exc.value.args[0].split(", and ")[1].split()[0]) == 1  # the other models' nodes finished
+    assert snapshot(tmp_path) == before
+    assert_printed_as_documented(
+        "study-resume-task-file-moved", f"encoderlab: error: {exc.value}\n", tmp_path
+    )
+
+
+def test_a_node_whose_config_the_record_has_not_is_to_run_and_so_refused(tmp_path):
+    """Another `max_steps`: the task's signature under it is not recorded (the file is not there to
+    say it), so no finished node is taken for it, whatever the fine-tuning cap of the recorded ones."""
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    _run(spec, study)
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    capped = dataclasses.replace(spec, eval=dataclasses.replace(spec.eval, max_steps=5))
+    before = snapshot(tmp_path)
+    with pytest.raises(UserError, match=REFUSED):
+        _run(capped, study)
+    assert snapshot(tmp_path) == before
+    built = build_graph(capped, recorded_backend(capped, study, _backend()))
+    assert {n.config["task_signature"] for n in built if "polarity" in n.name} == {"?"}
+
+
+def test_a_task_file_that_is_there_is_read_not_taken_from_the_record(tmp_path):
+    """Only a task file not there is taken as recorded: one there (changed or not) is read, as before."""
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    _run(spec, study)
+    backend = _backend()
+    assert recorded_backend(spec, study, backend) is backend
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    assert recorded_backend(spec, tmp_path / "first-run", backend) is backend  # nothing recorded there
+    with pytest.raises(UserError, match=r"^task file \S+polarity.yaml does not exist"):
+        _run(spec, tmp_path / "first-run")
+    assert not (tmp_path / "first-run").exists()
+
+
+def test_a_resumed_study_whose_prepared_folder_moved_names_it_and_takes_its_new_place(tmp_path):
+    """Was "... holds no prepared data (no meta.json); prepare it first with `encoderlab data prepare`":
+    the folder is keyed by its content, so given where it is now, every finished node is kept."""
+    from fake_study import tiny_corpus
+
+    from encoderlab.data.prepare import PrepareConfig, prepare
+    from encoderlab.data.sources import SourceConfig, parse_source
+    from encoderlab.data.tokenizer import train_tokenizer
+    from encoderlab.study.spec import DataSpec
+
+    corpus = tiny_corpus(tmp_path / "corpus.jsonl", 60)
+    train_tokenizer(SourceConfig(location=str(corpus)), 300, tmp_path / "tok", progress=False)
+    cfg = PrepareConfig(
+        sources=(parse_source(str(corpus)),), tokenizer=str(tmp_path / "tok"), decontaminate=()
+    )
+    data = prepare(cfg, tmp_path / "prepared", workers=1, progress=False)
+
+    def spec(folder):
+        main = DataSpec(
+            name="main", corpus=(str(corpus),), tokenizer=str(tmp_path / "tok"), prepared=str(folder)
+        )
+        return small_spec(data=(main,))
+
+    study = tmp_path / "s"
+    _run(spec(data), study)
+    nodes = {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+    moved = data.rename(tmp_path / "moved")
+    before = snapshot(tmp_path)
+    with pytest.raises(UserError) as exc:
+        _run(spec(data), study)
+    assert snapshot(tmp_path) == before
+    assert_printed_as_documented("study-resume-prepared-moved", f"encoderlab: error: {exc.value}\n", tmp_path)
+    _run(spec(moved), study)  # the fix: its place now
+    assert {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))} == nodes
