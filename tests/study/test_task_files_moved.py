@@ -118,9 +118,11 @@ def test_a_task_file_that_is_there_is_read_not_taken_from_the_record(tmp_path):
     assert not (tmp_path / "first-run").exists()
 
 
-def test_a_resumed_study_whose_prepared_folder_moved_names_it_and_takes_its_new_place(tmp_path):
-    """Was "... holds no prepared data (no meta.json); prepare it first with `encoderlab data prepare`":
-    the folder is keyed by its content, so given where it is now, every finished node is kept."""
+def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused(tmp_path):
+    """Was "... holds no prepared data (no meta.json); prepare it first with `encoderlab data prepare`",
+    even with every node finished. The folder is keyed by its content, recorded in graph.json: a finished
+    study resumes without it; with a node to run (which the report follows, and it counts the folder's
+    tokens) it is refused, and given where it is now, every finished node is kept."""
     from fake_study import tiny_corpus
 
     from encoderlab.data.prepare import PrepareConfig, prepare
@@ -141,14 +143,33 @@ def test_a_resumed_study_whose_prepared_folder_moved_names_it_and_takes_its_new_
         )
         return small_spec(data=(main,))
 
+    def outputs():
+        return {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+
     study = tmp_path / "s"
-    _run(spec(data), study)
-    nodes = {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
+    report = _run(spec(data), study)
+    done = outputs()
     moved = data.rename(tmp_path / "moved")
+    assert _run(spec(data), study) == report and outputs() == done  # every node finished: nothing reads it
+    rerun = node_dir(study, build_graph(spec(moved), _backend()).nodes["eval/clm/sst/lr0.0001/s0"])
+    shutil.rmtree(rerun)
     before = snapshot(tmp_path)
     with pytest.raises(UserError) as exc:
         _run(spec(data), study)
     assert snapshot(tmp_path) == before
     assert_printed_as_documented("study-resume-prepared-moved", f"encoderlab: error: {exc.value}\n", tmp_path)
-    _run(spec(moved), study)  # the fix: its place now
-    assert {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))} == nodes
+    with pytest.raises(
+        UserError, match=r"folder \S+/typo is not there .*, and \S+/s did not run with it, so"
+    ):
+        _run(spec(tmp_path / "typo"), study)  # not the folder the study ran with: nothing recorded of it
+    assert snapshot(tmp_path) == before
+    _run(spec(moved), study)  # the fix: its place now; only that node and the report run again
+
+    def kept(files):
+        return {
+            k: v
+            for k, v in files.items()
+            if k.startswith("nodes/") and rerun.name not in k and "report" not in k
+        }
+
+    assert kept(outputs()) == kept(done) and any("nodes/pretrain/" in k for k in kept(done))

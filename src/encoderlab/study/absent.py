@@ -14,11 +14,14 @@ graph that name the very same task files were keyed with. That never keys a node
 - every node still to run (`runner.pending_nodes`) that reads a task file not there is refused before
   anything runs or is written (`refuse_absent_task_files`), naming the file and the fix.
 
-A folder given with `--prepared` is read by more than the nodes of its dataset: the report node counts
-its tokens (the unigram plateau, `data._read_held_out`) and the start checks count its rows and passes
-(`plan.finished_meta`). A resumed study whose folder is gone is refused in one line naming it and the
-fix (`refuse_absent_prepared`): the folder is keyed by its content (`study/prepared.py`), so passing
-it where it is now keeps every finished node.
+A folder given with `--prepared` is keyed by its content (`study/prepared.py`), read from its meta.json
+when the graph is built. One gone is taken as the study folder recorded it (`recorded_digests`: the
+digest of its prepare node in graph.json, when study.json names the same folder), and the study resumes
+only if no node is to run: the report counts the folder's tokens (the unigram plateau) whenever it runs,
+so any node to run reads it, and the start checks count its rows and passes. Else, or when nothing is
+recorded, it is refused in one line naming the folder and the fix (`--prepared NAME=DIR` where it is
+now keeps every finished node). With nothing to run, `study run` checks no node's inputs and fetches
+nothing (`resumed_graph`): it rewrites study.json and graph.json and hands back the report.
 """
 
 from __future__ import annotations
@@ -27,9 +30,9 @@ import dataclasses
 from pathlib import Path
 
 from encoderlab.errors import UserError
-from encoderlab.study.graph import Backend, Node
+from encoderlab.study.graph import Backend, Graph, Node, build_graph
 from encoderlab.study.nodeconfig import EvalNode
-from encoderlab.study.spec import StudySpec
+from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count, noun
 
 UNKNOWN = "?"
@@ -97,16 +100,67 @@ def refuse_absent_task_files(spec: StudySpec, study_dir: Path, nodes: list[Node]
         )
 
 
-def refuse_absent_prepared(spec: StudySpec, study_dir: Path) -> None:
-    """Refuse, in one line, resuming `study_dir` with a `--prepared` folder that is not there: its report
-    and start checks read it even when every node of its dataset finished (see the module docstring)."""
-    if not (Path(study_dir) / "study.json").is_file():
-        return  # a first run: the graph refuses the folder (`prepared.prepared_meta`)
-    for d in spec.data:
-        if d.prepared is not None and not Path(d.prepared).exists():
+def resumed_graph(spec: StudySpec, study_dir: Path, backend: Backend) -> tuple[Graph, frozenset[str]]:
+    """The graph of `spec` to run in `study_dir` (`build_graph`), with its task files and `--prepared`
+    folders that are gone as its graph.json recorded them, or a refusal naming one that a node to run
+    reads (see the module docstring); and the datasets whose `--prepared` folder is gone (then no node
+    is to run)."""
+    gone = [d for d in spec.data if d.prepared is not None and not Path(d.prepared).exists()]
+    digests = recorded_digests(spec, study_dir, [d.name for d in gone])
+    resumed = (Path(study_dir) / "study.json").is_file()  # a first run: `prepared.prepared_meta`'s line
+    for d in gone if resumed else ():
+        if d.name not in digests:  # another folder than the study ran with, or nothing recorded
             raise UserError(
-                f"study {spec.name}, dataset {d.name}: the prepared folder {d.prepared} is not there (moved "
-                f"or deleted), and resuming {study_dir} reads it (its runs, checks and report count its "
-                f"tokens); give its place now with --prepared {d.name}=DIR (keyed by its content: finished "
-                "nodes are kept), or put it back"
+                _prepared_gone(spec, d, f"{study_dir} did not run with it, so it is read to resume")
             )
+    graph = build_graph(spec, recorded_backend(spec, study_dir, backend), recorded=digests)
+    refuse_absent_task_files(spec, study_dir, list(graph))
+    if digests and (runs := to_run(study_dir, graph)):
+        read = f"resuming {study_dir} runs {count(len(runs), 'node')} ({runs[0].name} first): the report"
+        raise UserError(_prepared_gone(spec, gone[0], f"{read} among them reads it (it counts its tokens)"))
+    return graph, frozenset(digests)
+
+
+def recorded_digests(spec: StudySpec, study_dir: Path, datasets: list[str]) -> dict[str, str]:
+    """{dataset: the content digest of its `--prepared` folder} as the graph.json of `study_dir` recorded
+    it, for each of `datasets` whose folder study.json names as `spec` does (another folder is another
+    input: nothing recorded of it)."""
+    if not datasets or not (Path(study_dir) / "graph.json").is_file():
+        return {}
+    from encoderlab.study.data import read_study
+
+    then, nodes = read_study(Path(study_dir))
+    folders = {d.name: d.prepared for d in then.data}
+    digests = {n.name.split("/", 1)[1]: n.config.get("prepared") for n in nodes if n.kind == "prepare"}
+    return {
+        name: digests[name]
+        for name in datasets
+        if digests.get(name) and folders.get(name) == spec.dataset(name).prepared
+    }
+
+
+def to_run(study_dir: Path, nodes: Graph | list[Node]) -> list[Node]:
+    """The nodes running the study in `study_dir` now runs: `runner.pending_nodes`, and a finished report
+    whose report was rewritten since (`runner.report_rewritten`), which reads the `--prepared` folders."""
+    from encoderlab.study.runner import pending_nodes, read_marker, report_rewritten
+
+    nodes = list(nodes)
+    pending = pending_nodes(Path(study_dir), nodes)
+    rewritten = [
+        n
+        for n in nodes
+        if n.kind == "report"
+        and n not in pending
+        and (marker := read_marker(Path(study_dir), n)) is not None
+        and report_rewritten(Path(study_dir), n, marker)
+    ]
+    return pending + rewritten
+
+
+def _prepared_gone(spec: StudySpec, d: DataSpec, why: str) -> str:
+    """The line refusing dataset `d`'s `--prepared` folder, which is gone, `why` saying what reads it."""
+    return (
+        f"study {spec.name}, dataset {d.name}: the prepared folder {d.prepared} is not there (moved or "
+        f"deleted), and {why}; give its place now with --prepared {d.name}=DIR (keyed by its content: "
+        "finished nodes are kept), or put it back"
+    )

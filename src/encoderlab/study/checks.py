@@ -208,7 +208,9 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
                 raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
 
 
-def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> None:
+def check_prepared_sources(
+    spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node], gone: frozenset[str] = frozenset()
+) -> None:
     """Refuse a study whose prepare node (finished or not) holds data, or a tokenizer it trained, read
     from local corpus files that changed since (edited, replaced, added to or removed from a folder),
     before anything runs: the finished node was reused and every run trained on the old text, silently;
@@ -221,13 +223,14 @@ def check_prepared_sources(spec: StudySpec, study_dir: Path | None, nodes: Itera
     on each run, and found the same). Hub corpora are not checked. A folder given with `--prepared` is
     keyed by its meta.json (`study/prepared.py`), so its token files are checked against what that
     records (`data.packed.refuse_changed_files`): a file swapped since silently trained the runs still
-    to do on other rows than the finished ones."""
+    to do on other rows than the finished ones. `gone`: datasets whose `--prepared` folder is not there
+    any more and that no node to run reads (`absent.resumed_graph`), not looked for."""
     from encoderlab.data.packed import refuse_changed_files
     from encoderlab.study.prepared import prepared_meta
     from encoderlab.study.runner import node_dir
 
     for d in spec.data:
-        if d.prepared is not None:
+        if d.prepared is not None and d.name not in gone:
             meta = prepared_meta(d.prepared, d.name)
             try:
                 refuse_changed_files(Path(d.prepared), meta)

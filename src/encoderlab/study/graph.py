@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -227,17 +227,22 @@ def _branched(spec: StudySpec, models: list[Pretraining]) -> list[Pretraining]:
     ]
 
 
-def prepare_graph(spec: StudySpec, backend: Backend) -> Graph:
+def prepare_graph(spec: StudySpec, backend: Backend, recorded: Mapping[str, str] | None = None) -> Graph:
     """The study's prepare nodes (one per dataset, a tokenizer's trainer first): the start of
-    `build_graph`, and all `study plan --out DIR` needs to find the prepared data of this study's datasets."""
+    `build_graph`, and all `study plan --out DIR` needs to find the prepared data of this study's datasets.
+    `recorded`: dataset -> the content digest of its `--prepared` folder, not there any more, as the study
+    folder recorded it (`absent.recorded_digests`); every other folder is read."""
     graph = Graph()
+    recorded = recorded or {}
 
     def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
         return d.tokenizer != d.name and d.tokenizer in {x.name for x in spec.data}
 
     for d in sorted(spec.data, key=reused):  # a tokenizer's trainer first
         digest = None
-        if d.prepared is not None:  # the folder's content, not its path: a moved folder keeps its keys
+        if d.name in recorded:  # gone: as recorded (`study/absent.py`)
+            digest = recorded[d.name]
+        elif d.prepared is not None:  # the folder's content, not its path: a moved folder keeps its keys
             meta = prepared_meta(d.prepared, d.name)
             check_corpus(meta, d.corpus, d.name, d.prepared)
             digest = identity(meta)
@@ -248,10 +253,16 @@ def prepare_graph(spec: StudySpec, backend: Backend) -> Graph:
     return graph
 
 
-def build_graph(spec: StudySpec, backend: Backend, trained: list[Pretraining] | None = None) -> Graph:
+def build_graph(
+    spec: StudySpec,
+    backend: Backend,
+    trained: list[Pretraining] | None = None,
+    recorded: Mapping[str, str] | None = None,
+) -> Graph:
     """Expand `spec` into nodes, resolving configs and enforcing the controlled variables; `trained`:
-    the study's `pretraining(spec)` when the caller has it already (resolved once for graph and plan)."""
-    graph = prepare_graph(spec, backend)
+    the study's `pretraining(spec)` when the caller has it already (resolved once for graph and plan);
+    `recorded`: as `prepare_graph`'s."""
+    graph = prepare_graph(spec, backend, recorded)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     for p in pretraining(spec) if trained is None else trained:
         if p.config is None:

@@ -61,10 +61,10 @@ from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
-from encoderlab.study.absent import recorded_backend, refuse_absent_prepared, refuse_absent_task_files
+from encoderlab.study.absent import resumed_graph
 from encoderlab.study.checks import check_prepared_sources
 from encoderlab.study.fetching import fetch_assets, missing_assets
-from encoderlab.study.graph import Backend, Graph, Node, build_graph
+from encoderlab.study.graph import Backend, Graph, Node
 from encoderlab.study.hubids import pin_local_starts
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
@@ -188,7 +188,7 @@ def run_graph(
         if (
             n.kind == "report"
             and markers[n.name] is not None
-            and _report_rewritten(study_dir, n, markers[n.name])
+            and report_rewritten(study_dir, n, markers[n.name])
         ):
             markers[n.name] = None
     finished = {name for name, m in markers.items() if m is not None}
@@ -229,7 +229,7 @@ def run_graph(
     return {n.name: markers[n.name].result for n in graph}
 
 
-def _report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:
+def report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:
     """Whether the report node's report (OUT/report/, one for every version of the study) is gone or was
     written again after its marker: by the report node of another version (a study file changed, run,
     then changed back, whose report node is found finished) or by `study report`. The node then runs
@@ -479,18 +479,19 @@ def _run_locked(
     """`run_study` under the study folder's lock: every check, then the graph."""
     with folder_lock(study_dir / LOCK, f"study {spec.name}"):
         _check_same_study(study_dir, spec)
-        refuse_absent_prepared(spec, study_dir)
-        # resolves configs and checks controlled variables first; task files gone: as graph.json has them
-        graph = build_graph(spec, recorded_backend(spec, study_dir, backend))
-        refuse_absent_task_files(spec, study_dir, list(graph))  # ... unless a node still to run reads them
+        # resolves configs and checks controlled variables first; a task file or --prepared folder gone
+        # since the nodes reading it finished: as the folder's graph.json recorded it (`study/absent.py`)
+        graph, gone = resumed_graph(spec, study_dir, backend)
         # the data of this graph's prepare nodes is still its corpus's, as `study plan` checks it first
-        check_prepared_sources(spec, study_dir, graph)
-        if spec.max_passes is not None:  # a corpus the runs would repeat is refused before anything runs
+        check_prepared_sources(spec, study_dir, graph, gone)
+        if spec.max_passes is not None and not gone:  # a corpus the runs would repeat: refused here
             from encoderlab.study.plan import check_passes, plan_study
 
             check_passes(plan_study(spec, study_dir, graph))  # counted from that data
-        missing = missing_assets(backend.required_assets(spec), fetch=fetch)
-        backend.check_start(spec, study_dir, graph)  # every node's inputs not in an asset still to fetch
+        # every node's inputs not in an asset still to fetch (with a --prepared folder gone, none is to run)
+        missing = missing_assets(backend.required_assets(spec), fetch=fetch) if not gone else []
+        if not gone:
+            backend.check_start(spec, study_dir, graph)
         if missing:  # validated first: a refused study fetched nothing into ENCODERLAB_HOME
             fetch_assets(missing)
             backend.check_fetched(spec, study_dir, graph, frozenset(missing))  # only what these hold
