@@ -386,3 +386,54 @@ def test_the_overlap_of_draws_is_measured_on_them():
     assert draw_overlap([np.arange(50)]) == 0.0
     draws = sample_indices(1000, 500, (42, 43, 44))
     assert 0.45 < draw_overlap(draws) < 0.55  # about n / pool
+
+
+def _unpadded_block_means(model, tokenizer, texts) -> list[np.ndarray]:
+    """Per layer, the (n, hidden) mean of each text's block outputs, each text run alone (no padding)
+    through the model's own forward (transformers' for an adapter), read by hooks on `model.layers`."""
+    outputs: list[torch.Tensor] = []
+    hooks = [
+        block.register_forward_hook(lambda m, a, o: outputs.append(o[0] if isinstance(o, tuple) else o))
+        for block in model.layers
+    ]
+    rows = []
+    try:
+        for text in texts:
+            outputs.clear()
+            ids = tokenizer(text, return_tensors="pt")["input_ids"]
+            with torch.no_grad():
+                model.hf(input_ids=ids) if hasattr(model, "hf") else model(ids)
+            rows.append([h[0].double().mean(0).numpy() for h in outputs])
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return [np.stack([r[layer] for r in rows]) for layer in range(len(model.layers))]
+
+
+@pytest.mark.parametrize("family", ["encoder", "modernbert"])
+def test_compare_equals_kornblith_cka_of_each_text_run_alone(tokenizer, family):
+    # End to end against an independent computation: texts of 1-40 words in batches of 7 (every batch
+    # padded, ModernBERT's window of 4 crossed), each text's block outputs averaged over its own tokens
+    # when run alone, and CKA from Kornblith et al. 2019's HSIC form (Gram matrices, H = I - 11^T/n),
+    # per sampling seed, the ratio d(A, B) / d(B', B) per seed and its mean.
+    made = {"encoder": make_model, "modernbert": lambda seed: make_adapter("modernbert", seed)}[family]
+    a, b, twin = made(0), made(1), made(2)
+    texts = make_texts(70, seed=5, lo=1, hi=40)
+    report = compare(
+        (a, tokenizer),
+        (b, tokenizer),
+        texts,
+        baseline=(twin, tokenizer),
+        n=55,
+        encoding=Encoding(batch_size=7),
+    )
+    fa, fb, ft = (_unpadded_block_means(m, tokenizer, texts) for m in (a, b, twin))
+    draws = sample_indices(len(texts), 55, (42, 43, 44))
+    for row in report.layers:
+        ab = [_gram_cka(fa[row.layer][d], fb[row.layer][d]) for d in draws]
+        noise = [_gram_cka(ft[row.layer][d], fb[row.layer][d]) for d in draws]
+        assert row.cka == pytest.approx(np.mean(ab), abs=1e-6)
+        assert row.baseline_cka == pytest.approx(np.mean(noise), abs=1e-6)
+        per_seed = [(1 - x) / (1 - y) for x, y in zip(ab, noise)]
+        assert row.ratio_per_seed == pytest.approx(per_seed, rel=1e-5)
+        assert row.ratio == pytest.approx(np.mean(per_seed), rel=1e-5)
