@@ -31,7 +31,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder, start_ids
 from encoderlab.study.reads import unread_inputs
-from encoderlab.study.spec import DataSpec, StudySpec
+from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
 from encoderlab.words import count
 
 PER_DOCUMENT = 4
@@ -65,6 +65,7 @@ def check_fetched(
     check_sources(spec, True, skip)
     check_prepared_tokenizers(spec, True, skip)
     check_runs(spec, study_dir, nodes, memory=False, fetched=fetched)
+    check_cka_texts(spec, only=fetched)
 
 
 def check_inputs(
@@ -83,6 +84,7 @@ def check_inputs(
     check_hub_ids(spec, fetched, unread)
     check_prepared_tokenizers(spec, fetched, unread)
     check_analyses(spec)
+    check_cka_texts(spec, fetched)
     check_task_mirrors(spec)
     check_finetune_decay(spec, nodes)
 
@@ -135,6 +137,41 @@ def check_analyses(spec: StudySpec) -> None:
             )
         if c.max_length < 1:
             raise UserError(f"{where}: max_length must be >= 1 (tokens per text), got {c.max_length}")
+
+
+def cka_pool_problem(where: str, c: CkaSpec, pool: int) -> str | None:
+    """The line (after `where`) refusing CKA `c` over a pool of `pool` texts, fewer than its `n_texts`, else None (the
+    node compared the whole pool instead, silently: another n than asked, every sampling seed's draw the
+    same texts, so no interval and an undecided claim)."""
+    from encoderlab.analysis.cka import MIN_TEXTS
+
+    if pool >= c.n_texts:
+        return None
+    fix = (
+        f"lower n_texts to {MIN_TEXTS}-{pool - 1} (fewer than the texts, so the sampling seeds draw different ones) "
+        "or give more texts"
+        if pool > MIN_TEXTS
+        else f"give more than {c.n_texts} texts"
+    )
+    return (
+        f"{where}: its texts {c.texts} hold {count(pool, 'text')}, fewer than its n_texts {c.n_texts}; {fix}"
+    )
+
+
+def check_cka_texts(spec: StudySpec, fetched: bool = True, only: frozenset[str] | None = None) -> None:
+    """Refuse a CKA whose texts hold fewer than its `n_texts` (`cka_pool_problem`), before anything runs:
+    texts on this machine (`_here`: an asset not fetched yet is read once fetched, `only` naming those)."""
+    from encoderlab.analysis.inputs import read_texts
+    from encoderlab.data.assets import ASSETS
+
+    for c in spec.cka:
+        if only is not None and c.texts not in only or not _here(c.texts, fetched):
+            continue
+        if c.texts not in ASSETS and not Path(c.texts).expanduser().is_file():
+            continue  # no such file: the node's own line says so
+        problem = cka_pool_problem(f"study {spec.name}, cka {c.a}-vs-{c.b}", c, len(read_texts(c.texts)))
+        if problem:
+            raise UserError(problem)
 
 
 def check_task_mirrors(spec: StudySpec) -> None:

@@ -337,9 +337,13 @@ def run_cka(ctx: NodeContext) -> dict:
     from encoderlab.analysis.inputs import load_model, read_texts
     from encoderlab.analysis.plots import write_json
     from encoderlab.atomic import json_safe
+    from encoderlab.study.checks import cka_pool_problem
 
     node = CkaNode.of(ctx.node)
     cfg = node.analysis
+    texts = read_texts(cfg.texts)
+    if problem := cka_pool_problem(f"cka {cfg.a}-vs-{cfg.b}", cfg, len(texts)):  # was n = the pool, silently
+        raise UserError(problem)
     by_model = {  # a model trained by the study, or a start model compared as is (`CkaNode.sources`)
         ctx.inputs[d].node.name.split("/", 1)[1]: ctx.inputs[d].path / "run" / "final" for d in ctx.node.deps
     } | node.sources
@@ -348,7 +352,6 @@ def run_cka(ctx: NodeContext) -> dict:
     if noise and noise[1] != cfg.b:
         raise UserError(f"the seed-noise pair of a CKA must be (twin of {cfg.b}, {cfg.b}), got {noise}")
     twin = load_model(str(by_model[node.models[2]])) if noise else None
-    texts = read_texts(cfg.texts)
     try:  # the default 512 is `analyze cka`'s: capped at the models' positions (study.checks checked the rest)
         length = analysis_length(
             None if cfg.max_length == CkaSpec.max_length else cfg.max_length,
@@ -362,7 +365,7 @@ def run_cka(ctx: NodeContext) -> dict:
         b,
         texts,
         baseline=twin,
-        n=min(cfg.n_texts, len(texts)),
+        n=cfg.n_texts,
         encoding=Encoding(max_length=length),
     )
     data = report.to_dict()
