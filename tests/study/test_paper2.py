@@ -131,3 +131,22 @@ def test_the_cka_node_compares_the_detour_with_the_baseline_against_its_seed_17_
     )  # one data order: only the seed differs
     assert runs[twin].phases == runs[b].phases != runs[a].phases  # the twin is the baseline's recipe
     assert cka.analysis.max_length == 512
+
+
+@pytest.mark.parametrize("name, scale", [("paper2-detour", "cpu"), ("paper2-detour-code", "gpu-210m")])
+def test_the_claims_say_what_the_runs_test_and_attribute_the_papers_reading(name, scale):
+    """The freezing claims led with the paper's reading ("the detour's gain lives in the low layers"), which
+    one comparison of two freezing runs cannot show; and the CKA claim said the divergence is concentrated
+    in the low layers, where the raw divergence is largest in the deep layers (the paper's own data) and
+    what is tested is its ratio to seed noise."""
+    spec = get_study(name, scale)
+    dom = "biomed" if name == "paper2-detour" else "code"
+    text = {c.id: c.text for c in spec.claims}
+    assert text[f"freeze-{dom}"].startswith(
+        "Freezing the middle layers during CLM beats freezing the low layers"
+    )
+    assert text[f"freeze-decay-{dom}"].startswith(
+        "Freezing the low layers during the decay beats freezing them during CLM"
+    )
+    assert all("read there as" in text[k] for k in (f"freeze-{dom}", f"freeze-decay-{dom}"))
+    assert text[f"cka-{dom}"].startswith("Relative to seed noise, CKA divergence")

@@ -142,9 +142,9 @@ def _freeze_claims(dom: str) -> list[ClaimSpec]:
     return [
         ClaimSpec(
             id=f"freeze-{dom}",
-            text=(
-                "The detour's gain lives in the low layers: freezing the middle layers during CLM beats "
-                f"freezing the low layers ({dom}; paper 2, 2.7: 61.2 vs 59.3)"
+            text=(  # what the runs test; the paper's reading of it is attributed, not claimed
+                f"Freezing the middle layers during CLM beats freezing the low layers ({dom}; paper 2, 2.7: "
+                "61.2 vs 59.3, read there as the detour's gain living in the low layers)"
             ),
             kind="beats",
             a=f"freeze-mid-{dom}",
@@ -153,8 +153,8 @@ def _freeze_claims(dom: str) -> list[ClaimSpec]:
         ClaimSpec(
             id=f"freeze-decay-{dom}",
             text=(
-                "The low layers change during CLM, not during the decay: freezing them during the decay beats "
-                f"freezing them during CLM ({dom}; paper 2, 2.7: 61.2 vs 59.3)"
+                f"Freezing the low layers during the decay beats freezing them during CLM ({dom}; paper 2, 2.7: "
+                "61.2 vs 59.3, read there as the low layers changing during CLM, not the decay)"
             ),
             kind="beats",
             a=f"freeze-low-decay-{dom}",
@@ -277,7 +277,8 @@ def _detour_claims(dom: str, scored_on: str) -> list[ClaimSpec]:
         ),
         ClaimSpec(
             id=f"cka-{dom}",
-            text=f"CKA divergence from the detour is concentrated in the low layers ({dom})",
+            # relative to seed noise: the raw divergence is largest in the deep layers (paper 2's own data)
+            text=f"Relative to seed noise, CKA divergence from the detour is concentrated in the low layers ({dom})",
             kind="cka_low_layers",
             a=f"detour-{dom}",
             b=f"baseline-{dom}",
