@@ -64,3 +64,17 @@ def home_folder(*parts: str, create: bool = True) -> Path:
             )
     _make(path, str(path), "fix or remove it (or point ENCODERLAB_HOME elsewhere)", create)
     return path
+
+
+def found_in_cwd_instead(value: str, folder: Path, what: str) -> str | None:
+    """For a relative path `value` that a file in `folder` names (a study file, a task file) and that is
+    missing beside it: when the working directory holds it, the words saying so and how to write it
+    (`folder` is where such paths are read, never the working directory); else None."""
+    here = Path(value)
+    if here.is_absolute() or not here.exists() or here.resolve() == (folder / value).resolve():
+        return None
+    fix = os.path.relpath(here.resolve(), folder.resolve())
+    return (
+        f"{value} is not beside the {what} (in {folder}) but in the working directory, "
+        f"which a {what}'s paths are not read from; write {fix} or an absolute path"
+    )

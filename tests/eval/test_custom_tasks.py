@@ -270,7 +270,10 @@ BAD = [
         r"\d+ inputs of test also appear in train \(first: '[^'(|]+'\); deduplicate",
     ),
     ({"metric": "ndcg@10"}, r"metric 'ndcg@10' is not one of sc's: accuracy, macro_f1"),
-    ({"data": {"train": "nope.csv", "test": "test.csv"}}, r"data.train file .*nope.csv does not exist"),
+    (  # the fix was not said, nor where a relative path is read from
+        {"data": {"train": "nope.csv", "test": "test.csv"}},
+        r"data.train file .*nope.csv does not exist; fix data.train \(a relative path is read from the task file.s folder\)$",
+    ),
     (  # was "data.train file ... does not exist", of a folder that does
         {"data": {"train": ".", "test": "test.csv"}},
         r"data.train .* is a folder; name the data file itself$",

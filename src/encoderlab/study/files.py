@@ -17,7 +17,6 @@ entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corp
 from __future__ import annotations
 
 import dataclasses
-import os
 import typing
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import yaml
 
 from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fields, to_dict, unknown_fields
 from encoderlab.errors import UserError
+from encoderlab.paths import found_in_cwd_instead
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 from encoderlab.words import count, noun
 
@@ -133,7 +133,12 @@ def _with_paths(data: dict, folder: Path, errors: list[str]) -> dict:
     if isinstance(ev, dict) and isinstance(ev.get("task_files"), list):
         # always paths (no asset names): one missing beside the file is not looked for in the
         # working directory, and its error names where it was looked for
-        out["eval"] = {**ev, "task_files": [paths.beside(t) for t in ev["task_files"]]}
+        out["eval"] = {
+            **ev,
+            "task_files": [
+                paths.task_file(t, f"eval.task_files[{i}]") for i, t in enumerate(ev["task_files"])
+            ],
+        }
     return out
 
 
@@ -177,17 +182,21 @@ class _Paths:
             self._not_from_cwd(location, where)
         return str(self.folder.resolve() / location) + (sep + options if sep else "")
 
+    def task_file(self, value: Any, where: str) -> Any:
+        """A task file, always a path beside the study file; one only the working directory holds is a
+        problem (was "task file FOLDER/x.yaml does not exist", without saying where it was)."""
+        if isinstance(value, str) and value and not (self.folder / value).exists():
+            found = found_in_cwd_instead(value, self.folder, "study file")
+            if found:
+                self.errors.append(f"{where}: {found}")
+        return self.beside(value)
+
     def beside(self, value: Any) -> Any:
         if isinstance(value, str) and value and not Path(value).is_absolute():
             return str((self.folder / value).resolve())
         return value
 
     def _not_from_cwd(self, value: str, where: str) -> None:
-        here = Path(value)
-        if value in self.names or not here.exists() or here.resolve() == (self.folder / value).resolve():
-            return
-        fix = os.path.relpath(here.resolve(), self.folder.resolve())
-        self.errors.append(
-            f"{where}: {value} is not beside the study file (in {self.folder}) but in the working directory, "
-            f"which a study file's paths are not read from; write {fix} or an absolute path"
-        )
+        found = None if value in self.names else found_in_cwd_instead(value, self.folder, "study file")
+        if found:
+            self.errors.append(f"{where}: {found}")

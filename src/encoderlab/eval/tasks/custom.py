@@ -55,6 +55,7 @@ from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_s
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
+from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
@@ -240,6 +241,9 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
                     f"{where}: data.{s} is missing; name a file (or data.hub"
                     + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
                 )
+        for s, f in files.items():  # one the working directory holds was "FOLDER/f does not exist"
+            if not (base / f).exists() and (why := found_in_cwd_instead(f, base, "task file")):
+                raise UserError(f"{where}: data.{s}: {why}")
         found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
         places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
         for s, f in files.items():

@@ -170,7 +170,10 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
                 f"{where}: data.{s} {p} is not a regular file (a pipe, socket or device); save the data as a file"
             )
         if not p.is_file():
-            raise UserError(f"{where}: data.{s} file {p} does not exist")
+            raise UserError(
+                f"{where}: data.{s} file {p} does not exist; fix data.{s} (a relative path is read from the "
+                "task file's folder)"
+            )
     builder = builder_of(paths, where)
     for s, p in paths.items():
         if not _has_rows(p, builder, where):

@@ -1,0 +1,94 @@
+"""A relative path in a task file (its data files) or in a study file (its task files) is read from
+that file's folder, never from the working directory. Before, a path written from the working
+directory, as a user of lm-evaluation-harness or `run_glue.py` writes it, was "FOLDER/tasks/x.csv does
+not exist" (or "task file FOLDER/tasks/x.yaml does not exist"): the folder it was looked for in, not
+the rule, nor the path that reads it."""
+
+from __future__ import annotations
+
+import pytest
+from tests.eval.fixtures import write_task_file
+
+from encoderlab.cli import main
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.custom import task_from_file
+from encoderlab.study.files import load_study_file
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+ROWS = "review,stars\n" + "".join(
+    f"item {i} is {'fine' if i % 2 else 'poor'},{'good' if i % 2 else 'bad'}\n" for i in range(20)
+)
+TEST = "review,stars\n" + "".join(
+    f"thing {i} is {'fine' if i % 2 else 'poor'},{'good' if i % 2 else 'bad'}\n" for i in range(6)
+)
+
+
+def _project(tmp_path, monkeypatch):
+    """project/tasks/{train,test}.csv and project/tasks/t.yaml naming them from project/ (the working
+    directory), as `tasks/train.csv`."""
+    project = tmp_path / "project"
+    (project / "tasks").mkdir(parents=True)
+    (project / "tasks" / "train.csv").write_text(ROWS)
+    (project / "tasks" / "test.csv").write_text(TEST)
+    monkeypatch.chdir(project)
+    return write_task_file(
+        project / "tasks",
+        "t.yaml",
+        name="reviews",
+        family="sc",
+        data={"train": "tasks/train.csv", "test": "test.csv"},
+        columns={"text": "review", "label": "stars"},
+    )
+
+
+def test_a_task_files_data_path_written_from_the_working_directory_names_the_rule_and_the_path(
+    tmp_path, monkeypatch, capsys
+):
+    path = _project(tmp_path, monkeypatch)
+    with pytest.raises(UserError) as err:
+        task_from_file(path)
+    assert str(err.value) == (
+        f"task file {path}: data.train: tasks/train.csv is not beside the task file (in {path.parent}) but in "
+        "the working directory, which a task file's paths are not read from; write train.csv or an absolute path"
+    )
+    out = tmp_path / "project" / "e"
+    with pytest.raises(SystemExit) as code:  # the command: one line, nothing written
+        main(["eval", "m", "--task-file", "tasks/t.yaml", "--lrs", "1e-4", "--seeds", "0", "--out", str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert code.value.code == 2 and len(lines) == 1 and "write train.csv or an absolute path" in lines[0]
+    assert not out.exists()
+    path.write_text(path.read_text().replace("tasks/train.csv", "train.csv"))  # the fix it names reads
+    assert task_from_file(path).name == "reviews"
+
+
+STUDY = """
+name: mine
+size: tiny
+seq_len: 32
+micro_batch: 2
+steps: 4
+data: [{name: main, corpus: [corpus.txt], vocab_size: 300, decontaminate: false}]
+runs: [{name: mlm, recipe: pfs-mlm}]
+baseline: mlm
+eval: {suite: null, task_files: [tasks/t.yaml], lrs: [0.001], seeds: [0], max_steps: 2}
+"""
+
+
+def test_a_study_files_task_file_written_from_the_working_directory_names_the_rule_and_the_path(
+    tmp_path, monkeypatch
+):
+    path = _project(tmp_path, monkeypatch)
+    path.write_text(path.read_text().replace("tasks/train.csv", "train.csv"))
+    studies = tmp_path / "project" / "studies"
+    studies.mkdir()
+    (studies / "corpus.txt").write_text("a few words\n\nand a few more\n")
+    (studies / "s.yaml").write_text(STUDY)
+    with pytest.raises(UserError) as err:
+        load_study_file(studies / "s.yaml")
+    assert str(err.value).splitlines()[1:] == [
+        f"  eval.task_files[0]: tasks/t.yaml is not beside the study file (in {studies}) but in the working "
+        "directory, which a study file's paths are not read from; write ../tasks/t.yaml or an absolute path"
+    ]
+    (studies / "s.yaml").write_text(STUDY.replace("tasks/t.yaml", "../tasks/t.yaml"))
+    assert load_study_file(studies / "s.yaml").eval.task_files == (str(path),)
