@@ -114,3 +114,23 @@ def test_a_tag_seen_only_in_the_test_split_names_that_split(tmp_path):
         f"task file {path}: test split, line 1 of test.jsonl: label 'I-y' is not in the label set ['O', 'B-x']; add it to `labels:` "
         "or fix the data"
     )
+
+
+def test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row(tmp_path):
+    # was: a class per train text, then "label '<a test text>' is not in the label set [<every train
+    # text>]": one line thousands of characters long, not saying the columns were swapped
+    spec = _sentiment_files(tmp_path)  # 40 train rows: sentence (text), polarity (2 classes)
+    spec["columns"] = {"text": "polarity", "label": "sentence"}
+    path = write_task_file(tmp_path, name="swapped", **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    message = str(err.value)
+    assert re.fullmatch(
+        rf"task file {re.escape(str(path))}: the label column 'sentence' holds 3\d different values in 3\d train rows "
+        r"\(e\.g\. '[^']+' in the train split, line \d+ of train\.csv\), so nearly every row would be a class of "
+        r"its own; if it is a text column, point `columns: \{label: \.\.\.\}` at the class column, else list the "
+        r"classes in `labels:`",
+        message,
+    ), message
+    spec["columns"] = {"text": "sentence", "label": "polarity"}  # the columns the right way round read
+    assert load_task_files([str(write_task_file(tmp_path, name="swapped", **spec))])[0].name == "swapped"

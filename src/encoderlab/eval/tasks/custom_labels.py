@@ -70,6 +70,8 @@ def label_set(
         )
     _one_form(values, column, where, at)
     seen = {label_name(v) for v, _ in values}
+    if family != "tc" and kind == "one":
+        _not_a_text_column(values, seen, column, where, at)
     return ("O", *sorted(seen - {"O"})) if family == "tc" else tuple(sorted(seen))
 
 
@@ -92,6 +94,21 @@ def _at(value: tuple, at: At, shown=repr) -> str:
 
 def _named(value) -> str:
     return repr(label_name(value))
+
+
+def _not_a_text_column(values: list[tuple], seen: set, column: str, where: str, at: At) -> None:
+    """Refuse an inferred label set with more classes than half of train's rows: a text column named as
+    the label (`columns:` swapped, or the wrong column) was a class per row, refused later as one test
+    label "not in the label set" followed by every train text. `labels:` names a real many-class set."""
+    if len(values) >= 20 and len(seen) > len(values) / 2:
+        shown = repr(label_name(values[0][0]))
+        shown = shown if len(shown) <= 60 else shown[:57] + "...'"
+        raise UserError(
+            f"{where}: the label column {column!r} holds {len(seen)} different values in {len(values)} train "
+            f"rows (e.g. {shown} in the {at(values[0][1])}), so nearly every row would be a class of its own; "
+            "if it is a text column, point `columns: {label: ...}` at the class column, else list the classes "
+            "in `labels:`"
+        )
 
 
 def _one_form(values: list[tuple], column: str, where: str, at: At) -> None:
