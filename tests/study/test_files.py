@@ -295,11 +295,23 @@ def test_a_task_file_is_read_beside_the_study_file_never_from_the_working_direct
     tmp_path, monkeypatch, capsys
 ):
     # was: a task file missing beside the study file was read from the working directory when one
-    # of that name was there (silently another task), and its error named the bare relative path
+    # of that name was there (silently another task), and its error named the bare relative path;
+    # then "task file FOLDER/studies/polarity.yaml does not exist", not saying where the one there is
     (tmp_path / "studies").mkdir()
     (tmp_path / "studies" / "my-study.yaml").write_text(MINE)
     (tmp_path / "polarity.yaml").write_text("name: not-this-one\n")
     monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as err:
+        load_study_file("studies/my-study.yaml")
+    assert str(err.value).splitlines()[1:] == [
+        "  eval.task_files[0]: polarity.yaml is not beside the study file (in studies) but in the working "
+        "directory, which a study file's paths are not read from; write ../polarity.yaml or an absolute path"
+    ]
+    with pytest.raises(SystemExit):
+        main(["study", "plan", "studies/my-study.yaml"])
+    assert "write ../polarity.yaml or an absolute path" in capsys.readouterr().err
+    # missing everywhere: read beside the study file, and refused there
+    (tmp_path / "polarity.yaml").unlink()
     spec = load_study_file("studies/my-study.yaml")
     assert spec.eval.task_files == (str(tmp_path.resolve() / "studies" / "polarity.yaml"),)
     from encoderlab.study.graph import build_graph
