@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+import yaml
 
 from encoderlab.config import KEYED_WHEN_SET, UNRECORDED, from_dict, to_dict
 from encoderlab.errors import UserError
@@ -279,3 +280,29 @@ def test_to_dict_writes_a_keyed_when_set_field_once_set_and_never_an_unrecorded_
     assert to_dict(_Written(extra="e")) == {**plain, "extra": "e"}
     assert to_dict(_Written(), complete=True) == {**plain, "extra": "d"}
     assert from_dict(_Written, to_dict(_Written(extra="e"))) == _Written(extra="e")
+
+
+def test_an_exponent_without_a_dot_in_a_file_is_the_number_the_command_line_reads(tmp_path, capsys):
+    # was: `lrs: [1e-3]` in a study file, `weight_decay: 1e-2` in a task file or `lr: 1e-4` in a config
+    # was "expected float, got '1e-3'" (PyYAML reads YAML 1.1, where an exponent needs a dot and a sign),
+    # though `--param lr=1e-3` read the number and YAML 1.2 and JSON read it so too
+    from encoderlab.config import parse_scalar, read_yaml
+    from encoderlab.eval.spec import FinetuneConfig
+
+    text = "a: 1e-3\nb: 1.0e5\nc: -.5e2\nd: [1e-4, 2E+4]\ne: '1e-3'\nf: 1e\ng: x1e3\nh: 1.5\ni: 7"
+    assert read_yaml(text) == {
+        "a": 0.001,
+        "b": 100000.0,
+        "c": -50.0,
+        "d": [0.0001, 20000.0],
+        "e": "1e-3",  # quoted: text, as written
+        "f": "1e",
+        "g": "x1e3",
+        "h": 1.5,
+        "i": 7,
+    }
+    assert read_yaml("lr: 1e-3") == {"lr": parse_scalar("1e-3")}
+    assert (
+        from_dict(FinetuneConfig, read_yaml("weight_decay: 1e-2\nmax_steps: 1e2"), "t").weight_decay == 0.01
+    )
+    assert yaml.safe_load("a: 1e-3") == {"a": "1e-3"}  # PyYAML's own loader is left as it is

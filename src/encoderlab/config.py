@@ -13,6 +13,7 @@ import dataclasses
 import datetime
 import functools
 import json
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -436,6 +437,14 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
 
 
 _UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
+# YAML 1.2's numbers that YAML 1.1 (PyYAML) reads as text: an exponent without a dot or its sign
+# (`lr: 1e-3`, `1.0e5`). A file was refused ("expected float, got '1e-3'") where the same value on the
+# command line (`--param lr=1e-3`, `parse_scalar`) was read as the number, and JSON reads it so too.
+_UniqueKeyLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+    list("-+0123456789."),
+)
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
