@@ -134,3 +134,35 @@ def test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row(tmp_pa
     ), message
     spec["columns"] = {"text": "sentence", "label": "polarity"}  # the columns the right way round read
     assert load_task_files([str(write_task_file(tmp_path, name="swapped", **spec))])[0].name == "swapped"
+
+
+@pytest.mark.parametrize("name", ["train.csv", "train.jsonl.gz"])
+def test_a_data_file_named_as_the_task_file_says_so(tmp_path, name):
+    # was: the CSV read as YAML, "task file train.csv holds 'sentence,polarity <every row of the file>',
+    # not a mapping of fields": one line as long as the file, whose fix (write `name: value` lines) was
+    # not the user's mistake
+    _sentiment_files(tmp_path)
+    path = tmp_path / name
+    if name.endswith(".gz"):
+        import gzip
+
+        path.write_bytes(gzip.compress(b'{"sentence": "a text", "polarity": "positive"}\n'))
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    kind = ".jsonl" if name.endswith(".gz") else ".csv"
+    assert str(err.value) == (
+        f"task file {path} is a {kind} data file, not a task spec; pass the task's YAML file, whose `data:` "
+        'names this file (docs/evaluation.md, "Your own tasks (task files)")'
+    )
+
+
+def test_a_text_file_named_as_the_task_file_is_shown_cut_short(tmp_path):
+    # was: its whole text in the line
+    path = tmp_path / "notes.txt"
+    path.write_text("a line of notes " * 200)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path} holds 'a line of notes a line of notes a line of notes a line o...,"
+        " not a mapping of fields; write its fields as `name: value` lines"
+    )

@@ -51,7 +51,7 @@ from encoderlab.eval.tasks.custom_labels import (
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
-from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
+from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix, refuse_data_file
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
@@ -480,7 +480,7 @@ def task_files(paths) -> list[Path]:
                 )
             out += found
         elif p.is_file() or p.exists():
-            out.append(p)
+            out.append(refuse_data_file(p))
         else:
             raise UserError(
                 f"task file {p} does not exist; give the path of a task YAML file or of a folder of them "

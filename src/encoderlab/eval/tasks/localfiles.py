@@ -44,6 +44,18 @@ def plain_suffix(path: Path) -> str:
     return Path(path.stem).suffix.lower() if suffix in COMPRESSIONS or suffix in UNPACK else suffix
 
 
+def refuse_data_file(path: Path) -> Path:
+    """`path`, named as a task file, unless it is a data file (CSV, TSV, JSON lines, parquet): read as
+    YAML, a CSV was "holds '<the whole file>', not a mapping of fields", one line as long as the file."""
+    kind = plain_suffix(path)
+    if kind in BUILDERS and kind != ".json":  # a .json file may be a task spec: YAML reads JSON
+        raise UserError(
+            f"task file {path} is a {kind} data file, not a task spec; pass the task's YAML file, whose "
+            '`data:` names this file (docs/evaluation.md, "Your own tasks (task files)")'
+        )
+    return path
+
+
 def builder_of(paths: dict[str, Path], where: str) -> str:
     """The one `datasets` builder that reads all of `paths` ({split: file}); else one line."""
     for path in paths.values():
