@@ -166,3 +166,20 @@ def test_a_text_file_named_as_the_task_file_is_shown_cut_short(tmp_path):
         f"task file {path} holds 'a line of notes a line of notes a line of notes a line o...,"
         " not a mapping of fields; write its fields as `name: value` lines"
     )
+
+
+def test_tc_rows_from_a_csv_name_the_format_that_holds_lists(tmp_path):
+    # was: "a row's tokens and tags must both be lists, got 'paris is nice', 'B-LOC O O'", no fix
+    for split in ("train", "test"):
+        (tmp_path / f"{split}.csv").write_text("words,ner\n" + "paris is nice,B-LOC O O\n" * 5)
+    data = {"train": "train.csv", "test": "test.csv"}
+    path = write_task_file(
+        tmp_path, name="ner", family="tc", data=data, columns={"tokens": "words", "tags": "ner"}
+    )
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value).endswith(
+        "a row's tokens and tags must both be lists, got 'paris is nice', 'B-LOC O O'; write one list each per "
+        'row, in JSON lines or parquet (`{"tokens": ["Paris", "is"], "tags": ["B-LOC", "O"]}`, under your column '
+        "names); a CSV or TSV cell is one text"
+    ), str(err.value)

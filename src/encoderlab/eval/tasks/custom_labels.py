@@ -331,8 +331,10 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind) -> 
 
         def tc(r, where: str):
             if not isinstance(r["tokens"], list) or not isinstance(r["tags"], list):
-                raise UserError(
-                    f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}"
+                raise UserError(  # the fix was not said: a CSV cell is one text, never a list
+                    f"{where}: a row's tokens and tags must both be lists, got {r['tokens']!r}, {r['tags']!r}; "
+                    'write one list each per row, in JSON lines or parquet (`{"tokens": ["Paris", "is"], '
+                    '"tags": ["B-LOC", "O"]}`, under your column names); a CSV or TSV cell is one text'
                 )
             if len(r["tokens"]) != len(r["tags"]):
                 raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
