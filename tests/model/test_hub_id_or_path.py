@@ -96,3 +96,19 @@ def test_an_existing_folder_still_wins_over_the_hub(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     asked = _hub_failing(monkeypatch, ConnectionError("refused"))
     assert load_tokenizer("toks/mine").get_vocab() and asked == []
+
+
+def test_a_path_whose_folder_exists_names_that_folders_near_name_not_every_asset(tmp_path, monkeypatch):
+    # was: "model source 'runs/mlm/fina' is not a folder, an asset (bbc-news, biomed, ... 24 names) or a
+    # hub id (org/name); pass one of these": a typo in a run's path answered with the asset list
+    (tmp_path / "runs" / "mlm" / "final").mkdir(parents=True)
+    (tmp_path / "runs" / "mlm" / "checkpoints").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(UserError) as err:
+        load_pretrained("runs/mlm/fina")
+    assert str(err.value) == (
+        "model source 'runs/mlm/fina' does not exist: runs/mlm holds no 'fina' (final?); pass a model or run "
+        "folder, an asset name or a hub id (org/name)"
+    )
+    with pytest.raises(UserError, match=r"is not a folder, an asset \(.*\) or a hub id"):
+        load_pretrained("fina")  # no folder named: any source it might have been

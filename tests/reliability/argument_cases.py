@@ -398,7 +398,8 @@ ARGUMENT_CASES = [
     (
         "cka-missing-model-before-texts",
         "analyze cka {w}/model {w}/nope --texts {w}/texts.txt --out {w}/c",
-        r"model source '.*nope' is not a folder, an asset \(.*\) or a hub id \(org/name\); pass one of these",
+        r"model source '.*nope' does not exist: .* holds no 'nope'; pass a model or run folder, an asset name or a "
+        r"hub id \(org/name\)$",
     ),
     (
         "flag-without-a-value",

@@ -34,7 +34,7 @@ from torch import nn
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.data.hub import download_model_repo, is_hub_id, mirror_root, model_mirror
-from encoderlab.errors import UserError, first_line
+from encoderlab.errors import UserError, closest, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_adapters import (
     ADAPTER_FAMILIES,
@@ -94,6 +94,17 @@ def check_model_source(source: str | Path) -> None:
     name = str(source)
     if Path(name).expanduser().exists() or name in assets.ASSETS or is_hub_id(name):
         return
+    parent = Path(name).expanduser().parent
+    if parent != Path(".") and parent.is_dir():  # a path with a typo: the list of assets was noise
+        try:
+            near = closest(Path(name).name, [p.name for p in parent.iterdir()])
+        except OSError:  # a folder that cannot be listed: no suggestion, the line still says what is wrong
+            near = None
+        raise UserError(
+            f"model source '{name}' does not exist: {parent} holds no {Path(name).name!r}"
+            + (f" ({near}?)" if near else "")
+            + "; pass a model or run folder, an asset name or a hub id (org/name)"
+        )
     raise UserError(
         f"model source '{name}' is not a folder, an asset ({', '.join(sorted(assets.ASSETS))}) or a hub id "
         "(org/name); pass one of these"
