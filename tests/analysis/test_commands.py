@@ -405,7 +405,7 @@ def test_a_missing_model_is_named_before_the_texts_or_tasks_are_read(folders, tm
         "--out",
         str(tmp_path / "o"),
     ]
-    _one_line_error(capsys, argv, f"model source '{folders['root']}/nope' is not a folder")
+    _one_line_error(capsys, argv, f"model source '{folders['root']}/nope' does not exist")
     assert list(tmp_path.iterdir()) == []
 
 
