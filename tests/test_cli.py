@@ -60,6 +60,18 @@ def test_planning_a_study_imports_no_scoring_library():
     )
 
 
+def test_listing_and_planning_studies_import_no_training_loop():
+    # `study list` and `study plan` read run configs and a start model's positions; the trainer's optimizer,
+    # distributed and checkpoint code (torch.distributed.checkpoint, ~0.6 s of every listing) is imported
+    # when a run trains, not there (was: through `encoderlab.train`'s eager `pretrain` and `train.build`)
+    for argv in (["study", "list"], ["study", "plan", "paper1-pfs", "--scale", "demo"]):
+        done = _importing_none(
+            f"from encoderlab.cli import main; main({argv!r})",
+            ("torch.distributed.checkpoint", "encoderlab.train.trainer", "encoderlab.train.build"),
+        )
+        assert "paper1-pfs" in done.stdout, done.stdout
+
+
 def _importing_none(code: str, heavy: tuple[str, ...]) -> subprocess.CompletedProcess:
     """Run `code` in a fresh interpreter and assert it left none of the `heavy` modules imported."""
     check = f"import sys; {code}; heavy = sorted(m for m in {heavy!r} if m in sys.modules); assert not heavy, heavy"

@@ -12,7 +12,7 @@ with the code the node itself runs, prefixed with the study and the dataset or r
   a folder given with `--prepared`: its token files still those its meta.json records (checked first,
   once, by `study run` and `study plan` themselves, not through the backend: passes are counted from it);
 - every pretraining run's rows (`check_runs`): against its start model's positions
-  (`train.build.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
+  (`train.start.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
   the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
   dataset (`data.reader.check_one_row`, the reader's own check): counted where the prepared data is
   known (a folder given with `--prepared`, or this study's finished prepare node), else, before
@@ -393,7 +393,7 @@ def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None)
     (after its base trained). A start model whose config is not on this machine yet (a hub id to
     download) is checked by the node, before it trains. Returns the positions of each model trained
     (model id -> positions, None where not known yet)."""
-    from encoderlab.train.build import scratch_positions, start_positions
+    from encoderlab.train.start import scratch_positions, start_positions
 
     limits: dict[str, int | None] = {}  # model id -> the positions of the model it trains
     for p in pretraining(spec) if models is None else models:
@@ -423,7 +423,7 @@ def check_cka_lengths(spec: StudySpec, limits: dict[str, int | None]) -> None:
     from encoderlab.analysis.features import bounded_length
     from encoderlab.study.graph import run_id
     from encoderlab.study.spec import CkaSpec
-    from encoderlab.train.build import start_positions
+    from encoderlab.train.start import start_positions
 
     for c in spec.cka:
         runs = map(spec.run, (c.a, c.b, *(c.noise or ())))
@@ -444,8 +444,8 @@ def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:
     """The pretraining node's device and memory checks (`TrainStep`), for a run on the CPU. The
     vocabulary is the prepared data's when known, else left out: the estimate stays a lower bound."""
     from encoderlab.model.config import ModelConfig
-    from encoderlab.train.build import resolve_device
     from encoderlab.train.memory import check_fits
+    from encoderlab.train.start import resolve_device
 
     cfg = p.config
     try:

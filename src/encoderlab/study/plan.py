@@ -281,12 +281,12 @@ def _phase_text(planned) -> str:
 
 def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
     """The parameters, transformer blocks and positions of the model a run trains (None: unknown); a
-    model from scratch has the positions `train.build` gives it for the run's rows."""
+    model from scratch has the positions `train.start` gives it for the run's rows."""
     init = cfg.model.init
     if init:
         return START_MODEL_PARAMS.get(init), START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
     from encoderlab.model.config import ModelConfig
-    from encoderlab.train.build import scratch_positions
+    from encoderlab.train.start import scratch_positions
 
     model = ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size)
     return float(model.num_params()), model.n_layers, scratch_positions(cfg.layout.seq_len)

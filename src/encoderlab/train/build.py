@@ -10,16 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import torch
-
-import encoderlab.train.checkpoint as ckpt
 from encoderlab.data.batch import BatchLayout, BatchSource, StepOffset, TokenSpec, WholeRows
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hub import check_compatible, load_pretrained, max_positions
+from encoderlab.model.hub import check_compatible, load_pretrained
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.train.config import DataConfig, ModelSpec, RunConfig
+from encoderlab.train.config import DataConfig, ModelSpec
+from encoderlab.train.start import scratch_positions, start_checkpoint, start_positions
 
 
 def build_source(data: DataConfig, layout: BatchLayout) -> BatchSource:
@@ -72,14 +70,6 @@ def data_tokenizer(data: DataConfig):
     return load_tokenizer(str(folder))
 
 
-def find_checkpoint(path: Path) -> Path | None:
-    """A checkpoint folder itself, or the latest complete checkpoint of a run folder."""
-    if (path / "state.json").is_file():
-        return path
-    steps = ckpt.complete_checkpoints(path)
-    return ckpt.checkpoint_dir(path, steps[-1]) if steps else None
-
-
 def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[LanguageModel, Any]:
     """A fresh model of the named size, or the `init` source's weights (and its tokenizer)."""
     if not spec_cfg.init:
@@ -108,38 +98,12 @@ def build_model(spec_cfg: ModelSpec, spec: TokenSpec, seq_len: int) -> tuple[Lan
     return model, tokenizer
 
 
-def scratch_positions(seq_len: int) -> int:
-    """The positions of a model built from scratch for rows of `seq_len` tokens (at least 2,048)."""
-    return max(2048, seq_len)
-
-
-def start_checkpoint(init: str) -> Path | None:
-    """The checkpoint folder `model.init` names (a checkpoint, or a run folder's latest), else None
-    (a model folder, an asset, a hub id)."""
-    source = Path(init)
-    return find_checkpoint(source) if source.is_dir() else None
-
-
-def start_positions(init: str) -> int | None:
-    """The start model's position limit from its config alone (`model.hub.max_positions`), None when
-    the config is not on this machine."""
-    found = start_checkpoint(init)
-    return max_positions(found / "model" if found is not None else init)
-
-
 def _check_positions(init: str, limit: int | None, seq_len: int) -> None:
     if limit is not None and limit < seq_len:
         raise UserError(
             f"model {init} accepts {limit} tokens but layout.seq_len is {seq_len}; "
             f"set layout.seq_len <= {limit} (a recipe: --param seq_len={limit})"
         )
-
-
-def resolve_device(cfg: RunConfig) -> torch.device:
-    """The device `cfg.device` names: `auto` is CUDA when visible; `cuda` without one is refused."""
-    if cfg.device == "cuda" and not torch.cuda.is_available():
-        raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
-    return torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
 
 
 def check_data_tokenizer(data: DataConfig, init: str, model_tokenizer) -> None:

@@ -44,7 +44,6 @@ from encoderlab.train.build import (
     build_source,
     check_data_tokenizer,
     data_tokenizer,
-    resolve_device,
 )
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
@@ -66,6 +65,7 @@ from encoderlab.train.optim import (
     state_mismatches,
 )
 from encoderlab.train.parallelize import parallelize
+from encoderlab.train.start import resolve_device
 from encoderlab.train.vocab import add_mask_token, planned_spec
 
 

@@ -37,7 +37,7 @@ from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.outdir import create_output
-from encoderlab.train.build import build_source, data_identity, find_checkpoint, resolve_device
+from encoderlab.train.build import build_source, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
     World,
@@ -57,6 +57,7 @@ from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
 from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, config_diff, environment
+from encoderlab.train.start import find_checkpoint, resolve_device
 from encoderlab.train.step import TrainStep
 from encoderlab.train.validation import VALIDATION, Validator
 from encoderlab.train.vocab import ADDED_TOKENS
