@@ -61,13 +61,15 @@ def test_planning_a_study_imports_no_scoring_library():
 
 
 def test_listing_and_planning_studies_import_no_training_loop():
-    # `study list` and `study plan` read run configs and a start model's positions; the trainer's optimizer,
-    # distributed and checkpoint code (torch.distributed.checkpoint, ~0.6 s of every listing) is imported
-    # when a run trains, not there (was: through `encoderlab.train`'s eager `pretrain` and `train.build`)
+    # `study list` and `study plan` read run configs, a start model's positions and task specs; the trainer's
+    # optimizer, distributed and checkpoint code (torch.distributed.checkpoint, ~0.5 s of every listing) and
+    # the fine-tuning loop are imported when a run trains or fine-tunes, not there (was: through the eager
+    # package files of `encoderlab.train` and `encoderlab.eval`, `train.build` and `eval.protocol`)
     for argv in (["study", "list"], ["study", "plan", "paper1-pfs", "--scale", "demo"]):
         done = _importing_none(
             f"from encoderlab.cli import main; main({argv!r})",
-            ("torch.distributed.checkpoint", "encoderlab.train.trainer", "encoderlab.train.build"),
+            ("torch.distributed.checkpoint", "encoderlab.train.trainer", "encoderlab.train.build")
+            + ("encoderlab.eval.protocol", "encoderlab.eval.finetune"),
         )
         assert "paper1-pfs" in done.stdout, done.stdout
 

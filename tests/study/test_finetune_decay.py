@@ -1,6 +1,6 @@
 """Fine-tuning refuses an LR whose product with its task's `finetune.weight_decay` is past 1, before
 anything runs, as pretraining refuses `optim.lr x optim.weight_decay` past 1 (one rule:
-`config.decay_flips_weights`; `eval.protocol.check_decay`).
+`config.decay_flips_weights`; `eval.taskruns.check_decay`).
 
 Each step multiplies the decayed weights by 1 - lr x weight_decay: past 1 their sign flips every step,
 and fine-tuning recorded NaN losses (in a study, after every run had pretrained). Here `eval --lrs`

@@ -4,21 +4,47 @@ Layout: `spec` (what a task is), `tasks/` (the registry, the offline, hub (paper
 file-task loaders), `suites`, `features` and `qa` (tokenisation and answer decoding), `heads`,
 `families` (per-family prepare/loss/predict/metrics), `predictions` (saved test predictions),
 `finetune` (the shared loop), `metrics/`, `stats`, `summary` (the result record, LR selection,
-family means, paired comparison), `protocol` (grid, cache, summary files) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
+family means, paired comparison), `taskruns` (a task capped at a study's steps, the LRs its weight
+decay allows), `protocol` (grid, cache, summary files) and `commands` (the `encoderlab eval` command). See docs/evaluation.md.
+
+The names below are imported when first read (PEP 562): importing `encoderlab.eval.summary` or
+`encoderlab.eval.spec`, as `study list` and `study plan` do, runs this file, and `evaluate` brings the
+fine-tuning loop, its heads, metrics and task loaders.
 """
 
-from encoderlab.eval.protocol import (
-    DEFAULT_LRS,
-    DEFAULT_SEEDS,
-    EvalModel,
-    eval_node,
-    evaluate,
-    load_eval_model,
-)
-from encoderlab.eval.suites import SUITES
-from encoderlab.eval.summary import EvalRecord, compare
-from encoderlab.eval.tasks import TASKS
-from encoderlab.eval.tasks.custom import load_task_files
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from encoderlab.eval.protocol import (
+        DEFAULT_LRS,
+        DEFAULT_SEEDS,
+        EvalModel,
+        eval_node,
+        evaluate,
+        load_eval_model,
+    )
+    from encoderlab.eval.suites import SUITES
+    from encoderlab.eval.summary import EvalRecord, compare
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.custom import load_task_files
+
+_HOMES = {
+    "DEFAULT_LRS": "protocol",
+    "DEFAULT_SEEDS": "protocol",
+    "EvalModel": "protocol",
+    "eval_node": "protocol",
+    "evaluate": "protocol",
+    "load_eval_model": "protocol",
+    "SUITES": "suites",
+    "EvalRecord": "summary",
+    "compare": "summary",
+    "TASKS": "tasks",
+    "load_task_files": "tasks.custom",
+}
+"""Each public name and the module of this package that defines it."""
 
 __all__ = [
     "DEFAULT_LRS",
@@ -33,3 +59,16 @@ __all__ = [
     "load_eval_model",
     "load_task_files",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:  # a submodule (`from encoderlab.eval import qa`) is imported by Python then
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -27,7 +27,7 @@ import json
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +36,7 @@ from tqdm.auto import tqdm
 
 from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_text_atomic
-from encoderlab.config import decay_flips_weights, from_dict, to_dict
+from encoderlab.config import from_dict, to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
@@ -45,6 +45,7 @@ from encoderlab.eval.spec import FAMILY_NAMES, Task, check_grid, training_groups
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
+from encoderlab.eval.taskruns import capped_task, check_decay
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
 from encoderlab.words import count, count_of, lr_grid, noun
@@ -143,25 +144,6 @@ def resolve_grid(
     check_grid(lrs, seeds)
     check_decay(((get_task(t), lr) for t in tasks for lr in lrs), "lower --lrs")
     return lrs, seeds
-
-
-def check_decay(runs: Iterable[tuple[Task, float]], fix: str) -> None:
-    """Refuse fine-tuning runs (task, LR) whose weight decay flips the weights' sign each step
-    (`config.decay_flips_weights`, pretraining's rule): the task's largest such LR, in one line naming
-    `fix` (which LRs to lower) or the task's `finetune.weight_decay`. Was NaN losses, recorded."""
-    worst: dict[str, tuple[Task, float]] = {}
-    for task, lr in runs:
-        if decay_flips_weights(lr, task.finetune.weight_decay) and lr > worst.get(task.name, (task, 0))[1]:
-            worst[task.name] = (task, lr)
-    if worst:
-        raise UserError(
-            "; ".join(
-                f"learning rate {lr:g} x task {name}'s finetune.weight_decay {t.finetune.weight_decay:g} "
-                "must be at most 1 (each step multiplies the weights by 1 - lr x weight_decay at the peak LR)"
-                for name, (t, lr) in worst.items()
-            )
-            + f"; {fix}, or the task's finetune.weight_decay (e.g. 0.1)"
-        )
 
 
 def resolve_device(device: str | None) -> torch.device:
@@ -362,14 +344,6 @@ def _prepared_task(spec: Task, em: EvalModel) -> LoadedTask:
         _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data), train)
     task, counts, prepared, train = _PREPARED[key]
     return LoadedTask(task, spec.signature(), counts, prepared, train)
-
-
-def capped_task(name: str, max_steps: int | None = None):
-    """The task `name`, with fine-tuning capped at `max_steps` (its signature then differs)."""
-    spec = get_task(name)
-    if max_steps is None:
-        return spec
-    return dataclasses.replace(spec, finetune=dataclasses.replace(spec.finetune, max_steps=max_steps))
 
 
 def eval_node(

@@ -107,9 +107,9 @@ def _here(location: str, fetched: bool) -> bool:
 
 def check_finetune_decay(spec: StudySpec, nodes: Iterable[Node]) -> None:
     """Refuse eval nodes whose LR times their task's `finetune.weight_decay` (task files and built-in
-    tasks) is past 1 (`eval.protocol.check_decay`), before anything runs: the node fine-tuned to NaN
+    tasks) is past 1 (`eval.taskruns.check_decay`), before anything runs: the node fine-tuned to NaN
     losses after its run had trained."""
-    from encoderlab.eval.protocol import check_decay
+    from encoderlab.eval.taskruns import check_decay
     from encoderlab.eval.tasks.registry import TASKS
 
     # the registry holds every task of a real study by now (built-in, and its task files registered when

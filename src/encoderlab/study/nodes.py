@@ -399,7 +399,7 @@ def task_signature(task: str, max_steps: int | None, source: str | None = None) 
     (`pooling: model`, the paper suite) keys its nodes as its default pooling would. A `source` model
     evaluated as is keeps `model` in the key: the key names the source, not its contents, so it says
     "as that source declares", as it says "with that source's weights"."""
-    from encoderlab.eval.protocol import capped_task
+    from encoderlab.eval.taskruns import capped_task
 
     capped = capped_task(task, max_steps)
     return (capped if source is not None else capped.resolve_pooling(None)).signature()
