@@ -243,7 +243,8 @@ def report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:
 
 def pending_nodes(study_dir: Path, graph: Iterable[Node]) -> list[Node]:
     """The nodes of `graph` that running the study in `study_dir` now would run (`_to_run`), but a finished
-    report node whose report was rewritten since (`run_graph` runs it again): it reads no input."""
+    report node whose report was rewritten since (`run_graph` runs it again): it reads no task file or
+    model, though it does read the `--prepared` folders (their tokens), so `absent.to_run` adds it."""
     graph = list(graph)
     return _to_run(graph, {n.name: read_marker(study_dir, n) for n in graph})
 
