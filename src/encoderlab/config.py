@@ -504,7 +504,8 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
         raise UserError(f"{what} {path} is empty; write its fields in it, one `name: value` per line")
     if not isinstance(data, dict):
         shape = "a list" if isinstance(data, list) else repr(data)
-        shape = shape if len(shape) <= 60 else shape[:57] + "..."  # a text file: its whole text, one line
+        if len(shape) > 60:  # a text file: its whole text, one line; cut inside the quotes, which stay
+            shape = repr(data[:54] + "...") if isinstance(data, str) else shape[:57] + "..."
         raise UserError(
             f"{what} {path} holds {shape}, not a mapping of fields; write its fields as `name: value` lines"
         )

@@ -163,7 +163,7 @@ def test_a_text_file_named_as_the_task_file_is_shown_cut_short(tmp_path):
     with pytest.raises(UserError) as err:
         load_task_files([str(path)])
     assert str(err.value) == (
-        f"task file {path} holds 'a line of notes a line of notes a line of notes a line o...,"
+        f"task file {path} holds 'a line of notes a line of notes a line of notes a line...',"
         " not a mapping of fields; write its fields as `name: value` lines"
     )
 
