@@ -70,6 +70,7 @@ NAMED = {
     "mirror-pin-unverifiable": "tests.data.test_mirror_pin::test_a_mirror_pin_that_cannot_be_checked_is_refused_before_anything_is_written",
     "mirror-pin-branch": "tests.data.test_mirror_pin::test_a_mirror_pin_that_cannot_be_checked_is_refused_before_anything_is_written",
     "merge-of-a-stale-part": "tests.data.test_prepare_stale::test_merge_refuses_a_part_of_changed_sources",
+    "merge-of-mirror-parts-of-two-commits": "tests.data.test_mirror_commit_merge::test_unpinned_mirror_parts_of_two_commits_are_refused",
     "merge-of-an-unrecorded-mirror-part": "tests.data.test_mirror_pin_recorded::test_an_earlier_unpinned_mirror_part_without_its_mirror_is_refused_naming_why_and_the_fix",
     "merge-of-parts-of-other-hub-data": "tests.data.test_merge::test_parts_that_read_the_hub_data_at_another_revision_or_file_list_are_refused",
     "merge-over-a-stale-merge": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works",

@@ -112,6 +112,7 @@ def _check_parts(parts: list[Path], metas: list[dict]) -> dict:
                 "with the same arguments"
             )
     _refuse_other_data(parts, metas)
+    _refuse_other_commits(parts, metas)
     for i, (part, meta) in enumerate(zip(parts, metas)):  # a leftover part of files changed since
         if (change := source_change(meta)) is not None:
             raise UserError(
@@ -179,6 +180,37 @@ def _refuse_other_data(parts: list[Path], metas: list[dict]) -> None:
                 "changed between the parts); delete the parts of the old data and prepare them again with "
                 "their --shard, then merge"
             )
+
+
+def _refuse_other_commits(parts: list[Path], metas: list[dict]) -> None:
+    """Refuse parts read unpinned from a mirror, of one identity as recorded (`local`, the same files), at
+    different commits: each the one it recorded (`mirror_commit`), or for a part from before the record the
+    one its mirror's records verify now (`freshness.held_commit`). The mirror was downloaded again between
+    the workers, so each `--shard` slice may hold another commit's documents (was merged, recording no one
+    commit, or for a part from before, none: the mirror's records read later named a commit not all read)."""
+    held = [
+        (part, meta["sources"][0], commit)
+        for part, meta in zip(parts, metas)
+        if read_unpinned(meta["sources"][0].get("identity")) and (commit := held_commit(meta["sources"][0]))
+    ]
+    for part, source, commit in held[1:]:
+        if commit != held[0][2]:
+            ident = source["identity"]
+            raise UserError(
+                f"{part} read hf:{ident.get('hub_id')} from the mirror {ident.get('mirror')} "
+                f"{_at(source, commit)}, {held[0][0]} {_at(held[0][1], held[0][2])} (the mirror was downloaded "
+                "again between the parts); delete the parts not of the commit to keep and prepare them again "
+                "with their --shard, then merge"
+            )
+
+
+def _at(source: dict, commit: str) -> str:
+    """A part's commit in `_refuse_other_commits`' words: recorded when read, or (a part from before the
+    record) what the mirror's download records name now."""
+    now = (
+        "" if "mirror_commit" in source else " (it records none: what the mirror's download records name now)"
+    )
+    return f"at commit {commit}{now}"
 
 
 def _read_as(ident) -> str:
@@ -284,9 +316,10 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     if recipe != own:  # pinned as read (`_merged_recipe`): a mirror's identity as a one-worker pin records it
         source["identity"] = identity_as_read(first["sources"][0])
     source.pop("mirror_commit", None)
-    if read_unpinned(source["identity"]) and all("mirror_commit" in m["sources"][0] for m in metas):
-        commits = [m["sources"][0]["mirror_commit"] for m in metas]  # each part's, verified when read
-        source["mirror_commit"] = commits[0] if all(c == commits[0] for c in commits) else None
+    if read_unpinned(source["identity"]) and any("mirror_commit" in m["sources"][0] for m in metas):
+        # each part's, verified when read (one from before: now); one commit at most (`_refuse_other_commits`)
+        commits = {held_commit(m["sources"][0]) for m in metas}
+        source["mirror_commit"] = commits.pop() if len(commits) == 1 else None  # null: one part's is unknown
     for key in _SUMMED:
         source[key] = sum(m["sources"][0][key] for m in metas)
     source["files"] = [f for m in metas for f in m["sources"][0]["files"]]
