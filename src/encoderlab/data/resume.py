@@ -17,6 +17,12 @@ records each source's identity (`sources`, as meta.json does: for hub data the c
 a mirror read unpinned, `local`, the commit its download records verify now), so such a rerun continues
 (its chain still checks the documents re-read). Another commit, or a checkpoint from before `sources` was
 recorded, starts over.
+
+A mirror read unpinned and downloaded again at another commit before the rerun needs no record of the
+commit the checkpoint was read at: the rerun re-reads its documents from the mirror as it is now and checks
+them against the chain, so it continues only when the new commit yields the same ones, and the whole part
+then is what a prepare of the new commit writes (its `mirror_commit`, verified when the rerun reads the
+mirror); otherwise it starts over (tests/data/test_prepare_resume_mirror_moved.py).
 """
 
 from __future__ import annotations
