@@ -159,6 +159,10 @@ def tokenizer_hash(tok) -> str:
     # are not part of the tokenizer's identity (the same tokenizer must hash the same after use).
     state.pop("truncation", None)
     state.pop("padding", None)
+    # Hashed, not written (so not `atomic.json_text`), and recorded in every prepared folder's recipe and the
+    # study keys built on it: its text must not move. transformers 5 maps roles to str only (`str(...)` of
+    # each); `default=str` writes a token object an older one gave as that same str (`str(AddedToken)` is
+    # its content), so it hides nothing and keeps the hash across versions.
     payload = json.dumps(state, sort_keys=True) + json.dumps(
         tok.special_tokens_map, sort_keys=True, default=str
     )
