@@ -57,6 +57,15 @@ def did_you_mean(name: str, valid: list[str] | tuple[str, ...], what: str) -> Us
     )
 
 
+def save_as_utf8(path: Path | str, utf16: bool = False) -> str:
+    """The fix for a text file that is not UTF-8 (a task's data, a corpus): the `iconv` line that
+    writes a UTF-8 copy beside it (Latin-1 the likeliest other encoding, UTF-16 Excel's "Unicode text")."""
+    name = Path(path).name
+    return (
+        f"save it as UTF-8, e.g. `iconv -f {'utf-16' if utf16 else 'latin1'} -t utf-8 {name} > utf8-{name}`"
+    )
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of a library's exception message (its name when it has none), to quote inside
     a one-line error."""

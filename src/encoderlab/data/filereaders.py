@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab import jsonlines
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, save_as_utf8
 
 if TYPE_CHECKING:
     from encoderlab.data.sources import SourceConfig, SourceStats
@@ -119,12 +119,18 @@ _BOM = b"\xef\xbb\xbf"
 starting with it does not parse, and in a .txt it became a token of the first document)."""
 
 
-def _decode(raw: bytes, where: str, first: bool = False) -> str:
-    """`raw` as text; `first`: the file's first line (or whole content), whose byte-order mark is dropped."""
+def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
+    """`raw`, of the file `path`, as text; `first`: the file's first line (or whole content), whose
+    byte-order mark is dropped. Not UTF-8: the fix is the `iconv` line that converts the file."""
     try:
         return (raw.removeprefix(_BOM) if first else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _Bad(f"{where} is not UTF-8 (byte {exc.start})") from None
+        fix = save_as_utf8(path)
+        raise _Bad(
+            f"{where} is not UTF-8 (byte {exc.start})",
+            f"{fix}, or pass --on-error skip to skip such records",
+            fix,
+        ) from None
 
 
 def _field(record: dict, key: str, where: str) -> str:
@@ -172,7 +178,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
             first = False
             try:
                 try:
-                    record = jsonlines.loads(_decode(raw, where, first=lineno == 1))
+                    record = jsonlines.loads(_decode(raw, where, path, first=lineno == 1))
                 except json.JSONDecodeError as exc:
                     raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
                 if not isinstance(record, dict):
@@ -214,7 +220,9 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
         if cfg.txt_unit == "file":
             try:
                 # Windows line ends are line ends: the same text tokenizes the same whatever editor saved it
-                yield Document(str(path), _decode(f.read(), str(path), first=True).replace("\r\n", "\n"))
+                yield Document(
+                    str(path), _decode(f.read(), str(path), path, first=True).replace("\r\n", "\n")
+                )
             except _Bad as exc:
                 _handle(exc, on_error, stats, record=True)
             return
@@ -238,7 +246,7 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
 def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
     for lineno, raw in enumerate(f, 1):
         try:
-            yield lineno, _decode(raw, f"{path}:{lineno}", first=lineno == 1)
+            yield lineno, _decode(raw, f"{path}:{lineno}", path, first=lineno == 1)
         except _Bad as exc:
             _handle(exc, on_error, stats, record=True)
 

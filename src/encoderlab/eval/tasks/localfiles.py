@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
 from encoderlab.data.hub import import_datasets
-from encoderlab.errors import UserError, first_line
+from encoderlab.errors import UserError, first_line, save_as_utf8
 
 if TYPE_CHECKING:  # rowplaces reads files through this module
     from encoderlab.eval.tasks.rowplaces import RowPlaces
@@ -109,11 +109,7 @@ def text_lines(path: Path, where: str, fix: str | None = None) -> Iterator[Itera
             if utf16
             else f"is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character)"
         )
-        own = (
-            f"save it as UTF-8, e.g. `iconv -f {'utf-16' if utf16 else 'latin1'} -t utf-8 {path.name} > "
-            f"utf8-{path.name}`"
-        )
-        raise UserError(f"{where}: {path} {what}; {fix or own}") from None
+        raise UserError(f"{where}: {path} {what}; {fix or save_as_utf8(path, utf16)}") from None
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole first, so a file cut short is named
         raise UserError(
             f"{where}: cannot read {path} ({exc or type(exc).__name__}); download it again or recompress it"
