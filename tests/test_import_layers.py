@@ -28,6 +28,7 @@ CORE = (
     "interrupts",
     "cliargs",
     "words",
+    "lazy",
 )
 """Single-module foundations (errors, configs, atomic writes, output folders, locks, ...): one layer,
 `core`, whose modules may import each other and nothing above."""
