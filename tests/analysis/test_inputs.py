@@ -102,7 +102,9 @@ def test_bad_text_files_name_a_fix_analyze_has(tmp_path):
     (tmp_path / "latin1.txt").write_bytes("ok\ncaf\xe9\n".encode("latin-1"))
     (tmp_path / "packed.txt").write_bytes(gzip.compress(b"a text\n"))
     (tmp_path / "packed.jsonl").write_bytes(gzip.compress(b'{"text": "a"}\n'))
-    fixes = {"latin1.txt": r"latin1\.txt:2 is not UTF-8 \(byte 3\); fix or remove it$"}
+    fixes = {
+        "latin1.txt": r"latin1\.txt:2 is not UTF-8 \(byte 3\); save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 latin1\.txt > utf8-latin1\.txt`$"
+    }
     fixes["packed.txt"] = "rename it packed.txt.gz$"
     fixes["packed.jsonl"] = "rename it packed.jsonl.gz$"
     for name, fix in fixes.items():
@@ -115,5 +117,8 @@ def test_a_text_file_that_is_not_utf8_is_refused_without_a_flag_the_command_lack
     """`analyze cka --texts` and `analyze probe --tasks` have no --on-error: the fix offered it."""
     path = tmp_path / "latin1.txt"
     path.write_bytes("café au lait\n".encode("latin-1"))
-    with pytest.raises(UserError, match=r"latin1\.txt:1 is not UTF-8 \(byte 3\); fix or remove it$"):
+    with pytest.raises(
+        UserError,
+        match=r"latin1\.txt:1 is not UTF-8 \(byte 3\); save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 latin1\.txt > utf8-latin1\.txt`$",
+    ):
         read_texts(str(path))

@@ -112,7 +112,10 @@ def test_the_floor_tokenizes_whole_documents_whatever_the_tokenizer_file_keeps(
     "content,message",
     [
         (b"", r"--source .*empty\.txt has no non-empty document; check --source$"),
-        ("café\n".encode("latin-1"), r"latin1\.txt:1 is not UTF-8 \(byte 3\); fix or remove it$"),
+        (
+            "café\n".encode("latin-1"),
+            r"latin1\.txt:1 is not UTF-8 \(byte 3\); save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 latin1\.txt > utf8-latin1\.txt`$",
+        ),
     ],
     ids=["empty", "latin1"],
 )
