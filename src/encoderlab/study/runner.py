@@ -489,10 +489,10 @@ def _run_locked(
             from encoderlab.study.plan import check_passes, plan_study
 
             check_passes(plan_study(spec, study_dir, graph))  # counted from that data
-        # every node's inputs not in an asset still to fetch (with a --prepared folder gone, none is to run)
-        missing = missing_assets(backend.required_assets(spec), fetch=fetch) if not gone else []
-        if not gone:
-            backend.check_start(spec, study_dir, graph)
+        missing: list = []
+        if not gone:  # with a --prepared folder gone, no node is to run: nothing to fetch or check
+            missing = missing_assets(backend.required_assets(spec), fetch=fetch)
+            backend.check_start(spec, study_dir, graph)  # every node's inputs not in an asset still to fetch
         if missing:  # validated first: a refused study fetched nothing into ENCODERLAB_HOME
             fetch_assets(missing)
             backend.check_fetched(spec, study_dir, graph, frozenset(missing))  # only what these hold
