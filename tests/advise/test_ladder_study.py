@@ -97,8 +97,11 @@ def test_shorter_budgets_decay_from_the_longest_run_and_splits_branch_from_the_c
     (per seed) starts from another run's checkpoint; a shorter budget where its decay starts in the
     longest run of its schedule (or an equivalent earlier branch), a split at its switch or later in
     the CLM trunk; each run's GPU-hours and `LadderDesign.flops()` count its own steps only."""
+    from encoderlab.model.config import SIZES
+    from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S
     from encoderlab.study.graph import pretraining
-    from encoderlab.study.plan import GPU_FLOPS, plan_study
+    from encoderlab.study.plan import plan_study
+    from encoderlab.study.scales import GPU_FLOPS
 
     design = _budgets_design()
     spec = ladder_study(design)
@@ -124,9 +127,11 @@ def test_shorter_budgets_decay_from_the_longest_run_and_splits_branch_from_the_c
     assert sum(p.branch is not None for p in models) == 2 * (4 * 3 - 2)
     own = {p.model: p.config.steps - (p.branch.step if p.branch else 0) for p in models}
     plan = {r.model: r for r in plan_study(spec).runs}
-    for model, n in own.items():
+    layers = SIZES["mini"].n_layers
+    for model, n in own.items():  # at the longer of its FLOPs and its steps' floor (here the floor)
+        flops = 6 * plan[model].params * n * design.tokens_per_step / GPU_FLOPS
         assert plan[model].gpu_hours == pytest.approx(
-            6 * plan[model].params * n * design.tokens_per_step / GPU_FLOPS / 3600
+            max(flops, n * STEP_FLOOR_S * layers / BASE_LAYERS) / 3600
         )
     params = design.params("mini")
     assert design.flops() == pytest.approx(6 * params * design.tokens_per_step * sum(own.values()))

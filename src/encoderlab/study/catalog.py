@@ -62,7 +62,7 @@ def get_study(name: str, scale: str = "demo", overrides: dict | None = None) -> 
 
 def estimate_minutes(spec: StudySpec, plan=None, trained: list[Pretraining] | None = None) -> float:
     """The spec's expected minutes, or from its plan on the scale's GPUs: 6 N D FLOPs per pretraining
-    run, plus its eval nodes' fine-tuning and scoring (`evalcost`, counted from the study's graph unless
+    run (each step at least its floor, `evalcost.floored_seconds`), plus its eval nodes' fine-tuning and scoring (`evalcost`, counted from the study's graph unless
     `plan` has them already; `trained`: the study's `graph.pretraining(spec)` when the caller has it)."""
     if spec.expected_minutes:
         return spec.expected_minutes

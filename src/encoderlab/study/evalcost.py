@@ -36,6 +36,9 @@ their layers, each launching the same kernels and holding the same number of ten
 floor is 50 ms x layers / 12 [D: linear in layers, the embedding, head and host's share counted as
 scaling too]: ModernBERT-base's 22 layers ~92 ms, 610m's 26 ~108 ms, the demo and cpu scales' tiny
 models' 4 ~17 ms. `study plan` prints the optimizer steps so a reader can apply a step time of their own.
+`floored_seconds` is the one max(FLOPs, floor) of every estimate: `plan.py` floors each pretraining
+optimizer step at the same `STEP_FLOOR_S` per `BASE_LAYERS` layers [D: a pretraining step is at least
+one eager optimizer step; at the gpu scales its FLOPs take seconds and the floor changes nothing].
 """
 
 from __future__ import annotations
@@ -229,6 +232,13 @@ BASE_LAYERS = 12
 layers / this [D]."""
 
 
+def floored_seconds(flops: float, steps: int, floor_s: float, layers: int) -> float:
+    """GPU-seconds of `flops` FLOPs done in `steps` steps (or scoring batches) by a model of `layers`: the
+    FLOPs at 40% MFU (`GPU_FLOPS`), or `steps` x `floor_s` x layers / `BASE_LAYERS` if longer. The one
+    formula of every estimate, evaluation's (`NodeWork.seconds`) and pretraining's (`plan.py`)."""
+    return max(flops / GPU_FLOPS, steps * floor_s * layers / BASE_LAYERS)
+
+
 @dataclass(frozen=True, kw_only=True)
 class EvalCost:
     """The GPU-hours of a study's fine-tuning and scoring, and what they leave out."""
@@ -392,9 +402,8 @@ class NodeWork:
     def seconds(self, params: float, layers: int) -> float:
         """GPU-seconds for a model of `params` and `layers`: each part's FLOPs at 40% MFU, or its floor
         (x layers / `BASE_LAYERS`) if longer."""
-        scale = layers / BASE_LAYERS
-        train = max(6 * params * self.trained / GPU_FLOPS, self.steps * STEP_FLOOR_S * scale)
-        return train + max(2 * params * self.scored / GPU_FLOPS, self.batches * FORWARD_FLOOR_S * scale)
+        train = floored_seconds(6 * params * self.trained, self.steps, STEP_FLOOR_S, layers)
+        return train + floored_seconds(2 * params * self.scored, self.batches, FORWARD_FLOOR_S, layers)
 
 
 def node_work(cfg, task, size: TaskSize, positions: int | None = None) -> NodeWork:

@@ -22,11 +22,19 @@ Unique tokens come from the best source available, and the plan says which:
 A run that continues another on the same data reads the stream after its base's last row, so its
 passes count the stream position it reaches, not its own tokens alone.
 
-GPU-hours are 6 x parameters x tokens at 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`),
-for pretraining; evaluation is counted from the study's eval nodes at the same rate (`study/evalcost.py`,
-`with_evaluation`: its fine-tuning and scoring tokens). Parameters are the model size's (with the dataset's
-vocabulary) for runs from scratch, their base's for continued runs, and a table of known start
-models (`scales.START_MODEL_PARAMS`) otherwise.
+GPU-hours of pretraining are, per phase of a run, 6 x parameters x the tokens it trains at 40% of an
+H100's dense bf16 peak (`scales.GPU_FLOPS`), or its optimizer steps x `evalcost.STEP_FLOOR_S` x the
+model's layers / `evalcost.BASE_LAYERS` x the layout's data-parallel ranks if longer (`evalcost.
+floored_seconds`, the one formula evaluation uses too). A pretraining step is at least one eager
+optimizer step, the same launch- and host-bound floor as a fine-tuning step [D: not measured on this
+code's pretraining; gradient accumulation's extra micro-batches are not added, so it stays a floor]: at
+the gpu scales a step's FLOPs take seconds and the floor changes nothing, at demo and cpu (4-layer models,
+steps of a few thousand tokens) it is the whole estimate. A run's phases share its layout, so its steps
+carry the same tokens in every phase and counting per phase gives the run's max; a branch counts only
+the steps after the one it starts from. Evaluation is counted from the study's eval nodes at the same
+rate and floors (`study/evalcost.py`, `with_evaluation`: its fine-tuning and scoring tokens). Parameters
+are the model size's (with the dataset's vocabulary) for runs from scratch, their base's for continued
+runs, and a table of known start models (`scales.START_MODEL_PARAMS`, `START_MODEL_LAYERS`) otherwise.
 
 This module computes the plan; `study/plantext.py` writes it out for `study plan`.
 """
@@ -41,9 +49,9 @@ from pathlib import Path
 from encoderlab import jsonlines
 from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
-from encoderlab.study.evalcost import EvalCost
+from encoderlab.study.evalcost import STEP_FLOOR_S, EvalCost, floored_seconds
 from encoderlab.study.graph import Node, Pretraining, pretraining
-from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
+from encoderlab.study.scales import START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -93,7 +101,8 @@ class RunPlan:
     """The longest input its model takes (None: unknown), which caps the tokens an evaluation task of no
     `max_length` reads per text (`evalcost`)."""
     gpu_hours: float | None
-    """6 N D at 40% of an H100's peak over the steps it trains itself (None: parameters unknown)."""
+    """Over the steps it trains itself, per phase max(6 N D at 40% of an H100's peak, steps x the step
+    floor; `evalcost.floored_seconds`) (None: parameters or layers unknown)."""
     branch: str = ""
     """`MODEL@STEP` when it starts from another run's checkpoint (`study/branch.py`): those steps are
     trained, and counted, there."""
@@ -203,23 +212,24 @@ def plan_study(
         )
         size_of[p.model] = params, layers, positions
         corpus = corpora[p.run.data]
-        run = _run_plan(p.model, p.run.data, p.config, corpus.unique_tokens, params, p.branch)
+        run = _run_plan(p.model, p.run.data, p.config, corpus.unique_tokens, params, p.branch, layers)
         recipe = recipe_text(p.config, p.base)
-        runs.append(
-            dataclasses.replace(
-                run, recipe=recipe, at_least=corpus.at_most, layers=layers, positions=positions
-            )
-        )
+        runs.append(dataclasses.replace(run, recipe=recipe, at_least=corpus.at_most, positions=positions))
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
 def _run_plan(
-    model: str, dataset: str, cfg, unique: float | None, params: float | None, branch=None
+    model: str,
+    dataset: str,
+    cfg,
+    unique: float | None,
+    params: float | None,
+    branch=None,
+    layers: int | None = None,
 ) -> RunPlan:
     per_step = cfg.layout.tokens_per_step
     tokens = cfg.steps * per_step
     reaches = (cfg.data.step_offset + cfg.steps) * per_step
-    own = (cfg.steps - (branch.step if branch else 0)) * per_step
     return RunPlan(
         model=model,
         dataset=dataset,
@@ -227,9 +237,24 @@ def _run_plan(
         reaches=reaches,
         passes=reaches / unique if unique else None,
         params=params,
-        gpu_hours=6 * params * own / GPU_FLOPS / 3600 if params else None,
+        layers=layers,
+        gpu_hours=_pretraining_seconds(cfg, params, layers, branch.step if branch else 0) / 3600
+        if params and layers
+        else None,
         branch=f"{branch.base}@{branch.step:,}" if branch else "",
     )
+
+
+def _pretraining_seconds(cfg, params: float, layers: int, start: int) -> float:
+    """GPU-seconds of a run's steps from `start` on (a branch's earlier ones are its base's), phase by
+    phase at the longer of their FLOPs and their floor (module docstring); each data-parallel rank takes
+    the floor on every step."""
+    seconds = 0.0
+    for phase in cfg.plan():
+        steps = max(0, phase.end - max(phase.start, start))
+        tokens = steps * cfg.layout.tokens_per_step
+        seconds += floored_seconds(6 * params * tokens, steps * cfg.layout.world_size, STEP_FLOOR_S, layers)
+    return seconds
 
 
 def check_run(spec: StudySpec, model: str, dataset: str, cfg, meta: dict) -> None:

@@ -11,7 +11,7 @@ number through `encoderlab.words`, so it never prints `1 pretraining runs`.
 
 from __future__ import annotations
 
-from encoderlab.study.evalcost import hours_text
+from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S, hours_text
 from encoderlab.study.fidelity import named_tasks, task_files_text
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
 from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
@@ -52,8 +52,9 @@ def plan_text(plan: StudyPlan) -> str:
             f"{r.branch or 'its first step'}"
         )
     lines.append(
-        f"pretraining: {hours_text(plan.gpu_hours)} (6 N D at 40% of an H100's bf16 peak, a branch counting its "
-        "own steps: MODEL@STEP starts from that run's checkpoint, docs/reproduce.md)"
+        f"pretraining: {hours_text(plan.gpu_hours)} (6 N D at 40% of an H100's bf16 peak, each step at least "
+        f"{STEP_FLOOR_S * 1000:g} ms per {BASE_LAYERS} layers, a branch counting its own steps: MODEL@STEP starts "
+        "from that run's checkpoint, docs/reproduce.md)"
         f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
     if evaluated and plan.evaluation is not None:

@@ -5,7 +5,8 @@ and the hardware its expected time refers to. `demo` and `cpu` are sized from me
 cores (docs/studies.md); the `gpu-*` scales pass the recipes' paper defaults through untouched
 (steps, batch and sequence length None), so their runs are the papers' own settings, on the papers'
 corpora and tokenizer, evaluated on paper 1's 12 datasets (`paper` suite), and they refuse a corpus
-that a run would repeat (`max_passes`). GPU estimates (`plan.py`) count 6 N D FLOPs at 40% MFU.
+that a run would repeat (`max_passes`). GPU estimates (`plan.py`) count 6 N D FLOPs at 40% MFU, each
+optimizer step at least a floor (`evalcost.floored_seconds`).
 """
 
 from __future__ import annotations
