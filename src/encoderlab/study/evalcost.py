@@ -20,8 +20,8 @@ unknown is named as not counted.
 A step of a 12-layer model (210m's, BERT-base's) takes at least `STEP_FLOOR_S`, a scoring batch
 (`batching.EVAL_BATCH` texts) at least `FORWARD_FLOOR_S`, each in proportion to the model's layers
 (`BASE_LAYERS`): time = max(FLOPs at 40% MFU, steps x floor). Fine-tuning steps of 16 or 32 short inputs
-are bound by kernel launches, the optimizer and the host, not by FLOPs: biomed-jnlpba's 23,260 steps of
-16 sentences of ~40 tokens are ~35 s of FLOPs for a 210m model, ~19 min at the floor. The floor, 50 ms
+are bound by kernel launches, the optimizer and the host, not by FLOPs: biomed-jnlpba's 21,020 steps of
+16 sentences of ~40 tokens are ~32 s of FLOPs for a 210m model, ~18 min at the floor. The floor, 50 ms
 per eager optimizer step of 12 layers (forward, backward, AdamW, the next batch on the host), is an
 engineering estimate [D: not measured on this code's fine-tuning]; what grounds it:
 - this project's pretraining step at 210m, batch 8 x 2048 tokens, kept an H200 busy 33.5 ms of a 70 ms
@@ -108,9 +108,13 @@ SOURCED: dict[str, TaskSize] = {
     "paper-uner": TaskSize(train=12_543, tokens=23, val=2_002, test=2_077),  # UD en_ewt's train and
     # validation (HFds universal_dependencies card, hub-schemas.md s.2) [V]; test and UNER's own [U]
     # paper 2 (biomed suite); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
-    "biomed-jnlpba": TaskSize(train=18_607, tokens=40, val=1_939, test=4_260),  # BLURB's sentences [U:
-    # no card lists them; bigbio/blurb's parquet files, 1.5 MB / 160 kB / 353 kB, are in these ratios;
-    # whether the counts hold the -DOCSTART- rows the loader drops is unknown]
+    "biomed-jnlpba": TaskSize(train=16_807, tokens=40, val=1_739, test=3_856),  # BLURB's sentences without
+    # the one -DOCSTART- block per abstract the loader drops (`biomed.load_blurb_ner`): devel.tsv 1,939
+    # blocks, 200 of them markers, test.tsv 4,260 with 404 (JNLPBA's 404 evaluation abstracts,
+    # geniaproject.org's shared-task page), counted in cambridgeltl/MTL-Bioinformatics-2016@df0df02, the
+    # files bigbio/blurb's blurb.py reads [V]; train: the 18,546 sentences of JNLPBA's 2,000 training
+    # abstracts (docs/evaluation.md) less devel's 1,739, as the 18,607 rows once counted here less 1,800
+    # markers [U: train.tsv itself not counted, its blob absent from our mirror]
     "biomed-ncbi-disease": TaskSize(train=5_424, tokens=35, val=923, test=940),  # BLURB's [U: the card of
     # ncbi/ncbi_disease (commit 9298cd0), the same corpus split by its own reader, says 5,433 / 924 / 941]
     "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),  # [U: our own sentence split]
