@@ -115,12 +115,16 @@ SOURCED: dict[str, TaskSize] = {
     # files bigbio/blurb's blurb.py reads [V]; train: the 18,546 sentences of JNLPBA's 2,000 training
     # abstracts (docs/evaluation.md) less devel's 1,739, as the 18,607 rows once counted here less 1,800
     # markers [U: train.tsv itself not counted, its blob absent from our mirror]
-    "biomed-ncbi-disease": TaskSize(train=5_424, tokens=35, val=923, test=940),  # BLURB's [U: the card of
-    # ncbi/ncbi_disease (commit 9298cd0), the same corpus split by its own reader, says 5,433 / 924 / 941]
+    "biomed-ncbi-disease": TaskSize(train=5_424, tokens=35, val=923, test=940),  # BLURB's sentences: the
+    # blank-line blocks of NCBI-disease-IOB's train/devel/test.tsv, none a -DOCSTART-, counted in
+    # cambridgeltl/MTL-Bioinformatics-2016@df0df02 [V] (ncbi/ncbi_disease's card, commit 9298cd0, the same
+    # corpus split by its own reader, says 5,433 / 924 / 941)
     "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),  # [U: our own sentence split]
     "biomed-bc5cdr": TaskSize(train=4_560, tokens=35, val=4_581, test=4_797),  # [U: our own sentence split
     # of 500 / 500 / 500 abstracts]
-    "biomed-chemprot": TaskSize(train=18_035, tokens=60, val=11_268, test=15_745),  # BLUE's pairs [U]
+    "biomed-chemprot": TaskSize(train=18_035, tokens=60, val=11_268, test=15_745),  # BLUE's pairs, as
+    # BLURB's dataset table gives them (Train / Dev / Test; copied in EMBO/BLURB's README, commit 82929ba)
+    # [V]; the pairs `biomed.chemprot_pairs` builds from bigbio's abstracts are not counted [U]
     "biomed-gad": TaskSize(train=4_261, tokens=40, val=535, test=534),  # the bigbio/gad viewer,
     # gad_blurb_bigbio_text: 4.26k / 535 / 534 rows [V]
     "biomed-hoc": TaskSize(train=12_100, tokens=35, val=1_800, test=3_550),  # the bigbio/hallmarks_of_cancer
@@ -130,9 +134,9 @@ SOURCED: dict[str, TaskSize] = {
 """Tasks whose sizes are the datasets' (comments: the source; [V] seen there, [U] not verified)."""
 
 MSMARCO_JUDGED = 7_437 + 9_260
-"""MS MARCO's judged passages, the corpus EncodEval scores against: its BEIR dev qrels' judgements (7,437
-[U]) and TREC-DL 2019's (9,260: irds/beir_msmarco_test's card [V]), an upper bound (a passage judged twice
-counts once)."""
+"""MS MARCO's judged passages, the corpus EncodEval scores against: its BEIR dev qrels' judgements (7,437:
+irds/beir_msmarco_dev's card, commit a2542a6, its `qrels` count beside 6,980 queries [V]) and TREC-DL
+2019's (9,260: irds/beir_msmarco_test's card [V]), an upper bound (a passage judged twice counts once)."""
 NQ_TEST_QUERIES, NQ_JUDGED = 3_452, 4_201
 """BeIR/nq's test queries and qrels (irds/beir_nq's card, hub-schemas.md s.4 [V]); EncodEval halves the
 queries (`paper.nq_halves`), every half scored against the judged documents."""
