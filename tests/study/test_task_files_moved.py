@@ -29,8 +29,15 @@ from encoderlab.study.runner import node_dir, run_study
 
 REFUSED = (
     r"^study fake-pfs: task file \S+/tasks/polarity.yaml is not there \(moved or deleted\), and (\d+) "
-    r"evaluation nodes? still to run reads? it \(eval/[^)]*polarity[^)]*\); put it back, or name where it "
-    r"is now in the study file's eval.task_files and run that file with --out \S+ \(finished nodes are kept\)$"
+    r"evaluation nodes? still to run reads? it \(eval/[^)]*polarity[^)]*\); put it back \(finished nodes are "
+    r"kept\), or name where it is now in the study file's eval.task_files and run that file with --out \S+ "
+    r"\(the evaluation nodes of its task files run again: their keys hold the files' paths\)$"
+)
+PARTLY = (
+    r"^study fake-pfs: task file \S+/tasks/polarity.yaml is not there \(moved or deleted\), while its other "
+    r"task files are; \S+/s/graph.json records the tasks of all of them together, not which file held which, "
+    r"so none is taken from it: put it back where it was \(finished nodes are kept\); naming it elsewhere in "
+    r"eval.task_files runs the evaluation nodes of every task file again \(their keys hold the files' paths\)$"
 )
 
 
@@ -116,6 +123,34 @@ def test_a_task_file_that_is_there_is_read_not_taken_from_the_record(tmp_path):
     with pytest.raises(UserError, match=r"^task file \S+polarity.yaml does not exist"):
         _run(spec, tmp_path / "first-run")
     assert not (tmp_path / "first-run").exists()
+
+
+def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_resume_is_refused(tmp_path):
+    """graph.json keys each task by all the study's task files, not the one that held it, so with one of
+    two gone none is taken as recorded. Was "task file ... does not exist; give the path of a task YAML
+    file ...", the line of a first run, which did not say why the record is not used nor what keeps the
+    finished nodes; put back, the study resumes with every node kept."""
+    spec, study = _spec(tmp_path), tmp_path / "s"
+    (tmp_path / "more").mkdir()
+    _task_file(tmp_path / "more")
+    tone = tmp_path / "more" / "tone.yaml"
+    tone.write_text((tmp_path / "more" / "polarity.yaml").read_text().replace("name: polarity", "name: tone"))
+    (tmp_path / "more" / "polarity.yaml").unlink()
+    files = (*spec.eval.task_files, str(tone))
+    spec = dataclasses.replace(spec, eval=dataclasses.replace(spec.eval, task_files=files))
+    report = _run(spec, study)
+    nodes = {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")}
+    shutil.move(tmp_path / "tasks", tmp_path / "moved")
+    before = snapshot(tmp_path)
+    with pytest.raises(UserError, match=PARTLY) as exc:
+        _run(spec, study)
+    assert snapshot(tmp_path) == before
+    assert_printed_as_documented(
+        "study-resume-some-task-files-moved", f"encoderlab: error: {exc.value}\n", tmp_path
+    )
+    shutil.move(tmp_path / "moved", tmp_path / "tasks")
+    assert _run(spec, study) == report
+    assert {k: v for k, v in snapshot(study).items() if k.startswith("nodes/")} == nodes
 
 
 def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused(tmp_path):

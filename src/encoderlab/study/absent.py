@@ -7,21 +7,39 @@ even to find every node finished and keep its report ("task file ... does not ex
 task file of the study is gone, `study run` takes them as the study folder's graph.json recorded them
 (`recorded_backend`): their tasks and families, and each task's signature as the eval nodes of that
 graph that name the very same task files were keyed with. That never keys a node on a stale file:
-- a task file that is there is read, as before (one changed since gets new keys); while one of them
-  is there, none is taken from the record (which file held which task is not recorded);
+- a task file that is there is read, as before (one changed since gets new keys);
 - a node whose config is not one recorded (another `max_steps`, a model added) gets a signature no
   task has (`UNKNOWN`), so a key of no finished node: it is to run;
 - every node still to run (`runner.pending_nodes`) that reads a task file not there is refused before
-  anything runs or is written (`refuse_absent_task_files`), naming the file and the fix.
+  anything runs or is written (`refuse_absent_task_files`), naming the file and the fix. Put back, the
+  file keeps every finished node; named where it is now, the nodes of the task files run again: a
+  node's key holds all the study's task files by path (`EvalNode.task_files`).
+
+When only SOME of the recorded task files are gone, none is taken from the record, and the resume is
+refused in one line naming them and the fix (`_partly_absent`). Trade-off: an eval node records the
+whole tuple of task files, not the file its task came from, so graph.json cannot say which tasks the
+gone file held. Recording that (a per-file map beside graph.json) would let such a study resume, but
+only to find its nodes finished: any node to run is refused anyway, since an eval node loads all the
+task files (`nodes.file_tasks`); and mixing files read now with files taken from a record would have
+to settle a task moved since from the gone file into one that is there. Putting the file back (which
+keeps every node) is the fix, so the partial case is refused rather than half-recorded.
 
 A folder given with `--prepared` is keyed by its content (`study/prepared.py`), read from its meta.json
 when the graph is built. One gone is taken as the study folder recorded it (`recorded_digests`: the
 digest of its prepare node in graph.json, when study.json names the same folder), and the study resumes
-only if no node is to run: the report counts the folder's tokens (the unigram plateau) whenever it runs,
-so any node to run reads it, and the start checks count its rows and passes. Else, or when nothing is
-recorded, it is refused in one line naming the folder and the fix (`--prepared NAME=DIR` where it is
-now keeps every finished node). With nothing to run, `study run` checks no node's inputs and fetches
-nothing (`resumed_graph`): it rewrites study.json and graph.json and hands back the report.
+only if no node is to run: a node to run may read it (a pretraining node its tokens, the start checks
+its rows and passes, a report of a prepare node that recorded no unigram entropy, from before
+2026-12-05, its tokens for the plateau caveat), so none is let run without it. Else, or when nothing is recorded, it is refused in one
+line naming the folder and the fix (`--prepared NAME=DIR` where it is now keeps every finished node).
+With nothing to run, `study run` checks no node's inputs and fetches nothing (`resumed_graph`): it
+rewrites study.json and graph.json and hands back the report.
+
+`study plan DIR` (or `--out DIR`) builds its graph with the same `resumed_graph`, so it plans what
+`study run DIR` would resume and refuses what it would refuse, and says which inputs it took from the
+record (`recorded_notes`): with a `--prepared` folder gone it checks no input, as `study run`, and
+estimates that dataset's unique tokens (`plan.finished_meta`). `study report DIR` reads the unigram
+entropy its prepare node recorded (`data._read_unigram`); of an older folder, with the `--prepared`
+folder gone, the claims say the plateau is not checked, naming the folder and `--prepared NAME=DIR`.
 """
 
 from __future__ import annotations
@@ -30,7 +48,7 @@ import dataclasses
 from pathlib import Path
 
 from encoderlab.errors import UserError
-from encoderlab.study.graph import Backend, Graph, Node, build_graph
+from encoderlab.study.graph import Backend, Graph, Node, Pretraining, build_graph
 from encoderlab.study.nodeconfig import EvalNode
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count, noun
@@ -47,15 +65,18 @@ def absent_task_files(spec: StudySpec) -> tuple[str, ...]:
 
 def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Backend:
     """`backend`, but when every task file of `spec` is gone: their tasks, families and signatures as
-    the graph.json of `study_dir` recorded them (see the module docstring). As it is when a task file
-    is there, or none is recorded (a first run: building the graph then refuses the missing file)."""
-    files = spec.eval.task_files
-    if not files or len(absent_task_files(spec)) < len(files):
+    the graph.json of `study_dir` recorded them (see the module docstring). As it is when every task
+    file is there, or none is recorded (a first run: building the graph then refuses the missing file);
+    when only some are gone of the files it recorded, a refusal naming them and the fix."""
+    files, absent = spec.eval.task_files, absent_task_files(spec)
+    if not absent:
         return backend
     recorded = [EvalNode.of(n) for n in _recorded_nodes(study_dir) if n.kind == "eval"]
     recorded = [e for e in recorded if e.task_files == files]
     if not recorded:
         return backend
+    if len(absent) < len(files):  # which of them held which task is not recorded: none is taken
+        raise UserError(_partly_absent(spec, study_dir, absent))
     families = {e.task: e.family for e in recorded}
     signatures = {(e.task, e.max_steps, e.source): e.task_signature for e in recorded}
 
@@ -66,6 +87,18 @@ def recorded_backend(spec: StudySpec, study_dir: Path, backend: Backend) -> Back
 
     return dataclasses.replace(
         backend, file_tasks=lambda _files: dict(families), task_signature=task_signature
+    )
+
+
+def _partly_absent(spec: StudySpec, study_dir: Path, absent: tuple[str, ...]) -> str:
+    """The line refusing a resume of `study_dir` with some of the task files it recorded `absent`."""
+    these, it = noun(len(absent), "it", "them"), f"{noun(len(absent), 'task file')} {', '.join(absent)}"
+    return (
+        f"study {spec.name}: {it} {noun(len(absent), 'is', 'are')} not there (moved or deleted), while its "
+        f"other task files are; {Path(study_dir) / 'graph.json'} records the tasks of all of them together, "
+        f"not which file held which, so none is taken from it: put {these} back where "
+        f"{noun(len(absent), 'it was', 'they were')} (finished nodes are kept); naming {these} elsewhere in "
+        "eval.task_files runs the evaluation nodes of every task file again (their keys hold the files' paths)"
     )
 
 
@@ -95,16 +128,19 @@ def refuse_absent_task_files(spec: StudySpec, study_dir: Path, nodes: list[Node]
             f"study {spec.name}: {files} not there (moved or deleted), and "
             f"{count(len(readers), 'evaluation node')} still to run {noun(len(readers), 'reads', 'read')} "
             f"{noun(len(absent), 'it', 'them')} ({readers[0].name}); put {noun(len(absent), 'it', 'them')} "
-            f"back, or name where {noun(len(absent), 'it is', 'they are')} now in the study file's "
-            f"eval.task_files and run that file with --out {study_dir} (finished nodes are kept)"
+            f"back (finished nodes are kept), or name where {noun(len(absent), 'it is', 'they are')} now in "
+            f"the study file's eval.task_files and run that file with --out {study_dir} (the evaluation "
+            "nodes of its task files run again: their keys hold the files' paths)"
         )
 
 
-def resumed_graph(spec: StudySpec, study_dir: Path, backend: Backend) -> tuple[Graph, frozenset[str]]:
-    """The graph of `spec` to run in `study_dir` (`build_graph`), with its task files and `--prepared`
-    folders that are gone as its graph.json recorded them, or a refusal naming one that a node to run
-    reads (see the module docstring); and the datasets whose `--prepared` folder is gone (then no node
-    is to run)."""
+def resumed_graph(
+    spec: StudySpec, study_dir: Path, backend: Backend, trained: list[Pretraining] | None = None
+) -> tuple[Graph, frozenset[str]]:
+    """The graph of `spec` to run in `study_dir` (`build_graph`, `trained` as its), with its task files
+    and `--prepared` folders that are gone as its graph.json recorded them, or a refusal naming one that
+    a node to run reads (see the module docstring); and the datasets whose `--prepared` folder is gone
+    (then no node is to run). `study run` and `study plan --out` both build their graph here."""
     gone = [d for d in spec.data if d.prepared is not None and not Path(d.prepared).exists()]
     digests = recorded_digests(spec, study_dir, [d.name for d in gone])
     resumed = (Path(study_dir) / "study.json").is_file()  # a first run: `prepared.prepared_meta`'s line
@@ -113,12 +149,34 @@ def resumed_graph(spec: StudySpec, study_dir: Path, backend: Backend) -> tuple[G
             raise UserError(
                 _prepared_gone(spec, d, f"{study_dir} did not run with it, so it is read to resume")
             )
-    graph = build_graph(spec, recorded_backend(spec, study_dir, backend), recorded=digests)
+    graph = build_graph(spec, recorded_backend(spec, study_dir, backend), trained, recorded=digests)
     refuse_absent_task_files(spec, study_dir, list(graph))
     if digests and (runs := to_run(study_dir, graph)):
         read = f"resuming {study_dir} runs {count(len(runs), 'node')} ({runs[0].name} first): the report"
         raise UserError(_prepared_gone(spec, gone[0], f"{read} among them reads it (it counts its tokens)"))
     return graph, frozenset(digests)
+
+
+def recorded_notes(spec: StudySpec, study_dir: Path, gone: frozenset[str]) -> list[str]:
+    """What `study plan --out` says of the inputs `resumed_graph` took from the record of `study_dir`:
+    the task files not there and the datasets whose `--prepared` folder is gone (`gone`)."""
+    graph = Path(study_dir) / "graph.json"
+    notes = []
+    if files := absent_task_files(spec):
+        notes.append(
+            f"note: {noun(len(files), 'task file')} {', '.join(files)} {noun(len(files), 'is', 'are')} not "
+            f"there (moved or deleted): {noun(len(files), 'its', 'their')} tasks, families and signatures "
+            f"are as {graph} recorded them, and no node to run reads {noun(len(files), 'it', 'them')}"
+        )
+    for d in spec.data:
+        if d.name in gone:
+            notes.append(
+                f"note: dataset {d.name}: the prepared folder {d.prepared} is not there (moved or deleted): "
+                f"its content digest is as {graph} recorded it, nothing is to run, so the start checks are "
+                f"skipped and its unique tokens estimated; give its place now with --prepared {d.name}=DIR "
+                "to count them"
+            )
+    return notes
 
 
 def recorded_digests(spec: StudySpec, study_dir: Path, datasets: list[str]) -> dict[str, str]:

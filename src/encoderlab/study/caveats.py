@@ -80,8 +80,9 @@ def plateau_caveat(data: StudyData, claim: ClaimSpec, skip: set[str] = frozenset
     """The plateau numbers of the claim's runs that sit on it (but those in `skip`), and the sentence that
     says what that means."""
     on = {r: x for r in (claim.a, claim.b) if r not in skip and (x := _on_plateau(data, r)) is not None}
+    unchecked = _unchecked(data, [r for r in (claim.a, claim.b) if r not in skip and r not in on])
     if not on:
-        return {}, ""
+        return {}, unchecked
     said = " and ".join(
         f"{data.label(r)} ({x['held_out']:.2f} nats against {x['unigram']:.2f})" for r, x in on.items()
     )
@@ -90,6 +91,7 @@ def plateau_caveat(data: StudyData, claim: ClaimSpec, skip: set[str] = frozenset
         f" Caveat: {said} {verb} not got below the unigram plateau (held-out loss against the entropy of the "
         "data's token frequencies): a run there has learned little beyond how often tokens occur, so this "
         "says which run leaves the plateau sooner at this size, not how the objectives compare once both have."
+        + unchecked
     )
 
 
@@ -103,4 +105,27 @@ def partial_caveat(data: StudyData, claim: ClaimSpec, step: int | None) -> tuple
         f" Partial: {missing} of the {total} fine-tuning runs of the {at} of {data.label(claim.a)} and "
         f"{data.label(claim.b)} have not finished (the study is still running, or a node failed), so this "
         "verdict may change: run the study again to finish them."
+    )
+
+
+def _unchecked(data: StudyData, runs: list[str]) -> str:
+    """The sentence saying the plateau of `runs` with held-out losses is not checked because their
+    dataset's `--prepared` folder is gone and no entropy of it was recorded (`StudyData.unigram_gone`)."""
+    gone: dict[str, list[str]] = {}
+    for r in runs:
+        spec_run = data.spec.run(r)
+        scored = [data.held_out.get(m, {}) for m in data.model_ids(r).values()]
+        if (
+            spec_run is not None
+            and spec_run.data in data.unigram_gone
+            and any(k in v for v in scored for k in _YARDSTICKS)
+        ):
+            gone.setdefault(spec_run.data, []).append(data.label(r))
+    where = data.folder if data.folder is not None else "the study folder"
+    return "".join(
+        f" Caveat: whether {' and '.join(labels)} got below the unigram plateau is not checked: the prepared "
+        f"folder {data.unigram_gone[name]} of dataset {name} is not there (moved or deleted), and {where} "
+        f"recorded no entropy of it; give its place with `encoderlab study run {where} --prepared {name}=DIR`, "
+        "which writes the report again."
+        for name, labels in gone.items()
     )

@@ -133,6 +133,7 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
+    from encoderlab.study.absent import recorded_notes, resumed_graph
     from encoderlab.study.checks import check_inputs, check_prepared_sources, check_runs, planned_elsewhere
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
@@ -144,23 +145,26 @@ def plan_command(
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
-    # the graph `study run` builds (a missing task file or unknown task is refused there), and the checks
-    # of its inputs `study run` makes, in its words: not counted from data of a corpus changed since
-    trained = pretraining(spec)  # resolved once, for the graph, the plan and the checks of its runs
-    graph = build_graph(spec, default_backend(), trained)
-    check_prepared_sources(spec, out, graph)  # first, as `study run` checks it: the plan counts from it
-    check_inputs(spec, out, graph, fetched=False)
+    # the graph `study run` builds (a missing task file or unknown task is refused there; of a study
+    # folder, one gone since as the folder recorded it: `absent.resumed_graph`), and the checks of its
+    # inputs `study run` makes, in its words: not counted from data of a corpus changed since
+    trained, backend = pretraining(spec), default_backend()  # resolved once, for graph, plan and checks
+    graph, gone = (
+        resumed_graph(spec, out, backend, trained)
+        if out
+        else (build_graph(spec, backend, trained), frozenset())
+    )
+    check_prepared_sources(spec, out, graph, gone)  # first, as `study run` checks it: the plan counts from it
+    if not gone:  # else nothing is to run (`resumed_graph`): as `study run`, no input is checked
+        check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
     print(plan_text(plan))
-    estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
-    if out is not None and estimated:  # asked for counts: say why there are none
-        names = ", ".join(estimated)
-        why = (
-            "does not exist"
-            if not out.exists()
-            else f"holds no finished prepared data of {noun(len(estimated), 'dataset')} {names} as this study defines them"
-        )
-        print(f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted")
+    if out is not None and (notes := recorded_notes(spec, out, gone)):
+        print("\n".join(notes))
+    if out is not None and (estimated := _estimated_note(spec, plan, out)):  # asked for counts: why none
+        print(estimated)
+    if gone:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
+        return
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
     if elsewhere := planned_elsewhere(spec):
         print(
@@ -169,6 +173,20 @@ def plan_command(
         )
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
     check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
+
+
+def _estimated_note(spec: StudySpec, plan, out: Path) -> str:
+    """The note of `study plan --out` naming the datasets it estimated (none: "") and why."""
+    estimated = [d.name for d in spec.data if d.prepared is None and not plan.corpora[d.name].counted]
+    if not estimated:
+        return ""
+    names = ", ".join(estimated)
+    why = (
+        "does not exist"
+        if not out.exists()
+        else f"holds no finished prepared data of {noun(len(estimated), 'dataset')} {names} as this study defines them"
+    )
+    return f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted"
 
 
 def list_command() -> None:

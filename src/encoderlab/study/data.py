@@ -103,6 +103,9 @@ class StudyData:
     unigram: dict[str, float] = field(default_factory=dict)
     """Dataset name -> the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`):
     the held-out loss of a model that has learned token frequencies only."""
+    unigram_gone: dict[str, str] = field(default_factory=dict)
+    """Dataset name -> its `--prepared` folder, gone since, of which the study folder recorded no entropy
+    (a prepare node from before 2026-12-05): the plateau of its runs is not checked."""
     folder: Path | None = None
     """The study folder read (None: built in memory), named when a finished node's record is damaged."""
 
@@ -387,21 +390,33 @@ def non_finite(value: Any, where: str = "") -> str | None:
 
 def _read_held_out(data: StudyData, study_dir: Path) -> None:
     """Fill `held_out` from each finished run's validation.json and `unigram` from each prepared dataset."""
-    from encoderlab.data.packed import unigram_entropy
     from encoderlab.study.runner import node_dir
 
     for n in data.nodes:
         result = data.result_of(n.name)
         if n.kind == "prepare" and result.get("data"):
-            name = n.name.split("/", 1)[1]
-            prepared = data.spec.dataset(name).prepared  # where it is now (study/prepared.py)
-            data.unigram[name] = unigram_entropy(
-                Path(prepared) if prepared else node_dir(study_dir, n) / result["data"]
-            )
+            _read_unigram(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
         elif n.kind == "pretrain" and result.get("metrics"):
             path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
             if path.is_file():
                 data.held_out[n.name.split("/", 1)[1]] = _held_out_losses(path)
+
+
+def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> None:
+    """Fill dataset `name`'s `unigram` from its finished prepare node's `result` (in `folder`): the
+    entropy it recorded (since 2026-12-05), else counted in its data; a `--prepared` folder gone since,
+    of a node that recorded none, goes to `unigram_gone` (the caveat says the plateau is unchecked)."""
+    from encoderlab.data.packed import unigram_entropy
+
+    recorded = result.get("unigram")
+    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) and math.isfinite(recorded):
+        data.unigram[name] = float(recorded)
+        return
+    prepared = data.spec.dataset(name).prepared  # where it is now (study/prepared.py)
+    if prepared and not Path(prepared).exists():
+        data.unigram_gone[name] = prepared
+        return
+    data.unigram[name] = unigram_entropy(Path(prepared) if prepared else folder / result["data"])
 
 
 def _held_out_losses(path: Path) -> dict[str, Any]:

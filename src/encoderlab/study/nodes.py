@@ -137,8 +137,7 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
         ctx.out_dir / "data",
         progress=False,
     )
-    meta = read_meta(out)
-    return {"data": "data", "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
+    return {"data": "data", **_recorded(out, read_meta(out))}
 
 
 def _read_prepared(ctx: NodeContext, digest: str) -> dict:
@@ -154,7 +153,17 @@ def _read_prepared(ctx: NodeContext, digest: str) -> dict:
             f"dataset {d.name}: {folder} changed while the study ran (another meta.json); run the study again"
         )
     check_tokenizer(meta, d.tokenizer, d.name, folder)
-    return {"data": str(folder), "meta": {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}}
+    return {"data": str(folder), **_recorded(folder, meta)}
+
+
+def _recorded(folder: Path, meta: dict) -> dict:
+    """What a prepare node records of its data: its counts, and the entropy of its training tokens'
+    frequencies (`data.packed.unigram_entropy`), which the report's plateau caveat reads
+    (`data._read_unigram`) even when a `--prepared` folder is gone since (`study/absent.py`)."""
+    from encoderlab.data.packed import unigram_entropy
+
+    counts = {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}
+    return {"meta": counts, "unigram": unigram_entropy(folder)}
 
 
 def prepared_folder(spec: StudySpec, prepare) -> Path:

@@ -319,19 +319,24 @@ def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
 
 def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:
     """meta.json of the dataset's prepared folder: the one it names (`DataSpec.prepared`), else that of
-    its prepare `node` in `study_dir` if that node finished (its marker is of the node's key)."""
+    its prepare `node` in `study_dir` if that node finished (its marker is of the node's key). None
+    (estimated) for a folder it names that is gone since that node finished (`study/absent.py`): the
+    report of such a folder, and its plan, still count the runs' passes, as an estimate."""
+    from encoderlab.study.runner import node_dir, read_marker
+
+    finished = study_dir is not None and node is not None and read_marker(Path(study_dir), node) is not None
+    if data.prepared is not None and finished and not Path(data.prepared).exists():
+        return None
     if data.prepared is not None:
         from encoderlab.study.prepared import check_corpus, prepared_meta
 
         meta = prepared_meta(data.prepared, data.name)
         check_corpus(meta, data.corpus, data.name, data.prepared)
         return meta
-    if study_dir is None or node is None:
+    if not finished:
         return None
-    from encoderlab.study.runner import node_dir, read_marker
-
     meta = node_dir(Path(study_dir), node) / "data" / "meta.json"
-    if read_marker(Path(study_dir), node) is None or not meta.is_file():
+    if not meta.is_file():
         return None
     try:
         return jsonlines.loads(meta.read_text(encoding="utf-8"))
