@@ -13,7 +13,7 @@ import threading
 import types
 
 from encoderlab import locks
-from encoderlab.eval.tasks import hub
+from encoderlab.eval.tasks import hubcomplete
 from encoderlab.eval.tasks.hub import HubSource
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -24,12 +24,12 @@ def test_two_loads_recording_one_snapshot_at_once_keep_both_configs(tmp_path, mo
     # config's files were no longer checked offline (a fetch of it cut short was read short)
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     source = HubSource("me/shards")
-    b_waits_or_is_done, real_read = threading.Event(), hub._read_record
+    b_waits_or_is_done, real_read = threading.Event(), hubcomplete._read_record
     errors: list[BaseException] = []
 
     def load_b():
         try:
-            hub._record_snapshot(source, COMMIT, {"name": "b"}, ["b.csv"])
+            hubcomplete.record_snapshot(source, COMMIT, {"name": "b"}, ["b.csv"])
         except BaseException as exc:  # re-raised in the test's thread
             errors.append(exc)
         finally:
@@ -50,8 +50,8 @@ def test_two_loads_recording_one_snapshot_at_once_keep_both_configs(tmp_path, mo
         return configs
 
     monkeypatch.setattr(locks, "fcntl", types.SimpleNamespace(flock=flock, LOCK_EX=fcntl.LOCK_EX))
-    monkeypatch.setattr(hub, "_read_record", read_record)
-    hub._record_snapshot(source, COMMIT, {"name": "a"}, ["a.csv"])
+    monkeypatch.setattr(hubcomplete, "_read_record", read_record)
+    hubcomplete.record_snapshot(source, COMMIT, {"name": "a"}, ["a.csv"])
     b.join()
     assert errors == []
     record = tmp_path / "home" / "cache" / "hub-snapshots" / f"me--shards@{COMMIT}.json"

@@ -82,7 +82,7 @@ def _line(snapshot: Path, repo: str, source: str, missing: str) -> str:
 
 
 def _unchecked_line(snapshot: Path, repo: str) -> str:
-    """The line for `repo`'s `snapshot` that nothing tells complete (`hub._unchecked`)."""
+    """The line for `repo`'s `snapshot` that nothing tells complete (`hubcomplete.unchecked`)."""
     listed = snapshot.parents[1] / "trees" / f"{COMMIT}.json"
     return (
         f"cannot load {repo} from the hub cache: nothing tells its snapshot {snapshot} complete "
@@ -222,7 +222,7 @@ def test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_
 
 def test_a_json_snapshot_lacking_the_card_its_file_list_names_is_refused_as_a_csv_one(cache):
     # was left to `datasets`' offline path ("check the name and your connection"): a JSON snapshot was
-    # not read from the hub cache; now one checked complete is (`hub.SNAPSHOT_KINDS`), so its card is
+    # not read from the hub cache; now one checked complete is (`hubcomplete.SNAPSHOT_KINDS`), so its card is
     # looked for as a CSV snapshot's is
     files = {"README.md": "---\nlicense: mit\n---\n", "data/train.jsonl": '{"review": "fine"}\n'}
     snapshot = _downloaded(cache, "me/json", files, ["data/train.jsonl"])

@@ -11,7 +11,8 @@ Hub and mirror go through the same `datasets` code, so a test fixture written in
 files are read with a task file's options and checks (`localfiles.csv_options`), which need their
 headers first: a hub dataset of them is read from the local hub cache's snapshot of its files as from
 a mirror (`_hub_snapshot`), and the hub only resolves and fetches them (docs/evaluation.md, "Sources").
-Offline, so is a parquet, JSON, Arrow or text dataset whose snapshot is checked complete (`SNAPSHOT_KINDS`).
+Offline, so is a parquet, JSON, Arrow or text dataset whose snapshot is checked complete (`SNAPSHOT_KINDS`;
+the checks and their records are `hubcomplete`'s).
 
 EncodEval's `LOCAL_DATASET_DIR` does the same with `DIR/<name>`; we keep the owner in the path,
 since two sources here share a name (`hgissbkh/msmarco-pairs` would not, but `BeIR/nq` and a
@@ -21,18 +22,22 @@ future `*/nq` would).
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from encoderlab.atomic import write_json_atomic
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
-from encoderlab.eval.tasks.hubtree import BUILDER_EXTENSIONS, Listed, listed_files, tree_file
+from encoderlab.eval.tasks.hubcomplete import (
+    SNAPSHOT_KINDS,
+    check_complete,
+    check_tree,
+    record_snapshot,
+    refuse_missing,
+    unchecked,
+)
+from encoderlab.eval.tasks.hubtree import tree_file
 from encoderlab.eval.tasks.localfiles import cause, check_unquoted, csv_options
 from encoderlab.eval.tasks.rowplaces import file_places, hub_places
-from encoderlab.locks import one_at_a_time
-from encoderlab.paths import home_folder
 from encoderlab.words import noun
 
 PARQUET_EXPORT = "refs/convert/parquet"
@@ -169,8 +174,8 @@ def _hub_snapshot(datasets, source: HubSource, kwargs: dict):
     those files at the resolved commit, with the card (`_fetch_snapshot`); offline (`HF_HUB_OFFLINE` or
     `HF_DATASETS_OFFLINE`), or when the hub cannot be reached, the snapshot the cache already holds for
     the revision is read, as `huggingface_hub` reads a model offline, if it is known complete: it holds
-    the files its fetch recorded (`_check_complete`), or those the repo's cached file list names
-    (`_check_tree`); with neither record nor list, it is refused (`_unchecked`). Offline, a
+    the files its fetch recorded (`check_complete`), or those the repo's cached file list names
+    (`check_tree`); with neither record nor list, it is refused (`unchecked`). Offline, a
     checked snapshot of parquet, JSON, Arrow or text files is read as a mirror too (`SNAPSHOT_KINDS`). `datasets`
     itself fetches a hub dataset's files with `hf_hub_download` into that cache, with neither: such a
     snapshot of CSV files is refused offline until loaded once with the hub reachable (or `hf download`).
@@ -202,14 +207,14 @@ def _fetch_snapshot(source: HubSource, builder, kwargs: dict) -> str | None:
     sha asks the hub about that file only, and nothing for a file the cache holds): the repo's metadata
     is resolved once, by `datasets`. `snapshot_download` resolved it again (`repo_info`; given a commit
     sha, recent huggingface_hub lists the whole tree instead, huggingface/huggingface_hub#4604).
-    Which files the config needs is recorded first (`_record_snapshot`), so that a fetch cut short is
-    seen offline (`_check_complete`)."""
+    Which files the config needs is recorded first (`record_snapshot`), so that a fetch cut short is
+    seen offline (`check_complete`)."""
     found = [HF_URL.fullmatch(str(f)) for files in (builder.config.data_files or {}).values() for f in files]
     commits = {m["rev"] for m in found if m}
     if len(commits) != 1 or not all(found):
         return None
     commit, paths = commits.pop(), sorted({m["path"] for m in found})
-    _record_snapshot(source, commit, kwargs, paths)
+    record_snapshot(source, commit, kwargs, paths)
     with quiet_hub():
         for name in CARD_FILES:
             _fetch_card_file(source.repo, commit, name)
@@ -242,9 +247,9 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
     """The snapshot of `source`'s repo the hub cache already holds, if `datasets` reads it as CSV, or
     as another kind of `SNAPSHOT_KINDS` and it is checked complete (`datasets`' offline path only read
     the copy it had prepared: a dataset fetched whole with `hf download` was "check your connection");
-    refused when it lacks a file that the fetch of this config recorded (`_check_complete`) or, where
+    refused when it lacks a file that the fetch of this config recorded (`check_complete`) or, where
     huggingface_hub cached the repo's file list at that commit, a data file of this config of any kind
-    that the list names (`_check_tree`: its missing files are not fetched offline) or a card file
+    that the list names (`check_tree`: its missing files are not fetched offline) or a card file
     (`CARD_FILES`) that the list names: huggingface_hub's `snapshot_download` refuses such a snapshot
     as `IncompleteSnapshotError`, a LocalEntryNotFoundError that was taken for "no snapshot". `Unread`
     for a snapshot not read (another kind, or not CSV and unchecked); None for none."""
@@ -267,11 +272,11 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
         files = {"data_files": kwargs.get("data_files")}  # no card: its configs' names are not known
         if cards and (kind := datasets.load_dataset_builder(folder, **files).name) in SNAPSHOT_KINDS:
             which = f"the dataset card files the repo's file list ({tree_file(Path(folder))}) names"
-            _refuse_missing(source, Path(folder), cards, which, CARD_HARM)
+            refuse_missing(source, Path(folder), cards, which, CARD_HARM)
         if cards:  # another kind: not read from the snapshot (`datasets`' offline path, as before)
             return Unread(_unread_kind(source, Path(folder), kind))
-        checked = _check_complete(source, kwargs, Path(folder))
-        listed = _check_tree(source, kwargs, Path(folder))
+        checked = check_complete(source, kwargs, Path(folder))
+        listed = check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
     except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
         return None
@@ -281,17 +286,8 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
         return Unread(_unread_kind(source, Path(folder), kind))
     checked = checked or listed is not None
     if kind == "csv" and not checked:
-        raise UserError(_unchecked(source, Path(folder)))
-    return folder if checked else Unread(_unchecked(source, Path(folder)))
-
-
-SNAPSHOT_KINDS = tuple(BUILDER_EXTENSIONS)
-"""The `datasets` builders whose hub cache snapshot `load_hub` reads offline, as a mirror, once checked
-complete (those whose files `hubtree.BUILDER_EXTENSIONS` names, so those the check looks for): CSV or
-TSV (refused unchecked: `datasets` read its own fetch with pandas' defaults), parquet, JSON, Arrow and
-text (left unchecked to `datasets`' offline path, which reads the copy it prepared, if any). A parquet
-or Arrow file's features come from its schema, as online; other kinds (folders of images or audio,
-...) are left to `datasets`' offline path."""
+        raise UserError(unchecked(source, Path(folder)))
+    return folder if checked else Unread(unchecked(source, Path(folder)))
 
 
 CARD_HARM = "`datasets` cannot resolve its configs and splits"
@@ -319,108 +315,6 @@ def _missing_cards(source: HubSource, folder: Path) -> list[str]:
     return [name for name in CARD_FILES if name in listed and not (folder / name).is_file()]
 
 
-SNAPSHOT_RECORDS = ("cache", "hub-snapshots")
-"""Where, under $ENCODERLAB_HOME, the files of each config fetched into the hub cache are recorded."""
-
-
-def _record_path(repo: str, commit: str, create: bool) -> Path:
-    return home_folder(*SNAPSHOT_RECORDS, create=create) / f"{repo.replace('/', '--')}@{commit}.json"
-
-
-def _read_record(path: Path, source: HubSource) -> dict:
-    """The configs (`kwargs` as JSON -> their files) a record holds; {} for none (no record yet). A
-    damaged one is refused: deleted, the snapshot is one encoderlab did not fetch (refused offline
-    unless huggingface_hub listed the repo beside it) until each config is loaded with the hub reachable."""
-    if not path.exists():
-        return {}
-    try:
-        configs = json.loads(path.read_text(encoding="utf-8"))["configs"]
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError, IsADirectoryError):
-        configs = None
-    files = configs.values() if isinstance(configs, dict) else [None]
-    if not all(isinstance(f, list) and all(isinstance(n, str) for n in f) for f in files):
-        raise UserError(
-            f"cannot load {source.describe()}: {path} is damaged (not the JSON encoderlab writes there); "
-            "delete it, then load once with the hub reachable (HF_HUB_OFFLINE unset), which records again "
-            "which files encoderlab fetched into the hub cache's snapshot (offline, a snapshot without that "
-            "record or huggingface_hub's file list of the repo is refused: it may be cut short)"
-        )
-    return configs
-
-
-def _record_snapshot(source: HubSource, commit: str, kwargs: dict, paths: list[str]) -> None:
-    """Record, before fetching them, the repo files of the config `kwargs` at `commit`. The hub cache
-    cannot tell: a snapshot folder holds the files fetched so far (a download cut short leaves a
-    `blobs/*.incomplete` that no file name points to), `.no_exist/` the files asked for and absent,
-    and the tree listing (`trees/COMMIT.json`, written by `snapshot_download` only, since
-    huggingface/huggingface_hub#4394; its offline check covers the files asked for, and nothing for a
-    cache filled by `hf_hub_download`: huggingface/huggingface_hub#4624) all of the repo's files, not
-    which of them a config reads. Kept in $ENCODERLAB_HOME: the hub cache is
-    huggingface_hub's, not ours to write. One load at a time reads and rewrites the records
-    (`one_at_a_time`): two at once, of two configs, each wrote its own and lost the other's."""
-    path = _record_path(source.repo, commit, create=True)
-    key = json.dumps(kwargs, sort_keys=True)
-    with one_at_a_time(path.parent):
-        configs = _read_record(path, source)
-        if configs.get(key) != paths:
-            write_json_atomic(
-                path, {"repo": source.repo, "commit": commit, "configs": configs | {key: paths}}
-            )
-
-
-def _check_complete(source: HubSource, kwargs: dict, folder: Path) -> bool:
-    """One line when the hub cache's snapshot `folder` lacks a file its fetch recorded for this config
-    (`_record_snapshot`): read as it is, the split had fewer rows, silently. Whether there was a record
-    of this config: a snapshot encoderlab did not fetch it into (`hf download`, `datasets`' own fetch,
-    or an encoderlab before the record) has none, and is checked against the repo's file list
-    (`_check_tree`) or refused (`_unchecked`)."""
-    files = _read_record(_record_path(source.repo, folder.name, create=False), source).get(
-        json.dumps(kwargs, sort_keys=True)
-    )
-    _refuse_missing(source, folder, files or [], "the files the dataset was fetched with")
-    return files is not None
-
-
-def _refetch(source: HubSource, folder: Path) -> str:
-    """The fix of a hub cache snapshot that is, or may be, incomplete: what fetches its files and records
-    them (encoderlab's record, or huggingface_hub's file list: `hf download` of the repo, not of one file,
-    goes through `snapshot_download`, which writes trees/COMMIT.json before fetching)."""
-    return (
-        "run once with the hub reachable (HF_HUB_OFFLINE unset), or "
-        f"`hf download --repo-type dataset {source.repo} --revision {folder.name}`"
-    )
-
-
-def _refuse_missing(
-    source: HubSource, folder: Path, files: list[str], which: str, harm: str = "its splits would miss rows"
-) -> None:
-    """One line naming the files of `files` (repo paths) that the snapshot `folder` lacks, if any, and
-    the `harm` of reading it as it is."""
-    missing = [f for f in files if not (folder / f).is_file()]
-    if missing:
-        more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-        raise UserError(
-            f"cannot load {source.describe()} from the hub cache: its snapshot {folder} lacks "
-            f"{', '.join(missing[:3])}{more} of {which} (a download cut short, or one of some files "
-            f"only), so {harm}; {_refetch(source, folder)}"
-        )
-
-
-def _unchecked(source: HubSource, folder: Path) -> str:
-    """The line for a snapshot that nothing tells complete: encoderlab did not fetch this config into it
-    (no record) and huggingface_hub cached no file list of the repo at its commit (`hf_hub_download`, as
-    `datasets` fetches files, writes none). Read as it was, a download cut short gave a split the rows
-    of the files fetched so far, silently: one of CSV or TSV files is refused; one of other files is not
-    read (`Unread`): `datasets`' offline path reads the copy it prepared, of the files it fetched whole,
-    and this line is said when it has none."""
-    return (
-        f"cannot load {source.describe()} from the hub cache: nothing tells its snapshot {folder} complete "
-        "(encoderlab did not fetch this config into it, and huggingface_hub holds no readable file list "
-        f"of the repo at that commit, {tree_file(folder)}), so a download cut short would give splits "
-        f"missing rows, unseen; {_refetch(source, folder)}"
-    )
-
-
 def _unread_kind(source: HubSource, folder: Path, kind: str, listed: bool = False) -> str:
     """The line for a snapshot of files of a kind encoderlab does not read from the hub cache (not in
     `SNAPSHOT_KINDS`: images, audio, ...), when `datasets` has no copy it prepared of them either;
@@ -438,21 +332,6 @@ def _unread_kind(source: HubSource, folder: Path, kind: str, listed: bool = Fals
         "reachable; run once with the hub reachable (HF_HUB_OFFLINE unset), which prepares that copy, or "
         f"set {HUB_DATA_ENV}=DIR to read a local mirror"
     )
-
-
-def _check_tree(source: HubSource, kwargs: dict, folder: Path) -> Listed | None:
-    """One line when the snapshot `folder` lacks a data file of this config (of any kind: parquet, JSON,
-    CSV, ..., mixed or not) that the repo's file list at its commit names (`hubtree.listed_files`);
-    that list is there when the snapshot was filled by `snapshot_download` (`hf download` too), which
-    `_record_snapshot` (and so `_check_complete`) knows nothing of: `hf download --include ...` of some
-    files, or a config never fetched beside one that was. What the list names (None: no list to check
-    against); nothing is refused where `datasets` infers from it a kind not of `SNAPSHOT_KINDS`, which
-    is not read from the snapshot."""
-    listed = listed_files(source.repo, kwargs, folder)
-    if listed is not None and listed.kind in (None, *SNAPSHOT_KINDS):
-        which = f"the files the repo's file list ({tree_file(folder)}) names for it"
-        _refuse_missing(source, folder, listed.files, which)
-    return listed
 
 
 def _mirror_options(

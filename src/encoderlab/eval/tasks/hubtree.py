@@ -1,4 +1,4 @@
-"""Which data files of a hub dataset's config the repo's cached file list names (`hub._check_tree`).
+"""Which data files of a hub dataset's config the repo's cached file list names (`hubcomplete.check_tree`).
 
 The list is huggingface_hub's tree cache (>= 2.4, `_tree_cache.py`): `<storage folder>/trees/
 COMMIT.json`, `{"format_version": 1, "files": {"<repo path>": {"size": ..., "blob_id": ...}}}`, beside
@@ -58,7 +58,7 @@ def listed_files(repo: str, kwargs: dict, folder: Path) -> Listed | None:
     special and card files skipped, as on a folder), over that list as an in-memory fsspec file system,
     with the extensions of `BUILDER_EXTENSIONS` (a config's files are all read, by the builder of one
     kind; files of kinds not there, images or audio, are not looked for: a snapshot of them is not read
-    from the hub cache, `hub.SNAPSHOT_KINDS`); the patterns `datasets` infers from the files' names for a
+    from the hub cache, `hubcomplete.SNAPSHOT_KINDS`); the patterns `datasets` infers from the files' names for a
     repo whose card has no configs, it narrows to the kind it infers from all the files they name, images
     and audio counted (`_inferred`), and so does this: `Listed.kind`."""
     try:
