@@ -10,6 +10,9 @@ import pytest
 from tests.eval import test_hub_csv_snapshot
 from tests.eval.test_hub_snapshot_tree import _downloaded
 
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks import hubtree
+from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.hubtree import ARCHIVE, BUILDER_EXTENSIONS, listed_files
 
 cache = test_hub_csv_snapshot.cache  # the fixture: an empty hub cache of the test's own, offline
@@ -51,6 +54,15 @@ FILE_LISTS = {  # repo paths of a card-less repo -> what the case shows of `data
     "metadata-files-count-last": ["x/metadata.csv", "y/metadata.csv", "x/a.png"],
     "upper-case-images-count": ["A.PNG", "B.PNG", "c.csv"],
     "upper-case-csv-is-not-read": ["A.CSV", "B.CSV", "C.CSV", "d.png"],
+    # `datasets` keeps a file only if one of its suffixes is, case and all, an extension it reads (lower
+    # case, and upper case for images, audio, ...: `_ALL_ALLOWED_EXTENSIONS`), and only then counts it
+    # (lower-cased); encoderlab counted `.Png` as `.png`, so read these three as images, not CSV
+    "mixed-case-images-are-not-read": ["a.Png", "b.Png", "c.Png", "x.csv"],
+    "mixed-case-jpegs-are-not-read": ["a.Jpg", "b.jPG", "x.csv"],
+    "upper-case-jpegs-count": ["A.JPG", "B.JPG", "x.csv"],
+    "mixed-case-csv-is-not-read": ["A.Csv", "B.Csv", "C.Csv", "d.png"],
+    "a-split-of-mixed-case-files-only-is-refused": ["train/a.csv", "test/b.Png"],
+    "mixed-case-files-only-are-refused": ["a.Png", "b.Jpg"],
     "files-of-no-builder-pass-over": ["a.bin", "b.bin", "c.bin", "d.csv"],
     "audio-outnumbers-json": ["a.wav", "b.wav", "c.wav", "d.jsonl"],
     "text-outnumbers-arrow": ["a.txt", "b.txt", "c.arrow"],
@@ -68,4 +80,48 @@ def test_the_kind_inferred_from_a_repos_file_list_is_the_one_datasets_infers(nam
         (folder / name).write_text("")
     snapshot = _downloaded(cache, "me/files", dict.fromkeys(names, ""), [])
     listed = listed_files("me/files", {}, snapshot)
-    assert listed is not None and listed.kind == datasets.load_dataset_builder(str(folder)).name
+    assert listed is not None and listed.kind == _inferred_by_datasets(datasets, folder)
+
+
+def test_a_snapshot_of_a_repo_of_mixed_case_images_and_a_csv_file_is_read_as_csv_offline(cache):
+    # was: refused as a repo of `datasets`' imagefolder builder (`hub-snapshot-kind-unread`), `a.Png`
+    # counted as an image; `datasets` drops such files and reads the repo as CSV
+    files = {"a.Png": "x", "b.Png": "y", "c.Png": "z", "x.csv": "review\nfine\n"}
+    _downloaded(cache, "me/mixed", files, ["x.csv"])
+    assert load_hub(HubSource("me/mixed"))["train"]["review"] == ["fine"]
+
+
+def _inferred_by_datasets(datasets, folder) -> str | None:
+    """The builder the installed `datasets` picks for the card-less `folder`; None where it refuses the
+    load (splits of different kinds, or no file of a kind it reads), as `Listed.kind` is then."""
+    try:
+        return datasets.load_dataset_builder(str(folder)).name
+    except (ValueError, FileNotFoundError):  # DataFilesNotFoundError is a FileNotFoundError
+        return None
+
+
+@pytest.mark.parametrize(
+    "where",
+    [("datasets.load", ("renamed_away",)), ("datasets.moved_away", ("infer_module_for_data_files",))],
+    ids=["name-gone", "module-gone"],
+)
+def test_a_datasets_lacking_a_function_hubtree_reads_is_one_line(where, cache, monkeypatch):
+    # was: an ImportError traceback from inside hubtree, offline, for a `datasets` that renamed one of
+    # the functions it does not export (`hubtree.DatasetsInternals`)
+    datasets = pytest.importorskip("datasets")
+    files = {"train/a.csv": "review\nfine\n"}
+    _downloaded(cache, "me/files", files, list(files))  # listed, so read offline through hubtree
+    monkeypatch.setitem(hubtree.WHERE, "infer_module_for_data_files", where)
+    with pytest.raises(UserError) as err:
+        load_hub(HubSource("me/files"))
+    assert str(err.value) == (
+        f"the installed datasets {datasets.__version__} has no `{where[0]}.{where[1][0]}`, which encoderlab "
+        "reads a hub dataset's cached file list with (eval/tasks/hubtree.py); install a datasets it was "
+        "checked with: pip install 'datasets>=4,<=5.2'"
+    )
+
+
+def test_every_function_hubtree_reads_is_in_the_installed_datasets():
+    pytest.importorskip("datasets")
+    internals = hubtree.datasets_internals()
+    assert ".csv" in internals.all_allowed_extensions and ".Png" not in internals.all_allowed_extensions

@@ -154,6 +154,7 @@ NAMED = {
     "hub-snapshot-card-missing": "tests.eval.test_hub_snapshot_tree::test_a_snapshot_lacking_the_card_its_file_list_names_says_so_not_check_your_connection",
     "hub-snapshot-unchecked": "tests.eval.test_hub_snapshot_tree::test_a_snapshot_neither_fetched_by_encoderlab_nor_listed_is_refused_offline_not_read_as_it_is",
     "hub-snapshot-kind-unread": "tests.eval.test_hub_snapshot_unread::test_a_snapshot_of_a_kind_encoderlab_does_not_read_there_says_so_not_check_your_connection",
+    "hub-datasets-internals-missing": "tests.eval.test_hub_kinds::test_a_datasets_lacking_a_function_hubtree_reads_is_one_line",
     "hub-snapshot-record-damaged": "tests.eval.test_hub_csv_snapshot::test_a_damaged_snapshot_record_is_one_line_whose_fix_reads_the_dataset_whole",
     "hub-json-empty-file": "tests.eval.test_hub_csv_snapshot::test_an_empty_json_file_of_a_hub_dataset_names_no_mirror",
     "task-file-first-row-wider-than-header": "tests.eval.test_task_csv_cells::test_a_first_row_wider_than_the_header_is_one_line",

@@ -8,8 +8,12 @@ it fetches a file, and read here offline with `get_cached_repo_tree`."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
+
+from encoderlab.errors import UserError
 
 BUILDER_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "csv": (".csv", ".tsv"),
@@ -29,6 +33,61 @@ ALLOWED_EXTENSIONS = [e for exts in BUILDER_EXTENSIONS.values() for e in exts] +
 
 TREE = "reference://"
 """The root of the repo's file list as an fsspec `ReferenceFileSystem` (in memory: no file is written)."""
+
+
+@dataclass(frozen=True)
+class DatasetsInternals:
+    """The functions of `datasets` that resolve and infer a card-less repo's data files, which it does
+    not export (`datasets_internals`): hubtree calls them, rather than copying their rules, so that
+    what it checks is what `datasets` reads, at the cost of depending on names it may rename. Each is
+    in `datasets` 4.0 (pyproject's lowest) and 5.2 (checked), the list of extensions under another name
+    (`WHERE`); a `datasets` lacking one is one line (`datasets_internals`), not an AttributeError."""
+
+    get_data_patterns: Callable
+    resolve_pattern: Callable
+    sanitize_patterns: Callable
+    empty_dataset_error: type[Exception]
+    xjoin: Callable
+    infer_module_for_data_files: Callable
+    metadata_configs: type
+    all_allowed_extensions: list[str]
+    """The extensions `datasets.load` keeps a data file of before inferring a builder (case and all)."""
+
+
+WHERE: dict[str, tuple[str, tuple[str, ...]]] = {
+    "get_data_patterns": ("datasets.data_files", ("get_data_patterns",)),
+    "resolve_pattern": ("datasets.data_files", ("resolve_pattern",)),
+    "sanitize_patterns": ("datasets.data_files", ("sanitize_patterns",)),
+    "empty_dataset_error": ("datasets.data_files", ("EmptyDatasetError",)),
+    "xjoin": ("datasets.utils.file_utils", ("xjoin",)),
+    "infer_module_for_data_files": ("datasets.load", ("infer_module_for_data_files",)),
+    "metadata_configs": ("datasets.utils.metadata", ("MetadataConfigs",)),
+    # the list `datasets.load` resolves data files with: `_ALL_ALLOWED_EXTENSIONS` (5.2, from
+    # packaged_modules, metadata extensions included), `ALL_ALLOWED_EXTENSIONS` (4.0)
+    "all_allowed_extensions": ("datasets.load", ("_ALL_ALLOWED_EXTENSIONS", "ALL_ALLOWED_EXTENSIONS")),
+}
+"""Where each field of `DatasetsInternals` is, as (module, names to try in turn)."""
+
+
+def datasets_internals() -> DatasetsInternals:
+    """`DatasetsInternals` of the installed `datasets`; one line naming the first one it lacks."""
+    found = {}
+    for field in fields(DatasetsInternals):
+        module, names = WHERE[field.name]
+        try:
+            loaded = importlib.import_module(module)
+        except ImportError:  # a module renamed or gone: as a name gone
+            loaded = None
+        value = next((getattr(loaded, n) for n in names if hasattr(loaded, n)), None)
+        if value is None:
+            version = getattr(importlib.import_module("datasets"), "__version__", "?")
+            raise UserError(
+                f"the installed datasets {version} has no `{module}.{names[0]}`, which encoderlab reads a "
+                "hub dataset's cached file list with (eval/tasks/hubtree.py); install a datasets it was "
+                "checked with: pip install 'datasets>=4,<=5.2'"
+            )
+        found[field.name] = value
+    return DatasetsInternals(**found)
 
 
 def tree_file(folder: Path) -> Path:
@@ -66,10 +125,9 @@ def listed_files(repo: str, kwargs: dict, folder: Path) -> Listed | None:
         from huggingface_hub.errors import CachedRepoTreeNotFoundError
     except ImportError:  # huggingface_hub < 2.4: no tree cache to read
         return None
-    from datasets.data_files import EmptyDatasetError, get_data_patterns
-    from datasets.download.download_config import DownloadConfig
-    from datasets.utils.file_utils import xjoin
+    from datasets import DownloadConfig
 
+    ds = datasets_internals()
     try:
         tree = get_cached_repo_tree(repo, repo_type="dataset", revision=folder.name)
     except CachedRepoTreeNotFoundError:
@@ -80,10 +138,10 @@ def listed_files(repo: str, kwargs: dict, folder: Path) -> Listed | None:
     if config is None:  # no config of that name: `datasets` refuses the load itself
         return Listed([])
     patterns, data_dir, inferred = config
-    base = xjoin(TREE, data_dir) if data_dir else TREE
+    base = ds.xjoin(TREE, data_dir) if data_dir else TREE
     try:
-        patterns = patterns or get_data_patterns(base, download_config=listing)
-    except EmptyDatasetError:  # no data file at all in the repo's list
+        patterns = patterns or ds.get_data_patterns(base, download_config=listing)
+    except ds.empty_dataset_error:  # no data file at all in the repo's list
         return Listed([])
     by_split = _resolved(patterns, base, listing)
     files = {f for split_files in by_split.values() for f in split_files if _of(f, ALLOWED_EXTENSIONS)}
@@ -100,37 +158,32 @@ def _of(name: str, extensions) -> bool:
 
 
 def _resolved(patterns: dict, base: str, listing) -> dict[str, list[str]]:
-    """The list's files that `patterns` (split -> patterns) name, of every extension, by split."""
-    from datasets.data_files import resolve_pattern
-
+    """The list's files that `patterns` (split -> patterns) name, by split, of the extensions `datasets`
+    reads at all (`_ALL_ALLOWED_EXTENSIONS`), as `datasets.load` resolves them before it infers a
+    builder (`DataFilesDict.from_patterns`): a file is kept when one of its suffixes is one of them,
+    case and all (`.csv`; `.png` and `.PNG`, not `.Png`), so a file `datasets` drops is not counted
+    there. A split whose patterns name none is kept, empty: `datasets` then refuses to infer one kind."""
+    ds = datasets_internals()
     by_split: dict[str, list[str]] = {}
     for split, split_patterns in patterns.items():
+        files = by_split.setdefault(split, [])
         for pattern in split_patterns:
             try:
-                found = resolve_pattern(pattern, base, None, listing)
+                found = ds.resolve_pattern(pattern, base, ds.all_allowed_extensions, listing)
             except FileNotFoundError:  # none of the list's files: nothing this pattern reads is missing
                 continue
-            by_split.setdefault(split, []).extend(f.removeprefix(TREE) for f in found)
+            files.extend(f.removeprefix(TREE) for f in found)
     return by_split
 
 
 def _inferred(by_split: dict[str, list[str]]) -> str | None:
-    """The builder `datasets` infers for files `by_split` that no card names (`infer_module_for_data_files`:
-    that of the extension most files have, a tie to parquet, ..., json, csv, then the greatest; metadata
-    files last; extensions of no builder passed over; one kind for every split), so that a repo mostly of
-    images with a few CSV files is the image folder it is online. `datasets` counts the files of an
-    extension it reads (images and audio too); others do not change its pick, except ours in another case
-    (`X.CSV`), which it does not read, so they are not counted. None where `datasets` refuses the load
-    (splits of different kinds, or no data file)."""
-    from datasets.load import infer_module_for_data_files
-
-    ours = {e.lower() for e in ALLOWED_EXTENSIONS}
-    counted = {
-        split: [f for f in files if _of(f, ALLOWED_EXTENSIONS) or not _of(f.lower(), ours)]
-        for split, files in by_split.items()
-    }
+    """The builder `datasets` infers for files `by_split` (`_resolved`) that no card names, by its own
+    `infer_module_for_data_files`: that of the extension most files have, each suffix lower-cased (`X.PNG`
+    counts as `.png`), a tie to parquet, ..., json, csv, then the greatest; metadata files last; one kind
+    for every split. So a repo mostly of images with a few CSV files is the image folder it is online.
+    None where `datasets` refuses the load (splits of different kinds, or no data file)."""
     try:
-        return infer_module_for_data_files(counted)[0]
+        return datasets_internals().infer_module_for_data_files(by_split)[0]
     except (ValueError, FileNotFoundError):  # kinds `datasets` refuses to mix, or none: it refuses the load
         return None
 
@@ -144,21 +197,20 @@ def _config_patterns(folder: Path, kwargs: dict) -> tuple[dict, str | None, bool
     from the files' names; None when the card has configs but none that `kwargs` picks (`datasets`
     refuses)."""
     import yaml
-    from datasets.data_files import sanitize_patterns
-    from datasets.utils.metadata import MetadataConfigs
     from huggingface_hub import DatasetCard, DatasetCardData
 
+    ds = datasets_internals()
     if kwargs.get("data_files"):
-        return sanitize_patterns(kwargs["data_files"]), None, False
+        return ds.sanitize_patterns(kwargs["data_files"]), None, False
     readme, extra = folder / "README.md", folder / ".huggingface.yaml"
     card = DatasetCard.load(readme).data if readme.is_file() else DatasetCardData()
     if extra.is_file() and (more := yaml.safe_load(extra.read_text(encoding="utf-8"))):
         card = DatasetCardData(**(card.to_dict() | more))
-    configs = MetadataConfigs.from_dataset_card_data(card)
+    configs = ds.metadata_configs.from_dataset_card_data(card)
     if not configs:
         return {}, None, True
     config = configs.get(kwargs.get("name") or configs.get_default_config_name() or "")
     if config is None:
         return None
     data_files = config.get("data_files")
-    return (sanitize_patterns(data_files) if data_files else {}), config.get("data_dir"), False
+    return (ds.sanitize_patterns(data_files) if data_files else {}), config.get("data_dir"), False
