@@ -4,11 +4,16 @@
 was refused with the hub's line alone ("cannot download model 'runs/my-run' ..."), as if the user had
 meant a repo: the line now names the folder it did not find too, and the path as the first fix. The
 hub is simulated (a failing `snapshot_download`, an empty mirror root): nothing downloads.
+
+A name that can only be a path here (`./x`, `a/b/c`, `/x/y`, `~/x`) or a bare name that is no asset is
+refused offline with its nearest name, a tokenizer's as a model's (`data.localpath.check_source`), and
+the hub is never asked.
 """
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import huggingface_hub
 import pytest
@@ -112,3 +117,49 @@ def test_a_path_whose_folder_exists_names_that_folders_near_name_not_every_asset
     )
     with pytest.raises(UserError, match=r"is not a folder, an asset \(.*\) or a hub id"):
         load_pretrained("fina")  # no folder named: any source it might have been
+
+
+@pytest.mark.parametrize("form", ["./toks/mien", "toks/../toks/mien", "{tmp}/toks/mien", "toks/mine/../mien"])
+def test_a_tokenizer_path_with_a_typo_names_the_nearest_name_offline(tmp_path, monkeypatch, form):
+    """Was "'./toks/mien' is not an existing path, nor a model id of the form OWNER/NAME; fix it", which
+    took a path for a mistyped hub id: now the folder that exists and its nearest entry, the hub not asked."""
+    save_tiny_tokenizer(tmp_path / "toks" / "mine")
+    monkeypatch.chdir(tmp_path)
+    asked = _hub_failing(monkeypatch, ConnectionError("refused"))
+    name = form.format(tmp=tmp_path)
+    with pytest.raises(UserError) as err:
+        load_tokenizer(name)
+    assert str(err.value) == (
+        f"tokenizer '{name}' does not exist: {Path(name).parent} holds no 'mien' (mine?); pass a tokenizer or "
+        "model folder, an asset name or a hub id (org/name)"
+    )
+    assert asked == []
+
+
+def test_a_bare_tokenizer_name_that_is_no_folder_or_asset_is_refused_as_a_models_is(tmp_path, monkeypatch):
+    """`--tokenizer tokz` beside `toks/` went to the hub as a repo named `tokz`, and came back as a failed
+    download; a model's bare name never did (no hub repo is a bare NAME)."""
+    save_tiny_tokenizer(tmp_path / "toks")
+    monkeypatch.chdir(tmp_path)
+    asked = _hub_failing(monkeypatch, ConnectionError("refused"))
+    with pytest.raises(UserError) as err:
+        load_tokenizer("tokz")
+    assert re.fullmatch(
+        r"tokenizer 'tokz' \(toks\?\) is not a folder, an asset \(.*\) or a hub id \(org/name\); pass one of these",
+        str(err.value),
+    ), err.value
+    with pytest.raises(UserError, match=r"^model source 'minlm' \(minilm\?\) is not a folder, an asset"):
+        load_pretrained("minlm")  # the nearest asset name, by the same check
+    assert asked == []
+
+
+def test_a_tokenizer_under_the_home_folder_is_read(tmp_path, monkeypatch):
+    """`~/toks/mine` was "not an existing path": the tokenizer's name was not expanded, the model's was."""
+    save_tiny_tokenizer(tmp_path / "toks" / "mine")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _hub_failing(monkeypatch, ConnectionError("refused"))
+    assert load_tokenizer("~/toks/mine").get_vocab()
+    with pytest.raises(
+        UserError, match=r"^tokenizer '~/toks/mien' does not exist: .*toks holds no 'mien' \(mine\?\)"
+    ):
+        load_tokenizer("~/toks/mien")

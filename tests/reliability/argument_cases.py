@@ -218,7 +218,8 @@ ARGUMENT_CASES = [
     (  # said only "is not a model id of the form OWNER/NAME": a mistyped path was taken for a hub id
         "prepare-tokenizer-path-missing",
         "data prepare --source {w}/texts.txt --tokenizer {w}/nope --out {w}/p",
-        r"'\S*/nope' is not an existing path, nor a model id of the form OWNER/NAME; fix it$",
+        r"tokenizer '\S*/nope' does not exist: \S+ holds no 'nope'; pass a tokenizer or model folder, an "
+        r"asset name or a hub id \(org/name\)$",
     ),
     (
         "prepare-checkpoint-every-zero",

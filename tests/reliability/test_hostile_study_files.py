@@ -180,7 +180,8 @@ STUDY_CASES = [
     (
         "study-tokenizer-missing",
         "study run {w}/study_tokenizer_missing.yaml --out {w}/s",
-        r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder or asset, and the hub is offline",
+        r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder in \S+, an asset \(.*\) or a hub id "
+        r"\(org/name\); pass one of these$",
     ),
     (
         "study-init-missing",

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab import jsonlines
 from encoderlab.data.hub import TOKENIZER_GLOBS, download_model_repo, model_mirror
+from encoderlab.data.localpath import check_source
 from encoderlab.errors import UserError, first_line
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from encoderlab.data.batch import TokenSpec
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+TOKENIZER_FIX = "pass a tokenizer or model folder, an asset name or a hub id (org/name)"
+"""How a tokenizer argument that names nothing is fixed."""
 
 
 def _tokenizer_folder(path: Path) -> Path:
@@ -59,8 +62,10 @@ def tokenizer_folder(name_or_path: str | Path, base: Path | None = None) -> Path
     """The folder of tokenizer files `load_tokenizer` reads, found without loading anything: a folder,
     an asset's, a hub id's mirror; None for a hub id to download. A path that does not exist and is no
     asset or hub id, or a folder without tokenizer files, is refused with one line (naming the folder it
-    is not in `base`, else the working folder: `hub.no_folder`)."""
-    path = Path(name_or_path)
+    is not in `base`, else the working folder: `hub.no_folder`); a name that is no path, asset or hub id
+    offline, with its nearest name, as a model's is (`localpath.check_source`)."""
+    path = Path(name_or_path).expanduser()
+    check_source(str(name_or_path), "tokenizer", TOKENIZER_FIX, base)  # a model's check: no hub for a typo
     folder = _tokenizer_folder(path) if path.exists() else _asset_folder(str(name_or_path))
     if folder is None:
         mirror = model_mirror(str(name_or_path), "tokenizer", base)  # a hub id, or refused with one line

@@ -34,7 +34,8 @@ from torch import nn
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.data.hub import download_model_repo, is_hub_id, mirror_root, model_mirror
-from encoderlab.errors import UserError, closest, first_line
+from encoderlab.data.localpath import check_source
+from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_adapters import (
     ADAPTER_FAMILIES,
@@ -87,27 +88,11 @@ def load_pretrained(
 
 
 def check_model_source(source: str | Path) -> None:
-    """Refuse a model source that is no existing path, asset name or hub id (org/name), reading nothing:
-    `load_pretrained` says so when it loads, a study before it writes anything."""
-    from encoderlab.data import assets
-
-    name = str(source)
-    if Path(name).expanduser().exists() or name in assets.ASSETS or is_hub_id(name):
-        return
-    parent = Path(name).expanduser().parent
-    if parent != Path(".") and parent.is_dir():  # a path with a typo: the list of assets was noise
-        try:
-            near = closest(Path(name).name, [p.name for p in parent.iterdir()])
-        except OSError:  # a folder that cannot be listed: no suggestion, the line still says what is wrong
-            near = None
-        raise UserError(
-            f"model source '{name}' does not exist: {parent} holds no {Path(name).name!r}"
-            + (f" ({near}?)" if near else "")
-            + "; pass a model or run folder, an asset name or a hub id (org/name)"
-        )
-    raise UserError(
-        f"model source '{name}' is not a folder, an asset ({', '.join(sorted(assets.ASSETS))}) or a hub id "
-        "(org/name); pass one of these"
+    """Refuse a model source that is no existing path, asset name or hub id (org/name), reading nothing
+    (`data.localpath.check_source`, the tokenizer's check too): `load_pretrained` says so when it loads,
+    a study before it writes anything."""
+    check_source(
+        str(source), "model source", "pass a model or run folder, an asset name or a hub id (org/name)"
     )
 
 
