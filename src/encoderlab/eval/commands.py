@@ -70,6 +70,7 @@ def eval_command(
     out: Path = Path("eval"),
     device: str | None = None,
     hub_data: Path | None = None,
+    check: bool = False,
 ) -> None:
     """Fine-tune and score MODEL on a suite over an LR grid and seeds (cached; reruns resume).
 
@@ -83,16 +84,21 @@ def eval_command(
         out: Folder for results.jsonl, summary.json, summary.md and predictions/ (per-example test predictions).
         device: cpu or cuda (default: cuda when available).
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
+        check: Check what the run would read (task files, data, grid, assets, the model's tokenizer and config, not its weights) and print each task's splits, labels, metric, max length and fine-tuning runs; train nothing, write nothing (--out is not created; --device is not checked).
     """
     from encoderlab.model.hub import source_folder
 
     names = list(flatten(tasks, "--tasks"))
     task_file = tuple(Path(f) for f in flatten(task_file, "--task-file"))
-    resolve_device(device)  # refused before anything is read or written
+    if not check:  # a check may run where the GPU is not (a login node)
+        resolve_device(device)  # refused before anything is read or written
     folder = source_folder(model)
-    check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)
+    check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)  # reads only
     with _hub_data(hub_data):
-        _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device)
+        if check:
+            _check_command(model, suite, names, task_file, lrs, seeds, out)
+        else:
+            _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device)
 
 
 @contextlib.contextmanager
@@ -111,8 +117,9 @@ def _hub_data(hub_data: Path | None):
             os.environ[HUB_DATA_ENV] = before
 
 
-def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -> None:
-    """The command once its flags are read and its output folder checked."""
+def planned_tasks(suite, names, task_file, lrs, seeds):
+    """(suite, names, the tasks to run, (LRs, seeds)) as `evaluate` takes them: task files read and
+    registered, the grid and the assets checked; nothing written, no model read."""
     grid_suite = suite
     if task_file:
         # Checked and registered before anything is written; the suite's tasks (those of --tasks, if
@@ -124,9 +131,26 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         suite = grid_suite = "pocket"
     checked = suite_tasks(suite, names or None)
     grid = resolve_grid(grid_suite, lrs, seeds, checked)  # refused here, before the model loads
-    if grid_suite != suite:
-        lrs, seeds = grid
     require_assets(checked)
+    return suite, names, checked, grid
+
+
+def _check_command(model, suite, names, task_file, lrs, seeds, out) -> None:
+    """`eval --check`: the run's checks, its model's weights unread, and what it would run (`preflight`)."""
+    from encoderlab.eval.preflight import check_model, check_task, check_text
+
+    _, _, checked, (lrs, seeds) = planned_tasks(suite, names, task_file, lrs, seeds)
+    tokenizer, positions, pooling = check_model(model)
+    checks = [check_task(name, tokenizer, positions, pooling) for name in checked]
+    print(check_text(model, checks, lrs, seeds, positions, out))
+
+
+def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -> None:
+    """The command once its flags are read and its output folder checked."""
+    given_suite = suite
+    suite, names, checked, grid = planned_tasks(suite, names, task_file, lrs, seeds)
+    if given_suite is not None and suite is None:  # task files beside a suite: the suite's own grid
+        lrs, seeds = grid
     em = load_eval_model(model)
     for name in checked:
         check_inputs(get_task(name), em.tokenizer)

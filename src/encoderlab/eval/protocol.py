@@ -76,12 +76,17 @@ def load_eval_model(source: str) -> EvalModel:
     from encoderlab.model.hub import load_pretrained
 
     pre = load_pretrained(source)
-    if pre.tokenizer is None:
+    require_tokenizer(source, pre.tokenizer)
+    pooling = declared_pooling(pre.config, f"{source} (config.json)")
+    return EvalModel(pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling)
+
+
+def require_tokenizer(source: str, tokenizer) -> None:
+    """Refuse a model without a tokenizer (`load_eval_model`, `eval --check`)."""
+    if tokenizer is None:
         raise UserError(
             f"{source} has no tokenizer files; save the tokenizer into the model folder (fine-tuning needs it)"
         )
-    pooling = declared_pooling(pre.config, f"{source} (config.json)")
-    return EvalModel(pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling)
 
 
 class ResultsStore:

@@ -33,7 +33,14 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
-from encoderlab.data.hub import download_model_repo, is_hub_id, mirror_root, model_mirror
+from encoderlab.data.hub import (
+    MODEL_FILES,
+    TOKENIZER_GLOBS,
+    download_model_repo,
+    is_hub_id,
+    mirror_root,
+    model_mirror,
+)
 from encoderlab.data.localpath import check_source
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
@@ -74,17 +81,52 @@ def load_pretrained(
     source: str | Path, *, trust_remote_code: bool = False, allow_pickle: bool = False
 ) -> Pretrained:
     """Load a model from a folder, a run, an asset name or a hub id (see the module docstring)."""
+    return _load_path(_source_path(source), trust_remote_code, allow_pickle)
+
+
+def _source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> Path:
+    """The folder `source` is read from: itself, an asset's, a hub id's mirror, or its download of
+    `patterns` (a model's files, or only its configs and tokenizer: `model_files`)."""
     path = Path(source).expanduser()
     if path.exists():
-        return _load_path(path, trust_remote_code, allow_pickle)
+        return path
     name = str(source)
     from encoderlab.data import assets  # lazy: the asset registry imports the data stack
 
     if name in assets.ASSETS:
-        return _load_path(assets.asset_dir(name), trust_remote_code, allow_pickle)
+        return assets.asset_dir(name)
     check_model_source(name)
     mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
-    return _load_path(mirror or download_model_repo(name), trust_remote_code, allow_pickle)
+    return mirror or download_model_repo(name, "model", patterns)
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What `load_pretrained` reads of a model besides its weights (`model_files`)."""
+
+    folder: Path
+    """The model folder (a run's `final/`, a checkpoint's `model/`, a Hugging Face folder)."""
+    tokenizer: object | None
+    """Its tokenizer, None if it has none."""
+    config: dict
+    """A Hugging Face folder's config.json as read (`Pretrained.config`); empty for encoderlab's own."""
+    positions: int | None
+    """The longest input it takes, from its config (`max_positions`)."""
+
+
+def model_files(source: str | Path) -> ModelFiles:
+    """The tokenizer and config of the model `load_pretrained(source)` would load, refused with the same
+    lines, its weights left unread: a hub id downloads its configs and tokenizer only (`TOKENIZER_GLOBS`).
+    What `eval --check` reads of a model before GPU time is spent."""
+    path = _source_path(source, TOKENIZER_GLOBS)
+    own = _own_model_folder(path)
+    if own is not None:
+        return ModelFiles(own, _load_tokenizer(own), {}, _config_positions(own))
+    if not (path / "config.json").is_file():
+        raise _not_a_model(path)
+    raw = read_config_json(path)
+    _family(raw, path)  # a model_type no loader takes is refused here too
+    return ModelFiles(path, _load_tokenizer(path), raw, _config_positions(path))
 
 
 def check_model_source(source: str | Path) -> None:
@@ -122,8 +164,11 @@ def max_positions(source: str | Path) -> int | None:
     paper 1 packs 2,048-token rows): past the table an embedding lookup fails mid-run, and a RoPE
     model runs but at lengths it never saw, which is no longer the start model the study names."""
     folder = source_folder(source)
-    if folder is None or not folder.is_dir():
-        return None
+    return _config_positions(folder) if folder is not None and folder.is_dir() else None
+
+
+def _config_positions(folder: Path) -> int | None:
+    """`max_positions` of the model folder, run or checkpoint `folder`."""
     for candidate in (folder, folder / "final", folder / "model"):
         if not (candidate / "config.json").is_file():
             continue
@@ -149,7 +194,11 @@ def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretr
         return Pretrained(model.eval(), tokenizer, spec, family)
     if (path / "config.json").is_file():
         return load_hf_folder(path, trust_remote_code=trust_remote_code, allow_pickle=allow_pickle)
-    raise UserError(
+    raise _not_a_model(path)
+
+
+def _not_a_model(path: Path) -> UserError:
+    return UserError(
         f"{path} is neither an encoderlab model/run/checkpoint folder nor a Hugging Face folder (no config.json); "
         "pass a folder that holds a model"
     )

@@ -1,0 +1,125 @@
+"""`encoderlab eval --check`: what an evaluation would read, checked, and what it would run, printed;
+nothing trained, no weights read, nothing written.
+
+A user checks a task file, a suite or a grid before spending GPU time, as lm-evaluation-harness
+validates its tasks and `run_glue.py` reads its data before it trains. The check goes through the
+run's own steps in the run's order (`commands.planned_tasks`: the task files, the grid and the assets;
+then the model; then each task's data through its loader), so a problem is the same one line a run
+gives. The model is read without its weights (`model.hub.model_files`: its tokenizer and config; a hub
+id downloads only those), which is what fixes the inputs: the tokenizer's special tokens
+(`families.check_inputs`, `features.check_room`), the max length of a task that takes the model's, the
+pooling a config declares (`pooling.declared_pooling`).
+
+What it leaves to the run: tokenising every example (`finetune.prepare`: minutes for paper 1's larger
+sets, and no refusal of its own beyond the room checked here), the tokenizer's ids against the model's
+embedding (`model.hub.check_compatible`, on the built model), the check that tasks sharing a
+fine-tuning run train on the same examples (`protocol.check_shared_training`, which hashes the
+tokenised data), the device (a check may run where the GPU is not: a login node), and the results
+cache of --out (folder checked read-only, as a run checks it first; never created).
+
+Per task it prints the family, each split's examples (retrieval: queries and documents), the labels
+of classification and tagging tasks, the metric, the max length on this model, and the grid: its
+fine-tuning runs and the optimizer steps of each (`FinetuneConfig.total_steps`), from which a reader
+gets GPU time at their own step time. No GPU-hour estimate: `study/evalcost.py` has one (`node_work`,
+`NodeWork.seconds`), but the study layer sits above eval, which may not import it (docs/architecture.md,
+"Layers"), and a second copy here would drift from it; `study plan` prints it for a study's nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from encoderlab.eval.families import check_inputs
+from encoderlab.eval.features import check_room
+from encoderlab.eval.pooling import declared_pooling
+from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, Task, training_groups
+from encoderlab.eval.tasks import get_task, load_task
+from encoderlab.words import count, lr_grid
+
+SHOWN_LABELS = 5
+"""Label names printed per task; the rest are counted."""
+
+
+@dataclass(frozen=True)
+class TaskCheck:
+    """One task as it would run on the model: loaded, checked, counted."""
+
+    task: Task
+    """Its labels filled in from the data and a concrete `max_length` (where the model's is known)."""
+    splits: dict[str, str]
+    """Split name -> its examples (`90`; retrieval's evaluation splits: `20 queries + 100 documents`)."""
+    steps: int
+    """Optimizer steps of one fine-tuning run (`FinetuneConfig.total_steps` of its training examples)."""
+
+
+def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskCheck:
+    """`name` loaded through its loader and checked against the model's tokenizer as a run checks it."""
+    spec = get_task(name)
+    spec = spec.resolve_pooling(pooling.of(spec.family))  # as `EvalModel.resolved` runs it
+    check_inputs(spec, tokenizer)
+    task, data = load_task(spec)
+    if positions is not None:
+        task = task.for_model(positions)
+    if task.inputs == "tokenizer" and task.max_length is not None:
+        check_room(tokenizer, task.max_length, f"task {name}")
+    splits = {"train": _size(data.train), "validation": _size(data.val)}
+    splits.update({split: _size(examples) for split, examples in data.tests.items()})
+    return TaskCheck(task, splits, task.finetune.total_steps(max(len(data.train), 1)))
+
+
+def _size(split) -> str:
+    """Examples of a split (`90`), or a retrieval split's queries and documents (`20 queries + 100 documents`)."""
+    if isinstance(split, IRSplit):
+        return f"{count(len(split.queries), 'query', 'queries')} + {count(len(split.corpus), 'document')}"
+    return f"{len(split):,}"
+
+
+def check_model(source: str):
+    """(tokenizer, max positions or None, `ModelPooling`) of the model at `source`, its weights unread:
+    refused as `protocol.load_eval_model` refuses it (no tokenizer, a config's pooling)."""
+    from encoderlab.eval.protocol import require_tokenizer
+    from encoderlab.model.hub import model_files
+
+    files = model_files(source)
+    require_tokenizer(source, files.tokenizer)
+    return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")
+
+
+def check_text(model: str, checks: Sequence[TaskCheck], lrs, seeds, positions: int | None, out: Path) -> str:
+    """What `eval --check` prints: the model, each task, and the runs in all."""
+    grid = len(lrs) * len(seeds)
+    lines = [f"model {model}: tokenizer and config read (weights not loaded); {_positions(positions)}"]
+    for c in checks:
+        lines += _task_lines(c, grid)
+    runs = len(training_groups([c.task for c in checks])) * grid
+    lines += [
+        f"grid: {lr_grid(lrs, seeds)}",
+        f"would run {count(runs, 'fine-tuning run')} ({count(len(checks), 'task')}; tasks sharing a run "
+        f"count once) into {out}; checked, nothing trained or written",
+    ]
+    return "\n".join(lines)
+
+
+def _positions(positions: int | None) -> str:
+    return f"{positions:,} positions" if positions is not None else "positions not in its config"
+
+
+def _task_lines(c: TaskCheck, grid: int) -> list[str]:
+    task = c.task
+    length = task.max_length if task.max_length is not None else "the model's (0.99 x its positions)"
+    lines = [
+        f"task {task.name}: {FAMILY_NAMES[task.family]} ({task.family}), metric {task.metric}, "
+        f"max_length {length}",
+        "  examples: " + ", ".join(f"{split} {size}" for split, size in c.splits.items()),
+    ]
+    if task.labels:
+        shown = ", ".join(task.labels[:SHOWN_LABELS]) + (", ..." if len(task.labels) > SHOWN_LABELS else "")
+        lines.append(f"  labels: {len(task.labels)} ({shown})")
+    shared = f", sharing {task.trains_as}'s" if task.trains_as else ""
+    lines.append(
+        f"  fine-tuning: {count(grid, 'run')}{shared}, {count(c.steps, 'optimizer step')} each "
+        f"(batch {task.finetune.batch_size})"
+    )
+    return lines

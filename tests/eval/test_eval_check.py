@@ -1,0 +1,159 @@
+"""`encoderlab eval --check`: what a run would read is checked and what it would run is printed, the
+model's weights unread, nothing trained, --out not created.
+
+The figures the tests expect are counted here from the rows each writes (and the grid each passes),
+never copied from an output; a bad task file gets the very line the run without --check gives.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from fixtures import boolq_records, model_folder, write_asset, write_task_file
+from tests.eval.conftest import ir_pairs, tc_examples
+
+from encoderlab.cli import main
+from encoderlab.model import hub
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+TAGS = ("O", "B-PER", "B-LOC", "I-LOC")
+LRS, SEEDS = ("1e-4", "2e-4"), ("0", "1", "2")
+
+
+def _jsonl(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path.name
+
+
+def _ner_file(folder: Path, rows: list[dict], **extra) -> Path:
+    """A tagging task file over `rows` cut 4 : 1 : 1 into train, validation and test."""
+    cut = len(rows) * 4 // 6, len(rows) * 5 // 6
+    parts = {"train": rows[: cut[0]], "validation": rows[cut[0] : cut[1]], "test": rows[cut[1] :]}
+    data = {split: _jsonl(folder / f"{split}.jsonl", part) for split, part in parts.items()}
+    spec = dict(name="ner", family="tc", data=data, columns={"tokens": "words", "tags": "ner"})
+    return write_task_file(folder, allow_overlap=True, **{**spec, **extra})
+
+
+def _run(argv: list[str], capsys) -> tuple[int, str, str]:
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def no_weights(monkeypatch):
+    """The model's weights are never read: every loader of them fails the test."""
+
+    def read(*args, **kwargs):
+        raise AssertionError("eval --check read the model's weights")
+
+    for name in ("load_model_folder", "load_hf_folder", "read_hf_weights"):
+        monkeypatch.setattr(hub, name, read)
+
+
+def test_a_good_task_file_prints_its_splits_labels_grid_and_runs_and_writes_nothing(
+    tmp_path, capsys, no_weights
+):
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(60, 0)]
+    finetune = {"epochs": 3, "max_steps": None, "batch_size": 4, "micro_batch_size": 4}
+    path = _ner_file(tmp_path, rows, metric="entity_f1", max_length=64, finetune=finetune)
+    model, out = model_folder(tmp_path / "m"), tmp_path / "e"
+    argv = ["eval", str(model), "--task-file", str(path), "--lrs", *LRS, "--seeds", *SEEDS, "--out", str(out)]
+    code, printed, err = _run([*argv, "--check"], capsys)
+    assert code == 0, err
+    train, val, test = (len(_lines(tmp_path / f"{s}.jsonl")) for s in ("train", "validation", "test"))
+    lines = printed.splitlines()
+    assert "task ner: token classification (tc), metric entity_f1, max_length 64" in lines, printed
+    assert f"  examples: train {train}, validation {val}, test {test}" in lines, printed
+    seen = {tag for r in rows for tag in r["ner"]}
+    labels = next(line for line in lines if line.startswith("  labels: "))
+    assert labels.startswith(f"  labels: {len(seen)} (") and all(t in labels for t in seen), labels
+    runs, steps = len(LRS) * len(SEEDS), 3 * math.ceil(train / 4)  # 3 epochs of batches of 4, the last short
+    assert f"  fine-tuning: {runs} runs, {steps} optimizer steps each (batch 4)" in lines, printed
+    assert f"grid: LRs {', '.join(f'{float(x):g}' for x in LRS)} x seeds {', '.join(SEEDS)}" in lines, printed
+    assert f"would run {runs} fine-tuning runs (1 task;" in printed
+    assert not out.exists()  # --out is neither created nor touched
+
+
+def test_a_retrieval_task_counts_queries_and_documents(tmp_path, capsys, no_weights):
+    """A retrieval split scores its distinct queries against its documents: both are counted."""
+    pairs = ir_pairs(40, 0)
+    parts = {"train": pairs[:24], "validation": pairs[24:32], "test": pairs[32:]}
+    data = {split: _jsonl(tmp_path / f"{split}.jsonl", rows) for split, rows in parts.items()}
+    path = write_task_file(tmp_path, name="search", family="ir", data=data, max_length=32, allow_overlap=True)
+    model, out = model_folder(tmp_path / "m"), tmp_path / "e"
+    code, printed, err = _run(
+        ["eval", str(model), "--task-file", str(path), "--check", "--out", str(out)], capsys
+    )
+    assert code == 0, err
+
+    def scored(rows):
+        return f"{len({r['query'] for r in rows})} queries + {len({r['document'] for r in rows})} documents"
+
+    expected = f"  examples: train {len(parts['train'])}, validation {scored(parts['validation'])}, test {scored(parts['test'])}"
+    assert expected in printed.splitlines(), printed
+    assert "labels" not in printed and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "mistake",
+    [
+        {"columns": {"tokens": "words", "tags": "nre"}},  # a column the data does not have
+        {"data": {"train": "train.jsonl", "test": "tset.jsonl"}},  # a data file that is not there
+        {"max_length": 0},
+    ],
+    ids=["column", "data-file", "max-length"],
+)
+def test_a_bad_task_file_gets_the_runs_one_line_and_no_out(tmp_path, capsys, no_weights, mistake):
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(30, 0)]
+    path = _ner_file(tmp_path, rows, **mistake)
+    model, out = model_folder(tmp_path / "m"), tmp_path / "e"
+    argv = ["eval", str(model), "--task-file", str(path), "--lrs", "1e-4", "--seeds", "0", "--out", str(out)]
+    code, printed, err = _run([*argv, "--check"], capsys)
+    assert code == 2 and printed == "" and len(err.strip().splitlines()) == 1, (printed, err)
+    assert err.startswith(f"encoderlab: error: task file {path}"), err
+    assert not out.exists()
+    assert _run(argv, capsys)[2] == err  # the run without --check says the same line
+    assert not out.exists()
+
+
+def test_a_model_without_a_tokenizer_is_refused_as_a_run_refuses_it(tmp_path, capsys, no_weights):
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(30, 0)]
+    path = _ner_file(tmp_path, rows)
+    model = model_folder(tmp_path / "m", with_tokenizer=False)
+    code, _, err = _run(
+        ["eval", str(model), "--task-file", str(path), "--check", "--out", str(tmp_path / "e")], capsys
+    )
+    assert code == 2 and err.strip() == (
+        f"encoderlab: error: {model} has no tokenizer files; save the tokenizer into the model folder "
+        "(fine-tuning needs it)"
+    ), err
+    assert not (tmp_path / "e").exists()
+
+
+def test_a_suites_tasks_are_checked_too(tmp_path, capsys, monkeypatch, no_weights):
+    """`--tasks` of a suite, with its fetched asset: checked and listed as a task file's are."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    write_asset(tmp_path / "home", "boolq", boolq_records(120))
+    model, out = model_folder(tmp_path / "m"), tmp_path / "e"
+    argv = ["eval", str(model), "--tasks", "boolq", "--seeds", "0", "--out", str(out), "--check"]
+    code, printed, err = _run(argv, capsys)
+    assert code == 0, err
+    assert any(line.startswith("task boolq: sequence classification (sc)") for line in printed.splitlines())
+    assert "  labels: 2 (" in printed and not out.exists()
+    monkeypatch.delenv("ENCODERLAB_HOME")
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "empty"))
+    code, _, err = _run(argv, capsys)  # the asset not fetched: the run's line, before the model is read
+    assert code == 2 and "encoderlab assets fetch boolq" in err and not out.exists(), err
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text().splitlines()
