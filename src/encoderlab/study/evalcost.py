@@ -80,12 +80,15 @@ class TaskSize:
 PAIR_TOKENS = {"msmarco": (11, 76), "nq": (11, 106)}
 """(query, document) tokens of a BEIR text with its prefix and EOS: the mean words of BEIR's Table 1
 (Thakur et al. 2021, arXiv 2104.08663), MS MARCO 5.96 / 55.98 (as quoted at pendu.github.io/Advanced-
-Retreival-and-Re-ranking/benchmarks_and_datasets.html [V]), NQ 9.16 / 78.88 (title and text) [U: not re-read],
-x ~1.3 Llama-3 tokens a word [D], + 3 for `Query: ` / `Document: ` and EOS; msmarco-pairs' pairs counted
-as MS MARCO's [D]."""
+Retreival-and-Re-ranking/benchmarks_and_datasets.html [V]), NQ 9.16 / 78.88 (title and text) [U: the
+table itself not re-read (only the opening of the stored ar5iv copy is reachable); an unnamed summary of
+the paper in the code index gives the same row, its 3,452 queries and 2,681,468 documents as irds/beir_nq's
+card], x ~1.3 Llama-3 tokens a word [D], + 3 for `Query: ` / `Document: ` and EOS; msmarco-pairs' pairs
+counted as MS MARCO's [D]."""
 MLDR_DOC_TOKENS = 3_308 + 3
-"""MLDR-en's mean document length, 3,308, from Shitao/MLDR's card (its table, `Avg. Length of Docs`; the
-tokenizer it counts with is not stated [U]), + 3 as above."""
+"""MLDR-en's mean document length, 3,308: Shitao/MLDR's card (`Avg. Length of Docs`) and BGE-M3's Table 7
+(arXiv 2402.03216 v4) [V]; neither names its unit or tokenizer [U: not the caption, s.3.1 or App. A.2;
+A.1 counts other lengths in tokens, tokenizer unnamed]; counted as Llama-3 tokens [D], + 3 as above."""
 
 ENCODEVAL_HUB = {
     # task: (the hub's train rows, its validation rows = the test set, tokens per example [D: the
@@ -95,18 +98,21 @@ ENCODEVAL_HUB = {
     "paper-qqp": (363_846, 40_430, 40),  # same card [V]
     "paper-squad": (87_599, 10_570, 180),  # rajpurkar/squad, HFds card (hub-schemas.md s.3) [V]
     "paper-squad-v2": (130_319, 11_873, 180),  # rajpurkar/squad_v2, same [V]
-    "paper-record": (100_730, 10_000, 260),  # super_glue/record's card [V]; hgissbkh/record's own [U]
+    "paper-record": (100_730, 10_000, 260),  # super_glue/record's card [V]; hgissbkh/record's own [U: the
+    # hub repo is not stored here (find_files, search), no card seen]
 }
 """Paper 1's SC/QA tasks, split as EncodEval splits them (`paper.encodeval_splits`)."""
 
 SOURCED: dict[str, TaskSize] = {
     # paper 1 TC: the datasets' own splits
     "paper-conll2003": TaskSize(train=14_041, tokens=22, val=3_250, test=3_453),  # HFds conll2003 [V]
-    # (hub-schemas.md s.2); hgissbkh/conll2003-en's own [U]
+    # (hub-schemas.md s.2); hgissbkh/conll2003-en's own [U: not stored here, no card seen]
     "paper-ontonotes": TaskSize(train=59_924, tokens=26, val=8_528, test=8_262),  # the card of mirror
-    # extraordinarylab/ontonotes5 (commit f3a6e40) [V]; hgissbkh/ontonotes5's own [U]
-    "paper-uner": TaskSize(train=12_543, tokens=23, val=2_002, test=2_077),  # UD en_ewt's train and
-    # validation (HFds universal_dependencies card, hub-schemas.md s.2) [V]; test and UNER's own [U]
+    # extraordinarylab/ontonotes5 (commit f3a6e40) [V]; hgissbkh/ontonotes5's own [U: not stored here]
+    "paper-uner": TaskSize(train=12_543, tokens=23, val=2_001, test=2_077),  # UNER's en_ewt config,
+    # universalner/universal_ner's card (README dataset_info, commit 80e4090): 12,543 / 2,001 / 2,077 [V]
+    # (UD en_ewt's validation has 2,002 sentences, UNER's 2,001); hgissbkh/uner_en, UNER's columns
+    # (hub-schemas.md s.2), its own sizes [U: not stored here]
     # paper 2 (biomed suite); tokens per sentence with ModernBERT's tokenizer, words encoded apart [D]
     "biomed-jnlpba": TaskSize(train=16_807, tokens=40, val=1_739, test=3_856),  # BLURB's sentences without
     # the one -DOCSTART- block per abstract the loader drops (`biomed.load_blurb_ner`): devel.tsv 1,939
@@ -119,9 +125,14 @@ SOURCED: dict[str, TaskSize] = {
     # blank-line blocks of NCBI-disease-IOB's train/devel/test.tsv, none a -DOCSTART-, counted in
     # cambridgeltl/MTL-Bioinformatics-2016@df0df02 [V] (ncbi/ncbi_disease's card, commit 9298cd0, the same
     # corpus split by its own reader, says 5,433 / 924 / 941)
-    "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),  # [U: our own sentence split]
-    "biomed-bc5cdr": TaskSize(train=4_560, tokens=35, val=4_581, test=4_797),  # [U: our own sentence split
-    # of 500 / 500 / 500 abstracts]
+    "biomed-anatem": TaskSize(train=5_861, tokens=35, val=2_118, test=3_830),  # the blank-line blocks of
+    # AnatEM-IOB's train/devel/test.tsv (no -DOCSTART-), counted in MTL-Bioinformatics-2016@df0df02 [V];
+    # `biomed.load_anatem` splits bigbio/anat_em's documents by `sentence_starts` instead, not counted [U]
+    "biomed-bc5cdr": TaskSize(train=4_560, tokens=35, val=4_581, test=4_797),  # the blank-line blocks of
+    # BC5CDR-IOB's train/devel/test.tsv (no -DOCSTART-), counted in MTL-Bioinformatics-2016@df0df02 [V]:
+    # BLURB's BC5CDR-chem-IOB and -disease-IOB, its B- tags 5,203 / 5,347 / 5,385 and 4,182 / 4,246 /
+    # 4,424 mentions, split the same sentences; `biomed.load_bc5cdr` splits bigbio/bc5cdr's 500 / 500 /
+    # 500 abstracts by `sentence_starts` instead, not counted [U]
     "biomed-chemprot": TaskSize(train=18_035, tokens=60, val=11_268, test=15_745),  # BLUE's pairs, as
     # BLURB's dataset table gives them (Train / Dev / Test; copied in EMBO/BLURB's README, commit 82929ba)
     # [V]; the pairs `biomed.chemprot_pairs` builds from bigbio's abstracts are not counted [U]
