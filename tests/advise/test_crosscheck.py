@@ -1,0 +1,136 @@
+"""The advice's statistics recomputed independently: every curve refitted by scipy, then the interval,
+P(best), the backtest and the verdict computed here in a few lines of numpy, against `advise`.
+
+Shared with the code under test are only the bootstrap replicates (the runs' resampled values, whose
+drawing `test_decide` checks on its own) and the scipy fit's recipe (`test_fit` checks that the batched
+fit reaches its objective): what is checked here is everything between them and the printed advice,
+the curve read at the target's compute, the percentiles, the share of replicates each schedule wins,
+the refit without the largest rung, the pairwise errors and the decision rule.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pytest
+from scipy.optimize import least_squares
+
+from encoderlab.advise.decide import advise, common_rungs
+from encoderlab.advise.fit import DELTA
+from encoderlab.advise.predict import Target, fit_schedules
+from encoderlab.advise.synthetic import synthetic_ladder
+
+N_BOOT = 40
+
+
+def _scipy_power(compute: np.ndarray, values: np.ndarray, ref: float):
+    """`E + A (C/ref)^-a` by least squares on log residuals with scipy's Huber loss (f_scale = delta, whose
+    cost is the sum of Huber_delta), the best of a grid of starts; returns the curve as a function."""
+    lx, ly = np.log(compute / ref), np.log(values)
+
+    def residuals(p):
+        return np.logaddexp(p[0], p[1] - p[2] * lx) - ly
+
+    best = None
+    for e in (0.5, 0.9, 0.99):
+        for a in (0.1, 0.3, 0.8):
+            fit = least_squares(
+                residuals,
+                [np.log(e * values.min()), np.log(values.mean() * (1 - e)), a],
+                loss="huber",
+                f_scale=DELTA,
+                bounds=([-60, -60, 0.01], [ly.min(), 60, 2.5]),
+                xtol=1e-12,
+                ftol=1e-12,
+                gtol=1e-12,
+            )
+            if best is None or fit.cost < best.cost:
+                best = fit
+    e, log_a, a = best.x
+    return lambda c: np.exp(e) + np.exp(log_a) * (np.asarray(c) / ref) ** -a
+
+
+def _runs(ladder, schedule):
+    runs = ladder.of(schedule)
+    return np.array([6.0 * o.params * o.tokens for o in runs]), [o.rung for o in runs]
+
+
+def _advised(gap: float):
+    """A ladder whose schedules are `gap` noise sds apart at the target (0.5: P(best) is neither 0 nor 1).
+    Three seeds a rung: with two, the log-Huber objective (near L1 at delta 1e-3, against noise of ~3e-3 in
+    log units) is flat between a rung's two values, so a 3-rung backtest fit is not unique and scipy and the
+    batched fit may stop at different points of equal objective."""
+    syn = synthetic_ladder(np.random.default_rng(11), gap=gap, seeds=(3, 3))
+    target = Target(params=syn.target_params, tokens=syn.target_tokens)
+    return syn, target, advise(syn.ladder, target, n_boot=N_BOOT, seed=0)
+
+
+def test_interval_and_p_best_match_an_independent_refit_of_every_replicate():
+    syn, target, advice = _advised(0.5)
+    ladder = syn.ladder
+    # the same replicates as `advise` drew: same seed, same order of draws
+    fits = fit_schedules(ladder, np.random.default_rng(0), N_BOOT, common_rungs(ladder)[-1])
+    c_target = 6.0 * target.params * target.tokens  # no run logged FLOPs: 6ND throughout
+    at_target = []
+    for f in fits:
+        compute, _ = _runs(ladder, f.schedule)
+        at_target.append([_scipy_power(compute, row, compute.max())(c_target) for row in f.replicates])
+    at_target = np.array(at_target)  # (schedules, 1 + replicates), loss units (lower is better)
+    boot = at_target[:, 1:]
+    wins = (boot == boot.min(0)).astype(float)
+    p_best = (wins / wins.sum(0)).mean(1)
+    assert 0.05 < p_best.max() < 0.95  # the check means something only where P(best) is not 0 or 1
+    for i, p in enumerate(advice.predictions):
+        assert p.schedule == fits[i].schedule.name
+        assert p.value == pytest.approx(at_target[i, 0], abs=1e-5)  # they agree to ~2e-7
+        low, high = np.percentile(boot[i], [10, 90])
+        assert (p.low, p.high) == (pytest.approx(low, abs=1e-5), pytest.approx(high, abs=1e-5))
+        # exact: no replicate's two predictions lie within the fits' ~2e-7 of each other here
+        assert p.p_best == pytest.approx(p_best[i], abs=1e-12)
+
+
+@pytest.mark.parametrize(("gap", "recommended"), [(0.5, False), (-6.0, True)])
+def test_backtest_and_verdict_match_a_direct_computation(gap, recommended):
+    syn, target, advice = _advised(gap)
+    ladder = syn.ladder
+    held, base = common_rungs(ladder)[-2:][::-1]
+    names, extrap, actual, single = [], {}, {}, {}
+    for s in ladder.schedules:
+        compute, rungs = _runs(ladder, s)
+        values = np.array([o.value for o in ladder.of(s)])
+        keep = compute < 6.0 * held[0] * held[1] * (1 - 1e-9)
+        curve = _scipy_power(compute[keep], values[keep], compute[keep].max())
+        names.append(s.name)
+        extrap[s.name] = float(curve(6.0 * held[0] * held[1]))
+        actual[s.name] = values[[r == held for r in rungs]].mean()
+        single[s.name] = values[[r == base for r in rungs]].mean()
+
+    def accuracy(pred):
+        pairs = list(combinations(names, 2))
+        return np.mean([np.sign(pred[a] - pred[b]) == np.sign(actual[a] - actual[b]) for a, b in pairs])
+
+    def error(pred):
+        pairs = list(combinations(names, 2))
+        return np.mean([abs(pred[a] - pred[b] - (actual[a] - actual[b])) for a, b in pairs])
+
+    bt = advice.backtest
+    assert (bt.held_out, bt.baseline_rung) == (held, base)
+    assert bt.extrapolation_accuracy == accuracy(extrap) and bt.baseline_accuracy == accuracy(single)
+    assert bt.extrapolation_error == pytest.approx(error(extrap), abs=1e-5)
+    assert bt.baseline_error == pytest.approx(error(single), rel=1e-12)
+    passed = accuracy(extrap) >= accuracy(single) and error(extrap) < error(single)
+    assert bt.passed == passed
+    # the verdict: the method the backtest picks; its leader recommended only at P(best) >= 0.9 and first
+    # by the point estimate, else insufficient evidence (docs/advise.md, "How it works", 6)
+    if passed:
+        point = {p.schedule: p.value for p in advice.predictions}
+        share = {p.schedule: p.p_best for p in advice.predictions}
+    else:
+        point = {p.schedule: p.rung_value for p in advice.predictions}
+        share = {p.schedule: p.rung_p_best for p in advice.predictions}
+    assert advice.method == ("extrapolation" if passed else "single rung")
+    assert advice.ranking == tuple(sorted(point, key=point.get))
+    leader = max(share, key=share.get)
+    expected = leader if share[leader] >= 0.9 and leader == advice.ranking[0] else None
+    assert advice.recommendation == expected and (expected is not None) == recommended
