@@ -118,3 +118,26 @@ def test_schedules_sharing_no_rung_with_too_few_to_fit_are_refused(tmp_path, cap
 def test_a_bad_target_or_confidence_is_refused(tmp_path, capsys, extra, message):
     study = _study(tmp_path / "study", SEEDED)
     assert message in _refused(capsys, tmp_path, [str(study), *extra])
+
+
+def test_measured_flops_on_some_runs_only_are_refused(tmp_path, capsys):
+    """Measured FLOPs and 6ND are two scales of compute: mixed, they were advised as one, silently (a ladder
+    whose MLM runs logged 1.5 x 6ND had its crossover moved from 4.8e18 to 1.3e19 FLOPs). Likewise a ladder
+    file given beside a study folder, whose runs log their FLOPs, or a study run that logged none."""
+    path = tmp_path / "mixed.csv"
+    rows = [
+        f"{share},{mask},{n},{20 * n},{seed},{v + seed / 100},{1.5 * 6 * n * 20 * n if share == 0 else ''}"
+        for share, mask, v in ((0, 0.4, 3.5), (1, "", 3.4))
+        for n in (1e6, 2e6, 4e6)
+        for seed in (0, 1)
+    ]
+    path.write_text("clm_share,mask_ratio,params,tokens,seed,val/mlm15,flops\n" + "\n".join(rows) + "\n")
+    err = _refused(capsys, tmp_path, [str(path), "--target-flops", "1e19", "--bootstrap", "50"])
+    assert err.endswith(f"{path}:2 gives its measured FLOPs but {path}:8 does not (6ND would stand in for it), "
+                        "and the two are not one scale of compute; give measured flops for every run or for "
+                        "none")  # fmt: skip
+    study = _study(tmp_path / "study", SEEDED, budgets=(1, 2))
+    plain = tmp_path / "plain.csv"
+    plain.write_text("\n".join(line.rsplit(",", 1)[0] for line in path.read_text().splitlines()) + "\n")
+    err = _refused(capsys, tmp_path, [str(study), str(plain), "--target-flops", "1e19", "--bootstrap", "50"])
+    assert f"{study}:pretrain/" in err and f"but {plain}:2 does not" in err

@@ -221,6 +221,7 @@ def _validate(ladder: Ladder) -> None:
                 f"and {o.source}); give each run once"
             )
         seen[key] = o.source
+    _check_one_compute_scale(obs)
     names = [s.name for s in ladder.schedules]
     if len(names) < 2:
         raise UserError(
@@ -241,6 +242,22 @@ def _validate(ladder: Ladder) -> None:
             f"{where} is not a ladder: every run is at N={n:.3g}, D={d:.3g}, one scale, which says nothing about "
             "a larger one; add runs of every schedule at other model sizes or token budgets "
             "(`encoderlab.advise.study.ladder_study`, docs/advise.md)"
+        )
+
+
+def _check_one_compute_scale(obs: tuple[Observation, ...]) -> None:
+    """Measured FLOPs for every run or for none. Measured FLOPs count what 6ND leaves out (attention, the
+    output head: CLM's dense one costs more than MLM's sparse one), so the two are different scales: mixed,
+    a curve's rungs sat on both, and a compute target or a crossover compared one schedule's measured
+    compute with another's 6ND (a ladder whose MLM runs logged 1.5 x 6ND moved the crossover from 4.8e18 to
+    1.3e19 FLOPs and flipped the point ranking at the target, without a word)."""
+    measured = next((o for o in obs if o.flops is not None), None)
+    nominal = next((o for o in obs if o.flops is None), None)
+    if measured is not None and nominal is not None:
+        raise UserError(
+            f"{measured.source or 'a run'} gives its measured FLOPs but {nominal.source or 'another run'} does not "
+            "(6ND would stand in for it), and the two are not one scale of compute; give measured flops for every "
+            "run or for none"
         )
 
 

@@ -9,7 +9,7 @@ Columns (CSV header or JSON keys):
 | `label` | optional display name of the schedule |
 | `params` | N, non-embedding parameters |
 | `tokens` | D, training tokens |
-| `flops` | optional measured training FLOPs (empty: 6ND) |
+| `flops` | optional measured training FLOPs (empty: 6ND), for every run or for none |
 | `seed` | pretraining seed (an integer) |
 | the metric | its value, in a column named like the metric (`val/mlm15` by default) |
 
