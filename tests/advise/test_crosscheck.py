@@ -1,11 +1,11 @@
 """The advice's statistics recomputed independently: every curve refitted by scipy, then the interval,
-P(best), the backtest and the verdict computed here in a few lines of numpy, against `advise`.
+P(best), the backtest, the verdict and the crossover computed here in a few lines of numpy, against `advise`.
 
 Shared with the code under test are only the bootstrap replicates (the runs' resampled values, whose
 drawing `test_decide` checks on its own) and the scipy fit's recipe (`test_fit` checks that the batched
 fit reaches its objective): what is checked here is everything between them and the printed advice,
 the curve read at the target's compute, the percentiles, the share of replicates each schedule wins,
-the refit without the largest rung, the pairwise errors and the decision rule.
+the refit without the largest rung, the pairwise errors, the decision rule and where the curves cross.
 """
 
 from __future__ import annotations
@@ -134,3 +134,23 @@ def test_backtest_and_verdict_match_a_direct_computation(gap, recommended):
     leader = max(share, key=share.get)
     expected = leader if share[leader] >= 0.9 and leader == advice.ranking[0] else None
     assert advice.recommendation == expected and (expected is not None) == recommended
+
+
+def test_the_crossover_is_where_independently_fitted_curves_cross():
+    """The point fit's crossing (a sign change on the 120-point compute grid, interpolated in log compute)
+    against scipy's root of the difference of the curves scipy fitted, and who leads below it."""
+    from scipy.optimize import brentq
+
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0, seeds=(3, 3))
+    advice = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=N_BOOT, seed=0)
+    curves = {}
+    for s in syn.ladder.schedules:
+        compute, _ = _runs(syn.ladder, s)
+        curves[s.name] = _scipy_power(compute, np.array([o.value for o in syn.ladder.of(s)]), compute.max())
+    (cross,) = advice.crossovers
+    gap = lambda log_c: curves[cross.a](np.exp(log_c)) - curves[cross.b](np.exp(log_c))  # noqa: E731
+    root = np.exp(brentq(gap, np.log(syn.largest_rung), np.log(10 * syn.target_flops)))
+    assert cross.verdict == "cross" and cross.compute == pytest.approx(root, rel=2e-3)
+    below = root / 2
+    assert cross.first == min(curves, key=lambda name: curves[name](below))
+    assert root == pytest.approx(syn.crossover, rel=0.3)  # and near the truth: 5.6e18
