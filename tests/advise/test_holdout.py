@@ -54,6 +54,11 @@ def test_the_command_prints_the_table_and_writes_holdout_json(tmp_path, capsys):
     main(["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")])
     printed = capsys.readouterr().out
     assert "decision accuracy over 1 rung (1 schedule pair): extrapolation 100%, single rung 0%" in printed
+    head, row = printed.splitlines()[
+        1:3
+    ]  # each column starts under its heading (the rung's was a fixed width)
+    for heading, cell in (("advisor's method", "single rung"), ("extrapolation", "100%"), ("advised", "0%")):
+        assert row.index(cell, head.index(heading) - 1) == head.index(heading), (head, row)
     saved = json.loads((tmp_path / "h" / "holdout.json").read_text())
     assert saved["single_rung_accuracy"] == 0.0 and saved["extrapolation_accuracy"] == 1.0
     line = _one_line(

@@ -145,14 +145,18 @@ def _summarise(top: float, rungs: list[HeldOutRung]) -> HeldOutScore:
 
 def format_held_out(score: HeldOutScore) -> str:
     """The table `encoderlab advise --hold-out-largest` prints."""
+    # the rung column as wide as its widest label: it was fixed, so "N=7.88e+05, D=768" left the row's
+    # other columns three characters short of their headings
+    labels = [f"N={r.params:.3g}, D={r.tokens:.3g}" for r in score.rungs]
+    width = max(len("rung (N, D)"), *map(len, labels))
     lines = [
         f"held out: the largest size, N = {score.held_out_size:.3g}, fitted from the smaller sizes only",
-        "rung (N, D)            advisor's method   extrapolation   single rung (at)          advised",
+        f"{'rung (N, D)':<{width}}   advisor's method   extrapolation   single rung (at)          advised",
     ]
-    for r in score.rungs:
+    for r, label in zip(score.rungs, labels):
         at = f"{percent(r.single_rung_accuracy)} (N={r.baseline_rung[0]:.3g}, D={r.baseline_rung[1]:.3g})"
         lines.append(
-            f"N={r.params:.3g}, D={r.tokens:.3g}   {r.method:<17}  {percent(r.extrapolation_accuracy):<14}  {at:<24}  "
+            f"{label:<{width}}   {r.method:<17}  {percent(r.extrapolation_accuracy):<14}  {at:<24}  "
             f"{percent(r.advised_accuracy)}"
         )
     lines.append(
