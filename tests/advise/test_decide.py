@@ -100,6 +100,14 @@ def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
     assert adv.method == "single rung" and "CLM ran fewer than 3 rungs" in adv.reason
     assert adv.rung == (2e7, 4e8) and adv.ranking == (CLM_LIKE.name, MLM_LIKE.name)
     assert adv.recommendation == CLM_LIKE.name and all(p.value is None for p in adv.predictions)
+    # a target far past it is warned about as the ranking it is: the warning spoke of curves, intervals and a
+    # backtest that this advice has none of
+    (far,) = [w for w in advise(ladder, Target(flops=1e19), n_boot=60).warnings if "ladder spans" in w]
+    assert far.endswith(
+        "further past it than the ladder spans (16x from its smallest rung to its largest): the advice reads no "
+        "curve (a schedule has fewer than 3 rungs), so it is the largest common rung's ranking, which says nothing "
+        "of where the schedules stand that far from it; read it as a guess, or add rungs"
+    )
 
 
 def test_a_failed_backtest_recommends_the_single_rung_ranking_and_says_why():

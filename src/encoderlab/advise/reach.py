@@ -27,7 +27,8 @@ def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str,
     its own rungs alone, however far the others reach."""
     lo = min(float(f.rungs.compute.min()) for f in fits)
     hi = max(float(f.rungs.compute.max()) for f in fits)
-    if (whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans")) is not None:
+    curves = all(f.fits is not None for f in fits)
+    if (whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves)) is not None:
         return (whole,)
     out = []
     for f in (f for f in fits if f.fits is not None):
@@ -45,23 +46,36 @@ def _reach(value: float, lo: float, hi: float) -> str | None:
     return None if value / hi <= hi / lo * (1 + 1e-9) else "beyond"
 
 
-def _beyond(target_compute: float, lo: float, hi: float, whose: str, spans: str) -> str | None:
+_NO_CURVES = (
+    "the advice reads no curve (a schedule has fewer than 3 rungs), so it is the largest common rung's ranking, "
+    "which says nothing of where the schedules stand that far from it; read it as a guess, or add rungs"
+)
+"""The reason of `_beyond`'s warning where no curve is read: it spoke of the curves' form, their intervals and
+the backtest, none of which such advice has."""
+
+
+def _beyond(
+    target_compute: float, lo: float, hi: float, whose: str, spans: str, curves: bool = True
+) -> str | None:
     """The warning for a target below rungs spanning `lo` to `hi` in compute, or further past them than they
     span (`whose`: "the ladder's" or "CLM's"; `spans`: "the ladder spans" or "CLM's rungs span"); None when
-    the target is within reach."""
+    the target is within reach. `curves`: whether the advice reads curves at the target (`_NO_CURVES`)."""
     where = _reach(target_compute, lo, hi)
     if where == "below":
+        why = "the curves are read where no run was trained; give a target inside or above the ladder"
         return (
             f"the target's compute (C = {target_compute:.3g}) is below {whose} smallest rung "
-            f"(C = {lo:.3g}): the curves are read where no run was trained; give a target inside or above the ladder"
+            f"(C = {lo:.3g}): {why if curves else _NO_CURVES}"
         )
     if where is None:
         return None
+    why = (
+        "every number at the target rests on the curves' form, which the intervals do not include and the "
+        "backtest checked only one rung inside the ladder; read the advice as a guess, or add larger rungs"
+    )
     return (
         f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
-        f"than {spans} ({_times(hi / lo)} from its smallest rung to its largest): every number at the target "
-        "rests on the curves' form, which the intervals do not include and the backtest checked only one rung "
-        "inside the ladder; read the advice as a guess, or add larger rungs"
+        f"than {spans} ({_times(hi / lo)} from its smallest rung to its largest): {why if curves else _NO_CURVES}"
     )
 
 
