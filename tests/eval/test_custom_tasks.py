@@ -444,7 +444,9 @@ def test_task_files_and_tasks_keep_every_value_however_given(tmp_path, monkeypat
     )
     # the command checks assets and loads the model before it creates --out; neither exists here
     monkeypatch.setattr(commands, "require_assets", lambda names: None)
-    monkeypatch.setattr(commands, "load_eval_model", lambda source: SimpleNamespace(tokenizer=None))
+    monkeypatch.setattr(
+        commands, "load_eval_model", lambda source: SimpleNamespace(tokenizer=None, positions=None)
+    )
     main(["eval", "m", *form.format(a=a, b=b).split(), "--out", str(tmp_path / "o")])
     assert seen["suite"] is None and seen["tasks"] == ["boolq", "vitaminc", "first", "second"]
     main(["eval", "m", "--out", str(tmp_path / "o")])  # no task file: the pocket suite, its own grid
@@ -466,7 +468,9 @@ def test_a_suite_beside_task_files_keeps_its_tasks_choice_and_its_grid(tmp_path,
         commands, "evaluate", lambda model, **kw: seen.update(kw) or SimpleNamespace(tasks={})
     )
     monkeypatch.setattr(commands, "require_assets", lambda names: None)
-    monkeypatch.setattr(commands, "load_eval_model", lambda source: SimpleNamespace(tokenizer=None))
+    monkeypatch.setattr(
+        commands, "load_eval_model", lambda source: SimpleNamespace(tokenizer=None, positions=None)
+    )
     out = ["--out", str(tmp_path / "o")]
     main(["eval", "m", "--suite", "pocket", "--tasks", "boolq", "--task-file", str(a), *out])
     assert seen["tasks"] == ["boolq", "first"]

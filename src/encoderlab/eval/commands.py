@@ -34,6 +34,7 @@ from encoderlab.eval.protocol import (
     resolve_grid,
 )
 from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
@@ -154,6 +155,7 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
     em = load_eval_model(model)
     for name in checked:
         check_inputs(get_task(name), em.tokenizer)
+        check_positions(get_task(name), em.positions)  # before --out is made
     with output_folder(out, KIND), folder_lock(out / LOCK, KIND, use=out):
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():

@@ -7,7 +7,8 @@ run's own steps in the run's order (`commands.planned_tasks`: the task files, th
 then the model; then each task's data through its loader), so a problem is the same one line a run
 gives. The model is read without its weights (`model.hub.model_files`: its tokenizer and config; a hub
 id downloads only those), which is what fixes the inputs: the tokenizer's special tokens
-(`families.check_inputs`, `features.check_room`), the max length of a task that takes the model's, the
+(`families.check_inputs`, `features.check_room`), the max length of a task that takes the model's and
+that of one that names its own (no more than the model's positions: `taskruns.check_positions`), the
 pooling a config declares (`pooling.declared_pooling`).
 
 What it leaves to the run: tokenising every example (`finetune.prepare`: minutes for paper 1's larger
@@ -35,6 +36,7 @@ from encoderlab.eval.families import check_inputs
 from encoderlab.eval.features import check_room
 from encoderlab.eval.pooling import declared_pooling
 from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, Task, training_groups
+from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task, load_task
 from encoderlab.words import count, lr_grid
 
@@ -59,6 +61,7 @@ def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskChec
     spec = get_task(name)
     spec = spec.resolve_pooling(pooling.of(spec.family))  # as `EvalModel.resolved` runs it
     check_inputs(spec, tokenizer)
+    check_positions(spec, positions)  # as `evaluate` checks it, before its data is read
     task, data = load_task(spec)
     if positions is not None:
         task = task.for_model(positions)

@@ -45,7 +45,7 @@ from encoderlab.eval.spec import FAMILY_NAMES, Task, check_grid, training_groups
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
-from encoderlab.eval.taskruns import capped_task, check_decay
+from encoderlab.eval.taskruns import capped_task, check_decay, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
 from encoderlab.words import count, count_of, lr_grid, noun
@@ -65,6 +65,11 @@ class EvalModel:
     fingerprint: str
     pooling: ModelPooling = ModelPooling()
     """The poolings its config.json declares, which resolve tasks with `pooling: model` (`resolved`)."""
+
+    @property
+    def positions(self) -> int:
+        """The longest input it takes (its config's `max_seq_len`): a task's `max_length` at most."""
+        return self.model.config.max_seq_len
 
     def resolved(self, task: Task) -> Task:
         """`task` as it runs on this model: `model` pooling replaced by what the model declares."""
@@ -196,6 +201,8 @@ def evaluate(
     store = ResultsStore(out / RESULTS)
     dev = resolve_device(device)
     grid = [(lr, seed) for lr in lrs for seed in seeds]
+    for name in names:  # every task, before the first runs (`_prepared_task` checks each at its turn)
+        check_positions(get_task(name), em.positions)
     groups = training_groups([em.resolved(get_task(name)) for name in names])
     shared = [_load_shared(em, group, grid, store) for group in groups]  # checked before any run
     with tqdm(total=len(names) * len(grid), desc="eval", unit="run", disable=not progress) as bar:
@@ -337,7 +344,8 @@ def _prepared_task(spec: Task, em: EvalModel) -> LoadedTask:
 
     tokenizer = em.tokenizer
     loaded, data = load_task(spec)
-    loaded = loaded.for_model(em.model.config.max_seq_len)  # a concrete max_length, in the key below
+    check_positions(loaded, em.positions)  # a study's eval node: before it trains
+    loaded = loaded.for_model(em.positions)  # a concrete max_length, in the key below
     # The examples themselves are in the key: the same task name can hold other data (another cache
     # folder, a re-fetched asset), and a stale hit would score the wrong examples.
     train = hashlib.sha256(repr(data.train).encode()).hexdigest()

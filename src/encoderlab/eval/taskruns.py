@@ -1,5 +1,6 @@
 """A task's fine-tuning runs as a study plans them, before anything loads: the task capped at a
-study's steps, and the refusal of LRs its weight decay does not allow.
+study's steps, the refusal of LRs its weight decay does not allow, and of a `max_length` beyond the
+model's positions.
 
 The protocol (`protocol.py`) runs and checks with these; `study plan`, the study's graph (a node's key
 holds the capped task's signature) and its checks read them too, without the fine-tuning loop, its
@@ -15,6 +16,7 @@ from encoderlab.config import decay_flips_weights
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import Task
 from encoderlab.eval.tasks import get_task
+from encoderlab.eval.tasks.custom import FILE_DATA
 
 
 def capped_task(name: str, max_steps: int | None = None) -> Task:
@@ -42,3 +44,20 @@ def check_decay(runs: Iterable[tuple[Task, float]], fix: str) -> None:
             )
             + f"; {fix}, or the task's finetune.weight_decay (e.g. 0.1)"
         )
+
+
+def check_positions(task: Task, positions: int | None) -> None:
+    """Refuse a `max_length` beyond a model of `positions` positions (None: not known yet, so checked on
+    the loaded model), before anything trains: an input that long failed mid-run, after minutes of
+    fine-tuning (our Encoder's "exceeds max_seq_len", an index error or a CUDA device-side assert past a
+    learned position table). Truncating to the model's positions instead would run another task than
+    the one named, whose signature holds its `max_length`. A task of none takes 0.99 x the positions."""
+    if positions is None or task.max_length is None or task.max_length <= positions:
+        return
+    if task.data_version.startswith(FILE_DATA):
+        fix = f"set `max_length:` to at most {positions} in its task file, or null for 0.99 x the model's"
+    else:  # a built-in task's length is its protocol's
+        fix = f"evaluate a model of at least {task.max_length} positions, or leave the task out (--tasks)"
+    raise UserError(
+        f"task {task.name}: max_length {task.max_length} is more than the model's {positions} positions; {fix}"
+    )

@@ -58,6 +58,9 @@ from encoderlab.eval.tasks.splits import require_nonempty
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
+FILE_DATA = "file:"
+"""The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
+
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
 COLUMNS = {
     "sc": ("text", "label"),
@@ -462,7 +465,7 @@ def task_from_file(path: Path | str) -> Task:
         finetune=spec.finetune,
         max_length=spec.max_length,
         inputs=spec.inputs,
-        data_version=f"file:{data_hash(data)}",
+        data_version=f"{FILE_DATA}{data_hash(data)}",
         loader=lambda: data,
     )
 
