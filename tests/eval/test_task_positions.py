@@ -17,6 +17,7 @@ import pytest
 from fixtures import model_folder, write_jsonl, write_task_file
 from tests.eval.conftest import vocabulary_texts
 from tests.model.model_fixtures import bert_config, save_tiny_tokenizer
+from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError
@@ -78,10 +79,12 @@ def test_a_task_file_longer_than_our_models_positions_is_refused_by_the_run_and_
     path = _task_file(tmp_path, " ".join(vocabulary_texts()).split(), longest=400)  # the default 512
     out = tmp_path / "e"
     argv = ["eval", str(model), "--task-file", str(path), "--lrs", "1e-4", "--seeds", "0", "--out", str(out)]
-    assert _refused(argv, out, capsys, how) == (
+    line = _refused(argv, out, capsys, how)
+    assert line == (
         "encoderlab: error: task long: max_length 512 is more than the model's 256 positions; set "
         "`max_length:` to at most 256 in its task file, or null for 0.99 x the model's"
     )
+    assert_printed_as_documented("task-max-length-over-positions", line, tmp_path)
 
 
 def test_a_task_file_longer_than_a_hugging_face_folders_positions_is_refused(tmp_path, capsys):

@@ -62,6 +62,7 @@ NAMED = {
     "study-over-a-changed-corpus": "tests.study.test_stale_corpus::test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs",
     "study-tokenizer-over-a-changed-corpus": "tests.study.test_stale_tokenizer::test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus",
     "study-cka-texts-fewer-than-n": "tests.study.test_cka_pool::test_a_study_cka_over_fewer_texts_than_its_n_texts_is_refused_before_anything_runs",
+    "study-eval-max-length-over-positions": "tests.study.test_eval_lengths::test_a_study_task_longer_than_a_models_positions_is_refused_before_anything_is_written",
     "study-cka-max-length": "tests.study.test_cka_length::test_a_study_cka_length_beyond_a_start_models_positions_is_refused_before_anything_runs",
     "study-tokenizer-without-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_recording_no_sources_is_not_reused_for_data_not_prepared_yet",
     "study-tokenizer-damaged-sources": "tests.study.test_stale_tokenizer::test_a_tokenizer_whose_sources_json_is_damaged_says_so",

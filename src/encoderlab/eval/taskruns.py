@@ -46,18 +46,19 @@ def check_decay(runs: Iterable[tuple[Task, float]], fix: str) -> None:
         )
 
 
-def check_positions(task: Task, positions: int | None) -> None:
+def check_positions(task: Task, positions: int | None, leave_out: str = "--tasks") -> None:
     """Refuse a `max_length` beyond a model of `positions` positions (None: not known yet, so checked on
     the loaded model), before anything trains: an input that long failed mid-run, after minutes of
     fine-tuning (our Encoder's "exceeds max_seq_len", an index error or a CUDA device-side assert past a
     learned position table). Truncating to the model's positions instead would run another task than
-    the one named, whose signature holds its `max_length`. A task of none takes 0.99 x the positions."""
+    the one named, whose signature holds its `max_length`. A task of none takes 0.99 x the positions.
+    `leave_out`: what names the tasks to run (a study's `eval.tasks`)."""
     if positions is None or task.max_length is None or task.max_length <= positions:
         return
     if task.data_version.startswith(FILE_DATA):
         fix = f"set `max_length:` to at most {positions} in its task file, or null for 0.99 x the model's"
     else:  # a built-in task's length is its protocol's
-        fix = f"evaluate a model of at least {task.max_length} positions, or leave the task out (--tasks)"
+        fix = f"evaluate a model of at least {task.max_length} positions, or leave the task out ({leave_out})"
     raise UserError(
         f"task {task.name}: max_length {task.max_length} is more than the model's {positions} positions; {fix}"
     )

@@ -369,9 +369,11 @@ def check_runs(
     from encoderlab.study.nodes import corpus_locations
     from encoderlab.study.plan import finished_meta
 
+    nodes = list(nodes)
     models = [p for p in (pretraining(spec) if trained is None else trained) if p.config is not None]
     if fetched is None or any(r.init in fetched for r in spec.runs):
-        check_cka_lengths(spec, check_start_models(spec, models))
+        check_cka_lengths(spec, limits := check_start_models(spec, models))
+        check_eval_lengths(spec, nodes, limits)
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
     for p in models if memory else ():
@@ -438,6 +440,22 @@ def check_cka_lengths(spec: StudySpec, limits: dict[str, int | None]) -> None:
                 bounded_length(c.max_length, min(known), "max_length")
             except UserError as exc:
                 raise UserError(f"study {spec.name}, cka {c.a}-vs-{c.b}: {exc}") from None
+
+
+def check_eval_lengths(spec: StudySpec, nodes: list[Node], limits: dict[str, int | None]) -> None:
+    """Refuse an eval node whose task's `max_length` is more than its model's positions (`limits`, else its
+    start model's) before anything runs, in `eval`'s line: it failed mid-fine-tuning after the runs trained."""
+    from encoderlab.eval.taskruns import check_positions
+    from encoderlab.eval.tasks.registry import TASKS  # a real study's tasks (`check_finetune_decay`)
+    from encoderlab.train.start import start_positions
+
+    evals = {(n.config["model"], n.config.get("source"), n.config["task"]) for n in nodes if n.kind == "eval"}
+    for model, source, task in sorted((e for e in evals if e[2] in TASKS), key=lambda e: (e[0], e[2])):
+        positions = limits[model] if model in limits else start_positions(source) if source else None
+        try:
+            check_positions(TASKS[task], positions, "eval.tasks")
+        except UserError as exc:
+            raise UserError(f"study {spec.name}, evaluating {model}: {exc}") from None
 
 
 def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:
