@@ -58,6 +58,7 @@ NAMED = {
     "eval-lr-times-weight-decay": "tests.study.test_finetune_decay::test_eval_refuses_an_lr_past_one_over_a_task_files_weight_decay",
     "study-lr-times-weight-decay": "tests.study.test_finetune_decay::test_a_study_refuses_its_lrs_over_a_task_files_weight_decay_before_anything_runs",
     "study-resume-task-file-moved": "tests.study.test_task_files_moved::test_a_node_still_to_run_that_reads_the_moved_task_file_is_refused_before_anything_is_written",
+    "study-resume-some-task-files-moved": "tests.study.test_task_files_moved::test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_resume_is_refused",
     "study-resume-prepared-moved": "tests.study.test_task_files_moved::test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused",
     "study-over-a-changed-corpus": "tests.study.test_stale_corpus::test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs",
     "study-tokenizer-over-a-changed-corpus": "tests.study.test_stale_tokenizer::test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus",
