@@ -99,3 +99,16 @@ def write_task_file(folder: Path, file: str = "task.yaml", **spec) -> Path:
     path = folder / file
     path.write_text(yaml.safe_dump(spec, sort_keys=False))
     return path
+
+
+def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    """The CLI run in process: (exit code, stdout, stderr)."""
+    from encoderlab.cli import main
+
+    try:
+        main(argv)
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -12,10 +12,9 @@ import math
 from pathlib import Path
 
 import pytest
-from fixtures import boolq_records, model_folder, write_asset, write_task_file
+from fixtures import boolq_records, model_folder, run_cli, write_asset, write_task_file
 from tests.eval.conftest import ir_pairs, tc_examples
 
-from encoderlab.cli import main
 from encoderlab.model import hub
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
@@ -38,16 +37,6 @@ def _ner_file(folder: Path, rows: list[dict], **extra) -> Path:
     return write_task_file(folder, allow_overlap=True, **{**spec, **extra})
 
 
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
 def no_weights(monkeypatch):
     """The model's weights are never read: every loader of them fails the test."""
@@ -67,7 +56,7 @@ def test_a_good_task_file_prints_its_splits_labels_grid_and_runs_and_writes_noth
     path = _ner_file(tmp_path, rows, metric="entity_f1", max_length=64, finetune=finetune)
     model, out = model_folder(tmp_path / "m"), tmp_path / "e"
     argv = ["eval", str(model), "--task-file", str(path), "--lrs", *LRS, "--seeds", *SEEDS, "--out", str(out)]
-    code, printed, err = _run([*argv, "--check"], capsys)
+    code, printed, err = run_cli([*argv, "--check"], capsys)
     assert code == 0, err
     train, val, test = (len(_lines(tmp_path / f"{s}.jsonl")) for s in ("train", "validation", "test"))
     lines = printed.splitlines()
@@ -90,7 +79,7 @@ def test_a_retrieval_task_counts_queries_and_documents(tmp_path, capsys, no_weig
     data = {split: _jsonl(tmp_path / f"{split}.jsonl", rows) for split, rows in parts.items()}
     path = write_task_file(tmp_path, name="search", family="ir", data=data, max_length=32, allow_overlap=True)
     model, out = model_folder(tmp_path / "m"), tmp_path / "e"
-    code, printed, err = _run(
+    code, printed, err = run_cli(
         ["eval", str(model), "--task-file", str(path), "--check", "--out", str(out)], capsys
     )
     assert code == 0, err
@@ -117,11 +106,11 @@ def test_a_bad_task_file_gets_the_runs_one_line_and_no_out(tmp_path, capsys, no_
     path = _ner_file(tmp_path, rows, **mistake)
     model, out = model_folder(tmp_path / "m"), tmp_path / "e"
     argv = ["eval", str(model), "--task-file", str(path), "--lrs", "1e-4", "--seeds", "0", "--out", str(out)]
-    code, printed, err = _run([*argv, "--check"], capsys)
+    code, printed, err = run_cli([*argv, "--check"], capsys)
     assert code == 2 and printed == "" and len(err.strip().splitlines()) == 1, (printed, err)
     assert err.startswith(f"encoderlab: error: task file {path}"), err
     assert not out.exists()
-    assert _run(argv, capsys)[2] == err  # the run without --check says the same line
+    assert run_cli(argv, capsys)[2] == err  # the run without --check says the same line
     assert not out.exists()
 
 
@@ -129,7 +118,7 @@ def test_a_model_without_a_tokenizer_is_refused_as_a_run_refuses_it(tmp_path, ca
     rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(30, 0)]
     path = _ner_file(tmp_path, rows)
     model = model_folder(tmp_path / "m", with_tokenizer=False)
-    code, _, err = _run(
+    code, _, err = run_cli(
         ["eval", str(model), "--task-file", str(path), "--check", "--out", str(tmp_path / "e")], capsys
     )
     assert code == 2 and err.strip() == (
@@ -145,13 +134,13 @@ def test_a_suites_tasks_are_checked_too(tmp_path, capsys, monkeypatch, no_weight
     write_asset(tmp_path / "home", "boolq", boolq_records(120))
     model, out = model_folder(tmp_path / "m"), tmp_path / "e"
     argv = ["eval", str(model), "--tasks", "boolq", "--seeds", "0", "--out", str(out), "--check"]
-    code, printed, err = _run(argv, capsys)
+    code, printed, err = run_cli(argv, capsys)
     assert code == 0, err
     assert any(line.startswith("task boolq: sequence classification (sc)") for line in printed.splitlines())
     assert "  labels: 2 (" in printed and not out.exists()
     monkeypatch.delenv("ENCODERLAB_HOME")
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "empty"))
-    code, _, err = _run(argv, capsys)  # the asset not fetched: the run's line, before the model is read
+    code, _, err = run_cli(argv, capsys)  # the asset not fetched: the run's line, before the model is read
     assert code == 2 and "encoderlab assets fetch boolq" in err and not out.exists(), err
 
 

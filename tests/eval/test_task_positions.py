@@ -14,12 +14,11 @@ import random
 from pathlib import Path
 
 import pytest
-from fixtures import model_folder, write_jsonl, write_task_file
+from fixtures import model_folder, run_cli, write_jsonl, write_task_file
 from tests.eval.conftest import vocabulary_texts
 from tests.model.model_fixtures import bert_config, save_tiny_tokenizer
 from tests.reliability.errors_doc import assert_printed_as_documented
 
-from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import MODEL_LENGTH_FRACTION
 from encoderlab.eval.taskruns import check_positions
@@ -49,24 +48,14 @@ def _task_file(folder: Path, words: list[str], longest: int, **extra) -> Path:
     )
 
 
-def _run(argv: list[str], capsys) -> tuple[int, str, str]:
-    try:
-        main(argv)
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def _refused(argv: list[str], out: Path, capsys, how: str = "--check") -> str:
     """The one line `eval --check` (or the run) gives, --out never made; the other gives the same."""
     flags = {"--check": ["--check"], "run": ["--device", "cpu"]}
-    code, printed, err = _run([*argv, *flags[how]], capsys)
+    code, printed, err = run_cli([*argv, *flags[how]], capsys)
     assert code == 2 and printed == "" and len(err.strip().splitlines()) == 1, (code, printed, err)
     assert not out.exists()
     other = flags["run" if how == "--check" else "--check"]
-    assert _run([*argv, *other], capsys)[1:] == ("", err)  # the run trains nothing
+    assert run_cli([*argv, *other], capsys)[1:] == ("", err)  # the run trains nothing
     assert not out.exists()
     return err.strip()
 
@@ -109,7 +98,7 @@ def test_a_task_file_within_the_positions_is_checked_as_before(tmp_path, capsys,
     model = model_folder(tmp_path / "m")
     path = _task_file(tmp_path, " ".join(vocabulary_texts()).split(), longest=400, max_length=max_length)
     argv = ["eval", str(model), "--task-file", str(path), "--check", "--out", str(tmp_path / "e")]
-    code, printed, err = _run(argv, capsys)
+    code, printed, err = run_cli(argv, capsys)
     length = max_length or round(MODEL_LENGTH_FRACTION * 256)
     assert code == 0 and f"metric accuracy, max_length {length}" in printed, (printed, err)
 

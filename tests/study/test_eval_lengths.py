@@ -19,16 +19,6 @@ from tests.eval.fixtures import model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli
 
-from encoderlab.eval.tasks import TASKS
-
-
-@pytest.fixture(autouse=True)
-def _tasks():
-    before = dict(TASKS)  # task files register their tasks
-    yield
-    TASKS.clear()
-    TASKS.update(before)
-
 
 def _study(tmp_path: Path, max_length: int) -> Path:
     tiny_corpus(tmp_path / "corpus.jsonl", 300)

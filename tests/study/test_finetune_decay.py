@@ -16,7 +16,6 @@ from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
 from encoderlab.cli import main
-from encoderlab.eval.tasks import TASKS
 from encoderlab.study.files import load_study_file
 
 DECAY = "finetune: {weight_decay: 2000}\n"
@@ -34,14 +33,6 @@ STUDY = (
 
 class Ran(Exception):
     """Raised where the old code went on: loading the model, or running the study's nodes."""
-
-
-@pytest.fixture(autouse=True)
-def _tasks():
-    before = dict(TASKS)  # task files register their tasks
-    yield
-    TASKS.clear()
-    TASKS.update(before)
 
 
 def _stop(*args, **kwargs):
