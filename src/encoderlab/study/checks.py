@@ -443,13 +443,13 @@ def check_cka_lengths(spec: StudySpec, limits: dict[str, int | None]) -> None:
 
 
 def check_eval_lengths(spec: StudySpec, nodes: list[Node], limits: dict[str, int | None]) -> None:
-    """Refuse an eval node whose task's `max_length` is more than its model's positions (`limits`, else its
-    start model's) before anything runs, in `eval`'s line: it failed mid-fine-tuning after the runs trained."""
+    """Refuse, before anything runs, an eval node whose task outgrows its model's positions (`eval`'s line)."""
     from encoderlab.eval.taskruns import check_positions
     from encoderlab.eval.tasks.registry import TASKS  # a real study's tasks (`check_finetune_decay`)
+    from encoderlab.study.nodeconfig import EvalNode
     from encoderlab.train.start import start_positions
 
-    evals = {(n.config["model"], n.config.get("source"), n.config["task"]) for n in nodes if n.kind == "eval"}
+    evals = {(e.model, e.source, e.task) for e in (EvalNode.of(n) for n in nodes if n.kind == "eval")}
     for model, source, task in sorted((e for e in evals if e[2] in TASKS), key=lambda e: (e[0], e[2])):
         positions = limits[model] if model in limits else start_positions(source) if source else None
         try:
