@@ -4,11 +4,28 @@ The estimator is Chinchilla's "approach 3" (Hoffmann et al. 2022, appendix D.2) 
 runs it (allenai/OLMo-core, `src/olmo_core/model_ladder/analysis/scaling_laws.py`: `log_huber`,
 delta 1e-3, a grid of initial values, the best of the local fits):
 
-    minimise  sum_i w_i * Huber_delta( log f(x_i; theta) - log y_i )
+    minimise  sum_i w_i * [ Huber_delta(r_i) + TIE * r_i^2 / 2 ],   r_i = log f(x_i; theta) - log y_i
 
 with f either `E + A/N^a + B/D^b` (`CHINCHILLA`, when a schedule's runs vary size and tokens) or
 `E + A * C^-a` (`POWER`, the 1-D fallback in compute). Positivity comes from Chinchilla's
 log-sum-exp form: log f = LSE(e, log A - a log N, log B - b log D), E = exp(e).
+
+One addition, for uniqueness: a least-squares tie-break, `TIE * r^2 / 2` (`TIE` = 1e-4) added to every
+point's Huber loss. With seed noise of ~3e-3 in log units, delta 1e-3 makes the loss nearly L1, which is
+flat between a rung's two seeds: a curve with as many parameters as rungs (the 3-rung backtest fit of a
+4-size ladder) can pass anywhere between each 2-seed rung's runs at one objective, and which point an
+optimiser stops at (scipy's, ours, another start) moved the held-out prediction by up to 3.9 noise sd.
+The tie-break picks, among those equal-Huber solutions, the one closest to the rung means in least squares
+(through them, where the curve can pass through them), and makes the objective strictly convex in the fitted values, so the fit is unique and any good
+optimiser finds the same curve. Its cost is bounded: the Huber part of the objective at the tie-broken fit
+exceeds its minimum by at most `TIE` times the least-squares loss sum(r^2)/2 of the Huber fit, ~2e-4 of
+the Huber objective where residuals are the noise's ~3 delta; a 3-seed rung's median moves by ~1e-6 in
+log units (~3e-4 noise sd); and robustness is kept, since the tie-break outweighs the Huber loss's linear part only at residuals beyond 2*delta/TIE = 20 in
+log units. The alternative, fitting rung means whenever the curve has as many parameters as rungs, is
+a switch in the estimator at one rung count (a different loss weighting on either side of it) and leaves
+other flat sets (a 2-D grid of 2-seed points under the 5-parameter form) as they were; the
+tie-break keeps Chinchilla's approach-3 estimator (Hoffmann et al. 2022; as Besiroglu et al. 2024 refit
+it, on every run, not on averages) and only chooses within its ties.
 
 Two departures, both for speed (a bootstrap refits every schedule hundreds of times, and the
 synthetic test suite does that for 200 ladders in seconds):
@@ -20,7 +37,8 @@ synthetic test suite does that for 200 ladders in seconds):
 * **The refinement is a batched Levenberg-Marquardt with Huber weights (IRLS)**, written in numpy
   over a stack of problems, instead of one scipy call per problem (4-17 ms each here, which would
   make a 200-replicate bootstrap take seconds per schedule). `tests/advise/test_fit.py` checks that
-  it reaches the objective of scipy's `least_squares(loss="huber")` started from a grid.
+  it reaches the objective of scipy's `least_squares` started from a grid (the same loss, Huber plus
+  the tie-break, as a custom `loss`), and `tests/advise/test_crosscheck.py` that the two give one curve.
 Inputs are scaled by a reference point (the largest rung), so the coefficients are O(1).
 """
 
@@ -34,11 +52,19 @@ import numpy as np
 DELTA = 1e-3
 """Huber threshold on log residuals: Chinchilla's and OLMo-core's default."""
 
+TIE = 1e-4
+"""Weight of the least-squares tie-break, relative to the Huber loss's own quadratic part."""
+
 
 def huber(r: np.ndarray, delta: float) -> np.ndarray:
     """Huber loss of residuals `r`: quadratic within `delta`, linear beyond."""
     a = np.abs(r)
     return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+
+
+def objective(r: np.ndarray, w: np.ndarray, delta: float) -> np.ndarray:
+    """The objective minimised, summed over the last axis: weighted log-Huber plus the tie-break."""
+    return ((huber(r, delta) + 0.5 * TIE * r * r) * w).sum(-1)
 
 
 class CurveForm(Protocol):
@@ -159,33 +185,61 @@ def _starts(form: CurveForm, X: np.ndarray, logy: np.ndarray, w: np.ndarray, del
     m, g = coef.shape[:2]
     params = form.assemble(coef.reshape(m * g, -1), np.tile(grid, (m, 1))).reshape(m, g, -1)
     pred = form.log_predict(params.reshape(m * g, -1), np.repeat(X, g, 0)).reshape(m, g, -1)
-    obj = (huber(pred - logy[:, None], delta) * w[:, None]).sum(-1)
+    obj = objective(pred - logy[:, None], w[:, None], delta)
     obj = np.where(np.isfinite(obj), obj, np.inf)
     return params[np.arange(m), obj.argmin(1)]
 
 
 def _lm_step(form, p, r, lam, X, logy, w, delta, lo, hi):
-    """One damped Gauss-Newton step of the IRLS-weighted problem; the candidate and its residuals."""
+    """One damped Gauss-Newton step, the best of an IRLS step and a searched Newton step.
+
+    Both share the gradient. The IRLS curvature (Huber weight delta/|r| past delta) majorises the loss,
+    so its damped step is safe, but it crawls along the tie-break's valleys, where the true curvature is
+    only TIE; the loss's own curvature (0 past delta, plus TIE) points across such a valley but
+    overshoots across kinks, so its step is searched back by halving (`_HALVINGS` objective evaluations,
+    no extra solve of note)."""
     J = form.jacobian(p, X)
-    irls = w * np.where(np.abs(r) <= delta, 1.0, delta / np.maximum(np.abs(r), 1e-300))
-    JWt = (J * irls[..., None]).transpose(0, 2, 1)
-    H = JWt @ J
-    g = (JWt @ r[..., None])[..., 0]
-    damp = lam[:, None, None] * np.eye(form.n_params) * (np.diagonal(H, axis1=1, axis2=2)[:, :, None] + 1e-12)
-    cand = np.clip(p + np.linalg.solve(H + damp, -g[..., None])[..., 0], lo, hi)
-    r_new = form.log_predict(cand, X) - logy
-    return cand, r_new, (huber(r_new, delta) * w).sum(-1)
+    inside = np.abs(r) <= delta
+    g = (J.transpose(0, 2, 1) @ (w * (np.clip(r, -delta, delta) + TIE * r))[..., None])[..., 0]
+    steps = []
+    for curv, damping in (
+        (np.where(inside, 1.0, delta / np.maximum(np.abs(r), 1e-300)), lam),
+        (inside, 0 * lam),
+    ):
+        JWt = (J * (w * (curv + TIE))[..., None]).transpose(0, 2, 1)
+        H = JWt @ J
+        damp = (
+            (damping[:, None, None] + 1e-9)
+            * np.eye(form.n_params)
+            * (np.diagonal(H, axis1=1, axis2=2)[:, :, None] + 1e-12)
+        )
+        steps.append(np.linalg.solve(H + damp, -g[..., None])[..., 0])
+    cands = [p + steps[0]] + [p + 0.5**k * steps[1] for k in range(_HALVINGS)]
+    best = None
+    for cand in cands:
+        cand = np.clip(cand, lo, hi)
+        r_new = form.log_predict(cand, X) - logy
+        obj_new = objective(r_new, w, delta)
+        if best is not None:
+            keep = ~(obj_new < best[2])  # NaN (an overflowing step) never wins
+            cand, r_new = np.where(keep[:, None], best[0], cand), np.where(keep[:, None], best[1], r_new)
+            obj_new = np.where(keep, best[2], obj_new)
+        best = (cand, r_new, obj_new)
+    return best
 
 
-def _levenberg_marquardt(form, p, X, logy, w, delta, lo, hi, max_iter=100):
-    """Minimise the weighted log-Huber objective of every problem from `p` (IRLS weights).
+_HALVINGS = 16
+
+
+def _levenberg_marquardt(form, p, X, logy, w, delta, lo, hi, max_iter=1000):
+    """Minimise the objective (log-Huber plus tie-break) of every problem from `p`.
 
     Only problems still moving are stepped (an active set), so a few slow ones (the near-L1
     objective of a small delta converges slowly) do not make every problem pay for their iterations.
     A problem is done once a step gains nothing measurable or no damping finds a better point."""
     p = np.clip(p, lo, hi).copy()
     r = form.log_predict(p, X) - logy
-    obj = (huber(r, delta) * w).sum(-1)
+    obj = objective(r, w, delta)
     lam = np.full(len(p), 1e-3)
     active = np.arange(len(p))
     for _ in range(max_iter):
@@ -212,7 +266,7 @@ class Fits:
     params: np.ndarray
     """(M, k) parameters in the form's log-sum-exp coordinates."""
     objective: np.ndarray
-    """(M,) the weighted log-Huber objective reached."""
+    """(M,) the objective reached: weighted log-Huber plus the tie-break (`objective`)."""
     scale: np.ndarray
     """(M, dims) the reference point each problem's inputs were divided by."""
 
