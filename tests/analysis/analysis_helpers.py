@@ -71,7 +71,7 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
 
 
 def make_adapter(family: str, seed: int, **overrides):
-    """A tiny random BERT or ModernBERT built by transformers from a config (no download), behind
+    """A tiny random BERT, RoBERTa or ModernBERT built by transformers from a config (no download), behind
     encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
     (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
     from transformers import BertConfig, BertForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
@@ -79,10 +79,15 @@ def make_adapter(family: str, seed: int, **overrides):
     from encoderlab.model.hf_adapters import ADAPTERS
 
     common = dict(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=32, num_hidden_layers=3, pad_token_id=0)
-    if family == "bert":
+    if family in ("bert", "roberta"):
+        from transformers import RobertaConfig, RobertaForMaskedLM
+
         fields = dict(num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
         fields.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-        config, cls = BertConfig(**{**common, **fields, **overrides}), BertForMaskedLM
+        config_cls, cls = (
+            (BertConfig, BertForMaskedLM) if family == "bert" else (RobertaConfig, RobertaForMaskedLM)
+        )
+        config = config_cls(**{**common, **fields, **overrides})
     else:
         # window 4 (|q - k| <= 2): a 12-token text sees both the global block 0 and local blocks 1-2
         fields = dict(

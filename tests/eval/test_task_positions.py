@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from fixtures import model_folder, run_cli, write_jsonl, write_task_file
 from tests.eval.conftest import vocabulary_texts
-from tests.model.model_fixtures import bert_config, save_tiny_tokenizer
+from tests.model.model_fixtures import bert_config, roberta_config, save_tiny_tokenizer
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.errors import UserError
@@ -115,3 +115,36 @@ def test_built_in_tasks_fit_every_model_built_from_scratch():
     refused on it."""
     for name in BUILTIN:
         check_positions(TASKS[name], scratch_positions(1))
+
+
+def _roberta_folder(tmp_path: Path):
+    """A RoBERTa folder of 66 position rows, pad id 0: positions 1..65, so 65 usable."""
+    from transformers import RobertaForMaskedLM
+
+    folder = tmp_path / "roberta"
+    RobertaForMaskedLM(roberta_config()).save_pretrained(str(folder))
+    tok = save_tiny_tokenizer(folder)
+    return folder, [w for w in tok.get_vocab() if not w.startswith("[")]
+
+
+def test_a_roberta_folder_counts_the_rows_its_offset_leaves_usable(tmp_path, capsys):
+    folder, words = _roberta_folder(tmp_path)
+    capsys.readouterr()
+    path = _task_file(tmp_path, words, longest=100, max_length=66)  # its table's rows: one too many
+    out = tmp_path / "e"
+    argv = ["eval", str(folder), "--task-file", str(path), "--lrs", "1e-4", "--seeds", "0", "--out", str(out)]
+    assert _refused(argv, out, capsys).endswith(
+        "task long: max_length 66 is more than the model's 65 positions; "
+        "set `max_length:` to at most 65 in its task file, or null for "
+        "0.99 x the model's"
+    )
+
+
+def test_a_roberta_folder_runs_a_task_at_its_usable_positions(tmp_path, capsys):
+    folder, words = _roberta_folder(tmp_path)
+    path = _task_file(tmp_path, words, longest=100, max_length=65)  # truncation fills every position
+    out = tmp_path / "e"
+    argv = ["eval", str(folder), "--task-file", str(path), "--lrs", "1e-4", "--seeds", "0", "--out", str(out)]
+    code, printed, err = run_cli([*argv, "--device", "cpu"], capsys)
+    assert code == 0, err
+    assert (out / "summary.json").is_file()

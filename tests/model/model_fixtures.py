@@ -122,6 +122,26 @@ def bert_config(**overrides):
     return BertConfig(**{**fields, **overrides})
 
 
+def roberta_config(cls_name: str = "RobertaConfig", **overrides):
+    """A two-layer RoBERTa-style config (RobertaConfig or XLMRobertaConfig) without dropout; pad id 0,
+    the tiny tokenizer's, so positions start at 1."""
+    import transformers
+
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=66,
+        pad_token_id=0,
+        type_vocab_size=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return getattr(transformers, cls_name)(**{**fields, **overrides})
+
+
 def modernbert_config():
     """A three-layer ModernBertConfig (local, global, local attention)."""
     from transformers import ModernBertConfig

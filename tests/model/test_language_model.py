@@ -15,21 +15,21 @@ import json
 import pytest
 import torch
 import torch.nn.functional as F
-from model_fixtures import VOCAB, bert_config, make_model, modernbert_config, randomize
+from model_fixtures import VOCAB, bert_config, make_model, modernbert_config, randomize, roberta_config
 
 from encoderlab.data.synthetic import synthetic_spec
 from encoderlab.model.hf_adapters import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-FAMILIES = ("encoder", "bert", "modernbert")
+FAMILIES = ("encoder", "bert", "roberta", "modernbert")
 METHODS = ("forward", "lm_logits", "lm_loss", "set_attn_impl", "fsdp_units", "folder_state", "save_hf")
 
 
 def _model(family: str):
     if family == "encoder":
         return make_model(seed=3)
-    config = bert_config() if family == "bert" else modernbert_config()
+    config = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}[family]()
     config._attn_implementation = "sdpa"
     return ADAPTERS[family](randomize(hf_class(family)(config)))
 
@@ -58,7 +58,7 @@ def _targets(shape, seed=5):
     return targets
 
 
-@pytest.mark.parametrize("family", ["bert", "modernbert"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert"])
 def test_adapter_loss_is_transformers_masked_lm_loss(family):
     model = _model(family)
     ids = torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))
@@ -88,7 +88,7 @@ def test_encoder_fsdp_units_and_folder_state_follow_tying(tied):
     assert ("lm_head.weight" in state) is not tied and meta["model"]["tie_embeddings"] is tied
 
 
-@pytest.mark.parametrize("family", ["bert", "modernbert"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert"])
 def test_adapters_cannot_be_sharded_and_keep_sdpa(family):
     model = _model(family)
     assert model.fsdp_units() == []

@@ -178,7 +178,10 @@ def test_corrupt_safetensors_is_one_line(tmp_path):
 @pytest.mark.parametrize(
     "changes,match",
     [
-        ({"model_type": "gpt2"}, "supported: eurobert, llama, qwen2, qwen3, bert, modernbert"),
+        (
+            {"model_type": "gpt2"},
+            "supported: eurobert, llama, qwen2, qwen3, bert, modernbert, roberta, xlm-roberta",
+        ),
         (
             {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},
             "RoPE scaling 'linear'",

@@ -1,4 +1,4 @@
-"""BERT-family and ModernBERT checkpoints, wrapped in transformers' own classes.
+"""BERT-family (BERT, RoBERTa, XLM-R) and ModernBERT checkpoints, wrapped in transformers' own classes.
 
 These architectures differ from EuroBERT in more than names (learned positions, LayerNorm, GELU,
 biases, ModernBERT's alternating local/global attention), so they are not converted: the adapter
@@ -16,7 +16,14 @@ explicit global or sliding-window mask):
   * ModernBERT: its SDPA path always gets an explicit global or sliding-window mask, so `is_causal`
     does nothing; the adapter builds both masks itself, the sliding one intersected with the
     window (|q - k| <= config.sliding_window), and passes them as the per-layer-type mapping.
+  * RoBERTa and XLM-R are BERT's layers under other names; their masks are BERT's.
 The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
+
+Positions: RoBERTa-style families number a row's positions from pad_token_id + 1 (fairseq's
+convention, kept by transformers' `create_position_ids_from_input_ids`), so of roberta-base's 514
+position rows only 512 hold a real position. Everywhere else encoderlab counts positions from 0 (packed
+documents restart at 0), so `forward` shifts given position ids by the family's offset, and a model's
+`max_seq_len` is the usable count (`usable_positions`), which every length check reads.
 """
 
 from __future__ import annotations
@@ -38,7 +45,25 @@ from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
 from encoderlab.model.encoder import EncoderOutput, mean_rows
 from encoderlab.model.sentence import write_sentence_files
 
-ADAPTER_FAMILIES = ("bert", "modernbert")
+ADAPTER_FAMILIES = ("bert", "modernbert", "roberta", "xlm-roberta")
+
+_OFFSET_POSITIONS = ("roberta", "xlm-roberta")
+"""Families whose first position id is pad_token_id + 1 (transformers' default pad id for them: 1)."""
+
+
+def position_offset(model_type: object, pad_token_id: object) -> int:
+    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1."""
+    if model_type not in _OFFSET_POSITIONS:
+        return 0
+    return (pad_token_id if isinstance(pad_token_id, int) and not isinstance(pad_token_id, bool) else 1) + 1
+
+
+def usable_positions(raw: dict) -> int | None:
+    """The longest row a transformers config dict `raw` takes: max_position_embeddings less the offset."""
+    limit = raw.get("max_position_embeddings")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return None
+    return limit - position_offset(raw.get("model_type"), raw.get("pad_token_id"))
 
 
 @dataclass(frozen=True)
@@ -103,12 +128,13 @@ class HFAdapter(nn.Module):
         self.carried = _buffers(carried or {})
         self.sentence_files = dict(sentence_files or {})
         c = hf_model.config
+        self.position_offset = position_offset(c.model_type, c.pad_token_id)
         self.config = AdapterConfig(
             family=self.family,
             hidden_size=c.hidden_size,
             n_layers=c.num_hidden_layers,
             vocab_size=c.vocab_size,
-            max_seq_len=c.max_position_embeddings,
+            max_seq_len=c.max_position_embeddings - self.position_offset,
             hf=c,
         )
 
@@ -131,7 +157,7 @@ class HFAdapter(nn.Module):
         out = self.body(
             input_ids=input_ids,
             attention_mask=mask,
-            position_ids=position_ids,
+            position_ids=None if position_ids is None else position_ids + self.position_offset,
             output_hidden_states=output_hidden_states,
         )
         hidden = list(out.hidden_states) if output_hidden_states else None
@@ -261,7 +287,35 @@ class ModernBertAdapter(HFAdapter):
         }
 
 
-ADAPTERS: dict[str, type[HFAdapter]] = {"bert": BertAdapter, "modernbert": ModernBertAdapter}
+class RobertaAdapter(BertAdapter):
+    """`RobertaForMaskedLM`: BERT's layers (and masks), its own embeddings' position offset and head."""
+
+    family = "roberta"
+    anatomy: ClassVar[Anatomy] = Anatomy(
+        attention=("attention",),
+        mlp=("intermediate", "output"),
+        embeddings=("hf.roberta.embeddings",),
+        head=("hf.lm_head",),
+    )
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape."""
+        return self.hf.lm_head(hidden)
+
+
+class XLMRobertaAdapter(RobertaAdapter):
+    """`XLMRobertaForMaskedLM` (XLM-R, the multilingual baseline EuroBERT is compared with): RoBERTa's
+    architecture under its own `model_type`."""
+
+    family = "xlm-roberta"
+
+
+ADAPTERS: dict[str, type[HFAdapter]] = {
+    "bert": BertAdapter,
+    "modernbert": ModernBertAdapter,
+    "roberta": RobertaAdapter,
+    "xlm-roberta": XLMRobertaAdapter,
+}
 
 
 def hf_config_from_dict(raw: dict):
@@ -288,7 +342,12 @@ def hf_class(family: str):
     """The transformers masked-LM class an adapter family wraps."""
     import transformers
 
-    return {"bert": transformers.BertForMaskedLM, "modernbert": transformers.ModernBertForMaskedLM}[family]
+    return {
+        "bert": transformers.BertForMaskedLM,
+        "modernbert": transformers.ModernBertForMaskedLM,
+        "roberta": transformers.RobertaForMaskedLM,
+        "xlm-roberta": transformers.XLMRobertaForMaskedLM,
+    }[family]
 
 
 @contextlib.contextmanager

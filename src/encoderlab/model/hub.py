@@ -49,6 +49,7 @@ from encoderlab.model.hf_adapters import (
     adapter_from_hf_state,
     config_errors,
     hf_config_from_dict,
+    usable_positions,
 )
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
 from encoderlab.model.io import is_model_folder, load_model_folder
@@ -177,7 +178,7 @@ def _config_positions(folder: Path) -> int | None:
             raw = raw.get("model") or raw.get("hf_config") or {}
         if not isinstance(raw, dict):  # a damaged config: the load says so in one line
             return None
-        limit = raw.get("max_seq_len", raw.get("max_position_embeddings"))
+        limit = raw["max_seq_len"] if "max_seq_len" in raw else usable_positions(raw)
         return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
     return None
 
