@@ -155,7 +155,8 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
     em = load_eval_model(model)
     for name in checked:
         check_inputs(get_task(name), em.tokenizer)
-        check_positions(get_task(name), em.positions)  # before --out is made
+        # before --out is made; `evaluate` checks again for library callers, which have no such step
+        check_positions(get_task(name), em.positions)
     with output_folder(out, KIND), folder_lock(out / LOCK, KIND, use=out):
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():

@@ -48,7 +48,9 @@ from encoderlab.model.sentence import write_sentence_files
 ADAPTER_FAMILIES = ("bert", "modernbert", "roberta", "xlm-roberta")
 
 _OFFSET_POSITIONS = ("roberta", "xlm-roberta")
-"""Families whose first position id is pad_token_id + 1 (transformers' default pad id for them: 1)."""
+"""Families whose first position id is pad_token_id + 1 (transformers' default pad id for them: 1).
+Many more transformers families number positions so (those defining `create_position_ids_from_input_ids`:
+CamemBERT, Longformer, MPNet, ...): an adapter added for one must add its `model_type` here too."""
 
 
 def position_offset(model_type: object, pad_token_id: object) -> int:
