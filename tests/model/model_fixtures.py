@@ -104,9 +104,9 @@ def save_tiny_tokenizer(folder, vocab_size: int = VOCAB):
     return tok
 
 
-def bert_config(**overrides):
-    """A two-layer BertConfig without dropout."""
-    from transformers import BertConfig
+def bert_config(cls_name: str = "BertConfig", **overrides):
+    """A two-layer BertConfig (or another class of BERT's fields, by name) without dropout."""
+    import transformers
 
     fields = dict(
         vocab_size=VOCAB,
@@ -119,27 +119,13 @@ def bert_config(**overrides):
         hidden_dropout_prob=0.0,
         attention_probs_dropout_prob=0.0,
     )
-    return BertConfig(**{**fields, **overrides})
+    return getattr(transformers, cls_name)(**{**fields, **overrides})
 
 
 def roberta_config(cls_name: str = "RobertaConfig", **overrides):
-    """A two-layer RoBERTa-style config (RobertaConfig or XLMRobertaConfig) without dropout; pad id 0,
-    the tiny tokenizer's, so positions start at 1."""
-    import transformers
-
-    fields = dict(
-        vocab_size=VOCAB,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=66,
-        pad_token_id=0,
-        type_vocab_size=1,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-    )
-    return getattr(transformers, cls_name)(**{**fields, **overrides})
+    """`bert_config` as a RoBERTa-style config (RobertaConfig or XLMRobertaConfig) of 66 position rows;
+    pad id 0, the tiny tokenizer's, so positions start at 1 and 65 are usable."""
+    return bert_config(cls_name, **{"max_position_embeddings": 66, "type_vocab_size": 1, **overrides})
 
 
 def modernbert_config():
