@@ -45,17 +45,13 @@ from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
 from encoderlab.model.encoder import EncoderOutput, mean_rows
 from encoderlab.model.sentence import write_sentence_files
 
-ADAPTER_FAMILIES = ("bert", "modernbert", "roberta", "xlm-roberta")
-
-_OFFSET_POSITIONS = ("roberta", "xlm-roberta")
-"""Families whose first position id is pad_token_id + 1 (transformers' default pad id for them: 1).
-Many more transformers families number positions so (those defining `create_position_ids_from_input_ids`:
-CamemBERT, Longformer, MPNet, ...): an adapter added for one must add its `model_type` here too."""
-
 
 def position_offset(model_type: object, pad_token_id: object) -> int:
-    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1."""
-    if model_type not in _OFFSET_POSITIONS:
+    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1
+    for a family whose adapter numbers positions after the pad id (`HFAdapter.positions_after_pad`;
+    transformers' default pad id for those is 1)."""
+    adapter = ADAPTERS.get(model_type) if isinstance(model_type, str) else None
+    if adapter is None or not adapter.positions_after_pad:
         return 0
     return (pad_token_id if isinstance(pad_token_id, int) and not isinstance(pad_token_id, bool) else 1) + 1
 
@@ -118,6 +114,11 @@ class HFAdapter(nn.Module):
     """
 
     family = ""
+    hf_name: ClassVar[str] = ""
+    """The transformers masked-LM class wrapped (`hf_class`)."""
+    positions_after_pad: ClassVar[bool] = False
+    """Whether the family numbers positions from pad_token_id + 1 (`position_offset`), as transformers'
+    `create_position_ids_from_input_ids` does for RoBERTa and its descendants (CamemBERT, Longformer...)."""
 
     def __init__(
         self,
@@ -228,6 +229,7 @@ class BertAdapter(HFAdapter):
     """`BertForMaskedLM` (BERT, MiniLM and other BERT-architecture checkpoints)."""
 
     family = "bert"
+    hf_name = "BertForMaskedLM"
     # Post-norm: the attention part is self-attention, its output projection and the LayerNorm after
     # its residual; the MLP part is `intermediate` + `output` (with its LayerNorm).
     anatomy: ClassVar[Anatomy] = Anatomy(
@@ -257,6 +259,7 @@ class ModernBertAdapter(HFAdapter):
     """`ModernBertForMaskedLM`, alternating global and sliding-window attention."""
 
     family = "modernbert"
+    hf_name = "ModernBertForMaskedLM"
     # Pre-norm; block 0's `attn_norm` is an Identity.
     anatomy: ClassVar[Anatomy] = Anatomy(
         attention=("attn_norm", "attn"),
@@ -293,6 +296,8 @@ class RobertaAdapter(BertAdapter):
     """`RobertaForMaskedLM`: BERT's layers (and masks), its own embeddings' position offset and head."""
 
     family = "roberta"
+    hf_name = "RobertaForMaskedLM"
+    positions_after_pad = True
     anatomy: ClassVar[Anatomy] = Anatomy(
         attention=("attention",),
         mlp=("intermediate", "output"),
@@ -310,6 +315,7 @@ class XLMRobertaAdapter(RobertaAdapter):
     architecture under its own `model_type`."""
 
     family = "xlm-roberta"
+    hf_name = "XLMRobertaForMaskedLM"
 
 
 ADAPTERS: dict[str, type[HFAdapter]] = {
@@ -318,6 +324,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "roberta": RobertaAdapter,
     "xlm-roberta": XLMRobertaAdapter,
 }
+ADAPTER_FAMILIES = tuple(ADAPTERS)
 
 
 def hf_config_from_dict(raw: dict):
@@ -344,12 +351,7 @@ def hf_class(family: str):
     """The transformers masked-LM class an adapter family wraps."""
     import transformers
 
-    return {
-        "bert": transformers.BertForMaskedLM,
-        "modernbert": transformers.ModernBertForMaskedLM,
-        "roberta": transformers.RobertaForMaskedLM,
-        "xlm-roberta": transformers.XLMRobertaForMaskedLM,
-    }[family]
+    return getattr(transformers, ADAPTERS[family].hf_name)
 
 
 @contextlib.contextmanager
