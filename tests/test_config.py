@@ -159,7 +159,7 @@ def test_type_is_no_field_of_an_untagged_section_and_must_match_a_tagged_one():
 
 def test_anchors_for_a_repeated_value_still_read():
     """The alias-expansion cap refuses a file that writes out into a flood, not an anchor reused."""
-    from encoderlab.config import read_yaml
+    from encoderlab.yamltext import read_yaml
 
     text = "base: &b {lr: 1.0e-4, steps: 10}\none: *b\ntwo: {<<: *b, steps: 20}\nlrs: &l [1, 2]\nagain: *l\n"
     data = read_yaml(text)
@@ -230,7 +230,8 @@ class _Steps:
 def test_yaml_booleans_and_dates_where_text_is_expected_name_the_quoting_fix():
     """`labels: [yes, no]` said "labels[0]: expected str, got True" and `name: 2024-01-01` "expected
     str, got datetime.date(2024, 1, 1)": YAML 1.1's readings, with no fix named."""
-    from encoderlab.config import parse_scalar, read_yaml
+    from encoderlab.config import parse_scalar
+    from encoderlab.yamltext import read_yaml
 
     with pytest.raises(
         UserError, match=r"^t\.labels\[0\]: expected str, got True \(YAML reads an unquoted yes/no"
@@ -286,8 +287,9 @@ def test_an_exponent_without_a_dot_in_a_file_is_the_number_the_command_line_read
     # was: `lrs: [1e-3]` in a study file, `weight_decay: 1e-2` in a task file or `lr: 1e-4` in a config
     # was "expected float, got '1e-3'" (PyYAML reads YAML 1.1, where an exponent needs a dot and a sign),
     # though `--param lr=1e-3` read the number and YAML 1.2 and JSON read it so too
-    from encoderlab.config import parse_scalar, read_yaml
+    from encoderlab.config import parse_scalar
     from encoderlab.eval.spec import FinetuneConfig
+    from encoderlab.yamltext import read_yaml
 
     text = "a: 1e-3\nb: 1.0e5\nc: -.5e2\nd: [1e-4, 2E+4]\ne: '1e-3'\nf: 1e\ng: x1e3\nh: 1.5\ni: 7"
     assert read_yaml(text) == {
@@ -306,3 +308,27 @@ def test_an_exponent_without_a_dot_in_a_file_is_the_number_the_command_line_read
         from_dict(FinetuneConfig, read_yaml("weight_decay: 1e-2\nmax_steps: 1e2"), "t").weight_decay == 0.01
     )
     assert yaml.safe_load("a: 1e-3") == {"a": "1e-3"}  # PyYAML's own loader is left as it is
+
+
+@pytest.mark.parametrize("written", ["1e5", "1.0e+5", "-.5E2"])
+def test_a_number_where_text_is_expected_is_quoted_as_written(written):
+    # was 'quote it ("100000.0")' for `labels: [1e5]` or `--set name=1e5`: following it gave the
+    # name "100000.0", not the "1e5" the user wrote
+    from encoderlab.config import parse_scalar
+    from encoderlab.yamltext import read_yaml
+
+    line = f'labels[0]: expected str, got {written}; quote it ("{written}") to give it as text'
+    with pytest.raises(UserError) as err:
+        from_dict(_Spec, read_yaml(f"labels: [{written}, b]"), "task file t.yaml")
+    assert str(err.value) == f"task file t.yaml: {line}"
+    with pytest.raises(UserError) as err:
+        from_dict(_Spec, {"labels": [parse_scalar(written), "b"]}, "task file t.yaml")
+    assert str(err.value) == f"task file t.yaml: {line}"
+
+
+def test_a_number_as_written_is_a_plain_float_in_a_config():
+    from encoderlab.eval.spec import FinetuneConfig
+    from encoderlab.yamltext import read_yaml
+
+    value = from_dict(FinetuneConfig, read_yaml("weight_decay: 1e-2"), "t").weight_decay
+    assert type(value) is float and value == 0.01

@@ -29,6 +29,7 @@ CORE = (
     "cliargs",
     "words",
     "lazy",
+    "yamltext",
 )
 """Single-module foundations (errors, configs, atomic writes, output folders, locks, ...): one layer,
 `core`, whose modules may import each other and nothing above."""

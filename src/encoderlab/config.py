@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import functools
-import json
-import re
 import types
 import typing
 from collections.abc import Mapping
@@ -25,6 +23,7 @@ import yaml
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError, closest
 from encoderlab.words import noun
+from encoderlab.yamltext import Numeral, StrictYAMLError, as_written, read_yaml, yaml_problem
 
 SEED_BOUND = 2**64
 """Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
@@ -166,8 +165,8 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
 
 def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
     """`coerce` for int, float, str, bool and Path (any other type passes as is)."""
-    if tp is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
+    if tp is float and isinstance(value, (int, Numeral)) and not isinstance(value, bool):
+        return float(value)  # a plain float: a `Numeral`'s spelling is for messages only
     if tp is int and isinstance(value, float) and value.is_integer():
         # `--param steps=1e5`: YAML 1.1 reads 1e5 as text, `parse_scalar` as 100000.0; refusing
         # ("expected int, got 100000.0") named no fix for a number that is exactly an integer
@@ -176,7 +175,9 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
         return Path(value)
     if tp is str and isinstance(value, (int, float)) and not isinstance(value, bool):
         # YAML reads `labels: [0, 1]` as numbers; a name that is a number is written quoted
-        raise UserError(f'{where}: expected str, got {value!r}; quote it ("{value}") to give it as text')
+        # quoted as written: `1e5` quoted as Python spells it, "100000.0", would be another name
+        written = as_written(value)
+        raise UserError(f'{where}: expected str, got {written}; quote it ("{written}") to give it as text')
     if tp is str and isinstance(value, bool):  # YAML 1.1's booleans: `labels: [yes, no]` is [True, False]
         raise UserError(
             f"{where}: expected str, got {value!r} (YAML reads an unquoted yes/no, on/off or true/false as a "
@@ -273,7 +274,7 @@ def parse_scalar(text: str, where: str = "value") -> Any:
         return text.strip()
     if isinstance(value, str):  # YAML 1.1 reads "1e-3" (no dot) as a string
         try:
-            return float(value)
+            return Numeral(float(value), value)
         except ValueError:
             pass
     return value
@@ -362,130 +363,6 @@ def _descend(node: Any, key: str, path: str) -> Any:
 def save_yaml(cfg: Any, path: Path) -> None:
     """Write a resolved config as YAML (atomically: temporary name, then rename)."""
     write_text_atomic(path, yaml.safe_dump(to_dict(cfg), sort_keys=False))
-
-
-class StrictYAMLError(yaml.YAMLError):
-    """YAML that parses but that we refuse to read; the message names the problem and its fix."""
-
-
-class DuplicateKey(StrictYAMLError):
-    """A mapping of a YAML file names one key twice."""
-
-
-# Aliases share one node, so a 1 KB file of nested `*name`s is a billion values once anything walks
-# it (a "billion laughs" file): `eval --task-file` held 4.8 GB after a minute. Real configs use an
-# anchor for a repeated value or block, far below this many values in all.
-MAX_EXPANDED_VALUES = 100_000
-
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    """A node's keys and values (mapping), items (sequence) or nothing (scalar)."""
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    return list(node.value) if isinstance(node, yaml.SequenceNode) else []
-
-
-def _expanded_size(root: yaml.Node) -> int:
-    """How many values `root` holds with every alias written out; iterative, memoised by node."""
-    sizes: dict[int, int] = {}
-    open_: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, closing = stack.pop()
-        kids = _children(node)
-        if closing:
-            open_.discard(id(node))
-            sizes[id(node)] = 1 + sum(sizes[id(k)] for k in kids)
-            continue
-        if id(node) in sizes:
-            continue
-        open_.add(id(node))
-        stack.append((node, True))
-        for kid in kids:
-            if id(kid) in open_:
-                raise StrictYAMLError(
-                    f"the anchor on line {kid.start_mark.line + 1} holds an alias to itself; write the value out"
-                )
-            stack.append((kid, False))
-    return sizes[id(root)]
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """The safe loader (plain data, no tags that build objects) that refuses a repeated key and
-    aliases that write out into more than `MAX_EXPANDED_VALUES` values."""
-
-    def compose_document(self) -> yaml.Node:
-        node = super().compose_document()
-        if node is not None and _expanded_size(node) > MAX_EXPANDED_VALUES:
-            raise StrictYAMLError(
-                f"its aliases (*name) expand it to over {MAX_EXPANDED_VALUES:,} values; "
-                "write the values out, or use fewer aliases"
-            )
-        return node
-
-
-def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: dict = {}
-    for key_node, _ in node.value:
-        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-            continue  # `<<: *base` may be overridden key by key, as YAML means it
-        key, line = loader.construct_object(key_node), key_node.start_mark.line + 1
-        if key in seen:
-            raise DuplicateKey(f"key {key!r} is given twice (lines {seen[key]} and {line}); keep one")
-        seen[key] = line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _unique_mapping)
-# YAML 1.2's numbers that YAML 1.1 (PyYAML) reads as text: an exponent without a dot or its sign
-# (`lr: 1e-3`, `1.0e5`). A file was refused ("expected float, got '1e-3'") where the same value on the
-# command line (`--param lr=1e-3`, `parse_scalar`) was read as the number, and JSON reads it so too.
-_UniqueKeyLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
-    """A JSON object's pairs as a dict, refusing a repeated key as `_unique_mapping` does."""
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise DuplicateKey(f"key {key!r} is given twice; keep one")
-        out[key] = value
-    return out
-
-
-def read_yaml(text: str) -> Any:
-    """YAML text as plain data, read safely and strictly (`DuplicateKey` for a repeated key).
-
-    JSON is read too. PyYAML reads YAML 1.1, of which JSON is not quite a subset: a tab-indented JSON
-    file (`json.dump(indent="\t")`, Go's MarshalIndent) or an escaped slash fails it, and "not valid
-    YAML; fix the syntax" of a valid JSON file had no fix. Such text is read as JSON instead."""
-    try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
-    except StrictYAMLError:
-        raise
-    except RecursionError:  # PyYAML composes recursively: `[[[...` thousands deep
-        raise StrictYAMLError("it nests lists or mappings thousands deep; flatten it") from None
-    except yaml.YAMLError as exc:
-        if not text.lstrip().startswith(("{", "[")):
-            raise
-        try:
-            return json.loads(text, object_pairs_hook=_unique_pairs)
-        except ValueError:  # not JSON either: the YAML error says where
-            raise exc from None
-
-
-def yaml_problem(exc: Exception) -> str:
-    """Where a YAML file stops parsing and why: `at line 5, column 2: expected ... (while parsing a block
-    mapping)`. PyYAML's first line names only the context, which says neither where nor what."""
-    mark = getattr(exc, "problem_mark", None)
-    if isinstance(exc, yaml.MarkedYAMLError) and mark is not None and exc.problem:
-        context = f" ({exc.context})" if exc.context else ""
-        return f"at line {mark.line + 1}, column {mark.column + 1}: {exc.problem}{context}"
-    return f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"
 
 
 def read_mapping(path: Path, what: str = "config file") -> dict:

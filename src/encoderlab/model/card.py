@@ -25,10 +25,10 @@ from pathlib import Path
 import yaml
 
 from encoderlab import jsonlines
-from encoderlab.config import read_yaml
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
 from encoderlab.words import count_of, lr_grid
+from encoderlab.yamltext import read_yaml
 
 _TASK_TYPES = {
     "sc": "text-classification",
