@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -332,3 +333,13 @@ def test_a_number_as_written_is_a_plain_float_in_a_config():
 
     value = from_dict(FinetuneConfig, read_yaml("weight_decay: 1e-2"), "t").weight_decay
     assert type(value) is float and value == 0.01
+
+
+def test_a_number_as_written_dumps_as_the_float_it_is():
+    # a float subclass that reached PyYAML's safe dumper was "cannot represent an object"
+    from encoderlab.config import coerce
+    from encoderlab.yamltext import read_yaml
+
+    data = read_yaml("a: 1e5\nb: [2.5e-3]")
+    assert yaml.safe_load(yaml.safe_dump(data)) == {"a": 100000.0, "b": [0.0025]}
+    assert type(coerce(data, Any, "t")["b"][0]) is float

@@ -23,7 +23,7 @@ import yaml
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError, closest
 from encoderlab.words import noun
-from encoderlab.yamltext import Numeral, StrictYAMLError, as_written, read_yaml, yaml_problem
+from encoderlab.yamltext import Numeral, StrictYAMLError, as_written, plain, read_yaml, yaml_problem
 
 SEED_BOUND = 2**64
 """Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
@@ -117,7 +117,7 @@ def _union_members(tp: Any) -> tuple[Any, ...]:
 def coerce(value: Any, tp: Any, where: str) -> Any:
     """Convert plain data (YAML/CLI values) to the type `tp`, or raise a UserError naming `where`."""
     if tp is Any:
-        return value
+        return plain(value)
     members = _union_members(tp)
     if len(members) > 1:
         if value is None and type(None) in members:

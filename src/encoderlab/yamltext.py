@@ -7,9 +7,9 @@ a key given twice is refused (PyYAML keeps the last), and so is a file whose ali
 
 A number read from text remembers how it was written (`Numeral`), so a refusal of a number where a
 name is expected can tell the user to quote what they wrote (`"1e5"`), not Python's spelling of it
-(`"100000.0"`, another name). Trade-off: `Numeral` is a float subclass that reaches configs only
-through `config.coerce`, which turns it into a plain float; elsewhere it compares, hashes and
-serialises as the float it is.
+(`"100000.0"`, another name). Trade-off: `Numeral` is a float subclass; `config.coerce` turns it
+into a plain float (`plain`) for every field, and elsewhere it compares, hashes and serialises (JSON,
+the safe YAML dumper) as the float it is.
 """
 
 from __future__ import annotations
@@ -35,6 +35,22 @@ class Numeral(float):
 def as_written(value: Any) -> str:
     """The text `value` was written as: a `Numeral`'s own text, else Python's."""
     return value.written if isinstance(value, Numeral) else str(value)
+
+
+def plain(value: Any) -> Any:
+    """`value` with every `Numeral` in it a plain float (for a config field of any type)."""
+    if isinstance(value, Numeral):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+# A Numeral that reaches a YAML dump anyway (data read but not coerced) is written as the float it is;
+# PyYAML's safe dumper matches exact types, and refused it ("cannot represent an object").
+yaml.SafeDumper.add_representer(Numeral, yaml.SafeDumper.represent_float)
 
 
 class StrictYAMLError(yaml.YAMLError):
