@@ -124,18 +124,28 @@ def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, c
 
 
 def test_plan_of_a_study_folder_takes_its_gone_prepared_folder_as_run_does(tmp_path, capsys):
-    """Was "dataset main: .../prepared holds no prepared data (no meta.json); prepare it first ...":
-    nothing is to run, so its tokens are estimated and no run is checked, as `study run` checks none."""
+    """Was "dataset main: .../prepared holds no prepared data (no meta.json); prepare it first ...": nothing
+    is to run, so no run is checked, as `study run` checks none, and its unique tokens are those its prepare
+    node counted (were estimated); a node that recorded none (edited by hand): estimated, and the note says so."""
     data = _prepared(tmp_path)
     study = tmp_path / "s"
     run_study(_spec(tmp_path, str(data)), study, _backend(), progress=False)
-    assert "counted in the prepared folder" in _plan(capsys, study)
+    there = _plan(capsys, study)
+    assert "counted in the prepared folder" in there
     data.rename(tmp_path / "moved")
     out = _plan(capsys, study)
-    assert (
-        f"note: dataset main: the prepared folder {data} is not there (moved or deleted): its content " in out
+    assert out == there + (
+        f"note: dataset main: the prepared folder {data} is not there (moved or deleted): its content digest "
+        f"is as {study}/graph.json recorded it; no node to run reads its tokens, so no start check reads it; "
+        "its unique tokens are as its prepare node counted them\n"
     )
-    assert "give its place now with --prepared main=DIR to count them" in out
+    (prepare,) = (study / "nodes" / "prepare").iterdir()
+    marker = json.loads((prepare / "node.json").read_text())
+    marker["result"].pop("meta")
+    (prepare / "node.json").write_text(json.dumps(marker))
+    out = _plan(capsys, study)
+    assert "its unique tokens are estimated (its prepare node recorded none): give its place now with " in out
+    assert "--prepared main=DIR to count them" in out
     assert "counted in the prepared folder" not in out and "estimated from" in out
 
 

@@ -156,8 +156,10 @@ def test_with_only_some_task_files_gone_none_is_taken_from_the_record_and_the_re
 def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused(tmp_path):
     """Was "... holds no prepared data (no meta.json); prepare it first with `encoderlab data prepare`",
     even with every node finished. The folder is keyed by its content, recorded in graph.json: a finished
-    study resumes without it; with a node to run (which the report follows, and it counts the folder's
-    tokens) it is refused, and given where it is now, every finished node is kept."""
+    study resumes without it, and so does one whose evaluation node is to run (it reads a model; the
+    report, the counts its prepare node recorded: was refused, "the report among them reads it"). A
+    pretraining node to run reads its tokens: refused, and given where it is now, every finished node is
+    kept."""
     from fake_study import tiny_corpus
 
     from encoderlab.data.prepare import PrepareConfig, prepare
@@ -181,13 +183,24 @@ def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_
     def outputs():
         return {k: v for k, v in snapshot(study).items() if k.startswith(("nodes/", "report/"))}
 
+    def kept(files, rerun):
+        return {
+            k: v for k, v in files.items() if k.startswith("nodes/") and rerun not in k and "report" not in k
+        }
+
     study = tmp_path / "s"
     report = _run(spec(data), study)
     done = outputs()
     moved = data.rename(tmp_path / "moved")
     assert _run(spec(data), study) == report and outputs() == done  # every node finished: nothing reads it
-    rerun = node_dir(study, build_graph(spec(moved), _backend()).nodes["eval/clm/sst/lr0.0001/s0"])
-    shutil.rmtree(rerun)
+    graph = build_graph(spec(moved), _backend())
+    evaluated = node_dir(study, graph.nodes["eval/clm/sst/lr0.0001/s0"])
+    shutil.rmtree(evaluated)
+    assert _run(spec(data), study) == report  # it runs again, and the report, without the folder
+    assert kept(outputs(), evaluated.name) == kept(done, evaluated.name) and evaluated.is_dir()
+    done = outputs()
+    trained = node_dir(study, graph.nodes["pretrain/mlm20"])
+    shutil.rmtree(trained)
     before = snapshot(tmp_path)
     with pytest.raises(UserError) as exc:
         _run(spec(data), study)
@@ -198,13 +211,7 @@ def test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_
     ):
         _run(spec(tmp_path / "typo"), study)  # not the folder the study ran with: nothing recorded of it
     assert snapshot(tmp_path) == before
-    _run(spec(moved), study)  # the fix: its place now; only that node and the report run again
-
-    def kept(files):
-        return {
-            k: v
-            for k, v in files.items()
-            if k.startswith("nodes/") and rerun.name not in k and "report" not in k
-        }
-
-    assert kept(outputs()) == kept(done) and any("nodes/pretrain/" in k for k in kept(done))
+    _run(spec(moved), study)  # the fix: its place now; only that node, its evaluations and the report run
+    assert kept(outputs(), "mlm20") == kept(done, "mlm20") and any(
+        "nodes/pretrain/" in k for k in kept(done, "mlm20")
+    )

@@ -26,26 +26,34 @@ keeps every node) is the fix, so the partial case is refused rather than half-re
 
 A folder given with `--prepared` is keyed by its content (`study/prepared.py`), read from its meta.json
 when the graph is built. One gone is taken as the study folder recorded it (`recorded_digests`: the
-digest of its prepare node in graph.json, when study.json names the same folder), and the study resumes
-only if no node is to run: a node to run may read it (a pretraining node its tokens, the start checks
-its rows and passes, a report of a prepare node that recorded no unigram entropy, from before
-2026-12-05, its tokens for the plateau caveat), so none is let run without it. Else, or when nothing is recorded, it is refused in one
-line naming the folder and the fix (`--prepared NAME=DIR` where it is now keeps every finished node).
-With nothing to run, `study run` checks no node's inputs and fetches nothing (`resumed_graph`): it
-rewrites study.json and graph.json and hands back the report.
+digest of its prepare node in graph.json, when study.json names the same folder). Only the nodes that
+read its tokens need it (`reads_tokens`): its prepare node (to run when its key changed) and the
+pretraining nodes training on it; a resume that runs one of them is refused in one line naming the
+folder, the node and the fix (`--prepared NAME=DIR` where it is now keeps every finished node), before
+anything is written. Every other node runs without it: an evaluation or CKA reads models, and the report
+reads what the prepare node recorded of the folder (`nodes._recorded`): its unique tokens, which the
+plan and the report's passes count as they counted them from the folder (`plan.finished_meta`), and the
+unigram entropy of its plateau caveat (`data._read_unigram`). A node recording no unique tokens (edited
+by hand) has them estimated; one from before 2026-12-05 recorded no entropy, and its report's claims
+say the plateau is not checked, naming the folder and `--prepared NAME=DIR`. The start checks run for
+the nodes to run but skip the folder (`gone_prepared`): its tokenizer (`checks.check_prepared_tokenizers`),
+its token files (`checks.check_prepared_sources`) and the rows and memory of the runs on it
+(`checks.check_runs`), all finished. With nothing to run, `study run` checks no node's inputs and
+fetches nothing (`Resumed.idle`): it rewrites study.json and graph.json and hands back the report.
+A folder gone of which nothing is recorded (not the one the study ran with) is refused in one line.
+`study report DIR` reads the same record, so it writes the same figures with the folder gone.
 
 `study plan DIR` (or `--out DIR`) builds its graph with the same `resumed_graph`, so it plans what
 `study run DIR` would resume and refuses what it would refuse, and says which inputs it took from the
-record (`recorded_notes`): with a `--prepared` folder gone it checks no input, as `study run`, and
-estimates that dataset's unique tokens (`plan.finished_meta`). `study report DIR` reads the unigram
-entropy its prepare node recorded (`data._read_unigram`); of an older folder, with the `--prepared`
-folder gone, the claims say the plateau is not checked, naming the folder and `--prepared NAME=DIR`.
+record (`recorded_notes`): with a `--prepared` folder gone it checks what `study run` checks, and
+counts that dataset's unique tokens as its prepare node recorded them (`plan.finished_meta`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import NamedTuple
 
 from encoderlab.errors import UserError
 from encoderlab.study.graph import Backend, Graph, Node, Pretraining, build_graph
@@ -134,14 +142,30 @@ def refuse_absent_task_files(spec: StudySpec, study_dir: Path, nodes: list[Node]
         )
 
 
+class Resumed(NamedTuple):
+    """What `resumed_graph` hands `study run` and `study plan`."""
+
+    graph: Graph
+    gone: frozenset[str]
+    """The datasets whose `--prepared` folder is gone, taken as the record has them: no node to run reads it."""
+    idle: bool
+    """A folder is gone and no node is to run: no input is checked, nothing is fetched."""
+
+
+def gone_prepared(spec: StudySpec) -> frozenset[str]:
+    """The datasets of `spec` whose `--prepared` folder is not there (moved or deleted). A resume that
+    would run a node reading one (`reads_tokens`) is refused, so the start checks skip them."""
+    return frozenset(d.name for d in spec.data if d.prepared is not None and not Path(d.prepared).exists())
+
+
 def resumed_graph(
     spec: StudySpec, study_dir: Path, backend: Backend, trained: list[Pretraining] | None = None
-) -> tuple[Graph, frozenset[str]]:
+) -> Resumed:
     """The graph of `spec` to run in `study_dir` (`build_graph`, `trained` as its), with its task files
     and `--prepared` folders that are gone as its graph.json recorded them, or a refusal naming one that
-    a node to run reads (see the module docstring); and the datasets whose `--prepared` folder is gone
-    (then no node is to run). `study run` and `study plan --out` both build their graph here."""
-    gone = [d for d in spec.data if d.prepared is not None and not Path(d.prepared).exists()]
+    a node to run reads (see the module docstring). `study run` and `study plan --out` both build their
+    graph here."""
+    gone = [d for d in spec.data if d.name in gone_prepared(spec)]
     digests = recorded_digests(spec, study_dir, [d.name for d in gone])
     resumed = (Path(study_dir) / "study.json").is_file()  # a first run: `prepared.prepared_meta`'s line
     for d in gone if resumed else ():
@@ -151,15 +175,31 @@ def resumed_graph(
             )
     graph = build_graph(spec, recorded_backend(spec, study_dir, backend), trained, recorded=digests)
     refuse_absent_task_files(spec, study_dir, list(graph))
-    if digests and (runs := to_run(study_dir, graph)):
-        read = f"resuming {study_dir} runs {count(len(runs), 'node')} ({runs[0].name} first): the report"
-        raise UserError(_prepared_gone(spec, gone[0], f"{read} among them reads it (it counts its tokens)"))
-    return graph, frozenset(digests)
+    runs = to_run(study_dir, graph) if digests else []
+    for d in gone:
+        if readers := [n for n in runs if reads_tokens(n, d.name)]:
+            reads = (
+                f"{count(len(readers), 'node')} to run in {study_dir} {noun(len(readers), 'reads', 'read')}"
+            )
+            raise UserError(_prepared_gone(spec, d, f"{reads} its tokens ({readers[0].name})"))
+    return Resumed(graph, frozenset(digests), idle=bool(digests) and not runs)
 
 
-def recorded_notes(spec: StudySpec, study_dir: Path, gone: frozenset[str]) -> list[str]:
+def reads_tokens(node: Node, dataset: str) -> bool:
+    """Whether `node` reads the prepared data of `dataset`: its prepare node (which checks a `--prepared`
+    folder against its digest) and the pretraining nodes training on it. No other node does: an evaluation
+    or CKA reads models, the report the counts the prepare node recorded (`plan.finished_meta`,
+    `data._read_unigram`)."""
+    prepare = f"prepare/{dataset}"
+    return node.name == prepare or (node.kind == "pretrain" and prepare in node.deps)
+
+
+def recorded_notes(
+    spec: StudySpec, study_dir: Path, gone: frozenset[str], counted: frozenset[str]
+) -> list[str]:
     """What `study plan --out` says of the inputs `resumed_graph` took from the record of `study_dir`:
-    the task files not there and the datasets whose `--prepared` folder is gone (`gone`)."""
+    the task files not there and the datasets whose `--prepared` folder is gone (`gone`), of which
+    `counted` have the unique tokens their prepare node recorded (`plan.finished_meta`), the rest estimated."""
     graph = Path(study_dir) / "graph.json"
     notes = []
     if files := absent_task_files(spec):
@@ -170,11 +210,16 @@ def recorded_notes(spec: StudySpec, study_dir: Path, gone: frozenset[str]) -> li
         )
     for d in spec.data:
         if d.name in gone:
+            tokens = (
+                "are as its prepare node counted them"
+                if d.name in counted
+                else "are estimated (its prepare node recorded none): give its place now with "
+                f"--prepared {d.name}=DIR to count them"
+            )
             notes.append(
                 f"note: dataset {d.name}: the prepared folder {d.prepared} is not there (moved or deleted): "
-                f"its content digest is as {graph} recorded it, nothing is to run, so the start checks are "
-                f"skipped and its unique tokens estimated; give its place now with --prepared {d.name}=DIR "
-                "to count them"
+                f"its content digest is as {graph} recorded it; no node to run reads its tokens, so no start "
+                f"check reads it; its unique tokens {tokens}"
             )
     return notes
 
@@ -199,7 +244,7 @@ def recorded_digests(spec: StudySpec, study_dir: Path, datasets: list[str]) -> d
 
 def to_run(study_dir: Path, nodes: Graph | list[Node]) -> list[Node]:
     """The nodes running the study in `study_dir` now runs: `runner.pending_nodes`, and a finished report
-    whose report was rewritten since (`runner.report_rewritten`), which reads the `--prepared` folders."""
+    whose report was rewritten since (`runner.report_rewritten`), which `run_graph` runs again."""
     from encoderlab.study.runner import pending_nodes, read_marker, report_rewritten
 
     nodes = list(nodes)

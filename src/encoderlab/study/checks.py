@@ -1,10 +1,9 @@
 """What a real study checks before it writes anything: every node's inputs, as the node would check them.
 
-A node refuses its inputs only when its turn comes: after the study folder was made and the nodes
-before it ran (a corpus prepared for minutes or hours, other runs trained). So `study run` (through the
-backend's `check_start` before it fetches assets, and `check_fetched` for what they hold once fetched)
-and `study plan` check them all first, each
-with the code the node itself runs, prefixed with the study and the dataset or run it concerns:
+A node refuses its inputs only when its turn comes, after the study folder was made and the nodes before it
+ran (a corpus prepared for hours, other runs trained). So `study run` (through the backend's `check_start`
+before it fetches assets, `check_fetched` for what they hold once fetched) and `study plan` check them all
+first, each with the code the node itself runs, prefixed with the study and the dataset or run it concerns:
 
 - the sources a node reads (`check_sources`): local corpora, tokenizers and start models;
 - a folder given with `--prepared`: made with the dataset's tokenizer (`check_prepared_tokenizers`);
@@ -28,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.study.absent import gone_prepared
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder, start_ids
 from encoderlab.study.reads import unread_inputs
@@ -106,9 +106,8 @@ def _here(location: str, fetched: bool) -> bool:
 
 
 def check_finetune_decay(spec: StudySpec, nodes: Iterable[Node]) -> None:
-    """Refuse eval nodes whose LR times their task's `finetune.weight_decay` (task files and built-in
-    tasks) is past 1 (`eval.taskruns.check_decay`), before anything runs: the node fine-tuned to NaN
-    losses after its run had trained."""
+    """Refuse eval nodes whose LR times their task's `finetune.weight_decay` (task files and built-in tasks)
+    is past 1 (`eval.taskruns.check_decay`), before anything runs: it fine-tuned to NaN after training."""
     from encoderlab.eval.taskruns import check_decay
     from encoderlab.eval.tasks.registry import TASKS
 
@@ -334,12 +333,12 @@ def check_prepared_tokenizers(
 ) -> None:
     """Refuse a folder given with `--prepared` that another tokenizer than its dataset's made, before the
     study writes anything (the prepare node checks it again: the folder may change while a study waits).
-    The spec allows `prepared` only with a named tokenizer, so it can be loaded here (unless not
-    `fetched` and it is not on this machine: `_here`, or no node still to run reads it: `unread`)."""
+    The spec allows `prepared` only with a named tokenizer, so it can be loaded here (unless not `fetched`
+    and not on this machine: `_here`, no node still to run reads it: `unread`, or gone: `absent.py`)."""
     from encoderlab.study.prepared import check_tokenizer, prepared_meta
 
-    for d in spec.data:
-        if d.prepared is not None and d.tokenizer not in unread and _here(d.tokenizer, fetched):
+    for d in (d for d in spec.data if d.prepared is not None and d.name not in gone_prepared(spec)):
+        if d.tokenizer not in unread and _here(d.tokenizer, fetched):
             check_tokenizer(prepared_meta(d.prepared, d.name), d.tokenizer, d.name, d.prepared)
 
 
@@ -362,10 +361,10 @@ def check_runs(
 ) -> None:
     """Refuse a pretraining run whose rows its node would refuse (see the module docstring): longer than
     its start model's positions, beyond the memory of the CPU it trains on (unless not `memory`), or
-    longer than its dataset. With `fetched` (`check_fetched`), only what reads these assets, just
-    fetched: the positions of start models when one is among them, the rows of a dataset whose corpus
-    reads one (and that no prepared data counts). `trained`: the study's `pretraining(spec)` when the
-    caller has it already."""
+    longer than its dataset. With `fetched` (`check_fetched`), only what reads these assets, just fetched:
+    the positions of start models when one is among them, the rows of a dataset whose corpus reads one
+    (and that no prepared data counts). `trained`: the study's `pretraining(spec)` when the caller has it
+    already. Not runs on a dataset whose `--prepared` folder is gone (all finished: `absent.py`)."""
     from encoderlab.study.nodes import corpus_locations
     from encoderlab.study.plan import finished_meta
 
@@ -374,6 +373,7 @@ def check_runs(
     if fetched is None or any(r.init in fetched for r in spec.runs):
         check_cka_lengths(spec, limits := check_start_models(spec, models))
         check_eval_lengths(spec, nodes, limits)
+    models = [p for p in models if p.run.data not in gone_prepared(spec)]
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
     for p in models if memory else ():

@@ -149,21 +149,22 @@ def plan_command(
     # folder, one gone since as the folder recorded it: `absent.resumed_graph`), and the checks of its
     # inputs `study run` makes, in its words: not counted from data of a corpus changed since
     trained, backend = pretraining(spec), default_backend()  # resolved once, for graph, plan and checks
-    graph, gone = (
+    graph, gone, idle = (
         resumed_graph(spec, out, backend, trained)
         if out
-        else (build_graph(spec, backend, trained), frozenset())
+        else (build_graph(spec, backend, trained), frozenset(), False)
     )
     check_prepared_sources(spec, out, graph, gone)  # first, as `study run` checks it: the plan counts from it
-    if not gone:  # else nothing is to run (`resumed_graph`): as `study run`, no input is checked
+    if not idle:  # else a --prepared folder is gone, nothing to run: as `study run`, no input is checked
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
     print(plan_text(plan))
-    if out is not None and (notes := recorded_notes(spec, out, gone)):
+    counted = frozenset(n for n, c in plan.corpora.items() if c.counted)
+    if out is not None and (notes := recorded_notes(spec, out, gone, counted)):
         print("\n".join(notes))
     if out is not None and (estimated := _estimated_note(spec, plan, out)):  # asked for counts: why none
         print(estimated)
-    if gone:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
+    if idle:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
         return
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
     if elsewhere := planned_elsewhere(spec):

@@ -319,14 +319,16 @@ def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
 
 def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:
     """meta.json of the dataset's prepared folder: the one it names (`DataSpec.prepared`), else that of
-    its prepare `node` in `study_dir` if that node finished (its marker is of the node's key). None
-    (estimated) for a folder it names that is gone since that node finished (`study/absent.py`): the
-    report of such a folder, and its plan, still count the runs' passes, as an estimate."""
+    its prepare `node` in `study_dir` if that node finished (its marker is of the node's key). Of a folder
+    it names that is gone since that node finished (`study/absent.py`), the counts the node recorded
+    (`_recorded_counts`), so the report and plan of the study say the figures they said with the folder
+    there; None (estimated) where it recorded none."""
     from encoderlab.study.runner import node_dir, read_marker
 
-    finished = study_dir is not None and node is not None and read_marker(Path(study_dir), node) is not None
+    marker = read_marker(Path(study_dir), node) if study_dir is not None and node is not None else None
+    finished = marker is not None
     if data.prepared is not None and finished and not Path(data.prepared).exists():
-        return None
+        return _recorded_counts(marker.result)
     if data.prepared is not None:
         from encoderlab.study.prepared import check_corpus, prepared_meta
 
@@ -342,6 +344,18 @@ def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> 
         return jsonlines.loads(meta.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # damaged by hand: estimated, as before it was prepared
         return None
+
+
+def _recorded_counts(result: dict) -> dict | None:
+    """The counts of its data a finished prepare node recorded in its `result` (`nodes._recorded`: the
+    meta.json's `unique_tokens`), when they hold the train split's, as `corpus_size` reads a meta.json;
+    else None. Only these: the start checks read no other field of a folder gone (`checks.check_runs`)."""
+    from encoderlab.data.packed import is_count
+
+    meta = result.get("meta")
+    unique = meta.get("unique_tokens") if isinstance(meta, dict) else None
+    train = unique.get("train") if isinstance(unique, dict) else None
+    return {"unique_tokens": {"train": train}} if is_count(train) and train > 0 else None
 
 
 def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:

@@ -243,8 +243,8 @@ def report_rewritten(study_dir: Path, node: Node, marker: NodeMarker) -> bool:
 
 def pending_nodes(study_dir: Path, graph: Iterable[Node]) -> list[Node]:
     """The nodes of `graph` that running the study in `study_dir` now would run (`_to_run`), but a finished
-    report node whose report was rewritten since (`run_graph` runs it again): it reads no task file or
-    model, though it does read the `--prepared` folders (their tokens), so `absent.to_run` adds it."""
+    report node whose report was rewritten since (`run_graph` runs it again): it reads no task file,
+    model or `--prepared` folder's tokens, and `absent.to_run` adds it."""
     graph = list(graph)
     return _to_run(graph, {n.name: read_marker(study_dir, n) for n in graph})
 
@@ -482,15 +482,15 @@ def _run_locked(
         _check_same_study(study_dir, spec)
         # resolves configs and checks controlled variables first; a task file or --prepared folder gone
         # since the nodes reading it finished: as the folder's graph.json recorded it (`study/absent.py`)
-        graph, gone = resumed_graph(spec, study_dir, backend)
+        graph, gone, idle = resumed_graph(spec, study_dir, backend)
         # the data of this graph's prepare nodes is still its corpus's, as `study plan` checks it first
         check_prepared_sources(spec, study_dir, graph, gone)
-        if spec.max_passes is not None and not gone:  # a corpus the runs would repeat: refused here
+        if spec.max_passes is not None and not idle:  # a corpus the runs would repeat: refused here
             from encoderlab.study.plan import check_passes, plan_study
 
-            check_passes(plan_study(spec, study_dir, graph))  # counted from that data
+            check_passes(plan_study(spec, study_dir, graph))  # counted from that data (or its record)
         missing: list = []
-        if not gone:  # with a --prepared folder gone, no node is to run: nothing to fetch or check
+        if not idle:  # a --prepared folder gone and no node to run: nothing to fetch or check
             missing = missing_assets(backend.required_assets(spec), fetch=fetch)
             backend.check_start(spec, study_dir, graph)  # every node's inputs not in an asset still to fetch
         if missing:  # validated first: a refused study fetched nothing into ENCODERLAB_HOME
