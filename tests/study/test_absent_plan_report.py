@@ -126,7 +126,7 @@ def test_plan_of_a_study_folder_takes_its_gone_task_file_as_run_does(tmp_path, c
 def test_plan_of_a_study_folder_takes_its_gone_prepared_folder_as_run_does(tmp_path, capsys):
     """Was "dataset main: .../prepared holds no prepared data (no meta.json); prepare it first ...": nothing
     is to run, so no run is checked, as `study run` checks none, and its unique tokens are those its prepare
-    node counted (were estimated); a node that recorded none (edited by hand): estimated, and the note says so."""
+    node counted (were estimated); a node that recorded none (edited by hand): estimated, as the note says."""
     data = _prepared(tmp_path)
     study = tmp_path / "s"
     run_study(_spec(tmp_path, str(data)), study, _backend(), progress=False)

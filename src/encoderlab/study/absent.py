@@ -147,7 +147,7 @@ class Resumed(NamedTuple):
 
     graph: Graph
     gone: frozenset[str]
-    """The datasets whose `--prepared` folder is gone, taken as the record has them: no node to run reads it."""
+    """The datasets whose `--prepared` folder is gone, as the record has them: no node to run reads it."""
     idle: bool
     """A folder is gone and no node is to run: no input is checked, nothing is fetched."""
 
@@ -199,7 +199,7 @@ def recorded_notes(
 ) -> list[str]:
     """What `study plan --out` says of the inputs `resumed_graph` took from the record of `study_dir`:
     the task files not there and the datasets whose `--prepared` folder is gone (`gone`), of which
-    `counted` have the unique tokens their prepare node recorded (`plan.finished_meta`), the rest estimated."""
+    `counted` have the unique tokens their prepare node recorded (`plan.finished_meta`), others estimates."""
     graph = Path(study_dir) / "graph.json"
     notes = []
     if files := absent_task_files(spec):

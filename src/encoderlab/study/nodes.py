@@ -157,12 +157,12 @@ def _read_prepared(ctx: NodeContext, digest: str) -> dict:
 
 
 def _recorded(folder: Path, meta: dict) -> dict:
-    """What a prepare node records of its data: its counts, and the entropy of its training tokens'
-    frequencies (`data.packed.unigram_entropy`), which the report's plateau caveat reads
-    (`data._read_unigram`) even when a `--prepared` folder is gone since (`study/absent.py`)."""
+    """What a prepare node records of its data: its unique tokens per split (`plan.finished_meta` counts
+    them), and the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`, for the
+    plateau caveat: `data._read_unigram`), read once a `--prepared` folder is gone (`study/absent.py`)."""
     from encoderlab.data.packed import unigram_entropy
 
-    counts = {k: meta[k] for k in ("counts", "unique_tokens") if k in meta}
+    counts = {k: meta[k] for k in ("unique_tokens",) if k in meta}  # meta.json has no "counts" (was asked)
     return {"meta": counts, "unigram": unigram_entropy(folder)}
 
 
