@@ -164,7 +164,7 @@ def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> 
     if location != hub_id:
         return Path(location)
     if hub_offline():
-        cached = _cached_snapshot(hub_id)
+        cached = cached_snapshot(hub_id)
         if cached is not None:
             return cached
         raise UserError(
@@ -244,13 +244,15 @@ def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None)
     local hub cache nor on the hub, asked once (`reach_hub`; never with the hub offline), each in the line
     of the call that refuses it, naming the folder `hub_id` is not in `base` (`no_folder`). A study
     checks its hub ids so before anything runs (`study.checks.check_hub_ids`)."""
-    if model_mirror(hub_id, what, base) is not None or _cached_snapshot(hub_id) is not None:
+    if model_mirror(hub_id, what, base) is not None or cached_snapshot(hub_id) is not None:
         return
     reach_hub(hub_id, "model", what, DOWNLOAD_FIX, here=no_folder(hub_id, base))
 
 
-def _cached_snapshot(hub_id: str) -> Path | None:
-    """The local hub cache's snapshot of the model repo `hub_id`, if it has one (no network)."""
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The local hub cache's snapshot of the model repo `hub_id`, if it has one (no network): what an
+    offline load reads (`model_mirror`), and where a study reads a hub id's positions before anything runs
+    (`model.hub.max_positions`)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 

@@ -36,6 +36,7 @@ from encoderlab.data.batch import TokenSpec
 from encoderlab.data.hub import (
     MODEL_FILES,
     TOKENIZER_GLOBS,
+    cached_snapshot,
     download_model_repo,
     is_hub_id,
     mirror_root,
@@ -155,17 +156,33 @@ def source_folder(source: str | Path) -> Path | None:
     return root / str(source) if root is not None and (root / str(source)).is_dir() else None
 
 
-def max_positions(source: str | Path) -> int | None:
+def max_positions(source: str | Path, fetch: bool = False) -> int | None:
     """The longest row the model at `source` accepts, read from its config alone (no weights), when
     that config is on this machine: a model folder (encoderlab's `max_seq_len`, a Hugging Face folder's
-    `max_position_embeddings`), a fetched asset, a hub id's mirror. None otherwise (a hub id still to
-    download, an unfetched asset, a run without a final model): the loaded model is checked then.
+    `max_position_embeddings`), a fetched asset, a hub id's mirror or its snapshot in the local hub cache
+    (`config_folder`). With `fetch`, a hub id found in neither has its configs and tokenizer downloaded
+    first, never its weights (`model_files`' download: what `study run` does before anything runs, after
+    `study.hubids.check_hub_ids` asked the hub for it). None otherwise (a hub id not fetched, an
+    unfetched asset, a run without a final model): the loaded model is checked then.
 
     Callers refuse a longer sequence before anything is written (MiniLM has 512 learned positions,
     paper 1 packs 2,048-token rows): past the table an embedding lookup fails mid-run, and a RoPE
     model runs but at lengths it never saw, which is no longer the start model the study names."""
-    folder = source_folder(source)
+    folder = config_folder(source, fetch)
     return _config_positions(folder) if folder is not None and folder.is_dir() else None
+
+
+def config_folder(source: str | Path, fetch: bool = False) -> Path | None:
+    """The folder whose config `load_pretrained(source)` would build the model from, when it is on this
+    machine: `source_folder`'s, else, for a hub id with no mirror root set, its snapshot in the local
+    hub cache (`data.hub.cached_snapshot`, no network; the snapshot it holds, which a download could
+    update), else with `fetch` its configs and tokenizer downloaded (`TOKENIZER_GLOBS`, through
+    `_source_path`, refused in the line a load gives). With a mirror root set the mirror decides, as
+    it does for the load."""
+    folder = source_folder(source)
+    if folder is not None or not is_hub_id(str(source)) or mirror_root("model") is not None:
+        return folder
+    return cached_snapshot(str(source)) or (_source_path(source, TOKENIZER_GLOBS) if fetch else None)
 
 
 def _config_positions(folder: Path) -> int | None:

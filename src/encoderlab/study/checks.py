@@ -11,7 +11,8 @@ first, each with the code the node itself runs, prefixed with the study and the 
   a folder given with `--prepared`: its token files still those its meta.json records (checked first,
   once, by `study run` and `study plan` themselves, not through the backend: passes are counted from it);
 - every pretraining run's rows (`check_runs`): against its start model's positions
-  (`train.start.start_positions`), against memory (`train.memory.check_fits`, when the run trains on
+  (`study.positions`: a hub id's from a mirror or the local hub cache, at `study run` from its configs
+  downloaded first, never its weights), against memory (`train.memory.check_fits`, when the run trains on
   the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
   dataset (`data.reader.check_one_row`, the reader's own check): counted where the prepared data is
   known (a folder given with `--prepared`, or this study's finished prepare node), else, before
@@ -30,6 +31,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.absent import gone_prepared
 from encoderlab.study.graph import Node, Pretraining, pretraining
 from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_folder, start_ids
+from encoderlab.study.positions import check_cka_lengths, check_eval_lengths, check_start_models
 from encoderlab.study.reads import unread_inputs
 from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
 from encoderlab.words import count
@@ -42,9 +44,14 @@ word-start marker before its first word (a SentencePiece dummy prefix), with roo
 def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[Node] = ()) -> None:
     """Everything a real study checks before it fetches assets or writes anything (an asset not fetched
     yet is not read: `_here`; what it holds is checked once fetched: `check_fetched`); `nodes`: the
-    study's graph, whose finished prepare nodes in `study_dir` give exact token counts."""
+    study's graph, whose finished prepare nodes in `study_dir` give exact token counts. A start model
+    named by a hub id that a node still to run reads, and that neither a mirror nor the local hub cache
+    holds, has its configs downloaded for its positions (`fetch`), after `check_inputs` asked the hub
+    for it once (`check_hub_ids`)."""
+    nodes = list(nodes)
     check_inputs(spec, study_dir, nodes)
-    check_runs(spec, study_dir, nodes)
+    starts = frozenset(r.init for r in spec.runs if r.init)
+    check_runs(spec, study_dir, nodes, fetch=starts - unread_inputs(spec, study_dir, nodes))
 
 
 def check_fetched(
@@ -358,21 +365,24 @@ def check_runs(
     memory: bool = True,
     fetched: frozenset[str] | None = None,
     trained: list[Pretraining] | None = None,
+    fetch: frozenset[str] = frozenset(),
 ) -> None:
     """Refuse a pretraining run whose rows its node would refuse (see the module docstring): longer than
     its start model's positions, beyond the memory of the CPU it trains on (unless not `memory`), or
     longer than its dataset. With `fetched` (`check_fetched`), only what reads these assets, just fetched:
     the positions of start models when one is among them, the rows of a dataset whose corpus reads one
     (and that no prepared data counts). `trained`: the study's `pretraining(spec)` when the caller has it
-    already. Not runs on a dataset whose `--prepared` folder is gone (all finished: `absent.py`)."""
+    already. Not runs on a dataset whose `--prepared` folder is gone (all finished: `absent.py`). `fetch`:
+    the start models whose configs may be downloaded for their positions (`check_start`'s hub ids;
+    `study plan` downloads none, reading mirrors and the local hub cache)."""
     from encoderlab.study.nodes import corpus_locations
     from encoderlab.study.plan import finished_meta
 
     nodes = list(nodes)
     models = [p for p in (pretraining(spec) if trained is None else trained) if p.config is not None]
     if fetched is None or any(r.init in fetched for r in spec.runs):
-        check_cka_lengths(spec, limits := check_start_models(spec, models))
-        check_eval_lengths(spec, nodes, limits)
+        check_cka_lengths(spec, limits := check_start_models(spec, models, fetch), fetch)
+        check_eval_lengths(spec, nodes, limits, fetch)
     models = [p for p in models if p.run.data not in gone_prepared(spec)]
     prepares = {n.name: n for n in nodes if n.kind == "prepare"}
     metas = {d.name: finished_meta(d, study_dir, prepares.get(f"prepare/{d.name}")) for d in spec.data}
@@ -386,76 +396,6 @@ def check_runs(
         d = spec.dataset(name)
         if fetched is None or (metas[name] is None and not fetched.isdisjoint(corpus_locations(d.corpus))):
             _check_rows(spec, d, p, metas[name])
-
-
-def check_start_models(spec: StudySpec, models: list[Pretraining] | None = None) -> dict[str, int | None]:
-    """Refuse a run whose start model (an asset, a folder, a hub id's mirror, or another run of the study
-    on other data) has fewer positions than the run's rows, in one line naming the fix, before the study
-    writes anything: the pretraining node would refuse it only when its turn came, hours into the study
-    (after its base trained). A start model whose config is not on this machine yet (a hub id to
-    download) is checked by the node, before it trains. Returns the positions of each model trained
-    (model id -> positions, None where not known yet)."""
-    from encoderlab.train.start import scratch_positions, start_positions
-
-    limits: dict[str, int | None] = {}  # model id -> the positions of the model it trains
-    for p in pretraining(spec) if models is None else models:
-        if p.config is None:
-            continue
-        init, seq_len = p.config.model.init, p.config.layout.seq_len
-        if p.base is not None:  # another run of the study: the positions it was built with
-            init, limit = f"run {p.base}'s final model", limits[p.base]
-        else:
-            limit = start_positions(init) if init else scratch_positions(seq_len)
-        limits[p.model] = limit
-        if limit is not None and limit < seq_len:
-            raise UserError(
-                f"study {spec.name}: run {p.run.name} starts from {init}, which accepts {limit} tokens, but "
-                f"its rows are {seq_len} tokens; give run {p.run.name} `params: {{seq_len: {limit}}}` "
-                "(and a global_batch of as many more rows, to keep its tokens per step)"
-            )
-    return limits
-
-
-def check_cka_lengths(spec: StudySpec, limits: dict[str, int | None]) -> None:
-    """Refuse a CKA whose `max_length` is more than a model it compares takes (`limits`: model id ->
-    positions, `check_start_models`), in `analyze cka`'s words (`analysis.features.bounded_length`),
-    before anything runs: the node failed with a traceback after every run had trained. The default
-    512 is capped at the models' positions there, as `analyze cka`'s is (a model continued from a
-    128-position one compares at 128). A run without a recipe is its start model, compared as is."""
-    from encoderlab.analysis.features import bounded_length
-    from encoderlab.study.graph import run_id
-    from encoderlab.study.spec import CkaSpec
-    from encoderlab.train.start import start_positions
-
-    for c in spec.cka:
-        runs = map(spec.run, (c.a, c.b, *(c.noise or ())))
-        known = [
-            limits.get(run_id(r, spec.seeds_of(r)[0], spec)) if r.recipe else start_positions(r.init)
-            for r in runs
-            if r.recipe or r.init
-        ]
-        known = [n for n in known if n is not None]
-        if known and c.max_length != CkaSpec.max_length:
-            try:
-                bounded_length(c.max_length, min(known), "max_length")
-            except UserError as exc:
-                raise UserError(f"study {spec.name}, cka {c.a}-vs-{c.b}: {exc}") from None
-
-
-def check_eval_lengths(spec: StudySpec, nodes: list[Node], limits: dict[str, int | None]) -> None:
-    """Refuse, before anything runs, an eval node whose task outgrows its model's positions (`eval`'s line)."""
-    from encoderlab.eval.taskruns import check_positions
-    from encoderlab.eval.tasks.registry import TASKS  # a real study's tasks (`check_finetune_decay`)
-    from encoderlab.study.nodeconfig import EvalNode
-    from encoderlab.train.start import start_positions
-
-    evals = {(e.model, e.source, e.task) for e in (EvalNode.of(n) for n in nodes if n.kind == "eval")}
-    for model, source, task in sorted((e for e in evals if e[2] in TASKS), key=lambda e: (e[0], e[2])):
-        positions = limits[model] if model in limits else start_positions(source) if source else None
-        try:
-            check_positions(TASKS[task], positions, "eval.tasks")
-        except UserError as exc:
-            raise UserError(f"study {spec.name}, evaluating {model}: {exc}") from None
 
 
 def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:

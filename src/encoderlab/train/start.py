@@ -41,11 +41,11 @@ def start_checkpoint(init: str) -> Path | None:
     return find_checkpoint(source) if source.is_dir() else None
 
 
-def start_positions(init: str) -> int | None:
-    """The start model's position limit from its config alone (`model.hub.max_positions`), None when
-    the config is not on this machine."""
+def start_positions(init: str, fetch: bool = False) -> int | None:
+    """The start model's position limit from its config alone (`model.hub.max_positions`; `fetch`: a
+    hub id's configs downloaded if not on this machine), None when the config is not on this machine."""
     found = start_checkpoint(init)
-    return max_positions(found / "model" if found is not None else init)
+    return max_positions(found / "model" if found is not None else init, fetch)
 
 
 def resolve_device(cfg: RunConfig) -> torch.device:
