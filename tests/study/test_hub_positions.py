@@ -23,6 +23,7 @@ from fake_study import tiny_corpus
 from huggingface_hub import constants
 from test_files import MINE, _task_file
 from tests.eval.fixtures import model_folder
+from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
 
 from encoderlab.data.hub import HUB_MODELS_ENV, TOKENIZER_GLOBS
@@ -102,6 +103,7 @@ def _refused_untouched(world: Path, capsys, argv: list) -> None:
     before, paths = snapshot(world), sorted(world.rglob("*"))
     code, err = cli(argv, capsys)
     assert code == 2 and err.strip() == REFUSED, err
+    assert_printed_as_documented("study-eval-max-length-over-positions", err, world)
     assert snapshot(world) == before, "a refused command changed or wrote files"
     assert sorted(world.rglob("*")) == paths, "a refused command made a folder"
 
@@ -145,3 +147,37 @@ def test_a_hub_id_whose_positions_fit_is_planned_and_passes_the_runs_checks(worl
     _hub(monkeypatch, world, reachable=False)
     code, err = cli(["study", "plan", study], capsys)  # read from the cache it was downloaded to
     assert code == 0, err
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_run_continued_from_a_hub_id_with_fewer_positions_than_its_rows_is_refused(
+    world, monkeypatch, cached
+):
+    """`check_start_models`: the rows of a run continued from `someone/enc` (cached, or at `study run`
+    downloaded, configs only), in the pretraining node's line."""
+    import dataclasses
+
+    from encoderlab.errors import UserError
+    from encoderlab.study.files import load_study_file
+    from encoderlab.study.positions import check_start_models
+
+    spec = load_study_file(_study(world, 256))
+    cpt = dataclasses.replace(spec.run("start"), recipe="cpt-mlm", params={"seq_len": 512}, group="cpt")
+    spec = dataclasses.replace(spec, runs=(spec.run("mlm"), cpt))
+    if cached:
+        _cache(world, ["config.json"])
+    downloads = _hub(monkeypatch, world, reachable=not cached)
+    if not cached:  # a plan's check (no `fetch`) leaves it to the node, asking no hub
+        assert check_start_models(spec)[cpt_model(spec)] is None
+    refused = (
+        r"^study my-study: run start starts from someone/enc, which accepts 256 tokens, but its rows are 512 "
+    )
+    with pytest.raises(UserError, match=refused):
+        check_start_models(spec, fetch=frozenset() if cached else frozenset({HUB_ID}))
+    assert downloads == ([] if cached else [TOKENIZER_GLOBS])
+
+
+def cpt_model(spec) -> str:
+    from encoderlab.study.graph import pretraining
+
+    return next(p.model for p in pretraining(spec) if p.run.name == "start")
