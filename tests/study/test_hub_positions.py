@@ -181,3 +181,11 @@ def cpt_model(spec) -> str:
     from encoderlab.study.graph import pretraining
 
     return next(p.model for p in pretraining(spec) if p.run.name == "start")
+
+
+def test_an_id_the_hub_would_refuse_is_in_no_cache_and_left_to_the_hubs_line(world):
+    """`some--one/enc` is shaped OWNER/NAME for encoderlab, not for the hub: reading the cache for it
+    raised HFValidationError (a traceback from `study plan`); `study run`'s hub check names it in one line."""
+    from encoderlab.model.hub import max_positions
+
+    assert max_positions("some--one/enc") is None

@@ -253,12 +253,12 @@ def cached_snapshot(hub_id: str) -> Path | None:
     """The local hub cache's snapshot of the model repo `hub_id`, if it has one (no network): what an offline
     load reads (`model_mirror`), and a study a start model's positions from (`model.hub.max_positions`)."""
     from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import LocalEntryNotFoundError
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 
     with quiet_hub():
         try:
             return Path(snapshot_download(hub_id, local_files_only=True))
-        except LocalEntryNotFoundError:
+        except (LocalEntryNotFoundError, HFValidationError):  # an id the hub refuses is in no cache
             return None
 
 
