@@ -12,7 +12,9 @@ Which it means depends on where the study came from:
   reads them, so `run_study` makes the ones found there absolute before the study is keyed or recorded
   (`pin_local_starts`), and its record holds them as the paths they were.
 
-`check_hub_ids` asks a mirror, the local hub cache or the hub for each hub id a node still to run reads.
+`check_hub_ids` asks a mirror, the local hub cache or the hub for each hub id a node still to run reads;
+`study run` then reads a start model's positions from its configs (`study.positions`: from the local hub
+cache, or downloaded, never its weights), `study plan` from a mirror or the cache only.
 """
 
 from __future__ import annotations
