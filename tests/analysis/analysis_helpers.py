@@ -71,12 +71,12 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
 
 
 def make_adapter(family: str, seed: int, **overrides):
-    """A tiny random BERT, RoBERTa or ModernBERT built by transformers from a config (no download), behind
+    """A tiny random BERT, RoBERTa, DeBERTa-v3 or ModernBERT built by transformers from a config (no download), behind
     encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
     (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
     from transformers import BertConfig, BertForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
 
-    from encoderlab.model.hf_adapters import ADAPTERS
+    from encoderlab.model.hf_registry import ADAPTERS
 
     common = dict(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=32, num_hidden_layers=3, pad_token_id=0)
     if family in ("bert", "roberta"):
@@ -88,6 +88,14 @@ def make_adapter(family: str, seed: int, **overrides):
             (BertConfig, BertForMaskedLM) if family == "bert" else (RobertaConfig, RobertaForMaskedLM)
         )
         config = config_cls(**{**common, **fields, **overrides})
+    elif family == "deberta-v2":
+        from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+
+        fields = dict(num_attention_heads=2, intermediate_size=64, max_position_embeddings=64, legacy=False)
+        fields.update(relative_attention=True, position_buckets=8, norm_rel_ebd="layer_norm")
+        fields.update(pos_att_type=["p2c", "c2p"], position_biased_input=False, type_vocab_size=0)
+        fields.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        config, cls = DebertaV2Config(**{**common, **fields, **overrides}), DebertaV2ForMaskedLM
     else:
         # window 4 (|q - k| <= 2): a 12-token text sees both the global block 0 and local blocks 1-2
         fields = dict(
@@ -95,7 +103,7 @@ def make_adapter(family: str, seed: int, **overrides):
         )
         fields.update(bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3)
         config, cls = ModernBertConfig(**{**common, **fields, **overrides}), ModernBertForMaskedLM
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = ADAPTERS[family].attention_kernel
     torch.manual_seed(seed)
     hf = cls(config)
     g = torch.Generator().manual_seed(1000 + seed)

@@ -148,3 +148,27 @@ def modernbert_config():
         cls_token_id=1,
         sep_token_id=2,
     )
+
+
+def deberta_config(**overrides):
+    """A two-layer DeBERTa-v3-style DebertaV2Config (relative attention only, the original MLM head)."""
+    from transformers import DebertaV2Config
+
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        relative_attention=True,
+        position_buckets=8,
+        norm_rel_ebd="layer_norm",
+        pos_att_type=["p2c", "c2p"],
+        position_biased_input=False,
+        type_vocab_size=0,
+        legacy=False,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return DebertaV2Config(**{**fields, **overrides})

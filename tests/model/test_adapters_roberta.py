@@ -1,4 +1,4 @@
-"""RoBERTa and XLM-R checkpoints behind the LanguageModel protocol, against transformers' classes.
+"""RoBERTa, XLM-R and CamemBERT checkpoints behind the LanguageModel protocol, against transformers' classes.
 
 What differs from BERT is the position numbering (from pad_token_id + 1): packed documents, whose
 0-based positions the adapter shifts, must match the documents run alone through transformers'
@@ -11,13 +11,15 @@ import torch
 from model_fixtures import VOCAB, logits, randomize, roberta_config, save_tiny_tokenizer
 
 from encoderlab.data.synthetic import positions_from_doc_ids
-from encoderlab.model.hf_adapters import RobertaAdapter, XLMRobertaAdapter, usable_positions
+from encoderlab.model.hf_adapters import CamembertAdapter, RobertaAdapter, XLMRobertaAdapter
+from encoderlab.model.hf_registry import usable_positions
 from encoderlab.model.hub import load_pretrained, max_positions
 
 TOL = 1e-5
 FAMILIES = {
     "roberta": ("RobertaConfig", "RobertaForMaskedLM", RobertaAdapter),
     "xlm-roberta": ("XLMRobertaConfig", "XLMRobertaForMaskedLM", XLMRobertaAdapter),
+    "camembert": ("CamembertConfig", "CamembertForMaskedLM", CamembertAdapter),
 }
 
 
@@ -91,6 +93,7 @@ def test_roberta_base_takes_512_of_its_514_rows():
     raw = {"model_type": "roberta", "max_position_embeddings": 514, "pad_token_id": 1}
     assert usable_positions(raw) == 512
     assert usable_positions({**raw, "model_type": "xlm-roberta"}) == 512
+    assert usable_positions({**raw, "model_type": "camembert"}) == 512
     assert usable_positions({**raw, "model_type": "bert"}) == 514  # BERT numbers from 0
 
 

@@ -15,22 +15,31 @@ import json
 import pytest
 import torch
 import torch.nn.functional as F
-from model_fixtures import VOCAB, bert_config, make_model, modernbert_config, randomize, roberta_config
+from model_fixtures import (
+    VOCAB,
+    bert_config,
+    deberta_config,
+    make_model,
+    modernbert_config,
+    randomize,
+    roberta_config,
+)
 
 from encoderlab.data.synthetic import synthetic_spec
-from encoderlab.model.hf_adapters import ADAPTERS, hf_class
+from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-FAMILIES = ("encoder", "bert", "roberta", "modernbert")
+FAMILIES = ("encoder", "bert", "roberta", "modernbert", "deberta-v2")
 METHODS = ("forward", "lm_logits", "lm_loss", "set_attn_impl", "fsdp_units", "folder_state", "save_hf")
 
 
 def _model(family: str):
     if family == "encoder":
         return make_model(seed=3)
-    config = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}[family]()
-    config._attn_implementation = "sdpa"
+    configs = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}
+    config = {**configs, "deberta-v2": deberta_config}[family]()
+    config._attn_implementation = ADAPTERS[family].attention_kernel
     return ADAPTERS[family](randomize(hf_class(family)(config)))
 
 
@@ -58,7 +67,7 @@ def _targets(shape, seed=5):
     return targets
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert", "deberta-v2"])
 def test_adapter_loss_is_transformers_masked_lm_loss(family):
     model = _model(family)
     ids = torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))

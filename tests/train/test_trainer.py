@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
@@ -392,6 +393,30 @@ def test_continued_pretraining_from_a_bert_folder_resumes_exactly(tmp_path):
     pretrain(cut, until_step=2)
     pretrain(cut, resume=True)
     assert [m["loss"] for m in metrics(cut.out)] == [m["loss"] for m in metrics(whole.out)]
+    _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")
+
+
+def test_continued_pretraining_from_a_deberta_v3_folder_runs_clm_then_mlm_and_resumes_exactly(tmp_path):
+    """DeBERTa-v3 (eager attention, relative positions, its own head) through both objectives, packed."""
+    from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+
+    torch.manual_seed(0)
+    config = DebertaV2Config(
+        vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=64, relative_attention=True, position_buckets=8, norm_rel_ebd="layer_norm",
+        pos_att_type=["p2c", "c2p"], position_biased_input=False, type_vocab_size=0, legacy=False,
+    )  # fmt: skip
+    DebertaV2ForMaskedLM(config).save_pretrained(str(tmp_path / "deberta"))
+    phases = (Phase(objective=CLM(), steps=2), Phase(objective=MLM(mask_ratio=0.3), steps=2))
+    init = ModelSpec(init=str(tmp_path / "deberta"))
+    whole = tiny_run(tmp_path / "whole", phases=phases, model=init)
+    pretrain(whole)
+    cut = tiny_run(tmp_path / "cut", phases=phases, model=init)
+    pretrain(cut, until_step=3)
+    pretrain(cut, resume=True)
+    losses = [m["loss"] for m in metrics(whole.out)]
+    assert len(losses) == 4 and all(math.isfinite(x) for x in losses)
+    assert [m["loss"] for m in metrics(cut.out)] == losses
     _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")
 
 

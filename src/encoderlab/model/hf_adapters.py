@@ -1,4 +1,4 @@
-"""BERT-family (BERT, RoBERTa, XLM-R) and ModernBERT checkpoints, wrapped in transformers' own classes.
+"""BERT-family (BERT, RoBERTa, XLM-R, CamemBERT) and ModernBERT checkpoints, wrapped in transformers' own classes.
 
 These architectures differ from EuroBERT in more than names (learned positions, LayerNorm, GELU,
 biases, ModernBERT's alternating local/global attention), so they are not converted: the adapter
@@ -16,7 +16,8 @@ explicit global or sliding-window mask):
   * ModernBERT: its SDPA path always gets an explicit global or sliding-window mask, so `is_causal`
     does nothing; the adapter builds both masks itself, the sliding one intersected with the
     window (|q - k| <= config.sliding_window), and passes them as the per-layer-type mapping.
-  * RoBERTa and XLM-R are BERT's layers under other names; their masks are BERT's.
+  * RoBERTa, XLM-R and CamemBERT are BERT's layers under other names; their masks are BERT's.
+DeBERTa-v2/v3 (`hf_deberta`) builds on the same base class; the family table is `hf_registry`.
 The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
 
 Positions: RoBERTa-style families number a row's positions from pad_token_id + 1 (fairseq's
@@ -28,9 +29,7 @@ documents restart at 0), so `forward` shifts given position ids by the family's 
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -39,29 +38,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
 from encoderlab.model.encoder import EncoderOutput, mean_rows
 from encoderlab.model.sentence import write_sentence_files
 
 
-def position_offset(model_type: object, pad_token_id: object) -> int:
-    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1
-    for a family whose adapter numbers positions after the pad id (`HFAdapter.positions_after_pad`;
-    transformers' default pad id for those is 1)."""
-    adapter = ADAPTERS.get(model_type) if isinstance(model_type, str) else None
-    if adapter is None or not adapter.positions_after_pad:
-        return 0
+def pad_offset(pad_token_id: object) -> int:
+    """The first position id of a family that numbers positions after the pad id: pad_token_id + 1
+    (transformers' default pad id for those families is 1)."""
     return (pad_token_id if isinstance(pad_token_id, int) and not isinstance(pad_token_id, bool) else 1) + 1
-
-
-def usable_positions(raw: dict) -> int | None:
-    """The longest row a transformers config dict `raw` takes: max_position_embeddings less the offset."""
-    limit = raw.get("max_position_embeddings")
-    if not isinstance(limit, int) or isinstance(limit, bool):
-        return None
-    return limit - position_offset(raw.get("model_type"), raw.get("pad_token_id"))
 
 
 @dataclass(frozen=True)
@@ -117,8 +103,12 @@ class HFAdapter(nn.Module):
     hf_name: ClassVar[str] = ""
     """The transformers masked-LM class wrapped (`hf_class`)."""
     positions_after_pad: ClassVar[bool] = False
-    """Whether the family numbers positions from pad_token_id + 1 (`position_offset`), as transformers'
+    """Whether the family numbers positions from pad_token_id + 1 (`pad_offset`), as transformers'
     `create_position_ids_from_input_ids` does for RoBERTa and its descendants (CamemBERT, Longformer...)."""
+    attention_kernel: ClassVar[str] = "sdpa"
+    """transformers' `attn_implementation` the class runs with (the path its masks are written for)."""
+    unused_keys: ClassVar[tuple[str, ...]] = ()
+    """Key fragments of weights the family's checkpoints carry for a head no masked LM uses, dropped on load."""
 
     def __init__(
         self,
@@ -131,7 +121,7 @@ class HFAdapter(nn.Module):
         self.carried = _buffers(carried or {})
         self.sentence_files = dict(sentence_files or {})
         c = hf_model.config
-        self.position_offset = position_offset(c.model_type, c.pad_token_id)
+        self.position_offset = pad_offset(c.pad_token_id) if self.positions_after_pad else 0
         self.config = AdapterConfig(
             family=self.family,
             hidden_size=c.hidden_size,
@@ -174,12 +164,16 @@ class HFAdapter(nn.Module):
         """Summed fp32 cross-entropy through the plain head (transformers' head has a transform and a bias)."""
         return F.cross_entropy(self.lm_logits(hidden).float(), targets, reduction="sum")
 
+    @classmethod
+    def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
+        """Set what a checkpoint's weights decide rather than its config (nothing here; DeBERTa's head)."""
+
     @property
     def attn_impl(self) -> str:
-        return "sdpa"
+        return self.attention_kernel
 
     def set_attn_impl(self, impl: str) -> None:
-        """Nothing to do: the wrapped classes run transformers' sdpa path, which the masks are built for."""
+        """Nothing to do: the wrapped classes run the transformers path their masks are built for."""
 
     def fsdp_units(self) -> list[nn.Module]:
         """None: FSDP2 shards encoderlab encoders only (use DDP for adapters)."""
@@ -318,116 +312,9 @@ class XLMRobertaAdapter(RobertaAdapter):
     hf_name = "XLMRobertaForMaskedLM"
 
 
-ADAPTERS: dict[str, type[HFAdapter]] = {
-    "bert": BertAdapter,
-    "modernbert": ModernBertAdapter,
-    "roberta": RobertaAdapter,
-    "xlm-roberta": XLMRobertaAdapter,
-}
-ADAPTER_FAMILIES = tuple(ADAPTERS)
+class CamembertAdapter(RobertaAdapter):
+    """`CamembertForMaskedLM` (CamemBERT, a French RoBERTa): RoBERTa's architecture under its own
+    `model_type`, with RoBERTa's position offset."""
 
-
-def hf_config_from_dict(raw: dict):
-    """The transformers config for `raw`, built by the class registered for its `model_type`.
-
-    Never `AutoConfig`: a folder's `auto_map` could make that import code shipped with the folder.
-    A config transformers refuses raises one of `config_errors()`.
-    """
-    from transformers import CONFIG_MAPPING
-
-    return CONFIG_MAPPING[raw["model_type"]].from_dict({k: v for k, v in raw.items() if k != "auto_map"})
-
-
-def config_errors() -> tuple[type[Exception], ...]:
-    """What building a config or a model from a bad `config.json` raises: transformers' own checks
-    (ValueError; since transformers 5 also huggingface_hub's `StrictDataclassError` for a value of the
-    wrong type, which is no ValueError) and TypeError. Callers turn them into one line."""
-    from huggingface_hub.errors import StrictDataclassError
-
-    return (ValueError, TypeError, StrictDataclassError)
-
-
-def hf_class(family: str):
-    """The transformers masked-LM class an adapter family wraps."""
-    import transformers
-
-    return getattr(transformers, ADAPTERS[family].hf_name)
-
-
-@contextlib.contextmanager
-def seeded_init(state: dict[str, torch.Tensor]) -> Iterator[None]:
-    """Initialise whatever is built inside from a seed derived from the checkpoint's weights.
-
-    Why: a checkpoint without an MLM (or LM) head gets one freshly initialised at load. Unseeded,
-    every load draws another head, so the model's fingerprint (which hashes every weight, and keys
-    evaluation caches and study nodes) changed on each load and an interrupted evaluation grid never
-    resumed. The other fix, leaving the head out of the fingerprint, would hide a real difference
-    wherever the head is used (continued MLM pretraining starts from it). Seeding from the weights
-    gives the same head on every load of the same checkpoint, different heads for different
-    checkpoints, and leaves the global RNG as it was. Cost: one sha256 pass over the weights, paid
-    only when something is missing.
-    """
-    digest = hashlib.sha256()
-    for name in sorted(state):
-        t = state[name].detach().cpu().contiguous()
-        digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
-        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(int.from_bytes(digest.digest()[:8], "little"))
-        yield
-
-
-# Keys a masked-LM class does not have but base checkpoints often carry: the pooler is carried
-# (`HFAdapter.carried`), the position and token-type id buffers are rebuilt by transformers.
-_CARRIED = ".pooler."
-_IGNORABLE = (_CARRIED, "position_ids", "token_type_ids")
-
-
-def adapter_from_hf_state(
-    hf_config, state: dict[str, torch.Tensor], where: str, sentence_files: dict[str, str] | None = None
-) -> tuple[HFAdapter, list[str]]:
-    """Build the adapter for `hf_config.model_type` from an HF state dict (and the folder's
-    sentence-transformers files, `sentence`); returns notes.
-
-    A base-model checkpoint (no MLM head, e.g. MiniLM saved as `BertModel`) loads with the head
-    freshly initialised by transformers' own init, seeded by the weights (`seeded_init`), and the
-    notes say so.
-    """
-    family = hf_config.model_type
-    hf_config._attn_implementation = "sdpa"
-    cls = hf_class(family)
-    prefix = cls.base_model_prefix
-    if not any(k.startswith(prefix + ".") for k in state):
-        state = {f"{prefix}.{k}": v for k, v in state.items()}
-    headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
-    with seeded_init(state) if headless else contextlib.nullcontext():
-        hf = cls(hf_config)
-    own = hf.state_dict()
-    for key, tensor in state.items():
-        if key in own and tuple(own[key].shape) != tuple(tensor.shape):
-            raise UserError(
-                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
-                f"{tuple(own[key].shape)}; the checkpoint does not match its config"
-            )
-    missing, unexpected = hf.load_state_dict(state, strict=False)
-    carried = {k: state[k] for k in unexpected if _CARRIED in k}
-    unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
-    if unexpected:
-        raise UserError(
-            f"{where}: {len(unexpected)} weights have no place in {type(hf).__name__} (e.g. {unexpected[:3]})"
-        )
-    body_missing = [k for k in missing if k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
-    if body_missing:
-        raise UserError(
-            f"{where}: weights missing from the checkpoint (e.g. {body_missing[:3]}); it does not match its config.json"
-        )
-    # Tied parameters (the decoder shares the word embeddings) are saved once, under their source.
-    tied = getattr(hf, "_tied_weights_keys", None) or {}
-    missing = [k for k in missing if k not in tied]
-    notes = []
-    if any(not k.startswith(prefix + ".") for k in missing):
-        notes.append(
-            "MLM head freshly initialised (the checkpoint has none); its first losses are not a pretrained MLM's"
-        )
-    hf.tie_weights()
-    return ADAPTERS[family](hf.eval(), carried, sentence_files), notes
+    family = "camembert"
+    hf_name = "CamembertForMaskedLM"

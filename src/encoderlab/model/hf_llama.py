@@ -21,7 +21,7 @@ import torch
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_adapters import seeded_init
+from encoderlab.model.hf_registry import seeded_init
 
 LLAMA_FAMILIES = ("eurobert", "llama", "qwen2", "qwen3")
 

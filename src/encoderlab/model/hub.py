@@ -45,14 +45,14 @@ from encoderlab.data.hub import (
 from encoderlab.data.localpath import check_source
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
-from encoderlab.model.hf_adapters import (
+from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
+from encoderlab.model.hf_registry import (
     ADAPTER_FAMILIES,
     adapter_from_hf_state,
     config_errors,
     hf_config_from_dict,
     usable_positions,
 )
-from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
 from encoderlab.model.io import is_model_folder, load_model_folder
 from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints, is_run_folder
 from encoderlab.model.sentence import read_sentence_files

@@ -28,9 +28,9 @@ from encoderlab.errors import UserError, first_line
 from encoderlab.model.attention import resolve_attn_impl
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_adapters import (
+from encoderlab.model.hf_adapters import HFAdapter
+from encoderlab.model.hf_registry import (
     ADAPTER_FAMILIES,
-    HFAdapter,
     adapter_from_hf_state,
     config_errors,
     hf_config_from_dict,

@@ -1,0 +1,134 @@
+"""DeBERTa-v2 and -v3 checkpoints (`model_type` "deberta-v2"), wrapped in transformers' `DebertaV2ForMaskedLM`.
+
+DeBERTa-v3 is the strongest common encoder baseline of the English GLUE/SQuAD tables, so a study that
+asks which objective gives the best encoder needs it beside BERT and ModernBERT. Its body differs
+from BERT's in ways the other adapters' masks do not cover:
+  * Disentangled attention: content-to-position terms from a shared relative-position table
+    (`encoder.rel_embeddings`), computed from token distance within the row; v3 has no absolute
+    positions at all (`position_biased_input: false`), so packed documents need no position ids,
+    and where a config has them (`position_biased_input: true`) the given ids are used as is.
+  * Eager attention only (no SDPA path in transformers): the masks are boolean and dense.
+  * The mask: transformers' model takes a 2D padding mask or a 3D (B, T, T) one, but with a 3D mask
+    `DebertaV2Model.forward` also multiplies the embeddings by it, which fails (or silently broadcasts
+    when T equals the width). So `forward` runs the embeddings with the 2D padding mask and the
+    encoder with the 3D document/causal mask: the same two calls `DebertaV2Model.forward` makes.
+  * v2-xlarge/xxlarge add a width-3 convolution after block 0 (`conv_kernel_size`). It sees the next
+    token, so causal mode on such a checkpoint is refused (it would leak the target); with packed
+    documents it sees one token across each boundary, which masks cannot prevent (packed rows are
+    then close to, not equal to, the documents alone; v3 has no convolution).
+
+The head: the original DeBERTa head (`lm_predictions.lm_head`, projecting through the word
+embeddings) is what Microsoft's checkpoints store, but transformers builds its `legacy` BERT-style
+head (`cls.predictions`) unless the config says `legacy: false`, and then drops the stored head and
+initialises a new one. The adapter reads which head the weights hold (`fit_config`), so a checkpoint
+keeps its own. v3's replaced-token-detection head (`mask_predictions.*`) has no use in a masked LM and
+is left out with a note, as transformers leaves it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+import torch
+from torch import nn
+
+from encoderlab.errors import UserError
+from encoderlab.model.attention import dense_mask
+from encoderlab.model.config import Anatomy, AttentionMode
+from encoderlab.model.encoder import EncoderOutput, mean_rows
+from encoderlab.model.hf_adapters import HFAdapter
+
+_HEADS = {"lm_predictions.": False, "cls.predictions.": True}
+"""Key prefix of each head `DebertaV2ForMaskedLM` can build, and the `legacy` value that builds it."""
+
+
+class DebertaV2Adapter(HFAdapter):
+    """`DebertaV2ForMaskedLM` (DeBERTa-v2, DeBERTa-v3, mDeBERTa-v3)."""
+
+    family = "deberta-v2"
+    hf_name = "DebertaV2ForMaskedLM"
+    attention_kernel = "eager"
+    unused_keys = ("mask_predictions.",)
+
+    @classmethod
+    def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
+        """Build the head the weights hold; a checkpoint without one gets the head its config names."""
+        held = {legacy for prefix, legacy in _HEADS.items() if any(k.startswith(prefix) for k in state)}
+        if len(held) == 1:
+            hf_config.legacy = held.pop()
+
+    @property
+    def layers(self) -> nn.ModuleList:
+        return self.body.encoder.layer
+
+    @property
+    def anatomy(self) -> Anatomy:
+        """BERT's block parts; the parts every block shares (the relative-position table and its norm,
+        v2's convolution) go with the embeddings, so a transplant of blocks never takes them. The head
+        depends on the checkpoint's (`fit_config`): the original one projects through the word
+        embeddings, which it therefore includes, so the two are tied as the legacy head's are."""
+        encoder = self.body.encoder
+        shared = [n for n in ("rel_embeddings", "LayerNorm", "conv") if getattr(encoder, n, None) is not None]
+        return Anatomy(
+            attention=("attention",),
+            mlp=("intermediate", "output"),
+            embeddings=("hf.deberta.embeddings", *(f"hf.deberta.encoder.{n}" for n in shared)),
+            head=("hf.cls",)
+            if self.hf.legacy
+            else ("hf.lm_predictions", "hf.deberta.embeddings.word_embeddings"),
+        )
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        *,
+        attention_mode: AttentionMode = "bidirectional",
+        position_ids: torch.Tensor | None = None,
+        doc_ids: torch.Tensor | None = None,
+        padding_mask: torch.Tensor | None = None,
+        output_hidden_states: bool = False,
+    ) -> EncoderOutput:
+        """Hidden states for (B, T) `input_ids`, with the same arguments as `Encoder.forward`."""
+        body = self.body
+        if attention_mode == "causal" and body.encoder.conv is not None:
+            raise UserError(
+                f"this DeBERTa checkpoint has a convolution after block 0 (conv_kernel_size "
+                f"{self.config.hf.conv_kernel_size}) that sees the next token, so it cannot run causally; "
+                "use an MLM objective, or a checkpoint without one (DeBERTa-v3)"
+            )
+        real = padding_mask.long() if padding_mask is not None else torch.ones_like(input_ids)
+        embedded = body.embeddings(input_ids=input_ids, position_ids=position_ids, mask=real)
+        out = body.encoder(embedded, self._mask(input_ids, attention_mode, doc_ids, real), return_dict=True)
+        hidden = list(out.hidden_states) if output_hidden_states else None
+        return EncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=hidden)
+
+    def _mask(self, input_ids, mode, doc_ids, real):
+        """The padding mask alone (transformers' own 2D path) when nothing else restricts attention,
+        else the boolean (B, T, T) mask of documents, padding and causality."""
+        if mode == "bidirectional" and doc_ids is None:
+            return real
+        b, t = input_ids.shape
+        return dense_mask(t, mode, doc_ids, real, input_ids.device)[:, 0].expand(b, t, t)
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape."""
+        if self.hf.legacy:
+            return self.hf.cls(hidden)
+        return self.hf.lm_predictions(hidden, self.body.embeddings.word_embeddings)
+
+    def add_token_rows(self, ids: Sequence[int], mean_of: int) -> None:
+        """As `HFAdapter.add_token_rows`. The original head has no output embedding of its own (it
+        projects through the input one) but a vocabulary bias; transformers' resizing takes its
+        hidden-to-hidden `dense` for the output embedding and would grow that to the vocabulary, so
+        this head grows the input embedding (body only) and the bias here."""
+        if self.hf.legacy:
+            return super().add_token_rows(ids, mean_of)
+        old, rows = self.config.vocab_size, max(self.config.vocab_size, max(ids) + 1)
+        self.body.resize_token_embeddings(rows, mean_resizing=False)
+        head = self.hf.lm_predictions.lm_head
+        with torch.no_grad():
+            emb = self.body.get_input_embeddings().weight
+            emb.copy_(mean_rows(emb[:old], rows, ids, mean_of))
+            head.bias = nn.Parameter(mean_rows(head.bias[:old], rows, ids, mean_of))
+        self.config = replace(self.config, vocab_size=rows)

@@ -1,0 +1,169 @@
+"""The adapter families (`hf_adapters`, `hf_deberta`) by transformers `model_type`, and building one
+from a transformers config and an HF state dict.
+
+Kept apart from the classes so that each family's module imports only the base class, and the table
+that names them all sits above them: a new family is its class plus one row here. Everything that
+reads a config by `model_type` (positions, the class to build, the loader's checks) reads this table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+from collections.abc import Iterator
+
+import torch
+
+from encoderlab.errors import UserError
+from encoderlab.model.hf_adapters import (
+    BertAdapter,
+    CamembertAdapter,
+    HFAdapter,
+    ModernBertAdapter,
+    RobertaAdapter,
+    XLMRobertaAdapter,
+    pad_offset,
+)
+from encoderlab.model.hf_deberta import DebertaV2Adapter
+
+ADAPTERS: dict[str, type[HFAdapter]] = {
+    "bert": BertAdapter,
+    "modernbert": ModernBertAdapter,
+    "roberta": RobertaAdapter,
+    "xlm-roberta": XLMRobertaAdapter,
+    "camembert": CamembertAdapter,
+    "deberta-v2": DebertaV2Adapter,
+}
+ADAPTER_FAMILIES = tuple(ADAPTERS)
+
+
+def hf_config_from_dict(raw: dict):
+    """The transformers config for `raw`, built by the class registered for its `model_type`.
+
+    Never `AutoConfig`: a folder's `auto_map` could make that import code shipped with the folder.
+    A config transformers refuses raises one of `config_errors()`.
+    """
+    from transformers import CONFIG_MAPPING
+
+    return CONFIG_MAPPING[raw["model_type"]].from_dict({k: v for k, v in raw.items() if k != "auto_map"})
+
+
+def config_errors() -> tuple[type[Exception], ...]:
+    """What building a config or a model from a bad `config.json` raises: transformers' own checks
+    (ValueError; since transformers 5 also huggingface_hub's `StrictDataclassError` for a value of the
+    wrong type, which is no ValueError) and TypeError. Callers turn them into one line."""
+    from huggingface_hub.errors import StrictDataclassError
+
+    return (ValueError, TypeError, StrictDataclassError)
+
+
+def hf_class(family: str):
+    """The transformers masked-LM class an adapter family wraps."""
+    import transformers
+
+    return getattr(transformers, ADAPTERS[family].hf_name)
+
+
+@contextlib.contextmanager
+def seeded_init(state: dict[str, torch.Tensor]) -> Iterator[None]:
+    """Initialise whatever is built inside from a seed derived from the checkpoint's weights.
+
+    Why: a checkpoint without an MLM (or LM) head gets one freshly initialised at load. Unseeded,
+    every load draws another head, so the model's fingerprint (which hashes every weight, and keys
+    evaluation caches and study nodes) changed on each load and an interrupted evaluation grid never
+    resumed. The other fix, leaving the head out of the fingerprint, would hide a real difference
+    wherever the head is used (continued MLM pretraining starts from it). Seeding from the weights
+    gives the same head on every load of the same checkpoint, different heads for different
+    checkpoints, and leaves the global RNG as it was. Cost: one sha256 pass over the weights, paid
+    only when something is missing.
+    """
+    digest = hashlib.sha256()
+    for name in sorted(state):
+        t = state[name].detach().cpu().contiguous()
+        digest.update(f"{name}:{t.dtype}:{tuple(t.shape)}".encode())
+        digest.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int.from_bytes(digest.digest()[:8], "little"))
+        yield
+
+
+# Keys a masked-LM class does not have but base checkpoints often carry: the pooler is carried
+# (`HFAdapter.carried`), the position and token-type id buffers are rebuilt by transformers.
+_CARRIED = ".pooler."
+_IGNORABLE = (_CARRIED, "position_ids", "token_type_ids")
+
+
+def _own_keys(adapter: type[HFAdapter], prefix: str, state: dict[str, torch.Tensor]):
+    """`state` under the class's base-model prefix, less the weights of heads no masked LM uses
+    (`HFAdapter.unused_keys`), and the notes saying what was left out."""
+    if not any(k.startswith(prefix + ".") for k in state):
+        state = {f"{prefix}.{k}": v for k, v in state.items()}
+    unused = sorted(k for k in state if any(s in k for s in adapter.unused_keys))
+    notes = [
+        f"{len(unused)} weights of a head no masked LM uses left out (e.g. {unused[:2]})"
+    ] if unused else []  # fmt: skip
+    return {k: v for k, v in state.items() if k not in unused}, notes
+
+
+def adapter_from_hf_state(
+    hf_config, state: dict[str, torch.Tensor], where: str, sentence_files: dict[str, str] | None = None
+) -> tuple[HFAdapter, list[str]]:
+    """Build the adapter for `hf_config.model_type` from an HF state dict (and the folder's
+    sentence-transformers files, `sentence`); returns notes.
+
+    A base-model checkpoint (no MLM head, e.g. MiniLM saved as `BertModel`) loads with the head
+    freshly initialised by transformers' own init, seeded by the weights (`seeded_init`), and the
+    notes say so.
+    """
+    adapter = ADAPTERS[hf_config.model_type]
+    hf_config._attn_implementation = adapter.attention_kernel
+    cls = hf_class(hf_config.model_type)
+    prefix = cls.base_model_prefix
+    state, notes = _own_keys(adapter, prefix, state)
+    adapter.fit_config(hf_config, state)
+    headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
+    with seeded_init(state) if headless else contextlib.nullcontext():
+        hf = cls(hf_config)
+    own = hf.state_dict()
+    for key, tensor in state.items():
+        if key in own and tuple(own[key].shape) != tuple(tensor.shape):
+            raise UserError(
+                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
+                f"{tuple(own[key].shape)}; the checkpoint does not match its config"
+            )
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    carried = {k: state[k] for k in unexpected if _CARRIED in k}
+    unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
+    if unexpected:
+        raise UserError(
+            f"{where}: {len(unexpected)} weights have no place in {type(hf).__name__} (e.g. {unexpected[:3]})"
+        )
+    body_missing = [k for k in missing if k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
+    if body_missing:
+        raise UserError(
+            f"{where}: weights missing from the checkpoint (e.g. {body_missing[:3]}); it does not match its config.json"
+        )
+    # Tied parameters (the decoder shares the word embeddings) are saved once, under their source.
+    tied = getattr(hf, "_tied_weights_keys", None) or {}
+    if any(not k.startswith(prefix + ".") and k not in tied for k in missing):
+        notes.append(
+            "MLM head freshly initialised (the checkpoint has none); its first losses are not a pretrained MLM's"
+        )
+    hf.tie_weights()
+    return adapter(hf.eval(), carried, sentence_files), notes
+
+
+def position_offset(model_type: object, pad_token_id: object) -> int:
+    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1
+    for a family whose adapter numbers positions after the pad id (`HFAdapter.positions_after_pad`;
+    transformers' default pad id for those is 1)."""
+    adapter = ADAPTERS.get(model_type) if isinstance(model_type, str) else None
+    return pad_offset(pad_token_id) if adapter is not None and adapter.positions_after_pad else 0
+
+
+def usable_positions(raw: dict) -> int | None:
+    """The longest row a transformers config dict `raw` takes: max_position_embeddings less the offset."""
+    limit = raw.get("max_position_embeddings")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return None
+    return limit - position_offset(raw.get("model_type"), raw.get("pad_token_id"))
