@@ -170,12 +170,17 @@ class Encoder(nn.Module):
         doc_ids: torch.Tensor | None = None,
         padding_mask: torch.Tensor | None = None,
         output_hidden_states: bool = False,
+        segment_ids: torch.Tensor | None = None,
     ) -> EncoderOutput:
         """Hidden states for (B, T) `input_ids`.
 
         `doc_ids` (B, T) keeps attention inside packed documents; `padding_mask` (B, T) is True on
-        real tokens; `position_ids` default to 0..T-1 per row.
+        real tokens; `position_ids` default to 0..T-1 per row. `segment_ids`: this body has no segment
+        table (`segment_types` is 1, as EuroBERT's and Llama's), so all-zero ids change nothing and any
+        other id is refused (`check_segment_ids`): dropping them would run a BERT-style pair as if it
+        were one text without saying so. Callers pass none to such a model (`eval/heads.py`).
         """
+        check_segment_ids(segment_ids, self.segment_types)
         b, t = input_ids.shape
         if t > self.config.max_seq_len:
             raise ValueError(f"sequence length {t} exceeds max_seq_len {self.config.max_seq_len}")
@@ -194,6 +199,11 @@ class Encoder(nn.Module):
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits for hidden states of any leading shape."""
         return self.lm_head(hidden)
+
+    @property
+    def segment_types(self) -> int:
+        """1: no segment table (`forward` refuses segment ids other than 0)."""
+        return 1
 
     # ---- the rest of the LanguageModel protocol (model/protocol.py) -----------------------------
     def lm_loss(self, hidden: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
@@ -254,3 +264,15 @@ def mean_rows(weight: torch.Tensor, rows: int, ids: Sequence[int], mean_of: int)
     out[weight.shape[0] :] = mean
     out[list(ids)] = mean
     return out
+
+
+def check_segment_ids(segment_ids: torch.Tensor | None, segment_types: int) -> None:
+    """Refuse segment ids a model of `segment_types` has no row for, when it has one row only (no
+    segment table): all zeros is what it runs anyway, any other id would be silently dropped. With a
+    table, an id past it is transformers' own IndexError; checking here would cost a device sync per
+    forward."""
+    if segment_ids is not None and segment_types <= 1 and bool(segment_ids.any()):
+        raise ValueError(
+            "segment ids other than 0 given to a model without a segment table (segment_types 1); "
+            "pass segment_ids only to a model whose segment_types is above 1"
+        )

@@ -40,7 +40,7 @@ from torch import nn
 
 from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
-from encoderlab.model.encoder import EncoderOutput, mean_rows
+from encoderlab.model.encoder import EncoderOutput, check_segment_ids, mean_rows
 from encoderlab.model.sentence import write_sentence_files
 
 
@@ -144,17 +144,28 @@ class HFAdapter(nn.Module):
         doc_ids: torch.Tensor | None = None,
         padding_mask: torch.Tensor | None = None,
         output_hidden_states: bool = False,
+        segment_ids: torch.Tensor | None = None,
     ) -> EncoderOutput:
-        """Hidden states for (B, T) `input_ids`, with the same arguments as `Encoder.forward`."""
+        """Hidden states for (B, T) `input_ids`, with the same arguments as `Encoder.forward`;
+        `segment_ids` go to transformers as `token_type_ids` where the model has a segment table
+        (`segment_types` above 1), and without one only all-zero ids are taken (`check_segment_ids`)."""
+        check_segment_ids(segment_ids, self.segment_types)
+        types = {} if segment_ids is None or self.segment_types <= 1 else {"token_type_ids": segment_ids}
         mask = self._mask(input_ids, attention_mode, doc_ids, padding_mask)
         out = self.body(
             input_ids=input_ids,
             attention_mask=mask,
             position_ids=None if position_ids is None else position_ids + self.position_offset,
             output_hidden_states=output_hidden_states,
+            **types,
         )
         hidden = list(out.hidden_states) if output_hidden_states else None
         return EncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=hidden)
+
+    @property
+    def segment_types(self) -> int:
+        """The config's `type_vocab_size` (BERT's 2; RoBERTa's 1); 1 for a family without the field (ModernBERT)."""
+        return getattr(self.config.hf, "type_vocab_size", 1)
 
     def _mask(self, input_ids, mode, doc_ids, padding_mask):
         raise NotImplementedError

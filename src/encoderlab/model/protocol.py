@@ -69,12 +69,22 @@ class LanguageModel(Protocol):
         doc_ids: torch.Tensor | None = None,
         padding_mask: torch.Tensor | None = None,
         output_hidden_states: bool = False,
+        segment_ids: torch.Tensor | None = None,
     ) -> Any:
         """An `EncoderOutput`: the final hidden states (and each block's with `output_hidden_states`).
 
         `doc_ids` keeps attention inside packed documents, `padding_mask` is True on real tokens,
-        `position_ids` default to 0..T-1 per row.
+        `position_ids` default to 0..T-1 per row. `segment_ids` (B, T) are BERT's token types (0 on a
+        pair's first text, 1 on its second); a model of one `segment_types` refuses any but 0
+        (ValueError) rather than dropping them.
         """
+        ...
+
+    @property
+    def segment_types(self) -> int:
+        """How many segment ids the model embeds (BERT's `type_vocab_size`); 1 for a model without a
+        segment table (encoderlab's `Encoder`, ModernBERT, RoBERTa's single row). Callers pass
+        `segment_ids` only where this is above 1 and the tokenizer gives them (`token_type_ids`)."""
         ...
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
