@@ -160,7 +160,7 @@ class _Fixed(torch.nn.Module):
         super().__init__()
         self.logits = torch.nn.Parameter(logits)
 
-    def forward(self, ids, mask):
+    def forward(self, ids, mask, segment_ids=None):  # a head's arguments (`batching.model_inputs`)
         return self.logits[None, : ids.shape[1]]
 
 

@@ -4,7 +4,8 @@ EncodEval (hgissbkh/EncodEval, `QuestionAnsweringEval`) does not predict a start
 classifier with two labels tags every token of the input as outside (0) or inside (1) the answer.
   * Input: one window, the question segment (`QAOptions.question_template`, paper 1:
     `Question: {question}\\nContext: `) then the context, the context truncated (no stride: an answer
-    past the window is trained and scored as no answer).
+    past the window is trained and scored as no answer). With `inputs: tokenizer` the two are the
+    tokenizer's pair, and its `token_type_ids` (BERT's) reach a model with a segment table.
   * Labels: the tokens from the one holding the first gold answer's first character to the first
     one reaching its last character are 1, every other token is 0, question tokens included (only
     padding is ignored). A question without an answer, or whose answer lies outside the window, is
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from torch import nn
 
 from encoderlab.errors import UserError
-from encoderlab.eval.batching import Prepared, predict_rows, token_loss
+from encoderlab.eval.batching import Prepared, predict_rows, segments, token_loss
 from encoderlab.eval.features import end_token_id
 from encoderlab.eval.heads import TokenClassifier
 from encoderlab.eval.metrics import position_f1
@@ -50,8 +51,12 @@ def answer_positions(offsets: Offsets, first: int, answer: dict | None) -> list[
     return [first + i for i in range(start, end + 1)]
 
 
-def _windows(task: Task, tokenizer, examples: Sequence[dict]) -> list[tuple[list[int], int, Offsets]]:
-    """(ids, position of the first context token, context token offsets) of each example's window."""
+def _windows(
+    task: Task, tokenizer, examples: Sequence[dict]
+) -> list[tuple[list[int], int, Offsets, list[int] | None]]:
+    """(ids, position of the first context token, context token offsets, segment ids) of each example's
+    window; segment ids are the tokenizer's `token_type_ids` of the pair (`inputs: tokenizer` with a
+    tokenizer that gives them, BERT's), else None."""
     firsts = [task.options.first_segment(e["question"]) for e in examples]
     contexts = [e["context"] for e in examples]
     if task.inputs == "tokenizer":
@@ -69,11 +74,14 @@ def _windows(task: Task, tokenizer, examples: Sequence[dict]) -> list[tuple[list
             max_length=task.max_length,
             return_offsets_mapping=True,
         )
+        types = enc.get("token_type_ids")
         out = []
         for i, ids in enumerate(enc["input_ids"]):
             context = [p for p, s in enumerate(enc.sequence_ids(i)) if s == 1]
             offsets = [tuple(enc["offset_mapping"][i][p]) for p in context]
-            out.append((ids, context[0] if context else len(ids), offsets))
+            out.append(
+                (ids, context[0] if context else len(ids), offsets, None if types is None else types[i])
+            )
         return out
     questions = tokenizer(firsts, add_special_tokens=False)["input_ids"]
     enc = tokenizer(contexts, add_special_tokens=False, return_offsets_mapping=True)
@@ -81,18 +89,20 @@ def _windows(task: Task, tokenizer, examples: Sequence[dict]) -> list[tuple[list
     out = []
     for q, ids, offsets in zip(questions, enc["input_ids"], enc["offset_mapping"]):
         room = max(task.max_length - len(q), 0)
-        out.append(((q + ids + [end])[: task.max_length], len(q), [tuple(o) for o in offsets[:room]]))
+        out.append(((q + ids + [end])[: task.max_length], len(q), [tuple(o) for o in offsets[:room]], None))
     return out
 
 
 def encode(task: Task, tokenizer, examples: Sequence[dict]) -> list[dict]:
-    """One feature per question: ids, 0/1 labels on every token and the gold answer positions."""
+    """One feature per question: ids, 0/1 labels on every token and the gold answer positions (and the
+    window's `segment_ids` when the tokenizer gives them)."""
     out = []
-    for e, (ids, first, offsets) in zip(examples, _windows(task, tokenizer, examples)):
+    for e, (ids, first, offsets, segs) in zip(examples, _windows(task, tokenizer, examples)):
         gold = answer_positions(offsets, first, e["answers"][0] if e["answers"] else None)
         inside = set(gold)
         labels = [int(p in inside) for p in range(len(ids))]
-        out.append({"id": e["id"], "input_ids": ids, "labels": labels, "gold": gold})
+        feature = {"id": e["id"], "input_ids": ids, "labels": labels, "gold": gold}
+        out.append(feature if segs is None else {**feature, "segment_ids": segs})
     return out
 
 
@@ -118,6 +128,7 @@ class AnswerTagger:
             module,
             [f["input_ids"] for f in split],
             lambda out, r, n: out[r, :n].argmax(-1).nonzero().flatten().tolist(),
+            segments(split),
         )
         return [{"id": f["id"], "gold": f["gold"], "pred": p} for f, p in zip(split, inside)]
 

@@ -25,7 +25,7 @@ from torch import nn
 
 from encoderlab.eval import qa
 from encoderlab.eval.answer_tagger import AnswerTagger
-from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, token_loss
+from encoderlab.eval.batching import Prepared, model_inputs, predict_rows, segments, token_loss
 from encoderlab.eval.features import (
     IGNORE,
     check_room,
@@ -320,7 +320,7 @@ class ExtractiveQA:
 
     @staticmethod
     def loss(module: nn.Module, micro: Sequence[dict]) -> torch.Tensor:
-        start, end = module(*model_inputs(module, [f["input_ids"] for f in micro]))
+        start, end = module(*model_inputs(module, [f["input_ids"] for f in micro], segments(micro)))
         dev = start.device
         gold_start = torch.tensor([f["start"] for f in micro], device=dev)
         gold_end = torch.tensor([f["end"] for f in micro], device=dev)
@@ -333,6 +333,7 @@ class ExtractiveQA:
             module,
             [f["input_ids"] for f in features],
             lambda out, r, n: (out[0][r, :n].float().cpu().numpy(), out[1][r, :n].float().cpu().numpy()),
+            segments(features),
         )
         answers, na = qa.decode(
             examples,

@@ -1,8 +1,8 @@
 """Task heads on top of any model that satisfies the LanguageModel protocol.
 
 A head only needs `model(input_ids, padding_mask=..., attention_mode=...)` returning
-`last_hidden_state` and `model.config.hidden_size`, so encoderlab models, converted Hugging Face
-encoders and decoders all fine-tune through the same code. Heads are a single linear layer
+`last_hidden_state` and `model.config.hidden_size` (and `model.segment_types` when given segment ids),
+so encoderlab models, converted Hugging Face encoders and decoders all fine-tune through the same code. Heads are a single linear layer
 initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
   * sequence classification pools the sequence (mean over real tokens by default; `first` takes the
     first token, i.e. BOS/CLS) and maps it to the labels; the `eurobert` and `modernbert` variants are
@@ -82,8 +82,16 @@ class _Head(nn.Module):
         self.model = model
         self.attention_mode = attention_mode
 
-    def hidden(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        out = self.model(input_ids, padding_mask=mask, attention_mode=self.attention_mode)
+    def hidden(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, segment_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """The model's last hidden states; `segment_ids` (a pair's token types) go to a model with a
+        segment table only (`LanguageModel.segment_types`): the ids of a tokenizer that gives them
+        (encoderlab's own tokenizers do) mean nothing to a model without one."""
+        types = {}
+        if segment_ids is not None and self.model.segment_types > 1:
+            types["segment_ids"] = segment_ids
+        out = self.model(input_ids, padding_mask=mask, attention_mode=self.attention_mode, **types)
         return out.last_hidden_state
 
 
@@ -110,8 +118,10 @@ class SequenceClassifier(_Head):
         self.dense = _dense(model.config.hidden_size, head)
         self.classifier = _linear(model.config.hidden_size, n_labels)
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        hidden = self.hidden(input_ids, mask)
+    def forward(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, segment_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        hidden = self.hidden(input_ids, mask, segment_ids)
         if self.late:
             return mean_pool(self.classifier(self.dense(hidden)), mask)
         return self.classifier(self.dense(self.pool(hidden, mask)))
@@ -135,8 +145,10 @@ class TokenClassifier(_Head):
         super().__init__(model, attention_mode)
         self.classifier = _linear(model.config.hidden_size, n_labels)
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.hidden(input_ids, mask))
+    def forward(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, segment_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return self.classifier(self.hidden(input_ids, mask, segment_ids))
 
 
 class SpanExtractor(_Head):
@@ -146,8 +158,10 @@ class SpanExtractor(_Head):
         super().__init__(model, attention_mode)
         self.qa_outputs = _linear(model.config.hidden_size, 2)
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        logits = self.qa_outputs(self.hidden(input_ids, mask)).masked_fill(
+    def forward(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, segment_ids: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        logits = self.qa_outputs(self.hidden(input_ids, mask, segment_ids)).masked_fill(
             ~mask.bool().unsqueeze(-1), float("-inf")
         )
         return logits[..., 0], logits[..., 1]
@@ -164,8 +178,10 @@ class BiEncoder(_Head):
         _check_resolved(pooling)
         self.pool = POOLING[pooling]
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        return F.normalize(self.pool(self.hidden(input_ids, mask), mask).float(), dim=-1)
+    def forward(
+        self, input_ids: torch.Tensor, mask: torch.Tensor, segment_ids: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        return F.normalize(self.pool(self.hidden(input_ids, mask, segment_ids), mask).float(), dim=-1)
 
 
 def info_nce(

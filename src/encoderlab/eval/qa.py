@@ -2,9 +2,11 @@
 
 Features: the question and the context are encoded as a pair with `truncation="only_second"`, so
 a long context is split into overlapping windows (`stride` tokens shared between neighbours);
-character offsets map tokens back to the context. A training window whose span does not contain
-the answer, and every window of an unanswerable question, is labelled with position 0 (the
-"null" slot: BOS/CLS when the tokenizer adds one).
+character offsets map tokens back to the context. A tokenizer that gives `token_type_ids` (BERT's: 0
+on the question, 1 on the context) puts them in each feature as `segment_ids`, which reach a model
+with a segment table (BERT was pretrained with them; left out, its windows ran as one segment). A
+training window whose span does not contain the answer, and every window of an unanswerable question,
+is labelled with position 0 (the "null" slot: BOS/CLS when the tokenizer adds one).
 
 Decoding: for every window, the `n_best` highest start and end logits are combined; a candidate
 must lie inside the context, end at or after its start and span at most `max_answer_tokens`
@@ -21,6 +23,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from encoderlab.errors import UserError
+
+
+def _segments(enc, i: int) -> dict:
+    """`segment_ids` of window `i`: the tokenizer's `token_type_ids` (BERT's: 1 on the context), or
+    nothing for a tokenizer that gives none (Llama's, EuroBERT's); the head passes them to a model with
+    a segment table (`heads._Head.hidden`), as Hugging Face's `run_qa.py` does."""
+    return {"segment_ids": enc["token_type_ids"][i]} if "token_type_ids" in enc else {}
 
 
 def _context_offsets(enc, i: int) -> list[tuple[int, int] | None]:
@@ -76,7 +85,7 @@ def train_features(tokenizer, examples: Sequence[dict], max_length: int, stride:
             if inside and offsets[inside[0]][0] <= a0 and offsets[inside[-1]][1] >= a1:
                 start = next(j for j in inside if offsets[j][1] > a0)
                 end = next(j for j in reversed(inside) if offsets[j][0] < a1)
-        out.append({"input_ids": ids, "start": start, "end": end})
+        out.append({"input_ids": ids, "start": start, "end": end, **_segments(enc, i)})
     return out
 
 
@@ -88,6 +97,7 @@ def eval_features(tokenizer, examples: Sequence[dict], max_length: int, stride: 
             "input_ids": ids,
             "example": enc["overflow_to_sample_mapping"][i],
             "offsets": _context_offsets(enc, i),
+            **_segments(enc, i),
         }
         for i, ids in enumerate(enc["input_ids"])
     ]
