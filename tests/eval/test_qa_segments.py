@@ -13,16 +13,18 @@ by a hook on BERT's token-type embedding.
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 import torch
 from tests.eval.conftest import qa_examples
+from tests.model.model_fixtures import bert_config
 
 from encoderlab.eval import qa
 from encoderlab.eval.answer_tagger import AnswerTagger
 from encoderlab.eval.families import ExtractiveQA
 from encoderlab.eval.features import pad_batch
-from encoderlab.eval.spec import QAOptions, Task
+from encoderlab.eval.spec import QAOptions, Task, TaskData
 from encoderlab.model.hf_adapters import BertAdapter
 
 MAX_LENGTH, STRIDE = 24, 8
@@ -33,17 +35,10 @@ def _task(options: QAOptions) -> Task:
 
 
 def _bert(vocab_size: int) -> BertAdapter:
-    from transformers import BertConfig, BertForMaskedLM
+    """The model tests' tiny BERT (two token-type rows) over the fixture tokenizer's vocabulary."""
+    from transformers import BertForMaskedLM
 
-    config = BertConfig(
-        vocab_size=vocab_size,
-        hidden_size=32,
-        num_hidden_layers=1,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        pad_token_id=0,
-    )
+    config = bert_config(vocab_size=vocab_size)
     config._attn_implementation = "sdpa"
     torch.manual_seed(0)
     return BertAdapter(BertForMaskedLM(config).eval())
@@ -110,8 +105,7 @@ def test_the_tagger_head_passes_the_segment_ids_of_a_tokenizer_pair(bert_tokeniz
     tokenizer = bert_tokenizer
     model = _bert(len(tokenizer))
     seen = _seen_segments(model)
-    task = _task(QAOptions(head="tagger"))
-    task = Task(**{**task.__dict__, "max_length": 48, "inputs": "tokenizer"})
+    task = dataclasses.replace(_task(QAOptions(head="tagger")), max_length=48, inputs="tokenizer")
     prepared = AnswerTagger.prepare(task, tokenizer, _data(qa_examples(6, 0)))
     module = AnswerTagger.build(task, model)
     with torch.no_grad():
@@ -136,7 +130,5 @@ def test_segment_ids_reach_only_a_model_with_a_segment_table(tokenizer, bert_tok
     assert int(seen[-1].sum()) > 0 if with_types else not seen[-1].any()
 
 
-def _data(examples: list[dict]):
-    from encoderlab.eval.spec import TaskData
-
+def _data(examples: list[dict]) -> TaskData:
     return TaskData(train=examples, val=examples, tests={})

@@ -2,8 +2,9 @@
 
 A head only needs `model(input_ids, padding_mask=..., attention_mode=...)` returning
 `last_hidden_state` and `model.config.hidden_size` (and `model.segment_types` when given segment ids),
-so encoderlab models, converted Hugging Face encoders and decoders all fine-tune through the same code. Heads are a single linear layer
-initialised N(0, 0.02) with zero bias, as Hugging Face's `*For*` classes do:
+so encoderlab models, converted Hugging Face encoders and decoders all fine-tune through the same
+code. Heads are a single linear layer initialised N(0, 0.02) with zero bias, as Hugging Face's
+`*For*` classes do:
   * sequence classification pools the sequence (mean over real tokens by default; `first` takes the
     first token, i.e. BOS/CLS) and maps it to the labels; the `eurobert` and `modernbert` variants are
     those models' own heads, which the papers' code fine-tunes with (paper 1: a hidden-size layer and
@@ -86,8 +87,9 @@ class _Head(nn.Module):
         self, input_ids: torch.Tensor, mask: torch.Tensor, segment_ids: torch.Tensor | None = None
     ) -> torch.Tensor:
         """The model's last hidden states; `segment_ids` (a pair's token types) go to a model with a
-        segment table only (`LanguageModel.segment_types`): the ids of a tokenizer that gives them
-        (encoderlab's own tokenizers do) mean nothing to a model without one."""
+        segment table only (`LanguageModel.segment_types`): a tokenizer that gives them (a BERT
+        tokenizer beside a model trained without segments) says nothing to a model without one, which
+        would refuse them."""
         types = {}
         if segment_ids is not None and self.model.segment_types > 1:
             types["segment_ids"] = segment_ids
