@@ -1,6 +1,6 @@
 """Segment ids (BERT's token types) through `LanguageModel.forward`: an adapter with a segment table
 gives what transformers gives for the same `token_type_ids`; a model without one (encoderlab's
-`Encoder`, ModernBERT, RoBERTa's single row) takes all-zero ids and refuses any other, never drops them.
+`Encoder`, ModernBERT, RoBERTa's single row, DeBERTa-v3's none) takes all-zero ids and refuses any other, never drops them.
 
 The tiny configs are random in every parameter (`randomize`), so the two token-type rows differ and a
 segment id left out changes the outputs.
@@ -10,13 +10,21 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_fixtures import VOCAB, bert_config, make_model, modernbert_config, randomize, roberta_config
+from model_fixtures import (
+    VOCAB,
+    bert_config,
+    deberta_config,
+    make_model,
+    modernbert_config,
+    randomize,
+    roberta_config,
+)
 
-from encoderlab.model.hf_adapters import ADAPTERS, hf_class
+from encoderlab.model.hf_registry import ADAPTERS, hf_class
 
 
 def _adapter(family: str, config):
-    config._attn_implementation = "sdpa"
+    config._attn_implementation = ADAPTERS[family].attention_kernel
     return ADAPTERS[family](randomize(hf_class(family)(config)))
 
 
@@ -45,13 +53,13 @@ def test_a_bert_adapter_given_segment_ids_is_transformers_with_token_type_ids():
     assert not torch.allclose(ours[:, 5:9], without[:, 5:9], atol=1e-3)  # segment 1 reached the model
 
 
-@pytest.mark.parametrize("family", ["encoder", "roberta", "modernbert"])
+@pytest.mark.parametrize("family", ["encoder", "roberta", "modernbert", "deberta-v2"])
 def test_a_model_without_a_segment_table_takes_zeros_and_refuses_other_ids(family):
     if family == "encoder":
         model = make_model(seed=3)
     else:
-        config = roberta_config() if family == "roberta" else modernbert_config()
-        model = _adapter(family, config)
+        configs = {"roberta": roberta_config, "modernbert": modernbert_config, "deberta-v2": deberta_config}
+        model = _adapter(family, configs[family]())
     assert model.segment_types == 1
     ids, segments, mask = _pair_batch()
     with torch.no_grad():

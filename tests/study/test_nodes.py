@@ -116,7 +116,7 @@ def test_flops_fallback_counts_parameters_of_encoders_and_continued_hf_models(tm
     from transformers import BertConfig
 
     from encoderlab.model import Encoder, ModelConfig
-    from encoderlab.model.hf_adapters import adapter_from_hf_state, hf_class
+    from encoderlab.model.hf_registry import adapter_from_hf_state, hf_class
     from encoderlab.model.io import save_model_folder
     from encoderlab.study.nodes import _flops
 

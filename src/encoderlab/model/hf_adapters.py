@@ -164,8 +164,9 @@ class HFAdapter(nn.Module):
 
     @property
     def segment_types(self) -> int:
-        """The config's `type_vocab_size` (BERT's 2; RoBERTa's 1); 1 for a family without the field (ModernBERT)."""
-        return getattr(self.config.hf, "type_vocab_size", 1)
+        """The config's `type_vocab_size` (BERT's 2; RoBERTa's 1); 1 for a family without the field
+        (ModernBERT) or without the table (DeBERTa-v3's 0)."""
+        return max(1, getattr(self.config.hf, "type_vocab_size", 1))
 
     def _mask(self, input_ids, mode, doc_ids, padding_mask):
         raise NotImplementedError
