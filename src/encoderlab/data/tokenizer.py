@@ -47,6 +47,8 @@ def _tokenizer_folder(path: Path) -> Path:
         )
     if (path / "tokenizer.json").is_file():
         return path
+    if (path / "tokenizer_config.json").is_file() and any(path.glob("*.model")):
+        return _sentencepiece_folder(path)
     if (path / "tokenizer_config.json").is_file():
         # transformers would try to convert a slow tokenizer from files that are not there
         raise UserError(
@@ -56,6 +58,22 @@ def _tokenizer_folder(path: Path) -> Path:
     raise UserError(
         f"{path} holds no tokenizer files ({', '.join(TOKENIZER_FILES)}); pass a tokenizer folder"
     )
+
+
+def _sentencepiece_folder(path: Path) -> Path:
+    """A folder whose vocabulary is a SentencePiece model (`*.model`) and no tokenizer.json, as
+    microsoft/deberta-v3-base ships `spm.model`: transformers converts it into a fast tokenizer, which
+    reads the model with the `sentencepiece` package (a dependency; without it transformers falls back
+    to reading the file as tiktoken's and fails on its first byte, so that case is one line here)."""
+    import importlib.util
+
+    if importlib.util.find_spec("sentencepiece") is None:
+        model = next(iter(sorted(path.glob("*.model")))).name
+        raise UserError(
+            f"{path} holds a SentencePiece vocabulary ({model}) and no tokenizer.json, and converting it "
+            "needs the sentencepiece package: pip install sentencepiece"
+        )
+    return path
 
 
 def tokenizer_folder(name_or_path: str | Path, base: Path | None = None) -> Path | None:

@@ -1,0 +1,69 @@
+"""A tokenizer shipped as a SentencePiece model and no tokenizer.json, as microsoft/deberta-v3-base is
+(`spm.model`, and a tokenizer_config.json of `{"do_lower_case": false, "vocab_type": "spm"}`), loads
+as a fast tokenizer through the same `load_tokenizer` a hub id reaches.
+
+The vocabulary is a real SentencePiece unigram model trained here by the `sentencepiece` package, with
+DeBERTa-v3's special pieces ([PAD] 0, [CLS] 1, [SEP] 2, [UNK] 3); the ids are checked against
+sentencepiece's own encoder, the reference. Before, such a folder was refused as "no tokenizer.json".
+"""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from encoderlab.data.tokenizer import load_tokenizer, token_spec
+from encoderlab.errors import UserError
+
+TEXTS = ["the cat sat on the mat", "a dog sat on a log", "the question is what the context says"]
+
+
+@pytest.fixture(scope="module")
+def spm_folder(tmp_path_factory):
+    import sentencepiece as spm
+
+    folder = tmp_path_factory.mktemp("deberta_v3_tokenizer")
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(TEXTS * 50), model_writer=model, vocab_size=28, model_type="unigram",
+        pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]", bos_piece="[CLS]", eos_piece="[SEP]",
+        unk_piece="[UNK]", minloglevel=2,
+    )  # fmt: skip
+    (folder / "spm.model").write_bytes(model.getvalue())
+    (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "vocab_type": "spm"}))
+    (folder / "config.json").write_text(json.dumps({"model_type": "deberta-v2", "vocab_size": 128}))
+    return folder
+
+
+def test_a_sentencepiece_only_folder_loads_as_a_fast_tokenizer_with_its_ids(spm_folder, tmp_path):
+    import sentencepiece as spm
+
+    tok = load_tokenizer(spm_folder)
+    reference = spm.SentencePieceProcessor(model_file=str(spm_folder / "spm.model"))
+    assert tok.is_fast and type(tok).__name__ == "DebertaV2Tokenizer"
+    for text in TEXTS + ["cats on logs"]:
+        assert tok(text, add_special_tokens=False)["input_ids"] == reference.encode(text)
+    pair = tok("the cat", "a mat")["input_ids"]
+    assert pair[0] == 1 and pair.count(2) == 2  # [CLS] first, a [SEP] after each text
+    spec = token_spec(tok)
+    assert (spec.pad_id, spec.bos_id, spec.eos_id, spec.unk_id) == (0, 1, 2, 3) and spec.mask_id is not None
+    tok.save_pretrained(str(tmp_path / "saved"))  # a model folder then carries the fast tokenizer.json
+    assert (tmp_path / "saved" / "tokenizer.json").is_file()
+    assert load_tokenizer(tmp_path / "saved")("the cat")["input_ids"] == tok("the cat")["input_ids"]
+
+
+def test_without_the_sentencepiece_package_it_is_one_line(spm_folder, monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "sentencepiece" else real(name, *a)
+    )
+    with pytest.raises(UserError) as exc:
+        load_tokenizer(spm_folder)
+    assert str(exc.value) == (
+        f"{spm_folder} holds a SentencePiece vocabulary (spm.model) and no tokenizer.json, and converting it "
+        "needs the sentencepiece package: pip install sentencepiece"
+    )
