@@ -9,30 +9,20 @@ sentencepiece's own encoder, the reference. Before, such a folder was refused as
 
 from __future__ import annotations
 
-import io
 import json
 
 import pytest
+from tests.model.model_fixtures import SPM_TEXTS as TEXTS
+from tests.model.model_fixtures import save_deberta_v3_tokenizer
 
 from encoderlab.data.tokenizer import load_tokenizer, token_spec
 from encoderlab.errors import UserError
 
-TEXTS = ["the cat sat on the mat", "a dog sat on a log", "the question is what the context says"]
-
 
 @pytest.fixture(scope="module")
 def spm_folder(tmp_path_factory):
-    import sentencepiece as spm
-
     folder = tmp_path_factory.mktemp("deberta_v3_tokenizer")
-    model = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TEXTS * 50), model_writer=model, vocab_size=28, model_type="unigram",
-        pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]", bos_piece="[CLS]", eos_piece="[SEP]",
-        unk_piece="[UNK]", minloglevel=2,
-    )  # fmt: skip
-    (folder / "spm.model").write_bytes(model.getvalue())
-    (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "vocab_type": "spm"}))
+    save_deberta_v3_tokenizer(folder)
     (folder / "config.json").write_text(json.dumps({"model_type": "deberta-v2", "vocab_size": 128}))
     return folder
 

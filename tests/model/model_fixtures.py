@@ -172,3 +172,25 @@ def deberta_config(**overrides):
         attention_probs_dropout_prob=0.0,
     )
     return DebertaV2Config(**{**fields, **overrides})
+
+
+SPM_TEXTS = ["the cat sat on the mat", "a dog sat on a log", "the question is what the context says"]
+
+
+def save_deberta_v3_tokenizer(folder) -> None:
+    """microsoft/deberta-v3-base's tokenizer files: a SentencePiece unigram model (`spm.model`, trained
+    here by the `sentencepiece` package with DeBERTa-v3's special pieces [PAD] 0, [CLS] 1, [SEP] 2,
+    [UNK] 3) and its 52-byte tokenizer_config.json; no tokenizer.json."""
+    import io
+    import json
+
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(SPM_TEXTS * 50), model_writer=model, vocab_size=28, model_type="unigram",
+        pad_id=0, bos_id=1, eos_id=2, unk_id=3, pad_piece="[PAD]", bos_piece="[CLS]", eos_piece="[SEP]",
+        unk_piece="[UNK]", minloglevel=2,
+    )  # fmt: skip
+    (folder / "spm.model").write_bytes(model.getvalue())
+    (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "vocab_type": "spm"}))

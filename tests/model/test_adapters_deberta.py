@@ -15,7 +15,7 @@ import json
 
 import pytest
 import torch
-from model_fixtures import VOCAB, logits, randomize, save_tiny_tokenizer
+from model_fixtures import VOCAB, logits, randomize, save_deberta_v3_tokenizer, save_tiny_tokenizer
 
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.errors import UserError
@@ -53,9 +53,9 @@ RTD_HEAD = {
 }
 
 
-def _write(folder, raw: dict, legacy: bool, extra: dict | None = None, base: bool = False):
+def _write(folder, raw: dict, legacy: bool, extra: dict | None = None, base: bool = False, spm: bool = False):
     """A checkpoint folder: config.json as `raw` (exactly), random weights with the head `legacy`
-    names (or none, `base`), plus `extra` weights; the tiny tokenizer."""
+    names (or none, `base`), plus `extra` weights; the tiny tokenizer, or (`spm`) DeBERTa-v3's files."""
     from safetensors.torch import save_file
     from transformers import DebertaV2Config, DebertaV2ForMaskedLM
 
@@ -65,7 +65,7 @@ def _write(folder, raw: dict, legacy: bool, extra: dict | None = None, base: boo
     state = {k: v.clone().contiguous() for k, v in state.items() if "decoder" not in k}  # tied copies
     save_file({**state, **(extra or {})}, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps(raw))
-    save_tiny_tokenizer(folder)
+    save_deberta_v3_tokenizer(folder) if spm else save_tiny_tokenizer(folder)
     return folder
 
 
@@ -73,7 +73,7 @@ def _write(folder, raw: dict, legacy: bool, extra: dict | None = None, base: boo
 def v3(tmp_path_factory):
     g = torch.Generator().manual_seed(9)
     rtd = {f"mask_predictions.{k}": torch.randn(s, generator=g) for k, s in RTD_HEAD.items()}
-    return _write(tmp_path_factory.mktemp("v3"), V3, legacy=False, extra=rtd)
+    return _write(tmp_path_factory.mktemp("v3"), V3, legacy=False, extra=rtd, spm=True)
 
 
 @pytest.fixture
@@ -206,3 +206,48 @@ def test_added_token_rows_are_the_mean_in_the_embedding_and_the_head_bias(v3, id
         32,
         32,
     )  # transformers' resize would grow it
+
+
+def test_the_hub_id_reads_the_repos_safetensors_and_spm_model_and_nothing_else(
+    v3, tmp_path, monkeypatch, ids
+):
+    """microsoft/deberta-v3-base's files on the hub (main, 82d8d18): config.json, tokenizer_config.json,
+    spm.model, model.safetensors (fp16), and pytorch_model.bin (pickle), tf_model.h5, rust_model.ot. The
+    download (a fake `snapshot_download` copying what its patterns match) takes the first four."""
+    import fnmatch
+    import shutil
+
+    import huggingface_hub
+    from safetensors.torch import load_file, save_file
+
+    from encoderlab.data.hub import HUB_MODELS_ENV
+
+    repo = tmp_path / "repo"
+    shutil.copytree(v3, repo)
+    half = {k: v.half() for k, v in load_file(str(repo / "model.safetensors")).items()}
+    save_file(half, str(repo / "model.safetensors"))
+    for other in ("pytorch_model.bin", "tf_model.h5", "rust_model.ot"):
+        (repo / other).write_bytes(b"not for encoderlab")
+    fetched: list[str] = []
+
+    def snapshot_download(repo_id, *, allow_patterns=None, **kwargs):
+        assert repo_id == "microsoft/deberta-v3-base"
+        snap = tmp_path / "snapshot"
+        snap.mkdir(exist_ok=True)
+        for p in repo.iterdir():
+            if any(fnmatch.fnmatch(p.name, g) for g in allow_patterns):
+                fetched.append(p.name)
+                shutil.copy(p, snap / p.name)
+        return str(snap)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    loaded = load_pretrained("microsoft/deberta-v3-base")
+    assert sorted(fetched) == ["config.json", "model.safetensors", "spm.model", "tokenizer_config.json"]
+    assert loaded.family == "deberta-v2" and type(loaded.tokenizer).__name__ == "DebertaV2Tokenizer"
+    reference = _reference(repo, legacy=False, dtype=torch.float32)
+    with torch.no_grad():
+        assert (logits(loaded.model, ids) - reference(input_ids=ids).logits).abs().max() <= TOL
