@@ -87,6 +87,25 @@ def logits(model, ids: torch.Tensor, **kwargs) -> torch.Tensor:
         return model.lm_logits(model(ids, **kwargs).last_hidden_state)
 
 
+def packed_minus_alone(model, mode: str, lengths=(6, 9, 5), seed: int = 6) -> float:
+    """The largest logit difference between documents packed in one row (document mask, positions
+    restarting at 0) and each run alone: 0 for a model whose packing is exact."""
+    from encoderlab.data.synthetic import positions_from_doc_ids
+
+    g = torch.Generator().manual_seed(seed)
+    docs = [torch.randint(5, VOCAB, (n,), generator=g) for n in lengths]
+    doc_ids = torch.cat([torch.full((n,), i) for i, n in enumerate(lengths)])[None]
+    packed = logits(
+        model,
+        torch.cat(docs)[None],
+        attention_mode=mode,
+        doc_ids=doc_ids,
+        position_ids=positions_from_doc_ids(doc_ids),
+    )
+    alone = torch.cat([logits(model, d[None], attention_mode=mode) for d in docs], dim=1)
+    return float((packed - alone).abs().max())
+
+
 def randomize(module: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Random values in every parameter (norm weights and biases too, which HF inits to 1 or 0),
     so a parameter mapped to the wrong place or dropped changes the outputs."""

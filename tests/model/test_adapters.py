@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_fixtures import VOCAB, bert_config, logits, modernbert_config, randomize, save_tiny_tokenizer
+from model_fixtures import (
+    VOCAB,
+    bert_config,
+    logits,
+    modernbert_config,
+    packed_minus_alone,
+    randomize,
+    save_tiny_tokenizer,
+)
 
-from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model.hf_adapters import BertAdapter, ModernBertAdapter
 from encoderlab.model.hub import load_pretrained
 
@@ -78,24 +85,11 @@ def test_bert_causal_matches_bert_as_decoder(bert_folder, ids, padded):
         ).abs().max() <= TOL
 
 
-def _packed(seed=6):
-    g = torch.Generator().manual_seed(seed)
-    lengths = [6, 9, 5]
-    docs = [torch.randint(5, VOCAB, (n,), generator=g) for n in lengths]
-    doc_ids = torch.cat([torch.full((n,), i) for i, n in enumerate(lengths)])[None]
-    return docs, torch.cat(docs)[None], doc_ids
-
-
 @pytest.mark.parametrize("family", ["bert", "modernbert"])
 @pytest.mark.parametrize("mode", ["bidirectional", "causal"])
 def test_packed_equals_documents_alone(request, family, mode):
     model = load_pretrained(request.getfixturevalue(f"{family}_folder")).model
-    docs, ids, doc_ids = _packed()
-    packed = logits(
-        model, ids, attention_mode=mode, doc_ids=doc_ids, position_ids=positions_from_doc_ids(doc_ids)
-    )
-    alone = torch.cat([logits(model, d[None], attention_mode=mode) for d in docs], dim=1)
-    assert (packed - alone).abs().max() <= TOL
+    assert packed_minus_alone(model, mode) <= TOL
 
 
 @pytest.mark.parametrize("family", ["bert", "modernbert"])

@@ -15,9 +15,15 @@ import json
 
 import pytest
 import torch
-from model_fixtures import VOCAB, logits, randomize, save_deberta_v3_tokenizer, save_tiny_tokenizer
+from model_fixtures import (
+    VOCAB,
+    logits,
+    packed_minus_alone,
+    randomize,
+    save_deberta_v3_tokenizer,
+    save_tiny_tokenizer,
+)
 
-from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.errors import UserError
 from encoderlab.model.hf_deberta import DebertaV2Adapter
 from encoderlab.model.hub import load_pretrained
@@ -136,19 +142,7 @@ def test_causal_mode_never_sees_later_tokens(v3, ids):
 
 @pytest.mark.parametrize("mode", ["bidirectional", "causal"])
 def test_packed_documents_equal_the_documents_alone(v3, mode):
-    model = load_pretrained(v3).model
-    g = torch.Generator().manual_seed(6)
-    docs = [torch.randint(5, VOCAB, (n,), generator=g) for n in (6, 9, 5)]
-    doc_ids = torch.cat([torch.full((len(d),), i) for i, d in enumerate(docs)])[None]
-    packed = logits(
-        model,
-        torch.cat(docs)[None],
-        attention_mode=mode,
-        doc_ids=doc_ids,
-        position_ids=positions_from_doc_ids(doc_ids),
-    )
-    alone = torch.cat([logits(model, d[None], attention_mode=mode) for d in docs], dim=1)
-    assert (packed - alone).abs().max() <= TOL
+    assert packed_minus_alone(load_pretrained(v3).model, mode) <= TOL
 
 
 def test_a_convolution_checkpoint_matches_transformers_and_refuses_causal_mode(tmp_path, ids):

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from model_fixtures import VOCAB, logits, randomize, roberta_config, save_tiny_tokenizer
+from model_fixtures import VOCAB, logits, packed_minus_alone, randomize, roberta_config, save_tiny_tokenizer
 
-from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.model.hf_adapters import CamembertAdapter, RobertaAdapter, XLMRobertaAdapter
 from encoderlab.model.hf_registry import usable_positions
 from encoderlab.model.hub import load_pretrained, max_positions
@@ -64,19 +63,7 @@ def test_matches_transformers_bidirectional_padded_and_causal(folder, ids):
 
 @pytest.mark.parametrize("mode", ["bidirectional", "causal"])
 def test_packed_documents_restart_at_the_first_real_position(folder, mode):
-    model = load_pretrained(folder[1]).model
-    g = torch.Generator().manual_seed(6)
-    docs = [torch.randint(5, VOCAB, (n,), generator=g) for n in (6, 9, 5)]
-    doc_ids = torch.cat([torch.full((len(d),), i) for i, d in enumerate(docs)])[None]
-    packed = logits(
-        model,
-        torch.cat(docs)[None],
-        attention_mode=mode,
-        doc_ids=doc_ids,
-        position_ids=positions_from_doc_ids(doc_ids),
-    )
-    alone = torch.cat([logits(model, d[None], attention_mode=mode) for d in docs], dim=1)
-    assert (packed - alone).abs().max() <= TOL
+    assert packed_minus_alone(load_pretrained(folder[1]).model, mode) <= TOL
 
 
 def test_usable_positions_leave_out_the_offset(folder):
