@@ -47,8 +47,10 @@ def _tokenizer_folder(path: Path) -> Path:
         )
     if (path / "tokenizer.json").is_file():
         return path
-    if (path / "tokenizer_config.json").is_file() and any(path.glob("*.model")):
-        return _sentencepiece_folder(path)
+    vocabulary = slow_vocabulary(path)
+    named = (path / "tokenizer_config.json").is_file() or (path / "config.json").is_file()
+    if vocabulary is not None and named:  # a class to convert with: tokenizer_class or model_type
+        return _sentencepiece_folder(path, vocabulary) if vocabulary.endswith(".model") else path
     if (path / "tokenizer_config.json").is_file():
         # transformers would try to convert a slow tokenizer from files that are not there
         raise UserError(
@@ -60,15 +62,32 @@ def _tokenizer_folder(path: Path) -> Path:
     )
 
 
-def _sentencepiece_folder(path: Path) -> Path:
-    """A folder whose vocabulary is a SentencePiece model (`*.model`) and no tokenizer.json, as
+SLOW_VOCABULARIES = (("vocab.txt",), ("vocab.json", "merges.txt"))
+"""The files of a slow tokenizer that transformers converts into a fast one without extra packages:
+WordPiece (BERT's vocab.txt, all that many older BERT-family repos ship beside config.json) and
+byte-level BPE (GPT-2's and RoBERTa's vocab.json + merges.txt); a SentencePiece model (`*.model`)
+needs the `sentencepiece` package (`_sentencepiece_folder`). transformers picks the class from
+tokenizer_config.json's `tokenizer_class` or config.json's `model_type`, so one of them must be there."""
+
+
+def slow_vocabulary(path: Path) -> str | None:
+    """The slow vocabulary `path` holds (`SLOW_VOCABULARIES`, or a SentencePiece `*.model`), named as
+    its files are, or None."""
+    for names in SLOW_VOCABULARIES:
+        if all((path / n).is_file() for n in names):
+            return " + ".join(names)
+    models = sorted(p.name for p in path.glob("*.model") if p.is_file())
+    return models[0] if models else None
+
+
+def _sentencepiece_folder(path: Path, model: str) -> Path:
+    """A folder whose vocabulary is the SentencePiece model `model` and no tokenizer.json, as
     microsoft/deberta-v3-base ships `spm.model`: transformers converts it into a fast tokenizer, which
     reads the model with the `sentencepiece` package (a dependency; without it transformers falls back
     to reading the file as tiktoken's and fails on its first byte, so that case is one line here)."""
     import importlib.util
 
     if importlib.util.find_spec("sentencepiece") is None:
-        model = next(iter(sorted(path.glob("*.model")))).name
         raise UserError(
             f"{path} holds a SentencePiece vocabulary ({model}) and no tokenizer.json, and converting it "
             "needs the sentencepiece package: pip install sentencepiece"
