@@ -97,3 +97,19 @@ def test_a_vocabulary_without_a_config_naming_its_class_is_still_refused(tmp_pat
     (folder / "config.json").unlink()
     with pytest.raises(UserError, match="holds no tokenizer files"):
         load_tokenizer(folder)
+
+
+def test_a_bert_checkpoint_with_only_vocab_txt_loads_with_its_tokenizer(tmp_path):
+    """config.json, the weights and vocab.txt, as older BERT-family repos hold them: the model comes with
+    its tokenizer (it came without one, and evaluation refused it as having no tokenizer files)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    from encoderlab.model.hub import load_pretrained
+
+    folder = _wordpiece(tmp_path / "bert")
+    config = BertConfig(
+        vocab_size=10, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+    )
+    BertForMaskedLM(config).save_pretrained(str(folder))
+    loaded = load_pretrained(folder)
+    assert loaded.tokenizer is not None and loaded.tokenizer("the cats")["input_ids"] == [2, 5, 6, 8, 3]

@@ -437,10 +437,12 @@ def _index_weight_map(index: Path) -> dict[str, str]:
 
 
 def _load_tokenizer(path: Path):
-    """The folder's tokenizer, or None when it has no tokenizer files."""
-    from encoderlab.data.tokenizer import TOKENIZER_FILES, load_tokenizer
+    """The folder's tokenizer, or None when it has no tokenizer files (nor a slow vocabulary, which
+    `load_tokenizer` converts: BERT's vocab.txt beside config.json)."""
+    from encoderlab.data.tokenizer import TOKENIZER_FILES, load_tokenizer, slow_vocabulary
 
-    return load_tokenizer(path) if any((path / f).is_file() for f in TOKENIZER_FILES) else None
+    files = any((path / f).is_file() for f in TOKENIZER_FILES) or slow_vocabulary(path) is not None
+    return load_tokenizer(path) if files else None
 
 
 def _spec(tokenizer, config) -> TokenSpec:
