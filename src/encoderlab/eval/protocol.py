@@ -65,6 +65,9 @@ class EvalModel:
     fingerprint: str
     pooling: ModelPooling = ModelPooling()
     """The poolings its config.json declares, which resolve tasks with `pooling: model` (`resolved`)."""
+    segments: bool = False
+    """Whether it takes segment ids: a segment table (`LanguageModel.segment_types`) and a tokenizer
+    giving `token_type_ids` (BERT's); tasks of text pairs run, and are cached, marked so (`resolved`)."""
 
     @property
     def positions(self) -> int:
@@ -72,8 +75,9 @@ class EvalModel:
         return self.model.config.max_seq_len
 
     def resolved(self, task: Task) -> Task:
-        """`task` as it runs on this model: `model` pooling replaced by what the model declares."""
-        return task.resolve_pooling(self.pooling.of(task.family))
+        """`task` as it runs on this model: `model` pooling replaced by what the model declares, and
+        marked where the model is handed its pairs' segment ids (`Task.resolve_segments`)."""
+        return task.resolve_pooling(self.pooling.of(task.family)).resolve_segments(self.segments)
 
 
 def load_eval_model(source: str) -> EvalModel:
@@ -83,7 +87,16 @@ def load_eval_model(source: str) -> EvalModel:
     pre = load_pretrained(source)
     require_tokenizer(source, pre.tokenizer)
     pooling = declared_pooling(pre.config, f"{source} (config.json)")
-    return EvalModel(pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling)
+    segments = takes_segments(pre.model, pre.tokenizer)
+    return EvalModel(
+        pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling, segments
+    )
+
+
+def takes_segments(model, tokenizer) -> bool:
+    """Whether `model` is handed the segment ids `tokenizer` gives a text pair (`EvalModel.segments`)."""
+    given = "token_type_ids" in getattr(tokenizer, "model_input_names", ())
+    return given and getattr(model, "segment_types", 1) > 1
 
 
 def require_tokenizer(source: str, tokenizer) -> None:
@@ -211,7 +224,8 @@ def evaluate(
     # Tasks evaluated earlier into the same folder stay in the summary.
     earlier = {r.task for r in store.records.values() if r.model == em.fingerprint and r.task in TASKS}
     shown = names + sorted(earlier - set(names))
-    summary = summarize_results(list(store.records.values()), em.fingerprint, shown, lrs, seeds, em.pooling)
+    records = list(store.records.values())
+    summary = summarize_results(records, em.fingerprint, shown, lrs, seeds, em.pooling, em.segments)
     summary = dataclasses.replace(summary, source=em.source)
     write_summary(summary, out)
     return summary
@@ -406,15 +420,21 @@ def adopt_record(
     """The record of `task` that another node's shared run (`eval_node(also=...)`) wrote in `trained`,
     cached in `out` with its saved predictions, as if `out` had run it. `pooling`: the pooling that run
     resolved (its record's), which tasks sharing a run share (`Task.training` holds their options)."""
-    signature = capped_task(task, max_steps).resolve_pooling(pooling).signature()
-    record = ResultsStore(Path(trained) / RESULTS, repair=False).get(model, task, signature, lr, seed)
+    resolved = capped_task(task, max_steps).resolve_pooling(pooling)
+    store = ResultsStore(Path(trained) / RESULTS, repair=False)
+    # The run marks its pair tasks where its model takes segment ids (`EvalModel.resolved`): that
+    # record first, else the unmarked one of a model that takes none.
+    marked, plain = (
+        store.get(model, task, t.signature(), lr, seed) for t in (resolved.resolve_segments(True), resolved)
+    )
+    record = marked or plain
     if record is None:
         raise UserError(
             f"{trained} holds no result of task {task} at lr {lr:g}, seed {seed} (the run it shares was "
             "interrupted); rerun the study, which runs that node again"
         )
     store = ResultsStore(Path(out) / RESULTS)
-    if store.get(model, task, signature, lr, seed) is None:
+    if store.get(model, task, record.task_signature, lr, seed) is None:
         if record.predictions:
             target = Path(out) / record.predictions
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -392,6 +392,10 @@ class Task:
     hub_repos: tuple[HubRepo, ...] = field(default=(), compare=False)
     """The hub datasets its loader reads: with `$ENCODERLAB_HUB_DATA` set, each must be mirrored before
     any run starts (`suites.require_assets`), not when the grid reaches the task hours in."""
+    segments: bool = False
+    """Set per model, never by a task (`resolve_segments`): the model is handed the segment ids of the
+    tokenizer's text pair. In the signature only when set, so results from before segment ids were
+    passed (BERT-family QA ran with segment 0 on the context) are not taken for this run's."""
 
     @property
     def family(self) -> Family:
@@ -422,11 +426,26 @@ class Task:
         pooling = declared or DEFAULT_POOLING[self.family]
         return dataclasses.replace(self, options=dataclasses.replace(self.options, pooling=pooling))
 
+    @property
+    def encodes_pairs(self) -> bool:
+        """Whether its inputs are the tokenizer's text pairs, whose segment ids a model with a segment
+        table is handed: extractive QA's span head, and its tagger with `inputs: tokenizer`."""
+        return self.family == "qa" and (self.options.head == "span" or self.inputs == "tokenizer")
+
+    def resolve_segments(self, model_takes: bool) -> Task:
+        """The task as it runs on a model that takes segment ids (`model_takes`: a segment table, and a
+        tokenizer giving `token_type_ids`): marked where it encodes pairs, else unchanged."""
+        return dataclasses.replace(self, segments=True) if model_takes and self.encodes_pairs else self
+
     def resolutions(self) -> list[Task]:
-        """Every task this one can run as: one per concrete pooling for `model` pooling, else itself."""
-        if not self.pools_by_model:
-            return [self]
-        return [self.resolve_pooling(p) for p in CONCRETE_POOLINGS[self.family]]
+        """Every task this one can run as: one per concrete pooling for `model` pooling, each also with
+        segment ids where it encodes pairs (`resolve_segments`)."""
+        poolings = (
+            [self.resolve_pooling(p) for p in CONCRETE_POOLINGS[self.family]]
+            if self.pools_by_model
+            else [self]
+        )
+        return [*poolings, *(t.resolve_segments(True) for t in poolings if self.encodes_pairs)]
 
     def for_model(self, max_positions: int) -> Task:
         """The task with a concrete `max_length` for a model of `max_positions` positions."""
@@ -481,6 +500,8 @@ class Task:
                 data["inputs"] = START_AND_EOS
         if words == "text":
             data["words"] = WORD_ENCODING
+        if self.segments:
+            data["segments"] = True
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -304,16 +304,20 @@ def task_records(
     lrs: Iterable[float],
     seeds: Iterable[int],
     pooling: ModelPooling | None = None,
+    segments: bool = False,
 ) -> list[EvalRecord]:
     """`model`'s runs of `task` under its current definition, within the LR x seed grid. A task that
-    pools as the model declares (`pooling: model`) is resolved with `pooling`, the model's declaration;
-    without it (results read without the model) any resolution is its definition, but runs of two
-    (the model's config.json changed between runs into one folder) are refused: they are not one score."""
+    pools as the model declares (`pooling: model`) is resolved with `pooling`, the model's declaration,
+    and `segments`, whether the model takes segment ids (`Task.resolve_segments`); without them
+    (results read without the model) any resolution is its definition, but runs of two (the model's
+    config.json changed between runs into one folder) are refused: they are not one score. Runs with
+    segment ids beside runs of the same model without them are the newer code's and the older's (before
+    segment ids were passed): the newer are its runs."""
     from encoderlab.eval.tasks import get_task
 
     spec = get_task(task)
     if pooling is not None:
-        signatures = {spec.resolve_pooling(pooling.of(spec.family)).signature()}
+        signatures = {spec.resolve_pooling(pooling.of(spec.family)).resolve_segments(segments).signature()}
     else:
         signatures = {t.signature() for t in spec.resolutions()}
     lrs, seeds = {float(lr) for lr in lrs}, {int(s) for s in seeds}
@@ -326,6 +330,9 @@ def task_records(
         and r.lr in lrs
         and r.seed in seeds
     ]
+    marked = {t.signature() for t in spec.resolutions() if t.segments}
+    if any(r.task_signature in marked for r in mine):
+        mine = [r for r in mine if r.task_signature in marked]
     if len({r.task_signature for r in mine}) > 1:
         made = sorted({r.pooling or "?" for r in mine})
         raise UserError(
@@ -369,11 +376,12 @@ def summarize_results(
     lrs,
     seeds,
     pooling: ModelPooling | None = None,
+    segments: bool = False,
 ) -> ModelSummary:
     """`model`'s summary from a results file's records: its runs of `tasks` under their current
-    definitions (resolved with `pooling`, its declared poolings, see `task_records`), within the
-    requested grid."""
-    mine = [r for task in tasks for r in task_records(records, model, task, lrs, seeds, pooling)]
+    definitions (resolved with `pooling`, its declared poolings, and `segments`, see `task_records`),
+    within the requested grid."""
+    mine = [r for task in tasks for r in task_records(records, model, task, lrs, seeds, pooling, segments)]
     return summarize_runs(mine, model, lrs, seeds)
 
 
