@@ -41,11 +41,11 @@ from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.predictions import predictions_path, write_predictions
-from encoderlab.eval.spec import FAMILY_NAMES, Task, check_grid, training_groups
+from encoderlab.eval.spec import FAMILY_NAMES, Task, training_groups
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
-from encoderlab.eval.taskruns import capped_task, check_decay, check_positions
+from encoderlab.eval.taskruns import capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
 from encoderlab.words import count, count_of, lr_grid, noun

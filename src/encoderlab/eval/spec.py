@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Literal, NamedTuple
 
-from encoderlab.config import FLOAT32_MAX, MAX_LR, SEED_BOUND
+from encoderlab.config import FLOAT32_MAX
 from encoderlab.errors import UserError
 
 Family = Literal["sc", "tc", "qa", "ir"]
@@ -503,31 +503,6 @@ class Task:
         if self.segments:
             data["segments"] = True
         return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
-
-
-def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
-    """Refuse the problems of `grid_problems` in one line: `eval --lrs/--seeds`."""
-    if problems := grid_problems(lrs, seeds):
-        raise UserError("; ".join(problems))
-
-
-def grid_problems(lrs: Sequence[float], seeds: Sequence[int], what: str = "learning rates") -> list[str]:
-    """Every problem of an LR grid (`what`) and fine-tuning seeds, one line each: LRs that are not finite
-    and positive or past `MAX_LR`, seeds that are negative (numpy's generators take none) or past torch's,
-    a value given twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1)."""
-    out = []
-    if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
-        out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}")
-    elif max(lrs) > MAX_LR:  # 1e38 was NaN losses, or a traceback
-        out.append(f"{what} must be at most {MAX_LR:g} (AdamW's step is about the LR), got {list(lrs)}")
-    if not seeds or any(s < 0 for s in seeds):
-        out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
-    for name, values in ((what, lrs), ("seeds", seeds)):
-        if repeated := sorted({v for v in values if list(values).count(v) > 1}):
-            out.append(f"{name} repeat {', '.join(f'{v:g}' for v in repeated)}; give each once")
-    if any(s >= SEED_BOUND for s in seeds):
-        out.append(f"seeds must be below 2**64 (torch's generators take no larger one), got {list(seeds)}")
-    return out
 
 
 def training_groups(tasks: Sequence[Task]) -> list[list[Task]]:

@@ -1,6 +1,6 @@
-"""A task's fine-tuning runs as a study plans them, before anything loads: the task capped at a
-study's steps, the refusal of LRs its weight decay does not allow, and of a `max_length` beyond the
-model's positions.
+"""A task's fine-tuning runs as a study plans them, before anything loads: the LR x seed grid's checks,
+the task capped at a study's steps, the refusal of LRs its weight decay does not allow, and of a
+`max_length` beyond the model's positions.
 
 The protocol (`protocol.py`) runs and checks with these; `study plan`, the study's graph (a node's key
 holds the capped task's signature) and its checks read them too, without the fine-tuning loop, its
@@ -10,13 +10,39 @@ heads and metrics that the protocol imports.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Sequence
 
-from encoderlab.config import decay_flips_weights
+from encoderlab.config import MAX_LR, SEED_BOUND, decay_flips_weights
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import Task
 from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import FILE_DATA
+
+
+def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
+    """Refuse the problems of `grid_problems` in one line: `eval --lrs/--seeds`."""
+    if problems := grid_problems(lrs, seeds):
+        raise UserError("; ".join(problems))
+
+
+def grid_problems(lrs: Sequence[float], seeds: Sequence[int], what: str = "learning rates") -> list[str]:
+    """Every problem of an LR grid (`what`) and fine-tuning seeds, one line each: LRs that are not finite
+    and positive or past `MAX_LR`, seeds that are negative (numpy's generators take none) or past torch's,
+    a value given twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1)."""
+    out = []
+    if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
+        out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}")
+    elif max(lrs) > MAX_LR:  # 1e38 was NaN losses, or a traceback
+        out.append(f"{what} must be at most {MAX_LR:g} (AdamW's step is about the LR), got {list(lrs)}")
+    if not seeds or any(s < 0 for s in seeds):
+        out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
+    for name, values in ((what, lrs), ("seeds", seeds)):
+        if repeated := sorted({v for v in values if list(values).count(v) > 1}):
+            out.append(f"{name} repeat {', '.join(f'{v:g}' for v in repeated)}; give each once")
+    if any(s >= SEED_BOUND for s in seeds):
+        out.append(f"seeds must be below 2**64 (torch's generators take no larger one), got {list(seeds)}")
+    return out
 
 
 def capped_task(name: str, max_steps: int | None = None) -> Task:

@@ -9,7 +9,7 @@ Reading is strict and says what it finds in two rounds, each problem one line an
 unknown recipe or recipe parameter), then, once those are right, the study as a whole (a run name a
 claim, analysis or the baseline refers to but the study lacks, names that repeat, ...). The second
 round needs typed entries, so a hand-written study is fixed in at most two passes rather than one
-error per run (the `eval` grid too: `eval.spec.grid_problems`). Relative paths in the file (a local corpus,
+error per run (the `eval` grid too: `eval.taskruns.grid_problems`). Relative paths in the file (a local corpus,
 tokenizer or start model, CKA texts, task files) are taken relative to the file's folder; a corpus
 entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corpus.jsonl#text_field=body`).
 """

@@ -361,7 +361,7 @@ def _value_problems(spec: StudySpec) -> list[str]:
     """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
     its folder was made: refused with the spec instead, in the same words."""
     from encoderlab.data.tokenizer_training import min_vocab_size
-    from encoderlab.eval.spec import grid_problems
+    from encoderlab.eval.taskruns import grid_problems
 
     empty = {
         "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
