@@ -170,6 +170,16 @@ def tokenizer():
     return make_tokenizer(vocabulary_texts())
 
 
+@pytest.fixture(scope="session")
+def bert_tokenizer(tokenizer):
+    """The fixture tokenizer giving `token_type_ids`, as BERT's does (QA pairs' segment ids)."""
+    import copy
+
+    typed = copy.deepcopy(tokenizer)
+    typed.model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
+    return typed
+
+
 def tiny_model(vocab_size: int, seed: int = 0) -> Encoder:
     torch.manual_seed(seed)
     cfg = ModelConfig(

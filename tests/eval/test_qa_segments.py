@@ -12,7 +12,6 @@ by a hook on BERT's token-type embedding.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 
 import pytest
@@ -49,14 +48,6 @@ def _seen_segments(model: BertAdapter) -> list[torch.Tensor]:
     embedding = model.hf.bert.embeddings.token_type_embeddings
     embedding.register_forward_hook(lambda module, args, out: seen.append(args[0].clone()))
     return seen
-
-
-@pytest.fixture(scope="module")
-def bert_tokenizer(tokenizer):
-    """The fixture tokenizer giving `token_type_ids`, as BERT's does."""
-    typed = copy.deepcopy(tokenizer)
-    typed.model_input_names = ["input_ids", "token_type_ids", "attention_mask"]
-    return typed
 
 
 def test_qa_features_carry_segment_1_on_the_context(bert_tokenizer):

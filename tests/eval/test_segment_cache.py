@@ -15,7 +15,7 @@ import dataclasses
 
 import pytest
 from tests.eval.conftest import qa_examples
-from tests.eval.test_qa_segments import _bert, _task, bert_tokenizer  # noqa: F401 (a fixture)
+from tests.eval.test_qa_segments import _bert, _task
 
 from encoderlab.eval.pooling import ModelPooling
 from encoderlab.eval.protocol import RESULTS, EvalModel, ResultsStore, adopt_record, eval_node, takes_segments
@@ -50,13 +50,13 @@ def test_only_pair_tasks_on_a_model_that_takes_segment_ids_are_marked(registered
         assert task.resolve_segments(True).signature() == task.signature()
 
 
-def test_a_model_takes_segment_ids_with_a_table_and_a_tokenizer_giving_them(bert_tokenizer, tokenizer, model):  # noqa: F811
+def test_a_model_takes_segment_ids_with_a_table_and_a_tokenizer_giving_them(bert_tokenizer, tokenizer, model):
     assert takes_segments(_bert(len(tokenizer)), bert_tokenizer)
     assert not takes_segments(_bert(len(tokenizer)), tokenizer)  # no token_type_ids
     assert not takes_segments(model, bert_tokenizer)  # encoderlab's Encoder: no segment table
 
 
-def test_a_record_from_before_segment_ids_is_run_again_and_read_no_more(registered, bert_tokenizer, tmp_path):  # noqa: F811
+def test_a_record_from_before_segment_ids_is_run_again_and_read_no_more(registered, bert_tokenizer, tmp_path):
     em = _bert_model(bert_tokenizer, segments=True)
     task = registered
     first = eval_node(_bert_model(bert_tokenizer, segments=False), NAME, LR, SEED, out=tmp_path)

@@ -99,9 +99,9 @@ def _own_keys(adapter: type[HFAdapter], prefix: str, state: dict[str, torch.Tens
     if not any(k.startswith(prefix + ".") for k in state):
         state = {f"{prefix}.{k}": v for k, v in state.items()}
     unused = sorted(k for k in state if any(s in k for s in adapter.unused_keys))
-    notes = [
-        f"{len(unused)} weights of a head no masked LM uses left out (e.g. {unused[:2]})"
-    ] if unused else []  # fmt: skip
+    notes = (
+        [f"{len(unused)} weights of a head no masked LM uses left out (e.g. {unused[:2]})"] if unused else []
+    )
     return {k: v for k, v in state.items() if k not in unused}, notes
 
 
