@@ -31,7 +31,16 @@ from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
 FAMILIES = ("encoder", "bert", "roberta", "modernbert", "deberta-v2")
-METHODS = ("forward", "lm_logits", "lm_loss", "set_attn_impl", "fsdp_units", "folder_state", "save_hf")
+METHODS = (
+    "forward",
+    "lm_logits",
+    "lm_loss",
+    "set_attn_impl",
+    "fsdp_units",
+    "folder_state",
+    "save_hf",
+    "check_attention_mode",
+)
 
 
 def _model(family: str):

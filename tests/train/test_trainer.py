@@ -420,6 +420,26 @@ def test_continued_pretraining_from_a_deberta_v3_folder_runs_clm_then_mlm_and_re
     _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")
 
 
+def test_a_clm_phase_on_a_deberta_checkpoint_with_a_convolution_is_refused_before_writing(tmp_path):
+    """deberta-v2-xlarge's convolution after block 0 sees the next token: a CLM phase is refused when the
+    model is built, before the run folder exists (it was refused at the first step, the folder written)."""
+    from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+
+    config = DebertaV2Config(
+        vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
+        max_position_embeddings=64, relative_attention=True, position_buckets=8, conv_kernel_size=3,
+        pos_att_type=["p2c", "c2p"], legacy=False,
+    )  # fmt: skip
+    DebertaV2ForMaskedLM(config).save_pretrained(str(tmp_path / "deberta"))
+    phases = (Phase(objective=MLM(), steps=1), Phase(objective=CLM(), steps=1))
+    cfg = tiny_run(tmp_path / "run", phases=phases, model=ModelSpec(init=str(tmp_path / "deberta")))
+    with pytest.raises(
+        UserError, match=r"convolution after block 0 \(conv_kernel_size 3\) that sees the next token"
+    ):
+        pretrain(cfg)
+    assert not (tmp_path / "run").exists()
+
+
 def test_freezing_an_adapted_checkpoint_freezes_its_own_blocks(tmp_path):
     """A BERT-family checkpoint names its blocks `hf.bert.encoder.layer.N`: freezing block 0 keeps
     exactly those weights while block 1 trains (a name pattern once froze nothing here)."""

@@ -200,6 +200,9 @@ class Encoder(nn.Module):
         """Vocabulary logits for hidden states of any leading shape."""
         return self.lm_head(hidden)
 
+    def check_attention_mode(self, mode: AttentionMode) -> None:
+        """Nothing to refuse: both modes run."""
+
     @property
     def segment_types(self) -> int:
         """1: no segment table (`forward` refuses segment ids other than 0)."""

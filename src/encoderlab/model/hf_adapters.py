@@ -149,15 +149,14 @@ class HFAdapter(nn.Module):
         """Hidden states for (B, T) `input_ids`, with the same arguments as `Encoder.forward`;
         `segment_ids` go to transformers as `token_type_ids` where the model has a segment table
         (`segment_types` above 1), and without one only all-zero ids are taken (`check_segment_ids`)."""
-        check_segment_ids(segment_ids, self.segment_types)
-        types = {} if segment_ids is None or self.segment_types <= 1 else {"token_type_ids": segment_ids}
+        types = self._token_types(segment_ids)
         mask = self._mask(input_ids, attention_mode, doc_ids, padding_mask)
         out = self.body(
             input_ids=input_ids,
             attention_mask=mask,
             position_ids=None if position_ids is None else position_ids + self.position_offset,
             output_hidden_states=output_hidden_states,
-            **types,
+            **({} if types is None else {"token_type_ids": types}),
         )
         hidden = list(out.hidden_states) if output_hidden_states else None
         return EncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=hidden)
@@ -167,6 +166,15 @@ class HFAdapter(nn.Module):
         """The config's `type_vocab_size` (BERT's 2; RoBERTa's 1); 1 for a family without the field
         (ModernBERT) or without the table (DeBERTa-v3's 0)."""
         return max(1, getattr(self.config.hf, "type_vocab_size", 1))
+
+    def check_attention_mode(self, mode: AttentionMode) -> None:
+        """Nothing to refuse: both modes run (the masks above; `hf_deberta` has an exception)."""
+
+    def _token_types(self, segment_ids: torch.Tensor | None) -> torch.Tensor | None:
+        """The `token_type_ids` to hand transformers: `segment_ids` where the model has a segment table,
+        else none (all-zero ids only, `check_segment_ids`)."""
+        check_segment_ids(segment_ids, self.segment_types)
+        return segment_ids if self.segment_types > 1 else None
 
     def _mask(self, input_ids, mode, doc_ids, padding_mask):
         raise NotImplementedError

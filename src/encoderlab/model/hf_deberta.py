@@ -36,7 +36,7 @@ from torch import nn
 from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import Anatomy, AttentionMode
-from encoderlab.model.encoder import EncoderOutput, check_segment_ids, mean_rows
+from encoderlab.model.encoder import EncoderOutput, mean_rows
 from encoderlab.model.hf_adapters import HFAdapter
 
 _HEADS = {"lm_predictions.": False, "cls.predictions.": True}
@@ -92,15 +92,9 @@ class DebertaV2Adapter(HFAdapter):
     ) -> EncoderOutput:
         """Hidden states for (B, T) `input_ids`, with the same arguments as `Encoder.forward`
         (`segment_ids` as `HFAdapter.forward` takes them)."""
-        check_segment_ids(segment_ids, self.segment_types)
-        types = segment_ids if self.segment_types > 1 else None
+        self.check_attention_mode(attention_mode)
+        types = self._token_types(segment_ids)
         body = self.body
-        if attention_mode == "causal" and body.encoder.conv is not None:
-            raise UserError(
-                f"this DeBERTa checkpoint has a convolution after block 0 (conv_kernel_size "
-                f"{self.config.hf.conv_kernel_size}) that sees the next token, so it cannot run causally; "
-                "use an MLM objective, or a checkpoint without one (DeBERTa-v3)"
-            )
         real = padding_mask.long() if padding_mask is not None else torch.ones_like(input_ids)
         embedded = body.embeddings(
             input_ids=input_ids, token_type_ids=types, position_ids=position_ids, mask=real
@@ -108,6 +102,15 @@ class DebertaV2Adapter(HFAdapter):
         out = body.encoder(embedded, self._mask(input_ids, attention_mode, doc_ids, real), return_dict=True)
         hidden = list(out.hidden_states) if output_hidden_states else None
         return EncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=hidden)
+
+    def check_attention_mode(self, mode: AttentionMode) -> None:
+        """Refuse causal mode where a v2 convolution after block 0 sees the next token."""
+        if mode == "causal" and self.body.encoder.conv is not None:
+            raise UserError(
+                f"this DeBERTa checkpoint has a convolution after block 0 (conv_kernel_size "
+                f"{self.config.hf.conv_kernel_size}) that sees the next token, so it cannot run causally; "
+                "use an MLM objective, or a checkpoint without one (DeBERTa-v3)"
+            )
 
     def _mask(self, input_ids, mode, doc_ids, real):
         """The padding mask alone (transformers' own 2D path) when nothing else restricts attention,

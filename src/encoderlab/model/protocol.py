@@ -80,6 +80,12 @@ class LanguageModel(Protocol):
         """
         ...
 
+    def check_attention_mode(self, mode: AttentionMode) -> None:
+        """Refuse, in one line (`UserError`), an attention mode the model cannot run (a DeBERTa-v2
+        convolution sees the next token: no causal mode); training asks for every phase's objective
+        before it writes anything, and `forward` asks again."""
+        ...
+
     @property
     def segment_types(self) -> int:
         """How many segment ids the model embeds (BERT's `type_vocab_size`); 1 for a model without a

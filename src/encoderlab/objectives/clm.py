@@ -14,6 +14,7 @@ from typing import ClassVar
 import torch
 
 from encoderlab.data.batch import PackedBatch, TokenSpec
+from encoderlab.model.config import AttentionMode
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
 
 
@@ -22,6 +23,8 @@ class CLM:
     """Next-token prediction with a causal mask (paper 1's CLM, paper 2's detour)."""
 
     type_tag: ClassVar[str] = "clm"
+    attention_mode: ClassVar[AttentionMode] = "causal"
+    """How its inputs attend (`ObjectiveInputs.attention_mode`), known before a batch is built."""
 
     @property
     def tag(self) -> str:
@@ -41,7 +44,7 @@ class CLM:
             input_ids=ids,
             position_ids=batch.position_ids,
             doc_ids=docs,
-            attention_mode="causal",
+            attention_mode=self.attention_mode,
             targets=targets,
             whole_rows=whole_rows(batch.doc_ids),
         )

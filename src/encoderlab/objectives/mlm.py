@@ -38,6 +38,7 @@ import torch
 
 from encoderlab.data.batch import PackedBatch, TokenSpec
 from encoderlab.errors import UserError
+from encoderlab.model.config import AttentionMode
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
 
 
@@ -46,6 +47,8 @@ class MLM:
     """Masked language modelling with a bidirectional mask."""
 
     type_tag: ClassVar[str] = "mlm"
+    attention_mode: ClassVar[AttentionMode] = "bidirectional"
+    """How its inputs attend (`ObjectiveInputs.attention_mode`), known before a batch is built."""
 
     mask_ratio: float = 0.40
     """Fraction of non-special positions selected per row (paper 1 default 0.40)."""
@@ -114,7 +117,7 @@ class MLM:
             input_ids=inputs,
             position_ids=batch.position_ids,
             doc_ids=batch.doc_ids,
-            attention_mode="bidirectional",
+            attention_mode=self.attention_mode,
             targets=targets,
             whole_rows=whole_rows(batch.doc_ids),
         )

@@ -127,8 +127,9 @@ class TrainStep:
         torch.manual_seed(cfg.seed)
         model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
         check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
-        for p in self.plan:  # every phase's layers exist, before the first phase starts
+        for p in self.plan:  # every phase's layers and attention run, before the first phase starts
             parse_layers(p.phase.freeze, model.config.n_layers, what=f"phase {p.name}: freeze spec")
+            model.check_attention_mode(p.phase.objective.attention_mode)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
         self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
         """The token added to the start model's vocabulary (`train/vocab.py`), None when none was."""
