@@ -18,8 +18,8 @@ from encoderlab.data.batch import PackedBatch
 from encoderlab.data.synthetic import positions_from_doc_ids, synthetic_spec
 from encoderlab.model import Encoder, ModelConfig
 from encoderlab.objectives import CLM, MLM
-from encoderlab.objectives.base import lm_loss
-from encoderlab.train.flops import train_flops
+from encoderlab.objectives.base import ObjectiveInputs, lm_loss
+from encoderlab.train.flops import attended_pairs, forward_flops, train_flops
 
 SPEC = synthetic_spec(300)
 CONFIG = ModelConfig.from_size("tiny", vocab_size=300, mask_id=3, pad_id=0, bos_id=1, eos_id=2)
@@ -90,3 +90,47 @@ def test_one_document_per_row_is_the_reference_cost_formula(size):
     tokens, d = rows * seq, cfg.hidden_size
     expected = 6 * body * tokens + 12 * cfg.n_layers * d * seq * tokens + 6 * d * cfg.vocab_size * x.n_targets
     assert train_flops(cfg, [x]) == expected
+
+
+@pytest.mark.parametrize("lengths", [[1, 2, 3, 7], [32], [5, 40, 9]])
+@pytest.mark.parametrize("window", [None, 0, 1, 4, 100])
+@pytest.mark.parametrize("causal", [False, True], ids=["bidirectional", "causal"])
+def test_attended_pairs_are_the_pairs_within_each_document_and_window(lengths, window, causal):
+    docs = torch.tensor([[d for d, n in enumerate(lengths) for _ in range(n)]])
+    q, k = torch.arange(docs.shape[1])[:, None], torch.arange(docs.shape[1])[None, :]
+    allowed = docs[0][:, None] == docs[0][None, :]
+    if window is not None:
+        allowed &= (q - k).abs() <= window
+    if causal:
+        allowed &= k <= q
+    assert attended_pairs(docs, causal, window) == int(allowed.sum())
+
+
+@pytest.mark.parametrize("mode", ["bidirectional", "causal"])
+def test_modernbert_local_layers_count_only_the_pairs_their_window_allows(mode):
+    """Was: every ModernBERT layer priced as global, so MFU counted pairs a local layer never looks at
+    (at paper 2's 8192 tokens most of its attention FLOPs). Torch's count (SDPA's math backend: every
+    pair of a row) less ours is exactly the pairs each layer's own mask, as the adapter builds it, leaves
+    out."""
+    from tests.model.model_fixtures import modernbert_config
+    from transformers import ModernBertForMaskedLM
+
+    from encoderlab.model.hf_registry import adapter_from_hf_state
+
+    config = modernbert_config()
+    model, _ = adapter_from_hf_state(config, ModernBertForMaskedLM(config).state_dict(), "test")
+    docs = torch.tensor([[0] * 12 + [1] * 20, [0] * 5 + [1] * 7 + [2] * 20])
+    ids = torch.randint(5, config.vocab_size, (B, T), generator=torch.Generator().manual_seed(0))
+    none = torch.full_like(ids, -100)
+    x = ObjectiveInputs(ids, positions_from_doc_ids(docs), docs, mode, none)
+    with torch.no_grad(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+        model(ids, attention_mode=mode, position_ids=x.position_ids, doc_ids=docs)
+    masks = model._mask(ids, mode, docs, None)
+    allowed = sum(int((masks[kind] == 0).sum()) for kind in config.layer_types)
+    masked = len(config.layer_types) * B * T * T - allowed
+    shape = model.config.matmul_shape()
+    assert (
+        counter.get_total_flops() - forward_flops(model.config, x)
+        == 4 * shape.n_heads * shape.head_dim * masked
+    )
+    assert shape.windowed_layers == 2 and model.config.n_layers == 3

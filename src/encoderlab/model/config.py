@@ -47,6 +47,10 @@ class MatmulShape:
     """Inner width of the MLP."""
     mlp_matrices: int
     """Matrices in the MLP: 3 for a gated one (SwiGLU, GeGLU), 2 for a plain GELU MLP."""
+    windowed_layers: int = 0
+    """Blocks whose attention sees only keys within `window` positions (ModernBERT's local layers)."""
+    window: int = 0
+    """The farthest key (|query - key| positions) a windowed block attends to."""
 
 
 @dataclass(frozen=True)

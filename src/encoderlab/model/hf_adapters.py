@@ -62,11 +62,13 @@ class AdapterConfig:
     hf: object
 
     def matmul_shape(self) -> MatmulShape:
-        """BERT's MLP has two matrices (GELU), ModernBERT's gated one three; ModernBERT's local
-        layers count as global, so its MFU is a slight overestimate."""
+        """BERT's MLP has two matrices (GELU), ModernBERT's gated one three; ModernBERT's local layers
+        (`layer_types` "sliding_attention") attend within `sliding_window` positions, as its masks do."""
         heads = self.hf.num_attention_heads
         mats = 3 if self.family == "modernbert" else 2
-        return MatmulShape(heads, heads, self.hidden_size // heads, self.hf.intermediate_size, mats)
+        shape = MatmulShape(heads, heads, self.hidden_size // heads, self.hf.intermediate_size, mats)
+        local = list(getattr(self.hf, "layer_types", None) or ()).count("sliding_attention")
+        return replace(shape, windowed_layers=local, window=self.hf.sliding_window) if local else shape
 
 
 def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

@@ -3,7 +3,8 @@
 Counted, not estimated with 6N: per token, every projection (q, k, v, o, the three SwiGLU
 matrices) costs 2 x in x out multiply-adds in the forward pass; attention costs
 2 x 2 x heads x head_dim per attended (query, key) pair (scores and the weighted sum), where the
-pairs are those the mask allows inside each document (len^2 bidirectional, len(len+1)/2 causal);
+pairs are those the mask allows inside each document (len^2 bidirectional, len(len+1)/2 causal;
+in a sliding-window layer, as ModernBERT's local ones, only those within its window);
 the LM head costs 2 x hidden x vocab per position that has a target (the sparse head). Backward
 costs twice the forward. Embedding lookups, norms and the softmax are not matmuls and are left
 out, as in PaLM's MFU. Frozen layers still count as trained (their input gradients are computed
@@ -28,25 +29,35 @@ from encoderlab.objectives.base import ObjectiveInputs
 GPU_PEAK_TFLOPS = {"H200": 989.0, "H100": 989.0, "A100": 312.0, "L40S": 362.0, "A10": 125.0, "MI250X": 383.0}
 
 
-def attended_pairs(doc_ids: torch.Tensor, causal: bool) -> int:
-    """Number of (query, key) pairs the document mask allows over a (B, T) batch."""
+def attended_pairs(doc_ids: torch.Tensor, causal: bool, window: int | None = None) -> int:
+    """Number of (query, key) pairs the document mask allows over a (B, T) batch; with `window`, only
+    pairs at most `window` positions apart (a sliding-window layer's mask).
+
+    A document of length L has, at each distance k = 1..m (m = L - 1, or `window` if smaller), L - k
+    pairs each way: L + 2 x sum(L - k) bidirectional (L^2 without a window), one way causal."""
     starts = torch.ones_like(doc_ids, dtype=torch.bool)
     starts[:, 1:] = doc_ids[:, 1:] != doc_ids[:, :-1]
     run = torch.cumsum(starts.reshape(-1), 0)
     lengths = torch.bincount(run).double()[1:]
-    return int((lengths * (lengths + 1) / 2).sum() if causal else (lengths**2).sum())
+    m = (lengths - 1).clamp(max=window) if window is not None else lengths - 1
+    off_diagonal = m * lengths - m * (m + 1) / 2
+    return int((lengths + (1 if causal else 2) * off_diagonal).sum())
 
 
 def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
-    """Matmul FLOPs of one forward pass (with the sparse head) over the micro-batch `x`."""
+    """Matmul FLOPs of one forward pass (with the sparse head) over the micro-batch `x`; windowed
+    layers (`MatmulShape.windowed_layers`) count the pairs within their window."""
     d = cfg.hidden_size
     shape = cfg.matmul_shape()
     n_heads, n_kv, h = shape.n_heads, shape.n_kv_heads, shape.head_dim
     inner, mats = shape.intermediate_size, shape.mlp_matrices
     per_token = 2 * d * h * (2 * n_heads + 2 * n_kv) + 2 * mats * d * inner
     tokens = x.input_ids.numel()
-    pairs = attended_pairs(x.doc_ids, x.attention_mode == "causal")
-    body = cfg.n_layers * (per_token * tokens + 4 * n_heads * h * pairs)
+    causal = x.attention_mode == "causal"
+    pairs = (cfg.n_layers - shape.windowed_layers) * attended_pairs(x.doc_ids, causal)
+    if shape.windowed_layers:
+        pairs += shape.windowed_layers * attended_pairs(x.doc_ids, causal, shape.window)
+    body = cfg.n_layers * per_token * tokens + 4 * n_heads * h * pairs
     return body + 2 * d * cfg.vocab_size * x.n_targets
 
 
