@@ -7,12 +7,12 @@ and every test set once; a node scoring a model another node fine-tuned (`traine
 validation and test sets. FLOPs are 6 x parameters x the tokens trained on plus 2 x parameters x the
 tokens encoded, at the pretraining estimate's 40% of an H100's dense bf16 peak (`scales.GPU_FLOPS`), each
 step and scoring batch taking at least a floor (below); the parameters and layers are the evaluated model's
-(the plan's run, or `scales.START_MODEL_PARAMS` and `START_MODEL_LAYERS`).
+(the plan's run, or a start model's: `scales.start_model_size`, its table or its files).
 
 Tokens come from `TASK_SIZES` (`builtin_sizes()`), the built-in tasks' split sizes and tokens per example,
 each with its source; a task read from a file counts its loaded rows, at its characters / `plan.CHARS_PER_TOKEN` per example. Every
 text counts at most its task's `max_length`, or, for a task of none (paper 1's, the model's context), 0.99 x
-the evaluated model's positions (`Task.for_model`: the plan's run's, `scales.START_MODEL_POSITIONS`), so
+the evaluated model's positions (`Task.for_model`: the plan's run's, or `scales.start_model_size`'s), so
 MLDR's ~3.3k-token documents count ~2,028 tokens on a model of 2,048 positions. A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, and a pocket
 task counted at its max length pads less in practice, so the plan says so; a task whose size or model is
 unknown is named as not counted.
@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab.study.graph import Node
-from encoderlab.study.scales import GPU_FLOPS, START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
+from encoderlab.study.scales import GPU_FLOPS, start_model_size
 
 if TYPE_CHECKING:
     from encoderlab.study.nodeconfig import EvalNode
@@ -351,11 +351,7 @@ def eval_cost(nodes: Iterable[Node], models: dict[str, Evaluated]) -> EvalCost:
     for cfg, nodes_alike in _grid_cells(nodes):
         src = cfg.source
         n, layers, positions = (
-            models.get(cfg.model, Evaluated(None, None))
-            if src is None
-            else Evaluated(
-                START_MODEL_PARAMS.get(src), START_MODEL_LAYERS.get(src), START_MODEL_POSITIONS.get(src)
-            )
+            models.get(cfg.model, Evaluated(None, None)) if src is None else Evaluated(*start_model_size(src))
         )
         if cfg.task not in sizes:
             sizes[cfg.task] = task_size(cfg.task)

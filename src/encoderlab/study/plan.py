@@ -34,7 +34,9 @@ carry the same tokens in every phase and counting per phase gives the run's max;
 the steps after the one it starts from. Evaluation is counted from the study's eval nodes at the same
 rate and floors (`study/evalcost.py`, `with_evaluation`: its fine-tuning and scoring tokens). Parameters
 are the model size's (with the dataset's vocabulary) for runs from scratch, their base's for continued
-runs, and a table of known start models (`scales.START_MODEL_PARAMS`, `START_MODEL_LAYERS`) otherwise.
+runs, and otherwise a table of known start models (`scales.START_MODEL_PARAMS`, `START_MODEL_LAYERS`),
+else what a start model's files on this machine say (`scales.start_model_size`: safetensors headers
+and config, no weights read).
 
 This module computes the plan; `study/plantext.py` writes it out for `study plan`.
 """
@@ -51,7 +53,7 @@ from encoderlab.errors import UserError
 from encoderlab.objectives import MLM
 from encoderlab.study.evalcost import STEP_FLOOR_S, EvalCost, floored_seconds
 from encoderlab.study.graph import Node, Pretraining, pretraining
-from encoderlab.study.scales import START_MODEL_LAYERS, START_MODEL_PARAMS, START_MODEL_POSITIONS
+from encoderlab.study.scales import start_model_size
 from encoderlab.study.spec import DataSpec, StudySpec
 from encoderlab.words import count
 
@@ -309,7 +311,7 @@ def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
     model from scratch has the positions `train.start` gives it for the run's rows."""
     init = cfg.model.init
     if init:
-        return START_MODEL_PARAMS.get(init), START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
+        return start_model_size(init)
     from encoderlab.model.config import ModelConfig
     from encoderlab.train.start import scratch_positions
 

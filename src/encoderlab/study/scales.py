@@ -257,3 +257,21 @@ START_MODEL_POSITIONS: dict[str, int] = {
 }
 """Positions of those start models (their configs' `max_position_embeddings`): an evaluation task of no
 `max_length` truncates its inputs at 0.99 x them (`Task.for_model`), so the cost estimate does too."""
+
+
+def start_model_size(init: str) -> tuple[float | None, int | None, int | None]:
+    """The parameters, blocks and positions of start model `init` (None: unknown): the table's for the
+    built-in studies' start models, else what its files on this machine say (a folder, a run, a fetched
+    asset, a hub id's mirror or cached snapshot: `model.sizeof`, read without its weights). A start model
+    not on this machine, or whose files hold no safetensors, is unknown until a run fetches it."""
+    if init in START_MODEL_PARAMS:
+        return START_MODEL_PARAMS[init], START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
+    from encoderlab.model.hub import config_folder
+    from encoderlab.model.sizeof import stored_size
+    from encoderlab.train.start import start_checkpoint, start_positions
+
+    found = start_checkpoint(init)
+    folder = config_folder(found / "model" if found is not None else init)
+    size = stored_size(folder) if folder is not None and folder.is_dir() else None
+    params = None if size is None or size.params is None else float(size.params)
+    return params, None if size is None else size.layers, start_positions(init)
