@@ -71,7 +71,7 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
 
 
 def make_adapter(family: str, seed: int, **overrides):
-    """A tiny random BERT, RoBERTa, DeBERTa-v3 or ModernBERT built by transformers from a config (no download), behind
+    """A tiny random BERT, RoBERTa, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
     encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
     (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
     from transformers import BertConfig, BertForMaskedLM, ModernBertConfig, ModernBertForMaskedLM
@@ -88,14 +88,17 @@ def make_adapter(family: str, seed: int, **overrides):
             (BertConfig, BertForMaskedLM) if family == "bert" else (RobertaConfig, RobertaForMaskedLM)
         )
         config = config_cls(**{**common, **fields, **overrides})
-    elif family == "deberta-v2":
-        from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+    elif family in ("deberta", "deberta-v2"):
+        import transformers
 
         fields = dict(num_attention_heads=2, intermediate_size=64, max_position_embeddings=64, legacy=False)
-        fields.update(relative_attention=True, position_buckets=8, norm_rel_ebd="layer_norm")
-        fields.update(pos_att_type=["p2c", "c2p"], position_biased_input=False, type_vocab_size=0)
-        fields.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-        config, cls = DebertaV2Config(**{**common, **fields, **overrides}), DebertaV2ForMaskedLM
+        fields.update(relative_attention=True, pos_att_type=["p2c", "c2p"], position_biased_input=False)
+        fields.update(type_vocab_size=0, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        if family == "deberta-v2":  # v3's log buckets and normalised table (v1 has neither)
+            fields.update(position_buckets=8, norm_rel_ebd="layer_norm")
+        prefix = "DebertaV2" if family == "deberta-v2" else "Deberta"
+        config = getattr(transformers, f"{prefix}Config")(**{**common, **fields, **overrides})
+        cls = getattr(transformers, f"{prefix}ForMaskedLM")
     else:
         # window 4 (|q - k| <= 2): a 12-token text sees both the global block 0 and local blocks 1-2
         fields = dict(

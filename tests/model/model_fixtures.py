@@ -193,6 +193,29 @@ def deberta_config(**overrides):
     return DebertaV2Config(**{**fields, **overrides})
 
 
+def deberta_v1_config(**overrides):
+    """A two-layer DeBERTa v1 DebertaConfig in deberta-base's layout (relative attention only, c2p and
+    p2c, no token types) with the original MLM head."""
+    from transformers import DebertaConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        relative_attention=True,
+        pos_att_type=["c2p", "p2c"],
+        position_biased_input=False,
+        type_vocab_size=0,
+        legacy=False,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return DebertaConfig(**{**fields, **overrides})
+
+
 SPM_TEXTS = ["the cat sat on the mat", "a dog sat on a log", "the question is what the context says"]
 
 
@@ -213,3 +236,34 @@ def save_deberta_v3_tokenizer(folder) -> None:
     )  # fmt: skip
     (folder / "spm.model").write_bytes(model.getvalue())
     (folder / "tokenizer_config.json").write_text(json.dumps({"do_lower_case": False, "vocab_type": "spm"}))
+
+
+def serve_hub_repo(monkeypatch, tmp_path, hub_id: str, repo) -> list[str]:
+    """Make `hub_id` a hub repo holding `repo`'s files, for the download a hub-id load makes: a fake
+    `snapshot_download` copies the files its patterns match into a snapshot folder and records their
+    names in the returned list. No mirror, not offline, `tmp_path` as the working folder."""
+    import fnmatch
+    import shutil
+
+    import huggingface_hub
+
+    from encoderlab.data.hub import HUB_MODELS_ENV
+
+    fetched: list[str] = []
+
+    def snapshot_download(repo_id, *, allow_patterns=None, **kwargs):
+        assert repo_id == hub_id
+        snap = tmp_path / "snapshot"
+        snap.mkdir(exist_ok=True)
+        for p in repo.iterdir():
+            if any(fnmatch.fnmatch(p.name, g) for g in allow_patterns):
+                fetched.append(p.name)
+                shutil.copy(p, snap / p.name)
+        return str(snap)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return fetched

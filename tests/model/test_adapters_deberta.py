@@ -22,6 +22,7 @@ from model_fixtures import (
     randomize,
     save_deberta_v3_tokenizer,
     save_tiny_tokenizer,
+    serve_hub_repo,
 )
 
 from encoderlab.errors import UserError
@@ -208,13 +209,9 @@ def test_the_hub_id_reads_the_repos_safetensors_and_spm_model_and_nothing_else(
     """microsoft/deberta-v3-base's files on the hub (main, 82d8d18): config.json, tokenizer_config.json,
     spm.model, model.safetensors (fp16), and pytorch_model.bin (pickle), tf_model.h5, rust_model.ot. The
     download (a fake `snapshot_download` copying what its patterns match) takes the first four."""
-    import fnmatch
     import shutil
 
-    import huggingface_hub
     from safetensors.torch import load_file, save_file
-
-    from encoderlab.data.hub import HUB_MODELS_ENV
 
     repo = tmp_path / "repo"
     shutil.copytree(v3, repo)
@@ -222,23 +219,7 @@ def test_the_hub_id_reads_the_repos_safetensors_and_spm_model_and_nothing_else(
     save_file(half, str(repo / "model.safetensors"))
     for other in ("pytorch_model.bin", "tf_model.h5", "rust_model.ot"):
         (repo / other).write_bytes(b"not for encoderlab")
-    fetched: list[str] = []
-
-    def snapshot_download(repo_id, *, allow_patterns=None, **kwargs):
-        assert repo_id == "microsoft/deberta-v3-base"
-        snap = tmp_path / "snapshot"
-        snap.mkdir(exist_ok=True)
-        for p in repo.iterdir():
-            if any(fnmatch.fnmatch(p.name, g) for g in allow_patterns):
-                fetched.append(p.name)
-                shutil.copy(p, snap / p.name)
-        return str(snap)
-
-    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
-    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
-    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.chdir(tmp_path)
+    fetched = serve_hub_repo(monkeypatch, tmp_path, "microsoft/deberta-v3-base", repo)
     loaded = load_pretrained("microsoft/deberta-v3-base")
     assert sorted(fetched) == ["config.json", "model.safetensors", "spm.model", "tokenizer_config.json"]
     assert loaded.family == "deberta-v2" and type(loaded.tokenizer).__name__ == "DebertaV2Tokenizer"

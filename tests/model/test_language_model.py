@@ -19,6 +19,7 @@ from model_fixtures import (
     VOCAB,
     bert_config,
     deberta_config,
+    deberta_v1_config,
     make_model,
     modernbert_config,
     randomize,
@@ -30,7 +31,7 @@ from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-FAMILIES = ("encoder", "bert", "roberta", "modernbert", "deberta-v2")
+FAMILIES = ("encoder", "bert", "roberta", "modernbert", "deberta", "deberta-v2")
 METHODS = (
     "forward",
     "lm_logits",
@@ -47,7 +48,7 @@ def _model(family: str):
     if family == "encoder":
         return make_model(seed=3)
     configs = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}
-    config = {**configs, "deberta-v2": deberta_config}[family]()
+    config = {**configs, "deberta": deberta_v1_config, "deberta-v2": deberta_config}[family]()
     config._attn_implementation = ADAPTERS[family].attention_kernel
     return ADAPTERS[family](randomize(hf_class(family)(config)))
 
@@ -76,7 +77,7 @@ def _targets(shape, seed=5):
     return targets
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert", "deberta-v2"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert", "deberta", "deberta-v2"])
 def test_adapter_loss_is_transformers_masked_lm_loss(family):
     model = _model(family)
     ids = torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))

@@ -14,6 +14,7 @@ from model_fixtures import (
     VOCAB,
     bert_config,
     deberta_config,
+    deberta_v1_config,
     make_model,
     modernbert_config,
     randomize,
@@ -53,12 +54,17 @@ def test_a_bert_adapter_given_segment_ids_is_transformers_with_token_type_ids():
     assert not torch.allclose(ours[:, 5:9], without[:, 5:9], atol=1e-3)  # segment 1 reached the model
 
 
-@pytest.mark.parametrize("family", ["encoder", "roberta", "modernbert", "deberta-v2"])
+@pytest.mark.parametrize("family", ["encoder", "roberta", "modernbert", "deberta", "deberta-v2"])
 def test_a_model_without_a_segment_table_takes_zeros_and_refuses_other_ids(family):
     if family == "encoder":
         model = make_model(seed=3)
     else:
-        configs = {"roberta": roberta_config, "modernbert": modernbert_config, "deberta-v2": deberta_config}
+        configs = {
+            "roberta": roberta_config,
+            "modernbert": modernbert_config,
+            "deberta": deberta_v1_config,
+            "deberta-v2": deberta_config,
+        }
         model = _adapter(family, configs[family]())
     assert model.segment_types == 1
     ids, segments, mask = _pair_batch()

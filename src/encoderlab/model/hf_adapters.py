@@ -17,7 +17,7 @@ explicit global or sliding-window mask):
     does nothing; the adapter builds both masks itself, the sliding one intersected with the
     window (|q - k| <= config.sliding_window), and passes them as the per-layer-type mapping.
   * RoBERTa, XLM-R and CamemBERT are BERT's layers under other names; their masks are BERT's.
-DeBERTa-v2/v3 (`hf_deberta`) builds on the same base class; the family table is `hf_registry`.
+DeBERTa v1, v2 and v3 (`hf_deberta`) build on the same base class; the family table is `hf_registry`.
 The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
 
 Positions: RoBERTa-style families number a row's positions from pad_token_id + 1 (fairseq's
@@ -109,8 +109,6 @@ class HFAdapter(nn.Module):
     `create_position_ids_from_input_ids` does for RoBERTa and its descendants (CamemBERT, Longformer...)."""
     attention_kernel: ClassVar[str] = "sdpa"
     """transformers' `attn_implementation` the class runs with (the path its masks are written for)."""
-    unused_keys: ClassVar[tuple[str, ...]] = ()
-    """Key fragments of weights the family's checkpoints carry for a head no masked LM uses, dropped on load."""
 
     def __init__(
         self,
@@ -189,6 +187,13 @@ class HFAdapter(nn.Module):
     @classmethod
     def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
         """Set what a checkpoint's weights decide rather than its config (nothing here; DeBERTa's head)."""
+
+    @classmethod
+    def left_out(cls, hf_config) -> dict[str, str]:
+        """Key fragments of weights the family's checkpoints may carry that the masked LM built from
+        `hf_config` has no place for, each with what they are; dropped on load with a note naming them
+        (nothing here; DeBERTa's replaced-token-detection head and switched-off absolute positions)."""
+        return {}
 
     @property
     def attn_impl(self) -> str:

@@ -1,28 +1,36 @@
-"""DeBERTa-v2 and -v3 checkpoints (`model_type` "deberta-v2"), wrapped in transformers' `DebertaV2ForMaskedLM`.
+"""DeBERTa checkpoints: v1 (`model_type` "deberta", `DebertaForMaskedLM`: deberta-base, -large, -xlarge)
+and v2/v3 (`model_type` "deberta-v2", `DebertaV2ForMaskedLM`: DeBERTa-v2, -v3, mDeBERTa-v3).
 
-DeBERTa-v3 is the strongest common encoder baseline of the English GLUE/SQuAD tables, so a study that
-asks which objective gives the best encoder needs it beside BERT and ModernBERT. Its body differs
-from BERT's in ways the other adapters' masks do not cover:
+DeBERTa-v3 is the strongest common encoder baseline of the English GLUE/SQuAD tables, and v1 is the
+model its papers compare against, so a study that asks which objective gives the best encoder needs
+them beside BERT and ModernBERT. transformers' two classes are the same design under other names
+(checked on transformers 5.25: the same embeddings, encoder, mask handling and heads), so one adapter
+class (`DisentangledAdapter`) serves both and each family is a row of names; what differs is in the
+weights (v1's fused `in_proj`, v2's log buckets and shared keys), which transformers' modules hold.
+Their body differs from BERT's in ways the other adapters' masks do not cover:
   * Disentangled attention: content-to-position terms from a shared relative-position table
-    (`encoder.rel_embeddings`), computed from token distance within the row; v3 has no absolute
-    positions at all (`position_biased_input: false`), so packed documents need no position ids,
+    (`encoder.rel_embeddings`), computed from token distance within the row; v1 and v3 have no
+    absolute positions (`position_biased_input: false`), so packed documents need no position ids,
     and where a config has them (`position_biased_input: true`) the given ids are used as is.
   * Eager attention only (no SDPA path in transformers): the masks are boolean and dense.
-  * The mask: transformers' model takes a 2D padding mask or a 3D (B, T, T) one, but with a 3D mask
-    `DebertaV2Model.forward` also multiplies the embeddings by it, which fails (or silently broadcasts
-    when T equals the width). So `forward` runs the embeddings with the 2D padding mask and the
-    encoder with the 3D document/causal mask: the same two calls `DebertaV2Model.forward` makes.
+  * The mask: both models take a 2D padding mask or a 3D (B, T, T) one, but with a 3D mask their
+    `forward` also multiplies the embeddings by it, which fails (or silently broadcasts when T
+    equals the width). So `forward` runs the embeddings with the 2D padding mask and the encoder with
+    the 3D document/causal mask: the same two calls the models' own `forward` makes.
   * v2-xlarge/xxlarge add a width-3 convolution after block 0 (`conv_kernel_size`). It sees the next
     token, so causal mode on such a checkpoint is refused (it would leak the target); with packed
     documents it sees one token across each boundary, which masks cannot prevent (packed rows are
-    then close to, not equal to, the documents alone; v3 has no convolution).
+    then close to, not equal to, the documents alone; v1 and v3 have no convolution).
 
 The head: the original DeBERTa head (`lm_predictions.lm_head`, projecting through the word
-embeddings) is what Microsoft's checkpoints store, but transformers builds its `legacy` BERT-style
-head (`cls.predictions`) unless the config says `legacy: false`, and then drops the stored head and
-initialises a new one. The adapter reads which head the weights hold (`fit_config`), so a checkpoint
-keeps its own. v3's replaced-token-detection head (`mask_predictions.*`) has no use in a masked LM and
-is left out with a note, as transformers leaves it out.
+embeddings) is what Microsoft's checkpoints store, but both classes build their `legacy` BERT-style
+head (`cls.predictions`) unless the config says `legacy: false`, and then drop the stored head and
+initialise a new one. The adapter reads which head the weights hold (`fit_config`), so a checkpoint
+keeps its own. Weights the masked LM has no place for are left out with a note (`left_out`), as
+transformers leaves them out: v3's replaced-token-detection head (`mask_predictions.*`), and v1's
+absolute position table where `position_biased_input` is false (deberta-base stores one: the original
+model adds absolute positions only in its enhanced mask decoder, before the head, which transformers
+does not build; so v1's MLM logits here are transformers', not the original pretraining's).
 """
 
 from __future__ import annotations
@@ -40,16 +48,14 @@ from encoderlab.model.encoder import EncoderOutput, mean_rows
 from encoderlab.model.hf_adapters import HFAdapter
 
 _HEADS = {"lm_predictions.": False, "cls.predictions.": True}
-"""Key prefix of each head `DebertaV2ForMaskedLM` can build, and the `legacy` value that builds it."""
+"""Key prefix of each head a DeBERTa masked LM can build, and the `legacy` value that builds it."""
 
 
-class DebertaV2Adapter(HFAdapter):
-    """`DebertaV2ForMaskedLM` (DeBERTa-v2, DeBERTa-v3, mDeBERTa-v3)."""
+class DisentangledAdapter(HFAdapter):
+    """A DeBERTa masked LM (v1 or v2, the families below): the two transformers classes share every
+    name the adapter reads."""
 
-    family = "deberta-v2"
-    hf_name = "DebertaV2ForMaskedLM"
     attention_kernel = "eager"
-    unused_keys = ("mask_predictions.",)
 
     @classmethod
     def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
@@ -57,6 +63,17 @@ class DebertaV2Adapter(HFAdapter):
         held = {legacy for prefix, legacy in _HEADS.items() if any(k.startswith(prefix) for k in state)}
         if len(held) == 1:
             hf_config.legacy = held.pop()
+
+    @classmethod
+    def left_out(cls, hf_config) -> dict[str, str]:
+        """The stored absolute position table where the config switches absolute positions off
+        (transformers builds none then, and would drop it too)."""
+        if getattr(hf_config, "position_biased_input", True):
+            return {}
+        return {
+            "embeddings.position_embeddings.": "absolute positions (config.json's position_biased_input "
+            "is false, so the model adds none)"
+        }
 
     @property
     def layers(self) -> nn.ModuleList:
@@ -104,8 +121,8 @@ class DebertaV2Adapter(HFAdapter):
         return EncoderOutput(last_hidden_state=out.last_hidden_state, hidden_states=hidden)
 
     def check_attention_mode(self, mode: AttentionMode) -> None:
-        """Refuse causal mode where a v2 convolution after block 0 sees the next token."""
-        if mode == "causal" and self.body.encoder.conv is not None:
+        """Refuse causal mode where a v2 convolution after block 0 sees the next token (v1 has none)."""
+        if mode == "causal" and getattr(self.body.encoder, "conv", None) is not None:
             raise UserError(
                 f"this DeBERTa checkpoint has a convolution after block 0 (conv_kernel_size "
                 f"{self.config.hf.conv_kernel_size}) that sees the next token, so it cannot run causally; "
@@ -141,3 +158,22 @@ class DebertaV2Adapter(HFAdapter):
             emb.copy_(mean_rows(emb[:old], rows, ids, mean_of))
             head.bias = nn.Parameter(mean_rows(head.bias[:old], rows, ids, mean_of))
         self.config = replace(self.config, vocab_size=rows)
+
+
+class DebertaAdapter(DisentangledAdapter):
+    """`DebertaForMaskedLM` (DeBERTa v1: deberta-base, deberta-large, deberta-xlarge)."""
+
+    family = "deberta"
+    hf_name = "DebertaForMaskedLM"
+
+
+class DebertaV2Adapter(DisentangledAdapter):
+    """`DebertaV2ForMaskedLM` (DeBERTa-v2, DeBERTa-v3, mDeBERTa-v3)."""
+
+    family = "deberta-v2"
+    hf_name = "DebertaV2ForMaskedLM"
+
+    @classmethod
+    def left_out(cls, hf_config) -> dict[str, str]:
+        """v3's replaced-token-detection head, besides what every DeBERTa leaves out."""
+        return {"mask_predictions.": "a head no masked LM uses", **super().left_out(hf_config)}

@@ -24,7 +24,7 @@ from encoderlab.model.hf_adapters import (
     XLMRobertaAdapter,
     pad_offset,
 )
-from encoderlab.model.hf_deberta import DebertaV2Adapter
+from encoderlab.model.hf_deberta import DebertaAdapter, DebertaV2Adapter
 
 ADAPTERS: dict[str, type[HFAdapter]] = {
     "bert": BertAdapter,
@@ -32,6 +32,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "roberta": RobertaAdapter,
     "xlm-roberta": XLMRobertaAdapter,
     "camembert": CamembertAdapter,
+    "deberta": DebertaAdapter,
     "deberta-v2": DebertaV2Adapter,
 }
 ADAPTER_FAMILIES = tuple(ADAPTERS)
@@ -93,16 +94,20 @@ _CARRIED = ".pooler."
 _IGNORABLE = (_CARRIED, "position_ids", "token_type_ids")
 
 
-def _own_keys(adapter: type[HFAdapter], prefix: str, state: dict[str, torch.Tensor]):
-    """`state` under the class's base-model prefix, less the weights of heads no masked LM uses
-    (`HFAdapter.unused_keys`), and the notes saying what was left out."""
+def _own_keys(adapter: type[HFAdapter], hf_config, prefix: str, state: dict[str, torch.Tensor]):
+    """`state` under the class's base-model prefix, less the weights the masked LM has no place for
+    (`HFAdapter.left_out`), and the notes saying what was left out."""
     if not any(k.startswith(prefix + ".") for k in state):
         state = {f"{prefix}.{k}": v for k, v in state.items()}
-    unused = sorted(k for k in state if any(s in k for s in adapter.unused_keys))
-    notes = (
-        [f"{len(unused)} weights of a head no masked LM uses left out (e.g. {unused[:2]})"] if unused else []
-    )
-    return {k: v for k, v in state.items() if k not in unused}, notes
+    notes, dropped = [], set()
+    for fragment, what in adapter.left_out(hf_config).items():
+        keys = sorted(k for k in state if fragment in k and k not in dropped)
+        if keys:
+            dropped.update(keys)
+            notes.append(
+                f"{len(keys)} weight{'s' if len(keys) > 1 else ''} of {what} left out (e.g. {keys[:2]})"
+            )
+    return {k: v for k, v in state.items() if k not in dropped}, notes
 
 
 def adapter_from_hf_state(
@@ -119,7 +124,7 @@ def adapter_from_hf_state(
     hf_config._attn_implementation = adapter.attention_kernel
     cls = hf_class(hf_config.model_type)
     prefix = cls.base_model_prefix
-    state, notes = _own_keys(adapter, prefix, state)
+    state, notes = _own_keys(adapter, hf_config, prefix, state)
     adapter.fit_config(hf_config, state)
     headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
     with seeded_init(state) if headless else contextlib.nullcontext():
