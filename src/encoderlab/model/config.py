@@ -34,6 +34,24 @@ SHAPE_FIELDS = (
 
 
 @dataclass(frozen=True)
+class RelativePositions:
+    """DeBERTa's disentangled attention, for FLOP counting (`train/flops.py`): besides content-to-content
+    scores, each of its terms (content-to-position, position-to-content) scores every query (or key)
+    against the 2k rows of the relative-position table, which each block first projects for it."""
+
+    terms: int
+    """How many of c2p and p2c the model computes (0 to 2)."""
+    span: int
+    """k, the table's half-width the model uses: position buckets (v3), else max relative positions."""
+    fits_row: bool
+    """Whether k shrinks to a shorter row: v1 slices the table to min(k, T) rows either side; v2/v3 never."""
+
+    def rows(self, seq_len: int) -> int:
+        """The table rows each term scores against, for rows of `seq_len` tokens: 2k."""
+        return 2 * (min(self.span, seq_len) if self.fits_row else self.span)
+
+
+@dataclass(frozen=True)
 class MatmulShape:
     """The widths that decide a block's matmul FLOPs (`train/flops.py`)."""
 
@@ -51,6 +69,8 @@ class MatmulShape:
     """Blocks whose attention sees only keys within `window` positions (ModernBERT's local layers)."""
     window: int = 0
     """The farthest key (|query - key| positions) a windowed block attends to."""
+    relative: RelativePositions | None = None
+    """DeBERTa's position terms; None for attention over content only."""
 
 
 @dataclass(frozen=True)

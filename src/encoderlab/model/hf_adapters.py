@@ -39,7 +39,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoderlab.model.attention import dense_mask
-from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape
+from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape, RelativePositions
 from encoderlab.model.encoder import EncoderOutput, check_segment_ids, mean_rows
 from encoderlab.model.sentence import write_sentence_files
 
@@ -60,13 +60,17 @@ class AdapterConfig:
     vocab_size: int
     max_seq_len: int
     hf: object
+    relative: RelativePositions | None = None
+    """DeBERTa's disentangled-attention terms (`HFAdapter.relative_positions`)."""
 
     def matmul_shape(self) -> MatmulShape:
         """BERT's MLP has two matrices (GELU), ModernBERT's gated one three; ModernBERT's local layers
         (`layer_types` "sliding_attention") attend within `sliding_window` positions, as its masks do."""
         heads = self.hf.num_attention_heads
         mats = 3 if self.family == "modernbert" else 2
-        shape = MatmulShape(heads, heads, self.hidden_size // heads, self.hf.intermediate_size, mats)
+        shape = MatmulShape(
+            heads, heads, self.hidden_size // heads, self.hf.intermediate_size, mats, relative=self.relative
+        )
         local = list(getattr(self.hf, "layer_types", None) or ()).count("sliding_attention")
         return replace(shape, windowed_layers=local, window=self.hf.sliding_window) if local else shape
 
@@ -129,6 +133,7 @@ class HFAdapter(nn.Module):
             vocab_size=c.vocab_size,
             max_seq_len=c.max_position_embeddings - self.position_offset,
             hf=c,
+            relative=self.relative_positions(c),
         )
 
     @property
@@ -187,6 +192,11 @@ class HFAdapter(nn.Module):
     @classmethod
     def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
         """Set what a checkpoint's weights decide rather than its config (nothing here; DeBERTa's head)."""
+
+    @classmethod
+    def relative_positions(cls, hf_config) -> RelativePositions | None:
+        """The model's relative-position attention terms, for FLOP counting (none here; DeBERTa's)."""
+        return None
 
     @classmethod
     def left_out(cls, hf_config) -> dict[str, str]:

@@ -43,7 +43,7 @@ from torch import nn
 
 from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
-from encoderlab.model.config import Anatomy, AttentionMode
+from encoderlab.model.config import Anatomy, AttentionMode, RelativePositions
 from encoderlab.model.encoder import EncoderOutput, mean_rows
 from encoderlab.model.hf_adapters import HFAdapter
 
@@ -63,6 +63,16 @@ class DisentangledAdapter(HFAdapter):
         held = {legacy for prefix, legacy in _HEADS.items() if any(k.startswith(prefix) for k in state)}
         if len(held) == 1:
             hf_config.legacy = held.pop()
+
+    @classmethod
+    def relative_positions(cls, hf_config) -> RelativePositions | None:
+        """v1's terms, over max_relative_positions (max_position_embeddings when unset) either side of
+        a token, cut to the row."""
+        if not getattr(hf_config, "relative_attention", False):
+            return None
+        terms = len({"c2p", "p2c"} & set(hf_config.pos_att_type or ()))
+        span = hf_config.max_relative_positions
+        return RelativePositions(terms, span if span >= 1 else hf_config.max_position_embeddings, True)
 
     @classmethod
     def left_out(cls, hf_config) -> dict[str, str]:
@@ -172,6 +182,17 @@ class DebertaV2Adapter(DisentangledAdapter):
 
     family = "deberta-v2"
     hf_name = "DebertaV2ForMaskedLM"
+
+    @classmethod
+    def relative_positions(cls, hf_config) -> RelativePositions | None:
+        """v2's terms: the table is its position buckets (v3's 256) when set, never cut to the row. (With
+        shared keys and one term, v2 also projects the table for the term it lacks and never uses
+        that projection: wasted work, not counted.)"""
+        v1 = super().relative_positions(hf_config)
+        if v1 is None:
+            return None
+        buckets = getattr(hf_config, "position_buckets", -1)
+        return replace(v1, span=buckets if buckets > 0 else v1.span, fits_row=False)
 
     @classmethod
     def left_out(cls, hf_config) -> dict[str, str]:

@@ -10,6 +10,11 @@ costs twice the forward. Embedding lookups, norms and the softmax are not matmul
 out, as in PaLM's MFU. Frozen layers still count as trained (their input gradients are computed
 anyway; only the weight gradients are saved), so MFU is slightly optimistic during freezing.
 
+DeBERTa's disentangled attention adds its position terms (`relative_flops`): the projections of the
+relative-position table and each term's (c2p, p2c) scores of every token against the table's 2k rows.
+With v3's 2k = 512 they cost as much as the content scores and weighted sum of a 512-token row,
+with v1's 2k = 1024 twice that; left out, DeBERTa's MFU read low by that much.
+
 The dense SDPA kernel computes every pair of a packed row, masked or not: counting only the
 allowed pairs makes MFU a measure of useful work, as it should be.
 """
@@ -22,6 +27,7 @@ import time
 import torch
 
 from encoderlab.data.batch import BatchLayout
+from encoderlab.model.config import MatmulShape
 from encoderlab.model.protocol import ModelShape
 from encoderlab.objectives.base import ObjectiveInputs
 
@@ -58,7 +64,18 @@ def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
     if shape.windowed_layers:
         pairs += shape.windowed_layers * attended_pairs(x.doc_ids, causal, shape.window)
     body = cfg.n_layers * per_token * tokens + 4 * n_heads * h * pairs
+    if shape.relative is not None:
+        body += cfg.n_layers * relative_flops(shape, d, tokens, x.input_ids.shape[-1])
     return body + 2 * d * cfg.vocab_size * x.n_targets
+
+
+def relative_flops(shape: MatmulShape, d: int, tokens: int, seq_len: int) -> int:
+    """One block's forward FLOPs for DeBERTa's position terms over `tokens` tokens in rows of `seq_len`:
+    per term, the projection of the table's 2k rows (once per pass: the table is the same for every
+    row) and the scores of every token against all 2k rows, computed densely whatever the documents
+    (the gather picks the pairs' positions only afterwards)."""
+    rel, width = shape.relative, shape.n_heads * shape.head_dim
+    return rel.terms * 2 * rel.rows(seq_len) * width * (d + tokens)
 
 
 def train_flops(cfg: ModelShape, xs: list[ObjectiveInputs]) -> int:
