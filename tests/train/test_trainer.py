@@ -396,17 +396,21 @@ def test_continued_pretraining_from_a_bert_folder_resumes_exactly(tmp_path):
     _assert_same_weights(Path(whole.out) / "final", Path(cut.out) / "final")
 
 
-def test_continued_pretraining_from_a_deberta_v3_folder_runs_clm_then_mlm_and_resumes_exactly(tmp_path):
-    """DeBERTa-v3 (eager attention, relative positions, its own head) through both objectives, packed."""
-    from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+@pytest.mark.parametrize("version", ["v1", "v3"])
+def test_continued_pretraining_from_a_deberta_folder_runs_clm_then_mlm_and_resumes_exactly(tmp_path, version):
+    """DeBERTa v1 and v3 (eager attention, relative positions, their own head) through both objectives,
+    packed."""
+    import transformers
 
     torch.manual_seed(0)
-    config = DebertaV2Config(
+    v3 = {"position_buckets": 8, "norm_rel_ebd": "layer_norm"}  # v1 has no buckets and no table norm
+    prefix, buckets = ("Deberta", {}) if version == "v1" else ("DebertaV2", v3)
+    config = getattr(transformers, f"{prefix}Config")(
         vocab_size=128, hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64,
-        max_position_embeddings=64, relative_attention=True, position_buckets=8, norm_rel_ebd="layer_norm",
-        pos_att_type=["p2c", "c2p"], position_biased_input=False, type_vocab_size=0, legacy=False,
+        max_position_embeddings=64, relative_attention=True, pos_att_type=["p2c", "c2p"],
+        position_biased_input=False, type_vocab_size=0, legacy=False, **buckets,
     )  # fmt: skip
-    DebertaV2ForMaskedLM(config).save_pretrained(str(tmp_path / "deberta"))
+    getattr(transformers, f"{prefix}ForMaskedLM")(config).save_pretrained(str(tmp_path / "deberta"))
     phases = (Phase(objective=CLM(), steps=2), Phase(objective=MLM(mask_ratio=0.3), steps=2))
     init = ModelSpec(init=str(tmp_path / "deberta"))
     whole = tiny_run(tmp_path / "whole", phases=phases, model=init)
