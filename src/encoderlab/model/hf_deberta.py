@@ -66,8 +66,8 @@ class DisentangledAdapter(HFAdapter):
 
     @classmethod
     def relative_positions(cls, hf_config) -> RelativePositions | None:
-        """v1's terms, over max_relative_positions (max_position_embeddings when unset) either side of
-        a token, cut to the row."""
+        """The terms as v1 computes them: over max_relative_positions (max_position_embeddings when
+        unset) either side of a token, cut to the row (v2 overrides the span)."""
         if not getattr(hf_config, "relative_attention", False):
             return None
         terms = len({"c2p", "p2c"} & set(hf_config.pos_att_type or ()))
