@@ -169,6 +169,24 @@ def modernbert_config():
     )
 
 
+def electra_config(**overrides):
+    """A two-layer ElectraConfig with a narrower embedding (16 into 32, as ELECTRA-small's 128 into 256)."""
+    from transformers import ElectraConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        embedding_size=16,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return ElectraConfig(**{**fields, **overrides})
+
+
 def deberta_config(**overrides):
     """A two-layer DeBERTa-v3-style DebertaV2Config (relative attention only, the original MLM head)."""
     from transformers import DebertaV2Config

@@ -180,7 +180,7 @@ def test_corrupt_safetensors_is_one_line(tmp_path):
     [
         (
             {"model_type": "gpt2"},
-            "supported: eurobert, llama, qwen2, qwen3, bert, modernbert, roberta, xlm-roberta, camembert, deberta, "
+            "supported: eurobert, llama, qwen2, qwen3, bert, modernbert, roberta, xlm-roberta, camembert, electra, deberta, "
             "deberta-v2",
         ),
         (

@@ -1,4 +1,4 @@
-"""BERT-family (BERT, RoBERTa, XLM-R, CamemBERT) and ModernBERT checkpoints, wrapped in transformers' own classes.
+"""BERT-family (BERT, RoBERTa, XLM-R, CamemBERT, ELECTRA) and ModernBERT checkpoints, wrapped in transformers' own classes.
 
 These architectures differ from EuroBERT in more than names (learned positions, LayerNorm, GELU,
 biases, ModernBERT's alternating local/global attention), so they are not converted: the adapter
@@ -16,7 +16,7 @@ explicit global or sliding-window mask):
   * ModernBERT: its SDPA path always gets an explicit global or sliding-window mask, so `is_causal`
     does nothing; the adapter builds both masks itself, the sliding one intersected with the
     window (|q - k| <= config.sliding_window), and passes them as the per-layer-type mapping.
-  * RoBERTa, XLM-R and CamemBERT are BERT's layers under other names; their masks are BERT's.
+  * RoBERTa, XLM-R, CamemBERT and ELECTRA are BERT's layers under other names; their masks are BERT's.
 DeBERTa v1, v2 and v3 (`hf_deberta`) build on the same base class; the family table is `hf_registry`.
 The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
 
@@ -355,3 +355,38 @@ class CamembertAdapter(RobertaAdapter):
 
     family = "camembert"
     hf_name = "CamembertForMaskedLM"
+
+
+class ElectraAdapter(BertAdapter):
+    """`ElectraForMaskedLM`: BERT's layers (and masks) under ELECTRA's names, a projection from a narrower
+    embedding width (`embedding_size`, ELECTRA-small's 128) where the config has one, and the generator's
+    MLM head projecting back to that width.
+
+    ELECTRA's discriminators (google/electra-*-discriminator), the checkpoints its GLUE results are
+    reported for, store the body and a replaced-token-detection head (`discriminator_predictions`),
+    which no masked LM uses: it is left out with a note, and the MLM head is built fresh (seeded by
+    the weights, `hf_registry.seeded_init`), as for any base checkpoint. Fine-tuning reads the body
+    only; continued MLM pretraining from a discriminator starts that head from scratch. The generators
+    (google/electra-*-generator) are masked LMs and keep their head."""
+
+    family = "electra"
+    hf_name = "ElectraForMaskedLM"
+
+    @classmethod
+    def left_out(cls, hf_config) -> dict[str, str]:
+        return {"discriminator_predictions.": "the discriminator's replaced-token-detection head"}
+
+    @property
+    def anatomy(self) -> Anatomy:
+        """BERT's blocks; the embeddings include the projection to the hidden width where there is one."""
+        project = ("hf.electra.embeddings_project",) if hasattr(self.body, "embeddings_project") else ()
+        return Anatomy(
+            attention=("attention",),
+            mlp=("intermediate", "output"),
+            embeddings=("hf.electra.embeddings", *project),
+            head=("hf.generator_predictions", "hf.generator_lm_head"),
+        )
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape."""
+        return self.hf.generator_lm_head(self.hf.generator_predictions(hidden))

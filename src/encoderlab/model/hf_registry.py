@@ -18,6 +18,7 @@ from encoderlab.errors import UserError
 from encoderlab.model.hf_adapters import (
     BertAdapter,
     CamembertAdapter,
+    ElectraAdapter,
     HFAdapter,
     ModernBertAdapter,
     RobertaAdapter,
@@ -32,6 +33,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "roberta": RobertaAdapter,
     "xlm-roberta": XLMRobertaAdapter,
     "camembert": CamembertAdapter,
+    "electra": ElectraAdapter,
     "deberta": DebertaAdapter,
     "deberta-v2": DebertaV2Adapter,
 }
