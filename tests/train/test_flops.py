@@ -134,3 +134,38 @@ def test_modernbert_local_layers_count_only_the_pairs_their_window_allows(mode):
         == 4 * shape.n_heads * shape.head_dim * masked
     )
     assert shape.windowed_layers == 2 and model.config.n_layers == 3
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta", "electra", "modernbert", "deberta-v2"])
+def test_an_adapters_training_step_counts_its_heads_transform(family):
+    """Was: the LM head priced as its vocabulary projection alone, though every adapter's head first
+    transforms the hidden states (BERT's `cls.predictions.transform`, ModernBERT's `head`, DeBERTa's and
+    ELECTRA's to their embedding width). A whole training step with MLM targets, one document per row:
+    torch's count less ours is only the pairs ModernBERT's local layers leave out (none elsewhere)."""
+    from tests.model.model_fixtures import (
+        bert_config,
+        deberta_config,
+        electra_config,
+        modernbert_config,
+        roberta_config,
+    )
+
+    from encoderlab.model.hf_registry import ADAPTERS, hf_class
+
+    configs = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}
+    configs |= {"deberta-v2": deberta_config, "electra": lambda: electra_config(embedding_size=32)}
+    config = configs[family]()
+    config._attn_implementation = ADAPTERS[family].attention_kernel
+    model = ADAPTERS[family](hf_class(family)(config)).train()
+    spec = synthetic_spec(config.vocab_size)
+    docs = torch.zeros(B, T, dtype=torch.long)
+    ids = torch.randint(5, spec.vocab_size, (B, T), generator=torch.Generator().manual_seed(0))
+    batch = PackedBatch(input_ids=ids, doc_ids=docs, position_ids=positions_from_doc_ids(docs))
+    x = MLM(mask_ratio=0.3).prepare(batch, spec, torch.Generator().manual_seed(1))
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+        hidden = model(x.input_ids, attention_mode=x.attention_mode, doc_ids=x.doc_ids).last_hidden_state
+        lm_loss(model, hidden, x.targets)[0].backward()
+    shape = model.config.matmul_shape()
+    left_out = shape.windowed_layers * (B * T * T - attended_pairs(docs, False, shape.window))
+    assert counter.get_total_flops() - train_flops(model.config, [x]) == 3 * 4 * config.hidden_size * left_out
+    assert x.n_targets > 0 and shape.head_transform == config.hidden_size

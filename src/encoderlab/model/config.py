@@ -71,6 +71,10 @@ class MatmulShape:
     """The farthest key (|query - key| positions) a windowed block attends to."""
     relative: RelativePositions | None = None
     """DeBERTa's position terms; None for attention over content only."""
+    head_transform: int = 0
+    """Output width of a dense layer the LM head applies before its vocabulary projection (the
+    BERT-family heads' transform: the hidden width, or ELECTRA's and DeBERTa's embedding width);
+    0 for a head that projects the hidden states directly (ours)."""
 
 
 @dataclass(frozen=True)

@@ -65,11 +65,21 @@ class AdapterConfig:
 
     def matmul_shape(self) -> MatmulShape:
         """BERT's MLP has two matrices (GELU), ModernBERT's gated one three; ModernBERT's local layers
-        (`layer_types` "sliding_attention") attend within `sliding_window` positions, as its masks do."""
+        (`layer_types` "sliding_attention") attend within `sliding_window` positions, as its masks do;
+        the LM head has a dense transform before its vocabulary projection."""
         heads = self.hf.num_attention_heads
         mats = 3 if self.family == "modernbert" else 2
+        # every family's head transforms before projecting: to the embedding width where a config
+        # has one (ELECTRA, DeBERTa), else the hidden width
+        transform = getattr(self.hf, "embedding_size", None) or self.hidden_size
         shape = MatmulShape(
-            heads, heads, self.hidden_size // heads, self.hf.intermediate_size, mats, relative=self.relative
+            heads,
+            heads,
+            self.hidden_size // heads,
+            self.hf.intermediate_size,
+            mats,
+            relative=self.relative,
+            head_transform=transform,
         )
         local = list(getattr(self.hf, "layer_types", None) or ()).count("sliding_attention")
         return replace(shape, windowed_layers=local, window=self.hf.sliding_window) if local else shape

@@ -5,7 +5,8 @@ matrices) costs 2 x in x out multiply-adds in the forward pass; attention costs
 2 x 2 x heads x head_dim per attended (query, key) pair (scores and the weighted sum), where the
 pairs are those the mask allows inside each document (len^2 bidirectional, len(len+1)/2 causal;
 in a sliding-window layer, as ModernBERT's local ones, only those within its window);
-the LM head costs 2 x hidden x vocab per position that has a target (the sparse head). Backward
+the LM head costs 2 x hidden x vocab per position that has a target (the sparse head), plus its
+dense transform where it has one (the BERT-family heads of the adapters). Backward
 costs twice the forward. Embedding lookups, norms and the softmax are not matmuls and are left
 out, as in PaLM's MFU. Frozen layers still count as trained (their input gradients are computed
 anyway; only the weight gradients are saved), so MFU is slightly optimistic during freezing.
@@ -66,7 +67,8 @@ def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
     body = cfg.n_layers * per_token * tokens + 4 * n_heads * h * pairs
     if shape.relative is not None:
         body += cfg.n_layers * relative_flops(shape, d, tokens, x.input_ids.shape[-1])
-    return body + 2 * d * cfg.vocab_size * x.n_targets
+    width = shape.head_transform  # a head's transform, then its vocabulary projection from that width
+    return body + 2 * x.n_targets * (d * width + (width or d) * cfg.vocab_size)
 
 
 def relative_flops(shape: MatmulShape, d: int, tokens: int, seq_len: int) -> int:
