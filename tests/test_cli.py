@@ -74,6 +74,26 @@ def test_listing_and_planning_studies_import_no_training_loop():
         assert "paper1-pfs" in done.stdout, done.stdout
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["study", "list"],
+        ["study", "plan", "paper1-pfs", "--scale", "demo"],
+        ["study", "plan", "paper2-detour", "--scale", "demo"],  # from an asset: its config read when fetched
+    ],
+)
+def test_listing_and_planning_studies_import_no_torch(argv):
+    # `study list` and `study plan` read run configs, objectives' declared fields, start models' configs and
+    # every graph's cost; torch (~1 s of every listing), transformers and datasets are imported when a model
+    # is built, loaded or scored, not there (was: through `objectives`, `model/__init__`, `model.hub`, the
+    # report node's CKA, `eval.batching` and the memory check's device). A machine without a GPU driver is
+    # what the test stands for: with one, whether a run trains on CUDA is torch's to say (`cuda_visible`).
+    code = f"import encoderlab.train.start as s; s.GPU_DRIVERS = (); from encoderlab.cli import main; main({argv!r})"
+    done = _importing_none(code, ("torch", "transformers", "datasets", "safetensors"))
+    expected = "paper1-pfs" if argv[1] == "list" else f"study {argv[2]} at scale demo"
+    assert expected in done.stdout, done.stdout
+
+
 def _importing_none(code: str, heavy: tuple[str, ...]) -> subprocess.CompletedProcess:
     """Run `code` in a fresh interpreter and assert it left none of the `heavy` modules imported."""
     check = f"import sys; {code}; heavy = sorted(m for m in {heavy!r} if m in sys.modules); assert not heavy, heavy"

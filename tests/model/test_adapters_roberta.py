@@ -11,8 +11,8 @@ import torch
 from model_fixtures import VOCAB, logits, packed_minus_alone, randomize, roberta_config, save_tiny_tokenizer
 
 from encoderlab.model.hf_adapters import CamembertAdapter, RobertaAdapter, XLMRobertaAdapter
-from encoderlab.model.hf_registry import usable_positions
-from encoderlab.model.hub import load_pretrained, max_positions
+from encoderlab.model.hub import load_pretrained
+from encoderlab.model.sources import max_positions, usable_positions
 
 TOL = 1e-5
 FAMILIES = {

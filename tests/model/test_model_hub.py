@@ -211,7 +211,7 @@ def test_null_kv_heads_and_head_dim_are_derived_as_transformers_does(tmp_path, i
 def test_a_damaged_model_config_has_no_position_limit_and_loads_as_one_line(tmp_path):
     """`max_positions` (read before a pretraining run starts from the folder) got an AttributeError
     from a config.json whose `model` is not a mapping; it now leaves the verdict to the load."""
-    from encoderlab.model.hub import max_positions
+    from encoderlab.model.sources import max_positions
 
     save_model_folder(make_model(), tmp_path / "m")
     _edit_config(tmp_path / "m", model=[1])
@@ -281,7 +281,7 @@ def test_hub_ids_resolve_through_the_models_mirror(tmp_path, ids, monkeypatch):
     in it), and a root without the repo is one line with the download command."""
     from encoderlab.data.hub import HUB_MODELS_ENV
     from encoderlab.data.tokenizer import load_tokenizer
-    from encoderlab.model.hub import source_folder
+    from encoderlab.model.sources import source_folder
 
     folder = _save(randomize(_decoder("llama")), tmp_path / "models" / "org" / "tiny-llama")
     monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "models"))
@@ -326,7 +326,7 @@ def test_a_non_ascii_config_reads_under_an_ascii_locale(tmp_path):
     raw = json.loads((tmp_path / "m" / "config.json").read_text(encoding="utf-8"))
     (tmp_path / "m" / "config.json").write_text(json.dumps({**raw, "note": "é"}, ensure_ascii=False), "utf-8")
     code = (
-        "import sys; from pathlib import Path; from encoderlab.model.hub import read_config_json; "
+        "import sys; from pathlib import Path; from encoderlab.model.sources import read_config_json; "
         "from encoderlab.model.io import is_model_folder; "
         "assert sys.getfilesystemencoding() and __import__('locale').getpreferredencoding() != 'UTF-8'; "
         f"print(read_config_json(Path({str(folder)!r}))['_name_or_path'] == 'mod\\u00e8le-\\u00e4', "

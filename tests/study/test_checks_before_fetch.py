@@ -77,7 +77,7 @@ def test_a_hub_id_is_asked_for_once_when_assets_are_fetched(tmp_path, monkeypatc
     import dataclasses
 
     from encoderlab.data import hub
-    from encoderlab.model import hub as model_hub
+    from encoderlab.model import sources as model_sources
     from encoderlab.study.checks import check_fetched, check_start
     from encoderlab.study.spec import DataSpec
 
@@ -85,12 +85,12 @@ def test_a_hub_id_is_asked_for_once_when_assets_are_fetched(tmp_path, monkeypatc
     monkeypatch.setenv("ENCODERLAB_HOME", str(home))
     calls, asked = _fetcher(monkeypatch, home), []
     monkeypatch.setattr(hub, "check_model_repo", lambda hub_id, what="model", base=None: asked.append(hub_id))
-    # the hub that check_model_repo stands for also gives the id's configs (`model.hub.config_folder`)
+    # the hub that check_model_repo stands for also gives the id's configs (`model.sources.config_folder`)
     configs, fetched = tmp_path / "someone-enc", []
     configs.mkdir()
     (configs / "config.json").write_text('{"model_type": "bert", "max_position_embeddings": 4096}')
     monkeypatch.setattr(
-        model_hub, "_source_path", lambda source, patterns=(): fetched.append(source) or configs
+        model_sources, "source_path", lambda source, patterns=(): fetched.append(source) or configs
     )
     spec = small_spec()
     runs = tuple(dataclasses.replace(r, init="someone/enc") if r.name == "mlm20" else r for r in spec.runs)

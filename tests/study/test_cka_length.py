@@ -3,7 +3,7 @@
 `analyze cka` reads texts at 512 tokens, or at the models' positions when fewer; the study's CKA node
 passed 512 regardless, and a model continued from a 128-position one failed with the position check's
 ValueError traceback after every run had trained. The default is now capped as `analyze cka`'s is
-(one helper, `analysis.features.analysis_length`); a `max_length` set beyond the models' positions is
+(one helper, `analysis.inputs.analysis_length`); a `max_length` set beyond the models' positions is
 refused in one line before anything runs.
 """
 

@@ -1,6 +1,6 @@
 """A study's start model named by a hub id has its positions checked before anything runs, as a folder's are.
 
-`study plan` and `study run` read a start model's positions from its config (`model.hub.max_positions`)
+`study plan` and `study run` read a start model's positions from its config (`model.sources.max_positions`)
 to refuse an eval task or rows it cannot take, but only for a folder, an asset or a mirror: a hub id
 was left to its node, hours into the study (here, the eval node of a run evaluated as is, whose task's
 512 tokens its 256 positions cannot take, after the other runs trained). Now a hub id's snapshot in the
@@ -186,6 +186,6 @@ def cpt_model(spec) -> str:
 def test_an_id_the_hub_would_refuse_is_in_no_cache_and_left_to_the_hubs_line(world):
     """`some--one/enc` is shaped OWNER/NAME for encoderlab, not for the hub: reading the cache for it
     raised HFValidationError (a traceback from `study plan`); `study run`'s hub check names it in one line."""
-    from encoderlab.model.hub import max_positions
+    from encoderlab.model.sources import max_positions
 
     assert max_positions("some--one/enc") is None

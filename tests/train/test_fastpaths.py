@@ -123,9 +123,9 @@ def test_saved_models_record_the_portable_kernel_and_share_weights():
 
 
 def test_attention_kernel_auto_is_flex_on_cuda_and_sdpa_elsewhere():
-    assert resolve_attn_impl("auto", torch.device("cuda")) == "flex"
-    assert resolve_attn_impl("auto", torch.device("cpu")) == "sdpa"
-    assert resolve_attn_impl("sdpa", torch.device("cuda")) == "sdpa"
+    assert resolve_attn_impl("auto", "cuda") == "flex"
+    assert resolve_attn_impl("auto", "cpu") == "sdpa"
+    assert resolve_attn_impl("sdpa", "cuda") == "sdpa"
 
 
 def test_compile_auto_is_on_for_cuda_with_triton_only(monkeypatch):

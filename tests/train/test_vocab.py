@@ -245,8 +245,8 @@ def test_max_positions_reads_every_kind_of_start_model(tmp_path):
     """The limit each kind of folder declares: a Hugging Face config's max_position_embeddings, an
     encoderlab encoder's max_seq_len, an adapter saved by encoderlab (its transformers config); and
     None for what is not on this machine."""
-    from encoderlab.model.hub import max_positions
     from encoderlab.model.io import save_model_folder
+    from encoderlab.model.sources import max_positions
 
     bert = _save_bert(tmp_path / "bert", 128, positions=96)
     assert max_positions(bert) == 96

@@ -63,14 +63,13 @@ import torch
 from torch import nn
 
 from encoderlab.analysis.features import DEFAULT_ENCODING, Encoding, pooled_features
+from encoderlab.analysis.inputs import MIN_TEXTS
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.stats import summarize
 from encoderlab.train.freeze import format_layers, paper2_groups
 from encoderlab.words import count, noun
 
-MIN_TEXTS = 50
-"""Fewest texts a CKA comparison accepts (see the module docstring for why)."""
 PAPER2_SEEDS = (42, 43, 44)
 """The paper's sampling seeds (thesis, plots/chapter5/data/cka_mlm_control_heldout.json)."""
 

@@ -23,8 +23,7 @@ import torch
 import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
-from encoderlab.analysis.features import Encoding, analysis_length
-from encoderlab.analysis.inputs import check_distinct, check_models, read_texts
+from encoderlab.analysis.inputs import Encoding, analysis_length, check_distinct, check_models, read_texts
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
@@ -64,7 +63,7 @@ def _is_transplant_folder(folder: Path) -> bool:
 
 def _sources(*sources: str | None) -> list[Path]:
     """The folders and files behind model and text sources that exist on this machine."""
-    from encoderlab.model.hub import source_folder
+    from encoderlab.model.sources import source_folder
 
     return [f for f in (source_folder(s) for s in sources if s) if f is not None]
 

@@ -26,63 +26,15 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from encoderlab.errors import UserError
+from encoderlab.analysis.inputs import DEFAULT_ENCODING, Encoding
 from encoderlab.eval.features import pad_batch, words_as_text
 from encoderlab.model.config import AttentionMode
-
-
-@dataclass(frozen=True, kw_only=True)
-class Encoding:
-    """How texts are fed to a model for analysis (part of every feature cache key)."""
-
-    max_length: int = 512
-    """Tokens per text at most (longer texts are truncated)."""
-    batch_size: int = 16
-    """Texts per forward pass."""
-    attention_mode: AttentionMode = "bidirectional"
-    """Bidirectional (encoders) or causal (decoders read as decoders)."""
-
-
-DEFAULT_ENCODING = Encoding()
-
-
-def bounded_length(requested: int | None, limit: int, flag: str = "--max-length") -> int:
-    """A length to read texts at: `requested`, refused (one line naming `flag`, the option that set it)
-    when outside 1-`limit` (the models' positions); by default 512 (the paper's), or `limit` if lower.
-    `analysis_length` for loaded models; a study checks its CKA with it before anything runs."""
-    if requested is None:
-        return min(DEFAULT_ENCODING.max_length, limit)
-    if not 1 <= requested <= limit:
-        raise UserError(
-            f"{flag} {requested} is outside what the models take (1-{limit} tokens); "
-            f"pass {flag} {min(DEFAULT_ENCODING.max_length, limit)} or less"
-        )
-    return requested
-
-
-def analysis_length(requested: int | None, pairs, flag: str = "--max-length") -> int:
-    """--max-length (`analyze cka`, `probe`, `transplant`) or a study's CKA `max_length` (`flag`):
-    512 or the shortest model maximum by default (`bounded_length`); longer than a model takes is
-    refused, and so is a length the tokenizers' own special tokens fill (every text became the same
-    [CLS] [SEP]: constant features, or no word at all for a token task, a traceback). `pairs`:
-    (model, tokenizer)."""
-    length = bounded_length(requested, min(m.config.max_seq_len for m, _ in pairs), flag)
-    if requested is None:
-        return length
-    specials = max(tok.num_special_tokens_to_add() for _, tok in pairs)
-    if requested <= specials:
-        raise UserError(
-            f"{flag} {requested} leaves no token of text: the tokenizer adds {specials} special tokens; "
-            f"pass {flag} {specials + 1} or more"
-        )
-    return requested
 
 
 def model_device(model: nn.Module) -> torch.device:

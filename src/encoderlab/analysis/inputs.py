@@ -13,17 +13,73 @@ The commands check their inputs in order of cost, before any output is made: the
 model or task given twice), then that every model source exists (`check_models`, reading nothing), and
 only then the texts and tasks they read; a missing model was reported after the texts had been read
 and found too few for the sample.
+
+The lengths texts are read at (`Encoding`, `bounded_length`, `analysis_length`) and the fewest texts a
+CKA takes (`MIN_TEXTS`) live here, free of torch, because a study checks its CKA specs with them before
+anything runs (`study plan` included); `features.py` and `cka.py`, which compute, import them.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.data.filekinds import file_kind, misnamed, unreadable, user_text
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import json_objects
+from encoderlab.model.config import AttentionMode
+
+MIN_TEXTS = 50
+"""Fewest texts a CKA comparison accepts (`cka.py`'s docstring says why)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Encoding:
+    """How texts are fed to a model for analysis (part of every feature cache key)."""
+
+    max_length: int = 512
+    """Tokens per text at most (longer texts are truncated)."""
+    batch_size: int = 16
+    """Texts per forward pass."""
+    attention_mode: AttentionMode = "bidirectional"
+    """Bidirectional (encoders) or causal (decoders read as decoders)."""
+
+
+DEFAULT_ENCODING = Encoding()
+
+
+def bounded_length(requested: int | None, limit: int, flag: str = "--max-length") -> int:
+    """A length to read texts at: `requested`, refused (one line naming `flag`, the option that set it)
+    when outside 1-`limit` (the models' positions); by default 512 (the paper's), or `limit` if lower.
+    `analysis_length` for loaded models; a study checks its CKA with it before anything runs."""
+    if requested is None:
+        return min(DEFAULT_ENCODING.max_length, limit)
+    if not 1 <= requested <= limit:
+        raise UserError(
+            f"{flag} {requested} is outside what the models take (1-{limit} tokens); "
+            f"pass {flag} {min(DEFAULT_ENCODING.max_length, limit)} or less"
+        )
+    return requested
+
+
+def analysis_length(requested: int | None, pairs, flag: str = "--max-length") -> int:
+    """--max-length (`analyze cka`, `probe`, `transplant`) or a study's CKA `max_length` (`flag`):
+    512 or the shortest model maximum by default (`bounded_length`); longer than a model takes is
+    refused, and so is a length the tokenizers' own special tokens fill (every text became the same
+    [CLS] [SEP]: constant features, or no word at all for a token task, a traceback). `pairs`:
+    (model, tokenizer)."""
+    length = bounded_length(requested, min(m.config.max_seq_len for m, _ in pairs), flag)
+    if requested is None:
+        return length
+    specials = max(tok.num_special_tokens_to_add() for _, tok in pairs)
+    if requested <= specials:
+        raise UserError(
+            f"{flag} {requested} leaves no token of text: the tokenizer adds {specials} special tokens; "
+            f"pass {flag} {specials + 1} or more"
+        )
+    return requested
 
 
 def load_model(source: str):
@@ -54,7 +110,7 @@ def check_models(sources: Iterable[str]) -> None:
     give, reading nothing (what `load_pretrained` refuses when it loads)."""
     from encoderlab.data.assets import ASSETS
     from encoderlab.data.hub import model_mirror
-    from encoderlab.model.hub import check_model_source
+    from encoderlab.model.sources import check_model_source
 
     for source in sources:
         check_model_source(source)

@@ -10,14 +10,18 @@ the slice for (micro_step, rank) starts at `slot * micro_batch_size` with
 `slot = micro_step * world_size + rank`. So one process accumulating over W*A micro-batches and
 W processes accumulating over A each see the same sequences in the same slots, and anything drawn
 per slot (MLM masks) is identical too.
+
+The layout and vocabulary facts are read by run configs (`study list`, `study plan`), so torch is imported
+only where a batch's tensors are made (`WholeRows.batch`), not with this module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,8 @@ class WholeRows(SourceView):
     the two readings of a row compare on the same tokens."""
 
     def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
+        import torch
+
         ids = self.source.batch(step, micro_step, rank).input_ids
         positions = torch.arange(ids.shape[1]).expand_as(ids).contiguous()
         return PackedBatch(input_ids=ids, doc_ids=torch.zeros_like(ids), position_ids=positions)

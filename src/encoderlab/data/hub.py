@@ -251,7 +251,7 @@ def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None)
 
 def cached_snapshot(hub_id: str) -> Path | None:
     """The local hub cache's snapshot of the model repo `hub_id`, if it has one (no network): what an offline
-    load reads (`model_mirror`), and a study a start model's positions from (`model.hub.max_positions`)."""
+    load reads (`model_mirror`), and a study a start model's positions from (`model.sources.max_positions`)."""
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
 

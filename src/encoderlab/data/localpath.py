@@ -6,7 +6,7 @@ separator without being OWNER/NAME) and does not exist is a typo in a path: one 
 folder that exists, what it does not hold and its nearest entry (`runs/mlm holds no 'fina' (final?)`).
 A bare NAME that is no folder and no asset is no repo either (the hub's are OWNER/NAME): one line
 naming the assets and the nearest name. Neither asks any hub. The model's check
-(`model.hub.check_model_source`) and the tokenizer's (`data.tokenizer.tokenizer_folder`) are this one
+(`model.sources.check_model_source`) and the tokenizer's (`data.tokenizer.tokenizer_folder`) are this one
 function; a tokenizer's bare typo (`--tokenizer tokz` beside `toks/`) went to the hub and came back as
 a download failure, its path typos as "not of the form OWNER/NAME", without the name meant.
 

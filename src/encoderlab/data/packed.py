@@ -377,3 +377,16 @@ def unigram_entropy(root: Path, split: str = "train") -> float:
     counts = np.bincount(np.asarray(tokens[:UNIGRAM_SAMPLE]))
     p = counts[counts > 0] / counts.sum()
     return float(-(p * np.log(p)).sum())
+
+
+def check_one_row(
+    tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "", knob: str = "seq_len"
+) -> None:
+    """Refuse rows of `seq_len` tokens from `where`, which holds `tokens` tokens (`bound`: e.g. "at
+    most ", when `tokens` bounds an unprepared corpus from above): not one row could be cut from it.
+    The reader checks its split here; a study checks every pretraining run here before it writes.
+    `fix`: what to do instead of the default, preparing more text; `knob`: what the user sets the row
+    length with (`--seq-len` on `data inspect`'s command line)."""
+    if tokens < seq_len:
+        fix = fix or f"prepare more text or lower {knob}"
+        raise UserError(f"{where} has {bound}{tokens} tokens, fewer than one row of {knob} {seq_len}; {fix}")

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 from encoderlab.data.batch import BatchLayout, PackedBatch, StepOffset, TokenSpec
-from encoderlab.data.packed import open_split, read_meta, split_dir
+from encoderlab.data.packed import check_one_row, open_split, read_meta, split_dir
 from encoderlab.data.synthetic import positions_from_doc_ids
 from encoderlab.errors import UserError
 
@@ -73,19 +73,6 @@ def check_compatible(
             f"seq_len {seq_len} is above the model's max_seq_len {max_seq_len}; lower seq_len or use a model "
             "with a larger max_seq_len"
         )
-
-
-def check_one_row(
-    tokens: int, seq_len: int, where: str, bound: str = "", fix: str = "", knob: str = "seq_len"
-) -> None:
-    """Refuse rows of `seq_len` tokens from `where`, which holds `tokens` tokens (`bound`: e.g. "at
-    most ", when `tokens` bounds an unprepared corpus from above): not one row could be cut from it.
-    The reader checks its split here; a study checks every pretraining run here before it writes.
-    `fix`: what to do instead of the default, preparing more text; `knob`: what the user sets the row
-    length with (`--seq-len` on `data inspect`'s command line)."""
-    if tokens < seq_len:
-        fix = fix or f"prepare more text or lower {knob}"
-        raise UserError(f"{where} has {bound}{tokens} tokens, fewer than one row of {knob} {seq_len}; {fix}")
 
 
 class PackedReader:

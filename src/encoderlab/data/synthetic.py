@@ -4,15 +4,20 @@ Rows are generated from a generator seeded by the global row index, so the sourc
 determinism contract as the real reader. Documents have random lengths, a BOS at their start and
 an EOS at their end, and tokens drawn from a small Zipf-like distribution so a tiny model can
 learn something within a few steps.
+
+Run configs check their synthetic settings against this module's constants (`study plan` reads them),
+so torch is imported inside the functions that make tensors, not with the module.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from encoderlab.data.batch import BatchLayout, PackedBatch, TokenSpec
+
+if TYPE_CHECKING:
+    import torch
 
 MIN_MEAN_DOC_LEN = 5
 """The smallest mean document length: lengths are drawn from [8, 2 x mean), which must not be empty."""
@@ -58,6 +63,8 @@ def synthetic_tokenizer(spec: TokenSpec):
 
 def positions_from_doc_ids(doc_ids: torch.Tensor) -> torch.Tensor:
     """Positions restarting at 0 wherever the document id changes along the last axis."""
+    import torch
+
     t = doc_ids.shape[-1]
     idx = torch.arange(t, device=doc_ids.device).expand_as(doc_ids)
     starts = torch.ones_like(doc_ids, dtype=torch.bool)
@@ -77,6 +84,8 @@ class SyntheticSource:
     mean_doc_len: int = 48
 
     def _row(self, row: int) -> tuple[torch.Tensor, torch.Tensor]:
+        import torch
+
         g = torch.Generator().manual_seed(self.seed * ROW_SEED_STRIDE + row)
         t = self.layout.seq_len
         n_special = len(self.spec.special_ids)
@@ -100,6 +109,8 @@ class SyntheticSource:
         return tokens, doc
 
     def batch(self, step: int, micro_step: int, rank: int) -> PackedBatch:
+        import torch
+
         first = self.layout.first_row(step, micro_step, rank)
         rows = [self._row(first + i) for i in range(self.layout.micro_batch_size)]
         input_ids = torch.stack([r[0] for r in rows])

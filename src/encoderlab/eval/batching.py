@@ -13,8 +13,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from encoderlab.eval.features import IGNORE, pad_batch
-
-EVAL_BATCH = 64
+from encoderlab.eval.spec import EVAL_BATCH
 
 
 @dataclass

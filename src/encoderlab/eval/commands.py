@@ -87,7 +87,7 @@ def eval_command(
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
         check: Check what the run would read (task files, data, grid, assets, the model's tokenizer and config, not its weights) and print each task's splits, labels, metric, max length and fine-tuning runs; train nothing, write nothing (--out is not created; --device is not checked).
     """
-    from encoderlab.model.hub import source_folder
+    from encoderlab.model.sources import source_folder
 
     names = list(flatten(tasks, "--tasks"))
     task_file = tuple(Path(f) for f in flatten(task_file, "--task-file"))

@@ -342,6 +342,8 @@ Hugging Face's, each epoch's short last batch a step (`FinetuneConfig.total_step
 scores made with fewer steps are not reused. One epoch has the same steps as before and keeps its hash."""
 MODEL_LENGTH_FRACTION = 0.99
 """`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
+EVAL_BATCH = 64
+"""Texts per prediction batch (`batching.predict_rows`); here, torch-free, for `study/evalcost.py` too."""
 
 
 def _non_default(obj) -> dict:

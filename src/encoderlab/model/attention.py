@@ -55,14 +55,6 @@ def resolve_impl(impl: str, device: torch.device | None = None) -> str:
     return impl
 
 
-def resolve_attn_impl(requested: str, device: torch.device) -> str:
-    """The kernel to train with: `auto` is flex on CUDA and sdpa elsewhere (the fallback, since
-    flex_attention has no backward on CPU)."""
-    if requested == "auto":
-        return "flex" if device.type == "cuda" else "sdpa"
-    return requested
-
-
 def dense_mask(
     seq_len: int,
     mode: AttentionMode,

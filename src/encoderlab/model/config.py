@@ -21,6 +21,15 @@ AttnImpl = Literal["sdpa", "flex"]
 ATTN_IMPLS: tuple[str, ...] = ("sdpa", "flex")
 
 
+def resolve_attn_impl(requested: str, device_type: str) -> str:
+    """The kernel to train with on a device of `device_type` (`cuda`, `cpu`): `auto` is flex on CUDA
+    and sdpa elsewhere (the fallback, since flex_attention has no backward on CPU). Here, not in
+    `attention.py`, so the memory check a study plan makes reads it without torch."""
+    if requested == "auto":
+        return "flex" if device_type == "cuda" else "sdpa"
+    return requested
+
+
 SHAPE_FIELDS = (
     "vocab_size",
     "hidden_size",

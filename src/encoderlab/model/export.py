@@ -123,7 +123,8 @@ def export_command(
     """
     from encoderlab.model.card import find_run, read_eval_summary, render_card
     from encoderlab.model.fingerprint import fingerprint
-    from encoderlab.model.hub import load_pretrained, source_folder
+    from encoderlab.model.hub import load_pretrained
+    from encoderlab.model.sources import source_folder
 
     folder = source_folder(ckpt)
     sources = [folder] if folder else []

@@ -42,12 +42,7 @@ from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import Anatomy, AttentionMode, MatmulShape, RelativePositions
 from encoderlab.model.encoder import EncoderOutput, check_segment_ids, mean_rows
 from encoderlab.model.sentence import write_sentence_files
-
-
-def pad_offset(pad_token_id: object) -> int:
-    """The first position id of a family that numbers positions after the pad id: pad_token_id + 1
-    (transformers' default pad id for those families is 1)."""
-    return (pad_token_id if isinstance(pad_token_id, int) and not isinstance(pad_token_id, bool) else 1) + 1
+from encoderlab.model.sources import position_offset
 
 
 @dataclass(frozen=True)
@@ -118,9 +113,6 @@ class HFAdapter(nn.Module):
     family = ""
     hf_name: ClassVar[str] = ""
     """The transformers masked-LM class wrapped (`hf_class`)."""
-    positions_after_pad: ClassVar[bool] = False
-    """Whether the family numbers positions from pad_token_id + 1 (`pad_offset`), as transformers'
-    `create_position_ids_from_input_ids` does for RoBERTa and its descendants (CamemBERT, Longformer...)."""
     attention_kernel: ClassVar[str] = "sdpa"
     """transformers' `attn_implementation` the class runs with (the path its masks are written for)."""
 
@@ -135,7 +127,7 @@ class HFAdapter(nn.Module):
         self.carried = _buffers(carried or {})
         self.sentence_files = dict(sentence_files or {})
         c = hf_model.config
-        self.position_offset = pad_offset(c.pad_token_id) if self.positions_after_pad else 0
+        self.position_offset = position_offset(self.family, c.pad_token_id)  # RoBERTa's: pad id + 1
         self.config = AdapterConfig(
             family=self.family,
             hidden_size=c.hidden_size,
@@ -338,7 +330,6 @@ class RobertaAdapter(BertAdapter):
 
     family = "roberta"
     hf_name = "RobertaForMaskedLM"
-    positions_after_pad = True
     anatomy: ClassVar[Anatomy] = Anatomy(
         attention=("attention",),
         mlp=("intermediate", "output"),

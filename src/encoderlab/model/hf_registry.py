@@ -23,7 +23,6 @@ from encoderlab.model.hf_adapters import (
     ModernBertAdapter,
     RobertaAdapter,
     XLMRobertaAdapter,
-    pad_offset,
 )
 from encoderlab.model.hf_deberta import DebertaAdapter, DebertaV2Adapter
 
@@ -158,19 +157,3 @@ def adapter_from_hf_state(
         )
     hf.tie_weights()
     return adapter(hf.eval(), carried, sentence_files), notes
-
-
-def position_offset(model_type: object, pad_token_id: object) -> int:
-    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1
-    for a family whose adapter numbers positions after the pad id (`HFAdapter.positions_after_pad`;
-    transformers' default pad id for those is 1)."""
-    adapter = ADAPTERS.get(model_type) if isinstance(model_type, str) else None
-    return pad_offset(pad_token_id) if adapter is not None and adapter.positions_after_pad else 0
-
-
-def usable_positions(raw: dict) -> int | None:
-    """The longest row a transformers config dict `raw` takes: max_position_embeddings less the offset."""
-    limit = raw.get("max_position_embeddings")
-    if not isinstance(limit, int) or isinstance(limit, bool):
-        return None
-    return limit - position_offset(raw.get("model_type"), raw.get("pad_token_id"))

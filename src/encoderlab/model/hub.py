@@ -19,6 +19,8 @@ no remote code runs: the weights go through the same explicit mappings. Its toke
 `data.tokenizer.load_tokenizer`, which never runs a tokenizer's own code either.
 The HF config object is built from `config.json` with transformers' config class for its
 `model_type`, never through `AutoConfig`, so no code from the folder is imported.
+What is read of a source without loading it (its folder, its config's positions, whether it exists) is
+`sources.py`, free of torch, which `study plan` reads; the loaders here import it.
 """
 
 from __future__ import annotations
@@ -33,16 +35,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
-from encoderlab.data.hub import (
-    MODEL_FILES,
-    TOKENIZER_GLOBS,
-    cached_snapshot,
-    download_model_repo,
-    is_hub_id,
-    mirror_root,
-    model_mirror,
-)
-from encoderlab.data.localpath import check_source
+from encoderlab.data.hub import TOKENIZER_GLOBS
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
@@ -51,11 +44,11 @@ from encoderlab.model.hf_registry import (
     adapter_from_hf_state,
     config_errors,
     hf_config_from_dict,
-    usable_positions,
 )
-from encoderlab.model.io import is_model_folder, load_model_folder
+from encoderlab.model.io import load_model_folder
 from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints, is_run_folder
 from encoderlab.model.sentence import read_sentence_files
+from encoderlab.model.sources import config_positions, is_model_folder, read_config_json, source_path
 
 FAMILIES = (*LLAMA_FAMILIES, *ADAPTER_FAMILIES)
 
@@ -83,23 +76,7 @@ def load_pretrained(
     source: str | Path, *, trust_remote_code: bool = False, allow_pickle: bool = False
 ) -> Pretrained:
     """Load a model from a folder, a run, an asset name or a hub id (see the module docstring)."""
-    return _load_path(_source_path(source), trust_remote_code, allow_pickle)
-
-
-def _source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> Path:
-    """The folder `source` is read from: itself, an asset's, a hub id's mirror, or its download of
-    `patterns` (a model's files, or only its configs and tokenizer: `model_files`)."""
-    path = Path(source).expanduser()
-    if path.exists():
-        return path
-    name = str(source)
-    from encoderlab.data import assets  # lazy: the asset registry imports the data stack
-
-    if name in assets.ASSETS:
-        return assets.asset_dir(name)
-    check_model_source(name)
-    mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
-    return mirror or download_model_repo(name, "model", patterns)
+    return _load_path(source_path(source), trust_remote_code, allow_pickle)
 
 
 @dataclass(frozen=True)
@@ -120,84 +97,15 @@ def model_files(source: str | Path) -> ModelFiles:
     """The tokenizer and config of the model `load_pretrained(source)` would load, refused with the same
     lines, its weights left unread: a hub id downloads its configs and tokenizer only (`TOKENIZER_GLOBS`).
     What `eval --check` reads of a model before GPU time is spent."""
-    path = _source_path(source, TOKENIZER_GLOBS)
+    path = source_path(source, TOKENIZER_GLOBS)
     own = _own_model_folder(path)
     if own is not None:
-        return ModelFiles(own, _load_tokenizer(own), {}, _config_positions(own))
+        return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own))
     if not (path / "config.json").is_file():
         raise _not_a_model(path)
     raw = read_config_json(path)
     _family(raw, path)  # a model_type no loader takes is refused here too
-    return ModelFiles(path, _load_tokenizer(path), raw, _config_positions(path))
-
-
-def check_model_source(source: str | Path) -> None:
-    """Refuse a model source that is no existing path, asset name or hub id (org/name), reading nothing
-    (`data.localpath.check_source`, the tokenizer's check too): `load_pretrained` says so when it loads,
-    a study before it writes anything."""
-    check_source(
-        str(source), "model source", "pass a model or run folder, an asset name or a hub id (org/name)"
-    )
-
-
-def source_folder(source: str | Path) -> Path | None:
-    """The folder `load_pretrained(source)` would read, when it is on this machine: the path itself,
-    a fetched asset's cache folder or a hub id's mirror folder (None for hub ids without a mirror and
-    unfetched assets). Commands pass it to
-    `outdir.check_output` so that no output lands in, over or around what is being read."""
-    path = Path(source).expanduser()
-    if path.exists():
-        return path
-    from encoderlab.data import assets
-
-    if str(source) in assets.ASSETS and assets.is_fetched(str(source)):
-        return assets.asset_dir(str(source))
-    root = mirror_root("model") if is_hub_id(str(source)) else None
-    return root / str(source) if root is not None and (root / str(source)).is_dir() else None
-
-
-def max_positions(source: str | Path, fetch: bool = False) -> int | None:
-    """The longest row the model at `source` accepts, read from its config alone (no weights), when
-    that config is on this machine: a model folder (encoderlab's `max_seq_len`, a Hugging Face folder's
-    `max_position_embeddings`), a fetched asset, a hub id's mirror or its snapshot in the local hub cache
-    (`config_folder`). With `fetch`, a hub id found in neither has its configs and tokenizer downloaded
-    first, never its weights (`model_files`' download: what `study run` does before anything runs, after
-    `study.hubids.check_hub_ids` asked the hub for it). None otherwise (a hub id not fetched, an
-    unfetched asset, a run without a final model): the loaded model is checked then.
-
-    Callers refuse a longer sequence before anything is written (MiniLM has 512 learned positions,
-    paper 1 packs 2,048-token rows): past the table an embedding lookup fails mid-run, and a RoPE
-    model runs but at lengths it never saw, which is no longer the start model the study names."""
-    folder = config_folder(source, fetch)
-    return _config_positions(folder) if folder is not None and folder.is_dir() else None
-
-
-def config_folder(source: str | Path, fetch: bool = False) -> Path | None:
-    """The folder whose config `load_pretrained(source)` would build the model from, when it is on this
-    machine: `source_folder`'s, else, for a hub id with no mirror root set, its snapshot in the local
-    hub cache (`data.hub.cached_snapshot`, no network; the snapshot it holds, which a download could
-    update), else with `fetch` its configs and tokenizer downloaded (`TOKENIZER_GLOBS`, through
-    `_source_path`, refused in the line a load gives). With a mirror root set the mirror decides, as
-    it does for the load."""
-    folder = source_folder(source)
-    if folder is not None or not is_hub_id(str(source)) or mirror_root("model") is not None:
-        return folder
-    return cached_snapshot(str(source)) or (_source_path(source, TOKENIZER_GLOBS) if fetch else None)
-
-
-def _config_positions(folder: Path) -> int | None:
-    """`max_positions` of the model folder, run or checkpoint `folder`."""
-    for candidate in (folder, folder / "final", folder / "model"):
-        if not (candidate / "config.json").is_file():
-            continue
-        raw = read_config_json(candidate)
-        if is_model_folder(candidate):  # an encoder's ModelConfig, or an adapter's transformers config
-            raw = raw.get("model") or raw.get("hf_config") or {}
-        if not isinstance(raw, dict):  # a damaged config: the load says so in one line
-            return None
-        limit = raw["max_seq_len"] if "max_seq_len" in raw else usable_positions(raw)
-        return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
-    return None
+    return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path))
 
 
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
@@ -246,17 +154,6 @@ def _own_model_folder(path: Path) -> Path | None:
             "or pass another model"
         )
     return None
-
-
-def read_config_json(path: Path) -> dict:
-    """config.json of an HF folder as a dict; unreadable JSON is a UserError."""
-    try:
-        raw = json.loads((path / "config.json").read_text(encoding="utf-8"))  # whatever the locale says
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested past Python's stack
-        raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
-    if not isinstance(raw, dict):
-        raise UserError(f"{path / 'config.json'} is not a JSON object; re-download the model")
-    return raw
 
 
 def _family(raw: dict, where: Path) -> str:

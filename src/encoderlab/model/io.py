@@ -25,8 +25,7 @@ from safetensors.torch import load_file, save_file
 from encoderlab.atomic import atomic_folder, json_text
 from encoderlab.config import from_dict
 from encoderlab.errors import UserError, first_line
-from encoderlab.model.attention import resolve_attn_impl
-from encoderlab.model.config import ModelConfig
+from encoderlab.model.config import ModelConfig, resolve_attn_impl
 from encoderlab.model.encoder import Encoder
 from encoderlab.model.hf_adapters import HFAdapter
 from encoderlab.model.hf_registry import (
@@ -37,27 +36,15 @@ from encoderlab.model.hf_registry import (
 )
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.model.sentence import sentence_files_problem
+from encoderlab.model.sources import FORMAT, is_model_folder  # noqa: F401 (is_model_folder: read here too)
 
 log = logging.getLogger(__name__)
 
-FORMAT = "encoderlab-model"
 FORMAT_VERSION = 1
 
 
 RESTORE = "restore it from a copy, or for a run's checkpoint delete that checkpoint folder and --resume from the one before"
 """The way on from a damaged file of a model folder (weights or config)."""
-
-
-def is_model_folder(path: Path) -> bool:
-    """True if `path` holds an encoderlab model folder."""
-    cfg = Path(path) / "config.json"
-    if not cfg.is_file():
-        return False
-    try:
-        meta = json.loads(cfg.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-        return False
-    return isinstance(meta, dict) and meta.get("format") == FORMAT
 
 
 def save_model_folder(model: LanguageModel, path: Path, tokenizer=None) -> Path:
@@ -161,11 +148,11 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
         return model.to(device)
     cfg = from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
     device = torch.device(device)
-    if cfg.attn_impl == "flex" and resolve_attn_impl("auto", device) != "flex":
+    if cfg.attn_impl == "flex" and resolve_attn_impl("auto", device.type) != "flex":
         # flex_attention has no CPU backward, so a flex model could not be fine-tuned here;
         # sdpa computes the same attention (the trainer picks its kernel again anyway).
         log.info("%s was saved with attn_impl=flex; using sdpa on %s", path, device)
-        cfg = dataclasses.replace(cfg, attn_impl=resolve_attn_impl("auto", device))
+        cfg = dataclasses.replace(cfg, attn_impl=resolve_attn_impl("auto", device.type))
     model = Encoder(cfg).to(device)
     if cfg.tie_embeddings and "embed_tokens.weight" in state:
         _check_tied_head(state, path)

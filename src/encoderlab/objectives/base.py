@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-
-import torch
+from typing import TYPE_CHECKING
 
 from encoderlab.model.config import AttentionMode
-from encoderlab.model.protocol import LanguageModel
+
+if TYPE_CHECKING:
+    import torch
+
+    from encoderlab.model.protocol import LanguageModel
 
 IGNORE = -100
 """Target value meaning "no loss at this position" (the PyTorch and HF convention)."""
@@ -79,6 +82,8 @@ def objective_generator(seed: int, step: int, slot: int) -> torch.Generator:
     is the "(seed, step, rank, micro-step)" seeding of the issue, made invariant to how the global
     batch is split. Hashing (rather than seed*K + step) keeps nearby triples unrelated.
     """
+    import torch
+
     digest = hashlib.blake2b(f"{seed}:{step}:{slot}".encode(), digest_size=8).digest()
     return torch.Generator().manual_seed(int.from_bytes(digest, "little") & (2**63 - 1))
 

@@ -9,13 +9,15 @@ once per document). Nothing is random, so the generator is unused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import torch
-
-from encoderlab.data.batch import PackedBatch, TokenSpec
 from encoderlab.model.config import AttentionMode
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
+
+if TYPE_CHECKING:
+    import torch
+
+    from encoderlab.data.batch import PackedBatch, TokenSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -36,6 +38,8 @@ class CLM:
 
     def prepare(self, batch: PackedBatch, spec: TokenSpec, generator: torch.Generator) -> ObjectiveInputs:
         """Inputs unchanged, causal attention, targets = next token within the document."""
+        import torch
+
         ids, docs = batch.input_ids, batch.doc_ids
         targets = torch.full_like(ids, IGNORE)
         same_doc = docs[:, 1:] == docs[:, :-1]

@@ -32,14 +32,16 @@ two paper 2's twins did is not stated.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-import torch
-
-from encoderlab.data.batch import PackedBatch, TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.config import AttentionMode
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
+
+if TYPE_CHECKING:
+    import torch
+
+    from encoderlab.data.batch import PackedBatch, TokenSpec
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -86,6 +88,8 @@ class MLM:
     ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """The selected positions and, for `bernoulli`, the draw r (selected where r < p) that also
         splits them: mask below 0.8p, random below 0.9p, kept above."""
+        import torch
+
         ids = batch.input_ids
         maskable = ~torch.isin(ids, torch.tensor(spec.special_ids, dtype=ids.dtype))
         if self.selection == "bernoulli":
@@ -100,6 +104,8 @@ class MLM:
 
     def prepare(self, batch: PackedBatch, spec: TokenSpec, generator: torch.Generator) -> ObjectiveInputs:
         """Masked inputs, bidirectional attention, targets = original ids at selected positions."""
+        import torch
+
         self.check(spec)
         ids = batch.input_ids
         selected, u = self._select(batch, spec, generator)
@@ -125,6 +131,8 @@ class MLM:
 
 def _ordinary_ids(spec: TokenSpec) -> torch.Tensor:
     """Every id that is not special: the pool for 80/10/10 random replacements."""
+    import torch
+
     keep = torch.ones(spec.vocab_size, dtype=torch.bool)
     keep[list(spec.special_ids)] = False
     return keep.nonzero().squeeze(1)

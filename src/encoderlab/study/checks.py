@@ -14,7 +14,7 @@ first, each with the code the node itself runs, prefixed with the study and the 
   (`study.positions`: a hub id's from a mirror or the local hub cache, at `study run` from its configs
   downloaded first, never its weights), against memory (`train.memory.check_fits`, when the run trains on
   the CPU: on a GPU the check needs CUDA, which the study process leaves to its nodes), and against its
-  dataset (`data.reader.check_one_row`, the reader's own check): counted where the prepared data is
+  dataset (`data.packed.check_one_row`, the reader's own check): counted where the prepared data is
   known (a folder given with `--prepared`, or this study's finished prepare node), else, before
   preparation, bounded from above by one token per byte of the documents prepare would read plus
   `PER_DOCUMENT` each. That scan stops as soon as a row's worth is read, so it reads a few documents
@@ -132,7 +132,7 @@ def check_finetune_decay(spec: StudySpec, nodes: Iterable[Node]) -> None:
 def check_analyses(spec: StudySpec) -> None:
     """Refuse a CKA of fewer texts than `analysis.cka` takes, or of texts of no token: its node said "raise
     --n" (a flag a study has not) after every run had trained."""
-    from encoderlab.analysis.cka import MIN_TEXTS
+    from encoderlab.analysis.inputs import MIN_TEXTS
 
     for c in spec.cka:
         where = f"study {spec.name}, cka {c.a}-vs-{c.b}"
@@ -149,7 +149,7 @@ def cka_pool_problem(where: str, c: CkaSpec, pool: int) -> str | None:
     """The line (after `where`) refusing CKA `c` over a pool of `pool` texts, fewer than its `n_texts`, else None (the
     node compared the whole pool instead, silently: another n than asked, every sampling seed's draw the
     same texts, so no interval and an undecided claim)."""
-    from encoderlab.analysis.cka import MIN_TEXTS
+    from encoderlab.analysis.inputs import MIN_TEXTS
 
     if pool >= c.n_texts:
         return None
@@ -210,7 +210,7 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     from encoderlab.data.mixing import EmptySource, check_first_documents
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
-    from encoderlab.model.hub import check_model_source
+    from encoderlab.model.sources import check_model_source
     from encoderlab.study.nodes import corpus_sources, empty_in_entry, field_in_entry
 
     runs = [r for r in spec.runs if r.init and r.init not in unread and _here(r.init, fetched)]
@@ -353,9 +353,9 @@ def planned_elsewhere(spec: StudySpec) -> bool:
     """Whether the study is sized for GPUs (its `hardware` names them, as the gpu-* scales' does) and
     none is visible here: `study plan` on a login node or laptop, whose CPU memory says nothing of the
     GPUs the runs will train on (every 610m and 1b plan was refused as too large for this CPU)."""
-    import torch
+    from encoderlab.train.start import cuda_visible
 
-    return "GPU" in spec.hardware and not torch.cuda.is_available()
+    return "GPU" in spec.hardware and not cuda_visible()
 
 
 def check_runs(
@@ -403,14 +403,13 @@ def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:
     vocabulary is the prepared data's when known, else left out: the estimate stays a lower bound."""
     from encoderlab.model.config import ModelConfig
     from encoderlab.train.memory import check_fits
-    from encoderlab.train.start import resolve_device
+    from encoderlab.train.start import cuda_visible, run_device
 
     cfg = p.config
     try:
-        device = resolve_device(cfg)
-        if device.type == "cpu":
+        if run_device(cfg, cuda_visible()) == "cpu":
             vocab = meta["spec"]["vocab_size"] if meta is not None else 1
-            check_fits(None if cfg.model.init else ModelConfig.from_size(cfg.model.size, vocab), cfg, device)
+            check_fits(None if cfg.model.init else ModelConfig.from_size(cfg.model.size, vocab), cfg, "cpu")
     except UserError as exc:
         raise UserError(f"study {spec.name}, run {p.run.name}: {exc}") from None
 
@@ -420,7 +419,7 @@ def _check_rows(spec: StudySpec, d: DataSpec, p: Pretraining, meta: dict | None)
     naming what the study file sets them with: `seq_len` (the study's, or the run's recipe param), unless
     an override `layout.seq_len` (the run's or the study's `run_overrides`) wins over it or the recipe takes
     none (a smoke recipe): "lower seq_len" then changed nothing."""
-    from encoderlab.data.reader import check_one_row
+    from encoderlab.data.packed import check_one_row
     from encoderlab.train.recipes import recipe_defaults
 
     where, seq_len = f"study {spec.name}, run {p.run.name}: ", p.config.layout.seq_len

@@ -18,7 +18,7 @@ task counted at its max length pads less in practice, so the plan says so; a tas
 unknown is named as not counted.
 
 A step of a 12-layer model (210m's, BERT-base's) takes at least `STEP_FLOOR_S`, a scoring batch
-(`batching.EVAL_BATCH` texts) at least `FORWARD_FLOOR_S`, each in proportion to the model's layers
+(`eval.spec.EVAL_BATCH` texts) at least `FORWARD_FLOOR_S`, each in proportion to the model's layers
 (`BASE_LAYERS`): time = max(FLOPs at 40% MFU, steps x floor). Fine-tuning steps of 16 or 32 short inputs
 are bound by kernel launches, the optimizer and the host, not by FLOPs: biomed-jnlpba's 21,020 steps of
 16 sentences of ~40 tokens are ~32 s of FLOPs for a 210m model, ~18 min at the floor. The floor, 50 ms
@@ -424,7 +424,7 @@ class NodeWork:
 def node_work(cfg, task, size: TaskSize, positions: int | None = None) -> NodeWork:
     """What one eval node trains on and scores (`NodeWork`), each text at most the task's `max_length`,
     or for a task of none, the length it runs at on a model of `positions` (None: unknown, uncapped)."""
-    from encoderlab.eval.batching import EVAL_BATCH
+    from encoderlab.eval.spec import EVAL_BATCH
 
     ft = task.finetune
     steps = cfg.max_steps if cfg.max_steps is not None else ft.total_steps(max(size.train, 1))

@@ -28,7 +28,6 @@ from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, PretrainNode
-from encoderlab.study.report import report_node
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
 
@@ -342,8 +341,7 @@ def run_eval(ctx: NodeContext) -> dict:
 def run_cka(ctx: NodeContext) -> dict:
     """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
     from encoderlab.analysis.cka import compare, low_layer_summary
-    from encoderlab.analysis.features import Encoding, analysis_length
-    from encoderlab.analysis.inputs import load_model, read_texts
+    from encoderlab.analysis.inputs import Encoding, analysis_length, load_model, read_texts
     from encoderlab.analysis.plots import write_json
     from encoderlab.atomic import json_safe
     from encoderlab.study.checks import cka_pool_problem
@@ -485,6 +483,14 @@ def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
     return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
 
 
+def run_report(ctx: NodeContext) -> dict:
+    """The report node (`report.report_node`), imported when it runs: the report reads CKA and
+    statistics (torch, through `analysis`), which building a graph for `study list` never needs."""
+    from encoderlab.study.report import report_node
+
+    return report_node(ctx)
+
+
 def real_backend() -> Backend:
     """The node kinds that do the real work."""
     from encoderlab.study.checks import check_fetched, check_start
@@ -495,7 +501,7 @@ def real_backend() -> Backend:
             "pretrain": NodeKind(run=run_pretrain),
             "eval": NodeKind(run=run_eval),
             "cka": NodeKind(run=run_cka),
-            "report": NodeKind(run=report_node),
+            "report": NodeKind(run=run_report),
         },
         suite_tasks=suite_families,
         file_tasks=file_tasks,

@@ -3,7 +3,7 @@
 A pretraining run's rows against its start model (`check_start_models`), a CKA's `max_length` and an
 eval task's against the models they read (`check_cka_lengths`, `check_eval_lengths`), each in the line
 its node gives, which gave it only when its turn came, hours into a study. A start model's positions
-come from its config alone (`train.start.start_positions` -> `model.hub.max_positions`): a folder, a
+come from its config alone (`train.start.start_positions` -> `model.sources.max_positions`): a folder, a
 fetched asset, a hub id's mirror or its snapshot in the local hub cache, and at `study run` a hub id
 in none of these has its configs (never its weights) downloaded first (`fetch`: `checks.check_start`
 passes the start models a node still to run reads). `study plan` passes none: it asks no hub, so a
@@ -25,7 +25,7 @@ def check_start_models(
     or another run of the study on other data) has fewer positions than the run's rows, in one line naming
     the fix, before the study writes anything: the pretraining node would refuse it only when its turn
     came, hours into the study (after its base trained). A hub id in `fetch` (`study run`'s) has its
-    configs downloaded for that, never its weights (`model.hub.max_positions`); a start model whose config
+    configs downloaded for that, never its weights (`model.sources.max_positions`); a start model whose config
     is not on this machine otherwise (a hub id at `study plan`, which asks no hub) is checked by the node,
     before it trains. Returns the positions of each model trained (model id -> positions, None where not
     known yet)."""
@@ -54,12 +54,12 @@ def check_cka_lengths(
     spec: StudySpec, limits: dict[str, int | None], fetch: frozenset[str] = frozenset()
 ) -> None:
     """Refuse a CKA whose `max_length` is more than a model it compares takes (`limits`: model id ->
-    positions, `check_start_models`), in `analyze cka`'s words (`analysis.features.bounded_length`),
+    positions, `check_start_models`), in `analyze cka`'s words (`analysis.inputs.bounded_length`),
     before anything runs: the node failed with a traceback after every run had trained. The default
     512 is capped at the models' positions there, as `analyze cka`'s is (a model continued from a
     128-position one compares at 128). A run without a recipe is its start model, compared as is (`fetch`:
     as `check_start_models`)."""
-    from encoderlab.analysis.features import bounded_length
+    from encoderlab.analysis.inputs import bounded_length
     from encoderlab.study.graph import run_id
     from encoderlab.study.spec import CkaSpec
     from encoderlab.train.start import start_positions

@@ -8,6 +8,9 @@ the one term quadratic in the sequence length). Attention scores, the logits of 
 allocator slack and the framework are left out. So a refusal is certain to be right (the run could never fit), while a
 run that passes may still fail at the allocator; the trade-off favours never refusing a run
 that would have worked. Memory available: total GPU memory on CUDA, `MemAvailable` on CPU.
+
+A device is named by its string (`cpu`, `cuda`, `cuda:1`, `str(torch.device)`), and torch is imported only
+to read a CUDA device's memory: `study plan` checks its CPU runs here without importing torch.
 """
 
 from __future__ import annotations
@@ -16,10 +19,8 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-import torch
-
 from encoderlab.errors import UserError
-from encoderlab.model.config import ModelConfig
+from encoderlab.model.config import ModelConfig, resolve_attn_impl
 
 GIB = 1024**3
 
@@ -34,9 +35,16 @@ def estimate_bytes(
     return state, tokens_per_micro_batch * per_token * model.n_layers * act_bytes
 
 
-def available_bytes(device: torch.device) -> int | None:
+def device_type(device: str) -> str:
+    """`cuda` of `cuda:1`: the kind of device a device string names."""
+    return device.partition(":")[0]
+
+
+def available_bytes(device: str) -> int | None:
     """Memory the run may use on `device` (None when it cannot be read)."""
-    if device.type == "cuda":
+    if device_type(device) == "cuda":
+        import torch
+
         return torch.cuda.mem_get_info(device)[1]
     try:
         for line in Path("/proc/meminfo").read_text().splitlines():
@@ -50,7 +58,7 @@ def available_bytes(device: torch.device) -> int | None:
         return None
 
 
-def dense_mask_bytes(cfg, device: torch.device) -> int:
+def dense_mask_bytes(cfg, device: str) -> int:
     """Bytes of the boolean (B, 1, T, T) document mask one forward builds with the sdpa kernel.
 
     It is the one allocation quadratic in `seq_len` (`attention.dense_mask`: 40 GB for four rows of
@@ -58,16 +66,12 @@ def dense_mask_bytes(cfg, device: torch.device) -> int:
     triangle and SDPA may expand the mask to the scores' dtype; both are left out (a lower bound).
     flex builds a block mask of (T / 128)^2 entries instead, which is negligible.
     """
-    from encoderlab.model.attention import resolve_attn_impl
-
-    if resolve_attn_impl(cfg.scale.attn_impl, device) != "sdpa":
+    if resolve_attn_impl(cfg.scale.attn_impl, device_type(device)) != "sdpa":
         return 0
     return cfg.layout.micro_batch_size * cfg.layout.seq_len**2
 
 
-def check_fits(
-    model: ModelConfig | None, cfg, device: torch.device, names: Mapping[str, str] | None = None
-) -> None:
+def check_fits(model: ModelConfig | None, cfg, device: str, names: Mapping[str, str] | None = None) -> None:
     """Refuse a run (a `RunConfig`) whose lower-bound estimate exceeds the device's memory.
 
     `model` is None when the model comes from a checkpoint (its size is not known before loading):
@@ -100,7 +104,7 @@ def check_fits(
     fixes = _fixes(sized=model is not None, mask=bool(mask), names=names) or ["use a device with more memory"]
     fix = fixes[0] if len(fixes) == 1 else f"{', '.join(fixes[:-1])}, or {fixes[-1]}"
     raise UserError(
-        f"this run needs at least {(state + acts + mask) / GIB:.1f} GiB per {device.type} device "
+        f"this run needs at least {(state + acts + mask) / GIB:.1f} GiB per {device_type(device)} device "
         f"({' + '.join(parts)}) but {have / GIB:.1f} GiB is available; {fix}"
     )
 

@@ -45,7 +45,7 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.checkpoint import checkpoint
 
 from encoderlab.errors import UserError
-from encoderlab.model.attention import resolve_attn_impl
+from encoderlab.model.config import resolve_attn_impl
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.train.config import ScaleConfig
 from encoderlab.train.distributed import World
@@ -127,7 +127,7 @@ def parallelize(
 ):
     """Apply the kernel choice, activation checkpointing, compile and data parallelism; return the
     callable that runs forward passes (the model itself unless DDP wraps it)."""
-    impl = resolve_attn_impl(scale.attn_impl, device)
+    impl = resolve_attn_impl(scale.attn_impl, device.type)
     if impl == "flex" and device.type == "cpu":
         raise UserError(
             "scale.attn_impl=flex cannot train on CPU (flex_attention has no CPU backward); "

@@ -95,7 +95,7 @@ def _sources(cfg: RunConfig) -> list[Path]:
     """The folders the run reads, which its run folder must not be, contain or lie inside: the data
     and the `init` model, an asset name or hub id resolved to the folder it loads from (as `eval`
     and `export` do)."""
-    from encoderlab.model.hub import source_folder
+    from encoderlab.model.sources import source_folder
 
     found = [Path(cfg.data.path)] if cfg.data.path not in ("", "synthetic") else []
     init = source_folder(cfg.model.init) if cfg.model.init else None

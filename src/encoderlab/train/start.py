@@ -8,17 +8,22 @@ imports (`torch.distributed.checkpoint` among it), which a plan never needs.
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
-from encoderlab.model.hub import max_positions
 from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints
+from encoderlab.model.sources import max_positions
 
 if TYPE_CHECKING:
     import torch
 
     from encoderlab.train.config import RunConfig
+
+GPU_DRIVERS = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+"""What a GPU driver installs on Linux: NVIDIA's, AMD ROCm's (torch's `cuda` on HIP builds), WSL2's."""
 
 
 def scratch_positions(seq_len: int) -> int:
@@ -42,16 +47,34 @@ def start_checkpoint(init: str) -> Path | None:
 
 
 def start_positions(init: str, fetch: bool = False) -> int | None:
-    """The start model's position limit from its config alone (`model.hub.max_positions`; `fetch`: a
+    """The start model's position limit from its config alone (`model.sources.max_positions`; `fetch`: a
     hub id's configs downloaded if not on this machine), None when the config is not on this machine."""
     found = start_checkpoint(init)
     return max_positions(found / "model" if found is not None else init, fetch)
 
 
-def resolve_device(cfg: RunConfig) -> torch.device:
-    """The device `cfg.device` names: `auto` is CUDA when visible; `cuda` without one is refused."""
+def cuda_visible() -> bool:
+    """`torch.cuda.is_available()` for the checks a study makes before it runs, asked of torch only where a
+    GPU driver is installed: on Linux without one (none of `GPU_DRIVERS`) no torch build sees a device,
+    and `study plan` on a CPU machine, which asks this of every run it checks for memory, skips importing
+    torch (~1 s). A run itself asks torch (`resolve_device`)."""
+    if sys.platform == "linux" and not any(os.path.exists(p) for p in GPU_DRIVERS):
+        return False
     import torch
 
-    if cfg.device == "cuda" and not torch.cuda.is_available():
+    return torch.cuda.is_available()
+
+
+def run_device(cfg: RunConfig, visible: bool) -> str:
+    """The kind of device (`cuda`, `cpu`) `cfg.device` names, given whether a CUDA device is `visible`:
+    `auto` is CUDA when one is; `cuda` without one is refused."""
+    if cfg.device == "cuda" and not visible:
         raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
-    return torch.device("cuda" if cfg.device != "cpu" and torch.cuda.is_available() else "cpu")
+    return "cuda" if cfg.device != "cpu" and visible else "cpu"
+
+
+def resolve_device(cfg: RunConfig) -> torch.device:
+    """The device `cfg.device` names (`run_device`)."""
+    import torch
+
+    return torch.device(run_device(cfg, torch.cuda.is_available()))

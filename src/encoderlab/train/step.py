@@ -123,7 +123,7 @@ class TrainStep:
         # An impossible run is refused before allocating (see memory.py); an `init` model's size is
         # not known yet, so only its attention mask is counted.
         fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
-        check_fits(fresh, cfg, self.device, names)
+        check_fits(fresh, cfg, str(self.device), names)
         torch.manual_seed(cfg.seed)
         model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
         check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added

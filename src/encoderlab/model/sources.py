@@ -1,0 +1,162 @@
+"""Where a model source is and what its config says, read without loading the model: the folder a
+source stands for, a model folder's format mark and the longest row the model takes.
+
+`study plan`, `study list` and the checks `study run` makes before anything trains read these (a start
+model's positions, whether a source exists), so they live here, free of torch and transformers; the
+loaders (`hub.py`, `io.py`, the adapter classes) import this module, never the other way round. The
+trade-off: the families whose positions start after the pad id (`POSITIONS_AFTER_PAD`) are named here
+by `model_type` rather than by a flag on their adapter classes, which would need torch to read.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from encoderlab.data.hub import (
+    MODEL_FILES,
+    TOKENIZER_GLOBS,
+    cached_snapshot,
+    download_model_repo,
+    is_hub_id,
+    mirror_root,
+    model_mirror,
+)
+from encoderlab.data.localpath import check_source
+from encoderlab.errors import UserError
+
+FORMAT = "encoderlab-model"
+"""The `format` of an encoderlab model folder's config.json (`io.save_model_folder` writes it)."""
+
+POSITIONS_AFTER_PAD = frozenset({"roberta", "xlm-roberta", "camembert"})
+"""The `model_type`s that number a row's positions from pad_token_id + 1, as transformers'
+`create_position_ids_from_input_ids` does for RoBERTa and its descendants (`hf_adapters`)."""
+
+
+def source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> Path:
+    """The folder `source` is read from: itself, an asset's, a hub id's mirror, or its download of
+    `patterns` (a model's files, or only its configs and tokenizer: `model_files`)."""
+    path = Path(source).expanduser()
+    if path.exists():
+        return path
+    name = str(source)
+    from encoderlab.data import assets  # lazy: the asset registry imports the data stack
+
+    if name in assets.ASSETS:
+        return assets.asset_dir(name)
+    check_model_source(name)
+    mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
+    return mirror or download_model_repo(name, "model", patterns)
+
+
+def check_model_source(source: str | Path) -> None:
+    """Refuse a model source that is no existing path, asset name or hub id (org/name), reading nothing
+    (`data.localpath.check_source`, the tokenizer's check too): `load_pretrained` says so when it loads,
+    a study before it writes anything."""
+    check_source(
+        str(source), "model source", "pass a model or run folder, an asset name or a hub id (org/name)"
+    )
+
+
+def source_folder(source: str | Path) -> Path | None:
+    """The folder `load_pretrained(source)` would read, when it is on this machine: the path itself,
+    a fetched asset's cache folder or a hub id's mirror folder (None for hub ids without a mirror and
+    unfetched assets). Commands pass it to
+    `outdir.check_output` so that no output lands in, over or around what is being read."""
+    path = Path(source).expanduser()
+    if path.exists():
+        return path
+    from encoderlab.data import assets
+
+    if str(source) in assets.ASSETS and assets.is_fetched(str(source)):
+        return assets.asset_dir(str(source))
+    root = mirror_root("model") if is_hub_id(str(source)) else None
+    return root / str(source) if root is not None and (root / str(source)).is_dir() else None
+
+
+def max_positions(source: str | Path, fetch: bool = False) -> int | None:
+    """The longest row the model at `source` accepts, read from its config alone (no weights), when
+    that config is on this machine: a model folder (encoderlab's `max_seq_len`, a Hugging Face folder's
+    `max_position_embeddings`), a fetched asset, a hub id's mirror or its snapshot in the local hub cache
+    (`config_folder`). With `fetch`, a hub id found in neither has its configs and tokenizer downloaded
+    first, never its weights (`model_files`' download: what `study run` does before anything runs, after
+    `study.hubids.check_hub_ids` asked the hub for it). None otherwise (a hub id not fetched, an
+    unfetched asset, a run without a final model): the loaded model is checked then.
+
+    Callers refuse a longer sequence before anything is written (MiniLM has 512 learned positions,
+    paper 1 packs 2,048-token rows): past the table an embedding lookup fails mid-run, and a RoPE
+    model runs but at lengths it never saw, which is no longer the start model the study names."""
+    folder = config_folder(source, fetch)
+    return config_positions(folder) if folder is not None and folder.is_dir() else None
+
+
+def config_folder(source: str | Path, fetch: bool = False) -> Path | None:
+    """The folder whose config `load_pretrained(source)` would build the model from, when it is on this
+    machine: `source_folder`'s, else, for a hub id with no mirror root set, its snapshot in the local
+    hub cache (`data.hub.cached_snapshot`, no network; the snapshot it holds, which a download could
+    update), else with `fetch` its configs and tokenizer downloaded (`TOKENIZER_GLOBS`, through
+    `_source_path`, refused in the line a load gives). With a mirror root set the mirror decides, as
+    it does for the load."""
+    folder = source_folder(source)
+    if folder is not None or not is_hub_id(str(source)) or mirror_root("model") is not None:
+        return folder
+    return cached_snapshot(str(source)) or (source_path(source, TOKENIZER_GLOBS) if fetch else None)
+
+
+def config_positions(folder: Path) -> int | None:
+    """`max_positions` of the model folder, run or checkpoint `folder`."""
+    for candidate in (folder, folder / "final", folder / "model"):
+        if not (candidate / "config.json").is_file():
+            continue
+        raw = read_config_json(candidate)
+        if is_model_folder(candidate):  # an encoder's ModelConfig, or an adapter's transformers config
+            raw = raw.get("model") or raw.get("hf_config") or {}
+        if not isinstance(raw, dict):  # a damaged config: the load says so in one line
+            return None
+        limit = raw["max_seq_len"] if "max_seq_len" in raw else usable_positions(raw)
+        return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+    return None
+
+
+def read_config_json(path: Path) -> dict:
+    """config.json of an HF folder as a dict; unreadable JSON is a UserError."""
+    try:
+        raw = json.loads((path / "config.json").read_text(encoding="utf-8"))  # whatever the locale says
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # nested past Python's stack
+        raise UserError(f"{path / 'config.json'} is not valid JSON ({exc}); re-download the model") from None
+    if not isinstance(raw, dict):
+        raise UserError(f"{path / 'config.json'} is not a JSON object; re-download the model")
+    return raw
+
+
+def is_model_folder(path: Path) -> bool:
+    """True if `path` holds an encoderlab model folder."""
+    cfg = Path(path) / "config.json"
+    if not cfg.is_file():
+        return False
+    try:
+        meta = json.loads(cfg.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    return isinstance(meta, dict) and meta.get("format") == FORMAT
+
+
+def pad_offset(pad_token_id: object) -> int:
+    """The first position id of a family that numbers positions after the pad id: pad_token_id + 1
+    (transformers' default pad id for those families is 1)."""
+    return (pad_token_id if isinstance(pad_token_id, int) and not isinstance(pad_token_id, bool) else 1) + 1
+
+
+def position_offset(model_type: object, pad_token_id: object) -> int:
+    """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1
+    for a family of `POSITIONS_AFTER_PAD`
+    (transformers' default pad id for those is 1)."""
+    return pad_offset(pad_token_id) if model_type in POSITIONS_AFTER_PAD else 0
+
+
+def usable_positions(raw: dict) -> int | None:
+    """The longest row a transformers config dict `raw` takes: max_position_embeddings less the offset."""
+    limit = raw.get("max_position_embeddings")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        return None
+    return limit - position_offset(raw.get("model_type"), raw.get("pad_token_id"))
