@@ -73,7 +73,7 @@ def estimate_minutes(spec: StudySpec, plan=None, trained: list[Pretraining] | No
 
     plan = plan or plan_study(spec, trained=trained)
     if plan.evaluation is None:
-        plan = with_evaluation(plan, build_graph(spec, real_backend(), trained))
+        plan = with_evaluation(plan, build_graph(spec, real_backend(), trained, keyed=False))  # counted only
     return round(plan.total_gpu_hours * 60 / GPUS, -1)
 
 

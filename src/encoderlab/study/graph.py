@@ -104,12 +104,18 @@ class Graph:
     """Nodes in insertion order, which is a topological order (a node is added after its deps)."""
 
     nodes: dict[str, Node] = field(default_factory=dict)
+    keyed: bool = True
+    """False: the nodes get no key (an empty `key`), for a graph that is only counted (the cost column of
+    `study list`, `catalog.estimate_minutes`): hashing a paper study's thousands of eval nodes was a
+    fifth of the listing, and nothing there reads a key."""
 
     def add(self, kind: str, name: str, config: dict, deps: tuple[str, ...] = ()) -> Node:
         missing = [d for d in deps if d not in self.nodes]
         assert not missing, f"node {name} added before its dependencies {missing}"
-        payload = {"kind": kind, "config": config, "deps": sorted(self.nodes[d].key for d in deps)}
-        key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+        key = ""
+        if self.keyed:
+            payload = {"kind": kind, "config": config, "deps": sorted(self.nodes[d].key for d in deps)}
+            key = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
         node = Node(kind=kind, name=name, config=config, deps=deps, key=key)
         self.nodes[name] = node
         return node
@@ -227,12 +233,14 @@ def _branched(spec: StudySpec, models: list[Pretraining]) -> list[Pretraining]:
     ]
 
 
-def prepare_graph(spec: StudySpec, backend: Backend, recorded: Mapping[str, str] | None = None) -> Graph:
+def prepare_graph(
+    spec: StudySpec, backend: Backend, recorded: Mapping[str, str] | None = None, keyed: bool = True
+) -> Graph:
     """The study's prepare nodes (one per dataset, a tokenizer's trainer first): the start of
     `build_graph`, and all `study plan --out DIR` needs to find the prepared data of this study's datasets.
     `recorded`: dataset -> the content digest of its `--prepared` folder, not there any more, as the study
-    folder recorded it (`absent.recorded_digests`); every other folder is read."""
-    graph = Graph()
+    folder recorded it (`absent.recorded_digests`); every other folder is read. `keyed`: `Graph.keyed`."""
+    graph = Graph(keyed=keyed)
     recorded = recorded or {}
 
     def reused(d) -> bool:  # reads the tokenizer another dataset trains (spec.DataSpec.tokenizer)
@@ -258,11 +266,12 @@ def build_graph(
     backend: Backend,
     trained: list[Pretraining] | None = None,
     recorded: Mapping[str, str] | None = None,
+    keyed: bool = True,
 ) -> Graph:
     """Expand `spec` into nodes, resolving configs and enforcing the controlled variables; `trained`:
     the study's `pretraining(spec)` when the caller has it already (resolved once for graph and plan);
-    `recorded`: as `prepare_graph`'s."""
-    graph = prepare_graph(spec, backend, recorded)
+    `recorded`: as `prepare_graph`'s; `keyed=False`: nodes without keys, for counting (`Graph.keyed`)."""
+    graph = prepare_graph(spec, backend, recorded, keyed)
     models: dict[str, tuple[RunSpec, str | None, str | None]] = {}  # id -> (run, pretrain node, source)
     for p in pretraining(spec) if trained is None else trained:
         if p.config is None:
@@ -341,38 +350,49 @@ def _add_evals(
                 else run.tasks or ev.tasks or tuple(families)
             )
             prefix = f"eval/{rid}{'' if step is None else f'@{step}'}"
-            for group in backend.training_groups(tuple(tasks)):
-                for lr, seed in ((lr, sd) for lr in lrs for sd in ev.seeds):
-                    cfgs = [
-                        EvalNode(
-                            model=rid,
-                            source=source,
-                            step=step,
-                            suite=ev.suite,
-                            task=task,
-                            task_signature=signatures.get(task, "?"),
-                            family=families.get(task, "?"),
-                            lr=lr,
-                            seed=seed,
-                            max_steps=ev.max_steps,
-                            task_files=tuple(ev.task_files) if task in own else (),
-                        )
-                        for task in group
-                    ]
-                    evals += _add_run(graph, prefix, cfgs, (node,) if node else ())
+            cells = [(lr, sd) for lr in lrs for sd in ev.seeds]
+            for group in backend.training_groups(tuple(tasks)) if cells else ():
+                cfgs = [
+                    EvalNode(
+                        model=rid,
+                        source=source,
+                        step=step,
+                        suite=ev.suite,
+                        task=task,
+                        task_signature=signatures.get(task, "?"),
+                        family=families.get(task, "?"),
+                        lr=cells[0][0],
+                        seed=cells[0][1],
+                        max_steps=ev.max_steps,
+                        task_files=tuple(ev.task_files) if task in own else (),
+                    )
+                    for task in group
+                ]
+                evals += _add_runs(graph, prefix, cfgs, cells, (node,) if node else ())
     return evals
 
 
-def _add_run(graph: Graph, prefix: str, cfgs: list[EvalNode], deps: tuple[str, ...]) -> list[str]:
-    """The eval nodes of one fine-tuning run: the first task's node trains and scores the others too
-    (`EvalNode.also`); each other task's node takes its record (`trained_by`) and depends on it alone."""
-
-    def add(cfg: EvalNode, deps: tuple[str, ...]) -> str:
-        return graph.add("eval", f"{prefix}/{cfg.task}/lr{cfg.lr:g}/s{cfg.seed}", cfg.data(), deps).name
-
+def _add_runs(
+    graph: Graph, prefix: str, cfgs: list[EvalNode], cells: list[tuple[float, int]], deps: tuple[str, ...]
+) -> list[str]:
+    """The eval nodes of one fine-tuning run per (LR, seed) of `cells`: the first task's node trains and
+    scores the others too (`EvalNode.also`); each other task's node takes its record (`trained_by`) and
+    depends on it alone. The configs are made once and only their LR and seed set per cell (`lr` and `seed`
+    are plain numbers, which `EvalNode.data` keeps as they are): a dataclass built, replaced and converted
+    per node was half of `study list`'s graphs, thousands of nodes per paper study."""
     first, *rest = cfgs
-    trainer = add(dataclasses.replace(first, also=tuple(c.task for c in rest)), deps)
-    return [trainer, *(add(dataclasses.replace(c, trained_by=first.task), (trainer,)) for c in rest)]
+    trains = dataclasses.replace(first, also=tuple(c.task for c in rest)).data()
+    scores = [dataclasses.replace(c, trained_by=first.task).data() for c in rest]
+
+    def add(data: dict, lr: float, seed: int, deps: tuple[str, ...]) -> str:
+        cfg = {**data, "lr": lr, "seed": seed}
+        return graph.add("eval", f"{prefix}/{cfg['task']}/lr{lr:g}/s{seed}", cfg, deps).name
+
+    names = []
+    for lr, seed in cells:
+        trainer = add(trains, lr, seed, deps)
+        names += [trainer, *(add(data, lr, seed, (trainer,)) for data in scores)]
+    return names
 
 
 def _init_order(spec: StudySpec) -> list[RunSpec]:
