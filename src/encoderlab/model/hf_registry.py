@@ -2,8 +2,10 @@
 from a transformers config and an HF state dict.
 
 Kept apart from the classes so that each family's module imports only the base class, and the table
-that names them all sits above them: a new family is its class plus one row here. Everything that
-reads a config by `model_type` (positions, the class to build, the loader's checks) reads this table.
+that names them all sits above them: a new family is its class plus one row here (and, if it numbers
+positions after the pad id as RoBERTa does, its name in `sources.POSITIONS_AFTER_PAD`, which `study plan`
+reads without torch). Everything else that reads a config by `model_type` (the class to build, the
+loader's checks) reads this table.
 """
 
 from __future__ import annotations
