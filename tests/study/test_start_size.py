@@ -15,8 +15,8 @@ from test_files import MINE, _task_file
 from tests.eval.fixtures import model_folder
 
 from encoderlab.cli import main
-from encoderlab.model.hub import max_positions
 from encoderlab.model.sizeof import stored_size
+from encoderlab.model.sources import max_positions
 from encoderlab.study.scales import START_MODEL_PARAMS, start_model_size
 
 

@@ -266,8 +266,8 @@ def start_model_size(init: str) -> tuple[float | None, int | None, int | None]:
     not on this machine, or whose files hold no safetensors, is unknown until a run fetches it."""
     if init in START_MODEL_PARAMS:
         return START_MODEL_PARAMS[init], START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
-    from encoderlab.model.hub import config_folder
     from encoderlab.model.sizeof import stored_size
+    from encoderlab.model.sources import config_folder
     from encoderlab.train.start import start_checkpoint, start_positions
 
     found = start_checkpoint(init)
