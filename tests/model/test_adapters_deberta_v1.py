@@ -190,14 +190,19 @@ def _hub_repo(tmp_path, safetensors: bool):
 
 def test_the_hub_id_on_main_has_no_safetensors_and_is_refused_before_reading_a_pickle(tmp_path, monkeypatch):
     """The download fetches configs, safetensors and tokenizer files only; main's weights are pickle,
-    so none come, and the load says so in one line (the line every weightless folder gets)."""
+    so none come, and the load says so in one line naming where a safetensors copy usually is (was
+    "SNAPSHOT has no weights ...; re-download the model", which would fetch the same files again)."""
     repo = _hub_repo(tmp_path, safetensors=False)
     fetched = serve_hub_repo(monkeypatch, tmp_path, "microsoft/deberta-base", repo)
     with pytest.raises(UserError) as exc:
         load_pretrained("microsoft/deberta-base")
     assert sorted(fetched) == ["config.json", "merges.txt", "tokenizer_config.json", "vocab.json"]
     assert str(exc.value) == (
-        f"{tmp_path / 'snapshot'} has no weights (model.safetensors or pytorch_model.bin); re-download the model"
+        "hub repo microsoft/deberta-base has no safetensors weights (model.safetensors) to download, and "
+        "encoderlab downloads no pickled ones (pytorch_model.bin, which older repos hold only); put a "
+        "safetensors copy in a folder and pass the folder: many such repos have one on the hub's conversion "
+        "pull request (hf download microsoft/deberta-base --revision refs/pr/N --local-dir DIR, N from the "
+        "repo's Community tab), or convert the pickle in a folder you trust"
     )
 
 
@@ -217,3 +222,19 @@ def test_the_hub_id_with_safetensors_loads_through_the_download(tmp_path, monkey
     with torch.no_grad():
         reference = _reference(repo, legacy=False)(input_ids=ids).logits
     assert (logits(loaded.model, ids) - reference).abs().max() <= TOL
+
+
+def test_export_of_the_hub_id_on_main_is_one_line_naming_the_conversion_and_writes_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    from tests.reliability.errors_doc import assert_printed_as_documented
+
+    from encoderlab.cli import main
+
+    serve_hub_repo(monkeypatch, tmp_path, "microsoft/deberta-base", _hub_repo(tmp_path, safetensors=False))
+    with pytest.raises(SystemExit) as exc:
+        main(["export", "microsoft/deberta-base", "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and len(err.strip().splitlines()) == 1, err
+    assert_printed_as_documented("hub-repo-without-safetensors", err, tmp_path)
+    assert not (tmp_path / "x").exists()

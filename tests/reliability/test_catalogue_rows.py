@@ -33,6 +33,7 @@ ROOT = Path(__file__).parents[2]
 
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
+    "hub-repo-without-safetensors": "tests.model.test_adapters_deberta_v1::test_export_of_the_hub_id_on_main_is_one_line_naming_the_conversion_and_writes_nothing",
     "tokenizer-sentencepiece-missing": "tests.data.test_slow_vocabularies::test_without_the_sentencepiece_package_it_is_one_line",
     "task-max-length-over-positions": "tests.eval.test_task_positions::test_a_task_file_longer_than_our_models_positions_is_refused_by_the_run_and_the_check",
     "task-file-is-a-data-file": "tests.eval.test_task_file_mistakes::test_a_data_file_named_as_the_task_file_says_so",

@@ -46,7 +46,28 @@ def source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> 
         return assets.asset_dir(name)
     check_model_source(name)
     mirror = model_mirror(name)  # the ENCODERLAB_HUB_MODELS mirror; offline without one: refused
-    return mirror or download_model_repo(name, "model", patterns)
+    if mirror is not None:
+        return mirror
+    folder = download_model_repo(name, "model", patterns)
+    if patterns == MODEL_FILES:
+        check_downloaded_weights(name, folder)
+    return folder
+
+
+def check_downloaded_weights(hub_id: str, folder: Path) -> None:
+    """Refuse a model download that brought no weights: the repo holds none as safetensors, and a
+    download takes no pickle (`MODEL_FILES`). Older repos (deberta-base, the ELECTRA discriminators)
+    hold `pytorch_model.bin` on main and their safetensors on the hub bot's unmerged conversion pull
+    request; the load's own line ("no weights ... re-download the model") would send the user to
+    download the same files again."""
+    if (folder / "config.json").is_file() and not any(folder.rglob("*.safetensors")):
+        raise UserError(
+            f"hub repo {hub_id} has no safetensors weights (model.safetensors) to download, and encoderlab "
+            "downloads no pickled ones (pytorch_model.bin, which older repos hold only); put a safetensors "
+            f"copy in a folder and pass the folder: many such repos have one on the hub's conversion pull "
+            f"request (hf download {hub_id} --revision refs/pr/N --local-dir DIR, N from the repo's "
+            "Community tab), or convert the pickle in a folder you trust"
+        )
 
 
 def check_model_source(source: str | Path) -> None:
