@@ -71,7 +71,7 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
 
 
 def make_adapter(family: str, seed: int, **overrides):
-    """A tiny random BERT, RoBERTa, ELECTRA, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
+    """A tiny random BERT, RoBERTa, ELECTRA, DistilBERT, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
     encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
     (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
     from transformers import ModernBertConfig, ModernBertForMaskedLM
@@ -89,6 +89,14 @@ def make_adapter(family: str, seed: int, **overrides):
         prefix = {"bert": "Bert", "roberta": "Roberta", "electra": "Electra"}[family]
         config = getattr(transformers, f"{prefix}Config")(**{**common, **fields, **overrides})
         cls = getattr(transformers, f"{prefix}ForMaskedLM")
+    elif family == "distilbert":  # its own field names (no attribute_map for the MLP width)
+        from transformers import DistilBertConfig, DistilBertForMaskedLM
+
+        fields = dict(
+            vocab_size=common["vocab_size"], dim=32, n_layers=3, n_heads=2, hidden_dim=64, pad_token_id=0
+        )
+        fields.update(max_position_embeddings=64, dropout=0.0, attention_dropout=0.0)
+        config, cls = DistilBertConfig(**{**fields, **overrides}), DistilBertForMaskedLM
     elif family in ("deberta", "deberta-v2"):
         import transformers
 

@@ -187,6 +187,24 @@ def electra_config(**overrides):
     return ElectraConfig(**{**fields, **overrides})
 
 
+def distilbert_config(**overrides):
+    """A two-layer DistilBertConfig in its own field names (dim, n_layers, n_heads, hidden_dim), no dropout."""
+    from transformers import DistilBertConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        dim=32,
+        n_layers=2,
+        n_heads=4,
+        hidden_dim=64,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        dropout=0.0,
+        attention_dropout=0.0,
+    )
+    return DistilBertConfig(**{**fields, **overrides})
+
+
 def deberta_config(**overrides):
     """A two-layer DeBERTa-v3-style DebertaV2Config (relative attention only, the original MLM head)."""
     from transformers import DebertaV2Config

@@ -20,6 +20,7 @@ from model_fixtures import (
     bert_config,
     deberta_config,
     deberta_v1_config,
+    distilbert_config,
     electra_config,
     make_model,
     modernbert_config,
@@ -32,7 +33,8 @@ from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-FAMILIES = ("encoder", "bert", "roberta", "electra", "modernbert", "deberta", "deberta-v2")
+ADAPTED = ("bert", "roberta", "electra", "distilbert", "modernbert", "deberta", "deberta-v2")
+FAMILIES = ("encoder", *ADAPTED)
 METHODS = (
     "forward",
     "lm_logits",
@@ -52,6 +54,7 @@ def _model(family: str):
         "bert": bert_config,
         "roberta": roberta_config,
         "electra": electra_config,
+        "distilbert": distilbert_config,
         "modernbert": modernbert_config,
     }
     config = {**configs, "deberta": deberta_v1_config, "deberta-v2": deberta_config}[family]()
@@ -83,7 +86,7 @@ def _targets(shape, seed=5):
     return targets
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "electra", "modernbert", "deberta", "deberta-v2"])
+@pytest.mark.parametrize("family", ADAPTED)
 def test_adapter_loss_is_transformers_masked_lm_loss(family):
     model = _model(family)
     ids = torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))
@@ -113,7 +116,7 @@ def test_encoder_fsdp_units_and_folder_state_follow_tying(tied):
     assert ("lm_head.weight" in state) is not tied and meta["model"]["tie_embeddings"] is tied
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "modernbert"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "modernbert"])
 def test_adapters_cannot_be_sharded_and_keep_sdpa(family):
     model = _model(family)
     assert model.fsdp_units() == []

@@ -1,4 +1,4 @@
-"""BERT-family (BERT, RoBERTa, XLM-R, CamemBERT, ELECTRA) and ModernBERT checkpoints, wrapped in transformers' own classes.
+"""BERT-family (BERT, RoBERTa, XLM-R, CamemBERT, ELECTRA, DistilBERT) and ModernBERT checkpoints, wrapped in transformers' own classes.
 
 These architectures differ from EuroBERT in more than names (learned positions, LayerNorm, GELU,
 biases, ModernBERT's alternating local/global attention), so they are not converted: the adapter
@@ -17,6 +17,10 @@ explicit global or sliding-window mask):
     does nothing; the adapter builds both masks itself, the sliding one intersected with the
     window (|q - k| <= config.sliding_window), and passes them as the per-layer-type mapping.
   * RoBERTa, XLM-R, CamemBERT and ELECTRA are BERT's layers under other names; their masks are BERT's.
+  * DistilBERT's blocks are its own (`attention` + `sa_layer_norm`, `ffn` + `output_layer_norm`), but
+    its attention goes through transformers' shared SDPA function with an `is_causal` flag and takes a
+    4D additive mask as is (`create_bidirectional_mask` returns a 4D mask unchanged): BERT's masks, the
+    flag on another module (`causal_flag`).
 DeBERTa v1, v2 and v3 (`hf_deberta`) build on the same base class; the family table is `hf_registry`.
 The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
 
@@ -64,6 +68,9 @@ class AdapterConfig:
         the LM head has a dense transform before its vocabulary projection."""
         heads = self.hf.num_attention_heads
         mats = 3 if self.family == "modernbert" else 2
+        # DistilBERT names its MLP width `hidden_dim` (its config's attribute_map covers hidden_size,
+        # layers and heads, not this one)
+        ffn = getattr(self.hf, "intermediate_size", None) or self.hf.hidden_dim
         # every family's head transforms before projecting: to the embedding width where a config
         # has one (ELECTRA, DeBERTa), else the hidden width
         transform = getattr(self.hf, "embedding_size", None) or self.hidden_size
@@ -71,7 +78,7 @@ class AdapterConfig:
             heads,
             heads,
             self.hidden_size // heads,
-            self.hf.intermediate_size,
+            ffn,
             mats,
             relative=self.relative,
             head_transform=transform,
@@ -80,10 +87,20 @@ class AdapterConfig:
         return replace(shape, windowed_layers=local, window=self.hf.sliding_window) if local else shape
 
 
-def _additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+def additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(
         ~allowed, torch.finfo(dtype).min
     )
+
+
+def allowed_pairs(input_ids: torch.Tensor, mode: AttentionMode, doc_ids, padding_mask) -> torch.Tensor | None:
+    """`dense_mask`, with causality made explicit where nothing else masks (for the classes whose
+    attention has no `is_causal` flag that works); None only for bidirectional rows without masks."""
+    t = input_ids.shape[1]
+    allowed = dense_mask(t, mode, doc_ids, padding_mask, input_ids.device)
+    if allowed is None and mode == "causal":
+        allowed = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril()[None, None]
+    return allowed
 
 
 def _buffers(state: dict[str, torch.Tensor]) -> nn.Module:
@@ -271,6 +288,8 @@ class BertAdapter(HFAdapter):
         embeddings=("hf.bert.embeddings",),
         head=("hf.cls",),
     )
+    causal_flag: ClassVar[str] = "attention.self"
+    """The module of a block whose `is_causal` makes transformers' SDPA call causal."""
 
     @property
     def layers(self) -> nn.ModuleList:
@@ -283,9 +302,9 @@ class BertAdapter(HFAdapter):
     def _mask(self, input_ids, mode, doc_ids, padding_mask):
         causal = mode == "causal"
         for layer in self.layers:
-            layer.attention.self.is_causal = causal
+            layer.get_submodule(self.causal_flag).is_causal = causal
         allowed = dense_mask(input_ids.shape[1], mode, doc_ids, padding_mask, input_ids.device)
-        return None if allowed is None else _additive(allowed, self.hf.dtype)
+        return None if allowed is None else additive(allowed, self.hf.dtype)
 
 
 class ModernBertAdapter(HFAdapter):
@@ -310,18 +329,15 @@ class ModernBertAdapter(HFAdapter):
         return self.hf.decoder(self.hf.head(hidden))
 
     def _mask(self, input_ids, mode, doc_ids, padding_mask):
-        if mode == "bidirectional" and doc_ids is None and padding_mask is None:
+        allowed = allowed_pairs(input_ids, mode, doc_ids, padding_mask)
+        if allowed is None:
             return None  # transformers builds the global and sliding masks itself
-        t = input_ids.shape[1]
-        allowed = dense_mask(t, mode, doc_ids, padding_mask, input_ids.device)
-        if allowed is None:  # causal with nothing else
-            allowed = torch.ones(t, t, dtype=torch.bool, device=input_ids.device).tril()[None, None]
-        idx = torch.arange(t, device=input_ids.device)
+        idx = torch.arange(input_ids.shape[1], device=input_ids.device)
         window = (idx[:, None] - idx[None, :]).abs() <= self.config.hf.sliding_window
         dtype = self.hf.dtype
         return {
-            "full_attention": _additive(allowed, dtype),
-            "sliding_attention": _additive(allowed & window, dtype),
+            "full_attention": additive(allowed, dtype),
+            "sliding_attention": additive(allowed & window, dtype),
         }
 
 
@@ -391,3 +407,29 @@ class ElectraAdapter(BertAdapter):
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits for hidden states of any leading shape."""
         return self.hf.generator_lm_head(self.hf.generator_predictions(hidden))
+
+
+class DistilBertAdapter(BertAdapter):
+    """`DistilBertForMaskedLM` (distilbert-base-uncased and its kin): six BERT-width blocks under their
+    own names, BERT's masks (`causal_flag` on the block's attention), no token types, learned positions
+    from 0, and the MLM head's transform, norm and projection as three modules of the model."""
+
+    family = "distilbert"
+    hf_name = "DistilBertForMaskedLM"
+    # Post-norm: each part with the LayerNorm after its residual.
+    anatomy: ClassVar[Anatomy] = Anatomy(
+        attention=("attention", "sa_layer_norm"),
+        mlp=("ffn", "output_layer_norm"),
+        embeddings=("hf.distilbert.embeddings",),
+        head=("hf.vocab_transform", "hf.vocab_layer_norm", "hf.vocab_projector"),
+    )
+    causal_flag: ClassVar[str] = "attention"
+
+    @property
+    def layers(self) -> nn.ModuleList:
+        return self.body.transformer.layer
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits for hidden states of any leading shape (`DistilBertForMaskedLM.forward`'s head)."""
+        hf = self.hf
+        return hf.vocab_projector(hf.vocab_layer_norm(hf.activation(hf.vocab_transform(hidden))))

@@ -20,6 +20,7 @@ from encoderlab.errors import UserError
 from encoderlab.model.hf_adapters import (
     BertAdapter,
     CamembertAdapter,
+    DistilBertAdapter,
     ElectraAdapter,
     HFAdapter,
     ModernBertAdapter,
@@ -35,6 +36,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "xlm-roberta": XLMRobertaAdapter,
     "camembert": CamembertAdapter,
     "electra": ElectraAdapter,
+    "distilbert": DistilBertAdapter,
     "deberta": DebertaAdapter,
     "deberta-v2": DebertaV2Adapter,
 }
