@@ -23,7 +23,7 @@ from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.model.io import is_model_folder, load_model_folder, save_model_folder
 
-FAMILIES = ["bert", "roberta", "electra", "distilbert", "modernbert", "deberta", "deberta-v2"]
+FAMILIES = ["bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta", "deberta-v2"]
 
 
 def _ids(n: int = 12) -> torch.Tensor:

@@ -187,6 +187,24 @@ def electra_config(**overrides):
     return ElectraConfig(**{**fields, **overrides})
 
 
+def mpnet_config(**overrides):
+    """A two-layer MPNetConfig without dropout; pad id 1, the one MPNet's embeddings hard-code."""
+    from transformers import MPNetConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=66,
+        pad_token_id=1,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return MPNetConfig(**{**fields, **overrides})
+
+
 def distilbert_config(**overrides):
     """A two-layer DistilBertConfig in its own field names (dim, n_layers, n_heads, hidden_dim), no dropout."""
     from transformers import DistilBertConfig
@@ -291,10 +309,12 @@ def serve_hub_repo(monkeypatch, tmp_path, hub_id: str, repo) -> list[str]:
         assert repo_id == hub_id
         snap = tmp_path / "snapshot"
         snap.mkdir(exist_ok=True)
-        for p in repo.iterdir():
-            if any(fnmatch.fnmatch(p.name, g) for g in allow_patterns):
-                fetched.append(p.name)
-                shutil.copy(p, snap / p.name)
+        for p in sorted(q for q in repo.rglob("*") if q.is_file()):
+            name = p.relative_to(repo).as_posix()  # the hub matches patterns on the path ('*' spans '/')
+            if any(fnmatch.fnmatch(name, g) for g in allow_patterns):
+                fetched.append(name)
+                (snap / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(p, snap / name)
         return str(snap)
 
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)

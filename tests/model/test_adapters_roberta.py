@@ -94,16 +94,3 @@ def test_adapter_round_trips_through_a_model_folder(folder, tmp_path, ids):
     assert again.family == family and type(again.model) is type(loaded.model)
     assert max_positions(tmp_path / "m") == 65
     assert torch.equal(logits(again.model, ids), logits(loaded.model, ids))
-
-
-def test_the_families_numbered_after_the_pad_id_are_the_roberta_adapters():
-    # the table `study plan` reads without torch (`usable_positions`) names the families whose adapters
-    # shift positions (RoBERTa's and its subclasses'): a new such family missing from it would be planned at
-    # two positions too many
-    from encoderlab.model.hf_adapters import RobertaAdapter
-    from encoderlab.model.hf_registry import ADAPTERS
-    from encoderlab.model.sources import POSITIONS_AFTER_PAD
-
-    assert {
-        t for t, adapter in ADAPTERS.items() if issubclass(adapter, RobertaAdapter)
-    } == POSITIONS_AFTER_PAD

@@ -24,6 +24,7 @@ from model_fixtures import (
     electra_config,
     make_model,
     modernbert_config,
+    mpnet_config,
     randomize,
     roberta_config,
 )
@@ -33,7 +34,7 @@ from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-ADAPTED = ("bert", "roberta", "electra", "distilbert", "modernbert", "deberta", "deberta-v2")
+ADAPTED = ("bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta", "deberta-v2")
 FAMILIES = ("encoder", *ADAPTED)
 METHODS = (
     "forward",
@@ -55,6 +56,7 @@ def _model(family: str):
         "roberta": roberta_config,
         "electra": electra_config,
         "distilbert": distilbert_config,
+        "mpnet": mpnet_config,
         "modernbert": modernbert_config,
     }
     config = {**configs, "deberta": deberta_v1_config, "deberta-v2": deberta_config}[family]()
@@ -124,6 +126,23 @@ def test_adapters_cannot_be_sharded_and_keep_sdpa(family):
     assert model.attn_impl == "sdpa"
     state, meta = model.folder_state()
     assert meta["family"] == family and set(state) <= set(model.hf.state_dict())
+
+
+@pytest.mark.parametrize("family", ADAPTED)
+def test_positions_from_zero_are_where_transformers_numbers_a_row(family):
+    """The table `study plan` reads without torch (`sources.POSITIONS_AFTER_PAD`, was held to the RoBERTa
+    subclasses, which MPNet is not) must name exactly the families whose transformers class numbers a
+    row's positions after the pad id: the adapter shifts encoderlab's positions from 0 by that table, so a
+    family missing from it (or wrongly in it) gives other logits than transformers' own numbering."""
+    model = _model(family)
+    ids = torch.randint(5, VOCAB, (2, 20), generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        own = model(ids).last_hidden_state  # transformers numbers the positions itself
+        given = model(ids, position_ids=torch.arange(20).expand(2, 20)).last_hidden_state
+        moved = model(ids, position_ids=torch.arange(20).expand(2, 20) + 1).last_hidden_state
+    assert (own - given).abs().max() <= 1e-5
+    if getattr(model.body.embeddings, "position_embeddings", None) is not None:  # a table of absolute ones
+        assert (moved - given).abs().max() > 1e-3  # the positions reach the model (RoPE's, DeBERTa's: shifts)
 
 
 def test_encoder_kernel_switch_changes_the_config_only():

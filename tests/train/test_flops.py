@@ -136,19 +136,23 @@ def test_modernbert_local_layers_count_only_the_pairs_their_window_allows(mode):
     assert shape.windowed_layers == 2 and model.config.n_layers == 3
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "electra", "distilbert", "modernbert", "deberta-v2"])
+@pytest.mark.parametrize(
+    "family", ["bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta-v2"]
+)
 def test_an_adapters_training_step_counts_its_heads_transform(family):
     """Was: the LM head priced as its vocabulary projection alone, though every adapter's head first
     transforms the hidden states (BERT's `cls.predictions.transform`, ModernBERT's `head`, DeBERTa's and
     ELECTRA's to their embedding width). A whole training step with MLM targets, one document per row:
     torch's count less ours is only the pairs ModernBERT's local layers leave out (none elsewhere).
-    DistilBERT's MLP width is its config's `hidden_dim`."""
+    DistilBERT's MLP width is its config's `hidden_dim`; MPNet's relative-position bias is a table lookup
+    added to the scores, no matmul, so nothing of it is missing from our count."""
     from tests.model.model_fixtures import (
         bert_config,
         deberta_config,
         distilbert_config,
         electra_config,
         modernbert_config,
+        mpnet_config,
         roberta_config,
     )
 
@@ -156,7 +160,7 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
 
     configs = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}
     configs |= {"deberta-v2": deberta_config, "electra": lambda: electra_config(embedding_size=32)}
-    configs |= {"distilbert": distilbert_config}
+    configs |= {"distilbert": distilbert_config, "mpnet": mpnet_config}
     config = configs[family]()
     config._attn_implementation = ADAPTERS[family].attention_kernel
     model = ADAPTERS[family](hf_class(family)(config)).train()

@@ -21,7 +21,8 @@ explicit global or sliding-window mask):
     its attention goes through transformers' shared SDPA function with an `is_causal` flag and takes a
     4D additive mask as is (`create_bidirectional_mask` returns a 4D mask unchanged): BERT's masks, the
     flag on another module (`causal_flag`).
-DeBERTa v1, v2 and v3 (`hf_deberta`) build on the same base class; the family table is `hf_registry`.
+DeBERTa v1, v2 and v3 (`hf_deberta`) and MPNet (`hf_mpnet`) build on the same base class; the family
+table is `hf_registry`.
 The classes run with `attn_implementation="sdpa"` (the path these masks are written for).
 
 Positions: RoBERTa-style families number a row's positions from pad_token_id + 1 (fairseq's

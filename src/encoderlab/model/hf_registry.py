@@ -1,4 +1,4 @@
-"""The adapter families (`hf_adapters`, `hf_deberta`) by transformers `model_type`, and building one
+"""The adapter families (`hf_adapters`, `hf_deberta`, `hf_mpnet`) by transformers `model_type`, and building one
 from a transformers config and an HF state dict.
 
 Kept apart from the classes so that each family's module imports only the base class, and the table
@@ -28,6 +28,7 @@ from encoderlab.model.hf_adapters import (
     XLMRobertaAdapter,
 )
 from encoderlab.model.hf_deberta import DebertaAdapter, DebertaV2Adapter
+from encoderlab.model.hf_mpnet import MPNetAdapter
 
 ADAPTERS: dict[str, type[HFAdapter]] = {
     "bert": BertAdapter,
@@ -37,6 +38,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "camembert": CamembertAdapter,
     "electra": ElectraAdapter,
     "distilbert": DistilBertAdapter,
+    "mpnet": MPNetAdapter,
     "deberta": DebertaAdapter,
     "deberta-v2": DebertaV2Adapter,
 }

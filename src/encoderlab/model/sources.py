@@ -28,9 +28,10 @@ from encoderlab.errors import UserError
 FORMAT = "encoderlab-model"
 """The `format` of an encoderlab model folder's config.json (`io.save_model_folder` writes it)."""
 
-POSITIONS_AFTER_PAD = frozenset({"roberta", "xlm-roberta", "camembert"})
+POSITIONS_AFTER_PAD = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet"})
 """The `model_type`s that number a row's positions from pad_token_id + 1, as transformers'
-`create_position_ids_from_input_ids` does for RoBERTa and its descendants (`hf_adapters`)."""
+`create_position_ids_from_input_ids` does for RoBERTa and its descendants (`hf_adapters`) and MPNet
+(`hf_mpnet`)."""
 
 
 def source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> Path:
