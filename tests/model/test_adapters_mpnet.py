@@ -145,6 +145,25 @@ def test_causal_position_is_the_bidirectional_output_of_its_prefix(tmp_path):
     assert (causal[0] - logits(model, row)[0]).abs().max() > 1e-3  # and it is not bidirectional
 
 
+def test_positions_start_after_the_pad_id_mpnets_code_fixes_not_the_configs(tmp_path, ids):
+    """Was: the shift read config.json's `pad_token_id`, but MPNet's embeddings number positions after a
+    pad id of 1 whatever the config says; a config saying 0 got positions one short of transformers'
+    (and `study plan` one usable position too many)."""
+    from transformers import MPNetForMaskedLM
+
+    from encoderlab.model.sources import usable_positions
+
+    randomize(MPNetForMaskedLM(_config(pad_token_id=0))).save_pretrained(str(tmp_path / "pad0"))
+    _tokenizer(tmp_path / "pad0")
+    model = load_pretrained(tmp_path / "pad0").model
+    given = torch.arange(20).expand(2, 20)
+    with torch.no_grad():
+        expected = _reference(tmp_path / "pad0")(input_ids=ids).logits
+    assert (logits(model, ids, position_ids=given) - expected).abs().max() <= TOL
+    raw = json.loads((tmp_path / "pad0" / "config.json").read_text())
+    assert raw["pad_token_id"] == 0 and usable_positions(raw) == model.config.max_seq_len == 64
+
+
 @pytest.mark.parametrize("mode", ["bidirectional", "causal"])
 def test_packed_documents_equal_the_documents_alone(mlm, mode):
     assert packed_minus_alone(load_pretrained(mlm).model, mode) <= TOL

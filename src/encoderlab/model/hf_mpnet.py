@@ -4,8 +4,8 @@ sentence-transformers models built on it (all-mpnet-base-v2, the most used sente
 MPNet is BERT's post-norm block under other names (`attention.attn.{q,k,v,o}`) with two additions,
 checked on transformers 5.25 (`models/mpnet/modeling_mpnet.py`):
   * RoBERTa's learned positions, numbered from the pad id + 1 (`sources.POSITIONS_AFTER_PAD`). The
-    embeddings hard-code that pad id as 1 rather than reading the config; every MPNet checkpoint's
-    `pad_token_id` is 1, which is what the shift reads.
+    embeddings hard-code that pad id as 1 rather than reading the config, so the shift does too
+    (`sources.PAD_IN_CODE`): a config whose `pad_token_id` says otherwise still gets transformers' numbering.
   * A T5-style relative-position bias, one table shared by every block (`encoder.relative_attention_bias`,
     32 buckets, bidirectional), added to the attention scores. `MPNetEncoder` computes it from the
     token index within the row, never from the position ids, so it depends on distances only: packed

@@ -33,6 +33,10 @@ POSITIONS_AFTER_PAD = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet"}
 `create_position_ids_from_input_ids` does for RoBERTa and its descendants (`hf_adapters`) and MPNet
 (`hf_mpnet`)."""
 
+PAD_IN_CODE = {"mpnet": 1}
+"""Families of `POSITIONS_AFTER_PAD` whose transformers embeddings number positions after a pad id fixed
+in their code, whatever the config's `pad_token_id` says (MPNet's `padding_idx = 1`)."""
+
 
 def source_path(source: str | Path, patterns: tuple[str, ...] = MODEL_FILES) -> Path:
     """The folder `source` is read from: itself, an asset's, a hub id's mirror, or its download of
@@ -171,9 +175,11 @@ def pad_offset(pad_token_id: object) -> int:
 
 def position_offset(model_type: object, pad_token_id: object) -> int:
     """The position id of a row's first token under a config of `model_type`: 0, or pad_token_id + 1
-    for a family of `POSITIONS_AFTER_PAD`
-    (transformers' default pad id for those is 1)."""
-    return pad_offset(pad_token_id) if model_type in POSITIONS_AFTER_PAD else 0
+    for a family of `POSITIONS_AFTER_PAD` (transformers' default pad id for those is 1; the pad id
+    of `PAD_IN_CODE` for a family whose code fixes it)."""
+    if model_type not in POSITIONS_AFTER_PAD:
+        return 0
+    return pad_offset(PAD_IN_CODE.get(model_type, pad_token_id))
 
 
 def usable_positions(raw: dict) -> int | None:
