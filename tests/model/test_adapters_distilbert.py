@@ -8,8 +8,10 @@ a stored notebook, file id 45972179265 of the code index: no repository or commi
 the masked LM's weights with the tied `vocab_projector.weight` stored too (that log lists it among the
 keys a classifier does not use), a BERT WordPiece vocab.txt, tokenizer.json and a one-field
 tokenizer_config.json (`do_lower_case`), beside tf_model.h5, flax_model.msgpack, rust_model.ot and
-pytorch_model.bin that a download leaves alone. The repo's model.safetensors on main is from memory of
-the hub, not checked against a stored snapshot.
+pytorch_model.bin that a download leaves alone. The file list is main's at 12040ac (the hub's tree
+page): config.json (483 bytes), model.safetensors (268 MB, merged from the conversion PR #6 at
+1c4513b), tokenizer.json, tokenizer_config.json (48 bytes since #12; it was the one-field 28-byte file
+before), vocab.txt.
 
 Causal mode has no transformers decoder flag: transformers' own class is run with `is_causal` set on
 each attention module (its SDPA path's causal kernel) and with a causal 4D additive mask, and one layer
