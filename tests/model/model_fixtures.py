@@ -106,6 +106,23 @@ def packed_minus_alone(model, mode: str, lengths=(6, 9, 5), seed: int = 6) -> fl
     return float((packed - alone).abs().max())
 
 
+def exported_gap(folder, tmp_path, ids: torch.Tensor, reference) -> float:
+    """Load `folder`, save it as a model folder and reload it (asserted: the same family, equal logits),
+    export it (`save_hf`) and return the largest logit difference between the loaded model and
+    transformers' own class reading the export (`reference(export_folder)`, a model in eval mode)."""
+    from encoderlab.model.hub import load_pretrained
+    from encoderlab.model.io import save_model_folder
+
+    loaded = load_pretrained(folder)
+    save_model_folder(loaded.model, tmp_path / "m", loaded.tokenizer)
+    again = load_pretrained(tmp_path / "m")
+    assert again.family == loaded.family and torch.equal(logits(again.model, ids), logits(loaded.model, ids))
+    loaded.model.save_hf(tmp_path / "hf")
+    with torch.no_grad():
+        exported = reference(tmp_path / "hf")(input_ids=ids).logits
+    return float((exported - logits(loaded.model, ids)).abs().max())
+
+
 def randomize(module: torch.nn.Module, seed: int = 0) -> torch.nn.Module:
     """Random values in every parameter (norm weights and biases too, which HF inits to 1 or 0),
     so a parameter mapped to the wrong place or dropped changes the outputs."""

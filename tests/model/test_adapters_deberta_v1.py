@@ -24,7 +24,7 @@ import json
 
 import pytest
 import torch
-from model_fixtures import VOCAB, logits, packed_minus_alone, randomize, serve_hub_repo
+from model_fixtures import VOCAB, exported_gap, logits, packed_minus_alone, randomize, serve_hub_repo
 
 from encoderlab.errors import UserError
 from encoderlab.model.hf_deberta import DebertaAdapter
@@ -162,16 +162,9 @@ def test_packed_documents_equal_the_documents_alone(tmp_path, mode, absolute):
 
 
 def test_round_trip_and_export_keep_the_head(base, tmp_path, ids):
-    from encoderlab.model.io import save_model_folder
-
-    loaded = load_pretrained(base)
-    save_model_folder(loaded.model, tmp_path / "m", loaded.tokenizer)
-    again = load_pretrained(tmp_path / "m")
-    assert again.family == "deberta" and torch.equal(logits(again.model, ids), logits(loaded.model, ids))
-    loaded.model.save_hf(tmp_path / "hf")
-    with torch.no_grad():  # transformers reads the exported folder with the same head, no flag needed
-        exported = _reference(tmp_path / "hf")(input_ids=ids).logits
-    assert (exported - logits(loaded.model, ids)).abs().max() <= TOL
+    assert (
+        exported_gap(base, tmp_path, ids, _reference) <= TOL
+    )  # transformers reads the export with the same head, no flag needed
 
 
 def _hub_repo(tmp_path, safetensors: bool):

@@ -24,7 +24,15 @@ import json
 
 import pytest
 import torch
-from model_fixtures import VOCAB, distilbert_config, logits, packed_minus_alone, randomize, serve_hub_repo
+from model_fixtures import (
+    VOCAB,
+    distilbert_config,
+    exported_gap,
+    logits,
+    packed_minus_alone,
+    randomize,
+    serve_hub_repo,
+)
 
 from encoderlab.model.hf_adapters import DistilBertAdapter
 from encoderlab.model.hub import load_pretrained
@@ -123,16 +131,7 @@ def test_packed_documents_equal_the_documents_alone(folder, mode):
 
 
 def test_round_trip_and_export(folder, tmp_path, ids):
-    from encoderlab.model.io import save_model_folder
-
-    loaded = load_pretrained(folder)
-    save_model_folder(loaded.model, tmp_path / "m", loaded.tokenizer)
-    again = load_pretrained(tmp_path / "m")
-    assert again.family == "distilbert" and torch.equal(logits(again.model, ids), logits(loaded.model, ids))
-    loaded.model.save_hf(tmp_path / "hf")
-    with torch.no_grad():
-        exported = _reference(tmp_path / "hf")(input_ids=ids).logits
-    assert (exported - logits(loaded.model, ids)).abs().max() <= TOL
+    assert exported_gap(folder, tmp_path, ids, _reference) <= TOL
 
 
 def test_the_hub_id_loads_through_the_download(tmp_path, monkeypatch, ids):

@@ -25,7 +25,15 @@ import json
 
 import pytest
 import torch
-from model_fixtures import VOCAB, logits, mpnet_config, packed_minus_alone, randomize, serve_hub_repo
+from model_fixtures import (
+    VOCAB,
+    exported_gap,
+    logits,
+    mpnet_config,
+    packed_minus_alone,
+    randomize,
+    serve_hub_repo,
+)
 
 from encoderlab.model.hf_mpnet import MPNetAdapter
 from encoderlab.model.hub import load_pretrained
@@ -170,16 +178,7 @@ def test_packed_documents_equal_the_documents_alone(mlm, mode):
 
 
 def test_round_trip_and_export(mlm, tmp_path, ids):
-    from encoderlab.model.io import save_model_folder
-
-    loaded = load_pretrained(mlm)
-    save_model_folder(loaded.model, tmp_path / "m", loaded.tokenizer)
-    again = load_pretrained(tmp_path / "m")
-    assert again.family == "mpnet" and torch.equal(logits(again.model, ids), logits(loaded.model, ids))
-    loaded.model.save_hf(tmp_path / "hf")
-    with torch.no_grad():
-        exported = _reference(tmp_path / "hf")(input_ids=ids).logits
-    assert (exported - logits(loaded.model, ids)).abs().max() <= TOL
+    assert exported_gap(mlm, tmp_path, ids, _reference) <= TOL
 
 
 def test_the_sentence_transformers_hub_id_loads_its_body_carries_pooler_and_files_and_exports_them(
