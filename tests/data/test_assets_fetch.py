@@ -223,6 +223,9 @@ def test_failed_client_is_one_line_naming_the_fix(home, package, monkeypatch):
             assets.fetch(["fake"])
         assert expected in str(err.value) and "\n" not in str(err.value)
         assert not (home / "downloads" / source.filename).exists()
+        # was: the client's staging folder left behind, though only the last line names its log
+        staging = home / "downloads" / f"{source.filename}.part"
+        assert staging.exists() == (str(staging) in str(err.value)), message
 
 
 def test_stale_debian_package_lists_are_refreshed_once_then_the_download_retried(

@@ -309,7 +309,12 @@ def download(source: Source, asset: str = "") -> Path:
         if not final.exists():
             staging = root / f"{source.filename}.part"
             shutil.rmtree(staging, ignore_errors=True)  # left by an interrupted download: restart it
-            produced = _run_client(source, asset or source.package, staging)
+            try:
+                produced = _run_client(source, asset or source.package, staging)
+            except UserError as exc:
+                if str(staging) not in str(exc):  # a log the line names is kept for the user to read
+                    shutil.rmtree(staging, ignore_errors=True)
+                raise
             try:
                 _verify(produced, source)
             except UserError:
