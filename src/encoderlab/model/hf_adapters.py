@@ -62,13 +62,14 @@ class AdapterConfig:
     hf: object
     relative: RelativePositions | None = None
     """DeBERTa's disentangled-attention terms (`HFAdapter.relative_positions`)."""
+    mlp_matrices: int = 2
+    """Matrices of a block's MLP (`HFAdapter.mlp_matrices`)."""
 
     def matmul_shape(self) -> MatmulShape:
-        """BERT's MLP has two matrices (GELU), ModernBERT's gated one three; ModernBERT's local layers
-        (`layer_types` "sliding_attention") attend within `sliding_window` positions, as its masks do;
-        the LM head has a dense transform before its vocabulary projection."""
+        """The MLP's matrices as the adapter class says; ModernBERT's local layers (`layer_types`
+        "sliding_attention") attend within `sliding_window` positions, as its masks do; the LM head has a
+        dense transform before its vocabulary projection."""
         heads = self.hf.num_attention_heads
-        mats = 3 if self.family == "modernbert" else 2
         # DistilBERT names its MLP width `hidden_dim` (its config's attribute_map covers hidden_size,
         # layers and heads, not this one)
         ffn = getattr(self.hf, "intermediate_size", None) or self.hf.hidden_dim
@@ -80,7 +81,7 @@ class AdapterConfig:
             heads,
             self.hidden_size // heads,
             ffn,
-            mats,
+            self.mlp_matrices,
             relative=self.relative,
             head_transform=transform,
         )
@@ -133,6 +134,8 @@ class HFAdapter(nn.Module):
     """The transformers masked-LM class wrapped (`hf_class`)."""
     attention_kernel: ClassVar[str] = "sdpa"
     """transformers' `attn_implementation` the class runs with (the path its masks are written for)."""
+    mlp_matrices: ClassVar[int] = 2
+    """Matrices of a block's MLP, for FLOP counting: 2 for BERT's GELU MLP, 3 for a gated one (ModernBERT)."""
 
     def __init__(
         self,
@@ -154,6 +157,7 @@ class HFAdapter(nn.Module):
             max_seq_len=c.max_position_embeddings - self.position_offset,
             hf=c,
             relative=self.relative_positions(c),
+            mlp_matrices=self.mlp_matrices,
         )
 
     @property
@@ -313,6 +317,7 @@ class ModernBertAdapter(HFAdapter):
 
     family = "modernbert"
     hf_name = "ModernBertForMaskedLM"
+    mlp_matrices = 3  # gated (GeGLU): Wi holds two of them
     # Pre-norm; block 0's `attn_norm` is an Identity.
     anatomy: ClassVar[Anatomy] = Anatomy(
         attention=("attn_norm", "attn"),

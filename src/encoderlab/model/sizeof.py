@@ -19,6 +19,8 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab.model.sources import model_config
+
 _HEADER_LIMIT = 100 * 2**20
 """safetensors' own cap on a header (100 MB): a larger length is no safetensors file."""
 
@@ -53,25 +55,17 @@ def header_params(path: Path) -> int | None:
 
 def stored_size(folder: Path) -> StoredSize | None:
     """The size of the model folder, run or checkpoint `folder` (its model folder: itself, `final/` or
-    `model/`, the folders `model.hub.max_positions` reads), or None when none of them has a config."""
-    for candidate in (folder, folder / "final", folder / "model"):
-        config = candidate / "config.json"
-        if config.is_file():
-            return StoredSize(_params(candidate), _layers(config))
-    return None
+    `model/`, `sources.model_config`), or None when none of them has a config."""
+    found = model_config(folder)
+    if found is None:
+        return None
+    candidate, raw = found
+    layers = raw.get("n_layers", raw.get("num_hidden_layers"))
+    usable = isinstance(layers, int) and not isinstance(layers, bool) and layers > 0
+    return StoredSize(_params(candidate), layers if usable else None)
 
 
 def _params(folder: Path) -> int | None:
     """The parameters of every safetensors file of `folder` (one file, or a sharded model's shards)."""
     counts = [header_params(p) for p in sorted(folder.glob("*.safetensors"))]
     return sum(counts) if counts and None not in counts else None  # type: ignore[arg-type]
-
-
-def _layers(config: Path) -> int | None:
-    try:
-        raw = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    inner = raw.get("model") or raw.get("hf_config") or raw if isinstance(raw, dict) else None
-    layers = inner.get("n_layers", inner.get("num_hidden_layers")) if isinstance(inner, dict) else None
-    return layers if isinstance(layers, int) and not isinstance(layers, bool) and layers > 0 else None

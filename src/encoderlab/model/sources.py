@@ -131,16 +131,25 @@ def config_folder(source: str | Path, fetch: bool = False) -> Path | None:
 
 def config_positions(folder: Path) -> int | None:
     """`max_positions` of the model folder, run or checkpoint `folder`."""
+    found = model_config(folder)
+    if found is None:
+        return None
+    raw = found[1]
+    limit = raw["max_seq_len"] if "max_seq_len" in raw else usable_positions(raw)
+    return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+
+
+def model_config(folder: Path) -> tuple[Path, dict] | None:
+    """The model folder of the model folder, run or checkpoint `folder` (itself, its `final/` or its
+    `model/`, the first holding a config.json) and the model's config there: an encoderlab folder's
+    encoder config or adapter's transformers config, else the transformers config as read ({} where
+    an encoderlab folder's is damaged: its load says so in one line). None where none holds one."""
     for candidate in (folder, folder / "final", folder / "model"):
-        if not (candidate / "config.json").is_file():
-            continue
-        raw = read_config_json(candidate)
-        if is_model_folder(candidate):  # an encoder's ModelConfig, or an adapter's transformers config
-            raw = raw.get("model") or raw.get("hf_config") or {}
-        if not isinstance(raw, dict):  # a damaged config: the load says so in one line
-            return None
-        limit = raw["max_seq_len"] if "max_seq_len" in raw else usable_positions(raw)
-        return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
+        if (candidate / "config.json").is_file():
+            raw = read_config_json(candidate)
+            if raw.get("format") == FORMAT:  # `is_model_folder`, without reading the file again
+                raw = raw.get("model") or raw.get("hf_config") or {}
+            return candidate, raw if isinstance(raw, dict) else {}
     return None
 
 

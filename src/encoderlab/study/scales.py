@@ -267,11 +267,13 @@ def start_model_size(init: str) -> tuple[float | None, int | None, int | None]:
     if init in START_MODEL_PARAMS:
         return START_MODEL_PARAMS[init], START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
     from encoderlab.model.sizeof import stored_size
-    from encoderlab.model.sources import config_folder
-    from encoderlab.train.start import start_checkpoint, start_positions
+    from encoderlab.model.sources import config_folder, config_positions
+    from encoderlab.train.start import start_checkpoint
 
     found = start_checkpoint(init)
-    folder = config_folder(found / "model" if found is not None else init)
-    size = stored_size(folder) if folder is not None and folder.is_dir() else None
+    folder = config_folder(found / "model" if found is not None else init)  # as `start_positions` reads
+    if folder is None or not folder.is_dir():
+        return None, None, None
+    size = stored_size(folder)
     params = None if size is None or size.params is None else float(size.params)
-    return params, None if size is None else size.layers, start_positions(init)
+    return params, None if size is None else size.layers, config_positions(folder)
