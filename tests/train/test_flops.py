@@ -136,6 +136,25 @@ def test_modernbert_local_layers_count_only_the_pairs_their_window_allows(mode):
     assert shape.windowed_layers == 2 and model.config.n_layers == 3
 
 
+def _adapter_step(family: str, config):
+    """A whole MLM training step of `family`'s adapter over `config`, one document per row: the adapter,
+    torch's count of the step's matmul FLOPs, and ours."""
+    from encoderlab.model.hf_registry import ADAPTERS, hf_class
+
+    config._attn_implementation = ADAPTERS[family].attention_kernel
+    model = ADAPTERS[family](hf_class(family)(config)).train()
+    spec = synthetic_spec(config.vocab_size)
+    docs = torch.zeros(B, T, dtype=torch.long)
+    ids = torch.randint(5, spec.vocab_size, (B, T), generator=torch.Generator().manual_seed(0))
+    batch = PackedBatch(input_ids=ids, doc_ids=docs, position_ids=positions_from_doc_ids(docs))
+    x = MLM(mask_ratio=0.3).prepare(batch, spec, torch.Generator().manual_seed(1))
+    assert x.n_targets > 0
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
+        hidden = model(x.input_ids, attention_mode=x.attention_mode, doc_ids=x.doc_ids).last_hidden_state
+        lm_loss(model, hidden, x.targets)[0].backward()
+    return model, counter.get_total_flops(), train_flops(model.config, [x])
+
+
 @pytest.mark.parametrize(
     "family", ["bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta-v2"]
 )
@@ -156,23 +175,27 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
         roberta_config,
     )
 
-    from encoderlab.model.hf_registry import ADAPTERS, hf_class
-
     configs = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}
     configs |= {"deberta-v2": deberta_config, "electra": lambda: electra_config(embedding_size=32)}
     configs |= {"distilbert": distilbert_config, "mpnet": mpnet_config}
     config = configs[family]()
-    config._attn_implementation = ADAPTERS[family].attention_kernel
-    model = ADAPTERS[family](hf_class(family)(config)).train()
-    spec = synthetic_spec(config.vocab_size)
-    docs = torch.zeros(B, T, dtype=torch.long)
-    ids = torch.randint(5, spec.vocab_size, (B, T), generator=torch.Generator().manual_seed(0))
-    batch = PackedBatch(input_ids=ids, doc_ids=docs, position_ids=positions_from_doc_ids(docs))
-    x = MLM(mask_ratio=0.3).prepare(batch, spec, torch.Generator().manual_seed(1))
-    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as counter:
-        hidden = model(x.input_ids, attention_mode=x.attention_mode, doc_ids=x.doc_ids).last_hidden_state
-        lm_loss(model, hidden, x.targets)[0].backward()
+    model, torchs, ours = _adapter_step(family, config)
     shape = model.config.matmul_shape()
-    left_out = shape.windowed_layers * (B * T * T - attended_pairs(docs, False, shape.window))
-    assert counter.get_total_flops() - train_flops(model.config, [x]) == 3 * 4 * config.hidden_size * left_out
-    assert x.n_targets > 0 and shape.head_transform == config.hidden_size
+    whole = attended_pairs(torch.zeros(B, T, dtype=torch.long), False, shape.window)
+    left_out = shape.windowed_layers * (B * T * T - whole)
+    assert torchs - ours == 3 * 4 * config.hidden_size * left_out
+    assert shape.head_transform == config.hidden_size
+
+
+def test_a_narrower_electra_embeddings_projection_is_counted():
+    """Was: ELECTRA-small's `embeddings_project` (every token's 128-wide embedding up to the 256-wide
+    hidden states, forward and backward) left out of the count, so its MFU read low. With the fixture's
+    16 into 32 a whole MLM training step counts exactly what torch counts; an ELECTRA of one width has
+    no projection and counts none (exact in `test_an_adapters_training_step_counts_its_heads_transform`)."""
+    from tests.model.model_fixtures import electra_config
+
+    config = electra_config()
+    model, torchs, ours = _adapter_step("electra", config)
+    shape = model.config.matmul_shape()
+    assert ours == torchs
+    assert shape.input_projection == shape.head_transform == config.embedding_size < config.hidden_size

@@ -84,6 +84,10 @@ class MatmulShape:
     """Output width of a dense layer the LM head applies before its vocabulary projection (the
     BERT-family heads' transform: the hidden width, or ELECTRA's and DeBERTa's embedding width);
     0 for a head that projects the hidden states directly (ours)."""
+    input_projection: int = 0
+    """Input width of a dense layer that projects every token's embedding up to the hidden width before
+    the first block (ELECTRA's `embeddings_project` from a narrower `embedding_size`, ELECTRA-small's 128
+    into 256); 0 where the embedding is already hidden-width (ours, BERT's)."""
 
 
 @dataclass(frozen=True)

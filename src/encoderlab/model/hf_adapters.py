@@ -64,11 +64,14 @@ class AdapterConfig:
     """DeBERTa's disentangled-attention terms (`HFAdapter.relative_positions`)."""
     mlp_matrices: int = 2
     """Matrices of a block's MLP (`HFAdapter.mlp_matrices`)."""
+    input_projection: int = 0
+    """Width of the embedding projected up to the hidden width per token (`HFAdapter.input_projection`)."""
 
     def matmul_shape(self) -> MatmulShape:
         """The MLP's matrices as the adapter class says; ModernBERT's local layers (`layer_types`
         "sliding_attention") attend within `sliding_window` positions, as its masks do; the LM head has a
-        dense transform before its vocabulary projection."""
+        dense transform before its vocabulary projection; a narrower embedding's projection up to the
+        hidden width is the adapter's (`input_projection`)."""
         heads = self.hf.num_attention_heads
         # DistilBERT names its MLP width `hidden_dim` (its config's attribute_map covers hidden_size,
         # layers and heads, not this one)
@@ -84,6 +87,7 @@ class AdapterConfig:
             self.mlp_matrices,
             relative=self.relative,
             head_transform=transform,
+            input_projection=self.input_projection,
         )
         local = list(getattr(self.hf, "layer_types", None) or ()).count("sliding_attention")
         return replace(shape, windowed_layers=local, window=self.hf.sliding_window) if local else shape
@@ -158,6 +162,7 @@ class HFAdapter(nn.Module):
             hf=c,
             relative=self.relative_positions(c),
             mlp_matrices=self.mlp_matrices,
+            input_projection=self.input_projection(c),
         )
 
     @property
@@ -221,6 +226,12 @@ class HFAdapter(nn.Module):
     def relative_positions(cls, hf_config) -> RelativePositions | None:
         """The model's relative-position attention terms, for FLOP counting (none here; DeBERTa's)."""
         return None
+
+    @classmethod
+    def input_projection(cls, hf_config) -> int:
+        """The embedding width a per-token dense layer projects up to the hidden width before the first
+        block, for FLOP counting; 0 for none (here; ELECTRA's)."""
+        return 0
 
     @classmethod
     def left_out(cls, hf_config) -> dict[str, str]:
@@ -398,6 +409,13 @@ class ElectraAdapter(BertAdapter):
     @classmethod
     def left_out(cls, hf_config) -> dict[str, str]:
         return {"discriminator_predictions.": "the discriminator's replaced-token-detection head"}
+
+    @classmethod
+    def input_projection(cls, hf_config) -> int:
+        """`embedding_size` where it differs from the hidden width: only then does `ElectraModel` build
+        `embeddings_project` (checked on transformers 5.25), a Linear every token passes through."""
+        width = hf_config.embedding_size
+        return width if width != hf_config.hidden_size else 0
 
     @property
     def anatomy(self) -> Anatomy:

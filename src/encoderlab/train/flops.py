@@ -1,7 +1,8 @@
 """Counted matmul FLOPs of a training step, and the peak they are measured against (MFU).
 
 Counted, not estimated with 6N: per token, every projection (q, k, v, o, the three SwiGLU
-matrices) costs 2 x in x out multiply-adds in the forward pass; attention costs
+matrices, and an embedding's projection up to the hidden width where a model has one, as
+ELECTRA-small's 128 into 256) costs 2 x in x out multiply-adds in the forward pass; attention costs
 2 x 2 x heads x head_dim per attended (query, key) pair (scores and the weighted sum), where the
 pairs are those the mask allows inside each document (len^2 bidirectional, len(len+1)/2 causal;
 in a sliding-window layer, as ModernBERT's local ones, only those within its window);
@@ -53,7 +54,8 @@ def attended_pairs(doc_ids: torch.Tensor, causal: bool, window: int | None = Non
 
 def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
     """Matmul FLOPs of one forward pass (with the sparse head) over the micro-batch `x`; windowed
-    layers (`MatmulShape.windowed_layers`) count the pairs within their window."""
+    layers (`MatmulShape.windowed_layers`) count the pairs within their window, and a narrower
+    embedding's projection (`MatmulShape.input_projection`) counts once per token, before the blocks."""
     d = cfg.hidden_size
     shape = cfg.matmul_shape()
     n_heads, n_kv, h = shape.n_heads, shape.n_kv_heads, shape.head_dim
@@ -64,7 +66,7 @@ def forward_flops(cfg: ModelShape, x: ObjectiveInputs) -> int:
     pairs = (cfg.n_layers - shape.windowed_layers) * attended_pairs(x.doc_ids, causal)
     if shape.windowed_layers:
         pairs += shape.windowed_layers * attended_pairs(x.doc_ids, causal, shape.window)
-    body = cfg.n_layers * per_token * tokens + 4 * n_heads * h * pairs
+    body = (cfg.n_layers * per_token + 2 * shape.input_projection * d) * tokens + 4 * n_heads * h * pairs
     if shape.relative is not None:
         body += cfg.n_layers * relative_flops(shape, d, tokens, x.input_ids.shape[-1])
     width = shape.head_transform  # a head's transform, then its vocabulary projection from that width
