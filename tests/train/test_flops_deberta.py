@@ -8,6 +8,8 @@ the table's width is decided (v1: max relative positions, cut to the row; v2/v3:
 and for one term or two. Packed documents remove content pairs only: the position scores are computed
 densely, and counted so. v2 with shared keys and one term also projects the table for the term it
 lacks, which nothing uses (no backward reaches it): that forward projection is all torch counts more.
+A config whose `embedding_size` is narrower than its hidden width projects every token's embedding up
+(`embed_proj`) before the blocks; a whole MLM step of one counts it too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import pytest
 import torch
 from tests.model.model_fixtures import VOCAB, deberta_config, deberta_v1_config
+from tests.train.test_flops import _adapter_step
 from torch.utils.flop_counter import FlopCounterMode
 
 from encoderlab.model.hf_registry import ADAPTERS, hf_class
@@ -74,3 +77,19 @@ def test_an_unused_shared_key_projection_is_all_torch_counts_more():
     c = deberta_config(share_att_key=True, pos_att_type=["p2c"], position_buckets=12)
     theirs, ours = _counts("v3, buckets", _inputs([[T], [T]]), c)
     assert theirs - ours == c.num_hidden_layers * 2 * (2 * 12) * c.hidden_size * c.hidden_size
+
+
+@pytest.mark.parametrize("family", ["deberta", "deberta-v2"])
+def test_a_narrower_embeddings_projection_is_counted(family):
+    """Was: `embed_proj` (the 16-wide embedding of every token up to the 32-wide hidden states, forward
+    and backward) left out, so such a model's MFU read low. A whole MLM step, head included, now counts
+    exactly what torch counts. The head is the legacy one (`cls.predictions`, its transform down to the
+    embedding width): transformers' original head multiplies the hidden states by the embedding matrix,
+    which fails when the two widths differ, so no such model has it."""
+    config = {"deberta": deberta_v1_config, "deberta-v2": deberta_config}[family](
+        embedding_size=16, legacy=True
+    )
+    model, torchs, ours = _adapter_step(family, config)
+    shape = model.config.matmul_shape()
+    assert ours == torchs
+    assert shape.input_projection == shape.head_transform == config.embedding_size < config.hidden_size

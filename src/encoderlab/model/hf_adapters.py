@@ -93,6 +93,14 @@ class AdapterConfig:
         return replace(shape, windowed_layers=local, window=self.hf.sliding_window) if local else shape
 
 
+def narrower_embedding(hf_config) -> int:
+    """The width of a config's `embedding_size` where it differs from the hidden width, else 0: what
+    ELECTRA's and DeBERTa's embeddings project up to the hidden width per token (both build that Linear
+    only then, reading a missing `embedding_size` as the hidden width; checked on transformers 5.25)."""
+    width = getattr(hf_config, "embedding_size", None) or hf_config.hidden_size
+    return width if width != hf_config.hidden_size else 0
+
+
 def additive(allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(
         ~allowed, torch.finfo(dtype).min
@@ -413,9 +421,8 @@ class ElectraAdapter(BertAdapter):
     @classmethod
     def input_projection(cls, hf_config) -> int:
         """`embedding_size` where it differs from the hidden width: only then does `ElectraModel` build
-        `embeddings_project` (checked on transformers 5.25), a Linear every token passes through."""
-        width = hf_config.embedding_size
-        return width if width != hf_config.hidden_size else 0
+        `embeddings_project`, a Linear every token passes through."""
+        return narrower_embedding(hf_config)
 
     @property
     def anatomy(self) -> Anatomy:

@@ -45,7 +45,7 @@ from encoderlab.errors import UserError
 from encoderlab.model.attention import dense_mask
 from encoderlab.model.config import Anatomy, AttentionMode, RelativePositions
 from encoderlab.model.encoder import EncoderOutput, mean_rows
-from encoderlab.model.hf_adapters import HFAdapter
+from encoderlab.model.hf_adapters import HFAdapter, narrower_embedding
 
 _HEADS = {"lm_predictions.": False, "cls.predictions.": True}
 """Key prefix of each head a DeBERTa masked LM can build, and the `legacy` value that builds it."""
@@ -73,6 +73,12 @@ class DisentangledAdapter(HFAdapter):
         terms = len({"c2p", "p2c"} & set(hf_config.pos_att_type or ()))
         span = hf_config.max_relative_positions
         return RelativePositions(terms, span if span >= 1 else hf_config.max_position_embeddings, True)
+
+    @classmethod
+    def input_projection(cls, hf_config) -> int:
+        """`embedding_size` where it differs from the hidden width: only then do both classes'
+        embeddings build `embed_proj` (no bias), which every token passes through before the LayerNorm."""
+        return narrower_embedding(hf_config)
 
     @classmethod
     def left_out(cls, hf_config) -> dict[str, str]:
