@@ -15,13 +15,8 @@ from corpus_fixtures import corpus_records
 from hub_corpus_fixtures import EUROBERT, FINEWEB_EDU, make_eurobert_tokenizer, make_fineweb_edu
 from tokenizers import Tokenizer
 
-from encoderlab.data.hub import (
-    HUB_DATA_ENV,
-    HUB_MODELS_ENV,
-    dataset_location,
-    model_location,
-    resolve_dataset,
-)
+from encoderlab.data.hub import HUB_DATA_ENV, HUB_MODELS_ENV, dataset_location, resolve_dataset
+from encoderlab.data.hubmodels import model_location
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, split_dir
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents

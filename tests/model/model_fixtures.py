@@ -312,7 +312,9 @@ def save_deberta_v3_tokenizer(folder) -> None:
 def serve_hub_repo(monkeypatch, tmp_path, hub_id: str, repo) -> list[str]:
     """Make `hub_id` a hub repo holding `repo`'s files, for the download a hub-id load makes: a fake
     `snapshot_download` copies the files its patterns match into a snapshot folder and records their
-    names in the returned list. No mirror, not offline, `tmp_path` as the working folder."""
+    names in the returned list. `repo`: a folder (its default branch), or {revision: folder}, None the
+    default branch (a revision it lacks fails the test). No mirror, not offline, `tmp_path` as the
+    working folder."""
     import fnmatch
     import shutil
 
@@ -322,12 +324,15 @@ def serve_hub_repo(monkeypatch, tmp_path, hub_id: str, repo) -> list[str]:
 
     fetched: list[str] = []
 
-    def snapshot_download(repo_id, *, allow_patterns=None, **kwargs):
-        assert repo_id == hub_id
-        snap = tmp_path / "snapshot"
-        snap.mkdir(exist_ok=True)
-        for p in sorted(q for q in repo.rglob("*") if q.is_file()):
-            name = p.relative_to(repo).as_posix()  # the hub matches patterns on the path ('*' spans '/')
+    revisions = repo if isinstance(repo, dict) else {None: repo}
+
+    def snapshot_download(repo_id, *, allow_patterns=None, revision=None, **kwargs):
+        assert repo_id == hub_id and revision in revisions, (repo_id, revision)
+        files = revisions[revision]
+        snap = tmp_path / "snapshot" / str(revision)
+        snap.mkdir(parents=True, exist_ok=True)
+        for p in sorted(q for q in files.rglob("*") if q.is_file()):
+            name = p.relative_to(files).as_posix()  # the hub matches patterns on the path ('*' spans '/')
             if any(fnmatch.fnmatch(name, g) for g in allow_patterns):
                 fetched.append(name)
                 (snap / name).parent.mkdir(parents=True, exist_ok=True)

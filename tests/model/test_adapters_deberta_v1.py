@@ -192,10 +192,9 @@ def test_the_hub_id_on_main_has_no_safetensors_and_is_refused_before_reading_a_p
     assert sorted(fetched) == ["config.json", "merges.txt", "tokenizer_config.json", "vocab.json"]
     assert str(exc.value) == (
         "hub repo microsoft/deberta-base has no safetensors weights (model.safetensors) to download, and "
-        "encoderlab downloads no pickled ones (pytorch_model.bin, which older repos hold only); put a "
-        "safetensors copy in a folder and pass the folder: many such repos have one on the hub's conversion "
-        "pull request (hf download microsoft/deberta-base --revision refs/pr/N --local-dir DIR, N from the "
-        "repo's Community tab), or convert the pickle in a folder you trust"
+        "encoderlab downloads no pickled ones (pytorch_model.bin, which older repos hold only); many such repos "
+        "have a safetensors copy on the hub's conversion pull request: pass microsoft/deberta-base@refs/pr/N (N "
+        "from the repo's Community tab), or convert the pickle in a folder you trust and pass the folder"
     )
 
 
@@ -214,6 +213,20 @@ def test_the_hub_id_with_safetensors_loads_through_the_download(tmp_path, monkey
     assert loaded.tokenizer("the cat")["input_ids"] == [1, 11, 14, 2]  # [CLS] the \u0120cat [SEP]
     with torch.no_grad():
         reference = _reference(repo, legacy=False)(input_ids=ids).logits
+    assert (logits(loaded.model, ids) - reference).abs().max() <= TOL
+
+
+def test_the_hub_id_pinned_to_its_conversion_pull_request_loads_its_safetensors(tmp_path, monkeypatch, ids):
+    """The fix the refusal above names: main holds pickle only, the bot's pull request safetensors."""
+    repos = {
+        None: _hub_repo(tmp_path / "main", safetensors=False),
+        "refs/pr/4": _hub_repo(tmp_path, safetensors=True),
+    }
+    fetched = serve_hub_repo(monkeypatch, tmp_path, "microsoft/deberta-base", repos)
+    loaded = load_pretrained("microsoft/deberta-base@refs/pr/4")
+    assert "model.safetensors" in fetched and loaded.family == "deberta"
+    with torch.no_grad():
+        reference = _reference(repos["refs/pr/4"], legacy=False)(input_ids=ids).logits
     assert (logits(loaded.model, ids) - reference).abs().max() <= TOL
 
 

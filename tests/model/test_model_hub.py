@@ -276,7 +276,7 @@ def test_adapter_is_not_an_encoderlab_architecture(tmp_path):
 
 
 def test_hub_ids_resolve_through_the_models_mirror(tmp_path, ids, monkeypatch):
-    """A hub id is read from `ENCODERLAB_HUB_MODELS/<owner>/<name>` by data/hub.py's resolver, the one
+    """A hub id is read from `ENCODERLAB_HUB_MODELS/<owner>/<name>` by data/hubmodels.py's resolver, the one
     tokenizers use: the same model as the folder, `source_folder` names the mirror (so no output lands
     in it), and a root without the repo is one line with the download command."""
     from encoderlab.data.hub import HUB_MODELS_ENV

@@ -34,6 +34,11 @@ ROOT = Path(__file__).parents[2]
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
     "hub-repo-without-safetensors": "tests.model.test_adapters_deberta_v1::test_export_of_the_hub_id_on_main_is_one_line_naming_the_conversion_and_writes_nothing",
+    "model-revision-malformed": "tests.data.test_hubmodels::test_a_malformed_revision_is_named_as_one_not_as_a_missing_path",
+    "hub-model-revision-not-found": "tests.data.test_hubmodels::test_a_revision_the_hub_lacks_is_one_line_and_writes_nothing",
+    "model-mirror-pin-other-commit": "tests.data.test_hubmodels::test_a_mirror_pin_of_another_commit_is_refused_and_writes_nothing",
+    "model-mirror-pin-unverifiable": "tests.data.test_hubmodels::test_a_mirror_pin_that_cannot_be_checked_is_refused_and_writes_nothing",
+    "model-mirror-pin-branch": "tests.data.test_hubmodels::test_a_mirror_pin_that_cannot_be_checked_is_refused_and_writes_nothing",
     "tokenizer-sentencepiece-missing": "tests.data.test_slow_vocabularies::test_without_the_sentencepiece_package_it_is_one_line",
     "task-max-length-over-positions": "tests.eval.test_task_positions::test_a_task_file_longer_than_our_models_positions_is_refused_by_the_run_and_the_check",
     "task-file-is-a-data-file": "tests.eval.test_task_file_mistakes::test_a_data_file_named_as_the_task_file_says_so",

@@ -73,10 +73,10 @@ def test_what_the_missing_assets_hold_is_checked_once_they_are_fetched(tmp_path,
 
 def test_a_hub_id_is_asked_for_once_when_assets_are_fetched(tmp_path, monkeypatch):
     """The real checks, a run starting from a hub id: the checks ran again in full once the missing
-    assets were fetched, so the hub was asked for each id twice (`hub.check_model_repo`)."""
+    assets were fetched, so the hub was asked for each id twice (`hubmodels.check_model_repo`)."""
     import dataclasses
 
-    from encoderlab.data import hub
+    from encoderlab.data import hubmodels
     from encoderlab.model import sources as model_sources
     from encoderlab.study.checks import check_fetched, check_start
     from encoderlab.study.spec import DataSpec
@@ -84,7 +84,9 @@ def test_a_hub_id_is_asked_for_once_when_assets_are_fetched(tmp_path, monkeypatc
     home = tmp_path / "home"
     monkeypatch.setenv("ENCODERLAB_HOME", str(home))
     calls, asked = _fetcher(monkeypatch, home), []
-    monkeypatch.setattr(hub, "check_model_repo", lambda hub_id, what="model", base=None: asked.append(hub_id))
+    monkeypatch.setattr(
+        hubmodels, "check_model_repo", lambda hub_id, what="model", base=None: asked.append(hub_id)
+    )
     # the hub that check_model_repo stands for also gives the id's configs (`model.sources.config_folder`)
     configs, fetched = tmp_path / "someone-enc", []
     configs.mkdir()

@@ -26,7 +26,8 @@ from tests.eval.fixtures import model_folder
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import cli, snapshot
 
-from encoderlab.data.hub import HUB_MODELS_ENV, TOKENIZER_GLOBS
+from encoderlab.data.hub import HUB_MODELS_ENV
+from encoderlab.data.hubmodels import TOKENIZER_GLOBS
 
 HUB_ID = "someone/enc"
 COMMIT = "0123456789abcdef0123456789abcdef01234567"

@@ -109,7 +109,7 @@ def check_models(sources: Iterable[str]) -> None:
     """Refuse a model source that is no path, asset or hub id, and a hub id the offline hub cannot
     give, reading nothing (what `load_pretrained` refuses when it loads)."""
     from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hub import model_mirror
+    from encoderlab.data.hubmodels import model_mirror
     from encoderlab.model.sources import check_model_source
 
     for source in sources:

@@ -16,13 +16,13 @@ resolves configs and data files from the card exactly as it does for the hub rep
 a corpus once on a login node and points compute nodes at it, and the tests run the hub code path on
 simulated repos (tests/data/hub_corpus_fixtures.py, tests/eval/hub_fixtures.py).
 
-Downloads. Without a mirror, a model or tokenizer id is fetched by `download_model_repo` (the one
-place that downloads one: `huggingface_hub.snapshot_download`, which asks the hub once and falls back
-to the local hub cache) and a dataset id is first asked for once (`reach_hub`); both run with the
+Downloads. Without a mirror, a model or tokenizer id is fetched by `hubmodels.download_model_repo` (the
+one place that downloads one: `huggingface_hub.snapshot_download`, which asks the hub once and falls back
+to the local hub cache; `hubmodels` also reads a revision pinned as `OWNER/NAME@REV`) and a dataset id is first asked for once (`reach_hub`); both run with the
 hub libraries' own log lines and warnings silenced (`quiet_hub`). An unreachable hub is then one line
 at once, naming the fix, where transformers' per-file downloads retried each file for ~23 s and
 printed every retry. With `HF_HUB_OFFLINE=1`, a hub id whose snapshot is in the local hub cache is
-read from there (`model_mirror`), so "set HF_HUB_OFFLINE=1 to use the local hub cache" is a fix.
+read from there (`hubmodels.model_mirror`), so "set HF_HUB_OFFLINE=1 to use the local hub cache" is a fix.
 
 Trade-offs: a plain mirror folder instead of the hub cache layout (`HF_HUB_CACHE`: blobs, refs and
 symlinks that only `huggingface_hub` writes) or a local hub server (`HF_ENDPOINT`: a process to
@@ -57,7 +57,8 @@ HUB_DATA_ENV = "ENCODERLAB_HUB_DATA"
 HUB_MODELS_ENV = "ENCODERLAB_HUB_MODELS"
 """Environment variable naming the folder of model (and tokenizer) mirrors, DIR/<owner>/<name>."""
 
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+"""A repo id as the hub spells it: NAME or OWNER/NAME, each part starting with a letter or digit."""
 _ENVS = {"dataset": HUB_DATA_ENV, "model": HUB_MODELS_ENV}
 
 
@@ -82,7 +83,7 @@ def mirror_root(kind: str = "dataset") -> Path | None:
 def check_hub_id(hub_id: str, what: str = "hub id", path: bool = False) -> str:
     """`hub_id` if it looks like `OWNER/NAME` (or `NAME`); no `..`, no absolute path. `path`: it was
     looked for as a path first (a model or tokenizer), so a missing one is named as one too."""
-    if not _HUB_ID.fullmatch(hub_id) or ".." in hub_id:
+    if not HUB_ID.fullmatch(hub_id) or ".." in hub_id:
         missing = path and not Path(hub_id).expanduser().exists()
         nor = "not an existing path, nor " if missing else "not "
         raise UserError(f"'{hub_id}' is {nor}a {what} of the form OWNER/NAME; fix it")
@@ -99,10 +100,19 @@ def is_commit(revision: str) -> bool:
     return _SHA.fullmatch(revision) is not None
 
 
+def is_revision(revision: str) -> bool:
+    """True when `revision` can name a hub revision (a commit sha, a branch or tag, `refs/pr/N`): git ref
+    characters, no `..`, no empty part, not ending in `.` or `.lock`."""
+    return (
+        _REVISION.fullmatch(revision) is not None
+        and ".." not in revision
+        and not revision.endswith((".", ".lock"))
+    )
+
+
 def check_revision(revision: str) -> str:
-    """`revision` if it can name a hub revision (a commit sha, a branch or tag, `refs/pr/N`): git ref
-    characters, no `..`, no empty part, not ending in `.` or `.lock`; else one line (ValueError)."""
-    if not _REVISION.fullmatch(revision) or ".." in revision or revision.endswith((".", ".lock")):
+    """`revision` if it can name a hub revision (`is_revision`), else one line (ValueError)."""
+    if not is_revision(revision):
         raise ValueError(
             f"hf_revision={revision!r} is not a hub revision (a commit sha, or a branch or tag name); fix it, "
             "e.g. hf_revision=main or the 40-hex commit sha of the dataset page's history"
@@ -110,7 +120,12 @@ def check_revision(revision: str) -> str:
     return revision
 
 
-def _located(hub_id: str, kind: str, revision: str | None = None, base: Path | None = None) -> str:
+def mirror_location(
+    hub_id: str, kind: str, revision: str | None = None, base: Path | None = None, local: str | None = None
+) -> str:
+    """`hub_id`'s mirror folder under its kind's root, or `hub_id` when no root is set; one line when the
+    root lacks it, with the download that fills it (at `revision`). `local`: the name a model's source was
+    looked for as a path first (`OWNER/NAME@REV`), for `no_folder`; `hub_id` by default."""
     check_hub_id(hub_id, f"{kind} id", path=kind == "model")
     root = mirror_root(kind)
     if root is None:
@@ -120,7 +135,9 @@ def _located(hub_id: str, kind: str, revision: str | None = None, base: Path | N
         args = (" --repo-type dataset" if kind == "dataset" else "") + (
             f" --revision {revision}" if revision else ""
         )
-        here, check = (no_folder(hub_id, base), "check the path, or ") if kind == "model" else ("", "")
+        here, check = (
+            (no_folder(local or hub_id, base), "check the path, or ") if kind == "model" else ("", "")
+        )
         raise UserError(
             f"{_ENVS[kind]}={root} has no mirror of {hub_id}{here}; {check}download it with: "
             f"hf download{args} {hub_id} --local-dir {folder}"
@@ -131,13 +148,7 @@ def _located(hub_id: str, kind: str, revision: str | None = None, base: Path | N
 def dataset_location(hub_id: str, revision: str | None = None) -> str:
     """What to pass to `datasets.load_dataset` for the dataset repo `hub_id`: its mirror folder
     when `ENCODERLAB_HUB_DATA` is set, else the id (`revision` only shapes the download hint)."""
-    return _located(hub_id, "dataset", revision)
-
-
-def model_location(hub_id: str, base: Path | None = None) -> str:
-    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or a tokenizer; `base`:
-    see `no_folder`)."""
-    return _located(hub_id, "model", base=base)
+    return mirror_location(hub_id, "dataset", revision)
 
 
 def no_folder(name: str, base: Path | None = None) -> str:
@@ -148,39 +159,8 @@ def no_folder(name: str, base: Path | None = None) -> str:
     return f", and there is no folder {(base or Path.cwd()) / name}"
 
 
-def is_hub_id(name: str) -> bool:
-    """True when `name` has the form OWNER/NAME of a hub repo (what callers try after folders and
-    assets; a bare NAME is an asset or a typo there, never a repo)."""
-    return "/" in name and ".." not in name and _HUB_ID.fullmatch(name) is not None
-
-
-def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> Path | None:
-    """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS` (or, when the hub is
-    offline, its snapshot in the local hub cache), or None when no mirror root is set and the id is to
-    be fetched from the hub (`download_model_repo`); refused with one line when the hub is offline
-    (`HF_HUB_OFFLINE`) and neither a mirror nor the cache has it, or the root lacks this repo (each line
-    naming the folder `hub_id` is not, in the working folder or `base`: `no_folder`)."""
-    location = model_location(hub_id, base)
-    if location != hub_id:
-        return Path(location)
-    if hub_offline():
-        cached = cached_snapshot(hub_id)
-        if cached is not None:
-            return cached
-        raise UserError(
-            f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1)"
-            f"{no_folder(hub_id, base)}; "
-            f"pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
-        )
-    return None
-
-
 # ---------------------------------------------------------------- the hub itself
 
-MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
-"""What a model download fetches: configs, safetensors weights and tokenizer files (no pickle, no code)."""
-TOKENIZER_GLOBS = ("*.json", "*.txt", "*.model")
-"""What a tokenizer download fetches: its files and the model config, not the weights."""
 _HUB_LOGGERS = ("huggingface_hub", "transformers", "datasets")
 
 
@@ -201,7 +181,7 @@ def quiet_hub() -> Iterator[None]:
             logger.setLevel(level)
 
 
-def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:
+def hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "") -> UserError:
     """One line for a hub request that failed: a repo that is not there or gated, else `fix`; `here`
     (`no_folder`'s clause) for an id that was a local path too."""
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError
@@ -221,47 +201,6 @@ def _hub_failure(hub_id: str, what: str, exc: Exception, fix: str, here: str = "
     return UserError(f"cannot download {what} '{hub_id}' from the Hugging Face hub ({reason}){here}; {fix}")
 
 
-def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES) -> Path:
-    """The local folder of the model repo `hub_id` (`what`: "model" or "tokenizer"), its `patterns`
-    fetched by `snapshot_download` (the local hub cache when the hub cannot be reached and the cache
-    has it), or one line saying what failed and the fix (see the module docstring)."""
-    from huggingface_hub import snapshot_download
-
-    with quiet_hub():
-        try:
-            return Path(snapshot_download(hub_id, allow_patterns=list(patterns)))
-        except Exception as exc:  # the hub raises many types; each ends in one line for the user
-            raise _hub_failure(hub_id, what, exc, DOWNLOAD_FIX, no_folder(hub_id)) from None
-
-
-DOWNLOAD_FIX = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
-"""The fix of a model repo the hub could not give (`download_model_repo`, `check_model_repo`)."""
-
-
-def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None) -> None:
-    """Refuse, downloading nothing, the model repo `hub_id` (`what`: "model" or "tokenizer") that
-    `model_mirror` refuses or `download_model_repo` could not fetch: no mirror of it, or neither in the
-    local hub cache nor on the hub, asked once (`reach_hub`; never with the hub offline), each in the line
-    of the call that refuses it, naming the folder `hub_id` is not in `base` (`no_folder`). A study
-    checks its hub ids so before anything runs (`study.checks.check_hub_ids`)."""
-    if model_mirror(hub_id, what, base) is not None or cached_snapshot(hub_id) is not None:
-        return
-    reach_hub(hub_id, "model", what, DOWNLOAD_FIX, here=no_folder(hub_id, base))
-
-
-def cached_snapshot(hub_id: str) -> Path | None:
-    """The local hub cache's snapshot of the model repo `hub_id`, if it has one (no network): what an offline
-    load reads (`model_mirror`), and a study a start model's positions from (`model.sources.max_positions`)."""
-    from huggingface_hub import snapshot_download
-    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
-
-    with quiet_hub():
-        try:
-            return Path(snapshot_download(hub_id, local_files_only=True))
-        except (LocalEntryNotFoundError, HFValidationError):  # an id the hub refuses is in no cache
-            return None
-
-
 def reach_hub(
     hub_id: str, repo_type: str, what: str, fix: str, revision: str | None = None, here: str = ""
 ) -> None:
@@ -275,12 +214,13 @@ def reach_hub(
         try:
             HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
         except RevisionNotFoundError:
+            pin = f"the @{revision} of {hub_id}@{revision}" if repo_type == "model" else "#hf_revision"
             raise UserError(
-                f"{what} '{hub_id}' has no revision '{revision}' on the Hugging Face hub; fix #hf_revision "
+                f"{what} '{hub_id}' has no revision '{revision}' on the Hugging Face hub; fix {pin} "
                 "(a commit sha, branch or tag of the repo)"
             ) from None
         except Exception as exc:
-            raise _hub_failure(hub_id, what, exc, fix, here) from None
+            raise hub_failure(hub_id, what, exc, fix, here) from None
 
 
 # ---------------------------------------------------------------- datasets: files and streaming

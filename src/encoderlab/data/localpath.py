@@ -16,6 +16,8 @@ where OWNER is a folder here: a working folder holding `someone/tok` must not st
 being read from its mirror. A typo there (`runs/my-rnu` beside `runs/my-run`) thus still asks the hub.
 Legacy bare hub ids (`bert-base-uncased`) are refused as a model's always were; their OWNER/NAME form
 (`google-bert/bert-base-uncased`) is read.
+A revision pinned as OWNER/NAME@REV that no hub revision can be (`@`, `@a..b`) is named as such, not as a
+missing path.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from encoderlab.data.hub import is_hub_id
+from encoderlab.data.hubmodels import bad_revision, is_hub_id
 from encoderlab.errors import UserError, closest
 
 
@@ -44,6 +46,11 @@ def check_source(name: str, what: str, fix: str, base: Path | None = None) -> No
     path = Path(name).expanduser()
     if path.exists() or path.is_symlink() or name in assets.ASSETS or is_hub_id(name):
         return
+    if (revision := bad_revision(name)) is not None:
+        raise UserError(
+            f"{what} '{name}' pins the revision '{revision}', which no hub revision can be; after the @ put a "
+            "commit sha, branch or tag of the repo (e.g. @main, or the 40-hex sha of a commit)"
+        )
     if is_local_only(name):
         _refuse_missing_path((base or Path(".")) / path, name, what, fix)
     near = _nearest(name, base or Path("."), list(assets.ASSETS))

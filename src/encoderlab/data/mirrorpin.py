@@ -1,5 +1,6 @@
-"""A hub revision pinned (`#hf_revision=SHA`) on a dataset mirror (`ENCODERLAB_HUB_DATA`), checked against
-the mirror's own download records.
+"""A hub revision pinned on a mirror, checked against the mirror's own download records: a corpus's
+(`#hf_revision=SHA` on `ENCODERLAB_HUB_DATA`) and a model's or tokenizer's (`OWNER/NAME@SHA` on
+`ENCODERLAB_HUB_MODELS`: `data/hubmodels.py`).
 
 A mirror folder has no revisions, but one written by `hf download --repo-type dataset ID --revision REV
 --local-dir DIR` records, for each file PATH it downloaded, `DIR/.cache/huggingface/download/PATH.metadata`:
@@ -11,7 +12,8 @@ trusts a record only while the file's mtime is at most 1 s past that time: a fil
 what was downloaded. The same rule is used here.
 
 A pin on a mirror is accepted when the dataset card (`README.md`, which lists the split's files) and every
-data file of the split have such a record naming that commit, unedited since; then the mirror is read as
+data file of the split (for a model: every config, weight and tokenizer file a load reads) have such a
+record naming that commit, unedited since; then the mirror is read as
 it is (no revision is passed to `datasets` for a folder) and the identity records the commit. Anything else
 is one line: a branch or tag (the records name commits only; resolving one needs the hub), a file without a
 record (copied, or downloaded without `--local-dir`), one edited since, or one of another commit. Trade-off:
@@ -50,41 +52,57 @@ def recorded_commit(folder: Path, path: str) -> tuple[str | None, str]:
     return commit, ""
 
 
-def _where(hub_id: str, folder: Path, pin: str, env: str) -> str:
-    return f"hf:{hub_id}#hf_revision={pin}: {env} mirrors {hub_id} in {folder}"
+def _where(hub_id: str, folder: Path, pin: str, env: str, kind: str) -> str:
+    named = f"{hub_id}@{pin}" if kind == "model" else f"hf:{hub_id}#hf_revision={pin}"
+    return f"{named}: {env} mirrors {hub_id} in {folder}"
 
 
-def refuse_branch_pin(hub_id: str, folder: Path, pin: str, env: str) -> None:
-    """One line for a pin `pin` of the mirror `folder` of `hub_id` (set by the variable `env`) that is no
-    full commit sha: the records name commits only (checked before the mirror's card is read)."""
+def _drop(pin: str, kind: str) -> str:
+    """How a source drops its pin, in the words of its kind (a model's `@REV`, a corpus's option)."""
+    return f"drop @{pin}" if kind == "model" else "drop hf_revision"
+
+
+def _pin(hub_id: str, commit: str, kind: str) -> str:
+    return f"{hub_id}@{commit}" if kind == "model" else f"hf_revision={commit}"
+
+
+def refuse_branch_pin(hub_id: str, folder: Path, pin: str, env: str, kind: str = "dataset") -> None:
+    """One line for a pin `pin` of the mirror `folder` of `hub_id` (set by the variable `env`; `kind`:
+    "dataset" or "model", which shapes how the pin is named) that is no full commit sha: the records
+    name commits only (checked before the mirror's card is read)."""
     from encoderlab.data.hub import is_commit
 
     if not is_commit(pin):
         raise UserError(
-            f"{_where(hub_id, folder, pin, env)}, whose download records name commits, not branches or tags; "
-            f"pin the 40-hex commit sha the mirror was downloaded at (the first line of {folder / RECORDS}/"
-            "*.metadata), or drop hf_revision to read the mirror as it is"
+            f"{_where(hub_id, folder, pin, env, kind)}, whose download records name commits, not branches or "
+            f"tags; pin the 40-hex commit sha the mirror was downloaded at (the first line of {folder / RECORDS}/"
+            f"*.metadata), or {_drop(pin, kind)} to read the mirror as it is"
         )
 
 
-def check_mirror_pin(hub_id: str, folder: Path, paths: list[str], pin: str, env: str) -> None:
+def check_mirror_pin(
+    hub_id: str, folder: Path, paths: list[str], pin: str, env: str, kind: str = "dataset"
+) -> None:
     """Refuse, with one line, a pin `pin` (a commit sha: `refuse_branch_pin`) of the mirror `folder` of
-    `hub_id` (set by the variable `env`) unless its card and its data files `paths` (repo paths) were
-    downloaded at that commit and not edited since (module docstring)."""
-    where = _where(hub_id, folder, pin, env)
-    again = f"hf download --repo-type dataset --revision {pin} {hub_id} --local-dir {folder}"
-    card = ["README.md"] if (folder / "README.md").is_file() else []
+    `hub_id` (set by the variable `env`) unless the files `paths` (repo paths) it reads were downloaded
+    at that commit and not edited since (module docstring): a dataset's card and the data files of its
+    split, a model's configs, weights and tokenizer files (`kind`: "dataset" or "model")."""
+    where = _where(hub_id, folder, pin, env, kind)
+    repo_type = " --repo-type dataset" if kind == "dataset" else ""
+    again = f"hf download{repo_type} --revision {pin} {hub_id} --local-dir {folder}"
+    drop = f"(or {_drop(pin, kind)} to read the mirror as it is)"
+    card = ["README.md"] if kind == "dataset" and (folder / "README.md").is_file() else []
     for path in card + paths:
         commit, why = recorded_commit(folder, path)
         if commit is None:
             raise UserError(
                 f"{where}, and its {path} {why}, so the pin cannot be checked; download it again with: {again} "
-                "(or drop hf_revision to read the mirror as it is)"
+                f"{drop}"
             )
         if commit != pin:
             raise UserError(
                 f"{where}, and its {path} was downloaded at commit {commit}, not {pin}; download it at {pin} "
-                f"with: {again} (or pin hf_revision={commit} if that commit is the one meant)"
+                f"with: {again} (or pin {_pin(hub_id, commit, kind)} if that commit is the one meant)"
             )
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab import jsonlines
-from encoderlab.data.hub import TOKENIZER_GLOBS, download_model_repo, model_mirror
+from encoderlab.data.hubmodels import TOKENIZER_GLOBS, download_model_repo, model_mirror
 from encoderlab.data.localpath import check_source
 from encoderlab.errors import UserError, first_line
 
@@ -116,7 +116,7 @@ def load_tokenizer(name_or_path: str | Path):
     from transformers import AutoTokenizer
 
     folder = tokenizer_folder(name_or_path)
-    if folder is None:  # a hub id to fetch: the one download of data/hub.py, one line if it fails
+    if folder is None:  # a hub id to fetch: the one download of data/hubmodels.py, one line if it fails
         folder = download_model_repo(str(name_or_path), "tokenizer", TOKENIZER_GLOBS)
     try:
         # Never None (transformers' default): with auto_map in tokenizer_config.json it would ask on

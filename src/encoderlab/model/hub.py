@@ -8,10 +8,11 @@ A source is resolved in this order, and each kind has exactly one loader:
      transformers' own classes (`hf_adapters`). Either way the result satisfies the LanguageModel
      protocol, so training, evaluation and analysis never ask where a model came from;
   3. an asset name (`minilm`, `smollm2-135m`): its cached folder, then as 2;
-  4. anything shaped like `org/name`: its mirror folder when `ENCODERLAB_HUB_MODELS` is set, else a
-     hub download (safetensors and configs only), then as 2. The mirror lookup, the offline refusal
-     and the download are `data/hub.py`'s, the one resolver of hub ids that tokenizers and datasets
-     use too, so a model and its tokenizer never come from two places.
+  4. anything shaped like `org/name` (or `org/name@rev`, a pinned revision): its mirror folder when
+     `ENCODERLAB_HUB_MODELS` is set, else a hub download (safetensors and configs only), then as 2.
+     The mirror lookup, the offline refusal and the download are `data/hubmodels.py`'s, the one
+     resolver of model hub ids, which tokenizers use too, so a model and its tokenizer never come
+     from two places.
 Security is decided here, once: weights are read with safetensors; pickled `pytorch_model.bin`
 only with `allow_pickle=True`, and then through `torch.load(weights_only=True)`; a folder that
 ships its own modelling code (`auto_map`) is refused unless `trust_remote_code=True`, and even then
@@ -35,7 +36,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
-from encoderlab.data.hub import TOKENIZER_GLOBS
+from encoderlab.data.hubmodels import TOKENIZER_GLOBS
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf

@@ -13,14 +13,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from encoderlab.data.hub import (
+from encoderlab.data.hub import mirror_root
+from encoderlab.data.hubmodels import (
     MODEL_FILES,
     TOKENIZER_GLOBS,
     cached_snapshot,
     download_model_repo,
     is_hub_id,
-    mirror_root,
+    mirror_folder,
     model_mirror,
+    split_revision,
 )
 from encoderlab.data.localpath import check_source
 from encoderlab.errors import UserError
@@ -63,15 +65,16 @@ def check_downloaded_weights(hub_id: str, folder: Path) -> None:
     """Refuse a model download that brought no weights: the repo holds none as safetensors, and a
     download takes no pickle (`MODEL_FILES`). Older repos (deberta-base, the ELECTRA discriminators)
     hold `pytorch_model.bin` on main and their safetensors on the hub bot's unmerged conversion pull
-    request; the load's own line ("no weights ... re-download the model") would send the user to
-    download the same files again."""
+    request, which a pin reads (`OWNER/NAME@refs/pr/N`); the load's own line ("no weights ...
+    re-download the model") would send the user to download the same files again."""
     if (folder / "config.json").is_file() and not any(folder.rglob("*.safetensors")):
+        repo, revision = split_revision(hub_id)
+        at = f" at revision {revision}" if revision else ""
         raise UserError(
-            f"hub repo {hub_id} has no safetensors weights (model.safetensors) to download, and encoderlab "
-            "downloads no pickled ones (pytorch_model.bin, which older repos hold only); put a safetensors "
-            f"copy in a folder and pass the folder: many such repos have one on the hub's conversion pull "
-            f"request (hf download {hub_id} --revision refs/pr/N --local-dir DIR, N from the repo's "
-            "Community tab), or convert the pickle in a folder you trust"
+            f"hub repo {repo}{at} has no safetensors weights (model.safetensors) to download, and encoderlab "
+            "downloads no pickled ones (pytorch_model.bin, which older repos hold only); many such repos have "
+            f"a safetensors copy on the hub's conversion pull request: pass {repo}@refs/pr/N (N from the "
+            "repo's Community tab), or convert the pickle in a folder you trust and pass the folder"
         )
 
 
@@ -96,8 +99,7 @@ def source_folder(source: str | Path) -> Path | None:
 
     if str(source) in assets.ASSETS and assets.is_fetched(str(source)):
         return assets.asset_dir(str(source))
-    root = mirror_root("model") if is_hub_id(str(source)) else None
-    return root / str(source) if root is not None and (root / str(source)).is_dir() else None
+    return mirror_folder(str(source)) if is_hub_id(str(source)) else None
 
 
 def max_positions(source: str | Path, fetch: bool = False) -> int | None:
@@ -119,7 +121,7 @@ def max_positions(source: str | Path, fetch: bool = False) -> int | None:
 def config_folder(source: str | Path, fetch: bool = False) -> Path | None:
     """The folder whose config `load_pretrained(source)` would build the model from, when it is on this
     machine: `source_folder`'s, else, for a hub id with no mirror root set, its snapshot in the local
-    hub cache (`data.hub.cached_snapshot`, no network; the snapshot it holds, which a download could
+    hub cache (`data.hubmodels.cached_snapshot`, no network; the snapshot it holds, which a download could
     update), else with `fetch` its configs and tokenizer downloaded (`TOKENIZER_GLOBS`, through
     `_source_path`, refused in the line a load gives). With a mirror root set the mirror decides, as
     it does for the load."""

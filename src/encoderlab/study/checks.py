@@ -103,7 +103,8 @@ def _here(location: str, fetched: bool) -> bool:
     everything for a run; for a plan (`fetched=False`), a path (a study file's are absolute), or a hub
     id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download."""
     from encoderlab.data.assets import ASSETS, is_fetched
-    from encoderlab.data.hub import is_hub_id, mirror_root
+    from encoderlab.data.hub import mirror_root
+    from encoderlab.data.hubmodels import is_hub_id
 
     if location in ASSETS:
         return is_fetched(location)

@@ -29,7 +29,7 @@ from encoderlab.study.spec import StudySpec
 def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] = frozenset()) -> None:
     """Refuse a start model or tokenizer named by a hub id (OWNER/NAME) that is no folder beside the study
     file (where its relative paths are read from: `files._with_paths`) and that no mirror, nor the local
-    hub cache, nor the hub (asked once) has (`hub.check_model_repo`), naming that folder, before anything
+    hub cache, nor the hub (asked once) has (`hubmodels.check_model_repo`), naming that folder, before anything
     runs, for `study plan` too: the node found it when its turn came, after the study folder was made,
     and named the working folder as the one the id was not (its `load_pretrained` looks there).
     `study plan` (`fetched=False`) asks no hub, as for corpora: with no model mirror it leaves them to
@@ -39,7 +39,8 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     import os
 
     from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hub import HUB_MODELS_ENV, check_model_repo, is_hub_id
+    from encoderlab.data.hub import HUB_MODELS_ENV
+    from encoderlab.data.hubmodels import check_model_repo, is_hub_id
 
     if not fetched and not os.environ.get(HUB_MODELS_ENV):
         return
@@ -124,7 +125,7 @@ def pin_local_starts(spec: StudySpec) -> StudySpec:
 
 def _shadowing(spec: StudySpec) -> list[tuple[str, str, str]]:
     """The `start_ids` of `spec` that are hub ids and also name a path in the working folder."""
-    from encoderlab.data.hub import is_hub_id
+    from encoderlab.data.hubmodels import is_hub_id
 
     names = {r.name for r in spec.runs} | {d.name for d in spec.data}
     return [

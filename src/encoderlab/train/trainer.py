@@ -56,7 +56,14 @@ from encoderlab.train.distributed import (
 from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
-from encoderlab.train.runfolder import KIND, LOCK, check_run_folder, config_diff, environment
+from encoderlab.train.runfolder import (
+    KIND,
+    LOCK,
+    check_run_folder,
+    config_diff,
+    environment,
+    start_model_record,
+)
 from encoderlab.train.start import find_checkpoint, resolve_device
 from encoderlab.train.step import TrainStep
 from encoderlab.train.validation import VALIDATION, Validator
@@ -201,7 +208,8 @@ class Trainer:
             if self.world.is_main:
                 ckpt.remove_partial(self.run_dir)
                 save_yaml(self.cfg, self.run_dir / "config.yaml")
-                write_text_atomic(self.run_dir / "env.json", json_text(environment(), indent=2))
+                env = {**environment(), **start_model_record(self.cfg.model.init)}
+                write_text_atomic(self.run_dir / "env.json", json_text(env, indent=2))
                 if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
                     record = [to_dict(self.train_step.added)]
                     write_text_atomic(self.run_dir / ADDED_TOKENS, json_text(record, indent=2))

@@ -1,0 +1,200 @@
+"""Model and tokenizer repos on the hub, named `OWNER/NAME` or pinned as `OWNER/NAME@REVISION`.
+
+A model or tokenizer source that is no folder and no asset is a hub id (`is_hub_id`). This module is the
+one place that finds its files: the mirror under `ENCODERLAB_HUB_MODELS` (`model_mirror`), the local hub
+cache (`cached_snapshot`) or a download (`download_model_repo`, the one call that downloads a model repo).
+The generic pieces (mirror roots, the hub asked once, its failures as one line) are `data/hub.py`'s.
+
+A revision is pinned with `@`, as the hub's own file system names one (`hf://OWNER/NAME@REV/...`) and
+`hf download --revision REV` takes it: a commit sha, a branch, a tag or `refs/pr/N`. Unpinned, the repo
+is read at its default branch as it is now, which a later push changes under the same name; pinned to a
+commit, the name is one set of weights, and a study keys its nodes by it (a pinned and an unpinned
+start are two runs). Where the pin is honoured:
+  * a download and the local hub cache: `snapshot_download(..., revision=REV)` (the cache keeps each
+    commit's snapshot and each branch's or tag's ref, so an offline load finds the one pinned);
+  * a mirror: it has no revisions, so the pin must be a commit and is checked against the records
+    `hf download --revision SHA --local-dir DIR` leaves for every file a load reads (`data/mirrorpin.py`,
+    the check corpora get for `#hf_revision`); a branch, or a file of another commit, is one line.
+Trade-off: `@` cannot begin a repo name on the hub, so OWNER/NAME@REV is never a repo; a folder of that
+name in the working folder is still read first, as every OWNER/NAME is (`data/localpath.py`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from pathlib import Path
+
+from encoderlab.data.hub import (
+    HUB_ID,
+    HUB_MODELS_ENV,
+    hub_failure,
+    hub_offline,
+    is_commit,
+    is_revision,
+    mirror_location,
+    mirror_root,
+    no_folder,
+    quiet_hub,
+    reach_hub,
+)
+from encoderlab.data.mirrorpin import RECORDS, check_mirror_pin, recorded_commit, refuse_branch_pin
+from encoderlab.errors import UserError
+
+MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
+"""What a model download fetches: configs, safetensors weights and tokenizer files (no pickle, no code)."""
+TOKENIZER_GLOBS = ("*.json", "*.txt", "*.model")
+"""What a tokenizer download fetches: its files and the model config, not the weights."""
+DOWNLOAD_FIX = "check the path, or the network, or set HF_HUB_OFFLINE=1 to use the local hub cache"
+"""The fix of a model repo the hub could not give (`download_model_repo`, `check_model_repo`)."""
+
+
+def split_revision(name: str) -> tuple[str, str | None]:
+    """(OWNER/NAME, REV) of `OWNER/NAME@REV`; (name, None) when no revision is pinned."""
+    repo, at, revision = name.partition("@")
+    return (repo, revision) if at else (name, None)
+
+
+def is_hub_id(name: str) -> bool:
+    """True when `name` has the form OWNER/NAME of a hub repo, or OWNER/NAME@REV with a revision the hub
+    could hold (what callers try after folders and assets; a bare NAME is an asset or a typo there, never
+    a repo)."""
+    repo, revision = split_revision(name)
+    well_formed = "/" in repo and ".." not in repo and HUB_ID.fullmatch(repo) is not None
+    return well_formed and (revision is None or is_revision(revision))
+
+
+def bad_revision(name: str) -> str | None:
+    """The revision of `name` when it is OWNER/NAME@REV with a REV no hub revision can be, else None."""
+    repo, revision = split_revision(name)
+    if revision is None or is_hub_id(name) or not is_hub_id(repo):
+        return None
+    return revision
+
+
+def model_location(hub_id: str, base: Path | None = None) -> str:
+    """What to pass to `from_pretrained` for the model repo `hub_id` (a model or a tokenizer, pinned or
+    not; `base`: see `no_folder`): its mirror folder, its pin checked (module docstring), or the id."""
+    repo, revision = split_revision(hub_id)
+    location = mirror_location(repo, "model", revision, base, local=hub_id)
+    if location != repo:
+        if revision is not None:
+            _check_pin(repo, Path(location), revision)
+        return location
+    return hub_id
+
+
+def _check_pin(repo: str, folder: Path, revision: str) -> None:
+    """Refuse a mirror read at a pin its download records do not name, for every file a load reads."""
+    refuse_branch_pin(repo, folder, revision, HUB_MODELS_ENV, "model")
+    check_mirror_pin(repo, folder, _read_files(folder), revision, HUB_MODELS_ENV, "model")
+
+
+def _read_files(folder: Path) -> list[str]:
+    """The repo paths of a mirror's files that a load reads (what a download fetches: `MODEL_FILES`)."""
+    found = sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and RECORDS.parts[0] not in p.relative_to(folder).parts[:1]
+    )
+    return [name for name in found if any(fnmatch.fnmatch(name, g) for g in MODEL_FILES)]
+
+
+def resolved_commit(hub_id: str) -> str | None:
+    """The commit a load of `hub_id` reads now, told without the network: its pin when that is a commit;
+    else a mirror's, when its download records name one commit for every file a load reads (`_check_pin`
+    would accept it); else the commit of the hub cache snapshot it resolves to (a snapshot folder is named
+    by its commit). None when nothing tells it (a mirror without records, nothing cached)."""
+    repo, revision = split_revision(hub_id)
+    if revision is not None and is_commit(revision):
+        return revision
+    folder = mirror_folder(hub_id)
+    if folder is not None:
+        files = _read_files(folder)
+        commit = recorded_commit(folder, files[0])[0] if files else None
+        try:
+            _check_pin(repo, folder, commit or "")
+        except UserError:  # no record, an edited file, or files of two downloads: no one commit
+            return None
+        return commit
+    cached = None if mirror_root("model") is not None else cached_snapshot(hub_id)
+    return cached.name if cached is not None and is_commit(cached.name) else None
+
+
+def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> Path | None:
+    """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS` (or, when the hub is
+    offline, its snapshot in the local hub cache), or None when no mirror root is set and the id is to
+    be fetched from the hub (`download_model_repo`); refused with one line when the hub is offline
+    (`HF_HUB_OFFLINE`) and neither a mirror nor the cache has it, or the root lacks this repo (each line
+    naming the folder `hub_id` is not, in the working folder or `base`: `no_folder`)."""
+    location = model_location(hub_id, base)
+    if location != hub_id:
+        return Path(location)
+    if hub_offline():
+        cached = cached_snapshot(hub_id)
+        if cached is not None:
+            return cached
+        raise UserError(
+            f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1)"
+            f"{no_folder(hub_id, base)}; "
+            f"pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
+        )
+    return None
+
+
+def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES) -> Path:
+    """The local folder of the model repo `hub_id` (`what`: "model" or "tokenizer"; at its pinned
+    revision, if any), its `patterns` fetched by `snapshot_download` (the local hub cache when the hub
+    cannot be reached and the cache has it), or one line saying what failed and the fix."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import RevisionNotFoundError
+
+    repo, revision = split_revision(hub_id)
+    with quiet_hub():
+        try:
+            return Path(snapshot_download(repo, revision=revision, allow_patterns=list(patterns)))
+        except RevisionNotFoundError:
+            raise _no_revision(repo, revision, what) from None
+        except Exception as exc:  # the hub raises many types; each ends in one line for the user
+            raise hub_failure(hub_id, what, exc, DOWNLOAD_FIX, no_folder(hub_id)) from None
+
+
+def _no_revision(repo: str, revision: str | None, what: str) -> UserError:
+    return UserError(
+        f"{what} '{repo}' has no revision '{revision}' on the Hugging Face hub; fix the @{revision} of "
+        f"{repo}@{revision} (a commit sha, branch or tag of the repo)"
+    )
+
+
+def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None) -> None:
+    """Refuse, downloading nothing, the model repo `hub_id` (`what`: "model" or "tokenizer") that
+    `model_mirror` refuses or `download_model_repo` could not fetch: no mirror of it, or neither in the
+    local hub cache nor on the hub, asked once (`reach_hub`, at the pinned revision; never with the hub
+    offline), each in the line of the call that refuses it, naming the folder `hub_id` is not in `base`
+    (`no_folder`). A study checks its hub ids so before anything runs (`study.checks.check_hub_ids`)."""
+    if model_mirror(hub_id, what, base) is not None or cached_snapshot(hub_id) is not None:
+        return
+    repo, revision = split_revision(hub_id)
+    reach_hub(repo, "model", what, DOWNLOAD_FIX, revision=revision, here=no_folder(hub_id, base))
+
+
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The local hub cache's snapshot of the model repo `hub_id` (at its pinned revision: a commit's
+    snapshot, or the one a cached branch or tag ref names), if it has one (no network): what an offline
+    load reads (`model_mirror`), and a study a start model's positions from (`model.sources.max_positions`)."""
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    repo, revision = split_revision(hub_id)
+    with quiet_hub():
+        try:
+            return Path(snapshot_download(repo, revision=revision, local_files_only=True))
+        except (LocalEntryNotFoundError, HFValidationError):  # an id the hub refuses is in no cache
+            return None
+
+
+def mirror_folder(hub_id: str) -> Path | None:
+    """The folder of `hub_id`'s mirror under `ENCODERLAB_HUB_MODELS`, when the root is set and holds it
+    (its pin is not checked: the folder that would be read, for the checks that no output lands in it)."""
+    root = mirror_root("model")
+    repo = split_revision(hub_id)[0]
+    return root / repo if root is not None and (root / repo).is_dir() else None

@@ -1,0 +1,72 @@
+"""A run started from a hub id records, in env.json, the commit it read (`runfolder.start_model_record`):
+an unpinned id is whatever the repo's default branch held, which a later push changes under the same
+name, so without the commit nothing told which weights the run continued. The hub cache is the layout
+huggingface_hub writes (`snapshots/COMMIT/`, `refs/BRANCH`), read offline by the real `snapshot_download`;
+a mirror's commit comes from the records `hf download --local-dir` leaves."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from huggingface_hub import constants
+from tests.train.helpers import tiny_run
+
+from encoderlab.data.hub import HUB_MODELS_ENV
+from encoderlab.model import Encoder, ModelConfig
+from encoderlab.model.io import save_model_folder
+from encoderlab.objectives import MLM
+from encoderlab.train.config import ModelSpec, Phase
+from encoderlab.train.trainer import pretrain
+
+SHA_A, SHA_B = "a" * 40, "b" * 40
+
+
+def _save(folder: Path) -> Path:
+    return save_model_folder(Encoder(ModelConfig.from_size("tiny", vocab_size=128)), folder)
+
+
+def _run(tmp_path: Path, init: str, name: str) -> dict:
+    phases = (Phase(objective=MLM(mask_ratio=0.3), steps=1),)
+    cfg = tiny_run(tmp_path / name, phases=phases, model=ModelSpec(init=init))
+    pretrain(cfg)
+    return json.loads((tmp_path / name / "env.json").read_text())
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """The hub cache holding commits A and B of someone/enc, `main` at B and the tag `v1` at A; offline."""
+    storage = tmp_path / "hub-cache" / "models--someone--enc"
+    for sha in (SHA_A, SHA_B):
+        _save(storage / "snapshots" / sha)
+    (storage / "refs").mkdir()
+    (storage / "refs" / "main").write_text(SHA_B)
+    (storage / "refs" / "v1").write_text(SHA_A)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def test_a_run_from_a_hub_id_records_the_commit_it_read(tmp_path, cache):
+    assert _run(tmp_path, "someone/enc", "main")["start_model"] == {"hub_id": "someone/enc", "commit": SHA_B}
+    pinned = _run(tmp_path, "someone/enc@v1", "v1")["start_model"]
+    assert pinned == {"hub_id": "someone/enc@v1", "commit": SHA_A}
+    _save(tmp_path / "model")
+    assert "start_model" not in _run(tmp_path, str(tmp_path / "model"), "run")  # a folder is its own record
+
+
+def test_a_mirror_records_the_commit_its_download_records_name_or_none(tmp_path, monkeypatch):
+    repo = _save(tmp_path / "hub" / "someone" / "enc")
+    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "hub"))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert _run(tmp_path, "someone/enc", "copied")["start_model"]["commit"] is None  # copied in: no records
+    for p in repo.iterdir():
+        if p.is_file():
+            record = repo / ".cache" / "huggingface" / "download" / f"{p.name}.metadata"
+            record.parent.mkdir(parents=True, exist_ok=True)
+            record.write_text(f"{SHA_A}\n{'e' * 64}\n{time.time()}\n")  # as `hf download --local-dir` writes
+    assert _run(tmp_path, "someone/enc", "downloaded")["start_model"]["commit"] == SHA_A
