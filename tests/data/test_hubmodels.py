@@ -57,13 +57,13 @@ def _commit_folder(folder: Path, sha: str) -> Path:
     return folder
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch) -> Path:
-    """The local hub cache holding commits A and B of someone/enc, `main` at B and the tag `v1` at A,
-    the hub offline; the working folder is the test's own."""
+def cache_two_commits(tmp_path: Path, monkeypatch, save) -> Path:
+    """The local hub cache holding commits A and B of someone/enc (each folder written by `save(folder,
+    sha)`), `main` at B and the tag `v1` at A, the hub offline, no mirror; the working folder is the
+    test's own. Returns the repo's cache folder."""
     storage = tmp_path / "hub-cache" / "models--someone--enc"
     for sha in (SHA_A, SHA_B):
-        _commit_folder(storage / "snapshots" / sha, sha)
+        save(storage / "snapshots" / sha, sha)
     (storage / "refs").mkdir()
     (storage / "refs" / "main").write_text(SHA_B)
     (storage / "refs" / "v1").write_text(SHA_A)
@@ -72,6 +72,11 @@ def cache(tmp_path, monkeypatch) -> Path:
     monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
     monkeypatch.chdir(tmp_path)
     return storage
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    return cache_two_commits(tmp_path, monkeypatch, _commit_folder)
 
 
 def test_a_pinned_revision_is_read_from_the_hub_cache_offline(cache):

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from huggingface_hub import constants
+from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
 from tests.train.helpers import tiny_run
 
 from encoderlab.data.hub import HUB_MODELS_ENV
@@ -20,8 +20,6 @@ from encoderlab.model.io import save_model_folder
 from encoderlab.objectives import MLM
 from encoderlab.train.config import ModelSpec, Phase
 from encoderlab.train.trainer import pretrain
-
-SHA_A, SHA_B = "a" * 40, "b" * 40
 
 
 def _save(folder: Path) -> Path:
@@ -37,17 +35,7 @@ def _run(tmp_path: Path, init: str, name: str) -> dict:
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    """The hub cache holding commits A and B of someone/enc, `main` at B and the tag `v1` at A; offline."""
-    storage = tmp_path / "hub-cache" / "models--someone--enc"
-    for sha in (SHA_A, SHA_B):
-        _save(storage / "snapshots" / sha)
-    (storage / "refs").mkdir()
-    (storage / "refs" / "main").write_text(SHA_B)
-    (storage / "refs" / "v1").write_text(SHA_A)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
-    monkeypatch.chdir(tmp_path)
+    cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: _save(folder))
 
 
 def test_a_run_from_a_hub_id_records_the_commit_it_read(tmp_path, cache):
