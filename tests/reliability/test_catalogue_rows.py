@@ -50,6 +50,7 @@ NAMED = {
     "report-compute-count-not-finite": "tests.study.test_non_finite_study_scores::test_a_non_finite_compute_count_is_refused_naming_its_node_json",
     "study-task-without-mirror": "tests.reliability.test_hostile_study_files::test_a_study_whose_task_has_no_hub_mirror_is_refused_before_anything_is_written",
     "study-hub-id-not-there": "tests.study.test_study_hub_ids::test_a_hub_id_the_hub_cannot_give_is_refused_naming_the_study_files_folder",
+    "study-hub-start-moved": "tests.study.test_start_commits::test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs",
     "study-resume-shadowed-hub-id": "tests.study.test_resumed_hub_ids::test_a_resumed_study_refuses_a_hub_id_the_working_folder_now_shadows",
     "study-builtin-shadowed-hub-id": "tests.study.test_builtin_hub_ids::test_a_builtins_first_run_refuses_a_hub_id_the_working_folder_shadows",
     "study-cuda-not-visible": "tests.reliability.test_hostile_study_files::test_a_study_on_cuda_where_none_is_visible_is_refused_before_anything_is_written",

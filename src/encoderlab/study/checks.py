@@ -34,6 +34,7 @@ from encoderlab.study.hubids import check_hub_ids, check_shadowed_hub_ids, spec_
 from encoderlab.study.positions import check_cka_lengths, check_eval_lengths, check_start_models
 from encoderlab.study.reads import unread_inputs
 from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
+from encoderlab.study.startcommits import check_start_commits
 from encoderlab.words import count
 
 PER_DOCUMENT = 4
@@ -47,11 +48,13 @@ def check_start(spec: StudySpec, study_dir: Path | None = None, nodes: Iterable[
     study's graph, whose finished prepare nodes in `study_dir` give exact token counts. A start model
     named by a hub id that a node still to run reads, and that neither a mirror nor the local hub cache
     holds, has its configs downloaded for its positions (`fetch`), after `check_inputs` asked the hub
-    for it once (`check_hub_ids`)."""
+    for it once (`check_hub_ids`); one read unpinned is then checked against the commit the finished
+    runs read (`startcommits`)."""
     nodes = list(nodes)
     check_inputs(spec, study_dir, nodes)
     starts = frozenset(r.init for r in spec.runs if r.init)
     check_runs(spec, study_dir, nodes, fetch=starts - unread_inputs(spec, study_dir, nodes))
+    check_start_commits(spec, study_dir, nodes)  # after check_runs: a hub id's configs are here by now
 
 
 def check_fetched(

@@ -29,7 +29,7 @@ def unread_inputs(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]
         return frozenset()
     read: set[str] = set()
     for node in pending_nodes(Path(study_dir), nodes):
-        _strings(node.config, read)
+        config_strings(node.config, read)
     # Exact strings suffice: `nodes` is `build_graph(spec)` of this very spec (pinned first:
     # `pin_local_starts`), and its configs hold these fields verbatim (a prepare node its `DataSpec`'s
     # corpus entries and tokenizer, `to_dict`; a pretraining node `model.init` = `run.init`,
@@ -39,13 +39,13 @@ def unread_inputs(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]
     return frozenset(i for i in inputs if i not in read)
 
 
-def _strings(value, out: set[str]) -> None:
+def config_strings(value, out: set[str]) -> None:
     """Add every string `value` (a node config: dicts, lists, scalars) holds to `out`."""
     if isinstance(value, str):
         out.add(value)
     elif isinstance(value, dict):
         for v in value.values():
-            _strings(v, out)
+            config_strings(v, out)
     elif isinstance(value, list | tuple):
         for v in value:
-            _strings(v, out)
+            config_strings(v, out)

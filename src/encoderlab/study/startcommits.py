@@ -1,0 +1,86 @@
+"""A resumed study whose unpinned hub start model moved to another commit is refused, not mixed.
+
+A start model named by an unpinned hub id (`OWNER/NAME`, no `@SHA`) is whatever the repo's default branch
+holds when a node reads it, but the study keys its nodes by the name. Resumed after a push to the repo,
+the finished nodes keep what they read and the nodes still to run read the new weights: runs continued
+from two models, or a start model evaluated as is that is not the one the runs continued, under one name
+in one report. Each pretraining run records the commit it started from (`env.json`'s `start_model`:
+`train.runfolder.start_model_record`), so `study run` compares, before anything runs, the commits the
+finished runs read of each such id with the one it resolves to now (`hubmodels.resolved_commit`: the
+local hub cache or the mirror, after `checks.check_runs` downloaded its configs; no network here).
+
+Trade-offs: only pretraining runs record a commit, so a study whose only finished readers of the id are
+as-is evaluations is not checked (their results record the weights' fingerprint instead); runs from
+before the record, or a commit nothing can tell (a mirror without download records), are not compared.
+A pinned commit (`OWNER/NAME@SHA`) is one set of weights and never checked; a pinned branch or tag can
+move as the default branch does, and is.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from encoderlab.errors import UserError
+from encoderlab.study.graph import Node
+from encoderlab.study.spec import StudySpec
+
+
+def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> None:
+    """Refuse (module docstring) a hub start model that nodes still to run read unpinned at another commit
+    than the finished pretraining runs of `study_dir` recorded."""
+    from encoderlab.data.hub import is_commit
+    from encoderlab.data.hubmodels import resolved_commit, split_revision
+    from encoderlab.study.reads import config_strings
+    from encoderlab.study.runner import node_dir, pending_nodes
+
+    nodes = list(nodes)
+    if study_dir is None or not nodes:
+        return
+    pending = pending_nodes(Path(study_dir), nodes)
+    waiting = {n.key for n in pending}
+    read_later: set[str] = set()
+    for node in pending:
+        config_strings(node.config, read_later)
+    recorded: dict[str, dict[str, str]] = {}  # hub id -> {commit: a finished run that read it}
+    for node in nodes:
+        if node.kind == "pretrain" and node.key not in waiting:
+            start = _start_model(node_dir(Path(study_dir), node) / "run" / "env.json")
+            if start is not None:
+                recorded.setdefault(start[0], {}).setdefault(start[1], node.name)
+    for hub_id, commits in sorted(recorded.items()):
+        revision = split_revision(hub_id)[1]
+        if hub_id not in read_later or (revision is not None and is_commit(revision)):
+            continue
+        now = resolved_commit(hub_id)
+        if now is None or set(commits) == {now}:
+            continue
+        _refuse(spec, hub_id, commits, now)
+
+
+def _refuse(spec: StudySpec, hub_id: str, commits: dict[str, str], now: str) -> None:
+    from encoderlab.data.hubmodels import split_revision
+
+    repo = split_revision(hub_id)[0]
+    read = "; ".join(f"{name.split('/', 1)[-1]} read commit {sha}" for sha, name in sorted(commits.items()))
+    first = sorted(commits)[0]
+    raise UserError(
+        f"study {spec.name}: start model '{hub_id}' is read unpinned, and it has moved: its finished runs read "
+        f"other weights than its nodes still to run would ({read}; it resolves to commit {now} now); to finish "
+        f"the study with the weights they read, mirror that commit (hf download --revision {first} {repo} "
+        f"--local-dir DIR/{repo}, then set ENCODERLAB_HUB_MODELS=DIR), or name {repo}@{now} in the study to "
+        "run every node reading it again at the new one"
+    )
+
+
+def _start_model(env: Path) -> tuple[str, str] | None:
+    """(hub id, commit) a finished run's env.json records of its start model; None when it records none."""
+    try:
+        start = json.loads(env.read_text(encoding="utf-8")).get("start_model")
+    except (OSError, ValueError, AttributeError):  # no env.json, or not ours: nothing recorded to compare
+        return None
+    if not isinstance(start, dict):
+        return None
+    hub_id, commit = start.get("hub_id"), start.get("commit")
+    return (hub_id, commit) if isinstance(hub_id, str) and isinstance(commit, str) else None
