@@ -31,12 +31,21 @@ def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable
     """Refuse (module docstring) a hub start model that nodes still to run read unpinned at another commit
     than the finished pretraining runs of `study_dir` recorded."""
     from encoderlab.data.hub import is_commit
-    from encoderlab.data.hubmodels import resolved_commit, split_revision
+    from encoderlab.data.hubmodels import is_hub_id, resolved_commit, split_revision
     from encoderlab.study.reads import config_strings
     from encoderlab.study.runner import node_dir, pending_nodes
 
     nodes = list(nodes)
-    if study_dir is None or not nodes:
+    names = {r.name for r in spec.runs}
+    moving = {
+        r.init
+        for r in spec.runs
+        if r.init
+        and r.init not in names
+        and is_hub_id(r.init)
+        and not is_commit(split_revision(r.init)[1] or "")
+    }
+    if study_dir is None or not nodes or not moving:  # most studies: nothing to compare, no markers read
         return
     pending = pending_nodes(Path(study_dir), nodes)
     waiting = {n.key for n in pending}
@@ -50,8 +59,7 @@ def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable
             if start is not None:
                 recorded.setdefault(start[0], {}).setdefault(start[1], node.name)
     for hub_id, commits in sorted(recorded.items()):
-        revision = split_revision(hub_id)[1]
-        if hub_id not in read_later or (revision is not None and is_commit(revision)):
+        if hub_id not in moving or hub_id not in read_later:
             continue
         now = resolved_commit(hub_id)
         if now is None or set(commits) == {now}:
