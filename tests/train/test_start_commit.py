@@ -16,6 +16,7 @@ from tests.train.helpers import tiny_run
 
 from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.model import Encoder, ModelConfig
+from encoderlab.model.card import find_run, render_card
 from encoderlab.model.io import save_model_folder
 from encoderlab.objectives import MLM
 from encoderlab.train.config import ModelSpec, Phase
@@ -42,6 +43,10 @@ def test_a_run_from_a_hub_id_records_the_commit_it_read(tmp_path, cache):
     assert _run(tmp_path, "someone/enc", "main")["start_model"] == {"hub_id": "someone/enc", "commit": SHA_B}
     pinned = _run(tmp_path, "someone/enc@v1", "v1")["start_model"]
     assert pinned == {"hub_id": "someone/enc@v1", "commit": SHA_A}
+    card = render_card("v1", "EuroBertForMaskedLM", None, find_run(tmp_path / "v1"), None, "v1")
+    assert (
+        f"trained continued from `someone/enc@v1` at commit `{SHA_A}` (load: weights)" in card
+    )  # the card says so
     _save(tmp_path / "model")
     assert "start_model" not in _run(tmp_path, str(tmp_path / "model"), "run")  # a folder is its own record
 

@@ -49,6 +49,8 @@ class RunRecord:
     tokens: int | None = None
     data_meta: dict | None = None
     notes: list[str] = field(default_factory=list)
+    start_commit: str | None = None
+    """The hub commit of its start model, when it started from a hub id (env.json's `start_model`)."""
 
 
 def find_run(source: Path) -> RunRecord | None:
@@ -72,7 +74,7 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
         return None
     if not isinstance(config, dict) or "phases" not in config:
         return None
-    record = RunRecord(folder=run, config=config)
+    record = RunRecord(folder=run, config=config, start_commit=_start_commit(run))
     if checkpoint is not None:
         try:
             progress = jsonlines.loads((checkpoint / "state.json").read_text())["progress"]
@@ -91,6 +93,16 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
                 f"the prepared data {data} is not readable here, so its sources are not listed"
             )
     return record
+
+
+def _start_commit(run: Path) -> str | None:
+    """The commit env.json records the run's hub start model was read at; None for any other start."""
+    try:
+        start = jsonlines.loads((run / "env.json").read_text(encoding="utf-8")).get("start_model")
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    commit = start.get("commit") if isinstance(start, dict) else None
+    return commit if isinstance(commit, str) else None
 
 
 def _last_metrics(path: Path) -> tuple[int | None, int | None]:
@@ -189,8 +201,9 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
         ]
     c = run.config
     model, layout, optim = c.get("model") or {}, c.get("layout") or {}, c.get("optim") or {}
+    at = f" at commit `{run.start_commit}`" if run.start_commit else ""
     start = (
-        f"continued from `{model['init']}` (load: {model.get('load')})"
+        f"continued from `{model['init']}`{at} (load: {model.get('load')})"
         if model.get("init")
         else "from scratch"
     )
