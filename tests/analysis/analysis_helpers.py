@@ -71,7 +71,7 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
 
 
 def make_adapter(family: str, seed: int, **overrides):
-    """A tiny random BERT, RoBERTa, ELECTRA, MPNet, DistilBERT, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
+    """A tiny random BERT, RoBERTa, ELECTRA, MPNet, ALBERT, DistilBERT, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
     encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
     (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
     from transformers import ModernBertConfig, ModernBertForMaskedLM
@@ -79,16 +79,26 @@ def make_adapter(family: str, seed: int, **overrides):
     from encoderlab.model.hf_registry import ADAPTERS
 
     common = dict(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=32, num_hidden_layers=3, pad_token_id=0)
-    if family in ("bert", "roberta", "electra", "mpnet"):
+    if family in ("bert", "roberta", "electra", "mpnet", "albert"):
         import transformers
 
         fields = dict(num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
         fields.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-        if family == "electra":  # a narrower embedding, projected into the blocks (ELECTRA-small's shape)
+        if family in (
+            "electra",
+            "albert",
+        ):  # a narrower embedding, projected into the blocks (ELECTRA-small's shape)
             fields.update(embedding_size=16)
         if family == "mpnet":  # the pad id its embeddings hard-code (positions start after it)
             fields.update(pad_token_id=1)
-        prefix = {"bert": "Bert", "roberta": "Roberta", "electra": "Electra", "mpnet": "MPNet"}[family]
+        prefix = {
+            "bert": "Bert",
+            "roberta": "Roberta",
+            "electra": "Electra",
+            "mpnet": "MPNet",
+            "albert": "Albert",
+        }
+        prefix = prefix[family]
         config = getattr(transformers, f"{prefix}Config")(**{**common, **fields, **overrides})
         cls = getattr(transformers, f"{prefix}ForMaskedLM")
     elif family == "distilbert":  # its own field names (no attribute_map for the MLP width)

@@ -24,6 +24,7 @@ from encoderlab.errors import UserError
 from encoderlab.model.io import is_model_folder, load_model_folder, save_model_folder
 
 FAMILIES = ["bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta", "deberta-v2"]
+SHARED = ["albert"]  # one layer applied at every depth: transplants of some layers are refused
 
 
 def _ids(n: int = 12) -> torch.Tensor:
@@ -35,7 +36,7 @@ def _logits(model, ids):
         return model.lm_logits(model(ids).last_hidden_state)
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", [*FAMILIES, *SHARED])
 def test_everything_reproduces_a_and_the_parts_partition_each_block(family):
     a, b = make_adapter(family, 0), make_adapter(family, 1)
     ids = _ids()
@@ -96,7 +97,7 @@ def test_token_ids_alone_do_not_block_a_transplant():
     transplant(make_adapter("bert", 0), make_adapter("bert", 1, pad_token_id=1), TransplantSpec(layers=(0,)))
 
 
-@pytest.mark.parametrize("family", ["encoder", *FAMILIES])
+@pytest.mark.parametrize("family", ["encoder", *FAMILIES, *SHARED])
 def test_block_outputs_are_each_blocks_own_output(family):
     """Layer l is the output of `model.layers[l]` for every class. ModernBERT's `hidden_states`
     end with the final norm applied; the last block's own output is the input of that norm."""
@@ -144,7 +145,7 @@ def _topic_task(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+@pytest.mark.parametrize("family", [*FAMILIES, *SHARED])
 def test_probes_and_cka_run_on_adapted_models(family, tmp_path, tokenizer):
     model = make_adapter(family, 0)
     rows = probe_model(model, tokenizer, load_task(str(_topic_task(tmp_path))))
@@ -188,3 +189,25 @@ def test_transplant_sweep_command_on_modernbert_folders(tmp_path, tokenizer):
     ]
     assert all(0 <= r["accuracy"] <= 100 for r in rows)
     assert type(load_model_folder(out / "all-mlp")).__name__ == "ModernBertAdapter"
+
+
+def test_a_transplant_of_some_of_albert_s_shared_layers_is_refused_and_writes_nothing(
+    tmp_path, tokenizer, capsys
+):
+    """ALBERT's three layers are one set of weights applied three times: a transplant of layer 0 would
+    copy all three. One line, before any folder is written, for one transplant and for a sweep of single
+    layers; all layers (or the parts sweep, attention and MLP over all layers) still go through."""
+    a = save_model_folder(make_adapter("albert", 0), tmp_path / "a", tokenizer=tokenizer)
+    b = save_model_folder(make_adapter("albert", 1), tmp_path / "b", tokenizer=tokenizer)
+    refused = {"--layers": "0", "--sweep": "layers"}
+    for flag, value in refused.items():
+        out = tmp_path / f"t{flag}"
+        with pytest.raises(SystemExit) as exc:
+            main(["analyze", "transplant", str(a), str(b), flag, value, "--out", str(out)])
+        err = capsys.readouterr().err.strip()
+        assert exc.value.code == 2 and len(err.splitlines()) == 1, err
+        assert "takes layer 0 but not layer 1, which runs the same weights (albert's layers share" in err
+        assert "choose all of layers 0-2 or none of them" in err and not out.exists()
+    main(["analyze", "transplant", str(a), str(b), "--layers", "0-2", "--out", str(tmp_path / "all")])
+    main(["analyze", "transplant", str(a), str(b), "--sweep", "parts", "--out", str(tmp_path / "parts")])
+    assert type(load_model_folder(tmp_path / "parts" / "all-mlp")).__name__ == "AlbertAdapter"

@@ -345,3 +345,40 @@ def serve_hub_repo(monkeypatch, tmp_path, hub_id: str, repo) -> list[str]:
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.chdir(tmp_path)
     return fetched
+
+
+def albert_config(**overrides):
+    """A three-layer AlbertConfig sharing one layer (as every released ALBERT), a narrower embedding
+    (16 into 32, as albert-base-v2's 128 into 768), no dropout."""
+    from transformers import AlbertConfig
+
+    fields = dict(
+        vocab_size=VOCAB,
+        embedding_size=16,
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        hidden_act="gelu_new",
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    return AlbertConfig(**{**fields, **overrides})
+
+
+def save_albert_tokenizer(folder) -> None:
+    """albert-base-v2's vocabulary file: a SentencePiece unigram model (`spiece.model`, trained here by
+    the `sentencepiece` package with ALBERT's special pieces <pad> 0, <unk> 1, [CLS] 2, [SEP] 3,
+    [MASK] 4), lower-cased as ALBERT's is; no tokenizer_config.json (config.json names the class)."""
+    import io
+
+    import sentencepiece as spm
+
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(SPM_TEXTS * 50), model_writer=model, vocab_size=30, model_type="unigram",
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3, pad_piece="<pad>", unk_piece="<unk>", bos_piece="[CLS]",
+        eos_piece="[SEP]", user_defined_symbols=["[MASK]"], minloglevel=2,
+    )  # fmt: skip
+    (folder / "spiece.model").write_bytes(model.getvalue())

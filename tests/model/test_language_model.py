@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 from model_fixtures import (
     VOCAB,
+    albert_config,
     bert_config,
     deberta_config,
     deberta_v1_config,
@@ -34,7 +35,17 @@ from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-ADAPTED = ("bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta", "deberta-v2")
+ADAPTED = (
+    "bert",
+    "roberta",
+    "electra",
+    "distilbert",
+    "mpnet",
+    "albert",
+    "modernbert",
+    "deberta",
+    "deberta-v2",
+)
 FAMILIES = ("encoder", *ADAPTED)
 METHODS = (
     "forward",
@@ -57,6 +68,7 @@ def _model(family: str):
         "electra": electra_config,
         "distilbert": distilbert_config,
         "mpnet": mpnet_config,
+        "albert": albert_config,
         "modernbert": modernbert_config,
     }
     config = {**configs, "deberta": deberta_v1_config, "deberta-v2": deberta_config}[family]()
@@ -118,7 +130,7 @@ def test_encoder_fsdp_units_and_folder_state_follow_tying(tied):
     assert ("lm_head.weight" in state) is not tied and meta["model"]["tie_embeddings"] is tied
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "modernbert"])
+@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "albert", "modernbert"])
 def test_adapters_cannot_be_sharded_and_keep_sdpa(family):
     model = _model(family)
     assert model.fsdp_units() == []

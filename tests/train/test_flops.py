@@ -156,7 +156,7 @@ def _adapter_step(family: str, config):
 
 
 @pytest.mark.parametrize(
-    "family", ["bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta-v2"]
+    "family", ["bert", "roberta", "electra", "distilbert", "mpnet", "albert", "modernbert", "deberta-v2"]
 )
 def test_an_adapters_training_step_counts_its_heads_transform(family):
     """Was: the LM head priced as its vocabulary projection alone, though every adapter's head first
@@ -164,8 +164,11 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
     ELECTRA's to their embedding width). A whole training step with MLM targets, one document per row:
     torch's count less ours is only the pairs ModernBERT's local layers leave out (none elsewhere).
     DistilBERT's MLP width is its config's `hidden_dim`; MPNet's relative-position bias is a table lookup
-    added to the scores, no matmul, so nothing of it is missing from our count."""
+    added to the scores, no matmul, so nothing of it is missing from our count. ALBERT here has one
+    width (its `embedding_hidden_mapping_in`, run whatever the widths, is in `input_projection`) and one
+    layer applied at every depth: counted per application, as it runs."""
     from tests.model.model_fixtures import (
+        albert_config,
         bert_config,
         deberta_config,
         distilbert_config,
@@ -178,6 +181,7 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
     configs = {"bert": bert_config, "roberta": roberta_config, "modernbert": modernbert_config}
     configs |= {"deberta-v2": deberta_config, "electra": lambda: electra_config(embedding_size=32)}
     configs |= {"distilbert": distilbert_config, "mpnet": mpnet_config}
+    configs |= {"albert": lambda: albert_config(embedding_size=32)}
     config = configs[family]()
     model, torchs, ours = _adapter_step(family, config)
     shape = model.config.matmul_shape()
@@ -199,3 +203,17 @@ def test_a_narrower_electra_embeddings_projection_is_counted():
     shape = model.config.matmul_shape()
     assert ours == torchs
     assert shape.input_projection == shape.head_transform == config.embedding_size < config.hidden_size
+
+
+def test_albert_s_embedding_projection_and_shared_layer_are_counted():
+    """ALBERT's `embedding_hidden_mapping_in` (every token's 16-wide embedding up to the 32-wide hidden
+    states, forward and backward), its head's transform back to 16, and its one layer applied three
+    times: a whole MLM training step counts exactly what torch counts."""
+    from tests.model.model_fixtures import albert_config
+
+    config = albert_config()
+    model, torchs, ours = _adapter_step("albert", config)
+    shape = model.config.matmul_shape()
+    assert ours == torchs
+    assert shape.input_projection == shape.head_transform == config.embedding_size != config.hidden_size
+    assert model.config.n_layers == config.num_hidden_layers and len(set(map(id, model.layers))) == 1

@@ -262,8 +262,17 @@ def transplant_command(
         print(f"wrote {path}: {spec.describe()} from {model_a}, the rest from {model_b}")
         return path
     score = _last_layer_probe(task, (a, tok_a), tok_b, encoding, device, out / "cache") if task else None
-    _sweep(a, b, tok_b, transplant.sweep_specs(len(b.layers), sweep, groups), out, sources, score)
+    _sweep(a, b, tok_b, _sweep_specs(b, sweep, groups), out, sources, score)
     return out
+
+
+def _sweep_specs(b, sweep: str, groups: int) -> list:
+    """The sweep's named specs, each checked against B (`transplant.check_spec`: ALBERT's shared layers)
+    before the first transplant is written."""
+    specs = transplant.sweep_specs(len(b.layers), sweep, groups)
+    for _, one in specs:
+        transplant.check_spec(b, one, context=f"--sweep {sweep}: ")
+    return specs
 
 
 def _check_vocabulary_parts(tok_a, tok_b, *, embeddings: bool, head: bool) -> None:

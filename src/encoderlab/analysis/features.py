@@ -57,7 +57,8 @@ def block_outputs(
     def keep(module, args, output):  # transformers' blocks may return a tuple led by the states
         outputs.append(output[0] if isinstance(output, tuple) else output)
 
-    handles = [block.register_forward_hook(keep) for block in model.layers]
+    # one hook per module: a block applied at several depths (ALBERT's shared layer) records each call
+    handles = [block.register_forward_hook(keep) for block in dict.fromkeys(model.layers)]
     device = model_device(model)
     try:
         model(ids.to(device), attention_mode=mode, padding_mask=mask.to(device))

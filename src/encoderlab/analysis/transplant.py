@@ -50,8 +50,8 @@ from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
+from encoderlab.train.freeze import check_unshared, paper2_groups
 from encoderlab.train.freeze import format_layers as freeze_spec
-from encoderlab.train.freeze import paper2_groups
 from encoderlab.train.freeze import parse_layers as shared_parse_layers
 from encoderlab.words import noun
 
@@ -150,10 +150,18 @@ def _param_ids(modules) -> set[int]:
     return {id(p) for m in modules for p in m.parameters()}
 
 
+def check_spec(model: LanguageModel, spec: TransplantSpec, context: str = "") -> None:
+    """Refuse layers out of range, and layers whose weights other layers run too (ALBERT's shared
+    layer: `freeze.check_unshared`), before anything is built or written; `context` leads the line."""
+    check_layers(spec.layers, len(model.layers))
+    what = f"{context}the transplant of {format_layers(spec.layers)}"
+    check_unshared(model, spec.layers, what=what, act="transplanted")
+
+
 def chosen_keys(model: LanguageModel, spec: TransplantSpec) -> set[str]:
     """The state-dict keys of `model` whose tensors the spec takes from A (tied copies included)."""
     parts = model.anatomy
-    check_layers(spec.layers, len(model.layers))
+    check_spec(model, spec)
     names = {"block": None, "attention": parts.attention, "mlp": parts.mlp}[spec.part]
     modules = []
     for i in spec.layers:

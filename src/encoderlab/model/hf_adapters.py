@@ -228,7 +228,8 @@ class HFAdapter(nn.Module):
 
     @classmethod
     def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
-        """Set what a checkpoint's weights decide rather than its config (nothing here; DeBERTa's head)."""
+        """Set what a checkpoint's weights decide rather than its config (nothing here; DeBERTa's head),
+        or refuse a config the adapter cannot run (`UserError`; ALBERT's several layers per group)."""
 
     @classmethod
     def relative_positions(cls, hf_config) -> RelativePositions | None:

@@ -1,4 +1,4 @@
-"""The adapter families (`hf_adapters`, `hf_deberta`, `hf_mpnet`) by transformers `model_type`, and building one
+"""The adapter families (`hf_adapters`, `hf_deberta`, `hf_mpnet`, `hf_albert`) by transformers `model_type`, and building one
 from a transformers config and an HF state dict.
 
 Kept apart from the classes so that each family's module imports only the base class, and the table
@@ -27,6 +27,7 @@ from encoderlab.model.hf_adapters import (
     RobertaAdapter,
     XLMRobertaAdapter,
 )
+from encoderlab.model.hf_albert import AlbertAdapter
 from encoderlab.model.hf_deberta import DebertaAdapter, DebertaV2Adapter
 from encoderlab.model.hf_mpnet import MPNetAdapter
 
@@ -39,6 +40,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "electra": ElectraAdapter,
     "distilbert": DistilBertAdapter,
     "mpnet": MPNetAdapter,
+    "albert": AlbertAdapter,
     "deberta": DebertaAdapter,
     "deberta-v2": DebertaV2Adapter,
 }
@@ -132,7 +134,10 @@ def adapter_from_hf_state(
     cls = hf_class(hf_config.model_type)
     prefix = cls.base_model_prefix
     state, notes = _own_keys(adapter, hf_config, prefix, state)
-    adapter.fit_config(hf_config, state)
+    try:
+        adapter.fit_config(hf_config, state)
+    except UserError as exc:  # a family's refusal of its config: named with the folder
+        raise UserError(f"{where}/config.json: {exc}") from None
     headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
     with seeded_init(state) if headless else contextlib.nullcontext():
         hf = cls(hf_config)

@@ -87,12 +87,39 @@ def format_layers(layers: tuple[int, ...] | list[int]) -> str:
     return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
+def _sharing(blocks, i: int) -> list[int]:
+    """The blocks holding a weight of block `i` (itself included)."""
+    own = {id(p) for p in blocks[i].parameters()}
+    return [j for j, block in enumerate(blocks) if any(id(p) in own for p in block.parameters())]
+
+
+def check_unshared(model: nn.Module, layers: tuple[int, ...], *, what: str, act: str) -> None:
+    """Refuse a choice of `model.layers` that takes a layer without another running the same weights.
+
+    ALBERT applies one set of block weights at every depth (`hf_albert`): its layers are distinct
+    applications but not distinct weights, so freezing or transplanting layer 0 would act on every
+    layer. All of the layers sharing weights, or none, can be chosen; other models pass untouched."""
+    blocks, chosen = model.layers, set(layers)
+    for i in sorted(chosen):
+        sharing = _sharing(blocks, i)
+        left = [j for j in sharing if j not in chosen]
+        if left:
+            family = getattr(model, "family", "") or type(model).__name__
+            raise UserError(
+                f"{what} takes layer {i} but not layer {left[0]}, which runs the same weights ({family}'s "
+                f"layers share their weights across depth), so one cannot be {act} alone; "
+                f"choose all of layers {format_layers(sharing)} or none of them"
+            )
+
+
 def apply_freeze(model: nn.Module, layers: tuple[int, ...]) -> list[str]:
     """Make exactly `layers` of `model.layers` frozen (everything else trainable); their names.
 
     The blocks are taken from `model.layers` itself rather than matched by parameter name: an
     adapted checkpoint keeps its own names (MiniLM's block 0 is `hf.bert.encoder.layer.0.*`), and a
-    name pattern would freeze nothing there without a word."""
+    name pattern would freeze nothing there without a word. Layers sharing weights with one left
+    unfrozen are refused (`check_unshared`)."""
+    check_unshared(model, layers, what=f"freeze spec '{format_layers(layers)}'", act="frozen")
     frozen_ids = {id(p) for i in layers for p in model.layers[i].parameters()}
     frozen = []
     for name, p in model.named_parameters():

@@ -135,7 +135,7 @@ def parallelize(
         )
     model.set_attn_impl(impl)
     compiled = resolve_compile(scale.compile, device)
-    for block in model.layers:
+    for block in dict.fromkeys(model.layers):  # a block applied at several depths (ALBERT's) wrapped once
         forward = block.forward
         if scale.activation_checkpointing:
             forward = _checkpointed(forward)

@@ -55,7 +55,7 @@ from encoderlab.train.distributed import (
     shard_optim_state,
 )
 from encoderlab.train.flops import train_flops
-from encoderlab.train.freeze import apply_freeze, parse_layers
+from encoderlab.train.freeze import apply_freeze, check_unshared, parse_layers
 from encoderlab.train.memory import check_fits
 from encoderlab.train.optim import (
     StateByName,
@@ -128,7 +128,9 @@ class TrainStep:
         model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
         check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
         for p in self.plan:  # every phase's layers and attention run, before the first phase starts
-            parse_layers(p.phase.freeze, model.config.n_layers, what=f"phase {p.name}: freeze spec")
+            what = f"phase {p.name}: freeze spec"
+            chosen = parse_layers(p.phase.freeze, model.config.n_layers, what=what)
+            check_unshared(model, chosen, what=f"{what} '{p.phase.freeze}'", act="frozen")
             model.check_attention_mode(p.phase.objective.attention_mode)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
         self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
