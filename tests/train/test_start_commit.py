@@ -44,8 +44,9 @@ def test_a_run_from_a_hub_id_records_the_commit_it_read(tmp_path, cache):
     pinned = _run(tmp_path, "someone/enc@v1", "v1")["start_model"]
     assert pinned == {"hub_id": "someone/enc@v1", "commit": SHA_A}
     card = render_card("v1", "EuroBertForMaskedLM", None, find_run(tmp_path / "v1"), None, "v1")
+    assert "size `tiny`" not in card  # the size a continued run's config holds by default, never read
     assert (
-        f"trained continued from `someone/enc@v1` at commit `{SHA_A}` (load: weights)" in card
+        f"- Model: continued from `someone/enc@v1` at commit `{SHA_A}` (load: weights).\n" in card
     )  # the card says so
     _save(tmp_path / "model")
     assert "start_model" not in _run(tmp_path, str(tmp_path / "model"), "run")  # a folder is its own record

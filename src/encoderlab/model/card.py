@@ -202,16 +202,16 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
     c = run.config
     model, layout, optim = c.get("model") or {}, c.get("layout") or {}, c.get("optim") or {}
     at = f" at commit `{run.start_commit}`" if run.start_commit else ""
-    start = (
+    start = (  # a continued run's `size` is a default it never read: the start model's shape is the model's
         f"continued from `{model['init']}`{at} (load: {model.get('load')})"
         if model.get("init")
-        else "from scratch"
+        else f"size `{model.get('size')}`, trained from scratch"
     )
     rows = layout.get("micro_batch_size", 0) * layout.get("grad_accum", 1) * layout.get("world_size", 1)
     lines = [
         "## Training",
         "",
-        f"- Model: size `{model.get('size')}`, trained {start}.",
+        f"- Model: {start}.",
         f"- Batch: {rows} rows x {layout.get('seq_len')} tokens per step; precision {c.get('precision')}; "
         f"seed {c.get('seed')}.",
         f"- Optimizer: {optim.get('kind', 'adamw')}, peak LR {optim.get('lr')}, betas {optim.get('betas')}, weight decay "
