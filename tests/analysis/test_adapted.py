@@ -10,6 +10,7 @@ import random
 import pytest
 import torch
 from analysis_helpers import WORDS, make_adapter, make_model, make_texts
+from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.analysis.cka import compare
 from encoderlab.analysis.features import Encoding, block_outputs, pooled_features
@@ -199,15 +200,29 @@ def test_a_transplant_of_some_of_albert_s_shared_layers_is_refused_and_writes_no
     layers; all layers (or the parts sweep, attention and MLP over all layers) still go through."""
     a = save_model_folder(make_adapter("albert", 0), tmp_path / "a", tokenizer=tokenizer)
     b = save_model_folder(make_adapter("albert", 1), tmp_path / "b", tokenizer=tokenizer)
-    refused = {"--layers": "0", "--sweep": "layers"}
-    for flag, value in refused.items():
+    shared = (
+        "takes layer 0 but not layer 1, which runs the same weights (albert's layers share their weights across "
+        "depth), so one cannot be transplanted alone; choose all of layers 0-2 or none of them"
+    )
+    refused = {
+        ("--layers", "0"): f"the transplant {shared}",
+        (
+            "--sweep",
+            "layers",
+        ): f"--sweep layers: its transplant of layer 0 {shared}, or sweep the attention and "
+        "MLP parts of every layer (--sweep parts)",
+    }
+    for (flag, value), line in refused.items():
         out = tmp_path / f"t{flag}"
         with pytest.raises(SystemExit) as exc:
             main(["analyze", "transplant", str(a), str(b), flag, value, "--out", str(out)])
         err = capsys.readouterr().err.strip()
-        assert exc.value.code == 2 and len(err.splitlines()) == 1, err
-        assert "takes layer 0 but not layer 1, which runs the same weights (albert's layers share" in err
-        assert "choose all of layers 0-2 or none of them" in err and not out.exists()
+        assert exc.value.code == 2 and err == f"encoderlab: error: {line}", err
+        assert not out.exists()
+        if flag == "--layers":
+            assert_printed_as_documented(
+                "transplant-shared-layers", err.replace("/t--layers", "/t"), tmp_path
+            )
     main(["analyze", "transplant", str(a), str(b), "--layers", "0-2", "--out", str(tmp_path / "all")])
     main(["analyze", "transplant", str(a), str(b), "--sweep", "parts", "--out", str(tmp_path / "parts")])
     assert type(load_model_folder(tmp_path / "parts" / "all-mlp")).__name__ == "AlbertAdapter"

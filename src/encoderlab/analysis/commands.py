@@ -271,7 +271,7 @@ def _sweep_specs(b, sweep: str, groups: int) -> list:
     before the first transplant is written."""
     specs = transplant.sweep_specs(len(b.layers), sweep, groups)
     for _, one in specs:
-        transplant.check_spec(b, one, context=f"--sweep {sweep}: ")
+        transplant.check_spec(b, one, sweep=sweep)
     return specs
 
 

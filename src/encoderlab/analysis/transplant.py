@@ -150,12 +150,17 @@ def _param_ids(modules) -> set[int]:
     return {id(p) for m in modules for p in m.parameters()}
 
 
-def check_spec(model: LanguageModel, spec: TransplantSpec, context: str = "") -> None:
+def check_spec(model: LanguageModel, spec: TransplantSpec, sweep: str = "") -> None:
     """Refuse layers out of range, and layers whose weights other layers run too (ALBERT's shared
-    layer: `freeze.check_unshared`), before anything is built or written; `context` leads the line."""
+    layer: `freeze.check_unshared`), before anything is built or written; `sweep`: the sweep `spec` is
+    one transplant of, named in the line with the sweep that takes every layer."""
     check_layers(spec.layers, len(model.layers))
-    what = f"{context}the transplant of {format_layers(spec.layers)}"
-    check_unshared(model, spec.layers, what=what, act="transplanted")
+    if not sweep:
+        check_unshared(model, spec.layers, what="the transplant", act="transplanted")
+        return
+    what = f"--sweep {sweep}: its transplant of {format_layers(spec.layers)}"
+    also = ", or sweep the attention and MLP parts of every layer (--sweep parts)"
+    check_unshared(model, spec.layers, what=what, act="transplanted", also=also)
 
 
 def chosen_keys(model: LanguageModel, spec: TransplantSpec) -> set[str]:

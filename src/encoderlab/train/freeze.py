@@ -93,12 +93,13 @@ def _sharing(blocks, i: int) -> list[int]:
     return [j for j, block in enumerate(blocks) if any(id(p) in own for p in block.parameters())]
 
 
-def check_unshared(model: nn.Module, layers: tuple[int, ...], *, what: str, act: str) -> None:
+def check_unshared(model: nn.Module, layers: tuple[int, ...], *, what: str, act: str, also: str = "") -> None:
     """Refuse a choice of `model.layers` that takes a layer without another running the same weights.
 
     ALBERT applies one set of block weights at every depth (`hf_albert`): its layers are distinct
     applications but not distinct weights, so freezing or transplanting layer 0 would act on every
-    layer. All of the layers sharing weights, or none, can be chosen; other models pass untouched."""
+    layer. All of the layers sharing weights, or none, can be chosen; other models pass untouched.
+    `also`: another fix, ending the line."""
     blocks, chosen = model.layers, set(layers)
     for i in sorted(chosen):
         sharing = _sharing(blocks, i)
@@ -108,7 +109,7 @@ def check_unshared(model: nn.Module, layers: tuple[int, ...], *, what: str, act:
             raise UserError(
                 f"{what} takes layer {i} but not layer {left[0]}, which runs the same weights ({family}'s "
                 f"layers share their weights across depth), so one cannot be {act} alone; "
-                f"choose all of layers {format_layers(sharing)} or none of them"
+                f"choose all of layers {format_layers(sharing)} or none of them{also}"
             )
 
 
