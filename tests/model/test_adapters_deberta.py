@@ -220,3 +220,29 @@ def test_the_hub_id_reads_the_repos_safetensors_and_spm_model_and_nothing_else(
     reference = _reference(repo, legacy=False, dtype=torch.float32)
     with torch.no_grad():
         assert (logits(loaded.model, ids) - reference(input_ids=ids).logits).abs().max() <= TOL
+
+
+def test_the_original_head_over_a_narrower_embedding_is_one_line_not_a_traceback(tmp_path, capsys):
+    """transformers' original head (`lm_predictions`) multiplies the hidden states by the word embeddings,
+    so with `embedding_size` under `hidden_size` its first forward raised a shape error; the legacy head
+    (`cls.predictions`, down to the embedding width first) runs, and still loads."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import cli
+    from transformers import DebertaV2Config, DebertaV2ForMaskedLM
+
+    narrow = {**V3, "embedding_size": 16}
+    with pytest.raises(RuntimeError, match="cannot be multiplied"):  # what the load used to lead to
+        DebertaV2ForMaskedLM(DebertaV2Config(**narrow, legacy=False))(input_ids=torch.tensor([[5, 6]]))
+    folder = _write(tmp_path / "narrow", narrow, legacy=False)
+    code, err = cli(["export", folder, "--out", tmp_path / "x"], capsys)
+    assert code == 2 and err.strip() == (
+        f"encoderlab: error: {folder}/config.json: embedding_size 16 differs from hidden_size 32, which DeBERTa's "
+        "original MLM head (lm_predictions) cannot run: transformers multiplies the hidden states by the word "
+        "embeddings; use a checkpoint whose two widths agree, or one with the legacy head (cls.predictions, "
+        "legacy: true in config.json)"
+    ), err
+    assert_printed_as_documented("deberta-original-head-narrow-embedding", err, tmp_path)
+    assert not (tmp_path / "x").exists()
+    assert load_pretrained(
+        _write(tmp_path / "legacy", {**narrow, "legacy": True}, legacy=True)
+    ).model.hf.legacy

@@ -59,10 +59,21 @@ class DisentangledAdapter(HFAdapter):
 
     @classmethod
     def fit_config(cls, hf_config, state: dict[str, torch.Tensor]) -> None:
-        """Build the head the weights hold; a checkpoint without one gets the head its config names."""
+        """Build the head the weights hold; a checkpoint without one gets the head its config names.
+        Refuse the original head over an embedding narrower than the hidden width (transformers cannot
+        run it)."""
         held = {legacy for prefix, legacy in _HEADS.items() if any(k.startswith(prefix) for k in state)}
         if len(held) == 1:
             hf_config.legacy = held.pop()
+        if not hf_config.legacy and narrower_embedding(hf_config):
+            # transformers' own head multiplies the hidden states by the word embeddings: a traceback
+            # at the first forward where the two widths differ, so the load says it instead
+            raise UserError(
+                f"embedding_size {hf_config.embedding_size} differs from hidden_size {hf_config.hidden_size}, "
+                "which DeBERTa's original MLM head (lm_predictions) cannot run: transformers multiplies the "
+                "hidden states by the word embeddings; use a checkpoint whose two widths agree, or one with "
+                "the legacy head (cls.predictions, legacy: true in config.json)"
+            )
 
     @classmethod
     def relative_positions(cls, hf_config) -> RelativePositions | None:
