@@ -49,3 +49,11 @@ def test_the_plan_prices_the_evaluation_of_a_start_folder_of_ones_own(world, cap
     main(["study", "plan", str(world / "my-study.yaml")])
     out = capsys.readouterr().out
     assert "evaluation: ~" in out and "not counted" not in out, out
+
+
+def test_a_table_model_pinned_to_a_revision_is_priced_as_the_table_prices_it():
+    """`answerdotai/ModernBERT-base@SHA` (a pinned revision) was priced "?", as no start model of the table."""
+    hub_id = "answerdotai/ModernBERT-base"
+    assert hub_id in START_MODEL_PARAMS
+    assert start_model_size(f"{hub_id}@{'c' * 40}") == start_model_size(hub_id)
+    assert start_model_size(f"{hub_id}@main")[0] == START_MODEL_PARAMS[hub_id]

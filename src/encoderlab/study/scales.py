@@ -263,9 +263,14 @@ def start_model_size(init: str) -> tuple[float | None, int | None, int | None]:
     """The parameters, blocks and positions of start model `init` (None: unknown): the table's for the
     built-in studies' start models, else what its files on this machine say (a folder, a run, a fetched
     asset, a hub id's mirror or cached snapshot: `model.sizeof`, read without its weights). A start model
-    not on this machine, or whose files hold no safetensors, is unknown until a run fetches it."""
-    if init in START_MODEL_PARAMS:
-        return START_MODEL_PARAMS[init], START_MODEL_LAYERS.get(init), START_MODEL_POSITIONS.get(init)
+    not on this machine, or whose files hold no safetensors, is unknown until a run fetches it. A table
+    model pinned to a revision (`OWNER/NAME@REV`) is priced as the table's: a plan's estimate, which a
+    later commit of the same repo does not move."""
+    from encoderlab.data.hubmodels import split_revision
+
+    repo = split_revision(init)[0]
+    if repo in START_MODEL_PARAMS:
+        return START_MODEL_PARAMS[repo], START_MODEL_LAYERS.get(repo), START_MODEL_POSITIONS.get(repo)
     from encoderlab.model.sizeof import stored_size
     from encoderlab.model.sources import config_folder, config_positions
     from encoderlab.train.start import start_checkpoint
