@@ -150,3 +150,22 @@ def test_the_claims_say_what_the_runs_test_and_attribute_the_papers_reading(name
     )
     assert all("read there as" in text[k] for k in (f"freeze-{dom}", f"freeze-decay-{dom}"))
     assert text[f"cka-{dom}"].startswith("Relative to seed noise, CKA divergence")
+
+
+def test_the_papers_start_model_pinned_to_a_commit_is_still_the_papers_model():
+    """`answerdotai/ModernBERT-base@SHA` (a pinned revision: `data.hubmodels`) departed from paper 2 in
+    its model and tokenizer, as if another model: any commit of the paper's model is the paper's."""
+    import dataclasses
+
+    spec = get_study("paper2-detour", "gpu-210m")
+    pinned = "answerdotai/ModernBERT-base@" + "c" * 40
+    spec = dataclasses.replace(
+        spec,
+        data=tuple(dataclasses.replace(d, tokenizer=pinned) for d in spec.data),
+        runs=tuple(
+            dataclasses.replace(r, init=pinned) if r.init == "answerdotai/ModernBERT-base" else r
+            for r in spec.runs
+        ),
+    )
+    assert spec.run("baseline-biomed").init == pinned
+    assert [d.aspect for d in departures(spec)] == ["data", "tasks"]

@@ -177,7 +177,9 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         cap = f" (first {min(capped):,} documents)" if capped else ""
         gap = f", without {paper.data_gap}" if set(corpora) <= set(paper.corpora) else ""
         out.append(Departure(aspect="data", here=" + ".join(corpora) + cap + gap, paper=paper.data))
-    tokenizers = sorted({d.tokenizer for d in data})
+    tokenizers = sorted(
+        {repo_of(d.tokenizer) for d in data}
+    )  # a pinned commit is the paper's tokenizer still
     if not set(tokenizers) <= {paper.tokenizer, *paper.tokenizer_aliases}:
         trainer = {
             x.name: x for x in spec.data if x.tokenizer == "train"
@@ -252,6 +254,13 @@ def _sizes(paper: PaperSetup, study: str) -> tuple[str, ...]:
     return paper.study_sizes.get(study, paper.sizes)
 
 
+def repo_of(name: str) -> str:
+    """A hub id without its pinned revision (`OWNER/NAME@REV` -> `OWNER/NAME`); any other name as it is."""
+    from encoderlab.data.hubmodels import split_revision
+
+    return split_revision(name)[0]
+
+
 def _model_departure(spec: StudySpec, paper: PaperSetup) -> Departure | None:
     """The model of the compared runs against the paper's: its start model when the paper continues
     one, else the size trained from scratch (at the sizes the paper ran this study's experiment)."""
@@ -259,7 +268,7 @@ def _model_departure(spec: StudySpec, paper: PaperSetup) -> Departure | None:
     wanted = paper.models or "/".join(sizes)
     if paper.start_models:
         start = next((r.init for r in spec.runs if r.name == spec.baseline), None)
-        if start in paper.start_models:
+        if start is not None and repo_of(start) in paper.start_models:  # any commit of the paper's model
             return None
         own = start in {r.name for r in spec.runs}
         here = (
