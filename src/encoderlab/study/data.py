@@ -29,6 +29,7 @@ from encoderlab.study.marker import NodeMarker
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
 from encoderlab.study.runner import read_marker
 from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.study.startcommits import recorded_commits
 
 _SEED = re.compile(r"^(?P<run>.+)/s(?P<seed>\d+)$")
 
@@ -108,6 +109,16 @@ class StudyData:
     (a prepare node from before 2026-12-05): the plateau of its runs is not checked."""
     folder: Path | None = None
     """The study folder read (None: built in memory), named when a finished node's record is damaged."""
+    start_commits: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Hub start model -> the commits its finished runs recorded reading (`startcommits.recorded_commits`)."""
+
+    def start_cell(self, run) -> str:
+        """What run `run` starts from, for the report: scratch, a run, a path, or a hub id with the
+        commit its runs read (two when a study mixed them before that was refused)."""
+        commits = self.start_commits.get(run.init or "")
+        return (
+            f"{run.init} (commit {', '.join(c[:12] for c in commits)})" if commits else run.init or "scratch"
+        )
 
     @cached_property
     def evals(self) -> list[StudyEval]:
@@ -298,6 +309,8 @@ def load_study(study_dir: Path) -> StudyData:
         if m is not None:
             data.markers[n.name] = m
     _read_held_out(data, study_dir)
+    finished = recorded_commits(study_dir, [n for n in nodes if n.name in data.markers])
+    data.start_commits = {hub_id: tuple(sorted(c)) for hub_id, c in finished.items()}
     return data
 
 

@@ -198,7 +198,7 @@ def _run_rows(data: StudyData) -> list[list[str]]:
             r.name,
             r.recipe or "(evaluated as is)",
             _settings(r),
-            r.init or "scratch",
+            data.start_cell(r),
             r.group,
             _run_steps(r, data),
         ]

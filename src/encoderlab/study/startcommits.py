@@ -33,7 +33,7 @@ def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable
     from encoderlab.data.hub import is_commit
     from encoderlab.data.hubmodels import is_hub_id, resolved_commit, split_revision
     from encoderlab.study.reads import config_strings
-    from encoderlab.study.runner import node_dir, pending_nodes
+    from encoderlab.study.runner import pending_nodes
 
     nodes = list(nodes)
     names = {r.name for r in spec.runs}
@@ -52,12 +52,7 @@ def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable
     read_later: set[str] = set()
     for node in pending:
         config_strings(node.config, read_later)
-    recorded: dict[str, dict[str, str]] = {}  # hub id -> {commit: a finished run that read it}
-    for node in nodes:
-        if node.kind == "pretrain" and node.key not in waiting:
-            start = _start_model(node_dir(Path(study_dir), node) / "run" / "env.json")
-            if start is not None:
-                recorded.setdefault(start[0], {}).setdefault(start[1], node.name)
+    recorded = recorded_commits(Path(study_dir), [n for n in nodes if n.key not in waiting])
     for hub_id, commits in sorted(recorded.items()):
         if hub_id not in moving or hub_id not in read_later:
             continue
@@ -65,6 +60,20 @@ def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable
         if now is None or set(commits) == {now}:
             continue
         _refuse(spec, hub_id, commits, now)
+
+
+def recorded_commits(study_dir: Path, finished: Iterable[Node]) -> dict[str, dict[str, str]]:
+    """Hub id -> {commit: the first run that read it} of the hub start models the `finished` pretraining
+    nodes of `study_dir` recorded (their env.json's `start_model`); the report names them too."""
+    from encoderlab.study.runner import node_dir
+
+    recorded: dict[str, dict[str, str]] = {}
+    for node in finished:
+        if node.kind == "pretrain":
+            start = _start_model(node_dir(study_dir, node) / "run" / "env.json")
+            if start is not None:
+                recorded.setdefault(start[0], {}).setdefault(start[1], node.name)
+    return recorded
 
 
 def _refuse(spec: StudySpec, hub_id: str, commits: dict[str, str], now: str) -> None:
