@@ -91,6 +91,16 @@ def test_a_pinned_revision_is_read_from_the_hub_cache_offline(cache):
         load_pretrained(f"{HUB_ID}@v2")  # a revision the cache lacks is not read as another
 
 
+def test_a_pinned_tokenizer_is_read_at_its_revision(cache):
+    """A tokenizer named by a pinned hub id (`data prepare --tokenizer`, a study's `tokenizer:`) comes from
+    that revision's snapshot, as the model does."""
+    from encoderlab.data.tokenizer import load_tokenizer, tokenizer_folder
+
+    assert tokenizer_folder(f"{HUB_ID}@v1") == cache / "snapshots" / SHA_A
+    assert tokenizer_folder(HUB_ID) == cache / "snapshots" / SHA_B
+    assert load_tokenizer(f"{HUB_ID}@{SHA_A}").mask_token == "[MASK]"
+
+
 @pytest.fixture
 def hub(tmp_path, monkeypatch) -> list[tuple[str, str | None]]:
     """The hub online, simulated: a download of someone/enc at commit A or B (`v1` is A, `main` and no
