@@ -71,7 +71,7 @@ def eval_records(task: str, table: dict, model: str = "fp-1", source: str = "m1"
 
 
 def make_adapter(family: str, seed: int, **overrides):
-    """A tiny random BERT, RoBERTa, ELECTRA, MPNet, ALBERT, DistilBERT, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
+    """A tiny random BERT, RoBERTa, RoBERTa-PreLayerNorm, ELECTRA, MPNet, ALBERT, DistilBERT, DeBERTa (v1 or v3) or ModernBERT built by transformers from a config (no download), behind
     encoderlab's adapter, over `make_tokenizer`'s vocabulary. Every parameter gets seeded noise
     (transformers inits norms to 1 and biases to 0, which would make two seeds agree there)."""
     from transformers import ModernBertConfig, ModernBertForMaskedLM
@@ -79,7 +79,7 @@ def make_adapter(family: str, seed: int, **overrides):
     from encoderlab.model.hf_registry import ADAPTERS
 
     common = dict(vocab_size=len(SPECIALS) + len(WORDS), hidden_size=32, num_hidden_layers=3, pad_token_id=0)
-    if family in ("bert", "roberta", "electra", "mpnet", "albert"):
+    if family in ("bert", "roberta", "roberta-prelayernorm", "electra", "mpnet", "albert"):
         import transformers
 
         fields = dict(num_attention_heads=2, intermediate_size=64, max_position_embeddings=64)
@@ -94,6 +94,7 @@ def make_adapter(family: str, seed: int, **overrides):
         prefix = {
             "bert": "Bert",
             "roberta": "Roberta",
+            "roberta-prelayernorm": "RobertaPreLayerNorm",
             "electra": "Electra",
             "mpnet": "MPNet",
             "albert": "Albert",

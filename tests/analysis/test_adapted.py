@@ -24,7 +24,22 @@ from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.model.io import is_model_folder, load_model_folder, save_model_folder
 
-FAMILIES = ["bert", "roberta", "electra", "distilbert", "mpnet", "modernbert", "deberta", "deberta-v2"]
+FAMILIES = [
+    "bert",
+    "roberta",
+    "roberta-prelayernorm",
+    "electra",
+    "distilbert",
+    "mpnet",
+    "modernbert",
+    "deberta",
+    "deberta-v2",
+]
+FINAL_NORM = {
+    "modernbert": "hf.model.final_norm",
+    "roberta-prelayernorm": "hf.roberta_prelayernorm.LayerNorm",
+}
+"""The pre-norm families' norm on the body's output, which transformers' `hidden_states[-1]` includes."""
 SHARED = ["albert"]  # one layer applied at every depth: transplants of some layers are refused
 
 
@@ -100,8 +115,9 @@ def test_token_ids_alone_do_not_block_a_transplant():
 
 @pytest.mark.parametrize("family", ["encoder", *FAMILIES, *SHARED])
 def test_block_outputs_are_each_blocks_own_output(family):
-    """Layer l is the output of `model.layers[l]` for every class. ModernBERT's `hidden_states`
-    end with the final norm applied; the last block's own output is the input of that norm."""
+    """Layer l is the output of `model.layers[l]` for every class. ModernBERT's and
+    RoBERTa-PreLayerNorm's `hidden_states` end with the final norm applied; the last block's own output
+    is the input of that norm."""
     model = make_model(0) if family == "encoder" else make_adapter(family, 0)
     ids, mask = _ids(), torch.ones(2, 12, dtype=torch.bool)
     with torch.no_grad():
@@ -110,10 +126,10 @@ def test_block_outputs_are_each_blocks_own_output(family):
     assert len(outs) == len(model.layers) == 3
     for layer in range(2):
         torch.testing.assert_close(outs[layer], states.hidden_states[layer + 1])
-    if family == "modernbert":
+    if family in FINAL_NORM:
         assert not torch.allclose(outs[-1], states.hidden_states[-1])
         with torch.no_grad():
-            normed = model.hf.model.final_norm(outs[-1])
+            normed = model.get_submodule(FINAL_NORM[family])(outs[-1])
         torch.testing.assert_close(normed, states.last_hidden_state)
     else:
         torch.testing.assert_close(outs[-1], states.hidden_states[-1])

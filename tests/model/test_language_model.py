@@ -38,6 +38,7 @@ from encoderlab.objectives import IGNORE, lm_loss
 ADAPTED = (
     "bert",
     "roberta",
+    "roberta-prelayernorm",
     "electra",
     "distilbert",
     "mpnet",
@@ -65,6 +66,7 @@ def _model(family: str):
     configs = {
         "bert": bert_config,
         "roberta": roberta_config,
+        "roberta-prelayernorm": lambda: roberta_config("RobertaPreLayerNormConfig"),
         "electra": electra_config,
         "distilbert": distilbert_config,
         "mpnet": mpnet_config,
@@ -130,7 +132,9 @@ def test_encoder_fsdp_units_and_folder_state_follow_tying(tied):
     assert ("lm_head.weight" in state) is not tied and meta["model"]["tie_embeddings"] is tied
 
 
-@pytest.mark.parametrize("family", ["bert", "roberta", "distilbert", "albert", "modernbert"])
+@pytest.mark.parametrize(
+    "family", ["bert", "roberta", "roberta-prelayernorm", "distilbert", "albert", "modernbert"]
+)
 def test_adapters_cannot_be_sharded_and_keep_sdpa(family):
     model = _model(family)
     assert model.fsdp_units() == []

@@ -180,8 +180,8 @@ def test_corrupt_safetensors_is_one_line(tmp_path):
     [
         (
             {"model_type": "gpt2"},
-            "supported: eurobert, llama, qwen2, qwen3, bert, modernbert, roberta, xlm-roberta, camembert, electra, "
-            "distilbert, mpnet, albert, deberta, deberta-v2",
+            "supported: eurobert, llama, qwen2, qwen3, bert, modernbert, roberta, xlm-roberta, camembert, "
+            "roberta-prelayernorm, electra, distilbert, mpnet, albert, deberta, deberta-v2",
         ),
         (
             {"rope_parameters": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1e4}},

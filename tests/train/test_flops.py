@@ -156,7 +156,18 @@ def _adapter_step(family: str, config):
 
 
 @pytest.mark.parametrize(
-    "family", ["bert", "roberta", "electra", "distilbert", "mpnet", "albert", "modernbert", "deberta-v2"]
+    "family",
+    [
+        "bert",
+        "roberta",
+        "roberta-prelayernorm",
+        "electra",
+        "distilbert",
+        "mpnet",
+        "albert",
+        "modernbert",
+        "deberta-v2",
+    ],
 )
 def test_an_adapters_training_step_counts_its_heads_transform(family):
     """Was: the LM head priced as its vocabulary projection alone, though every adapter's head first
@@ -166,7 +177,8 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
     DistilBERT's MLP width is its config's `hidden_dim`; MPNet's relative-position bias is a table lookup
     added to the scores, no matmul, so nothing of it is missing from our count. ALBERT here has one
     width (its `embedding_hidden_mapping_in`, run whatever the widths, is in `input_projection`) and one
-    layer applied at every depth: counted per application, as it runs."""
+    layer applied at every depth: counted per application, as it runs. RoBERTa-PreLayerNorm moves
+    BERT's LayerNorms before each part and adds one on the body's output: no matmul among them."""
     from tests.model.model_fixtures import (
         albert_config,
         bert_config,
@@ -182,6 +194,7 @@ def test_an_adapters_training_step_counts_its_heads_transform(family):
     configs |= {"deberta-v2": deberta_config, "electra": lambda: electra_config(embedding_size=32)}
     configs |= {"distilbert": distilbert_config, "mpnet": mpnet_config}
     configs |= {"albert": lambda: albert_config(embedding_size=32)}
+    configs |= {"roberta-prelayernorm": lambda: roberta_config("RobertaPreLayerNormConfig")}
     config = configs[family]()
     model, torchs, ours = _adapter_step(family, config)
     shape = model.config.matmul_shape()

@@ -1,4 +1,4 @@
-"""The adapter families (`hf_adapters`, `hf_deberta`, `hf_mpnet`, `hf_albert`) by transformers `model_type`, and building one
+"""The adapter families (`hf_adapters`, `hf_deberta`, `hf_mpnet`, `hf_albert`, `hf_roberta_prelayernorm`) by transformers `model_type`, and building one
 from a transformers config and an HF state dict.
 
 Kept apart from the classes so that each family's module imports only the base class, and the table
@@ -30,6 +30,7 @@ from encoderlab.model.hf_adapters import (
 from encoderlab.model.hf_albert import AlbertAdapter
 from encoderlab.model.hf_deberta import DebertaAdapter, DebertaV2Adapter
 from encoderlab.model.hf_mpnet import MPNetAdapter
+from encoderlab.model.hf_roberta_prelayernorm import RobertaPreLayerNormAdapter
 
 ADAPTERS: dict[str, type[HFAdapter]] = {
     "bert": BertAdapter,
@@ -37,6 +38,7 @@ ADAPTERS: dict[str, type[HFAdapter]] = {
     "roberta": RobertaAdapter,
     "xlm-roberta": XLMRobertaAdapter,
     "camembert": CamembertAdapter,
+    "roberta-prelayernorm": RobertaPreLayerNormAdapter,
     "electra": ElectraAdapter,
     "distilbert": DistilBertAdapter,
     "mpnet": MPNetAdapter,

@@ -30,10 +30,10 @@ from encoderlab.errors import UserError
 FORMAT = "encoderlab-model"
 """The `format` of an encoderlab model folder's config.json (`io.save_model_folder` writes it)."""
 
-POSITIONS_AFTER_PAD = frozenset({"roberta", "xlm-roberta", "camembert", "mpnet"})
+POSITIONS_AFTER_PAD = frozenset({"roberta", "xlm-roberta", "camembert", "roberta-prelayernorm", "mpnet"})
 """The `model_type`s that number a row's positions from pad_token_id + 1, as transformers'
-`create_position_ids_from_input_ids` does for RoBERTa and its descendants (`hf_adapters`) and MPNet
-(`hf_mpnet`)."""
+`create_position_ids_from_input_ids` does for RoBERTa and its descendants (`hf_adapters`,
+`hf_roberta_prelayernorm`) and MPNet (`hf_mpnet`)."""
 
 PAD_IN_CODE = {"mpnet": 1}
 """Families of `POSITIONS_AFTER_PAD` whose transformers embeddings number positions after a pad id fixed
