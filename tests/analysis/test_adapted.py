@@ -135,14 +135,17 @@ def test_block_outputs_are_each_blocks_own_output(family):
         torch.testing.assert_close(outs[-1], states.hidden_states[-1])
 
 
-def test_modernbert_last_layer_features_are_the_last_blocks_output(tokenizer):
-    """Pooled features of ModernBERT's last layer are the mean of its last block's output, not of
-    the final norm's (the reference switches the final norm off and reads the model's output)."""
-    model = make_adapter("modernbert", 0)
+@pytest.mark.parametrize("family", sorted(FINAL_NORM))
+def test_last_layer_features_are_the_last_blocks_output(family, tokenizer):
+    """Pooled features of a pre-norm model's last layer (ModernBERT, RoBERTa-PreLayerNorm) are the mean
+    of its last block's output, not of the final norm's (the reference switches the final norm off and
+    reads the model's output)."""
+    model = make_adapter(family, 0)
     texts = ["w1 w2 w3", "w4 w5 w6 w7 w8 w9 w10 w11 w12 w13"]
     feats = pooled_features(model, tokenizer, texts, Encoding(batch_size=2))
     bare = copy.deepcopy(model)
-    bare.hf.model.final_norm = torch.nn.Identity()
+    parent, name = FINAL_NORM[family].rsplit(".", 1)
+    setattr(bare.get_submodule(parent), name, torch.nn.Identity())
     for i, text in enumerate(texts):
         ids = tokenizer(text, return_tensors="pt")["input_ids"]
         with torch.no_grad():
