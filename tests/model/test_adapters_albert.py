@@ -1,16 +1,19 @@
 """ALBERT checkpoints (`model_type` "albert") behind the LanguageModel protocol, against transformers'
 `AlbertForMaskedLM`.
 
-The hub folder is laid out as albert/albert-base-v2 is believed to be: config.json with its fields
+The hub folder is laid out as albert/albert-base-v2's main branch (commit 8e2f239, "Adds the tokenizer
+configuration file (#6)", its tree page as stored by the docs search) holds its files: .gitattributes,
+README.md, config.json (684 bytes), flax_model.msgpack, model.safetensors (47.4 MB, added by the
+safetensors conversion, #2), pytorch_model.bin, rust_model.ot, spiece.model, tf_model.h5, tokenizer.json
+(1.31 MB) and tokenizer_config.json (25 bytes; its content is not shown there: a `do_lower_case` flag is
+written here). config.json holds its fields
 beside the sizes (`architectures` ["AlbertForMaskedLM"], gelu_new, no dropout, one group of one layer,
 `embedding_size` 128, pad 0, bos 2, eos 3: the values PaddleNLP's table of albert-base-v2 lists, code
 index file id 21149179911, where the hub's own fields down_scale_factor, gap_size, net_structure_type and
 num_memory_blocks appear in albert_chinese_base's config.json quoted in file id 9647982530), the masked
 LM's weights with the pooler (`albert.pooler.*`, ALBERT's pretraining class had one), the SentencePiece
 `spiece.model`, a tokenizer.json, and pytorch_model.bin, tf_model.h5, flax_model.msgpack, rust_model.ot
-that a download leaves alone. The file list itself could not be checked here (no stored copy of the
-repo's tree): it is from memory of the hub page, so the test holds the download to whatever the
-patterns take from such a list rather than to a verified one.
+that a download leaves alone.
 
 Causal mode has no transformers decoder flag: transformers' own class is run with `is_causal` set on
 `AlbertAttention` (its SDPA path's causal kernel) and with a causal 4D additive mask.
@@ -184,11 +187,25 @@ def test_several_layers_per_group_are_refused_in_one_line(tmp_path):
 
 def test_the_hub_id_loads_through_the_download(tmp_path, monkeypatch, ids):
     repo = _write(tmp_path / "repo", tokenizer_json=True)
-    for other in ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack", "rust_model.ot"):
+    for other in (
+        "pytorch_model.bin",
+        "tf_model.h5",
+        "flax_model.msgpack",
+        "rust_model.ot",
+        ".gitattributes",
+    ):
         (repo / other).write_bytes(b"not for encoderlab")
+    (repo / "README.md").write_text("# ALBERT Base v2\n")
+    (repo / "tokenizer_config.json").write_text('{"do_lower_case": true}\n')
     fetched = serve_hub_repo(monkeypatch, tmp_path, HUB_ID, repo)
     loaded = load_pretrained(HUB_ID)
-    assert sorted(fetched) == ["config.json", "model.safetensors", "spiece.model", "tokenizer.json"]
+    assert sorted(fetched) == [
+        "config.json",
+        "model.safetensors",
+        "spiece.model",
+        "tokenizer.json",
+        "tokenizer_config.json",
+    ]
     assert loaded.family == "albert" and loaded.notes == []
     assert type(loaded.tokenizer).__name__ == "AlbertTokenizer"
     encoded = loaded.tokenizer("the cat")["input_ids"]
