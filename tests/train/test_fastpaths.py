@@ -261,3 +261,29 @@ def test_cuda_activation_checkpointing_matches_plain(tmp_path):
     )
     # Not bit for bit on CUDA: GPU backward kernels (flex's included) may accumulate with atomics.
     assert_same_step(ac, plain, tol=1e-4)
+
+
+def test_a_block_shared_across_depth_is_checkpointed_once():
+    """ALBERT runs one block at every depth (`model.layers` holds it three times): wrapping each entry
+    nested three checkpoints around it, so backward recomputed it three times over. Each distinct block
+    is wrapped once; the loss and gradients are the unwrapped model's."""
+    from tests.analysis.analysis_helpers import make_adapter
+
+    from encoderlab.train.parallelize import parallelize
+
+    plain, model = make_adapter("albert", 0), make_adapter("albert", 0)
+    assert len(model.layers) == 3 and len(set(map(id, model.layers))) == 1
+    scale = ScaleConfig(activation_checkpointing=True, compile=False)
+    parallelize(model, World(), scale, torch.device("cpu"))
+
+    def depth(forward) -> int:  # the wrappers around a forward (transformers' own decorators included)
+        return 0 if not hasattr(forward, "__wrapped__") else 1 + depth(forward.__wrapped__)
+
+    assert depth(model.layers[0].forward) == depth(plain.layers[0].forward) + 1
+    ids = torch.randint(5, 20, (2, 12), generator=torch.Generator().manual_seed(0))
+    losses = [m(ids).last_hidden_state.square().mean() for m in (plain, model)]
+    for loss in losses:
+        loss.backward()
+    assert torch.allclose(losses[0], losses[1])
+    for (name, p), q in zip(plain.named_parameters(), model.parameters(), strict=True):
+        assert p.grad is None or torch.allclose(p.grad, q.grad, atol=1e-6), name
