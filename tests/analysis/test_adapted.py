@@ -10,6 +10,7 @@ import random
 import pytest
 import torch
 from analysis_helpers import WORDS, make_adapter, make_model, make_texts
+from tests.model.model_fixtures import ADAPTED_FAMILIES
 from tests.reliability.errors_doc import assert_printed_as_documented
 
 from encoderlab.analysis.cka import compare
@@ -24,23 +25,13 @@ from encoderlab.cli import main
 from encoderlab.errors import UserError
 from encoderlab.model.io import is_model_folder, load_model_folder, save_model_folder
 
-FAMILIES = [
-    "bert",
-    "roberta",
-    "roberta-prelayernorm",
-    "electra",
-    "distilbert",
-    "mpnet",
-    "modernbert",
-    "deberta",
-    "deberta-v2",
-]
 FINAL_NORM = {
     "modernbert": "hf.model.final_norm",
     "roberta-prelayernorm": "hf.roberta_prelayernorm.LayerNorm",
 }
 """The pre-norm families' norm on the body's output, which transformers' `hidden_states[-1]` includes."""
 SHARED = ["albert"]  # one layer applied at every depth: transplants of some layers are refused
+FAMILIES = [f for f in ADAPTED_FAMILIES if f not in SHARED]
 
 
 def _ids(n: int = 12) -> torch.Tensor:

@@ -12,6 +12,20 @@ from encoderlab.data.synthetic import synthetic_spec, synthetic_tokenizer
 from encoderlab.model import Encoder, ModelConfig
 
 VOCAB = 97
+ADAPTED_FAMILIES = (
+    "bert",
+    "roberta",
+    "roberta-prelayernorm",
+    "electra",
+    "distilbert",
+    "mpnet",
+    "albert",
+    "modernbert",
+    "deberta",
+    "deberta-v2",
+)
+"""The adapter families the parametrized tests build (here and in `analysis_helpers.make_adapter`): a new
+family is added to them all by adding it here."""
 
 
 def small_config(**overrides) -> ModelConfig:

@@ -16,6 +16,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from model_fixtures import (
+    ADAPTED_FAMILIES,
     VOCAB,
     albert_config,
     bert_config,
@@ -35,18 +36,7 @@ from encoderlab.model.hf_registry import ADAPTERS, hf_class
 from encoderlab.model.protocol import LanguageModel, ModelShape
 from encoderlab.objectives import IGNORE, lm_loss
 
-ADAPTED = (
-    "bert",
-    "roberta",
-    "roberta-prelayernorm",
-    "electra",
-    "distilbert",
-    "mpnet",
-    "albert",
-    "modernbert",
-    "deberta",
-    "deberta-v2",
-)
+ADAPTED = ADAPTED_FAMILIES
 FAMILIES = ("encoder", *ADAPTED)
 METHODS = (
     "forward",
