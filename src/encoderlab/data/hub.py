@@ -214,13 +214,19 @@ def reach_hub(
         try:
             HfApi().repo_info(hub_id, repo_type=repo_type, **({"revision": revision} if revision else {}))
         except RevisionNotFoundError:
-            pin = f"the @{revision} of {hub_id}@{revision}" if repo_type == "model" else "#hf_revision"
-            raise UserError(
-                f"{what} '{hub_id}' has no revision '{revision}' on the Hugging Face hub; fix {pin} "
-                "(a commit sha, branch or tag of the repo)"
-            ) from None
+            raise no_revision(hub_id, revision, what, repo_type) from None
         except Exception as exc:
             raise hub_failure(hub_id, what, exc, fix, here) from None
+
+
+def no_revision(hub_id: str, revision: str | None, what: str, repo_type: str) -> UserError:
+    """One line for a revision the hub's repo `hub_id` lacks, naming the pin as its kind writes it (a
+    model's `@REV`, a corpus's `#hf_revision`)."""
+    pin = f"the @{revision} of {hub_id}@{revision}" if repo_type == "model" else "#hf_revision"
+    return UserError(
+        f"{what} '{hub_id}' has no revision '{revision}' on the Hugging Face hub; fix {pin} "
+        "(a commit sha, branch or tag of the repo)"
+    )
 
 
 # ---------------------------------------------------------------- datasets: files and streaming

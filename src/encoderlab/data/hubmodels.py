@@ -34,10 +34,11 @@ from encoderlab.data.hub import (
     mirror_location,
     mirror_root,
     no_folder,
+    no_revision,
     quiet_hub,
     reach_hub,
 )
-from encoderlab.data.mirrorpin import RECORDS, check_mirror_pin, recorded_commit, refuse_branch_pin
+from encoderlab.data.mirrorpin import RECORDS, check_mirror_pin, mirror_commit, refuse_branch_pin
 from encoderlab.errors import UserError
 
 MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
@@ -108,14 +109,8 @@ def resolved_commit(hub_id: str) -> str | None:
     if revision is not None and is_commit(revision):
         return revision
     folder = mirror_folder(hub_id)
-    if folder is not None:
-        files = _read_files(folder)
-        commit = recorded_commit(folder, files[0])[0] if files else None
-        try:
-            _check_pin(repo, folder, commit or "")
-        except UserError:  # no record, an edited file, or files of two downloads: no one commit
-            return None
-        return commit
+    if folder is not None:  # no record, an edited file, or files of two downloads: no one commit
+        return mirror_commit(repo, folder, _read_files(folder), HUB_MODELS_ENV, "model")
     cached = None if mirror_root("model") is not None else cached_snapshot(hub_id)
     return cached.name if cached is not None and is_commit(cached.name) else None
 
@@ -153,16 +148,9 @@ def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, .
         try:
             return Path(snapshot_download(repo, revision=revision, allow_patterns=list(patterns)))
         except RevisionNotFoundError:
-            raise _no_revision(repo, revision, what) from None
+            raise no_revision(repo, revision, what, "model") from None
         except Exception as exc:  # the hub raises many types; each ends in one line for the user
             raise hub_failure(hub_id, what, exc, DOWNLOAD_FIX, no_folder(hub_id)) from None
-
-
-def _no_revision(repo: str, revision: str | None, what: str) -> UserError:
-    return UserError(
-        f"{what} '{repo}' has no revision '{revision}' on the Hugging Face hub; fix the @{revision} of "
-        f"{repo}@{revision} (a commit sha, branch or tag of the repo)"
-    )
 
 
 def check_model_repo(hub_id: str, what: str = "model", base: Path | None = None) -> None:

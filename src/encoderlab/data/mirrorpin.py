@@ -118,19 +118,28 @@ def verified_commit(ident: dict) -> str | None:
     records name for its card and every data file it lists, none edited since (`check_mirror_pin`, what a
     prepare pinned to that commit checks; a stat and a small read per file, no network). None when the
     records are missing, edited or name several commits, or the mirror is not on this machine."""
-    from encoderlab.data.hub import HUB_DATA_ENV, is_commit
+    from encoderlab.data.hub import HUB_DATA_ENV
 
     mirror, hub_id, files = ident.get("mirror"), ident.get("hub_id"), ident.get("files")
     files = files if isinstance(files, list) else []
     if not (isinstance(mirror, str) and isinstance(hub_id, str) and all(isinstance(f, str) for f in files)):
         return None
-    folder = Path(mirror)
-    first = "README.md" if (folder / "README.md").is_file() else (files or [None])[0]
+    return mirror_commit(hub_id, Path(mirror), files, HUB_DATA_ENV)
+
+
+def mirror_commit(hub_id: str, folder: Path, paths: list[str], env: str, kind: str = "dataset") -> str | None:
+    """The one commit the download records of the mirror `folder` name for `paths` (a dataset's card
+    too), none edited since: the pin `check_mirror_pin` would accept. None otherwise (a stat and a small
+    read per file, no network)."""
+    from encoderlab.data.hub import is_commit
+
+    card = kind == "dataset" and (folder / "README.md").is_file()
+    first = "README.md" if card else (paths or [None])[0]
     commit = recorded_commit(folder, first)[0] if first else None
     if not (commit and is_commit(commit)):
         return None
     try:
-        check_mirror_pin(hub_id, folder, files, commit, HUB_DATA_ENV)
+        check_mirror_pin(hub_id, folder, paths, commit, env, kind)
     except UserError:  # not verified: a pin of it would be refused
         return None
     return commit

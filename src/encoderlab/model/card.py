@@ -27,6 +27,7 @@ import yaml
 from encoderlab import jsonlines
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
+from encoderlab.model.runlayout import recorded_start
 from encoderlab.words import count_of, lr_grid
 from encoderlab.yamltext import read_yaml
 
@@ -74,7 +75,8 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
         return None
     if not isinstance(config, dict) or "phases" not in config:
         return None
-    record = RunRecord(folder=run, config=config, start_commit=_start_commit(run))
+    start = recorded_start(run)
+    record = RunRecord(folder=run, config=config, start_commit=start[1] if start else None)
     if checkpoint is not None:
         try:
             progress = jsonlines.loads((checkpoint / "state.json").read_text())["progress"]
@@ -93,16 +95,6 @@ def _read_run(run: Path, checkpoint: Path | None) -> RunRecord | None:
                 f"the prepared data {data} is not readable here, so its sources are not listed"
             )
     return record
-
-
-def _start_commit(run: Path) -> str | None:
-    """The commit env.json records the run's hub start model was read at; None for any other start."""
-    try:
-        start = jsonlines.loads((run / "env.json").read_text(encoding="utf-8")).get("start_model")
-    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
-        return None
-    commit = start.get("commit") if isinstance(start, dict) else None
-    return commit if isinstance(commit, str) else None
 
 
 def _last_metrics(path: Path) -> tuple[int | None, int | None]:

@@ -11,11 +11,14 @@ checkpoint (optimizer state, counters) does.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 RUN_KIND = "pretrain"
 """The output kind of run folders (`outdir` marker)."""
+ENV_FILE = "env.json"
+"""A run's environment: versions, hardware, and the hub start model it read (`start_model`)."""
 STEP_DIR = re.compile(r"^step_(\d{7})$")
 """A checkpoint folder's name; `.tmp` beside it is one being written."""
 
@@ -45,3 +48,14 @@ def is_run_folder(path: Path) -> bool:
     if (owner(path) or {}).get("kind") == RUN_KIND or (path / "checkpoints").is_dir():
         return True
     return (path / "config.yaml").is_file() and (path / "env.json").is_file()
+
+
+def recorded_start(run_dir: Path) -> tuple[str, str] | None:
+    """(hub id, commit) a run's env.json records of the hub start model it read (`start_model`, written
+    by `train.runfolder.start_model_record`); None for a run that records none, or no commit."""
+    try:
+        start = json.loads((Path(run_dir) / ENV_FILE).read_text(encoding="utf-8")).get("start_model")
+    except (OSError, ValueError, AttributeError):  # no env.json, or not ours: nothing recorded
+        return None
+    hub_id, commit = (start.get("hub_id"), start.get("commit")) if isinstance(start, dict) else (None, None)
+    return (hub_id, commit) if isinstance(hub_id, str) and isinstance(commit, str) else None

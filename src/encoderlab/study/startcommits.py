@@ -18,11 +18,11 @@ move as the default branch does, and is.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 
 from encoderlab.errors import UserError
+from encoderlab.model.runlayout import recorded_start
 from encoderlab.study.graph import Node
 from encoderlab.study.spec import StudySpec
 
@@ -70,7 +70,7 @@ def recorded_commits(study_dir: Path, finished: Iterable[Node]) -> dict[str, dic
     recorded: dict[str, dict[str, str]] = {}
     for node in finished:
         if node.kind == "pretrain":
-            start = _start_model(node_dir(study_dir, node) / "run" / "env.json")
+            start = recorded_start(node_dir(study_dir, node) / "run")
             if start is not None:
                 recorded.setdefault(start[0], {}).setdefault(start[1], node.name)
     return recorded
@@ -89,15 +89,3 @@ def _refuse(spec: StudySpec, hub_id: str, commits: dict[str, str], now: str) -> 
         f"--local-dir DIR/{repo}, then set ENCODERLAB_HUB_MODELS=DIR), or name {repo}@{now} in the study to "
         "run every node reading it again at the new one"
     )
-
-
-def _start_model(env: Path) -> tuple[str, str] | None:
-    """(hub id, commit) a finished run's env.json records of its start model; None when it records none."""
-    try:
-        start = json.loads(env.read_text(encoding="utf-8")).get("start_model")
-    except (OSError, ValueError, AttributeError):  # no env.json, or not ours: nothing recorded to compare
-        return None
-    if not isinstance(start, dict):
-        return None
-    hub_id, commit = start.get("hub_id"), start.get("commit")
-    return (hub_id, commit) if isinstance(hub_id, str) and isinstance(commit, str) else None

@@ -36,6 +36,7 @@ from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
+from encoderlab.model.runlayout import ENV_FILE
 from encoderlab.outdir import create_output
 from encoderlab.train.build import build_source, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig
@@ -209,7 +210,7 @@ class Trainer:
                 ckpt.remove_partial(self.run_dir)
                 save_yaml(self.cfg, self.run_dir / "config.yaml")
                 env = {**environment(), **start_model_record(self.cfg.model.init)}
-                write_text_atomic(self.run_dir / "env.json", json_text(env, indent=2))
+                write_text_atomic(self.run_dir / ENV_FILE, json_text(env, indent=2))
                 if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
                     record = [to_dict(self.train_step.added)]
                     write_text_atomic(self.run_dir / ADDED_TOKENS, json_text(record, indent=2))
