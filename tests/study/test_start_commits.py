@@ -72,3 +72,29 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
     code, err = cli(argv, capsys)
     assert code == 0, err
     assert len(list((tmp_path / "out" / "nodes" / "eval").iterdir())) == 2
+
+
+def test_a_resumed_study_whose_hub_start_moved_is_refused_when_only_evaluations_as_is_read_it(
+    tmp_path, monkeypatch, capsys
+):
+    storage = _world(tmp_path, monkeypatch)
+    as_is = STUDY.replace("  - {name: cpt, recipe: cpt-mlm, init: someone/enc}\n", AS_IS)
+    (tmp_path / "drift.yaml").write_text(as_is.replace("baseline: cpt", "baseline: start"))
+    argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
+    code, err = cli(argv, capsys)
+    assert code == 0, err
+    assert not (tmp_path / "out" / "nodes" / "pretrain").exists()  # evaluations as is only
+    report = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert f"| start | start | (evaluated as is) | – | someone/enc (commit {SHA_A[:12]}) |" in report
+
+    (tmp_path / "drift.yaml").write_text(
+        STUDY.replace("runs:\n", "runs:\n" + AS_IS)
+    )  # a run continues it now
+    (storage / "refs" / "main").write_text(SHA_B)  # the repo moved on
+    before = snapshot(tmp_path / "out")
+    code, err = cli(argv, capsys)
+    assert (
+        code == 2
+        and f"(start (evaluated as is) read commit {SHA_A}; it resolves to commit {SHA_B} now)" in err
+    )
+    assert snapshot(tmp_path / "out") == before

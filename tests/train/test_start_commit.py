@@ -1,4 +1,4 @@
-"""A run started from a hub id records, in env.json, the commit it read (`runfolder.start_model_record`):
+"""A run started from a hub id records, in env.json, the commit it read (`runlayout.start_model_record`):
 an unpinned id is whatever the repo's default branch held, which a later push changes under the same
 name, so without the commit nothing told which weights the run continued. The hub cache is the layout
 huggingface_hub writes (`snapshots/COMMIT/`, `refs/BRANCH`), read offline by the real `snapshot_download`;

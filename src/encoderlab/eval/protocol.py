@@ -68,6 +68,8 @@ class EvalModel:
     segments: bool = False
     """Whether it takes segment ids: a segment table (`LanguageModel.segment_types`) and a tokenizer
     giving `token_type_ids` (BERT's); tasks of text pairs run, and are cached, marked so (`resolved`)."""
+    start_model: dict[str, str | None] = dataclasses.field(default_factory=dict)
+    """The hub id and commit read, where `source` is a hub id (`EvalRecord.start_model`)."""
 
     @property
     def positions(self) -> int:
@@ -83,13 +85,15 @@ class EvalModel:
 def load_eval_model(source: str) -> EvalModel:
     """Load any source `load_pretrained` accepts; a model without a tokenizer is a UserError."""
     from encoderlab.model.hub import load_pretrained
+    from encoderlab.model.runlayout import start_model_record
 
     pre = load_pretrained(source)
     require_tokenizer(source, pre.tokenizer)
     pooling = declared_pooling(pre.config, f"{source} (config.json)")
     segments = takes_segments(pre.model, pre.tokenizer)
+    start = start_model_record(str(source)).get("start_model", {})  # after the load: the commit it read
     return EvalModel(
-        pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling, segments
+        pre.model, pre.tokenizer, str(source), fingerprint(pre.model, pre.tokenizer), pooling, segments, start
     )
 
 
@@ -226,7 +230,7 @@ def evaluate(
     shown = names + sorted(earlier - set(names))
     records = list(store.records.values())
     summary = summarize_results(records, em.fingerprint, shown, lrs, seeds, em.pooling, em.segments)
-    summary = dataclasses.replace(summary, source=em.source)
+    summary = dataclasses.replace(summary, source=em.source, start_model=em.start_model)
     write_summary(summary, out)
     return summary
 
@@ -328,6 +332,7 @@ def _record(
         best_epoch=result.get("best_epoch"),
         val_by_epoch=result.get("val_by_epoch", []),
         pooling=getattr(task.options, "pooling", ""),
+        start_model=em.start_model,
     )
 
 

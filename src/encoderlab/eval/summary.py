@@ -95,6 +95,9 @@ class EvalRecord:
     pooling: str = ""
     """How the head pooled (sc, ir: `mean`, `first`, `late`, `last`; empty for the other families and
     in records written before it was kept), after a `model` pooling was resolved for this model."""
+    start_model: dict[str, str | None] = field(default_factory=dict)
+    """A source named by a hub id: `{hub_id, commit}`, the commit read (env.json's record of a pretraining
+    run's start: `runlayout.start_model_record`); empty for any other source, and in older records."""
 
     def non_finite(self) -> str | None:
         """The first score the summaries read that is not a finite number ("test_score is nan"), or None.
@@ -189,6 +192,8 @@ class ModelSummary:
     """Per family (known families only, in the order of `eval.spec.FAMILY_NAMES`)."""
     source: str = ""
     """Where the model came from."""
+    start_model: dict[str, str | None] = field(default_factory=dict)
+    """The hub id and commit read, where `source` is a hub id (`EvalRecord.start_model`)."""
 
 
 def best_lr_entry(curve: Sequence[LRPoint], val: Mapping[float, float] | None = None) -> LRPoint:

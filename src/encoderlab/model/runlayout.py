@@ -6,7 +6,9 @@ folder carries outdir's ownership marker of kind `pretrain`. Training writes thi
 (`train/checkpoint.py`, `train/runfolder.py`) and loading a model reads it (`model/hub.py` names a
 run's latest checkpoint, or the `--resume` that continues it). The model layer may not import
 training, so the layout both share lives here, one layer below training, and nothing else of a
-checkpoint (optimizer state, counters) does.
+checkpoint (optimizer state, counters) does. The record of the hub start model a run read (env.json's
+`start_model`: `start_model_record`) lives here too: an evaluation of a hub id records the same, and
+evaluation may not import training either.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 RUN_KIND = "pretrain"
 """The output kind of run folders (`outdir` marker)."""
@@ -50,12 +53,32 @@ def is_run_folder(path: Path) -> bool:
     return (path / "config.yaml").is_file() and (path / "env.json").is_file()
 
 
+def start_model_record(init: str) -> dict[str, Any]:
+    """What env.json records of a start model named by a hub id (no folder, no asset): the id and the
+    commit read (`hubmodels.resolved_commit`: the pin, the hub cache snapshot's or the mirror's; null when
+    nothing tells it), so a run from an unpinned id names the weights it started from after the repo
+    moves on, and pinning that commit (`OWNER/NAME@SHA`) starts from them again. Empty for any other start.
+    An evaluation of a hub id records the same (`EvalRecord.start_model`), for the same reason."""
+    from encoderlab.data.assets import ASSETS
+    from encoderlab.data.hubmodels import is_hub_id, resolved_commit
+
+    if not init or init in ASSETS or Path(init).expanduser().exists() or not is_hub_id(init):
+        return {}
+    return {"start_model": {"hub_id": init, "commit": resolved_commit(init)}}
+
+
 def recorded_start(run_dir: Path) -> tuple[str, str] | None:
     """(hub id, commit) a run's env.json records of the hub start model it read (`start_model`, written
-    by `train.runfolder.start_model_record`); None for a run that records none, or no commit."""
+    by `start_model_record`); None for a run that records none, or no commit."""
     try:
         start = json.loads((Path(run_dir) / ENV_FILE).read_text(encoding="utf-8")).get("start_model")
     except (OSError, ValueError, AttributeError):  # no env.json, or not ours: nothing recorded
         return None
+    return start_of(start)
+
+
+def start_of(start: Any) -> tuple[str, str] | None:
+    """(hub id, commit) of a `start_model` record (env.json's, or an evaluation's); None for anything
+    else, or a record of no commit."""
     hub_id, commit = (start.get("hub_id"), start.get("commit")) if isinstance(start, dict) else (None, None)
     return (hub_id, commit) if isinstance(hub_id, str) and isinstance(commit, str) else None

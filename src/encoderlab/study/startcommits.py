@@ -5,15 +5,17 @@ holds when a node reads it, but the study keys its nodes by the name. Resumed af
 the finished nodes keep what they read and the nodes still to run read the new weights: runs continued
 from two models, or a start model evaluated as is that is not the one the runs continued, under one name
 in one report. Each pretraining run records the commit it started from (`env.json`'s `start_model`:
-`train.runfolder.start_model_record`), so `study run` compares, before anything runs, the commits the
-finished runs read of each such id with the one it resolves to now (`hubmodels.resolved_commit`: the
-local hub cache or the mirror, after `checks.check_runs` downloaded its configs; no network here).
+`model.runlayout.start_model_record`), and each evaluation of a hub id the commit it evaluated (its
+`EvalRecord.start_model`, the same record), so `study run` compares, before anything runs, the commits
+the finished runs and evaluations as is read of each such id with the one it resolves to now
+(`hubmodels.resolved_commit`: the local hub cache or the mirror, after `checks.check_runs` downloaded its
+configs; no network here).
 
-Trade-offs: only pretraining runs record a commit, so a study whose only finished readers of the id are
-as-is evaluations is not checked (their results record the weights' fingerprint instead); runs from
-before the record, or a commit nothing can tell (a mirror without download records), are not compared.
-A pinned commit (`OWNER/NAME@SHA`) is one set of weights and never checked; a pinned branch or tag can
-move as the default branch does, and is.
+Trade-offs: an evaluation's commit is read from its node.json, so a study of many finished evaluations as
+is reads as many small files on each resume (only when a start model is read unpinned); runs and
+evaluations from before their record, or a commit nothing can tell (a mirror without download records),
+are not compared. A pinned commit (`OWNER/NAME@SHA`) is one set of weights and never checked; a pinned
+branch or tag can move as the default branch does, and is.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from encoderlab.errors import UserError
-from encoderlab.model.runlayout import recorded_start
+from encoderlab.model.runlayout import recorded_start, start_of
 from encoderlab.study.graph import Node
 from encoderlab.study.spec import StudySpec
 
@@ -63,16 +65,23 @@ def check_start_commits(spec: StudySpec, study_dir: Path | None, nodes: Iterable
 
 
 def recorded_commits(study_dir: Path, finished: Iterable[Node]) -> dict[str, dict[str, str]]:
-    """Hub id -> {commit: the first run that read it} of the hub start models the `finished` pretraining
-    nodes of `study_dir` recorded (their env.json's `start_model`); the report names them too."""
-    from encoderlab.study.runner import node_dir
+    """Hub id -> {commit: the first run that read it} of the hub start models the `finished` nodes of
+    `study_dir` recorded: pretraining runs in their env.json's `start_model`, evaluations as is in their
+    record's (`EvalRecord.start_model`); the report names them too."""
+    from encoderlab.study.nodeconfig import EvalNode
+    from encoderlab.study.runner import node_dir, read_marker
 
     recorded: dict[str, dict[str, str]] = {}
     for node in finished:
+        start, reader = None, node.name.split("/", 1)[-1]
         if node.kind == "pretrain":
             start = recorded_start(node_dir(study_dir, node) / "run")
-            if start is not None:
-                recorded.setdefault(start[0], {}).setdefault(start[1], node.name)
+        elif node.kind == "eval" and not node.deps:  # as is: its own run (a run it shares records the same)
+            marker = read_marker(study_dir, node)
+            start = start_of(marker.result.get("start_model")) if marker is not None else None
+            reader = f"{EvalNode.of(node).model} (evaluated as is)"
+        if start is not None:
+            recorded.setdefault(start[0], {}).setdefault(start[1], reader)
     return recorded
 
 
@@ -80,7 +89,7 @@ def _refuse(spec: StudySpec, hub_id: str, commits: dict[str, str], now: str) -> 
     from encoderlab.data.hubmodels import split_revision
 
     repo = split_revision(hub_id)[0]
-    read = "; ".join(f"{name.split('/', 1)[-1]} read commit {sha}" for sha, name in sorted(commits.items()))
+    read = "; ".join(f"{name} read commit {sha}" for sha, name in sorted(commits.items()))
     first = sorted(commits)[0]
     raise UserError(
         f"study {spec.name}: start model '{hub_id}' is read unpinned, and it has moved: its finished runs read "

@@ -128,19 +128,6 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
     return True
 
 
-def start_model_record(init: str) -> dict[str, Any]:
-    """What env.json records of a start model named by a hub id (no folder, no asset): the id and the
-    commit read (`hubmodels.resolved_commit`: the pin, the hub cache snapshot's or the mirror's; null when
-    nothing tells it), so a run from an unpinned id names the weights it started from after the repo
-    moves on, and pinning that commit (`OWNER/NAME@SHA`) starts from them again. Empty for any other start."""
-    from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hubmodels import is_hub_id, resolved_commit
-
-    if not init or init in ASSETS or Path(init).expanduser().exists() or not is_hub_id(init):
-        return {}
-    return {"start_model": {"hub_id": init, "commit": resolved_commit(init)}}
-
-
 def environment() -> dict[str, Any]:
     """Versions and hardware, written to env.json."""
     import transformers

@@ -36,7 +36,7 @@ from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
-from encoderlab.model.runlayout import ENV_FILE
+from encoderlab.model.runlayout import ENV_FILE, start_model_record
 from encoderlab.outdir import create_output
 from encoderlab.train.build import build_source, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig
@@ -63,7 +63,6 @@ from encoderlab.train.runfolder import (
     check_run_folder,
     config_diff,
     environment,
-    start_model_record,
 )
 from encoderlab.train.start import find_checkpoint, resolve_device
 from encoderlab.train.step import TrainStep

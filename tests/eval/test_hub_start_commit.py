@@ -1,0 +1,39 @@
+"""`encoderlab eval` of a model named by a hub id records the commit it read, in every result record and
+in summary.json (`start_model`, env.json's record of a pretraining run's start): an unpinned id is
+whatever the repo's default branch held, which a later push changes under the same name. The hub is the
+local hub cache as huggingface_hub lays it out, read offline by the real `snapshot_download`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
+from tests.eval.conftest import sc_examples
+from tests.eval.fixtures import model_folder, write_jsonl, write_task_file
+from tests.reliability.test_hostile_inputs import cli
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+def _eval(tmp_path, model: str, out: str, capsys) -> tuple[list[dict], dict]:
+    """`eval` of `model` on a small task file: its result records and summary.json."""
+    data = {s: write_jsonl(tmp_path / f"{s}.jsonl", sc_examples(n, k)) for k, (s, n) in enumerate(
+        (("train", 32), ("validation", 16), ("test", 16)))}  # fmt: skip
+    spec = {"name": "mood", "family": "sc", "data": data, "columns": {"text": "text", "label": "label"}}
+    task = write_task_file(tmp_path, "mood.yaml", **spec, max_length=32)
+    argv = ["eval", model, "--task-file", task, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / out]
+    code, err = cli(argv, capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in (tmp_path / out / "results.jsonl").read_text().splitlines()]
+    return records, json.loads((tmp_path / out / "summary.json").read_text())
+
+
+def test_an_eval_of_a_hub_id_records_the_commit_it_read(tmp_path, monkeypatch, capsys):
+    cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: model_folder(folder))
+    for model, out, commit in (("someone/enc", "main", SHA_B), ("someone/enc@v1", "v1", SHA_A)):
+        records, summary = _eval(tmp_path, model, out, capsys)
+        assert [r["start_model"] for r in records] == [{"hub_id": model, "commit": commit}]
+        assert summary["start_model"] == {"hub_id": model, "commit": commit}
+    records, summary = _eval(tmp_path, str(model_folder(tmp_path / "model")), "folder", capsys)
+    assert records[0]["start_model"] == summary["start_model"] == {}  # a folder is its own record
