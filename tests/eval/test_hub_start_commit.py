@@ -1,5 +1,5 @@
 """`encoderlab eval` of a model named by a hub id records the commit it read, in every result record and
-in summary.json (`start_model`, env.json's record of a pretraining run's start): an unpinned id is
+in summary.json and .md (`start_model`, env.json's record of a pretraining run's start): an unpinned id is
 whatever the repo's default branch held, which a later push changes under the same name. The hub is the
 local hub cache as huggingface_hub lays it out, read offline by the real `snapshot_download`."""
 
@@ -35,5 +35,8 @@ def test_an_eval_of_a_hub_id_records_the_commit_it_read(tmp_path, monkeypatch, c
         records, summary = _eval(tmp_path, model, out, capsys)
         assert [r["start_model"] for r in records] == [{"hub_id": model, "commit": commit}]
         assert summary["start_model"] == {"hub_id": model, "commit": commit}
+        assert (
+            f"# Evaluation of {model} at commit `{commit}`\n" in (tmp_path / out / "summary.md").read_text()
+        )
     records, summary = _eval(tmp_path, str(model_folder(tmp_path / "model")), "folder", capsys)
     assert records[0]["start_model"] == summary["start_model"] == {}  # a folder is its own record

@@ -460,8 +460,11 @@ def _fmt(s: Estimate | None) -> str:
 
 
 def summary_markdown(summary: ModelSummary) -> str:
+    commit = summary.start_model.get(
+        "commit"
+    )  # a hub id's: which weights the name held (the card says so too)
     lines = [
-        f"# Evaluation of {summary.source or summary.model}",
+        f"# Evaluation of {summary.source or summary.model}" + (f" at commit `{commit}`" if commit else ""),
         "",
         f"Model fingerprint `{summary.model}`; {lr_grid(summary.lrs, summary.seeds)}. "
         "Test = mean ± 95% t-interval over seeds at the LR with the best validation mean.",

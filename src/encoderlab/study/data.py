@@ -110,11 +110,12 @@ class StudyData:
     folder: Path | None = None
     """The study folder read (None: built in memory), named when a finished node's record is damaged."""
     start_commits: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Hub start model -> the commits its finished runs recorded reading (`startcommits.recorded_commits`)."""
+    """Hub start model -> the commits its finished runs and evaluations as is recorded reading
+    (`startcommits.recorded_commits`)."""
 
     def start_cell(self, run) -> str:
         """What run `run` starts from, for the report: scratch, a run, a path, or a hub id with the
-        commit its runs read (two when a study mixed them before that was refused)."""
+        commit its runs or evaluations as is read (two when a study mixed them before that was refused)."""
         commits = self.start_commits.get(run.init or "")
         return (
             f"{run.init} (commit {', '.join(c[:12] for c in commits)})" if commits else run.init or "scratch"
