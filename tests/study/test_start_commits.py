@@ -59,7 +59,7 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
     code, err = cli(argv, capsys)
     assert code == 2 and err.strip() == (
         "encoderlab: error: study drift: start model 'someone/enc' is read unpinned, and it has moved: its "
-        f"finished runs read other weights than its nodes still to run would (cpt read commit {SHA_A}; it "
+        f"finished nodes read other weights than its nodes still to run would (cpt read commit {SHA_A}; it "
         f"resolves to commit {SHA_B} now); to finish the study with the weights they read, mirror that commit "
         f"(hf download --revision {SHA_A} someone/enc --local-dir DIR/someone/enc, then set "
         f"ENCODERLAB_HUB_MODELS=DIR), or name someone/enc@{SHA_B} in the study to run every node reading it "

@@ -460,9 +460,8 @@ def _fmt(s: Estimate | None) -> str:
 
 
 def summary_markdown(summary: ModelSummary) -> str:
-    commit = summary.start_model.get(
-        "commit"
-    )  # a hub id's: which weights the name held (the card says so too)
+    # a hub id's commit: which weights the name held when read (an export's card says so too)
+    commit = summary.start_model.get("commit")
     lines = [
         f"# Evaluation of {summary.source or summary.model}" + (f" at commit `{commit}`" if commit else ""),
         "",

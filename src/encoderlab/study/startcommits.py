@@ -92,7 +92,7 @@ def _refuse(spec: StudySpec, hub_id: str, commits: dict[str, str], now: str) -> 
     read = "; ".join(f"{name} read commit {sha}" for sha, name in sorted(commits.items()))
     first = sorted(commits)[0]
     raise UserError(
-        f"study {spec.name}: start model '{hub_id}' is read unpinned, and it has moved: its finished runs read "
+        f"study {spec.name}: start model '{hub_id}' is read unpinned, and it has moved: its finished nodes read "
         f"other weights than its nodes still to run would ({read}; it resolves to commit {now} now); to finish "
         f"the study with the weights they read, mirror that commit (hf download --revision {first} {repo} "
         f"--local-dir DIR/{repo}, then set ENCODERLAB_HUB_MODELS=DIR), or name {repo}@{now} in the study to "
