@@ -1,4 +1,5 @@
-"""Where encoderlab keeps fetched assets: $ENCODERLAB_HOME, default ~/.cache/encoderlab."""
+"""Where encoderlab keeps fetched assets ($ENCODERLAB_HOME, default ~/.cache/encoderlab), and what a
+user's folder holds (`visible_entries`: hidden names left out, as the shell's `*` leaves them)."""
 
 from __future__ import annotations
 
@@ -78,3 +79,15 @@ def found_in_cwd_instead(value: str, folder: Path, what: str) -> str | None:
         f"{value} is not beside the {what} (in {folder}) but in the working directory, "
         f"which a {what}'s paths are not read from; write {fix} or an absolute path"
     )
+
+
+def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:
+    """The entries under `folder` (sorted; with `recursive`, at any depth) but hidden ones: a name
+    starting with `.`, or anything inside a folder so named, counted from `folder` down (so `~/.data/`
+    itself is read). That is what the shell's `*`, `glob.glob` and `datasets`' data-file patterns list;
+    `Path.glob` and `rglob` list hidden names too, so a folder of task files or a corpus folder read
+    macOS's `._a.yaml` / `._a.txt` (AppleDouble forks, written beside every file copied to a non-Mac
+    disk), editors' `.#a.yaml` locks, `.git/` and `.ipynb_checkpoints/` (copies of the files beside
+    them: each document trained on twice, and maybe held out once) as the user's files."""
+    found = folder.rglob("*") if recursive else folder.iterdir()
+    return sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(folder).parts))

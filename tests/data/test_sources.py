@@ -496,3 +496,18 @@ def test_an_option_that_does_nothing_on_a_local_source_is_refused(tmp_path, opti
     with pytest.raises(UserError, match=rf"^source .*c\.jsonl: {message}"):
         describe(parse_source(f"{corpus}#{option}"))
     assert describe(parse_source(f"{corpus}#weight=2"))["kind"] == "files"
+
+
+def test_a_folder_leaves_hidden_files_out_as_a_glob_does(tmp_path, caplog):
+    # was: `rglob` read them: macOS's `._a.txt` (an AppleDouble fork) as a document of control bytes, a
+    # Jupyter checkpoint's copy of a.txt as its documents again (trained on twice, maybe held out once)
+    folder = tmp_path / ".corpus"  # a hidden folder named by the user is read: only what is under it counts
+    (folder / ".ipynb_checkpoints").mkdir(parents=True)
+    (folder / "a.txt").write_text("alpha\n\nbeta\n")
+    (folder / ".ipynb_checkpoints" / "a-checkpoint.txt").write_text("alpha\n\nbeta\n")
+    (folder / "._a.txt").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+    (folder / ".DS_Store").write_bytes(b"\x00\x00\x00\x01Bud1")
+    caplog.set_level("INFO")
+    assert [d.text for d in mix_documents([SourceConfig(location=str(folder))])] == ["alpha", "beta"]
+    assert "not read" not in caplog.text  # no note of files of other kinds: hidden ones are not the corpus's
+    assert _texts(SourceConfig(location=str(folder / "**" / "*.txt"))) == ["alpha", "beta"]  # as the glob

@@ -92,3 +92,22 @@ def test_a_study_files_task_file_written_from_the_working_directory_names_the_ru
     ]
     (studies / "s.yaml").write_text(STUDY.replace("tasks/t.yaml", "../tasks/t.yaml"))
     assert load_study_file(studies / "s.yaml").eval.task_files == (str(path),)
+
+
+def test_a_task_folder_reads_upper_case_suffixes_and_leaves_hidden_files_out(tmp_path):
+    # was: `B.YAML` left out of the folder (its task silently never run), while a data file's `.CSV` is
+    # read; macOS's `._a.yaml` (an AppleDouble fork, binary) read as a task file, "not valid YAML", and
+    # an editor's `.#a.yaml` lock (a dangling symlink) "not a regular file (a pipe, socket or device)"
+    from encoderlab.eval import load_task_files
+
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    (tmp_path / "train.csv").write_text(ROWS)
+    (tmp_path / "test.csv").write_text(TEST)
+    data = {"train": "../train.csv", "test": "../test.csv"}
+    spec = {"family": "sc", "data": data, "columns": {"text": "review", "label": "stars"}}
+    write_task_file(tasks, "a.yaml", name="first", **spec)
+    write_task_file(tasks, "B.YAML", name="second", **spec)
+    (tasks / "._a.yaml").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
+    (tasks / ".#a.yaml").symlink_to("user@host.1234:1700000000")
+    assert [t.name for t in load_task_files([tasks])] == ["second", "first"]  # sorted by file name

@@ -13,7 +13,7 @@ Locations, tried in this order:
   * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
     default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line),
     either of them gzip, bz2, xz or zstd compressed (`data/filekinds.py`), and `.parquet`; folders
-    are searched recursively;
+    are searched recursively, hidden names left out as a glob leaves them (`paths.visible_entries`);
   * a named hub corpus (`fineweb-edu-10bt`, ...: `data/corpora.py`), read as the `hf:` source it
     stands for (its text field, config and split are the table's);
   * a name in the asset registry (`encoderlab assets list`), read from its `data.jsonl`.
@@ -56,6 +56,7 @@ from encoderlab.data.hub import check_revision, is_commit, mirror_root, read_hub
 from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
+from encoderlab.paths import visible_entries
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +179,7 @@ def resolve_files(location: str) -> list[Path] | None:
         return None
     files: list[Path] = []
     for p in paths:
-        found = [q for q in p.rglob("*") if q.is_file()] if p.is_dir() else [p]
+        found = [q for q in visible_entries(p, recursive=True) if q.is_file()] if p.is_dir() else [p]
         for q in found:  # compressed text that cannot be read is refused, never dropped from the corpus
             if (why := unreadable(q)) is not None:
                 raise UserError(why)
@@ -202,7 +203,9 @@ def unread_files(location: str) -> list[Path]:
         paths = [Path(p) for p in glob.glob(location, recursive=True)]
     else:
         paths = [Path(location)] if Path(location).is_dir() else []
-    found = [q for p in paths for q in (p.rglob("*") if p.is_dir() else [p]) if q.is_file()]
+    found = [
+        q for p in paths for q in (visible_entries(p, recursive=True) if p.is_dir() else [p]) if q.is_file()
+    ]
     return sorted({q for q in found if file_kind(q) is None})
 
 

@@ -55,7 +55,7 @@ from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_s
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
-from encoderlab.paths import found_in_cwd_instead
+from encoderlab.paths import found_in_cwd_instead, visible_entries
 from encoderlab.words import count, noun
 
 FILE_DATA = "file:"
@@ -471,11 +471,13 @@ def task_from_file(path: Path | str) -> Task:
 
 
 def task_files(paths) -> list[Path]:
-    """The YAML files named, a folder standing for its *.yaml / *.yml files (sorted)."""
+    """The YAML files named, a folder standing for its *.yaml / *.yml files (sorted; the suffix in any
+    case, as data files' is read: `B.YAML` was left out, its task never run; hidden names are not the
+    user's tasks: `paths.visible_entries`)."""
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted([*p.glob("*.yaml"), *p.glob("*.yml")])
+            found = [q for q in visible_entries(p) if q.suffix.lower() in (".yaml", ".yml")]
             if not found:
                 raise UserError(
                     f"task folder {p} holds no .yaml or .yml task files; put each task's YAML in it"
