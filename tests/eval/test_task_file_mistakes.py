@@ -183,3 +183,28 @@ def test_tc_rows_from_a_csv_name_the_format_that_holds_lists(tmp_path):
         'row, in JSON lines or parquet (`{"tokens": ["Paris", "is"], "tags": ["B-LOC", "O"]}`, under your column '
         "names); a CSV or TSV cell is one text"
     ), str(err.value)
+
+
+def test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels(tmp_path):
+    # was: a hand-edited CSV's `positive ` (cells are read as written) became a third class beside
+    # `positive` and `negative`, trained and scored as such, without a word
+    spec = _sentiment_files(tmp_path)  # polarity: negative / positive
+    train = tmp_path / "train.csv"
+    lines = train.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.endswith(",positive"))
+    lines[row] += " "
+    train.write_text("\n".join(lines) + "\n")
+    path = write_task_file(tmp_path, name="spaced", **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert re.fullmatch(
+        rf"task file {re.escape(str(path))}: the label column 'polarity' holds '(positive|positive )' \(train "
+        r"split, line \d+ of train\.csv\) and '(positive|positive )' \(train split, line \d+ of train\.csv\), "
+        r"which differ only in spaces at their ends, so each would be a class of its own; remove the spaces "
+        r"from the data, or name the classes in `labels:`",
+        str(err.value),
+    ), str(err.value)
+    assert f"line {row + 1} of train.csv" in str(err.value)
+    spec["labels"] = ["negative", "positive", "positive "]  # named: the user's own three classes
+    task = load_task_files([str(write_task_file(tmp_path, name="spaced", **spec))])[0]
+    assert task.options.labels == ("negative", "positive", "positive ")

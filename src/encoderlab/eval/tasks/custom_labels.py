@@ -8,7 +8,8 @@ run_glue CSV's 0/1 with `labels: [bad, good]`): those are positions in the list.
 cell that does not fit (empty, a list where one label is expected, one label where a list is, a
 target that is not a number, a tc row without words or with an empty word) is one line naming the problem and the fix: `str()` would have made it
 a class of its own, called 'None' or "['a', 'b']". So is a class column of fractional numbers (e.g.
-similarity scores), which would have become one class per distinct value.
+similarity scores), which would have become one class per distinct value, and, without `labels:`, one
+of two names that differ only in spaces at their ends (`good`, `good `).
 """
 
 from __future__ import annotations
@@ -69,6 +70,7 @@ def label_set(
             "class names"
         )
     _one_form(values, column, where, at)
+    _one_spelling(values, column, where, at)
     seen = {label_name(v) for v, _ in values}
     if family != "tc" and kind == "one":
         _not_a_text_column(values, seen, column, where, at)
@@ -123,6 +125,22 @@ def _one_form(values: list[tuple], column: str, where: str, at: At) -> None:
             "one form, or name the classes in `labels:` (numbers are then read as positions in it, or by "
             "name if the list names them)"
         )
+
+
+def _one_spelling(values: list[tuple], column: str, where: str, at: At) -> None:
+    """Refuse a label column without `labels:` holding two names that differ only in spaces at their
+    ends (`good` beside `good `, as a hand-edited CSV has them: its cells are read as written): each
+    became a class of its own, so a two-class task was trained and scored as three."""
+    first: dict[str, tuple] = {}
+    for value in values:
+        name = label_name(value[0])
+        other = first.setdefault(name.strip(), value)
+        if label_name(other[0]) != name:
+            raise UserError(
+                f"{where}: the label column {column!r} holds {_named(other[0])} ({at(other[1])}) and "
+                f"{_named(value[0])} ({at(value[1])}), which differ only in spaces at their ends, so each would be "
+                "a class of its own; remove the spaces from the data, or name the classes in `labels:`"
+            )
 
 
 def _numeric(value) -> bool:
