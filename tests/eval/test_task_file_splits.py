@@ -67,6 +67,12 @@ def test_test_fraction_cuts_a_seeded_disjoint_test_split_from_train(tmp_path):
             {"test": "train.csv", "test_fraction": 0.2},
             r"data.test and data.test_fraction both give the test split; keep one",
         ),
+        (  # was: the fraction ignored without a word, the file read as validation
+            "task-file-validation-and-validation-fraction",
+            5,
+            {"test": "test.csv", "validation": "test.csv", "validation_fraction": 0.2},
+            r"data.validation and data.validation_fraction both give the validation split; keep one",
+        ),
         (
             None,
             5,

@@ -51,11 +51,11 @@ from encoderlab.eval.tasks.custom_labels import (
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
 from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
-from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix, refuse_data_file
+from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix, task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
 from encoderlab.eval.tasks.splits import require_nonempty
-from encoderlab.paths import found_in_cwd_instead, visible_entries
+from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
 FILE_DATA = "file:"
@@ -166,6 +166,10 @@ def _read_spec(path: Path) -> TaskSpec:
     if isinstance(raw.get("finetune"), dict):
         raw = {**raw, "finetune": {**dataclasses.asdict(FILE_FINETUNE), **raw["finetune"]}}
     spec = from_dict(TaskSpec, raw, where)
+    if spec.data.validation and "validation_fraction" in raw["data"]:  # the fraction was ignored, unsaid
+        raise UserError(
+            f"{where}: data.validation and data.validation_fraction both give the validation split; keep one"
+        )
     if not NAME.match(spec.name):
         raise UserError(f"{where}: name {spec.name!r} may hold only letters, digits, '.', '_' and '-'")
     valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
@@ -468,35 +472,6 @@ def task_from_file(path: Path | str) -> Task:
         data_version=f"{FILE_DATA}{data_hash(data)}",
         loader=lambda: data,
     )
-
-
-def task_files(paths) -> list[Path]:
-    """The YAML files named, a folder standing for its *.yaml / *.yml files (sorted; the suffix in any
-    case, as data files' is read: `B.YAML` was left out, its task never run; hidden names are not the
-    user's tasks: `paths.visible_entries`)."""
-    out: list[Path] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            found = [q for q in visible_entries(p) if q.suffix.lower() in (".yaml", ".yml")]
-            if not found:
-                raise UserError(
-                    f"task folder {p} holds no .yaml or .yml task files; put each task's YAML in it"
-                    ' (docs/evaluation.md, "Your own tasks"), or name the files: --task-file a.yaml b.yaml'
-                )
-            out += found
-        elif p.is_file() or p.exists():
-            out.append(refuse_data_file(p))
-        else:
-            raise UserError(
-                f"task file {p} does not exist; give the path of a task YAML file or of a folder of them "
-                '(docs/evaluation.md, "Your own tasks (task files)")'
-            )
-    for p in out:  # reading a named pipe waited for a writer, forever
-        if not p.is_file():
-            raise UserError(
-                f"task file {p} is not a regular file (a pipe, socket or device); save the task as a file"
-            )
-    return out
 
 
 def load_task_files(paths) -> list[Task]:

@@ -1,4 +1,5 @@
-"""A task file's local data files: which `datasets` builder reads them, and the checks made first.
+"""A task file's local data files: which `datasets` builder reads them, and the checks made first;
+and which files `--task-file` names (`task_files`: a folder stands for its task files).
 
 A task's files are small labelled sets read whole by `datasets.load_dataset`, so a file task gets
 the columns and dtypes a hub dataset of the same files would. CSV, TSV and JSON lines may be
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
 from encoderlab.data.hub import import_datasets
 from encoderlab.errors import UserError, first_line, save_as_utf8
+from encoderlab.paths import visible_entries
 
 if TYPE_CHECKING:  # rowplaces reads files through this module
     from encoderlab.eval.tasks.rowplaces import RowPlaces
@@ -42,6 +44,35 @@ def plain_suffix(path: Path) -> str:
     """The format's suffix of a data file name, under any compression suffix (`a.tsv.gz` -> `.tsv`)."""
     suffix = path.suffix.lower()
     return Path(path.stem).suffix.lower() if suffix in COMPRESSIONS or suffix in UNPACK else suffix
+
+
+def task_files(paths) -> list[Path]:
+    """The YAML files named, a folder standing for its *.yaml / *.yml files (sorted; the suffix in any
+    case, as data files' is read: `B.YAML` was left out, its task never run; hidden names are not the
+    user's tasks: `paths.visible_entries`)."""
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            found = [q for q in visible_entries(p) if q.suffix.lower() in (".yaml", ".yml")]
+            if not found:
+                raise UserError(
+                    f"task folder {p} holds no .yaml or .yml task files; put each task's YAML in it"
+                    ' (docs/evaluation.md, "Your own tasks"), or name the files: --task-file a.yaml b.yaml'
+                )
+            out += found
+        elif p.is_file() or p.exists():
+            out.append(refuse_data_file(p))
+        else:
+            raise UserError(
+                f"task file {p} does not exist; give the path of a task YAML file or of a folder of them "
+                '(docs/evaluation.md, "Your own tasks (task files)")'
+            )
+    for p in out:  # reading a named pipe waited for a writer, forever
+        if not p.is_file():
+            raise UserError(
+                f"task file {p} is not a regular file (a pipe, socket or device); save the task as a file"
+            )
+    return out
 
 
 def refuse_data_file(path: Path) -> Path:
