@@ -24,6 +24,7 @@ import tyro
 
 from encoderlab import jsonlines
 from encoderlab.cliargs import Repeated, flatten
+from encoderlab.errors import UserError
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.protocol import (
     RESULTS,
@@ -126,6 +127,13 @@ def planned_tasks(suite, names, task_file, lrs, seeds):
         # Checked and registered before anything is written; the suite's tasks (those of --tasks, if
         # given) join them, and the suite keeps its own default grid (biomed's one LR and seeds 42-46).
         files = [t.name for t in load_task_files(task_file)]
+        if ours := [n for n in names if n in files]:  # was "given twice", or "not in suite", of one name
+            one = len(ours) == 1
+            raise UserError(
+                f"--tasks {' '.join(ours)}: {'a task' if one else 'tasks'} of your task files, which run whole; "
+                "--tasks adds built-in tasks (with --suite, picks the suite's): leave "
+                f"{'it' if one else 'them'} out of --tasks"
+            )
         names = [*(suite_tasks(suite, names or None) if suite else names), *files]
         suite = None
     elif suite is None:
