@@ -111,3 +111,26 @@ def test_a_task_folder_reads_upper_case_suffixes_and_leaves_hidden_files_out(tmp
     (tasks / "._a.yaml").write_bytes(b"\x00\x05\x16\x07\x00\x02\x00\x00Mac OS X        ")
     (tasks / ".#a.yaml").symlink_to("user@host.1234:1700000000")
     assert [t.name for t in load_task_files([tasks])] == ["second", "first"]  # sorted by file name
+
+
+def test_a_path_from_the_home_folder_is_read_there_in_task_and_study_files(tmp_path, monkeypatch):
+    # was: `~/data/train.csv` read as a folder `~` beside the file ("FOLDER/~/data/train.csv does not
+    # exist"), where a run config's `data.path: ~/data` and a model path on the command line are expanded
+    home = tmp_path / "home"
+    (home / "data").mkdir(parents=True)
+    (home / "data" / "train.csv").write_text(ROWS)
+    (home / "data" / "test.csv").write_text(TEST)
+    (home / "data" / "corpus.txt").write_text("a few words\n\nand a few more\n")
+    monkeypatch.setenv("HOME", str(home))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    spec = {"family": "sc", "columns": {"text": "review", "label": "stars"}}
+    data = {"train": "~/data/train.csv", "test": "~/data/test.csv"}
+    task = write_task_file(elsewhere, "t.yaml", name="reviews", data=data, **spec)
+    assert task_from_file(task).name == "reviews"
+    study = STUDY.replace("[corpus.txt]", "[~/data/corpus.txt]").replace("tasks/t.yaml", "~/t.yaml")
+    (home / "t.yaml").write_text(task.read_text())
+    (elsewhere / "s.yaml").write_text(study)
+    spec = load_study_file(elsewhere / "s.yaml")
+    assert spec.eval.task_files == (str(home / "t.yaml"),)
+    assert spec.data[0].corpus == (str(home / "data" / "corpus.txt"),)

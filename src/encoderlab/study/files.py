@@ -17,6 +17,7 @@ entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corp
 from __future__ import annotations
 
 import dataclasses
+import os
 import typing
 from pathlib import Path
 from typing import Any
@@ -100,7 +101,8 @@ def _item(section: str, i: int, value: Any) -> str:
 
 def _with_paths(data: dict, folder: Path, errors: list[str]) -> dict:
     """The file's relative paths made relative to its folder (names of assets, hub corpora, runs and
-    hub ids stay as they are). A path is never looked for in the working directory: one that is
+    hub ids stay as they are), `~` read as the home folder (as a run config's `data.path`; it was a
+    folder `~` beside the file). A path is never looked for in the working directory: one that is
     missing beside the file but found there is a problem (`errors`), not a silent second place."""
     paths = _Paths(folder, data, errors)
     out = dict(data)
@@ -142,6 +144,11 @@ def _with_paths(data: dict, folder: Path, errors: list[str]) -> dict:
     return out
 
 
+def _home(value: Any) -> Any:
+    """A path written from the home folder (`~/corpus.txt`) made absolute; anything else as it is."""
+    return os.path.expanduser(value) if isinstance(value, str) and value.startswith("~") else value
+
+
 class _Paths:
     """How each kind of value in a study file is read relative to the file's folder."""
 
@@ -155,6 +162,7 @@ class _Paths:
 
     def local(self, value: Any, where: str) -> Any:
         """A path beside the file, made absolute; else a name (an asset, a run, a hub id) as it is."""
+        value = _home(value)
         if not isinstance(value, str) or not value or Path(value).is_absolute():
             return value
         if (self.folder / value).exists():
@@ -167,6 +175,7 @@ class _Paths:
         file's folder, whether or not anything is there), and its `#options` as they are."""
         from encoderlab.data.sources import GLOB_CHARS
 
+        value = _home(value)
         if not isinstance(value, str) or (self.folder / value).exists():  # a path as written, '#' and all
             return self.beside(value)
         location, sep, options = value.rpartition("#")
@@ -185,6 +194,7 @@ class _Paths:
     def task_file(self, value: Any, where: str) -> Any:
         """A task file, always a path beside the study file; one only the working directory holds is a
         problem (was "task file FOLDER/x.yaml does not exist", without saying where it was)."""
+        value = _home(value)
         if isinstance(value, str) and value and not (self.folder / value).exists():
             found = found_in_cwd_instead(value, self.folder, "study file")
             if found:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -239,7 +240,8 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
                 )
         places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
     else:
-        files = {s: getattr(data, s) for s in SPLITS if getattr(data, s)}
+        # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
+        files = {s: os.path.expanduser(getattr(data, s)) for s in SPLITS if getattr(data, s)}
         if data.test and data.test_fraction is not None:
             raise UserError(f"{where}: data.test and data.test_fraction both give the test split; keep one")
         for s in needed:
