@@ -208,3 +208,17 @@ def test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels(t
     spec["labels"] = ["negative", "positive", "positive "]  # named: the user's own three classes
     task = load_task_files([str(write_task_file(tmp_path, name="spaced", **spec))])[0]
     assert task.options.labels == ("negative", "positive", "positive ")
+
+
+def test_labels_under_options_are_refused_not_replaced_by_the_datas(tmp_path):
+    # was: `options: {labels: [positive, negative]}` accepted (`labels` is a field of the family's
+    # options), then replaced by the labels read from train, sorted: the order the user gave was lost
+    spec = _sentiment_files(tmp_path)
+    path = write_task_file(tmp_path, name="optioned", options={"labels": ["positive", "negative"]}, **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: options.labels: the label set is the task's own `labels:` field; move it there"
+    )
+    path = write_task_file(tmp_path, name="optioned", labels=["positive", "negative"], **spec)
+    assert load_task_files([str(path)])[0].options.labels == ("positive", "negative")

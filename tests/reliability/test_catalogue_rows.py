@@ -47,6 +47,7 @@ NAMED = {
     "task-max-length-over-positions": "tests.eval.test_task_positions::test_a_task_file_longer_than_our_models_positions_is_refused_by_the_run_and_the_check",
     "task-file-is-a-data-file": "tests.eval.test_task_file_mistakes::test_a_data_file_named_as_the_task_file_says_so",
     "task-file-text-column-as-label": "tests.eval.test_task_file_mistakes::test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row",
+    "task-file-labels-under-options": "tests.eval.test_task_file_mistakes::test_labels_under_options_are_refused_not_replaced_by_the_datas",
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",
     "task-file-path-from-working-directory": "tests.eval.test_task_file_paths::test_a_task_files_data_path_written_from_the_working_directory_names_the_rule_and_the_path",
     "eval-results-score-not-a-number": "tests.eval.test_non_finite_scores::test_a_non_finite_score_is_refused_naming_the_file_line_and_fix",

@@ -184,6 +184,10 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(
             f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
         )
+    if "labels" in spec.options:  # was accepted, then replaced by the labels read from the data, unsaid
+        raise UserError(
+            f"{where}: options.labels: the label set is the task's own `labels:` field; move it there"
+        )
     if spec.labels is not None and spec.family in ("qa", "ir"):
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
     if spec.labels is not None and metrics == REGRESSION_METRICS:
