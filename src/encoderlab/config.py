@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import yaml
 
 from encoderlab.atomic import write_text_atomic
-from encoderlab.errors import UserError, closest
+from encoderlab.errors import UserError, closest, not_utf8, save_as_utf8
 from encoderlab.words import noun
 from encoderlab.yamltext import Numeral, StrictYAMLError, as_written, plain, read_yaml, yaml_problem
 
@@ -375,7 +375,12 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
         raise UserError(f"{what} {path} does not exist") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a folder; pass the YAML file") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+    except (
+        UnicodeDecodeError
+    ) as exc:  # was "is not valid YAML (...codec...); fix the syntax": no syntax to fix
+        said, utf16 = not_utf8(exc)
+        raise UserError(f"{what} {path} {said}; {save_as_utf8(path, utf16)}") from None
+    except yaml.YAMLError as exc:
         raise UserError(f"{what} {path} is not valid YAML {yaml_problem(exc)}; fix the syntax") from None
     if data is None:  # "got NoneType" named Python's type and no fix
         raise UserError(f"{what} {path} is empty; write its fields in it, one `name: value` per line")

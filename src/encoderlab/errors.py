@@ -66,6 +66,16 @@ def save_as_utf8(path: Path | str, utf16: bool = False) -> str:
     )
 
 
+def not_utf8(exc: UnicodeDecodeError) -> tuple[str, bool]:
+    """What a text file that failed to decode as UTF-8 is (`is UTF-16 text, not UTF-8`, or the byte that
+    is no UTF-8), and whether it is UTF-16 (its byte order mark first), for `save_as_utf8`'s fix."""
+    utf16 = exc.start == 0 and exc.object[:2] in (b"\xff\xfe", b"\xfe\xff")
+    byte = exc.object[exc.start : exc.start + 1].hex()
+    if utf16:
+        return "is UTF-16 text, not UTF-8", True
+    return f"is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character)", False
+
+
 def first_line(exc: BaseException) -> str:
     """The first line of a library's exception message (its name when it has none), to quote inside
     a one-line error."""

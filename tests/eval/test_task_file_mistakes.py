@@ -222,3 +222,17 @@ def test_labels_under_options_are_refused_not_replaced_by_the_datas(tmp_path):
     )
     path = write_task_file(tmp_path, name="optioned", labels=["positive", "negative"], **spec)
     assert load_task_files([str(path)])[0].options.labels == ("positive", "negative")
+
+
+def test_a_task_file_saved_as_utf16_says_so_and_gives_the_command(tmp_path):
+    # was: "is not valid YAML ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte);
+    # fix the syntax", of a file whose syntax is right: Notepad's "Unicode" is UTF-16
+    spec = _sentiment_files(tmp_path)
+    path = write_task_file(tmp_path, name="notepad", **spec)
+    path.write_bytes(path.read_text().encode("utf-16"))
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path} is UTF-16 text, not UTF-8; save it as UTF-8, e.g. "
+        "`iconv -f utf-16 -t utf-8 task.yaml > utf8-task.yaml`"
+    )

@@ -14,7 +14,12 @@ CASES = [
         r"malformed.yaml is not valid YAML at line 2, column 10: expected ',' or '\]', but got ':' \(while parsing a "
         r"flow sequence\); fix the syntax$",
     ),
-    ("non-utf8-yaml", "pretrain --config {w}/latin1.yaml --out {w}/o", r"not valid YAML \('utf-8' codec"),
+    (
+        "non-utf8-yaml",
+        "pretrain --config {w}/latin1.yaml --out {w}/o",
+        r"latin1.yaml is not UTF-8 text \(byte 0xe9 cannot start or continue a UTF-8 character\); save it as UTF-8, "
+        r"e.g. `iconv -f latin1 -t utf-8 latin1.yaml > utf8-latin1.yaml`$",
+    ),
     (
         "yaml-key-twice",
         "pretrain --config {w}/twice.yaml --out {w}/o",

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, UNREAD_COMPRESSIONS, decompressed
 from encoderlab.data.hub import import_datasets
-from encoderlab.errors import UserError, first_line, save_as_utf8
+from encoderlab.errors import UserError, first_line, not_utf8, save_as_utf8
 from encoderlab.paths import visible_entries
 
 if TYPE_CHECKING:  # rowplaces reads files through this module
@@ -133,13 +133,7 @@ def text_lines(path: Path, where: str, fix: str | None = None) -> Iterator[Itera
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
             yield io.TextIOWrapper(stream, encoding="utf-8")
     except UnicodeDecodeError as exc:  # UTF-16 (with its byte order mark): Excel's "Unicode text"
-        byte = exc.object[exc.start : exc.start + 1].hex()
-        utf16 = exc.start == 0 and exc.object[:2] in (b"\xff\xfe", b"\xfe\xff")
-        what = (
-            "is UTF-16 text, not UTF-8"
-            if utf16
-            else f"is not UTF-8 text (byte 0x{byte} cannot start or continue a UTF-8 character)"
-        )
+        what, utf16 = not_utf8(exc)
         raise UserError(f"{where}: {path} {what}; {fix or save_as_utf8(path, utf16)}") from None
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # read whole first, so a file cut short is named
         raise UserError(
