@@ -511,3 +511,18 @@ def test_a_folder_leaves_hidden_files_out_as_a_glob_does(tmp_path, caplog):
     assert [d.text for d in mix_documents([SourceConfig(location=str(folder))])] == ["alpha", "beta"]
     assert "not read" not in caplog.text  # no note of files of other kinds: hidden ones are not the corpus's
     assert _texts(SourceConfig(location=str(folder / "**" / "*.txt"))) == ["alpha", "beta"]  # as the glob
+
+
+@pytest.mark.parametrize("name", ["notepad.txt", "notepad.jsonl"])
+def test_a_utf16_corpus_file_names_utf16_not_latin1(tmp_path, name):
+    # was: "notepad.txt:1 is not UTF-8 (byte 0); save it as UTF-8, e.g. `iconv -f latin1 ...`, or pass
+    # --on-error skip ...": converting UTF-16 from Latin-1 gives a text of NULs and mojibake
+    path = tmp_path / name
+    path.write_text(
+        '{"text": "caf\u00e9 au lait"}\n' if name.endswith("jsonl") else "caf\u00e9 au lait\n", "utf-16"
+    )
+    with pytest.raises(UserError) as err:
+        _texts(SourceConfig(location=str(path)))
+    assert str(err.value) == (
+        f"{path}:1 is UTF-16 text, not UTF-8; save it as UTF-8, e.g. `iconv -f utf-16 -t utf-8 {name} > utf8-{name}`"
+    )

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab import jsonlines
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
-from encoderlab.errors import UserError, save_as_utf8
+from encoderlab.errors import UserError, not_utf8, save_as_utf8
 
 if TYPE_CHECKING:
     from encoderlab.data.sources import SourceConfig, SourceStats
@@ -125,6 +125,11 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
     try:
         return (raw.removeprefix(_BOM) if first else raw).decode("utf-8")
     except UnicodeDecodeError as exc:
+        if not_utf8(exc)[
+            1
+        ]:  # the whole file is UTF-16 (Notepad's "Unicode"): `iconv -f latin1` made mojibake
+            fix = save_as_utf8(path, utf16=True)  # and skipping its lines would skip them all
+            raise _Bad(f"{where} is UTF-16 text, not UTF-8", fix, fix) from None
         fix = save_as_utf8(path)
         raise _Bad(
             f"{where} is not UTF-8 (byte {exc.start})",
