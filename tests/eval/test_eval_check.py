@@ -146,3 +146,30 @@ def test_a_suites_tasks_are_checked_too(tmp_path, capsys, monkeypatch, no_weight
 
 def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines()
+
+
+@pytest.mark.parametrize(
+    ("options", "max_length"),
+    [({}, 6), ({}, 100), ({"head": "tagger"}, 6)],
+    ids=["span-question-fills", "span-room-under-stride", "tagger-question-fills"],
+)
+def test_qa_windows_the_question_fills_are_refused_by_the_check_as_by_the_run(
+    tmp_path, capsys, options, max_length
+):
+    # was: --check printed "checked" and exit 0, then the run refused the windows (the room after the
+    # longest question is measured when the examples are tokenised, which the check leaves to the run)
+    from tests.eval.conftest import qa_examples
+
+    data = {"train": _jsonl(tmp_path / "train.jsonl", qa_examples(40, 0))}
+    data["test"] = _jsonl(tmp_path / "test.jsonl", qa_examples(10, 1))
+    spec = dict(name="codes", family="qa", data=data, max_length=max_length, options=options)
+    path = write_task_file(tmp_path, finetune={"max_steps": 2}, **spec)
+    model, out = model_folder(tmp_path / "m"), tmp_path / "e"
+    argv = ["eval", str(model), "--task-file", str(path), "--lrs", "1e-4", "--seeds", "0", "--out", str(out)]
+    code, printed, err = run_cli([*argv, "--check"], capsys)
+    assert code == 2 and printed == "" and len(err.strip().splitlines()) == 1, (printed, err)
+    assert "QA windows of" in err and "after the longest question" in err, err
+    assert not out.exists()
+    ran = run_cli([*argv, "--device", "cpu"], capsys)[2].strip().splitlines()  # after its progress bar
+    assert ran[-1] == err.strip()  # the run says the same line
+    assert not out.exists()

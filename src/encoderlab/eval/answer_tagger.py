@@ -51,6 +51,21 @@ def answer_positions(offsets: Offsets, first: int, answer: dict | None) -> list[
     return [first + i for i in range(start, end + 1)]
 
 
+def check_tagger_room(task: Task, tokenizer, questions: Sequence[str]) -> None:
+    """Refuse windows that the longest question (in its template, with the special tokens) fills: the
+    tokenizer raised "Sequence to truncate too short", a traceback. `eval --check` calls it on each
+    split, as `encode` does; with `inputs: eos` the question is cut instead, so nothing is refused."""
+    if task.inputs != "tokenizer":
+        return
+    longest = longest_question(tokenizer, [task.options.first_segment(q) for q in questions])
+    if longest >= task.max_length:
+        raise UserError(
+            f"task {task.name}: QA windows of {task.max_length} tokens leave no context token after the "
+            f"longest question ({longest} tokens with the question template and the special tokens); "
+            f"raise max_length above {longest}"
+        )
+
+
 def _windows(
     task: Task, tokenizer, examples: Sequence[dict]
 ) -> list[tuple[list[int], int, Offsets, list[int] | None]]:
@@ -60,13 +75,7 @@ def _windows(
     firsts = [task.options.first_segment(e["question"]) for e in examples]
     contexts = [e["context"] for e in examples]
     if task.inputs == "tokenizer":
-        longest = longest_question(tokenizer, firsts)
-        if longest >= task.max_length:  # the tokenizer raised "Sequence to truncate too short", a traceback
-            raise UserError(
-                f"task {task.name}: QA windows of {task.max_length} tokens leave no context token after the "
-                f"longest question ({longest} tokens with the question template and the special tokens); "
-                f"raise max_length above {longest}"
-            )
+        check_tagger_room(task, tokenizer, [e["question"] for e in examples])
         enc = tokenizer(
             firsts,
             contexts,

@@ -7,7 +7,8 @@ run's own steps in the run's order (`commands.planned_tasks`: the task files, th
 then the model; then each task's data through its loader), so a problem is the same one line a run
 gives. The model is read without its weights (`model.hub.model_files`: its tokenizer and config; a hub
 id downloads only those), which is what fixes the inputs: the tokenizer's special tokens
-(`families.check_inputs`, `features.check_room`), the max length of a task that takes the model's and
+(`families.check_inputs`, `features.check_room`; a QA task's room for context after each split's longest
+question, tokenising the questions alone), the max length of a task that takes the model's and
 that of one that names its own (no more than the model's positions: `taskruns.check_positions`), the
 pooling a config declares (`pooling.declared_pooling`).
 
@@ -32,9 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab.eval.answer_tagger import check_tagger_room
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.features import check_room
 from encoderlab.eval.pooling import declared_pooling
+from encoderlab.eval.qa import check_question_room
 from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, Task, training_groups
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task, load_task
@@ -67,9 +70,25 @@ def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskChec
         task = task.for_model(positions)
     if task.inputs == "tokenizer" and task.max_length is not None:
         check_room(tokenizer, task.max_length, f"task {name}")
+    if task.family == "qa" and task.max_length is not None:  # was passed, then refused by the run
+        _check_qa_room(task, tokenizer, [data.train, data.val, *data.tests.values()])
     splits = {"train": _size(data.train), "validation": _size(data.val)}
     splits.update({split: _size(examples) for split, examples in data.tests.items()})
     return TaskCheck(task, splits, task.finetune.total_steps(max(len(data.train), 1)))
+
+
+def _check_qa_room(task: Task, tokenizer, splits) -> None:
+    """The QA windows' room for context after each split's longest question, in the run's order (train,
+    validation, tests) and with its refusal (`qa.check_question_room`, `answer_tagger.check_tagger_room`):
+    tokenising only the questions, not the contexts the run windows."""
+    for split in splits:
+        questions = [e["question"] for e in split]
+        if not questions:
+            continue
+        if task.options.head == "tagger":
+            check_tagger_room(task, tokenizer, questions)
+        else:
+            check_question_room(tokenizer, questions, task.max_length, task.options.stride)
 
 
 def _size(split) -> str:

@@ -43,8 +43,23 @@ def longest_question(tokenizer, questions: Sequence[str]) -> int:
 
 
 def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
-    # The Rust tokenizer panics (not raises) when the context window is not longer than the stride.
-    longest = longest_question(tokenizer, [e["question"] for e in examples])
+    check_question_room(tokenizer, [e["question"] for e in examples], max_length, stride)
+    return tokenizer(
+        [e["question"] for e in examples],
+        [e["context"] for e in examples],
+        truncation="only_second",
+        max_length=max_length,
+        stride=stride,
+        return_overflowing_tokens=True,
+        return_offsets_mapping=True,
+    )
+
+
+def check_question_room(tokenizer, questions: Sequence[str], max_length: int, stride: int) -> None:
+    """Refuse windows of `max_length` tokens that the longest of `questions` leaves no more context
+    than `stride` in: the Rust tokenizer panics (not raises) when the context window is not longer than
+    the stride. `eval --check` calls it on each split, as the run's features do."""
+    longest = longest_question(tokenizer, questions)
     room = max_length - longest
     if room < 1:  # no stride can help: the question alone fills the window
         raise UserError(
@@ -58,15 +73,6 @@ def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
             f"question, not more than the stride {stride}; raise max_length, or lower the stride below "
             f"{room} (a task file's `options: {{stride: N}}`)"
         )
-    return tokenizer(
-        [e["question"] for e in examples],
-        [e["context"] for e in examples],
-        truncation="only_second",
-        max_length=max_length,
-        stride=stride,
-        return_overflowing_tokens=True,
-        return_offsets_mapping=True,
-    )
 
 
 def train_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int) -> list[dict]:
