@@ -82,12 +82,31 @@ def found_in_cwd_instead(value: str, folder: Path, what: str) -> str | None:
 
 
 def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:
-    """The entries under `folder` (sorted; with `recursive`, at any depth) but hidden ones: a name
-    starting with `.`, or anything inside a folder so named, counted from `folder` down (so `~/.data/`
-    itself is read). That is what the shell's `*`, `glob.glob` and `datasets`' data-file patterns list;
-    `Path.glob` and `rglob` list hidden names too, so a folder of task files or a corpus folder read
-    macOS's `._a.yaml` / `._a.txt` (AppleDouble forks, written beside every file copied to a non-Mac
-    disk), editors' `.#a.yaml` locks, `.git/` and `.ipynb_checkpoints/` (copies of the files beside
-    them: each document trained on twice, and maybe held out once) as the user's files."""
-    found = folder.rglob("*") if recursive else folder.iterdir()
-    return sorted(p for p in found if not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    """The entries under `folder` (sorted; with `recursive`, at any depth, through symlinked folders)
+    but hidden ones: a name starting with `.`, or anything inside a folder so named, counted from
+    `folder` down (so `~/.data/` itself is read). That is what the shell's `*`, `glob.glob` and
+    `datasets`' data-file patterns list; `Path.glob` and `rglob` list hidden names too, so a folder of
+    task files or a corpus folder read macOS's `._a.yaml` / `._a.txt` (AppleDouble forks, written beside
+    every file copied to a non-Mac disk), editors' `.#a.yaml` locks, `.git/` and `.ipynb_checkpoints/`
+    (copies of the files beside them: each document trained on twice, and maybe held out once) as the
+    user's files. And `rglob` (before Python 3.13) does not enter a symlinked folder, so a corpus folder
+    linking its data from shared storage lost those files without a word, where `glob.glob('**')`
+    reads them. Each real folder is walked once (a link back up, `sub/up -> ..`, ends there); one that
+    cannot be listed is left out, as `rglob` leaves it."""
+    if not recursive:
+        return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    out: list[Path] = []
+    seen: set[Path] = set()
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        if current.resolve() in seen:
+            continue
+        seen.add(current.resolve())
+        try:
+            entries = [p for p in current.iterdir() if not p.name.startswith(".")]
+        except OSError:
+            continue
+        out += entries
+        stack += [p for p in entries if p.is_dir()]
+    return sorted(out)

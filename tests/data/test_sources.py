@@ -526,3 +526,18 @@ def test_a_utf16_corpus_file_names_utf16_not_latin1(tmp_path, name):
     assert str(err.value) == (
         f"{path}:1 is UTF-16 text, not UTF-8; save it as UTF-8, e.g. `iconv -f utf-16 -t utf-8 {name} > utf8-{name}`"
     )
+
+
+def test_a_folder_reads_a_symlinked_folder_once_as_a_glob_does(tmp_path):
+    # was: `rglob` did not enter `corpus/shared -> ../shared` (data linked from shared storage), so its
+    # files were left out without a word, where the glob 'corpus/**/*.txt' read them; and the glob,
+    # following the link back up to its depth limit, read each file once per path (41 documents here)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "corpus" / "a.txt").write_text("alpha\n")
+    (tmp_path / "shared" / "b.txt").write_text("beta\n")
+    (tmp_path / "corpus" / "shared").symlink_to(tmp_path / "shared")
+    (tmp_path / "shared" / "up").symlink_to(tmp_path / "corpus")  # a loop: each real folder once
+    folder = SourceConfig(location=str(tmp_path / "corpus"))
+    assert _texts(folder) == ["alpha", "beta"]
+    assert _texts(SourceConfig(location=str(tmp_path / "corpus" / "**" / "*.txt"))) == ["alpha", "beta"]

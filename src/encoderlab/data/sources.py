@@ -193,7 +193,12 @@ def resolve_files(location: str) -> list[Path] | None:
             raise UserError(unread_reason(p))
     if not files:
         raise UserError(f"'{location}' holds no {SUPPORTED} file; point --source at text files")
-    return sorted(set(files))
+    # One file reached by two names (a symlink to it, or a glob's `**` around a link loop, which
+    # `glob.glob` follows up to its depth limit) is read once: its documents were trained on again per name.
+    first: dict[Path, Path] = {}
+    for f in sorted(set(files)):
+        first.setdefault(f.resolve(), f)
+    return sorted(first.values())
 
 
 def unread_files(location: str) -> list[Path]:
