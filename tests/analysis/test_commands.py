@@ -277,6 +277,26 @@ def test_cka_refuses_a_twin_with_the_weights_of_b(folders, tmp_path, capsys):
     assert not (tmp_path / "o").exists()
 
 
+def test_cka_refuses_a_twin_with_the_weights_of_a(folders, tmp_path, capsys):
+    """A as B's seed twin ran: the seed noise was A against B itself, so every ratio was 1.00 [1.00, 1.00]
+    and the sentence said "low layers not above seed noise"."""
+    argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", folders["a"], "--n", "50"]
+    argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
+    _one_line_error(capsys, argv, f"--baseline {folders['a']} has the very weights of model A")
+    assert not (tmp_path / "o").exists()
+
+
+def test_cka_refuses_a_twin_of_another_architecture_than_b(folders, tmp_path, capsys):
+    """A twin twice as wide as B ran and divided A's divergence by one that mixes width with seed noise."""
+    argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", folders["wide"], "--n", "50"]
+    argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
+    _one_line_error(
+        capsys, argv, f"--baseline {folders['wide']} is not a seed twin of model B ({folders['b']}): their "
+        "architectures differ (hidden_size 64 vs 32)",
+    )  # fmt: skip
+    assert not (tmp_path / "o").exists()
+
+
 def _snapshot(folder):
     return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 

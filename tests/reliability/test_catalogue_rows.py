@@ -185,6 +185,8 @@ NAMED = {
     "two-evals-one-out": "tests.eval.test_eval_commands::test_a_second_eval_into_the_same_out_is_refused_while_the_first_runs",
     "eval-unknown-clf-pooling": "tests.eval.test_model_pooling::test_a_clf_pooling_encodeval_cannot_use_is_one_line",
     "curves-two-poolings": "tests.eval.test_model_pooling::test_a_changed_clf_pooling_is_evaluated_again_under_its_own_key",
+    "cka-twin-is-a": "tests.analysis.test_commands::test_cka_refuses_a_twin_with_the_weights_of_a",
+    "cka-twin-other-architecture": "tests.analysis.test_commands::test_cka_refuses_a_twin_of_another_architecture_than_b",
 }  # fmt: skip
 
 # Every command by what it writes. A folder or a file: the catalogue row proving that it refuses

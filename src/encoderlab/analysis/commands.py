@@ -134,15 +134,34 @@ def _print_cka(report: cka.CkaReport) -> None:
 
 
 def _check_twin(pairs: dict, named: dict[str, str]) -> None:
-    """Refuse a seed twin with B's very weights (B itself, its run folder, a copy): every seed-noise
-    divergence is 0, so every ratio is infinite and the comparison measures nothing."""
+    """Refuse a `--baseline` that cannot be B's seed twin, each of which ran and reported numbers that
+    measure nothing: B's very weights (B itself, its run folder, a copy: every seed-noise divergence 0,
+    every ratio infinite), A's very weights (the seed noise is then A vs B itself, so every ratio is 1
+    by construction), or another architecture than B's (a twin is B's recipe at another seed, so its
+    divergence from B would mix architecture with seed noise)."""
     from encoderlab.model.fingerprint import fingerprint
 
-    if "B'" in pairs and fingerprint(*pairs["B'"]) == fingerprint(*pairs["B"]):
-        twin, b = named["B'"], named["B"]
+    if "B'" not in pairs:
+        return
+    twin, fix = (
+        named["B'"],
+        "give B's seed twin (the same recipe trained with another seed), or leave --baseline out",
+    )
+    prints = {name: fingerprint(*pairs[name]) for name in ("A", "B", "B'")}
+    if prints["B'"] == prints["B"]:
         raise UserError(
-            f"--baseline {twin} has the very weights of model B ({b}), so the seed noise would be 0; "
-            "give B's seed twin (the same recipe trained with another seed), or leave --baseline out"
+            f"--baseline {twin} has the very weights of model B ({named['B']}), so the seed noise would be 0; {fix}"
+        )
+    if prints["B'"] == prints["A"]:
+        raise UserError(
+            f"--baseline {twin} has the very weights of model A ({named['A']}), so the seed noise would be A "
+            f"against B and every ratio 1; {fix}"
+        )
+    diff = transplant.architecture_difference(pairs["B'"][0], pairs["B"][0])
+    if diff is not None:
+        raise UserError(
+            f"--baseline {twin} is not a seed twin of model B ({named['B']}): their architectures differ "
+            f"({diff}); {fix}"
         )
 
 

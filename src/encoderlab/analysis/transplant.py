@@ -121,27 +121,31 @@ def _config(model: LanguageModel) -> dict:
     return {k: v for k, v in cfg.items() if k not in _IGNORED_CONFIG}
 
 
-def check_same_architecture(a: LanguageModel, b: LanguageModel) -> None:
-    """Raise a one-line UserError unless A's blocks can replace B's."""
+def architecture_difference(a: LanguageModel, b: LanguageModel) -> str | None:
+    """The first way A's architecture differs from B's, as "hidden_size 32 vs 64" (None: the same):
+    the model class, then a config entry, then a weight's shape. One rule for a transplant's two
+    models and for CKA's seed twin, which must be B's architecture too."""
     if type(a) is not type(b):
-        raise UserError(
-            f"models A and B have different architectures ({_family(a)} vs {_family(b)}); "
-            "a transplant needs two models of the same architecture"
-        )
+        return f"{_family(a)} vs {_family(b)}"
     cfg_a, cfg_b = _config(a), _config(b)
     diff = [k for k in sorted(set(cfg_a) | set(cfg_b)) if cfg_a.get(k) != cfg_b.get(k)]
+    if diff:
+        return f"{diff[0]} {cfg_a.get(diff[0])} vs {cfg_b.get(diff[0])}"
     shapes_a = {k: tuple(v.shape) for k, v in a.state_dict().items()}
     shapes_b = {k: tuple(v.shape) for k, v in b.state_dict().items()}
-    if diff:
-        k = diff[0]
-        raise UserError(
-            f"models A and B have different architectures ({k} {cfg_a.get(k)} vs {cfg_b.get(k)}); "
-            "a transplant needs two models of the same architecture"
-        )
     if shapes_a != shapes_b:
         k = next(k for k in sorted(set(shapes_a) | set(shapes_b)) if shapes_a.get(k) != shapes_b.get(k))
+        return f"weights {k}: {shapes_a.get(k)} vs {shapes_b.get(k)}"
+    return None
+
+
+def check_same_architecture(a: LanguageModel, b: LanguageModel) -> None:
+    """Raise a one-line UserError unless A's blocks can replace B's."""
+    diff = architecture_difference(a, b)
+    if diff is not None:
+        what = "weights" if diff.startswith("weights ") else "architectures"
         raise UserError(
-            f"models A and B have different weights ({k}: {shapes_a.get(k)} vs {shapes_b.get(k)}); "
+            f"models A and B have different {what} ({diff.removeprefix('weights ')}); "
             "a transplant needs two models of the same architecture"
         )
 
