@@ -276,6 +276,21 @@ def test_a_report_on_a_partly_finished_study_says_what_its_claims_have_not_seen(
     assert all("Partial:" not in c["sentence"] for c in full.values())
 
 
+def test_a_report_before_any_fine_tuning_run_finished_says_so_not_a_bare_table_header(study, tmp_path):
+    """`study report` after pretraining only wrote a results table of its header alone ("| model |"), under
+    a note on what its cells mean."""
+    shutil.copytree(study, tmp_path / "s")
+    for node in load_study(tmp_path / "s").nodes:
+        if node.kind == "eval":
+            node_dir(tmp_path / "s", node).joinpath("node.json").unlink()
+    write_report(tmp_path / "s", figures=False)
+    md = (tmp_path / "s" / "report" / "report.md").read_text()
+    results = md.split("## Results\n", 1)[1].split("\n## ", 1)[0]
+    assert results.strip() == "No fine-tuning run has finished yet (`encoderlab study status` lists them)."
+    assert "## Results" in (study / "report" / "report.md").read_text()  # the finished study's table stays
+    assert "| model |" in (study / "report" / "report.md").read_text()
+
+
 def test_a_finished_nodes_record_edited_by_hand_names_its_file_and_the_rerun(study, tmp_path, capsys):
     """A node.json whose result is valid JSON of the wrong shape (a score as text, a cut record) was
     "eval/mlm40/sst/lr0.0001/s0.test_score: expected float, got 'high'": no file, no way out."""

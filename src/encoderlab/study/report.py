@@ -353,8 +353,7 @@ def _sections(
             f"FLOPs: {compute.flops_method}. CPU s counts every thread of the process (and finished child "
             "processes): on a shared machine it says more than the wall time about how long a node takes alone.",
         ),
-        ("Results", "table", (["model", *headers], result_rows)),
-        ("", "text", _RESULTS_NOTE + _metrics_note(table)),
+        *_results((["model", *headers], result_rows), _RESULTS_NOTE + _metrics_note(table)),
         *_degenerate(data, table),
         *(over_runs if run_rows else []),
         *_reported(data, table),
@@ -362,6 +361,12 @@ def _sections(
         ("", "text", _claims_note(claims)),
         ("Figures", "figures", figures),
     ]
+
+
+def _results(table: tuple, note: str) -> list[tuple]:
+    """The results table and its note; before any fine-tuning run has finished, one line (was a bare header)."""
+    none = "No fine-tuning run has finished yet (`encoderlab study status` lists them)."
+    return [("Results", "table", table), ("", "text", note)] if table[1] else [("Results", "text", none)]
 
 
 def _reach(data: StudyData, table: ResultsTable) -> list[tuple]:
