@@ -78,3 +78,19 @@ def test_a_run_whose_held_out_loss_is_not_finite_is_named_as_diverged(fake, tmp_
     ) in sc.sentence
     assert sc.numbers["diverged"] == {"MLM-40": [{"seed": 0, "step": 40, "losses": ["val/clm", "val/mlm15"]}]}
     assert set(sc.numbers["plateau"]) == {"CLM"}  # the diverged run is not checked against the plateau
+
+
+def test_the_unigram_line_of_a_figure_with_one_x_is_one_row_per_panel():
+    """With validation at the last step only (one x), the flat line's two ends were one point twice: the
+    report's table and validation_loss.csv listed every unigram row twice."""
+    from types import SimpleNamespace
+
+    from encoderlab.study.figures import VALIDATION_KEYS, _unigram_rows
+
+    data = SimpleNamespace(unigram={"main": 5.28})
+    one_x = _unigram_rows(data, [{"tokens": 5120}, {"tokens": 5120}], "tokens")
+    assert sorted((r["metric"], r["tokens"]) for r in one_x) == sorted((k, 5120) for k in VALIDATION_KEYS)
+    span = _unigram_rows(data, [{"tokens": 5120}, {"tokens": 10240}], "tokens")
+    assert sorted((r["metric"], r["tokens"]) for r in span) == sorted(
+        (k, x) for k in VALIDATION_KEYS for x in (5120, 10240)
+    )

@@ -400,5 +400,5 @@ def _unigram_rows(data: StudyData, rows: list[dict], x: str) -> list[dict]:
         }
         for name, entropy in data.unigram.items()
         for key in VALIDATION_KEYS
-        for at in (min(span), max(span))
+        for at in sorted({min(span), max(span)})  # one x: one point, not the same point twice
     ]
