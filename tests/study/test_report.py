@@ -17,6 +17,7 @@ from encoderlab.eval.summary import EvalRecord, select_lr
 from encoderlab.study.data import load_study
 from encoderlab.study.report import write_report
 from encoderlab.study.runner import node_dir, run_study
+from encoderlab.study.spec import RunSpec
 from encoderlab.study.table import results_table
 
 
@@ -289,6 +290,42 @@ def test_a_report_before_any_fine_tuning_run_finished_says_so_not_a_bare_table_h
     assert results.strip() == "No fine-tuning run has finished yet (`encoderlab study status` lists them)."
     assert "## Results" in (study / "report" / "report.md").read_text()  # the finished study's table stays
     assert "| model |" in (study / "report" / "report.md").read_text()
+
+
+def test_a_ladders_report_names_its_sizes_and_no_evaluation(tmp_path):
+    """A ladder for `advise` (no study `size`, one per run through its recipe; `evaluate: false` on every
+    run): its report said "model size: as the start model" of runs from scratch, an evaluation grid
+    ("suite fake, tasks all, LRs 0.0001, 0.0005, ...") that ran nowhere, and "No fine-tuning run has
+    finished yet"."""
+    runs = (
+        RunSpec(
+            name="mlm", recipe="pfs-clm-mlm", params={"clm_fraction": 0.0, "size": "nano"}, evaluate=False
+        ),
+        RunSpec(
+            name="clm", recipe="pfs-clm-mlm", params={"clm_fraction": 1.0, "size": "micro"}, evaluate=False
+        ),
+    )
+    spec = small_spec(size=None, runs=runs, baseline="mlm", cka=(), claims=())
+    run_study(spec, tmp_path, backend(), progress=False)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "| model size | nano, micro |" in md
+    assert "| evaluation | none (no run is fine-tuned: `evaluate: false` on every run) |" in md
+    assert md.split("## Results\n", 1)[1].split("\n## ", 1)[0].strip() == (
+        "None (no run is fine-tuned: `evaluate: false` on every run)."
+    )
+    from encoderlab.study.graph import build_graph
+    from encoderlab.study.plantext import model_size_text
+
+    mixed = small_spec(
+        size=None,
+        runs=(*runs, RunSpec(name="cpt", recipe="cpt-mlm", init="mlm")),
+        baseline="mlm",
+        cka=(),
+        claims=(),
+    )
+    assert model_size_text(mixed, list(build_graph(mixed, backend()).nodes.values())) == (
+        "nano, micro (from scratch); as the start model"
+    )
 
 
 def test_a_finished_nodes_record_edited_by_hand_names_its_file_and_the_rerun(study, tmp_path, capsys):

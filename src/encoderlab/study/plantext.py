@@ -23,13 +23,13 @@ def plan_text(plan: StudyPlan) -> str:
     spec, ev = plan.spec, plan.spec.eval
     tasks = ", ".join(named_tasks(spec)) or f"all {'its' if ev.suite else 'their'} tasks"
     suite = task_sources_text(ev, tasks)
-    evaluated = any(r.evaluate for r in spec.runs)
+    evaluated = fine_tunes(spec)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
         f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(f'{x:g}' for x in ev.lrs)}; "
         f"{count(len(ev.seeds), 'fine-tuning seed')}{_protocol_text(spec)}"
         if evaluated
-        else "evaluation: none (no run is fine-tuned: `evaluate: false` on every run)",
+        else f"evaluation: {NOT_FINE_TUNED}",
     ]
     lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
     width = max([len(r.model) for r in plan.runs] + [3])
@@ -72,6 +72,41 @@ def plan_text(plan: StudyPlan) -> str:
             seen[name] = r.recipe
             lines.append(f"  {r.model}: {r.recipe}")
     return "\n".join(lines)
+
+
+NOT_FINE_TUNED = "none (no run is fine-tuned: `evaluate: false` on every run)"
+"""A study's evaluation when none of its runs is fine-tuned (a ladder for `advise`), as the plan and the
+report's Configuration say it."""
+
+
+def fine_tunes(spec: StudySpec) -> bool:
+    """Whether any run of the study is fine-tuned (a ladder for `advise` fine-tunes none)."""
+    return any(r.evaluate for r in spec.runs)
+
+
+def evaluation_text(spec: StudySpec, tasks: str) -> str:
+    """The report's Configuration row of the evaluation: task sources, `tasks`, LRs and seeds, or
+    `NOT_FINE_TUNED` (a ladder's report named a grid that ran nowhere)."""
+    ev = spec.eval
+    if not fine_tunes(spec):
+        return NOT_FINE_TUNED
+    lrs, seeds = ", ".join(f"{x:g}" for x in ev.lrs), ", ".join(map(str, ev.seeds))
+    grid = f"{noun(len(ev.lrs), 'LR')} {lrs}, {noun(len(ev.seeds), 'seed')} {seeds}"
+    return f"{task_sources_text(ev)}, tasks {tasks}, {grid}"
+
+
+def model_size_text(spec: StudySpec, nodes: list) -> str:
+    """The model size of a study's runs as the report states it: the study's `size`, else the sizes its
+    from-scratch runs resolved to (a ladder sets one per run, through its recipe's `size`: the report said
+    "as the start model", as if each continued one), and "as the start model" for runs that start from one."""
+    from encoderlab.study.nodeconfig import PretrainNode
+
+    if spec.size:
+        return spec.size
+    models = [PretrainNode.of(n).run.model for n in nodes if n.kind == "pretrain"]
+    sizes = ", ".join(dict.fromkeys(m.size for m in models if not m.init))
+    started = "as the start model" if any(m.init for m in models) or not models else ""
+    return "; ".join(t for t in (sizes + (" (from scratch)" if sizes and started else ""), started) if t)
 
 
 def task_sources_text(ev: EvalSpec, tasks: str = "") -> str:

@@ -29,7 +29,7 @@ from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, named_tasks, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
-from encoderlab.study.plantext import task_sources_text
+from encoderlab.study.plantext import NOT_FINE_TUNED, evaluation_text, fine_tunes, model_size_text
 from encoderlab.study.reach import ceiling_text, reach_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.results import ClaimResult, check_claims
@@ -136,23 +136,21 @@ def _settings(run: RunSpec) -> str:
 
 
 def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
-    spec, ev = data.spec, data.spec.eval
+    spec = data.spec
     finished = len([n for n in data.nodes if n.kind != "report" and n.name in data.markers])
     shape = (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)
     data_rows = "; ".join(
         f"{d.name}: {'+'.join(d.corpus)}, tokenizer {d.tokenizer}, {_max_docs(d.max_docs)}, seed {d.seed}"
         for d in spec.data
     )
-    lrs, seeds = ", ".join(f"{x:g}" for x in ev.lrs), ", ".join(map(str, ev.seeds))
-    grid = f"{noun(len(ev.lrs), 'LR')} {lrs}, {noun(len(ev.seeds), 'seed')} {seeds}"
     return [
         ["study", spec.name],
         ["scale", _scale_text(spec)],
-        ["model size", str(spec.size or "as the start model")],
+        ["model size", model_size_text(spec, data.nodes)],
         ["steps / seq len / micro-batch / grad accum", _shape_text(data, shape)],
         ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
-        ["evaluation", f"{task_sources_text(ev)}, tasks {_task_list(spec, table)}, {grid}"],
+        ["evaluation", evaluation_text(spec, _task_list(spec, table))],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]
 
@@ -353,7 +351,7 @@ def _sections(
             f"FLOPs: {compute.flops_method}. CPU s counts every thread of the process (and finished child "
             "processes): on a shared machine it says more than the wall time about how long a node takes alone.",
         ),
-        *_results((["model", *headers], result_rows), _RESULTS_NOTE + _metrics_note(table)),
+        *_results((["model", *headers], result_rows), _RESULTS_NOTE + _metrics_note(table), data.spec),
         *_degenerate(data, table),
         *(over_runs if run_rows else []),
         *_reported(data, table),
@@ -363,9 +361,10 @@ def _sections(
     ]
 
 
-def _results(table: tuple, note: str) -> list[tuple]:
-    """The results table and its note; before any fine-tuning run has finished, one line (was a bare header)."""
+def _results(table: tuple, note: str, spec: StudySpec) -> list[tuple]:
+    """The results table and its note; without a finished fine-tuning run, one line (was a bare header)."""
     none = "No fine-tuning run has finished yet (`encoderlab study status` lists them)."
+    none = none if fine_tunes(spec) else f"N{NOT_FINE_TUNED[1:]}."
     return [("Results", "table", table), ("", "text", note)] if table[1] else [("Results", "text", none)]
 
 
