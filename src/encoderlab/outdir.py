@@ -212,6 +212,16 @@ def json_result_with(*keys: str) -> Callable[[Path], bool]:
     return accept
 
 
+def drop_stale(out: Path | str, *stems: str) -> None:
+    """Remove from a reused output folder the files (PNG, CSV, JSON of each stem) a command writes only
+    sometimes and did not write this time, so the folder holds one run's results: a reused --out kept
+    the previous run's (`analyze cka`'s cka_ratio.png of another pair; `advise`'s advice.json of another
+    target beside `--hold-out-largest`'s holdout.json). Call it once the new results are computed."""
+    for stem in stems:
+        for suffix in (".png", ".csv", ".json"):
+            (Path(out) / f"{stem}{suffix}").unlink(missing_ok=True)
+
+
 def missing_folders(path: Path | str) -> list[Path]:
     """`path` and those of its ancestors that do not exist yet, deepest first: what `mkdir(parents=True)`
     will create, and a refused command must remove again (`remove_folders`)."""

@@ -155,3 +155,19 @@ def test_a_far_target_is_warned_about_above_the_recommendation(ladder_csv, tmp_p
         "warning: the target is 1,000,000x the compute of the ladder's largest rung"
     )
     assert json.loads((tmp_path / "far" / "advice.json").read_text())["warnings"] == [lines[at - 1][9:]]
+
+
+def test_a_reused_out_holds_the_results_of_one_mode_only(ladder_csv, tmp_path, capsys):
+    """`--hold-out-largest` into a folder of advice at a target kept advice.json, advise.png, curves.* and
+    runs.* of that other run beside its holdout.json, and advice into a hold-out folder kept holdout.json."""
+    path, syn = ladder_csv
+    out = tmp_path / "advice"
+    target = ["--target-size", str(syn.target_params), "--target-tokens", str(syn.target_tokens)]
+    advice_files = {"advice.json", "advise.png", "curves.csv", "curves.json", "runs.csv", "runs.json"}
+    main(["advise", str(path), *target, "--out", str(out), "--bootstrap", "50"])
+    assert {p.name for p in out.iterdir() if p.name != ".encoderlab.json"} == advice_files
+    main(["advise", str(path), "--hold-out-largest", "--out", str(out), "--bootstrap", "50"])
+    assert {p.name for p in out.iterdir() if p.name != ".encoderlab.json"} == {"holdout.json"}
+    main(["advise", str(path), *target, "--out", str(out), "--bootstrap", "50"])
+    assert {p.name for p in out.iterdir() if p.name != ".encoderlab.json"} == advice_files
+    capsys.readouterr()

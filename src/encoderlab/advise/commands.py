@@ -28,6 +28,13 @@ Runs = Annotated[
 ]
 
 
+ADVICE_FILES = ("advice", "advise", "curves", "runs")
+"""Stems of what advice at a target writes (advice.json, advise.png, curves.*, runs.*)."""
+HOLDOUT_FILES = ("holdout",)
+"""Stems of what `--hold-out-largest` writes (holdout.json). Each mode removes the other's from a reused
+--out, so the folder never shows a score beside advice from another run."""
+
+
 def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metric:
     """The metric with its direction: given, known (`val/mlm15`, `finetune:TASK`), or refused."""
     known = metric_of(name)  # refuses training losses, which differ in kind between objectives
@@ -151,7 +158,7 @@ def advise_command(
             advice on its rungs: decision accuracy of extrapolation, of the single-rung ranking and of the
             advisor's choice (holdout.json); no --target-* then.
     """
-    from encoderlab.outdir import check_output, create_output
+    from encoderlab.outdir import check_output, create_output, drop_stale
 
     target = _target(hold_out_largest, target_flops, target_size, target_tokens)
     options = _fit_options(bootstrap, seed, confidence, interval, huber_delta, seed_noise)
@@ -162,6 +169,7 @@ def advise_command(
         return _hold_out(ladder, notes, out, options)
     advice = advise(ladder, target, **options)
     create_output(out, "advise")
+    drop_stale(out, *HOLDOUT_FILES)  # a reused --out held --hold-out-largest's score of another run
     _save(advice, notes, out)
     return advice
 
@@ -169,10 +177,11 @@ def advise_command(
 def _hold_out(ladder: Ladder, notes: list[str], out: Path, options: dict) -> HeldOutScore:
     """`--hold-out-largest`: score the advice on the ladder's largest size; holdout.json and the table."""
     from encoderlab.atomic import write_json_atomic
-    from encoderlab.outdir import create_output
+    from encoderlab.outdir import create_output, drop_stale
 
     score = score_held_out(ladder, **options)
     create_output(out, "advise")
+    drop_stale(out, *ADVICE_FILES)  # a reused --out held the advice at a target of another run
     write_json_atomic(out / "holdout.json", {**score.to_dict(), "notes": notes})
     print(
         "\n".join([*(f"note: {n}" for n in notes), format_held_out(score), f"wrote {out / 'holdout.json'}"])

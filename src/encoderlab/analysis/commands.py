@@ -27,7 +27,7 @@ from encoderlab.analysis.inputs import Encoding, analysis_length, check_distinct
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
-from encoderlab.outdir import check_output, create_output, output_folder
+from encoderlab.outdir import check_output, create_output, drop_stale, output_folder
 
 ModelA = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_A")]
 ModelB = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_B")]
@@ -95,14 +95,6 @@ def _load(source: str, device: str, dtype: Dtype = "float32"):
     return model.to(device=device, dtype=DTYPES[dtype]), tokenizer
 
 
-def _drop_stale(out: Path, *stems: str) -> None:
-    """Remove the figures (PNG, CSV, JSON) a command writes only sometimes and did not write this time: a
-    reused --out kept the previous run's (cka_ratio.png of another pair beside this run's report)."""
-    for stem in stems:
-        for suffix in (".png", ".csv", ".json"):
-            (out / f"{stem}{suffix}").unlink(missing_ok=True)
-
-
 def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
     """cka_report.json, the CKA figure and, with a seed twin, the noise-ratio figure."""
     plots.write_json(report.to_dict(), out / "cka_report.json")
@@ -114,7 +106,7 @@ def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
     if ratio:
         plots.plot_cka_ratio(rows, out / "cka_ratio")
     else:
-        _drop_stale(out, "cka_ratio")
+        drop_stale(out, "cka_ratio")
 
 
 def _print_cka(report: cka.CkaReport) -> None:
@@ -471,5 +463,5 @@ def curves_command(
     }
     for name, rows in tables.items():
         print(f"wrote {draw[name](rows, out / name)} ({len(rows)} points)")
-    _drop_stale(out, *(name for name in draw if name not in tables))  # a curve no source fills now
+    drop_stale(out, *(name for name in draw if name not in tables))  # a curve no source fills now
     return tables
