@@ -407,6 +407,18 @@ def test_a_reused_sweep_out_keeps_no_bar_chart_of_scores_it_no_longer_has(folder
     assert "accuracy" not in json.loads((out / "transplant_sweep.json").read_text())[0]
 
 
+def test_a_reused_sweep_out_keeps_no_transplant_of_an_earlier_sweep(folders, tmp_path):
+    """`--sweep layers` then `--sweep parts` into one --out kept layer-0, layer-1, layer-2 beside the new
+    transplants, though the table (and transplant_sweep.json) listed only all-attention and all-mlp."""
+    out = tmp_path / "s"
+    sweep = ["analyze", "transplant", folders["a"], folders["b"], "--out", str(out), "--sweep"]
+    main([*sweep, "layers"])
+    assert {p.name for p in out.iterdir() if p.is_dir()} == {"layer-0", "layer-1", "layer-2"}
+    main([*sweep, "parts"])
+    listed = {row["name"] for row in json.loads((out / "transplant_sweep.json").read_text())}
+    assert {p.name for p in out.iterdir() if p.is_dir()} == listed == {"all-attention", "all-mlp"}
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -371,6 +371,7 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
     transplant.check_same_architecture(a, b)
     create_output(out, TRANSPLANT)
     rows = transplant.transplant_sweep(a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score)
+    _drop_other_transplants(out, {row["name"] for row in rows})
     plots.save_table(rows, out / "transplant_sweep")
     if score:
         plots.plot_transplant(rows, out / "transplant_sweep")
@@ -380,6 +381,17 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
         scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
         print(f"{row['name']:<16} {row['description']}{scored}")
     print(f"wrote {out}")
+
+
+def _drop_other_transplants(out: Path, names: set[str]) -> None:
+    """Remove the transplants an earlier sweep left in a reused --out that this sweep's table does not list
+    (`--sweep layers`, then `--sweep parts`: layer-0... stayed beside all-attention, perhaps of other
+    models, in a folder whose table describes only the new sweep)."""
+    import shutil
+
+    for folder in out.iterdir():
+        if folder.is_dir() and folder.name not in names and (folder / "transplant.json").is_file():
+            shutil.rmtree(folder)
 
 
 def probe_command(
