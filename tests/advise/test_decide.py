@@ -110,6 +110,25 @@ def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
     )
 
 
+def test_a_far_target_without_a_backtest_is_not_said_to_be_backtested():
+    """Three rungs per schedule fit curves but allow no backtest (it refits without the largest rung); the
+    far-target warning still said "the backtest checked only one rung inside the ladder"."""
+    ladder = _ladder(
+        {
+            MLM_LIKE: [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)],
+            CLM_LIKE: [(2.9, 2.91), (2.55, 2.56), (2.35, 2.36)],
+        },
+        sizes=(1e7, 2e7, 4e7),
+    )
+    adv = advise(ladder, Target(flops=1e21), n_boot=40)
+    assert adv.backtest is None and all(p.value is not None for p in adv.predictions)  # curves, no backtest
+    (far,) = [w for w in adv.warnings if "ladder spans" in w]
+    assert "backtest checked" in far and "the backtest checked" not in far
+    assert far.endswith(
+        "which the intervals do not include and no backtest checked; read the advice as a guess, or add larger rungs"
+    )
+
+
 def test_a_failed_backtest_recommends_the_single_rung_ranking_and_says_why():
     # CLM's gap to MLM zigzags below the top rung, so its curve extrapolates the top rung worse than
     # the rung below it predicts it

@@ -396,13 +396,13 @@ def advise(
         reason=reason,
         curves=_curve_rows(names, grid, on_grid, m, interval) if fitted else (),
         runs=tuple(_run_row(o) for o in ladder.observations),
-        warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better),
+        warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better, bt is not None),
     )
 
 
-def _warnings(fits, target, target_c, seed_noise, flat, better) -> tuple[str, ...]:
-    """Every warning of the advice (module docstring)."""
-    reach = (*reach_warnings(fits, target_c), *allocation_warnings(fits, target))
+def _warnings(fits, target, target_c, seed_noise, flat, better, backtested: bool) -> tuple[str, ...]:
+    """Every warning of the advice (module docstring); `backtested`: whether a backtest ran."""
+    reach = (*reach_warnings(fits, target_c, backtested), *allocation_warnings(fits, target))
     return (*reach, *noise_warnings(fits, seed_noise), *trend_warnings(flat, better))
 
 

@@ -18,22 +18,35 @@ def _times(ratio: float) -> str:
     return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
 
 
-def reach_warnings(fits: list[ScheduleFit], target_compute: float) -> tuple[str, ...]:
+def reach_warnings(
+    fits: list[ScheduleFit], target_compute: float, backtested: bool = True
+) -> tuple[str, ...]:
     """A warning when the target lies below the ladder's smallest rung, or further past its largest
     than the ladder spans (in log compute): there, whichever method is recommended, the numbers at the
     target come from the curves' form, which the intervals do not resample and the backtest checks only
     one rung inside the ladder. Where the whole ladder reaches the target but a schedule's own rungs do
     not (they span less of it), one warning per such schedule with a curve: its prediction is read from
-    its own rungs alone, however far the others reach."""
+    its own rungs alone, however far the others reach. `backtested`: whether a backtest ran (a ladder of 3
+    rungs fits curves but allows none, and the warning said the backtest checked one rung)."""
     lo = min(float(f.rungs.compute.min()) for f in fits)
     hi = max(float(f.rungs.compute.max()) for f in fits)
     curves = all(f.fits is not None for f in fits)
-    if (whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves)) is not None:
+    if (
+        whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves, backtested)
+    ) is not None:
         return (whole,)
     out = []
     for f in (f for f in fits if f.fits is not None):
         name, own = f.schedule.name, f.rungs.compute
-        why = _beyond(target_compute, float(own.min()), float(own.max()), f"{name}'s", f"{name}'s rungs span")
+        why = _beyond(
+            target_compute,
+            float(own.min()),
+            float(own.max()),
+            f"{name}'s",
+            f"{name}'s rungs span",
+            True,
+            backtested,
+        )
         out += [why] if why is not None else []
     return tuple(out)
 
@@ -55,11 +68,18 @@ the backtest, none of which such advice has."""
 
 
 def _beyond(
-    target_compute: float, lo: float, hi: float, whose: str, spans: str, curves: bool = True
+    target_compute: float,
+    lo: float,
+    hi: float,
+    whose: str,
+    spans: str,
+    curves: bool = True,
+    backtested: bool = True,
 ) -> str | None:
     """The warning for a target below rungs spanning `lo` to `hi` in compute, or further past them than they
     span (`whose`: "the ladder's" or "CLM's"; `spans`: "the ladder spans" or "CLM's rungs span"); None when
-    the target is within reach. `curves`: whether the advice reads curves at the target (`_NO_CURVES`)."""
+    the target is within reach. `curves`: whether the advice reads curves at the target (`_NO_CURVES`);
+    `backtested`: whether a backtest checked them on a rung inside the ladder."""
     where = _reach(target_compute, lo, hi)
     if where == "below":
         why = "the curves are read where no run was trained; give a target inside or above the ladder"
@@ -70,8 +90,9 @@ def _beyond(
     if where is None:
         return None
     why = (
-        "every number at the target rests on the curves' form, which the intervals do not include and the "
-        "backtest checked only one rung inside the ladder; read the advice as a guess, or add larger rungs"
+        "every number at the target rests on the curves' form, which the intervals do not include and "
+        + ("the backtest checked only one rung inside the ladder" if backtested else "no backtest checked")
+        + "; read the advice as a guess, or add larger rungs"
     )
     return (
         f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
