@@ -340,7 +340,7 @@ def run_eval(ctx: NodeContext) -> dict:
 
 def run_cka(ctx: NodeContext) -> dict:
     """Layer-wise CKA of run a against run b, with b's seed twin as the noise baseline."""
-    from encoderlab.analysis.cka import compare, low_layer_summary
+    from encoderlab.analysis.cka import compare
     from encoderlab.analysis.inputs import Encoding, analysis_length, load_model, read_texts
     from encoderlab.analysis.plots import write_json
     from encoderlab.atomic import json_safe
@@ -388,7 +388,8 @@ def run_cka(ctx: NodeContext) -> dict:
             "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
             "ratio": [r.get("ratio") for r in layers] if noise else None,
             "mean_divergence": data["mean_divergence"],
-            "low_layers": low_layer_summary(report).to_dict() if noise else None,
+            # `analyze cka`'s rule: none below 3 layers (paper 2's groups), where the node failed after every run
+            "low_layers": data["low_layers"] if noise else None,
             "n_texts": report.n_texts,  # with the width: the claim says when CKA is inflated
             "hidden_size": max(
                 (getattr(getattr(m, "config", None), "hidden_size", 0) or 0 for m, _ in (a, b))

@@ -295,6 +295,11 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         )
     if r is None:
         return Outcome()
+    if r.low_layers is None and r.noise_divergence is not None and len(r.divergence) < 3:
+        return _not_tested(
+            f"the models have {count(len(r.divergence), 'layer')}, and paper 2's low/mid/late groups need at least "
+            "3: there is no low group to compare with the others."
+        )
     if r.low_layers is None:
         return _not_tested(
             f"the CKA of {data.label(claim.a)} has no seed-noise pair; the claim needs the reference's seed twin."
