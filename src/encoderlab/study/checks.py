@@ -384,6 +384,8 @@ def check_runs(
 
     nodes = list(nodes)
     models = [p for p in (pretraining(spec) if trained is None else trained) if p.config is not None]
+    if fetched is None:
+        check_freeze_depths(spec, models)
     if fetched is None or any(r.init in fetched for r in spec.runs):
         check_cka_lengths(spec, limits := check_start_models(spec, models, fetch), fetch)
         check_eval_lengths(spec, nodes, limits, fetch)
@@ -400,6 +402,31 @@ def check_runs(
         d = spec.dataset(name)
         if fetched is None or (metas[name] is None and not fetched.isdisjoint(corpus_locations(d.corpus))):
             _check_rows(spec, d, p, metas[name])
+
+
+def check_freeze_depths(spec: StudySpec, models: list[Pretraining]) -> None:
+    """Refuse a run whose freeze spec its model's depth cannot take, as its node would (`train.step`):
+    `detour-freeze-low` on a `nano` model (2 layers) failed after its base had trained, with "give the
+    layers explicitly, e.g. 0", which no recipe parameter of a study gives. A model from scratch has its
+    size's depth, a run continued from another run of the study that run's; a start model from outside
+    the study (its depth known once loaded) is left to the node."""
+    from encoderlab.model.config import ModelConfig
+    from encoderlab.train.freeze import PRESETS, parse_layers
+
+    depths: dict[str, int | None] = {}  # model id -> its blocks
+    for p in models:
+        cfg = p.config
+        fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, 1).n_layers
+        depths[p.model] = depths.get(p.base) if p.base is not None else fresh
+        for freeze in (ph.freeze for ph in cfg.phases if ph.freeze and depths[p.model] is not None):
+            try:
+                parse_layers(freeze, depths[p.model], owner="its model has")
+            except UserError as exc:
+                why = "paper 2's low/mid/late groups need at least 3" if freeze in PRESETS else str(exc)
+                raise UserError(
+                    f"study {spec.name}, run {p.run.name}: it freezes {freeze}, but its model has "
+                    f"{count(depths[p.model], 'layer')}: {why}; train it at a size of more layers"
+                ) from None
 
 
 def _check_memory(spec: StudySpec, p: Pretraining, meta: dict | None) -> None:
