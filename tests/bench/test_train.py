@@ -222,3 +222,26 @@ def test_a_run_too_big_for_memory_is_refused_naming_only_bench_trains_flags(monk
     message = str(exc.value)
     assert message.startswith("this run needs at least") and "." not in message.split("; ")[-1]
     assert message.endswith("; lower --batch, lower --seq-len, or pick a smaller --size"), message
+
+
+def test_the_result_says_which_peak_its_mfu_is_against(monkeypatch):
+    """Without --peak-tflops the record said "datasheet or measured matmul" whichever it was, so an MFU of
+    a GPU the datasheet table does not know (against a measured matmul) read like one against its
+    datasheet."""
+    import torch
+
+    from encoderlab.bench.train import TrainBench, bench_train
+    from encoderlab.train import flops
+
+    result = bench_train(
+        TrainBench(size="nano", seq_len=16, batch=1, vocab=256, steps=1, warmup=0, vs_hf=False)
+    )
+    assert result["config"]["device"] == "cpu" and result["config"]["peak_flops_source"] == "measured matmul"
+    cuda = torch.device("cuda", 0)
+    for name, source in (
+        ("NVIDIA H100 80GB HBM3", "datasheet H100 (bf16)"),
+        ("NVIDIA B300", "measured matmul"),
+    ):
+        monkeypatch.setattr(torch.cuda, "get_device_name", lambda _device, name=name: name)
+        assert flops.peak_flops_source(cuda) == source
+    assert flops.peak_flops_source(cuda, override_tflops=2.0) == "given"

@@ -40,7 +40,7 @@ from encoderlab.errors import UserError
 from encoderlab.objectives import CLM, MLM, ObjectiveInputs
 from encoderlab.outdir import check_output_file, json_result_with
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
-from encoderlab.train.flops import forward_flops, peak_flops
+from encoderlab.train.flops import forward_flops, peak_flops, peak_flops_source
 from encoderlab.train.step import StepResult, TrainStep
 
 
@@ -323,7 +323,7 @@ def _config_record(b: TrainBench, ours: TrainStep, peak: float, inductor_env: di
         "threads": torch.get_num_threads(),
         "inductor_env": inductor_env,
         "peak_flops": peak,
-        "peak_flops_source": "given" if b.peak_tflops > 0 else "datasheet or measured matmul",
+        "peak_flops_source": peak_flops_source(dev, b.peak_tflops),
         "gpu": torch.cuda.get_device_name(dev) if dev.type == "cuda" else None,
     }
 

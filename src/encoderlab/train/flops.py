@@ -117,13 +117,28 @@ def measured_peak_flops(device: str, dtype: torch.dtype) -> float:
     return 2 * n**3 * reps / (time.perf_counter() - start)
 
 
+def _datasheet(device: torch.device) -> str | None:
+    """The `GPU_PEAK_TFLOPS` entry of this device (None: a CPU, or a GPU the table does not know)."""
+    if device.type != "cuda":
+        return None
+    name = torch.cuda.get_device_name(device)
+    return next((key for key in GPU_PEAK_TFLOPS if key in name), None)
+
+
 def peak_flops(device: torch.device, dtype: torch.dtype, override_tflops: float = 0.0) -> float:
     """Peak FLOP/s: the override, a known GPU's datasheet value, else a measured matmul."""
     if override_tflops > 0:
         return override_tflops * 1e12
-    if device.type == "cuda":
-        name = torch.cuda.get_device_name(device)
-        for key, tflops in GPU_PEAK_TFLOPS.items():
-            if key in name:
-                return tflops * 1e12
+    if (key := _datasheet(device)) is not None:
+        return GPU_PEAK_TFLOPS[key] * 1e12
     return measured_peak_flops(str(device), dtype)
+
+
+def peak_flops_source(device: torch.device, override_tflops: float = 0.0) -> str:
+    """Which of `peak_flops`' three the peak is, as a result records it: "given", "datasheet H100 (bf16)" or
+    "measured matmul" (a CPU, or a GPU the table does not know, whose MFU is then against a measured
+    matmul, not a datasheet: a record said "datasheet or measured matmul" either way)."""
+    if override_tflops > 0:
+        return "given"
+    key = _datasheet(device)
+    return "measured matmul" if key is None else f"datasheet {key} (bf16)"
