@@ -21,10 +21,12 @@ layers" of the CKA claim, so the three analyses always name the same blocks.
 from __future__ import annotations
 
 import re
-
-from torch import nn
+from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
+
+if TYPE_CHECKING:  # the layer grammar is read without torch (`study plan`'s freeze check)
+    from torch import nn
 
 MECHANISM = "requires_grad=False and excluded from the optimizer (no Adam update, no weight decay)"
 PAPER2_DEPTH = 22
