@@ -157,3 +157,23 @@ def test_an_until_step_past_the_end_trains_to_the_end_and_says_so(tmp_path, caps
     err = capsys.readouterr().err
     assert "encoderlab: note: --until-step 100 is past the run's last step 12; it trains to the end" in err
     assert (tmp_path / "r" / "final").is_dir()
+
+
+def test_a_runs_own_config_resumes_that_run_from_any_folder(tmp_path, monkeypatch, capsys):
+    """`--config RUN/config.yaml --resume` (docs/training.md's "continue after a crash") read the saved
+    relative `out` against the current folder: from any other folder it found nothing to resume there
+    and started a new run, leaving the interrupted one unfinished."""
+    from encoderlab.cli import main
+
+    (tmp_path / "here").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "here")
+    main(
+        [*SMOKE, "--param", "steps=12", "--set", "checkpoint.every=0", "--out", "runs/a", "--until-step", "2"]
+    )
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    capsys.readouterr()
+    main(["pretrain", "--config", "../here/runs/a/config.yaml", "--resume"])
+    assert "holds no run to resume" not in capsys.readouterr().err
+    assert list((tmp_path / "elsewhere").iterdir()) == []
+    assert (tmp_path / "here" / "runs" / "a" / "final").is_dir()

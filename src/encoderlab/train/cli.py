@@ -67,7 +67,7 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    cfg = _agreed_config(recipe, config, param, overrides, out)
+    cfg = _agreed_config(recipe, config, param, overrides, out or _own_run(config, resume))
     if dry_run:
         import yaml
 
@@ -97,6 +97,20 @@ def pretrain_command(
     run = pretrain(cfg, resume=resume, force=force, until_step=until_step, before_start=before_start)
     if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
         print(_summary(run, cfg.steps, until_step))
+
+
+def _own_run(config: Path | None, resume: bool) -> str:
+    """The run folder a `--config RUN/config.yaml --resume` without `--out` continues: RUN itself.
+
+    A run's saved `out` is the path it was started with, relative to the folder it was started from;
+    read from another folder (or after the run was moved) it named a folder holding nothing to resume,
+    and `--resume` started a new run there, leaving the interrupted one as it was. Only a run's own
+    config.yaml (its folder holds a run) points at RUN; any other file keeps its `out`."""
+    from encoderlab.train.runfolder import is_run_folder
+
+    if not resume or config is None or config.name != "config.yaml":
+        return ""
+    return str(config.parent) if is_run_folder(config.parent) else ""
 
 
 def _agreed_config(
