@@ -94,6 +94,12 @@ REFUSED_BEFORE_WRITING = [
         r"phase 0-mlm1: mask_ratio 0.01 of a 16-token row rounds to 0 positions, so exact masking predicts "
         r"nothing; raise the mask_ratio or layout.seq_len, or use selection: bernoulli",
     ),
+    (
+        "clm-one-token-rows",
+        "--set layout.seq_len=1",
+        r"phase 0-clm: a 1-token row has no next token to predict, so CLM trains nothing; set "
+        r"layout.seq_len to 2 or more",
+    ),
 ]
 
 

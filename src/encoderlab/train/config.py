@@ -21,7 +21,7 @@ from typing import Literal
 from encoderlab.config import FLOAT32_MAX, KEYED_WHEN_SET, MAX_LR, SEED_BOUND, decay_flips_weights
 from encoderlab.data.batch import BatchLayout
 from encoderlab.errors import UserError
-from encoderlab.objectives import Objective
+from encoderlab.objectives import CLM, Objective
 from encoderlab.train.schedule import Schedule
 
 
@@ -382,10 +382,17 @@ class RunConfig:
             )
 
     def _check_masks(self, plan: list[PlannedPhase]) -> None:
-        """Refuse an MLM phase whose exact masking selects no position in any row: round(ratio x maskable)
-        is 0 for every row when round(ratio x seq_len) is (it trained on a loss of 0, without a word)."""
+        """Refuse a phase that has a target in no row, which trained without a word (every step's loss
+        null, no update): an MLM phase whose exact masking selects no position, as round(ratio x
+        maskable) is 0 for every row when round(ratio x seq_len) is, and a CLM phase on 1-token rows,
+        whose one token has no next token in its row (rows are read apart, `data.attend` either way)."""
         for p in plan:
             mlm = p.phase.objective
+            if isinstance(mlm, CLM) and self.layout.seq_len < 2:
+                raise UserError(
+                    f"phase {p.name}: a {self.layout.seq_len}-token row has no next token to predict, so CLM "
+                    "trains nothing; set layout.seq_len to 2 or more"
+                )
             if getattr(mlm, "selection", None) == "exact" and round(mlm.mask_ratio * self.layout.seq_len) < 1:
                 raise UserError(
                     f"phase {p.name}: mask_ratio {mlm.mask_ratio} of a {self.layout.seq_len}-token row rounds "
