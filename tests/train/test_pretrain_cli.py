@@ -177,3 +177,33 @@ def test_a_runs_own_config_resumes_that_run_from_any_folder(tmp_path, monkeypatc
     assert "holds no run to resume" not in capsys.readouterr().err
     assert list((tmp_path / "elsewhere").iterdir()) == []
     assert (tmp_path / "here" / "runs" / "a" / "final").is_dir()
+
+
+@pytest.mark.parametrize("load", ["weights", "full"])
+def test_a_run_without_its_final_model_is_refused_as_a_start_model(tmp_path, capsys, load):
+    """`model.init=RUN` of a run stopped before its end (crashed, `--until-step`, still training) took its
+    latest checkpoint without a word, so the new run began from a part-trained base, where `eval` and
+    `export` of the same folder refuse it; now the same line, before anything is written."""
+    from encoderlab.cli import main
+
+    base, out = tmp_path / "base", tmp_path / "cpt"
+    main(
+        [
+            *SMOKE,
+            "--param",
+            "steps=12",
+            "--set",
+            "checkpoint.every=0",
+            "--out",
+            str(base),
+            "--until-step",
+            "2",
+        ]
+    )
+    code, err = cli([*SMOKE, "--param", "steps=12", "--set", f"model.init={base}", f"model.load={load}",
+                     "--out", out], capsys)  # fmt: skip
+    assert_one_line(
+        code, err, rf"run {base} has no final model yet; pass one of its checkpoints, e.g. the latest, "
+        rf"{base}/checkpoints/step_0000002"
+    )  # fmt: skip
+    assert not out.exists()

@@ -47,7 +47,7 @@ from encoderlab.model.hf_registry import (
     hf_config_from_dict,
 )
 from encoderlab.model.io import load_model_folder
-from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints, is_run_folder
+from encoderlab.model.runlayout import is_run_folder, unfinished_run
 from encoderlab.model.sentence import read_sentence_files
 from encoderlab.model.sources import config_positions, is_model_folder, read_config_json, source_path
 
@@ -142,18 +142,7 @@ def _own_model_folder(path: Path) -> Path | None:
             f"it from a copy, or pass one of the run's checkpoints, e.g. {path}/checkpoints/step_N"
         )
     if is_run_folder(path):
-        steps = complete_checkpoints(path)
-        if steps:
-            raise UserError(
-                f"run {path} has no final model yet; pass one of its checkpoints, e.g. the latest, "
-                f"{checkpoint_dir(path, steps[-1])}"
-            )
-        # "neither a model folder nor a Hugging Face folder" sent users looking for a config.json
-        raise UserError(
-            f"run {path} has no final model yet, nor a complete checkpoint (it stopped before its first); "
-            f"continue it with `encoderlab pretrain --config {path / 'config.yaml'} --out {path} --resume`, "
-            "or pass another model"
-        )
+        raise unfinished_run(path)
     return None
 
 

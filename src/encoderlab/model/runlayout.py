@@ -53,6 +53,26 @@ def is_run_folder(path: Path) -> bool:
     return (path / "config.yaml").is_file() and (path / "env.json").is_file()
 
 
+def unfinished_run(path: Path) -> Exception:
+    """The refusal for a run folder read as a model before it has its final one (still running, stopped
+    with `--until-step`, or crashed), naming what to pass instead: a checkpoint of it, or the command that
+    finishes it. Loading (`model/hub.py`) and a run's start model (`train/start.py`) both refuse it."""
+    from encoderlab.errors import UserError
+
+    steps = complete_checkpoints(path)
+    if steps:
+        return UserError(
+            f"run {path} has no final model yet; pass one of its checkpoints, e.g. the latest, "
+            f"{checkpoint_dir(path, steps[-1])}"
+        )
+    # "neither a model folder nor a Hugging Face folder" sent users looking for a config.json
+    return UserError(
+        f"run {path} has no final model yet, nor a complete checkpoint (it stopped before its first); "
+        f"continue it with `encoderlab pretrain --config {path / 'config.yaml'} --out {path} --resume`, "
+        "or pass another model"
+    )
+
+
 def start_model_record(init: str) -> dict[str, Any]:
     """What env.json records of a start model named by a hub id (no folder, no asset): the id and the
     commit read (`hubmodels.resolved_commit`: the pin, the hub cache snapshot's or the mirror's; null when

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab.errors import UserError
-from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints
+from encoderlab.model.runlayout import checkpoint_dir, complete_checkpoints, is_run_folder, unfinished_run
 from encoderlab.model.sources import max_positions
 
 if TYPE_CHECKING:
@@ -40,10 +40,18 @@ def find_checkpoint(path: Path) -> Path | None:
 
 
 def start_checkpoint(init: str) -> Path | None:
-    """The checkpoint folder `model.init` names (a checkpoint, or a run folder's latest), else None
-    (a model folder, an asset, a hub id)."""
+    """The checkpoint folder `model.init` names (a checkpoint, or a finished run folder's latest: its last
+    step), else None (a model folder, an asset, a hub id). A run folder without its final model is
+    refused, as loading it is (`runlayout.unfinished_run`): its latest checkpoint was taken silently,
+    so a run started from a base that had crashed or was still training began from a part-trained one."""
     source = Path(init)
-    return find_checkpoint(source) if source.is_dir() else None
+    if not source.is_dir():
+        return None
+    if (source / "state.json").is_file():
+        return source
+    if is_run_folder(source) and not (source / "final" / "config.json").is_file():
+        raise unfinished_run(source)
+    return find_checkpoint(source)
 
 
 def start_positions(init: str, fetch: bool = False) -> int | None:
