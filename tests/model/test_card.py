@@ -188,3 +188,27 @@ def test_the_cards_degenerate_note_agrees_with_its_number_of_seeds(runs, of, sai
     summary["tasks"]["tweets"]["degenerate"] = {"runs": runs, "of": of, "why": "predicts class 'pos'"}
     (row,) = [line for line in _evaluation(summary) if line.startswith("| tweets")]
     assert row.endswith(f"(n=2) ({said} |")
+
+
+def test_a_checkpoint_card_tags_and_marks_only_the_phases_it_trained(tmp_path, capsys):
+    """A checkpoint taken in the CLM phase of a CLM-then-MLM run was tagged `mlm` and its card listed the
+    MLM phase as training it had: the card claimed an objective the model never trained on."""
+    run = tmp_path / "run"
+    argv = [
+        "pretrain",
+        "--recipe",
+        "smoke-clm-mlm",
+        "--set",
+        "progress=false",
+        "--out",
+        run,
+        "--until-step",
+        "5",
+    ]
+    assert _cli(argv, capsys)[0] == 0
+    assert _cli(["export", run / "checkpoints" / "step_0000005", "--out", tmp_path / "hf"], capsys)[0] == 0
+    card = ModelCard.load(tmp_path / "hf" / "README.md")
+    assert card.data.tags == ["encoderlab", "clm"]
+    rows = [line for line in card.text.splitlines() if line.startswith("| ") and "steps" in line]
+    assert ["not reached" in row for row in rows] == [False, True]
+    assert "A checkpoint at step 5: the phases marked *not reached*" in card.text

@@ -18,6 +18,7 @@ with someone else's scores is worse than none.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -157,7 +158,7 @@ def render_card(
     from encoderlab import __version__
 
     try:  # what the run's config.yaml says; one edited into something no run writes says nothing
-        objectives = sorted({p["objective"]["type"] for p in run.config["phases"]}) if run else []
+        objectives = sorted({p["objective"]["type"] for p in _trained_phases(run)}) if run else []
         training = _training(run, source)
     except (TypeError, KeyError, AttributeError, ValueError) as exc:
         objectives, training = [], _unreadable_run(run, exc)
@@ -214,9 +215,16 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
         "| phase | objective | length | schedule | freeze | optimizer reset |",
         "|---|---|---|---|---|---|",
     ]
+    trained = _trained_phases(run)
+    if len(trained) < len(c["phases"]):
+        lines.insert(
+            -3,
+            f"- A checkpoint at step {run.step:,}: the phases marked *not reached* are the run's plan, not this model's training.",
+        )
     for i, p in enumerate(c["phases"]):
         obj = ", ".join(f"{k}={v}" for k, v in p["objective"].items() if k != "type")
         length = f"{p['steps']:,} steps" if p.get("steps") else f"{p.get('tokens', 0):,} tokens"
+        length += "" if i < len(trained) else " (*not reached*)"
         s = p.get("schedule") or {}
         sched = f"{s.get('kind')} (warmup {s.get('warmup')}, decay {s.get('decay')} {s.get('decay_shape')})"
         lines.append(
@@ -224,6 +232,24 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
             f"{sched} | {p.get('freeze') or '-'} | {'yes' if p.get('reset_optimizer') else 'no'} |"
         )
     return [*lines, "", *_data(c, run.data_meta)]
+
+
+def _trained_phases(run: RunRecord) -> list[dict]:
+    """The phases of the run that trained the exported model: those that start before its step (all of
+    them when the step is unknown). A checkpoint's card listed the run's whole plan, and tagged the
+    objectives of phases it never reached (`mlm` on a model that had trained CLM only)."""
+    phases, layout = run.config["phases"], run.config.get("layout") or {}
+    if run.step is None:
+        return phases
+    per_step = layout.get("seq_len", 1) * layout.get("micro_batch_size", 1) * layout.get("grad_accum", 1)
+    per_step *= layout.get("world_size", 1)
+    start, trained = 0, []
+    for p in phases:  # a length in tokens rounds up to whole steps, as `Phase.n_steps` does
+        if start >= run.step:
+            break
+        trained.append(p)
+        start += p.get("steps") or math.ceil(p.get("tokens", 0) / per_step)
+    return trained
 
 
 def _unreadable_run(run: RunRecord, exc: Exception) -> list[str]:
