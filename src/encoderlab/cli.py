@@ -257,9 +257,10 @@ def _unusable_path(exc: OSError) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
         with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
-            _dispatch(list(sys.argv[1:] if argv is None else argv))
+            _dispatch(list(args))  # it pops the command words; the interrupted line reads them
     except UserError as exc:
         if not exc.quiet:
             print(f"encoderlab: error: {exc}", file=sys.stderr)
@@ -285,8 +286,17 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     except KeyboardInterrupt:
         if _first_on_its_node():
-            print("encoderlab: interrupted; completed work is kept (rerun to resume)", file=sys.stderr)
+            print(
+                f"encoderlab: interrupted; completed work is kept ({_how_to_resume(args)})", file=sys.stderr
+            )
         sys.exit(130)
+
+
+def _how_to_resume(args: list[str]) -> str:
+    """What continues an interrupted command. Every command resumes when rerun as it was, but `pretrain`,
+    whose rerun without `--resume` is refused ("already holds a run"), so "rerun to resume" sent users
+    into that refusal first."""
+    return "rerun with --resume to continue" if args[:1] == ["pretrain"] else "rerun to resume"
 
 
 def _first_on_its_node() -> bool:

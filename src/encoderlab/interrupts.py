@@ -4,7 +4,8 @@ Batch schedulers stop a job with SIGTERM (SLURM sends it at the time limit, `kil
 Python's default for SIGTERM is to die on the spot: no cleanup, no message. Inside this context
 manager SIGTERM raises KeyboardInterrupt in the main thread instead, so a command stops the way it
 does on Ctrl-C: its `finally` blocks run (child processes terminated, temporary files removed) and
-the CLI prints "interrupted; completed work is kept (rerun to resume)" with exit code 130. Outside
+the CLI prints "interrupted; completed work is kept (rerun to resume)" (`pretrain`: "rerun with
+--resume to continue") with exit code 130. Outside
 the main thread (where handlers cannot be installed) it does nothing. `cli.main` runs every command
 inside it, so no command needs its own; child processes are spawned (fresh interpreters), so they
 keep the default SIGTERM and their parent ends them.

@@ -24,6 +24,8 @@ from encoderlab import cli, interrupts
 from encoderlab.train import checkpoint as ckpt
 
 LINE = "encoderlab: interrupted; completed work is kept (rerun to resume)"
+PRETRAIN_LINE = "encoderlab: interrupted; completed work is kept (rerun with --resume to continue)"
+"""A rerun of `pretrain` without --resume is refused ("already holds a run"): its line says --resume."""
 SCRIPT = Path(__file__).with_name("sigterm_study_script.py")
 
 
@@ -96,7 +98,7 @@ def test_sigterm_stops_pretraining_keeps_its_checkpoints_and_it_resumes(tmp_path
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=300)
     assert proc.returncode == 130, err  # was -15: killed on the spot, without a word
-    assert err.strip().splitlines()[-1] == LINE and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == PRETRAIN_LINE and "Traceback" not in err, err
     kept = ckpt.complete_checkpoints(run)
     assert kept and not (run / ".lock").exists()  # the lock was released by the cleanup
     res = subprocess.run(

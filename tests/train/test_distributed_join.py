@@ -21,7 +21,7 @@ from tests.train.helpers import free_ports
 
 pytestmark = pytest.mark.distributed
 
-INTERRUPTED = "encoderlab: interrupted; completed work is kept (rerun to resume)"
+INTERRUPTED = "encoderlab: interrupted; completed work is kept (rerun with --resume to continue)"
 
 
 def _listening(port: int) -> bool:
