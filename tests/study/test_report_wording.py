@@ -189,6 +189,19 @@ def test_the_evaluation_row_names_the_task_files_beside_the_suite_as_study_plan_
     assert rows["evaluation"].startswith("suite fake and task files a.yaml, b.yaml, tasks ")
 
 
+def test_the_evaluation_row_of_a_study_that_evaluates_no_run_says_none_as_study_plan_does():
+    """With `evaluate: false` on every run the row named the suite, tasks, LRs and seeds of a grid that
+    never ran, above an empty Results table; `study plan` says "none"."""
+    from types import SimpleNamespace
+
+    from encoderlab.study.report import _config_rows
+
+    spec = small_spec(eval=EvalSpec(suite="fake", lrs=(5e-5,), seeds=(0,)))
+    spec = replace(spec, runs=tuple(replace(r, evaluate=False) for r in spec.runs))
+    rows = dict(_config_rows(SimpleNamespace(spec=spec, nodes=[], markers={}), SimpleNamespace(tasks=())))
+    assert rows["evaluation"] == "none (no run is fine-tuned: `evaluate: false` on every run)"
+
+
 def test_the_cka_claim_says_when_fewer_texts_than_dimensions_inflate_cka(tmp_path, monkeypatch):
     import fake_study
 
