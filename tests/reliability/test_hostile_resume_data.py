@@ -156,3 +156,20 @@ def test_the_data_identity_tells_a_shuffled_corpus_from_the_original(w, tmp_path
     assert metas[0]["splits"] == metas[1]["splits"]
     assert identity(metas[0]) != identity(metas[1])
     assert identity(metas[0]) == identity(metas[2])
+
+
+def test_resume_on_the_same_data_at_another_path_continues_and_other_data_there_is_refused(
+    w, tmp_path, capsys
+):
+    """A data folder moved to another disk (or a relative `data.path` read from another folder, given
+    again another way) was refused as a changed config until --force, which lets any change by; a path
+    that holds the data the checkpoint trained on is no change, and one that holds other data still is."""
+    data, run = started(w, tmp_path, capsys)
+    shutil.copytree(data, tmp_path / "moved")
+    prepare(w, tmp_path / "other", "b", "tok_300")
+    code, err = pretrain(w, run, "--resume", "--set", f"data.path={tmp_path / 'other'}", capsys=capsys)
+    assert_one_line(code, err, r"refusing to resume \S+ with a changed config \(data.path: ")
+    shutil.rmtree(data)
+    code, err = pretrain(w, run, "--resume", "--set", f"data.path={tmp_path / 'moved'}", capsys=capsys)
+    assert code == 0, err
+    assert ckpt.complete_checkpoints(run) == [1, 2]

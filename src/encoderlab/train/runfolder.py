@@ -120,12 +120,31 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
     # it was written); "rerun with the original settings" could not undo a move.
     new = {**to_dict(cfg), "out": old.get("out")}
     diff = resume_blockers(config_diff(old, new), old["layout"], new["layout"])
+    if any(d.startswith("data.path:") for d in diff) and _same_data(run_dir, cfg):
+        diff = [d for d in diff if not d.startswith("data.path:")]
     if diff and not force:
         raise UserError(
             f"refusing to resume {run_dir} with a changed config ({'; '.join(diff[:6])}); "
             "rerun with the original settings or pass --force"
         )
     return True
+
+
+def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
+    """Whether `data.path` holds the prepared data the run's latest checkpoint trained on (the identity it
+    records, `build.data_identity`): then a new path is no change of the run. A data folder moved to
+    another disk, or a relative `data.path` read from another folder and written there another way, was
+    refused as a changed config until `--force`, which also lets any other change by."""
+    from encoderlab.train.build import data_identity
+
+    steps = ckpt.complete_checkpoints(run_dir)
+    if not steps or cfg.data.path in ("", "synthetic"):
+        return False
+    recorded = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])).get("data")
+    try:
+        return recorded is not None and data_identity(cfg.data) == recorded
+    except (UserError, OSError):  # not prepared data: the run's own checks say what is wrong with it
+        return False
 
 
 def environment() -> dict[str, Any]:
