@@ -207,3 +207,12 @@ def test_a_run_without_its_final_model_is_refused_as_a_start_model(tmp_path, cap
         rf"{base}/checkpoints/step_0000002"
     )  # fmt: skip
     assert not out.exists()
+
+
+def test_dry_run_refuses_an_unknown_model_size_as_the_run_does(capsys):
+    """`--dry-run` printed `size: huge` as a resolved config; the run refused it only once it built the
+    model, so a config checked with --dry-run then failed where it was submitted."""
+    code, err = cli([*SMOKE, "--set", "model.size=huge", "--dry-run"], capsys)
+    assert_one_line(
+        code, err, r"unknown model size 'huge'; valid: 1b, 210m, 610m, micro, mini, nano, small, tiny"
+    )

@@ -20,7 +20,7 @@ from typing import Literal
 
 from encoderlab.config import FLOAT32_MAX, KEYED_WHEN_SET, MAX_LR, SEED_BOUND, decay_flips_weights
 from encoderlab.data.batch import BatchLayout
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, did_you_mean
 from encoderlab.objectives import CLM, Objective
 from encoderlab.train.schedule import Schedule
 
@@ -38,6 +38,12 @@ class ModelSpec:
     mask_token: str = ""
     """With `init`: a mask token to add when the data's tokenizer has none (a decoder turned encoder), e.g.
     `<mask>`; its rows start at the mean of the existing ones (`train/vocab.py`). Empty: add nothing."""
+
+    def __post_init__(self) -> None:
+        from encoderlab.model.config import SIZES
+
+        if not self.init and self.size not in SIZES:  # else refused only once the model was built, so
+            raise did_you_mean(self.size, list(SIZES), "model size")  # `--dry-run` printed it as valid
 
 
 @dataclass(frozen=True, kw_only=True)
