@@ -275,8 +275,12 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             print(
-                f"encoderlab: error: disk full while writing {exc.filename or 'output'}; free space and rerun "
-                "(completed work is kept and resumes)",
+                f"encoderlab: error: disk full while writing {exc.filename or 'output'}; free space and "
+                + (
+                    "rerun with --resume (completed work is kept)"
+                    if _is_pretrain(args)
+                    else "rerun (completed work is kept and resumes)"
+                ),
                 file=sys.stderr,
             )
             sys.exit(3)
@@ -293,10 +297,15 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _how_to_resume(args: list[str]) -> str:
-    """What continues an interrupted command. Every command resumes when rerun as it was, but `pretrain`,
-    whose rerun without `--resume` is refused ("already holds a run"), so "rerun to resume" sent users
-    into that refusal first."""
-    return "rerun with --resume to continue" if args[:1] == ["pretrain"] else "rerun to resume"
+    """What continues an interrupted command (`_is_pretrain`)."""
+    return "rerun with --resume to continue" if _is_pretrain(args) else "rerun to resume"
+
+
+def _is_pretrain(args: list[str]) -> bool:
+    """Every command resumes when rerun as it was but `pretrain`, whose rerun without `--resume` is refused
+    ("already holds a run"): "rerun to resume" after an interrupt or a full disk sent users into that
+    refusal first."""
+    return args[:1] == ["pretrain"]
 
 
 def _first_on_its_node() -> bool:

@@ -353,7 +353,11 @@ def test_disk_full_in_safetensors_is_exit_3(w, tmp_path, capsys, monkeypatch):
     run = tmp_path / "run"
     code, err = pretrain(w, run, capsys=capsys)
     assert_one_line(
-        code, err, r"disk full while writing .*step_0000002\.tmp.*free space and rerun", exit_code=3
+        code,
+        err,
+        r"disk full while writing .*step_0000002\.tmp.*; free space and rerun with --resume \(completed work is "
+        r"kept\)$",  # a plain rerun is refused: "already holds a run"
+        exit_code=3,
     )
     assert ckpt.complete_checkpoints(run) == [1]
     monkeypatch.setattr(model_io, "save_file", real)

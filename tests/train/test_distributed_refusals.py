@@ -165,6 +165,6 @@ def test_a_checkpoint_rank_zero_cannot_write_stops_every_rank_without_a_tracebac
     assert rank0["code"] == 3 and rank1["code"] == 1
     assert _errors(rank0["stderr"]) == [
         f"encoderlab: error: disk full while writing {root / 'disk_full' / 'checkpoints'}; free space and rerun "
-        "(completed work is kept and resumes)"
+        "with --resume (completed work is kept)"
     ]
     assert _errors(rank1["stderr"]) == []
