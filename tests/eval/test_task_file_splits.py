@@ -109,3 +109,33 @@ def test_a_task_file_naming_a_key_twice_is_refused(tmp_path):
     path.write_text("name: mine\nfamily: sc\nname: yours\n")
     with pytest.raises(UserError, match=r"task file .*t.yaml: key 'name' is given twice \(lines 1 and 3\)"):
         load_task_files([path])
+
+
+def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path, capsys, monkeypatch):
+    """Was: the fraction ignored without a word, the hub's validation split read (a local validation
+    file beside a fraction is refused the same way); with `validation: null` the fraction cuts."""
+    from tests.eval import hub_fixtures as hub
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "validation_fraction": 0.2}
+    spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    file = _spec(tmp_path, "task_hub_fraction.yaml", **spec, data=data)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
+    bars = not datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
+    try:
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+    assert_one_line(code, err, r"data.validation_fraction cuts validation from train, but nyu-mll/glue")
+    assert_printed_as_documented("task-file-hub-validation-and-validation-fraction", err, tmp_path)
+    assert not (tmp_path / "e").exists()
+    splits = {"test": "validation", "validation": None}
+    cut = _spec(tmp_path, **spec, data={**data, "splits": splits})
+    _, loaded = load_task(task_from_file(cut))
+    assert (len(loaded.train), len(loaded.val)) == (48, 12)  # 20% of the 60 train examples

@@ -87,6 +87,8 @@ FILE_FINETUNE = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300
 """A task file's schedule: what a `finetune:` section leaves out keeps these values (a section naming
 any field fell back to FinetuneConfig's 1000 steps x 32 for the rest)."""
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+VALIDATION_FRACTION = 0.05
+"""The share of train cut as validation when the data has no validation split (EncodEval's)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,8 +112,9 @@ class DataSpec:
     splits: dict[str, str | None] = field(default_factory=dict)
     """Our split (train, validation, test) -> the hub dataset's split name (default the same
     name); `validation: null` cuts validation from train even if the dataset has one."""
-    validation_fraction: float = 0.05
-    """Share of train taken as validation when no validation split is given (EncodEval's 5%)."""
+    validation_fraction: float | None = None
+    """Share of train taken as validation when no validation split is given (default
+    `VALIDATION_FRACTION`, EncodEval's 5%); refused beside a validation file or a hub validation split."""
     test_fraction: float | None = None
     """Share of train cut as the test split, for data with no test file (a hub dataset's own test
     split is then not read); validation is cut from the rest. Scores are on held-out train examples."""
@@ -167,7 +170,7 @@ def _read_spec(path: Path) -> TaskSpec:
     if isinstance(raw.get("finetune"), dict):
         raw = {**raw, "finetune": {**dataclasses.asdict(FILE_FINETUNE), **raw["finetune"]}}
     spec = from_dict(TaskSpec, raw, where)
-    if spec.data.validation and "validation_fraction" in raw["data"]:  # the fraction was ignored, unsaid
+    if spec.data.validation and spec.data.validation_fraction is not None:  # was ignored, unsaid
         raise UserError(
             f"{where}: data.validation and data.validation_fraction both give the validation split; keep one"
         )
@@ -222,27 +225,7 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
     if data.hub:
         if data.train or data.validation or data.test:
             raise UserError(f"{where}: give either data.hub or local files, not both")
-        source = HubSource(data.hub, data.config, data.revision)
-        ds = load_hub(source)
-        names = {s: data.splits.get(s, s) for s in SPLITS}
-        unknown = sorted(set(data.splits) - set(SPLITS))
-        if unknown:
-            raise UserError(
-                f"{where}: data.splits: unknown {noun(len(unknown), 'split')} {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
-            )
-        found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
-        for s in needed:
-            if names[s] is None:  # was: "has no split None"
-                raise UserError(
-                    f"{where}: data.splits.{s} is null, which only validation may be (it is then cut from "
-                    f"train); map {s} to a split of {source.describe()} ({', '.join(ds)})"
-                    + (", or cut it with data.test_fraction" if s == "test" else "")
-                )
-            if s not in found:
-                raise UserError(
-                    f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
-                )
-        places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
+        found, places = _hub_splits(data, needed, where)
     else:
         # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
         files = {s: os.path.expanduser(getattr(data, s)) for s in SPLITS if getattr(data, s)}
@@ -262,10 +245,44 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
         for s, f in files.items():
             if plain_suffix(Path(f)) == ".tsv":
                 check_unquoted(found[s], s, places[s], where)
-    for split, fraction in (("test", data.test_fraction), ("validation", data.validation_fraction)):
+    validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
+    for split, fraction in (("test", data.test_fraction), ("validation", validation)):
         if split not in found:  # test first, so validation comes from what is left to train on
             parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
             (found["train"], places["train"]), (found[split], places[split]) = parts
+    return found, places
+
+
+def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[dict, dict[str, RowPlaces]]:
+    """The hub dataset's splits playing ours ({split: Dataset}, {split: places}); validation only where
+    the dataset has the split it maps to (else it is cut from train)."""
+    source = HubSource(data.hub, data.config, data.revision)
+    ds = load_hub(source)
+    names = {s: data.splits.get(s, s) for s in SPLITS}
+    unknown = sorted(set(data.splits) - set(SPLITS))
+    if unknown:
+        raise UserError(
+            f"{where}: data.splits: unknown {noun(len(unknown), 'split')} {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
+        )
+    found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
+    for s in needed:
+        if names[s] is None:  # was: "has no split None"
+            raise UserError(
+                f"{where}: data.splits.{s} is null, which only validation may be (it is then cut from "
+                f"train); map {s} to a split of {source.describe()} ({', '.join(ds)})"
+                + (", or cut it with data.test_fraction" if s == "test" else "")
+            )
+        if s not in found:
+            raise UserError(
+                f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
+            )
+    places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
+    if "validation" in found and data.validation_fraction is not None:  # was ignored, unsaid
+        raise UserError(
+            f"{where}: data.validation_fraction cuts validation from train, but {source.describe()} has its "
+            f"own validation split {names['validation']!r}; drop the fraction, or set data.splits: "
+            "{validation: null} to cut it from train"
+        )
     return found, places
 
 
