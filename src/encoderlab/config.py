@@ -391,7 +391,32 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
         raise UserError(
             f"{what} {path} holds {shape}, not a mapping of fields; write its fields as `name: value` lines"
         )
+    _refuse_other_kind(data, path, what)
     return data
+
+
+FILE_KINDS = {
+    "task file": (
+        "family",
+        "pass it with `encoderlab eval MODEL --task-file {path}`, or list it in a study's "
+        "`eval: {{task_files: [...]}}`",
+    ),
+    "study file": ("runs", "run it with `encoderlab study run {path} --out DIR`"),
+}
+"""YAML file kinds -> (the top-level key every file of the kind has and none of another, how one is used)."""
+
+
+def _refuse_other_kind(data: dict, path: Path, what: str) -> None:
+    """A task file given as a study file, or the converse, is named as such by its top-level keys: its
+    fields were listed as unknown ones ("unknown fields columns, family, ..."), which was not the mistake."""
+    if what not in FILE_KINDS:
+        return
+    own = FILE_KINDS[what][0]
+    for kind, (key, use) in FILE_KINDS.items():
+        if kind != what and key in data and own not in data:
+            raise UserError(
+                f"{what} {path} is a {kind} (it has `{key}:`, not `{own}:`); {use.format(path=path)}"
+            )
 
 
 def load_yaml(cls: type[T], path: Path) -> T:

@@ -236,3 +236,21 @@ def test_a_task_file_saved_as_utf16_says_so_and_gives_the_command(tmp_path):
         f"task file {path} is UTF-16 text, not UTF-8; save it as UTF-8, e.g. "
         "`iconv -f utf-16 -t utf-8 task.yaml > utf8-task.yaml`"
     )
+
+
+def test_a_study_file_given_as_a_task_file_says_it_is_a_study_file(tmp_path, capsys):
+    """Was: "unknown fields baseline, runs; valid: ...", listing the study's own fields."""
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.files import dump_study
+
+    path = tmp_path / "study.yaml"
+    path.write_text(dump_study(get_study("paper1-pfs", "cpu")))
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0"], capsys)
+    assert_one_line(code, err, rf"task file {path} is a study file \(it has `runs:`, not `family:`\); run it")
+    assert_printed_as_documented("task-file-is-a-study-file", err, tmp_path)
+    assert not (tmp_path / "e").exists()

@@ -47,6 +47,8 @@ NAMED = {
     "tokenizer-sentencepiece-missing": "tests.data.test_slow_vocabularies::test_without_the_sentencepiece_package_it_is_one_line",
     "task-max-length-over-positions": "tests.eval.test_task_positions::test_a_task_file_longer_than_our_models_positions_is_refused_by_the_run_and_the_check",
     "task-file-is-a-data-file": "tests.eval.test_task_file_mistakes::test_a_data_file_named_as_the_task_file_says_so",
+    "task-file-is-a-study-file": "tests.eval.test_task_file_mistakes::test_a_study_file_given_as_a_task_file_says_it_is_a_study_file",
+    "study-file-is-a-task-file": "tests.study.test_files::test_a_task_file_given_as_the_study_says_it_is_a_task_file",
     "task-file-text-column-as-label": "tests.eval.test_task_file_mistakes::test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row",
     "task-file-labels-under-options": "tests.eval.test_task_file_mistakes::test_labels_under_options_are_refused_not_replaced_by_the_datas",
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",

@@ -366,3 +366,19 @@ def test_a_model_evaluated_as_is_is_keyed_by_the_pooling_the_task_asks_for(tmp_p
         TASKS.clear()
         TASKS.update(before)
     assert keys["model"] != keys["late"]
+
+
+def test_a_task_file_given_as_the_study_says_it_is_a_task_file(tmp_path, capsys):
+    """Was: "study file has 1 problem: unknown fields columns, family, ...", listing the task's own fields."""
+    from tests.eval.fixtures import write_task_file
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    task = {"name": "reviews", "family": "sc", "columns": {"text": "sentence"}}
+    path = write_task_file(tmp_path, "task.yaml", **task, data={"train": "train.csv", "test": "test.csv"})
+    code, err = cli(["study", "run", path, "--out", tmp_path / "s"], capsys)
+    assert_one_line(
+        code, err, rf"study file {path} is a task file \(it has `family:`, not `runs:`\); pass it"
+    )
+    assert_printed_as_documented("study-file-is-a-task-file", err, tmp_path)
+    assert not (tmp_path / "s").exists()
