@@ -284,9 +284,9 @@ def test_qa_windows_shorter_than_the_stride_are_refused_naming_where_to_set_it(t
         UserError,
         match=r"not more than the stride 128; raise max_length, or lower the stride below (\d+) \(a task file's `options: \{stride: N\}`\)$",
     ) as refused:
-        _encode(tokenizer, examples, 64, 128)
+        _encode(tokenizer, examples, 64, 128, "span")
     below = int(refused.value.args[0].rsplit("below ", 1)[1].split()[0])
-    _encode(tokenizer, examples, 64, below - 1)  # the stride it names works
+    _encode(tokenizer, examples, 64, below - 1, "span")  # the stride it names works
 
 
 def test_a_micro_batch_without_a_labelled_word_keeps_the_weights_finite(model, tokenizer):
@@ -314,10 +314,12 @@ def test_qa_windows_the_question_fills_name_the_max_length_that_works(tokenizer)
 
     examples = qa_examples(4, 0)
     longest = longest_question(tokenizer, [e["question"] for e in examples])
-    with pytest.raises(UserError, match=rf"raise max_length above {longest + 8} \(the question") as refused:
-        _encode(tokenizer, examples, longest - 1, 8)
+    with pytest.raises(
+        UserError, match=rf"^task span: QA windows .* raise max_length above {longest + 8} \(the question"
+    ) as refused:
+        _encode(tokenizer, examples, longest - 1, 8, "span")
     assert "lower the stride" not in str(refused.value)
-    _encode(tokenizer, examples, longest + 9, 8)  # the max_length it names works
+    _encode(tokenizer, examples, longest + 9, 8, "span")  # the max_length it names works
 
 
 def test_a_tagger_window_the_question_fills_is_one_line(tokenizer):

@@ -55,8 +55,8 @@ def test_qa_features_carry_segment_1_on_the_context(bert_tokenizer):
     examples = qa_examples(20, 0)
     enc = tokenizer(examples[0]["question"], examples[0]["context"])
     assert "token_type_ids" in enc  # the fixture is a BERT-style tokenizer
-    train = qa.train_features(tokenizer, examples, MAX_LENGTH, STRIDE)
-    features = qa.eval_features(tokenizer, examples, MAX_LENGTH, STRIDE)
+    train = qa.train_features(tokenizer, examples, MAX_LENGTH, STRIDE, "qa")
+    features = qa.eval_features(tokenizer, examples, MAX_LENGTH, STRIDE, "qa")
     assert len(train) == len(features) > len(examples)  # stride windows
     for labelled, feature in zip(train, features):
         segments = feature["segment_ids"]
@@ -70,8 +70,8 @@ def test_a_tokenizer_without_token_types_adds_no_segment_ids(tokenizer):
     plain = tokenizer
     assert "token_type_ids" not in plain("what ?", "red")
     examples = qa_examples(8, 0)
-    features = qa.train_features(plain, examples, MAX_LENGTH, STRIDE) + qa.eval_features(
-        plain, examples, MAX_LENGTH, STRIDE
+    features = qa.train_features(plain, examples, MAX_LENGTH, STRIDE, "qa") + qa.eval_features(
+        plain, examples, MAX_LENGTH, STRIDE, "qa"
     )
     assert features and not any("segment_ids" in f for f in features)
 
@@ -82,12 +82,12 @@ def test_the_span_head_passes_the_segment_ids_to_bert_in_training_and_prediction
     seen = _seen_segments(model)
     task = _task(QAOptions(stride=STRIDE))
     examples = qa_examples(6, 0)
-    train = qa.train_features(tokenizer, examples, MAX_LENGTH, STRIDE)
+    train = qa.train_features(tokenizer, examples, MAX_LENGTH, STRIDE, "qa")
     module = ExtractiveQA.build(task, model)
     with torch.no_grad():
         ExtractiveQA.loss(module, train)
         assert torch.equal(seen[-1], pad_batch([f["segment_ids"] for f in train])[0])
-        split = (examples, qa.eval_features(tokenizer, examples, MAX_LENGTH, STRIDE))
+        split = (examples, qa.eval_features(tokenizer, examples, MAX_LENGTH, STRIDE, "qa"))
         ExtractiveQA.predict(task.for_model(64), module, split)
     assert len(seen) == 2 and int(seen[-1].sum()) > 0
 
@@ -111,7 +111,7 @@ def test_segment_ids_reach_only_a_model_with_a_segment_table(tokenizer, bert_tok
     """The fixture's `Encoder` has none: the BERT-style tokenizer's ids are not handed to it (it would
     refuse them), and BERT given a tokenizer without token types sees segment 0 everywhere."""
     tok = bert_tokenizer if with_types else tokenizer
-    train = qa.train_features(tok, qa_examples(6, 0), MAX_LENGTH, STRIDE)
+    train = qa.train_features(tok, qa_examples(6, 0), MAX_LENGTH, STRIDE, "qa")
     task = _task(QAOptions(stride=STRIDE))
     with torch.no_grad():
         assert torch.isfinite(ExtractiveQA.loss(ExtractiveQA.build(task, model), train))

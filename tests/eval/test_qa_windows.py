@@ -37,7 +37,7 @@ def test_every_window_holding_the_answer_is_labelled_and_decoded_back(tokenizer)
     examples = _examples(120, 0)
     windows, twice = 0, 0
     for ex in examples:
-        train, features = (f(tokenizer, [ex], 24, 8) for f in (qa.train_features, qa.eval_features))
+        train, features = (f(tokenizer, [ex], 24, 8, "qa") for f in (qa.train_features, qa.eval_features))
         text = ex["answers"][0]["text"]
         twice += sum(f["start"] > 0 for f in train) > 1  # the answer whole in two windows
         for k, (labelled, feature) in enumerate(zip(train, features)):

@@ -309,9 +309,9 @@ class ExtractiveQA:
     @staticmethod
     def prepare(task: Task, tokenizer, data: TaskData) -> Prepared:
         def enc(split):
-            return split, qa.eval_features(tokenizer, split, task.max_length, task.options.stride)
+            return split, qa.eval_features(tokenizer, split, task.max_length, task.options.stride, task.name)
 
-        train = qa.train_features(tokenizer, data.train, task.max_length, task.options.stride)
+        train = qa.train_features(tokenizer, data.train, task.max_length, task.options.stride, task.name)
         return Prepared(train, enc(data.val), {k: enc(v) for k, v in data.tests.items()})
 
     @staticmethod

@@ -88,7 +88,7 @@ def _check_qa_room(task: Task, tokenizer, splits) -> None:
         if task.options.head == "tagger":
             check_tagger_room(task, tokenizer, questions)
         else:
-            check_question_room(tokenizer, questions, task.max_length, task.options.stride)
+            check_question_room(tokenizer, questions, task.max_length, task.options.stride, task.name)
 
 
 def _size(split) -> str:

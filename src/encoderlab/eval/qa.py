@@ -42,8 +42,8 @@ def longest_question(tokenizer, questions: Sequence[str]) -> int:
     return max(len(ids) for ids in tokenizer(list(questions), [""] * len(questions))["input_ids"])
 
 
-def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
-    check_question_room(tokenizer, [e["question"] for e in examples], max_length, stride)
+def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str):
+    check_question_room(tokenizer, [e["question"] for e in examples], max_length, stride, task)
     return tokenizer(
         [e["question"] for e in examples],
         [e["context"] for e in examples],
@@ -55,29 +55,32 @@ def _encode(tokenizer, examples: Sequence[dict], max_length: int, stride: int):
     )
 
 
-def check_question_room(tokenizer, questions: Sequence[str], max_length: int, stride: int) -> None:
+def check_question_room(tokenizer, questions: Sequence[str], max_length: int, stride: int, task: str) -> None:
     """Refuse windows of `max_length` tokens that the longest of `questions` leaves no more context
     than `stride` in: the Rust tokenizer panics (not raises) when the context window is not longer than
-    the stride. `eval --check` calls it on each split, as the run's features do."""
+    the stride. `eval --check` calls it on each split, as the run's features do; the line names `task`, as
+    `answer_tagger.check_tagger_room`'s does."""
     longest = longest_question(tokenizer, questions)
     room = max_length - longest
     if room < 1:  # no stride can help: the question alone fills the window
         raise UserError(
-            f"QA windows of {max_length} tokens leave no context token after the longest question "
+            f"task {task}: QA windows of {max_length} tokens leave no context token after the longest question "
             f"({longest} tokens with the special tokens); raise max_length above {longest + stride} (the "
             f"question, then more context than the stride {stride})"
         )
     if room <= stride:
         raise UserError(
-            f"QA windows of {max_length} tokens leave {room} context tokens after the longest "
+            f"task {task}: QA windows of {max_length} tokens leave {room} context tokens after the longest "
             f"question, not more than the stride {stride}; raise max_length, or lower the stride below "
             f"{room} (a task file's `options: {{stride: N}}`)"
         )
 
 
-def train_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int) -> list[dict]:
+def train_features(
+    tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str
+) -> list[dict]:
     """One feature per window with the start/end token of the (first) gold answer or 0/0."""
-    enc = _encode(tokenizer, examples, max_length, stride)
+    enc = _encode(tokenizer, examples, max_length, stride, task)
     out = []
     for i, ids in enumerate(enc["input_ids"]):
         example = examples[enc["overflow_to_sample_mapping"][i]]
@@ -95,9 +98,9 @@ def train_features(tokenizer, examples: Sequence[dict], max_length: int, stride:
     return out
 
 
-def eval_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int) -> list[dict]:
+def eval_features(tokenizer, examples: Sequence[dict], max_length: int, stride: int, task: str) -> list[dict]:
     """One feature per window with its example index and context offsets (None outside the context)."""
-    enc = _encode(tokenizer, examples, max_length, stride)
+    enc = _encode(tokenizer, examples, max_length, stride, task)
     return [
         {
             "input_ids": ids,
