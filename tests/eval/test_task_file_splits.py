@@ -139,3 +139,35 @@ def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path
     cut = _spec(tmp_path, **spec, data={**data, "splits": splits})
     _, loaded = load_task(task_from_file(cut))
     assert (len(loaded.train), len(loaded.val)) == (48, 12)  # 20% of the 60 train examples
+
+
+def test_a_hub_validation_mapped_to_a_split_the_dataset_lacks_is_refused(tmp_path, capsys, monkeypatch):
+    """Was: a typo in data.splits.validation cut validation from train, unsaid (train and test named
+    so were refused already); left out, or null, validation is still cut where the dataset has none."""
+    from tests.eval import hub_fixtures as hub
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": "validation", "validation": "dev"}}
+    spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    file = _spec(tmp_path, "task_hub_split.yaml", **spec, data=data)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
+    bars = not datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
+    try:
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+    assert_one_line(
+        code, err, r"nyu-mll/glue \(config sst2\) has no split 'dev' \(it has train, validation, test\)"
+    )
+    assert_printed_as_documented("task-file-hub-validation-split-missing", err, tmp_path)
+    assert not (tmp_path / "e").exists()
+    mnli = {"hub": "nyu-mll/glue", "config": "mnli", "splits": {"test": "validation_matched"}}
+    cut = _spec(tmp_path, **{**spec, "columns": {"text": "premise"}}, data=mnli)  # MNLI has no `validation`
+    _, loaded = load_task(task_from_file(cut))
+    assert (len(loaded.train), len(loaded.val)) == (57, 3)

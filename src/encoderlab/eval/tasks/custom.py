@@ -33,7 +33,6 @@ from encoderlab.eval.spec import (
     FinetuneConfig,
     Inputs,
     IROptions,
-    IRSplit,
     PairSCOptions,
     QAOptions,
     SCOptions,
@@ -55,7 +54,7 @@ from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix, task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
-from encoderlab.eval.tasks.splits import require_nonempty
+from encoderlab.eval.tasks.splits import check_overlap, require_nonempty
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
@@ -265,7 +264,8 @@ def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[di
             f"{where}: data.splits: unknown {noun(len(unknown), 'split')} {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
         )
     found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
-    for s in needed:
+    # a validation mapped to a split the dataset lacks (a typo) was cut from train, unsaid
+    for s in (*needed, *(("validation",) if data.splits.get("validation") else ())):
         if names[s] is None:  # was: "has no split None"
             raise UserError(
                 f"{where}: data.splits.{s} is null, which only validation may be (it is then cut from "
@@ -274,7 +274,8 @@ def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[di
             )
         if s not in found:
             raise UserError(
-                f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in data.splits"
+                f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in "
+                "data.splits" + (" (null cuts validation from train)" if s == "validation" else "")
             )
     places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
     if "validation" in found and data.validation_fraction is not None:  # was ignored, unsaid
@@ -365,39 +366,6 @@ def _row_where(places: RowPlaces, split: str, where: str):
     return lambda i: f"{where}: {places.of(split, i)}"
 
 
-def _overlap_keys(family: str, split) -> set:
-    """What makes two examples the same input (a test input seen in training inflates the score)."""
-    if family == "ir":
-        return set(split.queries.values()) if isinstance(split, IRSplit) else {p["query"] for p in split}
-    if family == "tc":
-        return {tuple(e["tokens"]) for e in split}
-    if family == "qa":
-        return {(e["question"], e["context"]) for e in split}
-    return {(e["text"], e.get("text_pair")) for e in split}
-
-
-def _shown(family: str, key) -> str:
-    """An overlap key as the user wrote it: the text (and its pair), the words, or the question and
-    context; it was printed as a Python tuple ("('waste of money', None)")."""
-    if family == "tc":
-        return " ".join(key)
-    parts = key if isinstance(key, tuple) else (key,)
-    return " | ".join(str(p) for p in parts if p is not None)
-
-
-def _check_overlap(spec: TaskSpec, data: TaskData, where: str) -> None:
-    splits = {"train": data.train, "validation": data.val, "test": data.tests["test"]}
-    keys = {s: _overlap_keys(spec.family, v) for s, v in splits.items()}
-    for a, b in (("train", "test"), ("train", "validation"), ("validation", "test")):
-        common = keys[a] & keys[b]
-        if common:
-            first = _shown(spec.family, min(common, key=str))[:60]
-            raise UserError(
-                f"{where}: {count(len(common), 'input')} of {b} also {noun(len(common), 'appears', 'appear')} in {a} (first: {first!r}); "
-                "deduplicate the data, or set `allow_overlap: true` if that is intended"
-            )
-
-
 def data_hash(data: TaskData) -> str:
     """sha256 of the loaded examples (all splits, in order), for the task signature."""
     h = hashlib.sha256()
@@ -479,7 +447,7 @@ def task_from_file(path: Path | str) -> Task:
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)
     if not spec.allow_overlap:
-        _check_overlap(spec, data, where)
+        check_overlap(spec.family, data, where)
     if data.labels:
         options = dataclasses.replace(options, labels=data.labels)
     if spec.family == "tc":

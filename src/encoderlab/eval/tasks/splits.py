@@ -5,7 +5,7 @@ evidence pages, Brown documents, stdlib files, or single examples) go to train/v
 sha256 of their key, so a split never changes when other records are added and related examples
 never straddle two splits; each split is then subsampled to a fixed size with
 `random.Random(SUBSAMPLE_SEED)`, keeping the file order. Labels outside a task's label set and
-empty splits are one-line errors; QA answers whose span does not match the context are skipped
+empty splits are one-line errors, as is a task file's input in two of its splits (`check_overlap`); QA answers whose span does not match the context are skipped
 and counted.
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
+from encoderlab.words import count, noun
 
 SUBSAMPLE_SEED = 1234
 
@@ -124,3 +125,37 @@ def text_fields(texts: str | tuple[str, str]) -> dict:
     if isinstance(texts, tuple):
         return {"text": texts[0], "text_pair": texts[1]}
     return {"text": texts}
+
+
+def overlap_keys(family: str, split) -> set:
+    """What makes two examples the same input (a test input seen in training inflates the score)."""
+    if family == "ir":
+        return set(split.queries.values()) if isinstance(split, IRSplit) else {p["query"] for p in split}
+    if family == "tc":
+        return {tuple(e["tokens"]) for e in split}
+    if family == "qa":
+        return {(e["question"], e["context"]) for e in split}
+    return {(e["text"], e.get("text_pair")) for e in split}
+
+
+def _shown(family: str, key) -> str:
+    """An overlap key as the user wrote it: the text (and its pair), the words, or the question and
+    context; it was printed as a Python tuple ("('waste of money', None)")."""
+    if family == "tc":
+        return " ".join(key)
+    parts = key if isinstance(key, tuple) else (key,)
+    return " | ".join(str(p) for p in parts if p is not None)
+
+
+def check_overlap(family: str, data: TaskData, where: str) -> None:
+    """A task file's input in two of its splits is one line (it inflates the score), unless allowed."""
+    splits = {"train": data.train, "validation": data.val, "test": data.tests["test"]}
+    keys = {s: overlap_keys(family, v) for s, v in splits.items()}
+    for a, b in (("train", "test"), ("train", "validation"), ("validation", "test")):
+        common = keys[a] & keys[b]
+        if common:
+            first = _shown(family, min(common, key=str))[:60]
+            raise UserError(
+                f"{where}: {count(len(common), 'input')} of {b} also {noun(len(common), 'appears', 'appear')} in {a} (first: {first!r}); "
+                "deduplicate the data, or set `allow_overlap: true` if that is intended"
+            )
