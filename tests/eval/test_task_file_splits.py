@@ -111,13 +111,27 @@ def test_a_task_file_naming_a_key_twice_is_refused(tmp_path):
         load_task_files([path])
 
 
+def _quiet_cli(argv: list, capsys) -> tuple[int, str]:
+    """The CLI's exit code and stderr, without datasets' progress bars ("Generating train split" on
+    stderr, above the one error line)."""
+    from tests.reliability.test_hostile_inputs import cli
+
+    bars = not datasets.utils.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        return cli(argv, capsys)
+    finally:
+        if bars:
+            datasets.enable_progress_bars()
+
+
 def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path, capsys, monkeypatch):
     """Was: the fraction ignored without a word, the hub's validation split read (a local validation
     file beside a fraction is refused the same way); with `validation: null` the fraction cuts."""
     from tests.eval import hub_fixtures as hub
     from tests.eval.fixtures import model_folder
     from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+    from tests.reliability.test_hostile_inputs import assert_one_line
 
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
     hub.glue(tmp_path / "hub")
@@ -125,13 +139,7 @@ def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path
     spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
     file = _spec(tmp_path, "task_hub_fraction.yaml", **spec, data=data)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
-    bars = not datasets.utils.are_progress_bars_disabled()
-    datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
-    try:
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
-    finally:
-        if bars:
-            datasets.enable_progress_bars()
+    code, err = _quiet_cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
     assert_one_line(code, err, r"data.validation_fraction cuts validation from train, but nyu-mll/glue")
     assert_printed_as_documented("task-file-hub-validation-and-validation-fraction", err, tmp_path)
     assert not (tmp_path / "e").exists()
@@ -147,7 +155,7 @@ def test_a_hub_validation_mapped_to_a_split_the_dataset_lacks_is_refused(tmp_pat
     from tests.eval import hub_fixtures as hub
     from tests.eval.fixtures import model_folder
     from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+    from tests.reliability.test_hostile_inputs import assert_one_line
 
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
     hub.glue(tmp_path / "hub")
@@ -155,13 +163,7 @@ def test_a_hub_validation_mapped_to_a_split_the_dataset_lacks_is_refused(tmp_pat
     spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
     file = _spec(tmp_path, "task_hub_split.yaml", **spec, data=data)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
-    bars = not datasets.utils.are_progress_bars_disabled()
-    datasets.disable_progress_bars()  # "Generating train split" on stderr, above the one error line
-    try:
-        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
-    finally:
-        if bars:
-            datasets.enable_progress_bars()
+    code, err = _quiet_cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
     assert_one_line(
         code, err, r"nyu-mll/glue \(config sst2\) has no split 'dev' \(it has train, validation, test\)"
     )
@@ -171,3 +173,25 @@ def test_a_hub_validation_mapped_to_a_split_the_dataset_lacks_is_refused(tmp_pat
     cut = _spec(tmp_path, **{**spec, "columns": {"text": "premise"}}, data=mnli)  # MNLI has no `validation`
     _, loaded = load_task(task_from_file(cut))
     assert (len(loaded.train), len(loaded.val)) == (57, 3)
+
+
+def test_a_hub_split_of_hidden_labels_is_refused_where_it_plays(tmp_path, capsys, monkeypatch):
+    """Was: GLUE's test split, whose labels are -1 (not published), read as the task's test split by
+    default, every -1 kept as a class id: each prediction scored wrong, without a word."""
+    from tests.eval import hub_fixtures as hub
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line
+
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    file = _spec(tmp_path, "task_hub_hidden.yaml", **spec, data={"hub": "nyu-mll/glue", "config": "sst2"})
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
+    code, err = _quiet_cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    assert_one_line(code, err, r"test split: 8 rows of 8 \(e.g. row 1\) have the label -1 in 'label'")
+    assert_printed_as_documented("task-file-hub-hidden-labels", err, tmp_path)
+    assert not (tmp_path / "e").exists()
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"validation": "test", "test": "validation"}}
+    with pytest.raises(UserError, match=r"validation split \(the dataset's 'test' split\): 8 rows of 8"):
+        task_from_file(_spec(tmp_path, **spec, data=data))

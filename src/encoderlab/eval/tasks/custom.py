@@ -47,6 +47,7 @@ from encoderlab.eval.tasks.custom_labels import (
     label_kind,
     label_set,
     reads_ids,
+    refuse_hidden_labels,
     written,
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
@@ -334,6 +335,8 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
         for s in SPLITS:  # a CSV's cells are read as written; its labels are numbers only where plainly so
             if found[s].info.builder_name == "csv":
                 raw[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
+            elif class_names(found[s], label_col) is not None:  # -1 was read as a class id, unsaid
+                refuse_hidden_labels(s, [r[field_] for r in raw[s]], places[s], label_col, where)
         names = class_names(found["train"], label_col)
         cells = [r[field_] for r in raw["train"]]  # an example a refusal gives names its split and line
         at = partial(places["train"].of, "train")

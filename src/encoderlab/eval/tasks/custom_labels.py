@@ -174,6 +174,28 @@ def check_classes(
         )
 
 
+HIDDEN_FIX = {
+    "train": "map train to a labelled split in data.splits",
+    "validation": "map validation to a labelled split in data.splits, or set it null to cut it from train",
+    "test": "map test to a labelled split in data.splits (e.g. `{test: validation, validation: null}`), or "
+    "cut it from train with data.test_fraction",
+}
+
+
+def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str, where: str) -> None:
+    """A class-label column's -1 is `datasets`' mark of a label the dataset does not publish (GLUE's and
+    SuperGLUE's test splits): read as a class id, a test split of them scored every prediction wrong,
+    and a train split of them failed in the loss. Called on columns with class names only, where -1
+    cannot be a class of one's own."""
+    hidden = [i for i, c in enumerate(cells) if c == -1 or (isinstance(c, list) and -1 in c)]
+    if hidden:
+        raise UserError(
+            f"{where}: {places.whole(split, header=False)}: {count(len(hidden), 'row')} of {len(cells)} "
+            f"(e.g. {places.row(hidden[0])}) have the label -1 in {column!r}, the dataset's hidden "
+            f"label; {HIDDEN_FIX[split]}"
+        )
+
+
 def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
     """A regression's validation and test splits need two examples: a correlation over one is
     undefined, and scoring it stopped the run after fine-tuning (a ValueError traceback; a small train
