@@ -232,6 +232,29 @@ def test_hub_source_through_the_paper_loader(tmp_path, monkeypatch):
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (45, 8, 15)
 
 
+def test_labels_given_beside_a_class_label_column_are_matched_by_name(tmp_path, monkeypatch):
+    """Was: the column's ids read as positions in `labels:`, so `labels: [positive, negative]` (to set the
+    class order) swapped every label of SST-2, and CoNLL's B-PER (id 1) became the B-LOC of a reordered
+    tag list, each without a word."""
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    hub.conll2003_en(tmp_path / "hub")
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": "validation", "validation": None}}
+    spec = {"name": "my-sst2", "family": "sc", "data": data, "columns": {"text": "sentence"}}
+    _, plain = load_task(task_from_file(_spec(tmp_path, **spec)))
+    task, swapped = load_task(task_from_file(_spec(tmp_path, **spec, labels=["positive", "negative"])))
+    assert task.labels == ("positive", "negative")
+    assert [1 - e["label"] for e in plain.tests["test"]] == [e["label"] for e in swapped.tests["test"]]
+    tags = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-MISC", "I-MISC"]
+    ner = {"name": "ner", "family": "tc", "data": {"hub": "hgissbkh/conll2003-en"}}
+    ner["columns"] = {"tokens": "words", "tags": "ner"}
+    _, plain = load_task(task_from_file(_spec(tmp_path, **ner)))
+    task, reordered = load_task(task_from_file(_spec(tmp_path, **ner, labels=tags)))
+    names = [[hub.CONLL_NAMES[t] for t in e["tags"]] for e in plain.train]
+    assert [[task.options.labels[t] for t in e["tags"]] for e in reordered.train] == names
+    assert any("B-PER" in n for n in names)
+
+
 def test_a_hub_split_lacking_a_column_is_named_by_the_split_it_plays(tmp_path, monkeypatch):
     """Read "test split, the dataset's 'test' split: no column ..." (the split named twice)."""
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))

@@ -43,6 +43,7 @@ from encoderlab.eval.spec import (
 from encoderlab.eval.tasks.custom_labels import (
     check_classes,
     check_scored_sizes,
+    class_of,
     converter,
     label_kind,
     label_set,
@@ -335,8 +336,11 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
         for s in SPLITS:  # a CSV's cells are read as written; its labels are numbers only where plainly so
             if found[s].info.builder_name == "csv":
                 raw[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
-            elif class_names(found[s], label_col) is not None:  # -1 was read as a class id, unsaid
+            elif (own := class_names(found[s], label_col)) is not None:  # -1 was read as a class id, unsaid
                 refuse_hidden_labels(s, [r[field_] for r in raw[s]], places[s], label_col, where)
+                # ids were read as positions in `labels:`: reordered, B-PER was read as B-LOC, unsaid
+                if spec.labels is not None:
+                    raw[s] = [{**r, field_: class_of(r[field_], own)} for r in raw[s]]
         names = class_names(found["train"], label_col)
         cells = [r[field_] for r in raw["train"]]  # an example a refusal gives names its split and line
         at = partial(places["train"].of, "train")

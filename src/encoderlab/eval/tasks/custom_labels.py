@@ -182,6 +182,13 @@ HIDDEN_FIX = {
 }
 
 
+def class_of(value, names: tuple[str, ...]):
+    """A class-label cell (an id, or a list of ids for tags and label sets) as its column's class names, so
+    a task file's `labels:` is matched by name: read as positions in `labels:`, ids of another order (or
+    of a subset) named other classes without a word."""
+    return [names[v] for v in value] if isinstance(value, list) else names[value]
+
+
 def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str, where: str) -> None:
     """A class-label column's -1 is `datasets`' mark of a label the dataset does not publish (GLUE's and
     SuperGLUE's test splits): read as a class id, a test split of them scored every prediction wrong,
