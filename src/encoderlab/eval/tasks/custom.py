@@ -333,14 +333,7 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     if spec.family in ("sc", "pair-sc", "tc"):
         field_ = "label" if spec.family != "tc" else "tags"
         label_col, kind = col[field_], label_kind(spec.options)
-        for s in SPLITS:  # a CSV's cells are read as written; its labels are numbers only where plainly so
-            if found[s].info.builder_name == "csv":
-                raw[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
-            elif (own := class_names(found[s], label_col)) is not None:  # -1 was read as a class id, unsaid
-                refuse_hidden_labels(s, [r[field_] for r in raw[s]], places[s], label_col, where)
-                # ids were read as positions in `labels:`: reordered, B-PER was read as B-LOC, unsaid
-                if spec.labels is not None:
-                    raw[s] = [{**r, field_: class_of(r[field_], own)} for r in raw[s]]
+        raw = _label_cells(spec.labels is not None, found, raw, places, (field_, label_col), where)
         names = class_names(found["train"], label_col)
         cells = [r[field_] for r in raw["train"]]  # an example a refusal gives names its split and line
         at = partial(places["train"].of, "train")
@@ -366,6 +359,24 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     evals = {s: ir_eval_split(raw[s], s, _row_where(places[s], s, where)) for s in ("validation", "test")}
     train = ir_pairs(raw["train"], _row_where(places["train"], "train", where))
     return TaskData(train, evals["validation"], {"test": evals["test"]})
+
+
+def _label_cells(
+    given: bool, found: dict, raw: dict, places: dict, fields: tuple[str, str], where: str
+) -> dict:
+    """{split: rows} with the label cells (`fields`: the field and its column) as the label checks read
+    them: a CSV's as written (numbers only where plainly so); a class-label column's checked for -1,
+    and with `labels:` `given`, its ids as its class names."""
+    field_, column = fields
+    out = dict(raw)
+    for s in SPLITS:
+        if found[s].info.builder_name == "csv":
+            out[s] = [{**r, field_: written(r[field_])} for r in raw[s]]
+        elif (own := class_names(found[s], column)) is not None:  # -1 was read as a class id, unsaid
+            refuse_hidden_labels(s, [r[field_] for r in raw[s]], places[s], column, where)
+            if given:  # ids were read as positions in `labels:`: reordered, B-PER was read as B-LOC, unsaid
+                out[s] = [{**r, field_: class_of(r[field_], own)} for r in raw[s]]
+    return out
 
 
 def _row_where(places: RowPlaces, split: str, where: str):
