@@ -255,6 +255,25 @@ def test_labels_given_beside_a_class_label_column_are_matched_by_name(tmp_path, 
     assert any("B-PER" in n for n in names)
 
 
+@pytest.mark.parametrize(("config", "said"), [(None, "none was named"), ("sst3", "no config 'sst3'")])
+def test_a_hub_config_left_out_or_unknown_names_the_configs_and_the_field(
+    tmp_path, monkeypatch, config, said
+):
+    """Was: "Config name is missing.; check the mirror's files against docs/evaluation.md" (the mirror
+    was fine, and `datasets`' list of configs was cut off with its next lines)."""
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    data = {"hub": "nyu-mll/glue", "splits": {"test": "validation", "validation": None}}
+    path = _spec(
+        tmp_path, name="my-sst2", family="sc", data={**data, "config": config}, columns={"text": "sentence"}
+    )
+    with pytest.raises(UserError) as err:
+        task_from_file(path)
+    assert str(err.value).endswith(
+        f": it has configs sst2, mnli, qqp, and {said}; name one (a task file's data.config)"
+    ), str(err.value)
+
+
 def test_a_hub_split_lacking_a_column_is_named_by_the_split_it_plays(tmp_path, monkeypatch):
     """Read "test split, the dataset's 'test' split: no column ..." (the split named twice)."""
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))

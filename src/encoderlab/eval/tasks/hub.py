@@ -22,6 +22,7 @@ future `*/nq` would).
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -119,6 +120,8 @@ def load_hub(source: HubSource):
         raise UserError(f"cannot load {source.describe()} from {path}: {empty}") from None
     except (ConnectionError, FileNotFoundError, ValueError, RuntimeError, OSError, malformed) as exc:
         first = first_line(cause(exc))
+        if (configs := _config_problem(exc, source)) is not None:
+            raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
         elif snapshot:  # fetched fine: the dataset's own file is malformed
@@ -133,6 +136,23 @@ def load_hub(source: HubSource):
             places = file_places(str(one[0]), one[0], n, where) if len(one) == 1 else hub_places(split, n)
             check_unquoted(part, split, places, where, published)
     return ds
+
+
+CONFIGS = re.compile(
+    r"^(?:Config name is missing|BuilderConfig .* not found)\b.*?(?:configs|Available): \[(.*?)\]", re.S
+)
+"""`datasets`' refusal of a missing or unknown config, and the configs it lists (on a later line)."""
+
+
+def _config_problem(exc: BaseException, source: HubSource) -> str | None:
+    """A config left out or not the dataset's, as the configs it has and the field naming one: it was
+    "Config name is missing.; check the mirror's files" (the mirror was fine; the list was on the lines cut)."""
+    listed = CONFIGS.match(str(exc)) if isinstance(exc, ValueError) else None
+    if listed is None:
+        return None
+    names = ", ".join(n.strip(" '\"") for n in listed.group(1).split(","))
+    which = f"no config {source.config!r}" if source.config else "none was named"
+    return f"it has configs {names}, and {which}; name one (a task file's data.config)"
 
 
 @dataclass(frozen=True)
