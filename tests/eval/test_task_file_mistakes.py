@@ -224,6 +224,24 @@ def test_labels_under_options_are_refused_not_replaced_by_the_datas(tmp_path):
     assert load_task_files([str(path)])[0].options.labels == ("positive", "negative")
 
 
+def test_a_template_under_options_is_refused_and_options_list_neither_as_valid(tmp_path):
+    """Was: a pair-sc task's `options: {template: ...}` replaced by its own `template:` without a word,
+    and a misspelt option's line listed `labels` and `template` as valid options, which are refused."""
+    pair = {"name": "pairs", "family": "pair-sc", "template": "{a} | {b}", "data": {"train": "t.csv"}}
+    path = write_task_file(tmp_path, **pair, options={"template": "{a} [SEP] {b}"})
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: options.template: the template is the task's own `template:` field; move it there"
+    )
+    path = write_task_file(tmp_path, **pair, options={"poolng": "mean"})
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: options: unknown field poolng (pooling?); valid: head, multilabel, pooling, regression"
+    )
+
+
 def test_a_task_file_saved_as_utf16_says_so_and_gives_the_command(tmp_path):
     # was: "is not valid YAML ('utf-8' codec can't decode byte 0xff in position 0: invalid start byte);
     # fix the syntax", of a file whose syntax is right: Notepad's "Unicode" is UTF-16

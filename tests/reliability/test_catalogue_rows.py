@@ -51,6 +51,7 @@ NAMED = {
     "study-file-is-a-task-file": "tests.study.test_files::test_a_task_file_given_as_the_study_says_it_is_a_task_file",
     "task-file-text-column-as-label": "tests.eval.test_task_file_mistakes::test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row",
     "task-file-labels-under-options": "tests.eval.test_task_file_mistakes::test_labels_under_options_are_refused_not_replaced_by_the_datas",
+    "task-file-template-under-options": "tests.eval.test_task_file_mistakes::test_a_template_under_options_is_refused_and_options_list_neither_as_valid",
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",
     "task-file-path-from-working-directory": "tests.eval.test_task_file_paths::test_a_task_files_data_path_written_from_the_working_directory_names_the_rule_and_the_path",
     "eval-results-score-not-a-number": "tests.eval.test_non_finite_scores::test_a_non_finite_score_is_refused_naming_the_file_line_and_fix",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from encoderlab.config import from_dict, read_mapping, unknown_fields
+from encoderlab.config import from_dict, read_mapping, recorded_fields, unknown_fields
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
@@ -188,10 +188,15 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(
             f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
         )
-    if "labels" in spec.options:  # was accepted, then replaced by the labels read from the data, unsaid
-        raise UserError(
-            f"{where}: options.labels: the label set is the task's own `labels:` field; move it there"
-        )
+    for own in ("labels", "template"):  # were accepted, then replaced by the task's own, unsaid
+        if own in spec.options:
+            what = "label set" if own == "labels" else own
+            raise UserError(
+                f"{where}: options.{own}: the {what} is the task's own `{own}:` field; move it there"
+            )
+    valid = set(recorded_fields(FAMILIES[spec.family])) - {"labels", "template"}  # not options of a task file
+    if line := unknown_fields(f"{where}: options", spec.options, valid):  # they were listed as valid
+        raise UserError(line)
     if spec.labels is not None and spec.family in ("qa", "ir"):
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
     if spec.labels is not None and metrics == REGRESSION_METRICS:
