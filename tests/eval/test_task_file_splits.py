@@ -195,3 +195,23 @@ def test_a_hub_split_of_hidden_labels_is_refused_where_it_plays(tmp_path, capsys
     data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"validation": "test", "test": "validation"}}
     with pytest.raises(UserError, match=r"validation split \(the dataset's 'test' split\): 8 rows of 8"):
         task_from_file(_spec(tmp_path, **spec, data=data))
+
+
+def test_a_hub_test_split_mapped_beside_a_test_fraction_is_refused(tmp_path, capsys, monkeypatch):
+    """Was: `splits: {test: validation}` ignored without a word when data.test_fraction cut test from
+    train (a local data.test beside a test_fraction was one line already)."""
+    from tests.eval import hub_fixtures as hub
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line
+
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
+    hub.glue(tmp_path / "hub")
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "test_fraction": 0.25, "splits": {"test": "validation"}}
+    spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    file = _spec(tmp_path, "task_hub_test_fraction.yaml", **spec, data=data)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
+    code, err = _quiet_cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
+    assert_one_line(code, err, r"data.splits.test and data.test_fraction both give the test split; keep one")
+    assert_printed_as_documented("task-file-hub-test-and-test-fraction", err, tmp_path)
+    assert not (tmp_path / "e").exists()

@@ -262,6 +262,10 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
 def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[dict, dict[str, RowPlaces]]:
     """The hub dataset's splits playing ours ({split: Dataset}, {split: places}); validation only where
     the dataset has the split it maps to (else it is cut from train)."""
+    if data.splits.get("test") and data.test_fraction is not None:  # the mapping was ignored, unsaid
+        raise UserError(
+            f"{where}: data.splits.test and data.test_fraction both give the test split; keep one"
+        )
     source = HubSource(data.hub, data.config, data.revision)
     ds = load_hub(source)
     names = {s: data.splits.get(s, s) for s in SPLITS}
