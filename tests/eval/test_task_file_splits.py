@@ -215,3 +215,24 @@ def test_a_hub_test_split_mapped_beside_a_test_fraction_is_refused(tmp_path, cap
     assert_one_line(code, err, r"data.splits.test and data.test_fraction both give the test split; keep one")
     assert_printed_as_documented("task-file-hub-test-and-test-fraction", err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+def test_hub_fields_beside_local_files_are_refused(tmp_path, capsys):
+    """Was: `splits: {test: validation}` (or a `config`, a `revision`) beside local files ignored without
+    a word: the files named were read as they are."""
+    from tests.eval.fixtures import model_folder
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line
+
+    file = tmp_path / "task_local_splits.yaml"
+    _train_only(tmp_path, 20, test="test.csv", splits={"test": "validation"}).rename(file)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--lrs", "1e-4", "--seeds", "0"]
+    code, err = _quiet_cli([*argv, "--out", tmp_path / "e"], capsys)
+    assert_one_line(code, err, r": data.splits: read only with data.hub; .*so drop it$")
+    assert_printed_as_documented("task-file-hub-fields-beside-local-files", err, tmp_path)
+    assert not (tmp_path / "e").exists()
+    _train_only(tmp_path, 20, test="test.csv", config="sst2", revision="main")
+    with pytest.raises(
+        UserError, match=r": data.config, data.revision: read only with data.hub; .*drop them$"
+    ):
+        task_from_file(tmp_path / "task.yaml")

@@ -167,6 +167,7 @@ NAMED = {
     "task-file-hub-validation-split-missing": "tests.eval.test_task_file_splits::test_a_hub_validation_mapped_to_a_split_the_dataset_lacks_is_refused",
     "task-file-hub-hidden-labels": "tests.eval.test_task_file_splits::test_a_hub_split_of_hidden_labels_is_refused_where_it_plays",
     "task-file-hub-test-and-test-fraction": "tests.eval.test_task_file_splits::test_a_hub_test_split_mapped_beside_a_test_fraction_is_refused",
+    "task-file-hub-fields-beside-local-files": "tests.eval.test_task_file_splits::test_hub_fields_beside_local_files_are_refused",
     "task-file-empty-sentence": "tests.eval.test_task_file_cells::test_a_tc_split_of_empty_sentences_is_refused_when_read",
     "task-file-blank-cell": "tests.eval.test_task_file_cells::test_a_blank_text_cell_is_refused_as_an_empty_one",
     "task-file-blank-label": "tests.eval.test_task_file_cells::test_a_blank_label_is_refused_as_an_empty_one",

@@ -18,8 +18,6 @@ other data; the loaded examples are kept and handed to the protocol by the task'
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field
@@ -56,7 +54,7 @@ from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix, task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
-from encoderlab.eval.tasks.splits import check_overlap, require_nonempty
+from encoderlab.eval.tasks.splits import check_overlap, data_hash, require_nonempty
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.words import count, noun
 
@@ -233,6 +231,13 @@ def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str
             raise UserError(f"{where}: give either data.hub or local files, not both")
         found, places = _hub_splits(data, needed, where)
     else:
+        hub_only = [f"data.{k}" for k in ("config", "revision", "splits") if getattr(data, k)]
+        if hub_only:  # they were ignored, unsaid
+            raise UserError(
+                f"{where}: {', '.join(hub_only)}: read only with data.hub; local files are named per split "
+                "(data.train, data.validation, data.test), so drop "
+                + ("it" if len(hub_only) == 1 else "them")
+            )
         # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
         files = {s: os.path.expanduser(getattr(data, s)) for s in SPLITS if getattr(data, s)}
         if data.test and data.test_fraction is not None:
@@ -391,14 +396,6 @@ def _label_cells(
 def _row_where(places: RowPlaces, split: str, where: str):
     """Row i of `split` as a refusal of it names it."""
     return lambda i: f"{where}: {places.of(split, i)}"
-
-
-def data_hash(data: TaskData) -> str:
-    """sha256 of the loaded examples (all splits, in order), for the task signature."""
-    h = hashlib.sha256()
-    for part in (data.train, data.val, data.tests, data.labels):
-        h.update(json.dumps(part, sort_keys=True, default=lambda o: dataclasses.asdict(o)).encode())
-    return h.hexdigest()[:16]
 
 
 # ----------------------------------------------------------------------------- tasks

@@ -11,7 +11,9 @@ and counted.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import random
 from collections.abc import Callable, Iterable, Sequence
 
@@ -159,3 +161,11 @@ def check_overlap(family: str, data: TaskData, where: str) -> None:
                 f"{where}: {count(len(common), 'input')} of {b} also {noun(len(common), 'appears', 'appear')} in {a} (first: {first!r}); "
                 "deduplicate the data, or set `allow_overlap: true` if that is intended"
             )
+
+
+def data_hash(data: TaskData) -> str:
+    """sha256 of the loaded examples (all splits, in order), for the task signature."""
+    h = hashlib.sha256()
+    for part in (data.train, data.val, data.tests, data.labels):
+        h.update(json.dumps(part, sort_keys=True, default=lambda o: dataclasses.asdict(o)).encode())
+    return h.hexdigest()[:16]
