@@ -17,6 +17,13 @@ that can still fail after it created its folder (a task's data turns out empty a
 loaded) uses `output_folder`, which removes the folder again when it holds nothing but the marker,
 with the parent folders it had to create (`missing_folders`).
 
+A folder inside a study folder (a parent holding `study.json`, `runs/a/nodes/foo`) is that study's:
+`study status runs/a` listed what another command wrote there as a leftover of an earlier version, to
+delete. Every command is refused there, except the study runner writing a node's own folder, which it
+names explicitly (`study_node`) around the node's work; a context variable rather than a parameter
+threaded through `pretrain`, `prepare` and the trainer, because the runner reaches `check_output` through
+the same public APIs a user calls, and the exemption must not be one a user's config could ask for.
+
 Sources that do not exist as paths (asset names and hub ids, which the caller resolves to their
 cache folders when it can) are skipped by the overlap check.
 
@@ -29,6 +36,7 @@ only reliable way to tell "ours" from "a folder that happens to hold a metrics.j
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import errno
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -41,6 +49,11 @@ from encoderlab.errors import UserError
 
 MARKER = ".encoderlab.json"
 """The ownership marker written into every output folder encoderlab creates."""
+
+STUDY_RECORD = "study.json"
+"""The file that makes a folder a study folder (`study.runner` writes it)."""
+
+_NODE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("study_node", default=None)
 
 
 def _resolved(path: Path) -> Path:
@@ -97,6 +110,7 @@ def check_output(
             raise UserError(f"{flag} {path} is a symlink that loops (to {target}); remove it or {other}")
         raise UserError(f"{flag} {path} is a symlink to {target}, which does not exist; remove it or {other}")
     real = _resolved(path)
+    _check_not_in_a_study(path, real, flag)
     if path.exists() and not path.is_dir():
         raise UserError(f"{flag} {path} is a file, not a folder; {clear}")
     for src in sources:
@@ -123,6 +137,28 @@ def check_output(
     elif not path.exists():
         _check_creatable(path, flag, other)
     return path
+
+
+@contextlib.contextmanager
+def study_node(folder: Path) -> Iterator[None]:
+    """Within this block, outputs inside `folder` (a study node's folder, which the study runner is
+    writing) are not refused as lying inside a study folder."""
+    token = _NODE.set(_resolved(Path(folder)))
+    try:
+        yield
+    finally:
+        _NODE.reset(token)
+
+
+def _check_not_in_a_study(path: Path, real: Path, flag: str) -> None:
+    """Refuse an output inside a study folder, unless it lies in the node folder being written (`study_node`)."""
+    outer = next((p for p in real.parents if (p / STUDY_RECORD).is_file()), None)
+    node = _NODE.get()
+    if outer is not None and not (node is not None and _inside(real, node)):
+        raise UserError(
+            f"{flag} {path} lies inside the study folder {outer}, whose folders are that study's; choose "
+            f"an {flag} outside it"
+        )
 
 
 def check_named(path: Path, flag: str = "--out") -> None:

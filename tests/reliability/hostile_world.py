@@ -52,6 +52,8 @@ def build_world(root: Path) -> Path:
         code = exc.code
     assert code is None and (root / "run" / "final").is_dir()
     _round2(root)
+    (root / "study" / "nodes").mkdir(parents=True)  # a study folder: what makes it one is its study.json
+    (root / "study" / "study.json").write_text("{}")
     return root
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 FOREIGN = r"--out .*foreign is a non-empty folder that encoderlab did not create; nothing in it was changed"
 
+IN_STUDY = r"--out .*study/nodes/\w lies inside the study folder .*study, whose folders are that study's; choose an --out"
+
 # (id, argv with {w} for the shared folder, pattern of the one line, exit code)
 CASES = [
     (
@@ -238,6 +240,21 @@ CASES = [
         r"config file .*model is a folder; pass the YAML file",
     ),
     ("study-over-foreign", "study run paper1-pfs --out {w}/foreign", FOREIGN),
+    # a folder inside a study folder is the study's: `study status` listed what was written there as a
+    # leftover of an earlier version, to delete (`study run` itself was refused there already)
+    ("pretrain-out-in-study", "pretrain --config {w}/tiny.yaml --out {w}/study/nodes/p", IN_STUDY),
+    (
+        "eval-out-in-study",
+        "eval {w}/model --tasks boolq --lrs 1e-4 --seeds 0 --out {w}/study/nodes/e",
+        IN_STUDY,
+    ),
+    ("export-out-in-study", "export {w}/run --out {w}/study/nodes/x", IN_STUDY),
+    (
+        "cka-out-in-study",
+        "analyze cka {w}/run {w}/run --texts {w}/texts.txt --n 50 --out {w}/study/nodes/c",
+        IN_STUDY,
+    ),
+    ("advise-out-in-study", "advise {w}/ladder.csv --target-flops 1e19 --out {w}/study/nodes/a", IN_STUDY),
     ("tokenizer-over-foreign", "data tokenizer --source {w}/texts.txt --out {w}/foreign", FOREIGN),
     (
         "tokenizer-into-source",

@@ -330,17 +330,6 @@ def check_study_folder(study_dir: Path, flag: str = "", fix: str = "") -> None:
     raise UserError(f"{what}; give the folder `study run --out` wrote (runs/NAME-SCALE by default){fix}")
 
 
-def check_not_in_a_study(study_dir: Path) -> None:
-    """Refuse a study folder inside another study's folder (`--out runs/a/nodes/new`): it was run there,
-    and `study status runs/a` then listed its folders as runs/a's, left by an earlier version, to delete."""
-    outer = next((p for p in Path(study_dir).resolve().parents if (p / "study.json").is_file()), None)
-    if outer is not None:
-        raise UserError(
-            f"--out {study_dir} lies inside the study folder {outer}, whose folders are that study's; choose an "
-            "--out outside it"
-        )
-
-
 def read_study(study_dir: Path) -> tuple[StudySpec, list[Node]]:
     """The spec and the graph a study folder was last run with (study.json, graph.json), typed."""
     from encoderlab.config import from_dict

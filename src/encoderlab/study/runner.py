@@ -60,7 +60,7 @@ from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders
+from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders, study_node
 from encoderlab.study.absent import resumed_graph
 from encoderlab.study.checks import check_prepared_sources
 from encoderlab.study.fetching import fetch_assets, missing_assets
@@ -393,7 +393,8 @@ def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> NodeMarke
     for stale in out.glob(f".{MARKER}.*.tmp"):  # a marker write cut short by a crash
         stale.unlink()
     started, t0, c0 = _now(), time.perf_counter(), _cpu_seconds()
-    result = run(ctx) or {}
+    with study_node(out):  # the node's own folder, inside the study's: not refused as another's
+        result = run(ctx) or {}
     wall, cpu = time.perf_counter() - t0, _cpu_seconds() - c0
     compute = {
         "tokens": None,
@@ -461,10 +462,8 @@ def run_study(
 def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
     """Refuse, touching nothing, what `outdir.check_output` refuses, for the Python API too. A folder holding
     only the lock is a study in (or killed in) its checks, before its marker: the lock decides."""
-    from encoderlab.study.data import check_not_in_a_study  # lazy: both import this module
     from encoderlab.study.nodes import corpus_locations
 
-    check_not_in_a_study(study_dir)
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
     read += [d.prepared for d in spec.data if d.prepared]
 
