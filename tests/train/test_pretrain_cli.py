@@ -216,3 +216,44 @@ def test_dry_run_refuses_an_unknown_model_size_as_the_run_does(capsys):
     assert_one_line(
         code, err, r"unknown model size 'huge'; valid: 1b, 210m, 610m, micro, mini, nano, small, tiny"
     )
+
+
+def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys):
+    """`--resume` of a run whose steps were all trained and whose final/ was written rewrote final/ (the
+    same weights) and env.json (a new time); now it writes nothing, says the run is finished, exits 0."""
+    from tests.reliability.test_hostile_inputs import snapshot
+
+    from encoderlab.cli import main
+
+    run = tmp_path / "r"
+    main([*SMOKE, "--param", "steps=12", "--out", str(run)])
+    before = snapshot(run)
+    times = {p: p.stat().st_mtime_ns for p in run.rglob("*")}
+    code, err = cli([*SMOKE, "--param", "steps=12", "--out", run, "--resume"], capsys)
+    assert code == 0, err
+    assert f"encoderlab: note: --resume: {run} is finished (step 12 of 12); nothing was changed" in err
+    assert snapshot(run) == before
+    assert {p: p.stat().st_mtime_ns for p in run.rglob("*")} == times
+
+
+def test_a_resume_takes_checkpoint_and_validation_changes_and_names_them(tmp_path, capsys):
+    """`checkpoint.every`, `checkpoint.keep_last` and `validation.*` change no training result (validation
+    draws from its own generators in eval mode), yet a resume changing them was refused until --force,
+    which lets any change by. They are taken now, and the resume's note names them."""
+    from encoderlab.cli import main
+
+    run = tmp_path / "r"
+    main(
+        [*SMOKE, "--param", "steps=12", "--set", "checkpoint.every=0", "--out", str(run), "--until-step", "2"]
+    )
+    changed = ["checkpoint.every=3", "checkpoint.keep_last=5", "validation.every=4", "validation.rows=8"]
+    code, err = cli([*SMOKE, "--param", "steps=12", *[a for c in changed for a in ("--set", c)],
+                     "--out", run, "--resume"], capsys)  # fmt: skip
+    assert code == 0, err
+    note = next(line for line in err.splitlines() if "taking changes" in line)
+    assert note.startswith("encoderlab: note: --resume: taking changes that change no training result: ")
+    for c in changed:
+        assert c.partition("=")[0] + ":" in note
+    assert (run / "final").is_dir()
+    code, err = cli([*SMOKE, "--param", "steps=12", "--set", "seed=7", "--out", run, "--resume"], capsys)
+    assert code == 2 and "changed config (seed: " in err  # a change of what is trained is still refused

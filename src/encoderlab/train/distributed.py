@@ -452,6 +452,13 @@ DISPLAY_ONLY = ("progress:", "sinks:", "peak_tflops:")
 computes."""
 
 
+UNTRAINED = ("checkpoint.every:", "checkpoint.keep_last:", "validation.")
+"""Config differences that change which checkpoints are written and kept and what held-out loss is logged,
+not what is trained: checkpoints save state without changing it (a rollback replays the same steps from
+whichever it loads), and validation draws from its own generators in eval mode (`train/validation.py`).
+A resume takes them and says so (`runfolder.check_run_folder`)."""
+
+
 def resume_blockers(diff: list[str], old_layout: dict, new_layout: dict) -> list[str]:
     """The config differences (from `trainer.config_diff`) that should stop a resume.
 
@@ -460,10 +467,13 @@ def resume_blockers(diff: list[str], old_layout: dict, new_layout: dict) -> list
     rows in the same slots and the same masks, so the run continues the same computation. `scale.*`
     (DDP vs FSDP2, compile, checkpointing, kernel) changes how a step executes, not what it computes,
     and `progress`, `sinks` and `peak_tflops` only what is shown and logged (a run started with its bar
-    and resumed by a scheduler with `progress=false` was refused until --force, which lets any change by).
+    and resumed by a scheduler with `progress=false` was refused until --force, which lets any change by);
+    `UNTRAINED` changes (checkpoint frequency and retention, validation) change no training result.
     """
     resplit = old_layout.get("world_size", 1) * old_layout.get("grad_accum", 1) == new_layout.get(
         "world_size", 1
     ) * new_layout.get("grad_accum", 1)
-    benign = ("scale.", *DISPLAY_ONLY) + (("layout.world_size:", "layout.grad_accum:") if resplit else ())
+    benign = ("scale.", *DISPLAY_ONLY, *UNTRAINED) + (
+        ("layout.world_size:", "layout.grad_accum:") if resplit else ()
+    )
     return [d for d in diff if not d.startswith(benign)]

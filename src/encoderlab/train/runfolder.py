@@ -38,7 +38,7 @@ from encoderlab.errors import UserError
 from encoderlab.model.runlayout import RUN_KIND
 from encoderlab.outdir import check_output
 from encoderlab.train.config import RunConfig
-from encoderlab.train.distributed import resume_blockers
+from encoderlab.train.distributed import UNTRAINED, env_rank, resume_blockers
 
 KIND = RUN_KIND
 """The output kind of run folders (`outdir` marker)."""
@@ -102,10 +102,11 @@ def _sources(cfg: RunConfig) -> list[Path]:
     return found + ([init] if init is not None else [])
 
 
-def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
+def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = False) -> bool:
     """Refuse a run folder this run must not write (rules 1 and 2 above); touches nothing.
 
-    Returns whether the folder holds a run (to resume)."""
+    Returns whether the folder holds a run (to resume). `say`: name, on rank 0, the changes a resume takes
+    that change no training result (`distributed.UNTRAINED`; they needed --force before)."""
     if not cfg.out:
         raise UserError("no run folder given; pass --out DIR (or set `out` in the config)")
     run_dir = check_output(cfg.out, KIND, sources=_sources(cfg), legacy=is_run_folder)
@@ -119,7 +120,12 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool) -> bool:
     # The folder is the run wherever it lies: a moved or copied run resumes (its saved `out` is where
     # it was written); "rerun with the original settings" could not undo a move.
     new = {**to_dict(cfg), "out": old.get("out")}
-    diff = resume_blockers(config_diff(old, new), old["layout"], new["layout"])
+    changes = config_diff(old, new)
+    taken = [d for d in changes if d.startswith(UNTRAINED)]
+    if say and taken and env_rank() == 0:
+        print(f"encoderlab: note: --resume: taking changes that change no training result: {'; '.join(taken)}",
+              file=sys.stderr)  # fmt: skip
+    diff = resume_blockers(changes, old["layout"], new["layout"])
     if any(d.startswith("data.path:") for d in diff) and _same_data(run_dir, cfg):
         diff = [d for d in diff if not d.startswith("data.path:")]
     if diff and not force:
@@ -163,3 +169,16 @@ def environment() -> dict[str, Any]:
     if torch.cuda.is_available():
         env["gpu"] = torch.cuda.get_device_name(0)
     return env
+
+
+def finished(run_dir: Path, step: int, total: int, *, say: bool) -> bool:
+    """Whether a resumed run has nothing left to do: every step trained and `final/` written (it is renamed
+    into place whole). Such a resume rewrote final/ with the same weights and env.json with a new time; it
+    now changes nothing and says so (`say`: the main rank)."""
+    done = step >= total and (Path(run_dir) / "final" / "config.json").is_file()
+    if done and say:
+        print(
+            f"encoderlab: note: --resume: {run_dir} is finished (step {step} of {total}); nothing was changed",
+            file=sys.stderr,
+        )
+    return done

@@ -63,6 +63,7 @@ from encoderlab.train.runfolder import (
     check_run_folder,
     config_diff,
     environment,
+    finished,
 )
 from encoderlab.train.start import find_checkpoint, resolve_device
 from encoderlab.train.step import TrainStep
@@ -117,7 +118,7 @@ class Trainer:
         resume: bool = False,
         force: bool = False,
     ):
-        self._had_run = check_run_folder(cfg, resume=resume, force=force)  # before anything is read
+        self._had_run = check_run_folder(cfg, resume=resume, force=force, say=True)  # before anything is read
         self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
@@ -478,15 +479,19 @@ def pretrain(
             with agreed(world):
                 run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
                 trainer = Trainer(cfg, source=source, resume=resume, force=force)
+                done = resume and finished(
+                    trainer.run_dir, trainer.progress.step, trainer.plan[-1].end, say=world.is_main
+                )
                 stop = trainer.stop_at(until_step)
                 if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
                     print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
                           "trains to the end", file=sys.stderr)  # fmt: skip
-                if before_start is not None:
+                if before_start is not None and not done:
                     before_start(trainer, stop)
             with agreed(world):
                 trainer.check_ranks_agree()
-            trainer.run(until_step)
+            if not done:
+                trainer.run(until_step)
     except BaseException:
         shutdown(clean=False)  # the process group init_world created under torchrun, if any
         raise
