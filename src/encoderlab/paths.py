@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from encoderlab.errors import UserError
@@ -79,6 +80,22 @@ def found_in_cwd_instead(value: str, folder: Path, what: str) -> str | None:
         f"{value} is not beside the {what} (in {folder}) but in the working directory, "
         f"which a {what}'s paths are not read from; write {fix} or an absolute path"
     )
+
+
+def found_beside_instead(value: str, places: Sequence[tuple[str, Path]], what: str) -> str | None:
+    """The mirror of `found_in_cwd_instead`: for a relative path `value` that is read from the working
+    directory (a run config's `data.path`) and missing there, when a folder of `places` ((its name, the
+    folder): the config file's, the run's) holds it, the words saying so and how to write it; else None."""
+    if Path(value).is_absolute() or Path(value).exists():
+        return None
+    for name, folder in places:
+        if (Path(folder) / value).exists():
+            fix = os.path.relpath((Path(folder) / value).absolute())
+            return (
+                f"{what} {value} is not in the working directory, which it is read from, but in {name} "
+                f"({folder}); write {fix} or an absolute path"
+            )
+    return None
 
 
 def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:

@@ -125,6 +125,7 @@ NAMED = {
     "resume-with-display-changes": "tests.reliability.test_hostile_pretrain::test_a_run_resumes_with_another_progress_bar_sinks_or_peak_without_force",
     "resume-with-checkpoint-or-validation-changes": "tests.train.test_pretrain_cli::test_a_resume_takes_checkpoint_and_validation_changes_and_names_them",
     "resume-finished-run": "tests.train.test_pretrain_cli::test_resuming_a_finished_run_changes_nothing_and_says_so",
+    "data-path-beside-the-config": "tests.train.test_pretrain_cli::test_a_relative_data_path_beside_the_config_or_in_the_run_folder_is_named_there",
     "resume-without-config-yaml": "tests.reliability.test_hostile_pretrain::test_resume_without_config_yaml_checks_the_checkpoints_config",
     "resume-on-another-tokenizer": "tests.reliability.test_hostile_pretrain::test_resume_on_data_prepared_again_with_another_tokenizer_is_refused",
     "ngram-past-any-text": "tests.data.test_decontaminate::test_an_ngram_past_any_evaluation_text_is_refused_before_anything_is_written",

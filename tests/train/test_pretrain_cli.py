@@ -257,3 +257,32 @@ def test_a_resume_takes_checkpoint_and_validation_changes_and_names_them(tmp_pat
     assert (run / "final").is_dir()
     code, err = cli([*SMOKE, "--param", "steps=12", "--set", "seed=7", "--out", run, "--resume"], capsys)
     assert code == 2 and "changed config (seed: " in err  # a change of what is trained is still refused
+
+
+@pytest.mark.parametrize("where", ["config", "run"])
+def test_a_relative_data_path_beside_the_config_or_in_the_run_folder_is_named_there(
+    tmp_path, capsys, monkeypatch, where
+):
+    """A relative `data.path` is read from the working directory; run from another folder it said "is not a
+    folder; run `encoderlab data prepare` first", of prepared data that lay beside the config file (or in
+    the run folder). It now says where it is and how to write it, before anything is written."""
+    from encoderlab.cli import main
+
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "exp")
+    main([*SMOKE, "--set", "data.path=prepared", "--out", "run", "--dry-run"])
+    (tmp_path / "exp" / "run.yaml").write_text(capsys.readouterr().out)
+    (tmp_path / "exp" / ("prepared" if where == "config" else "run/prepared")).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    out = "../exp/run" if where == "run" else "o"
+    code, err = cli(["pretrain", "--config", "../exp/run.yaml", "--out", out], capsys)
+    folder, fix = (
+        ("../exp", "../exp/prepared") if where == "config" else ("../exp/run", "../exp/run/prepared")
+    )
+    name = "the config file's folder" if where == "config" else "the run folder"
+    assert_one_line(
+        code, err, rf"data.path prepared is not in the working directory, which it is read from, but in {name} "
+        rf"\({folder}\); write {fix} or an absolute path$"
+    )  # fmt: skip
+    assert list((tmp_path / "elsewhere").iterdir()) == []

@@ -14,6 +14,7 @@ import tyro
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
+from encoderlab.paths import found_beside_instead
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
@@ -67,7 +68,7 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    cfg = _agreed_config(recipe, config, param, overrides, out or _own_run(config, resume))
+    cfg = _agreed_config(recipe, config, param, overrides, out or _own_run(config, resume), dry_run)
     if dry_run:
         import yaml
 
@@ -114,7 +115,7 @@ def _own_run(config: Path | None, resume: bool) -> str:
 
 
 def _agreed_config(
-    recipe: str, config: Path | None, param: Repeated, overrides: Repeated, out: str
+    recipe: str, config: Path | None, param: Repeated, overrides: Repeated, out: str, dry_run: bool = False
 ) -> RunConfig:
     """The run config, resolved on every rank after the ranks joined (under torchrun), so that a
     refused config prints one line, from rank 0, and stops every rank (`agreed`)."""
@@ -123,10 +124,24 @@ def _agreed_config(
         with agreed(world):
             params = once(flatten(param, "--param"), "--param")
             cfg = resolve_config(recipe, config, params, once(flatten(overrides, "--set"), "--set"))
-            return dataclasses.replace(cfg, out=out) if out else cfg
+            cfg = dataclasses.replace(cfg, out=out) if out else cfg
+            if not dry_run:
+                _check_data_path(cfg, config)
+            return cfg
     except BaseException:
         shutdown(clean=False)
         raise
+
+
+def _check_data_path(cfg: RunConfig, config: Path | None) -> None:
+    """A relative `data.path` is read from the working directory; missing there but beside the config file or
+    in the run folder, it said "is not a folder; run `encoderlab data prepare` first", of data that exists."""
+    places = [("the config file's folder", config.parent)] if config is not None else []
+    places += [("the run folder", Path(cfg.out))] if cfg.out else []
+    if cfg.data.path not in ("", "synthetic") and (
+        why := found_beside_instead(cfg.data.path, places, "data.path")
+    ):
+        raise UserError(why)
 
 
 def once(items: tuple[str, ...], flag: str) -> tuple[str, ...]:
