@@ -314,3 +314,30 @@ def test_parts_that_read_the_hub_data_at_another_revision_or_file_list_are_refus
         UserError, match=r"as revision 0123abc with 3 data files, \S+ as revision local with 3"
     ):
         merge(out)
+
+
+def test_training_on_one_part_of_an_unmerged_prepare_is_refused_naming_data_merge(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """A part `OUT.shards/I-of-N` is one worker's slice of the files with every document in train; training
+    on it was accepted silently (on 1/N of the corpus, without validation)."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    write_jsonl(tmp_path / "src" / "0.jsonl", corpus_records(20, prefix="f0-"))
+    write_jsonl(tmp_path / "src" / "1.jsonl", corpus_records(20, prefix="f1-"))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(tmp_path / "src")),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+    )
+    part = prepare(cfg, tmp_path / "d", shard=Shard(1, 2), **RUN)
+    argv = ["pretrain", "--recipe", "smoke-mlm", "--set", f"data.path={part}", "--out", tmp_path / "run"]
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code, err, rf"data.path {part} is part 1/2 of a sharded prepare \(one worker's slice of the files, no val "
+        rf"split\); run `encoderlab data merge --out {tmp_path / 'd'}` once every part is written, and train on "
+        rf"{tmp_path / 'd'}$"
+    )  # fmt: skip
+    assert not (tmp_path / "run").exists()

@@ -125,6 +125,7 @@ NAMED = {
     "resume-with-display-changes": "tests.reliability.test_hostile_pretrain::test_a_run_resumes_with_another_progress_bar_sinks_or_peak_without_force",
     "resume-with-checkpoint-or-validation-changes": "tests.train.test_pretrain_cli::test_a_resume_takes_checkpoint_and_validation_changes_and_names_them",
     "resume-finished-run": "tests.train.test_pretrain_cli::test_resuming_a_finished_run_changes_nothing_and_says_so",
+    "data-path-unmerged-part": "tests.data.test_merge::test_training_on_one_part_of_an_unmerged_prepare_is_refused_naming_data_merge",
     "data-path-beside-the-config": "tests.train.test_pretrain_cli::test_a_relative_data_path_beside_the_config_or_in_the_run_folder_is_named_there",
     "resume-without-config-yaml": "tests.reliability.test_hostile_pretrain::test_resume_without_config_yaml_checks_the_checkpoints_config",
     "resume-on-another-tokenizer": "tests.reliability.test_hostile_pretrain::test_resume_on_data_prepared_again_with_another_tokenizer_is_refused",

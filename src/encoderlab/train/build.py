@@ -39,9 +39,27 @@ def _stream(data: DataConfig, layout: BatchLayout) -> BatchSource:
         raise UserError("data.path is empty; set it to a prepared data folder (or 'synthetic')")
     if not Path(data.path).is_dir():
         raise UserError(f"data.path {data.path} is not a folder; run `encoderlab data prepare` first")
+    _refuse_part(Path(data.path))
     from encoderlab.data.reader import PackedReader
 
     return PackedReader(Path(data.path), layout, seed=data.seed, split="train", knob="layout.seq_len")
+
+
+def _refuse_part(path: Path) -> None:
+    """A part of a sharded prepare (`OUT.shards/I-of-N`, its meta.json records the shard) holds one worker's
+    slice of the files, every document in train and no val split; trained on, it was accepted silently."""
+    from encoderlab.data.packed import read_meta
+
+    shard = read_meta(path).get("shard")
+    if not isinstance(shard, dict):
+        return
+    parts = path.absolute().parent
+    out = parts.with_name(parts.name.removesuffix(".shards")) if parts.name.endswith(".shards") else "OUT"
+    raise UserError(
+        f"data.path {path} is part {shard.get('index')}/{shard.get('count')} of a sharded prepare (one worker's "
+        f"slice of the files, no val split); run `encoderlab data merge --out {out}` once every part is "
+        f"written, and train on {out}"
+    )
 
 
 def data_identity(data: DataConfig) -> str | None:
