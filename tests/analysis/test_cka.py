@@ -20,7 +20,9 @@ from encoderlab.analysis.cka import (
     linear_cka,
     low_layer_summary,
     sample_indices,
+    too_few_layers,
 )
+from encoderlab.analysis.commands import _print_cka
 from encoderlab.analysis.features import Encoding, pooled_features, word_features
 from encoderlab.errors import UserError
 
@@ -261,6 +263,18 @@ def test_low_layer_summary_needs_a_seed_twin():
     with pytest.raises(UserError, match="needs the seed twin"):
         low_layer_summary(report)
     assert report.to_dict()["low_layers"] is None
+
+
+def test_analyze_cka_says_why_a_two_layer_twin_comparison_has_no_low_layer_summary(capsys):
+    # printed nothing, while `study report` said "Not tested: the models have 2 layers ..."
+    _print_cka(_report([[2.0, 2.0, 2.0]] * 2))
+    out = capsys.readouterr().out
+    assert f"No low-layer summary: {too_few_layers(2)}" in out and "the models have 2 layers" in out
+    without_twin = _report([[2.0, 2.0, 2.0]] * 2)
+    for row in without_twin.layers:
+        row.ratio_per_seed = None
+    _print_cka(without_twin)  # no twin: no low-layer claim to explain
+    assert "low-layer" not in capsys.readouterr().out
 
 
 def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):

@@ -265,6 +265,15 @@ class CkaReport:
         }
 
 
+def too_few_layers(layers: int) -> str:
+    """Why a seed-twin comparison of `layers` layers (under 3) has no low-layer summary: one sentence, said
+    alike by `analyze cka` and the study report's claim (each printed nothing, or its own words)."""
+    return (
+        f"the models have {count(layers, 'layer')}, and paper 2's low/mid/late groups need at least 3: there is "
+        "no low group to compare with the others."
+    )
+
+
 def low_layer_summary(report: CkaReport) -> LowLayerSummary:
     """Whether paper 2's low layers diverge beyond seed noise and beyond the other layers, with
     95% t-intervals over the sampling seeds (see the module docstring)."""

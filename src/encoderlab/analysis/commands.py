@@ -110,7 +110,7 @@ def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
 
 
 def _print_cka(report: cka.CkaReport) -> None:
-    """The per-layer table, and the low-layer summary when there is one."""
+    """The per-layer table, and the low-layer summary, or why a seed-twin comparison has none."""
     print(f"{'layer':>5} {'CKA':>7} {'1-CKA':>7} {'seed 1-CKA':>10} {'ratio':>7} {'95% CI':>15} {'floor':>6}")
     for r in report.layers:
         ci = f"[{r.ratio_ci_low:.2f}, {r.ratio_ci_high:.2f}]" if r.ratio_ci_low is not None else "-"
@@ -123,6 +123,8 @@ def _print_cka(report: cka.CkaReport) -> None:
     summary = report.to_dict()["low_layers"]
     if summary:
         print(summary["sentence"])
+    elif report.layers and all(r.ratio_per_seed is not None for r in report.layers):  # a twin, too few layers
+        print(f"No low-layer summary: {cka.too_few_layers(len(report.layers))}")
 
 
 def _check_twin(pairs: dict, named: dict[str, str]) -> None:

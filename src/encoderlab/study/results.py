@@ -56,7 +56,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from encoderlab.analysis.cka import low_layer_verdict
+from encoderlab.analysis.cka import low_layer_verdict, too_few_layers
 from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
 from encoderlab.study.caveats import claim_ids, final_caveats, partial_caveat
@@ -296,10 +296,7 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     if r is None:
         return Outcome()
     if r.low_layers is None and r.noise_divergence is not None and len(r.divergence) < 3:
-        return _not_tested(
-            f"the models have {count(len(r.divergence), 'layer')}, and paper 2's low/mid/late groups need at least "
-            "3: there is no low group to compare with the others."
-        )
+        return _not_tested(too_few_layers(len(r.divergence)))
     if r.low_layers is None:
         return _not_tested(
             f"the CKA of {data.label(claim.a)} has no seed-noise pair; the claim needs the reference's seed twin."
