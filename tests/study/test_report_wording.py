@@ -47,6 +47,18 @@ def test_the_claims_note_with_no_tested_claim_names_no_family():
     )
 
 
+def test_a_study_with_no_claims_has_no_claims_note(tmp_path):
+    # the note on how claims are tested ("No claim of the study enters Holm's correction ...") was written anyway
+    run_study(small_spec(claims=()), tmp_path, backend(), progress=False)
+    write_report(tmp_path, figures=False)
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert (
+        "## Claims of the papers at this scale" in md
+        and "Holm" not in md
+        and "pretraining seeds (each" not in md
+    )
+
+
 def test_the_claims_note_counts_the_family_and_the_one_seed_claims_apart():
     """Claims at one pretraining seed show a checkpoint-level p but are outside Holm's family: the note said
     "The study's N claims with a p-value are one family", N counting only the family, while the others'

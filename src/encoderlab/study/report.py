@@ -356,7 +356,9 @@ def _sections(
         *(over_runs if run_rows else []),
         *_reported(data, table),
         ("Claims of the papers at this scale", "list", [f"**{c.claim.text}.** {c.sentence}" for c in claims]),
-        ("", "text", _claims_note(claims)),
+        *(
+            [("", "text", _claims_note(claims))] if claims else []
+        ),  # no claims: no note on how they were tested
         ("Figures", "figures", figures),
     ]
 
