@@ -5,6 +5,7 @@ the study guard, keyed by content (not path)."""
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -120,7 +121,9 @@ def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(fol
     spec = dataclasses.replace(with_prepared(gpu, (f"main={folders['bpe']}",)), max_passes=None)
     with pytest.raises(
         UserError,
-        match=r"^dataset main: .*bpe was tokenized with another tokenizer than EuroBERT/EuroBERT-210m; "
+        # both tokenizers' folders named (said neither)
+        match=rf"^dataset main: .*bpe was tokenized with another tokenizer \({re.escape(str(folders['bpe']))}/tokenizer\) "
+        r"than EuroBERT/EuroBERT-210m \(read from /.*EuroBERT/EuroBERT-210m\); "
         r"prepare it again with --tokenizer EuroBERT/EuroBERT-210m$",
     ):
         run_study(spec, out, real_backend(), fetch=False, progress=False)
@@ -131,7 +134,8 @@ def test_a_folder_of_another_corpus_tokenizer_or_none_is_refused_in_one_line(fol
     (tmp_path / "node").mkdir()
     ctx = NodeContext(node=node, out_dir=tmp_path / "node", inputs={}, study_dir=tmp_path, spec=spec)
     with pytest.raises(
-        UserError, match=r"was tokenized with another tokenizer than EuroBERT/EuroBERT-210m; prepare it again"
+        UserError,
+        match=r"was tokenized with another tokenizer \(.*\) than EuroBERT/EuroBERT-210m \(read from",
     ):
         run_prepare(ctx)
 
@@ -143,8 +147,8 @@ def test_study_plan_refuses_a_folder_of_another_tokenizer_as_study_run_does(fold
     argv = ["study", "plan", "paper1-pfs", "--scale", "gpu-210m", "--prepared", f"main={folders['bpe']}"]
     assert_one_line(
         *cli(argv, capsys),
-        r"^encoderlab: error: dataset main: .*bpe was tokenized with another tokenizer than "
-        r"EuroBERT/EuroBERT-210m; prepare it again with --tokenizer EuroBERT/EuroBERT-210m$",
+        r"^encoderlab: error: dataset main: .*bpe was tokenized with another tokenizer \(.*bpe/tokenizer\) than "
+        r"EuroBERT/EuroBERT-210m \(read from /.*\); prepare it again with --tokenizer EuroBERT/EuroBERT-210m$",
     )
 
 

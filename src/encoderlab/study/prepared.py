@@ -132,11 +132,13 @@ def check_tokenizer(meta: dict, tokenizer: str, dataset: str, folder: str | Path
     """Refuse a prepared folder tokenized with another tokenizer than the dataset's (one line)."""
     from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
 
-    want = tokenizer_hash(load_tokenizer(tokenizer))
-    if meta.get("recipe", {}).get("tokenizer_hash") != want:
+    expected = load_tokenizer(tokenizer)
+    if meta.get("recipe", {}).get("tokenizer_hash") != tokenizer_hash(expected):
+        # both places named (said neither): a hub id's folder is a cache the user cannot guess, and the
+        # folder's own tokenizer is the one to compare it with
         raise UserError(
-            f"dataset {dataset}: {folder} was tokenized with another tokenizer than {tokenizer}; prepare it "
-            f"again with --tokenizer {tokenizer}"
+            f"dataset {dataset}: {folder} was tokenized with another tokenizer ({Path(folder) / 'tokenizer'}) "
+            f"than {tokenizer} (read from {expected.name_or_path}); prepare it again with --tokenizer {tokenizer}"
         )
 
 
