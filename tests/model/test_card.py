@@ -127,6 +127,18 @@ def test_a_model_outside_a_run_says_its_history_is_unknown(run, tmp_path, capsys
     assert "is not part of an encoderlab run" in (tmp_path / "hf" / "README.md").read_text()
 
 
+def test_a_transplants_card_names_its_transplant_json(run, tmp_path, capsys):
+    # said only "not part of an encoderlab run", nothing of which layers came from which model
+    final = run / "run" / "final"
+    argv = ["analyze", "transplant", final, final, "--layers", "0", "--out", tmp_path / "t"]
+    assert _cli(argv, capsys)[0] == 0
+    assert _cli(["export", tmp_path / "t", "--out", tmp_path / "hf"], capsys)[0] == 0
+    text = (tmp_path / "hf" / "README.md").read_text()
+    record = json.loads((tmp_path / "t" / "transplant.json").read_text())
+    assert f"`{tmp_path / 't' / 'transplant.json'}` records which layers came from which model" in text
+    assert f"{record['description']} from `{final}`, the rest from `{final}`" in text
+
+
 @pytest.mark.parametrize(
     "changes",
     [

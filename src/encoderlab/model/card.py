@@ -10,7 +10,8 @@ hashes and decontamination), with which tokenizer, and how it scored.
 Everything is read from what the run left on disk (`config.yaml`, `metrics.jsonl`, a checkpoint's
 `state.json`, the prepared data's `meta.json`), never reconstructed, so the card cannot claim a
 setting the run did not use. A folder that is not part of a run (a converted or transplanted model)
-gets a card that says its training history is unknown. An evaluation summary is included only when
+gets a card that says its training history is unknown (a transplant's also names its `transplant.json`,
+which records which layers came from which model: the export does not copy it). An evaluation summary is included only when
 its model fingerprint is the exported model's; a summary of another model is refused, because a card
 with someone else's scores is worse than none.
 """
@@ -190,6 +191,7 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
             "",
             f"`{source}` is not part of an encoderlab run (no `config.yaml` next to it), so its training "
             "history is not known to this card.",
+            *_transplant(Path(source)),
             "",
         ]
     c = run.config
@@ -232,6 +234,29 @@ def _training(run: RunRecord | None, source: str) -> list[str]:
             f"{sched} | {p.get('freeze') or '-'} | {'yes' if p.get('reset_optimizer') else 'no'} |"
         )
     return [*lines, "", *_data(c, run.data_meta)]
+
+
+def _transplant(folder: Path) -> list[str]:
+    """A transplant's provenance (`analyze transplant`): its `transplant.json` records which layers came from
+    which model; the card named nothing of it, and the export does not carry the file."""
+    path = folder / "transplant.json"
+    if not path.is_file():
+        return []
+    try:
+        record = jsonlines.loads(path.read_text())
+        parts = f": {record['description']} from `{record['sources']['a']}`, the rest from `{record['sources']['b']}`"
+    except (
+        OSError,
+        ValueError,
+        TypeError,
+        KeyError,
+    ):  # an edited record: the file is still the place to look
+        parts = ""
+    return [
+        "",
+        f"It is a transplant (`encoderlab analyze transplant`): `{path}` records which layers came from which "
+        f"model{parts}.",
+    ]
 
 
 def _trained_phases(run: RunRecord) -> list[dict]:
