@@ -60,7 +60,14 @@ from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import check_output, create_output, missing_folders, remove_folders, study_node
+from encoderlab.outdir import (
+    STUDY_RECORD,
+    check_output,
+    create_output,
+    missing_folders,
+    remove_folders,
+    study_node,
+)
 from encoderlab.study.absent import resumed_graph
 from encoderlab.study.checks import check_prepared_sources
 from encoderlab.study.fetching import fetch_assets, missing_assets
@@ -143,7 +150,7 @@ def _now() -> str:
 
 def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
     """A folder holds one study: another study's folder is refused rather than mixed."""
-    path = study_dir / "study.json"
+    path = study_dir / STUDY_RECORD
     if not path.exists():
         return
     try:
@@ -468,7 +475,7 @@ def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
     read += [d.prepared for d in spec.data if d.prepared]
 
     def ours(folder: Path) -> bool:  # also study folders from before the ownership marker
-        return (folder / "study.json").is_file() or [p.name for p in folder.iterdir()] == [LOCK]
+        return (folder / STUDY_RECORD).is_file() or [p.name for p in folder.iterdir()] == [LOCK]
 
     return check_output(study_dir, STUDY_KIND, sources=read, legacy=ours)
 
@@ -496,7 +503,7 @@ def _run_locked(
             fetch_assets(missing)
             backend.check_fetched(spec, study_dir, graph, frozenset(missing))  # only what these hold
         create_output(study_dir, STUDY_KIND)  # marked ours once every check passed
-        write_json_atomic(study_dir / "study.json", to_dict(spec))
+        write_json_atomic(study_dir / STUDY_RECORD, to_dict(spec))
         write_json_atomic(
             study_dir / "graph.json",
             [
