@@ -409,8 +409,8 @@ def test_a_label_with_a_line_break_or_a_bar_stays_one_table_row():
     """A run's `label` is free text: a line break in it ended the table row mid-cell."""
     from types import SimpleNamespace
 
-    from encoderlab.study.report import _markdown
+    from encoderlab.study.reportpage import markdown_page
 
-    data = SimpleNamespace(spec=SimpleNamespace(name="s", scale="demo", description=""))
-    text = _markdown(data, [("Runs", "table", (["label", "id"], [["MLM\n40 | best", "mlm40"]]))])
+    spec = SimpleNamespace(name="s", scale="demo", description="")
+    text = markdown_page(spec, [("Runs", "table", (["label", "id"], [["MLM\n40 | best", "mlm40"]]))])
     assert "| MLM 40 \\| best | mlm40 |" in text.splitlines()

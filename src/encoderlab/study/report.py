@@ -16,9 +16,6 @@ folder always gives the same report.
 
 from __future__ import annotations
 
-import base64
-import html
-import io
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,6 +29,7 @@ from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.plantext import NOT_FINE_TUNED, evaluation_text, fine_tunes, model_size_text
 from encoderlab.study.reach import ceiling_text, reach_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
+from encoderlab.study.reportpage import html_page, markdown_page
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
@@ -59,8 +57,8 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
         drawn = []
     compute = compute_summary(data, study_dir)
     sections = _sections(data, table, claims, compute, drawn)
-    write_text_atomic(out / "report.md", _markdown(data, sections))
-    write_text_atomic(out / "report.html", _html(data, sections, out))
+    write_text_atomic(out / "report.md", markdown_page(data.spec, sections))
+    write_text_atomic(out / "report.html", html_page(data.spec, sections))
     write_json_atomic(
         out / "results.json",
         {
@@ -396,121 +394,6 @@ def _num(x) -> str:
         if isinstance(x, int)
         else f"{x:.3g}"
     )
-
-
-# --------------------------------------------------------------------------- rendering
-
-
-def _markdown(data: StudyData, sections: list[tuple]) -> str:
-    spec = data.spec
-    lines = [f"# Study {spec.name} at scale {spec.scale}", "", spec.description, ""]
-    for title, kind, payload in sections:
-        if title:
-            lines += [f"## {title}", ""]
-        if kind == "table":
-            head, rows = payload
-            lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-        elif kind == "text":
-            lines.append(payload)
-        elif kind == "list":
-            lines += [f"- {item}" for item in payload] or ["(none)"]
-        elif kind == "figures":
-            for f in payload:
-                lines += [
-                    f"### {f.title}",
-                    "",
-                    f"![{f.title}](figures/{f.png.name})",
-                    "",
-                    f"{f.caption} Numbers: [{f.csv}]({f.csv}).",
-                    "",
-                ]
-                lines += _md_numbers(f.rows)
-            if not payload:
-                lines.append("(no figure yet: no finished results)")
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _md_cell(text: str) -> str:
-    """A table cell of free text (a run's `label`): a `|` or a line break in it broke the table."""
-    return " ".join(text.replace("|", "\\|").split("\n"))
-
-
-def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
-    head = list(rows[0])
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(_short(r[h]) for h in head) + " |" for r in rows[:limit]]
-    if len(rows) > limit:
-        out.append(f"\n({len(rows) - limit} more rows in the CSV)")
-    return [*out, ""]
-
-
-def _short(v) -> str:
-    if v is None:  # a reference line has no step: the table says so as the others do ("–"), not "None"
-        return "–"
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:2rem auto;max-width:72rem;color:#1d2330;padding:0 1rem}
-h1{border-bottom:3px solid #3b6fb6;padding-bottom:.3rem}h2{margin-top:2rem;color:#23446f}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}td,th{border:1px solid #c7cfdb;padding:.25rem .5rem;text-align:left}
-th{background:#e8eef7}tr:nth-child(even) td{background:#f6f8fb}li{margin:.4rem 0}
-figure{margin:1rem 0;padding:.5rem;border:1px solid #dde3ec;background:#fbfcfe}img{max-width:100%}
-details{margin:.3rem 0 1rem}figcaption{font-size:.9rem;color:#444}
-"""
-
-
-def _md_inline(text: str) -> str:
-    """Escape, then render **bold** (the only markup the sections use)."""
-    parts = html.escape(text).split("**")
-    return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
-
-
-def _html(data: StudyData, sections: list[tuple], out: Path) -> str:
-    spec = data.spec
-    body = [
-        f"<h1>Study {html.escape(spec.name)} at scale {html.escape(spec.scale)}</h1>",
-        f"<p>{html.escape(spec.description)}</p>",
-    ]
-    for title, kind, payload in sections:
-        if title:
-            body.append(f"<h2>{html.escape(title)}</h2>")
-        if kind == "table":
-            body.append(_html_table(*payload))
-        elif kind == "text":
-            body.append(f"<p>{_md_inline(payload)}</p>")
-        elif kind == "list":
-            body.append("<ul>" + "".join(f"<li>{_md_inline(i)}</li>" for i in payload) + "</ul>")
-        elif kind == "figures":
-            for f in payload:
-                b64 = base64.b64encode(f.png.read_bytes()).decode()
-                head = list(f.rows[0])
-                numbers = _html_table(head, [[_short(r[h]) for h in head] for r in f.rows])
-                body.append(
-                    f'<figure><h3>{html.escape(f.title)}</h3><img alt="{html.escape(f.title)}" src="data:image/png;base64,{b64}">'
-                    f"<figcaption>{html.escape(f.caption)} Numbers: <code>{html.escape(f.csv)}</code>.</figcaption>"
-                    f"<details><summary>numbers behind the figure</summary>{numbers}</details></figure>"
-                )
-            if not payload:
-                body.append("<p>(no figure yet: no finished results)</p>")
-    return (
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-        f"<title>encoderlab study {html.escape(spec.name)} ({html.escape(spec.scale)})</title><style>{_CSS}</style></head>"
-        f"<body>{''.join(body)}</body></html>\n"
-    )
-
-
-def _html_table(head: list[str], rows: list[list[str]]) -> str:
-    buf = io.StringIO()
-    buf.write(
-        "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
-    )
-    for row in rows:
-        buf.write("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>")
-    buf.write("</tbody></table>")
-    return buf.getvalue()
 
 
 def report_node(ctx, figures: bool = True) -> dict:
