@@ -19,6 +19,7 @@ from encoderlab.data.merge import merge
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig
+from encoderlab.errors import UserError
 
 RUN = dict(workers=1, progress=False)
 
@@ -109,3 +110,16 @@ def test_a_merge_out_without_a_name_of_its_own_is_one_line(tmp_path, monkeypatch
         code, err, rf"--out {re.escape(out)} names no folder of its own .*; give it a name, e.g. --out "
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["here"]
+
+
+def test_a_merge_rerun_after_delete_parts_is_done_not_refused(parts, tmp_path, capsys, caplog):
+    """A rerun of `data merge --delete-parts` said "no parts to merge ... run data prepare --shard" beside the
+    merged folder; it is done, as a rerun beside the parts is. A folder never merged is still refused."""
+    merge(parts, delete_parts=True)
+    before = snapshot(tmp_path)
+    with caplog.at_level("INFO"):
+        code, _ = cli(["data", "merge", "--out", parts, "--delete-parts"], capsys)
+    assert code == 0 and snapshot(tmp_path) == before
+    assert "already holds the merge of 2 parts" in caplog.text
+    with pytest.raises(UserError, match=r"no parts to merge: \S*other.shards does not exist"):
+        merge(tmp_path / "other")

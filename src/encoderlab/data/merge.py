@@ -222,6 +222,12 @@ def _read_as(ident) -> str:
 def merge(out: Path, *, delete_parts: bool = False) -> Path:
     """Merge the parts of a sharded prepare into `out` (see the module docstring); returns `out`."""
     out = Path(out)
+    check_named(out)
+    if (
+        held := _merged_without_parts(out)
+    ) is not None:  # a rerun after --delete-parts: was "no parts to merge"
+        log.info("%s already holds the merge of %d parts, deleted since; nothing to do", out, held)
+        return out
     parts = _parts(out)
     metas = [read_meta(p) for p in parts]
     recipe = _check_parts(parts, metas)
@@ -237,6 +243,19 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     if delete_parts:
         _delete_parts(parts)
     return out
+
+
+def _merged_without_parts(out: Path) -> int | None:
+    """How many parts `out` was merged from, where `OUT.shards` is gone (`--delete-parts`): a rerun of the
+    merge is then done, as it is beside the parts; None otherwise (no merged folder, or its parts are there)."""
+    folder = out.with_name(out.name + ".shards")
+    if folder.exists() or folder.is_symlink() or not (out / "meta.json").is_file():
+        return None
+    try:
+        parts = read_meta(out).get("parts")
+    except UserError:  # not a merged folder: the missing parts are the line to say
+        return None
+    return len(parts) if isinstance(parts, list) and parts else None
 
 
 def _delete_parts(parts: list[Path]) -> None:
