@@ -161,3 +161,35 @@ def test_an_ngram_no_evaluation_text_reaches_is_noted(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert f"none of the 2 evaluation texts has {MAX_NGRAM} words (--ngram)" in err and "by id only" in err
     assert contam.is_contaminated("x", random_words(0, 40)) is None
+
+
+def test_an_evaluation_file_without_the_text_field_names_a_fix_that_works(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+):
+    """An evaluation .jsonl whose text is under another field named `--source 'F#text_field=G'` as the
+    fix, and `--decontaminate` took no `#text_field`: it said F was not an existing file."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    copied = random_words(99, 40)
+    corpus = write_jsonl(
+        tmp_path / "corpus.jsonl", [{"text": random_words(i, 30)} for i in range(5)] + [{"text": copied}]
+    )
+    ev = write_jsonl(tmp_path / "eval.jsonl", [{"question": copied}])
+    argv = ["data", "prepare", "--source", corpus, "--tokenizer", tokenizer_dir, "--out", tmp_path / "o",
+            "--decontaminate", ev, "--workers", "1"]  # fmt: skip
+    code, err = cli(argv, capsys)
+    fix = f"--decontaminate '{ev}#text_field=question'"
+    assert_one_line(
+        code,
+        err,
+        r"eval.jsonl:1 has no field 'text' \(fields: question\); name the text field in --decontaminate",
+    )
+    assert fix in err and not (tmp_path / "o").exists()
+    assert_printed_as_documented("decontaminate-text-field-missing", err, tmp_path)
+    code, _ = cli([*argv[:-3], f"{ev}#text_field=question", "--workers", "1"], capsys)
+    assert code == 0 and read_meta(tmp_path / "o")["decontamination"]["removed_by_ngram"] == 1

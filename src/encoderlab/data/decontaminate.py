@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab.atomic import cached_arrays
-from encoderlab.data.sources import SourceConfig, SourceStats, describe, iter_documents
+from encoderlab.data.filereaders import MissingTextField
+from encoderlab.data.sources import SourceConfig, SourceStats, describe, iter_documents, parse_source
 from encoderlab.errors import UserError
 
 # The evaluation sets the papers' suites use, whose texts must not be pretrained on.
@@ -146,7 +147,7 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
         fetched = [a for a in EVAL_ASSETS if _asset_fetched(a)]
         return fetched, [a for a in EVAL_ASSETS if a not in fetched]
     for a in against:
-        describe(SourceConfig(location=a), fix="fix --decontaminate")  # one clear error if missing
+        describe(parse_source(a), fix="fix --decontaminate")  # one clear error if missing
     return against, []
 
 
@@ -199,7 +200,7 @@ def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
     seen_texts: set[int] = set()
     for name in against:
         batch: list[str] = []
-        for doc in iter_documents(SourceConfig(location=name), SourceStats(name)):
+        for doc in _documents(name):
             ids.add(doc.id)
             key = hash(doc.text)  # in-process dedup only (SQuAD repeats a context per question)
             if key not in seen_texts:
@@ -217,12 +218,26 @@ def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
     }
 
 
+def _documents(spec: str):
+    """An evaluation set's documents; `spec` is read as `--source` reads it (`F.jsonl#text_field=question`),
+    so the line for a missing text field names its fix in `--decontaminate` (it named `--source`, and
+    `--decontaminate` took no `#text_field`)."""
+    try:
+        yield from iter_documents(parse_source(spec), SourceStats(spec))
+    except MissingTextField as exc:
+        raise UserError(
+            f"{exc.problem}; name the text field in --decontaminate, e.g. --decontaminate "
+            f"'{exc.path}#text_field={exc.guess}' (or fix the record)"
+        ) from None
+
+
 def _cache_path(against: list[str], ngram: int) -> Path:
     from encoderlab.paths import home_folder
 
     key = [CACHE_VERSION, ngram]
     for name in against:
-        for path in describe(SourceConfig(location=name))["files"]:
+        key.append(name)  # the spec: one file read with another text_field is another set
+        for path in describe(parse_source(name))["files"]:
             st = Path(path).stat()
             key.append([str(Path(path).resolve()), st.st_size, st.st_mtime_ns])
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
