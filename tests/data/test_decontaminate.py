@@ -193,3 +193,26 @@ def test_an_evaluation_file_without_the_text_field_names_a_fix_that_works(
     assert_printed_as_documented("decontaminate-text-field-missing", err, tmp_path)
     code, _ = cli([*argv[:-3], f"{ev}#text_field=question", "--workers", "1"], capsys)
     assert code == 0 and read_meta(tmp_path / "o")["decontamination"]["removed_by_ngram"] == 1
+
+
+def test_an_evaluation_file_without_text_is_refused_before_anything_is_written(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+    monkeypatch,
+):
+    """`--decontaminate empty.txt` (blank lines only) was taken: the prepare decontaminated against nothing,
+    without a word."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", [{"text": random_words(i, 30)} for i in range(5)])
+    ev = tmp_path / "eval.txt"
+    ev.write_text("\n\n  \n")
+    argv = ["data", "prepare", "--source", corpus, "--tokenizer", tokenizer_dir, "--out", tmp_path / "o",
+            "--decontaminate", ev, "--workers", "1"]  # fmt: skip
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, r"the evaluation set \S*eval.txt has no text, so it can remove nothing")
+    assert not (tmp_path / "o").exists()
+    assert_printed_as_documented("decontaminate-set-without-text", err, tmp_path)

@@ -200,7 +200,9 @@ def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
     seen_texts: set[int] = set()
     for name in against:
         batch: list[str] = []
+        read = 0
         for doc in _documents(name):
+            read += 1
             ids.add(doc.id)
             key = hash(doc.text)  # in-process dedup only (SQuAD repeats a context per question)
             if key not in seen_texts:
@@ -209,6 +211,11 @@ def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
             if len(batch) >= 1024:
                 chunks.append(np.unique(ngram_hashes_batch(batch, ngram)[0]))
                 batch = []
+        if not read:  # decontaminated against nothing, unsaid: an empty file, or a glob of empty files
+            raise UserError(
+                f"the evaluation set {name} has no text, so it can remove nothing; check --decontaminate "
+                "(a file of its texts, or an asset name)"
+            )
         chunks.append(ngram_hashes_batch(batch, ngram)[0])
     hashes = np.unique(np.concatenate(chunks)) if chunks else np.empty(0, dtype=np.uint64)
     return {
