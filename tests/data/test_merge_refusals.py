@@ -123,3 +123,18 @@ def test_a_merge_rerun_after_delete_parts_is_done_not_refused(parts, tmp_path, c
     assert "already holds the merge of 2 parts" in caplog.text
     with pytest.raises(UserError, match=r"no parts to merge: \S*other.shards does not exist"):
         merge(tmp_path / "other")
+
+
+def test_a_merge_out_that_is_a_part_names_the_merge_of_its_folder(parts, tmp_path, capsys):
+    """`data merge --out OUT.shards/I-of-N` said "no parts to merge" and told the user to prepare every part
+    into that part; it names `data merge --out OUT`, which merges."""
+    part = tmp_path / "merged.shards" / "00000-of-00002"
+    before = snapshot(tmp_path)
+    code, err = cli(["data", "merge", "--out", part], capsys)
+    assert_one_line(
+        code, err, rf"--out {re.escape(str(part))} is part 0/2 of a sharded prepare into \S*merged,"
+    )
+    assert err.strip().endswith(f"run `encoderlab data merge --out {parts}`"), err
+    assert_printed_as_documented("merge-out-is-a-part", err, tmp_path)
+    assert snapshot(tmp_path) == before
+    assert merge(parts) == parts

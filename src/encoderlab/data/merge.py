@@ -48,6 +48,7 @@ def _parts(out: Path) -> list[Path]:
     folder = out.with_name(out.name + ".shards")
     run = f"run `encoderlab data prepare --shard I/N --out {out}` for every I"
     if not folder.is_dir():
+        _refuse_a_part_as_out(out)
         # a file there was said not to exist
         state = "is not a folder" if folder.exists() or folder.is_symlink() else "does not exist"
         raise UserError(f"no parts to merge: {folder} {state}; {run}")
@@ -65,6 +66,23 @@ def _parts(out: Path) -> list[Path]:
             f"{folder} lacks {len(missing)} of {n} parts{state}, first --shard {missing[0]}/{n}; {run}, then merge"
         )
     return [found[f"{i:05d}-of-{n:05d}"] for i in range(n)]
+
+
+def _refuse_a_part_as_out(out: Path) -> None:
+    """`--out OUT.shards/I-of-N`, a part given for the folder to merge into, was told to prepare every part
+    into that part (`--shard I/N --out OUT.shards/I-of-N`); it names the merge's own --out."""
+    try:
+        shard = read_meta(out).get("shard") if (out / "meta.json").is_file() else None
+    except UserError:  # not prepared data: the missing parts are the line to say
+        return
+    parts = out.absolute().parent
+    if isinstance(shard, dict) and parts.name.endswith(".shards"):
+        base = out.parent if out.parent.name == parts.name else parts  # `--out I-of-N` from inside: absolute
+        merged = base.with_name(parts.name.removesuffix(".shards"))
+        raise UserError(
+            f"--out {out} is part {shard.get('index')}/{shard.get('count')} of a sharded prepare into {merged}, "
+            f"not the folder to merge into; run `encoderlab data merge --out {merged}`"
+        )
 
 
 def _part_problem(meta: dict) -> str | None:
