@@ -7,6 +7,7 @@ was refused as if it were new, though nothing had changed."""
 from __future__ import annotations
 
 import builtins
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -93,3 +94,28 @@ def test_a_skipped_file_that_is_gone_is_a_change(tmp_path, tokenizer_dir, monkey
         out = prepare(cfg, tmp_path / "o", **RUN)
     (src / "part1.jsonl").unlink()
     assert "part1.jsonl is no longer in" in source_change(read_meta(out))
+
+
+def test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_nothing(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """`--val-fraction 0.999` on a small corpus put every document in val: the folder was written with an
+    empty train split, which `pretrain` and `data inspect` then refused as "fewer than one row"."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(20))
+    before = snapshot(tmp_path)
+    argv = ["data", "prepare", "--source", corpus, "--tokenizer", tokenizer_dir, "--decontaminate", "none",
+            "--workers", "1", "--out", tmp_path / "o"]  # fmt: skip
+    code, err = cli([*argv, "--val-fraction", "0.999"], capsys)
+    last = err.strip().splitlines()[-1]  # after the progress bar's lines
+    assert code == 2 and re.fullmatch(
+        r"encoderlab: error: --val-fraction 0.999 held out every one of the 20 documents, leaving no train split; "
+        r"prepare with a smaller --val-fraction \(e.g. 0.01\) or more text",
+        last,
+    ), err
+    assert_printed_as_documented("val-fraction-holds-out-everything", last, tmp_path)
+    assert snapshot(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
+    assert cli(argv, capsys)[0] == 0 and read_meta(tmp_path / "o")["splits"]["train"]["docs"] > 0

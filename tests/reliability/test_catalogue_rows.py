@@ -132,6 +132,7 @@ NAMED = {
     "decontaminate-text-field-missing": "tests.data.test_decontaminate::test_an_evaluation_file_without_the_text_field_names_a_fix_that_works",
     "decontaminate-set-without-text": "tests.data.test_decontaminate::test_an_evaluation_file_without_text_is_refused_before_anything_is_written",
     "merge-out-is-a-part": "tests.data.test_merge_refusals::test_a_merge_out_that_is_a_part_names_the_merge_of_its_folder",
+    "val-fraction-holds-out-everything": "tests.data.test_prepare_skipped::test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_nothing",
     "ngram-past-any-text": "tests.data.test_decontaminate::test_an_ngram_past_any_evaluation_text_is_refused_before_anything_is_written",
     "resume-on-data-prepared-again": "tests.reliability.test_hostile_resume_data::test_resume_on_data_prepared_again_from_other_text_is_refused",
     "resume-on-a-tokenizer-of-another-size": "tests.reliability.test_hostile_resume_data::test_resume_on_data_prepared_again_with_a_tokenizer_of_another_size_names_the_tokenizer",

@@ -413,10 +413,15 @@ def _checkpoint(
     write_json_atomic(tmp / PROGRESS, {**state, "splits": splits, "chain": chain.hex()})
 
 
-def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally) -> None:
+def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally, kept: int) -> None:
     from encoderlab.data.mixing import empty_corpus
 
     (tmp / PROGRESS).unlink(missing_ok=True)  # a refused corpus leaves nothing behind
+    if kept:  # was written, with an empty train split that pretrain then refused as too short
+        raise UserError(
+            f"--val-fraction {cfg.val_fraction} held out every one of the {kept} documents, leaving no train "
+            "split; prepare with a smaller --val-fraction (e.g. 0.01) or more text"
+        )
     removed = tally.removed
     why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
     raise empty_corpus(cfg.sources, why)
@@ -466,8 +471,9 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
     finally:
         bar.close()
         docs.close()
-    if kept == 0 and job.shard is None:
-        _refuse_empty(tmp, cfg, tally)
+    # no train document: an empty corpus, or a --val-fraction that held out every document
+    if job.shard is None and not writers["train"].n_docs:
+        _refuse_empty(tmp, cfg, tally, kept)
     splits = {s: w.finish() for s, w in writers.items()}
     files = {s: w.files() for s, w in writers.items()}
     meta = _meta(job, splits, stats, tally, bos, eos, resumed_after, time.perf_counter() - start, fast)
