@@ -341,3 +341,43 @@ def test_training_on_one_part_of_an_unmerged_prepare_is_refused_naming_data_merg
         rf"{tmp_path / 'd'}$"
     )  # fmt: skip
     assert not (tmp_path / "run").exists()
+
+
+def test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before_writing(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """A part holds every document in train (merge draws the split), so a sharded prepare with
+    `--val-fraction 0.999` on a few documents was merged into a folder with an empty train split, which
+    `pretrain` and `data inspect` then refused as too short for --seq-len."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    for k in range(2):
+        write_jsonl(tmp_path / "src" / f"{k}.jsonl", corpus_records(20, prefix=f"f{k}-"))
+    cfg = PrepareConfig(
+        sources=(SourceConfig(location=str(tmp_path / "src")),),
+        tokenizer=str(tokenizer_dir),
+        decontaminate=(),
+        val_fraction=0.999,
+    )
+    parts = [prepare(cfg, tmp_path / "d", shard=Shard(i, 2), **RUN) for i in range(2)]
+    docs = sum(read_meta(p)["splits"]["train"]["docs"] for p in parts)
+    code, err = cli(["data", "merge", "--out", tmp_path / "d"], capsys)
+    assert_one_line(
+        code, err, rf"--val-fraction 0.999 held out every one of the {docs} documents, leaving no train split; "
+        r"prepare with a smaller --val-fraction \(e.g. 0.01\) or more text$"
+    )  # fmt: skip
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.shards", "src"]
+    assert all(p.is_dir() for p in parts)  # the parts are kept: only the split is redrawn
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.01, 0.13, 0.5, 0.97, 0.999])
+def test_the_held_out_count_merge_checks_is_what_the_split_holds_out(fraction):
+    """`data merge` counts the held-out documents without drawing the split (a corpus of billions of
+    documents would need an array of them); the count must be the rule's, at every size."""
+    from encoderlab.data.holdout import held_out_count
+    from encoderlab.data.packed import val_mask
+
+    for n in range(1, 400):
+        assert held_out_count(n, fraction) == int(val_mask(0, n, fraction).sum()), n

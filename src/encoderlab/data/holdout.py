@@ -25,11 +25,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from encoderlab.errors import UserError
+
 
 def held_out_at(positions: np.ndarray, fraction: float) -> np.ndarray:
     """Whether the documents at `positions` are held out (the rule of the module docstring)."""
     i = np.asarray(positions, dtype=np.float64)
     return np.floor((i + 1) * fraction + 0.5) > np.floor(i * fraction + 0.5)
+
+
+def held_out_count(n: int, fraction: float) -> int:
+    """How many of the documents at positions 0..n-1 the rule holds out (round(n f), without an array)."""
+    return int(np.floor(n * fraction + 0.5))
+
+
+def holds_out_everything(val_fraction: float, docs: int) -> UserError:
+    """The refusal of a --val-fraction that held out all `docs` documents (`data prepare`, and `data merge`,
+    which draws the split of a sharded prepare)."""
+    return UserError(
+        f"--val-fraction {val_fraction} held out every one of the {docs} documents, leaving no train "
+        "split; prepare with a smaller --val-fraction (e.g. 0.01) or more text"
+    )
 
 
 def repeats_documents(stop: str, n_sources: int) -> bool:

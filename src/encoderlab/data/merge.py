@@ -28,6 +28,7 @@ import numpy as np
 
 from encoderlab.atomic import json_text, replace_folder
 from encoderlab.data.freshness import as_read, held_commit, held_revisions, identity_as_read, source_change
+from encoderlab.data.holdout import held_out_count, holds_out_everything
 from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
@@ -249,6 +250,11 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     parts = _parts(out)
     metas = [read_meta(p) for p in parts]
     recipe = _check_parts(parts, metas)
+    # parts hold every document in train; the split drawn here must leave one there (was merged with an
+    # empty train split, which pretrain then refused as too short), checked before anything is written
+    docs = sum(meta["splits"]["train"]["docs"] for meta in metas)
+    if docs and held_out_count(docs, recipe["val_fraction"]) >= docs:
+        raise holds_out_everything(recipe["val_fraction"], docs)
     if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
         out.parent.mkdir(parents=True, exist_ok=True)
         with folder_lock(out.with_name(out.name + ".lock"), "data merge", use=out, other_out=False):

@@ -66,7 +66,7 @@ from encoderlab.data import encode, freshness
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
-from encoderlab.data.holdout import repeats_documents, split_per_source
+from encoderlab.data.holdout import holds_out_everything, repeats_documents, split_per_source
 from encoderlab.data.mixing import check_disjoint, check_first_documents, check_seed, mix_documents
 from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's API)
     FORMAT,
@@ -418,10 +418,7 @@ def _refuse_empty(tmp: Path, cfg: PrepareConfig, tally: Tally, kept: int) -> Non
 
     (tmp / PROGRESS).unlink(missing_ok=True)  # a refused corpus leaves nothing behind
     if kept:  # was written, with an empty train split that pretrain then refused as too short
-        raise UserError(
-            f"--val-fraction {cfg.val_fraction} held out every one of the {kept} documents, leaving no train "
-            "split; prepare with a smaller --val-fraction (e.g. 0.01) or more text"
-        )
+        raise holds_out_everything(cfg.val_fraction, kept)
     removed = tally.removed
     why = " after decontamination removed every document" if removed["id"] + removed["ngram"] else ""
     raise empty_corpus(cfg.sources, why)
