@@ -173,6 +173,27 @@ def test_bad_locations_are_one_line(tmp_path):
         _texts(SourceConfig(location=str(src), text_field="body"))
 
 
+def test_a_folder_whose_jsonl_lacks_the_text_field_names_the_folder_in_its_fix(tmp_path):
+    """The fix named the one file (`--source 'DIR/b.jsonl#text_field=body'`): following it read that file
+    alone and dropped the folder's .txt file, silently."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("from the txt file\n")
+    write_jsonl(tmp_path / "d" / "b.jsonl", [{"id": "1", "body": "from the jsonl file"}])
+    folder, file = tmp_path / "d", tmp_path / "d" / "b.jsonl"
+    with pytest.raises(UserError) as err:
+        _texts(SourceConfig(location=str(folder)))
+    fix = str(err.value).partition("; ")[2]
+    assert fix.startswith(f"name the text field in the source, e.g. --source '{folder}#text_field=body' "), (
+        fix
+    )
+    assert f"--source '{file}#text_field=body' would read that file alone" in fix
+    assert "\n" not in str(err.value)
+    assert sorted(_texts(SourceConfig(location=str(folder), text_field="body"))) == [
+        "from the jsonl file",
+        "from the txt file",
+    ]  # following the fix keeps the folder's other file
+
+
 def test_hub_dataset_offline_fails_fast(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     start = time.perf_counter()

@@ -62,12 +62,21 @@ class MissingTextField(UserError):
         self.problem, self.path, self.guess = problem, path, guess
 
 
-def _no_field(message: str, where: Path | str, field: str, present: list[str]) -> _Bad:
+def _no_field(message: str, where: Path | str, field: str, present: list[str], source: str) -> _Bad:
     """A text field that is not there, with its fix: name the field that is, in the source spec (with and
-    without `--on-error skip`)."""
+    without `--on-error skip`). For a folder or glob `source` the fix names it, not the file: a source of
+    that one file would leave out the others (a folder mixing .txt and .jsonl files lost its .txt files)."""
+    from encoderlab.data.sources import GLOB_CHARS  # sources reads files through this module
+
     location = str(where).rsplit(":", 1)[0] if str(where).rpartition(":")[2].isdigit() else str(where)
     guess = present[0] if present else "FIELD"
-    name = f"name the text field in the source, e.g. --source '{location}#text_field={guess}'"
+    if not (Path(source).is_dir() or GLOB_CHARS & set(source)):  # the file itself (or an asset)
+        name = f"name the text field in the source, e.g. --source '{location}#text_field={guess}'"
+    else:  # its .txt files have no fields and ignore it: the folder's every file is still read
+        name = (
+            f"name the text field in the source, e.g. --source '{source}#text_field={guess}' (the field of every "
+            f"JSONL and parquet file it holds; --source '{location}#text_field={guess}' would read that file alone)"
+        )
     return _Bad(
         message,
         f"{name} (or fix the record, or pass --on-error skip if only some records lack '{field}')",
@@ -138,12 +147,14 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
         ) from None
 
 
-def _field(record: dict, key: str, where: str) -> str:
+def _field(record: dict, key: str, where: str, source: str) -> str:
     value = record.get(key)
     if key not in record:
         # the longest string value is the likeliest text (an id or a label is short)
         strings = sorted((k for k, v in record.items() if isinstance(v, str)), key=lambda k: -len(record[k]))
-        raise _no_field(f"{where} has no field '{key}' (fields: {', '.join(record)})", where, key, strings)
+        raise _no_field(
+            f"{where} has no field '{key}' (fields: {', '.join(record)})", where, key, strings, source
+        )
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
     if not isinstance(value, str):
@@ -188,7 +199,7 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
                     raise _Bad(f"{where} is not valid JSON ({exc.msg})") from None
                 if not isinstance(record, dict):
                     raise _Bad(f"{where} is a JSON {type(record).__name__}, not an object")
-                text = _field(record, cfg.text_field, where)
+                text = _field(record, cfg.text_field, where, cfg.location)
                 if b"\\u" in raw:  # only an escape can hold a lone surrogate
                     _check_surrogates(text, f"{where} field '{cfg.text_field}'")
             except _Bad as exc:
@@ -275,8 +286,9 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
                 path,
                 cfg.text_field,
                 names,
+                cfg.location,
             )
-        _check_text_column(pf.schema_arrow, cfg.text_field, path)
+        _check_text_column(pf.schema_arrow, cfg.text_field, path, cfg.location)
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
         row = 0
         for batch in pf.iter_batches(batch_size=1024, columns=columns):
@@ -294,7 +306,7 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         _handle(exc, on_error, stats)
 
 
-def _check_text_column(schema, name: str, path: Path) -> None:
+def _check_text_column(schema, name: str, path: Path, source: str) -> None:
     """Refuse a text column that does not hold strings: a struct or a list was read as its Python
     repr ("{'a': 'x'}"), a number as its digits, where JSON lines refuse a non-string field."""
     import pyarrow as pa
@@ -304,7 +316,7 @@ def _check_text_column(schema, name: str, path: Path) -> None:
     if pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view":
         return
     strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    raise _no_field(f"{path} has no string column '{name}' ({name} is {kind})", path, name, strings)
+    raise _no_field(f"{path} has no string column '{name}' ({name} is {kind})", path, name, strings, source)
 
 
 def file_record(path: Path) -> dict:
