@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -76,14 +77,16 @@ def test_two_workers_then_merge_give_the_bytes_of_one_worker(fineweb, tmp_path, 
     assert {p.name: p.stat().st_mtime_ns for p in out.iterdir()} == before
 
 
-def test_local_files_shard_too_and_a_worker_without_files_writes_an_empty_part(tmp_path, tokenizer_dir):  # noqa: F811
+def _two_files(tmp_path: Path, tokenizer: Path, **options) -> PrepareConfig:
+    """A source folder of two 20-document JSONL files, prepared with `tokenizer` and `options`."""
     for k in range(2):
         write_jsonl(tmp_path / "src" / f"{k}.jsonl", corpus_records(20, prefix=f"f{k}-"))
-    cfg = PrepareConfig(
-        sources=(SourceConfig(location=str(tmp_path / "src")),),
-        tokenizer=str(tokenizer_dir),
-        decontaminate=(),
-    )
+    source = (SourceConfig(location=str(tmp_path / "src")),)
+    return PrepareConfig(sources=source, tokenizer=str(tokenizer), decontaminate=(), **options)
+
+
+def test_local_files_shard_too_and_a_worker_without_files_writes_an_empty_part(tmp_path, tokenizer_dir):  # noqa: F811
+    cfg = _two_files(tmp_path, tokenizer_dir)
     one = prepare(cfg, tmp_path / "one", **RUN)
     parts = [prepare(cfg, tmp_path / "three", shard=Shard(i, 3), **RUN) for i in range(3)]
     assert read_meta(parts[0])["splits"]["train"]["docs"] == 0  # 2 files over 3 workers
@@ -353,14 +356,7 @@ def test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before
     `pretrain` and `data inspect` then refused as too short for --seq-len."""
     from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
-    for k in range(2):
-        write_jsonl(tmp_path / "src" / f"{k}.jsonl", corpus_records(20, prefix=f"f{k}-"))
-    cfg = PrepareConfig(
-        sources=(SourceConfig(location=str(tmp_path / "src")),),
-        tokenizer=str(tokenizer_dir),
-        decontaminate=(),
-        val_fraction=0.999,
-    )
+    cfg = _two_files(tmp_path, tokenizer_dir, val_fraction=0.999)
     parts = [prepare(cfg, tmp_path / "d", shard=Shard(i, 2), **RUN) for i in range(2)]
     docs = sum(read_meta(p)["splits"]["train"]["docs"] for p in parts)
     code, err = cli(["data", "merge", "--out", tmp_path / "d"], capsys)

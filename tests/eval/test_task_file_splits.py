@@ -125,9 +125,11 @@ def _quiet_cli(argv: list, capsys) -> tuple[int, str]:
             datasets.enable_progress_bars()
 
 
-def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path, capsys, monkeypatch):
-    """Was: the fraction ignored without a word, the hub's validation split read (a local validation
-    file beside a fraction is refused the same way); with `validation: null` the fraction cuts."""
+def _refused_sst2_task(
+    tmp_path: Path, capsys, monkeypatch, name: str, data: dict, line: str, row: str
+) -> None:
+    """`eval` of an SST-2 task file `name` with `data` over the GLUE hub fixture is refused in one line matching
+    `line`, as errors.md row `row` documents, and writes no --out."""
     from tests.eval import hub_fixtures as hub
     from tests.eval.fixtures import model_folder
     from tests.reliability.errors_doc import assert_printed_as_documented
@@ -135,14 +137,29 @@ def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path
 
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
     hub.glue(tmp_path / "hub")
-    data = {"hub": "nyu-mll/glue", "config": "sst2", "validation_fraction": 0.2}
     spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
-    file = _spec(tmp_path, "task_hub_fraction.yaml", **spec, data=data)
+    file = _spec(tmp_path, name, **spec, data=data)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
     code, err = _quiet_cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
-    assert_one_line(code, err, r"data.validation_fraction cuts validation from train, but nyu-mll/glue")
-    assert_printed_as_documented("task-file-hub-validation-and-validation-fraction", err, tmp_path)
+    assert_one_line(code, err, line)
+    assert_printed_as_documented(row, err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+def test_a_validation_fraction_beside_a_hub_validation_split_is_refused(tmp_path, capsys, monkeypatch):
+    """Was: the fraction ignored without a word, the hub's validation split read (a local validation
+    file beside a fraction is refused the same way); with `validation: null` the fraction cuts."""
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "validation_fraction": 0.2}
+    _refused_sst2_task(
+        tmp_path,
+        capsys,
+        monkeypatch,
+        "task_hub_fraction.yaml",
+        data,
+        r"data.validation_fraction cuts validation from train, but nyu-mll/glue",
+        "task-file-hub-validation-and-validation-fraction",
+    )
+    spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
     splits = {"test": "validation", "validation": None}
     cut = _spec(tmp_path, **spec, data={**data, "splits": splits})
     _, loaded = load_task(task_from_file(cut))
@@ -200,21 +217,16 @@ def test_a_hub_split_of_hidden_labels_is_refused_where_it_plays(tmp_path, capsys
 def test_a_hub_test_split_mapped_beside_a_test_fraction_is_refused(tmp_path, capsys, monkeypatch):
     """Was: `splits: {test: validation}` ignored without a word when data.test_fraction cut test from
     train (a local data.test beside a test_fraction was one line already)."""
-    from tests.eval import hub_fixtures as hub
-    from tests.eval.fixtures import model_folder
-    from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line
-
-    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "hub"))
-    hub.glue(tmp_path / "hub")
     data = {"hub": "nyu-mll/glue", "config": "sst2", "test_fraction": 0.25, "splits": {"test": "validation"}}
-    spec = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
-    file = _spec(tmp_path, "task_hub_test_fraction.yaml", **spec, data=data)
-    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", file, "--hub-data", tmp_path / "hub"]
-    code, err = _quiet_cli([*argv, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "e"], capsys)
-    assert_one_line(code, err, r"data.splits.test and data.test_fraction both give the test split; keep one")
-    assert_printed_as_documented("task-file-hub-test-and-test-fraction", err, tmp_path)
-    assert not (tmp_path / "e").exists()
+    _refused_sst2_task(
+        tmp_path,
+        capsys,
+        monkeypatch,
+        "task_hub_test_fraction.yaml",
+        data,
+        r"data.splits.test and data.test_fraction both give the test split; keep one",
+        "task-file-hub-test-and-test-fraction",
+    )
 
 
 def test_hub_fields_beside_local_files_are_refused(tmp_path, capsys):
