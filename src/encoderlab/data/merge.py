@@ -32,6 +32,7 @@ from encoderlab.data.holdout import held_out_count, holds_out_everything
 from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
 from encoderlab.data.prepare import KIND, check_target
+from encoderlab.data.shard import merged_folder
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_named, create_output
@@ -76,10 +77,7 @@ def _refuse_a_part_as_out(out: Path) -> None:
         shard = read_meta(out).get("shard") if (out / "meta.json").is_file() else None
     except UserError:  # not prepared data: the missing parts are the line to say
         return
-    parts = out.absolute().parent
-    if isinstance(shard, dict) and parts.name.endswith(".shards"):
-        base = out.parent if out.parent.name == parts.name else parts  # `--out I-of-N` from inside: absolute
-        merged = base.with_name(parts.name.removesuffix(".shards"))
+    if isinstance(shard, dict) and (merged := merged_folder(out)) is not None:
         raise UserError(
             f"--out {out} is part {shard.get('index')}/{shard.get('count')} of a sharded prepare into {merged}, "
             f"not the folder to merge into; run `encoderlab data merge --out {merged}`"
@@ -242,9 +240,8 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     """Merge the parts of a sharded prepare into `out` (see the module docstring); returns `out`."""
     out = Path(out)
     check_named(out)
-    if (
-        held := _merged_without_parts(out)
-    ) is not None:  # a rerun after --delete-parts: was "no parts to merge"
+    # a rerun after --delete-parts: was "no parts to merge"
+    if (held := _merged_without_parts(out)) is not None:
         log.info("%s already holds the merge of %d parts, deleted since; nothing to do", out, held)
         return out
     parts = _parts(out)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from encoderlab.errors import UserError
 
@@ -85,3 +86,14 @@ def parse_shard(text: str | None, env: Mapping[str, str] | None = None) -> Shard
     if not (slash and index.strip().isdigit() and count.strip().isdigit()):
         raise UserError(f"--shard {text!r} is not I/N (e.g. 0/8) or auto")
     return Shard(int(index), int(count))
+
+
+def merged_folder(part: Path) -> Path | None:
+    """The folder a part of a sharded prepare (`OUT.shards/I-of-N`, `prepare.shard_dir`) is merged into: OUT,
+    relative where `part` names its parts folder, else absolute (`--out I-of-N` given from inside it);
+    None for a folder that lies in no `.shards` folder."""
+    parts = Path(part).absolute().parent
+    if not parts.name.endswith(".shards"):
+        return None
+    base = Path(part).parent if Path(part).parent.name == parts.name else parts
+    return base.with_name(parts.name.removesuffix(".shards"))

@@ -49,12 +49,12 @@ def _refuse_part(path: Path) -> None:
     """A part of a sharded prepare (`OUT.shards/I-of-N`, its meta.json records the shard) holds one worker's
     slice of the files, every document in train and no val split; trained on, it was accepted silently."""
     from encoderlab.data.packed import read_meta
+    from encoderlab.data.shard import merged_folder
 
     shard = read_meta(path).get("shard")
     if not isinstance(shard, dict):
         return
-    parts = path.absolute().parent
-    out = parts.with_name(parts.name.removesuffix(".shards")) if parts.name.endswith(".shards") else "OUT"
+    out = merged_folder(path) or "OUT"
     raise UserError(
         f"data.path {path} is part {shard.get('index')}/{shard.get('count')} of a sharded prepare (one worker's "
         f"slice of the files, no val split); run `encoderlab data merge --out {out}` once every part is "
