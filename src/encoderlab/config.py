@@ -375,9 +375,8 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
         raise UserError(f"{what} {path} does not exist") from None
     except IsADirectoryError:
         raise UserError(f"{what} {path} is a folder; pass the YAML file") from None
-    except (
-        UnicodeDecodeError
-    ) as exc:  # was "is not valid YAML (...codec...); fix the syntax": no syntax to fix
+    except UnicodeDecodeError as exc:
+        # was "is not valid YAML (...codec...); fix the syntax": no syntax to fix
         said, utf16 = not_utf8(exc)
         raise UserError(f"{what} {path} {said}; {save_as_utf8(path, utf16)}") from None
     except yaml.YAMLError as exc:

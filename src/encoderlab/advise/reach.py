@@ -31,21 +31,15 @@ def reach_warnings(
     lo = min(float(f.rungs.compute.min()) for f in fits)
     hi = max(float(f.rungs.compute.max()) for f in fits)
     curves = all(f.fits is not None for f in fits)
-    if (
-        whole := _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves, backtested)
-    ) is not None:
+    whole = _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves, backtested)
+    if whole is not None:
         return (whole,)
     out = []
     for f in (f for f in fits if f.fits is not None):
         name, own = f.schedule.name, f.rungs.compute
+        span = f"{name}'s rungs span"
         why = _beyond(
-            target_compute,
-            float(own.min()),
-            float(own.max()),
-            f"{name}'s",
-            f"{name}'s rungs span",
-            True,
-            backtested,
+            target_compute, float(own.min()), float(own.max()), f"{name}'s", span, backtested=backtested
         )
         out += [why] if why is not None else []
     return tuple(out)

@@ -137,10 +137,8 @@ def _check_twin(pairs: dict, named: dict[str, str]) -> None:
 
     if "B'" not in pairs:
         return
-    twin, fix = (
-        named["B'"],
-        "give B's seed twin (the same recipe trained with another seed), or leave --baseline out",
-    )
+    twin = named["B'"]
+    fix = "give B's seed twin (the same recipe trained with another seed), or leave --baseline out"
     prints = {name: fingerprint(*pairs[name]) for name in ("A", "B", "B'")}
     if prints["B'"] == prints["B"]:
         raise UserError(

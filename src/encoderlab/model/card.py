@@ -245,12 +245,8 @@ def _transplant(folder: Path) -> list[str]:
     try:
         record = jsonlines.loads(path.read_text())
         parts = f": {record['description']} from `{record['sources']['a']}`, the rest from `{record['sources']['b']}`"
-    except (
-        OSError,
-        ValueError,
-        TypeError,
-        KeyError,
-    ):  # an edited record: the file is still the place to look
+    except (OSError, ValueError, TypeError, KeyError):
+        # an edited record: the file is still the place to look
         parts = ""
     return [
         "",
