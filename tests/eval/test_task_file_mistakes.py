@@ -210,6 +210,38 @@ def test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels(t
     assert task.options.labels == ("negative", "positive", "positive ")
 
 
+@pytest.mark.parametrize(
+    ("written", "differ", "fix"),
+    [
+        ("Positive", "in case", "write the class in one case in the data"),
+        ("Positive ", "in case and in spaces at their ends", "write the class one way in the data"),
+    ],
+)
+def test_label_names_that_differ_only_in_case_are_refused_without_labels(tmp_path, written, differ, fix):
+    # was: a hand-edited CSV's `Positive` beside `positive` became a third class, trained and scored as
+    # such, without a word
+    spec = _sentiment_files(tmp_path)  # polarity: negative / positive
+    train = tmp_path / "train.csv"
+    lines = train.read_text().splitlines()
+    row = next(i for i, line in enumerate(lines) if line.endswith(",positive"))
+    lines[row] = lines[row].removesuffix("positive") + written
+    train.write_text("\n".join(lines) + "\n")
+    path = write_task_file(tmp_path, name="cased", **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    names = f"(positive|{re.escape(written)})"
+    assert re.fullmatch(
+        rf"task file {re.escape(str(path))}: the label column 'polarity' holds '{names}' \(train split, line "
+        rf"\d+ of train\.csv\) and '{names}' \(train split, line \d+ of train\.csv\), which differ only "
+        rf"{differ}, so each would be a class of its own; {fix}, or name the classes in `labels:`",
+        str(err.value),
+    ), str(err.value)
+    assert f"'{written}' (train split, line {row + 1} of train.csv)" in str(err.value)
+    spec["labels"] = ["negative", "positive", written]  # named: the user's own three classes
+    task = load_task_files([str(write_task_file(tmp_path, name="cased", **spec))])[0]
+    assert task.options.labels == ("negative", "positive", written)
+
+
 def test_labels_under_options_are_refused_not_replaced_by_the_datas(tmp_path):
     # was: `options: {labels: [positive, negative]}` accepted (`labels` is a field of the family's
     # options), then replaced by the labels read from train, sorted: the order the user gave was lost

@@ -9,7 +9,7 @@ cell that does not fit (empty, a list where one label is expected, one label whe
 target that is not a number, a tc row without words or with an empty word) is one line naming the problem and the fix: `str()` would have made it
 a class of its own, called 'None' or "['a', 'b']". So is a class column of fractional numbers (e.g.
 similarity scores), which would have become one class per distinct value, and, without `labels:`, one
-of two names that differ only in spaces at their ends (`good`, `good `).
+of two names that differ only in spaces at their ends (`good`, `good `) or in case (`Good`, `good`).
 """
 
 from __future__ import annotations
@@ -129,18 +129,33 @@ def _one_form(values: list[tuple], column: str, where: str, at: At) -> None:
 
 def _one_spelling(values: list[tuple], column: str, where: str, at: At) -> None:
     """Refuse a label column without `labels:` holding two names that differ only in spaces at their
-    ends (`good` beside `good `, as a hand-edited CSV has them: its cells are read as written): each
-    became a class of its own, so a two-class task was trained and scored as three."""
+    ends (`good` beside `good `, as a hand-edited CSV has them: its cells are read as written) or only in
+    case (`Positive` beside `positive`, two annotators' spellings): each became a class of its own, so a
+    two-class task was trained and scored as three. Case is compared casefolded, as `str.casefold` does."""
     first: dict[str, tuple] = {}
     for value in values:
         name = label_name(value[0])
-        other = first.setdefault(name.strip(), value)
+        other = first.setdefault(name.strip().casefold(), value)
         if label_name(other[0]) != name:
             raise UserError(
                 f"{where}: the label column {column!r} holds {_named(other[0])} ({at(other[1])}) and "
-                f"{_named(value[0])} ({at(value[1])}), which differ only in spaces at their ends, so each would be "
-                "a class of its own; remove the spaces from the data, or name the classes in `labels:`"
+                f"{_named(value[0])} ({at(value[1])}), {_spelling_fix(label_name(other[0]), name)}"
             )
+
+
+def _spelling_fix(a: str, b: str) -> str:
+    """How two names of one class differ (in end spaces, in case, or both), and the fix for the data."""
+    case, spaces = a.strip() != b.strip(), a.casefold() != b.casefold()  # equal once stripped and casefolded
+    if not case:
+        differ, fix = "in spaces at their ends", "remove the spaces from the data"
+    elif not spaces:
+        differ, fix = "in case", "write the class in one case in the data"
+    else:
+        differ, fix = "in case and in spaces at their ends", "write the class one way in the data"
+    return (
+        f"which differ only {differ}, so each would be a class of its own; {fix}, or name the classes in "
+        "`labels:`"
+    )
 
 
 def _numeric(value) -> bool:
