@@ -4,6 +4,8 @@ give the bytes of one worker; every document exactly once; missing or mixed part
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -361,11 +363,17 @@ def test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before
     docs = sum(read_meta(p)["splits"]["train"]["docs"] for p in parts)
     code, err = cli(["data", "merge", "--out", tmp_path / "d"], capsys)
     assert_one_line(
-        code, err, rf"--val-fraction 0.999 held out every one of the {docs} documents, leaving no train split; "
-        r"prepare with a smaller --val-fraction \(e.g. 0.01\) or more text$"
+        code, err, rf"the parts in {re.escape(str(tmp_path / 'd.shards'))} were prepared with --val-fraction 0.999, which holds out "
+        rf"every one of their {docs} documents, leaving no train split; delete {re.escape(str(tmp_path / 'd.shards'))} and prepare "
+        r"the parts again with a smaller --val-fraction \(e.g. 0.01\) or more text, then run data merge again$"
     )  # fmt: skip
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.shards", "src"]
     assert all(p.is_dir() for p in parts)  # the parts are kept: only the split is redrawn
+    shutil.rmtree(tmp_path / "d.shards")  # the fix, followed
+    for i in range(2):
+        prepare(replace(cfg, val_fraction=0.01), tmp_path / "d", shard=Shard(i, 2), **RUN)
+    code, _ = cli(["data", "merge", "--out", tmp_path / "d"], capsys)
+    assert code == 0 and read_meta(tmp_path / "d")["splits"]["train"]["docs"] > 0
 
 
 @pytest.mark.parametrize("fraction", [0.0, 0.01, 0.13, 0.5, 0.97, 0.999])

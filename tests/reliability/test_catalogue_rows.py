@@ -53,6 +53,7 @@ NAMED = {
     "task-file-labels-under-options": "tests.eval.test_task_file_mistakes::test_labels_under_options_are_refused_not_replaced_by_the_datas",
     "task-file-template-under-options": "tests.eval.test_task_file_mistakes::test_a_template_under_options_is_refused_and_options_list_neither_as_valid",
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",
+    "merge-val-fraction-holds-out-everything": "tests.data.test_merge::test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before_writing",
     "task-file-label-case": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_case_are_refused_without_labels",
     "task-file-path-from-working-directory": "tests.eval.test_task_file_paths::test_a_task_files_data_path_written_from_the_working_directory_names_the_rule_and_the_path",
     "eval-results-score-not-a-number": "tests.eval.test_non_finite_scores::test_a_non_finite_score_is_refused_naming_the_file_line_and_fix",

@@ -23,6 +23,8 @@ that only happens for mixtures that repeat.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from encoderlab.errors import UserError
@@ -39,12 +41,20 @@ def held_out_count(n: int, fraction: float) -> int:
     return int(np.floor(n * fraction + 0.5))
 
 
-def holds_out_everything(val_fraction: float, docs: int) -> UserError:
-    """The refusal of a --val-fraction that held out all `docs` documents (`data prepare`, and `data merge`,
-    which draws the split of a sharded prepare)."""
+def holds_out_everything(val_fraction: float, docs: int, shards: Path | None = None) -> UserError:
+    """The refusal of a --val-fraction that held out all `docs` documents: `data prepare`'s, or, with
+    `shards` (the OUT.shards folder of a sharded prepare), `data merge`'s, which draws the split with the
+    fraction its parts were prepared with and takes none itself: its fix is to prepare the parts again
+    (a part prepared with another fraction is refused as prepared differently, hence the deletion)."""
+    if shards is None:
+        return UserError(
+            f"--val-fraction {val_fraction} held out every one of the {docs} documents, leaving no train "
+            "split; prepare with a smaller --val-fraction (e.g. 0.01) or more text"
+        )
     return UserError(
-        f"--val-fraction {val_fraction} held out every one of the {docs} documents, leaving no train "
-        "split; prepare with a smaller --val-fraction (e.g. 0.01) or more text"
+        f"the parts in {shards} were prepared with --val-fraction {val_fraction}, which holds out every one of "
+        f"their {docs} documents, leaving no train split; delete {shards} and prepare the parts again with a "
+        "smaller --val-fraction (e.g. 0.01) or more text, then run data merge again"
     )
 
 

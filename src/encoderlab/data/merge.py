@@ -251,7 +251,7 @@ def merge(out: Path, *, delete_parts: bool = False) -> Path:
     # empty train split, which pretrain then refused as too short), checked before anything is written
     docs = sum(meta["splits"]["train"]["docs"] for meta in metas)
     if docs and held_out_count(docs, recipe["val_fraction"]) >= docs:
-        raise holds_out_everything(recipe["val_fraction"], docs)
+        raise holds_out_everything(recipe["val_fraction"], docs, parts[0].parent)
     if not check_target(out, recipe, sources=[parts[0].parent], merging=True):
         out.parent.mkdir(parents=True, exist_ok=True)
         with folder_lock(out.with_name(out.name + ".lock"), "data merge", use=out, other_out=False):
