@@ -108,10 +108,12 @@ def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:
     (copies of the files beside them: each document trained on twice, and maybe held out once) as the
     user's files. And `rglob` (before Python 3.13) does not enter a symlinked folder, so a corpus folder
     linking its data from shared storage lost those files without a word, where `glob.glob('**')`
-    reads them. Each real folder is walked once (a link back up, `sub/up -> ..`, ends there); one that
-    cannot be listed is left out, as `rglob` leaves it."""
+    reads them. Each real folder is walked once (a link back up, `sub/up -> ..`, ends there). A folder
+    that cannot be listed (permission denied) is one line naming it (`_listed`): `rglob` leaves it out,
+    and so did this, so a corpus lost that folder's files without a word. Trade-off: a corpus folder
+    at a disk's root refuses its root-only `lost+found`, and is given as a glob of its files instead."""
     if not recursive:
-        return sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+        return sorted(p for p, _ in _listed(folder, folder) if not p.name.startswith("."))
     out: list[Path] = []
     seen: set[Path] = set()
     stack = [folder]
@@ -120,10 +122,26 @@ def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:
         if current.resolve() in seen:
             continue
         seen.add(current.resolve())
-        try:
-            entries = [p for p in current.iterdir() if not p.name.startswith(".")]
-        except OSError:
-            continue
-        out += entries
-        stack += [p for p in entries if p.is_dir()]
+        entries = [(p, is_dir) for p, is_dir in _listed(current, folder) if not p.name.startswith(".")]
+        out += [p for p, _ in entries]
+        stack += [p for p, is_dir in entries if is_dir]
     return sorted(out)
+
+
+def _listed(current: Path, top: Path) -> list[tuple[Path, bool]]:
+    """The entries of `current`, a folder at or under `top`, each with whether it is a folder (through a
+    symlink); one that cannot be listed, or whose entries cannot be looked at (no `x` bit: `is_dir` raised
+    PermissionError, a traceback), is a refusal naming it and the fix, never an empty folder."""
+    try:
+        with os.scandir(current) as found:
+            return [(current / e.name, e.is_dir()) for e in found]
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        if current == top:
+            raise UserError(
+                f"{top} cannot be listed ({why}); make it readable (chmod u+rx '{top}')"
+            ) from None
+        raise UserError(
+            f"{current}, a folder in {top}, cannot be listed ({why}), so its files would be left out; make "
+            f"it readable (chmod u+rx '{current}') or remove it"
+        ) from None

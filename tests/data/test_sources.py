@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import subprocess
 import sys
 import time
@@ -192,6 +193,41 @@ def test_a_folder_whose_jsonl_lacks_the_text_field_names_the_folder_in_its_fix(t
         "from the jsonl file",
         "from the txt file",
     ]  # following the fix keeps the folder's other file
+
+
+def test_a_corpus_subfolder_that_cannot_be_listed_is_refused_naming_it(tmp_path):
+    """Was: its files were left out of the corpus (of a study's too) without a word, as `rglob` leaves an
+    unlistable folder out."""
+    (tmp_path / "d" / "locked").mkdir(parents=True)
+    (tmp_path / "d" / "a.txt").write_text("from the folder\n")
+    (tmp_path / "d" / "locked" / "b.txt").write_text("from the locked folder\n")
+    locked = tmp_path / "d" / "locked"
+    locked.chmod(0)
+    try:
+        try:
+            os.listdir(locked)
+            pytest.skip(
+                f"this user (uid {os.geteuid()}, root if 0) lists a folder of mode 000: nothing to refuse"
+            )
+        except PermissionError:
+            pass
+        with pytest.raises(UserError) as err:
+            _texts(SourceConfig(location=str(tmp_path / "d")))
+        assert str(err.value) == (
+            f"{locked}, a folder in {locked.parent}, cannot be listed (Permission denied), so its files would "
+            f"be left out; make it readable (chmod u+rx '{locked}') or remove it"
+        )
+        for location in (tmp_path / "d" / "*", locked):  # a glob matching it, and the folder itself
+            with pytest.raises(
+                UserError, match=rf"^{re.escape(str(locked))} cannot be listed \(Permission denied\); make it"
+            ):
+                _texts(SourceConfig(location=str(location)))
+    finally:
+        locked.chmod(0o755)
+    assert sorted(_texts(SourceConfig(location=str(tmp_path / "d")))) == [
+        "from the folder",
+        "from the locked folder",
+    ]  # following the fix reads the folder's files
 
 
 def test_hub_dataset_offline_fails_fast(monkeypatch):
