@@ -305,3 +305,34 @@ def test_a_refusal_off_a_terminal_is_one_line_and_a_huge_size_is_refused_at_once
     with pytest.raises(UserError, match="vocabulary size 100000000000 is beyond the 16,777,216 ids"):
         train_tokenizer(SourceConfig(location=str(src)), 10**11, tmp_path / "t", progress=False)
     assert not (tmp_path / "t").exists()
+
+
+def test_a_rerun_with_the_same_arguments_is_done_and_with_others_refused(tmp_path, capsys, caplog):
+    """`data tokenizer` run again with the same arguments onto its own output was refused ("already holds a
+    tokenizer; choose another --out or delete it"), naming a folder that held what was asked; it has
+    nothing to do, as `data prepare` and `data merge` reruns have. Other arguments, or sources edited
+    since, are still refused: the folder holds another tokenizer than the one asked."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    write_jsonl(tmp_path / "c.jsonl", corpus_records(40))
+    out = tmp_path / "t"
+    argv = ["data", "tokenizer", "--source", tmp_path / "c.jsonl", "--out", out, "--vocab-size", "300"]
+    assert cli(argv, capsys)[0] == 0
+    before = snapshot(tmp_path)
+    with caplog.at_level("INFO"):
+        code, err = cli(argv, capsys)
+    assert code == 0, err
+    assert snapshot(tmp_path) == before
+    assert "already holds the tokenizer these arguments train, on these sources; nothing to do" in caplog.text
+    refused = rf"{out} already holds a tokenizer; choose another --out or delete it$"
+    for other in (
+        ["--vocab-size", "301"],
+        ["--vocab-size", "300", "--seed", "1"],
+        ["--vocab-size", "300", "--lowercase"],
+    ):
+        code, err = cli([*argv[:-2], *other], capsys)
+        assert_one_line(code, err, refused)
+    write_jsonl(tmp_path / "c.jsonl", corpus_records(41))
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, rf"{out} already holds a tokenizer trained on sources that changed since")
+    assert snapshot(out) == {k.removeprefix("t/"): v for k, v in before.items() if k.startswith("t/")}

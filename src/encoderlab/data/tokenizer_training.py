@@ -32,6 +32,7 @@ takes the child with it (`interrupts.end_with_parent`). Cost: about a second to 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import multiprocessing
 import os
@@ -61,7 +62,9 @@ KIND = "data tokenizer"
 SOURCES = "sources.json"
 """Beside the tokenizer files: the sources it was trained on, as a prepared folder's meta.json records
 them (`recipe.sources`, and per source the files read with their size, sha256 and mtime), so a
-tokenizer trained on files that changed since can be told (`data/freshness.py`, a study's checks)."""
+tokenizer trained on files that changed since can be told (`data/freshness.py`, a study's checks), and
+the training settings (`recipe.kind`, `vocab_size`, `lowercase`, `specials`, `seed`), so a rerun with the
+same arguments onto its own output is known to have nothing to do (`_refuse_unless_done`)."""
 
 
 def bounded(text: str, cap: int = MAX_WORD_CHARS) -> Iterator[str]:
@@ -188,6 +191,37 @@ def _read_sources(folder: Path) -> tuple[dict | None, str | None]:
     return record, None
 
 
+def _recipe(job: dict) -> dict:
+    """What SOURCES records a training `job` read (as a prepared folder's meta.json records its recipe)
+    and how it trained: every argument but `progress`."""
+    recipe = {
+        "sources": [to_dict(s) for s in job["sources"]],
+        "max_docs": job["max_docs"],
+        "on_error": job["on_error"],
+    }
+    recipe["stop"] = "first_exhausted"  # mix_documents' default: a mixture stops with its first source
+    return recipe | {k: job[k] for k in ("kind", "vocab_size", "lowercase", "specials", "seed")}
+
+
+def _refuse_unless_done(out: Path, recipe: dict) -> None:
+    """Refuse an `out` that holds a tokenizer, unless it is the one `recipe` trains (its SOURCES records
+    this recipe) from the sources as they are now (`data.freshness.source_change`): a rerun of a finished
+    `data tokenizer` then has nothing to do, as `data prepare`'s and `data merge`'s have (it was refused,
+    naming a folder that held what was asked). The recipe holds every argument (the training settings
+    since this check: an older folder is refused, its settings unknown); WordPiece is not reproducible,
+    so training again would not have given the same folder either."""
+    from encoderlab.data.freshness import source_change
+
+    record = trained_from(out)
+    if record is None or record["recipe"] != json.loads(json.dumps(recipe)):  # as written (tuples: lists)
+        raise UserError(f"{out} already holds a tokenizer; choose another --out or delete it")
+    if (change := source_change(record)) is not None:
+        raise UserError(
+            f"{out} already holds a tokenizer trained on sources that changed since ({change}); choose another "
+            "--out or delete it"
+        )
+
+
 def _child(conn, job: dict) -> None:
     """Train in this (child) process and send back ("ok", (tokenizer JSON, what each source read),
     documents) or an error."""
@@ -297,9 +331,16 @@ def train_tokenizer(
         raise UserError("no source given; pass at least one --source")
     check_output(out, KIND, sources=[Path(s.location) for s in sources])  # never inside what it reads
     check_sibling(out)  # refused now, not after the training
-    if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
-        raise UserError(f"{out} already holds a tokenizer; choose another --out or delete it")
     specials = {**DEFAULT_SPECIALS, **(specials or {})}
+    job = dict(
+        kind=kind, specials=specials, vocab_size=vocab_size, lowercase=lowercase, progress=progress,
+        sources=sources, seed=seed, on_error=on_error, max_docs=max_docs,
+    )  # fmt: skip
+    recipe = _recipe(job)
+    if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
+        _refuse_unless_done(out, recipe)
+        log.info("%s already holds the tokenizer these arguments train, on these sources; nothing to do", out)
+        return load_tokenizer(out)
     if len(set(specials.values())) != len(specials):
         raise UserError(f"special tokens must be distinct, got {specials}")
     if max_docs is not None and max_docs < 1:
@@ -313,17 +354,11 @@ def train_tokenizer(
             "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
             "keep the trained folder, or use the default byte-level BPE, which is reproducible"
         )
-    job = dict(
-        kind=kind, specials=specials, vocab_size=vocab_size, lowercase=lowercase, progress=progress,
-        sources=sources, seed=seed, on_error=on_error, max_docs=max_docs,
-    )  # fmt: skip
     (trained, read), count = _train_in_child(job)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=_checked(trained, count, job),
         **{f"{role}_token": token for role, token in specials.items()},
     )
-    recipe = {"sources": [to_dict(s) for s in sources], "max_docs": max_docs, "on_error": on_error}
-    recipe["stop"] = "first_exhausted"  # mix_documents' default: a mixture stops with its first source
     if out.exists():  # empty but for outdir's marker (checked above)
         (out / MARKER).unlink(missing_ok=True)
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
