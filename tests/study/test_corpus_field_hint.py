@@ -69,3 +69,24 @@ def test_a_later_record_without_the_field_is_named_so_by_the_prepare_node(tmp_pa
         r"c.jsonl:41 has no field 'text' \(fields: body\); name the text field in the study file's corpus "
         rf"entry, e.g. corpus: \['{tmp_path}/c.jsonl#text_field=body'\] \(or fix the record\)$",
     )
+
+
+def test_a_file_read_by_two_entries_is_refused_in_the_study_files_terms_before_anything_is_written(
+    tmp_path, capsys, monkeypatch
+):
+    """A corpus folder beside an entry of a file in it: the prepare node refused it after the study folder
+    was made, its fix "name each file in one --source only" (a flag a study has none of)."""
+    _jsonl(tmp_path / "parts" / "a.jsonl", [{"text": f"words number {i} here"} for i in range(40)])
+    _jsonl(tmp_path / "parts" / "b.jsonl", [{"text": f"other words {i} there"} for i in range(40)])
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    study = _study(tmp_path, ["parts", "parts/a.jsonl"])
+    code, err = cli(["study", "run", study, "--out", tmp_path / "s"], capsys)
+    folder, file = tmp_path / "parts", tmp_path / "parts" / "a.jsonl"
+    assert_one_line(
+        code,
+        err,
+        rf"^encoderlab: error: study mini, dataset main: sources '{folder}' and '{file}' both read {file}: .*; keep "
+        r"one of the two entries in the dataset's corpus in the study file \(beside a folder's or a glob's entry, "
+        r"which reads every file it holds, drop the file's\)$",
+    )
+    assert not (tmp_path / "s").exists()

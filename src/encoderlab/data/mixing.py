@@ -104,10 +104,11 @@ def announce_sources(sources) -> None:
     check_disjoint(sources)
 
 
-def check_disjoint(sources) -> None:
+def check_disjoint(sources, fix: str = "name each file in one --source only") -> None:
     """Refuse sources that read one file twice (a source given twice, a file and its folder, two
     configs of a hub repo that share files). Was: its documents came twice, were counted twice as
-    unique tokens, and one copy could be held out while the other was trained on."""
+    unique tokens, and one copy could be held out while the other was trained on. `fix` ends the line:
+    what to change where the sources were named (a flag, a study file's corpus)."""
     owner: dict[str, int] = {}
     for i, s in enumerate(sources):
         for key, shown in _file_keys(describe(s)):
@@ -116,7 +117,7 @@ def check_disjoint(sources) -> None:
                 raise UserError(
                     f"sources '{sources[j].location}' and '{s.location}' both read {shown}: its documents would "
                     "be trained on twice, counted twice as unique tokens, and could be both held out and "
-                    "trained on; name each file in one --source only"
+                    f"trained on; {fix}"
                 )
 
 

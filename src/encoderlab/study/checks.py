@@ -199,6 +199,13 @@ def check_task_mirrors(spec: StudySpec) -> None:
         raise UserError(f"study {spec.name}: {exc}") from None
 
 
+ONE_ENTRY = (
+    "keep one of the two entries in the dataset's corpus in the study file (beside a folder's or a glob's entry, "
+    "which reads every file it holds, drop the file's)"
+)
+"""The fix of two corpus entries that read one file (`mixing.check_disjoint`; its own names `--source`)."""
+
+
 def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] = frozenset()) -> None:
     """Refuse a local corpus, tokenizer or start model that is not there, in the words of the node that
     would read it, before the study writes anything: the prepare and pretraining nodes refused them only
@@ -211,7 +218,7 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     or corpus entry that finished nodes only read: `reads.unread_inputs`) is not looked for: a resumed
     study whose local inputs of finished nodes were moved or deleted since still resumes."""
     from encoderlab.data.filereaders import MissingTextField
-    from encoderlab.data.mixing import EmptySource, check_first_documents
+    from encoderlab.data.mixing import EmptySource, check_disjoint, check_first_documents
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.sources import check_model_source
@@ -231,6 +238,7 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
             ]
             for source in local:
                 describe(source, fix="fix the dataset's corpus in the study file")
+            check_disjoint(local, ONE_ENTRY)  # was the prepare node's, after the study folder was made
             try:  # an empty file, or records without the text field
                 check_first_documents(local, "refuse")
             except MissingTextField as exc:
