@@ -216,3 +216,10 @@ def test_an_evaluation_file_without_text_is_refused_before_anything_is_written(
     assert_one_line(code, err, r"the evaluation set \S*eval.txt has no text, so it can remove nothing")
     assert not (tmp_path / "o").exists()
     assert_printed_as_documented("decontaminate-set-without-text", err, tmp_path)
+
+
+def test_an_evaluation_folder_without_text_files_names_decontaminate_in_its_fix(tmp_path):
+    """Its fix said "point --source at text files", a flag that did not name it."""
+    (tmp_path / "README.md").write_text("notes\n")
+    with pytest.raises(UserError, match=r"holds no \.txt.* file; point --decontaminate at text files$"):
+        resolve_eval_sets([str(tmp_path)])

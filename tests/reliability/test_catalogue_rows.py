@@ -58,6 +58,8 @@ NAMED = {
     "tokenizer-rerun-same-arguments": "tests.data.test_tokenizer::test_a_rerun_with_the_same_arguments_is_done_and_with_others_refused",
     "tokenizer-rerun-sources-changed": "tests.data.test_tokenizer::test_a_rerun_with_the_same_arguments_is_done_and_with_others_refused",
     "study-corpus-file-read-twice": "tests.study.test_corpus_field_hint::test_a_file_read_by_two_entries_is_refused_in_the_study_files_terms_before_anything_is_written",
+    "study-corpus-folder-without-text-files": "tests.study.test_corpus_field_hint::test_a_corpus_entry_holding_no_text_file_names_the_entry_in_its_fix",
+    "decontaminate-folder-without-text-files": "tests.data.test_decontaminate::test_an_evaluation_folder_without_text_files_names_decontaminate_in_its_fix",
     "task-file-label-case": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_case_are_refused_without_labels",
     "task-file-path-from-working-directory": "tests.eval.test_task_file_paths::test_a_task_files_data_path_written_from_the_working_directory_names_the_rule_and_the_path",
     "eval-results-score-not-a-number": "tests.eval.test_non_finite_scores::test_a_non_finite_score_is_refused_naming_the_file_line_and_fix",

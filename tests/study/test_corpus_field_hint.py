@@ -90,3 +90,19 @@ def test_a_file_read_by_two_entries_is_refused_in_the_study_files_terms_before_a
         r"which reads every file it holds, drop the file's\)$",
     )
     assert not (tmp_path / "s").exists()
+
+
+@pytest.mark.parametrize("entry", ["parts", "parts/*.csv"])
+def test_a_corpus_entry_holding_no_text_file_names_the_entry_in_its_fix(tmp_path, entry):
+    """Its fix said "point --source at text files", a flag a study has none of."""
+    (tmp_path / "parts").mkdir()
+    (tmp_path / "parts" / "README.md").write_text("notes\n")
+    (tmp_path / "parts" / "x.csv").write_text("a,b\n")
+    with pytest.raises(UserError) as err:
+        check_sources(load_study_file(_study(tmp_path, [entry])))
+    assert str(err.value).startswith(f"study mini, dataset main: '{tmp_path}/{entry}' holds no .txt"), (
+        err.value
+    )
+    assert str(err.value).endswith("; point the dataset's corpus entry in the study file at text files"), (
+        err.value
+    )

@@ -167,8 +167,9 @@ class SourceStats:
 # ---------------------------------------------------------------- resolving locations
 
 
-def resolve_files(location: str) -> list[Path] | None:
-    """The sorted text files a path/folder/glob names, or None if it names no path at all."""
+def resolve_files(location: str, named_by: str = "--source") -> list[Path] | None:
+    """The sorted text files a path/folder/glob names, or None if it names no path at all. `named_by`:
+    what named `location` (a flag, a study file's corpus entry), for the fix of one that holds none."""
     if any(c in location for c in GLOB_CHARS):
         paths = [Path(p) for p in glob.glob(location, recursive=True)]
         if not paths:
@@ -192,7 +193,7 @@ def resolve_files(location: str) -> list[Path] | None:
         elif not any(c in location for c in GLOB_CHARS):
             raise UserError(unread_reason(p))
     if not files:
-        raise UserError(f"'{location}' holds no {SUPPORTED} file; point --source at text files")
+        raise UserError(f"'{location}' holds no {SUPPORTED} file; point {named_by} at text files")
     # One file reached by two names (a symlink to it, or a glob's `**` around a link loop, which
     # `glob.glob` follows up to its depth limit) is read once: its documents were trained on again per name.
     first: dict[Path, Path] = {}
@@ -280,10 +281,11 @@ def fixed_on_hub(cfg: SourceConfig) -> bool:
     return cfg.location.startswith("hf:") and pin is not None and is_commit(pin) and mirror_root() is None
 
 
-def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
+def describe(cfg: SourceConfig, fix: str = "fix --source", named_by: str = "--source") -> dict:
     """The resolved kind and files of a source, checked without reading any document (a hub
     dataset's files are listed from its card, not downloaded). `fix` ends the message of a source
-    that is nowhere: what to change where the name came from (a flag, a study file's field)."""
+    that is nowhere: what to change where the name came from (a flag, a study file's field); `named_by`
+    is that place, named in the fix of a folder or glob that holds no text file."""
     cfg = expand(cfg)
     if cfg.location.startswith("hf:"):
         ds = resolve_dataset(cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, cfg.hf_revision)
@@ -295,7 +297,7 @@ def describe(cfg: SourceConfig, fix: str = "fix --source") -> dict:
             f"source {cfg.location}: {', '.join(hub_only)} selects files of a hub dataset (hf:...), which this "
             "source is not; drop it"
         )
-    files = resolve_files(cfg.location)
+    files = resolve_files(cfg.location, named_by)
     if files is not None:
         _check_fields_apply(cfg, files)
         return {"kind": "files", "files": files, "span": range(len(files))}

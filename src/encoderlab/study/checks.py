@@ -199,6 +199,8 @@ def check_task_mirrors(spec: StudySpec) -> None:
         raise UserError(f"study {spec.name}: {exc}") from None
 
 
+CORPUS_ENTRY = "the dataset's corpus entry in the study file"
+"""What names a study's local corpus, for `sources.describe`'s fixes (its own name `--source`)."""
 ONE_ENTRY = (
     "keep one of the two entries in the dataset's corpus in the study file (beside a folder's or a glob's entry, "
     "which reads every file it holds, drop the file's)"
@@ -237,7 +239,7 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
                 and _here(s.location, fetched)
             ]
             for source in local:
-                describe(source, fix="fix the dataset's corpus in the study file")
+                describe(source, fix="fix the dataset's corpus in the study file", named_by=CORPUS_ENTRY)
             check_disjoint(local, ONE_ENTRY)  # was the prepare node's, after the study folder was made
             try:  # an empty file, or records without the text field
                 check_first_documents(local, "refuse")
