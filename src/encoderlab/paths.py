@@ -130,13 +130,18 @@ def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:
 
 def _listed(current: Path, top: Path) -> list[tuple[Path, bool]]:
     """The entries of `current`, a folder at or under `top`, each with whether it is a folder (through a
-    symlink); one that cannot be listed, or whose entries cannot be looked at (no `x` bit: `is_dir` raised
-    PermissionError, a traceback), is a refusal naming it and the fix, never an empty folder."""
+    symlink: `os.scandir` stats only those, so a folder without its `x` bit lists, where `Path.is_dir`
+    raised PermissionError, a traceback); one that cannot be listed is a refusal naming the folder to
+    open up (it, or the first above it without `r` and `x`) and the fix, never an empty folder."""
     try:
         with os.scandir(current) as found:
             return [(current / e.name, e.is_dir()) for e in found]
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
+        # the folder to open up: the first on the way down without r and x (`sub/` for `sub/inner/`)
+        parts = current.relative_to(top).parts
+        way = [top.joinpath(*parts[:k]) for k in range(len(parts) + 1)]
+        current = next((p for p in way if not os.access(p, os.R_OK | os.X_OK)), current)
         if current == top:
             raise UserError(
                 f"{top} cannot be listed ({why}); make it readable (chmod u+rx '{top}')"

@@ -201,6 +201,8 @@ def test_a_corpus_subfolder_that_cannot_be_listed_is_refused_naming_it(tmp_path)
     (tmp_path / "d" / "locked").mkdir(parents=True)
     (tmp_path / "d" / "a.txt").write_text("from the folder\n")
     (tmp_path / "d" / "locked" / "b.txt").write_text("from the locked folder\n")
+    (tmp_path / "d" / "locked" / "inner").mkdir()
+    (tmp_path / "d" / "locked" / "inner" / "c.txt").write_text("from within it\n")
     locked = tmp_path / "d" / "locked"
     locked.chmod(0)
     try:
@@ -222,11 +224,15 @@ def test_a_corpus_subfolder_that_cannot_be_listed_is_refused_naming_it(tmp_path)
                 UserError, match=rf"^{re.escape(str(locked))} cannot be listed \(Permission denied\); make it"
             ):
                 _texts(SourceConfig(location=str(location)))
+        locked.chmod(0o444)  # listed, but not entered: its folder `inner` cannot be listed, and it is named
+        with pytest.raises(UserError, match=rf"^{re.escape(str(locked))}, a folder in .*chmod u\+rx '"):
+            _texts(SourceConfig(location=str(tmp_path / "d")))
     finally:
         locked.chmod(0o755)
     assert sorted(_texts(SourceConfig(location=str(tmp_path / "d")))) == [
         "from the folder",
         "from the locked folder",
+        "from within it",
     ]  # following the fix reads the folder's files
 
 

@@ -147,9 +147,8 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
         fetched = [a for a in EVAL_ASSETS if _asset_fetched(a)]
         return fetched, [a for a in EVAL_ASSETS if a not in fetched]
     for a in against:
-        describe(
-            parse_source(a), fix="fix --decontaminate", named_by="--decontaminate"
-        )  # one line if missing
+        # one line if missing, or a folder without text files
+        describe(parse_source(a), fix="fix --decontaminate", named_by="--decontaminate")
     return against, []
 
 
