@@ -30,7 +30,7 @@ class _OneHangs(Executor):
 def test_a_failing_node_names_the_nodes_the_study_still_waits_for(tmp_path, monkeypatch, capsys):
     """With --jobs 2, leaving the pool after a failure waits for the nodes still running (hours of
     pretraining, maybe): the failure is said the moment it happens, with those nodes' names."""
-    monkeypatch.setattr(runner, "_pool", lambda jobs: contextlib.nullcontext(_OneHangs()))
+    monkeypatch.setattr(runner, "node_pool", lambda jobs: contextlib.nullcontext(_OneHangs()))
     monkeypatch.setitem(fake_study.FAIL_ON, "node", "pretrain/mlm20")
     with pytest.raises(OSError) as exc:
         runner.run_study(small_spec(), tmp_path / "s", backend(), progress=False, jobs=2)

@@ -168,20 +168,20 @@ def test_a_worker_takes_one_gpu_round_robin_and_its_share_of_the_threads(monkeyp
 
     import torch
 
-    from encoderlab.study import runner
+    from encoderlab.study import workers
 
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3,5")
     monkeypatch.setenv("OMP_NUM_THREADS", "2")  # both restored after the test
-    assert runner._visible_gpus() == ["3", "5"]
+    assert workers.visible_gpus() == ["3", "5"]
     slots = multiprocessing.Value("q", 2)  # two workers took theirs
     threads = torch.get_num_threads()
     try:
-        runner._init_worker(slots, 1, runner._visible_gpus())
+        workers.init_worker(slots, 1, workers.visible_gpus())
         assert os.environ["CUDA_VISIBLE_DEVICES"] == "3" and os.environ["OMP_NUM_THREADS"] == "1"
-        assert torch.get_num_threads() == 1 and runner._WORKER == {"slot": 2} and slots.value == 3
+        assert torch.get_num_threads() == 1 and workers._WORKER == {"slot": 2} and slots.value == 3
     finally:
         torch.set_num_threads(threads)
-        runner._WORKER.clear()
+        workers._WORKER.clear()
 
 
 @pytest.mark.parametrize("jobs", [0, -2])
@@ -195,12 +195,12 @@ def test_fewer_than_one_job_is_refused_before_anything_runs(tmp_path, jobs):
 def test_more_jobs_than_cpus_run_with_one_thread_each_and_a_note(monkeypatch, capsys, cpus, jobs, threads):
     """Oversubscribing is allowed (on purpose, or --jobs 2 on one core) but said: before, nothing told
     that the jobs share the CPUs. No job ever gets 0 threads."""
-    from encoderlab.study import runner
+    from encoderlab.study import workers
 
     made = {}
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cpus)))
-    monkeypatch.setattr(runner, "ProcessPoolExecutor", lambda n, **kw: made.update(n=n, **kw))
-    runner._executor(jobs)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", lambda n, **kw: made.update(n=n, **kw))
+    workers.executor(jobs)
     assert made["n"] == jobs and made["initargs"][1] == threads
     err = capsys.readouterr().err
     if jobs > cpus:
@@ -507,20 +507,20 @@ def test_more_jobs_than_a_pipe_holds_start_without_hanging(monkeypatch):
     slots up from 0."""
     import torch
 
-    from encoderlab.study import runner
+    from encoderlab.study import workers
 
     made = {}
-    monkeypatch.setattr(runner, "ProcessPoolExecutor", lambda n, **kw: made.update(n=n, **kw))
-    monkeypatch.setattr(runner, "_visible_gpus", lambda: ["0", "1"])
-    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # _init_worker sets both; restored after the test
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", lambda n, **kw: made.update(n=n, **kw))
+    monkeypatch.setattr(workers, "visible_gpus", lambda: ["0", "1"])
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0,1")  # init_worker sets both; restored after the test
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    runner._executor(100_000)  # hung here
+    workers.executor(100_000)  # hung here
     slots, *args = made["initargs"]
     threads = torch.get_num_threads()
     try:
         for _ in range(3):
-            runner._init_worker(slots, *args[:2])
-        assert runner._WORKER == {"slot": 2} and os.environ["CUDA_VISIBLE_DEVICES"] == "0"
+            workers.init_worker(slots, *args[:2])
+        assert workers._WORKER == {"slot": 2} and os.environ["CUDA_VISIBLE_DEVICES"] == "0"
     finally:
         torch.set_num_threads(threads)
-        runner._WORKER.clear()
+        workers._WORKER.clear()

@@ -22,14 +22,10 @@ Trade-offs:
   output that looks current.
 - **Nodes run in graph order, `jobs` at a time.** With `jobs=1` (the default) each node runs in
   this process. With `jobs=N` a node starts, in one of N spawned worker processes, as soon as its
-  dependencies have finished; each worker gets its share of the CPU threads (at least one: more jobs
-  than CPUs oversubscribe them, with a note, as one may want on purpose) and, on a GPU box, its
-  own device (`CUDA_VISIBLE_DEVICES`), so independent fine-tuning runs fill the machine. Small models
-  use threads poorly: on 2 cores, two 1-thread fine-tuning runs finish in 0.7x the time of the same
-  two run one after the other with 2 threads (measured). The parent only schedules, writes
+  dependencies have finished; what each worker gets (its share of the CPU threads, its own GPU) and
+  how workers end with the study are `study/workers.py`'s. The parent only schedules, writes
   compute.jsonl and holds the lock; markers are written by the workers, so a crash of either loses
-  at most the nodes in flight. Workers end with the study process (`interrupts.end_with_parent`: at
-  once on Linux), so a killed study never leaves a worker writing beside its resumed self.
+  at most the nodes in flight.
 - **A lock, not a database.** `.study.lock` is created atomically (hard link of a complete temp
   file) so it is never half-written; a lock whose pid is dead on this host is stale and taken
   over; a live holder is named in the error.
@@ -37,15 +33,13 @@ Trade-offs:
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import multiprocessing
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -58,7 +52,6 @@ from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
-from encoderlab.interrupts import end_with_parent
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import (
     STUDY_RECORD,
@@ -75,6 +68,7 @@ from encoderlab.study.graph import Backend, Graph, Node
 from encoderlab.study.hubids import pin_local_starts
 from encoderlab.study.marker import MARKER, NodeMarker
 from encoderlab.study.spec import StudySpec
+from encoderlab.study.workers import node_pool, worker_slot
 from encoderlab.words import count, noun
 
 LOCK = ".study.lock"
@@ -208,7 +202,7 @@ def run_graph(
     )
     running: dict[Future, Node] = {}
     try:
-        with _pool(jobs) as pool:
+        with node_pool(jobs) as pool:
             while pending or running:
                 for node in _ready(pending, markers, jobs - len(running)):
                     pending.remove(node)
@@ -303,96 +297,6 @@ def _output(study_dir: Path, node: Node, marker: NodeMarker) -> NodeOutput:
     return NodeOutput(node_dir(study_dir, node), marker.result, node)
 
 
-class _InProcess(Executor):
-    """`jobs=1`: run each node right here when submitted (errors surface through the future)."""
-
-    def submit(self, fn, /, *args, **kwargs) -> Future:
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 -- re-raised by future.result() in run_graph
-            future.set_exception(exc)
-        return future
-
-
-@contextlib.contextmanager
-def _pool(jobs: int) -> Iterator[Executor]:
-    """`_executor(jobs)`, whose workers end at once on Ctrl-C or a SIGTERM sent to the study alone (a
-    scheduler's): leaving the pool normally waits for every running node to finish. A node cut short
-    leaves no marker and runs again on resume, as after a SIGKILL."""
-    with _executor(jobs) as pool:
-        try:
-            yield pool
-        except KeyboardInterrupt:
-            children = multiprocessing.active_children()
-            for child in children:  # spawned: SIGTERM ends them on the spot
-                child.terminate()
-            for child in children:  # ... and the study ends after them, never before (a loaded machine)
-                child.join(10)
-                if child.is_alive():
-                    child.kill()
-                    child.join()
-            raise
-
-
-def _executor(jobs: int) -> Executor:
-    if jobs == 1:
-        return _InProcess()
-    ctx = multiprocessing.get_context("spawn")  # fork after torch has threads can deadlock
-    # a counter, not a queue of the slots: --jobs 100000 filled the queue's pipe before any worker
-    # read it, and the study hung without a word
-    slots = ctx.Value("q", 0)
-    threads = _thread_share(jobs)
-    return ProcessPoolExecutor(
-        jobs,
-        mp_context=ctx,
-        initializer=_init_worker,
-        initargs=(slots, threads, _visible_gpus(), os.getpid()),
-    )
-
-
-def _thread_share(jobs: int) -> int:
-    """Each worker's CPU threads: an equal share of those this process may use, at least one. More jobs
-    than CPUs is allowed (oversubscribing on purpose), with a note: the nodes then share the CPUs."""
-    cpus = len(os.sched_getaffinity(0))
-    if jobs > cpus:
-        print(
-            f"encoderlab: note: --jobs {jobs} is more than the {cpus} CPU(s) this process may use: each job "
-            f"gets 1 thread and the {jobs} jobs share the {cpus} CPU(s)",
-            file=sys.stderr,
-        )
-    return max(1, cpus // jobs)
-
-
-def _visible_gpus() -> list[str]:
-    """The GPUs this process may use (CUDA_VISIBLE_DEVICES, or all of them), counted without CUDA init."""
-    listed = os.environ.get("CUDA_VISIBLE_DEVICES")
-    if listed is not None:
-        return [d for d in listed.split(",") if d.strip()]
-    import torch
-
-    return [str(i) for i in range(torch.cuda.device_count())]
-
-
-_WORKER: dict[str, int] = {}
-
-
-def _init_worker(slots, threads: int, gpus: list[str], study_pid: int | None = None) -> None:
-    """Take a worker slot; pin it to one GPU (round robin) and to its share of the CPU threads; and,
-    given the study's pid, end with the study."""
-    if study_pid is not None:
-        end_with_parent(study_pid)  # never a worker writing beside the resumed study
-    with slots.get_lock():
-        slot = _WORKER["slot"] = slots.value
-        slots.value += 1
-    if gpus:
-        os.environ["CUDA_VISIBLE_DEVICES"] = gpus[slot % len(gpus)]
-    os.environ["OMP_NUM_THREADS"] = str(threads)
-    import torch
-
-    torch.set_num_threads(threads)
-
-
 def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> NodeMarker:
     """Run one node (here or in a worker) and write its marker; returns the marker."""
     node, out = ctx.node, ctx.out_dir
@@ -409,7 +313,7 @@ def _run_node(ctx: NodeContext, run: Callable[[NodeContext], dict]) -> NodeMarke
         **result.pop("compute", {}),
         "wall_s": round(wall, 3),
         "cpu_s": round(cpu, 3),
-        **({"worker": _WORKER["slot"]} if _WORKER else {}),
+        **({"worker": slot} if (slot := worker_slot()) is not None else {}),
     }
     marker = NodeMarker(
         name=node.name,
