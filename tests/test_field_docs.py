@@ -21,6 +21,7 @@ SCHEMAS = (
     "data/sources.py",
     "eval/spec.py",
     "eval/tasks/custom.py",
+    "eval/tasks/custom_data.py",
     "study/spec.py",
     "study/scales.py",
 )

@@ -10,7 +10,8 @@ valid ones) and the data is loaded and checked while parsing, before any output 
 column, a label outside the label set, an empty split, or an example in two splits is one line
 naming the file. Local files and hub datasets both go through `datasets.load_dataset`, and a
 missing validation split is cut from train as EncodEval does (`train_test_split`, seed 42), so a
-file task behaves like a built-in one; `test_fraction` cuts a test split from train first. The task's `data_version` is a hash of its loaded
+file task behaves like a built-in one; `test_fraction` cuts a test split from train first (the `data:`
+section and the reading of its splits are `custom_data.py`'s). The task's `data_version` is a hash of its loaded
 examples, so the results cache (keyed by the task signature) never reuses scores computed on
 other data; the loaded examples are kept and handed to the protocol by the task's loader.
 """
@@ -18,7 +19,6 @@ other data; the loaded examples are kept and handed to the protocol by the task'
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from dataclasses import dataclass, field
 from functools import partial
@@ -38,6 +38,7 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
+from encoderlab.eval.tasks.custom_data import SPLITS, DataSpec, load_splits
 from encoderlab.eval.tasks.custom_labels import (
     check_classes,
     check_scored_sizes,
@@ -50,13 +51,12 @@ from encoderlab.eval.tasks.custom_labels import (
     written,
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
-from encoderlab.eval.tasks.hub import HubSource, class_names, load_hub, require_columns
-from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix, task_files
+from encoderlab.eval.tasks.hub import HubSource, class_names, require_columns
+from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
-from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
+from encoderlab.eval.tasks.rowplaces import RowPlaces
 from encoderlab.eval.tasks.splits import check_overlap, data_hash, require_nonempty
-from encoderlab.paths import found_in_cwd_instead
-from encoderlab.words import count, noun
+from encoderlab.words import noun
 
 FILE_DATA = "file:"
 """The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
@@ -81,44 +81,10 @@ REGRESSION_METRICS = ("pearson", "spearman")
 """An sc/pair-sc task with `options: {regression: true}` is scored by these (the first is the default)."""
 QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
 """The QA scores each head reports (the first is the default)."""
-SPLITS = ("train", "validation", "test")
 FILE_FINETUNE = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
 """A task file's schedule: what a `finetune:` section leaves out keeps these values (a section naming
 any field fell back to FinetuneConfig's 1000 steps x 32 for the rest)."""
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-VALIDATION_FRACTION = 0.05
-"""The share of train cut as validation when the data has no validation split (EncodEval's)."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class DataSpec:
-    """Where a file task's examples come from: local files, or a hub dataset."""
-
-    train: str | None = None
-    """Local file of the training split (CSV, TSV, JSONL or parquet; the first three also .gz, .bz2
-    or .xz), relative to the spec."""
-    validation: str | None = None
-    """Local validation file; when absent, `validation_fraction` of train becomes validation."""
-    test: str | None = None
-    """Local test file; when absent, `test_fraction` of train becomes test."""
-    hub: str | None = None
-    """A hub dataset id instead of local files (read as the paper suite reads, or from
-    $ENCODERLAB_HUB_DATA)."""
-    config: str | None = None
-    """The hub dataset's config."""
-    revision: str | None = None
-    """The hub dataset's revision (`refs/convert/parquet` for a script repository's export)."""
-    splits: dict[str, str | None] = field(default_factory=dict)
-    """Our split (train, validation, test) -> the hub dataset's split name (default the same
-    name); `validation: null` cuts validation from train even if the dataset has one."""
-    validation_fraction: float | None = None
-    """Share of train taken as validation when no validation split is given (default
-    `VALIDATION_FRACTION`, EncodEval's 5%); refused beside a validation file or a hub validation split."""
-    test_fraction: float | None = None
-    """Share of train cut as the test split, for data with no test file (a hub dataset's own test
-    split is then not read); validation is cut from the rest. Scores are on held-out train examples."""
-    seed: int = 42
-    """Seed of those cuts (EncodEval's)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -219,101 +185,6 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
     if kind == "regression":
         return REGRESSION_METRICS
     return METRICS[spec.family] + (("micro_f1",) if kind == "multilabel" else ())
-
-
-def _load_splits(spec: TaskSpec, base: Path, where: str) -> tuple[dict, dict[str, RowPlaces]]:
-    """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
-    {split: where its rows are in the data read}."""
-    data = spec.data
-    needed = ("train",) if data.test_fraction is not None else ("train", "test")
-    if data.hub:
-        if data.train or data.validation or data.test:
-            raise UserError(f"{where}: give either data.hub or local files, not both")
-        found, places = _hub_splits(data, needed, where)
-    else:
-        hub_only = [f"data.{k}" for k in ("config", "revision", "splits") if getattr(data, k)]
-        if hub_only:  # they were ignored, unsaid
-            raise UserError(
-                f"{where}: {', '.join(hub_only)}: read only with data.hub; local files are named per split "
-                "(data.train, data.validation, data.test), so drop "
-                + ("it" if len(hub_only) == 1 else "them")
-            )
-        # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
-        files = {s: os.path.expanduser(getattr(data, s)) for s in SPLITS if getattr(data, s)}
-        if data.test and data.test_fraction is not None:
-            raise UserError(f"{where}: data.test and data.test_fraction both give the test split; keep one")
-        for s in needed:
-            if s not in files:
-                raise UserError(
-                    f"{where}: data.{s} is missing; name a file (or data.hub"
-                    + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
-                )
-        for s, f in files.items():  # one the working directory holds was "FOLDER/f does not exist"
-            if not (base / f).exists() and (why := found_in_cwd_instead(f, base, "task file")):
-                raise UserError(f"{where}: data.{s}: {why}")
-        found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
-        places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
-        for s, f in files.items():
-            if plain_suffix(Path(f)) == ".tsv":
-                check_unquoted(found[s], s, places[s], where)
-    validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
-    for split, fraction in (("test", data.test_fraction), ("validation", validation)):
-        if split not in found:  # test first, so validation comes from what is left to train on
-            parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
-            (found["train"], places["train"]), (found[split], places[split]) = parts
-    return found, places
-
-
-def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[dict, dict[str, RowPlaces]]:
-    """The hub dataset's splits playing ours ({split: Dataset}, {split: places}); validation only where
-    the dataset has the split it maps to (else it is cut from train)."""
-    if data.splits.get("test") and data.test_fraction is not None:  # the mapping was ignored, unsaid
-        raise UserError(
-            f"{where}: data.splits.test and data.test_fraction both give the test split; keep one"
-        )
-    source = HubSource(data.hub, data.config, data.revision)
-    ds = load_hub(source)
-    names = {s: data.splits.get(s, s) for s in SPLITS}
-    unknown = sorted(set(data.splits) - set(SPLITS))
-    if unknown:
-        raise UserError(
-            f"{where}: data.splits: unknown {noun(len(unknown), 'split')} {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
-        )
-    found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
-    # a validation mapped to a split the dataset lacks (a typo) was cut from train, unsaid
-    for s in (*needed, *(("validation",) if data.splits.get("validation") else ())):
-        if names[s] is None:  # was: "has no split None"
-            raise UserError(
-                f"{where}: data.splits.{s} is null, which only validation may be (it is then cut from "
-                f"train); map {s} to a split of {source.describe()} ({', '.join(ds)})"
-                + (", or cut it with data.test_fraction" if s == "test" else "")
-            )
-        if s not in found:
-            raise UserError(
-                f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in "
-                "data.splits" + (" (null cuts validation from train)" if s == "validation" else "")
-            )
-    places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
-    if "validation" in found and data.validation_fraction is not None:  # was ignored, unsaid
-        raise UserError(
-            f"{where}: data.validation_fraction cuts validation from train, but {source.describe()} has its "
-            f"own validation split {names['validation']!r}; drop the fraction, or set data.splits: "
-            "{validation: null} to cut it from train"
-        )
-    return found, places
-
-
-def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where: str) -> tuple:
-    """((the rest of train, its places), (`split`, its places)): a seeded share of train
-    (`train_test_split`, as EncodEval cuts validation); a share that leaves nothing to train on is one line."""
-    try:
-        parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=fraction, seed=seed)
-    except ValueError:  # datasets: "the resulting train set will be empty"
-        raise UserError(
-            f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
-            "none to train on; lower it or add examples"
-        ) from None
-    return tuple((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
 
 
 # ----------------------------------------------------------------------------- examples
@@ -466,7 +337,7 @@ def task_from_file(path: Path | str) -> Task:
     metric = spec.metric or _metrics(spec)[0]
     if spec.family == "qa":
         metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
-    data = _examples(spec, *_load_splits(spec, path.parent, where), where)
+    data = _examples(spec, *load_splits(spec.data, path.parent, where), where)
     require_nonempty(spec.name, data)
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)

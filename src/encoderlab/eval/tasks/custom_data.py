@@ -1,0 +1,160 @@
+"""A task file's `data:` section: where its examples come from, and its three splits read from there.
+
+`DataSpec` is the section's schema (docs/evaluation.md); `load_splits` turns it into train,
+validation and test `datasets.Dataset`s and, for each, where its rows are in the data read
+(`rowplaces.RowPlaces`), so a later refusal of a row names its file and line. `custom.py` parses the
+rest of the task file and turns these splits into the family's examples.
+
+Design. Local files (`localfiles.load_local`: CSV, TSV, JSONL, parquet, the text ones possibly
+compressed) and hub datasets (`hub.load_hub`, as the paper suite reads them) both go through
+`datasets.load_dataset`, so a file task behaves like a built-in one. A missing validation split is cut
+from train as EncodEval does (`train_test_split`, by default 5% with seed 42), and `test_fraction` cuts a test split
+from train first, so validation comes from what is left to train on. Every setting that would be
+ignored is refused instead, with one line naming the field and the fix: hub-only fields beside local
+files, a fraction beside the split it would cut, a split mapped to one the dataset lacks (a typo was
+cut from train, unsaid), a share that leaves nothing to train on. Trade-off: the cuts are seeded
+random draws, not stratified by label, so a small cut split may lack a rare class.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
+from encoderlab.eval.tasks.rowplaces import ORIGIN, RowPlaces, file_places, hub_places
+from encoderlab.paths import found_in_cwd_instead
+from encoderlab.words import count, noun
+
+SPLITS = ("train", "validation", "test")
+VALIDATION_FRACTION = 0.05
+"""The share of train cut as validation when the data has no validation split (EncodEval's)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSpec:
+    """Where a file task's examples come from: local files, or a hub dataset."""
+
+    train: str | None = None
+    """Local file of the training split (CSV, TSV, JSONL or parquet; the first three also .gz, .bz2
+    or .xz), relative to the spec."""
+    validation: str | None = None
+    """Local validation file; when absent, `validation_fraction` of train becomes validation."""
+    test: str | None = None
+    """Local test file; when absent, `test_fraction` of train becomes test."""
+    hub: str | None = None
+    """A hub dataset id instead of local files (read as the paper suite reads, or from
+    $ENCODERLAB_HUB_DATA)."""
+    config: str | None = None
+    """The hub dataset's config."""
+    revision: str | None = None
+    """The hub dataset's revision (`refs/convert/parquet` for a script repository's export)."""
+    splits: dict[str, str | None] = field(default_factory=dict)
+    """Our split (train, validation, test) -> the hub dataset's split name (default the same
+    name); `validation: null` cuts validation from train even if the dataset has one."""
+    validation_fraction: float | None = None
+    """Share of train taken as validation when no validation split is given (default
+    `VALIDATION_FRACTION`, EncodEval's 5%); refused beside a validation file or a hub validation split."""
+    test_fraction: float | None = None
+    """Share of train cut as the test split, for data with no test file (a hub dataset's own test
+    split is then not read); validation is cut from the rest. Scores are on held-out train examples."""
+    seed: int = 42
+    """Seed of those cuts (EncodEval's)."""
+
+
+def load_splits(data: DataSpec, base: Path, where: str) -> tuple[dict, dict[str, RowPlaces]]:
+    """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
+    {split: where its rows are in the data read}; `base` is the task file's folder, which local
+    file names are relative to."""
+    needed = ("train",) if data.test_fraction is not None else ("train", "test")
+    if data.hub:
+        if data.train or data.validation or data.test:
+            raise UserError(f"{where}: give either data.hub or local files, not both")
+        found, places = _hub_splits(data, needed, where)
+    else:
+        hub_only = [f"data.{k}" for k in ("config", "revision", "splits") if getattr(data, k)]
+        if hub_only:  # they were ignored, unsaid
+            raise UserError(
+                f"{where}: {', '.join(hub_only)}: read only with data.hub; local files are named per split "
+                "(data.train, data.validation, data.test), so drop "
+                + ("it" if len(hub_only) == 1 else "them")
+            )
+        # `~` is the home folder, as in a run config's `data.path` (was read as a folder `~` beside the file)
+        files = {s: os.path.expanduser(getattr(data, s)) for s in SPLITS if getattr(data, s)}
+        if data.test and data.test_fraction is not None:
+            raise UserError(f"{where}: data.test and data.test_fraction both give the test split; keep one")
+        for s in needed:
+            if s not in files:
+                raise UserError(
+                    f"{where}: data.{s} is missing; name a file (or data.hub"
+                    + (", or data.test_fraction to cut it from train)" if s == "test" else ")")
+                )
+        for s, f in files.items():  # one the working directory holds was "FOLDER/f does not exist"
+            if not (base / f).exists() and (why := found_in_cwd_instead(f, base, "task file")):
+                raise UserError(f"{where}: data.{s}: {why}")
+        found = load_local({s: (base / f).resolve() for s, f in files.items()}, where)
+        places = {s: file_places(f, base / f, found[s].num_rows, where) for s, f in files.items()}
+        for s, f in files.items():
+            if plain_suffix(Path(f)) == ".tsv":
+                check_unquoted(found[s], s, places[s], where)
+    validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
+    for split, fraction in (("test", data.test_fraction), ("validation", validation)):
+        if split not in found:  # test first, so validation comes from what is left to train on
+            parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
+            (found["train"], places["train"]), (found[split], places[split]) = parts
+    return found, places
+
+
+def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[dict, dict[str, RowPlaces]]:
+    """The hub dataset's splits playing ours ({split: Dataset}, {split: places}); validation only where
+    the dataset has the split it maps to (else it is cut from train)."""
+    if data.splits.get("test") and data.test_fraction is not None:  # the mapping was ignored, unsaid
+        raise UserError(
+            f"{where}: data.splits.test and data.test_fraction both give the test split; keep one"
+        )
+    source = HubSource(data.hub, data.config, data.revision)
+    ds = load_hub(source)
+    names = {s: data.splits.get(s, s) for s in SPLITS}
+    unknown = sorted(set(data.splits) - set(SPLITS))
+    if unknown:
+        raise UserError(
+            f"{where}: data.splits: unknown {noun(len(unknown), 'split')} {', '.join(unknown)}; valid: {', '.join(SPLITS)}"
+        )
+    found = {s: ds[n] for s, n in names.items() if n in ds and s in (*needed, "validation")}
+    # a validation mapped to a split the dataset lacks (a typo) was cut from train, unsaid
+    for s in (*needed, *(("validation",) if data.splits.get("validation") else ())):
+        if names[s] is None:  # was: "has no split None"
+            raise UserError(
+                f"{where}: data.splits.{s} is null, which only validation may be (it is then cut from "
+                f"train); map {s} to a split of {source.describe()} ({', '.join(ds)})"
+                + (", or cut it with data.test_fraction" if s == "test" else "")
+            )
+        if s not in found:
+            raise UserError(
+                f"{where}: {source.describe()} has no split {names[s]!r} (it has {', '.join(ds)}); map it in "
+                "data.splits" + (" (null cuts validation from train)" if s == "validation" else "")
+            )
+    places = {s: hub_places(names[s], v.num_rows) for s, v in found.items()}
+    if "validation" in found and data.validation_fraction is not None:  # was ignored, unsaid
+        raise UserError(
+            f"{where}: data.validation_fraction cuts validation from train, but {source.describe()} has its "
+            f"own validation split {names['validation']!r}; drop the fraction, or set data.splits: "
+            "{validation: null} to cut it from train"
+        )
+    return found, places
+
+
+def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where: str) -> tuple:
+    """((the rest of train, its places), (`split`, its places)): a seeded share of train
+    (`train_test_split`, as EncodEval cuts validation); a share that leaves nothing to train on is one line."""
+    try:
+        parts = train.add_column(ORIGIN, list(places.order)).train_test_split(test_size=fraction, seed=seed)
+    except ValueError:  # datasets: "the resulting train set will be empty"
+        raise UserError(
+            f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
+            "none to train on; lower it or add examples"
+        ) from None
+    return tuple((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
