@@ -18,8 +18,8 @@ from tests.reliability.errors_doc import assert_printed_as_documented
 from encoderlab.data.hub import HUB_DATA_ENV
 from encoderlab.data.merge import merge
 from encoderlab.data.packed import identity
-from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
-from encoderlab.data.shard import Shard, parse_shard, shard_from_env
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.shard import Shard, parse_shard, shard_dir, shard_from_env
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 

@@ -20,8 +20,8 @@ from encoderlab.data.freshness import source_change
 from encoderlab.data.hub import HUB_DATA_ENV, _resolve
 from encoderlab.data.merge import merge
 from encoderlab.data.packed import identity
-from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
-from encoderlab.data.shard import Shard
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.shard import Shard, shard_dir
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 

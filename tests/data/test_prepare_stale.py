@@ -15,8 +15,8 @@ from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
 from encoderlab.data.merge import merge
 from encoderlab.data.packed import identity
-from encoderlab.data.prepare import PrepareConfig, prepare, read_meta, shard_dir
-from encoderlab.data.shard import Shard
+from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
+from encoderlab.data.shard import Shard, shard_dir
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 

@@ -31,8 +31,8 @@ from encoderlab.data.freshness import as_read, held_commit, held_revisions, iden
 from encoderlab.data.holdout import held_out_count, holds_out_everything
 from encoderlab.data.mirrorpin import read_unpinned
 from encoderlab.data.packed import SPLITS, SplitWriter, is_count, open_split, read_meta, split_dir, val_mask
-from encoderlab.data.prepare import KIND, check_target
 from encoderlab.data.shard import merged_folder
+from encoderlab.data.target import KIND, check_target
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import MARKER, check_named, create_output

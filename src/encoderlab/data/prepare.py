@@ -19,10 +19,10 @@ files into `OUT.shards/I-of-N/`, a folder of this same format whose documents al
 split (which documents are held out depends on their position in the whole corpus, so the split is
 drawn by `data merge`, `data/merge.py`, which then writes exactly what one worker would have).
 
-Safety: the output folder follows `encoderlab/outdir.py`: checked before anything is written (a
-file, a foreign non-empty folder, an uncreatable parent, a source inside it are refused), then
-everything is written into `OUT.tmp/` and renamed to `OUT` only when complete, so a half-written
-folder never looks prepared. A folder holding a different recipe, or one read from sources that
+Safety: the output folder follows `encoderlab/outdir.py` (`data/target.py`, shared with `data merge`):
+checked before anything is written (a file, a foreign non-empty folder, an uncreatable parent, a
+source inside it are refused), then everything is written into `OUT.tmp/` and renamed to `OUT` only
+when complete, so a half-written folder never looks prepared. A folder holding a different recipe, or one read from sources that
 changed since, is refused; the same recipe on the same files again is a no-op. `OUT.lock` keeps a second prepare out while one runs. Lock and OUT.tmp sit beside OUT, so
 everything checkable is checked before they are made (each source's first document included): a refusal
 then leaves the folder holding OUT as it was, and one mid-corpus removes the parents of OUT it made
@@ -59,7 +59,7 @@ from typing import Literal
 
 import numpy as np
 
-from encoderlab import jsonlines, outdir
+from encoderlab import outdir
 from encoderlab.atomic import json_text, replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode, freshness
@@ -82,14 +82,12 @@ from encoderlab.data.packed import (  # noqa: F401 (re-exported: the format's AP
 from encoderlab.data.resume import PROGRESS, Chain, read_progress, read_sources
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, SourceStats, local_paths
+from encoderlab.data.target import KIND, check_target, target_folder
 from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock
-from encoderlab.outdir import MARKER, check_output, create_output, missing_folders, remove_folders
+from encoderlab.outdir import MARKER, create_output, missing_folders, remove_folders
 
 log = logging.getLogger(__name__)
-
-KIND = "data prepare"
-"""The outdir kind of prepared folders (and of their parts)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -129,11 +127,6 @@ class PrepareConfig:
         check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)))
 
 
-def shard_dir(out: Path, shard: Shard) -> Path:
-    """Where worker `shard` of a prepare into `out` writes its part: `OUT.shards/I-of-N`."""
-    return Path(out).with_name(Path(out).name + ".shards") / shard.name
-
-
 def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dict:
     from encoderlab.data.tokenizer import tokenizer_hash  # lazily: transformers
 
@@ -150,58 +143,12 @@ def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dic
     return recipe
 
 
-def _ours(path: Path) -> bool:
-    """A prepared folder written before outdir's marker existed (the legacy test of check_output)."""
-    try:
-        return jsonlines.loads((path / "meta.json").read_text()).get("format") == FORMAT
-    except (OSError, ValueError, AttributeError):
-        return False
-
-
-def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = False) -> bool:
-    """Refuse `out` (and `OUT.tmp`) as a prepare's output unless it is safe; True if `out` already
-    holds this exact recipe, read from the files its sources hold now (nothing to do; sources changed
-    since are refused, `data/freshness.py`). Touches nothing. `merging`: for `data merge`, whose --out
-    also names where its parts are (so "another --out" is no fix: `merge_elsewhere`)."""
-    elsewhere = freshness.merge_elsewhere(out) if merging else None
-    check_output(out, KIND, sources=sources, legacy=_ours, elsewhere=elsewhere)
-    tmp = out.with_name(out.name + ".tmp")  # ours when it holds a checkpoint
-    check_output(tmp, KIND, sources=sources, legacy=lambda p: (p / PROGRESS).is_file(), elsewhere=elsewhere)
-    if (tmp / "meta.json").is_file() and not (tmp / PROGRESS).is_file():
-        # prepare and merge both write OUT.tmp and delete a leftover of theirs; a finished dataset
-        # there (one prepared with --out OUT.tmp) is not a leftover and must survive
-        raise UserError(
-            f"{tmp} holds a finished prepared dataset, not the leftover of an interrupted prepare; nothing "
-            f"was changed: rename it (encoderlab writes {out} there first), or rename it to {out} if it is"
-        )
-    meta = freshness.as_asked(read_meta(out), recipe) if (out / "meta.json").is_file() else None
-    if meta is not None and (meta.get("recipe") == recipe or freshness.pins_held(meta, recipe or {})):
-        freshness.refuse_changed(out, meta, other_out=not merging)
-        return True
-    fix = f"nothing was changed: {freshness.redo_fix(out, other_out=not merging)} and run the command again"
-    if meta is not None:
-        differs = freshness.recipe_differences(meta, recipe or {})
-        raise UserError(f"{out} already holds data prepared differently ({differs}); {fix}")
-    if out.is_dir() and any(p.name != MARKER for p in out.iterdir()):
-        raise UserError(f"{out} holds files but no meta.json; {fix}")
-    return False
-
-
 def _check_shard(cfg: PrepareConfig, shard: Shard | None) -> None:
     if shard is not None and (len(cfg.sources) != 1 or cfg.max_docs is not None):
         raise UserError(
             "--shard splits one --source by its files and reads all of it; prepare with one --source and "
             "without --max-docs, or without --shard"
         )
-
-
-def _target(out: Path, shard: Shard | None, sources: list[Path]) -> Path:
-    """The folder this prepare writes: `out`, or this worker's part `OUT.shards/I-of-N` (checked)."""
-    if shard is None:
-        return out
-    target = shard_dir(out, shard)
-    check_output(target.parent, KIND + " shards", sources=sources)
-    return target
 
 
 def _check_counts(workers: int, checkpoint_every: int, chunk_docs: int) -> None:
@@ -243,7 +190,7 @@ def prepare(
     recipe = _recipe(cfg, tok, against, dtype)
     if shard is not None:
         recipe["shard"] = [shard.index, shard.count]
-    target = _target(out, shard, sources)
+    target = target_folder(out, shard, sources)
     if check_target(target, recipe, sources):
         log.info(
             "%s already holds this recipe%s; nothing to do",

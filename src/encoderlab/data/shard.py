@@ -88,8 +88,13 @@ def parse_shard(text: str | None, env: Mapping[str, str] | None = None) -> Shard
     return Shard(int(index), int(count))
 
 
+def shard_dir(out: Path, shard: Shard) -> Path:
+    """Where worker `shard` of a prepare into `out` writes its part: `OUT.shards/I-of-N`."""
+    return Path(out).with_name(Path(out).name + ".shards") / shard.name
+
+
 def merged_folder(part: Path) -> Path | None:
-    """The folder a part of a sharded prepare (`OUT.shards/I-of-N`, `prepare.shard_dir`) is merged into: OUT,
+    """The folder a part of a sharded prepare (`OUT.shards/I-of-N`, `shard_dir`) is merged into: OUT,
     relative where `part` names its parts folder, else absolute (`--out I-of-N` given from inside it);
     None for a folder that lies in no `.shards` folder."""
     parts = Path(part).absolute().parent
