@@ -14,6 +14,8 @@ Design
     untouched; `skip` drops the batch and moves on; `rollback` reloads the last checkpoint and
     replays with the offending step skipped. Skipped steps keep their place on the step axis, so
     the schedule and the data order of later steps do not shift.
+  * A resume (and a rollback) refuses a tokenizer other than its checkpoint's, and prepared data
+    other than its checkpoint's unless forced (`resumed.py`).
   * Side effects (files, progress bar) happen on rank 0 only; `distributed.py` is the seam for DDP/FSDP.
 """
 
@@ -57,6 +59,7 @@ from encoderlab.train.distributed import (
 from encoderlab.train.flops import peak_flops
 from encoderlab.train.freeze import MECHANISM
 from encoderlab.train.metrics import MetricSink, build_sinks, check_sinks
+from encoderlab.train.resumed import check_tokenizer, data_note
 from encoderlab.train.runfolder import (
     KIND,
     LOCK,
@@ -221,7 +224,9 @@ class Trainer:
         latest = find_checkpoint(self.run_dir) if resume else None
         if latest is not None:
             self._load(latest)
-            self._check_data(latest)
+            note = data_note(latest, self._data, self.cfg.data.path, force=self.force)
+            if note is not None and self.world.is_main:
+                print(f"encoderlab: note: {note}", file=sys.stderr)
         elif self.cfg.model.init and self.cfg.model.load == "full":
             found = find_checkpoint(Path(self.cfg.model.init))
             state, _, _ = ckpt.load_train_state(found)
@@ -233,7 +238,8 @@ class Trainer:
     def _load(self, path: Path) -> None:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
         saved = load_model_folder(path / "model")
-        self._check_tokenizer(path)  # before the model's shape: another tokenizer's size is no model setting
+        # before the model's shape: another tokenizer's size is no model setting
+        check_tokenizer(path, self.train_step.tokenizer, self.cfg.data.path)
         ckpt.check_model_matches(path, self.model, saved)
         load_model_state(self.model, saved.state_dict())
         state, self.progress, rng = ckpt.load_train_state(path)
@@ -241,49 +247,6 @@ class Trainer:
             state, str(path), "resume from an earlier checkpoint or start a new run folder"
         )
         ckpt.restore_rng(rng)
-
-    def _check_tokenizer(self, path: Path) -> None:
-        """Refuse to resume on data whose tokenizer is not the one the checkpoint was trained with (the
-        folder prepared again with another tokenizer of the same size: training went on, on ids that
-        now mean other words, without a word)."""
-        from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
-
-        ours = self.train_step.tokenizer
-        if ours is None or not (path / "model" / "tokenizer.json").is_file():
-            return
-        saved = load_tokenizer(path / "model")
-        theirs, now = tokenizer_hash(saved), tokenizer_hash(ours)
-        if theirs != now:
-            size = f", with {len(ours)} ids instead of {len(saved)}" if len(ours) != len(saved) else ""
-            raise UserError(
-                f"{path} was trained with tokenizer {theirs[:12]}, but data.path {self.cfg.data.path} now "
-                f"gives tokenizer {now[:12]} (prepared again?{size}); resume on the data the run started "
-                "with, or start a new run folder"
-            )
-
-    def _check_data(self, path: Path) -> None:
-        """Refuse to resume on prepared data other than the checkpoint's (the folder prepared again from
-        other text with the same tokenizer: the run went on, on other rows, no longer bit-exact, without
-        a word); with --force, say so and go on. Checkpoints from before the record: a note."""
-        state, where = ckpt.read_state(path), self.cfg.data.path
-        theirs = state.get("data")
-        note = None
-        if "data" not in state and self._data is not None:
-            note = (f"{path} records no data fingerprint (written by an older encoderlab), so this resume "
-                    f"cannot check that data.path {where} holds the rows the run trained on")  # fmt: skip
-        elif theirs is None or self._data is None or theirs == self._data:
-            return  # synthetic then or now: a changed data.path, which the config check refuses without --force
-        elif not self.force:
-            raise UserError(
-                f"{path} was trained on prepared data {str(theirs)[:12]}, but data.path {where} now holds data "
-                f"{self._data[:12]} (prepared again?); resume on the data the run started with, start a new run "
-                "folder, or pass --force to train on the new data (not bit-exact)"
-            )
-        else:
-            note = (f"--resume --force: data.path {where} holds other data ({self._data[:12]}) than {path} was "
-                    f"trained on ({str(theirs)[:12]}); training goes on, on its rows (not bit-exact)")  # fmt: skip
-        if self.world.is_main:
-            print(f"encoderlab: note: {note}", file=sys.stderr)
 
     # ---- checkpoints -------------------------------------------------------------------------
     def _meta(self, phase: PlannedPhase) -> dict[str, Any]:
