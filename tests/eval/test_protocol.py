@@ -15,6 +15,7 @@ from encoderlab.eval.predictions import read_predictions, rescore
 from encoderlab.eval.protocol import evaluate
 from encoderlab.eval.spec import FinetuneConfig
 from encoderlab.eval.summary import Degenerate, EvalRecord, compare, summarize_results
+from encoderlab.eval.summarypage import summary_markdown
 from encoderlab.eval.tasks import TASKS, load_task
 
 QUICK = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=40)
@@ -134,10 +135,10 @@ def test_best_lr_is_chosen_on_validation_not_test():
 def test_the_summary_header_says_its_grid_in_words_that_agree_with_it():
     """It read "LRs [0.0001]; seeds [0, 1, 2]" (the lists as Python prints them)."""
     records = [_rec("a", 1e-4, s, 70 + s, 90) for s in range(3)]
-    md = protocol.summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4], [0, 1, 2]))
+    md = summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4], [0, 1, 2]))
     assert "; LR 0.0001 x seeds 0, 1, 2. Test = " in md
     records = [_rec("a", lr, 0, 70, 90) for lr in (1e-4, 1e-3)]
-    md = protocol.summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0]))
+    md = summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4, 1e-3], [0]))
     assert "; LRs 0.0001, 0.001 x seed 0. Test = " in md
 
 

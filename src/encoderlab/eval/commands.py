@@ -28,13 +28,13 @@ from encoderlab.errors import UserError
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.protocol import (
     RESULTS,
-    SUMMARY_MD,
     evaluate,
     load_eval_model,
     resolve_device,
     resolve_grid,
 )
 from encoderlab.eval.suites import require_assets, suite_tasks
+from encoderlab.eval.summarypage import SUMMARY_MD
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import load_task_files

@@ -14,9 +14,10 @@ predictions in `predictions`, see `eval/predictions.py`), `summary.json` (a `sum
 per task the score-vs-LR curve with mean/sd/CI and the per-seed scores per LR, the best LR (ties to
 the smaller LR) and the test score there, OOD test splits included, and how many runs there were
 degenerate; per family the mean over its tasks per seed, summarised the same way) and `summary.md`
-(the same as tables). Summaries cover every task of this model cached in the folder (within the
-requested LRs and seeds), so tasks evaluated by separate calls add up. What is computed from the
-records (LR selection, family means, paired tests) lives in `eval/summary.py`.
+(the same as tables; both written by `eval/summarypage.py`). Summaries cover every task of this model
+cached in the folder (within the requested LRs and seeds), so tasks evaluated by separate calls add
+up. What is computed from the records (LR selection, family means, paired tests) lives in
+`eval/summary.py`.
 """
 
 from __future__ import annotations
@@ -41,18 +42,18 @@ from encoderlab.errors import UserError
 from encoderlab.eval.finetune import prepare, run_one
 from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.predictions import predictions_path, write_predictions
-from encoderlab.eval.spec import FAMILY_NAMES, Task, training_groups
-from encoderlab.eval.stats import Estimate
+from encoderlab.eval.spec import Task, training_groups
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
+from encoderlab.eval.summarypage import write_summary
 from encoderlab.eval.taskruns import capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
-from encoderlab.words import count, count_of, lr_grid, noun
+from encoderlab.words import count, noun
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
-RESULTS, SUMMARY_JSON, SUMMARY_MD = "results.jsonl", "summary.json", "summary.md"
+RESULTS = "results.jsonl"
 
 
 @dataclass
@@ -446,50 +447,3 @@ def adopt_record(
             write_text_atomic(target, (Path(trained) / record.predictions).read_text(encoding="utf-8"))
         store.add(record)
     return record
-
-
-# ----------------------------------------------------------------------------- summaries
-
-
-def _fmt(s: Estimate | None) -> str:
-    if s is None:
-        return "-"
-    if s.half_width is None:
-        return f"{s.mean:.2f} (n=1)"
-    return f"{s.mean:.2f} ± {s.half_width:.2f} (n={s.n})"
-
-
-def summary_markdown(summary: ModelSummary) -> str:
-    # a hub id's commit: which weights the name held when read (an export's card says so too)
-    commit = summary.start_model.get("commit")
-    lines = [
-        f"# Evaluation of {summary.source or summary.model}" + (f" at commit `{commit}`" if commit else ""),
-        "",
-        f"Model fingerprint `{summary.model}`; {lr_grid(summary.lrs, summary.seeds)}. "
-        "Test = mean ± 95% t-interval over seeds at the LR with the best validation mean.",
-        "",
-        "| task | family | metric | best LR | validation | test | other test splits |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, t in summary.tasks.items():
-        others = ", ".join(f"{k}: {v.mean:.2f}" for k, v in t.test_splits.items() if k != "test")
-        flag = " (degenerate)" if t.degenerate else ""
-        lines.append(
-            f"| {name} | {t.family} | {t.metric} | {t.best_lr:g} | {_fmt(t.val)} | {_fmt(t.test)}{flag} | {others or '-'} |"
-        )
-    flagged = {name: t.degenerate for name, t in summary.tasks.items() if t.degenerate}
-    if flagged:
-        lines += ["", "**Degenerate predictions** (one output for every test example, at the best LR):", ""]
-        lines += [f"- {name}: {count_of(d.runs, d.of, 'seed')}; {d.why}" for name, d in flagged.items()]
-    lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
-    for family, f in summary.families.items():
-        lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f.tasks)} | {_fmt(f.test)} |")
-    lines += ["", "Score vs LR (test mean per LR, for the stability analysis):", ""]
-    for name, t in summary.tasks.items():
-        lines.append(f"- {name}: " + ", ".join(f"{c.lr:g}: {c.test.mean:.2f}" for c in t.curve))
-    return "\n".join(lines) + "\n"
-
-
-def write_summary(summary: ModelSummary, out: Path) -> None:
-    write_text_atomic(out / SUMMARY_JSON, json_text(to_dict(summary), indent=2))
-    write_text_atomic(out / SUMMARY_MD, summary_markdown(summary))
