@@ -4,6 +4,7 @@ where the truth at the held-out size is designed, and the command end to end."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -67,3 +68,36 @@ def test_the_command_prints_the_table_and_writes_holdout_json(tmp_path, capsys):
     )
     assert "--hold-out-largest scores the advice on the ladder's largest size: drop --target-*" in line
     assert not (tmp_path / "x").exists()
+
+
+def _relabelled(ladder: Ladder, label, first: str = "") -> Ladder:
+    """The ladder with MLM_LIKE's first run labelled `first` and its others `label(run)`."""
+    runs, seen = [], False
+    for o in ladder.observations:
+        if o.schedule == MLM_LIKE:
+            name, seen = (label(o) if seen else first), True
+            o = replace(o, schedule=replace(o.schedule, label=name), source=f"ladder.csv:{len(runs) + 2}")
+        runs.append(o)
+    return Ladder(ladder.metric, tuple(runs))
+
+
+def test_a_label_missing_on_a_schedules_first_run_names_all_its_runs():
+    """The first run's label named the schedule: one missing there left the table's 'MLM-40' beside runs
+    named 'mine', and the held-out score, which pairs runs by name, found no pair ("extrapolation n/a")."""
+    syn = synthetic_ladder(np.random.default_rng(0), rungs=4, crossover=0.4, sigma=1e-4)
+    ladder = _relabelled(syn.ladder, lambda o: "mine")
+    assert {o.schedule.name for o in ladder.of(MLM_LIKE)} == {"mine"}
+    assert score_held_out(ladder, **QUICK).extrapolation_accuracy == 1.0
+
+
+def test_two_labels_of_one_schedule_are_refused_naming_both_runs():
+    """Runs labelled as two variants of one split (two LRs the columns cannot tell apart) were pooled as one
+    schedule under the first label, their seeds mixed, without a word."""
+    syn = synthetic_ladder(np.random.default_rng(0), rungs=4)
+    with pytest.raises(UserError) as err:
+        _relabelled(syn.ladder, lambda o: f"MLM lr{o.seed % 2}", first="MLM lr0")
+    assert str(err.value) == (
+        "ladder.csv:2 labels its schedule (MLM at mask 0.4 100%) 'MLM lr0' but ladder.csv:3 labels the same "
+        "schedule 'MLM lr1'; a label names one schedule, not a variant of it: give its runs one label, or advise "
+        "the variants apart"
+    )

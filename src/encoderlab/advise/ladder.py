@@ -18,7 +18,7 @@ distance to a ceiling (100 for scores in percent), which scaling also drives dow
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import numpy as np
@@ -178,6 +178,7 @@ class Ladder:
     observations: tuple[Observation, ...]
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "observations", _one_label(self.observations))
         _validate(self)
 
     @property
@@ -259,6 +260,28 @@ def _check_one_compute_scale(obs: tuple[Observation, ...]) -> None:
             "(6ND would stand in for it), and the two are not one scale of compute; give measured flops for every "
             "run or for none"
         )
+
+
+def _one_label(obs: tuple[Observation, ...]) -> tuple[Observation, ...]:
+    """The observations with every run of a schedule under its one label, or a refusal naming two labels.
+
+    A schedule is its stages, and its label was the first run's: runs labelled as two variants of one split
+    (two learning rates, two corpora: what the columns do not tell apart) were pooled as one schedule without
+    a word, and a label missing on the first run was dropped from the table while `runs.*` and the held-out
+    score (which pairs runs by name) read the others' ("extrapolation n/a"). A run without a label takes
+    its schedule's."""
+    labelled: dict[Schedule, Observation] = {}
+    for o in obs:
+        first = labelled.setdefault(o.schedule, o) if o.schedule.label else None
+        if first is not None and first.schedule.label != o.schedule.label:
+            raise UserError(
+                f"{first.source or 'a run'} labels its schedule ({_stages(o.schedule)}) {first.schedule.label!r} but "
+                f"{o.source or 'another run'} labels the same schedule {o.schedule.label!r}; a label names one "
+                "schedule, not a variant of it: give its runs one label, or advise the variants apart"
+            )
+    return tuple(
+        replace(o, schedule=labelled[o.schedule].schedule) if o.schedule in labelled else o for o in obs
+    )
 
 
 def _stages(schedule: Schedule) -> str:

@@ -6,7 +6,7 @@ Columns (CSV header or JSON keys):
 |---|---|
 | `clm_share` | share of the steps trained with CLM, 0 to 1 (0: pure MLM, 1: pure CLM) |
 | `mask_ratio` | MLM mask ratio; empty (CSV) or null (JSON) for pure CLM |
-| `label` | optional display name of the schedule |
+| `label` | optional display name of the schedule, one per schedule (a run without one takes it) |
 | `params` | N, non-embedding parameters |
 | `tokens` | D, training tokens |
 | `flops` | optional measured training FLOPs (empty: 6ND), for every run or for none |
