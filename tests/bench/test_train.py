@@ -117,6 +117,31 @@ def test_bench_table_refuses_what_is_not_a_result_in_one_line(tmp_path, capsys, 
 
 
 @pytest.mark.parametrize(
+    "given,twice",
+    [
+        (["r.json", "r.json"], ""),
+        (["", "r.json"], " ({d}/r.json in folder {d}, and {d}/r.json)"),
+    ],
+    ids=["file-twice", "folder-and-its-file"],
+)
+def test_bench_table_refuses_a_result_given_twice(tmp_path, capsys, given, twice):
+    """Both printed the result as two rows: two measurements where there was one."""
+    from encoderlab.cli import main
+
+    (tmp_path / "r.json").write_text(
+        '{"config": {"size": "tiny", "objective": "mlm", "batch": 2, "seq_len": 16, "precision": "fp32", '
+        '"attn_impl": "sdpa", "compile": false}, "encoderlab": {"tokens_per_s": 1, "mfu": 0}}'
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "table", *(str(tmp_path / g) if g else str(tmp_path) for g in given)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert err[0].endswith(
+        f"result {tmp_path}/r.json given twice{twice.format(d=tmp_path)}; give each result once"
+    ), err
+
+
+@pytest.mark.parametrize(
     "text,why",
     [
         (

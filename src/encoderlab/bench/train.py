@@ -427,6 +427,22 @@ def _why(exc: Exception) -> str:
     return "a field holds a value of another type"
 
 
+def _result_files(results: tuple[Path, ...]) -> list[Path]:
+    """The result files named, a folder's *.json in name order; a file reached twice (named twice, or named and
+    in a folder named) is refused: it was printed as two rows, two measurements where there was one."""
+    seen: dict[str, str] = {}
+    files = []
+    for r in map(Path, results):
+        for f in sorted(r.glob("*.json")) if r.is_dir() else [r]:
+            how = str(f) if f == r else f"{f} in folder {r}"
+            if (key := os.path.realpath(f)) in seen:
+                also = f" ({seen[key]}, and {how})" if seen[key] != how else ""
+                raise UserError(f"result {f} given twice{also}; give each result once")
+            seen[key] = how
+            files.append(f)
+    return files
+
+
 def bench_table_command(
     results: Annotated[
         tuple[Path, ...],
@@ -444,7 +460,7 @@ def bench_table_command(
     missing = [str(r) for r in results if not Path(r).exists()]
     if missing:
         raise UserError(f"no such file or folder: {', '.join(missing)}")
-    files = [f for r in results for f in (sorted(Path(r).glob("*.json")) if Path(r).is_dir() else [Path(r)])]
+    files = _result_files(results)
     if not files:
         raise UserError(
             f"no *.json in {', '.join(map(str, results))}; write results with `bench train --out F.json`"
