@@ -141,3 +141,28 @@ def test_measured_flops_on_some_runs_only_are_refused(tmp_path, capsys):
     plain.write_text("\n".join(line.rsplit(",", 1)[0] for line in path.read_text().splitlines()) + "\n")
     err = _refused(capsys, tmp_path, [str(study), str(plain), "--target-flops", "1e19", "--bootstrap", "50"])
     assert f"{study}:pretrain/" in err and f"but {plain}:2 does not" in err
+
+
+def _rescored(study, old: str, new: str):
+    """The study with every run's config.yaml line `old` made `new` (what its validation scored on)."""
+    for config in study.glob("nodes/pretrain/*/run/config.yaml"):
+        text = config.read_text()
+        assert old in text, config
+        config.write_text(text.replace(old, new))
+    return study
+
+
+def test_studies_scored_on_other_held_out_rows_are_refused(tmp_path, capsys):
+    """Two study folders whose runs scored val/mlm15 on other rows (here validation.rows; likewise another
+    prepared corpus or tokenizer, or seq_len) were advised as one ladder, their losses compared as if alike."""
+    small = _rescored(_study(tmp_path / "small", SEEDED, budgets=(1, 2)), "path: ''", "path: synthetic")
+    large = _rescored(_study(tmp_path / "large", SEEDED, budgets=(4, 8)), "path: ''", "path: synthetic")
+    argv = [str(small), str(large), "--target-flops", "1e19", "--bootstrap", "50"]
+    main(["advise", *argv, "--out", str(tmp_path / "alike")])  # the same rows: one ladder
+    _rescored(large, "rows: 64", "rows: 32")
+    err = _refused(capsys, tmp_path, argv)
+    assert err.endswith(
+        f"{large}:pretrain/clm25-x4 scored val/mlm15 on other held-out rows than {small}:pretrain/clm25-x1 "
+        "(validation.rows 32, not 64), so their values are not one yardstick; advise runs on the same prepared "
+        "data, seq_len and validation.rows together"
+    ), err

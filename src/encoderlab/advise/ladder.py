@@ -141,6 +141,34 @@ KNOWN_METRICS = {"val/mlm15": Metric(name="val/mlm15", better="lower")}
 """Metrics whose direction is known: the held-out MLM loss at a fixed 15% mask (nats)."""
 
 
+@dataclass(frozen=True)
+class Yardstick:
+    """What a study run's held-out loss was scored on: `train/validation.py` scores the first `rows` rows of
+    `seq_len` tokens of the prepared data's val split, so two runs' losses are one yardstick only where all of
+    these agree (in nats of one tokenizer, on the same tokens)."""
+
+    data: str
+    """The prepared data's identity (`data.packed.identity`, not its path: a copy prepared again is the
+    same), or the synthetic source's settings."""
+    seq_len: int
+    rows: int
+    """`validation.rows`."""
+    attend: str
+    """`data.attend`: whether a row is scored as its documents or as one sequence."""
+    where: str = field(default="", compare=False)
+    """The data's folder, for messages."""
+
+    def differs(self, other: Yardstick) -> str:
+        """How `other` scores differently, in words (`seq_len 256, not 128`)."""
+        for name in ("data", "seq_len", "rows", "attend"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                if name == "data":
+                    return f"data {other.where or theirs}, not {self.where or mine}"
+                return f"{'validation.' if name == 'rows' else ''}{name} {theirs}, not {mine}"
+        return "the same rows"
+
+
 @dataclass(frozen=True, kw_only=True)
 class Observation:
     """One pretraining run of a ladder, scored once."""
@@ -158,6 +186,9 @@ class Observation:
     """Measured training FLOPs (None: 6ND is used)."""
     source: str = ""
     """Where it was read (file and line, or run folder), for messages."""
+    scored_on: Yardstick | None = None
+    """The held-out rows a study run's loss was scored on (None: unknown, as in a ladder file, or a
+    fine-tuning score)."""
 
     @property
     def compute(self) -> float:
@@ -223,6 +254,7 @@ def _validate(ladder: Ladder) -> None:
             )
         seen[key] = o.source
     _check_one_compute_scale(obs)
+    _check_one_yardstick(obs, metric)
     names = [s.name for s in ladder.schedules]
     if len(names) < 2:
         raise UserError(
@@ -260,6 +292,20 @@ def _check_one_compute_scale(obs: tuple[Observation, ...]) -> None:
             "(6ND would stand in for it), and the two are not one scale of compute; give measured flops for every "
             "run or for none"
         )
+
+
+def _check_one_yardstick(obs: tuple[Observation, ...], metric: Metric) -> None:
+    """Every study run's loss scored on the same held-out rows. Two study folders on other prepared data (another
+    corpus, another tokenizer: nats of another vocabulary), row length or `validation.rows` were advised as one
+    ladder, their losses compared as if measured alike, without a word."""
+    scored = [o for o in obs if o.scored_on is not None]
+    for o in scored[1:]:
+        if o.scored_on != scored[0].scored_on:
+            raise UserError(
+                f"{o.source} scored {metric.name} on other held-out rows than {scored[0].source} "
+                f"({scored[0].scored_on.differs(o.scored_on)}), so their values are not one yardstick; advise "  # type: ignore[union-attr]
+                "runs on the same prepared data, seq_len and validation.rows together"
+            )
 
 
 def _one_label(obs: tuple[Observation, ...]) -> tuple[Observation, ...]:

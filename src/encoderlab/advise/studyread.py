@@ -13,6 +13,8 @@ marker's reader is imported (`study/marker.py`, which imports nothing of the stu
 * the metric: a key of metrics.jsonl, its last logged value (`val/mlm15`: the held-out MLM loss at a
   fixed 15% mask, the yardstick comparable across objectives); or `finetune:TASK`, the mean test
   score over fine-tuning seeds at the LR chosen on validation (`encoderlab.eval.summary.select_lr`).
+* what a `val/*` loss was scored on (`Yardstick`: the prepared data's identity from its meta.json, seq_len,
+  validation.rows, data.attend), so a ladder of runs scored on other held-out rows is refused.
 Runs continued from another model have no from-scratch (N, D) and are left out, with a note; so are
 the study's pretraining runs not finished yet.
 """
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab import jsonlines
-from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage
+from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage, Yardstick
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.marker import NodeMarker
@@ -180,6 +182,25 @@ def _value(node: _Node, nodes: dict[str, _Node], records: list[dict], metric: st
     return float(value)
 
 
+def _yardstick(cfg) -> Yardstick | None:
+    """The held-out rows a run's `val/*` losses were scored on; None where its prepared data cannot be read
+    (moved since), so nothing is claimed about it."""
+    data = cfg.data
+    if data.path == "synthetic":
+        name = where = (
+            f"the synthetic stream of vocab {data.synthetic_vocab}, mean document length {data.synthetic_doc_len}"
+        )
+    else:
+        from encoderlab.data.packed import identity, read_meta
+
+        try:
+            name = identity(read_meta(Path(data.path)))
+        except (UserError, OSError):
+            return None
+        where = f"{data.path} (prepared data {name[:12]})"
+    return Yardstick(name, cfg.layout.seq_len, cfg.validation.rows, data.attend, where)
+
+
 def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[str]]:
     """The from-scratch pretraining runs of a study folder, and notes on what was left out."""
     from encoderlab.config import load_yaml
@@ -217,6 +238,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
                 value=_value(node, nodes, records, metric),
                 flops=float(sum(flops)) if flops else None,
                 source=f"{study}:{node.name}",
+                scored_on=None if metric.startswith(FINETUNE) else _yardstick(cfg),
             )
         )
     if not runs:
