@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_advise_commands import _one_line, _write_csv
 
-from encoderlab.advise.holdout import score_held_out
+from encoderlab.advise.holdout import HeldOutRung, HeldOutScore, format_held_out, score_held_out
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
 from encoderlab.cli import main
@@ -101,3 +101,15 @@ def test_two_labels_of_one_schedule_are_refused_naming_both_runs():
         "schedule 'MLM lr1'; a label names one schedule, not a variant of it: give its runs one label, or advise "
         "the variants apart"
     )
+
+
+def test_each_column_starts_under_its_heading_whatever_the_baselines_width():
+    """A baseline at D=2.5e+08 (a 2-D ladder's rungs) made the single rung's cell wider than its fixed 24
+    characters, and pushed that row's "advised" cell past its heading."""
+    rungs = tuple(
+        HeldOutRung(6e7, d, {}, None, {}, (2.5e7, d / 2.4), "single rung", 1.0, 1.0, 1.0)
+        for d in (6e8, 2.4e9)
+    )
+    head, *rows = format_held_out(HeldOutScore(6e7, rungs, 1.0, 1.0, 1.0, 2)).splitlines()[1:-1]
+    for row in rows:
+        assert row.rindex("100%") == head.index("advised"), (head, row)

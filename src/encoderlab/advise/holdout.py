@@ -149,14 +149,19 @@ def format_held_out(score: HeldOutScore) -> str:
     # other columns three characters short of their headings
     labels = [f"N={r.params:.3g}, D={r.tokens:.3g}" for r in score.rungs]
     width = max(len("rung (N, D)"), *map(len, labels))
+    # so is the single rung's: a baseline at D=2.5e+08 (a 2-D ladder's) pushed "advised" past its heading
+    ats = [
+        f"{percent(r.single_rung_accuracy)} (N={r.baseline_rung[0]:.3g}, D={r.baseline_rung[1]:.3g})"
+        for r in score.rungs
+    ]
+    at_width = max(len("single rung (at)"), *map(len, ats))
     lines = [
         f"held out: the largest size, N = {score.held_out_size:.3g}, fitted from the smaller sizes only",
-        f"{'rung (N, D)':<{width}}   advisor's method   extrapolation   single rung (at)          advised",
+        f"{'rung (N, D)':<{width}}   advisor's method   extrapolation   {'single rung (at)':<{at_width}}  advised",
     ]
-    for r, label in zip(score.rungs, labels):
-        at = f"{percent(r.single_rung_accuracy)} (N={r.baseline_rung[0]:.3g}, D={r.baseline_rung[1]:.3g})"
+    for r, label, at in zip(score.rungs, labels, ats):
         lines.append(
-            f"{label:<{width}}   {r.method:<17}  {percent(r.extrapolation_accuracy):<14}  {at:<24}  "
+            f"{label:<{width}}   {r.method:<17}  {percent(r.extrapolation_accuracy):<14}  {at:<{at_width}}  "
             f"{percent(r.advised_accuracy)}"
         )
     lines.append(
