@@ -171,3 +171,35 @@ def test_a_reused_out_holds_the_results_of_one_mode_only(ladder_csv, tmp_path, c
     main(["advise", str(path), *target, "--out", str(out), "--bootstrap", "50"])
     assert {p.name for p in out.iterdir() if p.name != ".encoderlab.json"} == advice_files
     capsys.readouterr()
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (
+            ["--better", "higher", "--ceiling", "100"],  # fitted 100 - loss: a loss read as a score
+            "--better higher: val/mlm15 is lower-is-better; drop --better",
+        ),
+        (
+            ["--ceiling", "2"],  # ignored without a word
+            "--ceiling is the best possible value of a higher-is-better score, but val/mlm15 is lower-is-better, "
+            "whose curves fit its floor themselves; drop --ceiling",
+        ),
+    ],
+    ids=["better-against-a-loss", "ceiling-of-a-loss"],
+)
+def test_a_direction_or_ceiling_the_metric_cannot_take_is_refused(
+    ladder_csv, tmp_path, capsys, extra, message
+):
+    path, _ = ladder_csv
+    out = tmp_path / "advice"
+    err = _one_line(capsys, ["advise", str(path), "--target-flops", "1e19", *extra, "--out", str(out)])
+    assert err.endswith(message) and not out.exists(), err
+
+
+def test_a_fine_tuning_scores_ceiling_is_the_one_given():
+    """`--ceiling 1` (scores as fractions) was dropped for a finetune:TASK metric, which took 100."""
+    from encoderlab.advise.commands import resolve_metric
+
+    assert resolve_metric("finetune:tweets", None, 1.0).ceiling == 1.0
+    assert resolve_metric("finetune:tweets", "higher", None).ceiling == 100.0

@@ -209,6 +209,8 @@ NAMED = {
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",
     "bench-table-result-twice": "tests.bench.test_train::test_bench_table_refuses_a_result_given_twice",
     "advise-other-held-out-rows": "tests.advise.test_advise_refusals::test_studies_scored_on_other_held_out_rows_are_refused",
+    "advise-ceiling-of-a-loss": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
+    "advise-better-against-the-metric": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
     "advise-one-schedule-two-labels": "tests.advise.test_holdout::test_two_labels_of_one_schedule_are_refused_naming_both_runs",
     "two-evals-one-out": "tests.eval.test_eval_commands::test_a_second_eval_into_the_same_out_is_refused_while_the_first_runs",
     "eval-unknown-clf-pooling": "tests.eval.test_model_pooling::test_a_clf_pooling_encodeval_cannot_use_is_one_line",

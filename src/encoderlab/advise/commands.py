@@ -40,14 +40,21 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
     known = metric_of(name)  # refuses training losses, which differ in kind between objectives
     if ceiling is not None and not math.isfinite(ceiling):
         raise UserError(f"--ceiling must be a finite number (the best possible {name}), got {ceiling}")
-    if better is None:
-        if name in KNOWN_METRICS or name.startswith(FINETUNE):
-            return known
+    if name in KNOWN_METRICS or name.startswith(FINETUNE):
+        if better not in (None, known.better):  # was taken: a loss fitted as its distance to a ceiling
+            raise UserError(f"--better {better}: {name} is {known.better}-is-better; drop --better")
+        better = known.better
+    elif better is None:
         raise UserError(
             f"is {name} better lower or higher? say so with --better lower|higher (and --ceiling for a score)"
         )
-    if better == "higher" and ceiling is None and name.startswith(FINETUNE):
-        ceiling = 100.0
+    if better == "lower" and ceiling is not None:  # was ignored: curves of a loss fit its floor themselves
+        raise UserError(
+            f"--ceiling is the best possible value of a higher-is-better score, but {name} is lower-is-better, "
+            "whose curves fit its floor themselves; drop --ceiling"
+        )
+    if ceiling is None and name.startswith(FINETUNE):  # a given --ceiling was ignored for a finetune:TASK
+        ceiling = known.ceiling
     return Metric(name=name, better=better, ceiling=ceiling)
 
 
