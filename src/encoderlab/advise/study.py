@@ -91,6 +91,17 @@ class LadderDesign:
                 raise UserError(
                     f"schedule {s.name}: a ladder trains CLM then MLM at one mask ratio (Schedule.biphasic)"
                 )
+        if not self.budgets or not all(math.isfinite(b) and b > 0 for b in self.budgets):
+            # inf and nan were tracebacks (OverflowError, ValueError), no budget an IndexError, and 0 or a
+            # negative budget "a run shorter than its warmup"
+            raise UserError(
+                f"budgets must be tokens per parameter, each finite and positive (Chinchilla: 20), got {self.budgets}"
+            )
+        if len(set(self.sizes)) == len(set(self.budgets)) == 1:  # was trained whole, then refused by advise
+            raise UserError(
+                f"a ladder of one size ({self.sizes[0]}) at one budget ({self.budgets[0]:g} tokens per parameter) is "
+                "one scale, which says nothing about a larger one and `advise` refuses; add sizes or budgets"
+            )
         if not 0.0 < self.decay_fraction < 0.8:  # a branch must share at least a fifth of its steps
             raise UserError(f"decay_fraction must be in (0, 0.8), got {self.decay_fraction}")
         if self.warmup_tokens_per_param < 0:
