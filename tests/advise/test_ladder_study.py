@@ -175,6 +175,27 @@ def test_budgets_that_are_no_tokens_per_parameter_are_refused(budgets):
     )
 
 
+@pytest.mark.parametrize(
+    "change,message",
+    [
+        ({"micro_batch": 0}, "micro_batch must be a whole number >= 1, got 0"),
+        ({"seq_len": 0}, "seq_len must be a whole number >= 1, got 0"),
+        ({"grad_accum": 0}, "grad_accum must be a whole number >= 1, got 0"),
+        ({"vocab_size": 0}, "vocab_size must be a whole number >= 1, got 0"),
+        (
+            {"warmup_tokens_per_param": float("nan")},
+            "warmup_tokens_per_param must be a finite number >= 0, got nan",
+        ),
+    ],
+)
+def test_a_layout_of_no_tokens_is_refused_in_one_line(change, message):
+    """The first three were ZeroDivisionError tracebacks (0 tokens a step), a vocabulary of 0 a ValueError from
+    the model's config, a nan warmup "cannot convert float NaN to integer"."""
+    with pytest.raises(UserError) as err:
+        _budgets_design(**change)
+    assert str(err.value) == message
+
+
 def test_a_ladder_round_trips_through_a_study_file(tmp_path):
     spec = ladder_study(_design(tmp_path / "corpus.jsonl"))
     path = tmp_path / "ladder.yaml"

@@ -104,8 +104,14 @@ class LadderDesign:
             )
         if not 0.0 < self.decay_fraction < 0.8:  # a branch must share at least a fifth of its steps
             raise UserError(f"decay_fraction must be in (0, 0.8), got {self.decay_fraction}")
-        if self.warmup_tokens_per_param < 0:
-            raise UserError(f"warmup_tokens_per_param must be >= 0, got {self.warmup_tokens_per_param}")
+        if not (math.isfinite(self.warmup_tokens_per_param) and self.warmup_tokens_per_param >= 0):
+            raise UserError(
+                f"warmup_tokens_per_param must be a finite number >= 0, got {self.warmup_tokens_per_param}"
+            )
+        for name in ("vocab_size", "seq_len", "micro_batch", "grad_accum", "min_steps"):
+            value = getattr(self, name)  # 0 rows or tokens a step was a ZeroDivisionError traceback
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UserError(f"{name} must be a whole number >= 1, got {value!r}")
         for size in self.sizes:
             self._check_size(size)
 
