@@ -154,16 +154,6 @@ def test_a_ladder_refuses_what_cannot_branch_or_train(tmp_path):
         _budgets_design(decay_fraction=0.9)
 
 
-def test_a_design_of_one_scale_is_refused_before_anything_trains():
-    """One size at one budget was planned and trained whole, and only `advise` refused it (one scale)."""
-    with pytest.raises(UserError) as err:
-        _budgets_design(budgets=(4e-4,))
-    assert str(err.value) == (
-        "a ladder of one size (mini) at one budget (0.0004 tokens per parameter) is one scale, which says nothing "
-        "about a larger one and `advise` refuses; add sizes or budgets"
-    )
-
-
 @pytest.mark.parametrize("budgets", [(float("inf"),), (float("nan"), 4e-4), (), (0.0, 4e-4), (-2e-4, 4e-4)])
 def test_budgets_that_are_no_tokens_per_parameter_are_refused(budgets):
     """inf and nan were tracebacks (OverflowError, ValueError), no budget an IndexError, and 0 or a negative

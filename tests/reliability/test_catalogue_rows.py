@@ -211,7 +211,6 @@ NAMED = {
     "advise-other-held-out-rows": "tests.advise.test_advise_refusals::test_studies_scored_on_other_held_out_rows_are_refused",
     "advise-ceiling-of-a-loss": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
     "advise-better-against-the-metric": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
-    "ladder-design-one-scale": "tests.advise.test_ladder_study::test_a_design_of_one_scale_is_refused_before_anything_trains",
     "ladder-design-budget-not-positive": "tests.advise.test_ladder_study::test_budgets_that_are_no_tokens_per_parameter_are_refused",
     "ladder-design-layout-not-positive": "tests.advise.test_ladder_study::test_a_layout_of_no_tokens_is_refused_in_one_line",
     "advise-one-schedule-two-labels": "tests.advise.test_holdout::test_two_labels_of_one_schedule_are_refused_naming_both_runs",

@@ -69,7 +69,7 @@ def test_a_study_that_fine_tunes_no_run_says_so():
     from encoderlab.advise.study import LadderDesign, ladder_study
 
     schedules = (Schedule.biphasic(1.0, None), Schedule.biphasic(0.0, 0.4))
-    design = LadderDesign(sizes=("nano",), budgets=(4.0, 8.0), schedules=schedules)
+    design = LadderDesign(sizes=("nano",), budgets=(4.0,), schedules=schedules)
     spec = ladder_study(design)
     assert not any(r.evaluate for r in spec.runs)
     text = plantext.plan_text(plan_study(spec))

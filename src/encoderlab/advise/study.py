@@ -97,11 +97,6 @@ class LadderDesign:
             raise UserError(
                 f"budgets must be tokens per parameter, each finite and positive (Chinchilla: 20), got {self.budgets}"
             )
-        if len(set(self.sizes)) == len(set(self.budgets)) == 1:  # was trained whole, then refused by advise
-            raise UserError(
-                f"a ladder of one size ({self.sizes[0]}) at one budget ({self.budgets[0]:g} tokens per parameter) is "
-                "one scale, which says nothing about a larger one and `advise` refuses; add sizes or budgets"
-            )
         if not 0.0 < self.decay_fraction < 0.8:  # a branch must share at least a fifth of its steps
             raise UserError(f"decay_fraction must be in (0, 0.8), got {self.decay_fraction}")
         if not (math.isfinite(self.warmup_tokens_per_param) and self.warmup_tokens_per_param >= 0):
