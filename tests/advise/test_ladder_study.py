@@ -226,7 +226,7 @@ def test_advise_reads_the_tiny_ladder(study, tmp_path, capsys):
     runs, _ = read_study(folder, "val/mlm15")  # every run, whatever its objective, logs the yardstick
     assert len(runs) == 18 and all(o.value > 0 for o in runs)
     (scored,) = {o.scored_on for o in runs}  # on one prepared folder's held-out rows, which it names
-    assert scored is not None and "prepared data" in scored.where
+    assert scored is not None and "val split" in scored.where
     main(
         [
             "advise",

@@ -178,3 +178,23 @@ def test_a_run_whose_last_metric_is_not_finite_is_left_out_with_a_note(tmp_path,
     runs, notes = read_study(study, "val/mlm15")
     assert [o.value for o in runs] == [5.0]
     assert notes == ["pretrain/mlm40: its last val/mlm15 (step 21) is not finite, so it diverged: left out"]
+
+
+def test_one_corpus_prepared_from_two_copies_scores_the_same_held_out_rows():
+    """`data.packed.identity` holds the corpus's path: two studies preparing one corpus from two copies had
+    other identities for the same val split, and would have been refused as scored on other rows."""
+    from encoderlab.advise.studyread import _held_out_rows
+
+    def meta(location: str, val_sha: str) -> dict:
+        files = {
+            "tokens.bin": {"bytes": 260, "sha256": val_sha},
+            "doc_offsets.npy": {"bytes": 8, "sha256": "b"},
+        }
+        return {
+            "recipe": {"sources": [{"location": location}], "tokenizer_hash": "t"},
+            "sources": [{"location": location, "files": [{"path": location, "sha256": "c"}]}],
+            "split_files": {"val": files, "train": {"tokens.bin": {"sha256": location}}},
+        }
+
+    assert _held_out_rows(meta("/a/corpus.jsonl", "v")) == _held_out_rows(meta("/b/corpus.jsonl", "v"))
+    assert _held_out_rows(meta("/a/corpus.jsonl", "v")) != _held_out_rows(meta("/a/corpus.jsonl", "w"))

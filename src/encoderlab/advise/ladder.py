@@ -148,8 +148,8 @@ class Yardstick:
     these agree (in nats of one tokenizer, on the same tokens)."""
 
     data: str
-    """The prepared data's identity (`data.packed.identity`, not its path: a copy prepared again is the
-    same), or the synthetic source's settings."""
+    """A digest of the prepared data's tokenizer and val split (`studyread._held_out_rows`; not its path: a
+    copy prepared again is the same), or the synthetic source's settings."""
     seq_len: int
     rows: int
     """`validation.rows`."""

@@ -191,14 +191,38 @@ def _yardstick(cfg) -> Yardstick | None:
             f"the synthetic stream of vocab {data.synthetic_vocab}, mean document length {data.synthetic_doc_len}"
         )
     else:
-        from encoderlab.data.packed import identity, read_meta
+        from encoderlab.data.packed import read_meta
 
         try:
-            name = identity(read_meta(Path(data.path)))
+            name = _held_out_rows(read_meta(Path(data.path)))
         except (UserError, OSError):
             return None
-        where = f"{data.path} (prepared data {name[:12]})"
+        where = f"{data.path} (val split {name[:12]})"
     return Yardstick(name, cfg.layout.seq_len, cfg.validation.rows, data.attend, where)
+
+
+def _held_out_rows(meta: dict) -> str:
+    """A digest of what validation scores in a prepared folder: its tokenizer and its val split's files (their
+    sha256 in meta.json, no token read). Not `data.packed.identity`, which holds the corpus's path: one corpus
+    prepared by two studies from two copies of it gives the same rows and other identities. A folder whose
+    meta.json records no hash of its files falls back to that identity."""
+    import hashlib
+    import json
+
+    from encoderlab.data.packed import identity
+
+    val = (meta.get("split_files") or {}).get("val")
+    files = (
+        [v.get("sha256") if isinstance(v, dict) else None for _, v in sorted(val.items())]
+        if isinstance(val, dict)
+        else []
+    )
+    tokenizer = (
+        (meta.get("recipe") or {}).get("tokenizer_hash") if isinstance(meta.get("recipe"), dict) else None
+    )
+    if not files or None in files or not tokenizer:
+        return identity(meta)
+    return hashlib.sha256(json.dumps([tokenizer, files]).encode()).hexdigest()
 
 
 def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[str]]:
