@@ -13,7 +13,7 @@ marker's reader is imported (`study/marker.py`, which imports nothing of the stu
 * the metric: a key of metrics.jsonl, its last logged value (`val/mlm15`: the held-out MLM loss at a
   fixed 15% mask, the yardstick comparable across objectives); or `finetune:TASK`, the mean test
   score over fine-tuning seeds at the LR chosen on validation (`encoderlab.eval.summary.select_lr`).
-* what a `val/*` loss was scored on (`Yardstick`: the prepared data's identity from its meta.json, seq_len,
+* what a `val/*` loss was scored on (`Yardstick`: a digest of the prepared data's tokenizer and val split, seq_len,
   validation.rows, data.attend), so a ladder of runs scored on other held-out rows is refused.
 Runs continued from another model have no from-scratch (N, D) and are left out, with a note; so are
 the study's pretraining runs not finished yet.
