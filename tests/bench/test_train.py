@@ -116,6 +116,25 @@ def test_bench_table_refuses_what_is_not_a_result_in_one_line(tmp_path, capsys, 
     assert exc.value.code == 2 and len(err) == 1 and re.search(pattern, err[0]), err
 
 
+def test_bench_table_names_the_machine_of_each_result(tmp_path, capsys):
+    """An H100's result beside a CPU's read alike (MFU against another peak), the machine in neither row."""
+    from encoderlab.cli import main
+
+    config = {"size": "tiny", "objective": "mlm", "batch": 2, "seq_len": 16, "precision": "fp32"}
+    config |= {"attn_impl": "sdpa", "compile": False}
+    machines = {
+        "gpu": {"device": "cuda:0", "gpu": "NVIDIA H100 80GB HBM3"},
+        "cpu": {"device": "cpu", "threads": 2},
+    }
+    for name, machine in machines.items():
+        result = {"config": config | machine, "encoderlab": {"tokens_per_s": 1, "mfu": 0.1}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(result))
+    main(["bench", "table", str(tmp_path)])
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].endswith("| speedup | device |")
+    assert [line.split("|")[-2].strip() for line in lines[2:]] == ["cpu, 2 threads", "NVIDIA H100 80GB HBM3"]
+
+
 @pytest.mark.parametrize(
     "given,twice",
     [

@@ -42,6 +42,7 @@ from encoderlab.outdir import check_output_file, json_result_with
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
 from encoderlab.train.flops import forward_flops, peak_flops, peak_flops_source
 from encoderlab.train.step import StepResult, TrainStep
+from encoderlab.words import count
 
 
 def _hf_model(model, spec, objective: str):
@@ -391,7 +392,7 @@ def bench_train_command(
 
 TABLE_HEADER = (
     "| result | size | objective | batch | seq | doc length | precision | attention | compile | tokens/s | MFU | peak memory (GiB) "
-    "| transformers tokens/s | speedup |"
+    "| transformers tokens/s | speedup | device |"
 )
 
 
@@ -405,10 +406,15 @@ def table_row(name: str, result: dict) -> str:
         knobs = c.get("inductor_env") or {}
         compiled = "yes" + (" (" + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ")" if knobs else "")
     reference = f"{hf['tokens_per_s']:,.0f} | {result['speedup']:.2f}x" if hf else "- | -"
+    # results from two machines read alike (an H100's beside a CPU's, MFU against another peak): say whose
+    device = c.get("gpu") or (
+        f"cpu, {count(c['threads'], 'thread')}" if c.get("device") == "cpu" and "threads" in c else None
+    )
     # results saved before --doc-len existed ran the synthetic source's 48-token documents
     return (
         f"| {name} | {c['size']} | {c['objective']} | {c['batch']} | {c['seq_len']} | {c.get('doc_len', 48)} | "
-        f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {mfu} | {memory} | {reference} |"
+        f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {mfu} | {memory} | {reference} | "
+        f"{device or c.get('device') or '-'} |"
     )
 
 
