@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -113,3 +114,20 @@ def test_each_column_starts_under_its_heading_whatever_the_baselines_width():
     head, *rows = format_held_out(HeldOutScore(6e7, rungs, 1.0, 1.0, 1.0, 2)).splitlines()[1:-1]
     for row in rows:
         assert row.rindex("100%") == head.index("advised"), (head, row)
+
+
+def test_a_largest_size_that_one_schedule_ran_is_refused(tmp_path, capsys):
+    """Was scored: "decision accuracy over 1 rung (0 schedule pairs)", every accuracy n/a, holdout.json written."""
+    syn = synthetic_ladder(np.random.default_rng(0), rungs=4)
+    top = max(o.params for o in syn.ladder.observations)
+    runs = [o for o in syn.ladder.observations if not (o.params == top and o.schedule == CLM_LIKE)]
+    one = SimpleNamespace(ladder=Ladder(syn.ladder.metric, tuple(runs)))  # what _write_csv reads
+    path = _write_csv(one, tmp_path / "l.csv")
+    line = _one_line(
+        capsys, ["advise", str(path), "--hold-out-largest", "--bootstrap", "50", "--out", str(tmp_path / "h")]
+    )
+    assert line.endswith(
+        f"the largest size, N={top:.3g}, has no rung that two schedules ran (only MLM-40 ran it), so no ranking can "
+        f"be scored there; run every schedule at N={top:.3g}"
+    )
+    assert not (tmp_path / "h").exists()

@@ -94,6 +94,13 @@ def score_held_out(ladder: Ladder, **advise_options) -> HeldOutScore:
     top = sizes[-1]
     fitted = Ladder(ladder.metric, tuple(o for o in ladder.observations if o.params < top))
     points = sorted({o.rung for o in ladder.observations if o.params == top})
+    if all(len(_means(ladder, p)) < 2 for p in points):  # was scored: "0 schedule pairs", every accuracy n/a
+        held = {o.schedule.name for o in ladder.observations if o.params == top}
+        who = f"only {held.pop()} ran it" if len(held) == 1 else "each of its rungs has one schedule's runs"
+        raise UserError(
+            f"the largest size, N={top:.3g}, has no rung that two schedules ran ({who}), so no ranking can be "
+            f"scored there; run every schedule at N={top:.3g}"
+        )
     return _summarise(top, [_score_rung(ladder, fitted, p, advise_options) for p in points])
 
 
