@@ -106,6 +106,12 @@ def test_bad_files_are_one_line(tmp_path):
         read_table(tmp_path / "ladder.txt", "val/mlm15")
     with pytest.raises(UserError, match="does not exist"):
         read_table(tmp_path / "missing.csv", "val/mlm15")
+    with pytest.raises(
+        UserError, match="runs/studdy does not exist; give a study folder or a .csv/.jsonl ladder"
+    ):
+        read_table(
+            tmp_path / "runs" / "studdy", "val/mlm15"
+        )  # a study folder's name mistyped: was told ".csv"
     bad = tmp_path / "bad.jsonl"
     bad.write_text("\n[1, 2]\n")
     with pytest.raises(UserError, match="bad.jsonl:2: expected a JSON object"):

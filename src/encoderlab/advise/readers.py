@@ -110,6 +110,8 @@ def _records(path: Path):
 def read_table(path: Path | str, metric: str) -> list[Observation]:
     """The runs of a .csv or .jsonl ladder file."""
     path = Path(path)
+    if not path.suffix and not path.exists():  # a mistyped study folder was told to be a .csv or .jsonl file
+        raise UserError(f"{path} does not exist; give a study folder or a .csv/.jsonl ladder file")
     if path.suffix not in (".csv", ".jsonl"):
         raise UserError(f"{path}: a ladder file must be .csv or .jsonl (or give a study folder)")
     if not path.is_file():
