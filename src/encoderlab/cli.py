@@ -101,6 +101,8 @@ def _usage(path: list[str], node: Commands) -> str:
 def _dispatch(argv: list[str]) -> None:
     import tyro
 
+    from encoderlab.cliargs import path_registry
+
     try:
         found = _command(argv)
     except UserError as exc:
@@ -110,7 +112,7 @@ def _dispatch(argv: list[str]) -> None:
         return
     target, path = found
     with _tyro_errors().on_parse_error(_raise_parse_error):
-        tyro.cli(resolve(target), args=argv, prog=" ".join(["encoderlab", *path]))
+        tyro.cli(resolve(target), args=argv, prog=" ".join(["encoderlab", *path]), registry=path_registry())
 
 
 def _command(argv: list[str]) -> tuple[str, list[str]] | None:

@@ -5,6 +5,12 @@ keeping every value. tyro's plain `tuple[str, ...]` keeps only the last occurren
 flag, silently; its append action alone refuses `--source a b`. Appending lists of values and
 flattening them (`flatten`) gives both forms. Every other flag given twice is refused
 (`refuse_repeated_flags`, called by the dispatcher for every command), so no value is ever dropped.
+
+`path_registry`: every `Path` argument (`--out`, `--config`, `--eval`, `--hub-data`...) reads a leading
+`~` as the home folder. A shell expands `~` only at the start of a word, so `--out=~/hf` (and a quoted
+`'~/hf'`) reached the command as it was and made a folder named `~` in the working folder, while model,
+tokenizer and data sources and a config's `out` already expanded it. One tyro rule for every command,
+not an `expanduser` per command that the next `Path` flag would miss.
 """
 
 from __future__ import annotations
@@ -15,6 +21,29 @@ import tyro
 
 Repeated = Annotated[tuple[tuple[str, ...], ...], tyro.conf.UseAppendAction]
 """A flag that may be given several times, each time with one or more values."""
+
+
+def path_registry():
+    """A tyro registry whose `Path` arguments expand a leading `~` (see the module docstring)."""
+    from pathlib import Path
+
+    from tyro.constructors import ConstructorRegistry, PrimitiveConstructorSpec
+
+    registry = ConstructorRegistry()
+
+    @registry.primitive_rule
+    def _home_paths(type_info) -> PrimitiveConstructorSpec | None:
+        if type_info.type is not Path:
+            return None
+        return PrimitiveConstructorSpec(
+            nargs=1,
+            metavar="PATH",  # tyro's own name for a Path, so every --help reads as before
+            instance_from_str=lambda args: Path(args[0]).expanduser(),
+            is_instance=lambda x: isinstance(x, Path),
+            str_from_instance=lambda instance: [str(instance)],
+        )
+
+    return registry
 
 
 def flatten(

@@ -162,3 +162,14 @@ def test_export_over_a_symlink_to_an_earlier_export_replaces_that_export(tmp_pat
     main(["export", str(tmp_path / "model"), "--out", str(tmp_path / "current"), "--overwrite"])
     assert (tmp_path / "current").is_symlink()
     assert json.loads((tmp_path / "v1" / "config.json").read_text())["num_key_value_heads"] == 1
+
+
+def test_a_tilde_in_out_is_the_home_folder(tmp_path, monkeypatch):
+    """`--out=~/hf` meets no shell expansion (bash expands `~` only at a word's start): it made a
+    folder named `~` in the working folder, as a config's `out: ~/x` did before pretrain expanded it."""
+    save_model_folder(make_model(mask_id=3), tmp_path / "model")
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    main(["export", str(tmp_path / "model"), "--out=~/hf"])
+    assert (tmp_path / "home" / "hf" / "config.json").is_file()
+    assert not (tmp_path / "~").exists()
