@@ -47,6 +47,33 @@ def test_two_loads_of_a_headless_checkpoint_have_one_fingerprint(headless_bert):
     assert head_a["predictions.transform.dense.weight"].std() > 0
 
 
+def test_a_checkpoint_without_its_untied_decoder_has_one_fingerprint(tmp_path):
+    """An untied BERT saved without `cls.predictions.decoder.weight` (the rest of its head stored) is
+    no base model, so the decoder transformers drew was unseeded, and unnoted: the class's tied-keys
+    table names that decoder even when the config unties it."""
+    from safetensors.torch import load_file, save_file
+    from transformers import BertConfig, BertForMaskedLM
+
+    config = BertConfig(
+        vocab_size=64,
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        tie_word_embeddings=False,
+    )
+    BertForMaskedLM(config).save_pretrained(tmp_path)
+    weights = load_file(tmp_path / "model.safetensors")
+    del weights["cls.predictions.decoder.weight"]
+    save_file(weights, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    first = load_pretrained(tmp_path)
+    torch.rand(100)
+    second = load_pretrained(tmp_path)
+    assert any("cls.predictions.decoder.weight" in n for n in first.notes)
+    decoder_a, decoder_b = (p.model.hf.cls.predictions.decoder.weight for p in (first, second))
+    assert torch.equal(decoder_a, decoder_b) and decoder_a.std() > 0
+
+
 def test_loading_leaves_the_global_rng_alone(headless_bert):
     torch.manual_seed(123)
     expected = torch.rand(4)

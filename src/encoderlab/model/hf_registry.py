@@ -121,6 +121,33 @@ def _own_keys(adapter: type[HFAdapter], hf_config, prefix: str, state: dict[str,
     return {k: v for k, v in state.items() if k not in dropped}, notes
 
 
+def _loaded(cls, hf_config, state: dict[str, torch.Tensor], where: str, *, seeded: bool):
+    """`cls` built from `hf_config` (its fresh weights seeded by the checkpoint's when `seeded`), the
+    checkpoint's weights loaded and tied ones tied; with transformers' missing and unexpected keys."""
+    with seeded_init(state) if seeded else contextlib.nullcontext():
+        hf = cls(hf_config)
+    own = hf.state_dict()
+    for key, tensor in state.items():
+        if key in own and tuple(own[key].shape) != tuple(tensor.shape):
+            raise UserError(
+                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
+                f"{tuple(own[key].shape)}; the checkpoint does not match its config"
+            )
+    missing, unexpected = hf.load_state_dict(state, strict=False)
+    hf.tie_weights()
+    return hf, missing, unexpected
+
+
+def _fresh(hf, missing: list[str], prefix: str) -> list[str]:
+    """The head weights the checkpoint lacks that tying did not fill: transformers' init drew them.
+    Told by storage, not by the class's tied-keys table: that names the decoder of an untied config too,
+    so a checkpoint saved without its untied decoder loaded a fresh one unseeded and unnoted."""
+    own = hf.state_dict()
+    filled = {t.data_ptr() for k, t in own.items() if k not in missing}
+    head = [k for k in missing if not k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
+    return [k for k in head if own[k].data_ptr() not in filled]
+
+
 def adapter_from_hf_state(
     hf_config, state: dict[str, torch.Tensor], where: str, sentence_files: dict[str, str] | None = None
 ) -> tuple[HFAdapter, list[str]]:
@@ -141,16 +168,10 @@ def adapter_from_hf_state(
     except UserError as exc:  # a family's refusal of its config: named with the folder
         raise UserError(f"{where}/config.json: {exc}") from None
     headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
-    with seeded_init(state) if headless else contextlib.nullcontext():
-        hf = cls(hf_config)
-    own = hf.state_dict()
-    for key, tensor in state.items():
-        if key in own and tuple(own[key].shape) != tuple(tensor.shape):
-            raise UserError(
-                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
-                f"{tuple(own[key].shape)}; the checkpoint does not match its config"
-            )
-    missing, unexpected = hf.load_state_dict(state, strict=False)
+    hf, missing, unexpected = _loaded(cls, hf_config, state, where, seeded=headless)
+    fresh = _fresh(hf, missing, prefix)
+    if fresh and not headless:  # part of a head (an untied decoder) drawn unseeded: draw it again, seeded
+        hf, missing, unexpected = _loaded(cls, hf_config, state, where, seeded=True)
     carried = {k: state[k] for k in unexpected if _CARRIED in k}
     unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
     if unexpected:
@@ -162,11 +183,9 @@ def adapter_from_hf_state(
         raise UserError(
             f"{where}: weights missing from the checkpoint (e.g. {body_missing[:3]}); it does not match its config.json"
         )
-    # Tied parameters (the decoder shares the word embeddings) are saved once, under their source.
-    tied = getattr(hf, "_tied_weights_keys", None) or {}
-    if any(not k.startswith(prefix + ".") and k not in tied for k in missing):
+    if fresh:
+        lacks = "has none" if headless else f"lacks {fresh[:3]}"
         notes.append(
-            "MLM head freshly initialised (the checkpoint has none); its first losses are not a pretrained MLM's"
+            f"MLM head freshly initialised (the checkpoint {lacks}); its first losses are not a pretrained MLM's"
         )
-    hf.tie_weights()
     return adapter(hf.eval(), carried, sentence_files), notes
