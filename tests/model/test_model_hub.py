@@ -352,3 +352,29 @@ def test_a_run_stopped_before_its_first_checkpoint_is_named_as_a_run(tmp_path):
     (run / "env.json").write_text("{}")
     with pytest.raises(UserError, match=r"^run .*run has no final model yet, nor a complete checkpoint"):
         load_pretrained(run)
+
+
+@pytest.mark.parametrize("family", ["eurobert", "bert"])
+def test_a_tied_config_over_a_checkpoint_with_its_own_head_is_refused_and_writes_nothing(
+    tmp_path, family, capsys
+):
+    """config.json says tie_word_embeddings but the weights hold a head unlike the embeddings: tying
+    dropped one of the two silently, where transformers loads both untied (other logits)."""
+    from transformers import BertConfig, BertForMaskedLM, EuroBertConfig, EuroBertForMaskedLM
+
+    from encoderlab.cli import main
+
+    if family == "bert":
+        size = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
+        model = BertForMaskedLM(BertConfig(**size, intermediate_size=64, tie_word_embeddings=False))
+    else:
+        model = EuroBertForMaskedLM(EuroBertConfig(**BODY, mask_token_id=3, tie_word_embeddings=False))
+    _save(randomize(model), tmp_path / "hf")
+    _edit_config(tmp_path / "hf", tie_word_embeddings=True)
+    capsys.readouterr()  # transformers' progress bar of the save
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(tmp_path / "hf"), "--out", str(tmp_path / "out" / "x")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1
+    assert "ties the output head to the word embeddings" in err[0] and "tie_word_embeddings" in err[0]
+    assert not (tmp_path / "out").exists()

@@ -21,7 +21,7 @@ import torch
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_registry import seeded_init
+from encoderlab.model.hf_registry import check_tied, seeded_init
 
 LLAMA_FAMILIES = ("eurobert", "llama", "qwen2", "qwen3")
 
@@ -90,6 +90,8 @@ def encoder_from_hf_state(
 ) -> tuple[Encoder, list[str]]:
     """Build an `Encoder` from an HF state dict (with or without the `model.` prefix); returns notes."""
     prefix = "model" if any(k.startswith("model.") for k in state) else ""
+    if cfg.tie_embeddings:
+        check_tied(where, state, "lm_head.weight", hf_key("embed_tokens.weight", prefix))
     headless = not cfg.tie_embeddings and "lm_head.weight" not in state
     with seeded_init(state) if headless else contextlib.nullcontext():  # one head per checkpoint
         model = Encoder(cfg)

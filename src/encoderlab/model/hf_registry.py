@@ -99,6 +99,19 @@ def seeded_init(state: dict[str, torch.Tensor]) -> Iterator[None]:
         yield
 
 
+def check_tied(where: str, state: dict[str, torch.Tensor], head: str, embeddings: str) -> None:
+    """Refuse a config that ties the output head to the word embeddings over a checkpoint storing a head
+    of its own that differs from them. Tying dropped one of the two silently (the head, or, loaded into
+    the shared tensor after them, the embeddings), where transformers keeps both untied with a warning:
+    other logits than transformers' on the same folder."""
+    if head in state and embeddings in state and not torch.equal(state[head], state[embeddings]):
+        raise UserError(
+            f"{where}/config.json ties the output head to the word embeddings (tie_word_embeddings true), but "
+            f"the checkpoint stores a head '{head}' that differs from '{embeddings}'; set "
+            '"tie_word_embeddings": false in config.json (transformers loads the two untied) or re-download the model'
+        )
+
+
 # Keys a masked-LM class does not have but base checkpoints often carry: the pooler is carried
 # (`HFAdapter.carried`), the position and token-type id buffers are rebuilt by transformers.
 _CARRIED = ".pooler."
@@ -126,6 +139,10 @@ def _loaded(cls, hf_config, state: dict[str, torch.Tensor], where: str, *, seede
     checkpoint's weights loaded and tied ones tied; with transformers' missing and unexpected keys."""
     with seeded_init(state) if seeded else contextlib.nullcontext():
         hf = cls(hf_config)
+    if getattr(hf_config, "tie_word_embeddings", False):
+        for head, embeddings in (getattr(hf, "_tied_weights_keys", None) or {}).items():
+            if embeddings.endswith("embeddings.weight"):  # not the head's bias, which no config unties
+                check_tied(where, state, head, embeddings)
     own = hf.state_dict()
     for key, tensor in state.items():
         if key in own and tuple(own[key].shape) != tuple(tensor.shape):
