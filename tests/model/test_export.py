@@ -173,3 +173,20 @@ def test_a_tilde_in_out_is_the_home_folder(tmp_path, monkeypatch):
     main(["export", str(tmp_path / "model"), "--out=~/hf"])
     assert (tmp_path / "home" / "hf" / "config.json").is_file()
     assert not (tmp_path / "~").exists()
+
+
+@pytest.mark.parametrize("inside", ["final", "checkpoints/step_0000009"])
+def test_an_out_inside_a_runs_final_or_checkpoints_is_refused(tmp_path, capsys, inside):
+    """Exported into an unfinished run's `final/` or `checkpoints/`, the export was replaced or deleted
+    by the run's next --resume, without a word."""
+    from encoderlab.outdir import create_output
+
+    run = create_output(tmp_path / "run", "pretrain")
+    save_model_folder(make_model(mask_id=3), run / "checkpoints" / "step_0000001" / "model")
+    source = run / "checkpoints" / "step_0000001"
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(source), "--out", str(run / inside)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "pretrain replaces on --resume" in err[0]
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["step_0000001"]
+    assert not (run / "final").exists()

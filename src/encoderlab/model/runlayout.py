@@ -14,6 +14,7 @@ evaluation may not import training either.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,26 @@ def is_run_folder(path: Path) -> bool:
     if (owner(path) or {}).get("kind") == RUN_KIND or (path / "checkpoints").is_dir():
         return True
     return (path / "config.yaml").is_file() and (path / "env.json").is_file()
+
+
+RUN_PARTS = ("final", "checkpoints")
+"""The folders of a run that pretrain writes and replaces: a `--resume` replaces `final/` and deletes
+whatever in `checkpoints/` is no complete checkpoint (`train/checkpoint.remove_partial`)."""
+
+
+def run_part(path: Path) -> Path | None:
+    """The `RUN_PARTS` folder of a run that `path` is or lies inside, else None. A run is told by its
+    marker (or, from before the marker, config.yaml and env.json), not by a `checkpoints/` folder: a
+    user's own `work/checkpoints/` must not make `work` a run."""
+    from encoderlab.outdir import owner
+
+    real = Path(os.path.realpath(path))
+    for run in real.parents:
+        ours = (owner(run) or {}).get("kind") == RUN_KIND
+        if ours or ((run / "config.yaml").is_file() and (run / "env.json").is_file()):
+            part = run / real.relative_to(run).parts[0]
+            return part if part.name in RUN_PARTS else None
+    return None
 
 
 def unfinished_run(path: Path) -> Exception:
