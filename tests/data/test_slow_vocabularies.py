@@ -113,3 +113,32 @@ def test_a_bert_checkpoint_with_only_vocab_txt_loads_with_its_tokenizer(tmp_path
     BertForMaskedLM(config).save_pretrained(str(folder))
     loaded = load_pretrained(folder)
     assert loaded.tokenizer is not None and loaded.tokenizer("the cats")["input_ids"] == [2, 5, 6, 8, 3]
+
+
+def test_a_tokenizer_json_without_its_config_is_refused_where_its_class_adds_specials(tmp_path, capsys):
+    """tokenizer.json alone beside a `bert` config.json loads as BERT's class, which added [CLS] and
+    [SEP] past the vocabulary and made them bos/eos: a model with spare embedding rows loaded silently,
+    wrapping every row in two untrained tokens. Refused before anything is written."""
+    from tests.eval.conftest import make_tokenizer, vocabulary_texts
+    from transformers import BertConfig, BertForMaskedLM
+
+    from encoderlab.cli import main
+
+    tok = make_tokenizer(vocabulary_texts())  # [PAD] [BOS] [EOS] [MASK] [UNK]: no [CLS], no [SEP]
+    config = BertConfig(
+        vocab_size=len(tok) + 30,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+    )
+    BertForMaskedLM(config).save_pretrained(str(tmp_path / "bert"))
+    tok.save_pretrained(str(tmp_path / "bert"))
+    (tmp_path / "bert" / "tokenizer_config.json").unlink()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(tmp_path / "bert"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1
+    assert "no tokenizer_config.json" in err[0] and "[CLS]" in err[0] and "[SEP]" in err[0]
+    assert not (tmp_path / "out").exists()

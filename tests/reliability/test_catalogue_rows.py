@@ -46,6 +46,7 @@ NAMED = {
     "model-mirror-pin-other-commit": "tests.data.test_hubmodels::test_a_mirror_pin_of_another_commit_is_refused_and_writes_nothing",
     "model-mirror-pin-unverifiable": "tests.data.test_hubmodels::test_a_mirror_pin_that_cannot_be_checked_is_refused_and_writes_nothing",
     "model-mirror-pin-branch": "tests.data.test_hubmodels::test_a_mirror_pin_that_cannot_be_checked_is_refused_and_writes_nothing",
+    "tokenizer-json-without-config": "tests.data.test_slow_vocabularies::test_a_tokenizer_json_without_its_config_is_refused_where_its_class_adds_specials",
     "tokenizer-sentencepiece-missing": "tests.data.test_slow_vocabularies::test_without_the_sentencepiece_package_it_is_one_line",
     "task-max-length-over-positions": "tests.eval.test_task_positions::test_a_task_file_longer_than_our_models_positions_is_refused_by_the_run_and_the_check",
     "task-file-is-a-data-file": "tests.eval.test_task_file_mistakes::test_a_data_file_named_as_the_task_file_says_so",

@@ -136,7 +136,29 @@ def load_tokenizer(name_or_path: str | Path):
         raise UserError(
             f"tokenizer '{name_or_path}' has no fast (Rust) version; convert it to tokenizer.json"
         )
+    _check_nothing_added(tok, Path(folder))
     return tok
+
+
+def _check_nothing_added(tok, folder: Path) -> None:
+    """Refuse special tokens that transformers added to a tokenizer.json read without its
+    tokenizer_config.json: the class then comes from config.json's model_type (BERT's for a `bert`
+    model), whose default specials ([CLS], [SEP]) the vocabulary may lack. Each got a new id past the
+    trained vocabulary and took the bos/eos roles and the wrapping of every row, which a model with
+    spare embedding rows loaded without a word (untrained rows as its [CLS])."""
+    if (folder / "tokenizer_config.json").is_file() or not (folder / "tokenizer.json").is_file():
+        return
+    from tokenizers import Tokenizer
+
+    own = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size(with_added_tokens=True)
+    added = sorted((i, t) for t, i in tok.get_vocab().items() if i >= own)
+    if added:
+        raise UserError(
+            f"{folder} has tokenizer.json but no tokenizer_config.json, so transformers read it as "
+            f"{type(tok).__name__}, which added special tokens tokenizer.json lacks ({', '.join(t for _, t in added)}, "
+            "new ids past its vocabulary); copy the tokenizer_config.json that belongs with it, or save the "
+            "tokenizer with save_pretrained"
+        )
 
 
 def _ships_code(folder: Path) -> bool:
