@@ -378,3 +378,25 @@ def test_a_tied_config_over_a_checkpoint_with_its_own_head_is_refused_and_writes
     assert exc.value.code == 2 and len(err) == 1
     assert "ties the output head to the word embeddings" in err[0] and "tie_word_embeddings" in err[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_a_fine_tuned_classifier_is_refused_naming_the_fix_that_loads_its_body(tmp_path, capsys):
+    """A BertForSequenceClassification folder said only "2 weights have no place in BertForMaskedLM";
+    the fix it now names (its body alone) loads, with a fresh MLM head."""
+    from safetensors.torch import load_file, save_file
+    from transformers import BertConfig, BertForSequenceClassification
+
+    from encoderlab.cli import main
+
+    size = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
+    _save(BertForSequenceClassification(BertConfig(**size, intermediate_size=64)), tmp_path / "cls")
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(tmp_path / "cls"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and not (tmp_path / "out").exists()
+    assert "fine-tuned task model (BertForSequenceClassification)" in err[0] and "'bert.'" in err[0]
+    weights = load_file(tmp_path / "cls" / "model.safetensors")
+    body = {k: v for k, v in weights.items() if k.startswith("bert.")}
+    save_file(body, tmp_path / "cls" / "model.safetensors", metadata={"format": "pt"})
+    assert any("MLM head freshly initialised" in n for n in load_pretrained(tmp_path / "cls").notes)

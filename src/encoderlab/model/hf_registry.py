@@ -165,6 +165,22 @@ def _fresh(hf, missing: list[str], prefix: str) -> list[str]:
     return [k for k in head if own[k].data_ptr() not in filled]
 
 
+def _unplaced_fix(hf_config, prefix: str) -> str:
+    """How weights outside the masked LM are fixed: a fine-tuned task model (`architectures` names a
+    class other than the base or masked LM: a classifier's `classifier.*`) has a head encoderlab does not
+    load, and its body loads once those weights are gone; anything else is a checkpoint unlike its config."""
+    task = [
+        a for a in getattr(hf_config, "architectures", None) or [] if not a.endswith(("ForMaskedLM", "Model"))
+    ]
+    if task:
+        return (
+            f"it is a fine-tuned task model ({task[0]}), whose head encoderlab does not load: pass the model it "
+            f"was fine-tuned from, or save its body alone (the weights under '{prefix}.') to load that with a "
+            "fresh MLM head"
+        )
+    return "the checkpoint does not match its config.json: re-download the model"
+
+
 def adapter_from_hf_state(
     hf_config, state: dict[str, torch.Tensor], where: str, sentence_files: dict[str, str] | None = None
 ) -> tuple[HFAdapter, list[str]]:
@@ -193,7 +209,8 @@ def adapter_from_hf_state(
     unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
     if unexpected:
         raise UserError(
-            f"{where}: {len(unexpected)} weights have no place in {type(hf).__name__} (e.g. {unexpected[:3]})"
+            f"{where}: {len(unexpected)} weights have no place in {type(hf).__name__} (e.g. {unexpected[:3]}); "
+            + _unplaced_fix(hf_config, prefix)
         )
     body_missing = [k for k in missing if k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
     if body_missing:
