@@ -400,3 +400,16 @@ def test_a_fine_tuned_classifier_is_refused_naming_the_fix_that_loads_its_body(t
     body = {k: v for k, v in weights.items() if k.startswith("bert.")}
     save_file(body, tmp_path / "cls" / "model.safetensors", metadata={"format": "pt"})
     assert any("MLM head freshly initialised" in n for n in load_pretrained(tmp_path / "cls").notes)
+
+
+def test_a_config_without_model_type_names_the_family_its_architectures_say(tmp_path):
+    """It said "has model_type 'None', which encoderlab cannot load", as if None were a family."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    size = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=1, num_attention_heads=2)
+    _save(BertForMaskedLM(BertConfig(**size, intermediate_size=64)), tmp_path / "bert")
+    raw = json.loads((tmp_path / "bert" / "config.json").read_text())
+    del raw["model_type"]
+    (tmp_path / "bert" / "config.json").write_text(json.dumps(raw))
+    with pytest.raises(UserError, match=r'names no model_type; add the family it is \("model_type": "bert"'):
+        load_pretrained(tmp_path / "bert")

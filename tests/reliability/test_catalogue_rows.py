@@ -40,6 +40,7 @@ NAMED = {
     "tied-config-over-own-head": "tests.model.test_model_hub::test_a_tied_config_over_a_checkpoint_with_its_own_head_is_refused_and_writes_nothing",
     "export-out-in-run-part": "tests.model.test_export::test_an_out_inside_a_runs_final_or_checkpoints_is_refused",
     "fine-tuned-task-model": "tests.model.test_model_hub::test_a_fine_tuned_classifier_is_refused_naming_the_fix_that_loads_its_body",
+    "config-without-model-type": "tests.model.test_model_hub::test_a_config_without_model_type_names_the_family_its_architectures_say",
     "deberta-original-head-narrow-embedding": "tests.model.test_adapters_deberta::test_the_original_head_over_a_narrower_embedding_is_one_line_not_a_traceback",
     "hub-repo-without-safetensors": "tests.model.test_adapters_deberta_v1::test_export_of_the_hub_id_on_main_is_one_line_naming_the_conversion_and_writes_nothing",
     "model-revision-malformed": "tests.data.test_hubmodels::test_a_malformed_revision_is_named_as_one_not_as_a_missing_path",

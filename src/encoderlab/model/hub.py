@@ -148,11 +148,29 @@ def _own_model_folder(path: Path) -> Path | None:
 
 def _family(raw: dict, where: Path) -> str:
     family = raw.get("model_type")
+    if family is None:  # said "has model_type 'None'", as if None were a family
+        raise UserError(
+            f"{where / 'config.json'} names no model_type; add the family it is ({_named_family(raw)}), or re-download the model"
+        )
     if family not in FAMILIES:
         raise UserError(
             f"{where} has model_type '{family}', which encoderlab cannot load; supported: {', '.join(FAMILIES)}"
         )
     return family
+
+
+def _named_family(raw: dict) -> str:
+    """The `"model_type": ...` that config.json's `architectures` names (BertForMaskedLM: bert), else
+    the supported families."""
+    architectures = raw.get("architectures")
+    first = architectures[0] if isinstance(architectures, list) and architectures else None
+    stem = first.split("For")[0].removesuffix("Model").lower() if isinstance(first, str) else None
+    named = [f for f in FAMILIES if f.replace("-", "") == stem]
+    return (
+        f'"model_type": "{named[0]}", as its architectures {first} says'
+        if named
+        else "one of: " + ", ".join(FAMILIES)
+    )
 
 
 _DIMS = (
