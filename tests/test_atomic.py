@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -205,3 +206,20 @@ def test_an_unreadable_npz_cache_is_computed_again(tmp_path, capsys, damage):
     assert cached_arrays(path, lambda: {"x": np.arange(3.0)})["x"].tolist() == [0.0, 1.0, 2.0]
     assert f"the cache {path} is unreadable" in capsys.readouterr().err
     assert cached_arrays(path, lambda: pytest.fail("computed again"))["x"].tolist() == [0.0, 1.0, 2.0]
+
+
+def test_a_safetensors_file_in_a_finished_folder_is_as_readable_as_its_neighbours(tmp_path):
+    """safetensors writes through a private temporary file: every model.safetensors was 0600 under
+    umask 022 while the config beside it was 0644, so a shared export could not be loaded by others."""
+    import torch
+    from safetensors.torch import save_file
+
+    old = os.umask(0o022)
+    try:
+        with atomic_folder(tmp_path / "model") as tmp:
+            save_file({"w": torch.zeros(2)}, str(tmp / "model.safetensors"))
+            (tmp / "config.json").write_text("{}")
+    finally:
+        os.umask(old)
+    modes = {f.name: f.stat().st_mode & 0o777 for f in (tmp_path / "model").iterdir()}
+    assert modes == {"model.safetensors": 0o644, "config.json": 0o644}

@@ -6,7 +6,8 @@ never share one), are flushed to disk, then renamed over the target (`atomic_fil
 caches, compute logs and the figures with the tables behind them all go through here.
 
 Folders: `atomic_folder(path)` yields a fresh temporary sibling (`NAME.tmp` unless told otherwise)
-to fill, and renames it to `path` when the block completes; on failure the sibling is removed. A
+to fill, and renames it to `path` when the block completes (its files made private, as safetensors
+makes its own, given the umask's mode first: `_shareable`); on failure the sibling is removed. A
 SIGKILL (or an interrupt during that cleanup) can still leave one, so every owner treats a leftover
 `.tmp` as partial: the next write starts it afresh and readers never take it. Only a sibling that is
 provably ours is deleted: `atomic_folder` drops an empty marker file (`PARTIAL`) into the sibling
@@ -177,6 +178,7 @@ def atomic_folder(
     (tmp / PARTIAL).touch()
     try:
         yield tmp
+        _shareable(tmp)
         replace_folder(tmp, path, replace=replace)
         (path / PARTIAL).unlink(missing_ok=True)
     except BaseException as exc:
@@ -185,6 +187,19 @@ def atomic_folder(
         if _is_disk_full(exc):
             raise OSError(errno.ENOSPC, "No space left on device", str(tmp)) from exc
         raise
+
+
+def _shareable(folder: Path) -> None:
+    """Give the files under `folder` that were made private (0600) the mode the umask gives a new file.
+    safetensors writes through a private temporary file and renames it, so every model.safetensors of a
+    model folder, checkpoint or export was readable by its owner alone (a colleague loading an export on
+    a shared machine got PermissionError), while the config and tokenizer beside it were not private."""
+    umask = os.umask(0)
+    os.umask(umask)  # read back: Python has no getter
+    mode = 0o666 & ~umask
+    for file in folder.rglob("*"):
+        if file.is_file() and not file.is_symlink() and file.stat().st_mode & 0o777 == 0o600 != mode:
+            file.chmod(mode)
 
 
 def check_sibling(path: Path, tmp: Path | None = None) -> Path:
