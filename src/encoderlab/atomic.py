@@ -194,9 +194,12 @@ def _shareable(folder: Path) -> None:
     safetensors writes through a private temporary file and renames it, so every model.safetensors of a
     model folder, checkpoint or export was readable by its owner alone (a colleague loading an export on
     a shared machine got PermissionError), while the config and tokenizer beside it were not private."""
-    umask = os.umask(0)
-    os.umask(umask)  # read back: Python has no getter
-    mode = 0o666 & ~umask
+    # PARTIAL was made by touch(), so its mode is what the umask gives a new file; reading it spares
+    # os.umask's set-and-restore, which would change the mask for every other thread meanwhile.
+    marker = folder / PARTIAL
+    if not marker.is_file():
+        return
+    mode = marker.stat().st_mode & 0o777
     for file in folder.rglob("*"):
         if file.is_file() and not file.is_symlink() and file.stat().st_mode & 0o777 == 0o600 != mode:
             file.chmod(mode)
