@@ -128,6 +128,15 @@ def visible_entries(folder: Path, *, recursive: bool = False) -> list[Path]:
     return sorted(out)
 
 
+def _is_folder(entry: os.DirEntry) -> bool:
+    # a link to itself (`a -> a`) raises ELOOP where a broken one answers False: neither is a folder,
+    # and the error must not read as the folder holding it being unlistable
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def _listed(current: Path, top: Path) -> list[tuple[Path, bool]]:
     """The entries of `current`, a folder at or under `top`, each with whether it is a folder (through a
     symlink: `os.scandir` stats only those, so a folder without its `x` bit lists, where `Path.is_dir`
@@ -135,7 +144,7 @@ def _listed(current: Path, top: Path) -> list[tuple[Path, bool]]:
     open up (it, or the first above it without `r` and `x`) and the fix, never an empty folder."""
     try:
         with os.scandir(current) as found:
-            return [(current / e.name, e.is_dir()) for e in found]
+            return [(current / e.name, _is_folder(e)) for e in found]
     except OSError as exc:
         why = exc.strerror or type(exc).__name__
         # the folder to open up: the first on the way down without r and x (`sub/` for `sub/inner/`)
