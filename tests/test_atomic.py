@@ -223,3 +223,63 @@ def test_a_safetensors_file_in_a_finished_folder_is_as_readable_as_its_neighbour
         os.umask(old)
     modes = {f.name: f.stat().st_mode & 0o777 for f in (tmp_path / "model").iterdir()}
     assert modes == {"model.safetensors": 0o644, "config.json": 0o644}
+
+
+_HOLD = """
+import sys
+from pathlib import Path
+from encoderlab.atomic import atomic_folder
+with atomic_folder(Path(sys.argv[1]), replace=True) as tmp:
+    (tmp / "theirs.txt").write_text("theirs")
+    print("in", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def _holding(out: Path):
+    """A child process inside `atomic_folder(out)`, its file written, waiting for a line on stdin."""
+    import os
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(Path(encoderlab.__file__).parents[1]), *sys.path]),
+    }
+    child = subprocess.Popen(
+        [sys.executable, "-c", _HOLD, str(out)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    assert child.stdout.readline() == "in\n"
+    return child
+
+
+def test_a_sibling_another_live_process_fills_is_refused_and_left_to_it(tmp_path):
+    """Two commands writing one folder at once (`export --overwrite`, `data tokenizer` on one --out): the
+    second took the first one's marked sibling for a leftover and deleted it while it was being filled."""
+    out = tmp_path / "out"
+    child = _holding(out)
+    try:
+        busy = rf"out.tmp is being written by another process \(pid {child.pid}\)"
+        with pytest.raises(UserError, match=busy), atomic_folder(out, replace=True):
+            pytest.fail("the block ran")
+        with pytest.raises(UserError, match="another command writes"):
+            atomic.check_sibling(out)
+        assert (tmp_path / "out.tmp" / "theirs.txt").read_text() == "theirs"
+    finally:
+        child.communicate("go\n")
+    assert child.returncode == 0 and (out / "theirs.txt").read_text() == "theirs"
+
+
+def test_the_sibling_of_a_killed_writer_is_a_leftover_started_afresh(tmp_path):
+    out = tmp_path / "out"
+    child = _holding(out)
+    child.kill()  # SIGKILL: no cleanup, its marked sibling stays with its (now gone) pid
+    child.communicate()
+    with atomic_folder(out) as tmp:
+        assert [p.name for p in tmp.iterdir()] == [atomic.PARTIAL]
+        (tmp / "mine.txt").write_text("mine")
+    assert [p.name for p in out.iterdir()] == ["mine.txt"]

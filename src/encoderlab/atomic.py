@@ -10,14 +10,16 @@ to fill, and renames it to `path` when the block completes (its files made priva
 makes its own, given the umask's mode first: `_shareable`); on failure the sibling is removed. A
 SIGKILL (or an interrupt during that cleanup) can still leave one, so every owner treats a leftover
 `.tmp` as partial: the next write starts it afresh and readers never take it. Only a sibling that is
-provably ours is deleted: `atomic_folder` drops an empty marker file (`PARTIAL`) into the sibling
-before anything else and takes it out of the finished folder after the rename, so a leftover holds
-the marker, while a user's own `NAME.tmp` (no marker, not empty) is refused with one line and left
-alone (`check_sibling`, which commands also call before their long work); a writer whose sibling
-lies in a folder only encoderlab writes (the asset cache) says so and discards any leftover
+provably ours is deleted: `atomic_folder` drops a marker file (`PARTIAL`, naming its pid and host)
+into the sibling before anything else and takes it out of the finished folder after the rename, so a
+leftover holds the marker, while a sibling whose marker names a live process is another command
+writing the same folder now, refused with one line (taking the sibling is serialised by `flock`, as
+`locks.folder_lock` is, and the marker is created exclusively), while a user's own `NAME.tmp` (no
+marker, not empty) is refused with one line and left alone (`check_sibling`, which commands also
+call before their long work); a writer whose sibling lies in a folder only encoderlab writes (the asset cache) says so and discards any leftover
 (`tmp_is_ours`). A kill between the rename and the marker's removal leaves an empty hidden file in
-the finished folder, never a refusal. A writer whose leftovers are handled elsewhere can keep the sibling on an interruption (`keep_on_interrupt`: the
-trainer's checkpoints, whose one cleanup path, at the next start, then serves a kill and a Ctrl-C
+the finished folder, never a refusal. A writer whose leftovers are handled elsewhere can keep the
+sibling on an interruption (`keep_on_interrupt`: the trainer's checkpoints, whose one cleanup path, at the next start, then serves a kill and a Ctrl-C
 alike). A folder that already exists at `path` is replaced only with `replace=True`; an empty one is
 always replaced (POSIX `rename` does that), and a non-empty one without `replace` makes the rename
 fail, so nothing is overwritten by accident. `replace_folder` is the last step alone, for writers
@@ -40,6 +42,7 @@ import json
 import math
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -167,15 +170,7 @@ def atomic_folder(
         # and replaced, the link kept. rmtree refuses a link (a traceback, after the whole export), and a
         # rename over it would replace the link and leave the folder it named.
         path = Path(os.path.realpath(path))
-    if tmp_is_ours:
-        tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-    else:
-        tmp = check_sibling(path, tmp)
-    if (tmp / PARTIAL).is_file():
-        shutil.rmtree(tmp)
-    tmp.mkdir(parents=True, exist_ok=True)  # an empty folder there is reused: nothing in it to lose
-    (tmp / PARTIAL).touch()
+    tmp = _claim_sibling(path, tmp, tmp_is_ours)
     try:
         yield tmp
         _shareable(tmp)
@@ -194,7 +189,7 @@ def _shareable(folder: Path) -> None:
     safetensors writes through a private temporary file and renames it, so every model.safetensors of a
     model folder, checkpoint or export was readable by its owner alone (a colleague loading an export on
     a shared machine got PermissionError), while the config and tokenizer beside it were not private."""
-    # PARTIAL was made by touch(), so its mode is what the umask gives a new file; reading it spares
+    # PARTIAL was made with mode 0o666, so its mode is what the umask gives a new file; reading it spares
     # os.umask's set-and-restore, which would change the mask for every other thread meanwhile.
     marker = folder / PARTIAL
     if not marker.is_file():
@@ -203,6 +198,49 @@ def _shareable(folder: Path) -> None:
     for file in folder.rglob("*"):
         if file.is_file() and not file.is_symlink() and file.stat().st_mode & 0o777 == 0o600 != mode:
             file.chmod(mode)
+
+
+def _claim_sibling(path: Path, tmp: Path | None, tmp_is_ours: bool) -> Path:
+    """Make the temporary sibling of `path` this process's: a leftover is removed, and the `PARTIAL`
+    marker, created exclusively, records this process. Serialised on the sibling's folder (`flock`),
+    so that two commands writing `path` at once never both take one leftover: the second one removed
+    the first one's fresh sibling while it was being filled."""
+    from encoderlab.locks import one_at_a_time
+
+    if tmp_is_ours:
+        tmp = Path(tmp) if tmp is not None else path.with_name(path.name + ".tmp")
+    with one_at_a_time(tmp.parent if tmp is not None else path.parent):
+        if tmp_is_ours:
+            shutil.rmtree(tmp, ignore_errors=True)
+        else:
+            tmp = check_sibling(path, tmp)
+        if (tmp / PARTIAL).is_file():
+            shutil.rmtree(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)  # an empty folder there is reused: nothing in it to lose
+        me = {"pid": os.getpid(), "host": socket.gethostname()}
+        try:
+            # mode 0o666 as touch() gives: `_shareable` reads the umask's mode off this marker
+            fd = os.open(tmp / PARTIAL, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:  # another process claimed it since (no flock on this file system)
+            raise UserError(_busy_message(path, tmp)) from None
+        with os.fdopen(fd, "w") as fh:
+            fh.write(json_text(me))
+    return tmp
+
+
+def _busy_message(path: Path, tmp: Path) -> str:
+    return (
+        f"{tmp} is being written by another process (pid {_writer(tmp).get('pid', '?')}): another command "
+        f"writes {path} now; nothing was changed: wait for it to finish, or write elsewhere"
+    )
+
+
+def _writer(tmp: Path) -> dict:
+    """The process recorded in the `PARTIAL` marker of `tmp` ({} for a marker of an older version,
+    which was empty, or one cut short by a kill)."""
+    from encoderlab.locks import read_lock
+
+    return read_lock(tmp / PARTIAL) or {}
 
 
 def check_sibling(path: Path, tmp: Path | None = None) -> Path:
@@ -220,6 +258,12 @@ def check_sibling(path: Path, tmp: Path | None = None) -> Path:
             f"{tmp} exists and is not a leftover of encoderlab (no {PARTIAL} marker in it); nothing in it was "
             f"changed: move it away (encoderlab writes {path} there first)"
         )
+    if (tmp / PARTIAL).is_file():
+        from encoderlab.locks import holder_alive
+
+        writer = _writer(tmp)
+        if writer.get("pid") != os.getpid() and holder_alive(writer):
+            raise UserError(_busy_message(path, tmp))  # a live writer's, not a leftover
     return tmp
 
 

@@ -221,6 +221,7 @@ NAMED = {
     "advise-holdout-one-schedule": "tests.advise.test_holdout::test_a_largest_size_that_one_schedule_ran_is_refused",
     "advise-one-schedule-two-labels": "tests.advise.test_holdout::test_two_labels_of_one_schedule_are_refused_naming_both_runs",
     "two-evals-one-out": "tests.eval.test_eval_commands::test_a_second_eval_into_the_same_out_is_refused_while_the_first_runs",
+    "two-writers-one-tmp-sibling": "tests.test_atomic::test_a_sibling_another_live_process_fills_is_refused_and_left_to_it",
     "eval-unknown-clf-pooling": "tests.eval.test_model_pooling::test_a_clf_pooling_encodeval_cannot_use_is_one_line",
     "curves-two-poolings": "tests.eval.test_model_pooling::test_a_changed_clf_pooling_is_evaluated_again_under_its_own_key",
     "cka-twin-is-a": "tests.analysis.test_commands::test_cka_refuses_a_twin_with_the_weights_of_a",
