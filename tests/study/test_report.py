@@ -414,3 +414,33 @@ def test_a_label_with_a_line_break_or_a_bar_stays_one_table_row():
     spec = SimpleNamespace(name="s", scale="demo", description="")
     text = markdown_page(spec, [("Runs", "table", (["label", "id"], [["MLM\n40 | best", "mlm40"]]))])
     assert "| MLM 40 \\| best | mlm40 |" in text.splitlines()
+
+
+def test_the_report_is_read_and_written_in_its_turn_so_the_last_one_written_is_the_latest(
+    study, tmp_path, monkeypatch
+):
+    """`study report` run while the study's report node wrote: it read the folder before the node finished
+    and wrote after it, so the finished study kept a partial report. Each writer now reads the folder in
+    its turn (an exclusive flock on the study folder, which a second writer waits for)."""
+    import fcntl
+    import os
+
+    from encoderlab.study import report
+
+    shutil.copytree(study, tmp_path / "s")
+    held = []
+
+    def load(folder):
+        fd = os.open(folder, os.O_RDONLY)  # another writer's turn, tried while this one reads
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            held.append(False)
+        except BlockingIOError:
+            held.append(True)
+        finally:
+            os.close(fd)
+        return load_study(folder)
+
+    monkeypatch.setattr(report, "load_study", load)
+    write_report(tmp_path / "s", figures=False)
+    assert held == [True]

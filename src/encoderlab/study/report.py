@@ -11,7 +11,10 @@ Sections: configuration, compute spent (per node kind and per pretraining run), 
 (mean ± 95% t-interval over fine-tuning seeds at the LR chosen on validation, and the paired
 difference against the baseline with its p-value), the paper's claims with a generated verdict,
 and every figure with its numbers. Nothing in it depends on the time it was written, so the same
-folder always gives the same report.
+folder always gives the same report. Writers of one folder's report take turns (`locks.one_at_a_time`
+on the study folder), each reading the folder once its turn comes, so the last report written is of
+the folder's latest state: the study's own report node and a `study report` run meanwhile cannot leave
+the finished study with the partial one. Files are each replaced atomically, so a reader sees whole files.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.summary import ALL
+from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, named_tasks, setup_text
@@ -44,7 +48,13 @@ def write_report(study_dir: Path, figures: bool = True) -> Path:
 
     `figures=False` skips drawing (tests of the graph machinery that only need the numbers)."""
     study_dir = Path(study_dir)
-    data = load_study(study_dir)
+    # One report writer at a time, reading the folder inside: `study report` mid-study read it before the
+    # study's report node finished and wrote after it, so the finished study kept a partial report.
+    with one_at_a_time(study_dir):
+        return _write_report(study_dir, load_study(study_dir), figures)
+
+
+def _write_report(study_dir: Path, data: StudyData, figures: bool) -> Path:
     out = study_dir / "report"
     (out / "figures").mkdir(parents=True, exist_ok=True)
     table = results_table(data)
