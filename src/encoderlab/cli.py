@@ -291,11 +291,20 @@ def main(argv: list[str] | None = None) -> None:
         print(f"encoderlab: error: {_unusable_path(exc)}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
-        if _first_on_its_node():
-            print(
-                f"encoderlab: interrupted; completed work is kept ({_how_to_resume(args)})", file=sys.stderr
-            )
-        sys.exit(130)
+        _interrupted(args)
+    except RuntimeError as exc:
+        # A Ctrl-C (or SIGTERM) landing in a class body's `__set_name__` while torch imports (the first
+        # seconds of a command) reaches here wrapped: "RuntimeError: Error calling __set_name__", a traceback.
+        if not isinstance(exc.__cause__, KeyboardInterrupt):
+            raise
+        _interrupted(args)
+
+
+def _interrupted(args: list[str]) -> None:
+    """Say the command was interrupted (once per node) and exit 130."""
+    if _first_on_its_node():
+        print(f"encoderlab: interrupted; completed work is kept ({_how_to_resume(args)})", file=sys.stderr)
+    sys.exit(130)
 
 
 def _how_to_resume(args: list[str]) -> str:

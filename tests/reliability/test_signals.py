@@ -47,6 +47,38 @@ def test_every_command_runs_with_sigterm_as_ctrl_c(monkeypatch, capsys):
     assert signal.getsignal(signal.SIGTERM) is before  # restored after the command
 
 
+def wrapped_interrupt() -> None:
+    """A Ctrl-C that lands in a class body's `__set_name__` as it is wrapped (Python 3.11 and before)."""
+
+    class Field:
+        def __set_name__(self, owner, name):
+            raise KeyboardInterrupt
+
+    try:
+        type("Entry", (), {"size": Field()})
+    except KeyboardInterrupt as exc:  # Python 3.12 and later pass it unwrapped: wrap it as 3.11 does
+        raise RuntimeError("Error calling __set_name__ on 'Field' instance 'size' in 'Entry'") from exc
+
+
+def test_a_ctrl_c_wrapped_by_an_import_is_still_the_interrupted_line(monkeypatch, capsys):
+    """Ctrl-C in the first seconds of a command, while torch's dataclasses were being defined, was a
+    "RuntimeError: Error calling __set_name__" traceback (exit 1)."""
+    monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:wrapped_interrupt")
+    with pytest.raises(SystemExit) as done:
+        cli.main(["probe"])
+    assert done.value.code == 130 and capsys.readouterr().err.strip() == LINE
+
+
+def buggy_runtime_error() -> None:
+    raise RuntimeError("a bug")
+
+
+def test_another_runtime_error_keeps_its_traceback(monkeypatch):
+    monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:buggy_runtime_error")
+    with pytest.raises(RuntimeError, match="a bug"):
+        cli.main(["probe"])
+
+
 @pytest.mark.parametrize(("local_rank", "said"), [("0", LINE), ("1", "")])
 def test_under_torchrun_the_interrupted_line_is_said_once_per_node(monkeypatch, capsys, local_rank, said):
     """A SIGTERM to a torchrun group reaches every rank; each printed the line (two on two processes)."""
