@@ -336,3 +336,25 @@ def test_a_rerun_with_the_same_arguments_is_done_and_with_others_refused(tmp_pat
     code, err = cli(argv, capsys)
     assert_one_line(code, err, rf"{out} already holds a tokenizer trained on sources that changed since")
     assert snapshot(out) == {k.removeprefix("t/"): v for k, v in before.items() if k.startswith("t/")}
+
+
+def test_a_tokenizer_finished_by_another_command_meanwhile_keeps_its_ownership_marker(tmp_path, monkeypatch):
+    """Two `data tokenizer` on one --out at once: the one finishing second deleted the first one's
+    `.encoderlab.json` (taking the folder for its own empty one) before its rename was refused, so the
+    finished tokenizer was no longer recognised as encoderlab's."""
+    import shutil
+
+    from encoderlab.data import tokenizer_training as tt
+
+    src = write_jsonl(tmp_path / "c.jsonl", corpus_records(40))
+    train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "first", progress=False)
+    out = tmp_path / "t"
+
+    def other_finishes_meanwhile(job):
+        shutil.copytree(tmp_path / "first", out)  # the other command's finished tokenizer
+        return _in_process(job, tt)
+
+    monkeypatch.setattr(tt, "_train_in_child", other_finishes_meanwhile)
+    with pytest.raises(UserError, match="was filled by another command while this one ran"):
+        train_tokenizer(SourceConfig(location=str(src)), 300, out, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in (tmp_path / "first").iterdir())

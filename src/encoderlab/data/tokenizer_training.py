@@ -359,7 +359,9 @@ def train_tokenizer(
         tokenizer_object=_checked(trained, count, job),
         **{f"{role}_token": token for role, token in specials.items()},
     )
-    if out.exists():  # empty but for outdir's marker (checked above)
+    if out.is_dir() and [p.name for p in out.iterdir()] == [MARKER]:  # empty but for outdir's marker
+        # checked again: another `data tokenizer` on this --out may have finished meanwhile, and its marker
+        # is its own (the rename below is then refused, "filled by another command")
         (out / MARKER).unlink(missing_ok=True)
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
         create_output(tmp, KIND)
