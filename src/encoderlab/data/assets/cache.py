@@ -35,7 +35,7 @@ from tqdm.auto import tqdm
 
 import encoderlab
 from encoderlab import jsonlines
-from encoderlab.atomic import atomic_folder, json_text
+from encoderlab.atomic import PARTIAL, atomic_folder, json_text
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
 from encoderlab.errors import UserError, did_you_mean
@@ -345,7 +345,9 @@ def with_deps(names: Sequence[str]) -> list[str]:
 
 
 def _folder_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+    """Bytes of the asset's files in `path` (its temporary folder: `atomic_folder`'s marker, which names
+    its writer, is not delivered, so it is not counted)."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != PARTIAL)
 
 
 def _build(spec: AssetSpec, tmp: Path) -> dict[str, Any]:
