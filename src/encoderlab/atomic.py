@@ -2,28 +2,31 @@
 
 Files: the bytes go to a temporary name in the same folder (with the writer's pid, so two processes
 never share one), are flushed to disk, then renamed over the target (`atomic_file`,
-`write_text_atomic`, `write_json_atomic`, `write_csv_atomic`, `savefig_atomic`; `cached_arrays` for .npz caches). Markers, summaries, progress records, configs, reports,
-caches, compute logs and the figures with the tables behind them all go through here.
+`write_text_atomic`, `write_json_atomic`, `write_csv_atomic`, `savefig_atomic`; `cached_arrays`
+for .npz caches). Markers, summaries, progress records, configs, reports, caches, compute logs and the figures with the tables behind them all go through here.
 
 Folders: `atomic_folder(path)` yields a fresh temporary sibling (`NAME.tmp` unless told otherwise)
-to fill, and renames it to `path` when the block completes (its files made private, as safetensors
-makes its own, given the umask's mode first: `_shareable`); on failure the sibling is removed. A
+to fill, and renames it to `path` when the block completes (files left private, as safetensors leaves its own,
+first get the mode the umask gives: `_shareable`); on failure the sibling is removed. A
 SIGKILL (or an interrupt during that cleanup) can still leave one, so every owner treats a leftover
 `.tmp` as partial: the next write starts it afresh and readers never take it. Only a sibling that is
 provably ours is deleted: `atomic_folder` drops a marker file (`PARTIAL`, naming its pid and host)
 into the sibling before anything else and takes it out of the finished folder after the rename, so a
-leftover holds the marker, while a sibling whose marker names a live process is another command
-writing the same folder now, refused with one line (taking the sibling is serialised by `flock`, as
-`locks.folder_lock` is, and the marker is created exclusively), while a user's own `NAME.tmp` (no
-marker, not empty) is refused with one line and left alone (`check_sibling`, which commands also
-call before their long work); a writer whose sibling lies in a folder only encoderlab writes (the asset cache) says so and discards any leftover
-(`tmp_is_ours`). A kill between the rename and the marker's removal leaves an empty hidden file in
-the finished folder, never a refusal. A writer whose leftovers are handled elsewhere can keep the
-sibling on an interruption (`keep_on_interrupt`: the trainer's checkpoints, whose one cleanup path, at the next start, then serves a kill and a Ctrl-C
-alike). A folder that already exists at `path` is replaced only with `replace=True`; an empty one is
-always replaced (POSIX `rename` does that), and a non-empty one without `replace` makes the rename
-fail, so nothing is overwritten by accident. `replace_folder` is the last step alone, for writers
-that manage a resumable temporary folder themselves (`prepare`).
+leftover holds the marker. A sibling whose marker names a live process is another command writing
+the same folder now, refused with one line (taking the sibling is serialised by `flock`, as
+`locks.folder_lock` is, and the marker is created exclusively); a writer on another host of a shared
+file system cannot be checked, so its sibling counts as a leftover, as it did before the marker named
+one. A user's own `NAME.tmp` (no marker, not empty) is refused with one line and left alone
+(`check_sibling`, which commands also call before their long work); a writer whose sibling lies in a
+folder only encoderlab writes (the asset cache) says so and discards any leftover (`tmp_is_ours`). A
+kill between the rename and the marker's removal leaves a small hidden file in the finished folder,
+never a refusal. A writer whose leftovers are handled elsewhere can keep the sibling on an
+interruption (`keep_on_interrupt`: the trainer's checkpoints, whose one cleanup path, at the next
+start, then serves a kill and a Ctrl-C alike). A folder that already exists at `path` is replaced
+only with `replace=True`; an empty one is always replaced (POSIX `rename` does that), and a
+non-empty one without `replace` makes the rename fail, so nothing is overwritten by accident.
+`replace_folder` is the last step alone, for writers that manage a resumable temporary folder
+themselves (`prepare`).
 
 A full disk is always an `OSError(ENOSPC)` naming the folder when it leaves `atomic_folder`, even
 when a library reported it as its own exception, so the CLI gives its one line and exit code 3.
