@@ -306,6 +306,14 @@ def _checked(trained: str, count: int, job: dict):
     return tok
 
 
+def _drop_lone_marker(out: Path) -> None:
+    """Remove outdir's marker from `out` when it holds nothing else, so the finished tokenizer's rename
+    replaces it. Checked again after the training: another `data tokenizer` on this --out may have
+    finished meanwhile, and its marker is its own (the rename is then refused, "filled by another command")."""
+    if out.is_dir() and [p.name for p in out.iterdir()] == [MARKER]:
+        (out / MARKER).unlink(missing_ok=True)
+
+
 def train_tokenizer(
     sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
     vocab_size: int,
@@ -359,10 +367,7 @@ def train_tokenizer(
         tokenizer_object=_checked(trained, count, job),
         **{f"{role}_token": token for role, token in specials.items()},
     )
-    if out.is_dir() and [p.name for p in out.iterdir()] == [MARKER]:  # empty but for outdir's marker
-        # checked again: another `data tokenizer` on this --out may have finished meanwhile, and its marker
-        # is its own (the rename below is then refused, "filled by another command")
-        (out / MARKER).unlink(missing_ok=True)
+    _drop_lone_marker(out)
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
         create_output(tmp, KIND)
         fast.save_pretrained(str(tmp))
