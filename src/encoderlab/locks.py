@@ -64,6 +64,12 @@ def _held_message(lock: Path, holder: dict | None, use: str, other_out: bool) ->
     return f"{use} is in use by {who}; wait for it, {instead}or delete {lock} if that process is gone"
 
 
+def is_lock_file(name: str, lock_name: str) -> bool:
+    """Whether the file `name` is the lock `lock_name` or the temporary file `folder_lock` writes to take
+    it (`LOCK.PID.tmp`), which a process killed in that instant leaves beside it or alone."""
+    return name == lock_name or (name.startswith(f"{lock_name}.") and name.endswith(".tmp"))
+
+
 @contextlib.contextmanager
 def one_at_a_time(folder: Path) -> Iterator[None]:
     """While inside, no other process (nor thread) is inside `one_at_a_time(folder)`: it waits (an

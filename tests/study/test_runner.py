@@ -389,9 +389,11 @@ def test_the_library_refuses_a_non_empty_folder_it_did_not_create_and_writes_not
     assert [p.name for p in mine.iterdir()] == ["todo.txt"]
 
 
-def test_a_study_killed_before_its_folder_was_marked_reruns(tmp_path, monkeypatch):
+@pytest.mark.parametrize("left", [[LOCK], [LOCK, f"{LOCK}.PID.tmp"], [f"{LOCK}.PID.tmp"]])
+def test_a_study_killed_before_its_folder_was_marked_reruns(tmp_path, monkeypatch, left):
     """Killed while checking (fetching assets), a study leaves its folder holding only its lock; the same
-    `study run` was then refused as a non-empty folder encoderlab did not create."""
+    `study run` was then refused as a non-empty folder encoderlab did not create. Killed while taking the
+    lock, it leaves the lock's temporary file too (or alone), which was refused so as well."""
     from encoderlab.cli import main
 
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -399,11 +401,12 @@ def test_a_study_killed_before_its_folder_was_marked_reruns(tmp_path, monkeypatc
     out = tmp_path / "study"
     out.mkdir()
     lock = {"pid": dead.pid, "host": socket.gethostname(), "since": "2026-01-01T00:00:00Z", "what": "study x"}
-    (out / LOCK).write_text(json.dumps(lock))
+    for name in left:
+        (out / name.replace("PID", str(dead.pid))).write_text(json.dumps(lock))
     monkeypatch.setattr("encoderlab.study.cli.default_backend", backend)
     monkeypatch.setattr("encoderlab.study.cli.get_study", lambda name, scale: small_spec())
     main(["study", "run", "paper1-pfs", "--out", str(out)])
-    assert (out / "report" / "report.html").exists() and not (out / LOCK).exists()
+    assert (out / "report" / "report.html").exists() and not list(out.glob(f"{LOCK}*"))
 
 
 def test_an_unreachable_registry_is_one_line_naming_the_command(tmp_path, monkeypatch):

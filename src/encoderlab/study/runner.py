@@ -52,7 +52,7 @@ from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
-from encoderlab.locks import folder_lock
+from encoderlab.locks import folder_lock, is_lock_file
 from encoderlab.outdir import (
     STUDY_RECORD,
     check_output,
@@ -372,14 +372,14 @@ def run_study(
 
 def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
     """Refuse, touching nothing, what `outdir.check_output` refuses, for the Python API too. A folder holding
-    only the lock is a study in (or killed in) its checks, before its marker: the lock decides."""
+    only the lock (or its temporary file) is a study in (or killed in) its checks, before its marker."""
     from encoderlab.study.nodes import corpus_locations
 
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
     read += [d.prepared for d in spec.data if d.prepared]
 
     def ours(folder: Path) -> bool:  # also study folders from before the ownership marker
-        return (folder / STUDY_RECORD).is_file() or [p.name for p in folder.iterdir()] == [LOCK]
+        return (folder / STUDY_RECORD).is_file() or all(is_lock_file(p.name, LOCK) for p in folder.iterdir())
 
     return check_output(study_dir, STUDY_KIND, sources=read, legacy=ours)
 
