@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -367,3 +368,43 @@ def test_a_plan_of_one_run_seed_lr_and_document_says_each_in_the_singular(tmp_pa
     (tmp_path / "two.yaml").write_text(yaml.safe_dump(study))
     main(["study", "plan", str(tmp_path / "two.yaml")])
     assert "; LRs 0.0005, 0.0001; 2 fine-tuning seeds; " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "edit,line",
+    [
+        (
+            lambda s: s["runs"].append(
+                {"name": "b", "recipe": "smoke-mlm", "init": "nothere", "evaluate": False}
+            ),
+            r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+        ),
+        (
+            lambda s: s["data"][0].update(tokenizer="nothere_tok"),
+            r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder in \S+, an asset \(.*\) or a hub id",
+        ),
+    ],
+    ids=["init", "tokenizer"],
+)
+def test_a_start_model_or_tokenizer_that_is_no_path_asset_or_hub_id_is_refused_by_the_plan(
+    tmp_path, capsys, edit, line
+):
+    """`init: nothere` (no run of the study) or `tokenizer: nothere_tok`: `study run` refuses it before
+    writing anything, while `study plan` printed the run at `?` parameters (or the tokenizer's bare name)
+    and exited 0: its check skipped what is not on this machine yet, as if such a name could be fetched."""
+    import yaml
+
+    tiny_corpus(tmp_path / "corpus.jsonl", 20)
+    study = {
+        "name": "mini",
+        "data": [{"name": "main", "corpus": ["corpus.jsonl"], "vocab_size": 300}],
+        "runs": [{"name": "a", "recipe": "smoke-mlm", "evaluate": False}],
+        "baseline": "a",
+    }
+    edit(study)
+    (tmp_path / "mini.yaml").write_text(yaml.safe_dump(study))
+    for argv in (["plan"], ["run", "--out", str(tmp_path / "out")]):
+        with pytest.raises(SystemExit):
+            main(["study", argv[0], str(tmp_path / "mini.yaml"), *argv[1:]])
+        assert re.match(f"encoderlab: error: {line}", capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()

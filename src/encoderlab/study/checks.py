@@ -104,7 +104,9 @@ def _here(location: str, fetched: bool) -> bool:
     an asset once fetched (`study run` checks before it fetches any, and what it fetched after:
     `check_fetched`); else
     everything for a run; for a plan (`fetched=False`), a path (a study file's are absolute), or a hub
-    id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download."""
+    id read from a mirror (`ENCODERLAB_HUB_MODELS`), never a download. A name that is none of these
+    (`init: foo`, a typo) is checked too: nothing can bring it, and a plan left it out, priced it `?` and
+    exited 0 while `study run` refused it."""
     from encoderlab.data.assets import ASSETS, is_fetched
     from encoderlab.data.hub import mirror_root
     from encoderlab.data.hubmodels import is_hub_id
@@ -113,7 +115,7 @@ def _here(location: str, fetched: bool) -> bool:
         return is_fetched(location)
     if fetched or Path(location).is_absolute():
         return True
-    return is_hub_id(location) and mirror_root("model") is not None
+    return not is_hub_id(location) or mirror_root("model") is not None
 
 
 def check_finetune_decay(spec: StudySpec, nodes: Iterable[Node]) -> None:
