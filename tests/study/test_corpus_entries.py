@@ -111,3 +111,24 @@ def test_a_path_missing_beside_the_study_file_is_never_read_from_the_working_dir
     assert load_study_file(_study(project, ["wiki-leads#weight=2"])).data[0].corpus == (
         "wiki-leads#weight=2",
     )
+
+
+def test_a_prepared_folder_is_read_beside_the_study_file_never_from_the_working_directory(
+    tmp_path, monkeypatch
+):
+    # was: a relative `prepared:` was read from the working directory (the one field of a study file
+    # that was), so `study plan` from the study's own folder counted it and from another refused it
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    (project / "prep").mkdir(parents=True)
+    (elsewhere / "other").mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    study = _study(project, ["corpus.jsonl"])
+    study.write_text(study.read_text().replace("vocab_size: 300,", "tokenizer: tok, prepared: prep,"))
+    assert load_study_file(study).data[0].prepared == str(project / "prep")
+    study.write_text(study.read_text().replace("prepared: prep,", "prepared: other,"))
+    with pytest.raises(UserError) as err:
+        load_study_file(study)
+    assert str(err.value).splitlines()[1:] == [
+        f"  data[0].prepared: other is not beside the study file (in {project}) but in the working "
+        "directory, which a study file's paths are not read from; write ../elsewhere/other or an absolute path"
+    ]

@@ -10,7 +10,7 @@ unknown recipe or recipe parameter), then, once those are right, the study as a 
 claim, analysis or the baseline refers to but the study lacks, names that repeat, ...). The second
 round needs typed entries, so a hand-written study is fixed in at most two passes rather than one
 error per run (the `eval` grid too: `eval.taskruns.grid_problems`). Relative paths in the file (a local corpus,
-tokenizer or start model, CKA texts, task files) are taken relative to the file's folder; a corpus
+tokenizer, start model or prepared folder, CKA texts, task files) are taken relative to the file's folder; a corpus
 entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corpus.jsonl#text_field=body`).
 """
 
@@ -112,6 +112,12 @@ def _with_paths(data: dict, folder: Path, errors: list[str]) -> dict:
                 **d,
                 "corpus": [paths.source(c, f"data[{i}].corpus") for c in d.get("corpus", [])],
                 "tokenizer": paths.local(d.get("tokenizer", "train"), f"data[{i}].tokenizer"),
+                # a folder, never a name: was read from the working directory (`--prepared`'s rule)
+                **(
+                    {"prepared": paths.path(d["prepared"], f"data[{i}].prepared")}
+                    if d.get("prepared")
+                    else {}
+                ),
             }
             if isinstance(d, dict) and isinstance(d.get("corpus", []), list)
             else d
@@ -137,9 +143,7 @@ def _with_paths(data: dict, folder: Path, errors: list[str]) -> dict:
         # working directory, and its error names where it was looked for
         out["eval"] = {
             **ev,
-            "task_files": [
-                paths.task_file(t, f"eval.task_files[{i}]") for i, t in enumerate(ev["task_files"])
-            ],
+            "task_files": [paths.path(t, f"eval.task_files[{i}]") for i, t in enumerate(ev["task_files"])],
         }
     return out
 
@@ -191,9 +195,10 @@ class _Paths:
             self._not_from_cwd(location, where)
         return str(self.folder.resolve() / location) + (sep + options if sep else "")
 
-    def task_file(self, value: Any, where: str) -> Any:
-        """A task file, always a path beside the study file; one only the working directory holds is a
-        problem (was "task file FOLDER/x.yaml does not exist", without saying where it was)."""
+    def path(self, value: Any, where: str) -> Any:
+        """A task file or a dataset's `prepared` folder, always a path beside the study file; one only the
+        working directory holds is a problem (was "task file FOLDER/x.yaml does not exist", without saying
+        where it was; a relative `prepared` was read from the working directory)."""
         value = _home(value)
         if isinstance(value, str) and value and not (self.folder / value).exists():
             found = found_in_cwd_instead(value, self.folder, "study file")
