@@ -104,6 +104,7 @@ def _study_files(root: Path) -> None:
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
         ),
+        "reference_seeds": lambda s: s["runs"].append({"name": "ref", "init": "model", "seeds": [0, 1, 2]}),
         "reference_without_init": lambda s: s["runs"].append({"name": "ref"}),
         "reference_of_a_run": lambda s: s["runs"].append({"name": "ref", "init": "a"}),
     }
@@ -275,8 +276,14 @@ STUDY_CASES = [
     (
         "study-reference-eval-steps",
         "study plan {w}/study_reference_eval_steps.yaml",
-        r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps or eval_steps "
-        r"\(it has no checkpoints\)$",
+        r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps, seed, seeds or "
+        r"eval_steps \(it is one model, with no checkpoints\)$",
+    ),
+    (  # its seeds were dropped without a word: one model, evaluated once
+        "study-reference-seeds",
+        "study plan {w}/study_reference_seeds.yaml",
+        r"run ref has no recipe \(it is evaluated as is\), so it takes no params, overrides, steps, seed, seeds or "
+        r"eval_steps \(it is one model, with no checkpoints\)$",
     ),
     (  # planned and run: its eval nodes failed on `assert cfg.source is not None` after the runs trained
         "study-reference-without-init",

@@ -115,12 +115,18 @@ class RunSpec:
 
         where = f"run {self.name}"
         if self.recipe is None and (
-            self.params or self.overrides or self.steps is not None or self.eval_steps
+            self.params
+            or self.overrides
+            or self.steps is not None
+            or self.eval_steps
+            or self.seeds is not None
+            or self.seed is not None
         ):
-            # eval_steps of a model evaluated as is scored that one model as its "checkpoints"
+            # eval_steps of a model evaluated as is scored that one model as its "checkpoints"; its seeds
+            # and seed were dropped without a word (`StudySpec.seeds_of`: one model, at the first seed)
             raise UserError(
-                f"{where} has no recipe (it is evaluated as is), so it takes no params, overrides, steps or "
-                "eval_steps (it has no checkpoints)"
+                f"{where} has no recipe (it is evaluated as is), so it takes no params, overrides, steps, "
+                "seed, seeds or eval_steps (it is one model, with no checkpoints)"
             )
         if self.recipe is None and not self.init:  # its eval nodes failed on `source` after the runs trained
             raise UserError(
