@@ -57,6 +57,8 @@ def _study_files(root: Path) -> None:
         "corpus_missing": lambda s: s["data"][0].update(corpus=["nothere.txt"]),
         "tokenizer_missing": lambda s: s["data"][0].update(tokenizer="nothere_tok"),
         "init_missing": lambda s: s["runs"][1].update(init="nothere"),
+        "corpus_none": lambda s: s["data"][0].update(corpus=[]),
+        "tokenizer_own_name": lambda s: s["data"][0].update(tokenizer="main"),
         "seeds_empty": lambda s: s.update(seeds=[]),
         "param_range": lambda s: s["runs"][1]["params"].update(ratio=4),
         "seeds_repeated": lambda s: s["runs"][0].update(seeds=[0, 1, 0]),
@@ -182,6 +184,18 @@ STUDY_CASES = [
         "study-tokenizer-missing",
         "study run {w}/study_tokenizer_missing.yaml --out {w}/s",
         r"study mini, dataset main: tokenizer 'nothere_tok' is not a folder in \S+, an asset \(.*\) or a hub id "
+        r"\(org/name\); pass one of these$",
+    ),
+    (  # made the study folder, then the prepare node refused: "no source given; pass at least one --source"
+        "study-corpus-empty-list",
+        "study run {w}/study_corpus_none.yaml --out {w}/s",
+        r"dataset main: corpus is empty; list a source in it, e.g. corpus: \[my.jsonl\]$",
+    ),
+    (  # its own name is read as a path or asset (DataSpec.tokenizer), but the start checks skipped it as a
+        # dataset's: the study folder was made, then the prepare node refused it without naming the dataset
+        "study-tokenizer-own-name",
+        "study run {w}/study_tokenizer_own_name.yaml --out {w}/s",
+        r"study mini, dataset main: tokenizer 'main' is not a folder in \S+, an asset \(.*\) or a hub id "
         r"\(org/name\); pass one of these$",
     ),
     (

@@ -251,7 +251,7 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
                 raise empty_in_entry(exc, d.corpus) from None
             if (
                 d.tokenizer != "train"
-                and d.tokenizer not in names
+                and (d.tokenizer == d.name or d.tokenizer not in names)  # its own name is a path or asset
                 and d.prepared is None
                 and d.tokenizer not in unread
                 and _here(d.tokenizer, fetched)

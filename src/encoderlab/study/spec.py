@@ -363,17 +363,15 @@ class StudySpec:
         return run.seeds or self.seeds
 
 
-def _value_problems(spec: StudySpec) -> list[str]:
-    """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
-    its folder was made: refused with the spec instead, in the same words."""
+def _dataset_problems(spec: StudySpec) -> list[str]:
+    """`_value_problems` of each dataset: values its prepare node refused after the study folder was made."""
     from encoderlab.data.tokenizer_training import min_vocab_size
-    from encoderlab.eval.taskruns import grid_problems
 
-    empty = {
-        "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
-        "data": "a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]",
-    }
-    out = [f"study {spec.name}: {f} is empty; list {e}" for f, e in empty.items() if not getattr(spec, f)]
+    out = [  # its prepare node said "no source given; pass at least one --source", a flag a study has not
+        f"dataset {d.name}: corpus is empty; list a source in it, e.g. corpus: [my.jsonl]"
+        for d in spec.data
+        if not d.corpus
+    ]
     out += [
         f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
         for d in spec.data
@@ -390,6 +388,20 @@ def _value_problems(spec: StudySpec) -> list[str]:
         for d in spec.data
         if d.seed < 0
     ]
+    return out
+
+
+def _value_problems(spec: StudySpec) -> list[str]:
+    """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
+    its folder was made: refused with the spec instead, in the same words."""
+    from encoderlab.eval.taskruns import grid_problems
+
+    empty = {
+        "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
+        "data": "a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]",
+    }
+    out = [f"study {spec.name}: {f} is empty; list {e}" for f, e in empty.items() if not getattr(spec, f)]
+    out += _dataset_problems(spec)
     seeds = [(f"study {spec.name}", spec.seeds)] + [
         (f"run {r.name}", r.seeds) for r in spec.runs if r.seeds is not None
     ]
@@ -466,7 +478,8 @@ def _claim_problems(spec: StudySpec) -> list[str]:
     out += [
         f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
         for c in spec.claims
-        if not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
+        if len(c.lr_range) != 2  # one was an IndexError traceback, a third silently dropped
+        or not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
     ]
     out += [
         f"claim {c.id}: family must be one of {', '.join(FAMILY_NAMES)}, or null for the average over all "
