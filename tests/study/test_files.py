@@ -73,7 +73,7 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
 def test_claims_the_report_could_not_check_are_refused_with_the_file(tmp_path):
     """Were planned and run: the report keyed verdicts by claim id (the first of two claims of one id was
     given the second's verdict), a run compared with itself, an LR range holding no LR; an LR range of one
-    LR was an IndexError traceback, and one of three silently dropped its third."""
+    LR (or a CKA noise pair of one run) was an IndexError traceback, and one of three silently dropped its third."""
     claims = """claims:
   - {id: sc, text: MLM wins, kind: beats, a: mlm, b: clm}
   - {id: sc, text: CLM wins, kind: beats, a: clm, b: mlm}
@@ -81,7 +81,7 @@ def test_claims_the_report_could_not_check_are_refused_with_the_file(tmp_path):
   - {id: lrs, text: CLM is stable, kind: more_stable, a: clm, b: mlm, lr_range: [1.0e-3, 1.0e-5]}
   - {id: one, text: CLM is stable, kind: more_stable, a: clm, b: mlm, lr_range: [1.0e-3]}
   - {id: three, text: CLM is stable, kind: more_stable, a: clm, b: mlm, lr_range: [1.0e-5, 1.0e-4, 1.0e-3]}
-cka: [{a: clm, b: clm}]
+cka: [{a: clm, b: clm}, {a: clm, b: mlm, noise: [mlm]}]
 """
     (tmp_path / "claims.yaml").write_text(MINE.split("claims:")[0] + claims)
     with pytest.raises(UserError) as err:
@@ -90,6 +90,8 @@ cka: [{a: clm, b: clm}]
         "claim ids must be unique, repeated: sc",
         "claim self compares run mlm with itself; name two runs (a and b)",
         "cka clm-vs-clm compares run clm with itself; name two runs",
+        "cka clm-vs-mlm: noise must be [TWIN, mlm], mlm and its seed twin (the floor mlm is measured against), "
+        "got ['mlm']",
         "claim lrs: lr_range must be two finite positive learning rates, low then high, got [0.001, 1e-05]",
         "claim one: lr_range must be two finite positive learning rates, low then high, got [0.001]",
         "claim three: lr_range must be two finite positive learning rates, low then high, got [1e-05, 0.0001, 0.001]",

@@ -507,7 +507,8 @@ def _cka_problems(spec: StudySpec) -> list[str]:
         f"cka {c.a}-vs-{c.b}: noise must be [TWIN, {c.b}], {c.b} and its seed twin (the floor {c.b} is measured "
         f"against), got {list(c.noise)}"
         for c in spec.cka
-        if c.noise is not None and (c.noise[1] != c.b or c.noise[0] == c.b)
+        if c.noise is not None
+        and (len(c.noise) != 2 or c.noise[1] != c.b or c.noise[0] == c.b)  # [b]: IndexError
     ]
     return out
 
