@@ -101,6 +101,7 @@ def _study_files(root: Path) -> None:
         "cka_noise_pair": lambda s: s.update(
             cka=[{"a": "a", "b": "b", "noise": ["a", "a"], "texts": "texts.txt"}]
         ),
+        "cka_texts_missing": lambda s: s.update(cka=[{"a": "a", "b": "b", "texts": "nothere.txt"}]),
         "cka_few_texts": lambda s: s.update(cka=[{"a": "a", "b": "b", "n_texts": 10, "texts": "texts.txt"}]),
         "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
         "reference_eval_steps": lambda s: s["runs"].append(
@@ -320,6 +321,12 @@ STUDY_CASES = [
         "study plan {w}/study_cka_noise_pair.yaml",
         r"cka a-vs-b: noise must be \[TWIN, b\], b and its seed twin \(the floor b is measured against\), got "
         r"\['a', 'a'\]$",
+    ),
+    (  # made the study folder and trained every run; then the CKA node refused the texts
+        "study-cka-texts-missing",
+        "study run {w}/study_cka_texts_missing.yaml --out {w}/s",
+        r"study mini, cka a-vs-b: 'nothere.txt' is neither a file nor an asset; give a .jsonl/.txt path or an "
+        r"asset name$",
     ),
     (  # the CKA node said "raise --n" (a flag a study has not) after every run had trained
         "study-cka-too-few-texts",

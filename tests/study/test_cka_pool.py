@@ -52,5 +52,8 @@ def test_a_study_cka_over_fewer_texts_than_its_n_texts_is_refused_before_anythin
     enough = tmp_path / "enough.txt"
     enough.write_text("\n".join(make_texts(60)) + "\n")
     check_inputs(replace(spec, cka=(replace(cka, texts=str(enough)),)), None, [])  # as many as asked: allowed
-    check_cka_texts(replace(spec, cka=(replace(cka, texts=str(tmp_path / "gone.txt")),)))  # the node's to say
+    gone = replace(spec, cka=(replace(cka, texts=str(tmp_path / "gone.txt")),))
+    with pytest.raises(UserError, match=r"cka clm-vs-mlm40: '.*gone.txt' is neither a file nor an asset"):
+        check_cka_texts(gone)  # was left to the CKA node, which refused it after every run had trained
+    check_cka_texts(gone, unread=frozenset({str(tmp_path / "gone.txt")}))  # only a finished node read it
     check_cka_texts(spec, only=frozenset({"pubmedqa"}))  # after a fetch: only the fetched assets are read

@@ -94,7 +94,7 @@ def check_inputs(
     check_hub_ids(spec, fetched, unread)
     check_prepared_tokenizers(spec, fetched, unread)
     check_analyses(spec)
-    check_cka_texts(spec, fetched)
+    check_cka_texts(spec, fetched, unread=unread)
     check_task_mirrors(spec)
     check_finetune_decay(spec, nodes)
 
@@ -170,19 +170,27 @@ def cka_pool_problem(where: str, c: CkaSpec, pool: int) -> str | None:
     )
 
 
-def check_cka_texts(spec: StudySpec, fetched: bool = True, only: frozenset[str] | None = None) -> None:
-    """Refuse a CKA whose texts hold fewer than its `n_texts` (`cka_pool_problem`), before anything runs:
-    texts on this machine (`_here`: an asset not fetched yet is read once fetched, `only` naming those)."""
-    from encoderlab.analysis.inputs import read_texts
-    from encoderlab.data.assets import ASSETS
+def check_cka_texts(
+    spec: StudySpec,
+    fetched: bool = True,
+    only: frozenset[str] | None = None,
+    unread: frozenset[str] = frozenset(),
+) -> None:
+    """Refuse a CKA whose texts are no file or asset, or hold fewer than its `n_texts`
+    (`cka_pool_problem`), before anything runs: texts on this machine (`_here`: an asset not fetched yet
+    is read once fetched, `only` naming those), that a CKA node still to run reads (not in `unread`). A
+    missing file was left to the CKA node, which refused it after every run had trained."""
+    from encoderlab.analysis.inputs import read_texts, records_path
 
     for c in spec.cka:
-        if only is not None and c.texts not in only or not _here(c.texts, fetched):
+        if only is not None and c.texts not in only or c.texts in unread or not _here(c.texts, fetched):
             continue
-        if c.texts not in ASSETS and not Path(c.texts).expanduser().is_file():
-            continue  # no such file: the node's own line says so
-        problem = cka_pool_problem(f"study {spec.name}, cka {c.a}-vs-{c.b}", c, len(read_texts(c.texts)))
-        if problem:
+        where = f"study {spec.name}, cka {c.a}-vs-{c.b}"
+        try:
+            records_path(c.texts)
+        except UserError as exc:
+            raise UserError(f"{where}: {exc}") from None
+        if problem := cka_pool_problem(where, c, len(read_texts(c.texts))):
             raise UserError(problem)
 
 

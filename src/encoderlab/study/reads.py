@@ -18,7 +18,7 @@ from encoderlab.study.spec import StudySpec
 
 
 def unread_inputs(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]) -> frozenset[str]:
-    """The start models, tokenizers (`hubids.start_ids`) and corpus entries of `spec` that no node of its
+    """The start models, tokenizers (`hubids.start_ids`), corpus entries and CKA texts of `spec` that no node of its
     graph (`nodes`) still to run in `study_dir` reads: no config of one holds them (a prepare node's corpus
     and tokenizer, a pretraining node's start model, an as-is model's evaluation or CKA). Empty without
     a graph or a study folder (a first run reads them all)."""
@@ -36,6 +36,7 @@ def unread_inputs(spec: StudySpec, study_dir: Path | None, nodes: Iterable[Node]
     # `resolve._init_of`; an as-is evaluation or CKA `run.init`), none resolved, globbed or made absolute.
     # The same path spelt two ways in the spec (`./m`, `m`) is two inputs, each read by its own nodes.
     inputs = [location for location, _, _ in start_ids(spec)] + [c for d in spec.data for c in d.corpus]
+    inputs += [c.texts for c in spec.cka]
     return frozenset(i for i in inputs if i not in read)
 
 
