@@ -383,6 +383,11 @@ CASES = [
         "study run paper1-pfs --scale cpu --out {w}/study_demo",
         r"holds study paper1-pfs \(scale demo\); run paper1-pfs \(scale cpu\) in another --out",
     ),
+    (  # the plan counted the unique tokens from the other study's prepared data, exit 0
+        "study-plan-other-scale",
+        "study plan paper1-pfs --scale cpu --out {w}/study_demo",
+        r"holds study paper1-pfs \(scale demo\); run paper1-pfs \(scale cpu\) in another --out",
+    ),
     (
         "study-json-damaged",
         "study run paper1-pfs --scale demo --out {w}/study_damaged",

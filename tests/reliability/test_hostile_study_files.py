@@ -103,6 +103,7 @@ def _study_files(root: Path) -> None:
         ),
         "cka_texts_missing": lambda s: s.update(cka=[{"a": "a", "b": "b", "texts": "nothere.txt"}]),
         "cka_few_texts": lambda s: s.update(cka=[{"a": "a", "b": "b", "n_texts": 10, "texts": "texts.txt"}]),
+        "run_tasks_empty": lambda s: s["runs"][0].update(evaluate=True, tasks=[]),
         "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
         "reference_eval_steps": lambda s: s["runs"].append(
             {"name": "ref", "init": "model", "eval_steps": [10]}
@@ -287,6 +288,11 @@ STUDY_CASES = [
         "study plan {w}/study_eval_steps_beyond.yaml",
         r"run a: eval_steps \[100\] are not steps of its 40-step run; give intermediate steps between 1 and 39, "
         r"or drop them$",
+    ),
+    (  # was read as no restriction: the run was fine-tuned on every task of the study
+        "study-run-tasks-empty",
+        "study plan {w}/study_run_tasks_empty.yaml",
+        r"run a: tasks is empty; drop it to evaluate the study's tasks, or set evaluate: false$",
     ),
     (
         "study-reference-eval-steps",

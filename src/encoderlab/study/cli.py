@@ -140,11 +140,14 @@ def plan_command(
     from encoderlab.study.graph import build_graph, pretraining
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
+    from encoderlab.study.runner import check_same_study
 
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
     if out is not None:  # a file was planned as a folder without prepared data, its counts estimated
         check_study_folder(out, "--out ", ", or drop --out for estimated counts")
     spec = with_prepared(study_spec(name, scale), flatten(prepared, "--prepared"))
+    if out is not None:  # another study's folder: `study run --out` refuses it (the plan counted from it)
+        check_same_study(out, spec)
     # the graph `study run` builds (a missing task file or unknown task is refused there; of a study
     # folder, one gone since as the folder recorded it: `absent.resumed_graph`), and the checks of its
     # inputs `study run` makes, in its words: not counted from data of a corpus changed since

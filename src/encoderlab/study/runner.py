@@ -142,7 +142,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _check_same_study(study_dir: Path, spec: StudySpec) -> None:
+def check_same_study(study_dir: Path, spec: StudySpec) -> None:
     """A folder holds one study: another study's folder is refused rather than mixed."""
     path = study_dir / STUDY_RECORD
     if not path.exists():
@@ -389,7 +389,7 @@ def _run_locked(
 ) -> Path:
     """`run_study` under the study folder's lock: every check, then the graph."""
     with folder_lock(study_dir / LOCK, f"study {spec.name}"):
-        _check_same_study(study_dir, spec)
+        check_same_study(study_dir, spec)
         # resolves configs and checks controlled variables first; a task file or --prepared folder gone
         # since the nodes reading it finished: as the folder's graph.json recorded it (`study/absent.py`)
         graph, gone, idle = resumed_graph(spec, study_dir, backend)

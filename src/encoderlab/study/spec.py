@@ -114,14 +114,8 @@ class RunSpec:
         from encoderlab.config import check_values
 
         where = f"run {self.name}"
-        if self.recipe is None and (
-            self.params
-            or self.overrides
-            or self.steps is not None
-            or self.eval_steps
-            or self.seeds is not None
-            or self.seed is not None
-        ):
+        unset = all(v is None for v in (self.steps, self.seeds, self.seed))
+        if self.recipe is None and (self.params or self.overrides or self.eval_steps or not unset):
             # eval_steps of a model evaluated as is scored that one model as its "checkpoints"; its seeds
             # and seed were dropped without a word (`StudySpec.seeds_of`: one model, at the first seed)
             raise UserError(
@@ -431,6 +425,11 @@ def _value_problems(spec: StudySpec) -> list[str]:
         )
     if ev.max_steps is not None and ev.max_steps < 1:
         out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
+    out += [  # was read as no restriction: the study's every task
+        f"run {r.name}: tasks is empty; drop it to evaluate the study's tasks, or set evaluate: false"
+        for r in spec.runs
+        if r.tasks is not None and not r.tasks
+    ]
     return out
 
 
