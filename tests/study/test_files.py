@@ -389,3 +389,13 @@ def test_a_task_file_given_as_the_study_says_it_is_a_task_file(tmp_path, capsys)
     )
     assert_printed_as_documented("study-file-is-a-task-file", err, tmp_path)
     assert not (tmp_path / "s").exists()
+
+
+def test_an_empty_task_folder_of_a_study_file_names_how_a_study_file_lists_task_files(tmp_path, capsys):
+    # was: "... or name the files: --task-file a.yaml b.yaml", a flag `study run` has not
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "s.yaml").write_text(MINE.replace("task_files: [polarity.yaml]", "task_files: [tasks]"))
+    with pytest.raises(SystemExit):
+        main(["study", "plan", str(tmp_path / "s.yaml")])
+    err = capsys.readouterr().err
+    assert "holds no .yaml or .yml task files" in err and "eval: {task_files: [a.yaml, b.yaml]}" in err, err

@@ -57,7 +57,8 @@ def task_files(paths) -> list[Path]:
             if not found:
                 raise UserError(
                     f"task folder {p} holds no .yaml or .yml task files; put each task's YAML in it"
-                    ' (docs/evaluation.md, "Your own tasks"), or name the files: --task-file a.yaml b.yaml'
+                    ' (docs/evaluation.md, "Your own tasks"), or name the files: --task-file a.yaml b.yaml, or'
+                    " a study file's eval: {task_files: [a.yaml, b.yaml]}"
                 )
             out += found
         elif p.is_file() or p.exists():
