@@ -132,3 +132,16 @@ def test_a_prepared_folder_is_read_beside_the_study_file_never_from_the_working_
         f"  data[0].prepared: other is not beside the study file (in {project}) but in the working "
         "directory, which a study file's paths are not read from; write ../elsewhere/other or an absolute path"
     ]
+
+
+def test_a_corpus_entry_that_looks_like_a_typo_of_an_asset_says_which(tmp_path):
+    # was: "'FOLDER/wiki-lead' is not an existing file, folder or glob", read as a file beside the study
+    study = _study(tmp_path, ["wiki-lead#weight=2"])
+    with pytest.raises(UserError) as err:
+        load_study_file(study)
+    assert str(err.value).splitlines()[1:] == [
+        f"  data[0].corpus: wiki-lead is no file beside the study file (in {tmp_path}) nor an asset or named "
+        "corpus; did you mean wiki-leads?"
+    ]
+    (tmp_path / "wiki-lead").write_text("a file of that name is read as it\n")
+    assert load_study_file(study).data[0].corpus == (f"{tmp_path / 'wiki-lead'}#weight=2",)

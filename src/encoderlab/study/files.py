@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fields, to_dict, unknown_fields
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, closest
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 from encoderlab.words import count, noun
@@ -161,7 +161,8 @@ class _Paths:
         from encoderlab.data.corpora import CORPORA
 
         runs = data.get("runs") if isinstance(data.get("runs"), list) else []
-        self.names = {*ASSETS, *CORPORA, "train"} | {r.get("name") for r in runs if isinstance(r, dict)}
+        self.corpora = {*ASSETS, *CORPORA}
+        self.names = {*self.corpora, "train"} | {r.get("name") for r in runs if isinstance(r, dict)}
         self.folder, self.errors = folder, errors
 
     def local(self, value: Any, where: str) -> Any:
@@ -192,7 +193,14 @@ class _Paths:
         ):
             return value
         if not any(c in location for c in GLOB_CHARS) and not (self.folder / location).exists():
+            before = len(self.errors)
             self._not_from_cwd(location, where)
+            if len(self.errors) == before and (near := closest(location, self.corpora)):
+                # was only "'FOLDER/wiki-lead' is not an existing file, folder or glob"
+                self.errors.append(
+                    f"{where}: {location} is no file beside the study file (in {self.folder}) nor an asset or "
+                    f"named corpus; did you mean {near}?"
+                )
         return str(self.folder.resolve() / location) + (sep + options if sep else "")
 
     def path(self, value: Any, where: str) -> Any:
