@@ -34,7 +34,7 @@ SWEEP = [
     ("export-out-a-file", "export {w}/model --out {w}/a_file", A_FILE),
     ("export-eval-not-a-summary", "export {w}/model --out {w}/x --eval {w}/bad.json", r"--eval \S*/bad.json: no readable summary.json of `encoderlab eval`"),
     ("eval-task-file-json-cut", "eval {w}/model --task-file {w}/bad.json --out {w}/e", r"task file \S*/bad.json is not valid YAML at line 1"),
-    ("eval-task-folder-empty", "eval {w}/model --task-file {w}/foreign --out {w}/e", r"task folder \S*/foreign holds no .yaml or .yml task files; put each task's YAML in it .*--task-file a.yaml b.yaml$"),
+    ("eval-task-folder-empty", "eval {w}/model --task-file {w}/foreign --out {w}/e", r"task folder \S*/foreign holds no .yaml or .yml task files; put each task's YAML in it .*--task-file a.yaml b.yaml, or a study file's eval: \{task_files: \[a.yaml, b.yaml\]\}$"),
     ("eval-out-in-model", "eval {w}/model --tasks boolq --out {w}/model/e", r"lies inside the source \S*/model"),
     ("tokenizer-jsonl-cut", "data tokenizer --source {w}/bad.json --out {w}/t", r"bad.json:1 is not valid JSON .*--on-error skip"),
     ("tokenizer-out-a-file", "data tokenizer --source {w}/texts.txt --out {w}/texts.txt", r"--out \S*/texts.txt is a file, not a folder"),
