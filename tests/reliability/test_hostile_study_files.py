@@ -72,7 +72,7 @@ def _study_files(root: Path) -> None:
         "rows_long": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 4096}),
         "rows_memory": lambda s: s["runs"][0].update(overrides={"layout.seq_len": 10**6, "device": "cpu"}),
         "device_cuda": lambda s: s["runs"][0].update(overrides={"device": "cuda"}),
-        "eval_steps_beyond": lambda s: s["runs"][0].update(eval_steps=[100]),
+        "eval_steps_beyond": lambda s: s["runs"][0].update(eval_steps=[100], evaluate=True),
         "claim_ids": lambda s: s.update(
             claims=[
                 {"id": "x", "text": t, "kind": "beats", "a": a, "b": b}
@@ -103,6 +103,7 @@ def _study_files(root: Path) -> None:
         ),
         "cka_texts_missing": lambda s: s.update(cka=[{"a": "a", "b": "b", "texts": "nothere.txt"}]),
         "cka_few_texts": lambda s: s.update(cka=[{"a": "a", "b": "b", "n_texts": 10, "texts": "texts.txt"}]),
+        "eval_steps_not_evaluated": lambda s: s["runs"][0].update(eval_steps=[10]),
         "run_tasks_empty": lambda s: s["runs"][0].update(evaluate=True, tasks=[]),
         "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
         "reference_eval_steps": lambda s: s["runs"].append(
@@ -288,6 +289,12 @@ STUDY_CASES = [
         "study plan {w}/study_eval_steps_beyond.yaml",
         r"run a: eval_steps \[100\] are not steps of its 40-step run; give intermediate steps between 1 and 39, "
         r"or drop them$",
+    ),
+    (  # its checkpoint was kept and never fine-tuned, without a word
+        "study-eval-steps-not-evaluated",
+        "study plan {w}/study_eval_steps_not_evaluated.yaml",
+        r"run a: evaluate is false, so its eval_steps \[10\] are never fine-tuned; drop them, or set evaluate: "
+        r"true$",
     ),
     (  # was read as no restriction: the run was fine-tuned on every task of the study
         "study-run-tasks-empty",

@@ -209,7 +209,7 @@ def test_the_evaluation_row_of_a_study_that_evaluates_no_run_says_none_as_study_
     from encoderlab.study.report import _config_rows
 
     spec = small_spec(eval=EvalSpec(suite="fake", lrs=(5e-5,), seeds=(0,)))
-    spec = replace(spec, runs=tuple(replace(r, evaluate=False) for r in spec.runs))
+    spec = replace(spec, runs=tuple(replace(r, evaluate=False, eval_steps=()) for r in spec.runs))
     rows = dict(_config_rows(SimpleNamespace(spec=spec, nodes=[], markers={}), SimpleNamespace(tasks=())))
     assert rows["evaluation"] == "none (no run is fine-tuned: `evaluate: false` on every run)"
 

@@ -116,8 +116,7 @@ class RunSpec:
         where = f"run {self.name}"
         unset = all(v is None for v in (self.steps, self.seeds, self.seed))
         if self.recipe is None and (self.params or self.overrides or self.eval_steps or not unset):
-            # eval_steps of a model evaluated as is scored that one model as its "checkpoints"; its seeds
-            # and seed were dropped without a word (`StudySpec.seeds_of`: one model, at the first seed)
+            # eval_steps scored the one model as its "checkpoints"; seeds and seed were dropped (`seeds_of`)
             raise UserError(
                 f"{where} has no recipe (it is evaluated as is), so it takes no params, overrides, steps, "
                 "seed, seeds or eval_steps (it is one model, with no checkpoints)"
@@ -429,6 +428,12 @@ def _value_problems(spec: StudySpec) -> list[str]:
         f"run {r.name}: tasks is empty; drop it to evaluate the study's tasks, or set evaluate: false"
         for r in spec.runs
         if r.tasks is not None and not r.tasks
+    ]
+    out += [  # its checkpoints were kept and never fine-tuned, without a word
+        f"run {r.name}: evaluate is false, so its eval_steps {list(r.eval_steps)} are never fine-tuned; drop "
+        "them, or set evaluate: true"
+        for r in spec.runs
+        if not r.evaluate and r.eval_steps
     ]
     return out
 
