@@ -218,6 +218,21 @@ def test_dry_run_refuses_an_unknown_model_size_as_the_run_does(capsys):
     )
 
 
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("abc", r"phase 0-mlm40: freeze spec 'abc' is not valid; write e\.g\. 0-7, 3, 0-3,9 or one of paper2-low, "
+                r"paper2-mid, paper2-late"),
+        ("0-9", r"phase 0-mlm40: freeze spec '0-9': layer 4 is out of range: the model has 4 layers \(0-3\)"),
+    ],
+)  # fmt: skip
+def test_dry_run_refuses_a_freeze_spec_the_run_refuses(capsys, spec, message):
+    """`--dry-run` printed `freeze: abc` (or layers `tiny` lacks) as a valid config; the run refused it only
+    once it had built the model."""
+    code, err = cli([*SMOKE, "--set", f"phases.0.freeze={spec}", "--dry-run"], capsys)
+    assert_one_line(code, err, message)
+
+
 def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys):
     """`--resume` of a run whose steps were all trained and whose final/ was written rewrote final/ (the
     same weights) and env.json (a new time); now it writes nothing, says the run is finished, exits 0."""

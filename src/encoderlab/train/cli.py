@@ -19,6 +19,7 @@ from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
 from encoderlab.train.flops import peak_flops, step_flops_bound
+from encoderlab.train.freeze import check_scratch_freezes
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
 from encoderlab.train.trainer import pretrain
 
@@ -125,6 +126,7 @@ def _agreed_config(
             params = once(flatten(param, "--param"), "--param")
             cfg = resolve_config(recipe, config, params, once(flatten(overrides, "--set"), "--set"))
             cfg = dataclasses.replace(cfg, out=out) if out else cfg
+            check_scratch_freezes(cfg)  # `--dry-run` too: it builds no model
             if not dry_run:
                 _check_data_path(cfg, config)
             return cfg

@@ -28,6 +28,8 @@ from encoderlab.errors import UserError
 if TYPE_CHECKING:  # the layer grammar is read without torch (`study plan`'s freeze check)
     from torch import nn
 
+    from encoderlab.train.config import PlannedPhase, RunConfig
+
 MECHANISM = "requires_grad=False and excluded from the optimizer (no Adam update, no weight decay)"
 PAPER2_DEPTH = 22
 PAPER2_BOUNDARIES = (8, 15)
@@ -76,6 +78,25 @@ def parse_layers(
             )
         layers.update(range(first, last + 1))
     return tuple(sorted(layers))
+
+
+def phase_layers(p: PlannedPhase, n_layers: int) -> tuple[int, ...]:
+    """The layers phase `p` freezes in a model of `n_layers` blocks, its errors named by the phase."""
+    return parse_layers(p.phase.freeze, n_layers, what=f"phase {p.name}: freeze spec")
+
+
+def check_scratch_freezes(cfg: RunConfig) -> None:
+    """Refuse, without building the model, a phase's freeze spec that a model from scratch cannot take:
+    its depth is its size's. `--dry-run` printed `freeze: abc` or `0-9` on `tiny` as a valid config, which
+    the run then refused once it had built the model. An `init` model's depth is known once it is loaded,
+    where `TrainStep` checks every spec again (shared layers included)."""
+    if cfg.model.init:
+        return
+    from encoderlab.model.config import ModelConfig
+
+    n_layers = ModelConfig.from_size(cfg.model.size, 1).n_layers
+    for p in cfg.plan():
+        phase_layers(p, n_layers)
 
 
 def format_layers(layers: tuple[int, ...] | list[int]) -> str:

@@ -55,7 +55,7 @@ from encoderlab.train.distributed import (
     shard_optim_state,
 )
 from encoderlab.train.flops import train_flops
-from encoderlab.train.freeze import apply_freeze, check_unshared, parse_layers
+from encoderlab.train.freeze import apply_freeze, check_unshared, phase_layers
 from encoderlab.train.memory import check_fits
 from encoderlab.train.optim import (
     StateByName,
@@ -128,9 +128,10 @@ class TrainStep:
         model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
         check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
         for p in self.plan:  # every phase's layers and attention run, before the first phase starts
-            what = f"phase {p.name}: freeze spec"
-            chosen = parse_layers(p.phase.freeze, model.config.n_layers, what=what)
-            check_unshared(model, chosen, what=f"{what} '{p.phase.freeze}'", act="frozen")
+            chosen = phase_layers(p, model.config.n_layers)
+            check_unshared(
+                model, chosen, what=f"phase {p.name}: freeze spec '{p.phase.freeze}'", act="frozen"
+            )
             model.check_attention_mode(p.phase.objective.attention_mode)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
         self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
@@ -166,7 +167,7 @@ class TrainStep:
         state = self.optimizer_state()
         if phase.phase.reset_optimizer and step == phase.start:
             state = {}
-        self.frozen = apply_freeze(self.model, parse_layers(phase.phase.freeze, self.model.config.n_layers))
+        self.frozen = apply_freeze(self.model, phase_layers(phase, self.model.config.n_layers))
         self.optimizer = build_optimizer(self.model, self.cfg.optim, self.device)
         load_state_by_name(self.optimizer, self.model, shard_optim_state(state, self.model))
         self.optim_state = {k: v for k, v in state.items() if k in set(self.frozen)}
