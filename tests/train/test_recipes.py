@@ -51,6 +51,15 @@ def test_pfs_endpoints_are_single_phase_runs():
         build_recipe("pfs-clm-mlm", ["clm_fraction=0.01"])
 
 
+def test_a_clm_phase_shorter_than_the_warmup_names_a_fix_the_recipe_takes():
+    """smoke-clm-mlm takes no `warmup` (and `--set` applies after the recipe), yet the refusal said only
+    "shorten warmup": its fix is a parameter the recipe does take."""
+    with pytest.raises(UserError) as refused:
+        build_recipe("smoke-clm-mlm", ["clm_fraction=0.05"])
+    assert "raise clm_fraction or steps" in str(refused.value)
+    assert set(recipe_params("smoke-clm-mlm")) >= {"clm_fraction", "steps"}
+
+
 @pytest.mark.parametrize("name,first", [("detour", CLM), ("detour-baseline", MLM)])
 def test_detour_and_its_baseline_match_paper2(name, first):
     cfg = build_recipe(name)

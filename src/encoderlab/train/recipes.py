@@ -132,8 +132,9 @@ def pfs_clm_mlm(
         )
     if 0 < clm_steps < warmup:
         raise UserError(
-            f"the CLM phase ({clm_steps} steps) is shorter than the warmup ({warmup}); shorten warmup"
-        )
+            f"the CLM phase ({clm_steps} steps: clm_fraction {clm_fraction} of {steps}) is shorter than the "
+            f"warmup ({warmup}); raise clm_fraction or steps (or lower warmup where the recipe takes it)"
+        )  # a smoke recipe takes no warmup, and --set applies after the recipe: "shorten warmup" was no fix
     objectives: list[tuple[Objective, int]] = [
         (CLM(), clm_steps),
         (MLM(mask_ratio=ratio, **PAPER1_MASKING), steps - clm_steps),
