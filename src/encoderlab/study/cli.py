@@ -193,12 +193,16 @@ def _estimated_note(spec: StudySpec, plan, out: Path) -> str:
     return f"note: --out {out} {why}: the unique tokens of {names} are estimated, not counted"
 
 
+def expected_time(minutes: float) -> str:
+    """An expected run time as `study list` prints it (and docs/studies.md's scales table quotes it)."""
+    return f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.0f} h"
+
+
 def list_command() -> None:
     """List the built-in studies and scales with their expected run times and passes over their corpus."""
     print(f"{'study':<18} {'scale':<10} {'expected time':>14} {'passes':>7}  {'hardware':<20} setup")
     for study, scale, minutes, hardware, passes, setup in list_studies():
-        when = f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.0f} h"
-        print(f"{study:<18} {scale:<10} {when:>14} {passes:>7}  {hardware:<20} {setup}")
+        print(f"{study:<18} {scale:<10} {expected_time(minutes):>14} {passes:>7}  {hardware:<20} {setup}")
     print(
         "passes: the most any pretraining run reads its corpus (estimated, >=: at least; exact in `study plan "
         "--out DIR`)"
