@@ -3,6 +3,7 @@ must exist, so the reading paths it gives (a mask ratio from the CLI to the mask
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
 from pathlib import Path
@@ -77,3 +78,26 @@ def test_the_folder_list_names_every_package_and_core_module():
 def test_the_folder_list_parser_nests_by_indent():
     text = "```\nsrc/encoderlab/\n  data/   x\n    assets/  y\n  eval/  z\n  cli.py  w\n  core: text\n```\n"
     assert listed_paths(text) == {"data", "data/assets", "eval", "cli.py"}
+
+
+def protocol_members() -> set[str]:
+    """The names `model/protocol.py:LanguageModel` declares: its methods, properties and annotated
+    attributes (not `__call__`, which every nn.Module has)."""
+    tree = ast.parse((ROOT / "src" / "encoderlab" / "model" / "protocol.py").read_text())
+    cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "LanguageModel")
+    names = {n.name for n in cls.body if isinstance(n, ast.FunctionDef)}
+    names |= {
+        n.target.id for n in cls.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    }
+    return {n for n in names if not n.startswith("_")}
+
+
+def test_the_models_contract_names_every_member_of_the_protocol():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    contract = text.split("**Models**", 1)[1].split("\n\n", 1)[0]
+    unnamed = [n for n in sorted(protocol_members()) if not re.search(rf"`\.?{n}[`(]", contract)]
+    assert not unnamed, f"docs/architecture.md's Models contract leaves out LanguageModel's {unnamed}"
+
+
+def test_the_protocol_reader_sees_methods_and_attributes():
+    assert {"forward", "lm_loss", "config", "anatomy", "add_token_rows"} <= protocol_members()
