@@ -203,3 +203,17 @@ def test_a_fine_tuning_scores_ceiling_is_the_one_given():
 
     assert resolve_metric("finetune:tweets", None, 1.0).ceiling == 1.0
     assert resolve_metric("finetune:tweets", "higher", None).ceiling == 100.0
+
+
+def test_a_target_below_the_ladder_is_refused_and_creates_nothing(ladder_csv, tmp_path, capsys):
+    """Below the smallest rung the curves rise steeply where no run was trained: a target 1/1000 of its
+    compute was advised with a warning only, yet at P(best) 1.00 on predicted losses of 9.6 and 26 nats."""
+    path, syn = ladder_csv
+    lo = min(o.compute for o in syn.ladder.observations)
+    out = tmp_path / "advice"
+    err = _one_line(capsys, ["advise", str(path), "--target-flops", f"{lo / 1000:.6g}", "--out", str(out)])
+    assert err.endswith(
+        f"the target's compute (C = {lo / 1000:.3g}) is below the ladder's smallest rung (C = {lo:.3g}), "
+        "where no run speaks for the curves; give a target at or above it, or add smaller rungs"
+    )
+    assert not out.exists()

@@ -228,8 +228,9 @@ def test_a_given_seed_noise_lets_a_one_seed_ladder_be_advised():
 
 
 def test_a_target_far_outside_the_ladder_is_warned_about():
-    """Past the ladder by more than the ladder spans (or below its smallest rung), every number at the
-    target is the curve's form speaking: the advice says so instead of recommending silently."""
+    """Past the ladder by more than the ladder spans, every number at the target is the curve's form
+    speaking: the advice says so instead of recommending silently (below its smallest rung it is refused:
+    `test_a_target_below_the_ladder_is_refused_and_creates_nothing`)."""
     syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
     computes = [o.compute for o in syn.ladder.observations]
     lo, hi = min(computes), max(computes)
@@ -239,8 +240,8 @@ def test_a_target_far_outside_the_ladder_is_warned_about():
     (warning,) = far.warnings
     assert f"{hi * (hi / lo) * 10 / hi:,.0f}x the compute of the ladder's largest rung" in warning
     assert f"({hi / lo:,.0f}x from its smallest rung" in warning and far.to_dict()["warnings"] == (warning,)
-    (below,) = advise(syn.ladder, Target(flops=lo / 10), n_boot=60).warnings
-    assert "below the ladder's smallest rung" in below
+    with pytest.raises(UserError, match="below the ladder's smallest rung"):
+        advise(syn.ladder, Target(flops=lo / 10), n_boot=60)
 
 
 def test_a_schedule_whose_own_rungs_stop_short_of_the_target_is_warned_about():

@@ -22,8 +22,8 @@ from rung to rung, which extrapolation follows and the single rung does not.
 `confidence` (default 90%) of the bootstrap replicates: of the extrapolated predictions at the
 target, or of the seed means at the largest rung.
 
-**Warnings** go beside the advice: a target below the ladder or further past it than the ladder spans
-(`reach.reach_warnings`), a target (N, D) at a size, token count or tokens per parameter a curve's runs do not
+**Warnings** go beside the advice: a target further past the ladder than the ladder spans
+(`reach.reach_warnings`; one below the ladder is refused, `reach.check_not_below`), a target (N, D) at a size, token count or tokens per parameter a curve's runs do not
 reach (`reach.allocation_warnings`), seed noise estimated from fewer than `NOISE_DF` degrees of freedom
 (`noise_warnings`), and a schedule whose rung means do not improve with compute beyond its seed noise
 (`trend.trend_warnings`), which no fitted curve can follow. Only the last can change the advice: when
@@ -43,7 +43,7 @@ import numpy as np
 from encoderlab.advise.fit import DELTA
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
-from encoderlab.advise.reach import allocation_warnings, reach_warnings
+from encoderlab.advise.reach import allocation_warnings, check_not_below, reach_warnings
 from encoderlab.advise.trend import not_improving, trend_warnings
 from encoderlab.errors import UserError
 
@@ -364,6 +364,9 @@ def advise(
             "compared; run every schedule at the same sizes and token budgets"
         )
     target_c = float(np.median([f.target_compute(target) for f in fits]))
+    check_not_below(
+        fits, target_c
+    )  # was a warning beside a confident recommendation (134 nats, P(best) 1.00)
     at_target = np.stack([f.at(target) for f in fits]) if fitted else None
     rung_loss = _rung_losses(fits, rungs[-1]) if rungs else None
     bt = backtest(fits, ladder, rungs) if fitted else None

@@ -12,10 +12,25 @@ from __future__ import annotations
 
 from encoderlab.advise.fit import CHINCHILLA
 from encoderlab.advise.predict import ScheduleFit, Target
+from encoderlab.errors import UserError
 
 
 def _times(ratio: float) -> str:
     return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
+def check_not_below(fits: list[ScheduleFit], target_compute: float) -> None:
+    """Refuse a target below the ladder's smallest rung. Above the ladder the curves extrapolate towards
+    where they flatten, and a warning says how far (`reach_warnings`); below it they rise steeply towards
+    what no run measured (a synthetic ladder read 9.6 and 26 nats at 1/1000 of its smallest rung), yet the bootstrap, which
+    resamples seed noise only, gave that P(best) 1.00. A cheaper target needs no advice from curves: train it,
+    or add rungs that reach it."""
+    lo = min(float(f.rungs.compute.min()) for f in fits)
+    if _reach(target_compute, lo, max(float(f.rungs.compute.max()) for f in fits)) == "below":
+        raise UserError(
+            f"the target's compute (C = {target_compute:.3g}) is below the ladder's smallest rung (C = {lo:.3g}), "
+            "where no run speaks for the curves; give a target at or above it, or add smaller rungs"
+        )
 
 
 def reach_warnings(
