@@ -146,6 +146,23 @@ def test_a_failed_backtest_recommends_the_single_rung_ranking_and_says_why():
     assert adv.recommendation == MLM_LIKE.name
 
 
+def test_a_backtest_whose_curves_got_the_held_out_order_wrong_does_not_endorse_extrapolation():
+    """CLM closes on MLM from rung to rung and overtakes it at the top: the curves, refitted without it, see
+    the gap shrink (a smaller error than the rung below) but still rank the pair the wrong way, as the rung
+    below does. Before, 0% of pairs right "at least as well" as the baseline's 0% passed, and the curves were
+    recommended after getting the held-out order wrong."""
+    base = np.array([3.0, 2.6, 2.3, 2.1])
+    gap = np.array([-0.3, -0.2, -0.1, 0.02])
+    ladder = _ladder(
+        {MLM_LIKE: [(v, v + 0.002) for v in base], CLM_LIKE: [(v, v + 0.002) for v in base + gap]}
+    )
+    adv = advise(ladder, Target(params=3e8, tokens=6e9), n_boot=60)
+    bt = adv.backtest
+    assert bt.extrapolation_accuracy == bt.baseline_accuracy == 0.0
+    assert bt.extrapolation_error < bt.baseline_error and not bt.passed
+    assert adv.method == "single rung" and "the backtest failed" in adv.reason
+
+
 def test_schedules_sharing_no_rung_are_extrapolated_unchecked():
     curve = [(3.0, 3.01), (2.6, 2.61), (2.3, 2.31)]
     worse = [(a + 0.3, b + 0.3) for a, b in curve]  # far apart at every size: the old code recommended MLM
