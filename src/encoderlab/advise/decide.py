@@ -362,15 +362,9 @@ def advise(
     fits = fit_schedules(ladder, np.random.default_rng(seed), n_boot, hold_out, delta, seed_noise, paired)
     names = [f.schedule.name for f in fits]
     fitted = all(f.fits is not None for f in fits)
-    if not rungs and not fitted:
-        raise UserError(
-            "the schedules share no (N, D) rung and not all of them have 3 rungs to fit a curve: nothing can be "
-            "compared; run every schedule at the same sizes and token budgets"
-        )
+    _check_comparable(rungs, fitted)
     target_c = float(np.median([f.target_compute(target) for f in fits]))
-    check_not_below(
-        fits, target_c
-    )  # was a warning beside a confident recommendation (134 nats, P(best) 1.00)
+    check_not_below(fits, target_c)  # was a warning beside a confident recommendation (P(best) 1.00)
     at_target = np.stack([f.at(target) for f in fits]) if fitted else None
     rung_loss = _rung_losses(fits, rungs[-1]) if rungs else None
     bt = backtest(fits, ladder, rungs) if fitted else None
@@ -405,6 +399,15 @@ def advise(
         runs=tuple(_run_row(o) for o in ladder.observations),
         warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better, bt is not None),
     )
+
+
+def _check_comparable(rungs, fitted: bool) -> None:
+    """Refuse a ladder with nothing to compare: no rung shared by every schedule and no curve for each."""
+    if not rungs and not fitted:
+        raise UserError(
+            "the schedules share no (N, D) rung and not all of them have 3 rungs to fit a curve: nothing can be "
+            "compared; run every schedule at the same sizes and token budgets"
+        )
 
 
 def _warnings(fits, target, target_c, seed_noise, flat, better, backtested: bool) -> tuple[str, ...]:
