@@ -429,3 +429,25 @@ def test_a_size_target_at_an_allocation_no_run_reached_is_warned_about():
         "a curve in compute alone"
     )
     assert advise(one_d, Target(params=2e7, tokens=20 * 2e7), n_boot=20).warnings == ()
+
+
+def test_a_backtest_with_one_near_tied_pair_of_three_ranked_wrong_still_endorses_the_curves():
+    """Three schedules: two far apart and ordered alike at every rung, the third closing on the middle one
+    and passing it at the top. The curves and the rung below both rank that one pair wrong (2 of 3 right)
+    while the curves err less: a majority right, as many as the baseline. Asking every pair right would
+    send any ladder with a near tie among many schedules back to the single rung."""
+    from encoderlab.advise.ladder import Schedule
+
+    third = Schedule.biphasic(0.5, 0.3)
+    base = np.array([3.0, 2.6, 2.3, 2.1])
+    gap = np.array([-0.3, -0.2, -0.1, 0.02])
+    ladder = _ladder(
+        {
+            MLM_LIKE: [(v, v + 0.002) for v in base],
+            CLM_LIKE: [(v, v + 0.002) for v in base + gap],
+            third: [(v, v + 0.002) for v in base + 0.5],
+        }
+    )
+    bt = advise(ladder, Target(params=3e8, tokens=6e9), n_boot=60).backtest
+    assert bt.extrapolation_accuracy == pytest.approx(2 / 3) and bt.baseline_accuracy == pytest.approx(2 / 3)
+    assert bt.extrapolation_error < bt.baseline_error and bt.passed

@@ -11,11 +11,10 @@ The advice answers "which schedule is best at the target?" in two ways, side by 
 
 **Which of the two is recommended is decided by a backtest**: every curve is refitted without the
 largest common rung (and anything beyond it) and predicts it, and the single-rung baseline predicts
-it from the next rung down. Extrapolation is recommended only when it ranks every pair of the
-held-out rung right (DataDecide's decision accuracy of 100%: until 2026-12-06, at least as well as the baseline, so
-curves that got the order wrong passed where the baseline did too) *and* predicts the pairwise differences
-there with a smaller mean absolute error; otherwise the single-rung ranking is
-recommended, with the backtest's numbers as the reason. Comparing the differences, not only the
+it from the next rung down. Extrapolation is recommended only when it ranks most of the held-out
+rung's pairs right and at least as many as the baseline (DataDecide's decision accuracy; with two
+schedules, their one pair right) *and* predicts the pairwise differences there with a smaller mean
+absolute error; otherwise the single-rung ranking is recommended, with the backtest's numbers as the reason. Comparing the differences, not only the
 order, is what lets a backtest see a crossover coming: before two curves cross, their gap shrinks
 from rung to rung, which extrapolation follows and the single rung does not.
 
@@ -196,9 +195,11 @@ def backtest(fits: list[ScheduleFit], ladder: Ladder, rungs: list) -> Backtest |
 
     acc_e, acc_b = decision_accuracy(extrap, actual), decision_accuracy(single, actual)
     err_e, err_b = error(extrap), error(single)
-    # the curves must order every pair the held-out rung orders: ranking no worse than a baseline that also
-    # got them wrong (0% against 0%) endorsed extrapolating an order the backtest had just seen fail
-    ok = (np.isnan(acc_e) or acc_e == 1.0) and err_e < err_b
+    # most pairs right, not only no worse than the baseline: 0% against 0% endorsed extrapolating an order
+    # the backtest had just seen fail. A majority, not every pair: with many schedules one near-tied pair
+    # ranked wrong would otherwise always send the advice back to the single rung.
+    ranks = np.isnan(acc_e) or (acc_e > 0.5 and (np.isnan(acc_b) or acc_e >= acc_b))
+    ok = ranks and err_e < err_b
     return Backtest(held, base, acc_e, acc_b, err_e, err_b, bool(ok))
 
 
@@ -287,7 +288,7 @@ def _why_not_extrapolated(fits: list[ScheduleFit], rungs: list, bt: Backtest | N
         f"the backtest failed: refitted without the rung N={bt.held_out[0]:.3g}, D={bt.held_out[1]:.3g}, the curves "
         f"ranked its pairs {percent(bt.extrapolation_accuracy)} right with pairwise error {bt.extrapolation_error:.3g}, "
         f"the next rung's ranking {percent(bt.baseline_accuracy)} with {bt.baseline_error:.3g} (it passes where the "
-        "curves rank every pair right with the smaller error)"
+        "curves rank most pairs right, at least as many as the next rung, with the smaller error)"
     )
 
 
