@@ -24,13 +24,12 @@ Design choices:
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from encoderlab.config import UNRECORDED
-from encoderlab.errors import UserError, closest
+from encoderlab.errors import UserError
 
 FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 """A study's name and scale: the default study folder is runs/NAME-SCALE, so no path may hide in them."""
@@ -283,6 +282,7 @@ class StudySpec:
 
     def problems(self) -> list[str]:
         """Every inconsistency between the parts of the spec, one line each (empty: none)."""
+        from encoderlab.study.specproblems import claim_problems, id_problems, repeat_problems, value_problems
         from encoderlab.study.starts import start_problems
 
         names = [r.name for r in self.runs]
@@ -298,17 +298,17 @@ class StudySpec:
             if not FOLDER_NAME.match(value)
         ]
         dnames = [d.name for d in self.data]
-        out += _id_problems(self)
+        out += id_problems(self)
         for kind, listed in (("run", names), ("dataset", dnames)):
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
                 out.append(f"study {self.name}: {kind} names must be unique, repeated: {', '.join(dup)}")
-        out += _value_problems(self) + _repeat_problems(self) + _claim_problems(self)
+        out += value_problems(self) + repeat_problems(self) + claim_problems(self)
         datasets = {d.name for d in self.data}
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"
             for run in self.runs
-            if datasets and run.data not in datasets  # none at all: one line (`_value_problems`)
+            if datasets and run.data not in datasets  # none at all: one line (`specproblems.value_problems`)
         ]
         for d in self.data:
             if d.prepared is not None and (
@@ -354,167 +354,6 @@ class StudySpec:
         if run.recipe is None:
             return self.seeds[:1]
         return run.seeds or self.seeds
-
-
-def _dataset_problems(spec: StudySpec) -> list[str]:
-    """`_value_problems` of each dataset: values its prepare node refused after the study folder was made."""
-    from encoderlab.data.tokenizer_training import min_vocab_size
-
-    out = [  # its prepare node said "no source given; pass at least one --source", a flag a study has not
-        f"dataset {d.name}: corpus is empty; list a source in it, e.g. corpus: [my.jsonl]"
-        for d in spec.data
-        if not d.corpus
-    ]
-    out += [
-        f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
-        for d in spec.data
-        if d.max_docs is not None and d.max_docs < 1
-    ]
-    out += [
-        f"dataset {d.name}: vocab_size must be >= {min_vocab_size()} for the byte-level BPE it trains, "
-        f"got {d.vocab_size}"
-        for d in spec.data
-        if d.tokenizer == "train" and d.vocab_size < min_vocab_size()
-    ]
-    out += [
-        f"dataset {d.name}: seed must be >= 0 (numpy's generators take no negative seed), got {d.seed}"
-        for d in spec.data
-        if d.seed < 0
-    ]
-    return out
-
-
-def _value_problems(spec: StudySpec) -> list[str]:
-    """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
-    its folder was made: refused with the spec instead, in the same words."""
-    from encoderlab.eval.taskruns import grid_problems
-
-    empty = {
-        "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
-        "data": "a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]",
-    }
-    out = [f"study {spec.name}: {f} is empty; list {e}" for f, e in empty.items() if not getattr(spec, f)]
-    out += _dataset_problems(spec)
-    seeds = [(f"study {spec.name}", spec.seeds)] + [
-        (f"run {r.name}", r.seeds) for r in spec.runs if r.seeds is not None
-    ]
-    out += [
-        f"{where}: seeds must be a non-empty list of pretraining seeds >= 0, got {list(values)}; e.g. seeds: [0]"
-        for where, values in seeds
-        if not values or min(values) < 0
-    ]
-    out += [  # a repeat trains nothing more, but was counted as another model and seed
-        f"{where}: seeds repeat {', '.join(str(v) for v in sorted({v for v in values if values.count(v) > 1}))}; "
-        "give each pretraining seed once"
-        for where, values in seeds
-        if len(set(values)) < len(values)
-    ]
-    ev = spec.eval
-    out += [f"eval: {p}" for p in grid_problems(ev.lrs, ev.seeds)]
-    if ev.checkpoint_lrs:  # empty: the intermediate checkpoints take `lrs`
-        out += [f"eval: {p}" for p in grid_problems(ev.checkpoint_lrs, (0,), "checkpoint_lrs")]
-    if spec.max_passes is not None and not (math.isfinite(spec.max_passes) and spec.max_passes > 0):
-        out.append(
-            f"max_passes must be a finite number > 0 (passes over a corpus allowed), got {spec.max_passes}; "
-            "give e.g. 1, or null to allow any number"
-        )
-    if ev.suite is None and not ev.task_files:
-        out.append(
-            "eval: suite is null, so the study's tasks are its task files, and it names none; give task_files or a suite"
-        )
-    if ev.max_steps is not None and ev.max_steps < 1:
-        out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
-    out += [  # was read as no restriction: the study's every task
-        f"run {r.name}: tasks is empty; drop it to evaluate the study's tasks, or set evaluate: false"
-        for r in spec.runs
-        if r.tasks is not None and not r.tasks
-    ]
-    out += [  # its checkpoints were kept and never fine-tuned, without a word
-        f"run {r.name}: evaluate is false, so its eval_steps {list(r.eval_steps)} are never fine-tuned; drop "
-        "them, or set evaluate: true"
-        for r in spec.runs
-        if not r.evaluate and r.eval_steps
-    ]
-    return out
-
-
-def _repeat_problems(spec: StudySpec) -> list[str]:
-    """A task or task file named twice (dropped without a word; `eval --tasks` refuses the repeat)."""
-    ev = spec.eval
-    named = [("eval.tasks", ev.tasks), ("eval.checkpoint_tasks", ev.checkpoint_tasks)]
-    named += [("eval.task_files", ev.task_files)] + [
-        (f"run {r.name} tasks", r.tasks or ()) for r in spec.runs
-    ]
-    return [
-        f"{where}: {', '.join(repeated)} given twice; give each once"
-        for where, names in named
-        if (repeated := sorted({t for t in names if names.count(t) > 1}))
-    ]
-
-
-def _id_problems(spec: StudySpec) -> list[str]:
-    """Run and dataset names and claim ids that are not `ID`s."""
-    ids = [("run name", r.name) for r in spec.runs] + [("dataset name", d.name) for d in spec.data]
-    return [
-        f"{what} {value!r} may hold only letters, digits, '.', '_', '+' and '-', from a letter or digit "
-        "on (it names nodes, tables and claims; a run's `label` is free text)"
-        for what, value in ids + [("claim id", c.id) for c in spec.claims]
-        if not ID.match(value)
-    ]
-
-
-def _claim_problems(spec: StudySpec) -> list[str]:
-    """Claims the report could not check as written: two of one id (the report keyed verdicts by id, so
-    the first claim was given the second's), a run compared with itself, an LR range that holds no LR,
-    a family no task has (`family: scc` compared no task, and the report called it untested) or one a
-    claim of its kind does not read."""
-    from encoderlab.eval.spec import FAMILY_NAMES
-
-    ids = [c.id for c in spec.claims]
-    out = [f"claim ids must be unique, repeated: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}"]
-    out = out if len(set(ids)) < len(ids) else []
-    out += [
-        f"claim {c.id} compares run {c.a} with itself; name two runs (a and b)"
-        for c in spec.claims
-        if c.a == c.b
-    ]
-    out += _cka_problems(spec)
-    out += [
-        f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
-        for c in spec.claims
-        if len(c.lr_range) != 2  # one was an IndexError traceback, a third silently dropped
-        or not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
-    ]
-    out += [
-        f"claim {c.id}: family must be one of {', '.join(FAMILY_NAMES)}, or null for the average over all "
-        f"tasks, got {c.family!r}" + (f" ({near}?)" if (near := closest(str(c.family), FAMILY_NAMES)) else "")
-        for c in spec.claims
-        if c.family is not None and c.family not in FAMILY_NAMES
-    ]
-    out += [  # was ignored: "CLM learns faster early on SC" compared the average over all tasks
-        f"claim {c.id}: family is read by beats claims only ({c.kind} compares the average over all tasks); "
-        "drop it, or set it to null"
-        for c in spec.claims
-        if c.family is not None and c.kind != "beats"
-    ]
-    return out
-
-
-def _cka_problems(spec: StudySpec) -> list[str]:
-    """CKA analyses the analysis node would refuse, after the runs trained: a run compared with itself,
-    a seed-noise pair other than (twin of b, b) (the node's own check). Too few texts is the real
-    backend's (`checks.check_analyses`): a fake CKA reads as many as it likes."""
-    out = [
-        f"cka {c.a}-vs-{c.b} compares run {c.a} with itself; name two runs" for c in spec.cka if c.a == c.b
-    ]
-    out += [
-        f"cka {c.a}-vs-{c.b}: noise must be [TWIN, {c.b}], {c.b} and its seed twin (the floor {c.b} is measured "
-        f"against), got {list(c.noise)}"
-        for c in spec.cka
-        if c.noise is not None
-        and (len(c.noise) != 2 or c.noise[1] != c.b or c.noise[0] == c.b)  # [b]: IndexError
-    ]
-    return out
 
 
 __all__ = ["CkaSpec", "ClaimKind", "ClaimSpec", "DataSpec", "EvalSpec", "RunSpec", "StudySpec"]

@@ -1,0 +1,181 @@
+"""The consistency checks of a `StudySpec` that look at its values, one line per problem.
+
+`StudySpec.problems` (in `spec.py`) checks how the parts of a spec refer to each other (a run's dataset,
+a claim's runs, a start model); the checks here look at values the nodes themselves would refuse hours
+into the study, after its folder was made (an empty corpus, a negative seed, an LR grid a node refuses,
+a claim the report could not check as written), so a spec is refused with the node's own words before
+anything is written.
+
+Design: plain functions of the finished spec returning lists of lines, never raising, so that
+`StudySpec.__post_init__` reports every problem of a study file at once rather than the first. They
+live apart from the schema so `spec.py` stays the schema a reader looks up fields in; `spec` imports
+them inside `problems`, so this module may import `spec` at its top without a cycle.
+"""
+
+from __future__ import annotations
+
+import math
+
+from encoderlab.errors import closest
+from encoderlab.study.spec import ID, StudySpec
+
+
+def _dataset_problems(spec: StudySpec) -> list[str]:
+    """`value_problems` of each dataset: values its prepare node refused after the study folder was made."""
+    from encoderlab.data.tokenizer_training import min_vocab_size
+
+    out = [  # its prepare node said "no source given; pass at least one --source", a flag a study has not
+        f"dataset {d.name}: corpus is empty; list a source in it, e.g. corpus: [my.jsonl]"
+        for d in spec.data
+        if not d.corpus
+    ]
+    out += [
+        f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
+        for d in spec.data
+        if d.max_docs is not None and d.max_docs < 1
+    ]
+    out += [
+        f"dataset {d.name}: vocab_size must be >= {min_vocab_size()} for the byte-level BPE it trains, "
+        f"got {d.vocab_size}"
+        for d in spec.data
+        if d.tokenizer == "train" and d.vocab_size < min_vocab_size()
+    ]
+    out += [
+        f"dataset {d.name}: seed must be >= 0 (numpy's generators take no negative seed), got {d.seed}"
+        for d in spec.data
+        if d.seed < 0
+    ]
+    return out
+
+
+def value_problems(spec: StudySpec) -> list[str]:
+    """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
+    its folder was made: refused with the spec instead, in the same words."""
+    from encoderlab.eval.taskruns import grid_problems
+
+    empty = {
+        "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
+        "data": "a dataset in it, e.g. data: [{name: main, corpus: [my.jsonl]}]",
+    }
+    out = [f"study {spec.name}: {f} is empty; list {e}" for f, e in empty.items() if not getattr(spec, f)]
+    out += _dataset_problems(spec)
+    seeds = [(f"study {spec.name}", spec.seeds)] + [
+        (f"run {r.name}", r.seeds) for r in spec.runs if r.seeds is not None
+    ]
+    out += [
+        f"{where}: seeds must be a non-empty list of pretraining seeds >= 0, got {list(values)}; e.g. seeds: [0]"
+        for where, values in seeds
+        if not values or min(values) < 0
+    ]
+    out += [  # a repeat trains nothing more, but was counted as another model and seed
+        f"{where}: seeds repeat {', '.join(str(v) for v in sorted({v for v in values if values.count(v) > 1}))}; "
+        "give each pretraining seed once"
+        for where, values in seeds
+        if len(set(values)) < len(values)
+    ]
+    ev = spec.eval
+    out += [f"eval: {p}" for p in grid_problems(ev.lrs, ev.seeds)]
+    if ev.checkpoint_lrs:  # empty: the intermediate checkpoints take `lrs`
+        out += [f"eval: {p}" for p in grid_problems(ev.checkpoint_lrs, (0,), "checkpoint_lrs")]
+    if spec.max_passes is not None and not (math.isfinite(spec.max_passes) and spec.max_passes > 0):
+        out.append(
+            f"max_passes must be a finite number > 0 (passes over a corpus allowed), got {spec.max_passes}; "
+            "give e.g. 1, or null to allow any number"
+        )
+    if ev.suite is None and not ev.task_files:
+        out.append(
+            "eval: suite is null, so the study's tasks are its task files, and it names none; give task_files or a suite"
+        )
+    if ev.max_steps is not None and ev.max_steps < 1:
+        out.append(f"eval: max_steps must be >= 1, got {ev.max_steps}; give a positive max_steps or null")
+    out += [  # was read as no restriction: the study's every task
+        f"run {r.name}: tasks is empty; drop it to evaluate the study's tasks, or set evaluate: false"
+        for r in spec.runs
+        if r.tasks is not None and not r.tasks
+    ]
+    out += [  # its checkpoints were kept and never fine-tuned, without a word
+        f"run {r.name}: evaluate is false, so its eval_steps {list(r.eval_steps)} are never fine-tuned; drop "
+        "them, or set evaluate: true"
+        for r in spec.runs
+        if not r.evaluate and r.eval_steps
+    ]
+    return out
+
+
+def repeat_problems(spec: StudySpec) -> list[str]:
+    """A task or task file named twice (dropped without a word; `eval --tasks` refuses the repeat)."""
+    ev = spec.eval
+    named = [("eval.tasks", ev.tasks), ("eval.checkpoint_tasks", ev.checkpoint_tasks)]
+    named += [("eval.task_files", ev.task_files)] + [
+        (f"run {r.name} tasks", r.tasks or ()) for r in spec.runs
+    ]
+    return [
+        f"{where}: {', '.join(repeated)} given twice; give each once"
+        for where, names in named
+        if (repeated := sorted({t for t in names if names.count(t) > 1}))
+    ]
+
+
+def id_problems(spec: StudySpec) -> list[str]:
+    """Run and dataset names and claim ids that are not `ID`s."""
+    ids = [("run name", r.name) for r in spec.runs] + [("dataset name", d.name) for d in spec.data]
+    return [
+        f"{what} {value!r} may hold only letters, digits, '.', '_', '+' and '-', from a letter or digit "
+        "on (it names nodes, tables and claims; a run's `label` is free text)"
+        for what, value in ids + [("claim id", c.id) for c in spec.claims]
+        if not ID.match(value)
+    ]
+
+
+def claim_problems(spec: StudySpec) -> list[str]:
+    """Claims the report could not check as written: two of one id (the report keyed verdicts by id, so
+    the first claim was given the second's), a run compared with itself, an LR range that holds no LR,
+    a family no task has (`family: scc` compared no task, and the report called it untested) or one a
+    claim of its kind does not read."""
+    from encoderlab.eval.spec import FAMILY_NAMES
+
+    ids = [c.id for c in spec.claims]
+    out = [f"claim ids must be unique, repeated: {', '.join(sorted({i for i in ids if ids.count(i) > 1}))}"]
+    out = out if len(set(ids)) < len(ids) else []
+    out += [
+        f"claim {c.id} compares run {c.a} with itself; name two runs (a and b)"
+        for c in spec.claims
+        if c.a == c.b
+    ]
+    out += _cka_problems(spec)
+    out += [
+        f"claim {c.id}: lr_range must be two finite positive learning rates, low then high, got {list(c.lr_range)}"
+        for c in spec.claims
+        if len(c.lr_range) != 2  # one was an IndexError traceback, a third silently dropped
+        or not (all(math.isfinite(x) and x > 0 for x in c.lr_range) and c.lr_range[0] <= c.lr_range[1])
+    ]
+    out += [
+        f"claim {c.id}: family must be one of {', '.join(FAMILY_NAMES)}, or null for the average over all "
+        f"tasks, got {c.family!r}" + (f" ({near}?)" if (near := closest(str(c.family), FAMILY_NAMES)) else "")
+        for c in spec.claims
+        if c.family is not None and c.family not in FAMILY_NAMES
+    ]
+    out += [  # was ignored: "CLM learns faster early on SC" compared the average over all tasks
+        f"claim {c.id}: family is read by beats claims only ({c.kind} compares the average over all tasks); "
+        "drop it, or set it to null"
+        for c in spec.claims
+        if c.family is not None and c.kind != "beats"
+    ]
+    return out
+
+
+def _cka_problems(spec: StudySpec) -> list[str]:
+    """CKA analyses the analysis node would refuse, after the runs trained: a run compared with itself,
+    a seed-noise pair other than (twin of b, b) (the node's own check). Too few texts is the real
+    backend's (`checks.check_analyses`): a fake CKA reads as many as it likes."""
+    out = [
+        f"cka {c.a}-vs-{c.b} compares run {c.a} with itself; name two runs" for c in spec.cka if c.a == c.b
+    ]
+    out += [
+        f"cka {c.a}-vs-{c.b}: noise must be [TWIN, {c.b}], {c.b} and its seed twin (the floor {c.b} is measured "
+        f"against), got {list(c.noise)}"
+        for c in spec.cka
+        if c.noise is not None
+        and (len(c.noise) != 2 or c.noise[1] != c.b or c.noise[0] == c.b)  # [b]: IndexError
+    ]
+    return out
