@@ -408,3 +408,29 @@ def test_a_start_model_or_tokenizer_that_is_no_path_asset_or_hub_id_is_refused_b
             main(["study", argv[0], str(tmp_path / "mini.yaml"), *argv[1:]])
         assert re.match(f"encoderlab: error: {line}", capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
+
+
+def test_the_plan_shows_the_checkpoints_grid_of_a_study_file(tmp_path, capsys):
+    """`eval.checkpoint_lrs` and `eval.checkpoint_tasks` of a study file were shown nowhere in `study plan`,
+    though they decide what its intermediate checkpoints are fine-tuned on; the evaluation line names them,
+    and says they are unused when no fine-tuned run has `eval_steps`."""
+    import yaml
+
+    main(["study", "show", "paper1-pfs", "--scale", "demo"])
+    study = yaml.safe_load(capsys.readouterr().out)
+    lrs, tasks = [study["eval"]["lrs"][0] / 2], study["eval"]["tasks"][:1]
+    study["eval"].update(checkpoint_lrs=lrs, checkpoint_tasks=tasks)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study))
+    main(["study", "plan", str(tmp_path / "s.yaml")])
+    line = capsys.readouterr().out.splitlines()[1]
+    assert f"; intermediate checkpoints: LR {lrs[0]:g}, task {tasks[0]}; " in line
+    for run in study["runs"]:
+        run["eval_steps"] = []
+    study["eval"].update(checkpoint_lrs=[], checkpoint_tasks=tasks)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study))
+    main(["study", "plan", str(tmp_path / "s.yaml")])
+    line = capsys.readouterr().out.splitlines()[1]
+    assert (
+        f"; intermediate checkpoints: the same LRs, task {tasks[0]} (unused: no fine-tuned run has eval_steps); "
+        in line
+    )

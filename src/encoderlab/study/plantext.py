@@ -27,7 +27,7 @@ def plan_text(plan: StudyPlan) -> str:
     lines = [
         f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
         f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(f'{x:g}' for x in ev.lrs)}; "
-        f"{count(len(ev.seeds), 'fine-tuning seed')}{_protocol_text(spec)}"
+        f"{count(len(ev.seeds), 'fine-tuning seed')}{_checkpoint_text(spec)}{_protocol_text(spec)}"
         if evaluated
         else f"evaluation: {NOT_FINE_TUNED}",
     ]
@@ -209,6 +209,22 @@ def prepare_command(d: DataSpec, needed: float, against: tuple[str, ...] = ()) -
         f" --decontaminate {' '.join(against) or 'none'} --out DIR --shard auto` in each task, "
         f"`encoderlab data merge --out DIR`, then `--prepared {d.name}=DIR`{files}"
     )
+
+
+def _checkpoint_text(spec: StudySpec) -> str:
+    """The grid of the intermediate checkpoints when the study narrows it (`eval.checkpoint_lrs`,
+    `eval.checkpoint_tasks`), e.g. `; intermediate checkpoints: LR 0.0005, tasks brown-pos`; nothing when
+    they take the final models' grid. Set with no fine-tuned run having `eval_steps`, they are said to be
+    unused (a built-in scale sets them for every study of it, so they are not refused)."""
+    ev = spec.eval
+    if not (ev.checkpoint_lrs or ev.checkpoint_tasks):
+        return ""
+    lrs = ev.checkpoint_lrs
+    grid = f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)}" if lrs else "the same LRs"
+    tasks = f"{noun(len(ev.checkpoint_tasks), 'task')} {', '.join(ev.checkpoint_tasks)}"
+    used = any(r.evaluate and r.eval_steps for r in spec.runs)
+    unused = "" if used else " (unused: no fine-tuned run has eval_steps)"
+    return f"; intermediate checkpoints: {grid}, {tasks if ev.checkpoint_tasks else 'the same tasks'}{unused}"
 
 
 def _protocol_text(spec: StudySpec) -> str:
