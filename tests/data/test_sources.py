@@ -52,8 +52,30 @@ def test_parse_source_syntax():
     assert cfg == SourceConfig(location="data/*.jsonl", text_field="body", weight=2.0, txt_unit="line")
     with pytest.raises(UserError, match="weight"):
         parse_source("x#weight=0")
-    with pytest.raises(UserError, match="unknown field"):
+    with pytest.raises(UserError, match="unknown option colour"):
         parse_source("x#colour=red")
+
+
+def test_source_options_list_exactly_what_is_accepted_and_refuse_location_and_repeats():
+    """`#colour=red` listed `location` among the valid options, and `#location=y` read y instead of the
+    location before the `#`, silently; `#weight=1,weight=2` kept the last weight, silently."""
+    from encoderlab.config import recorded_fields
+
+    options = sorted(f for f in recorded_fields(SourceConfig) if f != "location")
+    with pytest.raises(UserError) as exc:
+        parse_source("x#colour=red")
+    assert str(exc.value).endswith(f"; valid: {', '.join(options)}")
+    for option in options:  # each listed option is accepted (a value of its type)
+        value = {"txt_unit": "line", "weight": "2", "hf_files": "0:1", "hf_revision": "main"}.get(option, "v")
+        assert parse_source(f"x#{option}={value}").location == "x"
+    with pytest.raises(
+        UserError, match=r"unknown option location; .*\(the location is what precedes the '#'\)$"
+    ):
+        parse_source("x#location=y")
+    with pytest.raises(
+        UserError, match="^source 'x#weight=1,weight=2': option weight given twice; give it once$"
+    ):
+        parse_source("x#weight=1,weight=2")
 
 
 def test_a_file_with_a_hash_in_its_name_can_be_a_source(tmp_path):

@@ -104,22 +104,30 @@ def parse_source(spec: str) -> SourceConfig:
     """A source from its command-line form `LOCATION[#key=value,...]`, e.g.
     `corpus/*.jsonl#text_field=body,weight=2` or `wiki-leads#weight=0.5`. Options follow the last `#`,
     and a file or folder whose own name holds a `#` is read whole (it could not be named before)."""
-    from encoderlab.config import from_dict, parse_scalar
+    from encoderlab.config import from_dict, parse_scalar, recorded_fields, unknown_fields
 
     location, sep, options = spec.rpartition("#")
     if not sep or Path(spec).exists():
         location, options = spec, ""
-    data: dict = {"location": location}
+    data: dict = {}
     for item in filter(None, options.split(",")):
         key, eq, value = item.partition("=")
+        key = key.strip()
         if not eq:
             raise UserError(f"source option '{item}' in '{spec}' must look like key=value")
-        data[key.strip()] = (
+        if key in data:  # the last one silently won
+            raise UserError(f"source '{spec}': option {key} given twice; give it once")
+        data[key] = (
             value
-            if key.strip() in ("text_field", "id_field", *HUB_OPTIONS)
-            else parse_scalar(value, f"source option '{key.strip()}'")
+            if key in ("text_field", "id_field", *HUB_OPTIONS)
+            else parse_scalar(value, f"source option '{key}'")
         )
-    return from_dict(SourceConfig, data, where=f"source '{spec}'")
+    # `location` is what precedes the `#`: listed as an option, `#location=x` read x instead, silently
+    options_valid = [f for f in recorded_fields(SourceConfig) if f != "location"]
+    if line := unknown_fields(f"source '{spec}'", data, options_valid):
+        where = " (the location is what precedes the '#')" if "location" in data else ""
+        raise UserError(line.replace("unknown field", "unknown option") + where)
+    return from_dict(SourceConfig, {"location": location, **data}, where=f"source '{spec}'")
 
 
 @dataclass
