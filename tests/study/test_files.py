@@ -70,6 +70,30 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
         load_study_file(tmp_path / "ref.yaml")
 
 
+def test_a_misnamed_key_is_one_line_naming_the_rename(tmp_path):
+    """A claim with `name:` for its `id:` was two lines, "unknown field name" and "missing field id", neither
+    naming the fix; a key misnamed is one line saying which key to rename to which."""
+    misnamed = (
+        BAD.replace("ratoi", "ratio")
+        .replace("pfs-clmm", "pfs-clm")
+        .replace("steps: many, grop: x", "steps: 10")
+    )
+    misnamed = misnamed.replace("colour: blue\n", "").replace("cml", "clm").replace("{id: c1,", "{name: c1,")
+    (tmp_path / "claim.yaml").write_text(misnamed)
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "claim.yaml")
+    assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
+        "claims[0] (c1): unknown field name, missing field id; rename name to id"
+    ]
+    (tmp_path / "two.yaml").write_text(misnamed.replace("text: MLM", "txt: MLM"))
+    with pytest.raises(UserError) as err:
+        load_study_file(tmp_path / "two.yaml")
+    lines = str(err.value).splitlines()[1:]
+    assert len(lines) == 1 and lines[0].strip().startswith(
+        "claims[0] (c1): unknown fields name, txt (text?); missing fields id, text; valid: a, b, "
+    )
+
+
 def test_claims_the_report_could_not_check_are_refused_with_the_file(tmp_path):
     """Were planned and run: the report keyed verdicts by claim id (the first of two claims of one id was
     given the second's verdict), a run compared with itself, an LR range holding no LR; an LR range of one

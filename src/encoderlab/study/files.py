@@ -60,11 +60,8 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
         return None
     fields = recorded_fields(cls)
     before = len(errors)
-    if line := unknown_fields(where, data, fields):
+    if line := _key_problems(where, data, fields):
         errors.append(line)
-    missing = missing_fields(fields, data)
-    if missing:
-        errors.append(f"{where}: missing {noun(len(missing), 'field')} {', '.join(missing)}")
     hints = typing.get_type_hints(cls)
     kwargs = {}
     for name in fields.keys() & data.keys():
@@ -76,6 +73,23 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
     except UserError as exc:  # __post_init__: the spec's own checks, each line already names its subject
         errors.extend(str(exc).splitlines())
         return None
+
+
+def _key_problems(where: str, data: dict, fields: dict) -> str | None:
+    """One line for an entry's unknown and missing keys: a key misnamed (`name:` for a claim's `id:`) was
+    two lines, "unknown field name" and "missing field id", neither naming the fix; one unknown key beside
+    one missing field is named as that field misnamed."""
+    unknown = unknown_fields(where, data, fields)
+    missing = missing_fields(fields, data)
+    if not missing:
+        return unknown
+    absent = f"missing {noun(len(missing), 'field')} {', '.join(missing)}"
+    if unknown is None:
+        return f"{where}: {absent}"
+    extra = sorted(set(data) - set(fields), key=str)
+    if len(extra) == 1 and len(missing) == 1:
+        return f"{where}: unknown field {extra[0]}, {absent}; rename {extra[0]} to {missing[0]}"
+    return f"{unknown.removesuffix('; valid: ' + ', '.join(sorted(fields)))}; {absent}; valid: {', '.join(sorted(fields))}"
 
 
 def _field(cls: type, name: str, hint: Any, value: Any, where: str, errors: list[str]) -> Any:
