@@ -262,3 +262,25 @@ def test_the_recipes_listing_gives_each_a_whole_sentence_in_one_column(capsys):
         starts.add(len(line) - len(line[len(name) :].lstrip()))
         assert params.lstrip().startswith("params: ") and len(params) - len(params.lstrip()) in starts
     assert len(starts) == 1, "every description starts in one column"
+
+
+@pytest.mark.parametrize("name", ["smoke-detour", "detour"])
+def test_tokens_too_few_for_the_detours_warmup_name_a_fix_the_recipe_takes(name):
+    """`--param tokens=100` of smoke-detour said "warmup 4 + decay 0 exceed the phase's 1 steps; shorten them
+    or lengthen the phase": smoke-detour has no warmup parameter to shorten. The line names the tokens that
+    fit the warmup, and lowering warmup_tokens only where the recipe takes it; those tokens then build."""
+    import re
+
+    from encoderlab.train.recipes import make_recipe, recipe_defaults
+
+    with pytest.raises(UserError) as exc:
+        make_recipe(name, {"tokens": 100})
+    message = str(exc.value)
+    assert "shorten" not in message
+    least = int(re.search(r"raise tokens to at least (\d+) \(", message).group(1))
+    takes_warmup = "warmup_tokens" in recipe_defaults(name)
+    assert message.endswith(", or lower warmup_tokens") == takes_warmup
+    cfg = make_recipe(name, {"tokens": least})  # builds, its warmup filling the first phase
+    assert cfg.plan()[0].steps == cfg.phases[0].schedule.warmup
+    with pytest.raises(UserError, match="raise tokens to at least"):  # a step fewer is still refused
+        make_recipe(name, {"tokens": least - cfg.layout.tokens_per_step})

@@ -61,6 +61,7 @@ from encoderlab.errors import UserError, did_you_mean
 from encoderlab.objectives import CLM, MLM, Objective
 from encoderlab.train.config import CheckpointConfig, DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
 from encoderlab.train.schedule import Schedule
+from encoderlab.words import count
 
 PAPER1_OPTIM = OptimConfig(lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1, clip=1.0)
 PAPER2_OPTIM = OptimConfig(
@@ -230,6 +231,7 @@ def _detour(
     checkpoint_every: int = 500,
     optim: OptimConfig = PAPER2_OPTIM,
     freeze_decay: str = "",
+    warmup_param: bool = True,
 ) -> RunConfig:
     if not (math.isfinite(decay_fraction) and decay_fraction > 0):  # NaN and inf were tracebacks
         raise UserError(
@@ -248,6 +250,7 @@ def _detour(
         freeze=freeze,
         name=f"detour-{first.tag}" if isinstance(first, CLM) else f"baseline-{first.tag}",
     )
+    _check_warmup_fits(phase1, layout, tokens, warmup_tokens, warmup_param)
     phase2 = Phase(
         objective=MLM(mask_ratio=0.15, **PAPER2_MASKING),
         tokens=math.ceil(tokens * decay_fraction),
@@ -312,6 +315,24 @@ def detour_freeze_low_decay(**kwargs: Any) -> RunConfig:
     return detour(**{**kwargs, "freeze_decay": "paper2-low"})
 
 
+def _check_warmup_fits(
+    phase: Phase, layout: BatchLayout, tokens: int, warmup_tokens: int, param: bool
+) -> None:
+    """A `tokens` too short for the first phase's warmup, refused in the recipe's own parameters: the
+    schedule's check said "shorten them or lengthen the phase", and smoke-detour takes no warmup to shorten.
+    `param`: whether the recipe takes `warmup_tokens` (smoke-detour's is fixed)."""
+    steps, warmup = phase.n_steps(layout), phase.schedule.warmup
+    if warmup <= steps:
+        return
+    least = warmup * layout.tokens_per_step
+    lower = ", or lower warmup_tokens" if param else ""
+    raise UserError(
+        f"tokens {tokens} make the {phase.name} phase {count(steps, 'step')} of {layout.tokens_per_step} tokens, "
+        f"fewer than its warmup of {count(warmup, 'step')} ({warmup_tokens} warmup_tokens); raise tokens to at "
+        f"least {least} ({count(warmup, 'step')}){lower}"
+    )
+
+
 def _detour_defaults() -> dict[str, Any]:
     sig = inspect.signature(detour)
     return {k: p.default for k, p in sig.parameters.items()}
@@ -350,7 +371,14 @@ def smoke_clm_mlm(steps: int = 40, clm_fraction: float = 0.25, data: str = "synt
 def smoke_detour(tokens: int = 40 * 8 * 64, data: str = "synthetic") -> RunConfig:
     """Tiny CLM detour then MLM-15% 1-sqrt decay on CPU in seconds."""
     cfg = _detour(
-        CLM(), "", "", warmup_tokens=4 * 8 * 64, tokens=tokens, decay_fraction=0.1, **{**SMOKE, "data": data}
+        CLM(),
+        "",
+        "",
+        warmup_tokens=4 * 8 * 64,
+        tokens=tokens,
+        decay_fraction=0.1,
+        **{**SMOKE, "data": data},
+        warmup_param=False,
     )
     import dataclasses
 
