@@ -220,6 +220,25 @@ def test_a_tiny_real_ladder_trains_and_reads_back(study):
             assert f == pytest.approx(flops[CLM, params, seed], rel=0.3)
 
 
+def test_the_plans_n_column_is_the_size_advise_reads_each_run_at(study):
+    """`study plan` printed only every parameter, embeddings included, which is not the N that advise fits
+    and `--target-size` takes (a size copied from the plan was read as another model's); its N column is."""
+    from encoderlab.study.plan import plan_study
+    from encoderlab.study.plantext import plan_text
+
+    spec, folder = study
+    text = plan_text(plan_study(spec, folder))
+    lines = text.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.split()[:2] == ["run", "dataset"])
+    end = next(k for k, line in enumerate(lines) if line.startswith("pretraining:"))
+    column = lines[start].split().index("N")
+    printed = {line.split()[0]: line.split()[column] for line in lines[start + 1 : end]}
+    runs, _ = read_study(folder, "tokens")
+    read = {o.source.rsplit(":pretrain/", 1)[1]: o.params for o in runs}
+    assert len(printed) == len(read) == 18
+    assert all(float(printed[model]) == pytest.approx(n, rel=5e-3) for model, n in read.items())
+
+
 @pytest.mark.slow
 def test_advise_reads_the_tiny_ladder(study, tmp_path, capsys):
     _, folder = study

@@ -228,7 +228,7 @@ def _held_out_rows(meta: dict) -> str:
 def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[str]]:
     """The from-scratch pretraining runs of a study folder, and notes on what was left out."""
     from encoderlab.config import load_yaml
-    from encoderlab.model.config import ModelConfig
+    from encoderlab.model.config import non_embedding_params
     from encoderlab.train.config import RunConfig
 
     study = Path(path)
@@ -251,9 +251,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
         runs.append(
             Observation(
                 schedule=_schedule(cfg),
-                params=float(
-                    ModelConfig.from_size(cfg.model.size, vocab_size=1).num_params(include_embedding=False)
-                ),
+                params=non_embedding_params(cfg.model.size),
                 tokens=float(
                     max((r.get("tokens", 0) for r in records), default=0)
                     or cfg.steps * cfg.layout.tokens_per_step

@@ -188,6 +188,13 @@ class ModelConfig:
         return body + (emb + head if include_embedding else 0)
 
 
+def non_embedding_params(size: str) -> float:
+    """N of a named model size: its non-embedding parameters, which the vocabulary does not change. The
+    size scaling laws are fitted in (`encoderlab advise`) and that `study plan` prints beside the full
+    count, so a size read from a plan means the same in advise."""
+    return float(ModelConfig.from_size(size, vocab_size=1).num_params(include_embedding=False))
+
+
 def _size(layers: int, hidden: int, inner: int, heads: int, kv: int, head_dim: int) -> ModelConfig:
     return ModelConfig(
         vocab_size=1,

@@ -96,7 +96,11 @@ class RunPlan:
     at_least: bool = False
     """True when `passes` is a lower bound (its corpus's size is an upper bound): above the limit, it refuses."""
     params: float | None
-    """Parameters of the model trained (None: unknown)."""
+    """Parameters of the model trained, embeddings included (None: unknown): what its FLOPs count."""
+    size_n: float | None = None
+    """N, its non-embedding parameters, the size `encoderlab advise` reads a study's runs at and
+    `--target-size` takes (`advise/studyread.py`), for a model from scratch (None: a run continuing a
+    checkpoint, which advise leaves out)."""
     layers: int | None = None
     """Its transformer blocks (None: unknown), which scale its evaluation's per-step floor (`evalcost`)."""
     positions: int | None = None
@@ -209,14 +213,20 @@ def plan_study(
     for p in pretraining(spec) if trained is None else trained:
         if p.config is None:
             continue
-        params, layers, positions = (
-            size_of.get(p.base, (None, None, None)) if p.base else _size(p.config, spec.dataset(p.run.data))
+        params, layers, positions, size_n = (
+            size_of.get(p.base, (None,) * 4)
+            if p.base
+            else (*_size(p.config, spec.dataset(p.run.data)), _size_n(p.config))
         )
-        size_of[p.model] = params, layers, positions
+        size_of[p.model] = params, layers, positions, size_n
         corpus = corpora[p.run.data]
         run = _run_plan(p.model, p.run.data, p.config, corpus.unique_tokens, params, p.branch, layers)
         recipe = recipe_text(p.config, p.base)
-        runs.append(dataclasses.replace(run, recipe=recipe, at_least=corpus.at_most, positions=positions))
+        runs.append(
+            dataclasses.replace(
+                run, recipe=recipe, at_least=corpus.at_most, positions=positions, size_n=size_n
+            )
+        )
     return StudyPlan(spec=spec, corpora=corpora, runs=runs)
 
 
@@ -317,6 +327,13 @@ def _size(cfg, data: DataSpec) -> tuple[float | None, int | None, int | None]:
 
     model = ModelConfig.from_size(cfg.model.size, vocab_size=data.vocab_size)
     return float(model.num_params()), model.n_layers, scratch_positions(cfg.layout.seq_len)
+
+
+def _size_n(cfg) -> float | None:
+    """`RunPlan.size_n` of a run's model: None for one continued from a checkpoint."""
+    from encoderlab.model.config import non_embedding_params
+
+    return None if cfg.model.init else non_embedding_params(cfg.model.size)
 
 
 def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> dict | None:

@@ -34,7 +34,7 @@ def plan_text(plan: StudyPlan) -> str:
     lines += [line for d in spec.data for line in _dataset_lines(plan, d)]
     width = max([len(r.model) for r in plan.runs] + [3])
     lines.append(
-        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'GPU-h':>9}  starts from"
+        f"{'run':<{width}}  {'dataset':<10} {'tokens':>8} {'passes':>8} {'params':>8} {'N':>8} {'GPU-h':>9}  starts from"
     )
     for r in plan.runs:
         passes = passes_text(r, 3)
@@ -48,7 +48,7 @@ def plan_text(plan: StudyPlan) -> str:
             else "<0.01"  # a CPU scale's run: 3.2e-06 read as a number to parse
         )
         lines.append(
-            f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {hours:>9}  "
+            f"{r.model:<{width}}  {r.dataset:<10} {short_number(r.tokens):>8} {passes:>8} {short_number(r.params):>8} {_size_n(r.size_n):>8} {hours:>9}  "
             f"{r.branch or 'its first step'}"
         )
     lines.append(
@@ -57,6 +57,7 @@ def plan_text(plan: StudyPlan) -> str:
         "from that run's checkpoint, docs/reproduce.md)"
         f"{'; ? = unknown until prepared or fetched' if any(r.passes is None for r in plan.runs) else ''}"
     )
+    lines.append(SIZE_N)
     if evaluated and plan.evaluation is not None:
         lines.append(plan.evaluation.text())
         partial = " (without the tasks not counted)" if plan.evaluation.uncounted else ""
@@ -72,6 +73,20 @@ def plan_text(plan: StudyPlan) -> str:
             seen[name] = r.recipe
             lines.append(f"  {r.model}: {r.recipe}")
     return "\n".join(lines)
+
+
+SIZE_N = (
+    "params: every parameter, embeddings included (the FLOPs above); N: non-embedding parameters, the size "
+    "`encoderlab advise` reads each run at and `--target-size` takes (- for a run continuing a checkpoint, "
+    "which advise leaves out)"
+)
+"""The plan's note on its two size columns, so a size copied from N into `advise --target-size` means what
+advise fits: its curves are in non-embedding parameters, which the vocabulary does not change."""
+
+
+def _size_n(n: float | None) -> str:
+    """N as `advise --target-size` takes it (`7.9e+05`), `-` for none."""
+    return "-" if n is None else f"{n:.3g}"
 
 
 NOT_FINE_TUNED = "none (no run is fine-tuned: `evaluate: false` on every run)"
