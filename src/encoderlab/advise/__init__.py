@@ -12,6 +12,7 @@ decide. See docs/advise.md.
 Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `studyread` (study folders),
 `fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `trend` (does each
 schedule improve with compute), `decide` (the advice),
-`report` (table, JSON, figure), `commands` (the CLI), `synthetic` (known-answer ladders), `study`
+`report` (table, JSON, figure), `commands` (the CLI), `synthetic` (known-answer ladders), `suite` (their
+scored draws and measured figures), `study`
 (a ladder study). Nothing is imported here so the CLI stays light.
 """
