@@ -166,3 +166,70 @@ def test_studies_scored_on_other_held_out_rows_are_refused(tmp_path, capsys):
         "(validation.rows 32, not 64), so their values are not one yardstick; advise runs on the same prepared "
         "data, seq_len and validation.rows together"
     ), err
+
+
+def _finetuned(study, lrs=(1e-4, 5e-4), seeds=(0, 1), signature="sig"):
+    """The study with every pretraining run fine-tuned on tweets at each LR and seed of the grid (finished
+    eval nodes whose records score 100 - 5 x the run's val/mlm15, so a larger run scores higher)."""
+    from tests.advise.test_studyread import _node
+
+    from encoderlab.config import to_dict
+    from encoderlab.eval.summary import EvalRecord
+
+    graph = json.loads((study / "graph.json").read_text())
+    for g in [g for g in graph if g["name"].startswith("pretrain/")]:
+        (folder,) = study.glob(f"nodes/pretrain/*-{g['key'][:12]}")
+        records = [json.loads(line) for line in (folder / "run/metrics.jsonl").read_text().splitlines()]
+        score = 100 - 5 * [r["val/mlm15"] for r in records if "val/mlm15" in r][-1]
+        for lr in lrs:
+            for seed in seeds:
+                config = {
+                    "model": g["name"],
+                    "step": None,
+                    "task": "tweets",
+                    "lr": lr,
+                    "seed": seed,
+                    "max_steps": None,
+                }
+                record = EvalRecord(model="fp", task="tweets", family="sc", task_signature=signature,
+                                    metric="accuracy", lr=lr, seed=seed, val={"accuracy": score},
+                                    test={"test": {"accuracy": score}}, val_score=score, test_score=score)  # fmt: skip
+                key, name = (
+                    f"{g['key'][:32]}{lr:g}{seed}".ljust(64, "e"),
+                    f"eval/{g['name']}/tweets/lr{lr:g}/s{seed}",
+                )
+                _node(study, "eval", name, key, config, (g["name"],), to_dict(record))
+                graph.append({"name": name, "kind": "eval", "key": key, "config": config})
+    (study / "graph.json").write_text(json.dumps(graph))
+    return study
+
+
+def test_fine_tuning_scores_of_other_setups_are_refused(tmp_path, capsys):
+    """`finetune:TASK` scores of two study folders fine-tuned over another LR grid (likewise other fine-tuning
+    seeds, another version of the task or max_steps) were advised as one ladder, their scores compared as if
+    fine-tuned alike: a wider grid can only choose better."""
+    small = _finetuned(_study(tmp_path / "small", SEEDED, budgets=(1, 2)))
+    large = _finetuned(_study(tmp_path / "large", SEEDED, budgets=(4, 8)), lrs=(1e-4,))
+    argv = [
+        str(small),
+        str(large),
+        "--metric",
+        "finetune:tweets",
+        "--target-flops",
+        "1e19",
+        "--bootstrap",
+        "50",
+    ]
+    err = _refused(capsys, tmp_path, argv)
+    assert err.endswith(
+        f"{large}:pretrain/clm25-x4 scored finetune:tweets with another fine-tuning setup than "
+        f"{small}:pretrain/clm25-x1 (LR grid 0.0001, not 0.0001, 0.0005), so their values are not one yardstick; "
+        "advise on runs fine-tuned alike together (one task version, LR grid, fine-tuning seeds and max_steps): "
+        "finish the studies' evaluations, or evaluate them again with one protocol"
+    ), err
+    other = _finetuned(_study(tmp_path / "other", SEEDED, budgets=(4, 8)), signature="sig2")
+    err = _refused(capsys, tmp_path, [str(small), str(other), *argv[2:]])
+    assert "(task version sig2, not sig)" in err, err
+    alike = _finetuned(_study(tmp_path / "alike", SEEDED, budgets=(4, 8)))
+    main(["advise", str(small), str(alike), *argv[2:], "--out", str(tmp_path / "a")])  # one setup: one ladder
+    assert (tmp_path / "a" / "advice.json").exists()

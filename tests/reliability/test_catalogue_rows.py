@@ -218,6 +218,7 @@ NAMED = {
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",
     "bench-table-result-twice": "tests.bench.test_train::test_bench_table_refuses_a_result_given_twice",
     "advise-other-held-out-rows": "tests.advise.test_advise_refusals::test_studies_scored_on_other_held_out_rows_are_refused",
+    "advise-other-finetune-setup": "tests.advise.test_advise_refusals::test_fine_tuning_scores_of_other_setups_are_refused",
     "advise-ceiling-of-a-loss": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
     "advise-better-against-the-metric": "tests.advise.test_advise_commands::test_a_direction_or_ceiling_the_metric_cannot_take_is_refused",
     "ladder-design-budget-not-positive": "tests.advise.test_ladder_study::test_budgets_that_are_no_tokens_per_parameter_are_refused",

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -168,6 +168,54 @@ class Yardstick:
                 return f"{'validation.' if name == 'rows' else ''}{name} {theirs}, not {mine}"
         return "the same rows"
 
+    mismatch: ClassVar[str] = "on other held-out rows"
+    fix: ClassVar[str] = "advise runs on the same prepared data, seq_len and validation.rows together"
+
+
+def _listed(values: tuple) -> str:
+    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values) or "none"
+
+
+@dataclass(frozen=True)
+class FinetuneSetup:
+    """How a study run's `finetune:TASK` score was fine-tuned (`studyread`, from its eval nodes): a score is the
+    test mean over fine-tuning seeds at the LR chosen on validation, so two runs' scores are one yardstick only
+    where the task's definition (its data, epochs, batch: its signature, capped at `max_steps`), the LR grid
+    chosen from and the seeds averaged all agree. A wider grid can only choose better, more seeds move the mean."""
+
+    task: str
+    """The task's signature (`EvalRecord.task_signature`): its definition as the nodes ran it."""
+    lrs: tuple[float, ...]
+    """The LR grid of the finished fine-tuning runs the score chose from, sorted."""
+    seeds: tuple[int, ...]
+    """The fine-tuning seeds, sorted."""
+    max_steps: int | None
+    """The study's cap on fine-tuning steps (None: the task's own schedule)."""
+    task_files: tuple[str, ...] = ()
+    """The task files a task of one's own came from."""
+
+    mismatch: ClassVar[str] = "with another fine-tuning setup"
+    fix: ClassVar[str] = (
+        "advise on runs fine-tuned alike together (one task version, LR grid, fine-tuning seeds and max_steps): "
+        "finish the studies' evaluations, or evaluate them again with one protocol"
+    )
+
+    def differs(self, other: FinetuneSetup) -> str:
+        """How `other` was fine-tuned differently, in words (`LR grid 0.0001, not 0.0001, 0.0005`)."""
+        for name, words in (
+            ("task", "task version"),
+            ("task_files", "task files"),
+            ("lrs", "LR grid"),
+            ("seeds", "fine-tuning seeds"),
+            ("max_steps", "max_steps"),
+        ):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                if isinstance(mine, tuple):
+                    mine, theirs = _listed(mine), _listed(theirs)
+                return f"{words} {theirs}, not {mine}"
+        return "the same setup"
+
 
 @dataclass(frozen=True, kw_only=True)
 class Observation:
@@ -186,9 +234,9 @@ class Observation:
     """Measured training FLOPs (None: 6ND is used)."""
     source: str = ""
     """Where it was read (file and line, or run folder), for messages."""
-    scored_on: Yardstick | None = None
-    """The held-out rows a study run's loss was scored on (None: unknown, as in a ladder file, or a
-    fine-tuning score)."""
+    scored_on: Yardstick | FinetuneSetup | None = None
+    """What a study run's value was measured with: the held-out rows of its loss, or the fine-tuning setup of
+    its `finetune:TASK` score (None: unknown, as in a ladder file)."""
 
     @property
     def compute(self) -> float:
@@ -295,16 +343,19 @@ def _check_one_compute_scale(obs: tuple[Observation, ...]) -> None:
 
 
 def _check_one_yardstick(obs: tuple[Observation, ...], metric: Metric) -> None:
-    """Every study run's loss scored on the same held-out rows. Two study folders on other prepared data (another
-    corpus, another tokenizer: nats of another vocabulary), row length or `validation.rows` were advised as one
-    ladder, their losses compared as if measured alike, without a word."""
+    """Every study run measured alike: its loss scored on the same held-out rows, its fine-tuning score from the
+    same setup. Two study folders on other prepared data (another corpus, another tokenizer: nats of another
+    vocabulary), row length or `validation.rows`, or fine-tuned over another LR grid, other seeds or another
+    version of the task, were advised as one ladder, their values compared as if measured alike, without a
+    word."""
     scored = [o for o in obs if o.scored_on is not None]
     for o in scored[1:]:
-        if o.scored_on != scored[0].scored_on:
+        first, theirs = scored[0].scored_on, o.scored_on
+        if theirs != first:
+            differs = first.differs(theirs) if type(first) is type(theirs) else "another kind of yardstick"  # type: ignore[union-attr,arg-type]
             raise UserError(
-                f"{o.source} scored {metric.name} on other held-out rows than {scored[0].source} "
-                f"({scored[0].scored_on.differs(o.scored_on)}), so their values are not one yardstick; advise "  # type: ignore[union-attr]
-                "runs on the same prepared data, seq_len and validation.rows together"
+                f"{o.source} scored {metric.name} {first.mismatch} than {scored[0].source} "  # type: ignore[union-attr]
+                f"({differs}), so their values are not one yardstick; {first.fix}"  # type: ignore[union-attr]
             )
 
 

@@ -15,6 +15,8 @@ marker's reader is imported (`study/marker.py`, which imports nothing of the stu
   score over fine-tuning seeds at the LR chosen on validation (`encoderlab.eval.summary.select_lr`).
 * what a `val/*` loss was scored on (`Yardstick`: a digest of the prepared data's tokenizer and val split, seq_len,
   validation.rows, data.attend), so a ladder of runs scored on other held-out rows is refused.
+* how a `finetune:TASK` score was fine-tuned (`FinetuneSetup`: the task's signature, the LR grid and seeds of
+  its finished eval nodes, `max_steps`, task files), so a ladder of scores fine-tuned otherwise is refused.
 Runs continued from another model have no from-scratch (N, D) and are left out, with a note; so are
 the study's pretraining runs not finished yet.
 """
@@ -26,7 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab import jsonlines
-from encoderlab.advise.ladder import KNOWN_METRICS, Metric, Observation, Schedule, Stage, Yardstick
+from encoderlab.advise.ladder import (
+    KNOWN_METRICS,
+    FinetuneSetup,
+    Metric,
+    Observation,
+    Schedule,
+    Stage,
+    Yardstick,
+)
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.marker import NodeMarker
@@ -122,21 +132,33 @@ def _records(path: Path) -> list[dict]:
         raise UserError(f"{path} is missing; the run did not finish writing its metrics") from None
 
 
-def _finetune_score(nodes: dict[str, _Node], pretrain: str, task: str) -> float | None:
+def _finetune_score(nodes: dict[str, _Node], pretrain: str, task: str) -> tuple[float, FinetuneSetup] | None:
     """Mean test score over fine-tuning seeds at the LR chosen on validation (final model), by
-    evaluation's own selection rule; an eval marker's result is the run's `EvalRecord`."""
+    evaluation's own selection rule, and the setup it was fine-tuned with (`FinetuneSetup`: the runs'
+    LRs and seeds, the task's signature, the nodes' `max_steps` and task files); an eval marker's result
+    is the run's `EvalRecord`."""
     from encoderlab.config import from_dict
     from encoderlab.eval.summary import EvalRecord, select_lr
 
-    records = [
-        from_dict(EvalRecord, n.result, f"{n.folder}/node.json")
+    evals = [
+        n
         for n in nodes.values()
         if n.kind == "eval"
         and n.deps[:1] == (pretrain,)
         and n.config.get("step") is None
         and n.config.get("task") == task
     ]
-    return select_lr(records).test.mean if records else None
+    if not evals:
+        return None
+    records = [from_dict(EvalRecord, n.result, f"{n.folder}/node.json") for n in evals]
+    setup = FinetuneSetup(
+        task=",".join(sorted({r.task_signature for r in records})),
+        lrs=tuple(sorted({float(r.lr) for r in records})),
+        seeds=tuple(sorted({int(r.seed) for r in records})),
+        max_steps=evals[0].config.get("max_steps"),
+        task_files=tuple(evals[0].config.get("task_files") or ()),
+    )
+    return select_lr(records).test.mean, setup
 
 
 def metric_of(name: str) -> Metric:
@@ -162,10 +184,15 @@ def _diverged(records: list[dict], metric: str) -> str | None:
     return f"its last {metric} (step {last.get('step', '?')}) is not finite, so it diverged: left out"
 
 
-def _value(node: _Node, nodes: dict[str, _Node], records: list[dict], metric: str) -> float:
+def _value(
+    node: _Node, nodes: dict[str, _Node], records: list[dict], metric: str, cfg
+) -> tuple[float, Yardstick | FinetuneSetup | None]:
+    """A run's value of `metric` and what it was measured with (`Observation.scored_on`)."""
+    scored_on: Yardstick | FinetuneSetup | None = None
     if metric.startswith(FINETUNE):
-        value = _finetune_score(nodes, node.name, metric[len(FINETUNE) :])
+        value, scored_on = _finetune_score(nodes, node.name, metric[len(FINETUNE) :]) or (None, None)
     else:
+        scored_on = _yardstick(cfg)
         logged = [r[metric] for r in records if r.get(metric) is not None]
         value = logged[-1] if logged else None
         if isinstance(value, bool) or not isinstance(value, (int, float, type(None))):
@@ -179,7 +206,7 @@ def _value(node: _Node, nodes: dict[str, _Node], records: list[dict], metric: st
             f"{node.folder}: run {node.name} has no {metric} (not logged, or its evaluations have not finished); "
             "choose another --metric or finish the study"
         )
-    return float(value)
+    return float(value), scored_on
 
 
 def _yardstick(cfg) -> Yardstick | None:
@@ -248,6 +275,7 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
             notes.append(f"{node.name}: {why}")
             continue
         flops = [r["flops"] for r in records if isinstance(r.get("flops"), (int, float))]
+        value, scored_on = _value(node, nodes, records, metric, cfg)
         runs.append(
             Observation(
                 schedule=_schedule(cfg),
@@ -257,10 +285,10 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
                     or cfg.steps * cfg.layout.tokens_per_step
                 ),
                 seed=int(cfg.seed),
-                value=_value(node, nodes, records, metric),
+                value=value,
                 flops=float(sum(flops)) if flops else None,
                 source=f"{study}:{node.name}",
-                scored_on=None if metric.startswith(FINETUNE) else _yardstick(cfg),
+                scored_on=scored_on,
             )
         )
     if not runs:
