@@ -217,3 +217,20 @@ def test_a_target_below_the_ladder_is_refused_and_creates_nothing(ladder_csv, tm
         "where no run speaks for the curves; give a target at or above it, or add smaller rungs"
     )
     assert not out.exists()
+
+
+def test_a_size_target_below_every_run_is_refused_and_creates_nothing(ladder_csv, tmp_path, capsys):
+    """A target (N, D) at a size 100x below the ladder's smallest, at a compute inside it: advised beside a
+    warning only, while a compute target below the ladder was refused."""
+    path, syn = ladder_csv
+    n = min(o.params for o in syn.ladder.observations)
+    c = min(o.compute for o in syn.ladder.observations)
+    out = tmp_path / "advice"
+    size, tokens = f"{n / 100:.6g}", f"{2 * c / (6 * n / 100):.6g}"  # twice the smallest rung's compute
+    argv = ["advise", str(path), "--target-size", size, "--target-tokens", tokens, "--out", str(out)]
+    err = _one_line(capsys, argv)
+    assert err.endswith(
+        f"the target's size N ({n / 100:.3g}) is below the smallest the ladder's runs were trained at ({n:.3g}), "
+        "where no run speaks for the curves; give a target at or above it, or add smaller runs"
+    ), err
+    assert not out.exists()

@@ -397,25 +397,22 @@ def test_a_crossing_past_the_runs_of_both_schedules_says_it_is_read_from_the_cur
 
 
 def test_a_size_target_at_an_allocation_no_run_reached_is_warned_about():
-    """A target (N, D) whose compute lies inside the ladder can still sit where no run was trained: here N
-    100x below the smallest size and D 400x past the largest token count, or, for a curve in compute alone,
-    at ten times its runs' tokens per parameter. Before, only compute was checked, and the advice was silent."""
+    """A target (N, D) whose compute lies inside the ladder can still sit where no run was trained: here D
+    100x past the largest token count, or, for a curve in compute alone, at ten times its runs' tokens per
+    parameter. Before, only compute was checked, and the advice was silent."""
 
     def truth(n, d):
         return 1.8 + 600.0 * n**-0.34 + 900.0 * d**-0.28
 
     two_d = _two_dimensional_ladder(truth)  # N 4e6 to 2.5e7, D 8e7 to 5e8; C 1.9e15 to 7.5e16
-    target = Target(params=4e4, tokens=2e11)  # C = 4.8e16
-    adv = advise(two_d, target, n_boot=20)
+    adv = advise(two_d, Target(params=4e6, tokens=5e10), n_boot=20)  # C = 1.2e18
     assert all(p.curve == CHINCHILLA.name for p in adv.predictions)
     both = f"{MLM_LIKE.name}'s and {CLM_LIKE.name}'s"
-    assert adv.warnings == (
-        f"the target's size N (4e+04) is below the smallest that {both} runs were trained at (4e+06): the curve "
-        "is read where no run was trained; give a target inside or above their runs",
-        f"the target's tokens D (2e+11) is 400x the largest that {both} runs were trained at, further past it "
+    assert (
+        f"the target's tokens D (5e+10) is 100x the largest that {both} runs were trained at, further past it "
         "than they span (6.2x): the prediction rests on the curve's form; read it as a guess, or add runs nearer "
-        "the target",
-    )
+        "the target"
+    ) in adv.warnings
     assert advise(two_d, Target(params=1e7, tokens=2e8), n_boot=20).warnings == ()
     one_d = _ladder(
         {
@@ -429,6 +426,30 @@ def test_a_size_target_at_an_allocation_no_run_reached_is_warned_about():
         "a curve in compute alone"
     )
     assert advise(one_d, Target(params=2e7, tokens=20 * 2e7), n_boot=20).warnings == ()
+
+
+@pytest.mark.parametrize(
+    ("target", "what"),
+    [
+        (Target(params=4e4, tokens=2e11), "size N (4e+04)"),
+        (Target(params=2.5e7, tokens=5e7), "tokens D (5e+07)"),
+    ],
+)
+def test_a_size_target_below_every_run_is_refused_as_a_compute_target_below_the_ladder_is(target, what):
+    """N 100x below the smallest size at a compute inside the ladder (C = 4.8e16) reads the size term where no
+    run was trained, as a compute below the smallest rung does; it was advised beside a warning only, while
+    the compute target was refused. Likewise D below every run's tokens."""
+
+    def truth(n, d):
+        return 1.8 + 600.0 * n**-0.34 + 900.0 * d**-0.28
+
+    smallest = "4e+06" if what.startswith("size") else "8e+07"
+    with pytest.raises(UserError) as refused:
+        advise(_two_dimensional_ladder(truth), target, n_boot=20)
+    assert str(refused.value) == (
+        f"the target's {what} is below the smallest the ladder's runs were trained at ({smallest}), where no run "
+        "speaks for the curves; give a target at or above it, or add smaller runs"
+    )
 
 
 def test_a_backtest_with_one_near_tied_pair_of_three_ranked_wrong_still_endorses_the_curves():

@@ -215,6 +215,7 @@ NAMED = {
     "advise-over-foreign": "tests.advise.test_advise_commands::test_bad_inputs_are_one_line_and_create_nothing",
     "advise-not-a-ladder": "tests.advise.test_advise_refusals::test_a_ladder_file_of_one_scale_is_not_a_ladder",
     "advise-target-below-ladder": "tests.advise.test_advise_commands::test_a_target_below_the_ladder_is_refused_and_creates_nothing",
+    "advise-target-size-below-ladder": "tests.advise.test_advise_commands::test_a_size_target_below_every_run_is_refused_and_creates_nothing",
     "advise-flops-on-some-runs": "tests.advise.test_advise_refusals::test_measured_flops_on_some_runs_only_are_refused",
     "bench-table-result-twice": "tests.bench.test_train::test_bench_table_refuses_a_result_given_twice",
     "advise-other-held-out-rows": "tests.advise.test_advise_refusals::test_studies_scored_on_other_held_out_rows_are_refused",

@@ -365,7 +365,7 @@ def advise(
     fitted = all(f.fits is not None for f in fits)
     _check_comparable(rungs, fitted)
     target_c = float(np.median([f.target_compute(target) for f in fits]))
-    check_not_below(fits, target_c)  # was a warning beside a confident recommendation (P(best) 1.00)
+    check_not_below(fits, target_c, target)  # was a warning beside a confident recommendation (P(best) 1.00)
     at_target = np.stack([f.at(target) for f in fits]) if fitted else None
     rung_loss = _rung_losses(fits, rungs[-1]) if rungs else None
     bt = backtest(fits, ladder, rungs) if fitted else None

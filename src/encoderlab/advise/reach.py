@@ -4,11 +4,14 @@
 Past the ladder, whichever method is recommended, the numbers at the target come from the curves' form,
 which the intervals do not resample and the backtest checks only one rung inside the ladder. Compute alone
 (`reach_warnings`) misses a target given as (N, D) at an allocation no run tried: a 2-D curve read at a
-size 100x below the ladder's smallest, at a compute inside it, extrapolates its size term as far, and a 1-D
-curve, in compute alone, reads any allocation as the one its runs were trained at (`allocation_warnings`).
+size 100x below the ladder's smallest, at a compute inside it, extrapolates its size term as far (refused, as a
+compute below the ladder is: `check_not_below`), and a 1-D curve, in compute alone, reads any allocation as the
+one its runs were trained at (`allocation_warnings`).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from encoderlab.advise.fit import CHINCHILLA
 from encoderlab.advise.predict import ScheduleFit, Target
@@ -19,18 +22,32 @@ def _times(ratio: float) -> str:
     return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
 
 
-def check_not_below(fits: list[ScheduleFit], target_compute: float) -> None:
-    """Refuse a target below the ladder's smallest rung. Above the ladder the curves extrapolate towards
+def check_not_below(fits: list[ScheduleFit], target_compute: float, target: Target | None = None) -> None:
+    """Refuse a target below the ladder's smallest rung, and a target given as (N, D) whose size or tokens lie
+    below the smallest any of the ladder's runs was trained at. Above the ladder the curves extrapolate towards
     where they flatten, and a warning says how far (`reach_warnings`); below it they rise steeply towards
     what no run measured (a synthetic ladder read 9.6 and 26 nats at 1/1000 of its smallest rung), yet the bootstrap, which
-    resamples seed noise only, gave that P(best) 1.00. A cheaper target needs no advice from curves: train it,
-    or add rungs that reach it."""
+    resamples seed noise only, gave that P(best) 1.00. A size or token count below every run is the same
+    extrapolation of one term of a 2-D curve, at a compute the ladder may reach, and was only warned about
+    (`allocation_warnings` still warns where one schedule's runs start above a target the ladder reaches). A
+    cheaper target needs no advice from curves: train it, or add rungs that reach it."""
     lo = min(float(f.rungs.compute.min()) for f in fits)
     if _reach(target_compute, lo, max(float(f.rungs.compute.max()) for f in fits)) == "below":
         raise UserError(
             f"the target's compute (C = {target_compute:.3g}) is below the ladder's smallest rung (C = {lo:.3g}), "
             "where no run speaks for the curves; give a target at or above it, or add smaller rungs"
         )
+    if target is None or target.ratio is None:
+        return
+    points = np.concatenate([f.rungs.points for f in fits])
+    for axis, what, value in ((0, "size N", target.params), (1, "tokens D", target.tokens)):
+        smallest = float(points[:, axis].min())
+        if _reach(value, smallest, float(points[:, axis].max())) == "below":
+            raise UserError(
+                f"the target's {what} ({value:.3g}) is below the smallest the ladder's runs were trained at "
+                f"({smallest:.3g}), where no run speaks for the curves; give a target at or above it, or add "
+                "smaller runs"
+            )
 
 
 def reach_warnings(
