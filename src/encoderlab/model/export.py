@@ -33,7 +33,7 @@ import tyro
 from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.model.runlayout import run_part
+from encoderlab.model.runlayout import check_outside_run_parts
 from encoderlab.outdir import MARKER, check_output, create_output, missing_folders, remove_folders
 
 KIND = "export"
@@ -43,12 +43,7 @@ KIND = "export"
 def _check_out(out: Path, overwrite: bool, sources: Sequence[Path] = ()) -> None:
     """Refuse an `out` that is or overlaps a source, is foreign, or holds an export without --overwrite."""
     check_output(out, KIND, sources=sources)
-    part = run_part(out)
-    if part is not None:  # a --resume of that run would replace or delete the export
-        raise UserError(
-            f"--out {out} is or lies inside {part}, a folder of the run {part.parent} that pretrain replaces on "
-            "--resume (deleting what it did not write there); choose an --out outside it"
-        )
+    check_outside_run_parts(out)  # a --resume of that run would replace or delete the export
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()) and not overwrite:
         raise UserError(
             f"{out} already holds an export; pass --overwrite to replace it or choose another --out"

@@ -74,6 +74,21 @@ def run_part(path: Path) -> Path | None:
     return None
 
 
+def check_outside_run_parts(out: Path, flag: str = "--out") -> None:
+    """Refuse an output that is or lies inside a run's `final/` or `checkpoints/` (`run_part`): the run's
+    next `--resume` replaces the one and deletes what it did not write in the other, without a word.
+    `outdir.check_output` cannot say it (outdir sits below the model layer that knows a run's layout),
+    so each command writing beside runs calls this after it: export, eval and every analyze command."""
+    from encoderlab.errors import UserError
+
+    part = run_part(out)
+    if part is not None:
+        raise UserError(
+            f"{flag} {out} is or lies inside {part}, a folder of the run {part.parent} that pretrain replaces "
+            f"on --resume (deleting what it did not write there); choose an {flag} outside it"
+        )
+
+
 def unfinished_run(path: Path) -> Exception:
     """The refusal for a run folder read as a model before it has its final one (still running, stopped
     with `--until-step`, or crashed), naming what to pass instead: a checkpoint of it, or the command that
