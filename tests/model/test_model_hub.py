@@ -413,3 +413,26 @@ def test_a_config_without_model_type_names_the_family_its_architectures_say(tmp_
     (tmp_path / "bert" / "config.json").write_text(json.dumps(raw))
     with pytest.raises(UserError, match=r'names no model_type; add the family it is \("model_type": "bert"'):
         load_pretrained(tmp_path / "bert")
+
+
+@pytest.mark.parametrize("task", [True, False])
+def test_llama_weights_with_no_place_in_the_encoder_name_the_fix(tmp_path, task):
+    """A Llama-style checkpoint with weights the encoder has no place for said only "N weights have no
+    place in the encoder"; now the fix: a fine-tuned task model's body alone, else re-download."""
+    from safetensors.torch import load_file, save_file
+    from transformers import LlamaConfig, LlamaForSequenceClassification
+
+    if task:
+        _save(LlamaForSequenceClassification(LlamaConfig(**BODY, num_labels=2)), tmp_path, tokenizer=False)
+        fix = r"fine-tuned task model \(LlamaForSequenceClassification\).*the weights under 'model\.'"
+    else:
+        folder = _llama_folder(tmp_path)
+        weights = load_file(folder / "model.safetensors")
+        save_file(
+            {**weights, "extra.weight": torch.zeros(2)},
+            folder / "model.safetensors",
+            metadata={"format": "pt"},
+        )
+        fix = r"\['extra\.weight'\]\); the checkpoint does not match its config\.json: re-download the model"
+    with pytest.raises(UserError, match=r"no place in the encoder .*" + fix):
+        load_pretrained(tmp_path)

@@ -15,15 +15,18 @@ bidirectional encoder in bidirectional mode, with no other change.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 
 import torch
 
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_registry import check_tied, seeded_init
+from encoderlab.model.hf_registry import check_tied, seeded_init, unplaced_fix
 
 LLAMA_FAMILIES = ("eurobert", "llama", "qwen2", "qwen3")
+LOADED_ARCHITECTURES = ("ForMaskedLM", "ForCausalLM", "Model")
+"""The transformers classes (by name ending) whose checkpoints are a body and an LM head, or a body alone."""
 
 
 def _first_id(value) -> int | None:
@@ -86,9 +89,10 @@ def hf_key(name: str, prefix: str) -> str:
 
 
 def encoder_from_hf_state(
-    cfg: ModelConfig, state: dict[str, torch.Tensor], where: str
+    cfg: ModelConfig, state: dict[str, torch.Tensor], where: str, architectures: Sequence[str] = ()
 ) -> tuple[Encoder, list[str]]:
-    """Build an `Encoder` from an HF state dict (with or without the `model.` prefix); returns notes."""
+    """Build an `Encoder` from an HF state dict (with or without the `model.` prefix); returns notes.
+    `architectures` (config.json's) tells a fine-tuned task model's head from a checkpoint unlike its config."""
     prefix = "model" if any(k.startswith("model.") for k in state) else ""
     if cfg.tie_embeddings:
         check_tied(where, state, "lm_head.weight", hf_key("embed_tokens.weight", prefix))
@@ -123,6 +127,9 @@ def encoder_from_hf_state(
     if cfg.tie_embeddings:
         unused = [k for k in unused if k != "lm_head.weight"]
     if unused:
-        raise UserError(f"{where}: {len(unused)} weights have no place in the encoder (e.g. {unused[:3]})")
+        raise UserError(
+            f"{where}: {len(unused)} weights have no place in the encoder (e.g. {unused[:3]}); "
+            + unplaced_fix(architectures, prefix, LOADED_ARCHITECTURES)
+        )
     model.load_state_dict(loaded, strict=False)
     return model, notes

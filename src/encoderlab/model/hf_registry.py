@@ -165,18 +165,18 @@ def _fresh(hf, missing: list[str], prefix: str) -> list[str]:
     return [k for k in head if own[k].data_ptr() not in filled]
 
 
-def _unplaced_fix(hf_config, prefix: str) -> str:
-    """How weights outside the masked LM are fixed: a fine-tuned task model (`architectures` names a
-    class other than the base or masked LM: a classifier's `classifier.*`) has a head encoderlab does not
-    load, and its body loads once those weights are gone; anything else is a checkpoint unlike its config."""
-    task = [
-        a for a in getattr(hf_config, "architectures", None) or [] if not a.endswith(("ForMaskedLM", "Model"))
-    ]
+def unplaced_fix(architectures, prefix: str, loads: tuple[str, ...] = ("ForMaskedLM", "Model")) -> str:
+    """How weights outside the model encoderlab builds are fixed: a fine-tuned task model (`architectures`
+    names a class other than those ending in one of `loads`: a classifier's `classifier.*` or `score.*`)
+    has a head encoderlab does not load, and its body loads once those weights are gone; anything else is
+    a checkpoint unlike its config. The adapter families and the Llama-style ones (`hf_llama`) both say it."""
+    names = architectures if isinstance(architectures, (list, tuple)) else ()  # config.json's, unchecked
+    task = [a for a in names if isinstance(a, str) and not a.endswith(loads)]
     if task:
+        body = f"the weights under '{prefix}.'" if prefix else "every weight but the head's"
         return (
             f"it is a fine-tuned task model ({task[0]}), whose head encoderlab does not load: pass the model it "
-            f"was fine-tuned from, or save its body alone (the weights under '{prefix}.') to load that with a "
-            "fresh MLM head"
+            f"was fine-tuned from, or save its body alone ({body}) to load that with a fresh MLM head"
         )
     return "the checkpoint does not match its config.json: re-download the model"
 
@@ -210,7 +210,7 @@ def adapter_from_hf_state(
     if unexpected:
         raise UserError(
             f"{where}: {len(unexpected)} weights have no place in {type(hf).__name__} (e.g. {unexpected[:3]}); "
-            + _unplaced_fix(hf_config, prefix)
+            + unplaced_fix(getattr(hf_config, "architectures", None), prefix)
         )
     body_missing = [k for k in missing if k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
     if body_missing:

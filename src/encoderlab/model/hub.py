@@ -235,7 +235,7 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     state = read_hf_weights(path, allow_pickle=allow_pickle)
     where = str(path)
     if cfg is not None:
-        model, more = encoder_from_hf_state(cfg, state, where)
+        model, more = encoder_from_hf_state(cfg, state, where, getattr(hf, "architectures", None) or ())
     else:
         files, kept_none = read_sentence_files(path)
         model, more = adapter_from_hf_state(hf, state, where, files)
