@@ -177,3 +177,31 @@ def test_adapter_round_trips_through_a_model_folder(request, tmp_path, family, i
         assert torch.equal(
             logits(again.model, ids, attention_mode=mode), logits(loaded.model, ids, attention_mode=mode)
         )
+
+
+def test_a_partly_missing_head_is_built_once_and_drawn_as_a_seeded_build_draws_it(tmp_path, monkeypatch):
+    """An untied BERT saved without its decoder was built unseeded, found to lack it, and built again
+    seeded: two full builds. Now one, with the same head as that seeded build (the fingerprint stands)."""
+    from safetensors.torch import save_file
+    from transformers import BertForMaskedLM
+
+    from encoderlab.model.hf_registry import seeded_init
+
+    config = bert_config(tie_word_embeddings=False)
+    model = randomize(BertForMaskedLM(config))
+    model.save_pretrained(str(tmp_path))
+    state = {k: v.clone() for k, v in model.state_dict().items() if k != "cls.predictions.decoder.weight"}
+    save_file(state, str(tmp_path / "model.safetensors"), metadata={"format": "pt"})
+    with seeded_init(state):
+        expected = BertForMaskedLM(config).cls.predictions.decoder.weight.detach().clone()
+    built, init = [], BertForMaskedLM.__init__
+
+    def counted(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        built.append(next(self.parameters()).device.type)
+
+    monkeypatch.setattr(BertForMaskedLM, "__init__", counted)
+    loaded = load_pretrained(tmp_path)
+    assert [d for d in built if d != "meta"] == ["cpu"]  # one build of weights; a skeleton costs none
+    assert torch.equal(loaded.model.hf.cls.predictions.decoder.weight, expected)
+    assert any("lacks ['cls.predictions.decoder.weight']" in n for n in loaded.notes)

@@ -155,14 +155,25 @@ def _loaded(cls, hf_config, state: dict[str, torch.Tensor], where: str, *, seede
     return hf, missing, unexpected
 
 
-def _fresh(hf, missing: list[str], prefix: str) -> list[str]:
-    """The head weights the checkpoint lacks that tying did not fill: transformers' init drew them.
-    Told by storage, not by the class's tied-keys table: that names the decoder of an untied config too,
-    so a checkpoint saved without its untied decoder loaded a fresh one unseeded and unnoted."""
-    own = hf.state_dict()
-    filled = {t.data_ptr() for k, t in own.items() if k not in missing}
-    head = [k for k in missing if not k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)]
-    return [k for k in head if own[k].data_ptr() not in filled]
+def _fresh(cls, hf_config, state: dict[str, torch.Tensor], prefix: str) -> list[str]:
+    """The head weights of `cls` the checkpoint lacks that tying does not fill: transformers' init draws
+    them. Told before the model is built, from a skeleton on the meta device (no memory, no init draws:
+    about a hundredth of a build), so that the one build is seeded whenever something is drawn; a partly
+    missing head (an untied decoder) was built unseeded, found, and built again seeded. Told by identity
+    after tying (a tied weight is one Parameter), not by the class's tied-keys table: that names the
+    decoder of an untied config too, so a checkpoint saved without its untied decoder loaded a fresh one
+    unseeded and unnoted."""
+    with torch.device("meta"):
+        skeleton = cls(hf_config)
+    skeleton.tie_weights()
+    own = skeleton.state_dict(keep_vars=True)
+    filled = {id(t) for k, t in own.items() if k in state}
+    head = [
+        k
+        for k in own
+        if k not in state and not k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)
+    ]
+    return [k for k in head if id(own[k]) not in filled]
 
 
 def unplaced_fix(architectures, prefix: str, loads: tuple[str, ...] = ("ForMaskedLM", "Model")) -> str:
@@ -201,10 +212,8 @@ def adapter_from_hf_state(
     except UserError as exc:  # a family's refusal of its config: named with the folder
         raise UserError(f"{where}/config.json: {exc}") from None
     headless = all(k.startswith(prefix + ".") for k in state)  # a base model: the MLM head is made here
-    hf, missing, unexpected = _loaded(cls, hf_config, state, where, seeded=headless)
-    fresh = _fresh(hf, missing, prefix)
-    if fresh and not headless:  # part of a head (an untied decoder) drawn unseeded: draw it again, seeded
-        hf, missing, unexpected = _loaded(cls, hf_config, state, where, seeded=True)
+    fresh = _fresh(cls, hf_config, state, prefix)  # a head or part of one (an untied decoder) to draw
+    hf, missing, unexpected = _loaded(cls, hf_config, state, where, seeded=bool(fresh))
     carried = {k: state[k] for k in unexpected if _CARRIED in k}
     unexpected = [k for k in unexpected if not any(s in k for s in _IGNORABLE)]
     if unexpected:
