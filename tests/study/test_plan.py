@@ -17,7 +17,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.graph import build_graph, prepare_graph
 from encoderlab.study.nodes import real_backend
-from encoderlab.study.plan import corpus_size, plan_study
+from encoderlab.study.plan import corpus_size, passes_text, plan_study
 from encoderlab.study.runner import node_dir, run_study
 from encoderlab.study.spec import DataSpec
 
@@ -143,7 +143,8 @@ def test_biomed_enriched_is_bounded_by_its_cards_bytes_and_paper2_at_50b_is_refu
     out = capsys.readouterr().out
     assert "at most 31.4B unique tokens" in out and "  >=0.35  " in out
     passes = {(row[0], row[1]): row[4] for row in list_studies()}
-    assert passes["paper2-detour", "gpu-1b"] == ">=1.8"
+    # 1.7506 at least: `study list` shows plan's figure, and a lower bound is never rounded up (was >=1.8)
+    assert passes["paper2-detour", "gpu-1b"] == ">=1.75" and passes["paper2-detour", "gpu-610m"] == ">=0.875"
     # the cpu scale reads two assets: sized once both are fetched (on a machine that fetched them),
     # unknown before, a lower bound while one is: never a guess
     fetched = [read_manifest(a) is not None for a in ("general-en", "biomed")]
@@ -314,7 +315,8 @@ def test_starcoderdata_python_is_sized_by_the_starcoder_paper_and_the_code_detou
     assert len(err) == 1 and "run detour-code would read dataset code 3.17 times" in err[0]
     passes = {(row[0], row[1]): row[4] for row in list_studies()}
     assert (
-        passes["paper2-detour-code", "gpu-210m"] == "0.63" and passes["paper2-detour-code", "gpu-1b"] == "3.2"
+        passes["paper2-detour-code", "gpu-210m"] == "0.635"
+        and passes["paper2-detour-code", "gpu-1b"] == "3.17"
     )
 
 
@@ -329,6 +331,21 @@ def test_most_passes_is_a_lower_bound_while_a_corpus_is_not_sized():
     assert partly.max_passes_text() == ">=0.5"
     unsized = replace(plan, runs=[replace(run, passes=None)])
     assert unsized.max_passes_text() == "?"
+
+
+def test_a_lower_bound_on_passes_is_rounded_down():
+    """`>=N` claims at least N passes: 1.7506 at least is `>=1.7` to 2 digits (it was `>=1.8`, more repeats than
+    known) and `>=1.75` to 3, in the table and in the refusal; an exact count is rounded to nearest as before."""
+    run = plan_study(get_study("paper2-detour", "gpu-210m")).runs[0]
+    bound = replace(run, passes=1.7506, at_least=True)
+    assert passes_text(bound, 2) == ">=1.7" and passes_text(bound, 3) == ">=1.75"
+    assert passes_text(replace(bound, passes=1.759), 3) == ">=1.75"
+    assert passes_text(replace(bound, passes=1.75), 3) == ">=1.75"  # a bound that is the figure stays it
+    assert passes_text(replace(bound, passes=12.99), 2) == ">=12"
+    assert passes_text(replace(bound, at_least=False), 2) == "1.8"
+    large = plan_study(get_study("paper2-detour", "gpu-1b"))
+    over = replace(large, runs=[replace(r, passes=1.759) for r in large.runs])
+    assert "biomed at least 1.75 times" in (over.refusal() or "")  # was "at least 1.76"
 
 
 def test_an_existing_tokenizer_is_named_with_its_own_size_not_the_trained_default(tmp_path):

@@ -1,4 +1,5 @@
-"""docs/studies.md's scales table quotes, for the gpu scales, the expected times `study list` prints.
+"""docs/studies.md's scales table quotes, for the gpu scales, the expected times `study list` prints, and
+it and docs/reproduce.md the passes the study guard refuses paper 2 at 50B tokens with.
 Those are estimates from the studies' own code (`catalog.estimate_minutes`), so a change to a study, a
 scale or the cost model moves them; the doc's numbers must move too. The demo and cpu cells are
 measured wall times, which no code computes, so they are left out."""
@@ -10,8 +11,10 @@ from pathlib import Path
 
 from encoderlab.study.catalog import estimate_minutes, get_study
 from encoderlab.study.cli import expected_time
+from encoderlab.study.plan import passes_text, plan_study
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "studies.md"
+REPRODUCE = DOC.parent / "reproduce.md"
 STUDY_COLUMNS = ("paper1-pfs", "paper1-cpt", "paper2-detour")
 ESTIMATE = re.compile(r"~(\d+ (?:h|min))\b")
 
@@ -53,3 +56,16 @@ def test_the_table_reader_sees_a_stale_estimate():
         ("paper1-cpt", "gpu-1b"): "253 h",
         ("paper2-detour", "gpu-1b"): "68 h",
     }
+
+
+def test_the_docs_quote_the_passes_that_refuse_paper2_at_gpu_1b():
+    """`study list`, `study plan` and the refusal show paper2-detour gpu-1b's lower bound as `>=1.75`;
+    the docs said "1.75" where `study list` showed ">=1.8" (a lower bound rounded up)."""
+    plan = plan_study(get_study("paper2-detour", "gpu-1b"))
+    most = passes_text(max(plan.runs, key=lambda r: r.passes or 0), 3).removeprefix(">=")
+    for doc in (DOC, REPRODUCE):
+        quoted = re.findall(
+            r"Biomed-Enriched at least ([\d.]+) times|read it at least ([\d.]+) times", doc.read_text()
+        )
+        assert quoted, f"{doc.name} no longer quotes paper2-detour gpu-1b's passes"
+        assert {a or b for a, b in quoted} == {most}, f"{doc.name} quotes {quoted}, the plan shows >={most}"

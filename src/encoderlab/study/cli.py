@@ -200,9 +200,9 @@ def expected_time(minutes: float) -> str:
 
 def list_command() -> None:
     """List the built-in studies and scales with their expected run times and passes over their corpus."""
-    print(f"{'study':<18} {'scale':<10} {'expected time':>14} {'passes':>7}  {'hardware':<20} setup")
+    print(f"{'study':<18} {'scale':<10} {'expected time':>14} {'passes':>8}  {'hardware':<20} setup")
     for study, scale, minutes, hardware, passes, setup in list_studies():
-        print(f"{study:<18} {scale:<10} {expected_time(minutes):>14} {passes:>7}  {hardware:<20} {setup}")
+        print(f"{study:<18} {scale:<10} {expected_time(minutes):>14} {passes:>8}  {hardware:<20} {setup}")
     print(
         "passes: the most any pretraining run reads its corpus (estimated, >=: at least; exact in `study plan "
         "--out DIR`)"

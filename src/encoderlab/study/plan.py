@@ -44,6 +44,7 @@ This module computes the plan; `study/plantext.py` writes it out for `study plan
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,11 +144,12 @@ class StudyPlan:
         return max(known) if known else None
 
     def max_passes_text(self) -> str:
-        """`max_passes` as `study list` shows it: `?`, `1.8`, or `>=1.8` for a lower bound."""
+        """`max_passes` as `study list` shows it: `?`, `1.75`, or `>=1.75` for a lower bound; the same
+        3 significant digits as `study plan`'s passes column, so the two commands show one figure."""
         known = [r for r in self.runs if r.passes is not None]
         if not known:
             return "?"
-        text = passes_text(max(known, key=lambda r: r.passes), 2)
+        text = passes_text(max(known, key=lambda r: r.passes), 3)
         # a run on a corpus not yet sized may read it more often: the known most is then a lower bound
         return text if len(known) == len(self.runs) or text.startswith(">=") else f">={text}"
 
@@ -163,6 +165,7 @@ class StudyPlan:
         c = self.corpora[r.dataset]
         what = "counted" if c.counted else "estimated"
         least, most = ("at least ", "at most ") if r.at_least else ("", "")
+        times = passes_text(r, 3).removeprefix(">=")
         from encoderlab.study.catalog import STUDIES
 
         where = (  # a study of the user's own has no `study show` to write it out: it is a file already
@@ -171,17 +174,23 @@ class StudyPlan:
             else "its study file"
         )
         return (
-            f"run {r.model} would read dataset {r.dataset} {least}{r.passes:,.2f} times ({short_number(r.reaches)} tokens "
+            f"run {r.model} would read dataset {r.dataset} {least}{times} times ({short_number(r.reaches)} tokens "
             f"of {most}{short_number(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {count(limit, 'pass', 'passes')}: give it a "
             f"corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in {where}"
         )
 
 
 def passes_text(r: RunPlan, digits: int) -> str:
-    """A run's passes to `digits` significant digits: `?` unknown, `>=1.8` a lower bound."""
+    """A run's passes to `digits` significant digits: `?` unknown, `>=1.75` a lower bound. A lower bound
+    is rounded down, not to nearest: 1.7506 passes at least is `>=1.75`, and to 2 digits `>=1.7`, never
+    `>=1.8`, which would claim more repeats than are known."""
     if r.passes is None:
         return "?"
-    return f"{'>=' if r.at_least else ''}{r.passes:.{digits}g}"
+    if not r.at_least or r.passes <= 0:
+        return f"{r.passes:.{digits}g}"
+    step = 10.0 ** (math.floor(math.log10(r.passes)) - digits + 1)
+    # the 1e-9 keeps a bound that is exactly a figure (1.75 stored as 1.7499999...) at that figure
+    return f">={math.floor(r.passes / step + 1e-9) * step:.{digits}g}"
 
 
 def short_number(x: float | None) -> str:
