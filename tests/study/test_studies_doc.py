@@ -1,5 +1,6 @@
 """docs/studies.md's scales table quotes, for the gpu scales, the expected times `study list` prints, and
-it and docs/reproduce.md the passes the study guard refuses paper 2 at 50B tokens with.
+it and docs/reproduce.md the passes the study guard refuses paper 2 at 50B tokens with, and its
+`$ encoderlab study plan ...` example is what that command prints (lines elided with `...` aside).
 Those are estimates from the studies' own code (`catalog.estimate_minutes`), so a change to a study, a
 scale or the cost model moves them; the doc's numbers must move too. The demo and cpu cells are
 measured wall times, which no code computes, so they are left out."""
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from encoderlab.cli import main
 from encoderlab.study.catalog import estimate_minutes, get_study
 from encoderlab.study.cli import expected_time
 from encoderlab.study.plan import passes_text, plan_study
@@ -69,3 +71,23 @@ def test_the_docs_quote_the_passes_that_refuse_paper2_at_gpu_1b():
         )
         assert quoted, f"{doc.name} no longer quotes paper2-detour gpu-1b's passes"
         assert {a or b for a, b in quoted} == {most}, f"{doc.name} quotes {quoted}, the plan shows >={most}"
+
+
+def shown_sessions(text: str) -> list[tuple[list[str], list[str]]]:
+    """(argv, output lines) of every code block in `text` that opens with `$ encoderlab ...`; `...` lines
+    (elided output) are left out."""
+    sessions = []
+    for block in re.findall(r"```\n\$ encoderlab (.*?)\n(.*?)```", text, flags=re.S):
+        argv, output = block
+        sessions.append((argv.split(), [x for x in output.splitlines() if x.strip() != "..."]))
+    return sessions
+
+
+def test_the_study_plan_shown_in_studies_md_is_what_it_prints(capsys):
+    sessions = shown_sessions(DOC.read_text())
+    assert sessions, "docs/studies.md no longer shows a `$ encoderlab study plan` session"
+    for argv, shown in sessions:
+        main(argv)
+        printed = capsys.readouterr().out.splitlines()
+        stale = [line for line in shown if line not in printed]
+        assert not stale, f"docs/studies.md shows lines `encoderlab {' '.join(argv)}` does not print: {stale}"
