@@ -62,7 +62,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from encoderlab.analysis.features import DEFAULT_ENCODING, Encoding, pooled_features
+from encoderlab.analysis.features import DEFAULT_ENCODING, Encoding, check_finite, pooled_features
 from encoderlab.analysis.inputs import MIN_TEXTS
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
@@ -348,18 +348,6 @@ def draw_overlap(draws: Sequence[np.ndarray]) -> float:
     return float(np.mean([len(np.intersect1d(x, y)) / len(x) for x, y in pairs])) if pairs else 0.0
 
 
-def _check_finite(layers: Sequence[torch.Tensor], model: str) -> None:
-    """Refuse hidden states holding NaN or inf: their CKA is NaN, which the report read as a layer constant
-    across the texts (an undefined CKA), not as a broken model."""
-    bad = [layer for layer, f in enumerate(layers) if not bool(torch.isfinite(f).all())]
-    if bad:
-        raise UserError(
-            f"{model} gives hidden states that are not finite (NaN or inf) in {noun(len(bad), 'layer')} "
-            f"{format_layers(bad)}: its weights hold NaN or inf (a diverged checkpoint) or its precision "
-            "overflowed; give a model with finite weights, or run it in float32 (--dtype float32)"
-        )
-
-
 def _draw(
     texts: Sequence[str], n: int, seeds: Sequence[int]
 ) -> tuple[list[str], list[torch.Tensor], int, float]:
@@ -426,7 +414,7 @@ def compare(
         for name, (model, tok) in models.items()
     }
     for name, layers in feats.items():
-        _check_finite(layers, f"model {name}" + (f" ({labels[name]})" if labels and name in labels else ""))
+        check_finite(layers, f"model {name}" + (f" ({labels[name]})" if labels and name in labels else ""))
     widths = [f.shape[1] for f in feats["A"] + feats["B"]]
     if n <= max(widths):
         warnings.warn(

@@ -445,8 +445,9 @@ def probe_command(
     with output_folder(out, ANALYZE):  # the feature cache is written while probing
         for source, model, tokenizer in loaded:
             for task in loaded_tasks:
+                cache, label = out / "cache", f"model {source}"
                 layers = probe.probe_model(
-                    model, tokenizer, task, encoding, seed=seed, cache_dir=out / "cache"
+                    model, tokenizer, task, encoding, seed=seed, cache_dir=cache, label=label
                 )
                 rows += probe.as_rows(source, task, layers)
                 best = max(layers, key=lambda r: r.accuracy)

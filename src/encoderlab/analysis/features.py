@@ -33,8 +33,11 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from encoderlab.analysis.inputs import DEFAULT_ENCODING, Encoding
+from encoderlab.errors import UserError
 from encoderlab.eval.features import pad_batch, words_as_text
 from encoderlab.model.config import AttentionMode
+from encoderlab.train.freeze import format_layers
+from encoderlab.words import noun
 
 
 def model_device(model: nn.Module) -> torch.device:
@@ -97,6 +100,18 @@ def pooled_features(
                 per_layer.append([])
             per_layer[layer].append(pooled.to(dtype))
     return [torch.cat(chunks) for chunks in per_layer]
+
+
+def check_finite(layers: Sequence[torch.Tensor], model: str) -> None:
+    """Refuse per-layer features holding NaN or inf (a diverged checkpoint, a float16 overflow): CKA read
+    them as a layer constant across the texts, and a probe fitted on them scored below chance, silently."""
+    bad = [layer for layer, f in enumerate(layers) if not bool(torch.isfinite(f).all())]
+    if bad:
+        raise UserError(
+            f"{model} gives hidden states that are not finite (NaN or inf) in {noun(len(bad), 'layer')} "
+            f"{format_layers(bad)}: its weights hold NaN or inf (a diverged checkpoint) or its precision "
+            "overflowed; give a model with finite weights, or run it in float32 (--dtype float32)"
+        )
 
 
 def _word_positions(

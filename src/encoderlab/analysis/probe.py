@@ -34,6 +34,7 @@ from torch import nn
 from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     Encoding,
+    check_finite,
     pooled_features,
     texts_fingerprint,
     word_features,
@@ -240,8 +241,10 @@ def task_features(
     encoding: Encoding = DEFAULT_ENCODING,
     *,
     cache_dir: Path | None = None,
+    label: str = "the model",
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """Per-layer feature rows, their labels and the example each row belongs to (cached)."""
+    """Per-layer feature rows, their labels and the example each row belongs to (cached); `label` names the
+    model in a refusal of its features."""
     # The batch size changes no feature; length and attention mode do.
     setting = f"{encoding.max_length}-{encoding.attention_mode}"
     key = f"{fingerprint(model, tokenizer)}-{texts_fingerprint(task.inputs)}-{setting}"
@@ -254,6 +257,7 @@ def task_features(
             index = np.stack([np.arange(len(task.inputs)), np.zeros(len(task.inputs), dtype=np.int64)], 1)
         else:
             feats, index = word_features(model, tokenizer, task.inputs, encoding, **kwargs)
+        check_finite(feats, label)  # before the cache: NaN rows were fitted, and scored below chance
         return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
 
     arrays = cached_arrays(path, compute, "feature cache")
@@ -275,9 +279,11 @@ def probe_model(
     seed: int = 0,
     cache_dir: Path | None = None,
     layers: Sequence[int] | None = None,
+    label: str = "the model",
 ) -> list[ProbeLayer]:
-    """A probe per layer (all layers unless `layers` is given), scored on held-out examples."""
-    feats, labels, example = task_features(model, tokenizer, task, encoding, cache_dir=cache_dir)
+    """A probe per layer (all layers unless `layers` is given), scored on held-out examples; `label` names
+    the model in a refusal."""
+    feats, labels, example = task_features(model, tokenizer, task, encoding, cache_dir=cache_dir, label=label)
     train, val, test = split_rows(len(task.inputs), seed)
     # Rows follow their example into its split (whole sentences for token tasks).
     splits = tuple(np.flatnonzero(np.isin(example, part)) for part in (train, val, test))

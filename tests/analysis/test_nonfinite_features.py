@@ -1,0 +1,70 @@
+"""`analyze cka` and `analyze probe` on a model whose hidden states are not finite: one line naming the model
+and its layers, nothing written (CKA blamed constant features; the probe scored NaN rows below chance)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from analysis_helpers import WORDS, make_model, make_texts, make_tokenizer
+
+from encoderlab.cli import main
+from encoderlab.model.io import save_model_folder
+
+
+def _broken(path):
+    """A tiny model folder whose layer 1 (and so layer 2) outputs NaN: a diverged checkpoint."""
+    model = make_model(0)
+    with torch.no_grad():
+        model.layers[1].mlp.down_proj.weight.fill_(float("nan"))
+    return save_model_folder(model, path, tokenizer=make_tokenizer())
+
+
+def _refused(capsys, argv) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err  # the progress bars of the forward passes, then the one line
+    assert exc.value.code == 2 and "Traceback" not in err, err
+    return err.strip().splitlines()[-1]
+
+
+def test_a_model_with_nan_weights_is_refused_not_read_as_constant_features(tmp_path, capsys):
+    """NaN hidden states (a diverged checkpoint, or float16 overflow) gave NaN CKA in every layer from the
+    broken one on, and the low-layer sentence blamed features constant across the texts."""
+    tok = make_tokenizer()
+    a = _broken(tmp_path / "a")
+    b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=tok)
+    twin = save_model_folder(make_model(2), tmp_path / "b2", tokenizer=tok)
+    (tmp_path / "texts.txt").write_text("\n".join(make_texts(60)) + "\n")
+    argv = ["analyze", "cka", str(a), str(b), "--baseline", str(twin), "--n", "50"]
+    argv += ["--texts", str(tmp_path / "texts.txt"), "--out", str(tmp_path / "o")]
+    line = _refused(capsys, argv)
+    assert f"model A ({a}) gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance(tmp_path, capsys):
+    """The probe was fitted on NaN rows and wrote 12.5% test accuracy (two balanced classes) for layers 1-2."""
+    model = _broken(tmp_path / "m")
+    records = [
+        {
+            "id": str(i),
+            "text": " ".join(WORDS[(i % 2) * 30 + k] for k in range(5)),
+            "meta": {"label": str(i % 2)},
+        }
+        for i in range(40)
+    ]
+    (tmp_path / "seq.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    argv = [
+        "analyze",
+        "probe",
+        str(model),
+        "--tasks",
+        str(tmp_path / "seq.jsonl"),
+        "--out",
+        str(tmp_path / "p"),
+    ]
+    line = _refused(capsys, argv)
+    assert f"model {model} gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
+    assert not (tmp_path / "p").exists()
