@@ -10,12 +10,15 @@ target that is not a number, a tc row without words or with an empty word) is on
 a class of its own, called 'None' or "['a', 'b']". So is a class column of fractional numbers (e.g.
 similarity scores), which would have become one class per distinct value, and, without `labels:`, one
 of two names that differ only in spaces at their ends (`good`, `good `) or in case (`Good`, `good`).
+Names are compared in Unicode's composed form (NFC), so one written with a combining accent is the
+same class as its composed spelling, which looks the same.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Literal
 
@@ -52,7 +55,7 @@ def label_set(
     if kind == "regression":
         return ()
     if given is not None:
-        labels = tuple(str(x) for x in given)
+        labels = tuple(label_name(str(x)) for x in given)  # NFC, as the data's names are read
         twice = next((x for x in labels if labels.count(x) > 1), None)
         if twice is not None:  # the second was never a class id: its predictions read as the first's name
             raise UserError(
@@ -234,10 +237,14 @@ def label_name(value) -> str:
     """A label value as a class name: its text, a JSON/parquet boolean as YAML writes it (`true`), a
     whole float as the integer it holds (`1.0` -> `1`: a CSV column of floats, e.g. one pandas wrote,
     names its classes as an integer column does, so a train file of floats and a test file of ints
-    agree; they were refused as "label '1' is not in the label set ['0.0', '1.0']")."""
+    agree; they were refused as "label '1' is not in the label set ['0.0', '1.0']"). A text is taken in
+    Unicode's composed form (NFC): `café` written with a combining accent (as macOS and some exports
+    write it) is the same name, not a class of its own that looks the same in every message."""
     if isinstance(value, bool):
         return str(value).lower()
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return unicodedata.normalize("NFC", str(value))
 
 
 def written(value):

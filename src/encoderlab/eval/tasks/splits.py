@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import json
 import random
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
 from encoderlab.errors import UserError
@@ -130,14 +131,26 @@ def text_fields(texts: str | tuple[str, str]) -> dict:
 
 
 def overlap_keys(family: str, split) -> set:
-    """What makes two examples the same input (a test input seen in training inflates the score)."""
+    """What makes two examples the same input (a test input seen in training inflates the score). Texts
+    are compared in Unicode's composed form (NFC): a copy whose accents are combining characters (as
+    macOS and some exports write them) looks the same, and most tokenizers normalise it to the same
+    tokens, but it passed the check."""
     if family == "ir":
-        return set(split.queries.values()) if isinstance(split, IRSplit) else {p["query"] for p in split}
-    if family == "tc":
-        return {tuple(e["tokens"]) for e in split}
-    if family == "qa":
-        return {(e["question"], e["context"]) for e in split}
-    return {(e["text"], e.get("text_pair")) for e in split}
+        keys = set(split.queries.values()) if isinstance(split, IRSplit) else {p["query"] for p in split}
+    elif family == "tc":
+        keys = {tuple(e["tokens"]) for e in split}
+    elif family == "qa":
+        keys = {(e["question"], e["context"]) for e in split}
+    else:
+        keys = {(e["text"], e.get("text_pair")) for e in split}
+    return {_composed(k) for k in keys}
+
+
+def _composed(key):
+    """An overlap key with each of its texts in NFC."""
+    if isinstance(key, tuple):
+        return tuple(_composed(k) for k in key)
+    return unicodedata.normalize("NFC", key) if isinstance(key, str) else key
 
 
 def _shown(family: str, key) -> str:
