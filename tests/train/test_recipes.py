@@ -238,7 +238,8 @@ def test_too_few_steps_name_the_parameter_and_its_range(capsys, name):
 @pytest.mark.parametrize("name", [n for n in RECIPES if n != "cpt-mlm"] + ["cpt-mlm"])
 def test_each_recipes_scaling_rule_gives_its_own_defaults_at_its_default_length(name):
     """The fractions a recipe scales by are its own warmup and decay over its own length."""
-    from encoderlab.train.recipes import SCALING, recipe_defaults
+    from encoderlab.train.recipe_scaling import SCALING
+    from encoderlab.train.recipes import recipe_defaults
 
     rule, defaults = SCALING[name], recipe_defaults(name)
     if rule.length == "steps":

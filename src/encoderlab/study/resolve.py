@@ -7,7 +7,7 @@ reloads it with the strict typed loader. Nothing is passed as `key=value` text. 
 
 1. the scale's settings as arguments of the recipe, where the recipe takes them: model size (runs
    from scratch), sequence length, micro-batch and global batch;
-2. the run length: the recipe's own `Scaling` (`train.recipes.SCALING`) at the scale's steps, so a
+2. the run length: the recipe's own `Scaling` (`train.recipe_scaling.SCALING`) at the scale's steps, so a
    paper recipe shrunk to 1,000 steps keeps its warmup and decay as the same fractions of the run;
 3. a checkpoint every fifth of the run, so a killed study loses at most a fifth of a run;
 4. the start model, where the recipe takes one (`init`): an asset, or a placeholder for another run
@@ -60,7 +60,8 @@ def _scale_args(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
 
 def recipe_arguments(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
     """Every argument the study passes to the run's recipe (steps 1-5 above)."""
-    from encoderlab.train.recipes import SCALING, SMOKE, recipe_defaults
+    from encoderlab.train.recipe_scaling import SCALING
+    from encoderlab.train.recipes import SMOKE, recipe_defaults
 
     assert run.recipe is not None, f"run {run.name} has no recipe"
     defaults = recipe_defaults(run.recipe)
