@@ -208,7 +208,7 @@ def test_a_cpu_scale_plan_shows_seconds_or_minutes_not_tenths_of_hours(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert any(line.startswith("evaluation: ~") and line.split()[2] == "GPU-minutes" for line in lines)
     runs = [line.split() for line in lines if line.startswith(("mlm40/s0 ", "clm-12k "))]
-    assert [run[5] for run in runs] == ["<0.01", "<0.01"]  # its GPU-h
+    assert [run[6] for run in runs] == ["<0.01", "<0.01"]  # its GPU-h (after params and N)
 
 
 def test_a_task_of_no_max_length_counts_its_texts_at_the_models_context():
