@@ -317,19 +317,15 @@ def detour_freeze_low_decay(**kwargs: Any) -> RunConfig:
 def _check_warmup_fits(
     phase: Phase, layout: BatchLayout, tokens: int, warmup_tokens: int, param: bool
 ) -> None:
-    """A `tokens` too short for the first phase's warmup, refused in the recipe's own parameters: the
-    schedule's check said "shorten them or lengthen the phase", and smoke-detour takes no warmup to shorten.
-    `param`: whether the recipe takes `warmup_tokens` (smoke-detour's is fixed)."""
-    steps, warmup = phase.n_steps(layout), phase.schedule.warmup
-    if warmup <= steps:
-        return
-    least = warmup * layout.tokens_per_step
-    lower = ", or lower warmup_tokens" if param else ""
-    raise UserError(
-        f"tokens {tokens} make the {phase.name} phase {count(steps, 'step')} of {layout.tokens_per_step} tokens, "
-        f"fewer than its warmup of {count(warmup, 'step')} ({warmup_tokens} warmup_tokens); raise tokens to at "
-        f"least {least} ({count(warmup, 'step')}){lower}"
-    )
+    """Tokens too few for the first phase's warmup, named in the recipe's parameters (the schedule's "shorten
+    them" named none smoke-detour takes: its warmup is fixed, `param` False)."""
+    steps, warmup, per = phase.n_steps(layout), phase.schedule.warmup, layout.tokens_per_step
+    if warmup > steps:
+        raise UserError(
+            f"tokens {tokens} make the {phase.name} phase {count(steps, 'step')} of {per} tokens, fewer than its "
+            f"warmup of {count(warmup, 'step')} ({warmup_tokens} warmup_tokens); raise tokens to at least "
+            f"{warmup * per} ({count(warmup, 'step')}){', or lower warmup_tokens' if param else ''}"
+        )
 
 
 def _detour_defaults() -> dict[str, Any]:
@@ -369,16 +365,8 @@ def smoke_clm_mlm(steps: int = 40, clm_fraction: float = 0.25, data: str = "synt
 
 def smoke_detour(tokens: int = 40 * 8 * 64, data: str = "synthetic") -> RunConfig:
     """Tiny CLM detour then MLM-15% 1-sqrt decay on CPU in seconds."""
-    cfg = _detour(
-        CLM(),
-        "",
-        "",
-        warmup_tokens=4 * 8 * 64,
-        tokens=tokens,
-        decay_fraction=0.1,
-        **{**SMOKE, "data": data},
-        warmup_param=False,
-    )
+    smoke = {**SMOKE, "data": data, "warmup_param": False}
+    cfg = _detour(CLM(), "", "", warmup_tokens=4 * 8 * 64, tokens=tokens, decay_fraction=0.1, **smoke)
     import dataclasses
 
     return dataclasses.replace(_smoke(cfg), optim=dataclasses.replace(PAPER2_OPTIM, lr=3e-3), seed=17)
