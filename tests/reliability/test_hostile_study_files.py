@@ -49,6 +49,7 @@ def _study_files(root: Path) -> None:
     edits = {
         "micro_batch0": lambda s: s.update(micro_batch=0),
         "max_docs": lambda s: s["data"][0].update(max_docs=-5),
+        "max_docs_huge": lambda s: s["data"][0].update(max_docs=10**21),
         "vocab3": lambda s: s["data"][0].update(vocab_size=3),
         "lr_nan": lambda s: s.update(eval={"lrs": [float("nan")]}),
         "lr_twice": lambda s: s.update(eval={"lrs": [1e-4, 1e-4]}),
@@ -104,6 +105,10 @@ def _study_files(root: Path) -> None:
         "cka_texts_missing": lambda s: s.update(cka=[{"a": "a", "b": "b", "texts": "nothere.txt"}]),
         "cka_few_texts": lambda s: s.update(cka=[{"a": "a", "b": "b", "n_texts": 10, "texts": "texts.txt"}]),
         "eval_steps_not_evaluated": lambda s: s["runs"][0].update(eval_steps=[10]),
+        "eval_steps_twice": lambda s: s["runs"][0].update(eval_steps=[10, 10], evaluate=True),
+        "run_seed_negative": lambda s: s["runs"][0].update(seed=-1),
+        "paper_unknown": lambda s: s.update(paper="paper9"),
+        "expected_minutes_nan": lambda s: s.update(expected_minutes=float("nan")),
         "run_tasks_empty": lambda s: s["runs"][0].update(evaluate=True, tasks=[]),
         "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
         "reference_eval_steps": lambda s: s["runs"].append(
@@ -154,6 +159,11 @@ STUDY_CASES = [
         "study-max-docs-negative",
         "study run {w}/study_max_docs.yaml --out {w}/s",
         r"dataset main: max_docs must be >= 1, got -5; give a positive max_docs or null",
+    ),
+    (  # an islice ValueError traceback, in `study plan` and in the prepare node
+        "study-max-docs-too-large",
+        "study plan {w}/study_max_docs_huge.yaml",
+        r"dataset main: max_docs must be at most \d+, got 1000000000000000000000; give null to read every document$",
     ),
     (
         "study-vocab-too-small",
@@ -295,6 +305,28 @@ STUDY_CASES = [
         "study plan {w}/study_eval_steps_not_evaluated.yaml",
         r"run a: evaluate is false, so its eval_steps \[10\] are never fine-tuned; drop them, or set evaluate: "
         r"true$",
+    ),
+    (  # planned without a word: the step was evaluated once
+        "study-eval-steps-repeated",
+        "study plan {w}/study_eval_steps_twice.yaml",
+        r"run a eval_steps: 10 given twice; give each once$",
+    ),
+    (  # made the study folder, then the run's config refused "seed must be >= 0, got -1; e.g. --set seed=0"
+        "study-run-seed-negative",
+        "study run {w}/study_run_seed_negative.yaml --out {w}/s",
+        r"run a: seed must be >= 0 \(an offset added to each pretraining seed\), got -1; give 0 or more, or drop it$",
+    ),
+    (  # planned and reported as a study of no paper, without a word
+        "study-paper-unknown",
+        "study plan {w}/study_paper_unknown.yaml",
+        r"study mini: paper 'paper9' is none of paper1, paper2; name one of them, or drop paper \(a study of no "
+        r"paper\)$",
+    ),
+    (  # planned; `study list` showed "nan min"
+        "study-expected-minutes-not-finite",
+        "study plan {w}/study_expected_minutes_nan.yaml",
+        r"study mini: expected_minutes must be a finite number >= 0, got nan; give the minutes the study takes, "
+        r"or 0 \(unknown\)$",
     ),
     (  # was read as no restriction: the run was fine-tuned on every task of the study
         "study-run-tasks-empty",

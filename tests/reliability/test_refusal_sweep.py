@@ -44,6 +44,7 @@ SWEEP = [
     ("prepare-tokenizer-a-text-file", "data prepare --source {w}/texts.txt --tokenizer {w}/texts.txt --out {w}/p", r"texts.txt holds no tokenizer files"),
     ("prepare-hub-offline", "data prepare --source {w}/texts.txt --tokenizer org/name --out {w}/p", r"tokenizer 'org/name' is not a folder or asset, and the hub is offline"),
     ("prepare-val-fraction-nan", "data prepare --source {w}/texts.txt --tokenizer {w}/model --val-fraction nan --out {w}/p", r"--val-fraction must be in \[0, 1\)"),
+    ("prepare-max-docs-too-large", "data prepare --source {w}/texts.txt --tokenizer {w}/model --max-docs 1000000000000000000000 --out {w}/p", r"--max-docs must be at most \d+, got 1000000000000000000000; leave it out to read everything$"),
     ("prepare-shard-out-of-range", "data prepare --source {w}/texts.txt --tokenizer {w}/model --shard 3/2 --out {w}/p", r"shard 3/2 is out of range"),
     ("prepare-over-model", "data prepare --source {w}/texts.txt --tokenizer {w}/model --out {w}/model", r"--out \S*/model is a non-empty folder that encoderlab did not create"),
     ("merge-no-parts", "data merge --out {w}/foreign", r"no parts to merge: \S*/foreign.shards does not exist"),

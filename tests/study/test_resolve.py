@@ -110,3 +110,13 @@ def test_a_bad_study_is_a_user_error():
     with pytest.raises(UserError, match="override 'optim.nope'"):
         replace(spec, run_overrides={"optim.nope": 1})
     assert isinstance(spec, StudySpec)
+
+
+def test_a_seed_too_large_for_torch_names_its_run():
+    """A study seed past torch's generators was refused as "seed must be below 2**64 ...", naming no run:
+    the seed is set after the recipe's own checks, outside the line that names the run."""
+    from encoderlab.study.resolve import resolve_run
+
+    spec = small_spec(seeds=(2**70,))
+    with pytest.raises(UserError, match=rf"^run {spec.runs[0].name}: seed must be below 2\*\*64"):
+        resolve_run(spec, spec.runs[0], spec.seeds[0])

@@ -51,6 +51,7 @@ import itertools
 import json
 import logging
 import shutil
+import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
@@ -123,6 +124,10 @@ class PrepareConfig:
             )
         if self.max_docs is not None and self.max_docs < 1:
             raise UserError(f"--max-docs must be >= 1, got {self.max_docs}; leave it out to read everything")
+        if self.max_docs is not None and self.max_docs > sys.maxsize:  # an islice ValueError traceback
+            raise UserError(
+                f"--max-docs must be at most {sys.maxsize}, got {self.max_docs}; leave it out to read everything"
+            )
         check_seed(self.seed)
         check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)))
 

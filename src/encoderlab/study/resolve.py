@@ -90,25 +90,25 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
     from encoderlab.config import with_values
     from encoderlab.train.recipes import make_recipe
 
-    try:  # a value the recipe refuses (a mask ratio of 4) named no run of the study
+    try:  # a value the recipe refuses (a mask ratio of 4), or a seed too large for torch, named no run
         cfg = make_recipe(run.recipe, recipe_arguments(spec, run))
         cfg = with_values(cfg, {**spec.run_overrides, **run.overrides})
+        model = cfg.model
+        init = _init_of(spec, run)
+        if init and model.init != init:
+            model = dataclasses.replace(model, init=init)
+        cfg = dataclasses.replace(
+            cfg,
+            model=model,
+            data=dataclasses.replace(cfg.data, seed=cfg.data.seed + seed),
+            seed=cfg.seed + seed + (run.seed or 0),
+            # steps past the run are left to graph._check_eval_steps, whose line names eval_steps, not keep_steps
+            checkpoint=dataclasses.replace(
+                cfg.checkpoint, keep_steps=tuple(sorted(s for s in run.eval_steps if 0 < s <= cfg.steps))
+            ),
+        )
     except UserError as exc:
         raise UserError(f"run {run.name}: {exc}") from None
-    model = cfg.model
-    init = _init_of(spec, run)
-    if init and model.init != init:
-        model = dataclasses.replace(model, init=init)
-    cfg = dataclasses.replace(
-        cfg,
-        model=model,
-        data=dataclasses.replace(cfg.data, seed=cfg.data.seed + seed),
-        seed=cfg.seed + seed + (run.seed or 0),
-        # steps past the run are left to graph._check_eval_steps, whose line names eval_steps, not keep_steps
-        checkpoint=dataclasses.replace(
-            cfg.checkpoint, keep_steps=tuple(sorted(s for s in run.eval_steps if 0 < s <= cfg.steps))
-        ),
-    )
     if base is not None and run.data == spec.run(run.init).data:
         cfg = _after_base(cfg, base, run)
     return cfg

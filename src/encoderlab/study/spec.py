@@ -94,7 +94,7 @@ class RunSpec:
     group: str = "main"
     """Runs in one group are compared: same data, same data seed, same token budget (checked)."""
     seed: int | None = None
-    """Training seed offset (added to the pretraining seed); used for seed-noise twins, which keep the
+    """Training seed offset (>= 0, added to the pretraining seed); used for seed-noise twins, which keep the
     data order of the run they twin."""
     seeds: tuple[int, ...] | None = None
     """Pretraining seeds of this run (None: the study's `seeds`). Each seed trains the run again with its
@@ -243,7 +243,7 @@ class StudySpec:
     claims: tuple[ClaimSpec, ...] = ()
     """Claims checked in the report."""
     expected_minutes: float = 0.0
-    """Expected wall time on the scale's hardware (shown by `study list`)."""
+    """Expected wall time on the scale's hardware (shown by `study list`; >= 0, 0: unknown)."""
     hardware: str = ""
     """Hardware the expected time refers to."""
     run_overrides: dict[str, Any] = field(default_factory=dict)
@@ -252,7 +252,7 @@ class StudySpec:
     """Train runs that compute the same first steps once: a run starts from another's checkpoint where
     their training is identical (`study/branch.py`); False trains every run from its first step."""
     paper: str = ""
-    """The paper whose claims the study checks (`paper1`); `study list` and the report state every way the
+    """The paper whose claims the study checks (`paper1` or `paper2`; empty: none); `study list` and the report state every way the
     study departs from that paper's data, tokenizer, tasks, model and protocol (`study/fidelity.py`)."""
     max_passes: float | None = None
     """Refuse the study when a pretraining run would read its corpus more often than this (the gpu
@@ -282,7 +282,13 @@ class StudySpec:
 
     def problems(self) -> list[str]:
         """Every inconsistency between the parts of the spec, one line each (empty: none)."""
-        from encoderlab.study.specproblems import claim_problems, id_problems, repeat_problems, value_problems
+        from encoderlab.study.specproblems import (
+            claim_problems,
+            id_problems,
+            label_problems,
+            repeat_problems,
+            value_problems,
+        )
         from encoderlab.study.starts import start_problems
 
         names = [r.name for r in self.runs]
@@ -303,7 +309,7 @@ class StudySpec:
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
                 out.append(f"study {self.name}: {kind} names must be unique, repeated: {', '.join(dup)}")
-        out += value_problems(self) + repeat_problems(self) + claim_problems(self)
+        out += value_problems(self) + repeat_problems(self) + claim_problems(self) + label_problems(self)
         datasets = {d.name for d in self.data}
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"

@@ -15,6 +15,7 @@ them inside `problems`, so this module may import `spec` at its top without a cy
 from __future__ import annotations
 
 import math
+import sys
 
 from encoderlab.errors import closest
 from encoderlab.study.spec import ID, StudySpec
@@ -33,6 +34,11 @@ def _dataset_problems(spec: StudySpec) -> list[str]:
         f"dataset {d.name}: max_docs must be >= 1, got {d.max_docs}; give a positive max_docs or null"
         for d in spec.data
         if d.max_docs is not None and d.max_docs < 1
+    ]
+    out += [  # the plan's corpus scan and the prepare node: an islice ValueError traceback
+        f"dataset {d.name}: max_docs must be at most {sys.maxsize}, got {d.max_docs}; give null to read every document"
+        for d in spec.data
+        if d.max_docs is not None and d.max_docs > sys.maxsize
     ]
     out += [
         f"dataset {d.name}: vocab_size must be >= {min_vocab_size()} for the byte-level BPE it trains, "
@@ -103,17 +109,51 @@ def value_problems(spec: StudySpec) -> list[str]:
 
 
 def repeat_problems(spec: StudySpec) -> list[str]:
-    """A task or task file named twice (dropped without a word; `eval --tasks` refuses the repeat)."""
+    """A task, task file or intermediate step named twice (dropped without a word; `eval --tasks` refuses
+    the repeat)."""
     ev = spec.eval
-    named = [("eval.tasks", ev.tasks), ("eval.checkpoint_tasks", ev.checkpoint_tasks)]
+    named: list[tuple[str, tuple]] = [
+        ("eval.tasks", ev.tasks),
+        ("eval.checkpoint_tasks", ev.checkpoint_tasks),
+    ]
     named += [("eval.task_files", ev.task_files)] + [
         (f"run {r.name} tasks", r.tasks or ()) for r in spec.runs
     ]
+    named += [(f"run {r.name} eval_steps", r.eval_steps) for r in spec.runs]
     return [
-        f"{where}: {', '.join(repeated)} given twice; give each once"
+        f"{where}: {', '.join(map(str, repeated))} given twice; give each once"
         for where, names in named
         if (repeated := sorted({t for t in names if names.count(t) > 1}))
     ]
+
+
+def label_problems(spec: StudySpec) -> list[str]:
+    """Values that only label a study, refused where they were taken silently: a `paper` that is none of
+    the papers (the report and `study list` then stated no departure from any paper, as for a study of
+    none), a run's negative `seed` offset (refused by the run's own config after the folder was made,
+    naming no run and a `--set` flag a study has none of), a negative or non-finite `expected_minutes`."""
+    from encoderlab.study.fidelity import PAPERS
+
+    out = (
+        [
+            f"study {spec.name}: paper {spec.paper!r} is none of {', '.join(PAPERS)}; name one of them, or drop "
+            "paper (a study of no paper)"
+        ]
+        if spec.paper and spec.paper not in PAPERS
+        else []
+    )
+    out += [
+        f"run {r.name}: seed must be >= 0 (an offset added to each pretraining seed), got {r.seed}; give 0 or "
+        "more, or drop it"
+        for r in spec.runs
+        if r.seed is not None and r.seed < 0
+    ]
+    if not (math.isfinite(spec.expected_minutes) and spec.expected_minutes >= 0):
+        out.append(
+            f"study {spec.name}: expected_minutes must be a finite number >= 0, got {spec.expected_minutes:g}; "
+            "give the minutes the study takes, or 0 (unknown)"
+        )
+    return out
 
 
 def id_problems(spec: StudySpec) -> list[str]:
