@@ -190,3 +190,45 @@ def test_an_out_inside_a_runs_final_or_checkpoints_is_refused(tmp_path, capsys, 
     assert exc.value.code == 2 and len(err) == 1 and "pretrain replaces on --resume" in err[0]
     assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["step_0000001"]
     assert not (run / "final").exists()
+
+
+@pytest.mark.parametrize("reading", ["config", "weights", "tokenizer"])
+def test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest(
+    tmp_path, capsys, monkeypatch, reading
+):
+    """A running pretrain deletes all but its last checkpoints: one deleted while export read it gave a
+    FileNotFoundError traceback (config.json gone between `is_file` and its read), or a line sending the
+    user to restore the weights or to look for another tokenizer."""
+    import pathlib
+    import shutil
+
+    import encoderlab.data.tokenizer
+    import encoderlab.model.io
+    from encoderlab.outdir import create_output
+
+    run = create_output(tmp_path / "run", "pretrain")
+    for step in (1, 2):
+        ckpt = run / "checkpoints" / f"step_{step:07d}"
+        save_model_folder(make_model(mask_id=3), ckpt / "model", save_tiny_tokenizer(tmp_path / "tok"))
+        (ckpt / "state.json").write_text("{}")
+    pruned = run / "checkpoints" / "step_0000001"
+    owner, name = {
+        "config": (pathlib.Path, "read_text"),
+        "weights": (encoderlab.model.io, "load_file"),
+        "tokenizer": (encoderlab.data.tokenizer, "load_tokenizer"),
+    }[reading]
+    original = getattr(owner, name)
+
+    def deleted_first(path, *args, **kwargs):
+        if str(path).startswith(str(pruned)):  # the trainer's prune, as a file of the checkpoint is read
+            shutil.rmtree(pruned, ignore_errors=True)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, deleted_first)
+    with pytest.raises(SystemExit) as exc:
+        main(["export", str(pruned), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert f"checkpoint {pruned} was deleted while it was read" in err[0]
+    assert f"rerun with its newest checkpoint, {run / 'checkpoints' / 'step_0000002'}" in err[0]
+    assert not (tmp_path / "out").exists()

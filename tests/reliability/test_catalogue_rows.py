@@ -39,6 +39,7 @@ NAMED = {
     "albert-several-layers-per-group": "tests.model.test_adapters_albert::test_several_layers_per_group_are_refused_in_one_line",
     "tied-config-over-own-head": "tests.model.test_model_hub::test_a_tied_config_over_a_checkpoint_with_its_own_head_is_refused_and_writes_nothing",
     "export-out-in-run-part": "tests.model.test_export::test_an_out_inside_a_runs_final_or_checkpoints_is_refused",
+    "export-checkpoint-pruned-while-read": "tests.model.test_export::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "eval-out-in-run-part": "tests.model.test_outputs_in_run_parts::test_eval_and_analyze_refuse_an_out_inside_a_runs_final_or_checkpoints",
     "analyze-out-in-run-part": "tests.model.test_outputs_in_run_parts::test_eval_and_analyze_refuse_an_out_inside_a_runs_final_or_checkpoints",
     "fine-tuned-task-model": "tests.model.test_model_hub::test_a_fine_tuned_classifier_is_refused_naming_the_fix_that_loads_its_body",

@@ -33,7 +33,7 @@ import tyro
 from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.model.runlayout import check_outside_run_parts
+from encoderlab.model.runlayout import check_outside_run_parts, pruned_while_read
 from encoderlab.outdir import MARKER, check_output, create_output, missing_folders, remove_folders
 
 KIND = "export"
@@ -131,16 +131,17 @@ def export_command(
     folder = source_folder(ckpt)
     sources = [folder] if folder else []
     _check_out(out, overwrite, sources)  # before the (slow) load
-    pre = load_pretrained(ckpt)
+    with pruned_while_read(Path(ckpt).expanduser()):  # a running pretrain may delete a checkpoint being read
+        # The run record before the weights: a checkpoint pruned after them left the card's step unknown.
+        run = find_run(folder) if folder else None
+        pre = load_pretrained(ckpt)
     summary = None
     if eval is not None:
         if pre.tokenizer is None:
             raise UserError(f"{ckpt} has no tokenizer, so it cannot have been evaluated; drop --eval")
         summary = read_eval_summary(eval, fingerprint(pre.model, pre.tokenizer))
     kind = pre.model.hf_architecture
-    card = render_card(
-        out.name, kind, pre.tokenizer, find_run(folder) if folder else None, summary, str(ckpt)
-    )
+    card = render_card(out.name, kind, pre.tokenizer, run, summary, str(ckpt))
     export_hf(pre.model, pre.tokenizer, out, overwrite=overwrite, sources=sources, card=card)
     print(f"exported {ckpt} to {out} ({kind}; load with transformers.AutoModelForMaskedLM.from_pretrained)")
     if pre.tokenizer is None:

@@ -13,9 +13,11 @@ evaluation may not import training either.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,46 @@ def check_outside_run_parts(out: Path, flag: str = "--out") -> None:
             f"{flag} {out} is or lies inside {part}, a folder of the run {part.parent} that pretrain replaces "
             f"on --resume (deleting what it did not write there); choose an {flag} outside it"
         )
+
+
+def checkpoint_of(path: Path) -> Path | None:
+    """The checkpoint folder (`RUN/checkpoints/step_NNNNNNN`) that `path` is or lies inside, else None.
+    Told by the path's names alone: the folder may be gone already."""
+    path = Path(os.path.abspath(path))
+    return next(
+        (p for p in (path, *path.parents) if STEP_DIR.match(p.name) and p.parent.name == "checkpoints"), None
+    )
+
+
+@contextlib.contextmanager
+def pruned_while_read(source: Path) -> Iterator[None]:
+    """Reads of the checkpoint `source` (or its `model/`), where a failure of a checkpoint that is no longer
+    complete is said as what happened: the running pretrain deleted it (`prune`: all but its last
+    `keep_last`) while it was read. Each file read then failed its own way (FileNotFoundError with a
+    traceback, or "corrupt, truncated or missing: restore it"), none naming the race or its fix. A
+    failure of a checkpoint that was never complete (a crash while it was written) or still is is left as
+    it is; so is one caught midway through the deletion, before its `state.json` went (a narrow window:
+    the original line still comes out)."""
+    from encoderlab.errors import UserError
+
+    ckpt = checkpoint_of(source)
+    complete = ckpt is not None and (ckpt / "state.json").is_file()
+    try:
+        yield
+    except (OSError, UserError):
+        if not complete or (ckpt / "state.json").is_file():
+            raise
+        steps = complete_checkpoints(ckpt.parent.parent)
+        newest = (
+            f"its newest checkpoint, {checkpoint_dir(ckpt.parent.parent, steps[-1])}"
+            if steps
+            else "a later one"
+        )
+        raise UserError(
+            f"checkpoint {ckpt} was deleted while it was read (its run keeps only its last "
+            f"checkpoint.keep_last); rerun with {newest}, or the run's final model once it has one "
+            "(checkpoint.keep_steps keeps a step's checkpoint for good)"
+        ) from None
 
 
 def unfinished_run(path: Path) -> Exception:
