@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from encoderlab.errors import UserError, file_in_the_way, warnings_as_notes
-from encoderlab.interrupts import sigterm_as_interrupt
+from encoderlab.interrupts import INTERRUPTED, interrupts_in_shutdown, sigterm_as_interrupt
 
 Commands = dict[str, "str | Commands"]
 
@@ -258,8 +258,18 @@ def _unusable_path(exc: OSError) -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the console script."""
+    """Entry point of the console script (`argv` None: the interpreter's shutdown follows, and a signal
+    during it gives the interrupted line and 130 too: `interrupts_in_shutdown`)."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is not None:
+        _run(args)
+        return
+    with interrupts_in_shutdown(lambda: _said or _say_interrupted(args)):
+        _run(args)
+
+
+def _run(args: list[str]) -> None:
+    """The command `args` names, its refusals and interruptions said in one line with their exit codes."""
     try:
         with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
             _dispatch(list(args))  # it pops the command words; the interrupted line reads them
@@ -300,11 +310,20 @@ def main(argv: list[str] | None = None) -> None:
         _interrupted(args)
 
 
+_said: list[bool] = []
+"""Whether this process said the interrupted line: a signal during its shutdown then says nothing more."""
+
+
 def _interrupted(args: list[str]) -> None:
     """Say the command was interrupted (once per node) and exit 130."""
+    _say_interrupted(args)
+    sys.exit(INTERRUPTED)
+
+
+def _say_interrupted(args: list[str]) -> None:
+    _said.append(True)
     if _first_on_its_node():
         print(f"encoderlab: interrupted; completed work is kept ({_how_to_resume(args)})", file=sys.stderr)
-    sys.exit(130)
 
 
 def _how_to_resume(args: list[str]) -> str:

@@ -10,6 +10,16 @@ the main thread (where handlers cannot be installed) it does nothing. `cli.main`
 inside it, so no command needs its own; child processes are spawned (fresh interpreters), so they
 keep the default SIGTERM and their parent ends them.
 
+A signal that arrives once the command is over, while the interpreter shuts down (joining threads,
+running `atexit` hooks: multiprocessing ending children, torch's and wandb's teardown), met Python's
+defaults again: SIGTERM killed the process (exit -15, no line) and Ctrl-C printed a KeyboardInterrupt
+traceback from the hook it cut short, and the command's own code came out. The console script therefore
+runs its command inside `interrupts_in_shutdown(say)`: leaving it, SIGINT and SIGTERM are only noted,
+so the shutdown's cleanup runs to its end, and the process then says the usual line (`say`) and exits
+130, as an interrupted command does. A second signal ends a shutdown that hangs at once, with the same
+line and code. In-process callers (tests, notebooks) never enter it: their handlers stay theirs. A signal
+in the last instants of finalization, after every `atexit` hook, still meets Python's defaults.
+
 A parent killed outright (SIGKILL, the OOM killer, a crash) runs no cleanup, so a child that must not
 outlive it calls `end_with_parent()`: on Linux the kernel kills the child the moment its parent dies
 (`PR_SET_PDEATHSIG`, no delay and no thread to schedule); elsewhere a daemon thread polls the parent's
@@ -20,6 +30,7 @@ needs them (the study's scheduling loop does).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import os
@@ -27,7 +38,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _PR_SET_PDEATHSIG = 1
 
@@ -47,6 +58,50 @@ def sigterm_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+INTERRUPTED = 130
+"""The exit code of an interrupted command, Ctrl-C or SIGTERM (128 + SIGINT, as a shell reports it)."""
+
+_late: list[int] = []
+"""Signals received during the interpreter's shutdown (`interrupts_in_shutdown`)."""
+
+
+@contextlib.contextmanager
+def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
+    """For the process's entry point: a SIGINT or SIGTERM after the block (during the interpreter's
+    shutdown) ends the process with `say()` and exit 130 once the shutdown's cleanup ran (see the module
+    docstring). Outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    atexit.register(_exit_if_interrupted, say)  # registered first, so run after the command's own hooks
+    try:
+        yield
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, lambda signum, frame: _note_late(signum, say))
+
+
+def _note_late(signum: int, say: Callable[[], None]) -> None:
+    if _late:  # a second signal: the shutdown hangs (a thread that never ends); stop it now
+        _exit_interrupted(say)
+    _late.append(signum)
+
+
+def _exit_if_interrupted(say: Callable[[], None]) -> None:
+    if _late:
+        _exit_interrupted(say)
+
+
+def _exit_interrupted(say: Callable[[], None]) -> None:
+    """`say()`, then exit 130 at once: an `atexit` hook cannot change the exit code any other way."""
+    with contextlib.suppress(Exception):  # a signal that cut a write to stderr short: the exit still comes
+        say()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # closed, or a reader gone: nothing left to say there
+            stream.flush()
+    os._exit(INTERRUPTED)
 
 
 def end_with_parent(parent_pid: int, every_s: float = 0.5) -> None:
