@@ -1,5 +1,6 @@
-"""`analyze cka` and `analyze probe` on a model whose hidden states are not finite: one line naming the model
-and its layers, nothing written (CKA blamed constant features; the probe scored NaN rows below chance)."""
+"""`analyze cka`, `analyze probe` and a scored transplant sweep on a model whose hidden states are not finite:
+one line naming the model and its layers, nothing written (CKA blamed constant features; the probe scored
+NaN rows below chance; the sweep saved its transplants first)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,15 @@ def _broken(path):
     with torch.no_grad():
         model.layers[1].mlp.down_proj.weight.fill_(float("nan"))
     return save_model_folder(model, path, tokenizer=make_tokenizer())
+
+
+def _task(path):
+    """A two-topic sequence task of 40 texts (a probe needs 10 examples and two classes)."""
+    topic = [WORDS[:30], WORDS[30:]]
+    records = [
+        {"id": str(i), "text": " ".join(topic[i % 2][:5]), "meta": {"label": str(i % 2)}} for i in range(40)
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in records))
 
 
 def _refused(capsys, argv) -> str:
@@ -47,15 +57,7 @@ def test_a_model_with_nan_weights_is_refused_not_read_as_constant_features(tmp_p
 def test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance(tmp_path, capsys):
     """The probe was fitted on NaN rows and wrote 12.5% test accuracy (two balanced classes) for layers 1-2."""
     model = _broken(tmp_path / "m")
-    records = [
-        {
-            "id": str(i),
-            "text": " ".join(WORDS[(i % 2) * 30 + k] for k in range(5)),
-            "meta": {"label": str(i % 2)},
-        }
-        for i in range(40)
-    ]
-    (tmp_path / "seq.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    _task(tmp_path / "seq.jsonl")
     argv = [
         "analyze",
         "probe",
@@ -68,3 +70,18 @@ def test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance(
     line = _refused(capsys, argv)
     assert f"model {model} gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
     assert not (tmp_path / "p").exists()
+
+
+def test_a_transplant_sweep_scoring_a_model_with_nan_weights_is_refused_before_any_transplant(
+    tmp_path, capsys
+):
+    """The sweep saved every transplant and scored A's NaN rows below chance; A and B are now scored first,
+    before --out is made."""
+    donor = _broken(tmp_path / "a")
+    b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=make_tokenizer())
+    _task(tmp_path / "seq.jsonl")
+    argv = ["analyze", "transplant", str(donor), str(b), "--sweep", "groups"]
+    argv += ["--probe-task", str(tmp_path / "seq.jsonl"), "--out", str(tmp_path / "t")]
+    line = _refused(capsys, argv)
+    assert f"model A ({donor}) gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
+    assert not (tmp_path / "t").exists()

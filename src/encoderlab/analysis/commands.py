@@ -360,10 +360,12 @@ def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device:
     model's own tokenizer: A's (`donor`, A and its tokenizer) for A, B's for B and every transplant
     (each is saved with B's). A was scored with B's tokenizer, a wrong A and gap where they differ."""
 
-    def score(model) -> float:
+    def score(model, cache_dir: Path | None = cache, label: str = "the model") -> float:
         last = len(model.layers) - 1
         own = donor[1] if model is donor[0] else tokenizer
-        (row,) = probe.probe_model(model.to(device), own, task, encoding, cache_dir=cache, layers=[last])
+        model = model.to(device)
+        kw = dict(cache_dir=cache_dir, layers=[last], label=label)
+        (row,) = probe.probe_model(model, own, task, encoding, **kw)
         return row.accuracy
 
     return score
@@ -373,8 +375,14 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
     """Save every transplant of a sweep into `out` and its table; with `score`, also score each and plot
     the share of the B -> A gap recovered."""
     transplant.check_same_architecture(a, b)
+    # A and B scored before --out is made, uncached: a model whose features are refused writes nothing
+    # (the transplants were saved first, then A's NaN features refused)
+    labels = {k: f"model {k.upper()} ({v})" for k, v in sources.items()}
+    ends = (score(a, None, labels["a"]), score(b, None, labels["b"])) if score else None
     create_output(out, TRANSPLANT)
-    rows = transplant.transplant_sweep(a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score)
+    rows = transplant.transplant_sweep(
+        a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score, ends=ends
+    )
     _drop_other_transplants(out, {row["name"] for row in rows})
     plots.save_table(rows, out / "transplant_sweep")
     if score:

@@ -110,7 +110,7 @@ def check_finite(layers: Sequence[torch.Tensor], model: str) -> None:
         raise UserError(
             f"{model} gives hidden states that are not finite (NaN or inf) in {noun(len(bad), 'layer')} "
             f"{format_layers(bad)}: its weights hold NaN or inf (a diverged checkpoint) or its precision "
-            "overflowed; give a model with finite weights, or run it in float32 (--dtype float32)"
+            "overflowed; give a model with finite weights (for a float16 overflow: run it in float32, --dtype float32)"
         )
 
 

@@ -259,16 +259,21 @@ def transplant_sweep(
     tokenizer=None,
     sources: dict[str, str] | None = None,
     score: Callable[[LanguageModel], float] | None = None,
+    ends: tuple[float, float] | None = None,
 ) -> list[dict]:
     """Save every transplant of a sweep as `out/<name>/`; with `score`, also score A, B and each
-    transplant and report the share of the B -> A gap each one recovers."""
+    transplant and report the share of the B -> A gap each one recovers. `ends` are A's and B's scores
+    when the caller took them already (`analyze transplant`: before `out` is made); else A and B are
+    scored first, before any transplant is written."""
+    if score is not None and ends is None:
+        ends = score(a), score(b)
     rows: list[dict] = []
     for name, spec in tqdm(specs, desc="transplants"):
         folder = save_transplant(a, b, spec, Path(out) / name, tokenizer=tokenizer, sources=sources)
         rows.append({"name": name, "description": spec.describe(), "folder": str(folder)})
-    if score is None:
+    if score is None or ends is None:
         return rows
-    score_a, score_b = score(a), score(b)
+    score_a, score_b = ends
     from encoderlab.model.io import load_model_folder
 
     for row in rows:
