@@ -280,8 +280,13 @@ def test_analyze_cka_says_why_a_two_layer_twin_comparison_has_no_low_layer_summa
 def test_too_few_texts_and_different_depths_are_one_line_errors(tokenizer):
     with pytest.raises(UserError, match=r"minimum is 50.*raise --n"):
         sample_indices(1000, MIN_TEXTS - 1, (42,))
-    with pytest.raises(UserError, match="only 60 texts.*lower --n or give more --texts"):
+    with pytest.raises(UserError, match=r"only 60 texts.*lower --n \(to 50 at least\) or give more --texts"):
         sample_indices(60, 100, (42,))
+    # below the minimum no --n passes: "lower --n" was the advice there too
+    with pytest.raises(
+        UserError, match="only 30 texts are available but 50 were asked for; CKA takes at least 50; give"
+    ):
+        sample_indices(30, MIN_TEXTS, (42,))
     texts = make_texts(MIN_TEXTS)
     with pytest.raises(UserError, match="A 3, B 2 layers"):
         compare((make_model(0), tokenizer), (make_model(0, n_layers=2), tokenizer), texts, n=MIN_TEXTS)

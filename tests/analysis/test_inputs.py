@@ -122,3 +122,13 @@ def test_a_text_file_that_is_not_utf8_is_refused_without_a_flag_the_command_lack
         match=r"latin1\.txt:1 is not UTF-8 \(byte 3\); save it as UTF-8, e.g. `iconv -f latin1 -t utf-8 latin1\.txt > utf8-latin1\.txt`$",
     ):
         read_texts(str(path))
+
+
+def test_a_repeated_text_counts_once_with_a_note(tmp_path):
+    """30 texts written twice passed CKA's minimum of 50 texts and weighed each text double."""
+    path = tmp_path / "t.txt"
+    path.write_text("b a\na b\nb a\nc\na b\n")
+    with pytest.warns(
+        UserWarning, match=r"t.txt holds 2 repeated texts; each text is counted once \(3 distinct"
+    ):
+        assert read_texts(str(path)) == ["b a", "a b", "c"]

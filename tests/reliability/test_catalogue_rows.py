@@ -235,8 +235,9 @@ NAMED = {
     "curves-two-poolings": "tests.eval.test_model_pooling::test_a_changed_clf_pooling_is_evaluated_again_under_its_own_key",
     "cka-twin-is-a": "tests.analysis.test_commands::test_cka_refuses_a_twin_with_the_weights_of_a",
     "cka-twin-other-architecture": "tests.analysis.test_commands::test_cka_refuses_a_twin_of_another_architecture_than_b",
-    "cka-features-not-finite": "tests.analysis.test_nonfinite_features::test_a_model_with_nan_weights_is_refused_not_read_as_constant_features",
-    "probe-features-not-finite": "tests.analysis.test_nonfinite_features::test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance",
+    "cka-features-not-finite": "tests.analysis.test_broken_inputs::test_a_model_with_nan_weights_is_refused_not_read_as_constant_features",
+    "cka-texts-repeated": "tests.analysis.test_broken_inputs::test_texts_written_twice_do_not_pass_the_minimum_of_cka",
+    "probe-features-not-finite": "tests.analysis.test_broken_inputs::test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance",
     "study-freeze-preset-too-shallow": "tests.study.test_freeze_depth::test_a_freeze_preset_on_a_model_of_two_layers_is_refused_before_anything_runs",
 }  # fmt: skip
 

@@ -323,9 +323,14 @@ def sample_indices(pool_size: int, n: int, seeds: Sequence[int]) -> list[np.ndar
             f"{', '.join(map(str, repeated))}: a repeated seed draws the same texts again and narrows the "
             f"interval over seeds falsely; give each seed once, e.g. --seeds {' '.join(map(str, distinct[: len(seeds)]))}"
         )
-    if pool_size < n:
+    if pool_size < n:  # "lower --n" alone was the fix below the minimum too, where no --n passes
+        fix = (
+            f"lower --n (to {MIN_TEXTS} at least) or"
+            if pool_size >= MIN_TEXTS
+            else f"CKA takes at least {MIN_TEXTS};"
+        )
         raise UserError(
-            f"only {pool_size} texts are available but {n} were asked for; lower --n or give more --texts"
+            f"only {pool_size} texts are available but {n} were asked for; {fix} give more --texts"
         )
     if pool_size == n:
         return [np.arange(n) for _ in seeds]

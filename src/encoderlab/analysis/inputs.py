@@ -22,6 +22,7 @@ anything runs (`study plan` included); `features.py` and `cka.py`, which compute
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from encoderlab.data.filekinds import file_kind, misnamed, unreadable, user_text
 from encoderlab.errors import UserError
 from encoderlab.jsonlines import json_objects
 from encoderlab.model.config import AttentionMode
+from encoderlab.words import count
 
 MIN_TEXTS = 50
 """Fewest texts a CKA comparison accepts (`cka.py`'s docstring says why)."""
@@ -164,8 +166,18 @@ def read_records(source: str) -> list[dict]:
 
 
 def read_texts(source: str) -> list[str]:
-    """The non-empty texts of a source, in file order."""
+    """The distinct non-empty texts of a source, in file order (the first of each). A repeated text is one
+    text: kept twice it counted twice toward CKA's `MIN_TEXTS` (30 texts written twice passed a minimum of
+    50) and weighed double, and two draws sharing it were not counted as sharing texts (`cka.draw_overlap`).
+    """
     texts = [r["text"] for r in read_records(source) if r["text"].strip()]
     if not texts:
         raise UserError(f"{source} holds no text; give a file with one text per line or JSONL records")
-    return texts
+    distinct = list(dict.fromkeys(texts))
+    if len(distinct) < len(texts):
+        warnings.warn(
+            f"{source} holds {count(len(texts) - len(distinct), 'repeated text')}; each text is counted once "
+            f"({count(len(distinct), 'distinct text')})",
+            stacklevel=2,
+        )
+    return distinct

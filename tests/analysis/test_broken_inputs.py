@@ -1,6 +1,7 @@
-"""`analyze cka`, `analyze probe` and a scored transplant sweep on a model whose hidden states are not finite:
-one line naming the model and its layers, nothing written (CKA blamed constant features; the probe scored
-NaN rows below chance; the sweep saved its transplants first)."""
+"""`analyze cka`, `analyze probe` and a scored transplant sweep on broken inputs: one line naming the problem,
+nothing written. A model whose hidden states are not finite (CKA blamed constant features; the probe scored
+NaN rows below chance; the sweep saved its transplants first); a texts file holding each text twice (it
+passed CKA's minimum)."""
 
 from __future__ import annotations
 
@@ -85,3 +86,21 @@ def test_a_transplant_sweep_scoring_a_model_with_nan_weights_is_refused_before_a
     line = _refused(capsys, argv)
     assert f"model A ({donor}) gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
     assert not (tmp_path / "t").exists()
+
+
+def test_texts_written_twice_do_not_pass_the_minimum_of_cka(tmp_path, capsys):
+    """30 distinct texts written twice (60 lines) ran at --n 50: CKA on about 37 distinct texts, under its
+    minimum of 50, with the doubled ones weighed twice."""
+    tok = make_tokenizer()
+    a, b = (
+        save_model_folder(make_model(seed), tmp_path / name, tokenizer=tok)
+        for seed, name in ((0, "a"), (1, "b"))
+    )
+    texts = list(dict.fromkeys(make_texts(40)))[:30]
+    (tmp_path / "texts.txt").write_text("\n".join(texts * 2) + "\n")
+    argv = ["analyze", "cka", str(a), str(b), "--texts", str(tmp_path / "texts.txt"), "--n", "50"]
+    line = _refused(capsys, [*argv, "--out", str(tmp_path / "o")])
+    assert line.endswith(
+        "only 30 texts are available but 50 were asked for; CKA takes at least 50; give more --texts"
+    )
+    assert not (tmp_path / "o").exists()
