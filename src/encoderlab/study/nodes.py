@@ -367,14 +367,11 @@ def run_cka(ctx: NodeContext) -> dict:
         )
     except UserError as exc:
         raise UserError(f"cka {cfg.a}-vs-{cfg.b}: {exc}") from None
-    report = compare(
-        a,
-        b,
-        texts,
-        baseline=twin,
-        n=cfg.n_texts,
-        encoding=Encoding(max_length=length),
-    )
+    try:  # a refusal of the models' features ("model A gives hidden states that are not finite") names the CKA
+        report = compare(a, b, texts, baseline=twin, n=cfg.n_texts, encoding=Encoding(max_length=length))
+    except UserError as exc:
+        named = ", ".join(f"{k} {m}" for k, m in zip(("A", "B", "B'"), node.models))
+        raise UserError(f"cka {cfg.a}-vs-{cfg.b} ({named}): {exc}") from None
     data = report.to_dict()
     # strict: an infinite ratio is null, as `analyze cka` writes it
     write_json(data, ctx.out_dir / "cka.json")
