@@ -7,7 +7,7 @@ the rule, nor the path that reads it."""
 from __future__ import annotations
 
 import pytest
-from tests.eval.fixtures import write_task_file
+from tests.eval.fixtures import run_cli, write_task_file
 
 from encoderlab.cli import main
 from encoderlab.errors import UserError
@@ -134,3 +134,45 @@ def test_a_path_from_the_home_folder_is_read_there_in_task_and_study_files(tmp_p
     spec = load_study_file(elsewhere / "s.yaml")
     assert spec.eval.task_files == (str(home / "t.yaml"),)
     assert spec.data[0].corpus == (str(home / "data" / "corpus.txt"),)
+
+
+def test_a_local_folder_given_as_data_hub_names_the_task_file_and_the_ways_to_read_it(tmp_path, capsys):
+    # was: "'/x/reviews' is not a dataset id of the form OWNER/NAME; fix it", without the task file, and
+    # without saying how a folder in the hub's layout is read
+    folder = tmp_path / "reviews" / "data"
+    folder.mkdir(parents=True)
+    (folder / "train-00000-of-00001.csv").write_text(ROWS)
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    out = tmp_path / "out"
+    for hub, kind in (
+        (str(tmp_path / "reviews"), "folder"),
+        ("../reviews/data/train-00000-of-00001.csv", "file"),
+    ):
+        path = write_task_file(tasks, name="reviews", family="sc", data={"hub": hub})
+        argv = [
+            "eval",
+            "unused-model",
+            "--task-file",
+            str(path),
+            "--lrs",
+            "1e-4",
+            "--seeds",
+            "0",
+            "--out",
+            str(out),
+        ]
+        code, _, err = run_cli(argv, capsys)
+        assert (code, err) == (
+            2,
+            f"encoderlab: error: task file {path}: data.hub {hub!r} is a local {kind}, not a hub dataset id "
+            "(OWNER/NAME); name its files in data.train, data.test (and data.validation), e.g. "
+            "data/train-00000-of-00001.parquet, or set ENCODERLAB_HUB_DATA to a folder holding it as OWNER/NAME "
+            "and give that id\n",
+        )
+        assert not out.exists()
+    path = write_task_file(tasks, name="reviews", family="sc", data={"hub": "my reviews"})
+    with pytest.raises(
+        UserError, match=r"data.hub 'my reviews' is not a hub dataset id \(OWNER/NAME\); fix it"
+    ):
+        task_from_file(path)

@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from encoderlab.data.hub import HUB_DATA_ENV, HUB_ID
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
@@ -73,6 +74,7 @@ def load_splits(data: DataSpec, base: Path, where: str) -> tuple[dict, dict[str,
     if data.hub:
         if data.train or data.validation or data.test:
             raise UserError(f"{where}: give either data.hub or local files, not both")
+        _check_hub_name(data.hub, base, where)
         found, places = _hub_splits(data, needed, where)
     else:
         hub_only = [f"data.{k}" for k in ("config", "revision", "splits") if getattr(data, k)]
@@ -106,6 +108,23 @@ def load_splits(data: DataSpec, base: Path, where: str) -> tuple[dict, dict[str,
             parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
             (found["train"], places["train"]), (found[split], places[split]) = parts
     return found, places
+
+
+def _check_hub_name(hub: str, base: Path, where: str) -> None:
+    """Refuse a `data.hub` that is no hub id, naming the task file; a path to a local folder (a dataset
+    saved in the hub's layout, `data/train-00000-of-00001.parquet`) gets the ways to read it. It was
+    "'/data/reviews' is not a dataset id of the form OWNER/NAME; fix it", without the file or the fix."""
+    if HUB_ID.fullmatch(hub) and ".." not in hub:
+        return
+    local = base / os.path.expanduser(hub)
+    if local.exists():
+        raise UserError(
+            f"{where}: data.hub {hub!r} is a local {'folder' if local.is_dir() else 'file'}, not a hub dataset "
+            "id (OWNER/NAME); name its files in data.train, data.test (and data.validation), e.g. "
+            f"data/train-00000-of-00001.parquet, or set {HUB_DATA_ENV} to a folder holding it as OWNER/NAME "
+            "and give that id"
+        )
+    raise UserError(f"{where}: data.hub {hub!r} is not a hub dataset id (OWNER/NAME); fix it")
 
 
 def _hub_splits(data: DataSpec, needed: tuple[str, ...], where: str) -> tuple[dict, dict[str, RowPlaces]]:
