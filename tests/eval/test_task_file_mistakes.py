@@ -304,3 +304,34 @@ def test_a_study_file_given_as_a_task_file_says_it_is_a_study_file(tmp_path, cap
     assert_one_line(code, err, rf"task file {path} is a study file \(it has `runs:`, not `family:`\); run it")
     assert_printed_as_documented("task-file-is-a-study-file", err, tmp_path)
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("validation", [None, "dev.json"])
+def test_a_squad_json_of_one_object_is_named_as_one_example_not_as_a_too_small_train_split(
+    tmp_path, validation
+):
+    # was, with validation cut from train: "data.validation_fraction 0.05 of the 1 train example leaves none
+    # to train on", which hid that SQuAD's {version, data} file had been read as one example
+    def squad(start: int) -> str:
+        qas = [
+            {"id": str(i), "question": "what?", "answers": [{"text": "red", "answer_start": 4}]}
+            for i in (start,)
+        ]
+        return json.dumps(
+            {"version": "1.1", "data": [{"title": "t", "paragraphs": [{"context": "the red", "qas": qas}]}]}
+        )
+
+    data = {"train": "train.json", "test": "test.json"}
+    for i, name in enumerate(("train.json", "test.json", *([validation] if validation else []))):
+        (tmp_path / name).write_text(squad(i))
+    if validation:
+        data["validation"] = validation
+    path = write_task_file(tmp_path, name="squad-file", family="qa", data=data)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: train split, train.json: no columns question, context, answers (it has version, "
+        "data); the file is one JSON object, read as one example: write one row per example, as a JSON array of "
+        "rows or JSON lines (a nested layout such as SQuAD's {version, data} flattened to a row per question), "
+        "or fix `columns:`"
+    )

@@ -51,12 +51,11 @@ from encoderlab.eval.tasks.custom_labels import (
     written,
 )
 from encoderlab.eval.tasks.custom_rows import ir_eval_split, ir_pairs, qa_examples, require_answers
-from encoderlab.eval.tasks.hub import HubSource, class_names, require_columns
+from encoderlab.eval.tasks.hub import class_names
 from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import RowPlaces
 from encoderlab.eval.tasks.splits import check_overlap, data_hash, require_nonempty
-from encoderlab.words import noun
 
 FILE_DATA = "file:"
 """The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
@@ -192,18 +191,8 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
 
 def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
     col = {f: spec.columns.get(f, f) for f in (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))}
-    required = [col[f] for f in COLUMNS[spec.family]]
+    required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]
-    source = HubSource(spec.data.hub or where)
-    for split in SPLITS:
-        try:
-            require_columns(spec.name, found[split], tuple(required), source)
-        except UserError:
-            lacked = [c for c in required if c not in found[split].column_names]
-            raise UserError(
-                f"{where}: {places[split].whole(split)}: no {noun(len(lacked), 'column')} {', '.join(lacked)} "
-                f"(it has {', '.join(found[split].column_names)}); fix `columns:` or the data"
-            ) from None
     back = {c: f for f, c in col.items()}
     # Optional columns (QA and IR ids) are read where a split has them: one file may lack them (a
     # ValueError traceback when train had them), its ids then default to row numbers or text hashes.
@@ -244,6 +233,11 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     evals = {s: ir_eval_split(raw[s], s, _row_where(places[s], s, where)) for s in ("validation", "test")}
     train = ir_pairs(raw["train"], _row_where(places["train"], "train", where))
     return TaskData(train, evals["validation"], {"test": evals["test"]})
+
+
+def _required(spec: TaskSpec) -> tuple[str, ...]:
+    """The columns every split of the task must hold: its family's fields, as `columns:` names them."""
+    return tuple(spec.columns.get(f, f) for f in COLUMNS[spec.family])
 
 
 def _label_cells(
@@ -337,7 +331,7 @@ def task_from_file(path: Path | str) -> Task:
     metric = spec.metric or _metrics(spec)[0]
     if spec.family == "qa":
         metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
-    data = _examples(spec, *load_splits(spec.data, path.parent, where), where)
+    data = _examples(spec, *load_splits(spec.data, path.parent, _required(spec), where), where)
     require_nonempty(spec.name, data)
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)

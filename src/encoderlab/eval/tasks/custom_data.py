@@ -66,10 +66,12 @@ class DataSpec:
     """Seed of those cuts (EncodEval's)."""
 
 
-def load_splits(data: DataSpec, base: Path, where: str) -> tuple[dict, dict[str, RowPlaces]]:
+def load_splits(
+    data: DataSpec, base: Path, columns: tuple[str, ...], where: str
+) -> tuple[dict, dict[str, RowPlaces]]:
     """{split: datasets.Dataset} for train, validation and test, by `datasets.load_dataset`, and
     {split: where its rows are in the data read}; `base` is the task file's folder, which local
-    file names are relative to."""
+    file names are relative to. Each split read must hold the `columns` (checked before a cut)."""
     needed = ("train",) if data.test_fraction is not None else ("train", "test")
     if data.hub:
         if data.train or data.validation or data.test:
@@ -102,12 +104,38 @@ def load_splits(data: DataSpec, base: Path, where: str) -> tuple[dict, dict[str,
         for s, f in files.items():
             if plain_suffix(Path(f)) == ".tsv":
                 check_unquoted(found[s], s, places[s], where)
+    _require_columns(found, places, columns, where)
     validation = VALIDATION_FRACTION if data.validation_fraction is None else data.validation_fraction
     for split, fraction in (("test", data.test_fraction), ("validation", validation)):
         if split not in found:  # test first, so validation comes from what is left to train on
             parts = _cut(found["train"], places["train"], split, fraction, data.seed, where)
             (found["train"], places["train"]), (found[split], places[split]) = parts
     return found, places
+
+
+def _require_columns(found: dict, places: dict[str, RowPlaces], columns: tuple[str, ...], where: str) -> None:
+    """Refuse a split read without one of the `columns`, before train is cut: a .json file holding one
+    object (SQuAD's `{version, data}`) is one example, and cutting validation from it was refused as
+    "0.05 of the 1 train example leaves none to train on", which hid that the layout was not read."""
+    for split, part in found.items():
+        lacked = [c for c in columns if c not in part.column_names]
+        if not lacked:
+            continue
+        fix = "fix `columns:` or the data"
+        if (
+            part.num_rows == 1
+            and not places[split].hub
+            and plain_suffix(Path(places[split].source)) == ".json"
+        ):
+            fix = (
+                "the file is one JSON object, read as one example: write one row per example, as a JSON array "
+                "of rows or JSON lines (a nested layout such as SQuAD's {version, data} flattened to a row per "
+                "question), or fix `columns:`"
+            )
+        raise UserError(
+            f"{where}: {places[split].whole(split)}: no {noun(len(lacked), 'column')} {', '.join(lacked)} "
+            f"(it has {', '.join(part.column_names)}); {fix}"
+        )
 
 
 def _check_hub_name(hub: str, base: Path, where: str) -> None:
