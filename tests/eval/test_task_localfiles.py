@@ -120,6 +120,18 @@ def test_a_compressed_csv_with_only_its_header_is_an_empty_split(tmp_path):
         _task(tmp_path, _write(tmp_path / "a.csv", train), "b.csv.gz")
 
 
+@pytest.mark.parametrize("empty", ["[]", "[ ]\n", "\n[\n]\n"])
+def test_a_json_file_of_an_empty_array_is_an_empty_split(tmp_path, empty):
+    # was: 'cannot read data.test (...b.json): Instruction "test" corresponds to no data!', datasets' words
+    train, test = _disjoint()
+    (tmp_path / "a.json").write_text(json.dumps(train))
+    (tmp_path / "b.json").write_text(empty)
+    with pytest.raises(UserError, match=r"the test split is empty \(.*b\.json\); add examples to it$"):
+        _task(tmp_path, "a.json", "b.json")
+    (tmp_path / "b.json").write_text(json.dumps(test, indent=1))  # an array of rows over many lines is read
+    assert len(_task(tmp_path, "a.json", "b.json").loader().tests["test"]) == len(test)
+
+
 def test_reading_a_task_files_data_prints_no_progress_bars_and_keeps_the_setting(tmp_path, capsys):
     """`datasets` drew "Generating train split" bars on stderr for files read in well under a second,
     so a command refused after the tasks were read printed them above its one error line."""

@@ -120,9 +120,14 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
             return pq.ParquetFile(path).metadata.num_rows > 0
         except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
             return True
-    with text_lines(path, where) as text:
-        lines = sum(1 for line in text if line.strip())
-    return lines > (1 if builder == "csv" else 0)
+    filled: list[str] = []  # the non-blank lines, without their spaces (the first three kept)
+    with text_lines(path, where) as text:  # read through: a byte that is not UTF-8 is refused here
+        for line in text:
+            if line.strip():
+                filled.append("".join(line.split()) if len(filled) < 3 else "")
+    if builder == "json" and "".join(filled) == "[]":  # a .json of an empty array, `[]` or `[\n]`:
+        return False  # datasets said `Instruction "train" corresponds to no data!`
+    return len(filled) > (1 if builder == "csv" else 0)
 
 
 @contextlib.contextmanager
