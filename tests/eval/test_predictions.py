@@ -73,6 +73,16 @@ def test_saved_tc_qa_ir_predictions_rescore_as_a_direct_computation(tmp_path):
     assert ir["ndcg@10"] == pytest.approx(100 / math.log2(3))
 
 
+@pytest.mark.parametrize(("lr", "shown"), [(1e-4, "0.0001"), (3e-5, "3e-05"), (1.0, "1")])
+def test_each_learning_rate_has_its_own_predictions_file(lr, shown):
+    # was: 1e-5 and 1.0000001e-5 (alike to `:g`'s 6 digits) wrote one file, the second run's over the
+    # first's, so the first record's predictions were the second run's; an LR `:g` writes exactly keeps its name
+    assert predictions_path("t", "f" * 20, "sig", lr, 0).name == f"ffffffffffff-sig-lr{shown}-s0.jsonl"
+    near = 1.0000001e-5
+    assert predictions_path("t", "f" * 20, "sig", near, 0) != predictions_path("t", "f" * 20, "sig", 1e-5, 0)
+    assert predictions_path("t", "f" * 20, "sig", near, 0).name == f"ffffffffffff-sig-lr{near!r}-s0.jsonl"
+
+
 def test_saved_predictions_of_encodevals_scores_rescore_as_a_direct_computation(tmp_path):
     rel = predictions_path("t", "f" * 20, "sig", 1e-4, 0)
     tags = [
