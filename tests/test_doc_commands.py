@@ -131,6 +131,28 @@ def test_the_readme_lists_the_flags_that_keep_every_value():
     assert set(re.findall(r"`(--[a-z-]+)`", listed.group(1))) == appending_flags()
 
 
+def test_a_listed_flag_keeps_every_value_on_every_command_that_takes_several():
+    """The README's list names flags, not commands: `analyze probe --tasks a --tasks b` was refused
+    ("given more than once") while `eval --tasks a --tasks b` kept both. A listed flag that takes
+    several values must append wherever it does (`bench data --source` takes one corpus)."""
+    listed = appending_flags()
+    wrong = [
+        f"encoderlab {' '.join(words)} {flag}"
+        for words in leaf_commands()
+        for flag, appends, several in _flags(resolve(command_at(words))).values()
+        if flag in listed and several and not appends
+    ]
+    assert not wrong, "take several values but refuse a repeat: " + ", ".join(sorted(set(wrong)))
+
+
+def command_at(words: tuple[str, ...]) -> str:
+    """The target (`module:function`) of the command named by `words`."""
+    node = COMMANDS
+    for word in words:
+        node = node[word]
+    return node
+
+
 def missing_tests(text: str) -> list[str]:
     """Test files (`tests/...py`) and test functions (`test_...`) named in `text` that do not exist."""
     tests = ROOT / "tests"

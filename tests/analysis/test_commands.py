@@ -199,21 +199,12 @@ def test_transplant_sweep_scores_a_with_its_own_tokenizer(folders, tmp_path):
     assert rows["A"]["accuracy"] == direct.accuracy
 
 
-def test_probe_command_plots_every_layer_of_every_model(folders, tmp_path):
+@pytest.mark.parametrize("repeat", [False, True], ids=["listed", "repeated"])
+def test_probe_command_plots_every_layer_of_every_model(folders, tmp_path, repeat):
+    """`--tasks a --tasks b` probes both, as `--tasks a b` does (it was refused as given twice)."""
     root = folders["root"]
-    main(
-        [
-            "analyze",
-            "probe",
-            folders["a"],
-            folders["b"],
-            "--tasks",
-            str(root / "seq.jsonl"),
-            str(root / "tok.jsonl"),
-            "--out",
-            str(tmp_path),
-        ]
-    )
+    tasks = [str(root / "seq.jsonl"), *(["--tasks"] if repeat else []), str(root / "tok.jsonl")]
+    main(["analyze", "probe", folders["a"], folders["b"], "--tasks", *tasks, "--out", str(tmp_path)])
     rows = json.loads((tmp_path / "probe.json").read_text())
     assert len(rows) == 2 * 2 * 3  # models x tasks x layers
     assert {r["kind"] for r in rows} == {"sequence", "token"} and (tmp_path / "probe.png").is_file()

@@ -24,6 +24,7 @@ import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
 from encoderlab.analysis.inputs import Encoding, analysis_length, check_distinct, check_models, read_texts
+from encoderlab.cliargs import Repeated, flatten
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
@@ -406,13 +407,17 @@ def _drop_other_transplants(out: Path, names: set[str]) -> None:
             shutil.rmtree(folder)
 
 
+PROBE_TASKS = ("brown-pos", "tweets")
+"""`analyze probe`'s tasks when --tasks is not given: a token-level and a sequence-level one."""
+
+
 def probe_command(
     models: Annotated[
         tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL", help_behavior_hint="(required)")
     ],
     *,
     out: Path,
-    tasks: tuple[str, ...] = ("brown-pos", "tweets"),
+    tasks: Repeated = (),
     max_examples: int = 2000,
     seed: int = 0,
     max_length: int | None = None,
@@ -426,7 +431,8 @@ def probe_command(
     Args:
         models: Model sources (folders, runs, HF folders, asset names).
         out: Folder for probe.png/.csv/.json and the feature cache (out/cache).
-        tasks: Probing tasks: assets or .jsonl files with meta.label or meta.tokens + meta.tags.
+        tasks: Probing tasks: assets or .jsonl files with meta.label or meta.tokens + meta.tags
+            (default: brown-pos tweets).
         max_examples: Examples (texts or sentences) per task at most, drawn with --seed.
         seed: Seed of the subsample and of the 60/20/20 split.
         max_length: Tokens per example at most (default: 512, or the models' maximum if lower).
@@ -437,6 +443,8 @@ def probe_command(
     """
     if not models:
         raise UserError("give at least one model to probe")
+    # `--tasks a b` and `--tasks a --tasks b` alike, as eval's --tasks; `--tasks` alone is ((),), not the default
+    tasks = flatten(tasks) if tasks else PROBE_TASKS
     if not tasks:  # `--tasks` with nothing after it: a traceback once probing was done, its --out left behind
         raise UserError("--tasks needs at least one task, got none; e.g. --tasks brown-pos tweets")
     check_distinct("model", models)
