@@ -64,6 +64,7 @@ NAMED = {
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",
     "merge-val-fraction-holds-out-everything": "tests.data.test_merge::test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before_writing",
     "recipe-tokens-under-warmup": "tests.train.test_recipes::test_tokens_too_few_for_the_detours_warmup_name_a_fix_the_recipe_takes",
+    "pretrain-steps-overflow": "tests.train.test_recipes::test_a_run_of_more_rows_than_int64_counts_names_its_steps",
     "source-option-location": "tests.data.test_sources::test_source_options_list_exactly_what_is_accepted_and_refuse_location_and_repeats",
     "source-option-twice": "tests.data.test_sources::test_source_options_list_exactly_what_is_accepted_and_refuse_location_and_repeats",
     "corpus-subfolder-unlistable": "tests.data.test_sources::test_a_corpus_subfolder_that_cannot_be_listed_is_refused_naming_it",

@@ -285,3 +285,16 @@ def test_tokens_too_few_for_the_detours_warmup_name_a_fix_the_recipe_takes(name)
     assert cfg.plan()[0].steps == cfg.phases[0].schedule.warmup
     with pytest.raises(UserError, match="raise tokens to at least"):  # a step fewer is still refused
         make_recipe(name, {"tokens": least - cfg.layout.tokens_per_step})
+
+
+def test_a_run_of_more_rows_than_int64_counts_names_its_steps():
+    """`--param steps=10**24` said "data.step_offset must be below -9999...; set it to the base run's step
+    count": no offset can be negative, and steps were the fix."""
+    cfg = build_recipe("smoke-mlm")
+    rows = cfg.layout.global_batch_size
+    steps = 2**63 // rows + 1
+    with pytest.raises(
+        UserError, match=rf"^a run of {steps} steps of {rows} rows has more rows than int64 counts; "
+    ):
+        build_recipe("smoke-mlm", [f"steps={steps}"])
+    assert build_recipe("smoke-mlm", [f"steps={(2**63 - 1) // rows}"]).steps == (2**63 - 1) // rows

@@ -375,6 +375,11 @@ class RunConfig:
         from encoderlab.data.synthetic import ROW_SEED_STRIDE
 
         data, rows = self.data, self.layout.global_batch_size
+        if total * rows >= 2**63:  # the run alone: "step_offset must be below -9...", a fix no one can take
+            raise UserError(
+                f"a run of {total} steps of {rows} rows has more rows than int64 counts; lower its steps "
+                f"(at most {(2**63 - 1) // rows})"
+            )
         if (data.step_offset + total) * rows >= 2**63:
             raise UserError(
                 f"data.step_offset must be below {2**63 // rows - total} for this run ({total} steps of {rows} "
