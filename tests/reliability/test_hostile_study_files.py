@@ -108,6 +108,7 @@ def _study_files(root: Path) -> None:
         "eval_steps_twice": lambda s: s["runs"][0].update(eval_steps=[10, 10], evaluate=True),
         "run_seed_negative": lambda s: s["runs"][0].update(seed=-1),
         "paper_unknown": lambda s: s.update(paper="paper9"),
+        "override_init": lambda s: s["runs"][0].update(overrides={"model.init": "nothere"}),
         "expected_minutes_nan": lambda s: s.update(expected_minutes=float("nan")),
         "run_tasks_empty": lambda s: s["runs"][0].update(evaluate=True, tasks=[]),
         "run_task_unknown": lambda s: s["runs"][0].update(evaluate=True, tasks=["tweets", "nope"]),
@@ -315,6 +316,12 @@ STUDY_CASES = [
         "study-run-seed-negative",
         "study run {w}/study_run_seed_negative.yaml --out {w}/s",
         r"run a: seed must be >= 0 \(an offset added to each pretraining seed\), got -1; give 0 or more, or drop it$",
+    ),
+    (  # made the study folder and prepared its data, then the run's node refused "model source 'nothere'"
+        "study-override-placed-field",
+        "study run {w}/study_override_init.yaml --out {w}/s",
+        r"run a: overrides model.init, which the study sets itself; give the run's init instead \(another run of "
+        r"the study, an asset, a model folder or a hub id\)$",
     ),
     (  # planned and reported as a study of no paper, without a word
         "study-paper-unknown",

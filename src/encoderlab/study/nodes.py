@@ -30,6 +30,7 @@ from encoderlab.study.graph import Backend, Node, NodeKind
 from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
+from encoderlab.study.specproblems import STUDY_PLACED
 
 # --------------------------------------------------------------------------- prepare
 
@@ -181,7 +182,7 @@ def run_config(node: Node):
     return PretrainNode.of(node).run
 
 
-_LOCATIONS = ("out", "data.path", "model.init")
+_LOCATIONS = tuple(STUDY_PLACED)
 """RunConfig fields that hold paths inside the study folder: they change when the folder is moved."""
 
 

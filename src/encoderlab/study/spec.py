@@ -282,13 +282,7 @@ class StudySpec:
 
     def problems(self) -> list[str]:
         """Every inconsistency between the parts of the spec, one line each (empty: none)."""
-        from encoderlab.study.specproblems import (
-            claim_problems,
-            id_problems,
-            label_problems,
-            repeat_problems,
-            value_problems,
-        )
+        from encoderlab.study.specproblems import id_problems, spec_problems
         from encoderlab.study.starts import start_problems
 
         names = [r.name for r in self.runs]
@@ -309,7 +303,7 @@ class StudySpec:
             dup = sorted({n for n in listed if listed.count(n) > 1})
             if dup:
                 out.append(f"study {self.name}: {kind} names must be unique, repeated: {', '.join(dup)}")
-        out += value_problems(self) + repeat_problems(self) + claim_problems(self) + label_problems(self)
+        out += spec_problems(self)
         datasets = {d.name for d in self.data}
         out += [
             f"run {run.name} reads dataset '{run.data}'; defined: {', '.join(sorted(datasets))}"

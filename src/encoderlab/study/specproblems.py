@@ -127,6 +127,28 @@ def repeat_problems(spec: StudySpec) -> list[str]:
     ]
 
 
+STUDY_PLACED = {
+    "out": "the study places each run's folder in its own folder; drop it",
+    "data.path": "a run reads the prepared data of its dataset; name the dataset with the run's data (or give the "
+    "dataset a prepared folder), and drop data.path",
+    "model.init": "give the run's init instead (another run of the study, an asset, a model folder or a hub id)",
+}
+"""RunConfig fields a pretraining node sets itself (paths inside the study folder), with the study file's way
+to set what they hold: an override of one was replaced without a word (`out`, `data.path`), or trained
+unchecked until its node failed, after the study folder was made and its data prepared (`model.init`)."""
+
+
+def override_problems(spec: StudySpec) -> list[str]:
+    """Overrides (a run's, or the study's `run_overrides`) of a field in `STUDY_PLACED`."""
+    named = [(f"run {r.name}", r.overrides) for r in spec.runs] + [(f"study {spec.name}", spec.run_overrides)]
+    return [
+        f"{where}: overrides {key}, which the study sets itself; {STUDY_PLACED[key]}"
+        for where, overrides in named
+        for key in overrides
+        if key in STUDY_PLACED
+    ]
+
+
 def label_problems(spec: StudySpec) -> list[str]:
     """Values that only label a study, refused where they were taken silently: a `paper` that is none of
     the papers (the report and `study list` then stated no departure from any paper, as for a study of
@@ -219,3 +241,9 @@ def _cka_problems(spec: StudySpec) -> list[str]:
         and (len(c.noise) != 2 or c.noise[1] != c.b or c.noise[0] == c.b)  # [b]: IndexError
     ]
     return out
+
+
+def spec_problems(spec: StudySpec) -> list[str]:
+    """The value checks of this module after the ids (`id_problems`), in the order `StudySpec.problems` lists them."""
+    checks = (value_problems, repeat_problems, claim_problems, label_problems, override_problems)
+    return [line for check in checks for line in check(spec)]
