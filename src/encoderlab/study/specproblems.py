@@ -4,7 +4,8 @@
 a claim's runs, a start model); the checks here look at values the nodes themselves would refuse hours
 into the study, after its folder was made (an empty corpus, a negative seed, an LR grid a node refuses,
 a claim the report could not check as written), so a spec is refused with the node's own words before
-anything is written.
+anything is written; and values that would otherwise be taken without a word (a step given twice, an
+unknown `paper`, an override of a field the study sets itself: `STUDY_PLACED`).
 
 Design: plain functions of the finished spec returning lists of lines, never raising, so that
 `StudySpec.__post_init__` reports every problem of a study file at once rather than the first. They
