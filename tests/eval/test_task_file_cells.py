@@ -317,3 +317,20 @@ def test_a_null_hub_split_other_than_validation_says_so(tmp_path, monkeypatch):
     _refused(
         path, r"data.splits.test is null, which only validation may be .*or cut it with data.test_fraction$"
     )
+
+
+def test_a_regression_split_whose_targets_are_all_alike_is_refused_when_read(tmp_path):
+    # was: read and fine-tuned; a correlation over targets all alike scored every run 0 (`correlations`), so
+    # the LR was picked by a tie of zeros and the test reported 0, without a word
+    assert correlations([3.0, 3.0, 3.0], [0.1, 0.5, 0.2])["pearson"] == 0.0
+    train = [{"text": f"r {i}", "label": i / 7} for i in range(60)]
+    test = [{"text": f"t {i}", "label": 3} for i in range(4)]
+    path = _task(tmp_path, "sc", train, test, options={"regression": True})
+    _refused(
+        path,
+        r"the test split's 4 targets are all 3, and a correlation over targets all alike is undefined \(every run "
+        r"would score 0\); add examples with other targets \(or raise data.validation_fraction",
+    )
+    test[0]["label"] = 2.5
+    path = _task(tmp_path, "sc", train, test, options={"regression": True})
+    assert len(load_task(task_from_file(path))[1].tests["test"]) == 4

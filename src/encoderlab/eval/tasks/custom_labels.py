@@ -222,15 +222,26 @@ def refuse_hidden_labels(split: str, cells: list, places: RowPlaces, column: str
 
 
 def check_scored_sizes(kind: Kind, scored: dict[str, list], where: str) -> None:
-    """A regression's validation and test splits need two examples: a correlation over one is
-    undefined, and scoring it stopped the run after fine-tuning (a ValueError traceback; a small train
-    file's 5% validation cut is one example)."""
-    small = next((name for name, split in scored.items() if len(split) < 2), None)
-    if kind == "regression" and small is not None:
-        raise UserError(
-            f"{where}: the {small} split has {count(len(scored[small]), 'example')}, and a correlation needs at least "
-            "2; add examples (or raise data.validation_fraction, for a validation cut from train)"
-        )
+    """A regression's validation and test splits need two examples and two different targets: a
+    correlation over one example, or over targets all alike, is undefined. One example stopped the run
+    after fine-tuning (a ValueError traceback; a small train file's 5% validation cut is one example);
+    targets all alike (a validation cut of a few rows of integer scores) scored every run 0, so the LR
+    was picked by a tie of zeros and the test reported 0, without a word."""
+    if kind != "regression":
+        return
+    cut = "(or raise data.validation_fraction, for a validation cut from train)"
+    for name, split in scored.items():
+        if len(split) < 2:
+            raise UserError(
+                f"{where}: the {name} split has {count(len(split), 'example')}, and a correlation needs at "
+                f"least 2; add examples {cut}"
+            )
+        if len({e["target"] for e in split}) == 1:
+            raise UserError(
+                f"{where}: the {name} split's {len(split)} targets are all {split[0]['target']:g}, and a "
+                f"correlation over targets all alike is undefined (every run would score 0); add examples "
+                f"with other targets {cut}"
+            )
 
 
 def label_name(value) -> str:
