@@ -334,3 +334,18 @@ def test_a_regression_split_whose_targets_are_all_alike_is_refused_when_read(tmp
     test[0]["label"] = 2.5
     path = _task(tmp_path, "sc", train, test, options={"regression": True})
     assert len(load_task(task_from_file(path))[1].tests["test"]) == 4
+
+
+@pytest.mark.parametrize("options", [{}, {"regression": True}])
+def test_a_nan_label_as_pythons_json_writes_a_missing_value_is_an_empty_label(tmp_path, options):
+    # was, with classes: "holds fractional numbers (e.g. nan ...); for a numeric target set `options:
+    # {regression: true}`", a fix that was then refused as "target nan is not a finite number"
+    train = [{"text": f"r {i}", "label": float(i % 2)} for i in range(20)]
+    train[3]["label"] = float("nan")  # json.dumps writes NaN, as for a pandas row's missing value
+    test = [{"text": f"t {i}", "label": float(i % 2)} for i in range(4)]
+    path = _task(tmp_path, "sc", train, test, options=options)
+    assert "NaN" in (tmp_path / "train.jsonl").read_text().splitlines()[3]
+    _refused(
+        path,
+        r": train split, line 4 of train\.jsonl: a row has an empty label; fill it in or remove the row$",
+    )

@@ -324,8 +324,14 @@ def reads_ids(labels: tuple[str, ...], values: Iterable, column: str, where: str
 
 
 def empty(value) -> bool:
-    """Whether a cell holds nothing: an empty CSV cell or a JSON null (None), or a blank string."""
-    return value is None or (isinstance(value, str) and not value.strip())
+    """Whether a cell holds nothing: an empty CSV cell or a JSON null (None), a blank string, or a float
+    NaN, which Python's `json.dumps` writes for a missing value (pandas rows dumped so): a label column of
+    numbers beside one was refused as "fractional numbers (e.g. nan)", with the fix of a regression."""
+    return (
+        value is None
+        or (isinstance(value, float) and math.isnan(value))
+        or (isinstance(value, str) and not value.strip())
+    )
 
 
 def cell_text(value, field: str, where: str) -> str:
