@@ -217,7 +217,7 @@ def test_a_single_class_names_trains_file_and_first_line_not_its_header(tmp_path
 
 def test_numeric_tags_with_entity_f1_ask_for_their_names(tmp_path):
     # was: "tag '0' is not one; set `metric: accuracy`", as for POS tags, where the fix is `labels:`
-    train = [{"tokens": ["Alice", f"w{i}", "Smith"], "tags": [1, 0, 2]} for i in range(20)]
+    train = [{"tokens": ["Alice", "Smith", f"w{i}"], "tags": [1, 2, 0]} for i in range(20)]
     test = [{"tokens": ["Bob", "v"], "tags": [1, 0]}]
     _refused(
         _task(tmp_path, "tc", train, test),
@@ -349,3 +349,25 @@ def test_a_nan_label_as_pythons_json_writes_a_missing_value_is_an_empty_label(tm
         path,
         r": train split, line 4 of train\.jsonl: a row has an empty label; fill it in or remove the row$",
     )
+
+
+def test_iob1_tags_scored_by_strict_entity_f1_are_refused_with_both_fixes(tmp_path):
+    # was: read and scored; seqeval's strict IOB2 mode drops an entity an `I-` tag starts from the gold, so a
+    # model tagging it O scored 100 on it, and one tagging it B-PER I-PER scored a false positive
+    from seqeval.metrics import f1_score
+    from seqeval.scheme import IOB2
+
+    gold, missed = [["I-PER", "I-PER", "O", "B-LOC"]], [["O", "O", "O", "B-LOC"]]
+    assert f1_score(gold, missed, mode="strict", scheme=IOB2) == 1.0  # the person missed, scored right
+    train = [{"tokens": ["ann", "lee", f"w{i}"], "tags": ["B-PER", "I-PER", "O"]} for i in range(20)]
+    test = [{"tokens": [f"v{i}", "bob", "ray"], "tags": ["O", "B-PER", "I-PER"]} for i in range(4)]
+    test[2]["tags"] = ["O", "I-PER", "I-PER"]  # IOB1: I- starts the entity
+    path = _task(tmp_path, "tc", train, test)
+    _refused(
+        path,
+        r": test split, line 3 of test\.jsonl: tag 'I-PER' of word 2 \('bob'\) follows 'O', so strict IOB2 entity "
+        r"F1 \(metric 'entity_f1'\) drops that entity from the scores; convert IOB1 tags to IOB2 \(B- starts every "
+        r"entity\), or set `metric: conlleval_f1` \(conlleval's lenient reading\)$",
+    )
+    for metric in ("conlleval_f1", "accuracy"):  # scores that read an I- start as an entity, or no entities
+        assert task_from_file(_task(tmp_path, "tc", train, test, metric=metric)).metric == metric

@@ -62,6 +62,7 @@ NAMED = {
     "task-file-template-under-options": "tests.eval.test_task_file_mistakes::test_a_template_under_options_is_refused_and_options_list_neither_as_valid",
     "task-file-hub-is-a-local-folder": "tests.eval.test_task_file_paths::test_a_local_folder_given_as_data_hub_names_the_task_file_and_the_ways_to_read_it",
     "task-file-regression-targets-alike": "tests.eval.test_task_file_cells::test_a_regression_split_whose_targets_are_all_alike_is_refused_when_read",
+    "task-file-iob1-under-entity-f1": "tests.eval.test_task_file_cells::test_iob1_tags_scored_by_strict_entity_f1_are_refused_with_both_fixes",
     "task-file-label-end-spaces": "tests.eval.test_task_file_mistakes::test_label_names_that_differ_only_in_end_spaces_are_refused_without_labels",
     "merge-val-fraction-holds-out-everything": "tests.data.test_merge::test_a_val_fraction_that_holds_out_every_document_is_refused_by_merge_before_writing",
     "recipe-tokens-under-warmup": "tests.train.test_recipes::test_tokens_too_few_for_the_detours_warmup_name_a_fix_the_recipe_takes",

@@ -223,6 +223,8 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
             s: [convert(r, f"{where}: {places[s].of(s, i)}") for i, r in enumerate(raw[s])] for s in SPLITS
         }
         check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
+        if spec.family == "tc" and "entity_f1" in {spec.metric or "entity_f1", spec.finetune.select_metric}:
+            _check_iob2(parts, labels, places, where)
         check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
     if spec.family == "qa":
@@ -233,6 +235,26 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
     evals = {s: ir_eval_split(raw[s], s, _row_where(places[s], s, where)) for s in ("validation", "test")}
     train = ir_pairs(raw["train"], _row_where(places["train"], "train", where))
     return TaskData(train, evals["validation"], {"test": evals["test"]})
+
+
+def _check_iob2(parts: dict[str, list[dict]], tags: tuple[str, ...], places: dict, where: str) -> None:
+    """Refuse an `I-` tag that continues no entity of its type (after `O`, or after another type), as IOB1
+    data (CoNLL-2003's original files) starts entities, when scored by strict IOB2 entity F1: seqeval drops
+    such an entity from the gold, so a model tagging it `O` scored it right and one tagging `B-PER I-PER`
+    scored a false positive, without a word. Tag sets that are not IOB are `_check_entity_tags`'."""
+    if non_iob_tag(tags) is not None:
+        return
+    for split in SPLITS:
+        for i, example in enumerate(parts[split]):
+            names = [tags[t] for t in example["tags"]]
+            for k, (before, tag) in enumerate(zip(["O", *names], names)):
+                if tag.startswith("I-") and before[2:] != tag[2:]:
+                    raise UserError(
+                        f"{where}: {places[split].of(split, i)}: tag {tag!r} of word {k + 1} "
+                        f"({example['tokens'][k]!r}) follows {before!r}, so strict IOB2 entity F1 (metric "
+                        "'entity_f1') drops that entity from the scores; convert IOB1 tags to IOB2 (B- starts "
+                        "every entity), or set `metric: conlleval_f1` (conlleval's lenient reading)"
+                    )
 
 
 def _required(spec: TaskSpec) -> tuple[str, ...]:
