@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Annotated
 
 import pytest
+import tyro
 
 from encoderlab.cli import COMMANDS, resolve
 from encoderlab.cliargs import _flags
@@ -151,6 +153,35 @@ def command_at(words: tuple[str, ...]) -> str:
     for word in words:
         node = node[word]
     return node
+
+
+def positional_usage(fn) -> list[str]:
+    """Positional arguments whose `--help` name misreads their count: one that takes several values
+    must say so (`RUN ...`) and one that may be left out must be bracketed (`[NAME ...]`); the usage
+    line `encoderlab assets fetch NAME [--all]` read as if a name were required."""
+    import inspect
+    import typing
+
+    wrong = []
+    for name, param in inspect.signature(fn).parameters.items():
+        tp = typing.get_type_hints(fn, include_extras=True)[name]
+        meta = tp.__metadata__ if typing.get_origin(tp) is Annotated else ()
+        if not any(m is tyro.conf.Positional for m in meta):
+            continue
+        metavar = next((m.metavar for m in meta if getattr(m, "metavar", None)), name.upper())
+        several = "tuple" in str(tp) or "list" in str(tp)
+        required = any(
+            getattr(m, "help_behavior_hint", None) == "(required)" for m in meta
+        )  # refused when empty
+        optional = param.default is not inspect.Parameter.empty and not required
+        if several != metavar.rstrip("]").endswith("...") or optional != metavar.startswith("["):
+            wrong.append(metavar)
+    return wrong
+
+
+def test_positional_arguments_show_their_count_in_usage():
+    wrong = {" ".join(w): positional_usage(resolve(command_at(w))) for w in leaf_commands()}
+    assert not {k: v for k, v in wrong.items() if v}
 
 
 def missing_tests(text: str) -> list[str]:

@@ -24,7 +24,7 @@ from encoderlab.advise.studyread import FINETUNE, is_study, metric_of, read_stud
 from encoderlab.errors import UserError
 
 Runs = Annotated[
-    tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUNS", help_behavior_hint="(required)")
+    tuple[Path, ...], tyro.conf.Positional, tyro.conf.arg(metavar="RUN ...", help_behavior_hint="(required)")
 ]
 
 

@@ -413,7 +413,9 @@ PROBE_TASKS = ("brown-pos", "tweets")
 
 def probe_command(
     models: Annotated[
-        tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL", help_behavior_hint="(required)")
+        tuple[str, ...],
+        tyro.conf.Positional,
+        tyro.conf.arg(metavar="MODEL ...", help_behavior_hint="(required)"),
     ],
     *,
     out: Path,

@@ -453,7 +453,7 @@ def bench_table_command(
     results: Annotated[
         tuple[Path, ...],
         tyro.conf.Positional,
-        tyro.conf.arg(metavar="RESULT", help_behavior_hint="(required)"),
+        tyro.conf.arg(metavar="RESULT ...", help_behavior_hint="(required)"),
     ] = (),
 ) -> None:
     """Print a Markdown table of `bench train` JSON results (files, or folders of *.json).

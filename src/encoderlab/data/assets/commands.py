@@ -66,7 +66,7 @@ def fetch_command(
     names: Annotated[
         tuple[str, ...],
         tyro.conf.Positional,
-        tyro.conf.arg(metavar="NAME", help_behavior_hint="(default: the small default set)"),
+        tyro.conf.arg(metavar="[NAME ...]", help_behavior_hint="(default: the small default set)"),
     ] = (),
     all: Annotated[bool, tyro.conf.FlagCreatePairsOff] = False,
 ) -> None:
