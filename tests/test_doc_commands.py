@@ -249,6 +249,18 @@ def test_every_argument_in_help_is_described(words, capsys, monkeypatch):
     assert not undescribed(out)
 
 
+@pytest.mark.parametrize("words", leaf_commands(), ids=" ".join)
+def test_no_help_names_a_constant_for_its_value(words, capsys, monkeypatch):
+    """`bench train --help` said "profile ... for `PROFILE_STEPS` more steps", a name in the code the
+    user cannot read; a help text gives the value (the bench test checks that one's number)."""
+    from encoderlab.cli import main
+
+    monkeypatch.setenv("COLUMNS", "200")
+    with pytest.raises(SystemExit):
+        main([*words, "--help"])
+    assert not re.findall(r"`[A-Z][A-Z0-9]*_[A-Z0-9_]+`", capsys.readouterr().out)
+
+
 def test_a_bare_help_entry_is_seen():
     boxed = "│ PATH        folder (required)  │\n│ --out PATH  Where it goes. (required) │\n│ --suite {a,b}\n│             Which suite. │"
     plain = " options\n ---\n  PATH        folder (required)\n  --suite {a,b}\n              Which suite.\n  --n INT     \n"

@@ -41,6 +41,17 @@ def test_profile_writes_the_op_table(tmp_path):
     assert "aten::mm" in table.read_text()  # the model's matmuls, by name
 
 
+def test_profile_help_gives_the_number_of_profiled_steps(capsys, monkeypatch):
+    """--help named the constant (`PROFILE_STEPS`) instead of saying how many steps are profiled."""
+    from encoderlab.bench.train import PROFILE_STEPS
+    from encoderlab.cli import main
+
+    monkeypatch.setenv("COLUMNS", "300")
+    with pytest.raises(SystemExit):
+        main(["bench", "train", "--help"])
+    assert f"for {PROFILE_STEPS} more steps" in " ".join(capsys.readouterr().out.replace("│", " ").split())
+
+
 def test_a_profile_table_goes_into_a_new_folder_and_a_rerun_replaces_only_it(tmp_path, capsys):
     """`--profile` was written unchecked after the measuring: a missing folder was a traceback, and
     any file there was overwritten (issue 20; the refusals are in the hostile-input catalogue)."""

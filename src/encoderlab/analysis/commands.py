@@ -33,6 +33,9 @@ from encoderlab.outdir import check_output, create_output, drop_stale, output_fo
 
 ModelA = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_A")]
 ModelB = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_B")]
+Models = Annotated[
+    tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL ...", help_behavior_hint="(required)")
+]
 
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -408,15 +411,12 @@ def _drop_other_transplants(out: Path, names: set[str]) -> None:
 
 
 PROBE_TASKS = ("brown-pos", "tweets")
-"""`analyze probe`'s tasks when --tasks is not given: a token-level and a sequence-level one."""
+"""`analyze probe`'s tasks when --tasks is not given: a token-level and a sequence-level one. --tasks is
+`Repeated`, as eval's: `--tasks a b` and `--tasks a --tasks b` alike."""
 
 
 def probe_command(
-    models: Annotated[
-        tuple[str, ...],
-        tyro.conf.Positional,
-        tyro.conf.arg(metavar="MODEL ...", help_behavior_hint="(required)"),
-    ],
+    models: Models,
     *,
     out: Path,
     tasks: Repeated = (),
@@ -445,8 +445,7 @@ def probe_command(
     """
     if not models:
         raise UserError("give at least one model to probe")
-    # `--tasks a b` and `--tasks a --tasks b` alike, as eval's --tasks; `--tasks` alone is ((),), not the default
-    tasks = flatten(tasks) if tasks else PROBE_TASKS
+    tasks = flatten(tasks) if tasks else PROBE_TASKS  # `--tasks` alone is ((),): refused below
     if not tasks:  # `--tasks` with nothing after it: a traceback once probing was done, its --out left behind
         raise UserError("--tasks needs at least one task, got none; e.g. --tasks brown-pos tweets")
     check_distinct("model", models)

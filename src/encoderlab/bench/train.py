@@ -111,7 +111,7 @@ class TrainBench:
     peak_tflops: float = 0.0
     """Peak TFLOP/s for MFU (0: a known GPU's bf16 datasheet value, else a measured matmul)."""
     profile: Path | None = None
-    """Also profile encoderlab's side for `PROFILE_STEPS` more steps and write torch.profiler's op table
+    """Also profile encoderlab's side for 3 more steps (PROFILE_STEPS) and write torch.profiler's op table
     here (a new file, or an earlier table, which is replaced; its folder is created); the JSON gains the
     device's busy time per step (CUDA), the ceiling on what compute can reach."""
 
