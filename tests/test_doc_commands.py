@@ -261,6 +261,31 @@ def test_no_help_names_a_constant_for_its_value(words, capsys, monkeypatch):
     assert not re.findall(r"`[A-Z][A-Z0-9]*_[A-Z0-9_]+`", capsys.readouterr().out)
 
 
+@pytest.mark.parametrize("words", leaf_commands(), ids=" ".join)
+def test_a_repeatable_flag_without_a_default_says_it_is_required(words, capsys, monkeypatch):
+    """`data prepare --help` said only "(repeatable)" of --source, which the command will not run
+    without: tyro's append action never marks a flag required (`cliargs.RequiredRepeated` does)."""
+    import inspect
+
+    from encoderlab.cli import main
+
+    fn = resolve(command_at(words))
+    flags = _flags(fn)
+    needed = [
+        f"--{name.replace('_', '-')}"
+        for name, param in inspect.signature(fn).parameters.items()
+        if param.default is inspect.Parameter.empty
+        and flags.get(f"--{name.replace('_', '-')}", ("", False))[1]
+    ]
+    monkeypatch.setenv("COLUMNS", "300")
+    with pytest.raises(SystemExit):
+        main([*words, "--help"])
+    options = " ".join(capsys.readouterr().out.replace("│", " ").split()).partition(" options ")[2]
+    for flag in needed:
+        entry = re.search(rf"{re.escape(flag)} (.*?)(?= --[a-z]|$)", options)
+        assert entry and "(required" in entry.group(1), f"{flag}: {entry and entry.group(1)}"
+
+
 def test_a_bare_help_entry_is_seen():
     boxed = "│ PATH        folder (required)  │\n│ --out PATH  Where it goes. (required) │\n│ --suite {a,b}\n│             Which suite. │"
     plain = " options\n ---\n  PATH        folder (required)\n  --suite {a,b}\n              Which suite.\n  --n INT     \n"

@@ -22,6 +22,10 @@ import tyro
 Repeated = Annotated[tuple[tuple[str, ...], ...], tyro.conf.UseAppendAction]
 """A flag that may be given several times, each time with one or more values."""
 
+RequiredRepeated = Annotated[Repeated, tyro.conf.arg(help_behavior_hint="(required; repeatable)")]
+"""A `Repeated` flag without a default: tyro's append action never marks a flag required, so `--help`
+said only "(repeatable)" of `data prepare --source`, which the command refuses to run without."""
+
 
 def path_registry():
     """A tyro registry whose `Path` arguments expand a leading `~` (see the module docstring)."""

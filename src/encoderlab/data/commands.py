@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.atomic import json_text
-from encoderlab.cliargs import Repeated, flatten
+from encoderlab.cliargs import Repeated, RequiredRepeated, flatten
 from encoderlab.data.sources import parse_source
 from encoderlab.errors import UserError
 
@@ -22,7 +22,7 @@ def _log_to_stderr() -> None:
 
 
 def tokenizer(
-    source: Repeated,
+    source: RequiredRepeated,
     out: Path,
     vocab_size: int = 32_768,
     kind: Literal["bpe", "wordpiece"] = "bpe",
@@ -62,7 +62,7 @@ def tokenizer(
 
 
 def prepare(
-    source: Repeated,
+    source: RequiredRepeated,
     tokenizer: str,
     out: Path,
     val_fraction: float = 0.01,
