@@ -97,8 +97,8 @@ def prepare(
         workers: Tokenizer processes (0 = all cores).
         checkpoint_every: Chunks of 256 documents between resume checkpoints (an interrupted
             prepare rerun with the same arguments continues from the last one).
-        shard: Tokenize only slice I of N of the source's files, into OUT.shards/ (I/N, or auto
-            from a SLURM array or torchrun's RANK/WORLD_SIZE); `data merge --out OUT` then joins them.
+        shard: Tokenize only slice I of N of the source's files, into OUT.shards/ (I/N with I from 0 to
+            N-1, or auto from a SLURM array or torchrun's RANK/WORLD_SIZE); `data merge --out OUT` then joins them.
     """
     from encoderlab.data.prepare import PrepareConfig, read_meta
     from encoderlab.data.prepare import prepare as run
