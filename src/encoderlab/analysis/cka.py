@@ -62,7 +62,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from encoderlab.analysis.features import DEFAULT_ENCODING, Encoding, check_finite, pooled_features
+from encoderlab.analysis.features import (
+    DEFAULT_ENCODING,
+    Encoding,
+    check_finite,
+    model_dtype,
+    pooled_features,
+)
 from encoderlab.analysis.inputs import MIN_TEXTS
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
@@ -245,6 +251,9 @@ class CkaReport:
     overlap: float = 0.0
     """Mean over pairs of sampling seeds of the share of their n texts two draws have in common (about n
     over the pool's size; 1 when the pool holds exactly n): the intervals are widened for it."""
+    dtype: str | None = None
+    """The precision the models ran in (`analyze cka --dtype`; "A float16, B float32" when they differ): the
+    features were computed in it, and pooled and compared in float64 (None: a report built by hand)."""
 
     @property
     def mean_divergence(self) -> float:
@@ -259,6 +268,7 @@ class CkaReport:
             "distinct_draws": self.distinct_draws,
             "overlap": self.overlap,
             "encoding": asdict(self.encoding),
+            "dtype": self.dtype,
             "mean_divergence": self.mean_divergence,
             "layers": [asdict(row) for row in self.layers],
             "low_layers": low_layer_summary(self).to_dict() if has_twin and len(self.layers) >= 3 else None,
@@ -366,6 +376,14 @@ def _draw(
     return [texts[i] for i in union], rows_per_seed, distinct, draw_overlap(draws)
 
 
+def _dtypes(models: dict[str, nn.Module]) -> str:
+    """The models' precision: one name when they share it, else each model's ("A float16, B float32")."""
+    names = {name: model_dtype(model) for name, model in models.items()}
+    if len(set(names.values())) == 1:
+        return next(iter(names.values()))
+    return ", ".join(f"{name} {dtype}" for name, dtype in names.items())
+
+
 def _ratio(ab: float, base: float) -> float:
     """(1 - CKA(A, B)) / (1 - CKA(B', B)): infinite when the twin matches B exactly, undefined (NaN) when
     either CKA is (a layer constant across texts), never infinite for an undefined baseline."""
@@ -444,4 +462,5 @@ def compare(
         labels=labels or {},
         distinct_draws=distinct,
         overlap=overlap,
+        dtype=_dtypes({name: model for name, (model, _) in models.items()}),
     )

@@ -217,7 +217,7 @@ def cka_command(
     create_output(out, ANALYZE)
     _write_cka(report, out, ratio=baseline is not None)
     _print_cka(report)
-    print(f"mean divergence {report.mean_divergence:.4f}; wrote {out}")
+    print(f"mean divergence {report.mean_divergence:.4f} (models run in {report.dtype}); wrote {out}")
     return report
 
 

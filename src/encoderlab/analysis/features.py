@@ -45,6 +45,11 @@ def model_device(model: nn.Module) -> torch.device:
     return next(model.parameters()).device
 
 
+def model_dtype(model: nn.Module) -> str:
+    """The precision of the model's first parameter, as `--dtype` names it ("float32", "float16", ...)."""
+    return str(next(model.parameters()).dtype).removeprefix("torch.")
+
+
 def _encode(tokenizer, batch, max_length: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Tokenize without the tokenizer's padding (decoders often have no pad token): right-padded
     (B, T) ids and the mask of real tokens."""
