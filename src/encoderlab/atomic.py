@@ -276,11 +276,13 @@ def _is_disk_full(exc: BaseException) -> bool:
     return not isinstance(exc, OSError) and isinstance(exc, Exception) and "os error 28" in str(exc)
 
 
-def cached_arrays(path: Path | None, compute: Any, what: str = "cache") -> dict:
+def cached_arrays(path: Path | None, compute: Any, what: str = "cache", check: Any = None) -> dict:
     """The arrays saved at `path` (an .npz), or `compute()` (a dict of arrays) saved there atomically. A
     file there that cannot be read (damaged, not an .npz, an object array: pickles are never loaded) is
     computed again and replaced, with a note; it was a traceback on every later run (a probe's feature
-    cache, the decontamination cache)."""
+    cache, the decontamination cache). `check(arrays)`, when given, refuses bad arrays (raising) whether
+    read or computed, before computed ones are saved: a cache an older version wrote escaped a check made
+    only where they were computed."""
     import zipfile
     import zlib
 
@@ -289,11 +291,16 @@ def cached_arrays(path: Path | None, compute: Any, what: str = "cache") -> dict:
     if path is not None and path.is_file():
         try:
             with np.load(path, allow_pickle=False) as data:
-                return dict(data)
+                cached = dict(data)
+            if check is not None:
+                check(cached)
+            return cached
         except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
             note = f"encoderlab: note: the {what} {path} is unreadable ({exc}); computing it again"
             print(note, file=sys.stderr)
     arrays = compute()
+    if check is not None:
+        check(arrays)
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(path, suffix=".npz") as tmp:

@@ -126,3 +126,21 @@ def test_a_whole_float_label_is_the_class_of_its_integer(tmp_path):
     ]
     task = load_task(_write_jsonl(tmp_path / "n.jsonl", records))
     assert task.label_names == ["0", "1"] and task.labels == [i % 2 for i in range(20)]
+
+
+def test_a_cached_feature_file_holding_nan_is_refused_as_computed_ones_are(tmp_path, tokenizer):
+    """A cache an older version wrote before features were checked was read and fitted, NaN rows and all."""
+    records = [
+        {"id": str(i), "text": f"{WORDS[i]} {WORDS[i + 1]}", "meta": {"label": f"t{i % 2}"}}
+        for i in range(40)
+    ]
+    task = load_task(_write_jsonl(tmp_path / "seq.jsonl", records))
+    model = make_model(0)
+    probe_model(model, tokenizer, task, cache_dir=tmp_path / "cache")
+    (cached,) = (tmp_path / "cache").glob("*.npz")
+    with np.load(cached) as data:
+        arrays = dict(data)
+    arrays["layer_1"][3, 0] = np.nan
+    np.savez(cached, **arrays)
+    with pytest.raises(UserError, match="not finite \\(NaN or inf\\) in layer 1:"):
+        probe_model(model, tokenizer, task, cache_dir=tmp_path / "cache")

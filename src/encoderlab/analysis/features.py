@@ -107,10 +107,10 @@ def pooled_features(
     return [torch.cat(chunks) for chunks in per_layer]
 
 
-def check_finite(layers: Sequence[torch.Tensor], model: str) -> None:
+def check_finite(layers: Sequence[torch.Tensor | np.ndarray], model: str) -> None:
     """Refuse per-layer features holding NaN or inf (a diverged checkpoint, a float16 overflow): CKA read
     them as a layer constant across the texts, and a probe fitted on them scored below chance, silently."""
-    bad = [layer for layer, f in enumerate(layers) if not bool(torch.isfinite(f).all())]
+    bad = [layer for layer, f in enumerate(layers) if not bool(torch.isfinite(torch.as_tensor(f)).all())]
     if bad:
         raise UserError(
             f"{model} gives hidden states that are not finite (NaN or inf) in {noun(len(bad), 'layer')} "

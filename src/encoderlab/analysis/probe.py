@@ -257,10 +257,13 @@ def task_features(
             index = np.stack([np.arange(len(task.inputs)), np.zeros(len(task.inputs), dtype=np.int64)], 1)
         else:
             feats, index = word_features(model, tokenizer, task.inputs, encoding, **kwargs)
-        check_finite(feats, label)  # before the cache: NaN rows were fitted, and scored below chance
         return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
 
-    arrays = cached_arrays(path, compute, "feature cache")
+    def finite(arrays: dict[str, np.ndarray]) -> None:  # NaN rows were fitted, and scored below chance
+        check_finite([arrays[f"layer_{i}"] for i in range(len(arrays) - 1)], label)
+
+    # checked read or computed (before it is cached): a cache of an older version held NaN unchecked
+    arrays = cached_arrays(path, compute, "feature cache", check=finite)
     index = arrays["index"]
     n_layers = len(arrays) - 1
     if task.kind == "sequence":
