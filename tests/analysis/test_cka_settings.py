@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from analysis_helpers import make_model, make_texts
 
 from encoderlab.analysis.cka import compare
@@ -30,3 +31,15 @@ def test_analyze_cka_writes_and_prints_its_dtype(tokenizer, tmp_path, capsys):
     )
     assert json.loads((out / "cka_report.json").read_text())["dtype"] == "bfloat16"
     assert "(models run in bfloat16)" in capsys.readouterr().out
+
+
+def test_compare_counts_a_repeated_text_once_as_analyze_cka_does(tokenizer):
+    """From Python, 50 texts given twice were a pool of 100: three different draws, an interval, and a text
+    drawn twice in one sample weighed double; `read_texts` dropped the repeats only for the command."""
+    texts = make_texts(MIN_TEXTS)
+    assert len(set(texts)) == MIN_TEXTS
+    pair = (make_model(0), tokenizer), (make_model(1), tokenizer)
+    with pytest.warns(UserWarning, match=f"the pool of texts holds {MIN_TEXTS} repeated texts"):
+        report = compare(*pair, texts + texts[::-1], n=MIN_TEXTS)
+    alone = compare(*pair, texts, n=MIN_TEXTS)
+    assert report.distinct_draws == 1 and [r.cka for r in report.layers] == [r.cka for r in alone.layers]

@@ -69,7 +69,7 @@ from encoderlab.analysis.features import (
     model_dtype,
     pooled_features,
 )
-from encoderlab.analysis.inputs import MIN_TEXTS
+from encoderlab.analysis.inputs import MIN_TEXTS, distinct_texts
 from encoderlab.config import to_dict
 from encoderlab.errors import UserError
 from encoderlab.eval.stats import summarize
@@ -427,11 +427,11 @@ def compare(
     """Layer-wise CKA of model A against reference B, and of B's seed twin against B.
 
     `a`, `b` and `baseline` are (model, tokenizer) pairs; `texts` is the pool the N texts are
-    drawn from, once per sampling seed.
+    drawn from, once per sampling seed; a repeated text is one text of it (`inputs.distinct_texts`, a warning).
     """
     models = {"A": a, "B": b, **({"B'": baseline} if baseline else {})}
     _check_depths(models)
-    pool, rows_per_seed, distinct, overlap = _draw(texts, n, seeds)
+    pool, rows_per_seed, distinct, overlap = _draw(distinct_texts(texts), n, seeds)
     feats = {
         name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
         for name, (model, tok) in models.items()

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -173,11 +173,18 @@ def read_texts(source: str) -> list[str]:
     texts = [r["text"] for r in read_records(source) if r["text"].strip()]
     if not texts:
         raise UserError(f"{source} holds no text; give a file with one text per line or JSONL records")
+    return distinct_texts(texts, source)
+
+
+def distinct_texts(texts: Sequence[str], source: str = "the pool of texts") -> list[str]:
+    """`texts` in order, each once (the first of each), with a warning naming `source` when any repeats:
+    `read_texts` and `cka.compare` (whose pool, given from Python, counted a repeated text twice) drop
+    repeats alike, rather than refusing them, as `analyze cka` always has."""
     distinct = list(dict.fromkeys(texts))
     if len(distinct) < len(texts):
         warnings.warn(
             f"{source} holds {count(len(texts) - len(distinct), 'repeated text')}; each text is counted once "
             f"({count(len(distinct), 'distinct text')})",
-            stacklevel=2,
+            stacklevel=3,
         )
     return distinct
