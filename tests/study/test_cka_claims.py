@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
-from encoderlab.study.data import CkaResult
+from encoderlab.study.data import CkaResult, cka_models
 from encoderlab.study.results import _cka_low_layers
 from encoderlab.study.spec import ClaimSpec
+
+
+def _spec(*pairs: tuple[str, str]) -> SimpleNamespace:
+    """A study of runs trained at pretraining seed 0, whose CKAs compare `pairs` (no seed-noise pair)."""
+    return SimpleNamespace(
+        cka=[SimpleNamespace(a=a, b=b, noise=None) for a, b in pairs],
+        run=lambda name: SimpleNamespace(recipe="r"),
+        seeds_of=lambda run: (0,),
+    )
 
 
 def _summary(ratio: float) -> dict:
@@ -23,8 +33,7 @@ def test_the_low_layer_claim_reads_the_cka_of_its_own_pair_not_the_first_with_it
         CkaResult(a="clm", b="other", divergence=[0.1] * 3, low_layers=_summary(9.0)),
         CkaResult(a="clm", b="mlm", divergence=[0.1] * 3, low_layers=_summary(5.0)),
     ]
-    spec = SimpleNamespace(cka=[SimpleNamespace(a=r.a, b=r.b) for r in results])
-    data = SimpleNamespace(cka=results, label=lambda m: m, spec=spec)
+    data = SimpleNamespace(cka=results, label=lambda m: m, spec=_spec(*((r.a, r.b) for r in results)))
     claim = ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm")
     assert _cka_low_layers(data, claim).sentence.startswith("5.0x; ")
     missing = ClaimSpec(id="d", text="t", kind="cka_low_layers", a="clm", b="none")
@@ -64,13 +73,39 @@ def test_a_low_layer_claim_without_the_cka_it_reads_is_not_tested_rather_than_pe
 def test_the_low_layer_claim_says_it_is_outside_holms_family():
     """It is decided by two unadjusted intervals, not a p-value, so Holm's correction over the other claims
     leaves it out; before, nothing in its sentence said so, beside claims that say "after Holm's correction"."""
-    spec = SimpleNamespace(cka=[SimpleNamespace(a="clm", b="mlm")])
     data = SimpleNamespace(cka=[CkaResult(a="clm", b="mlm", divergence=[0.1] * 3, low_layers=_summary(5.0))])
-    data.label, data.spec = (lambda m: m), spec
+    data.label, data.spec = (lambda m: m), _spec(("clm", "mlm"))
     sentence = _cka_low_layers(
         data, ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm")
     ).sentence
     assert sentence == (
-        "5.0x; decided by two unadjusted 95% intervals, not a p-value, so this claim is outside the Holm family "
+        "5.0x; CKA compares each run at its first pretraining seed only: clm at seed 0, mlm at seed 0; decided by two unadjusted 95% intervals, not a p-value, so this claim is outside the Holm family "
         "of the other claims and not corrected for multiplicity."
     )
+
+
+def test_the_low_layer_claim_says_which_pretraining_seed_of_each_run_its_cka_compared():
+    """The graph's CKA node compares each run's first pretraining seed only; the sentence did not say which,
+    so a reader of a study over 3 pretraining seeds took the claim for one over all three."""
+    from fake_study import small_spec
+
+    from encoderlab.study.spec import RunSpec
+
+    spec = small_spec(seeds=(3, 4, 5))
+    note = cka_models(spec, spec.cka[0], lambda name: spec.run(name).display)
+    assert (
+        note
+        == "; CKA compares each run at its first pretraining seed only: CLM at seed 3, MLM-40 at seed 3, seed twin MLM-40 seed 2 at seed 3"
+    )
+    start = dataclasses.replace(spec, runs=(*spec.runs, RunSpec(name="start", init="some/model")))
+    c = dataclasses.replace(spec.cka[0], a="start", noise=None)
+    assert (
+        cka_models(start, c)
+        == "; CKA compares each run at its first pretraining seed only: start as is, mlm40 at seed 3"
+    )
+    data = SimpleNamespace(
+        cka=[CkaResult(a="clm", b="mlm40", divergence=[0.1] * 3, low_layers=_summary(5.0))]
+    )
+    data.label, data.spec = (lambda m: spec.run(m).display), spec
+    claim = ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm40")
+    assert note in _cka_low_layers(data, claim).sentence

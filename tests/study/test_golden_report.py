@@ -7,7 +7,8 @@ stated in CHANGELOG: claims over pretraining seeds with Holm's correction (the c
 `p_holm`, `level` and `checkpoint` numbers; every number the old file had is the same), and the CKA
 claim read from `analysis.cka.low_layer_summary` (its numbers and sentence only), and the claims note
 naming Welch's test for runs that share fewer than two pretraining seeds (that one line), and the CKA
-claim's sentence saying what its intervals cover and that Holm's correction leaves it out (words only).
+claim's sentence saying what its intervals cover and that Holm's correction leaves it out, and which
+pretraining seed of each run it compared (words only).
 The mask-ratio figure's `model` column names runs by label, as every other figure does (that column only).
 The results note names each task's metric (that one line). The fake study's four tested claims are at one
 pretraining seed: each now gives a direction only ("holds in direction", `significant` null, `p_holm` null,

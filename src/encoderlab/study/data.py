@@ -28,7 +28,7 @@ from encoderlab.study.graph import Node
 from encoderlab.study.marker import NodeMarker
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
 from encoderlab.study.runner import read_marker
-from encoderlab.study.spec import RunSpec, StudySpec
+from encoderlab.study.spec import CkaSpec, RunSpec, StudySpec
 from encoderlab.study.startcommits import recorded_commits
 
 _SEED = re.compile(r"^(?P<run>.+)/s(?P<seed>\d+)$")
@@ -87,6 +87,20 @@ class CkaResult:
         if not (n and width and n <= width):
             return ""
         return f"; on {n} texts, no more than the models' {width} hidden dimensions, which inflates CKA"
+
+
+def cka_models(spec: StudySpec, c: CkaSpec, label: Callable[[str], str] = str) -> str:
+    """The CKA claim's note of the models its CKA compared: one per run, its first pretraining seed's (the
+    graph's CKA node, `spec.seeds_of(run)[0]`; the other seeds are not compared), or a start model as is."""
+
+    def one(name: str) -> str:
+        run = spec.run(name)
+        return (
+            f"{label(name)} as is" if run.recipe is None else f"{label(name)} at seed {spec.seeds_of(run)[0]}"
+        )
+
+    twin = [f"seed twin {one(c.noise[0])}"] if c.noise else []
+    return f"; CKA compares each run at its first pretraining seed only: {', '.join([one(c.a), one(c.b), *twin])}"
 
 
 @dataclass

@@ -45,7 +45,8 @@ The measures:
   not hold when either lies wholly on the other side (below 1, below 0), and is undecided otherwise: an
   interval across its bound, or none (every seed drew the same texts) (`analysis.cka.low_layer_verdict`).
   It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out, and its
-  sentence says so (`CKA_UNCORRECTED`). Its intervals cover the choice of texts for the fixed models
+  sentence says so (`CKA_UNCORRECTED`), and which pretraining seed of each run it compared (the first only,
+  `data.cka_models`). Its intervals cover the choice of texts for the fixed models
   (widened for the texts the sampling seeds' draws share, `analysis.cka`), not pretraining-seed variation.
 """
 
@@ -60,7 +61,7 @@ from encoderlab.analysis.cka import low_layer_verdict, too_few_layers
 from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
 from encoderlab.study.caveats import claim_ids, final_caveats, partial_caveat
-from encoderlab.study.data import StudyData
+from encoderlab.study.data import StudyData, cka_models
 from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
 from encoderlab.words import count, noun
@@ -301,11 +302,11 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         return _not_tested(
             f"the CKA of {data.label(claim.a)} has no seed-noise pair; the claim needs the reference's seed twin."
         )
-    s = r.low_layers
+    s, c = r.low_layers, next(c for c in data.spec.cka if (c.a, c.b) == (claim.a, claim.b))
     return Outcome(
         status=low_layer_verdict(s["holds"], s["low_ci"], s["difference_ci"]),
-        numbers=r.low_layers,
-        sentence=f"{r.low_layers['sentence']}{r.few_texts}; {CKA_UNCORRECTED}.",
+        numbers=r.low_layers,  # which seeds: the graph compares each run's first only (`cka_models`)
+        sentence=f"{s['sentence']}{r.few_texts}{cka_models(data.spec, c, data.label)}; {CKA_UNCORRECTED}.",
     )
 
 
