@@ -155,6 +155,17 @@ def test_an_ir_id_of_zero_is_an_id_and_an_id_naming_two_texts_is_refused(tmp_pat
     )
 
 
+def test_an_ir_id_written_as_nan_is_a_missing_id(tmp_path):
+    # was: the id 'nan' (json.dumps writes NaN for a missing number), so two such rows were refused as
+    # "gives document id 'nan' to two different document texts"
+    columns = {"query_id": "qid", "doc_id": "did"}
+    test = _ir(4, "t", ids=True)
+    test[1]["did"], test[2]["did"] = float("nan"), float("nan")
+    path = _task(tmp_path, "ir", _ir(20, "r", ids=True), test, columns=columns)
+    corpus = load_task(task_from_file(path))[1].tests["test"].corpus
+    assert len(corpus) == 4 and "nan" not in corpus
+
+
 def _sc(n: int, prefix: str, labels=("bad", "good")) -> list[dict]:
     return [{"text": f"{prefix} text {i}", "label": labels[i % len(labels)]} for i in range(n)]
 

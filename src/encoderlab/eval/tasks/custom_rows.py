@@ -12,7 +12,7 @@ problem and the fix, as for sc and tc cells (`custom_labels.py`):
   * an IR id given to two different queries (or documents) in one split: the later text silently
     replaced the earlier one, and its relevant documents were merged;
   * an unanswerable validation or test question of a SQuAD v1.1 task (`require_answers`).
-An IR id of 0 (or "0") is an id; only a missing one (absent, null, empty) falls back to a hash of the
+An IR id of 0 (or "0") is an id; only a missing one (absent, null, NaN, empty) falls back to a hash of the
 text (equal texts, one id).
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, QAOptions
-from encoderlab.eval.tasks.custom_labels import cell_text
+from encoderlab.eval.tasks.custom_labels import cell_text, empty
 from encoderlab.eval.tasks.paper import struct_list
 from encoderlab.eval.tasks.splits import ir_split, qa_example
 
@@ -71,7 +71,7 @@ def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at:
     out, seen = [], {}
     for i, r in enumerate(split_rows):
         answers = qa_answers(r["answers"], at(i))
-        rec_id = str(r["id"]) if r.get("id") is not None else f"{part}-{i}"
+        rec_id = f"{part}-{i}" if empty(r.get("id")) else str(r["id"])  # a NaN was the id 'nan', twice
         if part != "train" and rec_id in seen:
             raise UserError(
                 f"{at(i)}: the {part} split has two questions with id {rec_id!r} (this one and "
@@ -97,8 +97,11 @@ def qa_examples(split_rows: list[dict], part: str, counts: dict, where: str, at:
 
 
 def _id(r: dict, field: str, text: str) -> str:
+    """The row's id in `field`, or a hash of its text where the cell holds none (`empty`: a JSON NaN too,
+    as Python writes a missing number, which was the id 'nan' of every such row, their texts refused as two
+    under one id)."""
     given = r.get(field)
-    if given is None or str(given) == "":
+    if empty(given):
         return hashlib.sha256(text.encode()).hexdigest()[:16]
     return str(given)
 
