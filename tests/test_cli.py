@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 
@@ -23,7 +24,9 @@ def test_every_command_resolves_to_a_documented_function(path, target):
     fn = resolve(target)
     assert callable(fn) and (fn.__doc__ or "").strip(), f"{' '.join(path)} needs a docstring"
     # the listing reads the summary from the source: the table names where the function is defined
-    assert summary(target) == fn.__doc__.strip().splitlines()[0]
+    # its first paragraph, whole: `study status`'s, wrapped over two lines, was cut at "and the node"
+    assert summary(target) == " ".join(inspect.cleandoc(fn.__doc__).partition("\n\n")[0].split())
+    assert summary(target).endswith((".", ")")), summary(target)
 
 
 @pytest.mark.parametrize("path,target", list(_leaves(COMMANDS)))

@@ -74,15 +74,16 @@ def resolve(target: str) -> Callable:
 
 
 def summary(target: str) -> str:
-    """First docstring line of the function named by "module:function", read from its source file
-    with `ast`, so listing the commands imports none of their modules (torch, sklearn, ...)."""
+    """First docstring paragraph of the function named by "module:function", on one line (a summary
+    wrapped over two lines was cut mid-sentence), read from its source file with `ast`, so listing the
+    commands imports none of their modules (torch, sklearn, ...)."""
     module, name = target.split(":")
     # found by path: importlib's find_spec would import the parent packages (torch among them)
     path = Path(__file__).parent.joinpath(*module.split(".")[1:])
     source = (path / "__init__.py" if path.is_dir() else path.with_suffix(".py")).read_text(encoding="utf-8")
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.FunctionDef) and node.name == name:
-            return (ast.get_docstring(node) or "").strip().partition("\n")[0]
+            return " ".join((ast.get_docstring(node) or "").strip().partition("\n\n")[0].split())
     return ""
 
 
