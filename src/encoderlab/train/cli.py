@@ -25,8 +25,8 @@ from encoderlab.train.trainer import pretrain
 
 
 def resolve_config(
-    recipe: str = "",
-    config: Path | None = None,
+    recipe: Annotated[str, tyro.conf.arg(help_behavior_hint="(this or --config)")] = "",
+    config: Annotated[Path | None, tyro.conf.arg(help_behavior_hint="(this or --recipe)")] = None,
     params: tuple[str, ...] = (),
     overrides: tuple[str, ...] = (),
 ) -> RunConfig:
@@ -43,11 +43,13 @@ def resolve_config(
 
 
 def pretrain_command(
-    recipe: str = "",
-    config: Path | None = None,
+    recipe: Annotated[str, tyro.conf.arg(help_behavior_hint="(this or --config)")] = "",
+    config: Annotated[Path | None, tyro.conf.arg(help_behavior_hint="(this or --recipe)")] = None,
     param: Repeated = (),
     overrides: Annotated[Repeated, tyro.conf.arg(name="set")] = (),
-    out: str = "",
+    out: Annotated[
+        str, tyro.conf.arg(help_behavior_hint="(default: the config's `out`; a recipe sets none)")
+    ] = "",
     resume: bool = False,
     force: bool = False,
     until_step: int | None = None,
