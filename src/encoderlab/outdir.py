@@ -53,6 +53,14 @@ MARKER = ".encoderlab.json"
 STUDY_RECORD = "study.json"
 """The file that makes a folder a study folder (`study.runner` writes it)."""
 
+RUN_KIND = "pretrain"
+"""The output kind of pretraining run folders (`model/runlayout.py` names the rest of their layout)."""
+
+RUN_PARTS = ("final", "checkpoints")
+"""The folders of a run that pretrain writes and replaces: a `--resume` replaces `final/` and deletes
+whatever in `checkpoints/` is no complete checkpoint (`train/checkpoint.remove_partial`), and pruning
+deletes old checkpoints whole."""
+
 _NODE: contextvars.ContextVar[Path | None] = contextvars.ContextVar("study_node", default=None)
 
 
@@ -122,6 +130,7 @@ def check_output(
                 f"{flag} {path} is, contains or lies inside the source {src}; writing there would destroy what is "
                 f"being read: {other}"
             )
+    check_outside_run_parts(path, flag)
     if path.is_dir() and any(path.iterdir()):
         mark = owner(path)
         if mark is None and not (legacy and legacy(path)):
@@ -158,6 +167,33 @@ def _check_not_in_a_study(path: Path, real: Path, flag: str) -> None:
         raise UserError(
             f"{flag} {path} lies inside the study folder {outer}, whose folders are that study's; choose "
             f"an {flag} outside it"
+        )
+
+
+def run_part(path: Path) -> Path | None:
+    """The `RUN_PARTS` folder of a run that `path` is or lies inside, else None. A run is told by its
+    marker (or, from before the marker, config.yaml and env.json), not by a `checkpoints/` folder: a
+    user's own `work/checkpoints/` must not make `work` a run."""
+    real = Path(os.path.realpath(path))
+    for run in real.parents:
+        ours = (owner(run) or {}).get("kind") == RUN_KIND
+        if ours or ((run / "config.yaml").is_file() and (run / "env.json").is_file()):
+            part = run / real.relative_to(run).parts[0]
+            return part if part.name in RUN_PARTS else None
+    return None
+
+
+def check_outside_run_parts(out: Path, flag: str = "--out") -> None:
+    """Refuse an output that is or lies inside a run's `final/` or `checkpoints/` (`run_part`): the run's
+    next `--resume` replaces the one and deletes what it did not write in the other, and pruning deletes
+    a checkpoint whole, without a word. Part of `check_output` and `check_output_file`, so that every
+    command writing a folder or a result file refuses it, as it refuses a study folder's; checked after
+    the sources, so that `--out` inside what the command reads is still said as that."""
+    part = run_part(out)
+    if part is not None:
+        raise UserError(
+            f"{flag} {out} is or lies inside {part}, a folder of the run {part.parent} that pretrain replaces "
+            f"on --resume (deleting what it did not write there); choose an {flag} outside it"
         )
 
 
@@ -219,6 +255,7 @@ def check_output_file(
     _resolved(path)
     if path.is_dir():
         raise UserError(f"{flag} {path} is a folder; give a file name for {what}, e.g. {path}/{example}")
+    check_outside_run_parts(path, flag)
     if path.exists() and not accept(path):
         raise UserError(f"{flag} {path} exists and is not {what}; nothing was changed: choose another {flag}")
     if not path.exists():

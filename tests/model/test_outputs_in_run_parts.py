@@ -1,16 +1,24 @@
-"""eval and every analyze command refuse an --out inside a run's `final/` or `checkpoints/`, as export does.
+"""Every command that writes a folder or a result file refuses one inside a run's `final/` or `checkpoints/`.
 
 The run's next `--resume` replaces `final/` and deletes from `checkpoints/` whatever is no complete
-checkpoint: results written there were lost without a word. One check (`runlayout.check_outside_run_parts`)
-serves all of them; each case here goes through `main`, so a command that stops calling it fails.
+checkpoint (and pruning deletes a checkpoint whole): what was written there was lost without a word. One
+check (`outdir.check_outside_run_parts`, part of `check_output` and `check_output_file`) serves all of
+them; each case here goes through `main`, so a command that stops checking its output fails.
 """
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 from model_fixtures import make_model
+from tests.data.corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.reliability.hostile_world import TINY_RUN
 
 from encoderlab.cli import main
+from encoderlab.data.prepare import PrepareConfig, prepare
+from encoderlab.data.shard import Shard
+from encoderlab.data.sources import SourceConfig
 from encoderlab.model.io import save_model_folder
 from encoderlab.outdir import create_output
 
@@ -58,3 +66,94 @@ def test_curves_refuses_an_out_inside_a_runs_final(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and "pretrain replaces on --resume" in err[0], err
     assert not (run / "final").exists()
+
+
+PREPARE = ["--decontaminate", "none", "--workers", "1"]
+# command -> (argv from the inputs folder w, the tokenizer and the output; the output, under the run)
+WRITERS = {
+    "advise": (
+        lambda w, tok, out: ["advise", w / "ladder.csv", "--target-flops", "1e19", "--out", out],
+        "final",
+    ),
+    "data tokenizer": (
+        lambda w, tok, out: ["data", "tokenizer", "--source", w / "c.jsonl", "--out", out],
+        "final",
+    ),
+    "data prepare": (
+        lambda w, tok, out: [
+            "data",
+            "prepare",
+            "--source",
+            w / "c.jsonl",
+            "--tokenizer",
+            tok,
+            *PREPARE,
+            "--out",
+            out,
+        ],
+        "checkpoints/data",
+    ),
+    "data prepare --shard": (
+        lambda w, tok, out: (
+            ["data", "prepare", "--source", w / "c.jsonl", "--tokenizer", tok, *PREPARE]
+            + ["--shard", "0/2", "--out", out]
+        ),
+        "final/data",
+    ),
+    "data merge": (lambda w, tok, out: ["data", "merge", "--out", out], "final/merged"),
+    "pretrain": (
+        lambda w, tok, out: ["pretrain", "--config", w / "tiny.yaml", "--out", out],
+        "checkpoints/r",
+    ),
+    "study run": (lambda w, tok, out: ["study", "run", "paper1-pfs", "--out", out], "final/study"),
+    "bench train": (lambda w, tok, out: ["bench", "train", "--out", out], "final/bench.json"),
+    "bench data": (
+        lambda w, tok, out: ["bench", "data", "--source", w / "c.jsonl", "--out", out],
+        "final/b.json",
+    ),
+    "bench data --work": (
+        lambda w, tok, out: ["bench", "data", "--source", w / "c.jsonl", "--work", out],
+        "checkpoints/work",
+    ),
+}
+
+
+def _snapshot(folder):
+    return sorted((str(p.relative_to(folder)), p.is_file() and p.read_bytes()) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize("command", sorted(WRITERS))
+def test_every_writer_refuses_an_output_inside_a_runs_final_or_checkpoints(
+    tmp_path,
+    capsys,
+    tokenizer_dir,  # noqa: F811 (the fixture)
+    command,
+):
+    w = tmp_path / "inputs"
+    write_jsonl(w / "c.jsonl", corpus_records(20))
+    (w / "tiny.yaml").write_text(TINY_RUN)
+    (w / "ladder.csv").write_text("size,tokens,flops,seed,metric\n")  # never read: --out is refused first
+    run = create_output(tmp_path / "run", "pretrain")
+    (run / "checkpoints").mkdir()
+    argv, inside = WRITERS[command]
+    out = run / inside
+    if command == "data merge":  # its parts, prepared elsewhere and moved beside --out (OUT.shards)
+        cfg = PrepareConfig(
+            sources=(SourceConfig(location=str(w / "c.jsonl")),),
+            tokenizer=str(tokenizer_dir),
+            decontaminate=(),
+        )
+        for i in (0, 1):
+            prepare(cfg, tmp_path / "merged", shard=Shard(i, 2), workers=1, progress=False)
+        (run / "final").mkdir()
+        shutil.move(tmp_path / "merged.shards", out.with_name("merged.shards"))
+    before = _snapshot(run)
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in argv(w, tokenizer_dir, out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    part = run / inside.split("/")[0]
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert (
+        f"is or lies inside {part}, a folder of the run {run} that pretrain replaces on --resume" in err[0]
+    ), err
+    assert _snapshot(run) == before

@@ -28,7 +28,6 @@ from encoderlab.cliargs import Repeated, flatten
 from encoderlab.errors import UserError
 from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
-from encoderlab.model.runlayout import check_outside_run_parts
 from encoderlab.outdir import check_output, create_output, drop_stale, output_folder
 
 ModelA = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_A")]
@@ -197,7 +196,6 @@ def cka_command(
     _check_arguments(device, {"--seeds": seeds}, batch_size=batch_size)
     check_models(named.values())
     check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
-    check_outside_run_parts(out)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
     pairs = {name: _load(src, device, dtype) for name, src in named.items()}
@@ -311,9 +309,7 @@ def _check_vocabulary_parts(tok_a, tok_b, *, embeddings: bool, head: bool) -> No
 def _check_transplant_out(out: Path, *, sweep: bool) -> None:
     """Refuse to mix the two transplant outputs: one transplant replaces its --out whole (the model folder
     save), which over a sweep's folder deleted every transplant of the sweep; a sweep over one
-    transplant's model folder wrote its folders and table into that model folder. Nor inside a run's
-    `final/` or `checkpoints/`, which the run's next --resume replaces."""
-    check_outside_run_parts(out)
+    transplant's model folder wrote its folders and table into that model folder."""
     if not out.is_dir():
         return
     if sweep and (out / "transplant.json").is_file():
@@ -453,7 +449,6 @@ def probe_command(
     _check_arguments(device, {"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
     check_models(models)
     check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
-    check_outside_run_parts(out)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
     loaded = [(source, *_load(source, device, dtype)) for source in models]
     length = analysis_length(max_length, [(model, tok) for _, model, tok in loaded])
@@ -489,7 +484,6 @@ def curves_command(
     """
     curves_input = curves.load_input(spec)  # the input first: a missing file was named after --out's problem
     check_output(out, ANALYZE, sources=[spec], legacy=_is_analysis_folder)
-    check_outside_run_parts(out)
     tables = curves.curve_tables(curves_input, base=spec.parent, level=level)
     create_output(out, ANALYZE)
     draw = {

@@ -40,7 +40,6 @@ from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 from encoderlab.locks import folder_lock
-from encoderlab.model.runlayout import check_outside_run_parts
 from encoderlab.outdir import check_output, output_folder
 from encoderlab.words import count_of
 
@@ -97,7 +96,6 @@ def eval_command(
         resolve_device(device)  # refused before anything is read or written
     folder = source_folder(model)
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)  # reads only
-    check_outside_run_parts(out)  # a --resume of that run would delete the results
     with _hub_data(hub_data):
         if check:
             _check_command(model, suite, names, task_file, lrs, seeds, out)

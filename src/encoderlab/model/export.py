@@ -33,7 +33,7 @@ import tyro
 from encoderlab.atomic import atomic_folder, check_sibling
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.model.runlayout import check_outside_run_parts, pruned_while_read
+from encoderlab.model.runlayout import pruned_while_read
 from encoderlab.outdir import MARKER, check_output, create_output, missing_folders, remove_folders
 
 KIND = "export"
@@ -43,7 +43,6 @@ KIND = "export"
 def _check_out(out: Path, overwrite: bool, sources: Sequence[Path] = ()) -> None:
     """Refuse an `out` that is or overlaps a source, is foreign, or holds an export without --overwrite."""
     check_output(out, KIND, sources=sources)
-    check_outside_run_parts(out)  # a --resume of that run would replace or delete the export
     if out.is_dir() and any(p.name != MARKER for p in out.iterdir()) and not overwrite:
         raise UserError(
             f"{out} already holds an export; pass --overwrite to replace it or choose another --out"

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-RUN_KIND = "pretrain"
-"""The output kind of run folders (`outdir` marker)."""
+from encoderlab.outdir import RUN_KIND  # outdir refuses outputs inside a run's final/ and checkpoints/
+
 ENV_FILE = "env.json"
 """A run's environment: versions, hardware, and the hub start model it read (`start_model`)."""
 STEP_DIR = re.compile(r"^step_(\d{7})$")
@@ -54,41 +54,6 @@ def is_run_folder(path: Path) -> bool:
     if (owner(path) or {}).get("kind") == RUN_KIND or (path / "checkpoints").is_dir():
         return True
     return (path / "config.yaml").is_file() and (path / "env.json").is_file()
-
-
-RUN_PARTS = ("final", "checkpoints")
-"""The folders of a run that pretrain writes and replaces: a `--resume` replaces `final/` and deletes
-whatever in `checkpoints/` is no complete checkpoint (`train/checkpoint.remove_partial`)."""
-
-
-def run_part(path: Path) -> Path | None:
-    """The `RUN_PARTS` folder of a run that `path` is or lies inside, else None. A run is told by its
-    marker (or, from before the marker, config.yaml and env.json), not by a `checkpoints/` folder: a
-    user's own `work/checkpoints/` must not make `work` a run."""
-    from encoderlab.outdir import owner
-
-    real = Path(os.path.realpath(path))
-    for run in real.parents:
-        ours = (owner(run) or {}).get("kind") == RUN_KIND
-        if ours or ((run / "config.yaml").is_file() and (run / "env.json").is_file()):
-            part = run / real.relative_to(run).parts[0]
-            return part if part.name in RUN_PARTS else None
-    return None
-
-
-def check_outside_run_parts(out: Path, flag: str = "--out") -> None:
-    """Refuse an output that is or lies inside a run's `final/` or `checkpoints/` (`run_part`): the run's
-    next `--resume` replaces the one and deletes what it did not write in the other, without a word.
-    `outdir.check_output` cannot say it (outdir sits below the model layer that knows a run's layout),
-    so each command writing beside runs calls this after it: export, eval and every analyze command."""
-    from encoderlab.errors import UserError
-
-    part = run_part(out)
-    if part is not None:
-        raise UserError(
-            f"{flag} {out} is or lies inside {part}, a folder of the run {part.parent} that pretrain replaces "
-            f"on --resume (deleting what it did not write there); choose an {flag} outside it"
-        )
 
 
 def checkpoint_of(path: Path) -> Path | None:
