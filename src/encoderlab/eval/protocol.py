@@ -86,10 +86,12 @@ class EvalModel:
 def load_eval_model(source: str) -> EvalModel:
     """Load any source `load_pretrained` accepts; a model without a tokenizer is a UserError."""
     from encoderlab.model.hub import load_pretrained
-    from encoderlab.model.runlayout import start_model_record
+    from encoderlab.model.runlayout import pruned_while_read, start_model_record
 
-    pre = load_pretrained(source)
-    require_tokenizer(source, pre.tokenizer)
+    # a running pretrain may delete a checkpoint being read: a file gone, or its tokenizer read as absent
+    with pruned_while_read(Path(str(source)).expanduser()):
+        pre = load_pretrained(source)
+        require_tokenizer(source, pre.tokenizer)
     pooling = declared_pooling(pre.config, f"{source} (config.json)")
     segments = takes_segments(pre.model, pre.tokenizer)
     start = start_model_record(str(source)).get("start_model", {})  # after the load: the commit it read
