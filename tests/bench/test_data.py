@@ -213,3 +213,23 @@ def test_a_finished_run_empties_its_temporary_folder_but_the_tokenizer_it_traine
     kept = tmp_path / "kept"
     result = bench_data(DataBench(source=str(corpus), tokenizer=str(tokenizer_dir), scale=2, work=kept))
     assert result["work"] == str(kept) and (kept / "prepared" / "tokens.bin").exists()  # --work keeps all
+
+
+@pytest.mark.parametrize("damage", ["missing", "not_a_tokenizer"])
+def test_a_tokenizer_that_cannot_load_is_refused_before_any_work(tmp_path, monkeypatch, damage):
+    """Was: the first measuring subprocess failed to load it, after the corpora were copied, and its
+    one-line refusal came back as a RuntimeError traceback holding the child's traceback."""
+    import tempfile
+
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"id": str(i), "text": f"text {i}"} for i in range(3)])
+    tok = tmp_path / "tok"
+    if damage == "not_a_tokenizer":
+        tok.mkdir()
+        (tok / "tokenizer.json").write_text("{ damaged")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    for work in (None, tmp_path / "w"):
+        with pytest.raises(UserError, match="tokenizer '.*tok'"):
+            bench_data(DataBench(source=str(corpus), tokenizer=str(tok), workers=1, scale=1, work=work))
+        assert list(scratch.iterdir()) == [] and not (tmp_path / "w").exists()

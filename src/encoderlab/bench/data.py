@@ -410,6 +410,12 @@ def bench_data(b: DataBench = DataBench()) -> dict:
     _check(b)
     source = parse_source(b.source)  # the syntax of `data prepare --source`, which its fixes suggest
     describe(source)
+    if b.tokenizer is not None:
+        from encoderlab.data.tokenizer import load_tokenizer
+
+        # loaded here too (not timed) so that a missing or damaged tokenizer is one line before the work
+        # folder is made: in the first measuring subprocess it was a RuntimeError traceback after the copies
+        load_tokenizer(b.tokenizer)
     workers = b.workers or default_workers()
     from encoderlab.outdir import MARKER, missing_folders
 
