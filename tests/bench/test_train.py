@@ -300,3 +300,23 @@ def test_the_result_says_which_peak_its_mfu_is_against(monkeypatch):
         monkeypatch.setattr(torch.cuda, "get_device_name", lambda _device, name=name: name)
         assert flops.peak_flops_source(cuda) == source
     assert flops.peak_flops_source(cuda, override_tflops=2.0) == "given"
+
+
+@pytest.mark.parametrize("precision,copy", [("fp32", torch.float32), ("bf16", torch.bfloat16)])
+def test_the_memory_check_counts_sdpas_float_copy_of_the_dense_mask(monkeypatch, precision, copy):
+    """SDPA turns the boolean (B, 1, T, T) mask into an additive one in the compute dtype: with room
+    for the boolean mask alone, `bench train --seq-len 100000` passed the check and was a RuntimeError
+    traceback from the allocator (80 GB asked) in the first step."""
+    from encoderlab.bench.train import FLAGS, _run_config
+    from encoderlab.train import memory
+
+    b = TrainBench(size="nano", seq_len=1000, batch=2, vocab=1024, precision=precision)
+    entries = b.batch * b.seq_len**2
+    need = entries * (1 + torch.empty((), dtype=copy).element_size())
+    for have, refused in ((need - 1, True), (need, False)):
+        monkeypatch.setattr(memory, "available_bytes", lambda device, have=have: have)
+        if refused:
+            with pytest.raises(UserError, match="dense attention mask .*lower --batch, or lower --seq-len"):
+                memory.check_fits(None, _run_config(b), "cpu", FLAGS)
+        else:
+            memory.check_fits(None, _run_config(b), "cpu", FLAGS)

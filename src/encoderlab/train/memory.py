@@ -59,16 +59,20 @@ def available_bytes(device: str) -> int | None:
 
 
 def dense_mask_bytes(cfg, device: str) -> int:
-    """Bytes of the boolean (B, 1, T, T) document mask one forward builds with the sdpa kernel.
+    """Bytes of the boolean (B, 1, T, T) document mask one forward builds with the sdpa kernel, and
+    of the copy in the compute dtype SDPA turns it into (an additive mask, 4 bytes an entry in fp32,
+    2 in bf16).
 
     It is the one allocation quadratic in `seq_len` (`attention.dense_mask`: 40 GB for four rows of
-    100,000 tokens), built once per micro-batch and kept for backward. Causal phases add a (T, T)
-    triangle and SDPA may expand the mask to the scores' dtype; both are left out (a lower bound).
+    100,000 tokens), built once per micro-batch and kept for backward. The copy was left out, so a run
+    with room for the boolean mask alone passed the check and failed in SDPA with a traceback (80 GB
+    asked at 2 x 100,000 tokens in fp32). Causal phases add a (T, T) triangle, left out (a lower bound).
     flex builds a block mask of (T / 128)^2 entries instead, which is negligible.
     """
     if resolve_attn_impl(cfg.scale.attn_impl, device_type(device)) != "sdpa":
         return 0
-    return cfg.layout.micro_batch_size * cfg.layout.seq_len**2
+    copy = 2 if cfg.precision == "bf16" else 4
+    return cfg.layout.micro_batch_size * cfg.layout.seq_len**2 * (1 + copy)
 
 
 def check_fits(model: ModelConfig | None, cfg, device: str, names: Mapping[str, str] | None = None) -> None:
