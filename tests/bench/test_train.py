@@ -320,3 +320,18 @@ def test_the_memory_check_counts_sdpas_float_copy_of_the_dense_mask(monkeypatch,
                 memory.check_fits(None, _run_config(b), "cpu", FLAGS)
         else:
             memory.check_fits(None, _run_config(b), "cpu", FLAGS)
+
+
+def test_device_cuda_without_a_gpu_names_bench_trains_own_flag(monkeypatch):
+    """Said "device=cuda but no CUDA device is visible; use device=cpu or auto", a setting `bench train`
+    does not take (its flag is --device)."""
+    from encoderlab.bench.train import bench_train
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    b = TrainBench(
+        size="nano", seq_len=16, batch=1, vocab=1024, steps=1, warmup=0, device="cuda", vs_hf=False
+    )
+    with pytest.raises(
+        UserError, match=r"^--device cuda but no CUDA device is visible; use --device cpu or auto$"
+    ):
+        bench_train(b)

@@ -205,10 +205,15 @@ def _profile(ours: TrainStep, steps: range, table: Path) -> dict:
     return summary
 
 
-FLAGS = {"layout.micro_batch_size": "--batch", "layout.seq_len": "--seq-len", "model.size": "--size"}
+FLAGS = {
+    "layout.micro_batch_size": "--batch",
+    "layout.seq_len": "--seq-len",
+    "model.size": "--size",
+    "device": "--device",
+}
 """The run config's fields `bench train` sets by a flag of its own: a refusal names only these (the
-memory check suggested `layout.grad_accum`, `scale.activation_checkpointing` and the like, which it
-lacks)."""
+memory check suggested `layout.grad_accum`, `scale.activation_checkpointing` and the like, and a missing
+GPU `device=cpu`, which it lacks)."""
 
 
 def _run_config(b: TrainBench) -> RunConfig:

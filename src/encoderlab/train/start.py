@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,16 +74,19 @@ def cuda_visible() -> bool:
     return torch.cuda.is_available()
 
 
-def run_device(cfg: RunConfig, visible: bool) -> str:
+def run_device(cfg: RunConfig, visible: bool, names: Mapping[str, str] | None = None) -> str:
     """The kind of device (`cuda`, `cpu`) `cfg.device` names, given whether a CUDA device is `visible`:
-    `auto` is CUDA when one is; `cuda` without one is refused."""
+    `auto` is CUDA when one is; `cuda` without one is refused, under the flag `names` gives `device`
+    (`bench train`'s `--device`, which has no `device=` setting) or as the config's `device=`."""
     if cfg.device == "cuda" and not visible:
-        raise UserError("device=cuda but no CUDA device is visible; use device=cpu or auto")
+        flag = (names or {}).get("device")
+        say = f"{flag} " if flag else "device="
+        raise UserError(f"{say}cuda but no CUDA device is visible; use {say}cpu or auto")
     return "cuda" if cfg.device != "cpu" and visible else "cpu"
 
 
-def resolve_device(cfg: RunConfig) -> torch.device:
+def resolve_device(cfg: RunConfig, names: Mapping[str, str] | None = None) -> torch.device:
     """The device `cfg.device` names (`run_device`)."""
     import torch
 
-    return torch.device(run_device(cfg, torch.cuda.is_available()))
+    return torch.device(run_device(cfg, torch.cuda.is_available(), names))

@@ -110,7 +110,7 @@ class TrainStep:
         names: Mapping[str, str] | None = None,
     ):
         """`names`: how the caller's user sets the config's fields, where not `--set FIELD=`
-        (`memory.check_fits`: a benchmark's refusal names its own flags)."""
+        (`memory.check_fits`, `start.run_device`: a benchmark's refusal names its own flags)."""
         self.cfg = cfg
         self.world = world if world is not None else init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
@@ -119,7 +119,7 @@ class TrainStep:
         self.spec = planned_spec(self.source.spec, cfg.model)
         for p in self.plan:
             p.phase.objective.check(self.spec)
-        self.device = resolve_device(cfg)
+        self.device = resolve_device(cfg, names)
         # An impossible run is refused before allocating (see memory.py); an `init` model's size is
         # not known yet, so only its attention mask is counted.
         fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
