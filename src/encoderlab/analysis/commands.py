@@ -92,15 +92,8 @@ def _check_arguments(device: str, seeds: dict[str, tuple[int, ...]], **counts: i
 
 def _load(source: str, device: str, dtype: Dtype = "float32"):
     from encoderlab.analysis.inputs import load_model
-    from encoderlab.model.runlayout import pruned_while_read
 
-    # a running pretrain may delete a checkpoint being read: its tokenizer read as absent, or a file gone
-    with pruned_while_read(Path(source).expanduser()):
-        model, tokenizer = load_model(source)
-        if tokenizer is None:
-            raise UserError(
-                f"model '{source}' has no tokenizer; save one in its folder so texts can be encoded"
-            )
+    model, tokenizer = load_model(source)  # refuses a model without a tokenizer, or pruned while read
     return model.to(device=device, dtype=DTYPES[dtype]), tokenizer
 
 

@@ -85,10 +85,19 @@ def analysis_length(requested: int | None, pairs, flag: str = "--max-length") ->
 
 
 def load_model(source: str):
-    """(model, tokenizer) for a model source, in eval mode."""
+    """(model, tokenizer) for a model source, in eval mode; one without a tokenizer is refused (texts are
+    encoded by it). Every analysis loads here, `analyze` and a study's CKA node alike, so a checkpoint the
+    running pretrain deletes while it is read is said as that (`runlayout.pruned_while_read`) for all."""
     from encoderlab.model.hub import load_pretrained
+    from encoderlab.model.runlayout import pruned_while_read
 
-    loaded = load_pretrained(source)
+    # a running pretrain may delete a checkpoint being read: its tokenizer read as absent, or a file gone
+    with pruned_while_read(Path(source).expanduser()):
+        loaded = load_pretrained(source)
+        if loaded.tokenizer is None:
+            raise UserError(
+                f"model '{source}' has no tokenizer; save one in its folder so texts can be encoded"
+            )
     for note in loaded.notes:
         print(f"{source}: {note}")
     return loaded.model.eval(), loaded.tokenizer

@@ -100,12 +100,16 @@ def _size(split) -> str:
 
 def check_model(source: str):
     """(tokenizer, max positions or None, `ModelPooling`) of the model at `source`, its weights unread:
-    refused as `protocol.load_eval_model` refuses it (no tokenizer, a config's pooling)."""
+    refused as `protocol.load_eval_model` refuses it (no tokenizer, a config's pooling, a checkpoint the
+    running pretrain deletes while it is read)."""
     from encoderlab.eval.protocol import require_tokenizer
     from encoderlab.model.hub import model_files
+    from encoderlab.model.runlayout import pruned_while_read
 
-    files = model_files(source)
-    require_tokenizer(source, files.tokenizer)
+    # as the run's own load: a config gone mid-read, or the tokenizer read as absent, is the prune's
+    with pruned_while_read(Path(str(source)).expanduser()):
+        files = model_files(source)
+        require_tokenizer(source, files.tokenizer)
     return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")
 
 
