@@ -2,7 +2,8 @@
 
 One helper for every count a command prints: `count(2, "run")` is `2 runs`, `count(1, "pass", "passes")`
 `1 pass`, `count_of(1, 3, "seed")` `1 of 3 seeds`; `noun` is the word alone, for a label before a list
-(`LR 5e-05`, `LRs 1e-05, 5e-05`).
+(`LR 5e-05`, `LRs 1e-05, 5e-05`). A learning rate is written by `lr_text`: as `:g` writes it where that
+is the LR itself, else in full digits, so two LRs alike to `:g`'s 6 digits never read (or name a file) alike.
 It imports nothing, so any module may use it.
 """
 
@@ -25,14 +26,22 @@ def count_of(k: int, n: int, singular: str, plural: str | None = None) -> str:
     return f"{k:,} of {count(n, singular, plural)}"
 
 
+def lr_text(lr: float) -> str:
+    """`lr` as `:g` writes it (`1e-05`, `0.0001`) where that is the LR itself, else in full (`1.0000001e-05`):
+    `--lrs 1e-5 1.0000001e-5` read as one LR twice in eval's summary, and wrote one predictions file
+    (`eval.predictions.predictions_path`). Every usual grid's LRs keep their short form."""
+    shown = f"{lr:g}"
+    return shown if float(shown) == lr else repr(float(lr))
+
+
 def lr_grid(lrs, seeds, name_seeds: bool = True) -> str:
     """A fine-tuning LR x seed grid in words: `LR 0.0001 x seeds 0, 1` (`eval`'s summary.md, the model
     card), or with `name_seeds=False` the seeds counted, `LRs 1e-05, 5e-05 x 1 seed` (the study's
     departures from its paper)."""
-    lr_text = f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)}"
+    lrs_text = f"{noun(len(lrs), 'LR')} {', '.join(map(lr_text, lrs))}"
     seed_text = (
         f"{noun(len(seeds), 'seed')} {', '.join(map(str, seeds))}"
         if name_seeds
         else count(len(seeds), "seed")
     )
-    return f"{lr_text} x {seed_text}"
+    return f"{lrs_text} x {seed_text}"

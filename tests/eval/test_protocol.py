@@ -142,6 +142,17 @@ def test_the_summary_header_says_its_grid_in_words_that_agree_with_it():
     assert "; LRs 0.0001, 0.001 x seed 0. Test = " in md
 
 
+def test_lrs_alike_to_6_digits_read_apart_in_the_summary():
+    """`--lrs 1e-5 1.0000001e-5` read "LRs 1e-05, 1e-05" and both curve points "1e-05" (`:g`'s 6 digits);
+    each is now written as its predictions file names it (`words.lr_text`), usual LRs unchanged."""
+    near = 1.0000001e-5
+    records = [_rec("a", 1e-5, 0, 70, 80), _rec("a", near, 0, 90, 95)]
+    md = summary_markdown(summarize_results(records, "a", ["boolq"], [1e-5, near], [0]))
+    assert f"; LRs 1e-05, {near!r} x seed 0. Test = " in md
+    assert f"| boolq | sc | accuracy | {near!r} | " in md  # the best LR's cell
+    assert f"- boolq: 1e-05: 80.00, {near!r}: 95.00" in md
+
+
 def test_validation_ties_go_to_the_smaller_lr():
     # Equal validation means (one differing only by summation noise): the smaller LR wins, in
     # whatever order the records come.

@@ -177,6 +177,14 @@ def test_the_cards_grid_agrees_with_its_number_and_prints_no_python_list():
     assert line.startswith("Fine-tuned per task over LR 0.0001 x seeds 0, 1; the test score")
     (line,) = [x for x in _evaluation({**summary, "lrs": [1e-5, 5e-5], "seeds": [3]}) if x.startswith("Fine")]
     assert line.startswith("Fine-tuned per task over LRs 1e-05, 5e-05 x seed 3; ")
+    # was "LRs 1e-05, 1e-05" and a best LR of 1e-05: LRs alike to 6 digits are written in full (words.lr_text)
+    near = 1.0000001e-5
+    summary = {**summary, "lrs": [1e-5, near], "seeds": [3]}
+    summary["tasks"]["tweets"]["best_lr"] = near
+    (line,) = [x for x in _evaluation(summary) if x.startswith("Fine")]
+    assert line.startswith(f"Fine-tuned per task over LRs 1e-05, {near!r} x seed 3; ")
+    (row,) = [x for x in _evaluation(summary) if x.startswith("| tweets")]
+    assert f"| {near!r} |" in row
 
 
 def test_a_summary_without_its_grid_is_refused_in_one_line(tmp_path):

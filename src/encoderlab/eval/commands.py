@@ -41,7 +41,7 @@ from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
-from encoderlab.words import count_of
+from encoderlab.words import count_of, lr_text
 
 KIND = "eval"
 """The ownership-marker kind of an evaluation folder."""
@@ -171,5 +171,5 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         ci = f" ± {t.test.half_width:.2f}" if t.test.half_width is not None else ""
         flag = t.degenerate
         warn = f"  DEGENERATE in {count_of(flag.runs, flag.of, 'seed')}: {flag.why}" if flag else ""
-        print(f"{name:<20} {t.metric:<10} {t.test.mean:6.2f}{ci}  (best lr {t.best_lr:g}){warn}")
+        print(f"{name:<20} {t.metric:<10} {t.test.mean:6.2f}{ci}  (best lr {lr_text(t.best_lr)}){warn}")
     print(f"wrote {out / SUMMARY_MD}")

@@ -25,17 +25,17 @@ from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.eval.families import family_ops
 from encoderlab.eval.spec import Task
+from encoderlab.words import lr_text
 
 PREDICTIONS_DIR = "predictions"
 
 
 def predictions_path(task: str, model: str, signature: str, lr: float, seed: int) -> Path:
-    """The file of one run, relative to the output folder. The LR is written as `:g` writes it (`1e-05`,
-    `0.0001`) where that is the LR itself, else in full: two LRs alike to 6 digits (`1e-5` and
-    `1.0000001e-5`, in one grid or in two calls onto one --out) wrote one file, the later run's over
-    the earlier's, so the earlier record's predictions (and `rescore`) were the other run's."""
-    shown = f"{lr:g}" if float(f"{lr:g}") == lr else repr(float(lr))
-    return Path(PREDICTIONS_DIR) / task / f"{model[:12]}-{signature}-lr{shown}-s{seed}.jsonl"
+    """The file of one run, relative to the output folder. The LR is written by `words.lr_text` (`1e-05`,
+    `0.0001`, in full where `:g` would round it): two LRs alike to 6 digits (`1e-5` and `1.0000001e-5`,
+    in one grid or in two calls onto one --out) wrote one file, the later run's over the earlier's, so
+    the earlier record's predictions (and `rescore`) were the other run's."""
+    return Path(PREDICTIONS_DIR) / task / f"{model[:12]}-{signature}-lr{lr_text(lr)}-s{seed}.jsonl"
 
 
 def write_predictions(out: Path, relative: Path, predictions: dict[str, list[dict]]) -> None:

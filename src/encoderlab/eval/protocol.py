@@ -49,7 +49,7 @@ from encoderlab.eval.summarypage import write_summary
 from encoderlab.eval.taskruns import capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.model.fingerprint import fingerprint
-from encoderlab.words import count, noun
+from encoderlab.words import count, lr_text, noun
 
 DEFAULT_LRS = (1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4)
 DEFAULT_SEEDS = (0, 1, 2, 3, 4)
@@ -284,7 +284,7 @@ def _evaluate_group(
             bar.set_postfix_str(f"{group[i].name}: loading")
             loaded[i] = _prepared_task(group[i], em)
         if todo:
-            bar.set_postfix_str(f"{'+'.join(group[i].name for i in todo)} lr={lr:g} seed={seed}")
+            bar.set_postfix_str(f"{'+'.join(group[i].name for i in todo)} lr={lr_text(lr)} seed={seed}")
             for rec in _run_nodes(em, [loaded[i] for i in todo], lr, seed, dev, out):
                 store.add(rec)
                 bar.update()
@@ -438,7 +438,7 @@ def adopt_record(
     record = marked or plain
     if record is None:
         raise UserError(
-            f"{trained} holds no result of task {task} at lr {lr:g}, seed {seed} (the run it shares was "
+            f"{trained} holds no result of task {task} at lr {lr_text(lr)}, seed {seed} (the run it shares was "
             "interrupted); rerun the study, which runs that node again"
         )
     store = ResultsStore(Path(out) / RESULTS)

@@ -24,7 +24,7 @@ from encoderlab.config import to_dict
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.summary import ModelSummary
-from encoderlab.words import count_of, lr_grid
+from encoderlab.words import count_of, lr_grid, lr_text
 
 SUMMARY_JSON, SUMMARY_MD = "summary.json", "summary.md"
 
@@ -53,7 +53,7 @@ def summary_markdown(summary: ModelSummary) -> str:
         others = ", ".join(f"{k}: {v.mean:.2f}" for k, v in t.test_splits.items() if k != "test")
         flag = " (degenerate)" if t.degenerate else ""
         lines.append(
-            f"| {name} | {t.family} | {t.metric} | {t.best_lr:g} | {_fmt(t.val)} | {_fmt(t.test)}{flag} | {others or '-'} |"
+            f"| {name} | {t.family} | {t.metric} | {lr_text(t.best_lr)} | {_fmt(t.val)} | {_fmt(t.test)}{flag} | {others or '-'} |"
         )
     flagged = {name: t.degenerate for name, t in summary.tasks.items() if t.degenerate}
     if flagged:
@@ -64,7 +64,7 @@ def summary_markdown(summary: ModelSummary) -> str:
         lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f.tasks)} | {_fmt(f.test)} |")
     lines += ["", "Score vs LR (test mean per LR, for the stability analysis):", ""]
     for name, t in summary.tasks.items():
-        lines.append(f"- {name}: " + ", ".join(f"{c.lr:g}: {c.test.mean:.2f}" for c in t.curve))
+        lines.append(f"- {name}: " + ", ".join(f"{lr_text(c.lr)}: {c.test.mean:.2f}" for c in t.curve))
     return "\n".join(lines) + "\n"
 
 

@@ -30,7 +30,7 @@ from encoderlab import jsonlines
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
 from encoderlab.model.runlayout import recorded_start
-from encoderlab.words import count_of, lr_grid
+from encoderlab.words import count_of, lr_grid, lr_text
 from encoderlab.yamltext import read_yaml
 
 _TASK_TYPES = {
@@ -348,7 +348,7 @@ def _evaluation(summary: dict | None) -> list[str]:
         hw = f" ± {test['half_width']:.2f}" if test.get("half_width") is not None else ""
         bad = f" (degenerate in {count_of(flag['runs'], flag['of'], 'seed')})" if flag else ""
         lines.append(
-            f"| {task} | {t['family']} | {t['metric']} | {t['best_lr']:g} | {test['mean']:.2f}{hw} (n={test['n']}){bad} |"
+            f"| {task} | {t['family']} | {t['metric']} | {lr_text(t['best_lr'])} | {test['mean']:.2f}{hw} (n={test['n']}){bad} |"
         )
     return [*lines, ""]
 
