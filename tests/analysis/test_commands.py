@@ -432,6 +432,22 @@ def test_a_missing_model_is_named_before_the_texts_or_tasks_are_read(folders, tm
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize("path", ["a missing model", "an --out in a run's final"])
+def test_transplants_mode_is_refused_before_any_path_is_checked(folders, tmp_path, capsys, path):
+    """Flags alone come first, as every analyze command checks its arguments before its paths: neither
+    --layers nor --sweep was said only once a model was found, and after the run-part refusal of --out."""
+    from encoderlab.outdir import create_output
+
+    run = create_output(tmp_path / "run", "pretrain")
+    model, out = {
+        "a missing model": (str(tmp_path / "nope"), tmp_path / "o"),
+        "an --out in a run's final": (folders["a"], run / "final" / "t"),
+    }[path]
+    argv = ["analyze", "transplant", model, folders["b"], "--out", str(out)]
+    _one_line_error(capsys, argv, "give exactly one of --layers (one transplant) or --sweep (several)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"] and not (run / "final").exists()
+
+
 def test_curves_names_a_missing_input_before_reading_any_or_checking_out(tmp_path, capsys):
     """The curves file was read after --out was checked, and each results file only after the ones
     listed before it had been read (an empty first one was named, not the missing second)."""

@@ -253,11 +253,11 @@ def transplant_command(
         device: Where models run for probing.
     """
     _check_arguments(device, {}, max_examples=max_examples)
+    _check_mode(layers, sweep, probe_task, part=part, embeddings=embeddings, head=head, groups=groups)
     check_models((model_a, model_b))
     check_output(
         out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
     )
-    _check_mode(layers, sweep, probe_task, part=part, embeddings=embeddings, head=head, groups=groups)
     _check_transplant_out(out, sweep=sweep is not None)
     task = probe.load_task(probe_task, max_examples) if probe_task else None
     (a, tok_a), (b, tok_b) = _load(model_a, device), _load(model_b, device)
@@ -328,7 +328,8 @@ def _check_transplant_out(out: Path, *, sweep: bool) -> None:
 def _check_mode(layers, sweep, probe_task, *, part: str, embeddings: bool, head: bool, groups: int) -> None:
     """Exactly one of --layers and --sweep, and no flag the chosen mode would ignore: `--part`,
     `--embeddings` and `--head` shape one transplant (a sweep's specs were built without them, silently),
-    `--groups` only a groups (or all) sweep, `--probe-task` only a sweep."""
+    `--groups` only a groups (or all) sweep, `--probe-task` only a sweep. Flags alone: checked before any
+    path, as every command's arguments are (it was said only after a missing model or a refused --out)."""
     if (layers is None) == (sweep is None):
         raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
     if probe_task is not None and sweep is None:
