@@ -158,3 +158,16 @@ def test_graph_and_plan_from_a_shared_resolution_are_those_of_their_own():
     trained = pretraining(spec)
     assert {n.name: n.key for n in build_graph(spec, backend(), trained)} == _keys(spec)
     assert plan_study(spec, trained=trained) == plan_study(spec)
+
+
+def test_lrs_alike_to_6_digits_get_their_own_eval_nodes():
+    """Two LRs alike to `:g`'s 6 digits were one node name (`.../lr1e-05/s0`): the second LR's node replaced
+    the first's, so that LR never ran. Named as eval's predictions files (`words.lr_text`)."""
+    near = 1.0000001e-5
+    spec = small_spec()
+    spec = replace(spec, eval=replace(spec.eval, lrs=(1e-5, near), checkpoint_lrs=()))
+    graph = build_graph(spec, backend())
+    lrs = {n.config["lr"] for n in graph if n.kind == "eval" and n.name.endswith("/s0")}
+    assert lrs == {1e-5, near}
+    assert any(n.name.endswith(f"/lr{near!r}/s0") for n in graph)
+    assert any(n.name.endswith("/lr1e-05/s0") for n in graph)  # a usual LR's name is unchanged

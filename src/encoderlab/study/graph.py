@@ -35,7 +35,7 @@ from encoderlab.study.nodeconfig import BranchFrom, CkaNode, EvalNode, PrepareNo
 from encoderlab.study.prepared import check_corpus, identity, prepared_meta
 from encoderlab.study.resolve import resolve_run, tokens
 from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
-from encoderlab.words import noun
+from encoderlab.words import lr_text, noun
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -386,7 +386,7 @@ def _add_runs(
 
     def add(data: dict, lr: float, seed: int, deps: tuple[str, ...]) -> str:
         cfg = {**data, "lr": lr, "seed": seed}
-        return graph.add("eval", f"{prefix}/{cfg['task']}/lr{lr:g}/s{seed}", cfg, deps).name
+        return graph.add("eval", f"{prefix}/{cfg['task']}/lr{lr_text(lr)}/s{seed}", cfg, deps).name
 
     names = []
     for lr, seed in cells:
