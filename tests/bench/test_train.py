@@ -335,3 +335,24 @@ def test_device_cuda_without_a_gpu_names_bench_trains_own_flag(monkeypatch):
         UserError, match=r"^--device cuda but no CUDA device is visible; use --device cpu or auto$"
     ):
         bench_train(b)
+
+
+def test_bench_table_skips_a_folders_hidden_files(tmp_path, capsys):
+    """A folder's `.encoderlab.json` (another command's output marker) was read as a result and refused,
+    `pathlib`'s glob matching hidden names; named on its own, a hidden file is still read."""
+    from encoderlab.cli import main
+    from encoderlab.outdir import MARKER
+
+    config = {"size": "tiny", "objective": "mlm", "batch": 2, "seq_len": 16, "precision": "fp32"}
+    result = {
+        "config": config | {"attn_impl": "sdpa", "compile": False},
+        "encoderlab": {"tokens_per_s": 1, "mfu": 0},
+    }
+    (tmp_path / "r.json").write_text(json.dumps(result))
+    (tmp_path / MARKER).write_text('{"kind": "bench"}')
+    main(["bench", "table", str(tmp_path)])
+    rows = capsys.readouterr().out.strip().splitlines()[2:]
+    assert [row.split("|")[1].strip() for row in rows] == ["r"]
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "table", str(tmp_path / MARKER)])
+    assert exc.value.code == 2 and "is not a `bench train --out` result" in capsys.readouterr().err

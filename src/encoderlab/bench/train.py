@@ -440,11 +440,14 @@ def _why(exc: Exception) -> str:
 
 def _result_files(results: tuple[Path, ...]) -> list[Path]:
     """The result files named, a folder's *.json in name order; a file reached twice (named twice, or named and
-    in a folder named) is refused: it was printed as two rows, two measurements where there was one."""
+    in a folder named) is refused: it was printed as two rows, two measurements where there was one. A folder's
+    hidden files are skipped (pathlib's glob, unlike a shell's, reads them): another command's marker there, an
+    output folder's `.encoderlab.json`, was refused as no result; a hidden file named on its own is read."""
     seen: dict[str, str] = {}
     files = []
     for r in map(Path, results):
-        for f in sorted(r.glob("*.json")) if r.is_dir() else [r]:
+        shown = [f for f in sorted(r.glob("*.json")) if not f.name.startswith(".")] if r.is_dir() else [r]
+        for f in shown:
             how = str(f) if f == r else f"{f} in folder {r}"
             if (key := os.path.realpath(f)) in seen:
                 also = f" ({seen[key]}, and {how})" if seen[key] != how else ""
