@@ -26,6 +26,7 @@ from encoderlab.jsonlines import read_records
 from encoderlab.study.data import CkaResult, StudyData
 from encoderlab.study.runner import node_dir
 from encoderlab.study.table import ResultsTable
+from encoderlab.words import lr_text
 
 
 def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[Figure]:
@@ -85,7 +86,7 @@ def _checkpoint_protocol(data: StudyData) -> str:
     if not early:
         return ""
     tasks = ", ".join(sorted({e.record.task for e in early}))
-    lrs = ", ".join(f"{lr:g}" for lr in sorted({e.record.lr for e in early}))
+    lrs = ", ".join(map(lr_text, sorted({e.record.lr for e in early})))
     return (
         f" Every point, the last (the final model) too, is the mean over the tasks and learning rates the "
         f"checkpoints were fine-tuned on: {tasks} at LR {lrs}."

@@ -15,7 +15,7 @@ from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S, hours_text
 from encoderlab.study.fidelity import named_tasks, task_files_text
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
 from encoderlab.study.spec import DataSpec, EvalSpec, StudySpec
-from encoderlab.words import count, noun
+from encoderlab.words import count, lr_text, noun
 
 
 def plan_text(plan: StudyPlan) -> str:
@@ -26,7 +26,7 @@ def plan_text(plan: StudyPlan) -> str:
     evaluated = fine_tunes(spec)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
-        f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(f'{x:g}' for x in ev.lrs)}; "
+        f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(map(lr_text, ev.lrs))}; "
         f"{count(len(ev.seeds), 'fine-tuning seed')}{_checkpoint_text(spec)}{_protocol_text(spec)}"
         if evaluated
         else f"evaluation: {NOT_FINE_TUNED}",
@@ -105,7 +105,7 @@ def evaluation_text(spec: StudySpec, tasks: str) -> str:
     ev = spec.eval
     if not fine_tunes(spec):
         return NOT_FINE_TUNED
-    lrs, seeds = ", ".join(f"{x:g}" for x in ev.lrs), ", ".join(map(str, ev.seeds))
+    lrs, seeds = ", ".join(map(lr_text, ev.lrs)), ", ".join(map(str, ev.seeds))
     grid = f"{noun(len(ev.lrs), 'LR')} {lrs}, {noun(len(ev.seeds), 'seed')} {seeds}"
     return f"{task_sources_text(ev)}, tasks {tasks}, {grid}"
 
@@ -235,7 +235,7 @@ def _checkpoint_text(spec: StudySpec) -> str:
     if not (ev.checkpoint_lrs or ev.checkpoint_tasks):
         return ""
     lrs = ev.checkpoint_lrs
-    grid = f"{noun(len(lrs), 'LR')} {', '.join(f'{x:g}' for x in lrs)}" if lrs else "the same LRs"
+    grid = f"{noun(len(lrs), 'LR')} {', '.join(map(lr_text, lrs))}" if lrs else "the same LRs"
     tasks = f"{noun(len(ev.checkpoint_tasks), 'task')} {', '.join(ev.checkpoint_tasks)}"
     used = any(r.evaluate and r.eval_steps for r in spec.runs)
     unused = "" if used else " (unused: no fine-tuned run has eval_steps)"

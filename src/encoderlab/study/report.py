@@ -37,7 +37,7 @@ from encoderlab.study.reportpage import html_page, markdown_page
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
-from encoderlab.words import count, count_of, noun
+from encoderlab.words import count, count_of, lr_text, noun
 
 if TYPE_CHECKING:
     from encoderlab.study.figures import Figure  # drawing loads matplotlib: imported when figures are drawn
@@ -292,7 +292,7 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     """A warning for every final model and task whose runs at the chosen LR predicted one output for
     everything (evaluation's `degenerate` flag): such a score measures the label prior, not the model."""
     flagged = [
-        f"{data.label(m)} on {task}: {count_of(d.runs, d.of, 'fine-tuning seed')} at LR {s.best_lr:g}; {d.why}"
+        f"{data.label(m)} on {task}: {count_of(d.runs, d.of, 'fine-tuning seed')} at LR {lr_text(s.best_lr)}; {d.why}"
         for m in table.models
         for task, s in table.per_task[m].items()
         if (d := s.degenerate)

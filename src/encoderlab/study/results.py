@@ -64,7 +64,7 @@ from encoderlab.study.caveats import claim_ids, final_caveats, partial_caveat
 from encoderlab.study.data import StudyData, cka_models
 from encoderlab.study.nested import Nested, Scores, compare_runs
 from encoderlab.study.spec import ClaimKind, ClaimSpec
-from encoderlab.words import count, noun
+from encoderlab.words import count, lr_text, noun
 
 ALPHA = 0.05
 """Family-wise error rate of a study's claims (Holm-adjusted p below it: significant)."""
@@ -263,11 +263,11 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     lo, hi = claim.lr_range
     grid = sorted({e.record.lr for e in data.evals})
     lrs = [lr for lr in grid if lo * (1 - 1e-9) <= lr <= hi * (1 + 1e-9)]
-    span = f"{lo:g} to {hi:g}"
+    span = f"{lr_text(lo)} to {lr_text(hi)}"
     if len(lrs) < 2:
-        have = ", ".join(f"{lr:g}" for lr in lrs) or "none"
+        have = ", ".join(map(lr_text, lrs)) or "none"
         return _not_tested(
-            f"the evaluation grid ({', '.join(f'{x:g}' for x in grid)}) has {count(len(lrs), 'learning rate')} in the "
+            f"the evaluation grid ({', '.join(map(lr_text, grid))}) has {count(len(lrs), 'learning rate')} in the "
             f"claim's range {span} ({have}); the spread needs two."
         )
     shared, others = data.shared_tasks(claim_ids(data, claim), None)
@@ -275,7 +275,7 @@ def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         return Outcome()
     return Measure(
         of=lambda m: lr_spread_by_seed(_only(data.summary(m).tasks, shared), lrs) or None,
-        where=f"the spread (max - min) of the task-averaged test score over the LRs {', '.join(f'{x:g}' for x in lrs)} (range {span})"
+        where=f"the spread (max - min) of the task-averaged test score over the LRs {', '.join(map(lr_text, lrs))} (range {span})"
         + _left_out(shared, others),
         higher_is_better=False,
     )
