@@ -58,16 +58,15 @@ def test_the_scale_shrinks_a_recipe_by_its_own_rule():
     assert cfg.checkpoint.every == 120 and cfg.steps == 600
 
 
-@pytest.mark.parametrize("shape", [{}, {"seq_len": 256, "micro_batch": 4}], ids=["no-shape", "a-scale-shape"])
 @pytest.mark.parametrize("recipe,per_step", [("smoke-mlm", None), ("smoke-detour", 8 * 64)])
-def test_a_smoke_recipe_runs_the_steps_a_study_gives_it(recipe, per_step, shape):
-    """A smoke recipe takes no batch shape, and runs its own whatever the scale's: a study giving it steps
-    was a KeyError ('global_batch'), or with a scale's shape, smoke-detour's tokens counted in that shape."""
+def test_a_smoke_recipe_runs_the_steps_a_study_gives_it(recipe, per_step):
+    """A smoke recipe takes no batch shape, and runs its own: a study giving it steps was a KeyError
+    ('global_batch'). A study shape given to one is refused (`test_untestable_settings`)."""
     from encoderlab.study.resolve import recipe_arguments
 
     data = (DataSpec(name="main", corpus=("texts.txt",)),)
     run = RunSpec(name="a", recipe=recipe)
-    spec = StudySpec(name="s", data=data, runs=(run,), baseline="a", steps=20, **shape)
+    spec = StudySpec(name="s", data=data, runs=(run,), baseline="a", steps=20)
     assert recipe_arguments(spec, run) == ({"steps": 20} if per_step is None else {"tokens": 20 * per_step})
 
 

@@ -33,6 +33,7 @@ Axes of the report that describe a run (its masking ratio) are read from the res
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import TYPE_CHECKING, Any
 
 from encoderlab.errors import UserError
@@ -78,6 +79,17 @@ def recipe_arguments(spec: StudySpec, run: RunSpec) -> dict[str, Any]:
     return {k: v for k, v in args.items() if k in defaults}
 
 
+_FLAG = re.compile(r"--(set|param) ([\w.]+)=(\S+?)(?=[;,)]?(\s|$))")
+"""A fix worded as a command-line flag (`e.g. --set seed=0`, `--param init=PATH`), which a study file has none of."""
+
+
+def in_study_terms(message: str) -> str:
+    """`message` with its `--set K=V` / `--param K=V` fixes said as the study file's keys: a run's
+    `overrides` (or the study's `run_overrides`), a run's `params`."""
+    where = {"set": "in the run's overrides or the study's run_overrides", "param": "in the run's params"}
+    return _FLAG.sub(lambda m: f"{m[2]}: {m[3]} {where[m[1]]}", message)
+
+
 def _init_of(spec: StudySpec, run: RunSpec) -> str | None:
     """The start model named by an asset, a folder or a hub id (None: scratch or another run of the study)."""
     return run.init if run.init and run.init not in {r.name for r in spec.runs} else None
@@ -108,7 +120,7 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
             ),
         )
     except UserError as exc:
-        raise UserError(f"run {run.name}: {exc}") from None
+        raise UserError(f"run {run.name}: {in_study_terms(str(exc))}") from None
     if base is not None and run.data == spec.run(run.init).data:
         cfg = _after_base(cfg, base, run)
     return cfg

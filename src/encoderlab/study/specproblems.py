@@ -246,5 +246,72 @@ def _cka_problems(spec: StudySpec) -> list[str]:
 
 def spec_problems(spec: StudySpec) -> list[str]:
     """The value checks of this module after the ids (`id_problems`), in the order `StudySpec.problems` lists them."""
-    checks = (value_problems, repeat_problems, claim_problems, label_problems, override_problems)
+    checks = (
+        value_problems,
+        repeat_problems,
+        claim_problems,
+        label_problems,
+        override_problems,
+        empty_name_problems,
+        shape_problems,
+    )
     return [line for check in checks for line in check(spec)]
+
+
+def empty_name_problems(spec: StudySpec) -> list[str]:
+    """An empty `init` (read as no start model: a run meant to continue a model trained from scratch
+    without a word) or an empty dataset `tokenizer` (read as the study file's own folder, and refused
+    as "holds no tokenizer files" there)."""
+    out = [
+        f"run {r.name}: init is empty; name the start model (another run of the study, an asset, a model "
+        "folder or a hub id), or drop init to train from scratch"
+        for r in spec.runs
+        if r.init is not None and not r.init.strip()
+    ]
+    out += [
+        f"dataset {d.name}: tokenizer is empty; give train (a BPE trained on the corpus), another dataset's "
+        "name, an asset, a tokenizer folder or a hub id, or drop tokenizer (train)"
+        for d in spec.data
+        if not d.tokenizer.strip()
+    ]
+    return out
+
+
+SHAPE = {"size": "size", "seq_len": "seq_len", "micro_batch": "micro_batch_size"}
+"""The study's batch-shape fields (and `size`), with the recipe parameter each is given to
+(`resolve._scale_args`); a recipe that takes none of that name trains at its own."""
+
+
+def shape_problems(spec: StudySpec) -> list[str]:
+    """A study `size`, `seq_len` or `micro_batch` that a run's recipe takes no parameter for (the smoke
+    recipes fix their own shape: it was dropped without a word). `size` only where the run trains from
+    scratch (`resolve._scale_args` gives a continued run none), so a built-in's scale, which sets all
+    three for recipes that take them, is never refused."""
+    from encoderlab.train.recipes import RECIPES, recipe_defaults
+
+    out = []
+    for r in spec.runs:
+        if r.recipe not in RECIPES:  # no recipe (a model evaluated as is), or unknown: refused by the run
+            continue
+        takes = recipe_defaults(r.recipe)
+        ignored = [
+            field
+            for field, param in SHAPE.items()
+            if (value := getattr(spec, field)) is not None
+            and not (isinstance(value, int) and value < 1)  # refused as such (`StudySpec.problems`)
+            and param not in takes
+            and not (field == "size" and (r.init or "init" in takes))
+        ]
+        if ignored:
+            it = "it" if len(ignored) == 1 else "them"
+            out.append(
+                f"run {r.name}: recipe {r.recipe} takes no {' or '.join(ignored)}, so the study's "
+                f"{', '.join(f'{f}: {getattr(spec, f)}' for f in ignored)} would be ignored (it trains at its own "
+                f"shape); drop {it} from the study, or give the run a recipe that takes {it}"
+                + (
+                    "; its rows are set by its overrides instead: layout.seq_len, layout.micro_batch_size"
+                    if ignored != ["size"]
+                    else ""
+                )
+            )
+    return out

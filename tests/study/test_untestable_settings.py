@@ -1,0 +1,98 @@
+"""Study-file settings that could never take effect, refused before the study folder is written: a
+study shape a smoke recipe ignores, an empty `init` or `tokenizer`; and a run's config refusal worded in the study file's keys, not a `--set` flag.
+
+Each failed on the code before its fix: the study planned and ran without a word (the shape, `init: ''`), said "holds no tokenizer files" of the study file's own folder (`tokenizer: ''`), or
+suggested `--set`, a flag a study file has none of.
+"""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from tests.reliability.test_hostile_arguments import assert_refused_untouched, write_texts
+
+from encoderlab.study.catalog import get_study
+from encoderlab.study.files import dump_study, load_study_file
+
+STUDY = {
+    "name": "mini",
+    "data": [{"name": "main", "corpus": ["texts.txt"], "vocab_size": 300}],
+    "runs": [{"name": "a", "recipe": "smoke-mlm", "evaluate": False}],
+    "baseline": "a",
+}
+
+
+def _refused(tmp_path, capsys, monkeypatch, case: str, study: dict, pattern: str) -> None:
+    """`study run` of `study` (as s.yaml) is refused with `pattern` as docs/errors.md's row `case` says,
+    writing nothing."""
+    write_texts(tmp_path)
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({**STUDY, **study}, sort_keys=False))
+    assert_refused_untouched(tmp_path, capsys, monkeypatch, case, "study run {w}/s.yaml --out {w}/s", pattern)
+
+
+def test_a_study_shape_a_smoke_recipe_takes_none_of_is_refused_before_anything_is_written(
+    tmp_path, capsys, monkeypatch
+):
+    _refused(
+        tmp_path,
+        capsys,
+        monkeypatch,
+        "study-shape-ignored-by-recipe",
+        {"size": "small", "seq_len": 32},
+        r"run a: recipe smoke-mlm takes no size or seq_len, so the study's size: small, seq_len: 32 would be "
+        r"ignored .*layout.seq_len",
+    )
+
+
+def test_a_built_in_studys_shape_and_a_smoke_runs_overrides_are_still_taken(tmp_path):
+    """The refusal is of a shape nothing takes: a built-in at its demo scale (its yaml, as `study show`
+    writes it) sets all three for recipes that take them, and a smoke run's overrides set its rows."""
+    write_texts(tmp_path)
+    (tmp_path / "demo.yaml").write_text(dump_study(get_study("paper1-pfs", "demo")))
+    assert load_study_file(tmp_path / "demo.yaml").seq_len is not None
+    run = {**STUDY["runs"][0], "overrides": {"layout.seq_len": 32}}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump({**STUDY, "runs": [run]}))
+    assert load_study_file(tmp_path / "s.yaml").runs[0].overrides == {"layout.seq_len": 32}
+
+
+@pytest.mark.parametrize(
+    "case,study,pattern",
+    [
+        (
+            "study-init-empty",
+            {"runs": [{**STUDY["runs"][0], "init": ""}]},
+            r"run a: init is empty; name the start model .*, or drop init to train from scratch$",
+        ),
+        (
+            "study-tokenizer-empty",
+            {"data": [{**STUDY["data"][0], "tokenizer": ""}]},
+            r"dataset main: tokenizer is empty; give train .*, or drop tokenizer \(train\)$",
+        ),
+    ],
+    ids=["init", "tokenizer"],
+)
+def test_an_empty_init_or_tokenizer_is_one_line(tmp_path, capsys, monkeypatch, case, study, pattern):
+    _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
+
+
+@pytest.mark.parametrize(
+    "case,study,pattern",
+    [
+        (
+            "study-override-seed-negative",
+            {"run_overrides": {"seed": -5}},
+            r"run a: seed must be >= 0, got -5; e.g. seed: 0 in the run's overrides or the study's run_overrides$",
+        ),
+        (
+            "study-override-lr-nan",
+            {"runs": [{**STUDY["runs"][0], "overrides": {"optim.lr": float("nan")}}]},
+            r"run a: optim.lr must be a finite number > 0, got nan; e.g. optim.lr: 0.0005 in the run's overrides "
+            r"or the study's run_overrides$",
+        ),
+    ],
+    ids=["seed", "lr"],
+)
+def test_a_bad_override_names_the_study_files_key_not_a_flag(
+    tmp_path, capsys, monkeypatch, case, study, pattern
+):
+    _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
