@@ -96,3 +96,55 @@ def test_a_bad_override_names_the_study_files_key_not_a_flag(
     tmp_path, capsys, monkeypatch, case, study, pattern
 ):
     _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
+
+
+TWO_RUNS = {
+    "runs": [
+        {"name": "a", "recipe": "smoke-mlm", "eval_steps": [10]},
+        {"name": "b", "recipe": "smoke-clm", "eval_steps": [20]},
+        {"name": "b2", "recipe": "smoke-clm", "seed": 1},
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "case,study,pattern",
+    [
+        (
+            "study-claim-faster-early-untestable",
+            {**TWO_RUNS, "claims": [{"id": "x", "kind": "faster_early", "a": "a", "b": "b", "text": "t"}]},
+            r"claim x \(faster_early\) compares a and b at an intermediate checkpoint both are evaluated at, "
+            r"and they share none \(eval_steps \[10\] and \[20\]\); give both runs a step in eval_steps$",
+        ),
+        (
+            "study-claim-cka-untestable",
+            {**TWO_RUNS, "claims": [{"id": "y", "kind": "cka_low_layers", "a": "a", "b": "b", "text": "t"}]},
+            r"claim y \(cka_low_layers\) needs a cka entry with a: a, b: b and noise: \[TWIN, b\], .*; the "
+            r"study has no cka entry of them$",
+        ),
+        (
+            "study-claim-cka-without-noise",
+            {
+                **TWO_RUNS,
+                "cka": [{"a": "a", "b": "b"}],
+                "claims": [{"id": "y", "kind": "cka_low_layers", "a": "a", "b": "b", "text": "t"}],
+            },
+            r"claim y \(cka_low_layers\) needs .*; the study has a cka entry of them without noise$",
+        ),
+    ],
+    ids=["faster-early", "cka-none", "cka-no-noise"],
+)
+def test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written(
+    tmp_path, capsys, monkeypatch, case, study, pattern
+):
+    """Were planned, trained, evaluated and then reported "not tested": the runs share no intermediate
+    checkpoint, or the study runs no CKA (with seed noise) of the claim's runs."""
+    _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
+
+
+@pytest.mark.parametrize("name", ["paper1-pfs", "paper2-detour"])
+def test_built_in_studies_claims_are_testable_as_their_files(tmp_path, name):
+    """A built-in study written out as its yaml (`study show`) loads: its claims are all testable."""
+    write_texts(tmp_path)
+    (tmp_path / "s.yaml").write_text(dump_study(get_study(name, "demo")))
+    assert load_study_file(tmp_path / "s.yaml").claims

@@ -28,6 +28,7 @@ from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fie
 from encoderlab.errors import UserError, closest
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
+from encoderlab.study.specproblems import untestable_claims
 from encoderlab.words import count, noun
 
 _SECTIONS: dict[str, type] = {"data": DataSpec, "runs": RunSpec, "claims": ClaimSpec, "cka": CkaSpec}
@@ -47,6 +48,8 @@ def load_study_file(path: Path | str) -> StudySpec:
     data = read_mapping(path, "study file")
     errors: list[str] = []
     spec = _build(StudySpec, _with_paths(data, path.parent, errors), "study", errors)
+    if spec is not None:
+        errors += untestable_claims(spec)
     if errors or spec is None:
         lines = "\n".join(f"  {e}" for e in errors)
         raise UserError(f"study file {path} has {count(len(errors), 'problem')}:\n{lines}")

@@ -315,3 +315,28 @@ def shape_problems(spec: StudySpec) -> list[str]:
                 )
             )
     return out
+
+
+def untestable_claims(spec: StudySpec) -> list[str]:
+    """Claims a study file's own graph can never test: a `faster_early` whose runs share no step in
+    `eval_steps`, a `cka_low_layers` with no `cka` entry of its a and b, or one without a seed-noise pair.
+    They were planned, run and reported "not tested" after the compute was spent. Checked when a study file
+    is read (`files.load_study_file`), not in `StudySpec`: a study folder of an earlier version, whose
+    `study.json` is read back through `StudySpec`, still reports them as not tested."""
+    out = []
+    for c in spec.claims:
+        if c.kind == "faster_early" and not set(spec.run(c.a).eval_steps) & set(spec.run(c.b).eval_steps):
+            steps = {r: list(spec.run(r).eval_steps) for r in (c.a, c.b)}
+            out.append(
+                f"claim {c.id} (faster_early) compares {c.a} and {c.b} at an intermediate checkpoint both are "
+                f"evaluated at, and they share none (eval_steps {steps[c.a]} and {steps[c.b]}); give both runs "
+                "a step in eval_steps"
+            )
+        entry = next((k for k in spec.cka if (k.a, k.b) == (c.a, c.b)), None)
+        if c.kind == "cka_low_layers" and (entry is None or entry.noise is None):
+            what = "no cka entry of them" if entry is None else "a cka entry of them without noise"
+            out.append(
+                f"claim {c.id} (cka_low_layers) needs a cka entry with a: {c.a}, b: {c.b} and noise: [TWIN, "
+                f"{c.b}], TWIN a run that differs from {c.b} in its seed only; the study has {what}"
+            )
+    return out
