@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, Protocol
 
 import numpy as np
 
 from encoderlab.errors import UserError
+from encoderlab.words import lr_text
 
 Objective = Literal["clm", "mlm"]
 Direction = Literal["lower", "higher"]
@@ -141,6 +142,20 @@ KNOWN_METRICS = {"val/mlm15": Metric(name="val/mlm15", better="lower")}
 """Metrics whose direction is known: the held-out MLM loss at a fixed 15% mask (nats)."""
 
 
+class MeasuredWith(Protocol):
+    """What a study run's value was measured with (`Yardstick` for a loss, `FinetuneSetup` for a fine-tuning
+    score): two runs' values are one yardstick only where theirs are equal (`_check_one_yardstick`)."""
+
+    mismatch: ClassVar[str]
+    """How a run measured otherwise is said (`scored val/loss on other held-out rows than ...`)."""
+    fix: ClassVar[str]
+    """What to do about it."""
+
+    def differs(self, other) -> str:
+        """The first setting `other` has otherwise, in words."""
+        ...
+
+
 @dataclass(frozen=True)
 class Yardstick:
     """What a study run's held-out loss was scored on: `train/validation.py` scores the first `rows` rows of
@@ -173,7 +188,7 @@ class Yardstick:
 
 
 def _listed(values: tuple) -> str:
-    return ", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in values) or "none"
+    return ", ".join(lr_text(v) if isinstance(v, float) else str(v) for v in values) or "none"
 
 
 @dataclass(frozen=True)
@@ -234,7 +249,7 @@ class Observation:
     """Measured training FLOPs (None: 6ND is used)."""
     source: str = ""
     """Where it was read (file and line, or run folder), for messages."""
-    scored_on: Yardstick | FinetuneSetup | None = None
+    scored_on: MeasuredWith | None = None
     """What a study run's value was measured with: the held-out rows of its loss, or the fine-tuning setup of
     its `finetune:TASK` score (None: unknown, as in a ladder file)."""
 
@@ -351,11 +366,12 @@ def _check_one_yardstick(obs: tuple[Observation, ...], metric: Metric) -> None:
     scored = [o for o in obs if o.scored_on is not None]
     for o in scored[1:]:
         first, theirs = scored[0].scored_on, o.scored_on
+        assert first is not None and theirs is not None
         if theirs != first:
-            differs = first.differs(theirs) if type(first) is type(theirs) else "another kind of yardstick"  # type: ignore[union-attr,arg-type]
+            differs = first.differs(theirs) if type(first) is type(theirs) else "another kind of yardstick"
             raise UserError(
-                f"{o.source} scored {metric.name} {first.mismatch} than {scored[0].source} "  # type: ignore[union-attr]
-                f"({differs}), so their values are not one yardstick; {first.fix}"  # type: ignore[union-attr]
+                f"{o.source} scored {metric.name} {first.mismatch} than {scored[0].source} "
+                f"({differs}), so their values are not one yardstick; {first.fix}"
             )
 
 

@@ -31,6 +31,7 @@ from encoderlab import jsonlines
 from encoderlab.advise.ladder import (
     KNOWN_METRICS,
     FinetuneSetup,
+    MeasuredWith,
     Metric,
     Observation,
     Schedule,
@@ -186,9 +187,9 @@ def _diverged(records: list[dict], metric: str) -> str | None:
 
 def _value(
     node: _Node, nodes: dict[str, _Node], records: list[dict], metric: str, cfg
-) -> tuple[float, Yardstick | FinetuneSetup | None]:
+) -> tuple[float, MeasuredWith | None]:
     """A run's value of `metric` and what it was measured with (`Observation.scored_on`)."""
-    scored_on: Yardstick | FinetuneSetup | None = None
+    scored_on: MeasuredWith | None = None
     if metric.startswith(FINETUNE):
         value, scored_on = _finetune_score(nodes, node.name, metric[len(FINETUNE) :]) or (None, None)
     else:
