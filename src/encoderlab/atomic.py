@@ -288,20 +288,20 @@ def cached_arrays(path: Path | None, compute: Any, what: str = "cache", check: A
 
     import numpy as np
 
+    arrays = None
     if path is not None and path.is_file():
         try:
             with np.load(path, allow_pickle=False) as data:
-                cached = dict(data)
-            if check is not None:
-                check(cached)
-            return cached
+                arrays = dict(data)
         except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
             note = f"encoderlab: note: the {what} {path} is unreadable ({exc}); computing it again"
             print(note, file=sys.stderr)
-    arrays = compute()
+    computed = arrays is None
+    if arrays is None:
+        arrays = compute()
     if check is not None:
         check(arrays)
-    if path is not None:
+    if computed and path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with atomic_file(path, suffix=".npz") as tmp:
             np.savez(tmp, **arrays)
