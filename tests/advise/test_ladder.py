@@ -83,3 +83,13 @@ def test_two_schedules_of_one_name_are_refused(a, b, said):
     assert str(err.value) == (
         f"two schedules are named {a.name!r} ({first} at row0; {second} at row0); give each schedule its own label"
     )
+
+
+def test_a_finetune_setup_tells_lr_grids_alike_to_six_digits_apart():
+    """Two runs fine-tuned over 1e-5 and over 1.0000001e-5 were refused as "LR grid 1e-05, not 1e-05"."""
+    from encoderlab.advise.ladder import FinetuneSetup
+
+    mine, theirs = (
+        FinetuneSetup(task="t", lrs=(lr,), seeds=(0,), max_steps=None) for lr in (1e-5, 1.0000001e-5)
+    )
+    assert mine.differs(theirs) == "LR grid 1.0000001e-05, not 1e-05"
