@@ -166,7 +166,7 @@ def _check_not_in_a_study(path: Path, real: Path, flag: str) -> None:
     if outer is not None and not (node is not None and _inside(real, node)):
         raise UserError(
             f"{flag} {path} lies inside the study folder {outer}, whose folders are that study's; choose "
-            f"an {flag} outside it"
+            f"another {flag} outside it"
         )
 
 
@@ -193,7 +193,7 @@ def check_outside_run_parts(out: Path, flag: str = "--out") -> None:
     if part is not None:
         raise UserError(
             f"{flag} {out} is or lies inside {part}, a folder of the run {part.parent} that pretrain replaces "
-            f"on --resume (deleting what it did not write there); choose an {flag} outside it"
+            f"on --resume (deleting what it did not write there); choose another {flag} outside it"
         )
 
 

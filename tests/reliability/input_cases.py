@@ -6,7 +6,7 @@ from __future__ import annotations
 
 FOREIGN = r"--out .*foreign is a non-empty folder that encoderlab did not create; nothing in it was changed"
 
-IN_STUDY = r"--out .*study/nodes/\w lies inside the study folder .*study, whose folders are that study's; choose an --out"
+IN_STUDY = r"--out .*study/nodes/\w lies inside the study folder .*study, whose folders are that study's; choose another --out outside it"
 
 # (id, argv with {w} for the shared folder, pattern of the one line, exit code)
 CASES = [
