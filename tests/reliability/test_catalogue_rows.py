@@ -98,6 +98,7 @@ NAMED = {
     "study-claim-cka-untestable": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
     "study-claim-cka-without-noise": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
     "study-override-seed-negative": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
+    "study-override-seed-negative-past-a-run": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
     "study-override-lr-nan": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
     "study-hub-id-not-there": "tests.study.test_study_hub_ids::test_a_hub_id_the_hub_cannot_give_is_refused_naming_the_study_files_folder",
     "study-hub-start-moved": "tests.study.test_start_commits::test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs",

@@ -81,7 +81,20 @@ def test_an_empty_init_or_tokenizer_is_one_line(tmp_path, capsys, monkeypatch, c
         (
             "study-override-seed-negative",
             {"run_overrides": {"seed": -5}},
-            r"run a: seed must be >= 0, got -5; e.g. seed: 0 in the run's overrides or the study's run_overrides$",
+            r"study mini: run_overrides \(at run a\): seed must be >= 0, got -5; e.g. seed: 0 in the study's "
+            r"run_overrides$",
+        ),
+        (
+            "study-override-seed-negative-past-a-run",
+            {
+                "run_overrides": {"seed": -5},
+                "runs": [
+                    {**STUDY["runs"][0], "overrides": {"seed": 0}},
+                    {"name": "b", "recipe": "smoke-clm", "evaluate": False},
+                ],
+            },
+            r"study mini: run_overrides \(at run b\): seed must be >= 0, got -5; e.g. seed: 0 in the study's "
+            r"run_overrides$",
         ),
         (
             "study-override-lr-nan",
@@ -90,7 +103,7 @@ def test_an_empty_init_or_tokenizer_is_one_line(tmp_path, capsys, monkeypatch, c
             r"or the study's run_overrides$",
         ),
     ],
-    ids=["seed", "lr"],
+    ids=["seed", "seed-past-a-run", "lr"],
 )
 def test_a_bad_override_names_the_study_files_key_not_a_flag(
     tmp_path, capsys, monkeypatch, case, study, pattern

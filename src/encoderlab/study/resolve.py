@@ -83,10 +83,12 @@ _FLAG = re.compile(r"--(set|param) ([\w.]+)=(\S+?)(?=[;,)]?(\s|$))")
 """A fix worded as a command-line flag (`e.g. --set seed=0`, `--param init=PATH`), which a study file has none of."""
 
 
-def in_study_terms(message: str) -> str:
-    """`message` with its `--set K=V` / `--param K=V` fixes said as the study file's keys: a run's
-    `overrides` (or the study's `run_overrides`), a run's `params`."""
-    where = {"set": "in the run's overrides or the study's run_overrides", "param": "in the run's params"}
+def in_study_terms(
+    message: str, overrides: str = "in the run's overrides or the study's run_overrides"
+) -> str:
+    """`message` with its `--set K=V` / `--param K=V` fixes said as the study file's keys: `overrides`
+    (where a `--set` goes: a run's `overrides` or the study's `run_overrides`), a run's `params`."""
+    where = {"set": overrides, "param": "in the run's params"}
     return _FLAG.sub(lambda m: f"{m[2]}: {m[3]} {where[m[1]]}", message)
 
 
@@ -120,10 +122,31 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
             ),
         )
     except UserError as exc:
+        if _study_overrides_refused(spec, run):
+            fix = in_study_terms(str(exc), "in the study's run_overrides")
+            raise UserError(f"study {spec.name}: run_overrides (at run {run.name}): {fix}") from None
         raise UserError(f"run {run.name}: {in_study_terms(str(exc))}") from None
     if base is not None and run.data == spec.run(run.init).data:
         cfg = _after_base(cfg, base, run)
     return cfg
+
+
+def _study_overrides_refused(spec: StudySpec, run: RunSpec) -> bool:
+    """Whether the study's `run_overrides` that `run` does not override itself are refused alone: then the
+    value to fix is the study's, which every run reads, not the first run's that met it."""
+    from encoderlab.config import with_values
+    from encoderlab.train.recipes import make_recipe
+
+    own = {k: v for k, v in spec.run_overrides.items() if k not in run.overrides}
+    try:
+        recipe = make_recipe(run.recipe, recipe_arguments(spec, run))
+    except UserError:  # the recipe's own arguments are at fault
+        return False
+    try:
+        with_values(recipe, own)
+    except UserError:
+        return True
+    return False
 
 
 def _after_base(cfg: RunConfig, base: RunConfig, run: RunSpec) -> RunConfig:
