@@ -24,6 +24,8 @@ def test_gpu_scales_run_paper2s_design_on_its_open_part_and_say_it_is_not_the_ex
     gone = {d.aspect: d.here for d in departures(spec)}
     assert list(gone) == ["data", "tasks"]
     assert gone["data"].startswith("biomed-enriched") and "MIMIC-III" in gone["data"]
+    # paper 2 read Biomed-Enriched's paragraphs of educational score >= 3 (50B), clinical ones upsampled (10B)
+    assert "educational score >= 3" in gone["data"] and "clinical ones upsampled" in gone["data"]
     assert gone["tasks"].startswith("biomed suite: all, without 4 of the 11 tasks: the clinical")
     # JNLPBA and NCBI Disease are BLURB's files, not the bigbio versions paper 2's model cards name
     assert (

@@ -123,8 +123,11 @@ PAPERS: dict[str, PaperSetup] = {
         corpora=("biomed-enriched",),
         data="its English mixes: Biomed-Enriched PubMed Central paragraphs (60% at 50B, 80% at 10B) with "
         "medical instructions and MIMIC-III notes (50B) or MediFlow (10B)",
+        # The paragraph selection is read from the thesis (chapter 5: 50B = Biomed-Enriched PMC of educational
+        # score >= 3; 10B = Biomed-Enriched with clinical upsampling); the corpus streams the split as published.
         data_gap="the medical instructions, MIMIC-III notes and MediFlow (20-40% of its tokens; MIMIC-III is "
-        "not openly on the hub)",
+        "not openly on the hub), and without paper 2's choice of its paragraphs (educational score >= 3 at 50B, "
+        "clinical ones upsampled at 10B: all are read here, as published)",
         tokenizer="answerdotai/ModernBERT-base",
         tokenizer_aliases=("answerdotai/ModernBERT-large",),
         tokenizer_text="ModernBERT's tokenizer (50,368 ids)",
