@@ -130,6 +130,9 @@ SCALES: dict[str, Scale] = {
     # checkpointed models x 3 steps x 2 tasks x 3 seeds, ~90 CPU-min; so ~2 h 25 min from start to report.
     # squad is left out (it alone would add ~75 min): at 100 fine-tuning steps its F1 stayed at 4-11, the
     # floor, for every model, so QA claims wait for the gpu scales, as IR does (~55 s more per run).
+    # That sizing predates the grid's 12k/22k budgets and biphasic mask ratios (`budgets`, `biphasic_ratios`
+    # below): paper1-pfs now trains 17 runs, 23 models with the claim seeds; its expected time is
+    # `paper1.paper1_pfs`'s `expected_minutes`, shown by `study list`.
     "cpu": Scale(
         name="cpu",
         size="tiny",
