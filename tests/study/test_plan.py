@@ -17,7 +17,7 @@ from encoderlab.errors import UserError
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.graph import build_graph, prepare_graph
 from encoderlab.study.nodes import real_backend
-from encoderlab.study.plan import corpus_size, passes_text, plan_study
+from encoderlab.study.plan import _larger_example, corpus_size, passes_text, plan_study
 from encoderlab.study.runner import node_dir, run_study
 from encoderlab.study.spec import DataSpec
 
@@ -136,6 +136,8 @@ def test_biomed_enriched_is_bounded_by_its_cards_bytes_and_paper2_at_50b_is_refu
     assert why.startswith(
         "run detour-biomed would read dataset biomed at least 1.75 times (55B tokens of at most "
     )
+    # a domain corpus's fix names no general-English sample (was "e.g. fineweb-edu-100bt")
+    assert "give it a corpus with more unique tokens, or allow repeats" in why and "fineweb" not in why
     with pytest.raises(UserError, match="^run detour-biomed would read dataset biomed at least 1.75 times"):
         run_study(get_study("paper2-detour", "gpu-1b"), tmp_path / "out", real_backend(), progress=False)
     assert not (tmp_path / "out" / "nodes").exists()
@@ -159,7 +161,14 @@ def test_a_gpu_study_on_a_small_corpus_is_refused_in_one_line_before_anything_ru
     why = plan_study(spec).refusal()
     assert why is not None and "\n" not in why
     assert why.startswith("run mlm20 would read dataset main ") and "estimated" in why
-    assert "give it a corpus with more unique tokens" in why and "max_passes: null in a study file" in why
+    assert "give it a corpus with more unique tokens (e.g. fineweb-edu-100bt)" in why
+    assert "max_passes: null in a study file" in why
+    # the example is the smallest general-English sample one pass fits in; none past the largest, none for
+    # a domain corpus or an asset
+    assert _larger_example(("fineweb-edu-10bt#weight=2",), 5e9) == " (e.g. fineweb-edu-10bt)"
+    assert _larger_example((str(corpus),), 20e9) == " (e.g. fineweb-edu-100bt)"
+    assert _larger_example((str(corpus),), 1e12) == _larger_example(("biomed-enriched",), 1e9) == ""
+    assert _larger_example(("biomed", str(corpus)), 1e9) == ""
     with pytest.raises(UserError, match="^run mlm20 would read dataset main"):
         run_study(spec, tmp_path / "out", real_backend(), progress=False)
     assert not (tmp_path / "out" / "nodes").exists()

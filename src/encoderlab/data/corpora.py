@@ -15,6 +15,7 @@ fixtures in tests/data/hub_corpus_fixtures.py.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -166,3 +167,17 @@ CORPORA: dict[str, HubCorpus] = {
         ),
     )
 }
+
+
+def larger_general_corpus(names: Iterable[str], tokens: float) -> str | None:
+    """The smallest named general-English corpus declaring at least `tokens` (what a run reads), to name in a
+    refusal of a corpus too small for one pass: for corpora of named general-English samples or of local
+    files (general English is the papers' pretraining domain, and all a size says of a user's files). None
+    when `names` holds a named corpus of another domain (biomedical, code: a general corpus would be another
+    study, not a fix), or none is large enough. Declared tokens are the cards' (gpt2's for FineWeb-Edu),
+    near enough to the run's tokenizer for an example."""
+    general = CORPORA["fineweb-edu-10bt"].domain
+    if any(n in CORPORA and CORPORA[n].domain != general for n in names):
+        return None
+    fits = [c for c in CORPORA.values() if c.domain == general and (c.declared_tokens or 0) >= tokens]
+    return min(fits, key=lambda c: c.declared_tokens or 0).name if fits else None

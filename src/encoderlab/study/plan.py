@@ -176,8 +176,20 @@ class StudyPlan:
         return (
             f"run {r.model} would read dataset {r.dataset} {least}{times} times ({short_number(r.reaches)} tokens "
             f"of {most}{short_number(c.unique_tokens)} unique, {what}); study {self.spec.name} allows {count(limit, 'pass', 'passes')}: give it a "
-            f"corpus with more unique tokens (e.g. fineweb-edu-100bt), or allow repeats with max_passes: null in {where}"
+            f"corpus with more unique tokens{_larger_example(self.spec.dataset(r.dataset).corpus, r.reaches)}, or allow repeats "
+            f"with max_passes: null in {where}"
         )
+
+
+def _larger_example(corpus: tuple[str, ...], tokens: float) -> str:
+    """` (e.g. NAME)`, a named general-English corpus of at least `tokens` (`data.corpora.larger_general_corpus`),
+    or nothing: none is, or `corpus` reads an asset (whose domain its name does not say)."""
+    from encoderlab.data.assets.registry import ASSETS
+    from encoderlab.data.corpora import larger_general_corpus
+
+    names = [c.split("#")[0] for c in corpus]  # without a source's #options
+    larger = None if any(n in ASSETS for n in names) else larger_general_corpus(names, tokens)
+    return f" (e.g. {larger})" if larger else ""
 
 
 def passes_text(r: RunPlan, digits: int) -> str:
