@@ -69,7 +69,19 @@ _MODERNBERT_VOCAB = 50_368
 _TWIN_SEED_OFFSET = 25
 """The baseline's seed twin trains at the recipe's seed 17 + 25 = 42: paper 2's seed-noise control pairs
 MLM models trained with seeds 17 and 42 (Rian-T/thesis plots/chapter5/data/cka_mlm_control_heldout.json,
-"MLM s17 vs MLM s42"), on the same data order."""
+"MLM s17 vs MLM s42"), "on identical data" (chapter 5 article.tex L332), the data-shuffle seed 42
+shared (appendix.tex L194-195).
+
+What the two seeds changed there is not stated, and the detour's training code is not public. In
+ModernBERT's code (Composer, sequence packing, as the paper says) the training seed seeds torch
+(`seed_all`, main.py L370, each rank at seed + rank) and the `shuffle_seed` key seeds both the data order
+and the MLM masks (text_data.py L386, L414; sequence_packer.py L179). So if paper 2 kept that code, its
+twin kept the masks too and differed by dropout: attention-output dropout 0.1 in every ModernBERT and
+BioClinical-ModernBERT training yaml. encoderlab's models have no dropout and seed a missing head from
+the start model's weights, so here the training seed drives the masks alone: seeding the twin's masks
+from the data seed would leave it the baseline itself on the CPU (a divergence of 0, not a noise floor).
+The twin measures mask noise where the paper probably measured dropout noise, neither known to be the
+larger (docs/analysis.md, with the citations)."""
 
 
 def _paper2_grid(suite: str, tasks: tuple[str, ...] = ()) -> EvalSpec:
