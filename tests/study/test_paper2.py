@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from encoderlab.study.catalog import get_study, list_studies
@@ -132,6 +134,8 @@ def test_the_cka_node_compares_the_detour_with_the_baseline_against_its_seed_17_
         runs[twin].data.seed == runs[b].data.seed == runs[a].data.seed
     )  # one data order: only the seed differs
     assert runs[twin].phases == runs[b].phases != runs[a].phases  # the twin is the baseline's recipe
+    # nothing but the training seed differs, so the twin's masks are all it changes (docs/analysis.md)
+    assert dataclasses.replace(runs[twin], seed=runs[b].seed) == runs[b]
     assert cka.analysis.max_length == 512
 
 
