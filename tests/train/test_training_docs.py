@@ -153,3 +153,57 @@ def test_recipes_md_paper2_scaling_share_is_the_recipes():
     assert SCALING["detour"].warmup == defaults["warmup_tokens"] / defaults["tokens"]
     text = f"paper 2's {_tokens(defaults['warmup_tokens'])}/{_tokens(defaults['tokens'])}-token warmup"
     assert text in _doc("recipes.md")
+
+
+def _pretrain_commands() -> list[tuple[str, list[str]]]:
+    """Each `encoderlab pretrain --recipe` command the three training docs show in a bash block (doc, argv
+    after `pretrain`, comments and line continuations dropped)."""
+    import re
+    import shlex
+
+    found = []
+    for name in ("training.md", "determinism.md", "recipes.md"):
+        for block in re.findall(r"```bash\n(.*?)```", (DOCS / name).read_text(), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                words = shlex.split(line, comments=True)
+                if words[:2] == ["encoderlab", "pretrain"] and "--recipe" in words:
+                    found.append((name, words[2:]))
+    return found
+
+
+def _values(argv: list[str], flag: str) -> list[str]:
+    """The values given after each `flag` (up to the next `--` option)."""
+    out, taking = [], False
+    for word in argv:
+        if word.startswith("--"):
+            taking = word == flag
+        elif taking:
+            out.append(word)
+    return out
+
+
+def test_the_docs_paper_scale_commands_pass_yes_where_even_a_gpu_takes_over_a_day():
+    """docs/training.md showed `pretrain --recipe pfs-clm-mlm ... --out runs/pfs50` without `--yes`: 42k steps
+    of paper 1's batch are more than a day at the assumed MFU of the fastest GPU encoderlab knows (the
+    smallest vocabulary, too), so the command as shown stops with "pass --yes" on any machine."""
+    from encoderlab.model.config import ModelConfig
+    from encoderlab.train.cli import REASONABLE_HOURS, estimated_seconds, resolve_config
+    from encoderlab.train.flops import GPU_PEAK_TFLOPS
+
+    commands = _pretrain_commands()
+    assert {name for name, _ in commands} == {"training.md", "determinism.md", "recipes.md"}
+    fastest = max(GPU_PEAK_TFLOPS.values()) * 1e12
+    refused = []
+    for name, argv in commands:
+        if {"--dry-run", "--resume", "--yes"} & set(argv):
+            continue
+        recipe = argv[argv.index("--recipe") + 1]
+        cfg = resolve_config(recipe, None, tuple(_values(argv, "--param")), tuple(_values(argv, "--set")))
+        if cfg.model.init:  # the start model's size is not known here
+            continue
+        until = _values(argv, "--until-step")
+        steps = min(int(until[0]), cfg.steps) if until else cfg.steps
+        config = ModelConfig.from_size(cfg.model.size, vocab_size=cfg.data.synthetic_vocab)
+        if estimated_seconds(config, cfg, steps, fastest) > REASONABLE_HOURS * 3600:
+            refused.append(f"{name}: encoderlab pretrain {' '.join(argv)}")
+    assert refused == []

@@ -171,9 +171,7 @@ def check_duration(trainer, stop: int) -> None:
     device = trainer.train_step.device
     peak = peak_flops(device, torch.bfloat16 if cfg.precision == "bf16" else torch.float32, cfg.peak_tflops)
     steps = stop - trainer.progress.step
-    seconds = (
-        steps * step_flops_bound(model.config, cfg.layout) / (peak * ASSUMED_MFU * cfg.layout.world_size)
-    )
+    seconds = estimated_seconds(model.config, cfg, steps, peak)
     if seconds <= REASONABLE_HOURS * 3600:
         return
     size = sum(p.numel() for p in model.parameters())
@@ -184,6 +182,12 @@ def check_duration(trainer, stop: int) -> None:
         f"{ASSUMED_MFU:.0%} of {peak / 1e12:.3g} TFLOP/s); pass --yes to start it anyway, or shorten it "
         "(fewer steps, a smaller size, or a smoke-* recipe)"
     )
+
+
+def estimated_seconds(model_config, cfg: RunConfig, steps: int, peak: float) -> float:
+    """Seconds `steps` steps of `cfg` take at `ASSUMED_MFU` of `peak` FLOP/s per process: an upper bound
+    (`step_flops_bound`: every row one document, every position a target)."""
+    return steps * step_flops_bound(model_config, cfg.layout) / (peak * ASSUMED_MFU * cfg.layout.world_size)
 
 
 def _duration(seconds: float) -> str:
