@@ -51,10 +51,11 @@ def _default(name: str):
 
 
 def test_training_md_states_the_codes_limits_and_defaults():
+    from encoderlab.model.runlayout import checkpoint_dir
     from encoderlab.train.cli import ASSUMED_MFU, REASONABLE_HOURS
     from encoderlab.yamltext import MAX_EXPANDED_VALUES
 
-    doc, val = _doc("training.md"), ValidationConfig()
+    doc, val, folder = _doc("training.md"), ValidationConfig(), checkpoint_dir(Path("RUN"), 1000).name
     expected = [
         f"at {ASSUMED_MFU:.0%} of this machine's peak",
         f"Above {REASONABLE_HOURS} hours it stops",
@@ -66,6 +67,8 @@ def test_training_md_states_the_codes_limits_and_defaults():
         f"`mask_ratio` (default {MLM().mask_ratio:.2f})",
         f"`nan_policy`: `{_default('nan_policy')}` (default)",
         f"`max_bad_steps` (default {_default('max_bad_steps')})",
+        f"checkpoints/{folder}/",
+        f"A checkpoint is written as `{folder}.tmp` (the step in seven digits)",
     ]
     assert [s for s in expected if s not in doc] == []
 
