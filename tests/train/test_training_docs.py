@@ -132,7 +132,18 @@ def test_recipes_md_paper_hyperparameters_are_the_recipes():
         f"{lay2.global_batch_size} x {lay2.seq_len}-token batches, data seed {p2.data.seed}, training seed "
         f"{p2.seed}",
         f"W = {warmup} updates",
+        f"LR {_e(p2.optim.lr)} with a {_tokens(recipe_defaults('detour')['warmup_tokens'])}-token warmup then "
+        f"{p2.phases[0].schedule.kind}",
+        f"Phase 2: MLM-{p2.phases[1].objective.mask_ratio:.0%}, {recipe_defaults('detour')['decay_fraction']:.0%} "
+        f"of phase 1's tokens, {p2.phases[1].schedule.kind} to {p2.phases[1].schedule.end_fraction:.0%} of the peak",
     ]
+    decay = p1.phases[-1].schedule
+    assert (decay.kind, decay.decay_shape, decay.end_fraction) == (
+        "wsd",
+        "linear",
+        0.0,
+    )  # "linear decay to 0"
+    assert p1.optim.decay_norms_and_biases and not p2.optim.decay_norms_and_biases  # "on every parameter"
     assert [s for s in expected if s not in doc] == []
 
 
