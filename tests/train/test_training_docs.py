@@ -221,3 +221,24 @@ def test_the_docs_paper_scale_commands_pass_yes_where_even_a_gpu_takes_over_a_da
         if estimated_seconds(config, cfg, steps, fastest) > REASONABLE_HOURS * 3600:
             refused.append(f"{name}: encoderlab pretrain {' '.join(argv)}")
     assert refused == []
+
+
+def test_the_paper2_layer_groups_the_docs_give_are_the_codes():
+    """training.md and recipes.md spell out the groups `paper2-low|mid|late` give on other depths."""
+    from encoderlab.model.config import SIZES
+    from encoderlab.train.freeze import paper2_groups
+
+    def spans(n: int) -> str:
+        return " / ".join(f"{g[0]}-{g[-1]}" for g in paper2_groups(n))
+
+    def sets(n: int) -> str:
+        return " / ".join("{" + ", ".join(map(str, g)) + "}" for g in paper2_groups(n))
+
+    tiny = SIZES["tiny"].n_layers
+    training, recipes = _doc("training.md"), _doc("recipes.md")
+    assert (
+        f"ModernBERT-large (28 layers) {spans(28)}, a 12-layer BERT {spans(12)}, `tiny` {sets(tiny)}"
+        in training
+    )
+    assert f"ModernBERT-large, 28 layers: {spans(28)}; `tiny`: {sets(tiny)}" in recipes
+    assert f"(low {spans(22).replace(' / ', ', mid ', 1).replace(' / ', ', late ', 1)})" in recipes
