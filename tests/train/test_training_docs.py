@@ -3,7 +3,12 @@
 Each is written here from the code's constant, default or resolved recipe config and looked up in the
 doc's text (line breaks read as spaces), so a default changed in one place and not the other fails here
 instead of leaving a doc that reads as true. The prose around each number is part of what is looked up,
-so a number that also appears elsewhere in the doc cannot stand in for it.
+so a number that also appears elsewhere in the doc cannot stand in for it; the trade-off is that
+rewording such a sentence means editing its line here too.
+
+The `encoderlab pretrain --recipe` commands the training, determinism and recipes docs show are held to
+the duration estimate `pretrain` applies (`train.cli.estimated_seconds`): one that even the fastest GPU
+encoderlab knows would take over a day must pass `--yes`, or it stops as shown.
 """
 
 from __future__ import annotations
