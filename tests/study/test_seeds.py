@@ -318,6 +318,29 @@ def test_paired_scores_equal_but_for_rounding_are_no_difference():
     assert _verdict(_Tested(nested, nested.diff, nested.diff.mean > 0), 1.0) == ("no difference", None)
 
 
+@pytest.mark.parametrize(
+    ("a", "b", "status"),
+    [  # 0.1 + 0.2 is 0.3 but for the last bit: one score list summed in another order
+        ({0: {0: 0.1 + 0.2}}, {0: {0: 0.3}}, "no difference"),  # no test: it pointed a direction
+        ({k: {0: v} for k, v in enumerate((0.1 + 0.2, 0.5, 0.9))}, {3: {0: 0.9}, 4: {0: 0.5}, 5: {0: 0.3}},
+         "no difference"),  # unpaired, one list in two orders: it read undecided, in a direction
+        ({k: {0: v} for k, v in enumerate((0.3, 0.5, 0.9))}, {3: {0: 0.9}, 4: {0: 0.5}, 5: {0: 0.3}},
+         "no difference"),  # the same, exactly: it read undecided
+        ({0: {0: 0.1 + 0.2}, 1: {0: 0.7}}, {0: {0: 0.7}, 1: {0: 0.3}}, "undecided"),  # +x and -x: no direction
+    ],
+)  # fmt: skip
+def test_a_mean_difference_within_rounding_has_no_direction(a, b, status):
+    """A mean difference of 1e-17 is rounding, judged against the scores' size (`Nested.rounding`): the
+    same values on both sides are no difference, and paired differences that cancel undecided, with no
+    direction either way (they read "holds in direction", or undecided "in the same direction")."""
+    from encoderlab.study.results import _Tested, _verdict
+
+    nested = compare_runs(a, b)
+    gain = nested.diff
+    holds = gain.mean > 0 if gain is not None else nested.a.mean > nested.b.mean
+    assert _verdict(_Tested(nested, gain, holds), 1.0)[0] == status
+
+
 def test_a_left_out_seed_where_the_other_run_has_results_at_other_fine_tuning_seeds_says_so():
     """Seed 2 of a is left out because b's seed-2 checkpoint was fine-tuned at other seeds, not because b has
     no results there; seed 3 of a has no counterpart at all. Before, both read "(b has no results there)"."""

@@ -105,7 +105,7 @@ ROUNDING = 1e-9
 (scores are percentages of at most millions of examples, so real differences are far larger)."""
 
 
-def _rounding(*sides: Sequence[float]) -> float:
+def rounding(*sides: Sequence[float]) -> float:
     """The spread below which values of `sides` are equal but for rounding."""
     return ROUNDING * max((abs(v) for side in sides for v in side if math.isfinite(v)), default=0.0)
 
@@ -118,7 +118,7 @@ def paired_test(a: Sequence[float], b: Sequence[float]) -> PairedTest:
         )
     diffs = [x - y for x, y in zip(a, b)]
     s = summarize(diffs).__dict__
-    tol = _rounding(a, b)
+    tol = rounding(a, b)
     if max(diffs) - min(diffs) <= tol:  # identical up to rounding: 0.7 - 0.6 and 0.1 - 0.0 are one difference
         zero = all(abs(d) <= tol for d in diffs)
         exact = 1.0 if zero else min(1.0, 2.0 / 2 ** len(diffs))  # the sign-flip test's floor
@@ -150,7 +150,7 @@ def welch_test(a: Sequence[float], b: Sequence[float], confidence: float = 0.95)
     ea, eb = summarize(a), summarize(b)
     va, vb = ea.sd**2 / ea.n, eb.sd**2 / eb.n
     diff, se = ea.mean - eb.mean, math.sqrt(va + vb)
-    tol = _rounding(a, b)
+    tol = rounding(a, b)
     if se <= tol:  # each side constant, up to rounding
         # the exact permutation p: only the observed split is as extreme, and its mirror when n_a = n_b
         splits = math.comb(ea.n + eb.n, ea.n) / (2 if ea.n == eb.n else 1)
@@ -198,7 +198,7 @@ def welch_borrowed(a: Sequence[float], b: float, var: float, df: int, confidence
         )
     ea = summarize(a)
     va = ea.sd**2 / ea.n
-    if math.sqrt(va + var) <= _rounding(a, [b]):
+    if math.sqrt(va + var) <= rounding(a, [b]):
         return paired_test(a, [b] * len(a))
     return _welch(ea.mean - b, ((va, ea.n - 1), (var, df)), ea.n, confidence)
 

@@ -68,6 +68,7 @@ from encoderlab.eval.stats import (
     negated,
     paired_test,
     pooled_variance,
+    rounding,
     summarize,
     welch_borrowed,
     welch_test,
@@ -118,6 +119,12 @@ class Nested:
     unmatched: dict[str, list[int]] = field(default_factory=dict)
     """The seeds of `left_out` at which the other run does have results, but at none of the same fine-tuning
     seeds (so the report does not say it has no results there)."""
+    rounding: float = 0.0
+    """The spread below which the compared values are equal but for floating-point rounding
+    (`eval.stats.rounding`: relative to the largest of them): a mean difference this small has no direction."""
+    identical: bool = False
+    """The compared values are the same up to `rounding`: paired, every difference; against a reference or
+    unpaired (Welch's), the same values on both sides in some order (one score list summed in another order)."""
     borrowed_df: int | None = None
     """At level "reference", with the reference scored at one fine-tuning seed: the degrees of freedom of the
     replicated run's pooled within-checkpoint variance that stands in for the reference's fine-tuning variance
@@ -185,6 +192,14 @@ class Nested:
         )
 
 
+def _sides(va: list[float], vb: list[float], *, paired: bool) -> dict:
+    """The `Nested` fields that describe the compared values: `a`, `b`, `rounding` and `identical`."""
+    tol = rounding(va, vb)
+    xs, ys = (va, vb) if paired else (sorted(va), sorted(vb))
+    same = len(xs) == len(ys) and all(abs(x - y) <= tol for x, y in zip(xs, ys))
+    return {"a": summarize(va), "b": summarize(vb), "rounding": tol, "identical": same}
+
+
 def run_means(scores: Scores, other: Scores) -> dict[int, float]:
     """Per pretraining seed both have: the mean of `scores` over the fine-tuning seeds both have there."""
     out = {}
@@ -210,8 +225,7 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
         }
         return Nested(
             level="pretraining",
-            a=summarize(va),
-            b=summarize(vb),
+            **_sides(va, vb, paired=True),
             diff=paired_test(va, vb),
             pretraining_seeds=seeds,
             checkpoint_seed=seeds[0],
@@ -234,8 +248,7 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
     left = {side: out for side, run, k in (("a", a, ka), ("b", b, kb)) if (out := sorted(set(run) - {k}))}
     return Nested(
         level="fine-tuning",
-        a=summarize([a[ka][f] for f in common]),
-        b=summarize([b[kb][f] for f in common]),
+        **_sides([a[ka][f] for f in common], [b[kb][f] for f in common], paired=True),
         diff=checkpoint,
         pretraining_seeds=seeds,
         checkpoint_seed=ka if ka == kb else None,
@@ -257,8 +270,7 @@ def _unpaired(a: Scores, b: Scores) -> Nested | None:
         level="unpaired",
         shared=shared,
         own_fine_tuning=not fine,
-        a=summarize(va),
-        b=summarize(vb),
+        **_sides(va, vb, paired=False),
         diff=welch_test(va, vb),
         pretraining_seeds=sorted(set(a) | set(b)),
         checkpoint_seed=shared[0] if shared else None,
@@ -293,8 +305,7 @@ def _against_reference(a: Scores, b: Scores) -> Nested | None:
     return Nested(
         level="reference",
         left_out={("a" if ref_is_b else "b"): left} if left else {},
-        a=summarize(va),
-        b=summarize(vb),
+        **_sides(va, vb, paired=False),
         diff=diff,
         borrowed_df=borrowed_df,
         pretraining_seeds=sorted(means),

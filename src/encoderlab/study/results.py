@@ -23,6 +23,12 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
   for at the compared step (`StudyData.shared_tasks`), and the sentence names those it left out: a report is
   rebuilt mid-study, and a failed node leaves a model without a task the other run has.
 - **One analysis.** Direction, difference, interval and p all come from the same values (paired, or Welch's).
+- **Rounding is no direction.** A mean difference no larger than `Nested.rounding` (`eval.stats.ROUNDING`,
+  1e-9 of the largest value compared) is floating-point noise (one score list summed in another order
+  differs by 1e-17), not a direction: the same values on both sides (paired: every difference; Welch's:
+  in some order; `Nested.identical`) read "no difference", and paired differences that cancel read
+  "undecided". Relative, since scores are percentages or correlations; the cost is that scores all within
+  1e-17 of zero keep their rounding as a direction. Until 2026-12-06 only an exact 0 had no direction.
 - **The claims are one family.** Each p-value is shown with its Holm-adjusted value over the study's
   claims that have one (`eval.stats.holm`; not those of one pretraining seed); a claim is significant
   when the adjusted p < 0.05. The intervals are the unadjusted 95% intervals of the differences.
@@ -360,14 +366,14 @@ def _verdict(t: _Tested, p_holm: float | None) -> tuple[str, bool | None]:
     if t.gain is None:  # no test: a direction at most, never a verdict
         if t.nested.level == "reference":  # a one-score reference with no estimate of its noise
             return "undecided", None
-        if t.nested.a.mean == t.nested.b.mean:
+        if t.nested.identical:
             return "no difference", None
         return ("holds in direction" if t.holds else "opposite in direction"), None
     one_seed = t.nested.level == "fine-tuning"  # two checkpoints, not two objectives: outside the family
-    if t.gain.mean == 0 or (t.gain.degenerate and t.gain.p_value == 1.0):  # no direction: identical
-        # paired scores (e.g. every model predicts the majority class; up to rounding, which can leave a
-        # mean of -1e-17) are no difference; differences that cancel (+x and -x) are undecided
-        return ("no difference" if t.gain.degenerate else "undecided"), None if one_seed else False
+    if t.nested.identical or (t.gain.degenerate and t.gain.p_value == 1.0):
+        return "no difference", None if one_seed else False  # identical scores, e.g. all the majority class
+    if abs(t.gain.mean) <= t.nested.rounding:  # no direction: differences that cancel (+x and -x), up to
+        return "undecided", None if one_seed else False  # rounding (a mean of 1e-17 pointed a direction)
     if one_seed:  # a direction only: its p says these two checkpoints differ, not their objectives
         return ("holds in direction" if t.holds else "opposite in direction"), None
     return ("holds" if t.holds else "does not hold"), p_holm is not None and p_holm < ALPHA
