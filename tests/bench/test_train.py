@@ -214,6 +214,22 @@ def test_bench_train_reports_mfu_against_the_given_peak_and_memory():
     assert 0 < ours["mfu"] < 1 and result["process_peak_rss_mib"] > 100
 
 
+def test_mfu_and_tokens_per_s_are_recomputed_from_the_result_file_alone(tmp_path, capsys):
+    """A result recorded its MFU but not the FLOPs it divided, so no reader could check or recompute it."""
+    from encoderlab.bench.train import bench_train_command
+
+    out = tmp_path / "r.json"
+    bench = TrainBench(size="tiny", seq_len=32, batch=2, vocab=256, steps=3, warmup=1, peak_tflops=1.0)
+    bench_train_command(bench, out=out)
+    result = json.loads(out.read_text())
+    c = result["config"]
+    for side in ("encoderlab", "transformers"):
+        r = result[side]
+        assert r["mfu"] == pytest.approx(r["flops_per_step"] / r["step_s"] / c["peak_flops"], rel=1e-12)
+        assert r["tokens_per_s"] == pytest.approx(c["tokens_per_step"] / r["step_s"], rel=1e-12)
+    assert c["tokens_per_step"] == bench.batch * bench.seq_len
+
+
 @pytest.mark.parametrize(
     "field,value,message",
     [

@@ -318,6 +318,7 @@ def _config_record(b: TrainBench, ours: TrainStep, peak: float, inductor_env: di
         "size": b.size,
         "seq_len": b.seq_len,
         "batch": b.batch,
+        "tokens_per_step": ours.cfg.layout.tokens_per_step,
         "objective": ours.plan[0].phase.objective.tag,
         "vocab": b.vocab,
         "doc_len": b.doc_len,
@@ -353,11 +354,12 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     times, flops = _measure(b, ours, ref, memory)
     result: dict = {"config": _config_record(b, ours, peak, inductor_env)}
     for side in times:
-        t = statistics.median(times[side])
-        result[side] = {
+        t, work = statistics.median(times[side]), statistics.median(flops[side])
+        result[side] = {  # mfu = flops_per_step / step_s / config.peak_flops, from the file alone
             "step_s": t,
             "tokens_per_s": cfg.layout.tokens_per_step / t,
-            "mfu": statistics.median(flops[side]) / t / peak,
+            "flops_per_step": work,
+            "mfu": work / t / peak,
         }
         if dev.type == "cuda":
             result[side]["peak_memory_mib"] = memory.mib[side]
