@@ -144,3 +144,32 @@ def test_a_cached_feature_file_holding_nan_is_refused_as_computed_ones_are(tmp_p
     np.savez(cached, **arrays)
     with pytest.raises(UserError, match="not finite \\(NaN or inf\\) in layer 1:"):
         probe_model(model, tokenizer, task, cache_dir=tmp_path / "cache")
+
+
+@pytest.mark.parametrize(
+    "tokens",
+    [[], ["", " "]],
+    ids=["no-words", "blank-words"],
+)
+def test_a_token_task_without_a_word_is_refused_when_loaded(tmp_path, tokens):
+    """Sentences without words read "has only one class (none)"; words that are all blank (no sub-token)
+    passed, and the probe failed with a ValueError traceback once the models had run."""
+    records = [
+        {
+            "id": str(i),
+            "text": " ".join(tokens),
+            "meta": {"tokens": tokens, "tags": ["a", "b"][: len(tokens)]},
+        }
+        for i in range(20)
+    ]
+    with pytest.raises(UserError, match=r"b.jsonl has no word in the 20 examples used \(every entry of meta"):
+        load_task(_write_jsonl(tmp_path / "b.jsonl", records))
+
+
+def test_a_null_label_is_named_as_null_not_as_missing(tmp_path):
+    """The first record's null label read "record 1 has no meta.label, which the first record has"."""
+    records = [
+        {"id": str(i), "text": f"w{i}", "meta": {"label": None if i == 0 else str(i % 2)}} for i in range(20)
+    ]
+    with pytest.raises(UserError, match=r"record 1 has null in meta.label, where a name or a number belongs"):
+        load_task(_write_jsonl(tmp_path / "n.jsonl", records))

@@ -261,6 +261,8 @@ NAMED = {
     "cka-twin-other-architecture": "tests.analysis.test_commands::test_cka_refuses_a_twin_of_another_architecture_than_b",
     "cka-features-not-finite": "tests.analysis.test_broken_inputs::test_a_model_with_nan_weights_is_refused_not_read_as_constant_features",
     "cka-texts-repeated": "tests.analysis.test_broken_inputs::test_texts_written_twice_do_not_pass_the_minimum_of_cka",
+    "probe-label-null": "tests.analysis.test_probe::test_a_null_label_is_named_as_null_not_as_missing",
+    "probe-token-task-no-words": "tests.analysis.test_probe::test_a_token_task_without_a_word_is_refused_when_loaded",
     "probe-features-not-finite": "tests.analysis.test_broken_inputs::test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance",
     "study-freeze-preset-too-shallow": "tests.study.test_freeze_depth::test_a_freeze_preset_on_a_model_of_two_layers_is_refused_before_anything_runs",
 }  # fmt: skip

@@ -86,9 +86,15 @@ def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask
             f"{source}: probing needs at least {MIN_EXAMPLES} examples to split 60/20/20, got {len(records)}; "
             "use a task with more examples, or a larger --max-examples"
         )
+    if task.kind == "token" and not any(w.strip() for words in task.inputs for w in words):
+        # no sentence had a word: "only one class (none)"; only blank words: a traceback after the models ran
+        raise UserError(
+            f"{source} has no word in the {len(records)} examples used (every entry of meta.tokens is empty or "
+            "blank, so none has a sub-token to read); give sentences with words and their tags"
+        )
     if len(task.label_names) < 2:  # every prediction would be right: a 100% that measures nothing
         raise UserError(
-            f"{source} has only one class ({task.label_names[0] if task.label_names else 'none'}) in the "
+            f"{source} has only one class ({task.label_names[0]}) in the "
             f"{len(records)} examples used; a probe needs at least two classes: use a task with several labels"
         )
     return task
@@ -141,8 +147,10 @@ def _labels_of(m: dict, token: bool, labelled: bool) -> tuple[list, str | None]:
         return tags, None
     if not labelled:
         return [], None
-    if m.get("label") is None:
+    if "label" not in m:
         return [], "has no meta.label, which the first record has"
+    if m["label"] is None:  # said "has no meta.label, which the first record has" of the first record too
+        return [], "has null in meta.label, where a name or a number belongs"
     return [m["label"]], None
 
 
