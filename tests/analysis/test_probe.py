@@ -173,3 +173,19 @@ def test_a_null_label_is_named_as_null_not_as_missing(tmp_path):
     ]
     with pytest.raises(UserError, match=r"record 1 has null in meta.label, where a name or a number belongs"):
         load_task(_write_jsonl(tmp_path / "n.jsonl", records))
+
+
+def test_a_split_whose_words_are_all_blank_is_refused_in_one_line(tmp_path, tokenizer):
+    """Blank words have no sub-token and are dropped: a split left with no word was a ValueError traceback
+    (`need equally long, non-empty label lists`) once the model had run."""
+    records = [
+        {
+            "id": str(i),
+            "text": "",
+            "meta": {"tokens": ["w1", "w2"] if i < 3 else ["", " "], "tags": ["a", "b"]},
+        }
+        for i in range(20)
+    ]
+    task = load_task(_write_jsonl(tmp_path / "few.jsonl", records))
+    with pytest.raises(UserError, match=r"few: the \w+ split \(seed 0\) has no word that model m reads"):
+        probe_model(make_model(0), tokenizer, task, label="model m")

@@ -298,6 +298,12 @@ def probe_model(
     train, val, test = split_rows(len(task.inputs), seed)
     # Rows follow their example into its split (whole sentences for token tasks).
     splits = tuple(np.flatnonzero(np.isin(example, part)) for part in (train, val, test))
+    if empty := [name for name, rows in zip(("training", "validation", "test"), splits) if not len(rows)]:
+        # a word with no sub-token (blank) or cut off is dropped: an empty split was a ValueError traceback
+        raise UserError(
+            f"{task.name}: the {empty[0]} split (seed {seed}) has no word that {label} reads: its sentences' "
+            f"words are blank or cut off at --max-length {encoding.max_length}; give more sentences with words"
+        )
     rows = []
     for layer in layers if layers is not None else range(len(feats)):
         if not 0 <= layer < len(feats):
