@@ -173,6 +173,13 @@ def test_paper2_groups_are_the_papers_on_22_layers_and_proportional_elsewhere():
             parse_layers(bad, 6)
 
 
+@pytest.mark.parametrize("spec", ["\u0661", "0-\u0663", "\uff11"])  # Arabic-Indic 1, 0-3; fullwidth 1
+def test_a_layer_spec_takes_ascii_digits_only(spec):
+    """`\\d` matched any Unicode digit: '\u0661' froze layer 1 while the config said '\u0661'."""
+    with pytest.raises(UserError, match="is not valid; write e.g. 0-7"):
+        parse_layers(spec, 6)
+
+
 def _err(capsys, argv):
     with pytest.raises(SystemExit) as exc:
         main(argv)

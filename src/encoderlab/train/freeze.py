@@ -64,7 +64,7 @@ def parse_layers(
         return tuple(paper2_groups(n_layers)[PRESETS.index(spec)])
     layers: set[int] = set()
     for part in spec.replace(" ", "").split(","):
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        match = re.fullmatch(r"([0-9]+)(?:-([0-9]+))?", part)  # ASCII: \d read '١' (Arabic-Indic 1) as 1
         if not match:
             raise UserError(
                 f"{what} '{spec}' is not valid; write e.g. 0-7, 3, 0-3,9 or one of {', '.join(PRESETS)}"
