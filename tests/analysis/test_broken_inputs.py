@@ -55,6 +55,23 @@ def test_a_model_with_nan_weights_is_refused_not_read_as_constant_features(tmp_p
     assert not (tmp_path / "o").exists()
 
 
+def test_texts_the_tokenizer_reads_as_one_input_are_refused_not_reported_as_nan(tmp_path, capsys):
+    """Texts of one unknown word each all read `[CLS] [UNK] [SEP]`: every layer's features were the same for
+    every text, every CKA NaN, and the command wrote its figures and printed "diverges nanx seed noise"."""
+    tok = make_tokenizer()
+    a, b, twin = (save_model_folder(make_model(i), tmp_path / n, tokenizer=tok) for i, n in enumerate("abc"))
+    (tmp_path / "texts.txt").write_text("\n".join(f"unknown{i}" for i in range(60)) + "\n")
+    argv = ["analyze", "cka", str(a), str(b), "--baseline", str(twin), "--n", "50"]
+    argv += ["--texts", str(tmp_path / "texts.txt"), "--out", str(tmp_path / "o")]
+    line = _refused(capsys, argv)
+    assert line.endswith(
+        f"model A ({a}) gives every one of the 60 texts the same features at every layer: its tokenizer reads "
+        "them as one input (unknown characters or words), so CKA is undefined; give texts in the model's "
+        "language and script (--texts)"
+    )
+    assert not (tmp_path / "o").exists()
+
+
 def test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance(tmp_path, capsys):
     """The probe was fitted on NaN rows and wrote 12.5% test accuracy (two balanced classes) for layers 1-2."""
     model = _broken(tmp_path / "m")

@@ -260,6 +260,7 @@ NAMED = {
     "cka-twin-is-a": "tests.analysis.test_commands::test_cka_refuses_a_twin_with_the_weights_of_a",
     "cka-twin-other-architecture": "tests.analysis.test_commands::test_cka_refuses_a_twin_of_another_architecture_than_b",
     "cka-features-not-finite": "tests.analysis.test_broken_inputs::test_a_model_with_nan_weights_is_refused_not_read_as_constant_features",
+    "cka-texts-read-as-one-input": "tests.analysis.test_broken_inputs::test_texts_the_tokenizer_reads_as_one_input_are_refused_not_reported_as_nan",
     "cka-texts-repeated": "tests.analysis.test_broken_inputs::test_texts_written_twice_do_not_pass_the_minimum_of_cka",
     "probe-label-null": "tests.analysis.test_probe::test_a_null_label_is_named_as_null_not_as_missing",
     "probe-token-task-no-words": "tests.analysis.test_probe::test_a_token_task_without_a_word_is_refused_when_loaded",
