@@ -337,7 +337,7 @@ def test_registry_pins_are_exact_and_the_default_set_is_pypi_only():
 def test_the_default_set_is_what_the_demo_study_reads():
     """`make demo` runs paper1-pfs at demo scale; `encoderlab assets fetch` must fetch all it reads."""
     from encoderlab.study import get_study
-    from encoderlab.study.nodes import required_assets
+    from encoderlab.study.needs import required_assets
 
     assert set(required_assets(get_study("paper1-pfs", "demo"))) == set(DEFAULT_ASSETS)
 

@@ -28,7 +28,8 @@ from tests.study.test_task_files_moved import REFUSED
 from encoderlab.cli import main
 from encoderlab.eval.tasks import TASKS
 from encoderlab.study.graph import NodeKind
-from encoderlab.study.nodes import file_tasks, run_prepare
+from encoderlab.study.needs import file_tasks
+from encoderlab.study.nodes import run_prepare
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import DataSpec
 

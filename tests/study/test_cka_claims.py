@@ -6,7 +6,7 @@ import dataclasses
 from types import SimpleNamespace
 
 from encoderlab.study.data import CkaResult, cka_models
-from encoderlab.study.results import _cka_low_layers
+from encoderlab.study.measures import _cka_low_layers
 from encoderlab.study.spec import ClaimSpec
 
 

@@ -14,7 +14,7 @@ from types import SimpleNamespace
 from fake_study import run_cka_node
 
 from encoderlab.study.data import CkaResult
-from encoderlab.study.results import _cka_low_layers
+from encoderlab.study.measures import _cka_low_layers
 from encoderlab.study.spec import CkaSpec, ClaimSpec
 
 

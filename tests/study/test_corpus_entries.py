@@ -15,7 +15,7 @@ from encoderlab.data.mixing import mix_documents
 from encoderlab.errors import UserError
 from encoderlab.study.checks import check_sources
 from encoderlab.study.files import load_study_file
-from encoderlab.study.nodes import corpus_locations, corpus_sources
+from encoderlab.study.needs import corpus_locations, corpus_sources
 
 STUDY = """
 name: mine

@@ -1,5 +1,5 @@
 """A study's datasets are decontaminated against the evaluation sets the study itself fine-tunes on
-(`nodes.decontamination_sets`), recorded in the prepare node's key; never against whatever else
+(`needs.decontamination_sets`), recorded in the prepare node's key; never against whatever else
 happens to be fetched on the machine (before, `auto`: the same key held other data elsewhere)."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from fake_study import small_spec, tiny_corpus
 from tests.eval.fixtures import write_asset
 
 from encoderlab.study.graph import build_graph
-from encoderlab.study.nodes import decontamination_sets, real_backend, run_prepare
+from encoderlab.study.needs import decontamination_sets
+from encoderlab.study.nodes import real_backend, run_prepare
 from encoderlab.study.runner import NodeContext
 from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec, StudySpec
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 from types import SimpleNamespace
 
-from encoderlab.study import figures, report, results
+from encoderlab.study import figures, measures, report
 from encoderlab.study.catalog import get_study
 from encoderlab.study.plan import plan_study
 from encoderlab.study.plantext import evaluation_text, plan_text
@@ -38,7 +38,7 @@ def test_stability_claim_writes_the_grid_and_range_apart():
     """A range holding only 1e-5 leaves the near LR out of it: the grid named both, alike."""
     data = SimpleNamespace(evals=_evals(step=None))
     claim = SimpleNamespace(lr_range=(1e-5, 1e-5))
-    sentence = results._more_stable(data, claim).sentence
+    sentence = measures._more_stable(data, claim).sentence
     assert f"grid ({BOTH})" in sentence
     assert "range 1e-05 to 1e-05 (1e-05)" in sentence
 

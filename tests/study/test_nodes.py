@@ -163,7 +163,7 @@ def test_a_copied_study_resumes_its_unfinished_run(tmp_path):
 def test_required_assets_counts_only_evaluated_runs():
     """A run trained only as a base or a control (`evaluate=False`) reads no evaluation data, so a
     study whose evaluated runs use `tweets` does not ask for the pocket suite's other tasks' assets."""
-    from encoderlab.study.nodes import required_assets
+    from encoderlab.study.needs import required_assets
 
     runs = (
         RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}, tasks=("tweets",)),

@@ -5,7 +5,7 @@ in the eval nodes' keys), so such a study could not be resumed, even with every 
 file ... does not exist"). Now the files are taken as the study folder's graph.json recorded them
 (`absent.recorded_backend`), and an evaluation node still to run that reads them is refused before
 anything runs (`absent.refuse_absent_task_files`). The nodes are fake (`fake_study.py`), the task file
-real (loaded and registered by `nodes.file_tasks`).
+real (loaded and registered by `needs.file_tasks`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from encoderlab.errors import UserError
 from encoderlab.eval.tasks import TASKS
 from encoderlab.study.absent import recorded_backend
 from encoderlab.study.graph import build_graph
-from encoderlab.study.nodes import file_tasks
+from encoderlab.study.needs import file_tasks
 from encoderlab.study.runner import node_dir, run_study
 
 REFUSED = (
@@ -43,7 +43,7 @@ PARTLY = (
 
 @pytest.fixture(autouse=True)
 def _registry():
-    """The task file's task is registered while a test runs (`nodes.file_tasks`), then forgotten."""
+    """The task file's task is registered while a test runs (`needs.file_tasks`), then forgotten."""
     before = dict(TASKS)
     yield
     TASKS.clear()

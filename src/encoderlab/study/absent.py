@@ -1,7 +1,7 @@
 """Resuming a study whose task files or `--prepared` folders were moved or deleted since it ran.
 
 Building a study's graph reads its task files (`eval.task_files`): each of their tasks' family and
-definition (its signature, `nodes.task_signature`) is in the keys of its eval nodes. So a study folder
+definition (its signature, `needs.task_signature`) is in the keys of its eval nodes. So a study folder
 whose task files were moved or deleted after every node reading them finished could not be resumed,
 even to find every node finished and keep its report ("task file ... does not exist"). Now, when every
 task file of the study is gone, `study run` takes them as the study folder's graph.json recorded them
@@ -20,7 +20,7 @@ refused in one line naming them and the fix (`_partly_absent`). Trade-off: an ev
 whole tuple of task files, not the file its task came from, so graph.json cannot say which tasks the
 gone file held. Recording that (a per-file map beside graph.json) would let such a study resume, but
 only to find its nodes finished: any node to run is refused anyway, since an eval node loads all the
-task files (`nodes.file_tasks`); and mixing files read now with files taken from a record would have
+task files (`needs.file_tasks`); and mixing files read now with files taken from a record would have
 to settle a task moved since from the gone file into one that is there. Putting the file back (which
 keeps every node) is the fix, so the partial case is refused rather than half-recorded.
 

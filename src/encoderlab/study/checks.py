@@ -65,7 +65,7 @@ def check_fetched(
     read: `_here`), so each check runs once (a hub id is asked for once). An asset is read as a corpus
     (its first documents, and the rows of the longest run on its dataset), a tokenizer (also a
     `--prepared` folder's) or a start model (its positions)."""
-    from encoderlab.study.nodes import corpus_sources
+    from encoderlab.study.needs import corpus_sources
 
     nodes = list(nodes)
     inputs = {c: s.location for d in spec.data for c, s in zip(d.corpus, corpus_sources(d.corpus))}
@@ -199,7 +199,7 @@ def check_task_mirrors(spec: StudySpec) -> None:
     (`eval.suites.require_mirrors`): an evaluation node found a missing one after its runs trained."""
     from encoderlab.data.hub import mirror_root
     from encoderlab.eval.suites import require_mirrors
-    from encoderlab.study.nodes import evaluated_tasks
+    from encoderlab.study.needs import evaluated_tasks
 
     if mirror_root() is None:  # the hub itself: each node's download
         return
@@ -234,7 +234,8 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     from encoderlab.data.sources import CORPORA, describe
     from encoderlab.data.tokenizer import tokenizer_folder
     from encoderlab.model.sources import check_model_source
-    from encoderlab.study.nodes import corpus_sources, empty_in_entry, field_in_entry
+    from encoderlab.study.needs import corpus_sources
+    from encoderlab.study.nodes import empty_in_entry, field_in_entry
 
     runs = [r for r in spec.runs if r.init and r.init not in unread and _here(r.init, fetched)]
     names = {d.name for d in spec.data}
@@ -399,7 +400,7 @@ def check_runs(
     already. Not runs on a dataset whose `--prepared` folder is gone (all finished: `absent.py`). `fetch`:
     the start models whose configs may be downloaded for their positions (`check_start`'s hub ids;
     `study plan` downloads none, reading mirrors and the local hub cache)."""
-    from encoderlab.study.nodes import corpus_locations
+    from encoderlab.study.needs import corpus_locations
     from encoderlab.study.plan import finished_meta
 
     nodes = list(nodes)
@@ -495,7 +496,7 @@ def tokens_at_most(d: DataSpec, enough: int) -> tuple[int, int] | None:
     corpus (the node downloads it) or a corpus that cannot be read (its node says why)."""
     from encoderlab.data.corpora import CORPORA
     from encoderlab.data.mixing import mix_documents
-    from encoderlab.study.nodes import corpus_locations, corpus_sources
+    from encoderlab.study.needs import corpus_locations, corpus_sources
 
     if any(c in CORPORA or c.startswith("hf:") for c in corpus_locations(d.corpus)):
         return None

@@ -41,7 +41,7 @@ class PrepareNode:
     """For a dataset prepared outside the study, the digest of what its folder holds
     (`study/prepared.py:identity`); None: the node prepares it."""
     against: tuple[str, ...] = ()
-    """The evaluation sets whose texts are removed from the corpus (`nodes.decontamination_sets`),
+    """The evaluation sets whose texts are removed from the corpus (`needs.decontamination_sets`),
     resolved from the study, so the key says what was removed; absent from the key when none."""
 
     def data(self) -> dict[str, Any]:

@@ -16,6 +16,10 @@ cka:      cka.json
 Resume inside a node: preparation and evaluation are no-ops when their output is complete;
 pretraining resumes from the run's last checkpoint (checkpoints every fifth of the run at CPU
 scales), so a study killed mid-training loses at most a fifth of one run.
+
+What a study reads and how its eval nodes key their tasks, asked of the spec before any node runs (the
+`Backend`'s other fields: tasks, assets, decontamination sets, corpus locations), is `needs.py`; this
+module only runs nodes.
 """
 
 from __future__ import annotations
@@ -27,25 +31,21 @@ from encoderlab.errors import UserError
 from encoderlab.jsonlines import read_records
 from encoderlab.study.branch import seed_branch
 from encoderlab.study.graph import Backend, Node, NodeKind
+from encoderlab.study.needs import (
+    corpus_sources,
+    dataset_decontamination,
+    file_tasks,
+    required_assets,
+    suite_families,
+    task_signature,
+    training_groups,
+)
 from encoderlab.study.nodeconfig import CkaNode, EvalNode, PrepareNode, PretrainNode
 from encoderlab.study.runner import NodeContext
-from encoderlab.study.spec import CkaSpec, DataSpec, StudySpec
+from encoderlab.study.spec import CkaSpec, StudySpec
 from encoderlab.study.specproblems import STUDY_PLACED
 
 # --------------------------------------------------------------------------- prepare
-
-
-def corpus_sources(corpus) -> tuple:
-    """The `SourceConfig`s a prepare node reads a dataset's corpus with: each entry in `--source`'s
-    syntax, `LOCATION[#key=value,...]` (`corpus.jsonl#text_field=content`, `wiki-leads#weight=2`)."""
-    from encoderlab.data.sources import parse_source
-
-    return tuple(parse_source(c) for c in corpus)
-
-
-def corpus_locations(corpus) -> list[str]:
-    """Where each corpus entry reads from (an asset name, a hub corpus, `hf:...`, a path), options aside."""
-    return [s.location for s in corpus_sources(corpus)]
 
 
 def field_in_entry(exc, corpus) -> UserError:
@@ -397,89 +397,6 @@ def run_cka(ctx: NodeContext) -> dict:
 
 
 # --------------------------------------------------------------------------- backend
-
-
-def task_signature(task: str, max_steps: int | None, source: str | None = None) -> str:
-    """The signature of a task as an eval node runs it (capped at `max_steps`). A model the study trains
-    declares no pooling (encoderlab's folders declare none), so a task pooling as the model declares
-    (`pooling: model`, the paper suite) keys its nodes as its default pooling would. A `source` model
-    evaluated as is keeps `model` in the key: the key names the source, not its contents, so it says
-    "as that source declares", as it says "with that source's weights"."""
-    from encoderlab.eval.taskruns import capped_task
-
-    capped = capped_task(task, max_steps)
-    return (capped if source is not None else capped.resolve_pooling(None)).signature()
-
-
-def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
-    """{task: family} of the tasks of these task files or folders, registered for evaluation."""
-    from encoderlab.eval.tasks.custom import load_task_files
-
-    return {t.name: t.family for t in load_task_files(files)}
-
-
-def training_groups(tasks: tuple[str, ...]) -> list[tuple[str, ...]]:
-    """The tasks grouped by the fine-tuning run they share (`eval.spec.training_groups`), in the order
-    of their first task; a task the registry does not hold (a backend's own) trains alone."""
-    from encoderlab.eval.spec import training_groups as groups
-    from encoderlab.eval.tasks import TASKS
-
-    leader = {t.name: g[0].name for g in groups([TASKS[n] for n in tasks if n in TASKS]) for t in g}
-    out: dict[str, list[str]] = {}
-    for name in tasks:
-        out.setdefault(leader.get(name, name), []).append(name)
-    return [tuple(g) for g in out.values()]
-
-
-def suite_families(suite: str) -> dict[str, str]:
-    """{task: family} for every task of an evaluation suite."""
-    from encoderlab.eval.suites import suite_tasks
-    from encoderlab.eval.tasks import get_task
-
-    return {name: get_task(name).family for name in suite_tasks(suite)}
-
-
-def evaluated_tasks(spec: StudySpec) -> list[str]:
-    """The built-in tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on, sorted."""
-    evaluated = [r for r in spec.runs if r.evaluate]  # a run trained only as a base or control reads no task
-    suite = suite_families(spec.eval.suite) if spec.eval.suite else ()  # null: task files, no assets
-    tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite)}
-    tasks |= {t for r in evaluated if r.eval_steps for t in spec.eval.checkpoint_tasks}
-    return sorted(tasks)
-
-
-def _task_assets(spec: StudySpec) -> list[str]:
-    """The assets of the tasks that evaluated runs are fine-tuned on."""
-    from encoderlab.eval.suites import TASK_ASSETS
-
-    return list(dict.fromkeys(a for t in evaluated_tasks(spec) for a in TASK_ASSETS.get(t, ())))
-
-
-def required_assets(spec: StudySpec) -> list[str]:
-    """Assets the study reads: corpora, tokenizers and start models named as assets, CKA texts, and the
-    data of the tasks that evaluated runs are fine-tuned on."""
-    from encoderlab.data.assets import ASSETS
-
-    names = [c for d in spec.data for c in corpus_locations(d.corpus)] + [d.tokenizer for d in spec.data]
-    names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
-    return [n for n in dict.fromkeys(names + _task_assets(spec)) if n in ASSETS]
-
-
-def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
-    """The evaluation sets a study's datasets are decontaminated against: the long-text sets
-    (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News) among the
-    assets its tasks read, which the study fetches anyway. Decided by the study alone: before, every
-    evaluation set that happened to be fetched was used, so one study key held other data on a
-    machine that had fetched more."""
-    from encoderlab.data.decontaminate import EVAL_ASSETS
-
-    return tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
-
-
-def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
-    """The sets the study's prepare node cleans dataset `d` against: `decontamination_sets` when `d`
-    asks for it and the study prepares it (a folder prepared elsewhere: its own meta.json says)."""
-    return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
 
 
 def run_report(ctx: NodeContext) -> dict:

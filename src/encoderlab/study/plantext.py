@@ -153,7 +153,7 @@ SHARD_HINT_TOKENS = 1e10
 def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
     """A dataset's plan line (corpus, tokenizer, unique tokens, the evaluation sets it is cleaned
     against), and for a large one how to prepare it across machines."""
-    from encoderlab.study.nodes import dataset_decontamination
+    from encoderlab.study.needs import dataset_decontamination
 
     c, against = plan.corpora[d.name], dataset_decontamination(plan.spec, d)
     lines = [

@@ -373,7 +373,7 @@ def run_study(
 def check_study_out(spec: StudySpec, study_dir: Path) -> Path:
     """Refuse, touching nothing, what `outdir.check_output` refuses, for the Python API too. A folder holding
     only the lock (or its temporary file) is a study in (or killed in) its checks, before its marker."""
-    from encoderlab.study.nodes import corpus_locations
+    from encoderlab.study.needs import corpus_locations
 
     read = [c for d in spec.data for c in corpus_locations(d.corpus)]
     read += [d.prepared for d in spec.data if d.prepared]

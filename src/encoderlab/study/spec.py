@@ -65,7 +65,7 @@ class DataSpec:
     """Data seed: the document split and the packed order every run reads."""
     decontaminate: bool = True
     """Remove from the corpus the texts of the evaluation sets this study fine-tunes on (by id and long
-    n-gram overlap): those of its tasks' assets that are long-text sets (`nodes.decontamination_sets`).
+    n-gram overlap): those of its tasks' assets that are long-text sets (`needs.decontamination_sets`).
     The list follows from the study alone, never from what else happens to be fetched."""
     prepared: str | None = None
     """A folder already prepared from `corpus` with `tokenizer` (`data prepare`, or `data merge` of a

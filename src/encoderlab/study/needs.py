@@ -1,0 +1,113 @@
+"""What a study reads and how its eval nodes key their tasks, decided from the spec alone.
+
+These are the questions `graph.build_graph`, the plan and the start checks ask of a study before any node
+runs (the `Backend` fields other than the node kinds, `nodes.real_backend`): the locations a dataset's
+corpus entries read, the tasks evaluated runs are fine-tuned on and the task files that register more,
+a task's signature in an eval node's key, which tasks share one fine-tuning run, the assets to fetch, and
+the evaluation sets a dataset is decontaminated against. None of them trains, loads a model or reads a
+study folder, so `study list` and `study plan` use them without the node kinds' imports.
+
+Trade-off: they were the tail of `nodes.py` until it outgrew the size rule; apart, the node kinds that
+call them (a prepare node reads `corpus_sources`, an eval node `file_tasks`) import them from here, and
+what a study needs can be read without reading how its nodes run.
+"""
+
+from __future__ import annotations
+
+from encoderlab.study.spec import DataSpec, StudySpec
+
+
+def corpus_sources(corpus) -> tuple:
+    """The `SourceConfig`s a prepare node reads a dataset's corpus with: each entry in `--source`'s
+    syntax, `LOCATION[#key=value,...]` (`corpus.jsonl#text_field=content`, `wiki-leads#weight=2`)."""
+    from encoderlab.data.sources import parse_source
+
+    return tuple(parse_source(c) for c in corpus)
+
+
+def corpus_locations(corpus) -> list[str]:
+    """Where each corpus entry reads from (an asset name, a hub corpus, `hf:...`, a path), options aside."""
+    return [s.location for s in corpus_sources(corpus)]
+
+
+def task_signature(task: str, max_steps: int | None, source: str | None = None) -> str:
+    """The signature of a task as an eval node runs it (capped at `max_steps`). A model the study trains
+    declares no pooling (encoderlab's folders declare none), so a task pooling as the model declares
+    (`pooling: model`, the paper suite) keys its nodes as its default pooling would. A `source` model
+    evaluated as is keeps `model` in the key: the key names the source, not its contents, so it says
+    "as that source declares", as it says "with that source's weights"."""
+    from encoderlab.eval.taskruns import capped_task
+
+    capped = capped_task(task, max_steps)
+    return (capped if source is not None else capped.resolve_pooling(None)).signature()
+
+
+def file_tasks(files: tuple[str, ...]) -> dict[str, str]:
+    """{task: family} of the tasks of these task files or folders, registered for evaluation."""
+    from encoderlab.eval.tasks.custom import load_task_files
+
+    return {t.name: t.family for t in load_task_files(files)}
+
+
+def training_groups(tasks: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The tasks grouped by the fine-tuning run they share (`eval.spec.training_groups`), in the order
+    of their first task; a task the registry does not hold (a backend's own) trains alone."""
+    from encoderlab.eval.spec import training_groups as groups
+    from encoderlab.eval.tasks import TASKS
+
+    leader = {t.name: g[0].name for g in groups([TASKS[n] for n in tasks if n in TASKS]) for t in g}
+    out: dict[str, list[str]] = {}
+    for name in tasks:
+        out.setdefault(leader.get(name, name), []).append(name)
+    return [tuple(g) for g in out.values()]
+
+
+def suite_families(suite: str) -> dict[str, str]:
+    """{task: family} for every task of an evaluation suite."""
+    from encoderlab.eval.suites import suite_tasks
+    from encoderlab.eval.tasks import get_task
+
+    return {name: get_task(name).family for name in suite_tasks(suite)}
+
+
+def evaluated_tasks(spec: StudySpec) -> list[str]:
+    """The built-in tasks that evaluated runs (`RunSpec.evaluate`) are fine-tuned on, sorted."""
+    evaluated = [r for r in spec.runs if r.evaluate]  # a run trained only as a base or control reads no task
+    suite = suite_families(spec.eval.suite) if spec.eval.suite else ()  # null: task files, no assets
+    tasks = {t for r in evaluated for t in (r.tasks or spec.eval.tasks or suite)}
+    tasks |= {t for r in evaluated if r.eval_steps for t in spec.eval.checkpoint_tasks}
+    return sorted(tasks)
+
+
+def _task_assets(spec: StudySpec) -> list[str]:
+    """The assets of the tasks that evaluated runs are fine-tuned on."""
+    from encoderlab.eval.suites import TASK_ASSETS
+
+    return list(dict.fromkeys(a for t in evaluated_tasks(spec) for a in TASK_ASSETS.get(t, ())))
+
+
+def required_assets(spec: StudySpec) -> list[str]:
+    """Assets the study reads: corpora, tokenizers and start models named as assets, CKA texts, and the
+    data of the tasks that evaluated runs are fine-tuned on."""
+    from encoderlab.data.assets import ASSETS
+
+    names = [c for d in spec.data for c in corpus_locations(d.corpus)] + [d.tokenizer for d in spec.data]
+    names += [r.init for r in spec.runs if r.init] + [c.texts for c in spec.cka]
+    return [n for n in dict.fromkeys(names + _task_assets(spec)) if n in ASSETS]
+
+
+def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
+    """The evaluation sets a study's datasets are decontaminated against: the long-text sets
+    (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News) among the
+    assets its tasks read, which the study fetches anyway. Decided by the study alone: before, every
+    evaluation set that happened to be fetched was used, so one study key held other data on a
+    machine that had fetched more."""
+    from encoderlab.data.decontaminate import EVAL_ASSETS
+
+    return tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
+
+
+def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
+    """The sets the study's prepare node cleans dataset `d` against: `decontamination_sets` when `d`
+    asks for it and the study prepares it (a folder prepared elsewhere: its own meta.json says)."""
+    return decontamination_sets(spec) if d.decontaminate and d.prepared is None else ()
