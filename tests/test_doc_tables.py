@@ -1,0 +1,133 @@
+"""The numbers docs/models.md and docs/evaluation.md tabulate are the code's.
+
+Sizes, LR grids, seeds, the pocket suite's split sizes and schedules, and the families the loader
+accepts are copied into the docs by hand; a change to the code left the docs quietly wrong. Each
+test reads the doc's own table (the row found by its first cell) and compares it with the code's
+constant, so a drifted number fails here, naming the row.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS
+from encoderlab.eval.suites import SUITE_GRIDS, SUITES
+from encoderlab.eval.tasks.registry import POCKET_SIZES, TASKS
+from encoderlab.model import ModelConfig
+from encoderlab.model.hf_llama import LLAMA_FAMILIES
+from encoderlab.model.hf_registry import ADAPTER_FAMILIES
+from encoderlab.model.sources import POSITIONS_AFTER_PAD
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def table_rows(text: str, header_start: str) -> dict[str, list[str]]:
+    """{first cell: the row's cells} of the markdown table whose header row starts `| header_start`."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"| {header_start}"))
+    rows = {}
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows[cells[0]] = cells
+    return rows
+
+
+def millions(cell: str) -> float:
+    """`1.8M (2.9M with head)` -> 1.8."""
+    return float(re.match(r"([\d.]+)M", cell).group(1))
+
+
+def numbers(cell: str) -> list[float]:
+    """Every number written in a cell, thousands separators and all: `3200 pairs` -> [3200.0]."""
+    return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?(?:e-\d+)?", cell)]
+
+
+MODELS = (DOCS / "models.md").read_text()
+EVALUATION = (DOCS / "evaluation.md").read_text()
+SIZES = table_rows(MODELS, "size | layers")
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_the_models_doc_size_table_is_from_size(size):
+    _, layers, hidden, swiglu, heads, head_dim, non_emb, one_emb, _ = SIZES[size]
+    vocab = 128_256 if size[0].isdigit() else 8_192  # the doc's counting rule, above the table
+    cfg = ModelConfig.from_size(size, vocab_size=vocab)
+    body = cfg.num_params(include_embedding=False)
+    assert (int(layers), int(hidden), int(swiglu), int(head_dim)) == (
+        cfg.n_layers,
+        cfg.hidden_size,
+        cfg.intermediate_size,
+        cfg.head_dim,
+    ), size
+    assert [int(n) for n in heads.split("/")] == [cfg.n_heads, cfg.n_kv_heads], size
+    assert millions(non_emb) == round(body / 1e6, 1), size
+    assert millions(one_emb) == round((body + vocab * cfg.hidden_size) / 1e6, 1), size
+
+
+def test_the_models_doc_lists_every_loaded_family_and_no_other():
+    rows = table_rows(MODELS, "family (`model_type`)")
+    listed = {name for cell in rows for name in re.findall(r"`([a-z0-9-]+)`", cell.split("(")[0])}
+    assert listed == set(LLAMA_FAMILIES) | set(ADAPTER_FAMILIES)
+
+
+def test_the_models_doc_names_the_families_with_positions_after_the_pad_id():
+    line = next(line for line in MODELS.splitlines() if "**RoBERTa-style positions**" in line)
+    named = {"RoBERTa": "roberta", "XLM-R": "xlm-roberta", "CamemBERT": "camembert"}
+    named |= {"RoBERTa-PreLayerNorm": "roberta-prelayernorm", "MPNet": "mpnet"}
+    listed = line.split(":", 1)[1].split(" number ")[0]
+    assert {named[n.strip()] for n in re.split(r",| and ", listed)} == POSITIONS_AFTER_PAD
+
+
+def test_the_evaluation_doc_grids_are_the_suites_defaults():
+    protocol = table_rows(EVALUATION, "setting | value")
+    assert tuple(numbers(protocol["LR grid"][1])) == DEFAULT_LRS
+    low, high = numbers(protocol["seeds"][1])[:2]
+    assert tuple(range(int(low), int(high) + 1)) == DEFAULT_SEEDS
+    lrs, seeds = SUITE_GRIDS["biomed"]
+    grid = next(line for line in EVALUATION.splitlines() if line.startswith("| grid | one LR"))
+    assert numbers(grid)[:3] == [lrs[0], seeds[0], seeds[-1]], grid
+    assert seeds == tuple(range(seeds[0], seeds[-1] + 1))
+
+
+POCKET = table_rows(EVALUATION, "task | family | metric | train")
+METRIC = {"accuracy": "accuracy", "entity F1": "entity_f1", "word accuracy": "accuracy", "F1": "f1"}
+METRIC["nDCG@10"] = "ndcg@10"
+CAPPED_BY_DATA = {("pubmedqa-retrieval", "train")}
+"""A size the data does not fill: PubMedQA's train abstracts give 560 (question, abstract) pairs, under
+the cap of 600."""
+
+
+def test_the_pocket_table_lists_the_pocket_suite():
+    assert tuple(POCKET) == SUITES["pocket"]
+
+
+@pytest.mark.parametrize("task", SUITES["pocket"])
+def test_the_pocket_table_sizes_and_metrics_are_the_tasks(task):
+    """Where the code fixes a split's size (a subsample, an IR split's queries) the table says it; the
+    rest (WNUT-16's fractions, IR corpora) follow the data, which `eval --check` prints."""
+    _, _, metric, train, validation, test, _ = POCKET[task]
+    assert METRIC[metric] == TASKS[task].metric
+    for split, cell in (("train", train), ("val", validation), ("test", test)):
+        fixed = POCKET_SIZES[task][split]
+        if fixed is not None and (task, split) not in CAPPED_BY_DATA:
+            assert numbers(cell)[0] == fixed, (task, split)
+
+
+def test_the_pocket_schedules_line_is_the_tasks():
+    line = " ".join(EVALUATION.split("Schedules: ", 1)[1].split("\n\n")[0].split())
+    by_family = {"SC": "tweets", "QA": "squad", "IR": "squad-retrieval"}
+    for family, task in by_family.items():
+        steps, batch = numbers(line.split(f"{family} ", 1)[1])[:2]
+        cfg = TASKS[task].finetune
+        assert (steps, batch) == (cfg.max_steps, cfg.batch_size), family
+    tc = TASKS["wnut16"].finetune
+    assert "TC one epoch × 16," in line and (tc.max_steps, tc.epochs, tc.batch_size) == (None, 1.0, 16)
+    assert f"stride {TASKS['squad'].options.stride}" in line
+    assert f"truncated to {TASKS['tweets'].max_length} tokens" in line
+    assert f"QA windows {TASKS['squad'].max_length}" in line
+    assert f"PubMedQA retrieval {TASKS['pubmedqa-retrieval'].max_length}" in line
