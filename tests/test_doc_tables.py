@@ -131,3 +131,12 @@ def test_the_pocket_schedules_line_is_the_tasks():
     assert f"truncated to {TASKS['tweets'].max_length} tokens" in line
     assert f"QA windows {TASKS['squad'].max_length}" in line
     assert f"PubMedQA retrieval {TASKS['pubmedqa-retrieval'].max_length}" in line
+
+
+def test_the_pocket_time_budget_total_is_its_rows_and_the_text_says_it():
+    rows = table_rows(EVALUATION, "task | CPU s")
+    total = rows.pop("**total**")
+    seconds = sum(numbers(cells[1])[0] for cells in rows.values())
+    assert tuple(name.split()[0] for name in rows) == SUITES["pocket"]
+    assert numbers(total[1])[:2] == [seconds, round(seconds / 60, 1)]
+    assert f"about {round(seconds / 60):g} CPU-minutes" in EVALUATION

@@ -78,7 +78,7 @@ def eval_command(
 
     Args:
         model: An encoderlab model/run folder, a Hugging Face folder, an asset name or a hub id.
-        suite: pocket (offline, ~10 min per LR x seed for a tiny model), domain, paper (paper 1's 12 datasets) or biomed (paper 2's English tasks and protocol); default pocket, or none with --task-file.
+        suite: pocket (offline, sized for CPUs; its measured CPU time per LR x seed is in docs/evaluation.md), domain, paper (paper 1's 12 datasets) or biomed (paper 2's English tasks and protocol); default pocket, or none with --task-file.
         tasks: Only these tasks of the suite (default: all), with --task-file too; with --task-file and no --suite, any built-in tasks to add (`--tasks a b` or `--tasks a --tasks b`).
         task_file: Task specs (YAML) or folders of them, run through the same protocol, cache and summary as built-in tasks (`--task-file a.yaml b.yaml`, or the flag repeated; see docs/evaluation.md).
         lrs: Learning-rate grid; the best is chosen on the validation mean (default: the suite's protocol, paper 1's 6 LRs, or paper 2's 5e-5 for biomed).

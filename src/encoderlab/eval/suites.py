@@ -1,7 +1,8 @@
 """Named suites of tasks.
 
-* `pocket`: offline, real data, paper 1's four families with 2-3 tasks each, sized to fit
-  10 minutes for a `tiny` model on 2 CPU cores at one LR and one seed;
+* `pocket`: offline, real data, paper 1's four families with 2-3 tasks each, sized for CPUs (the CPU
+  time a `tiny` model takes at one LR and one seed is measured in docs/evaluation.md, *Time budget*;
+  its wall time on a quiet machine never was);
 * `domain`: the detour study's domain tasks (biomedical PubMedQA classification and retrieval,
   code docstring -> function retrieval on stdlib modules held out of `code-python`);
 * `paper`: paper 1's 12 datasets, from the hub or from local mirrors ($ENCODERLAB_HUB_DATA);
