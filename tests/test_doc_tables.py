@@ -140,3 +140,19 @@ def test_the_pocket_time_budget_total_is_its_rows_and_the_text_says_it():
     assert tuple(name.split()[0] for name in rows) == SUITES["pocket"]
     assert numbers(total[1])[:2] == [seconds, round(seconds / 60, 1)]
     assert f"about {round(seconds / 60):g} CPU-minutes" in EVALUATION
+
+
+def test_the_paper_and_biomed_suites_are_as_the_doc_counts_and_schedules_them():
+    assert f"Paper 1's {len(SUITES['paper'])} datasets" in EVALUATION
+    assert f"the unweighted mean over its {len(SUITES['biomed'])} tasks" in EVALUATION
+    paper = table_rows(EVALUATION, "| setting")  # the paper suite's, the first of its kind
+    steps, batch, micro = numbers(paper["SC, QA, IR, OntoNotes"][1])[:3]
+    one_epoch = paper["CoNLL-2003, UNER"][1]
+    for task in SUITES["paper"]:
+        cfg = TASKS[task].finetune
+        assert (cfg.batch_size, cfg.micro_batch_size) == (batch, micro), task
+        if task in ("paper-conll2003", "paper-uner"):
+            assert one_epoch.startswith(f"one epoch × {cfg.batch_size:g}") and cfg.max_steps is None
+            assert cfg.epochs == 1
+        else:
+            assert cfg.max_steps == steps, task
