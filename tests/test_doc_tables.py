@@ -17,6 +17,7 @@ from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS
 from encoderlab.eval.suites import SUITE_GRIDS, SUITES
 from encoderlab.eval.tasks.registry import POCKET_SIZES, TASKS
 from encoderlab.model import ModelConfig
+from encoderlab.model.config import SIZES as NAMED_SIZES
 from encoderlab.model.hf_llama import LLAMA_FAMILIES
 from encoderlab.model.hf_registry import ADAPTER_FAMILIES
 from encoderlab.model.sources import POSITIONS_AFTER_PAD
@@ -50,6 +51,10 @@ def numbers(cell: str) -> list[float]:
 MODELS = (DOCS / "models.md").read_text()
 EVALUATION = (DOCS / "evaluation.md").read_text()
 SIZES = table_rows(MODELS, "size | layers")
+
+
+def test_the_models_doc_size_table_lists_every_named_size():
+    assert list(SIZES) == list(NAMED_SIZES)
 
 
 @pytest.mark.parametrize("size", list(SIZES))
