@@ -161,3 +161,21 @@ def test_the_paper_and_biomed_suites_are_as_the_doc_counts_and_schedules_them():
             assert cfg.epochs == 1
         else:
             assert cfg.max_steps == steps, task
+
+
+def test_the_paper_grid_and_the_biomed_protocol_rows_are_the_code():
+    paper = table_rows(EVALUATION, "| setting")
+    grid = numbers(paper["grid"][1])
+    assert tuple(grid[:-2]) == DEFAULT_LRS and tuple(range(int(grid[-2]), int(grid[-1]) + 1)) == DEFAULT_SEEDS
+    biomed = EVALUATION.split("### biomed", 1)[1]
+    rows = table_rows(biomed, "| setting")
+    cls, ner = TASKS["biomed-gad"].finetune, TASKS["biomed-anatem"].finetune
+    schedule = rows["schedule"][1]
+    assert schedule.startswith(
+        f"batch {cls.batch_size}, {cls.epochs:g} epochs (NER {ner.epochs:g}) of ceil(n / {cls.batch_size})"
+    )
+    said = f"betas ({cls.betas[0]:g}, {cls.betas[1]:g}), eps {cls.eps:g}, wd {cls.weight_decay:g} on matrices"
+    assert said.replace("e-08", "e-8") in schedule and cls.warmup_ratio == 0 and "no warmup" in schedule
+    stopping = rows["early stopping"][1]
+    assert ner.patience == cls.patience and f"`FinetuneConfig.patience={cls.patience}`" in stopping
+    assert f"after {cls.patience} epochs in a row" in stopping
