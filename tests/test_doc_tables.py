@@ -9,12 +9,15 @@ constant, so a drifted number fails here, naming the row.
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS
+from encoderlab.eval.spec import FinetuneConfig
 from encoderlab.eval.suites import SUITE_GRIDS, SUITES
+from encoderlab.eval.tasks.custom import FILE_FINETUNE
 from encoderlab.eval.tasks.registry import POCKET_SIZES, TASKS
 from encoderlab.model import ModelConfig
 from encoderlab.model.config import SIZES as NAMED_SIZES
@@ -179,3 +182,13 @@ def test_the_paper_grid_and_the_biomed_protocol_rows_are_the_code():
     stopping = rows["early stopping"][1]
     assert ner.patience == cls.patience and f"`FinetuneConfig.patience={cls.patience}`" in stopping
     assert f"after {cls.patience} epochs in a row" in stopping
+
+
+def test_the_task_file_finetune_row_names_every_field_and_the_file_defaults():
+    row = table_rows(EVALUATION, "field | meaning")["`finetune`"][1]
+    named = [
+        name for name in re.findall(r"`([a-z_]+)`", row) if name in {f.name for f in fields(FinetuneConfig)}
+    ]
+    assert sorted(set(named)) == sorted(f.name for f in fields(FinetuneConfig))
+    for name in ("batch_size", "micro_batch_size", "max_steps"):
+        assert f"`{name}` ({getattr(FILE_FINETUNE, name)}" in row, name
