@@ -11,11 +11,12 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 from pathlib import Path
+from typing import get_args, get_type_hints
 
 import pytest
 
 from encoderlab.eval.protocol import DEFAULT_LRS, DEFAULT_SEEDS
-from encoderlab.eval.spec import FinetuneConfig
+from encoderlab.eval.spec import FinetuneConfig, IROptions, QAOptions, SCOptions, TCOptions
 from encoderlab.eval.suites import SUITE_GRIDS, SUITES
 from encoderlab.eval.tasks.custom import FILE_FINETUNE
 from encoderlab.eval.tasks.registry import POCKET_SIZES, TASKS
@@ -192,3 +193,19 @@ def test_the_task_file_finetune_row_names_every_field_and_the_file_defaults():
     assert sorted(set(named)) == sorted(f.name for f in fields(FinetuneConfig))
     for name in ("batch_size", "micro_batch_size", "max_steps"):
         assert f"`{name}` ({getattr(FILE_FINETUNE, name)}" in row, name
+
+
+OPTIONS = {"sc/pair-sc": SCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
+
+
+def test_the_task_file_options_row_names_each_familys_options_and_poolings():
+    row = table_rows(EVALUATION, "field | meaning")["`options`"][1].split("; `pooling: model`")[0]
+    parts = dict(part.split(" ", 1) for part in re.split(r"; (?=(?:tc|qa|ir) `)", row))
+    assert set(parts) == set(OPTIONS)
+    for family, options in OPTIONS.items():
+        named = set(re.findall(r"`([a-z_0-9]+)`", re.sub(r"\([^()]*\)", "", parts[family])))
+        assert named == {f.name for f in fields(options)} - {"labels"}, family
+        if "pooling" in named:
+            values = re.search(r"`pooling` \(([^)]*)\)", parts[family]).group(1)
+            pooling = get_args(get_type_hints(options)["pooling"])
+            assert set(re.findall(r"`([a-z]+)`", values)) == set(pooling), family
