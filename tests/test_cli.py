@@ -145,9 +145,9 @@ def _one_line_error(capsys, argv) -> str:
             ["analyze", "transplant", "a", "b", "--out", "o", "--part", "x"],
             "--part got 'x'; valid: attention, block, mlp; see: encoderlab analyze transplant --help",
         ),
-        (  # an optional choice: tyro gives its values in a set's order, different in every process
+        (  # an optional choice: tyro gives its values in a set's order, different in every process (and None)
             ["eval", "m", "--suite", "nope", "--out", "e"],
-            "--suite got 'nope'; valid: biomed, domain, paper, pocket, None; see: encoderlab eval --help",
+            "--suite got 'nope'; valid: biomed, domain, paper, pocket; see: encoderlab eval --help",
         ),
         (["pretrain", "--until-step", "x"], "bad value for --until-step: "),
         (  # was "bad value None for model"

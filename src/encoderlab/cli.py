@@ -193,8 +193,9 @@ def _raise_parse_error(event) -> None:
         names = [_display_name(a.arg) for a in event.missing_arguments]
         what = f"missing required arguments: {', '.join(names)}"
     elif isinstance(event, te.InvalidChoice):
-        # sorted: for an optional choice tyro hands over a set's order, a different one in every process
-        valid = sorted(event.choices, key=lambda c: (c == "None", c))
+        # sorted: for an optional choice tyro hands over a set's order, a different one in every process;
+        # without "None": every optional choice defaults to None, which leaving the flag out says
+        valid = sorted(c for c in event.choices if c != "None")
         what = f"{event.argument.display_name()} got {event.value!r}; valid: {', '.join(valid)}"
     elif isinstance(event, te.InstantiationFailure):
         name = event.argument.display_name() if event.argument is not None else "an argument"
