@@ -4,11 +4,8 @@ A `Task` is a frozen description plus a loader. What differs between families li
 options object per family (`SCOptions`, `PairSCOptions`, `TCOptions`, `QAOptions`, `IROptions`),
 so a task carries only the settings its family reads and `task.family` follows from the options.
 
-`Task.signature()` hashes every setting that can change a score (not the loader itself: bump `data_version`
-when a loader's output changes; tasks read from a file put a hash of their data there). The results cache
-keys runs by this signature, so editing a task never reuses stale scores. The hash is taken over the flat
-layout of encoderlab 0.1.0 (every family's option with its default when the family has none); a setting
-added since enters it only when it differs from its default: unchanged tasks keep their signatures.
+`Task.signature()` hashes every setting that can change a score (`eval.signature`, which keeps the hash of
+tasks unchanged since 0.1.0); the results cache keys runs by it, so editing a task never reuses stale scores.
 
 Examples are plain dicts per family:
   * sc: {"text", "label": int}; pair sc: {"text", "text_pair", "label"} (joined by the template);
@@ -21,8 +18,6 @@ Examples are plain dicts per family:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 import re
 import string
@@ -306,52 +301,10 @@ class TaskData:
 
 # ----------------------------------------------------------------------------- task
 
-# The flat layout of 0.1.0's Task: the options of every family, with these defaults when a task's
-# family does not have them. `signature()` rebuilds it so that unchanged tasks keep their hash.
-_LEGACY_OPTIONS = {
-    "labels": (),
-    "pooling": "mean",
-    "qa_v2": False,
-    "stride": 128,
-    "max_answer_tokens": 30,
-    "query_prefix": "query: ",
-    "document_prefix": "document: ",
-}
-_LEGACY_FINETUNE = (
-    "batch_size",
-    "micro_batch_size",
-    "max_steps",
-    "epochs",
-    "warmup_ratio",
-    "weight_decay",
-    "betas",
-    "eps",
-    "grad_clip",
-)
-_RENAMED = {"v2": "qa_v2"}
-WORD_ENCODING = "joined"
-"""In the signature of token classification with `words: text` (the words joined by spaces, tokens
-mapped back by offsets), so scores made by 0.1.0's pre-split encoding (now `words: split`, whose
-signature is 0.1.0's) are not reused for it."""
-START_AND_EOS = "start+eos"
-"""In the signature of a task with `eos` inputs that pools the `first` token, whose inputs begin with the
-start token (BOS/CLS) since this change: scores made when that position held the first word are not reused."""
-EPOCH_STEPS = "ceil per epoch"
-"""In the signature of a task that trains for `epochs` (no `max_steps`) other than one: its step count is
-Hugging Face's, each epoch's short last batch a step (`FinetuneConfig.total_steps`), since this change;
-scores made with fewer steps are not reused. One epoch has the same steps as before and keeps its hash."""
 MODEL_LENGTH_FRACTION = 0.99
 """`max_length=None` means this share of the model's positions (EncodEval keeps a 1% margin)."""
 EVAL_BATCH = 64
 """Texts per prediction batch (`batching.predict_rows`); here, torch-free, for `study/evalcost.py` too."""
-
-
-def _non_default(obj) -> dict:
-    return {
-        f.name: getattr(obj, f.name)
-        for f in dataclasses.fields(obj)
-        if f.default is not dataclasses.MISSING and getattr(obj, f.name) != f.default
-    }
 
 
 class HubRepo(NamedTuple):
@@ -470,41 +423,10 @@ class Task:
         return dataclasses.replace(self, options=dataclasses.replace(self.options, labels=tuple(labels)))
 
     def signature(self) -> str:
-        """Hash of every score-relevant setting (the loader is represented by data_version)."""
-        data: dict = {
-            "name": self.name,
-            "family": self.family,
-            "metric": self.metric,
-            "max_length": self.max_length,
-            "data_version": self.data_version,
-            **_LEGACY_OPTIONS,
-        }
-        options = dataclasses.asdict(self.options)
-        new_options = _non_default(self.options)
-        words = options.pop("words", None)  # below: 0.1.0's encoding, `split`, keeps 0.1.0's hash
-        for key, value in options.items():
-            legacy = _RENAMED.get(key, key)
-            if legacy in _LEGACY_OPTIONS:
-                data[legacy] = value
-            elif key in new_options:
-                data.setdefault("options", {})[key] = value
-        data["finetune"] = {k: getattr(self.finetune, k) for k in _LEGACY_FINETUNE}
-        data["finetune"].update(
-            {k: v for k, v in _non_default(self.finetune).items() if k not in _LEGACY_FINETUNE}
-        )
-        if self.finetune.max_steps is None and self.finetune.epochs != 1:
-            data["finetune"]["steps"] = EPOCH_STEPS
-        if isinstance(self.options, PairSCOptions):
-            data["pair"] = True
-        if self.inputs != "tokenizer":
-            data["inputs"] = self.inputs
-            if self.pools_first:
-                data["inputs"] = START_AND_EOS
-        if words == "text":
-            data["words"] = WORD_ENCODING
-        if self.segments:
-            data["segments"] = True
-        return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        """Hash of every score-relevant setting (the loader is represented by data_version): `eval.signature`."""
+        from encoderlab.eval.signature import task_signature
+
+        return task_signature(self)
 
 
 def training_groups(tasks: Sequence[Task]) -> list[list[Task]]:

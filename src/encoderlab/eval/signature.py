@@ -1,0 +1,103 @@
+"""A task's signature: the hash of every setting that can change its scores, which keys the results cache.
+
+The hash is taken over the flat layout of encoderlab 0.1.0's `Task` (every family's option, with its
+default where a task's family has none), so tasks unchanged since keep their hash and their cached
+scores; a setting added since enters the hash only when it differs from its default, and a change of
+what a setting computes adds a marker (`WORD_ENCODING`, `START_AND_EOS`, `EPOCH_STEPS`) to the tasks it
+changes, so their old scores are not reused. The cost: the layout of 0.1.0 is kept here forever, and a
+new marker is needed whenever a setting's meaning changes without its value changing. The loader itself
+is not hashed: a loader whose output changes bumps the task's `data_version`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from typing import TYPE_CHECKING
+
+from encoderlab.eval.spec import PairSCOptions
+
+if TYPE_CHECKING:
+    from encoderlab.eval.spec import Task
+
+# The flat layout of 0.1.0's Task: the options of every family, with these defaults when a task's
+# family does not have them. `task_signature` rebuilds it so that unchanged tasks keep their hash.
+_LEGACY_OPTIONS = {
+    "labels": (),
+    "pooling": "mean",
+    "qa_v2": False,
+    "stride": 128,
+    "max_answer_tokens": 30,
+    "query_prefix": "query: ",
+    "document_prefix": "document: ",
+}
+_LEGACY_FINETUNE = (
+    "batch_size",
+    "micro_batch_size",
+    "max_steps",
+    "epochs",
+    "warmup_ratio",
+    "weight_decay",
+    "betas",
+    "eps",
+    "grad_clip",
+)
+_RENAMED = {"v2": "qa_v2"}
+WORD_ENCODING = "joined"
+"""In the signature of token classification with `words: text` (the words joined by spaces, tokens
+mapped back by offsets), so scores made by 0.1.0's pre-split encoding (now `words: split`, whose
+signature is 0.1.0's) are not reused for it."""
+START_AND_EOS = "start+eos"
+"""In the signature of a task with `eos` inputs that pools the `first` token, whose inputs begin with the
+start token (BOS/CLS) since this change: scores made when that position held the first word are not reused."""
+EPOCH_STEPS = "ceil per epoch"
+"""In the signature of a task that trains for `epochs` (no `max_steps`) other than one: its step count is
+Hugging Face's, each epoch's short last batch a step (`FinetuneConfig.total_steps`), since this change;
+scores made with fewer steps are not reused. One epoch has the same steps as before and keeps its hash."""
+
+
+def _non_default(obj) -> dict:
+    return {
+        f.name: getattr(obj, f.name)
+        for f in dataclasses.fields(obj)
+        if f.default is not dataclasses.MISSING and getattr(obj, f.name) != f.default
+    }
+
+
+def task_signature(task: Task) -> str:
+    """Hash of every score-relevant setting of `task` (16 hex digits)."""
+    data: dict = {
+        "name": task.name,
+        "family": task.family,
+        "metric": task.metric,
+        "max_length": task.max_length,
+        "data_version": task.data_version,
+        **_LEGACY_OPTIONS,
+    }
+    options = dataclasses.asdict(task.options)
+    new_options = _non_default(task.options)
+    words = options.pop("words", None)  # below: 0.1.0's encoding, `split`, keeps 0.1.0's hash
+    for key, value in options.items():
+        legacy = _RENAMED.get(key, key)
+        if legacy in _LEGACY_OPTIONS:
+            data[legacy] = value
+        elif key in new_options:
+            data.setdefault("options", {})[key] = value
+    data["finetune"] = {k: getattr(task.finetune, k) for k in _LEGACY_FINETUNE}
+    data["finetune"].update(
+        {k: v for k, v in _non_default(task.finetune).items() if k not in _LEGACY_FINETUNE}
+    )
+    if task.finetune.max_steps is None and task.finetune.epochs != 1:
+        data["finetune"]["steps"] = EPOCH_STEPS
+    if isinstance(task.options, PairSCOptions):
+        data["pair"] = True
+    if task.inputs != "tokenizer":
+        data["inputs"] = task.inputs
+        if task.pools_first:
+            data["inputs"] = START_AND_EOS
+    if words == "text":
+        data["words"] = WORD_ENCODING
+    if task.segments:
+        data["segments"] = True
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]
