@@ -31,10 +31,10 @@ from typing import Any, Literal
 from encoderlab.config import UNRECORDED
 from encoderlab.errors import UserError
 
-FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+FOLDER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: `$` let a final line break through
 """A study's name and scale: the default study folder is runs/NAME-SCALE, so no path may hide in them."""
 
-ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*\Z")  # \Z, as FOLDER_NAME
 """Run and dataset names and claim ids (`clm-base+mlm-12k`). A run at several seeds is `NAME/sN` in
 node names and tables, so a run named `mlm/s1` was a second model of that id, `@` means MODEL@STEP in
 the plan, and a line break or a `|` broke the report's tables. Display text goes in a run's `label`."""

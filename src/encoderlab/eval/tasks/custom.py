@@ -83,7 +83,7 @@ QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_
 FILE_FINETUNE = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
 """A task file's schedule: what a `finetune:` section leaves out keeps these values (a section naming
 any field fell back to FinetuneConfig's 1000 steps x 32 for the rest)."""
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z")  # \Z: `$` let a final line break through
 
 
 @dataclass(frozen=True, kw_only=True)
