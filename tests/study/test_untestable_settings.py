@@ -144,14 +144,24 @@ TWO_RUNS = {
             },
             r"claim y \(cka_low_layers\) needs .*; the study has a cka entry of them without noise$",
         ),
+        (
+            "study-claim-unevaluated-run",
+            {
+                "runs": [*TWO_RUNS["runs"], {"name": "c", "recipe": "smoke-mlm", "evaluate": False}],
+                "claims": [{"id": "z", "kind": "beats", "a": "c", "b": "b", "text": "t"}],
+            },
+            r"claim z \(beats\) compares the fine-tuned scores of c and b, and c has evaluate: false \(never "
+            r"fine-tuned\); set evaluate: true, or drop the claim$",
+        ),
     ],
-    ids=["faster-early", "cka-none", "cka-no-noise"],
+    ids=["faster-early", "cka-none", "cka-no-noise", "unevaluated"],
 )
 def test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written(
     tmp_path, capsys, monkeypatch, case, study, pattern
 ):
     """Were planned, trained, evaluated and then reported "not tested": the runs share no intermediate
-    checkpoint, or the study runs no CKA (with seed noise) of the claim's runs."""
+    checkpoint, the study runs no CKA (with seed noise) of the claim's runs, or it fine-tunes one of them
+    on nothing (`evaluate: false`: "c is evaluated on no task ... share no task")."""
     _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
 
 

@@ -318,13 +318,22 @@ def shape_problems(spec: StudySpec) -> list[str]:
 
 
 def untestable_claims(spec: StudySpec) -> list[str]:
-    """Claims a study file's own graph can never test: a `faster_early` whose runs share no step in
+    """Claims a study file's own graph can never test: one comparing fine-tuned scores (every kind but
+    `cka_low_layers`) of a run with `evaluate: false`, a `faster_early` whose runs share no step in
     `eval_steps`, a `cka_low_layers` with no `cka` entry of its a and b, or one without a seed-noise pair.
     They were planned, run and reported "not tested" after the compute was spent. Checked when a study file
     is read (`files.load_study_file`), not in `StudySpec`: a study folder of an earlier version, whose
     `study.json` is read back through `StudySpec`, still reports them as not tested."""
     out = []
     for c in spec.claims:
+        unevaluated = [r for r in (c.a, c.b) if c.kind != "cka_low_layers" and not spec.run(r).evaluate]
+        if unevaluated:  # its eval_steps are refused already (`value_problems`): one line says it
+            out.append(
+                f"claim {c.id} ({c.kind}) compares the fine-tuned scores of {c.a} and {c.b}, and "
+                f"{' and '.join(unevaluated)} {'has' if len(unevaluated) == 1 else 'have'} evaluate: false "
+                "(never fine-tuned); set evaluate: true, or drop the claim"
+            )
+            continue
         if c.kind == "faster_early" and not set(spec.run(c.a).eval_steps) & set(spec.run(c.b).eval_steps):
             steps = {r: list(spec.run(r).eval_steps) for r in (c.a, c.b)}
             out.append(
