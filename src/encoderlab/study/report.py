@@ -186,7 +186,9 @@ def _max_docs(cap: int | None) -> str:
 
 
 def _seed_text(spec) -> str:
-    """The study's pretraining seeds, and the runs trained at other seeds (a run may name its own)."""
+    """The study's pretraining seeds, and the runs trained at other seeds (a run may name its own). When
+    every run names its own, the study's seeds train none and are left out: "0 (mlm, clm: 3)" said seed 0
+    of a study whose runs all trained at seed 3 (0 being only the default of `seeds`)."""
     text = ", ".join(map(str, spec.seeds))
     own: dict[tuple[int, ...], list[str]] = {}
     for run in spec.runs:
@@ -194,6 +196,8 @@ def _seed_text(spec) -> str:
         if run.seeds and seeds != spec.seeds:
             own.setdefault(seeds, []).append(run.name)
     extra = "; ".join(f"{', '.join(names)}: {', '.join(map(str, s))}" for s, names in own.items())
+    if sum(map(len, own.values())) == len(spec.runs):  # the study's own seeds train no run
+        return ", ".join(map(str, next(iter(own)))) if len(own) == 1 else extra
     return f"{text} ({extra})" if extra else text
 
 
