@@ -416,6 +416,23 @@ def test_a_label_with_a_line_break_or_a_bar_stays_one_table_row():
     assert "| MLM 40 \\| best | mlm40 |" in text.splitlines()
 
 
+def test_a_label_with_a_bar_stays_one_row_of_a_figure_s_numbers():
+    """The numbers under a figure (results per family, pretraining loss) name each model by its label: a
+    `|` in it split the row into one cell more than the table's head (only the section tables escaped it)."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from encoderlab.study.figures import Figure
+    from encoderlab.study.reportpage import markdown_page
+
+    spec = SimpleNamespace(name="s", scale="demo", description="")
+    rows = [{"model": "CLM | x2", "step": 1, "loss": 5.5}, {"model": "MLM\n40", "step": 1, "loss": 5.25}]
+    figure = Figure(name="loss", title="Loss", caption="c", png=Path("loss.png"), rows=rows)
+    lines = markdown_page(spec, [("Figures", "figures", [figure])]).splitlines()
+    assert "| CLM \\| x2 | 1 | 5.5 |" in lines
+    assert "| MLM 40 | 1 | 5.25 |" in lines
+
+
 def test_the_report_is_read_and_written_in_its_turn_so_the_last_one_written_is_the_latest(
     study, tmp_path, monkeypatch
 ):

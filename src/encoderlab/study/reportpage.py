@@ -57,7 +57,9 @@ def _md_cell(text: str) -> str:
 def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
     head = list(rows[0])
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    out += ["| " + " | ".join(_short(r[h]) for h in head) + " |" for r in rows[:limit]]
+    out += [
+        "| " + " | ".join(_md_cell(_short(r[h])) for h in head) + " |" for r in rows[:limit]
+    ]  # a label: free text
     if len(rows) > limit:
         out.append(f"\n({len(rows) - limit} more rows in the CSV)")
     return [*out, ""]
