@@ -69,6 +69,8 @@ def test_a_key_given_twice_is_refused_at_any_depth_and_a_merge_may_still_overrid
     for text, line in [
         ("seed: 1\nseed: 2\n", r"key 'seed' is given twice \(lines 1 and 2\); keep one"),
         ("optim:\n  lr: 1.0e-4\n  lr: 3.0e-4\n", r"key 'lr' is given twice \(lines 2 and 3\)"),
+        # was "(lines 2 and 2)"
+        ("runs:\n  - {name: a, recipe: r, name: b}\n", r"key 'name' is given twice on line 2; keep one"),
     ]:
         (tmp_path / "c.yaml").write_text(text)
         with pytest.raises(UserError, match=rf"config file .*c.yaml: {line}"):

@@ -120,7 +120,9 @@ def _unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep: bool
             continue  # `<<: *base` may be overridden key by key, as YAML means it
         key, line = loader.construct_object(key_node), key_node.start_mark.line + 1
         if key in seen:
-            raise DuplicateKey(f"key {key!r} is given twice (lines {seen[key]} and {line}); keep one")
+            # a flow mapping (`{name: a, name: b}`) on one line read "(lines 12 and 12)"
+            where = f"on line {line}" if seen[key] == line else f"(lines {seen[key]} and {line})"
+            raise DuplicateKey(f"key {key!r} is given twice {where}; keep one")
         seen[key] = line
     return loader.construct_mapping(node, deep=deep)
 
