@@ -260,7 +260,7 @@ STUDY_CASES = [
     (  # planned two models of id a/s1: run a's second seed, and run b, shown as branching from it
         "study-run-name-with-a-slash",
         "study plan {w}/study_run_name_slash.yaml",
-        r"run name 'a/s1' may hold only letters, digits, '.', '_', '\+' and '-', from a letter or digit on \(it "
+        r"run name 'a/s1' may hold only ASCII letters, digits, '.', '_', '\+' and '-', from a letter or digit on \(it "
         r"names nodes, tables and claims; a run's `label` is free text\)$",
     ),
     (
@@ -271,7 +271,7 @@ STUDY_CASES = [
     (
         "study-name-is-a-path",
         "study plan {w}/study_name_path.yaml",
-        r"study name '\.\./escaped' may hold only letters, digits, '.', '_' and '-' \(it names the default study",
+        r"study name '\.\./escaped' may hold only ASCII letters, digits, '.', '_' and '-' \(it names the default study",
     ),
     (
         "study-data-seed-negative",

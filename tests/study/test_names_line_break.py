@@ -1,4 +1,5 @@
-"""A name ending in a line break is refused like any other character outside an id.
+"""Names outside an id: one ending in a line break is refused like any other character; é is named
+as outside ASCII.
 
 `ID`, `FOLDER_NAME` (`study/spec.py`) and a task file's `NAME` (`eval/tasks/custom.py`) were anchored
 with `$`, which also matches before a final line break, so a YAML block scalar (`name: |`) or a quoted
@@ -61,5 +62,15 @@ def test_a_task_name_ending_in_a_line_break_is_refused(tmp_path):
         "name: |\n  polarity\nfamily: sc\ndata: {train: train.csv, test: test.csv}\n"
         "columns: {text: review, label: stars}\nlabels: [bad, good]\n"
     )
-    with pytest.raises(UserError, match=r"name 'polarity\\n' may hold only letters"):
+    with pytest.raises(UserError, match=r"name 'polarity\\n' may hold only ASCII letters"):
         task_from_file(tmp_path / "t.yaml")
+
+
+def test_a_name_with_a_letter_outside_ascii_says_ascii(tmp_path):
+    """`clmé` was refused as holding something other than "letters", which é is: the line says ASCII."""
+    write_texts(tmp_path)
+    study = yaml.safe_load(yaml.safe_dump(STUDY))
+    study["runs"][1]["name"] = study["claims"][0]["b"] = "clmé"
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(study, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(UserError, match=r"run name 'clmé' may hold only ASCII letters, digits"):
+        load_study_file(tmp_path / "s.yaml")

@@ -292,7 +292,7 @@ class StudySpec:
             if (value := getattr(self, field)) is not None and value < 1
         ]
         out += [
-            f"study {field} {value!r} may hold only letters, digits, '.', '_' and '-' (it names the default "
+            f"study {field} {value!r} may hold only ASCII letters, digits, '.', '_' and '-' (it names the default "
             "study folder runs/NAME-SCALE)"
             for field, value in (("name", self.name), ("scale", self.scale))
             if not FOLDER_NAME.match(value)

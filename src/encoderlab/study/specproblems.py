@@ -183,7 +183,7 @@ def id_problems(spec: StudySpec) -> list[str]:
     """Run and dataset names and claim ids that are not `ID`s."""
     ids = [("run name", r.name) for r in spec.runs] + [("dataset name", d.name) for d in spec.data]
     return [
-        f"{what} {value!r} may hold only letters, digits, '.', '_', '+' and '-', from a letter or digit "
+        f"{what} {value!r} may hold only ASCII letters, digits, '.', '_', '+' and '-', from a letter or digit "
         "on (it names nodes, tables and claims; a run's `label` is free text)"
         for what, value in ids + [("claim id", c.id) for c in spec.claims]
         if not ID.match(value)

@@ -139,7 +139,7 @@ def _read_spec(path: Path) -> TaskSpec:
             f"{where}: data.validation and data.validation_fraction both give the validation split; keep one"
         )
     if not NAME.match(spec.name):
-        raise UserError(f"{where}: name {spec.name!r} may hold only letters, digits, '.', '_' and '-'")
+        raise UserError(f"{where}: name {spec.name!r} may hold only ASCII letters, digits, '.', '_' and '-'")
     valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
     if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
         raise UserError(line)
