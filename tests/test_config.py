@@ -118,6 +118,18 @@ def test_an_empty_command_line_value_is_the_empty_text_not_null():
     ]
 
 
+def test_a_required_value_left_empty_says_null_and_the_fix(tmp_path):
+    """A study file's `- {name: , recipe: pfs-clm}` or `name: null` said "expected str, got None": Python's
+    value, which nobody wrote, and no fix."""
+    from encoderlab.config import coerce
+
+    for tp in (str, int, float, bool):
+        with pytest.raises(
+            UserError, match=rf"^runs\[1\]\.name: expected {tp.__name__}, got null \(.*\); give it a value$"
+        ):
+            coerce(None, tp, "runs[1].name")
+
+
 def test_an_override_on_through_a_value_is_one_line():
     """`layout.seq_len.x=1` was a TypeError traceback; `seed.a.b=1` said "no field 'a'; valid: none"."""
     from encoderlab.config import apply_overrides

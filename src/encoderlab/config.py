@@ -187,6 +187,10 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
         raise UserError(
             f'{where}: expected str, got the date {value}; quote it ("{value}") to give it as text'
         )
+    if value is None and tp in (int, float, str, bool):  # "got None" named Python's value, and no fix
+        raise UserError(
+            f"{where}: expected {tp.__name__}, got null (nothing after the colon, `~` or `null`); give it a value"
+        )
     if tp in (int, float, str, bool) and not (
         isinstance(value, tp) and not (tp is int and isinstance(value, bool))
     ):
