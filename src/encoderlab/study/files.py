@@ -67,7 +67,7 @@ def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
         errors.append(line)
     hints = typing.get_type_hints(cls)
     kwargs = {}
-    for name in fields.keys() & data.keys():
+    for name in [n for n in fields if n in data]:  # the schema's order: a set's order changed from run to run
         kwargs[name] = _field(cls, name, hints[name], data[name], where, errors)
     if len(errors) > before:
         return None
