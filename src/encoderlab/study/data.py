@@ -378,6 +378,12 @@ def _read_record(study_dir: Path, name: str):
     try:
         return jsonlines.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        # its report/ or a node's folder: "run: study run NAME --out out/report" was no fix for that
+        inside = next((p for p in Path(study_dir).absolute().parents if (p / "study.json").is_file()), None)
+        if inside is not None:
+            raise UserError(
+                f"{study_dir} lies inside the study folder {inside} and is not one itself; give {inside}"
+            ) from None
         raise UserError(
             f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
         ) from None
