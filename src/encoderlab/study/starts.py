@@ -66,5 +66,8 @@ def _near_run(init: str, names: list[str]) -> str | None:
 
     if init in names or init in ASSETS or Path(init).exists():
         return None
+    # `CLM` for `clm`: difflib compares case, so no run was near and the start was taken for a hub id
+    if same := next((n for n in names if n.lower() == init.lower()), None):
+        return same
     # stricter: a start model may be any hub id, so only a near-certain typo
     return closest(init, names, cutoff=0.8)
