@@ -456,6 +456,21 @@ def test_a_parquet_text_column_must_hold_strings(tmp_path):
     assert _texts(SourceConfig(location=str(tmp_path / "d.parquet"), text_field="t2")) == ["u"] * 3
 
 
+def test_a_missing_parquet_text_column_fix_names_a_string_column(tmp_path):
+    """The fix named the file's first column, whatever it held: `#text_field=id` for an int id, which the
+    rerun then refused as 'no string column'. It names a string column, as the wrong-dtype refusal does."""
+    pq.write_table(
+        pa.table({"id": [1, 2], "meta": [{"a": "x"}] * 2, "body": ["x", "y"]}), tmp_path / "b.parquet"
+    )
+    with pytest.raises(
+        UserError, match=r"has no column 'text' \(columns: id, meta, body\); .*#text_field=body'"
+    ):
+        _texts(SourceConfig(location=str(tmp_path / "b.parquet")))
+    pq.write_table(pa.table({"id": [1, 2], "meta": [{"a": "x"}] * 2}), tmp_path / "n.parquet")
+    with pytest.raises(UserError, match=r"has no column 'text' .*#text_field=FIELD'"):  # no string column
+        _texts(SourceConfig(location=str(tmp_path / "n.parquet")))
+
+
 def test_a_json_array_file_is_refused_with_the_command_that_converts_it(tmp_path):
     """`.json` is read as JSON lines (C4's `.json.gz`); a file holding one array was refused at line 1
     as "not valid JSON (Expecting value)", which does not say what to do."""

@@ -285,7 +285,9 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
                 f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
                 path,
                 cfg.text_field,
-                names,
+                _string_columns(
+                    pf.schema_arrow
+                ),  # the fix names a column it would read (was: the first, an int id)
                 cfg.location,
             )
         _check_text_column(pf.schema_arrow, cfg.text_field, path, cfg.location)
@@ -309,14 +311,23 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
 def _check_text_column(schema, name: str, path: Path, source: str) -> None:
     """Refuse a text column that does not hold strings: a struct or a list was read as its Python
     repr ("{'a': 'x'}"), a number as its digits, where JSON lines refuse a non-string field."""
+    strings = _string_columns(schema)
+    if name not in strings:
+        kind = schema.field(name).type
+        raise _no_field(
+            f"{path} has no string column '{name}' ({name} is {kind})", path, name, strings, source
+        )
+
+
+def _string_columns(schema) -> list[str]:
+    """The columns of `schema` a text field can name (`_check_text_column` reads them), in file order."""
     import pyarrow as pa
 
-    kind = schema.field(name).type
-    value = kind.value_type if pa.types.is_dictionary(kind) else kind
-    if pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view":
-        return
-    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-    raise _no_field(f"{path} has no string column '{name}' ({name} is {kind})", path, name, strings, source)
+    def text(kind) -> bool:
+        value = kind.value_type if pa.types.is_dictionary(kind) else kind
+        return pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view"
+
+    return [f.name for f in schema if text(f.type)]
 
 
 def file_record(path: Path) -> dict:
