@@ -119,3 +119,34 @@ def test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_noth
     assert_printed_as_documented("val-fraction-holds-out-everything", last, tmp_path)
     assert snapshot(tmp_path) == before and sorted(p.name for p in tmp_path.iterdir()) == ["corpus.jsonl"]
     assert cli(argv, capsys)[0] == 0 and read_meta(tmp_path / "o")["splits"]["train"]["docs"] > 0
+
+
+def test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_change(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """A folder dropped a `.jsonl` symlink whose target was gone (shared storage unmounted) without a word,
+    and its documents with it; a glob read it, but `--on-error skip` left a folder every rerun refused as
+    changed ("is gone"), the skipped link's stat failing as its open had."""
+    src = _folder(tmp_path / "corpus")
+    (src / "shared.jsonl").symlink_to(tmp_path / "unmounted" / "shared.jsonl")
+    argv = ["data", "prepare", "--source", src, "--tokenizer", tokenizer_dir, "--decontaminate", "none"]
+    argv += ["--workers", "1", "--out", tmp_path / "o"]
+    before = snapshot(tmp_path)
+    code, err = cli(argv, capsys)
+    assert code == 2 and re.fullmatch(  # the last line, after the progress bar's (it is read 4th)
+        r"encoderlab: error: cannot read \S+shared.jsonl: it is a symlink to \S+unmounted/shared.jsonl, which "
+        r"does not exist; fix or remove it, or pass --on-error skip to skip and count such input",
+        err.strip().splitlines()[-1],
+    ), err
+    assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
+    for source in (src, f"{src}/*.jsonl"):  # a folder and a glob alike
+        out = tmp_path / f"o{len(str(source))}"
+        assert _prepare(source, tokenizer_dir, out, capsys)[0] == 0
+        assert read_meta(out)["sources"][0]["bad_files"] == 1
+        assert source_change(read_meta(out)) is None  # still a link to nothing: no change
+        (tmp_path / "unmounted").mkdir(exist_ok=True)
+        write_jsonl(tmp_path / "unmounted" / "shared.jsonl", corpus_records(5, prefix="s-"))
+        assert "shared.jsonl could not be read then" in source_change(read_meta(out))
+        (tmp_path / "unmounted" / "shared.jsonl").unlink()

@@ -367,12 +367,12 @@ def file_change(entry: dict) -> str | None:
     delete the prepared folder to prepare it again. A file that could not be opened then (`sha256`
     null: skipped by `--on-error skip`) is a change once it can be: the prepared data lacks it."""
     path, read = Path(entry["path"]), entry.get("bytes")
+    if entry.get("sha256") is None:  # it could not be opened then: a symlink to nothing then and now is
+        return _opens_now(path)  # no change (was: "is gone", its stat failing as its open had)
     try:
         st = path.stat()
     except OSError:
         return f"{path} is gone"
-    if entry.get("sha256") is None:  # it could not be opened then
-        return _opens_now(path)
     if not isinstance(read, int):
         return None
     if st.st_size < read or (entry.get("complete") and st.st_size != read):
@@ -429,6 +429,8 @@ def read_file(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str, 
             yield doc
     except (OSError, *DECOMPRESS_ERRORS) as exc:  # permission denied, vanished, truncated or corrupt
         why = f"cannot read {path} ({getattr(exc, 'strerror', None) or exc})"
+        if path.is_symlink() and not path.exists():  # the path is there: say what is not
+            why = f"cannot read {path}: it is a symlink to {os.readlink(path)}, which does not exist"
         if yielded and path.suffix.lower() in COMPRESSIONS:
             # gzip checks its CRC only at the end: what a corrupt file gave before may be garbage, and
             # documents already streamed cannot be taken back, so such a file is never skipped

@@ -188,7 +188,13 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
         return None
     files: list[Path] = []
     for p in paths:
-        found = [q for q in visible_entries(p, recursive=True) if q.is_file()] if p.is_dir() else [p]
+        # a symlink whose target is gone (shared storage unmounted, data moved) is kept, to be refused or
+        # skipped when read as a glob's is: a folder dropped it without a word, and its documents with it
+        found = (
+            [q for q in visible_entries(p, recursive=True) if q.is_file() or _dangling(q)]
+            if p.is_dir()
+            else [p]
+        )
         for q in found:  # compressed text that cannot be read is refused, never dropped from the corpus
             if (why := unreadable(q)) is not None:
                 raise UserError(why)
@@ -208,6 +214,11 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
     for f in sorted(set(files)):
         first.setdefault(f.resolve(), f)
     return sorted(first.values())
+
+
+def _dangling(path: Path) -> bool:
+    """`path` is a symlink to nothing."""
+    return path.is_symlink() and not path.exists()
 
 
 def unread_files(location: str) -> list[Path]:
