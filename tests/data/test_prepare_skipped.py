@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
 from encoderlab.data import filereaders
@@ -103,8 +104,6 @@ def test_a_val_fraction_that_holds_out_every_document_is_refused_and_leaves_noth
 ):
     """`--val-fraction 0.999` on a small corpus put every document in val: the folder was written with an
     empty train split, which `pretrain` and `data inspect` then refused as "fewer than one row"."""
-    from tests.reliability.errors_doc import assert_printed_as_documented
-
     corpus = write_jsonl(tmp_path / "corpus.jsonl", corpus_records(20))
     before = snapshot(tmp_path)
     argv = ["data", "prepare", "--source", corpus, "--tokenizer", tokenizer_dir, "--decontaminate", "none",
@@ -140,6 +139,7 @@ def test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_chan
         r"does not exist; fix or remove it, or pass --on-error skip to skip and count such input",
         err.strip().splitlines()[-1],
     ), err
+    assert_printed_as_documented("corpus-symlink-to-nothing", err.strip().splitlines()[-1], tmp_path)
     assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
     for source in (src, f"{src}/*.jsonl"):  # a folder and a glob alike
         out = tmp_path / f"o{len(str(source))}"

@@ -33,6 +33,7 @@ ROOT = Path(__file__).parents[2]
 
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
+    "corpus-symlink-to-nothing": "tests.data.test_prepare_skipped::test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_change",
     "init-unfinished-run": "tests.train.test_pretrain_cli::test_a_run_without_its_final_model_is_refused_as_a_start_model",
     "freeze-shared-layers": "tests.model.test_adapters_albert::test_freezing_some_of_albert_s_shared_layers_is_refused_before_the_run_writes",
     "transplant-shared-layers": "tests.analysis.test_adapted::test_a_transplant_of_some_of_albert_s_shared_layers_is_refused_and_writes_nothing",
