@@ -641,3 +641,72 @@ def test_a_folder_reads_a_symlinked_folder_once_as_a_glob_does(tmp_path):
     folder = SourceConfig(location=str(tmp_path / "corpus"))
     assert _texts(folder) == ["alpha", "beta"]
     assert _texts(SourceConfig(location=str(tmp_path / "corpus" / "**" / "*.txt"))) == ["alpha", "beta"]
+
+
+def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_nothing(tmp_path, capsys):
+    """A tokenizer trained into the corpus folder (`data tokenizer --out corpus/tok`), then `--source corpus`:
+    its tokenizer.json was read as JSON lines, refused as "not valid JSON; fix or remove it" (a fix that
+    breaks the tokenizer), and `--on-error skip` trained on whatever of it parsed."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    from encoderlab.outdir import create_output
+
+    corpus = tmp_path / "corpus"
+    write_jsonl(corpus / "a.jsonl", [{"text": "alpha beta"}, {"text": "gamma delta"}])
+    create_output(corpus / "tok", "data tokenizer")
+    (corpus / "tok" / "tokenizer.json").write_text('{\n  "version": "1.0"\n}\n')
+    before = snapshot(tmp_path)
+    code, err = cli(
+        ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"], capsys
+    )
+    assert_one_line(
+        code,
+        err,
+        r"\S+corpus/tok, in \S+corpus, is a folder encoderlab wrote \(data tokenizer\), not text: its "
+        r"tokenizer.json would be read as a document; move it out of \S+corpus, or point --source at the text "
+        r"files \(a glob of them\)$",
+    )
+    assert_printed_as_documented("corpus-holds-an-encoderlab-folder", err, tmp_path)
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    with pytest.raises(
+        UserError, match=r"corpus/tok is a folder encoderlab wrote \(data tokenizer\), not text; point"
+    ):
+        _texts(SourceConfig(location=str(corpus / "tok")), on_error="skip")  # the folder itself, skip or not
+    assert _texts(SourceConfig(location=f"{corpus}/*.jsonl")) == ["alpha beta", "gamma delta"]  # the fix
+
+
+def test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it(tmp_path, capsys):
+    """A `.json` file holding one object over several lines (`json.dump(..., indent=2)`) was refused at
+    line 1 as "not valid JSON (Expecting property name enclosed in double quotes); fix or remove it",
+    which names no problem and no fix."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    (tmp_path / "obj.json").write_text('{\n  "id": 1,\n  "text": "alpha beta"\n}\n')
+    before = snapshot(tmp_path)
+    code, err = cli(
+        [
+            "data",
+            "tokenizer",
+            "--source",
+            tmp_path / "obj.json",
+            "--vocab-size",
+            "300",
+            "--out",
+            tmp_path / "t",
+        ],
+        capsys,
+    )
+    assert_one_line(code, err, r"obj.json:1 is a lone '\{': the file holds JSON written over several lines")
+    assert_printed_as_documented("pretty-printed-json-corpus", err, tmp_path)
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    fix = err.strip().split("e.g. ", 1)[1]
+    assert fix.endswith(f"{tmp_path / 'obj.json'} > {tmp_path / 'obj.jsonl'}")
+    python = fix.split(" > ")[0].replace("python", sys.executable, 1)  # the command it gives, run as written
+    out = subprocess.run(python, shell=True, capture_output=True, text=True, check=True).stdout
+    (tmp_path / "obj.jsonl").write_text(out)
+    assert _texts(SourceConfig(location=str(tmp_path / "obj.jsonl"))) == ["alpha beta"]
+    stats = SourceStats("o")
+    assert _texts(SourceConfig(location=str(tmp_path / "obj.json")), stats=stats, on_error="skip") == []
+    assert stats.bad_files == 1  # the file, once: not one bad record per line of it

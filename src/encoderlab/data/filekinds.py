@@ -209,3 +209,31 @@ def saved_dataset(found: list[Path]) -> str | None:
         f"{where} is a `datasets` save_to_disk folder (Arrow files), which encoderlab does not read; export "
         f"it as parquet (`datasets.load_from_disk('{where}').to_parquet('{where}.parquet')`) and pass that"
     )
+
+
+def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None:
+    """Why `folder` is not read as a corpus, with the fix, when a file of a text kind in it (`texts`) lies in
+    a folder encoderlab wrote (its `.encoderlab.json` marker: a prepared folder, a tokenizer, a run), or
+    `folder` is one; None otherwise. Was: the folder's meta.json or tokenizer.json was read as JSON lines and
+    refused as "not valid JSON; fix or remove it", a fix that breaks that folder (a tokenizer trained into the
+    corpus folder, then `prepare --source` of the corpus folder), and `--on-error skip` trained on whatever of
+    them parsed. The check costs a stat per folder holding text files."""
+    from encoderlab.outdir import owner  # lazy: outdir is not a data module
+
+    seen: set[Path] = set()
+    for q in texts:
+        for parent in [q.parent, *q.parent.parents]:
+            if parent in seen:
+                break
+            seen.add(parent)
+            if (marker := owner(parent)) is not None:
+                what = f"a folder encoderlab wrote ({marker.get('kind', 'an output')}), not text"
+                if parent == folder:
+                    return f"{folder} is {what}; point {named_by} at text files"
+                return (
+                    f"{parent}, in {folder}, is {what}: its {q.name} would be read as a document; move it out of "
+                    f"{folder}, or point {named_by} at the text files (a glob of them)"
+                )
+            if parent == folder:
+                break
+    return None

@@ -191,6 +191,11 @@ def _read_jsonl(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str
                     stats,
                 )
                 return
+            if first and raw.strip(b" \t\r\n" + _BOM) == b"{":  # one object written over several lines
+                # (was "not valid JSON (Expecting property name ...); fix or remove it", naming no problem)
+                why = f"{where} is a lone '{{': the file holds JSON written over several lines (pretty-printed), not JSON lines (one object per line)"
+                _handle(_Bad(why, _to_lines(path, each="[json.load({})]")), on_error, stats)
+                return
             first = False
             try:
                 try:
@@ -218,13 +223,14 @@ _DECOMPRESS = {
 }
 
 
-def _to_lines(path: Path) -> str:
-    """The fix for a .json file holding one array: the command that writes it as JSON lines."""
+def _to_lines(path: Path, each: str = "json.load({})") -> str:
+    """The fix for a .json file holding one array (or, `each` wrapping it in a list, one object): the
+    command that writes it as JSON lines."""
     stem = path.name.split(".")[0]
     out = path.with_name(f"{stem}.jsonl")
     while out.exists():  # `> out` empties it before python reads: the array itself if in a .jsonl
         out = out.with_name(f"{out.name[: -len('.jsonl')]}.lines.jsonl")
-    convert = 'python -c "import json, sys; [print(json.dumps(r)) for r in json.load({})]"'
+    convert = 'python -c "import json, sys; [print(json.dumps(r)) for r in ' + each + ']"'
     unpack = _DECOMPRESS.get(path.suffix.lower())
     if unpack:  # python's open() would read the compressed bytes
         return f"convert it to JSON lines, e.g. {unpack} {path} | {convert.format('sys.stdin')} > {out}"

@@ -50,6 +50,7 @@ from encoderlab.data.filekinds import (
     saved_dataset,
     unread_reason,
     unreadable,
+    written_folder,
 )
 from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
 from encoderlab.data.hub import check_revision, is_commit, mirror_root, read_hub_documents, resolve_dataset
@@ -201,7 +202,10 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
         if p.is_dir():
             if (why := saved_dataset(found)) is not None:
                 raise UserError(why)
-            files.extend(q for q in found if file_kind(q) is not None)
+            texts = [q for q in found if file_kind(q) is not None]
+            if (why := written_folder(p, texts, named_by)) is not None:
+                raise UserError(why)
+            files.extend(texts)
         elif file_kind(p) is not None:
             files.append(p)
         elif not any(c in location for c in GLOB_CHARS):
@@ -217,8 +221,16 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
 
 
 def _dangling(path: Path) -> bool:
-    """`path` is a symlink to nothing."""
-    return path.is_symlink() and not path.exists()
+    """`path` is a symlink to nothing (its target missing; a link loop is left out, as before)."""
+    if not path.is_symlink():
+        return False
+    try:
+        path.stat()
+    except FileNotFoundError:
+        return True
+    except OSError:  # a loop (ELOOP): no file anyone meant to read
+        return False
+    return False
 
 
 def unread_files(location: str) -> list[Path]:
