@@ -148,6 +148,15 @@ def replace_folder(tmp: Path, path: Path, *, replace: bool = False) -> Path:
         ) from None
 
 
+def folder_named(path: Path | str) -> Path:
+    """`path`, or the folder it links to: a link to a folder (`export --out LINK --overwrite`, `data prepare
+    --out LINK` onto scratch storage) stands for that folder, which is written beside and replaced, the link
+    kept. rmtree refuses a link (a traceback, after the whole export), and a rename over it replaces the link
+    and leaves the folder it named, or fails (a folder cannot replace a link: ENOTDIR, after a whole prepare)."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() and path.is_dir() else path
+
+
 @contextlib.contextmanager
 def atomic_folder(
     path: Path,
@@ -168,11 +177,8 @@ def atomic_folder(
     to a folder writes that folder.
     """
     path = Path(path)
-    if tmp is None and path.is_symlink() and path.is_dir():
-        # A link to a folder (`export --out LINK --overwrite`) stands for that folder: it is written beside
-        # and replaced, the link kept. rmtree refuses a link (a traceback, after the whole export), and a
-        # rename over it would replace the link and leave the folder it named.
-        path = Path(os.path.realpath(path))
+    if tmp is None:
+        path = folder_named(path)
     tmp = _claim_sibling(path, tmp, tmp_is_ours)
     try:
         yield tmp

@@ -385,3 +385,18 @@ def test_the_held_out_count_merge_checks_is_what_the_split_holds_out(fraction):
 
     for n in range(1, 400):
         assert held_out_count(n, fraction) == int(val_mask(0, n, fraction).sum()), n
+
+
+def test_a_merge_into_a_link_to_an_empty_folder_fills_that_folder(tmp_path, tokenizer_dir):  # noqa: F811
+    """`--out data` with `data -> scratch` (empty): every part was read and copied into `data.tmp`, whose
+    rename over the link then failed (NotADirectoryError). The link stands for its folder
+    (`atomic.folder_named`): the workers' parts lie beside it and the merge writes it."""
+    cfg = _two_files(tmp_path, tokenizer_dir)
+    one = prepare(cfg, tmp_path / "one", **RUN)
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "data").symlink_to(tmp_path / "scratch")
+    parts = [prepare(cfg, tmp_path / "data", shard=Shard(i, 2), **RUN) for i in range(2)]
+    assert parts[0].parent == (tmp_path / "scratch.shards").resolve()
+    assert merge(tmp_path / "data") == (tmp_path / "scratch").resolve() and (tmp_path / "data").is_symlink()
+    for name in FILES:
+        assert (tmp_path / "data" / name).read_bytes() == (one / name).read_bytes(), name

@@ -491,3 +491,22 @@ def test_a_refused_shard_prepare_leaves_no_shards_folder(tmp_path, tokenizer_dir
             _cfg(src, tokenizer_dir), parent / "new" / "out", shard=Shard(1, 2), workers=1, progress=False
         )
     assert list(parent.iterdir()) == []
+
+
+def test_an_out_that_links_to_an_empty_folder_is_filled_and_the_link_kept(tmp_path, tokenizer_dir):  # noqa: F811
+    """`--out data` with `data -> /scratch/data` (an empty folder): the whole corpus was tokenized into
+    `data.tmp`, then its rename over the link failed ("cannot use data.tmp: Not a directory") and the work
+    was thrown away. The link stands for its folder, as `export --out LINK` does (`atomic.folder_named`)."""
+    src = write_jsonl(tmp_path / "c.jsonl", corpus_records(30))
+    (tmp_path / "scratch").mkdir()
+    (tmp_path / "data").symlink_to(tmp_path / "scratch")
+    out = prepare(_cfg(src, tokenizer_dir), tmp_path / "data", workers=1, progress=False)
+    assert (tmp_path / "data").is_symlink() and out == (tmp_path / "scratch").resolve()
+    assert read_meta(tmp_path / "data")["splits"]["train"]["docs"] > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "c.jsonl",
+        "data",
+        "scratch",
+    ]  # no .tmp, no lock left
+    again = prepare(_cfg(src, tokenizer_dir), tmp_path / "data", workers=1, progress=False)  # a no-op
+    assert again == out

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from encoderlab.atomic import json_text, replace_folder
+from encoderlab.atomic import folder_named, json_text, replace_folder
 from encoderlab.data.freshness import as_read, held_commit, held_revisions, identity_as_read, source_change
 from encoderlab.data.holdout import held_out_count, holds_out_everything
 from encoderlab.data.mirrorpin import read_unpinned
@@ -238,7 +238,7 @@ def _read_as(ident) -> str:
 
 def merge(out: Path, *, delete_parts: bool = False) -> Path:
     """Merge the parts of a sharded prepare into `out` (see the module docstring); returns `out`."""
-    out = Path(out)
+    out = folder_named(out)  # a link to a folder: OUT.tmp beside that folder, renamed onto it
     check_named(out)
     # a rerun after --delete-parts: was "no parts to merge"
     if (held := _merged_without_parts(out)) is not None:

@@ -61,7 +61,7 @@ from typing import Literal
 import numpy as np
 
 from encoderlab import outdir
-from encoderlab.atomic import json_text, replace_folder, write_json_atomic
+from encoderlab.atomic import folder_named, json_text, replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode, freshness
 from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
@@ -184,7 +184,7 @@ def prepare(
     interrupted prepare resumes from there."""
     from encoderlab.data.tokenizer import load_tokenizer, spec_fields
 
-    out = Path(out)
+    out = folder_named(out)  # a link to a folder: OUT.tmp beside that folder, renamed onto it
     _check_counts(workers, checkpoint_every, chunk_docs)
     _check_shard(cfg, shard)
     sources = local_paths(cfg.sources)  # also: a bad location (but a hub sha's: `fixed_on_hub`) fails here
