@@ -150,3 +150,20 @@ def test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_chan
         write_jsonl(tmp_path / "unmounted" / "shared.jsonl", corpus_records(5, prefix="s-"))
         assert "shared.jsonl could not be read then" in source_change(read_meta(out))
         (tmp_path / "unmounted" / "shared.jsonl").unlink()
+
+
+def test_a_corpus_whose_every_record_was_skipped_as_bad_says_so(tmp_path, tokenizer_dir, capsys):  # noqa: F811
+    """With `--on-error skip`, a corpus whose text field holds ints (every record bad, none empty) was
+    refused as "has no non-empty document; check --source", which sent the user looking for empty text."""
+    write_jsonl(tmp_path / "ints.jsonl", [{"text": i} for i in range(5)])
+    pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "ints.parquet")
+    before = snapshot(tmp_path)
+    for name, skipped in (("ints.jsonl", "5 bad records"), ("ints.parquet", "1 bad file")):
+        code, err = _prepare(tmp_path / name, tokenizer_dir, tmp_path / "o", capsys)
+        assert_one_line(
+            code,
+            err,
+            rf"the corpus \S+{name} has no non-empty document \(--on-error skip skipped {skipped}: rerun "
+            r"without it to see the first\); check --source$",
+        )
+    assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()

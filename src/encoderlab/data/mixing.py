@@ -172,12 +172,23 @@ def empty_corpus(sources, why: str = "") -> EmptySource:
     return EmptySource(f"{problem}; check --source", problem, locations)
 
 
-def empty_source(sources, i: int) -> EmptySource:
-    """The refusal of source `i`, which yields no non-empty document."""
+def empty_source(sources, i: int, stats: SourceStats | None = None) -> EmptySource:
+    """The refusal of source `i`, which yields no non-empty document (`stats`: what reading it skipped)."""
+    why = _skipped(stats) if stats is not None else ""
     if len(sources) == 1:
-        return empty_corpus(sources)
-    problem = f"source '{sources[i].location}' has no non-empty document"
+        return empty_corpus(sources, why)
+    problem = f"source '{sources[i].location}' has no non-empty document{why}"
     return EmptySource(f"{problem}; remove it", problem, (sources[i].location,))
+
+
+def _skipped(stats: SourceStats) -> str:
+    """What `--on-error skip` skipped of a source that gave nothing: its records were not empty but bad
+    (a text field of ints, a file it cannot read), which "no non-empty document" alone did not say."""
+    parts = [count(stats.bad_records, "bad record")] if stats.bad_records else []
+    parts += [count(stats.bad_files, "bad file")] if stats.bad_files else []
+    if not parts:
+        return ""
+    return f" (--on-error skip skipped {' and '.join(parts)}: rerun without it to see the first)"
 
 
 def check_first_documents(sources, on_error: Literal["raise", "skip", "refuse"] = "raise") -> None:
@@ -186,10 +197,11 @@ def check_first_documents(sources, on_error: Literal["raise", "skip", "refuse"] 
     it changed a folder encoderlab did not create). Trade-off: each source is opened twice (a hub source
     connects twice), for a check that is otherwise only possible once the writing has begun."""
     for i, source in enumerate(sources):
-        docs = iter_documents(source, SourceStats(source.location), on_error)
+        stats = SourceStats(source.location)
+        docs = iter_documents(source, stats, on_error)
         try:
             if next(docs, None) is None:
-                raise empty_source(sources, i)
+                raise empty_source(sources, i, stats)
         finally:
             docs.close()
 
