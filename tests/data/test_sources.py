@@ -665,7 +665,7 @@ def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_
         err,
         r"\S+corpus/tok, in \S+corpus, is a folder encoderlab wrote \(data tokenizer\), not text: its "
         r"tokenizer.json would be read as a document; move it out of \S+corpus, or point --source at the text "
-        r"files \(a glob of them\)$",
+        r"files only \(a glob of them\)$",
     )
     assert_printed_as_documented("corpus-holds-an-encoderlab-folder", err, tmp_path)
     assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
@@ -674,6 +674,12 @@ def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_
     ):
         _texts(SourceConfig(location=str(corpus / "tok")), on_error="skip")  # the folder itself, skip or not
     assert _texts(SourceConfig(location=f"{corpus}/*.jsonl")) == ["alpha beta", "gamma delta"]  # the fix
+    for glob in (
+        f"{corpus}/**/*.json",
+        f"{corpus}/tok/*.json",
+    ):  # a glob reaching into it: its files one by one
+        with pytest.raises(UserError, match=r"corpus/tok(, in \S+corpus,)? is a folder encoderlab wrote"):
+            _texts(SourceConfig(location=glob), on_error="skip")
 
 
 def test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it(tmp_path, capsys):

@@ -212,7 +212,8 @@ def saved_dataset(found: list[Path]) -> str | None:
 
 
 def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None:
-    """Why `folder` is not read as a corpus, with the fix, when a file of a text kind in it (`texts`) lies in
+    """Why `folder` (a folder source, or a glob's fixed part) is not read as a corpus, with the fix, when a
+    file of a text kind in it (`texts`) lies in
     a folder encoderlab wrote (its `.encoderlab.json` marker: a prepared folder, a tokenizer, a run), or
     `folder` is one; None otherwise. Was: the folder's meta.json or tokenizer.json was read as JSON lines and
     refused as "not valid JSON; fix or remove it", a fix that breaks that folder (a tokenizer trained into the
@@ -232,7 +233,7 @@ def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None
                     return f"{folder} is {what}; point {named_by} at text files"
                 return (
                     f"{parent}, in {folder}, is {what}: its {q.name} would be read as a document; move it out of "
-                    f"{folder}, or point {named_by} at the text files (a glob of them)"
+                    f"{folder}, or point {named_by} at the text files only (a glob of them)"
                 )
             if parent == folder:
                 break

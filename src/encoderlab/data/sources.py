@@ -212,6 +212,10 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
             raise UserError(unread_reason(p))
     if not files:
         raise UserError(f"'{location}' holds no {SUPPORTED} file; point {named_by} at text files")
+    if any(c in location for c in GLOB_CHARS):  # `data/**/*.json` matches a tokenizer's files one by one
+        fixed = location[: min(location.index(c) for c in GLOB_CHARS if c in location)]
+        if (why := written_folder(Path(os.path.dirname(fixed) or "."), files, named_by)) is not None:
+            raise UserError(why)
     # One file reached by two names (a symlink to it, or a glob's `**` around a link loop, which
     # `glob.glob` follows up to its depth limit) is read once: its documents were trained on again per name.
     first: dict[Path, Path] = {}
