@@ -167,3 +167,19 @@ def test_a_corpus_whose_every_record_was_skipped_as_bad_says_so(tmp_path, tokeni
             r"without it to see the first\); check --source$",
         )
     assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
+    write_jsonl(
+        tmp_path / "good.jsonl", corpus_records(5)
+    )  # a mixture (`data tokenizer`): the source is named
+    argv = [
+        "data",
+        "tokenizer",
+        "--source",
+        tmp_path / "ints.jsonl",
+        tmp_path / "good.jsonl",
+        "--vocab-size",
+        "300",
+    ]
+    code, err = cli([*argv, "--on-error", "skip", "--out", tmp_path / "t"], capsys)
+    assert_one_line(
+        code, err, r"source '\S+ints.jsonl' has no non-empty document \(--on-error skip skipped 5 bad "
+    )

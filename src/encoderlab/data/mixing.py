@@ -218,7 +218,7 @@ def _interleave(sources, iters, all_stats, seed, stop, on_error):
             doc = next(iters[i], None)
             if doc is None:
                 if all_stats[i].docs == 0:
-                    raise empty_source(sources, i)
+                    raise empty_source(sources, i, all_stats[i])
                 finished[i] = True
                 if stop == "first_exhausted" or all(finished):
                     _say_unread(sources, all_stats, i, finished)
