@@ -716,3 +716,33 @@ def test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_
     stats = SourceStats("o")
     assert _texts(SourceConfig(location=str(tmp_path / "obj.json")), stats=stats, on_error="skip") == []
     assert stats.bad_files == 1  # the file, once: not one bad record per line of it
+
+
+def test_a_parquet_file_with_two_text_columns_is_one_line(tmp_path, capsys):
+    """pyarrow writes a table with two columns of one name; reading it stopped in a KeyError traceback
+    (`schema.field`), and once only the second was a string, in an AttributeError on the first's ints."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    table = pa.Table.from_arrays([pa.array([1, 2]), pa.array(["x", "y"])], names=["text", "text"])
+    pq.write_table(table, tmp_path / "dup.parquet")
+    before = snapshot(tmp_path)
+    argv = [
+        "data",
+        "tokenizer",
+        "--source",
+        tmp_path / "dup.parquet",
+        "--vocab-size",
+        "300",
+        "--out",
+        tmp_path / "t",
+    ]
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code, err, r"dup.parquet has 2 columns named 'text'; write it again with one column of that name$"
+    )
+    assert_printed_as_documented("parquet-two-text-columns", err, tmp_path)
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    stats = SourceStats("d")
+    assert _texts(SourceConfig(location=str(tmp_path / "dup.parquet")), stats=stats, on_error="skip") == []
+    assert stats.bad_files == 1

@@ -296,6 +296,14 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
                 ),  # the fix names a column it would read (was: the first, an int id)
                 cfg.location,
             )
+        if (
+            names.count(cfg.text_field) > 1
+        ):  # pyarrow reads the first (was a KeyError or AttributeError traceback)
+            raise _Bad(
+                f"{path} has {names.count(cfg.text_field)} columns named '{cfg.text_field}'",
+                "write it again with one column of that name",
+                "write it again with one column of that name",
+            )
         _check_text_column(pf.schema_arrow, cfg.text_field, path, cfg.location)
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
         row = 0
