@@ -746,3 +746,18 @@ def test_a_parquet_file_with_two_text_columns_is_one_line(tmp_path, capsys):
     stats = SourceStats("d")
     assert _texts(SourceConfig(location=str(tmp_path / "dup.parquet")), stats=stats, on_error="skip") == []
     assert stats.bad_files == 1
+
+
+def test_an_empty_text_field_is_refused_where_the_source_is_read(tmp_path, capsys):
+    """`#text_field=` was taken: each JSON lines file was then refused as "has no field ''" (a fix naming
+    no field), and a .txt-only source read on."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    write_jsonl(tmp_path / "c.jsonl", [{"text": "alpha"}])
+    before = snapshot(tmp_path)
+    argv = ["data", "tokenizer", "--source", f"{tmp_path / 'c.jsonl'}#text_field=", "--out", tmp_path / "t"]
+    code, err = cli(argv, capsys)
+    assert_one_line(code, err, r"c.jsonl: text_field is empty; name the field holding the text, or drop it")
+    assert_printed_as_documented("source-text-field-empty", err, tmp_path)
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()

@@ -33,6 +33,7 @@ ROOT = Path(__file__).parents[2]
 
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
+    "source-text-field-empty": "tests.data.test_sources::test_an_empty_text_field_is_refused_where_the_source_is_read",
     "parquet-two-text-columns": "tests.data.test_sources::test_a_parquet_file_with_two_text_columns_is_one_line",
     "pretty-printed-json-corpus": "tests.data.test_sources::test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it",
     "corpus-holds-an-encoderlab-folder": "tests.data.test_sources::test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_nothing",

@@ -97,6 +97,10 @@ class SourceConfig:
             raise ValueError("source location is empty")
         if not (math.isfinite(self.weight) and self.weight > 0):  # inf: a NaN mixture, silently
             raise ValueError(f"source {self.location}: weight must be a finite number > 0, got {self.weight}")
+        if not self.text_field.strip():  # was refused per file as "has no field ''", or for a .txt not at all
+            raise ValueError(
+                f"source {self.location}: text_field is empty; name the field holding the text, or drop it (default 'text')"
+            )
         if self.hf_revision is not None:
             check_revision(self.hf_revision)
 
