@@ -461,3 +461,23 @@ def test_the_report_is_read_and_written_in_its_turn_so_the_last_one_written_is_t
     monkeypatch.setattr(report, "load_study", load)
     write_report(tmp_path / "s", figures=False)
     assert held == [True]
+
+
+def test_a_claim_on_a_degenerate_score_says_so(tmp_path, monkeypatch):
+    """A claim whose score averages a task a model predicted one output for says so in its own sentence:
+    it was listed only under "Degenerate predictions", and the claim read as a comparison of two models."""
+    import fake_study
+
+    monkeypatch.setattr(fake_study, "DEGENERATE", {("clm", "sst")})
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    claims = {c["id"]: c for c in json.loads((tmp_path / "report" / "results.json").read_text())["claims"]}
+    sc = claims["mlm-sc"]
+    assert sc["numbers"]["degenerate"] == {"CLM": {"sst": "3 of 3 fine-tuning seeds"}}
+    assert (
+        "Caveat: fine-tuning runs at the chosen LR predicted one output for every test example (a tagger: one tag "
+        "for at least 99% of the words): CLM on sst (3 of 3 fine-tuning seeds); such a score is the label "
+        "prior's" in sc["sentence"]
+    )
+    assert "(Degenerate predictions, above)" in sc["sentence"]
+    qa = claims["mlm-qa"]  # CLM on squad predicted more than one answer: no caveat
+    assert "degenerate" not in qa["numbers"] and "label prior" not in qa["sentence"]

@@ -1,5 +1,6 @@
-"""The caveats a claim's sentence carries: runs that diverged or are still on the unigram plateau, and
-fine-tuning runs not finished yet (`results.check_claims` appends them)."""
+"""The caveats a claim's sentence carries: runs that diverged or are still on the unigram plateau, models
+whose score on a compared task is the label prior's (degenerate predictions), and fine-tuning runs not
+finished yet (`results.check_claims` appends them)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 
 from encoderlab.study.data import StudyData
 from encoderlab.study.spec import ClaimSpec
+from encoderlab.words import count_of
 
 
 def claim_ids(data: StudyData, claim: ClaimSpec) -> set[str]:
@@ -92,6 +94,36 @@ def plateau_caveat(data: StudyData, claim: ClaimSpec, skip: set[str] = frozenset
         "data's token frequencies): a run there has learned little beyond how often tokens occur, so this "
         "says which run leaves the plateau sooner at this size, not how the objectives compare once both have."
         + unchecked
+    )
+
+
+def degenerate_caveat(
+    data: StudyData, claim: ClaimSpec, tasks: tuple[str, ...], step: int | None
+) -> tuple[dict, str]:
+    """The claim's models whose runs at the chosen LR predicted one output on a task its score averages
+    (evaluation's `degenerate`), as numbers (label -> task -> "k of n fine-tuning seeds") and the sentence. The report lists
+    them under "Degenerate predictions", but the claim read as if both scores measured a model: the demo's
+    "CLM 25% -> MLM-40 beats MLM-40 on the average" rested on MLM-40's brown-pos score, the tag prior's."""
+    flagged: dict[str, dict[str, str]] = {}
+    for run in (claim.a, claim.b):
+        for model in data.model_ids(run).values():
+            summary = data.summary(model, step).tasks
+            for task in tasks:
+                if task in summary and (d := summary[task].degenerate):
+                    flagged.setdefault(data.label(model), {})[task] = count_of(
+                        d.runs, d.of, "fine-tuning seed"
+                    )
+    if not flagged:
+        return {}, ""
+    said = "; ".join(
+        f"{label} on {', '.join(f'{t} ({k})' for t, k in on.items())}" for label, on in flagged.items()
+    )
+    at = "" if step is None else f" at step {step}"
+    listed = " (Degenerate predictions, above)" if step is None else ""  # that list is of final models
+    return {"degenerate": flagged}, (
+        f" Caveat: fine-tuning runs{at} at the chosen LR predicted one output for every test example (a tagger: "
+        f"one tag for at least 99% of the words): {said}; such a score is the label prior's, not a sign that the "
+        f"model learned the task, so on that task the claim compares against the label prior{listed}."
     )
 
 

@@ -59,6 +59,9 @@ class Measure:
     """False when the claim says a's score is lower (a spread)."""
     step: int | None = None
     """The checkpoint step it is measured at (None: final models)."""
+    tasks: tuple[str, ...] = ()
+    """The tasks whose scores at the chosen LR it averages, checked for degenerate predictions (none for a
+    spread over LRs, which reads every LR, not the chosen one)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -148,6 +151,7 @@ def _beats(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
             fam.upper() if fam != ALL else _over(shared) if len(shared) == 1 else "the average over all tasks"
         )
         + _left_out(shared, others),  # one task is named: "the average over all tasks" of one read as several
+        tasks=tuple(sorted(shared)),
     )
 
 
@@ -171,6 +175,7 @@ def _faster_early(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         ),
         where=f"{_over(shared)} at step {step}" + _left_out(shared, others),
         step=step,
+        tasks=tuple(sorted(shared)),
     )
 
 

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
-from encoderlab.study.caveats import final_caveats, partial_caveat
+from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
 from encoderlab.study.nested import Nested, Scores, compare_runs
@@ -256,13 +256,15 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             numbers |= {"borrowed_df": t.nested.borrowed_df} if t.nested.borrowed_df is not None else {}
             said, caveat = final_caveats(data, claim) if x.step is None else ({}, "")
             numbers |= said
+            prior, on_prior = degenerate_caveat(data, claim, x.tasks, x.step)
+            numbers |= prior
             unfinished, partial = partial_caveat(data, claim, x.step)
             numbers |= {"unfinished_evals": unfinished} if unfinished else {}
             o = Outcome(
                 status=status,
                 significant=sig,
                 numbers=numbers,
-                sentence=_sentence(data, claim, x, t, p_holm, len(with_p)) + caveat + partial,
+                sentence=_sentence(data, claim, x, t, p_holm, len(with_p)) + caveat + on_prior + partial,
             )
         else:
             o = x if isinstance(x, Outcome) else Outcome()
