@@ -210,4 +210,5 @@ def test_a_study_trains_a_branch_from_its_base_and_counts_only_its_own_compute(t
 
     write_report(tmp_path / "study-True", figures=False)
     report = (tmp_path / "study-True" / "report" / "report.md").read_text()
-    assert "from clm at step 2" in report and "tokens seen differ" not in report
+    # the base's 128 tokens are said where they are counted: 6 x 2 x 32 beside a budget of 8 x 2 x 32 read as cut short
+    assert "from clm at step 2 (128 tokens, in clm's row)" in report and "tokens seen differ" not in report

@@ -197,7 +197,7 @@ def test_estimates_name_their_source_and_prepared_data_is_counted(tmp_path):
     assert plan.corpora["main"].counted and plan.corpora["main"].unique_tokens == 51_200
     assert {r.passes for r in plan.runs} == {100 * 4 * 64 / 51_200}  # 100 steps x 4 rows x 64 tokens
     md = (tmp_path / "s" / "report" / "report.md").read_text()
-    assert "| run | tokens seen | token budget | passes over corpus |" in md
+    assert "| run | tokens trained | token budget | passes over corpus |" in md
 
 
 def test_a_mixture_of_corpora_is_an_upper_bound(tmp_path):

@@ -106,7 +106,7 @@ class RunCompute:
     run: str
     """The model id."""
     tokens: int | None
-    """Tokens it trained on itself (a branch's shared steps are its base's)."""
+    """Tokens it trained on itself (a branch's shared steps are its base's: the report's "tokens trained")."""
     budget: int
     """The token budget of its resolved RunConfig."""
     flops: float | None
@@ -186,7 +186,14 @@ def _run_compute(data: StudyData, r: NodeCompute, passes: dict[str, float | None
     node = next(n for n in data.nodes if n.name == r.node)
     budget = PretrainNode.of(node).tokens
     seen = (r.tokens or 0) + r.shared_tokens  # a branch's first steps ran in its base
-    notes = [f"from {r.branched_from.split('/', 1)[1]} at step {r.shared_steps:,}"] if r.branched_from else []
+    base = r.branched_from.split("/", 1)[1] if r.branched_from else None
+    # the tokens column is the run's own (a total must not count the base's steps twice): say where the
+    # rest are, or 307,200 beside a budget of 409,600 read as a run cut short
+    notes = (
+        [f"from {base} at step {r.shared_steps:,} ({r.shared_tokens:,} tokens, in {base}'s row)"]
+        if base
+        else []
+    )
     notes += ["tokens seen differ from the budget"] if r.tokens is not None and seen != budget else []
     run = r.node.split("/", 1)[1]
     return RunCompute(

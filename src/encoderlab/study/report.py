@@ -354,7 +354,7 @@ def _sections(
         (
             "Compute per pretraining run",
             "table",
-            (["run", "tokens seen", "token budget", "passes over corpus", "FLOPs", "wall s", "note"], by_run),
+            (["run", "tokens trained", "token budget", "passes over corpus", "FLOPs", "wall s", "note"], by_run),
         ),
         ("", "text", _corpora_note(compute)),
         (
