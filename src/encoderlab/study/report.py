@@ -354,7 +354,10 @@ def _sections(
         (
             "Compute per pretraining run",
             "table",
-            (["run", "tokens trained", "token budget", "passes over corpus", "FLOPs", "wall s", "note"], by_run),
+            (
+                ["run", "tokens trained", "token budget", "passes over corpus", "FLOPs", "wall s", "note"],
+                by_run,
+            ),
         ),
         ("", "text", _corpora_note(compute)),
         (
