@@ -124,6 +124,12 @@ def test_the_cka_figure_names_runs_by_label(study):
     assert "### CKA divergence: CLM vs MLM-40" in _md(study)  # was "clm vs mlm40", ids beside labelled claims
 
 
+def test_the_results_figure_caption_says_the_bars_are_means_and_the_whiskers_intervals(study):
+    md = _md(study).split("### Results per family\n")[1]
+    assert "whiskers: 95% t-intervals over fine-tuning seeds" in md  # was "bars are 95% t-intervals"
+    assert "bars are 95%" not in md
+
+
 def test_a_claim_over_all_tasks_of_a_study_with_one_task_names_it(tmp_path):
     from encoderlab.study.spec import ClaimSpec
 

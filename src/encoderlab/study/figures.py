@@ -181,7 +181,9 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
         "results",
         rows,
         "Results per family",
-        "Test score at the LR chosen on validation, averaged over the family's tasks; bars are 95% t-intervals over fine-tuning seeds.",
+        # the bars are means: "bars are 95% t-intervals" named the whiskers' numbers as the bars'
+        "Bars: the test score at the LR chosen on validation, averaged over the family's tasks (Avg: over all "
+        "tasks), mean over fine-tuning seeds; whiskers: 95% t-intervals over fine-tuning seeds.",
     )
 
 
