@@ -11,8 +11,8 @@ import pytest
 from fake_study import backend, small_spec, tiny_corpus
 
 from encoderlab.errors import UserError
-from encoderlab.study.checks import PER_DOCUMENT, check_runs, tokens_at_most
 from encoderlab.study.graph import build_graph
+from encoderlab.study.runchecks import PER_DOCUMENT, check_runs, tokens_at_most
 from encoderlab.study.runner import node_dir, run_study
 from encoderlab.study.spec import DataSpec, RunSpec
 

@@ -16,7 +16,7 @@ import pytest
 from fake_study import run_cka_node, small_spec
 
 from encoderlab.errors import UserError
-from encoderlab.study.checks import check_runs
+from encoderlab.study.runchecks import check_runs
 from encoderlab.study.spec import CkaSpec, RunSpec
 
 

@@ -58,7 +58,7 @@ def test_the_prepare_node_names_the_entry_too(tmp_path, capsys, monkeypatch):
     before the study skipped) names the entry, not `--source`: its tokenizer training refused it."""
     (tmp_path / "blank.txt").write_text("\n\n")
     monkeypatch.setattr("encoderlab.data.mixing.check_first_documents", lambda *a, **k: None)
-    monkeypatch.setattr("encoderlab.study.checks._check_rows", lambda *a, **k: None)
+    monkeypatch.setattr("encoderlab.study.runchecks._check_rows", lambda *a, **k: None)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     code, err = cli(["study", "run", _study(tmp_path, ["blank.txt"]), "--out", tmp_path / "s"], capsys)
     assert_one_line(

@@ -100,13 +100,13 @@ def test_a_gpu_study_planned_without_a_gpu_skips_the_cpu_memory_check(
     import yaml
 
     from encoderlab.errors import UserError
-    from encoderlab.study import checks
+    from encoderlab.study import runchecks
 
     def too_big(spec, p, meta):
         raise UserError(f"run {p.run.name}: too big for this CPU")
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    monkeypatch.setattr(checks, "_check_memory", too_big)
+    monkeypatch.setattr(runchecks, "_check_memory", too_big)
     main(["study", "show", "paper1-cpt", "--scale", "gpu-610m"])
     study = yaml.safe_load(capsys.readouterr().out)
     (tmp_path / "s.yaml").write_text(yaml.safe_dump({**study, "hardware": hardware}))
@@ -168,7 +168,7 @@ def test_a_study_inside_another_study_folder_is_refused(folder, capsys):
         run_study(small_spec(), inner, backend(), progress=False)
     assert str(err.value) == (
         f"--out {inner} lies inside the study folder {folder.resolve()}, whose folders are that study's; choose "
-        "an --out outside it"
+        "another --out outside it"
     )
     assert not inner.exists()
     main(["study", "status", str(folder)])

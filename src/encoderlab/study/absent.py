@@ -38,7 +38,7 @@ by hand) has them estimated; one from before 2026-12-05 recorded no entropy, and
 say the plateau is not checked, naming the folder and `--prepared NAME=DIR`. The start checks run for
 the nodes to run but skip the folder (`gone_prepared`): its tokenizer (`checks.check_prepared_tokenizers`),
 its token files (`checks.check_prepared_sources`) and the rows and memory of the runs on it
-(`checks.check_runs`), all finished. With nothing to run, `study run` checks no node's inputs and
+(`runchecks.check_runs`), all finished. With nothing to run, `study run` checks no node's inputs and
 fetches nothing (`Resumed.idle`): it rewrites study.json and graph.json and hands back the report.
 A folder gone of which nothing is recorded (not the one the study ran with) is refused in one line.
 `study report DIR` reads the same record, so it writes the same figures with the folder gone.

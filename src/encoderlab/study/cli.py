@@ -134,12 +134,13 @@ def plan_command(
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
     from encoderlab.study.absent import recorded_notes, resumed_graph
-    from encoderlab.study.checks import check_inputs, check_prepared_sources, check_runs, planned_elsewhere
+    from encoderlab.study.checks import check_inputs, check_prepared_sources
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
+    from encoderlab.study.runchecks import check_runs, elsewhere_note
     from encoderlab.study.runner import check_same_study
 
     out = out if out is not None else study_folder(name)  # a study folder is counted from its own data
@@ -170,11 +171,8 @@ def plan_command(
     if idle:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
         return
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
-    if elsewhere := planned_elsewhere(spec):
-        print(
-            f"note: memory is not checked: this study is sized for {spec.hardware} and no CUDA device is "
-            "visible here; `study run` checks each run on the machine it trains on"
-        )
+    if elsewhere := elsewhere_note(spec):
+        print(elsewhere)
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
     check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
 

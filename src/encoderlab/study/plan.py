@@ -389,7 +389,7 @@ def finished_meta(data: DataSpec, study_dir: Path | None, node: Node | None) -> 
 def _recorded_counts(result: dict) -> dict | None:
     """The counts of its data a finished prepare node recorded in its `result` (`nodes._recorded`: the
     meta.json's `unique_tokens`), when they hold the train split's, as `corpus_size` reads a meta.json;
-    else None. Only these: the start checks read no other field of a folder gone (`checks.check_runs`)."""
+    else None. Only these: the start checks read no other field of a folder gone (`runchecks.check_runs`)."""
     from encoderlab.data.packed import is_count
 
     meta = result.get("meta")

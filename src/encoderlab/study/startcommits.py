@@ -8,7 +8,7 @@ in one report. Each pretraining run records the commit it started from (`env.jso
 `model.runlayout.start_model_record`), and each evaluation of a hub id the commit it evaluated (its
 `EvalRecord.start_model`, the same record), so `study run` compares, before anything runs, the commits
 the finished runs and evaluations as is read of each such id with the one it resolves to now
-(`hubmodels.resolved_commit`: the local hub cache or the mirror, after `checks.check_runs` downloaded its
+(`hubmodels.resolved_commit`: the local hub cache or the mirror, after `runchecks.check_runs` downloaded its
 configs; no network here).
 
 Trade-offs: an evaluation's commit is read from its node.json, so a study of many finished evaluations as
