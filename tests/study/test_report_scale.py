@@ -199,3 +199,14 @@ def test_the_tasks_departure_names_the_task_files_beside_the_suite():
         "tasks: paper suite and task file /s/a.yaml: all, not the paper's 12 datasets (SC, TC, QA, IR) with "
         "EncodEval's protocol"
     ]
+
+
+def test_a_stability_claim_over_other_lrs_than_the_papers_is_a_departure():
+    """The demo and cpu scales measure "CLM fine-tunes more stably" over 1e-4 to 5e-4, paper 1 over 1e-5 to
+    1e-4: only the claim's sentence named its range, and "What this scale is" left it out."""
+    from encoderlab.study.catalog import get_study
+
+    (stability,) = [d for d in departures(get_study("paper1-pfs", "demo")) if d.aspect == "LR stability"]
+    assert stability.sentence() == "LR stability: measured over LRs 0.0001 to 0.0005, not 1e-05 to 0.0001"
+    assert "LR stability" not in [d.aspect for d in departures(get_study("paper1-pfs", "gpu-210m"))]
+    assert "LR stability" not in [d.aspect for d in departures(detour_spec())]  # paper 2 makes no such claim

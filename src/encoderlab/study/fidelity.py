@@ -5,7 +5,8 @@ paper's tokenizer and evaluates them on the paper's tasks. The demo and cpu scal
 (they fit 2 CPU cores), and a report that only said "holds at this scale" would let a reader take a
 tiny model on 4M tokens for the paper's experiment. So a study names its paper (`StudySpec.paper`)
 and `departures` compares the spec with that paper's setup (`PaperSetup`) aspect by aspect: data,
-tokenizer, tasks, model, pretraining length, fine-tuning protocol. The departures are derived from
+tokenizer, tasks, model, pretraining length, fine-tuning protocol, and the LR range of a stability
+claim (`PaperSetup.stability_lrs`). The departures are derived from
 the spec every time, never written beside it, so a scale that changes its data changes what it says;
 the pretraining length is the compared run's as it trains (`resolve.resolve_run`, the one resolution the
 runs use: a paper 2 recipe adds its decay to the scale's steps), after the study's run it continues;
@@ -30,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.study.resolve import resolve_run
 from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
-from encoderlab.words import count, lr_grid, noun
+from encoderlab.words import count, lr_grid, lr_text, noun
 
 if TYPE_CHECKING:
     from encoderlab.train.config import RunConfig
@@ -41,7 +42,7 @@ class Departure:
     """One aspect in which a study differs from its paper."""
 
     aspect: str
-    """data | tokenizer | tasks | model | pretraining | fine-tuning."""
+    """data | tokenizer | tasks | model | pretraining | fine-tuning | LR stability."""
     here: str
     """What the study does."""
     paper: str
@@ -95,6 +96,8 @@ class PaperSetup:
     """Fine-tuning LR grid."""
     seeds: tuple[int, ...]
     """Fine-tuning seeds."""
+    stability_lrs: tuple[float, float] | None = None
+    """The LR range over which the paper compares fine-tuning stability (None: it makes no such claim)."""
 
 
 PAPERS: dict[str, PaperSetup] = {
@@ -116,6 +119,7 @@ PAPERS: dict[str, PaperSetup] = {
         * 2_359_296,  # its +2k continued pretraining (the from-scratch runs: 12k and up)
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
+        stability_lrs=(1e-5, 1e-4),
     ),
     "paper2": PaperSetup(
         short="paper 2",
@@ -217,7 +221,23 @@ def departures(spec: StudySpec) -> tuple[Departure, ...]:
         cap = f", at most {count(ev.max_steps, 'step')} per run" if ev.max_steps is not None else ""
         here = lr_grid(ev.lrs, ev.seeds, name_seeds=False) + cap
         out.append(Departure(aspect="fine-tuning", here=here, paper=_paper_grid(paper)))
+    if (stability := _stability(spec, paper)) is not None:
+        out.append(stability)
     return tuple(out)
+
+
+def _stability(spec: StudySpec, paper: PaperSetup) -> Departure | None:
+    """The stability claim's LR range where it is not the paper's: the demo and cpu scales measure it over
+    1e-4 to 5e-4 (their grids sit above paper 1's 1e-5 to 1e-4), which only the claim's own sentence said,
+    without saying the paper's range was another."""
+    ranges = sorted({c.lr_range for c in spec.claims if c.kind == "more_stable"})
+    if paper.stability_lrs is None or not ranges or ranges == [paper.stability_lrs]:
+        return None
+    here = ", ".join(f"{lr_text(lo)} to {lr_text(hi)}" for lo, hi in ranges)
+    lo, hi = paper.stability_lrs
+    return Departure(
+        aspect="LR stability", here=f"measured over LRs {here}", paper=f"{lr_text(lo)} to {lr_text(hi)}"
+    )
 
 
 def compared_run(spec: StudySpec) -> RunSpec:
