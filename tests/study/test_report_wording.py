@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 from fake_study import backend, small_spec
 
-from encoderlab.study.report import _claims_note, write_report
+from encoderlab.study.report import _claims_note, _num, write_report
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import EvalSpec
 
@@ -247,3 +247,14 @@ def test_a_study_folder_resumes_with_the_report_key_its_built_in_study_gave():
     again = from_dict(StudySpec, json.loads(json.dumps(to_dict(spec))), where="study.json")
     # `study run DIR` rewrote the report (and noted the old report folder as stale): another spec digest
     assert report_config(again) == report_config(spec)
+
+
+def test_the_compute_tables_numbers_keep_three_significant_digits():
+    """The demo's branched run spent 2,000,356,700,160 FLOPs, shown "2e+12" beside "2.67e+12": one digit."""
+    assert [_num(x) for x in (2000356700160.0, 2.67e12, 100.0, 1_234_567, None)] == [
+        "2.00e+12",
+        "2.67e+12",
+        "100",
+        "1,234,567",
+        "–",
+    ]

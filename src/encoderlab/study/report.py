@@ -402,15 +402,11 @@ def _reported(data: StudyData, table: ResultsTable) -> list[tuple]:
 
 
 def _num(x) -> str:
+    """A count with thousands separators; any other number (FLOPs) to 3 significant digits with their
+    trailing zeros, so a column reads at one precision: "2.00e+12" beside "2.67e+12" (it read "2e+12")."""
     if x is None:
         return "–"
-    return (
-        f"{x:.3g}"
-        if isinstance(x, float) and (abs(x) >= 1e6 or (x and abs(x) < 1e-2))
-        else f"{x:,}"
-        if isinstance(x, int)
-        else f"{x:.3g}"
-    )
+    return f"{x:,}" if isinstance(x, int) else f"{x:#.3g}".rstrip(".")  # "100." is 100
 
 
 def report_node(ctx, figures: bool = True) -> dict:
