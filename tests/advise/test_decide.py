@@ -472,3 +472,25 @@ def test_a_backtest_with_one_near_tied_pair_of_three_ranked_wrong_still_endorses
     bt = advise(ladder, Target(params=3e8, tokens=6e9), n_boot=60).backtest
     assert bt.extrapolation_accuracy == pytest.approx(2 / 3) and bt.baseline_accuracy == pytest.approx(2 / 3)
     assert bt.extrapolation_error < bt.baseline_error and bt.passed
+
+
+@pytest.mark.parametrize("target", [Target(flops=2e19), Target(params=2e8, tokens=8e9)])
+def test_curves_in_compute_alone_are_not_said_to_follow_a_frontier_or_the_targets_allocation(target):
+    """A 1-D curve `E + A*C^-a` models no allocation: it is read along its runs' own tokens per parameter
+    (20 here). Before, the output said "each schedule on its compute-optimal curve" for a compute target and
+    "at the target's 40 tokens per parameter" for a target at 40, of curves that follow neither."""
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    adv = advise(syn.ladder, target, n_boot=20)
+    assert all(p.curve == POWER.name for p in adv.predictions)
+    assert adv.path == "each schedule in compute alone, at its runs' own tokens per parameter"
+
+
+def test_the_crossover_line_gives_its_intervals_width():
+    """The crossing's interval is `--interval`'s over the replicates that cross; before it read "interval [...]"
+    whatever the width, beside a table headed "80% interval" that `--interval 0.5` had changed."""
+    from encoderlab.advise.report import format_advice
+
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    advice = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=20, interval=0.5)
+    (line,) = [x for x in format_advice(advice).splitlines() if x.startswith("  MLM-40 vs CLM")]
+    assert "(50% interval [" in line and "over the replicates that cross" in line, line

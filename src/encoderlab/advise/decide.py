@@ -40,7 +40,7 @@ from typing import Literal
 
 import numpy as np
 
-from encoderlab.advise.fit import DELTA
+from encoderlab.advise.fit import DELTA, POWER
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
 from encoderlab.advise.reach import allocation_warnings, check_not_below, reach_warnings
@@ -381,7 +381,7 @@ def advise(
         better=m.better,
         target=target.describe(),
         target_compute=target_c,
-        path=target.path(),
+        path=_path(fits, target),
         confidence=confidence,
         interval=interval,
         n_boot=n_boot,
@@ -400,6 +400,12 @@ def advise(
         runs=tuple(_run_row(o) for o in ladder.observations),
         warnings=_warnings(fits, target, target_c, seed_noise, flat, m.better, bt is not None),
     )
+
+
+def _path(fits: list[ScheduleFit], target: Target) -> str:
+    """`Target.path` for these fits: a curve in compute alone follows its runs, not the target's path."""
+    one_d = tuple(f.schedule.name for f in fits if f.form is POWER)
+    return target.path(one_d, two_d=any(f.form is not None and f.form is not POWER for f in fits))
 
 
 def _check_comparable(rungs, fitted: bool) -> None:

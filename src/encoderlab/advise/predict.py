@@ -99,11 +99,21 @@ class Target:
         """Tokens per parameter of a target given as (N, D); None for a compute target."""
         return None if self.flops is not None else self.tokens / self.params
 
-    def path(self) -> str:
-        """Where the curves are read between the ladder and the target (`ScheduleFit.at_compute`)."""
-        if self.ratio is None:
-            return "each schedule on its compute-optimal curve"
-        return f"each schedule at the target's {self.ratio:.3g} tokens per parameter"
+    def path(self, one_d: tuple[str, ...] = (), two_d: bool = True) -> str:
+        """Where the curves are read between the ladder and the target (`ScheduleFit.at_compute`). `one_d`:
+        the schedules whose curve is in compute alone (`POWER`), which models no allocation, so neither a
+        frontier nor the target's tokens per parameter applies to them: they follow their own runs'
+        allocation (was said of them too: "on its compute-optimal curve" for a ladder at 20 tokens per
+        parameter); `two_d`: whether any schedule has a 2-D curve."""
+        alone = "in compute alone, at its runs' own tokens per parameter"
+        if not two_d:
+            return f"each schedule {alone}"
+        where = (
+            "on its compute-optimal curve"
+            if self.ratio is None
+            else f"at the target's {self.ratio:.3g} tokens per parameter"
+        )
+        return f"each schedule {where}" + (f"; {', '.join(one_d)} {alone}" if one_d else "")
 
     def describe(self) -> str:
         """`C = 1.2e+21 FLOPs` or `N = 4e+08, D = 8e+09`."""

@@ -28,9 +28,10 @@ def _rung(point) -> str:
     return "none shared" if point is None else f"N={point[0]:.3g}, D={point[1]:.3g}"
 
 
-def _crossover_line(c, reach: float | None = None) -> str:
+def _crossover_line(c, reach: float | None = None, interval: float = 0.8) -> str:
     """One pair's crossing; `reach`: the compute up to which both schedules have runs, past which the
-    crossing is the curves' extrapolation and the line says so."""
+    crossing is the curves' extrapolation and the line says so. The interval is `--interval`'s over the
+    replicates that cross (was a bare "interval", read as the point fit's own, of unstated width)."""
     past = (
         f"; past C = {reach:.3g}, the largest compute both have runs at: read from the curves alone"
         if reach is not None and c.compute is not None and c.compute > reach * (1 + 1e-9)
@@ -50,7 +51,8 @@ def _crossover_line(c, reach: float | None = None) -> str:
     other = c.b if c.first == c.a else c.a
     return (
         f"  {c.a} vs {c.b}: {c.first} leads below C = {c.compute:.3g}, {other} above "
-        f"(interval [{_num(c.low, '{:.3g}')}, {_num(c.high, '{:.3g}')}]; {c.share:.0%} of replicates cross{past})"
+        f"({interval:.0%} interval [{_num(c.low, '{:.3g}')}, {_num(c.high, '{:.3g}')}] over the replicates that "
+        f"cross; {c.share:.0%} of replicates cross{past})"
     )
 
 
@@ -103,7 +105,7 @@ def format_advice(advice: Advice) -> str:
         "",
         f"crossovers ({advice.path}):",
         *(
-            [_crossover_line(c, _reach(advice, c.a, c.b)) for c in advice.crossovers]
+            [_crossover_line(c, _reach(advice, c.a, c.b), advice.interval) for c in advice.crossovers]
             or ["  none computed (a schedule has no curve)"]
         ),
         *_backtest_lines(advice),
