@@ -54,3 +54,33 @@ def test_the_printed_table_keeps_four_significant_digits_on_round_numbers():
     first = dataclasses.replace(adv.predictions[0], value=5.253, low=5.0, high=5.5, rung_value=3.0)
     printed = format_advice(dataclasses.replace(adv, predictions=(first, *adv.predictions[1:])))
     assert "5.253" in printed and "[5.000, 5.500]" in printed and "3.000" in printed
+
+
+def test_the_figure_names_the_crossover_line_and_its_band(tmp_path, monkeypatch):
+    """The crossover's dotted line and grey band had no legend entry; a reader could not tell them apart
+    from the target's line or know the band's width. And the curves were solid up to ten times the target:
+    past each schedule's largest run they are dashed now, and the legend says what that means."""
+    import numpy as np
+
+    from encoderlab.advise import report
+    from encoderlab.advise.synthetic import synthetic_ladder
+
+    legends = []
+    monkeypatch.setattr(
+        report,
+        "savefig_atomic",
+        lambda fig, path, **kw: legends.append(
+            (
+                [t.get_text() for t in fig.axes[0].get_legend().get_texts()],
+                {ln.get_label(): max(ln.get_xdata(), default=0.0) for ln in fig.axes[0].get_lines()},
+            )
+        ),
+    )
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=3.0)
+    adv = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=20, interval=0.5)
+    plot_advice(adv, tmp_path / "advise")
+    (labels, ends) = legends[0]
+    assert "crossover (point fit)" in labels and "crossover's 50% interval" in labels, labels
+    assert "curve past its runs (its form alone)" in labels, labels
+    top = max(r["compute"] for r in adv.runs if r["schedule"] == "MLM-40")
+    assert ends["MLM-40 (E + A*C^-a)"] <= top < adv.target_compute

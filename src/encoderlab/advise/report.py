@@ -118,6 +118,38 @@ def format_advice(advice: Advice) -> str:
     return "\n".join(lines)
 
 
+def _draw_schedule(ax, advice: Advice, p, color) -> bool:
+    """One schedule's runs and curve with its band; True where a curve was drawn past its runs."""
+    curve = [r for r in advice.curves if r["schedule"] == p.schedule]
+    runs = [r for r in advice.runs if r["schedule"] == p.schedule]
+    if curve:
+        x = [r["compute"] for r in curve]
+        # dashed past the schedule's largest run: there the curve is its form alone (was drawn as solid as
+        # the fitted part, so the extrapolation to the target looked as measured as the ladder)
+        top = max(r["compute"] for r in runs)
+        fitted = [r for r in curve if r["compute"] <= top]
+        ax.plot(
+            [r["compute"] for r in fitted],
+            [r["value"] for r in fitted],
+            color=color,
+            label=f"{p.schedule} ({p.curve})",
+        )
+        past = [r for r in curve if r["compute"] >= (fitted[-1]["compute"] if fitted else 0.0)]
+        ax.plot([r["compute"] for r in past], [r["value"] for r in past], color=color, ls="--", lw=1)
+        ax.fill_between(
+            x, [r["low"] for r in curve], [r["high"] for r in curve], color=color, alpha=0.2, lw=0
+        )
+    ax.scatter(
+        [r["compute"] for r in runs],
+        [r["value"] for r in runs],
+        color=color,
+        s=14,
+        alpha=0.8,
+        label=None if curve else p.schedule,
+    )
+    return bool(curve) and len(past) > 1
+
+
 def plot_advice(advice: Advice, stem: Path) -> Path:
     """Curves with bands, every run, the crossovers and the target; PNG plus curves/runs tables."""
     import matplotlib
@@ -129,29 +161,18 @@ def plot_advice(advice: Advice, stem: Path) -> Path:
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    extrapolated = False
     for i, p in enumerate(advice.predictions):
-        color = colors[i % len(colors)]
-        curve = [r for r in advice.curves if r["schedule"] == p.schedule]
-        if curve:
-            x = [r["compute"] for r in curve]
-            ax.plot(x, [r["value"] for r in curve], color=color, label=f"{p.schedule} ({p.curve})")
-            ax.fill_between(
-                x, [r["low"] for r in curve], [r["high"] for r in curve], color=color, alpha=0.2, lw=0
-            )
-        runs = [r for r in advice.runs if r["schedule"] == p.schedule]
-        ax.scatter(
-            [r["compute"] for r in runs],
-            [r["value"] for r in runs],
-            color=color,
-            s=14,
-            alpha=0.8,
-            label=None if curve else p.schedule,
-        )
-    for c in advice.crossovers:
-        if c.compute is not None:
-            ax.axvline(c.compute, color="grey", ls=":", lw=1)
-            if c.low is not None:
-                ax.axvspan(c.low, c.high, color="grey", alpha=0.08, lw=0)
+        extrapolated |= _draw_schedule(ax, advice, p, colors[i % len(colors)])
+    if extrapolated:
+        ax.plot([], [], color="grey", ls="--", lw=1, label="curve past its runs (its form alone)")
+    # labelled once: a dotted line and a grey band with no legend entry read as anything (were unlabelled)
+    drawn = [c for c in advice.crossovers if c.compute is not None]
+    for k, c in enumerate(drawn):
+        ax.axvline(c.compute, color="grey", ls=":", lw=1, label=None if k else "crossover (point fit)")
+        if c.low is not None:
+            band = f"crossover's {advice.interval:.0%} interval"
+            ax.axvspan(c.low, c.high, color="grey", alpha=0.08, lw=0, label=None if k else band)
     ax.axvline(advice.target_compute, color="black", ls="--", lw=1, label="target")
     ax.set_xscale("log")
     ax.set_xlabel(f"training compute C (FLOPs); curves: {advice.path}", fontsize=9)
