@@ -108,7 +108,7 @@ def test_each_column_starts_under_its_heading_whatever_the_baselines_width():
     """A baseline at D=2.5e+08 (a 2-D ladder's rungs) made the single rung's cell wider than its fixed 24
     characters, and pushed that row's "advised" cell past its heading."""
     rungs = tuple(
-        HeldOutRung(6e7, d, {}, None, {}, (2.5e7, d / 2.4), "single rung", 1.0, 1.0, 1.0)
+        HeldOutRung(6e7, d, {}, None, {}, (2.5e7, d / 2.4), "single rung", True, 1.0, 1.0, 1.0)
         for d in (6e8, 2.4e9)
     )
     head, *rows = format_held_out(HeldOutScore(6e7, rungs, 1.0, 1.0, 1.0, 2)).splitlines()[1:-1]
@@ -131,3 +131,15 @@ def test_a_largest_size_that_one_schedule_ran_is_refused(tmp_path, capsys):
         f"be scored there; run every schedule at N={top:.3g}"
     )
     assert not (tmp_path / "h").exists()
+
+
+@pytest.mark.parametrize("rungs, backtested", [(4, False), (5, True)])
+def test_an_advisor_with_no_backtest_is_said_to_keep_the_single_rung_by_construction(rungs, backtested):
+    """Fitted on 3 sizes (a 1-D curve of 3 rungs) the advisor has no backtest, so "advised" is the single
+    rung whatever the curves do; the table said only "single rung", read as the backtest's choice (the
+    CPU ladder's write-up did read it so). With 4 fitted sizes it has one, and no note."""
+    syn = synthetic_ladder(np.random.default_rng(1), rungs=rungs, crossover=256.0, sigma=1e-4)
+    score = score_held_out(syn.ladder, **QUICK)
+    assert [r.backtested for r in score.rungs] == [backtested]
+    note = "note: the advisor had no backtest at any rung"
+    assert (note in format_held_out(score)) == (not backtested)

@@ -46,6 +46,8 @@ class HeldOutRung:
     """The (N, D) the single-rung ranking was read at."""
     method: str
     """What the advisor chose: extrapolation or single rung."""
+    backtested: bool
+    """Whether the advisor had a backtest to choose by; without one it keeps the single rung by construction."""
     extrapolation_accuracy: float | None
     single_rung_accuracy: float
     advised_accuracy: float
@@ -125,6 +127,7 @@ def _score_rung(ladder: Ladder, fitted: Ladder, point: tuple[float, float], opti
         single_rung=single,
         baseline_rung=base_at,
         method=advice.method,
+        backtested=advice.backtest is not None,
         extrapolation_accuracy=extrap_acc,
         single_rung_accuracy=single_acc,
         advised_accuracy=extrap_acc if chose_extrap else single_acc,
@@ -176,4 +179,9 @@ def format_held_out(score: HeldOutScore) -> str:
         f"{percent(score.extrapolation_accuracy)}, single rung {percent(score.single_rung_accuracy)}, advised "
         f"{percent(score.advised_accuracy)}"
     )
+    if not any(r.backtested for r in score.rungs):  # else "advised" read as a choice the advisor never made
+        lines.append(
+            "note: the advisor had no backtest at any rung (too few rungs below the fitted sizes' largest to refit "
+            "its curves), so 'advised' is the single rung by construction; a size or token budget more scores it"
+        )
     return "\n".join(lines)
