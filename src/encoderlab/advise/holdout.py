@@ -182,6 +182,6 @@ def format_held_out(score: HeldOutScore) -> str:
     if not any(r.backtested for r in score.rungs):  # else "advised" read as a choice the advisor never made
         lines.append(
             "note: the advisor had no backtest at any rung (too few rungs below the fitted sizes' largest to refit "
-            "its curves), so 'advised' is the single rung by construction; a size or token budget more scores it"
+            "its curves), so 'advised' is the single rung by construction; more rungs below the held-out size score it"
         )
     return "\n".join(lines)
