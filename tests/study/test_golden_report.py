@@ -9,6 +9,7 @@ claim read from `analysis.cka.low_layer_summary` (its numbers and sentence only)
 naming Welch's test for runs that share fewer than two pretraining seeds (that one line), and the CKA
 claim's sentence saying what its intervals cover and that Holm's correction leaves it out, and which
 pretraining seed of each run it compared (words only).
+The CKA claim's verdict says it compares one checkpoint of each run (its sentence's prefix only).
 The mask-ratio figure's `model` column names runs by label, as every other figure does (that column only).
 The results note names each task's metric (that one line). The fake study's four tested claims are at one
 pretraining seed: each now gives a direction only ("holds in direction", `significant` null, `p_holm` null,

@@ -216,9 +216,19 @@ _ONE_SEED = {
 """One pretraining seed each (level "fine-tuning"): a direction of two checkpoints, never a verdict."""
 
 
-def _prefix(o: Outcome) -> str:
-    """The verdict the sentence starts with."""
+_CKA_CHECKPOINTS = (
+    ", for one checkpoint of each run (their first pretraining seeds; cannot speak to the objectives' "
+    "seed-to-seed variation)"
+)
+"""The CKA claim compares one checkpoint per run at every scale (`data.cka_models`): its "Holds at this
+scale" stood beside "each run is trained at one pretraining seed, so a claim gives a direction only"."""
+
+
+def _prefix(o: Outcome, kind: str = "") -> str:
+    """The verdict the sentence starts with (`kind`: the claim's)."""
     prefix = _PREFIX[o.status]
+    if kind == "cka_low_layers":
+        return prefix.replace("at this scale", f"at this scale{_CKA_CHECKPOINTS}")
     if o.significant:
         prefix += " (significant)"
     elif o.significant is not None:
@@ -274,7 +284,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
                 status=o.status,
                 significant=o.significant,
                 numbers=o.numbers,
-                sentence=f"{_prefix(o)}: {o.sentence}",
+                sentence=f"{_prefix(o, claim.kind)}: {o.sentence}",
             )
         )
     return out
