@@ -76,7 +76,7 @@ def test_a_cka_length_beyond_the_positions_of_a_model_compared_as_is_is_refused_
     from transformers import BertConfig, BertForMaskedLM
 
     from encoderlab.errors import UserError
-    from encoderlab.study.checks import check_runs
+    from encoderlab.study.runchecks import check_runs
 
     bert = tmp_path / "bert128"
     BertForMaskedLM(

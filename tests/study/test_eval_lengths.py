@@ -1,6 +1,6 @@
 """A study whose task's `max_length` is more than an evaluated model's positions is refused by `study plan`
 and `study run` before anything is written, in `eval`'s line prefixed with the study and the model
-(`study.checks.check_eval_lengths`). Before, the plan passed and the eval node failed mid-fine-tuning
+(`study.positions.check_eval_lengths`). Before, the plan passed and the eval node failed mid-fine-tuning
 with a traceback ("sequence length N exceeds max_seq_len M"), after the runs had trained.
 
 The model evaluated is the eval tests' own of 256 positions (`fixtures.model_folder`), a run without a

@@ -14,7 +14,7 @@ import pytest
 from fake_study import small_spec
 
 from encoderlab.errors import UserError
-from encoderlab.study.checks import check_runs
+from encoderlab.study.runchecks import check_runs
 from encoderlab.study.spec import RunSpec
 
 

@@ -191,7 +191,7 @@ def test_a_start_model_shorter_than_the_rows_refuses_the_study_before_it_writes(
     from transformers import BertConfig, BertForMaskedLM
 
     from encoderlab.errors import UserError
-    from encoderlab.study.checks import check_start_models
+    from encoderlab.study.positions import check_start_models
 
     bert = tmp_path / "bert64"
     BertForMaskedLM(
