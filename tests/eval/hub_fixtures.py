@@ -276,12 +276,19 @@ def msmarco_pairs(root: Path, n: int = 64) -> Path:
 
 
 def _beir_export(
-    root: Path, repo: str, corpus: dict[str, tuple[str, str]], queries: dict[str, str], layout: str
+    root: Path,
+    repo: str,
+    corpus: dict[str, tuple[str, str]],
+    queries: dict[str, str],
+    shards: int = 1,
 ) -> Path:
-    """A BEIR script repository's parquet export: configs `corpus` and `queries` whose only split
+    """A BEIR script repository's parquet export, in the 2023 converter layout both real ones have
+    (`<config>/<name>-<split>-0000k-of-0000n.parquet`): configs `corpus` and `queries` whose only split
     has the config's name; `_id`, `title`, `text` str (HS 4 [V] for the BEIR script pattern and
     for BeIR/nq's `corpus/nq-corpus-0000{0,1,2}-of-00003.parquet`; BeIR/msmarco's export tree at
-    1aab771 [V] has `corpus/msmarco-corpus-0000N-of-00007.parquet`)."""
+    1aab771 [V] has `corpus/msmarco-corpus-0000N-of-00007.parquet`). The corpus is cut into
+    `shards` files in order, so a loader that reads one file only misses documents; queries are
+    one file (their shard counts are not verified)."""
     folder = Path(root) / repo
     name = repo.split("/")[-1]
     parts = {
@@ -292,14 +299,14 @@ def _beir_export(
         },
         "queries": {"_id": list(queries), "title": [""] * len(queries), "text": list(queries.values())},
     }
+    features = Features({"_id": STR, "title": STR, "text": STR})
     for part, rows in parts.items():
-        path = folder / (
-            f"{part}/{part}/0000.parquet"
-            if layout == "current"
-            else f"{part}/{name}-{part}-00000-of-00001.parquet"
-        )
-        path.parent.mkdir(parents=True, exist_ok=True)
-        Dataset.from_dict(rows, features=Features({"_id": STR, "title": STR, "text": STR})).to_parquet(path)
+        n = shards if part == "corpus" else 1
+        data = Dataset.from_dict(rows, features=features)
+        for k in range(n):
+            path = folder / f"{part}/{name}-{part}-{k:05d}-of-{n:05d}.parquet"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            data.shard(n, k, contiguous=True).to_parquet(path)
     return folder
 
 
@@ -315,7 +322,7 @@ def _qrels(root: Path, repo: str, splits: dict[str, list[tuple[str, str, int]]])
 
 
 def msmarco(root: Path) -> dict:
-    """BeIR/msmarco (export, 2023 layout) + BeIR/msmarco-qrels: numeric ids (read back as int64),
+    """BeIR/msmarco (export, the corpus in 7 files as on the hub) + BeIR/msmarco-qrels: numeric ids (read back as int64),
     dev qrels with grade 1, TREC-DL'19-style graded test qrels (0-3), unjudged distractors. Returns
     the ids the loader must keep."""
     rng = _rng(3)
@@ -323,19 +330,19 @@ def msmarco(root: Path) -> dict:
     queries = {str(i): f"about {TOPICS[i % len(TOPICS)]}" for i in range(12)}
     dev = [(str(q), str(1000 + q), 1) for q in range(6)]
     test = [(str(q), str(1000 + q), 3) for q in range(6, 10)] + [("10", "1010", 0), ("6", "1020", 0)]
-    _beir_export(root, "BeIR/msmarco", corpus, queries, layout="2023")
+    _beir_export(root, "BeIR/msmarco", corpus, queries, shards=7)
     _qrels(root, "BeIR/msmarco-qrels", {"train": [("11", "1011", 1)], "dev": dev, "test": test})
     return {"dev": dev, "test": test}
 
 
 def nq(root: Path) -> dict:
-    """BeIR/nq (export, current layout) + BeIR/nq-qrels (only `test.tsv`, HS 4 [V]); ids like
-    `test0` / `doc0`; documents have titles (EE renders `{title}. {text}`)."""
+    """BeIR/nq (export, the corpus in 3 files as on the hub) + BeIR/nq-qrels (only `test.tsv`,
+    HS 4 [V]); ids like `test0` / `doc0`; documents have titles (EE renders `{title}. {text}`)."""
     rng = _rng(4)
     corpus = {f"doc{i}": (f"Title {i}", f"{TOPICS[i % len(TOPICS)]} {_sentence(rng, 5)}") for i in range(30)}
     queries = {f"test{i}": f"about {TOPICS[i % len(TOPICS)]}" for i in range(10)}
     test = [(f"test{i}", f"doc{i}", 1) for i in range(10)] + [("test0", "doc20", 1)]
-    _beir_export(root, "BeIR/nq", corpus, queries, layout="current")
+    _beir_export(root, "BeIR/nq", corpus, queries, shards=3)
     _qrels(root, "BeIR/nq-qrels", {"test": test})
     return {"test": test}
 

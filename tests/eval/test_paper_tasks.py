@@ -116,6 +116,7 @@ def test_nq_halves_are_seeded_and_disjoint(root):
         set(data.val.queries) == expected_val and set(data.tests["test"].queries) == set(ids) - expected_val
     )
     half = data.val if "test0" in expected_val else data.tests["test"]
+    # doc0 is in the first of the corpus's three export files, doc20 in the last: all are read.
     assert half.qrels["test0"] == {"doc0": 1, "doc20": 1}  # both of its judged documents
     assert data.val.corpus["doc3"].startswith("Title 3. ") and len(data.val.corpus) == 11
 
