@@ -1,0 +1,153 @@
+"""The numbers and names docs/data.md and docs/assets.md state by hand are the code's.
+
+The named hub corpora, the source options' defaults, prepare's defaults, the decontamination sets, the
+asset table's pins and download sizes, the default set and the `--all` total were copied into the docs
+by hand; no test read those docs, so a repinned package or a changed default left them quietly wrong.
+Each test reads the doc's own table or sentence and compares it with the code's constant (the pattern
+of tests/test_doc_tables.py). The sizes, documents and characters measured by a fetch are compared with
+the manifests of the assets this machine has fetched (CI fetches wiki-leads and wnut16).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from tests.test_doc_tables import numbers, table_rows
+
+from encoderlab.bench.data import DataBench
+from encoderlab.data import commands
+from encoderlab.data.assets import ASSETS, DEFAULT_ASSETS, code_heldout_modules, is_fetched, read_manifest
+from encoderlab.data.corpora import CORPORA
+from encoderlab.data.decontaminate import EVAL_ASSETS, MAX_NGRAM
+from encoderlab.data.prepare import prepare
+from encoderlab.data.sources import SourceConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = (ROOT / "docs" / "data.md").read_text()
+ASSETS_DOC = (ROOT / "docs" / "assets.md").read_text()
+NUMBER_WORDS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+]
+HUB_TABLE = table_rows(DATA, "name | hub id")
+ASSET_TABLE = table_rows(ASSETS_DOC, "asset | kind | documents")
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_named_hub_corpora_table_is_corpora():
+    assert list(HUB_TABLE) == [f"`{name}`" for name in CORPORA]
+    for name, c in CORPORA.items():
+        _, hub_id, where, field, size, _ = HUB_TABLE[f"`{name}`"]
+        assert hub_id == f"`{c.hub_id}`" and field == f"`{c.text_field}`", name
+        place = f"folder `{c.data_dir}`" if c.data_dir else f"`{c.config}`" if c.config else "default"
+        assert where == f"{place} / {c.split}", name
+        first = numbers(size)[0]
+        if c.declared_tokens:
+            assert first * 1e9 == c.declared_tokens and c.token_unit in size.lower().replace("-", ""), name
+        else:
+            assert first == c.declared_rows and numbers(size)[1] == round(c.declared_bytes / 1e9), name
+
+
+def test_the_source_option_defaults_are_source_configs():
+    default = SourceConfig(location="x")
+    for option in ("text_field", "id_field", "hf_split"):
+        assert f"`{option}` (default `{getattr(default, option)}`)" in flat(DATA), option
+    assert f"`weight` (default {default.weight:g})" in flat(DATA)
+
+
+def test_prepares_defaults_and_decontamination_sets_are_the_codes():
+    defaults = inspect.signature(commands.prepare).parameters
+    every = defaults["checkpoint_every"].default
+    chunk = inspect.signature(prepare).parameters["chunk_docs"].default
+    text = flat(DATA)
+    assert (
+        f"(`--checkpoint-every {every}`; {every * chunk:,} documents at the default {chunk} per chunk)"
+        in text
+    )
+    assert f"`--ngram N` sets the length (words): 3 to {MAX_NGRAM:,}." in text
+    assert f"at least one word {defaults['ngram'].default}-gram" in text
+    squad = [n for n in EVAL_ASSETS if n.startswith("squad-shifts-")]
+    listed = (
+        "`squad-v1-dev`, `squad-shifts-{" + ",".join(n.removeprefix("squad-shifts-") for n in squad) + "}`"
+    )
+    rest = ", ".join(f"`{n}`" for n in EVAL_ASSETS if not n.startswith("squad-"))
+    assert f"uses every fetched set among {listed}, {rest}, logs" in text
+    assert f"all {NUMBER_WORDS[len(EVAL_ASSETS)]} default sets" in text
+
+
+def test_the_bench_data_line_gives_its_defaults():
+    d = DataBench()
+    assert (
+        f"`encoderlab bench data [--source {d.source}] [--workers N] [--scale {d.scale}] "
+        f"[--repeats {d.repeats}] [--out F]`" in DATA
+    )
+
+
+def test_the_asset_table_lists_every_asset_with_its_pin_and_download():
+    assert list(ASSET_TABLE) == [f"`{name}`" for name in ASSETS]
+    seen = set()
+    for name, spec in ASSETS.items():
+        row = ASSET_TABLE[f"`{name}`"]
+        assert row[1] == spec.kind, name
+        s = spec.source
+        if s is None:
+            assert row[-1] == "-", name
+            continue
+        assert row[-2].startswith(f"{s.registry}: `{s.package}=={s.version}`"), name
+        shared = (s.registry, s.package, s.version) in seen
+        assert row[-1] == ("(same)" if shared else f"{s.size / 1e6:.1f} MB"), name
+        seen.add((s.registry, s.package, s.version))
+
+
+def test_the_fetch_all_line_is_the_registrys_downloads():
+    downloads = {(s.registry, s.package, s.version): s.size for s in (a.source for a in ASSETS.values()) if s}
+    on_disk = sum(numbers(row[4])[0] for row in ASSET_TABLE.values())
+    assert (
+        f"everything: {sum(downloads.values()) / 1e9:.2f} GB downloaded, {on_disk / 1e3:.2f} GB in assets/"
+        in (ASSETS_DOC)
+    )
+
+
+@pytest.mark.parametrize("name", [n for n in ASSETS if ASSETS[n].source is not None])
+def test_a_fetched_assets_row_is_its_manifest(name):
+    if not is_fetched(name):
+        pytest.skip(f"{name} is not fetched (encoderlab assets fetch {name})")
+    m = read_manifest(name)
+    _, _, docs, chars, size, _, _ = ASSET_TABLE[f"`{name}`"]
+    assert size == f"{m['size_bytes'] / 1e6:.1f} MB", name
+    if m["documents"] is not None:
+        assert (docs, chars) == (f"{m['documents']:,}", f"{m['chars'] / 1e6:.2f}M"), name
+
+
+def test_the_default_set_and_ci_fetches_are_named_as_the_code_has_them():
+    a, b, c = DEFAULT_ASSETS
+    assert f"the `{a}` corpus and its tasks `{b}` (SC) and\n`{c}` (TC;" in ASSETS_DOC
+    fetched = re.search(r"encoderlab assets fetch (.+)", (ROOT / "Makefile").read_text()).group(1).split()
+    assert f"CI fetches {' and '.join(f'`{n}`' for n in fetched)}." in ASSETS_DOC
+    assert f"fetches {len(fetched)} small assets" in (ROOT / "README.md").read_text()
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the doc lists Python 3.11's held-out modules")
+def test_the_code_python_held_out_modules_are_the_ones_listed():
+    held = code_heldout_modules()
+    text = flat(ASSETS_DOC)
+    assert f"On Python 3.11 that is {len(held)} of " in text
+    assert f"modules: {', '.join(held)}. Their" in text
