@@ -151,3 +151,20 @@ def test_the_code_python_held_out_modules_are_the_ones_listed():
     text = flat(ASSETS_DOC)
     assert f"On Python 3.11 that is {len(held)} of " in text
     assert f"modules: {', '.join(held)}. Their" in text
+
+
+@pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the doc counts Python 3.11's stdlib")
+def test_the_code_python_row_and_held_out_counts_are_its_manifest():
+    if not is_fetched("code-python"):
+        pytest.skip("code-python is not fetched (encoderlab assets fetch code-python)")
+    m = read_manifest("code-python")
+    d = m["details"]
+    _, _, docs, chars, size, _, _ = ASSET_TABLE["`code-python`"]
+    assert (docs, chars, size) == (
+        f"{m['documents']:,}",
+        f"{m['chars'] / 1e6:.2f}M",
+        f"{m['size_bytes'] / 1e6:.1f} MB",
+    )
+    text = flat(ASSETS_DOC)
+    assert f"Their {d['heldout_documents']} files ({d['heldout_chars'] / 1e6:.2f}M chars)" in text
+    assert f"{len(d['skipped_not_utf8'])} files that are deliberately not UTF-8" in text
