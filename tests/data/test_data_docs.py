@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,15 @@ from tests.test_doc_tables import numbers, table_rows
 
 from encoderlab.bench.data import DataBench
 from encoderlab.data import commands
-from encoderlab.data.assets import ASSETS, DEFAULT_ASSETS, code_heldout_modules, is_fetched, read_manifest
+from encoderlab.data.assets import (
+    ASSETS,
+    DEFAULT_ASSETS,
+    asset_jsonl,
+    code_heldout_modules,
+    is_fetched,
+    read_jsonl,
+    read_manifest,
+)
 from encoderlab.data.corpora import CORPORA
 from encoderlab.data.decontaminate import EVAL_ASSETS, MAX_NGRAM
 from encoderlab.data.prepare import prepare
@@ -168,3 +177,23 @@ def test_the_code_python_row_and_held_out_counts_are_its_manifest():
     text = flat(ASSETS_DOC)
     assert f"Their {d['heldout_documents']} files ({d['heldout_chars'] / 1e6:.2f}M chars)" in text
     assert f"{len(d['skipped_not_utf8'])} files that are deliberately not UTF-8" in text
+
+
+LABEL_NAMES = {
+    "vitaminc": "VitaminC",
+    "boolq": "BoolQ",
+    "bbc-news": "BBC",
+    "pubmedqa": "PubMedQA",
+    "tweets": "tweets",
+}
+
+
+@pytest.mark.parametrize("name", list(LABEL_NAMES))
+def test_a_fetched_sets_label_distribution_is_the_docs(name):
+    if not is_fetched(name):
+        pytest.skip(f"{name} is not fetched (encoderlab assets fetch {name})")
+    line = flat(ASSETS_DOC).split("Label distributions: ")[1].split(". No set is split")[0]
+    part = next(p for p in line.split("; ") if p.startswith(LABEL_NAMES[name] + " "))
+    stated = {label: int(n.replace(",", "")) for label, n in re.findall(r"(\w+) ([\d,]+\d)", part)}
+    counts = Counter(str(r["meta"]["label"]).lower() for r in read_jsonl(asset_jsonl(name)))
+    assert stated == dict(counts), name
