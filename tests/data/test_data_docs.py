@@ -30,6 +30,8 @@ from encoderlab.data.assets import (
     read_jsonl,
     read_manifest,
 )
+from encoderlab.data.assets.corpora import HELDOUT_BUCKETS
+from encoderlab.data.assets.registry import GENERAL_EN_PARTS
 from encoderlab.data.corpora import CORPORA
 from encoderlab.data.decontaminate import EVAL_ASSETS, MAX_NGRAM
 from encoderlab.data.prepare import prepare
@@ -203,3 +205,13 @@ def test_a_fetched_sets_label_distribution_is_the_docs(name):
     stated = {label: int(n.replace(",", "")) for label, n in re.findall(r"(\w+) ([\d,]+\d)", part)}
     counts = Counter(str(r["meta"]["label"]).lower() for r in read_jsonl(asset_jsonl(name)))
     assert stated == dict(counts), name
+
+
+def test_general_ens_parts_and_code_pythons_hold_out_rule_are_the_codes():
+    text = flat(ASSETS_DOC)
+    assert (
+        f"the union of the {NUMBER_WORDS[len(GENERAL_EN_PARTS)]} above, in the order {', '.join(GENERAL_EN_PARTS)} |"
+        in text
+    )
+    assert f"`sha256(name) % {HELDOUT_BUCKETS} == 0`" in text
+    assert ASSETS["general-en"].deps == GENERAL_EN_PARTS
