@@ -35,7 +35,7 @@ from encoderlab.data.assets.registry import GENERAL_EN_PARTS
 from encoderlab.data.corpora import CORPORA
 from encoderlab.data.decontaminate import EVAL_ASSETS, MAX_NGRAM
 from encoderlab.data.prepare import prepare
-from encoderlab.data.sources import SourceConfig
+from encoderlab.data.sources import SourceConfig, describe, parse_source
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = (ROOT / "docs" / "data.md").read_text()
@@ -215,3 +215,16 @@ def test_general_ens_parts_and_code_pythons_hold_out_rule_are_the_codes():
     )
     assert f"`sha256(name) % {HELDOUT_BUCKETS} == 0`" in text
     assert ASSETS["general-en"].deps == GENERAL_EN_PARTS
+
+
+def test_the_default_valued_options_the_doc_accepts_are_accepted(tmp_path):
+    """data.md says an option given at its default value is the same source, not refused as one that
+    does nothing; its three examples are described (kind, files) as the bare file is."""
+    sentence = flat(DATA).split("An option given at its default value (")[1].split(") is that same source")[0]
+    kinds = {"local file": "txt", ".txt file": "txt", "JSONL file": "jsonl"}
+    examples = re.findall(r"`(#\w+=\w+)` on an? ([.\w ]+?file)", sentence)
+    assert [kind for _, kind in examples] == list(kinds)
+    for option, kind in examples:
+        path = tmp_path / f"c.{kinds[kind]}"
+        path.write_text('{"text": "a b"}\n' if path.suffix == ".jsonl" else "a b\n")
+        assert describe(parse_source(f"{path}{option}")) == describe(parse_source(str(path))), option
