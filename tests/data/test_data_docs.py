@@ -215,6 +215,13 @@ def test_general_ens_parts_and_code_pythons_hold_out_rule_are_the_codes():
     )
     assert f"`sha256(name) % {HELDOUT_BUCKETS} == 0`" in text
     assert ASSETS["general-en"].deps == GENERAL_EN_PARTS
+    parts = [ASSET_TABLE[f"`{n}`"] for n in GENERAL_EN_PARTS]
+    whole = ASSET_TABLE["`general-en`"]
+    assert numbers(whole[2])[0] == sum(numbers(row[2])[0] for row in parts)  # documents, exactly
+    for col, half_unit in ((3, 0.005), (4, 0.05)):  # characters (M, 2 places) and size (MB, 1 place), rounded
+        assert abs(numbers(whole[col])[0] - sum(numbers(row[col])[0] for row in parts)) <= half_unit * (
+            len(parts) + 1
+        ), col
 
 
 def test_the_default_valued_options_the_doc_accepts_are_accepted(tmp_path):
