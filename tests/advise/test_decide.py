@@ -326,7 +326,7 @@ def test_a_second_crossing_names_who_leads_on_each_side_of_it():
     B above", the reverse of the curves."""
     from types import SimpleNamespace
 
-    from encoderlab.advise.decide import crossovers
+    from encoderlab.advise.crossover import crossovers
     from encoderlab.advise.report import _crossover_line
 
     fits = [SimpleNamespace(schedule=SimpleNamespace(name=n)) for n in ("A", "B")]
@@ -345,7 +345,7 @@ def test_a_crossover_is_decided_at_the_confidence_asked(crosses, confidence, ver
     0.75, not at 0.85. The cut-off was fixed at 90% (10% for no crossing), whatever --confidence said."""
     from types import SimpleNamespace
 
-    from encoderlab.advise.decide import crossovers
+    from encoderlab.advise.crossover import crossovers
 
     fits = [SimpleNamespace(schedule=SimpleNamespace(name=n)) for n in ("A", "B")]
     grid = np.geomspace(1.0, 1e6, 7)

@@ -11,7 +11,8 @@ decide. See docs/advise.md.
 
 Modules: `ladder` (the typed data model), `readers` (CSV/JSONL), `studyread` (study folders),
 `fit` (batched log-Huber fits), `predict` (curves, bootstrap, predictions), `trend` (does each
-schedule improve with compute), `decide` (the advice),
+schedule improve with compute), `reach` (how far past the ladder the target lies), `decide` (the
+advice), `crossover` (where curves cross), `holdout` (`--hold-out-largest`),
 `report` (table, JSON, figure), `commands` (the CLI), `synthetic` (known-answer ladders), `suite` (their
 scored draws and measured figures), `study`
 (a ladder study). Nothing is imported here so the CLI stays light.

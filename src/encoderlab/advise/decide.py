@@ -1,4 +1,5 @@
-"""From fitted curves to advice: predictions, P(best), crossovers, the baseline, and the verdict.
+"""From fitted curves to advice: predictions, P(best), the baseline, the backtest and the verdict (the
+crossovers reported beside it are searched in `crossover`, which never changes the verdict).
 
 The advice answers "which schedule is best at the target?" in two ways, side by side:
 * **extrapolation**: each schedule's curve read at the target, with the bootstrap's interval, and
@@ -40,6 +41,7 @@ from typing import Literal
 
 import numpy as np
 
+from encoderlab.advise.crossover import Crossover, crossovers
 from encoderlab.advise.fit import DELTA, POWER
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
@@ -66,26 +68,6 @@ class Prediction:
     """Mean over seeds at the largest common rung."""
     rung_p_best: float | None
     """Share of bootstrap replicates in which this schedule has the best mean at that rung."""
-
-
-@dataclass(frozen=True)
-class Crossover:
-    """Where two schedules' curves cross (along `Advice.path`)."""
-
-    a: str
-    b: str
-    compute: float | None
-    """Crossing nearest the target in the searched range (point fit), or None."""
-    low: float | None
-    high: float | None
-    share: float
-    """Share of bootstrap replicates whose curves cross in the searched range."""
-    first: str
-    """The schedule that is better just below `compute` (the other is better just above it); without a
-    crossing, the one better at the low end of the range."""
-    verdict: str
-    """`cross`, `no crossover` or `insufficient evidence` (fewer than `Advice.confidence` of the replicates agree
-    with the point fit)."""
 
 
 @dataclass(frozen=True)
@@ -223,50 +205,6 @@ def noise_warnings(fits: list[ScheduleFit], seed_noise: float | None) -> tuple[s
         "beyond the first seed of each rung): the intervals and P(best) take that estimate as exact, so they are "
         "too narrow; train more seeds, or give --seed-noise SD from a larger ladder",
     )
-
-
-def _crossings(delta: np.ndarray, logc: np.ndarray, log_target: float) -> np.ndarray:
-    """(M,) log compute of the sign change of each row nearest the target (NaN: none)."""
-    s = np.sign(delta)
-    change = s[:, :-1] * s[:, 1:] < 0
-    frac = delta[:, :-1] / np.where(change, delta[:, :-1] - delta[:, 1:], 1.0)
-    at = logc[:-1] + frac * np.diff(logc)
-    at = np.where(change, at, np.nan)
-    dist = np.where(change, np.abs(at - log_target), np.inf)
-    pick = dist.argmin(1)
-    return np.where(change.any(1), at[np.arange(len(at)), pick], np.nan)
-
-
-def crossovers(fits, grid, loss_on_grid, target_compute, interval, confidence) -> list[Crossover]:
-    """Pairwise crossings of the curves on the compute grid, with the replicates' spread; a pair is decided
-    (`cross` or `no crossover`) where at least `confidence` of the replicates agree with the point fit."""
-    out, q = [], (50 - interval * 50, 50 + interval * 50)
-    logc = np.log(grid)
-    for i, j in combinations(range(len(fits)), 2):
-        at = _crossings(loss_on_grid[i] - loss_on_grid[j], logc, np.log(target_compute))
-        boot = at[1:][np.isfinite(at[1:])]
-        share = len(boot) / (len(at) - 1)
-        low, high = (float(np.exp(v)) for v in np.percentile(boot, q)) if len(boot) else (None, None)
-        crosses = bool(np.isfinite(at[0]))
-        # who leads just below the reported crossing: with two crossings (curves of different floors) the
-        # low end's leader leads again above the second one
-        k = int(np.searchsorted(logc, at[0])) - 1 if crosses else 0
-        first = fits[i] if loss_on_grid[i, 0, k] < loss_on_grid[j, 0, k] else fits[j]
-        # the share of replicates that agree with the point fit; was fixed at 90%, whatever --confidence said
-        decided = (share if crosses else 1.0 - share) >= confidence
-        out.append(
-            Crossover(
-                a=fits[i].schedule.name,
-                b=fits[j].schedule.name,
-                compute=float(np.exp(at[0])) if crosses else None,
-                low=low,
-                high=high,
-                share=float(share),
-                first=first.schedule.name,
-                verdict=("cross" if crosses else "no crossover") if decided else "insufficient evidence",
-            )
-        )
-    return out
 
 
 def _percentiles(losses: np.ndarray, metric, interval: float, axis: int) -> tuple[np.ndarray, np.ndarray]:
