@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from encoderlab.advise.reach import times
 from encoderlab.advise.synthetic import synthetic_ladder
 from encoderlab.cli import main
 
@@ -52,7 +53,7 @@ def test_advise_prints_the_table_and_saves_advice_and_figure(ladder_csv, tmp_pat
     ]
     main([*argv, "--out", str(out), "--bootstrap", "100"])
     printed = capsys.readouterr().out
-    assert "recommendation at the target: MLM-40 (method: extrapolation)" in printed
+    assert "recommendation at the target: MLM-40 (method: extrapolation; forecast at " in printed
     assert "P(best)" in printed and "CLM leads below C =" in printed and "backtest:" in printed
     advice = json.loads((out / "advice.json").read_text())
     assert advice["recommendation"] == "MLM-40" and advice["n_boot"] == 100 and advice["notes"] == []
@@ -154,7 +155,34 @@ def test_a_far_target_is_warned_about_above_the_recommendation(ladder_csv, tmp_p
     assert lines[at - 1].startswith(
         "warning: the target is 1,000,000x the compute of the ladder's largest rung"
     )
-    assert json.loads((tmp_path / "far" / "advice.json").read_text())["warnings"] == [lines[at - 1][9:]]
+    advice = json.loads((tmp_path / "far" / "advice.json").read_text())
+    assert advice["warnings"] == [lines[at - 1][9:]]
+    # the recommendation line itself says how far it is carried (it read as firm at 1,000,000x as at 2.5x)
+    assert lines[at].endswith(
+        "(method: extrapolation; forecast at 1,000,000x the ladder's largest compute; no run measured there)"
+    )
+    assert advice["past_ladder"] == {"compute": pytest.approx(1e6), "params": None, "tokens": None}
+
+
+def test_the_recommendation_says_how_far_past_the_ladder_in_compute_n_and_d(ladder_csv, tmp_path, capsys):
+    path, syn = ladder_csv
+    target = ["--target-size", str(syn.target_params), "--target-tokens", str(syn.target_tokens)]
+    main(["advise", str(path), *target, "--bootstrap", "50", "--out", str(tmp_path / "nd")])
+    (line,) = [
+        x for x in capsys.readouterr().out.splitlines() if x.startswith("recommendation at the target")
+    ]
+    advice = json.loads((tmp_path / "nd" / "advice.json").read_text())
+    past, runs = advice["past_ladder"], syn.ladder.observations
+    expected = {
+        "compute": advice["target_compute"] / max(o.compute for o in runs),
+        "params": syn.target_params / max(o.params for o in runs),
+        "tokens": syn.target_tokens / max(o.tokens for o in runs),
+    }
+    assert past == pytest.approx(expected)
+    assert line.endswith(
+        f"forecast at {times(expected['compute'])} the ladder's largest compute, {times(expected['params'])} its "
+        f"largest N and {times(expected['tokens'])} its largest D; no run measured there)"
+    )
 
 
 def test_a_reused_out_holds_the_results_of_one_mode_only(ladder_csv, tmp_path, capsys):

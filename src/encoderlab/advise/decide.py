@@ -45,7 +45,13 @@ from encoderlab.advise.crossover import Crossover, crossovers
 from encoderlab.advise.fit import DELTA, POWER
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
-from encoderlab.advise.reach import allocation_warnings, check_not_below, reach_warnings
+from encoderlab.advise.reach import (
+    PastLadder,
+    allocation_warnings,
+    check_not_below,
+    past_ladder,
+    reach_warnings,
+)
 from encoderlab.advise.trend import not_improving, trend_warnings
 from encoderlab.errors import UserError
 
@@ -92,6 +98,10 @@ class Advice:
     better: str
     target: str
     target_compute: float
+    past_ladder: PastLadder
+    """How far the target lies past the ladder's largest run (`reach.past_ladder`): the recommendation line
+    says it, since every number at the target past that run is the curves' form or the rung's ranking carried
+    there, not a measurement."""
     path: str
     """Where the curves are drawn and crossovers searched (`Target.path`)."""
     confidence: float
@@ -319,6 +329,7 @@ def advise(
         better=m.better,
         target=target.describe(),
         target_compute=target_c,
+        past_ladder=past_ladder(fits, target_c, target),
         path=_path(fits, target),
         confidence=confidence,
         interval=interval,

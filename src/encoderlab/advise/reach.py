@@ -7,9 +7,16 @@ which the intervals do not resample and the backtest checks only one rung inside
 size 100x below the ladder's smallest, at a compute inside it, extrapolates its size term as far (refused, as a
 compute below the ladder is: `check_not_below`), and a 1-D curve, in compute alone, reads any allocation as the
 one its runs were trained at (`allocation_warnings`).
+
+How far past the ladder the target lies is also measured on its own (`past_ladder`), whatever the warnings
+say: the recommendation line names it, so a target 53,333x the largest run's compute is not read as firmly as
+one 2.5x past it (the warnings start only where the target is further past the ladder than the ladder spans,
+and until 2026-12-06 nothing else said the distance).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,8 +25,40 @@ from encoderlab.advise.predict import ScheduleFit, Target
 from encoderlab.errors import UserError
 
 
-def _times(ratio: float) -> str:
+def times(ratio: float) -> str:
+    """A ratio as a factor: "53,333x", "6.2x", "0.5x"."""
     return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+
+
+@dataclass(frozen=True)
+class PastLadder:
+    """The target over the ladder's largest run, per axis (1 or less: within the ladder on that axis)."""
+
+    compute: float
+    """The target's compute over the largest compute any run of the ladder was trained at."""
+    params: float | None
+    """For a target given as (N, D): its N over the largest N of any run (None for a compute target)."""
+    tokens: float | None
+    """For a target given as (N, D): its D over the largest D of any run (None for a compute target)."""
+
+    @property
+    def beyond(self) -> bool:
+        """Whether the target lies past every run on any axis: no run was measured there."""
+        return any(r is not None and r > 1 + 1e-9 for r in (self.compute, self.params, self.tokens))
+
+
+def past_ladder(fits: list[ScheduleFit], target_compute: float, target: Target) -> PastLadder:
+    """How far the target lies past the ladder's largest run in compute, and in N and D for a target given as
+    (N, D) (`Target.ratio`); the ladder is every schedule's runs together, as in `reach_warnings`."""
+    points = np.concatenate([f.rungs.points for f in fits])
+    top = max(float(f.rungs.compute.max()) for f in fits)
+    if target.ratio is None:
+        return PastLadder(target_compute / top, None, None)
+    return PastLadder(
+        target_compute / top,
+        target.params / float(points[:, 0].max()),
+        target.tokens / float(points[:, 1].max()),
+    )
 
 
 def check_not_below(fits: list[ScheduleFit], target_compute: float, target: Target | None = None) -> None:
@@ -121,8 +160,8 @@ def _beyond(
         + "; read the advice as a guess, or add larger rungs"
     )
     return (
-        f"the target is {_times(target_compute / hi)} the compute of {whose} largest rung, further past it "
-        f"than {spans} ({_times(hi / lo)} from its smallest rung to its largest): {why if curves else _NO_CURVES}"
+        f"the target is {times(target_compute / hi)} the compute of {whose} largest rung, further past it "
+        f"than {spans} ({times(hi / lo)} from its smallest rung to its largest): {why if curves else _NO_CURVES}"
     )
 
 
@@ -175,7 +214,7 @@ def _axis_beyond(value: float, lo: float, hi: float, what: str) -> str | None:
     if where is None:
         return None
     return (
-        f"the target's {what} ({value:.3g}) is {_times(value / hi)} the largest that {{whose}} runs were trained at, "
-        f"further past it than they span ({_times(hi / lo)}): the prediction rests on the curve's form; read it "
+        f"the target's {what} ({value:.3g}) is {times(value / hi)} the largest that {{whose}} runs were trained at, "
+        f"further past it than they span ({times(hi / lo)}): the prediction rests on the curve's form; read it "
         "as a guess, or add runs nearer the target"
     )

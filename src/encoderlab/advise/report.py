@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from encoderlab.advise.decide import CURVE_COLUMNS, RUN_COLUMNS, Advice, percent
+from encoderlab.advise.reach import times
 from encoderlab.atomic import savefig_atomic
 
 _COLUMNS = ("schedule", "curve", "at target", "{:.0%} interval", "P(best)", "largest rung", "P(best) there")
@@ -59,6 +60,18 @@ def _crossover_line(c, reach: float | None = None, interval: float = 0.8) -> str
 def _reach(advice: Advice, a: str, b: str) -> float:
     """The largest compute both schedules have a run at (the smaller of their largest runs)."""
     return min(max(r["compute"] for r in advice.runs if r["schedule"] == s) for s in (a, b))
+
+
+def _distance(advice: Advice) -> str:
+    """How far past the ladder the recommendation reaches, said in its own line: a target 53,333x the largest
+    run's compute printed a recommendation as firm as one 2.5x past it (only a warning above it said so, and
+    none at all under the ladder's own span)."""
+    past = advice.past_ladder
+    what = "forecast at" if advice.method == "extrapolation" else "the target is at"
+    line = f"{what} {times(past.compute)} the ladder's largest compute"
+    if past.params is not None and past.tokens is not None:
+        line += f", {times(past.params)} its largest N and {times(past.tokens)} its largest D"
+    return line + ("; no run measured there" if past.beyond else "")
 
 
 def _backtest_lines(advice: Advice) -> list[str]:
@@ -111,7 +124,8 @@ def format_advice(advice: Advice) -> str:
         *_backtest_lines(advice),
         "",
         *(f"warning: {w}" for w in advice.warnings),
-        f"recommendation at the target: {advice.recommendation or 'insufficient evidence'} (method: {advice.method})",
+        f"recommendation at the target: {advice.recommendation or 'insufficient evidence'} "
+        f"(method: {advice.method}; {_distance(advice)})",
         f"ranking by {advice.method}: {' > '.join(advice.ranking)}",
         f"why: {advice.reason}",
     ]
