@@ -758,6 +758,8 @@ def test_an_empty_text_field_is_refused_where_the_source_is_read(tmp_path, capsy
     before = snapshot(tmp_path)
     argv = ["data", "tokenizer", "--source", f"{tmp_path / 'c.jsonl'}#text_field=", "--out", tmp_path / "t"]
     code, err = cli(argv, capsys)
-    assert_one_line(code, err, r"c.jsonl: text_field is empty; name the field holding the text, or drop it")
+    assert_one_line(
+        code, err, r"c\.jsonl#text_field=': text_field is empty; name the field holding the text, or drop it"
+    )
     assert_printed_as_documented("source-text-field-empty", err, tmp_path)
     assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()

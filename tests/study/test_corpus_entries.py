@@ -145,3 +145,13 @@ def test_a_corpus_entry_that_looks_like_a_typo_of_an_asset_says_which(tmp_path):
     ]
     (tmp_path / "wiki-lead").write_text("a file of that name is read as it\n")
     assert load_study_file(study).data[0].corpus == (f"{tmp_path / 'wiki-lead'}#weight=2",)
+
+
+def test_a_corpus_entry_s_bad_option_names_the_entry_once(tmp_path):
+    # was: "source 'X#weight=0': source X: weight must be ...", the source named twice
+    _write(tmp_path / "a.jsonl", ["alpha one"])
+    for option, problem in [("weight=0", "weight must be a finite"), ("text_field=", "text_field is empty")]:
+        with pytest.raises(UserError) as err:
+            check_sources(load_study_file(_study(tmp_path, [f"a.jsonl#{option}"])))
+        assert f"source '{tmp_path / 'a.jsonl'}#{option}': {problem}" in str(err.value)
+        assert str(err.value).count("a.jsonl") == 1

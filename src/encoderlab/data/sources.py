@@ -93,13 +93,15 @@ class SourceConfig:
     default branch as it is when the source is first read (its commit is recorded either way)."""
 
     def __post_init__(self):
+        # The messages do not name the source: every reader of one prefixes it (`from_dict`'s `where`,
+        # `source '{spec}'` for `--source` and a study's corpus entry), and a prefix here named it twice.
         if not self.location:
-            raise ValueError("source location is empty")
+            raise ValueError("the location is empty; name a file, folder, glob, corpus or hf:ORG/NAME")
         if not (math.isfinite(self.weight) and self.weight > 0):  # inf: a NaN mixture, silently
-            raise ValueError(f"source {self.location}: weight must be a finite number > 0, got {self.weight}")
+            raise ValueError(f"weight must be a finite number > 0, got {self.weight}")
         if not self.text_field.strip():  # was refused per file as "has no field ''", or for a .txt not at all
             raise ValueError(
-                f"source {self.location}: text_field is empty; name the field holding the text, or drop it (default 'text')"
+                "text_field is empty; name the field holding the text, or drop it (default 'text')"
             )
         if self.hf_revision is not None:
             check_revision(self.hf_revision)

@@ -78,6 +78,12 @@ def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
     return keys
 
 
+def _named(source) -> str:
+    """A recipe source of meta.json as a message names it (`source 'LOCATION'`)."""
+    location = source.get("location", "") if isinstance(source, dict) else source
+    return f"source '{location}'"
+
+
 def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str | Path) -> None:
     """Refuse a prepared folder whose sources are not the dataset's corpus (one line)."""
     from encoderlab.config import from_dict
@@ -87,7 +93,8 @@ def check_corpus(meta: dict, corpus: tuple[str, ...], dataset: str, folder: str 
     records = meta.get("sources", [])
     records = records if len(records) == len(sources) else [{}] * len(sources)
     found = _source_keys(
-        [from_dict(SourceConfig, s, where=str(folder)) for s in sources],
+        # each named: SourceConfig's own refusals leave naming the source to `where`
+        [from_dict(SourceConfig, s, where=f"{folder}/meta.json: {_named(s)}") for s in sources],
         [r.get("resolved", "") for r in records],
     )
     wanted = [parse_source(c) for c in corpus]
