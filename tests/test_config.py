@@ -252,6 +252,11 @@ def test_yaml_booleans_and_dates_where_text_is_expected_name_the_quoting_fix():
         UserError, match=r"^t\.labels\[0\]: expected str, got True \(YAML reads an unquoted yes/no"
     ):
         from_dict(_Spec, read_yaml("labels: [yes, no]"), "t")
+    # the written spelling is lost: the fix fits `on` and `true` too (it said `quote it ("yes")` to them)
+    for written in ("on", "true", "no"):
+        with pytest.raises(UserError) as err:
+            from_dict(_Spec, read_yaml(f"labels: [{written}]"), "t")
+        assert str(err.value).endswith('boolean); quote it as written (e.g. "yes", "on") to give it as text')
     with pytest.raises(
         UserError, match=r'^t\.name: expected str, got the date 2024-01-01; quote it \("2024-01-01"\)'
     ):

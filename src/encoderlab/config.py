@@ -179,9 +179,11 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
         written = as_written(value)
         raise UserError(f'{where}: expected str, got {written}; quote it ("{written}") to give it as text')
     if tp is str and isinstance(value, bool):  # YAML 1.1's booleans: `labels: [yes, no]` is [True, False]
+        # the spelling is lost (a bool cannot carry it, as a `Numeral` does): the fix fits every one, where
+        # `quote it ("yes")` told one who wrote `on` or `true` to write another word
         raise UserError(
             f"{where}: expected str, got {value!r} (YAML reads an unquoted yes/no, on/off or true/false as a "
-            'boolean); quote it ("yes") to give it as text'
+            'boolean); quote it as written (e.g. "yes", "on") to give it as text'
         )
     if tp is str and isinstance(value, datetime.date):  # `name: 2024-01-01` is a date to YAML
         raise UserError(
