@@ -323,7 +323,8 @@ def test_client_commands_use_each_registrys_own_client(monkeypatch, tmp_path):
     assert fetch_mod.client_command(ASSETS["python-docs"].source, tmp_path)[:2] == ["apt-get", "download"]
 
 
-def test_registry_pins_are_exact_and_the_default_set_is_pypi_only():
+def test_registry_pins_are_exact_and_the_default_set_is_pypi_or_npm():
+    """Named `..._is_pypi_only` once; the default set takes npm too (brown-pos is an npm package), not apt-get."""
     for spec in ASSETS.values():
         if spec.source:
             assert re.fullmatch(r"[0-9a-f]{64}", spec.source.sha256) and spec.source.size > 0
