@@ -159,9 +159,15 @@ def study_node(folder: Path) -> Iterator[None]:
         _NODE.reset(token)
 
 
+def study_folder_above(path: Path) -> Path | None:
+    """The nearest folder above `path` that is a study folder (holds `STUDY_RECORD`), else None. `path` as
+    the caller wants it seen: resolved (an output's real place) or as given, made absolute."""
+    return next((p for p in path.parents if (p / STUDY_RECORD).is_file()), None)
+
+
 def _check_not_in_a_study(path: Path, real: Path, flag: str) -> None:
     """Refuse an output inside a study folder, unless it lies in the node folder being written (`study_node`)."""
-    outer = next((p for p in real.parents if (p / STUDY_RECORD).is_file()), None)
+    outer = study_folder_above(real)
     node = _NODE.get()
     if outer is not None and not (node is not None and _inside(real, node)):
         raise UserError(

@@ -24,6 +24,7 @@ from typing import Any
 from encoderlab import jsonlines
 from encoderlab.errors import UserError, file_in_the_way
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
+from encoderlab.outdir import study_folder_above
 from encoderlab.study.graph import Node
 from encoderlab.study.marker import NodeMarker
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
@@ -379,7 +380,7 @@ def _read_record(study_dir: Path, name: str):
         return jsonlines.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         # its report/ or a node's folder: "run: study run NAME --out out/report" was no fix for that
-        inside = next((p for p in Path(study_dir).absolute().parents if (p / "study.json").is_file()), None)
+        inside = study_folder_above(Path(study_dir).absolute())
         if inside is not None:
             raise UserError(
                 f"{study_dir} lies inside the study folder {inside} and is not one itself; give {inside}"
