@@ -237,12 +237,13 @@ CKA_UNCORRECTED = (
 
 
 def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
-    r = next((c for c in data.cka if (c.a, c.b) == (claim.a, claim.b)), None)  # a alone took another b's
-    if r is None and not any((c.a, c.b) == (claim.a, claim.b) for c in data.spec.cka):
+    entry = next((c for c in data.spec.cka if (c.a, c.b) == (claim.a, claim.b)), None)
+    if entry is None:
         return _not_tested(  # was "no finished results for it yet", forever
             f"the study runs no CKA of {data.label(claim.a)} against {data.label(claim.b)}; the claim needs one "
             "(a `cka` entry with that a, b and b's seed twin as noise)."
         )
+    r = next((c for c in data.cka if (c.a, c.b) == (claim.a, claim.b)), None)  # a alone took another b's
     if r is None:
         return Outcome()
     if r.low_layers is None and r.noise_divergence is not None and len(r.divergence) < 3:
@@ -251,11 +252,11 @@ def _cka_low_layers(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
         return _not_tested(
             f"the CKA of {data.label(claim.a)} has no seed-noise pair; the claim needs the reference's seed twin."
         )
-    s, c = r.low_layers, next(c for c in data.spec.cka if (c.a, c.b) == (claim.a, claim.b))
+    s = r.low_layers
     return Outcome(
         status=low_layer_verdict(s["holds"], s["low_ci"], s["difference_ci"]),
         numbers=r.low_layers,  # which seeds: the graph compares each run's first only (`cka_models`)
-        sentence=f"{s['sentence']}{r.few_texts}{cka_models(data.spec, c, data.label)}; {CKA_UNCORRECTED}.",
+        sentence=f"{s['sentence']}{r.few_texts}{cka_models(data.spec, entry, data.label)}; {CKA_UNCORRECTED}.",
     )
 
 
