@@ -186,8 +186,9 @@ def _larger_example(corpus: tuple[str, ...], tokens: float) -> str:
     or nothing: none is, or `corpus` reads an asset (whose domain its name does not say)."""
     from encoderlab.data.assets.registry import ASSETS
     from encoderlab.data.corpora import larger_general_corpus
+    from encoderlab.study.needs import corpus_locations
 
-    names = [c.split("#")[0] for c in corpus]  # without a source's #options
+    names = corpus_locations(corpus)
     larger = None if any(n in ASSETS for n in names) else larger_general_corpus(names, tokens)
     return f" (e.g. {larger})" if larger else ""
 
