@@ -287,22 +287,20 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
         if cfg.text_field not in names:
+            # the fix names a column it would read (was: the first, an int id)
+            strings = _string_columns(pf.schema_arrow)
             raise _no_field(
                 f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
                 path,
                 cfg.text_field,
-                _string_columns(
-                    pf.schema_arrow
-                ),  # the fix names a column it would read (was: the first, an int id)
+                strings,
                 cfg.location,
             )
-        if (
-            names.count(cfg.text_field) > 1
-        ):  # pyarrow reads the first (was a KeyError or AttributeError traceback)
+        # pyarrow reads the first of two columns of one name (was a KeyError or AttributeError traceback)
+        if names.count(cfg.text_field) > 1:
             raise _Bad(
                 f"{path} has {names.count(cfg.text_field)} columns named '{cfg.text_field}'",
-                "write it again with one column of that name",
-                "write it again with one column of that name",
+                "write it again with one column of that name",  # `plain` too: `_Bad` falls back to `fix`
             )
         _check_text_column(pf.schema_arrow, cfg.text_field, path, cfg.location)
         columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
