@@ -176,14 +176,21 @@ def _check_not_in_a_study(path: Path, real: Path, flag: str) -> None:
         )
 
 
+def is_marked_run(path: Path) -> bool:
+    """Whether `path` is a pretraining run by its marker (or, written before the marker, by its `config.yaml`
+    and `env.json`). `model.runlayout.is_run_folder` also takes a `checkpoints/` folder as one."""
+    if (owner(path) or {}).get("kind") == RUN_KIND:
+        return True
+    return (path / "config.yaml").is_file() and (path / "env.json").is_file()
+
+
 def run_part(path: Path) -> Path | None:
-    """The `RUN_PARTS` folder of a run that `path` is or lies inside, else None. A run is told by its
-    marker (or, from before the marker, config.yaml and env.json), not by a `checkpoints/` folder: a
-    user's own `work/checkpoints/` must not make `work` a run."""
+    """The `RUN_PARTS` folder of a run that `path` is or lies inside, else None. A run is told by
+    `is_marked_run`, not by a `checkpoints/` folder: a user's own `work/checkpoints/` must not make `work`
+    a run."""
     real = Path(os.path.realpath(path))
     for run in real.parents:
-        ours = (owner(run) or {}).get("kind") == RUN_KIND
-        if ours or ((run / "config.yaml").is_file() and (run / "env.json").is_file()):
+        if is_marked_run(run):
             part = run / real.relative_to(run).parts[0]
             return part if part.name in RUN_PARTS else None
     return None

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from encoderlab.outdir import RUN_KIND  # outdir refuses outputs inside a run's final/ and checkpoints/
+from encoderlab.outdir import is_marked_run  # outdir refuses outputs inside a run's final/ and checkpoints/
 
 ENV_FILE = "env.json"
 """A run's environment: versions, hardware, and the hub start model it read (`start_model`)."""
@@ -49,11 +49,7 @@ def complete_checkpoints(run_dir: Path) -> list[int]:
 def is_run_folder(path: Path) -> bool:
     """Whether `path` is a pretraining run folder, finished or not: pretrain's ownership marker, a
     `checkpoints/` folder, or (written before the marker) the `config.yaml` and `env.json` of a run."""
-    from encoderlab.outdir import owner
-
-    if (owner(path) or {}).get("kind") == RUN_KIND or (path / "checkpoints").is_dir():
-        return True
-    return (path / "config.yaml").is_file() and (path / "env.json").is_file()
+    return is_marked_run(path) or (path / "checkpoints").is_dir()
 
 
 def checkpoint_of(path: Path) -> Path | None:

@@ -35,8 +35,7 @@ import torch
 import encoderlab.train.checkpoint as ckpt
 from encoderlab.config import from_dict, load_yaml, to_dict
 from encoderlab.errors import UserError
-from encoderlab.model.runlayout import RUN_KIND
-from encoderlab.outdir import check_output
+from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import UNTRAINED, env_rank, resume_blockers
 
