@@ -162,6 +162,8 @@ def test_the_paper_and_biomed_suites_are_as_the_doc_counts_and_schedules_them():
     for task in SUITES["paper"]:
         cfg = TASKS[task].finetune
         assert (cfg.batch_size, cfg.micro_batch_size) == (batch, micro), task
+        optim = f"{cfg.warmup_ratio:.0%} warmup, AdamW {tuple(cfg.betas)}, eps {cfg.eps:.0e}, wd {cfg.weight_decay:g}"
+        assert optim.replace("e-05", "e-5") in paper["SC, QA, IR, OntoNotes"][1], task
         if task in ("paper-conll2003", "paper-uner"):
             assert one_epoch.startswith(f"one epoch × {cfg.batch_size:g}") and cfg.max_steps is None
             assert cfg.epochs == 1
