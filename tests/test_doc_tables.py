@@ -103,6 +103,19 @@ def test_the_evaluation_doc_grids_are_the_suites_defaults():
     assert seeds == tuple(range(seeds[0], seeds[-1] + 1))
 
 
+def test_the_evaluation_doc_optimiser_rows_are_the_pocket_tasks_configs():
+    protocol = table_rows(EVALUATION, "setting | value")
+    for task in SUITES["pocket"]:
+        cfg = TASKS[task].finetune
+        said = f"AdamW, betas {tuple(cfg.betas)}, eps {cfg.eps:.0e}, weight decay {cfg.weight_decay:g} on matrices"
+        assert protocol["optimiser"][1].startswith(said.replace("e-05", "e-5")), task
+        assert protocol["schedule"][1].startswith(
+            f"linear warmup over ceil({cfg.warmup_ratio:.0%} of steps)"
+        ), task
+        assert numbers(protocol["gradient clipping"][1]) == [cfg.grad_clip], task
+        assert f"`finetune.weights: {cfg.weights}`" in protocol["precision"][1], task
+
+
 POCKET = table_rows(EVALUATION, "task | family | metric | train")
 METRIC = {"accuracy": "accuracy", "entity F1": "entity_f1", "word accuracy": "accuracy", "F1": "f1"}
 METRIC["nDCG@10"] = "ndcg@10"
