@@ -89,6 +89,10 @@ def test_training_md_says_no_built_in_recipe_masks_exactly():
         params = {"init": "minilm"} if name == "cpt-mlm" else {}
         selections |= {getattr(p.objective, "selection", None) for p in make_recipe(name, params).phases}
     assert selections - {None} == {"bernoulli"}
+    doc = _doc("training.md")
+    assert f"`{MLM().selection}` (the objective's default; no built-in recipe uses it)" in doc
+    assert "`bernoulli` (every built-in recipe:" in doc
+    assert MLM().selection != "bernoulli"
 
 
 def test_recipes_md_table_gives_each_recipes_defaults():
