@@ -80,10 +80,16 @@ def mirror_root(kind: str = "dataset") -> Path | None:
     return root
 
 
+def well_formed_hub_id(hub_id: str) -> bool:
+    """Whether `hub_id` has the hub's form, NAME or OWNER/NAME (`HUB_ID`), with no `..`: the one test of
+    it, which `check_hub_id`, a task file's `data.hub` and `hubmodels.is_hub_id` share."""
+    return HUB_ID.fullmatch(hub_id) is not None and ".." not in hub_id
+
+
 def check_hub_id(hub_id: str, what: str = "hub id", path: bool = False) -> str:
     """`hub_id` if it looks like `OWNER/NAME` (or `NAME`); no `..`, no absolute path. `path`: it was
     looked for as a path first (a model or tokenizer), so a missing one is named as one too."""
-    if not HUB_ID.fullmatch(hub_id) or ".." in hub_id:
+    if not well_formed_hub_id(hub_id):
         missing = path and not Path(hub_id).expanduser().exists()
         nor = "not an existing path, nor " if missing else "not "
         raise UserError(f"'{hub_id}' is {nor}a {what} of the form OWNER/NAME; fix it")

@@ -25,7 +25,6 @@ import fnmatch
 from pathlib import Path
 
 from encoderlab.data.hub import (
-    HUB_ID,
     HUB_MODELS_ENV,
     hub_failure,
     hub_offline,
@@ -37,6 +36,7 @@ from encoderlab.data.hub import (
     no_revision,
     quiet_hub,
     reach_hub,
+    well_formed_hub_id,
 )
 from encoderlab.data.mirrorpin import RECORDS, check_mirror_pin, mirror_commit, refuse_branch_pin
 from encoderlab.errors import UserError
@@ -60,8 +60,7 @@ def is_hub_id(name: str) -> bool:
     could hold (what callers try after folders and assets; a bare NAME is an asset or a typo there, never
     a repo)."""
     repo, revision = split_revision(name)
-    well_formed = "/" in repo and ".." not in repo and HUB_ID.fullmatch(repo) is not None
-    return well_formed and (revision is None or is_revision(revision))
+    return "/" in repo and well_formed_hub_id(repo) and (revision is None or is_revision(revision))
 
 
 def bad_revision(name: str) -> str | None:

@@ -22,7 +22,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from encoderlab.data.hub import HUB_DATA_ENV, HUB_ID
+from encoderlab.data.hub import HUB_DATA_ENV, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 from encoderlab.eval.tasks.localfiles import check_unquoted, load_local, plain_suffix
@@ -142,7 +142,7 @@ def _check_hub_name(hub: str, base: Path, where: str) -> None:
     """Refuse a `data.hub` that is no hub id, naming the task file; a path to a local folder (a dataset
     saved in the hub's layout, `data/train-00000-of-00001.parquet`) gets the ways to read it. It was
     "'/data/reviews' is not a dataset id of the form OWNER/NAME; fix it", without the file or the fix."""
-    if HUB_ID.fullmatch(hub) and ".." not in hub:
+    if well_formed_hub_id(hub):
         return
     local = base / os.path.expanduser(hub)
     if local.exists():
