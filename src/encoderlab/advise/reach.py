@@ -47,13 +47,18 @@ class PastLadder:
         return any(r is not None and r > 1 + 1e-9 for r in (self.compute, self.params, self.tokens))
 
 
+def _ladder_compute(fits: list[ScheduleFit]) -> tuple[float, float]:
+    """The smallest and largest compute of the ladder: every schedule's runs together."""
+    return min(float(f.rungs.compute.min()) for f in fits), max(float(f.rungs.compute.max()) for f in fits)
+
+
 def past_ladder(fits: list[ScheduleFit], target_compute: float, target: Target) -> PastLadder:
     """How far the target lies past the ladder's largest run in compute, and in N and D for a target given as
     (N, D) (`Target.ratio`); the ladder is every schedule's runs together, as in `reach_warnings`."""
-    points = np.concatenate([f.rungs.points for f in fits])
-    top = max(float(f.rungs.compute.max()) for f in fits)
+    top = _ladder_compute(fits)[1]
     if target.ratio is None:
         return PastLadder(target_compute / top, None, None)
+    points = np.concatenate([f.rungs.points for f in fits])
     return PastLadder(
         target_compute / top,
         target.params / float(points[:, 0].max()),
@@ -70,8 +75,8 @@ def check_not_below(fits: list[ScheduleFit], target_compute: float, target: Targ
     extrapolation of one term of a 2-D curve, at a compute the ladder may reach, and was only warned about
     (`allocation_warnings` still warns where one schedule's runs start above a target the ladder reaches). A
     cheaper target needs no advice from curves: train it, or add rungs that reach it."""
-    lo = min(float(f.rungs.compute.min()) for f in fits)
-    if _reach(target_compute, lo, max(float(f.rungs.compute.max()) for f in fits)) == "below":
+    lo, hi = _ladder_compute(fits)
+    if _reach(target_compute, lo, hi) == "below":
         raise UserError(
             f"the target's compute (C = {target_compute:.3g}) is below the ladder's smallest rung (C = {lo:.3g}), "
             "where no run speaks for the curves; give a target at or above it, or add smaller rungs"
@@ -99,8 +104,7 @@ def reach_warnings(
     not (they span less of it), one warning per such schedule with a curve: its prediction is read from
     its own rungs alone, however far the others reach. `backtested`: whether a backtest ran (a ladder of 3
     rungs fits curves but allows none, and the warning said the backtest checked one rung)."""
-    lo = min(float(f.rungs.compute.min()) for f in fits)
-    hi = max(float(f.rungs.compute.max()) for f in fits)
+    lo, hi = _ladder_compute(fits)
     curves = all(f.fits is not None for f in fits)
     whole = _beyond(target_compute, lo, hi, "the ladder's", "the ladder spans", curves, backtested)
     if whole is not None:
