@@ -92,7 +92,7 @@ def load_model(source: str):
     from encoderlab.model.runlayout import pruned_while_read
 
     # a running pretrain may delete a checkpoint being read: its tokenizer read as absent, or a file gone
-    with pruned_while_read(Path(source).expanduser()):
+    with pruned_while_read(source):
         loaded = load_pretrained(source)
         if loaded.tokenizer is None:
             raise UserError(

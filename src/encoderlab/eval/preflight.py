@@ -107,7 +107,7 @@ def check_model(source: str):
     from encoderlab.model.runlayout import pruned_while_read
 
     # as the run's own load: a config gone mid-read, or the tokenizer read as absent, is the prune's
-    with pruned_while_read(Path(str(source)).expanduser()):
+    with pruned_while_read(str(source)):
         files = model_files(source)
         require_tokenizer(source, files.tokenizer)
     return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")

@@ -89,7 +89,7 @@ def load_eval_model(source: str) -> EvalModel:
     from encoderlab.model.runlayout import pruned_while_read, start_model_record
 
     # a running pretrain may delete a checkpoint being read: a file gone, or its tokenizer read as absent
-    with pruned_while_read(Path(str(source)).expanduser()):
+    with pruned_while_read(str(source)):
         pre = load_pretrained(source)
         require_tokenizer(source, pre.tokenizer)
     pooling = declared_pooling(pre.config, f"{source} (config.json)")

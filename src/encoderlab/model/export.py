@@ -130,7 +130,7 @@ def export_command(
     folder = source_folder(ckpt)
     sources = [folder] if folder else []
     _check_out(out, overwrite, sources)  # before the (slow) load
-    with pruned_while_read(Path(ckpt).expanduser()):  # a running pretrain may delete a checkpoint being read
+    with pruned_while_read(ckpt):  # a running pretrain may delete a checkpoint being read
         # The run record before the weights: a checkpoint pruned after them left the card's step unknown.
         run = find_run(folder) if folder else None
         pre = load_pretrained(ckpt)

@@ -62,17 +62,17 @@ def checkpoint_of(path: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def pruned_while_read(source: Path) -> Iterator[None]:
+def pruned_while_read(source: str | Path) -> Iterator[None]:
     """Reads of the checkpoint `source` (or its `model/`), where a failure of a checkpoint that is no longer
     complete is said as what happened: the running pretrain deleted it (`prune`: all but its last
     `keep_last`) while it was read. Each file read then failed its own way (FileNotFoundError with a
     traceback, or "corrupt, truncated or missing: restore it"), none naming the race or its fix. A
     failure of a checkpoint that was never complete (a crash while it was written) or still is is left as
     it is; so is one caught midway through the deletion, before its `state.json` went (a narrow window:
-    the original line still comes out)."""
+    the original line still comes out). `source` is as the user gave it (`~` is expanded here, for every caller)."""
     from encoderlab.errors import UserError
 
-    ckpt = checkpoint_of(source)
+    ckpt = checkpoint_of(Path(source).expanduser())
     complete = ckpt is not None and (ckpt / "state.json").is_file()
     try:
         yield
