@@ -362,9 +362,9 @@ def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device:
     def score(model, cache_dir: Path | None = cache, label: str = "the model") -> float:
         last = len(model.layers) - 1
         own = donor[1] if model is donor[0] else tokenizer
-        model = model.to(device)
-        kw = dict(cache_dir=cache_dir, layers=[last], label=label)
-        (row,) = probe.probe_model(model, own, task, encoding, **kw)
+        (row,) = probe.probe_model(
+            model.to(device), own, task, encoding, cache_dir=cache_dir, layers=[last], label=label
+        )
         return row.accuracy
 
     return score
