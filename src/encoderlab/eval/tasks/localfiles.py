@@ -120,14 +120,15 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
             return pq.ParquetFile(path).metadata.num_rows > 0
         except Exception:  # noqa: BLE001 (not parquet: `load_dataset` names the problem)
             return True
-    filled: list[str] = []  # the non-blank lines, without their spaces (the first three kept)
+    filled, head = 0, ""  # the non-blank lines: their count, and the first three without their spaces
     with text_lines(path, where) as text:  # read through: a byte that is not UTF-8 is refused here
         for line in text:
             if line.strip():
-                filled.append("".join(line.split()) if len(filled) < 3 else "")
-    if builder == "json" and "".join(filled) == "[]":  # a .json of an empty array, `[]` or `[\n]`:
+                head += "".join(line.split()) if filled < 3 else ""
+                filled += 1
+    if builder == "json" and head == "[]":  # a .json of an empty array, `[]` or `[\n]`:
         return False  # datasets said `Instruction "train" corresponds to no data!`
-    return len(filled) > (1 if builder == "csv" else 0)
+    return filled > (1 if builder == "csv" else 0)
 
 
 @contextlib.contextmanager
