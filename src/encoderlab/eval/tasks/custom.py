@@ -223,7 +223,9 @@ def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: 
             s: [convert(r, f"{where}: {places[s].of(s, i)}") for i, r in enumerate(raw[s])] for s in SPLITS
         }
         check_classes(labels, spec.family, kind, spec.labels is not None, label_col, where, places["train"])
-        if spec.family == "tc" and "entity_f1" in {spec.metric or "entity_f1", spec.finetune.select_metric}:
+        # the metric as `task_from_file` resolves it (the family's default where the file names none)
+        scored_by = {spec.metric or _metrics(spec)[0], spec.finetune.select_metric}
+        if spec.family == "tc" and "entity_f1" in scored_by:
             _check_iob2(parts, labels, places, where)
         check_scored_sizes(kind, {s: parts[s] for s in ("validation", "test")}, where)
         return TaskData(parts["train"], parts["validation"], {"test": parts["test"]}, labels=labels)
