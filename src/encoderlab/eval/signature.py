@@ -7,6 +7,14 @@ what a setting computes adds a marker (`WORD_ENCODING`, `START_AND_EOS`, `EPOCH_
 changes, so their old scores are not reused. The cost: the layout of 0.1.0 is kept here forever, and a
 new marker is needed whenever a setting's meaning changes without its value changing. The loader itself
 is not hashed: a loader whose output changes bumps the task's `data_version`.
+
+The code that turns a task's examples and a model's outputs into its scores (encoding, decoding,
+metrics) is not hashed either: each scoring path (`scoring_path`: a family, or a family's variant that
+runs other code) has a version in `SCORING_VERSIONS`, bumped when that code changes what a score is,
+and a version above 0 enters the hash of that path's tasks only. So a change reaches exactly the tasks
+it changes, and paths never bumped keep their hashes. The cost: a bump is by hand;
+tests/eval/test_scoring_versions.py pins each path's scores on fixed inputs at its version, so a change
+of scores without a bump fails there.
 """
 
 from __future__ import annotations
@@ -56,6 +64,28 @@ EPOCH_STEPS = "ceil per epoch"
 Hugging Face's, each epoch's short last batch a step (`FinetuneConfig.total_steps`), since this change;
 scores made with fewer steps are not reused. One epoch has the same steps as before and keeps its hash."""
 
+SCORING_VERSIONS: dict[str, int] = {
+    "sc": 0,
+    "tc words: text": 1,
+    "tc words: split": 0,
+    "qa": 0,
+    "ir": 0,
+}
+"""The version of each scoring path's code (`scoring_path`), in the signature of its tasks when above 0.
+Bump a path's version when its encoding, decoding or metric code changes what a score is, so cached
+scores made by the old code are not reused. Bumps:
+- `tc words: text` 1 (2026-12-06): a token of empty offsets inside the text (a space encoderlab's
+  byte-level BPE left alone) belongs to the next word (`features.token_words`, since 2026-12-02); TC
+  scores cached before that, under the same signature, are not reused."""
+
+
+def scoring_path(task: Task) -> str:
+    """The key of `task`'s scoring code in `SCORING_VERSIONS`: its family, and for token classification
+    how its words reach the tokenizer (running text and pre-split words map tokens to words apart)."""
+    if task.family == "tc":
+        return f"tc words: {task.options.words}"
+    return task.family
+
 
 def _non_default(obj) -> dict:
     return {
@@ -100,4 +130,6 @@ def task_signature(task: Task) -> str:
         data["words"] = WORD_ENCODING
     if task.segments:
         data["segments"] = True
+    if version := SCORING_VERSIONS[scoring_path(task)]:
+        data["scoring"] = version
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()[:16]

@@ -1,0 +1,133 @@
+"""Scoring versions (`eval.signature.SCORING_VERSIONS`): scores cached by older scoring code are not
+reused, and a change of a scoring path's scores without a bump of its version fails here.
+
+The guard runs a path's real code (the family's `prepare`, `predict` and `metrics`) on fixed sentences,
+a fixed tokenizer and a fixed stand-in for a fine-tuned model, and compares the scores with the ones
+saved at the path's current version. It is cheap and catches a change of encoding, word mapping,
+decoding or metric on these inputs; a change that these inputs do not exercise goes unseen, so a
+scoring change still needs its own thought about a bump.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+
+import pytest
+import torch
+from tests.eval.conftest import FILLER, NAMES, TOPICS, encoderlab_bpe_tokenizer
+from torch import nn
+
+from encoderlab.eval.families import family_ops
+from encoderlab.eval.protocol import ResultsStore
+from encoderlab.eval.signature import SCORING_VERSIONS, scoring_path
+from encoderlab.eval.spec import Family, TaskData, TCOptions
+from encoderlab.eval.summary import EvalRecord
+from encoderlab.eval.tasks import TASKS
+
+# Signatures that the code of 780bec2 through 9705571 (2026-12-02) gave these tasks, computed by that
+# code; 9705571 changed how their words map to tokens (`features.token_words`) and kept the signatures.
+SIGNATURES_BEFORE_TOKEN_WORDS_FIX = {"wnut16": "6e4db8e99766b334", "brown-pos": "987dda8de04e71ee"}
+
+
+def test_tc_scores_cached_before_the_word_mapping_fix_are_not_reused(tmp_path):
+    store = ResultsStore(tmp_path / "results.jsonl")
+    for name, old in SIGNATURES_BEFORE_TOKEN_WORDS_FIX.items():
+        task = TASKS[name]
+        store.add(
+            EvalRecord(
+                model="m", task=name, family="tc", task_signature=old, metric=task.metric, lr=1e-4,
+                seed=0, val={task.metric: 50.0}, test={"test": {task.metric: 50.0}}, val_score=50.0,
+                test_score=50.0,
+            )
+        )  # fmt: skip
+    again = ResultsStore(tmp_path / "results.jsonl")
+    for name in SIGNATURES_BEFORE_TOKEN_WORDS_FIX:
+        assert again.get("m", name, SIGNATURES_BEFORE_TOKEN_WORDS_FIX[name], 1e-4, 0) is not None
+        assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
+
+
+def test_only_the_bumped_path_changes_its_tasks_signatures():
+    # pre-split words kept their scoring code: paper 2's NER tasks keep their signatures and results
+    split = [t for t in TASKS.values() if t.family == "tc" and t.options.words == "split"]
+    assert split and all(SCORING_VERSIONS[scoring_path(t)] == 0 for t in split)
+    text = TASKS["wnut16"]
+    as_split = dataclasses.replace(text, options=dataclasses.replace(text.options, words="split"))
+    assert scoring_path(text) != scoring_path(as_split)
+
+
+def test_every_family_and_word_encoding_has_a_scoring_version():
+    paths = {f for f in typing.get_args(Family) if f != "tc"}
+    paths |= {f"tc words: {w}" for w in typing.get_args(typing.get_type_hints(TCOptions)["words"])}
+    assert set(SCORING_VERSIONS) == paths
+
+
+# --------------------------------------------------------------------------- the guard
+
+TAGS = ("O", "B-X", "I-X", "B-Y", "I-Y")
+WORDS = FILLER + NAMES + TOPICS + ["U.S.", "don't", "co-op"]
+# Words the tokenizer never saw: their spaces stay tokens of their own, with empty offsets.
+SENTENCES = [
+    ["the", "zq", "Ωx", "red", "alice"],
+    ["½", "cat", "jjz", "of", "bob", "U.S."],
+    ["carol", "and", "dave", "don't", "co-op", "qqv", "blue"],
+    ["a", "naïve", "grace", "is", "at", "the", "xy-z", "green"],
+]
+GOLD = [[0, 1, 2, 0, 3], [0, 0, 1, 0, 3, 4], [3, 0, 1, 2, 0, 0, 1], [0, 0, 3, 0, 0, 0, 1, 2]]
+
+
+class _Fixed(nn.Module):
+    """A stand-in for a fine-tuned token classifier: the logits of a position are a fixed function of
+    its token id and position, so every encoding change moves the predicted tags."""
+
+    def __init__(self):
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(()))  # `model_inputs` reads the device of a parameter
+
+    def forward(self, ids, mask, segments=None):
+        pos = torch.arange(ids.shape[1]).expand_as(ids)
+        tag = (ids * 7 + pos * 3) % len(TAGS)
+        return torch.nn.functional.one_hot(tag, len(TAGS)).float() + self.anchor
+
+
+def _tc_scores(words: str, subwords: str, inputs: str, metric: str) -> dict:
+    options = TCOptions(labels=TAGS, words=words, subword_labels=subwords)
+    task = dataclasses.replace(TASKS["wnut16"], options=options, inputs=inputs, metric=metric, max_length=64)
+    tokenizer = encoderlab_bpe_tokenizer(WORDS)
+    split = [{"tokens": s, "tags": g} for s, g in zip(SENTENCES, GOLD)]
+    ops = family_ops(task)
+    prepared = ops.prepare(task, tokenizer, TaskData(split, split, {"test": split}))
+    scores = ops.metrics(task, ops.predict(task, _Fixed(), prepared.val))
+    return {k: round(v, 6) for k, v in scores.items() if isinstance(v, float)}
+
+
+# (path, version) -> configurations and their scores at that version. A failure here means the scores
+# of a path changed: bump its version in SCORING_VERSIONS (cached scores are then not reused), state
+# the bump in CHANGELOG (node keys change) and put the new version and scores here.
+GOLDEN = {
+    ("tc words: text", 1): {
+        ("text", "all", "eos", "sentence_macro_f1"): {
+            "accuracy": 34.615385,
+            "entity_f1": 33.333333,
+            "sentence_macro_f1": 25.583333,
+        },
+        ("text", "first", "tokenizer", "entity_f1"): {"accuracy": 19.230769, "entity_f1": 0.0},
+    },
+    ("tc words: split", 0): {
+        ("split", "first", "tokenizer", "conlleval_f1"): {
+            "accuracy": 30.769231,
+            "entity_f1": 35.294118,
+            "conlleval_f1": 24.0,
+        },
+    },
+}
+
+
+@pytest.mark.parametrize("path, version", sorted(GOLDEN))
+def test_a_scoring_paths_scores_are_the_ones_of_its_version(path, version):
+    assert SCORING_VERSIONS[path] == version, f"{path}'s version moved: save its scores here at the new one"
+    got = {config: _tc_scores(*config) for config in GOLDEN[path, version]}
+    assert got == GOLDEN[path, version], (
+        f"{path}'s scores changed on fixed inputs: bump SCORING_VERSIONS[{path!r}] (eval/signature.py), "
+        "say so in CHANGELOG, and save the new scores here"
+    )
