@@ -114,6 +114,20 @@ def resolved_commit(hub_id: str) -> str | None:
     return cached.name if cached is not None and is_commit(cached.name) else None
 
 
+def hub_read(name: str) -> dict[str, str | None]:
+    """`{"hub_id": name, "commit": ...}` of a model or tokenizer `name` read from the hub (no folder, no
+    asset, a hub id): the commit a load reads now (`resolved_commit`, null when nothing tells it), asked
+    after the load so it names the files read. Empty for any other name. What outputs record of a hub id
+    read unpinned, so a later run can pin that commit (`OWNER/NAME@SHA`) and read the same files:
+    a run's and an evaluation's `start_model` (`runlayout.start_model_record`), prepared data's
+    `tokenizer` (`data.prepare`)."""
+    from encoderlab.data.assets import ASSETS
+
+    if not name or name in ASSETS or Path(name).expanduser().exists() or not is_hub_id(name):
+        return {}
+    return {"hub_id": name, "commit": resolved_commit(name)}
+
+
 def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> Path | None:
     """The mirror folder of the model repo `hub_id` under `ENCODERLAB_HUB_MODELS` (or, when the hub is
     offline, its snapshot in the local hub cache), or None when no mirror root is set and the id is to

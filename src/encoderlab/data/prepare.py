@@ -250,6 +250,16 @@ class _Job:
         return 0.0 if self.shard is not None else self.cfg.val_fraction
 
 
+def _tokenizer_meta(job: _Job) -> dict:
+    """meta.json's `tokenizer`: as given, its hash, and for a hub id the commit read (asked after the load,
+    from the cache or mirror it read: `hubmodels.hub_read`), so a rerun can pin it (`OWNER/NAME@SHA`)."""
+    from encoderlab.data.hubmodels import hub_read
+
+    read = hub_read(job.cfg.tokenizer)
+    commit = {"commit": read["commit"]} if read else {}
+    return {"source": job.cfg.tokenizer, "hash": job.recipe["tokenizer_hash"], **commit}
+
+
 class _PrefixChanged(Exception):
     """The documents before an interrupted prepare's checkpoint are not the ones read now."""
 
@@ -292,9 +302,7 @@ def _tokenize(job: _Job, out: Path, not_fetched: list[str]) -> None:
             log.warning("the sources changed since the interrupted prepare in %s; starting over", tmp)
             _fresh(tmp)
             meta = _write(job, tmp, None, chain)
-        meta.update(
-            recipe=job.recipe, tokenizer={"source": job.cfg.tokenizer, "hash": job.recipe["tokenizer_hash"]}
-        )
+        meta.update(recipe=job.recipe, tokenizer=_tokenizer_meta(job))
         meta["decontamination"].update(not_fetched=not_fetched)
         (tmp / "meta.json").write_text(json_text(meta, indent=2))
         (tmp / PROGRESS).unlink(missing_ok=True)

@@ -118,12 +118,10 @@ def start_model_record(init: str) -> dict[str, Any]:
     nothing tells it), so a run from an unpinned id names the weights it started from after the repo
     moves on, and pinning that commit (`OWNER/NAME@SHA`) starts from them again. Empty for any other start.
     An evaluation of a hub id records the same (`EvalRecord.start_model`), for the same reason."""
-    from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hubmodels import is_hub_id, resolved_commit
+    from encoderlab.data.hubmodels import hub_read
 
-    if not init or init in ASSETS or Path(init).expanduser().exists() or not is_hub_id(init):
-        return {}
-    return {"start_model": {"hub_id": init, "commit": resolved_commit(init)}}
+    read = hub_read(init)
+    return {"start_model": read} if read else {}
 
 
 def recorded_start(run_dir: Path) -> tuple[str, str] | None:
