@@ -39,8 +39,9 @@ FINEWEB_EDU_SCHEMA = pa.schema(
 """FineWeb-Edu's columns and dtypes, in the card's order."""
 
 
-def _card(configs: list[dict], features: pa.Schema, extra: str = "") -> str:
-    """A dataset card whose YAML header has the hub's `configs` (and `dataset_info` features)."""
+def _card(configs: list[dict], features: pa.Schema, extra: str = "", featured: tuple[str, ...] = ()) -> str:
+    """A dataset card whose YAML header has the hub's `configs` (and `dataset_info` features: of every
+    config, or of those in `featured` only)."""
     kinds = {pa.string(): "string", pa.float64(): "float64", pa.int64(): "int64", pa.int32(): "int32"}
 
     def feature(f: pa.Field) -> dict:  # the card's notation: `dtype`, or `sequence` for a list
@@ -51,7 +52,11 @@ def _card(configs: list[dict], features: pa.Schema, extra: str = "") -> str:
     feats = [feature(f) for f in features]
     header = {
         "configs": configs,
-        "dataset_info": [{"config_name": c["config_name"], "features": feats} for c in configs],
+        "dataset_info": [
+            {"config_name": c["config_name"], "features": feats}
+            for c in configs
+            if not featured or c["config_name"] in featured
+        ],
     }
     return f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n{extra}\n"
 
@@ -77,15 +82,25 @@ def fineweb_edu_rows(first: int, n: int) -> dict[str, list]:
     }
 
 
-def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40, files_350bt: int = 1) -> Path:
+def make_fineweb_edu(
+    root: Path, files_10bt: int = 4, rows_per_file: int = 40, files_350bt: int = 1, sample_date: bool = True
+) -> Path:
     """`HuggingFaceFW/fineweb-edu` as the hub lays it out.
 
     Source: the dataset card (README v1.4.0): configs
     `default` (`data/*/*`), `sample-10BT` (`sample/10BT/*`), `sample-100BT` (`sample/100BT/*`),
     `sample-350BT`, per-dump `CC-MAIN-YYYY-WW` (`data/CC-MAIN-YYYY-WW/*`), split `train` only; the
     eleven columns and dtypes of FINEWEB_EDU_SCHEMA; sample files named `sample/10BT/000_00000.parquet`,
-    `001_00000.parquet`, ... Whether the sample files carry `date` is unverified there; they carry it
-    here, as the default config does. Row counts are small (the real files hold about a million rows).
+    `001_00000.parquet`, ... Row counts are small (the real files hold about a million rows).
+
+    `date` in the sample files is unverified [U]. The card's commit 81fd597 ("Add "date" column to
+    "default" subset (#20)", huggingface.co/datasets/HuggingFaceFW/fineweb-edu/blob/main/README.md)
+    declares the eleven features, `date` among them, under the `default` config only; the sample configs
+    declare none, and copies made from the earlier files have no `date` (airtrain-ai/fineweb-edu-fortified's
+    card: the other ten). So the sample files may lack it. `sample_date=True` (the default) writes it
+    everywhere and declares the features for every config; `sample_date=False` writes the sample files
+    without it and declares the features for `default` alone, as that card does. encoderlab reads `text`
+    only (`SourceConfig.text_field`), so both read the same (tests/data/test_corpora.py).
     """
     repo = root / FINEWEB_EDU
     dumps = ["CC-MAIN-2024-10"]
@@ -98,13 +113,19 @@ def make_fineweb_edu(root: Path, files_10bt: int = 4, rows_per_file: int = 40, f
         *({"config_name": d, "data_files": [{"split": "train", "path": f"data/{d}/*"}]} for d in dumps),
     ]
     repo.mkdir(parents=True, exist_ok=True)
-    (repo / "README.md").write_text(_card(configs, FINEWEB_EDU_SCHEMA, "# FineWeb-Edu (simulated)"))
+    featured = () if sample_date else ("default",)
+    (repo / "README.md").write_text(_card(configs, FINEWEB_EDU_SCHEMA, "# FineWeb-Edu (simulated)", featured))
+    sample_schema = (
+        FINEWEB_EDU_SCHEMA
+        if sample_date
+        else FINEWEB_EDU_SCHEMA.remove(FINEWEB_EDU_SCHEMA.get_field_index("date"))
+    )
     doc = 0
     for folder, n_files in (("sample/10BT", files_10bt), ("sample/100BT", 2), ("sample/350BT", files_350bt)):
         (repo / folder).mkdir(parents=True, exist_ok=True)
         for k in range(n_files):
-            table = pa.table(fineweb_edu_rows(doc, rows_per_file), schema=FINEWEB_EDU_SCHEMA)
-            pq.write_table(table, repo / folder / f"{k:03d}_00000.parquet")
+            rows = {c: v for c, v in fineweb_edu_rows(doc, rows_per_file).items() if c in sample_schema.names}
+            pq.write_table(pa.table(rows, schema=sample_schema), repo / folder / f"{k:03d}_00000.parquet")
             doc += rows_per_file
     (repo / "data" / dumps[0]).mkdir(parents=True, exist_ok=True)
     table = pa.table(fineweb_edu_rows(doc, rows_per_file), schema=FINEWEB_EDU_SCHEMA)

@@ -84,3 +84,18 @@ def test_a_name_keeps_its_hf_files_slice_and_refuses_an_option_its_row_sets(corp
     assert len(list(iter_documents(parse_source("starcoderdata-python#text_field=content")))) > 0
     with pytest.raises(UserError, match=r"text_field=body differs from what the named corpus reads .*hf:"):
         list(iter_documents(parse_source("fineweb-edu-10bt#text_field=body")))
+
+
+def test_fineweb_edu_samples_read_alike_with_and_without_a_date_column(tmp_path, monkeypatch):
+    """Whether FineWeb-Edu's sample files carry `date` is unverified (its card declares the features, `date`
+    among them, for the `default` config only: make_fineweb_edu's docstring). Both layouts give the
+    same documents: nothing reads a column but `text`."""
+    texts = {}
+    for with_date in (True, False):
+        root = tmp_path / str(with_date)
+        make_fineweb_edu(root, files_10bt=2, rows_per_file=10, sample_date=with_date)
+        files = sorted((root / FINEWEB_EDU).glob("sample/10BT/*.parquet"))
+        assert ("date" in pq.read_schema(files[0]).names) is with_date
+        monkeypatch.setenv(HUB_DATA_ENV, str(root))
+        texts[with_date] = [d.text for d in iter_documents(parse_source("fineweb-edu-10bt"))]
+    assert texts[True] == texts[False] and len(texts[True]) == 20

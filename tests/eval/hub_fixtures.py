@@ -145,7 +145,9 @@ def uner_en(root: Path) -> Path:
     """`hgissbkh/uner_en`: parquet under `data/` ([V] hub tree, 5 months old); the features of
     `universalner/universal_ner` en_ewt (HS 2 [V]): idx str, text str, tokens Seq[str], ner_tags
     Seq[ClassLabel O,B-PER,I-PER,B-ORG,I-ORG,B-LOC,I-LOC], annotator Seq[str]; EE drops idx/text/
-    annotator and renames ner_tags. File names `data/<split>-00000-of-00001.parquet` [U]."""
+    annotator and renames ner_tags. File names `data/<split>-00000-of-00001.parquet` [V: the hub tree,
+    huggingface.co/datasets/hgissbkh/uner_en/tree/main/data at ef579f2 "Upload dataset": test-, train-
+    and validation-00000-of-00001.parquet]; the card's features (README.md, 810 bytes) were not seen [U]."""
     features = Features(
         {
             "idx": STR,
@@ -175,7 +177,10 @@ def ontonotes5(root: Path, layout: str = "current") -> Path:
     `<config>/<split>/0000.parquet` or its 2023 one `<config>/<name>-<split>.parquet` (HS 1 [V] for
     the GLUE export tree; [U] that this repository has an export). The config name
     (`ontonotes5`) [U]. Features: tokens Seq[str], tags Seq[ClassLabel] with tner's label order
-    (HS 2: first names [V], the rest [U]; 9 of the 37 here)."""
+    (HS 2: first names [V], the rest [U]; 9 of the 37 here). Looked for on 2026-12-06 (search corpora:
+    hub pages, code, web pages): no tree, card, viewer or `refs/convert/parquet` page of
+    hgissbkh/ontonotes5 is held, only tner/ontonotes5's parquet-converter history on
+    `refs/convert/parquet` (2022-12 to 2023-09), so the export, its config name and its layout stay [U]."""
     features = Features({"tokens": List(STR), "tags": List(ClassLabel(names=ONTONOTES_NAMES))})
     folder = Path(root) / "hgissbkh/ontonotes5"
     for i, split in enumerate(("train", "validation", "test")):
@@ -244,7 +249,10 @@ def squad(root: Path, v2: bool = False) -> Path:
 def record(root: Path) -> Path:
     """`hgissbkh/record`: EE loads it with no config and no column edits into its SQuAD pipeline,
     so SQuAD's columns [U, inferred]; `answer_start` as int64 like the sibling `hgissbkh/qed`
-    (HS 3 [V]); layout `data/<split>-00000-of-00001.parquet` [U]."""
+    (HS 3 [V]); layout `data/<split>-00000-of-00001.parquet` [U]. Looked for on 2026-12-06 (search
+    corpora: hub pages, code, web pages): no tree, card or viewer page of hgissbkh/record is held; the only
+    sources are EncodEval's `record()` (`load_dataset("hgissbkh/record")`, test := validation, no column
+    edits) and a later copy of that file with the same function, so the columns stay [U, inferred]."""
     features = Features(
         {**{k: SQUAD_FEATURES[k] for k in ("id", "title", "context", "question")},
          "answers": {"text": List(STR), "answer_start": List(Value("int64"))}}
