@@ -11,6 +11,7 @@ from dataclasses import replace
 import pytest
 from fake_study import backend, small_spec
 
+from encoderlab.study.data import StudyData
 from encoderlab.study.report import _claims_note, _num, write_report
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import EvalSpec
@@ -181,7 +182,7 @@ def test_the_evaluation_row_says_lr_seed_and_task_file_in_the_singular_for_one()
     ev = EvalSpec(suite=None, lrs=(5e-5,), seeds=(0,), task_files=("a.yaml",))
     assert task_sources_text(ev) == "task file a.yaml"
     assert task_sources_text(replace(ev, task_files=("a.yaml", "b.yaml"))) == "task files a.yaml, b.yaml"
-    data = SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={})
+    data = StudyData(spec=small_spec(eval=ev), nodes=[])
     table = SimpleNamespace(tasks=("a",))
     rows = dict(_config_rows(data, table))
     assert rows["evaluation"].endswith(", LR 5e-05, seed 0")
@@ -195,15 +196,11 @@ def test_the_evaluation_row_names_the_task_files_beside_the_suite_as_study_plan_
     from encoderlab.study.report import _config_rows
 
     ev = EvalSpec(suite="fake", lrs=(5e-5,), seeds=(0,), task_files=("a.yaml",))
-    data = SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={})
+    data = StudyData(spec=small_spec(eval=ev), nodes=[])
     rows = dict(_config_rows(data, SimpleNamespace(tasks=("sst", "a"))))
     assert rows["evaluation"].startswith("suite fake and task file a.yaml, tasks ")
     ev = replace(ev, task_files=("a.yaml", "b.yaml"))
-    rows = dict(
-        _config_rows(
-            SimpleNamespace(spec=small_spec(eval=ev), nodes=[], markers={}), SimpleNamespace(tasks=())
-        )
-    )
+    rows = dict(_config_rows(StudyData(spec=small_spec(eval=ev), nodes=[]), SimpleNamespace(tasks=())))
     assert rows["evaluation"].startswith("suite fake and task files a.yaml, b.yaml, tasks ")
 
 
@@ -216,7 +213,7 @@ def test_the_evaluation_row_of_a_study_that_evaluates_no_run_says_none_as_study_
 
     spec = small_spec(eval=EvalSpec(suite="fake", lrs=(5e-5,), seeds=(0,)))
     spec = replace(spec, runs=tuple(replace(r, evaluate=False, eval_steps=()) for r in spec.runs))
-    rows = dict(_config_rows(SimpleNamespace(spec=spec, nodes=[], markers={}), SimpleNamespace(tasks=())))
+    rows = dict(_config_rows(StudyData(spec=spec, nodes=[]), SimpleNamespace(tasks=())))
     assert rows["evaluation"] == "none (no run is fine-tuned: `evaluate: false` on every run)"
 
 

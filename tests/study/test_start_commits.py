@@ -52,6 +52,9 @@ def test_a_resumed_study_whose_hub_start_moved_is_refused_before_anything_runs(t
     assert json.loads(env.read_text())["start_model"] == {"hub_id": "someone/enc", "commit": SHA_A}
     report = (tmp_path / "out" / "report" / "report.md").read_text()
     assert "| cpt | cpt | cpt-mlm | " in report and f"| someone/enc (commit {SHA_A[:12]}) |" in report
+    meta = next((tmp_path / "out" / "nodes" / "prepare").rglob("meta.json"))  # the tokenizer, read unpinned
+    assert json.loads(meta.read_text())["tokenizer"]["commit"] == SHA_A
+    assert f"tokenizer someone/enc (commit {SHA_A[:12]})" in report
 
     (tmp_path / "drift.yaml").write_text(STUDY.replace("runs:\n", "runs:\n" + AS_IS))  # evaluate it as is too
     (storage / "refs" / "main").write_text(SHA_B)  # the repo moved on

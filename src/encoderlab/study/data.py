@@ -124,9 +124,17 @@ class StudyData:
     (a prepare node from before 2026-12-05): the plateau of its runs is not checked."""
     folder: Path | None = None
     """The study folder read (None: built in memory), named when a finished node's record is damaged."""
+    tokenizer_commits: dict[str, str] = field(default_factory=dict)
+    """Dataset name -> the hub commit its tokenizer was read at, for a tokenizer named by a hub id (its
+    prepared folder's `meta.json` `tokenizer.commit`, written since 2026-12-06)."""
     start_commits: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Hub start model -> the commits its finished runs and evaluations as is recorded reading
     (`startcommits.recorded_commits`)."""
+
+    def tokenizer_text(self, dataset) -> str:
+        """Dataset `dataset`'s tokenizer for the report, with the hub commit its prepare read, if any."""
+        commit = self.tokenizer_commits.get(dataset.name)
+        return f"{dataset.tokenizer} (commit {commit[:12]})" if commit else dataset.tokenizer
 
     def start_cell(self, run) -> str:
         """What run `run` starts from, for the report: scratch, a run, a path, or a hub id with the
@@ -420,6 +428,7 @@ def _read_held_out(data: StudyData, study_dir: Path) -> None:
         result = data.result_of(n.name)
         if n.kind == "prepare" and result.get("data"):
             _read_unigram(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
+            _read_tokenizer_commit(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
         elif n.kind == "pretrain" and result.get("metrics"):
             path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
             if path.is_file():
@@ -441,6 +450,22 @@ def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> Non
         data.unigram_gone[name] = prepared
         return
     data.unigram[name] = unigram_entropy(Path(prepared) if prepared else folder / result["data"])
+
+
+def _read_tokenizer_commit(data: StudyData, name: str, result: dict, folder: Path) -> None:
+    """Fill dataset `name`'s `tokenizer_commits` from its prepared folder's meta.json (the `--prepared`
+    folder, else the node's own). A folder gone, damaged, or from before the commit was recorded leaves
+    it out: the report then names the tokenizer without a commit, as before."""
+    from encoderlab.data.packed import read_meta
+
+    prepared = data.spec.dataset(name).prepared
+    try:
+        recorded = read_meta(Path(prepared) if prepared else folder / result["data"]).get("tokenizer")
+    except (UserError, OSError):
+        return
+    commit = recorded.get("commit") if isinstance(recorded, dict) else None
+    if isinstance(commit, str):
+        data.tokenizer_commits[name] = commit
 
 
 def _held_out_losses(path: Path) -> dict[str, Any]:

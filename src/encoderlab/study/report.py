@@ -148,7 +148,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
     finished = len([n for n in data.nodes if n.kind != "report" and n.name in data.markers])
     shape = (spec.steps, spec.seq_len, spec.micro_batch, spec.grad_accum)
     data_rows = "; ".join(
-        f"{d.name}: {'+'.join(d.corpus)}, tokenizer {d.tokenizer}, {_max_docs(d.max_docs)}, seed {d.seed}"
+        f"{d.name}: {'+'.join(d.corpus)}, tokenizer {data.tokenizer_text(d)}, {_max_docs(d.max_docs)}, seed {d.seed}"
         for d in spec.data
     )
     return [
