@@ -262,3 +262,20 @@ def test_a_size_target_below_every_run_is_refused_and_creates_nothing(ladder_csv
         "where no run speaks for the curves; give a target at or above it, or add smaller runs"
     ), err
     assert not out.exists()
+
+
+def test_the_interval_default_is_one_constant(capsys):
+    """`decide.INTERVAL` is the default of the command, of `advise` and of the crossover line, and the help shows
+    it (each spelled 0.8 before, free to drift apart)."""
+    import inspect
+
+    from encoderlab.advise.commands import advise_command
+    from encoderlab.advise.decide import INTERVAL, advise
+    from encoderlab.advise.report import _crossover_line
+
+    for f in (advise_command, advise, _crossover_line):
+        assert inspect.signature(f).parameters["interval"].default is INTERVAL, f
+    with pytest.raises(SystemExit):
+        main(["advise", "--help"])
+    help_text = " ".join(capsys.readouterr().out.replace("│", " ").split())  # the box tyro draws around it
+    assert f"Width of the prediction and crossover intervals. (default: {INTERVAL})" in help_text

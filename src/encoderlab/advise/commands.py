@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 import tyro
 
-from encoderlab.advise.decide import Advice, advise
+from encoderlab.advise.decide import INTERVAL, Advice, advise
 from encoderlab.advise.fit import DELTA
 from encoderlab.advise.holdout import HeldOutScore, format_held_out, score_held_out
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric
@@ -138,7 +138,7 @@ def advise_command(
     bootstrap: int = 400,
     seed: int = 0,
     confidence: float = 0.9,
-    interval: float = 0.8,
+    interval: float = INTERVAL,
     huber_delta: float = DELTA,
     seed_noise: float | None = None,
     hold_out_largest: bool = False,

@@ -195,6 +195,11 @@ def backtest(fits: list[ScheduleFit], ladder: Ladder, rungs: list) -> Backtest |
     return Backtest(held, base, acc_e, acc_b, err_e, err_b, bool(ok))
 
 
+INTERVAL = 0.8
+"""The default width of the prediction and crossover intervals (`--interval`): the replicates' 10th to 90th
+percentiles, as wide as a ladder of 2-3 seeds a rung can calibrate (80% intervals covered the truth in 81% of
+the suite's draws, docs/advise.md)."""
+
 NOISE_DF = 3
 """Degrees of freedom of a schedule's pooled seed noise (runs past the first seed of each rung) below which
 the advice warns: on the synthetic ladders, 80% intervals covered the truth in 58% of draws at 1 and 70% at
@@ -298,7 +303,7 @@ def advise(
     n_boot: int = 400,
     seed: int = 0,
     confidence: float = 0.9,
-    interval: float = 0.8,
+    interval: float = INTERVAL,
     delta: float = DELTA,
     seed_noise: float | None = None,
     paired: bool = True,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from encoderlab.advise.decide import CURVE_COLUMNS, RUN_COLUMNS, Advice, percent
+from encoderlab.advise.decide import CURVE_COLUMNS, INTERVAL, RUN_COLUMNS, Advice, percent
 from encoderlab.advise.reach import times
 from encoderlab.atomic import savefig_atomic
 
@@ -29,7 +29,7 @@ def _rung(point) -> str:
     return "none shared" if point is None else f"N={point[0]:.3g}, D={point[1]:.3g}"
 
 
-def _crossover_line(c, reach: float | None = None, interval: float = 0.8) -> str:
+def _crossover_line(c, reach: float | None = None, interval: float = INTERVAL) -> str:
     """One pair's crossing; `reach`: the compute up to which both schedules have runs, past which the
     crossing is the curves' extrapolation and the line says so. The interval is `--interval`'s over the
     replicates that cross (was a bare "interval", read as the point fit's own, of unstated width)."""
