@@ -202,8 +202,8 @@ the suite's draws, docs/advise.md)."""
 
 NOISE_DF = 3
 """Degrees of freedom of a schedule's pooled seed noise (runs past the first seed of each rung) below which
-the advice warns: on the synthetic ladders, 80% intervals covered the truth in 58% of draws at 1 and 70% at
-2, against 75-81% from 3 up (docs/advise.md)."""
+the advice warns: on the synthetic ladders, 80% intervals covered the truth in 57% of draws at 1 and 67% at
+2, against 71-82% from 3 up (docs/advise.md; `scripts/advise_calibration.py`)."""
 
 
 def noise_warnings(fits: list[ScheduleFit], seed_noise: float | None) -> tuple[str, ...]:

@@ -15,7 +15,8 @@ replicate. Two corrections, both needed because ladders have 2-3 seeds per rung:
   variance estimated from one degree of freedom, and a rung of one seed still varies. This assumes
   a schedule's seed noise has one size, in metric units, at every rung. On the synthetic ladders
   (constant noise) 80% intervals pooled this way covered the truth in 81% of draws; pooled in log
-  units (relative noise) 74%, resampled per rung without pooling 75% (docs/advise.md). A ladder
+  units (relative noise) 73%, resampled per rung without pooling 74% (docs/advise.md;
+  `scripts/advise_calibration.py`). A ladder
   whose small models are much noisier than its large ones gets intervals that are too wide at the
   target, and the reverse.
 Where every schedule ran the same (N, D, seed) runs, the draws are shared: a replicate picks seeds,
