@@ -143,3 +143,32 @@ def test_an_advisor_with_no_backtest_is_said_to_keep_the_single_rung_by_construc
     assert [r.backtested for r in score.rungs] == [backtested]
     note = "note: the advisor had no backtest at any rung"
     assert (note in format_held_out(score)) == (not backtested)
+
+
+def test_a_pair_measured_within_seed_noise_is_reported_not_scored(tmp_path, capsys):
+    """CLM-like measured 0.002 ahead at the held-out size, seed noise 0.01: another draw of seeds could order the
+    pair either way. Before, the curves' right prediction (MLM-like ahead, by their truth) was scored 0%."""
+    syn = synthetic_ladder(np.random.default_rng(1), rungs=4, crossover=256.0, sigma=0.01)
+    top = max(o.params for o in syn.ladder.observations)
+    mlm_top = np.mean(
+        [o.value for o in syn.ladder.observations if o.params == top and o.schedule == MLM_LIKE]
+    )
+    clm = [o for o in syn.ladder.observations if o.params == top and o.schedule == CLM_LIKE]
+    offsets = np.linspace(-0.01, 0.01, len(clm))  # mean 0: CLM-like's mean is mlm_top - 0.002
+    moved = {id(o): replace(o, value=float(mlm_top - 0.002 + d)) for o, d in zip(clm, offsets)}
+    ladder = Ladder(syn.ladder.metric, tuple(moved.get(id(o), o) for o in syn.ladder.observations))
+    score = score_held_out(ladder, **QUICK)
+    (rung,) = score.rungs
+    assert rung.measured[CLM_LIKE.name] < rung.measured[MLM_LIKE.name]
+    assert rung.within_noise == ((CLM_LIKE.name, MLM_LIKE.name),)
+    assert score.pairs == 0 and score.within_noise == 1
+    assert np.isnan(score.single_rung_accuracy) and np.isnan(score.advised_accuracy)
+    text = format_held_out(score)
+    assert "(0 schedule pairs): extrapolation n/a, single rung n/a, advised n/a" in text
+    assert (
+        f"not scored: 1 schedule pair whose measured means differ by less than their seed noise ({CLM_LIKE.name} vs {MLM_LIKE.name} at N="
+        in text
+    )
+    # the same gap given a seed noise 100x smaller is outside it: scored
+    scored = score_held_out(ladder, **QUICK, seed_noise=1e-4)
+    assert scored.pairs == 1 and scored.within_noise == 0 and scored.rungs[0].within_noise == ()

@@ -35,6 +35,7 @@ reading of a ladder that does not improve).
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from itertools import combinations
 from typing import Literal
@@ -135,9 +136,14 @@ class Advice:
         return asdict(self)
 
 
-def decision_accuracy(predicted: dict[str, float], actual: dict[str, float]) -> float:
-    """DataDecide's decision accuracy: the share of pairs ordered as in `actual` (tied pairs skipped)."""
-    pairs = [(a, b) for a, b in combinations(sorted(actual), 2) if actual[a] != actual[b]]
+def decision_accuracy(
+    predicted: dict[str, float], actual: dict[str, float], skip: Collection[tuple[str, str]] = ()
+) -> float:
+    """DataDecide's decision accuracy: the share of pairs ordered as in `actual` (tied pairs skipped, and the
+    pairs (a, b), a < b, in `skip`: `holdout` skips those whose measured order is within seed noise)."""
+    pairs = [
+        (a, b) for a, b in combinations(sorted(actual), 2) if actual[a] != actual[b] and (a, b) not in skip
+    ]
     if not pairs:
         return float("nan")
     return float(

@@ -11,6 +11,16 @@ pretraining seeds), by decision accuracy (the share of schedule pairs ordered as
   nearest the target's, the baseline DataDecide found hard to beat;
 - *advised*: whichever of the two the advisor's own backtest chose.
 
+**The measured ranking is a measurement too**: means over a few pretraining seeds. A pair whose measured
+means differ by less than their seed noise can be ordered either way by another draw of seeds, so scoring a
+prediction right or wrong against it scores the seeds, not the advisor. Such a pair is reported as *within
+seed noise* and left out of every accuracy: its difference is within the two-sided 95% bound of a two-sample
+test, `t(0.975, df) x sd x sqrt(1/n_a + 1/n_b)` with the n seeds each ran at that rung and the sd pooled over
+both schedules' rungs (every size, the held-out one too: the bootstrap's assumption of one noise size per
+schedule at every rung), or with `--seed-noise` the normal 1.96 x that sd. Trade-off: a real but small
+difference goes unscored, and a rung whose every pair is within noise has no accuracy ("n/a"); the other
+way, a seed draw decided those pairs (before 2026-12-06 they were scored).
+
 Trade-off: a held-out size must be trained, so the check costs the largest rung's compute; it is the
 only way to know, on one's own objectives and data, whether extrapolating beats ranking at the largest
 affordable size. With two schedules a rung has one pair, so its accuracy is 0 or 1; the means over
@@ -24,6 +34,7 @@ from dataclasses import asdict, dataclass
 from itertools import combinations
 
 import numpy as np
+from scipy import stats
 
 from encoderlab.advise.decide import advise, decision_accuracy, percent
 from encoderlab.advise.ladder import Ladder
@@ -51,6 +62,8 @@ class HeldOutRung:
     extrapolation_accuracy: float | None
     single_rung_accuracy: float
     advised_accuracy: float
+    within_noise: tuple[tuple[str, str], ...] = ()
+    """Pairs whose measured means differ by less than their seed noise: not scored (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -63,7 +76,9 @@ class HeldOutScore:
     single_rung_accuracy: float
     advised_accuracy: float
     pairs: int
-    """Schedule pairs counted over all rungs (untied in the measured means)."""
+    """Schedule pairs scored over all rungs (measured apart by more than seed noise)."""
+    within_noise: int = 0
+    """Schedule pairs over all rungs whose measured means are within seed noise, not scored."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -76,6 +91,40 @@ def _means(ladder: Ladder, point: tuple[float, float]) -> dict[str, float]:
         if o.rung == point:
             out.setdefault(o.schedule.name, []).append(o.value)
     return {name: float(np.mean(v)) for name, v in out.items()}
+
+
+def _noise_sums(ladder: Ladder) -> dict[str, tuple[float, int]]:
+    """Each schedule's squared deviations of its runs from their rung's mean, summed, and their degrees of
+    freedom (runs past the first seed of each rung)."""
+    groups: dict[tuple, list[float]] = {}
+    for o in ladder.observations:
+        groups.setdefault((o.schedule.name, o.rung), []).append(o.value)
+    out: dict[str, tuple[float, int]] = {}
+    for (name, _), values in groups.items():
+        ss, df = out.get(name, (0.0, 0))
+        out[name] = (ss + float(((np.array(values) - np.mean(values)) ** 2).sum()), df + len(values) - 1)
+    return out
+
+
+def within_noise(
+    ladder: Ladder, point: tuple[float, float], names: list[str], seed_noise: float | None
+) -> tuple[tuple[str, str], ...]:
+    """The pairs (a, b), a < b, of `names` whose measured means at `point` differ by less than their seed
+    noise allows (module docstring); a pair with no estimate of its noise is scored as before."""
+    means, sums = _means(ladder, point), _noise_sums(ladder)
+    seeds = {n: sum(o.rung == point and o.schedule.name == n for o in ladder.observations) for n in names}
+    out = []
+    for a, b in combinations(sorted(names), 2):
+        if seed_noise is not None:
+            sd, critical = seed_noise, float(stats.norm.ppf(0.975))
+        else:
+            ss, df = (x + y for x, y in zip(sums[a], sums[b]))
+            if df == 0:
+                continue
+            sd, critical = math.sqrt(ss / df), float(stats.t.ppf(0.975, df))
+        if abs(means[a] - means[b]) <= critical * sd * math.sqrt(1 / seeds[a] + 1 / seeds[b]):
+            out.append((a, b))
+    return tuple(out)
 
 
 def _baseline_rung(fitted: Ladder, params: float, tokens: float) -> tuple[float, float]:
@@ -115,9 +164,10 @@ def _score_rung(ladder: Ladder, fitted: Ladder, point: tuple[float, float], opti
     single = _means(fitted, base_at)
     names = sorted(set(measured) & set(single))
     truth = {n: measured[n] for n in names}
+    noisy = within_noise(ladder, point, names, options.get("seed_noise"))
     have_extrap = all(extrap.get(n) is not None for n in names)
-    extrap_acc = decision_accuracy({n: extrap[n] for n in names}, truth) if have_extrap else None
-    single_acc = decision_accuracy({n: single[n] for n in names}, truth)
+    extrap_acc = decision_accuracy({n: extrap[n] for n in names}, truth, noisy) if have_extrap else None
+    single_acc = decision_accuracy({n: single[n] for n in names}, truth, noisy)
     chose_extrap = advice.method == "extrapolation" and have_extrap
     return HeldOutRung(
         params=point[0],
@@ -131,6 +181,7 @@ def _score_rung(ladder: Ladder, fitted: Ladder, point: tuple[float, float], opti
         extrapolation_accuracy=extrap_acc,
         single_rung_accuracy=single_acc,
         advised_accuracy=extrap_acc if chose_extrap else single_acc,
+        within_noise=noisy,
     )
 
 
@@ -141,7 +192,11 @@ def _summarise(top: float, rungs: list[HeldOutRung]) -> HeldOutScore:
 
     extrap = [r.extrapolation_accuracy for r in rungs]
     pairs = sum(
-        sum(r.measured[a] != r.measured[b] for a, b in combinations(sorted(r.measured), 2)) for r in rungs
+        sum(
+            r.measured[a] != r.measured[b] and (a, b) not in r.within_noise
+            for a, b in combinations(sorted(r.measured), 2)
+        )
+        for r in rungs
     )
     return HeldOutScore(
         held_out_size=top,
@@ -150,6 +205,7 @@ def _summarise(top: float, rungs: list[HeldOutRung]) -> HeldOutScore:
         single_rung_accuracy=mean(r.single_rung_accuracy for r in rungs),
         advised_accuracy=mean(r.advised_accuracy for r in rungs),
         pairs=pairs,
+        within_noise=sum(len(r.within_noise) for r in rungs),
     )
 
 
@@ -179,6 +235,15 @@ def format_held_out(score: HeldOutScore) -> str:
         f"{percent(score.extrapolation_accuracy)}, single rung {percent(score.single_rung_accuracy)}, advised "
         f"{percent(score.advised_accuracy)}"
     )
+    if score.within_noise:  # scored right or wrong before, as the seed draw fell
+        lines.append(
+            f"not scored: {count(score.within_noise, 'schedule pair')} whose measured means differ by less than "
+            "their seed noise ("
+            + "; ".join(
+                f"{a} vs {b} at {label}" for r, label in zip(score.rungs, labels) for a, b in r.within_noise
+            )
+            + "): either order is what another draw of seeds could measure"
+        )
     if not any(r.backtested for r in score.rungs):  # else "advised" read as a choice the advisor never made
         lines.append(
             "note: the advisor had no backtest at any rung (too few rungs below the fitted sizes' largest to refit "
