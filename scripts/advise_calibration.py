@@ -1,6 +1,8 @@
 """Recompute the calibration figures of docs/advise.md, "What it cannot say" (`encoderlab.advise.calibration`):
 coverage of the 80% intervals by the seed noise's degrees of freedom and by noise model, and the trend
-check on healthy ladders. Prints them and writes the numbers behind them as JSON:
+check on healthy ladders. Prints them and writes the numbers behind them as JSON (each figure with every
+draw's row: which intervals covered the truth, whether it said insufficient evidence; each schedule's trend
+margin in standard errors):
 
     python scripts/advise_calibration.py [OUT.json] [DRAWS TIES]
 

@@ -71,9 +71,11 @@ def test_summary_counts_the_last_rows_as_the_ties():
         "intervals": 8,
         "insufficient_near_ties": 1.0,
         "near_ties": 1,
+        "rows": rows,
     }
 
 
 def test_healthy_ladders_pass_the_trend_check_by_a_wide_margin():
     t = trend_check(5)
     assert t == {**t, "ladders": 5, "schedules": 10, "flagged": 0} and t["least_margin_sd"] > 5
+    assert len(t["margins_sd"]) == 10 and min(t["margins_sd"]) == t["least_margin_sd"]

@@ -75,13 +75,15 @@ def score(syn: SyntheticLadder, draw: int, n_boot: int = N_BOOT, paired: bool = 
 
 
 def summary(rows: list[dict], ties: int) -> dict:
-    """Coverage over every interval, and "insufficient evidence" over the last `ties` rows (the near ties)."""
+    """Coverage over every interval, and "insufficient evidence" over the last `ties` rows (the near ties);
+    `rows`, each draw's own, are kept beside them (the numbers behind the figures)."""
     tied = [r["insufficient"] for r in rows[len(rows) - ties :]]
     return {
         "coverage": float(np.mean([c for r in rows for c in r["covered"]])),
         "intervals": sum(len(r["covered"]) for r in rows),
         "insufficient_near_ties": float(np.mean(tied)) if tied else None,
         "near_ties": len(tied),
+        "rows": rows,
     }
 
 
@@ -143,4 +145,5 @@ def trend_check(n: int, seed: int = 0) -> dict:
         "schedules": len(margins),
         "flagged": flagged,
         "least_margin_sd": float(min(margins)),
+        "margins_sd": [float(m) for m in margins],
     }
