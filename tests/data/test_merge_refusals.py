@@ -138,3 +138,27 @@ def test_a_merge_out_that_is_a_part_names_the_merge_of_its_folder(parts, tmp_pat
     assert_printed_as_documented("merge-out-is-a-part", err, tmp_path)
     assert snapshot(tmp_path) == before
     assert merge(parts) == parts
+
+
+def test_a_sharded_prepare_into_a_link_to_nothing_is_refused_and_writes_nothing(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """`--shard 0/2 --out data` with `data -> scratch/data`, a folder not made yet: the part went to
+    `data.shards` beside the link, not onto the storage the link names, and `data merge --out data` then
+    refused the link after every worker's tokenizing. Refused before anything is written, as a prepare
+    without --shard is."""
+    write_jsonl(tmp_path / "c.jsonl", corpus_records(20))
+    (tmp_path / "data").symlink_to(tmp_path / "scratch" / "data")
+    argv = ["data", "prepare", "--source", tmp_path / "c.jsonl", "--tokenizer", tokenizer_dir]
+    argv += ["--decontaminate", "none", "--workers", "1", "--shard", "0/2", "--out", tmp_path / "data"]
+    before = sorted(p.name for p in tmp_path.iterdir()), snapshot(tmp_path)
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code,
+        err,
+        r"--out \S+/data is a symlink to \S+/scratch/data, which does not exist; remove it or choose",
+    )
+    assert_printed_as_documented("prepare-shard-into-link-to-nothing", err.strip(), tmp_path)
+    assert (sorted(p.name for p in tmp_path.iterdir()), snapshot(tmp_path)) == before

@@ -74,9 +74,14 @@ def check_target(out: Path, recipe: dict | None, sources=(), *, merging: bool = 
 
 def target_folder(out: Path, shard: Shard | None, sources: list[Path]) -> Path:
     """The folder a prepare into `out` writes: `out`, or worker `shard`'s part `OUT.shards/I-of-N`, whose
-    parts folder is checked as an output of its own (`outdir.check_output`)."""
+    parts folder is checked as an output of its own (`outdir.check_output`), as is an `out` that links to
+    nothing (the merge would refuse it)."""
     if shard is None:
         return out
+    if out.is_symlink() and not out.exists():
+        # a link to a folder not made yet stands for nothing (`atomic.folder_named`): the parts went beside
+        # the link, not onto the storage it names, and `data merge` then refused the link; refused now
+        check_output(out, KIND, sources=sources)
     target = shard_dir(out, shard)
     check_output(target.parent, KIND + " shards", sources=sources)
     return target
