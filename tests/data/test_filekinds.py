@@ -94,3 +94,41 @@ def test_a_parquet_file_named_as_json_lines_is_named_so(tmp_path):
         list(iter_documents(SourceConfig(location=str(tmp_path / "x.jsonl"))))
     (tmp_path / "x.jsonl").write_text("BZh is a word here\nPAR1 too\n")  # text that starts like them
     assert misnamed(tmp_path / "x.jsonl") is None
+
+
+def test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused(tmp_path, capsys):
+    """A GPT-2 style tokenizer saved into the corpus folder by transformers (no encoderlab marker): with
+    `--on-error skip` its merges.txt was read line by line as documents and its JSON files were skipped as
+    bad files; without, its pretty-printed tokenizer_config.json was refused with a fix that converts it to
+    JSON lines, breaking the tokenizer. Refused in one line, as a folder encoderlab wrote is."""
+    import json
+
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    corpus = tmp_path / "corpus"
+    (corpus / "gpt2").mkdir(parents=True)
+    (corpus / "a.txt").write_text("alpha beta\n\ngamma delta\n")
+    (corpus / "gpt2" / "merges.txt").write_text("#version: 0.2\nĠ t\nĠ a\nh e\n")
+    (corpus / "gpt2" / "vocab.json").write_text(json.dumps({"a": 0, "b": 1}))
+    (corpus / "gpt2" / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 1024}, indent=2))
+    before = snapshot(tmp_path)
+    argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
+    code, err = cli([*argv, "--on-error", "skip"], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"\S+corpus/gpt2, in \S+corpus, is a tokenizer or model folder \(it holds tokenizer_config.json\), not "
+        r"text: its tokenizer_config.json would be read as a document; move it out of \S+corpus, or point "
+        r"--source at the text files only \(a glob of them\)$",
+    )
+    assert_printed_as_documented("corpus-holds-a-tokenizer-folder", err, tmp_path)
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    with pytest.raises(
+        UserError, match=r"corpus/gpt2 is a tokenizer or model folder \(it holds tokenizer_config"
+    ):
+        list(iter_documents(SourceConfig(location=str(corpus / "gpt2")), on_error="skip"))
+    with pytest.raises(UserError, match=r"corpus/gpt2, in \S+corpus, is a tokenizer or model folder"):
+        list(iter_documents(SourceConfig(location=f"{corpus}/**/*.json*"), on_error="skip"))
+    texts = [d.text for d in iter_documents(SourceConfig(location=f"{corpus}/*.txt"))]  # the fix
+    assert texts and all("Ġ" not in t for t in texts)

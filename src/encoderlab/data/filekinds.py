@@ -213,12 +213,29 @@ def saved_dataset(found: list[Path]) -> str | None:
 
 def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None:
     """Why `folder` (a folder source, or a glob's fixed part) is not read as a corpus, with the fix, when a
-    file of a text kind in it (`texts`) lies in
-    a folder encoderlab wrote (its `.encoderlab.json` marker: a prepared folder, a tokenizer, a run), or
-    `folder` is one; None otherwise. Was: the folder's meta.json or tokenizer.json was read as JSON lines and
-    refused as "not valid JSON; fix or remove it", a fix that breaks that folder (a tokenizer trained into the
-    corpus folder, then `prepare --source` of the corpus folder), and `--on-error skip` trained on whatever of
-    them parsed. The check costs a stat per folder holding text files."""
+    file of a text kind in it (`texts`) lies in a folder encoderlab wrote (its `.encoderlab.json` marker: a
+    prepared folder, a tokenizer, a run) or in a tokenizer or model folder another tool saved (`_hf_folder`),
+    or `folder` is one; None otherwise. Was: the folder's meta.json or tokenizer.json was read as JSON lines
+    and refused as "not valid JSON; fix or remove it", a fix that breaks that folder (a tokenizer trained into
+    the corpus folder, then `prepare --source` of the corpus folder), and `--on-error skip` trained on
+    whatever of them parsed; a Hugging Face tokenizer's tokenizer_config.json and special_tokens_map.json,
+    one JSON object per line as saved, were read as documents without a word. The check costs a stat per
+    folder holding text files."""
+    found = _marked_folder(folder, texts) or _hf_folder(texts)
+    if found is None:
+        return None
+    parent, what, q = found
+    if parent == folder:
+        return f"{folder} is {what}, not text; point {named_by} at text files"
+    return (
+        f"{parent}, in {folder}, is {what}, not text: its {q.name} would be read as a document; move it out "
+        f"of {folder}, or point {named_by} at the text files only (a glob of them)"
+    )
+
+
+def _marked_folder(folder: Path, texts: list[Path]) -> tuple[Path, str, Path] | None:
+    """(the folder, what it is, a text file in it) for the first of `texts` in a folder encoderlab wrote
+    (its marker), looked for up to `folder`; None if there is none."""
     from encoderlab.outdir import owner  # lazy: outdir is not a data module
 
     seen: set[Path] = set()
@@ -228,13 +245,21 @@ def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None
                 break
             seen.add(parent)
             if (marker := owner(parent)) is not None:
-                what = f"a folder encoderlab wrote ({marker.get('kind', 'an output')}), not text"
-                if parent == folder:
-                    return f"{folder} is {what}; point {named_by} at text files"
-                return (
-                    f"{parent}, in {folder}, is {what}: its {q.name} would be read as a document; move it out of "
-                    f"{folder}, or point {named_by} at the text files only (a glob of them)"
-                )
+                return parent, f"a folder encoderlab wrote ({marker.get('kind', 'an output')})", q
             if parent == folder:
                 break
+    return None
+
+
+HF_FOLDER_FILES = frozenset({"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"})
+"""Names `save_pretrained` gives a tokenizer's files (a model folder holds them too); no corpus file is so
+named, and each is JSON that would parse as a document."""
+
+
+def _hf_folder(texts: list[Path]) -> tuple[Path, str, Path] | None:
+    """(the folder, what it is, its file) for the first of `texts` that is a tokenizer file (`HF_FOLDER_FILES`):
+    a Hugging Face tokenizer or model folder. Read off the names, so it costs nothing."""
+    for q in texts:
+        if q.name in HF_FOLDER_FILES:
+            return q.parent, f"a tokenizer or model folder (it holds {q.name})", q
     return None
