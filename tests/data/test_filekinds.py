@@ -132,3 +132,51 @@ def test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused
         list(iter_documents(SourceConfig(location=f"{corpus}/**/*.json*"), on_error="skip"))
     texts = [d.text for d in iter_documents(SourceConfig(location=f"{corpus}/*.txt"))]  # the fix
     assert texts and all("Ġ" not in t for t in texts)
+
+
+def _marked(folder: Path, kind: str) -> Path:
+    """A folder encoderlab wrote as `kind`, holding a meta.json (what a text reader would take)."""
+    from encoderlab.outdir import create_output
+
+    create_output(folder, kind)
+    (folder / "meta.json").write_text('{"format": "encoderlab-packed"}\n')
+    return folder
+
+
+def test_a_prepared_folder_given_as_a_source_names_how_it_is_used(tmp_path, capsys):
+    """`data prepare --source PREPARED` (prepared data taken for a corpus to mix in) said "is a folder encoderlab
+    wrote (data prepare), not text; point --source at text files", nothing of what the folder is for: it is
+    trained on as it is, the parts of a sharded prepare are merged first, a tokenizer is given as one."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    prepared = _marked(tmp_path / "prepared", "data prepare")
+    before = snapshot(tmp_path)
+    argv = ["data", "prepare", "--source", prepared, "--tokenizer", "unused", "--out", tmp_path / "o"]
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code,
+        err,
+        r"\S+/prepared is prepared data \(tokens of `data prepare`, not text\): train on it as it is "
+        r"\(data.path=\S+/prepared\), or point --source at text files, such as those it was prepared from",
+    )
+    assert_printed_as_documented("source-is-prepared-data", err, tmp_path)
+    assert snapshot(tmp_path) == before and not (tmp_path / "o").exists()
+
+    def refusal(folder: Path) -> str:
+        with pytest.raises(UserError) as caught:
+            list(iter_documents(SourceConfig(location=str(folder))))
+        return str(caught.value)
+
+    parts = _marked(tmp_path / "big.shards", "data prepare shards")
+    merge = f"join them with `encoderlab data merge --out {tmp_path / 'big'}` and train on that"
+    assert merge in refusal(parts)
+    part = _marked(parts / "00000-of-00002", "data prepare")
+    assert f"is a part of a sharded prepare into {tmp_path / 'big'}" in refusal(part)
+    tok = _marked(tmp_path / "tok", "data tokenizer")
+    (tok / "tokenizer.json").write_text("{}\n")
+    assert "give it as a tokenizer (data prepare --tokenizer)" in refusal(tok)
+    run = _marked(tmp_path / "run", "pretrain")
+    assert refusal(run).endswith(
+        "is a folder encoderlab wrote (pretrain), not text; point --source at text files"
+    )

@@ -670,7 +670,8 @@ def test_a_folder_encoderlab_wrote_inside_a_corpus_folder_is_refused_and_writes_
     assert_printed_as_documented("corpus-holds-an-encoderlab-folder", err, tmp_path)
     assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
     with pytest.raises(
-        UserError, match=r"corpus/tok is a folder encoderlab wrote \(data tokenizer\), not text; point"
+        UserError,
+        match=r"corpus/tok is a folder encoderlab wrote \(data tokenizer\), not text: give it as a tok",
     ):
         _texts(SourceConfig(location=str(corpus / "tok")), on_error="skip")  # the folder itself, skip or not
     assert _texts(SourceConfig(location=f"{corpus}/*.jsonl")) == ["alpha beta", "gamma delta"]  # the fix

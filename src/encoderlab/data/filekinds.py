@@ -226,11 +226,47 @@ def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None
         return None
     parent, what, q = found
     if parent == folder:
-        return f"{folder} is {what}, not text; point {named_by} at text files"
+        return _instead(folder, what, named_by)
     return (
         f"{parent}, in {folder}, is {what}, not text: its {q.name} would be read as a document; move it out "
         f"of {folder}, or point {named_by} at the text files only (a glob of them)"
     )
+
+
+def _instead(folder: Path, what: str, named_by: str) -> str:
+    """Why the source `folder`, which is `what` (`_marked_folder`, `_hf_folder`), is no corpus, with what to do
+    with it instead: prepared data is trained on as it is (`data.path`), the parts of a sharded prepare are
+    merged first, a tokenizer is given as one. Was "point --source at text files" alone, which said nothing of
+    the folder's use to someone who took prepared data for a corpus to mix in."""
+    from encoderlab.data.shard import merged_folder
+    from encoderlab.data.target import KIND as PREPARED
+    from encoderlab.data.tokenizer_training import KIND as TOKENIZER
+
+    text = f"point {named_by} at text files"
+    if what == _encoderlab(PREPARED) and (merged := merged_folder(folder)) is not None:
+        return (
+            f"{folder} is a part of a sharded prepare into {merged} (tokens, not text); join the parts with "
+            f"`encoderlab data merge --out {merged}` and train on that (data.path={merged}), or {text}"
+        )
+    if what == _encoderlab(PREPARED):
+        return (
+            f"{folder} is prepared data (tokens of `data prepare`, not text): train on it as it is "
+            f"(data.path={folder}), or {text}, such as those it was prepared from (its meta.json names them)"
+        )
+    if what == _encoderlab(PREPARED + " shards"):
+        merged = folder.with_name(folder.name.removesuffix(".shards"))
+        return (
+            f"{folder} holds the parts of a sharded prepare (tokens, not text); join them with "
+            f"`encoderlab data merge --out {merged}` and train on that (data.path={merged}), or {text}"
+        )
+    if what == _encoderlab(TOKENIZER) or what.startswith("a tokenizer"):
+        return f"{folder} is {what}, not text: give it as a tokenizer (data prepare --tokenizer), and {text}"
+    return f"{folder} is {what}, not text; {text}"
+
+
+def _encoderlab(kind: str) -> str:
+    """How `_marked_folder` says what a folder encoderlab wrote as `kind` is."""
+    return f"a folder encoderlab wrote ({kind})"
 
 
 def _marked_folder(folder: Path, texts: list[Path]) -> tuple[Path, str, Path] | None:
@@ -245,7 +281,7 @@ def _marked_folder(folder: Path, texts: list[Path]) -> tuple[Path, str, Path] | 
                 break
             seen.add(parent)
             if (marker := owner(parent)) is not None:
-                return parent, f"a folder encoderlab wrote ({marker.get('kind', 'an output')})", q
+                return parent, _encoderlab(marker.get("kind", "an output")), q
             if parent == folder:
                 break
     return None
