@@ -438,7 +438,7 @@ def test_a_parquet_text_column_must_hold_strings(tmp_path):
     pq.write_table(pa.table({"text": [1, 2]}), tmp_path / "n.parquet")
     with pytest.raises(
         UserError,
-        match=r"s.parquet has no string column 'text' \(text is struct<a: string>\); .*#text_field=body",
+        match=r"s.parquet has no string column 'text' \(text is struct<a: string>\); .*#text_field=text.a'",
     ):
         _texts(SourceConfig(location=str(tmp_path / "s.parquet")))
     for name in ("l", "n"):
@@ -467,7 +467,8 @@ def test_a_missing_parquet_text_column_fix_names_a_string_column(tmp_path):
     ):
         _texts(SourceConfig(location=str(tmp_path / "b.parquet")))
     pq.write_table(pa.table({"id": [1, 2], "meta": [{"a": "x"}] * 2}), tmp_path / "n.parquet")
-    with pytest.raises(UserError, match=r"has no column 'text' .*#text_field=FIELD'"):  # no string column
+    # no string column: the struct's string field, a dotted path (`data/fieldpath.py`)
+    with pytest.raises(UserError, match=r"has no column 'text' .*#text_field=meta.a'"):
         _texts(SourceConfig(location=str(tmp_path / "n.parquet")))
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab import jsonlines
+from encoderlab.data.fieldpath import FieldMissing, lookup, struct_path, struct_values
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
 from encoderlab.errors import UserError, not_utf8, save_as_utf8
 
@@ -148,15 +149,20 @@ def _decode(raw: bytes, where: str, path: Path, first: bool = False) -> str:
 
 
 def _field(record: dict, key: str, where: str, source: str) -> str:
-    value = record.get(key)
-    if key not in record:
-        # the longest string value is the likeliest text (an id or a label is short)
-        strings = sorted((k for k, v in record.items() if isinstance(v, str)), key=lambda k: -len(record[k]))
+    """The text `key` names in `record`, a dotted path into nested objects too (`data/fieldpath.py`)."""
+    try:
+        value = lookup(record, key)
+    except FieldMissing as miss:  # the fix guesses the longest string there (an id or a label is short)
         raise _no_field(
-            f"{where} has no field '{key}' (fields: {', '.join(record)})", where, key, strings, source
-        )
+            f"{where} has no field '{key}' ({miss.why()})", where, key, miss.strings(), source
+        ) from None
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
+    if isinstance(value, dict):  # `meta` for `meta.text`: the fix names the path to a string inside it
+        inside = FieldMissing(key, value).strings()
+        raise _no_field(
+            f"{where} has no string field '{key}' ({key} is an object)", where, key, inside, source
+        )
     if not isinstance(value, str):
         raise _Bad(f"{where} has no string field '{key}' ({key} is {type(value).__name__})")
     return value
@@ -286,27 +292,11 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
     try:
         pf = pq.ParquetFile(path)
         names = pf.schema_arrow.names
-        if cfg.text_field not in names:
-            # the fix names a column it would read (was: the first, an int id)
-            strings = _string_columns(pf.schema_arrow)
-            raise _no_field(
-                f"{path} has no column '{cfg.text_field}' (columns: {', '.join(names)})",
-                path,
-                cfg.text_field,
-                strings,
-                cfg.location,
-            )
-        # pyarrow reads the first of two columns of one name (was a KeyError or AttributeError traceback)
-        if names.count(cfg.text_field) > 1:
-            raise _Bad(
-                f"{path} has {names.count(cfg.text_field)} columns named '{cfg.text_field}'",
-                "write it again with one column of that name",  # `plain` too: `_Bad` falls back to `fix`
-            )
-        _check_text_column(pf.schema_arrow, cfg.text_field, path, cfg.location)
-        columns = [cfg.text_field] + ([cfg.id_field] if cfg.id_field in names else [])
+        fields = _text_column(pf.schema_arrow, path, cfg)
+        columns = [fields[0]] + ([cfg.id_field] if cfg.id_field in names else [])
         row = 0
         for batch in pf.iter_batches(batch_size=1024, columns=columns):
-            texts = batch.column(0).to_pylist()
+            texts = struct_values(batch.column(0), fields[1:]).to_pylist()
             ids = batch.column(1).to_pylist() if len(columns) > 1 else [None] * len(texts)
             for text, rid in zip(texts, ids):
                 row += 1
@@ -320,26 +310,57 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
         _handle(exc, on_error, stats)
 
 
-def _check_text_column(schema, name: str, path: Path, source: str) -> None:
-    """Refuse a text column that does not hold strings: a struct or a list was read as its Python
-    repr ("{'a': 'x'}"), a number as its digits, where JSON lines refuse a non-string field."""
-    strings = _string_columns(schema)
-    if name not in strings:
-        kind = schema.field(name).type
-        raise _no_field(
-            f"{path} has no string column '{name}' ({name} is {kind})", path, name, strings, source
+def _text_column(schema, path: Path, cfg: SourceConfig) -> list[str]:
+    """The column (and the struct fields in it) `cfg.text_field` names, which must hold strings: a struct or
+    a list was read as its Python repr ("{'a': 'x'}"), a number as its digits, where JSON lines refuse a
+    non-string field. The fix names a column it would read (was: the first, an int id)."""
+    name = cfg.text_field
+    try:
+        fields, kind = struct_path(schema, name)
+    except FieldMissing as miss:
+        why = miss.why("column") if not miss.at else miss.why()
+        guesses = _string_columns(schema, within=miss.at)
+        raise _no_field(f"{path} has no column '{name}' ({why})", path, name, guesses, cfg.location) from None
+    # pyarrow reads the first of two columns of one name (was a KeyError or AttributeError traceback)
+    if schema.names.count(fields[0]) > 1:
+        raise _Bad(
+            f"{path} has {schema.names.count(fields[0])} columns named '{fields[0]}'",
+            "write it again with one column of that name",  # `plain` too: `_Bad` falls back to `fix`
         )
+    if not _is_text(kind):
+        guesses = _string_columns(schema, within=name)
+        raise _no_field(
+            f"{path} has no string column '{name}' ({name} is {kind})", path, name, guesses, cfg.location
+        )
+    return fields
 
 
-def _string_columns(schema) -> list[str]:
-    """The columns of `schema` a text field can name (`_check_text_column` reads them), in file order."""
+def _is_text(kind) -> bool:
     import pyarrow as pa
 
-    def text(kind) -> bool:
-        value = kind.value_type if pa.types.is_dictionary(kind) else kind
-        return pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view"
+    value = kind.value_type if pa.types.is_dictionary(kind) else kind
+    return pa.types.is_string(value) or pa.types.is_large_string(value) or str(value) == "string_view"
 
-    return [f.name for f in schema if text(f.type)]
+
+def _string_columns(schema, within: str = "") -> list[str]:
+    """The columns of `schema` a text field can name, in file order, then the string fields of its struct
+    columns as dotted paths (`meta.text`), which `_text_column` reads too; those inside the struct `within`
+    (where a dotted path stopped) first."""
+    import pyarrow as pa
+
+    nested: list[str] = []
+
+    def strings(prefix: str, fields) -> list[str]:
+        found = []
+        for f in fields:
+            if _is_text(f.type):
+                found.append(prefix + f.name)
+            elif pa.types.is_struct(f.type):
+                nested.extend(strings(f"{prefix}{f.name}.", list(f.type)))
+        return found
+
+    found = strings("", schema) + nested
+    return sorted(found, key=lambda c: not (within and c.startswith(within + ".")))
 
 
 def file_record(path: Path) -> dict:

@@ -413,13 +413,14 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
         )
     names = list(stream.features) if stream.features is not None else None
     if names is not None:
-        missing = [c for c in columns[:1] if c not in names]
-        if missing:
+        # a dotted text field (`meta.text`, `data/fieldpath.py`) reads the column it starts in
+        wanted = [c if c in names or "." not in c else c.split(".")[0] for c in columns]
+        if wanted[0] not in names:
             raise UserError(
-                f"hub dataset '{ds.hub_id}' has no column '{missing[0]}' (columns: {', '.join(names)}); "
+                f"hub dataset '{ds.hub_id}' has no column '{columns[0]}' (columns: {', '.join(names)}); "
                 "fix #text_field"
             )
-        stream = stream.select_columns([c for c in columns if c in names])
+        stream = stream.select_columns(list(dict.fromkeys(c for c in wanted if c in names)))
     for k in indices:
         for record in stream.shard(num_shards=len(ds.files), index=k, contiguous=True):
             yield k, record
@@ -439,14 +440,7 @@ def read_hub_documents(ds: HubDataset, files: range, text_field: str, id_field: 
                 entries[current]["complete"] = True
             row, current = 0, k
             _record_mirror_file(ds, k, entries[k])
-        text = record.get(text_field)
-        if text is None:  # a null text is an empty document, as in parquet files
-            text = ""
-        elif not isinstance(text, str):
-            raise UserError(
-                f"hub dataset '{ds.hub_id}' field '{text_field}' holds {type(text).__name__}, not text; "
-                "fix #text_field"
-            )
+        text = _text(ds, record, text_field)
         rid = record.get(id_field)
         entries[k]["docs"] += 1
         where = rid if rid is not None else f"{entries[k]['path']}:{row}"
@@ -456,6 +450,24 @@ def read_hub_documents(ds: HubDataset, files: range, text_field: str, id_field: 
         if "sha256" not in entries[k]:
             _record_mirror_file(ds, k, entries[k])
         entries[k]["complete"] = True
+
+
+def _text(ds: HubDataset, record: dict, text_field: str) -> str:
+    """The text `text_field` names in a hub `record`, a dotted path into its structs too (`data/fieldpath.py`);
+    a null is an empty document, as in parquet files."""
+    from encoderlab.data.fieldpath import FieldMissing, lookup
+
+    try:
+        text = lookup(record, text_field)
+    except FieldMissing as miss:
+        raise UserError(
+            f"hub dataset '{ds.hub_id}' has no field '{text_field}' ({miss.why()}); fix #text_field"
+        ) from None
+    if text is not None and not isinstance(text, str):
+        raise UserError(
+            f"hub dataset '{ds.hub_id}' field '{text_field}' holds {type(text).__name__}, not text; fix #text_field"
+        )
+    return "" if text is None else text
 
 
 def _record_mirror_file(ds: HubDataset, k: int, entry: dict) -> None:

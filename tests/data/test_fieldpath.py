@@ -1,0 +1,103 @@
+"""A dotted `#text_field=meta.text` reads text nested in objects: JSON lines, parquet struct columns and hub
+records (`data/fieldpath.py`); it was refused as "has no field 'meta.text'". Where the path stops, the line
+names what is there instead."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from encoderlab.data.hub import HUB_DATA_ENV
+from encoderlab.data.sources import SourceConfig, iter_documents
+from encoderlab.errors import UserError
+
+ROWS = [
+    {"id": "a", "meta": {"text": "alpha beta", "n": 1}},
+    {"id": "b", "meta": None},
+    {"id": "c", "meta": {"text": "gamma", "n": 3}},
+]
+
+
+def _texts(location: str, field: str = "meta.text", **kw) -> list[str]:
+    cfg = SourceConfig(location=location, text_field=field)
+    return [d.text for d in iter_documents(cfg, **kw)]
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "n.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "n.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["n.jsonl", "n.parquet"])
+def test_a_dotted_text_field_reads_the_nested_text_and_a_null_object_is_an_empty_document(files, name):
+    assert _texts(str(files / name)) == ["alpha beta", "gamma"]  # the null object: an empty document, dropped
+
+
+@pytest.mark.parametrize(
+    ("name", "field", "message"),
+    [
+        (
+            "n.jsonl",
+            "meta.body",
+            r"n.jsonl:1 has no field 'meta.body' \(fields of meta: text, n\); .*text_field=meta.text",
+        ),
+        (
+            "n.parquet",
+            "meta.body",
+            r"n.parquet has no column 'meta.body' \(fields of meta: text, n\); .*text_field=meta.text",
+        ),
+        ("n.jsonl", "id.text", r"n.jsonl:1 has no field 'id.text' \(id is str, not an object\)"),
+        ("n.parquet", "id.text", r"n.parquet has no column 'id.text' \(id is string, not an object\)"),
+        ("n.jsonl", "meta.n", r"n.jsonl:1 has no string field 'meta.n' \(meta.n is int\)"),
+        ("n.parquet", "meta.n", r"n.parquet has no string column 'meta.n' \(meta.n is int64\)"),
+        (
+            "n.jsonl",
+            "meta",
+            r"n.jsonl:1 has no string field 'meta' \(meta is an object\); .*text_field=meta.text",
+        ),
+        (
+            "n.parquet",
+            "meta",
+            r"n.parquet has no string column 'meta' \(meta is struct.*text_field=meta.text",
+        ),
+    ],
+)
+def test_a_path_that_stops_or_ends_on_no_text_names_what_is_there(files, name, field, message):
+    with pytest.raises(UserError, match=message):
+        _texts(str(files / name), field)
+
+
+def test_a_key_holding_a_dot_reads_as_it_did(tmp_path):
+    (tmp_path / "d.jsonl").write_text(json.dumps({"meta.text": "flat", "meta": {"text": "nested"}}) + "\n")
+    assert _texts(str(tmp_path / "d.jsonl")) == ["flat"]
+
+
+def test_a_hub_dataset_s_nested_text_field_is_read(tmp_path, monkeypatch):
+    repo = tmp_path / "hub" / "acme" / "nested" / "data"
+    repo.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(ROWS), repo / "train-00000-of-00001.parquet")
+    monkeypatch.setenv(HUB_DATA_ENV, str(tmp_path / "hub"))
+    assert _texts("hf:acme/nested") == ["alpha beta", "gamma"]  # the null object: an empty document, dropped
+    with pytest.raises(
+        UserError, match=r"hub dataset 'acme/nested' has no field 'meta.body' \(fields of meta: text, n\)"
+    ):
+        _texts("hf:acme/nested", "meta.body")
+
+
+def test_a_dotted_text_field_that_stops_is_one_line_naming_the_field_there(files, capsys):
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+
+    before = snapshot(files)
+    source = f"{files / 'n.jsonl'}#text_field=meta.body"
+    code, err = cli(
+        ["data", "tokenizer", "--source", source, "--vocab-size", "300", "--out", files / "t"], capsys
+    )
+    assert_one_line(code, err, r"n.jsonl:1 has no field 'meta.body' \(fields of meta: text, n\)")
+    assert_printed_as_documented("source-text-field-path-stops", err, files)
+    assert snapshot(files) == before and not (files / "t").exists()
