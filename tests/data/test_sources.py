@@ -576,6 +576,31 @@ def test_a_crlf_text_file_reads_as_its_lf_twin(tmp_path, unit):
     assert crlf == lf and not any("\r" in t for t in crlf)
 
 
+@pytest.mark.parametrize("unit", ["paragraph", "line", "file"])
+def test_a_cr_only_text_file_reads_as_its_lf_twin(tmp_path, unit):
+    """A file saved with classic Mac OS line ends (a lone "\r") was one line, so one document in every unit,
+    where its LF and CRLF twins were many; documents kept its "\r"s, a token of their own."""
+    text = "Call me Ishmael.\nSome years ago.\n\nIt was a\ndamp November.\n\n\nLast.\n"
+    (tmp_path / "lf.txt").write_bytes(text.encode())
+    (tmp_path / "cr.txt").write_bytes(text.replace("\n", "\r").encode())
+    lf, cr = (_texts(SourceConfig(location=str(tmp_path / f), txt_unit=unit)) for f in ("lf.txt", "cr.txt"))
+    assert cr == lf and not any("\r" in t for t in cr)
+    assert len(lf) == {"paragraph": 3, "line": 5, "file": 1}[unit]  # blank lines: empty, dropped
+
+
+def test_lines_end_at_lf_crlf_or_a_lone_cr_across_any_chunk_boundary():
+    """`_lines` reads in chunks; a "\r\n" cut between two chunks is one line end, not two."""
+    import io
+    import random
+
+    from encoderlab.data.filereaders import _lines
+
+    rng = random.Random(0)
+    data = b"".join(rng.choice([b"a", b"bc", b"\n", b"\r", b"\r\n", b"\x0c", b" "]) for _ in range(2000))
+    for size in (1, 2, 3, 7, 64, 1 << 20):
+        assert list(_lines(io.BytesIO(data), size)) == data.splitlines(keepends=True), size
+
+
 @pytest.mark.parametrize(
     "option,message",
     [

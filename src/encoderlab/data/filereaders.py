@@ -248,9 +248,8 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
         if cfg.txt_unit == "file":
             try:
                 # Windows line ends are line ends: the same text tokenizes the same whatever editor saved it
-                yield Document(
-                    str(path), _decode(f.read(), str(path), path, first=True).replace("\r\n", "\n")
-                )
+                text = _decode(f.read(), str(path), path, first=True)
+                yield Document(str(path), text.replace("\r\n", "\n").replace("\r", "\n"))
             except _Bad as exc:
                 _handle(exc, on_error, stats, record=True)
             return
@@ -272,11 +271,29 @@ def _read_txt(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
 
 
 def _decoded_lines(f, path: Path, on_error: str, stats: SourceStats) -> Iterator[tuple[int, str]]:
-    for lineno, raw in enumerate(f, 1):
+    for lineno, raw in enumerate(_lines(f), 1):
         try:
             yield lineno, _decode(raw, f"{path}:{lineno}", path, first=lineno == 1)
         except _Bad as exc:
             _handle(exc, on_error, stats, record=True)
+
+
+def _lines(f, size: int = 1 << 20) -> Iterator[bytes]:
+    """The lines of the binary stream `f`, each ended by `\n`, `\r\n` or a lone `\r` (classic Mac OS files),
+    as Python's universal newlines end them; a form feed or U+2028 does not end one (`bytes.splitlines`
+    splits on those three only). Was: iterating `f` ended lines at `\n` alone, so a CR-only file was one
+    line, and one document in every unit, where its LF and CRLF twins were many. Read in `size` chunks;
+    a `\r` that ends a chunk waits for the next one, which may start with its `\n`."""
+    rest = b""
+    while chunk := f.read(size):
+        data = rest + chunk
+        keep = data.endswith(b"\r")
+        lines = (data[:-1] if keep else data).splitlines(keepends=True)
+        rest = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
+        rest += b"\r" if keep else b""
+        yield from lines
+    if rest:
+        yield rest
 
 
 def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
