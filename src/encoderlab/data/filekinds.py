@@ -26,7 +26,7 @@ import io
 import lzma
 import zlib
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from encoderlab.errors import UserError
 from encoderlab.words import count
@@ -211,6 +211,21 @@ def saved_dataset(found: list[Path]) -> str | None:
     )
 
 
+class _NotText(NamedTuple):
+    """A folder that is no corpus (`written_folder`): `kind` is the kind its encoderlab marker names, None for
+    a tokenizer or model folder another tool saved (`_hf_folder`); `file` is a text file of it."""
+
+    folder: Path
+    file: Path
+    kind: str | None
+
+    @property
+    def what(self) -> str:
+        if self.kind is None:
+            return f"a tokenizer or model folder (it holds {self.file.name})"
+        return f"a folder encoderlab wrote ({self.kind})"
+
+
 def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None:
     """Why `folder` (a folder source, or a glob's fixed part) is not read as a corpus, with the fix, when a
     file of a text kind in it (`texts`) lies in a folder encoderlab wrote (its `.encoderlab.json` marker: a
@@ -218,60 +233,54 @@ def written_folder(folder: Path, texts: list[Path], named_by: str) -> str | None
     or `folder` is one; None otherwise. Was: the folder's meta.json or tokenizer.json was read as JSON lines
     and refused as "not valid JSON; fix or remove it", a fix that breaks that folder (a tokenizer trained into
     the corpus folder, then `prepare --source` of the corpus folder), and `--on-error skip` trained on
-    whatever of them parsed; a Hugging Face tokenizer's tokenizer_config.json and special_tokens_map.json,
-    one JSON object per line as saved, were read as documents without a word. The check costs a stat per
-    folder holding text files."""
+    whatever of them parsed; another tool's tokenizer folder was read the same way (its pretty-printed JSON
+    refused with a fix converting it to JSON lines), and under `--on-error skip` its merges.txt or vocab.txt
+    became documents. The check costs a stat per folder holding text files."""
     found = _marked_folder(folder, texts) or _hf_folder(texts)
     if found is None:
         return None
-    parent, what, q = found
-    if parent == folder:
-        return _instead(folder, what, named_by)
+    if found.folder == folder:
+        return _instead(found, named_by)
     return (
-        f"{parent}, in {folder}, is {what}, not text: its {q.name} would be read as a document; move it out "
-        f"of {folder}, or point {named_by} at the text files only (a glob of them)"
+        f"{found.folder}, in {folder}, is {found.what}, not text: its {found.file.name} would be read as a "
+        f"document; move it out of {folder}, or point {named_by} at the text files only (a glob of them)"
     )
 
 
-def _instead(folder: Path, what: str, named_by: str) -> str:
-    """Why the source `folder`, which is `what` (`_marked_folder`, `_hf_folder`), is no corpus, with what to do
-    with it instead: prepared data is trained on as it is (`data.path`), the parts of a sharded prepare are
-    merged first, a tokenizer is given as one. Was "point --source at text files" alone, which said nothing of
-    the folder's use to someone who took prepared data for a corpus to mix in."""
+def _instead(found: _NotText, named_by: str) -> str:
+    """Why the source folder `found` is no corpus, with what to do with it instead: prepared data is trained on
+    as it is (`data.path`), the parts of a sharded prepare are merged first, a tokenizer is given as one. Was
+    "point --source at text files" alone, which said nothing of the folder's use to someone who took prepared
+    data for a corpus to mix in."""
     from encoderlab.data.shard import merged_folder
     from encoderlab.data.target import KIND as PREPARED
     from encoderlab.data.tokenizer_training import KIND as TOKENIZER
 
-    text = f"point {named_by} at text files"
-    if what == _encoderlab(PREPARED) and (merged := merged_folder(folder)) is not None:
+    folder, text = found.folder, f"point {named_by} at text files"
+    if found.kind == PREPARED and (merged := merged_folder(folder)) is not None:
         return (
             f"{folder} is a part of a sharded prepare into {merged} (tokens, not text); join the parts with "
             f"`encoderlab data merge --out {merged}` and train on that (data.path={merged}), or {text}"
         )
-    if what == _encoderlab(PREPARED):
+    if found.kind == PREPARED:
         return (
             f"{folder} is prepared data (tokens of `data prepare`, not text): train on it as it is "
             f"(data.path={folder}), or {text}, such as those it was prepared from (its meta.json names them)"
         )
-    if what == _encoderlab(PREPARED + " shards"):
+    if found.kind == PREPARED + " shards":
         merged = folder.with_name(folder.name.removesuffix(".shards"))
         return (
             f"{folder} holds the parts of a sharded prepare (tokens, not text); join them with "
             f"`encoderlab data merge --out {merged}` and train on that (data.path={merged}), or {text}"
         )
-    if what == _encoderlab(TOKENIZER) or what.startswith("a tokenizer"):
-        return f"{folder} is {what}, not text: give it as a tokenizer (data prepare --tokenizer), and {text}"
-    return f"{folder} is {what}, not text; {text}"
+    if found.kind in (TOKENIZER, None):
+        return f"{folder} is {found.what}, not text: give it as a tokenizer (data prepare --tokenizer), and {text}"
+    return f"{folder} is {found.what}, not text; {text}"
 
 
-def _encoderlab(kind: str) -> str:
-    """How `_marked_folder` says what a folder encoderlab wrote as `kind` is."""
-    return f"a folder encoderlab wrote ({kind})"
-
-
-def _marked_folder(folder: Path, texts: list[Path]) -> tuple[Path, str, Path] | None:
-    """(the folder, what it is, a text file in it) for the first of `texts` in a folder encoderlab wrote
-    (its marker), looked for up to `folder`; None if there is none."""
+def _marked_folder(folder: Path, texts: list[Path]) -> _NotText | None:
+    """The first folder encoderlab wrote (its marker) that holds one of `texts`, looked for up to `folder`;
+    None if there is none."""
     from encoderlab.outdir import owner  # lazy: outdir is not a data module
 
     seen: set[Path] = set()
@@ -281,7 +290,7 @@ def _marked_folder(folder: Path, texts: list[Path]) -> tuple[Path, str, Path] | 
                 break
             seen.add(parent)
             if (marker := owner(parent)) is not None:
-                return parent, _encoderlab(marker.get("kind", "an output")), q
+                return _NotText(parent, q, str(marker.get("kind", "an output")))
             if parent == folder:
                 break
     return None
@@ -292,10 +301,10 @@ HF_FOLDER_FILES = frozenset({"tokenizer.json", "tokenizer_config.json", "special
 named, and each is JSON that would parse as a document."""
 
 
-def _hf_folder(texts: list[Path]) -> tuple[Path, str, Path] | None:
-    """(the folder, what it is, its file) for the first of `texts` that is a tokenizer file (`HF_FOLDER_FILES`):
-    a Hugging Face tokenizer or model folder. Read off the names, so it costs nothing."""
+def _hf_folder(texts: list[Path]) -> _NotText | None:
+    """The folder of the first of `texts` that is a tokenizer file (`HF_FOLDER_FILES`): a Hugging Face tokenizer
+    or model folder. Read off the names, so it costs nothing."""
     for q in texts:
         if q.name in HF_FOLDER_FILES:
-            return q.parent, f"a tokenizer or model folder (it holds {q.name})", q
+            return _NotText(q.parent, q, None)
     return None
