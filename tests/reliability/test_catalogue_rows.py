@@ -110,6 +110,8 @@ NAMED = {
     "study-start-run-name-in-other-case": "tests.study.test_start_typo_case::test_a_start_model_near_a_run_name_is_refused_naming_the_run",
     "study-start-near-a-run": "tests.study.test_start_typo_case::test_a_start_model_near_a_run_name_is_refused_naming_the_run",
     "study-claim-unevaluated-run": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
+    "study-claim-stability-one-lr": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
+    "study-claim-family-not-evaluated": "tests.study.test_untestable_settings::test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written",
     "study-override-seed-negative": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
     "study-override-seed-negative-past-a-run": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",
     "study-override-lr-nan": "tests.study.test_untestable_settings::test_a_bad_override_names_the_study_files_key_not_a_flag",

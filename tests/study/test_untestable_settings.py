@@ -153,15 +153,37 @@ TWO_RUNS = {
             r"claim z \(beats\) compares the fine-tuned scores of c and b, and c has evaluate: false \(never "
             r"fine-tuned\); set evaluate: true, or drop the claim$",
         ),
+        (
+            "study-claim-stability-one-lr",
+            {
+                **TWO_RUNS,
+                "eval": {"lrs": [1.0e-4, 5.0e-4]},
+                "claims": [{"id": "s", "kind": "more_stable", "a": "a", "b": "b", "text": "t"}],
+            },
+            r"claim s \(more_stable\) measures the spread of the scores over the fine-tuning LRs in its lr_range "
+            r"1e-05 to 0.0001, and eval.lrs \[0.0001, 0.0005\] has only 0.0001 there; give eval.lrs two or more "
+            r"LRs in that range, or set lr_range around two of them$",
+        ),
+        (
+            "study-claim-family-not-evaluated",
+            {
+                **TWO_RUNS,
+                "eval": {"tasks": ["tweets", "brown-pos"]},
+                "claims": [{"id": "q", "kind": "beats", "a": "a", "b": "b", "family": "qa", "text": "t"}],
+            },
+            r"claim q \(beats\) compares a and b on QA, and a and b are fine-tuned on no QA task \(tasks: "
+            r"tweets, brown-pos\); add a QA task of suite pocket \(squad\) to eval.tasks, or drop the claim$",
+        ),
     ],
-    ids=["faster-early", "cka-none", "cka-no-noise", "unevaluated"],
+    ids=["faster-early", "cka-none", "cka-no-noise", "unevaluated", "stability-one-lr", "family"],
 )
 def test_a_claim_the_study_can_never_test_is_refused_before_anything_is_written(
     tmp_path, capsys, monkeypatch, case, study, pattern
 ):
     """Were planned, trained, evaluated and then reported "not tested": the runs share no intermediate
-    checkpoint, the study runs no CKA (with seed noise) of the claim's runs, or it fine-tunes one of them
-    on nothing (`evaluate: false`: "c is evaluated on no task ... share no task")."""
+    checkpoint, the study runs no CKA (with seed noise) of the claim's runs, it fine-tunes one of them
+    on nothing (`evaluate: false`: "c is evaluated on no task ... share no task"), its grid holds one LR
+    of a stability claim's range, or no task of a beats claim's family."""
     _refused(tmp_path, capsys, monkeypatch, case, study, pattern)
 
 
@@ -171,3 +193,26 @@ def test_built_in_studies_claims_are_testable_as_their_files(tmp_path, name):
     write_texts(tmp_path)
     (tmp_path / "s.yaml").write_text(dump_study(get_study(name, "demo")))
     assert load_study_file(tmp_path / "s.yaml").claims
+
+
+def test_the_demos_file_leaves_out_the_claims_its_scale_cannot_test_and_says_how_to_test_them(tmp_path):
+    """The demo's one LR cannot test the stability claim, its tasks no QA claim: its built-in report says
+    so, and its file (`study show`) loads without them. Each follows the study as a comment naming the fix;
+    made, the claims added back load."""
+    spec = get_study("paper1-pfs", "demo")
+    text = dump_study(spec)
+    (tmp_path / "demo.yaml").write_text(text)
+    loaded = load_study_file(tmp_path / "demo.yaml")
+    assert {c.id for c in spec.claims} - {c.id for c in loaded.claims} == {"mlm-qa", "clm-stable"}
+    assert (
+        "fine-tuned on no QA task (tasks: tweets, brown-pos); add a QA task of suite pocket (squad)" in text
+    )
+    assert "eval.lrs [0.0005] has only 0.0005 there; give eval.lrs two or more LRs in that range" in text
+    study = yaml.safe_load(text)
+    # the comment's claims, uncommented, with the fixes it names: the file loads with every claim
+    left_out = [line.removeprefix("#     ") for line in text.splitlines() if line.startswith("#     ")]
+    study["claims"] += yaml.safe_load("\n".join(left_out))
+    study["eval"]["tasks"].append("squad")
+    study["eval"]["lrs"] = [1.0e-4, 5.0e-4]
+    (tmp_path / "fixed.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    assert {c.id for c in load_study_file(tmp_path / "fixed.yaml").claims} == {c.id for c in spec.claims}

@@ -2,7 +2,8 @@
 
 `encoderlab study show paper1-pfs --scale cpu > my.yaml` writes a built-in study as YAML
 (`dump_study`); `load_study_file` reads one back, so an exported study round-trips to the identical
-spec, and `encoderlab study run my.yaml` runs it like a built-in one.
+spec, less the claims it cannot test (which a study file may not hold; the file names them in comments),
+and `encoderlab study run my.yaml` runs it like a built-in one.
 
 Reading is strict and says what it finds in two rounds, each problem one line and each round one
 `UserError`: first every entry on its own (an unknown field with the valid ones, a wrong type, an
@@ -28,7 +29,7 @@ from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fie
 from encoderlab.errors import UserError, closest
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
-from encoderlab.study.specproblems import untestable_claims
+from encoderlab.study.specproblems import untestable_claims, why_untestable
 from encoderlab.words import count, noun
 
 _SECTIONS: dict[str, type] = {"data": DataSpec, "runs": RunSpec, "claims": ClaimSpec, "cka": CkaSpec}
@@ -36,10 +37,30 @@ _SECTIONS: dict[str, type] = {"data": DataSpec, "runs": RunSpec, "claims": Claim
 
 
 def dump_study(spec: StudySpec, origin: str = "") -> str:
-    """The spec as YAML (with a comment saying where it came from and how to run it)."""
+    """The spec as YAML (with a comment saying where it came from and how to run it), less the claims it can
+    never test (`specproblems.why_untestable`: the demo's stability claim over its one LR, a QA claim where
+    no QA task is fine-tuned), which `load_study_file` would refuse. Each is written after the study as a
+    comment: the refusal's line, which names the fix, and the claim to add back once it is made. Trade-off:
+    the file reads back as the study less those claims, not the identical spec; the built-in study itself
+    keeps them and its report says why each is not tested."""
+    left = {c.id: lines for c in spec.claims if (lines := why_untestable(spec, c))}
+    kept = dataclasses.replace(spec, claims=tuple(c for c in spec.claims if c.id not in left))
     head = f"# encoderlab study{f' exported from {origin}' if origin else ''}.\n"
     head += "# Edit it, then: encoderlab study run FILE.yaml --out DIR   (schema: docs/studies.md)\n"
-    return head + yaml.safe_dump(to_dict(spec), sort_keys=False, allow_unicode=True)
+    text = head + yaml.safe_dump(to_dict(kept), sort_keys=False, allow_unicode=True)
+    if not left:
+        return text
+    text += (
+        f"# {count(len(left), 'claim')} of the study left out: this study cannot test "
+        f'{"it" if len(left) == 1 else "them"} as it is\n# (its report says "not tested"). Make the change '
+        "each line names, then add the claim back under claims:\n"
+    )
+    for c in spec.claims:
+        if c.id in left:
+            text += "".join(f"#   {line}\n" for line in left[c.id])
+            claim = yaml.safe_dump([to_dict(c)], sort_keys=False, allow_unicode=True, width=1000)
+            text += "".join(f"#     {line}\n" for line in claim.splitlines())
+    return text
 
 
 def load_study_file(path: Path | str) -> StudySpec:

@@ -211,7 +211,7 @@ def lr_spread_by_seed(tasks: dict[str, TaskSummary], lrs: list[float]) -> dict[i
 def _more_stable(data: StudyData, claim: ClaimSpec) -> Measure | Outcome:
     lo, hi = claim.lr_range
     grid = sorted({e.record.lr for e in data.evals})
-    lrs = [lr for lr in grid if lo * (1 - 1e-9) <= lr <= hi * (1 + 1e-9)]
+    lrs = claim.lrs_in_range(grid)
     span = f"{lr_text(lo)} to {lr_text(hi)}"
     if len(lrs) < 2:
         have = ", ".join(map(lr_text, lrs)) or "none"

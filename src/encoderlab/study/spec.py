@@ -25,6 +25,7 @@ Design choices:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -206,6 +207,13 @@ class ClaimSpec:
     lr_range: tuple[float, float] = (1e-5, 1e-4)
     """more_stable: the fine-tuning LRs (inclusive) over which the spread is measured (paper 1 looks at
     1e-5 to 1e-4, where no run diverges); LRs of the grid outside it are left out."""
+
+    def lrs_in_range(self, lrs: Iterable[float]) -> list[float]:
+        """The LRs of `lrs` inside `lr_range`, sorted, its bounds included up to float rounding: what a
+        more_stable claim measures its spread over (`measures`) and what a study file must hold two of
+        (`specproblems.untestable_claims`), one rule for both."""
+        lo, hi = self.lr_range
+        return sorted({lr for lr in lrs if lo * (1 - 1e-9) <= lr <= hi * (1 + 1e-9)})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,8 +18,9 @@ from __future__ import annotations
 import math
 import sys
 
-from encoderlab.errors import closest
-from encoderlab.study.spec import ID, StudySpec
+from encoderlab.errors import UserError, closest
+from encoderlab.study.spec import ID, ClaimSpec, StudySpec
+from encoderlab.words import lr_text
 
 
 def _dataset_problems(spec: StudySpec) -> list[str]:
@@ -318,34 +319,88 @@ def shape_problems(spec: StudySpec) -> list[str]:
 
 
 def untestable_claims(spec: StudySpec) -> list[str]:
-    """Claims a study file's own graph can never test: one comparing fine-tuned scores (every kind but
-    `cka_low_layers`) of a run with `evaluate: false`, a `faster_early` whose runs share no step in
-    `eval_steps`, a `cka_low_layers` with no `cka` entry of its a and b, or one without a seed-noise pair.
-    They were planned, run and reported "not tested" after the compute was spent. Checked when a study file
-    is read (`files.load_study_file`), not in `StudySpec`: a study folder of an earlier version, whose
-    `study.json` is read back through `StudySpec`, still reports them as not tested."""
+    """Claims a study file's own graph can never test, one line each (`why_untestable`). They were planned,
+    run and reported "not tested" after the compute was spent. Checked when a study file is read
+    (`files.load_study_file`), not in `StudySpec`: a built-in study at a small scale (the demo's one LR, no
+    QA task) and a study folder of an earlier version, whose `study.json` is read back through `StudySpec`,
+    still report them as not tested, with the reason; `files.dump_study` leaves them out of the file it
+    writes, each under a comment with that line."""
+    return [line for c in spec.claims for line in why_untestable(spec, c)]
+
+
+def why_untestable(spec: StudySpec, c: ClaimSpec) -> list[str]:
+    """Why the study can never test claim `c` (empty: it can): it compares fine-tuned scores (every kind but
+    `cka_low_layers`) of a run with `evaluate: false`; a `faster_early` whose runs share no step in
+    `eval_steps`; a `more_stable` whose `lr_range` holds fewer than two of `eval.lrs`; a `beats` on a family
+    neither run is evaluated on; a `cka_low_layers` with no `cka` entry of its a and b, or one without a
+    seed-noise pair."""
+    unevaluated = [r for r in (c.a, c.b) if c.kind != "cka_low_layers" and not spec.run(r).evaluate]
+    if unevaluated:  # its eval_steps are refused already (`value_problems`): one line says it
+        return [
+            f"claim {c.id} ({c.kind}) compares the fine-tuned scores of {c.a} and {c.b}, and "
+            f"{' and '.join(unevaluated)} {'has' if len(unevaluated) == 1 else 'have'} evaluate: false "
+            "(never fine-tuned); set evaluate: true, or drop the claim"
+        ]
     out = []
-    for c in spec.claims:
-        unevaluated = [r for r in (c.a, c.b) if c.kind != "cka_low_layers" and not spec.run(r).evaluate]
-        if unevaluated:  # its eval_steps are refused already (`value_problems`): one line says it
-            out.append(
-                f"claim {c.id} ({c.kind}) compares the fine-tuned scores of {c.a} and {c.b}, and "
-                f"{' and '.join(unevaluated)} {'has' if len(unevaluated) == 1 else 'have'} evaluate: false "
-                "(never fine-tuned); set evaluate: true, or drop the claim"
-            )
-            continue
-        if c.kind == "faster_early" and not set(spec.run(c.a).eval_steps) & set(spec.run(c.b).eval_steps):
-            steps = {r: list(spec.run(r).eval_steps) for r in (c.a, c.b)}
-            out.append(
-                f"claim {c.id} (faster_early) compares {c.a} and {c.b} at an intermediate checkpoint both are "
-                f"evaluated at, and they share none (eval_steps {steps[c.a]} and {steps[c.b]}); give both runs "
-                "a step in eval_steps"
-            )
-        entry = next((k for k in spec.cka if (k.a, k.b) == (c.a, c.b)), None)
-        if c.kind == "cka_low_layers" and (entry is None or entry.noise is None):
-            what = "no cka entry of them" if entry is None else "a cka entry of them without noise"
-            out.append(
-                f"claim {c.id} (cka_low_layers) needs a cka entry with a: {c.a}, b: {c.b} and noise: [TWIN, "
-                f"{c.b}], TWIN a run that differs from {c.b} in its seed only; the study has {what}"
-            )
+    if c.kind == "faster_early" and not set(spec.run(c.a).eval_steps) & set(spec.run(c.b).eval_steps):
+        steps = {r: list(spec.run(r).eval_steps) for r in (c.a, c.b)}
+        out.append(
+            f"claim {c.id} (faster_early) compares {c.a} and {c.b} at an intermediate checkpoint both are "
+            f"evaluated at, and they share none (eval_steps {steps[c.a]} and {steps[c.b]}); give both runs "
+            "a step in eval_steps"
+        )
+    if c.kind == "more_stable" and len(inside := c.lrs_in_range(spec.eval.lrs)) < 2:
+        lo, hi = map(lr_text, c.lr_range)
+        out.append(
+            f"claim {c.id} (more_stable) measures the spread of the scores over the fine-tuning LRs in its "
+            f"lr_range {lo} to {hi}, and eval.lrs [{', '.join(map(lr_text, spec.eval.lrs))}] "
+            f"{'has only ' + lr_text(inside[0]) if inside else 'has none'} there; give eval.lrs two or more LRs "
+            "in that range, or set lr_range around two of them"
+        )
+    out += _family_untested(spec, c)
+    entry = next((k for k in spec.cka if (k.a, k.b) == (c.a, c.b)), None)
+    if c.kind == "cka_low_layers" and (entry is None or entry.noise is None):
+        what = "no cka entry of them" if entry is None else "a cka entry of them without noise"
+        out.append(
+            f"claim {c.id} (cka_low_layers) needs a cka entry with a: {c.a}, b: {c.b} and noise: [TWIN, "
+            f"{c.b}], TWIN a run that differs from {c.b} in its seed only; the study has {what}"
+        )
     return out
+
+
+def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
+    """A `beats` claim on a family that a run of it is fine-tuned on no task of. Only for a suite's tasks: a
+    study with task files is left to the report (their families are read when the study is planned,
+    `graph.study_tasks`, not when its file is), as is an unknown suite or task (refused as such then)."""
+    from encoderlab.study.needs import suite_families
+
+    ev = spec.eval
+    if c.kind != "beats" or c.family is None or ev.task_files or ev.suite is None:
+        return []
+    try:
+        families = suite_families(ev.suite)
+    except UserError:
+        return []
+    tasks = {r: spec.run(r).tasks or ev.tasks or tuple(families) for r in (c.a, c.b)}
+    lacking = [r for r in (c.a, c.b) if c.family not in {families.get(t) for t in tasks[r]}]
+    if not lacking:
+        return []
+    fam, offer = c.family.upper(), [t for t, f in families.items() if f == c.family]
+    where = " and ".join(f"run {r}'s tasks" if spec.run(r).tasks else "eval.tasks" for r in lacking)
+    where = "eval.tasks" if where == "eval.tasks and eval.tasks" else where
+    fix = (
+        f"add a {fam} task of suite {ev.suite} ({', '.join(offer)}) to {where}"
+        if offer
+        else f"suite {ev.suite} has no {fam} task, so add a task file of family {c.family} to eval.task_files"
+    )
+    said = {r: ", ".join(tasks[r]) for r in lacking}
+    evaluated = (
+        f"tasks: {next(iter(said.values()))}"
+        if len(set(said.values())) == 1
+        else "; ".join(f"{r}: {t}" for r, t in said.items())
+    )
+    return [
+        f"claim {c.id} (beats) compares {c.a} and {c.b} on {fam}, and {' and '.join(lacking)} "
+        f"{'is' if len(lacking) == 1 else 'are'} fine-tuned on no {fam} task ({evaluated}); {fix}, or drop "
+        "the claim"
+    ]
