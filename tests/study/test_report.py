@@ -313,7 +313,9 @@ def test_a_ladders_report_names_its_sizes_and_no_evaluation(tmp_path):
     run_study(spec, tmp_path, backend(), progress=False)
     md = (tmp_path / "report" / "report.md").read_text()
     assert "| model size | nano, micro |" in md
-    assert "| evaluation | none (no run is fine-tuned: `evaluate: false` on every run) |" in md
+    assert (
+        "| evaluation | none (no run is fine-tuned: \\`evaluate: false\\` on every run) |" in md
+    )  # a cell: as written
     assert md.split("## Results\n", 1)[1].split("\n## ", 1)[0].strip() == (
         "None (no run is fine-tuned: `evaluate: false` on every run)."
     )

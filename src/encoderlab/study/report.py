@@ -33,7 +33,7 @@ from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.plantext import NOT_FINE_TUNED, evaluation_text, fine_tunes, model_size_text
 from encoderlab.study.reach import ceiling_text, reach_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
-from encoderlab.study.reportpage import html_page, markdown_page
+from encoderlab.study.reportpage import html_page, markdown_page, md_text
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
@@ -370,7 +370,11 @@ def _sections(
         *_degenerate(data, table),
         *(over_runs if run_rows else []),
         *_reported(data, table),
-        ("Claims of the papers at this scale", "list", [f"**{c.claim.text}.** {c.sentence}" for c in claims]),
+        (
+            "Claims of the papers at this scale",
+            "list",
+            [f"**{md_text(c.claim.text)}.** {md_text(c.sentence)}" for c in claims],
+        ),
         *(
             [("", "text", _claims_note(claims))] if claims else []
         ),  # no claims: no note on how they were tested

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
         if kind == "table":
             head, rows = payload
             lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+            lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
         elif kind == "text":
             lines.append(payload)
         elif kind == "list":
@@ -49,16 +50,27 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
     return "\n".join(lines)
 
 
-def _md_cell(text: str) -> str:
-    """A table cell of free text (a run's `label`): a `|` or a line break in it broke the table."""
-    return " ".join(text.replace("|", "\\|").split("\n"))
+_MD_MARKUP = re.compile(r"([\\`*_|])")
+"""Characters free text may hold that Markdown reads as markup: emphasis (`*`, `_`), a code span's backtick,
+a table's `|`, and the backslash that escapes them."""
+
+
+def md_text(text: str) -> str:
+    """Free text (a run's `label`, a claim's text and sentence, a table cell) as Markdown shows it as written:
+    a `|` or a line break in a label broke the table, and `**` in a label or claim text turned bold on or off
+    for the rest of the line (a claim's text is set in bold). Each markup character is escaped, and
+    `_md_inline` reads the escapes back; a line break is a space. Trade-off: a table cell or claim sentence
+    that quotes a setting in backticks (`evaluate: false`) shows the backticks rather than code type. Leaving
+    such spans alone was tried: a label's lone backtick, quoted twice in a sentence, then paired with itself
+    into one code span that swallowed the text between and left the second label's `**` unescaped."""
+    return " ".join(_MD_MARKUP.sub(r"\\\1", text).split("\n"))
 
 
 def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
     head = list(rows[0])
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     out += [
-        "| " + " | ".join(_md_cell(_short(r[h])) for h in head) + " |" for r in rows[:limit]
+        "| " + " | ".join(md_text(_short(r[h])) for h in head) + " |" for r in rows[:limit]
     ]  # a label: free text
     if len(rows) > limit:
         out.append(f"\n({len(rows) - limit} more rows in the CSV)")
@@ -82,9 +94,14 @@ details{margin:.3rem 0 1rem}figcaption{font-size:.9rem;color:#444}
 
 
 def _md_inline(text: str) -> str:
-    """Escape, then render **bold** (the only markup the sections use)."""
+    """Escape, then render **bold** (the only markup the sections use); the escapes of `md_text` show the
+    character they escape (a `\\*\\*` is no bold)."""
     parts = html.escape(text).split("**")
+    parts = [_MD_ESCAPED.sub(r"\1", p) for p in parts]
     return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
+
+
+_MD_ESCAPED = re.compile(r"\\([\\`*_|])")
 
 
 def html_page(spec: StudySpec, sections: list[tuple]) -> str:

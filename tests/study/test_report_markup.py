@@ -1,0 +1,45 @@
+"""Free text in the report (a run's label, a claim's text) is shown as written, never read as Markdown.
+
+A `**` in a label or in a claim's text turned bold on or off in report.md and report.html (a claim's
+text is set in bold, so its `**` ended the bold mid-claim and bolded the sentence after it); `_` and
+an unpaired backtick likewise started italics and code. `reportpage.md_text` escapes them where a `|` was already
+escaped, and the HTML page shows the escaped characters as they are.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+
+from fake_study import backend, small_spec
+
+from encoderlab.study.reportpage import _md_inline, md_text
+from encoderlab.study.runner import run_study
+
+LABEL = "CLM **x2** _a_ `b` 1`"
+TEXT = "CLM** learns *faster* early"
+
+
+def test_markup_in_a_label_or_a_claims_text_is_shown_as_written(tmp_path):
+    spec = small_spec()
+    runs = tuple(replace(r, label=LABEL) if r.name == "clm" else r for r in spec.runs)
+    claims = tuple(replace(c, text=TEXT) if c.id == "early" else c for c in spec.claims)
+    out = tmp_path / "study"
+    run_study(replace(spec, runs=runs, claims=claims), out, backend(), progress=False)
+    md = (out / "report" / "report.md").read_text()
+    page = (out / "report" / "report.html").read_text()
+    escaped = r"CLM \*\*x2\*\* \_a\_ \`b\` 1\`"
+    assert f"| {escaped} |" in md  # its row of the results table
+    assert "- **CLM\\*\\* learns \\*faster\\* early.** " in md
+    claim = next(line for line in md.splitlines() if line.startswith("- **CLM\\*\\* learns"))
+    assert escaped in claim and "**" not in claim.removeprefix("- **").split(".** ", 1)[1]
+    assert LABEL not in md and TEXT not in md
+    # the page: the claim's text alone in bold, its own asterisks and the label's characters as written
+    assert f"<li><strong>{html.escape(TEXT)}.</strong> " in page
+    assert html.escape(LABEL) in page and "\\*" not in page and "<strong>x2</strong>" not in page
+
+
+def test_an_escaped_character_reads_back_as_itself_on_the_page():
+    for text in ("a ** b", "x_y_z", "`code`", "`a|b`", "a ` b", "a | b", "back\\slash", "*"):
+        assert _md_inline(md_text(text)) == html.escape(text)
+    assert _md_inline(f"**{md_text('bold ** inside')}.** after") == "<strong>bold ** inside.</strong> after"
