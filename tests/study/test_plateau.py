@@ -94,3 +94,40 @@ def test_the_unigram_line_of_a_figure_with_one_x_is_one_row_per_panel():
     assert sorted((r["metric"], r["tokens"]) for r in span) == sorted(
         (k, x) for k in VALIDATION_KEYS for x in (5120, 10240)
     )
+
+
+def test_a_faster_early_claim_says_a_run_was_still_on_the_plateau_at_its_checkpoint(fake):
+    """The demo's "CLM learns faster early" compared MLM-40 at step 100, still at the unigram entropy, with no
+    word of it (the caveat read final models only). The run's held-out loss logged at the claim's step says
+    so; a step the run logged none at is not guessed from another."""
+    data = load_study(fake)
+    data.unigram = {"main": 6.78}
+    data.held_out_steps = {
+        "mlm40": {20: {"step": 20, "val/clm": 6.83, "val/mlm15": 6.85}},
+        "clm": {20: {"step": 20, "val/clm": 5.9, "val/mlm15": 7.6}},
+    }
+    early = _claims(data)["early"]
+    assert early.numbers["step"] == 20
+    assert (
+        "Caveat: MLM-40 (6.83 nats against 6.78) has not got below the unigram plateau by step 20 (held-out "
+        "loss logged at that step against the entropy of the data's token frequencies)"
+    ) in early.sentence
+    assert early.numbers["plateau"] == {"MLM-40": {"held_out": 6.83, "unigram": 6.78, "step": 20}}
+    assert "plateau" not in _claims(data)["mlm-sc"].numbers  # final models: their own losses, none here
+    data.held_out_steps = {"mlm40": {30: {"step": 30, "val/clm": 6.83}}}  # logged at another step only
+    assert "Caveat" not in _claims(data)["early"].sentence
+
+
+def test_the_held_out_losses_a_run_logged_are_read_by_step(fake, tmp_path):
+    import json
+    import shutil
+
+    copy = tmp_path / "study"
+    shutil.copytree(fake, copy)
+    (metrics,) = (copy / "nodes" / "pretrain").glob("mlm40-[0-9a-f]*[0-9a-f]/metrics.jsonl")
+    logged = {"step": 20, "tokens": 100, "val/clm": 6.83, "val/mlm15": 6.85, "val/rows": 6}
+    metrics.write_text(metrics.read_text() + json.dumps(logged) + "\n")
+    data = load_study(copy)
+    assert data.held_out_steps["mlm40"] == {20: logged}
+    data.unigram = {"main": 6.78}
+    assert "not got below the unigram plateau by step 20" in _claims(data)["early"].sentence

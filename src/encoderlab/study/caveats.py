@@ -1,4 +1,5 @@
-"""The caveats a claim's sentence carries: runs that diverged or are still on the unigram plateau, models
+"""The caveats a claim's sentence carries: runs that diverged or are still on the unigram plateau (final
+models, or a faster_early claim's checkpoint where the runs logged a held-out loss at its step), models
 whose score on a compared task is the label prior's (degenerate predictions), and fine-tuning runs not
 finished yet (`results.check_claims` appends them)."""
 
@@ -66,35 +67,66 @@ def final_caveats(data: StudyData, claim: ClaimSpec) -> tuple[dict, str]:
     return numbers, caveat
 
 
-def _on_plateau(data: StudyData, run: str) -> dict | None:
-    """{"held_out", "unigram"} when `run`'s final models have not got below the unigram plateau, else None."""
+def step_caveats(data: StudyData, claim: ClaimSpec, step: int) -> tuple[dict, str]:
+    """The caveats of a claim at checkpoint `step`, as `final_caveats` gives them: the plateau's ("plateau":
+    label -> its numbers at that step) where the runs logged a held-out loss there. A run that diverged is
+    named on the claims of final models (`final_caveats`); here its loss that is not finite is no plateau."""
+    plateau, caveat = plateau_caveat(data, claim, step=step)
+    return ({"plateau": plateau} if plateau else {}), caveat
+
+
+def _on_plateau(data: StudyData, run: str, step: int | None = None) -> dict | None:
+    """{"held_out", "unigram"} when `run`'s final models (its checkpoints at `step`) have not got below the
+    unigram plateau, else None. At a step, only when each of its models logged a held-out loss there
+    (`StudyData.held_out_steps`): a loss logged earlier says nothing of the step, so none is said."""
     spec_run = data.spec.run(run)
     entropy = data.unigram.get(spec_run.data) if spec_run is not None else None
-    scored = [data.held_out.get(m, {}) for m in data.model_ids(run).values()]
-    losses = [min(v[k] for k in _YARDSTICKS if k in v) for v in scored if any(k in v for k in _YARDSTICKS)]
+    models = data.model_ids(run).values()
+    if step is None:
+        scored = [data.held_out.get(m, {}) for m in models]
+    else:
+        scored = [data.held_out_steps.get(m, {}).get(step) for m in models]
+        if None in scored:
+            return None
+    finite = [[v[k] for k in _YARDSTICKS if _finite(v.get(k))] for v in scored]
+    losses = [min(x) for x in finite if x]
     if entropy is None or not losses:
         return None
     loss = sum(losses) / len(losses)
     return {"held_out": loss, "unigram": entropy} if loss >= entropy - PLATEAU_MARGIN else None
 
 
-def plateau_caveat(data: StudyData, claim: ClaimSpec, skip: set[str] = frozenset()) -> tuple[dict, str]:
+def plateau_caveat(
+    data: StudyData, claim: ClaimSpec, skip: set[str] = frozenset(), step: int | None = None
+) -> tuple[dict, str]:
     """The plateau numbers of the claim's runs that sit on it (but those in `skip`), and the sentence that
-    says what that means."""
-    on = {r: x for r in (claim.a, claim.b) if r not in skip and (x := _on_plateau(data, r)) is not None}
-    unchecked = _unchecked(data, [r for r in (claim.a, claim.b) if r not in skip and r not in on])
+    says what that means: of their final models, or at checkpoint `step` (a faster_early claim's, as the
+    demo's MLM-40 at step 100) where the runs logged a held-out loss at that step."""
+    on = {r: x for r in (claim.a, claim.b) if r not in skip and (x := _on_plateau(data, r, step)) is not None}
+    unchecked = (
+        _unchecked(data, [r for r in (claim.a, claim.b) if r not in skip and r not in on])
+        if step is None
+        else ""
+    )
     if not on:
         return {}, unchecked
     said = " and ".join(
         f"{data.label(r)} ({x['held_out']:.2f} nats against {x['unigram']:.2f})" for r, x in on.items()
     )
     verb = "has" if len(on) == 1 else "have"
-    return {data.label(r): x for r, x in on.items()}, (
-        f" Caveat: {said} {verb} not got below the unigram plateau (held-out loss against the entropy of the "
-        "data's token frequencies): a run there has learned little beyond how often tokens occur, so this "
-        "says which run leaves the plateau sooner at this size, not how the objectives compare once both have."
-        + unchecked
+    at = "" if step is None else f" by step {step}"
+    logged = "" if step is None else " logged at that step"
+    numbers = {data.label(r): x | ({"step": step} if step is not None else {}) for r, x in on.items()}
+    return numbers, (
+        f" Caveat: {said} {verb} not got below the unigram plateau{at} (held-out loss{logged} against the "
+        "entropy of the data's token frequencies): a run there has learned little beyond how often tokens "
+        "occur, so this says which run leaves the plateau sooner at this size, not how the objectives compare "
+        "once both have." + unchecked
     )
+
+
+def _finite(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def degenerate_caveat(

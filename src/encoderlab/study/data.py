@@ -116,6 +116,9 @@ class StudyData:
     """Model id -> the held-out losses at its last step (the run's `validation.json`: `val/clm`,
     `val/mlm15`, ..., and its `step`), for finished pretraining runs that scored them. A diverged model's
     loss that is not finite is None (written as null) or NaN/inf (files written before 2026-12-04)."""
+    held_out_steps: dict[str, dict[int, dict]] = field(default_factory=dict)
+    """Model id -> step -> the held-out losses its run logged there (metrics.jsonl's records with `val/*`:
+    every `validation.every` steps and at the last), read for the plateau caveat at a checkpoint."""
     unigram: dict[str, float] = field(default_factory=dict)
     """Dataset name -> the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`):
     the held-out loss of a model that has learned token frequencies only."""
@@ -433,6 +436,16 @@ def _read_held_out(data: StudyData, study_dir: Path) -> None:
             path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
             if path.is_file():
                 data.held_out[n.name.split("/", 1)[1]] = _held_out_losses(path)
+            if (log := node_dir(study_dir, n) / result["metrics"]).is_file():
+                data.held_out_steps[n.name.split("/", 1)[1]] = {
+                    r["step"]: r
+                    for r in jsonlines.read_records(log)
+                    if _VAL_CLM in r and type(r.get("step")) is int
+                }
+
+
+_VAL_CLM = "val/clm"
+"""A held-out loss every validation logs (`train/validation.py`): marks a metrics record as one."""
 
 
 def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> None:

@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
-from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat
+from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat, step_caveats
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
 from encoderlab.study.nested import Nested, Scores, compare_runs
@@ -264,7 +264,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
             left = {(claim.a if side == "a" else claim.b): k for side, k in t.nested.left_out.items()}
             numbers |= {"left_out": left} if left else {}
             numbers |= {"borrowed_df": t.nested.borrowed_df} if t.nested.borrowed_df is not None else {}
-            said, caveat = final_caveats(data, claim) if x.step is None else ({}, "")
+            said, caveat = final_caveats(data, claim) if x.step is None else step_caveats(data, claim, x.step)
             numbers |= said
             prior, on_prior = degenerate_caveat(data, claim, x.tasks, x.step)
             numbers |= prior
