@@ -11,6 +11,7 @@ from encoderlab.study import figures, measures, report
 from encoderlab.study.catalog import get_study
 from encoderlab.study.plan import plan_study
 from encoderlab.study.plantext import evaluation_text, plan_text
+from encoderlab.study.spec import ClaimSpec
 
 NEAR = 1.0000001e-5
 BOTH = f"1e-05, {NEAR!r}"
@@ -37,7 +38,7 @@ def test_figure_caption_writes_both_checkpoint_lrs():
 def test_stability_claim_writes_the_grid_and_range_apart():
     """A range holding only 1e-5 leaves the near LR out of it: the grid named both, alike."""
     data = SimpleNamespace(evals=_evals(step=None))
-    claim = SimpleNamespace(lr_range=(1e-5, 1e-5))
+    claim = ClaimSpec(id="s", text="t", kind="more_stable", a="a", b="b", lr_range=(1e-5, 1e-5))
     sentence = measures._more_stable(data, claim).sentence
     assert f"grid ({BOTH})" in sentence
     assert "range 1e-05 to 1e-05 (1e-05)" in sentence
