@@ -335,3 +335,26 @@ def test_a_squad_json_of_one_object_is_named_as_one_example_not_as_a_too_small_t
         "rows or JSON lines (a nested layout such as SQuAD's {version, data} flattened to a row per question), "
         "or fix `columns:`"
     )
+
+
+@pytest.mark.parametrize(
+    "columns,fields,own",
+    [
+        ({"text": "polarity", "label": "polarity"}, "text and label", ""),
+        (
+            {"label": "text"},
+            "text and label",
+            " (text, left out of `columns:`, reads the column of its own name)",
+        ),
+    ],
+)
+def test_two_fields_reading_one_column_are_refused_before_the_data_is_read(tmp_path, columns, fields, own):
+    # was: a KeyError traceback ('text'): the rows are renamed column -> field, so one field was lost
+    spec = {**_sentiment_files(tmp_path), "columns": columns}
+    path = write_task_file(tmp_path, name="one-column", **spec)
+    column = next(iter(columns.values()))
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: columns: {fields} both read column {column!r}{own}; give each field its own column"
+    )

@@ -140,9 +140,7 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     if not NAME.match(spec.name):
         raise UserError(f"{where}: name {spec.name!r} may hold only ASCII letters, digits, '.', '_' and '-'")
-    valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
-    if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
-        raise UserError(line)
+    _check_columns(spec, where)
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
@@ -175,6 +173,27 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     spec.finetune.check(where)
     return spec
+
+
+def _check_columns(spec: TaskSpec, where: str) -> None:
+    """Refuse an unknown field in `columns:`, and two fields reading one column: the rows are renamed
+    column -> field, so one of the two was lost (`columns: {text: stars, label: stars}` ended in a
+    KeyError traceback). A field left out reads the column of its own name, so that counts too."""
+    valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
+    if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
+        raise UserError(line)
+    readers: dict[str, list[str]] = {}
+    for f in valid:
+        readers.setdefault(spec.columns.get(f, f), []).append(f)
+    for column, fields in readers.items():
+        if len(fields) > 1:
+            unnamed = " and ".join(f for f in fields if f not in spec.columns)
+            own = f" ({unnamed}, left out of `columns:`, reads the column of its own name)" if unnamed else ""
+            both = "both" if len(fields) == 2 else "all"
+            raise UserError(
+                f"{where}: columns: {' and '.join(fields)} {both} read column {column!r}{own}; "
+                "give each field its own column"
+            )
 
 
 def _metrics(spec: TaskSpec) -> tuple[str, ...]:
