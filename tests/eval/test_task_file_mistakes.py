@@ -358,3 +358,27 @@ def test_two_fields_reading_one_column_are_refused_before_the_data_is_read(tmp_p
     assert str(err.value) == (
         f"task file {path}: columns: {fields} both read column {column!r}{own}; give each field its own column"
     )
+
+
+@pytest.mark.parametrize(
+    "header,have,what",
+    [
+        ("sentence, polarity", " polarity", "in spaces at its ends"),
+        ("sentence,Polarity", "Polarity", "in case"),
+        ("sentence,Polarity ", "Polarity ", "in case and in spaces at its ends"),
+    ],
+)
+def test_a_header_column_differing_only_in_spaces_or_case_is_named_with_the_difference(
+    tmp_path, header, have, what
+):
+    # was: "no column polarity (it has sentence,  polarity); fix `columns:` or the data", the space unseen
+    spec = _sentiment_files(tmp_path)
+    train = tmp_path / "train.csv"
+    train.write_text(train.read_text().replace("sentence,polarity", header, 1))
+    path = write_task_file(tmp_path, name="spaced", **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value).endswith(
+        f"no column polarity (it has {', '.join(header.split(','))}); its column {have!r} differs from "
+        f"'polarity' only {what}: write it as 'polarity' in the data, or as {have!r} in `columns:`"
+    ), str(err.value)

@@ -113,6 +113,24 @@ def load_splits(
     return found, places
 
 
+def _near_fix(lacked: list[str], names: list[str]) -> str | None:
+    """The fix for a column the header names with spaces at its ends or in another case (`review, stars`
+    as a CSV header reads ' stars'), which the column list shows but the eye does not: "no column stars
+    (it has review,  stars)" named no difference."""
+    for want in lacked:
+        for have in names:
+            if have != want and have.strip().casefold() == want.strip().casefold():
+                case, spaces = have.strip() != want.strip(), have.casefold() != want.casefold()
+                what = " and ".join(
+                    w for w, differs in (("in case", case), ("in spaces at its ends", spaces)) if differs
+                )
+                return (
+                    f"its column {have!r} differs from {want!r} only {what}: write it as {want!r} in the data, "
+                    f"or as {have!r} in `columns:`"
+                )
+    return None
+
+
 def _require_columns(found: dict, places: dict[str, RowPlaces], columns: tuple[str, ...], where: str) -> None:
     """Refuse a split read without one of the `columns`, before train is cut: a .json file holding one
     object (SQuAD's `{version, data}`) is one example, and cutting validation from it was refused as
@@ -121,7 +139,7 @@ def _require_columns(found: dict, places: dict[str, RowPlaces], columns: tuple[s
         lacked = [c for c in columns if c not in part.column_names]
         if not lacked:
             continue
-        fix = "fix `columns:` or the data"
+        fix = _near_fix(lacked, part.column_names) or "fix `columns:` or the data"
         if (
             part.num_rows == 1
             and not places[split].hub
