@@ -250,3 +250,19 @@ def test_labels_written_as_signed_numbers_are_one_form(tmp_path):
         _write(tmp_path / name, rows)
     task, _ = load_task(_task(tmp_path, "a.jsonl", "b.jsonl"))
     assert task.labels == ("-1", "0", "1")
+
+
+@pytest.mark.parametrize("name", ["train[1].csv", "train*.csv", "train?.jsonl"])
+def test_a_data_file_named_with_glob_characters_is_read_itself_not_the_files_they_match(tmp_path, name):
+    # was: `datasets` read data_files as glob patterns, so train[1].csv read train1.csv beside it and
+    # train*.csv every CSV of the folder, silently (or refused its own file, "Please pass `features`")
+    train, test = _disjoint()
+    suffix = Path(name).suffix
+    others = [r for r in _rows(2, 60) if r not in train and r not in test][:20]
+    _write(tmp_path / f"train1{suffix}", others)  # matched by train[1], train* and train?
+    test_file = _write(tmp_path / f"test{suffix}", test)
+    wanted = _task(tmp_path, _write(tmp_path / name, train), test_file, "w")
+    plain = _task(tmp_path, _write(tmp_path / f"plain{suffix}", train), test_file, "p")
+    assert wanted.data_version == plain.data_version  # a hash of the loaded examples
+    _, data = load_task(wanted)
+    assert sorted(e["text"] for e in [*data.train, *data.val]) == sorted(r["sentence"] for r in train)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import glob
 import io
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -224,7 +225,10 @@ def load_local(paths: dict[str, Path], where: str) -> dict:
     with _quiet(import_datasets()):
         for s, p in paths.items():  # one at a time: loaded together, a split took the first one's columns
             try:
-                found[s] = import_datasets().load_dataset(builder, data_files={s: str(p)}, **extra)[s]
+                # escaped: `datasets` reads data_files as glob patterns, so `train[1].csv` read train1.csv
+                # beside it, silently, and `train*.csv` every CSV file of the folder
+                files = {s: glob.escape(str(p))}
+                found[s] = import_datasets().load_dataset(builder, data_files=files, **extra)[s]
             except Exception as exc:  # noqa: BLE001 (a malformed file: pyarrow, pandas or json errors)
                 first = first_line(cause(exc))
                 raise UserError(f"{where}: cannot read data.{s} ({p}): {first}") from None
