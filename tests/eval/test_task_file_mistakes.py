@@ -382,3 +382,17 @@ def test_a_header_column_differing_only_in_spaces_or_case_is_named_with_the_diff
         f"no column polarity (it has {', '.join(header.split(','))}); its column {have!r} differs from "
         f"'polarity' only {what}: write it as 'polarity' in the data, or as {have!r} in `columns:`"
     ), str(err.value)
+
+
+@pytest.mark.parametrize(
+    "column,got",
+    [(1, 'got 1; quote it ("1") to give it as text'), (["polarity"], "got ['polarity']")],
+)
+def test_a_column_name_that_is_not_text_is_refused_naming_the_field(tmp_path, column, got):
+    # was: a TypeError traceback ("sequence item 0: expected str instance, int found") where the data
+    # lacked the column: `from_dict` checked that `columns:` was a mapping, not its values
+    spec = {**_sentiment_files(tmp_path), "columns": {"text": "sentence", "label": column}}
+    path = write_task_file(tmp_path, name="numbered", **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == f"task file {path}: columns.label: expected str, {got}"

@@ -238,6 +238,7 @@ NAMED = {
     "task-file-blank-label": "tests.eval.test_task_file_cells::test_a_blank_label_is_refused_as_an_empty_one",
     "task-file-qa-id-twice": "tests.eval.test_task_file_cells::test_qa_ids_used_twice_in_a_scored_split_are_refused",
     "task-file-two-fields-one-column": "tests.eval.test_task_file_mistakes::test_two_fields_reading_one_column_are_refused_before_the_data_is_read",
+    "task-file-column-not-text": "tests.eval.test_task_file_mistakes::test_a_column_name_that_is_not_text_is_refused_naming_the_field",
     "task-file-ir-id-two-texts": "tests.eval.test_task_file_cells::test_an_ir_id_of_zero_is_an_id_and_an_id_naming_two_texts_is_refused",
     "hub-mirror-csv-column-named-twice": "tests.eval.test_task_csv_cells::test_a_hub_csv_mirror_is_checked_as_task_files_are",
     "hub-mirror-csv-unclosed-quote": "tests.eval.test_task_csv_cells::test_a_hub_mirror_csv_with_an_unclosed_quote_is_one_line",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from encoderlab.config import from_dict, read_mapping, recorded_fields, unknown_fields
+from encoderlab.config import coerce, from_dict, read_mapping, recorded_fields, unknown_fields
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
@@ -176,12 +176,15 @@ def _read_spec(path: Path) -> TaskSpec:
 
 
 def _check_columns(spec: TaskSpec, where: str) -> None:
-    """Refuse an unknown field in `columns:`, and two fields reading one column: the rows are renamed
-    column -> field, so one of the two was lost (`columns: {text: stars, label: stars}` ended in a
-    KeyError traceback). A field left out reads the column of its own name, so that counts too."""
+    """Refuse an unknown field in `columns:`, a column name that is not text, and two fields reading one
+    column: the rows are renamed column -> field, so one of the two was lost (`columns: {text: stars,
+    label: stars}` ended in a KeyError traceback). A field left out reads the column of its own name, so
+    that counts too."""
     valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
     if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
         raise UserError(line)
+    for f, column in spec.columns.items():  # `from_dict` checks a mapping, not its values: `{label: 1}` was a
+        coerce(column, str, f"{where}: columns.{f}")  # TypeError traceback where the data lacked column 1
     readers: dict[str, list[str]] = {}
     for f in valid:
         readers.setdefault(spec.columns.get(f, f), []).append(f)
