@@ -362,3 +362,22 @@ def test_a_number_as_written_dumps_as_the_float_it_is():
     data = read_yaml("a: 1e5\nb: [2.5e-3]")
     assert yaml.safe_load(yaml.safe_dump(data)) == {"a": 100000.0, "b": [0.0025]}
     assert type(coerce(data, Any, "t")["b"][0]) is float
+
+
+@pytest.mark.parametrize(("written", "value"), [("010", 8), ("0x1f", 31), ("1:30", 90), ("1_000", 1000)])
+def test_an_int_written_otherwise_than_python_writes_it_is_quoted_as_written(written, value):
+    # was 'quote it ("8")' for `labels: [010, b]` (YAML 1.1 reads 010 as octal 8): following it gave the
+    # name "8", not the zero-padded code "010" the data holds
+    from encoderlab.eval.spec import FinetuneConfig
+    from encoderlab.yamltext import read_yaml
+
+    with pytest.raises(UserError) as err:
+        from_dict(_Spec, read_yaml(f"labels: [{written}, b]"), "task file t.yaml")
+    assert str(err.value) == (
+        f'task file t.yaml: labels[0]: expected str, got {written}; quote it ("{written}") to give it as text'
+    )
+    steps = from_dict(FinetuneConfig, read_yaml(f"max_steps: {written}"), "t").max_steps
+    assert type(steps) is int and steps == value  # an int field reads it as the plain int it is
+    data = read_yaml(f"a: {written}\nb: 12")
+    assert yaml.safe_load(yaml.safe_dump(data)) == {"a": value, "b": 12}
+    assert type(read_yaml("b: 12")["b"]) is int  # a plain spelling stays a plain int

@@ -23,7 +23,15 @@ import yaml
 from encoderlab.atomic import write_text_atomic
 from encoderlab.errors import UserError, closest, not_utf8, save_as_utf8
 from encoderlab.words import noun
-from encoderlab.yamltext import Numeral, StrictYAMLError, as_written, plain, read_yaml, yaml_problem
+from encoderlab.yamltext import (
+    Numeral,
+    StrictYAMLError,
+    WrittenInt,
+    as_written,
+    plain,
+    read_yaml,
+    yaml_problem,
+)
 
 SEED_BOUND = 2**64
 """Seeds reach torch's generators, which take none at or above 2**64: an overflow traceback mid-run
@@ -167,6 +175,8 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
     """`coerce` for int, float, str, bool and Path (any other type passes as is)."""
     if tp is float and isinstance(value, (int, Numeral)) and not isinstance(value, bool):
         return float(value)  # a plain float: a `Numeral`'s spelling is for messages only
+    if tp is int and isinstance(value, WrittenInt):
+        return int(value)  # a plain int: a `WrittenInt`'s spelling is for messages only
     if tp is int and isinstance(value, float) and value.is_integer():
         # `--param steps=1e5`: YAML 1.1 reads 1e5 as text, `parse_scalar` as 100000.0; refusing
         # ("expected int, got 100000.0") named no fix for a number that is exactly an integer

@@ -32,15 +32,31 @@ class Numeral(float):
         return out
 
 
+class WrittenInt(int):
+    """An int written otherwise than Python writes it (`written`): YAML 1.1 reads `010` as 8 (octal),
+    `0x1f` as 31, `1:30` as 90 (base 60), `1_000` as 1000. Only such spellings get one: a plain `12` stays
+    an int. Without it, `labels: [01, 010]` was refused with `quote it ("8")`, another name."""
+
+    written: str
+
+    def __new__(cls, value: int, written: str) -> WrittenInt:
+        out = super().__new__(cls, value)
+        out.written = written
+        return out
+
+
 def as_written(value: Any) -> str:
-    """The text `value` was written as: a `Numeral`'s own text, else Python's."""
-    return value.written if isinstance(value, Numeral) else str(value)
+    """The text `value` was written as: a `Numeral`'s or `WrittenInt`'s own text, else Python's."""
+    return value.written if isinstance(value, (Numeral, WrittenInt)) else str(value)
 
 
 def plain(value: Any) -> Any:
-    """`value` with every `Numeral` in it a plain float (for a config field of any type)."""
+    """`value` with every `Numeral` in it a plain float and every `WrittenInt` a plain int (for a config
+    field of any type)."""
     if isinstance(value, Numeral):
         return float(value)
+    if isinstance(value, WrittenInt):
+        return int(value)
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -51,6 +67,7 @@ def plain(value: Any) -> Any:
 # A Numeral that reaches a YAML dump anyway (data read but not coerced) is written as the float it is;
 # PyYAML's safe dumper matches exact types, and refused it ("cannot represent an object").
 yaml.SafeDumper.add_representer(Numeral, yaml.SafeDumper.represent_float)
+yaml.SafeDumper.add_representer(WrittenInt, yaml.SafeDumper.represent_int)
 
 
 class StrictYAMLError(yaml.YAMLError):
@@ -143,6 +160,14 @@ def _numeral(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> Numeral:
 
 
 _UniqueKeyLoader.add_constructor("tag:yaml.org,2002:float", _numeral)
+
+
+def _int(loader: _UniqueKeyLoader, node: yaml.ScalarNode) -> int:
+    value = loader.construct_yaml_int(node)
+    return value if node.value == str(value) else WrittenInt(value, node.value)
+
+
+_UniqueKeyLoader.add_constructor("tag:yaml.org,2002:int", _int)
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict:
