@@ -233,6 +233,34 @@ def test_dry_run_refuses_a_freeze_spec_the_run_refuses(capsys, spec, message):
     assert_one_line(code, err, message)
 
 
+def test_dry_run_checks_the_run_folder_as_the_run_does(tmp_path, capsys):
+    """`--dry-run` printed a config for an `--out` the run then refused: a file, a folder already holding a
+    run (without --resume), a --resume whose saved config differs; it checked the config alone. It touches
+    nothing either way, and a dry run of a valid resume or a new folder still prints the config."""
+    from tests.reliability.test_hostile_inputs import snapshot
+
+    from encoderlab.cli import main
+
+    run, afile = tmp_path / "r", tmp_path / "afile"
+    main([*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--out", str(run), "--until-step", "6"])
+    afile.write_text("notes")
+    before = snapshot(tmp_path)
+    refused = [
+        (["--out", afile], rf"--out {afile} is a file, not a folder; choose another --out"),
+        (["--out", run], rf"{run} already holds a run; pass --resume to continue it or choose another --out"),
+        (["--out", run, "--resume", "--set", "optim.lr=0.002"],
+         rf"refusing to resume {run} with a changed config \(optim.lr: .* -> 0.002\); rerun with the original "
+         r"settings or pass --force"),
+    ]  # fmt: skip
+    dry = [*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--dry-run"]
+    for extra, message in refused:
+        assert_one_line(*cli([*dry, *extra], capsys), message)
+    for extra in (["--out", run, "--resume"], ["--out", tmp_path / "new"]):
+        code, err = cli([*dry, *extra], capsys)
+        assert code == 0, err
+    assert snapshot(tmp_path) == before
+
+
 def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys):
     """`--resume` of a run whose steps were all trained and whose final/ was written rewrote final/ (the
     same weights) and env.json (a new time); now it writes nothing, says the run is finished, exits 0."""

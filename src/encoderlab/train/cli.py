@@ -21,6 +21,7 @@ from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
 from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
+from encoderlab.train.runfolder import check_run_folder
 from encoderlab.train.trainer import pretrain
 
 
@@ -71,7 +72,8 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    cfg = _agreed_config(recipe, config, param, overrides, out or _own_run(config, resume), dry_run)
+    run_dir = out or _own_run(config, resume)
+    cfg = _agreed_config(recipe, config, param, overrides, run_dir, dry_run, resume=resume, force=force)
     if dry_run:
         import yaml
 
@@ -118,10 +120,23 @@ def _own_run(config: Path | None, resume: bool) -> str:
 
 
 def _agreed_config(
-    recipe: str, config: Path | None, param: Repeated, overrides: Repeated, out: str, dry_run: bool = False
+    recipe: str,
+    config: Path | None,
+    param: Repeated,
+    overrides: Repeated,
+    out: str,
+    dry_run: bool = False,
+    *,
+    resume: bool = False,
+    force: bool = False,
 ) -> RunConfig:
     """The run config, resolved on every rank after the ranks joined (under torchrun), so that a
-    refused config prints one line, from rank 0, and stops every rank (`agreed`)."""
+    refused config prints one line, from rank 0, and stops every rank (`agreed`).
+
+    A `--dry-run` with a run folder checks that folder as the run does (`check_run_folder`, which touches
+    nothing): it printed a config for an `--out` that is a file, that already holds a run without `--resume`,
+    or whose saved config a `--resume` would refuse, so a config checked with --dry-run then failed where it
+    was submitted."""
     world = join_world()
     try:
         with agreed(world):
@@ -131,6 +146,8 @@ def _agreed_config(
             check_scratch_freezes(cfg)  # `--dry-run` too: it builds no model
             if not dry_run:
                 _check_data_path(cfg, config)
+            elif cfg.out:
+                check_run_folder(cfg, resume=resume, force=force)
             return cfg
     except BaseException:
         shutdown(clean=False)
