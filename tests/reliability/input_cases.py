@@ -379,6 +379,11 @@ CASES = [
         r"--max-length 100000 is outside what the models take \(1-\d+ tokens\)",
     ),
     (
+        "cka-max-length-not-positive",
+        "analyze cka {w}/run {w}/run --texts {w}/texts.txt --n 50 --max-length 0 --out {w}/c",
+        r"--max-length 0 leaves no token to read; pass a positive --max-length, e\.g\. \d+$",
+    ),
+    (
         "study-other-scale",
         "study run paper1-pfs --scale cpu --out {w}/study_demo",
         r"holds study paper1-pfs \(scale demo\); run paper1-pfs \(scale cpu\) in another --out",

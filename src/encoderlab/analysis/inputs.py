@@ -56,12 +56,14 @@ def bounded_length(requested: int | None, limit: int, flag: str = "--max-length"
     """A length to read texts at: `requested`, refused (one line naming `flag`, the option that set it)
     when outside 1-`limit` (the models' positions); by default 512 (the paper's), or `limit` if lower.
     `analysis_length` for loaded models; a study checks its CKA with it before anything runs."""
+    default = min(DEFAULT_ENCODING.max_length, limit)
     if requested is None:
-        return min(DEFAULT_ENCODING.max_length, limit)
-    if not 1 <= requested <= limit:
+        return default
+    if requested < 1:  # "pass 512 or less", the fix for a length past the models', fits 0 and -5 already
+        raise UserError(f"{flag} {requested} leaves no token to read; pass a positive {flag}, e.g. {default}")
+    if requested > limit:
         raise UserError(
-            f"{flag} {requested} is outside what the models take (1-{limit} tokens); "
-            f"pass {flag} {min(DEFAULT_ENCODING.max_length, limit)} or less"
+            f"{flag} {requested} is outside what the models take (1-{limit} tokens); pass {flag} {default} or less"
         )
     return requested
 
