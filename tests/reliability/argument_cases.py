@@ -182,6 +182,16 @@ ARGUMENT_CASES = [
         r"two schedules are named 'same' \(MLM at mask 0.4 100% at .*ladder_labels.csv:2; CLM 100% at "
         r".*ladder_labels.csv:\d+\); give each schedule its own label$",
     ),
+    (  # said "mlm mask_ratio must be ...", naming no flag of `bench train`
+        "bench-train-mask-ratio-out-of-range",
+        "bench train --objective mlm --mask-ratio 0",
+        r"--mask-ratio must be between 0 and 1 \(exclusive\), got 0\.0; e\.g\. --mask-ratio 0\.3$",
+    ),
+    (  # said "set layout.seq_len to 2 or more", a field `bench train` has no flag for
+        "bench-train-clm-one-token-rows",
+        "bench train --objective clm --seq-len 1",
+        r"--seq-len 1 leaves CLM no next token to predict; pass --seq-len 2 or more$",
+    ),
     (  # measured CLM and ignored the ratio without a word
         "bench-train-mask-ratio-for-clm",
         "bench train --objective clm --mask-ratio 0.3",

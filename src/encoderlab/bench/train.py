@@ -123,6 +123,12 @@ class TrainBench:
             )
         if self.objective == "mlm" and self.mask_ratio is None:
             object.__setattr__(self, "mask_ratio", 0.30)
+        if self.mask_ratio is not None and not 0.0 < self.mask_ratio < 1.0:  # was `MLM`'s, naming no flag
+            raise UserError(
+                f"--mask-ratio must be between 0 and 1 (exclusive), got {self.mask_ratio}; e.g. --mask-ratio 0.3"
+            )
+        if self.objective == "clm" and self.seq_len == 1:  # was the run config's, fixed by `layout.seq_len`
+            raise UserError("--seq-len 1 leaves CLM no next token to predict; pass --seq-len 2 or more")
         if self.steps < 1 or self.warmup < 0:
             raise UserError(
                 f"--steps must be >= 1 and --warmup >= 0 (got {self.steps} and {self.warmup}); the median of "
