@@ -279,6 +279,19 @@ def test_resuming_a_finished_run_changes_nothing_and_says_so(tmp_path, capsys):
     assert {p: p.stat().st_mtime_ns for p in run.rglob("*")} == times
 
 
+def test_an_until_step_behind_a_finished_run_is_refused_without_saying_the_resume_succeeded(tmp_path, capsys):
+    """`--resume --until-step N` of a finished run past step N printed "is finished (step 12 of 12); nothing
+    was changed", a note of a resume that succeeded, then refused the --until-step: the refusal comes alone."""
+    from encoderlab.cli import main
+
+    run = tmp_path / "r"
+    main([*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--out", str(run)])
+    argv = [*SMOKE, "--param", "steps=12", "--param", "data=synthetic", "--out", run, "--resume"]
+    code, err = cli([*argv, "--until-step", "6"], capsys)
+    assert_one_line(code, err, rf"--until-step 6 is not after step 12, where {run} already is")
+    assert "is finished" not in err
+
+
 def test_a_resume_takes_checkpoint_and_validation_changes_and_names_them(tmp_path, capsys):
     """`checkpoint.every`, `checkpoint.keep_last` and `validation.*` change no training result (validation
     draws from its own generators in eval mode), yet a resume changing them was refused until --force,

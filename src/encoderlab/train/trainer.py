@@ -442,10 +442,10 @@ def pretrain(
             with agreed(world):
                 run_scope.enter_context(deterministic_mode(cfg.deterministic, resolve_device(cfg)))
                 trainer = Trainer(cfg, source=source, resume=resume, force=force)
+                stop = trainer.stop_at(until_step)  # before "is finished; nothing was changed", not after it
                 done = resume and finished(
                     trainer.run_dir, trainer.progress.step, trainer.plan[-1].end, say=world.is_main
                 )
-                stop = trainer.stop_at(until_step)
                 if until_step is not None and until_step > stop and world.is_main:  # as asked, but say so
                     print(f"encoderlab: note: --until-step {until_step} is past the run's last step {stop}; it "
                           "trains to the end", file=sys.stderr)  # fmt: skip
