@@ -381,3 +381,19 @@ def test_an_int_written_otherwise_than_python_writes_it_is_quoted_as_written(wri
     data = read_yaml(f"a: {written}\nb: 12")
     assert yaml.safe_load(yaml.safe_dump(data)) == {"a": value, "b": 12}
     assert type(read_yaml("b: 12")["b"]) is int  # a plain spelling stays a plain int
+
+
+def test_an_objectives_own_refusal_names_the_phase_it_is_in():
+    """`mlm mask_ratio must be between 0 and 1` named no phase, from `--set` or a config file: a run of two
+    MLM phases did not say which one held the bad ratio. It is said at its place now, as a bad
+    `replacement` was already ("phases[1].objective.replacement: must be one of ...")."""
+    from encoderlab.config import apply_overrides
+    from encoderlab.train.recipes import build_recipe
+
+    cfg = build_recipe("smoke-clm-mlm", [])
+    with pytest.raises(UserError) as caught:
+        apply_overrides(cfg, ["phases.1.objective.mask_ratio=1"])
+    assert (
+        str(caught.value)
+        == "phases[1].objective: mlm mask_ratio must be between 0 and 1 (exclusive), got 1.0"
+    )

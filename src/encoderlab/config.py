@@ -136,7 +136,12 @@ def coerce(value: Any, tp: Any, where: str) -> Any:
             tag = value.get("type")
             if tag not in tags:
                 raise UserError(f"{where}: 'type' must be one of {', '.join(sorted(tags))}, got {tag!r}")
-            return from_dict(tags[tag], value, where)
+            try:
+                return from_dict(tags[tag], value, where)
+            except UserError as exc:  # an objective's own check ("mlm mask_ratio must be ...") named no phase
+                if str(exc).startswith(where):
+                    raise
+                raise UserError(f"{where}: {exc}") from None
         errors = []
         for member in members:
             if member is type(None):
