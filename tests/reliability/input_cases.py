@@ -104,7 +104,7 @@ CASES = [
     (
         "negative-steps",
         "pretrain --recipe smoke-mlm --set phases.0.steps=-5 --out {w}/o",
-        r"steps .* must be >= 0",
+        r"steps and tokens must be >= 0 \(got steps=-5, tokens=0\); give one positive length, e\.g\. steps=1000",
     ),
     (  # said "got CheckpointConfig(every=10, keep_last=0, keep_steps=())": Python's repr, no fix
         "checkpoint-keep-last-zero",

@@ -197,7 +197,10 @@ class Phase:
 
     def __post_init__(self) -> None:
         if self.steps < 0 or self.tokens < 0:
-            raise UserError(f"phase {self.name or self.objective.tag}: steps and tokens must be >= 0")
+            raise UserError(
+                f"phase {self.name or self.objective.tag}: steps and tokens must be >= 0 (got steps={self.steps}, "
+                f"tokens={self.tokens}); give one positive length, e.g. steps=1000"
+            )
         if (self.steps > 0) == (self.tokens > 0):
             raise UserError(
                 f"phase {self.name or self.objective.tag}: give exactly one positive length, steps or "
