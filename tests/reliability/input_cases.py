@@ -106,6 +106,11 @@ CASES = [
         "pretrain --recipe smoke-mlm --set phases.0.steps=-5 --out {w}/o",
         r"steps and tokens must be >= 0 \(got steps=-5, tokens=0\); give one positive length, e\.g\. steps=1000",
     ),
+    (  # named no fix
+        "schedule-warmup-negative",
+        "pretrain --recipe smoke-mlm --set phases.0.schedule.warmup=-1 --out {w}/o",
+        r"schedule warmup and decay must be >= 0, got -1 and 8; give 0 or more updates \(0: none\), e\.g\. warmup=100",
+    ),
     (  # said "got CheckpointConfig(every=10, keep_last=0, keep_steps=())": Python's repr, no fix
         "checkpoint-keep-last-zero",
         "pretrain --recipe smoke-mlm --set checkpoint.keep_last=0 --out {w}/o",

@@ -59,7 +59,10 @@ class Schedule:
 
     def __post_init__(self) -> None:
         if self.warmup < 0 or self.decay < 0:
-            raise UserError(f"schedule warmup and decay must be >= 0, got {self.warmup} and {self.decay}")
+            raise UserError(
+                f"schedule warmup and decay must be >= 0, got {self.warmup} and {self.decay}; give 0 or more "
+                "updates (0: none), e.g. warmup=100"
+            )
         if not 0.0 <= self.end_fraction <= 1.0:
             raise UserError(f"schedule end_fraction must be in [0, 1], got {self.end_fraction}")
         if self.decay and self.kind != "wsd":
