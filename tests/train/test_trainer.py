@@ -523,3 +523,18 @@ def test_a_synthetic_run_saves_a_tokenizer_over_its_ids(tmp_path):
     tok = load_tokenizer(tmp_path / "run" / "final")
     assert len(tok) == cfg.data.synthetic_vocab and tok.mask_token_id == 3
     assert tok("t9 t10").input_ids == [1, 9, 10, 2]
+
+
+def test_a_step_folder_without_state_json_is_removed_with_a_note(tmp_path, capsys, reference):
+    # a checkpoint whose state.json was deleted by hand was removed at the resume without a word
+    cfg = tiny_run(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, source=_source(cfg, crash_step=4))
+    emptied = tmp_path / "run" / "checkpoints" / "step_0000004"
+    (emptied / "state.json").unlink()
+    capsys.readouterr()
+    pretrain(cfg, resume=True)
+    err = capsys.readouterr().err
+    assert f"encoderlab: note: removed {emptied}: no state.json, so not a complete checkpoint" in err
+    assert err.count("encoderlab: note: removed") == 1  # the .tmp leftovers of a kill are encoderlab's own
+    _assert_same_weights(reference.out + "/final", tmp_path / "run" / "final")

@@ -58,13 +58,18 @@ class Progress:
     """Non-finite steps met so far."""
 
 
-def remove_partial(run_dir: Path) -> None:
-    """Delete leftovers of interrupted checkpoint writes."""
+def remove_partial(run_dir: Path) -> list[Path]:
+    """Delete leftovers of interrupted checkpoint writes; the step folders among them, which a resume
+    reports: a `.tmp` sibling is only ever encoderlab's, but a step folder without `state.json` may be one
+    a user emptied by hand, and it went without a word."""
     root = Path(run_dir) / "checkpoints"
+    steps = []
     if root.is_dir():
-        for d in root.iterdir():
+        for d in sorted(root.iterdir()):
             if d.name.endswith(".tmp") or (STEP_DIR.match(d.name) and not (d / "state.json").is_file()):
                 shutil.rmtree(d)
+                steps += [d] if STEP_DIR.match(d.name) else []
+    return steps
 
 
 def save_checkpoint(

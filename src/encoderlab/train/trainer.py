@@ -210,7 +210,12 @@ class Trainer:
         barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
         with agreed(self.world):  # a failed write (a full disk) stops every rank, as in `_save`
             if self.world.is_main:
-                ckpt.remove_partial(self.run_dir)
+                for gone in ckpt.remove_partial(self.run_dir):
+                    print(
+                        f"encoderlab: note: removed {gone}: no state.json, so not a complete checkpoint "
+                        "(an unfinished write); the run resumes from the one before it",
+                        file=sys.stderr,
+                    )
                 save_yaml(self.cfg, self.run_dir / "config.yaml")
                 env = {**environment(), **start_model_record(self.cfg.model.init)}
                 write_text_atomic(self.run_dir / ENV_FILE, json_text(env, indent=2))
