@@ -5,6 +5,11 @@ from __future__ import annotations
 
 # (id, argv with {w} for the shared folder, pattern of the error)
 ARGUMENT_CASES = [
+    (  # named no --param: "mlm mask_ratio must be between 0 and 1 (exclusive), got 0.0"
+        "recipe-param-ratio-out-of-range",
+        "pretrain --recipe pfs-mlm --param ratio=0 --out {w}/o",
+        r"recipe pfs-mlm with --param ratio=0: mlm mask_ratio must be between 0 and 1 \(exclusive\), got 0.0",
+    ),
     (
         "recipe-micro-batch-zero",
         "pretrain --recipe pfs-mlm --param micro_batch_size=0 --out {w}/o",

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import re
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -451,4 +452,10 @@ def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConf
         if not sep:
             raise UserError(f"recipe parameter '{item}' must look like name=value")
         parsed[key] = parse_scalar(raw, f"recipe parameter '{key}'")
-    return make_recipe(name, parsed)
+    try:
+        return make_recipe(name, parsed)
+    except UserError as exc:  # a part's own check ("mlm mask_ratio must be ...") named no --param
+        if not params or any(re.search(rf"\b{re.escape(k)}\b", str(exc)) for k in parsed):
+            raise  # no parameter given, or the refusal names it already
+        given = " ".join(f"--param {item}" for item in params)
+        raise UserError(f"recipe {name} with {given}: {exc}") from None
