@@ -67,11 +67,11 @@ def _no_field(message: str, where: Path | str, field: str, present: list[str], s
     """A text field that is not there, with its fix: name the field that is, in the source spec (with and
     without `--on-error skip`). For a folder or glob `source` the fix names it, not the file: a source of
     that one file would leave out the others (a folder mixing .txt and .jsonl files lost its .txt files)."""
-    from encoderlab.data.sources import GLOB_CHARS  # sources reads files through this module
+    from encoderlab.data.sources import is_pattern  # sources reads files through this module
 
     location = str(where).rsplit(":", 1)[0] if str(where).rpartition(":")[2].isdigit() else str(where)
     guess = present[0] if present else "FIELD"
-    if not (Path(source).is_dir() or GLOB_CHARS & set(source)):  # the file itself (or an asset)
+    if not (Path(source).is_dir() or is_pattern(source)):  # the file itself (or an asset)
         name = f"name the text field in the source, e.g. --source '{location}#text_field={guess}'"
     else:  # its .txt files have no fields and ignore it: the folder's every file is still read
         name = (

@@ -10,7 +10,8 @@ Locations, tried in this order:
     `hf_revision` to pin a commit, branch or tag), from
     the hub or from a local mirror (`data/hub.py`: ENCODERLAB_HUB_DATA), file by file, so a worker
     can read a slice of the files (`Shard`); refused at once when `HF_HUB_OFFLINE=1` and no mirror;
-  * an existing file or folder, or a glob - `.txt` (one document per blank-line paragraph by
+  * an existing file or folder (read as itself, whatever `[*?` its name holds: `is_pattern`), or
+    a glob - `.txt` (one document per blank-line paragraph by
     default, or per line, or per file: `txt_unit`), `.jsonl`/`.json` (one JSON object per line),
     either of them gzip, bz2, xz or zstd compressed (`data/filekinds.py`), and `.parquet`; folders
     are searched recursively, hidden names left out as a glob leaves them (`paths.visible_entries`);
@@ -182,10 +183,19 @@ class SourceStats:
 # ---------------------------------------------------------------- resolving locations
 
 
+def is_pattern(location: str) -> bool:
+    """`location` is expanded as a glob: it has `*`, `?` or `[` and names no existing path. A file or folder
+    whose name holds them (`corp[1].jsonl`, `runs[2024]/`) is read as itself, even where the pattern would
+    also match others (`corp1.jsonl`): as a pattern it read those instead, or was refused as matching
+    nothing. A glob meant where such a name exists is written so no path has its name (`corp[1].json[l]`);
+    a literal `[`, `*` or `?` in a glob's folder part is escaped as `glob.escape` writes it (`[[]`)."""
+    return any(c in location for c in GLOB_CHARS) and not Path(location).exists()
+
+
 def resolve_files(location: str, named_by: str = "--source") -> list[Path] | None:
     """The sorted text files a path/folder/glob names, or None if it names no path at all. `named_by`:
     what named `location` (a flag, a study file's corpus entry), for the fix of one that holds none."""
-    if any(c in location for c in GLOB_CHARS):
+    if is_pattern(location):
         paths = [Path(p) for p in glob.glob(location, recursive=True)]
         if not paths:
             raise UserError(f"the glob '{location}' matches no file; check the pattern")
@@ -214,11 +224,11 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
             files.extend(texts)
         elif file_kind(p) is not None:
             files.append(p)
-        elif not any(c in location for c in GLOB_CHARS):
+        elif not is_pattern(location):
             raise UserError(unread_reason(p))
     if not files:
         raise UserError(f"'{location}' holds no {SUPPORTED} file; point {named_by} at text files")
-    if any(c in location for c in GLOB_CHARS):  # `data/**/*.json` matches a tokenizer's files one by one
+    if is_pattern(location):  # `data/**/*.json` matches a tokenizer's files one by one
         fixed = location[: min(location.index(c) for c in GLOB_CHARS if c in location)]
         if (why := written_folder(Path(os.path.dirname(fixed) or "."), files, named_by)) is not None:
             raise UserError(why)
@@ -246,7 +256,7 @@ def _dangling(path: Path) -> bool:
 def unread_files(location: str) -> list[Path]:
     """The files a folder or glob source holds that `resolve_files` leaves out (not a text kind:
     a README, a .csv), sorted; [] for anything else. `mixing` says how many, so none goes unnoticed."""
-    if any(c in location for c in GLOB_CHARS):
+    if is_pattern(location):
         paths = [Path(p) for p in glob.glob(location, recursive=True)]
     else:
         paths = [Path(location)] if Path(location).is_dir() else []

@@ -18,6 +18,7 @@ entry is in `--source`'s syntax, a path or glob with `#key=value` options (`corp
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import typing
 from pathlib import Path
@@ -230,7 +231,8 @@ class _Paths:
             or location in self.names
         ):
             return value
-        if not any(c in location for c in GLOB_CHARS) and not (self.folder / location).exists():
+        pattern = any(c in location for c in GLOB_CHARS) and not (self.folder / location).exists()
+        if not pattern and not (self.folder / location).exists():
             before = len(self.errors)
             self._not_from_cwd(location, where)
             if len(self.errors) == before and (near := closest(location, self.corpora)):
@@ -239,7 +241,11 @@ class _Paths:
                     f"{where}: {location} is no file beside the study file (in {self.folder}) nor an asset or "
                     f"named corpus; did you mean {near}?"
                 )
-        return str(self.folder.resolve() / location) + (sep + options if sep else "")
+        # a pattern matches names under the folder, whose own `[`, `*` or `?` are no pattern: `study[2]/`
+        # made `study[2]/*.jsonl` match `study2/`'s files, or none
+        folder = str(self.folder.resolve())
+        where = Path(glob.escape(folder) if pattern else folder) / location
+        return str(where) + (sep + options if sep else "")
 
     def path(self, value: Any, where: str) -> Any:
         """A task file or a dataset's `prepared` folder, always a path beside the study file; one only the
