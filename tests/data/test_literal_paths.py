@@ -102,3 +102,12 @@ def test_a_study_in_a_bracketed_folder_matches_its_glob_entries_there(tmp_path):
     pattern, literal = corpus_sources(data.corpus)
     assert _texts(pattern.location) == ["beside the study file"]  # was the twin folder's
     assert _texts(literal.location) == ["the bracketed entry"]
+
+
+def test_analysis_texts_read_the_bracketed_file(tmp_path):
+    """`analyze cka --texts t[1].txt` read t1.txt's lines beside it (its .txt goes through the sources)."""
+    from encoderlab.analysis.inputs import read_records
+
+    (tmp_path / "t[1].txt").write_text("the bracketed line\n")
+    (tmp_path / "t1.txt").write_text("a line the pattern matches\n")
+    assert [r["text"] for r in read_records(str(tmp_path / "t[1].txt"))] == ["the bracketed line"]
