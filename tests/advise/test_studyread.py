@@ -198,3 +198,20 @@ def test_one_corpus_prepared_from_two_copies_scores_the_same_held_out_rows():
 
     assert _held_out_rows(meta("/a/corpus.jsonl", "v")) == _held_out_rows(meta("/b/corpus.jsonl", "v"))
     assert _held_out_rows(meta("/a/corpus.jsonl", "v")) != _held_out_rows(meta("/a/corpus.jsonl", "w"))
+
+
+@pytest.mark.parametrize(
+    ("key", "edited"), [("tokens", '"many"'), ("tokens", "NaN"), ("tokens", "-5"), ("flops", '"1e9"')]
+)
+def test_a_logged_count_edited_to_no_count_is_one_line(tmp_path, key, edited):
+    """A run's logged tokens edited to text was a TypeError traceback; NaN or a negative count on the last
+    line was hidden by the max of the earlier ones, and flops edited to text were dropped from the sum."""
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
+    metrics = next(study.glob("nodes/pretrain/*/run/metrics.jsonl"))
+    lines = metrics.read_text().splitlines()[:-1]  # without the torn last line
+    edited_last = json.dumps({**json.loads(lines[-1]), key: "EDIT"}).replace('"EDIT"', edited)
+    metrics.write_text("\n".join([*lines[:-1], edited_last]) + "\n")
+    with pytest.raises(UserError, match=rf"metrics.jsonl: step 20 logs {key} .*, not a count of {key}"):
+        read_study(study, "val/mlm15")

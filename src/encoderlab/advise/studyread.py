@@ -275,14 +275,15 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
         if not metric.startswith(FINETUNE) and (why := _diverged(records, metric)) is not None:
             notes.append(f"{node.name}: {why}")
             continue
-        flops = [r["flops"] for r in records if isinstance(r.get("flops"), (int, float))]
+        metrics = node.folder / "run" / "metrics.jsonl"
+        flops = _logged(records, "flops", metrics, none_ok=True)  # training logs null where it measured none
         value, scored_on = _value(node, nodes, records, metric, cfg)
         runs.append(
             Observation(
                 schedule=_schedule(cfg),
                 params=non_embedding_params(cfg.model.size),
                 tokens=float(
-                    max((r.get("tokens", 0) for r in records), default=0)
+                    max(_logged(records, "tokens", metrics), default=0)
                     or cfg.steps * cfg.layout.tokens_per_step
                 ),
                 seed=int(cfg.seed),
@@ -297,6 +298,24 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
             f"{study} holds no finished pretraining run from scratch; run or finish the study first"
         )
     return runs, notes + _unfinished(study, graph, nodes)
+
+
+def _logged(records: list[dict], key: str, metrics: Path, *, none_ok: bool = False) -> list[float]:
+    """The values of `key` a run logged, each a finite number >= 0, or one line naming the file. A value
+    edited to text was a TypeError traceback from max(); NaN or a negative count on a later line was hidden
+    by the max of the earlier ones (or, on the first line, made D NaN)."""
+    values = []
+    for r in records:
+        if key not in r or (none_ok and r[key] is None):
+            continue
+        v = r[key]
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0):
+            raise UserError(
+                f"{metrics}: step {r.get('step', '?')} logs {key} {v!r}, not a count of {key} (edited by hand?); "
+                "restore the file as training wrote it"
+            )
+        values.append(float(v))
+    return values
 
 
 def _unfinished(study: Path, graph: list[dict], nodes: dict[str, _Node]) -> list[str]:
