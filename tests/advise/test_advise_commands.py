@@ -279,3 +279,10 @@ def test_the_interval_default_is_one_constant(capsys):
         main(["advise", "--help"])
     help_text = " ".join(capsys.readouterr().out.replace("│", " ").split())  # the box tyro draws around it
     assert f"Width of the prediction and crossover intervals. (default: {INTERVAL})" in help_text
+
+
+def test_a_ratio_far_past_the_ladder_is_not_printed_to_every_digit():
+    """A target 5.3e21x the ladder's largest compute printed "5,333,333,333,333,332,983,808x": float noise
+    shown as 22 significant digits in the recommendation and the warning."""
+    assert times(16 / 3 * 1e21) == "5.3e+21x"
+    assert (times(53_333.3), times(1e6), times(6.25), times(0.5)) == ("53,333x", "1,000,000x", "6.2x", "0.5x")

@@ -26,8 +26,9 @@ from encoderlab.errors import UserError
 
 
 def times(ratio: float) -> str:
-    """A ratio as a factor: "53,333x", "6.2x", "0.5x"."""
-    return f"{ratio:,.0f}x" if ratio >= 10 else f"{ratio:.2g}x"
+    """A ratio as a factor: "53,333x", "6.2x", "0.5x"; "5.3e+21x" from ten million up, where every digit of an
+    integer was printed ("5,333,333,333,333,332,983,808x": float noise shown as precision)."""
+    return f"{ratio:,.0f}x" if 10 <= ratio < 1e7 else f"{ratio:.2g}x"
 
 
 @dataclass(frozen=True)
