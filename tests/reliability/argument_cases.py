@@ -140,6 +140,11 @@ ARGUMENT_CASES = [
         "advise {w}/ladder.csv --seed-noise inf --target-flops 1e19 --out {w}/a",
         r"--seed-noise must be a finite positive standard deviation, got inf$",
     ),
+    (  # was taken: the fit ran as least squares, not the Huber loss the option names
+        "advise-huber-delta-inf",
+        "advise {w}/ladder.csv --huber-delta inf --target-flops 1e19 --out {w}/a",
+        r"--huber-delta must be a finite positive threshold on log residuals, got inf$",
+    ),
     (
         "advise-row-seed-nan",
         "advise {w}/ladder_seed_nan.csv --target-flops 1e19 --out {w}/a",
