@@ -158,7 +158,7 @@ def test_runs_not_finished_are_named_in_a_note(tmp_path):
     runs, notes = read_study(study, "val/mlm15")
     assert [o.value for o in runs] == [6.1]
     assert notes == [
-        f"1 pretraining run of {study} not finished (pretrain/clm): advised without it; finish the study "
+        f"1 pretraining run of {study} not finished (pretrain/clm): left out; finish the study "
         "(`encoderlab study run`) for the whole ladder"
     ]
 
@@ -215,3 +215,26 @@ def test_a_logged_count_edited_to_no_count_is_one_line(tmp_path, key, edited):
     metrics.write_text("\n".join([*lines[:-1], edited_last]) + "\n")
     with pytest.raises(UserError, match=rf"metrics.jsonl: step 20 logs {key} .*, not a count of {key}"):
         read_study(study, "val/mlm15")
+
+
+def test_a_refused_ladder_names_the_runs_left_out_of_it(tmp_path, capsys):
+    """A study whose CLM runs were still training was refused as "the ladder has one schedule (MLM-40) ...
+    add runs of another schedule", though it had them: the note naming the unfinished runs was never printed."""
+    from encoderlab.cli import main
+
+    study, out = tmp_path / "study", tmp_path / "advice"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    _pretrain(study, "clm", "b" * 64, "pfs-clm", [], 0, 5.0, marker=False)
+    graph = [
+        {"name": f"pretrain/{n}", "kind": "pretrain", "key": k * 64}
+        for n, k in (("mlm40", "a"), ("clm", "b"))
+    ]
+    (study / "graph.json").write_text(json.dumps(graph))
+    with pytest.raises(SystemExit):
+        main(["advise", str(study), "--target-flops", "1e15", "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith(
+        f"; note: 1 pretraining run of {study} not finished (pretrain/clm): left out; finish the study "
+        "(`encoderlab study run`) for the whole ladder"
+    )
+    assert not out.exists()

@@ -9,6 +9,7 @@ and study folder, the ladder (two schedules, seeds, positive values), and the fi
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -124,7 +125,21 @@ def read_ladder(paths: tuple[Path, ...], metric: Metric) -> tuple[Ladder, list[s
             notes += skipped
         else:
             observations += read_table(path, metric.name)
-    return Ladder(metric, tuple(observations)), notes
+    with left_out(notes):
+        return Ladder(metric, tuple(observations)), notes
+
+
+@contextmanager
+def left_out(notes: list[str]):
+    """A refusal of the ladder read names the runs left out of it (not finished, diverged, continued): the ladder
+    of a study still training was refused as "one schedule ... add runs of another schedule" or "no rung ... has
+    two pretraining seeds ... train a second seed" while the study had those runs, unfinished, and no word said so."""
+    try:
+        yield
+    except UserError as exc:
+        if not notes:
+            raise
+        raise UserError(f"{exc}; note: {'; '.join(notes)}") from None
 
 
 def advise_command(
@@ -176,7 +191,8 @@ def advise_command(
     ladder, notes = read_ladder(runs, resolved)
     if target is None:
         return _hold_out(ladder, notes, out, options)
-    advice = advise(ladder, target, **options)
+    with left_out(notes):
+        advice = advise(ladder, target, **options)
     create_output(out, "advise")
     drop_stale(out, *HOLDOUT_FILES)  # a reused --out held --hold-out-largest's score of another run
     _save(advice, notes, out)
@@ -188,7 +204,8 @@ def _hold_out(ladder: Ladder, notes: list[str], out: Path, options: dict) -> Hel
     from encoderlab.atomic import write_json_atomic
     from encoderlab.outdir import create_output, drop_stale
 
-    score = score_held_out(ladder, **options)
+    with left_out(notes):
+        score = score_held_out(ladder, **options)
     create_output(out, "advise")
     drop_stale(out, *ADVICE_FILES)  # a reused --out held the advice at a target of another run
     write_json_atomic(out / "holdout.json", {**score.to_dict(), "notes": notes})

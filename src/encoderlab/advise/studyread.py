@@ -325,6 +325,6 @@ def _unfinished(study: Path, graph: list[dict], nodes: dict[str, _Node]) -> list
         return []
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     return [
-        f"{len(names)} pretraining run{'s' * (len(names) > 1)} of {study} not finished ({shown}): advised "
-        f"without {'them' if len(names) > 1 else 'it'}; finish the study (`encoderlab study run`) for the whole ladder"
+        f"{len(names)} pretraining run{'s' * (len(names) > 1)} of {study} not finished ({shown}): left out; "
+        "finish the study (`encoderlab study run`) for the whole ladder"
     ]
