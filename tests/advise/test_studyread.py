@@ -238,3 +238,15 @@ def test_a_refused_ladder_names_the_runs_left_out_of_it(tmp_path, capsys):
         "(`encoderlab study run`) for the whole ladder"
     )
     assert not out.exists()
+
+
+def test_a_finished_run_without_its_config_says_what_to_restore(tmp_path):
+    """Said "config file .../run/config.yaml does not exist", naming no fix."""
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
+    next(study.glob("nodes/pretrain/*/run/config.yaml")).unlink()
+    with pytest.raises(
+        UserError, match=r"finished run pretrain/mlm40 has no run/config.yaml, .*; restore its run folder"
+    ):
+        read_study(study, "val/mlm15")
