@@ -193,3 +193,24 @@ def test_a_lock_of_no_process_id_is_named_not_a_traceback(folder, tmp_path, lock
         run_study(small_spec(), tmp_path / "s", backend(), progress=False)
     assert str(err.value).startswith(f"{tmp_path / 's'} is in use by ")
     assert str(err.value).endswith(f"delete {tmp_path / 's' / LOCK} if that process is gone")
+
+
+def test_status_counts_the_nodes_downstream_of_a_deleted_node_as_not_finished(folder, tmp_path, capsys):
+    """A pretraining node's folder deleted: `study status` listed only that node as not finished, and its
+    evaluations and the report as finished, while `study run` runs them all again (they read its old outputs)."""
+    import shutil
+
+    from encoderlab.study.data import read_study
+    from encoderlab.study.runner import node_dir, pending_nodes
+
+    s = tmp_path / "s"
+    shutil.copytree(folder, s)
+    _, nodes = read_study(s)
+    gone = next(n for n in nodes if n.kind == "pretrain")
+    shutil.rmtree(node_dir(s, gone))
+    to_run = pending_nodes(s, nodes)
+    assert len(to_run) > 2 and gone in to_run  # the node, its evaluations and the report
+    main(["study", "status", str(s)])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(f": {len(nodes) - len(to_run)} of {len(nodes)} nodes finished")
+    assert out[-1] == "  report: 0 of 1 finished; not finished: report"

@@ -235,10 +235,13 @@ def status_command(folder: StudyFolder, /) -> None:
     """
     from encoderlab.study.data import read_study
     from encoderlab.study.marker import MARKER
-    from encoderlab.study.runner import STALE_WHY, read_marker, stale_folders
+    from encoderlab.study.runner import STALE_WHY, pending_nodes, stale_folders
 
     spec, nodes = read_study(folder)
-    done = {n.name for n in nodes if read_marker(folder, n) is not None}
+    # what `study run` would run: a node downstream of one whose folder was deleted keeps its marker until
+    # then, but reads the old outputs, so it is not finished (was listed as finished beside its input)
+    todo_names = {n.name for n in pending_nodes(folder, nodes)}
+    done = {n.name for n in nodes if n.name not in todo_names}
     print(f"study {spec.name} (scale {spec.scale}) in {folder}: {len(done)} of {len(nodes)} nodes finished")
     print(_running(folder, len(done) == len(nodes)))
     for kind in dict.fromkeys(n.kind for n in nodes):
