@@ -14,7 +14,9 @@ and every figure with its numbers. Nothing in it depends on the time it was writ
 folder always gives the same report. Writers of one folder's report take turns (`locks.one_at_a_time`
 on the study folder), each reading the folder once its turn comes, so the last report written is of
 the folder's latest state: the study's own report node and a `study report` run meanwhile cannot leave
-the finished study with the partial one. Files are each replaced atomically, so a reader sees whole files.
+the finished study with the partial one. Files are each replaced atomically, so a reader sees whole files;
+figure files that no figure of this report drew (an earlier version's) are deleted, since report/ is one
+folder for every version of the study.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ def _write_report(study_dir: Path, data: StudyData, figures: bool) -> Path:
         from encoderlab.study.figures import figures as draw
 
         drawn = draw(data, table, study_dir, out / "figures")
+        _drop_undrawn(out / "figures", drawn)
     else:
         drawn = []
     compute = compute_summary(data, study_dir)
@@ -80,6 +83,20 @@ def _write_report(study_dir: Path, data: StudyData, figures: bool) -> Path:
         },
     )
     return out / "report.html"
+
+
+FIGURE_FILES = (".png", ".csv", ".json")
+"""What a figure writes into report/figures/: its PNG and the numbers drawn."""
+
+
+def _drop_undrawn(folder: Path, drawn: list[Figure]) -> None:
+    """Delete the figure files that no figure of this report wrote: report/ is one folder for every version
+    of the study, so a figure of an earlier version (a run's checkpoints, a CKA, since removed) stayed
+    beside the report with its numbers, which the report no longer shows. Only figure files go."""
+    kept = {f.png.stem for f in drawn}
+    for path in folder.iterdir():
+        if path.suffix in FIGURE_FILES and path.stem not in kept and path.is_file():
+            path.unlink(missing_ok=True)
 
 
 def claim_json(result: ClaimResult) -> dict:
