@@ -40,3 +40,25 @@ def test_an_eval_of_a_hub_id_records_the_commit_it_read(tmp_path, monkeypatch, c
         )
     records, summary = _eval(tmp_path, str(model_folder(tmp_path / "model")), "folder", capsys)
     assert records[0]["start_model"] == summary["start_model"] == {}  # a folder is its own record
+
+
+def test_an_out_inside_a_hub_ids_cache_folder_is_refused_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """The hub id's cached snapshot is what the eval reads, as a local folder is: `--out` there (or in the
+    repo's blobs/, which the snapshot's files link into) is refused before anything is written. Before, only
+    a mirror folder was guarded and the evaluation was written into the hub cache."""
+    storage = cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: model_folder(folder))
+    before = sorted(p.relative_to(storage) for p in storage.rglob("*"))
+    for model, out in (
+        ("someone/enc", storage / "snapshots" / SHA_B / "eval"),
+        ("someone/enc@v1", storage / "snapshots" / SHA_A),
+        ("someone/enc", storage / "blobs"),
+    ):
+        code, err = cli(
+            ["eval", model, "--tasks", "boolq", "--lrs", "1e-4", "--seeds", "0", "--out", out], capsys
+        )
+        assert code == 2
+        assert err.strip().splitlines() == [
+            f"encoderlab: error: --out {out} is, contains or lies inside the source {storage}; "
+            "writing there would destroy what is being read: choose another --out"
+        ]
+    assert sorted(p.relative_to(storage) for p in storage.rglob("*")) == before

@@ -67,9 +67,9 @@ def _is_transplant_folder(folder: Path) -> bool:
 
 def _sources(*sources: str | None) -> list[Path]:
     """The folders and files behind model and text sources that exist on this machine."""
-    from encoderlab.model.sources import source_folder
+    from encoderlab.model.sources import guarded_folder
 
-    return [f for f in (source_folder(s) for s in sources if s) if f is not None]
+    return [f for f in (guarded_folder(s) for s in sources if s) if f is not None]
 
 
 def _check_arguments(device: str, seeds: dict[str, tuple[int, ...]], **counts: int) -> None:

@@ -88,13 +88,13 @@ def eval_command(
         hub_data: Folder of hub dataset mirrors, DIR/<owner>/<name>, read instead of the hub (sets $ENCODERLAB_HUB_DATA; see docs/evaluation.md).
         check: Check what the run would read (task files, data, grid, assets, the model's tokenizer and config, not its weights) and print each task's splits, labels, metric, max length and fine-tuning runs; train nothing, write nothing (--out is not created; --device is not checked).
     """
-    from encoderlab.model.sources import source_folder
+    from encoderlab.model.sources import guarded_folder
 
     names = list(flatten(tasks, "--tasks"))
     task_file = tuple(Path(f) for f in flatten(task_file, "--task-file"))
     if not check:  # a check may run where the GPU is not (a login node)
         resolve_device(device)  # refused before anything is read or written
-    folder = source_folder(model)
+    folder = guarded_folder(model)
     check_output(out, KIND, sources=[folder] if folder else [], legacy=is_eval_folder)  # reads only
     with _hub_data(hub_data):
         if check:

@@ -102,6 +102,20 @@ def source_folder(source: str | Path) -> Path | None:
     return mirror_folder(str(source)) if is_hub_id(str(source)) else None
 
 
+def guarded_folder(source: str | Path) -> Path | None:
+    """The folder no output of a command reading `source` may land in, over or around
+    (`outdir.check_output`'s sources): `source_folder`'s, else, for a hub id read from the local hub
+    cache (no mirror root set), that repo's cache folder (`models--OWNER--NAME`). The whole repo folder
+    rather than the snapshot: a snapshot's files link into its `blobs/`, and its `refs/` pick the
+    snapshot, so an output anywhere there is written into what is read. Before, only a mirror was
+    guarded, and `eval OWNER/NAME --out` the cached snapshot wrote the evaluation into the hub cache."""
+    folder = source_folder(source)
+    if folder is not None or not is_hub_id(str(source)) or mirror_root("model") is not None:
+        return folder
+    snapshot = cached_snapshot(str(source))
+    return snapshot.parent.parent if snapshot is not None else None  # snapshots/<commit> -> the repo
+
+
 def max_positions(source: str | Path, fetch: bool = False) -> int | None:
     """The longest row the model at `source` accepts, read from its config alone (no weights), when
     that config is on this machine: a model folder (encoderlab's `max_seq_len`, a Hugging Face folder's
