@@ -174,3 +174,32 @@ def test_qa_windows_the_question_fills_are_refused_by_the_check_as_by_the_run(
     ran = run_cli([*argv, "--device", "cpu"], capsys)[2].strip().splitlines()  # after its progress bar
     assert ran[-1] == err.strip()  # the run says the same line
     assert not out.exists()
+
+
+def test_a_model_folder_without_its_weights_is_refused_by_check_in_the_runs_line(tmp_path, capsys):
+    """`--check` reads no weights, but a folder on this machine that lacks its weight file is one the run
+    refuses: `--check` now gives that line (it said "checked" and the run failed), and writes nothing."""
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
+    task = _ner_file(tmp_path, rows, max_length=64)
+    own = model_folder(tmp_path / "m")
+    code, _, err = run_cli(["export", str(own), "--out", str(tmp_path / "hf")], capsys)
+    assert code == 0, err
+    for folder in (own, tmp_path / "hf"):
+        (folder / "model.safetensors").unlink()
+        argv = [
+            "eval",
+            str(folder),
+            "--task-file",
+            str(task),
+            "--lrs",
+            "1e-4",
+            "--seeds",
+            "0",
+            "--out",
+            str(tmp_path / "e"),
+        ]
+        code, printed, err = run_cli([*argv, "--check"], capsys)
+        assert code == 2 and printed == "", printed
+        assert len(err.strip().splitlines()) == 1 and "model.safetensors" in err, err
+        assert not (tmp_path / "e").exists()
+        assert run_cli(argv, capsys)[2] == err  # the run's own refusal, word for word

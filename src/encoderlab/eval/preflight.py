@@ -103,13 +103,17 @@ def check_model(source: str):
     refused as `protocol.load_eval_model` refuses it (no tokenizer, a config's pooling, a checkpoint the
     running pretrain deletes while it is read)."""
     from encoderlab.eval.protocol import require_tokenizer
-    from encoderlab.model.hub import model_files
+    from encoderlab.model.hub import model_files, require_weights
     from encoderlab.model.runlayout import pruned_while_read
+    from encoderlab.model.sources import source_folder
 
     # as the run's own load: a config gone mid-read, or the tokenizer read as absent, is the prune's
     with pruned_while_read(str(source)):
         files = model_files(source)
         require_tokenizer(source, files.tokenizer)
+        # a copy on this machine holds its weights too; a hub id's are downloaded by its run
+        if source_folder(source) is not None:
+            require_weights(files)
     return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")
 
 

@@ -46,7 +46,7 @@ from encoderlab.model.hf_registry import (
     config_errors,
     hf_config_from_dict,
 )
-from encoderlab.model.io import load_model_folder
+from encoderlab.model.io import RESTORE, load_model_folder
 from encoderlab.model.runlayout import is_run_folder, unfinished_run
 from encoderlab.model.sentence import read_sentence_files
 from encoderlab.model.sources import config_positions, is_model_folder, read_config_json, source_path
@@ -107,6 +107,25 @@ def model_files(source: str | Path) -> ModelFiles:
     raw = read_config_json(path)
     _family(raw, path)  # a model_type no loader takes is refused here too
     return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path))
+
+
+def require_weights(files: ModelFiles) -> None:
+    """Refuse, in the line the load gives, a model folder of `model_files` whose weight file is missing,
+    its weights still unread. For copies on this machine only (a folder, an asset, a mirror): a hub id's
+    `model_files` downloads no weights, which its run fetches. Before, `eval --check` passed a checkpoint
+    without its model.safetensors, and only the run refused it."""
+    folder = files.folder
+    if files.config == {} and not (folder / "model.safetensors").is_file():  # encoderlab's own folder
+        weights = folder / "model.safetensors"
+        raise UserError(
+            f"cannot read {weights} (No such file or directory: {weights}); the file is corrupt, truncated or missing: {RESTORE}"
+        )
+    if files.config and not (
+        _weight_files(folder, "model.safetensors") or _weight_files(folder, "pytorch_model.bin")
+    ):
+        raise UserError(
+            f"{folder} has no weights (model.safetensors or pytorch_model.bin); re-download the model"
+        )
 
 
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
