@@ -283,17 +283,23 @@ def _lines(f, size: int = 1 << 20) -> Iterator[bytes]:
     as Python's universal newlines end them; a form feed or U+2028 does not end one (`bytes.splitlines`
     splits on those three only). Was: iterating `f` ended lines at `\n` alone, so a CR-only file was one
     line, and one document in every unit, where its LF and CRLF twins were many. Read in `size` chunks;
-    a `\r` that ends a chunk waits for the next one, which may start with its `\n`."""
-    rest = b""
+    a `\r` that ends a chunk waits for the next one, which may start with its `\n`; a line running over
+    chunks is kept in pieces, joined once (was `rest + chunk` per chunk: quadratic, minutes for a line of
+    a few hundred MB, where iterating `f` is linear)."""
+    pieces: list[bytes] = []  # the line the chunks so far leave unended
+    cr = b""
     while chunk := f.read(size):
-        data = rest + chunk
-        keep = data.endswith(b"\r")
-        lines = (data[:-1] if keep else data).splitlines(keepends=True)
-        rest = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else b""
-        rest += b"\r" if keep else b""
+        data = cr + chunk
+        cr = b"\r" if data.endswith(b"\r") else b""
+        lines = (data[:-1] if cr else data).splitlines(keepends=True)
+        last = lines.pop() if lines and not lines[-1].endswith((b"\n", b"\r")) else None
+        if pieces and lines:  # this chunk ends the line the last ones began
+            lines[0] = b"".join([*pieces, lines[0]])
+            pieces = []
         yield from lines
-    if rest:
-        yield rest
+        pieces += [last] if last is not None else []
+    if pieces or cr:
+        yield b"".join([*pieces, cr])
 
 
 def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: str):
