@@ -7,15 +7,18 @@ folder whose own name holds `[` had its glob entries matched against another fol
 
 from __future__ import annotations
 
+import glob
 import json
 import os
 
+import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
 
 from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
 from encoderlab.data.resume import Chain
 from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents, resolve_files, unread_files
+from encoderlab.errors import UserError
 from encoderlab.study.files import load_study_file
 from encoderlab.study.needs import corpus_locations, corpus_sources
 from encoderlab.study.plan import _source_estimate
@@ -111,3 +114,20 @@ def test_analysis_texts_read_the_bracketed_file(tmp_path):
     (tmp_path / "t[1].txt").write_text("the bracketed line\n")
     (tmp_path / "t1.txt").write_text("a line the pattern matches\n")
     assert [r["text"] for r in read_records(str(tmp_path / "t[1].txt"))] == ["the bracketed line"]
+
+
+def test_a_glob_in_an_escaped_folder_names_that_folder_when_it_is_a_tokenizers(tmp_path):
+    """The glob's folder was cut at the first `[`, escaped or not: `tok[[]1]/*.json` checked `tok`'s folder,
+    so a tokenizer folder was "X, in PARENT, ..." where `tok2/*.json` says what it is."""
+    said = {}
+    for name in ("tok2", "tok[1]"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "tokenizer.json").write_text('{\n  "model": {}\n}\n')
+        write_jsonl(tmp_path / name / "a.jsonl", [{"text": "x"}])
+        with pytest.raises(UserError) as err:
+            resolve_files(os.path.join(glob.escape(str(tmp_path / name)), "*.json*"))
+        said[name] = str(err.value).replace(str(tmp_path / name), "FOLDER")
+    assert said["tok[1]"] == said["tok2"]
+    assert said["tok2"].startswith(
+        "FOLDER is a tokenizer or model folder (it holds tokenizer.json), not text"
+    )

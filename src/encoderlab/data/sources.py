@@ -39,6 +39,7 @@ import glob
 import logging
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -228,16 +229,33 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
             raise UserError(unread_reason(p))
     if not files:
         raise UserError(f"'{location}' holds no {SUPPORTED} file; point {named_by} at text files")
-    if is_pattern(location):  # `data/**/*.json` matches a tokenizer's files one by one
-        fixed = location[: min(location.index(c) for c in GLOB_CHARS if c in location)]
-        if (why := written_folder(Path(os.path.dirname(fixed) or "."), files, named_by)) is not None:
-            raise UserError(why)
+    # `data/**/*.json` matches a tokenizer's files one by one
+    if is_pattern(location) and (why := written_folder(_glob_folder(location), files, named_by)) is not None:
+        raise UserError(why)
     # One file reached by two names (a symlink to it, or a glob's `**` around a link loop, which
     # `glob.glob` follows up to its depth limit) is read once: its documents were trained on again per name.
     first: dict[Path, Path] = {}
     for f in sorted(set(files)):
         first.setdefault(f.resolve(), f)
     return sorted(first.values())
+
+
+_ESCAPED = re.compile(r"\[([\[*?])\]")
+"""A literal `[`, `*` or `?` as `glob.escape` writes it (`[[]`)."""
+
+
+def _glob_folder(location: str) -> Path:
+    """The folder a glob's matches lie under: its folder's parts before the first that holds a pattern,
+    unescaped (`runs[[]2024]/*.jsonl` -> `runs[2024]`). Was: cut at the first `[`, `*` or `?`, escaped or
+    not, so an escaped folder part (as a study file's folder is written) named its parent folder: a
+    tokenizer folder a glob matched was "X, in PARENT, ..." where the same glob in a plainly named folder
+    said what X is, and a marked folder above was taken for the one the files lie in."""
+    fixed: list[str] = []
+    for part in Path(location).parent.parts:
+        if any(c in _ESCAPED.sub("", part) for c in GLOB_CHARS):
+            break
+        fixed.append(_ESCAPED.sub(r"\1", part))
+    return Path(*fixed)
 
 
 def _dangling(path: Path) -> bool:
