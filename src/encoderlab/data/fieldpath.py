@@ -1,4 +1,5 @@
-"""A source's `text_field` (and `id_field`) as a dotted path into nested records: `#text_field=meta.text`.
+"""A source's `text_field` as a dotted path into nested records: `#text_field=meta.text` (`id_field` stays a
+top-level name: a record without it is named by its file and line or row, as before).
 
 Hub datasets and the JSON lines exported from them nest their text in objects (`{"meta": {"text": ...}}`,
 a parquet struct column `meta` with a string field `text`); such a field was refused as "has no field
