@@ -29,10 +29,6 @@ class FieldMissing(Exception):
         self.type_name = type_name or type(found).__name__
         """What the value where the path stopped is, where it is no object (an arrow type: its name)."""
 
-    def fields(self) -> list[str]:
-        """The names the object where the path stopped holds ([] where it is no object)."""
-        return list(self.found) if isinstance(self.found, dict) else []
-
     def strings(self) -> list[str]:
         """The full paths of that object's string values, longest value first (the likeliest text)."""
         if not isinstance(self.found, dict):
