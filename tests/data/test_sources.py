@@ -601,31 +601,6 @@ def test_lines_end_at_lf_crlf_or_a_lone_cr_across_any_chunk_boundary():
         assert list(_lines(io.BytesIO(data), size)) == data.splitlines(keepends=True), size
 
 
-def test_lines_reads_a_line_over_many_chunks_in_linear_time():
-    """A line over many chunks was rebuilt as `rest + chunk` per chunk, quadratic: 8 MB in 16 KB chunks took
-    ~200x what reading those chunks and joining them once takes (a line of a few hundred MB, minutes); now
-    about as long. Timed against that baseline on the same machine, the best of three each."""
-    import io
-    import time
-
-    from encoderlab.data.filereaders import _lines
-
-    data, size = b"x" * (8 << 20) + b"\r", 1 << 14
-
-    def best(read) -> float:
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            read(io.BytesIO(data))
-            times.append(time.perf_counter() - start)
-        return min(times)
-
-    assert list(_lines(io.BytesIO(data), size)) == [data]
-    ours = best(lambda f: list(_lines(f, size)))
-    joined = best(lambda f: b"".join(iter(lambda: f.read(size), b"")).splitlines(keepends=True))
-    assert ours < 20 * joined, (ours, joined)
-
-
 @pytest.mark.parametrize(
     "option,message",
     [
