@@ -31,6 +31,9 @@ class Numeral(float):
         out.written = written
         return out
 
+    def __getnewargs__(self) -> tuple[float, str]:  # copy and deepcopy call __new__ with these
+        return float(self), self.written
+
 
 class WrittenInt(int):
     """An int written otherwise than Python writes it (`written`): YAML 1.1 reads `010` as 8 (octal),
@@ -43,6 +46,9 @@ class WrittenInt(int):
         out = super().__new__(cls, value)
         out.written = written
         return out
+
+    def __getnewargs__(self) -> tuple[int, str]:  # copy and deepcopy call __new__ with these
+        return int(self), self.written
 
 
 def as_written(value: Any) -> str:
