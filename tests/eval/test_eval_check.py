@@ -203,3 +203,50 @@ def test_a_model_folder_without_its_weights_is_refused_by_check_in_the_runs_line
         assert len(err.strip().splitlines()) == 1 and "model.safetensors" in err, err
         assert not (tmp_path / "e").exists()
         assert run_cli(argv, capsys)[2] == err  # the run's own refusal, word for word
+
+
+def _shard(folder: Path) -> None:
+    """`folder`'s model.safetensors split into two shards and their index, as large hub models ship."""
+    from safetensors.torch import load_file, save_file
+
+    state = load_file(str(folder / "model.safetensors"))
+    (folder / "model.safetensors").unlink()
+    names = sorted(state)
+    half = {f"model-0000{i + 1}-of-00002.safetensors": names[i::2] for i in range(2)}
+    for shard, keys in half.items():
+        save_file({k: state[k] for k in keys}, str(folder / shard))
+    weight_map = {k: shard for shard, keys in half.items() for k in keys}
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+
+
+def _as_pickle(folder: Path) -> None:
+    """`folder`'s weights as pytorch_model.bin only, as older hub models ship."""
+    import torch
+    from safetensors.torch import load_file
+
+    torch.save(load_file(str(folder / "model.safetensors")), folder / "pytorch_model.bin")
+    (folder / "model.safetensors").unlink()
+
+
+@pytest.mark.parametrize("layout", [_shard, _as_pickle])
+def test_check_gives_a_hugging_face_folders_weight_layout_the_runs_verdict(layout, tmp_path, capsys):
+    """A sharded folder (model.safetensors.index.json) is one the run loads, so `--check` passes it; a
+    pytorch_model.bin-only folder is one no command reads (pickles), so `--check` refuses it in the run's
+    line. Before, `--check` passed the pickle folder and only the run refused it."""
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
+    task = _ner_file(tmp_path, rows, max_length=64)
+    code, _, err = run_cli(
+        ["export", str(model_folder(tmp_path / "m")), "--out", str(tmp_path / "hf")], capsys
+    )
+    assert code == 0, err
+    layout(tmp_path / "hf")
+    argv = ["eval", str(tmp_path / "hf"), "--task-file", str(task), "--lrs", "1e-4", "--seeds", "0"]
+    argv += ["--out", str(tmp_path / "e"), "--device", "cpu"]
+    checked = run_cli([*argv, "--check"], capsys)
+    ran = run_cli(argv, capsys)
+    if layout is _shard:
+        assert checked[0] == 0 and ran[0] == 0, (checked, ran[2])
+    else:
+        assert checked[0] == 2 and checked[1] == "" and len(checked[2].strip().splitlines()) == 1, checked
+        assert "pytorch_model.bin" in checked[2]
+        assert ran[0] == 2 and ran[2] == checked[2]  # the run's own refusal, word for word

@@ -110,21 +110,18 @@ def model_files(source: str | Path) -> ModelFiles:
 
 
 def require_weights(files: ModelFiles) -> None:
-    """Refuse, in the line the load gives, a model folder of `model_files` whose weight file is missing,
-    its weights still unread. For copies on this machine only (a folder, an asset, a mirror): a hub id's
-    `model_files` downloads no weights, which its run fetches. Before, `eval --check` passed a checkpoint
-    without its model.safetensors, and only the run refused it."""
+    """Refuse, in the line the load gives, a model folder of `model_files` whose weights the load would
+    refuse unread: missing, or (a Hugging Face folder) stored only as pickles, which no command reads.
+    For copies on this machine only (a folder, an asset, a mirror): a hub id's `model_files` downloads no
+    weights, which its run fetches. Before, `eval --check` passed a checkpoint without its
+    model.safetensors, or a pytorch_model.bin-only folder, and only the run refused it."""
     folder = files.folder
-    if files.config == {} and not (folder / "model.safetensors").is_file():  # encoderlab's own folder
+    if files.config:  # a Hugging Face folder: the files `read_hf_weights` would read, sharded or not
+        hf_weight_files(folder, allow_pickle=False)
+    elif not (folder / "model.safetensors").is_file():  # encoderlab's own folder, as `load_model_folder`
         weights = folder / "model.safetensors"
         raise UserError(
             f"cannot read {weights} (No such file or directory: {weights}); the file is corrupt, truncated or missing: {RESTORE}"
-        )
-    if files.config and not (
-        _weight_files(folder, "model.safetensors") or _weight_files(folder, "pytorch_model.bin")
-    ):
-        raise UserError(
-            f"{folder} has no weights (model.safetensors or pytorch_model.bin); re-download the model"
         )
 
 
@@ -281,38 +278,45 @@ def _configs(raw: dict, family: str, path: Path) -> tuple[object, ModelConfig | 
         ) from None
 
 
-def read_hf_weights(path: Path, *, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
-    """All weights of an HF folder (single or sharded safetensors; pickle only when allowed), in fp32."""
+def hf_weight_files(path: Path, *, allow_pickle: bool = False) -> list[Path]:
+    """The weight files `read_hf_weights` reads in the Hugging Face folder `path`: model.safetensors or
+    its shards, else (with `allow_pickle` only) pytorch_model.bin or its shards; no weights, or pickles
+    not allowed, is one line. Shared with `require_weights`, so `eval --check` refuses what the run does."""
     files = _weight_files(path, "model.safetensors")
     if files:
-        state = {}
-        for f in files:
+        return files
+    files = _weight_files(path, "pytorch_model.bin")
+    if not files:
+        raise UserError(
+            f"{path} has no weights (model.safetensors or pytorch_model.bin); re-download the model"
+        )
+    if not allow_pickle:
+        raise UserError(
+            f"{path} stores its weights as pickle (pytorch_model.bin); convert them to safetensors, or if "
+            "you trust the file load it from Python with load_pretrained(path, allow_pickle=True) "
+            "(read with torch.load(weights_only=True); no command takes pickles)"
+        )
+    return files
+
+
+def read_hf_weights(path: Path, *, allow_pickle: bool = False) -> dict[str, torch.Tensor]:
+    """All weights of an HF folder (single or sharded safetensors; pickle only when allowed), in fp32."""
+    state = {}
+    for f in hf_weight_files(path, allow_pickle=allow_pickle):
+        if f.name.endswith(".safetensors"):
             try:
                 state.update(load_file(str(f)))
             except (SafetensorError, OSError) as exc:
                 raise UserError(
                     f"cannot read {f} ({exc}); the file is corrupt or truncated, re-download it"
                 ) from None
-    else:
-        files = _weight_files(path, "pytorch_model.bin")
-        if not files:
+            continue
+        try:
+            state.update(torch.load(f, map_location="cpu", weights_only=True))
+        except Exception as exc:  # torch raises several types for unsafe or damaged pickles
             raise UserError(
-                f"{path} has no weights (model.safetensors or pytorch_model.bin); re-download the model"
-            )
-        if not allow_pickle:
-            raise UserError(
-                f"{path} stores its weights as pickle (pytorch_model.bin); convert them to safetensors, or if "
-                "you trust the file load it from Python with load_pretrained(path, allow_pickle=True) "
-                "(read with torch.load(weights_only=True); no command takes pickles)"
-            )
-        state = {}
-        for f in files:
-            try:
-                state.update(torch.load(f, map_location="cpu", weights_only=True))
-            except Exception as exc:  # torch raises several types for unsafe or damaged pickles
-                raise UserError(
-                    f"cannot read {f} safely ({type(exc).__name__}); convert it to safetensors"
-                ) from None
+                f"cannot read {f} safely ({type(exc).__name__}); convert it to safetensors"
+            ) from None
     return {k: v.float() if v.is_floating_point() else v for k, v in state.items()}
 
 
