@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 from tests.data.test_hubmodels import SHA_A, SHA_B, cache_two_commits
+from tests.reliability.test_hostile_inputs import cli
 from tests.train.helpers import tiny_run
 
 from encoderlab.data.hub import HUB_MODELS_ENV
+from encoderlab.errors import UserError
 from encoderlab.model import Encoder, ModelConfig
 from encoderlab.model.card import find_run, render_card
 from encoderlab.model.io import save_model_folder
@@ -64,3 +66,24 @@ def test_a_mirror_records_the_commit_its_download_records_name_or_none(tmp_path,
             record.parent.mkdir(parents=True, exist_ok=True)
             record.write_text(f"{SHA_A}\n{'e' * 64}\n{time.time()}\n")  # as `hf download --local-dir` writes
     assert _run(tmp_path, "someone/enc", "downloaded")["start_model"]["commit"] == SHA_A
+
+
+def test_a_run_or_export_inside_its_hub_ids_cache_folder_is_refused_and_writes_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    """The hub id's cache folder is what the run continues from, as eval's source is: a run folder (or an
+    export) in its snapshot or blobs/ is refused before anything is written (`sources.guarded_folder`,
+    eval's guard). Before, only a mirror was guarded here and the run was written into the hub cache."""
+    storage = cache_two_commits(tmp_path, monkeypatch, lambda folder, sha: _save(folder))
+    before = sorted(p.relative_to(storage) for p in storage.rglob("*"))
+    for out in (storage / "snapshots" / SHA_B / "run", storage / "blobs"):
+        cfg = tiny_run(
+            out, phases=(Phase(objective=MLM(mask_ratio=0.3), steps=1),), model=ModelSpec(init="someone/enc")
+        )
+        with pytest.raises(
+            UserError, match=rf"^--out {out} is, contains or lies inside the source {storage};"
+        ):
+            pretrain(cfg)
+        code, err = cli(["export", "someone/enc", "--out", str(out)], capsys)  # export reads it too
+        assert code == 2 and f"--out {out} is, contains or lies inside the source {storage};" in err, err
+    assert sorted(p.relative_to(storage) for p in storage.rglob("*")) == before

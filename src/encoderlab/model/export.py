@@ -125,10 +125,11 @@ def export_command(
     from encoderlab.model.card import find_run, read_eval_summary, render_card
     from encoderlab.model.fingerprint import fingerprint
     from encoderlab.model.hub import load_pretrained
-    from encoderlab.model.sources import source_folder
+    from encoderlab.model.sources import guarded_folder, source_folder
 
     folder = source_folder(ckpt)
-    sources = [folder] if folder else []
+    guarded = guarded_folder(ckpt)  # a hub id's cache folder too
+    sources = [guarded] if guarded else []
     _check_out(out, overwrite, sources)  # before the (slow) load
     with pruned_while_read(ckpt):  # a running pretrain may delete a checkpoint being read
         # The run record before the weights: a checkpoint pruned after them left the card's step unknown.

@@ -92,12 +92,12 @@ def is_run_folder(path: Path) -> bool:
 
 def _sources(cfg: RunConfig) -> list[Path]:
     """The folders the run reads, which its run folder must not be, contain or lie inside: the data
-    and the `init` model, an asset name or hub id resolved to the folder it loads from (as `eval`
-    and `export` do)."""
-    from encoderlab.model.sources import source_folder
+    and the `init` model, an asset name or hub id resolved to the folder it loads from, a hub id's
+    local cache folder included (`sources.guarded_folder`, as `eval`, `analyze` and `export` do)."""
+    from encoderlab.model.sources import guarded_folder
 
     found = [Path(cfg.data.path)] if cfg.data.path not in ("", "synthetic") else []
-    init = source_folder(cfg.model.init) if cfg.model.init else None
+    init = guarded_folder(cfg.model.init) if cfg.model.init else None
     return found + ([init] if init is not None else [])
 
 
