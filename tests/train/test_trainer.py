@@ -532,9 +532,36 @@ def test_a_step_folder_without_state_json_is_removed_with_a_note(tmp_path, capsy
         pretrain(cfg, source=_source(cfg, crash_step=4))
     emptied = tmp_path / "run" / "checkpoints" / "step_0000004"
     (emptied / "state.json").unlink()
+    resumed = _newest_complete(tmp_path / "run" / "checkpoints")
     capsys.readouterr()
     pretrain(cfg, resume=True)
     err = capsys.readouterr().err
-    assert f"encoderlab: note: removed {emptied}: no state.json, so not a complete checkpoint" in err
+    assert (
+        f"encoderlab: note: removed {emptied}: no state.json, so not a complete checkpoint; the run resumes from {resumed}\n"
+        in err
+    )
     assert err.count("encoderlab: note: removed") == 1  # the .tmp leftovers of a kill are encoderlab's own
     _assert_same_weights(reference.out + "/final", tmp_path / "run" / "final")
+
+
+def test_the_note_of_an_emptied_older_step_folder_names_the_checkpoint_resumed(tmp_path, capsys):
+    """The note said "the run resumes from the one before it" whatever was left: with an older step folder
+    emptied, the run resumes from the newest complete checkpoint, after it."""
+    cfg = tiny_run(tmp_path / "run")
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, source=_source(cfg, crash_step=4))
+    checkpoints = tmp_path / "run" / "checkpoints"
+    (checkpoints / "step_0000002" / "state.json").unlink()
+    assert _newest_complete(checkpoints) == checkpoints / "step_0000004"  # after the emptied one
+    capsys.readouterr()
+    pretrain(cfg, resume=True)
+    err = capsys.readouterr().err
+    assert (
+        f"removed {checkpoints / 'step_0000002'}: no state.json, so not a complete checkpoint; the run resumes from {checkpoints / 'step_0000004'}\n"
+        in err
+    )
+
+
+def _newest_complete(checkpoints: Path) -> Path:
+    """The step folder a resume loads: the newest with its state.json."""
+    return max(d for d in checkpoints.iterdir() if (d / "state.json").is_file())

@@ -210,10 +210,12 @@ class Trainer:
         barrier(self.world)  # every rank has looked at the folder before rank 0 writes to it
         with agreed(self.world):  # a failed write (a full disk) stops every rank, as in `_save`
             if self.world.is_main:
+                # the checkpoint found at the start, not "the one before": an older folder may be the emptied one
+                start = f"resumes from {self._resumed_from}" if self._resumed_from else "starts from step 0"
                 for gone in ckpt.remove_partial(self.run_dir):
                     print(
-                        f"encoderlab: note: removed {gone}: no state.json, so not a complete checkpoint "
-                        "(an unfinished write); the run resumes from the one before it",
+                        f"encoderlab: note: removed {gone}: no state.json, so not a complete checkpoint; "
+                        f"the run {start}",
                         file=sys.stderr,
                     )
                 save_yaml(self.cfg, self.run_dir / "config.yaml")
