@@ -250,3 +250,17 @@ def test_check_gives_a_hugging_face_folders_weight_layout_the_runs_verdict(layou
         assert checked[0] == 2 and checked[1] == "" and len(checked[2].strip().splitlines()) == 1, checked
         assert "pytorch_model.bin" in checked[2]
         assert ran[0] == 2 and ran[2] == checked[2]  # the run's own refusal, word for word
+
+
+def test_a_folder_without_tokenizer_or_weights_gets_the_runs_first_line_from_check(tmp_path, capsys):
+    """The run's load reads the weights before it asks for the tokenizer, so a folder lacking both is
+    refused for its weights; `--check` said "no tokenizer files" instead (it asked in the other order)."""
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
+    task = _ner_file(tmp_path, rows, max_length=64)
+    folder = model_folder(tmp_path / "m", with_tokenizer=False)
+    (folder / "model.safetensors").unlink()
+    argv = ["eval", str(folder), "--task-file", str(task), "--lrs", "1e-4", "--seeds", "0"]
+    argv += ["--out", str(tmp_path / "e"), "--device", "cpu"]
+    checked, ran = run_cli([*argv, "--check"], capsys), run_cli(argv, capsys)
+    assert checked[0] == ran[0] == 2 and checked[1] == "", checked
+    assert checked[2] == ran[2] and "model.safetensors" in ran[2], (checked[2], ran[2])

@@ -110,10 +110,11 @@ def check_model(source: str):
     # as the run's own load: a config gone mid-read, or the tokenizer read as absent, is the prune's
     with pruned_while_read(str(source)):
         files = model_files(source)
-        require_tokenizer(source, files.tokenizer)
-        # a copy on this machine holds its weights too; a hub id's are downloaded by its run
+        # a copy on this machine holds its weights too (a hub id's are downloaded by its run); asked
+        # before the tokenizer, as the run's load reads the weights before `require_tokenizer`
         if source_folder(source) is not None:
             require_weights(files)
+        require_tokenizer(source, files.tokenizer)
     return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")
 
 
