@@ -105,14 +105,16 @@ def test_a_pinned_tokenizer_is_read_at_its_revision(cache):
 def hub(tmp_path, monkeypatch) -> list[tuple[str, str | None]]:
     """The hub online, simulated: a download of someone/enc at commit A or B (`v1` is A, `main` and no
     revision B) copies that commit's files into a snapshot folder; each download's (repo, revision) is
-    recorded; any other revision is the hub's RevisionNotFoundError."""
-    from huggingface_hub.errors import RevisionNotFoundError
+    recorded; any other revision is the hub's RevisionNotFoundError. The local hub cache is empty."""
+    from huggingface_hub.errors import LocalEntryNotFoundError, RevisionNotFoundError
 
     asked: list[tuple[str, str | None]] = []
     refs = {None: SHA_B, "main": SHA_B, "v1": SHA_A, SHA_A: SHA_A, SHA_B: SHA_B}
 
     def snapshot_download(repo_id, *, revision=None, allow_patterns=None, local_files_only=False, **kwargs):
-        assert not local_files_only and repo_id == HUB_ID
+        assert repo_id == HUB_ID
+        if local_files_only:  # a look into the local hub cache (`guarded_folder`): it holds nothing here
+            raise LocalEntryNotFoundError("not in the local cache")
         asked.append((repo_id, revision))
         if revision not in refs:
             raise RevisionNotFoundError.__new__(RevisionNotFoundError)  # the hub's 404 for a revision
