@@ -340,7 +340,11 @@ def serve_hub_repo(monkeypatch, tmp_path, hub_id: str, repo) -> list[str]:
 
     revisions = repo if isinstance(repo, dict) else {None: repo}
 
-    def snapshot_download(repo_id, *, allow_patterns=None, revision=None, **kwargs):
+    def snapshot_download(repo_id, *, allow_patterns=None, revision=None, local_files_only=False, **kwargs):
+        if local_files_only:  # a look into the local hub cache (`guarded_folder`): no network, and empty
+            from huggingface_hub.errors import LocalEntryNotFoundError
+
+            raise LocalEntryNotFoundError("not in the local cache")
         assert repo_id == hub_id and revision in revisions, (repo_id, revision)
         files = revisions[revision]
         snap = tmp_path / "snapshot" / str(revision)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import huggingface_hub
 import pytest
-from huggingface_hub.errors import RepositoryNotFoundError
+from huggingface_hub.errors import LocalEntryNotFoundError, RepositoryNotFoundError
 from model_fixtures import save_tiny_tokenizer
 
 from encoderlab.cli import main
@@ -36,7 +36,9 @@ def _not_found() -> RepositoryNotFoundError:
 def _hub_failing(monkeypatch, exc: Exception) -> list[str]:
     asked: list[str] = []
 
-    def snapshot_download(repo_id, **kwargs):
+    def snapshot_download(repo_id, local_files_only=False, **kwargs):
+        if local_files_only:  # a look into the local hub cache (`guarded_folder`): no network, and empty
+            raise LocalEntryNotFoundError("not in the local cache")
         asked.append(repo_id)
         raise exc
 
