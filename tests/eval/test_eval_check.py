@@ -264,3 +264,27 @@ def test_a_folder_without_tokenizer_or_weights_gets_the_runs_first_line_from_che
     checked, ran = run_cli([*argv, "--check"], capsys), run_cli(argv, capsys)
     assert checked[0] == ran[0] == 2 and checked[1] == "", checked
     assert checked[2] == ran[2] and "model.safetensors" in ran[2], (checked[2], ran[2])
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [{"auto_map": {"AutoModel": "modeling.Custom"}}, {"num_attention_heads": 7}],
+    ids=["auto_map", "heads"],
+)
+def test_a_hugging_face_config_the_load_refuses_is_refused_by_check_in_the_runs_line(edit, tmp_path, capsys):
+    """The load refuses a config.json before any weight (its own modelling code, sizes no model is built
+    from); `--check` passed the first and said "cannot load tokenizer" for the second."""
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
+    task = _ner_file(tmp_path, rows, max_length=64)
+    code, _, err = run_cli(
+        ["export", str(model_folder(tmp_path / "m")), "--out", str(tmp_path / "hf")], capsys
+    )
+    assert code == 0, err
+    config = tmp_path / "hf" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), **edit}))
+    argv = ["eval", str(tmp_path / "hf"), "--task-file", str(task), "--lrs", "1e-4", "--seeds", "0"]
+    argv += ["--out", str(tmp_path / "e"), "--device", "cpu"]
+    checked, ran = run_cli([*argv, "--check"], capsys), run_cli(argv, capsys)
+    assert checked[0] == ran[0] == 2 and checked[1] == "", checked
+    assert checked[2] == ran[2] and "config.json" in ran[2], (checked[2], ran[2])
+    assert not (tmp_path / "e").exists()

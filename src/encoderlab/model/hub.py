@@ -104,8 +104,7 @@ def model_files(source: str | Path) -> ModelFiles:
         return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own))
     if not (path / "config.json").is_file():
         raise _not_a_model(path)
-    raw = read_config_json(path)
-    _family(raw, path)  # a model_type no loader takes is refused here too
+    raw = _checked_config(path, trust_remote_code=False)[0]  # as a command's load refuses it, first
     return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path))
 
 
@@ -235,19 +234,12 @@ def _check_dims(raw: dict, family: str, path: Path) -> None:
 def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle: bool = False) -> Pretrained:
     """Load a Hugging Face model folder of a supported family."""
     path = Path(path)
-    raw = read_config_json(path)
-    notes = []
-    if "auto_map" in raw:
-        if not trust_remote_code:
-            raise UserError(
-                f"{path} ships its own modelling code (auto_map in config.json), which encoderlab never runs; "
-                "remove auto_map from config.json, or if you trust the folder load it from Python with "
-                "load_pretrained(path, trust_remote_code=True)"
-            )
-        notes.append("the folder's own modelling code was not run; weights were mapped by encoderlab")
-    family = _family(raw, path)
-    _check_dims(raw, family, path)
-    hf, cfg = _configs(raw, family, path)
+    raw, hf, cfg = _checked_config(path, trust_remote_code=trust_remote_code)
+    notes = (
+        ["the folder's own modelling code was not run; weights were mapped by encoderlab"]
+        if "auto_map" in raw
+        else []
+    )
     state = read_hf_weights(path, allow_pickle=allow_pickle)
     where = str(path)
     if cfg is not None:
@@ -262,6 +254,23 @@ def load_hf_folder(path: Path, *, trust_remote_code: bool = False, allow_pickle:
     if spec.mask_id is None:
         notes.append("the tokenizer has no mask token; MLM needs one added before training")
     return Pretrained(model.eval(), tokenizer, spec, hf.model_type, notes + more, raw)
+
+
+def _checked_config(path: Path, *, trust_remote_code: bool) -> tuple[dict, object, ModelConfig | None]:
+    """A Hugging Face folder's config.json as read, transformers' config and encoderlab's (`_configs`),
+    refused before any weight or tokenizer is read: its own modelling code (unless trusted), a family no
+    loader takes, sizes that would crash a constructor. Shared by the load and `model_files`, so
+    `eval --check` refuses a config in the run's line."""
+    raw = read_config_json(path)
+    if "auto_map" in raw and not trust_remote_code:
+        raise UserError(
+            f"{path} ships its own modelling code (auto_map in config.json), which encoderlab never runs; "
+            "remove auto_map from config.json, or if you trust the folder load it from Python with "
+            "load_pretrained(path, trust_remote_code=True)"
+        )
+    family = _family(raw, path)
+    _check_dims(raw, family, path)
+    return raw, *_configs(raw, family, path)
 
 
 def _configs(raw: dict, family: str, path: Path) -> tuple[object, ModelConfig | None]:
