@@ -10,11 +10,17 @@ from __future__ import annotations
 
 import html
 from dataclasses import replace
+from types import SimpleNamespace
 
 from fake_study import backend, small_spec
+from test_report_scale import detour_spec
 
+from encoderlab.eval.stats import Estimate
+from encoderlab.study import report
 from encoderlab.study.reportpage import _md_inline, md_text
 from encoderlab.study.runner import run_study
+from encoderlab.study.spec import RunSpec
+from encoderlab.words import lr_text
 
 LABEL = "CLM **x2** _a_ `b` 1`"
 TEXT = "CLM** learns *faster* early"
@@ -43,3 +49,32 @@ def test_an_escaped_character_reads_back_as_itself_on_the_page():
     for text in ("a ** b", "x_y_z", "`code`", "`a|b`", "a ` b", "a | b", "back\\slash", "*"):
         assert _md_inline(md_text(text)) == html.escape(text)
     assert _md_inline(f"**{md_text('bold ** inside')}.** after") == "<strong>bold ** inside.</strong> after"
+
+
+LABEL_TOO = "MLM **x2** a\\b mlm_40"
+
+
+def _table(degenerate=None, test=None):
+    per = SimpleNamespace(degenerate=degenerate, best_lr=1e-4, test=test)
+    return SimpleNamespace(models=["m"], per_task={"m": {"t": per}})
+
+
+def test_a_label_in_the_degenerate_warnings_is_shown_as_written():
+    """Its list items named the label unescaped: `**` in it bolded the rest of the item, in report.md and on
+    the page, and a backslash escaped the character after it."""
+    d = SimpleNamespace(runs=1, of=2, why="predicted *one* class")
+    data = SimpleNamespace(label=lambda m: LABEL_TOO)
+    (_, _, (item,)), _ = report._degenerate(data, _table(degenerate=d))
+    written = f"{LABEL_TOO} on t: 1 of 2 fine-tuning seeds at LR {lr_text(1e-4)}; predicted *one* class"
+    assert item == md_text(written) and _md_inline(item) == html.escape(written)
+
+
+def test_a_label_in_the_ceiling_sentence_is_shown_as_written():
+    spec = detour_spec(
+        runs=(RunSpec(name="m", label=LABEL_TOO, init="minilm", data="biomed"), *detour_spec().runs)
+    )
+    test = Estimate(mean=99.5, sd=None, n=2, ci_low=99.0, ci_high=100.0, half_width=0.5)
+    data = SimpleNamespace(spec=spec, label=lambda m: spec.run(m).display)
+    (*_, (_, _, text)) = report._reach(data, _table(test=test))
+    assert md_text(LABEL_TOO) in text and LABEL_TOO not in text
+    assert LABEL_TOO in html.unescape(_md_inline(text)) and "<strong>" not in _md_inline(text)

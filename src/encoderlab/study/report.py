@@ -312,8 +312,10 @@ def _claims_note(claims: list[ClaimResult]) -> str:
 def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
     """A warning for every final model and task whose runs at the chosen LR predicted one output for
     everything (evaluation's `degenerate` flag): such a score measures the label prior, not the model."""
-    flagged = [
-        f"{data.label(m)} on {task}: {count_of(d.runs, d.of, 'fine-tuning seed')} at LR {lr_text(s.best_lr)}; {d.why}"
+    flagged = [  # free text (a label, a predicted class): shown as written (`md_text`)
+        md_text(
+            f"{data.label(m)} on {task}: {count_of(d.runs, d.of, 'fine-tuning seed')} at LR {lr_text(s.best_lr)}; {d.why}"
+        )
         for m in table.models
         for task, s in table.per_task[m].items()
         if (d := s.degenerate)
@@ -408,7 +410,8 @@ def _results(table: tuple, note: str, spec: StudySpec) -> list[tuple]:
 
 def _reach(data: StudyData, table: ResultsTable) -> list[tuple]:
     """What the scale can and cannot show (`reach`), when there is anything to say."""
-    text = " ".join(t for t in (reach_text(data.spec), ceiling_text(data, table)) if t)
+    # the ceiling's sentences name runs by label, free text: escaped as the tables' cells are (`md_text`)
+    text = " ".join(t for t in (reach_text(data.spec), md_text(ceiling_text(data, table))) if t)
     return [("What this scale can and cannot show", "text", text)] if text else []
 
 
