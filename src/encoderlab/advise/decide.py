@@ -217,7 +217,7 @@ def noise_warnings(fits: list[ScheduleFit], seed_noise: float | None) -> tuple[s
     the bootstrap treats the pooled deviations as the noise's exact size (none with `--seed-noise`)."""
     if seed_noise is not None:
         return ()
-    df = {f.schedule.name: int((np.bincount(f.rungs.index) - 1).sum()) for f in fits}
+    df = {f.schedule.name: f.rungs.seed_noise(f.replicates[0])[1] for f in fits}
     few = [f"{name} ({n})" for name, n in df.items() if n < NOISE_DF]
     if not few:
         return ()

@@ -38,7 +38,7 @@ from scipy import stats
 
 from encoderlab.advise.decide import advise, decision_accuracy, percent
 from encoderlab.advise.ladder import Ladder
-from encoderlab.advise.predict import Target
+from encoderlab.advise.predict import Rungs, Target
 from encoderlab.errors import UserError
 from encoderlab.words import count
 
@@ -94,15 +94,12 @@ def _means(ladder: Ladder, point: tuple[float, float]) -> dict[str, float]:
 
 
 def _noise_sums(ladder: Ladder) -> dict[str, tuple[float, int]]:
-    """Each schedule's squared deviations of its runs from their rung's mean, summed, and their degrees of
-    freedom (runs past the first seed of each rung)."""
-    groups: dict[tuple, list[float]] = {}
-    for o in ladder.observations:
-        groups.setdefault((o.schedule.name, o.rung), []).append(o.value)
-    out: dict[str, tuple[float, int]] = {}
-    for (name, _), values in groups.items():
-        ss, df = out.get(name, (0.0, 0))
-        out[name] = (ss + float(((np.array(values) - np.mean(values)) ** 2).sum()), df + len(values) - 1)
+    """Each schedule's pooled seed noise over all its rungs (`Rungs.seed_noise`: squared deviations summed,
+    degrees of freedom), in metric units as the measured means are."""
+    out = {}
+    for schedule in ladder.schedules:
+        runs = ladder.of(schedule)
+        out[schedule.name] = Rungs.of(runs).seed_noise(np.array([o.value for o in runs]))
     return out
 
 

@@ -149,6 +149,15 @@ class Rungs:
         sums = np.stack([np.bincount(self.index, weights=row, minlength=len(self.points)) for row in values])
         return sums / counts
 
+    def seed_noise(self, values: np.ndarray) -> tuple[float, int]:
+        """The pooled seed noise of (n,) run values: their squared deviations from their rung's mean, summed,
+        and its degrees of freedom (runs past the first seed of each rung). One rule for every reader of it:
+        the trend check's sd (`trend`), the few-df warning (`decide.noise_warnings`) and the held-out
+        within-noise bound (`holdout`); `resample` draws the same deviations."""
+        values = np.asarray(values, dtype=float)
+        deviations = values - self.means(values[None])[0][self.index]
+        return float((deviations**2).sum()), int(len(values) - len(np.unique(self.index)))
+
 
 def resample(
     loss: np.ndarray,

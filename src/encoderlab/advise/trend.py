@@ -69,8 +69,8 @@ def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
     sxx = float((counts * xc**2).sum())
     slope = float((counts * xc * (means - np.average(means, weights=counts))).sum() / sxx)
     if seed_noise is None:
-        df = int((counts - 1).sum())
-        sd = float(np.sqrt(((loss - means[rungs.index]) ** 2).sum() / df)) if df else 0.0
+        ss, df = rungs.seed_noise(loss)
+        sd = float(np.sqrt(ss / df)) if df else 0.0
     else:
         df, sd = None, seed_noise
     return Trend(fit.schedule.name, slope, sd / np.sqrt(sxx), df)
