@@ -78,3 +78,17 @@ def test_a_label_in_the_ceiling_sentence_is_shown_as_written():
     (*_, (_, _, text)) = report._reach(data, _table(test=test))
     assert md_text(LABEL_TOO) in text and LABEL_TOO not in text
     assert LABEL_TOO in html.unescape(_md_inline(text)) and "<strong>" not in _md_inline(text)
+
+
+def test_a_label_in_a_figures_title_is_shown_as_written():
+    """A CKA figure's title names its runs by label: its heading and image text in report.md were unescaped."""
+    from pathlib import Path
+
+    from encoderlab.study.figures import Figure
+    from encoderlab.study.reportpage import markdown_page
+
+    title = f"CKA divergence: {LABEL_TOO} vs MLM-40"
+    fig = Figure(name="cka", title=title, caption="c.", png=Path("figures/cka.png"), rows=[{"layer": 0}])
+    md = markdown_page(small_spec(), [("Figures", "figures", [fig])])
+    assert f"### {md_text(title)}\n" in md and f"![{md_text(title)}](figures/cka.png)" in md
+    assert title not in md

@@ -34,11 +34,11 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
         elif kind == "list":
             lines += [f"- {item}" for item in payload] or ["(none)"]
         elif kind == "figures":
-            for f in payload:
+            for f in payload:  # a CKA figure's title names its runs by label, free text (`md_text`)
                 lines += [
-                    f"### {f.title}",
+                    f"### {md_text(f.title)}",
                     "",
-                    f"![{f.title}](figures/{f.png.name})",
+                    f"![{md_text(f.title)}](figures/{f.png.name})",
                     "",
                     f"{f.caption} Numbers: [{f.csv}]({f.csv}).",
                     "",
