@@ -92,3 +92,17 @@ def test_a_label_in_a_figures_title_is_shown_as_written():
     md = markdown_page(small_spec(), [("Figures", "figures", [fig])])
     assert f"### {md_text(title)}\n" in md and f"![{md_text(title)}](figures/cka.png)" in md
     assert title not in md
+
+
+def test_a_corpus_glob_in_the_passes_note_is_shown_as_written():
+    """The note under the compute table says how each corpus was sized, naming its entries: a glob's `**`
+    (`data/**/*.jsonl`) turned bold on in report.md and on the page, unclosed, to the end of the note."""
+    from encoderlab.study.plan import CorpusSize
+
+    how = "estimated from data/**/*.jsonl: 2 files, less the validation split"
+    compute = SimpleNamespace(
+        corpora={"main": CorpusSize(dataset="main", unique_tokens=10, counted=False, how=how)}
+    )
+    note = report._corpora_note(compute)
+    assert md_text(how) in note and how not in note
+    assert "<strong>" not in _md_inline(note) and how in _md_inline(note)

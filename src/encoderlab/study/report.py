@@ -331,8 +331,9 @@ def _degenerate(data: StudyData, table: ResultsTable) -> list[tuple]:
 
 
 def _corpora_note(compute: ComputeSummary) -> str:
-    parts = [
-        f"{name}: {_num(c.unique_tokens)} unique tokens ({c.how})" for name, c in compute.corpora.items()
+    parts = [  # `how` names corpus entries and folders, free text: a glob's `**` turned bold on (`md_text`)
+        md_text(f"{name}: {_num(c.unique_tokens)} unique tokens ({c.how})")
+        for name, c in compute.corpora.items()
     ]
     return (
         "Passes over the corpus: the tokens of the data stream a run reads up to, over the unique tokens of its "
