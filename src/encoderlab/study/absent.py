@@ -33,7 +33,7 @@ folder, the node and the fix (`--prepared NAME=DIR` where it is now keeps every 
 anything is written. Every other node runs without it: an evaluation or CKA reads models, and the report
 reads what the prepare node recorded of the folder (`nodes._recorded`): its unique tokens, which the
 plan and the report's passes count as they counted them from the folder (`plan.finished_meta`), and the
-unigram entropy of its plateau caveat (`data._read_unigram`). A node recording no unique tokens (edited
+unigram entropy of its plateau caveat (`outputs._read_unigram`). A node recording no unique tokens (edited
 by hand) has them estimated; one from before 2026-12-05 recorded no entropy, and its report's claims
 say the plateau is not checked, naming the folder and `--prepared NAME=DIR`. The start checks run for
 the nodes to run but skip the folder (`gone_prepared`): its tokenizer (`checks.check_prepared_tokenizers`),
@@ -189,7 +189,7 @@ def reads_tokens(node: Node, dataset: str) -> bool:
     """Whether `node` reads the prepared data of `dataset`: its prepare node (which checks a `--prepared`
     folder against its digest) and the pretraining nodes training on it. No other node does: an evaluation
     or CKA reads models, the report the counts the prepare node recorded (`plan.finished_meta`,
-    `data._read_unigram`)."""
+    `outputs._read_unigram`)."""
     prepare = f"prepare/{dataset}"
     return node.name == prepare or (node.kind == "pretrain" and prepare in node.deps)
 

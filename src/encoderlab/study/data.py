@@ -28,6 +28,7 @@ from encoderlab.outdir import study_folder_above
 from encoderlab.study.graph import Node
 from encoderlab.study.marker import NodeMarker
 from encoderlab.study.nodeconfig import EvalNode, PretrainNode
+from encoderlab.study.outputs import read_node_outputs
 from encoderlab.study.runner import read_marker
 from encoderlab.study.spec import CkaSpec, RunSpec, StudySpec
 from encoderlab.study.startcommits import recorded_commits
@@ -335,7 +336,7 @@ def load_study(study_dir: Path) -> StudyData:
         m = read_marker(study_dir, n)
         if m is not None:
             data.markers[n.name] = m
-    _read_held_out(data, study_dir)
+    read_node_outputs(data, study_dir)
     finished = recorded_commits(study_dir, [n for n in nodes if n.name in data.markers])
     data.start_commits = {hub_id: tuple(sorted(c)) for hub_id, c in finished.items()}
     return data
@@ -421,85 +422,3 @@ def non_finite(value: Any, where: str = "") -> str | None:
         if (bad := non_finite(item, inner)) is not None:
             return bad
     return None
-
-
-def _read_held_out(data: StudyData, study_dir: Path) -> None:
-    """Fill `held_out` from each finished run's validation.json and `unigram` from each prepared dataset."""
-    from encoderlab.study.runner import node_dir
-
-    for n in data.nodes:
-        result = data.result_of(n.name)
-        if n.kind == "prepare" and result.get("data"):
-            _read_unigram(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
-            _read_tokenizer_commit(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
-        elif n.kind == "pretrain" and result.get("metrics"):
-            path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
-            if path.is_file():
-                data.held_out[n.name.split("/", 1)[1]] = _held_out_losses(path)
-            if (log := node_dir(study_dir, n) / result["metrics"]).is_file():
-                data.held_out_steps[n.name.split("/", 1)[1]] = {
-                    r["step"]: r
-                    for r in jsonlines.read_records(log)
-                    if _VAL_CLM in r and type(r.get("step")) is int
-                }
-
-
-_VAL_CLM = "val/clm"
-"""A held-out loss every validation logs (`train/validation.py`): marks a metrics record as one."""
-
-
-def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> None:
-    """Fill dataset `name`'s `unigram` from its finished prepare node's `result` (in `folder`): the
-    entropy it recorded (since 2026-12-05), else counted in its data; a `--prepared` folder gone since,
-    of a node that recorded none, goes to `unigram_gone` (the caveat says the plateau is unchecked)."""
-    from encoderlab.data.packed import unigram_entropy
-
-    recorded = result.get("unigram")
-    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) and math.isfinite(recorded):
-        data.unigram[name] = float(recorded)
-        return
-    prepared = data.spec.dataset(name).prepared  # where it is now (study/prepared.py)
-    if prepared and not Path(prepared).exists():
-        data.unigram_gone[name] = prepared
-        return
-    data.unigram[name] = unigram_entropy(Path(prepared) if prepared else folder / result["data"])
-
-
-def _read_tokenizer_commit(data: StudyData, name: str, result: dict, folder: Path) -> None:
-    """Fill dataset `name`'s `tokenizer_commits` from its prepared folder's meta.json (the `--prepared`
-    folder, else the node's own). A folder gone, damaged, or from before the commit was recorded leaves
-    it out: the report then names the tokenizer without a commit, as before."""
-    from encoderlab.data.packed import read_meta
-
-    prepared = data.spec.dataset(name).prepared
-    try:
-        recorded = read_meta(Path(prepared) if prepared else folder / result["data"]).get("tokenizer")
-    except (UserError, OSError):
-        return
-    commit = recorded.get("commit") if isinstance(recorded, dict) else None
-    if isinstance(commit, str):
-        data.tokenizer_commits[name] = commit
-
-
-def _held_out_losses(path: Path) -> dict[str, Any]:
-    """A run's validation.json (its `val/*` losses at the last step). Cut short or edited by hand was a
-    JSONDecodeError or TypeError traceback in the report; it is one line naming the file."""
-    from encoderlab.errors import first_line
-
-    try:
-        raw = jsonlines.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        problem = f"{type(exc).__name__}: {first_line(exc)}"
-    else:
-        numbers = isinstance(raw, dict) and all(  # null: not finite (a diverged model's, `caveats.py`)
-            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool))
-            for k, v in raw.items()
-            if k.startswith("val/")
-        )
-        if numbers:
-            return raw
-        problem = "not a mapping of val/* names to losses"
-    raise UserError(
-        f"{path} is damaged ({problem}); restore it from a copy, or delete it (the report then shows no held-out "
-        "loss for that run)"
-    )

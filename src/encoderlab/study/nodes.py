@@ -159,7 +159,7 @@ def _read_prepared(ctx: NodeContext, digest: str) -> dict:
 def _recorded(folder: Path, meta: dict) -> dict:
     """What a prepare node records of its data: its unique tokens per split (`plan.finished_meta` counts
     them), and the entropy of its training tokens' frequencies (`data.packed.unigram_entropy`, for the
-    plateau caveat: `data._read_unigram`), read once a `--prepared` folder is gone (`study/absent.py`)."""
+    plateau caveat: `outputs._read_unigram`), read once a `--prepared` folder is gone (`study/absent.py`)."""
     from encoderlab.data.packed import unigram_entropy
 
     counts = {k: meta[k] for k in ("unique_tokens",) if k in meta}  # meta.json has no "counts" (was asked)
