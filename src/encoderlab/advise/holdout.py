@@ -17,9 +17,12 @@ prediction right or wrong against it scores the seeds, not the advisor. Such a p
 seed noise* and left out of every accuracy: its difference is within the two-sided 95% bound of a two-sample
 test, `t(0.975, df) x sd x sqrt(1/n_a + 1/n_b)` with the n seeds each ran at that rung and the sd pooled over
 both schedules' rungs (every size, the held-out one too: the bootstrap's assumption of one noise size per
-schedule at every rung), or with `--seed-noise` the normal 1.96 x that sd. Trade-off: a real but small
-difference goes unscored, and a rung whose every pair is within noise has no accuracy ("n/a"); the other
-way, a seed draw decided those pairs (before 2026-12-06 they were scored).
+schedule at every rung, and the pooled test's of one size for both schedules), or with `--seed-noise` the
+normal 1.96 x that sd. Trade-off: a real but small difference goes unscored, and a rung whose every pair is
+within noise has no accuracy ("n/a"); the other way, a seed draw decided those pairs (before 2026-12-06 they
+were scored). Seeds are not paired across schedules here, as the bootstrap pairs them (`predict.paired_sources`):
+where runs of one seed share noise (a study's ladder), a paired test's bound would be narrower, so this one
+may leave out a pair a paired test would score.
 
 Trade-off: a held-out size must be trained, so the check costs the largest rung's compute; it is the
 only way to know, on one's own objectives and data, whether extrapolating beats ranking at the largest
