@@ -16,10 +16,17 @@ one nested past Python's stack is a JSONDecodeError there, so each reader's "dam
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 
 from encoderlab.errors import UserError
+
+
+def finite_number(value: object) -> bool:
+    """`value`, read back from JSON, is a finite number: not a bool (JSON's true is Python's 1), not text a
+    hand edit left, not NaN or infinity (Python's json reads and writes those)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def loads(text: str) -> object:

@@ -316,7 +316,7 @@ def _logged(records: list[dict], key: str, metrics: Path, *, none_ok: bool = Fal
         if key not in r or (none_ok and r[key] is None):
             continue
         v = r[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v >= 0):
+        if not (jsonlines.finite_number(v) and v >= 0):
             raise UserError(
                 f"{metrics}: step {r.get('step', '?')} logs {key} {v!r}, not a count of {key} (edited by hand?); "
                 "restore the file as training wrote it"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from encoderlab.jsonlines import finite_number
 from encoderlab.study.data import StudyData
 from encoderlab.study.spec import ClaimSpec
 from encoderlab.words import count_of
@@ -88,7 +89,7 @@ def _on_plateau(data: StudyData, run: str, step: int | None = None) -> dict | No
         scored = [data.held_out_steps.get(m, {}).get(step) for m in models]
         if None in scored:
             return None
-    finite = [[v[k] for k in _YARDSTICKS if _finite(v.get(k))] for v in scored]
+    finite = [[v[k] for k in _YARDSTICKS if finite_number(v.get(k))] for v in scored]
     losses = [min(x) for x in finite if x]
     if entropy is None or not losses:
         return None
@@ -123,10 +124,6 @@ def plateau_caveat(
         "occur, so this says which run leaves the plateau sooner at this size, not how the objectives compare "
         "once both have." + unchecked
     )
-
-
-def _finite(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def degenerate_caveat(

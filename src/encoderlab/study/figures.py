@@ -14,7 +14,6 @@ that runs of every objective and mask ratio are compared on, with `val/clm` besi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ from pathlib import Path
 from encoderlab.analysis.curves import Placed, curve_rows
 from encoderlab.atomic import savefig_atomic, write_csv_atomic
 from encoderlab.eval.summary import ALL, EvalRecord
-from encoderlab.jsonlines import read_records
+from encoderlab.jsonlines import finite_number, read_records
 from encoderlab.study.data import CkaResult, StudyData
 from encoderlab.study.runner import node_dir
 from encoderlab.study.table import ResultsTable
@@ -311,8 +310,7 @@ def _finite(record: dict, key: str) -> float | None:
     """`record[key]` when it is a finite number; a log line edited by hand (a loss as text) is drawn as
     no point, a gap the figure shows (it was a TypeError traceback), and a diverged step as none."""
     value = record.get(key)
-    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return float(value) if is_number and math.isfinite(value) else None
+    return float(value) if finite_number(value) else None
 
 
 def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:

@@ -10,7 +10,6 @@ validation.json is one line naming it (`_held_out_losses`).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +53,7 @@ def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> Non
     from encoderlab.data.packed import unigram_entropy
 
     recorded = result.get("unigram")
-    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) and math.isfinite(recorded):
+    if jsonlines.finite_number(recorded):
         data.unigram[name] = float(recorded)
         return
     prepared = data.spec.dataset(name).prepared  # where it is now (study/prepared.py)
