@@ -16,12 +16,17 @@ import sys
 import time
 from pathlib import Path
 
+from encoderlab.errors import UserError
 from encoderlab.study.graph import Backend, NodeKind
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
 
-FAIL_ON: dict[str, str | None] = {"node": os.environ.get("FAKE_STUDY_FAIL_ON")}
-"""Fault injection: the first node whose name contains this raises OSError(ENOSPC) (the variable
-reaches worker processes, which import this module afresh)."""
+FAIL_ON: dict[str, str | None] = {
+    "node": os.environ.get("FAKE_STUDY_FAIL_ON"),
+    "as": os.environ.get("FAKE_STUDY_FAIL_AS", "disk"),
+}
+"""Fault injection: the first node whose name contains FAIL_ON["node"] raises OSError(ENOSPC), or with
+FAIL_ON["as"] == "user" a UserError that names a file alone, as a truncated model's does (the variables
+reach worker processes, which import this module afresh)."""
 SLEEP = float(os.environ.get("FAKE_STUDY_SLEEP", "0"))
 
 TASKS = {"sst": "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}
@@ -92,6 +97,8 @@ def _maybe_fail(ctx) -> None:
     if target and target in ctx.node.name:
         FAIL_ON["node"] = None
         (ctx.out_dir / "partial.bin").write_bytes(b"half")
+        if FAIL_ON["as"] == "user":
+            raise UserError(f"{ctx.out_dir / 'partial.bin'} is truncated; delete it and run again")
         raise OSError(errno.ENOSPC, "No space left on device", str(ctx.out_dir / "partial.bin"))
 
 

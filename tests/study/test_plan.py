@@ -280,7 +280,8 @@ def test_a_run_is_refused_when_its_counted_corpus_is_smaller_than_estimated(tmp_
     real.suite_tasks, real.task_signature = backend().suite_tasks, backend().task_signature
     real.required_assets = lambda spec: []
     with pytest.raises(
-        UserError, match=r"^run mlm40 would read dataset main .*counted\); study fake-pfs allows 0.01"
+        UserError,
+        match=r"^study node pretrain/mlm40: run mlm40 would read dataset main .*counted\); study fake-pfs allows 0.01",
     ):
         run_study(spec, tmp_path / "out", real, progress=False)
 

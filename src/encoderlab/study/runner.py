@@ -275,6 +275,19 @@ def _marker(future: Future, node: Node) -> NodeMarker:
             f"the worker process running {node.name} died (killed, or out of memory); finished nodes are "
             "kept: rerun the same command to resume, with fewer --jobs if memory ran out"
         ) from None
+    except UserError as exc:
+        in_node(exc, node)
+        raise
+
+
+def in_node(exc: UserError, node: Node) -> None:
+    """Lead the line of `exc`, raised while `node` ran (here or in a worker), with the node as `study status`
+    and `study plan` name it: a file named alone (a truncated model) does not say which of a study's many
+    nodes broke. The same exception, so its class and exit code stay; a line that already starts with the
+    node is left as it is. Refusals before any node runs never come through here."""
+    line = str(exc)
+    if not line.startswith((f"{node.name}:", f"node {node.name}:", f"study node {node.name}:")):
+        exc.args = (f"study node {node.name}: {line}",)
 
 
 def _waiting_note(failed: Node, running: list[Node]) -> str:
