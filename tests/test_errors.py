@@ -16,3 +16,20 @@ def test_an_unknown_name_names_the_valid_one_it_is_close_to():
     )
     assert closest("colour", ["columns", "labels"]) is None  # a far guess misleads: none is named
     assert closest("lables", ["columns", "labels"]) == "labels"
+
+
+def test_a_refusal_with_its_own_fields_survives_pickling():
+    # a study worker's refusal comes back to the study's process pickled; Exception's reduce called
+    # cls(*args), and EmptySource / MissingTextField, which take more than the line, failed to rebuild
+    import pickle
+
+    from encoderlab.data.filereaders import MissingTextField
+    from encoderlab.data.mixing import EmptySource
+
+    for exc in (
+        EmptySource("line", "problem", ["a.txt"]),
+        MissingTextField("line", "problem", "f.jsonl", "body"),
+    ):
+        exc.quiet = True
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is type(exc) and str(back) == "line" and back.__dict__ == exc.__dict__

@@ -22,6 +22,20 @@ class UserError(Exception):
     """True on a process whose line another one prints (a rank other than 0 under torchrun, see
     `train.distributed.agreed`): the CLI then exits with `exit_code` without printing it again."""
 
+    def __reduce__(self):
+        # Exception's own reduce calls cls(*args), which a subclass taking more than the line
+        # (`EmptySource`, `MissingTextField`) refused: a study worker's refusal failed to come back to the
+        # study's process. Rebuilt without __init__, with its args and attributes as they were.
+        return _rebuilt, (type(self), self.args, self.__dict__)
+
+
+def _rebuilt(cls: type[UserError], args: tuple, state: dict) -> UserError:
+    """`UserError.__reduce__`'s inverse: the refusal of class `cls`, its `args` and attributes `state`."""
+    exc = cls.__new__(cls, *args)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
 
 class DiskFull(UserError):
     """The disk filled up while writing, reported with what was kept (exit 3, as for every full disk:
