@@ -21,39 +21,35 @@ from typing import Any
 import yaml
 
 
-class Numeral(float):
-    """A float as the user wrote it (`written`): `1e5` is 100000.0 with `written` '1e5'."""
+class _Written:
+    """A number that keeps the text it was written as (`written`), for the messages that quote it back."""
 
     written: str
 
-    def __new__(cls, value: float, written: str) -> Numeral:
+    def __new__(cls, value, written: str):
         out = super().__new__(cls, value)
         out.written = written
         return out
 
-    def __getnewargs__(self) -> tuple[float, str]:  # copy and deepcopy call __new__ with these
-        return float(self), self.written
+    def __getnewargs__(
+        self,
+    ) -> tuple:  # copy and deepcopy call __new__ with these; `.real` is the plain number
+        return self.real, self.written
 
 
-class WrittenInt(int):
+class Numeral(_Written, float):
+    """A float as the user wrote it (`written`): `1e5` is 100000.0 with `written` '1e5'."""
+
+
+class WrittenInt(_Written, int):
     """An int written otherwise than Python writes it (`written`): YAML 1.1 reads `010` as 8 (octal),
     `0x1f` as 31, `1:30` as 90 (base 60), `1_000` as 1000. Only such spellings get one: a plain `12` stays
     an int. Without it, `labels: [01, 010]` was refused with `quote it ("8")`, another name."""
 
-    written: str
-
-    def __new__(cls, value: int, written: str) -> WrittenInt:
-        out = super().__new__(cls, value)
-        out.written = written
-        return out
-
-    def __getnewargs__(self) -> tuple[int, str]:  # copy and deepcopy call __new__ with these
-        return int(self), self.written
-
 
 def as_written(value: Any) -> str:
     """The text `value` was written as: a `Numeral`'s or `WrittenInt`'s own text, else Python's."""
-    return value.written if isinstance(value, (Numeral, WrittenInt)) else str(value)
+    return value.written if isinstance(value, _Written) else str(value)
 
 
 def plain(value: Any) -> Any:
