@@ -5,8 +5,8 @@ The guard runs a path's real code (the family's `prepare`, `predict` and `metric
 a fixed tokenizer and a fixed stand-in for a fine-tuned model, and compares the scores with the ones
 saved at the path's current version. It is cheap and catches a change of encoding, word mapping,
 decoding or metric on these inputs; a change that these inputs do not exercise goes unseen, so a
-scoring change still needs its own thought about a bump. QA (span windows, answer tagging) has no
-entry yet: its changes are caught only by that thought.
+scoring change still needs its own thought about a bump. QA runs both heads (span windows with a stride,
+answer tagging) and SQuAD v2's no-answer scoring.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from encoderlab.eval.signature import SCORING_VERSIONS, scoring_path
 from encoderlab.eval.spec import Family, IRSplit, SCOptions, TaskData, TCOptions
 from encoderlab.eval.summary import EvalRecord
 from encoderlab.eval.tasks import TASKS
+from encoderlab.eval.tasks.splits import qa_example
 
 # Signatures that the code of 780bec2 through 9705571 (2026-12-02) gave these tasks, computed by that
 # code; 9705571 changed how their words map to tokens (`features.token_words`) and kept the signatures.
@@ -125,7 +126,41 @@ def _ir():
     return task, TaskData(train, split, {"test": split}), _Fixed(8)
 
 
+class _Span(nn.Module):
+    """A stand-in for a fine-tuned span extractor: start and end logits a fixed function of the token ids
+    and positions."""
+
+    def __init__(self):
+        super().__init__()
+        self.anchor = nn.Parameter(torch.zeros(()), requires_grad=False)  # numpy() reads the logits
+
+    def forward(self, ids, mask, segments=None):
+        pos = torch.arange(ids.shape[1]).expand_as(ids)
+        return ((ids * 5 + pos * 3) % 11).float() + self.anchor, (
+            (ids * 3 + pos * 7) % 13
+        ).float() + self.anchor
+
+
+def _qa(name: str, v2: bool):
+    """Questions over the fixed sentences, the third word the answer; a v2 task adds one with none. Windows
+    of 48 tokens with a stride of 8, so a context spans several."""
+    rows = []
+    for i, words in enumerate(SENTENCES):
+        context, answer = " ".join(words), words[2]
+        answers = [{"text": answer, "answer_start": context.index(answer)}]
+        rows.append(qa_example(f"q{i}", context, f"what is {words[1]}", answers, {}, scored=True))
+    if v2:
+        rows.append(qa_example("none", TEXTS[0], "what is nothing", [], {}, scored=True))
+    options = dataclasses.replace(TASKS[name].options, v2=v2, stride=8)
+    task = dataclasses.replace(TASKS[name], max_length=48, options=options)
+    module = _Fixed(2, per_token=True) if options.head == "tagger" else _Span()
+    return task, TaskData(rows, rows, {"test": rows}), module
+
+
 CONFIGS = {
+    "qa span": lambda: _qa("squad", False),
+    "qa span, v2": lambda: _qa("squad", True),
+    "qa tagger, v2": lambda: _qa("paper-squad-v2", True),
     "tc text, all subwords, eos inputs": lambda: _tc("text", "all", "eos", "sentence_macro_f1"),
     "tc text, first subword": lambda: _tc("text", "first", "tokenizer", "entity_f1"),
     "tc split, first subword": lambda: _tc("split", "first", "tokenizer", "conlleval_f1"),
@@ -145,7 +180,7 @@ def _scores(config: str) -> dict:
 
 # (path, version) -> configurations and their scores at that version. A failure here means the scores
 # of a path changed: bump its version in SCORING_VERSIONS (cached scores are then not reused), state
-# the bump in CHANGELOG (node keys change) and put the new version and scores here. QA is not here yet.
+# the bump in CHANGELOG (node keys change) and put the new version and scores here.
 GOLDEN = {
     ("tc words: text", 1): {
         "tc text, all subwords, eos inputs": {
@@ -161,6 +196,25 @@ GOLDEN = {
     ("sc", 0): {
         "sc one label": {"accuracy": 50.0, "macro_f1": 38.888889},
         "sc multi-label": {"macro_f1": 44.444444, "micro_f1": 50.0, "weighted_f1": 40.0, "accuracy": 25.0},
+    },
+    ("qa", 0): {
+        "qa span": {"exact_match": 0.0, "f1": 16.666667},
+        "qa span, v2": {
+            "exact": 0.0,
+            "f1": 13.333333,
+            "total": 5.0,
+            "HasAns_exact": 0.0,
+            "HasAns_f1": 16.666667,
+            "HasAns_total": 4.0,
+            "NoAns_exact": 0.0,
+            "NoAns_f1": 0.0,
+            "NoAns_total": 1.0,
+            "best_exact": 20.0,
+            "best_exact_thresh": 0.0,
+            "best_f1": 33.333333,
+            "best_f1_thresh": -14.0,
+        },
+        "qa tagger, v2": {"position_f1": 12.25291, "exact_positions": 0.0},
     },
     ("ir", 0): {
         "ir": {"ndcg@10": 66.183044, "recall@10": 100.0, "recall@100": 100.0, "ndcg@10_retrieved": 64.627388},

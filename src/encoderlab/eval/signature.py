@@ -13,9 +13,9 @@ metrics) is not hashed either: each scoring path (`scoring_path`: a family, or a
 runs other code) has a version in `SCORING_VERSIONS`, bumped when that code changes what a score is,
 and a version above 0 enters the hash of that path's tasks only. So a change reaches exactly the tasks
 it changes, and paths never bumped keep their hashes. The cost: a bump is by hand;
-tests/eval/test_scoring_versions.py pins the tc, sc and ir paths' scores on fixed inputs at their
-versions, so a change of those scores without a bump fails there (QA's is not pinned yet: its bump
-rests on the author's thought). A family's variants that share a path (pair and regression sc) share
+tests/eval/test_scoring_versions.py pins every path's scores (tc, sc, qa with both heads, ir) on fixed
+inputs at their versions, so a change of those scores without a bump fails there; a change those inputs
+do not exercise still rests on the author's thought. A family's variants that share a path (pair and regression sc) share
 its version: a bump of one re-scores both, the safe side.
 """
 
