@@ -115,6 +115,14 @@ def test_a_faster_early_claim_says_a_run_was_still_on_the_plateau_at_its_checkpo
     assert early.numbers["plateau"] == {"MLM-40": {"held_out": 6.83, "unigram": 6.78, "step": 20}}
     assert "plateau" not in _claims(data)["mlm-sc"].numbers  # final models: their own losses, none here
     data.held_out_steps = {"mlm40": {30: {"step": 30, "val/clm": 6.83}}}  # logged at another step only
+    sentence = _claims(data)["early"].sentence
+    assert "has not got below" not in sentence  # not guessed from another step, and said to be unchecked:
+    assert (  # saying nothing read as checked
+        "Caveat: whether MLM-40 got below the unigram plateau by step 20 is not checked: no held-out loss was "
+        "logged at that step"
+    ) in sentence
+    assert "plateau" not in _claims(data)["early"].numbers
+    data.held_out_steps = {}  # a study that logged no held-out loss at all says nothing of it
     assert "Caveat" not in _claims(data)["early"].sentence
 
 
