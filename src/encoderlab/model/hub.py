@@ -46,7 +46,7 @@ from encoderlab.model.hf_registry import (
     config_errors,
     hf_config_from_dict,
 )
-from encoderlab.model.io import RESTORE, load_model_folder
+from encoderlab.model.io import load_model_folder, unreadable_weights
 from encoderlab.model.runlayout import is_run_folder, unfinished_run
 from encoderlab.model.sentence import read_sentence_files
 from encoderlab.model.sources import config_positions, is_model_folder, read_config_json, source_path
@@ -117,11 +117,8 @@ def require_weights(files: ModelFiles) -> None:
     folder = files.folder
     if files.config:  # a Hugging Face folder: the files `read_hf_weights` would read, sharded or not
         hf_weight_files(folder, allow_pickle=False)
-    elif not (folder / "model.safetensors").is_file():  # encoderlab's own folder, as `load_model_folder`
-        weights = folder / "model.safetensors"
-        raise UserError(
-            f"cannot read {weights} (No such file or directory: {weights}); the file is corrupt, truncated or missing: {RESTORE}"
-        )
+    elif not (weights := folder / "model.safetensors").is_file():  # encoderlab's own, as `load_model_folder`
+        raise unreadable_weights(weights, f"No such file or directory: {weights}")
 
 
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:

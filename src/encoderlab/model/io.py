@@ -77,6 +77,12 @@ def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], c
             )
 
 
+def unreadable_weights(weights: Path, why: object) -> UserError:
+    """The refusal of a model folder's weight file that cannot be read (`why`: the reader's error), shared
+    by the load and `eval --check` (`hub.require_weights`), which says it before any weight is read."""
+    return UserError(f"cannot read {weights} ({why}); the file is corrupt, truncated or missing: {RESTORE}")
+
+
 def _read_meta(path: Path) -> dict:
     """config.json of a model folder; a missing or damaged one (a checkpoint cut short by hand, a
     bad copy) is one line naming it, not a traceback."""
@@ -134,9 +140,7 @@ def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder
     try:
         state = load_file(str(path / "model.safetensors"), device=str(device))
     except (SafetensorError, OSError) as exc:
-        raise UserError(
-            f"cannot read {path / 'model.safetensors'} ({exc}); the file is corrupt, truncated or missing: {RESTORE}"
-        ) from None
+        raise unreadable_weights(path / "model.safetensors", exc) from None
     if "family" in meta:
         try:  # transformers' checks of the config's values, in the config or in the model's constructor
             hf = hf_config_from_dict(meta["hf_config"])
