@@ -81,9 +81,8 @@ def _fit_options(
         raise UserError(f"--confidence must be in (0.5, 1), got {confidence}")
     if not 0.0 < interval < 1.0:
         raise UserError(f"--interval must be in (0, 1), got {interval}")
-    if not (
-        math.isfinite(delta) and delta > 0
-    ):  # inf was taken: fitted as least squares, the option's name kept
+    # inf was taken: fitted as least squares under the option's name
+    if not (math.isfinite(delta) and delta > 0):
         raise UserError(f"--huber-delta must be a finite positive threshold on log residuals, got {delta}")
     if seed < 0:  # numpy's generators take no negative seed
         raise UserError(f"--seed must be >= 0, got {seed}")

@@ -265,9 +265,8 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
     nodes = _nodes(study, graph)
     runs, notes = [], []
     for node in (n for n in nodes.values() if n.kind == "pretrain"):
-        if not (
-            node.folder / "run" / "config.yaml"
-        ).is_file():  # said "config file ... does not exist", no fix
+        # it said "config file ... does not exist", with no fix
+        if not (node.folder / "run" / "config.yaml").is_file():
             raise UserError(
                 f"{node.folder}: finished run {node.name} has no run/config.yaml, so its schedule, size and seed are "
                 "unknown; restore its run folder as training wrote it"

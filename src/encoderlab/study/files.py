@@ -231,8 +231,10 @@ class _Paths:
             or location in self.names
         ):
             return value
-        pattern = any(c in location for c in GLOB_CHARS) and not (self.folder / location).exists()
-        if not pattern and not (self.folder / location).exists():
+        exists = (self.folder / location).exists()
+        # `sources.is_pattern`, with the path taken from the study file's folder
+        pattern = not exists and any(c in location for c in GLOB_CHARS)
+        if not pattern and not exists:
             before = len(self.errors)
             self._not_from_cwd(location, where)
             if len(self.errors) == before and (near := closest(location, self.corpora)):
