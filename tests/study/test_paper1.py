@@ -303,3 +303,24 @@ def test_the_gpu_biphasic_runs_switch_where_paper1s_released_checkpoints_do():
     assert gpu.get("clm50-mlm40-22k", 11_000) == 11_000
     cpu = clm_steps(_configs("paper1-pfs", "cpu"))
     assert cpu["clm25-mlm40/s0"] == 250  # 25% of the cpu scale's 1,000 steps (3 pretraining seeds)
+
+
+def test_a_paper_length_report_names_the_readings_where_the_paper_is_silent():
+    """A "paper 1's setup" read as paper 1's whole recipe, but where paper 1 is silent the recipes run our
+    choices (docs/recipes.md): the report's first paragraph names them at the scales that train at the
+    paper's length, and not at the shrunk scales, where their step counts and row lengths are untrue."""
+    from encoderlab.study.fidelity import PAPERS, setup_text
+
+    for study, scale in (
+        ("paper1-pfs", "gpu-610m"),
+        ("paper1-cpt", "gpu-210m"),
+        ("paper2-detour", "gpu-210m"),
+    ):
+        spec = get_study(study, scale)
+        text = setup_text(spec)
+        assert "this study runs our readings, not the paper's:** " + PAPERS[spec.paper].readings in text
+    assert "attention kept inside each document" in PAPERS["paper1"].readings
+    assert "DecoupledAdamW" in PAPERS["paper2"].readings
+    for study in ("paper1-pfs", "paper2-detour"):
+        for scale in ("demo", "cpu"):
+            assert "readings" not in setup_text(get_study(study, scale))

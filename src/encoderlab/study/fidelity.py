@@ -98,6 +98,11 @@ class PaperSetup:
     """Fine-tuning seeds."""
     stability_lrs: tuple[float, float] | None = None
     """The LR range over which the paper compares fine-tuning stability (None: it makes no such claim)."""
+    readings: str = ""
+    """Where the paper (and its authors' code, as far as it was read) is silent and the studies' recipes
+    run our choice, in words (docs/recipes.md has each with its source). No scale departs by them, since
+    the paper states nothing to depart from, so the report says them beside its verdict instead: a
+    "paper 1's setup" would otherwise read as the paper's whole recipe."""
 
 
 PAPERS: dict[str, PaperSetup] = {
@@ -120,6 +125,12 @@ PAPERS: dict[str, PaperSetup] = {
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
         stability_lrs=(1e-5, 1e-4),
+        readings="rows of 2,048 tokens (its count also fits 1,024-token rows on its 192 GPUs); attention kept "
+        "inside each document (Optimus attends across a block's documents); every selected MLM position "
+        "replaced by the mask token (Optimus' main branch; its MLM_vs_CLM branch was not read); one "
+        "warmup-stable-decay schedule across the CLM -> MLM switch, AdamW state kept; the 12k and 22k "
+        "budgets with the 42k runs' 2k-step warmup and decay; continued pretraining from fresh AdamW moments "
+        "at LR 5e-4 with a 200-step warmup and a 2k-step decay; at 1b, 28 layers with SwiGLU 5,120 (its 1B shape is open)",
     ),
     "paper2": PaperSetup(
         short="paper 2",
@@ -148,6 +159,12 @@ PAPERS: dict[str, PaperSetup] = {
         shortest_tokens=10_000_000_000,  # English Base at 10B (before its 10% decay)
         lrs=(5e-5,),
         seeds=(42, 43, 44, 45, 46),
+        readings="Composer's DecoupledAdamW for its \"decoupled AdamW\" (optimi's StableAdamW fits the text "
+        "too); gradient clipping at 1.0 (not reported); one next-token head shared with the MLM decay, and "
+        "local attention layers causal within their window; ModernBERT-large's freezing groups 0-9 / 10-18 / "
+        "19-27 (it gives groups for 22 layers only); fine-tuning stopped after 3 epochs without a better "
+        "validation score (the authors' account; BioClinical-ModernBERT's code has none) on inputs of up to "
+        "0.99 x the model's positions (BioClinical-ModernBERT's code: the tokenizer's maximum)",
     ),
 }
 """The papers a built-in study can name (`StudySpec.paper`)."""
@@ -320,15 +337,23 @@ def setup_text(spec: StudySpec) -> str:
     if paper is None:
         return "This study names no paper; its claims are checked on its own setup."
     gone = departures(spec)
+    # The readings name the recipes' paper-length settings (2k-step decays, 2,048-token rows): said where the
+    # runs train at that length and batch, and not at a scale that shrinks them, where they would be untrue.
+    readings = (
+        f" **Where {paper.short} is silent, this study runs our readings, not the paper's:** {paper.readings} "
+        "(docs/recipes.md)."
+        if paper.readings and not any(d.aspect == "pretraining" for d in gone)
+        else ""
+    )
     if not gone:
         return (
             f"This scale runs {paper.title}'s setup: its data, tokenizer, tasks, model sizes, pretraining length "
-            "and fine-tuning protocol. The claims below test the paper's findings on it."
+            f"and fine-tuning protocol. The claims below test the paper's findings on it.{readings}"
         )
     listed = "; ".join(d.sentence() for d in gone)
     return (
         f"**This scale does not reproduce {paper.title}.** It differs in {listed}. The claims below say what "
-        "holds at this scale; only a scale without these differences tests the paper's own result."
+        f"holds at this scale; only a scale without these differences tests the paper's own result.{readings}"
     )
 
 
