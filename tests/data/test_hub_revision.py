@@ -224,11 +224,11 @@ def test_a_rerun_pinned_to_a_commit_sha_asks_no_hub_and_a_branch_pin_still_does(
     with caplog.at_level(logging.INFO, logger="encoderlab.data.prepare"):
         assert prepare(_cfg(tokenizer_dir, SHA_A), out, **RUN) == out
     assert f"{out} already holds this recipe (hf:{FINEWEB_EDU} at revision {SHA_A}, kept" in caplog.text
-    with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' needs the Hugging Face hub but "
-                       "HF_HUB_OFFLINE=1"):  # fmt: skip
+    with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' pinned at #hf_revision=v1 needs the "
+                       "Hugging Face hub but HF_HUB_OFFLINE=1"):  # fmt: skip
         prepare(_cfg(tokenizer_dir, "v1"), tagged, **RUN)
-    with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' needs the Hugging Face hub but "
-                       "HF_HUB_OFFLINE=1"):  # fmt: skip
+    with pytest.raises(UserError, match=rf"^hub dataset '{FINEWEB_EDU}' pinned at #hf_revision={SHA_B} needs "
+                       "the Hugging Face hub but HF_HUB_OFFLINE=1"):  # fmt: skip
         prepare(_cfg(tokenizer_dir, SHA_B), tmp_path / "new", **RUN)  # a sha not prepared: listed first
     monkeypatch.delenv("HF_HUB_OFFLINE")
     with pytest.raises(AssertionError, match="the hub was asked"):

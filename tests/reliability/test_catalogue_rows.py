@@ -69,6 +69,8 @@ NAMED = {
     "config-without-model-type": "tests.model.test_model_hub::test_a_config_without_model_type_names_the_family_its_architectures_say",
     "deberta-original-head-narrow-embedding": "tests.model.test_adapters_deberta::test_the_original_head_over_a_narrower_embedding_is_one_line_not_a_traceback",
     "hub-repo-without-safetensors": "tests.model.test_adapters_deberta_v1::test_export_of_the_hub_id_on_main_is_one_line_naming_the_conversion_and_writes_nothing",
+    "hub-cache-blob-missing": "tests.model.test_hub_cache_blobs::test_a_command_reading_a_snapshot_whose_blob_is_gone_is_one_line_and_writes_nothing",
+    "model-revision-not-cached": "tests.data.test_hub_offline_pins::test_a_command_reading_a_revision_the_cache_lacks_is_one_line_and_writes_nothing",
     "model-revision-malformed": "tests.data.test_hubmodels::test_a_malformed_revision_is_named_as_one_not_as_a_missing_path",
     "hub-model-revision-not-found": "tests.data.test_hubmodels::test_a_revision_the_hub_lacks_is_one_line_and_writes_nothing",
     "model-mirror-pin-other-commit": "tests.data.test_hubmodels::test_a_mirror_pin_of_another_commit_is_refused_and_writes_nothing",

@@ -380,10 +380,19 @@ def resolve_dataset(
         paths = [ds.repo_path(k) for k in range(len(ds.files))]
         check_mirror_pin(hub_id, Path(location), paths, revision, HUB_DATA_ENV)
         return replace(ds, revision=revision)  # `pinned` stays None: a folder is read with no revision
-    if hub_offline():
+    if hub_offline():  # a pin is named with the download of that revision the mirror's check accepts
+        pin, fix = (
+            (
+                f" pinned at #hf_revision={revision}",
+                " at that revision (hf download --repo-type dataset --revision "
+                f"{revision} {hub_id} --local-dir DIR/{hub_id})",
+            )
+            if revision
+            else ("", "")
+        )
         raise UserError(
-            f"hub dataset '{hub_id}' needs the Hugging Face hub but HF_HUB_OFFLINE=1; unset it, or mirror the "
-            f"dataset and set {HUB_DATA_ENV}"
+            f"hub dataset '{hub_id}'{pin} needs the Hugging Face hub but HF_HUB_OFFLINE=1; unset it, or mirror the "
+            f"dataset{fix} and set {HUB_DATA_ENV}{'=DIR' if revision else ''}"
         )
     return _resolve(hub_id, config, split, data_dir, location, revision)
 

@@ -141,12 +141,45 @@ def model_mirror(hub_id: str, what: str = "model", base: Path | None = None) -> 
         cached = cached_snapshot(hub_id)
         if cached is not None:
             return cached
-        raise UserError(
-            f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1)"
-            f"{no_folder(hub_id, base)}; "
-            f"pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
-        )
+        raise _offline_refusal(hub_id, what, base)
     return None
+
+
+def _offline_refusal(hub_id: str, what: str, base: Path | None) -> UserError:
+    """`model_mirror`'s line for a hub id neither mirrored nor cached with the hub offline. A pinned one
+    names its revision, what the cache holds of the repo and the download of that revision: "pass a local
+    folder, or mirror the repo" alone read as if the repo were unknown here, where the cache often holds
+    it at another revision (main), which a load never reads in its place."""
+    start = f"{what} '{hub_id}' is not a folder or asset, and the hub is offline (HF_HUB_OFFLINE=1)"
+    repo, revision = split_revision(hub_id)
+    if revision is None:
+        return UserError(
+            f"{start}{no_folder(hub_id, base)}; pass a local folder, or mirror the repo and set {HUB_MODELS_ENV}"
+        )
+    held = cached_revisions(repo)
+    holds = f"it holds {', '.join(held[:3])}{', ...' if held[3:] else ''}" if held else "nor any other"
+    other = f"pin one it holds ({repo}@{held[0]})" if held else "pass a local folder"
+    return UserError(
+        f"{start}, and the local hub cache has no revision '{revision}' of {repo} ({holds})"
+        f"{no_folder(hub_id, base)}; download it with the hub online (hf download --revision {revision} "
+        f"{repo}), or {other}"
+    )
+
+
+def cached_revisions(repo: str) -> list[str]:
+    """The revisions of the model repo `repo` the local hub cache holds, no network: its branches and tags
+    (`refs/`, sorted), then the commits of snapshots no ref names (an offline load reads each pinned)."""
+    from huggingface_hub import constants  # read now: the cache folder is the environment's
+
+    storage = Path(constants.HF_HUB_CACHE) / f"models--{repo.replace('/', '--')}"
+    refs = storage / "refs"
+    named = (
+        {p.relative_to(refs).as_posix(): p for p in refs.rglob("*") if p.is_file()} if refs.is_dir() else {}
+    )
+    targets = {p.read_text(encoding="utf-8", errors="replace").strip() for p in named.values()}
+    snapshots = storage / "snapshots"
+    commits = sorted(p.name for p in snapshots.iterdir() if p.is_dir()) if snapshots.is_dir() else []
+    return sorted(named) + [c for c in commits if c not in targets]
 
 
 def download_model_repo(hub_id: str, what: str = "model", patterns: tuple[str, ...] = MODEL_FILES) -> Path:
@@ -191,6 +224,26 @@ def cached_snapshot(hub_id: str) -> Path | None:
             return Path(snapshot_download(repo, revision=revision, local_files_only=True))
         except (LocalEntryNotFoundError, HFValidationError):  # an id the hub refuses is in no cache
             return None
+
+
+def missing_blob(file: Path) -> UserError | None:
+    """The refusal of `file` when it is a link of a local hub cache snapshot
+    (`models--OWNER--NAME/snapshots/COMMIT/...`, each file a link to `../../blobs/SHA`) whose blob the
+    cache no longer holds (blobs pruned or deleted by hand, a copy of the cache without `blobs/`); None
+    for any other file. The load's own advice for a missing file (restore it from a copy, --resume from
+    the checkpoint before, re-download the model) does not say how to get a blob back; downloading that
+    commit again does: the hub client fetches the blob of every link that points at nothing."""
+    if not file.is_symlink() or file.exists():
+        return None
+    parts = file.absolute().parts  # the link's own path, not its target's: the snapshot names the commit
+    for i in range(len(parts) - 3, -1, -1):
+        if parts[i].startswith("models--") and parts[i + 1] == "snapshots":
+            repo, commit = parts[i].removeprefix("models--").replace("--", "/", 1), parts[i + 2]
+            return UserError(
+                f"{file} links to a blob the local hub cache no longer holds; download commit {commit} again "
+                f"with the hub online (it fetches the missing blobs): hf download --revision {commit} {repo}"
+            )
+    return None
 
 
 def mirror_folder(hub_id: str) -> Path | None:

@@ -36,7 +36,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
-from encoderlab.data.hubmodels import TOKENIZER_GLOBS
+from encoderlab.data.hubmodels import TOKENIZER_GLOBS, missing_blob
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
@@ -336,6 +336,8 @@ def _weight_files(path: Path, name: str) -> list[Path]:
     """
     if (path / name).is_file():
         return [path / name]
+    if (refused := missing_blob(path / name)) is not None:  # read as "no weights, re-download the model"
+        raise refused
     stem, ext = name.rsplit(".", 1)
     index = path / f"{stem}.{ext}.index.json"
     if not index.is_file():
@@ -348,6 +350,8 @@ def _weight_files(path: Path, name: str) -> list[Path]:
             "files inside the folder: fix the index or re-download the model"
         )
     missing = [s for s in shards if not (path / s).is_file()]
+    if missing and (refused := missing_blob(path / missing[0])) is not None:
+        raise refused
     if missing:
         raise UserError(
             f"{path} lacks weight shards {missing[:3]} listed in {index.name}; re-download the model"

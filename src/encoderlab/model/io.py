@@ -24,6 +24,7 @@ from safetensors.torch import load_file, save_file
 
 from encoderlab.atomic import atomic_folder, json_text
 from encoderlab.config import from_dict
+from encoderlab.data.hubmodels import missing_blob
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig, resolve_attn_impl
 from encoderlab.model.encoder import Encoder
@@ -79,8 +80,12 @@ def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], c
 
 def unreadable_weights(weights: Path, why: object) -> UserError:
     """The refusal of a model folder's weight file that cannot be read (`why`: the reader's error), shared
-    by the load and `eval --check` (`hub.require_weights`), which says it before any weight is read."""
-    return UserError(f"cannot read {weights} ({why}); the file is corrupt, truncated or missing: {RESTORE}")
+    by the load and `eval --check` (`hub.require_weights`), which says it before any weight is read. A
+    weight file of a hub cache snapshot whose blob is gone gets the download that brings it back instead
+    (`missing_blob`): a hub cache has no copy to restore and no checkpoint to resume from."""
+    return missing_blob(weights) or UserError(
+        f"cannot read {weights} ({why}); the file is corrupt, truncated or missing: {RESTORE}"
+    )
 
 
 def _read_meta(path: Path) -> dict:

@@ -1,0 +1,84 @@
+"""A file of a local hub cache snapshot whose blob is gone: the layout huggingface_hub writes, each file
+of `snapshots/COMMIT/` a link to `../../blobs/SHA`, with the blob of the weights deleted (a cache pruned
+by hand, a copy of the cache without `blobs/`). Before, the load advised what fits a model folder of
+one's own: "restore it from a copy, or for a run's checkpoint delete that checkpoint folder and --resume
+from the one before" (an encoderlab folder), or "has no weights ...; re-download the model" (a Hugging
+Face folder), neither saying how to get a cache's blob back. Now the line names the download of that
+commit, which fetches the blob of every link that points at nothing."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import pytest
+from tests.data.test_hubmodels import HUB_ID, SHA_B, _commit_folder, cache_two_commits
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import cli, snapshot
+
+from encoderlab.errors import UserError
+from encoderlab.model.hub import load_pretrained
+
+
+def _link_to_blobs(snapshot_folder: Path) -> None:
+    """Store each file of `snapshot_folder` as the hub cache does: its bytes in `../../blobs/SHA256`, the
+    file a relative link to it."""
+    blobs = snapshot_folder.parent.parent / "blobs"
+    blobs.mkdir(exist_ok=True)
+    for file in sorted(p for p in snapshot_folder.rglob("*") if p.is_file()):
+        blob = blobs / hashlib.sha256(file.read_bytes()).hexdigest()
+        os.replace(file, blob)
+        file.symlink_to(os.path.relpath(blob, file.parent))
+
+
+def _cached_encoderlab_model(folder: Path, sha: str) -> None:
+    _link_to_blobs(_commit_folder(folder, sha))
+
+
+def _cached_hf_config(folder: Path, sha: str) -> None:
+    """A Hugging Face BERT folder's config.json and model.safetensors (its bytes do not matter: the
+    blob is deleted before anything reads it)."""
+    from transformers import BertConfig
+
+    folder.mkdir(parents=True)
+    small = {"hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 8, "num_hidden_layers": 1}
+    BertConfig(vocab_size=16, **small).to_json_file(str(folder / "config.json"))
+    (folder / "model.safetensors").write_bytes(sha.encode())
+    _link_to_blobs(folder)
+
+
+def _drop_weights_blob(storage: Path, sha: str) -> Path:
+    """Delete the blob the weights of commit `sha` link to; returns the link."""
+    link = storage / "snapshots" / sha / "model.safetensors"
+    link.resolve().unlink()
+    assert link.is_symlink() and not link.exists()
+    return link
+
+
+def _expected(link: Path, sha: str) -> str:
+    return (
+        f"{link} links to a blob the local hub cache no longer holds; download commit {sha} again with the "
+        f"hub online (it fetches the missing blobs): hf download --revision {sha} {HUB_ID}"
+    )
+
+
+@pytest.mark.parametrize("save", [_cached_encoderlab_model, _cached_hf_config], ids=["encoderlab", "hf"])
+def test_a_weight_file_whose_blob_is_gone_names_the_download_of_its_commit(tmp_path, monkeypatch, save):
+    storage = cache_two_commits(tmp_path, monkeypatch, save)
+    link = _drop_weights_blob(storage, SHA_B)
+    with pytest.raises(UserError) as refused:
+        load_pretrained(HUB_ID)  # main is at B
+    assert str(refused.value) == _expected(link, SHA_B)
+
+
+def test_a_command_reading_a_snapshot_whose_blob_is_gone_is_one_line_and_writes_nothing(
+    tmp_path, monkeypatch, capsys
+):
+    storage = cache_two_commits(tmp_path, monkeypatch, _cached_encoderlab_model)
+    link = _drop_weights_blob(storage, SHA_B)
+    before = snapshot(tmp_path)
+    code, err = cli(["export", HUB_ID, "--out", tmp_path / "x"], capsys)
+    assert code == 2 and err.strip() == f"encoderlab: error: {_expected(link, SHA_B)}", err
+    assert_printed_as_documented("hub-cache-blob-missing", err, tmp_path)
+    assert snapshot(tmp_path) == before
