@@ -48,9 +48,9 @@ def _cached_hf_config(folder: Path, sha: str) -> None:
     _link_to_blobs(folder)
 
 
-def _drop_weights_blob(storage: Path, sha: str) -> Path:
-    """Delete the blob the weights of commit `sha` link to; returns the link."""
-    link = storage / "snapshots" / sha / "model.safetensors"
+def _drop_blob(storage: Path, sha: str, name: str = "model.safetensors") -> Path:
+    """Delete the blob the file `name` of commit `sha` links to; returns the link."""
+    link = storage / "snapshots" / sha / name
     link.resolve().unlink()
     assert link.is_symlink() and not link.exists()
     return link
@@ -63,10 +63,18 @@ def _expected(link: Path, sha: str) -> str:
     )
 
 
-@pytest.mark.parametrize("save", [_cached_encoderlab_model, _cached_hf_config], ids=["encoderlab", "hf"])
-def test_a_weight_file_whose_blob_is_gone_names_the_download_of_its_commit(tmp_path, monkeypatch, save):
+@pytest.mark.parametrize(
+    ("save", "name"),
+    [
+        (_cached_encoderlab_model, "model.safetensors"),
+        (_cached_hf_config, "model.safetensors"),
+        (_cached_hf_config, "config.json"),  # was "... is neither an encoderlab ... (no config.json)"
+    ],
+    ids=["encoderlab", "hf", "hf-config"],
+)
+def test_a_file_whose_blob_is_gone_names_the_download_of_its_commit(tmp_path, monkeypatch, save, name):
     storage = cache_two_commits(tmp_path, monkeypatch, save)
-    link = _drop_weights_blob(storage, SHA_B)
+    link = _drop_blob(storage, SHA_B, name)
     with pytest.raises(UserError) as refused:
         load_pretrained(HUB_ID)  # main is at B
     assert str(refused.value) == _expected(link, SHA_B)
@@ -76,7 +84,7 @@ def test_a_command_reading_a_snapshot_whose_blob_is_gone_is_one_line_and_writes_
     tmp_path, monkeypatch, capsys
 ):
     storage = cache_two_commits(tmp_path, monkeypatch, _cached_encoderlab_model)
-    link = _drop_weights_blob(storage, SHA_B)
+    link = _drop_blob(storage, SHA_B)
     before = snapshot(tmp_path)
     code, err = cli(["export", HUB_ID, "--out", tmp_path / "x"], capsys)
     assert code == 2 and err.strip() == f"encoderlab: error: {_expected(link, SHA_B)}", err

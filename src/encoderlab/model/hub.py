@@ -137,7 +137,9 @@ def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretr
 
 
 def _not_a_model(path: Path) -> UserError:
-    return UserError(
+    """A folder without a readable config.json; in a hub cache snapshot whose config blob is gone, the
+    download that brings it back (`missing_blob`), not "pass a folder that holds a model"."""
+    return missing_blob(path / "config.json") or UserError(
         f"{path} is neither an encoderlab model/run/checkpoint folder nor a Hugging Face folder (no config.json); "
         "pass a folder that holds a model"
     )
