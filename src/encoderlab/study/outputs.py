@@ -1,7 +1,7 @@
 """What a study's finished prepare and pretraining nodes left that its claims' caveats and its report read
 beside the results (`data.load_study` calls `read_node_outputs`): each run's held-out losses at its last step
 (validation.json) and at every step it validated (metrics.jsonl), each dataset's unigram entropy (the plateau's
-yardstick) and the hub commit its tokenizer was read at. Moved out of `study/data.py` (505 lines) unchanged.
+yardstick) and the hub commits its tokenizer and hub corpora were read at. Moved out of `study/data.py` (505 lines) unchanged.
 
 Design: read once when the folder is loaded, into `StudyData`'s fields, so a report never reads a file twice;
 a folder gone or from an earlier version leaves a field empty and the report says less; a damaged
@@ -22,14 +22,14 @@ if TYPE_CHECKING:
 
 def read_node_outputs(data: StudyData, study_dir: Path) -> None:
     """Fill `held_out` and `held_out_steps` from each finished run's validation.json and metrics.jsonl, and
-    `unigram` and `tokenizer_commits` from each prepared dataset."""
+    `unigram`, `tokenizer_commits` and `corpus_commits` from each prepared dataset."""
     from encoderlab.study.runner import node_dir
 
     for n in data.nodes:
         result = data.result_of(n.name)
         if n.kind == "prepare" and result.get("data"):
             _read_unigram(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
-            _read_tokenizer_commit(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
+            _read_hub_commits(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
         elif n.kind == "pretrain" and result.get("metrics"):
             path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
             if path.is_file():
@@ -63,20 +63,35 @@ def _read_unigram(data: StudyData, name: str, result: dict, folder: Path) -> Non
     data.unigram[name] = unigram_entropy(Path(prepared) if prepared else folder / result["data"])
 
 
-def _read_tokenizer_commit(data: StudyData, name: str, result: dict, folder: Path) -> None:
-    """Fill dataset `name`'s `tokenizer_commits` from its prepared folder's meta.json (the `--prepared`
-    folder, else the node's own). A folder gone, damaged, or from before the commit was recorded leaves
-    it out: the report then names the tokenizer without a commit, as before."""
+def _read_hub_commits(data: StudyData, name: str, result: dict, folder: Path) -> None:
+    """Fill dataset `name`'s `tokenizer_commits` and `corpus_commits` from its prepared folder's meta.json
+    (the `--prepared` folder, else the node's own). A folder gone, damaged, or from before the commits were
+    recorded leaves them out: the report then names the tokenizer or corpus without a commit, as before."""
+    from encoderlab.data.freshness import held_commit
     from encoderlab.data.packed import read_meta
 
     prepared = data.spec.dataset(name).prepared
     try:
-        recorded = read_meta(Path(prepared) if prepared else folder / result["data"]).get("tokenizer")
+        meta = read_meta(Path(prepared) if prepared else folder / result["data"])
     except (UserError, OSError):
         return
+    recorded = meta.get("tokenizer")
     commit = recorded.get("commit") if isinstance(recorded, dict) else None
     if isinstance(commit, str):
         data.tokenizer_commits[name] = commit
+    recipe = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
+    sources, read = recipe.get("sources"), meta.get("sources")
+    if not (isinstance(sources, list) and isinstance(read, list) and len(sources) == len(read)):
+        return  # paired by position, as `prepared.check_corpus` pairs them
+    data.corpus_commits[name] = tuple(
+        (ident["hub_id"], source.get("hf_revision"), held_commit(record))
+        for source, record in zip(sources, read, strict=True)
+        if isinstance(source, dict)
+        and isinstance(record, dict)
+        and isinstance(ident := record.get("identity"), dict)
+        and ident.get("kind") == "hf"
+        and isinstance(ident.get("hub_id"), str)
+    )
 
 
 def _held_out_losses(path: Path) -> dict[str, Any]:

@@ -175,6 +175,7 @@ def _config_rows(data: StudyData, table: ResultsTable) -> list[list[str]]:
         ["steps / seq len / micro-batch / grad accum", _shape_text(data, shape)],
         ["pretraining seeds", _seed_text(spec)],
         ["data", data_rows],
+        *([["hub inputs", hub]] if (hub := data.hub_inputs_text()) else []),
         ["evaluation", evaluation_text(spec, _task_list(spec, table))],
         ["nodes finished", f"{finished} of {len(data.nodes) - 1} (besides this report)"],
     ]

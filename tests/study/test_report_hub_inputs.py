@@ -1,0 +1,84 @@
+# ruff: noqa: F811 (the fixtures, imported)
+"""The report names each hub input of a study, whether it is pinned and the commit its nodes read (the
+`hub inputs` row). The built-in studies name their hub tokenizer, start models and corpora unpinned (no
+full commit sha of them was verified, so none is pinned), and a report that gave the tokenizer's and start
+model's commit in passing, and no corpus's, did not say that the study's inputs were unpinned at all, nor
+which commit of its hub corpus was read: what a rerun pins to read the same (`OWNER/NAME@SHA`,
+`#hf_revision=SHA`). The hub is the local hub cache (models, `test_start_commits`) and a simulated
+`datasets` hub at three commits (the corpus, `tests/data/test_hub_revision.py`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import pytest
+from test_start_commits import STUDY, _world
+from tests.data.test_hubmodels import SHA_A
+from tests.reliability.test_hostile_inputs import cli
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
+from corpus_fixtures import tokenizer_dir  # noqa: E402, F401 (fixture)
+from hub_corpus_fixtures import FINEWEB_EDU  # noqa: E402
+from test_hub_revision import SHA_A as AT_V1  # noqa: E402 (v1's commit of the corpus)
+from test_hub_revision import SHA_B, fake_hub  # noqa: E402, F401 (fixture)
+from test_stale_corpus import _backend  # noqa: E402
+
+from encoderlab.study.data import load_study  # noqa: E402
+from encoderlab.study.runner import run_study  # noqa: E402
+from encoderlab.study.spec import DataSpec  # noqa: E402
+
+
+def _row(report: str) -> str:
+    return next(line for line in report.splitlines() if line.startswith("| hub inputs |"))
+
+
+def test_the_report_says_the_hub_tokenizer_and_start_model_were_read_unpinned_and_at_which_commit(
+    tmp_path, monkeypatch, capsys
+):
+    _world(tmp_path, monkeypatch)  # main at commit A
+    argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
+    assert cli(argv, capsys)[0] == 0
+    report = (tmp_path / "out" / "report" / "report.md").read_text()
+    assert _row(report) == (
+        f"| hub inputs | tokenizer someone/enc (data main): unpinned, read at commit {SHA_A[:12]}; start model "
+        f"someone/enc: unpinned, read at commit {SHA_A[:12]} |"
+    )
+
+
+def test_the_report_says_a_pinned_start_model_is_pinned(tmp_path, monkeypatch, capsys):
+    _world(tmp_path, monkeypatch)
+    pinned = STUDY.replace("init: someone/enc}", f"init: someone/enc@{SHA_A}}}")
+    (tmp_path / "drift.yaml").write_text(pinned)
+    argv = ["study", "run", tmp_path / "drift.yaml", "--out", tmp_path / "out", "--no-fetch"]
+    assert cli(argv, capsys)[0] == 0
+    row = _row((tmp_path / "out" / "report" / "report.md").read_text())
+    assert row.endswith(f"; start model someone/enc@{SHA_A}: pinned at {SHA_A} |"), row
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected"),
+    [
+        ("", f"unpinned, read at commit {SHA_B[:12]}"),  # main is at B
+        (",hf_revision=v1", f"pinned at v1, read at commit {AT_V1[:12]}"),  # v1 is at A
+    ],
+    ids=["unpinned", "tag"],
+)
+def test_the_report_names_the_commit_a_hub_corpus_was_read_at(
+    fake_hub, tmp_path, tokenizer_dir, pin, expected
+):
+    from fake_study import small_spec
+
+    corpus = f"hf:{FINEWEB_EDU}#hf_config=sample-10BT{pin}"
+    data = DataSpec(name="main", corpus=(corpus,), tokenizer=str(tokenizer_dir), decontaminate=False)
+    spec = small_spec()
+    spec = dataclasses.replace(
+        spec,
+        name="mini",
+        data=(data,),
+        cka=(),
+        claims=tuple(c for c in spec.claims if c.kind != "cka_low_layers"),
+    )
+    run_study(spec, tmp_path / "s", _backend(), progress=False)
+    assert load_study(tmp_path / "s").hub_inputs_text() == f"corpus {FINEWEB_EDU} (data main): {expected}"
