@@ -286,3 +286,21 @@ def test_a_ratio_far_past_the_ladder_is_not_printed_to_every_digit():
     shown as 22 significant digits in the recommendation and the warning."""
     assert times(16 / 3 * 1e21) == "5.3e+21x"
     assert (times(53_333.3), times(1e6), times(6.25), times(0.5)) == ("53,333x", "1,000,000x", "6.2x", "0.5x")
+
+
+@pytest.mark.parametrize("delta", ["1e300", "1e-300", "inf"])
+def test_a_huber_delta_that_would_fit_least_squares_is_refused_and_creates_nothing(
+    delta, ladder_csv, tmp_path, capsys
+):
+    """1e300 and 1e-300 were taken, as inf was, and fitted least squares under the Huber loss's name (1e300 with
+    a numpy overflow warning on stderr): `fit.DELTA_RANGE`."""
+    path, _ = ladder_csv
+    out = tmp_path / "a"
+    err = _one_line(
+        capsys, ["advise", str(path), "--huber-delta", delta, "--target-flops", "1e19", "--out", str(out)]
+    )
+    assert err.endswith(
+        "--huber-delta must be a threshold on log residuals from 1e-05 to 1 (Chinchilla's and OLMo's 0.001), "
+        f"got {float(delta):g}"
+    )
+    assert not out.exists()

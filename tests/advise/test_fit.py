@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.optimize import least_squares
 
-from encoderlab.advise.fit import CHINCHILLA, POWER, TIE, fit_curves, objective
+from encoderlab.advise.fit import CHINCHILLA, DELTA, DELTA_RANGE, POWER, TIE, fit_curves, objective
 
 RUNGS = np.repeat(np.array([1 / 64, 1 / 16, 1 / 4, 1.0]), 3)
 SIZES, TOKENS = (a.ravel() for a in np.meshgrid([0.25, 0.5, 1.0], [0.25, 0.5, 1.0]))
@@ -119,3 +119,23 @@ def test_a_zero_weight_point_is_as_if_absent_and_scale_is_only_a_unit():
     at = np.array([[4.0]])
     assert masked.predict(at)[0, 0] == pytest.approx(dropped.predict(at)[0, 0], rel=1e-6)
     assert rescaled.predict(at * 1e18)[0, 0] == pytest.approx(dropped.predict(at)[0, 0], rel=1e-6)
+
+
+def test_a_delta_past_the_accepted_range_is_least_squares_and_one_inside_is_not():
+    """Why `--huber-delta` is held to `DELTA_RANGE`: past either end the fit is least squares, the loss `inf`
+    (refused) stood for. A value-1.0 outlier (~0.4 in log units) pulls least squares, not the Huber fit."""
+    rng = np.random.default_rng(3)
+    values = 2.0 + RUNGS**-0.3 + rng.normal(0, 0.01, len(RUNGS))
+    values[-1] += 1.0
+
+    def at(delta):
+        with np.errstate(over="ignore"):  # delta^2 overflows in the (unused) linear branch past ~1e154
+            return fit_curves(
+                POWER, RUNGS[:, None], values[None], scale=np.array([1.0]), delta=delta
+            ).predict(np.array([[4.0]]))[0, 0]
+
+    least_squares_value = at(1e300)
+    assert at(DELTA_RANGE[1] * 10) == pytest.approx(least_squares_value, rel=1e-6)
+    assert at(DELTA_RANGE[0] / 1e6) == pytest.approx(least_squares_value, rel=1e-4)
+    for inside in (DELTA_RANGE[0], DELTA, 0.1):
+        assert abs(at(inside) - least_squares_value) > 0.01

@@ -143,7 +143,14 @@ ARGUMENT_CASES = [
     (  # was taken: the fit ran as least squares, not the Huber loss the option names
         "advise-huber-delta-inf",
         "advise {w}/ladder.csv --huber-delta inf --target-flops 1e19 --out {w}/a",
-        r"--huber-delta must be a finite positive threshold on log residuals, got inf$",
+        r"--huber-delta must be a threshold on log residuals from 1e-05 to 1 \(Chinchilla's and OLMo's 0.001\), "
+        r"got inf$",
+    ),
+    (  # was taken, as inf was: least squares (and a numpy overflow warning on stderr)
+        "advise-huber-delta-out-of-range",
+        "advise {w}/ladder.csv --huber-delta 1e300 --target-flops 1e19 --out {w}/a",
+        r"--huber-delta must be a threshold on log residuals from 1e-05 to 1 \(Chinchilla's and OLMo's 0.001\), "
+        r"got 1e\+300$",
     ),
     (
         "advise-row-seed-nan",

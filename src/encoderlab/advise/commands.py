@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.advise.decide import INTERVAL, Advice, advise
-from encoderlab.advise.fit import DELTA
+from encoderlab.advise.fit import DELTA, DELTA_RANGE
 from encoderlab.advise.holdout import HeldOutScore, format_held_out, score_held_out
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric
 from encoderlab.advise.predict import Target
@@ -81,9 +81,12 @@ def _fit_options(
         raise UserError(f"--confidence must be in (0.5, 1), got {confidence}")
     if not 0.0 < interval < 1.0:
         raise UserError(f"--interval must be in (0, 1), got {interval}")
-    # inf was taken: fitted as least squares under the option's name
-    if not (math.isfinite(delta) and delta > 0):
-        raise UserError(f"--huber-delta must be a finite positive threshold on log residuals, got {delta}")
+    # inf, and 1e300 or 1e-300, were taken: fitted as least squares under the option's name (fit.DELTA_RANGE)
+    if not DELTA_RANGE[0] <= delta <= DELTA_RANGE[1]:
+        raise UserError(
+            f"--huber-delta must be a threshold on log residuals from {DELTA_RANGE[0]:g} to {DELTA_RANGE[1]:g} "
+            f"(Chinchilla's and OLMo's {DELTA:g}), got {delta:g}"
+        )
     if seed < 0:  # numpy's generators take no negative seed
         raise UserError(f"--seed must be >= 0, got {seed}")
     if seed_noise is not None and not (math.isfinite(seed_noise) and seed_noise > 0):
@@ -174,7 +177,7 @@ def advise_command(
         seed: Seed of the bootstrap: the same seed gives the same advice.
         confidence: Share of replicates the leader must win to be recommended (else: insufficient evidence).
         interval: Width of the prediction and crossover intervals.
-        huber_delta: Huber threshold on log residuals (Chinchilla's and OLMo's 1e-3).
+        huber_delta: Huber threshold on log residuals, 1e-5 to 1 (Chinchilla's and OLMo's 1e-3).
         seed_noise: Seed-to-seed sd of the metric, known from another ladder: draws normal noise of that size
             instead of resampling this ladder's seeds (needed when no rung has two seeds).
         hold_out_largest: Instead of advising at a target, fit without the ladder's largest size and score the
