@@ -4,14 +4,16 @@ where the truth at the held-out size is designed, and the command end to end."""
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import replace
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
+from scipy import stats
 from test_advise_commands import _one_line, _write_csv
 
-from encoderlab.advise.holdout import HeldOutRung, HeldOutScore, format_held_out, score_held_out
+from encoderlab.advise.holdout import HeldOutRung, HeldOutScore, format_held_out, noise_bound, score_held_out
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
 from encoderlab.cli import main
@@ -166,9 +168,41 @@ def test_a_pair_measured_within_seed_noise_is_reported_not_scored(tmp_path, caps
     text = format_held_out(score)
     assert "(0 schedule pairs): extrapolation n/a, single rung n/a, advised n/a" in text
     assert (
-        f"not scored: 1 schedule pair whose measured means differ by less than their seed noise ({CLM_LIKE.name} vs {MLM_LIKE.name} at N="
-        in text
+        f"not scored: 1 schedule pair whose measured means differ by no more than their seed noise's 95% bound "
+        f"({CLM_LIKE.name} vs {MLM_LIKE.name} at N=" in text
     )
     # the same gap given a seed noise 100x smaller is outside it: scored
     scored = score_held_out(ladder, **QUICK, seed_noise=1e-4)
     assert scored.pairs == 1 and scored.within_noise == 0 and scored.rungs[0].within_noise == ()
+
+
+def test_a_pair_measured_apart_by_exactly_the_noise_bound_is_not_scored_and_the_line_says_so():
+    """At the bound p = 0.05, not significant by a study's p < 0.05: within noise. The code read `<=` while
+    docs/advise.md and the printed line said "less than", so a pair exactly at the bound was left out while the
+    line said it was nearer than that. Held-out means 2**-6 apart, the given `--seed-noise` the float at which
+    the bound is exactly that gap; one float smaller, the gap is past the bound and scored."""
+    syn = synthetic_ladder(np.random.default_rng(1), rungs=4, crossover=256.0, sigma=0.01)
+    top = max(o.params for o in syn.ladder.observations)
+    at_top = [o for o in syn.ladder.observations if o.params == top]
+    n = {s: sum(o.schedule == s for o in at_top) for s in (CLM_LIKE, MLM_LIKE)}
+    base, gap = round(float(np.mean([o.value for o in at_top])) * 1024) / 1024, 2.0**-6  # exact in binary
+    value = {MLM_LIKE: base, CLM_LIKE: base - gap}
+    moved = {id(o): replace(o, value=value[o.schedule]) for o in at_top}
+    ladder = Ladder(syn.ladder.metric, tuple(moved.get(id(o), o) for o in syn.ladder.observations))
+    critical = float(stats.norm.ppf(0.975))  # the --seed-noise quantile
+
+    def bound(sd):
+        return noise_bound(sd, critical, n[CLM_LIKE], n[MLM_LIKE])
+
+    sd = gap / bound(1.0)
+    for _ in range(64):  # the float sd whose bound is the gap itself
+        if bound(sd) == gap:
+            break
+        sd = math.nextafter(sd, math.inf if bound(sd) < gap else 0.0)
+    assert bound(sd) == gap and bound(math.nextafter(sd, 0.0)) < gap
+    at = score_held_out(ladder, **QUICK, seed_noise=sd)
+    assert at.rungs[0].measured[MLM_LIKE.name] - at.rungs[0].measured[CLM_LIKE.name] == gap
+    assert at.within_noise == 1 and at.pairs == 0
+    assert "differ by no more than their seed noise's 95% bound" in format_held_out(at)
+    past = score_held_out(ladder, **QUICK, seed_noise=math.nextafter(sd, 0.0))
+    assert past.within_noise == 0 and past.pairs == 1

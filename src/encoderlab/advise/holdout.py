@@ -12,10 +12,11 @@ pretraining seeds), by decision accuracy (the share of schedule pairs ordered as
 - *advised*: whichever of the two the advisor's own backtest chose.
 
 **The measured ranking is a measurement too**: means over a few pretraining seeds. A pair whose measured
-means differ by less than their seed noise can be ordered either way by another draw of seeds, so scoring a
-prediction right or wrong against it scores the seeds, not the advisor. Such a pair is reported as *within
-seed noise* and left out of every accuracy: its difference is within the two-sided 95% bound of a two-sample
-test, `t(0.975, df) x sd x sqrt(1/n_a + 1/n_b)` with the n seeds each ran at that rung and the sd pooled over
+means differ by no more than their seed noise can be ordered either way by another draw of seeds, so scoring
+a prediction right or wrong against it scores the seeds, not the advisor. Such a pair is reported as *within
+seed noise* and left out of every accuracy: its difference is at most the two-sided 95% bound of a two-sample
+test, `t(0.975, df) x sd x sqrt(1/n_a + 1/n_b)` (`noise_bound`; at the bound itself p = 0.05, which a study's
+claims, significant at p < 0.05, do not count as a difference either) with the n seeds each ran at that rung and the sd pooled over
 both schedules' rungs (every size, the held-out one too: the bootstrap's assumption of one noise size per
 schedule at every rung, and the pooled test's of one size for both schedules), or with `--seed-noise` the
 normal 1.96 x that sd. Trade-off: a real but small difference goes unscored, and a rung whose every pair is
@@ -66,7 +67,7 @@ class HeldOutRung:
     single_rung_accuracy: float
     advised_accuracy: float
     within_noise: tuple[tuple[str, str], ...] = ()
-    """Pairs whose measured means differ by less than their seed noise: not scored (module docstring)."""
+    """Pairs whose measured means differ by no more than their seed noise: not scored (module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -106,10 +107,16 @@ def _noise_sums(ladder: Ladder) -> dict[str, tuple[float, int]]:
     return out
 
 
+def noise_bound(sd: float, critical: float, n_a: int, n_b: int) -> float:
+    """The largest difference of two means, over n_a and n_b seeds, that seed noise of size `sd` reaches at the
+    two-sided quantile `critical` (t(0.975, df), or the normal 1.96 for a given `--seed-noise`)."""
+    return critical * sd * math.sqrt(1 / n_a + 1 / n_b)
+
+
 def within_noise(
     ladder: Ladder, point: tuple[float, float], names: list[str], seed_noise: float | None
 ) -> tuple[tuple[str, str], ...]:
-    """The pairs (a, b), a < b, of `names` whose measured means at `point` differ by less than their seed
+    """The pairs (a, b), a < b, of `names` whose measured means at `point` differ by no more than their seed
     noise allows (module docstring); a pair with no estimate of its noise is scored as before."""
     means, sums = _means(ladder, point), _noise_sums(ladder)
     seeds = {n: sum(o.rung == point and o.schedule.name == n for o in ladder.observations) for n in names}
@@ -122,7 +129,9 @@ def within_noise(
             if df == 0:
                 continue
             sd, critical = math.sqrt(ss / df), float(stats.t.ppf(0.975, df))
-        if abs(means[a] - means[b]) <= critical * sd * math.sqrt(1 / seeds[a] + 1 / seeds[b]):
+        # at the bound p = 0.05: not significant by a study's p < 0.05, so within noise (docs/advise.md said
+        # "less than" while this read <=, and the printed line said "less than" too)
+        if abs(means[a] - means[b]) <= noise_bound(sd, critical, seeds[a], seeds[b]):
             out.append((a, b))
     return tuple(out)
 
@@ -237,8 +246,8 @@ def format_held_out(score: HeldOutScore) -> str:
     )
     if score.within_noise:  # scored right or wrong before, as the seed draw fell
         lines.append(
-            f"not scored: {count(score.within_noise, 'schedule pair')} whose measured means differ by less than "
-            "their seed noise ("
+            f"not scored: {count(score.within_noise, 'schedule pair')} whose measured means differ by no more "
+            "than their seed noise's 95% bound ("
             + "; ".join(
                 f"{a} vs {b} at {label}" for r, label in zip(score.rungs, labels) for a, b in r.within_noise
             )
