@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from encoderlab.advise.decide import advise, decision_accuracy
 from encoderlab.advise.fit import CHINCHILLA, POWER
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric, Observation
-from encoderlab.advise.predict import Rungs, Target, choose_form, resample
+from encoderlab.advise.predict import Rungs, Target, choose_form, computes, resample
 from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE, synthetic_ladder
 from encoderlab.errors import UserError
 
@@ -97,7 +98,7 @@ def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
         sizes=(1e7, 2e7, 4e7),
     )
     adv = advise(ladder, Target(params=1e8, tokens=2e9), n_boot=60)
-    assert adv.method == "single rung" and "CLM ran fewer than 3 rungs" in adv.reason
+    assert adv.method == "single rung" and "CLM ran rungs at fewer than 3 computes" in adv.reason
     assert adv.rung == (2e7, 4e8) and adv.ranking == (CLM_LIKE.name, MLM_LIKE.name)
     assert adv.recommendation == CLM_LIKE.name and all(p.value is None for p in adv.predictions)
     # a target far past it is warned about as the ranking it is: the warning spoke of curves, intervals and a
@@ -105,7 +106,7 @@ def test_a_schedule_with_two_rungs_falls_back_to_the_single_rung_ranking():
     (far,) = [w for w in advise(ladder, Target(flops=1e19), n_boot=60).warnings if "ladder spans" in w]
     assert far.endswith(
         "further past it than the ladder spans (16x from its smallest rung to its largest): the advice reads no "
-        "curve (a schedule has fewer than 3 rungs), so it is the largest common rung's ranking, which says nothing "
+        "curve (a schedule has rungs at fewer than 3 computes), so it is the largest common rung's ranking, which says nothing "
         "of where the schedules stand that far from it; read it as a guess, or add rungs"
     )
 
@@ -494,3 +495,27 @@ def test_the_crossover_line_gives_its_intervals_width():
     advice = advise(syn.ladder, Target(flops=syn.target_flops), n_boot=20, interval=0.5)
     (line,) = [x for x in format_advice(advice).splitlines() if x.startswith("  MLM-40 vs CLM")]
     assert "(50% interval [" in line and "over the replicates that cross" in line, line
+
+
+def test_rungs_at_one_compute_fit_no_curve_in_compute():
+    """An isoFLOP ladder (four sizes, each at the tokens that give it the same 6ND) is one x of the 1-D curve
+    in compute, whose three parameters it cannot identify. Before, it was "fitted" and read at 10x that compute
+    with an 80% interval 0.02 wide, beside a warning that the ladder spans 1x."""
+    sizes = (1e6, 2e6, 4e6, 8e6)
+    runs = [
+        Observation(
+            schedule=s,
+            params=n,
+            tokens=1.6e14 / n,
+            seed=k,
+            value=base + abs(math.log2(n / 2e6)) / 10 + k / 100,
+        )
+        for s, base in ((MLM_LIKE, 4.0), (CLM_LIKE, 4.1))
+        for n in sizes
+        for k in (0, 1)
+    ]
+    adv = advise(Ladder(LOSS, tuple(runs)), Target(flops=1e16), n_boot=60)
+    assert all(p.value is None and p.curve is None for p in adv.predictions)
+    assert adv.method == "single rung" and "rungs at fewer than 3 computes" in adv.reason
+    # rungs at three computes still get the curve (6ND of one N*D product differs only in its last bits)
+    assert computes(np.array([6e15, 6 * 2e6 * (1e15 / 2e6), 1.2e16, 2.4e16])) == 3

@@ -237,7 +237,7 @@ def _percentiles(losses: np.ndarray, metric, interval: float, axis: int) -> tupl
 def _why_not_extrapolated(fits: list[ScheduleFit], rungs: list, bt: Backtest | None) -> str:
     unfitted = [f.schedule.name for f in fits if f.fits is None]
     if unfitted:
-        return f"{', '.join(unfitted)} ran fewer than 3 rungs, too few to fit a curve"
+        return f"{', '.join(unfitted)} ran rungs at fewer than 3 computes, too few to fit a curve"
     if bt is None:
         return (
             "no backtest is possible (it needs two common rungs and enough rungs below the largest to refit "
@@ -372,8 +372,8 @@ def _check_comparable(rungs, fitted: bool) -> None:
     """Refuse a ladder with nothing to compare: no rung shared by every schedule and no curve for each."""
     if not rungs and not fitted:
         raise UserError(
-            "the schedules share no (N, D) rung and not all of them have 3 rungs to fit a curve: nothing can be "
-            "compared; run every schedule at the same sizes and token budgets"
+            "the schedules share no (N, D) rung and not all of them have rungs at 3 computes to fit a curve: "
+            "nothing can be compared; run every schedule at the same sizes and token budgets"
         )
 
 

@@ -2,9 +2,11 @@
 
 **Which curve.** A schedule whose runs vary both model size and tokens (at least two of each and
 six rungs, so the five parameters leave a degree of freedom) gets Chinchilla's
-`E + A/N^a + B/D^b`; otherwise, with at least three rungs, the 1-D `E + A*C^-a` in compute. With two
-rungs no curve is fitted: three parameters cannot be identified from two points, and the advisor
-falls back to the single-rung ranking.
+`E + A/N^a + B/D^b`; otherwise, with at least three rungs at three computes, the 1-D `E + A*C^-a` in
+compute. With two rungs no curve is fitted: three parameters cannot be identified from two points, and the
+advisor falls back to the single-rung ranking. Nor from rungs at two computes, however many: rungs of one C
+(another size at as many FLOPs, an isoFLOP profile) are one x of the 1-D curve, and before 2026-12-06 four
+rungs at one C were "fitted" and read at 10x that C with an 80% interval 0.02 wide.
 
 **The bootstrap resamples pretraining seeds within each rung.** Each replicate keeps every rung's
 mean and draws its runs' deviations from that mean with replacement; the curve is refitted to each
@@ -217,13 +219,20 @@ def paired_sources(
     return out
 
 
+def computes(compute: np.ndarray) -> int:
+    """How many distinct computes `compute` holds, equal within 1e-9 relative (6ND of one product N*D, or
+    measured FLOPs, differ in their last bits): the x values a 1-D curve in compute sees."""
+    logs = np.sort(np.log(np.asarray(compute, dtype=float)))
+    return int(len(logs) and 1 + (np.diff(logs) > 1e-9).sum())
+
+
 def choose_form(rungs: Rungs) -> CurveForm | None:
     """Chinchilla's 2-D curve when size and tokens both vary enough, the 1-D power law in compute
-    with three rungs or more, else None (nothing can be extrapolated)."""
+    with three rungs at three computes or more, else None (nothing can be extrapolated)."""
     sizes, tokens = (len(np.unique(rungs.points[:, i])) for i in (0, 1))
     if sizes >= 2 and tokens >= 2 and len(rungs.points) >= 6:
         return CHINCHILLA
-    return POWER if len(rungs.points) >= 3 else None
+    return POWER if computes(rungs.compute) >= 3 else None
 
 
 @dataclass(frozen=True)
@@ -344,7 +353,8 @@ def _problems(fit: ScheduleFit, hold_out: tuple[float, float] | None) -> tuple[n
     if hold_out is None:
         return values, weights, False
     kept = fit.held_out(hold_out)
-    enough = len(np.unique(fit.rungs.index[kept > 0])) >= (6 if fit.form is CHINCHILLA else 3)
+    left = np.unique(fit.rungs.index[kept > 0])
+    enough = len(left) >= 6 if fit.form is CHINCHILLA else computes(fit.rungs.compute[left]) >= 3
     if enough:
         values, weights = np.vstack([values, values[:1]]), np.vstack([weights, kept[None]])
     return values, weights, enough

@@ -130,7 +130,7 @@ def _reach(value: float, lo: float, hi: float) -> str | None:
 
 
 _NO_CURVES = (
-    "the advice reads no curve (a schedule has fewer than 3 rungs), so it is the largest common rung's ranking, "
+    "the advice reads no curve (a schedule has rungs at fewer than 3 computes), so it is the largest common rung's ranking, "
     "which says nothing of where the schedules stand that far from it; read it as a guess, or add rungs"
 )
 """The reason of `_beyond`'s warning where no curve is read: it spoke of the curves' form, their intervals and

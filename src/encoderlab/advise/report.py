@@ -93,7 +93,7 @@ def format_advice(advice: Advice) -> str:
     rows = [
         [
             p.schedule,
-            p.curve or "none (<3 rungs)",
+            p.curve or "none (<3 computes)",
             _num(p.value),
             f"[{_num(p.low)}, {_num(p.high)}]" if p.low is not None else "-",
             _num(p.p_best, "{:.2f}"),
