@@ -132,6 +132,19 @@ def test_a_finetuning_metric_is_the_test_mean_at_the_lr_chosen_on_validation(tmp
         read_study(study, "finetune:squad")
 
 
+def test_a_finetuning_metric_of_a_study_that_fine_tunes_nothing_names_a_metric_it_has(tmp_path):
+    """It said "its tasks: none (it has no evaluation nodes); use --metric finetune:TASK with one of them"."""
+    study = tmp_path / "study"
+    _pretrain(study, "mlm40", "a" * 64, "pfs-mlm", ["ratio=0.4"], 0, 6.1)
+    (study / "graph.json").write_text(json.dumps([{"name": "pretrain/mlm40", "key": "a" * 64}]))
+    with pytest.raises(UserError) as err:
+        read_study(study, "finetune:tweets")
+    assert str(err.value) == (
+        f"--metric finetune:tweets: the study {study} fine-tunes no run (it has no evaluation nodes); use a metric "
+        "its training logs, such as --metric val/mlm15, or advise a study whose runs are fine-tuned on tweets"
+    )
+
+
 def test_a_metric_edited_to_a_non_number_is_named_not_skipped(tmp_path):
     """The last val/mlm15 edited to text was skipped, and the one before it advised on without a word."""
     study = tmp_path / "study"

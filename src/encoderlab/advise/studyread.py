@@ -96,10 +96,16 @@ def _check_task(study: Path, graph: list[dict], metric: str) -> None:
         return
     configs = [g.get("config") for g in graph if g.get("kind") == "eval"]
     tasks = sorted({c.get("task") for c in configs if isinstance(c, dict) and c.get("task")})
-    if metric[len(FINETUNE) :] not in tasks:
+    task = metric[len(FINETUNE) :]
+    if not tasks:  # said "its tasks: none (...); use --metric finetune:TASK with one of them": there are none
         raise UserError(
-            f"--metric {metric}: the study {study} evaluates no task '{metric[len(FINETUNE) :]}'; its tasks: "
-            f"{', '.join(tasks) or 'none (it has no evaluation nodes)'}; use --metric finetune:TASK with one of them"
+            f"--metric {metric}: the study {study} fine-tunes no run (it has no evaluation nodes); use a metric its "
+            f"training logs, such as --metric val/mlm15, or advise a study whose runs are fine-tuned on {task}"
+        )
+    if task not in tasks:
+        raise UserError(
+            f"--metric {metric}: the study {study} evaluates no task '{task}'; its tasks: {', '.join(tasks)}; "
+            "use --metric finetune:TASK with one of them"
         )
 
 
