@@ -59,11 +59,12 @@ TIE = 1e-4
 
 DELTA_RANGE = (1e-5, 1.0)
 """The thresholds `--huber-delta` takes. Outside them the fit is least squares under the Huber loss's name, as
-it was for `inf` (refused): at a delta of 1 or more every residual short of a run e times off its curve is
-inside the quadratic part, so the loss is sum(r^2)/2 (measured: 1, 10, 1e100 and 1e300 give the docs' ladder
-one and the same advice; from ~1e154 delta^2 also overflows, a numpy warning on stderr); below 1e-5 the
-tie-break's TIE r^2/2 outweighs the Huber loss's linear part delta|r| from |r| = 2 delta/TIE < 0.2, so runs
-a few percent off their curve are fitted by least squares too (1e-300 gives that same advice)."""
+it was for `inf` (refused). Above 1 every residual short of a run e times off its curve is inside the
+quadratic part, so the loss is sum(r^2)/2 (1 is the edge: least squares but for such runs; measured, 1, 10,
+1e100 and 1e300 give the docs' ladder one and the same advice, and from ~1e154 delta^2 also overflows, a numpy
+warning on stderr). Below 1e-5 the tie-break's TIE r^2/2 outweighs the Huber loss's linear part delta|r| from
+|r| = 2 delta/TIE < 0.2, so runs a few percent off their curve are fitted by least squares too (1e-300 gives
+that same advice)."""
 
 
 def huber(r: np.ndarray, delta: float) -> np.ndarray:
