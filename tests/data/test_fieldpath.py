@@ -101,3 +101,65 @@ def test_a_dotted_text_field_that_stops_is_one_line_naming_the_field_there(files
     assert_one_line(code, err, r"n.jsonl:1 has no field 'meta.body' \(fields of meta: text, n\)")
     assert_printed_as_documented("source-text-field-path-stops", err, files)
     assert snapshot(files) == before and not (files / "t").exists()
+
+
+LISTED = [  # MLDR's layout (`positive_passages`: a list of {docid, text}); an empty list, a null list
+    {"id": "q1", "passages": [{"docid": "d1", "text": "first passage"}, {"docid": "d2", "text": "second"}]},
+    {"id": "q2", "passages": []},
+    {"id": "q3", "passages": None},
+    {"id": "q4", "passages": [{"docid": "d4", "text": "only one"}]},
+]
+
+
+@pytest.fixture
+def listed(tmp_path):
+    (tmp_path / "l.jsonl").write_text("".join(json.dumps(r) + "\n" for r in LISTED))
+    pq.write_table(pa.Table.from_pylist(LISTED), tmp_path / "l.parquet")
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", ["l.jsonl", "l.parquet"])
+def test_an_index_segment_enters_a_list_and_a_list_too_short_is_an_empty_document(listed, name):
+    # was: refused as "passages is list, not an object", with no path that reads the text
+    assert _texts(str(listed / name), "passages.0.text") == ["first passage", "only one"]
+    assert _texts(str(listed / name), "passages.1.text") == ["second"]
+
+
+def test_an_index_segment_enters_a_parquet_list_of_strings_and_a_large_list(tmp_path):
+    table = pa.table(
+        {
+            "answers": pa.array([["a one", "a two"], [], None], pa.list_(pa.string())),
+            "big": pa.array([["b"], ["c"], []], pa.large_list(pa.string())),
+        }
+    )
+    pq.write_table(table, tmp_path / "s.parquet")
+    assert _texts(str(tmp_path / "s.parquet"), "answers.1") == ["a two"]
+    assert _texts(str(tmp_path / "s.parquet"), "big.0") == ["b", "c"]
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "l.jsonl",
+            r"l.jsonl:1 has no field 'passages.text' \(passages is a list, entered by index: passages.0 is its "
+            r"first element\); .*text_field=passages.0.text'",
+        ),
+        (
+            "l.parquet",
+            r"l.parquet has no column 'passages.text' \(passages is a list, entered by index: passages.0 is "
+            r"its first element\); .*text_field=passages.0.docid'",  # file order: a schema has no lengths
+        ),
+    ],
+)
+def test_a_list_met_by_a_name_is_refused_naming_the_index_path(listed, name, message):
+    with pytest.raises(UserError, match=message):
+        _texts(str(listed / name), "passages.text")
+
+
+def test_a_hub_dataset_s_list_is_entered_by_index(tmp_path, monkeypatch):
+    repo = tmp_path / "hub" / "acme" / "listed" / "data"
+    repo.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(LISTED), repo / "train-00000-of-00001.parquet")
+    monkeypatch.setenv(HUB_DATA_ENV, str(tmp_path / "hub"))
+    assert _texts("hf:acme/listed", "passages.0.text") == ["first passage", "only one"]

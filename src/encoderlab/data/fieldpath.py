@@ -7,11 +7,17 @@ a parquet struct column `meta` with a string field `text`); such a field was ref
 - a name the record (or the file's columns) holds as it is wins, so a key holding a dot (`{"a.b": ...}`)
   still reads as before; otherwise the name is split on dots and walked through nested objects (structs);
 - a null object on the way is a null text, an empty document (dropped and counted), as a null cell is;
-- a segment that is not there, or a value on the way that is no object, is refused naming where the path
-  stopped and what that object holds (`FieldMissing`), and a leaf that is no string is refused as a
-  top-level field that is no string is.
-Trade-off: a literal dot in a nested key (`meta` -> `a.b`) cannot be named; hub schemas seen so far do not
-have one, and a flat key with a dot keeps working.
+- a list on the way is entered by an index segment, `meta.0.text` (a JSON array, a parquet list or
+  large_list, a hub `Sequence`): hub layouts keep text in lists (MLDR's `positive_passages` is a list of
+  {docid, text}; SQuAD's `answers.text` a list of strings). A list too short for the index is a null
+  text, an empty document (dropped and counted): SQuAD v2's unanswerable questions have empty lists;
+- a segment that is not there, or a value on the way that is no object (a list met by a name), is refused
+  naming where the path stopped and what that object holds (`FieldMissing`; for a list, the index path to
+  name), and a leaf that is no string is refused as a top-level field that is no string is.
+Trade-offs: a literal dot in a nested key (`meta` -> `a.b`) cannot be named; hub schemas seen so far do not
+have one, and a flat key with a dot keeps working. One index reads one element per record: every element
+as a document of its own (each passage of a list) is not offered; flatten the records first for that.
+Was: a list on the way was refused as "meta is list, not an object", with no way to name the text in it.
 """
 
 from __future__ import annotations
@@ -30,16 +36,21 @@ class FieldMissing(Exception):
         """What the value where the path stopped is, where it is no object (an arrow type: its name)."""
 
     def strings(self) -> list[str]:
-        """The full paths of that object's string values, longest value first (the likeliest text)."""
-        if not isinstance(self.found, dict):
+        """The full paths of that object's string values, longest value first (the likeliest text); for a
+        list, those of its first element, through index 0 (`meta.0.text`)."""
+        found, at = self.found, self.at
+        if isinstance(found, list) and found:
+            found, at = (found[0], f"{at}.0") if not isinstance(found[0], str) else ({"0": found[0]}, at)
+        if not isinstance(found, dict):
             return []
-        keys = sorted(
-            (k for k, v in self.found.items() if isinstance(v, str)), key=lambda k: -len(self.found[k])
-        )
-        return [f"{self.at}.{k}" if self.at else k for k in keys]
+        keys = sorted((k for k, v in found.items() if isinstance(v, str)), key=lambda k: -len(found[k]))
+        return [f"{at}.{k}" if at else k for k in keys]
 
     def why(self, kind: str = "field") -> str:
-        """What the refusal says in brackets: the fields of the object where the path stopped, or what it is."""
+        """What the refusal says in brackets: the fields of the object where the path stopped, or what it is
+        (a list: that it is entered by index)."""
+        if isinstance(self.found, list) or self.type_name.startswith(("list<", "large_list<")):
+            return f"{self.at} is a list, entered by index: {self.at}.0 is its first element"
         if not isinstance(self.found, dict):
             return f"{self.at} is {self.type_name}, not an object"
         return f"{kind}s{f' of {self.at}' if self.at else ''}: {', '.join(self.found)}"
@@ -57,17 +68,21 @@ def lookup(record: dict, key: str) -> Any:
     for segment in key.split("."):
         if value is None:
             return None
-        if not isinstance(value, dict) or segment not in value:
+        if isinstance(value, list) and segment.isdigit():  # too short a list: no such element, a null
+            value = value[int(segment)] if int(segment) < len(value) else None
+        elif not isinstance(value, dict) or segment not in value:
             raise FieldMissing(".".join(walked), value)
-        value = value[segment]
+        else:
+            value = value[segment]
         walked.append(segment)
     return value
 
 
 def struct_path(schema, key: str) -> tuple[list[str], Any]:
     """([column, field, ...], the leaf's arrow type) that `key` names in the arrow `schema`: the column itself
-    when there is one of that name, else the dotted path through struct columns. Raises `FieldMissing`
-    (`found`: the names the struct where the path stopped holds, or its type) where the path stops."""
+    when there is one of that name, else the dotted path through struct columns and, by index, lists.
+    Raises `FieldMissing` (`found`: the names the struct where the path stopped holds, or its type) where
+    the path stops."""
     import pyarrow as pa
 
     if key in schema.names or "." not in key:
@@ -77,19 +92,44 @@ def struct_path(schema, key: str) -> tuple[list[str], Any]:
     segments = key.split(".")
     kind, names = None, dict.fromkeys(schema.names)
     for i, segment in enumerate(segments):
-        if i and not pa.types.is_struct(kind):
+        if i and is_list(kind) and segment.isdigit():
+            kind = kind.value_type
+        elif i and not pa.types.is_struct(kind):
             raise FieldMissing(".".join(segments[:i]), None, str(kind))
-        if segment not in names:
+        elif segment not in names:
             raise FieldMissing(".".join(segments[:i]), names)
-        kind = schema.types[schema.names.index(segment)] if i == 0 else kind.field(segment).type
+        else:
+            kind = schema.types[schema.names.index(segment)] if i == 0 else kind.field(segment).type
         names = dict.fromkeys(kind.names if pa.types.is_struct(kind) else [])
     return segments, kind
 
 
+def is_list(kind) -> bool:
+    """Whether the arrow type `kind` is a list an index segment enters (list, large_list)."""
+    import pyarrow as pa
+
+    return pa.types.is_list(kind) or pa.types.is_large_list(kind)
+
+
+def inner_fields(kind) -> list | None:
+    """The arrow fields a dotted path enters below a value of type `kind`: a struct's fields, a list's
+    element as the field `0` (its first element); None for a leaf."""
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        return list(kind)
+    return [kind.value_field.with_name("0")] if is_list(kind) else None
+
+
 def struct_values(column, fields: list[str]):
-    """The leaf array `fields` name inside the arrow struct array `column`; a null struct gives a null."""
+    """The leaf array `fields` name inside the arrow struct (or list) array `column`; a null struct or list,
+    or a list too short for the index, gives a null."""
     import pyarrow.compute as pc
 
     for field in fields:
-        column = pc.struct_field(column, field)
+        if is_list(column.type):  # a fixed one-slot slice pads a short list with a null: list_element raises
+            n = int(field)
+            column = pc.list_element(pc.list_slice(column, n, n + 1, return_fixed_size_list=True), 0)
+        else:
+            column = pc.struct_field(column, field)
     return column

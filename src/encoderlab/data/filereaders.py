@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab import jsonlines
-from encoderlab.data.fieldpath import FieldMissing, lookup, struct_path, struct_values
+from encoderlab.data.fieldpath import FieldMissing, inner_fields, lookup, struct_path, struct_values
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
 from encoderlab.errors import UserError, not_utf8, save_as_utf8
 
@@ -368,9 +368,7 @@ def _is_text(kind) -> bool:
 def _string_columns(schema, within: str = "") -> list[str]:
     """The columns of `schema` a text field can name, in file order, then the string fields of its struct
     columns as dotted paths (`meta.text`), which `_text_column` reads too; those inside the struct `within`
-    (where a dotted path stopped) first."""
-    import pyarrow as pa
-
+    (where a dotted path stopped) first; a list's, through its first element (`meta.0.text`)."""
     nested: list[str] = []
 
     def strings(prefix: str, fields) -> list[str]:
@@ -378,8 +376,8 @@ def _string_columns(schema, within: str = "") -> list[str]:
         for f in fields:
             if _is_text(f.type):
                 found.append(prefix + f.name)
-            elif pa.types.is_struct(f.type):
-                nested.extend(strings(f"{prefix}{f.name}.", list(f.type)))
+            elif (inner := inner_fields(f.type)) is not None:
+                nested.extend(strings(f"{prefix}{f.name}.", inner))
         return found
 
     found = strings("", schema) + nested
