@@ -189,8 +189,15 @@ def is_pattern(location: str) -> bool:
     whose name holds them (`corp[1].jsonl`, `runs[2024]/`) is read as itself, even where the pattern would
     also match others (`corp1.jsonl`): as a pattern it read those instead, or was refused as matching
     nothing. A glob meant where such a name exists is written so no path has its name (`corp[1].json[l]`);
-    a literal `[`, `*` or `?` in a glob's folder part is escaped as `glob.escape` writes it (`[[]`)."""
-    return any(c in location for c in GLOB_CHARS) and not Path(location).exists()
+    a literal `[`, `*` or `?` in a glob's folder part is escaped as `glob.escape` writes it (`[[]`). A symlink
+    of such a name is itself too, its target gone or not: one to nothing was "the glob ... matches no file",
+    which hid the link (it is refused, or skipped, as a link to nothing, `filereaders`)."""
+    return any(c in location for c in GLOB_CHARS) and not names_a_path(location)
+
+
+def names_a_path(location: str | Path) -> bool:
+    """`location` names an existing path or a symlink to nothing (read, to be refused naming its target)."""
+    return Path(location).exists() or _dangling(Path(location))
 
 
 def resolve_files(location: str, named_by: str = "--source") -> list[Path] | None:
@@ -200,7 +207,7 @@ def resolve_files(location: str, named_by: str = "--source") -> list[Path] | Non
         paths = [Path(p) for p in glob.glob(location, recursive=True)]
         if not paths:
             raise UserError(f"the glob '{location}' matches no file; check the pattern")
-    elif Path(location).exists():
+    elif names_a_path(location):  # a symlink to nothing too: was "not an existing file, folder or glob"
         paths = [Path(location)]
     else:
         return None

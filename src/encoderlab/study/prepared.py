@@ -60,7 +60,7 @@ def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
     absolute location; for an asset its name. Then what is read of each record (text and id fields,
     the .txt unit) and the entry's share of a mixture, so `c.jsonl#text_field=title` is another corpus
     than `c.jsonl#text_field=content`, and weights 1:3 are the same mixture as 2:6."""
-    from encoderlab.data.sources import expand, is_pattern
+    from encoderlab.data.sources import expand, is_pattern, names_a_path
 
     cfgs = [expand(c) for c in cfgs]
     total = sum(c.weight for c in cfgs)
@@ -71,7 +71,7 @@ def _source_keys(cfgs: list, resolved: list[str]) -> list[tuple]:
             hub = (cfg.location[3:], cfg.hf_config, cfg.hf_split, cfg.hf_data_dir, cfg.hf_revision or "")
             keys.append(("hf", *hub, *read))
             continue
-        local = Path(cfg.location).exists() or is_pattern(cfg.location)
+        local = names_a_path(cfg.location) or is_pattern(cfg.location)
         # a folder prepared before `resolved` was recorded: its relative locations are read from here
         where = where or (os.path.realpath(cfg.location) if local else cfg.location)
         keys.append(("path", where, *read))
