@@ -180,3 +180,58 @@ def test_a_prepared_folder_given_as_a_source_names_how_it_is_used(tmp_path, caps
     assert refusal(run).endswith(
         "is a folder encoderlab wrote (pretrain), not text; point --source at text files"
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json", "vocab.json"],
+)
+def test_a_corpus_file_named_as_a_tokenizer_s_is_read_as_data(tmp_path, name):
+    """A JSON lines file with a tokenizer file's name was refused as "a tokenizer or model folder (it holds
+    NAME)": the check went by the name alone. It is told by what the file holds (`filekinds.hf_json`)."""
+    import json
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    rows = [{"text": f"record {i} of {name}", "model": "bert", "eos_token": "</s>"} for i in range(3)]
+    (corpus / name).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (corpus / "other").mkdir()  # another text field, and one key a tokenizer's files have too
+    (corpus / "other" / name).write_text(json.dumps({"body": "a body", "model": "bert"}) + "\n")
+    assert [
+        d.text for d in iter_documents(SourceConfig(location=str(corpus / "other"), text_field="body"))
+    ] == ["a body"]
+    (corpus / "other" / name).unlink()
+    (corpus / "vocab.txt").write_text("a plain text file named as BERT's vocabulary\n")
+    texts = [d.text for d in iter_documents(SourceConfig(location=str(corpus)))]
+    assert sorted(texts) == sorted(
+        [r["text"] for r in rows] + ["a plain text file named as BERT's vocabulary"]
+    )
+
+
+@pytest.mark.parametrize("pretty", [True, False])
+def test_a_renamed_tokenizer_inside_a_corpus_folder_is_refused_by_what_it_holds(tmp_path, capsys, pretty):
+    """A tokenizer saved as `bpe.json` (`Tokenizer.save`, any name) beside its merges.txt passed the name
+    check: with `--on-error skip` the JSON was skipped as a bad file and merges.txt trained on as documents."""
+    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    corpus = tmp_path / "corpus"
+    (corpus / "mytok").mkdir(parents=True)
+    (corpus / "a.txt").write_text("alpha beta\n\ngamma delta\n")
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel()
+    tok.train_from_iterator(["alpha beta gamma delta"] * 5, trainers.BpeTrainer(vocab_size=280))
+    tok.save(str(corpus / "mytok" / "bpe.json"), pretty=pretty)
+    tok.model.save(str(corpus / "mytok"), "bpe")  # bpe-vocab.json, bpe-merges.txt
+    before = snapshot(tmp_path)
+    argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
+    code, err = cli([*argv, "--on-error", "skip"], capsys)
+    assert_one_line(
+        code,
+        err,
+        r"\S+corpus/mytok, in \S+corpus, is a tokenizer or model folder \(it holds bpe-vocab.json\), not text",
+    )
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    (corpus / "mytok" / "bpe-vocab.json").unlink()  # the tokenizer file alone is told by its head too
+    with pytest.raises(UserError, match=r"corpus/mytok is a tokenizer or model folder \(it holds bpe.json\)"):
+        list(iter_documents(SourceConfig(location=str(corpus / "mytok")), on_error="skip"))

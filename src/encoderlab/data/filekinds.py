@@ -23,7 +23,9 @@ import bz2
 import gzip
 import importlib
 import io
+import json
 import lzma
+import re
 import zlib
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -296,15 +298,76 @@ def _marked_folder(folder: Path, texts: list[Path]) -> _NotText | None:
     return None
 
 
-HF_FOLDER_FILES = frozenset({"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"})
-"""Names `save_pretrained` gives a tokenizer's files (a model folder holds them too); no corpus file is so
-named, and each is JSON that would parse as a document."""
+_TOKENIZERS_HEAD = re.compile(r'\A\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncation"\s*:')
+"""How the `tokenizers` library begins every file it saves (`Tokenizer.save`, a `tokenizer.json`), compact or
+pretty: its fields in serde's order, `version` then `truncation`."""
+
+_VOCABULARY_HEAD = re.compile(r'\A\s*\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\d+\s*,\s*){8}')
+"""A slow BPE vocabulary (GPT-2's `vocab.json`): an object whose first values are all token ids."""
+
+HF_KEYS = frozenset(
+    {
+        *(
+            "model",
+            "added_tokens",
+            "pre_tokenizer",
+            "normalizer",
+            "post_processor",
+            "decoder",
+        ),  # tokenizer.json
+        *("tokenizer_class", "model_max_length", "added_tokens_decoder", "additional_special_tokens"),
+        *(
+            "clean_up_tokenization_spaces",
+            "do_lower_case",
+            "add_bos_token",
+            "add_eos_token",
+            "add_prefix_space",
+        ),
+        *(f"{kind}_token" for kind in ("bos", "eos", "unk", "pad", "mask", "cls", "sep")),
+        *("model_type", "architectures", "transformers_version"),  # a model's config.json
+    }
+)
+"""Top-level keys of the JSON files `save_pretrained` writes (tokenizer.json, tokenizer_config.json,
+special_tokens_map.json, config.json): `hf_json` tells such a file from a corpus's by them."""
+
+_HEAD_BYTES = 1 << 16
+"""What is read of a .json file to tell a tokenizer's from data: the keys that say so come first."""
 
 
 def _hf_folder(texts: list[Path]) -> _NotText | None:
-    """The folder of the first of `texts` that is a tokenizer file (`HF_FOLDER_FILES`): a Hugging Face tokenizer
-    or model folder. Read off the names, so it costs nothing."""
+    """The folder of the first of `texts` that is a tokenizer or model JSON file another tool saved
+    (`hf_json`): a Hugging Face tokenizer or model folder. Was: told by the name alone (tokenizer.json,
+    tokenizer_config.json, special_tokens_map.json), so a corpus's JSON lines file of one of those names was
+    refused, and a tokenizer saved as `bpe.json` (`Tokenizer.save`) was read as a corpus file, its folder's
+    merges.txt as documents under `--on-error skip`. Costs a 64 KiB read of each uncompressed .json file (a
+    corpus's are mostly .jsonl, which are not read); a folder holding only .txt tokenizer files (BERT's vocab.txt
+    alone) is not told from text, as before."""
     for q in texts:
-        if q.name in HF_FOLDER_FILES:
+        if q.suffix == ".json" and hf_json(q):
             return _NotText(q.parent, q, None)
     return None
+
+
+def hf_json(path: Path) -> bool:
+    """Whether the .json file `path` is one a tokenizer or model folder holds, by its first 64 KiB: a
+    `tokenizers` file (`_TOKENIZERS_HEAD`), a token-id vocabulary, a pretty-printed document (no JSON lines
+    file is one) with a key of `HF_KEYS`, or a first line that is an object with two of them and no `text`.
+    A file that cannot be read is not one (it is refused where it is read)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return False
+    if _TOKENIZERS_HEAD.match(head) or _VOCABULARY_HEAD.match(head):
+        return True
+    first = head.lstrip().split("\n", 1)[0]
+    try:
+        record = json.loads(first)
+    except ValueError:  # pretty-printed (no JSON line) or a first line longer than the head: its keys
+        return bool(HF_KEYS.intersection(_TOP_KEYS.findall(head)))
+    # a JSON line: two such keys (one, `model`, is a corpus field too) and no `text`, or a record it is
+    return isinstance(record, dict) and "text" not in record and len(HF_KEYS.intersection(record)) > 1
+
+
+_TOP_KEYS = re.compile(r'(?m)(?:\A\s*\{\s*|^(?: {0,2}|\t))"([^"]+)"\s*:')
+"""Keys of a JSON document's top level as `json.dumps(indent=2)` writes them (or the first key of any)."""
