@@ -40,6 +40,7 @@ NAMED = {
     "prepare-shard-into-link-to-nothing": "tests.data.test_merge_refusals::test_a_sharded_prepare_into_a_link_to_nothing_is_refused_and_writes_nothing",
     "corpus-holds-a-tokenizer-folder": "tests.data.test_filekinds::test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused",
     "source-is-prepared-data": "tests.data.test_filekinds::test_a_prepared_folder_given_as_a_source_names_how_it_is_used",
+    "prepare-by-older-txt-reading": "tests.data.test_txt_reading::test_a_folder_prepared_by_older_txt_reading_of_a_file_with_a_cr_is_refused",
     "source-text-field-path-stops": "tests.data.test_fieldpath::test_a_dotted_text_field_that_stops_is_one_line_naming_the_field_there",
     "corpus-symlink-to-nothing": "tests.data.test_prepare_skipped::test_a_symlink_to_nothing_in_a_folder_is_refused_or_skipped_and_then_no_change",
     "init-unfinished-run": "tests.train.test_pretrain_cli::test_a_run_without_its_final_model_is_refused_as_a_start_model",

@@ -25,6 +25,12 @@ checked as local files are, at the mirror folder the identity names, whose split
 card (no network), so a file added there is new as in a local folder (a folder from before they were
 recorded is not checked).
 
+The reading is checked too: meta.json and a tokenizer's SOURCES record `txt_reading` (`TXT_READING`), the
+way .txt files were cut into lines. A folder made by older reading code (no `txt_reading`) whose .txt files,
+unchanged, hold a `\r` would read as other documents now (`reading_change`), and is a change; one whose .txt
+files hold none reads the same and stays up to date (each such file is read once per check, for a `\r`;
+recording the version outside the recipe keeps every folder's identity and study node key).
+
 A change is refused, never prepared over: the folder may be what a run's checkpoints were trained on
 (a resume on data prepared again is refused too, `train/trainer.py`), so the fix is another --out or
 deleting the folder. A source that is not on this machine at all (a merge away from the workers'
@@ -38,7 +44,7 @@ import os
 from pathlib import Path
 
 from encoderlab.config import from_dict
-from encoderlab.data.filekinds import misnamed
+from encoderlab.data.filekinds import DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
 from encoderlab.data.filereaders import file_change
 from encoderlab.data.hub import is_commit, list_mirror
 from encoderlab.data.mirrorpin import read_unpinned, verified_commit
@@ -64,7 +70,46 @@ def source_change(meta: dict) -> str | None:
         to_end = source["exhausted"] if isinstance(source.get("exhausted"), bool) else whole
         if change := _change(config, source, shard, to_end=to_end, skip=skip):
             return _elsewhere(config, source) or change
+    return reading_change(meta)  # the files are those read: would they read the same now?
+
+
+TXT_READING = 2
+"""How `filereaders._lines` cuts .txt files into lines, recorded as `txt_reading`: 2, at `\n`, `\r\n` and a
+lone `\r` (classic Mac files). Before (no `txt_reading`): at `\n` alone, a `\r` kept in a line (the first
+versions also kept `\r\n` in paragraphs). Raise it when the reading of .txt files changes again."""
+
+
+def reading_change(meta: dict) -> str | None:
+    """The first .txt file `meta` (a prepared folder's meta.json, a tokenizer's SOURCES) records having read
+    that would read as other documents now, in words: one holding a `\r`, where `meta` was made by an older
+    reading than `TXT_READING`; None otherwise (a file that cannot be opened is left to `_change`)."""
+    reading = meta.get("txt_reading")
+    if isinstance(reading, int) and reading >= TXT_READING:
+        return None
+    for source in _list(meta.get("sources")):
+        for entry in _list(source.get("files")) if isinstance(source, dict) else []:
+            path = (
+                Path(entry["path"])
+                if isinstance(entry, dict) and isinstance(entry.get("path"), str)
+                else None
+            )
+            if path is not None and file_kind(path) == "txt" and _holds_cr(path):
+                return (
+                    f"{path} holds a \\r, which ends a line since an older encoderlab read it: it reads as other "
+                    "documents now"
+                )
     return None
+
+
+def _holds_cr(path: Path) -> bool:
+    try:
+        with open(path, "rb") as raw, decompressed(path, raw) as f:
+            while chunk := f.read(1 << 20):
+                if b"\r" in chunk:
+                    return True
+    except (OSError, ValueError, *DECOMPRESS_ERRORS):  # unreadable now: no reading to compare
+        return False
+    return False
 
 
 def _elsewhere(config: dict, source: dict) -> str | None:

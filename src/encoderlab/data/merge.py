@@ -369,7 +369,17 @@ def _merged_meta(metas: list[dict], recipe: dict, splits: dict, seconds: float) 
     decontam = dict(first["decontamination"])
     for key in ("removed_by_id", "removed_by_ngram"):
         decontam[key] = sum(m["decontamination"][key] for m in metas)
-    keep = ("format", "format_version", "dtype", "spec", "wrap", "encoder", "tokenizer", "documents")
+    keep = (
+        "format",
+        "format_version",
+        "dtype",
+        "spec",
+        "wrap",
+        "encoder",
+        "tokenizer",
+        "documents",
+        "txt_reading",
+    )
     return {
         **{k: first[k] for k in keep if k in first},
         "recipe": recipe,

@@ -464,6 +464,7 @@ def _meta(job: _Job, splits, stats, tally: Tally, bos, eos, resumed_after, elaps
         "workers": job.workers,
         "encoder": "tiktoken" if fast else "tokenizers",
         "documents": "whole",  # tokenized without the tokenizer's call settings (packed.read_meta)
+        "txt_reading": freshness.TXT_READING,  # how .txt files were cut into lines: an older folder is checked by it
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     if job.shard is not None:

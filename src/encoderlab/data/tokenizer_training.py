@@ -46,6 +46,7 @@ from encoderlab import words
 from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.filereaders import MissingTextField
+from encoderlab.data.freshness import TXT_READING
 from encoderlab.data.mixing import EmptySource, announce_sources, check_seed, empty_corpus, mix_documents
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
@@ -371,5 +372,5 @@ def train_tokenizer(
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
         create_output(tmp, KIND)
         fast.save_pretrained(str(tmp))
-        write_json_atomic(tmp / SOURCES, {"recipe": recipe, "sources": read})
+        write_json_atomic(tmp / SOURCES, {"recipe": recipe, "sources": read, "txt_reading": TXT_READING})
     return load_tokenizer(out)
