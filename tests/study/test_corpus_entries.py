@@ -155,3 +155,14 @@ def test_a_corpus_entry_s_bad_option_names_the_entry_once(tmp_path):
             check_sources(load_study_file(_study(tmp_path, [f"a.jsonl#{option}"])))
         assert f"source '{tmp_path / 'a.jsonl'}#{option}': {problem}" in str(err.value)
         assert str(err.value).count("a.jsonl") == 1
+
+
+def test_an_entry_that_is_a_symlink_to_nothing_is_refused_as_one_naming_its_target(tmp_path):
+    """A relative entry linking to nothing (`corp[1].jsonl`, or a plain name) was "no file beside the study
+    file" (or matched as a glob): it is the link, refused by the up-front check as a `--source` one is."""
+    for name in ("corp[1].jsonl", "corp.jsonl"):
+        (tmp_path / name).symlink_to(tmp_path / "unmounted" / name)
+        spec = load_study_file(_study(tmp_path, [f"{name}#text_field=content"]))
+        assert corpus_locations(spec.data[0].corpus) == [str(tmp_path / name)]
+        with pytest.raises(UserError, match=r"it is a symlink to \S+unmounted/\S+, which does not exist"):
+            check_sources(spec)
