@@ -135,6 +135,22 @@ def test_an_index_segment_enters_a_parquet_list_of_strings_and_a_large_list(tmp_
     pq.write_table(table, tmp_path / "s.parquet")
     assert _texts(str(tmp_path / "s.parquet"), "answers.1") == ["a two"]
     assert _texts(str(tmp_path / "s.parquet"), "big.0") == ["b", "c"]
+    with pytest.raises(
+        UserError, match=r"no string column 'answers' \(answers is list.*text_field=answers.0'"
+    ):
+        _texts(str(tmp_path / "s.parquet"), "answers")
+
+
+def test_a_json_line_s_list_of_strings_named_whole_is_refused_naming_its_first_element(tmp_path):
+    """SQuAD's `answers.text` (a list) was "is list; fix or remove it", naming no path that reads it."""
+    (tmp_path / "q.jsonl").write_text(json.dumps({"answers": {"text": ["Denver Broncos"]}}) + "\n")
+    assert _texts(str(tmp_path / "q.jsonl"), "answers.text.0") == ["Denver Broncos"]
+    with pytest.raises(
+        UserError,
+        match=r"has no string field 'answers.text' \(answers.text is a list, entered by index\); .*"
+        r"text_field=answers.text.0'",
+    ):
+        _texts(str(tmp_path / "q.jsonl"), "answers.text")
 
 
 @pytest.mark.parametrize(

@@ -158,11 +158,12 @@ def _field(record: dict, key: str, where: str, source: str) -> str:
         ) from None
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
-    if isinstance(value, dict):  # `meta` for `meta.text`: the fix names the path to a string inside it
+    if isinstance(
+        value, dict | list
+    ):  # `meta` for `meta.text` (a list: `meta.0`): the fix names a string in it
         inside = FieldMissing(key, value).strings()
-        raise _no_field(
-            f"{where} has no string field '{key}' ({key} is an object)", where, key, inside, source
-        )
+        what = "an object" if isinstance(value, dict) else "a list, entered by index"
+        raise _no_field(f"{where} has no string field '{key}' ({key} is {what})", where, key, inside, source)
     if not isinstance(value, str):
         raise _Bad(f"{where} has no string field '{key}' ({key} is {type(value).__name__})")
     return value
