@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from encoderlab.data.filekinds import content_bytes, file_kind, misnamed
+from encoderlab.data.filekinds import content_bytes, file_kind, hf_json, misnamed
 from encoderlab.data.sources import SourceConfig, SourceStats, iter_documents
 from encoderlab.errors import UserError
 
@@ -200,6 +200,10 @@ def test_a_corpus_file_named_as_a_tokenizer_s_is_read_as_data(tmp_path, name):
     assert [
         d.text for d in iter_documents(SourceConfig(location=str(corpus / "other"), text_field="body"))
     ] == ["a body"]
+    (corpus / "other" / name).write_text(
+        json.dumps({"model": "x", "eos_token": "y", "text": "z" * (1 << 17)})
+    )
+    assert hf_json(corpus / "other" / name) is False  # a first record longer than what is read of it
     (corpus / "other" / name).unlink()
     (corpus / "vocab.txt").write_text("a plain text file named as BERT's vocabulary\n")
     texts = [d.text for d in iter_documents(SourceConfig(location=str(corpus)))]
@@ -212,6 +216,8 @@ def test_a_corpus_file_named_as_a_tokenizer_s_is_read_as_data(tmp_path, name):
 def test_a_renamed_tokenizer_inside_a_corpus_folder_is_refused_by_what_it_holds(tmp_path, capsys, pretty):
     """A tokenizer saved as `bpe.json` (`Tokenizer.save`, any name) beside its merges.txt passed the name
     check: with `--on-error skip` the JSON was skipped as a bad file and merges.txt trained on as documents."""
+    import json
+
     from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
@@ -232,6 +238,9 @@ def test_a_renamed_tokenizer_inside_a_corpus_folder_is_refused_by_what_it_holds(
         r"\S+corpus/mytok, in \S+corpus, is a tokenizer or model folder \(it holds bpe-vocab.json\), not text",
     )
     assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
-    (corpus / "mytok" / "bpe-vocab.json").unlink()  # the tokenizer file alone is told by its head too
+    vocabulary = corpus / "mytok" / "bpe-vocab.json"
+    vocabulary.write_text(json.dumps({f"t{i}": i for i in range(20000)}))  # GPT-2's: one line, over 64 KiB
+    assert hf_json(vocabulary)
+    vocabulary.unlink()  # the tokenizer file alone is told by its head too
     with pytest.raises(UserError, match=r"corpus/mytok is a tokenizer or model folder \(it holds bpe.json\)"):
         list(iter_documents(SourceConfig(location=str(corpus / "mytok")), on_error="skip"))

@@ -303,30 +303,15 @@ _TOKENIZERS_HEAD = re.compile(r'\A\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncat
 pretty: its fields in serde's order, `version` then `truncation`."""
 
 _VOCABULARY_HEAD = re.compile(r'\A\s*\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\d+\s*,\s*){8}')
-"""A slow BPE vocabulary (GPT-2's `vocab.json`): an object whose first values are all token ids."""
+"""A slow BPE vocabulary (GPT-2's `vocab.json`) on one line longer than the head: its first values all ids."""
 
-HF_KEYS = frozenset(
-    {
-        *(
-            "model",
-            "added_tokens",
-            "pre_tokenizer",
-            "normalizer",
-            "post_processor",
-            "decoder",
-        ),  # tokenizer.json
-        *("tokenizer_class", "model_max_length", "added_tokens_decoder", "additional_special_tokens"),
-        *(
-            "clean_up_tokenization_spaces",
-            "do_lower_case",
-            "add_bos_token",
-            "add_eos_token",
-            "add_prefix_space",
-        ),
-        *(f"{kind}_token" for kind in ("bos", "eos", "unk", "pad", "mask", "cls", "sep")),
-        *("model_type", "architectures", "transformers_version"),  # a model's config.json
-    }
+_TOKENIZER_KEYS = ("model", "added_tokens", "pre_tokenizer", "normalizer", "post_processor", "decoder")
+_CONFIG_KEYS = (  # tokenizer_config.json, special_tokens_map.json
+    *("tokenizer_class", "model_max_length", "added_tokens_decoder", "additional_special_tokens"),
+    *("clean_up_tokenization_spaces", "do_lower_case", "add_bos_token", "add_eos_token", "add_prefix_space"),
+    *(f"{kind}_token" for kind in ("bos", "eos", "unk", "pad", "mask", "cls", "sep")),
 )
+HF_KEYS = frozenset((*_TOKENIZER_KEYS, *_CONFIG_KEYS, "model_type", "architectures", "transformers_version"))
 """Top-level keys of the JSON files `save_pretrained` writes (tokenizer.json, tokenizer_config.json,
 special_tokens_map.json, config.json): `hf_json` tells such a file from a corpus's by them."""
 
@@ -350,24 +335,33 @@ def _hf_folder(texts: list[Path]) -> _NotText | None:
 
 def hf_json(path: Path) -> bool:
     """Whether the .json file `path` is one a tokenizer or model folder holds, by its first 64 KiB: a
-    `tokenizers` file (`_TOKENIZERS_HEAD`), a token-id vocabulary, a pretty-printed document (no JSON lines
-    file is one) with a key of `HF_KEYS`, or a first line that is an object with two of them and no `text`.
-    A file that cannot be read is not one (it is refused where it is read)."""
+    `tokenizers` file (`_TOKENIZERS_HEAD`); a pretty-printed document (no JSON lines file is one) with a
+    top-level key of `HF_KEYS`; a first line, without `text`, that is an object with two of them or of
+    token ids alone (a vocabulary; one longer than the head, by its first ids). A JSON line with `text` is
+    data; so is a file that cannot be read (it is refused where it is read)."""
     try:
         with open(path, "rb") as f:
             head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
     except OSError:
         return False
-    if _TOKENIZERS_HEAD.match(head) or _VOCABULARY_HEAD.match(head):
+    if _TOKENIZERS_HEAD.match(head):
         return True
     first = head.lstrip().split("\n", 1)[0]
+    if first.strip() == "{":  # pretty-printed, which no JSON lines file is: its top-level keys
+        return bool(HF_KEYS.intersection(_TOP_KEYS.findall(head)))
     try:
         record = json.loads(first)
-    except ValueError:  # pretty-printed (no JSON line) or a first line longer than the head: its keys
-        return bool(HF_KEYS.intersection(_TOP_KEYS.findall(head)))
-    # a JSON line: two such keys (one, `model`, is a corpus field too) and no `text`, or a record it is
-    return isinstance(record, dict) and "text" not in record and len(HF_KEYS.intersection(record)) > 1
+    except ValueError:  # a first line longer than the head: a big vocabulary's ids, or data (read as such)
+        return bool(_VOCABULARY_HEAD.match(head)) and '"text"' not in head
+    if not isinstance(record, dict) or "text" in record:
+        return False
+    # a JSON line: two such keys (one, `model`, is a corpus field too), or token ids alone (a vocabulary)
+    return len(HF_KEYS.intersection(record)) > 1 or (len(record) > 8 and _all_ints(record.values()))
 
 
-_TOP_KEYS = re.compile(r'(?m)(?:\A\s*\{\s*|^(?: {0,2}|\t))"([^"]+)"\s*:')
-"""Keys of a JSON document's top level as `json.dumps(indent=2)` writes them (or the first key of any)."""
+def _all_ints(values) -> bool:
+    return all(isinstance(v, int) and not isinstance(v, bool) for v in values)
+
+
+_TOP_KEYS = re.compile(r'(?m)^[ \t]{1,2}"([^"]+)"\s*:')
+"""Keys of a pretty-printed JSON document's top level, as `json.dumps(indent=2)` and `tokenizers` write them."""
