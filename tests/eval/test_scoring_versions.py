@@ -49,6 +49,33 @@ def test_tc_scores_cached_before_the_word_mapping_fix_are_not_reused(tmp_path):
         assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
 
 
+# Signatures that the code of efa158b through a75fce8 (2026-12-02 to 2026-12-06) gave the built-in QA
+# tasks, computed by that code; efa158b changed which answers and questions their scored splits keep.
+SIGNATURES_BEFORE_SCORED_QA_ANSWERS = {
+    "squad": "982c7ea8ab330d57",
+    "paper-squad": "251e8db8d1fefa79",
+    "paper-squad-v2": "41723459f5e264c0",
+    "paper-record": "97618ceeb75e3ad2",
+}
+
+
+def test_qa_scores_cached_before_scored_splits_kept_every_answer_are_not_reused(tmp_path):
+    assert {n for n, t in TASKS.items() if t.family == "qa"} == set(SIGNATURES_BEFORE_SCORED_QA_ANSWERS)
+    store = ResultsStore(tmp_path / "results.jsonl")
+    for name, old in SIGNATURES_BEFORE_SCORED_QA_ANSWERS.items():
+        task = TASKS[name]
+        store.add(
+            EvalRecord(
+                model="m", task=name, family="qa", task_signature=old, metric=task.metric, lr=1e-4,
+                seed=0, val={task.metric: 50.0}, test={"test": {task.metric: 50.0}}, val_score=50.0,
+                test_score=50.0,
+            )
+        )  # fmt: skip
+    again = ResultsStore(tmp_path / "results.jsonl")
+    for name in SIGNATURES_BEFORE_SCORED_QA_ANSWERS:
+        assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
+
+
 def test_only_the_bumped_path_changes_its_tasks_signatures():
     # pre-split words kept their scoring code: paper 2's NER tasks keep their signatures and results
     split = [t for t in TASKS.values() if t.family == "tc" and t.options.words == "split"]
@@ -141,20 +168,30 @@ class _Span(nn.Module):
         ).float() + self.anchor
 
 
-def _qa(name: str, v2: bool):
-    """Questions over the fixed sentences, the third word the answer; a v2 task adds one with none. Windows
-    of 48 tokens with a stride of 8, so a context spans several."""
+def _qa_rows(v2: bool, scored: bool) -> list[dict]:
+    """Questions over the fixed sentences, the third word the answer. The last sentence's answer has a span
+    that does not match its context (its offset one character off), as data with mismatched spans has: a
+    scored split keeps the question (efa158b), training drops it. A v2 task adds a question with no
+    answer."""
     rows = []
     for i, words in enumerate(SENTENCES):
         context, answer = " ".join(words), words[2]
-        answers = [{"text": answer, "answer_start": context.index(answer)}]
-        rows.append(qa_example(f"q{i}", context, f"what is {words[1]}", answers, {}, scored=True))
+        start = context.index(answer) - (i == len(SENTENCES) - 1)
+        answers = [{"text": answer, "answer_start": start}]
+        rows.append(qa_example(f"q{i}", context, f"what is {words[1]}", answers, {}, scored=scored))
     if v2:
-        rows.append(qa_example("none", TEXTS[0], "what is nothing", [], {}, scored=True))
+        rows.append(qa_example("none", TEXTS[0], "what is nothing", [], {}, scored=scored))
+    return [r for r in rows if r is not None]
+
+
+def _qa(name: str, v2: bool, scored: bool = True):
+    """A QA task over `_qa_rows`; windows of 48 tokens with a stride of 8, so a context spans several.
+    `scored=False` scores the questions as training keeps them (the code before efa158b's)."""
+    val = _qa_rows(v2, scored)
     options = dataclasses.replace(TASKS[name].options, v2=v2, stride=8)
     task = dataclasses.replace(TASKS[name], max_length=48, options=options)
     module = _Fixed(2, per_token=True) if options.head == "tagger" else _Span()
-    return task, TaskData(rows, rows, {"test": rows}), module
+    return task, TaskData(_qa_rows(v2, False), val, {"test": val}), module
 
 
 CONFIGS = {
@@ -171,7 +208,10 @@ CONFIGS = {
 
 
 def _scores(config: str) -> dict:
-    task, data, module = CONFIGS[config]()
+    return _scores_of(*CONFIGS[config]())
+
+
+def _scores_of(task, data: TaskData, module: nn.Module) -> dict:
     ops = family_ops(task)
     prepared = ops.prepare(task, encoderlab_bpe_tokenizer(WORDS), data)
     scores = ops.metrics(task, ops.predict(task, module, prepared.val))
@@ -197,7 +237,7 @@ GOLDEN = {
         "sc one label": {"accuracy": 50.0, "macro_f1": 38.888889},
         "sc multi-label": {"macro_f1": 44.444444, "micro_f1": 50.0, "weighted_f1": 40.0, "accuracy": 25.0},
     },
-    ("qa", 0): {
+    ("qa", 1): {
         "qa span": {"exact_match": 0.0, "f1": 16.666667},
         "qa span, v2": {
             "exact": 0.0,
@@ -214,12 +254,27 @@ GOLDEN = {
             "best_f1": 33.333333,
             "best_f1_thresh": -14.0,
         },
-        "qa tagger, v2": {"position_f1": 12.25291, "exact_positions": 0.0},
+        "qa tagger, v2": {"position_f1": 13.628571, "exact_positions": 0.0},
     },
     ("ir", 0): {
         "ir": {"ndcg@10": 66.183044, "recall@10": 100.0, "recall@100": 100.0, "ndcg@10_retrieved": 64.627388},
     },
 }
+
+
+QA_CONFIGS = {
+    "qa span": ("squad", False),
+    "qa span, v2": ("squad", True),
+    "qa tagger, v2": ("paper-squad-v2", True),
+}
+
+
+def test_the_qa_pin_exercises_a_question_whose_span_does_not_match():
+    # scored as training keeps its questions (as every split was before efa158b), each pinned QA score
+    # differs: a change of which mismatched answers a scored split keeps moves the pinned scores
+    assert set(QA_CONFIGS) == {c for c in CONFIGS if c.startswith("qa")}
+    for config, (name, v2) in QA_CONFIGS.items():
+        assert _scores_of(*_qa(name, v2, scored=False)) != _scores(config), config
 
 
 @pytest.mark.parametrize("path, version", sorted(GOLDEN))

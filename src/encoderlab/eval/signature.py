@@ -70,7 +70,7 @@ SCORING_VERSIONS: dict[str, int] = {
     "sc": 0,
     "tc words: text": 1,
     "tc words: split": 0,
-    "qa": 0,
+    "qa": 1,
     "ir": 0,
 }
 """The version of each scoring path's code (`scoring_path`), in the signature of its tasks when above 0.
@@ -78,7 +78,10 @@ Bump a path's version when its encoding, decoding or metric code changes what a 
 scores made by the old code are not reused. Bumps:
 - `tc words: text` 1 (2026-12-06): a token of empty offsets inside the text (a space encoderlab's
   byte-level BPE left alone) belongs to the next word (`features.token_words`, since 2026-12-02); TC
-  scores cached before that, under the same signature, are not reused."""
+  scores cached before that, under the same signature, are not reused.
+- `qa` 1 (2026-12-06): validation and test questions keep every gold answer, those whose span does not
+  match the context included (`tasks.splits.qa_example`, since efa158b, 2026-12-02); QA scores cached
+  before that, under the same signature, are not reused."""
 
 
 def scoring_path(task: Task) -> str:
