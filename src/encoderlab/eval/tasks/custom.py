@@ -129,8 +129,7 @@ class TaskSpec:
 def _read_spec(path: Path) -> TaskSpec:
     where = f"task file {path}"
     raw = read_mapping(path, "task file")  # malformed YAML: the line and the problem
-    if "family" in raw and raw["family"] not in FAMILIES:
-        raise UserError(f"{where}: " + str(did_you_mean(str(raw["family"]), list(FAMILIES), "family")))
+    _check_family(raw, where)
     if isinstance(raw.get("finetune"), dict):
         raw = {**raw, "finetune": {**dataclasses.asdict(FILE_FINETUNE), **raw["finetune"]}}
     spec = from_dict(TaskSpec, raw, where)
@@ -144,7 +143,10 @@ def _read_spec(path: Path) -> TaskSpec:
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
-            raise UserError(f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}")
+            other = _of_other_family(spec.family, [value], METRICS.__getitem__)
+            raise UserError(
+                f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}{other}"
+            )
     if (spec.template is not None) != (spec.family == "pair-sc"):
         raise UserError(
             f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
@@ -155,9 +157,9 @@ def _read_spec(path: Path) -> TaskSpec:
             raise UserError(
                 f"{where}: options.{own}: the {what} is the task's own `{own}:` field; move it there"
             )
-    valid = set(recorded_fields(FAMILIES[spec.family])) - {"labels", "template"}  # not options of a task file
+    valid = _options_of(spec.family)
     if line := unknown_fields(f"{where}: options", spec.options, valid):  # they were listed as valid
-        raise UserError(line)
+        raise UserError(line + _of_other_family(spec.family, spec.options, _options_of))
     if spec.labels is not None and spec.family in ("qa", "ir"):
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
     if spec.labels is not None and metrics == REGRESSION_METRICS:
@@ -175,14 +177,62 @@ def _read_spec(path: Path) -> TaskSpec:
     return spec
 
 
+def _check_family(raw: dict, where: str) -> None:
+    """`family:` is one family's name, checked first: every other field is read by the family's rules.
+    A list or mapping there (`family: [sc]`, as lm-evaluation-harness's `tag:` lists are written) was a
+    TypeError traceback, from the CLI and from a study naming the file, and null was named as a family
+    'None'. A missing `family` is `from_dict`'s line (missing field)."""
+    if "family" not in raw:
+        return
+    family, valid = raw["family"], sorted(FAMILIES)
+    if isinstance(family, str):
+        if family not in FAMILIES:
+            raise UserError(f"{where}: " + str(did_you_mean(family, valid, "family")))
+        return
+    one = family[0] if isinstance(family, list) and len(family) == 1 else None
+    fix = f"`family: {one}`" if isinstance(one, str) and one in FAMILIES else "one of them, e.g. `family: sc`"
+    raise UserError(
+        f"{where}: family must be one name of {', '.join(valid)}, got {_yaml_text(family)}; write {fix}"
+    )
+
+
+def _yaml_text(value) -> str:
+    """`value` as the YAML file wrote it, near enough for a message: null, true, 010, ['sc']."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return getattr(value, "written", None) or repr(value)
+
+
+def _of_other_family(family: str, names, fields_of) -> str:
+    """ " (qa's: if the task is qa, write `family: qa`)" when every one of `names` that `family` lacks
+    (`fields_of(f)`: a family's columns, options or metrics) is another family's: a file with one family's
+    fields under another's `family:` (a copied header) was told only that its fields are unknown. Else ''."""
+    extra = set(names) - set(fields_of(family))
+    fits = [f for f in FAMILIES if f != family and extra <= set(fields_of(f))]
+    if not extra or not fits:
+        return ""
+    if len(fits) == 1:
+        return f" ({fits[0]}'s: if the task is {fits[0]}, write `family: {fits[0]}`)"
+    owners = ", ".join(f"{f}'s" for f in fits[:-1]) + f" or {fits[-1]}'s"
+    return f" ({owners}: if the task is one of them, write its family, e.g. `family: {fits[0]}`)"
+
+
+def _columns_of(family: str) -> tuple[str, ...]:
+    return (*COLUMNS[family], *OPTIONAL_COLUMNS.get(family, ()))
+
+
+def _options_of(family: str) -> set[str]:
+    return set(recorded_fields(FAMILIES[family])) - {"labels", "template"}  # not options of a task file
+
+
 def _check_columns(spec: TaskSpec, where: str) -> None:
     """Refuse an unknown field in `columns:`, a column name that is not text, and two fields reading one
     column: the rows are renamed column -> field, so one of the two was lost (`columns: {text: stars,
     label: stars}` ended in a KeyError traceback). A field left out reads the column of its own name, so
     that counts too."""
-    valid = (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))
+    valid = _columns_of(spec.family)
     if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
-        raise UserError(line)
+        raise UserError(line + _of_other_family(spec.family, spec.columns, _columns_of))
     for f, column in spec.columns.items():  # `from_dict` checks a mapping, not its values: `{label: 1}` was a
         coerce(column, str, f"{where}: columns.{f}")  # TypeError traceback where the data lacked column 1
     readers: dict[str, list[str]] = {}
@@ -212,7 +262,7 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
 
 
 def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
-    col = {f: spec.columns.get(f, f) for f in (*COLUMNS[spec.family], *OPTIONAL_COLUMNS.get(spec.family, ()))}
+    col = {f: spec.columns.get(f, f) for f in _columns_of(spec.family)}
     required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]
     back = {c: f for f, c in col.items()}
