@@ -235,6 +235,7 @@ NAMED = {
     "task-file-fraction-leaves-no-train": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-test-and-test-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-family-not-a-name": "tests.eval.test_task_file_family::test_a_family_that_is_not_one_name_is_refused_by_eval_before_anything_is_written",
+    "task-file-id-column-missing": "tests.eval.test_task_file_new_user::test_an_id_column_no_split_has_is_refused_not_dropped",
     "eval-tasks-names-a-task-files-task": "tests.eval.test_custom_tasks::test_a_task_files_task_named_in_tasks_says_the_file_runs_whole",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-hub-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_validation_fraction_beside_a_hub_validation_split_is_refused",

@@ -38,7 +38,7 @@ from encoderlab.eval.spec import (
     TaskData,
     TCOptions,
 )
-from encoderlab.eval.tasks.custom_data import SPLITS, DataSpec, load_splits
+from encoderlab.eval.tasks.custom_data import SPLITS, DataSpec, load_splits, require_named_columns
 from encoderlab.eval.tasks.custom_labels import (
     check_classes,
     check_scored_sizes,
@@ -143,7 +143,7 @@ def _read_spec(path: Path) -> TaskSpec:
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
-            other = _of_other_family(spec.family, [value], METRICS.__getitem__)
+            other = _of_other_family(spec.family, [value], METRICS.__getitem__) or _kind_hint(spec, value)
             raise UserError(
                 f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}{other}"
             )
@@ -151,6 +151,8 @@ def _read_spec(path: Path) -> TaskSpec:
         raise UserError(
             f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
         )
+    if spec.template is not None:  # its check named `options:`, where a task file has no template
+        from_dict(PairSCOptions, {"template": spec.template}, f"{where}: template")
     for own in ("labels", "template"):  # were accepted, then replaced by the task's own, unsaid
         if own in spec.options:
             what = "label set" if own == "labels" else own
@@ -217,6 +219,20 @@ def _of_other_family(family: str, names, fields_of) -> str:
     return f" ({owners}: if the task is one of them, write its family, e.g. `family: {fits[0]}`)"
 
 
+def _kind_hint(spec: TaskSpec, metric: str) -> str:
+    """' (...: add `options: {regression: true}`)' for an sc or pair-sc metric that only another label kind
+    reports (pearson of a regression, micro_f1 of a multi-label task): the line listed the task's metrics
+    and left the option that reports it unsaid. Else ''."""
+    kind = label_kind(spec.options) if spec.family in ("sc", "pair-sc") else None
+    if kind in ("one", "multilabel") and metric in REGRESSION_METRICS:
+        return (
+            f" ({metric} scores a regression: add `options: {{regression: true}}` if the labels are numbers)"
+        )
+    if kind == "one" and metric == "micro_f1":
+        return " (micro_f1 scores a multi-label task: add `options: {multilabel: true}` if each label cell is a list)"
+    return ""
+
+
 def _columns_of(family: str) -> tuple[str, ...]:
     return (*COLUMNS[family], *OPTIONAL_COLUMNS.get(family, ()))
 
@@ -262,6 +278,8 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
 
 
 def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
+    optional_named = {f: spec.columns[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if f in spec.columns}
+    require_named_columns(found, places, optional_named, where)
     col = {f: spec.columns.get(f, f) for f in _columns_of(spec.family)}
     required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]

@@ -113,6 +113,24 @@ def load_splits(
     return found, places
 
 
+def require_named_columns(
+    found: dict, places: dict[str, RowPlaces], named: dict[str, str], where: str
+) -> None:
+    """Refuse an optional field (QA `id`, IR `query_id`, `doc_id`) that `columns:` names to a column no split
+    holds. Optional columns are read where a split has them (one file may lack them), so a misspelt or
+    absent one was dropped without a word and the ids fell back to row numbers or text hashes: the
+    relevance an IR file meant to key by its own ids was keyed by text instead."""
+    for field_, column in named.items():
+        if any(column in part.column_names for part in found.values()):
+            continue
+        names = found["train"].column_names
+        fix = _near_fix([column], names) or f"name a column the data has, or leave {field_} out of `columns:`"
+        raise UserError(
+            f"{where}: columns.{field_}: no split has column {column!r} ({places['train'].whole('train', False)}: "
+            f"columns {', '.join(names)}); {fix}"
+        )
+
+
 def _near_fix(lacked: list[str], names: list[str]) -> str | None:
     """The fix for a column the header names with spaces at its ends or in another case (`review, stars`
     as a CSV header reads ' stars'), which the column list shows but the eye does not: "no column stars

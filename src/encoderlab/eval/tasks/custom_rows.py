@@ -50,6 +50,11 @@ def qa_answers(value, where: str) -> list[dict]:
         raise UserError(
             f"{where}: a row's answers must be SQuAD's {{text: [texts], answer_start: [offsets]}} (empty "
             f"lists when there is none) or a list of {{text, answer_start}}, got {shown}"
+            + (  # the fix was not said: a CSV or TSV cell is one text, never a struct (docs: JSON lines)
+                "; a CSV or TSV cell is one text: write the rows in JSON lines or parquet"
+                if isinstance(value, str)
+                else ""
+            )
         )
     for text, start in answers:
         if text is None or text == "":  # "" trained an end before its start, and counted as answerable

@@ -1,0 +1,100 @@
+"""Task files a new user wrote from docs/evaluation.md (an audit of one per family: pair-sc, regression,
+multi-label sc, tc with pre-split words, qa, ir): each mistake found is one line naming the field and
+the fix, before anything is written."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.eval.fixtures import model_folder, write_task_file
+from tests.eval.test_custom_tasks import _sentiment_files, _write_csv
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.custom import load_task_files
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+def _ir_files(tmp_path) -> dict:
+    for split, n in (("train", 30), ("test", 10)):
+        rows = [{"query": f"query {split} {i}", "document": f"document about {split} {i}"} for i in range(n)]
+        _write_csv(tmp_path / f"{split}.csv", rows)
+    return {"family": "ir", "data": {"train": "train.csv", "test": "test.csv"}, "max_length": 64}
+
+
+def test_an_id_column_no_split_has_is_refused_not_dropped(tmp_path, capsys):
+    # was: accepted, the ids silently hashes of the texts (optional columns are read where a split has them)
+    spec = {**_ir_files(tmp_path), "columns": {"query_id": "qid"}}
+    path = write_task_file(tmp_path, "task_id_column_missing.yaml", name="my-ir", **spec)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        assert_one_line(
+            code,
+            err,
+            rf"^encoderlab: error: task file {path}: columns.query_id: no split has column 'qid' \(train split, "
+            r"train.csv: columns query, document\); name a column the data has, or leave query_id out of `columns:`$",
+        )
+        assert_printed_as_documented("task-file-id-column-missing", err, tmp_path)
+        assert not (tmp_path / "e").exists()
+
+
+def test_an_id_column_some_split_has_is_read(tmp_path):
+    spec = _ir_files(tmp_path)
+    rows = [{"query": f"query train {i}", "document": f"doc {i}", "qid": f"q{i}"} for i in range(30)]
+    _write_csv(tmp_path / "train.csv", rows)  # the test split has no qid: its ids are hashes, as before
+    path = write_task_file(tmp_path, name="my-ir", **spec, columns={"query_id": "qid"})
+    assert [t.name for t in load_task_files([str(path)])] == ["my-ir"]
+
+
+def test_qa_answers_in_a_csv_cell_say_to_write_json_lines(tmp_path):
+    # was: the shape SQuAD's answers must have, not that a CSV cell is one text, never a struct
+    rows = []
+    for i in range(20):
+        context = f"the answer is word{i} here"
+        answers = {"text": [f"word{i}"], "answer_start": [context.index(f"word{i}")]}
+        rows.append({"question": f"what is it {i}?", "context": context, "answers": json.dumps(answers)})
+    _write_csv(tmp_path / "train.csv", rows)
+    _write_csv(tmp_path / "test.csv", [{**r, "question": r["question"] + " now"} for r in rows])
+    data = {"train": "train.csv", "test": "test.csv"}
+    path = write_task_file(tmp_path, name="my-qa", family="qa", data=data, allow_overlap=True)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value).startswith(f"task file {path}: train split, line ")
+    assert str(err.value).endswith("; a CSV or TSV cell is one text: write the rows in JSON lines or parquet")
+
+
+@pytest.mark.parametrize(
+    "metric, fix",
+    [
+        ("pearson", "pearson scores a regression: add `options: {regression: true}` if the labels are numbers"),
+        ("micro_f1", "micro_f1 scores a multi-label task: add `options: {multilabel: true}` if each label cell is a list"),
+    ],
+)  # fmt: skip
+def test_a_metric_of_another_label_kind_names_its_option(tmp_path, metric, fix):
+    # was: the task's metrics listed, the option that reports the one written left unsaid
+    path = write_task_file(tmp_path, name="reviews", **_sentiment_files(tmp_path), metric=metric)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: metric {metric!r} is not one of sc's: accuracy, macro_f1, weighted_f1 ({fix})"
+    )
+
+
+def test_a_pair_template_without_a_and_b_names_the_template_field(tmp_path):
+    # was: "task file ...: options: a pair template needs ...": a task file's template is no option
+    spec = {
+        **_sentiment_files(tmp_path),
+        "family": "pair-sc",
+        "columns": {"text": "sentence", "text_pair": "other", "label": "polarity"},
+    }
+    path = write_task_file(tmp_path, name="pairs", **spec, template="{premise} / {hypothesis}")
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: template: a pair template needs exactly the fields {{a}} and {{b}}, "
+        "got '{premise} / {hypothesis}'"
+    )
