@@ -98,3 +98,36 @@ def test_a_pair_template_without_a_and_b_names_the_template_field(tmp_path):
         f"task file {path}: template: a pair template needs exactly the fields {{a}} and {{b}}, "
         "got '{premise} / {hypothesis}'"
     )
+
+
+@pytest.mark.parametrize("place", ["", "finetune."])
+@pytest.mark.parametrize("key", ["learning_rate", "lr"])
+def test_a_learning_rate_in_a_task_file_says_the_grid_sets_it(tmp_path, place, key):
+    # was: "unknown fields learning_rate; valid: batch_size, ...", not that the LRs are `--lrs`
+    spec = _sentiment_files(tmp_path)
+    spec = {**spec, "finetune": {key: 2e-5}} if place else {**spec, key: 2e-5}
+    path = write_task_file(tmp_path, name="reviews", **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path}: {place}{key}: a task file sets no learning rate, the grid does: `encoderlab eval MODEL "
+        "--task-file FILE --lrs 1e-4 5e-4` (a study's `eval: {lrs: [...]}`); remove it"
+    )
+
+
+def test_an_lm_evaluation_harness_config_is_named_as_such(tmp_path):
+    # was: "unknown fields dataset_path, doc_to_text, output_type, task; valid: ..."
+    spec = {
+        "task": "my-task",
+        "dataset_path": "owner/data",
+        "output_type": "multiple_choice",
+        "doc_to_text": "{{q}}",
+    }
+    path = write_task_file(tmp_path, **spec)
+    with pytest.raises(UserError) as err:
+        load_task_files([str(path)])
+    assert str(err.value) == (
+        f"task file {path} is an lm-evaluation-harness task config (it has `task:`, `dataset_path:`, "
+        "`doc_to_text:`, `output_type:`), which encoderlab does not read: it fine-tunes on labelled examples; "
+        "write `name`, `family`, `data` and `columns` (docs/evaluation.md, Your own tasks)"
+    )

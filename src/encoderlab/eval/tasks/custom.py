@@ -24,21 +24,31 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from encoderlab.config import coerce, from_dict, read_mapping, recorded_fields, unknown_fields
-from encoderlab.errors import UserError, did_you_mean
+from encoderlab.config import coerce, from_dict, read_mapping, unknown_fields
+from encoderlab.errors import UserError
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
     FinetuneConfig,
     Inputs,
-    IROptions,
     PairSCOptions,
     QAOptions,
-    SCOptions,
     Task,
     TaskData,
-    TCOptions,
 )
 from encoderlab.eval.tasks.custom_data import SPLITS, DataSpec, load_splits, require_named_columns
+from encoderlab.eval.tasks.custom_family import (
+    COLUMNS,
+    FAMILIES,
+    METRICS,
+    OPTIONAL_COLUMNS,
+    REGRESSION_METRICS,
+    check_family,
+    check_foreign_fields,
+    columns_of,
+    kind_hint,
+    of_other_family,
+    options_of,
+)
 from encoderlab.eval.tasks.custom_labels import (
     check_classes,
     check_scored_sizes,
@@ -60,24 +70,6 @@ from encoderlab.eval.tasks.splits import check_overlap, data_hash, require_nonem
 FILE_DATA = "file:"
 """The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
 
-FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
-COLUMNS = {
-    "sc": ("text", "label"),
-    "pair-sc": ("text", "text_pair", "label"),
-    "tc": ("tokens", "tags"),
-    "qa": ("question", "context", "answers"),
-    "ir": ("query", "document"),
-}
-OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
-METRICS = {
-    "sc": ("accuracy", "macro_f1", "weighted_f1"),
-    "pair-sc": ("accuracy", "macro_f1", "weighted_f1"),
-    "tc": ("entity_f1", "accuracy", "sentence_macro_f1", "conlleval_f1"),
-    "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
-    "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
-}
-REGRESSION_METRICS = ("pearson", "spearman")
-"""An sc/pair-sc task with `options: {regression: true}` is scored by these (the first is the default)."""
 QA_HEAD_METRICS = {"span": ("f1", "exact_match", "exact"), "tagger": ("position_f1", "exact_positions")}
 """The QA scores each head reports (the first is the default)."""
 FILE_FINETUNE = FinetuneConfig(batch_size=16, micro_batch_size=16, max_steps=300)
@@ -129,7 +121,8 @@ class TaskSpec:
 def _read_spec(path: Path) -> TaskSpec:
     where = f"task file {path}"
     raw = read_mapping(path, "task file")  # malformed YAML: the line and the problem
-    _check_family(raw, where)
+    check_family(raw, where)
+    check_foreign_fields(raw, where)
     if isinstance(raw.get("finetune"), dict):
         raw = {**raw, "finetune": {**dataclasses.asdict(FILE_FINETUNE), **raw["finetune"]}}
     spec = from_dict(TaskSpec, raw, where)
@@ -143,7 +136,9 @@ def _read_spec(path: Path) -> TaskSpec:
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
         if value is not None and value not in metrics:
-            other = _of_other_family(spec.family, [value], METRICS.__getitem__) or _kind_hint(spec, value)
+            other = of_other_family(spec.family, [value], METRICS.__getitem__) or kind_hint(
+                spec.family, spec.options, value
+            )
             raise UserError(
                 f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}{other}"
             )
@@ -159,9 +154,9 @@ def _read_spec(path: Path) -> TaskSpec:
             raise UserError(
                 f"{where}: options.{own}: the {what} is the task's own `{own}:` field; move it there"
             )
-    valid = _options_of(spec.family)
+    valid = options_of(spec.family)
     if line := unknown_fields(f"{where}: options", spec.options, valid):  # they were listed as valid
-        raise UserError(line + _of_other_family(spec.family, spec.options, _options_of))
+        raise UserError(line + of_other_family(spec.family, spec.options, options_of))
     if spec.labels is not None and spec.family in ("qa", "ir"):
         raise UserError(f"{where}: `labels` is only for sc, pair-sc and tc")
     if spec.labels is not None and metrics == REGRESSION_METRICS:
@@ -179,76 +174,14 @@ def _read_spec(path: Path) -> TaskSpec:
     return spec
 
 
-def _check_family(raw: dict, where: str) -> None:
-    """`family:` is one family's name, checked first: every other field is read by the family's rules.
-    A list or mapping there (`family: [sc]`, as lm-evaluation-harness's `tag:` lists are written) was a
-    TypeError traceback, from the CLI and from a study naming the file, and null was named as a family
-    'None'. A missing `family` is `from_dict`'s line (missing field)."""
-    if "family" not in raw:
-        return
-    family, valid = raw["family"], sorted(FAMILIES)
-    if isinstance(family, str):
-        if family not in FAMILIES:
-            raise UserError(f"{where}: " + str(did_you_mean(family, valid, "family")))
-        return
-    one = family[0] if isinstance(family, list) and len(family) == 1 else None
-    fix = f"`family: {one}`" if isinstance(one, str) and one in FAMILIES else "one of them, e.g. `family: sc`"
-    raise UserError(
-        f"{where}: family must be one name of {', '.join(valid)}, got {_yaml_text(family)}; write {fix}"
-    )
-
-
-def _yaml_text(value) -> str:
-    """`value` as the YAML file wrote it, near enough for a message: null, true, 010, ['sc']."""
-    if value is None or isinstance(value, bool):
-        return {None: "null", True: "true", False: "false"}[value]
-    return getattr(value, "written", None) or repr(value)
-
-
-def _of_other_family(family: str, names, fields_of) -> str:
-    """ " (qa's: if the task is qa, write `family: qa`)" when every one of `names` that `family` lacks
-    (`fields_of(f)`: a family's columns, options or metrics) is another family's: a file with one family's
-    fields under another's `family:` (a copied header) was told only that its fields are unknown. Else ''."""
-    extra = set(names) - set(fields_of(family))
-    fits = [f for f in FAMILIES if f != family and extra <= set(fields_of(f))]
-    if not extra or not fits:
-        return ""
-    if len(fits) == 1:
-        return f" ({fits[0]}'s: if the task is {fits[0]}, write `family: {fits[0]}`)"
-    owners = ", ".join(f"{f}'s" for f in fits[:-1]) + f" or {fits[-1]}'s"
-    return f" ({owners}: if the task is one of them, write its family, e.g. `family: {fits[0]}`)"
-
-
-def _kind_hint(spec: TaskSpec, metric: str) -> str:
-    """' (...: add `options: {regression: true}`)' for an sc or pair-sc metric that only another label kind
-    reports (pearson of a regression, micro_f1 of a multi-label task): the line listed the task's metrics
-    and left the option that reports it unsaid. Else ''."""
-    kind = label_kind(spec.options) if spec.family in ("sc", "pair-sc") else None
-    if kind in ("one", "multilabel") and metric in REGRESSION_METRICS:
-        return (
-            f" ({metric} scores a regression: add `options: {{regression: true}}` if the labels are numbers)"
-        )
-    if kind == "one" and metric == "micro_f1":
-        return " (micro_f1 scores a multi-label task: add `options: {multilabel: true}` if each label cell is a list)"
-    return ""
-
-
-def _columns_of(family: str) -> tuple[str, ...]:
-    return (*COLUMNS[family], *OPTIONAL_COLUMNS.get(family, ()))
-
-
-def _options_of(family: str) -> set[str]:
-    return set(recorded_fields(FAMILIES[family])) - {"labels", "template"}  # not options of a task file
-
-
 def _check_columns(spec: TaskSpec, where: str) -> None:
     """Refuse an unknown field in `columns:`, a column name that is not text, and two fields reading one
     column: the rows are renamed column -> field, so one of the two was lost (`columns: {text: stars,
     label: stars}` ended in a KeyError traceback). A field left out reads the column of its own name, so
     that counts too."""
-    valid = _columns_of(spec.family)
+    valid = columns_of(spec.family)
     if line := unknown_fields(f"{where}: columns of a {spec.family} task", spec.columns, valid):
-        raise UserError(line + _of_other_family(spec.family, spec.columns, _columns_of))
+        raise UserError(line + of_other_family(spec.family, spec.columns, columns_of))
     for f, column in spec.columns.items():  # `from_dict` checks a mapping, not its values: `{label: 1}` was a
         coerce(column, str, f"{where}: columns.{f}")  # TypeError traceback where the data lacked column 1
     readers: dict[str, list[str]] = {}
@@ -280,7 +213,7 @@ def _metrics(spec: TaskSpec) -> tuple[str, ...]:
 def _examples(spec: TaskSpec, found: dict, places: dict[str, RowPlaces], where: str) -> TaskData:
     optional_named = {f: spec.columns[f] for f in OPTIONAL_COLUMNS.get(spec.family, ()) if f in spec.columns}
     require_named_columns(found, places, optional_named, where)
-    col = {f: spec.columns.get(f, f) for f in _columns_of(spec.family)}
+    col = {f: spec.columns.get(f, f) for f in columns_of(spec.family)}
     required = _required(spec)  # every split holds them (`load_splits`)
     optional = [col[f] for f in OPTIONAL_COLUMNS.get(spec.family, ())]
     back = {c: f for f, c in col.items()}

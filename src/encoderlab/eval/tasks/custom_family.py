@@ -1,0 +1,126 @@
+"""A task file's family and the fields each family reads: the tables, and the checks that tell a file
+which family its fields belong to.
+
+Design. `family:` is checked first (`check_family`), since every other field is read by the family's
+rules; a column, option or metric of another family than the one named is refused as unknown, as any
+unknown field, and the line names the family that has it (`of_other_family`): a file with one family's
+fields under another's `family:` (a copied header) is more often wrong in `family:` than in its fields.
+The trade-off: the tables here are the one list of what each family reads, so a new option of a family
+reaches the hints without more code, but a field two families share (sc's and ir's `pooling`) names both.
+"""
+
+from __future__ import annotations
+
+from encoderlab.config import recorded_fields
+from encoderlab.errors import UserError, did_you_mean
+from encoderlab.eval.spec import IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
+from encoderlab.eval.tasks.custom_labels import label_kind
+
+FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
+COLUMNS = {
+    "sc": ("text", "label"),
+    "pair-sc": ("text", "text_pair", "label"),
+    "tc": ("tokens", "tags"),
+    "qa": ("question", "context", "answers"),
+    "ir": ("query", "document"),
+}
+OPTIONAL_COLUMNS = {"qa": ("id",), "ir": ("query_id", "doc_id")}
+METRICS = {
+    "sc": ("accuracy", "macro_f1", "weighted_f1"),
+    "pair-sc": ("accuracy", "macro_f1", "weighted_f1"),
+    "tc": ("entity_f1", "accuracy", "sentence_macro_f1", "conlleval_f1"),
+    "qa": ("f1", "exact_match", "exact", "position_f1", "exact_positions"),
+    "ir": ("ndcg@10", "recall@10", "recall@100", "ndcg@10_retrieved"),
+}
+REGRESSION_METRICS = ("pearson", "spearman")
+"""An sc/pair-sc task with `options: {regression: true}` is scored by these (the first is the default)."""
+
+
+def check_family(raw: dict, where: str) -> None:
+    """`family:` is one family's name, checked first: every other field is read by the family's rules.
+    A list or mapping there (`family: [sc]`, as lm-evaluation-harness's `tag:` lists are written) was a
+    TypeError traceback, from the CLI and from a study naming the file, and null was named as a family
+    'None'. A missing `family` is `from_dict`'s line (missing field)."""
+    if "family" not in raw:
+        return
+    family, valid = raw["family"], sorted(FAMILIES)
+    if isinstance(family, str):
+        if family not in FAMILIES:
+            raise UserError(f"{where}: " + str(did_you_mean(family, valid, "family")))
+        return
+    one = family[0] if isinstance(family, list) and len(family) == 1 else None
+    fix = f"`family: {one}`" if isinstance(one, str) and one in FAMILIES else "one of them, e.g. `family: sc`"
+    raise UserError(
+        f"{where}: family must be one name of {', '.join(valid)}, got {yaml_text(family)}; write {fix}"
+    )
+
+
+def yaml_text(value) -> str:
+    """`value` as the YAML file wrote it, near enough for a message: null, true, 010, ['sc']."""
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
+    return getattr(value, "written", None) or repr(value)
+
+
+def of_other_family(family: str, names, fields_of) -> str:
+    """ " (qa's: if the task is qa, write `family: qa`)" when every one of `names` that `family` lacks
+    (`fields_of(f)`: a family's columns, options or metrics) is another family's: a file with one family's
+    fields under another's `family:` (a copied header) was told only that its fields are unknown. Else ''."""
+    extra = set(names) - set(fields_of(family))
+    fits = [f for f in FAMILIES if f != family and extra <= set(fields_of(f))]
+    if not extra or not fits:
+        return ""
+    if len(fits) == 1:
+        return f" ({fits[0]}'s: if the task is {fits[0]}, write `family: {fits[0]}`)"
+    owners = ", ".join(f"{f}'s" for f in fits[:-1]) + f" or {fits[-1]}'s"
+    return f" ({owners}: if the task is one of them, write its family, e.g. `family: {fits[0]}`)"
+
+
+def kind_hint(family: str, options: dict, metric: str) -> str:
+    """' (...: add `options: {regression: true}`)' for an sc or pair-sc metric that only another label kind
+    reports (pearson of a regression, micro_f1 of a multi-label task): the line listed the task's metrics
+    and left the option that reports it unsaid. Else ''."""
+    kind = label_kind(options) if family in ("sc", "pair-sc") else None
+    if kind in ("one", "multilabel") and metric in REGRESSION_METRICS:
+        return (
+            f" ({metric} scores a regression: add `options: {{regression: true}}` if the labels are numbers)"
+        )
+    if kind == "one" and metric == "micro_f1":
+        return " (micro_f1 scores a multi-label task: add `options: {multilabel: true}` if each label cell is a list)"
+    return ""
+
+
+def columns_of(family: str) -> tuple[str, ...]:
+    return (*COLUMNS[family], *OPTIONAL_COLUMNS.get(family, ()))
+
+
+def options_of(family: str) -> set[str]:
+    return set(recorded_fields(FAMILIES[family])) - {"labels", "template"}  # not options of a task file
+
+
+LR_FIELDS = ("lr", "lrs", "learning_rate")
+"""What a task file's author from Hugging Face's Trainer writes for the learning rate, which is the grid's."""
+HARNESS_FIELDS = ("dataset_path", "doc_to_text", "doc_to_target", "output_type", "test_split")
+"""Fields of an lm-evaluation-harness task config (its `task:` names it), which a task file resembles."""
+
+
+def check_foreign_fields(raw: dict, where: str) -> None:
+    """Refuse fields of the configs a task file's author knows, with what encoderlab reads instead: a
+    learning rate (top level or under `finetune:`: the LRs are the grid's, `--lrs`), and an
+    lm-evaluation-harness config (`task:`, `dataset_path:`, `doc_to_text:`). Both were listed as unknown
+    fields beside the valid ones, which said what to write but not that the setting lives elsewhere."""
+    finetune = raw.get("finetune") if isinstance(raw.get("finetune"), dict) else {}
+    for key, place in [(k, "") for k in LR_FIELDS if k in raw] + [
+        (k, "finetune.") for k in LR_FIELDS if k in finetune
+    ]:
+        raise UserError(
+            f"{where}: {place}{key}: a task file sets no learning rate, the grid does: `encoderlab eval MODEL "
+            "--task-file FILE --lrs 1e-4 5e-4` (a study's `eval: {lrs: [...]}`); remove it"
+        )
+    harness = [k for k in ("task", *HARNESS_FIELDS) if k in raw]
+    if "task" in raw and "family" not in raw and len(harness) > 1:
+        raise UserError(
+            f"{where} is an lm-evaluation-harness task config (it has {', '.join(f'`{k}:`' for k in harness)}), "
+            "which encoderlab does not read: it fine-tunes on labelled examples; write `name`, `family`, `data` "
+            "and `columns` (docs/evaluation.md, Your own tasks)"
+        )
