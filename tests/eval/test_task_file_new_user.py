@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.eval.fixtures import model_folder, write_task_file
+from tests.eval.fixtures import model_folder, run_cli, write_task_file
 from tests.eval.test_custom_tasks import _sentiment_files, _write_csv
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli
@@ -131,3 +131,40 @@ def test_an_lm_evaluation_harness_config_is_named_as_such(tmp_path):
         "`doc_to_text:`, `output_type:`), which encoderlab does not read: it fine-tunes on labelled examples; "
         "write `name`, `family`, `data` and `columns` (docs/evaluation.md, Your own tasks)"
     )
+
+
+def test_check_gives_a_qa_epoch_schedules_steps_as_a_lower_bound_the_run_reaches(tmp_path, capsys):
+    # was: "3 optimizer steps each" from the examples, where the run trained 4 on the contexts' windows
+    rows = []
+    for i in range(30):
+        context = " ".join(["the red house by the green river"] * 3) + f" and the answer is w{i} here"
+        answer = {"text": [f"w{i}"], "answer_start": [context.index(f" w{i} ") + 1]}
+        rows.append({"question": f"what is it {i}?", "context": context, "answers": answer})
+    for split, part in (("train", rows[:20]), ("test", rows[20:])):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in part))
+    finetune = {"max_steps": None, "epochs": 1, "batch_size": 5, "micro_batch_size": 5}
+    data = {"train": "train.jsonl", "test": "test.jsonl", "validation_fraction": 0.25}
+    options = {"stride": 16}
+    path = write_task_file(
+        tmp_path, name="qa", family="qa", data=data, options=options, max_length=48, finetune=finetune
+    )
+    argv = [
+        "eval",
+        str(model_folder(tmp_path / "model")),
+        "--task-file",
+        str(path),
+        "--lrs",
+        "1e-4",
+        "--seeds",
+        "0",
+    ]
+    code, printed, err = run_cli([*argv, "--out", str(tmp_path / "e"), "--check"], capsys)
+    assert code == 0, err
+    at_least = (
+        "  fine-tuning: 1 run, at least 3 optimizer steps each (batch 5; trained on windows of the contexts"
+    )
+    assert at_least in printed, printed  # 15 training examples (5 cut for validation) in batches of 5
+    code, _, err = run_cli([*argv, "--out", str(tmp_path / "e")], capsys)
+    assert code == 0, err
+    record = json.loads((tmp_path / "e" / "results.jsonl").read_text().splitlines()[0])
+    assert record["steps"] > 3  # ceil(windows / 5): a context spans several windows
