@@ -32,18 +32,23 @@ from encoderlab.eval.tasks.splits import qa_example
 SIGNATURES_BEFORE_TOKEN_WORDS_FIX = {"wnut16": "6e4db8e99766b334", "brown-pos": "987dda8de04e71ee"}
 
 
-def test_tc_scores_cached_before_the_word_mapping_fix_are_not_reused(tmp_path):
+def _cached_under(tmp_path, signatures: dict[str, str]) -> ResultsStore:
+    """A results store holding one record of each task under its old signature, read back."""
     store = ResultsStore(tmp_path / "results.jsonl")
-    for name, old in SIGNATURES_BEFORE_TOKEN_WORDS_FIX.items():
+    for name, old in signatures.items():
         task = TASKS[name]
         store.add(
             EvalRecord(
-                model="m", task=name, family="tc", task_signature=old, metric=task.metric, lr=1e-4,
+                model="m", task=name, family=task.family, task_signature=old, metric=task.metric, lr=1e-4,
                 seed=0, val={task.metric: 50.0}, test={"test": {task.metric: 50.0}}, val_score=50.0,
                 test_score=50.0,
             )
         )  # fmt: skip
-    again = ResultsStore(tmp_path / "results.jsonl")
+    return ResultsStore(tmp_path / "results.jsonl")
+
+
+def test_tc_scores_cached_before_the_word_mapping_fix_are_not_reused(tmp_path):
+    again = _cached_under(tmp_path, SIGNATURES_BEFORE_TOKEN_WORDS_FIX)
     for name in SIGNATURES_BEFORE_TOKEN_WORDS_FIX:
         assert again.get("m", name, SIGNATURES_BEFORE_TOKEN_WORDS_FIX[name], 1e-4, 0) is not None
         assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
@@ -61,18 +66,9 @@ SIGNATURES_BEFORE_SCORED_QA_ANSWERS = {
 
 def test_qa_scores_cached_before_scored_splits_kept_every_answer_are_not_reused(tmp_path):
     assert {n for n, t in TASKS.items() if t.family == "qa"} == set(SIGNATURES_BEFORE_SCORED_QA_ANSWERS)
-    store = ResultsStore(tmp_path / "results.jsonl")
-    for name, old in SIGNATURES_BEFORE_SCORED_QA_ANSWERS.items():
-        task = TASKS[name]
-        store.add(
-            EvalRecord(
-                model="m", task=name, family="qa", task_signature=old, metric=task.metric, lr=1e-4,
-                seed=0, val={task.metric: 50.0}, test={"test": {task.metric: 50.0}}, val_score=50.0,
-                test_score=50.0,
-            )
-        )  # fmt: skip
-    again = ResultsStore(tmp_path / "results.jsonl")
+    again = _cached_under(tmp_path, SIGNATURES_BEFORE_SCORED_QA_ANSWERS)
     for name in SIGNATURES_BEFORE_SCORED_QA_ANSWERS:
+        assert again.get("m", name, SIGNATURES_BEFORE_SCORED_QA_ANSWERS[name], 1e-4, 0) is not None
         assert again.get("m", name, TASKS[name].signature(), 1e-4, 0) is None
 
 
