@@ -290,3 +290,28 @@ def test_a_bare_help_entry_is_seen():
     boxed = "│ PATH        folder (required)  │\n│ --out PATH  Where it goes. (required) │\n│ --suite {a,b}\n│             Which suite. │"
     plain = " options\n ---\n  PATH        folder (required)\n  --suite {a,b}\n              Which suite.\n  --n INT     \n"
     assert undescribed(boxed) == ["PATH"] and undescribed(plain) == ["PATH", "--n INT"]
+
+
+def missing_scripts_and_targets(text: str, makefile: str) -> list[str]:
+    """Scripts (`scripts/NAME`) and make targets (`make NAME` as a command) named in `text` that the
+    repository lacks: `python scripts/cpu_ladder.py > ladder-cpu.yaml` and `make demo` are commands the
+    docs tell a reader to run, which `problems` (encoderlab's own commands only) does not read."""
+    targets = set(re.findall(r"^([a-z][a-z0-9-]*)\s*:", makefile, re.M))
+    scripts = [s for s in re.findall(r"\bscripts/[\w.-]+\.(?:py|sh)\b", text) if not (ROOT / s).is_file()]
+    spans = [code for _, code in code_lines(text)]
+    named = {m for code in spans for m in re.findall(r"(?:^|[;&|]\s*)make ([a-z][a-z0-9-]*)", code.strip())}
+    return scripts + [f"make {t}" for t in sorted(named - targets)]
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: p.name)
+def test_every_script_and_make_target_the_docs_name_exists(doc):
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert not missing_scripts_and_targets(doc.read_text(encoding="utf-8"), makefile)
+
+
+def test_a_missing_script_or_make_target_is_seen():
+    text = "```bash\nmake demo\nmake bogus   # no such target\npython scripts/gone.py > x\n```\nthen `scripts/cpu_ladder.py`\n"
+    assert missing_scripts_and_targets(text, "demo: venv\n\tencoderlab study run\n") == [
+        "scripts/gone.py",
+        "make bogus",
+    ]
