@@ -202,7 +202,8 @@ def test_an_evaluation_file_without_text_is_refused_before_anything_is_written(
     monkeypatch,
 ):
     """`--decontaminate empty.txt` (blank lines only) was taken: the prepare decontaminated against nothing,
-    without a word."""
+    without a word. Refused, it also left $ENCODERLAB_HOME/cache/decontam behind (made before the sets were
+    read): a refused command makes nothing, not even the cache's folder."""
     monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
     from tests.reliability.errors_doc import assert_printed_as_documented
     from tests.reliability.test_hostile_inputs import assert_one_line, cli
@@ -215,6 +216,7 @@ def test_an_evaluation_file_without_text_is_refused_before_anything_is_written(
     code, err = cli(argv, capsys)
     assert_one_line(code, err, r"the evaluation set \S*eval.txt has no text, so it can remove nothing")
     assert not (tmp_path / "o").exists()
+    assert not (tmp_path / "home").exists()
     assert_printed_as_documented("decontaminate-set-without-text", err, tmp_path)
 
 

@@ -358,3 +358,19 @@ def test_a_tokenizer_finished_by_another_command_meanwhile_keeps_its_ownership_m
     with pytest.raises(UserError, match="was filled by another command while this one ran"):
         train_tokenizer(SourceConfig(location=str(src)), 300, out, progress=False)
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in (tmp_path / "first").iterdir())
+
+
+def test_a_training_process_gone_without_a_word_is_said_as_gone_not_as_a_pipe_error(tmp_path, monkeypatch):
+    """A child that ends without sending (killed for memory, or its interpreter failed to start) closes
+    the pipe, which `poll` reports as readable: the parent's `recv` raised a bare EOFError traceback, and
+    the line meant for this case, with the child's exit code, was never said."""
+    import os
+
+    from encoderlab.data import tokenizer_training as tt
+
+    # os.abort takes no arguments: the spawned child fails on (conn, job) and exits 1 without sending
+    monkeypatch.setattr(tt, "_child", os.abort)
+    src = write_jsonl(tmp_path / "c.jsonl", corpus_records(5))
+    with pytest.raises(RuntimeError, match=r"^the tokenizer training process died \(exit code 1\)$"):
+        train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "t", progress=False)
+    assert not (tmp_path / "t").exists()

@@ -249,4 +249,6 @@ def _cache_path(against: list[str], ngram: int) -> Path:
             st = Path(path).stat()
             key.append([str(Path(path).resolve()), st.st_size, st.st_mtime_ns])
     digest = hashlib.sha256(json.dumps(key).encode()).hexdigest()[:24]
-    return home_folder("cache", "decontam") / f"{digest}.npz"
+    # not made here: the sets are read after this, and a refused one (unreadable, no text) left an empty
+    # $ENCODERLAB_HOME/cache/decontam behind; `cached_arrays` makes the folder when it saves
+    return home_folder("cache", "decontam", create=False) / f"{digest}.npz"

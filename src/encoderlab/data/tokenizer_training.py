@@ -263,7 +263,11 @@ def _train_in_child(job: dict) -> tuple[tuple[str, list[dict]], int]:
         while not receive.poll(0.2):  # short waits: Ctrl-C and SIGTERM are handled between them
             if not proc.is_alive():
                 raise RuntimeError(f"the tokenizer training process died (exit code {proc.exitcode})")
-        status, payload, count = receive.recv()
+        try:
+            status, payload, count = receive.recv()
+        except EOFError:  # a child gone without a word closes the pipe, which poll reports as readable
+            proc.join()
+            raise RuntimeError(f"the tokenizer training process died (exit code {proc.exitcode})") from None
         proc.join()
     finally:
         if proc.is_alive():
