@@ -342,3 +342,26 @@ def test_a_relative_data_path_beside_the_config_or_in_the_run_folder_is_named_th
         rf"\({folder}\); write {fix} or an absolute path$"
     )  # fmt: skip
     assert list((tmp_path / "elsewhere").iterdir()) == []
+
+
+def test_an_until_step_below_one_is_the_only_line_though_the_data_has_a_note(tmp_path, capsys):
+    """`--until-step 0` was checked by the trainer, after the data was read: on prepared data whose val
+    split is shorter than a row the "no validation loss" note came first, and the refusal was not the one
+    line it must be."""
+    from tests.eval.conftest import make_tokenizer, vocabulary_texts
+
+    from encoderlab.data.prepare import PrepareConfig, prepare
+    from encoderlab.data.sources import SourceConfig
+
+    (tmp_path / "c.txt").write_text("".join(f"text {i} about the red code\n" for i in range(60)))
+    make_tokenizer(vocabulary_texts()).save_pretrained(tmp_path / "tok")
+    source = SourceConfig(location=str(tmp_path / "c.txt"), txt_unit="line")  # val: 1 line, below a row
+    cfg = PrepareConfig(sources=(source,), tokenizer=str(tmp_path / "tok"), decontaminate=())
+    data = prepare(cfg, tmp_path / "data", workers=1, progress=False)
+    argv = [*SMOKE, "--param", f"data={data}", "--until-step", "0", "--out", tmp_path / "o"]
+    code, err = cli(argv, capsys)
+    assert_one_line(
+        code, err, r"--until-step must be >= 1 \(the step to stop after, with a checkpoint\), got 0$"
+    )
+    assert len(err.strip().splitlines()) == 1, err  # assert_one_line lets notes before the line pass
+    assert not (tmp_path / "o").exists()

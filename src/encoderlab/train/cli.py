@@ -10,13 +10,14 @@ from typing import Annotated
 
 import torch
 import tyro
+import yaml
 
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
 from encoderlab.paths import found_beside_instead
 from encoderlab.train.checkpoint import checkpoint_dir
-from encoderlab.train.config import RunConfig
+from encoderlab.train.config import RunConfig, check_until_step
 from encoderlab.train.distributed import agreed, env_rank, join_world, shutdown
 from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes
@@ -72,11 +73,10 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
+    check_until_step(until_step)  # before the config and data are read, which may print notes
     run_dir = out or _own_run(config, resume)
     cfg = _agreed_config(recipe, config, param, overrides, run_dir, dry_run, resume=resume, force=force)
     if dry_run:
-        import yaml
-
         from encoderlab.config import to_dict
 
         if env_rank() == 0:

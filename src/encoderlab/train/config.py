@@ -431,3 +431,13 @@ class RunConfig:
     def steps(self) -> int:
         """Total optimizer steps of the run."""
         return self.plan()[-1].end
+
+
+def check_until_step(until_step: int | None) -> None:
+    """Refuse an `--until-step` below 1, whatever the run: the command checks it first, before the config
+    and data are read (their notes, "no validation loss", came before the refusal's line), and the
+    trainer again for callers from Python."""
+    if until_step is not None and until_step < 1:
+        raise UserError(
+            f"--until-step must be >= 1 (the step to stop after, with a checkpoint), got {until_step}"
+        )

@@ -41,7 +41,7 @@ from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, start_model_record
 from encoderlab.outdir import create_output
 from encoderlab.train.build import build_source, data_identity
-from encoderlab.train.config import PlannedPhase, RunConfig
+from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
 from encoderlab.train.distributed import (
     World,
     agreed,
@@ -167,10 +167,7 @@ class Trainer:
         total = self.plan[-1].end
         if until_step is None:
             return total
-        if until_step < 1:
-            raise UserError(
-                f"--until-step must be >= 1 (the step to stop after, with a checkpoint), got {until_step}"
-            )
+        check_until_step(until_step)
         if until_step <= self.progress.step:
             raise UserError(
                 f"--until-step {until_step} is not after step {self.progress.step}, where {self.run_dir} already is; "
