@@ -40,14 +40,19 @@ def test_the_low_layer_claim_reads_the_cka_of_its_own_pair_not_the_first_with_it
     assert _cka_low_layers(data, missing).status == "not tested"
 
 
-def test_the_study_cka_figure_names_layers_as_blocks_as_the_analysis_figures_do(tmp_path, monkeypatch):
+def test_the_study_cka_figure_names_and_ticks_layers_as_blocks_as_the_analysis_figures_do(
+    tmp_path, monkeypatch
+):
     import encoderlab.study.figures as figures
 
     seen = {}
-    monkeypatch.setattr(figures, "_save", lambda fig, *a, **k: seen.setdefault("x", fig.axes[0].get_xlabel()))
+    monkeypatch.setattr(figures, "_save", lambda fig, *a, **k: seen.setdefault("ax", fig.axes[0]))
     figures._fig_cka(CkaResult(a="clm", b="mlm", divergence=[0.1, 0.2, 0.3]), tmp_path, "cka_clm")
     # layer l of a CKA result is block l's output (analysis.features): no embedding-output row exists
-    assert "embedding" not in seen["x"] and "block" in seen["x"]
+    assert "embedding" not in seen["ax"].get_xlabel() and "block" in seen["ax"].get_xlabel()
+    # ticked at whole blocks, as the analysis figures are (were 0.25, 0.5, ...: a "layer 0.75" no block is)
+    ticks = seen["ax"].get_xticks()
+    assert len(ticks) and all(float(t).is_integer() for t in ticks), ticks
 
 
 def test_two_ckas_of_one_run_get_a_figure_each(tmp_path):

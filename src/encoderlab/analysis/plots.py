@@ -13,6 +13,7 @@ scores are the evaluation metric in percent (0-100, as `encoderlab.eval.metrics`
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from encoderlab.atomic import json_text, savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
 
@@ -45,6 +47,18 @@ def _grouped(rows: Sequence[dict], key: str) -> dict:
     return groups
 
 
+def whole_ticks(ax) -> None:
+    """Tick `ax`'s x axis at whole numbers only: on a few layers matplotlib's default put ticks at 0.25,
+    0.5, ..., a "layer 0.75" that no block is."""
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def fitted_title(text: str, inches: float) -> str:
+    """`text` wrapped to lines that fit `inches` of width at the default title size (12 pt, about 9
+    characters an inch): a long title was cut at both edges of the PNG, not shrunk or wrapped by matplotlib."""
+    return textwrap.fill(text, width=max(20, int(9 * inches)))
+
+
 def _present(value) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
@@ -63,9 +77,11 @@ def line_panels(
     band: tuple[str, str] | None = None,
     xlog: bool = False,
     table: Sequence[dict] | None = None,
+    integer_x: bool = False,
 ) -> Path:
     """Lines of `y` against `x`, one per `series` value, one panel per `panel` value; PNG + the
-    table behind it (`rows`, or `table` when the plotted rows are a reshaped view of it)."""
+    table behind it (`rows`, or `table` when the plotted rows are a reshaped view of it); `integer_x`
+    ticks x at whole numbers only (layers)."""
     if not rows:
         raise ValueError(f"no data to plot for {stem.name}")
     panels = _grouped(rows, panel) if panel else {"": list(rows)}
@@ -87,7 +103,9 @@ def line_panels(
                 )
         if xlog:
             ax.set_xscale("log")
-        ax.set_title(str(name) if panel else title)
+        if integer_x:
+            whole_ticks(ax)
+        ax.set_title(fitted_title(str(name) if panel else title, 5))
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
@@ -95,7 +113,7 @@ def line_panels(
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     if panel:
-        fig.suptitle(title)
+        fig.suptitle(fitted_title(title, 5 * cols))
     fig.tight_layout()
     stem.parent.mkdir(parents=True, exist_ok=True)
     png = stem.with_suffix(".png")
@@ -138,7 +156,7 @@ def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA dive
             )
     return line_panels(
         lines, stem, x="layer", y="divergence", series="pair", panel=None, table=rows, band=("lo", "hi"),
-        xlabel=LAYER_LABEL, ylabel="divergence 1 - CKA (fraction)", title=title,
+        integer_x=True, xlabel=LAYER_LABEL, ylabel="divergence 1 - CKA (fraction)", title=title,
     )  # fmt: skip
 
 
@@ -147,7 +165,7 @@ def plot_cka_ratio(rows: Sequence[dict], stem: Path) -> Path:
     with its 95% interval over sampling seeds as a band where there is one."""
     return line_panels(
         [{**r, "series": r.get("pair_label", "A vs B")} for r in rows], stem, x="layer", y="ratio", series="series",
-        panel=None, band=("ratio_ci_low", "ratio_ci_high"), table=rows, xlabel=LAYER_LABEL,
+        panel=None, band=("ratio_ci_low", "ratio_ci_high"), table=rows, integer_x=True, xlabel=LAYER_LABEL,
         ylabel="d(A, B) / d(B', B) (ratio, 1 = seed noise)",
         title="CKA divergence relative to seed noise (band: 95% CI over sampling seeds)",
     )  # fmt: skip
@@ -156,7 +174,7 @@ def plot_cka_ratio(rows: Sequence[dict], stem: Path) -> Path:
 def plot_probe(rows: Sequence[dict], stem: Path) -> Path:
     """Probe test accuracy by layer, one line per model, one panel per task."""
     return line_panels(
-        rows, stem, x="layer", y="accuracy", series="model", panel="task",
+        rows, stem, x="layer", y="accuracy", series="model", panel="task", integer_x=True,
         xlabel=LAYER_LABEL, ylabel="probe test accuracy (%)", title="Linear probe accuracy by layer",
     )  # fmt: skip
 
@@ -175,7 +193,7 @@ def plot_transplant(rows: Sequence[dict], stem: Path) -> Path:
     ax.set_yticks(range(len(rows)), names)
     ax.invert_yaxis()
     ax.set_xlabel("probe test accuracy (%)")
-    ax.set_title("Transplants into B: probe score and share of the B -> A gap recovered")
+    ax.set_title(fitted_title("Transplants into B: probe score and share of the B -> A gap recovered", 7))
     fig.tight_layout()
     png = stem.with_suffix(".png")
     stem.parent.mkdir(parents=True, exist_ok=True)

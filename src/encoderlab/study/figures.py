@@ -253,7 +253,7 @@ def cka_figure_name(result: CkaResult, results: list[CkaResult]) -> str:
 def _fig_cka(result: CkaResult, folder: Path, name: str, label: Callable[[str], str] = str) -> Figure | None:
     import matplotlib.pyplot as plt
 
-    from encoderlab.analysis.plots import LAYER_LABEL
+    from encoderlab.analysis.plots import LAYER_LABEL, whole_ticks
 
     div = result.divergence
     if not div:
@@ -266,6 +266,7 @@ def _fig_cka(result: CkaResult, folder: Path, name: str, label: Callable[[str], 
     if noise:
         ax.plot(layers, noise, marker="s", linestyle="--", label="seed noise")
     ax.set_xlabel(LAYER_LABEL)
+    whole_ticks(ax)
     ax.set_ylabel("divergence 1 − linear CKA")
     ax.set_title(f"CKA divergence per layer: {a} vs {b}")
     ax.legend(fontsize=8)
