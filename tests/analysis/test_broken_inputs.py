@@ -121,3 +121,33 @@ def test_texts_written_twice_do_not_pass_the_minimum_of_cka(tmp_path, capsys):
         "only 30 texts are available but 50 were asked for; CKA takes at least 50; give more --texts"
     )
     assert not (tmp_path / "o").exists()
+
+
+def test_a_probe_of_texts_the_tokenizer_reads_as_one_input_is_refused_not_scored(tmp_path, capsys):
+    """A tokenizer that knows none of the task's words reads every text as `[CLS] [UNK] x 5 [SEP]`: the
+    probe's features were one row for every text, so it predicted the training split's most frequent class
+    everywhere and reported that class's share of the test split (17% on two balanced classes) as the
+    layer's accuracy. Refused as CKA refuses it, with nothing written; likewise for a sweep's scoring."""
+    stranger = make_tokenizer([f"x{i}" for i in range(len(WORDS))])  # the vocabulary size of the task's
+    model = save_model_folder(make_model(0), tmp_path / "m", tokenizer=stranger)
+    _task(tmp_path / "seq.jsonl")
+    argv = [
+        "analyze",
+        "probe",
+        str(model),
+        "--tasks",
+        str(tmp_path / "seq.jsonl"),
+        "--out",
+        str(tmp_path / "p"),
+    ]
+    assert _refused(capsys, argv).endswith(
+        f"model {model} gives every one of the 40 texts of seq the same features at every layer: its "
+        "tokenizer reads them as one input (unknown characters or words), so a probe can only predict the most "
+        "frequent class; give a task in the model's language and script"
+    )
+    assert not (tmp_path / "p").exists()
+    b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=make_tokenizer())
+    argv = ["analyze", "transplant", str(model), str(b), "--sweep", "parts"]
+    argv += ["--probe-task", str(tmp_path / "seq.jsonl"), "--out", str(tmp_path / "t")]
+    assert f"model A ({model}) gives every one of the 40 texts" in _refused(capsys, argv)
+    assert not (tmp_path / "t").exists()

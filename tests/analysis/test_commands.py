@@ -186,8 +186,11 @@ def test_transplant_sweep_scores_a_with_its_own_tokenizer(folders, tmp_path):
     tok_a = make_tokenizer(words)
     a = save_model_folder(make_model(0), tmp_path / "a", tokenizer=tok_a)
     rng = random.Random(0)
+    # texts of 3-8 words: B, which knows none of them, reads each by its length alone (were all of 5 words,
+    # one input to B, which a probe now refuses: B and every transplant scored the most frequent class)
     records = [
-        {"id": str(i), "text": " ".join(rng.choices(words[:30] if i % 2 else words[30:], k=5)), "meta": {"label": str(i % 2)}}
+        {"id": str(i), "text": " ".join(rng.choices(words[:30] if i % 2 else words[30:], k=rng.randint(3, 8))),
+         "meta": {"label": str(i % 2)}}
         for i in range(40)
     ]  # fmt: skip
     task = tmp_path / "x.jsonl"

@@ -66,6 +66,7 @@ from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     Encoding,
     check_finite,
+    check_varies,
     model_dtype,
     pooled_features,
 )
@@ -413,18 +414,6 @@ def _layer(
     return row
 
 
-def _check_varies(layers: Sequence[torch.Tensor | np.ndarray], model: str, n: int) -> None:
-    """Refuse features that are the same for every text at every layer: the tokenizer read every text as
-    one input (all unknown characters, each text one unknown word), so every CKA is undefined and the
-    report said "diverges nanx seed noise" of NaN numbers."""
-    if all(bool((torch.as_tensor(f) == torch.as_tensor(f)[:1]).all()) for f in layers):
-        raise UserError(
-            f"{model} gives every one of the {n} texts the same features at every layer: its tokenizer reads "
-            "them as one input (unknown characters or words), so CKA is undefined; give texts in the "
-            "model's language and script (--texts)"
-        )
-
-
 def compare(
     a: tuple[nn.Module, object],
     b: tuple[nn.Module, object],
@@ -451,7 +440,13 @@ def compare(
     for name, layers in feats.items():
         named = f"model {name}" + (f" ({labels[name]})" if labels and name in labels else "")
         check_finite(layers, named)
-        _check_varies(layers, named, len(pool))
+        check_varies(
+            layers,
+            named,
+            f"{len(pool)} texts",
+            "CKA is undefined",
+            "give texts in the model's language and script (--texts)",
+        )
     widths = [f.shape[1] for f in feats["A"] + feats["B"]]
     if n <= max(widths):
         warnings.warn(

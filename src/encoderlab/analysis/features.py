@@ -119,6 +119,21 @@ def check_finite(layers: Sequence[torch.Tensor | np.ndarray], model: str) -> Non
         )
 
 
+def check_varies(
+    layers: Sequence[torch.Tensor | np.ndarray], model: str, inputs: str, consequence: str, fix: str
+) -> None:
+    """Refuse features that are the same for every input at every layer: the tokenizer read every input as
+    one (all unknown characters, each text one unknown word). CKA of them is undefined (it reported "diverges
+    nanx seed noise" of NaN numbers); a probe of them predicts its training split's most frequent class
+    everywhere (it reported that class's share of the test split, 17% on two balanced classes, as the layer's
+    accuracy). `inputs` counts them ("60 texts"), `consequence` and `fix` are the caller's words."""
+    if all(bool((torch.as_tensor(f) == torch.as_tensor(f)[:1]).all()) for f in layers):
+        raise UserError(
+            f"{model} gives every one of the {inputs} the same features at every layer: its tokenizer reads "
+            f"them as one input (unknown characters or words), so {consequence}; {fix}"
+        )
+
+
 def _word_positions(
     owners: Sequence[Sequence[int | None]], width: int, start: int
 ) -> tuple[list[int], list[int], list[tuple[int, int]]]:

@@ -35,6 +35,7 @@ from encoderlab.analysis.features import (
     DEFAULT_ENCODING,
     Encoding,
     check_finite,
+    check_varies,
     pooled_features,
     texts_fingerprint,
     word_features,
@@ -268,7 +269,11 @@ def task_features(
         return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
 
     def finite(arrays: dict[str, np.ndarray]) -> None:  # NaN rows were fitted, and scored below chance
-        check_finite([arrays[f"layer_{i}"] for i in range(len(arrays) - 1)], label)
+        layers = [arrays[f"layer_{i}"] for i in range(len(arrays) - 1)]
+        check_finite(layers, label)
+        what = f"{len(arrays['index'])} {'texts' if task.kind == 'sequence' else 'words'} of {task.name}"
+        fix = "give a task in the model's language and script"
+        check_varies(layers, label, what, "a probe can only predict the most frequent class", fix)
 
     # checked read or computed (before it is cached): a cache of an older version held NaN unchecked
     arrays = cached_arrays(path, compute, "feature cache", check=finite)
