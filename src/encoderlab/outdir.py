@@ -39,6 +39,7 @@ import contextlib
 import contextvars
 import errno
 import os
+import shutil
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -329,12 +330,14 @@ def remove_folders(made: list[Path]) -> None:
 
 
 @contextlib.contextmanager
-def output_folder(path: Path | str, kind: str) -> Iterator[Path]:
+def output_folder(path: Path | str, kind: str, scratch: Sequence[str] = ()) -> Iterator[Path]:
     """`create_output`, undone if the block fails while the folder holds nothing but the marker.
 
     For commands whose last checks need work done first (an evaluation finds a task's split empty
     only after loading the model): a refused run then leaves no folder behind, while a folder that
-    already holds results (a resumed evaluation) is never removed.
+    already holds results (a resumed evaluation) is never removed. `scratch` names entries the block
+    writes on its way that are worth nothing alone (`analyze probe`'s feature cache: a refusal of its
+    second model left the first one's): in a folder this call made, they go too.
     """
     path = Path(path)
     made = missing_folders(path)
@@ -342,7 +345,10 @@ def output_folder(path: Path | str, kind: str) -> Iterator[Path]:
     try:
         yield path
     except BaseException:
-        if made and [p.name for p in path.iterdir()] == [MARKER]:
+        names = {p.name for p in path.iterdir()}
+        if made and MARKER in names and names <= {MARKER, *scratch}:
+            for name in scratch:  # the folder is new, so they are this run's
+                shutil.rmtree(path / name, ignore_errors=True)
             (path / MARKER).unlink()
             remove_folders(made)
         raise

@@ -151,3 +151,29 @@ def test_a_probe_of_texts_the_tokenizer_reads_as_one_input_is_refused_not_scored
     argv += ["--probe-task", str(tmp_path / "seq.jsonl"), "--out", str(tmp_path / "t")]
     assert f"model A ({model}) gives every one of the 40 texts" in _refused(capsys, argv)
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("broken", ["nan-weights", "one-input"])
+def test_a_probe_refusing_its_second_model_leaves_nothing_behind(tmp_path, capsys, broken):
+    """The first model's features were cached in the new --out before the second was refused: the refused
+    command left `--out` with its marker and `cache/`."""
+    _task(tmp_path / "seq.jsonl")
+    good = save_model_folder(make_model(1), tmp_path / "good", tokenizer=make_tokenizer())
+    if broken == "nan-weights":
+        bad = _broken(tmp_path / "bad")
+    else:
+        stranger = make_tokenizer([f"x{i}" for i in range(len(WORDS))])
+        bad = save_model_folder(make_model(0), tmp_path / "bad", tokenizer=stranger)
+    out = tmp_path / "new" / "p"
+    argv = [
+        "analyze",
+        "probe",
+        str(good),
+        str(bad),
+        "--tasks",
+        str(tmp_path / "seq.jsonl"),
+        "--out",
+        str(out),
+    ]
+    assert f"model {bad} gives" in _refused(capsys, argv)
+    assert not (tmp_path / "new").exists()

@@ -453,7 +453,7 @@ def probe_command(
     length = analysis_length(max_length, [(model, tok) for _, model, tok in loaded])
     encoding = Encoding(max_length=length, batch_size=batch_size, attention_mode=attention_mode)
     rows: list[dict] = []
-    with output_folder(out, ANALYZE):  # the feature cache is written while probing
+    with output_folder(out, ANALYZE, scratch=("cache",)):  # the feature cache is written while probing
         for source, model, tokenizer in loaded:
             for task in loaded_tasks:
                 cache, label = out / "cache", f"model {source}"
