@@ -489,3 +489,16 @@ def test_probe_refuses_a_model_or_task_given_twice(folders, tmp_path, capsys, mo
     argv = ["analyze", "probe", *models.format(**names).split(), "--tasks", *tasks.format(**names).split()]
     _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message.format(**names))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_scored_sweep_prints_each_transplants_share_of_the_gap_as_its_table_says(folders, tmp_path, capsys):
+    """The share of the B -> A gap a transplant recovers (paper 2's last column) was in the table and the
+    figure only: the printed lines gave the scores."""
+    argv = ["analyze", "transplant", folders["a"], folders["b"], "--sweep", "layers"]
+    main([*argv, "--probe-task", str(folders["root"] / "seq.jsonl"), "--out", str(tmp_path / "s")])
+    printed = capsys.readouterr().out.splitlines()
+    rows = json.loads((tmp_path / "s" / "transplant_sweep.json").read_text())
+    assert rows[0]["accuracy"] != rows[1]["accuracy"]  # A and B differ: every transplant has a gap share
+    for row in rows[2:]:
+        (line,) = [line for line in printed if line.startswith(f"{row['name']} ")]
+        assert line.endswith(f"{row['accuracy']:6.2f}  {row['gap_recovered']:+.0%} of the gap"), line

@@ -389,8 +389,7 @@ def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
     else:  # the table was rewritten without scores; a previous sweep's bar chart showed them
         (out / "transplant_sweep.png").unlink(missing_ok=True)
     for row in rows:
-        scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
-        print(f"{row['name']:<16} {row['description']}{scored}")
+        print(transplant.sweep_line(row))
     print(f"wrote {out}")
 
 

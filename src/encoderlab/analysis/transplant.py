@@ -288,3 +288,14 @@ def transplant_sweep(
 def gap_recovered(score: float, score_b: float, score_a: float) -> float | None:
     """Share of the B -> A score gap that a transplant into B recovers (paper 2's last column)."""
     return None if score_a == score_b else (score - score_b) / (score_a - score_b)
+
+
+def sweep_line(row: dict) -> str:
+    """One row of a sweep's table as `analyze transplant` prints it: name, what was taken, and with a probe
+    its score and the share of the B -> A gap it recovers (paper 2's last column, which was only in the
+    table and the figure; none where A and B score alike)."""
+    scored = f"  {row['accuracy']:6.2f}" if "accuracy" in row else ""
+    gap = row.get("gap_recovered")
+    return f"{row['name']:<16} {row['description']}{scored}" + (
+        f"  {gap:+.0%} of the gap" if gap is not None else ""
+    )
