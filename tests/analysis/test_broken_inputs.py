@@ -177,3 +177,21 @@ def test_a_probe_refusing_its_second_model_leaves_nothing_behind(tmp_path, capsy
     ]
     assert f"model {bad} gives" in _refused(capsys, argv)
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("name, content", [("empty.jsonl", ""), ("blank.txt", "\n  \n\n")])
+def test_an_empty_probing_task_is_named_empty_with_nothing_written(tmp_path, capsys, name, content):
+    """A task file holding no record read "has neither meta.label nor meta.tokens + meta.tags; it is not a
+    probing task", as if its records had the wrong fields."""
+    model = save_model_folder(make_model(0), tmp_path / "m", tokenizer=make_tokenizer())
+    (tmp_path / name).write_text(content)
+    expected = (
+        f"{tmp_path / name} holds no record; give a probing task: JSONL records with meta.label (a class per "
+        "text) or meta.tokens + meta.tags (a tag per word)"
+    )
+    argv = ["analyze", "probe", str(model), "--tasks", str(tmp_path / name), "--out", str(tmp_path / "p")]
+    assert _refused(capsys, argv).endswith(expected)
+    argv = ["analyze", "transplant", str(model), str(model), "--sweep", "parts"]
+    argv += ["--probe-task", str(tmp_path / name), "--out", str(tmp_path / "t")]
+    assert _refused(capsys, argv).endswith(expected)
+    assert not (tmp_path / "p").exists() and not (tmp_path / "t").exists()

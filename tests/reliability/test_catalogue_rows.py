@@ -296,6 +296,7 @@ NAMED = {
     "probe-split-without-words": "tests.analysis.test_probe::test_a_split_whose_words_are_all_blank_is_refused_in_one_line",
     "probe-features-not-finite": "tests.analysis.test_broken_inputs::test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance",
     "probe-texts-read-as-one-input": "tests.analysis.test_broken_inputs::test_a_probe_of_texts_the_tokenizer_reads_as_one_input_is_refused_not_scored",
+    "probe-task-empty": "tests.analysis.test_broken_inputs::test_an_empty_probing_task_is_named_empty_with_nothing_written",
     "study-freeze-preset-too-shallow": "tests.study.test_freeze_depth::test_a_freeze_preset_on_a_model_of_two_layers_is_refused_before_anything_runs",
 }  # fmt: skip
 

@@ -71,7 +71,12 @@ class ProbeTask:
 def load_task(source: str, max_examples: int = 2000, seed: int = 0) -> ProbeTask:
     """A probing task from an asset name or JSONL file, subsampled to `max_examples` by `seed`."""
     records = read_records(source)
-    meta = records[0]["meta"] if records else {}
+    if not records:  # was "has neither meta.label nor meta.tokens + meta.tags", of a file holding nothing
+        raise UserError(
+            f"{source} holds no record; give a probing task: JSONL records with meta.label (a class per text) "
+            "or meta.tokens + meta.tags (a tag per word)"
+        )
+    meta = records[0]["meta"]
     if any(f in meta for f in _PAIR_FIELDS):
         raise UserError(
             f"{source} is a pair task (text + {[f for f in _PAIR_FIELDS if f in meta][0]}); probe a single-text "
