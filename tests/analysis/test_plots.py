@@ -87,6 +87,7 @@ def test_the_cka_figures_draw_the_numbers_of_their_tables(saved, tmp_path):
     (ratio_line,) = [line for line in ratio.get_lines() if line.get_label() == "A vs B"]
     assert list(ratio_line.get_ydata()) == [r["ratio"] for r in table]
     # the bands: +- the sd over seeds around the divergence, the 95% interval around the ratio
+    assert "band: ± 1 sd over sampling seeds" in cka.get_title().replace("\n", " ")  # was unnamed
     (cka_band,) = cka.collections
     (ratio_band,) = ratio.collections
     low_edge = sorted({round(y, 12) for _, y in cka_band.get_paths()[0].vertices})

@@ -130,8 +130,11 @@ the embedding output; the study report's CKA figure uses it too."""
 
 
 def plot_cka(rows: Sequence[dict], stem: Path, title: str = "Layer-wise CKA divergence") -> Path:
-    """Divergence (1 - CKA) by layer for A vs B (band: +- sd over sampling seeds) and, when
+    """Divergence (1 - CKA) by layer for A vs B (band: +- sd over sampling seeds, which the title names: it
+    named no band, beside a ratio figure whose band is a 95% interval; one seed has none) and, when
     present, B' vs B (the seed noise)."""
+    if any(row.get("cka_std") for row in rows):
+        title += " (band: ± 1 sd over sampling seeds)"
     lines = []
     for row in rows:
         d, sd = row["divergence"], row.get("cka_std") or 0.0
