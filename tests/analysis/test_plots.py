@@ -94,3 +94,18 @@ def test_the_cka_figures_draw_the_numbers_of_their_tables(saved, tmp_path):
     for row in table:
         assert any(math.isclose(y, row["divergence"] - row["cka_std"]) for y in low_edge)
         assert any(math.isclose(y, row["ratio_ci_high"]) for _, y in ratio_band.get_paths()[0].vertices)
+
+
+def test_an_infinite_ratio_is_named_on_the_figure_and_the_other_layers_keep_their_band(saved, tmp_path):
+    # a twin sharing B's layer 0 (both froze it from one start model): seed noise 0 there, ratio inf, no interval.
+    # matplotlib left layer 0 out without a word, and its missing interval dropped every other layer's band.
+    rows = [{**ROWS[0], "ratio": math.inf, "ratio_ci_low": None, "ratio_ci_high": None}, *ROWS[1:]]
+    plots.plot_cka_ratio(rows, tmp_path / "cka_ratio")
+    (ax,) = saved[0].axes
+    notes = [t.get_text().replace("\n", " ") for t in ax.texts]
+    assert notes == ["not drawn: A vs B at layer 0 (ratio inf)"]
+    (band,) = ax.collections
+    edges = band.get_paths()[0].vertices[:, 1]
+    for row in rows[1:]:
+        assert any(math.isclose(y, row["ratio_ci_high"]) for y in edges)
+        assert any(math.isclose(y, row["ratio_ci_low"]) for y in edges)

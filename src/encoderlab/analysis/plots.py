@@ -90,18 +90,14 @@ def line_panels(
     n_rows = math.ceil(len(panels) / cols)
     fig, axes = plt.subplots(n_rows, cols, figsize=(5 * cols, 3.8 * n_rows), squeeze=False)
     for ax, (name, panel_rows) in zip(axes.flat, panels.items()):
-        for label, line in _grouped(panel_rows, series).items():
-            line = sorted((r for r in line if _present(r[x]) and _present(r[y])), key=lambda r: r[x])
-            xs, ys = [r[x] for r in line], [r[y] for r in line]
-            (handle,) = ax.plot(xs, ys, marker="o", label=str(label))
-            if band and all(_present(r[band[0]]) for r in line):
-                ax.fill_between(
-                    xs,
-                    [r[band[0]] for r in line],
-                    [r[band[1]] for r in line],
-                    alpha=0.2,
-                    color=handle.get_color(),
-                )
+        hidden = [
+            note
+            for label, line in _grouped(panel_rows, series).items()
+            for note in _line(ax, line, label, x, y, band)
+        ]
+        if hidden:  # a point the axes cannot show is named, not dropped without a word
+            text = fitted_title("not drawn: " + "; ".join(hidden), 4.8)
+            ax.text(0.01, 0.01, text, transform=ax.transAxes, fontsize="small", va="bottom", color="tab:red")
         if xlog:
             ax.set_xscale("log")
         if integer_x:
@@ -122,6 +118,19 @@ def line_panels(
     plt.close(fig)
     save_table(rows if table is None else table, stem)
     return png
+
+
+def _line(ax, rows: Sequence[dict], label, x: str, y: str, band: tuple[str, str] | None) -> list[str]:
+    """Draw one series (its `band` where the row has one: one row without it dropped the whole band, so an
+    infinite ratio at layer 0 hid the intervals of every other layer) and return what it could not draw: a
+    non-finite y (an infinite CKA ratio, where the seed noise is 0), which matplotlib silently leaves out."""
+    line = sorted((r for r in rows if _present(r[x]) and r[y] is not None), key=lambda r: r[x])
+    drawn = [r for r in line if math.isfinite(r[y])]
+    (handle,) = ax.plot([r[x] for r in drawn], [r[y] for r in drawn], marker="o", label=str(label))
+    if band and any(_present(r[band[0]]) for r in drawn):
+        edges = [[r[k] if _present(r[k]) else math.nan for r in drawn] for k in band]
+        ax.fill_between([r[x] for r in drawn], *edges, alpha=0.2, color=handle.get_color())
+    return [f"{label} at {x} {r[x]} ({y} {r[y]})" for r in line if not math.isfinite(r[y])]
 
 
 LAYER_LABEL = "layer (block index)"
