@@ -273,7 +273,7 @@ def task_features(
             feats, index = word_features(model, tokenizer, task.inputs, encoding, **kwargs)
         return {"index": index, **{f"layer_{i}": f.numpy() for i, f in enumerate(feats)}}
 
-    def finite(arrays: dict[str, np.ndarray]) -> None:  # NaN rows were fitted, and scored below chance
+    def usable(arrays: dict[str, np.ndarray]) -> None:  # NaN or constant rows were fitted and scored silently
         layers = [arrays[f"layer_{i}"] for i in range(len(arrays) - 1)]
         check_finite(layers, label)
         what = f"{len(arrays['index'])} {'texts' if task.kind == 'sequence' else 'words'} of {task.name}"
@@ -281,7 +281,7 @@ def task_features(
         check_varies(layers, label, what, "a probe can only predict the most frequent class", fix)
 
     # checked read or computed (before it is cached): a cache of an older version held NaN unchecked
-    arrays = cached_arrays(path, compute, "feature cache", check=finite)
+    arrays = cached_arrays(path, compute, "feature cache", check=usable)
     index = arrays["index"]
     n_layers = len(arrays) - 1
     if task.kind == "sequence":
