@@ -315,6 +315,24 @@ def test_a_resume_takes_checkpoint_and_validation_changes_and_names_them(tmp_pat
     assert code == 2 and "changed config (seed: " in err  # a change of what is trained is still refused
 
 
+def test_a_forced_resume_names_the_changes_it_trains_on_with(tmp_path, capsys):
+    """`--resume --force` overwrote config.yaml with the changed config and said nothing: a mistyped `--set`
+    went through unseen, and nothing told which settings the rest of the run trains with. A note names
+    every forced change; the changes that train nothing differently keep their own note."""
+    from encoderlab.cli import main
+
+    run = tmp_path / "r"
+    main([*SMOKE, "--param", "steps=12", "--out", str(run), "--until-step", "2"])
+    code, err = cli([*SMOKE, "--param", "steps=12", "--set", "seed=7", "--set", "optim.lr=0.002",
+                     "--set", "validation.rows=8", "--out", run, "--resume", "--force"], capsys)  # fmt: skip
+    assert code == 0, err
+    note = next(line for line in err.splitlines() if "--force" in line)
+    assert note.startswith("encoderlab: note: --resume --force: training on with a changed config (")
+    assert "seed: 0 -> 7" in note and "optim.lr: " in note and "validation." not in note
+    assert "taking changes that change no training result: validation.rows: " in err
+    assert "seed: 7" in (run / "config.yaml").read_text()
+
+
 @pytest.mark.parametrize("where", ["config", "run"])
 def test_a_relative_data_path_beside_the_config_or_in_the_run_folder_is_named_there(
     tmp_path, capsys, monkeypatch, where

@@ -105,7 +105,8 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = F
     """Refuse a run folder this run must not write (rules 1 and 2 above); touches nothing.
 
     Returns whether the folder holds a run (to resume). `say`: name, on rank 0, the changes a resume takes
-    that change no training result (`distributed.UNTRAINED`; they needed --force before)."""
+    that change no training result (`distributed.UNTRAINED`; they needed --force before), and those a
+    `--force` takes (they went unsaid: config.yaml was overwritten and no line named what changed)."""
     if not cfg.out:
         raise UserError("no run folder given; pass --out DIR (or set `out` in the config)")
     run_dir = check_output(cfg.out, KIND, sources=_sources(cfg), legacy=is_run_folder)
@@ -132,6 +133,11 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = F
             f"refusing to resume {run_dir} with a changed config ({'; '.join(diff[:6])}); "
             "rerun with the original settings or pass --force"
         )
+    # forced: config.yaml is overwritten, so say what the rest of the run trains with
+    if diff and say and env_rank() == 0:
+        print(f"encoderlab: note: --resume --force: training on with a changed config ({'; '.join(diff)}); the "
+              "steps already trained used the old values (each checkpoint's state.json keeps its config)",
+              file=sys.stderr)  # fmt: skip
     return True
 
 
