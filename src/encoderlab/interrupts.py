@@ -18,7 +18,13 @@ runs its command inside `interrupts_in_shutdown(say)`: leaving it, SIGINT and SI
 so the shutdown's cleanup runs to its end, and the process then says the usual line (`say`) and exits
 130, as an interrupted command does. A second signal ends a shutdown that hangs at once, with the same
 line and code. In-process callers (tests, notebooks) never enter it: their handlers stay theirs. A signal
-in the last instants of finalization, after every `atexit` hook, still meets Python's defaults.
+after every `atexit` hook still meets Python's defaults: CPython restores them (`_PySignal_Fini`) before it
+tears the modules down, which takes about a second once torch is loaded (2026-12-06, a tiny `pretrain` on
+CPU: SIGTERM 0.1 to 0.8 s after its summary ended it with -15 and no line, its work complete). Nor can a
+handler choose where it lands: in a finalizer the command's end runs (the weakref callback of a collected
+thread pool), its KeyboardInterrupt is printed by Python as "Exception ignored in ..." and lost, and the
+command exits 0, complete. Blocking or ignoring the signals there would close both windows, but a teardown
+that hangs (a collective's destructor) could then be stopped by SIGKILL alone.
 
 A parent killed outright (SIGKILL, the OOM killer, a crash) runs no cleanup, so a child that must not
 outlive it calls `end_with_parent()`: on Linux the kernel kills the child the moment its parent dies
