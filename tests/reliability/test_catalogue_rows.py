@@ -33,6 +33,7 @@ ROOT = Path(__file__).parents[2]
 
 # Rows proved by a test of their own rather than a table case: case id -> "module::function".
 NAMED = {
+    "study-node-disk-full": "tests.study.test_node_disk_full::test_a_full_disk_in_a_node_is_one_line_naming_the_node_and_leaves_it_unfinished",
     "source-text-field-empty": "tests.data.test_sources::test_an_empty_text_field_is_refused_where_the_source_is_read",
     "parquet-two-text-columns": "tests.data.test_sources::test_a_parquet_file_with_two_text_columns_is_one_line",
     "pretty-printed-json-corpus": "tests.data.test_sources::test_a_pretty_printed_json_object_is_refused_with_the_command_that_converts_it",

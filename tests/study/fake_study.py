@@ -25,8 +25,10 @@ FAIL_ON: dict[str, str | None] = {
     "as": os.environ.get("FAKE_STUDY_FAIL_AS", "disk"),
 }
 """Fault injection: the first node whose name contains FAIL_ON["node"] raises OSError(ENOSPC), or with
-FAIL_ON["as"] == "user" a UserError that names a file alone, as a truncated model's does (the variables
-reach worker processes, which import this module afresh)."""
+FAIL_ON["as"] == "user" a UserError that names a file alone, as a truncated model's does, or with "quota" or
+"readonly" the OSError of a spent disk quota or a file system gone read-only (the variables reach worker
+processes, which import this module afresh)."""
+_WRITE_FAILURES = {"disk": errno.ENOSPC, "quota": errno.EDQUOT, "readonly": errno.EROFS}
 SLEEP = float(os.environ.get("FAKE_STUDY_SLEEP", "0"))
 
 TASKS = {"sst": "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}
@@ -99,7 +101,8 @@ def _maybe_fail(ctx) -> None:
         (ctx.out_dir / "partial.bin").write_bytes(b"half")
         if FAIL_ON["as"] == "user":
             raise UserError(f"{ctx.out_dir / 'partial.bin'} is truncated; delete it and run again")
-        raise OSError(errno.ENOSPC, "No space left on device", str(ctx.out_dir / "partial.bin"))
+        code = _WRITE_FAILURES[FAIL_ON["as"]]
+        raise OSError(code, os.strerror(code), str(ctx.out_dir / "partial.bin"))
 
 
 def prepare(ctx) -> dict:

@@ -4,7 +4,6 @@ node's refusal ends the study with names that node."""
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 from concurrent.futures import Executor, Future
 
@@ -13,7 +12,7 @@ import pytest
 from fake_study import backend, small_spec
 
 import encoderlab.study.runner as runner
-from encoderlab.errors import UserError
+from encoderlab.errors import DiskFull, UserError
 from encoderlab.study.graph import NodeKind, build_graph
 from encoderlab.train.trainer import NonFiniteLoss
 
@@ -37,9 +36,9 @@ def test_a_failing_node_names_the_nodes_the_study_still_waits_for(tmp_path, monk
     pretraining, maybe): the failure is said the moment it happens, with those nodes' names."""
     monkeypatch.setattr(runner, "node_pool", lambda jobs: contextlib.nullcontext(_OneHangs()))
     monkeypatch.setitem(fake_study.FAIL_ON, "node", "pretrain/mlm20")
-    with pytest.raises(OSError) as exc:
+    with pytest.raises(DiskFull) as exc:
         runner.run_study(small_spec(), tmp_path / "s", backend(), progress=False, jobs=2)
-    assert exc.value.errno == errno.ENOSPC
+    assert str(exc.value).startswith("study node pretrain/mlm20: disk full while writing ")
     err = capsys.readouterr().err
     assert "note: node pretrain/mlm20 failed; the study stops after the 1 node still running " in err
     assert "(pretrain/mlm40) finishes, and" in err

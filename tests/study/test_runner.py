@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import socket
@@ -14,7 +13,7 @@ import fake_study
 import pytest
 from fake_study import backend, small_spec
 
-from encoderlab.errors import UserError
+from encoderlab.errors import DiskFull, UserError
 from encoderlab.study.graph import NodeKind, build_graph
 from encoderlab.study.runner import LOCK, MARKER, node_dir, run_study
 
@@ -107,7 +106,7 @@ def test_a_study_stopped_while_a_node_runs_again_never_keeps_the_old_outputs_dow
     shutil.rmtree(node_dir(tmp_path, model))
     monkeypatch.setitem(fake_study.FAIL_ON, "node", evals[3].name)  # stopped at its fourth evaluation
     calls: list[str] = []
-    with pytest.raises(OSError):
+    with pytest.raises(DiskFull):
         run_study(small_spec(), tmp_path, _counting_backend(calls), progress=False)
     assert calls[0] == model.name and calls[-1] == evals[3].name
     assert all(
@@ -153,9 +152,9 @@ def test_two_jobs_give_the_same_outputs_as_one_process_and_both_workers_run(tmp_
 def test_a_node_failing_in_a_worker_stops_the_study_and_a_rerun_resumes(tmp_path, monkeypatch):
     run_study(small_spec(), tmp_path / "clean", backend(), progress=False)
     monkeypatch.setenv("FAKE_STUDY_FAIL_ON", "mlm40@")  # an eval node of the baseline, in a worker
-    with pytest.raises(OSError) as exc:
+    with pytest.raises(DiskFull) as exc:
         run_study(small_spec(), tmp_path / "crashed", backend(), progress=False, jobs=2)
-    assert exc.value.errno == errno.ENOSPC
+    assert "disk full while writing " in str(exc.value)
     assert not (tmp_path / "crashed" / "report").exists()
     monkeypatch.delenv("FAKE_STUDY_FAIL_ON")
     run_study(small_spec(), tmp_path / "crashed", backend(), progress=False, jobs=2)
@@ -217,9 +216,9 @@ def test_disk_full_inside_a_node_loses_nothing_and_resumes(tmp_path):
     run_study(small_spec(), clean, backend(), progress=False)
     broken = tmp_path / "broken"
     fake_study.FAIL_ON["node"] = "eval/clm/"
-    with pytest.raises(OSError) as exc:
+    with pytest.raises(DiskFull) as exc:
         run_study(small_spec(), broken, backend(), progress=False)
-    assert exc.value.errno == errno.ENOSPC
+    assert "disk full while writing " in str(exc.value)
     graph = build_graph(small_spec(), backend())
     finished = [n for n in graph if (node_dir(broken, n) / MARKER).exists()]
     assert finished and all(not n.name.startswith("eval/clm/") for n in finished[-1:])

@@ -34,6 +34,7 @@ Trade-offs:
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import re
 import sys
@@ -51,7 +52,7 @@ from tqdm.auto import tqdm
 from encoderlab import jsonlines
 from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
-from encoderlab.errors import UserError
+from encoderlab.errors import DiskFull, UserError
 from encoderlab.locks import folder_lock, is_lock_file
 from encoderlab.outdir import (
     STUDY_RECORD,
@@ -278,6 +279,33 @@ def _marker(future: Future, node: Node) -> NodeMarker:
     except UserError as exc:
         in_node(exc, node)
         raise
+    except OSError as exc:
+        if exc.errno not in _UNWRITABLE:
+            raise
+        raise unwritable(exc, node) from None
+
+
+_UNWRITABLE = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system",
+}
+"""The write failures of a node that are the disk's, not the node's: said as `unwritable` says them."""
+
+
+def unwritable(exc: OSError, node: Node) -> UserError:
+    """The one line of a write a full disk, a spent quota or a file system gone read-only refused while `node`
+    ran: the CLI's own line for an `OSError` says the file alone (one of a study's many node folders) and
+    had none for a quota (a traceback). A full disk or quota is `DiskFull` (exit 3, as everywhere); a file
+    system gone read-only under a study that checked its folder writable is exit 2. No marker was written,
+    so the node is not taken for finished: it runs again on the rerun, from what it left."""
+    where = f" while writing {exc.filename}" if exc.filename else ""
+    fix = "make it writable again" if exc.errno == errno.EROFS else "free space on that disk"
+    line = (
+        f"study node {node.name}: {_UNWRITABLE[exc.errno]}{where}; {fix} and rerun the same command (finished "
+        "nodes are kept and this one resumes), or run the study again with --out on another disk"
+    )
+    return UserError(line) if exc.errno == errno.EROFS else DiskFull(line)
 
 
 def in_node(exc: UserError, node: Node) -> None:
