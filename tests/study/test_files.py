@@ -67,7 +67,10 @@ def test_a_bad_study_file_says_every_problem_on_its_own_line(tmp_path):
         "study: unknown field colour; valid: baseline, branch, cka, claims, data, description, eval, "
         in lines[0]
     )
-    assert any(line.startswith("run mlm: recipe pfs-mlm has no parameter 'ratoi'; valid: ") for line in lines)
+    assert any(
+        line.startswith("run mlm: recipe pfs-mlm has no parameter 'ratoi' (ratio?); valid: ")
+        for line in lines
+    )
     assert any(line.startswith("run clm: unknown recipe 'pfs-clmm' (pfs-clm?); valid: ") for line in lines)
     assert any(line.startswith("runs[2] (mix): unknown field grop (group?); valid: ") for line in lines)
     assert "runs[2] (mix).steps: expected int, got 'many'" in lines

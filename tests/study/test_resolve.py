@@ -75,7 +75,7 @@ def test_a_smoke_recipe_runs_the_steps_a_study_gives_it(recipe, per_step):
     [
         (
             dict(recipe="pfs-mlm", params={"ratoi": 0.3}),
-            "run x: recipe pfs-mlm has no parameter 'ratoi'; valid: ",
+            "run x: recipe pfs-mlm has no parameter 'ratoi' (ratio?); valid: ",
         ),
         (
             dict(recipe="pfs-mlm", params={"ratio": "high"}),

@@ -301,7 +301,9 @@ def test_a_run_of_more_rows_than_int64_counts_names_its_steps():
     rows = cfg.layout.global_batch_size
     steps = 2**63 // rows + 1
     with pytest.raises(
-        UserError, match=rf"^a run of {steps} steps of {rows} rows has more rows than int64 counts; "
+        UserError,
+        match=rf"^recipe smoke-mlm with --param steps={steps}: a run of {steps} steps of {rows} rows has more "
+        "rows than int64 counts; ",
     ):
         build_recipe("smoke-mlm", [f"steps={steps}"])
     assert build_recipe("smoke-mlm", [f"steps={(2**63 - 1) // rows}"]).steps == (2**63 - 1) // rows

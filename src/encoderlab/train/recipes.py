@@ -50,16 +50,16 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
 from encoderlab.config import coerce, parse_scalar, type_hints
 from encoderlab.data.batch import BatchLayout
-from encoderlab.errors import UserError, did_you_mean
+from encoderlab.errors import UserError, closest, did_you_mean
 from encoderlab.objectives import CLM, MLM, Objective
 from encoderlab.train.config import CheckpointConfig, DataConfig, ModelSpec, OptimConfig, Phase, RunConfig
+from encoderlab.train.recipe_refusals import ParamRefusal, involved_params
 from encoderlab.train.schedule import Schedule
 from encoderlab.words import count
 
@@ -85,12 +85,12 @@ def _layout(seq_len: int, global_batch: int, micro_batch_size: int, world_size: 
     sizes = {"global_batch": global_batch, "micro_batch_size": micro_batch_size, "world_size": world_size}
     for name, value in sizes.items():  # a zero divides below; named as the parameter the user set
         if value < 1:
-            raise UserError(
+            raise ParamRefusal(
                 f"recipe parameter {name} must be >= 1, got {value}; pass --param {name}=N with N >= 1"
             )
     per_step = micro_batch_size * world_size
     if global_batch % per_step:
-        raise UserError(
+        raise ParamRefusal(
             f"global_batch {global_batch} is not a multiple of micro_batch_size x world_size = {per_step}; "
             "change one of them"
         )
@@ -118,21 +118,21 @@ def pfs_clm_mlm(
 ) -> RunConfig:
     """Paper 1 biphasic from scratch: CLM for clm_fraction of the steps, then MLM; one WSD schedule."""
     if not 0.0 <= clm_fraction <= 1.0:
-        raise UserError(f"clm_fraction must be in [0, 1], got {clm_fraction}")
+        raise ParamRefusal(f"clm_fraction must be in [0, 1], got {clm_fraction}")
     if steps < warmup + decay:  # one WSD schedule spans the run: it must hold its warmup and decay
-        raise UserError(
+        raise ParamRefusal(
             f"steps must be at least warmup + decay = {warmup + decay}, got {steps}; raise steps "
             "(or lower warmup/decay where the recipe takes them)"
         )
     clm_steps = round(steps * clm_fraction)
     if 0 < clm_fraction < 1 and clm_steps in (0, steps):  # one phase would be dropped without a word
         left, pure = ("CLM", 0) if clm_steps == 0 else ("MLM", 1)
-        raise UserError(
+        raise ParamRefusal(
             f"clm_fraction {clm_fraction} of {steps} steps rounds to {clm_steps} CLM steps, leaving no "
             f"{left} phase; raise steps, or pass clm_fraction={pure} for a run of one objective"
         )
     if 0 < clm_steps < warmup:
-        raise UserError(
+        raise ParamRefusal(
             f"the CLM phase ({clm_steps} steps: clm_fraction {clm_fraction} of {steps}) is shorter than the "
             f"warmup ({warmup}); raise clm_fraction or steps (or lower warmup where the recipe takes it)"
         )  # a smoke recipe takes no warmup, and --set applies after the recipe: "shorten warmup" was no fix
@@ -195,7 +195,7 @@ def cpt_mlm(
     set to the mean of the existing ones and recorded in the run's added_tokens.json; '' refuses such
     a model instead."""
     if not init:
-        raise UserError("cpt-mlm needs a starting checkpoint: --param init=PATH_OR_HUB_ID")
+        raise ParamRefusal("cpt-mlm needs a starting checkpoint: --param init=PATH_OR_HUB_ID")
     return RunConfig(
         model=ModelSpec(
             init=init, load=coerce(load, typing.Literal["weights", "full"], "load"), mask_token=mask_token
@@ -234,12 +234,12 @@ def _detour(
     warmup_param: bool = True,
 ) -> RunConfig:
     if not (math.isfinite(decay_fraction) and decay_fraction > 0):  # NaN and inf were tracebacks
-        raise UserError(
+        raise ParamRefusal(
             f"decay_fraction must be a finite number > 0 (the decay's share of `tokens`), got {decay_fraction}; "
             "e.g. --param decay_fraction=0.1"
         )
     if warmup_tokens < 0:  # a small negative count became no warmup, silently
-        raise UserError(
+        raise ParamRefusal(
             f"warmup_tokens must be >= 0, got {warmup_tokens}; e.g. --param warmup_tokens=100000000"
         )
     layout = _layout(seq_len, global_batch, micro_batch_size, world_size)
@@ -322,7 +322,7 @@ def _check_warmup_fits(
     them" named none smoke-detour takes: its warmup is fixed, `param` False)."""
     steps, warmup, per = phase.n_steps(layout), phase.schedule.warmup, layout.tokens_per_step
     if warmup > steps:
-        raise UserError(
+        raise ParamRefusal(
             f"tokens {tokens} make the {phase.name} phase {count(steps, 'step')} of {per} tokens, fewer than its "
             f"warmup of {count(warmup, 'step')} ({warmup_tokens} warmup_tokens); raise tokens to at least "
             f"{warmup * per} ({count(warmup, 'step')}){', or lower warmup_tokens' if param else ''}"
@@ -432,9 +432,8 @@ def recipe_args(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
     hints = recipe_params(name)
     unknown = sorted(set(params) - set(hints))
     if unknown:
-        raise UserError(
-            f"recipe {name} has no parameter {', '.join(repr(k) for k in unknown)}; valid: {', '.join(sorted(hints))}"
-        )
+        named = ", ".join(f"'{k}'" + (f" ({near}?)" if (near := closest(k, hints)) else "") for k in unknown)
+        raise UserError(f"recipe {name} has no parameter {named}; valid: {', '.join(sorted(hints))}")
     return {k: coerce(v, hints[k], f"{name}.{k}") for k, v in params.items()}
 
 
@@ -445,17 +444,23 @@ def make_recipe(name: str, params: Mapping[str, Any] | None = None) -> RunConfig
 
 
 def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConfig:
-    """The recipe `name` called with command-line `key=value` parameters (`--param`)."""
-    parsed = {}
+    """The recipe `name` called with command-line `key=value` parameters (`--param`); a part's refusal
+    (`MLM`'s mask ratio) is led by the `--param` values it is about (`recipe_refusals`)."""
+    parsed, typed = {}, {}
     for item in params:
         key, sep, raw = item.partition("=")
         if not sep:
             raise UserError(f"recipe parameter '{item}' must look like name=value")
         parsed[key] = parse_scalar(raw, f"recipe parameter '{key}'")
+        typed[key] = item
+    args = recipe_args(name, parsed)  # an unknown parameter or a wrong type: its own line, naming it
     try:
-        return make_recipe(name, parsed)
+        return RECIPES[name](**args)
+    except ParamRefusal:
+        raise  # the recipe's own check, which names its parameter
     except UserError as exc:  # a part's own check ("mlm mask_ratio must be ...") named no --param
-        if not params or any(re.search(rf"\b{re.escape(k)}\b", str(exc)) for k in parsed):
-            raise  # no parameter given, or the refusal names it already
-        given = " ".join(f"--param {item}" for item in params)
+        involved = involved_params(lambda a: RECIPES[name](**a), args, exc)
+        if not involved:
+            raise  # about no value given (a required parameter missing): its line says so
+        given = " ".join(f"--param {typed[k]}" for k in involved)
         raise UserError(f"recipe {name} with {given}: {exc}") from None
