@@ -4,6 +4,7 @@ One helper for every count a command prints: `count(2, "run")` is `2 runs`, `cou
 `1 pass`, `count_of(1, 3, "seed")` `1 of 3 seeds`; `noun` is the word alone, for a label before a list
 (`LR 5e-05`, `LRs 1e-05, 5e-05`). A learning rate is written by `lr_text`: as `:g` writes it where that
 is the LR itself, else in full digits, so two LRs alike to `:g`'s 6 digits never read (or name a file) alike.
+A share (a mask ratio, a CLM share) is written as a percentage by `percent_text`, in full for the same reason.
 It imports nothing, so any module may use it.
 """
 
@@ -45,3 +46,14 @@ def lr_grid(lrs, seeds, name_seeds: bool = True) -> str:
         else count(len(seeds), "seed")
     )
     return f"{lrs_text} x {seed_text}"
+
+
+def percent_text(share: float) -> str:
+    """`share` as a percentage, in as many digits as it has: 0.4 is `40`, 0.125 `12.5`, 0.154 `15.4`.
+
+    Two different shares never read alike: `round(share * 100)` wrote 0.15 and 0.154 both as `15` (an MLM
+    objective's tag `mlm15`, the name of its phase and of a ladder run), and 0.125 as `12`. The float's
+    shortest repr times 100 in decimal is exact, so no float noise shows (0.29 is `29`, not `28.999...`)."""
+    from decimal import Decimal
+
+    return format((Decimal(repr(float(share))) * 100).normalize(), "f")

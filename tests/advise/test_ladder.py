@@ -70,7 +70,8 @@ def test_ladder_refusals_name_the_problem_and_the_fix():
     "a,b,said",
     [
         (Schedule.biphasic(0.0, 0.4, "same"), Schedule.biphasic(1.0, None, "same"), "MLM at mask 0.4 100%; CLM 100%"),
-        (Schedule.biphasic(0.0, 0.4), Schedule.biphasic(0.0, 0.401), "MLM at mask 0.4 100%; MLM at mask 0.401 100%"),
+        # a label that is another schedule's derived name (two ratios' derived names differ: MLM-40, MLM-40.1)
+        (Schedule.biphasic(0.0, 0.4), Schedule.biphasic(0.0, 0.401, "MLM-40"), "MLM at mask 0.4 100%; MLM at mask 0.401 100%"),
     ],
 )  # fmt: skip
 def test_two_schedules_of_one_name_are_refused(a, b, said):

@@ -24,7 +24,7 @@ from typing import ClassVar, Literal, Protocol
 import numpy as np
 
 from encoderlab.errors import UserError
-from encoderlab.words import lr_text
+from encoderlab.words import lr_text, percent_text
 
 Objective = Literal["clm", "mlm"]
 Direction = Literal["lower", "higher"]
@@ -97,13 +97,13 @@ class Schedule:
         if self.label:
             return self.label
         parts = [
-            f"MLM-{round(s.mask_ratio * 100)}" if s.objective == "mlm" else "CLM"  # type: ignore[operator]
+            f"MLM-{percent_text(s.mask_ratio)}" if s.objective == "mlm" else "CLM"  # type: ignore[arg-type]
             for s in self.stages
         ]
         if len(parts) == 1:
             return parts[0]
         return " -> ".join(
-            f"{p} {round(s.share * 100)}%" if i == 0 else p
+            f"{p} {percent_text(s.share)}%" if i == 0 else p
             for i, (p, s) in enumerate(zip(parts, self.stages))
         )
 

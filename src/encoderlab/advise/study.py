@@ -41,6 +41,7 @@ from typing import Any
 
 from encoderlab.advise.ladder import Schedule
 from encoderlab.errors import UserError
+from encoderlab.words import percent_text
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,8 +180,8 @@ class LadderDesign:
 
 
 def _run_name(schedule: Schedule, size: str, budget: float) -> str:
-    share = round(schedule.clm_share * 100)
-    ratio = "" if schedule.mask_ratio is None else f"-mlm{round(schedule.mask_ratio * 100)}"
+    share = percent_text(schedule.clm_share)
+    ratio = "" if schedule.mask_ratio is None else f"-mlm{percent_text(schedule.mask_ratio)}"
     return f"clm{share}{ratio}-{size}-x{budget:g}"
 
 

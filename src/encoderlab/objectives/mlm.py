@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 from encoderlab.errors import UserError
 from encoderlab.model.config import AttentionMode
 from encoderlab.objectives.base import IGNORE, ObjectiveInputs, whole_rows
+from encoderlab.words import percent_text
 
 if TYPE_CHECKING:
     import torch
@@ -68,8 +69,8 @@ class MLM:
 
     @property
     def tag(self) -> str:
-        """Short name used in metrics and run names, e.g. `mlm40`."""
-        return f"mlm{round(self.mask_ratio * 100)}"
+        """Short name used in metrics and phase names, e.g. `mlm40`, `mlm12.5`: one per mask ratio."""
+        return f"mlm{percent_text(self.mask_ratio)}"
 
     def check(self, spec: TokenSpec) -> None:
         """Refuse a vocabulary without a mask token."""

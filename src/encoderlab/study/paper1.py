@@ -20,6 +20,7 @@ import math
 from encoderlab.data.corpora import CORPORA
 from encoderlab.study.scales import Scale, common, eval_spec, steps_at
 from encoderlab.study.spec import ClaimSpec, DataSpec, RunSpec, StudySpec
+from encoderlab.words import percent_text
 
 PAPER1_TOKENIZER = "EuroBERT/EuroBERT-210m"
 """Paper 1's tokenizer: EuroBERT's, the Llama-3 vocabulary (128,256 ids, mask `<|mask|>` = 128002)."""
@@ -114,12 +115,12 @@ def _label(objective: str, budget: int | None) -> tuple[str, str]:
 
 def _design(clm: float, ratio: float = 0.4) -> tuple[str, str, dict]:
     """(id|label, recipe, params) of CLM for a `clm` share of the steps, then MLM at `ratio`."""
-    r = round(ratio * 100)
+    r = percent_text(ratio)
     if clm == 0:
         return f"mlm{r}|MLM-{r}", "pfs-mlm", {"ratio": ratio}
     if clm == 1:
         return "clm|CLM", "pfs-clm", {}
-    c = round(clm * 100)
+    c = percent_text(clm)
     return f"clm{c}-mlm{r}|CLM {c}% -> MLM-{r}", "pfs-clm-mlm", {"clm_fraction": clm, "ratio": ratio}
 
 
