@@ -36,12 +36,25 @@ def study_spec(name: str, scale: str | None) -> StudySpec:
 
         return read_study(Path(name))[0]
     if name.endswith((".yaml", ".yml")) or Path(name).is_file():
+        _check_not_a_builtin_name(Path(name))
         if scale is not None:
             raise UserError(f"{name} is a study file, which sets its own scale; drop --scale {scale}")
         from encoderlab.study.files import load_study_file
 
         return load_study_file(name)
     return get_study(name, scale or "demo")
+
+
+def _check_not_a_builtin_name(path: Path) -> None:
+    """A study file that does not exist but is named as a built-in study (`paper1-pfs.yaml`): a built-in
+    study is named alone, and "study file paper1-pfs.yaml does not exist" did not say so."""
+    from encoderlab.study.catalog import STUDIES
+
+    if path.stem in STUDIES and not path.exists():
+        raise UserError(
+            f"study file {path} does not exist; {path.stem} is a built-in study: name it without {path.suffix} "
+            f"(encoderlab study list), or write the file first with `encoderlab study show {path.stem} > {path}`"
+        )
 
 
 def study_folder(name: str) -> Path | None:
@@ -202,8 +215,8 @@ def list_command() -> None:
     for study, scale, minutes, hardware, passes, setup in list_studies():
         print(f"{study:<18} {scale:<10} {expected_time(minutes):>14} {passes:>8}  {hardware:<20} {setup}")
     print(
-        "passes: the most any pretraining run reads its corpus (estimated, >=: at least; exact in `study plan "
-        "--out DIR`)"
+        "passes: the most any pretraining run reads its corpus (estimated, >=: at least, ?: unknown until its "
+        "corpus is fetched, as `study plan` names it; exact in `study plan --out DIR`)"
     )
     print(
         "plan one with: encoderlab study plan STUDY --scale SCALE; run it with: encoderlab study run STUDY --scale SCALE --out DIR"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from encoderlab import jsonlines
-from encoderlab.errors import UserError, file_in_the_way
+from encoderlab.errors import UserError, closest, file_in_the_way
 from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_runs
 from encoderlab.outdir import study_folder_above
 from encoderlab.study.graph import Node
@@ -451,6 +451,8 @@ def _read_record(study_dir: Path, name: str):
             raise UserError(
                 f"{study_dir} lies inside the study folder {inside} and is not one itself; give {inside}"
             ) from None
+        if not Path(study_dir).exists():  # a typo was told to run a study into it
+            raise UserError(_missing_folder(Path(study_dir))) from None
         raise UserError(
             f"{study_dir} is not a study folder (no study.json/graph.json); run: encoderlab study run NAME --out {study_dir}"
         ) from None
@@ -463,6 +465,19 @@ def _read_record(study_dir: Path, name: str):
         raise UserError(
             f"{path} is damaged ({type(exc).__name__}: {exc}); {fix} (finished nodes are kept)"
         ) from None
+
+
+def _missing_folder(study_dir: Path) -> str:
+    """The line for a study folder argument that does not exist, with the study folder beside it that its
+    name is likely a typo of: "is not a study folder; run: encoderlab study run NAME --out" sent a typo of
+    a finished study's folder to start a new study there."""
+    try:
+        beside = [p.name for p in study_dir.parent.iterdir() if (p / "study.json").is_file()]
+    except OSError:  # no parent folder, or one that cannot be listed: no suggestion
+        beside = []
+    near = closest(study_dir.name, beside)
+    hint = f" ({study_dir.parent / near}?)" if near else ""
+    return f"study folder {study_dir} does not exist{hint}; give the folder `study run --out` wrote (runs/NAME-SCALE by default)"
 
 
 def non_finite(value: Any, where: str = "") -> str | None:

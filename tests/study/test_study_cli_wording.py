@@ -1,0 +1,66 @@
+"""`encoderlab study ...` as a new user meets it: `study list`'s `?`, a study folder that does not exist and a
+study file named as a built-in study, each said in one line with its fix, writing nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from encoderlab.cli import main
+
+FIX = "give the folder `study run --out` wrote (runs/NAME-SCALE by default)"
+
+
+def _refused(capsys, argv: list[str]) -> str:
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and "Traceback" not in err[0], err
+    return err[0].removeprefix("encoderlab: error: ")
+
+
+def test_study_list_says_what_a_question_mark_of_passes_means(monkeypatch, capsys):
+    """A corpus not fetched yet shows `?` passes; the legend said what `>=` means and not `?`."""
+    row = ("paper1-pfs", "cpu", 180.0, "2 CPU cores", "?", "setup")
+    monkeypatch.setattr("encoderlab.study.cli.list_studies", lambda: [row])
+    main(["study", "list"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[4] == "?"
+    assert "?: unknown until its corpus is fetched" in next(
+        line for line in out if line.startswith("passes: ")
+    )
+
+
+@pytest.mark.parametrize("command", ["status", "report"])
+def test_a_study_folder_that_does_not_exist_is_said_so_with_the_one_it_is_near(
+    command, tmp_path, monkeypatch, capsys
+):
+    """Was "runs/paper1-pfs-dem is not a study folder (no study.json/graph.json); run: encoderlab study run NAME
+    --out runs/paper1-pfs-dem": a typo of a finished study's folder was sent to start a new study there."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs" / "paper1-pfs-demo").mkdir(parents=True)
+    (tmp_path / "runs" / "paper1-pfs-demo" / "study.json").write_text("{}")
+    assert _refused(capsys, ["study", command, "runs/paper1-pfs-dem"]) == (
+        f"study folder runs/paper1-pfs-dem does not exist (runs/paper1-pfs-demo?); {FIX}"
+    )
+    assert (
+        _refused(capsys, ["study", command, "elsewhere/mine"])
+        == f"study folder elsewhere/mine does not exist; {FIX}"
+    )
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == [
+        "runs",
+        "runs/paper1-pfs-demo",
+        "runs/paper1-pfs-demo/study.json",
+    ]
+
+
+@pytest.mark.parametrize("command", ["run", "plan", "show"])
+def test_a_missing_study_file_named_as_a_built_in_study_says_to_name_it_alone(
+    command, tmp_path, monkeypatch, capsys
+):
+    """Was "study file paper1-pfs.yaml does not exist", which did not say that paper1-pfs is built in."""
+    monkeypatch.chdir(tmp_path)
+    assert _refused(capsys, ["study", command, "paper1-pfs.yaml"]) == (
+        "study file paper1-pfs.yaml does not exist; paper1-pfs is a built-in study: name it without .yaml "
+        "(encoderlab study list), or write the file first with `encoderlab study show paper1-pfs > paper1-pfs.yaml`"
+    )
+    assert list(tmp_path.iterdir()) == []
