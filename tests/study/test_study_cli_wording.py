@@ -64,3 +64,27 @@ def test_a_missing_study_file_named_as_a_built_in_study_says_to_name_it_alone(
         "(encoderlab study list), or write the file first with `encoderlab study show paper1-pfs > paper1-pfs.yaml`"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def _dataset_line(**data) -> str:
+    from dataclasses import replace
+
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.plan import plan_study
+    from encoderlab.study.plantext import plan_text
+
+    spec = get_study("paper1-pfs", "demo")
+    spec = replace(spec, data=tuple(replace(d, **data) for d in spec.data))
+    return next(
+        line for line in plan_text(plan_study(spec)).splitlines() if line.startswith("dataset main: ")
+    )
+
+
+def test_the_plan_says_why_a_dataset_is_decontaminated_against_nothing():
+    """ "decontaminated against nothing" read alike for `decontaminate: false`, for a folder prepared elsewhere
+    and for `decontaminate: true` in a study whose tasks read no set it is done against (the demo's)."""
+    assert _dataset_line().endswith(
+        "; decontaminated against nothing: that is done against the long-text evaluation assets its tasks read "
+        "(squad-v1-dev, squad-shifts-*, boolq, vitaminc, bbc-news), and its tasks read none"
+    )
+    assert _dataset_line(decontaminate=False).endswith("; not decontaminated (decontaminate: false)")

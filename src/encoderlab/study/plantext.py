@@ -150,19 +150,39 @@ SHARD_HINT_TOKENS = 1e10
 """From this many unique tokens on, the plan shows how to prepare a dataset across machines."""
 
 
+def _decontamination_text(spec, d: DataSpec) -> str:
+    """What the plan says of a dataset's decontamination. "decontaminated against nothing" read the same for
+    `decontaminate: false`, for a folder prepared elsewhere (its own meta.json says) and for a study whose
+    tasks read none of the long-text sets it is done against: a user who set `decontaminate: true` saw it
+    said as if ignored."""
+    from encoderlab.study.needs import dataset_decontamination
+
+    if d.prepared is not None:
+        return f"decontaminated as {d.prepared} was prepared (its meta.json says)"
+    if not d.decontaminate:
+        return "not decontaminated (decontaminate: false)"
+    if against := dataset_decontamination(spec, d):
+        return f"decontaminated against {', '.join(against)}"
+    return (
+        "decontaminated against nothing: that is done against the long-text evaluation assets its tasks read "
+        "(squad-v1-dev, squad-shifts-*, boolq, vitaminc, bbc-news), and its tasks read none"
+    )
+
+
 def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
     """A dataset's plan line (corpus, tokenizer, unique tokens, the evaluation sets it is cleaned
     against), and for a large one how to prepare it across machines."""
-    from encoderlab.study.needs import dataset_decontamination
-
-    c, against = plan.corpora[d.name], dataset_decontamination(plan.spec, d)
+    c = plan.corpora[d.name]
     lines = [
         f"dataset {d.name}: {' + '.join(_corpus_text(x) for x in d.corpus)}; tokenizer "
         f"{_tokenizer_text(plan.spec, d)}; {'at most ' if c.at_most else ''}{short_number(c.unique_tokens)} unique "
-        f"tokens ({c.how}); decontaminated against {', '.join(against) or 'nothing'}"
+        f"tokens ({c.how}); {_decontamination_text(plan.spec, d)}"
     ]
     if d.prepared is None and not c.counted and (c.unique_tokens or 0) >= SHARD_HINT_TOKENS:
         needed = max((r.reaches for r in plan.runs if r.dataset == d.name), default=0)
+        from encoderlab.study.needs import dataset_decontamination
+
+        against = dataset_decontamination(plan.spec, d)
         lines.append(f"  across machines: {prepare_command(d, needed, against)}")
     return lines
 
