@@ -235,7 +235,7 @@ STUDY_CASES = [
     (  # the recipe's own check, which named no run
         "study-param-out-of-range",
         "study plan {w}/study_param_range.yaml",
-        r"run b: mlm mask_ratio must be between 0 and 1 \(exclusive\), got 4.0",
+        r"run b: ratio: 4.0 in its params: mlm mask_ratio must be between 0 and 1 \(exclusive\), got 4.0",
     ),
     (  # was accepted: the claim compared no task, and the report called it untested
         "study-claim-family-unknown",

@@ -64,3 +64,33 @@ def test_a_misspelled_param_is_named_with_the_one_it_is_close_to():
     assert line.startswith(
         "recipe pfs-mlm has no parameter 'colour', 'raito' (ratio?), 'stesp' (steps?); valid: checkpoint_every, "
     )
+
+
+def test_two_refused_values_name_the_one_the_line_is_about():
+    """Neither alone builds: the one whose absence changes the refusal is the one the line is about."""
+    assert (
+        _refusal("pfs-mlm", "size=huge", "ratio=0", "data=d")
+        == f"recipe pfs-mlm with --param ratio=0: {MASK}"
+    )
+
+
+def test_a_study_names_the_runs_params_a_parts_refusal_is_about(tmp_path):
+    """It said `run b: mlm mask_ratio must be ...`; the study's own batch arguments are never named."""
+    from encoderlab.study.resolve import resolve_run
+    from encoderlab.study.spec import DataSpec, RunSpec, StudySpec
+
+    run = RunSpec(name="b", recipe="pfs-mlm", params={"ratio": 4.0, "micro_batch_size": 2})
+    spec = StudySpec(
+        name="s",
+        scale="t",
+        data=(DataSpec(name="main", corpus=("c.jsonl",)),),
+        runs=(run,),
+        baseline="b",
+        micro_batch=3,
+    )
+    with pytest.raises(UserError) as exc:
+        resolve_run(spec, run, 0)
+    assert (
+        str(exc.value)
+        == "run b: ratio: 4.0 in its params: mlm mask_ratio must be between 0 and 1 (exclusive), got 4.0"
+    )

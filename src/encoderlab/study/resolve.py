@@ -102,11 +102,9 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
 
     `base` is the resolved RunConfig of the study run that `run` continues (None: none)."""
     from encoderlab.config import with_values
-    from encoderlab.train.recipes import make_recipe
 
     try:  # a value the recipe refuses (a mask ratio of 4), or a seed too large for torch, named no run
-        cfg = make_recipe(run.recipe, recipe_arguments(spec, run))
-        cfg = with_values(cfg, {**spec.run_overrides, **run.overrides})
+        cfg = with_values(_recipe(run, recipe_arguments(spec, run)), {**spec.run_overrides, **run.overrides})
         model = cfg.model
         init = _init_of(spec, run)
         if init and model.init != init:
@@ -129,6 +127,22 @@ def resolve_run(spec: StudySpec, run: RunSpec, seed: int, base: RunConfig | None
     if base is not None and run.data == spec.run(run.init).data:
         cfg = _after_base(cfg, base, run)
     return cfg
+
+
+def _recipe(run: RunSpec, args: dict[str, Any]) -> RunConfig:
+    """The run's recipe built with `args`; a refusal of a part it builds (`MLM`'s mask ratio) names the run's
+    `params` it is about, as `pretrain`'s names the `--param` values (`recipes.refused_params`)."""
+    from encoderlab.train.recipes import RECIPES, recipe_args, refused_params
+
+    typed = recipe_args(run.recipe, args)
+    try:
+        return RECIPES[run.recipe](**typed)
+    except UserError as exc:
+        named = [k for k in refused_params(run.recipe, typed, exc) if k in run.params]
+        if not named:  # the recipe's own check, or the scale's arguments: its line as it is
+            raise
+        given = ", ".join(f"{k}: {run.params[k]}" for k in named)
+        raise UserError(f"{given} in its params: {exc}") from None
 
 
 def _study_overrides_refused(spec: StudySpec, run: RunSpec) -> bool:

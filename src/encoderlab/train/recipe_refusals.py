@@ -8,9 +8,11 @@ front: `recipe pfs-mlm with --param ratio=0: mlm mask_ratio must be ...`.
 
 Which parameters those are is found from the typed arguments, not from the line's words (a regex over the
 line took `ratio` for absent from `mask_ratio` and named every `--param` given, `data=...` too): a given
-parameter is involved when building the recipe without it (at its default) ends otherwise, built or refused
-in other words. A change to the refusal the recipe's defaults give by themselves (cpt-mlm's `needs a
-starting checkpoint`) only says the parameter is required, not that its value is wrong. Trade-off: one more
+parameter is involved when the recipe built without it (at its default) builds. Only when none does alone
+(two values each refused) is one whose absence ends the build otherwise named: a parameter whose default
+trips another check (a `micro_batch_size` that a study's `global_batch` needs) is not the one at fault, and
+the refusal the recipe's defaults give by themselves (cpt-mlm's `needs a starting checkpoint`) only says a
+parameter is required, not that its value is wrong. Trade-off: one more
 build per given parameter, paid only on the way out of a refusal; a build is a few dataclasses (no model,
 no file), so it costs nothing a user sees.
 """
@@ -39,12 +41,12 @@ def _outcome(build: Callable[[dict[str, Any]], Any], args: dict[str, Any]) -> st
 def involved_params(
     build: Callable[[dict[str, Any]], Any], given: Mapping[str, Any], refusal: UserError
 ) -> list[str]:
-    """The names in `given` whose values `refusal` (raised by `build(given)`) is about, in the order given."""
+    """The names in `given` whose values `refusal` (raised by `build(given)`) is about, in the order given:
+    those without which the recipe builds; when none does alone (two values each refused), those without
+    which it ends in another way than this refusal or the defaults' own."""
     line = f"{type(refusal).__name__}: {refusal}"
+    without = {name: _outcome(build, {k: v for k, v in given.items() if k != name}) for name in given}
+    if built := [name for name, outcome in without.items() if outcome is None]:
+        return built
     bare = _outcome(build, {})
-    involved = []
-    for name in given:
-        without = _outcome(build, {k: v for k, v in given.items() if k != name})
-        if without != line and (without is None or without != bare):
-            involved.append(name)
-    return involved
+    return [name for name, outcome in without.items() if outcome not in (line, bare)]

@@ -443,6 +443,14 @@ def make_recipe(name: str, params: Mapping[str, Any] | None = None) -> RunConfig
     return RECIPES[name](**args)
 
 
+def refused_params(name: str, args: Mapping[str, Any], exc: UserError) -> list[str]:
+    """The names in `args` (typed) that `exc`, raised by recipe `name` built with them, is about: none for
+    the recipe's own checks (`ParamRefusal`), which name theirs (`recipe_refusals.involved_params`)."""
+    if isinstance(exc, ParamRefusal):
+        return []
+    return involved_params(lambda a: RECIPES[name](**a), args, exc)
+
+
 def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConfig:
     """The recipe `name` called with command-line `key=value` parameters (`--param`); a part's refusal
     (`MLM`'s mask ratio) is led by the `--param` values it is about (`recipe_refusals`)."""
@@ -456,11 +464,8 @@ def build_recipe(name: str, params: list[str] | tuple[str, ...] = ()) -> RunConf
     args = recipe_args(name, parsed)  # an unknown parameter or a wrong type: its own line, naming it
     try:
         return RECIPES[name](**args)
-    except ParamRefusal:
-        raise  # the recipe's own check, which names its parameter
     except UserError as exc:  # a part's own check ("mlm mask_ratio must be ...") named no --param
-        involved = involved_params(lambda a: RECIPES[name](**a), args, exc)
-        if not involved:
-            raise  # about no value given (a required parameter missing): its line says so
+        if not (involved := refused_params(name, args, exc)):
+            raise  # the recipe's own check, or about no value given (a required parameter missing)
         given = " ".join(f"--param {typed[k]}" for k in involved)
         raise UserError(f"recipe {name} with {given}: {exc}") from None
