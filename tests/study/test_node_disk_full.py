@@ -16,7 +16,7 @@ from encoderlab.study.marker import MARKER
 
 FIXES = {
     "disk": ("disk full", "free space on that disk", DiskFull.exit_code),
-    "quota": ("disk quota exceeded", "free space on that disk", DiskFull.exit_code),
+    "quota": ("disk quota exceeded", "free space within your quota", DiskFull.exit_code),
     "readonly": ("read-only file system", "make it writable again", UserError.exit_code),
 }
 

@@ -300,7 +300,8 @@ def unwritable(exc: OSError, node: Node) -> UserError:
     system gone read-only under a study that checked its folder writable is exit 2. No marker was written,
     so the node is not taken for finished: it runs again on the rerun, from what it left."""
     where = f" while writing {exc.filename}" if exc.filename else ""
-    fix = "make it writable again" if exc.errno == errno.EROFS else "free space on that disk"
+    fixes = {errno.EROFS: "make it writable again", errno.EDQUOT: "free space within your quota"}
+    fix = fixes.get(exc.errno, "free space on that disk")
     line = (
         f"study node {node.name}: {_UNWRITABLE[exc.errno]}{where}; {fix} and rerun the same command (finished "
         "nodes are kept and this one resumes), or run the study again with --out on another disk"
