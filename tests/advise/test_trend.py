@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from tests.advise.test_decide import _ladder
+from tests.advise.test_decide import LOSS, _ladder
 
 from encoderlab.advise.decide import advise
 from encoderlab.advise.ladder import Ladder, Metric
@@ -97,6 +97,26 @@ def test_rungs_of_one_compute_have_no_trend():
     rungs = Rungs.of(runs)
     fit = SimpleNamespace(rungs=rungs, replicates=np.array([[o.value for o in runs]]), schedule=MLM_LIKE)
     assert trend(fit, None) is None
+
+
+def test_rungs_whose_measured_flops_differ_in_their_last_bits_have_no_trend():
+    """An isoFLOP ladder (four sizes at one compute) whose measured FLOPs differ by ~1e-12 (as `predict.computes`
+    reads them: one compute, no curve) was given a slope on that noise and warned about as not improving, its
+    rung means moving "+1.77e+10 per tenfold compute"."""
+    from encoderlab.advise.ladder import Observation
+
+    jitter = {1e6: 1 + 3e-12, 2e6: 1.0, 4e6: 1 - 2e-12, 8e6: 1 + 1e-12}
+    runs = tuple(
+        Observation(
+            schedule=s, params=n, tokens=1.6e14 / n, seed=k, flops=9.6e14 * j,
+            value=base + abs(np.log2(n / 2e6)) / 10 + k / 100,
+        )
+        for s, base in ((MLM_LIKE, 4.0), (CLM_LIKE, 4.1))
+        for n, j in jitter.items()
+        for k in (0, 1)
+    )  # fmt: skip
+    advice = advise(Ladder(LOSS, runs), Target(flops=1e16), n_boot=20)
+    assert advice.method == "single rung" and not _flagged(advice)
 
 
 def test_the_trend_test_is_students_t_on_the_noises_degrees_of_freedom():

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from encoderlab.advise.predict import ScheduleFit
+from encoderlab.advise.predict import ScheduleFit, computes
 
 TREND_Z = 1.645
 """One-sided 95% normal quantile: the slope must be below zero by this many standard errors when the seed
@@ -57,9 +57,11 @@ class Trend:
 
 
 def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
-    """The schedule's trend; None without two rungs of different compute (no slope)."""
+    """The schedule's trend; None without two rungs of different compute (no slope). Computes equal within
+    `predict.computes`'s tolerance are one compute: measured FLOPs of an isoFLOP ladder that differ in their
+    last bits gave a slope on that noise, "+1.77e+10 per tenfold compute", and a warning about it."""
     rungs = fit.rungs
-    if np.ptp(np.log10(rungs.compute)) == 0:
+    if computes(rungs.compute) < 2:
         return None
     loss = fit.replicates[0]
     counts = np.bincount(rungs.index, minlength=len(rungs.points)).astype(float)
