@@ -324,3 +324,17 @@ def test_a_paper_length_report_names_the_readings_where_the_paper_is_silent():
     for study in ("paper1-pfs", "paper2-detour"):
         for scale in ("demo", "cpu"):
             assert "readings" not in setup_text(get_study(study, scale))
+
+
+def test_the_readings_say_each_cpt_runs_decay():
+    """The readings said every continued-pretraining run decays over 2k steps, but +2k (200 warmup steps, so
+    no 2k decay after them) decays over the rest, 1,800 (`paper1._cpt_runs`)."""
+    from encoderlab.study.fidelity import PAPERS
+
+    readings = PAPERS["paper1"].readings
+    decays = {r.params["decay"] for r in get_study("paper1-cpt", "gpu-610m").runs if "decay" in r.params}
+    assert len(decays) > 1
+    for d in decays:
+        assert (
+            f"{d // 1000}k-step decay" if d % 1000 == 0 else f"the {d:,} steps after its warmup"
+        ) in readings

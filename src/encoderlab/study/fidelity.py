@@ -130,7 +130,8 @@ PAPERS: dict[str, PaperSetup] = {
         "replaced by the mask token (Optimus' main branch; its MLM_vs_CLM branch was not read); one "
         "warmup-stable-decay schedule across the CLM -> MLM switch, AdamW state kept; the 12k and 22k "
         "budgets with the 42k runs' 2k-step warmup and decay; continued pretraining from fresh AdamW moments "
-        "at LR 5e-4 with a 200-step warmup and a 2k-step decay; at 1b, 28 layers with SwiGLU 5,120 (its 1B shape is open)",
+        "at LR 5e-4 with a 200-step warmup and a 2k-step decay (+2k: the 1,800 steps after its warmup); at 1b, 28 "
+        "layers with SwiGLU 5,120 (its 1B shape is open)",
     ),
     "paper2": PaperSetup(
         short="paper 2",
