@@ -239,3 +239,36 @@ def test_a_task_of_no_max_length_counts_its_texts_at_the_models_context():
     minilm = eval_cost([as_is], {})  # a start model evaluated as is: its positions from `scales`
     work = node_work(EvalNode.of(as_is), task, size, positions=512)
     assert minilm.gpu_hours == pytest.approx(work.seconds(22.7e6, 6) / 3600)
+
+
+def test_a_qa_task_on_an_epochs_schedule_is_counted_as_a_lower_bound(monkeypatch):
+    """A QA run on an epochs schedule (a task file's, no `max_steps`) steps through the windows of its
+    contexts, a long one several: its examples' steps were counted as the run's, as `eval --check` once
+    printed them. Now "at least", as `eval --check` says (one test, `Task.steps_at_least`); a study's
+    step cap (`max_steps`) or a task's own keeps the count exact."""
+    import dataclasses
+
+    import encoderlab.study.evalcost as evalcost
+    from encoderlab.eval.spec import FinetuneConfig
+    from encoderlab.study.nodeconfig import EvalNode
+
+    plan, graph = _planned(get_study("paper1-pfs", "gpu-210m"))
+    squad = [n for n in graph if n.kind == "eval" and n.config["task"] == "paper-squad"]
+    task, size = evalcost.task_size("paper-squad")
+    epochs = dataclasses.replace(task, finetune=FinetuneConfig(max_steps=None, epochs=1.0, batch_size=32))
+    cfg = EvalNode.of(squad[0])
+    assert cfg.max_steps is None and not evalcost.node_work(cfg, task, size).steps_at_least  # 1000 steps
+    work = evalcost.node_work(cfg, epochs, size)
+    assert work.steps == math.ceil(size.train / 32) and work.steps_at_least
+    capped = dataclasses.replace(cfg, max_steps=50)  # the study's cap: the run's steps exactly
+    assert not evalcost.node_work(capped, epochs, size).steps_at_least
+    monkeypatch.setattr(evalcost, "task_size", lambda name: (epochs, size) if name == "paper-squad" else None)
+    models = {r.model: evalcost.Evaluated(r.params, r.layers, r.positions) for r in plan.runs}
+    cost = evalcost.eval_cost(squad, models)
+    assert cost.steps_at_least and cost.steps == len(squad) * work.steps
+    steps = f"{cost.steps:,}"
+    assert f", at least {steps} optimizer steps; each step " in cost.text()
+    assert (
+        "; QA runs on an epochs schedule counted at least (a long context makes several windows)"
+        in cost.text()
+    )

@@ -58,9 +58,8 @@ class TaskCheck:
     steps: int
     """Optimizer steps of one fine-tuning run (`FinetuneConfig.total_steps` of its training examples)."""
     steps_at_least: bool = False
-    """`steps` is a lower bound: a QA task trained for `epochs` (no `max_steps`) steps through the windows
-    of its contexts, a long context several, which only the run's tokenising counts. It printed the
-    examples' steps as the run's (3 where the run took 4)."""
+    """`steps` is a lower bound (`Task.steps_at_least`: a QA task on an `epochs` schedule steps through the
+    windows of its contexts). It printed the examples' steps as the run's (3 where the run took 4)."""
 
 
 def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskCheck:
@@ -79,7 +78,7 @@ def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskChec
     splits = {"train": _size(data.train), "validation": _size(data.val)}
     splits.update({split: _size(examples) for split, examples in data.tests.items()})
     steps = task.finetune.total_steps(max(len(data.train), 1))
-    return TaskCheck(task, splits, steps, task.family == "qa" and task.finetune.max_steps is None)
+    return TaskCheck(task, splits, steps, task.steps_at_least)
 
 
 def _check_qa_room(task: Task, tokenizer, splits) -> None:

@@ -402,6 +402,14 @@ class Task:
         )
         return [*poolings, *(t.resolve_segments(True) for t in poolings if self.encodes_pairs)]
 
+    @property
+    def steps_at_least(self) -> bool:
+        """Whether `finetune.total_steps` of its training examples is only a lower bound of a run's
+        optimizer steps: a QA task on an `epochs` schedule (no `max_steps`) steps through the windows of its
+        contexts, a long context several, which only the run's tokenising counts. `eval --check` and a
+        study's plan (`study.evalcost`) both say "at least" by it."""
+        return self.family == "qa" and self.finetune.max_steps is None
+
     def for_model(self, max_positions: int) -> Task:
         """The task with a concrete `max_length` for a model of `max_positions` positions."""
         if self.max_length is not None:

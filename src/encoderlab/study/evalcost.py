@@ -14,8 +14,10 @@ each with its source; a task read from a file counts its loaded rows, at its cha
 text counts at most its task's `max_length`, or, for a task of none (paper 1's, the model's context), 0.99 x
 the evaluated model's positions (`Task.for_model`: the plan's run's, or `scales.start_model_size`'s), so
 MLDR's ~3.3k-token documents count ~2,028 tokens on a model of 2,048 positions. A task that stops early (`FinetuneConfig.patience`) may train fewer epochs, and a pocket
-task counted at its max length pads less in practice, so the plan says so; a task whose size or model is
-unknown is named as not counted.
+task counted at its max length pads less in practice, so the plan says so; a QA task on an epochs schedule
+(a task file's, no `max_steps`) steps through the windows of its contexts, which only its run counts, so its
+examples' steps are a lower bound and the plan says "at least" (`Task.steps_at_least`, as `eval --check`);
+a task whose size or model is unknown is named as not counted.
 
 A step of a 12-layer model (210m's, BERT-base's) takes at least `STEP_FLOOR_S`, a scoring batch
 (`eval.spec.EVAL_BATCH` texts) at least `FORWARD_FLOOR_S`, each in proportion to the model's layers
@@ -273,6 +275,8 @@ class EvalCost:
     """A counted task stops early (`patience`): its runs may be shorter."""
     at_max_length: bool = False
     """A counted task's inputs are counted at their max length (the pocket tasks')."""
+    steps_at_least: bool = False
+    """A counted QA task on an epochs schedule: its steps, and so `steps` and `gpu_hours`, are lower bounds."""
     uncounted: tuple[str, ...] = ()
     """Tasks whose nodes are not counted: their size, or the evaluated model's parameters, unknown."""
 
@@ -299,6 +303,10 @@ class EvalCost:
             for note, on in (
                 ("; early stopping can shorten the runs with patience", self.early_stop),
                 ("; inputs of the pocket tasks counted at their max length", self.at_max_length),
+                (
+                    "; QA runs on an epochs schedule counted at least (a long context makes several windows)",
+                    self.steps_at_least,
+                ),
             )
             if on
         )
@@ -308,9 +316,10 @@ class EvalCost:
             if self.uncounted
             else ""
         )
+        steps = ("at least " if self.steps_at_least else "") + count(self.steps, "optimizer step")
         return (
             f"evaluation: ~{hours_text(self.gpu_hours)} ({count(self.runs, 'fine-tuning run')}, "
-            f"{count(self.steps, 'optimizer step')}; each step max(FLOPs at 40% MFU, "
+            f"{steps}; each step max(FLOPs at 40% MFU, "
             f"{STEP_FLOOR_S * 1000:g} ms per {BASE_LAYERS} layers), a scoring batch max(FLOPs, "
             f"{FORWARD_FLOOR_S * 1000:.0f} ms per {BASE_LAYERS} layers), study/evalcost.py{notes}){left}"
         )
@@ -347,7 +356,7 @@ def eval_cost(nodes: Iterable[Node], models: dict[str, Evaluated]) -> EvalCost:
     """The GPU-hours of the eval nodes among `nodes`; `models`: model id -> what its cost depends on
     (the plan's runs)."""
     seconds, runs, steps, missing, sizes = 0.0, 0, 0, set(), {}
-    early = at_max = False
+    early = at_max = at_least = False
     for cfg, nodes_alike in _grid_cells(nodes):
         src = cfg.source
         n, layers, positions = (
@@ -363,12 +372,14 @@ def eval_cost(nodes: Iterable[Node], models: dict[str, Evaluated]) -> EvalCost:
         runs += nodes_alike * (cfg.trained_by is None)
         steps += nodes_alike * work.steps
         early, at_max = early or work.early_stop, at_max or work.at_max_length
+        at_least = at_least or work.steps_at_least
     return EvalCost(
         gpu_hours=seconds / 3600,
         runs=runs,
         steps=steps,
         early_stop=early,
         at_max_length=at_max,
+        steps_at_least=at_least,
         uncounted=tuple(sorted(missing)),
     )
 
@@ -397,7 +408,9 @@ def task_size(name: str):
     task = TASKS.get(name)
     if task is None:
         return None
-    size = builtin_sizes().get(name) if name in BUILTIN else _counted(task)
+    from encoderlab.study.evalcount import counted
+
+    size = builtin_sizes().get(name) if name in BUILTIN else counted(task)
     if size is None or (size.tokens is None and task.max_length is None and size.eval_tokens is None):
         return None
     return task, size
@@ -413,6 +426,8 @@ class NodeWork:
     batches: int
     early_stop: bool
     at_max_length: bool
+    steps_at_least: bool = False
+    """`steps` is a lower bound (`Task.steps_at_least`: a QA run on an epochs schedule steps through windows)."""
 
     def seconds(self, params: float, layers: int) -> float:
         """GPU-seconds for a model of `params` and `layers`: each part's FLOPs at 40% MFU, or its floor
@@ -450,45 +465,5 @@ def node_work(cfg, task, size: TaskSize, positions: int | None = None) -> NodeWo
         batches=batches,
         early_stop=trains and bool(ft.patience),
         at_max_length=at_max,
+        steps_at_least=trains and cfg.max_steps is None and task.steps_at_least,
     )
-
-
-def _counted(task) -> TaskSize:
-    """A task file's size from its loaded rows (read when the study's graph was built), at their mean
-    characters / `CHARS_PER_TOKEN`, plus two special tokens, per example."""
-    data = task.loader()
-    val = _texts(data.val)
-    tests = [c for split in data.tests.values() for c in _texts(split)]
-    return TaskSize(
-        train=len(data.train),
-        tokens=_tokens([_chars(x) for x in data.train]),
-        val=len(val),
-        test=len(tests),
-        eval_tokens=_tokens(val + tests),
-    )
-
-
-def _texts(split) -> list[int]:
-    """Characters of each text one scoring of `split` encodes (retrieval: its queries and corpus)."""
-    from encoderlab.eval.spec import IRSplit
-
-    if isinstance(split, IRSplit):
-        return [len(t) for t in (*split.queries.values(), *split.corpus.values())]
-    return [_chars(x) for x in split]
-
-
-def _chars(example: dict) -> int:
-    """Characters of an example's texts: its string fields (not ids) and lists of words."""
-    total = 0
-    for key, value in example.items():
-        if isinstance(value, str) and not key.endswith("id"):
-            total += len(value)
-        elif isinstance(value, list) and value and all(isinstance(w, str) for w in value):
-            total += sum(map(len, value)) + len(value)
-    return total
-
-
-def _tokens(chars: list[int]) -> float:
-    from encoderlab.study.plan import CHARS_PER_TOKEN
-
-    return (sum(chars) / len(chars) / CHARS_PER_TOKEN if chars else 0.0) + 2
