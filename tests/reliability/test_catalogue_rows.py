@@ -147,6 +147,7 @@ NAMED = {
     "study-resume-prepared-moved": "tests.study.test_task_files_moved::test_a_finished_study_resumes_with_its_prepared_folder_moved_and_one_to_run_is_refused",
     "study-over-a-changed-corpus": "tests.study.test_stale_corpus::test_a_study_rerun_over_a_corpus_edited_since_is_refused_before_anything_runs",
     "study-tokenizer-over-a-changed-corpus": "tests.study.test_stale_tokenizer::test_a_tokenizer_trained_before_an_interruption_is_not_reused_over_an_edited_corpus",
+    "study-over-older-txt-reading": "tests.study.test_stale_corpus::test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_that_helps",
     "study-cka-texts-fewer-than-n": "tests.study.test_cka_pool::test_a_study_cka_over_fewer_texts_than_its_n_texts_is_refused_before_anything_runs",
     "study-eval-max-length-over-positions": "tests.study.test_eval_lengths::test_a_study_task_longer_than_a_models_positions_is_refused_before_anything_is_written",
     "study-cka-max-length": "tests.study.test_cka_length::test_a_study_cka_length_beyond_a_start_models_positions_is_refused_before_anything_runs",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shutil
 
 import pytest
 from fake_study import backend as fake_backend
@@ -142,3 +143,34 @@ def test_a_study_with_max_passes_checks_its_prepared_data_once(tmp_path, monkeyp
     _edit(corpus)  # still said before the passes are counted from the old data (the test above)
     with pytest.raises(UserError, match=STALE):
         run_study(dataclasses.replace(spec, max_passes=1e-9), study, _backend(), progress=False)
+
+
+def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_that_helps(tmp_path):
+    """A .txt corpus of classic Mac line ends, prepared by an encoderlab from before a lone `\\r` ended a
+    line (`freshness.reading_change`): the files never changed, so the line's "restore the corpus as it
+    was" could not help; now it says so, and names what does: a new prepare or another --out."""
+    words = json.loads(tiny_corpus(tmp_path / "c.jsonl", 60).read_text().splitlines()[0])["text"].split()
+    corpus = tmp_path / "mac.txt"
+    corpus.write_bytes("\r\r".join(" ".join(words[i:] + words[:i]) for i in range(12)).encode() + b"\r")
+    spec, study = _spec(corpus), tmp_path / "s"
+    run_study(spec, study, _backend(), progress=False)
+    folder = node_dir(study, build_graph(spec, _backend()).nodes["prepare/main"])
+    for record in (folder / "data" / "meta.json", folder / "tokenizer" / "sources.json"):
+        if record.exists():  # as an encoderlab from before `txt_reading` wrote it
+            data = json.loads(record.read_text())
+            data.pop("txt_reading")
+            record.write_text(json.dumps(data))
+    before = snapshot(study)
+    with pytest.raises(UserError) as exc:
+        run_study(spec, study, _backend(), progress=False)
+    assert str(exc.value) == (
+        f"study mini, dataset main: {folder / 'data'} was prepared from sources that changed since ({corpus} "
+        "holds a \\r, which ends a line since an older encoderlab read it: it reads as other documents now); "
+        "nothing was changed: the files are as they were, so restoring them would not help: delete "
+        f"{folder} to prepare it again (the nodes after it run again), or run the study in another --out folder"
+    )
+    assert snapshot(study) == before
+    err = f"encoderlab: error: {exc.value}\n".replace(folder.name, "main-KEY")  # the key holds tmp_path
+    assert_printed_as_documented("study-over-older-txt-reading", err, tmp_path)
+    shutil.rmtree(folder)  # the fix: prepared again, as this encoderlab reads the corpus
+    run_study(spec, study, _backend(), progress=False)

@@ -57,7 +57,15 @@ log = logging.getLogger(__name__)
 
 def source_change(meta: dict) -> str | None:
     """The first difference, in words, between the local files `meta` records having read and those its
-    recipe's sources (its `shard`'s slice of them) name now; None when there is none."""
+    recipe's sources (its `shard`'s slice of them) name now (`files_change`), or, the files the same, how
+    this code would read them otherwise (`reading_change`); None when there is none."""
+    return files_change(meta) or reading_change(meta)
+
+
+def files_change(meta: dict) -> str | None:
+    """The first difference, in words, between the local files `meta` records having read and those its
+    recipe's sources name now, the reading aside: restoring the files undoes it, which it does not undo
+    for a `reading_change`."""
     recipe = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
     shard = Shard(*recipe["shard"]) if isinstance(recipe.get("shard"), list) else None
     configs, sources = _list(recipe.get("sources")), _list(meta.get("sources"))
@@ -70,7 +78,7 @@ def source_change(meta: dict) -> str | None:
         to_end = source["exhausted"] if isinstance(source.get("exhausted"), bool) else whole
         if change := _change(config, source, shard, to_end=to_end, skip=skip):
             return _elsewhere(config, source) or change
-    return reading_change(meta)  # the files are those read: would they read the same now?
+    return None
 
 
 TXT_READING = 2

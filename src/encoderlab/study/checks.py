@@ -303,7 +303,6 @@ def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
     (`data.freshness.source_change`), or when the tokenizer, to be reused for data not prepared yet,
     records nothing to check (`_refuse_unrecorded`); nothing for one not written yet."""
     from encoderlab import jsonlines
-    from encoderlab.data.freshness import source_change
     from encoderlab.data.tokenizer_training import trained_from
 
     def meta(data: Path) -> dict | None:
@@ -315,14 +314,33 @@ def refuse_stale_data(spec: StudySpec, dataset: str, node: Path) -> None:
     data, tokenizer = node / "data", node / "tokenizer"  # the data first: the line a finished node met
     prepared, trained = meta(data), trained_from(tokenizer)
     for folder, record, made in ((data, prepared, "prepared from"), (tokenizer, trained, "trained on")):
-        if isinstance(record, dict) and (change := source_change(record)) is not None:
+        if isinstance(record, dict) and (refusal := _stale(record, node)) is not None:
+            change, fix = refusal
             raise UserError(
                 f"study {spec.name}, dataset {dataset}: {folder} was {made} sources that changed "
-                f"since ({change}); nothing was changed: restore the corpus as it was, or run the study in "
-                "another --out folder to train on the corpus as it is now"
+                f"since ({change}); nothing was changed: {fix}"
             )
     if prepared is None and trained is None:
         _refuse_unrecorded(spec, dataset, tokenizer, data)
+
+
+def _stale(record: dict, node: Path) -> tuple[str, str] | None:
+    """(the change, its fix) when `record` (meta.json, a tokenizer's SOURCES) no longer holds what its
+    corpus reads as: changed files can be restored; files an older encoderlab read otherwise
+    (`freshness.reading_change`) are as they were, so only a new prepare helps (deleting the node folder
+    runs it and everything after it again, as any deleted node)."""
+    from encoderlab.data.freshness import files_change, reading_change
+
+    if (change := files_change(record)) is not None:
+        fix = "restore the corpus as it was, or run the study in another --out folder to train on the corpus as it is now"
+        return change, fix
+    if (change := reading_change(record)) is not None:
+        fix = (
+            f"the files are as they were, so restoring them would not help: delete {node} to prepare it "
+            "again (the nodes after it run again), or run the study in another --out folder"
+        )
+        return change, fix
+    return None
 
 
 def _refuse_unrecorded(spec: StudySpec, dataset: str, tokenizer: Path, data: Path) -> None:
