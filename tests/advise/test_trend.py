@@ -154,3 +154,28 @@ def test_the_trend_test_is_students_t_on_the_noises_degrees_of_freedom():
     assert line.slope / se == pytest.approx(ratio)
     assert stats.norm.cdf(ratio) < 0.05 < p_improving  # the normal quantile would call it improving
     assert trend(fit, seed_noise=sd).improving  # a given sd is exact: the normal quantile
+
+
+def test_rungs_whose_measured_flops_differ_by_a_few_percent_are_one_compute():
+    """An isoFLOP profile with measured FLOPs: three sizes at one 6ND budget log FLOPs a few percent apart
+    (the attention's share varies with the shape). As three computes, the trend's slope on 2.5% of log
+    compute had a huge standard error and the schedule was flagged as not improving, and a 1-D curve was
+    fitted from one x. Within `COMPUTE_RTOL` (10%) of a group's lowest they are one compute; anchored at
+    the lowest, so a dense ladder (5% steps) is not chained into one."""
+    from types import SimpleNamespace
+
+    from encoderlab.advise.ladder import Observation
+    from encoderlab.advise.predict import COMPUTE_RTOL, Rungs, choose_form, computes
+
+    sizes = ((1e7, 2e8, 1.0), (2e7, 1e8, 1.03), (4e7, 5e7, 1.06))  # N, D and measured FLOPs / 1e18
+    runs = tuple(
+        Observation(schedule=MLM_LIKE, params=n, tokens=d, seed=k, value=2.0 + k / 100, flops=f * 1e18)
+        for n, d, f in sizes
+        for k in (0, 1)
+    )
+    rungs = Rungs.of(runs)
+    fit = SimpleNamespace(rungs=rungs, replicates=np.array([[o.value for o in runs]]), schedule=MLM_LIKE)
+    assert computes(rungs.compute) == 1 and trend(fit, None) is None and choose_form(rungs) is None
+    assert COMPUTE_RTOL < 0.5  # a ladder's rungs 1.5x apart stay apart
+    assert computes(np.array([1e18, 1.5e18, 2.25e18])) == 3
+    assert computes(1e18 * 1.05 ** np.arange(41)) == 21  # groups of two 5% steps, not one chain

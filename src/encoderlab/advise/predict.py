@@ -219,11 +219,24 @@ def paired_sources(
     return out
 
 
+COMPUTE_RTOL = 0.1
+"""Computes within this relative distance of the lowest of a group count as one (`computes`) [D]. 6ND of
+one product N*D differs in its last bits; measured FLOPs of one budget differ by the attention's share
+of them, which varies with the model's shape (a few percent between the sizes of an isoFLOP profile): as
+many x values, a 1-D curve "fitted" through them was read at 10x their compute from one x, and the trend
+check's slope on a few percent of log compute flagged such a ladder as "not improving". A ladder meant to
+span compute steps it by 1.5x or more (2x and 4x are usual), so 10% merges no rungs of one."""
+
+
 def computes(compute: np.ndarray) -> int:
-    """How many distinct computes `compute` holds, equal within 1e-9 relative (6ND of one product N*D, or
-    measured FLOPs, differ in their last bits): the x values a 1-D curve in compute sees."""
-    logs = np.sort(np.log(np.asarray(compute, dtype=float)))
-    return int(len(logs) and 1 + (np.diff(logs) > 1e-9).sum())
+    """How many distinct computes `compute` holds: the x values a 1-D curve in compute sees. Sorted, a
+    compute more than `COMPUTE_RTOL` above the lowest of the current group starts a new one (anchored at
+    its lowest, so a dense ladder of rungs 5% apart is not merged into one by chaining)."""
+    groups, start = 0, -np.inf
+    for log in np.sort(np.log(np.asarray(compute, dtype=float))):
+        if log - start > np.log1p(COMPUTE_RTOL):
+            groups, start = groups + 1, log
+    return groups
 
 
 def choose_form(rungs: Rungs) -> CurveForm | None:

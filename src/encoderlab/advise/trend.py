@@ -57,9 +57,9 @@ class Trend:
 
 
 def trend(fit: ScheduleFit, seed_noise: float | None) -> Trend | None:
-    """The schedule's trend; None without two rungs of different compute (no slope). Computes equal within
-    `predict.computes`'s tolerance are one compute: measured FLOPs of an isoFLOP ladder that differ in their
-    last bits gave a slope on that noise, "+1.77e+10 per tenfold compute", and a warning about it."""
+    """The schedule's trend; None without rungs at two computes (`predict.computes`: no slope; rungs whose
+    measured FLOPs differ by a few percent, an isoFLOP profile, gave a slope on that sliver of log compute,
+    its standard error huge, and the schedule was flagged as not improving)."""
     rungs = fit.rungs
     if computes(rungs.compute) < 2:
         return None
