@@ -82,3 +82,26 @@ def test_the_report_names_the_commit_a_hub_corpus_was_read_at(
     )
     run_study(spec, tmp_path / "s", _backend(), progress=False)
     assert load_study(tmp_path / "s").hub_inputs_text() == f"corpus {FINEWEB_EDU} (data main): {expected}"
+
+
+def test_the_report_names_the_hub_datasets_its_evaluations_read(tmp_path, monkeypatch):
+    """Was: tokenizers, corpora and start models only, though the scores rest on hub datasets (GLUE, SQuAD,
+    ...) just as much. An evaluation records no commit of them (`EvalRecord`), so the row says so; a pin
+    that is a branch (BigBio's parquet export) says nothing of the commit either."""
+    from fake_study import backend, small_spec
+
+    from encoderlab.eval.spec import HubRepo
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.hub import PARQUET_EXPORT
+
+    # the fake backend's tasks, registered as reading hub datasets (`Task.hub_repos`)
+    glue, bigbio = HubRepo("nyu-mll/glue"), HubRepo("bigbio/blurb", PARQUET_EXPORT)
+    for name, repos in (("sst", (glue,)), ("mnli", (glue,)), ("ner", (bigbio,))):
+        monkeypatch.setitem(TASKS, name, dataclasses.replace(TASKS["paper-sst2"], name=name, hub_repos=repos))
+    spec = small_spec()
+    run_study(spec, tmp_path / "s", backend(), progress=False)
+    row = load_study(tmp_path / "s").hub_inputs_text()
+    assert row == (
+        "dataset nyu-mll/glue (eval sst, mnli): unpinned, the commit read not recorded; dataset bigbio/blurb "
+        "(eval ner): pinned at refs/convert/parquet, the commit read not recorded"
+    ), row

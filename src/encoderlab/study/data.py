@@ -105,27 +105,6 @@ def cka_models(spec: StudySpec, c: CkaSpec, label: Callable[[str], str] = str) -
     return f"; CKA compares each run at its first pretraining seed only: {', '.join([one(c.a), one(c.b), *twin])}"
 
 
-def _hub_name(name: str, spec) -> bool:
-    """True when `name` (a tokenizer or start model of `spec`) is read from the hub: a hub id that is no
-    path where the study's paths are read (its file's folder, else the working folder) and no asset."""
-    from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hubmodels import is_hub_id
-
-    base = Path(spec.folder) if spec.folder is not None else Path.cwd()
-    return is_hub_id(name) and name not in ASSETS and not (base / Path(name).expanduser()).exists()
-
-
-def _hub_input(what: str, pinned: str | None, *commits: str | None) -> str:
-    """One hub input for the report: `what`, whether it is pinned, and the commits read (none known: said)."""
-    from encoderlab.data.hub import is_commit
-
-    known = [c for c in commits if c]
-    read = f"read at commit {', '.join(c[:12] for c in known)}" if known else "the commit read not recorded"
-    if pinned is None:
-        return f"{what}: unpinned, {read}"
-    return f"{what}: pinned at {pinned}" + ("" if is_commit(str(pinned)) or not known else f", {read}")
-
-
 @dataclass
 class StudyData:
     """What a study folder holds."""
@@ -160,34 +139,11 @@ class StudyData:
     dataset its prepared folder's meta.json records reading (`outputs._read_hub_commits`)."""
 
     def hub_inputs_text(self) -> str:
-        """Each hub input of the study (a tokenizer, a hub corpus of a prepared dataset, a start model),
-        pinned or not, with the commit its finished nodes read; "" when it has none. The built-in studies
-        name theirs unpinned (no full commit sha of them was verified to pin), so the report says which
-        commit each run read, the one a rerun pins (`OWNER/NAME@SHA`, `#hf_revision=SHA`) to read the same."""
-        from encoderlab.data.hubmodels import split_revision
+        """Each hub input of the study, pinned or not, with the commit read (`hubinputs.hub_inputs_text`);
+        "" when it has none."""
+        from encoderlab.study.hubinputs import hub_inputs_text
 
-        items = [
-            _hub_input(f"tokenizer {d.tokenizer} (data {d.name})", split_revision(d.tokenizer)[1], commit)
-            for d in self.spec.data
-            if (commit := self.tokenizer_commits.get(d.name)) or _hub_name(d.tokenizer, self.spec)
-        ]
-        items += [
-            _hub_input(f"corpus {hub_id} (data {name})", pinned, commit)
-            for name, read in self.corpus_commits.items()
-            for hub_id, pinned, commit in read
-        ]
-        starts = sorted(
-            {
-                r.init
-                for r in self.spec.runs
-                if r.init and (r.init in self.start_commits or _hub_name(r.init, self.spec))
-            }
-        )
-        items += [
-            _hub_input(f"start model {init}", split_revision(init)[1], *self.start_commits.get(init, ()))
-            for init in starts
-        ]
-        return "; ".join(items)
+        return hub_inputs_text(self)
 
     def tokenizer_text(self, dataset) -> str:
         """Dataset `dataset`'s tokenizer for the report, with the hub commit its prepare read, if any."""
