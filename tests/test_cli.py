@@ -5,10 +5,14 @@ from __future__ import annotations
 import inspect
 import subprocess
 import sys
+from pathlib import Path
+from typing import Annotated, Literal
 
 import pytest
+import tyro
 
 from encoderlab.cli import COMMANDS, main, resolve, summary
+from encoderlab.cliargs import Repeated
 
 
 def _leaves(node, path=()):
@@ -190,6 +194,24 @@ def test_no_help_shows_an_empty_default(capsys, path, target):
     assert "(default: )" not in out and "(default: '')" not in out  # `pretrain --recipe`, `--out` showed ''
 
 
+@pytest.mark.parametrize("path,target", list(_leaves(COMMANDS)))
+def test_no_help_shows_none_for_an_optional_flag(capsys, path, target):
+    """`study run --help` read `--scale {None}|STR ... default demo. (default: None)`: an optional flag
+    shows its type's metavar and no None default, which its text explains (`cliargs.path_registry`)."""
+    with pytest.raises(SystemExit):
+        main([*path, "--help"])
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())  # a hint may wrap in the box
+    assert "{None" not in out and "(default: None)" not in out
+
+
+def test_an_optional_flag_shows_its_type_and_a_real_default_still_shows(capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--help"])
+    out = " ".join(capsys.readouterr().out.replace("│", " ").split())
+    assert "--lrs [FLOAT [FLOAT ...]]" in out and "--hub-data PATH" in out and "--device STR" in out
+    assert "--suite {pocket,domain,paper,biomed}" in out and "(default: eval)" in out  # --out's own
+
+
 def _options(target: str) -> list[tuple[str, bool]]:
     """(option, appends) of every flag of a command, as tyro's own parser has them."""
     import warnings
@@ -339,3 +361,56 @@ def test_under_torchrun_an_argument_error_is_said_once_per_node(capsys, monkeypa
     err = capsys.readouterr().err
     assert done.value.code == 2
     assert err.startswith("encoderlab: error: ") if local_rank == "0" else err == ""
+
+
+def _shapes(
+    name: Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="NAME")],
+    /,
+    scale: str | None = None,
+    out: Path | None = None,
+    lrs: tuple[float, ...] | None = None,
+    suite: Literal["a", "b"] | None = None,
+    jobs: int = 1,
+    prepared: Repeated = (),
+) -> dict:
+    """Every flag shape the commands use, returned as parsed.
+
+    Args:
+        scale: Default demo.
+    """
+    return {
+        "name": name,
+        "scale": scale,
+        "out": out,
+        "lrs": lrs,
+        "suite": suite,
+        "jobs": jobs,
+        "prepared": prepared,
+    }
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["n"],
+        ["n", "--scale", "cpu", "--out", "o", "--lrs", "1e-4", "5e-4", "--suite", "b", "--jobs", "3"],
+        [
+            "n",
+            "--scale",
+            "None",
+            "--lrs",
+            "None",
+            "--suite",
+            "None",
+            "--prepared",
+            "a=b",
+            "--prepared",
+            "c=d",
+        ],
+    ],
+)
+def test_the_help_of_an_optional_flag_changes_no_parse(argv):
+    """The registry that shows `X | None = None` as X in --help parses every shape as tyro's own does."""
+    from encoderlab.cliargs import path_registry
+
+    assert tyro.cli(_shapes, args=argv, registry=path_registry()) == tyro.cli(_shapes, args=argv)

@@ -11,6 +11,13 @@ flattening them (`flatten`) gives both forms. Every other flag given twice is re
 `'~/hf'`) reached the command as it was and made a folder named `~` in the working folder, while model,
 tokenizer and data sources and a config's `out` already expanded it. One tyro rule for every command,
 not an `expanduser` per command that the next `Path` flag would miss.
+
+`path_registry` also shows an optional flag (`X | None = None`) as X: tyro's own help read
+`--scale {None}|STR ... (default: None)` next to text saying "default demo". None there means "see
+the text", so the flag's metavar is X's (`--scale STR`, `--lrs [FLOAT [FLOAT ...]]`) and the
+"(default: None)" hint is dropped; real defaults ("(default: 1)") still show. One struct rule for every
+command (`_none_means_see_the_text`), not an annotation per flag that the next flag would miss. It
+changes the help alone: the parser (and its "None" choice and error messages) is tyro's, unchanged.
 """
 
 from __future__ import annotations
@@ -28,12 +35,14 @@ said only "(repeatable)" of `data prepare --source`, which the command refuses t
 
 
 def path_registry():
-    """A tyro registry whose `Path` arguments expand a leading `~` (see the module docstring)."""
+    """A tyro registry whose `Path` arguments expand a leading `~` and whose optional flags show as
+    their type (see the module docstring)."""
     from pathlib import Path
 
     from tyro.constructors import ConstructorRegistry, PrimitiveConstructorSpec
 
     registry = ConstructorRegistry()
+    registry.struct_rule(_none_means_see_the_text())
 
     @registry.primitive_rule
     def _home_paths(type_info) -> PrimitiveConstructorSpec | None:
@@ -48,6 +57,88 @@ def path_registry():
         )
 
     return registry
+
+
+def _none_means_see_the_text():
+    """A struct rule: tyro's own spec of a command (or dataclass argument), its `X | None = None` flags
+    annotated with X's metavar and no behaviour hint. An explicit `tyro.conf.arg` of the flag wins."""
+    import dataclasses
+    import types
+    import typing
+
+    from tyro.constructors import ConstructorRegistry, PrimitiveConstructorSpec, PrimitiveTypeInfo
+
+    busy: list[bool] = []  # set while tyro's own rules answer, so this rule does not ask itself
+
+    def metavar(tp) -> str | None:
+        args = typing.get_args(tp)
+        if typing.get_origin(tp) not in (typing.Union, types.UnionType) or type(None) not in args:
+            return None
+        rest = [a for a in args if a is not type(None)]
+        inner = rest[0] if len(rest) == 1 else typing.Union[tuple(rest)]  # noqa: UP007 (built at run time)
+        spec = ConstructorRegistry.get_primitive_spec(PrimitiveTypeInfo.make(inner, set()))
+        return spec.metavar if isinstance(spec, PrimitiveConstructorSpec) else None
+
+    def annotate(field):
+        tp, meta = field.type, ()
+        if typing.get_origin(tp) is typing.Annotated:
+            tp, meta = typing.get_args(tp)[0], tp.__metadata__
+        shown = None if field.default is not None or tyro.conf.Positional in meta else metavar(tp)
+        if shown is None:
+            return field
+        mine = tyro.conf.arg(metavar=shown, help_behavior_hint="")
+        return dataclasses.replace(field, type=typing.Annotated[(tp, mine, *meta)])  # theirs after: they win
+
+    def rule(type_info):
+        if busy:
+            return None
+        busy.append(True)
+        try:
+            spec = ConstructorRegistry.get_struct_spec(type_info) or _function_spec(type_info)
+        finally:
+            busy.pop()
+        if spec is None or not hasattr(spec, "fields"):  # not a struct, or tyro's error: tyro says it
+            return spec
+        return dataclasses.replace(spec, fields=tuple(annotate(f) for f in spec.fields))
+
+    return rule
+
+
+def _function_spec(type_info):
+    """A command function as a tyro struct spec, so `_none_means_see_the_text` sees its flags: tyro reads
+    a function's parameters (and their docstring help) without its struct rules. A positional-only
+    parameter keeps its markers (`tyro.conf.Positional`) and is passed by position; None where one is
+    `*args` or `**kwargs` (tyro then reads the function itself, as before)."""
+    import inspect
+    import typing
+
+    from tyro import _fields  # private in tyro 1.0 (pinned in pyproject), as cli._tyro_errors
+    from tyro.constructors import StructConstructorSpec, StructFieldSpec
+
+    if not inspect.isfunction(type_info.type):
+        return None
+    read = _fields._field_list_from_function(type_info.type, type_info.default, markers=type_info.markers)
+    if not isinstance(read, tuple) or any(f.call_mode not in ("kwarg", "positional") for f in read[1]):
+        return None
+    call, found = read
+    by_position = [f.call_argname for f in found if f.call_mode == "positional"]
+
+    def instantiate(**kwargs):
+        args = [kwargs.pop(name) for name in by_position]  # popped before `**kwargs` is spread
+        return call(*args, **kwargs)
+
+    instantiate.__doc__ = call.__doc__  # the command's description in its --help
+    fields = tuple(
+        StructFieldSpec(
+            f.intern_name,
+            typing.Annotated[(f.type, *f.markers)] if f.markers else f.type,
+            f.default,
+            f.helptext,
+            f.call_argname,
+        )
+        for f in found
+    )
+    return StructConstructorSpec(instantiate=instantiate, fields=fields)
 
 
 def flatten(
