@@ -414,3 +414,24 @@ def test_the_help_of_an_optional_flag_changes_no_parse(argv):
     from encoderlab.cliargs import path_registry
 
     assert tyro.cli(_shapes, args=argv, registry=path_registry()) == tyro.cli(_shapes, args=argv)
+
+
+@pytest.mark.parametrize("changed", ["gone", "other signature"])
+def test_a_changed_private_tyro_reader_costs_the_help_its_look_not_the_parse(changed, monkeypatch):
+    """`cliargs._function_spec` reads a command through tyro's private `_fields` (pinned, but private): a
+    tyro whose reader is renamed or takes other arguments was a traceback of every command, --help too."""
+    import types
+
+    def other_signature(fn, default):  # no `markers`
+        raise AssertionError("not reached: called with markers")
+
+    stand_in = (
+        types.SimpleNamespace()
+        if changed == "gone"
+        else types.SimpleNamespace(_field_list_from_function=other_signature)
+    )
+    monkeypatch.setattr(tyro, "_fields", stand_in)  # tyro's own modules keep theirs
+    from encoderlab.cliargs import path_registry
+
+    argv = ["n", "--scale", "cpu", "--lrs", "1e-4"]
+    assert tyro.cli(_shapes, args=argv, registry=path_registry()) == tyro.cli(_shapes, args=argv)

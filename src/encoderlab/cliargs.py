@@ -108,19 +108,25 @@ def _function_spec(type_info):
     """A command function as a tyro struct spec, so `_none_means_see_the_text` sees its flags: tyro reads
     a function's parameters (and their docstring help) without its struct rules. A positional-only
     parameter keeps its markers (`tyro.conf.Positional`) and is passed by position; None where one is
-    `*args` or `**kwargs` (tyro then reads the function itself, as before)."""
+    `*args` or `**kwargs`, or where tyro's private reader is not as this reads it (tyro then reads the
+    function itself, as before: only the help shows `(default: None)` again)."""
     import inspect
     import typing
 
-    from tyro import _fields  # private in tyro 1.0 (pinned in pyproject), as cli._tyro_errors
     from tyro.constructors import StructConstructorSpec, StructFieldSpec
 
     if not inspect.isfunction(type_info.type):
         return None
-    read = _fields._field_list_from_function(type_info.type, type_info.default, markers=type_info.markers)
-    if not isinstance(read, tuple) or any(f.call_mode not in ("kwarg", "positional") for f in read[1]):
+    try:  # private in tyro 1.0 (pinned in pyproject), as cli._tyro_errors: a changed one must cost the help
+        # its look, not every command its parse (a renamed function was a traceback of every command)
+        from tyro import _fields
+
+        read = _fields._field_list_from_function(type_info.type, type_info.default, markers=type_info.markers)
+        if not isinstance(read, tuple) or any(f.call_mode not in ("kwarg", "positional") for f in read[1]):
+            return None
+        call, found = read
+    except (ImportError, AttributeError, TypeError, ValueError):
         return None
-    call, found = read
     by_position = [f.call_argname for f in found if f.call_mode == "positional"]
 
     def instantiate(**kwargs):
