@@ -8,6 +8,9 @@ lock's folder, so that two processes finding one stale lock never both take it (
 remove the first one's fresh lock as stale); where the file system has no `flock` (some network
 mounts) the hard link alone decides. Trade-off: a dead holder on another host of a shared filesystem
 cannot be detected, so the message says which file to delete by hand.
+
+`waiting_lock` is the other kind: a bare `flock` whose second taker waits instead of being refused (the
+assets cache, where the second fetch of a file then finds it fetched), its file removed by a failed block.
 """
 
 from __future__ import annotations
@@ -88,6 +91,44 @@ def one_at_a_time(folder: Path) -> Iterator[None]:
     finally:
         if fd is not None:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def waiting_lock(path: Path) -> Iterator[None]:
+    """An exclusive `flock` on the file `path` (made if needed), held for the block; other processes wait
+    (the assets cache: the second fetch of a file waits, then finds it downloaded).
+
+    A lock file the block made is removed again when the block fails, while still held, so a failed
+    command leaves no lock behind. A waiter may then hold the flock of a removed file while a newcomer
+    locks a new one by that name, so a flock counts only while the name still leads to the file locked
+    (same inode); otherwise it is taken again. Its folder gone (removed by a failed fetch) is made again."""
+    while True:
+        try:
+            made, fd = _open_lock_file(path)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            continue
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with contextlib.suppress(FileNotFoundError):
+            if os.path.samestat(os.fstat(fd), os.stat(path)):
+                break
+        os.close(fd)
+    try:
+        yield
+    except BaseException:
+        if made:
+            path.unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(fd)  # releases the flock
+
+
+def _open_lock_file(path: Path) -> tuple[bool, int]:
+    """(whether this call made it, a descriptor) of the lock file `path`."""
+    try:
+        return True, os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        return False, os.open(path, os.O_RDWR)
 
 
 @contextlib.contextmanager

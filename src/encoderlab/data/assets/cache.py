@@ -13,14 +13,14 @@ that resumption is per file: an interrupted download restarts, while finished do
 assets are always reused. Each file is checked against the sha256 pinned in the registry before it
 is renamed into place; a mismatch is refused. The manifest is written last, inside the temporary
 folder, so a folder under assets/ with a valid manifest is always complete. File locks make concurrent
-fetches on a shared cache safe (the second waits, then finds the work done).
+fetches on a shared cache safe (the second waits, then finds the work done). A failed fetch leaves
+nothing it made: its lock files and the folders it made while empty (`_folders_removed_if_failed`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime
-import fcntl
 import hashlib
 import os
 import shutil
@@ -39,7 +39,9 @@ from encoderlab.atomic import PARTIAL, atomic_folder, json_text
 from encoderlab.data.assets.jsonl import write_jsonl
 from encoderlab.data.assets.registry import ASSETS, DEFAULT_ASSETS, AssetSpec, BuildInputs, Source
 from encoderlab.errors import UserError, did_you_mean
-from encoderlab.paths import home_folder
+from encoderlab.locks import waiting_lock
+from encoderlab.outdir import missing_folders, remove_folders
+from encoderlab.paths import encoderlab_home, home_folder
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -143,17 +145,6 @@ def asset_jsonl(name: str) -> Path:
 
 
 # --- downloading -------------------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` (created if needed), held for the block; other processes wait."""
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def sha256_of(path: Path) -> str:
@@ -324,7 +315,7 @@ def download(source: Source, asset: str = "") -> Path:
     """The verified file of `source` in downloads/, downloading it first if needed."""
     root = downloads_root()
     final = root / source.filename
-    with _locked(root / f".{source.filename}.lock"):
+    with waiting_lock(root / f".{source.filename}.lock"):
         if not final.exists():
             staging = root / f"{source.filename}.part"
             shutil.rmtree(staging, ignore_errors=True)  # left by an interrupted download: restart it
@@ -430,7 +421,7 @@ def fetch_one(name: str) -> tuple[Path, bool]:
     """Fetch one asset (its dependencies must be fetched); returns (folder, whether it was built now)."""
     spec = spec_of(name)
     root = assets_root(create=True)
-    with _locked(root / f".{name}.lock"):
+    with waiting_lock(root / f".{name}.lock"):
         if is_fetched(name):
             return root / name, False
         final = root / name
@@ -454,11 +445,29 @@ def fetch(names: Sequence[str] | None = None, *, everything: bool = False) -> di
     order = with_deps(wanted)
     check_cache(assets_root())
     folders = {}
-    for name in tqdm(order, desc="assets", unit="asset", disable=len(order) < 2):
-        folder, built = fetch_one(name)
-        if built:
-            m = read_manifest(name)
-            count = f"{m['documents']:,} documents, " if m["documents"] is not None else ""
-            tqdm.write(f"fetched {name}: {count}{m['size_bytes'] / 1e6:.1f} MB in {folder}", file=sys.stderr)
-        folders[name] = folder
+    with _folders_removed_if_failed():
+        for name in tqdm(order, desc="assets", unit="asset", disable=len(order) < 2):
+            folder, built = fetch_one(name)
+            if built:
+                m = read_manifest(name)
+                count = f"{m['documents']:,} documents, " if m["documents"] is not None else ""
+                tqdm.write(
+                    f"fetched {name}: {count}{m['size_bytes'] / 1e6:.1f} MB in {folder}", file=sys.stderr
+                )
+            folders[name] = folder
     return folders
+
+
+@contextlib.contextmanager
+def _folders_removed_if_failed() -> Iterator[None]:
+    """A failed fetch (offline, say) removes the folders it made ($ENCODERLAB_HOME, assets/, downloads/)
+    while they are empty; one holding anything (another fetch's files, a client log the error names) is
+    kept. A concurrent fetch that finds its folder gone makes it again (`locks.waiting_lock`)."""
+    home = encoderlab_home(create=False)
+    downloads, assets = missing_folders(home / "downloads"), missing_folders(home / "assets")
+    try:
+        yield
+    except BaseException:
+        remove_folders(downloads[:1])  # its parents are those of assets/ too
+        remove_folders(assets)
+        raise
