@@ -374,3 +374,28 @@ def test_a_training_process_gone_without_a_word_is_said_as_gone_not_as_a_pipe_er
     with pytest.raises(RuntimeError, match=r"^the tokenizer training process died \(exit code 1\)$"):
         train_tokenizer(SourceConfig(location=str(src)), 300, tmp_path / "t", progress=False)
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("kind", ["bpe", "wordpiece"])
+def test_an_empty_corpus_is_refused_before_any_info_line(tmp_path, caplog, kind):
+    """`data tokenizer --source empty.txt` said how the .txt file is cut (and, for WordPiece, that it is not
+    reproducible), then refused: lines without the `encoderlab:` prefix before the refusal's. They are
+    said once the trained tokenizer passed its checks."""
+    (tmp_path / "empty.txt").write_text("\n\n")
+    caplog.set_level("INFO")
+    with pytest.raises(UserError, match="no non-empty document; check --source$"):
+        train_tokenizer(SourceConfig(location=str(tmp_path / "empty.txt")), 300, tmp_path / "t", kind)
+    assert caplog.records == []
+    assert not (tmp_path / "t").exists()
+    (tmp_path / "some.txt").write_text("some text\n")
+    train_tokenizer(SourceConfig(location=str(tmp_path / "some.txt")), 300, tmp_path / "t", kind)
+    assert "1 .txt file read as one document per blank-line paragraph" in caplog.text  # still said
+
+
+def test_a_bad_second_source_is_refused_before_the_first_ones_txt_line(tmp_path, caplog):
+    (tmp_path / "a.txt").write_text("some text\n")
+    caplog.set_level("INFO")
+    sources = [SourceConfig(location=str(tmp_path / "a.txt")), SourceConfig(location=str(tmp_path / "nope"))]
+    with pytest.raises(UserError, match="nope"):
+        train_tokenizer(sources, 300, tmp_path / "t")
+    assert caplog.records == []

@@ -96,22 +96,26 @@ def check_seed(seed: int) -> None:
         raise UserError(f"--seed must be >= 0 (the seed of the source mixture), got {seed}")
 
 
-def announce_sources(sources) -> None:
-    """Check every source's location (one line if it is bad), that no two read one file
-    (`check_disjoint`), and log how .txt files are cut."""
-    for s in sources:
-        _announce(s, describe(s))
-    check_disjoint(sources)
+def announce_sources(sources, checked: list[dict] | None = None) -> None:
+    """Check every source's location (one line if it is bad) and that no two read one file
+    (`check_disjoint`), then log how .txt files are cut: after the checks, so that no info line comes
+    before a refusal's (`data tokenizer` said how a second source's .txt files are cut, then refused the
+    first). `checked`: the sources' descriptions `check_disjoint` returned, when the caller says this line
+    later than it checked them (`data tokenizer`: once the trained tokenizer passed its checks)."""
+    for s, desc in zip(sources, checked if checked is not None else check_disjoint(sources)):
+        _announce(s, desc)
 
 
-def check_disjoint(sources, fix: str = "name each file in one --source only") -> None:
+def check_disjoint(sources, fix: str = "name each file in one --source only") -> list[dict]:
     """Refuse sources that read one file twice (a source given twice, a file and its folder, two
     configs of a hub repo that share files). Was: its documents came twice, were counted twice as
     unique tokens, and one copy could be held out while the other was trained on. `fix` ends the line:
-    what to change where the sources were named (a flag, a study file's corpus)."""
+    what to change where the sources were named (a flag, a study file's corpus). Returns each source's
+    `describe` (a bad location is refused there first)."""
     owner: dict[str, int] = {}
-    for i, s in enumerate(sources):
-        for key, shown in _file_keys(describe(s)):
+    descs = [describe(s) for s in sources]
+    for i, (s, desc) in enumerate(zip(sources, descs)):
+        for key, shown in _file_keys(desc):
             j = owner.setdefault(key, i)
             if j != i:
                 raise UserError(
@@ -119,6 +123,7 @@ def check_disjoint(sources, fix: str = "name each file in one --source only") ->
                     "be trained on twice, counted twice as unique tokens, and could be both held out and "
                     f"trained on; {fix}"
                 )
+    return descs
 
 
 def _file_keys(desc: dict) -> Iterator[tuple[str, str]]:

@@ -47,7 +47,14 @@ from encoderlab.atomic import atomic_folder, check_sibling, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.freshness import TXT_READING
-from encoderlab.data.mixing import EmptySource, announce_sources, check_seed, empty_corpus, mix_documents
+from encoderlab.data.mixing import (
+    EmptySource,
+    announce_sources,
+    check_disjoint,
+    check_seed,
+    empty_corpus,
+    mix_documents,
+)
 from encoderlab.data.sources import SourceConfig
 from encoderlab.errors import UserError
 from encoderlab.interrupts import end_with_parent
@@ -360,18 +367,21 @@ def train_tokenizer(
         raise UserError(f"--max-docs must be >= 1, got {max_docs}; leave it out to read everything")
     check_seed(seed)
     _build(kind, specials, vocab_size, lowercase, False)  # a bad kind or vocab size fails here, at once
-    announce_sources(sources)  # bad locations fail before the child starts; .txt units are logged here
-    if kind == "wordpiece":
-        log.warning(
-            "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
-            "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
-            "keep the trained folder, or use the default byte-level BPE, which is reproducible"
-        )
+    checked = check_disjoint(sources)  # bad locations fail before the child starts
     (trained, read), count = _train_in_child(job)
     fast = PreTrainedTokenizerFast(
         tokenizer_object=_checked(trained, count, job),
         **{f"{role}_token": token for role, token in specials.items()},
     )
+    # said once the corpus passed its checks (an empty one is found by the training): was said first, so
+    # `--source empty.txt` printed a line without the `encoderlab:` prefix before the refusal's
+    announce_sources(sources, checked)
+    if kind == "wordpiece":  # said of a tokenizer that passed its checks, not before a refusal
+        log.warning(
+            "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
+            "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
+            "keep the trained folder, or use the default byte-level BPE, which is reproducible"
+        )
     _drop_lone_marker(out)
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
         create_output(tmp, KIND)
