@@ -166,12 +166,9 @@ def _draw_schedule(ax, advice: Advice, p, color) -> bool:
 
 def plot_advice(advice: Advice, stem: Path) -> Path:
     """Curves with bands, every run, the crossovers and the target; PNG plus curves/runs tables."""
-    import matplotlib
+    from encoderlab.analysis.plots import pyplot, save_table
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from encoderlab.analysis.plots import save_table
+    plt = pyplot()
 
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]

@@ -17,13 +17,19 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+from encoderlab.atomic import json_text, savefig_atomic, write_csv_atomic, write_text_atomic
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
 
-from encoderlab.atomic import json_text, savefig_atomic, write_csv_atomic, write_text_atomic  # noqa: E402
+def pyplot():
+    """matplotlib's pyplot on the Agg backend, imported when a figure is drawn: importing it writes its
+    font cache and config folder ($HOME/.cache/matplotlib, or MPLCONFIGDIR), which every `analyze` command
+    did on import, a refused one too (a command refused leaves nothing behind)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def write_json(value, path: Path) -> None:
@@ -50,6 +56,8 @@ def _grouped(rows: Sequence[dict], key: str) -> dict:
 def whole_ticks(ax) -> None:
     """Tick `ax`'s x axis at whole numbers only: on a few layers matplotlib's default put ticks at 0.25,
     0.5, ..., a "layer 0.75" that no block is."""
+    from matplotlib.ticker import MaxNLocator  # here, not at import: see `pyplot`
+
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
 
@@ -88,6 +96,7 @@ def line_panels(
     panels = _grouped(rows, panel) if panel else {"": list(rows)}
     cols = min(3, len(panels))
     n_rows = math.ceil(len(panels) / cols)
+    plt = pyplot()
     fig, axes = plt.subplots(n_rows, cols, figsize=(5 * cols, 3.8 * n_rows), squeeze=False)
     for ax, (name, panel_rows) in zip(axes.flat, panels.items()):
         hidden = [
@@ -194,6 +203,7 @@ def plot_probe(rows: Sequence[dict], stem: Path) -> Path:
 
 def plot_transplant(rows: Sequence[dict], stem: Path) -> Path:
     """Horizontal bars of the probe score of A, B and each transplant (with the share of gap recovered)."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.5))
     names = [r["name"] for r in rows]
     scores = [r["accuracy"] for r in rows]

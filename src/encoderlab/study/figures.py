@@ -30,9 +30,9 @@ from encoderlab.words import lr_text
 
 def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[Figure]:
     """Draw every figure the study has numbers for into `folder`; returns them as the report shows them."""
-    import matplotlib
+    from encoderlab.analysis.plots import pyplot
 
-    matplotlib.use("Agg")
+    pyplot()  # the Agg backend, before any figure
     curves = _curves(data, table)
     drawn = [
         _fig_results(data, table, folder),
