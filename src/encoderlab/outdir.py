@@ -132,6 +132,7 @@ def check_output(
                 f"being read: {other}"
             )
     check_outside_run_parts(path, flag)
+    check_outside_artefacts(path, flag)
     if path.is_dir() and any(path.iterdir()):
         mark = owner(path)
         if mark is None and not (legacy and legacy(path)):
@@ -211,6 +212,32 @@ def check_outside_run_parts(out: Path, flag: str = "--out") -> None:
         )
 
 
+ARTEFACT_KINDS = {
+    "data prepare": "prepared-data folder",
+    "data tokenizer": "tokenizer folder",
+    "export": "model folder",
+}
+"""Output kinds whose folder is a whole artefact other commands read (`data/target.KIND`,
+`data/tokenizer_training.KIND`, `model/export.KIND`), by what the refusal calls it."""
+
+
+def check_outside_artefacts(out: Path, flag: str = "--out") -> None:
+    """Refuse an output lying inside a folder of `ARTEFACT_KINDS` (by its marker): a file written there
+    changes what the folder's freshness check hashes (`data prepare` then prepared again, or refused) or
+    what loading the model reads, and `data prepare --out` over it replaces the folder whole. Was accepted
+    by every command (`advise`, `analyze`, `data prepare`, `pretrain`, `bench data --work`, ...). Part of
+    `check_output` and `check_output_file`, as `check_outside_run_parts`; the folder itself (a rerun's
+    --out) is `check_output`'s kind check."""
+    real = Path(os.path.realpath(out))
+    for folder in real.parents:
+        kind = (owner(folder) or {}).get("kind")
+        if kind in ARTEFACT_KINDS:
+            raise UserError(
+                f"{flag} {out} lies inside {folder}, a {ARTEFACT_KINDS[kind]} encoderlab wrote (`{kind}`), whose "
+                f"files are read as a whole; choose another {flag} outside it"
+            )
+
+
 def check_named(path: Path, flag: str = "--out") -> None:
     """`.`, `..` or `/` has no name to write NAME.tmp (or NAME.shards) beside: refused in one line (export,
     transplant, prepare: a ValueError; `data merge --out ..` looked for `...shards`)."""
@@ -270,6 +297,7 @@ def check_output_file(
     if path.is_dir():
         raise UserError(f"{flag} {path} is a folder; give a file name for {what}, e.g. {path}/{example}")
     check_outside_run_parts(path, flag)
+    check_outside_artefacts(path, flag)
     if path.exists() and not accept(path):
         raise UserError(f"{flag} {path} exists and is not {what}; nothing was changed: choose another {flag}")
     if not path.exists():

@@ -51,6 +51,7 @@ NAMED = {
     "transplant-shared-layers": "tests.analysis.test_adapted::test_a_transplant_of_some_of_albert_s_shared_layers_is_refused_and_writes_nothing",
     "albert-several-layers-per-group": "tests.model.test_adapters_albert::test_several_layers_per_group_are_refused_in_one_line",
     "tied-config-over-own-head": "tests.model.test_model_hub::test_a_tied_config_over_a_checkpoint_with_its_own_head_is_refused_and_writes_nothing",
+    "out-in-encoderlab-artefact": "tests.reliability.test_out_in_artefacts::test_an_out_inside_an_encoderlab_artefact_is_refused_and_writes_nothing",
     "export-out-in-run-part": "tests.model.test_export::test_an_out_inside_a_runs_final_or_checkpoints_is_refused",
     "export-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
     "eval-checkpoint-pruned-while-read": "tests.model.test_pruned_while_read::test_a_checkpoint_pruned_while_it_is_read_is_one_line_naming_the_newest",
