@@ -326,6 +326,14 @@ def _drop_lone_marker(out: Path) -> None:
         (out / MARKER).unlink(missing_ok=True)
 
 
+def _warn_not_reproducible() -> None:
+    log.warning(
+        "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
+        "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
+        "keep the trained folder, or use the default byte-level BPE, which is reproducible"
+    )
+
+
 def train_tokenizer(
     sources: SourceConfig | list[SourceConfig] | tuple[SourceConfig, ...],
     vocab_size: int,
@@ -377,11 +385,7 @@ def train_tokenizer(
     # `--source empty.txt` printed a line without the `encoderlab:` prefix before the refusal's
     announce_sources(sources, checked)
     if kind == "wordpiece":  # said of a tokenizer that passed its checks, not before a refusal
-        log.warning(
-            "WordPiece training is not reproducible: tokenizers numbers its '##' pieces in hash-map order, "
-            "so two runs on the same corpus can give different vocabularies (huggingface/tokenizers#1794); "
-            "keep the trained folder, or use the default byte-level BPE, which is reproducible"
-        )
+        _warn_not_reproducible()
     _drop_lone_marker(out)
     with atomic_folder(out) as tmp:  # replaces an empty `out` only
         create_output(tmp, KIND)
