@@ -244,3 +244,22 @@ def test_a_renamed_tokenizer_inside_a_corpus_folder_is_refused_by_what_it_holds(
     vocabulary.unlink()  # the tokenizer file alone is told by its head too
     with pytest.raises(UserError, match=r"corpus/mytok is a tokenizer or model folder \(it holds bpe.json\)"):
         list(iter_documents(SourceConfig(location=str(corpus / "mytok")), on_error="skip"))
+
+
+def test_a_pretty_printed_corpus_record_with_a_model_field_is_data_not_a_tokenizer(tmp_path):
+    """A corpus record written pretty (`json.dump(indent=2)`) holding `text` and one key a model's files have
+    too (`model`: which model generated it) made its folder "a tokenizer or model folder", refused whole even
+    under `--on-error skip`; `text` says data, as on a JSON line: the file is refused where it is read, with
+    the command that converts it, and skipped under `--on-error skip`."""
+    import json
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    record = corpus / "doc1.json"
+    record.write_text(json.dumps({"id": 1, "model": "gpt-4", "text": "alpha beta"}, indent=2))
+    (corpus / "a.txt").write_text("gamma delta\n")
+    assert hf_json(record) is False
+    with pytest.raises(UserError, match="the file holds JSON written over several lines"):
+        list(iter_documents(SourceConfig(location=str(corpus))))
+    texts = [d.text for d in iter_documents(SourceConfig(location=str(corpus)), on_error="skip")]
+    assert texts == ["gamma delta"]

@@ -336,7 +336,8 @@ def _hf_folder(texts: list[Path]) -> _NotText | None:
 def hf_json(path: Path) -> bool:
     """Whether the .json file `path` is one a tokenizer or model folder holds, by its first 64 KiB: a
     `tokenizers` file (`_TOKENIZERS_HEAD`); a pretty-printed document (no JSON lines file is one) with a
-    top-level key of `HF_KEYS`; a first line, without `text`, that is an object with two of them or of
+    top-level key of `HF_KEYS` and none `text` (a corpus record written pretty, `model` among its fields, is
+    data, refused where it is read with the command that converts it); a first line, without `text`, that is an object with two of them or of
     token ids alone (a vocabulary; one longer than the head, by its first ids). A JSON line with `text` is
     data; so is a file that cannot be read (it is refused where it is read)."""
     try:
@@ -348,7 +349,8 @@ def hf_json(path: Path) -> bool:
         return True
     first = head.lstrip().split("\n", 1)[0]
     if first.strip() == "{":  # pretty-printed, which no JSON lines file is: its top-level keys
-        return bool(HF_KEYS.intersection(_TOP_KEYS.findall(head)))
+        keys = set(_TOP_KEYS.findall(head))  # `text` says data, as on a JSON line: a record written pretty
+        return "text" not in keys and bool(HF_KEYS.intersection(keys))
     try:
         record = json.loads(first)
     except ValueError:  # a first line longer than the head: a big vocabulary's ids, or data (read as such)
