@@ -263,3 +263,20 @@ def test_a_pretty_printed_corpus_record_with_a_model_field_is_data_not_a_tokeniz
         list(iter_documents(SourceConfig(location=str(corpus))))
     texts = [d.text for d in iter_documents(SourceConfig(location=str(corpus)), on_error="skip")]
     assert texts == ["gamma delta"]
+
+
+def test_a_long_first_record_opening_with_numbers_is_data_not_a_vocabulary(tmp_path):
+    """A JSON line over 64 KiB whose first 8 fields held numbers (ids, counts) and whose text field is not
+    `text` was taken for a big vocabulary by those 8 alone, its folder refused as a tokenizer's; a vocabulary
+    is ids up to where the head is cut."""
+    import json
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    record = {**{f"n{i}": i * 7 for i in range(9)}, "content": "word " * (1 << 15)}
+    (corpus / "dump.json").write_text(json.dumps(record) + "\n")
+    assert hf_json(corpus / "dump.json") is False
+    texts = [d.text for d in iter_documents(SourceConfig(location=str(corpus), text_field="content"))]
+    assert texts == [record["content"]]
+    (corpus / "dump.json").write_text(json.dumps({f"t{i}": i for i in range(20000)}))
+    assert hf_json(corpus / "dump.json")  # a vocabulary still is one

@@ -302,8 +302,14 @@ _TOKENIZERS_HEAD = re.compile(r'\A\s*\{\s*"version"\s*:\s*"[^"]*"\s*,\s*"truncat
 """How the `tokenizers` library begins every file it saves (`Tokenizer.save`, a `tokenizer.json`), compact or
 pretty: its fields in serde's order, `version` then `truncation`."""
 
-_VOCABULARY_HEAD = re.compile(r'\A\s*\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\d+\s*,\s*){8}')
-"""A slow BPE vocabulary (GPT-2's `vocab.json`) on one line longer than the head: its first values all ids."""
+_VOCABULARY_HEAD = re.compile(r'\A\s*\{\s*(?:"(?:[^"\\]|\\.)*"\s*:\s*\d+\s*,\s*){8,}')
+"""A slow BPE vocabulary (GPT-2's `vocab.json`) on one line longer than the head: its values ids up to the
+last pair the head cuts (`_VOCABULARY_SLACK`). Was: its first 8 values alone, so a corpus's long first
+record (a JSON line over 64 KiB) whose 8 first fields held numbers and whose text field was not `text`
+(`#content`) made its folder a tokenizer's."""
+
+_VOCABULARY_SLACK = 1024
+"""How much of the head may follow the last whole `"token": id` pair of a vocabulary: the pair the head cuts."""
 
 _TOKENIZER_KEYS = ("model", "added_tokens", "pre_tokenizer", "normalizer", "post_processor", "decoder")
 _CONFIG_KEYS = (  # tokenizer_config.json, special_tokens_map.json
@@ -338,7 +344,7 @@ def hf_json(path: Path) -> bool:
     `tokenizers` file (`_TOKENIZERS_HEAD`); a pretty-printed document (no JSON lines file is one) with a
     top-level key of `HF_KEYS` and none `text` (a corpus record written pretty, `model` among its fields, is
     data, refused where it is read with the command that converts it); a first line, without `text`, that is an object with two of them or of
-    token ids alone (a vocabulary; one longer than the head, by its first ids). A JSON line with `text` is
+    token ids alone (a vocabulary; one longer than the head, by its ids up to where the head cuts it). A JSON line with `text` is
     data; so is a file that cannot be read (it is refused where it is read)."""
     try:
         with open(path, "rb") as f:
@@ -354,7 +360,8 @@ def hf_json(path: Path) -> bool:
     try:
         record = json.loads(first)
     except ValueError:  # a first line longer than the head: a big vocabulary's ids, or data (read as such)
-        return bool(_VOCABULARY_HEAD.match(head)) and '"text"' not in head
+        ids = _VOCABULARY_HEAD.match(head)
+        return ids is not None and ids.end() >= len(head) - _VOCABULARY_SLACK and '"text"' not in head
     if not isinstance(record, dict) or "text" in record:
         return False
     # a JSON line: two such keys (one, `model`, is a corpus field too), or token ids alone (a vocabulary)
