@@ -179,3 +179,13 @@ def test_a_hub_dataset_s_list_is_entered_by_index(tmp_path, monkeypatch):
     pq.write_table(pa.Table.from_pylist(LISTED), repo / "train-00000-of-00001.parquet")
     monkeypatch.setenv(HUB_DATA_ENV, str(tmp_path / "hub"))
     assert _texts("hf:acme/listed", "passages.0.text") == ["first passage", "only one"]
+
+
+@pytest.mark.parametrize("name", ["l.jsonl", "l.parquet"])
+def test_a_segment_of_other_digits_is_a_name_not_an_index(listed, name):
+    """`passages.²` (a superscript: `str.isdigit`, not a number `int` reads) where a list stands was a
+    ValueError traceback; it is a list met by a name, refused naming the index path."""
+    with pytest.raises(
+        UserError, match=r"passages is a list, entered by index: passages.0 is its first element"
+    ):
+        _texts(str(listed / name), "passages.²")

@@ -68,7 +68,7 @@ def lookup(record: dict, key: str) -> Any:
     for segment in key.split("."):
         if value is None:
             return None
-        if isinstance(value, list) and segment.isdigit():  # too short a list: no such element, a null
+        if isinstance(value, list) and is_index(segment):  # too short a list: no such element, a null
             value = value[int(segment)] if int(segment) < len(value) else None
         elif not isinstance(value, dict) or segment not in value:
             raise FieldMissing(".".join(walked), value)
@@ -92,7 +92,7 @@ def struct_path(schema, key: str) -> tuple[list[str], Any]:
     segments = key.split(".")
     kind, names = None, dict.fromkeys(schema.names)
     for i, segment in enumerate(segments):
-        if i and is_list(kind) and segment.isdigit():
+        if i and is_list(kind) and is_index(segment):
             kind = kind.value_type
         elif i and not pa.types.is_struct(kind):
             raise FieldMissing(".".join(segments[:i]), None, str(kind))
@@ -102,6 +102,12 @@ def struct_path(schema, key: str) -> tuple[list[str], Any]:
             kind = schema.types[schema.names.index(segment)] if i == 0 else kind.field(segment).type
         names = dict.fromkeys(kind.names if pa.types.is_struct(kind) else [])
     return segments, kind
+
+
+def is_index(segment: str) -> bool:
+    """Whether a path segment is a list index: ASCII digits. Was `str.isdigit`, true of `²` too, which
+    `int` then refused: a ValueError traceback for `meta.²` where a list stood (now "a list met by a name")."""
+    return segment.isascii() and segment.isdigit()
 
 
 def is_list(kind) -> bool:
