@@ -90,3 +90,30 @@ def test_a_command_reading_a_snapshot_whose_blob_is_gone_is_one_line_and_writes_
     assert code == 2 and err.strip() == f"encoderlab: error: {_expected(link, SHA_B)}", err
     assert_printed_as_documented("hub-cache-blob-missing", err, tmp_path)
     assert snapshot(tmp_path) == before
+
+
+def _cached_hf_sharded(folder: Path, sha: str) -> None:
+    """A Hugging Face BERT folder with sharded weights: model.safetensors.index.json and its one shard."""
+    import json
+
+    from transformers import BertConfig
+
+    folder.mkdir(parents=True)
+    small = {"hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 8, "num_hidden_layers": 1}
+    BertConfig(vocab_size=16, **small).to_json_file(str(folder / "config.json"))
+    shard = "model-00001-of-00001.safetensors"
+    index = {"metadata": {}, "weight_map": {"bert.embeddings.word_embeddings.weight": shard}}
+    (folder / "model.safetensors.index.json").write_text(json.dumps(index))
+    (folder / shard).write_bytes(sha.encode())
+    _link_to_blobs(folder)
+
+
+@pytest.mark.parametrize("name", ["model.safetensors.index.json", "model-00001-of-00001.safetensors"])
+def test_a_sharded_snapshot_whose_index_or_shard_blob_is_gone_names_the_download(tmp_path, monkeypatch, name):
+    """The index's blob gone (a copy of the cache without blobs/ loses it too) was "no weights ...;
+    re-download the model": the index link was taken for no index at all."""
+    storage = cache_two_commits(tmp_path, monkeypatch, _cached_hf_sharded)
+    link = _drop_blob(storage, SHA_B, name)
+    with pytest.raises(UserError) as refused:
+        load_pretrained(HUB_ID)
+    assert str(refused.value) == _expected(link, SHA_B)

@@ -342,7 +342,9 @@ def _weight_files(path: Path, name: str) -> list[Path]:
         raise refused
     stem, ext = name.rsplit(".", 1)
     index = path / f"{stem}.{ext}.index.json"
-    if not index.is_file():
+    if not index.is_file():  # a sharded snapshot's index link whose blob is gone too (a copy without blobs/)
+        if (refused := missing_blob(index)) is not None:
+            raise refused
         return []
     shards = sorted(set(_index_weight_map(index).values()))
     outside = [s for s in shards if Path(s).is_absolute() or ".." in Path(s).parts or not Path(s).parts]
