@@ -457,3 +457,19 @@ def test_compare_equals_kornblith_cka_of_each_text_run_alone(tokenizer, family):
         per_seed = [(1 - x) / (1 - y) for x, y in zip(ab, noise)]
         assert row.ratio_per_seed == pytest.approx(per_seed, rel=1e-5)
         assert row.ratio == pytest.approx(np.mean(per_seed), rel=1e-5)
+
+
+def test_an_infinite_ratio_reads_as_twins_that_agree_exactly():
+    # was "layer 0 diverges infx seed noise ...; difference +inf"
+    from encoderlab.analysis.cka import LowLayerSummary
+
+    summary = LowLayerSummary(
+        low_layers=(0,), other_layers=(1,), low_ratio=math.inf, low_ci=None, other_ratio=1.5, other_ci=None,
+        difference=math.inf, difference_ci=None, n_seeds=3, distinct_draws=3, above_noise=None,
+        above_others=None,
+    )  # fmt: skip
+    sentence = summary.sentence()
+    assert sentence.startswith(
+        "layer 0 diverges where the twins agree exactly (seed noise 0) vs 1.50x in layer 1; difference undefined, "
+    )
+    assert "inf" not in sentence

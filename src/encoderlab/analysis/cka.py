@@ -193,10 +193,22 @@ class LowLayerSummary:
         def layers(group) -> str:  # "layer 0" on a tiny model, whose low group is one layer
             return f"{noun(len(group), 'layer')} {format_layers(group)}"
 
+        def times(ratio: float, what: str = "") -> str:  # an infinite ratio read "infx seed noise"
+            return (
+                f"{ratio:.2f}x{what}"
+                if not math.isinf(ratio)
+                else "where the twins agree exactly (seed noise 0)"
+            )
+
+        difference = (
+            f"{self.difference:+.2f}{ci(self.difference_ci)}"
+            if math.isfinite(self.difference)
+            else "undefined"
+        )
         text = (
-            f"{layers(self.low_layers)} {noun(len(self.low_layers), 'diverges', 'diverge')} {self.low_ratio:.2f}x "
-            f"seed noise{ci(self.low_ci)} vs {self.other_ratio:.2f}x{ci(self.other_ci)} in "
-            f"{layers(self.other_layers)}; difference {self.difference:+.2f}{ci(self.difference_ci)}, "
+            f"{layers(self.low_layers)} {noun(len(self.low_layers), 'diverges', 'diverge')} "
+            f"{times(self.low_ratio, ' seed noise')}{ci(self.low_ci)} vs {times(self.other_ratio)}"
+            f"{ci(self.other_ci)} in {layers(self.other_layers)}; difference {difference}, "
             f"{count(self.n_seeds, 'sampling seed')}"
         )
         if self.holds is None:
