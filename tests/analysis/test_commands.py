@@ -360,8 +360,14 @@ def test_embeddings_or_head_between_two_tokenizers_are_refused(folders, tmp_path
             f"{' and '.join(flags)} would copy rows of A's vocabulary",
         )
         assert not (tmp_path / "t").exists()
+    capsys.readouterr()
     main(["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--out", str(tmp_path / "t")])
     assert (tmp_path / "t" / "transplant.json").is_file()  # blocks alone carry no vocabulary
+    # but they are read under B's tokenizer: said in one note (was silent)
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoderlab: note:")]
+    assert len(notes) == 1 and "A and B have different tokenizers" in notes[0] and "only blocks" in notes[0]
+    main(["analyze", "transplant", folders["a"], folders["b"], "--layers", "0", "--out", str(tmp_path / "s")])
+    assert "tokenizers" not in capsys.readouterr().err  # one tokenizer: no note
 
 
 # Figures a command writes only sometimes (cka_ratio without --baseline, a curve no source fills, a sweep's

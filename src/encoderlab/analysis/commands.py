@@ -16,6 +16,7 @@ crashing inside the position embedding.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -265,8 +266,9 @@ def transplant_command(
     encoding = Encoding(
         max_length=analysis_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
     )
+    if note := transplant.check_tokenizers(tok_a, tok_b, embeddings=embeddings, head=head):
+        print(f"encoderlab: note: {note}", file=sys.stderr)
     if layers is not None:
-        _check_vocabulary_parts(tok_a, tok_b, embeddings=embeddings, head=head)
         spec = transplant.TransplantSpec(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
         )
@@ -286,22 +288,6 @@ def _sweep_specs(b, sweep: str, groups: int) -> list:
     for _, one in specs:
         transplant.check_spec(b, one, sweep=sweep)
     return specs
-
-
-def _check_vocabulary_parts(tok_a, tok_b, *, embeddings: bool, head: bool) -> None:
-    """Refuse copying A's embeddings or LM head into B when their tokenizers differ: the transplant reads
-    B's tokenizer, so A's row for id i would stand for B's token i (one vocabulary size passes the
-    architecture check). Blocks alone carry no vocabulary, as in paper 2's transplants."""
-    from encoderlab.data.tokenizer import tokenizer_hash
-
-    parts = [f for f, on in (("--embeddings", embeddings), ("--head", head)) if on]
-    ha, hb = tokenizer_hash(tok_a), tokenizer_hash(tok_b)
-    if parts and ha != hb:
-        raise UserError(
-            f"{' and '.join(parts)} would copy rows of A's vocabulary into B, but A and B have different "
-            f"tokenizers (sha256 {ha[:12]} and {hb[:12]}), so a row would stand for another token; drop "
-            f"{' and '.join(parts)}, or transplant between models of one tokenizer"
-        )
 
 
 def _check_transplant_out(out: Path, *, sweep: bool) -> None:

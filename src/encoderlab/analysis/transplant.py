@@ -154,6 +154,30 @@ def _param_ids(modules) -> set[int]:
     return {id(p) for m in modules for p in m.parameters()}
 
 
+def check_tokenizers(tok_a, tok_b, *, embeddings: bool, head: bool) -> str | None:
+    """Refuse copying A's embeddings or LM head into B when their tokenizers differ: the transplant reads
+    B's tokenizer, so A's row for id i would stand for B's token i (one vocabulary size passes the
+    architecture check). Blocks alone carry no vocabulary, as in paper 2's transplants, so they are moved,
+    but a note is returned: A's blocks then read B's embeddings of B's tokens, which they were not trained
+    on (this used to pass without a word)."""
+    from encoderlab.data.tokenizer import tokenizer_hash
+
+    parts = [f for f, on in (("--embeddings", embeddings), ("--head", head)) if on]
+    ha, hb = tokenizer_hash(tok_a), tokenizer_hash(tok_b)
+    if ha == hb:
+        return None
+    if parts:
+        raise UserError(
+            f"{' and '.join(parts)} would copy rows of A's vocabulary into B, but A and B have different "
+            f"tokenizers (sha256 {ha[:12]} and {hb[:12]}), so a row would stand for another token; drop "
+            f"{' and '.join(parts)}, or transplant between models of one tokenizer"
+        )
+    return (
+        f"A and B have different tokenizers (sha256 {ha[:12]} and {hb[:12]}): only blocks are moved, and "
+        "the transplant reads B's tokenizer and embeddings, which A's blocks were not trained on"
+    )
+
+
 def check_spec(model: LanguageModel, spec: TransplantSpec, sweep: str = "") -> None:
     """Refuse layers out of range, and layers whose weights other layers run too (ALBERT's shared
     layer: `freeze.check_unshared`), before anything is built or written; `sweep`: the sweep `spec` is
