@@ -17,7 +17,7 @@ from tests.eval.fixtures import write_task_file as _spec
 
 from encoderlab.errors import UserError
 from encoderlab.eval.families import input_text
-from encoderlab.eval.spec import IRSplit, PairSCOptions
+from encoderlab.eval.spec import HubRepo, IRSplit, PairSCOptions
 from encoderlab.eval.tasks import load_task
 from encoderlab.eval.tasks.custom import load_task_files, task_from_file
 
@@ -55,7 +55,7 @@ def test_sc_from_csv_cuts_validation_from_train(tmp_path):
     assert task.labels == LABELS and task.metric == "accuracy" and task.family == "sc"
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (90, 10, 30)
     assert data.train[0]["label"] in (0, 1) and set(data.train[0]) == {"text", "label"}
-    assert task.data_version.startswith("file:")
+    assert task.data_version.startswith("file:") and task.hub_repos == ()  # files: no hub input
 
 
 def test_a_finetune_section_keeps_the_file_defaults_it_leaves_out(tmp_path):
@@ -225,6 +225,7 @@ def test_hub_source_through_the_paper_loader(tmp_path, monkeypatch):
     )
     task, data = load_task(task_from_file(path))
     assert task.labels == ("negative", "positive")  # the ClassLabel names
+    assert task.hub_repos == (HubRepo("nyu-mll/glue"),)  # the study report lists it (was: none)
     assert (len(data.train), len(data.val), len(data.tests["test"])) == (57, 3, 8)
     cut = {"hub": "nyu-mll/glue", "config": "sst2", "test_fraction": 0.25}  # the hub's test is not read
     path = _spec(tmp_path, name="my-sst2", family="sc", data=cut, columns={"text": "sentence"})

@@ -105,3 +105,23 @@ def test_the_report_names_the_hub_datasets_its_evaluations_read(tmp_path, monkey
         "dataset nyu-mll/glue (eval sst, mnli): unpinned, the commit read not recorded; dataset bigbio/blurb "
         "(eval ner): pinned at refs/convert/parquet, the commit read not recorded"
     ), row
+
+
+def test_the_report_names_the_hub_dataset_a_task_file_reads(tmp_path):
+    """Was: only built-in tasks' datasets were listed; a task file whose data names a hub dataset had no
+    `Task.hub_repos`, and a report not in the process that registered it (`study report`, a worker) had
+    no task at all. Its file's spec is read (no data): present, its dataset is listed; gone, none is."""
+    from types import SimpleNamespace
+
+    from tests.eval.fixtures import write_task_file
+
+    from encoderlab.eval.spec import HubRepo
+    from encoderlab.study.hubinputs import eval_datasets
+
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "revision": "v1"}
+    path = write_task_file(tmp_path, name="my-sst2", family="sc", data=data, columns={"text": "sentence"})
+    node = SimpleNamespace(kind="eval", name="e", config={"task": "my-sst2", "task_files": [str(path)]})
+    study = SimpleNamespace(nodes=[node, node], markers={"e": {}})  # two nodes of one task: named once
+    assert eval_datasets(study) == {HubRepo("nyu-mll/glue", "v1"): ["my-sst2"]}
+    path.unlink()
+    assert eval_datasets(study) == {}

@@ -52,15 +52,27 @@ def hub_inputs_text(data: StudyData) -> str:
 
 def eval_datasets(data: StudyData) -> dict:
     """`HubRepo` -> the tasks of the study's finished eval nodes that read it (`Task.hub_repos`), in graph
-    order; a task not registered now (a task file's, whose data is read from files) reads none here."""
+    order. A task file's task not registered in this process (`study report` alone, or a report node in
+    a worker) is taken from its file's spec, so one whose data names a hub dataset is listed as a
+    built-in task is (it was left out); a task file gone since reads none here."""
     from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.custom import file_hub_repos
 
     read: dict = {}
+    files: dict = {}  # task files -> their tasks' hub datasets, each set read once
     for node in data.nodes:
-        if node.kind == "eval" and node.name in data.markers and (task := TASKS.get(node.config["task"])):
-            for repo in task.hub_repos:
-                if task.name not in (names := read.setdefault(repo, [])):
-                    names.append(task.name)
+        if node.kind != "eval" or node.name not in data.markers:
+            continue
+        name, paths = node.config["task"], tuple(node.config.get("task_files") or ())
+        if (task := TASKS.get(name)) is not None:
+            repos = task.hub_repos
+        else:
+            if paths not in files:
+                files[paths] = file_hub_repos(paths)
+            repos = files[paths].get(name, ())
+        for repo in repos:
+            if name not in (names := read.setdefault(repo, [])):
+                names.append(name)
     return read
 
 

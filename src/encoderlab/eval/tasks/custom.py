@@ -29,6 +29,7 @@ from encoderlab.errors import UserError
 from encoderlab.eval.metrics import non_iob_tag
 from encoderlab.eval.spec import (
     FinetuneConfig,
+    HubRepo,
     Inputs,
     PairSCOptions,
     QAOptions,
@@ -398,7 +399,24 @@ def task_from_file(path: Path | str) -> Task:
         inputs=spec.inputs,
         data_version=f"{FILE_DATA}{data_hash(data)}",
         loader=lambda: data,
+        # the study report's hub inputs list it as a built-in task's (was left out: files only)
+        hub_repos=_hub_repos(spec),
     )
+
+
+def _hub_repos(spec: TaskSpec) -> tuple[HubRepo, ...]:
+    """The hub dataset a task file's data names (`Task.hub_repos`; none for local files)."""
+    return (HubRepo(spec.data.hub, spec.data.revision),) if spec.data.hub else ()
+
+
+def file_hub_repos(paths) -> dict[str, tuple[HubRepo, ...]]:
+    """{task: the hub datasets it reads} of these task files or folders, from their specs alone (no data
+    is read): for the study report, whose process may not have registered them. Files gone or no longer
+    valid give {}: the report then names none of their datasets rather than failing."""
+    try:
+        return {(spec := _read_spec(path)).name: _hub_repos(spec) for path in task_files(paths)}
+    except UserError:
+        return {}
 
 
 def load_task_files(paths) -> list[Task]:
