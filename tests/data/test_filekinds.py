@@ -280,3 +280,22 @@ def test_a_long_first_record_opening_with_numbers_is_data_not_a_vocabulary(tmp_p
     assert texts == [record["content"]]
     (corpus / "dump.json").write_text(json.dumps({f"t{i}": i for i in range(20000)}))
     assert hf_json(corpus / "dump.json")  # a vocabulary still is one
+
+
+def test_a_bert_vocabulary_alone_inside_a_corpus_folder_is_refused_by_what_it_holds(tmp_path):
+    """A folder holding only BERT's vocab.txt (no JSON file to tell it by) was read as corpus text, one
+    token a document. A vocab.txt of prose, or a word list without BERT's special tokens, is still data."""
+    specials = ["[PAD]", *(f"[unused{i}]" for i in range(99)), "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    corpus = tmp_path / "corpus"
+    (corpus / "bert").mkdir(parents=True)
+    (corpus / "a.txt").write_text("alpha beta\n\ngamma delta\n")
+    vocab = corpus / "bert" / "vocab.txt"
+    vocab.write_text("\n".join([*specials, "!", "the", "##s", "alpha"]) + "\n")
+    with pytest.raises(
+        UserError, match=r"corpus/bert, in \S+corpus, is a tokenizer or model folder \(it holds vocab.txt\)"
+    ):
+        list(iter_documents(SourceConfig(location=str(corpus)), on_error="skip"))
+    for data in ("[PAD] [UNK] [CLS] [SEP] [MASK] are BERT's special tokens\n", "the\nalpha\n##s\n"):
+        vocab.write_text(data)
+        texts = [d.text for d in iter_documents(SourceConfig(location=str(corpus)))]
+        assert data.strip() in texts  # read as text (one document), as before

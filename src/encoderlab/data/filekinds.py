@@ -331,12 +331,29 @@ def _hf_folder(texts: list[Path]) -> _NotText | None:
     tokenizer_config.json, special_tokens_map.json), so a corpus's JSON lines file of one of those names was
     refused, and a tokenizer saved as `bpe.json` (`Tokenizer.save`) was read as a corpus file, its folder's
     merges.txt as documents under `--on-error skip`. Costs a 64 KiB read of each uncompressed .json file (a
-    corpus's are mostly .jsonl, which are not read); a folder holding only .txt tokenizer files (BERT's vocab.txt
-    alone) is not told from text, as before."""
+    corpus's are mostly .jsonl, which are not read), and of each file named vocab.txt: a folder holding only
+    BERT's WordPiece vocabulary (`wordpiece_vocab`) was read as text, a token a document."""
     for q in texts:
-        if q.suffix == ".json" and hf_json(q):
+        if (q.suffix == ".json" and hf_json(q)) or (q.name == "vocab.txt" and wordpiece_vocab(q)):
             return _NotText(q.parent, q, None)
     return None
+
+
+WORDPIECE_SPECIALS = frozenset(("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"))
+"""BERT's special tokens, which its vocab.txt lists among its first lines (ids 0-103 in bert-base)."""
+
+
+def wordpiece_vocab(path: Path) -> bool:
+    """Whether the text file `path` is a WordPiece vocabulary (BERT's vocab.txt), by its first 64 KiB: one
+    token a line (no line with a space), BERT's five special tokens each a line among the first 1,000. A
+    text file of that name holding prose (a corpus file) fails both and is read as data."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:  # refused where it is read
+        return False
+    lines = head.splitlines()[:1000]
+    return set(lines) >= WORDPIECE_SPECIALS and not any(" " in line for line in lines)
 
 
 def hf_json(path: Path) -> bool:
