@@ -16,7 +16,6 @@ crashing inside the position embedding.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -266,8 +265,7 @@ def transplant_command(
     encoding = Encoding(
         max_length=analysis_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
     )
-    if note := transplant.check_tokenizers(tok_a, tok_b, embeddings=embeddings, head=head):
-        print(f"encoderlab: note: {note}", file=sys.stderr)
+    transplant.check_tokenizers(tok_a, tok_b, embeddings=embeddings, head=head)  # refused, or a note
     if layers is not None:
         spec = transplant.TransplantSpec(
             layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head

@@ -38,6 +38,7 @@ all layers (finer than the paper's table).
 from __future__ import annotations
 
 import copy
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,27 +155,28 @@ def _param_ids(modules) -> set[int]:
     return {id(p) for m in modules for p in m.parameters()}
 
 
-def check_tokenizers(tok_a, tok_b, *, embeddings: bool, head: bool) -> str | None:
+def check_tokenizers(tok_a, tok_b, *, embeddings: bool, head: bool) -> None:
     """Refuse copying A's embeddings or LM head into B when their tokenizers differ: the transplant reads
     B's tokenizer, so A's row for id i would stand for B's token i (one vocabulary size passes the
     architecture check). Blocks alone carry no vocabulary, as in paper 2's transplants, so they are moved,
-    but a note is returned: A's blocks then read B's embeddings of B's tokens, which they were not trained
-    on (this used to pass without a word)."""
+    with one `encoderlab: note:` line on stderr: A's blocks then read B's embeddings of B's tokens, which
+    they were not trained on (this used to pass without a word)."""
     from encoderlab.data.tokenizer import tokenizer_hash
 
     parts = [f for f, on in (("--embeddings", embeddings), ("--head", head)) if on]
     ha, hb = tokenizer_hash(tok_a), tokenizer_hash(tok_b)
     if ha == hb:
-        return None
+        return
     if parts:
         raise UserError(
             f"{' and '.join(parts)} would copy rows of A's vocabulary into B, but A and B have different "
             f"tokenizers (sha256 {ha[:12]} and {hb[:12]}), so a row would stand for another token; drop "
             f"{' and '.join(parts)}, or transplant between models of one tokenizer"
         )
-    return (
-        f"A and B have different tokenizers (sha256 {ha[:12]} and {hb[:12]}): only blocks are moved, and "
-        "the transplant reads B's tokenizer and embeddings, which A's blocks were not trained on"
+    print(
+        f"encoderlab: note: A and B have different tokenizers (sha256 {ha[:12]} and {hb[:12]}): only blocks "
+        "are moved, and the transplant reads B's tokenizer and embeddings, which A's blocks were not trained on",
+        file=sys.stderr,
     )
 
 
