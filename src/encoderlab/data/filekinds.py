@@ -347,10 +347,8 @@ def wordpiece_vocab(path: Path) -> bool:
     """Whether the text file `path` is a WordPiece vocabulary (BERT's vocab.txt), by its first 64 KiB: one
     token a line (no line with a space), BERT's five special tokens each a line among the first 1,000. A
     text file of that name holding prose (a corpus file) fails both and is read as data."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
-    except OSError:  # refused where it is read
+    head = _head(path)
+    if head is None:
         return False
     lines = head.splitlines()[:1000]
     return set(lines) >= WORDPIECE_SPECIALS and not any(" " in line for line in lines)
@@ -363,10 +361,8 @@ def hf_json(path: Path) -> bool:
     data, refused where it is read with the command that converts it); a first line, without `text`, that is an object with two of them or of
     token ids alone (a vocabulary; one longer than the head, by its ids up to where the head cuts it). A JSON line with `text` is
     data; so is a file that cannot be read (it is refused where it is read)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
-    except OSError:
+    head = _head(path)
+    if head is None:
         return False
     if _TOKENIZERS_HEAD.match(head):
         return True
@@ -383,6 +379,16 @@ def hf_json(path: Path) -> bool:
         return False
     # a JSON line: two such keys (one, `model`, is a corpus field too), or token ids alone (a vocabulary)
     return len(HF_KEYS.intersection(record)) > 1 or (len(record) > 8 and _all_ints(record.values()))
+
+
+def _head(path: Path) -> str | None:
+    """The first `_HEAD_BYTES` of `path` as text (bad bytes replaced), or None when it cannot be read: such a
+    file is refused where it is read, not here."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(_HEAD_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
 
 
 def _all_ints(values) -> bool:
