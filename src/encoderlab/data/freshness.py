@@ -94,18 +94,17 @@ def reading_change(meta: dict) -> str | None:
     reading = meta.get("txt_reading")
     if isinstance(reading, int) and reading >= TXT_READING:
         return None
-    for source in _list(meta.get("sources")):
-        for entry in _list(source.get("files")) if isinstance(source, dict) else []:
-            path = (
-                Path(entry["path"])
-                if isinstance(entry, dict) and isinstance(entry.get("path"), str)
-                else None
+    entries = [e for s in _list(meta.get("sources")) if isinstance(s, dict) for e in _list(s.get("files"))]
+    # a file read more than once (a source restarted by an `all_exhausted` mixture) is scanned once
+    paths = dict.fromkeys(
+        Path(e["path"]) for e in entries if isinstance(e, dict) and isinstance(e.get("path"), str)
+    )
+    for path in paths:
+        if file_kind(path) == "txt" and _holds_cr(path):
+            return (
+                f"{path} holds a \\r, which ends a line since an older encoderlab read it: it reads as other "
+                "documents now"
             )
-            if path is not None and file_kind(path) == "txt" and _holds_cr(path):
-                return (
-                    f"{path} holds a \\r, which ends a line since an older encoderlab read it: it reads as other "
-                    "documents now"
-                )
     return None
 
 
