@@ -8,12 +8,12 @@ folder whose own name holds `[` had its glob entries matched against another fol
 from __future__ import annotations
 
 import glob
-import json
 import os
 import re
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir, write_jsonl  # noqa: F401 (fixture)
+from tests.study.test_corpus_entries import _study
 
 from encoderlab.data.filereaders import MissingTextField
 from encoderlab.data.prepare import PrepareConfig, prepare, read_meta
@@ -82,26 +82,12 @@ def test_prepare_plan_and_resume_read_the_literal_file(tmp_path, tokenizer_dir):
     assert planned != _source_estimate(str(other), None)[0]
 
 
-STUDY = """
-name: mine
-size: tiny
-seq_len: 32
-micro_batch: 2
-steps: 4
-data: [{name: main, corpus: CORPUS, vocab_size: 300, decontaminate: false}]
-runs: [{name: mlm, recipe: pfs-mlm}]
-baseline: mlm
-eval: {suite: pocket, tasks: [tweets], lrs: [0.001], seeds: [0], max_steps: 2}
-"""
-
-
 def test_a_study_in_a_bracketed_folder_matches_its_glob_entries_there(tmp_path):
     project, twin = tmp_path / "study[2]", tmp_path / "study2"
     write_jsonl(project / "parts" / "a.jsonl", [{"text": "beside the study file"}])
     write_jsonl(twin / "parts" / "a.jsonl", [{"text": "in the folder the pattern matches"}])
     write_jsonl(project / "c[1].jsonl", [{"text": "the bracketed entry"}])
-    (project / "s.yaml").write_text(STUDY.replace("CORPUS", json.dumps(["parts/*.jsonl", "c[1].jsonl"])))
-    (data,) = load_study_file(project / "s.yaml").data
+    (data,) = load_study_file(_study(project, ["parts/*.jsonl", "c[1].jsonl"])).data
     assert corpus_locations(data.corpus)[1] == str(project / "c[1].jsonl")
     pattern, literal = corpus_sources(data.corpus)
     assert _texts(pattern.location) == ["beside the study file"]  # was the twin folder's
