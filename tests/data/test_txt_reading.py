@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
+from tests.data.test_prepare_stale import _prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
@@ -28,11 +29,6 @@ def _made_by_older_code(record) -> None:
     data = json.loads(record.read_text())
     assert data.pop("txt_reading") == TXT_READING
     record.write_text(json.dumps(data, indent=2))
-
-
-def _prepare_cli(src, tok, out, capsys) -> tuple[int, str]:
-    argv = ["data", "prepare", "--source", src, "--tokenizer", tok, "--decontaminate", "none"]
-    return cli([*argv, "--workers", "1", "--out", out], capsys)
 
 
 def test_a_folder_prepared_by_older_txt_reading_of_a_file_with_a_cr_is_refused(
