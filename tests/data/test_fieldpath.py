@@ -26,11 +26,16 @@ def _texts(location: str, field: str = "meta.text", **kw) -> list[str]:
     return [d.text for d in iter_documents(cfg, **kw)]
 
 
+def _both_kinds(folder, stem: str, rows: list[dict]):
+    """`rows` as STEM.jsonl and STEM.parquet in `folder`, which it returns."""
+    (folder / f"{stem}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    pq.write_table(pa.Table.from_pylist(rows), folder / f"{stem}.parquet")
+    return folder
+
+
 @pytest.fixture
 def files(tmp_path):
-    (tmp_path / "n.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
-    pq.write_table(pa.Table.from_pylist(ROWS), tmp_path / "n.parquet")
-    return tmp_path
+    return _both_kinds(tmp_path, "n", ROWS)
 
 
 @pytest.mark.parametrize("name", ["n.jsonl", "n.parquet"])
@@ -113,9 +118,7 @@ LISTED = [  # MLDR's layout (`positive_passages`: a list of {docid, text}); an e
 
 @pytest.fixture
 def listed(tmp_path):
-    (tmp_path / "l.jsonl").write_text("".join(json.dumps(r) + "\n" for r in LISTED))
-    pq.write_table(pa.Table.from_pylist(LISTED), tmp_path / "l.parquet")
-    return tmp_path
+    return _both_kinds(tmp_path, "l", LISTED)
 
 
 @pytest.mark.parametrize("name", ["l.jsonl", "l.parquet"])
