@@ -423,7 +423,7 @@ def stream_files(ds: HubDataset, indices: range, columns: list[str]) -> Iterator
     names = list(stream.features) if stream.features is not None else None
     if names is not None:
         # a dotted text field (`meta.text`, `data/fieldpath.py`) reads the column it starts in
-        wanted = [c if c in names or "." not in c else c.split(".")[0] for c in columns]
+        wanted = [c if c in names else c.split(".")[0] for c in columns]
         if wanted[0] not in names:
             raise UserError(
                 f"hub dataset '{ds.hub_id}' has no column '{columns[0]}' (columns: {', '.join(names)}); "
