@@ -31,9 +31,8 @@ class _Written:
         out.written = written
         return out
 
-    def __getnewargs__(
-        self,
-    ) -> tuple:  # copy and deepcopy call __new__ with these; `.real` is the plain number
+    def __getnewargs__(self) -> tuple:
+        """What copy and deepcopy call `__new__` with; `.real` is the plain number."""
         return self.real, self.written
 
 

@@ -158,9 +158,8 @@ def _field(record: dict, key: str, where: str, source: str) -> str:
         ) from None
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
-    if isinstance(
-        value, dict | list
-    ):  # `meta` for `meta.text` (a list: `meta.0`): the fix names a string in it
+    # `meta` for `meta.text` (a list: `meta.0`): the fix names a string in it
+    if isinstance(value, dict | list):
         inside = FieldMissing(key, value).strings()
         what = "an object" if isinstance(value, dict) else "a list, entered by index"
         raise _no_field(f"{where} has no string field '{key}' ({key} is {what})", where, key, inside, source)
