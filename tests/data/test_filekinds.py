@@ -96,6 +96,18 @@ def test_a_parquet_file_named_as_json_lines_is_named_so(tmp_path):
     assert misnamed(tmp_path / "x.jsonl") is None
 
 
+def _tokenizer_refused(corpus: Path, tmp_path: Path, capsys) -> tuple[int, str]:
+    """(exit code, stderr) of `data tokenizer --source corpus --on-error skip`, which must leave `tmp_path`
+    as it was, its --out unmade."""
+    from tests.reliability.test_hostile_inputs import cli, snapshot
+
+    before = snapshot(tmp_path)
+    argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
+    code, err = cli([*argv, "--on-error", "skip"], capsys)
+    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
+    return code, err
+
+
 def test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused(tmp_path, capsys):
     """A GPT-2 style tokenizer saved into the corpus folder by transformers (no encoderlab marker): with
     `--on-error skip` its merges.txt was read line by line as documents and its JSON files were skipped as
@@ -104,7 +116,7 @@ def test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused
     import json
 
     from tests.reliability.errors_doc import assert_printed_as_documented
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_one_line
 
     corpus = tmp_path / "corpus"
     (corpus / "gpt2").mkdir(parents=True)
@@ -112,9 +124,7 @@ def test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused
     (corpus / "gpt2" / "merges.txt").write_text("#version: 0.2\nĠ t\nĠ a\nh e\n")
     (corpus / "gpt2" / "vocab.json").write_text(json.dumps({"a": 0, "b": 1}))
     (corpus / "gpt2" / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 1024}, indent=2))
-    before = snapshot(tmp_path)
-    argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
-    code, err = cli([*argv, "--on-error", "skip"], capsys)
+    code, err = _tokenizer_refused(corpus, tmp_path, capsys)
     assert_one_line(
         code,
         err,
@@ -123,7 +133,6 @@ def test_a_tokenizer_folder_another_tool_saved_inside_a_corpus_folder_is_refused
         r"--source at the text files only \(a glob of them\)$",
     )
     assert_printed_as_documented("corpus-holds-a-tokenizer-folder", err, tmp_path)
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
     with pytest.raises(
         UserError, match=r"corpus/gpt2 is a tokenizer or model folder \(it holds tokenizer_config"
     ):
@@ -218,7 +227,7 @@ def test_a_renamed_tokenizer_inside_a_corpus_folder_is_refused_by_what_it_holds(
     check: with `--on-error skip` the JSON was skipped as a bad file and merges.txt trained on as documents."""
     import json
 
-    from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
+    from tests.reliability.test_hostile_inputs import assert_one_line
     from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
     corpus = tmp_path / "corpus"
@@ -229,15 +238,12 @@ def test_a_renamed_tokenizer_inside_a_corpus_folder_is_refused_by_what_it_holds(
     tok.train_from_iterator(["alpha beta gamma delta"] * 5, trainers.BpeTrainer(vocab_size=280))
     tok.save(str(corpus / "mytok" / "bpe.json"), pretty=pretty)
     tok.model.save(str(corpus / "mytok"), "bpe")  # bpe-vocab.json, bpe-merges.txt
-    before = snapshot(tmp_path)
-    argv = ["data", "tokenizer", "--source", corpus, "--vocab-size", "300", "--out", tmp_path / "t"]
-    code, err = cli([*argv, "--on-error", "skip"], capsys)
+    code, err = _tokenizer_refused(corpus, tmp_path, capsys)
     assert_one_line(
         code,
         err,
         r"\S+corpus/mytok, in \S+corpus, is a tokenizer or model folder \(it holds bpe-vocab.json\), not text",
     )
-    assert snapshot(tmp_path) == before and not (tmp_path / "t").exists()
     vocabulary = corpus / "mytok" / "bpe-vocab.json"
     vocabulary.write_text(json.dumps({f"t{i}": i for i in range(20000)}))  # GPT-2's: one line, over 64 KiB
     assert hf_json(vocabulary)
