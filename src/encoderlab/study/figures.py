@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.analysis.curves import Placed, curve_rows
+from encoderlab.analysis.plots import LAYER_LABEL, line_panels, pyplot, whole_ticks
 from encoderlab.atomic import savefig_atomic, write_csv_atomic
 from encoderlab.eval.summary import ALL, EvalRecord
 from encoderlab.jsonlines import finite_number, read_records
@@ -30,9 +31,6 @@ from encoderlab.words import lr_text
 
 def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[Figure]:
     """Draw every figure the study has numbers for into `folder`; returns them as the report shows them."""
-    from encoderlab.analysis.plots import pyplot
-
-    pyplot()  # the Agg backend, before any figure
     curves = _curves(data, table)
     drawn = [
         _fig_results(data, table, folder),
@@ -128,9 +126,7 @@ def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) ->
 def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> Figure:
     png = folder / f"{name}.png"
     savefig_atomic(fig, png, dpi=90, bbox_inches="tight", metadata={"Software": None})
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
+    pyplot().close(fig)
     write_csv_atomic(folder / f"{name}.csv", rows, columns=list(rows[0]))
     return _figure(name, title, caption, png, rows)
 
@@ -142,7 +138,7 @@ def _err(rows: list[dict]) -> list[list[float]]:
 
 
 def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure | None:
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     rows = [
         {
@@ -188,8 +184,6 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
 
 def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: str, **axes) -> Figure | None:
     """A line figure drawn by `analysis.plots.line_panels` (PNG + CSV + JSON), as a report figure."""
-    from encoderlab.analysis.plots import line_panels
-
     if len({r[axes["x"]] for r in rows}) < 2:
         return None
     png = line_panels(
@@ -251,10 +245,7 @@ def cka_figure_name(result: CkaResult, results: list[CkaResult]) -> str:
 
 
 def _fig_cka(result: CkaResult, folder: Path, name: str, label: Callable[[str], str] = str) -> Figure | None:
-    import matplotlib.pyplot as plt
-
-    from encoderlab.analysis.plots import LAYER_LABEL, whole_ticks
-
+    plt = pyplot()
     div = result.divergence
     if not div:
         return None
@@ -316,7 +307,7 @@ def _finite(record: dict, key: str) -> float | None:
 
 def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     """Pretraining loss against optimizer step, from each run's metrics.jsonl."""
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     rows = [
         {"model": model, "step": rec.get("step"), "loss": loss, "objective": rec.get("objective", "")}
@@ -371,8 +362,6 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | 
     x = "tokens" if all(r["tokens"] is not None for r in rows) else "step"
     rows += _unigram_rows(data, rows, x)
     title = "Held-out loss during pretraining"
-    from encoderlab.analysis.plots import line_panels
-
     png = line_panels(
         rows, folder / "validation_loss", x=x, y="loss", series="model", panel="metric", title=title,
         xlabel="tokens seen" if x == "tokens" else "optimizer step", ylabel="held-out loss (nats/token)",
