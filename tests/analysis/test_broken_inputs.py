@@ -40,6 +40,29 @@ def _refused(capsys, argv) -> str:
     return err.strip().splitlines()[-1]
 
 
+def _cka(a, b, texts, out, *extra) -> list[str]:
+    return ["analyze", "cka", str(a), str(b), *extra, "--texts", str(texts), "--out", str(out)]
+
+
+def _probe(*models, task, out) -> list[str]:
+    return ["analyze", "probe", *map(str, models), "--tasks", str(task), "--out", str(out)]
+
+
+def _sweep(a, b, sweep, task, out) -> list[str]:
+    return [
+        "analyze",
+        "transplant",
+        str(a),
+        str(b),
+        "--sweep",
+        sweep,
+        "--probe-task",
+        str(task),
+        "--out",
+        str(out),
+    ]
+
+
 def test_a_model_with_nan_weights_is_refused_not_read_as_constant_features(tmp_path, capsys):
     """NaN hidden states (a diverged checkpoint, or float16 overflow) gave NaN CKA in every layer from the
     broken one on, and the low-layer sentence blamed features constant across the texts."""
@@ -48,8 +71,7 @@ def test_a_model_with_nan_weights_is_refused_not_read_as_constant_features(tmp_p
     b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=tok)
     twin = save_model_folder(make_model(2), tmp_path / "b2", tokenizer=tok)
     (tmp_path / "texts.txt").write_text("\n".join(make_texts(60)) + "\n")
-    argv = ["analyze", "cka", str(a), str(b), "--baseline", str(twin), "--n", "50"]
-    argv += ["--texts", str(tmp_path / "texts.txt"), "--out", str(tmp_path / "o")]
+    argv = _cka(a, b, tmp_path / "texts.txt", tmp_path / "o", "--baseline", str(twin), "--n", "50")
     line = _refused(capsys, argv)
     assert f"model A ({a}) gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
     assert not (tmp_path / "o").exists()
@@ -61,8 +83,7 @@ def test_texts_the_tokenizer_reads_as_one_input_are_refused_not_reported_as_nan(
     tok = make_tokenizer()
     a, b, twin = (save_model_folder(make_model(i), tmp_path / n, tokenizer=tok) for i, n in enumerate("abc"))
     (tmp_path / "texts.txt").write_text("\n".join(f"unknown{i}" for i in range(60)) + "\n")
-    argv = ["analyze", "cka", str(a), str(b), "--baseline", str(twin), "--n", "50"]
-    argv += ["--texts", str(tmp_path / "texts.txt"), "--out", str(tmp_path / "o")]
+    argv = _cka(a, b, tmp_path / "texts.txt", tmp_path / "o", "--baseline", str(twin), "--n", "50")
     line = _refused(capsys, argv)
     assert line.endswith(
         f"model A ({a}) gives every one of the 60 texts the same features at every layer: its tokenizer reads "
@@ -76,15 +97,7 @@ def test_a_probe_of_a_model_with_nan_weights_is_refused_not_scored_below_chance(
     """The probe was fitted on NaN rows and wrote 12.5% test accuracy (two balanced classes) for layers 1-2."""
     model = _broken(tmp_path / "m")
     _task(tmp_path / "seq.jsonl")
-    argv = [
-        "analyze",
-        "probe",
-        str(model),
-        "--tasks",
-        str(tmp_path / "seq.jsonl"),
-        "--out",
-        str(tmp_path / "p"),
-    ]
+    argv = _probe(model, task=tmp_path / "seq.jsonl", out=tmp_path / "p")
     line = _refused(capsys, argv)
     assert f"model {model} gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
     assert not (tmp_path / "p").exists()
@@ -98,8 +111,7 @@ def test_a_transplant_sweep_scoring_a_model_with_nan_weights_is_refused_before_a
     donor = _broken(tmp_path / "a")
     b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=make_tokenizer())
     _task(tmp_path / "seq.jsonl")
-    argv = ["analyze", "transplant", str(donor), str(b), "--sweep", "groups"]
-    argv += ["--probe-task", str(tmp_path / "seq.jsonl"), "--out", str(tmp_path / "t")]
+    argv = _sweep(donor, b, "groups", tmp_path / "seq.jsonl", tmp_path / "t")
     line = _refused(capsys, argv)
     assert f"model A ({donor}) gives hidden states that are not finite (NaN or inf) in layers 1-2" in line
     assert not (tmp_path / "t").exists()
@@ -115,8 +127,7 @@ def test_texts_written_twice_do_not_pass_the_minimum_of_cka(tmp_path, capsys):
     )
     texts = list(dict.fromkeys(make_texts(40)))[:30]
     (tmp_path / "texts.txt").write_text("\n".join(texts * 2) + "\n")
-    argv = ["analyze", "cka", str(a), str(b), "--texts", str(tmp_path / "texts.txt"), "--n", "50"]
-    line = _refused(capsys, [*argv, "--out", str(tmp_path / "o")])
+    line = _refused(capsys, _cka(a, b, tmp_path / "texts.txt", tmp_path / "o", "--n", "50"))
     assert line.endswith(
         "only 30 texts are available but 50 were asked for; CKA takes at least 50; give more --texts"
     )
@@ -131,15 +142,7 @@ def test_a_probe_of_texts_the_tokenizer_reads_as_one_input_is_refused_not_scored
     stranger = make_tokenizer([f"x{i}" for i in range(len(WORDS))])  # the vocabulary size of the task's
     model = save_model_folder(make_model(0), tmp_path / "m", tokenizer=stranger)
     _task(tmp_path / "seq.jsonl")
-    argv = [
-        "analyze",
-        "probe",
-        str(model),
-        "--tasks",
-        str(tmp_path / "seq.jsonl"),
-        "--out",
-        str(tmp_path / "p"),
-    ]
+    argv = _probe(model, task=tmp_path / "seq.jsonl", out=tmp_path / "p")
     assert _refused(capsys, argv).endswith(
         f"model {model} gives every one of the 40 texts of seq the same features at every layer: its "
         "tokenizer reads them as one input (unknown characters or words), so a probe can only predict the most "
@@ -147,8 +150,7 @@ def test_a_probe_of_texts_the_tokenizer_reads_as_one_input_is_refused_not_scored
     )
     assert not (tmp_path / "p").exists()
     b = save_model_folder(make_model(1), tmp_path / "b", tokenizer=make_tokenizer())
-    argv = ["analyze", "transplant", str(model), str(b), "--sweep", "parts"]
-    argv += ["--probe-task", str(tmp_path / "seq.jsonl"), "--out", str(tmp_path / "t")]
+    argv = _sweep(model, b, "parts", tmp_path / "seq.jsonl", tmp_path / "t")
     assert f"model A ({model}) gives every one of the 40 texts" in _refused(capsys, argv)
     assert not (tmp_path / "t").exists()
 
@@ -165,16 +167,7 @@ def test_a_probe_refusing_its_second_model_leaves_nothing_behind(tmp_path, capsy
         stranger = make_tokenizer([f"x{i}" for i in range(len(WORDS))])
         bad = save_model_folder(make_model(0), tmp_path / "bad", tokenizer=stranger)
     out = tmp_path / "new" / "p"
-    argv = [
-        "analyze",
-        "probe",
-        str(good),
-        str(bad),
-        "--tasks",
-        str(tmp_path / "seq.jsonl"),
-        "--out",
-        str(out),
-    ]
+    argv = _probe(good, bad, task=tmp_path / "seq.jsonl", out=out)
     assert f"model {bad} gives" in _refused(capsys, argv)
     assert not (tmp_path / "new").exists()
 
@@ -189,9 +182,6 @@ def test_an_empty_probing_task_is_named_empty_with_nothing_written(tmp_path, cap
         f"{tmp_path / name} holds no record; give a probing task: JSONL records with meta.label (a class per "
         "text) or meta.tokens + meta.tags (a tag per word)"
     )
-    argv = ["analyze", "probe", str(model), "--tasks", str(tmp_path / name), "--out", str(tmp_path / "p")]
-    assert _refused(capsys, argv).endswith(expected)
-    argv = ["analyze", "transplant", str(model), str(model), "--sweep", "parts"]
-    argv += ["--probe-task", str(tmp_path / name), "--out", str(tmp_path / "t")]
-    assert _refused(capsys, argv).endswith(expected)
+    assert _refused(capsys, _probe(model, task=tmp_path / name, out=tmp_path / "p")).endswith(expected)
+    assert _refused(capsys, _sweep(model, model, "parts", tmp_path / name, tmp_path / "t")).endswith(expected)
     assert not (tmp_path / "p").exists() and not (tmp_path / "t").exists()
