@@ -271,23 +271,22 @@ def read_study(path: Path | str, metric: str) -> tuple[list[Observation], list[s
     nodes = _nodes(study, graph)
     runs, notes = [], []
     for node in (n for n in nodes.values() if n.kind == "pretrain"):
-        # it said "config file ... does not exist", with no fix
-        if not (node.folder / "run" / "config.yaml").is_file():
+        config, metrics = node.folder / "run" / "config.yaml", node.folder / "run" / "metrics.jsonl"
+        if not config.is_file():  # it said "config file ... does not exist", with no fix
             raise UserError(
                 f"{node.folder}: finished run {node.name} has no run/config.yaml, so its schedule, size and seed are "
                 "unknown; restore its run folder as training wrote it"
             )
-        cfg = load_yaml(RunConfig, node.folder / "run" / "config.yaml")
+        cfg = load_yaml(RunConfig, config)
         if cfg.model.init:
             notes.append(
                 f"{node.name} continues {cfg.model.init}, so it is not on a from-scratch ladder: left out"
             )
             continue
-        records = _records(node.folder / "run" / "metrics.jsonl")
+        records = _records(metrics)
         if not metric.startswith(FINETUNE) and (why := _diverged(records, metric)) is not None:
             notes.append(f"{node.name}: {why}")
             continue
-        metrics = node.folder / "run" / "metrics.jsonl"
         flops = _logged(records, "flops", metrics, none_ok=True)  # training logs null where it measured none
         value, scored_on = _value(node, nodes, records, metric, cfg)
         runs.append(
