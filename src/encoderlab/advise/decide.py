@@ -136,14 +136,19 @@ class Advice:
         return asdict(self)
 
 
+def scored_pairs(actual: dict[str, float], skip: Collection[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+    """The pairs (a, b), a < b, that `decision_accuracy` scores: not tied in `actual`, not in `skip`."""
+    return [
+        (a, b) for a, b in combinations(sorted(actual), 2) if actual[a] != actual[b] and (a, b) not in skip
+    ]
+
+
 def decision_accuracy(
     predicted: dict[str, float], actual: dict[str, float], skip: Collection[tuple[str, str]] = ()
 ) -> float:
     """DataDecide's decision accuracy: the share of pairs ordered as in `actual` (tied pairs skipped, and the
     pairs (a, b), a < b, in `skip`: `holdout` skips those whose measured order is within seed noise)."""
-    pairs = [
-        (a, b) for a, b in combinations(sorted(actual), 2) if actual[a] != actual[b] and (a, b) not in skip
-    ]
+    pairs = scored_pairs(actual, skip)
     if not pairs:
         return float("nan")
     return float(

@@ -40,7 +40,7 @@ from itertools import combinations
 import numpy as np
 from scipy import stats
 
-from encoderlab.advise.decide import advise, decision_accuracy, percent
+from encoderlab.advise.decide import advise, decision_accuracy, percent, scored_pairs
 from encoderlab.advise.ladder import Ladder
 from encoderlab.advise.predict import Rungs, Target
 from encoderlab.errors import UserError
@@ -200,13 +200,7 @@ def _summarise(top: float, rungs: list[HeldOutRung]) -> HeldOutScore:
         return float(np.mean(kept)) if kept else float("nan")
 
     extrap = [r.extrapolation_accuracy for r in rungs]
-    pairs = sum(
-        sum(
-            r.measured[a] != r.measured[b] and (a, b) not in r.within_noise
-            for a, b in combinations(sorted(r.measured), 2)
-        )
-        for r in rungs
-    )
+    pairs = sum(len(scored_pairs(r.measured, r.within_noise)) for r in rungs)
     return HeldOutScore(
         held_out_size=top,
         rungs=tuple(rungs),
