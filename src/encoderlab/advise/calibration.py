@@ -4,9 +4,9 @@ noise, and the trend check on healthy ladders. `scripts/advise_calibration.py` p
 the numbers behind them as JSON; tests/advise/test_calibration.py runs each on a few draws.
 
 * **Coverage by degrees of freedom** (`by_noise_df`): known-answer ladders of 4 rungs with one seed per
-  rung plus a second at the k smallest (k degrees of freedom), the suite's draws otherwise (`suite.draws`
-  and `suite.ties`: designed crossovers from generator seed 2026, near ties from 2027), advised with
-  `suite.N_BOOT` replicates; the share of the schedules' intervals that cover the truth.
+  rung plus a second at the k smallest (k degrees of freedom), the suite's draws otherwise (`suite.ladders`:
+  designed crossovers from generator seed 2026, near ties from 2027), advised with `suite.N_BOOT` replicates;
+  the share of the schedules' intervals that cover the truth.
 * **Coverage by noise model** (`by_noise_model`): the suite's own ladders (2-3 seeds a rung), each
   advised three times: deviations pooled in metric units (the advisor's `predict.resample`), pooled in
   log units (relative noise), and resampled within each rung without pooling. The last two are not the
@@ -33,24 +33,9 @@ from encoderlab.advise import predict
 from encoderlab.advise.decide import advise
 from encoderlab.advise.ladder import Ladder, Observation
 from encoderlab.advise.predict import Target, fit_schedules
-from encoderlab.advise.suite import N_BOOT
+from encoderlab.advise.suite import N_BOOT, ladders
 from encoderlab.advise.synthetic import SyntheticLadder, synthetic_ladder
 from encoderlab.advise.trend import not_improving, trend
-
-DRAWS_SEED, TIES_SEED = 2026, 2027
-"""The suite's generator seeds (`suite.draws`, `suite.ties`)."""
-
-
-def _gap(rng: np.random.Generator) -> float:
-    return float(rng.uniform(-0.99, 0.99))
-
-
-def ladders(draws: int, ties: int, **options) -> list[SyntheticLadder]:
-    """`draws` ladders with a designed crossover, then `ties` near ties, as the suite draws them."""
-    rng = np.random.default_rng(DRAWS_SEED)
-    out = [synthetic_ladder(rng, **options) for _ in range(draws)]
-    rng = np.random.default_rng(TIES_SEED)
-    return out + [synthetic_ladder(rng, gap=_gap(rng), **options) for _ in range(ties)]
 
 
 def with_second_seeds(syn: SyntheticLadder, k: int, rng: np.random.Generator) -> SyntheticLadder:

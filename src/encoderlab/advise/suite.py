@@ -35,19 +35,27 @@ def score(syn: SyntheticLadder, draw: int, n_boot: int = N_BOOT) -> dict:
     }
 
 
+DRAWS_SEED, TIES_SEED = 2026, 2027
+"""The generator seeds of the draws with a designed crossover and of the near ties."""
+
+
+def ladders(draws: int, ties: int, **options) -> list[SyntheticLadder]:
+    """`draws` ladders with a designed crossover, then `ties` near ties (true gap at the target within one
+    noise sd); `options` go to `synthetic_ladder`. `calibration` draws the same ladders."""
+    rng = np.random.default_rng(DRAWS_SEED)
+    out = [synthetic_ladder(rng, **options) for _ in range(draws)]
+    rng = np.random.default_rng(TIES_SEED)
+    return out + [synthetic_ladder(rng, gap=float(rng.uniform(-0.99, 0.99)), **options) for _ in range(ties)]
+
+
 def draws(target_steps: float = 1.0) -> list[dict]:
     """The 200 draws with a designed crossover, scored."""
-    rng = np.random.default_rng(2026)
-    return [score(synthetic_ladder(rng, target_steps=target_steps), i) for i in range(DRAWS)]
+    return [score(syn, i) for i, syn in enumerate(ladders(DRAWS, 0, target_steps=target_steps))]
 
 
 def ties(target_steps: float = 1.0) -> list[dict]:
     """The 100 near ties (true gap at the target within one noise sd), scored."""
-    rng = np.random.default_rng(2027)
-    return [
-        score(synthetic_ladder(rng, gap=rng.uniform(-0.99, 0.99), target_steps=target_steps), i)
-        for i in range(TIES)
-    ]
+    return [score(syn, i) for i, syn in enumerate(ladders(0, TIES, target_steps=target_steps))]
 
 
 def rate(rows: list[dict], key: str) -> float:
