@@ -57,9 +57,6 @@ class TaskCheck:
     """Split name -> its examples (`90`; retrieval's evaluation splits: `20 queries + 100 documents`)."""
     steps: int
     """Optimizer steps of one fine-tuning run (`FinetuneConfig.total_steps` of its training examples)."""
-    steps_at_least: bool = False
-    """`steps` is a lower bound (`Task.steps_at_least`: a QA task on an `epochs` schedule steps through the
-    windows of its contexts). It printed the examples' steps as the run's (3 where the run took 4)."""
 
 
 def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskCheck:
@@ -77,8 +74,7 @@ def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskChec
         _check_qa_room(task, tokenizer, [data.train, data.val, *data.tests.values()])
     splits = {"train": _size(data.train), "validation": _size(data.val)}
     splits.update({split: _size(examples) for split, examples in data.tests.items()})
-    steps = task.finetune.total_steps(max(len(data.train), 1))
-    return TaskCheck(task, splits, steps, task.steps_at_least)
+    return TaskCheck(task, splits, task.finetune.total_steps(max(len(data.train), 1)))
 
 
 def _check_qa_room(task: Task, tokenizer, splits) -> None:
@@ -153,10 +149,11 @@ def _task_lines(c: TaskCheck, grid: int) -> list[str]:
         shown = ", ".join(task.labels[:SHOWN_LABELS]) + (", ..." if len(task.labels) > SHOWN_LABELS else "")
         lines.append(f"  labels: {len(task.labels)} ({shown})")
     shared = f", sharing {task.trains_as}'s" if task.trains_as else ""
-    steps = ("at least " if c.steps_at_least else "") + count(c.steps, "optimizer step")
+    # a lower bound (`Task.steps_at_least`): printed as the run's steps, it said 3 where the run took 4
+    steps = ("at least " if task.steps_at_least else "") + count(c.steps, "optimizer step")
     windows = (
         "; trained on windows of the contexts, a long one several, which the run counts"
-        if c.steps_at_least
+        if task.steps_at_least
         else ""
     )
     lines.append(
