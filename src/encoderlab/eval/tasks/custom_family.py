@@ -15,6 +15,7 @@ from encoderlab.config import recorded_fields
 from encoderlab.errors import UserError, did_you_mean
 from encoderlab.eval.spec import IROptions, PairSCOptions, QAOptions, SCOptions, TCOptions
 from encoderlab.eval.tasks.custom_labels import label_kind
+from encoderlab.yamltext import as_written
 
 FAMILIES = {"sc": SCOptions, "pair-sc": PairSCOptions, "tc": TCOptions, "qa": QAOptions, "ir": IROptions}
 COLUMNS = {
@@ -59,7 +60,7 @@ def yaml_text(value) -> str:
     """`value` as the YAML file wrote it, near enough for a message: null, true, 010, ['sc']."""
     if value is None or isinstance(value, bool):
         return {None: "null", True: "true", False: "false"}[value]
-    return getattr(value, "written", None) or repr(value)
+    return as_written(value)
 
 
 def of_other_family(family: str, names, fields_of) -> str:
