@@ -38,20 +38,18 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     resumed study whose nodes reading an id all finished needs no hub for it."""
     import os
 
-    from encoderlab.data.assets import ASSETS
     from encoderlab.data.hub import HUB_MODELS_ENV
-    from encoderlab.data.hubmodels import check_model_repo, is_hub_id
+    from encoderlab.data.hubmodels import check_model_repo
 
     if not fetched and not os.environ.get(HUB_MODELS_ENV):
         return
 
-    names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
     ids: dict[str, tuple[str, str]] = {}  # each id once, as the first run or dataset naming it
     for location, where, what in start_ids(spec):
         ids.setdefault(location, (where, what))
     base = spec_folder(spec)
     for location, (where, what) in ids.items():
-        if location in names or not is_hub_id(location) or ((base or Path.cwd()) / location).exists():
+        if not reads_hub(spec, location):
             continue  # a folder beside the study file (one in the working folder: `check_shadowed_hub_ids`)
         if location in unread:
             continue  # every node reading it finished: its result is kept, the id is not read again
@@ -141,6 +139,18 @@ def start_ids(spec: StudySpec) -> list[tuple[str, str, str]]:
         *((d.tokenizer, f"dataset {d.name}", "tokenizer") for d in spec.data),
         *((r.init, f"run {r.name}", "model") for r in spec.runs if r.init),
     ]
+
+
+def reads_hub(spec: StudySpec, location: str) -> bool:
+    """True when `location` (a tokenizer or start model of `spec`) is read from the hub: a hub id that is
+    no asset, run or dataset of the study and no path where its paths are read (`spec_folder`, else the
+    working folder)."""
+    from encoderlab.data.assets import ASSETS
+    from encoderlab.data.hubmodels import is_hub_id
+
+    names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
+    base = spec_folder(spec) or Path.cwd()
+    return location not in names and is_hub_id(location) and not (base / location).exists()
 
 
 def spec_folder(spec: StudySpec) -> Path | None:

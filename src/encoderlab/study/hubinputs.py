@@ -12,7 +12,6 @@ dataset whose commit the study cannot name. Split from `data.py` (its size limit
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -24,12 +23,13 @@ def hub_inputs_text(data: StudyData) -> str:
     model, a dataset a finished evaluation's task reads), pinned or not, with the commit its finished
     nodes read; "" when it has none."""
     from encoderlab.data.hubmodels import split_revision
+    from encoderlab.study.hubids import reads_hub
 
     spec = data.spec
     items = [
         hub_input(f"tokenizer {d.tokenizer} (data {d.name})", split_revision(d.tokenizer)[1], commit)
         for d in spec.data
-        if (commit := data.tokenizer_commits.get(d.name)) or _hub_name(d.tokenizer, spec)
+        if (commit := data.tokenizer_commits.get(d.name)) or reads_hub(spec, d.tokenizer)
     ]
     items += [
         hub_input(f"corpus {hub_id} (data {name})", pinned, commit)
@@ -37,7 +37,7 @@ def hub_inputs_text(data: StudyData) -> str:
         for hub_id, pinned, commit in read
     ]
     starts = sorted(
-        {r.init for r in spec.runs if r.init and (r.init in data.start_commits or _hub_name(r.init, spec))}
+        {r.init for r in spec.runs if r.init and (r.init in data.start_commits or reads_hub(spec, r.init))}
     )
     items += [
         hub_input(f"start model {init}", split_revision(init)[1], *data.start_commits.get(init, ()))
@@ -74,16 +74,6 @@ def eval_datasets(data: StudyData) -> dict:
             if name not in (names := read.setdefault(repo, [])):
                 names.append(name)
     return read
-
-
-def _hub_name(name: str, spec) -> bool:
-    """True when `name` (a tokenizer or start model of `spec`) is read from the hub: a hub id that is no
-    path where the study's paths are read (its file's folder, else the working folder) and no asset."""
-    from encoderlab.data.assets import ASSETS
-    from encoderlab.data.hubmodels import is_hub_id
-
-    base = Path(spec.folder) if spec.folder is not None else Path.cwd()
-    return is_hub_id(name) and name not in ASSETS and not (base / Path(name).expanduser()).exists()
 
 
 def hub_input(what: str, pinned: str | None, *commits: str | None) -> str:
