@@ -50,9 +50,10 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
     return "\n".join(lines)
 
 
-_MD_MARKUP = re.compile(r"([\\`*_|])")
+_MD_CHARS = r"[\\`*_|]"
 """Characters free text may hold that Markdown reads as markup: emphasis (`*`, `_`), a code span's backtick,
-a table's `|`, and the backslash that escapes them."""
+a table's `|`, and the backslash that escapes them (escaped by `md_text`, read back by `_md_inline`)."""
+_MD_MARKUP = re.compile(f"({_MD_CHARS})")
 
 
 def md_text(text: str) -> str:
@@ -101,7 +102,7 @@ def _md_inline(text: str) -> str:
     return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
 
 
-_MD_ESCAPED = re.compile(r"\\([\\`*_|])")
+_MD_ESCAPED = re.compile(rf"\\({_MD_CHARS})")  # what `md_text` escaped
 
 
 def html_page(spec: StudySpec, sections: list[tuple]) -> str:
