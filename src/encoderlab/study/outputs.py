@@ -27,15 +27,16 @@ def read_node_outputs(data: StudyData, study_dir: Path) -> None:
 
     for n in data.nodes:
         result = data.result_of(n.name)
+        name = n.name.split("/", 1)[-1]  # the dataset's or model's: `prepare/NAME`, `pretrain/MODEL`
         if n.kind == "prepare" and result.get("data"):
-            _read_unigram(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
-            _read_hub_commits(data, n.name.split("/", 1)[1], result, node_dir(study_dir, n))
+            _read_unigram(data, name, result, node_dir(study_dir, n))
+            _read_hub_commits(data, name, result, node_dir(study_dir, n))
         elif n.kind == "pretrain" and result.get("metrics"):
-            path = (node_dir(study_dir, n) / result["metrics"]).with_name("validation.json")
-            if path.is_file():
-                data.held_out[n.name.split("/", 1)[1]] = _held_out_losses(path)
-            if (log := node_dir(study_dir, n) / result["metrics"]).is_file():
-                data.held_out_steps[n.name.split("/", 1)[1]] = {
+            log = node_dir(study_dir, n) / result["metrics"]
+            if (path := log.with_name("validation.json")).is_file():
+                data.held_out[name] = _held_out_losses(path)
+            if log.is_file():
+                data.held_out_steps[name] = {
                     r["step"]: r
                     for r in jsonlines.read_records(log)
                     if _VAL_CLM in r and type(r.get("step")) is int
