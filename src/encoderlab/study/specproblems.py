@@ -386,8 +386,9 @@ def _family_untested(spec: StudySpec, c: ClaimSpec) -> list[str]:
     if not lacking:
         return []
     fam, offer = c.family.upper(), [t for t, f in families.items() if f == c.family]
-    where = " and ".join(f"run {r}'s tasks" if spec.run(r).tasks else "eval.tasks" for r in lacking)
-    where = "eval.tasks" if where == "eval.tasks and eval.tasks" else where
+    where = " and ".join(
+        dict.fromkeys(f"run {r}'s tasks" if spec.run(r).tasks else "eval.tasks" for r in lacking)
+    )
     fix = (
         f"add a {fam} task of suite {ev.suite} ({', '.join(offer)}) to {where}"
         if offer
