@@ -246,8 +246,8 @@ class _Paths:
         # a pattern matches names under the folder, whose own `[`, `*` or `?` are no pattern: `study[2]/`
         # made `study[2]/*.jsonl` match `study2/`'s files, or none
         folder = str(self.folder.resolve())
-        where = Path(glob.escape(folder) if pattern else folder) / location
-        return str(where) + (sep + options if sep else "")
+        full = Path(glob.escape(folder) if pattern else folder) / location
+        return str(full) + (sep + options if sep else "")
 
     def path(self, value: Any, where: str) -> Any:
         """A task file or a dataset's `prepared` folder, always a path beside the study file; one only the
