@@ -282,7 +282,9 @@ def _marker(future: Future, node: Node) -> NodeMarker:
     except OSError as exc:
         if exc.errno not in _UNWRITABLE:
             raise
-        raise unwritable(exc, node) from None
+        refusal = unwritable(exc)
+        in_node(refusal, node)
+        raise refusal from None
 
 
 _UNWRITABLE = {
@@ -293,18 +295,18 @@ _UNWRITABLE = {
 """The write failures of a node that are the disk's, not the node's: said as `unwritable` says them."""
 
 
-def unwritable(exc: OSError, node: Node) -> UserError:
-    """The one line of a write a full disk, a spent quota or a file system gone read-only refused while `node`
-    ran: the CLI's own line for an `OSError` says the file alone (one of a study's many node folders) and
-    had none for a quota (a traceback). A full disk or quota is `DiskFull` (exit 3, as everywhere); a file
+def unwritable(exc: OSError) -> UserError:
+    """The one line of a write a full disk, a spent quota or a file system gone read-only refused while a node
+    ran (`in_node` leads it with the node): the CLI's own line for an `OSError` says the file alone (one of a
+    study's many node folders) and had none for a quota (a traceback). A full disk or quota is `DiskFull` (exit 3, as everywhere); a file
     system gone read-only under a study that checked its folder writable is exit 2. No marker was written,
     so the node is not taken for finished: it runs again on the rerun, from what it left."""
     where = f" while writing {exc.filename}" if exc.filename else ""
     fixes = {errno.EROFS: "make it writable again", errno.EDQUOT: "free space within your quota"}
     fix = fixes.get(exc.errno, "free space on that disk")
     line = (
-        f"study node {node.name}: {_UNWRITABLE[exc.errno]}{where}; {fix} and rerun the same command (finished "
-        "nodes are kept and this one resumes), or run the study again with --out on another disk"
+        f"{_UNWRITABLE[exc.errno]}{where}; {fix} and rerun the same command (finished nodes are kept and "
+        "this one resumes), or run the study again with --out on another disk"
     )
     return UserError(line) if exc.errno == errno.EROFS else DiskFull(line)
 
