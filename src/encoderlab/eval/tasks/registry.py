@@ -168,6 +168,18 @@ def _pocket_tasks() -> list[Task]:
 
 CONLL = ("O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC")
 """CoNLL-2003's tag order in the `datasets` card, used only if the mirror's tags carry no names."""
+ONTONOTES_TAGS = (
+    "O", "B-CARDINAL", "B-DATE", "I-DATE", "B-PERSON", "I-PERSON", "B-NORP", "B-GPE", "I-GPE", "B-LAW",
+    "I-LAW", "B-ORG", "I-ORG", "B-PERCENT", "I-PERCENT", "B-ORDINAL", "B-MONEY", "I-MONEY", "B-WORK_OF_ART",
+    "I-WORK_OF_ART", "B-FAC", "B-TIME", "I-CARDINAL", "B-LOC", "B-QUANTITY", "I-QUANTITY", "I-NORP", "I-LOC",
+    "B-PRODUCT", "I-TIME", "B-EVENT", "I-EVENT", "I-FAC", "B-LANGUAGE", "I-PRODUCT", "I-ORDINAL", "I-LANGUAGE",
+)  # fmt: skip
+"""OntoNotes 5's 37 tags in tner's id order (tner/ontonotes5's card and `dataset/label.json`; a copy of the
+card: YoungXinyu1802/HuggingFace-Dataset-Card-Analysis `Data/Dataset_Card/tner_ontonotes5.md`), used only
+if the mirror's tags carry no names. tner's script stores `tags` as plain int32 ids (code that re-declares it
+says so: "use actual label space instead of simple int32 value"), and EncodEval loads hgissbkh/ontonotes5 as
+a script with 37 labels, so its parquet export may hold bare ids: third-party code reading hgissbkh/ontonotes5
+maps its ids 0-36 by hand in this order (2026-12-06, `search` code corpus)."""
 SST2, MNLI, QQP = (
     ("negative", "positive"),
     ("entailment", "neutral", "contradiction"),
@@ -238,7 +250,7 @@ def _paper_tasks() -> list[Task]:
             hub_repos=(HubRepo(ONTONOTES.repo, ONTONOTES.revision),),
             description="OntoNotes 5 NER (hgissbkh/ontonotes5, parquet export)",
             finetune=PAPER_ONTONOTES,  # not one epoch: about 1,900 steps on its ~60k sentences
-            loader=lambda: ner("paper-ontonotes", ONTONOTES, "tokens", "tags"),
+            loader=lambda: ner("paper-ontonotes", ONTONOTES, "tokens", "tags", ONTONOTES_TAGS),
         ),
         tc(
             name="paper-uner",
