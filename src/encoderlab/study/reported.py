@@ -6,7 +6,12 @@ run's average next to the number paper 1 reported for the same run and size, and
 
 Trade-offs. The numbers are a recap of paper 1's appendix tables 2-17 by secondary sources (consistent
 with a second summary and the abstract), not read from the paper's PDF; the authors' saved
-`EncodEval/results/**/results.json` are the primary source to check them against. A difference is not a
+`EncodEval/results/**/results.json` are the primary source to check them against. For the CPT rows they
+are there (hgissbkh/EncodEval@7e03774 `results/610m-{clm,mlm40}-dec42k-mlm40-{44k,54k,64k}/`: bases 42k,
++2k/+12k/+22k), but the rows are not yet recomputed from them (checked 2026-12-06): each file holds every
+instance's score (a ReCoRD one about 240k characters, the test score after the validation ones), the
+repository could not be fetched whole, and the file index lacks some runs (e.g. 27 of the 30 ReCoRD runs
+of `610m-clm-dec42k-mlm40-54k`), so the +12k QA figures stay the recap's. A difference is not a
 test: paper 1 trained one pretraining seed per run, so its numbers carry the pretraining and
 fine-tuning noise this study measures (the interval beside ours). Only full rows of the recap are kept
 (the masking-ratio and 22k-budget results are recapped as single best values), and a family is
