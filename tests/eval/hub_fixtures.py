@@ -171,7 +171,7 @@ def uner_en(root: Path) -> Path:
     return write_repo(root, "hgissbkh/uner_en", {"default": splits})
 
 
-def ontonotes5(root: Path, layout: str = "current", tags: str = "classlabel") -> Path:
+def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel") -> Path:
     """`hgissbkh/ontonotes5` is a dataset script (EE loads it with trust_remote_code): we read its
     parquet export (`refs/convert/parquet`), written here in the converter's current layout
     `<config>/<split>/0000.parquet` or its 2023 one `<config>/<name>-<split>.parquet` (HS 1 [V] for
@@ -182,12 +182,12 @@ def ontonotes5(root: Path, layout: str = "current", tags: str = "classlabel") ->
     hgissbkh/ontonotes5 is held, only tner/ontonotes5's parquet-converter history on
     `refs/convert/parquet` (2022-12 to 2023-09), so the export, its config name and its layout stay [U].
 
-    `tags="int32"` writes bare ids, as tner/ontonotes5's script declares them (Sequence(int32); its card,
+    `tag_kind="int32"` writes bare ids, as tner/ontonotes5's script declares them (Sequence(int32); its card,
     copied in YoungXinyu1802/HuggingFace-Dataset-Card-Analysis `Data/Dataset_Card/tner_ontonotes5.md`,
     shows `tags` as ids and the 37-entry label2id). Which of the two hgissbkh/ontonotes5's export holds is
     [U]: third-party code reading it maps ids 0-36 by hand, in tner's order (`search` code corpus,
     2026-12-06), which fits bare ids but does not prove them; the loader reads both."""
-    kind = ClassLabel(names=ONTONOTES_NAMES) if tags == "classlabel" else Value("int32")
+    kind = ClassLabel(names=ONTONOTES_NAMES) if tag_kind == "classlabel" else Value("int32")
     features = Features({"tokens": List(STR), "tags": List(kind)})
     folder = Path(root) / "hgissbkh/ontonotes5"
     for i, split in enumerate(("train", "validation", "test")):

@@ -77,7 +77,7 @@ def test_ner_reads_tokens_tags_and_classlabel_names(root, name, writer, labels):
 def test_ontonotes_with_bare_tag_ids_reads_tners_37_labels(root):
     # tner/ontonotes5 stores tags as int32 ids without names; a mirror of it was refused before
     # ("stores tags as integers without label names"), though EncodEval trains it with 37 labels.
-    hub.ontonotes5(root, tags="int32")
+    hub.ontonotes5(root, tag_kind="int32")
     task, data = load_task(TASKS["paper-ontonotes"])
     assert len(task.labels) == 37 and task.labels[:2] == ("O", "B-CARDINAL")
     assert {task.labels[t] for e in data.train for t in e["tags"]} == {
