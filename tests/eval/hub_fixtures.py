@@ -177,7 +177,7 @@ def ontonotes5(root: Path, layout: str = "current", tag_kind: str = "classlabel"
     `<config>/<split>/0000.parquet` or its 2023 one `<config>/<name>-<split>.parquet` (HS 1 [V] for
     the GLUE export tree; [U] that this repository has an export). The config name
     (`ontonotes5`) [U]. Features: tokens Seq[str], tags Seq[ClassLabel] with tner's label order
-    (HS 2: first names [V], the rest [U]; 9 of the 37 here). Looked for on 2026-12-06 (search corpora:
+    (all 37 [V]: tner's card, `registry.ONTONOTES_TAGS`; 9 of them here). Looked for on 2026-12-06 (search corpora:
     hub pages, code, web pages): no tree, card, viewer or `refs/convert/parquet` page of
     hgissbkh/ontonotes5 is held, only tner/ontonotes5's parquet-converter history on
     `refs/convert/parquet` (2022-12 to 2023-09), so the export, its config name and its layout stay [U].
