@@ -1,18 +1,23 @@
 """A prepared folder or a trained tokenizer made by older .txt reading code is no longer up to date where the
 reading differs (`data/freshness.py`: `TXT_READING`, `reading_change`): folders prepared before a lone `\\r`
 ended a line still counted as up to date, so `data prepare` said "nothing to do" over documents the same
-command now cuts otherwise. Where the .txt files hold no `\\r`, the reading is the same and they still are."""
+command now cuts otherwise. Where the .txt files hold no lone `\\r` (LF or CRLF line ends), the reading is the
+same and they still are, unless their record is from before file mtimes were recorded (the first versions
+kept `\\r\\n` in paragraphs)."""
 
 from __future__ import annotations
 
+import io
 import json
 
+import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
 from tests.data.test_prepare_stale import _prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
-from encoderlab.data.freshness import TXT_READING
+from encoderlab.data import freshness
+from encoderlab.data.freshness import TXT_READING, lone_cr, reading_change
 from encoderlab.data.prepare import read_meta
 from encoderlab.data.tokenizer_training import SOURCES
 
@@ -48,8 +53,8 @@ def test_a_folder_prepared_by_older_txt_reading_of_a_file_with_a_cr_is_refused(
     assert_one_line(
         code,
         err,
-        r"o was prepared from sources that changed since \(\S+mac.txt holds a \\r, which ends a line since an "
-        r"older encoderlab read it: it reads as other documents now\); nothing was changed: choose another "
+        r"o was prepared from sources that changed since \(\S+mac.txt holds a lone \\r \(no \\n after it\), "
+        r"which ends a line since an older encoderlab read it: it reads as other documents now\); nothing was changed: choose another "
         r"--out, or delete \S+o and run the command again",
     )
     assert_printed_as_documented("prepare-by-older-txt-reading", err, tmp_path)
@@ -71,7 +76,7 @@ def test_a_folder_prepared_by_older_txt_reading_of_files_without_a_cr_is_still_u
 
 
 def test_a_tokenizer_trained_by_older_txt_reading_on_a_file_with_a_cr_is_not_reused(tmp_path, capsys):
-    src = _txt(tmp_path / "crlf.txt", "\r\n")
+    src = _txt(tmp_path / "mac.txt", "\r")
     argv = ["data", "tokenizer", "--source", str(src), "--vocab-size", "300", "--out", str(tmp_path / "t")]
     assert cli(argv, capsys)[0] == 0
     assert cli(argv, capsys)[0] == 0  # trained by this code: nothing to do
@@ -81,7 +86,79 @@ def test_a_tokenizer_trained_by_older_txt_reading_on_a_file_with_a_cr_is_not_reu
     assert_one_line(
         code,
         err,
-        r"t already holds a tokenizer trained on sources that changed since \(\S+crlf.txt holds a \\r, which "
-        r"ends a line since an older encoderlab read it",
+        r"t already holds a tokenizer trained on sources that changed since \(\S+mac.txt holds a lone \\r "
+        r"\(no \\n after it\), which ends a line since an older encoderlab read it",
     )
     assert snapshot(tmp_path) == before
+
+
+def test_a_folder_prepared_by_older_txt_reading_of_a_crlf_file_is_still_up_to_date(
+    tmp_path,
+    tokenizer_dir,  # noqa: F811
+    capsys,
+):
+    """Was refused as "holds a \\r": the reading before `txt_reading` ended lines at `\\r\\n` as this one does
+    (only a lone `\\r` reads otherwise), so "nothing to do" was right."""
+    src = _txt(tmp_path / "crlf.txt", "\r\n")
+    out = tmp_path / "o"
+    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    _made_by_older_code(out / "meta.json")
+    before = snapshot(tmp_path)
+    assert _prepare_cli(src, tokenizer_dir, out, capsys)[0] == 0
+    assert snapshot(tmp_path) == before
+
+
+def _meta_reading(tmp_path, text: bytes, mtimes: bool = True) -> dict:
+    """A meta.json from before `txt_reading` recording that it read the file `a.txt` holding `text`."""
+    path = tmp_path / "a.txt"
+    path.write_bytes(text)
+    entry = {"path": str(path), "bytes": len(text), "sha256": "x", "complete": True}
+    entry |= {"mtime_ns": path.stat().st_mtime_ns} if mtimes else {}
+    return {"recipe": {}, "sources": [{"files": [entry]}]}
+
+
+def test_an_older_reading_is_a_change_only_where_a_lone_cr_reads_otherwise(tmp_path):
+    assert reading_change(_meta_reading(tmp_path, b"a\r\nb\r\n")) is None
+    assert reading_change(_meta_reading(tmp_path, b"a\nb\n")) is None
+    for lone in (b"a\rb\n", b"a\r\r\nb", b"a\r\nb\r"):  # a Mac line end, one before a CRLF, one at the end
+        assert "holds a lone \\r" in reading_change(_meta_reading(tmp_path, lone))
+    assert reading_change({**_meta_reading(tmp_path, b"a\rb"), "txt_reading": TXT_READING}) is None
+
+
+def test_a_crlf_file_recorded_before_mtimes_is_a_change_the_first_versions_kept_its_cr(tmp_path):
+    """Folders recorded without mtimes may be the first versions', whose paragraphs kept `\\r\\n`."""
+    meta = _meta_reading(tmp_path, b"a\r\nb\r\n", mtimes=False)
+    assert "holds \\r\\n line ends, which an encoderlab from before file mtimes" in reading_change(meta)
+    assert reading_change(_meta_reading(tmp_path, b"a\nb\n", mtimes=False)) is None
+
+
+class _Reads(io.BytesIO):
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.reads = 0
+
+    def read(self, size=-1):
+        self.reads += 1
+        return super().read(size)
+
+
+@pytest.mark.parametrize(
+    ("data", "lone", "chunks"), [(b"abc\rd" + b"\n" * 64, True, 2), (b"abc\r\nd" * 8, False, 13)]
+)
+def test_the_scan_for_a_lone_cr_stops_at_the_first_and_reads_a_crlf_file_whole(data, lone, chunks):
+    f = _Reads(data)
+    assert lone_cr(f, size=4) == (lone, True)
+    assert f.reads == chunks  # a lone \r in the second chunk (`\r` ends the first): no more is read
+
+
+def test_a_file_scanned_once_is_not_read_again_until_it_changes(tmp_path, monkeypatch):
+    """A study checks its data's and its tokenizer's records over one corpus; a merge each part's."""
+    scans = []
+    real = freshness.lone_cr
+    monkeypatch.setattr(freshness, "lone_cr", lambda f: scans.append(1) or real(f))
+    meta = _meta_reading(tmp_path, b"a\r\nb\r\n")
+    assert reading_change(meta) is None and reading_change(meta) is None
+    assert len(scans) == 1
+    (tmp_path / "a.txt").write_bytes(b"a\rb\r\n\n")  # another size: read again
+    assert "lone" in reading_change(meta)
+    assert len(scans) == 2

@@ -165,7 +165,8 @@ def test_a_study_over_a_corpus_an_older_encoderlab_read_otherwise_names_a_fix_th
         run_study(spec, study, _backend(), progress=False)
     assert str(exc.value) == (
         f"study mini, dataset main: {folder / 'data'} was prepared from sources that changed since ({corpus} "
-        "holds a \\r, which ends a line since an older encoderlab read it: it reads as other documents now); "
+        "holds a lone \\r (no \\n after it), which ends a line since an older encoderlab read it: it reads as other "
+        "documents now); "
         "nothing was changed: the files are as they were, so restoring them would not help: delete "
         f"{folder} to prepare it again (the nodes after it run again), or run the study in another --out folder"
     )

@@ -27,9 +27,12 @@ recorded is not checked).
 
 The reading is checked too: meta.json and a tokenizer's SOURCES record `txt_reading` (`TXT_READING`), the
 way .txt files were cut into lines. A folder made by older reading code (no `txt_reading`) whose .txt files,
-unchanged, hold a `\r` would read as other documents now (`reading_change`), and is a change; one whose .txt
-files hold none reads the same and stays up to date (each such file is read once per check, for a `\r`;
-recording the version outside the recipe keeps every folder's identity and study node key).
+unchanged, hold a lone `\r` would read as other documents now (`reading_change`), and is a change; one whose
+.txt files hold none (LF, CRLF: the older reading ended lines at `\r\n` too) reads the same and stays up to
+date. Cost: each such file is read once per check, up to its first lone `\r`, and once per process (keyed by
+its stat: a study checks its data's and its tokenizer's record over one corpus); a folder that stays old is
+read again by each command, as nothing is written into it by a check. Recording the version outside the
+recipe keeps every folder's identity and study node key.
 
 A change is refused, never prepared over: the folder may be what a run's checkpoints were trained on
 (a resume on data prepared again is refused too, `train/trainer.py`), so the fix is another --out or
@@ -39,6 +42,7 @@ files) cannot be checked: a warning says so.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from pathlib import Path
@@ -83,40 +87,80 @@ def files_change(meta: dict) -> str | None:
 
 TXT_READING = 2
 """How `filereaders._lines` cuts .txt files into lines, recorded as `txt_reading`: 2, at `\n`, `\r\n` and a
-lone `\r` (classic Mac files). Before (no `txt_reading`): at `\n` alone, a `\r` kept in a line (the first
-versions also kept `\r\n` in paragraphs). Raise it when the reading of .txt files changes again."""
+lone `\r` (classic Mac files). Before (no `txt_reading`): at `\n` alone, a lone `\r` kept in a line, a
+`\r\n` ended one as now (`line.rstrip("\r\n")`; file unit: `\r\n` replaced by `\n`), but the first
+versions also kept `\r\n` in paragraphs and in a file's document; they recorded files without `mtime_ns`,
+as versions just after them did. Raise it when the reading of .txt files changes again."""
 
 
 def reading_change(meta: dict) -> str | None:
     """The first .txt file `meta` (a prepared folder's meta.json, a tokenizer's SOURCES) records having read
-    that would read as other documents now, in words: one holding a `\r`, where `meta` was made by an older
-    reading than `TXT_READING`; None otherwise (a file that cannot be opened is left to `_change`)."""
+    that would read as other documents now, in words, where `meta` was made by an older reading than
+    `TXT_READING`: one holding a lone `\r` (one no `\n` follows); one holding any `\r` (`\r\n` too) where
+    its record has no `mtime_ns`, so may be the first versions' (`TXT_READING`). None otherwise (a file
+    that cannot be opened is left to `_change`): a CRLF file recorded since reads as now, no change."""
     reading = meta.get("txt_reading")
     if isinstance(reading, int) and reading >= TXT_READING:
         return None
     entries = [e for s in _list(meta.get("sources")) if isinstance(s, dict) for e in _list(s.get("files"))]
-    # a file read more than once (a source restarted by an `all_exhausted` mixture) is scanned once
-    paths = dict.fromkeys(
-        Path(e["path"]) for e in entries if isinstance(e, dict) and isinstance(e.get("path"), str)
-    )
-    for path in paths:
-        if file_kind(path) == "txt" and _holds_cr(path):
-            return (
-                f"{path} holds a \\r, which ends a line since an older encoderlab read it: it reads as other "
-                "documents now"
-            )
+    # a file read more than once (a source restarted by an `all_exhausted` mixture) is scanned once, as
+    # one the first versions may have read if any of its records has no mtime
+    paths: dict[Path, bool] = {}
+    for e in entries:
+        if isinstance(e, dict) and isinstance(e.get("path"), str):
+            path = Path(e["path"])
+            paths[path] = paths.get(path, False) or "mtime_ns" not in e
+    for path, first_versions in paths.items():
+        if file_kind(path) == "txt" and (found := _carriage_returns(path)) is not None:
+            lone, any_cr = found
+            if lone:
+                return (
+                    f"{path} holds a lone \\r (no \\n after it), which ends a line since an older encoderlab "
+                    "read it: it reads as other documents now"
+                )
+            if any_cr and first_versions:
+                return (
+                    f"{path} holds \\r\\n line ends, which an encoderlab from before file mtimes were recorded "
+                    "may have kept in its documents: it may read as other documents now"
+                )
     return None
 
 
-def _holds_cr(path: Path) -> bool:
+def _carriage_returns(path: Path) -> tuple[bool, bool] | None:
+    """(whether `path`'s text holds a lone `\r`, whether it holds any `\r`); None when it cannot be read
+    now (no reading to compare). Remembered for the process by the file's stat (`_scanned`): a study
+    checks its data's record and its tokenizer's, over the same corpus, and a merge each part's."""
     try:
-        with open(path, "rb") as raw, decompressed(path, raw) as f:
-            while chunk := f.read(1 << 20):
-                if b"\r" in chunk:
-                    return True
+        st = path.stat()
+    except OSError:
+        return None
+    return _scanned(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=4096)
+def _scanned(path: str, inode: int, size: int, mtime_ns: int) -> tuple[bool, bool] | None:
+    """`_carriage_returns`, read; the stat in the key makes a file changed since read again."""
+    try:
+        with open(path, "rb") as raw, decompressed(Path(path), raw) as f:
+            return lone_cr(f)
     except (OSError, ValueError, *DECOMPRESS_ERRORS):  # unreadable now: no reading to compare
-        return False
-    return False
+        return None
+
+
+def lone_cr(f, size: int = 1 << 20) -> tuple[bool, bool]:
+    """(whether the binary stream `f` holds a `\r` no `\n` follows, at its end too; whether it holds any
+    `\r`), read in `size` chunks up to the first lone one: a file holding one is a change whatever
+    follows, while one without (LF, CRLF) is read to its end. A chunk's last `\r` waits for the next."""
+    any_cr = pending = False
+    while chunk := f.read(size):
+        if pending and not chunk.startswith(b"\n"):
+            return True, True
+        pending = chunk.endswith(b"\r")
+        body = chunk[:-1] if pending else chunk
+        if b"\r" in body.replace(b"\r\n", b""):
+            return True, True
+        any_cr = any_cr or pending or b"\r" in body
+    return pending, any_cr
 
 
 def _elsewhere(config: dict, source: dict) -> str | None:
