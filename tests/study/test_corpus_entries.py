@@ -166,3 +166,18 @@ def test_an_entry_that_is_a_symlink_to_nothing_is_refused_as_one_naming_its_targ
         assert corpus_locations(spec.data[0].corpus) == [str(tmp_path / name)]
         with pytest.raises(UserError, match=r"it is a symlink to \S+unmounted/\S+, which does not exist"):
             check_sources(spec)
+
+
+def test_an_entry_is_a_glob_as_a_source_is_one_from_the_study_file_s_folder(tmp_path, monkeypatch):
+    """One rule with `--source` (`sources.is_pattern`, given the study file's folder): a name holding `[`
+    that exists there is itself, one that does not is a pattern; the folder's own `[` is no pattern."""
+    project = tmp_path / "s[2]"
+    _write(project / "corp[1].jsonl", ["one"])
+    _write(project / "parts" / "a.jsonl", ["two"])
+    monkeypatch.chdir(tmp_path)  # where neither name exists
+    spec = load_study_file(_study(project, ["corp[1].jsonl", "parts/[a].jsonl"]))
+    (data,) = spec.data
+    assert corpus_locations(data.corpus) == [
+        str(project.resolve() / "corp[1].jsonl"),
+        str(tmp_path.resolve() / "s[[]2]" / "parts" / "[a].jsonl"),
+    ]

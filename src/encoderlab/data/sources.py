@@ -184,15 +184,17 @@ class SourceStats:
 # ---------------------------------------------------------------- resolving locations
 
 
-def is_pattern(location: str) -> bool:
-    """`location` is expanded as a glob: it has `*`, `?` or `[` and names no existing path. A file or folder
+def is_pattern(location: str, folder: Path | None = None) -> bool:
+    """`location` (relative ones read from `folder`, the working directory when None: a study file's folder
+    for its datasets, `study/files.py`) is expanded as a glob: it has `*`, `?` or `[` and names no existing
+    path; `folder`'s own `*`, `?` or `[` are no pattern. A file or folder
     whose name holds them (`corp[1].jsonl`, `runs[2024]/`) is read as itself, even where the pattern would
     also match others (`corp1.jsonl`): as a pattern it read those instead, or was refused as matching
     nothing. A glob meant where such a name exists is written so no path has its name (`corp[1].json[l]`);
     a literal `[`, `*` or `?` in a glob's folder part is escaped as `glob.escape` writes it (`[[]`). A symlink
     of such a name is itself too, its target gone or not: one to nothing was "the glob ... matches no file",
     which hid the link (it is refused, or skipped, as a link to nothing, `filereaders`)."""
-    return any(c in location for c in GLOB_CHARS) and not names_a_path(location)
+    return any(c in location for c in GLOB_CHARS) and not names_a_path(Path(folder or "", location))
 
 
 def names_a_path(location: str | Path) -> bool:

@@ -217,7 +217,7 @@ class _Paths:
     def source(self, value: Any, where: str) -> Any:
         """A corpus entry in `--source`'s syntax: its location (a path, or a glob, matched from the
         file's folder, whether or not anything is there), and its `#options` as they are."""
-        from encoderlab.data.sources import GLOB_CHARS, names_a_path
+        from encoderlab.data.sources import is_pattern, names_a_path
 
         value = _home(value)
         if not isinstance(value, str) or (self.folder / value).exists():  # a path as written, '#' and all
@@ -232,8 +232,7 @@ class _Paths:
         ):
             return value
         exists = names_a_path(self.folder / location)  # a symlink to nothing too: refused when read
-        # `sources.is_pattern`, with the path taken from the study file's folder
-        pattern = not exists and any(c in location for c in GLOB_CHARS)
+        pattern = is_pattern(location, self.folder)  # the path taken from the study file's folder
         if not pattern and not exists:
             before = len(self.errors)
             self._not_from_cwd(location, where)
