@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from encoderlab import jsonlines
 from encoderlab.data.fieldpath import FieldMissing, inner_fields, lookup, struct_path, struct_values
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
+from encoderlab.data.filerecords import file_record
 from encoderlab.errors import UserError, not_utf8, save_as_utf8
 
 if TYPE_CHECKING:
@@ -116,7 +117,7 @@ def _open_hashed(path: Path, stats: SourceStats) -> Iterator[io.BufferedIOBase]:
     entry = {"path": str(path), "bytes": 0, "sha256": None, "complete": False}
     stats.files.append(entry)
     raw = _HashingReader(open(path, "rb"), entry)  # noqa: SIM115 (closed by `stored`, below)
-    entry["mtime_ns"] = os.fstat(raw.raw.fileno()).st_mtime_ns  # `file_change`'s cheap test
+    entry["mtime_ns"] = os.fstat(raw.raw.fileno()).st_mtime_ns  # `filerecords.file_change`'s cheap test
     with (
         io.BufferedReader(raw, buffer_size=1 << 20) as stored,
         contextlib.closing(decompressed(path, stored)) as content,
@@ -308,7 +309,9 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
 
     try:
         record = file_record(path)
-    except OSError:  # recorded as `_open_hashed` records a file it cannot open (`file_change`), then skipped
+    except (
+        OSError
+    ):  # recorded as `_open_hashed` records a file it cannot open (`filerecords.file_change`), then skipped
         stats.files.append({"path": str(path), "bytes": 0, "sha256": None, "complete": False})
         raise
     stats.files.append(record)
@@ -382,68 +385,6 @@ def _string_columns(schema, within: str = "") -> list[str]:
 
     found = strings("", schema) + nested
     return sorted(found, key=lambda c: not (within and c.startswith(within + ".")))
-
-
-def file_record(path: Path) -> dict:
-    """What `file_change` checks of a file read whole by another reader (pyarrow, `datasets`): its size,
-    sha256 and mtime, the mtime taken before it is hashed (a write meanwhile moves it); OSError as open."""
-    st = path.stat()
-    sha = _sha256_file(path)
-    return {
-        "path": str(path),
-        "bytes": st.st_size,
-        "sha256": sha,
-        "complete": True,
-        "mtime_ns": st.st_mtime_ns,
-    }
-
-
-def _sha256_file(path: Path, limit: int | None = None) -> str:
-    """sha256 of `path`'s first `limit` bytes (all of them: None)."""
-    sha, left = hashlib.sha256(), limit
-    with open(path, "rb") as f:
-        while left is None or left > 0:
-            block = f.read(1 << 20 if left is None else min(1 << 20, left))
-            if not block:
-                break
-            sha.update(block)
-            left = None if left is None else left - len(block)
-    return sha.hexdigest()
-
-
-def file_change(entry: dict) -> str | None:
-    """How the file a meta.json `files` entry records having read differs now, in words, or None when
-    it still starts with the bytes read (`bytes`, `sha256`; all of it when `complete`). Cheap when the
-    size fits and the modification time is the one recorded at read (`mtime_ns`): nothing is hashed.
-    Otherwise (another mtime, or an entry from before mtimes were recorded) the bytes read are hashed
-    again, so a file copied or touched but unchanged still matches. Trade-off: a file rewritten to the
-    same size with its old mtime put back (`cp -p`, `rsync -t`, `touch -d`) passes the cheap test;
-    delete the prepared folder to prepare it again. A file that could not be opened then (`sha256`
-    null: skipped by `--on-error skip`) is a change once it can be: the prepared data lacks it."""
-    path, read = Path(entry["path"]), entry.get("bytes")
-    if entry.get("sha256") is None:  # it could not be opened then: a symlink to nothing then and now is
-        return _opens_now(path)  # no change (was: "is gone", its stat failing as its open had)
-    try:
-        st = path.stat()
-    except OSError:
-        return f"{path} is gone"
-    if not isinstance(read, int):
-        return None
-    if st.st_size < read or (entry.get("complete") and st.st_size != read):
-        return f"{path} now holds {st.st_size:,} bytes, {read:,} were read"
-    if entry.get("mtime_ns") == st.st_mtime_ns:
-        return None
-    return None if _sha256_file(path, read) == entry["sha256"] else f"{path} now holds other bytes"
-
-
-def _opens_now(path: Path) -> str | None:
-    """Words for a file skipped because it could not be opened that opens now (its permissions fixed)."""
-    try:
-        with open(path, "rb"):
-            pass
-    except OSError:
-        return None
-    return f"{path} could not be read then (skipped by --on-error skip) and can be now"
 
 
 def _handle(exc: _Bad, on_error: str, stats: SourceStats, record: bool = False) -> None:

@@ -3,13 +3,13 @@
 The recipe names the sources, not their contents, so `data prepare` into a folder of the same recipe
 said "nothing to do", and a leftover part `OUT.shards/I-of-N` was reused and merged, after the source
 files had changed. meta.json records what was read of each local file (`files`: path, bytes, sha256,
-complete, mtime_ns; `data/filereaders.py`), the record `packed.identity` digests; `source_change`
+complete, mtime_ns; `data/filerecords.py`), the record `packed.identity` digests; `source_change`
 compares it with the files the recipe's sources name now:
 
   * the file list: a file read then that the source no longer names, or one it names now among those
     read (or after them, when the source was read to its end: `exhausted`, also the source a
     `first_exhausted` mixture stopped on), is a change;
-  * each file read: `filereaders.file_change` (a stat when size and mtime are as recorded, else the
+  * each file read: `filerecords.file_change` (a stat when size and mtime are as recorded, else the
     bytes read are hashed again, so a file touched or copied but unchanged still matches); a file
     `--on-error skip` skipped because it could not be opened is recorded so (`sha256` null) and is a
     change once it opens (one open per such file), while still unreadable it is none.
@@ -49,7 +49,7 @@ from pathlib import Path
 
 from encoderlab.config import from_dict
 from encoderlab.data.filekinds import DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
-from encoderlab.data.filereaders import file_change
+from encoderlab.data.filerecords import file_change
 from encoderlab.data.hub import is_commit, list_mirror
 from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard

@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from encoderlab.data.filereaders import file_record
+from encoderlab.data.filerecords import file_record
 from encoderlab.data.mirrorpin import check_mirror_pin, refuse_branch_pin
 from encoderlab.errors import UserError, first_line
 
@@ -481,7 +481,7 @@ def _text(ds: HubDataset, record: dict, text_field: str) -> str:
 
 def _record_mirror_file(ds: HubDataset, k: int, entry: dict) -> None:
     """For a mirror's file `k` (read as `datasets` streams it): its size, sha256 and mtime, as a local
-    file's are recorded (`filereaders.file_record`), so an edit in place is found as one of a local
+    file's are recorded (`filerecords.file_record`), so an edit in place is found as one of a local
     corpus is (`data/freshness.py`); the entry keeps its repo path (the mirror is in the identity).
     Nothing for a file of the hub, which its revision pins. Costs one more read of each mirror file."""
     if ds.location != ds.hub_id:

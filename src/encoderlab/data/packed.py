@@ -12,7 +12,7 @@ A prepared folder (written by `data prepare` or `data merge`, read by `data/read
 the end, so nothing is held in memory), hashing them as it writes; meta.json records each file's size,
 sha256 and mtime (`split_files`). `open_split` verifies on open what a reader must be able to trust
 without reading every token: offsets that start at 0, never decrease and end at the token count, both
-files still the ones written (`filereaders.file_change`: a stat when size and mtime are as recorded,
+files still the ones written (`filerecords.file_change`: a stat when size and mtime are as recorded,
 else the file is hashed again, so a folder copied without its mtimes still opens), and token ids below
 the vocabulary (from `max_token_id`, recorded at prepare, so opening files as written costs nothing;
 a file changed since, or a folder from before these were recorded, is scanned once, in blocks). So a
@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from encoderlab import jsonlines
-from encoderlab.data.filereaders import file_change
+from encoderlab.data.filerecords import file_change
 from encoderlab.data.holdout import held_out_at
 from encoderlab.errors import UserError
 
@@ -312,7 +312,7 @@ def _check_ids(path: Path, tokens: np.ndarray, meta: dict, split: str, root: Pat
 
 def _file_changes(folder: Path, split: str, meta: dict) -> dict[str, str | None] | None:
     """How each of `split`'s files differs from what meta.json's `split_files` records (None where it
-    does not; `filereaders.file_change`: a stat, a hash when the mtime moved); None for a folder from
+    does not; `filerecords.file_change`: a stat, a hash when the mtime moved); None for a folder from
     before they were recorded (or a record edited past use: its files are checked as such a folder's)."""
     record = meta.get("split_files")
     files = record.get(split) if isinstance(record, dict) else None
