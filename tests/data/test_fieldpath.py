@@ -167,7 +167,7 @@ def test_a_json_line_s_list_of_strings_named_whole_is_refused_naming_its_first_e
         (
             "l.parquet",
             r"l.parquet has no column 'passages.text' \(passages is a list, entered by index: passages.0 is "
-            r"its first element\); .*text_field=passages.0.docid'",  # file order: a schema has no lengths
+            r"its first element\); .*text_field=passages.0.text'",  # the path's own field, not the first
         ),
     ],
 )
@@ -192,3 +192,44 @@ def test_a_segment_of_other_digits_is_a_name_not_an_index(listed, name):
         UserError, match=r"passages is a list, entered by index: passages.0 is its first element"
     ):
         _texts(str(listed / name), "passages.²")
+
+
+IDS_FIRST = [{"id": "q1", "passages": [{"docid": "doc-0001-of-a-long-id", "title": "T", "text": "hi"}]}]
+
+
+@pytest.mark.parametrize("name", ["i.jsonl", "i.parquet"])
+@pytest.mark.parametrize(
+    ("path", "suggested"),
+    [
+        ("passages.body", "passages.0.text"),  # no such field: the one named `text`
+        ("passages.title", "passages.0.title"),  # the field the path names, entered by index
+        ("passages", "passages.0.text"),  # the list itself
+    ],
+)
+def test_a_list_s_fix_names_the_text_in_its_element_not_its_first_or_longest_string(
+    tmp_path, name, path, suggested
+):
+    """Was `passages.0.docid` for each: the longest value of the first element (JSON lines) or the first
+    string field in file order (parquet), an id where the element holds a `text`."""
+    _both_kinds(tmp_path, "i", IDS_FIRST)
+    with pytest.raises(UserError, match=rf"\); .*text_field={suggested}' "):
+        _texts(str(tmp_path / name), path)
+
+
+@pytest.mark.parametrize("name", ["u.jsonl", "u.parquet"])
+def test_a_list_whose_element_holds_no_text_field_lists_its_string_fields_to_choose_from(tmp_path, name):
+    _both_kinds(tmp_path, "u", [{"passages": [{"docid": "d1", "title": "A title", "n": 1}]}])
+    with pytest.raises(UserError) as exc:
+        _texts(str(tmp_path / name), "passages.body")
+    problem, fix = str(exc.value).split("; name the text field", 1)
+    assert problem.endswith(
+        ("string fields of passages.0: docid, title)", "string fields of passages.0: title, docid)")
+    )
+    assert "text_field=passages.0.FIELD'" in fix
+
+
+def test_a_json_list_s_fix_reads_the_first_element_that_holds_text(tmp_path):
+    """A null first element named no field: the fix was `text_field=FIELD`."""
+    (tmp_path / "n.jsonl").write_text(json.dumps({"passages": [None, {"docid": "d", "text": "x"}]}) + "\n")
+    with pytest.raises(UserError, match=r"text_field=passages.0.text'"):
+        _texts(str(tmp_path / "n.jsonl"), "passages.body")

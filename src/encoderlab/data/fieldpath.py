@@ -37,10 +37,14 @@ class FieldMissing(Exception):
 
     def strings(self) -> list[str]:
         """The full paths of that object's string values, longest value first (the likeliest text); for a
-        list, those of its first element, through index 0 (`meta.0.text`)."""
+        list, those of its first element that holds text (a string, or an object with one), through index 0
+        (`meta.0.text`): a null or empty first element named nothing."""
         found, at = self.found, self.at
-        if isinstance(found, list) and found:
-            found, at = (found[0], f"{at}.0") if not isinstance(found[0], str) else ({"0": found[0]}, at)
+        if isinstance(found, list):
+            texts = (e for e in found if isinstance(e, str) or (isinstance(e, dict) and _holds_str(e)))
+            found, at = next(texts, None), f"{at}.0"
+            if isinstance(found, str):
+                return [at]
         if not isinstance(found, dict):
             return []
         keys = sorted((k for k, v in found.items() if isinstance(v, str)), key=lambda k: -len(found[k]))
@@ -49,11 +53,36 @@ class FieldMissing(Exception):
     def why(self, kind: str = "field") -> str:
         """What the refusal says in brackets: the fields of the object where the path stopped, or what it is
         (a list: that it is entered by index)."""
-        if isinstance(self.found, list) or self.type_name.startswith(("list<", "large_list<")):
+        if isinstance(self.found, list) or is_list_name(self.type_name):
             return f"{self.at} is a list, entered by index: {self.at}.0 is its first element"
         if not isinstance(self.found, dict):
             return f"{self.at} is {self.type_name}, not an object"
         return f"{kind}s{f' of {self.at}' if self.at else ''}: {', '.join(self.found)}"
+
+
+def _holds_str(record: dict) -> bool:
+    return any(isinstance(v, str) for v in record.values())
+
+
+def list_guess(at: str, key: str, strings: list[str]) -> tuple[list[str], str]:
+    """Where the text field path `key` met the list `at` (`key` names it, or goes on past it): the paths a
+    fix suggests, of `strings` (the string paths there are, those through `at.0` among them), and words
+    for the refusal that list the element's string fields where none is clearly the text ("" otherwise).
+    Clearly the text: the path the user wrote, entered by index (`passages.text` -> `passages.0.text`), then
+    a field named `text`, then the element itself (a list of strings), then its only string field; else the
+    suggestion is `at.0.FIELD`. Was: the first string field in file order (parquet) or the longest value of
+    the first element (JSON lines), an id as often as the text."""
+    element = f"{at}.0"
+    inside = [s for s in strings if s == element or s.startswith(element + ".")]
+    rest = key[len(at) + 1 :] if key.startswith(at + ".") else ""
+    for wanted in (f"{element}.{rest}" if rest else None, f"{element}.text", element):
+        if wanted in inside:
+            return [wanted], ""
+    if len(inside) < 2:
+        return inside or strings, ""
+    return [
+        f"{element}.FIELD"
+    ], f"; string fields of {element}: {', '.join(s[len(element) + 1 :] for s in inside)}"
 
 
 def lookup(record: dict, key: str) -> Any:
@@ -108,6 +137,11 @@ def is_index(segment: str) -> bool:
     """Whether a path segment is a list index: ASCII digits. Was `str.isdigit`, true of `²` too, which
     `int` then refused: a ValueError traceback for `meta.²` where a list stood (now "a list met by a name")."""
     return segment.isascii() and segment.isdigit()
+
+
+def is_list_name(type_name: str) -> bool:
+    """Whether an arrow type's name (`FieldMissing.type_name`) is a list's an index segment enters."""
+    return type_name.startswith(("list<", "large_list<"))
 
 
 def is_list(kind) -> bool:

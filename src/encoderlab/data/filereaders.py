@@ -21,7 +21,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from encoderlab import jsonlines
-from encoderlab.data.fieldpath import FieldMissing, inner_fields, lookup, struct_path, struct_values
+from encoderlab.data.fieldpath import (
+    FieldMissing,
+    inner_fields,
+    is_list,
+    is_list_name,
+    list_guess,
+    lookup,
+    struct_path,
+    struct_values,
+)
 from encoderlab.data.filekinds import COMPRESSIONS, DECOMPRESS_ERRORS, decompressed, file_kind, misnamed
 from encoderlab.data.filerecords import file_record
 from encoderlab.errors import UserError, not_utf8, save_as_utf8
@@ -154,16 +163,21 @@ def _field(record: dict, key: str, where: str, source: str) -> str:
     try:
         value = lookup(record, key)
     except FieldMissing as miss:  # the fix guesses the longest string there (an id or a label is short)
-        raise _no_field(
-            f"{where} has no field '{key}' ({miss.why()})", where, key, miss.strings(), source
-        ) from None
+        strings = miss.strings()  # in a list: the text the path named, else `text` (`list_guess`)
+        guesses, choices = (
+            list_guess(miss.at, key, strings) if isinstance(miss.found, list) else (strings, "")
+        )
+        why = f"{where} has no field '{key}' ({miss.why()}{choices})"
+        raise _no_field(why, where, key, guesses, source) from None
     if value is None:  # a null text is an empty document (dropped and counted), as in parquet and hub data
         return ""
     # `meta` for `meta.text` (a list: `meta.0`): the fix names a string in it
     if isinstance(value, dict | list):
         inside = FieldMissing(key, value).strings()
         what = "an object" if isinstance(value, dict) else "a list, entered by index"
-        raise _no_field(f"{where} has no string field '{key}' ({key} is {what})", where, key, inside, source)
+        inside, choices = list_guess(key, key, inside) if isinstance(value, list) else (inside, "")
+        why = f"{where} has no string field '{key}' ({key} is {what}{choices})"
+        raise _no_field(why, where, key, inside, source)
     if not isinstance(value, str):
         raise _Bad(f"{where} has no string field '{key}' ({key} is {type(value).__name__})")
     return value
@@ -345,8 +359,11 @@ def _text_column(schema, path: Path, cfg: SourceConfig) -> list[str]:
         fields, kind = struct_path(schema, name)
     except FieldMissing as miss:
         why = miss.why("column") if not miss.at else miss.why()
-        guesses = _string_columns(schema, within=miss.at)
-        raise _no_field(f"{path} has no column '{name}' ({why})", path, name, guesses, cfg.location) from None
+        guesses, choices = _string_columns(schema, within=miss.at), ""
+        if is_list_name(miss.type_name):
+            guesses, choices = list_guess(miss.at, name, guesses)
+        why = f"{path} has no column '{name}' ({why}{choices})"
+        raise _no_field(why, path, name, guesses, cfg.location) from None
     # pyarrow reads the first of two columns of one name (was a KeyError or AttributeError traceback)
     if schema.names.count(fields[0]) > 1:
         raise _Bad(
@@ -354,10 +371,11 @@ def _text_column(schema, path: Path, cfg: SourceConfig) -> list[str]:
             "write it again with one column of that name",  # `plain` too: `_Bad` falls back to `fix`
         )
     if not _is_text(kind):
-        guesses = _string_columns(schema, within=name)
-        raise _no_field(
-            f"{path} has no string column '{name}' ({name} is {kind})", path, name, guesses, cfg.location
-        )
+        guesses, choices = _string_columns(schema, within=name), ""
+        if is_list(kind):
+            guesses, choices = list_guess(name, name, guesses)
+        why = f"{path} has no string column '{name}' ({name} is {kind}{choices})"
+        raise _no_field(why, path, name, guesses, cfg.location)
     return fields
 
 
