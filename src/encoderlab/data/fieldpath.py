@@ -13,7 +13,8 @@ a parquet struct column `meta` with a string field `text`); such a field was ref
   text, an empty document (dropped and counted): SQuAD v2's unanswerable questions have empty lists;
 - a segment that is not there, or a value on the way that is no object (a list met by a name), is refused
   naming where the path stopped and what that object holds (`FieldMissing`; for a list, the index path to
-  name), and a leaf that is no string is refused as a top-level field that is no string is.
+  the text in its element, `list_guess`: the field the path named, else `text`, else its string fields),
+  and a leaf that is no string is refused as a top-level field that is no string is.
 Trade-offs: a literal dot in a nested key (`meta` -> `a.b`) cannot be named; hub schemas seen so far do not
 have one, and a flat key with a dot keeps working. One index reads one element per record: every element
 as a document of its own (each passage of a list) is not offered; flatten the records first for that.
