@@ -117,3 +117,35 @@ def test_a_sharded_snapshot_whose_index_or_shard_blob_is_gone_names_the_download
     with pytest.raises(UserError) as refused:
         load_pretrained(HUB_ID)
     assert str(refused.value) == _expected(link, SHA_B)
+
+
+def _cached_with_tokenizer_files(folder: Path, sha: str) -> None:
+    """The encoderlab test model with every kind of tokenizer file a hub repo ships: tokenizer.json and
+    tokenizer_config.json (saved with it), special_tokens_map.json and a vocabulary file."""
+    _commit_folder(folder, sha)
+    (folder / "special_tokens_map.json").write_text('{"mask_token": "[MASK]"}')
+    (folder / "vocab.txt").write_text("[PAD]\n[MASK]\n")
+    _link_to_blobs(folder)
+
+
+TOKENIZER_NAMES = ["tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"]
+
+
+@pytest.mark.parametrize("read", ["tokenizer", "model"])
+@pytest.mark.parametrize(
+    "names", [*([n] for n in TOKENIZER_NAMES), TOKENIZER_NAMES], ids=[*TOKENIZER_NAMES, "all"]
+)
+def test_a_tokenizer_file_whose_blob_is_gone_names_the_download_of_its_commit(
+    tmp_path, monkeypatch, read, names
+):
+    """Before, tokenizer.json gone was "has tokenizer_config.json but no tokenizer.json; ... copy the
+    tokenizer.json that belongs with it"; tokenizer_config.json gone loaded a tokenizer without its
+    special tokens, and the other files or all of them gone loaded silently (`load_pretrained`: a model
+    without a tokenizer) or "holds no tokenizer files". The line names the first file gone."""
+    from encoderlab.data.tokenizer import load_tokenizer
+
+    storage = cache_two_commits(tmp_path, monkeypatch, _cached_with_tokenizer_files)
+    links = [_drop_blob(storage, SHA_B, name) for name in names]
+    with pytest.raises(UserError) as refused:
+        (load_tokenizer if read == "tokenizer" else load_pretrained)(HUB_ID)
+    assert str(refused.value) == _expected(min(links), SHA_B)

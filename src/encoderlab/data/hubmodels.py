@@ -246,6 +246,26 @@ def missing_blob(file: Path) -> UserError | None:
     return None
 
 
+def missing_tokenizer_blob(folder: Path) -> UserError | None:
+    """`missing_blob`'s refusal of the first tokenizer file of `folder` (`TOKENIZER_GLOBS`: tokenizer.json,
+    tokenizer_config.json, special_tokens_map.json, vocab files, configs) whose hub cache blob is gone;
+    None when there is none. A link to nothing is no file to transformers nor to the tokenizer checks, so
+    before, tokenizer.json gone was "copy the tokenizer.json that belongs with it", and
+    tokenizer_config.json or every tokenizer file gone loaded silently (without special tokens, or with
+    no tokenizer at all): another tokenizer than the commit's."""
+    from fnmatch import fnmatch
+
+    links = sorted(p for p in folder.iterdir() if p.is_symlink()) if folder.is_dir() else []
+    return next(
+        (
+            refused
+            for link in links
+            if any(fnmatch(link.name, glob) for glob in TOKENIZER_GLOBS) and (refused := missing_blob(link))
+        ),
+        None,
+    )
+
+
 def mirror_folder(hub_id: str) -> Path | None:
     """The folder of `hub_id`'s mirror under `ENCODERLAB_HUB_MODELS`, when the root is set and holds it
     (its pin is not checked: the folder that would be read, for the checks that no output lands in it)."""

@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from encoderlab import jsonlines
-from encoderlab.data.hubmodels import TOKENIZER_GLOBS, download_model_repo, model_mirror
+from encoderlab.data.hubmodels import (
+    TOKENIZER_GLOBS,
+    download_model_repo,
+    missing_tokenizer_blob,
+    model_mirror,
+)
 from encoderlab.data.localpath import check_source
 from encoderlab.errors import UserError, first_line
 
@@ -36,7 +41,10 @@ TOKENIZER_FIX = "pass a tokenizer or model folder, an asset name or a hub id (or
 
 
 def _tokenizer_folder(path: Path) -> Path:
-    """The folder holding tokenizer files for a tokenizer, model or prepared-data folder."""
+    """The folder holding tokenizer files for a tokenizer, model or prepared-data folder (a hub cache
+    snapshot's tokenizer file whose blob is gone: the download that brings it back)."""
+    if (refused := missing_tokenizer_blob(path)) is not None:
+        raise refused
     if (path / "meta.json").is_file() and (path / "tokenizer").is_dir():
         return path / "tokenizer"
     if (path / "meta.json").is_file() and not (path / "tokenizer.json").is_file():

@@ -36,7 +36,7 @@ from safetensors.torch import load_file
 from torch import nn
 
 from encoderlab.data.batch import TokenSpec
-from encoderlab.data.hubmodels import TOKENIZER_GLOBS, missing_blob
+from encoderlab.data.hubmodels import TOKENIZER_GLOBS, missing_blob, missing_tokenizer_blob
 from encoderlab.errors import UserError, first_line
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.hf_llama import LLAMA_FAMILIES, encoder_from_hf_state, model_config_from_hf
@@ -380,9 +380,12 @@ def _index_weight_map(index: Path) -> dict[str, str]:
 
 def _load_tokenizer(path: Path):
     """The folder's tokenizer, or None when it has no tokenizer files (nor a slow vocabulary, which
-    `load_tokenizer` converts: BERT's vocab.txt beside config.json)."""
+    `load_tokenizer` converts: BERT's vocab.txt beside config.json). A hub cache snapshot whose tokenizer
+    blobs are gone is refused (`missing_tokenizer_blob`), not read as a model without a tokenizer."""
     from encoderlab.data.tokenizer import TOKENIZER_FILES, load_tokenizer, slow_vocabulary
 
+    if (refused := missing_tokenizer_blob(path)) is not None:
+        raise refused
     files = any((path / f).is_file() for f in TOKENIZER_FILES) or slow_vocabulary(path) is not None
     return load_tokenizer(path) if files else None
 
