@@ -84,11 +84,29 @@ def test_the_report_names_the_commit_a_hub_corpus_was_read_at(
     assert load_study(tmp_path / "s").hub_inputs_text() == f"corpus {FINEWEB_EDU} (data main): {expected}"
 
 
+def _recording(read: dict[str, list[dict]]):
+    """The fake study's backend, its eval records naming the hub datasets `read` gives for their task (as
+    `EvalRecord.hub_datasets`), and none for any other: records from before they were recorded."""
+    from fake_study import backend, evaluate
+
+    from encoderlab.study.graph import NodeKind
+
+    def recording(ctx):
+        record = evaluate(ctx)
+        record.pop("hub_datasets", None)
+        return record | ({"hub_datasets": read[task]} if (task := ctx.node.config["task"]) in read else {})
+
+    world = backend()
+    world.kinds["eval"] = NodeKind(run=recording)
+    return world
+
+
 def test_the_report_names_the_hub_datasets_its_evaluations_read(tmp_path, monkeypatch):
     """Was: tokenizers, corpora and start models only, though the scores rest on hub datasets (GLUE, SQuAD,
-    ...) just as much. An evaluation records no commit of them (`EvalRecord`), so the row says so; a pin
-    that is a branch (BigBio's parquet export) says nothing of the commit either."""
-    from fake_study import backend, small_spec
+    ...) just as much. A record from before they were recorded (`EvalRecord.hub_datasets`) names none: its
+    task's datasets are listed, and the row says their commit is not recorded; a pin that is a branch
+    (BigBio's parquet export) says nothing of the commit either."""
+    from fake_study import small_spec
 
     from encoderlab.eval.spec import HubRepo
     from encoderlab.eval.tasks import TASKS
@@ -99,7 +117,7 @@ def test_the_report_names_the_hub_datasets_its_evaluations_read(tmp_path, monkey
     for name, repos in (("sst", (glue,)), ("mnli", (glue,)), ("ner", (bigbio,))):
         monkeypatch.setitem(TASKS, name, dataclasses.replace(TASKS["paper-sst2"], name=name, hub_repos=repos))
     spec = small_spec()
-    run_study(spec, tmp_path / "s", backend(), progress=False)
+    run_study(spec, tmp_path / "s", _recording({}), progress=False)
     row = load_study(tmp_path / "s").hub_inputs_text()
     assert row == (
         "dataset nyu-mll/glue (eval sst, mnli): unpinned, the commit read not recorded; dataset bigbio/blurb "
@@ -116,12 +134,67 @@ def test_the_report_names_the_hub_dataset_a_task_file_reads(tmp_path):
     from tests.eval.fixtures import write_task_file
 
     from encoderlab.eval.spec import HubRepo
-    from encoderlab.study.hubinputs import eval_datasets
+    from encoderlab.study.hubinputs import eval_reads
 
     data = {"hub": "nyu-mll/glue", "config": "sst2", "revision": "v1"}
     path = write_task_file(tmp_path, name="my-sst2", family="sc", data=data, columns={"text": "sentence"})
     node = SimpleNamespace(kind="eval", name="e", config={"task": "my-sst2", "task_files": [str(path)]})
-    study = SimpleNamespace(nodes=[node, node], markers={"e": {}})  # two nodes of one task: named once
-    assert eval_datasets(study) == {HubRepo("nyu-mll/glue", "v1"): ["my-sst2"]}
+    study = SimpleNamespace(
+        nodes=[node, node], markers={"e": SimpleNamespace(result={})}
+    )  # two nodes of one task: named once
+    assert {repo: read.tasks for repo, read in eval_reads(study)[0].items()} == {
+        HubRepo("nyu-mll/glue", "v1"): ["my-sst2"]
+    }
     path.unlink()
-    assert eval_datasets(study) == {}
+    assert eval_reads(study) == ({}, {})
+
+
+GLUE_AT = "c" * 40
+
+
+def test_the_report_names_the_commit_each_evaluation_recorded_reading(tmp_path, monkeypatch):
+    """An evaluation records the hub datasets its task read and the commit read (`EvalRecord.hub_datasets`):
+    the row names them as recorded (the fake tasks name no hub dataset now: the record, not the task, is
+    read). A dataset whose evaluations recorded a commit only in part (a record from before, its task
+    reading the dataset now) says so. Was "the commit read not recorded" for every evaluation dataset."""
+    from fake_study import small_spec
+
+    from encoderlab.eval.spec import HubRepo
+    from encoderlab.eval.tasks import TASKS
+
+    glue = HubRepo("nyu-mll/glue")
+    monkeypatch.setitem(
+        TASKS, "mnli", dataclasses.replace(TASKS["paper-sst2"], name="mnli", hub_repos=(glue,))
+    )
+    read = {  # mnli: a record from before, which names no dataset
+        "sst": [{"hub_id": glue.repo, "revision": None, "commit": GLUE_AT}],
+        "ner": [{"hub_id": "bigbio/blurb", "revision": "refs/convert/parquet", "commit": None}],
+    }
+    run_study(small_spec(), tmp_path / "s", _recording(read), progress=False)
+    assert load_study(tmp_path / "s").hub_inputs_text() == (
+        f"dataset nyu-mll/glue (eval sst, mnli): unpinned, read at commit {GLUE_AT[:12]}, by some of its "
+        "evaluations (the others recorded none); dataset bigbio/blurb (eval ner): pinned at "
+        "refs/convert/parquet, the commit read not recorded"
+    )
+
+
+def test_a_task_file_changed_since_its_evaluation_is_read_as_recorded_and_said_changed(tmp_path):
+    """The row named the datasets a task file names at report time: a file edited after its evaluation
+    gave the new dataset as the one read. Now the record's, and the change is said."""
+    from types import SimpleNamespace
+
+    from tests.eval.fixtures import write_task_file
+
+    from encoderlab.eval.spec import HubRepo
+    from encoderlab.study.hubinputs import eval_reads
+
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "revision": "v1"}
+    path = write_task_file(tmp_path, name="my-sst2", family="sc", data=data, columns={"text": "sentence"})
+    read = [{"hub_id": "nyu-mll/glue", "revision": None, "commit": GLUE_AT}]  # the file before its edit
+    node = SimpleNamespace(kind="eval", name="e", config={"task": "my-sst2", "task_files": [str(path)]})
+    study = SimpleNamespace(nodes=[node], markers={"e": SimpleNamespace(result={"hub_datasets": read})})
+    reads, changed = eval_reads(study)
+    assert {repo: (r.tasks, r.commits) for repo, r in reads.items()} == {
+        HubRepo("nyu-mll/glue"): (["my-sst2"], [GLUE_AT])
+    }
+    assert changed == {"my-sst2": "nyu-mll/glue at v1"}

@@ -29,7 +29,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -48,6 +48,7 @@ from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
 from encoderlab.eval.summarypage import write_summary
 from encoderlab.eval.taskruns import capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
+from encoderlab.eval.tasks.hubcommits import commits_read
 from encoderlab.model.fingerprint import fingerprint
 from encoderlab.words import count, lr_text, noun
 
@@ -336,6 +337,7 @@ def _record(
         val_by_epoch=result.get("val_by_epoch", []),
         pooling=getattr(task.options, "pooling", ""),
         start_model=em.start_model,
+        hub_datasets=m.hub_datasets,
     )
 
 
@@ -353,6 +355,8 @@ class LoadedTask:
     """Its tokenised splits (`finetune.prepare`)."""
     train_digest: str
     """A hash of its training examples: tasks sharing a run must train on the same ones."""
+    hub_datasets: list = field(default_factory=list)
+    """The hub datasets its data was read from, with the commit read (`EvalRecord.hub_datasets`)."""
 
 
 _PREPARED: OrderedDict[tuple[str, str, str], tuple] = OrderedDict()
@@ -378,7 +382,7 @@ def _prepared_task(spec: Task, em: EvalModel) -> LoadedTask:
             _PREPARED.popitem(last=False)
         _PREPARED[key] = (loaded, data.counts, prepare(loaded, tokenizer, data), train)
     task, counts, prepared, train = _PREPARED[key]
-    return LoadedTask(task, spec.signature(), counts, prepared, train)
+    return LoadedTask(task, spec.signature(), counts, prepared, train, commits_read(spec.hub_repos))
 
 
 def eval_node(

@@ -98,6 +98,11 @@ class EvalRecord:
     start_model: dict[str, str | None] = field(default_factory=dict)
     """A source named by a hub id: `{hub_id, commit}`, the commit read (env.json's record of a pretraining
     run's start: `runlayout.start_model_record`); empty for any other source, and in older records."""
+    hub_datasets: list[dict[str, str | None]] = field(default_factory=list)
+    """Each hub dataset the task read (`Task.hub_repos`): `{hub_id, revision, commit}`, the revision it pins
+    (None: the default branch) and the commit read (None: not known, e.g. a copy `datasets` prepared
+    before, read offline; `eval.tasks.hubcommits`). Recorded when the task was read, so the study report
+    names what was read then, not what a task file names now; empty for local data, and in older records."""
 
     def non_finite(self) -> str | None:
         """The first score the summaries read that is not a finite number ("test_score is nan"), or None.

@@ -4,17 +4,22 @@ commit its finished nodes read.
 The built-in studies name their hub tokenizer, start models, corpora and evaluation datasets unpinned (no
 full commit sha of them was verified to pin), so the report says which commit each was read at: the one a
 rerun pins (`OWNER/NAME@SHA`, `#hf_revision=SHA`) to read the same. Tokenizers, corpora and start models
-record theirs (a prepared folder's meta.json, the runs' and evaluations' records); an evaluation records
-none of the datasets its task reads (`eval.summary.EvalRecord` has no such field), so those are listed
-with "the commit read not recorded" rather than left out: a reader sees that the scores rest on a hub
-dataset whose commit the study cannot name. Split from `data.py` (its size limit).
+record theirs (a prepared folder's meta.json, the runs' and evaluations' records), and so does an
+evaluation for the hub datasets its task read (`EvalRecord.hub_datasets`, since 2026-12-06): the row lists
+the datasets each finished evaluation recorded reading, at the commit recorded, not those its task (a task
+file as it stands now) names at report time; a task file that names other hub datasets now is said so. A
+record from before names none, so its task's datasets are taken from the registry or its task file as now,
+with "the commit read not recorded": a reader sees that the scores rest on a hub dataset whose commit the
+study cannot name. Split from `data.py` (its size limit).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from encoderlab.eval.spec import HubRepo
     from encoderlab.study.data import StudyData
 
 
@@ -43,37 +48,89 @@ def hub_inputs_text(data: StudyData) -> str:
         hub_input(f"start model {init}", split_revision(init)[1], *data.start_commits.get(init, ()))
         for init in starts
     ]
+    reads, changed = eval_reads(data)
+    items += [_dataset_item(repo, read) for repo, read in reads.items()]
     items += [
-        hub_input(f"dataset {repo.repo} (eval {', '.join(tasks)})", repo.revision)
-        for repo, tasks in eval_datasets(data).items()
+        f"task file of eval {task}: names other hub datasets now ({now or 'none'})"
+        for task, now in changed.items()
     ]
     return "; ".join(items)
 
 
-def eval_datasets(data: StudyData) -> dict:
-    """`HubRepo` -> the tasks of the study's finished eval nodes that read it (`Task.hub_repos`), in graph
-    order. A task file's task not registered in this process (`study report` alone, or a report node in
-    a worker) is taken from its file's spec, so one whose data names a hub dataset is listed as a
-    built-in task is (it was left out); a task file gone since reads none here."""
-    from encoderlab.eval.tasks import TASKS
-    from encoderlab.eval.tasks.custom import file_hub_repos
+def _dataset_item(repo: HubRepo, read: EvalRead) -> str:
+    """`hub_input` of a hub dataset the evaluations read, each commit named once, saying so when only some
+    of them recorded one (a study resumed from records of before): the others may have read another."""
+    from encoderlab.data.hub import is_commit
 
-    read: dict = {}
+    item = hub_input(
+        f"dataset {repo.repo} (eval {', '.join(read.tasks)})", repo.revision, *dict.fromkeys(read.commits)
+    )
+    partial = any(read.commits) and not all(read.commits) and not is_commit(str(repo.revision))
+    return item + (", by some of its evaluations (the others recorded none)" if partial else "")
+
+
+@dataclass
+class EvalRead:
+    """A hub dataset the study's finished evaluations read: their tasks, and the commit each evaluation
+    recorded reading (None: none recorded)."""
+
+    tasks: list[str] = field(default_factory=list)
+    commits: list[str | None] = field(default_factory=list)
+
+
+def eval_reads(data: StudyData) -> tuple[dict[HubRepo, EvalRead], dict[str, str]]:
+    """`HubRepo` -> what the study's finished eval nodes read of it, in graph order; and each task whose
+    task file names other hub datasets now than its evaluation recorded reading -> those it names now.
+    A record names the datasets read (`EvalRecord.hub_datasets`); one from before, its task's now
+    (`current_repos`)."""
+    reads: dict[HubRepo, EvalRead] = {}
     files: dict = {}  # task files -> their tasks' hub datasets, each set read once
+    changed: dict[str, str] = {}
     for node in data.nodes:
         if node.kind != "eval" or node.name not in data.markers:
             continue
-        name, paths = node.config["task"], tuple(node.config.get("task_files") or ())
-        if (task := TASKS.get(name)) is not None:
-            repos = task.hub_repos
-        else:
-            if paths not in files:
-                files[paths] = file_hub_repos(paths)
-            repos = files[paths].get(name, ())
-        for repo in repos:
-            if name not in (names := read.setdefault(repo, [])):
-                names.append(name)
-    return read
+        name, recorded = node.config["task"], recorded_reads(data.markers[node.name].result)
+        now = current_repos(node, files)
+        if recorded is not None and node.config.get("task_files") and set(now) != {r for r, _ in recorded}:
+            changed[name] = ", ".join(r.repo + (f" at {r.revision}" if r.revision else "") for r in now)
+        for repo, commit in recorded if recorded is not None else [(r, None) for r in now]:
+            read = reads.setdefault(repo, EvalRead())
+            read.commits.append(commit)
+            if name not in read.tasks:
+                read.tasks.append(name)
+    return reads, changed
+
+
+def recorded_reads(result: dict) -> list[tuple[HubRepo, str | None]] | None:
+    """The hub datasets an eval node's record (`EvalRecord` as JSON) names reading, with the commit read;
+    None for a record from before they were recorded (or one damaged there)."""
+    from encoderlab.eval.spec import HubRepo
+
+    entries = result.get("hub_datasets") if isinstance(result, dict) else None
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        return None
+    fields = [(e.get("hub_id"), e.get("revision"), e.get("commit")) for e in entries]
+    if not all(
+        isinstance(h, str) and all(v is None or isinstance(v, str) for v in (r, c)) for h, r, c in fields
+    ):
+        return None
+    return [(HubRepo(h, r), c) for h, r, c in fields]
+
+
+def current_repos(node, files: dict) -> tuple[HubRepo, ...]:
+    """The hub datasets eval node `node`'s task reads now (`Task.hub_repos`). A task file's task not
+    registered in this process (`study report` alone, or a report node in a worker) is taken from its
+    file's spec, so one whose data names a hub dataset is listed as a built-in task is; a task file gone
+    since reads none here. `files` keeps each set of task files read once."""
+    from encoderlab.eval.tasks import TASKS
+    from encoderlab.eval.tasks.custom import file_hub_repos
+
+    name, paths = node.config["task"], tuple(node.config.get("task_files") or ())
+    if (task := TASKS.get(name)) is not None:
+        return task.hub_repos
+    if paths not in files:
+        files[paths] = file_hub_repos(paths)
+    return files[paths].get(name, ())
 
 
 def hub_input(what: str, pinned: str | None, *commits: str | None) -> str:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, dataset_location, import_datasets, quiet_hub
 from encoderlab.errors import UserError, first_line
+from encoderlab.eval.tasks.hubcommits import note_read
 from encoderlab.eval.tasks.hubcomplete import (
     SNAPSHOT_KINDS,
     check_complete,
@@ -111,6 +112,7 @@ def load_hub(source: HubSource):
             _mirror_options(datasets, path, kwargs, source, published) if path != source.repo else ({}, {})
         )
         ds = _read(datasets, found, path, kwargs | csv)
+        note_read(source, path, snapshot, found)  # the commit read, for the results (`hubcommits`)
     except StopIteration:  # `datasets`' JSON reader on an empty file: a bare StopIteration
         empty = (
             "a data file of it is empty; put the split's records in it, or re-download the mirror"

@@ -1,0 +1,97 @@
+# ruff: noqa: F811 (the fixture, imported)
+"""An evaluation records the commit of each hub dataset its task read (`EvalRecord.hub_datasets`,
+`eval.tasks.hubcommits`), as a prepared folder records its hub corpus's: before, no record named it, and
+the study report's `hub inputs` row said "the commit read not recorded" for every evaluation dataset.
+The hub is the local hub cache as huggingface_hub lays it out (`snapshots/COMMIT/`, read offline by the
+real `snapshot_download`) and the simulated hub of `test_hub_csv_snapshot` (nothing downloads)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from datasets import Dataset
+from tests.eval import hub_fixtures as hub
+from tests.eval.conftest import sc_examples
+from tests.eval.fixtures import model_folder, write_task_file
+from tests.eval.test_hub_csv_snapshot import COMMIT, QRELS, _cached, _online, _qrels_repo, cache  # noqa: F401
+from tests.reliability.test_hostile_inputs import cli
+
+from encoderlab.eval.spec import HubRepo
+from encoderlab.eval.tasks import hubcommits
+from encoderlab.eval.tasks.hub import HubSource, load_hub
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_reads(monkeypatch):
+    monkeypatch.setattr(hubcommits, "_READ", {})
+
+
+def test_a_hub_cache_snapshot_read_offline_records_its_commit(tmp_path, cache):
+    _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
+    load_hub(HubSource(QRELS))
+    assert hubcommits.commits_read([HubRepo(QRELS), HubRepo("other/repo")]) == [
+        {"hub_id": QRELS, "revision": None, "commit": COMMIT},
+        {"hub_id": "other/repo", "revision": None, "commit": None},  # not read: no commit
+    ]
+
+
+def test_a_dataset_datasets_resolved_on_the_hub_records_the_commit_of_its_files(tmp_path, cache, monkeypatch):
+    rows = Dataset.from_dict({"text": ["a", "b"], "label": [0, 1]})
+    splits = {"default": {"train": ("data/train-00000-of-00001.parquet", rows)}}
+    folder = hub.write_repo(tmp_path / "served", "me/tiny", splits, card=False)
+    _online(monkeypatch, cache, "me/tiny", folder)
+    load_hub(HubSource("me/tiny"))
+    assert hubcommits.commits_read([HubRepo("me/tiny")]) == [
+        {"hub_id": "me/tiny", "revision": None, "commit": COMMIT}
+    ]
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["downloaded", "copied"])
+def test_a_mirror_records_the_commit_its_download_records_name(tmp_path, cache, monkeypatch, recorded):
+    """A mirror written by `hf download --revision COMMIT --local-dir`: the commit its records name for every
+    file; one copied in without them: none (not known, so not recorded)."""
+    from tests.data.test_hubmodels import _record
+
+    folder = _qrels_repo(tmp_path / "mirror")
+    for name in ("train.tsv", "dev.tsv", "test.tsv") if recorded else ():
+        _record(folder, name, COMMIT)
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirror"))
+    load_hub(HubSource(QRELS))
+    commit = COMMIT if recorded else None
+    assert hubcommits.commits_read([HubRepo(QRELS)]) == [
+        {"hub_id": QRELS, "revision": None, "commit": commit}
+    ]
+
+
+def _csv(rows: list[dict]) -> str:
+    return "text,label\n" + "".join(f"{r['text']},{r['label']}\n" for r in rows)
+
+
+def test_an_eval_of_a_task_reading_a_hub_dataset_records_the_commit_read(tmp_path, cache, capsys):
+    """`eval --task-file` of a task whose data is a hub dataset in the local hub cache, offline: each
+    result record names the dataset and the commit of the snapshot read (before: neither)."""
+    served = tmp_path / "served" / "me" / "mood"
+    served.mkdir(parents=True)
+    names = []
+    for k, (split, n) in enumerate((("train", 32), ("validation", 16), ("test", 16))):
+        (served / f"{split}.csv").write_text(_csv(sc_examples(n, k)))
+        names.append(f"{split}.csv")
+    _cached(cache, "me/mood", served, names)
+    spec = {
+        "name": "mood",
+        "family": "sc",
+        "data": {"hub": "me/mood"},
+        "columns": {"text": "text", "label": "label"},
+    }
+    task = write_task_file(tmp_path, "mood.yaml", **spec, max_length=32)
+    model = model_folder(tmp_path / "model")
+    argv = ["eval", model, "--task-file", task, "--lrs", "1e-4", "--seeds", "0", "--out", tmp_path / "out"]
+    code, err = cli(argv, capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert [r["hub_datasets"] for r in records] == [
+        [{"hub_id": "me/mood", "revision": None, "commit": COMMIT}]
+    ]
