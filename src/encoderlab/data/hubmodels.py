@@ -255,7 +255,10 @@ def missing_tokenizer_blob(folder: Path) -> UserError | None:
     no tokenizer at all): another tokenizer than the commit's."""
     from fnmatch import fnmatch
 
-    links = sorted(p for p in folder.iterdir() if p.is_symlink()) if folder.is_dir() else []
+    in_cache = any(part.startswith("models--") for part in folder.absolute().parts)
+    if not (in_cache and folder.is_dir()):  # no listing of other folders (a prepared one holds many shards)
+        return None
+    links = sorted(p for p in folder.iterdir() if p.is_symlink())
     return next(
         (
             refused
