@@ -30,7 +30,7 @@ COMMANDS: Commands = {
     "advise": "encoderlab.advise.commands:advise_command",
     "analyze": {
         "cka": "encoderlab.analysis.commands:cka_command",
-        "transplant": "encoderlab.analysis.commands:transplant_command",
+        "transplant": "encoderlab.analysis.transplant_command:transplant_command",
         "probe": "encoderlab.analysis.commands:probe_command",
         "curves": "encoderlab.analysis.commands:curves_command",
     },
@@ -49,7 +49,7 @@ COMMANDS: Commands = {
     "bench": {
         "data": "encoderlab.bench.data:bench_data_command",
         "train": "encoderlab.bench.train:bench_train_command",
-        "table": "encoderlab.bench.train:bench_table_command",
+        "table": "encoderlab.bench.table:bench_table_command",
     },
     "pretrain": "encoderlab.train.cli:pretrain_command",
     "recipes": "encoderlab.train.cli:recipes_command",

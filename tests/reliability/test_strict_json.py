@@ -124,7 +124,7 @@ def test_an_old_results_file_with_a_bare_nan_still_reads(tmp_path):
 
 
 def test_bench_table_shows_a_null_mfu_as_a_dash():
-    from encoderlab.bench.train import table_row
+    from encoderlab.bench.table import table_row
 
     config = dict(size="nano", objective="mlm", batch=8, seq_len=128, precision="bf16", attn_impl="sdpa")
     row = table_row(

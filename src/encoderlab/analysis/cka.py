@@ -426,6 +426,31 @@ def _layer(
     return row
 
 
+def _checked_features(
+    models: dict[str, tuple[nn.Module, object]],
+    pool: Sequence[str],
+    encoding: Encoding,
+    labels: dict[str, str] | None,
+) -> dict[str, list[np.ndarray]]:
+    """Each model's pooled features per layer over `pool`, refused (naming the model as the user gave
+    it) where one is not finite or does not vary over the texts: CKA of either is undefined."""
+    feats = {
+        name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
+        for name, (model, tok) in models.items()
+    }
+    for name, layers in feats.items():
+        named = f"model {name}" + (f" ({labels[name]})" if labels and name in labels else "")
+        check_finite(layers, named)
+        check_varies(
+            layers,
+            named,
+            f"{len(pool)} texts",
+            "CKA is undefined",
+            "give texts in the model's language and script (--texts)",
+        )
+    return feats
+
+
 def compare(
     a: tuple[nn.Module, object],
     b: tuple[nn.Module, object],
@@ -445,20 +470,7 @@ def compare(
     models = {"A": a, "B": b, **({"B'": baseline} if baseline else {})}
     _check_depths(models)
     pool, rows_per_seed, distinct, overlap = _draw(distinct_texts(texts), n, seeds)
-    feats = {
-        name: pooled_features(model, tok, pool, encoding, desc=f"CKA {name}")
-        for name, (model, tok) in models.items()
-    }
-    for name, layers in feats.items():
-        named = f"model {name}" + (f" ({labels[name]})" if labels and name in labels else "")
-        check_finite(layers, named)
-        check_varies(
-            layers,
-            named,
-            f"{len(pool)} texts",
-            "CKA is undefined",
-            "give texts in the model's language and script (--texts)",
-        )
+    feats = _checked_features(models, pool, encoding, labels)
     widths = [f.shape[1] for f in feats["A"] + feats["B"]]
     if n <= max(widths):
         warnings.warn(

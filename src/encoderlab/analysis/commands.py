@@ -1,4 +1,4 @@
-"""`encoderlab analyze cka|transplant|probe|curves`: parse, call the analysis API, print, write figures.
+"""`encoderlab analyze cka|probe|curves`: parse, call the analysis API, print, write figures.
 
 Each command checks what it can before loading any model, cheapest and most certain first (the
 arguments, a model or task given twice, that every model source exists, then text counts, tasks and
@@ -8,41 +8,38 @@ a PNG per figure with its CSV and JSON, plus the full report as JSON.
 Output folders follow `encoderlab.outdir`: `--out` is checked before anything loads (not a file,
 not a folder encoderlab did not create, not one of the models or texts read) and created only once
 every other check passed. cka, probe and curves share the kind `analyze`, so their figures can sit
-in one folder; a transplant's `--out` is a model folder (or a sweep's folder of them) of kind
-`transplant`, so `--out B/final` can never overwrite model B. `--max-length` defaults to 512
-tokens or the shortest maximum of the models loaded, and a longer request is refused rather than
-crashing inside the position embedding.
+in one folder. `--max-length` defaults to 512 tokens or the shortest maximum of the models loaded,
+and a longer request is refused rather than crashing inside the position embedding.
+
+`analyze transplant`, whose output is a model folder rather than figures, is
+`analysis/transplant_command.py`; what the commands share before a model loads (argument types, the
+checks of counts, seeds and device, loading a model) is `analysis/commandargs.py`.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated
 
-import torch
 import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
+from encoderlab.analysis.commandargs import (
+    ANALYZE,
+    Dtype,
+    ModelA,
+    ModelB,
+    Models,
+    check_arguments,
+    input_paths,
+    load_model_on,
+)
 from encoderlab.analysis.inputs import Encoding, analysis_length, check_distinct, check_models, read_texts
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.errors import UserError
-from encoderlab.eval.protocol import resolve_device
 from encoderlab.model.config import AttentionMode
 from encoderlab.outdir import check_output, create_output, drop_stale, output_folder
 
-ModelA = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_A")]
-ModelB = Annotated[str, tyro.conf.Positional, tyro.conf.arg(metavar="MODEL_B")]
-Models = Annotated[
-    tuple[str, ...], tyro.conf.Positional, tyro.conf.arg(metavar="MODEL ...", help_behavior_hint="(required)")
-]
-
-
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
-Dtype = Literal["float32", "bfloat16", "float16"]
-
-
-ANALYZE, TRANSPLANT = "analyze", "transplant"
-"""Ownership-marker kinds of analysis folders and transplanted models."""
 _ANALYSIS_STEMS = (
     "cka",
     "cka_ratio",
@@ -58,43 +55,6 @@ _ANALYSIS_STEMS = (
 def _is_analysis_folder(folder: Path) -> bool:
     """A folder of analysis outputs from before output markers: only files our commands write."""
     return all(p.name.split(".")[0] in _ANALYSIS_STEMS for p in folder.iterdir())
-
-
-def _is_transplant_folder(folder: Path) -> bool:
-    """A transplant (or a sweep of them) from before output markers."""
-    return (folder / "transplant.json").is_file() or (folder / "transplant_sweep.json").is_file()
-
-
-def _sources(*sources: str | None) -> list[Path]:
-    """The folders and files behind model and text sources that exist on this machine."""
-    from encoderlab.model.sources import guarded_folder
-
-    return [f for f in (guarded_folder(s) for s in sources if s) if f is not None]
-
-
-def _check_arguments(device: str, seeds: dict[str, tuple[int, ...]], **counts: int) -> None:
-    """Refuse, before anything loads, a device that is not there (`resolve_device`), a count below 1
-    (`batch_size=0` looped with a zero step) or a negative seed (numpy's generators take none): all
-    were tracebacks, a probe's after its cache was written; so was an empty list of seeds. `seeds` maps
-    a flag to its values; `counts` are flags by their argument name."""
-    resolve_device(device)
-    for name, value in counts.items():
-        if value < 1:
-            raise UserError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
-    for flag, values in seeds.items():
-        if not values:  # `--seeds` with nothing after it: numpy's concatenate failed after the models loaded
-            raise UserError(f"{flag} needs at least one seed, got none; e.g. {flag} 42 43 44")
-        if any(v < 0 for v in values):
-            raise UserError(
-                f"{flag} must be >= 0 (numpy's generators take no negative seed), got {list(values)}"
-            )
-
-
-def _load(source: str, device: str, dtype: Dtype = "float32"):
-    from encoderlab.analysis.inputs import load_model
-
-    model, tokenizer = load_model(source)  # refuses a model without a tokenizer, or pruned while read
-    return model.to(device=device, dtype=DTYPES[dtype]), tokenizer
 
 
 def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
@@ -191,12 +151,12 @@ def cka_command(
         dtype: Model precision (the paper ran float16 on GPU); CKA itself is always float64.
     """
     named = {"A": model_a, "B": model_b, **({"B'": baseline} if baseline else {})}
-    _check_arguments(device, {"--seeds": seeds}, batch_size=batch_size)
+    check_arguments(device, {"--seeds": seeds}, batch_size=batch_size)
     check_models(named.values())
-    check_output(out, ANALYZE, sources=_sources(*named.values(), texts), legacy=_is_analysis_folder)
+    check_output(out, ANALYZE, sources=input_paths(*named.values(), texts), legacy=_is_analysis_folder)
     pool = read_texts(texts)
     cka.sample_indices(len(pool), n, seeds)  # refuse too few texts before loading anything
-    pairs = {name: _load(src, device, dtype) for name, src in named.items()}
+    pairs = {name: load_model_on(src, device, dtype) for name, src in named.items()}
     _check_twin(pairs, named)
     max_length = analysis_length(max_length, list(pairs.values()))
     encoding = Encoding(max_length=max_length, batch_size=batch_size, attention_mode=attention_mode)
@@ -215,177 +175,6 @@ def cka_command(
     _print_cka(report)
     print(f"mean divergence {report.mean_divergence:.4f} (models run in {report.dtype}); wrote {out}")
     return report
-
-
-def transplant_command(
-    model_a: ModelA,
-    model_b: ModelB,
-    *,
-    out: Path,
-    layers: str | None = None,
-    part: transplant.Part = "block",
-    embeddings: bool = False,
-    head: bool = False,
-    sweep: transplant.SweepKind | None = None,
-    groups: int = 3,
-    probe_task: str | None = None,
-    max_examples: int = 2000,
-    max_length: int | None = None,
-    attention_mode: AttentionMode = "bidirectional",
-    device: str = "cpu",
-) -> Path:
-    """Copy layers (or their attention / MLP parts) of model A into model B and save the result.
-
-    Args:
-        model_a: The donor of the chosen parameters (e.g. the CLM-detour model).
-        model_b: The recipient: everything not chosen comes from it (e.g. the MLM model).
-        out: The model folder to write (one transplant), or the folder of a sweep's model folders.
-        layers: Block indices: 0-7, 3, 0-3,8 or a freezing preset (paper2-low, paper2-mid, paper2-late).
-        part: The whole block, or only its attention or MLP sub-block.
-        embeddings: Also take the input embedding from A.
-        head: Also take the final norm and LM head from A.
-        sweep: Instead of --layers: groups (low/mid/late), layers (each alone), parts (all attention vs all MLP) or all (groups + parts, paper 2's table).
-        groups: Number of contiguous groups in a groups sweep.
-        probe_task: Score A, B and every transplant of a sweep with a last-layer linear probe on this task (asset or .jsonl) and plot the share of the B -> A gap recovered.
-        max_examples: Examples of the probe task used at most.
-        max_length: Tokens per probe example at most (default: 512, or the models' maximum if lower).
-        attention_mode: Attention of the probe's forward passes (bidirectional or causal).
-        device: Where models run for probing.
-    """
-    _check_arguments(device, {}, max_examples=max_examples)
-    _check_mode(layers, sweep, probe_task, part=part, embeddings=embeddings, head=head, groups=groups)
-    check_models((model_a, model_b))
-    check_output(
-        out, TRANSPLANT, sources=_sources(model_a, model_b, probe_task), legacy=_is_transplant_folder
-    )
-    _check_transplant_out(out, sweep=sweep is not None)
-    task = probe.load_task(probe_task, max_examples) if probe_task else None
-    (a, tok_a), (b, tok_b) = _load(model_a, device), _load(model_b, device)
-    sources = {"a": model_a, "b": model_b}
-    encoding = Encoding(
-        max_length=analysis_length(max_length, [(a, tok_a), (b, tok_b)]), attention_mode=attention_mode
-    )
-    transplant.check_tokenizers(tok_a, tok_b, embeddings=embeddings, head=head)  # refused, or a note
-    if layers is not None:
-        spec = transplant.TransplantSpec(
-            layers=transplant.parse_layers(layers, len(b.layers)), part=part, embeddings=embeddings, head=head
-        )
-        path = transplant.save_transplant(a, b, spec, out, tokenizer=tok_b, sources=sources)
-        create_output(path, TRANSPLANT)  # the model folder is replaced whole by the save: mark it after
-        print(f"wrote {path}: {spec.describe()} from {model_a}, the rest from {model_b}")
-        return path
-    score = _last_layer_probe(task, (a, tok_a), tok_b, encoding, device, out / "cache") if task else None
-    _sweep(a, b, tok_b, _sweep_specs(b, sweep, groups), out, sources, score)
-    return out
-
-
-def _sweep_specs(b, sweep: str, groups: int) -> list:
-    """The sweep's named specs, each checked against B (`transplant.check_spec`: ALBERT's shared layers)
-    before the first transplant is written."""
-    specs = transplant.sweep_specs(len(b.layers), sweep, groups)
-    for _, one in specs:
-        transplant.check_spec(b, one, sweep=sweep)
-    return specs
-
-
-def _check_transplant_out(out: Path, *, sweep: bool) -> None:
-    """Refuse to mix the two transplant outputs: one transplant replaces its --out whole (the model folder
-    save), which over a sweep's folder deleted every transplant of the sweep; a sweep over one
-    transplant's model folder wrote its folders and table into that model folder."""
-    if not out.is_dir():
-        return
-    if sweep and (out / "transplant.json").is_file():
-        raise UserError(
-            f"--out {out} holds one transplant (a model folder), and a sweep would write its transplants into it: "
-            "choose another --out"
-        )
-    swept = (out / "transplant_sweep.json").is_file() or any(
-        (p / "transplant.json").is_file() for p in out.iterdir()
-    )
-    if not sweep and swept:
-        raise UserError(
-            f"--out {out} holds a transplant sweep, which one transplant would replace whole (deleting its "
-            "transplants): choose another --out"
-        )
-
-
-def _check_mode(layers, sweep, probe_task, *, part: str, embeddings: bool, head: bool, groups: int) -> None:
-    """Exactly one of --layers and --sweep, and no flag the chosen mode would ignore: `--part`,
-    `--embeddings` and `--head` shape one transplant (a sweep's specs were built without them, silently),
-    `--groups` only a groups (or all) sweep, `--probe-task` only a sweep. Flags alone: checked before any
-    path, as every command's arguments are (it was said only after a missing model or a refused --out)."""
-    if (layers is None) == (sweep is None):
-        raise UserError("give exactly one of --layers (one transplant) or --sweep (several)")
-    if probe_task is not None and sweep is None:
-        raise UserError(
-            "--probe-task scores a sweep; add --sweep, or probe the saved model with 'analyze probe'"
-        )
-    given = [
-        f
-        for f, on in ((f"--part {part}", part != "block"), ("--embeddings", embeddings), ("--head", head))
-        if on
-    ]
-    if sweep is not None and given:
-        raise UserError(
-            f"--sweep {sweep} builds its own transplants and would ignore {', '.join(given)}; drop them, or make "
-            "each transplant with --layers"
-        )
-    if groups != 3 and sweep not in ("groups", "all"):
-        mode = f"--sweep {sweep}" if sweep else "--layers"
-        raise UserError(
-            f"--groups {groups} splits the layers of --sweep groups or all, but {mode} would ignore it; "
-            "drop --groups, or use --sweep groups"
-        )
-
-
-def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device: str, cache: Path):
-    """A sweep's score: the test accuracy of a linear probe on a model's last layer, read with the
-    model's own tokenizer: A's (`donor`, A and its tokenizer) for A, B's for B and every transplant
-    (each is saved with B's). A was scored with B's tokenizer, a wrong A and gap where they differ."""
-
-    def score(model, cache_dir: Path | None = cache, label: str = "the model") -> float:
-        last = len(model.layers) - 1
-        own = donor[1] if model is donor[0] else tokenizer
-        (row,) = probe.probe_model(
-            model.to(device), own, task, encoding, cache_dir=cache_dir, layers=[last], label=label
-        )
-        return row.accuracy
-
-    return score
-
-
-def _sweep(a, b, tokenizer, specs, out: Path, sources: dict, score) -> None:
-    """Save every transplant of a sweep into `out` and its table; with `score`, also score each and plot
-    the share of the B -> A gap recovered."""
-    transplant.check_same_architecture(a, b)
-    # A and B scored before --out is made, uncached: a model whose features are refused writes nothing
-    # (the transplants were saved first, then A's NaN features refused)
-    labels = {k: f"model {k.upper()} ({v})" for k, v in sources.items()}
-    ends = (score(a, None, labels["a"]), score(b, None, labels["b"])) if score else None
-    create_output(out, TRANSPLANT)
-    rows = transplant.transplant_sweep(
-        a, b, specs, out, tokenizer=tokenizer, sources=sources, score=score, ends=ends
-    )
-    _drop_other_transplants(out, {row["name"] for row in rows})
-    plots.save_table(rows, out / "transplant_sweep")
-    if score:
-        plots.plot_transplant(rows, out / "transplant_sweep")
-    else:  # the table was rewritten without scores; a previous sweep's bar chart showed them
-        (out / "transplant_sweep.png").unlink(missing_ok=True)
-    for row in rows:
-        print(transplant.sweep_line(row))
-    print(f"wrote {out}")
-
-
-def _drop_other_transplants(out: Path, names: set[str]) -> None:
-    """Remove the transplants an earlier sweep left in a reused --out that this sweep's table does not list
-    (`--sweep layers`, then `--sweep parts`: layer-0... stayed beside all-attention, perhaps of other
-    models, in a folder whose table describes only the new sweep)."""
-    import shutil
-
-    for folder in out.iterdir():
-        if folder.is_dir() and folder.name not in names and (folder / "transplant.json").is_file():
-            shutil.rmtree(folder)
 
 
 PROBE_TASKS = ("brown-pos", "tweets")
@@ -428,11 +217,11 @@ def probe_command(
         raise UserError("--tasks needs at least one task, got none; e.g. --tasks brown-pos tweets")
     check_distinct("model", models)
     check_distinct("task", tasks)
-    _check_arguments(device, {"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
+    check_arguments(device, {"--seed": (seed,)}, max_examples=max_examples, batch_size=batch_size)
     check_models(models)
-    check_output(out, ANALYZE, sources=_sources(*models, *tasks), legacy=_is_analysis_folder)
+    check_output(out, ANALYZE, sources=input_paths(*models, *tasks), legacy=_is_analysis_folder)
     loaded_tasks = [probe.load_task(t, max_examples, seed) for t in tasks]
-    loaded = [(source, *_load(source, device, dtype)) for source in models]
+    loaded = [(source, *load_model_on(source, device, dtype)) for source in models]
     length = analysis_length(max_length, [(model, tok) for _, model, tok in loaded])
     encoding = Encoding(max_length=length, batch_size=batch_size, attention_mode=attention_mode)
     rows: list[dict] = []

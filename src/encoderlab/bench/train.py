@@ -12,6 +12,10 @@ attention and the sparse head; theirs: full-row attention and the dense head), a
 to the device's peak: `--peak-tflops` when given, else a known GPU's datasheet bf16 value, else a
 measured matmul. The headline is the tokens/s ratio.
 
+This module is the measuring loop and the result it writes; transformers' side is
+`bench/reference.py` (the only import of transformers, skipped with `--no-vs-hf`), and `bench table`,
+which reads saved results without torch, is `bench/table.py`.
+
 GPU runs: `--precision bf16 --compile` is the configuration the 45% MFU goal refers to (blocks
 compiled, flex attention over packed documents); `--no-vs-hf` skips the reference, which at 610m
 would double the run time. Peak memory is per side on CUDA (allocator peak over that side's steps);
@@ -20,7 +24,6 @@ on CPU only the process's peak RSS exists, which covers both sides and the bench
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import resource
@@ -34,45 +37,15 @@ import torch
 import tyro
 
 from encoderlab.atomic import print_json, write_text_atomic
+from encoderlab.bench.reference import Reference
 from encoderlab.data.batch import BatchLayout
-from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB, synthetic_tokenizer
+from encoderlab.data.synthetic import MIN_MEAN_DOC_LEN, MIN_SYNTHETIC_VOCAB
 from encoderlab.errors import UserError
-from encoderlab.objectives import CLM, MLM, ObjectiveInputs
+from encoderlab.objectives import CLM, MLM
 from encoderlab.outdir import check_output_file, json_result_with
 from encoderlab.train.config import DataConfig, ModelSpec, OptimConfig, Phase, RunConfig, ScaleConfig
-from encoderlab.train.flops import forward_flops, peak_flops, peak_flops_source
+from encoderlab.train.flops import peak_flops, peak_flops_source
 from encoderlab.train.step import StepResult, TrainStep
-from encoderlab.words import count
-
-
-def _hf_model(model, spec, objective: str):
-    from transformers import EuroBertForMaskedLM, LlamaConfig, LlamaForCausalLM
-
-    from encoderlab.model.hf_eurobert import eurobert_config, eurobert_state
-
-    eb = eurobert_config(model, spec)
-    if objective == "mlm":
-        hf = EuroBertForMaskedLM(eb)
-    else:
-        keys = (
-            "vocab_size",
-            "hidden_size",
-            "intermediate_size",
-            "num_hidden_layers",
-            "num_attention_heads",
-            "num_key_value_heads",
-            "head_dim",
-            "max_position_embeddings",
-            "rms_norm_eps",
-            "rope_parameters",
-            "tie_word_embeddings",
-            "pad_token_id",
-            "bos_token_id",
-            "eos_token_id",
-        )
-        hf = LlamaForCausalLM(LlamaConfig(**{k: getattr(eb, k) for k in keys}))
-    hf.load_state_dict(eurobert_state(model), strict=False)
-    return hf.to(next(model.parameters()).device).train()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -238,52 +211,6 @@ def _run_config(b: TrainBench) -> RunConfig:
     )
 
 
-class _Reference:
-    """transformers' side: our weights in its model, its collator and a torch AdamW, on our rows."""
-
-    def __init__(self, b: TrainBench, ours: TrainStep):
-        from transformers import DataCollatorForLanguageModeling
-
-        self.ours, self.dev = ours, ours.device
-        self.hf = _hf_model(ours.model, ours.spec, b.objective)
-        self.opt = torch.optim.AdamW(
-            self.hf.parameters(), lr=5e-4, betas=(0.9, 0.95), eps=1e-5, weight_decay=0.1
-        )
-        self.collator = DataCollatorForLanguageModeling(
-            synthetic_tokenizer(ours.spec), mlm=b.objective == "mlm", mlm_probability=b.mask_ratio
-        )
-        self.autocast = torch.autocast(self.dev.type, torch.bfloat16, enabled=b.precision == "bf16")
-
-    def step(self, step: int) -> float:
-        """Seconds of one training step on the rows our side trains on at `step`."""
-        t0 = time.perf_counter()
-        rows = self.ours.source.batch(step, 0, 0).input_ids
-        batch = self.collator([{"input_ids": r} for r in rows.tolist()])
-        with self.autocast:
-            loss = self.hf(
-                input_ids=batch["input_ids"].to(self.dev), labels=batch["labels"].to(self.dev)
-            ).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(self.hf.parameters(), 1.0)
-        self.opt.step()
-        self.opt.zero_grad(set_to_none=True)
-        if self.dev.type == "cuda":
-            torch.cuda.synchronize()
-        return time.perf_counter() - t0
-
-    def flops(self, step: int) -> int:
-        """Its FLOPs at `step`: attention over whole rows and logits at every position."""
-        x = self.ours.micro_batches(step)[0]  # recomputed for counting only (cheap, deterministic)
-        whole = ObjectiveInputs(
-            input_ids=x.input_ids,
-            position_ids=x.position_ids,
-            doc_ids=torch.zeros_like(x.doc_ids),
-            attention_mode=x.attention_mode,
-            targets=torch.zeros_like(x.targets),  # dense head: logits at every position
-        )
-        return 3 * forward_flops(self.ours.model.config, whole)
-
-
 class _PeakMemory:
     """Each side's CUDA allocator peak (MiB), folded in after each of its steps."""
 
@@ -296,7 +223,7 @@ class _PeakMemory:
             torch.cuda.reset_peak_memory_stats(self.dev)
 
 
-def _measure(b: TrainBench, ours: TrainStep, ref: _Reference | None, memory: _PeakMemory):
+def _measure(b: TrainBench, ours: TrainStep, ref: Reference | None, memory: _PeakMemory):
     """Per side, the measured steps' seconds and FLOPs (alternating sides step by step)."""
     sides = ("encoderlab", "transformers") if ref is not None else ("encoderlab",)
     times: dict[str, list[float]] = {side: [] for side in sides}
@@ -354,7 +281,11 @@ def bench_train(b: TrainBench = TrainBench()) -> dict:
     ours = TrainStep(cfg, names=FLAGS)  # writes nothing: no run folder
     ours.enter_phase(ours.plan[0], 0)
     dev = ours.device
-    ref = _Reference(b, ours) if b.vs_hf else None
+    ref = (
+        Reference(ours, objective=b.objective, mask_ratio=b.mask_ratio, bf16=b.precision == "bf16")
+        if b.vs_hf
+        else None
+    )
     peak = peak_flops(dev, torch.bfloat16 if b.precision == "bf16" else torch.float32, b.peak_tflops)
     memory = _PeakMemory(dev)
     times, flops = _measure(b, ours, ref, memory)
@@ -401,99 +332,3 @@ def bench_train_command(
         if out is not None and Path(os.path.realpath(out)) == Path(os.path.realpath(bench.profile)):
             raise UserError(f"--profile and --out both name {out}; give the op table its own file")
     print_json(bench_train(bench), out)
-
-
-TABLE_HEADER = (
-    "| result | size | objective | batch | seq | doc length | precision | attention | compile | tokens/s | MFU | peak memory (GiB) "
-    "| transformers tokens/s | speedup | device |"
-)
-
-
-def table_row(name: str, result: dict) -> str:
-    """One Markdown row of the `bench train` result `name` ("-" where it has no such number)."""
-    c, ours, hf = result["config"], result["encoderlab"], result.get("transformers")
-    memory = f"{ours['peak_memory_mib'] / 1024:.1f}" if "peak_memory_mib" in ours else "-"
-    mfu = "-" if ours["mfu"] is None else f"{ours['mfu']:.1%}"  # null: not a number when measured
-    compiled = "no"
-    if c["compile"]:
-        knobs = c.get("inductor_env") or {}
-        compiled = "yes" + (" (" + ", ".join(f"{k}={v}" for k, v in knobs.items()) + ")" if knobs else "")
-    reference = f"{hf['tokens_per_s']:,.0f} | {result['speedup']:.2f}x" if hf else "- | -"
-    # results from two machines read alike (an H100's beside a CPU's, MFU against another peak): say whose
-    device = c.get("gpu") or (
-        f"cpu, {count(c['threads'], 'thread')}" if c.get("device") == "cpu" and "threads" in c else None
-    )
-    # results saved before --doc-len existed ran the synthetic source's 48-token documents
-    return (
-        f"| {name} | {c['size']} | {c['objective']} | {c['batch']} | {c['seq_len']} | {c.get('doc_len', 48)} | "
-        f"{c['precision']} | {c['attn_impl']} | {compiled} | {ours['tokens_per_s']:,.0f} | {mfu} | {memory} | {reference} | "
-        f"{device or c.get('device') or '-'} |"
-    )
-
-
-def _why(exc: Exception) -> str:
-    """What is wrong with a file read as a result, in words (a Python repr told a user nothing)."""
-    if isinstance(exc, KeyError):
-        return f"it has no field {exc.args[0]!r}"
-    if isinstance(exc, RecursionError):
-        return "its JSON is nested too deep"
-    if isinstance(exc, json.JSONDecodeError):
-        return f"not JSON: {exc.msg} at line {exc.lineno}"
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8 text"
-    if isinstance(exc, OSError):
-        return exc.strerror or type(exc).__name__
-    return "a field holds a value of another type"
-
-
-def _result_files(results: tuple[Path, ...]) -> list[Path]:
-    """The result files named, a folder's *.json in name order; a file reached twice (named twice, or named and
-    in a folder named) is refused: it was printed as two rows, two measurements where there was one. A folder's
-    hidden files are skipped (pathlib's glob, unlike a shell's, reads them): another command's marker there, an
-    output folder's `.encoderlab.json`, was refused as no result; a hidden file named on its own is read."""
-    seen: dict[str, str] = {}
-    files = []
-    for r in map(Path, results):
-        shown = [f for f in sorted(r.glob("*.json")) if not f.name.startswith(".")] if r.is_dir() else [r]
-        for f in shown:
-            how = str(f) if f == r else f"{f} in folder {r}"
-            if (key := os.path.realpath(f)) in seen:
-                also = f" ({seen[key]}, and {how})" if seen[key] != how else ""
-                raise UserError(f"result {f} given twice{also}; give each result once")
-            seen[key] = how
-            files.append(f)
-    return files
-
-
-def bench_table_command(
-    results: Annotated[
-        tuple[Path, ...],
-        tyro.conf.Positional,
-        tyro.conf.arg(metavar="RESULT ...", help_behavior_hint="(required)"),
-    ] = (),
-) -> None:
-    """Print a Markdown table of `bench train` JSON results (files, or folders of *.json).
-
-    Args:
-        results: JSON files written by `bench train --out`, or folders holding them.
-    """
-    if not results:
-        raise UserError("bench table needs RESULT files or folders, written by `bench train --out F.json`")
-    missing = [str(r) for r in results if not Path(r).exists()]
-    if missing:
-        raise UserError(f"no such file or folder: {', '.join(missing)}")
-    files = _result_files(results)
-    if not files:
-        raise UserError(
-            f"no *.json in {', '.join(map(str, results))}; write results with `bench train --out F.json`"
-        )
-    rows = []
-    for f in files:
-        try:
-            rows.append(table_row(f.stem, json.loads(f.read_text())))
-        # AttributeError: a hand-edited value of another type; RecursionError: JSON nested too deep
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
-            raise UserError(
-                f"{f} is not a `bench train --out` result ({_why(exc)}); pass those files only"
-            ) from None
-    print("\n".join([TABLE_HEADER, "|---" * TABLE_HEADER.count(" | ") + "|---|", *rows]))

@@ -44,6 +44,30 @@ def resolve_config(
     return apply_overrides(cfg, overrides)
 
 
+def _before_start(cfg, *, from_recipe: bool, check_time: bool):
+    """What runs once the trainer is built, before its first step: the duration check (not with --yes or
+    --resume), then the notes on data read again and on synthetic tokens (rank 0 only), whose fix names
+    the recipe's parameter or the config's field, whichever way the run was given."""
+
+    def before_start(trainer, stop: int) -> None:
+        from encoderlab.data.reader import repeat_note
+
+        if check_time:
+            check_duration(trainer, stop)
+        note = repeat_note(trainer.train_step.source, trainer.plan[-1].end)
+        if note and env_rank() == 0:
+            print(f"encoderlab: note: {note}", file=sys.stderr)
+        if cfg.data.path == "synthetic" and env_rank() == 0:
+            print(
+                "encoderlab: note: training on synthetic tokens (random documents, no text); "
+                + ("pass --param data=PREPARED_FOLDER" if from_recipe else "set data.path=PREPARED_FOLDER")
+                + " to train on prepared text",
+                file=sys.stderr,
+            )
+
+    return before_start
+
+
 def pretrain_command(
     recipe: Annotated[str, tyro.conf.arg(help_behavior_hint="(this or --config)")] = "",
     config: Annotated[Path | None, tyro.conf.arg(help_behavior_hint="(this or --recipe)")] = None,
@@ -84,22 +108,7 @@ def pretrain_command(
         shutdown()
         return
 
-    def before_start(trainer, stop: int) -> None:
-        from encoderlab.data.reader import repeat_note
-
-        if not (yes or resume):
-            check_duration(trainer, stop)
-        note = repeat_note(trainer.train_step.source, trainer.plan[-1].end)
-        if note and env_rank() == 0:
-            print(f"encoderlab: note: {note}", file=sys.stderr)
-        if cfg.data.path == "synthetic" and env_rank() == 0:
-            print(
-                "encoderlab: note: training on synthetic tokens (random documents, no text); "
-                + ("pass --param data=PREPARED_FOLDER" if recipe else "set data.path=PREPARED_FOLDER")
-                + " to train on prepared text",
-                file=sys.stderr,
-            )
-
+    before_start = _before_start(cfg, from_recipe=bool(recipe), check_time=not (yes or resume))
     run = pretrain(cfg, resume=resume, force=force, until_step=until_step, before_start=before_start)
     if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
         print(_summary(run, cfg.steps, until_step))
