@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from encoderlab.errors import closest, did_you_mean
+from encoderlab.errors import closest, did_you_mean, shown
 
 
 def test_an_unknown_name_names_the_valid_one_it_is_close_to():
@@ -33,3 +33,10 @@ def test_a_refusal_with_its_own_fields_survives_pickling():
         exc.quiet = True
         back = pickle.loads(pickle.dumps(exc))
         assert type(back) is type(exc) and str(back) == "line" and back.__dict__ == exc.__dict__
+
+
+def test_a_shown_value_is_cut_to_its_width_a_text_inside_its_quotes():
+    assert shown("short") == "'short'" and shown([1, 2]) == "[1, 2]"  # within the width: as repr
+    text = "it's " + "x" * 100
+    assert shown(text) == repr(text[:54] + "...") and len(shown(text)) <= 60  # still a quoted text
+    assert shown(list(range(50)), 80) == repr(list(range(50)))[:77] + "..."

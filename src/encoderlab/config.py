@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import yaml
 
 from encoderlab.atomic import write_text_atomic
-from encoderlab.errors import UserError, closest, not_utf8, save_as_utf8
+from encoderlab.errors import UserError, closest, not_utf8, save_as_utf8, shown
 from encoderlab.words import noun
 from encoderlab.yamltext import (
     Numeral,
@@ -287,8 +287,7 @@ def parse_scalar(text: str, where: str = "value") -> Any:
     try:
         value = read_yaml(text)
     except StrictYAMLError as exc:
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        raise UserError(f"{where} = {shown!r}: {exc}") from None
+        raise UserError(f"{where} = {shown(text)}: {exc}") from None
     except yaml.YAMLError:
         return text
     if isinstance(value, datetime.date):  # no field is a date: `--set out=2024-01-01` means the text
@@ -405,9 +404,7 @@ def read_mapping(path: Path, what: str = "config file") -> dict:
     if data is None:  # "got NoneType" named Python's type and no fix
         raise UserError(f"{what} {path} is empty; write its fields in it, one `name: value` per line")
     if not isinstance(data, dict):
-        shape = "a list" if isinstance(data, list) else repr(data)
-        if len(shape) > 60:  # a text file: its whole text, one line; cut inside the quotes, which stay
-            shape = repr(data[:54] + "...") if isinstance(data, str) else shape[:57] + "..."
+        shape = "a list" if isinstance(data, list) else shown(data)  # a text file: its whole text, cut
         raise UserError(
             f"{what} {path} holds {shape}, not a mapping of fields; write its fields as `name: value` lines"
         )

@@ -44,6 +44,18 @@ class DiskFull(UserError):
     exit_code = 3
 
 
+def shown(value, width: int = 60) -> str:
+    """`value` as a refusal quotes it: its repr, cut to about `width` characters with "..." (a text is cut
+    inside its quotes, which stay, so the line still reads as a quoted text). One rule for every refusal
+    that shows what it was given: a whole text file or row could otherwise fill the terminal."""
+    text = repr(value)
+    if len(text) <= width:
+        return text
+    if isinstance(value, str):
+        return repr(value[: width - 6] + "...")
+    return text[: width - 3] + "..."
+
+
 def closest(name: str, valid, cutoff: float = 0.75) -> str | None:
     """The valid name `name` is most likely a typo of (`lables` -> `labels`), or None when none is close:
     below `cutoff` a suggestion misleads more than it helps (`colour` is not `columns`)."""

@@ -3,6 +3,7 @@ wrote task files from docs/evaluation.md alone)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 
@@ -134,6 +135,20 @@ def test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row(tmp_pa
     ), message
     spec["columns"] = {"text": "sentence", "label": "polarity"}  # the columns the right way round read
     assert load_task_files([str(write_task_file(tmp_path, name="swapped", **spec))])[0].name == "swapped"
+
+
+def test_a_long_example_label_is_cut_inside_its_own_quotes():
+    # was `repr(...)[:57] + "...'"`: a text with an apostrophe, which repr quotes with `"`, was shown as
+    # `"it's a ...'` (opened with one quote, closed with another)
+    from encoderlab.eval.tasks.custom_labels import _not_a_text_column
+
+    values = [(f"it's sentence {i}, long enough to be cut where a refusal quotes it", i) for i in range(20)]
+    with pytest.raises(UserError) as err:
+        _not_a_text_column(
+            values, {v for v, _ in values}, "sentence", "task file t.yaml", lambda i: f"row {i}"
+        )
+    example = re.search(r"\(e\.g\. (.*) in the row 0\)", str(err.value)).group(1)
+    assert example.endswith('..."') and ast.literal_eval(example).startswith("it's sentence 0"), example
 
 
 @pytest.mark.parametrize("name", ["train.csv", "train.jsonl.gz"])

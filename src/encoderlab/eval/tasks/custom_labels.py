@@ -22,7 +22,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from typing import Literal
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, shown
 from encoderlab.eval.tasks.rowplaces import RowPlaces
 from encoderlab.eval.tasks.splits import text_fields
 from encoderlab.words import count
@@ -91,10 +91,10 @@ def _values(cells: Iterable) -> list[tuple]:
     ]
 
 
-def _at(value: tuple, at: At, shown=repr) -> str:
+def _at(value: tuple, at: At, show=repr) -> str:
     """A label value and where its row is, as a refusal gives an example: `'good' in the train split,
     line 4 of train.csv`."""
-    return f"{shown(value[0])} in the {at(value[1])}"
+    return f"{show(value[0])} in the {at(value[1])}"
 
 
 def _named(value) -> str:
@@ -106,11 +106,10 @@ def _not_a_text_column(values: list[tuple], seen: set, column: str, where: str, 
     the label (`columns:` swapped, or the wrong column) was a class per row, refused later as one test
     label "not in the label set" followed by every train text. `labels:` names a real many-class set."""
     if len(values) >= 20 and len(seen) > len(values) / 2:
-        shown = repr(label_name(values[0][0]))
-        shown = shown if len(shown) <= 60 else shown[:57] + "...'"
+        example = shown(label_name(values[0][0]))
         raise UserError(
             f"{where}: the label column {column!r} holds {len(seen)} different values in {len(values)} train "
-            f"rows (e.g. {shown} in the {at(values[0][1])}), so nearly every row would be a class of its own; "
+            f"rows (e.g. {example} in the {at(values[0][1])}), so nearly every row would be a class of its own; "
             "if it is a text column, point `columns: {label: ...}` at the class column, else list the classes "
             "in `labels:`"
         )
@@ -341,8 +340,7 @@ def cell_text(value, field: str, where: str) -> str:
     if empty(value):
         raise UserError(f"{where}: a row has an empty {field}; fill it in or remove the row")
     if isinstance(value, (list, dict)):
-        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-        raise UserError(f"{where}: a row's {field} is {shown}, not a text; give one text per cell")
+        raise UserError(f"{where}: a row's {field} is {shown(value)}, not a text; give one text per cell")
     return str(value)
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 
-from encoderlab.errors import UserError
+from encoderlab.errors import UserError, shown
 from encoderlab.eval.spec import IRSplit, QAOptions
 from encoderlab.eval.tasks.custom_labels import cell_text, empty
 from encoderlab.eval.tasks.paper import struct_list
@@ -46,10 +46,9 @@ def qa_answers(value, where: str) -> list[dict]:
         except (TypeError, KeyError, ValueError):
             answers = None
     if answers is None or any(isinstance(t, (list, dict)) for t, _ in answers):
-        shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
         raise UserError(
             f"{where}: a row's answers must be SQuAD's {{text: [texts], answer_start: [offsets]}} (empty "
-            f"lists when there is none) or a list of {{text, answer_start}}, got {shown}"
+            f"lists when there is none) or a list of {{text, answer_start}}, got {shown(value, 80)}"
             + (  # the fix was not said: a CSV or TSV cell is one text, never a struct (docs: JSON lines)
                 "; a CSV or TSV cell is one text: write the rows in JSON lines or parquet"
                 if isinstance(value, str)
