@@ -186,6 +186,7 @@ NAMED = {
     "transplant-embeddings-across-tokenizers": "tests.analysis.test_commands::test_embeddings_or_head_between_two_tokenizers_are_refused",
     "transplant-over-a-sweep": "tests.analysis.test_commands::test_a_single_transplant_and_a_sweep_never_share_an_out",
     "sweep-over-a-transplant": "tests.analysis.test_commands::test_a_single_transplant_and_a_sweep_never_share_an_out",
+    "transplant-probe-flags-without-probe-task": "tests.analysis.test_transplant_command::test_the_probes_flags_without_a_probe_task_are_refused_before_any_path",
     "foreign-out": "tests.reliability.test_hostile_pretrain::test_foreign_folder_is_refused_and_untouched",
     "out-inside-init-hub-model": "tests.reliability.test_hostile_pretrain::test_out_inside_an_init_model_named_by_hub_id_is_refused",
     "two-runs-one-folder": "tests.reliability.test_hostile_pretrain::test_two_pretrains_on_one_folder_at_once_one_is_refused",

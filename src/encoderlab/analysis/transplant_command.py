@@ -4,8 +4,8 @@ A transplant's `--out` is a model folder of kind `transplant` (a sweep's, a fold
 `--out B/final` can never overwrite model B, and the two outputs never share a folder: one transplant
 replaces its folder whole, which over a sweep's would delete every transplant of it. Everything that
 can be refused is refused before the first transplant is written: the mode's flags (exactly one of
-`--layers` and `--sweep`, and no flag the mode would ignore), the models and `--out`, the tokenizers,
-and each spec of a sweep against B. A scored sweep (`--probe-task`) scores A and B before `--out` is
+`--layers` and `--sweep`, and no flag the mode would ignore, the probe's without `--probe-task`), the
+models and `--out`, the tokenizers, and each spec of a sweep against B. A scored sweep (`--probe-task`) scores A and B before `--out` is
 made, so a model whose features are refused leaves nothing behind; each model is read with its own
 tokenizer (A's for A, B's for B and for every transplant, which is saved with B's).
 """
@@ -71,6 +71,9 @@ def transplant_command(
     """
     check_arguments(device, {}, max_examples=max_examples)
     _check_mode(layers, sweep, probe_task, part=part, embeddings=embeddings, head=head, groups=groups)
+    _check_probe_flags(
+        probe_task, sweep, max_examples=max_examples, max_length=max_length, mode=attention_mode
+    )
     check_models((model_a, model_b))
     check_output(
         out, TRANSPLANT, sources=input_paths(model_a, model_b, probe_task), legacy=_is_transplant_folder
@@ -158,6 +161,33 @@ def _check_mode(layers, sweep, probe_task, *, part: str, embeddings: bool, head:
             f"--groups {groups} splits the layers of --sweep groups or all, but {mode} would ignore it; "
             "drop --groups, or use --sweep groups"
         )
+
+
+def _check_probe_flags(probe_task, sweep, *, max_examples: int, max_length, mode: str) -> None:
+    """Refuse the probe's own flags without `--probe-task`: `--max-examples`, `--max-length` and
+    `--attention-mode` shape only the probe that scores a sweep, and were ignored without a word (a
+    transplant saved as if they had not been given). `--device` is not among them: the models are
+    loaded and transplanted there, probed or not."""
+    if probe_task is not None:
+        return
+    given = [
+        flag
+        for flag, on in (
+            (f"--max-examples {max_examples}", max_examples != 2000),
+            (f"--max-length {max_length}", max_length is not None),
+            (f"--attention-mode {mode}", mode != "bidirectional"),
+        )
+        if on
+    ]
+    if given:
+        them, verb = ("them", "set") if len(given) > 1 else ("it", "sets")
+        done = (
+            f"--sweep {sweep} runs no probe without --probe-task and would ignore {them}; drop {them}, or add "
+            "--probe-task TASK"
+            if sweep
+            else f"--layers makes one transplant and runs no probe, so would ignore {them}; drop {them}"
+        )
+        raise UserError(f"{', '.join(given)} {verb} the probe of --probe-task, but {done}")
 
 
 def _last_layer_probe(task, donor: tuple, tokenizer, encoding: Encoding, device: str, cache: Path):
