@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
 from transformers import PreTrainedTokenizerFast
@@ -136,3 +137,13 @@ def make_adapter(family: str, seed: int, **overrides):
         for p in hf.parameters():
             p.add_(torch.randn(p.shape, generator=g) * 0.1)
     return ADAPTERS[family](hf.eval())
+
+
+def one_line_error(capsys, argv, message):
+    """Run the CLI on `argv`: exit 2 and one line on stderr holding `message`."""
+    from encoderlab.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and message in err[0], err

@@ -3,52 +3,12 @@
 from __future__ import annotations
 
 import json
-import random
 
 import pytest
-from analysis_helpers import WORDS, eval_records, make_model, make_texts, make_tokenizer
+from analysis_helpers import eval_records, make_model, make_texts, make_tokenizer, one_line_error
 
 from encoderlab.cli import main
-from encoderlab.model.io import is_model_folder, save_model_folder
-
-
-@pytest.fixture(scope="module")
-def folders(tmp_path_factory):
-
-    root = tmp_path_factory.mktemp("models")
-    tok = make_tokenizer()
-    paths = {}
-    for name, seed, overrides in (
-        ("a", 0, {}),
-        ("b", 1, {}),
-        ("b2", 2, {}),
-        ("wide", 3, {"hidden_size": 64}),
-    ):
-        paths[name] = str(save_model_folder(make_model(seed, **overrides), root / name, tokenizer=tok))
-    (root / "texts.txt").write_text("\n".join(make_texts(60)) + "\n")
-    rng = random.Random(0)
-    topics = [WORDS[:30], WORDS[30:]]
-    seq = [
-        {"id": str(i), "text": " ".join(rng.choices(topics[i % 2], k=5)), "meta": {"label": str(i % 2)}}
-        for i in range(40)
-    ]
-    (root / "seq.jsonl").write_text("\n".join(json.dumps(r) for r in seq))
-    tok_recs = []
-    for i in range(30):
-        words = rng.choices(WORDS, k=5)
-        tok_recs.append(
-            {"id": str(i), "text": " ".join(words), "meta": {"tokens": words, "tags": [w[-1] for w in words]}}
-        )
-    (root / "tok.jsonl").write_text("\n".join(json.dumps(r) for r in tok_recs))
-    paths["root"] = root
-    return paths
-
-
-def _one_line_error(capsys, argv, message):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1 and message in err[0], err
+from encoderlab.model.io import save_model_folder
 
 
 def test_cka_command_writes_report_figures_and_tables(folders, tmp_path, capsys):
@@ -82,7 +42,7 @@ def test_cka_command_writes_report_figures_and_tables(folders, tmp_path, capsys)
 
 def test_cka_command_refuses_too_few_texts_and_different_depths(folders, tmp_path, capsys):
     root = folders["root"]
-    _one_line_error(
+    one_line_error(
         capsys,
         [
             "analyze",
@@ -99,7 +59,7 @@ def test_cka_command_refuses_too_few_texts_and_different_depths(folders, tmp_pat
         "too few",
     )
     deep = str(save_model_folder(make_model(0, n_layers=4), tmp_path / "deep", tokenizer=make_tokenizer()))
-    _one_line_error(
+    one_line_error(
         capsys,
         [
             "analyze",
@@ -115,91 +75,6 @@ def test_cka_command_refuses_too_few_texts_and_different_depths(folders, tmp_pat
         ],
         "different depths",
     )
-
-
-def test_transplant_command_single_and_errors(folders, tmp_path, capsys):
-    out = tmp_path / "t"
-    main(
-        [
-            "analyze",
-            "transplant",
-            folders["a"],
-            folders["b"],
-            "--layers",
-            "0-1",
-            "--part",
-            "mlp",
-            "--out",
-            str(out),
-        ]
-    )
-    assert is_model_folder(out) and json.loads((out / "transplant.json").read_text())["spec"]["part"] == "mlp"
-    base = ["analyze", "transplant", folders["a"]]
-    _one_line_error(
-        capsys,
-        [*base, folders["b"], "--layers", "0-5", "--out", str(tmp_path / "x")],
-        "layer 3 is out of range",
-    )
-    _one_line_error(
-        capsys,
-        [*base, folders["wide"], "--layers", "0", "--out", str(tmp_path / "x")],
-        "different architectures (hidden_size 32 vs 64)",
-    )
-    _one_line_error(capsys, [*base, folders["b"], "--out", str(tmp_path / "x")], "exactly one of --layers")
-    _one_line_error(
-        capsys,
-        [*base, folders["b"], "--sweep", "groups", "--groups", "9", "--out", str(tmp_path / "x")],
-        "--groups 9 cannot split",
-    )
-    assert not (tmp_path / "x").exists()
-
-
-def test_transplant_sweep_with_probe_scores(folders, tmp_path):
-    root = folders["root"]
-    main(
-        [
-            "analyze",
-            "transplant",
-            folders["a"],
-            folders["b"],
-            "--sweep",
-            "parts",
-            "--probe-task",
-            str(root / "seq.jsonl"),
-            "--out",
-            str(tmp_path),
-        ]
-    )
-    rows = json.loads((tmp_path / "transplant_sweep.json").read_text())
-    assert [r["name"] for r in rows] == ["A", "B", "all-attention", "all-mlp"]
-    assert all(0 <= r["accuracy"] <= 100 for r in rows) and (tmp_path / "transplant_sweep.png").is_file()
-    assert is_model_folder(tmp_path / "all-mlp")
-
-
-def test_transplant_sweep_scores_a_with_its_own_tokenizer(folders, tmp_path):
-    """A was probed with B's tokenizer: with another vocabulary of the same size (same config, so the
-    transplant is allowed) A's words were all unknown to it, A scored like B and no gap was reported."""
-    from encoderlab.analysis.features import Encoding
-    from encoderlab.analysis.probe import load_task, probe_model
-
-    words = [f"x{i}" for i in range(len(WORDS))]
-    tok_a = make_tokenizer(words)
-    a = save_model_folder(make_model(0), tmp_path / "a", tokenizer=tok_a)
-    rng = random.Random(0)
-    # texts of 3-8 words: B, which knows none of them, reads each by its length alone (were all of 5 words,
-    # one input to B, which a probe now refuses: B and every transplant scored the most frequent class)
-    records = [
-        {"id": str(i), "text": " ".join(rng.choices(words[:30] if i % 2 else words[30:], k=rng.randint(3, 8))),
-         "meta": {"label": str(i % 2)}}
-        for i in range(40)
-    ]  # fmt: skip
-    task = tmp_path / "x.jsonl"
-    task.write_text("".join(json.dumps(r) + "\n" for r in records))
-    argv = ["analyze", "transplant", str(a), folders["b"], "--sweep", "parts", "--probe-task", str(task)]
-    main([*argv, "--out", str(tmp_path / "s")])
-    rows = {r["name"]: r for r in json.loads((tmp_path / "s" / "transplant_sweep.json").read_text())}
-    (direct,) = probe_model(make_model(0), tok_a, load_task(str(task)), Encoding(max_length=64), layers=[2])
-    assert rows["A"]["accuracy"] == direct.accuracy
 
 
 @pytest.mark.parametrize("repeat", [False, True], ids=["listed", "repeated"])
@@ -225,7 +100,7 @@ def test_curves_command(folders, tmp_path, capsys):
         tmp_path / "fig" / "lr_sensitivity.csv"
     ).is_file()
     assert not (tmp_path / "fig" / "mask_ratio.png").exists()
-    _one_line_error(
+    one_line_error(
         capsys,
         ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "fig2")],
         "does not exist",
@@ -267,7 +142,7 @@ def test_cka_refuses_a_twin_with_the_weights_of_b(folders, tmp_path, capsys):
     twin = shutil.copytree(folders["b"], tmp_path / "twin")
     argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", str(twin), "--n", "50"]
     argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
-    _one_line_error(capsys, argv, f"--baseline {twin} has the very weights of model B")
+    one_line_error(capsys, argv, f"--baseline {twin} has the very weights of model B")
     assert not (tmp_path / "o").exists()
 
 
@@ -276,7 +151,7 @@ def test_cka_refuses_a_twin_with_the_weights_of_a(folders, tmp_path, capsys):
     and the sentence said "low layers not above seed noise"."""
     argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", folders["a"], "--n", "50"]
     argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
-    _one_line_error(capsys, argv, f"--baseline {folders['a']} has the very weights of model A")
+    one_line_error(capsys, argv, f"--baseline {folders['a']} has the very weights of model A")
     assert not (tmp_path / "o").exists()
 
 
@@ -284,45 +159,11 @@ def test_cka_refuses_a_twin_of_another_architecture_than_b(folders, tmp_path, ca
     """A twin twice as wide as B ran and divided A's divergence by one that mixes width with seed noise."""
     argv = ["analyze", "cka", folders["a"], folders["b"], "--baseline", folders["wide"], "--n", "50"]
     argv += ["--texts", str(folders["root"] / "texts.txt"), "--out", str(tmp_path / "o")]
-    _one_line_error(
+    one_line_error(
         capsys, argv, f"--baseline {folders['wide']} is not a seed twin of model B ({folders['b']}): their "
         "architectures differ (hidden_size 64 vs 32)",
     )  # fmt: skip
     assert not (tmp_path / "o").exists()
-
-
-def _snapshot(folder):
-    return {p.relative_to(folder): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-def test_a_single_transplant_and_a_sweep_never_share_an_out(folders, tmp_path, capsys):
-    """One transplant over a sweep's folder replaced it whole, deleting every transplant of the sweep; a
-    sweep over one transplant's model folder wrote its folders and table into that model folder."""
-    from tests.reliability.errors_doc import assert_printed_as_documented
-
-    base = ["analyze", "transplant", folders["a"], folders["b"]]
-    main([*base, "--sweep", "parts", "--out", str(tmp_path / "sweep")])
-    main([*base, "--layers", "0", "--out", str(tmp_path / "one")])
-    before = _snapshot(tmp_path)
-    for case, argv, message in (
-        (
-            "transplant-over-a-sweep",
-            ["--layers", "1", "--out", str(tmp_path / "sweep")],
-            "holds a transplant sweep",
-        ),
-        (
-            "sweep-over-a-transplant",
-            ["--sweep", "parts", "--out", str(tmp_path / "one")],
-            "holds one transplant",
-        ),
-    ):
-        capsys.readouterr()
-        with pytest.raises(SystemExit) as exc:
-            main([*base, *argv])
-        err = capsys.readouterr().err
-        assert exc.value.code == 2 and message in err, err
-        assert_printed_as_documented(case, err, tmp_path)
-    assert _snapshot(tmp_path) == before
 
 
 def test_a_max_length_the_special_tokens_fill_is_refused(folders, tmp_path, capsys):
@@ -345,29 +186,6 @@ def test_a_max_length_the_special_tokens_fill_is_refused(folders, tmp_path, caps
         if argv[0] == "probe":
             assert_printed_as_documented("analysis-max-length-only-special-tokens", err, tmp_path)
     assert not any(tmp_path.iterdir())
-
-
-def test_embeddings_or_head_between_two_tokenizers_are_refused(folders, tmp_path, capsys):
-    """A's embeddings under B's tokenizer of another vocabulary (same size, so the architecture check
-    passed): every row stood for another token, and the transplant was saved as if meaningful."""
-    tok_a = make_tokenizer([f"x{i}" for i in range(len(WORDS))])
-    a = save_model_folder(make_model(0), tmp_path / "a", tokenizer=tok_a)
-    for flags in (["--embeddings"], ["--embeddings", "--head"]):
-        argv = ["analyze", "transplant", str(a), folders["b"], "--layers", "0", *flags]
-        _one_line_error(
-            capsys,
-            [*argv, "--out", str(tmp_path / "t")],
-            f"{' and '.join(flags)} would copy rows of A's vocabulary",
-        )
-        assert not (tmp_path / "t").exists()
-    capsys.readouterr()
-    main(["analyze", "transplant", str(a), folders["b"], "--layers", "0", "--out", str(tmp_path / "t")])
-    assert (tmp_path / "t" / "transplant.json").is_file()  # blocks alone carry no vocabulary
-    # but they are read under B's tokenizer: said in one note (was silent)
-    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("encoderlab: note:")]
-    assert len(notes) == 1 and "A and B have different tokenizers" in notes[0] and "only blocks" in notes[0]
-    main(["analyze", "transplant", folders["a"], folders["b"], "--layers", "0", "--out", str(tmp_path / "s")])
-    assert "tokenizers" not in capsys.readouterr().err  # one tokenizer: no note
 
 
 # Figures a command writes only sometimes (cka_ratio without --baseline, a curve no source fills, a sweep's
@@ -397,28 +215,6 @@ def test_a_reused_curves_out_keeps_no_curve_no_source_fills_now(tmp_path):
     assert not list(fig.glob("mask_ratio*")) and (fig / "data_efficiency.png").is_file()
 
 
-def test_a_reused_sweep_out_keeps_no_bar_chart_of_scores_it_no_longer_has(folders, tmp_path):
-    out = tmp_path / "s"
-    sweep = ["analyze", "transplant", folders["a"], folders["b"], "--sweep", "parts", "--out", str(out)]
-    main([*sweep, "--probe-task", str(folders["root"] / "seq.jsonl")])
-    assert (out / "transplant_sweep.png").is_file()
-    main(sweep)
-    assert not (out / "transplant_sweep.png").exists()
-    assert "accuracy" not in json.loads((out / "transplant_sweep.json").read_text())[0]
-
-
-def test_a_reused_sweep_out_keeps_no_transplant_of_an_earlier_sweep(folders, tmp_path):
-    """`--sweep layers` then `--sweep parts` into one --out kept layer-0, layer-1, layer-2 beside the new
-    transplants, though the table (and transplant_sweep.json) listed only all-attention and all-mlp."""
-    out = tmp_path / "s"
-    sweep = ["analyze", "transplant", folders["a"], folders["b"], "--out", str(out), "--sweep"]
-    main([*sweep, "layers"])
-    assert {p.name for p in out.iterdir() if p.is_dir()} == {"layer-0", "layer-1", "layer-2"}
-    main([*sweep, "parts"])
-    listed = {row["name"] for row in json.loads((out / "transplant_sweep.json").read_text())}
-    assert {p.name for p in out.iterdir() if p.is_dir()} == listed == {"all-attention", "all-mlp"}
-
-
 @pytest.mark.parametrize(
     "command",
     [
@@ -437,24 +233,8 @@ def test_a_missing_model_is_named_before_the_texts_or_tasks_are_read(folders, tm
         "--out",
         str(tmp_path / "o"),
     ]
-    _one_line_error(capsys, argv, f"model source '{folders['root']}/nope' does not exist")
+    one_line_error(capsys, argv, f"model source '{folders['root']}/nope' does not exist")
     assert list(tmp_path.iterdir()) == []
-
-
-@pytest.mark.parametrize("path", ["a missing model", "an --out in a run's final"])
-def test_transplants_mode_is_refused_before_any_path_is_checked(folders, tmp_path, capsys, path):
-    """Flags alone come first, as every analyze command checks its arguments before its paths: neither
-    --layers nor --sweep was said only once a model was found, and after the run-part refusal of --out."""
-    from encoderlab.outdir import create_output
-
-    run = create_output(tmp_path / "run", "pretrain")
-    model, out = {
-        "a missing model": (str(tmp_path / "nope"), tmp_path / "o"),
-        "an --out in a run's final": (folders["a"], run / "final" / "t"),
-    }[path]
-    argv = ["analyze", "transplant", model, folders["b"], "--out", str(out)]
-    _one_line_error(capsys, argv, "give exactly one of --layers (one transplant) or --sweep (several)")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"] and not (run / "final").exists()
 
 
 def test_curves_names_a_missing_input_before_reading_any_or_checking_out(tmp_path, capsys):
@@ -463,12 +243,12 @@ def test_curves_names_a_missing_input_before_reading_any_or_checking_out(tmp_pat
     (tmp_path / "e").mkdir()
     (tmp_path / "e" / "results.jsonl").write_text("")
     (tmp_path / "c.yaml").write_text("sources:\n  - {results: e, model: M}\n  - {results: gone, model: N}\n")
-    _one_line_error(
+    one_line_error(
         capsys, ["analyze", "curves", str(tmp_path / "c.yaml"), "--out", str(tmp_path / "f")], "gone"
     )
     (tmp_path / "a_file").write_text("mine")
     missing = ["analyze", "curves", str(tmp_path / "missing.yaml"), "--out", str(tmp_path / "a_file")]
-    _one_line_error(capsys, missing, "missing.yaml does not exist")
+    one_line_error(capsys, missing, "missing.yaml does not exist")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "c.yaml", "e"]
 
 
@@ -493,18 +273,5 @@ def test_probe_refuses_a_model_or_task_given_twice(folders, tmp_path, capsys, mo
     """Each was probed twice, and plotted under one label twice."""
     names = {"a": folders["a"], "root": folders["root"]}
     argv = ["analyze", "probe", *models.format(**names).split(), "--tasks", *tasks.format(**names).split()]
-    _one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message.format(**names))
+    one_line_error(capsys, [*argv, "--out", str(tmp_path / "o")], message.format(**names))
     assert list(tmp_path.iterdir()) == []
-
-
-def test_a_scored_sweep_prints_each_transplants_share_of_the_gap_as_its_table_says(folders, tmp_path, capsys):
-    """The share of the B -> A gap a transplant recovers (paper 2's last column) was in the table and the
-    figure only: the printed lines gave the scores."""
-    argv = ["analyze", "transplant", folders["a"], folders["b"], "--sweep", "layers"]
-    main([*argv, "--probe-task", str(folders["root"] / "seq.jsonl"), "--out", str(tmp_path / "s")])
-    printed = capsys.readouterr().out.splitlines()
-    rows = json.loads((tmp_path / "s" / "transplant_sweep.json").read_text())
-    assert rows[0]["accuracy"] != rows[1]["accuracy"]  # A and B differ: every transplant has a gap share
-    for row in rows[2:]:
-        (line,) = [line for line in printed if line.startswith(f"{row['name']} ")]
-        assert line.endswith(f"{row['accuracy']:6.2f}  {row['gap_recovered']:+.0%} of the gap"), line
