@@ -127,11 +127,16 @@ def start_model_record(init: str) -> dict[str, Any]:
 def recorded_start(run_dir: Path) -> tuple[str, str] | None:
     """(hub id, commit) a run's env.json records of the hub start model it read (`start_model`, written
     by `start_model_record`); None for a run that records none, or no commit."""
+    return start_of(recorded_start_model(run_dir))
+
+
+def recorded_start_model(run_dir: Path) -> Any:
+    """The `start_model` record of a run's env.json as written (None when there is none), which a resume
+    keeps: it reads no start model, so the commit a hub id resolves to now is not the one the run read."""
     try:
-        start = json.loads((Path(run_dir) / ENV_FILE).read_text(encoding="utf-8")).get("start_model")
+        return json.loads((Path(run_dir) / ENV_FILE).read_text(encoding="utf-8")).get("start_model")
     except (OSError, ValueError, AttributeError):  # no env.json, or not ours: nothing recorded
         return None
-    return start_of(start)
 
 
 def start_of(start: Any) -> tuple[str, str] | None:

@@ -32,18 +32,22 @@ import time
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import torch
 
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
+from encoderlab.model.protocol import LanguageModel
 from encoderlab.objectives import ObjectiveInputs, batch_loss, objective_generator
 from encoderlab.train.build import (
     build_model,
     build_source,
     check_data_tokenizer,
     data_tokenizer,
+    resumed_model,
 )
 from encoderlab.train.config import PlannedPhase, RunConfig
 from encoderlab.train.distributed import (
@@ -66,7 +70,7 @@ from encoderlab.train.optim import (
 )
 from encoderlab.train.parallelize import parallelize
 from encoderlab.train.start import resolve_device
-from encoderlab.train.vocab import add_mask_token, planned_spec
+from encoderlab.train.vocab import add_mask_to_tokenizer, add_mask_token, planned_spec
 
 
 @dataclass(frozen=True)
@@ -108,9 +112,11 @@ class TrainStep:
         source: BatchSource | None = None,
         world: World | None = None,
         names: Mapping[str, str] | None = None,
+        resume_from: Path | None = None,
     ):
         """`names`: how the caller's user sets the config's fields, where not `--set FIELD=`
-        (`memory.check_fits`, `start.run_device`: a benchmark's refusal names its own flags)."""
+        (`memory.check_fits`, `start.run_device`: a benchmark's refusal names its own flags).
+        `resume_from`: the checkpoint a resume loads, whose model an `init` run is built from (`_start_model`)."""
         self.cfg = cfg
         self.world = world if world is not None else init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
@@ -125,8 +131,7 @@ class TrainStep:
         fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
         check_fits(fresh, cfg, str(self.device), names)
         torch.manual_seed(cfg.seed)
-        model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
-        check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
+        model, tokenizer, resumed = self._start_model(resume_from)
         for p in self.plan:  # every phase's layers and attention run, before the first phase starts
             chosen = phase_layers(p, model.config.n_layers)
             check_unshared(
@@ -134,7 +139,12 @@ class TrainStep:
             )
             model.check_attention_mode(p.phase.objective.attention_mode)
         self.tokenizer = tokenizer or data_tokenizer(cfg.data)
-        self.added = add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
+        # a resumed checkpoint has the token's rows already (its tokenizer, the token too: `_start_model`)
+        self.added = (
+            None
+            if resumed
+            else add_mask_token(model, self.tokenizer, self.source.spec, self.spec, cfg.model.mask_token)
+        )
         """The token added to the start model's vocabulary (`train/vocab.py`), None when none was."""
         # Loaders hand models over in eval mode; a wrapped BERT's dropout (0.1) belongs to its
         # training, as in transformers' own MLM scripts. Held-out scoring switches it off (validation.py).
@@ -147,6 +157,25 @@ class TrainStep:
         self.frozen: list[str] = []
         self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="encoderlab-batches")
         self._ahead: tuple[int, Future] | None = None
+
+    def _start_model(self, resume_from: Path | None) -> tuple[LanguageModel, Any, bool]:
+        """The model to train, its tokenizer (None: the data's) and whether it is a resumed checkpoint's.
+
+        A resume of an `init` run builds the model from its checkpoint (`build.resumed_model`), not from
+        `model.init`, which it never reads: the weights are the checkpoint's anyway. Its tokenizer is then
+        the data's (with the run's added mask token), so the trainer's check of the checkpoint's tokenizer
+        (`resumed.check_tokenizer`) still compares it with the data; on synthetic data, whose ids mean no
+        words, or prepared data without a tokenizer, it is the checkpoint's."""
+        cfg = self.cfg
+        if resume_from is None or not cfg.model.init:
+            model, tokenizer = build_model(cfg.model, self.source.spec, cfg.layout.seq_len)
+            check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
+            return model, tokenizer, False
+        model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len)
+        ours = data_tokenizer(cfg.data) if cfg.data.path != "synthetic" else None
+        if ours is not None and self.spec != self.source.spec:
+            add_mask_to_tokenizer(ours, self.source.spec, self.spec, cfg.model.mask_token)
+        return model, ours or saved, True
 
     # ---- phases and optimizer ----------------------------------------------------------------
     def phase_at(self, step: int) -> PlannedPhase:

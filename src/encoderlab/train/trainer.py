@@ -38,7 +38,7 @@ from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
 from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
-from encoderlab.model.runlayout import ENV_FILE, start_model_record
+from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
 from encoderlab.train.build import build_source, data_identity
 from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
@@ -125,13 +125,14 @@ class Trainer:
         self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
+        latest = find_checkpoint(self.run_dir) if resume else None
         self.train_step = TrainStep(
-            cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world
+            cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world, resume_from=latest
         )
         self.progress = ckpt.Progress()
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
         self._data = data_identity(cfg.data) if source is None else None
-        self._resumed_from = self._start_state(resume)
+        self._resumed_from = self._start_state(latest)
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
                 f"--resume: {self._resumed_from} is past the last step ({self.plan[-1].end}) of this config; "
@@ -216,21 +217,33 @@ class Trainer:
                         file=sys.stderr,
                     )
                 save_yaml(self.cfg, self.run_dir / "config.yaml")
-                env = {**environment(), **start_model_record(self.cfg.model.init)}
+                env = {**environment(), **self._start_record()}
                 write_text_atomic(self.run_dir / ENV_FILE, json_text(env, indent=2))
                 if self.train_step.added is not None:  # what the run changed in its start model's vocabulary
                     record = [to_dict(self.train_step.added)]
                     write_text_atomic(self.run_dir / ADDED_TOKENS, json_text(record, indent=2))
 
-    def _start_state(self, resume: bool) -> Path | None:
-        """Load the latest checkpoint (resume) or an `init` checkpoint's optimizer state; the
-        checkpoint resumed from, if any."""
-        latest = find_checkpoint(self.run_dir) if resume else None
+    def _start_record(self) -> dict[str, Any]:
+        """env.json's record of the start model: read now at a start; on a resume from a checkpoint, which
+        reads none (`TrainStep._start_model`), the one the run recorded when it started."""
+        if self._resumed_from is None:
+            return start_model_record(self.cfg.model.init)
+        start = recorded_start_model(self.run_dir)
+        return {"start_model": start} if start else {}
+
+    def _start_state(self, latest: Path | None) -> Path | None:
+        """Load `latest`, the checkpoint a resume continues, or else an `init` checkpoint's optimizer state;
+        `latest` back. A resume reads nothing of `model.init` (`TrainStep._start_model`) and says so: another
+        model put at that path since changes nothing, which the user who put it there may not expect."""
         if latest is not None:
             self._load(latest)
-            note = data_note(latest, self._data, self.cfg.data.path, force=self.force)
-            if note is not None and self.world.is_main:
-                print(f"encoderlab: note: {note}", file=sys.stderr)
+            notes = [data_note(latest, self._data, self.cfg.data.path, force=self.force)]
+            if self.cfg.model.init and self.progress.step < self.plan[-1].end:  # finished: it says so instead
+                notes.append(f"--resume: the model continues from {latest}; model.init {self.cfg.model.init} is not "
+                             "read on resume (moved, deleted or replaced since, it changes nothing)")  # fmt: skip
+            for note in notes:
+                if note is not None and self.world.is_main:
+                    print(f"encoderlab: note: {note}", file=sys.stderr)
         elif self.cfg.model.init and self.cfg.model.load == "full":
             found = find_checkpoint(Path(self.cfg.model.init))
             state, _, _ = ckpt.load_train_state(found)

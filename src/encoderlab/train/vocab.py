@@ -75,22 +75,7 @@ def add_mask_token(model: LanguageModel, tokenizer, data: TokenSpec, planned: To
     is planned. The tokenizer must be the data's (same length), so the token lands on the planned id."""
     if planned == data:
         return None
-    if tokenizer is None:
-        raise UserError(
-            "the start model has no tokenizer to add a mask token to; start from a model folder with its tokenizer"
-        )
-    if len(tokenizer) != data.vocab_size:
-        raise UserError(
-            f"the start model's tokenizer has {len(tokenizer)} ids but the data's has {data.vocab_size}; prepare the "
-            "data with the start model's tokenizer"
-        )
-    if token in tokenizer.get_vocab():
-        raise UserError(
-            f"mask token '{token}' is already in the tokenizer's vocabulary (id {tokenizer.get_vocab()[token]}); "
-            "pass another model.mask_token (e.g. '<|mask|>')"
-        )
-    tokenizer.add_special_tokens({"mask_token": token})
-    assert tokenizer.mask_token_id == planned.mask_id, (tokenizer.mask_token_id, planned.mask_id)
+    add_mask_to_tokenizer(tokenizer, data, planned, token)
     rows = model.config.vocab_size
     model.add_token_rows([planned.mask_id], mean_of=data.vocab_size)
     # A warning, so it shows without a logging setup: the run trains a model its start model is not.
@@ -110,3 +95,25 @@ def add_mask_token(model: LanguageModel, tokenizer, data: TokenSpec, planned: To
         rows_after=model.config.vocab_size,
         init=f"mean of the {data.vocab_size} rows of the tokenizer's existing tokens (embedding, untied head, head bias)",
     )
+
+
+def add_mask_to_tokenizer(tokenizer, data: TokenSpec, planned: TokenSpec, token: str) -> None:
+    """Add the mask token `planned` has and `data` lacks to `tokenizer` (the data's: same length), at the
+    planned id; the tokenizer's half of `add_mask_token`, which a resume (whose checkpoint has the rows
+    already) takes alone."""
+    if tokenizer is None:
+        raise UserError(
+            "the start model has no tokenizer to add a mask token to; start from a model folder with its tokenizer"
+        )
+    if len(tokenizer) != data.vocab_size:
+        raise UserError(
+            f"the start model's tokenizer has {len(tokenizer)} ids but the data's has {data.vocab_size}; prepare the "
+            "data with the start model's tokenizer"
+        )
+    if token in tokenizer.get_vocab():
+        raise UserError(
+            f"mask token '{token}' is already in the tokenizer's vocabulary (id {tokenizer.get_vocab()[token]}); "
+            "pass another model.mask_token (e.g. '<|mask|>')"
+        )
+    tokenizer.add_special_tokens({"mask_token": token})
+    assert tokenizer.mask_token_id == planned.mask_id, (tokenizer.mask_token_id, planned.mask_id)

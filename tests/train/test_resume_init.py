@@ -1,0 +1,144 @@
+"""A continued-pretraining run (`model.init` set) resumes from its own checkpoint, whatever its `init` path
+holds now: moved or deleted, the resume was refused ("model source ... does not exist") as the model was
+rebuilt from `init` before the checkpoint loaded; another model put there gave the run that model's shape.
+Each resume is compared bit for bit with the same run uninterrupted, and says in one line that `init` is
+not read."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from tests.train.helpers import metrics, tiny_run
+
+from encoderlab.model import Encoder, ModelConfig
+from encoderlab.model.io import save_model_folder
+from encoderlab.objectives import MLM
+from encoderlab.train import Phase, pretrain
+from encoderlab.train.config import ModelSpec
+
+PHASES = (Phase(objective=MLM(mask_ratio=0.3), steps=4),)
+
+
+def _init(folder: Path, seed: int, **shape) -> Path:
+    torch.manual_seed(seed)
+    config = dataclasses.replace(ModelConfig.from_size("tiny", vocab_size=128), **shape)
+    save_model_folder(Encoder(config), folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory):
+    """The uninterrupted CPT run every resume is compared with."""
+    root = tmp_path_factory.mktemp("whole")
+    cfg = tiny_run(root / "run", phases=PHASES, model=ModelSpec(init=str(_init(root / "init", seed=0))))
+    pretrain(cfg)
+    return cfg
+
+
+def _assert_same_run(cut, whole) -> None:
+    assert [(r["step"], r["loss"]) for r in metrics(cut.out)] == [
+        (r["step"], r["loss"]) for r in metrics(whole.out)
+    ]
+    wa, wb = (load_file(f"{run.out}/final/model.safetensors") for run in (whole, cut))
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def _stopped(tmp_path: Path):
+    """The same run stopped after step 2, from an init identical to the uninterrupted run's."""
+    cfg = tiny_run(
+        tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(_init(tmp_path / "init", seed=0)))
+    )
+    pretrain(cfg, until_step=2)
+    return cfg
+
+
+def _resume_note(err: str, cfg) -> str:
+    [line] = [x for x in err.splitlines() if "model.init" in x]
+    assert line.startswith("encoderlab: note: --resume: the model continues from ")
+    assert f"model.init {cfg.model.init} is not read on resume" in line
+    return line
+
+
+@pytest.mark.parametrize("gone", ["moved", "deleted"])
+def test_a_cpt_run_resumes_exactly_after_its_init_folder_is_gone(tmp_path, capsys, whole, gone):
+    cut = _stopped(tmp_path)
+    if gone == "moved":
+        shutil.move(cut.model.init, tmp_path / "elsewhere")
+    else:
+        shutil.rmtree(cut.model.init)
+    capsys.readouterr()
+    pretrain(cut, resume=True)  # no --force: the config is unchanged
+    _resume_note(capsys.readouterr().err, cut)
+    _assert_same_run(cut, whole)
+
+
+def test_another_model_put_at_the_init_path_changes_nothing_on_resume(tmp_path, capsys, whole):
+    """Another architecture (and other weights) at the same path: the run goes on from its checkpoint, as
+    the user who resumes it asked, and the note says the path is not read."""
+    cut = _stopped(tmp_path)
+    shutil.rmtree(cut.model.init)
+    _init(Path(cut.model.init), seed=1, hidden_size=64, n_layers=2)
+    capsys.readouterr()
+    pretrain(cut, resume=True)
+    _resume_note(capsys.readouterr().err, cut)
+    _assert_same_run(cut, whole)
+
+
+def test_a_resume_keeps_the_start_model_its_run_recorded(tmp_path):
+    """env.json's `start_model` (a hub id's commit, as a run from `org/name` records it) is what the run
+    started from; a resume reads no start model, so it keeps the record rather than resolving the id again
+    (another commit by then, or none offline), or dropping it, as here for a local `init`."""
+    cut = _stopped(tmp_path)
+    env = Path(cut.out) / "env.json"
+    record = {"hub_id": "org/name", "commit": "0" * 40}
+    env.write_text(json.dumps({**json.loads(env.read_text()), "start_model": record}))
+    pretrain(cut, resume=True)
+    assert json.loads(env.read_text())["start_model"] == record
+
+
+@pytest.fixture(scope="module")
+def decoder_data(tmp_path_factory):
+    """Text prepared with a decoder's tokenizer (no mask token), as a run from SmolLM2 reads it."""
+    from tests.train.test_vocab import VOCAB, _save_decoder
+
+    from encoderlab.cli import main
+
+    root = tmp_path_factory.mktemp("decoder_data")
+    _save_decoder(root / "tokenizer", tied=True)
+    texts = [" ".join(f"t{(i * 7 + j) % (VOCAB - 1) + 1}" for j in range(60)) for i in range(40)]
+    (root / "corpus.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts))
+    )
+    main(["data", "prepare", "--source", str(root / "corpus.jsonl"), "--tokenizer", str(root / "tokenizer"),
+          "--decontaminate", "none", "--workers", "1", "--out", str(root / "data"), "--val-fraction", "0.25"])  # fmt: skip
+    return root / "data"
+
+
+def test_a_run_that_added_a_mask_token_resumes_exactly_without_its_start_model(
+    tmp_path, capsys, decoder_data
+):
+    """On prepared data: the resumed model is the checkpoint's (the added row included), and the data's
+    tokenizer, with the run's mask token added again, is still compared with the checkpoint's."""
+    from tests.train.test_vocab import _save_decoder
+
+    def run(name: str):
+        spec = ModelSpec(
+            init=str(_save_decoder(tmp_path / f"{name}_decoder", tied=True)), mask_token="<mask>"
+        )
+        data = dataclasses.replace(tiny_run(tmp_path).data, path=str(decoder_data))
+        return tiny_run(tmp_path / name, phases=PHASES, model=spec, data=data)
+
+    whole, cut = run("whole"), run("cut")
+    pretrain(whole)
+    pretrain(cut, until_step=2)
+    shutil.rmtree(cut.model.init)
+    capsys.readouterr()
+    pretrain(cut, resume=True)
+    _resume_note(capsys.readouterr().err, cut)
+    _assert_same_run(cut, whole)
