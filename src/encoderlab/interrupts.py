@@ -15,16 +15,25 @@ running `atexit` hooks: multiprocessing ending children, torch's and wandb's tea
 defaults again: SIGTERM killed the process (exit -15, no line) and Ctrl-C printed a KeyboardInterrupt
 traceback from the hook it cut short, and the command's own code came out. The console script therefore
 runs its command inside `interrupts_in_shutdown(say)`: leaving it, SIGINT and SIGTERM are only noted,
-so the shutdown's cleanup runs to its end, and the process then says the usual line (`say`) and exits
-130, as an interrupted command does. A second signal ends a shutdown that hangs at once, with the same
-line and code. In-process callers (tests, notebooks) never enter it: their handlers stay theirs. A signal
-after every `atexit` hook still meets Python's defaults: CPython restores them (`_PySignal_Fini`) before it
-tears the modules down, which takes about a second once torch is loaded (2026-12-06, a tiny `pretrain` on
-CPU: SIGTERM 0.1 to 0.8 s after its summary ended it with -15 and no line, its work complete). Nor can a
-handler choose where it lands: in a finalizer the command's end runs (the weakref callback of a collected
-thread pool), its KeyboardInterrupt is printed by Python as "Exception ignored in ..." and lost, and the
-command exits 0, complete. Blocking or ignoring the signals there would close both windows, but a teardown
-that hangs (a collective's destructor) could then be stopped by SIGKILL alone.
+so the shutdown's cleanup runs to its end. After a command that completed (it returned: a `pretrain` with
+its final model, checkpoint and metrics written) the process then says in one note line that the signal
+came after the command had finished and exits 0: its work is complete, and the usual "interrupted ...
+rerun with --resume to continue" sent the user to a resume with nothing to do. After any other end (a
+refusal, an interruption) it says the usual line (`say`) and exits 130, as an interrupted command does.
+A second signal ends a shutdown that hangs at once, with the interrupted line and 130 (its cleanup was
+cut short). In-process callers (tests, notebooks) never enter it: their handlers stay theirs. After every
+`atexit` hook CPython restores the default handlers (`_PySignal_Fini`) and tears the modules down, which
+takes about a second once torch is loaded: a SIGTERM there (2026-12-06, a tiny `pretrain` on CPU, 0.1 to 0.8 s
+after its summary) ended a finished run with -15 and no line, its work complete. So the hook, when it is the
+last (no hook was registered before it: `atexit._ncallbacks`), ends the process there with the command's own
+status (`os._exit`, stdout and stderr flushed): no teardown is left for a signal to land in. What it skips is
+the modules' finalizers; every output is closed by then (atomic writes, sinks closed, lock released), and
+hooks registered before it (a coverage tool's, from a `.pth` file) keep the teardown as it was. A command
+that raised anything but `SystemExit` (a bug's traceback) keeps it too. Nor can a handler choose where it
+lands: in a finalizer the command's end runs (the weakref callback of a collected thread pool), its
+KeyboardInterrupt is printed by Python as "Exception ignored in ..." and lost, and the command exits 0,
+complete. Blocking or ignoring the signals instead would close that window too, but a teardown that hangs
+(a collective's destructor) could then be stopped by SIGKILL alone.
 
 A parent killed outright (SIGKILL, the OOM killer, a crash) runs no cleanup, so a child that must not
 outlive it calls `end_with_parent()`: on Linux the kernel kills the child the moment its parent dies
@@ -71,19 +80,28 @@ INTERRUPTED = 130
 
 _late: list[int] = []
 """Signals received during the interpreter's shutdown (`interrupts_in_shutdown`)."""
+_ended: list[int] = []
+"""The exit status the command ended with (a return: 0; `sys.exit(N)`: N); empty when it raised otherwise."""
 
 
 @contextlib.contextmanager
 def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     """For the process's entry point: a SIGINT or SIGTERM after the block (during the interpreter's
-    shutdown) ends the process with `say()` and exit 130 once the shutdown's cleanup ran (see the module
-    docstring). Outside the main thread it does nothing."""
+    shutdown) ends the process once the shutdown's cleanup ran: exit 0 with a note after a command that
+    completed, else `say()` and exit 130 (see the module docstring). Outside the main thread it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    atexit.register(_exit_if_interrupted, say)  # registered first, so run after the command's own hooks
+    # registered first, so run after the command's own hooks; the last of all when none was registered
+    # before it, and only then may it end the process without the teardown that follows (`_ended`)
+    atexit.register(_exit_if_interrupted, say, getattr(atexit, "_ncallbacks", lambda: 1)() == 0)
     try:
         yield
+    except SystemExit as exc:
+        _ended.extend([exc.code or 0] if exc.code is None or isinstance(exc.code, int) else [])
+        raise
+    else:
+        _ended.append(0)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, lambda signum, frame: _note_late(signum, say))
@@ -95,19 +113,33 @@ def _note_late(signum: int, say: Callable[[], None]) -> None:
     _late.append(signum)
 
 
-def _exit_if_interrupted(say: Callable[[], None]) -> None:
+def _exit_if_interrupted(say: Callable[[], None], last: bool) -> None:
+    if _late and _ended == [0]:  # one signal, after a command that completed: the cleanup ran to its end too
+        name = signal.Signals(_late[0]).name
+        with contextlib.suppress(Exception):
+            print(f"encoderlab: note: {name} arrived after the command had finished; its work is complete",
+                  file=sys.stderr)  # fmt: skip
+        _flushed()
+        os._exit(0)
     if _late:
         _exit_interrupted(say)
+    if last and _ended:  # the command's own exit status, once every hook ran: no teardown left to cut
+        _flushed()
+        os._exit(_ended[0])
 
 
 def _exit_interrupted(say: Callable[[], None]) -> None:
     """`say()`, then exit 130 at once: an `atexit` hook cannot change the exit code any other way."""
     with contextlib.suppress(Exception):  # a signal that cut a write to stderr short: the exit still comes
         say()
+    _flushed()
+    os._exit(INTERRUPTED)
+
+
+def _flushed() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # closed, or a reader gone: nothing left to say there
             stream.flush()
-    os._exit(INTERRUPTED)
 
 
 def end_with_parent(parent_pid: int, every_s: float = 0.5) -> None:
