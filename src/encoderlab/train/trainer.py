@@ -224,12 +224,11 @@ class Trainer:
                     write_text_atomic(self.run_dir / ADDED_TOKENS, json_text(record, indent=2))
 
     def _start_record(self) -> dict[str, Any]:
-        """env.json's record of the start model: read now at a start; on a resume from a checkpoint, which
-        reads none (`TrainStep._start_model`), the one the run recorded when it started."""
-        if self._resumed_from is None:
-            return start_model_record(self.cfg.model.init)
-        start = recorded_start_model(self.run_dir)
-        return {"start_model": start} if start else {}
+        """env.json's record of the start model: on a resume from a checkpoint, which reads none
+        (`TrainStep._start_model`), the one the run recorded when it started; else (a start, or a folder
+        without one: a study's branch, seeded from its base's checkpoint) the one `model.init` names now."""
+        start = recorded_start_model(self.run_dir) if self._resumed_from is not None else None
+        return {"start_model": start} if start else start_model_record(self.cfg.model.init)
 
     def _start_state(self, latest: Path | None) -> Path | None:
         """Load `latest`, the checkpoint a resume continues, or else an `init` checkpoint's optimizer state;
