@@ -168,3 +168,22 @@ def test_check_gives_a_qa_epoch_schedules_steps_as_a_lower_bound_the_run_reaches
     assert code == 0, err
     record = json.loads((tmp_path / "e" / "results.jsonl").read_text().splitlines()[0])
     assert record["steps"] > 3  # ceil(windows / 5): a context spans several windows
+
+
+def test_tokens_and_tags_of_different_lengths_say_the_fix(tmp_path, capsys):
+    # was: "a row has 3 tokens but 2 tags", the fix unsaid
+    rows = [{"tokens": [f"w{i}", "b"], "tags": ["O", "B-X"]} for i in range(10)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (tmp_path / "test.jsonl").write_text(json.dumps({"tokens": ["x", "y", "z"], "tags": ["O", "B-X"]}) + "\n")
+    data = {"train": "train.jsonl", "test": "test.jsonl"}
+    path = write_task_file(tmp_path, "task_tags_count.yaml", name="t", family="tc", data=data)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0"], capsys)
+    assert_one_line(
+        code,
+        err,
+        rf"^encoderlab: error: task file {path}: test split, line 1 of test.jsonl: a row has 3 tokens but 2 tags; "
+        r"give each word one tag, in order \(tags\[i\] tags tokens\[i\]\)$",
+    )
+    assert_printed_as_documented("task-file-tc-tags-count", err, tmp_path)
+    assert not (tmp_path / "e").exists()

@@ -36,6 +36,7 @@ from encoderlab.eval.spec import (
     Task,
     TaskData,
 )
+from encoderlab.eval.tasks.beir import beir_data, beir_hub_id
 from encoderlab.eval.tasks.custom_data import SPLITS, DataSpec, load_splits, require_named_columns
 from encoderlab.eval.tasks.custom_family import (
     COLUMNS,
@@ -379,7 +380,10 @@ def task_from_file(path: Path | str) -> Task:
     metric = spec.metric or _metrics(spec)[0]
     if spec.family == "qa":
         metric = _qa_metric(spec.metric, spec.finetune.select_metric, options, spec.inputs, where)
-    data = _examples(spec, *load_splits(spec.data, path.parent, _required(spec), where), where)
+    if spec.data.beir is not None:  # BEIR's corpus, queries and qrels: one reader for a folder or a hub id
+        data = beir_data(spec.data, spec.family, spec.columns, path.parent, where)
+    else:
+        data = _examples(spec, *load_splits(spec.data, path.parent, _required(spec), where), where)
     require_nonempty(spec.name, data)
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)
@@ -400,13 +404,15 @@ def task_from_file(path: Path | str) -> Task:
         data_version=f"{FILE_DATA}{data_hash(data)}",
         loader=lambda: data,
         # the study report's hub inputs list it as a built-in task's (was left out: files only)
-        hub_repos=_hub_repos(spec),
+        hub_repos=_hub_repos(spec, path.parent),
     )
 
 
-def _hub_repos(spec: TaskSpec) -> tuple[HubRepo, ...]:
-    """The hub dataset a task file's data names (`Task.hub_repos`; none for local files)."""
-    return (HubRepo(spec.data.hub, spec.data.revision),) if spec.data.hub else ()
+def _hub_repos(spec: TaskSpec, base: Path) -> tuple[HubRepo, ...]:
+    """The hub dataset a task file's data names (`data.hub`, or `data.beir` as a hub id: `Task.hub_repos`;
+    none for local files). `base`: the task file's folder."""
+    hub = spec.data.hub or (beir_hub_id(spec.data.beir, base) if spec.data.beir else None)
+    return (HubRepo(hub, spec.data.revision),) if hub else ()
 
 
 def file_hub_repos(paths) -> dict[str, tuple[HubRepo, ...]]:
@@ -414,7 +420,7 @@ def file_hub_repos(paths) -> dict[str, tuple[HubRepo, ...]]:
     is read): for the study report, whose process may not have registered them. Files gone or no longer
     valid give {}: the report then names none of their datasets rather than failing."""
     try:
-        return {(spec := _read_spec(path)).name: _hub_repos(spec) for path in task_files(paths)}
+        return {(spec := _read_spec(path)).name: _hub_repos(spec, path.parent) for path in task_files(paths)}
     except UserError:
         return {}
 

@@ -46,6 +46,8 @@ class DataSpec:
     """Local validation file; when absent, `validation_fraction` of train becomes validation."""
     test: str | None = None
     """Local test file; when absent, `test_fraction` of train becomes test."""
+    beir: str | None = None
+    """Retrieval data in BEIR's layout, a folder or a hub id (`beir.py`), instead of per-split files."""
     hub: str | None = None
     """A hub dataset id instead of local files (read as the paper suite reads, or from
     $ENCODERLAB_HUB_DATA)."""

@@ -421,7 +421,10 @@ def converter(family: str, labels: tuple[str, ...], named: bool, kind: Kind) -> 
                     '"tags": ["B-LOC", "O"]}`, under your column names); a CSV or TSV cell is one text'
                 )
             if len(r["tokens"]) != len(r["tags"]):
-                raise UserError(f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags")
+                raise UserError(  # the fix was not said
+                    f"{where}: a row has {len(r['tokens'])} tokens but {len(r['tags'])} tags; give each word "
+                    "one tag, in order (tags[i] tags tokens[i])"
+                )
             if not r["tokens"]:  # a split of such rows had no word to score (a ZeroDivisionError)
                 raise UserError(f"{where}: a row has no tokens (an empty sentence); remove the row")
             return {

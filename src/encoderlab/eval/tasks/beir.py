@@ -1,0 +1,236 @@
+"""A task file's retrieval data in BEIR's layout (`data: {beir: FOLDER or OWNER/NAME}`).
+
+BEIR's folders (what `beir`'s `GenericDataLoader` reads, and hub repositories written so) hold
+`corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`) and `qrels/<split>.tsv` with
+the header `query-id corpus-id score`. Here `qrels/train.tsv` gives the training pairs, `qrels/test.tsv`
+the test split and `qrels/dev.tsv` the validation split (without it, `data.validation_fraction` of
+train's queries, seeded, as a pair task cuts its validation). The jsonl files may be gzip compressed
+(`corpus.jsonl.gz`, as BEIR's own repositories publish them).
+
+Design. A hub id is only resolved to a folder (its mirror under $ENCODERLAB_HUB_DATA, else the local
+hub cache's snapshot, downloaded when the hub is reachable), and every folder is read by the one reader
+below, so a local folder and a hub dataset are checked alike. The files are read with Python's json and
+csv modules, not `datasets`, so a refusal names the file and line. What BEIR's loader does unsaid is one
+line here: it skips the first qrels line whatever it holds (a file without a header lost its first
+judgment), keeps the later of two corpus rows sharing an `_id`, stops with a KeyError on a judgment of a
+query the queries file lacks, and scores one of a document the corpus lacks as never retrieved; its
+`int(score)` refuses `1.0`, which is read here as the grade 1. Scores: graded relevance (trec_eval's
+gain is the grade; a grade below 1 is judged not relevant) over every query with a relevant document in
+the split's qrels (a query judged only 0 has nothing to find and is not scored, as the paper suite's
+BEIR tasks drop it), ranked against the whole corpus (the built-in IR tasks rank judged documents only).
+A document is its title and text joined by ". ", as the paper suite's NQ, or its text alone without a
+title. Trade-off: the corpus is held in memory.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+import os
+import random
+from pathlib import Path
+
+from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
+from encoderlab.errors import UserError
+from encoderlab.eval.spec import IRSplit, TaskData
+from encoderlab.words import count
+
+QRELS_HEADER = ("query-id", "corpus-id", "score")
+SCORED = {"test": "test", "dev": "validation"}
+"""qrels file -> the split it is."""
+FILES = ("corpus.jsonl*", "queries.jsonl*", "qrels/*.tsv")
+"""What a hub repository's snapshot is fetched for."""
+
+
+def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskData:
+    """The task's examples from its `data.beir`; settings it would not read are refused first."""
+    if family != "ir":
+        raise UserError(f"{where}: data.beir is retrieval data; write `family: ir`, or name data.train/test")
+    given = [f"data.{k}" for k in ("train", "validation", "test", "hub", "config", "test_fraction")]
+    given = [k for k in given if getattr(data, k.removeprefix("data."))] + (
+        ["data.splits"] if data.splits else []
+    )
+    given += ["columns"] if columns else []
+    if given:
+        raise UserError(
+            f"{where}: {', '.join(given)}: not read with data.beir (its files name the splits and fields); "
+            "drop " + ("it" if len(given) == 1 else "them")
+        )
+    folder = beir_folder(data.beir, data.revision, base, where)
+    corpus = {k: _document(r) for k, r in _jsonl(folder, "corpus", where).items()}
+    queries = {k: r["text"] for k, r in _jsonl(folder, "queries", where).items()}
+    qrels = {}
+    for name in ("train", "dev", "test"):
+        path = folder / "qrels" / f"{name}.tsv"
+        if path.is_file():
+            qrels[name] = _qrels(path, corpus, queries, where)
+        elif name != "dev":
+            raise UserError(f"{where}: data.beir {folder} has no qrels/{name}.tsv; BEIR's layout needs it")
+    if "dev" in qrels and data.validation_fraction is not None:
+        raise UserError(f"{where}: qrels/dev.tsv and data.validation_fraction both give validation; keep one")
+    train = qrels["train"]
+    if "dev" not in qrels:
+        train, qrels["dev"] = _cut(train, data.validation_fraction or 0.05, data.seed, where)
+    pairs = [
+        {"query": queries[q], "document": corpus[d], "doc_id": d}
+        for q, ds in train.items()
+        for d, grade in ds.items()
+        if grade >= 1
+    ]
+    val, test = (_split(qrels[n], queries, corpus) for n in ("dev", "test"))
+    return TaskData(pairs, val, {"test": test})
+
+
+def beir_hub_id(name: str, base: Path) -> str | None:
+    """`data.beir` as a hub id (OWNER/NAME), or None where it names a folder (relative to `base`, the
+    task file's) or is no id: a folder of that name wins, as a model's path does over its hub id."""
+    if (base / os.path.expanduser(name)).is_dir() or "/" not in name or not well_formed_hub_id(name):
+        return None
+    return name
+
+
+def beir_folder(name: str, revision: str | None, base: Path, where: str) -> Path:
+    """The folder of `data.beir`: a folder (relative to the task file's), else a hub id's mirror or its
+    snapshot in the local hub cache (fetched unless offline)."""
+    local = base / os.path.expanduser(name)
+    if beir_hub_id(name, base) is None:
+        if not local.is_dir():
+            raise UserError(
+                f"{where}: data.beir {name!r} is neither a folder (looked for {local}) nor a hub dataset id "
+                "(OWNER/NAME); fix the path or the id"
+            )
+        if revision:
+            raise UserError(
+                f"{where}: data.revision is read only for a hub id; {name!r} is a folder, so drop it"
+            )
+        return local
+    mirror = dataset_location(name, revision)
+    if mirror != name:
+        return Path(mirror)
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        return Path(
+            snapshot_download(
+                name,
+                repo_type="dataset",
+                revision=revision,
+                allow_patterns=list(FILES),
+                local_files_only=hub_offline(),
+            )
+        )
+    except LocalEntryNotFoundError:
+        raise UserError(
+            f"{where}: data.beir {name!r} is not a folder (looked for {local}) and the hub cache has no snapshot "
+            "of that dataset, offline; fetch it once with the hub reachable (`hf download --repo-type dataset "
+            f"{name}`), or name its folder"
+        ) from None
+    except Exception as exc:  # one line for any failed download: a missing repo, no connection
+        line = hub_failure(name, "dataset", exc, "check the id and your connection, or name its folder")
+        raise UserError(f"{where}: data.beir: {line}") from None
+
+
+def _open(folder: Path, stem: str, where: str):
+    for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz"):
+        if (folder / name).is_file():
+            path = folder / name
+            return path, (gzip.open if name.endswith(".gz") else open)(path, "rt", encoding="utf-8-sig")
+    raise UserError(f"{where}: data.beir {folder} has no {stem}.jsonl; BEIR's layout needs it")
+
+
+def _jsonl(folder: Path, stem: str, where: str) -> dict[str, dict]:
+    """{_id: row} of corpus or queries; a row without `_id` or text, or an `_id` given twice, is one line."""
+    path, handle = _open(folder, stem, where)
+    rows, lines = {}, {}
+    try:
+        with handle:
+            for n, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                at = f"{where}: line {n} of {path}"
+                try:
+                    row = json.loads(line)
+                except ValueError as exc:
+                    raise UserError(f"{at}: not a JSON object ({exc}); write one object per line") from None
+                if not isinstance(row, dict) or row.get("_id") in (None, ""):
+                    raise UserError(f'{at}: a row needs an "_id" (BEIR\'s field names: _id, title, text)')
+                if not isinstance(row.get("text"), str) or not (
+                    row["text"].strip() or str(row.get("title") or "").strip()
+                ):
+                    raise UserError(f'{at}: "text" must be a non-empty string; fill it in or remove the row')
+                key = str(row["_id"])
+                if key in rows:
+                    raise UserError(
+                        f"{at}: _id {key!r} is also line {lines[key]}'s; BEIR keeps only the later row, so give "
+                        "each its own _id or remove the copy"
+                    )
+                rows[key], lines[key] = row, n
+    except (UnicodeDecodeError, OSError, EOFError) as exc:
+        raise UserError(f"{where}: cannot read {path} ({exc}); write it as UTF-8 JSON lines") from None
+    return rows
+
+
+def _document(row: dict) -> str:
+    title = str(row.get("title") or "").strip()
+    return f"{title}. {row['text']}" if title else row["text"]
+
+
+def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dict[str, int]]:
+    """{query id: {document id: grade}} of one qrels file, every line checked."""
+    out: dict[str, dict[str, int]] = {}
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            table = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
+    except (UnicodeDecodeError, OSError) as exc:
+        raise UserError(f"{where}: cannot read {path} ({exc}); write it as UTF-8 text") from None
+    if not table or tuple(c.strip() for c in table[0]) != QRELS_HEADER:
+        first = "\t".join(table[0]) if table else ""
+        raise UserError(
+            f"{where}: line 1 of {path} is {first[:60]!r}, not the header query-id<TAB>corpus-id<TAB>score; "
+            "add that header line (BEIR skips the first line, so a file without it lost its first judgment)"
+        )
+    for n, cells in enumerate(table[1:], 2):
+        at = f"{where}: line {n} of {path}"
+        if not any(c.strip() for c in cells):
+            continue
+        if len(cells) != 3:
+            raise UserError(
+                f"{at}: {len(cells)} tab-separated fields, not 3 (query-id, corpus-id, score); fix it"
+            )
+        q, d, score = (c.strip() for c in cells)
+        try:
+            grade = float(score)
+        except ValueError:
+            grade = float("nan")
+        if not grade.is_integer():
+            raise UserError(f"{at}: score {score!r} is not a whole relevance grade (0, 1, 2, ...); fix it")
+        for what, key, known, file in (("query", q, queries, "queries"), ("document", d, corpus, "corpus")):
+            if key not in known:
+                raise UserError(
+                    f"{at}: {what} id {key!r} is not in {file}.jsonl; add it there, or remove the judgment"
+                )
+        if out.get(q, {}).get(d, int(grade)) != int(grade):
+            raise UserError(f"{at}: query {q!r} judges document {d!r} twice, with two grades; keep one line")
+        out.setdefault(q, {})[d] = int(grade)
+    return out
+
+
+def _cut(train: dict, fraction: float, seed: int, where: str) -> tuple[dict, dict]:
+    """(train, validation): a seeded share of train's queries with a relevant document as validation."""
+    judged = sorted(q for q, ds in train.items() if max(ds.values()) >= 1)
+    n = round(fraction * len(judged))
+    if n < 1 or n >= len(judged):
+        raise UserError(
+            f"{where}: data.validation_fraction {fraction} of qrels/train.tsv's {count(len(judged), 'query', 'queries')} "
+            "leaves no validation or no training query; add qrels/dev.tsv, or change the fraction"
+        )
+    val = set(random.Random(seed).sample(judged, n))
+    return {q: ds for q, ds in train.items() if q not in val}, {q: train[q] for q in sorted(val)}
+
+
+def _split(qrels: dict, queries: dict, corpus: dict) -> IRSplit:
+    """A scored split: the queries with a relevant document, ranked against the whole corpus."""
+    scored = {q: ds for q, ds in qrels.items() if max(ds.values()) >= 1}
+    return IRSplit({q: queries[q] for q in scored}, corpus, scored)

@@ -1,0 +1,177 @@
+"""Retrieval task files in BEIR's layout (`data: {beir: FOLDER or OWNER/NAME}`, `eval/tasks/beir.py`):
+a local folder and the same folder as a hub id (a mirror, the local hub cache's snapshot) read alike, the
+scores recomputed by hand from the predictions, and each mistake of the layout one line before anything
+is written. Before, a task file could not say it at all (`data.beir` an unknown field)."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from huggingface_hub import constants
+from tests.eval.fixtures import model_folder, write_task_file
+from tests.reliability.errors_doc import assert_printed_as_documented
+from tests.reliability.test_hostile_inputs import assert_one_line, cli
+
+from encoderlab.errors import UserError
+from encoderlab.eval import evaluate
+from encoderlab.eval.tasks.custom import load_task_files, task_from_file
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def write_beir(folder, qrels=None, corpus=None):
+    """A BEIR folder: 40 documents, 40 queries, qrels/train, dev and test with grades 2, 1 and 0."""
+    (folder / "qrels").mkdir(parents=True, exist_ok=True)
+    docs = corpus or [
+        {"_id": f"d{i}", "title": f"title {i}", "text": f"text about thing {i} and more"} for i in range(40)
+    ]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
+    queries = [{"_id": f"q{i}", "text": f"where is thing {i}"} for i in range(40)]  # q36-q39 judged nowhere
+    (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
+    for name, ids in (("train", range(0, 24)), ("dev", range(24, 30)), ("test", range(30, 36))):
+        lines = ["query-id\tcorpus-id\tscore"]
+        for i in ids:
+            lines += [f"q{i}\td{i}\t2", f"q{i}\td{(i + 1) % 40}\t1.0", f"q{i}\td{(i + 2) % 40}\t0"]
+        text = (qrels or {}).get(name, "\n".join(lines) + "\n")
+        (folder / "qrels" / f"{name}.tsv").write_text(text)
+    return folder
+
+
+def beir_task(tmp_path, beir="sci", **extra):
+    spec = {"name": "sci", "family": "ir", "data": {"beir": beir}, "max_length": 32, **extra}
+    return write_task_file(
+        tmp_path, "sci.yaml", finetune={"max_steps": 3, "batch_size": 8, "micro_batch_size": 8}, **spec
+    )
+
+
+def _hand_scores(prediction: dict) -> tuple[float, float]:
+    """nDCG@10 (gain = grade, log2 discount, trec_eval's ties: the larger document id first) and recall@10."""
+    by_id = sorted(prediction["ranking"], key=lambda ds: ds[0], reverse=True)
+    ranked = sorted(by_id, key=lambda ds: -ds[1])[:10]
+    grades = prediction["relevant"]
+    dcg = sum(grades.get(d, 0) / math.log2(i + 2) for i, (d, _) in enumerate(ranked))
+    ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(grades.values(), reverse=True)[:10]))
+    relevant = {d for d, g in grades.items() if g >= 1}
+    return 100 * dcg / ideal, 100 * len(relevant & {d for d, _ in ranked}) / len(relevant)
+
+
+def test_a_beir_folder_is_a_task_and_its_scores_are_trec_evals_graded_ones(tmp_path):
+    write_beir(tmp_path / "sci")
+    (task,) = load_task_files([beir_task(tmp_path)])
+    data = task.loader()
+    test = data.tests["test"]
+    assert len(data.train) == 48  # grade >= 1 pairs of train.tsv; `1.0` is the grade 1
+    assert sorted(test.queries) == [f"q{i}" for i in range(30, 36)]  # queries judged nowhere are not scored
+    assert len(test.corpus) == 40 and test.qrels["q30"] == {"d30": 2, "d31": 1, "d32": 0}
+    assert data.val.qrels["q24"] == {"d24": 2, "d25": 1, "d26": 0}
+    assert data.train[0] == {
+        "query": "where is thing 0",
+        "document": "title 0. text about thing 0 and more",
+        "doc_id": "d0",
+    }
+    model = model_folder(tmp_path / "model")
+    summary = evaluate(str(model), suite=None, tasks=["sci"], lrs=[1e-3], seeds=[0], out=str(tmp_path / "e"))
+    (record,) = [json.loads(line) for line in (tmp_path / "e" / "results.jsonl").read_text().splitlines()]
+    predictions = [
+        json.loads(line) for line in (tmp_path / "e" / record["predictions"]).read_text().splitlines()
+    ]
+    hand = [_hand_scores(p) for p in predictions if p["split"] == "test"]
+    assert len(hand) == 6
+    assert record["test"]["test"]["ndcg@10"] == pytest.approx(sum(h[0] for h in hand) / 6, abs=1e-6)
+    assert record["test"]["test"]["recall@10"] == pytest.approx(sum(h[1] for h in hand) / 6, abs=1e-6)
+    assert summary.tasks["sci"].test.n == 1
+
+
+def _hub_cache(tmp_path, monkeypatch, repo: str):
+    """`repo`'s snapshot in a hub cache of the test's own, in huggingface_hub's layout, the hub offline."""
+    storage = tmp_path / "hub-cache" / ("datasets--" + repo.replace("/", "--"))
+    write_beir(storage / "snapshots" / COMMIT)
+    (storage / "refs").mkdir(parents=True)
+    (storage / "refs" / "main").write_text(COMMIT)
+    monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def test_a_hub_id_in_beirs_layout_reads_as_the_same_folder_does(tmp_path, monkeypatch):
+    folder = task_from_file(beir_task(write_beir(tmp_path / "sci").parent))
+    _hub_cache(tmp_path, monkeypatch, "me/sci")
+    cached = task_from_file(beir_task(tmp_path, beir="me/sci"))
+    assert cached.data_version == folder.data_version  # the same examples: the same cache key
+    mirror = tmp_path / "mirror"
+    shutil.copytree(tmp_path / "sci", mirror / "me" / "sci")
+    monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(mirror))
+    assert task_from_file(beir_task(tmp_path, beir="me/sci")).data_version == folder.data_version
+
+
+def test_a_hub_id_the_offline_cache_lacks_is_one_line(tmp_path, monkeypatch):
+    _hub_cache(tmp_path, monkeypatch, "me/sci")
+    path = beir_task(tmp_path, beir="me/other")
+    with pytest.raises(
+        UserError, match=r"the hub cache has no snapshot of that dataset, offline; fetch it once"
+    ):
+        task_from_file(path)
+
+
+HEADER = "query-id\tcorpus-id\tscore\n"
+MISTAKES = {  # case -> (what the folder gets, the line printed after "task file {w}/sci.yaml: ")
+    "task-file-beir-unknown-id": (
+        {"qrels": {"test": HEADER + "q30\td30\t1\nq31\tnope\t1\n"}},
+        "line 3 of {w}/sci/qrels/test.tsv: document id 'nope' is not in corpus.jsonl; add it there, or remove "
+        "the judgment",
+    ),
+    "task-file-beir-qrels-header": (
+        {"qrels": {"test": "q30\td30\t1\nq31\td31\t1\n"}},
+        "line 1 of {w}/sci/qrels/test.tsv is 'q30\\td30\\t1', not the header query-id<TAB>corpus-id<TAB>score; add "
+        "that header line (BEIR skips the first line, so a file without it lost its first judgment)",
+    ),
+    "task-file-beir-grade": (
+        {"qrels": {"test": HEADER + "q30\td30\t0.5\n"}},
+        "line 2 of {w}/sci/qrels/test.tsv: score '0.5' is not a whole relevance grade (0, 1, 2, ...); fix it",
+    ),
+    "task-file-beir-duplicate-id": (
+        {"corpus": [{"_id": "d0", "title": "", "text": "one"}, {"_id": "d0", "title": "", "text": "two"}]},
+        "line 2 of {w}/sci/corpus.jsonl: _id 'd0' is also line 1's; BEIR keeps only the later row, so give each "
+        "its own _id or remove the copy",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MISTAKES))
+def test_a_mistake_in_a_beir_folder_is_one_line_and_writes_nothing(case, tmp_path, capsys):
+    given, message = MISTAKES[case]
+    write_beir(tmp_path / "sci", **given)
+    path = beir_task(tmp_path)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        expected = f"task file {path}: " + message.replace("{w}", str(tmp_path))
+        assert_one_line(code, err, "^encoderlab: error: " + re.escape(expected) + "$")
+        assert_printed_as_documented(case, err, tmp_path)
+        assert not (tmp_path / "e").exists()
+
+
+def test_beir_data_beside_other_data_fields_or_under_another_family_is_one_line(tmp_path):
+    write_beir(tmp_path / "sci")
+    both = write_task_file(tmp_path, "x.yaml", name="x", family="ir", data={"beir": "sci", "test": "t.csv"})
+    with pytest.raises(UserError, match=r"data.test: not read with data.beir .*; drop it$"):
+        task_from_file(both)
+    other = write_task_file(tmp_path, "y.yaml", name="y", family="sc", data={"beir": "sci"})
+    with pytest.raises(UserError, match=r"data.beir is retrieval data; write `family: ir`"):
+        task_from_file(other)
+
+
+def test_the_beir_example_in_the_docs_loads(tmp_path):
+    doc = (Path(__file__).parents[2] / "docs" / "evaluation.md").read_text()
+    block = doc.split("<!-- beir task-file example -->\n```yaml\n", 1)[1].split("```", 1)[0]
+    write_beir(tmp_path / "scifact")
+    (tmp_path / "my.yaml").write_text(block)
+    task = task_from_file(tmp_path / "my.yaml")
+    assert task.name == "my-beir" and task.options.query_prefix == "query: "
+    assert len(task.loader().tests["test"].corpus) == 40
