@@ -114,7 +114,8 @@ def test_a_hub_id_the_offline_cache_lacks_is_one_line(tmp_path, monkeypatch):
     _hub_cache(tmp_path, monkeypatch, "me/sci")
     path = beir_task(tmp_path, beir="me/other")
     with pytest.raises(
-        UserError, match=r"the hub cache has no snapshot of that dataset, offline; fetch it once"
+        UserError,
+        match=r"with the hub offline \(HF_HUB_OFFLINE\) the hub cache has no snapshot of that dataset; fetch it once",
     ):
         task_from_file(path)
 

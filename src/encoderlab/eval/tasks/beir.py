@@ -123,9 +123,10 @@ def beir_folder(name: str, revision: str | None, base: Path, where: str) -> Path
         )
     except LocalEntryNotFoundError:
         raise UserError(
-            f"{where}: data.beir {name!r} is not a folder (looked for {local}) and the hub cache has no snapshot "
-            "of that dataset, offline; fetch it once with the hub reachable (`hf download --repo-type dataset "
-            f"{name}`), or name its folder"
+            f"{where}: data.beir {name!r} is not a folder (looked for {local}), and with the hub "
+            f"{'offline (HF_HUB_OFFLINE)' if hub_offline() else 'unreachable'} the hub cache has no snapshot of that "
+            f"dataset; fetch it once with the hub reachable (`hf download --repo-type dataset {name}`), or name its "
+            "folder"
         ) from None
     except Exception as exc:  # one line for any failed download: a missing repo, no connection
         line = hub_failure(name, "dataset", exc, "check the id and your connection, or name its folder")
