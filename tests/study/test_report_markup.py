@@ -17,6 +17,7 @@ from test_report_scale import detour_spec
 
 from encoderlab.eval.stats import Estimate
 from encoderlab.study import report
+from encoderlab.study.report import write_report
 from encoderlab.study.reportpage import _md_inline, md_text
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import RunSpec
@@ -46,7 +47,18 @@ def test_markup_in_a_label_or_a_claims_text_is_shown_as_written(tmp_path):
 
 
 def test_an_escaped_character_reads_back_as_itself_on_the_page():
-    for text in ("a ** b", "x_y_z", "`code`", "`a|b`", "a ` b", "a | b", "back\\slash", "*"):
+    for text in (
+        "a ** b",
+        "x_y_z",
+        "`code`",
+        "`a|b`",
+        "a ` b",
+        "a | b",
+        "back\\slash",
+        "*",
+        "![x](y)",
+        "]\\(",
+    ):
         assert _md_inline(md_text(text)) == html.escape(text)
     assert _md_inline(f"**{md_text('bold ** inside')}.** after") == "<strong>bold ** inside.</strong> after"
 
@@ -106,3 +118,24 @@ def test_a_corpus_glob_in_the_passes_note_is_shown_as_written():
     note = report._corpora_note(compute)
     assert md_text(how) in note and how not in note
     assert "<strong>" not in _md_inline(note) and how in _md_inline(note)
+
+
+TASK = "odd*task_x|y`z [x](y)"
+
+
+def test_a_task_name_in_a_figure_caption_is_shown_as_written(tmp_path):
+    """The data-efficiency caption names the checkpoints' tasks and LRs, and figure captions entered report.md
+    unescaped: a task's `*`, `_` or backtick started emphasis or code, its `|` and its `[x](y)` a link.
+    The results table's head and its metrics note named the task unescaped too."""
+    tasks = {TASK: "sc", "mnli": "sc", "ner": "tc", "squad": "qa"}
+    out = tmp_path / "study"
+    run_study(small_spec(), out, replace(backend(), suite_tasks=lambda suite: tasks), progress=False)
+    write_report(out)  # with figures (the fake backend's report node draws none)
+    md = (out / "report" / "report.md").read_text()
+    caption = next(line for line in md.splitlines() if "checkpoints were fine-tuned on" in line)
+    shown = r"odd\*task\_x\|y\`z [x]\(y)"
+    assert md_text(TASK) == shown and shown in caption and TASK not in caption
+    head = next(line for line in md.splitlines() if line.startswith("| model |"))
+    assert head.endswith(f"| {shown} |") and f"{shown}: accuracy" in md and TASK not in md
+    page = (out / "report" / "report.html").read_text()
+    assert html.escape(TASK) in page and html.escape(shown) not in page

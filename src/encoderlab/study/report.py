@@ -275,7 +275,7 @@ def _metrics_note(table: ResultsTable) -> str:
     metric = {t: s.metric for per in table.per_task.values() for t, s in per.items()}
     if not metric:
         return ""
-    said = "; ".join(f"{t}: {metric[t]}" for t in sorted(metric))
+    said = md_text("; ".join(f"{t}: {metric[t]}" for t in sorted(metric)))  # a task's name: free text
     return f" Scores are each task's test metric in percent, higher is better ({said})."
 
 

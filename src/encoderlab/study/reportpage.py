@@ -27,20 +27,21 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
             lines += [f"## {title}", ""]
         if kind == "table":
             head, rows = payload
-            lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+            lines += ["| " + " | ".join(map(md_text, head)) + " |", "|" + "---|" * len(head)]  # a task's name
             lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
         elif kind == "text":
             lines.append(payload)
         elif kind == "list":
             lines += [f"- {item}" for item in payload] or ["(none)"]
         elif kind == "figures":
-            for f in payload:  # a CKA figure's title names its runs by label, free text (`md_text`)
+            # a CKA title names runs by label, a caption tasks and LRs: free text (`md_text`)
+            for f in payload:
                 lines += [
                     f"### {md_text(f.title)}",
                     "",
                     f"![{md_text(f.title)}](figures/{f.png.name})",
                     "",
-                    f"{f.caption} Numbers: [{f.csv}]({f.csv}).",
+                    f"{md_text(f.caption)} Numbers: [{f.csv}]({f.csv}).",
                     "",
                 ]
                 lines += _md_numbers(f.rows)
@@ -54,6 +55,9 @@ _MD_CHARS = r"[\\`*_|]"
 """Characters free text may hold that Markdown reads as markup: emphasis (`*`, `_`), a code span's backtick,
 a table's `|`, and the backslash that escapes them (escaped by `md_text`, read back by `_md_inline`)."""
 _MD_MARKUP = re.compile(f"({_MD_CHARS})")
+_MD_LINK = "]("
+"""What makes `[x](y)` a link (`![x](y)` an image): its `(` is escaped, so the brackets show as written.
+Not every `[`: the claims' sentences hold intervals (`95% CI [+1.2, +3.4]`) that no link can start."""
 
 
 def md_text(text: str) -> str:
@@ -64,7 +68,8 @@ def md_text(text: str) -> str:
     that quotes a setting in backticks (`evaluate: false`) shows the backticks rather than code type. Leaving
     such spans alone was tried: a label's lone backtick, quoted twice in a sentence, then paired with itself
     into one code span that swallowed the text between and left the second label's `**` unescaped."""
-    return " ".join(_MD_MARKUP.sub(r"\\\1", text).split("\n"))
+    escaped = _MD_MARKUP.sub(r"\\\1", text).replace(_MD_LINK, "]\\(")
+    return " ".join(escaped.split("\n"))
 
 
 def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
@@ -102,7 +107,7 @@ def _md_inline(text: str) -> str:
     return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
 
 
-_MD_ESCAPED = re.compile(rf"\\({_MD_CHARS})")  # what `md_text` escaped
+_MD_ESCAPED = re.compile(rf"\\({_MD_CHARS}|\()")  # what `md_text` escaped
 
 
 def html_page(spec: StudySpec, sections: list[tuple]) -> str:
