@@ -16,9 +16,10 @@ from typing import Annotated, Literal
 import tyro
 
 from encoderlab.advise.decide import INTERVAL, Advice, advise
-from encoderlab.advise.fit import DELTA, DELTA_RANGE
+from encoderlab.advise.fit import DELTA
 from encoderlab.advise.holdout import HeldOutScore, format_held_out, score_held_out
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Metric
+from encoderlab.advise.options import MIN_CLI_BOOTSTRAP, check_fit_options
 from encoderlab.advise.predict import Target
 from encoderlab.advise.readers import read_table
 from encoderlab.advise.studyread import FINETUNE, is_study, metric_of, read_study
@@ -59,42 +60,21 @@ def resolve_metric(name: str, better: str | None, ceiling: float | None) -> Metr
     return Metric(name=name, better=better, ceiling=ceiling)
 
 
-MAX_BOOTSTRAP = 10_000
-"""The most `--bootstrap` replicates: each refits every schedule (about 1 ms and 0.1 MB a replicate on
-a 20-run ladder)."""
-
-
 def _fit_options(
     n_boot: int, seed: int, confidence: float, interval: float, delta: float, seed_noise: float | None
 ) -> dict:
-    """The checked options of the fits and bootstrap, as keyword arguments of `advise`/`score_held_out`."""
-    if n_boot < 50:
+    """The checked options of the fits and bootstrap, as keyword arguments of `advise`/`score_held_out`:
+    `advise`'s own checks (`options.check_fit_options`, which name the flags here), after the command's floor
+    on replicates, before a ladder is read."""
+    if n_boot < MIN_CLI_BOOTSTRAP:
         raise UserError(
-            f"--bootstrap {n_boot} is too few replicates for an {interval:.0%} interval; use 50 or more"
+            f"--bootstrap {n_boot} is too few replicates for an {interval:.0%} interval; "
+            f"use {MIN_CLI_BOOTSTRAP} or more"
         )
-    if n_boot > MAX_BOOTSTRAP:  # was a MemoryError traceback (745 GiB asked for 1e10), or hours of fits
-        raise UserError(
-            f"--bootstrap {n_boot} is more replicates than an interval needs (at {MAX_BOOTSTRAP} its Monte "
-            f"Carlo error is a small part of its width); use {MAX_BOOTSTRAP} or fewer"
-        )
-    if not 0.5 < confidence < 1.0:
-        raise UserError(f"--confidence must be in (0.5, 1), got {confidence}")
-    if not 0.0 < interval < 1.0:
-        raise UserError(f"--interval must be in (0, 1), got {interval}")
-    # inf, and 1e300 or 1e-300, were taken: fitted as least squares under the option's name (fit.DELTA_RANGE)
-    if not DELTA_RANGE[0] <= delta <= DELTA_RANGE[1]:
-        raise UserError(
-            f"--huber-delta must be a threshold on log residuals from {DELTA_RANGE[0]:g} to {DELTA_RANGE[1]:g} "
-            f"(Chinchilla's and OLMo's {DELTA:g}), got {delta:g}"
-        )
-    if seed < 0:  # numpy's generators take no negative seed
-        raise UserError(f"--seed must be >= 0, got {seed}")
-    if seed_noise is not None and not (math.isfinite(seed_noise) and seed_noise > 0):
-        # inf was accepted: every interval NaN, yet a recommendation at P(best) 1.00
-        raise UserError(f"--seed-noise must be a finite positive standard deviation, got {seed_noise}")
-    return dict(
-        n_boot=n_boot, seed=seed, confidence=confidence, interval=interval, delta=delta, seed_noise=seed_noise
-    )
+    return check_fit_options(
+        n_boot=n_boot, seed=seed, confidence=confidence, interval=interval, delta=delta, seed_noise=seed_noise,
+        caller="cli",
+    )  # fmt: skip
 
 
 def _target(

@@ -45,6 +45,7 @@ import numpy as np
 from encoderlab.advise.crossover import Crossover, crossovers
 from encoderlab.advise.fit import DELTA, POWER
 from encoderlab.advise.ladder import Ladder
+from encoderlab.advise.options import check_fit_options
 from encoderlab.advise.predict import ScheduleFit, Target, fit_schedules
 from encoderlab.advise.reach import (
     PastLadder,
@@ -320,7 +321,9 @@ def advise(
     paired: bool = True,
 ) -> Advice:
     """Fit every schedule, bootstrap it, and decide which schedule to recommend at `target`.
-    `paired=False` resamples each schedule's seeds on its own (only to measure what pairing changes)."""
+    `paired=False` resamples each schedule's seeds on its own (only to measure what pairing changes).
+    The options are checked first, in the command's ranges (`options.check_fit_options`)."""
+    check_fit_options(n_boot=n_boot, seed=seed, confidence=confidence, interval=interval, delta=delta, seed_noise=seed_noise)  # fmt: skip
     m = ladder.metric
     rungs = common_rungs(ladder)
     hold_out = rungs[-1] if len(rungs) > 1 else None
