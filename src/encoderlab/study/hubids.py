@@ -143,14 +143,24 @@ def start_ids(spec: StudySpec) -> list[tuple[str, str, str]]:
 
 def reads_hub(spec: StudySpec, location: str) -> bool:
     """True when `location` (a tokenizer or start model of `spec`) is read from the hub: a hub id that is
-    no asset, run or dataset of the study and no path where its paths are read (`spec_folder`, else the
-    working folder)."""
+    no asset, run or dataset of the study and, unless `spec.names_hub_ids`, no path where its paths are
+    read (`spec_folder`, else the working folder).
+
+    A built-in or a study folder's record (`names_hub_ids`) is taken at its word, as `check_shadowed_hub_ids`
+    takes it: which OWNER/NAME was a folder was decided when the study ran (`pin_local_starts` recorded
+    a Python-built study's as absolute paths), not by the working folder a report is later written from.
+    Asking that folder, the report (which reads the record) left out a hub tokenizer or start model whose
+    commit no finished node recorded when written from a folder holding a path of its name. Trade-off: a
+    record written by a Python-built study before 2026-12-04 holds its working folder's OWNER/NAME folder
+    relative, and is read as a hub id from every folder, as a resume reads it (it was read as that folder
+    only from the folder it ran in)."""
     from encoderlab.data.assets import ASSETS
     from encoderlab.data.hubmodels import is_hub_id
 
     names = {*ASSETS} | {r.name for r in spec.runs} | {d.name for d in spec.data}
-    base = spec_folder(spec) or Path.cwd()
-    return location not in names and is_hub_id(location) and not (base / location).exists()
+    if location in names or not is_hub_id(location):
+        return False
+    return spec.names_hub_ids or not ((spec_folder(spec) or Path.cwd()) / location).exists()
 
 
 def spec_folder(spec: StudySpec) -> Path | None:
