@@ -18,6 +18,7 @@ from tests.eval.test_hub_csv_snapshot import COMMIT, QRELS, _cached, _online, _q
 from tests.reliability.test_hostile_inputs import cli
 
 from encoderlab.eval.spec import HubRepo
+from encoderlab.eval.summary import HubRead
 from encoderlab.eval.tasks import hubcommits
 from encoderlab.eval.tasks.hub import HubSource, load_hub
 
@@ -32,10 +33,10 @@ def _fresh_reads(monkeypatch):
 def test_a_hub_cache_snapshot_read_offline_records_its_commit(tmp_path, cache):
     _cached(cache, QRELS, _qrels_repo(tmp_path / "served"), ["train.tsv", "dev.tsv", "test.tsv"])
     load_hub(HubSource(QRELS))
-    assert hubcommits.commits_read([HubRepo(QRELS), HubRepo("other/repo")]) == [
-        {"hub_id": QRELS, "revision": None, "commit": COMMIT},
-        {"hub_id": "other/repo", "revision": None, "commit": None},  # not read: no commit
-    ]
+    assert hubcommits.commits_read([HubRepo(QRELS), HubRepo("other/repo")]) == (
+        HubRead(QRELS, None, COMMIT),
+        HubRead("other/repo", None, None),  # not read: no commit
+    )
 
 
 def test_a_dataset_datasets_resolved_on_the_hub_records_the_commit_of_its_files(tmp_path, cache, monkeypatch):
@@ -44,9 +45,7 @@ def test_a_dataset_datasets_resolved_on_the_hub_records_the_commit_of_its_files(
     folder = hub.write_repo(tmp_path / "served", "me/tiny", splits, card=False)
     _online(monkeypatch, cache, "me/tiny", folder)
     load_hub(HubSource("me/tiny"))
-    assert hubcommits.commits_read([HubRepo("me/tiny")]) == [
-        {"hub_id": "me/tiny", "revision": None, "commit": COMMIT}
-    ]
+    assert hubcommits.commits_read([HubRepo("me/tiny")]) == (HubRead("me/tiny", None, COMMIT),)
 
 
 @pytest.mark.parametrize("recorded", [True, False], ids=["downloaded", "copied"])
@@ -61,9 +60,7 @@ def test_a_mirror_records_the_commit_its_download_records_name(tmp_path, cache, 
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(tmp_path / "mirror"))
     load_hub(HubSource(QRELS))
     commit = COMMIT if recorded else None
-    assert hubcommits.commits_read([HubRepo(QRELS)]) == [
-        {"hub_id": QRELS, "revision": None, "commit": commit}
-    ]
+    assert hubcommits.commits_read([HubRepo(QRELS)]) == (HubRead(QRELS, None, commit),)
 
 
 def _csv(rows: list[dict]) -> str:
@@ -95,3 +92,49 @@ def test_an_eval_of_a_task_reading_a_hub_dataset_records_the_commit_read(tmp_pat
     assert [r["hub_datasets"] for r in records] == [
         [{"hub_id": "me/mood", "revision": None, "commit": COMMIT}]
     ]
+
+
+def _line(**fields) -> dict:
+    base = dict(model="m", task="t", family="sc", task_signature="s", metric="acc", lr=1e-5, seed=0)
+    return base | dict(val={}, test={}, val_score=0.0, test_score=0.0) | fields
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        (
+            {"hub_datasets": [{"hub_id": "me/mood", "revision": "v1", "commit": COMMIT}]},
+            (HubRead("me/mood", "v1", COMMIT),),
+        ),
+        ({"hub_datasets": []}, ()),  # a task that read no hub dataset
+        ({}, None),  # a record from before they were recorded: not recorded, not "none read"
+    ],
+    ids=["read", "none-read", "older"],
+)
+def test_results_jsonl_s_hub_datasets_read_back_typed_and_write_as_they_were(tmp_path, written, read):
+    """`EvalRecord.hub_datasets` is `HubRead`s (were plain dicts the report checked key by key), read from
+    results.jsonl by `from_dict` as every record field is, and written back in the same JSON shape: a
+    record of before (no field) stays without one."""
+    from encoderlab.config import to_dict
+    from encoderlab.eval.protocol import ResultsStore
+
+    (tmp_path / "results.jsonl").write_text(json.dumps(_line(**written)) + "\n")
+    [record] = ResultsStore(tmp_path / "results.jsonl").records.values()
+    assert record.hub_datasets == read
+    out = to_dict(record)  # what `ResultsStore.add` writes
+    assert {k: out.get(k) for k in _line(**written)} == _line(**written)
+    assert ("hub_datasets" in out) == ("hub_datasets" in written)
+
+
+def test_a_damaged_hub_datasets_entry_in_results_jsonl_is_refused_naming_the_line(tmp_path):
+    """A hand-edited entry (a commit that is no string) is refused as any other field of the wrong type;
+    the report skipped such a record as one from before, saying its commit was not recorded."""
+    from encoderlab.errors import UserError
+    from encoderlab.eval.protocol import ResultsStore
+
+    damaged = {"hub_datasets": [{"hub_id": "me/mood", "revision": None, "commit": 7}]}
+    (tmp_path / "results.jsonl").write_text(json.dumps(_line(**damaged)) + "\n")
+    with pytest.raises(
+        UserError, match=r"results.jsonl line 1 is not a result record \(hub_datasets\[0\].commit: "
+    ):
+        ResultsStore(tmp_path / "results.jsonl")

@@ -125,6 +125,19 @@ def test_the_report_names_the_hub_datasets_its_evaluations_read(tmp_path, monkey
     ), row
 
 
+def _eval(task: str, task_file: Path, hub_datasets=None):
+    """A finished evaluation of `task` from `task_file` (`StudyData.evals`), its record naming `hub_datasets`
+    read (None: a record from before they were recorded)."""
+    from encoderlab.eval.summary import EvalRecord
+    from encoderlab.study.data import StudyEval
+
+    scores = dict(val={}, test={}, val_score=0.0, test_score=0.0, hub_datasets=hub_datasets)
+    record = EvalRecord(
+        model="m", task=task, family="sc", task_signature="s", metric="acc", lr=1e-5, seed=0, **scores
+    )
+    return StudyEval("m", None, record, (str(task_file),))
+
+
 def test_the_report_names_the_hub_dataset_a_task_file_reads(tmp_path):
     """Was: only built-in tasks' datasets were listed; a task file whose data names a hub dataset had no
     `Task.hub_repos`, and a report not in the process that registered it (`study report`, a worker) had
@@ -138,10 +151,7 @@ def test_the_report_names_the_hub_dataset_a_task_file_reads(tmp_path):
 
     data = {"hub": "nyu-mll/glue", "config": "sst2", "revision": "v1"}
     path = write_task_file(tmp_path, name="my-sst2", family="sc", data=data, columns={"text": "sentence"})
-    node = SimpleNamespace(kind="eval", name="e", config={"task": "my-sst2", "task_files": [str(path)]})
-    study = SimpleNamespace(
-        nodes=[node, node], markers={"e": SimpleNamespace(result={})}
-    )  # two nodes of one task: named once
+    study = SimpleNamespace(evals=[_eval("my-sst2", path)] * 2)  # two evaluations of one task: named once
     assert {repo: read.tasks for repo, read in eval_reads(study)[0].items()} == {
         HubRepo("nyu-mll/glue", "v1"): ["my-sst2"]
     }
@@ -186,13 +196,13 @@ def test_a_task_file_changed_since_its_evaluation_is_read_as_recorded_and_said_c
     from tests.eval.fixtures import write_task_file
 
     from encoderlab.eval.spec import HubRepo
+    from encoderlab.eval.summary import HubRead
     from encoderlab.study.hubinputs import eval_reads
 
     data = {"hub": "nyu-mll/glue", "config": "sst2", "revision": "v1"}
     path = write_task_file(tmp_path, name="my-sst2", family="sc", data=data, columns={"text": "sentence"})
-    read = [{"hub_id": "nyu-mll/glue", "revision": None, "commit": GLUE_AT}]  # the file before its edit
-    node = SimpleNamespace(kind="eval", name="e", config={"task": "my-sst2", "task_files": [str(path)]})
-    study = SimpleNamespace(nodes=[node], markers={"e": SimpleNamespace(result={"hub_datasets": read})})
+    read = (HubRead("nyu-mll/glue", None, GLUE_AT),)  # the file before its edit
+    study = SimpleNamespace(evals=[_eval("my-sst2", path, read)])
     reads, changed = eval_reads(study)
     assert {repo: (r.tasks, r.commits) for repo, r in reads.items()} == {
         HubRepo("nyu-mll/glue"): (["my-sst2"], [GLUE_AT])

@@ -29,7 +29,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -44,7 +44,7 @@ from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.predictions import predictions_path, write_predictions
 from encoderlab.eval.spec import Task, training_groups
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
-from encoderlab.eval.summary import EvalRecord, ModelSummary, summarize_results
+from encoderlab.eval.summary import EvalRecord, HubRead, ModelSummary, summarize_results
 from encoderlab.eval.summarypage import write_summary
 from encoderlab.eval.taskruns import capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
@@ -355,7 +355,7 @@ class LoadedTask:
     """Its tokenised splits (`finetune.prepare`)."""
     train_digest: str
     """A hash of its training examples: tasks sharing a run must train on the same ones."""
-    hub_datasets: list = field(default_factory=list)
+    hub_datasets: tuple[HubRead, ...] = ()
     """The hub datasets its data was read from, with the commit read (`EvalRecord.hub_datasets`)."""
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import TYPE_CHECKING, Any
 
+from encoderlab.config import KEYED_WHEN_SET
 from encoderlab.errors import UserError
 from encoderlab.eval.stats import Estimate, PairedTest, paired_test, summarize
 
@@ -41,6 +42,19 @@ ALL = "all"
 
 TIE_TOLERANCE = 1e-9
 """Validation means closer than this are a tie (the same scores summed in another order)."""
+
+
+@dataclass(frozen=True)
+class HubRead:
+    """A hub dataset an evaluation's task read, as `EvalRecord.hub_datasets` records it (in results.jsonl,
+    `{"hub_id": ..., "revision": ..., "commit": ...}`; `eval.tasks.hubcommits`)."""
+
+    hub_id: str
+    """The dataset's hub id."""
+    revision: str | None = None
+    """The revision the task pins (None: the default branch)."""
+    commit: str | None = None
+    """The commit read (None: not known, e.g. a copy `datasets` prepared before, read offline)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -98,11 +112,11 @@ class EvalRecord:
     start_model: dict[str, str | None] = field(default_factory=dict)
     """A source named by a hub id: `{hub_id, commit}`, the commit read (env.json's record of a pretraining
     run's start: `runlayout.start_model_record`); empty for any other source, and in older records."""
-    hub_datasets: list[dict[str, str | None]] = field(default_factory=list)
-    """Each hub dataset the task read (`Task.hub_repos`): `{hub_id, revision, commit}`, the revision it pins
-    (None: the default branch) and the commit read (None: not known, e.g. a copy `datasets` prepared
-    before, read offline; `eval.tasks.hubcommits`). Recorded when the task was read, so the study report
-    names what was read then, not what a task file names now; empty for local data, and in older records."""
+    hub_datasets: tuple[HubRead, ...] | None = field(default=None, metadata=KEYED_WHEN_SET)
+    """Each hub dataset the task read (`Task.hub_repos`), with the commit read (`HubRead`). Recorded when
+    the task was read, so the study report names what was read then, not what a task file names now; empty
+    for local data. None: not recorded (a record from before 2026-12-06), which the report tells apart from
+    a task that read none; left out of the JSON while None, so such a record reads and writes as before."""
 
     def non_finite(self) -> str | None:
         """The first score the summaries read that is not a finite number ("test_score is nan"), or None.

@@ -52,6 +52,9 @@ class StudyEval:
     """Pretraining checkpoint step (None: the final model)."""
     record: EvalRecord
     """What evaluation recorded."""
+    task_files: tuple[str, ...] = ()
+    """The task files its task comes from (`EvalNode.task_files`; empty for a suite's task): the report
+    reads the hub datasets such a task names now (`hubinputs.current_repos`)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -169,7 +172,7 @@ class StudyData:
                     raise self.damaged(
                         n, f"a score that is not a number, {bad}, which evaluation never writes"
                     )
-                out.append(StudyEval(node.model, node.step, record))
+                out.append(StudyEval(node.model, node.step, record, node.task_files))
         return out
 
     def _typed_result(self, cls: type, node: Node) -> Any:

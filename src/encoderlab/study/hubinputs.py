@@ -79,21 +79,26 @@ class EvalRead:
 
 
 def eval_reads(data: StudyData) -> tuple[dict[HubRepo, EvalRead], dict[str, str]]:
-    """`HubRepo` -> what the study's finished eval nodes read of it, in graph order; and each task whose
-    task file names other hub datasets now than its evaluation recorded reading -> those it names now.
-    A record names the datasets read (`EvalRecord.hub_datasets`); one from before, its task's now
-    (`current_repos`)."""
+    """`HubRepo` -> what the study's finished evaluations (`StudyData.evals`) read of it, in graph order;
+    and each task whose task file names other hub datasets now than its evaluation recorded reading ->
+    those it names now. A record names the datasets read (`EvalRecord.hub_datasets`); one from before
+    (None there), its task's now (`current_repos`)."""
+    from encoderlab.eval.spec import HubRepo
+
     reads: dict[HubRepo, EvalRead] = {}
     files: dict = {}  # task files -> their tasks' hub datasets, each set read once
     changed: dict[str, str] = {}
-    for node in data.nodes:
-        if node.kind != "eval" or node.name not in data.markers:
-            continue
-        name, recorded = node.config["task"], recorded_reads(data.markers[node.name].result)
-        now = current_repos(node, files)
-        if recorded is not None and node.config.get("task_files") and set(now) != {r for r, _ in recorded}:
+    for ev in data.evals:
+        name, recorded = ev.record.task, ev.record.hub_datasets
+        now = current_repos(name, ev.task_files, files)
+        pairs = (
+            [(HubRepo(r.hub_id, r.revision), r.commit) for r in recorded]
+            if recorded is not None
+            else [(r, None) for r in now]
+        )
+        if recorded is not None and ev.task_files and set(now) != {r for r, _ in pairs}:
             changed[name] = ", ".join(r.repo + (f" at {r.revision}" if r.revision else "") for r in now)
-        for repo, commit in recorded if recorded is not None else [(r, None) for r in now]:
+        for repo, commit in pairs:
             read = reads.setdefault(repo, EvalRead())
             read.commits.append(commit)
             if name not in read.tasks:
@@ -101,36 +106,19 @@ def eval_reads(data: StudyData) -> tuple[dict[HubRepo, EvalRead], dict[str, str]
     return reads, changed
 
 
-def recorded_reads(result: dict) -> list[tuple[HubRepo, str | None]] | None:
-    """The hub datasets an eval node's record (`EvalRecord` as JSON) names reading, with the commit read;
-    None for a record from before they were recorded (or one damaged there)."""
-    from encoderlab.eval.spec import HubRepo
-
-    entries = result.get("hub_datasets") if isinstance(result, dict) else None
-    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        return None
-    fields = [(e.get("hub_id"), e.get("revision"), e.get("commit")) for e in entries]
-    if not all(
-        isinstance(h, str) and all(v is None or isinstance(v, str) for v in (r, c)) for h, r, c in fields
-    ):
-        return None
-    return [(HubRepo(h, r), c) for h, r, c in fields]
-
-
-def current_repos(node, files: dict) -> tuple[HubRepo, ...]:
-    """The hub datasets eval node `node`'s task reads now (`Task.hub_repos`). A task file's task not
-    registered in this process (`study report` alone, or a report node in a worker) is taken from its
-    file's spec, so one whose data names a hub dataset is listed as a built-in task is; a task file gone
-    since reads none here. `files` keeps each set of task files read once."""
+def current_repos(task: str, task_files: tuple[str, ...], files: dict) -> tuple[HubRepo, ...]:
+    """The hub datasets `task` reads now (`Task.hub_repos`). A task of `task_files` not registered in this
+    process (`study report` alone, or a report node in a worker) is taken from its file's spec, so one whose
+    data names a hub dataset is listed as a built-in task is; a task file gone since reads none here.
+    `files` keeps each set of task files read once."""
     from encoderlab.eval.tasks import TASKS
     from encoderlab.eval.tasks.custom import file_hub_repos
 
-    name, paths = node.config["task"], tuple(node.config.get("task_files") or ())
-    if (task := TASKS.get(name)) is not None:
-        return task.hub_repos
-    if paths not in files:
-        files[paths] = file_hub_repos(paths)
-    return files[paths].get(name, ())
+    if (found := TASKS.get(task)) is not None:
+        return found.hub_repos
+    if task_files not in files:
+        files[task_files] = file_hub_repos(task_files)
+    return files[task_files].get(task, ())
 
 
 def hub_input(what: str, pinned: str | None, *commits: str | None) -> str:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from encoderlab.eval.spec import HubRepo
+    from encoderlab.eval.summary import HubRead
     from encoderlab.eval.tasks.hub import HubSource
 
 _READ: dict[tuple[str, str | None], str | None] = {}
@@ -64,10 +65,10 @@ def _commit(source: HubSource, path: str, snapshot: str | None, found) -> str | 
     return commit if commit and is_commit(commit) else None
 
 
-def commits_read(repos: Iterable[HubRepo]) -> list[dict[str, str | None]]:
-    """`{hub_id, revision, commit}` of each of `repos` (a task's `Task.hub_repos`), in their order, the
-    commit None for one not read in this process: what `EvalRecord.hub_datasets` records, so the record
-    names the task's hub datasets as they were when it ran."""
-    return [
-        {"hub_id": r.repo, "revision": r.revision, "commit": _READ.get((r.repo, r.revision))} for r in repos
-    ]
+def commits_read(repos: Iterable[HubRepo]) -> tuple[HubRead, ...]:
+    """A `HubRead` of each of `repos` (a task's `Task.hub_repos`), in their order, the commit None for one
+    not read in this process: what `EvalRecord.hub_datasets` records, so the record names the task's hub
+    datasets as they were when it ran."""
+    from encoderlab.eval.summary import HubRead
+
+    return tuple(HubRead(r.repo, r.revision, _READ.get((r.repo, r.revision))) for r in repos)
