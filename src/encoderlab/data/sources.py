@@ -55,7 +55,8 @@ from encoderlab.data.filekinds import (
     written_folder,
 )
 from encoderlab.data.filereaders import Document, read_file  # noqa: F401 (Document: re-exported)
-from encoderlab.data.hub import check_revision, is_commit, mirror_root, read_hub_documents, resolve_dataset
+from encoderlab.data.hub import check_revision, is_commit, mirror_root, resolve_dataset
+from encoderlab.data.hubread import read_hub_documents
 from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard
 from encoderlab.errors import UserError
