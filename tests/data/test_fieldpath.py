@@ -233,3 +233,45 @@ def test_a_json_list_s_fix_reads_the_first_element_that_holds_text(tmp_path):
     (tmp_path / "n.jsonl").write_text(json.dumps({"passages": [None, {"docid": "d", "text": "x"}]}) + "\n")
     with pytest.raises(UserError, match=r"text_field=passages.0.text'"):
         _texts(str(tmp_path / "n.jsonl"), "passages.body")
+
+
+def _hub(tmp_path, monkeypatch, name: str, rows: list[dict]) -> str:
+    """`rows` as the one parquet data file of the mirrored hub dataset `acme/NAME`; its source."""
+    repo = tmp_path / "hub" / "acme" / name / "data"
+    repo.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pylist(rows), repo / "train-00000-of-00001.parquet")
+    monkeypatch.setenv(HUB_DATA_ENV, str(tmp_path / "hub"))
+    return f"hf:acme/{name}"
+
+
+@pytest.mark.parametrize(
+    ("path", "problem", "suggested"),
+    [
+        ("passages.body", "has no field 'passages.body' (passages is a list", "passages.0.text"),
+        ("passages.title", "has no field 'passages.title' (passages is a list", "passages.0.title"),
+        ("passages", "field 'passages' holds list, not text (passages is a list", "passages.0.text"),
+    ],
+)
+def test_a_hub_record_s_list_names_the_index_path_to_its_text(
+    tmp_path, monkeypatch, path, problem, suggested
+):
+    """Was "...; fix #text_field" alone, where JSON lines and parquet name the path (`fieldpath.list_guess`)."""
+    source = _hub(tmp_path, monkeypatch, "ids", IDS_FIRST)
+    with pytest.raises(UserError) as exc:
+        _texts(source, path)
+    line = str(exc.value)
+    assert line.startswith(
+        f"hub dataset 'acme/ids' {problem}, entered by index: passages.0 is its first element"
+    )
+    assert line.endswith(f"; fix #text_field, e.g. #text_field={suggested}")
+
+
+def test_a_hub_record_s_list_whose_element_holds_no_text_field_lists_its_string_fields(tmp_path, monkeypatch):
+    source = _hub(
+        tmp_path, monkeypatch, "untexted", [{"passages": [{"docid": "d1", "title": "A title", "n": 1}]}]
+    )
+    with pytest.raises(UserError) as exc:
+        _texts(source, "passages.body")
+    problem, fix = str(exc.value).rsplit("; fix #text_field", 1)
+    assert problem.endswith(("passages.0: docid, title)", "passages.0: title, docid)")), problem
+    assert fix == ", e.g. #text_field=passages.0.FIELD"

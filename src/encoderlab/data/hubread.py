@@ -2,7 +2,11 @@
 data file, the documents `data prepare` and tokenizer training take from it, and the text field of each record.
 
 Split from `hub.py` along its seam: that module says where a hub id is and which files a split is (resolution,
-mirrors, pins, nothing read); this one reads them. The text field is a dotted path (`data/fieldpath.py`).
+mirrors, pins, nothing read); this one reads them. The text field is a dotted path (`data/fieldpath.py`),
+refused as JSON lines and parquet are where it stops or meets no text: a list on the way, or named whole,
+gets the index path to the text in its element (`fieldpath.list_guess`, the one rule for all three), where
+a hub record said only "fix #text_field". Trade-off: a refusal reads the one record it stopped at (as JSON
+lines do), not the dataset's features, so the suggestion is what that record holds.
 """
 
 from __future__ import annotations
@@ -87,14 +91,29 @@ def _text(ds: HubDataset, record: dict, text_field: str) -> str:
     try:
         text = lookup(record, text_field)
     except FieldMissing as miss:
-        raise UserError(
-            f"hub dataset '{ds.hub_id}' has no field '{text_field}' ({miss.why()}); fix #text_field"
-        ) from None
+        problem = f"has no field '{text_field}' ({miss.why()}"
+        raise _no_text(ds, problem, miss.at, text_field, miss.found) from None
+    if isinstance(text, list):  # named whole: its element's text, entered by index
+        why = FieldMissing(text_field, text).why()
+        raise _no_text(ds, f"field '{text_field}' holds list, not text ({why}", text_field, text_field, text)
     if text is not None and not isinstance(text, str):
         raise UserError(
             f"hub dataset '{ds.hub_id}' field '{text_field}' holds {type(text).__name__}, not text; fix #text_field"
         )
     return "" if text is None else text
+
+
+def _no_text(ds: HubDataset, problem: str, at: str, key: str, found) -> UserError:
+    """The refusal of text field `key` where `problem` (its bracket left open) is what stopped it at `at`,
+    whose value is `found`: a list names the index path to the text in its element, as JSON lines and parquet
+    do (`fieldpath.list_guess`); anything else, only the option to fix."""
+    from encoderlab.data.fieldpath import FieldMissing, list_guess
+
+    guesses, choices = (
+        list_guess(at, key, FieldMissing(at, found).strings()) if isinstance(found, list) else ([], "")
+    )
+    fix = f"fix #text_field, e.g. #text_field={guesses[0]}" if guesses else "fix #text_field"
+    return UserError(f"hub dataset '{ds.hub_id}' {problem}{choices}); {fix}")
 
 
 def _record_mirror_file(ds: HubDataset, k: int, entry: dict) -> None:
