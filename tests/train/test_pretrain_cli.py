@@ -383,3 +383,35 @@ def test_an_until_step_below_one_is_the_only_line_though_the_data_has_a_note(tmp
     )
     assert len(err.strip().splitlines()) == 1, err  # assert_one_line lets notes before the line pass
     assert not (tmp_path / "o").exists()
+
+
+def test_a_resume_at_another_world_size_names_the_grad_accum_that_keeps_the_batch(tmp_path, capsys):
+    """A run moved to more (or fewer) processes must set layout.world_size (a layout for another number of
+    processes is refused); a grad_accum left as it was changes the global batch, and the refusal said
+    only "rerun with the original settings" (what the new allocation cannot) "or pass --force" (which
+    trains on with another global batch). It names the grad_accum that keeps the batch, which the resume
+    then takes, or says that no whole one does. It touches nothing."""
+    from tests.reliability.errors_doc import assert_printed_as_documented
+    from tests.reliability.test_hostile_inputs import snapshot
+
+    from encoderlab.cli import main
+    from encoderlab.train.runfolder import saved_config
+
+    run = tmp_path / "run"
+    main([*SMOKE, "--param", "steps=12", "--out", str(run), "--until-step", "2"])
+    layout = saved_config(run)["layout"]
+    batch = layout["world_size"] * layout["grad_accum"]
+    before = snapshot(tmp_path)
+    resume = [*SMOKE, "--param", "steps=12", "--out", run, "--resume"]
+    kept = rf"the run's global batch of {batch} micro-batches \(layout.world_size x layout.grad_accum\)"
+    code, err = cli([*resume, "--set", "layout.world_size=2"], capsys)
+    assert_one_line(code, err, rf"\(layout.world_size: 1 -> 2\); set layout.grad_accum={batch // 2} to keep "
+                    rf"{kept} on 2 processes, or rerun with the original settings or pass --force$")  # fmt: skip
+    assert_printed_as_documented("resume-at-another-world-size", err, tmp_path)
+    code, err = cli([*resume, "--set", f"layout.world_size={batch + 1}"], capsys)
+    assert_one_line(code, err, rf"; {kept} does not split over {batch + 1} processes; resume on a number of "
+                    rf"processes that divides {batch}, or rerun")  # fmt: skip
+    fixed = ["--set", "layout.world_size=2", "--set", f"layout.grad_accum={batch // 2}", "--dry-run"]
+    code, err = cli([*resume, *fixed], capsys)  # the fix it names passes the resume's check
+    assert code == 0, err
+    assert snapshot(tmp_path) == before

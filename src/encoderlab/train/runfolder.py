@@ -38,6 +38,7 @@ from encoderlab.errors import UserError
 from encoderlab.outdir import RUN_KIND, check_output
 from encoderlab.train.config import RunConfig
 from encoderlab.train.distributed import UNTRAINED, env_rank, resume_blockers
+from encoderlab.words import count
 
 KIND = RUN_KIND
 """The output kind of run folders (`outdir` marker)."""
@@ -131,7 +132,7 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = F
     if diff and not force:
         raise UserError(
             f"refusing to resume {run_dir} with a changed config ({'; '.join(diff[:6])}); "
-            "rerun with the original settings or pass --force"
+            + _resplit_fix(diff, old["layout"], new["layout"])
         )
     # forced: config.yaml is overwritten, so say what the rest of the run trains with
     if diff and say and env_rank() == 0:
@@ -139,6 +140,28 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = F
               "steps already trained used the old values (each checkpoint's state.json keeps its config)",
               file=sys.stderr)  # fmt: skip
     return True
+
+
+def _resplit_fix(diff: list[str], old_layout: dict, new_layout: dict) -> str:
+    """The fix a refused resume names; for a changed world size, the `layout.grad_accum` that keeps the
+    run's global batch (what `distributed.resume_blockers` accepts), or that no whole one does.
+
+    A run moved to fewer or more processes must change `layout.world_size` (a layout for another number of
+    processes is refused, and that line says to set it), yet was told only "rerun with the original
+    settings", which the new allocation cannot, "or pass --force", which trains on with another batch."""
+    fix = "rerun with the original settings or pass --force"
+    resplit = any(d.startswith(("layout.world_size:", "layout.grad_accum:")) for d in diff)
+    # a micro-batch's rows changed too: no grad_accum alone keeps the batch
+    if not resplit or old_layout.get("micro_batch_size") != new_layout.get("micro_batch_size"):
+        return fix
+    batch = old_layout.get("world_size", 1) * old_layout.get("grad_accum", 1)
+    world = new_layout.get("world_size", 1)
+    kept = f"the run's global batch of {count(batch, 'micro-batch', 'micro-batches')}"
+    kept += " (layout.world_size x layout.grad_accum)"
+    processes = count(world, "process", "processes")
+    if batch % world:
+        return f"{kept} does not split over {processes}; resume on a number of processes that divides {batch}, or {fix}"
+    return f"set layout.grad_accum={batch // world} to keep {kept} on {processes}, or {fix}"
 
 
 def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
