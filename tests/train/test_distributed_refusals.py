@@ -50,6 +50,7 @@ def _jobs(root: Path, rank: int = 0) -> dict[str, list[str]]:
             str(root / "every"),
         ],
         "config": ["pretrain", "--config", two, "--set", "optim.lr=-1", "--out", str(root / "config")],
+        "until_step": ["pretrain", "--config", two, "--until-step", "0", "--out", str(root / "until_step")],
         "out": ["pretrain", "--config", two, "--out", str(root / f"out{rank}")],  # a node's own folder
         "nan": ["pretrain", "--config", two, "--out", str(root / "nan")],  # rank 1's loss is NaN
         "disk_full": ["pretrain", "--config", two, "--out", str(root / "disk_full")],
@@ -121,6 +122,7 @@ def test_a_refusal_on_one_rank_stops_every_rank_before_anything_is_written(outco
     [
         ("every_rank", "encoderlab: error: layout.world_size is 1 but 2 processes are running;"),
         ("config", "encoderlab: error: optim.lr must be a finite number > 0, got -1.0;"),
+        ("until_step", "encoderlab: error: --until-step must be >= 1"),  # was checked before the join
     ],
 )
 def test_a_config_every_rank_refuses_prints_one_line(outcomes, job, line):

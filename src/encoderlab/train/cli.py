@@ -97,9 +97,10 @@ def pretrain_command(
         dry_run: Print the resolved config as YAML and exit.
         yes: Start a run even when it is estimated to take more than a day on this machine.
     """
-    check_until_step(until_step)  # before the config and data are read, which may print notes
     run_dir = out or _own_run(config, resume)
-    cfg = _agreed_config(recipe, config, param, overrides, run_dir, dry_run, resume=resume, force=force)
+    cfg = _agreed_config(
+        recipe, config, param, overrides, run_dir, dry_run, resume=resume, force=force, until_step=until_step
+    )
     if dry_run:
         from encoderlab.config import to_dict
 
@@ -138,9 +139,11 @@ def _agreed_config(
     *,
     resume: bool = False,
     force: bool = False,
+    until_step: int | None = None,
 ) -> RunConfig:
     """The run config, resolved on every rank after the ranks joined (under torchrun), so that a
-    refused config prints one line, from rank 0, and stops every rank (`agreed`).
+    refused config prints one line, from rank 0, and stops every rank (`agreed`). `--until-step` is checked
+    here first, for the same reason: checked before the ranks joined, its refusal was said by every rank.
 
     A `--dry-run` with a run folder checks that folder as the run does (`check_run_folder`, which touches
     nothing): it printed a config for an `--out` that is a file, that already holds a run without `--resume`,
@@ -149,6 +152,7 @@ def _agreed_config(
     world = join_world()
     try:
         with agreed(world):
+            check_until_step(until_step)  # before the config and data are read, which may print notes
             params = once(flatten(param, "--param"), "--param")
             cfg = resolve_config(recipe, config, params, once(flatten(overrides, "--set"), "--set"))
             cfg = dataclasses.replace(cfg, out=out) if out else cfg
