@@ -32,12 +32,13 @@ def write_beir(folder, qrels=None, corpus=None):
         {"_id": f"d{i}", "title": f"title {i}", "text": f"text about thing {i} and more"} for i in range(40)
     ]
     (folder / "corpus.jsonl").write_text("".join(json.dumps(d) + "\n" for d in docs))
-    queries = [{"_id": f"q{i}", "text": f"where is thing {i}"} for i in range(40)]  # q36-q39 judged nowhere
+    queries = [{"_id": f"q{i}", "text": f"where is thing {i}"} for i in range(40)]  # q37-q39 judged nowhere
     (folder / "queries.jsonl").write_text("".join(json.dumps(q) + "\n" for q in queries))
     for name, ids in (("train", range(0, 24)), ("dev", range(24, 30)), ("test", range(30, 36))):
         lines = ["query-id\tcorpus-id\tscore"]
         for i in ids:
             lines += [f"q{i}\td{i}\t2", f"q{i}\td{(i + 1) % 40}\t1.0", f"q{i}\td{(i + 2) % 40}\t0"]
+        lines += ["q36\td5\t0"] if name == "test" else []  # judged, only 0: nothing to find
         text = (qrels or {}).get(name, "\n".join(lines) + "\n")
         (folder / "qrels" / f"{name}.tsv").write_text(text)
     return folder
@@ -51,13 +52,16 @@ def beir_task(tmp_path, beir="sci", **extra):
 
 
 def _hand_scores(prediction: dict) -> tuple[float, float]:
-    """nDCG@10 (gain = grade, log2 discount, trec_eval's ties: the larger document id first) and recall@10."""
+    """nDCG@10 (gain = grade, log2 discount, trec_eval's ties: the larger document id first) and recall@10;
+    both 0 for a query with nothing relevant, as pytrec_eval scores it (and BEIR averages it in)."""
     by_id = sorted(prediction["ranking"], key=lambda ds: ds[0], reverse=True)
     ranked = sorted(by_id, key=lambda ds: -ds[1])[:10]
     grades = prediction["relevant"]
+    relevant = {d for d, g in grades.items() if g >= 1}
+    if not relevant:
+        return 0.0, 0.0
     dcg = sum(grades.get(d, 0) / math.log2(i + 2) for i, (d, _) in enumerate(ranked))
     ideal = sum(g / math.log2(i + 2) for i, g in enumerate(sorted(grades.values(), reverse=True)[:10]))
-    relevant = {d for d, g in grades.items() if g >= 1}
     return 100 * dcg / ideal, 100 * len(relevant & {d for d, _ in ranked}) / len(relevant)
 
 
@@ -67,12 +71,14 @@ def test_a_beir_folder_is_a_task_and_its_scores_are_trec_evals_graded_ones(tmp_p
     data = task.loader()
     test = data.tests["test"]
     assert len(data.train) == 48  # grade >= 1 pairs of train.tsv; `1.0` is the grade 1
-    assert sorted(test.queries) == [f"q{i}" for i in range(30, 36)]  # queries judged nowhere are not scored
+    # the queries test.tsv names, q36 (judged only 0) too, as BEIR's loader keeps them; q37-q39 are not scored
+    assert sorted(test.queries) == [f"q{i}" for i in range(30, 37)]
     assert len(test.corpus) == 40 and test.qrels["q30"] == {"d30": 2, "d31": 1, "d32": 0}
+    assert test.qrels["q36"] == {"d5": 0}
     assert data.val.qrels["q24"] == {"d24": 2, "d25": 1, "d26": 0}
-    assert data.train[0] == {
+    assert data.train[0] == {  # `title text`, as BEIR's SentenceBERT joins them (sep " ")
         "query": "where is thing 0",
-        "document": "title 0. text about thing 0 and more",
+        "document": "title 0 text about thing 0 and more",
         "doc_id": "d0",
     }
     model = model_folder(tmp_path / "model")
@@ -81,10 +87,13 @@ def test_a_beir_folder_is_a_task_and_its_scores_are_trec_evals_graded_ones(tmp_p
     predictions = [
         json.loads(line) for line in (tmp_path / "e" / record["predictions"]).read_text().splitlines()
     ]
-    hand = [_hand_scores(p) for p in predictions if p["split"] == "test"]
-    assert len(hand) == 6
-    assert record["test"]["test"]["ndcg@10"] == pytest.approx(sum(h[0] for h in hand) / 6, abs=1e-6)
-    assert record["test"]["test"]["recall@10"] == pytest.approx(sum(h[1] for h in hand) / 6, abs=1e-6)
+    hand = {p["qid"]: _hand_scores(p) for p in predictions if p["split"] == "test"}
+    assert sorted(hand) == sorted(test.queries) and hand["q36"] == (0.0, 0.0)
+    # BEIR's mean: over all 7 judged queries, q36's 0 included (not over the 6 with something to find)
+    assert record["test"]["test"]["ndcg@10"] == pytest.approx(sum(h[0] for h in hand.values()) / 7, abs=1e-6)
+    assert record["test"]["test"]["recall@10"] == pytest.approx(
+        sum(h[1] for h in hand.values()) / 7, abs=1e-6
+    )
     assert summary.tasks["sci"].test.n == 1
 
 

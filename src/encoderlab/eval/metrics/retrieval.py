@@ -2,8 +2,9 @@
 
 ir-measures' `nDCG@10` is trec_eval's `ndcg_cut_10`: gain = relevance grade (not 2^rel - 1),
 log2 discount, ties in score broken by document id in descending order as trec_eval does.
-Queries without any relevant document are dropped by trec_eval; we require every query to have
-one (the caller builds qrels from real pairs), so nothing is silently averaged away.
+A query of the qrels with no relevant document (judged only 0) scores 0 and counts in the mean
+(pytrec_eval scores every query of the qrels, and BEIR's evaluator averages them all); a judged query
+without a ranking is refused below, so nothing is silently averaged away.
 """
 
 from __future__ import annotations

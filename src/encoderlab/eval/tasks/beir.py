@@ -14,12 +14,16 @@ csv modules, not `datasets`, so a refusal names the file and line. What BEIR's l
 line here: it skips the first qrels line whatever it holds (a file without a header lost its first
 judgment), keeps the later of two corpus rows sharing an `_id`, stops with a KeyError on a judgment of a
 query the queries file lacks, and scores one of a document the corpus lacks as never retrieved; its
-`int(score)` refuses `1.0`, which is read here as the grade 1. Scores: graded relevance (trec_eval's
-gain is the grade; a grade below 1 is judged not relevant) over every query with a relevant document in
-the split's qrels (a query judged only 0 has nothing to find and is not scored, as the paper suite's
-BEIR tasks drop it), ranked against the whole corpus (the built-in IR tasks rank judged documents only).
-A document is its title and text joined by ". ", as the paper suite's NQ, or its text alone without a
-title. Trade-off: the corpus is held in memory.
+`int(score)` refuses `1.0`, which is read here as the grade 1. Scores as BEIR's `EvaluateRetrieval.evaluate`
+(pytrec_eval, the mean over every query pytrec_eval returns): graded relevance (trec_eval's gain is the
+grade; a grade below 1 is judged not relevant), ranked against the whole corpus (the built-in IR tasks
+rank judged documents only), ties in score broken by document id, the larger first (trec_eval's
+`comp_sim_docno`). The queries scored are those the split's qrels name, as BEIR's loader keeps only
+those: a query judged only 0 is scored (nDCG and recall 0, counted in the mean: pytrec_eval scores every
+query of the qrels, BEIR divides by their count), a query the qrels do not name is not. A document is
+`title text`, stripped, as BEIR's dense models join them (`SentenceBERT`'s default sep " "). Not done
+here: BEIR drops a retrieved document whose id is the query's (`ignore_identical_ids`), which matters
+only where queries and documents share ids (ArguAna, Quora). Trade-off: the corpus is held in memory.
 """
 
 from __future__ import annotations
@@ -174,8 +178,8 @@ def _jsonl(folder: Path, stem: str, where: str) -> dict[str, dict]:
 
 
 def _document(row: dict) -> str:
-    title = str(row.get("title") or "").strip()
-    return f"{title}. {row['text']}" if title else row["text"]
+    """`title text`, stripped, as BEIR's dense models join them (`SentenceBERT.encode_corpus`, sep " ")."""
+    return f"{row.get('title') or ''} {row['text']}".strip()
 
 
 def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dict[str, int]]:
@@ -232,6 +236,6 @@ def _cut(train: dict, fraction: float, seed: int, where: str) -> tuple[dict, dic
 
 
 def _split(qrels: dict, queries: dict, corpus: dict) -> IRSplit:
-    """A scored split: the queries with a relevant document, ranked against the whole corpus."""
-    scored = {q: ds for q, ds in qrels.items() if max(ds.values()) >= 1}
-    return IRSplit({q: queries[q] for q in scored}, corpus, scored)
+    """A scored split: every query the split's qrels judge (one judged only 0 scores 0, as in BEIR),
+    ranked against the whole corpus; a query the qrels do not name is not scored."""
+    return IRSplit({q: queries[q] for q in qrels}, corpus, dict(qrels))
