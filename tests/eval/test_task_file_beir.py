@@ -9,6 +9,7 @@ import json
 import math
 import re
 import shutil
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -19,14 +20,16 @@ from tests.reliability.test_hostile_inputs import assert_one_line, cli
 
 from encoderlab.errors import UserError
 from encoderlab.eval import evaluate
+from encoderlab.eval.tasks.beir import FILES
 from encoderlab.eval.tasks.custom import load_task_files, task_from_file
 
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
 
-def write_beir(folder, qrels=None, corpus=None):
-    """A BEIR folder: 40 documents, 40 queries, qrels/train, dev and test with grades 2, 1 and 0."""
+def write_beir(folder, qrels=None, corpus=None, jsonl=False):
+    """A BEIR folder: 40 documents, 40 queries, qrels/train, dev and test with grades 2, 1 and 0; with
+    `jsonl`, the qrels as the mteb hub repositories write them instead (see `_as_jsonl`)."""
     (folder / "qrels").mkdir(parents=True, exist_ok=True)
     docs = corpus or [
         {"_id": f"d{i}", "title": f"title {i}", "text": f"text about thing {i} and more"} for i in range(40)
@@ -39,9 +42,18 @@ def write_beir(folder, qrels=None, corpus=None):
         for i in ids:
             lines += [f"q{i}\td{i}\t2", f"q{i}\td{(i + 1) % 40}\t1.0", f"q{i}\td{(i + 2) % 40}\t0"]
         lines += ["q36\td5\t0"] if name == "test" else []  # judged, only 0: nothing to find
-        text = (qrels or {}).get(name, "\n".join(lines) + "\n")
-        (folder / "qrels" / f"{name}.tsv").write_text(text)
+        text = (qrels or {}).get(name, _as_jsonl(lines) if jsonl else "\n".join(lines) + "\n")
+        (folder / "qrels" / f"{name}.{'jsonl' if jsonl else 'tsv'}").write_text(text)
     return folder
+
+
+def _as_jsonl(lines: list[str]) -> str:
+    """TSV qrels lines as the mteb layout's qrels/<split>.jsonl: mteb/nfcorpus's dataset card (hub,
+    README.md) has config `default` with data_files qrels/train.jsonl, qrels/dev.jsonl, qrels/test.jsonl
+    and features query-id (string), corpus-id (string), score (float64); corpus.jsonl and queries.jsonl
+    sit at the root, as in mteb/scifact's tree (corpus.jsonl, queries.jsonl, qrels/)."""
+    rows = [dict(zip(("query-id", "corpus-id", "score"), line.split("\t"))) for line in lines[1:]]
+    return "".join(json.dumps({**r, "score": float(r["score"])}) + "\n" for r in rows)
 
 
 def beir_task(tmp_path, beir="sci", **extra):
@@ -97,10 +109,10 @@ def test_a_beir_folder_is_a_task_and_its_scores_are_trec_evals_graded_ones(tmp_p
     assert summary.tasks["sci"].test.n == 1
 
 
-def _hub_cache(tmp_path, monkeypatch, repo: str):
+def _hub_cache(tmp_path, monkeypatch, repo: str, **layout):
     """`repo`'s snapshot in a hub cache of the test's own, in huggingface_hub's layout, the hub offline."""
     storage = tmp_path / "hub-cache" / ("datasets--" + repo.replace("/", "--"))
-    write_beir(storage / "snapshots" / COMMIT)
+    write_beir(storage / "snapshots" / COMMIT, **layout)
     (storage / "refs").mkdir(parents=True)
     (storage / "refs" / "main").write_text(COMMIT)
     monkeypatch.delenv("ENCODERLAB_HUB_DATA", raising=False)
@@ -117,6 +129,31 @@ def test_a_hub_id_in_beirs_layout_reads_as_the_same_folder_does(tmp_path, monkey
     shutil.copytree(tmp_path / "sci", mirror / "me" / "sci")
     monkeypatch.setenv("ENCODERLAB_HUB_DATA", str(mirror))
     assert task_from_file(beir_task(tmp_path, beir="me/sci")).data_version == folder.data_version
+
+
+def test_a_hub_dataset_in_mtebs_layout_qrels_as_jsonl_reads_as_the_same_folder_does(tmp_path, monkeypatch):
+    folder = task_from_file(beir_task(write_beir(tmp_path / "sci").parent))
+    _hub_cache(tmp_path, monkeypatch, "mteb/sci", jsonl=True)
+    snapshot = tmp_path / "hub-cache" / "datasets--mteb--sci" / "snapshots" / COMMIT
+    assert not list(snapshot.glob("qrels/*.tsv"))  # .jsonl only, as mteb/nfcorpus
+    cached = task_from_file(beir_task(tmp_path, beir="mteb/sci"))
+    assert cached.data_version == folder.data_version  # the same judgments, `score` 2.0 read as the grade 2
+    assert cached.loader().tests["test"].qrels == folder.loader().tests["test"].qrels
+    fetched = [f"qrels/{n}.{x}" for n in ("train", "dev", "test") for x in ("tsv", "jsonl")]
+    assert all(any(fnmatch(f, pattern) for pattern in FILES) for f in fetched)  # what a download asks for
+
+
+def test_a_hub_dataset_without_qrels_says_how_to_join_beirs_qrels_repository(tmp_path, monkeypatch, capsys):
+    _hub_cache(tmp_path, monkeypatch, "BeIR/sci")
+    shutil.rmtree(tmp_path / "hub-cache" / "datasets--BeIR--sci" / "snapshots" / COMMIT / "qrels")
+    path = beir_task(tmp_path, beir="BeIR/sci")
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0"], capsys)
+    assert_one_line(
+        code, err, r"has no qrels/ folder, .*\(BEIR's: BeIR/sci-qrels\) are not fetched: download both"
+    )
+    assert_printed_as_documented("task-file-beir-hub-no-qrels", err, tmp_path)
+    assert not (tmp_path / "e").exists()
 
 
 def test_a_hub_id_the_offline_cache_lacks_is_one_line(tmp_path, monkeypatch):
@@ -144,6 +181,14 @@ MISTAKES = {  # case -> (what the folder gets, the line printed after "task file
     "task-file-beir-grade": (
         {"qrels": {"test": HEADER + "q30\td30\t0.5\n"}},
         "line 2 of {w}/sci/qrels/test.tsv: score '0.5' is not a whole relevance grade (0, 1, 2, ...); fix it",
+    ),
+    "task-file-beir-qrels-jsonl": (
+        {
+            "jsonl": True,
+            "qrels": {"test": '{"query-id": "q30", "corpus-id": "d30", "score": 1.0}\n{"query-id": "q31"}\n'},
+        },
+        'line 2 of {w}/sci/qrels/test.jsonl: not a JSON object with "query-id", "corpus-id" and "score" (the '
+        "qrels fields); fix the line",
     ),
     "task-file-beir-duplicate-id": (
         {"corpus": [{"_id": "d0", "title": "", "text": "one"}, {"_id": "d0", "title": "", "text": "two"}]},

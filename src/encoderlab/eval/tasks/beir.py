@@ -43,7 +43,7 @@ from encoderlab.words import count
 QRELS_HEADER = ("query-id", "corpus-id", "score")
 SCORED = {"test": "test", "dev": "validation"}
 """qrels file -> the split it is."""
-FILES = ("corpus.jsonl*", "queries.jsonl*", "qrels/*.tsv")
+FILES = ("corpus.jsonl*", "queries.jsonl*", "qrels/*.tsv", "qrels/*.jsonl")
 """What a hub repository's snapshot is fetched for."""
 
 
@@ -62,15 +62,24 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
             "drop " + ("it" if len(given) == 1 else "them")
         )
     folder = beir_folder(data.beir, data.revision, base, where)
+    if beir_hub_id(data.beir, base) and not (folder / "qrels").is_dir():
+        raise UserError(
+            f"{where}: data.beir {data.beir!r}: the hub dataset has no qrels/ folder, which data.beir reads "
+            f"(as mteb/scifact has); qrels kept in a repository of their own (BEIR's: {data.beir}-qrels) are "
+            "not fetched: download both, put the qrels' .tsv files under qrels/ in the dataset's folder, and "
+            "name that folder"
+        )
     corpus = {k: _document(r) for k, r in _jsonl(folder, "corpus", where).items()}
     queries = {k: r["text"] for k, r in _jsonl(folder, "queries", where).items()}
     qrels = {}
     for name in ("train", "dev", "test"):
-        path = folder / "qrels" / f"{name}.tsv"
-        if path.is_file():
+        path = next((p for p in _qrels_files(folder, name) if p.is_file()), None)
+        if path is not None:
             qrels[name] = _qrels(path, corpus, queries, where)
         elif name != "dev":
-            raise UserError(f"{where}: data.beir {folder} has no qrels/{name}.tsv; BEIR's layout needs it")
+            raise UserError(
+                f"{where}: data.beir {folder} has no qrels/{name}.tsv (or .jsonl); BEIR's layout needs it"
+            )
     if "dev" in qrels and data.validation_fraction is not None:
         raise UserError(f"{where}: qrels/dev.tsv and data.validation_fraction both give validation; keep one")
     train = qrels["train"]
@@ -182,11 +191,23 @@ def _document(row: dict) -> str:
     return f"{row.get('title') or ''} {row['text']}".strip()
 
 
-def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dict[str, int]]:
-    """{query id: {document id: grade}} of one qrels file, every line checked."""
-    out: dict[str, dict[str, int]] = {}
+def _qrels_files(folder: Path, name: str) -> tuple[Path, Path]:
+    """qrels/<name>.tsv (BEIR's), else qrels/<name>.jsonl (the mteb hub repositories', e.g. mteb/nfcorpus's
+    card: config `default`, data_files qrels/{train,dev,test}.jsonl, query-id and corpus-id strings, score
+    float64)."""
+    return folder / "qrels" / f"{name}.tsv", folder / "qrels" / f"{name}.jsonl"
+
+
+def _qrels_rows(path: Path, where: str) -> list[tuple[int, list[str]]]:
+    """(line number, [query-id, corpus-id, score] as written) of a qrels .tsv after its header, or of a
+    .jsonl's objects; a .tsv without the header, or an object without the three fields, is one line."""
     try:
         with open(path, encoding="utf-8-sig", newline="") as handle:
+            if path.suffix == ".jsonl":
+                return [
+                    (n, _qrels_object(line, f"{where}: line {n} of {path}"))
+                    for n, line in enumerate(handle, 1)
+                ]
             table = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     except (UnicodeDecodeError, OSError) as exc:
         raise UserError(f"{where}: cannot read {path} ({exc}); write it as UTF-8 text") from None
@@ -196,7 +217,29 @@ def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dic
             f"{where}: line 1 of {path} is {first[:60]!r}, not the header query-id<TAB>corpus-id<TAB>score; "
             "add that header line (BEIR skips the first line, so a file without it lost its first judgment)"
         )
-    for n, cells in enumerate(table[1:], 2):
+    return list(enumerate(table[1:], 2))
+
+
+def _qrels_object(line: str, at: str) -> list[str]:
+    """One .jsonl qrels line as the cells a .tsv line gives ([] for a blank line)."""
+    if not line.strip():
+        return []
+    try:
+        row = json.loads(line)
+    except ValueError:
+        row = None
+    cells = [row.get(k) for k in QRELS_HEADER] if isinstance(row, dict) else [None]
+    if not all(isinstance(c, (str, int, float)) and not isinstance(c, bool) for c in cells):
+        raise UserError(
+            f'{at}: not a JSON object with "query-id", "corpus-id" and "score" (the qrels fields); fix the line'
+        )
+    return [str(c) for c in cells]
+
+
+def _qrels(path: Path, corpus: dict, queries: dict, where: str) -> dict[str, dict[str, int]]:
+    """{query id: {document id: grade}} of one qrels file, every line checked."""
+    out: dict[str, dict[str, int]] = {}
+    for n, cells in _qrels_rows(path, where):
         at = f"{where}: line {n} of {path}"
         if not any(c.strip() for c in cells):
             continue
