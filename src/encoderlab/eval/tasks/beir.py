@@ -81,7 +81,7 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
                 f"{where}: data.beir {folder} has no qrels/{name}.tsv (or .jsonl); BEIR's layout needs it"
             )
     if "dev" in qrels and data.validation_fraction is not None:
-        raise UserError(f"{where}: qrels/dev.tsv and data.validation_fraction both give validation; keep one")
+        raise UserError(f"{where}: qrels/dev and data.validation_fraction both give validation; keep one")
     train = qrels["train"]
     if "dev" not in qrels:
         train, qrels["dev"] = _cut(train, data.validation_fraction or 0.05, data.seed, where)
