@@ -288,3 +288,33 @@ def test_a_hugging_face_config_the_load_refuses_is_refused_by_check_in_the_runs_
     assert checked[0] == ran[0] == 2 and checked[1] == "", checked
     assert checked[2] == ran[2] and "config.json" in ran[2], (checked[2], ran[2])
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("exported", [False, True], ids=["encoderlab-folder", "hugging-face-folder"])
+def test_check_refuses_a_tokenizer_with_more_ids_than_the_embedding_in_the_runs_line(
+    exported, tmp_path, capsys, request
+):
+    """A tokenizer saved beside a model after `add_tokens` (more ids than the embedding has rows) is
+    refused by the run's load; `--check` printed "checked" for it, its weights unread. The rows are in
+    the config (`vocab_size`), so the check refuses it in the run's line, still reading no weights."""
+    from transformers import PreTrainedTokenizerFast
+
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
+    task = _ner_file(tmp_path, rows, max_length=64)
+    folder = model_folder(tmp_path / "m")
+    if exported:
+        code, _, err = run_cli(["export", str(folder), "--out", str(tmp_path / "hf")], capsys)
+        assert code == 0, err
+        folder = tmp_path / "hf"
+    tok = PreTrainedTokenizerFast.from_pretrained(str(folder))
+    before = len(tok)
+    tok.add_tokens(["domainword1", "domainword2", "domainword3"])
+    tok.save_pretrained(str(folder))
+    request.getfixturevalue("no_weights")  # from here on, as export read them
+    argv = ["eval", str(folder), "--task-file", str(task), "--lrs", "1e-4", "--seeds", "0"]
+    argv += ["--out", str(tmp_path / "e"), "--device", "cpu"]
+    code, printed, err = run_cli([*argv, "--check"], capsys)
+    assert code == 2 and printed == "", (printed, err)
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"has {before + 3} ids but the model's embedding has {before} rows" in err, err
+    assert not (tmp_path / "e").exists()

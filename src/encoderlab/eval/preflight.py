@@ -10,11 +10,12 @@ id downloads only those), which is what fixes the inputs: the tokenizer's specia
 (`families.check_inputs`, `features.check_room`; a QA task's room for context after each split's longest
 question, tokenising the questions alone), the max length of a task that takes the model's and
 that of one that names its own (no more than the model's positions: `taskruns.check_positions`), the
-pooling a config declares (`pooling.declared_pooling`).
+pooling a config declares (`pooling.declared_pooling`), and the tokenizer's ids against the embedding's
+rows the config records (`model.hub.check_vocabulary`, the run's own check of the built model; before,
+`--check` passed a tokenizer with more ids than the embedding has rows and the run refused it).
 
 What it leaves to the run: tokenising every example (`finetune.prepare`: minutes for paper 1's larger
-sets, and no refusal of its own beyond the room checked here), the tokenizer's ids against the model's
-embedding (`model.hub.check_compatible`, on the built model), the check that tasks sharing a
+sets, and no refusal of its own beyond the room checked here), the check that tasks sharing a
 fine-tuning run train on the same examples (`protocol.check_shared_training`, which hashes the
 tokenised data), the device (a check may run where the GPU is not: a login node), and the results
 cache of --out (folder checked read-only, as a run checks it first; never created).
@@ -102,8 +103,9 @@ def check_model(source: str):
     """(tokenizer, max positions or None, `ModelPooling`) of the model at `source`, its weights unread:
     refused as `protocol.load_eval_model` refuses it (no tokenizer, a config's pooling, a checkpoint the
     running pretrain deletes while it is read)."""
+    from encoderlab.data.tokenizer import token_spec
     from encoderlab.eval.protocol import require_tokenizer
-    from encoderlab.model.hub import model_files, require_weights
+    from encoderlab.model.hub import check_vocabulary, model_files, require_weights
     from encoderlab.model.runlayout import pruned_while_read
     from encoderlab.model.sources import source_folder
 
@@ -114,6 +116,8 @@ def check_model(source: str):
         # before the tokenizer, as the run's load reads the weights before `require_tokenizer`
         if source_folder(source) is not None:
             require_weights(files)
+        if files.tokenizer is not None and files.vocab_size is not None:  # as the run's load, then
+            check_vocabulary(files.vocab_size, token_spec(files.tokenizer))
         require_tokenizer(source, files.tokenizer)
     return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")
 

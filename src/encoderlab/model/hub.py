@@ -46,7 +46,7 @@ from encoderlab.model.hf_registry import (
     config_errors,
     hf_config_from_dict,
 )
-from encoderlab.model.io import load_model_folder, unreadable_weights
+from encoderlab.model.io import embedding_rows, load_model_folder, unreadable_weights
 from encoderlab.model.runlayout import is_run_folder, unfinished_run
 from encoderlab.model.sentence import read_sentence_files
 from encoderlab.model.sources import config_positions, is_model_folder, read_config_json, source_path
@@ -92,6 +92,8 @@ class ModelFiles:
     """A Hugging Face folder's config.json as read (`Pretrained.config`); empty for encoderlab's own."""
     positions: int | None
     """The longest input it takes, from its config (`max_positions`)."""
+    vocab_size: int | None = None
+    """Its embedding's rows, from its config (`vocab_size`); None where the config records none."""
 
 
 def model_files(source: str | Path) -> ModelFiles:
@@ -101,11 +103,13 @@ def model_files(source: str | Path) -> ModelFiles:
     path = source_path(source, TOKENIZER_GLOBS)
     own = _own_model_folder(path)
     if own is not None:
-        return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own))
+        return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own), embedding_rows(own))
     if not (path / "config.json").is_file():
         raise _not_a_model(path)
     raw = _checked_config(path, trust_remote_code=False)[0]  # as a command's load refuses it, first
-    return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path))
+    rows = raw.get("vocab_size")
+    rows = rows if isinstance(rows, int) and not isinstance(rows, bool) else None
+    return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path), rows)
 
 
 def require_weights(files: ModelFiles) -> None:
@@ -421,21 +425,7 @@ def check_compatible(
     pretraining, resume), so a mismatch is one clear line instead of an index error deep inside
     an embedding lookup, or a silently different model.
     """
-    vocab = model.config.vocab_size
-    if spec.vocab_size > vocab:
-        raise UserError(
-            f"{tokenizer} has {spec.vocab_size} ids but the model's embedding has {vocab} rows; "
-            "use the tokenizer the model was trained with"
-        )
-    too_big = [
-        i
-        for i in (spec.pad_id, spec.bos_id, spec.eos_id, spec.mask_id, *spec.special_ids)
-        if i is not None and i >= vocab
-    ]
-    if too_big:
-        raise UserError(
-            f"special token ids {sorted(set(too_big))} are outside the model's {vocab}-row embedding; use the model's tokenizer"
-        )
+    check_vocabulary(model.config.vocab_size, spec, tokenizer=tokenizer)
     if expected is None:
         return
     if not isinstance(model.config, ModelConfig):
@@ -452,4 +442,24 @@ def check_compatible(
     if diff:
         raise UserError(
             f"the checkpoint's architecture differs from the config ({'; '.join(diff)}); load a matching checkpoint or change the model config"
+        )
+
+
+def check_vocabulary(vocab: int, spec: TokenSpec, *, tokenizer: str = "the tokenizer") -> None:
+    """Refuse a `vocab`-row embedding that cannot serve `spec`'s token ids: more ids than rows, or a
+    special token past them. The one check, on a built model (`check_compatible`) and on a config's
+    `vocab_size` before any weight is read (`eval --check`, through `ModelFiles.vocab_size`)."""
+    if spec.vocab_size > vocab:
+        raise UserError(
+            f"{tokenizer} has {spec.vocab_size} ids but the model's embedding has {vocab} rows; "
+            "use the tokenizer the model was trained with"
+        )
+    too_big = [
+        i
+        for i in (spec.pad_id, spec.bos_id, spec.eos_id, spec.mask_id, *spec.special_ids)
+        if i is not None and i >= vocab
+    ]
+    if too_big:
+        raise UserError(
+            f"special token ids {sorted(set(too_big))} are outside the model's {vocab}-row embedding; use the model's tokenizer"
         )
