@@ -134,11 +134,19 @@ def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tm
     pretrain(dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, load="weights")), source=source)
 
 
-def test_without_a_mask_token_to_add_mlm_refuses_a_decoder(tmp_path):
+def test_without_a_mask_token_to_add_mlm_refuses_a_decoder_naming_the_setting_that_adds_one(tmp_path):
+    """Before, the line said to pick another tokenizer or use CLM, neither of which continues this start
+    model (a detour's MLM decay); `model.mask_token` adds one, so the line names it."""
     _save_decoder(tmp_path / "decoder", tied=True)
     cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token="")
-    with pytest.raises(UserError, match="MLM needs a mask token"):
+    with pytest.raises(UserError) as refused:
         TrainStep(cfg, source=source)
+    message = str(refused.value)
+    assert "needs a mask token" in message and str(tmp_path / "decoder") in message, message
+    assert "--set model.mask_token='<mask>'" in message, message
+    assert not Path(cfg.out).exists()
+    fixed = dataclasses.replace(cfg, model=dataclasses.replace(cfg.model, mask_token="<mask>"))
+    assert TrainStep(fixed, source=source).spec.mask_id is not None  # the named fix is one the run takes
 
 
 def test_a_mask_token_already_in_the_vocabulary_is_refused(tmp_path):

@@ -70,7 +70,7 @@ from encoderlab.train.optim import (
 )
 from encoderlab.train.parallelize import parallelize
 from encoderlab.train.start import resolve_device
-from encoderlab.train.vocab import add_mask_to_tokenizer, add_mask_token, planned_spec
+from encoderlab.train.vocab import add_mask_to_tokenizer, add_mask_token, planned_spec, refuse_start_without_mask
 
 
 @dataclass(frozen=True)
@@ -123,6 +123,7 @@ class TrainStep:
         self.source = source or build_source(cfg.data, cfg.layout)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
         self.spec = planned_spec(self.source.spec, cfg.model)
+        refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
         for p in self.plan:
             p.phase.objective.check(self.spec)
         self.device = resolve_device(cfg, names)

@@ -29,12 +29,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
-from encoderlab.train.config import ModelSpec
+from encoderlab.objectives.mlm import MLM
+from encoderlab.train.config import ModelSpec, PlannedPhase
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,24 @@ def planned_spec(spec: TokenSpec, model: ModelSpec) -> TokenSpec:
     new = spec.vocab_size
     return dataclasses.replace(
         spec, vocab_size=new + 1, mask_id=new, special_ids=tuple(sorted({*spec.special_ids, new}))
+    )
+
+
+def refuse_start_without_mask(plan: Sequence[PlannedPhase], spec: TokenSpec, model: ModelSpec) -> None:
+    """A start model (`model.init`) whose tokenizer has no mask token, and no `model.mask_token` to add,
+    before an MLM phase: one line naming the setting that adds one. `spec` is `planned_spec`'s. Before,
+    the objective's own line said to pick another tokenizer or train with CLM, neither of which
+    continues one's own checkpoint (a detour's MLM decay, or `cpt-mlm` with its `mask_token` emptied)."""
+    if not model.init or spec.mask_id is not None:
+        return
+    mlm = next((p for p in plan if isinstance(p.phase.objective, MLM)), None)
+    if mlm is None:
+        return
+    raise UserError(
+        f"phase {mlm.name} is MLM, which needs a mask token, but the tokenizer of the start model "
+        f"{model.init} has none; add one with --set model.mask_token='<mask>' (a new id, its rows the "
+        "mean of the existing ones; docs/recipes.md, cpt-mlm), or start from a model whose tokenizer "
+        "names its mask token (tokenizer_config.json's mask_token)"
     )
 
 
