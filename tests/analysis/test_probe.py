@@ -97,6 +97,17 @@ def test_pair_tasks_and_unlabelled_files_are_refused(tmp_path):
         split_rows(5, 0)
 
 
+def test_a_task_files_jsonl_given_as_a_probing_task_says_where_the_label_goes(tmp_path):
+    """Records of an eval task file (`label` beside `text`) given to `--probe-task` were refused as "not a
+    probing task" with no fix; the line now shows the record layout a probing task takes."""
+    rows = [{"text": f"the red code {i}", "label": "ab"[i % 2]} for i in range(20)]
+    path = tmp_path / "task.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(UserError) as refused:
+        load_task(str(path))
+    assert '{"text": "...", "meta": {"label": "..."}}' in str(refused.value), refused.value
+
+
 def test_subsampling_is_seeded(tmp_path):
     records = [{"id": str(i), "text": f"w{i % 60}", "meta": {"label": str(i % 2)}} for i in range(100)]
     path = _write_jsonl(tmp_path / "s.jsonl", records)

@@ -177,7 +177,12 @@ def _task_from_records(source: str, records: list[dict], meta: dict) -> ProbeTas
         return ProbeTask(
             name=Path(source).stem, kind="sequence", inputs=texts, labels=labels, label_names=names
         )
-    raise UserError(f"{source} has neither meta.label nor meta.tokens + meta.tags; it is not a probing task")
+    # said only "it is not a probing task": a task file's JSONL (`label` beside `text`) read so, no fix named
+    raise UserError(
+        f"{source} has neither meta.label nor meta.tokens + meta.tags; it is not a probing task: give JSONL "
+        'records with the label under meta, {"text": "...", "meta": {"label": "..."}} (a class per text), '
+        "or meta.tokens + meta.tags (a tag per word)"
+    )
 
 
 def split_rows(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
