@@ -193,6 +193,15 @@ def _coerce_scalar(value: Any, tp: Any, where: str) -> Any:
         # quoted as written: `1e5` quoted as Python spells it, "100000.0", would be another name
         written = as_written(value)
         raise UserError(f'{where}: expected str, got {written}; quote it ("{written}") to give it as text')
+    if tp is str and isinstance(value, (list, dict)):
+        # `--param mask_token=[MASK]`: YAML reads [MASK] unquoted as a list; the line named no fix
+        written = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+        key = where.rsplit(".", 1)[-1]
+        raise UserError(
+            f"{where}: expected str, got the {'list' if isinstance(value, list) else 'mapping'} {written} (YAML "
+            f"reads [ ] or {{ }} unquoted as one); quote it ('{written}') to give it as text, on a command line "
+            f"inside the shell's quotes: {key}=\"'{written}'\""
+        )
     if tp is str and isinstance(value, bool):  # YAML 1.1's booleans: `labels: [yes, no]` is [True, False]
         # the spelling is lost (a bool cannot carry it, as a `Numeral` does): the fix fits every one, where
         # `quote it ("yes")` told one who wrote `on` or `true` to write another word
