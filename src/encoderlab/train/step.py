@@ -70,7 +70,12 @@ from encoderlab.train.optim import (
 )
 from encoderlab.train.parallelize import parallelize
 from encoderlab.train.start import resolve_device
-from encoderlab.train.vocab import add_mask_to_tokenizer, add_mask_token, planned_spec, refuse_start_without_mask
+from encoderlab.train.vocab import (
+    add_mask_to_tokenizer,
+    add_mask_token,
+    planned_spec,
+    refuse_start_without_mask,
+)
 
 
 @dataclass(frozen=True)
