@@ -91,6 +91,7 @@ NAMED = {
     "task-file-is-a-data-file": "tests.eval.test_task_file_mistakes::test_a_data_file_named_as_the_task_file_says_so",
     "task-file-is-a-study-file": "tests.eval.test_task_file_mistakes::test_a_study_file_given_as_a_task_file_says_it_is_a_study_file",
     "study-file-is-a-task-file": "tests.study.test_files::test_a_task_file_given_as_the_study_says_it_is_a_task_file",
+    "study-file-is-a-data-file": "tests.study.test_study_file_is_data::test_a_data_file_given_as_the_study_says_it_is_a_data_file",
     "task-file-text-column-as-label": "tests.eval.test_task_file_mistakes::test_a_text_column_named_as_the_label_is_refused_as_one_class_per_row",
     "task-file-labels-under-options": "tests.eval.test_task_file_mistakes::test_labels_under_options_are_refused_not_replaced_by_the_datas",
     "task-file-template-under-options": "tests.eval.test_task_file_mistakes::test_a_template_under_options_is_refused_and_options_list_neither_as_valid",

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from encoderlab.config import coerce, missing_fields, read_mapping, recorded_fields, to_dict, unknown_fields
+from encoderlab.data.filekinds import COMPRESSIONS, UNREAD_COMPRESSIONS
 from encoderlab.errors import UserError, closest
 from encoderlab.paths import found_in_cwd_instead
 from encoderlab.study.spec import CkaSpec, ClaimSpec, DataSpec, EvalSpec, RunSpec, StudySpec
@@ -67,6 +68,7 @@ def dump_study(spec: StudySpec, origin: str = "") -> str:
 def load_study_file(path: Path | str) -> StudySpec:
     """Read and check a study file; every problem is one line of one UserError."""
     path = Path(path)
+    _refuse_data_file(path)
     data = read_mapping(path, "study file")
     errors: list[str] = []
     spec = _build(StudySpec, _with_paths(data, path.parent, errors), "study", errors)
@@ -76,6 +78,27 @@ def load_study_file(path: Path | str) -> StudySpec:
         lines = "\n".join(f"  {e}" for e in errors)
         raise UserError(f"study file {path} has {count(len(errors), 'problem')}:\n{lines}")
     return dataclasses.replace(spec, folder=str(path.parent.resolve()))
+
+
+_DATA_SUFFIXES = (".jsonl", ".csv", ".tsv", ".parquet")
+"""A corpus's or a task's data file, never a study file (a `.json` or `.txt` one may be YAML: read as such)."""
+
+
+def _refuse_data_file(path: Path) -> None:
+    """A corpus or a task's data file given as the study (`study run corpus.jsonl`), named as such: read as
+    YAML, a JSON lines file was "not valid YAML at line 1 ...; fix the syntax", a gzipped one "not UTF-8
+    text ...; save it as UTF-8, e.g. `iconv ...`" and a CSV "holds '<its first row>', not a mapping",
+    fixes for a file that was never a study's (the task-file side: `localfiles.refuse_data_file`)."""
+    suffixes = [s.lower() for s in path.suffixes[-2:]] or [""]
+    packed = suffixes[-1] in (*COMPRESSIONS, *UNREAD_COMPRESSIONS) and len(suffixes) == 2
+    inner = suffixes[0] if packed else suffixes[-1]
+    if inner in _DATA_SUFFIXES or (packed and inner in (".txt", ".json")):  # a packed corpus is not YAML
+        kind = "".join(suffixes) if packed else inner
+        raise UserError(
+            f"study file {path} is a {kind} data file, not a study file; pass the study's YAML file, which "
+            "lists a corpus in a dataset's `corpus:` and a task's data in a task file of its "
+            '`eval: {task_files: [...]}` (docs/studies.md, "A study of your own")'
+        )
 
 
 def _build(cls: type, data: Any, where: str, errors: list[str]) -> Any:
