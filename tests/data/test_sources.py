@@ -132,7 +132,8 @@ def test_a_mixture_that_stops_on_its_first_exhausted_source_says_what_it_left_un
     assert stats[1].docs == 20 and stats[0].docs == sum(t.startswith("a") for t in texts) < 300
     assert (
         f"the mixture stopped when {b.location} ran out (first_exhausted keeps the weights' proportions), "
-        f"before the end of {a.location} ({stats[0].docs:,} read)"
+        f"before the end of {a.location} ({stats[0].docs:,} read); to read every source whole, give the files "
+        "as one source (a folder or a glob reads each of its files whole)"  # a study's corpus can: no --stop
     ) in caplog.text
     caplog.clear()
     list(mix_documents([a, b], seed=0, stop="all_exhausted"))

@@ -76,15 +76,17 @@ def mix_documents(
 def _say_unread(sources, all_stats, ended: int, finished: list[bool]) -> None:
     """Name what a mixture that stopped on its first exhausted source left unread. Before, two sources
     of 1,000 and 10 documents at equal weights gave 31 documents, and nothing said the other 979
-    were never read."""
+    were never read. Its first fix is one a study's corpus list can take too (it has no `stop`): a
+    corpus split into files, listed one by one, is read whole as one folder or glob entry."""
     unread = [
         f"{s.location} ({st.docs:,} read)" for s, st, done in zip(sources, all_stats, finished) if not done
     ]
     if unread:
         log.warning(
             "the mixture stopped when %s ran out (first_exhausted keeps the weights' proportions), before the "
-            "end of %s; to read every source whole, weight each by its size (#weight=), or use "
-            "--stop all_exhausted, which repeats the sources that run out",
+            "end of %s; to read every source whole, give the files as one source (a folder or a glob reads "
+            "each of its files whole), weight each by its size (#weight=), or use `data prepare --stop "
+            "all_exhausted`, which repeats the sources that run out",
             sources[ended].location, ", ".join(unread),
         )  # fmt: skip
 

@@ -415,7 +415,10 @@ def corpus_size(data: DataSpec, meta: dict | None = None) -> CorpusSize:
     total = sum(tokens for tokens, _, _ in parts) * kept
     how = "estimated from " + "; ".join(how for _, how, _ in parts) + ", less the validation split"
     if len(parts) > 1:  # `data prepare` stops a mixture when its first source runs out (first_exhausted)
-        how += "; a mixture stops when its first source runs out, so it may read less"
+        how += (
+            "; a mixture stops when its first source runs out, so it may read less"
+            " (one folder or glob entry reads each of its files whole)"
+        )
     at_most = any(bound for _, _, bound in parts) or len(parts) > 1
     return CorpusSize(dataset=data.name, unique_tokens=total, counted=False, how=how, at_most=at_most)
 
