@@ -176,6 +176,8 @@ def plan_command(
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
     print(plan_text(plan))
+    if out is not None and (out / "study.json").is_file():
+        print(_reused_line(out, graph))
     counted = frozenset(n for n, c in plan.corpora.items() if c.counted)
     if out is not None and (notes := recorded_notes(spec, out, gone, counted)):
         print("\n".join(notes))
@@ -188,6 +190,24 @@ def plan_command(
         print(elsewhere)
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
     check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
+
+
+def _reused_line(out: Path, graph) -> str:
+    """What `study run` into the folder `out` would reuse and run, per node kind: rerun after an edit of
+    the study file, a finished node whose config is unchanged is kept and one whose config changed is a
+    new node, which the plan counted but never said which (`study status` reads the study as it last ran,
+    not as the file says now)."""
+    from encoderlab.study.absent import to_run
+
+    nodes = list(graph)
+    todo = to_run(out, nodes)
+    if not todo:
+        return f"--out {out}: all {len(nodes)} nodes finished, reused as they are; nothing to run"
+    kinds = ", ".join(f"{sum(n.kind == k for n in todo)} {k}" for k in dict.fromkeys(n.kind for n in todo))
+    return (
+        f"--out {out}: {len(nodes) - len(todo)} of {len(nodes)} nodes finished, reused as they are; to run: "
+        f"{kinds} (a node whose config changed runs as a new node; its old folder is kept)"
+    )
 
 
 def _estimated_note(spec: StudySpec, plan, out: Path) -> str:
