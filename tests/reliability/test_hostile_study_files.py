@@ -215,7 +215,7 @@ STUDY_CASES = [
     (
         "study-init-missing",
         "study run {w}/study_init_missing.yaml --out {w}/s",
-        r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+        r"study mini, run b: model source 'nothere' is not a folder in \S+, an asset \(.*\) or a hub id",
     ),
     (
         "study-suite-null-without-task-files",

@@ -78,12 +78,13 @@ def check_downloaded_weights(hub_id: str, folder: Path) -> None:
         )
 
 
-def check_model_source(source: str | Path) -> None:
+def check_model_source(source: str | Path, base: Path | None = None) -> None:
     """Refuse a model source that is no existing path, asset name or hub id (org/name), reading nothing
     (`data.localpath.check_source`, the tokenizer's check too): `load_pretrained` says so when it loads,
-    a study before it writes anything."""
+    a study before it writes anything. `base`: the folder a relative path was read from (a study
+    file's), named in the line; else the working folder."""
     check_source(
-        str(source), "model source", "pass a model or run folder, an asset name or a hub id (org/name)"
+        str(source), "model source", "pass a model or run folder, an asset name or a hub id (org/name)", base
     )
 
 

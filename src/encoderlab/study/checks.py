@@ -259,7 +259,9 @@ def check_sources(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
     for r in runs:
         if r.init not in {x.name for x in spec.runs}:
             try:
-                check_model_source(r.init)
+                # a study file's path is read beside it: was named from the working folder ("/ holds no
+                # 'models'"), where the tokenizer's check already looked beside the file
+                check_model_source(r.init, spec_folder(spec))
             except UserError as exc:
                 raise UserError(f"study {spec.name}, run {r.name}: {exc}") from None
 
