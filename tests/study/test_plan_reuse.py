@@ -19,7 +19,7 @@ def test_the_plan_of_an_edited_study_names_what_a_rerun_reuses_and_runs(tmp_path
     nodes = list(build_graph(spec, backend()))
     assert (
         _reused_line(out, nodes)
-        == f"--out {out}: all {len(nodes)} nodes finished, reused as they are; nothing to run"
+        == f"study folder {out}: all {len(nodes)} nodes finished, reused as they are; nothing to run"
     )
 
     edited = replace(spec, eval=replace(spec.eval, seeds=(*spec.eval.seeds, 9)))  # one fine-tuning seed more
@@ -28,6 +28,6 @@ def test_the_plan_of_an_edited_study_names_what_a_rerun_reuses_and_runs(tmp_path
     evals = sum(n.kind == "eval" for n in new)
     assert evals and {n.kind for n in new} == {"eval", "report"}
     assert _reused_line(out, graph) == (
-        f"--out {out}: {len(graph) - len(new)} of {len(graph)} nodes finished, reused as they are; to run: "
+        f"study folder {out}: {len(graph) - len(new)} of {len(graph)} nodes finished, reused as they are; to run: "
         f"{evals} eval, 1 report (a node whose config changed runs as a new node; its old folder is kept)"
     )

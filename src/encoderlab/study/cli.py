@@ -202,10 +202,10 @@ def _reused_line(out: Path, graph) -> str:
     nodes = list(graph)
     todo = to_run(out, nodes)
     if not todo:
-        return f"--out {out}: all {len(nodes)} nodes finished, reused as they are; nothing to run"
+        return f"study folder {out}: all {len(nodes)} nodes finished, reused as they are; nothing to run"
     kinds = ", ".join(f"{sum(n.kind == k for n in todo)} {k}" for k in dict.fromkeys(n.kind for n in todo))
     return (
-        f"--out {out}: {len(nodes) - len(todo)} of {len(nodes)} nodes finished, reused as they are; to run: "
+        f"study folder {out}: {len(nodes) - len(todo)} of {len(nodes)} nodes finished, reused as they are; to run: "
         f"{kinds} (a node whose config changed runs as a new node; its old folder is kept)"
     )
 
