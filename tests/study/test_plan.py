@@ -407,7 +407,7 @@ def test_a_plan_of_one_run_seed_lr_and_document_says_each_in_the_singular(tmp_pa
             lambda s: s["runs"].append(
                 {"name": "b", "recipe": "smoke-mlm", "init": "nothere", "evaluate": False}
             ),
-            r"study mini, run b: model source 'nothere' is not a folder, an asset \(.*\) or a hub id",
+            r"study mini, run b: model source 'nothere' is not a folder in \S+, an asset \(.*\) or a hub id",
         ),
         (
             lambda s: s["data"][0].update(tokenizer="nothere_tok"),
