@@ -173,3 +173,13 @@ def test_holm_matches_its_definition_on_random_families_with_ties():
         if draw < 20:
             assert got == pytest.approx(list(multipletests(p, method="holm")[1]))
         assert all(got[i] <= got[j] for i in range(m) for j in range(m) if p[i] <= p[j])
+
+
+def test_welch_degrees_of_freedom_do_not_underflow_on_tiny_variances():
+    """A t-test is scale-free: the same values times 1e120 give the same t, df and p. Scores near 1e-120 (far
+    below any metric's, but nothing refuses them) squared each side's variance of the mean to 0, and the
+    Welch-Satterthwaite degrees of freedom divided by zero."""
+    a, b = [1e-120, 3e-120, 2e-120], [5e-120, 9e-120]
+    ref = sps.ttest_ind([x * 1e120 for x in a], [x * 1e120 for x in b], equal_var=False)
+    got = welch_test(a, b)
+    assert got.t == pytest.approx(ref.statistic) and got.p_value == pytest.approx(ref.pvalue)

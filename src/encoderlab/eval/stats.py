@@ -167,7 +167,10 @@ def _welch(diff: float, parts: tuple[tuple[float, int], ...], n: int, confidence
     from scipy import stats
 
     se = math.sqrt(math.fsum(v for v, _ in parts))
-    df = se**4 / math.fsum(v**2 / d for v, d in parts if v > 0)
+    # the variances scaled by the largest: squared, one below 1e-154 underflowed to 0 (ZeroDivisionError)
+    top = max(v for v, _ in parts)
+    scaled = [(v / top, d) for v, d in parts if v > 0]
+    df = math.fsum(w for w, _ in scaled) ** 2 / math.fsum(w**2 / d for w, d in scaled)
     t = diff / se
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * se
     return PairedTest(

@@ -72,7 +72,8 @@ class Outcome:
     """holds | holds in direction | does not hold | opposite in direction | no difference | undecided | not
     tested. "does not hold" is a difference against the claim (significant when `significant`); without a
     test (fewer than 2 paired seeds), or with one pretraining seed each (two checkpoints, not two
-    objectives), the status is only a direction, "holds in direction" or "opposite in direction"."""
+    objectives), the status is only a direction, "holds in direction" or "opposite in direction" (a reference
+    scored at one fine-tuning seed with no estimate of its noise: "undecided")."""
     significant: bool | None = None
     """Holm-adjusted p < ALPHA (None: no test in the Holm family, as with one pretraining seed each)."""
     numbers: dict[str, Any] = field(default_factory=dict)

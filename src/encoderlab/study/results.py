@@ -7,7 +7,7 @@ number (CKA) or cannot be tested. Every measure is then tested the same way:
 - **The unit is the pretraining run.** Runs a and b are compared over the pretraining seeds both were
   trained at, each seed's checkpoint scored by its mean over fine-tuning seeds, with a paired t-test
   over pretraining seeds (`nested.compare_runs`: why this estimator, and why not a mixed model, is in
-  its docstring). With one pretraining seed in common the test falls back to the fine-tuning seeds of
+  its docstring). With one pretraining seed each the test falls back to the fine-tuning seeds of
   the two checkpoints, which compares two checkpoints, not two objectives: the claim then gives a
   direction only ("Points the paper's way", `significant` None), outside the Holm family; its p is kept
   as `checkpoint_p` (until 2026-12-04 it read "Holds ... (significant)" and joined the family).
