@@ -39,7 +39,7 @@ def _checkpoint(draw, common: list[int]) -> dict[int, float]:
 
 @st.composite
 def designs(draw) -> dict:
-    """One claim's design: "paired" (both runs at the same K >= 2 seeds), "reference" (a at K >= 2 seeds,
+    """One claim's design: "paired" (both runs at the same K >= 2 seeds, a maybe at one more of its own), "reference" (a at K >= 2 seeds,
     b one checkpoint at the same fine-tuning seeds), "unpaired" (a at seeds 0 and 1, b at 2 to 4, all
     checkpoints at fine-tuning seeds in common and maybe one of their own), "one seed" (one checkpoint each)
     or "untested"."""
@@ -50,6 +50,8 @@ def designs(draw) -> dict:
         common = {s: sorted(draw(st.sets(st.integers(0, 2), min_size=1))) for s in range(k)}
         a = {s: _checkpoint(draw, common[s]) for s in range(k)}
         b = {s: _checkpoint(draw, common[s]) for s in range(k)}
+        if draw(st.booleans()):  # a seed of a's own: left out of the pairing
+            a[k] = _checkpoint(draw, [0])
     elif kind == "reference":
         fts = list(range(draw(st.integers(2, 3))))
         a = {s: {f: draw(st.sampled_from(POOL)) for f in fts} for s in range(k)}
@@ -248,5 +250,8 @@ def test_a_family_of_claims_is_the_direct_two_stage_test_with_holm_over_the_test
             assert r.numbers["p_holm"] == pytest.approx(adjusted[claim.id], rel=1e-6, abs=1e-12)
             assert (r.status, r.significant) == _expected_status(gain, adjusted[claim.id], same, tol)
             assert r.numbers["level"] == {"paired": "pretraining"}.get(d["kind"], d["kind"])
+            if d["kind"] == "paired":  # a seed only one run has is left out, and named
+                own = {claim.a: sorted(set(d["a"]) - set(d["b"])), claim.b: sorted(set(d["b"]) - set(d["a"]))}
+                assert r.numbers.get("left_out", {}) == {run: ks for run, ks in own.items() if ks}
     _check_mirrored(got)
     assert f"over the {len(tested)} tested" in " ".join(r.sentence for r in got.values()) or not tested
