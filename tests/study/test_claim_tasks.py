@@ -29,9 +29,10 @@ def _record(model: str, task: str, lr: float, seed: int, score: float) -> EvalRe
     return from_dict(EvalRecord, record({**cfg, "seed": seed}, score, score))
 
 
-def _data(claim: ClaimSpec, scores: dict[tuple[str, str, float], float]) -> StudyData:
-    """A study whose finished eval nodes hold `scores`: (model, task, lr) -> score at fine-tuning seeds 0-2."""
-    data = StudyData(spec=small_spec(claims=(claim,)), nodes=[])
+def _data(claim: ClaimSpec, scores: dict[tuple[str, str, float], float], **spec) -> StudyData:
+    """A study whose finished eval nodes hold `scores`: (model, task, lr) -> score at fine-tuning seeds 0-2
+    (`spec`: changes to the fake study's spec)."""
+    data = StudyData(spec=small_spec(claims=(claim,), **spec), nodes=[])
     data.__dict__["evals"] = [
         StudyEval(model, None, _record(model, task, lr, seed, score + NOISE[seed] * (1 + (model == "clm"))))
         for (model, task, lr), score in scores.items()
@@ -136,3 +137,25 @@ def test_a_claim_says_when_the_study_can_never_test_it_and_not_when_it_has_not_y
         "MLM-40 is evaluated on sst, CLM on mnli: the two runs share no SC task, so this claim cannot be tested"
         in found["mlm-sc"]["sentence"]
     )
+
+
+def test_a_task_missing_at_one_pretraining_seed_of_one_run_leaves_it_out_of_every_seed():
+    """Three pretraining seeds each; CLM's seed-1 checkpoint has no mnli (a failed node). The claim is still the
+    paired test over the three seeds (scipy, on each checkpoint's sst mean), on sst alone at every seed: mnli
+    at seeds 0 and 2 only would compare a family mean over two tasks with one over one at seed 1."""
+    import numpy as np
+    from scipy import stats
+
+    claim = ClaimSpec(id="mlm-sc", text="MLM beats CLM on SC", kind="beats", a="mlm40", b="clm", family="sc")
+    sst = {("mlm40", k): 80.0 + k for k in range(3)} | {("clm", k): 76.0 + 2 * (k == 1) for k in range(3)}
+    scores = {(f"{run}/s{k}", "sst", 1e-4): v for (run, k), v in sst.items()}
+    scores |= {(f"{run}/s{k}", "mnli", 1e-4): 50.0 for run in ("mlm40", "clm") for k in range(3)}
+    del scores[("clm/s1", "mnli", 1e-4)]
+    result = _only_result(_data(claim, scores, seeds=(0, 1, 2)))
+    means = {key: fmean(v + n for n in NOISE) for key, v in sst.items()}  # "clm/s1" is not "clm": noise alike
+    a, b = ([means[(run, k)] for k in range(3)] for run in ("mlm40", "clm"))
+    want = stats.ttest_rel(a, b)
+    assert result.numbers["level"] == "pretraining" and result.numbers["pretraining_seeds"] == [0, 1, 2]
+    assert result.numbers["diff"].mean == pytest.approx(float(np.mean(np.subtract(a, b))))
+    assert result.numbers["diff"].p_value == pytest.approx(want.pvalue)
+    assert "left out: mnli)" in result.sentence
