@@ -230,3 +230,19 @@ def test_the_beir_example_in_the_docs_loads(tmp_path):
     task = task_from_file(tmp_path / "my.yaml")
     assert task.name == "my-beir" and task.options.query_prefix == "query: "
     assert len(task.loader().tests["test"].corpus) == 40
+
+
+def test_a_corrupt_gzip_corpus_is_one_line(tmp_path):
+    """A `corpus.jsonl.gz` whose compressed bytes are damaged raised zlib.error, a traceback: the reader
+    named only OSError and EOFError (a truncated file), not a corrupt deflate stream."""
+    import gzip
+
+    folder = write_beir(tmp_path / "sci")
+    packed = bytearray(gzip.compress((folder / "corpus.jsonl").read_bytes()))
+    packed[40] ^= 0xFF  # a damaged block: zlib's "invalid ..." error, not a CRC mismatch
+    (folder / "corpus.jsonl").unlink()
+    (folder / "corpus.jsonl.gz").write_bytes(bytes(packed))
+    with pytest.raises(
+        UserError, match=r"cannot read .*corpus\.jsonl\.gz \(.*\); write it as UTF-8 JSON lines$"
+    ):
+        load_task_files([beir_task(tmp_path)])[0].loader()

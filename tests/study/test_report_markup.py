@@ -58,6 +58,9 @@ def test_an_escaped_character_reads_back_as_itself_on_the_page():
         "*",
         "![x](y)",
         "]\\(",
+        "<b>x</b>",
+        "&amp; &lt;",
+        "a \\< b",
     ):
         assert _md_inline(md_text(text)) == html.escape(text)
     assert _md_inline(f"**{md_text('bold ** inside')}.** after") == "<strong>bold ** inside.</strong> after"
@@ -139,3 +142,15 @@ def test_a_task_name_in_a_figure_caption_is_shown_as_written(tmp_path):
     assert head.endswith(f"| {shown} |") and f"{shown}: accuracy" in md and TASK not in md
     page = (out / "report" / "report.html").read_text()
     assert html.escape(TASK) in page and html.escape(shown) not in page
+
+
+def test_raw_html_in_a_task_name_is_shown_as_written():
+    """Markdown passes raw HTML through: a task named `<img src=x onerror=...>` or `<b>x</b>` entered
+    report.md as an element, not text, and an entity (`&amp;`) showed as the character it names."""
+    from encoderlab.study.reportpage import markdown_page
+
+    task = "<b>x</b> &amp; <img src=x>"
+    md = markdown_page(small_spec(), [("Results", "table", (["model", task], [["m", task]]))])
+    shown = r"\<b>x\</b> \&amp; \<img src=x>"
+    assert md_text(task) == shown
+    assert f"| model | {shown} |" in md and f"| m | {shown} |" in md and task not in md

@@ -51,9 +51,11 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
     return "\n".join(lines)
 
 
-_MD_CHARS = r"[\\`*_|]"
+_MD_CHARS = r"[\\`*_|<&]"
 """Characters free text may hold that Markdown reads as markup: emphasis (`*`, `_`), a code span's backtick,
-a table's `|`, and the backslash that escapes them (escaped by `md_text`, read back by `_md_inline`)."""
+a table's `|`, raw HTML's `<` (a task named `<b>x</b>` entered report.md as an element), an entity's `&`
+(`&amp;` showed as `&`), and the backslash that escapes them (escaped by `md_text`, read back by
+`_md_inline`, which meets `<` and `&` already HTML-escaped: `\\&lt;` reads back as `&lt;`)."""
 _MD_MARKUP = re.compile(f"({_MD_CHARS})")
 _MD_LINK = "]("
 """What makes `[x](y)` a link (`![x](y)` an image): its `(` is escaped, so the brackets show as written.

@@ -148,7 +148,8 @@ def _resplit_fix(diff: list[str], old_layout: dict, new_layout: dict) -> str:
 
     A run moved to fewer or more processes must change `layout.world_size` (a layout for another number of
     processes is refused, and that line says to set it), yet was told only "rerun with the original
-    settings", which the new allocation cannot, "or pass --force", which trains on with another batch."""
+    settings", which the new allocation cannot, "or pass --force", which trains on with another batch.
+    Where the config changed in more than that, the fix names the rest as to be undone."""
     fix = "rerun with the original settings or pass --force"
     resplit = any(d.startswith(("layout.world_size:", "layout.grad_accum:")) for d in diff)
     # a micro-batch's rows changed too: no grad_accum alone keeps the batch
@@ -161,7 +162,10 @@ def _resplit_fix(diff: list[str], old_layout: dict, new_layout: dict) -> str:
     processes = count(world, "process", "processes")
     if batch % world:
         return f"{kept} does not split over {processes}; resume on a number of processes that divides {batch}, or {fix}"
-    return f"set layout.grad_accum={batch // world} to keep {kept} on {processes}, or {fix}"
+    # another change beside the layout: the grad_accum alone is refused again for it (was: named alone)
+    others = any(not d.startswith(("layout.world_size:", "layout.grad_accum:")) for d in diff)
+    then = " and the other settings as they were, or pass --force" if others else f", or {fix}"
+    return f"set layout.grad_accum={batch // world} to keep {kept} on {processes}{then}"
 
 
 def _same_data(run_dir: Path, cfg: RunConfig) -> bool:

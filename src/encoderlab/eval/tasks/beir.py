@@ -35,6 +35,7 @@ import os
 import random
 from pathlib import Path
 
+from encoderlab.data.filekinds import DECOMPRESS_ERRORS
 from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
@@ -181,7 +182,7 @@ def _jsonl(folder: Path, stem: str, where: str) -> dict[str, dict]:
                         "each its own _id or remove the copy"
                     )
                 rows[key], lines[key] = row, n
-    except (UnicodeDecodeError, OSError, EOFError) as exc:
+    except (UnicodeDecodeError, OSError, *DECOMPRESS_ERRORS) as exc:  # a damaged .gz: zlib.error
         raise UserError(f"{where}: cannot read {path} ({exc}); write it as UTF-8 JSON lines") from None
     return rows
 
