@@ -246,3 +246,16 @@ def test_a_corrupt_gzip_corpus_is_one_line(tmp_path):
         UserError, match=r"cannot read .*corpus\.jsonl\.gz \(.*\); write it as UTF-8 JSON lines$"
     ):
         load_task_files([beir_task(tmp_path)])[0].loader()
+
+
+def test_a_beir_hub_id_records_the_commit_it_read(tmp_path, monkeypatch):
+    """`EvalRecord.hub_datasets` names the commit of each hub dataset a task read (the study report's `hub
+    inputs` row), told by `load_hub`: a BEIR hub id, resolved by its own reader, told nothing, so its
+    snapshot's commit was "not recorded" though the snapshot's folder names it."""
+    from encoderlab.eval.summary import HubRead
+    from encoderlab.eval.tasks import hubcommits
+
+    monkeypatch.setattr(hubcommits, "_READ", {})
+    _hub_cache(tmp_path, monkeypatch, "me/sci")
+    task = task_from_file(beir_task(tmp_path, beir="me/sci"))
+    assert hubcommits.commits_read(task.hub_repos) == (HubRead("me/sci", None, COMMIT),)

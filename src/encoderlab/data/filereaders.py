@@ -323,9 +323,8 @@ def _read_parquet(path: Path, cfg: SourceConfig, stats: SourceStats, on_error: s
 
     try:
         record = file_record(path)
-    except (
-        OSError
-    ):  # recorded as `_open_hashed` records a file it cannot open (`filerecords.file_change`), then skipped
+    except OSError:
+        # recorded as `_open_hashed` records a file it cannot open (`filerecords.file_change`), then skipped
         stats.files.append({"path": str(path), "bytes": 0, "sha256": None, "complete": False})
         raise
     stats.files.append(record)

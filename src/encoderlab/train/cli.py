@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -23,7 +24,7 @@ from encoderlab.train.flops import peak_flops, step_flops_bound
 from encoderlab.train.freeze import check_scratch_freezes
 from encoderlab.train.recipes import RECIPES, build_recipe, recipe_params
 from encoderlab.train.runfolder import check_run_folder
-from encoderlab.train.trainer import pretrain
+from encoderlab.train.trainer import Trainer, pretrain
 
 
 def resolve_config(
@@ -44,12 +45,12 @@ def resolve_config(
     return apply_overrides(cfg, overrides)
 
 
-def _before_start(cfg, *, from_recipe: bool, check_time: bool):
+def _before_start(cfg: RunConfig, *, from_recipe: bool, check_time: bool) -> Callable[[Trainer, int], None]:
     """What runs once the trainer is built, before its first step: the duration check (not with --yes or
     --resume), then the notes on data read again and on synthetic tokens (rank 0 only), whose fix names
     the recipe's parameter or the config's field, whichever way the run was given."""
 
-    def before_start(trainer, stop: int) -> None:
+    def before_start(trainer: Trainer, stop: int) -> None:
         from encoderlab.data.reader import repeat_note
 
         if check_time:

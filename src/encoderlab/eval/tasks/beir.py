@@ -121,19 +121,17 @@ def beir_folder(name: str, revision: str | None, base: Path, where: str) -> Path
         return local
     mirror = dataset_location(name, revision)
     if mirror != name:
-        return Path(mirror)
+        return _noted(name, revision, Path(mirror), snapshot=False)
     from huggingface_hub import snapshot_download
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
-        return Path(
-            snapshot_download(
-                name,
-                repo_type="dataset",
-                revision=revision,
-                allow_patterns=list(FILES),
-                local_files_only=hub_offline(),
-            )
+        snapshot = snapshot_download(
+            name,
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=list(FILES),
+            local_files_only=hub_offline(),
         )
     except LocalEntryNotFoundError:
         raise UserError(
@@ -145,6 +143,19 @@ def beir_folder(name: str, revision: str | None, base: Path, where: str) -> Path
     except Exception as exc:  # one line for any failed download: a missing repo, no connection
         line = hub_failure(name, "dataset", exc, "check the id and your connection, or name its folder")
         raise UserError(f"{where}: data.beir: {line}") from None
+    return _noted(name, revision, Path(snapshot), snapshot=True)
+
+
+def _noted(name: str, revision: str | None, folder: Path, *, snapshot: bool) -> Path:
+    """`folder`, the hub id `name`'s mirror or hub cache snapshot, once the commit it holds is noted for the
+    evaluation's record (`hubcommits.note_read`, as `load_hub` notes a hub dataset's): a BEIR folder is
+    read by this module, not `load_hub`, so its record said "the commit read not recorded"."""
+    from encoderlab.eval.tasks.hub import HubSource
+    from encoderlab.eval.tasks.hubcommits import note_read
+
+    source = HubSource(name, revision=revision)
+    note_read(source, name if snapshot else str(folder), str(folder) if snapshot else None, None)
+    return folder
 
 
 def _open(folder: Path, stem: str, where: str):

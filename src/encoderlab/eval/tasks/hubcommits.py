@@ -4,7 +4,8 @@ evaluation as is its start model's (`EvalRecord.start_model`): an unpinned hub d
 default branch held, which a later push changes under the same name, and the study report's `hub inputs`
 row names the commit so a rerun can pin it.
 
-`load_hub` tells `note_read` how it read each source; the commit is what that read shows, never a guess:
+`load_hub` tells `note_read` how it read each source (and `beir.beir_folder` how it read a BEIR hub id: its
+mirror or its hub cache snapshot); the commit is what that read shows, never a guess:
   * the local hub cache's snapshot (`snapshots/COMMIT/`): its folder's name;
   * a config `datasets` resolved on the hub: the one commit its data files' URLs name
     (`hf://datasets/OWNER/NAME@COMMIT/...`);
