@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -109,3 +110,47 @@ def test_an_infinite_ratio_is_named_on_the_figure_and_the_other_layers_keep_thei
     for row in rows[1:]:
         assert any(math.isclose(y, row["ratio_ci_high"]) for y in edges)
         assert any(math.isclose(y, row["ratio_ci_low"]) for y in edges)
+
+
+def _covered(legend_box, ax) -> list[str]:
+    """The lines of `ax` that pass under `legend_box`, sampled along each segment in display space (a line
+    with its markers outside the box can still run behind it)."""
+    hidden = []
+    for line in ax.get_lines():
+        points = line.get_transform().transform(line.get_xydata())
+        for (x0, y0), (x1, y1) in zip(points, points[1:]):
+            if any(
+                legend_box.contains(x0 + t * (x1 - x0), y0 + t * (y1 - y0)) for t in np.linspace(0, 1, 50)
+            ):
+                hidden.append(line.get_label())
+                break
+    return hidden
+
+
+def test_a_line_figures_legend_hides_no_line(saved, tmp_path):
+    # was: the study's LR-sensitivity figure put its legend where matplotlib found room ("best"), over the
+    # top line (CLM 25% -> MLM-40 ran behind the box between the two LRs)
+    scores = {"MLM-40": (70.0, 61.9), "MLM-20": (69.8, 62.0), "CLM": (64.0, 63.2), "CLM 25% -> MLM-40": (72.0, 71.3),
+              "MLM-40 seed 2": (69.9, 61.9)}  # fmt: skip
+    rows = [
+        {"model": m, "lr": lr, "mean": s, "ci_low": s - 0.4, "ci_high": s + 0.4}
+        for m, pair in scores.items()
+        for lr, s in zip((1e-4, 5e-4), pair)
+    ]
+    plots.line_panels(
+        rows, tmp_path / "lr", x="lr", y="mean", series="model", panel=None, band=("ci_low", "ci_high"),
+        xlabel="fine-tuning learning rate", ylabel="mean test score over tasks (%)", title="LR", xlog=True,
+    )  # fmt: skip
+    (fig,) = saved
+    renderer = _drawn(fig)
+    (ax,) = [a for a in fig.axes if a.get_visible()]
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert _covered(legend, ax) == []
+    box = fig.bbox  # and the legend is whole on the figure
+    assert box.x0 <= legend.x0 and legend.x1 <= box.x1 and box.y0 <= legend.y0 and legend.y1 <= box.y1
+    # the log axis is ticked at the LRs drawn: one decade's minor ticks read 2, 3, 4 x 10^-4, run together,
+    # and the grid's 5e-4 had no label
+    shown = [
+        t.get_text() for t in ax.get_xticklabels(minor=False) + ax.get_xticklabels(minor=True) if t.get_text()
+    ]
+    assert shown == ["0.0001", "0.0005"]

@@ -97,7 +97,8 @@ def line_panels(
     cols = min(3, len(panels))
     n_rows = math.ceil(len(panels) / cols)
     plt = pyplot()
-    fig, axes = plt.subplots(n_rows, cols, figsize=(5 * cols, 3.8 * n_rows), squeeze=False)
+    width = 5 + _legend_inches(rows, series)  # each panel's legend beside it, the axes keeping their 5 inches
+    fig, axes = plt.subplots(n_rows, cols, figsize=(width * cols, 3.8 * n_rows), squeeze=False)
     for ax, (name, panel_rows) in zip(axes.flat, panels.items()):
         hidden = [
             note
@@ -108,14 +109,16 @@ def line_panels(
             text = fitted_title("not drawn: " + "; ".join(hidden), 4.8)
             ax.text(0.01, 0.01, text, transform=ax.transAxes, fontsize="small", va="bottom", color="tab:red")
         if xlog:
-            ax.set_xscale("log")
+            _log_ticks(ax, panel_rows, x)
         if integer_x:
             whole_ticks(ax)
         ax.set_title(fitted_title(str(name) if panel else title, 5))
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        # beside the axes, as the study's results figure: matplotlib's "best" spot inside them still ran a
+        # line behind the box (the LR-sensitivity figure's top line, between its two LRs)
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
     if panel:
@@ -127,6 +130,21 @@ def line_panels(
     plt.close(fig)
     save_table(rows if table is None else table, stem)
     return png
+
+
+def _legend_inches(rows: Sequence[dict], series: str) -> float:
+    """About the width of a legend of `series`'s labels at the "small" font (handle and padding, then some
+    0.07 inch a character), which the figure adds so the axes keep their width beside it."""
+    return 0.8 + 0.07 * max(len(str(r[series])) for r in rows)
+
+
+def _log_ticks(ax, rows: Sequence[dict], x: str) -> None:
+    """A log x axis ticked at the values drawn (an LR grid): within one decade matplotlib labelled its minor
+    ticks 2, 3 and 4 x 10^-4, run into each other, and left the grid's own 5e-4 without a label."""
+    ax.set_xscale("log")
+    values = sorted({float(r[x]) for r in rows if _present(r[x])})
+    ax.set_xticks(values, [f"{v:g}" for v in values])
+    ax.set_xticks([], minor=True)
 
 
 def _line(ax, rows: Sequence[dict], label, x: str, y: str, band: tuple[str, str] | None) -> list[str]:
