@@ -255,3 +255,19 @@ def test_the_compute_tables_numbers_keep_three_significant_digits():
         "1,234,567",
         "–",
     ]
+
+
+def test_the_data_efficiency_caption_names_its_degenerate_points(tmp_path, monkeypatch):
+    """The demo's MLM-40 data-efficiency line fell from step 100 to its final model, whose brown-pos score was
+    the tag prior's for 2 of 3 seeds; the figure's caption did not say so (only "Degenerate predictions" did,
+    and of final models only)."""
+    import fake_study
+
+    monkeypatch.setattr(fake_study, "DEGENERATE", {("clm", "sst")})  # CLM's final model and its step-20 one
+    run_study(small_spec(), tmp_path, backend(), progress=False)
+    write_report(tmp_path)  # with figures
+    md = (tmp_path / "report" / "report.md").read_text()
+    caption = next(line for line in md.splitlines() if line.startswith("Points are means") and "step" in line)
+    assert caption.count("predicted one output") == 1, caption
+    assert "CLM at step 20 on sst (3 of 3 fine-tuning seeds); CLM at step 100 on sst (3 of 3" in caption
+    assert "MLM-40 at step" not in caption

@@ -26,7 +26,7 @@ from encoderlab.jsonlines import finite_number, read_records
 from encoderlab.study.data import CkaResult, StudyData
 from encoderlab.study.runner import node_dir
 from encoderlab.study.table import ResultsTable
-from encoderlab.words import lr_text
+from encoderlab.words import count_of, lr_text
 
 
 def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[Figure]:
@@ -36,7 +36,8 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
         _fig_results(data, table, folder),
         _fig_curve(
             data, folder, "data_efficiency", curves.get("data_efficiency", []), "step", "pretraining step",
-            "Data efficiency: score against pretraining step", note=_checkpoint_protocol(data),
+            "Data efficiency: score against pretraining step",
+            note=_checkpoint_protocol(data) + _degenerate_points(data),
         ),
         _fig_curve(
             data, folder, "lr_stability", curves.get("lr_sensitivity", []), "lr", "fine-tuning learning rate",
@@ -87,6 +88,29 @@ def _checkpoint_protocol(data: StudyData) -> str:
     return (
         f" Every point, the last (the final model) too, is the mean over the tasks and learning rates the "
         f"checkpoints were fine-tuned on: {tasks} at LR {lrs}."
+    )
+
+
+def _degenerate_points(data: StudyData) -> str:
+    """The data-efficiency points whose fine-tuning runs predicted one output (evaluation's `degenerate`),
+    named in the caption: the demo's MLM-40 line fell from step 100 to its final model, whose brown-pos score
+    was the tag prior's for 2 of 3 seeds, and only the report's "Degenerate predictions" list said so."""
+    final_steps = data.final_steps()
+    said = [
+        f"{data.label(m)} at step {final_steps.get(m) if step is None else step} on {task} "
+        f"({count_of(d.runs, d.of, 'fine-tuning seed')})"
+        for m, (steps, keep) in (
+            (m, _early(data, m)) for m in dict.fromkeys(e.model for e in data.evals if e.step is not None)
+        )
+        for step in [*steps, None]
+        for task, t in sorted(data.summary(m, step, keep=keep).tasks.items())
+        if (d := t.degenerate)
+    ]
+    if not said:
+        return ""
+    return (
+        " Points whose runs predicted one output (a tagger: one tag for at least 99% of the words), their score "
+        f"the label prior's, not a sign the model learned the task: {'; '.join(said)}."
     )
 
 
