@@ -271,3 +271,40 @@ def test_the_data_efficiency_caption_names_its_degenerate_points(tmp_path, monke
     assert caption.count("predicted one output") == 1, caption
     assert "CLM at step 20 on sst (3 of 3 fine-tuning seeds); CLM at step 100 on sst (3 of 3" in caption
     assert "MLM-40 at step" not in caption
+
+
+def test_the_pretraining_loss_line_of_a_clm_then_mlm_run_breaks_where_its_objective_changes(
+    tmp_path, monkeypatch
+):
+    """The demo's CLM 25% -> MLM-40 line ran on from its last CLM loss (6.51 at step 100) to its first MLM-40
+    loss (6.84 at step 101) as one curve, under a caption that says the two losses are not comparable."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from encoderlab.study import figures
+
+    losses = {"clm": [7.0, 6.6, 6.5], "mlm40": [6.9, 6.8, 6.7]}
+    records = [
+        ("CLM", {"step": s + 1, "loss": v, "objective": "clm"}) for s, v in enumerate(losses["clm"] * 2)
+    ]
+    records += [
+        ("CLM 25% -> MLM-40", {"step": s + 1, "loss": v, "objective": o})
+        for s, (o, v) in enumerate(
+            [("clm", v) for v in losses["clm"]] + [("mlm40", v) for v in losses["mlm40"]]
+        )
+    ]
+    monkeypatch.setattr(figures, "_metrics", lambda data, study_dir: records)
+    kept = []
+    monkeypatch.setattr(figures, "savefig_atomic", lambda fig, path, **kw: kept.append(fig))
+    drawn = figures._fig_loss(None, tmp_path, tmp_path)
+    assert drawn.caption.endswith(
+        "A run's line breaks where it changes objective: CLM 25% -> MLM-40 from clm to mlm40 after step 3."
+    )
+    FigureCanvasAgg(kept[0]).draw()
+    lines = [(line.get_label(), list(line.get_ydata())) for line in kept[0].axes[0].get_lines()]
+    assert lines == [
+        ("CLM", losses["clm"] * 2),
+        ("CLM 25% -> MLM-40", losses["clm"]),
+        ("_CLM 25% -> MLM-40", losses["mlm40"]),  # its own line, the run's colour, no second legend entry
+    ]
+    colours = [line.get_color() for line in kept[0].axes[0].get_lines()]
+    assert colours[1] == colours[2] != colours[0]

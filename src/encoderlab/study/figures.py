@@ -7,13 +7,15 @@ data-efficiency line's last point is the final model scored on the checkpoints' 
 so every point of a line follows the same protocol.
 
 The loss figures read each pretraining run's metrics.jsonl as the trainer wrote it: the training loss
-(each run on its own objective, so MLM and CLM lines do not share a scale) and the held-out losses of
+(each run on its own objective, so MLM and CLM lines do not share a scale, and a CLM -> MLM run's line breaks
+where its objective changes) and the held-out losses of
 `train/validation.py`, of which `val/mlm15` (MLM at 15% on fixed rows and masks) is the one yardstick
 that runs of every objective and mask ratio are compared on, with `val/clm` beside it.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -342,8 +344,12 @@ def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))
     for model in dict.fromkeys(r["model"] for r in rows):
-        mine = [r for r in rows if r["model"] == model]
-        ax.plot([r["step"] for r in mine], [r["loss"] for r in mine], label=model)
+        color = None
+        for phase in _phases([r for r in rows if r["model"] == model]):  # one line per objective, not joined
+            (line,) = ax.plot(
+                [r["step"] for r in phase], [r["loss"] for r in phase], color=color, label=model
+            )
+            color, model = line.get_color(), "_" + model  # a later phase: the run's colour, no second entry
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("training loss (nats/token, own objective)")
     ax.set_title("Pretraining loss")
@@ -354,8 +360,30 @@ def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
         "pretraining_loss",
         rows,
         "Pretraining loss",
-        "Each run's loss on its own objective (MLM and CLM losses are not comparable to each other).",
+        "Each run's loss on its own objective (MLM and CLM losses are not comparable to each other)."
+        + _switches(rows),
     )
+
+
+def _phases(rows: list[dict]) -> list[list[dict]]:
+    """A run's loss records split where its objective changes (a CLM -> MLM run: its CLM steps, then its MLM
+    steps), so the figure draws no segment from a CLM loss to an MLM one: one line jumped at the switch."""
+    out: list[list[dict]] = []
+    for r in rows:
+        if not out or r["objective"] != out[-1][-1]["objective"]:
+            out.append([])
+        out[-1].append(r)
+    return out
+
+
+def _switches(rows: list[dict]) -> str:
+    """The caption's note of where a run changes objective (its line breaks there)."""
+    said = [
+        f"{model} from {phase[0]['objective']} to {after[0]['objective']} after step {phase[-1]['step']}"
+        for model in dict.fromkeys(r["model"] for r in rows)
+        for phase, after in itertools.pairwise(_phases([r for r in rows if r["model"] == model]))
+    ]
+    return f" A run's line breaks where it changes objective: {'; '.join(said)}." if said else ""
 
 
 VALIDATION_KEYS = {
