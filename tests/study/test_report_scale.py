@@ -210,3 +210,26 @@ def test_a_stability_claim_over_other_lrs_than_the_papers_is_a_departure():
     assert stability.sentence() == "LR stability: measured over LRs 0.0001 to 0.0005, not 1e-05 to 0.0001"
     assert "LR stability" not in [d.aspect for d in departures(get_study("paper1-pfs", "gpu-210m"))]
     assert "LR stability" not in [d.aspect for d in departures(detour_spec())]  # paper 2 makes no such claim
+
+
+def test_paper1s_from_scratch_demo_is_set_against_the_papers_shortest_from_scratch_run():
+    """The demo's MLM-40 (from scratch, 409,600 tokens) read "0.0087% of the shortest run paper 1 trains (4.72B
+    tokens)": that run is paper 1's +2k continued pretraining of a 42k base, not a run from scratch (12k steps
+    and up), which put the demo 6x nearer the paper's scale than it is. Its CPT demo keeps the +2k run."""
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.fidelity import PAPERS
+    from encoderlab.study.reach import reach_text
+    from encoderlab.study.resolve import tokens
+
+    spec = get_study("paper1-pfs", "demo")
+    trained = tokens(resolve_run(spec, spec.run("mlm40"), 0))
+    scratch = PAPERS["paper1"].shortest_scratch_tokens
+    assert scratch == 12_000 * 2_359_296
+    share = f"{100 * trained / scratch:.2g}%"
+    assert (
+        f"trains {trained:,} tokens, {share} of the shortest run paper 1 trains from scratch (28.3B tokens)"
+        in (reach_text(spec))
+    )
+    cpt = reach_text(get_study("paper1-cpt", "demo"))
+    assert "tokens of continued pretraining each" in cpt
+    assert "of the shortest run paper 1 trains (4.72B tokens)" in cpt and "from scratch" not in cpt

@@ -92,6 +92,10 @@ class PaperSetup:
     shortest_tokens: int
     """Tokens of the shortest pretraining run the paper trains (`reach`: a scale far below it cannot show
     the paper's effects)."""
+    shortest_scratch_tokens: int | None = None
+    """Tokens of the shortest run the paper trains from scratch, which `reach` sets a from-scratch run against
+    (None: the paper trains none, or `shortest_tokens` is one): paper 1's shortest run is a +2k continued one,
+    and the demo's from-scratch runs read 6x nearer the paper against it than against its 12k runs."""
     lrs: tuple[float, ...]
     """Fine-tuning LR grid."""
     seeds: tuple[int, ...]
@@ -120,8 +124,8 @@ PAPERS: dict[str, PaperSetup] = {
         sizes=("210m", "610m", "1b"),
         study_sizes={"paper1-cpt": ("610m",)},  # its CPT tables (papers.md): 610M, from decayed 42k bases
         training="42,000 steps of 2,359,296 tokens (its appendix; the split into 1,152 x 2,048 rows is ours)",
-        shortest_tokens=2_000
-        * 2_359_296,  # its +2k continued pretraining (the from-scratch runs: 12k and up)
+        shortest_tokens=2_000 * 2_359_296,  # its +2k continued pretraining
+        shortest_scratch_tokens=12_000 * 2_359_296,  # its from-scratch runs: 12k and up
         lrs=(1e-5, 2e-5, 5e-5, 1e-4, 2e-4, 5e-4),
         seeds=(0, 1, 2, 3, 4),
         stability_lrs=(1e-5, 1e-4),
