@@ -4,8 +4,10 @@ Imported by name (`from analysis_helpers import ...`): tests/ folders are not pa
 
 from __future__ import annotations
 
+import math
 import random
 
+import numpy as np
 import pytest
 import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, processors
@@ -147,3 +149,14 @@ def one_line_error(capsys, argv, message):
         main(argv)
     err = capsys.readouterr().err.strip().splitlines()
     assert exc.value.code == 2 and len(err) == 1 and message in err[0], err
+
+
+def t_interval(values, overlap=0.0):
+    """95% Student-t interval written out with scipy (independent of eval.stats), widened for draws that
+    share a share `overlap` of their texts (the plain interval with 0)."""
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    widen = math.sqrt((1 + (len(v) - 1) * overlap) / (1 - overlap))
+    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v)) * widen
+    return v.mean() - half, v.mean() + half

@@ -206,7 +206,7 @@ def cka(ctx) -> dict:
 
 def _low_layers() -> dict:
     """What the real node stores for the ratios above: low layers 0-1 of 6 (per-seed values made up)."""
-    from encoderlab.analysis.cka import LowLayerSummary
+    from encoderlab.analysis.cka_report import LowLayerSummary
 
     return LowLayerSummary(
         low_layers=(0, 1),

@@ -5,7 +5,7 @@ results layer was rebuilt (one EvalRecord, eval/summary.py, analysis/curves.py a
 code, claims as a table of evaluators), which this test then checked. Regenerated since, for changes
 stated in CHANGELOG: claims over pretraining seeds with Holm's correction (the claims' sentences, their
 `p_holm`, `level` and `checkpoint` numbers; every number the old file had is the same), and the CKA
-claim read from `analysis.cka.low_layer_summary` (its numbers and sentence only), and the claims note
+claim read from `analysis.cka_report.low_layer_summary` (its numbers and sentence only), and the claims note
 naming Welch's test for runs that share fewer than two pretraining seeds (that one line), and the CKA
 claim's sentence saying what its intervals cover and that Holm's correction leaves it out, and which
 pretraining seed of each run it compared (words only).

@@ -24,6 +24,7 @@ from typing import Annotated
 import tyro
 
 from encoderlab.analysis import cka, curves, plots, probe, transplant
+from encoderlab.analysis.cka_report import CkaReport, too_few_layers
 from encoderlab.analysis.commandargs import (
     ANALYZE,
     Dtype,
@@ -57,7 +58,7 @@ def _is_analysis_folder(folder: Path) -> bool:
     return all(p.name.split(".")[0] in _ANALYSIS_STEMS for p in folder.iterdir())
 
 
-def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
+def _write_cka(report: CkaReport, out: Path, ratio: bool) -> None:
     """cka_report.json, the CKA figure and, with a seed twin, the noise-ratio figure."""
     plots.write_json(report.to_dict(), out / "cka_report.json")
     rows = [
@@ -71,7 +72,7 @@ def _write_cka(report: cka.CkaReport, out: Path, ratio: bool) -> None:
         drop_stale(out, "cka_ratio")
 
 
-def _print_cka(report: cka.CkaReport) -> None:
+def _print_cka(report: CkaReport) -> None:
     """The per-layer table, and the low-layer summary, or why a seed-twin comparison has none."""
     print(f"{'layer':>5} {'CKA':>7} {'1-CKA':>7} {'seed 1-CKA':>10} {'ratio':>7} {'95% CI':>15} {'floor':>6}")
     for r in report.layers:
@@ -86,7 +87,7 @@ def _print_cka(report: cka.CkaReport) -> None:
     if summary:
         print(summary["sentence"])
     elif report.layers and all(r.ratio_per_seed is not None for r in report.layers):  # a twin, too few layers
-        print(f"No low-layer summary: {cka.too_few_layers(len(report.layers))}")
+        print(f"No low-layer summary: {too_few_layers(len(report.layers))}")
 
 
 def _check_twin(pairs: dict, named: dict[str, str]) -> None:
@@ -133,7 +134,7 @@ def cka_command(
     attention_mode: AttentionMode = "bidirectional",
     device: str = "cpu",
     dtype: Dtype = "float32",
-) -> cka.CkaReport:
+) -> CkaReport:
     """Layer-wise CKA divergence of model A from reference B, relative to B's seed twin (--baseline).
 
     Args:

@@ -76,7 +76,7 @@ class CkaResult:
     mean_divergence: float | None = None
     """Mean divergence over layers."""
     low_layers: dict[str, Any] | None = None
-    """Paper 2's claim on this pair, `analysis.cka.low_layer_summary(...).to_dict()`: the low layers' ratio
+    """Paper 2's claim on this pair, `analysis.cka_report.low_layer_summary(...).to_dict()`: the low layers' ratio
     to seed noise with its interval over sampling seeds, `holds` (True/False, None without an interval)
     and its `sentence` (None without a seed-noise pair)."""
     n_texts: int | None = None

@@ -22,11 +22,11 @@ The measures:
   the LRs of the claim's `lr_range` (paper 1: 1e-5 to 1e-4) of the task-averaged test score; lower is
   better. LRs outside the range, where runs may diverge, are left out.
 - **cka_low_layers** (paper 2's low layers diverge beyond seed noise, and more than the other layers):
-  `analysis.cka.low_layer_summary` of the CKA node, the per-layer ratio d(a, b) / d(b's twin, b)
+  `analysis.cka_report.low_layer_summary` of the CKA node, the per-layer ratio d(a, b) / d(b's twin, b)
   averaged over the low and the other layers per sampling seed, with 95% t-intervals over the seeds.
   It holds when the low layers' interval lies above 1 and the low-minus-other interval above 0, does
   not hold when either lies wholly on the other side (below 1, below 0), and is undecided otherwise: an
-  interval across its bound, or none (every seed drew the same texts) (`analysis.cka.low_layer_verdict`).
+  interval across its bound, or none (every seed drew the same texts) (`analysis.cka_report.low_layer_verdict`).
   It is decided by its own intervals, not by a p-value, so Holm's correction leaves it out, and its
   sentence says so (`CKA_UNCORRECTED`), and which pretraining seed of each run it compared (the first only,
   `data.cka_models`). Its intervals cover the choice of texts for the fixed models
@@ -39,7 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from encoderlab.analysis.cka import low_layer_verdict, too_few_layers
+from encoderlab.analysis.cka_report import low_layer_verdict, too_few_layers
 from encoderlab.eval.summary import ALL, TaskSummary, family_by_seed, mean_at_lr
 from encoderlab.study.caveats import claim_ids
 from encoderlab.study.data import StudyData, cka_models

@@ -196,7 +196,7 @@ class ClaimSpec:
     kind: ClaimKind
     """beats: a > b on `family`; faster_early: a > b at the first intermediate checkpoint;
     more_stable: a's score varies less across LRs than b's; cka_low_layers: paper 2's low layers of
-    `a` vs `b` diverge beyond seed noise and beyond the other layers (`analysis.cka.low_layer_summary`)."""
+    `a` vs `b` diverge beyond seed noise and beyond the other layers (`analysis.cka_report.low_layer_summary`)."""
     a: str
     """Run expected to win (or the compared run for CKA)."""
     b: str
