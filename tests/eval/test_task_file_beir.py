@@ -232,20 +232,44 @@ def test_the_beir_example_in_the_docs_loads(tmp_path):
     assert len(task.loader().tests["test"].corpus) == 40
 
 
-def test_a_corrupt_gzip_corpus_is_one_line(tmp_path):
-    """A `corpus.jsonl.gz` whose compressed bytes are damaged raised zlib.error, a traceback: the reader
-    named only OSError and EOFError (a truncated file), not a corrupt deflate stream."""
+def _damaged_gzip(folder):
+    """corpus.jsonl as a `corpus.jsonl.gz` whose compressed bytes are damaged (zlib's "invalid ..." error,
+    not a CRC mismatch)."""
     import gzip
 
-    folder = write_beir(tmp_path / "sci")
     packed = bytearray(gzip.compress((folder / "corpus.jsonl").read_bytes()))
-    packed[40] ^= 0xFF  # a damaged block: zlib's "invalid ..." error, not a CRC mismatch
+    packed[40] ^= 0xFF
     (folder / "corpus.jsonl").unlink()
     (folder / "corpus.jsonl.gz").write_bytes(bytes(packed))
-    with pytest.raises(
-        UserError, match=r"cannot read .*corpus\.jsonl\.gz \(.*\); write it as UTF-8 JSON lines$"
-    ):
-        load_task_files([beir_task(tmp_path)])[0].loader()
+
+
+UNREADABLE = {  # how the corpus is spoiled -> the file named and the reason printed in brackets
+    "not-utf8": (
+        lambda folder: (folder / "corpus.jsonl").write_bytes(
+            b"\xff" + (folder / "corpus.jsonl").read_bytes()
+        ),
+        "corpus.jsonl",
+        "'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+    ),
+    # raised zlib.error, a traceback: the reader named only OSError and EOFError (a truncated file)
+    "damaged-gzip": (_damaged_gzip, "corpus.jsonl.gz", None),
+}
+
+
+@pytest.mark.parametrize("spoil", sorted(UNREADABLE))
+def test_an_unreadable_beir_file_is_one_line_and_writes_nothing(spoil, tmp_path, capsys):
+    damage, name, reason = UNREADABLE[spoil]
+    damage(write_beir(tmp_path / "sci"))
+    path = beir_task(tmp_path)
+    argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
+    for check in ([], ["--check"]):
+        code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
+        why = re.escape(reason) if reason else r"[^()]+"
+        expected = re.escape(f"task file {path}: cannot read {tmp_path / 'sci' / name} (") + why
+        assert_one_line(code, err, "^encoderlab: error: " + expected + r"\); write it as UTF-8 JSON lines$")
+        if reason:  # the row shows this case's message; a damaged stream's words are zlib's
+            assert_printed_as_documented("task-file-beir-unreadable", err, tmp_path)
+        assert not (tmp_path / "e").exists()
 
 
 def test_a_beir_hub_id_records_the_commit_it_read(tmp_path, monkeypatch):

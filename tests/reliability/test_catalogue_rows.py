@@ -254,6 +254,7 @@ NAMED = {
     "task-file-beir-duplicate-id": "tests.eval.test_task_file_beir::test_a_mistake_in_a_beir_folder_is_one_line_and_writes_nothing",
     "task-file-beir-qrels-jsonl": "tests.eval.test_task_file_beir::test_a_mistake_in_a_beir_folder_is_one_line_and_writes_nothing",
     "task-file-beir-hub-no-qrels": "tests.eval.test_task_file_beir::test_a_hub_dataset_without_qrels_says_how_to_join_beirs_qrels_repository",
+    "task-file-beir-unreadable": "tests.eval.test_task_file_beir::test_an_unreadable_beir_file_is_one_line_and_writes_nothing",
     "eval-tasks-names-a-task-files-task": "tests.eval.test_custom_tasks::test_a_task_files_task_named_in_tasks_says_the_file_runs_whole",
     "task-file-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_fraction_that_leaves_a_split_empty_is_one_line",
     "task-file-hub-validation-and-validation-fraction": "tests.eval.test_task_file_splits::test_a_validation_fraction_beside_a_hub_validation_split_is_refused",
