@@ -7,8 +7,10 @@ kept `\\r\\n` in paragraphs)."""
 
 from __future__ import annotations
 
+import builtins
 import io
 import json
+import os
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
@@ -162,3 +164,28 @@ def test_a_file_scanned_once_is_not_read_again_until_it_changes(tmp_path, monkey
     (tmp_path / "a.txt").write_bytes(b"a\rb\r\n\n")  # another size: read again
     assert "lone" in reading_change(meta)
     assert len(scans) == 2
+
+
+def test_a_file_unreadable_when_scanned_is_read_again_once_its_permissions_are_fixed(tmp_path, monkeypatch):
+    """The scan was remembered by inode, size and mtime, which a chmod leaves alone: a .txt file unreadable
+    at the first check (no reading to compare) stayed so for the process after `chmod u+r`, and its lone
+    `\\r` went unsaid. Root reads a file of mode 000, so `open` here refuses such a file for root too."""
+
+    def permission_checked_open(file, *args, **kwargs):
+        if not os.stat(file).st_mode & 0o400:
+            raise PermissionError(13, "Permission denied", str(file))
+        return builtins.open(file, *args, **kwargs)
+
+    monkeypatch.setattr(freshness, "open", permission_checked_open, raising=False)
+    meta = _meta_reading(tmp_path, b"a\rb\n")
+    path = tmp_path / "a.txt"
+    path.chmod(0)
+    try:
+        assert reading_change(meta) is None  # unreadable now: no reading to compare
+        locked = path.stat().st_ctime_ns
+        path.chmod(0o644)
+        while path.stat().st_ctime_ns == locked:  # a coarse clock: the same tick gives the same ctime
+            path.chmod(0o644)
+    finally:
+        path.chmod(0o644)
+    assert "holds a lone \\r" in reading_change(meta)

@@ -129,16 +129,18 @@ def reading_change(meta: dict) -> str | None:
 def _carriage_returns(path: Path) -> tuple[bool, bool] | None:
     """(whether `path`'s text holds a lone `\r`, whether it holds any `\r`); None when it cannot be read
     now (no reading to compare). Remembered for the process by the file's stat (`_scanned`): a study
-    checks its data's record and its tokenizer's, over the same corpus, and a merge each part's."""
+    checks its data's record and its tokenizer's, over the same corpus, and a merge each part's. The
+    ctime is in the key because a chmod changes it and not size or mtime: an unreadable file made
+    readable was still None for the rest of the process."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return _scanned(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    return _scanned(str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 @functools.lru_cache(maxsize=4096)
-def _scanned(path: str, inode: int, size: int, mtime_ns: int) -> tuple[bool, bool] | None:
+def _scanned(path: str, inode: int, size: int, mtime_ns: int, ctime_ns: int) -> tuple[bool, bool] | None:
     """`_carriage_returns`, read; the stat in the key makes a file changed since read again."""
     try:
         with open(path, "rb") as raw, decompressed(Path(path), raw) as f:
