@@ -384,6 +384,7 @@ class Retrieval:
                 "queries": texts(task.options.query_prefix, split.queries.values()),
                 "docs": texts(task.options.document_prefix, split.corpus.values()),
                 "qrels": split.qrels,
+                "ignore_identical_ids": split.ignore_identical_ids,
             }
 
         q = texts(task.options.query_prefix, [p["query"] for p in data.train])
@@ -408,11 +409,17 @@ class Retrieval:
 
         queries, docs = embed(split["queries"]), embed(split["docs"])
         k = min(100, len(split["dids"]))
+        own = {d: j for j, d in enumerate(split["dids"])} if split.get("ignore_identical_ids") else {}
         out = []
         for start in range(0, len(queries), 1024):
-            values, index = (queries[start : start + 1024] @ docs.T).topk(k, dim=-1)
-            for qid, vals, idx in zip(split["qids"][start : start + 1024], values.tolist(), index.tolist()):
-                ranking = [[split["dids"][j], v] for j, v in zip(idx, vals)]
+            qids = split["qids"][start : start + 1024]
+            scores = queries[start : start + 1024] @ docs.T
+            for row, qid in enumerate(qids):  # BEIR's ignore_identical_ids: a query never retrieves itself
+                if qid in own:
+                    scores[row, own[qid]] = float("-inf")
+            values, index = scores.topk(k, dim=-1)
+            for qid, vals, idx in zip(qids, values.tolist(), index.tolist()):
+                ranking = [[split["dids"][j], v] for j, v in zip(idx, vals) if v != float("-inf")]
                 out.append({"qid": qid, "relevant": split["qrels"].get(qid, {}), "ranking": ranking})
         return out
 

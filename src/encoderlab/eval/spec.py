@@ -281,6 +281,9 @@ class IRSplit:
     """Document id -> document text: everything a query is ranked against."""
     qrels: dict[str, dict[str, int]]
     """Query id -> {document id: relevance}; a document a query does not list is not relevant."""
+    ignore_identical_ids: bool = False
+    """Leave out of a query's ranking the document whose id is the query's, as BEIR's dense search and
+    evaluator do by default (`ignore_identical_ids=True`); set for BEIR task files (ArguAna, Quora share ids)."""
 
 
 @dataclass

@@ -21,9 +21,12 @@ rank judged documents only), ties in score broken by document id, the larger fir
 `comp_sim_docno`). The queries scored are those the split's qrels name, as BEIR's loader keeps only
 those: a query judged only 0 is scored (nDCG and recall 0, counted in the mean: pytrec_eval scores every
 query of the qrels, BEIR divides by their count), a query the qrels do not name is not. A document is
-`title text`, stripped, as BEIR's dense models join them (`SentenceBERT`'s default sep " "). Not done
-here: BEIR drops a retrieved document whose id is the query's (`ignore_identical_ids`), which matters
-only where queries and documents share ids (ArguAna, Quora). Trade-off: the corpus is held in memory.
+`title text`, stripped, as BEIR's dense models join them (`SentenceBERT`'s default sep " "). A query never
+retrieves the document whose id is its own, always, as BEIR's defaults do (`EvaluateRetrieval.evaluate`'s
+`ignore_identical_ids=True` pops it from the results; `DenseRetrievalExactSearch.search` skips it): it
+matters where queries and documents share ids (ArguAna, Quora), and a task-file switch would only let a
+score differ from BEIR's. The judgment of such a document is kept, as BEIR keeps the qrels whole, so it
+counts as relevant and never found. Trade-off: the corpus is held in memory.
 """
 
 from __future__ import annotations
@@ -293,4 +296,4 @@ def _cut(train: dict, fraction: float, seed: int, where: str) -> tuple[dict, dic
 def _split(qrels: dict, queries: dict, corpus: dict) -> IRSplit:
     """A scored split: every query the split's qrels judge (one judged only 0 scores 0, as in BEIR),
     ranked against the whole corpus; a query the qrels do not name is not scored."""
-    return IRSplit({q: queries[q] for q in qrels}, corpus, dict(qrels))
+    return IRSplit({q: queries[q] for q in qrels}, corpus, dict(qrels), ignore_identical_ids=True)

@@ -180,5 +180,14 @@ def data_hash(data: TaskData) -> str:
     """sha256 of the loaded examples (all splits, in order), for the task signature."""
     h = hashlib.sha256()
     for part in (data.train, data.val, data.tests, data.labels):
-        h.update(json.dumps(part, sort_keys=True, default=lambda o: dataclasses.asdict(o)).encode())
+        h.update(json.dumps(part, sort_keys=True, default=_hashed).encode())
     return h.hexdigest()[:16]
+
+
+def _hashed(split: IRSplit) -> dict:
+    """A split's fields for `data_hash`; `ignore_identical_ids` only where set (BEIR task files, whose
+    scores it changes), so the other retrieval tasks keep their hash and their cached scores."""
+    fields = dataclasses.asdict(split)
+    if not split.ignore_identical_ids:
+        del fields["ignore_identical_ids"]
+    return fields
