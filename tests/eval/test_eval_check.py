@@ -318,3 +318,44 @@ def test_check_refuses_a_tokenizer_with_more_ids_than_the_embedding_in_the_runs_
     assert len(err.strip().splitlines()) == 1, err
     assert f"has {before + 3} ids but the model's embedding has {before} rows" in err, err
     assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("layout", ["encoderlab-folder", "hugging-face-folder", "sharded"])
+def test_check_refuses_a_config_whose_vocab_size_the_weights_embedding_disagrees_with(
+    layout, tmp_path, capsys
+):
+    """A config.json whose `vocab_size` is not the weights' embedding rows (edited by hand, copied from
+    another size) is refused by the run's load; `--check`, reading no weights, passed it. The embedding's
+    shape is in the safetensors header (a sharded folder's index names the shard that holds it), so the
+    check reads it there and refuses in the run's line."""
+    rows = [{"words": e["tokens"], "ner": [TAGS[t] for t in e["tags"]]} for e in tc_examples(20, 0)]
+    task = _ner_file(tmp_path, rows, max_length=64)
+    folder = model_folder(tmp_path / "m")
+    if layout != "encoderlab-folder":
+        code, _, err = run_cli(["export", str(folder), "--out", str(tmp_path / "hf")], capsys)
+        assert code == 0, err
+        folder = tmp_path / "hf"
+    if layout == "sharded":
+        _shard(folder)
+    meta = json.loads((folder / "config.json").read_text())
+    config = meta["model"] if layout == "encoderlab-folder" else meta
+    config["vocab_size"] += 8  # more rows than stored: the tokenizer still fits, the weights do not
+    (folder / "config.json").write_text(json.dumps(meta))
+    argv = ["eval", str(folder), "--task-file", str(task), "--lrs", "1e-4", "--seeds", "0"]
+    argv += ["--out", str(tmp_path / "e"), "--device", "cpu"]
+    ran = run_cli(argv, capsys)
+    assert ran[0] == 2 and "embed" in ran[2] and len(ran[2].strip().splitlines()) == 1, ran
+    request_weights_unread = pytest.MonkeyPatch()
+    try:
+        for name in ("load_model_folder", "load_hf_folder", "read_hf_weights"):
+            request_weights_unread.setattr(hub, name, _unread)
+        checked = run_cli([*argv, "--check"], capsys)
+    finally:
+        request_weights_unread.undo()
+    assert checked[0] == 2 and checked[1] == "", checked
+    assert checked[2] == ran[2], (checked[2], ran[2])  # the run's own refusal, word for word
+    assert not (tmp_path / "e").exists()
+
+
+def _unread(*args, **kwargs):
+    raise AssertionError("eval --check read the model's weights")

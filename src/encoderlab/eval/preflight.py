@@ -1,5 +1,5 @@
 """`encoderlab eval --check`: what an evaluation would read, checked, and what it would run, printed;
-nothing trained, no weights read, nothing written.
+nothing trained, no weights read (the safetensors headers only), nothing written.
 
 A user checks a task file, a suite or a grid before spending GPU time, as lm-evaluation-harness
 validates its tasks and `run_glue.py` reads its data before it trains. The check goes through the
@@ -12,7 +12,9 @@ question, tokenising the questions alone), the max length of a task that takes t
 that of one that names its own (no more than the model's positions: `taskruns.check_positions`), the
 pooling a config declares (`pooling.declared_pooling`), and the tokenizer's ids against the embedding's
 rows the config records (`model.hub.check_vocabulary`, the run's own check of the built model; before,
-`--check` passed a tokenizer with more ids than the embedding has rows and the run refused it).
+`--check` passed a tokenizer with more ids than the embedding has rows and the run refused it), and the
+config's `vocab_size` against the embedding's rows the safetensors headers record
+(`model.headercheck.check_embedding_rows`, in the load's line; no tensor data read).
 
 What it leaves to the run: tokenising every example (`finetune.prepare`: minutes for paper 1's larger
 sets, and no refusal of its own beyond the room checked here), the check that tasks sharing a
@@ -105,6 +107,7 @@ def check_model(source: str):
     running pretrain deletes while it is read)."""
     from encoderlab.data.tokenizer import token_spec
     from encoderlab.eval.protocol import require_tokenizer
+    from encoderlab.model.headercheck import check_embedding_rows
     from encoderlab.model.hub import check_vocabulary, model_files, require_weights
     from encoderlab.model.runlayout import pruned_while_read
     from encoderlab.model.sources import source_folder
@@ -116,6 +119,7 @@ def check_model(source: str):
         # before the tokenizer, as the run's load reads the weights before `require_tokenizer`
         if source_folder(source) is not None:
             require_weights(files)
+            check_embedding_rows(files)  # the load's refusal of weights unlike the config, from headers
         if files.tokenizer is not None and files.vocab_size is not None:  # as the run's load, then
             check_vocabulary(files.vocab_size, token_spec(files.tokenizer))
         require_tokenizer(source, files.tokenizer)

@@ -22,7 +22,7 @@ import torch
 from encoderlab.errors import UserError
 from encoderlab.model.config import ModelConfig
 from encoderlab.model.encoder import Encoder
-from encoderlab.model.hf_registry import check_tied, seeded_init, unplaced_fix
+from encoderlab.model.hf_registry import check_tied, checkpoint_shape_refusal, seeded_init, unplaced_fix
 
 LLAMA_FAMILIES = ("eurobert", "llama", "qwen2", "qwen3")
 LOADED_ARCHITECTURES = ("ForMaskedLM", "ForCausalLM", "Model")
@@ -116,10 +116,7 @@ def encoder_from_hf_state(
             )
         tensor = state[key]
         if tuple(tensor.shape) != tuple(param.shape):
-            raise UserError(
-                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
-                f"{tuple(param.shape)}; the checkpoint does not match its config"
-            )
+            raise checkpoint_shape_refusal(where, key, tuple(tensor.shape), tuple(param.shape))
         loaded[name] = tensor.to(param.dtype)
         used.add(key)
     # Old checkpoints store RoPE's inverse frequencies; they are recomputed from rope_theta.

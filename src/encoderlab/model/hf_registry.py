@@ -146,10 +146,7 @@ def _loaded(cls, hf_config, state: dict[str, torch.Tensor], where: str, *, seede
     own = hf.state_dict()
     for key, tensor in state.items():
         if key in own and tuple(own[key].shape) != tuple(tensor.shape):
-            raise UserError(
-                f"{where}: weight '{key}' has shape {tuple(tensor.shape)} but config.json implies "
-                f"{tuple(own[key].shape)}; the checkpoint does not match its config"
-            )
+            raise checkpoint_shape_refusal(where, key, tuple(tensor.shape), tuple(own[key].shape))
     missing, unexpected = hf.load_state_dict(state, strict=False)
     hf.tie_weights()
     return hf, missing, unexpected
@@ -174,6 +171,15 @@ def _fresh(cls, hf_config, state: dict[str, torch.Tensor], prefix: str) -> list[
         if k not in state and not k.startswith(prefix + ".") and not any(s in k for s in _IGNORABLE)
     ]
     return [k for k in head if id(own[k]) not in filled]
+
+
+def checkpoint_shape_refusal(where: str, key: str, stored: tuple, implied: tuple) -> UserError:
+    """The line of a Hugging Face folder's weight whose shape is not its config.json's: the adapter
+    families' load, the Llama-style ones' (`hf_llama`) and `eval --check` (`hub.check_embedding_rows`)."""
+    return UserError(
+        f"{where}: weight '{key}' has shape {stored} but config.json implies {implied}; "
+        "the checkpoint does not match its config"
+    )
 
 
 def unplaced_fix(architectures, prefix: str, loads: tuple[str, ...] = ("ForMaskedLM", "Model")) -> str:

@@ -72,10 +72,16 @@ def check_shapes(own: dict[str, torch.Tensor], state: dict[str, torch.Tensor], c
                 f"numbers (a quantized or damaged file); {RESTORE}"
             )
         if key in own and tuple(own[key].shape) != tuple(tensor.shape):
-            raise UserError(
-                f"weight '{key}' has shape {tuple(tensor.shape)} but {config} implies {tuple(own[key].shape)}; "
-                "the weights do not match their config: restore the original config.json"
-            )
+            raise shape_refusal(key, tuple(tensor.shape), tuple(own[key].shape), config)
+
+
+def shape_refusal(key: str, stored: tuple, implied: tuple, config: str) -> UserError:
+    """The line of an encoderlab folder's weight whose shape is not its config's; shared by the load
+    (`check_shapes`) and `eval --check` (`hub.check_embedding_rows`, from the safetensors header)."""
+    return UserError(
+        f"weight '{key}' has shape {stored} but {config} implies {implied}; "
+        "the weights do not match their config: restore the original config.json"
+    )
 
 
 def unreadable_weights(weights: Path, why: object) -> UserError:

@@ -35,22 +35,29 @@ class StoredSize:
     """Transformer blocks (`n_layers` of an encoderlab config, `num_hidden_layers` of a transformers one)."""
 
 
-def header_params(path: Path) -> int | None:
-    """The parameters a safetensors file stores, from its header alone; None for a file that is not one."""
+def header_shapes(path: Path) -> dict[str, tuple[int, ...]] | None:
+    """{tensor name: shape} of a safetensors file, from its header alone (no tensor data read); None for
+    a file that is not one. Shared by the parameter count and `eval --check`'s embedding rows."""
     try:
         with path.open("rb") as f:
             (length,) = struct.unpack("<Q", f.read(8))
             if not 0 < length <= _HEADER_LIMIT:
                 return None
             header = json.loads(f.read(length))
-    except (OSError, struct.error, ValueError):
+    except (OSError, struct.error, ValueError, RecursionError):
         return None
     if not isinstance(header, dict):
         return None
-    shapes = [v.get("shape") for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)]
-    if not all(isinstance(s, list) and all(isinstance(n, int) for n in s) for s in shapes):
+    shapes = {k: v.get("shape") for k, v in header.items() if k != "__metadata__" and isinstance(v, dict)}
+    if not all(isinstance(s, list) and all(isinstance(n, int) for n in s) for s in shapes.values()):
         return None
-    return sum(math.prod(s) for s in shapes)
+    return {k: tuple(s) for k, s in shapes.items()}
+
+
+def header_params(path: Path) -> int | None:
+    """The parameters a safetensors file stores, from its header alone; None for a file that is not one."""
+    shapes = header_shapes(path)
+    return None if shapes is None else sum(math.prod(s) for s in shapes.values())
 
 
 def stored_size(folder: Path) -> StoredSize | None:

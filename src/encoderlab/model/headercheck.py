@@ -1,0 +1,71 @@
+"""`eval --check`'s look at a model's weights without reading them: the token embedding's rows from the
+safetensors headers (`sizeof.header_shapes`: the 8-byte length and JSON header of each file, a sharded
+folder's every shard, no tensor data), against the config's `vocab_size`.
+
+Design. The run's load builds the model from config.json and refuses the first weight whose shape
+differs; a config whose `vocab_size` is not the embedding's rows (edited by hand, copied from another
+size) was passed by `--check`, which reads no weights, and refused only by the run. The refusal here is
+the load's own line (`io.shape_refusal` for encoderlab's folders, `hf_registry.checkpoint_shape_refusal`
+for Hugging Face ones). The weight it names is the one the load meets first of those the vocabulary
+sizes: the Llama-style families' load walks the model's parameters, the embedding first; encoderlab's
+and the adapter families' walk the stored tensors, file by file and by name within a file, so it is the
+first there whose rows are the embedding's (ModernBERT's `decoder.bias` before its embedding), under
+the base-model prefix the adapter load adds to a bare base model. Trade-offs: rows only, since the
+width a config implies differs by family (ALBERT's and ELECTRA's embedding width is not the hidden
+size); a width mismatch, an embedding of a name not known here and unreadable headers are left to the
+run's load, which refuses them as before; a tensor of another kind whose rows happen to equal the
+embedding's, stored before it, would be the one named (the refusal stands, its weight's name differs).
+"""
+
+from __future__ import annotations
+
+from encoderlab.model.hf_llama import LLAMA_FAMILIES, hf_key
+from encoderlab.model.hf_registry import ADAPTER_FAMILIES, checkpoint_shape_refusal, hf_class
+from encoderlab.model.hub import ModelFiles, hf_weight_files
+from encoderlab.model.io import shape_refusal
+from encoderlab.model.sizeof import header_shapes
+
+
+def check_embedding_rows(files: ModelFiles) -> None:
+    """Refuse, in the load's line, weights whose embedding rows are not the config's `vocab_size`, read
+    from the safetensors headers (no tensor data). Before, `eval --check` passed such a folder and only
+    the run refused it."""
+    if files.vocab_size is None:
+        return
+    paths = [files.folder / "model.safetensors"] if not files.config else hf_weight_files(files.folder)
+    headers = [header_shapes(p) for p in paths if p.suffix == ".safetensors"]
+    if not headers or None in headers:
+        return
+    # the load's order: its files in turn, each file's tensors by name (safetensors' `load_file`)
+    shapes = {k: h[k] for h in headers for k in sorted(h)}  # type: ignore[union-attr]
+    key = _embedding_key(files, shapes)
+    stored = shapes.get(key) if key else None
+    if stored is None or len(stored) != 2 or stored[0] == files.vocab_size:
+        return
+    if files.config.get("model_type") not in LLAMA_FAMILIES:  # these meet the embedding first
+        first = next(k for k, s in shapes.items() if s[:1] == stored[:1])  # the first a vocabulary sizes
+        stored = shapes[first]
+        key = first if not files.config else _prefixed(files.config["model_type"], first, shapes)
+    implied = (files.vocab_size, *stored[1:])
+    if not files.config:
+        raise shape_refusal(key, stored, implied, f"{files.folder}/config.json")
+    raise checkpoint_shape_refusal(str(files.folder), key, stored, implied)
+
+
+def _embedding_key(files: ModelFiles, shapes: dict[str, tuple[int, ...]]) -> str | None:
+    """The token embedding's name as stored: encoderlab's, a Llama-style family's (`model.` prefix kept
+    as stored, `hf_llama.hf_key`, the name the load gives), an adapter family's (any prefix)."""
+    if not files.config:
+        return "embed_tokens.weight"
+    family = files.config.get("model_type")
+    if family in LLAMA_FAMILIES:
+        return hf_key("embed_tokens.weight", "model" if any(k.startswith("model.") for k in shapes) else "")
+    found = sorted(k for k in shapes if k.endswith(("word_embeddings.weight", "tok_embeddings.weight")))
+    return found[0] if family in ADAPTER_FAMILIES and found else None
+
+
+def _prefixed(family: str, key: str, shapes: dict[str, tuple[int, ...]]) -> str:
+    """`key` as an adapter family's load names it: under the base-model prefix where the checkpoint
+    stores none (a bare base model; `hf_registry._own_keys`)."""
+    prefix = hf_class(family).base_model_prefix
+    return key if any(k.startswith(prefix + ".") for k in shapes) else f"{prefix}.{key}"
