@@ -65,6 +65,7 @@ NAMED = {
     "eval-check-model-pickle-weights": "tests.eval.test_eval_check::test_check_gives_a_hugging_face_folders_weight_layout_the_runs_verdict",
     "mlm-start-model-without-mask-token": "tests.train.test_vocab::test_without_a_mask_token_to_add_mlm_refuses_a_decoder_naming_the_setting_that_adds_one",
     "probe-task-label-not-under-meta": "tests.analysis.test_probe::test_a_task_files_jsonl_given_as_a_probing_task_says_where_the_label_goes",
+    "mask-token-is-a-special-token": "tests.train.test_vocab::test_a_mask_token_that_is_another_special_token_is_refused_before_the_run",
     "eval-check-embedding-rows": "tests.eval.test_eval_check::test_check_refuses_a_config_whose_vocab_size_the_weights_embedding_disagrees_with",
     "eval-check-vocab-mismatch": "tests.eval.test_eval_check::test_check_refuses_a_tokenizer_with_more_ids_than_the_embedding_in_the_runs_line",
     "eval-check-hf-config-refused": "tests.eval.test_eval_check::test_a_hugging_face_config_the_load_refuses_is_refused_by_check_in_the_runs_line",

@@ -149,11 +149,50 @@ def test_without_a_mask_token_to_add_mlm_refuses_a_decoder_naming_the_setting_th
     assert TrainStep(fixed, source=source).spec.mask_id is not None  # the named fix is one the run takes
 
 
-def test_a_mask_token_already_in_the_vocabulary_is_refused(tmp_path):
-    _save_decoder(tmp_path / "decoder", tied=True)
+def test_a_mask_token_already_in_the_vocabulary_is_reused_with_its_rows_and_recorded(tmp_path, caplog):
+    """`--set model.mask_token='[MASK]'` on a vocabulary that has `[MASK]` but does not name it the mask
+    token: its id becomes the mask id, its trained rows are kept, the vocabulary does not grow, and a
+    note says so. Before, it was refused ("pass another model.mask_token"), so the natural token needed
+    an untrained one beside it. Here `t7` stands for it."""
+    start = load_pretrained(_save_decoder(tmp_path / "decoder", tied=False)).model
     cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token="t7")
-    with pytest.raises(UserError, match="already in the tokenizer's vocabulary.*id 7"):
+    with caplog.at_level("WARNING", logger="encoderlab.train.vocab"):
+        step = TrainStep(cfg, source=source)
+    assert step.spec.mask_id == 7 and step.spec.vocab_size == VOCAB and 7 in step.spec.special_ids
+    assert (
+        step.tokenizer.mask_token == "t7"
+        and step.tokenizer.mask_token_id == 7
+        and len(step.tokenizer) == VOCAB
+    )
+    assert step.model.config.vocab_size == VOCAB
+    torch.testing.assert_close(step.model.embed_tokens.weight[7], start.embed_tokens.weight[7])
+    torch.testing.assert_close(step.model.lm_head.weight[7], start.lm_head.weight[7])
+    (note,) = [r.getMessage() for r in caplog.records if "mask token" in r.getMessage()]
+    assert "'t7', already in its vocabulary as id 7" in note and "\n" not in note, note
+    pretrain(cfg, source=source)
+    (record,) = json.loads((Path(cfg.out) / ADDED_TOKENS).read_text())
+    assert (record["token"], record["id"], record["rows_before"], record["rows_after"]) == (
+        "t7",
+        7,
+        VOCAB,
+        VOCAB,
+    )
+    final = load_pretrained(Path(cfg.out) / "final")
+    assert final.spec.mask_id == 7 and final.model.config.vocab_size == VOCAB
+
+
+def test_a_mask_token_that_is_another_special_token_is_refused_before_the_run(tmp_path):
+    """The decoder's `<|endoftext|>` (its bos and eos) as the mask token would make every masked position
+    read as a document's end: refused, naming its role and the fix, before the run folder is made."""
+    _save_decoder(tmp_path / "decoder", tied=True)
+    cfg, source = _run(tmp_path, tmp_path / "decoder", mask_token=EOT)
+    with pytest.raises(UserError) as refused:
         TrainStep(cfg, source=source)
+    message = str(refused.value)
+    assert f"mask token '{EOT}' is already the tokenizer's bos token (id 0)" in message, message
+    assert "pass a model.mask_token the vocabulary lacks" in message
+    assert_printed_as_documented("mask-token-is-a-special-token", message, tmp_path)
+    assert not Path(cfg.out).exists()
 
 
 def _save_bert(folder: Path, vocab: int, positions: int = 512) -> Path:

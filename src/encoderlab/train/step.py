@@ -75,6 +75,7 @@ from encoderlab.train.vocab import (
     add_mask_token,
     planned_spec,
     refuse_start_without_mask,
+    start_vocab,
 )
 
 
@@ -127,7 +128,9 @@ class TrainStep:
         self.plan = cfg.plan()
         self.source = source or build_source(cfg.data, cfg.layout)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
-        self.spec = planned_spec(self.source.spec, cfg.model)
+        self.spec = planned_spec(
+            self.source.spec, cfg.model, start_vocab(cfg.data, cfg.model, self.source.spec)
+        )
         refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
         for p in self.plan:
             p.phase.objective.check(self.spec)
@@ -224,7 +227,8 @@ class TrainStep:
         checkpoint) and `fix` named, before anything is written: it would fail at the first update."""
         bad = state_mismatches(state, self.model)
         if bad:
-            why = ", as the run added a mask token to the start model's vocabulary" if self.added else ""
+            grew = self.added is not None and self.added.rows_after != self.added.rows_before
+            why = ", as the run added a mask token to the start model's vocabulary" if grew else ""
             raise UserError(
                 f"{where}: its optimizer state does not fit this run's model ({'; '.join(bad[:3])}){why}; {fix}"
             )

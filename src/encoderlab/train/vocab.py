@@ -21,22 +21,28 @@ noise around the mean). The input row at the mean is a neutral point of the embe
 mask token's input row is what MLM trains first. We take the exact mean, no noise: one token is
 added, so there is no symmetry to break.
 
-A token string already in the vocabulary is refused rather than reused: its trained row would be
-overwritten, or kept with another meaning.
+A token string already in the vocabulary (a BERT-style `[MASK]` the tokenizer's config does not name
+as its mask token) is reused, not added: its id becomes the mask id and its own trained rows are kept,
+as a careful user expects of `--set model.mask_token='[MASK]'` on such a vocabulary, and a one-line
+note says so. Its id is below the data's vocabulary size, so within the embedding's rows (the load
+refuses a tokenizer larger than the embedding). A string that is the vocabulary's pad, bos, eos, unk
+or another special token is refused: masking with it would make every masked position read as that
+token (an end of document, padding). Before, any string already in the vocabulary was refused, so the
+natural `[MASK]` needed another, untrained token.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.errors import UserError
 from encoderlab.model.protocol import LanguageModel
 from encoderlab.objectives.mlm import MLM
-from encoderlab.train.config import ModelSpec, PlannedPhase
+from encoderlab.train.config import DataConfig, ModelSpec, PlannedPhase
 
 log = logging.getLogger(__name__)
 
@@ -62,14 +68,51 @@ class AddedToken:
     """How its rows were initialised."""
 
 
-def planned_spec(spec: TokenSpec, model: ModelSpec) -> TokenSpec:
-    """The vocabulary the run trains with: the data's, plus the mask token `model` asks to add."""
+def planned_spec(spec: TokenSpec, model: ModelSpec, vocab: Mapping[str, int] | None = None) -> TokenSpec:
+    """The vocabulary the run trains with: the data's, plus the mask token `model` asks for: the id
+    `vocab` (`start_vocab`'s, the tokenizer the token goes into) has for it, else a new one."""
     if not (model.init and model.mask_token) or spec.mask_id is not None:
         return spec
-    new = spec.vocab_size
+    known = (vocab or {}).get(model.mask_token)
+    if known is not None:
+        _check_reusable(known, spec, model.mask_token)
+    mask = spec.vocab_size if known is None else known
     return dataclasses.replace(
-        spec, vocab_size=new + 1, mask_id=new, special_ids=tuple(sorted({*spec.special_ids, new}))
+        spec,
+        vocab_size=spec.vocab_size + (known is None),
+        mask_id=mask,
+        special_ids=tuple(sorted({*spec.special_ids, mask})),
     )
+
+
+def start_vocab(data: DataConfig, model: ModelSpec, spec: TokenSpec) -> dict[str, int] | None:
+    """The vocabulary of the tokenizer a mask token goes into (the prepared data's, which the run checks
+    is the start model's; on synthetic data the start model's own), read only when one is to be added."""
+    if not (model.init and model.mask_token) or spec.mask_id is not None:
+        return None
+    from encoderlab.model.hub import model_files
+    from encoderlab.train.build import data_tokenizer
+
+    tokenizer = data_tokenizer(data) if data.path != "synthetic" else None
+    tokenizer = tokenizer if tokenizer is not None else model_files(model.init).tokenizer
+    return None if tokenizer is None else dict(tokenizer.get_vocab())
+
+
+def _check_reusable(known: int, spec: TokenSpec, token: str) -> None:
+    """Refuse reusing `token` (id `known`) as the mask token where it already has another role."""
+    roles = [r for r in ("pad", "bos", "eos", "unk") if getattr(spec, f"{r}_id") == known]
+    role = roles[0] if roles else ("special" if known in spec.special_ids else None)
+    if role is not None:
+        raise UserError(
+            f"mask token '{token}' is already the tokenizer's {role} token (id {known}), so a masked position "
+            "would read as it; pass a model.mask_token the vocabulary lacks (e.g. '<|mask|>'), which gets an id "
+            "of its own"
+        )
+    if known >= spec.vocab_size:
+        raise UserError(
+            f"mask token '{token}' has id {known} in the start model's tokenizer, past the data's {spec.vocab_size} "
+            "ids; prepare the data with the start model's tokenizer"
+        )
 
 
 def refuse_start_without_mask(plan: Sequence[PlannedPhase], spec: TokenSpec, model: ModelSpec) -> None:
@@ -97,6 +140,18 @@ def add_mask_token(model: LanguageModel, tokenizer, data: TokenSpec, planned: To
         return None
     add_mask_to_tokenizer(tokenizer, data, planned, token)
     rows = model.config.vocab_size
+    if planned.vocab_size == data.vocab_size:  # already in the vocabulary: marked, its rows kept
+        log.warning(
+            "the start model's tokenizer names no mask token: '%s', already in its vocabulary as id %d, is "
+            "used as the mask token, its trained rows kept (recorded in %s)",
+            token,
+            planned.mask_id,
+            ADDED_TOKENS,
+        )
+        init = f"kept: '{token}' was in the vocabulary (id {planned.mask_id}), now named the mask token"
+        return AddedToken(
+            token=token, role="mask", id=planned.mask_id, rows_before=rows, rows_after=rows, init=init
+        )
     model.add_token_rows([planned.mask_id], mean_of=data.vocab_size)
     # A warning, so it shows without a logging setup: the run trains a model its start model is not.
     log.warning(
@@ -119,7 +174,7 @@ def add_mask_token(model: LanguageModel, tokenizer, data: TokenSpec, planned: To
 
 def add_mask_to_tokenizer(tokenizer, data: TokenSpec, planned: TokenSpec, token: str) -> None:
     """Add the mask token `planned` has and `data` lacks to `tokenizer` (the data's: same length), at the
-    planned id; the tokenizer's half of `add_mask_token`, which a resume (whose checkpoint has the rows
+    planned id (or name it the mask token, where it is in the vocabulary already); the tokenizer's half of `add_mask_token`, which a resume (whose checkpoint has the rows
     already) takes alone."""
     if tokenizer is None:
         raise UserError(
@@ -130,10 +185,6 @@ def add_mask_to_tokenizer(tokenizer, data: TokenSpec, planned: TokenSpec, token:
             f"the start model's tokenizer has {len(tokenizer)} ids but the data's has {data.vocab_size}; prepare the "
             "data with the start model's tokenizer"
         )
-    if token in tokenizer.get_vocab():
-        raise UserError(
-            f"mask token '{token}' is already in the tokenizer's vocabulary (id {tokenizer.get_vocab()[token]}); "
-            "pass another model.mask_token (e.g. '<|mask|>')"
-        )
+    # a token of the vocabulary keeps its id (`planned_spec` made it the mask id); a new one gets the next
     tokenizer.add_special_tokens({"mask_token": token})
     assert tokenizer.mask_token_id == planned.mask_id, (tokenizer.mask_token_id, planned.mask_id)
