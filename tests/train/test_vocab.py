@@ -169,7 +169,8 @@ def test_a_mask_token_already_in_the_vocabulary_is_reused_with_its_rows_and_reco
     torch.testing.assert_close(step.model.lm_head.weight[7], start.lm_head.weight[7])
     (note,) = [r.getMessage() for r in caplog.records if "mask token" in r.getMessage()]
     assert "'t7', already in its vocabulary as id 7" in note and "\n" not in note, note
-    pretrain(cfg, source=source)
+    pretrain(cfg, source=source, until_step=1)
+    pretrain(cfg, source=source, resume=True)  # the same id planned again, the checkpoint's rows
     (record,) = json.loads((Path(cfg.out) / ADDED_TOKENS).read_text())
     assert (record["token"], record["id"], record["rows_before"], record["rows_after"]) == (
         "t7",
