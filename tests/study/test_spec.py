@@ -151,3 +151,20 @@ def test_detour_gpu_scales_are_points_of_paper2s_grid(scale, model, tokens):
     for run in runs:
         assert run.model.init == model and run.optim.kind == "decoupled_adamw"
         assert (run.phases[0].tokens, run.phases[1].tokens) == (tokens, tokens // 10)
+
+
+def test_a_claim_naming_no_run_lists_each_run_once_when_run_names_repeat():
+    """Run names repeated (refused on a line of their own) were listed as often in the line of a claim
+    naming no run: "runs: mlm30, mlm30"."""
+    import dataclasses
+
+    spec = get_study("paper1-pfs", "demo")
+    runs = spec.runs + (spec.runs[0],)
+    claim = dataclasses.replace(spec.claims[0], a="nothere")
+    with pytest.raises(UserError) as info:
+        dataclasses.replace(spec, runs=runs, claims=(claim, *spec.claims[1:]))
+    problems = str(info.value).splitlines()
+    line = next(p for p in problems if "names run 'nothere'" in p)
+    listed = line.split("runs: ", 1)[1].split(", ")
+    assert listed == list(dict.fromkeys(r.name for r in spec.runs))
+    assert any(f"repeated: {spec.runs[0].name}" in p for p in problems)

@@ -335,7 +335,7 @@ class StudySpec:
         refs = [("baseline", self.baseline)] + [(f"claim {c.id}", n) for c in self.claims for n in (c.a, c.b)]
         refs += [(f"cka {c.a}-vs-{c.b}", n) for c in self.cka for n in (c.a, c.b, *(c.noise or ()))]
         out += [
-            f"{where} names run '{name}', which the study does not have; runs: {', '.join(names)}"
+            f"{where} names run '{name}', which the study does not have; runs: {', '.join(dict.fromkeys(names))}"
             for where, name in refs
             if names and name not in names
         ]
