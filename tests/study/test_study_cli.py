@@ -214,3 +214,12 @@ def test_status_counts_the_nodes_downstream_of_a_deleted_node_as_not_finished(fo
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith(f": {len(nodes) - len(to_run)} of {len(nodes)} nodes finished")
     assert out[-1] == "  report: 0 of 1 finished; not finished: report"
+
+
+def test_study_report_prints_the_html_and_the_markdown_path_as_study_run_does(folder, capsys):
+    """`study report` printed only report.html; `study run` prints both artefacts, one line each."""
+    capsys.readouterr()
+    main(["study", "report", str(folder)])
+    html, md = folder / "report" / "report.html", folder / "report" / "report.md"
+    assert capsys.readouterr().out.splitlines() == [f"report: {html}", f"markdown: {md}"]
+    assert html.is_file() and md.is_file()

@@ -89,7 +89,7 @@ def run_command(
     jobs: int = 1,
     prepared: Repeated = (),
 ) -> Path:
-    """Run a study end to end (resuming a previous attempt) and print the report path.
+    """Run a study end to end (resuming a previous attempt) and print the report's paths (HTML, Markdown).
 
     Args:
         name: Built-in study name (see `encoderlab study list`), a study YAML file (see `study show`), or a
@@ -107,9 +107,15 @@ def run_command(
     # a study folder given as the study continues in itself
     folder = out if out is not None else study_folder(name) or Path("runs") / f"{spec.name}-{spec.scale}"
     report = run_study(spec, folder, default_backend(), fetch=fetch, jobs=jobs)
+    print_report_paths(report)
+    return report
+
+
+def print_report_paths(report: Path) -> None:
+    """The report's artefacts, one line each, as `study run` and `study report` print them: the HTML page
+    and its Markdown twin (`study report` printed only the page)."""
     print(f"report: {report}")
     print(f"markdown: {report.with_suffix('.md')}")
-    return report
 
 
 def show_command(name: Study, /, scale: str | None = None) -> None:
@@ -247,7 +253,7 @@ def list_command() -> None:
 
 
 def report_command(folder: StudyFolder, /) -> Path:
-    """Regenerate the report of a study folder (also of a partly finished study) and print its path.
+    """Regenerate the report of a study folder (also of a partly finished study) and print its paths.
 
     Args:
         folder: The study folder (`study run --out`); the report goes to its report/.
@@ -255,7 +261,7 @@ def report_command(folder: StudyFolder, /) -> Path:
     from encoderlab.study.report import write_report
 
     report = write_report(folder)
-    print(f"report: {report}")
+    print_report_paths(report)
     return report
 
 
