@@ -152,13 +152,15 @@ def plan_command(
             without this study's prepared data says so in a note and estimates).
         prepared: NAME=DIR: dataset NAME is the prepared folder DIR (counted exactly), as in `study run`.
     """
-    from encoderlab.study.absent import recorded_notes, resumed_graph
+    from encoderlab.study.absent import resumed_graph
     from encoderlab.study.checks import check_inputs, check_prepared_sources
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
+    from encoderlab.study.hubids import uncached_start_notes
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
+    from encoderlab.study.reads import unread_inputs
     from encoderlab.study.runchecks import check_runs, elsewhere_note
     from encoderlab.study.runner import check_same_study
 
@@ -182,13 +184,10 @@ def plan_command(
         check_inputs(spec, out, graph, fetched=False)
     plan = with_evaluation(plan_study(spec, out, graph, trained), graph)
     print(plan_text(plan))
-    if out is not None and (out / "study.json").is_file():
-        print(_reused_line(out, graph))
-    counted = frozenset(n for n, c in plan.corpora.items() if c.counted)
-    if out is not None and (notes := recorded_notes(spec, out, gone, counted)):
-        print("\n".join(notes))
-    if out is not None and (estimated := _estimated_note(spec, plan, out)):  # asked for counts: why none
-        print(estimated)
+    if out is not None:
+        _folder_notes(spec, plan, out, graph, gone)
+    for note in uncached_start_notes(spec, unread_inputs(spec, out, graph)):  # the plan asks no hub
+        print(note)
     if idle:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
         return
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
@@ -196,6 +195,20 @@ def plan_command(
         print(elsewhere)
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
     check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
+
+
+def _folder_notes(spec: StudySpec, plan, out: Path, graph, gone: frozenset[str]) -> None:
+    """The plan's lines on its study folder `out`: what a rerun into it reuses, the inputs recorded there
+    that are gone (`absent.recorded_notes`), and why its counts are estimated, if they are."""
+    from encoderlab.study.absent import recorded_notes
+
+    if (out / "study.json").is_file():
+        print(_reused_line(out, graph))
+    counted = frozenset(n for n, c in plan.corpora.items() if c.counted)
+    if notes := recorded_notes(spec, out, gone, counted):
+        print("\n".join(notes))
+    if estimated := _estimated_note(spec, plan, out):  # asked for counts: why none
+        print(estimated)
 
 
 def _reused_line(out: Path, graph) -> str:

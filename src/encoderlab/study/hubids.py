@@ -59,6 +59,55 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
             raise UserError(f"study {spec.name}, {where}: {exc}") from None
 
 
+def uncached_start_notes(spec: StudySpec, unread: frozenset[str] = frozenset()) -> list[str]:
+    """`study plan`'s note on each start model read as a hub id (`reads_hub`) that a run still to run
+    (not in `unread`) starts from and that the local hub cache does not hold, one line per id: the plan
+    asks no hub (`check_hub_ids`), so a typo of a folder beside the study file (`models/mine` for
+    `models/mines`) passed the plan silently and only `study run` refused it. The line says that the run
+    downloads it (or, offline, refuses it) and names a folder beside the study file close to it
+    (`errors.closest`). With a model mirror set there is no note: the plan checked the mirror."""
+    from encoderlab.data.hub import mirror_root
+    from encoderlab.data.hubmodels import cached_snapshot, split_revision
+    from encoderlab.errors import closest
+    from encoderlab.words import noun
+
+    if mirror_root("model") is not None:
+        return []
+    starts: dict[str, list[str]] = {}  # each id once, with the runs starting from it
+    for r in spec.runs:
+        if r.init and r.init not in unread and reads_hub(spec, r.init):
+            starts.setdefault(r.init, []).append(r.name)
+    base, notes = spec_folder(spec), []
+    for init, runs in starts.items():
+        if cached_snapshot(init) is not None:
+            continue
+        repo = split_revision(init)[0]
+        beside = ""
+        if base is not None:
+            near = closest(repo, _folders_beside(base))
+            beside = f"; no folder {base / repo} is beside the study file" + (
+                f" (did you mean {base / near}?)" if near else ""
+            )
+        notes.append(
+            f"note: {noun(len(runs), 'run')} {', '.join(runs)} {noun(len(runs), 'starts', 'start')} from "
+            f"'{init}', taken as a hub id the local hub cache does not hold: `study run` downloads it (or, "
+            f"offline, refuses it){beside}"
+        )
+    return notes
+
+
+def _folders_beside(base: Path) -> list[str]:
+    """The folders OWNER/NAME two levels below `base` (hidden ones left out), as a start model names them."""
+
+    def folders(path: Path) -> list[Path]:
+        try:
+            return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+        except OSError:  # unreadable: nothing to suggest from it
+            return []
+
+    return [f"{a.name}/{b.name}" for a in folders(base) for b in folders(a)]
+
+
 def check_shadowed_hub_ids(
     spec: StudySpec, study_dir: Path | None, unread: frozenset[str] = frozenset()
 ) -> None:

@@ -1,0 +1,55 @@
+"""`study plan`'s note on a start model read as a hub id that the local hub cache does not hold.
+
+The plan asks no hub (`hubids.check_hub_ids`), so `init: models/mine`, a typo of a folder beside the study
+file, passed the plan without a word and only `study run` refused it. Now the plan says, one line per such
+id, that it is taken as a hub id the run downloads (or, offline, refuses), and names a folder beside the
+study file of a near name. The hub and its cache are `test_hub_positions`'s: any request to the hub fails.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_hub_positions import HUB_ID, _cache, _study, world  # noqa: F401 (world: a fixture)
+from tests.eval.fixtures import model_folder
+
+from encoderlab.cli import main
+
+NOTE = (
+    "note: run start starts from '{init}', taken as a hub id the local hub cache does not hold: `study run` "
+    "downloads it (or, offline, refuses it); no folder {base}/{init} is beside the study file"
+)
+
+
+def _notes(capsys, study) -> list[str]:
+    """The note lines of `study plan STUDY` (exit 0) on the start model."""
+    capsys.readouterr()
+    main(["study", "plan", str(study)])
+    return [line for line in capsys.readouterr().out.splitlines() if "taken as a hub id" in line]
+
+
+@pytest.mark.parametrize("offline", ["1", None])
+def test_an_uncached_hub_id_is_noted_with_the_near_folder_beside_the_study_file(
+    world,  # noqa: F811 (the fixture)
+    capsys,
+    monkeypatch,
+    offline,
+):
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", offline)
+    study = _study(world, 32)
+    assert _notes(capsys, study) == [NOTE.format(init=HUB_ID, base=world)]
+    model_folder(world / "someone" / "encs")  # a near name
+    assert _notes(capsys, study) == [
+        NOTE.format(init=HUB_ID, base=world) + f" (did you mean {world / 'someone' / 'encs'}?)"
+    ]
+    model_folder(world / HUB_ID)  # the id is a folder beside the study file now, which the run reads
+    assert _notes(capsys, study) == []
+
+
+def test_a_cached_hub_id_or_a_folder_beside_the_study_file_gets_no_note(world, capsys):  # noqa: F811
+    study = _study(world, 32)
+    _cache(world, ["config.json"])
+    assert _notes(capsys, study) == []
+    model_folder(world / "other" / "enc")
+    assert _notes(capsys, study) == []  # the cache holds it: no near folder is named
+    assert _notes(capsys, study) == []
