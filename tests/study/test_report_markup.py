@@ -154,3 +154,38 @@ def test_raw_html_in_a_task_name_is_shown_as_written():
     shown = r"\<b>x\</b> \&amp; \<img src=x>"
     assert md_text(task) == shown
     assert f"| model | {shown} |" in md and f"| m | {shown} |" in md and task not in md
+
+
+HOSTILE = "odd*x_y|z `t` [x](y) <b>b</b>"
+CORPUS = "data/**/my_*|c`d`[x](y)<b>.jsonl"
+
+
+def test_a_study_files_free_text_reaches_the_report_escaped(tmp_path):
+    """Besides labels, claim texts and task names: the study's name and description headed report.md
+    unescaped, and the paragraphs on the paper (its departures name the study's corpus entries, its reach the
+    compared run's label) entered report.md and the page unescaped: a `**` glob bolded the rest of the
+    paragraph, `[x](y)` made a link. Read back from both files."""
+    spec = small_spec(name="my_fake_", description=HOSTILE, paper="paper1")
+    spec = replace(
+        spec,
+        data=(replace(spec.data[0], corpus=(CORPUS,)),),
+        runs=tuple(replace(r, label=HOSTILE) if r.name == spec.baseline else r for r in spec.runs),
+        claims=tuple(replace(c, text=HOSTILE) if c.id == "early" else c for c in spec.claims),
+    )
+    out = tmp_path / "study"
+    run_study(spec, out, backend(), progress=False)
+    write_report(out)  # with figures: their titles, captions and numbers
+    md = (out / "report" / "report.md").read_text()
+    page = (out / "report" / "report.html").read_text()
+    lines = md.splitlines()
+    assert lines[0] == f"# Study {md_text('my_fake_')} at scale test" and lines[2] == md_text(HOSTILE)
+    assert HOSTILE not in md and CORPUS not in md  # anywhere: every table, paragraph, list and caption
+    setup = lines[lines.index("## What this scale is") + 2]
+    assert md_text(CORPUS) in setup and "**This scale does not reproduce" in setup
+    reach = lines[lines.index("## What this scale can and cannot show") + 2]
+    assert f"({md_text(HOSTILE)})" in reach
+    # the page: shown as written, the characters neither markup nor escapes
+    assert html.escape(HOSTILE) in page and html.escape(CORPUS) in page
+    assert "<b>" not in page and "\\*" not in page and "\\_" not in page and '<a href="y"' not in page
+    shown = html.unescape(page)
+    assert f"It differs in data: {CORPUS}, not " in shown and f"against ({HOSTILE}) trains" in shown

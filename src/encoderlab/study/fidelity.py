@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from encoderlab.study.reportpage import md_text
 from encoderlab.study.resolve import resolve_run
 from encoderlab.study.spec import EvalSpec, RunSpec, StudySpec
 from encoderlab.words import count, lr_grid, lr_text, noun
@@ -355,7 +356,9 @@ def setup_text(spec: StudySpec) -> str:
             f"This scale runs {paper.title}'s setup: its data, tokenizer, tasks, model sizes, pretraining length "
             f"and fine-tuning protocol. The claims below test the paper's findings on it.{readings}"
         )
-    listed = "; ".join(d.sentence() for d in gone)
+    # a departure names the study's corpus entries, tokenizers, tasks and task files: free text (a glob's
+    # `**` turned bold on in the report), escaped as the report's other free text is
+    listed = "; ".join(md_text(d.sentence()) for d in gone)
     return (
         f"**This scale does not reproduce {paper.title}.** It differs in {listed}. The claims below say what "
         f"holds at this scale; only a scale without these differences tests the paper's own result.{readings}"

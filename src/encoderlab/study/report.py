@@ -412,8 +412,8 @@ def _results(table: tuple, note: str, spec: StudySpec) -> list[tuple]:
 
 def _reach(data: StudyData, table: ResultsTable) -> list[tuple]:
     """What the scale can and cannot show (`reach`), when there is anything to say."""
-    # the ceiling's sentences name runs by label, free text: escaped as the tables' cells are (`md_text`)
-    text = " ".join(t for t in (reach_text(data.spec), md_text(ceiling_text(data, table))) if t)
+    # both name runs by label (the reach the compared run's), free text: escaped as the tables' cells are
+    text = " ".join(md_text(t) for t in (reach_text(data.spec), ceiling_text(data, table)) if t)
     return [("What this scale can and cannot show", "text", text)] if text else []
 
 

@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
 def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
     """The report as Markdown: its title, then each section (`report._sections`: a title, a kind, a payload)."""
-    lines = [f"# Study {spec.name} at scale {spec.scale}", "", spec.description, ""]
+    # a study file's name, scale and description: free text (a name's `_` too), as the sections' is
+    lines = [
+        f"# Study {md_text(spec.name)} at scale {md_text(spec.scale)}",
+        "",
+        md_text(spec.description),
+        "",
+    ]
     for title, kind, payload in sections:
         if title:
             lines += [f"## {title}", ""]
@@ -41,7 +47,7 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
                     "",
                     f"![{md_text(f.title)}](figures/{f.png.name})",
                     "",
-                    f"{md_text(f.caption)} Numbers: [{f.csv}]({f.csv}).",
+                    f"{md_text(f.caption)} Numbers: [{md_text(f.csv)}]({f.csv}).",  # a CKA's names its runs
                     "",
                 ]
                 lines += _md_numbers(f.rows)
@@ -76,7 +82,7 @@ def md_text(text: str) -> str:
 
 def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
     head = list(rows[0])
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out = ["| " + " | ".join(map(md_text, head)) + " |", "|" + "---|" * len(head)]  # as every table's head
     out += [
         "| " + " | ".join(md_text(_short(r[h])) for h in head) + " |" for r in rows[:limit]
     ]  # a label: free text
