@@ -28,6 +28,8 @@ from encoderlab.errors import UserError
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.protocol import (
     RESULTS,
+    EvalModel,
+    ResultsStore,
     evaluate,
     load_eval_model,
     resolve_device,
@@ -41,7 +43,7 @@ from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
-from encoderlab.words import count_of, lr_text
+from encoderlab.words import count, count_of, lr_text
 
 KIND = "eval"
 """The ownership-marker kind of an evaluation folder."""
@@ -166,6 +168,8 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         # before --out is made; `evaluate` checks again for library callers, which have no such step
         check_positions(get_task(name), em.positions)
     with output_folder(out, KIND), folder_lock(out / LOCK, KIND, use=out):
+        for line in cache_lines(ResultsStore(out / RESULTS), em, checked, *grid, out / RESULTS):
+            print(line)
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():
         ci = f" ± {t.test.half_width:.2f}" if t.test.half_width is not None else ""
@@ -173,3 +177,29 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         warn = f"  DEGENERATE in {count_of(flag.runs, flag.of, 'seed')}: {flag.why}" if flag else ""
         print(f"{name:<20} {t.metric:<10} {t.test.mean:6.2f}{ci}  (best lr {lr_text(t.best_lr)}){warn}")
     print(f"wrote {out / SUMMARY_MD}")
+
+
+def cache_lines(store: ResultsStore, em: EvalModel, names, lrs, seeds, path: Path) -> list[str]:
+    """What a rerun reuses, said before it runs: the grid's runs already in `store` (an extra LR or seed
+    added, an interrupted sweep resumed), and per task the runs of `em` under another task signature (its
+    data, settings or scoring changed since), which are kept in the file but never reused or summarised.
+    Before, a rerun said neither, so a changed task file silently cost the whole grid again."""
+    lines, reused = [], 0
+    if not store.records:  # a first run: nothing to reuse
+        return lines
+    for name in names:
+        signature = em.resolved(get_task(name)).signature()
+        reused += sum(
+            store.get(em.fingerprint, name, signature, lr, s) is not None for lr in lrs for s in seeds
+        )
+        stale = sum(k[:2] == (em.fingerprint, name) and k[2] != signature for k in store.records)
+        if stale:
+            lines.append(
+                f"{name}: {count(stale, 'earlier run')} in {path} {'was' if stale == 1 else 'were'} of another "
+                "version of the task (its data, settings or scoring changed since): not reused, kept in the file "
+                "outside the summary"
+            )
+    if reused:
+        runs = count_of(reused, len(names) * len(lrs) * len(seeds), "run")
+        lines.insert(0, f"reusing {runs} (task x LR x seed) already in {path}; they are not fine-tuned again")
+    return lines

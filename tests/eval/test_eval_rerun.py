@@ -1,0 +1,50 @@
+"""A rerun of `encoderlab eval` says what it reuses: the grid's runs already in `--out` (an extra LR or
+seed, a resumed sweep), and a task whose data changed since its earlier runs, which are not reused. Before,
+it said neither: a changed task file cost the whole grid again without a word, a resume looked like a run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from tests.eval.fixtures import model_folder, run_cli, write_task_file
+from tests.eval.test_custom_tasks import _sentiment_files
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+def _cells(out) -> list[tuple]:
+    rows = map(json.loads, (out / "results.jsonl").read_text().splitlines())
+    return sorted((r["task_signature"], r["lr"], r["seed"]) for r in rows)
+
+
+def test_a_rerun_says_which_runs_it_reuses_and_which_task_changed(tmp_path, capsys):
+    spec = {**_sentiment_files(tmp_path), "max_length": 32, "finetune": {"max_steps": 2, "batch_size": 8}}
+    spec["finetune"]["micro_batch_size"] = 8
+    task = write_task_file(tmp_path, name="mine", **spec)
+    out = tmp_path / "e"
+    argv = ["eval", str(model_folder(tmp_path / "m")), "--task-file", str(task), "--out", str(out)]
+    argv += ["--device", "cpu", "--lrs", "1e-3"]
+    code, said, _ = run_cli([*argv, "--seeds", "0"], capsys)
+    assert code == 0 and "reusing" not in said and "earlier run" not in said, said
+    first = _cells(out)
+
+    code, said, _ = run_cli([*argv, "--seeds", "0", "1"], capsys)  # one seed more
+    results = out / "results.jsonl"
+    assert code == 0 and said.splitlines()[0] == (
+        f"reusing 1 of 2 runs (task x LR x seed) already in {results}; they are not fine-tuned again"
+    ), said
+    signature = first[0][0]
+    assert _cells(out) == [(signature, 1e-3, 0), (signature, 1e-3, 1)]  # seed 0 kept, not run again
+
+    header, first, *rest = (tmp_path / "test.csv").read_text().splitlines()
+    text, label = first.rsplit(",", 1)  # one test label flipped: the same command, other data
+    flipped = f"{text},{'negative' if label == 'positive' else 'positive'}"
+    (tmp_path / "test.csv").write_text("\n".join([header, flipped, *rest]) + "\n")
+    code, said, _ = run_cli([*argv, "--seeds", "0", "1"], capsys)
+    assert code == 0 and "reusing" not in said, said
+    assert said.splitlines()[0] == (
+        f"mine: 2 earlier runs in {results} were of another version of the task (its data, settings or "
+        "scoring changed since): not reused, kept in the file outside the summary"
+    ), said
+    assert len(_cells(out)) == 4 and {c[0] for c in _cells(out)} - {signature}  # run again, under a new key
