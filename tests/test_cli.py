@@ -336,6 +336,37 @@ def test_a_list_given_with_commas_names_the_spaced_form(capsys, argv, spaced):
 @pytest.mark.parametrize(
     "argv,said",
     [
+        (
+            ["--lrs", "1e-4 5e-4"],
+            "; give several values as separate arguments, not one quoted one: --lrs 1e-4 5e-4;",
+        ),
+        (
+            ["--seeds", " 0  1 "],
+            "; give several values as separate arguments, not one quoted one: --seeds 0 1;",
+        ),
+        (
+            ["--seeds", "0", "1.5"],
+            "error: bad value for --seeds: '1.5' is not an integer; see: encoderlab eval --help",
+        ),
+        (
+            ["--lrs", "1e-4", "abc"],
+            "error: bad value for --lrs: 'abc' is not a number; see: encoderlab eval --help",
+        ),
+    ],
+)
+def test_a_list_flag_s_wrong_form_names_the_one_that_works(capsys, argv, said):
+    """`eval --lrs "1e-4 5e-4"` (one quoted argument) and `--seeds 0 1.5` said only tyro's "no type matching
+    {None}|{[INT [INT ...]]} could be instantiated from ['0', '1.5']", neither the value nor the fix."""
+    with pytest.raises(SystemExit) as exc:
+        main(["eval", "m", "--tasks", "boolq", *argv])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1, err
+    assert said in err[0], err[0]
+
+
+@pytest.mark.parametrize(
+    "argv,said",
+    [
         (["advise", "l.csv", "--target-flops", "abc", "--out", "o"], "--target-flops: 'abc' is not a number; see: encoderlab advise"),
         (["analyze", "cka", "a", "b", "--texts", "t", "--max-length", "x", "--out", "o"], "--max-length: 'x' is not an integer; see: encoderlab analyze cka"),
     ],

@@ -198,19 +198,7 @@ def _raise_parse_error(event) -> None:
         valid = sorted(c for c in event.choices if c != "None")
         what = f"{event.argument.display_name()} got {event.value!r}; valid: {', '.join(valid)}"
     elif isinstance(event, te.InstantiationFailure):
-        name = event.argument.display_name() if event.argument is not None else "an argument"
-        what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
-        given = re.search(r"instantiated from (\[.*\])$", what)
-        tokens = ast.literal_eval(given.group(1)) if given else []
-        scalar = re.search(r"no type matching \{None\}\|(INT|FLOAT) could", what)
-        if (
-            scalar and len(tokens) == 1
-        ):  # an optional number: said "no type matching {None}|FLOAT could be ..."
-            kind = "an integer" if scalar.group(1) == "INT" else "a number"
-            what = f"bad value for {name}: {tokens[0]!r} is not {kind}"
-        elif any("," in t for t in tokens):  # `--lrs 1e-4,5e-4`, as other tools take lists
-            spaced = " ".join(v for t in tokens for v in t.split(",") if v)
-            what += f"; give several values separated by spaces, not commas: {name} {spaced}"
+        what = _instantiation_line(event)
     elif isinstance(event, te.BadValue) and event.offending_value is None:
         what = _no_value(event.argument, event.prog)
     elif isinstance(event, te.BadValue):
@@ -218,6 +206,37 @@ def _raise_parse_error(event) -> None:
     else:  # an event kind this version does not know: name it rather than guess
         what = f"the arguments were rejected ({type(event).__name__})"
     raise _once_per_node(UserError(f"{what}; see: {event.prog} --help"))
+
+
+def _instantiation_line(event) -> str:
+    """tyro's "no type matching ... could be instantiated from [...]" as what was wrong with the value, and
+    for a list flag (`--lrs`, `--seeds`) the form that works: values as separate arguments, each a number."""
+    name = event.argument.display_name() if event.argument is not None else "an argument"
+    what = f"bad value for {name}: {event.message.strip().splitlines()[0].rstrip('.')}"
+    given = re.search(r"instantiated from (\[.*\])$", what)
+    tokens = ast.literal_eval(given.group(1)) if given else []
+    kind = re.search(r"no type matching \{None\}\|(\{\[)?(INT|FLOAT)[ }]", what)
+    noun = "an integer" if kind and kind.group(2) == "INT" else "a number"
+    if kind and not kind.group(1) and len(tokens) == 1:  # an optional number: "{None}|FLOAT could be ..."
+        return f"bad value for {name}: {tokens[0]!r} is not {noun}"
+    if any("," in t for t in tokens):  # `--lrs 1e-4,5e-4`, as other tools take lists
+        spaced = " ".join(v for t in tokens for v in t.split(",") if v)
+        return what + f"; give several values separated by spaces, not commas: {name} {spaced}"
+    if any(len(t.split()) > 1 for t in tokens):  # `--lrs "1e-4 5e-4"`: quoted, one argument
+        spaced = " ".join(v for t in tokens for v in t.split())
+        return what + f"; give several values as separate arguments, not one quoted one: {name} {spaced}"
+    if kind and (bad := [t for t in tokens if not _reads_as(t, kind.group(2))]):  # `--seeds 1.5`
+        return f"bad value for {name}: {bad[0]!r} is not {noun}"
+    return what
+
+
+def _reads_as(token: str, kind: str) -> bool:
+    """Whether `token` reads as tyro's INT or FLOAT."""
+    try:
+        (int if kind == "INT" else float)(token)
+    except ValueError:
+        return False
+    return True
 
 
 def _no_value(argument, prog: str) -> str:
