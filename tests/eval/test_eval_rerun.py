@@ -10,6 +10,8 @@ import pytest
 from tests.eval.fixtures import model_folder, run_cli, write_task_file
 from tests.eval.test_custom_tasks import _sentiment_files
 
+from encoderlab.eval.tasks import TASKS
+
 pytestmark = pytest.mark.usefixtures("isolated_tasks")
 
 
@@ -48,3 +50,23 @@ def test_a_rerun_says_which_runs_it_reuses_and_which_task_changed(tmp_path, caps
         "scoring changed since): not reused, kept in the file outside the summary"
     ), said
     assert len(_cells(out)) == 4 and {c[0] for c in _cells(out)} - {signature}  # run again, under a new key
+
+
+def test_a_call_with_another_task_file_says_the_earlier_one_leaves_the_summary(tmp_path, capsys):
+    """Built-in tasks evaluated earlier into --out stay in its summary; a task file's cannot (its spec is
+    not known without the file), and its results left summary.md without a word."""
+    spec = {**_sentiment_files(tmp_path), "max_length": 32}
+    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
+    first = write_task_file(tmp_path, "a.yaml", name="first", **spec)
+    second = write_task_file(tmp_path, "b.yaml", name="second", **spec)
+    out = tmp_path / "e"
+    argv = ["eval", str(model_folder(tmp_path / "m")), "--out", str(out), "--device", "cpu", "--lrs", "1e-3"]
+    argv += ["--seeds", "0", "--task-file"]
+    assert run_cli([*argv, str(first)], capsys)[0] == 0
+    TASKS.pop("first")  # registered by this process's first call; a new `encoderlab eval` process knows none
+    code, said, _ = run_cli([*argv, str(second)], capsys)
+    assert code == 0 and said.splitlines()[0] == (
+        f"first: 1 earlier run in {out / 'results.jsonl'} of a task file not given now: kept in the file, "
+        "outside the summary; give that --task-file again to summarise it"
+    ), said
+    assert list(json.loads((out / "summary.json").read_text())["tasks"]) == ["second"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -38,7 +39,7 @@ from encoderlab.eval.protocol import (
 from encoderlab.eval.suites import require_assets, suite_tasks
 from encoderlab.eval.summarypage import SUMMARY_MD
 from encoderlab.eval.taskruns import check_positions
-from encoderlab.eval.tasks import get_task
+from encoderlab.eval.tasks import TASKS, get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 from encoderlab.locks import folder_lock
@@ -182,8 +183,10 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
 def cache_lines(store: ResultsStore, em: EvalModel, names, lrs, seeds, path: Path) -> list[str]:
     """What a rerun reuses, said before it runs: the grid's runs already in `store` (an extra LR or seed
     added, an interrupted sweep resumed), and per task the runs of `em` under another task signature (its
-    data, settings or scoring changed since), which are kept in the file but never reused or summarised.
-    Before, a rerun said neither, so a changed task file silently cost the whole grid again."""
+    data, settings or scoring changed since), which are kept in the file but never reused or summarised,
+    and the tasks of task files not given now, which the rewritten summary leaves out (built-in tasks
+    evaluated earlier stay in it). Before, a rerun said none of it: a changed task file silently cost the
+    whole grid again, and a task file's results vanished from summary.md when the next call named another."""
     lines, reused = [], 0
     if not store.records:  # a first run: nothing to reuse
         return lines
@@ -199,6 +202,12 @@ def cache_lines(store: ResultsStore, em: EvalModel, names, lrs, seeds, path: Pat
                 "version of the task (its data, settings or scoring changed since): not reused, kept in the file "
                 "outside the summary"
             )
+    gone = Counter(k[1] for k in store.records if k[0] == em.fingerprint and k[1] not in TASKS)
+    for name, n in sorted(gone.items()):  # `evaluate` keeps only the tasks it knows in the rewritten summary
+        lines.append(
+            f"{name}: {count(n, 'earlier run')} in {path} of a task file not given now: kept in the file, "
+            "outside the summary; give that --task-file again to summarise it"
+        )
     if reused:
         runs = count_of(reused, len(names) * len(lrs) * len(seeds), "run")
         lines.insert(0, f"reusing {runs} (task x LR x seed) already in {path}; they are not fine-tuned again")
