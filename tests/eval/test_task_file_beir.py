@@ -243,33 +243,60 @@ def _damaged_gzip(folder):
     (folder / "corpus.jsonl.gz").write_bytes(bytes(packed))
 
 
-UNREADABLE = {  # how the corpus is spoiled -> the file named and the reason printed in brackets
+UNREADABLE = {  # how the corpus is spoiled -> the file named and the end of the line printed after it
+    # the task files' line (`localfiles.text_lines`), which BEIR's files are read through
     "not-utf8": (
         lambda folder: (folder / "corpus.jsonl").write_bytes(
             b"\xff" + (folder / "corpus.jsonl").read_bytes()
         ),
         "corpus.jsonl",
-        "'utf-8' codec can't decode byte 0xff in position 0: invalid start byte",
+        re.escape(
+            " is not UTF-8 text (byte 0xff cannot start or continue a UTF-8 character); save it as UTF-8, "
+            "e.g. `iconv -f latin1 -t utf-8 corpus.jsonl > utf8-corpus.jsonl`"
+        ),
     ),
     # raised zlib.error, a traceback: the reader named only OSError and EOFError (a truncated file)
-    "damaged-gzip": (_damaged_gzip, "corpus.jsonl.gz", None),
+    "damaged-gzip": (_damaged_gzip, "corpus.jsonl.gz", r" \([^()]+\); download it again or recompress it"),
 }
 
 
 @pytest.mark.parametrize("spoil", sorted(UNREADABLE))
 def test_an_unreadable_beir_file_is_one_line_and_writes_nothing(spoil, tmp_path, capsys):
-    damage, name, reason = UNREADABLE[spoil]
+    damage, name, tail = UNREADABLE[spoil]
     damage(write_beir(tmp_path / "sci"))
     path = beir_task(tmp_path)
     argv = ["eval", model_folder(tmp_path / "model"), "--task-file", path, "--out", tmp_path / "e"]
     for check in ([], ["--check"]):
         code, err = cli([*argv, "--lrs", "1e-4", "--seeds", "0", *check], capsys)
-        why = re.escape(reason) if reason else r"[^()]+"
-        expected = re.escape(f"task file {path}: cannot read {tmp_path / 'sci' / name} (") + why
-        assert_one_line(code, err, "^encoderlab: error: " + expected + r"\); write it as UTF-8 JSON lines$")
-        if reason:  # the row shows this case's message; a damaged stream's words are zlib's
+        file = tmp_path / "sci" / name
+        head = f"task file {path}: " + ("" if spoil == "not-utf8" else "cannot read ") + str(file)
+        assert_one_line(code, err, "^encoderlab: error: " + re.escape(head) + tail + "$")
+        if spoil == "not-utf8":  # the row shows this case's message; a damaged stream's words are zlib's
             assert_printed_as_documented("task-file-beir-unreadable", err, tmp_path)
         assert not (tmp_path / "e").exists()
+
+
+@pytest.mark.parametrize("form", [".gz", ".bz2", ".xz", "byte order mark"])
+def test_beir_files_compressed_as_task_files_may_be_or_with_a_byte_order_mark_read_as_plain_ones(
+    form, tmp_path
+):
+    """BEIR's files are read as a task's data files are: .bz2 and .xz were "has no corpus.jsonl"."""
+    import bz2
+    import gzip
+    import lzma
+
+    plain = task_from_file(beir_task(tmp_path / "plain", beir=str(write_beir(tmp_path / "plain" / "sci"))))
+    folder = write_beir(tmp_path / "sci")
+    for file in (folder / "corpus.jsonl", folder / "queries.jsonl", folder / "qrels" / "test.tsv"):
+        if form == "byte order mark":  # BEIR's loader opens them as plain UTF-8; exports often carry one
+            file.write_bytes(b"\xef\xbb\xbf" + file.read_bytes())
+        elif file.suffix == ".jsonl":
+            opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}[form]
+            with opener(file.with_name(file.name + form), "wb") as packed:
+                packed.write(file.read_bytes())
+            file.unlink()
+    read, want = task_from_file(beir_task(tmp_path)).loader(), plain.loader()
+    assert read.tests["test"] == want.tests["test"] and read.train == want.train
 
 
 def test_a_beir_hub_id_records_the_commit_it_read(tmp_path, monkeypatch):

@@ -163,6 +163,22 @@ def test_a_file_that_is_not_utf8_is_one_line_naming_it(tmp_path, packed):
     )
 
 
+@pytest.mark.parametrize("packed", sorted(OPENERS))
+def test_a_byte_order_mark_is_dropped_from_a_task_data_file_by_the_shared_reader(tmp_path, packed):
+    """Windows tools write a UTF-8 byte order mark; the reader every task data file goes through
+    (`text_lines`, a BEIR folder's too) kept it in the first line, so a JSON lines file's first row was no
+    object to `rowplaces` and its rows lost their line numbers."""
+    from encoderlab.eval.tasks.localfiles import text_lines
+    from encoderlab.eval.tasks.rowplaces import _json_lines
+
+    path = tmp_path / f"a.jsonl{packed}"
+    with OPENERS[packed](path, "wt", encoding="utf-8-sig") as f:
+        f.write('{"sentence": "a", "polarity": "positive"}\n\n{"sentence": "b", "polarity": "negative"}\n')
+    with text_lines(path, "t") as lines:
+        assert next(iter(lines)).startswith('{"sentence"')
+    assert _json_lines(path, "t") == (1, 3)
+
+
 def test_a_file_the_parser_refuses_names_the_parsers_reason_alone(tmp_path, capfd):
     # was: "An error occurred while generating the dataset", below datasets' own "Failed to read file" log
     train, test = _disjoint()

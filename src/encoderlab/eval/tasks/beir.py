@@ -4,13 +4,15 @@ BEIR's folders (what `beir`'s `GenericDataLoader` reads, and hub repositories wr
 `corpus.jsonl` (`_id`, `title`, `text`), `queries.jsonl` (`_id`, `text`) and `qrels/<split>.tsv` with
 the header `query-id corpus-id score`. Here `qrels/train.tsv` gives the training pairs, `qrels/test.tsv`
 the test split and `qrels/dev.tsv` the validation split (without it, `data.validation_fraction` of
-train's queries, seeded, as a pair task cuts its validation). The jsonl files may be gzip compressed
-(`corpus.jsonl.gz`, as BEIR's own repositories publish them).
+train's queries, seeded, as a pair task cuts its validation). The jsonl files may be compressed as a
+task's data files may (`corpus.jsonl.gz`, as BEIR's own repositories publish them, or `.bz2`, `.xz`).
 
 Design. A hub id is only resolved to a folder (its mirror under $ENCODERLAB_HUB_DATA, else the local
 hub cache's snapshot, downloaded when the hub is reachable), and every folder is read by the one reader
 below, so a local folder and a hub dataset are checked alike. The files are read with Python's json and
-csv modules, not `datasets`, so a refusal names the file and line. What BEIR's loader does unsaid is one
+csv modules, not `datasets`, so a refusal names the file and line, through the task files' reader
+(`localfiles.text_lines`: decompressed, a UTF-8 byte order mark dropped as BEIR's exports often carry
+one, a file not UTF-8 or damaged refused in its one line). What BEIR's loader does unsaid is one
 line here: it skips the first qrels line whatever it holds (a file without a header lost its first
 judgment), keeps the later of two corpus rows sharing an `_id`, stops with a KeyError on a judgment of a
 query the queries file lacks, and scores one of a document the corpus lacks as never retrieved; its
@@ -32,16 +34,15 @@ counts as relevant and never found. Trade-off: the corpus is held in memory.
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import os
 import random
 from pathlib import Path
 
-from encoderlab.data.filekinds import DECOMPRESS_ERRORS
 from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
+from encoderlab.eval.tasks.localfiles import COMPRESSIONS, text_lines
 from encoderlab.words import count
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -161,43 +162,42 @@ def _noted(name: str, revision: str | None, folder: Path, *, snapshot: bool) -> 
     return folder
 
 
-def _open(folder: Path, stem: str, where: str):
-    for name in (f"{stem}.jsonl", f"{stem}.jsonl.gz"):
+def _data_file(folder: Path, stem: str, where: str) -> Path:
+    """`<stem>.jsonl` in `folder`, else the same compressed as a task's data file may be (`.gz`, `.bz2`,
+    `.xz`: `localfiles.COMPRESSIONS`; BEIR publishes `.jsonl.gz`)."""
+    for name in (f"{stem}.jsonl", *(f"{stem}.jsonl{c}" for c in COMPRESSIONS)):
         if (folder / name).is_file():
-            path = folder / name
-            return path, (gzip.open if name.endswith(".gz") else open)(path, "rt", encoding="utf-8-sig")
+            return folder / name
     raise UserError(f"{where}: data.beir {folder} has no {stem}.jsonl; BEIR's layout needs it")
 
 
 def _jsonl(folder: Path, stem: str, where: str) -> dict[str, dict]:
-    """{_id: row} of corpus or queries; a row without `_id` or text, or an `_id` given twice, is one line."""
-    path, handle = _open(folder, stem, where)
+    """{_id: row} of corpus or queries; a row without `_id` or text, or an `_id` given twice, is one line
+    (a file that is not UTF-8 or is damaged: the task files' line, `text_lines`)."""
+    path = _data_file(folder, stem, where)
     rows, lines = {}, {}
-    try:
-        with handle:
-            for n, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                at = f"{where}: line {n} of {path}"
-                try:
-                    row = json.loads(line)
-                except ValueError as exc:
-                    raise UserError(f"{at}: not a JSON object ({exc}); write one object per line") from None
-                if not isinstance(row, dict) or row.get("_id") in (None, ""):
-                    raise UserError(f'{at}: a row needs an "_id" (BEIR\'s field names: _id, title, text)')
-                if not isinstance(row.get("text"), str) or not (
-                    row["text"].strip() or str(row.get("title") or "").strip()
-                ):
-                    raise UserError(f'{at}: "text" must be a non-empty string; fill it in or remove the row')
-                key = str(row["_id"])
-                if key in rows:
-                    raise UserError(
-                        f"{at}: _id {key!r} is also line {lines[key]}'s; BEIR keeps only the later row, so give "
-                        "each its own _id or remove the copy"
-                    )
-                rows[key], lines[key] = row, n
-    except (UnicodeDecodeError, OSError, *DECOMPRESS_ERRORS) as exc:  # a damaged .gz: zlib.error
-        raise UserError(f"{where}: cannot read {path} ({exc}); write it as UTF-8 JSON lines") from None
+    with text_lines(path, where) as handle:
+        for n, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            at = f"{where}: line {n} of {path}"
+            try:
+                row = json.loads(line)
+            except ValueError as exc:
+                raise UserError(f"{at}: not a JSON object ({exc}); write one object per line") from None
+            if not isinstance(row, dict) or row.get("_id") in (None, ""):
+                raise UserError(f'{at}: a row needs an "_id" (BEIR\'s field names: _id, title, text)')
+            if not isinstance(row.get("text"), str) or not (
+                row["text"].strip() or str(row.get("title") or "").strip()
+            ):
+                raise UserError(f'{at}: "text" must be a non-empty string; fill it in or remove the row')
+            key = str(row["_id"])
+            if key in rows:
+                raise UserError(
+                    f"{at}: _id {key!r} is also line {lines[key]}'s; BEIR keeps only the later row, so give "
+                    "each its own _id or remove the copy"
+                )
+            rows[key], lines[key] = row, n
     return rows
 
 
@@ -216,16 +216,12 @@ def _qrels_files(folder: Path, name: str) -> tuple[Path, Path]:
 def _qrels_rows(path: Path, where: str) -> list[tuple[int, list[str]]]:
     """(line number, [query-id, corpus-id, score] as written) of a qrels .tsv after its header, or of a
     .jsonl's objects; a .tsv without the header, or an object without the three fields, is one line."""
-    try:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            if path.suffix == ".jsonl":
-                return [
-                    (n, _qrels_object(line, f"{where}: line {n} of {path}"))
-                    for n, line in enumerate(handle, 1)
-                ]
-            table = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
-    except (UnicodeDecodeError, OSError) as exc:
-        raise UserError(f"{where}: cannot read {path} ({exc}); write it as UTF-8 text") from None
+    with text_lines(path, where) as handle:
+        if path.suffix == ".jsonl":
+            return [
+                (n, _qrels_object(line, f"{where}: line {n} of {path}")) for n, line in enumerate(handle, 1)
+            ]
+        table = list(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE))
     if not table or tuple(c.strip() for c in table[0]) != QRELS_HEADER:
         first = "\t".join(table[0]) if table else ""
         raise UserError(

@@ -134,12 +134,14 @@ def _has_rows(path: Path, builder: str, where: str) -> bool:
 
 @contextlib.contextmanager
 def text_lines(path: Path, where: str, fix: str | None = None) -> Iterator[Iterable[str]]:
-    """The lines of a text data file, decompressed. One that is not UTF-8 (`datasets` said only "An error
-    occurred while generating the dataset") or is cut short is one line naming it (and `fix`, when
-    given, as what to do: a file its reader cannot edit, a hub cache snapshot's)."""
+    """The lines of a text data file, decompressed, a leading UTF-8 byte order mark dropped (Windows tools
+    write one: it was part of the first header name or the first JSON line). One that is not UTF-8
+    (`datasets` said only "An error occurred while generating the dataset") or is cut short is one line
+    naming it (and `fix`, when given, as what to do: a file its reader cannot edit, a hub cache
+    snapshot's). Every task data file is read here, a BEIR folder's too."""
     try:
         with open(path, "rb") as raw, decompressed(path, raw) as stream:
-            yield io.TextIOWrapper(stream, encoding="utf-8")
+            yield io.TextIOWrapper(stream, encoding="utf-8-sig")
     except UnicodeDecodeError as exc:  # UTF-16 (with its byte order mark): Excel's "Unicode text"
         what, utf16 = not_utf8(exc)
         raise UserError(f"{where}: {path} {what}; {fix or save_as_utf8(path, utf16)}") from None
@@ -171,7 +173,7 @@ def _check_header(path: Path, where: str, fix: str | None = None) -> int:
     tsv = plain_suffix(path) == ".tsv"
     with text_lines(path, where, fix) as text:
         records = (r for r in csv.reader(text, delimiter="\t" if tsv else ",") if "".join(r).strip())
-        names = [n.lstrip("\ufeff") if i == 0 else n for i, n in enumerate(next(records, []))]
+        names = next(records, [])  # a byte order mark is dropped by `text_lines`
         try:
             first = next(records, [])
         except csv.Error:  # a field over csv's size limit: pandas reads it
