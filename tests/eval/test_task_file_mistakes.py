@@ -401,7 +401,14 @@ def test_a_header_column_differing_only_in_spaces_or_case_is_named_with_the_diff
 
 @pytest.mark.parametrize(
     "column,got",
-    [(1, 'got 1; quote it ("1") to give it as text'), (["polarity"], "got ['polarity']")],
+    [
+        (1, 'got 1; quote it ("1") to give it as text'),
+        (
+            ["polarity"],
+            "got the list [polarity] (YAML reads [ ] or { } unquoted as one); quote it ('[polarity]') to give "
+            "it as text, on a command line inside the shell's quotes: label=\"'[polarity]'\"",
+        ),
+    ],
 )
 def test_a_column_name_that_is_not_text_is_refused_naming_the_field(tmp_path, column, got):
     # was: a TypeError traceback ("sequence item 0: expected str instance, int found") where the data
