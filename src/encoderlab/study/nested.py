@@ -257,6 +257,38 @@ def compare_runs(a: Scores, b: Scores) -> Nested | None:
     )
 
 
+def no_pair_reason(a: Scores, b: Scores, la: str, lb: str) -> str | None:
+    """Why `compare_runs(a, b)` has nothing to compare though both runs have results (`la`, `lb` their labels): a
+    run's one checkpoint shares a fine-tuning seed with fewer than two of the other run's checkpoints (a reference
+    needs two), or the one checkpoint each share none. None where a run has no results yet or a comparison exists.
+    Until 2026-12-06 such a claim read "the study has no finished results for it yet", which finishing nothing
+    could change."""
+    a, b = {k: v for k, v in a.items() if v}, {k: v for k, v in b.items() if v}
+    if not a or not b or min(len(a), len(b)) != 1 or compare_runs(a, b) is not None:
+        return None
+    (one, ((k, ref),)), (many, run) = (
+        ((lb, b.items()), (la, a)) if len(b) < len(a) else ((la, a.items()), (lb, b))
+    )
+
+    def seeds(fs) -> str:
+        return f"{noun(len(fs), 'seed')} {', '.join(map(str, sorted(fs)))}"
+
+    theirs = set().union(*map(set, run.values()))
+    fine = f"({one}: fine-tuning {seeds(ref)}; {many}: {seeds(theirs)})"
+    if len(run) == 1:
+        return (
+            f"{la}'s and {lb}'s one checkpoint each share no fine-tuning seed {fine}, so there is no pair to "
+            "compare; fine-tune both at a common seed."
+        )
+    sharing = [s for s in sorted(run) if set(run[s]) & set(ref)]
+    which = f"only the one at pretraining seed {sharing[0]}" if sharing else "none"
+    return (
+        f"{one}'s one checkpoint (pretraining seed {k}) is compared with {many}'s checkpoints at the fine-tuning "
+        f"seeds both have, and of {many}'s {len(run)} checkpoints {which} shares one {fine}: a comparison "
+        f"against one checkpoint needs two; fine-tune {many}'s checkpoints at {one}'s seeds."
+    )
+
+
 def _unpaired(a: Scores, b: Scores) -> Nested | None:
     """a against b when both have two or more pretraining seeds but fewer than two in common (at fine-tuning
     seeds in common): each run's seed means (over the fine-tuning seeds every checkpoint of both has, or,

@@ -46,7 +46,7 @@ from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
 from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat, step_caveats
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
-from encoderlab.study.nested import Nested, Scores, compare_runs
+from encoderlab.study.nested import Nested, Scores, compare_runs, no_pair_reason
 from encoderlab.study.spec import ClaimSpec
 from encoderlab.words import noun
 
@@ -244,6 +244,14 @@ def _prefix(o: Outcome, kind: str = "") -> str:
     return prefix
 
 
+def _untested(data: StudyData, claim: ClaimSpec, measure: Measure) -> Outcome:
+    """A measured claim with nothing to compare: why, where both runs have results (`nested.no_pair_reason`:
+    their checkpoints share too few fine-tuning seeds), else "no finished results yet"."""
+    scores = (_scores(data, run, measure) for run in (claim.a, claim.b))
+    why = no_pair_reason(*scores, data.label(claim.a), data.label(claim.b))
+    return Outcome(sentence=why) if why else Outcome()
+
+
 def check_claims(data: StudyData) -> list[ClaimResult]:
     """For each claim of the spec: status, significance, numbers and a generated sentence."""
     found = [(c, EVALUATORS[c.kind](data, c)) for c in data.spec.claims]
@@ -277,7 +285,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
                 sentence=_sentence(data, claim, x, t, p_holm, len(with_p)) + caveat + on_prior + partial,
             )
         else:
-            o = x if isinstance(x, Outcome) else Outcome()
+            o = x if isinstance(x, Outcome) else _untested(data, claim, x)
         out.append(
             ClaimResult(
                 claim=claim,
