@@ -1,0 +1,144 @@
+"""The advisor's statistics against direct computations, on the ladders its own tests rarely draw.
+
+* The batched fit against scipy's `least_squares` on the same loss (`test_fit.scipy_loss`, from a grid of
+  starts) on flat and non-monotone ladders: there the optimum sits on the bounds (E at the smallest value,
+  the exponent at its lowest), where the fit's projected steps used to stall at up to 2.7x scipy's objective.
+* The held-out within-noise bound (`holdout.within_noise`) against a pooled two-sample t computed here from
+  the runs: sd pooled over both schedules' rungs, df = runs minus rungs, two-sided 95% (docs/advise.md).
+* The trend check's slope and standard error against a weighted regression written here.
+* The bootstrap: seeded (one seed, one set of replicates), and each replicate's rung means move only by
+  redrawn pretraining-seed deviations.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+from tests.advise.test_fit import _scipy_best
+
+from encoderlab.advise.fit import _EXP_RANGE, DELTA, POWER, fit_curves
+from encoderlab.advise.holdout import within_noise
+from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
+from encoderlab.advise.predict import fit_schedules
+from encoderlab.advise.synthetic import CLM_LIKE, MLM_LIKE
+from encoderlab.advise.trend import trend
+
+LOSS = KNOWN_METRICS["val/mlm15"]
+SIZES = (8e6, 2e7, 5e7, 1.25e8)
+
+
+def _shapes(rng: np.random.Generator, kind: str, x: np.ndarray) -> np.ndarray:
+    # non-monotone: down, up, down again in log compute
+    y = np.full_like(x, 3.0) if kind == "flat" else 3.0 + 0.2 * np.sin(np.log(x))
+    return y * np.exp(rng.normal(0.0, 0.003, len(y)))
+
+
+@pytest.mark.parametrize("kind", ["flat", "non-monotone"])
+@pytest.mark.parametrize("draw", range(6))
+def test_the_fit_reaches_scipys_objective_where_the_optimum_is_on_a_bound(kind, draw):
+    rng = np.random.default_rng(draw)
+    compute = np.repeat(np.geomspace(1e15, 1e15 * 4.0 ** (3 + draw % 3), 3 + draw % 3), 2)
+    x = compute / compute.max()
+    y = _shapes(rng, kind, x)
+    fit = fit_curves(POWER, compute[:, None], y[None], scale=np.array([compute.max()]))
+    lx, ly = np.log(x)[:, None], np.log(y)
+    starts = [
+        [np.log(e * y.min()), np.log(y.mean() * (1 - e)), a]
+        for e in (0.3, 0.6, 0.9, 0.99)
+        for a in (0.05, 0.2, 0.5, 1.0)
+    ]
+    best = _scipy_best(lx, ly, starts, [-60, -60, _EXP_RANGE[0]], [ly.min(), 60, _EXP_RANGE[1]], DELTA)
+    assert fit.objective[0] <= best * (1 + 1e-3)
+
+
+def _ladder(values: dict) -> Ladder:
+    """values: schedule -> per rung a tuple of seed values."""
+    return Ladder(
+        LOSS,
+        tuple(
+            Observation(schedule=s, params=n, tokens=20.0 * n, seed=k, value=v)
+            for s, rungs in values.items()
+            for n, seeds in zip(SIZES, rungs)
+            for k, v in enumerate(seeds)
+        ),
+    )
+
+
+def _rung(draw, centre: float) -> tuple[float, ...]:
+    n = draw(st.integers(1, 3))
+    return tuple(centre + draw(st.floats(-0.05, 0.05)) for _ in range(n))
+
+
+@st.composite
+def ladders(draw) -> dict:
+    """Two schedules at 4 rungs of 1-3 seeds each, the held-out (largest) rung of 2-3."""
+    out = {}
+    for s in (MLM_LIKE, CLM_LIKE):
+        rungs = [_rung(draw, 3.0 - 0.2 * i) for i in range(3)]
+        top = tuple(2.4 + draw(st.floats(-0.05, 0.05)) for _ in range(draw(st.integers(2, 3))))
+        out[s] = [*rungs, top]
+    return out
+
+
+@settings(max_examples=60, deadline=None)
+@given(ladders(), st.sampled_from([None, 0.02]))
+def test_within_noise_is_a_pooled_two_sided_t_bound(values, seed_noise):
+    ladder = _ladder(values)
+    point = (SIZES[-1], 20.0 * SIZES[-1])
+    names = sorted(s.name for s in values)
+    got = within_noise(ladder, point, names, seed_noise)
+    # direct: every rung's squared deviations from its mean, pooled over both schedules; df = runs - rungs
+    ss = sum(((np.array(r) - np.mean(r)) ** 2).sum() for rungs in values.values() for r in rungs)
+    df = sum(len(r) - 1 for rungs in values.values() for r in rungs)
+    top = {s.name: rungs[-1] for s, rungs in values.items()}
+    a, b = names
+    gap = abs(np.mean(top[a]) - np.mean(top[b]))
+    se = math.sqrt(1 / len(top[a]) + 1 / len(top[b]))
+    if seed_noise is None and ss == 0:  # no noise at all: only an exact tie is within it
+        assert got == (((a, b),) if gap == 0 else ())
+        return
+    if seed_noise is None:
+        t = gap / (math.sqrt(ss / df) * se)  # a pooled two-sample t, two-sided p from Student's t on df
+        p = 2 * stats.t.sf(t, df)
+    else:
+        p = 2 * stats.norm.sf(gap / (seed_noise * se))
+    if abs(p - 0.05) > 1e-9:  # not at the bound itself, where rounding decides
+        assert got == (((a, b),) if p > 0.05 else ())
+
+
+def test_the_trend_is_a_seed_weighted_regression_with_the_pooled_noise():
+    values = {MLM_LIKE: [(3.0, 3.02), (2.9,), (2.7, 2.75, 2.71), (2.6, 2.58)], CLM_LIKE: [(3.1, 3.12)] * 4}
+    ladder = _ladder(values)
+    (fit, _) = fit_schedules(ladder, np.random.default_rng(0), 0)
+    got = trend(fit, None)
+    x = np.log10(np.concatenate([[6 * n * 20 * n] * len(r) for n, r in zip(SIZES, values[MLM_LIKE])]))
+    y = np.concatenate(values[MLM_LIKE])
+    means = np.concatenate([[np.mean(r)] * len(r) for r in values[MLM_LIKE]])
+    slope = np.polyfit(x, means, 1)[0]  # each run weighs one: a rung by its seeds
+    df = len(y) - len(values[MLM_LIKE])
+    sd = math.sqrt(((y - means) ** 2).sum() / df)
+    assert got.slope == pytest.approx(slope, rel=1e-9) and got.df == df
+    assert got.se == pytest.approx(sd / math.sqrt(((x - x.mean()) ** 2).sum()), rel=1e-9)
+    assert got.critical == pytest.approx(stats.t.ppf(0.95, df))
+
+
+def test_the_bootstrap_is_seeded_and_redraws_pretraining_seed_deviations_only():
+    values = {MLM_LIKE: [(3.0, 3.02), (2.9,), (2.7, 2.75, 2.71), (2.6, 2.58)], CLM_LIKE: [(3.1, 3.12)] * 4}
+    ladder = _ladder(values)
+
+    def replicates(seed):
+        return np.vstack([f.replicates for f in fit_schedules(ladder, np.random.default_rng(seed), 30)])
+
+    assert np.array_equal(replicates(4), replicates(4)) and not np.array_equal(replicates(4), replicates(5))
+    (fit, _) = fit_schedules(ladder, np.random.default_rng(0), 200)
+    data = fit.replicates[0]
+    centre = fit.rungs.means(data[None])[0][fit.rungs.index]
+    n = np.bincount(fit.rungs.index)[fit.rungs.index]
+    pool = ((data - centre) * np.sqrt(n / np.maximum(n - 1, 1)))[n > 1]  # modified residuals, pooled
+    drawn = fit.replicates[1:] - centre
+    assert np.isin(drawn.round(12), pool.round(12)).all()
