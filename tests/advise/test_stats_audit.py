@@ -6,6 +6,8 @@
 * The held-out within-noise bound (`holdout.within_noise`) against a pooled two-sample t computed here from
   the runs: sd pooled over both schedules' rungs, df = runs minus rungs, two-sided 95% (docs/advise.md).
 * The trend check's slope and standard error against a weighted regression written here.
+* The crossovers: each replicate's sign changes on the compute grid found here, their interval, share and verdict
+  (crossing, insufficient evidence, none), against `advise`'s.
 * The bootstrap: seeded (one seed, one set of replicates), and each replicate's rung means move only by
   redrawn pretraining-seed deviations.
 """
@@ -142,3 +144,40 @@ def test_the_bootstrap_is_seeded_and_redraws_pretraining_seed_deviations_only():
     pool = ((data - centre) * np.sqrt(n / np.maximum(n - 1, 1)))[n > 1]  # modified residuals, pooled
     drawn = fit.replicates[1:] - centre
     assert np.isin(drawn.round(12), pool.round(12)).all()
+
+
+@pytest.mark.parametrize("crossover", [0.3, 3.0, 30.0, 100.0, 300.0])  # cross, insufficient, none
+def test_the_crossover_interval_share_and_verdict_match_the_replicates_curves(crossover):
+    """Each replicate's curves on the compute grid, their sign changes found here (the one nearest the target),
+    the 10th-90th percentiles of the crossing replicates' log compute, the share that cross, and the verdict:
+    decided where at least `confidence` of the replicates agree with the point fit (docs/advise.md, 3)."""
+    from encoderlab.advise.decide import advise, common_rungs
+    from encoderlab.advise.predict import Target
+    from encoderlab.advise.synthetic import synthetic_ladder
+
+    syn = synthetic_ladder(np.random.default_rng(3), crossover=crossover, seeds=(3, 3))
+    target = Target(flops=syn.target_flops)
+    advice = advise(syn.ladder, target, n_boot=40, seed=0)
+    fits = fit_schedules(syn.ladder, np.random.default_rng(0), 40, common_rungs(syn.ladder)[-1])
+    computes = np.concatenate([f.rungs.compute for f in fits])
+    grid = np.geomspace(computes.min(), 10 * max(syn.target_flops, computes.max()), 120)
+    a, b = (f.at_compute(grid) for f in fits)  # (1 + B, 120) each
+    logc, log_t = np.log(grid), np.log(syn.target_flops)
+    at = []
+    for row in a - b:
+        cross = [
+            logc[k] + row[k] / (row[k] - row[k + 1]) * (logc[k + 1] - logc[k])
+            for k in range(len(row) - 1)
+            if row[k] * row[k + 1] < 0
+        ]
+        at.append(min(cross, key=lambda c: abs(c - log_t)) if cross else None)
+    boot = [c for c in at[1:] if c is not None]
+    (got,) = advice.crossovers
+    assert got.share == pytest.approx(len(boot) / 40, abs=1e-12)
+    if boot:
+        low, high = np.exp(np.percentile(boot, [10, 90]))
+        assert (got.low, got.high) == (pytest.approx(low, rel=1e-9), pytest.approx(high, rel=1e-9))
+    agree = got.share if at[0] is not None else 1 - got.share
+    decided = ("cross" if at[0] is not None else "no crossover") if agree >= 0.9 else "insufficient evidence"
+    assert got.verdict == decided
+    assert (got.compute is None) == (at[0] is None)
