@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from fake_study import backend, small_spec
 
+from encoderlab.eval.stats import p_text
 from encoderlab.study.runner import run_study
 from encoderlab.study.spec import ClaimSpec
 
@@ -51,7 +52,7 @@ def test_a_one_seed_claim_gives_a_direction_and_stays_out_of_the_holm_family(tmp
     checkpoint_p = one["numbers"]["checkpoint_p"]  # kept as information
     assert (
         checkpoint_p == one["numbers"]["diff"]["p_value"]
-        and f"paired p = {checkpoint_p:.3g}" in one["sentence"]
+        and f"paired {p_text(checkpoint_p)}" in one["sentence"]
     )
 
     family = ["mlm-sc", "mlm-qa", "early", "stable"]  # over pretraining seeds

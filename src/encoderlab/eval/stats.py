@@ -224,3 +224,23 @@ def holm(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[i]))
         adjusted[i] = running
     return adjusted
+
+
+P_FLOOR = 0.001
+"""Below it a p-value is printed as `p < 0.001`: with 3-10 seeds a t-test's tail that far out rests on
+its normality assumption, so its digits ("p = 6.67e-06") claim a precision the seeds do not have."""
+
+
+def p_text(p: float, alpha: float = 0.05) -> str:
+    """A p-value as every report prints it: `p = 0.0665` (3 significant digits), `p < 0.001` below
+    `P_FLOOR`, with more digits where 3 would round it onto the other side of `alpha` (0.04996 is
+    `p = 0.04996`, not a significant `p = 0.05`). One implementation: the study report's results table said
+    `p=0.066` (2 digits) and its claim the same p as `p = 0.0665`."""
+    if math.isnan(p):
+        return "p = n/a"
+    if p < P_FLOOR:
+        return f"p < {P_FLOOR:g}"
+    digits = 3
+    while digits < 17 and (float(f"{p:.{digits}g}") < alpha) != (p < alpha):
+        digits += 1
+    return f"p = {p:.{digits}g}"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
+from encoderlab.eval.stats import p_text
 from encoderlab.eval.summary import ALL
 from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
@@ -131,7 +132,7 @@ def _cell(cell: Cell | None, baseline: bool) -> str:
     text = f"{cell.mean:.2f}" + (f" ± {cell.half_width:.2f}" if cell.half_width is not None else "")
     vs = cell.vs_baseline
     if vs is not None:
-        text += f" ({vs.mean:+.2f}, p={vs.p_value:.2g}{'*' if vs.excludes_zero else ''})"
+        text += f" ({vs.mean:+.2f}, {p_text(vs.p_value)}{'*' if vs.excludes_zero else ''})"
     elif baseline:
         text += " (baseline)"
     return text

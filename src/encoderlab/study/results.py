@@ -42,7 +42,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from encoderlab.eval.stats import Estimate, PairedTest, holm, negated
+from encoderlab.eval.stats import Estimate, PairedTest, holm, negated, p_text
 from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat, step_caveats
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
@@ -152,11 +152,11 @@ def _sentence(
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
     unit = _unit(n, la, lb, measure, t.gain)
     if n.level == "fine-tuning":
-        return f"{head} ({what} {_interval(t.gain)}, checkpoint-level paired p = {t.gain.p_value:.3g}{unit})."
+        return f"{head} ({what} {_interval(t.gain)}, checkpoint-level paired {p_text(t.gain.p_value)}{unit})."
     test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
     stats = (
-        f"{what} {_interval(t.gain)}, {test} p = {t.gain.p_value:.3g}, Holm-adjusted over the {m} tested "
-        f"{noun(m, 'claim')} p = {p_holm:.3g}"  # a family of one read "the 1 tested claims"
+        f"{what} {_interval(t.gain)}, {test} {p_text(t.gain.p_value)}, Holm-adjusted over the {m} tested "
+        f"{noun(m, 'claim')} {p_text(p_holm)}"  # a family of one read "the 1 tested claims"
     )
     sig = p_holm is not None and p_holm < ALPHA
     return (
