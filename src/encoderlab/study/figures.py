@@ -28,7 +28,8 @@ from encoderlab.jsonlines import finite_number, read_records
 from encoderlab.study.data import CkaResult, StudyData
 from encoderlab.study.runner import node_dir
 from encoderlab.study.table import ResultsTable
-from encoderlab.words import count_of, lr_text
+from encoderlab.train.freeze import format_layers
+from encoderlab.words import count_of, lr_text, noun
 
 
 def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path) -> list[Figure]:
@@ -46,7 +47,7 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
             "Fine-tuning LR sensitivity (mean test score over tasks)", logx=True,
         ),
         _fig_mask_ratio(data, curves.get("mask_ratio", []), folder),
-        *[_fig_cka(r, folder, cka_figure_name(r, data.cka), data.label) for r in data.cka],
+        *[_fig_cka(r, folder, cka_figure_name(r, data.cka), data.label, _twin(data, r)) for r in data.cka],
         _fig_loss(data, study_dir, folder),
         _fig_validation(data, study_dir, folder),
     ]  # fmt: skip
@@ -263,6 +264,12 @@ def _fig_mask_ratio(data: StudyData, rows: list[dict], folder: Path) -> Figure |
     )  # fmt: skip
 
 
+def _twin(data: StudyData, result: CkaResult) -> str:
+    """The label of the seed twin the CKA's noise pair sets against b (empty: none named)."""
+    spec = next((c for c in data.spec.cka if (c.a, c.b) == (result.a, result.b)), None)
+    return data.label(spec.noise[0]) if spec and spec.noise else ""
+
+
 def cka_figure_name(result: CkaResult, results: list[CkaResult]) -> str:
     """`cka_<a>`, or `cka_<a>-vs-<b>` when another CKA of the study compares the same run a (named by a
     alone, the second figure overwrote the first's PNG and CSV)."""
@@ -270,43 +277,87 @@ def cka_figure_name(result: CkaResult, results: list[CkaResult]) -> str:
     return f"cka_{result.a}{f'-vs-{result.b}' if shared else ''}".replace("/", "_")
 
 
-def _fig_cka(result: CkaResult, folder: Path, name: str, label: Callable[[str], str] = str) -> Figure | None:
+def _fig_cka(
+    result: CkaResult, folder: Path, name: str, label: Callable[[str], str] = str, twin: str = ""
+) -> Figure | None:
+    """Divergence per layer of a vs b and of the seed-noise pair (`twin`: the twin's label), and below it
+    the ratio the CKA claim reads, with paper 2's low layers shaded in both. It drew the divergences alone,
+    so the figure showed neither the ratio the claim is decided on nor the layers it averages."""
     plt = pyplot()
     div = result.divergence
     if not div:
         return None
-    noise = result.noise_divergence
-    layers = list(range(len(div)))
-    fig, ax = plt.subplots(figsize=(6, 4))
+    noise, ratio = result.noise_divergence, result.ratio
+    low = list((result.low_layers or {}).get("low_layers") or [])
+    has_ratio = bool(ratio) and any(r is not None for r in ratio)
+    fig, axes = plt.subplots(
+        2 if has_ratio else 1, 1, figsize=(6, 7 if has_ratio else 4), sharex=True, squeeze=False
+    )
+    top = axes[0][0]
     a, b = label(result.a), label(result.b)  # by label, as the claims and tables name runs (were ids)
-    ax.plot(layers, div, marker="o", label=f"{a} vs {b}")
+    layers = list(range(len(div)))
+    top.plot(layers, _nan(div), marker="o", label=f"{a} vs {b}")
     if noise:
-        ax.plot(layers, noise, marker="s", linestyle="--", label="seed noise")
-    ax.set_xlabel(LAYER_LABEL)
-    whole_ticks(ax)
-    ax.set_ylabel("divergence 1 − linear CKA")
-    ax.set_title(f"CKA divergence per layer: {a} vs {b}")
-    ax.legend(fontsize=8)
+        top.plot(
+            layers,
+            _nan(noise),
+            marker="s",
+            linestyle="--",
+            label=f"seed noise: {twin or f'the twin of {b}'} vs {b}",
+        )
+    top.set_ylabel("divergence 1 − linear CKA")
+    top.set_title(f"CKA divergence per layer: {a} vs {b}")
+    if has_ratio:
+        low_ax = axes[1][0]
+        low_ax.plot(layers, _nan(ratio), marker="o", color="C2", label="ratio: divergence / seed noise")
+        low_ax.axhline(1.0, color="0.4", linestyle=":", label="1: no more than seed noise")
+        low_ax.set_ylabel("divergence / seed noise")
+    for ax in (row[0] for row in axes):
+        if low:  # the group the claim averages against the other layers
+            ax.axvspan(min(low) - 0.5, max(low) + 0.5, color="0.9", zorder=0, label=_low_words(low))
+        # beside the axes: the deep layers, where the divergence is largest, sit at the top right
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    axes[-1][0].set_xlabel(LAYER_LABEL)
+    whole_ticks(axes[-1][0])
     rows = [
         {
             "layer": i,
             "divergence": d,
             "noise_divergence": noise[i] if noise else None,
-            "ratio": (result.ratio or [None] * len(div))[i],
+            "ratio": (ratio or [None] * len(div))[i],
+            "low_layer": i in low,
         }
         for i, d in enumerate(div)
     ]
-    return _save(
-        fig,
-        folder,
-        name,
-        rows,
-        f"CKA divergence: {a} vs {b}",
+    return _save(fig, folder, name, rows, f"CKA divergence: {a} vs {b}", _cka_caption(has_ratio, low))
+
+
+def _nan(values: list[float | None]) -> list[float]:
+    """None (an undefined CKA or ratio) as NaN: a gap in the line, not a TypeError."""
+    return [float("nan") if v is None else v for v in values]
+
+
+def _low_words(low: list[int]) -> str:
+    return f"paper 2's low {noun(len(low), 'layer')} {format_layers(low)}"
+
+
+def _cka_caption(has_ratio: bool, low: list[int]) -> str:
+    text = (
         "Linear CKA (float64) of mean-pooled hidden states per layer on held-out texts; the dashed line is the "
-        "divergence between two runs that differ only in seed. The numbers' ratio is the mean over sampling seeds "
-        "of each seed's divergence over its seed noise, the number the CKA claim averages, so it differs a little "
-        "from divergence / noise_divergence, which are means over the seeds.",
+        "divergence between two runs that differ only in seed."
     )
+    if has_ratio:
+        text += (
+            " Below: the ratio of the two, the number the CKA claim reads (1: the runs differ no more than seed "
+            "noise). The ratio is the mean over sampling seeds of each seed's divergence over its seed noise, so "
+            "it differs a little from divergence / noise_divergence, which are means over the seeds."
+        )
+    if low:
+        text += (
+            f" Shaded: {_low_words(low)}, the group whose mean ratio the claim sets against 1 and against the "
+            "other layers' (paper 2's groups, scaled to this depth)."
+        )
+    return text
 
 
 def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
