@@ -236,3 +236,22 @@ def test_paper1s_from_scratch_demo_is_set_against_the_papers_shortest_from_scrat
     cpt = reach_text(get_study("paper1-cpt", "demo"))
     assert "tokens of continued pretraining each" in cpt
     assert "of the shortest run paper 1 trains (4.72B tokens)" in cpt and "from scratch" not in cpt
+
+
+def test_paper2s_demo_report_names_the_papers_findings_it_says_nothing_about(tmp_path):
+    """The demo's report named neither the freezing claims the study tests from `cpu` up nor paper 2's
+    experiments no study runs (its transplant), so a reader could take its two claims for the paper's."""
+    from encoderlab.study.catalog import get_study
+    from encoderlab.study.reach import untested_text
+
+    demo, cpu = get_study("paper2-detour", "demo"), get_study("paper2-detour", "cpu")
+    text = untested_text(demo)
+    only_cpu = [c for c in cpu.claims if c.id not in {d.id for d in demo.claims}]
+    assert only_cpu and all(f"{c.text} (at cpu, gpu-210m" in text for c in only_cpu)
+    assert "layer transplant (2.8)" in text and "says nothing about them" in text
+    assert "Claims the study tests at other scales only" not in untested_text(cpu)
+
+    run_study(detour_spec(), tmp_path, backend(), progress=False)  # a study of one's own: no other scales
+    md = (tmp_path / "report" / "report.md").read_text()
+    section = md.split("## What this scale can and cannot show\n", 1)[1].split("\n## ", 1)[0]
+    assert "No study runs paper 2's decay-length sweep" in section and "other scales only" not in section

@@ -103,6 +103,9 @@ class PaperSetup:
     """Fine-tuning seeds."""
     stability_lrs: tuple[float, float] | None = None
     """The LR range over which the paper compares fine-tuning stability (None: it makes no such claim)."""
+    not_studied: str = ""
+    """The paper's experiments no built-in study runs, in words (`reach.untested_text`: the report says it
+    says nothing about them; docs/reproduce.md gives their commands)."""
     readings: str = ""
     """Where the paper (and its authors' code, as far as it was read) is silent and the studies' recipes
     run our choice, in words (docs/recipes.md has each with its source). No scale departs by them, since
@@ -165,6 +168,8 @@ PAPERS: dict[str, PaperSetup] = {
         # English Base at 10B plus its 10% decay, as `reach` counts a run's tokens (its decay included: against
         # the 10B alone, the demo's 45,056 tokens read 0.00045% of the way, not 0.00041%)
         shortest_tokens=11_000_000_000,
+        not_studied="paper 2's decay-length sweep (its 2.3), its layer transplant (2.8), its needle-in-a-haystack "
+        "probe or its other encoders and domains",
         lrs=(5e-5,),
         seeds=(42, 43, 44, 45, 46),
         readings="Composer's DecoupledAdamW for its \"decoupled AdamW\" (optimi's StableAdamW fits the text "

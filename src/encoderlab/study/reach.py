@@ -65,6 +65,30 @@ def reach_text(spec: StudySpec) -> str:
     )
 
 
+def untested_text(spec: StudySpec) -> str:
+    """The paper's findings this report says nothing about: the claims the same built-in study tests at other
+    scales only (paper 2's freezing claims, from `cpu` up: the demo's report named neither them nor their
+    absence), and the paper's experiments no study runs (`PaperSetup.not_studied`). Empty: none."""
+    from encoderlab.study.catalog import STUDIES, get_study, scales_of  # the catalogue builds every study
+
+    paper = PAPERS.get(spec.paper)
+    if paper is None:
+        return ""
+    have, elsewhere = {c.id for c in spec.claims}, {}
+    for scale in scales_of(spec.name) if spec.name in STUDIES else ():
+        for c in get_study(spec.name, scale).claims:
+            if c.id not in have:
+                elsewhere.setdefault(c.id, (c.text, []))[1].append(scale)
+    said = [f"{text} (at {', '.join(scales)})" for text, scales in elsewhere.values()]
+    parts = [f"Claims the study tests at other scales only, not here: {'; '.join(said)}."] if said else []
+    if paper.not_studied:
+        parts.append(
+            f"No study runs {paper.not_studied} (docs/reproduce.md says which encoderlab can run, and how), so "
+            "this report says nothing about them."
+        )
+    return " ".join(parts)
+
+
 def ceiling_text(data: StudyData, table: ResultsTable) -> str:
     """A sentence per model evaluated as it is whose test interval on a task reaches the maximum score:
     continued runs from it cannot show a gain there (empty: none)."""

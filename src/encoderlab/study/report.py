@@ -34,7 +34,7 @@ from encoderlab.study.data import StudyData, load_study, split_id
 from encoderlab.study.fidelity import departures, named_tasks, setup_text
 from encoderlab.study.nodeconfig import PretrainNode
 from encoderlab.study.plantext import NOT_FINE_TUNED, evaluation_text, fine_tunes, model_size_text
-from encoderlab.study.reach import ceiling_text, reach_text
+from encoderlab.study.reach import ceiling_text, reach_text, untested_text
 from encoderlab.study.reported import FAMILIES, SOURCE, reported_rows
 from encoderlab.study.reportpage import html_page, markdown_page, md_text
 from encoderlab.study.results import ClaimResult, check_claims
@@ -413,8 +413,10 @@ def _results(table: tuple, note: str, spec: StudySpec) -> list[tuple]:
 
 def _reach(data: StudyData, table: ResultsTable) -> list[tuple]:
     """What the scale can and cannot show (`reach`), when there is anything to say."""
-    # both name runs by label (the reach the compared run's), free text: escaped as the tables' cells are
-    text = " ".join(md_text(t) for t in (reach_text(data.spec), ceiling_text(data, table)) if t)
+    # each names runs by label (the reach the compared run's, the ceiling and the untested claims theirs),
+    # free text: escaped as the tables' cells are (`md_text`)
+    said = (reach_text(data.spec), ceiling_text(data, table), untested_text(data.spec))
+    text = " ".join(md_text(t) for t in said if t)
     return [("What this scale can and cannot show", "text", text)] if text else []
 
 
