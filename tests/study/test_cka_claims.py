@@ -14,7 +14,7 @@ def _spec(*pairs: tuple[str, str]) -> SimpleNamespace:
     """A study of runs trained at pretraining seed 0, whose CKAs compare `pairs` (no seed-noise pair)."""
     return SimpleNamespace(
         cka=[SimpleNamespace(a=a, b=b, noise=None) for a, b in pairs],
-        run=lambda name: SimpleNamespace(recipe="r"),
+        run=lambda name: SimpleNamespace(recipe="r", seed=None),
         seeds_of=lambda run: (0,),
     )
 
@@ -100,8 +100,9 @@ def test_the_low_layer_claim_says_which_pretraining_seed_of_each_run_its_cka_com
     note = cka_models(spec, spec.cka[0], lambda name: spec.run(name).display)
     assert (
         note
-        == "; CKA compares each run at its first pretraining seed only: CLM at seed 3, MLM-40 at seed 3, seed twin MLM-40 seed 2 at seed 3"
-    )
+        == "; CKA compares each run at its first pretraining seed only: CLM at seed 3, MLM-40 at seed 3, seed twin "
+        "MLM-40 seed 2 at seed 3 (training seed offset by 1, same data order)"
+    )  # the twin's offset: "at seed 3" beside its pair's "at seed 3" hid the seed it differs in
     start = dataclasses.replace(spec, runs=(*spec.runs, RunSpec(name="start", init="some/model")))
     c = dataclasses.replace(spec.cka[0], a="start", noise=None)
     assert (
@@ -114,3 +115,23 @@ def test_the_low_layer_claim_says_which_pretraining_seed_of_each_run_its_cka_com
     data.label, data.spec = (lambda m: spec.run(m).display), spec
     claim = ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm40")
     assert note in _cka_low_layers(data, claim).sentence
+
+
+def test_the_low_layer_claim_says_when_the_other_layers_too_lie_above_seed_noise():
+    """Paper 2's demo: the low layers at 3.76x seed noise, the others at 1.94x (95% CI [1.37, 2.51]); "Holds"
+    said nothing of the others, so the claim read as paper 2's picture, whose mid and deep layers sat at 1x."""
+    claim = ClaimSpec(id="c", text="t", kind="cka_low_layers", a="clm", b="mlm")
+    said = {}
+    for other_ci in ((1.37, 2.51), (0.8, 1.2), None):
+        summary = {**_summary(3.76), "other_ci": other_ci}
+        data = SimpleNamespace(
+            cka=[CkaResult(a="clm", b="mlm", divergence=[0.1] * 3, low_layers=summary)],
+            label=lambda m: m,
+            spec=_spec(("clm", "mlm")),
+        )
+        said[other_ci] = _cka_low_layers(data, claim).sentence
+    note = "the other layers too diverge beyond seed noise (their interval lies above 1)"
+    assert (
+        note in said[(1.37, 2.51)] and "paper 2's mid and deep layers were at about 1x" in said[(1.37, 2.51)]
+    )
+    assert note not in said[(0.8, 1.2)] and note not in said[None]

@@ -13,7 +13,9 @@ The CKA claim's verdict says it compares one checkpoint of each run (its sentenc
 The mask-ratio figure's `model` column names runs by label, as every other figure does (that column only).
 The results note names each task's metric (that one line). Every p-value is printed by `eval.stats.p_text`
 (the results table's cells at 3 significant digits, as the claims already were, and "p < 0.001" below 0.001 in
-both; the printed text only). The fake study's four tested claims are at one
+both; the printed text only). The CKA claim's sentence says when the other layers too lie above seed noise and
+the seed twin's training seed offset, and the CKA figure's CSV gains a `low_layer` column (words and a column
+only). The fake study's four tested claims are at one
 pretraining seed: each now gives a direction only ("holds in direction", `significant` null, `p_holm` null,
 its p kept as `checkpoint_p`), with its sentence and the claims note saying so; no other number changed.
 What may differ without changing a number: figure columns renamed (`RENAMED`), columns or keys the

@@ -96,13 +96,15 @@ class CkaResult:
 
 def cka_models(spec: StudySpec, c: CkaSpec, label: Callable[[str], str] = str) -> str:
     """The CKA claim's note of the models its CKA compared: one per run, its first pretraining seed's (the
-    graph's CKA node, `spec.seeds_of(run)[0]`; the other seeds are not compared), or a start model as is."""
+    graph's CKA node, `spec.seeds_of(run)[0]`; the other seeds are not compared), or a start model as is; a
+    seed twin's training seed offset (`RunSpec.seed`) is said, the one thing its pair differs in."""
 
-    def one(name: str) -> str:
+    def one(name: str) -> str:  # a twin's offset said: "twin at seed 0" beside "baseline at seed 0" hid it
         run = spec.run(name)
-        return (
-            f"{label(name)} as is" if run.recipe is None else f"{label(name)} at seed {spec.seeds_of(run)[0]}"
-        )
+        if run.recipe is None:
+            return f"{label(name)} as is"
+        offset = f" (training seed offset by {run.seed}, same data order)" if run.seed else ""
+        return f"{label(name)} at seed {spec.seeds_of(run)[0]}{offset}"
 
     twin = [f"seed twin {one(c.noise[0])}"] if c.noise else []
     return f"; CKA compares each run at its first pretraining seed only: {', '.join([one(c.a), one(c.b), *twin])}"
