@@ -381,6 +381,19 @@ def test_schedules_with_the_same_values_are_a_tie_not_a_recommendation():
     assert "nan" not in format_advice(adv) and "n/a of pairs ranked right" in format_advice(adv)
 
 
+def test_schedules_with_the_same_values_are_said_to_be_identical_not_to_have_no_crossover():
+    """Equal scores at every rung give one curve twice: the verdict was "no crossover in the searched range",
+    which reads as two curves apart all the way."""
+    from encoderlab.advise.report import format_advice
+
+    seeds = ((4.0, 4.02), (3.6, 3.63), (3.3, 3.31), (3.1, 3.12))
+    adv = advise(_ladder({MLM_LIKE: seeds, CLM_LIKE: seeds}), Target(params=3e8, tokens=6e9), n_boot=40)
+    (c,) = adv.crossovers
+    assert c.verdict == "identical" and c.compute is None
+    (line,) = [x for x in format_advice(adv).splitlines() if x.startswith(f"  {c.a} vs {c.b}")]
+    assert "identical on this ladder" in line and "no crossover" not in line, line
+
+
 @pytest.mark.parametrize("crossover, past", [(3.0, True), (0.2, False)])
 def test_a_crossing_past_the_runs_of_both_schedules_says_it_is_read_from_the_curves(crossover, past):
     """A crossing beyond the largest compute both schedules ran is the curves' extrapolation: the line says

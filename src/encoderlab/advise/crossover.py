@@ -7,7 +7,10 @@ grid, placed by linear interpolation in log compute. Where curves cross twice (d
 crossing nearest the target is reported: it is the one that decides who leads there. The replicates'
 crossings give the interval and the share that cross at all; a pair is decided (`cross` or
 `no crossover`) only where at least `confidence` of them agree with the point fit, else it is
-`insufficient evidence`.
+`insufficient evidence`. Two schedules with equal scores at every rung get one curve twice: their
+difference is zero on the whole grid, no sign change, and that is `identical`, not `no crossover` (which
+reads as two curves apart all the way). Identity is read off the point fit's curves, not the runs, so the
+verdict needs no more than the grid every other verdict reads.
 
 Trade-offs: a grid of fixed size (120 points, log-spaced) places a crossing to within one grid step and
 can miss two crossings closer than a step; solving each pair's curves for their root would be exact, but
@@ -40,8 +43,9 @@ class Crossover:
     """The schedule that is better just below `compute` (the other is better just above it); without a
     crossing, the one better at the low end of the range."""
     verdict: str
-    """`cross`, `no crossover` or `insufficient evidence` (fewer than `Advice.confidence` of the replicates agree
-    with the point fit)."""
+    """`cross`, `no crossover`, `identical` (the point fit's two curves are equal across the searched range,
+    as equal scores at every rung give) or `insufficient evidence` (fewer than `Advice.confidence` of the replicates
+    agree with the point fit)."""
 
 
 def _crossings(delta: np.ndarray, logc: np.ndarray, log_target: float) -> np.ndarray:
@@ -54,6 +58,12 @@ def _crossings(delta: np.ndarray, logc: np.ndarray, log_target: float) -> np.nda
     dist = np.where(change, np.abs(at - log_target), np.inf)
     pick = dist.argmin(1)
     return np.where(change.any(1), at[np.arange(len(at)), pick], np.nan)
+
+
+def _verdict(crosses: bool, decided: bool, identical: bool) -> str:
+    if identical:  # no sign change on the grid because there is no difference at all
+        return "identical"
+    return ("cross" if crosses else "no crossover") if decided else "insufficient evidence"
 
 
 def crossovers(fits, grid, loss_on_grid, target_compute, interval, confidence) -> list[Crossover]:
@@ -82,7 +92,7 @@ def crossovers(fits, grid, loss_on_grid, target_compute, interval, confidence) -
                 high=high,
                 share=float(share),
                 first=first.schedule.name,
-                verdict=("cross" if crosses else "no crossover") if decided else "insufficient evidence",
+                verdict=_verdict(crosses, decided, np.array_equal(loss_on_grid[i, 0], loss_on_grid[j, 0])),
             )
         )
     return out

@@ -47,6 +47,11 @@ def _crossover_line(c, reach: float | None = None, interval: float = INTERVAL) -
         return (
             f"  {c.a} vs {c.b}: insufficient evidence ({where}; {c.share:.0%} of replicates cross in range)"
         )
+    if c.verdict == "identical":
+        return (
+            f"  {c.a} vs {c.b}: identical on this ladder (equal curves across the searched range; "
+            f"{c.share:.0%} of replicates cross)"
+        )
     if c.compute is None:
         return f"  {c.a} vs {c.b}: no crossover in the searched range ({c.share:.0%} of replicates cross)"
     other = c.b if c.first == c.a else c.a
