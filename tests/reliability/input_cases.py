@@ -170,7 +170,18 @@ CASES = [
     ("unknown-study", "study run nope", r"unknown study 'nope'; valid:"),
     ("unknown-scale", "study run paper1-pfs --scale nope --out {w}/s", r"scale 'nope'"),
     ("study-no-jobs", "study run paper1-pfs --jobs 0 --out {w}/s", r"jobs must be >= 1, got 0"),
-    ("bad-lr-grid", "eval {w}/model --tasks boolq --lrs 0 --out {w}/e", r"learning rates must be .*positive"),
+    (  # said what was wrong, not what to pass
+        "bad-lr-grid",
+        "eval {w}/model --tasks boolq --lrs 0 --out {w}/e",
+        r"learning rates must be .*positive numbers, got \[0.0\]; pass positive numbers as separate arguments, "
+        r"e.g. --lrs 1e-4 3e-4$",
+    ),
+    (
+        "eval-seeds-empty",
+        "eval {w}/model --tasks boolq --seeds --out {w}/e",
+        r"seeds must be a non-empty list of non-negative integers, got \[\]; pass non-negative integers as "
+        r"separate arguments, e.g. --seeds 0 1$",
+    ),
     (  # ran: the summary's header listed "seeds [0, 0]" over n=1
         "eval-grid-repeats",
         "eval {w}/model --tasks boolq --seeds 0 0 --out {w}/e",
@@ -326,7 +337,7 @@ CASES = [
     (
         "eval-lr-inf",
         "eval {w}/model --tasks boolq --lrs inf --out {w}/e",
-        r"finite positive numbers, got \[inf\]",
+        r"finite positive numbers, got \[inf\]; pass positive numbers as separate arguments, e.g. --lrs 1e-4",
     ),
     (
         "eval-lr-past-one",
@@ -336,7 +347,7 @@ CASES = [
     (
         "eval-lr-nan",
         "eval {w}/model --tasks boolq --lrs nan --out {w}/e",
-        r"finite positive numbers, got \[nan\]",
+        r"finite positive numbers, got \[nan\]; pass positive numbers as separate arguments, e.g. --lrs 1e-4",
     ),
     (
         "shard-outside-folder",

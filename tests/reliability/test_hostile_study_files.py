@@ -174,7 +174,8 @@ STUDY_CASES = [
     (
         "study-lr-nan",
         "study run {w}/study_lr_nan.yaml --out {w}/s",
-        r"eval: learning rates must be a non-empty list of finite positive numbers, got \[nan\]",
+        r"eval: learning rates must be a non-empty list of finite positive numbers, got \[nan\]; list positive "
+        r"numbers, e.g. lrs: \[1.0e-4, 3.0e-4\]",
     ),
     (
         "study-corpus-missing",

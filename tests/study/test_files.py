@@ -143,9 +143,11 @@ def test_every_problem_of_the_eval_grid_is_its_own_line(tmp_path):
     with pytest.raises(UserError) as err:
         load_study_file(tmp_path / "grid.yaml")
     assert [line.strip() for line in str(err.value).splitlines()[1:]] == [
-        "eval: learning rates must be a non-empty list of finite positive numbers, got [0.001, -1.0]",
+        "eval: learning rates must be a non-empty list of finite positive numbers, got [0.001, -1.0]; list positive "
+        "numbers, e.g. lrs: [1.0e-4, 3.0e-4]",
         "eval: seeds repeat 0; give each once",
-        "eval: checkpoint_lrs must be a non-empty list of finite positive numbers, got [nan]",
+        "eval: checkpoint_lrs must be a non-empty list of finite positive numbers, got [nan]; list positive "
+        "numbers, e.g. checkpoint_lrs: [1.0e-4, 3.0e-4]",
     ]
 
 

@@ -46,7 +46,7 @@ from encoderlab.eval.spec import Task, training_groups
 from encoderlab.eval.suites import SUITE_GRIDS, require_assets, suite_tasks
 from encoderlab.eval.summary import EvalRecord, HubRead, ModelSummary, summarize_results
 from encoderlab.eval.summarypage import write_summary
-from encoderlab.eval.taskruns import capped_task, check_decay, check_grid, check_positions
+from encoderlab.eval.taskruns import STUDY_FILE, capped_task, check_decay, check_grid, check_positions
 from encoderlab.eval.tasks import TASKS, get_task, load_task
 from encoderlab.eval.tasks.hubcommits import commits_read
 from encoderlab.model.fingerprint import fingerprint
@@ -409,7 +409,7 @@ def eval_node(
     store = ResultsStore(Path(out) / RESULTS)
     todo = [s for s in specs if store.get(em.fingerprint, s.name, s.signature(), lr, seed) is None]
     if todo:
-        check_grid([lr], [seed])
+        check_grid([lr], [seed], STUDY_FILE)
         check_decay([(s, lr) for s in todo], "lower the study's eval.lrs (or eval.checkpoint_lrs)")
         require_assets([s.name for s in todo])
         members = [_prepared_task(s, em) for s in todo]

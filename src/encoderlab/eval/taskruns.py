@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
 from encoderlab.config import MAX_LR, SEED_BOUND, decay_flips_weights
 from encoderlab.errors import UserError
@@ -20,23 +21,46 @@ from encoderlab.eval.tasks import get_task
 from encoderlab.eval.tasks.custom import FILE_DATA
 
 
-def check_grid(lrs: Sequence[float], seeds: Sequence[int]) -> None:
+class GridFix(NamedTuple):
+    """How to give a good LR grid and seed list where they were given: the fix that ends the refusal of an
+    empty or non-positive one (the line said what was wrong, not what to pass)."""
+
+    lrs: str
+    seeds: str
+
+
+FLAGS = GridFix(
+    lrs="pass positive numbers as separate arguments, e.g. --lrs 1e-4 3e-4",
+    seeds="pass non-negative integers as separate arguments, e.g. --seeds 0 1",
+)
+"""`eval --lrs/--seeds`."""
+STUDY_FILE = GridFix(
+    lrs="list positive numbers, e.g. lrs: [1.0e-4, 3.0e-4]",
+    seeds="list non-negative integers, e.g. seeds: [0, 1]",
+)
+"""A study file's `eval:` section."""
+
+
+def check_grid(lrs: Sequence[float], seeds: Sequence[int], fix: GridFix = FLAGS) -> None:
     """Refuse the problems of `grid_problems` in one line: `eval --lrs/--seeds`."""
-    if problems := grid_problems(lrs, seeds):
+    if problems := grid_problems(lrs, seeds, fix=fix):
         raise UserError("; ".join(problems))
 
 
-def grid_problems(lrs: Sequence[float], seeds: Sequence[int], what: str = "learning rates") -> list[str]:
+def grid_problems(
+    lrs: Sequence[float], seeds: Sequence[int], what: str = "learning rates", fix: GridFix = FLAGS
+) -> list[str]:
     """Every problem of an LR grid (`what`) and fine-tuning seeds, one line each: LRs that are not finite
     and positive or past `MAX_LR`, seeds that are negative (numpy's generators take none) or past torch's,
-    a value given twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1)."""
+    a value given twice (it trained nothing more, but the summary's header listed "seeds [0, 0]" over n=1).
+    An empty or non-positive list's line ends in `fix`, how to give one where it was given."""
     out = []
     if not lrs or any(not math.isfinite(lr) or lr <= 0 for lr in lrs):
-        out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}")
+        out.append(f"{what} must be a non-empty list of finite positive numbers, got {list(lrs)}; {fix.lrs}")
     elif max(lrs) > MAX_LR:  # 1e38 was NaN losses, or a traceback
         out.append(f"{what} must be at most {MAX_LR:g} (AdamW's step is about the LR), got {list(lrs)}")
     if not seeds or any(s < 0 for s in seeds):
-        out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}")
+        out.append(f"seeds must be a non-empty list of non-negative integers, got {list(seeds)}; {fix.seeds}")
     for name, values in ((what, lrs), ("seeds", seeds)):
         if repeated := sorted({v for v in values if list(values).count(v) > 1}):
             out.append(f"{name} repeat {', '.join(f'{v:g}' for v in repeated)}; give each once")

@@ -59,7 +59,7 @@ def _dataset_problems(spec: StudySpec) -> list[str]:
 def value_problems(spec: StudySpec) -> list[str]:
     """Values the prepare, pretraining and evaluation nodes would refuse, hours into the study, after
     its folder was made: refused with the spec instead, in the same words."""
-    from encoderlab.eval.taskruns import grid_problems
+    from encoderlab.eval.taskruns import STUDY_FILE, GridFix, grid_problems
 
     empty = {
         "runs": "a run in it, e.g. runs: [{name: mlm, recipe: pfs-mlm}]",
@@ -82,9 +82,12 @@ def value_problems(spec: StudySpec) -> list[str]:
         if len(set(values)) < len(values)
     ]
     ev = spec.eval
-    out += [f"eval: {p}" for p in grid_problems(ev.lrs, ev.seeds)]
+    out += [f"eval: {p}" for p in grid_problems(ev.lrs, ev.seeds, fix=STUDY_FILE)]
     if ev.checkpoint_lrs:  # empty: the intermediate checkpoints take `lrs`
-        out += [f"eval: {p}" for p in grid_problems(ev.checkpoint_lrs, (0,), "checkpoint_lrs")]
+        at = GridFix(
+            lrs="list positive numbers, e.g. checkpoint_lrs: [1.0e-4, 3.0e-4]", seeds=STUDY_FILE.seeds
+        )
+        out += [f"eval: {p}" for p in grid_problems(ev.checkpoint_lrs, (0,), "checkpoint_lrs", at)]
     if spec.max_passes is not None and not (math.isfinite(spec.max_passes) and spec.max_passes > 0):
         out.append(
             f"max_passes must be a finite number > 0 (passes over a corpus allowed), got {spec.max_passes}; "
