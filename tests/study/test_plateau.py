@@ -85,7 +85,7 @@ def test_the_unigram_line_of_a_figure_with_one_x_is_one_row_per_panel():
     report's table and validation_loss.csv listed every unigram row twice."""
     from types import SimpleNamespace
 
-    from encoderlab.study.figures import VALIDATION_KEYS, _unigram_rows
+    from encoderlab.study.lossfigures import VALIDATION_KEYS, _unigram_rows
 
     data = SimpleNamespace(unigram={"main": 5.28})
     one_x = _unigram_rows(data, [{"tokens": 5120}, {"tokens": 5120}], "tokens")

@@ -280,7 +280,7 @@ def test_the_pretraining_loss_line_of_a_clm_then_mlm_run_breaks_where_its_object
     loss (6.84 at step 101) as one curve, under a caption that says the two losses are not comparable."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    from encoderlab.study import figures
+    from encoderlab.study import figurefile, lossfigures
 
     losses = {"clm": [7.0, 6.6, 6.5], "mlm40": [6.9, 6.8, 6.7]}
     records = [
@@ -292,10 +292,10 @@ def test_the_pretraining_loss_line_of_a_clm_then_mlm_run_breaks_where_its_object
             [("clm", v) for v in losses["clm"]] + [("mlm40", v) for v in losses["mlm40"]]
         )
     ]
-    monkeypatch.setattr(figures, "_metrics", lambda data, study_dir: records)
+    monkeypatch.setattr(lossfigures, "_metrics", lambda data, study_dir: records)
     kept = []
-    monkeypatch.setattr(figures, "savefig_atomic", lambda fig, path, **kw: kept.append(fig))
-    drawn = figures._fig_loss(None, tmp_path, tmp_path)
+    monkeypatch.setattr(figurefile, "savefig_atomic", lambda fig, path, **kw: kept.append(fig))
+    drawn = lossfigures._fig_loss(None, tmp_path, tmp_path)
     assert drawn.caption.endswith(
         "A run's line breaks where it changes objective: CLM 25% -> MLM-40 from clm to mlm40 after step 3."
     )

@@ -6,27 +6,23 @@ axes: its checkpoint step, its masking ratio (read from the RunConfig it trained
 data-efficiency line's last point is the final model scored on the checkpoints' tasks and LRs only,
 so every point of a line follows the same protocol.
 
-The loss figures read each pretraining run's metrics.jsonl as the trainer wrote it: the training loss
-(each run on its own objective, so MLM and CLM lines do not share a scale, and a CLM -> MLM run's line breaks
-where its objective changes) and the held-out losses of
-`train/validation.py`, of which `val/mlm15` (MLM at 15% on fixed rows and masks) is the one yardstick
-that runs of every objective and mask ratio are compared on, with `val/clm` beside it.
+The loss figures, read from the runs' metrics.jsonl, are `lossfigures.py`'s; `Figure` and its save are
+`figurefile.py`'s. This module keeps what reads evaluation summaries and CKA results (`StudyData`) and
+the one list of every figure in report order. Trade-off: a new figure is listed here whichever module
+draws it, so the report's order is decided in one place.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from encoderlab.analysis.curves import Placed, curve_rows
 from encoderlab.analysis.plots import LAYER_LABEL, line_panels, pyplot, whole_ticks
-from encoderlab.atomic import savefig_atomic, write_csv_atomic
 from encoderlab.eval.summary import ALL, EvalRecord
-from encoderlab.jsonlines import finite_number, read_records
 from encoderlab.study.data import CkaResult, StudyData
-from encoderlab.study.runner import node_dir
+from encoderlab.study.figurefile import Figure, _figure, _save
+from encoderlab.study.lossfigures import _fig_loss, _fig_validation
 from encoderlab.study.table import ResultsTable
 from encoderlab.train.freeze import format_layers
 from encoderlab.words import count_of, lr_text, noun
@@ -123,39 +119,6 @@ def _early(data: StudyData, model: str) -> tuple[list[int], Callable[[EvalRecord
     early = [e for e in data.evals if e.model == model and e.step is not None]
     tasks, lrs = {e.record.task for e in early}, {e.record.lr for e in early}
     return sorted({e.step for e in early}), lambda r: r.task in tasks and r.lr in lrs
-
-
-@dataclass(frozen=True, kw_only=True)
-class Figure:
-    """A figure as the report renders it: its PNG, and the numbers behind it (CSV beside the PNG)."""
-
-    name: str
-    """File stem of the PNG and CSV."""
-    title: str
-    """Heading in the report."""
-    caption: str
-    """What the figure shows and how its intervals are computed."""
-    png: Path
-    """The drawn figure."""
-    rows: list[dict]
-    """The numbers drawn, one dict per CSV row (the report also shows them as a table)."""
-
-    @property
-    def csv(self) -> str:
-        """The CSV's path relative to the report folder."""
-        return f"figures/{self.name}.csv"
-
-
-def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> Figure:
-    return Figure(name=name, title=title, caption=caption, png=png, rows=rows)
-
-
-def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> Figure:
-    png = folder / f"{name}.png"
-    savefig_atomic(fig, png, dpi=90, bbox_inches="tight", metadata={"Software": None})
-    pyplot().close(fig)
-    write_csv_atomic(folder / f"{name}.csv", rows, columns=list(rows[0]))
-    return _figure(name, title, caption, png, rows)
 
 
 def _err(rows: list[dict]) -> list[list[float]]:
@@ -358,141 +321,3 @@ def _cka_caption(has_ratio: bool, low: list[int]) -> str:
             "other layers' (paper 2's groups, scaled to this depth)."
         )
     return text
-
-
-def _metrics(data: StudyData, study_dir: Path) -> list[tuple[str, dict]]:
-    """(model label, metrics record) of every finished pretraining run, in graph and step order."""
-    out = []
-    for n in data.nodes:
-        res = data.result_of(n.name)
-        if n.kind != "pretrain" or not res.get("metrics"):
-            continue
-        path = node_dir(study_dir, n) / res["metrics"]
-        if not path.exists():
-            continue
-        label = data.label(n.name.split("/", 1)[1])
-        out += [(label, record) for record in read_records(path)]
-    return out
-
-
-def _finite(record: dict, key: str) -> float | None:
-    """`record[key]` when it is a finite number; a log line edited by hand (a loss as text) is drawn as
-    no point, a gap the figure shows (it was a TypeError traceback), and a diverged step as none."""
-    value = record.get(key)
-    return float(value) if finite_number(value) else None
-
-
-def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
-    """Pretraining loss against optimizer step, from each run's metrics.jsonl."""
-    plt = pyplot()
-
-    rows = [
-        {"model": model, "step": rec.get("step"), "loss": loss, "objective": rec.get("objective", "")}
-        for model, rec in _metrics(data, study_dir)
-        if (loss := _finite(rec, "loss")) is not None
-    ]
-    if not rows:
-        return None
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for model in dict.fromkeys(r["model"] for r in rows):
-        color = None
-        for phase in _phases([r for r in rows if r["model"] == model]):  # one line per objective, not joined
-            (line,) = ax.plot(
-                [r["step"] for r in phase], [r["loss"] for r in phase], color=color, label=model
-            )
-            color, model = line.get_color(), "_" + model  # a later phase: the run's colour, no second entry
-    ax.set_xlabel("optimizer step")
-    ax.set_ylabel("training loss (nats/token, own objective)")
-    ax.set_title("Pretraining loss")
-    ax.legend(fontsize=8)
-    return _save(
-        fig,
-        folder,
-        "pretraining_loss",
-        rows,
-        "Pretraining loss",
-        "Each run's loss on its own objective (MLM and CLM losses are not comparable to each other)."
-        + _switches(rows),
-    )
-
-
-def _phases(rows: list[dict]) -> list[list[dict]]:
-    """A run's loss records split where its objective changes (a CLM -> MLM run: its CLM steps, then its MLM
-    steps), so the figure draws no segment from a CLM loss to an MLM one: one line jumped at the switch."""
-    out: list[list[dict]] = []
-    for r in rows:
-        if not out or r["objective"] != out[-1][-1]["objective"]:
-            out.append([])
-        out[-1].append(r)
-    return out
-
-
-def _switches(rows: list[dict]) -> str:
-    """The caption's note of where a run changes objective (its line breaks there)."""
-    said = [
-        f"{model} from {phase[0]['objective']} to {after[0]['objective']} after step {phase[-1]['step']}"
-        for model in dict.fromkeys(r["model"] for r in rows)
-        for phase, after in itertools.pairwise(_phases([r for r in rows if r["model"] == model]))
-    ]
-    return f" A run's line breaks where it changes objective: {'; '.join(said)}." if said else ""
-
-
-VALIDATION_KEYS = {
-    "val/mlm15": "MLM loss at 15% masking (every run, whatever its objective)",
-    "val/clm": "next-token (CLM) loss",
-}
-"""The held-out losses the validation figure draws (`train/validation.py`): the two every run is
-scored on with the same rows and masks. `val/mlm` (a run's own mask ratio) is left out: it differs
-between runs of different ratios, so its lines would not share a scale."""
-
-
-def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
-    """Held-out losses against tokens seen, one panel per loss, one line per pretraining run."""
-    rows = [
-        {
-            "model": model,
-            "metric": key,
-            "step": rec.get("step"),
-            "tokens": rec.get("tokens"),
-            "loss": loss,
-        }
-        for model, rec in _metrics(data, study_dir)
-        for key in VALIDATION_KEYS
-        if (loss := _finite(rec, key)) is not None
-    ]
-    if not rows:
-        return None
-    x = "tokens" if all(r["tokens"] is not None for r in rows) else "step"
-    rows += _unigram_rows(data, rows, x)
-    title = "Held-out loss during pretraining"
-    png = line_panels(
-        rows, folder / "validation_loss", x=x, y="loss", series="model", panel="metric", title=title,
-        xlabel="tokens seen" if x == "tokens" else "optimizer step", ylabel="held-out loss (nats/token)",
-    )  # fmt: skip
-    caption = (
-        "Loss on the same held-out rows of each run's prepared validation split (the same masks for every "
-        "run), every `validation.every` steps and at the last step: "
-        + "; ".join(f"{k}: {v}" for k, v in VALIDATION_KEYS.items())
-        + ". Runs trained on different data are scored on different rows: compare lines of one dataset. "
-        "The flat 'unigram entropy' line is the entropy of a dataset's training-token frequencies: a run "
-        "at that line predicts token frequencies only (the unigram plateau), whatever its objective."
-    )
-    return _figure("validation_loss", title, caption, png, rows)
-
-
-def _unigram_rows(data: StudyData, rows: list[dict], x: str) -> list[dict]:
-    """A flat reference line per prepared dataset across each panel's x range (`StudyData.unigram`)."""
-    span = [r[x] for r in rows]
-    return [
-        {
-            "model": f"unigram entropy ({name})",
-            "metric": key,
-            "step": None,
-            "tokens": None,
-            x: at,
-            "loss": entropy,
-        }
-        for name, entropy in data.unigram.items()
-        for key in VALIDATION_KEYS
-        for at in sorted({min(span), max(span)})  # one x: one point, not the same point twice
-    ]
