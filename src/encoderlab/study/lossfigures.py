@@ -134,11 +134,39 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | 
         "Loss on the same held-out rows of each run's prepared validation split (the same masks for every "
         "run), every `validation.every` steps and at the last step: "
         + "; ".join(f"{k}: {v}" for k, v in VALIDATION_KEYS.items())
-        + ". Runs trained on different data are scored on different rows: compare lines of one dataset. "
-        "The flat 'unigram entropy' line is the entropy of a dataset's training-token frequencies: a run "
-        "at that line predicts token frequencies only (the unigram plateau), whatever its objective."
+        + ". Runs trained on different data are scored on different rows: compare lines of one dataset."
+        + _validation_shape(rows, x)
     )
     return _figure("validation_loss", title, caption, png, rows)
+
+
+def _validation_shape(rows: list[dict], x: str) -> str:
+    """The caption's words for what is drawn: lines, or one point per run validated once. A run validated
+    at one step only (paper 2's demo) is a single marker, and the unigram reference over one x is a point
+    too; the caption promised curves and a "flat line" the figure did not have."""
+    runs = [r for r in rows if r["step"] is not None]  # the unigram rows have no step
+    seen: dict[str, set] = {}
+    for r in runs:
+        seen.setdefault(r["model"], set()).add(r[x])
+    once = [model for model, at in seen.items() if len(at) == 1]
+    unigram = (
+        "the flat 'unigram entropy' line is"
+        if len({r[x] for r in runs}) > 1
+        else "the 'unigram entropy' point (one x: no line to draw) is"
+    )
+    text = (
+        f" {unigram[0].upper()}{unigram[1:]} the entropy of a dataset's training-token frequencies: a run "
+        "at that level predicts token frequencies only (the unigram plateau), whatever its objective."
+    )
+    if not once:
+        return text.replace("at that level", "at that line")
+    at = sorted({r[x] for r in runs if r["model"] in once})
+    where = f"at {x} {', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in at)}"
+    who = "Every run was" if len(once) == len(seen) else f"{', '.join(once)}: each"
+    return (
+        f" {who} validated once ({where}), so each such run is one point (a marker), not a curve: it shows "
+        "where the run ended, not how its loss fell." + text
+    )
 
 
 def _unigram_rows(data: StudyData, rows: list[dict], x: str) -> list[dict]:
