@@ -155,7 +155,7 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
         sel = [mine[f] for f in fams if f in mine]
         ax.bar(xs, [r["mean"] for r in sel], width, yerr=_err(sel), capsize=3, label=m)
     ax.set_xticks([j + width * (len(models) - 1) / 2 for j in range(len(fams))])
-    ax.set_xticklabels(["Avg" if f == ALL else f.upper() for f in fams])
+    ax.set_xticklabels([table.family_heading(f) for f in fams])  # as the results table heads them
     ax.set_ylabel("test score (task metric, %)")
     # beside the axes: inside, it hid the tallest bars
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.stats import p_text
-from encoderlab.eval.summary import ALL
 from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
@@ -116,9 +115,8 @@ def _result_columns(table: ResultsTable) -> tuple[list[str], list[str]]:
     tasks_of = {f: [t for t in table.tasks if family_of.get(t) == f] for f in table.families}
     cols, headers = [], []
     for f in table.shown_families:
-        alone = tasks_of[f][0] if len(tasks_of[f]) == 1 else None
         cols.append(f)
-        headers.append("Avg" if f == ALL else f"{f.upper()}: {alone}" if alone else f.upper())
+        headers.append(table.family_heading(f))
     for t in table.tasks:
         if len(tasks_of.get(family_of.get(t), [])) > 1:
             cols.append(t)

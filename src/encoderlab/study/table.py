@@ -60,6 +60,16 @@ class ResultsTable:
         repeats that family's numbers)."""
         return [f for f in self.families if f != ALL or len(self.families) > 2]
 
+    def family_heading(self, family: str) -> str:
+        """A family column's name as the results table and the results figure both write it: "Avg",
+        "SC: tweets" for a family of one task (named by it), else "SC". The figure's tick said "IR" where
+        the table said "IR: pubmedqa-retrieval"."""
+        if family == ALL:
+            return "Avg"
+        family_of = {t: s.family for per in self.per_task.values() for t, s in per.items()}
+        tasks = [t for t in self.tasks if family_of.get(t) == family]
+        return f"{family.upper()}: {tasks[0]}" if len(tasks) == 1 else family.upper()
+
     def seeds(self, model: str, col: str, tasks: Container[str] | None = None) -> dict[int, float] | None:
         """A model's score per fine-tuning seed in a column (None without results); a family column
         averages over `tasks` only, when given (the tasks a comparison shares)."""
