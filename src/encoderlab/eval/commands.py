@@ -169,7 +169,7 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         # before --out is made; `evaluate` checks again for library callers, which have no such step
         check_positions(get_task(name), em.positions)
     with output_folder(out, KIND), folder_lock(out / LOCK, KIND, use=out):
-        for line in cache_lines(ResultsStore(out / RESULTS), em, checked, *grid, out / RESULTS):
+        for line in cache_lines(ResultsStore(out / RESULTS), em, checked, *grid):
             print(line)
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():
@@ -180,14 +180,14 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
     print(f"wrote {out / SUMMARY_MD}")
 
 
-def cache_lines(store: ResultsStore, em: EvalModel, names, lrs, seeds, path: Path) -> list[str]:
+def cache_lines(store: ResultsStore, em: EvalModel, names, lrs, seeds) -> list[str]:
     """What a rerun reuses, said before it runs: the grid's runs already in `store` (an extra LR or seed
     added, an interrupted sweep resumed), and per task the runs of `em` under another task signature (its
     data, settings or scoring changed since), which are kept in the file but never reused or summarised,
     and the tasks of task files not given now, which the rewritten summary leaves out (built-in tasks
     evaluated earlier stay in it). Before, a rerun said none of it: a changed task file silently cost the
     whole grid again, and a task file's results vanished from summary.md when the next call named another."""
-    lines, reused = [], 0
+    lines, reused, path = [], 0, store.path
     if not store.records:  # a first run: nothing to reuse
         return lines
     for name in names:
