@@ -38,7 +38,7 @@ from encoderlab.data.hub import (
     reach_hub,
     well_formed_hub_id,
 )
-from encoderlab.data.mirrorpin import RECORDS, check_mirror_pin, mirror_commit, refuse_branch_pin
+from encoderlab.data.mirrorpin import check_mirror_pin, mirror_commit, mirror_files, refuse_branch_pin
 from encoderlab.errors import UserError
 
 MODEL_FILES = ("*.json", "*.safetensors", "*.txt", "*.model")
@@ -91,12 +91,7 @@ def _check_pin(repo: str, folder: Path, revision: str) -> None:
 
 def _read_files(folder: Path) -> list[str]:
     """The repo paths of a mirror's files that a load reads (what a download fetches: `MODEL_FILES`)."""
-    found = sorted(
-        p.relative_to(folder).as_posix()
-        for p in folder.rglob("*")
-        if p.is_file() and RECORDS.parts[0] not in p.relative_to(folder).parts[:1]
-    )
-    return [name for name in found if any(fnmatch.fnmatch(name, g) for g in MODEL_FILES)]
+    return [name for name in mirror_files(folder) if any(fnmatch.fnmatch(name, g) for g in MODEL_FILES)]
 
 
 def resolved_commit(hub_id: str) -> str | None:

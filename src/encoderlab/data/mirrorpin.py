@@ -35,6 +35,15 @@ RECORDS = Path(".cache") / "huggingface" / "download"
 """Where `hf download --local-dir DIR` keeps its per-file records, under DIR."""
 
 
+def mirror_files(folder: Path) -> list[str]:
+    """The repo paths of every file of the mirror `folder`, sorted, its download records (`RECORDS`) aside."""
+    return sorted(
+        p.relative_to(folder).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and RECORDS.parts[0] not in p.relative_to(folder).parts[:1]
+    )
+
+
 def recorded_commit(folder: Path, path: str) -> tuple[str | None, str]:
     """(the commit sha `folder`'s download record names for its repo file `path`, "") when the file is
     unedited since; else (None, why not, in words)."""

@@ -47,18 +47,14 @@ def note_read(source: HubSource, path: str, snapshot: str | None, found) -> None
 
 def _commit(source: HubSource, path: str, snapshot: str | None, found) -> str | None:
     from encoderlab.data.hub import HF_URL, HUB_DATA_ENV, is_commit
-    from encoderlab.data.mirrorpin import RECORDS, mirror_commit
+    from encoderlab.data.mirrorpin import mirror_commit, mirror_files
 
     if source.revision and is_commit(source.revision):
         return source.revision
     if snapshot is not None:
         return Path(snapshot).name if is_commit(Path(snapshot).name) else None
     if path != source.repo:  # a mirror: every file of it, as downloaded
-        folder = Path(path)
-        records = Path(RECORDS).parts[0]
-        files = [p.relative_to(folder) for p in folder.rglob("*") if p.is_file()]
-        paths = sorted(f.as_posix() for f in files if f.parts[0] != records)
-        return mirror_commit(source.repo, folder, paths, HUB_DATA_ENV)
+        return mirror_commit(source.repo, Path(path), mirror_files(Path(path)), HUB_DATA_ENV)
     config = getattr(found, "config", None)
     urls = [str(f) for files in (getattr(config, "data_files", None) or {}).values() for f in files]
     commits = {m["rev"] for url in urls if (m := HF_URL.fullmatch(url))}
