@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from encoderlab.data.fieldpath import FieldMissing, list_guess, lookup
 from encoderlab.data.filerecords import file_record
 from encoderlab.data.hub import HubDataset, import_datasets, is_commit
 from encoderlab.errors import UserError, first_line
@@ -86,8 +87,6 @@ def read_hub_documents(ds: HubDataset, files: range, text_field: str, id_field: 
 def _text(ds: HubDataset, record: dict, text_field: str) -> str:
     """The text `text_field` names in a hub `record`, a dotted path into its structs too (`data/fieldpath.py`);
     a null is an empty document, as in parquet files."""
-    from encoderlab.data.fieldpath import FieldMissing, lookup
-
     try:
         text = lookup(record, text_field)
     except FieldMissing as miss:
@@ -107,8 +106,6 @@ def _no_text(ds: HubDataset, problem: str, at: str, key: str, found) -> UserErro
     """The refusal of text field `key` where `problem` (its bracket left open) is what stopped it at `at`,
     whose value is `found`: a list names the index path to the text in its element, as JSON lines and parquet
     do (`fieldpath.list_guess`); anything else, only the option to fix."""
-    from encoderlab.data.fieldpath import FieldMissing, list_guess
-
     guesses, choices = (
         list_guess(at, key, FieldMissing(at, found).strings()) if isinstance(found, list) else ([], "")
     )
