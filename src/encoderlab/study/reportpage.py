@@ -33,8 +33,7 @@ def markdown_page(spec: StudySpec, sections: list[tuple]) -> str:
             lines += [f"## {title}", ""]
         if kind == "table":
             head, rows = payload
-            lines += ["| " + " | ".join(map(md_text, head)) + " |", "|" + "---|" * len(head)]  # a task's name
-            lines += ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
+            lines += _md_table(head, rows)
         elif kind == "text":
             lines.append(payload)
         elif kind == "list":
@@ -80,12 +79,15 @@ def md_text(text: str) -> str:
     return " ".join(escaped.split("\n"))
 
 
+def _md_table(head: list[str], rows) -> list[str]:
+    """A Markdown table of `head` and `rows`, every cell free text (a task's name, a run's label: `md_text`)."""
+    out = ["| " + " | ".join(map(md_text, head)) + " |", "|" + "---|" * len(head)]
+    return out + ["| " + " | ".join(md_text(c) for c in row) + " |" for row in rows]
+
+
 def _md_numbers(rows: list[dict], limit: int = 40) -> list[str]:
     head = list(rows[0])
-    out = ["| " + " | ".join(map(md_text, head)) + " |", "|" + "---|" * len(head)]  # as every table's head
-    out += [
-        "| " + " | ".join(md_text(_short(r[h])) for h in head) + " |" for r in rows[:limit]
-    ]  # a label: free text
+    out = _md_table(head, [[_short(r[h]) for h in head] for r in rows[:limit]])
     if len(rows) > limit:
         out.append(f"\n({len(rows) - limit} more rows in the CSV)")
     return [*out, ""]
