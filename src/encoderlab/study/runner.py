@@ -288,11 +288,11 @@ def _marker(future: Future, node: Node) -> NodeMarker:
 
 
 _UNWRITABLE = {
-    errno.ENOSPC: "disk full",
-    errno.EDQUOT: "disk quota exceeded",
-    errno.EROFS: "read-only file system",
+    errno.ENOSPC: ("disk full", "free space on that disk"),
+    errno.EDQUOT: ("disk quota exceeded", "free space within your quota"),
+    errno.EROFS: ("read-only file system", "make it writable again"),
 }
-"""The write failures of a node that are the disk's, not the node's: said as `unwritable` says them."""
+"""The write failures of a node that are the disk's, not the node's: what `unwritable` says, and its fix."""
 
 
 def unwritable(exc: OSError) -> UserError:
@@ -302,10 +302,9 @@ def unwritable(exc: OSError) -> UserError:
     system gone read-only under a study that checked its folder writable is exit 2. No marker was written,
     so the node is not taken for finished: it runs again on the rerun, from what it left."""
     where = f" while writing {exc.filename}" if exc.filename else ""
-    fixes = {errno.EROFS: "make it writable again", errno.EDQUOT: "free space within your quota"}
-    fix = fixes.get(exc.errno, "free space on that disk")
+    said, fix = _UNWRITABLE[exc.errno]
     line = (
-        f"{_UNWRITABLE[exc.errno]}{where}; {fix} and rerun the same command (finished nodes are kept and "
+        f"{said}{where}; {fix} and rerun the same command (finished nodes are kept and "
         "this one resumes), or run the study again with --out on another disk"
     )
     return UserError(line) if exc.errno == errno.EROFS else DiskFull(line)
