@@ -111,14 +111,13 @@ def _result_columns(table: ResultsTable) -> tuple[list[str], list[str]]:
     """Columns of the results table and their headers: families, then the tasks of families with more
     than one task. A family of one task is headed by it ("SC: tweets"), and Avg is left out when there is
     one family, so no column repeats another."""
-    family_of = {t: s.family for per in table.per_task.values() for t, s in per.items()}
-    tasks_of = {f: [t for t in table.tasks if family_of.get(t) == f] for f in table.families}
+    shared = {t for f in table.families if len(tasks := table.family_tasks(f)) > 1 for t in tasks}
     cols, headers = [], []
     for f in table.shown_families:
         cols.append(f)
         headers.append(table.family_heading(f))
     for t in table.tasks:
-        if len(tasks_of.get(family_of.get(t), [])) > 1:
+        if t in shared:
             cols.append(t)
             headers.append(t)
     return cols, headers

@@ -66,9 +66,13 @@ class ResultsTable:
         the table said "IR: pubmedqa-retrieval"."""
         if family == ALL:
             return "Avg"
-        family_of = {t: s.family for per in self.per_task.values() for t, s in per.items()}
-        tasks = [t for t in self.tasks if family_of.get(t) == family]
+        tasks = self.family_tasks(family)
         return f"{family.upper()}: {tasks[0]}" if len(tasks) == 1 else family.upper()
+
+    def family_tasks(self, family: str) -> list[str]:
+        """The task columns of `family`, in column order (none for `ALL`)."""
+        family_of = {t: s.family for per in self.per_task.values() for t, s in per.items()}
+        return [t for t in self.tasks if family_of.get(t) == family]
 
     def seeds(self, model: str, col: str, tasks: Container[str] | None = None) -> dict[int, float] | None:
         """A model's score per fine-tuning seed in a column (None without results); a family column
