@@ -98,7 +98,8 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     try:
         yield
     except SystemExit as exc:
-        _ended.extend([exc.code or 0] if exc.code is None or isinstance(exc.code, int) else [])
+        if exc.code is None or isinstance(exc.code, int):  # `sys.exit("message")`: not a status to keep
+            _ended.append(exc.code or 0)
         raise
     else:
         _ended.append(0)
