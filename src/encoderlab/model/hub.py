@@ -46,10 +46,16 @@ from encoderlab.model.hf_registry import (
     config_errors,
     hf_config_from_dict,
 )
-from encoderlab.model.io import embedding_rows, load_model_folder, unreadable_weights
+from encoderlab.model.io import load_model_folder, unreadable_weights
 from encoderlab.model.runlayout import is_run_folder, unfinished_run
 from encoderlab.model.sentence import read_sentence_files
-from encoderlab.model.sources import config_positions, is_model_folder, read_config_json, source_path
+from encoderlab.model.sources import (
+    config_positions,
+    config_vocab_size,
+    is_model_folder,
+    read_config_json,
+    source_path,
+)
 
 FAMILIES = (*LLAMA_FAMILIES, *ADAPTER_FAMILIES)
 
@@ -103,13 +109,11 @@ def model_files(source: str | Path) -> ModelFiles:
     path = source_path(source, TOKENIZER_GLOBS)
     own = _own_model_folder(path)
     if own is not None:
-        return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own), embedding_rows(own))
+        return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own), config_vocab_size(own))
     if not (path / "config.json").is_file():
         raise _not_a_model(path)
     raw = _checked_config(path, trust_remote_code=False)[0]  # as a command's load refuses it, first
-    rows = raw.get("vocab_size")
-    rows = rows if isinstance(rows, int) and not isinstance(rows, bool) else None
-    return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path), rows)
+    return ModelFiles(path, _load_tokenizer(path), raw, config_positions(path), config_vocab_size(path))
 
 
 def require_weights(files: ModelFiles) -> None:

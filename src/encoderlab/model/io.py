@@ -141,14 +141,6 @@ def read_model_config(path: Path) -> ModelConfig:
     return from_dict(ModelConfig, meta["model"], where=f"{path}/config.json")
 
 
-def embedding_rows(path: Path) -> int | None:
-    """The embedding rows an encoderlab model folder's config.json records (an encoder's `vocab_size`,
-    an adapter's transformers config's), its weights unread; None where it records none."""
-    meta = _read_meta(path)
-    rows = (meta.get("model") or meta.get("hf_config") or {}).get("vocab_size")
-    return rows if isinstance(rows, int) and not isinstance(rows, bool) else None
-
-
 def load_model_folder(path: Path, device: str | torch.device = "cpu") -> Encoder | HFAdapter:
     """Load an encoderlab model folder; a corrupt weight file is a UserError, not a crash.
 

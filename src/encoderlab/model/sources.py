@@ -156,6 +156,14 @@ def config_positions(folder: Path) -> int | None:
     return limit if isinstance(limit, int) and not isinstance(limit, bool) else None
 
 
+def config_vocab_size(folder: Path) -> int | None:
+    """The embedding rows (`vocab_size`) the model folder, run or checkpoint `folder`'s config records,
+    its weights unread; None where it records none."""
+    found = model_config(folder)
+    rows = None if found is None else found[1].get("vocab_size")
+    return rows if isinstance(rows, int) and not isinstance(rows, bool) else None
+
+
 def model_config(folder: Path) -> tuple[Path, dict] | None:
     """The model folder of the model folder, run or checkpoint `folder` (itself, its `final/` or its
     `model/`, the first holding a config.json) and the model's config there: an encoderlab folder's
