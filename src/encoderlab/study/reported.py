@@ -8,10 +8,15 @@ Trade-offs. The numbers are a recap of paper 1's appendix tables 2-17 by seconda
 with a second summary and the abstract), not read from the paper's PDF; the authors' saved
 `EncodEval/results/**/results.json` are the primary source to check them against. For the CPT rows they
 are there (hgissbkh/EncodEval@7e03774 `results/610m-{clm,mlm40}-dec42k-mlm40-{44k,54k,64k}/`: bases 42k,
-+2k/+12k/+22k), but the rows are not yet recomputed from them (checked 2026-12-06): each file holds every
-instance's score (a ReCoRD one about 240k characters, the test score after the validation ones), the
-repository could not be fetched whole, and the file index lacks some runs (e.g. 27 of the 30 ReCoRD runs
-of `610m-clm-dec42k-mlm40-54k`), so the +12k QA figures stay the recap's. A difference is not a
++2k/+12k/+22k), one file per (task, LR, seed) written by EncodEval's `main.py` as `{"validation": {"score",
+"scores_i"}, "test": {"score", "scores_i"}}` (every instance's score; a ReCoRD file about 240k
+characters). No row is recomputed from them (checked 2026-12-06, docs/reproduce.md lists what was read):
+EncodEval has no code that reads these files back, so the LR choice and seed average behind paper 1's
+tables are its text's, which a recomputation would have to take as encoderlab's protocol does (LR by
+validation mean, test mean over its seeds: `eval/protocol.py`) [U]; at
++12k and +22k the file index holds all 90 TC and all 90 IR runs of both arms, but each SC family lacks two or
+three MNLI runs at LR 5e-4 and the QA families lack up to 4 of a task's 30 runs, so only TC and IR could
+be recomputed, and that is 720 files read one page at a time, not done. A difference is not a
 test: paper 1 trained one pretraining seed per run, so its numbers carry the pretraining and
 fine-tuning noise this study measures (the interval beside ours). Only full rows of the recap are kept
 (the masking-ratio and 22k-budget results are recapped as single best values), and a family is
