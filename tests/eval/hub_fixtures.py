@@ -253,21 +253,34 @@ def squad(root: Path, v2: bool = False) -> Path:
     return write_repo(root, repo, {config: splits})
 
 
-def record(root: Path) -> Path:
+def record(root: Path, ids: bool = True) -> Path:
     """`hgissbkh/record`: EE loads it with no config and no column edits into its SQuAD pipeline,
     so SQuAD's columns [U, inferred]; `answer_start` as int64 like the sibling `hgissbkh/qed`
     (HS 3 [V]); layout `data/<split>-00000-of-00001.parquet` [U]. Looked for on 2026-12-06 (search
     corpora: hub pages, code, web pages): no tree, card or viewer page of hgissbkh/record is held; the only
     sources are EncodEval's `record()` (`load_dataset("hgissbkh/record")`, test := validation, no column
-    edits) and a later copy of that file with the same function, so the columns stay [U, inferred]."""
+    edits) and a later copy of that file with the same function, so the columns stay [U, inferred].
+
+    `ids=False` leaves out `id` and `title`: EE's `squad()` and `squad_v2()` drop those two columns
+    (`remove_columns(["id", "title"])`) before the same pipeline, its `record()` and `qed()` drop
+    nothing, which fits a repository prepared without them as well as one its pipeline tolerates them in
+    (EE's QA module is not in the file index, 2026-12-06), so either may be the hub's [U]."""
+    kept = ("id", "title", "context", "question") if ids else ("context", "question")
     features = Features(
-        {**{k: SQUAD_FEATURES[k] for k in ("id", "title", "context", "question")},
+        {**{k: SQUAD_FEATURES[k] for k in kept},
          "answers": {"text": List(STR), "answer_start": List(Value("int64"))}}
     )  # fmt: skip
     splits = {
         split: (
             _sharded(None, split),
-            Dataset.from_dict(_squad_rows(30 + i, 40 if split == "train" else 8), features=features),
+            Dataset.from_dict(
+                {
+                    k: v
+                    for k, v in _squad_rows(30 + i, 40 if split == "train" else 8).items()
+                    if k in features
+                },
+                features=features,
+            ),
         )
         for i, split in enumerate(("train", "validation"))
     }

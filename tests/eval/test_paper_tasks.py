@@ -104,6 +104,18 @@ def test_squad_and_record_keep_answers_and_unanswerable_questions(root):
     assert len(rec.tests["test"]) == 8 and rec.tests["test"][0]["answers"]
 
 
+def test_record_without_id_and_title_columns_loads_with_its_own_ids(root):
+    # EncodEval drops `id` and `title` from SQuAD but not from hgissbkh/record, which may have neither
+    # (hub_fixtures.record): the loader needs only context, question and answers, and numbers the rest.
+    hub.record(root, ids=False)
+    _, rec = load_task(TASKS["paper-record"])
+    assert (len(rec.train), len(rec.val), len(rec.tests["test"])) == (38, 2, 8)
+    assert [e["id"] for e in rec.tests["test"][:2]] == ["test-0", "test-1"]
+    ex = rec.tests["test"][0]
+    ans = ex["answers"][0]
+    assert ex["context"][ans["answer_start"] :].startswith(ans["text"])
+
+
 def test_msmarco_evaluates_on_the_judged_corpus_of_both_splits(root):
     hub.msmarco_pairs(root)
     qrels = hub.msmarco(root)
