@@ -13,10 +13,10 @@ are there (hgissbkh/EncodEval@7e03774 `results/610m-{clm,mlm40}-dec42k-mlm40-{44
 characters). No row is recomputed from them (checked 2026-12-06, docs/reproduce.md lists what was read):
 EncodEval has no code that reads these files back, so the LR choice and seed average behind paper 1's
 tables are its text's, which a recomputation would have to take as encoderlab's protocol does (LR by
-validation mean, test mean over its seeds: `eval/protocol.py`) [U]; at
-+12k and +22k the file index holds all 90 TC and all 90 IR runs of both arms, but each SC family lacks two or
-three MNLI runs at LR 5e-4 and the QA families lack up to 4 of a task's 30 runs, so only TC and IR could
-be recomputed, and that is 720 files read one page at a time, not done. A difference is not a
+validation mean, test mean over its seeds: `eval/protocol.py`) [U]. At +2k, +12k and +22k the file index
+holds all 90 TC and all 90 IR runs of both arms, but each SC family lacks one to three MNLI runs at LR
+5e-4 and the QA families lack up to 5 of a task's 30 runs, so only TC and IR could be recomputed, and
+that is 720 files at +12k and +22k read one page at a time, not done. A difference is not a
 test: paper 1 trained one pretraining seed per run, so its numbers carry the pretraining and
 fine-tuning noise this study measures (the interval beside ours). Only full rows of the recap are kept
 (the masking-ratio and 22k-budget results are recapped as single best values), and a family is
