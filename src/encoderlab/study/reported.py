@@ -9,7 +9,7 @@ with a second summary and the abstract), not read from the paper's PDF; the auth
 `EncodEval/results/**/results.json` are the primary source to check them against. For the CPT rows they
 are there (hgissbkh/EncodEval@7e03774 `results/610m-{clm,mlm40}-dec42k-mlm40-{44k,54k,64k}/`: bases 42k,
 +2k/+12k/+22k), one file per (task, LR, seed) written by EncodEval's `main.py` as `{"validation": {"score",
-"scores_i"}, "test": {"score", "scores_i"}}` (every instance's score; a ReCoRD file about 240k
+"scores_i"}, "test": {"score", "scores_i"}}` (every instance's score; a ReCoRD file 240k to 260k
 characters). No row is recomputed from them (checked 2026-12-06, docs/reproduce.md lists what was read):
 EncodEval has no code that reads these files back, so the LR choice and seed average behind paper 1's
 tables are its text's, which a recomputation would have to take as encoderlab's protocol does (LR by
