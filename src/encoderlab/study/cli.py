@@ -158,6 +158,7 @@ def plan_command(
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
     from encoderlab.study.hubids import uncached_start_notes
+    from encoderlab.study.hubinputs import plan_hub_inputs
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
     from encoderlab.study.reads import unread_inputs
@@ -186,8 +187,9 @@ def plan_command(
     print(plan_text(plan))
     if out is not None:
         _folder_notes(spec, plan, out, graph, gone)
-    for note in uncached_start_notes(spec, unread_inputs(spec, out, graph)):  # the plan asks no hub
-        print(note)
+    unread = unread_inputs(spec, out, graph)
+    for line in plan_hub_inputs(spec, unread) + uncached_start_notes(spec, unread):  # the plan asks no hub
+        print(line)
     if idle:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
         return
     check_passes(plan)  # a refused study is the last line, and a non-zero exit

@@ -11,16 +11,25 @@ file as it stands now) names at report time; a task file that names other hub da
 record from before names none, so its task's datasets are taken from the registry or its task file as now,
 with "the commit read not recorded": a reader sees that the scores rest on a hub dataset whose commit the
 study cannot name. Split from `data.py` (its size limit).
+
+`study plan` prints the same of the start models and tokenizers before anything runs (`plan_hub_inputs`):
+pinned or not, and the commit a load reads as told without the network (a mirror's download records, the
+local hub cache's snapshot of the branch). Trade-off: unpinned and online, a run reads what the branch
+holds when it downloads, which only asking the hub could tell; the plan asks none and says so.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from encoderlab.words import noun
 
 if TYPE_CHECKING:
     from encoderlab.eval.spec import HubRepo
     from encoderlab.study.data import StudyData
+    from encoderlab.study.spec import StudySpec
 
 
 def hub_inputs_text(data: StudyData) -> str:
@@ -131,3 +140,93 @@ def hub_input(what: str, pinned: str | None, *commits: str | None) -> str:
     if pinned is None:
         return f"{what}: unpinned, {read}"
     return f"{what}: pinned at {pinned}" + ("" if is_commit(str(pinned)) else f", {read}")
+
+
+def plan_hub_inputs(spec: StudySpec, unread: frozenset[str] = frozenset()) -> list[str]:
+    """`study plan`'s `hub inputs` lines: each start model and tokenizer of `spec` read from the hub
+    (`hubids.reads_hub`) that a node still to run reads (not in `unread`: `reads.unread_inputs`), pinned
+    or not, and the commit it would be read at, told without the network (`plan_pin_state`); a tokenizer
+    of a `prepared` folder, the commit that folder records reading it at. [] when there is none. The
+    report says the same of what the finished nodes read (`hub_inputs_text`); the plan said nothing, so
+    a built-in's unpinned start model (none is pinned: no commit sha of theirs was verified) was seen
+    unpinned only in the report, after the runs."""
+    from encoderlab.study.hubids import reads_hub
+
+    def hub(location: str) -> bool:
+        return location not in unread and reads_hub(spec, location)
+
+    tokenizers: dict[str, list[str]] = {}
+    for d in spec.data:
+        if hub(d.tokenizer):
+            tokenizers.setdefault(d.tokenizer, []).append(d.name)
+    starts: dict[str, list[str]] = {}
+    for r in spec.runs:
+        if r.init and hub(r.init):
+            starts.setdefault(r.init, []).append(r.name)
+    if not tokenizers and not starts:
+        return []
+    prepared = {d.name: d.prepared for d in spec.data if d.prepared}
+    lines = [
+        f"  tokenizer {t} (data {', '.join(names)}): {_tokenizer_state(t, names, prepared)}"
+        for t, names in tokenizers.items()
+    ]
+    lines += [
+        f"  start model {init} ({noun(len(runs), 'run')} {', '.join(runs)}): {plan_pin_state(init)}"
+        for init, runs in starts.items()
+    ]
+    return [PLAN_HEAD, *lines]
+
+
+PLAN_HEAD = (
+    "hub inputs (models and tokenizers read from the Hugging Face hub; OWNER/NAME@SHA pins one to a commit, "
+    "docs/models.md; `study report` names the commit each was read at):"
+)
+"""The first of `plan_hub_inputs`' lines."""
+
+
+def _tokenizer_state(tokenizer: str, datasets: list[str], prepared: dict[str, str]) -> str:
+    """`plan_pin_state` of a hub tokenizer, or, when every dataset naming it reads a `prepared` folder
+    (no node reads the tokenizer from the hub), the commit each folder records reading it at."""
+    from encoderlab.data.packed import read_meta
+    from encoderlab.errors import UserError
+    from encoderlab.study.outputs import tokenizer_commit
+
+    if not all(name in prepared for name in datasets):
+        return plan_pin_state(tokenizer)
+    told = []
+    for name in datasets:
+        try:
+            commit = tokenizer_commit(read_meta(Path(prepared[name])))
+        except (UserError, OSError):  # refused by the plan's own checks first; here it records nothing
+            commit = None
+        read = (
+            f"read at commit {commit}"
+            if commit
+            else "the commit read not recorded (prepared before 2026-12-06)"
+        )
+        told.append(f"the prepared folder {prepared[name]} {read}")
+    return "; ".join(told)
+
+
+def plan_pin_state(hub_id: str) -> str:
+    """Whether `hub_id` (a start model or tokenizer) is pinned, and the commit a load of it reads as told
+    now without the network (`hubmodels.resolved_commit`: its mirror's download records, or the local hub
+    cache's snapshot of its branch), with the pin that reads that commit again. Unpinned or pinned to a
+    branch or tag, an online `study run` reads what the branch holds when it downloads, which the plan
+    cannot know (it asks no hub): said, not guessed."""
+    from encoderlab.data.hub import hub_offline, is_commit
+    from encoderlab.data.hubmodels import mirror_folder, resolved_commit, split_revision
+
+    repo, revision = split_revision(hub_id)
+    if revision is not None and is_commit(revision):
+        return f"pinned at commit {revision}"
+    state = "unpinned" if revision is None else f"pinned at {revision}, a branch or tag (it can move)"
+    branch = "its default branch" if revision is None else revision
+    mirror, commit = mirror_folder(hub_id), resolved_commit(hub_id)
+    if commit is None and mirror is not None:
+        return f"{state}: its mirror {mirror} records no one commit (its download records), so none is told"
+    if commit is None:
+        return f"{state}: not in the local hub cache, so the commit `study run` reads ({branch} when it downloads) is not known yet"
+    where = f"its mirror {mirror}'s download records" if mirror else "the local hub cache"
+    online = "" if mirror or hub_offline() else f"; online, `study run` reads what {branch} holds then"
+    return f"{state}: read at commit {commit} ({where}{online}); {repo}@{commit} pins it"

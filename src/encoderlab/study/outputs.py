@@ -76,9 +76,7 @@ def _read_hub_commits(data: StudyData, name: str, result: dict, folder: Path) ->
         meta = read_meta(Path(prepared) if prepared else folder / result["data"])
     except (UserError, OSError):
         return
-    recorded = meta.get("tokenizer")
-    commit = recorded.get("commit") if isinstance(recorded, dict) else None
-    if isinstance(commit, str):
+    if (commit := tokenizer_commit(meta)) is not None:
         data.tokenizer_commits[name] = commit
     recipe = meta.get("recipe") if isinstance(meta.get("recipe"), dict) else {}
     sources, read = recipe.get("sources"), meta.get("sources")
@@ -93,6 +91,15 @@ def _read_hub_commits(data: StudyData, name: str, result: dict, folder: Path) ->
         and ident.get("kind") == "hf"
         and isinstance(ident.get("hub_id"), str)
     )
+
+
+def tokenizer_commit(meta: dict) -> str | None:
+    """The hub commit a prepared folder's tokenizer was read at (its meta.json `tokenizer.commit`, written
+    since 2026-12-06 for a tokenizer named by a hub id); None when it records none. The report's and
+    `study plan`'s hub inputs read it here."""
+    recorded = meta.get("tokenizer")
+    commit = recorded.get("commit") if isinstance(recorded, dict) else None
+    return commit if isinstance(commit, str) else None
 
 
 def _held_out_losses(path: Path) -> dict[str, Any]:

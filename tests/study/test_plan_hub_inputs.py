@@ -1,0 +1,96 @@
+"""`study plan` says, before anything runs, whether each hub start model and tokenizer is pinned and which
+commit a load of it reads as told without the network (`hubinputs.plan_hub_inputs`).
+
+The report's `hub inputs` row said it of the finished nodes only: a built-in's unpinned start model (none
+is pinned, no commit sha of theirs was verified) was seen unpinned after the runs, and the plan never
+named the commit a rerun pins. The hub is the local hub cache as huggingface_hub lays it out
+(`models--someone--enc/snapshots/COMMIT/`, `refs/main`, the tag `refs/v1`), read offline by the real
+`snapshot_download` (`test_start_commits._world`); the default branch moves by rewriting `refs/main`,
+as a download after a push does.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_start_commits import STUDY, _world
+from tests.data.test_hubmodels import SHA_A, SHA_B
+from tests.reliability.test_hostile_inputs import cli
+
+from encoderlab.cli import main
+from encoderlab.study.hubinputs import PLAN_HEAD
+
+
+def _plan(tmp_path, capsys, *args) -> list[str]:
+    """The `hub inputs` head and lines of `study plan drift.yaml ARGS` (exit 0)."""
+    capsys.readouterr()
+    main(["study", "plan", str(tmp_path / "drift.yaml"), *map(str, args)])
+    out = capsys.readouterr().out.splitlines()
+    if PLAN_HEAD not in out:
+        return []
+    start = out.index(PLAN_HEAD)
+    return [out[start], *[line for line in out[start + 1 :] if line.startswith("  ")]]
+
+
+def _read_at(what: str, sha: str, extra: str = "") -> str:
+    return f"  {what}: unpinned: read at commit {sha} (the local hub cache{extra}); someone/enc@{sha} pins it"
+
+
+def test_the_plan_says_an_unpinned_hub_start_and_tokenizer_and_the_commit_the_cache_holds(
+    tmp_path, monkeypatch, capsys
+):
+    storage = _world(tmp_path, monkeypatch)  # main at A, the hub offline
+    assert _plan(tmp_path, capsys) == [
+        PLAN_HEAD,
+        _read_at("tokenizer someone/enc (data main)", SHA_A),
+        _read_at("start model someone/enc (run cpt)", SHA_A),
+    ]
+    (storage / "refs" / "main").write_text(SHA_B)  # the repo moved: the plan reads the branch's ref
+    assert _plan(tmp_path, capsys)[2] == _read_at("start model someone/enc (run cpt)", SHA_B)
+    monkeypatch.delenv("HF_HUB_OFFLINE")  # online, the run reads the branch as it is then: said, not guessed
+    online = "; online, `study run` reads what its default branch holds then"
+    assert _plan(tmp_path, capsys)[2] == _read_at("start model someone/enc (run cpt)", SHA_B, online)
+
+
+@pytest.mark.parametrize(
+    ("pin", "expected"),
+    [
+        (f"@{SHA_B}", f"pinned at commit {SHA_B}"),
+        (
+            "@v1",
+            f"pinned at v1, a branch or tag (it can move): read at commit {SHA_A} (the local hub cache); "
+            f"someone/enc@{SHA_A} pins it",
+        ),
+    ],
+    ids=["commit", "tag"],
+)
+def test_the_plan_says_a_pinned_start_model_is_pinned(tmp_path, monkeypatch, capsys, pin, expected):
+    _world(tmp_path, monkeypatch)
+    study = STUDY.replace("init: someone/enc}", f"init: someone/enc{pin}}}")
+    (tmp_path / "drift.yaml").write_text(study)
+    assert _plan(tmp_path, capsys)[2] == f"  start model someone/enc{pin} (run cpt): {expected}"
+
+
+def test_an_uncached_hub_start_model_is_said_unknown_not_guessed(tmp_path, monkeypatch, capsys):
+    _world(tmp_path, monkeypatch)
+    (tmp_path / "drift.yaml").write_text(STUDY.replace("init: someone/enc}", "init: someone/other}"))
+    assert _plan(tmp_path, capsys)[2] == (
+        "  start model someone/other (run cpt): unpinned: not in the local hub cache, so the commit `study run` "
+        "reads (its default branch when it downloads) is not known yet"
+    )
+
+
+def test_a_prepared_folder_s_tokenizer_is_the_commit_the_folder_recorded(tmp_path, monkeypatch, capsys):
+    storage = _world(tmp_path, monkeypatch)  # main at A
+    prepared = tmp_path / "prepared"
+    argv = ["data", "prepare", "--source", tmp_path / "corpus.jsonl", "--tokenizer", "someone/enc"]
+    code, err = cli([*argv, "--seed", "0", "--decontaminate", "none", "--out", prepared], capsys)
+    assert code == 0, err
+    assert json.loads((prepared / "meta.json").read_text())["tokenizer"]["commit"] == SHA_A
+    (storage / "refs" / "main").write_text(SHA_B)  # the start model is read at B now, the tokenizer was A
+    assert _plan(tmp_path, capsys, "--prepared", f"main={prepared}") == [
+        PLAN_HEAD,
+        f"  tokenizer someone/enc (data main): the prepared folder {prepared} read at commit {SHA_A}",
+        _read_at("start model someone/enc (run cpt)", SHA_B),
+    ]
