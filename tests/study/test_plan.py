@@ -16,6 +16,7 @@ from encoderlab.data.assets.cache import read_manifest
 from encoderlab.errors import UserError
 from encoderlab.study.catalog import get_study, list_studies
 from encoderlab.study.graph import build_graph, prepare_graph
+from encoderlab.study.hubinputs import PLAN_HEAD
 from encoderlab.study.nodes import real_backend
 from encoderlab.study.plan import _larger_example, corpus_size, passes_text, plan_study
 from encoderlab.study.runner import node_dir, run_study
@@ -91,7 +92,7 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
     )
     lines = {
         line.split(":", 1)[0].strip(): line.split(":", 1)[1]
-        for line in out.split("how each run trains")[1].splitlines()[1:]
+        for line in out.split("how each run trains")[1].split(PLAN_HEAD)[0].splitlines()[1:]
         if not line.startswith("note: ")  # memory is not checked where no GPU is visible
     }
     assert list(lines) == [
@@ -102,6 +103,11 @@ def test_the_gpu_plan_of_paper2_shows_how_each_run_trains(capsys, scale, model):
         "freeze-mid-biomed",
         "freeze-low-decay-biomed",
     ]
+    # the built-in pins no hub input (no commit sha of ModernBERT's was verified): the plan says so
+    hub = out.split(PLAN_HEAD + "\n")[1].splitlines()[:2]
+    repo = f"answerdotai/ModernBERT-{model}"
+    assert hub[0].startswith(f"  tokenizer {repo} (data biomed): unpinned: "), hub
+    assert hub[1].startswith(f"  start model {repo} (runs start, {', '.join(lines)}): unpinned: "), hub
     optim = "decoupled_adamw lr 0.0002 betas 0.9/0.98 eps 1e-06 wd 1e-05 (not on norms and biases)"
     decay = "mlm15 bernoulli 80-10-10 {steps} steps (1-sqrt to 10%{frozen})"
     steps = {"base": ("3,179", "318"), "large": ("7,948", "795")}[model]

@@ -157,11 +157,8 @@ def plan_command(
     from encoderlab.study.data import check_study_folder
     from encoderlab.study.evalcost import with_evaluation
     from encoderlab.study.graph import build_graph, pretraining
-    from encoderlab.study.hubids import uncached_start_notes
-    from encoderlab.study.hubinputs import plan_hub_inputs
     from encoderlab.study.plan import check_passes, plan_study
     from encoderlab.study.plantext import plan_text
-    from encoderlab.study.reads import unread_inputs
     from encoderlab.study.runchecks import check_runs, elsewhere_note
     from encoderlab.study.runner import check_same_study
 
@@ -187,9 +184,7 @@ def plan_command(
     print(plan_text(plan))
     if out is not None:
         _folder_notes(spec, plan, out, graph, gone)
-    unread = unread_inputs(spec, out, graph)
-    for line in plan_hub_inputs(spec, unread) + uncached_start_notes(spec, unread):  # the plan asks no hub
-        print(line)
+    _hub_lines(spec, out, graph)
     if idle:  # nothing to run: no passes or runs to refuse (`study run` checks none either)
         return
     check_passes(plan)  # a refused study is the last line, and a non-zero exit
@@ -197,6 +192,19 @@ def plan_command(
         print(elsewhere)
     # rows a node would refuse: start models, memory (not for GPUs planned without one), data
     check_runs(spec, out, graph, memory=not elsewhere, trained=trained)
+
+
+def _hub_lines(spec: StudySpec, out: Path | None, graph) -> None:
+    """The plan's lines on the hub start models and tokenizers its nodes still to run read, asking no hub:
+    pinned or not, and the commit read (`hubinputs.plan_hub_inputs`), then a note on each start model
+    the local hub cache does not hold (`hubids.uncached_start_notes`)."""
+    from encoderlab.study.hubids import uncached_start_notes
+    from encoderlab.study.hubinputs import plan_hub_inputs
+    from encoderlab.study.reads import unread_inputs
+
+    unread = unread_inputs(spec, out, graph)
+    for line in plan_hub_inputs(spec, unread) + uncached_start_notes(spec, unread):
+        print(line)
 
 
 def _folder_notes(spec: StudySpec, plan, out: Path, graph, gone: frozenset[str]) -> None:
