@@ -15,10 +15,11 @@ import json
 
 import pytest
 from test_start_commits import STUDY, _world
-from tests.data.test_hubmodels import SHA_A, SHA_B
+from tests.data.test_hubmodels import SHA_A, SHA_B, _commit_folder, _record
 from tests.reliability.test_hostile_inputs import cli
 
 from encoderlab.cli import main
+from encoderlab.data.hub import HUB_MODELS_ENV
 from encoderlab.study.hubinputs import PLAN_HEAD
 
 
@@ -94,3 +95,21 @@ def test_a_prepared_folder_s_tokenizer_is_the_commit_the_folder_recorded(tmp_pat
         f"  tokenizer someone/enc (data main): the prepared folder {prepared} read at commit {SHA_A}",
         _read_at("start model someone/enc (run cpt)", SHA_B),
     ]
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["download-records", "no-records"])
+def test_a_mirrored_start_model_is_the_commit_its_download_records_name(
+    tmp_path, monkeypatch, capsys, recorded
+):
+    _world(tmp_path, monkeypatch)  # the cache holds A and B; a mirror is read in its place
+    repo = _commit_folder(tmp_path / "hub" / "someone" / "enc", SHA_B)
+    for path in repo.iterdir():
+        if path.is_file() and recorded:
+            _record(repo, path.name, SHA_B)
+    monkeypatch.setenv(HUB_MODELS_ENV, str(tmp_path / "hub"))
+    told = (
+        f"read at commit {SHA_B} (its mirror {repo}'s download records); someone/enc@{SHA_B} pins it"
+        if recorded
+        else f"its mirror {repo} records no one commit (its download records), so none is told"
+    )
+    assert _plan(tmp_path, capsys)[2] == f"  start model someone/enc (run cpt): unpinned: {told}"
