@@ -92,7 +92,7 @@ def test_a_prepared_folder_s_tokenizer_is_the_commit_the_folder_recorded(tmp_pat
     (storage / "refs" / "main").write_text(SHA_B)  # the start model is read at B now, the tokenizer was A
     assert _plan(tmp_path, capsys, "--prepared", f"main={prepared}") == [
         PLAN_HEAD,
-        f"  tokenizer someone/enc (data main): the prepared folder {prepared} read at commit {SHA_A}",
+        f"  tokenizer someone/enc (data main): read in the prepared folder {prepared}, at commit {SHA_A}",
         _read_at("start model someone/enc (run cpt)", SHA_B),
     ]
 

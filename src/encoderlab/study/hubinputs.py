@@ -200,11 +200,9 @@ def _tokenizer_state(tokenizer: str, datasets: list[str], prepared: dict[str, st
         except (UserError, OSError):  # refused by the plan's own checks first; here it records nothing
             commit = None
         read = (
-            f"read at commit {commit}"
-            if commit
-            else "the commit read not recorded (prepared before 2026-12-06)"
+            f"at commit {commit}" if commit else "the commit read not recorded (prepared before 2026-12-06)"
         )
-        told.append(f"the prepared folder {prepared[name]} {read}")
+        told.append(f"read in the prepared folder {prepared[name]}, {read}")
     return "; ".join(told)
 
 
@@ -226,7 +224,10 @@ def plan_pin_state(hub_id: str) -> str:
     if commit is None and mirror is not None:
         return f"{state}: its mirror {mirror} records no one commit (its download records), so none is told"
     if commit is None:
-        return f"{state}: not in the local hub cache, so the commit `study run` reads ({branch} when it downloads) is not known yet"
+        return (
+            f"{state}: not in the local hub cache, so the commit `study run` reads ({branch} when it "
+            "downloads) is not known yet"
+        )
     where = f"its mirror {mirror}'s download records" if mirror else "the local hub cache"
     online = "" if mirror or hub_offline() else f"; online, `study run` reads what {branch} holds then"
     return f"{state}: read at commit {commit} ({where}{online}); {repo}@{commit} pins it"
