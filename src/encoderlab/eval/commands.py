@@ -42,6 +42,7 @@ from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import TASKS, get_task
 from encoderlab.eval.tasks.custom import load_task_files
 from encoderlab.eval.tasks.hub import HUB_DATA_ENV
+from encoderlab.eval.tasks.splits import cut_validation_note
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
 from encoderlab.words import count, count_of, lr_text
@@ -149,12 +150,15 @@ def planned_tasks(suite, names, task_file, lrs, seeds):
 
 def _check_command(model, suite, names, task_file, lrs, seeds, out) -> None:
     """`eval --check`: the run's checks, its model's weights unread, and what it would run (`preflight`)."""
-    from encoderlab.eval.preflight import check_model, check_task, check_text
+    from encoderlab.eval.preflight import check_model, check_task, check_text, rerun_lines
 
     _, _, checked, (lrs, seeds) = planned_tasks(suite, names, task_file, lrs, seeds)
-    tokenizer, positions, pooling = check_model(model)
-    checks = [check_task(name, tokenizer, positions, pooling) for name in checked]
-    print(check_text(model, checks, lrs, seeds, positions, out))
+    mc = check_model(model)
+    checks = [check_task(name, mc.tokenizer, mc.positions, mc.pooling) for name in checked]
+    rerun = rerun_lines(
+        model, mc, out, checked, lrs, seeds
+    )  # the run's own `cache_lines`, if --out has results
+    print(check_text(model, mc, checks, lrs, seeds, out, rerun))
 
 
 def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -> None:
@@ -177,6 +181,8 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
         flag = t.degenerate
         warn = f"  DEGENERATE in {count_of(flag.runs, flag.of, 'seed')}: {flag.why}" if flag else ""
         print(f"{name:<20} {t.metric:<10} {t.test.mean:6.2f}{ci}  (best lr {lr_text(t.best_lr)}){warn}")
+        if note := cut_validation_note(t.counts, t.family, summary.lrs):
+            print(f"  note: {note}")
     print(f"wrote {out / SUMMARY_MD}")
 
 

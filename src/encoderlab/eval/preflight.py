@@ -14,7 +14,16 @@ pooling a config declares (`pooling.declared_pooling`), and the tokenizer's ids 
 rows the config records (`model.hub.check_vocabulary`, the run's own check of the built model; before,
 `--check` passed a tokenizer with more ids than the embedding has rows and the run refused it), and the
 config's `vocab_size` against the embedding's rows the safetensors headers record
-(`model.headercheck.check_embedding_rows`, in the load's line; no tensor data read).
+(`model.headercheck.check_embedding_rows`, in the load's line; no tensor data read): of a copy on this
+machine, and of a hub id whose weights the local hub cache holds (nothing downloaded); the model's line
+says where they were not compared (a hub id not cached: before, it said nothing of them).
+
+What a rerun into --out would reuse is said as the run says it (`commands.cache_lines`: `reusing K of N
+runs`, tasks whose earlier runs are of another version), and only where --out holds results: the cache
+is keyed by the model's fingerprint, a hash of its weights, so then, and only then, the weights are read
+(`protocol.load_eval_model`, on the CPU, nothing trained; not for a hub id whose weights are not cached,
+which --check never downloads). Trade-off: such a check takes the load's time and memory; a second
+count from paths or names would claim reuse for a retrained model in the same folder.
 
 What it leaves to the run: tokenising every example (`finetune.prepare`: minutes for paper 1's larger
 sets, and no refusal of its own beyond the room checked here), the check that tasks sharing a
@@ -36,14 +45,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from encoderlab.errors import UserError
 from encoderlab.eval.answer_tagger import check_tagger_room
 from encoderlab.eval.families import check_inputs
 from encoderlab.eval.features import check_room
-from encoderlab.eval.pooling import declared_pooling
+from encoderlab.eval.pooling import ModelPooling, declared_pooling
 from encoderlab.eval.qa import check_question_room
 from encoderlab.eval.spec import FAMILY_NAMES, IRSplit, Task, training_groups
 from encoderlab.eval.taskruns import check_positions
 from encoderlab.eval.tasks import get_task, load_task
+from encoderlab.eval.tasks.splits import cut_validation_note
 from encoderlab.words import count, lr_grid
 
 SHOWN_LABELS = 5
@@ -60,6 +71,8 @@ class TaskCheck:
     """Split name -> its examples (`90`; retrieval's evaluation splits: `20 queries + 100 documents`)."""
     steps: int
     """Optimizer steps of one fine-tuning run (`FinetuneConfig.total_steps` of its training examples)."""
+    counts: dict
+    """The loader's bookkeeping (`TaskData.counts`: a validation cut from train, for its note)."""
 
 
 def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskCheck:
@@ -77,7 +90,7 @@ def check_task(name: str, tokenizer, positions: int | None, pooling) -> TaskChec
         _check_qa_room(task, tokenizer, [data.train, data.val, *data.tests.values()])
     splits = {"train": _size(data.train), "validation": _size(data.val)}
     splits.update({split: _size(examples) for split, examples in data.tests.items()})
-    return TaskCheck(task, splits, task.finetune.total_steps(max(len(data.train), 1)))
+    return TaskCheck(task, splits, task.finetune.total_steps(max(len(data.train), 1)), dict(data.counts))
 
 
 def _check_qa_room(task: Task, tokenizer, splits) -> None:
@@ -101,10 +114,24 @@ def _size(split) -> str:
     return f"{len(split):,}"
 
 
-def check_model(source: str):
-    """(tokenizer, max positions or None, `ModelPooling`) of the model at `source`, its weights unread:
-    refused as `protocol.load_eval_model` refuses it (no tokenizer, a config's pooling, a checkpoint the
-    running pretrain deletes while it is read)."""
+@dataclass(frozen=True)
+class ModelCheck:
+    """The model as `eval --check` read it, its weights unread (`check_model`)."""
+
+    tokenizer: object
+    positions: int | None
+    """The longest input it takes, from its config (None: not recorded there)."""
+    pooling: ModelPooling
+    """The poolings its config declares."""
+    weights_here: bool
+    """Its weights are on this machine: a folder, an asset, a mirror, or a hub id's hub-cache snapshot."""
+    rows: str
+    """What was said of the embedding rows: compared with the config, or why not."""
+
+
+def check_model(source: str) -> ModelCheck:
+    """The model at `source`, its weights unread: refused as `protocol.load_eval_model` refuses it (no
+    tokenizer, a config's pooling, a checkpoint the running pretrain deletes while it is read)."""
     from encoderlab.data.tokenizer import token_spec
     from encoderlab.eval.protocol import require_tokenizer
     from encoderlab.model.headercheck import check_embedding_rows
@@ -117,21 +144,74 @@ def check_model(source: str):
         files = model_files(source)
         # a copy on this machine holds its weights too (a hub id's are downloaded by its run); asked
         # before the tokenizer, as the run's load reads the weights before `require_tokenizer`
-        if source_folder(source) is not None:
+        local = source_folder(source) is not None
+        if local:
             require_weights(files)
-            check_embedding_rows(files)  # the load's refusal of weights unlike the config, from headers
+        # a hub id's snapshot may hold weights an earlier run downloaded: their headers are read, no download
+        here = local or _cached_weights(files.folder)
+        compared = here and check_embedding_rows(files)  # the load's refusal of weights unlike the config
         if files.tokenizer is not None and files.vocab_size is not None:  # as the run's load, then
             check_vocabulary(files.vocab_size, token_spec(files.tokenizer))
         require_tokenizer(source, files.tokenizer)
-    return files.tokenizer, files.positions, declared_pooling(files.config, f"{source} (config.json)")
+    pooling = declared_pooling(files.config, f"{source} (config.json)")
+    return ModelCheck(files.tokenizer, files.positions, pooling, here, _rows_said(compared, here))
 
 
-def check_text(model: str, checks: Sequence[TaskCheck], lrs, seeds, positions: int | None, out: Path) -> str:
-    """What `eval --check` prints: the model, each task, and the runs in all."""
+def _cached_weights(folder) -> bool:
+    """Whether a hub id's snapshot folder holds all its safetensors weights (a single file, or every shard
+    its index names), as an earlier full download leaves them in the local hub cache."""
+    from encoderlab.model.hub import hf_weight_files
+
+    try:
+        files = hf_weight_files(folder)
+    except UserError:  # none there, only the configs and tokenizer `model_files` fetched
+        return False
+    return all(f.suffix == ".safetensors" and f.is_file() for f in files)
+
+
+def _rows_said(compared: bool, here: bool) -> str:
+    if compared:
+        return "embedding rows checked against its config (safetensors headers)"
+    if here:
+        return (
+            "embedding rows not checked (no vocab_size in its config, or no embedding the headers name; "
+            "the run's load checks them)"
+        )
+    return (
+        "embedding rows not checked: its weights are not in the local hub cache and --check downloads none "
+        "(the run downloads and checks them)"
+    )
+
+
+def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> list[str] | None:
+    """What a rerun into `out` would reuse, in the run's words (`commands.cache_lines`); None where `out`
+    holds no results (nothing to reuse: the weights stay unread) or the weights are not on this machine
+    (a hub id not cached: --check downloads none). The results are read only (`repair=False`: a torn last
+    line is the run's to cut); the model is loaded to fingerprint it, the key of every cached run."""
+    from encoderlab.eval.commands import cache_lines
+    from encoderlab.eval.protocol import RESULTS, ResultsStore, load_eval_model
+
+    store = ResultsStore(out / RESULTS, repair=False)
+    if not store.records or not check.weights_here:
+        return None
+    return cache_lines(store, load_eval_model(model), names, lrs, seeds)
+
+
+def check_text(
+    model: str, mc: ModelCheck, checks: Sequence[TaskCheck], lrs, seeds, out: Path, rerun: list[str] | None
+) -> str:
+    """What `eval --check` prints: the model, each task, what a rerun reuses (`rerun_lines`; None: not
+    asked, the weights unread), and the runs in all."""
     grid = len(lrs) * len(seeds)
-    lines = [f"model {model}: tokenizer and config read (weights not loaded); {_positions(positions)}"]
+    weights = (
+        "weights not loaded" if rerun is None else f"weights read only to fingerprint it for {out}'s results"
+    )
+    lines = [f"model {model}: tokenizer and config read ({weights}); {_positions(mc.positions)}; {mc.rows}"]
     for c in checks:
         lines += _task_lines(c, grid)
+        note = cut_validation_note(c.counts, c.task.family, lrs)
+        lines += [f"  note: {note}"] if note else []
+    lines += rerun or []
     runs = len(training_groups([c.task for c in checks])) * grid
     lines += [
         f"grid: {lr_grid(lrs, seeds)}",

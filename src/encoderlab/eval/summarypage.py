@@ -8,7 +8,8 @@ call, so tasks evaluated by separate calls add up. Design:
   reads back; nothing is computed here that is not in it.
 - **summary.md is the same as tables**, for a person: per task the best LR (chosen on validation) and
   the validation and test scores there as mean ± 95% t half-width over seeds (`(n=1)`: one seed, no
-  interval), other test splits, degenerate predictions named; per family the mean over its tasks per
+  interval), other test splits, degenerate predictions named, a validation cut from train too small
+  to pick an LR by noted (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
   seed; and the test mean per LR of each task (the stability analysis). Its header says the model,
   the hub commit read where there is one, and the LR x seed grid in words (`words.lr_grid`).
 One model's evaluation only: a study's report, over many models and with figures, is
@@ -24,6 +25,7 @@ from encoderlab.config import to_dict
 from encoderlab.eval.spec import FAMILY_NAMES
 from encoderlab.eval.stats import Estimate
 from encoderlab.eval.summary import ModelSummary
+from encoderlab.eval.tasks.splits import cut_validation_note
 from encoderlab.words import count_of, lr_grid, lr_text
 
 SUMMARY_JSON, SUMMARY_MD = "summary.json", "summary.md"
@@ -59,6 +61,14 @@ def summary_markdown(summary: ModelSummary) -> str:
     if flagged:
         lines += ["", "**Degenerate predictions** (one output for every test example, at the best LR):", ""]
         lines += [f"- {name}: {count_of(d.runs, d.of, 'seed')}; {d.why}" for name, d in flagged.items()]
+    noted = {
+        n: note
+        for n, t in summary.tasks.items()
+        if (note := cut_validation_note(t.counts, t.family, summary.lrs))
+    }
+    if noted:  # the LR was picked on a validation cut from train too small to tell LRs apart
+        lines += ["", "**Small validation** (the best LR above was picked on it):", ""]
+        lines += [f"- {name}: {note}" for name, note in noted.items()]
     lines += ["", "| family | tasks | test (mean over tasks, per seed) |", "|---|---|---|"]
     for family, f in summary.families.items():
         lines.append(f"| {FAMILY_NAMES[family]} | {', '.join(f.tasks)} | {_fmt(f.test)} |")

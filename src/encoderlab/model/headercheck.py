@@ -26,22 +26,25 @@ from encoderlab.model.io import shape_refusal
 from encoderlab.model.sizeof import header_shapes
 
 
-def check_embedding_rows(files: ModelFiles) -> None:
+def check_embedding_rows(files: ModelFiles) -> bool:
     """Refuse, in the load's line, weights whose embedding rows are not the config's `vocab_size`, read
     from the safetensors headers (no tensor data). Before, `eval --check` passed such a folder and only
-    the run refused it."""
+    the run refused it. Returns whether the rows were compared (False: no `vocab_size`, no safetensors
+    header readable, or no embedding of a name known here), so the check can say what it left unchecked."""
     if files.vocab_size is None:
-        return
+        return False
     paths = [files.folder / "model.safetensors"] if not files.config else hf_weight_files(files.folder)
     headers = [header_shapes(p) for p in paths if p.suffix == ".safetensors"]
     if not headers or None in headers:
-        return
+        return False
     # the load's order: its files in turn, each file's tensors by name (safetensors' `load_file`)
     shapes = {k: h[k] for h in headers for k in sorted(h)}  # type: ignore[union-attr]
     key = _embedding_key(files, shapes)
     stored = shapes.get(key) if key else None
-    if stored is None or len(stored) != 2 or stored[0] == files.vocab_size:
-        return
+    if stored is None or len(stored) != 2:
+        return False
+    if stored[0] == files.vocab_size:
+        return True
     if files.config.get("model_type") not in LLAMA_FAMILIES:  # these meet the embedding first
         first = next(k for k, s in shapes.items() if s[:1] == stored[:1])  # the first a vocabulary sizes
         stored = shapes[first]

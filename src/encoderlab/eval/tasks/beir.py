@@ -42,7 +42,8 @@ from pathlib import Path
 from encoderlab.data.hub import dataset_location, hub_failure, hub_offline, well_formed_hub_id
 from encoderlab.errors import UserError
 from encoderlab.eval.spec import IRSplit, TaskData
-from encoderlab.eval.tasks.localfiles import COMPRESSIONS, text_lines
+from encoderlab.eval.tasks.localfiles import COMPRESSIONS, UNPACK, text_lines
+from encoderlab.eval.tasks.splits import cut_validation
 from encoderlab.words import count
 
 QRELS_HEADER = ("query-id", "corpus-id", "score")
@@ -81,14 +82,16 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
         path = next((p for p in _qrels_files(folder, name) if p.is_file()), None)
         if path is not None:
             qrels[name] = _qrels(path, corpus, queries, where)
+        elif name == "train" and any(p.is_file() for p in _qrels_files(folder, "test")):
+            raise UserError(_test_only(folder, where))
         elif name != "dev":
             raise UserError(
                 f"{where}: data.beir {folder} has no qrels/{name}.tsv (or .jsonl); BEIR's layout needs it"
             )
     if "dev" in qrels and data.validation_fraction is not None:
         raise UserError(f"{where}: qrels/dev and data.validation_fraction both give validation; keep one")
-    train = qrels["train"]
-    if "dev" not in qrels:
+    train, cut = qrels["train"], "dev" not in qrels
+    if cut:
         train, qrels["dev"] = _cut(train, data.validation_fraction or 0.05, data.seed, where)
     pairs = [
         {"query": queries[q], "document": corpus[d], "doc_id": d}
@@ -97,7 +100,25 @@ def beir_data(data, family: str, columns: dict, base: Path, where: str) -> TaskD
         if grade >= 1
     ]
     val, test = (_split(qrels[n], queries, corpus) for n in ("dev", "test"))
-    return TaskData(pairs, val, {"test": test})
+    return (
+        cut_validation(TaskData(pairs, val, {"test": test})) if cut else TaskData(pairs, val, {"test": test})
+    )
+
+
+def _test_only(folder: Path, where: str) -> str:
+    """The refusal of test-only BEIR data (qrels/test without qrels/train: every BEIR set but MS MARCO, as
+    mteb/nq, mteb/quora), naming the fix. Paper 1 scores NQ and MLDR zero-shot with the retriever fine-tuned
+    on msmarco-pairs (`Task.trains_as`, EncodEval's `IR/nq/msmarco_pairs_lr...` results); the built-in
+    `paper-nq` and `paper-mldr` do. A task file has no such field: its loader would need the named task's
+    training pairs and a validation rule for a set without qrels/dev (`paper-nq` halves its test qrels), a
+    schema of its own, so until then the line says what works now rather than "BEIR's layout needs it",
+    which sent users to look for a file BEIR never published."""
+    return (
+        f"{where}: data.beir {folder} has qrels/test but no qrels/train.tsv (or .jsonl): test-only data, as "
+        "BEIR's sets other than msmarco are, and a task file trains only on its own folder's judged pairs; "
+        "for paper 1's zero-shot NQ or MLDR after msmarco-pairs run `--suite paper --tasks paper-nq "
+        "paper-mldr`, or add qrels/train.tsv judging queries and documents of this folder"
+    )
 
 
 def beir_hub_id(name: str, base: Path) -> str | None:
@@ -164,10 +185,28 @@ def _noted(name: str, revision: str | None, folder: Path, *, snapshot: bool) -> 
 
 def _data_file(folder: Path, stem: str, where: str) -> Path:
     """`<stem>.jsonl` in `folder`, else the same compressed as a task's data file may be (`.gz`, `.bz2`,
-    `.xz`: `localfiles.COMPRESSIONS`; BEIR publishes `.jsonl.gz`)."""
+    `.xz`: `localfiles.COMPRESSIONS`; BEIR publishes `.jsonl.gz`). Missing, the refusal names what the
+    folder holds instead: the file compressed as task files do not read it (`.zst`, `.zip`, ...:
+    `localfiles.UNPACK`, with its command), or a zip archive, as BEIR's datasets are downloaded
+    (`scifact.zip`, unpacking to `scifact/corpus.jsonl`): it said "has no corpus.jsonl" beside them."""
     for name in (f"{stem}.jsonl", *(f"{stem}.jsonl{c}" for c in COMPRESSIONS)):
         if (folder / name).is_file():
             return folder / name
+    packed = [folder / f"{stem}.jsonl{c}" for c in UNPACK if (folder / f"{stem}.jsonl{c}").is_file()]
+    if packed:
+        path = packed[0]
+        raise UserError(
+            f"{where}: data.beir {folder} has {path.name}, compressed as {path.suffix}, which is not read; "
+            f"unpack it (`{UNPACK[path.suffix.lower()]} {path}`) or recompress it with gzip ({stem}.jsonl.gz "
+            "is read)"
+        )
+    archives = sorted(p.name for p in folder.glob("*.zip") if p.is_file())
+    if archives:
+        raise UserError(
+            f"{where}: data.beir {folder} has no {stem}.jsonl but holds {', '.join(archives)}, a zip archive, "
+            f"which is not read; unpack it (`unzip {folder / archives[0]} -d {folder}`) and name the folder "
+            f"holding {stem}.jsonl"
+        )
     raise UserError(f"{where}: data.beir {folder} has no {stem}.jsonl; BEIR's layout needs it")
 
 

@@ -67,7 +67,7 @@ from encoderlab.eval.tasks.hub import class_names
 from encoderlab.eval.tasks.localfiles import task_files
 from encoderlab.eval.tasks.paper import rows
 from encoderlab.eval.tasks.rowplaces import RowPlaces
-from encoderlab.eval.tasks.splits import check_overlap, data_hash, require_nonempty
+from encoderlab.eval.tasks.splits import check_overlap, cut_validation, data_hash, require_nonempty
 
 FILE_DATA = "file:"
 """The `data_version` of a task from a file starts so (its data's hash follows): `taskruns` tells them apart."""
@@ -383,7 +383,10 @@ def task_from_file(path: Path | str) -> Task:
     if spec.data.beir is not None:  # BEIR's corpus, queries and qrels: one reader for a folder or a hub id
         data = beir_data(spec.data, spec.family, spec.columns, path.parent, where)
     else:
-        data = _examples(spec, *load_splits(spec.data, path.parent, _required(spec), where), where)
+        found, places = load_splits(spec.data, path.parent, _required(spec), where)
+        data = _examples(spec, found, places, where)
+        if places["validation"].from_train:  # noted where too small to pick an LR by (`cut_validation_note`)
+            data = cut_validation(data)
     require_nonempty(spec.name, data)
     if spec.family == "qa":
         require_answers(options, {"validation": data.val, "test": data.tests["test"]}, where)

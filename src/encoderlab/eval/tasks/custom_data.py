@@ -18,6 +18,7 @@ random draws, not stratified by label, so a small cut split may lack a rare clas
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -242,4 +243,5 @@ def _cut(train, places: RowPlaces, split: str, fraction: float, seed: int, where
             f"{where}: data.{split}_fraction {fraction} of the {count(train.num_rows, 'train example')} leaves "
             "none to train on; lower it or add examples"
         ) from None
-    return tuple((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
+    kept, cut = ((parts[p].remove_columns(ORIGIN), places.cut(parts[p][ORIGIN])) for p in ("train", "test"))
+    return kept, (cut[0], dataclasses.replace(cut[1], from_train=True))

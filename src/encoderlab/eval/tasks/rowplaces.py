@@ -45,6 +45,8 @@ class RowPlaces:
     """The line of a CSV's or TSV's header (None: not found, or no header)."""
     hub: bool = False
     """`source` is the name of a hub dataset's split (its rows counted), not a file."""
+    from_train: bool = False
+    """The split was cut from train (`custom_data.load_splits`: no file or hub split gave it)."""
 
     def of(self, split: str, i: int) -> str:
         """Row `i` of `split`, as a refusal names it: `train split, line 12 of train.csv`."""

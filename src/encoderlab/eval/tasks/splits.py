@@ -23,6 +23,15 @@ from encoderlab.eval.spec import IRSplit, TaskData
 from encoderlab.words import count, noun
 
 SUBSAMPLE_SEED = 1234
+CUT_VALIDATION = "validation_cut_from_train"
+"""`TaskData.counts` key: the validation examples (retrieval: queries) a task file's loader cut from train,
+where the data gave no validation split (`cut_validation_note` reads it from the run's records)."""
+MIN_CUT_VALIDATION = 20
+"""Below this many, a validation cut from train is said to be too small to pick an LR by: a score over n
+examples moves in steps of 1/n, so under 20 one example is more than 5 points of accuracy, and LRs whose
+true scores differ by less are ranked by which few examples each got right. A note, not a refusal: EncodEval
+cuts its 5% whatever the size, a tiny task is a legitimate smoke test or demo, and the test score stays
+sound (only the LR pick is weak); the user is told, with the fix, rather than stopped."""
 
 
 def bucket(key: str, salt: str) -> float:
@@ -49,6 +58,28 @@ def subsample(items: Sequence, n: int | None) -> list:
         return list(items)
     keep = sorted(random.Random(SUBSAMPLE_SEED).sample(range(len(items)), n))
     return [items[i] for i in keep]
+
+
+def cut_validation(data: TaskData) -> TaskData:
+    """`data` with its validation's size recorded as cut from train (`CUT_VALIDATION`)."""
+    size = len(data.val.queries) if isinstance(data.val, IRSplit) else len(data.val)
+    data.counts[CUT_VALIDATION] = size
+    return data
+
+
+def cut_validation_note(counts: dict, family: str, lrs: Sequence[float]) -> str | None:
+    """The note for a validation cut from train too small to pick among `lrs` (`MIN_CUT_VALIDATION`),
+    with the fix; None for a larger one, a validation the data gave, or a grid of one LR (nothing is
+    picked). Said by `eval` beside the task's score and in summary.md, and by `eval --check`."""
+    n = counts.get(CUT_VALIDATION)
+    if n is None or n >= MIN_CUT_VALIDATION or len(lrs) < 2:
+        return None
+    what = count(n, "query", "queries") if family == "ir" else count(n, "example")
+    return (
+        f"validation is {what} cut from train, too few to pick among {len(lrs)} LRs (one moves its score by "
+        f"{100 / n:.0f} points; {MIN_CUT_VALIDATION} or more are not noted); give a validation split "
+        "(data.validation, or a BEIR folder's qrels/dev.tsv) or raise data.validation_fraction"
+    )
 
 
 def label_index(task: str, labels: Sequence[str], value) -> int:

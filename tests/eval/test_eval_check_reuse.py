@@ -1,0 +1,105 @@
+"""`eval --check` says what a rerun into the same --out would reuse, in the run's own line
+(`commands.cache_lines`), and reads the weights only where --out holds results (the cache is keyed by a
+hash of the weights); it says whether it compared a hub id's embedding rows, reading the weights' headers
+from the local hub cache where an earlier download left them and downloading none. Before, --check said
+nothing of a rerun, and passed a hub id's weights unchecked without a word."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import huggingface_hub
+import pytest
+from huggingface_hub import constants
+from tests.eval.fixtures import model_folder, run_cli, write_task_file
+from tests.eval.test_custom_tasks import _sentiment_files
+
+from encoderlab.data.hub import HUB_MODELS_ENV
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+HUB_ID = "someone/enc"
+COMMIT = "0123456789abcdef0123456789abcdef01234567"
+
+
+def _task(tmp_path):
+    spec = {**_sentiment_files(tmp_path), "max_length": 32}
+    spec["finetune"] = {"max_steps": 1, "batch_size": 8, "micro_batch_size": 8}
+    return write_task_file(tmp_path, name="mine", **spec)
+
+
+def test_check_prints_the_reuse_a_rerun_prints_and_changes_nothing(tmp_path, capsys):
+    out = tmp_path / "e"
+    argv = ["eval", str(model_folder(tmp_path / "m")), "--task-file", str(_task(tmp_path)), "--out", str(out)]
+    argv += ["--device", "cpu", "--lrs", "1e-3"]
+    assert run_cli([*argv, "--seeds", "0"], capsys)[0] == 0
+    results = out / "results.jsonl"
+    results.write_bytes(
+        results.read_bytes() + b'{"model": "torn'
+    )  # a crash mid-write: the run cuts it, --check not
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    code, checked, err = run_cli([*argv, "--seeds", "0", "1", "--check"], capsys)
+    assert code == 0, err
+    assert {
+        p: p.read_bytes() for p in out.rglob("*") if p.is_file()
+    } == before  # nothing written, nothing cut
+    code, ran, err = run_cli([*argv, "--seeds", "0", "1"], capsys)
+    assert code == 0, err
+    reuse = ran.splitlines()[0]
+    assert (
+        reuse == f"reusing 1 of 2 runs (task x LR x seed) already in {results}; they are not fine-tuned again"
+    )
+    assert reuse in checked.splitlines(), checked
+    assert f"weights read only to fingerprint it for {out}'s results" in checked.splitlines()[0], checked
+
+
+def _hub_copy(tmp_path, monkeypatch, with_weights: bool):
+    """`someone/enc` in a hub cache of the test's own, as a download of its configs and tokenizer leaves it
+    (and, `with_weights`, an earlier download of the whole repo); the hub asked for nothing else."""
+    storage = tmp_path / "hub-cache" / "models--someone--enc"
+    snapshot = storage / "snapshots" / COMMIT  # the layout huggingface_hub keeps, read by its own code
+    shutil.copytree(model_folder(tmp_path / "repo"), snapshot)
+    (storage / "refs").mkdir()
+    (storage / "refs" / "main").write_text(COMMIT)
+    if not with_weights:
+        (snapshot / "model.safetensors").unlink()
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub-cache"))
+    monkeypatch.delenv(HUB_MODELS_ENV, raising=False)
+    real = huggingface_hub.snapshot_download
+
+    def snapshot_download(repo_id, *, allow_patterns=None, local_files_only=False, **kwargs):
+        if local_files_only:
+            return real(repo_id, local_files_only=True, **kwargs)
+        assert repo_id == HUB_ID and not any(p.endswith("safetensors") for p in allow_patterns), (
+            allow_patterns
+        )
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    return snapshot
+
+
+def test_a_hub_id_whose_weights_are_cached_has_its_embedding_rows_checked(tmp_path, capsys, monkeypatch):
+    snapshot = _hub_copy(tmp_path, monkeypatch, with_weights=True)
+    argv = ["eval", HUB_ID, "--task-file", str(_task(tmp_path)), "--out", str(tmp_path / "e"), "--check"]
+    argv += ["--lrs", "1e-3", "--seeds", "0"]
+    code, said, err = run_cli(argv, capsys)
+    assert code == 0 and "embedding rows checked against its config" in said.splitlines()[0], (said, err)
+    meta = json.loads((snapshot / "config.json").read_text())
+    meta["model"]["vocab_size"] += (
+        8  # the config no longer the stored rows: the load's line, from the headers
+    )
+    (snapshot / "config.json").write_text(json.dumps(meta))
+    code, said, err = run_cli(argv, capsys)
+    assert code == 2 and said == "" and len(err.strip().splitlines()) == 1 and "embed" in err, (said, err)
+
+
+def test_a_hub_id_whose_weights_are_not_cached_says_its_rows_were_not_checked(tmp_path, capsys, monkeypatch):
+    _hub_copy(tmp_path, monkeypatch, with_weights=False)
+    argv = ["eval", HUB_ID, "--task-file", str(_task(tmp_path)), "--out", str(tmp_path / "e"), "--check"]
+    code, said, err = run_cli([*argv, "--lrs", "1e-3", "--seeds", "0"], capsys)
+    assert code == 0, err
+    assert said.splitlines()[0].endswith(
+        "embedding rows not checked: its weights are not in the local hub cache and --check downloads none "
+        "(the run downloads and checks them)"
+    ), said
