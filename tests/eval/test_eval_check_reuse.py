@@ -103,3 +103,20 @@ def test_a_hub_id_whose_weights_are_not_cached_says_its_rows_were_not_checked(tm
         "embedding rows not checked: its weights are not in the local hub cache and --check downloads none "
         "(the run downloads and checks them)"
     ), said
+
+
+def test_results_of_a_hub_id_whose_weights_are_not_cached_are_said_not_counted(tmp_path, capsys, monkeypatch):
+    _hub_copy(tmp_path, monkeypatch, with_weights=False)
+    out, task = tmp_path / "e", str(_task(tmp_path))
+    grid = ["--lrs", "1e-3", "--seeds", "0", "--device", "cpu"]
+    ran = run_cli(["eval", str(tmp_path / "repo"), "--task-file", task, "--out", str(out), *grid], capsys)
+    assert ran[0] == 0, ran  # results of the same model, evaluated from the folder the repo was made of
+    code, said, err = run_cli(
+        ["eval", HUB_ID, "--task-file", task, "--out", str(out), *grid, "--check"], capsys
+    )
+    assert code == 0, err
+    assert (
+        f"{out / 'results.jsonl'} holds results, but what a rerun would reuse is not counted: they are keyed by "
+        "the model's weights, which are not in the local hub cache, and --check downloads none"
+    ) in said.splitlines(), said
+    assert "(weights not loaded)" in said.splitlines()[0], said

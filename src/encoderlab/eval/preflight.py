@@ -183,35 +183,56 @@ def _rows_said(compared: bool, here: bool) -> str:
     )
 
 
-def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> list[str] | None:
-    """What a rerun into `out` would reuse, in the run's words (`commands.cache_lines`); None where `out`
-    holds no results (nothing to reuse: the weights stay unread) or the weights are not on this machine
-    (a hub id not cached: --check downloads none). The results are read only (`repair=False`: a torn last
-    line is the run's to cut); the model is loaded to fingerprint it, the key of every cached run."""
+@dataclass(frozen=True)
+class Rerun:
+    """What `eval --check` says of a rerun into --out (`rerun_lines`)."""
+
+    lines: list[str]
+    """The run's own lines (`commands.cache_lines`), or why the reuse was not counted."""
+    weights_read: bool
+    """The model's weights were read, to fingerprint it."""
+
+
+def rerun_lines(model: str, check: ModelCheck, out: Path, names, lrs, seeds) -> Rerun:
+    """What a rerun into `out` would reuse, in the run's words (`commands.cache_lines`): nothing said where
+    `out` holds no results (nothing to reuse: the weights stay unread), and that it was not counted where the
+    weights are not on this machine (a hub id not cached: --check downloads none). The results are read only
+    (`repair=False`: a torn last line is the run's to cut); the model is loaded to fingerprint it, the key
+    of every cached run."""
     from encoderlab.eval.commands import cache_lines
     from encoderlab.eval.protocol import RESULTS, ResultsStore, load_eval_model
 
     store = ResultsStore(out / RESULTS, repair=False)
-    if not store.records or not check.weights_here:
-        return None
-    return cache_lines(store, load_eval_model(model), names, lrs, seeds)
+    if not store.records:
+        return Rerun([], weights_read=False)
+    if not check.weights_here:
+        return Rerun(
+            [
+                f"{store.path} holds results, but what a rerun would reuse is not counted: they are keyed by "
+                "the model's weights, which are not in the local hub cache, and --check downloads none"
+            ],
+            weights_read=False,
+        )
+    return Rerun(cache_lines(store, load_eval_model(model), names, lrs, seeds), weights_read=True)
 
 
 def check_text(
-    model: str, mc: ModelCheck, checks: Sequence[TaskCheck], lrs, seeds, out: Path, rerun: list[str] | None
+    model: str, mc: ModelCheck, checks: Sequence[TaskCheck], lrs, seeds, out: Path, rerun: Rerun
 ) -> str:
-    """What `eval --check` prints: the model, each task, what a rerun reuses (`rerun_lines`; None: not
-    asked, the weights unread), and the runs in all."""
+    """What `eval --check` prints: the model, each task, what a rerun reuses (`rerun_lines`), and the runs
+    in all."""
     grid = len(lrs) * len(seeds)
     weights = (
-        "weights not loaded" if rerun is None else f"weights read only to fingerprint it for {out}'s results"
+        f"weights read only to fingerprint it for {out}'s results"
+        if rerun.weights_read
+        else "weights not loaded"
     )
     lines = [f"model {model}: tokenizer and config read ({weights}); {_positions(mc.positions)}; {mc.rows}"]
     for c in checks:
         lines += _task_lines(c, grid)
         note = cut_validation_note(c.counts, c.task.family, lrs)
         lines += [f"  note: {note}"] if note else []
-    lines += rerun or []
+    lines += rerun.lines
     runs = len(training_groups([c.task for c in checks])) * grid
     lines += [
         f"grid: {lr_grid(lrs, seeds)}",
