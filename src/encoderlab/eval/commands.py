@@ -155,9 +155,8 @@ def _check_command(model, suite, names, task_file, lrs, seeds, out) -> None:
     _, _, checked, (lrs, seeds) = planned_tasks(suite, names, task_file, lrs, seeds)
     mc = check_model(model)
     checks = [check_task(name, mc.tokenizer, mc.positions, mc.pooling) for name in checked]
-    rerun = rerun_lines(
-        model, mc, out, checked, lrs, seeds
-    )  # the run's own `cache_lines`, if --out has results
+    # what a rerun into --out would reuse: the run's own `cache_lines`, where --out holds results
+    rerun = rerun_lines(model, mc, out, checked, lrs, seeds)
     print(check_text(model, mc, checks, lrs, seeds, out, rerun))
 
 

@@ -119,6 +119,7 @@ class ModelCheck:
     """The model as `eval --check` read it, its weights unread (`check_model`)."""
 
     tokenizer: object
+    """Its tokenizer, as `model.hub.model_files` read it."""
     positions: int | None
     """The longest input it takes, from its config (None: not recorded there)."""
     pooling: ModelPooling

@@ -5,7 +5,11 @@ BEIR's folders (what `beir`'s `GenericDataLoader` reads, and hub repositories wr
 the header `query-id corpus-id score`. Here `qrels/train.tsv` gives the training pairs, `qrels/test.tsv`
 the test split and `qrels/dev.tsv` the validation split (without it, `data.validation_fraction` of
 train's queries, seeded, as a pair task cuts its validation). The jsonl files may be compressed as a
-task's data files may (`corpus.jsonl.gz`, as BEIR's own repositories publish them, or `.bz2`, `.xz`).
+task's data files may (`corpus.jsonl.gz`, as BEIR's own repositories publish them, or `.bz2`, `.xz`); one
+compressed otherwise (`.zst`, `.zip`, ...), or a folder holding BEIR's zip download, is named in the refusal
+with the command that unpacks it. Test-only data (qrels/test without qrels/train, every BEIR set but MS
+MARCO) is refused naming what works (`_test_only`): a task file cannot name another set's training pairs.
+A validation cut from train is counted (`splits.cut_validation`), so a small one is noted.
 
 Design. A hub id is only resolved to a folder (its mirror under $ENCODERLAB_HUB_DATA, else the local
 hub cache's snapshot, downloaded when the hub is reachable), and every folder is read by the one reader
