@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from encoderlab.errors import UserError, file_in_the_way, warnings_as_notes
-from encoderlab.interrupts import INTERRUPTED, interrupts_in_shutdown, sigterm_as_interrupt
+from encoderlab.interrupts import INTERRUPTED, interrupts_in_shutdown, sigterm_as_interrupt, work_complete
 
 Commands = dict[str, "str | Commands"]
 
@@ -294,6 +294,7 @@ def _run(args: list[str]) -> None:
     try:
         with sigterm_as_interrupt(), warnings_as_notes():  # SIGTERM stops a command as Ctrl-C does
             _dispatch(list(args))  # it pops the command words; the interrupted line reads them
+            work_complete()  # returned: a signal now, as the handlers are restored, is a note and exit 0
     except UserError as exc:
         if not exc.quiet:
             print(f"encoderlab: error: {exc}", file=sys.stderr)

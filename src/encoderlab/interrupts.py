@@ -20,6 +20,12 @@ its final model, checkpoint and metrics written) the process then says in one no
 came after the command had finished and exits 0: its work is complete, and the usual "interrupted ...
 rerun with --resume to continue" sent the user to a resume with nothing to do. After any other end (a
 refusal, an interruption) it says the usual line (`say`) and exits 130, as an interrupted command does.
+The same holds from the moment the command's result is final, before it returns: a command calls
+`work_complete()` once its result is written atomically (`pretrain`: its final model or stop checkpoint; `cli`
+as any command returns), and a signal from there on is noted, not raised, so the rest of the command (its
+summary printed, its lock released) runs and the process ends with the note and 0. Before, a signal between a
+finished run's summary and its return said "interrupted ... rerun with --resume" and exited 130. A second signal
+there stops the command as Ctrl-C does (KeyboardInterrupt, its cleanup run), with the interrupted line and 130.
 A second signal ends a shutdown that hangs at once, with the interrupted line and 130 (its cleanup was
 cut short). In-process callers (tests, notebooks) never enter it: their handlers stay theirs. After every
 `atexit` hook CPython restores the default handlers (`_PySignal_Fini`) and tears the modules down, which
@@ -72,7 +78,10 @@ def sigterm_as_interrupt() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        # a handler put in ours' place inside (`work_complete`'s) stays: the default restored in the
+        # console script would let a SIGTERM kill the finished command (exit -15, no line)
+        if signal.getsignal(signal.SIGTERM) is _raise_interrupt:
+            signal.signal(signal.SIGTERM, previous)
 
 
 INTERRUPTED = 130
@@ -82,6 +91,16 @@ _late: list[int] = []
 """Signals received during the interpreter's shutdown (`interrupts_in_shutdown`)."""
 _ended: list[int] = []
 """The exit status the command ended with (a return: 0; `sys.exit(N)`: N); empty when it raised otherwise."""
+_armed: list[Callable[[], None]] = []
+"""The `say` of the entry point's `interrupts_in_shutdown` while its command runs (`work_complete` reads it)."""
+
+
+def work_complete() -> None:
+    """The command's result is final (written atomically): from here on a SIGINT or SIGTERM is only noted, and
+    once the command returns the process says so in a note and exits 0 (see the module docstring). It does
+    nothing outside the console script's `interrupts_in_shutdown`: an in-process caller's handlers stay its own."""
+    if _armed and threading.current_thread() is threading.main_thread():
+        _note_signals(_armed[0], in_command=True)
 
 
 @contextlib.contextmanager
@@ -95,6 +114,7 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     # registered first, so run after the command's own hooks; the last of all when none was registered
     # before it, and only then may it end the process without the teardown that follows (`_ended`)
     atexit.register(_exit_if_interrupted, say, getattr(atexit, "_ncallbacks", lambda: 1)() == 0)
+    _armed.append(say)
     try:
         yield
     except SystemExit as exc:
@@ -104,11 +124,18 @@ def interrupts_in_shutdown(say: Callable[[], None]) -> Iterator[None]:
     else:
         _ended.append(0)
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, lambda signum, frame: _note_late(signum, say))
+        _note_signals(say)
 
 
-def _note_late(signum: int, say: Callable[[], None]) -> None:
+def _note_signals(say: Callable[[], None], *, in_command: bool = False) -> None:
+    """SIGINT and SIGTERM noted from now on (`_note_late`), no longer raised or deadly."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda signum, frame: _note_late(signum, say, in_command))
+
+
+def _note_late(signum: int, say: Callable[[], None], in_command: bool = False) -> None:
+    if _late and in_command:  # a second signal while the command still runs: stop it as Ctrl-C does
+        raise KeyboardInterrupt  # (its `finally` blocks run: the lock released, sinks closed)
     if _late:  # a second signal: the shutdown hangs (a thread that never ends); stop it now
         _exit_interrupted(say)
     _late.append(signum)

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -94,3 +95,74 @@ def test_a_finished_command_ends_without_a_teardown_a_signal_could_kill(how, cod
     )
     assert (res.returncode, res.stdout.split()) == (code, ["done"]), res.stderr
     assert res.stderr.strip() == ("encoderlab: error: refused here" if how == "refused" else "")
+
+
+FINISHED_RUN_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from encoderlab import cli
+from encoderlab.train.cli import pretrain_command
+
+SIGNUM, TIMES, CONFIG, OUT = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+
+def command():
+    pretrain_command(config=Path(CONFIG), out=OUT)  # trains, writes final/, prints its summary
+    for _ in range(TIMES):  # the signals land after the summary, before the command returns
+        os.kill(os.getpid(), SIGNUM)
+        time.sleep(0.2)
+    print("returned", flush=True)
+
+cli.COMMANDS["late"] = "__main__:command"
+sys.argv = ["encoderlab", "late"]
+cli.main()
+"""
+
+
+@pytest.mark.parametrize("times", [1, 2])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_after_the_runs_summary_is_a_note_not_an_interruption(tmp_path, signum, times):
+    """A finished `pretrain` (final/ written, its summary printed) that got a Ctrl-C or SIGTERM before it
+    returned said "interrupted" and exited 130, sending the user to resume a complete run. Its result is final
+    once the trainer wrote final/ (`interrupts.work_complete`): one signal is now the note and exit 0, the command
+    running to its end; a second one still stops it as Ctrl-C does."""
+    from tests.reliability.hostile_world import TINY_RUN
+
+    (tmp_path / "tiny.yaml").write_text(TINY_RUN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    args = [str(int(signum)), str(times), str(tmp_path / "tiny.yaml"), str(tmp_path / "run")]
+    res = subprocess.run(
+        [sys.executable, "-c", FINISHED_RUN_SCRIPT, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    finished = f"encoderlab: note: {signal.Signals(signum).name} arrived after the command had finished; its work is complete"
+    assert "Traceback" not in res.stderr, res.stderr
+    assert (res.returncode, res.stderr.strip().splitlines()[-1]) == (
+        (0, finished) if times == 1 else (130, LINE)
+    )
+    assert f"final model: {tmp_path / 'run' / 'final'}" in res.stdout.splitlines()
+    assert ("returned" in res.stdout.split()) == (times == 1)  # one signal: the command ran to its end
+    assert (tmp_path / "run" / "final" / "config.json").is_file()
+
+
+def complete_then_signalled() -> None:
+    from encoderlab.interrupts import work_complete
+
+    work_complete()
+    os.kill(os.getpid(), signal.SIGTERM)  # ours (`sigterm_as_interrupt`): raised in this process, not deadly
+    time.sleep(5)  # the signal ends the sleep
+
+
+def test_an_in_process_caller_keeps_its_handlers_after_work_complete(monkeypatch, capsys):
+    """`work_complete` takes the signals only for the console script (`interrupts_in_shutdown`): called
+    through `cli.main(argv)` (a test, a notebook), SIGTERM still interrupts and the caller's handler is back."""
+    from encoderlab import cli
+
+    monkeypatch.setitem(cli.COMMANDS, "probe", f"{__name__}:complete_then_signalled")
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    with pytest.raises(SystemExit) as done:
+        cli.main(["probe"])
+    assert done.value.code == 130 and capsys.readouterr().err.strip() == LINE
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before
