@@ -112,6 +112,46 @@ def test_the_added_token_is_recorded_saved_and_resumes(tmp_path):
     assert final.tokenizer.convert_ids_to_tokens(VOCAB) == "<mask>"
 
 
+def _prepared_with(tokenizer_folder: Path, out: Path) -> Path:
+    """Prepared data tokenized with the start model's tokenizer, as a CPT run trains on."""
+    from encoderlab.cli import main
+
+    texts = [" ".join(f"t{(i * 7 + j) % (VOCAB - 1) + 1}" for j in range(60)) for i in range(20)]
+    corpus = out.with_suffix(".jsonl")
+    corpus.write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(texts)))
+    main(["data", "prepare", "--source", str(corpus), "--tokenizer", str(tokenizer_folder), "--out", str(out),
+          "--decontaminate", "none", "--workers", "1", "--val-fraction", "0"])  # fmt: skip
+    return out
+
+
+def test_a_cpt_run_reads_each_tokenizer_once_at_setup(tmp_path, monkeypatch):
+    """A CPT run that adds a mask token read the data's tokenizer for the vocabulary the token is planned in,
+    then again for the run (a resume), and a resume read its checkpoint's tokenizer with the model and again
+    to compare it with the data's: 4 reads of 2 tokenizers. Each is now read once and handed on
+    (`TrainStep.data_tokenizer`, `checkpoint_tokenizer`). Counted, not timed."""
+    import encoderlab.data.tokenizer as tokenizers
+
+    init = _save_decoder(tmp_path / "decoder", tied=True)
+    data = _prepared_with(init, tmp_path / "data")
+    cfg, _ = _run(tmp_path, init, steps=2)
+    cfg = dataclasses.replace(cfg, data=dataclasses.replace(cfg.data, path=str(data)))
+    read: list[Path] = []
+    real = tokenizers.load_tokenizer
+
+    def counted(name_or_path):
+        read.append(Path(name_or_path).resolve())
+        return real(name_or_path)
+
+    monkeypatch.setattr(tokenizers, "load_tokenizer", counted)
+    pretrain(cfg, until_step=1)
+    assert sorted(read) == sorted([(data / "tokenizer").resolve(), init.resolve()])  # the start: each once
+    read.clear()
+    pretrain(cfg, resume=True)
+    checkpoint = Path(cfg.out, "checkpoints", "step_0000001", "model").resolve()
+    assert sorted(read) == sorted([(data / "tokenizer").resolve(), checkpoint])  # was each twice
+    assert load_pretrained(Path(cfg.out) / "final").spec.mask_id == VOCAB  # the token still added
+
+
 def test_full_state_of_a_run_whose_vocabulary_grows_is_refused_before_writing(tmp_path):
     """`load=full` from a CLM run on a decoder's tokenizer, adding a mask token: the (tied) embedding
     grows by a row its AdamW moments lack. That state went into the optimizer unchecked and the first

@@ -25,14 +25,15 @@ import encoderlab.train.checkpoint as ckpt
 from encoderlab.errors import UserError
 
 
-def check_tokenizer(path: Path, ours, data_path: str | Path | None) -> None:
+def check_tokenizer(path: Path, ours, data_path: str | Path | None, saved=None) -> None:
     """Refuse to resume from checkpoint `path` on data whose tokenizer `ours` (None: no tokenizer, not
-    checked) is not the one the checkpoint was trained with; `data_path` is where the data is read."""
+    checked) is not the one the checkpoint was trained with; `data_path` is where the data is read. `saved`:
+    the checkpoint's tokenizer where the caller read it already (None: read here)."""
     from encoderlab.data.tokenizer import load_tokenizer, tokenizer_hash
 
     if ours is None or not (path / "model" / "tokenizer.json").is_file():
         return
-    saved = load_tokenizer(path / "model")
+    saved = saved if saved is not None else load_tokenizer(path / "model")
     theirs, now = tokenizer_hash(saved), tokenizer_hash(ours)
     if theirs != now:
         size = f", with {len(ours)} ids instead of {len(saved)}" if len(ours) != len(saved) else ""

@@ -27,6 +27,7 @@ Design
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Mapping
@@ -128,9 +129,8 @@ class TrainStep:
         self.plan = cfg.plan()
         self.source = source or build_source(cfg.data, cfg.layout)
         # The vocabulary trained with: the data's, plus a mask token the config adds to a start model.
-        self.spec = planned_spec(
-            self.source.spec, cfg.model, start_vocab(cfg.data, cfg.model, self.source.spec)
-        )
+        vocab = start_vocab(cfg.data, cfg.model, self.source.spec, lambda: self.data_tokenizer)
+        self.spec = planned_spec(self.source.spec, cfg.model, vocab)
         refuse_start_without_mask(self.plan, self.spec, cfg.model)  # the line that names model.mask_token
         for p in self.plan:
             p.phase.objective.check(self.spec)
@@ -140,6 +140,8 @@ class TrainStep:
         fresh = None if cfg.model.init else ModelConfig.from_size(cfg.model.size, self.spec.vocab_size)
         check_fits(fresh, cfg, str(self.device), names)
         torch.manual_seed(cfg.seed)
+        self.checkpoint_tokenizer: Any = None
+        """The tokenizer saved with `resume_from`, as `_start_model` read it (None: not read)."""
         model, tokenizer, resumed = self._start_model(resume_from)
         for p in self.plan:  # every phase's layers and attention run, before the first phase starts
             chosen = phase_layers(p, model.config.n_layers)
@@ -147,7 +149,7 @@ class TrainStep:
                 model, chosen, what=f"phase {p.name}: freeze spec '{p.phase.freeze}'", act="frozen"
             )
             model.check_attention_mode(p.phase.objective.attention_mode)
-        self.tokenizer = tokenizer or data_tokenizer(cfg.data)
+        self.tokenizer = tokenizer or self.data_tokenizer
         # a resumed checkpoint has the token's rows already (its tokenizer, the token too: `_start_model`)
         self.added = (
             None
@@ -181,10 +183,19 @@ class TrainStep:
             check_data_tokenizer(cfg.data, cfg.model.init, tokenizer)  # before any token is added
             return model, tokenizer, False
         model, saved = resumed_model(resume_from, self.spec, cfg.layout.seq_len)
-        ours = data_tokenizer(cfg.data) if cfg.data.path != "synthetic" else None
+        self.checkpoint_tokenizer = saved  # checked against the data's by the trainer (not read again)
+        ours = self.data_tokenizer if cfg.data.path != "synthetic" else None
         if ours is not None and self.spec != self.source.spec:
             add_mask_to_tokenizer(ours, self.source.spec, self.spec, cfg.model.mask_token)
         return model, ours or saved, True
+
+    @functools.cached_property
+    def data_tokenizer(self) -> Any:
+        """The data's tokenizer (`build.data_tokenizer`; None: prepared data without one), read once and handed
+        on: the vocabulary a mask token is planned in (`vocab.start_vocab`), the run's tokenizer where the start
+        model has none, a resume's. Each of those read it anew: a CPT resume read it twice (and its checkpoint's
+        twice: `checkpoint_tokenizer`), each read a `from_pretrained` of the whole vocabulary."""
+        return data_tokenizer(self.cfg.data)
 
     # ---- phases and optimizer ----------------------------------------------------------------
     def phase_at(self, step: int) -> PlannedPhase:

@@ -126,14 +126,14 @@ class Trainer:
         self.cfg, self.run_dir, self.resume, self.force = cfg, Path(cfg.out), resume, force
         self.world: World = init_world(cfg.layout.world_size)
         self.plan = cfg.plan()
-        latest = find_checkpoint(self.run_dir) if resume else None
+        latest = self._resumed_from = find_checkpoint(self.run_dir) if resume else None
         self.train_step = TrainStep(
             cfg, source=source or build_source(cfg.data, cfg.layout), world=self.world, resume_from=latest
         )
         self.progress = ckpt.Progress()
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
         self._data = data_identity(cfg.data) if source is None else None
-        self._resumed_from = self._start_state(latest)
+        self._start_state(latest)
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
                 f"--resume: {self._resumed_from} is past the last step ({self.plan[-1].end}) of this config; "
@@ -231,9 +231,9 @@ class Trainer:
         start = recorded_start_model(self.run_dir) if self._resumed_from is not None else None
         return {"start_model": start} if start else start_model_record(self.cfg.model.init)
 
-    def _start_state(self, latest: Path | None) -> Path | None:
-        """Load `latest`, the checkpoint a resume continues, or else an `init` checkpoint's optimizer state;
-        `latest` back. A resume reads nothing of `model.init` (`TrainStep._start_model`) and says so: another
+    def _start_state(self, latest: Path | None) -> None:
+        """Load `latest`, the checkpoint a resume continues, or else an `init` checkpoint's optimizer state.
+        A resume reads nothing of `model.init` (`TrainStep._start_model`) and says so: another
         model put at that path since changes nothing, which the user who put it there may not expect."""
         if latest is not None:
             self._load(latest)
@@ -250,13 +250,13 @@ class Trainer:
             self.train_step.load_optimizer_state(
                 state, str(found), "start from its weights with model.load=weights"
             )
-        return latest
 
     def _load(self, path: Path) -> None:
         """Weights, optimizer state, counters and RNG from a checkpoint of this run."""
         saved = load_model_folder(path / "model")
         # before the model's shape: another tokenizer's size is no model setting
-        check_tokenizer(path, self.train_step.tokenizer, self.cfg.data.path)
+        read = self.train_step.checkpoint_tokenizer if path == self._resumed_from else None  # not read again
+        check_tokenizer(path, self.train_step.tokenizer, self.cfg.data.path, saved=read)
         ckpt.check_model_matches(path, self.model, saved)
         load_model_state(self.model, saved.state_dict())
         state, self.progress, rng = ckpt.load_train_state(path)

@@ -35,8 +35,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from encoderlab.data.batch import TokenSpec
 from encoderlab.errors import UserError
@@ -85,15 +86,18 @@ def planned_spec(spec: TokenSpec, model: ModelSpec, vocab: Mapping[str, int] | N
     )
 
 
-def start_vocab(data: DataConfig, model: ModelSpec, spec: TokenSpec) -> dict[str, int] | None:
-    """The vocabulary of the tokenizer a mask token goes into (the prepared data's, which the run checks
-    is the start model's; on synthetic data the start model's own), read only when one is to be added."""
+def start_vocab(
+    data: DataConfig, model: ModelSpec, spec: TokenSpec, data_tokenizer: Callable[[], Any]
+) -> dict[str, int] | None:
+    """The vocabulary of the tokenizer a mask token goes into (the prepared data's, `data_tokenizer()`, which
+    the run checks is the start model's; on synthetic data the start model's own), read only when one is to
+    be added. `data_tokenizer` is the caller's: the tokenizer it reads is the one the run goes on with, not
+    read again (`TrainStep.data_tokenizer`)."""
     if not (model.init and model.mask_token) or spec.mask_id is not None:
         return None
     from encoderlab.model.hub import model_files
-    from encoderlab.train.build import data_tokenizer
 
-    tokenizer = data_tokenizer(data) if data.path != "synthetic" else None
+    tokenizer = data_tokenizer() if data.path != "synthetic" else None
     tokenizer = tokenizer if tokenizer is not None else model_files(model.init).tokenizer
     return None if tokenizer is None else dict(tokenizer.get_vocab())
 
