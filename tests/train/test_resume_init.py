@@ -16,11 +16,13 @@ import torch
 from safetensors.torch import load_file
 from tests.train.helpers import metrics, tiny_run
 
+from encoderlab.config import load_yaml
+from encoderlab.errors import UserError
 from encoderlab.model import Encoder, ModelConfig
 from encoderlab.model.io import save_model_folder
 from encoderlab.objectives import MLM
 from encoderlab.train import Phase, pretrain
-from encoderlab.train.config import ModelSpec
+from encoderlab.train.config import ModelSpec, RunConfig
 
 PHASES = (Phase(objective=MLM(mask_ratio=0.3), steps=4),)
 
@@ -100,6 +102,35 @@ def test_a_resume_keeps_the_start_model_its_run_recorded(tmp_path):
     env.write_text(json.dumps({**json.loads(env.read_text()), "start_model": record}))
     pretrain(cut, resume=True)
     assert json.loads(env.read_text())["start_model"] == record
+
+
+@pytest.mark.parametrize("held", ["the same model", "another model"])
+def test_a_resume_naming_the_moved_init_at_its_new_place_needs_no_force_if_it_holds_the_same_model(
+    tmp_path, capsys, whole, held
+):
+    """The user moved the start model and set `model.init` to its new place: a changed config, refused until
+    `--force` (which lets any other change by), of the very model the run started from. The checkpoints record
+    its content (`build.init_identity`), so the same files at the new place resume with a note; other weights
+    there are still a changed config."""
+    cut = _stopped(tmp_path)
+    moved = tmp_path / "moved"
+    shutil.move(cut.model.init, moved)
+    if held == "another model":
+        shutil.rmtree(moved)
+        _init(moved, seed=1)  # the same shape, other weights
+    edited = dataclasses.replace(cut, model=dataclasses.replace(cut.model, init=str(moved)))
+    capsys.readouterr()
+    if held == "another model":
+        with pytest.raises(UserError, match=r"with a changed config \(model\.init: "):
+            pretrain(edited, resume=True)
+        return
+    pretrain(edited, resume=True)  # was: refusing to resume ... with a changed config (model.init: ...)
+    assert (
+        f"encoderlab: note: --resume: model.init {moved} holds the start model {cut.model.init} held (the same "
+        "files), so the run goes on from it"
+    ) in capsys.readouterr().err.splitlines()
+    _assert_same_run(edited, whole)
+    assert load_yaml(RunConfig, Path(cut.out) / "config.yaml").model.init == str(moved)  # the record follows
 
 
 @pytest.fixture(scope="module")

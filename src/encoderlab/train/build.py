@@ -73,6 +73,24 @@ def data_identity(data: DataConfig) -> str | None:
     return identity(read_meta(Path(data.path)))
 
 
+def init_identity(model: ModelSpec) -> str | None:
+    """The content of the start model a run begins from, when `model.init` is a folder on this machine: sha256
+    over the name and bytes of each file of the model folder it loads (`start.start_checkpoint`'s `model/`, else
+    the folder), which its checkpoints record (`init`) so that a resume whose `model.init` names the same model
+    at another path (moved, copied) is no changed config. None for no `init`, an asset name or a hub id: those
+    name their model wherever it lies. It reads the weights a second time (a start only; at disk speed)."""
+    if not model.init or not Path(model.init).is_dir():
+        return None
+    import hashlib
+
+    from encoderlab.data.assets.cache import sha256_of
+
+    found = start_checkpoint(model.init)
+    folder = found / "model" if found is not None else Path(model.init)
+    files = sorted(f for f in folder.iterdir() if f.is_file())
+    return hashlib.sha256("".join(f"{f.name}:{sha256_of(f)}\n" for f in files).encode()).hexdigest()
+
+
 def data_tokenizer(data: DataConfig):
     """The tokenizer stored with prepared data; for synthetic data a word-level one over its ids, so
     a synthetic run's models export and evaluate like any other (their words are `t<id>`)."""

@@ -129,6 +129,11 @@ def check_run_folder(cfg: RunConfig, *, resume: bool, force: bool, say: bool = F
     diff = resume_blockers(changes, old["layout"], new["layout"])
     if any(d.startswith("data.path:") for d in diff) and _same_data(run_dir, cfg):
         diff = [d for d in diff if not d.startswith("data.path:")]
+    if any(d.startswith("model.init:") for d in diff) and _same_init(run_dir, cfg):
+        if say and env_rank() == 0:
+            print(f"encoderlab: note: --resume: model.init {cfg.model.init} holds the start model {old['model']['init']} "
+                  "held (the same files), so the run goes on from it", file=sys.stderr)  # fmt: skip
+        diff = [d for d in diff if not d.startswith("model.init:")]
     if diff and not force:
         raise UserError(
             f"refusing to resume {run_dir} with a changed config ({'; '.join(diff[:6])}); "
@@ -182,6 +187,21 @@ def _same_data(run_dir: Path, cfg: RunConfig) -> bool:
     try:
         return recorded is not None and data_identity(cfg.data) == recorded
     except (UserError, OSError):  # not prepared data: the run's own checks say what is wrong with it
+        return False
+
+
+def _same_init(run_dir: Path, cfg: RunConfig) -> bool:
+    """Whether `model.init` holds the start model the run's latest checkpoint records (`build.init_identity`):
+    then a new path is no change of the run. A start model moved (or copied) after the run began, named at its
+    new place in the config, was refused as a changed config until `--force`, which lets any other change by.
+    A checkpoint without the record (written before it, or a start from an asset or hub id) cannot tell."""
+    from encoderlab.train.build import init_identity
+
+    steps = ckpt.complete_checkpoints(run_dir)
+    recorded = ckpt.read_state(ckpt.checkpoint_dir(run_dir, steps[-1])).get("init") if steps else None
+    try:
+        return recorded is not None and init_identity(cfg.model) == recorded
+    except (UserError, OSError):  # not a model folder: the run's own checks say what is wrong with it
         return False
 
 

@@ -41,7 +41,7 @@ from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
 from encoderlab.outdir import create_output
-from encoderlab.train.build import build_source, data_identity
+from encoderlab.train.build import build_source, data_identity, init_identity
 from encoderlab.train.config import PlannedPhase, RunConfig, check_until_step
 from encoderlab.train.distributed import (
     World,
@@ -133,6 +133,8 @@ class Trainer:
         self.progress = ckpt.Progress()
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
         self._data = data_identity(cfg.data) if source is None else None
+        # the start model's content (`build.init_identity`): a resume keeps the one its run started from
+        self._init = ckpt.read_state(latest).get("init") if latest else init_identity(cfg.model)
         self._start_state(latest)
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
@@ -269,6 +271,7 @@ class Trainer:
     def _meta(self, phase: PlannedPhase) -> dict[str, Any]:
         return {
             "data": self._data,  # the prepared data's identity (None: synthetic), checked on --resume
+            "init": self._init,  # a resume naming model.init's new place checks it holds the same model
             "phase": phase.name,
             "frozen_layers": phase.phase.freeze,
             "freeze_mechanism": MECHANISM,
