@@ -133,6 +133,18 @@ def test_a_resume_naming_the_moved_init_at_its_new_place_needs_no_force_if_it_ho
     assert load_yaml(RunConfig, Path(cut.out) / "config.yaml").model.init == str(moved)  # the record follows
 
 
+def test_a_start_from_a_run_folder_records_the_model_it_loads(tmp_path, whole):
+    """A run folder as `model.init` stands for its last checkpoint's model: its content is what is recorded and
+    compared, not the run's log beside it (a copy whose metrics.jsonl differs is the same start model)."""
+    base = Path(shutil.copytree(whole.out, tmp_path / "base"))
+    cfg = tiny_run(tmp_path / "run", phases=PHASES, model=ModelSpec(init=str(base)))
+    pretrain(cfg, until_step=2)
+    copy = Path(shutil.copytree(base, tmp_path / "copy"))
+    (copy / "metrics.jsonl").write_text("")
+    pretrain(dataclasses.replace(cfg, model=ModelSpec(init=str(copy))), resume=True)  # no --force
+    assert load_yaml(RunConfig, Path(cfg.out) / "config.yaml").model.init == str(copy)
+
+
 @pytest.fixture(scope="module")
 def decoder_data(tmp_path_factory):
     """Text prepared with a decoder's tokenizer (no mask token), as a run from SmolLM2 reads it."""

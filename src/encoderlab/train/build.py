@@ -76,7 +76,7 @@ def data_identity(data: DataConfig) -> str | None:
 def init_identity(model: ModelSpec) -> str | None:
     """The content of the start model a run begins from, when `model.init` is a folder on this machine: sha256
     over the name and bytes of each file of the model folder it loads (`start.start_checkpoint`'s `model/`, else
-    the folder), which its checkpoints record (`init`) so that a resume whose `model.init` names the same model
+    the folder or its `final/`), which its checkpoints record (`init`) so that a resume whose `model.init` names the same model
     at another path (moved, copied) is no changed config. None for no `init`, an asset name or a hub id: those
     name their model wherever it lies. It reads the weights a second time (a start only; at disk speed)."""
     if not model.init or not Path(model.init).is_dir():
@@ -86,7 +86,11 @@ def init_identity(model: ModelSpec) -> str | None:
     from encoderlab.data.assets.cache import sha256_of
 
     found = start_checkpoint(model.init)
-    folder = found / "model" if found is not None else Path(model.init)
+    source = found / "model" if found is not None else Path(model.init)
+    # where the load finds the model's config (`hub._own_model_folder`'s order): a run's final/, not its top
+    folder = next(
+        (f for f in (source, source / "final", source / "model") if (f / "config.json").is_file()), source
+    )
     files = sorted(f for f in folder.iterdir() if f.is_file())
     return hashlib.sha256("".join(f"{f.name}:{sha256_of(f)}\n" for f in files).encode()).hexdigest()
 

@@ -133,8 +133,11 @@ class Trainer:
         self.progress = ckpt.Progress()
         # what each checkpoint records and a resume compares (a source passed in is the caller's to vouch for)
         self._data = data_identity(cfg.data) if source is None else None
-        # the start model's content (`build.init_identity`): a resume keeps the one its run started from
-        self._init = ckpt.read_state(latest).get("init") if latest else init_identity(cfg.model)
+        # the start model's content (`build.init_identity`; rank 0 writes it): a resume keeps its run's record
+        if not self.world.is_main:
+            self._init = None
+        else:
+            self._init = ckpt.read_state(latest).get("init") if latest else init_identity(cfg.model)
         self._start_state(latest)
         if self.progress.step > self.plan[-1].end:  # `final` would be that later model, without a word
             raise UserError(
