@@ -76,9 +76,10 @@ def data_identity(data: DataConfig) -> str | None:
 def init_identity(model: ModelSpec) -> str | None:
     """The content of the start model a run begins from, when `model.init` is a folder on this machine: sha256
     over the name and bytes of each file of the model folder it loads (`start.start_checkpoint`'s `model/`, else
-    the folder or its `final/`), which its checkpoints record (`init`) so that a resume whose `model.init` names the same model
-    at another path (moved, copied) is no changed config. None for no `init`, an asset name or a hub id: those
-    name their model wherever it lies. It reads the weights a second time (a start only; at disk speed)."""
+    the folder or its `final/`), which its checkpoints record (`init`) so that a resume whose `model.init` names
+    the same model at another path (moved, copied) is no changed config. None for no `init`, an asset name or a
+    hub id: those name their model wherever it lies. It reads the weights a second time (a start only; at disk
+    speed), the price of a record that needs no load to compare."""
     if not model.init or not Path(model.init).is_dir():
         return None
     import hashlib
