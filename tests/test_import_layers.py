@@ -98,6 +98,59 @@ def forbidden_imports(root: Path = SRC) -> list[str]:
     return errors
 
 
+def private_imports(root: Path = SRC) -> list[str]:
+    """Every `from encoderlab.X import _name` in the package at `root` where X is another module, as
+    'file:line: module imports X._name'. An underscore name is its module's own: a second module that
+    needs it makes it a public name of that module (or moves it), so renaming it inside its module
+    cannot break a module that never says it uses it."""
+    errors = []
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent)
+        module = ".".join(rel.with_suffix("").parts).removesuffix(".__init__")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom) or node.level or node.module == module:
+                continue
+            if not (node.module or "").startswith("encoderlab"):
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    errors.append(f"{rel}:{node.lineno}: {module} imports {node.module}.{alias.name}")
+    return errors
+
+
+def test_no_module_imports_another_modules_private_name():
+    """`study/figures.py` imported `_figure`, `_save`, `_fig_loss` and `_fig_validation` from the modules
+    split from it, and `bench/data.py` `data.prepare._wrap_ids`."""
+    errors = private_imports()
+    assert not errors, "private names imported across modules:\n" + "\n".join(errors)
+
+
+@pytest.mark.parametrize(
+    "code,expected",
+    [
+        (
+            "from encoderlab.study.figurefile import Figure, _save\n",
+            "imports encoderlab.study.figurefile._save",
+        ),
+        (
+            "def f():\n    from encoderlab.data.prepare import _wrap_ids\n",
+            "encoderlab.data.prepare._wrap_ids",
+        ),
+        ("from encoderlab.study.figurefile import Figure, save_figure\nfrom os import _exit\n", None),
+        ("from encoderlab import __version__\n", None),
+    ],
+)
+def test_a_private_import_is_named(tmp_path, code, expected):
+    root = tmp_path / "encoderlab"
+    (root / "study").mkdir(parents=True)
+    (root / "study" / "bad.py").write_text(code)
+    errors = private_imports(root)
+    if expected is None:
+        assert errors == []
+    else:
+        assert len(errors) == 1 and expected in errors[0] and "bad.py:" in errors[0], errors
+
+
 def test_every_import_follows_the_layers():
     errors = forbidden_imports()
     assert not errors, "imports against docs/architecture.md's layers:\n" + "\n".join(errors)

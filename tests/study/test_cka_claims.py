@@ -46,7 +46,7 @@ def test_the_study_cka_figure_names_and_ticks_layers_as_blocks_as_the_analysis_f
     import encoderlab.study.figures as figures
 
     seen = {}
-    monkeypatch.setattr(figures, "_save", lambda fig, *a, **k: seen.setdefault("ax", fig.axes[0]))
+    monkeypatch.setattr(figures, "save_figure", lambda fig, *a, **k: seen.setdefault("ax", fig.axes[0]))
     figures._fig_cka(CkaResult(a="clm", b="mlm", divergence=[0.1, 0.2, 0.3]), tmp_path, "cka_clm")
     # layer l of a CKA result is block l's output (analysis.features): no embedding-output row exists
     assert "embedding" not in seen["ax"].get_xlabel() and "block" in seen["ax"].get_xlabel()

@@ -19,13 +19,13 @@ from encoderlab.study.runner import run_study
 def test_the_cka_figure_draws_the_claims_ratio_and_marks_the_low_layers(tmp_path, monkeypatch):
     run_study(small_spec(), tmp_path, backend(), progress=False)
     drawn = {}
-    save = figures._save
+    save = figures.save_figure
 
     def spy(fig, folder, name, *args, **kwargs):
         drawn[name] = [(ax.get_ylabel(), ax.get_legend_handles_labels()[1], ax) for ax in fig.axes]
         return save(fig, folder, name, *args, **kwargs)
 
-    monkeypatch.setattr(figures, "_save", spy)
+    monkeypatch.setattr(figures, "save_figure", spy)
     write_report(tmp_path)
 
     cka = tmp_path / "report" / "figures" / "cka_clm.csv"

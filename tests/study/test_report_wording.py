@@ -295,7 +295,7 @@ def test_the_pretraining_loss_line_of_a_clm_then_mlm_run_breaks_where_its_object
     monkeypatch.setattr(lossfigures, "_metrics", lambda data, study_dir: records)
     kept = []
     monkeypatch.setattr(figurefile, "savefig_atomic", lambda fig, path, **kw: kept.append(fig))
-    drawn = lossfigures._fig_loss(None, tmp_path, tmp_path)
+    drawn = lossfigures.loss_figure(None, tmp_path, tmp_path)
     assert drawn.caption.endswith(
         "A run's line breaks where it changes objective: CLM 25% -> MLM-40 from clm to mlm40 after step 3."
     )

@@ -32,7 +32,7 @@ def test_results_ticks_name_a_lone_task_as_the_table_does(monkeypatch, tmp_path)
 
     seen = {}
     monkeypatch.setattr(
-        figures, "_save", lambda fig, *a, **k: seen.setdefault("ticks", fig.axes[0].get_xticklabels())
+        figures, "save_figure", lambda fig, *a, **k: seen.setdefault("ticks", fig.axes[0].get_xticklabels())
     )
     table = _table()
     figures._fig_results(SimpleNamespace(label=str.upper), table, tmp_path)

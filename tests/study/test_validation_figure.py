@@ -12,7 +12,7 @@ def _draw(monkeypatch, tmp_path, records):
 
     monkeypatch.setattr(lossfigures, "_metrics", lambda data, study_dir: records)
     data = SimpleNamespace(unigram={"pubmed": 7.5})
-    return lossfigures._fig_validation(data, tmp_path, tmp_path)
+    return lossfigures.validation_figure(data, tmp_path, tmp_path)
 
 
 def test_one_validation_point_per_run_is_said_and_drawn_as_points(monkeypatch, tmp_path):

@@ -117,11 +117,11 @@ def _measure_encoderlab(corpus: str, tokenizer: str, workers: int, work: str) ->
 
 
 def _wrap(tok) -> tuple[list[int], list[int]]:
-    """The ids `prepare` puts before and after each document (`data.prepare._wrap_ids`)."""
-    from encoderlab.data.prepare import _wrap_ids
+    """The ids `prepare` puts before and after each document (`data.prepare.wrap_ids`)."""
+    from encoderlab.data.prepare import wrap_ids
     from encoderlab.data.tokenizer import spec_fields
 
-    bos, eos = _wrap_ids(spec_fields(tok))
+    bos, eos = wrap_ids(spec_fields(tok))
     return [bos] if bos is not None else [], [eos] if eos is not None else []
 
 

@@ -329,7 +329,7 @@ def _link(chain: bytes, digest: bytes) -> bytes:
     return hashlib.sha256(chain + digest).digest()
 
 
-def _wrap_ids(spec: dict) -> tuple[int | None, int | None]:
+def wrap_ids(spec: dict) -> tuple[int | None, int | None]:
     """(bos, eos) wrapped around each document; GPT-style tokenizers (bos == eos) get one separator."""
     bos, eos = spec["bos_id"], spec["eos_id"]
     return (None if bos is not None and bos == eos else bos), eos
@@ -389,7 +389,7 @@ def _write(job: _Job, tmp: Path, resume: dict | None, here: Chain) -> dict:
 
     cfg, dtype = job.cfg, job.dtype
     job.tok.save_pretrained(str(tmp / "tokenizer"))
-    bos, eos = _wrap_ids(job.spec)
+    bos, eos = wrap_ids(job.spec)
     ids = here.continuing(resume)  # a checkpoint from before names documents as read
     resume = resume or {}
     at = resume.get("splits", {})

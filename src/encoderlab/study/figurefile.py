@@ -36,13 +36,10 @@ class Figure:
         return f"figures/{self.name}.csv"
 
 
-def _figure(name: str, title: str, caption: str, png: Path, rows: list[dict]) -> Figure:
-    return Figure(name=name, title=title, caption=caption, png=png, rows=rows)
-
-
-def _save(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> Figure:
+def save_figure(fig, folder: Path, name: str, rows: list[dict], title: str, caption: str) -> Figure:
+    """`fig` saved as `folder/name.png` (then closed) beside the CSV of `rows`, as the report's `Figure`."""
     png = folder / f"{name}.png"
     savefig_atomic(fig, png, dpi=90, bbox_inches="tight", metadata={"Software": None})
     pyplot().close(fig)
     write_csv_atomic(folder / f"{name}.csv", rows, columns=list(rows[0]))
-    return _figure(name, title, caption, png, rows)
+    return Figure(name=name, title=title, caption=caption, png=png, rows=rows)

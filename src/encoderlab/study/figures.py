@@ -21,8 +21,8 @@ from encoderlab.analysis.curves import Placed, curve_rows
 from encoderlab.analysis.plots import LAYER_LABEL, line_panels, pyplot, whole_ticks
 from encoderlab.eval.summary import ALL, EvalRecord
 from encoderlab.study.data import CkaResult, StudyData
-from encoderlab.study.figurefile import Figure, _figure, _save
-from encoderlab.study.lossfigures import _fig_loss, _fig_validation
+from encoderlab.study.figurefile import Figure, save_figure
+from encoderlab.study.lossfigures import loss_figure, validation_figure
 from encoderlab.study.table import ResultsTable
 from encoderlab.train.freeze import format_layers
 from encoderlab.words import count_of, lr_text, noun
@@ -44,8 +44,8 @@ def figures(data: StudyData, table: ResultsTable, study_dir: Path, folder: Path)
         ),
         _fig_mask_ratio(data, curves.get("mask_ratio", []), folder),
         *[_fig_cka(r, folder, cka_figure_name(r, data.cka), data.label, _twin(data, r)) for r in data.cka],
-        _fig_loss(data, study_dir, folder),
-        _fig_validation(data, study_dir, folder),
+        loss_figure(data, study_dir, folder),
+        validation_figure(data, study_dir, folder),
     ]  # fmt: skip
     return [f for f in drawn if f is not None]
 
@@ -160,7 +160,7 @@ def _fig_results(data: StudyData, table: ResultsTable, folder: Path) -> Figure |
     # beside the axes: inside, it hid the tallest bars
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_title("Results per task family (mean ± 95% CI over fine-tuning seeds)")
-    return _save(
+    return save_figure(
         fig,
         folder,
         "results",
@@ -179,7 +179,7 @@ def _fig_lines(folder: Path, name: str, rows: list[dict], title: str, caption: s
     png = line_panels(
         rows, folder / name, y="mean", panel=None, band=("ci_low", "ci_high"), title=title, **axes
     )
-    return _figure(name, title, caption, png, rows)
+    return Figure(name=name, title=title, caption=caption, png=png, rows=rows)
 
 
 def _fig_curve(
@@ -292,7 +292,7 @@ def _fig_cka(
         }
         for i, d in enumerate(div)
     ]
-    return _save(fig, folder, name, rows, f"CKA divergence: {a} vs {b}", _cka_caption(has_ratio, low))
+    return save_figure(fig, folder, name, rows, f"CKA divergence: {a} vs {b}", _cka_caption(has_ratio, low))
 
 
 def _nan(values: list[float | None]) -> list[float]:

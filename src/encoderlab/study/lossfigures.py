@@ -17,7 +17,7 @@ from pathlib import Path
 from encoderlab.analysis.plots import line_panels, pyplot
 from encoderlab.jsonlines import finite_number, read_records
 from encoderlab.study.data import StudyData
-from encoderlab.study.figurefile import Figure, _figure, _save
+from encoderlab.study.figurefile import Figure, save_figure
 from encoderlab.study.runner import node_dir
 
 
@@ -43,7 +43,7 @@ def _finite(record: dict, key: str) -> float | None:
     return float(value) if finite_number(value) else None
 
 
-def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
+def loss_figure(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     """Pretraining loss against optimizer step, from each run's metrics.jsonl."""
     plt = pyplot()
 
@@ -66,7 +66,7 @@ def _fig_loss(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     ax.set_ylabel("training loss (nats/token, own objective)")
     ax.set_title("Pretraining loss")
     ax.legend(fontsize=8)
-    return _save(
+    return save_figure(
         fig,
         folder,
         "pretraining_loss",
@@ -107,7 +107,7 @@ scored on with the same rows and masks. `val/mlm` (a run's own mask ratio) is le
 between runs of different ratios, so its lines would not share a scale."""
 
 
-def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
+def validation_figure(data: StudyData, study_dir: Path, folder: Path) -> Figure | None:
     """Held-out losses against tokens seen, one panel per loss, one line per pretraining run."""
     rows = [
         {
@@ -137,7 +137,7 @@ def _fig_validation(data: StudyData, study_dir: Path, folder: Path) -> Figure | 
         + ". Runs trained on different data are scored on different rows: compare lines of one dataset."
         + _validation_shape(rows, x)
     )
-    return _figure("validation_loss", title, caption, png, rows)
+    return Figure(name="validation_loss", title=title, caption=caption, png=png, rows=rows)
 
 
 def _validation_shape(rows: list[dict], x: str) -> str:
