@@ -11,6 +11,9 @@ import builtins
 import io
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from corpus_fixtures import corpus_records, tokenizer_dir  # noqa: F401 (fixture)
@@ -18,10 +21,21 @@ from tests.data.test_prepare_stale import _prepare_cli
 from tests.reliability.errors_doc import assert_printed_as_documented
 from tests.reliability.test_hostile_inputs import assert_one_line, cli, snapshot
 
-from encoderlab.data import freshness
+import encoderlab
+from encoderlab.data import freshness, txtscans
 from encoderlab.data.freshness import TXT_READING, lone_cr, reading_change
 from encoderlab.data.prepare import read_meta
 from encoderlab.data.tokenizer_training import SOURCES
+
+
+@pytest.fixture(autouse=True)
+def _home(tmp_path_factory, monkeypatch) -> Path:
+    """A private $ENCODERLAB_HOME, outside `tmp_path` (whose snapshots say nothing was written there), where
+    the scans' verdicts are remembered (`data/txtscans.py`); no verdict of another test is recalled."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("ENCODERLAB_HOME", str(home))
+    freshness._scanned.cache_clear()
+    return home
 
 
 def _txt(path, end: str):
@@ -189,3 +203,58 @@ def test_a_file_unreadable_when_scanned_is_read_again_once_its_permissions_are_f
     finally:
         path.chmod(0o644)
     assert "holds a lone \\r" in reading_change(meta)
+
+
+def _counted_scans(monkeypatch) -> list:
+    """The reads of a file's bytes by the scan, counted, in a process that has scanned nothing yet."""
+    scans = []
+    real = freshness.lone_cr
+    monkeypatch.setattr(freshness, "lone_cr", lambda f: scans.append(1) or real(f))
+    freshness._scanned.cache_clear()  # what a new command's process starts with
+    return scans
+
+
+def test_a_file_scanned_by_one_command_is_not_read_again_by_the_next_until_it_changes(tmp_path, monkeypatch):
+    """A folder from before `txt_reading` had each of its .txt files read in full by every command over it
+    (each `data prepare`, `study run`, `study plan`): the verdict was remembered for the process only. The
+    first command here is another process; nothing is written beside the corpus or into the folder."""
+    meta = _meta_reading(tmp_path, b"a\r\nb\r\n")
+    before = snapshot(tmp_path)
+    src = Path(encoderlab.__file__).parents[1]
+    first = (
+        "import json, sys; from encoderlab.data.freshness import reading_change; "
+        "print(reading_change(json.loads(sys.argv[1])))"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{src}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(
+        [sys.executable, "-c", first, json.dumps(meta)], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0 and done.stdout == "None\n", done.stderr
+    scans = _counted_scans(monkeypatch)
+    assert reading_change(meta) is None
+    assert scans == []  # remembered by the command before
+    assert snapshot(tmp_path) == before
+    (tmp_path / "a.txt").write_bytes(b"a\rb\r\n")  # the same size, other bytes: its mtime and ctime moved
+    os.utime(tmp_path / "a.txt", ns=(meta["sources"][0]["files"][0]["mtime_ns"],) * 2)  # the mtime put back
+    assert "holds a lone \\r" in reading_change(meta)
+    assert scans == [1]
+    scans = _counted_scans(monkeypatch)
+    assert "holds a lone \\r" in reading_change(meta)
+    assert scans == []  # the new bytes' verdict, remembered in turn
+
+
+def test_a_verdict_that_cannot_be_kept_or_read_back_costs_a_scan_never_a_refusal(
+    tmp_path, monkeypatch, _home
+):
+    meta = _meta_reading(tmp_path, b"a\rb\n")
+    scans = _counted_scans(monkeypatch)
+    assert "holds a lone \\r" in reading_change(meta)
+    (kept,) = (_home / "cache" / "txt-scans").iterdir()
+    kept.write_text('{"key": [')  # cut short
+    scans = _counted_scans(monkeypatch)
+    assert "holds a lone \\r" in reading_change(meta) and scans == [1]  # scanned again, and kept again
+    assert json.loads(kept.read_text())["lone"] is True
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "a.txt"))  # a file: no verdict can be kept there
+    scans = _counted_scans(monkeypatch)
+    assert "holds a lone \\r" in reading_change(meta) and scans == [1]
+    assert txtscans.recalled(txtscans.scan_key(str(tmp_path / "a.txt"), (tmp_path / "a.txt").stat())) is None

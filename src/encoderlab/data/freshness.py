@@ -29,10 +29,11 @@ The reading is checked too: meta.json and a tokenizer's SOURCES record `txt_read
 way .txt files were cut into lines. A folder made by older reading code (no `txt_reading`) whose .txt files,
 unchanged, hold a lone `\r` would read as other documents now (`reading_change`), and is a change; one whose
 .txt files hold none (LF, CRLF: the older reading ended lines at `\r\n` too) reads the same and stays up to
-date. Cost: each such file is read once per check, up to its first lone `\r`, and once per process (keyed by
-its stat: a study checks its data's and its tokenizer's record over one corpus); a folder that stays old is
-read again by each command, as nothing is written into it by a check. Recording the version outside the
-recipe keeps every folder's identity and study node key.
+date. Cost: each such file is read once, up to its first lone `\r`: its verdict is remembered by its stat
+(device, inode, size, mtime, ctime) for the process and, under $ENCODERLAB_HOME/cache/txt-scans/, for later
+commands (`data/txtscans.py`), since nothing is written into the folder by a check: a folder that stays
+old was read in full by every command. Recording the version outside the recipe keeps every folder's
+identity and study node key.
 
 A change is refused, never prepared over: the folder may be what a run's checkpoints were trained on
 (a resume on data prepared again is refused too, `train/trainer.py`), so the fix is another --out or
@@ -54,6 +55,7 @@ from encoderlab.data.hub import is_commit, list_mirror
 from encoderlab.data.mirrorpin import read_unpinned, verified_commit
 from encoderlab.data.shard import Shard
 from encoderlab.data.sources import SourceConfig, describe, expand
+from encoderlab.data.txtscans import recalled, remember, scan_key
 from encoderlab.errors import UserError
 
 log = logging.getLogger(__name__)
@@ -128,25 +130,33 @@ def reading_change(meta: dict) -> str | None:
 
 def _carriage_returns(path: Path) -> tuple[bool, bool] | None:
     """(whether `path`'s text holds a lone `\r`, whether it holds any `\r`); None when it cannot be read
-    now (no reading to compare). Remembered for the process by the file's stat (`_scanned`): a study
-    checks its data's record and its tokenizer's, over the same corpus, and a merge each part's. The
-    ctime is in the key because a chmod changes it and not size or mtime: an unreadable file made
-    readable was still None for the rest of the process."""
+    now (no reading to compare). Remembered by the file's stat (`txtscans.scan_key`): for the process
+    (`_scanned`: a study checks its data's record and its tokenizer's, over the same corpus, and a merge
+    each part's) and across commands (`txtscans`: a folder that stays old was read in full by each
+    command). The ctime is in the key because a chmod changes it and not size or mtime: an unreadable
+    file made readable was still None for the rest of the process."""
     try:
         st = path.stat()
     except OSError:
         return None
-    return _scanned(str(path), st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    return _scanned(str(path), tuple(scan_key(str(path), st)))
 
 
 @functools.lru_cache(maxsize=4096)
-def _scanned(path: str, inode: int, size: int, mtime_ns: int, ctime_ns: int) -> tuple[bool, bool] | None:
-    """`_carriage_returns`, read; the stat in the key makes a file changed since read again."""
+def _scanned(path: str, key: tuple) -> tuple[bool, bool] | None:
+    """`_carriage_returns`, recalled from an earlier command or read; the stat in `key` makes a file
+    changed since read again. Unreadable (None) is never remembered beyond the process."""
+    if (verdict := recalled(list(key))) is not None:
+        return verdict
     try:
         with open(path, "rb") as raw, decompressed(Path(path), raw) as f:
-            return lone_cr(f)
+            verdict = lone_cr(f)
+        after = scan_key(path, os.stat(path))
     except (OSError, ValueError, *DECOMPRESS_ERRORS):  # unreadable now: no reading to compare
         return None
+    if after == list(key):  # not written while read: the verdict is that of the bytes `key` names
+        remember(after, verdict)
+    return verdict
 
 
 def lone_cr(f, size: int = 1 << 20) -> tuple[bool, bool]:
