@@ -1,4 +1,4 @@
-"""`study plan`'s note on a start model read as a hub id that the local hub cache does not hold.
+"""`study plan`'s note on a start model or tokenizer read as a hub id that the local hub cache does not hold.
 
 The plan asks no hub (`hubids.check_hub_ids`), so `init: models/mine`, a typo of a folder beside the study
 file, passed the plan without a word and only `study run` refused it. Now the plan says, one line per such
@@ -7,6 +7,8 @@ study file of a near name. The hub and its cache are `test_hub_positions`'s: any
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from test_hub_positions import HUB_ID, _cache, _study, world  # noqa: F401 (world: a fixture)
@@ -53,3 +55,52 @@ def test_a_cached_hub_id_or_a_folder_beside_the_study_file_gets_no_note(world, c
     model_folder(world / "other" / "enc")
     assert _notes(capsys, study) == []  # the cache holds it: no near folder is named
     assert _notes(capsys, study) == []
+
+
+TOKENIZER_NOTE = (
+    "note: dataset main reads tokenizer '{id}', taken as a hub id the local hub cache does not hold: `study "
+    "run` downloads it (or, offline, refuses it); no folder {base}/{id} is beside the study file"
+)
+
+
+def _tokenizer_study(root) -> Path:
+    """MINE (no start model), its dataset's tokenizer the hub id `someone/enc` in place of one trained."""
+    study = _study(root, 32)
+    text = study.read_text().replace(
+        "  - {name: start, init: someone/enc}\n", "  - {name: clm, recipe: pfs-clm}\n"
+    )
+    study.write_text(
+        text.replace("vocab_size: 300,", f"tokenizer: {HUB_ID}, vocab_size: 300,").replace(
+            "b: start", "b: clm"
+        )
+    )
+    return study
+
+
+def _tokenizer_notes(capsys, study) -> list[str]:
+    capsys.readouterr()
+    main(["study", "plan", str(study)])
+    return [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith("note: ") and HUB_ID in line
+    ]
+
+
+@pytest.mark.parametrize("offline", ["1", None])
+def test_an_uncached_hub_tokenizer_is_noted_as_an_uncached_start_model_is(
+    world,  # noqa: F811 (the fixture)
+    capsys,
+    monkeypatch,
+    offline,
+):
+    """The note covered start models only: a study whose dataset names a hub tokenizer absent from the local
+    hub cache (or a typo of a folder beside the study file) planned without a word."""
+    if offline:
+        monkeypatch.setenv("HF_HUB_OFFLINE", offline)
+    study = _tokenizer_study(world)
+    assert _tokenizer_notes(capsys, study) == [TOKENIZER_NOTE.format(id=HUB_ID, base=world)]
+    model_folder(world / "someone" / "encs")  # a near name
+    assert _tokenizer_notes(capsys, study) == [
+        TOKENIZER_NOTE.format(id=HUB_ID, base=world) + f" (did you mean {world / 'someone' / 'encs'}?)"
+    ]
+    _cache(world, ["config.json", "tokenizer.json", "tokenizer_config.json"])  # the cache holds it now
+    assert _tokenizer_notes(capsys, study) == []

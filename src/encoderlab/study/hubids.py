@@ -60,40 +60,52 @@ def check_hub_ids(spec: StudySpec, fetched: bool = True, unread: frozenset[str] 
 
 
 def uncached_start_notes(spec: StudySpec, unread: frozenset[str] = frozenset()) -> list[str]:
-    """`study plan`'s note on each start model read as a hub id (`reads_hub`) that a run still to run
-    (not in `unread`) starts from and that the local hub cache does not hold, one line per id: the plan
-    asks no hub (`check_hub_ids`), so a typo of a folder beside the study file (`models/mine` for
+    """`study plan`'s note on each start model and tokenizer read as a hub id (`reads_hub`) that a node still
+    to run reads (not in `unread`) and that the local hub cache does not hold, one line per id and kind: the
+    plan asks no hub (`check_hub_ids`), so a typo of a folder beside the study file (`models/mine` for
     `models/mines`) passed the plan silently and only `study run` refused it. The line says that the run
     downloads it (or, offline, refuses it) and names a folder beside the study file close to it
     (`errors.closest`). With a model mirror set there is no note: the plan checked the mirror."""
     from encoderlab.data.hub import mirror_root
-    from encoderlab.data.hubmodels import cached_snapshot, split_revision
-    from encoderlab.errors import closest
+    from encoderlab.data.hubmodels import cached_snapshot
     from encoderlab.words import noun
 
     if mirror_root("model") is not None:
         return []
-    starts: dict[str, list[str]] = {}  # each id once, with the runs starting from it
-    for r in spec.runs:
-        if r.init and r.init not in unread and reads_hub(spec, r.init):
-            starts.setdefault(r.init, []).append(r.name)
-    base, notes = spec_folder(spec), []
-    for init, runs in starts.items():
-        if cached_snapshot(init) is not None:
+    readers: dict[tuple[str, str], list[str]] = {}  # (id, "model" or "tokenizer") -> the runs or datasets
+    for location, where, what in start_ids(spec):
+        if location not in unread and reads_hub(spec, location):
+            readers.setdefault((location, what), []).append(where.split(" ", 1)[1])
+    notes = []
+    for (location, what), names in readers.items():
+        if cached_snapshot(location) is not None:
             continue
-        repo = split_revision(init)[0]
-        beside = ""
-        if base is not None:
-            near = closest(repo, _folders_beside(base))
-            beside = f"; no folder {base / repo} is beside the study file" + (
-                f" (did you mean {base / near}?)" if near else ""
-            )
+        n, listed = len(names), ", ".join(names)
+        if what == "model":
+            subject = f"{noun(n, 'run')} {listed} {noun(n, 'starts', 'start')} from '{location}'"
+        else:
+            subject = f"{noun(n, 'dataset')} {listed} {noun(n, 'reads', 'read')} tokenizer '{location}'"
         notes.append(
-            f"note: {noun(len(runs), 'run')} {', '.join(runs)} {noun(len(runs), 'starts', 'start')} from "
-            f"'{init}', taken as a hub id the local hub cache does not hold: `study run` downloads it (or, "
-            f"offline, refuses it){beside}"
+            f"note: {subject}, taken as a hub id the local hub cache does not hold: `study run` downloads it "
+            f"(or, offline, refuses it){_near_folder(spec, location)}"
         )
     return notes
+
+
+def _near_folder(spec: StudySpec, location: str) -> str:
+    """For a note on hub id `location`: the folder beside the study file it is not, and one of a near name
+    there (a typo of it); "" for a study not read from a file."""
+    from encoderlab.data.hubmodels import split_revision
+    from encoderlab.errors import closest
+
+    base = spec_folder(spec)
+    if base is None:
+        return ""
+    repo = split_revision(location)[0]
+    near = closest(repo, _folders_beside(base))
+    return f"; no folder {base / repo} is beside the study file" + (
+        f" (did you mean {base / near}?)" if near else ""
+    )
 
 
 def _folders_beside(base: Path) -> list[str]:
