@@ -14,6 +14,7 @@ effect, and its report used to say "does not hold (significant)" without saying 
 
 from __future__ import annotations
 
+from encoderlab.eval.stats import decimals, estimate_text, number_text
 from encoderlab.study.data import StudyData, split_id
 from encoderlab.study.fidelity import PAPERS, compared_chain, compared_run
 from encoderlab.study.resolve import tokens
@@ -99,10 +100,11 @@ def ceiling_text(data: StudyData, table: ResultsTable) -> str:
             continue
         for task, s in table.per_task[m].items():
             if s.test.ci_high is not None and s.test.ci_high >= MAX_SCORE:
+                room = number_text(MAX_SCORE - s.test.mean, decimals(s.test.half_width))
                 out.append(
-                    f"Evaluated as it is, {data.label(m)} already scores {s.test.mean:.2f} ± {s.test.half_width:.2f} on {task}, an interval "
-                    f"that reaches the maximum of {MAX_SCORE:g}: no run continued from it can gain more than "
-                    f"{MAX_SCORE - s.test.mean:.2f} points there, so a difference between such runs on {task} says "
+                    f"Evaluated as it is, {data.label(m)} already scores {estimate_text(s.test.mean, s.test.half_width)} "
+                    f"on {task}, an interval that reaches the maximum of {MAX_SCORE:g}: no run continued from it can "
+                    f"gain more than {room} points there, so a difference between such runs on {task} says "
                     "which lost less of the start's score, not which objective adapts a model better."
                 )
     return " ".join(out)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
-from encoderlab.eval.stats import p_text
+from encoderlab.eval.stats import decimals, estimate_text, number_text, p_text
 from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
@@ -126,10 +126,11 @@ def _result_columns(table: ResultsTable) -> tuple[list[str], list[str]]:
 def _cell(cell: Cell | None, baseline: bool) -> str:
     if not cell:
         return "–"
-    text = f"{cell.mean:.2f}" + (f" ± {cell.half_width:.2f}" if cell.half_width is not None else "")
+    text = estimate_text(cell.mean, cell.half_width)
     vs = cell.vs_baseline
-    if vs is not None:
-        text += f" ({vs.mean:+.2f}, {p_text(vs.p_value)}{'*' if vs.excludes_zero else ''})"
+    if vs is not None:  # the difference at the digits its own interval allows
+        diff = number_text(vs.mean, decimals(vs.half_width), sign=True)
+        text += f" ({diff}, {p_text(vs.p_value)}{'*' if vs.excludes_zero else ''})"
     elif baseline:
         text += " (baseline)"
     return text

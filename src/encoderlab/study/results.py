@@ -38,11 +38,10 @@ What each kind of claim measures, and when it is "not tested", is `measures.py`'
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
-from encoderlab.eval.stats import Estimate, PairedTest, holm, negated, p_text
+from encoderlab.eval.stats import PairedTest, estimate_text, holm, interval_text, negated, p_text
 from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat, step_caveats
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
@@ -68,20 +67,6 @@ class ClaimResult:
     """As `Outcome.numbers`, with `p_holm` where the claim was tested."""
     sentence: str
     """The whole sentence the report prints, verdict first."""
-
-
-def _fmt(x: float | None, sign: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "n/a"
-    return f"{x:+.2f}" if sign else f"{x:.2f}"
-
-
-def _pm(s: Estimate) -> str:
-    return f"{_fmt(s.mean)} ± {_fmt(s.half_width)}" if s.half_width is not None else _fmt(s.mean)
-
-
-def _interval(d: PairedTest) -> str:
-    return f"{_fmt(d.mean, True)}, 95% CI [{_fmt(d.ci_low, True)}, {_fmt(d.ci_high, True)}]"
 
 
 # --------------------------------------------------------------------------- testing a measure
@@ -146,16 +131,16 @@ def _sentence(
         "pretraining": f", means over {len(n.pretraining_seeds)} pretraining seeds",
         "unpaired": f", means over {n.a.n} and {n.b.n} pretraining seeds",
     }.get(n.level, "")
-    head = f"{la} {_pm(n.a)} vs {lb} {_pm(n.b)} on {measure.where}{over}"
+    head = f"{la} {estimate_text(n.a.mean, n.a.half_width)} vs {lb} {estimate_text(n.b.mean, n.b.half_width)} on {measure.where}{over}"
     if t.gain is None:
         return f"{head} ({n.reference_phrase(la, lb) or 'fewer than 2 paired seeds, so no interval'})."
     what = "difference" if measure.higher_is_better else f"{lb} minus {la}"
     unit = _unit(n, la, lb, measure, t.gain)
     if n.level == "fine-tuning":
-        return f"{head} ({what} {_interval(t.gain)}, checkpoint-level paired {p_text(t.gain.p_value)}{unit})."
+        return f"{head} ({what} {interval_text(t.gain)}, checkpoint-level paired {p_text(t.gain.p_value)}{unit})."
     test = "Welch's" if n.level in ("reference", "unpaired") else "paired"
     stats = (
-        f"{what} {_interval(t.gain)}, {test} {p_text(t.gain.p_value)}, Holm-adjusted over the {m} tested "
+        f"{what} {interval_text(t.gain)}, {test} {p_text(t.gain.p_value)}, Holm-adjusted over the {m} tested "
         f"{noun(m, 'claim')} {p_text(p_holm)}"  # a family of one read "the 1 tested claims"
     )
     sig = p_holm is not None and p_holm < ALPHA
@@ -187,7 +172,7 @@ def _unit(n: Nested, la: str, lb: str, measure: Measure, gain: PairedTest) -> st
         )
     check = n.checkpoint if measure.higher_is_better else _negate(n.checkpoint)
     within = (
-        f"; the seed-{n.checkpoint_seed} checkpoints alone, over {check.n} fine-tuning seeds: {_interval(check)}"
+        f"; the seed-{n.checkpoint_seed} checkpoints alone, over {check.n} fine-tuning seeds: {interval_text(check)}"
         if check is not None
         else ""
     )
