@@ -142,6 +142,16 @@ def test_the_summary_header_says_its_grid_in_words_that_agree_with_it():
     assert "; LRs 0.0001, 0.001 x seed 0. Test = " in md
 
 
+def test_the_summary_prints_scores_to_the_digits_of_their_interval():
+    """`71.23 ± 24.84 (n=3)`: two places whatever the interval, as the study report did (`stats.estimate_text`).
+    Test 60, 70, 80: mean 70, sd 10, half-width t(0.975, 2) x 10 / sqrt(3) = 24.8; validation 70, 71, 72: 2.48."""
+    records = [_rec("a", 1e-4, s, 70 + s, 60 + 10 * s) for s in range(3)]
+    md = summary_markdown(summarize_results(records, "a", ["boolq"], [1e-4], [0, 1, 2]))
+    assert "| boolq | sc | accuracy | 0.0001 | 71.0 ± 2.5 (n=3) | 70 ± 25 (n=3) |" in md
+    one = summary_markdown(summarize_results(records[:1], "a", ["boolq"], [1e-4], [0]))
+    assert "| 70.00 (n=1) | 60.00 (n=1) |" in one  # one seed: no interval, two places as before
+
+
 def test_lrs_alike_to_6_digits_read_apart_in_the_summary():
     """`--lrs 1e-5 1.0000001e-5` read "LRs 1e-05, 1e-05" and both curve points "1e-05" (`:g`'s 6 digits);
     each is now written as its predictions file names it (`words.lr_text`), usual LRs unchanged."""

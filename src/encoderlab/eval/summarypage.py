@@ -7,9 +7,10 @@ call, so tasks evaluated by separate calls add up. Design:
 - **summary.json is the summary as data** (`config.to_dict`), the one a model card's `export --eval`
   reads back; nothing is computed here that is not in it.
 - **summary.md is the same as tables**, for a person: per task the best LR (chosen on validation) and
-  the validation and test scores there as mean ± 95% t half-width over seeds (`(n=1)`: one seed, no
-  interval), other test splits, degenerate predictions named, a validation cut from train too small
-  to pick an LR by noted (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
+  the validation and test scores there as mean ± 95% t half-width over seeds, to the digits of the
+  interval (`stats.estimate_text`; `(n=1)`: one seed, no interval, two places), other test splits,
+  degenerate predictions named, a validation cut from train too small to pick an LR by noted
+  (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
   seed; and the test mean per LR of each task (the stability analysis). Its header says the model,
   the hub commit read where there is one, and the LR x seed grid in words (`words.lr_grid`).
 One model's evaluation only: a study's report, over many models and with figures, is
@@ -23,7 +24,7 @@ from pathlib import Path
 from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.spec import FAMILY_NAMES
-from encoderlab.eval.stats import Estimate
+from encoderlab.eval.stats import Estimate, estimate_text
 from encoderlab.eval.summary import ModelSummary
 from encoderlab.eval.tasks.splits import cut_validation_note
 from encoderlab.words import count_of, lr_grid, lr_text
@@ -34,9 +35,7 @@ SUMMARY_JSON, SUMMARY_MD = "summary.json", "summary.md"
 def _fmt(s: Estimate | None) -> str:
     if s is None:
         return "-"
-    if s.half_width is None:
-        return f"{s.mean:.2f} (n=1)"
-    return f"{s.mean:.2f} ± {s.half_width:.2f} (n={s.n})"
+    return f"{estimate_text(s.mean, s.half_width)} (n={s.n})"  # to the digits of its interval, as a study's report
 
 
 def summary_markdown(summary: ModelSummary) -> str:
