@@ -5,10 +5,13 @@ One helper for every count a command prints: `count(2, "run")` is `2 runs`, `cou
 (`LR 5e-05`, `LRs 1e-05, 5e-05`). A learning rate is written by `lr_text`: as `:g` writes it where that
 is the LR itself, else in full digits, so two LRs alike to `:g`'s 6 digits never read (or name a file) alike.
 A share (a mask ratio, a CLM share) is written as a percentage by `percent_text`, in full for the same reason.
+A score with its 95% interval is written by `estimate_text`, to the digits the interval allows (`decimals`).
 It imports nothing, so any module may use it.
 """
 
 from __future__ import annotations
+
+import math
 
 
 def noun(n: float, singular: str, plural: str | None = None) -> str:
@@ -57,3 +60,43 @@ def percent_text(share: float) -> str:
     from decimal import Decimal
 
     return format((Decimal(repr(float(share))) * 100).normalize(), "f")
+
+
+MAX_DECIMALS = 4
+"""The most decimals a score is printed with, however narrow its interval: seeds that all but agree give a
+width of float noise (1e-13), whose digits are no measurement."""
+
+
+def decimals(half_width: float | None) -> int:
+    """The decimal places that print a score whose 95% interval has this `half_width`: the half-width to two
+    significant digits and the score to the same place, as the GUM advises (JCGM 100:2008, 7.2.6: an
+    uncertainty "to at most two significant digits"; the estimate rounded to match): `71.2 ± 9.8`, not
+    `71.23 ± 9.80`, whose last digit a fine-tuning seed moves by far more than 0.01; `69.86 ± 0.34`. Two
+    places without an interval (one seed, a zero or non-finite width), as before; never more than
+    `MAX_DECIMALS`, never fewer than 0 (`71 ± 12`)."""
+    if half_width is None or not math.isfinite(half_width) or half_width <= 0:
+        return 2
+    places = 1 - math.floor(math.log10(half_width))
+    if round(half_width, places) >= 10.0 ** (2 - places):  # 9.96 rounds to 10.0: three digits, one place less
+        places -= 1
+    return min(max(places, 0), MAX_DECIMALS)
+
+
+def number_text(x: float | None, places: int = 2, sign: bool = False) -> str:
+    """`x` at `places` decimals (`+` before a positive one where `sign`); "n/a" for None or NaN. One that
+    rounds to zero is `0.0`, unsigned: `-0.0` told a direction its digits do not have."""
+    if x is None or math.isnan(x):
+        return "n/a"
+    if round(x, places) == 0:
+        return f"{0:.{places}f}"
+    return f"{x:+.{places}f}" if sign else f"{x:.{places}f}"
+
+
+def estimate_text(mean: float | None, half_width: float | None, sign: bool = False) -> str:
+    """A score as every report prints it: `mean ± half_width` at the `decimals` the interval allows, or
+    the mean alone at two places without one. One implementation: the study's results table, its claims
+    and its notes, `eval`'s summary.md and lines and the model card printed every score at two places,
+    `71.23 ± 9.80` as `69.86 ± 0.34`."""
+    places = decimals(half_width)
+    text = number_text(mean, places, sign)
+    return text if half_width is None else f"{text} ± {number_text(half_width, places)}"

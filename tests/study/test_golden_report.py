@@ -18,7 +18,7 @@ the seed twin's training seed offset, and the CKA figure's CSV gains a `low_laye
 only). The fake study's four tested claims are at one
 pretraining seed: each now gives a direction only ("holds in direction", `significant` null, `p_holm` null,
 its p kept as `checkpoint_p`), with its sentence and the claims note saying so; no other number changed.
-Scores and differences are printed to the digits of their interval (`eval.stats.estimate_text`: the
+Scores and differences are printed to the digits of their interval (`words.estimate_text`: the
 half-width at two significant digits, the score at its place; a difference rounding to zero unsigned): the
 results table's cells and the claims' sentences only, every number in results.json the same.
 What may differ without changing a number: figure columns renamed (`RENAMED`), columns or keys the

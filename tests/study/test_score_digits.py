@@ -1,4 +1,4 @@
-"""The report prints each score with the digits its interval allows (`eval.stats.estimate_text`).
+"""The report prints each score with the digits its interval allows (`words.estimate_text`).
 
 Every score was printed at two places, so a wide interval claimed digits a fine-tuning seed moves by far more
 than 0.01 (`71.23 ± 9.80`). Now the half-width has two significant digits and the score is rounded to the
@@ -15,9 +15,10 @@ import re
 import pytest
 from golden_report import GOLDEN
 
-from encoderlab.eval.stats import MAX_DECIMALS, PairedTest, decimals, estimate_text, interval_text
+from encoderlab.eval.stats import PairedTest, interval_text
 from encoderlab.study.report import _cell
 from encoderlab.study.table import Cell
+from encoderlab.words import MAX_DECIMALS, decimals, estimate_text
 
 
 @pytest.mark.parametrize(

@@ -45,7 +45,7 @@ from encoderlab.eval.tasks.hub import HUB_DATA_ENV
 from encoderlab.eval.tasks.splits import cut_validation_note
 from encoderlab.locks import folder_lock
 from encoderlab.outdir import check_output, output_folder
-from encoderlab.words import count, count_of, lr_text
+from encoderlab.words import count, count_of, estimate_text, lr_text
 
 KIND = "eval"
 """The ownership-marker kind of an evaluation folder."""
@@ -176,10 +176,10 @@ def _evaluate_command(model, suite, names, task_file, lrs, seeds, out, device) -
             print(line)
         summary = evaluate(em, suite=suite, tasks=names or None, lrs=lrs, seeds=seeds, out=out, device=device)
     for name, t in summary.tasks.items():
-        ci = f" ± {t.test.half_width:.2f}" if t.test.half_width is not None else ""
+        score = estimate_text(t.test.mean, t.test.half_width)  # to its interval's digits, as summary.md
         flag = t.degenerate
         warn = f"  DEGENERATE in {count_of(flag.runs, flag.of, 'seed')}: {flag.why}" if flag else ""
-        print(f"{name:<20} {t.metric:<10} {t.test.mean:6.2f}{ci}  (best lr {lr_text(t.best_lr)}){warn}")
+        print(f"{name:<20} {t.metric:<10} {score:>6}  (best lr {lr_text(t.best_lr)}){warn}")
         if note := cut_validation_note(t.counts, t.family, summary.lrs):
             print(f"  note: {note}")
     print(f"wrote {out / SUMMARY_MD}")

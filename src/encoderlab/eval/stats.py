@@ -39,6 +39,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from encoderlab.words import decimals, number_text
+
 
 @dataclass(frozen=True, kw_only=True)
 class Estimate:
@@ -246,47 +248,9 @@ def p_text(p: float, alpha: float = 0.05) -> str:
     return f"p = {p:.{digits}g}"
 
 
-MAX_DECIMALS = 4
-"""The most decimals a score is printed with, however narrow its interval: seeds that all but agree give a
-width of float noise (1e-13), whose digits are no measurement."""
-
-
-def decimals(half_width: float | None) -> int:
-    """The decimal places that print a score whose 95% interval has this `half_width`: the half-width to two
-    significant digits and the score to the same place, as the GUM advises (JCGM 100:2008, 7.2.6: an
-    uncertainty "to at most two significant digits"; the estimate rounded to match): `71.2 ± 9.8`, not
-    `71.23 ± 9.80`, whose last digit a fine-tuning seed moves by far more than 0.01; `69.86 ± 0.34`. Two
-    places without an interval (one seed, a zero or non-finite width), as before; never more than
-    `MAX_DECIMALS`, never fewer than 0 (`71 ± 12`)."""
-    if half_width is None or not math.isfinite(half_width) or half_width <= 0:
-        return 2
-    places = 1 - math.floor(math.log10(half_width))
-    if round(half_width, places) >= 10.0 ** (2 - places):  # 9.96 rounds to 10.0: three digits, one place less
-        places -= 1
-    return min(max(places, 0), MAX_DECIMALS)
-
-
-def number_text(x: float | None, places: int = 2, sign: bool = False) -> str:
-    """`x` at `places` decimals (`+` before a positive one where `sign`); "n/a" for None or NaN. One that
-    rounds to zero is `0.0`, unsigned: `-0.0` told a direction its digits do not have."""
-    if x is None or math.isnan(x):
-        return "n/a"
-    if round(x, places) == 0:
-        return f"{0:.{places}f}"
-    return f"{x:+.{places}f}" if sign else f"{x:.{places}f}"
-
-
-def estimate_text(mean: float | None, half_width: float | None, sign: bool = False) -> str:
-    """A score as every report prints it: `mean ± half_width` at the `decimals` the interval allows, or
-    the mean alone at two places without one. One implementation: the study's results table, its claims
-    and its notes printed every score at two places, `71.23 ± 9.80` as `69.86 ± 0.34`."""
-    places = decimals(half_width)
-    text = number_text(mean, places, sign)
-    return text if half_width is None else f"{text} ± {number_text(half_width, places)}"
-
-
 def interval_text(d: Estimate, sign: bool = True) -> str:
-    """A difference and its interval, `+9.82, 95% CI [+9.36, +10.28]`, at the `decimals` of its half-width."""
+    """A difference and its interval, `+9.82, 95% CI [+9.36, +10.28]`, at the `words.decimals` of its
+    half-width, as `words.estimate_text` prints a score."""
     places = decimals(d.half_width)
     low, high = (number_text(x, places, sign) for x in (d.ci_low, d.ci_high))
     return f"{number_text(d.mean, places, sign)}, 95% CI [{low}, {high}]"

@@ -8,7 +8,7 @@ call, so tasks evaluated by separate calls add up. Design:
   reads back; nothing is computed here that is not in it.
 - **summary.md is the same as tables**, for a person: per task the best LR (chosen on validation) and
   the validation and test scores there as mean ± 95% t half-width over seeds, to the digits of the
-  interval (`stats.estimate_text`; `(n=1)`: one seed, no interval, two places), other test splits,
+  interval (`words.estimate_text`; `(n=1)`: one seed, no interval, two places), other test splits,
   degenerate predictions named, a validation cut from train too small to pick an LR by noted
   (`tasks.splits.cut_validation_note`); per family the mean over its tasks per
   seed; and the test mean per LR of each task (the stability analysis). Its header says the model,
@@ -24,10 +24,10 @@ from pathlib import Path
 from encoderlab.atomic import json_text, write_text_atomic
 from encoderlab.config import to_dict
 from encoderlab.eval.spec import FAMILY_NAMES
-from encoderlab.eval.stats import Estimate, estimate_text
+from encoderlab.eval.stats import Estimate
 from encoderlab.eval.summary import ModelSummary
 from encoderlab.eval.tasks.splits import cut_validation_note
-from encoderlab.words import count_of, lr_grid, lr_text
+from encoderlab.words import count_of, estimate_text, lr_grid, lr_text
 
 SUMMARY_JSON, SUMMARY_MD = "summary.json", "summary.md"
 

@@ -30,7 +30,7 @@ from encoderlab import jsonlines
 from encoderlab.errors import UserError, first_line
 from encoderlab.jsonlines import read_records
 from encoderlab.model.runlayout import recorded_start
-from encoderlab.words import count_of, lr_grid, lr_text
+from encoderlab.words import count_of, estimate_text, lr_grid, lr_text
 from encoderlab.yamltext import read_yaml
 
 _TASK_TYPES = {
@@ -345,10 +345,9 @@ def _evaluation(summary: dict | None) -> list[str]:
     ]
     for task, t in summary["tasks"].items():
         test, flag = t["test"], t.get("degenerate")
-        hw = f" ± {test['half_width']:.2f}" if test.get("half_width") is not None else ""
         bad = f" (degenerate in {count_of(flag['runs'], flag['of'], 'seed')})" if flag else ""
         lines.append(
-            f"| {task} | {t['family']} | {t['metric']} | {lr_text(t['best_lr'])} | {test['mean']:.2f}{hw} (n={test['n']}){bad} |"
+            f"| {task} | {t['family']} | {t['metric']} | {lr_text(t['best_lr'])} | {estimate_text(test['mean'], test.get('half_width'))} (n={test['n']}){bad} |"
         )
     return [*lines, ""]
 

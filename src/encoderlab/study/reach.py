@@ -14,12 +14,12 @@ effect, and its report used to say "does not hold (significant)" without saying 
 
 from __future__ import annotations
 
-from encoderlab.eval.stats import decimals, estimate_text, number_text
 from encoderlab.study.data import StudyData, split_id
 from encoderlab.study.fidelity import PAPERS, compared_chain, compared_run
 from encoderlab.study.resolve import tokens
 from encoderlab.study.spec import StudySpec
 from encoderlab.study.table import ResultsTable
+from encoderlab.words import decimals, estimate_text, number_text
 
 MAX_SCORE = 100.0
 """The best score of every task's metric as the tables show it (percent)."""

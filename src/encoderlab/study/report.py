@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from encoderlab.atomic import write_json_atomic, write_text_atomic
 from encoderlab.config import to_dict
-from encoderlab.eval.stats import decimals, estimate_text, number_text, p_text
+from encoderlab.eval.stats import p_text
 from encoderlab.locks import one_at_a_time
 from encoderlab.study.compute import ComputeSummary, compute_summary
 from encoderlab.study.data import StudyData, load_study, split_id
@@ -39,7 +39,7 @@ from encoderlab.study.reportpage import html_page, markdown_page, md_text
 from encoderlab.study.results import ClaimResult, check_claims
 from encoderlab.study.spec import RunSpec, StudySpec
 from encoderlab.study.table import Cell, ResultsTable, results_table
-from encoderlab.words import count, count_of, lr_text, noun
+from encoderlab.words import count, count_of, decimals, estimate_text, lr_text, noun, number_text
 
 if TYPE_CHECKING:
     from encoderlab.study.figures import Figure  # drawing loads matplotlib: imported when figures are drawn

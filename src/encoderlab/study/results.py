@@ -41,13 +41,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from encoderlab.eval.stats import PairedTest, estimate_text, holm, interval_text, negated, p_text
+from encoderlab.eval.stats import PairedTest, holm, interval_text, negated, p_text
 from encoderlab.study.caveats import degenerate_caveat, final_caveats, partial_caveat, step_caveats
 from encoderlab.study.data import StudyData
 from encoderlab.study.measures import EVALUATORS, Measure, Outcome
 from encoderlab.study.nested import Nested, Scores, compare_runs, no_pair_reason
 from encoderlab.study.spec import ClaimSpec
-from encoderlab.words import noun
+from encoderlab.words import estimate_text, noun
 
 ALPHA = 0.05
 """Family-wise error rate of a study's claims (Holm-adjusted p below it: significant)."""
