@@ -73,9 +73,11 @@ def uncached_start_notes(spec: StudySpec, unread: frozenset[str] = frozenset()) 
     if mirror_root("model") is not None:
         return []
     readers: dict[tuple[str, str], list[str]] = {}  # (id, "model" or "tokenizer") -> the runs or datasets
-    for location, where, what in start_ids(spec):
+    named = [(d.tokenizer, "tokenizer", d.name) for d in spec.data]
+    named += [(r.init, "model", r.name) for r in spec.runs if r.init]  # as `start_ids`, with their names
+    for location, what, name in named:
         if location not in unread and reads_hub(spec, location):
-            readers.setdefault((location, what), []).append(where.split(" ", 1)[1])
+            readers.setdefault((location, what), []).append(name)
     notes = []
     for (location, what), names in readers.items():
         if cached_snapshot(location) is not None:
