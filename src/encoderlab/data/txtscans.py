@@ -8,11 +8,12 @@ The verdict, (lone `\r`, any `\r`), is a function of the file's bytes alone, so 
 $ENCODERLAB_HOME/cache/txt-scans/, a folder encoderlab owns, one small JSON file per scanned file version.
 
 Why the key is safe: it is the file's real path and its whole stat identity, device, inode, size, mtime and
-ctime (ns). Any write to a file moves its mtime and its ctime; putting the mtime back (`touch -d`, `cp -p`,
-git's checkout) moves the ctime again, and no call sets a ctime: so a file whose key matches holds the bytes
-it was scanned with. The trade-off is the one `filerecords.file_change` already makes with size and mtime,
-narrowed by the ctime: a filesystem that does not keep a change time (FAT's "ctime" is a creation time)
-could serve a stale verdict after a same-size rewrite whose mtime was put back. A file replaced by another
+ctime (ns). Any write to a file moves its mtime and its ctime; putting the mtime back (`touch -d`, `rsync -t`,
+`os.utime`) moves the ctime again, and no call sets a ctime: so a file whose key matches holds the bytes it
+was scanned with (`tests/data/test_txt_reading.py` rewrites one to its old size and puts its mtime back).
+The trade-off is the one `filerecords.file_change` already makes with size and mtime, narrowed by the ctime:
+on a filesystem whose ctime is not a change time (FAT records a creation time), a same-size rewrite whose
+mtime was put back could be served its old verdict. A file replaced by another
 (rename, restore from a copy) has another inode or ctime, so it is scanned again.
 
 A memory that cannot be read (gone, cut short, another key) is no memory: the file is scanned. One that
