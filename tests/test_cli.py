@@ -131,6 +131,13 @@ def test_version_names_encoderlab_and_the_libraries_it_runs_on(capsys):
     assert "encoderlab --version" in capsys.readouterr().out
 
 
+def test_python_dash_m_encoderlab_runs_the_cli():
+    # was: "No module named encoderlab.__main__; 'encoderlab' is a package and cannot be directly executed"
+    done = subprocess.run([sys.executable, "-m", "encoderlab", "--version"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("encoderlab "), done.stdout
+
+
 def _one_line_error(capsys, argv) -> str:
     with pytest.raises(SystemExit) as exc:
         main(argv)
