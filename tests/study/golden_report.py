@@ -36,7 +36,7 @@ def report_numbers(study_dir: Path) -> dict:
         "claims": results["claims"],
         "figures": figures,
         "results_md": _section(md, "Results"),
-        "claims_md": _section(md, "Claims of the papers at this scale"),
+        "claims_md": _section(md, "Claims of the study at this scale"),
     }
 
 

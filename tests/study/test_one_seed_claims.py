@@ -43,7 +43,7 @@ def test_a_one_seed_claim_gives_a_direction_and_stays_out_of_the_holm_family(tmp
     assert one["numbers"]["level"] == "fine-tuning", one["sentence"]
     assert one["significant"] is None and one["numbers"]["p_holm"] is None
     assert one["status"] in ("holds in direction", "opposite in direction")
-    assert one["sentence"].startswith(("Points the paper's way", "Points opposite to the paper")) and one[
+    assert one["sentence"].startswith(("Points the claim's way", "Points opposite to the claim")) and one[
         "sentence"
     ].split(":")[0].endswith(
         "at this scale, for one pretraining seed (two checkpoints; cannot speak to the objectives)"

@@ -35,7 +35,7 @@ def test_a_claims_p_reads_as_the_results_tables_p_of_the_same_test(tmp_path):
     run_study(small_spec(), tmp_path, backend(), progress=False)
     report = tmp_path / "report"
     md = (report / "report.md").read_text()
-    table, claims_md = _section(md, "Results"), _section(md, "Claims of the papers at this scale")
+    table, claims_md = _section(md, "Results"), _section(md, "Claims of the study at this scale")
     claims = json.loads((report / "results.json").read_text())["claims"]
     above_floor = [c for c in claims if c["numbers"].get("checkpoint_p", 0) >= 0.001]
     assert above_floor, "the fake study has no one-seed claim whose p is above the floor"

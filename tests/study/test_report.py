@@ -67,7 +67,7 @@ def test_table_and_claims_match_a_direct_computation(study):
     assert claims["stable"]["status"] == "holds in direction"
     assert claims["cka"]["status"] == "holds"
     assert claims["mlm-sc"]["sentence"].startswith(
-        "Points the paper's way at this scale, for one pretraining seed (two checkpoints; cannot speak to the "
+        "Points the claim's way at this scale, for one pretraining seed (two checkpoints; cannot speak to the "
         "objectives): MLM-40"
     )
 
@@ -97,9 +97,12 @@ def _only_claim(tmp_path, **changes) -> dict:
 
 def test_a_claim_that_fails_says_so(tmp_path):
     claim = _only_claim(tmp_path, id="rev", a="clm", b="mlm40")
-    assert claim["status"] == "opposite in direction" and claim["sentence"].startswith(
-        "Points opposite to the paper at this scale, for one pretraining seed (two checkpoints; cannot speak"
-    )  # was "Does not hold at this scale, for one pretraining seed (significant)": two checkpoints only
+    assert (
+        claim["status"] == "opposite in direction"
+        and claim["sentence"].startswith(
+            "Points opposite to the claim at this scale, for one pretraining seed (two checkpoints; cannot speak"
+        )
+    )  # the fake study names no paper; was "Does not hold at this scale, for one pretraining seed (significant)": two checkpoints only
 
 
 def test_every_figure_has_its_numbers_and_the_html_is_self_contained(study):
@@ -120,7 +123,7 @@ def test_every_figure_has_its_numbers_and_the_html_is_self_contained(study):
     assert page.count("data:image/png;base64,") == len(figs)
     assert not re.search(r"""(src|href)=["'](?!data:)""", page)  # nothing external
     md = (study / "report" / "report.md").read_text()
-    assert "## Claims of the papers at this scale" in md and "figures/results.csv" in md
+    assert "## Claims of the study at this scale" in md and "figures/results.csv" in md
 
 
 def test_the_html_renders_in_headless_chromium(study, tmp_path):

@@ -54,7 +54,7 @@ def test_a_study_with_no_claims_has_no_claims_note(tmp_path):
     write_report(tmp_path, figures=False)
     md = (tmp_path / "report" / "report.md").read_text()
     assert (
-        "## Claims of the papers at this scale" in md
+        "## Claims of the study at this scale" in md
         and "Holm" not in md
         and "pretraining seeds (each" not in md
     )
@@ -308,3 +308,25 @@ def test_the_pretraining_loss_line_of_a_clm_then_mlm_run_breaks_where_its_object
     ]
     colours = [line.get_color() for line in kept[0].axes[0].get_lines()]
     assert colours[1] == colours[2] != colours[0]
+
+
+@pytest.mark.parametrize(
+    ("paper", "said"),
+    [
+        ("paper1", "Points opposite to the paper at this scale"),
+        ("", "Points opposite to the claim at this scale"),
+    ],
+)
+def test_a_study_of_ones_own_says_the_claim_not_the_paper(paper, said):
+    # was "Points opposite to the paper" (and "same direction as the paper") in the report of a study file
+    # naming no paper, under its own "This study names no paper"
+    from encoderlab.study.measures import Outcome
+    from encoderlab.study.results import _prefix
+
+    o = Outcome(status="opposite in direction", numbers={"level": "fine-tuning"})
+    assert _prefix(o, "beats", paper).startswith(said)
+    undecided = _prefix(Outcome(status="holds", significant=False), "beats", paper)
+    assert (
+        undecided
+        == f"Undecided at this scale (same direction as the {'paper' if paper else 'claim'}, not significant)"
+    )

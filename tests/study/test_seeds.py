@@ -55,7 +55,7 @@ def test_large_pretraining_noise_is_not_a_difference_of_objectives(tmp_path, mon
     (result,) = _claims(tmp_path).values()
     assert result["status"] != "holds" or result["significant"] is not True
     assert result["sentence"].startswith(
-        "Undecided at this scale (same direction as the paper, not significant)"
+        "Undecided at this scale (same direction as the claim, not significant)"
     )
     seed0 = result["numbers"]["checkpoint"]
     assert seed0["ci_low"] > 0 and seed0["p_value"] < 0.01  # one checkpoint each: "significant"
@@ -178,7 +178,7 @@ def test_an_untested_difference_is_a_direction_not_a_verdict(tmp_path, monkeypat
     assert found["with"]["status"] == "holds in direction"
     assert found["against"]["status"] == "opposite in direction"
     assert found["against"]["sentence"].startswith(
-        "Points opposite to the paper at this scale, for one pretraining seed (two checkpoints"
+        "Points opposite to the claim at this scale, for one pretraining seed (two checkpoints"
     )
     assert found["same"]["status"] == "no difference"
     assert found["same"]["sentence"].startswith(

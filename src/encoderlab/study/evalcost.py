@@ -279,6 +279,9 @@ class EvalCost:
     """A counted QA task on an epochs schedule: its steps, and so `steps` and `gpu_hours`, are lower bounds."""
     uncounted: tuple[str, ...] = ()
     """Tasks whose nodes are not counted: their size, or the evaluated model's parameters, unknown."""
+    tasks: tuple[str, ...] = ()
+    """Every task the eval nodes score, counted or not, in the graph's order: `study plan` names a task
+    file's tasks from them (it printed "all their tasks")."""
 
     @property
     def counted(self) -> bool:
@@ -357,7 +360,8 @@ def eval_cost(nodes: Iterable[Node], models: dict[str, Evaluated]) -> EvalCost:
     (the plan's runs)."""
     seconds, runs, steps, missing, sizes = 0.0, 0, 0, set(), {}
     early = at_max = at_least = False
-    for cfg, nodes_alike in _grid_cells(nodes):
+    cells = _grid_cells(nodes)
+    for cfg, nodes_alike in cells:
         src = cfg.source
         n, layers, positions = (
             models.get(cfg.model, Evaluated(None, None)) if src is None else Evaluated(*start_model_size(src))
@@ -381,6 +385,7 @@ def eval_cost(nodes: Iterable[Node], models: dict[str, Evaluated]) -> EvalCost:
         at_max_length=at_max,
         steps_at_least=at_least,
         uncounted=tuple(sorted(missing)),
+        tasks=tuple(dict.fromkeys(cfg.task for cfg, _ in cells)),
     )
 
 

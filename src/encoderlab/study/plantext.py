@@ -21,13 +21,13 @@ from encoderlab.words import count, lr_text, noun
 def plan_text(plan: StudyPlan) -> str:
     """The plan as `encoderlab study plan` prints it."""
     spec, ev = plan.spec, plan.spec.eval
-    tasks = ", ".join(named_tasks(spec)) or f"all {'its' if ev.suite else 'their'} tasks"
+    tasks = ", ".join(named_tasks(spec) or _file_tasks(plan)) or "all its tasks"
     suite = task_sources_text(ev, tasks)
     evaluated = fine_tunes(spec)
     lines = [
         f"study {spec.name} at scale {spec.scale}: {count(len(plan.runs), 'pretraining run')}",
         f"evaluation: {suite}; {noun(len(ev.lrs), 'LR')} {', '.join(map(lr_text, ev.lrs))}; "
-        f"{count(len(ev.seeds), 'fine-tuning seed')}{_checkpoint_text(spec)}{_protocol_text(spec)}"
+        f"{count(len(ev.seeds), 'fine-tuning seed')}{_checkpoint_text(spec)}{_protocol_text(spec, _file_tasks(plan))}"
         if evaluated
         else f"evaluation: {NOT_FINE_TUNED}",
     ]
@@ -262,14 +262,23 @@ def _checkpoint_text(spec: StudySpec) -> str:
     return f"; intermediate checkpoints: {grid}, {tasks if ev.checkpoint_tasks else 'the same tasks'}{unused}"
 
 
-def _protocol_text(spec: StudySpec) -> str:
-    """Which weights the built-in tasks of an evaluation test and their metrics, e.g. `; the best
+def _file_tasks(plan: StudyPlan) -> tuple[str, ...]:
+    """The tasks of a study of task files alone (`suite: null`) that its eval nodes score, which the plan
+    names (it said "all their tasks", though docs/studies.md promised the tasks); empty with a suite,
+    whose tasks the plan calls "all its tasks"."""
+    return plan.evaluation.tasks if plan.evaluation and not plan.spec.eval.suite else ()
+
+
+def _protocol_text(spec: StudySpec, file_tasks: tuple[str, ...]) -> str:
+    """Which weights the tasks of an evaluation test and their metrics, e.g. `; the best
     epoch's weights tested (validation after every epoch), stopping after 3 epochs without a better one;
-    metrics conlleval_f1, macro_f1`."""
+    metrics conlleval_f1, macro_f1`. `file_tasks`: those of a study of task files alone (`_file_tasks`),
+    registered by the graph the plan counted (their metrics were left out)."""
     from encoderlab.eval.suites import SUITES
     from encoderlab.eval.tasks import TASKS
 
-    tasks = [TASKS[n] for n in (named_tasks(spec) or SUITES.get(spec.eval.suite, ())) if n in TASKS]
+    names = named_tasks(spec) or SUITES.get(spec.eval.suite, ()) or file_tasks
+    tasks = [TASKS[n] for n in names if n in TASKS]
     if not tasks:
         return ""
     tested = {

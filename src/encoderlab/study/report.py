@@ -391,7 +391,7 @@ def _sections(
         *(over_runs if run_rows else []),
         *_reported(data, table),
         (
-            "Claims of the papers at this scale",
+            "Claims of the papers at this scale" if data.spec.paper else "Claims of the study at this scale",
             "list",
             [f"**{md_text(c.claim.text)}.** {md_text(c.sentence)}" for c in claims],
         ),

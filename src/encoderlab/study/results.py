@@ -209,8 +209,20 @@ _CKA_CHECKPOINTS = (
 scale" stood beside "each run is trained at one pretraining seed, so a claim gives a direction only"."""
 
 
-def _prefix(o: Outcome, kind: str = "") -> str:
-    """The verdict the sentence starts with (`kind`: the claim's)."""
+def _prefix(o: Outcome, kind: str, paper: str) -> str:
+    """The verdict the sentence starts with (`kind`: the claim's; `paper`: the study's, empty for a study of
+    one's own, whose claims are no paper's: its report said "Points opposite to the paper" after "This study
+    names no paper")."""
+    verdict = _paper_verdict(o, kind)
+    return (
+        verdict
+        if paper
+        else verdict.replace("the paper's way", "the claim's way").replace("the paper", "the claim")
+    )
+
+
+def _paper_verdict(o: Outcome, kind: str) -> str:
+    """`_prefix` in a paper's words."""
     prefix = _PREFIX[o.status]
     if kind == "cka_low_layers":
         return prefix.replace("at this scale", f"at this scale{_CKA_CHECKPOINTS}")
@@ -277,7 +289,7 @@ def check_claims(data: StudyData) -> list[ClaimResult]:
                 status=o.status,
                 significant=o.significant,
                 numbers=o.numbers,
-                sentence=f"{_prefix(o, claim.kind)}: {o.sentence}",
+                sentence=f"{_prefix(o, claim.kind, data.spec.paper)}: {o.sentence}",
             )
         )
     return out
