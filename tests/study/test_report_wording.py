@@ -101,6 +101,11 @@ def test_the_mask_ratio_numbers_name_models_by_label(study):
 def test_a_dataset_without_a_document_cap_says_so_in_words(study):
     line = next(line for line in _md(study).splitlines() if line.startswith("| data |"))
     assert "every document" in line and "None" not in line
+    # a tokenizer the study trains, in the plan's words (was "tokenizer train", the study file's key)
+    from encoderlab.study.spec import DataSpec
+
+    vocab = DataSpec(name="x", corpus=("x",)).vocab_size  # the fake study's dataset keeps the default
+    assert f"main: fake, tokenizer trained on the corpus ({vocab:,} ids), every document" in line
 
 
 def test_the_scale_of_a_study_without_hardware_has_no_empty_parentheses(study):

@@ -151,7 +151,12 @@ class StudyData:
         return hub_inputs_text(self)
 
     def tokenizer_text(self, dataset) -> str:
-        """Dataset `dataset`'s tokenizer for the report, with the hub commit its prepare read, if any."""
+        """Dataset `dataset`'s tokenizer for the report, with the hub commit its prepare read, if any; one the
+        study trains in the plan's words (`plantext.own_tokenizer_text`)."""
+        from encoderlab.study.plantext import own_tokenizer_text
+
+        if (own := own_tokenizer_text(self.spec, dataset)) is not None:
+            return own
         commit = self.tokenizer_commits.get(dataset.name)
         return f"{dataset.tokenizer} (commit {commit[:12]})" if commit else dataset.tokenizer
 

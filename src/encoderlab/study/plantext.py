@@ -195,14 +195,22 @@ def _corpus_text(name: str) -> str:
     return name if c is None else f"{name} ({c.hub_id} {c.config or c.data_dir or 'default'}/{c.split})"
 
 
-def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
-    from encoderlab.study.fidelity import PAPERS
-
+def own_tokenizer_text(spec: StudySpec, d: DataSpec) -> str | None:
+    """A tokenizer the study trains, in words (`trained on the corpus (4,096 ids)`, `of dataset main (...)`),
+    as the plan and the report's data row say it (the report said `tokenizer train`); None for another."""
     trainer = next((x for x in spec.data if x.name == d.tokenizer and x is not d), None)
     if d.tokenizer == "train":
         return f"trained on the corpus ({d.vocab_size:,} ids)"
     if trainer is not None:
         return f"of dataset {trainer.name} ({trainer.vocab_size:,} ids)"
+    return None
+
+
+def _tokenizer_text(spec: StudySpec, d: DataSpec) -> str:
+    from encoderlab.study.fidelity import PAPERS
+
+    if (own := own_tokenizer_text(spec, d)) is not None:
+        return own
     paper = PAPERS.get(spec.paper or "")
     if paper is not None and d.tokenizer in (paper.tokenizer, *paper.tokenizer_aliases):
         return f"{d.tokenizer}: {paper.tokenizer_text}, {paper.short}'s"
