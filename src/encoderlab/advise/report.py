@@ -39,18 +39,17 @@ def _crossover_line(c, reach: float | None = None, interval: float = INTERVAL) -
         else ""
     )
     if c.verdict == "insufficient evidence":
-        where = (
-            f"the point fit crosses at C = {c.compute:.3g}{past}"
-            if c.compute
-            else "the point fit does not cross"
-        )
-        return (
-            f"  {c.a} vs {c.b}: insufficient evidence ({where}; {c.share:.0%} of replicates cross in range)"
-        )
+        where = "the point fit does not cross"
+        if c.point == "cross":
+            where = f"the point fit crosses at C = {c.compute:.3g}{past}"
+        elif c.point == "identical":
+            where = "the point fits are one curve"
+        one = f", {c.same:.0%} are one curve" if c.same or c.point == "identical" else ""
+        return f"  {c.a} vs {c.b}: insufficient evidence ({where}; {c.share:.0%} of replicates cross in range{one})"
     if c.verdict == "identical":
         return (
-            f"  {c.a} vs {c.b}: identical on this ladder (equal curves across the searched range; "
-            f"{c.share:.0%} of replicates cross)"
+            f"  {c.a} vs {c.b}: identical on this ladder (equal curves across the searched range, in the point "
+            f"fit and {c.same:.0%} of replicates)"
         )
     if c.compute is None:
         return f"  {c.a} vs {c.b}: no crossover in the searched range ({c.share:.0%} of replicates cross)"
