@@ -38,6 +38,11 @@ def scipy_loss(z: np.ndarray) -> np.ndarray:
 
 def _scipy_best(lx, ly, starts, lower, upper, delta):
     """The lowest log-Huber objective scipy's least_squares reaches from a grid of starts (OLMo's recipe)."""
+    return _scipy_fit(lx, ly, starts, lower, upper, delta)[0]
+
+
+def _scipy_fit(lx, ly, starts, lower, upper, delta):
+    """(objective, parameters) of the best of scipy's least_squares fits from a grid of starts."""
 
     def residuals(p):
         return _lse_terms(p, lx)[0] - ly
@@ -49,7 +54,7 @@ def _scipy_best(lx, ly, starts, lower, upper, delta):
             cols += [soft[:, 1 + j], -soft[:, 1 + j] * lx[:, j]]
         return np.stack(cols, -1)
 
-    best = np.inf
+    best = (np.inf, None)
     for p0 in starts:
         fit = least_squares(
             residuals,
@@ -62,7 +67,8 @@ def _scipy_best(lx, ly, starts, lower, upper, delta):
             ftol=1e-12,
             gtol=1e-12,
         )
-        best = min(best, objective(fit.fun, np.ones_like(fit.fun), delta))
+        reached = objective(fit.fun, np.ones_like(fit.fun), delta)
+        best = (reached, fit.x) if reached < best[0] else best
     return best
 
 

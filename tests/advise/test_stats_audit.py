@@ -3,6 +3,9 @@
 * The batched fit against scipy's `least_squares` on the same loss (`test_fit.scipy_loss`, from a grid of
   starts) on flat and non-monotone ladders: there the optimum sits on the bounds (E at the smallest value,
   the exponent at its lowest), where the fit's projected steps used to stall at up to 2.7x scipy's objective.
+* The 2-D fit on flat ladders against scipy from a grid of starts: not to scipy's objective but within 5% of
+  it, and to the same predictions within one run's seed sd (the tolerance is legitimate, and why is said at
+  its test).
 * The held-out within-noise bound (`holdout.within_noise`) against a pooled two-sample t computed here from
   the runs: sd pooled over both schedules' rungs, df = runs minus rungs, two-sided 95% (docs/advise.md).
 * The trend check's slope and standard error against a weighted regression written here.
@@ -21,9 +24,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
-from tests.advise.test_fit import _scipy_best
+from tests.advise.test_fit import GRID, _scipy_best, _scipy_fit
 
-from encoderlab.advise.fit import _EXP_RANGE, DELTA, POWER, fit_curves
+from encoderlab.advise.fit import _EXP_RANGE, CHINCHILLA, DELTA, POWER, fit_curves
 from encoderlab.advise.holdout import within_noise
 from encoderlab.advise.ladder import KNOWN_METRICS, Ladder, Observation
 from encoderlab.advise.predict import fit_schedules
@@ -56,6 +59,41 @@ def test_the_fit_reaches_scipys_objective_where_the_optimum_is_on_a_bound(kind, 
     ]
     best = _scipy_best(lx, ly, starts, [-60, -60, _EXP_RANGE[0]], [ly.min(), 60, _EXP_RANGE[1]], DELTA)
     assert fit.objective[0] <= best * (1 + 1e-3)
+
+
+@pytest.mark.parametrize("draw", [100, 109, 118])
+def test_the_2d_fit_on_a_flat_ladder_predicts_as_scipys_best_fit(draw):
+    """A tolerance, not a defect: on a flat 2-D ladder (3 sizes x 3 budgets, 2 seeds, noise 0.3%) the batched
+    fit ends up to a few percent above the objective scipy reaches from a grid of starts (30 draws,
+    generator seeds 100-129: 7 above 0.1%, at most 4.0%, draw 109; the 0.45% first reported lies in that range).
+    Not the stopping rule or the bounds: a flat ladder does not identify E + A/N^a + B/D^b, and the objective
+    has several near-equal minima, each term killed (its coefficient at its bound, where its gradient vanishes)
+    or kept small with its exponent at a bound to fit the noise at the smallest sizes or budgets. The fit refines
+    one start, the best of its exponent grid (a stated departure from OLMo-core, which refines all 4^5; `fit`'s
+    docstring), so it stays in that start's minimum; 1000 more iterations move none of the worst (one draw in
+    30 was still descending a curved valley, and ends within 5e-5 with them). What the advice reads, the curve
+    past the ladder, agrees: at 2.5x and 10x the largest size and budget the two fits differ by at most 0.36
+    and 0.68 of one run's seed sd over the 30 draws; and a flat schedule is flagged by the trend check
+    (docs/advise.md), so it is never recommended on its curve."""
+    y = 3.0 * np.exp(np.random.default_rng(draw).normal(0.0, 0.003, len(GRID)))
+    fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
+    lx, ly = np.log(GRID), np.log(y)
+    grid = (_EXP_RANGE[0], 0.5, _EXP_RANGE[1])
+    starts = [
+        [np.log(e * y.min()), np.log(y.mean() * (1 - e)), a, np.log(y.mean() * (1 - e)), b]
+        for e in (0.3, 0.6, 0.9, 0.99)
+        for a in grid
+        for b in grid
+    ]
+    lower, upper = (
+        [-60, -60, _EXP_RANGE[0], -60, _EXP_RANGE[0]],
+        [ly.min(), 60, _EXP_RANGE[1], 60, _EXP_RANGE[1]],
+    )
+    best, params = _scipy_fit(lx, ly, starts, lower, upper, DELTA)
+    assert fit.objective[0] <= best * 1.05
+    far = np.log(np.array([[2.5, 2.5], [10.0, 10.0]]))[None]
+    ours, theirs = (np.exp(CHINCHILLA.log_predict(p, far))[0] for p in (fit.params, params[None]))
+    assert np.abs(ours - theirs).max() <= 0.003 * 3.0  # one run's seed sd
 
 
 def _ladder(values: dict) -> Ladder:
