@@ -146,7 +146,7 @@ def _study(monkeypatch, claims: list[tuple[ClaimSpec, dict]]):
         monkeypatch.setattr(results, name, lambda *args: ({}, ""))
     monkeypatch.setattr(results, "partial_caveat", lambda *args: (0, ""))
     return SimpleNamespace(
-        spec=SimpleNamespace(claims=[c for c, _ in claims]),
+        spec=SimpleNamespace(claims=[c for c, _ in claims], paper="paper1"),
         model_ids=lambda run: {s: f"{run}/s{s}" for s in runs[run]},
         label=str.upper,
     )
