@@ -148,16 +148,21 @@ def _announce(cfg: SourceConfig, desc: dict) -> None:
             "%s: %s not read, of kinds encoderlab does not read as text (%s; e.g. %s); it reads %s",
             cfg.location, count(len(skipped), "file"), ", ".join(kinds), skipped[0], SUPPORTED,
         )  # fmt: skip
+    if (said := txt_unit_text(cfg, desc)) is not None:
+        log.info("%s: %s", cfg.location, said)
+
+
+def txt_unit_text(cfg: SourceConfig, desc: dict) -> str | None:
+    """How a described source's .txt files are cut into documents, in words (None: it reads none): the
+    `data` commands' announcement and `study plan`'s dataset line, one wording."""
     n_txt = sum(file_kind(Path(p)) == "txt" for p in desc["files"])
-    if n_txt and desc["kind"] != "hf":
-        unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]
-        log.info(
-            "%s: %s read as one document per %s (txt_unit=%s; '#txt_unit=paragraph|line|file' to change)",
-            cfg.location,
-            count(n_txt, ".txt file"),
-            unit,
-            cfg.txt_unit,
-        )
+    if not n_txt or desc["kind"] == "hf":
+        return None
+    unit = {"paragraph": "blank-line paragraph", "line": "line", "file": "file"}[cfg.txt_unit]
+    return (
+        f"{count(n_txt, '.txt file')} read as one document per {unit} (txt_unit={cfg.txt_unit}; "
+        "'#txt_unit=paragraph|line|file' to change)"
+    )
 
 
 class EmptySource(UserError):

@@ -11,6 +11,7 @@ number through `encoderlab.words`, so it never prints `1 pretraining runs`.
 
 from __future__ import annotations
 
+from encoderlab.errors import UserError
 from encoderlab.study.evalcost import BASE_LAYERS, STEP_FLOOR_S, hours_text
 from encoderlab.study.fidelity import named_tasks, task_files_text
 from encoderlab.study.plan import StudyPlan, passes_text, short_number
@@ -188,11 +189,23 @@ def _dataset_lines(plan: StudyPlan, d: DataSpec) -> list[str]:
 
 
 def _corpus_text(name: str) -> str:
-    """A corpus entry, with the hub repo, config and card name of a named hub corpus."""
+    """A corpus entry, with the hub repo, config and card name of a named hub corpus, or how its .txt files
+    are cut into documents (`mixing.txt_unit_text`, as the `data` commands say it: a study said it nowhere)."""
     from encoderlab.data.corpora import CORPORA
+    from encoderlab.data.mixing import txt_unit_text
+    from encoderlab.data.sources import describe, parse_source
 
     c = CORPORA.get(name)
-    return name if c is None else f"{name} ({c.hub_id} {c.config or c.data_dir or 'default'}/{c.split})"
+    if c is not None:
+        return f"{name} ({c.hub_id} {c.config or c.data_dir or 'default'}/{c.split})"
+    if name.startswith("hf:"):  # described from its card: a plan reads no hub
+        return name
+    try:
+        cfg = parse_source(name)
+        said = txt_unit_text(cfg, describe(cfg))
+    except UserError:  # a source that is not there: the study's start checks refuse it in their words
+        return name
+    return name if said is None else f"{name} ({said})"
 
 
 def own_tokenizer_text(spec: StudySpec, d: DataSpec) -> str | None:
