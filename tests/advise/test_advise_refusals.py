@@ -10,6 +10,7 @@ import pytest
 from tests.advise.test_studyread import _pretrain
 
 from encoderlab.cli import main
+from encoderlab.model.config import SIZES
 
 MLM = ("pfs-mlm", ["ratio=0.4"])
 SPLIT = ("pfs-clm-mlm", ["clm_fraction=0.25", "ratio=0.4"])
@@ -64,6 +65,11 @@ def test_a_study_of_one_scale_is_not_a_ladder(tmp_path, capsys):
     err = _refused(capsys, tmp_path, [str(study), "--target-flops", "1e19"])
     assert f"{study} is not a ladder: every run is at N=" in err
     assert "add runs of every schedule at other model sizes or token budgets" in err
+    # the fix a study's user can take: the study file's syntax, not only the Python `ladder_study` API
+    assert err.endswith(
+        f": in the study file, a copy of each run with another `params: {{size: ...}}` ({', '.join(SIZES)}) "
+        "or `steps: N`, then `study run` it and advise on its folder (docs/advise.md)"
+    )
 
 
 def test_a_ladder_file_of_one_scale_is_not_a_ladder(tmp_path, capsys):
@@ -77,7 +83,8 @@ def test_a_ladder_file_of_one_scale_is_not_a_ladder(tmp_path, capsys):
     err = _refused(capsys, tmp_path, [str(path), "--target-flops", "1e19"])
     assert err.endswith(f"{path} is not a ladder: every run is at N=1e+06, D=2e+07, one scale, which says "
                         "nothing about a larger one; add runs of every schedule at other model sizes or token "
-                        "budgets (`encoderlab.advise.study.ladder_study`, docs/advise.md)")  # fmt: skip
+                        "budgets (rows at other params or tokens, or a ladder study: "
+                        "`encoderlab.advise.study.ladder_study`, docs/advise.md)")  # fmt: skip
 
 
 def test_an_unfinished_study_and_one_without_seeds_are_refused(tmp_path, capsys):

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import ClassVar, Literal, Protocol
 
 import numpy as np
@@ -336,9 +337,21 @@ def _validate(ladder: Ladder) -> None:
         where = files.pop() if len(files) == 1 else "the ladder"
         raise UserError(
             f"{where} is not a ladder: every run is at N={n:.3g}, D={d:.3g}, one scale, which says nothing about "
-            "a larger one; add runs of every schedule at other model sizes or token budgets "
-            "(`encoderlab.advise.study.ladder_study`, docs/advise.md)"
+            f"a larger one; add runs of every schedule at other model sizes or token budgets{_ladder_fix(where)}"
         )
+
+
+def _ladder_fix(where: str) -> str:
+    """How to add a scale, for a study folder: in its study file, which a user who ran one has at hand (the
+    line named only the Python `ladder_study` API); for a ladder file, its rows."""
+    from encoderlab.model.config import SIZES
+
+    if Path(where).is_file():
+        return " (rows at other params or tokens, or a ladder study: `encoderlab.advise.study.ladder_study`, docs/advise.md)"
+    return (
+        f": in the study file, a copy of each run with another `params: {{size: ...}}` ({', '.join(SIZES)}) or "
+        "`steps: N`, then `study run` it and advise on its folder (docs/advise.md)"
+    )
 
 
 def _check_one_compute_scale(obs: tuple[Observation, ...]) -> None:
