@@ -300,7 +300,9 @@ def _cached_snapshot(datasets, source: HubSource, kwargs: dict) -> str | Unread 
         checked = check_complete(source, kwargs, Path(folder))
         listed = check_tree(source, kwargs, Path(folder))
         kind = datasets.load_dataset_builder(folder, **kwargs).name
-    except (LocalEntryNotFoundError, FileNotFoundError, ValueError):  # no snapshot, or none of its files
+    except (LocalEntryNotFoundError, FileNotFoundError, ValueError) as exc:  # no snapshot, or no files
+        if (configs := _config_problem(exc, source)) is not None:  # was "Couldn't reach the Hub", offline
+            raise UserError(f"cannot load {source.describe()} from {folder}: {configs}") from None
         return None
     if listed is not None and listed.kind not in (None, kind, *SNAPSHOT_KINDS):  # `datasets`' kind online
         return Unread(_unread_kind(source, Path(folder), listed.kind, listed=True))

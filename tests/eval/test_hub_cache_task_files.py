@@ -1,0 +1,49 @@
+# ruff: noqa: F811 (the fixture, imported)
+"""A task file reading a hub dataset that the local hub cache holds, offline, as a user with a Hugging Face
+cache runs it (`HF_HUB_OFFLINE=1`, the dataset fetched before by `datasets` or `hf download`).
+
+The hub cache is huggingface_hub's layout (`datasets--OWNER--NAME/refs/main`, `snapshots/COMMIT/`, the
+repo's file list in `trees/COMMIT.json`), read by the real `snapshot_download`; the repository is
+`nyu-mll/glue` as the hub serves it (`hub_fixtures.glue`: `<config>/<split>-00000-of-00001.parquet`, a
+card whose `configs` name them; the hub tree of nyu-mll/glue, e.g. `mrpc/train-00000-of-00001.parquet`,
+`mrpc/validation-...`, `mrpc/test-...` at refs/pr/16). Nothing downloads."""
+
+from __future__ import annotations
+
+import pytest
+from tests.eval import hub_fixtures as hub
+from tests.eval.fixtures import write_task_file
+from tests.eval.test_hub_csv_snapshot import _cached, cache  # noqa: F401
+
+from encoderlab.errors import UserError
+from encoderlab.eval.tasks.custom import task_from_file
+
+pytestmark = pytest.mark.usefixtures("isolated_tasks")
+
+
+def _glue_in_cache(tmp_path, cache) -> None:
+    """nyu-mll/glue fetched whole into the hub cache (every file of the repo in its snapshot)."""
+    folder = hub.glue(tmp_path / "served")
+    names = [f.relative_to(folder).as_posix() for f in folder.rglob("*") if f.is_file()]
+    _cached(cache, "nyu-mll/glue", folder, names)
+
+
+@pytest.mark.parametrize(("config", "said"), [(None, "none was named"), ("sst-2", "no config 'sst-2'")])
+def test_a_config_left_out_or_unknown_offline_names_the_configs_not_the_connection(
+    tmp_path, cache, config, said
+):
+    """Was, offline with the dataset in the hub cache: "Couldn't reach 'nyu-mll/glue' on the Hub
+    (OfflineModeIsEnabled); check the name and your connection", the snapshot on disk and the config the
+    problem (a mirror of the same files said which configs it has: `test_custom_tasks`)."""
+    _glue_in_cache(tmp_path, cache)
+    data = {"hub": "nyu-mll/glue", "config": config, "splits": {"test": "validation", "validation": None}}
+    fields = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    spec = write_task_file(tmp_path, "sst2.yaml", **fields, data=data)
+    with pytest.raises(UserError) as err:
+        task_from_file(spec)
+    assert str(err.value).endswith(
+        f": it has configs sst2, mnli, qqp, and {said}; name one (a task file's data.config)"
+    ), str(err.value)
+    data["config"] = "sst2"  # the fix the line names: read from the same snapshot, offline
+    task = task_from_file(write_task_file(tmp_path, "sst2.yaml", **fields, data=data))
+    assert task.options.labels == ("negative", "positive")
