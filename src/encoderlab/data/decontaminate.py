@@ -15,12 +15,7 @@ per n-gram, negligible); an evaluation text shorter than n words cannot be match
 evaluation text, which is the conservative side to err on.
 
 The evaluation sets are read through the same source machinery as corpora, so an asset name
-(`squad-v1-dev`), a local JSONL file or a glob all work. A user's own task file is one more set,
-`task-test:PATH` (`task_test_set`): the texts of its test split as the evaluation reads them (inputs of
-every family, a retrieval split's queries and judged documents), so a study checks its own tasks against
-its own corpus as it checks the built-in ones. Its examples' ids are not matched: a task file's row
-numbers would remove a corpus's documents numbered alike. Trade-off: the task file is loaded (and its data
-read) to hash it, which a study's graph does anyway to key its evaluations.
+(`squad-v1-dev`), a local JSONL file or a glob all work.
 """
 
 from __future__ import annotations
@@ -51,8 +46,6 @@ EVAL_ASSETS = (
     "vitaminc",
     "bbc-news",
 )
-TASK_TEST = "task-test:"
-"""The prefix of a decontamination set that is a task file's test split (`task_test_set`)."""
 MAX_NGRAM = 1000
 """The longest `--ngram` accepted, in words. Practice is 8 to 50 words (PaLM 8, GPT-3 and Dolma 13, the
 default here); 1,000 words, twenty times the longest of those and about two pages, is longer than almost
@@ -154,9 +147,6 @@ def resolve_eval_sets(against: tuple[str, ...] | list[str]) -> tuple[list[str], 
         fetched = [a for a in EVAL_ASSETS if _asset_fetched(a)]
         return fetched, [a for a in EVAL_ASSETS if a not in fetched]
     for a in against:
-        if a.startswith(TASK_TEST):  # one line if missing or not a task file
-            _task_files(a)
-            continue
         # one line if missing, or a folder without text files
         describe(parse_source(a), fix="fix --decontaminate", named_by="--decontaminate")
     return against, []
@@ -214,8 +204,7 @@ def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
         read = 0
         for doc in _documents(name):
             read += 1
-            if not name.startswith(TASK_TEST):  # a task file's row numbers are no corpus's ids
-                ids.add(doc.id)
+            ids.add(doc.id)
             key = hash(doc.text)  # in-process dedup only (SQuAD repeats a context per question)
             if key not in seen_texts:
                 seen_texts.add(key)
@@ -241,9 +230,6 @@ def _documents(spec: str):
     """An evaluation set's documents; `spec` is read as `--source` reads it (`F.jsonl#text_field=question`),
     so the line for a missing text field names its fix in `--decontaminate` (it named `--source`, and
     `--decontaminate` took no `#text_field`)."""
-    if spec.startswith(TASK_TEST):
-        yield from _task_tests(spec)
-        return
     try:
         yield from iter_documents(parse_source(spec), SourceStats(spec))
     except MissingTextField as exc:
@@ -259,9 +245,6 @@ def _cache_path(against: list[str], ngram: int) -> Path:
     key = [CACHE_VERSION, ngram]
     for name in against:
         key.append(name)  # the spec: one file read with another text_field is another set
-        if name.startswith(TASK_TEST):  # its loaded examples' hash: an edited data file is read again
-            key.append([t.data_version for t in _task_files(name)])
-            continue
         for path in describe(parse_source(name))["files"]:
             st = Path(path).stat()
             key.append([str(Path(path).resolve()), st.st_size, st.st_mtime_ns])
@@ -269,41 +252,3 @@ def _cache_path(against: list[str], ngram: int) -> Path:
     # not made here: the sets are read after this, and a refused one (unreadable, no text) left an empty
     # $ENCODERLAB_HOME/cache/decontam behind; `cached_arrays` makes the folder when it saves
     return home_folder("cache", "decontam", create=False) / f"{digest}.npz"
-
-
-def task_test_set(task_file: str) -> str:
-    """The decontamination set of a task file's (or a folder of them) test split, as `--decontaminate`
-    and a study's prepare node name it."""
-    return f"{TASK_TEST}{task_file}"
-
-
-def _task_files(name: str) -> list:
-    """The tasks of a `task-test:` set's file or folder, loaded and checked (not registered)."""
-    from encoderlab.eval.tasks.custom import task_from_file
-    from encoderlab.eval.tasks.localfiles import task_files
-
-    return [task_from_file(p) for p in task_files([name[len(TASK_TEST) :]])]
-
-
-def _task_tests(name: str):
-    """The texts of the test splits of a `task-test:` set's tasks, one document each (ids unused)."""
-    from encoderlab.data.filereaders import Document
-    from encoderlab.eval.spec import IRSplit
-
-    for task in _task_files(name):
-        test = task.loader().tests["test"]
-        if isinstance(test, IRSplit):
-            texts = [*test.queries.values(), *test.corpus.values()]
-        else:
-            texts = [t for e in test for t in _example_texts(e)]
-        for i, text in enumerate(texts):
-            yield Document(f"{task.name}/test/{i}", text)
-
-
-def _example_texts(example: dict) -> list[str]:
-    """An evaluation example's input texts: sc/pair-sc text (and pair), QA question and context, tc tokens,
-    (a retrieval test split is an `IRSplit`, read by `_task_tests`)."""
-    if "tokens" in example:
-        return [" ".join(example["tokens"])]
-    keys = ("text", "text_pair", "question", "context")
-    return [example[k] for k in keys if isinstance(example.get(k), str)]

@@ -101,14 +101,10 @@ def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
     (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News) among the
     assets its tasks read, which the study fetches anyway. Decided by the study alone: before, every
     evaluation set that happened to be fetched was used, so one study key held other data on a
-    machine that had fetched more. The test splits of the study's own task files (`eval.task_files`) follow,
-    one set each (`decontaminate.task_test_set`), when a run is evaluated: they were checked against nothing,
-    so a corpus holding a user's test set trained on it unsaid."""
-    from encoderlab.data.decontaminate import EVAL_ASSETS, task_test_set
+    machine that had fetched more."""
+    from encoderlab.data.decontaminate import EVAL_ASSETS
 
-    builtin = tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
-    evaluated = any(r.evaluate for r in spec.runs)
-    return builtin + tuple(task_test_set(f) for f in spec.eval.task_files if evaluated)
+    return tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
 
 
 def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:
