@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from tests.eval import hub_fixtures as hub
 from tests.eval.fixtures import write_task_file
-from tests.eval.test_hub_csv_snapshot import _cached, cache  # noqa: F401
+from tests.eval.test_hub_csv_snapshot import COMMIT, _cached, cache  # noqa: F401
 
 from encoderlab.errors import UserError
 from encoderlab.eval.tasks.custom import task_from_file
@@ -47,3 +47,24 @@ def test_a_config_left_out_or_unknown_offline_names_the_configs_not_the_connecti
     data["config"] = "sst2"  # the fix the line names: read from the same snapshot, offline
     task = task_from_file(write_task_file(tmp_path, "sst2.yaml", **fields, data=data))
     assert task.options.labels == ("negative", "positive")
+
+
+def test_a_revision_the_hub_cache_lacks_offline_names_what_it_holds_and_the_download(tmp_path, cache):
+    """Was: "Couldn't reach 'nyu-mll/glue' on the Hub (OfflineModeIsEnabled); check the name and your
+    connection", the repo in the cache at main; as a model's pinned id offline, the line names the
+    revisions held and the download of the one pinned. A revision held (its commit, or main) is read."""
+    _glue_in_cache(tmp_path, cache)
+    data = {"hub": "nyu-mll/glue", "config": "sst2", "splits": {"test": "validation", "validation": None}}
+    fields = {"name": "my-sst2", "family": "sc", "columns": {"text": "sentence"}}
+    spec = write_task_file(tmp_path, "sst2.yaml", **fields, data={**data, "revision": "v2"})
+    with pytest.raises(UserError) as err:
+        task_from_file(spec)
+    assert str(err.value) == (
+        "cannot load nyu-mll/glue (config sst2) at v2: the hub is offline (HF_HUB_OFFLINE=1) "
+        "and the local hub cache has no revision 'v2' of nyu-mll/glue (it holds main); download it with the hub "
+        "online (hf download --repo-type dataset --revision v2 nyu-mll/glue), or, in a task file, pin one it "
+        "holds (data.revision: main)"
+    )
+    for held in ("main", COMMIT):
+        spec = write_task_file(tmp_path, "sst2.yaml", **fields, data={**data, "revision": held})
+        assert task_from_file(spec).options.labels == ("negative", "positive")

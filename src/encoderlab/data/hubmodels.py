@@ -161,12 +161,20 @@ def _offline_refusal(hub_id: str, what: str, base: Path | None) -> UserError:
     )
 
 
-def cached_revisions(repo: str) -> list[str]:
-    """The revisions of the model repo `repo` the local hub cache holds, no network: its branches and tags
-    (`refs/`, sorted), then the commits of snapshots no ref names (an offline load reads each pinned)."""
+def cache_storage(repo: str, kind: str = "models") -> Path:
+    """The local hub cache's folder of the repo `repo` (`kind`: "models" or "datasets"), as huggingface_hub
+    names it (`datasets--OWNER--NAME`), whether or not it exists."""
     from huggingface_hub import constants  # read now: the cache folder is the environment's
 
-    storage = Path(constants.HF_HUB_CACHE) / f"models--{repo.replace('/', '--')}"
+    return Path(constants.HF_HUB_CACHE) / f"{kind}--{repo.replace('/', '--')}"
+
+
+def cached_revisions(repo: str, kind: str = "models") -> list[str]:
+    """The revisions of the repo `repo` (`kind`: "models" or "datasets", huggingface_hub's folder prefix)
+    the local hub cache holds, no network: its branches and tags (`refs/`, sorted; a parquet export's
+    `refs/convert/parquet` as such), then the commits of snapshots no ref names (an offline load reads each
+    pinned)."""
+    storage = cache_storage(repo, kind)
     refs = storage / "refs"
     named = (
         {p.relative_to(refs).as_posix(): p for p in refs.rglob("*") if p.is_file()} if refs.is_dir() else {}

@@ -124,6 +124,8 @@ def load_hub(source: HubSource):
         first = first_line(cause(exc))
         if (configs := _config_problem(exc, source)) is not None:
             raise UserError(f"cannot load {source.describe()} from {path}: {configs}") from None
+        if not (mirror or snapshot) and (revision := _offline_revision(datasets, source)) is not None:
+            raise UserError(f"cannot load {source.describe()}: {revision}") from None
         if mirror:
             fix = "check the mirror's files against docs/evaluation.md"
         elif snapshot:  # fetched fine: the dataset's own file is malformed
@@ -155,6 +157,30 @@ def _config_problem(exc: BaseException, source: HubSource) -> str | None:
     names = ", ".join(n.strip(" '\"") for n in listed.group(1).split(","))
     which = f"no config {source.config!r}" if source.config else "none was named"
     return f"it has configs {names}, and {which}; name one (a task file's data.config)"
+
+
+def _offline_revision(datasets, source: HubSource) -> str | None:
+    """Offline, a pinned revision (`data.revision`) that the local hub cache lacks of a repo it holds at
+    others: what it holds and the download of this one. It was "Couldn't reach ... on the Hub
+    (OfflineModeIsEnabled); check the name and your connection", the repo on disk at another revision,
+    which a load never reads in its place (as a model's pinned id offline: `hubmodels._offline_refusal`)."""
+    from encoderlab.data.hubmodels import cache_storage, cached_revisions
+
+    if source.revision is None or not datasets.config.HF_HUB_OFFLINE:
+        return None
+    storage, held = cache_storage(source.repo, "datasets"), cached_revisions(source.repo, "datasets")
+    if (
+        not held
+        or (storage / "refs" / source.revision).is_file()
+        or (storage / "snapshots" / source.revision).is_dir()
+    ):
+        return None  # none of the repo (the line as before), or the revision held: another problem
+    holds = ", ".join(held[:3]) + (", ..." if held[3:] else "")
+    return (
+        f"the hub is offline (HF_HUB_OFFLINE=1) and the local hub cache has no revision {source.revision!r} of "
+        f"{source.repo} (it holds {holds}); download it with the hub online (hf download --repo-type dataset "
+        f"--revision {source.revision} {source.repo}), or, in a task file, pin one it holds (data.revision: {held[0]})"
+    )
 
 
 @dataclass(frozen=True)
