@@ -321,7 +321,11 @@ BAD = [
         {"data": {"train": ".", "test": "test.csv"}},
         r"data.train .* is a folder; name the data file itself$",
     ),
-    ({"template": "{a} {b}"}, r"`template` is only for pair-sc"),
+    ({"template": "{a} {b}"}, r"`template` is only for pair-sc; remove it, or set `family: pair-sc`"),
+    (  # named no fix, nor the form a pair takes here (one text, not the tokenizer's pair encoding)
+        {"family": "pair-sc", "columns": {"text": "sentence", "text_pair": "sentence", "label": "polarity"}},
+        r'`template` is required for pair-sc; add `template:` joining the two texts, e\.g\. template: "\{a\}\\n\{b\}"',
+    ),
 ]
 
 

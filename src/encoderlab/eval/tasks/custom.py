@@ -134,6 +134,18 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     if not NAME.match(spec.name):
         raise UserError(f"{where}: name {spec.name!r} may hold only ASCII letters, digits, '.', '_' and '-'")
+    if (spec.template is not None) != (spec.family == "pair-sc"):
+        # a pair is one text joined by its template (EncodEval's way), not the tokenizer's pair encoding
+        # run_glue.py users expect, so the fix shows the form; the other way round, the two fixes
+        fix = (
+            'add `template:` joining the two texts, e.g. template: "{a}\\n{b}" (EncodEval\'s MNLI: '
+            '"Premise: {a}\\nHypothesis: {b}")'
+            if spec.family == "pair-sc"
+            else "remove it, or set `family: pair-sc` for a task of two texts"
+        )
+        raise UserError(
+            f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc; {fix}"
+        )
     _check_columns(spec, where)
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
@@ -144,10 +156,6 @@ def _read_spec(path: Path) -> TaskSpec:
             raise UserError(
                 f"{where}: {name} {value!r} is not one of {spec.family}'s: {', '.join(metrics)}{other}"
             )
-    if (spec.template is not None) != (spec.family == "pair-sc"):
-        raise UserError(
-            f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc"
-        )
     if spec.template is not None:  # its check named `options:`, where a task file has no template
         from_dict(PairSCOptions, {"template": spec.template}, f"{where}: template")
     for own in ("labels", "template"):  # were accepted, then replaced by the task's own, unsaid
