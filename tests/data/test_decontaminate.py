@@ -6,6 +6,7 @@ import pytest
 from corpus_fixtures import fake_assets, random_words, sentence, tokenizer_dir, write_jsonl  # noqa: F401 (fixtures)
 
 from encoderlab.data.decontaminate import (
+    TextSet,
     build_contamination,
     ngram_hashes,
     ngram_hashes_batch,
@@ -225,3 +226,18 @@ def test_an_evaluation_folder_without_text_files_names_decontaminate_in_its_fix(
     (tmp_path / "README.md").write_text("notes\n")
     with pytest.raises(UserError, match=r"holds no \.txt.* file; point --decontaminate at text files$"):
         resolve_eval_sets([str(tmp_path)])
+
+
+def test_a_text_set_handed_in_is_matched_by_overlap_not_by_id_and_keyed_by_its_version(tmp_path, monkeypatch):
+    """A set a higher layer read (`TextSet`: a study's task file's test split) removes a document sharing a
+    13-gram with one of its texts; its texts' positions are no ids; a new version is hashed again, not
+    read from the cache under the old one."""
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    text = " ".join(f"w{i}" for i in range(20))
+    first = TextSet(name="task-test:mine.yaml", version="a", texts=(text,))
+    contam = build_contamination([], text_sets=(first,))
+    assert contam.against == ["task-test:mine.yaml"] and contam.eval_texts == 1 and not contam.ids
+    assert contam.check(["0", "1"], [f"quoted: {text}", "w0 w1 w2 unrelated words"]) == ["ngram", None]
+    edited = TextSet(name=first.name, version="b", texts=(text.replace("w5", "v5"),))
+    again = build_contamination([], text_sets=(edited,))
+    assert not set(again.hashes.tolist()) <= set(contam.hashes.tolist())

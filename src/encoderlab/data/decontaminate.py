@@ -15,7 +15,12 @@ per n-gram, negligible); an evaluation text shorter than n words cannot be match
 evaluation text, which is the conservative side to err on.
 
 The evaluation sets are read through the same source machinery as corpora, so an asset name
-(`squad-v1-dev`), a local JSONL file or a glob all work.
+(`squad-v1-dev`), a local JSONL file or a glob all work. A higher layer may also hand in sets of texts
+it read itself (`TextSet`: a study's own task files' test splits, read by `eval/tasks/testtexts.py`), since
+this layer knows no tasks (docs/architecture.md, "Layers"). Such a set is matched by n-gram overlap only,
+not by id (a task's row numbers would match a corpus's documents numbered alike), and its `version` (a hash
+of its data that its maker computes) stands for its files in the cache key, so an edited set is hashed again.
+Trade-off: its texts are held in memory whole; a task's test split is small beside a corpus.
 """
 
 from __future__ import annotations
@@ -85,6 +90,17 @@ def ngram_hashes_batch(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray
 def ngram_hashes(text: str, n: int) -> np.ndarray:
     """The uint64 hashes of every word n-gram of `text` (empty if it has fewer than n words)."""
     return ngram_hashes_batch([text], n)[0]
+
+
+@dataclass(frozen=True)
+class TextSet:
+    """An evaluation set read by a higher layer, handed in as texts: its `name` is said in the plan and in
+    meta.json as an asset's is (e.g. `task-test:tasks/mine.yaml`), its `version` keys the cache (a change of
+    the texts must change it), its `texts` are matched by n-gram overlap only."""
+
+    name: str
+    version: str
+    texts: tuple[str, ...]
 
 
 @dataclass
@@ -170,14 +186,20 @@ def check_ngram(ngram: int, off: bool = False) -> None:
         )
 
 
-def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
-    """Read every evaluation set once and collect its ids and n-gram hashes.
+def build_contamination(
+    against: list[str], ngram: int = 13, text_sets: tuple[TextSet, ...] = ()
+) -> Contamination:
+    """Read every evaluation set once (the named ones, then the `text_sets`) and collect its ids and
+    n-gram hashes.
 
     The result is cached under $ENCODERLAB_HOME/cache/decontam, keyed by the sets' files (path,
-    size, mtime) and n, since hashing every evaluation text takes seconds and rarely changes."""
+    size, mtime), the text sets' names and versions, and n, since hashing every evaluation text takes
+    seconds and rarely changes."""
     check_ngram(ngram)
     z = cached_arrays(
-        _cache_path(against, ngram), lambda: _hash_sets(against, ngram), "decontamination cache"
+        _cache_path(against, ngram, text_sets),
+        lambda: _hash_sets(against, ngram, text_sets),
+        "decontamination cache",
     )
     if int(z["eval_texts"]) and not len(z["hashes"]):
         print(
@@ -189,16 +211,20 @@ def build_contamination(against: list[str], ngram: int = 13) -> Contamination:
         ngram=ngram,
         ids=frozenset(z["ids"].tolist()),
         hashes=z["hashes"],
-        against=list(against),
+        against=[*against, *(t.name for t in text_sets)],
         eval_texts=int(z["eval_texts"]),
     )
 
 
-def _hash_sets(against: list[str], ngram: int) -> dict[str, np.ndarray]:
+def _hash_sets(against: list[str], ngram: int, text_sets: tuple[TextSet, ...]) -> dict[str, np.ndarray]:
     """The evaluation sets' ids, unique n-gram hashes and text count: what the cache holds."""
     ids: set[str] = set()
     chunks: list[np.ndarray] = []
     seen_texts: set[int] = set()
+    for text_set in text_sets:  # no ids: matched by overlap only (module docstring)
+        texts = [t for t in dict.fromkeys(text_set.texts) if hash(t) not in seen_texts]
+        seen_texts.update(map(hash, texts))
+        chunks.append(np.unique(ngram_hashes_batch(texts, ngram)[0]))
     for name in against:
         batch: list[str] = []
         read = 0
@@ -239,10 +265,11 @@ def _documents(spec: str):
         ) from None
 
 
-def _cache_path(against: list[str], ngram: int) -> Path:
+def _cache_path(against: list[str], ngram: int, text_sets: tuple[TextSet, ...]) -> Path:
     from encoderlab.paths import home_folder
 
     key = [CACHE_VERSION, ngram]
+    key += [[t.name, t.version] for t in text_sets]  # none: the key is what it was
     for name in against:
         key.append(name)  # the spec: one file read with another text_field is another set
         for path in describe(parse_source(name))["files"]:

@@ -64,7 +64,13 @@ from encoderlab import outdir
 from encoderlab.atomic import folder_named, json_text, replace_folder, write_json_atomic
 from encoderlab.config import to_dict
 from encoderlab.data import encode, freshness
-from encoderlab.data.decontaminate import Contamination, build_contamination, check_ngram, resolve_eval_sets
+from encoderlab.data.decontaminate import (
+    Contamination,
+    TextSet,
+    build_contamination,
+    check_ngram,
+    resolve_eval_sets,
+)
 from encoderlab.data.encode import Tally, default_workers  # noqa: F401 (re-exported for bench)
 from encoderlab.data.fastbpe import tiktoken_bpe
 from encoderlab.data.holdout import holds_out_everything, repeats_documents, split_per_source
@@ -115,6 +121,9 @@ class PrepareConfig:
     """Token dtype; auto picks uint16 when the vocab fits."""
     max_docs: int | None = None
     """Stop after this many documents (for samples and benchmarks)."""
+    text_sets: tuple[TextSet, ...] = ()
+    """Evaluation sets a higher layer read as texts (a study's own task files' test splits), removed as
+    `decontaminate`'s are, after them; the recipe holds their names and versions, not their texts."""
 
     def __post_init__(self):
         if not 0 <= self.val_fraction < 1:
@@ -129,7 +138,7 @@ class PrepareConfig:
                 f"--max-docs must be at most {sys.maxsize}, got {self.max_docs}; leave it out to read everything"
             )
         check_seed(self.seed)
-        check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)))
+        check_ngram(self.ngram, off=self.decontaminate in ((), ("none",)) and not self.text_sets)
 
 
 def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dict:
@@ -143,9 +152,21 @@ def _recipe(cfg: PrepareConfig, tok, against: list[str], dtype: np.dtype) -> dic
         for key in [k for k in ("hf_files", "hf_revision") if source.get(k) is None]:
             source.pop(key, None)
     recipe.update(tokenizer_hash=tokenizer_hash(tok), decontaminate=against, dtype=dtype.name)
+    # a text set's name and version stand for its texts; none: the recipe is what it was
+    del recipe["text_sets"]
+    if cfg.text_sets:
+        recipe["decontaminate"] = [*against, *(t.name for t in cfg.text_sets)]
+        recipe["text_sets"] = {t.name: t.version for t in cfg.text_sets}
     if repeats_documents(cfg.stop, len(cfg.sources)):  # folders drawn by the old, leaky rule differ
         recipe["holdout"] = "per-source"
     return recipe
+
+
+def _contamination(cfg: PrepareConfig, against: list[str]) -> Contamination:
+    """What to remove: the named sets (resolved) and the text sets; nothing read when there are none."""
+    if against or cfg.text_sets:
+        return build_contamination(against, cfg.ngram, cfg.text_sets)
+    return Contamination(ngram=cfg.ngram)
 
 
 def _check_shard(cfg: PrepareConfig, shard: Shard | None) -> None:
@@ -212,7 +233,7 @@ def prepare(
         spec=spec,
         dtype=dtype,
         recipe=recipe,
-        contam=build_contamination(against, cfg.ngram) if against else Contamination(ngram=cfg.ngram),
+        contam=_contamination(cfg, against),
         workers=workers or default_workers(),
         chunk_docs=chunk_docs,
         checkpoint_every=checkpoint_every,
