@@ -14,7 +14,12 @@ what a study needs can be read without reading how its nodes run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from encoderlab.study.spec import DataSpec, StudySpec
+
+if TYPE_CHECKING:
+    from encoderlab.data.decontaminate import TextSet
 
 
 def corpus_sources(corpus) -> tuple:
@@ -101,10 +106,24 @@ def decontamination_sets(spec: StudySpec) -> tuple[str, ...]:
     (`data.decontaminate.EVAL_ASSETS`: SQuAD and its shifts, BoolQ, VitaminC, BBC News) among the
     assets its tasks read, which the study fetches anyway. Decided by the study alone: before, every
     evaluation set that happened to be fetched was used, so one study key held other data on a
-    machine that had fetched more."""
+    machine that had fetched more. The test splits of the study's own task files (`eval.task_files`) follow,
+    one set each (`task-test:PATH`, `eval.tasks.testtexts`), when a run is evaluated: they were checked
+    against nothing, so a corpus holding a user's test set was trained on unsaid."""
     from encoderlab.data.decontaminate import EVAL_ASSETS
+    from encoderlab.eval.tasks.testtexts import task_test_name
 
-    return tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
+    builtin = tuple(sorted(a for a in _task_assets(spec) if a in EVAL_ASSETS))
+    evaluated = any(r.evaluate for r in spec.runs)
+    return builtin + tuple(task_test_name(f) for f in spec.eval.task_files if evaluated)
+
+
+def read_text_sets(against: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[TextSet, ...]]:
+    """A prepare node's `against` as `data prepare` takes it: (the named sets, which the data layer reads,
+    the task files' test splits, read here by evaluation since the data layer knows no tasks)."""
+    from encoderlab.eval.tasks.testtexts import TASK_TEST, task_test_set
+
+    named = tuple(a for a in against if not a.startswith(TASK_TEST))
+    return named, tuple(task_test_set(a) for a in against if a.startswith(TASK_TEST))
 
 
 def dataset_decontamination(spec: StudySpec, d: DataSpec) -> tuple[str, ...]:

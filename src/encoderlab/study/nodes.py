@@ -35,6 +35,7 @@ from encoderlab.study.needs import (
     corpus_sources,
     dataset_decontamination,
     file_tasks,
+    read_text_sets,
     required_assets,
     suite_families,
     task_signature,
@@ -126,13 +127,15 @@ def _prepare(ctx: NodeContext, node: PrepareNode) -> dict:
         tokenizer = str(folder)
     elif ctx.node.deps:  # the tokenizer another dataset of the study trained (DataSpec.tokenizer)
         tokenizer = str(ctx.inputs[ctx.node.deps[0]].path / "tokenizer")
+    named, text_sets = read_text_sets(node.against)
     out = prepare(
         PrepareConfig(
             sources=sources,
             tokenizer=tokenizer,
             seed=cfg.seed,
             max_docs=cfg.max_docs,
-            decontaminate=node.against,  # () is none
+            decontaminate=named,  # () is none
+            text_sets=text_sets,  # the study's own task files' test splits
         ),
         ctx.out_dir / "data",
         progress=False,

@@ -1,0 +1,59 @@
+"""A task file's test split as a decontamination set: the texts a study's own corpus must not hold.
+
+A study cleans its corpus against the test split of each of its own task files (`study.needs
+.decontamination_sets` names them `task-test:PATH`; `study.nodes` reads them here when it prepares). The data
+layer knows no tasks (docs/architecture.md, "Layers"), so this module reads the texts and hands them down as
+a `data.decontaminate.TextSet`: the test inputs as the evaluation reads them (sc text and pair, QA question
+and context, tc tokens joined by spaces, a retrieval split's queries and the documents they search), with
+the tasks' data hash (`Task.data_version`, which keys their evaluations too) as its version, so an edited
+test file is hashed again and an unchanged one is read from the decontamination cache.
+
+Trade-offs: the task file is loaded whole (every split) to read its test split and hash it, as a study's
+graph does anyway to key its evaluations. `data prepare --decontaminate` takes no `task-test:` set: the data
+command would have to import evaluation to read one; a study is the route (docs/data.md, "Decontamination").
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from encoderlab.data.decontaminate import TextSet
+
+TASK_TEST = "task-test:"
+"""The prefix of a decontamination set that is a task file's (or a folder of them) test split."""
+
+
+def task_test_name(task_file: str) -> str:
+    """The name a task file's test split goes by in a study's plan, node key and meta.json."""
+    return f"{TASK_TEST}{task_file}"
+
+
+def task_test_set(name: str) -> TextSet:
+    """The test texts of the task file (or folder) that set `name` (`task_test_name`) names, checked as
+    `--task-file` checks it (one line if missing or not a task file)."""
+    from encoderlab.data.decontaminate import TextSet
+    from encoderlab.eval.spec import IRSplit
+    from encoderlab.eval.tasks.custom import task_from_file
+    from encoderlab.eval.tasks.localfiles import task_files
+
+    texts: list[str] = []
+    versions: list[str] = []
+    for task in (task_from_file(p) for p in task_files([name.removeprefix(TASK_TEST)])):
+        versions.append(task.data_version)
+        test = task.loader().tests["test"]
+        if isinstance(test, IRSplit):
+            texts += [*test.queries.values(), *test.corpus.values()]
+        else:
+            texts += [t for example in test for t in _example_texts(example)]
+    return TextSet(name=name, version="+".join(versions), texts=tuple(texts))
+
+
+def _example_texts(example: dict) -> list[str]:
+    """An evaluation example's input texts: sc/pair-sc text (and pair), QA question and context, tc tokens
+    (a retrieval test split is an `IRSplit`, read by `task_test_set`)."""
+    if "tokens" in example:
+        return [" ".join(example["tokens"])]
+    return [
+        example[k] for k in ("text", "text_pair", "question", "context") if isinstance(example.get(k), str)
+    ]

@@ -1,0 +1,121 @@
+"""A study's own task files are checked against its own corpus (`needs.decontamination_sets`): the test
+split of each (`task-test:PATH`, read by `eval.tasks.testtexts` and handed to the data layer as a
+`decontaminate.TextSet`) is one more evaluation set its prepare node removes documents by, said in the plan
+as the built-in sets are. Before, a study whose tasks were all its own was
+"decontaminated against nothing", and a corpus holding the user's test sentences trained on them unsaid."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+import pytest
+from fake_study import small_spec, tiny_corpus
+
+from encoderlab.data.decontaminate import build_contamination
+from encoderlab.eval.tasks import TASKS
+from encoderlab.study.graph import build_graph
+from encoderlab.study.nodes import real_backend, run_prepare
+from encoderlab.study.plantext import _decontamination_text
+from encoderlab.study.runner import NodeContext
+from encoderlab.study.spec import DataSpec, EvalSpec, RunSpec
+
+
+def task_test_set(task_file: str) -> str:
+    """A task file's test split as a study's plan names it (docs/data.md), spelt out: the old code lacks it."""
+    return f"task-test:{task_file}"
+
+
+WORDS = [f"v{i}" for i in range(60)]  # words the tiny corpus does not hold
+
+
+@pytest.fixture(autouse=True)
+def _registry():
+    """A task file's task registered while building a graph (`needs.file_tasks`) is forgotten after."""
+    before = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(before)
+
+
+def _task_file(folder) -> tuple[str, list[str]]:
+    """A task file of one's own whose test reviews are 20 words long (past the 13-word n-gram); its path
+    and its test texts."""
+    rng = random.Random(0)
+    texts = {}
+    for split, n in (("train", 60), ("test", 20)):
+        with open(folder / f"{split}.csv", "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(["review", "stars"])
+            texts[split] = []
+            for i in range(n):
+                label = rng.choice(["good", "bad"])
+                text = " ".join(rng.sample(WORDS, 18) + [label, f"{split}{i}"])
+                texts[split].append(text)
+                writer.writerow([text, label])
+    path = folder / "mine.yaml"
+    path.write_text(
+        "name: mine\nfamily: sc\ndata: {train: train.csv, test: test.csv}\n"
+        "columns: {text: review, label: stars}\nlabels: [bad, good]\nmax_length: 32\n"
+    )
+    return str(path), texts["test"]
+
+
+def _spec(corpus, task_file):
+    return small_spec(
+        seq_len=32,
+        steps=2,
+        data=(DataSpec(name="main", corpus=(str(corpus),), vocab_size=300),),
+        runs=(RunSpec(name="mlm40", recipe="pfs-mlm", params={"ratio": 0.4}),),
+        eval=EvalSpec(suite=None, task_files=(task_file,), lrs=(1e-4,), seeds=(0,)),
+        cka=(),
+        claims=(),
+    )
+
+
+def _prepared(tmp_path, spec) -> dict:
+    node = build_graph(spec, real_backend()).nodes["prepare/main"]
+    out = tmp_path / "node"
+    out.mkdir()
+    run_prepare(NodeContext(node=node, out_dir=out, inputs={}, study_dir=tmp_path, spec=spec))
+    return json.loads((out / "data" / "meta.json").read_text())["decontamination"]
+
+
+def _corpus(tmp_path, extra: list[str]):
+    docs = [json.loads(line) for line in tiny_corpus(tmp_path / "base.jsonl", 120).read_text().splitlines()]
+    docs += [{"id": f"x{i}", "text": f"as said {t} then"} for i, t in enumerate(extra)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return corpus
+
+
+@pytest.mark.parametrize("holds_test", [True, False])
+def test_a_corpus_holding_a_task_files_test_sentence_loses_that_document(tmp_path, monkeypatch, holds_test):
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, tests = _task_file(tmp_path / "tasks")
+    corpus = _corpus(tmp_path, [tests[3]] if holds_test else [])
+    spec = _spec(corpus, task_file)
+    info = _prepared(tmp_path, spec)
+    assert info["against"] == [task_test_set(task_file)]  # was [], "against nothing"
+    assert info["removed_by_ngram"] == (1 if holds_test else 0)
+    assert info["removed_by_id"] == 0  # the task's row numbers are not matched against the corpus's ids
+    said = _decontamination_text(spec, spec.data[0])
+    assert said == f"decontaminated against {task_test_set(task_file)}"
+
+
+def test_a_changed_test_file_is_hashed_again(tmp_path, monkeypatch):
+    """The decontamination cache is keyed by the task's data hash: an edited test file is read again."""
+    from encoderlab.eval.tasks.testtexts import task_test_set as read_set
+
+    monkeypatch.setenv("ENCODERLAB_HOME", str(tmp_path / "home"))
+    (tmp_path / "tasks").mkdir()
+    task_file, tests = _task_file(tmp_path / "tasks")
+    before = build_contamination([], text_sets=(read_set(task_test_set(task_file)),))
+    test_csv = tmp_path / "tasks" / "test.csv"
+    test_csv.write_text(test_csv.read_text().replace(tests[0].split()[0], "changedword", 1))
+    after = build_contamination([], text_sets=(read_set(task_test_set(task_file)),))
+    assert before.eval_texts == after.eval_texts == len(tests)
+    assert before.against == after.against == [task_test_set(task_file)]
+    assert not set(after.hashes.tolist()) <= set(before.hashes.tolist())
