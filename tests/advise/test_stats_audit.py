@@ -219,3 +219,26 @@ def test_the_crossover_interval_share_and_verdict_match_the_replicates_curves(cr
     decided = ("cross" if at[0] is not None else "no crossover") if agree >= 0.9 else "insufficient evidence"
     assert got.verdict == decided
     assert (got.compute is None) == (at[0] is None)
+
+
+def test_the_2d_fit_on_a_ladder_that_falls_and_rises_reaches_scipys_best_of_a_grid():
+    """A ladder that falls and rises again in compute (3 sizes x 3 budgets, 2 seeds, noise 0.3%), a shape the
+    form cannot follow: near-equal minima, and the one refined grid start (before `fit.STARTS`) ended 2.3% above
+    scipy's best of a grid of starts at this draw (generator seed 4). Refining the best `STARTS` grid points and
+    keeping the lowest reaches it. Not every such draw: in 30 draws the single start ended above 0.1% in 9 and the
+    best three in 7, whose basin no point of the exponent grid lies in (docs/advise.md)."""
+    x = GRID[:, 0] * GRID[:, 1]
+    y = (3.0 + 0.05 * (np.log(x) + 1.4) ** 2) * np.exp(np.random.default_rng(4).normal(0.0, 0.003, len(GRID)))
+    assert np.diff(np.sort(x)).any() and y[np.argsort(x)][0] > y.min() < y[np.argsort(x)][-1]  # falls, rises
+    fit = fit_curves(CHINCHILLA, GRID, y[None], scale=np.array([1.0, 1.0]))
+    lx, ly = np.log(GRID), np.log(y)
+    grid = (_EXP_RANGE[0], 0.5, _EXP_RANGE[1])
+    starts = [
+        [np.log(e * y.min()), np.log(y.mean() * (1 - e)), a, np.log(y.mean() * (1 - e)), b]
+        for e in (0.3, 0.6, 0.9, 0.99)
+        for a in grid
+        for b in grid
+    ]
+    lower = [-60, -60, _EXP_RANGE[0], -60, _EXP_RANGE[0]]
+    upper = [ly.min(), 60, _EXP_RANGE[1], 60, _EXP_RANGE[1]]
+    assert fit.objective[0] <= _scipy_best(lx, ly, starts, lower, upper, DELTA) * (1 + 1e-3)
