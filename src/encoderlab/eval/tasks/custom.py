@@ -134,18 +134,7 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     if not NAME.match(spec.name):
         raise UserError(f"{where}: name {spec.name!r} may hold only ASCII letters, digits, '.', '_' and '-'")
-    if (spec.template is not None) != (spec.family == "pair-sc"):
-        # a pair is one text joined by its template (EncodEval's way), not the tokenizer's pair encoding
-        # run_glue.py users expect, so the fix shows the form; the other way round, the two fixes
-        fix = (
-            'add `template:` joining the two texts, e.g. template: "{a}\\n{b}" (EncodEval\'s MNLI: '
-            '"Premise: {a}\\nHypothesis: {b}")'
-            if spec.family == "pair-sc"
-            else "remove it, or set `family: pair-sc` for a task of two texts"
-        )
-        raise UserError(
-            f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc; {fix}"
-        )
+    _check_template(spec, where)
     _check_columns(spec, where)
     metrics = _metrics(spec)
     for name, value in (("metric", spec.metric), ("finetune.select_metric", spec.finetune.select_metric)):
@@ -182,6 +171,22 @@ def _read_spec(path: Path) -> TaskSpec:
         )
     spec.finetune.check(where)
     return spec
+
+
+def _check_template(spec: TaskSpec, where: str) -> None:
+    """A pair-sc task has a `template:` and no other family does."""
+    if (spec.template is not None) != (spec.family == "pair-sc"):
+        # a pair is one text joined by its template (EncodEval's way), not the tokenizer's pair encoding
+        # run_glue.py users expect, so the fix shows the form; the other way round, the two fixes
+        fix = (
+            'add `template:` joining the two texts, e.g. template: "{a}\\n{b}" (EncodEval\'s MNLI: '
+            '"Premise: {a}\\nHypothesis: {b}")'
+            if spec.family == "pair-sc"
+            else "remove it, or set `family: pair-sc` for a task of two texts"
+        )
+        raise UserError(
+            f"{where}: `template` is {'required' if spec.family == 'pair-sc' else 'only'} for pair-sc; {fix}"
+        )
 
 
 def _check_columns(spec: TaskSpec, where: str) -> None:
