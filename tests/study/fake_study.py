@@ -191,12 +191,16 @@ def cka(ctx) -> dict:
     _maybe_fail(ctx)
     div = [0.3, 0.25, 0.1, 0.05, 0.05, 0.04]
     noise = [0.01, 0.01, 0.02, 0.05, 0.05, 0.05]
+    ratio = [d / n for d, n in zip(div, noise)]
     res = {
         "a": ctx.node.config["a"],
         "b": ctx.node.config["b"],
         "divergence": div,
         "noise_divergence": noise,
-        "ratio": [d / n for d, n in zip(div, noise)],
+        "ratio": ratio,
+        # each layer's 95% interval over sampling seeds, symmetric about the mean as a t-interval is (made up)
+        "ratio_ci_low": [0.8 * r for r in ratio],
+        "ratio_ci_high": [1.2 * r for r in ratio],
         "low_layers": _low_layers(),
         **CKA_SHAPE,
     }

@@ -73,6 +73,13 @@ class CkaResult:
     ratio: list[float | None] | None = None
     """divergence / noise divergence per layer (None without a noise pair; an entry is None where the
     ratio is infinite or undefined, as `analyze cka` writes it)."""
+    ratio_ci_low: list[float | None] | None = None
+    """Per layer, the low end of the ratio's 95% interval over sampling seeds, widened for the texts the draws
+    share (`analysis.cka_report.seed_interval`, the interval the claim's group means get); an entry is None
+    where there is none (one distinct draw, a ratio not finite). None: no noise pair, or a node of before
+    2026-12-06, which wrote no per-layer interval."""
+    ratio_ci_high: list[float | None] | None = None
+    """The high end of the same interval."""
     mean_divergence: float | None = None
     """Mean divergence over layers."""
     low_layers: dict[str, Any] | None = None

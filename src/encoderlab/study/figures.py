@@ -270,11 +270,7 @@ def _fig_cka(
         )
     top.set_ylabel("divergence 1 − linear CKA")
     top.set_title(f"CKA divergence per layer: {a} vs {b}")
-    if has_ratio:
-        low_ax = axes[1][0]
-        low_ax.plot(layers, _nan(ratio), marker="o", color="C2", label="ratio: divergence / seed noise")
-        low_ax.axhline(1.0, color="0.4", linestyle=":", label="1: no more than seed noise")
-        low_ax.set_ylabel("divergence / seed noise")
+    drawn_ci = _ratio_panel(axes[1][0], result) if has_ratio else False
     for ax in (row[0] for row in axes):
         if low:  # the group the claim averages against the other layers
             ax.axvspan(min(low) - 0.5, max(low) + 0.5, color="0.9", zorder=0, label=_low_words(low))
@@ -288,11 +284,43 @@ def _fig_cka(
             "divergence": d,
             "noise_divergence": noise[i] if noise else None,
             "ratio": (ratio or [None] * len(div))[i],
+            "ratio_ci_low": (result.ratio_ci_low or [None] * len(div))[i],
+            "ratio_ci_high": (result.ratio_ci_high or [None] * len(div))[i],
             "low_layer": i in low,
         }
         for i, d in enumerate(div)
     ]
-    return save_figure(fig, folder, name, rows, f"CKA divergence: {a} vs {b}", _cka_caption(has_ratio, low))
+    caption = _cka_caption(has_ratio, low, _bars_words(result, drawn_ci))
+    return save_figure(fig, folder, name, rows, f"CKA divergence: {a} vs {b}", caption)
+
+
+def _ratio_panel(ax, result: CkaResult) -> bool:
+    """The ratio per layer against 1, with each layer's 95% interval over sampling seeds as an error bar where
+    the node wrote one (bars, not a band: a layer is a point, and nothing lies between two layers); returns
+    whether any bar was drawn. The panel drew the ratio alone, so a layer's ratio read against 1 showed no
+    uncertainty though the claim decides by intervals."""
+    ratio = _nan(result.ratio or [])
+    layers = list(range(len(ratio)))
+    ax.plot(layers, ratio, marker="o", color="C2", label="ratio: divergence / seed noise")
+    lows, highs = _nan(result.ratio_ci_low or []), _nan(result.ratio_ci_high or [])
+    with_ci = [i for i in range(min(len(lows), len(highs))) if lows[i] == lows[i] and highs[i] == highs[i]]
+    if with_ci:  # asymmetric: the bounds as written, not re-derived from the ratio
+        centres = [(lows[i] + highs[i]) / 2 for i in with_ci]
+        ax.errorbar(
+            with_ci,
+            centres,
+            yerr=[
+                [c - lows[i] for c, i in zip(centres, with_ci)],
+                [highs[i] - c for c, i in zip(centres, with_ci)],
+            ],
+            fmt="none",
+            ecolor="C2",
+            capsize=3,
+            label="95% CI over sampling seeds",
+        )
+    ax.axhline(1.0, color="0.4", linestyle=":", label="1: no more than seed noise")
+    ax.set_ylabel("divergence / seed noise")
+    return bool(with_ci)
 
 
 def _nan(values: list[float | None]) -> list[float]:
@@ -304,7 +332,7 @@ def _low_words(low: list[int]) -> str:
     return f"paper 2's low {noun(len(low), 'layer')} {format_layers(low)}"
 
 
-def _cka_caption(has_ratio: bool, low: list[int]) -> str:
+def _cka_caption(has_ratio: bool, low: list[int], bars: str = "") -> str:
     text = (
         "Linear CKA (float64) of mean-pooled hidden states per layer on held-out texts; the dashed line is the "
         "divergence between two runs that differ only in seed."
@@ -315,9 +343,27 @@ def _cka_caption(has_ratio: bool, low: list[int]) -> str:
             "noise). The ratio is the mean over sampling seeds of each seed's divergence over its seed noise, so "
             "it differs a little from divergence / noise_divergence, which are means over the seeds."
         )
+        text += bars
     if low:
         text += (
             f" Shaded: {_low_words(low)}, the group whose mean ratio the claim sets against 1 and against the "
             "other layers' (paper 2's groups, scaled to this depth)."
         )
     return text
+
+
+def _bars_words(result: CkaResult, drawn: bool) -> str:
+    """What the ratio panel's bars are, or why it has none: an old node's figure said nothing of the intervals
+    the claim beside it is decided by, so a reader could not tell "none computed" from "none written"."""
+    if drawn:
+        return (
+            " Bars: each layer's 95% t-interval over the sampling seeds (ratio_ci_low/high), widened for the texts "
+            "two samples share, the interval the claim's group means get; it covers which texts were drawn for "
+            "these fixed models, not pretraining-seed variation."
+        )
+    if result.ratio_ci_low is None:  # the node's result has no such field: it finished before 2026-12-06
+        return (
+            " No bars: the CKA node finished before nodes wrote each layer's interval over sampling seeds; delete "
+            "its folder under nodes/cka/ and run the study again to draw them."
+        )
+    return " No layer has an interval over sampling seeds (one seed, every seed drew the same texts, or no finite ratio)."

@@ -388,6 +388,8 @@ def run_cka(ctx: NodeContext) -> dict:
             "divergence": [r["divergence"] for r in layers],
             "noise_divergence": [r.get("baseline_divergence") for r in layers] if noise else None,
             "ratio": [r.get("ratio") for r in layers] if noise else None,
+            # each layer's interval over sampling seeds, drawn about its ratio in the report's CKA figure
+            **{k: [r.get(k) for r in layers] if noise else None for k in ("ratio_ci_low", "ratio_ci_high")},
             "mean_divergence": data["mean_divergence"],
             # `analyze cka`'s rule: none below 3 layers (paper 2's groups), where the node failed after every run
             "low_layers": data["low_layers"] if noise else None,
