@@ -4,9 +4,10 @@ A study cleans its corpus against the test split of each of its own task files (
 .decontamination_sets` names them `task-test:PATH`; `study.nodes` reads them here when it prepares). The data
 layer knows no tasks (docs/architecture.md, "Layers"), so this module reads the texts and hands them down as
 a `data.decontaminate.TextSet`: the test inputs as the evaluation reads them (sc text and pair, QA question
-and context, tc tokens joined by spaces, a retrieval split's queries and the documents they search), with
-the tasks' data hash (`Task.data_version`, which keys their evaluations too) as its version, so an edited
-test file is hashed again and an unchanged one is read from the decontamination cache.
+and context, tc tokens joined by spaces, a retrieval split's queries and the documents judged relevant to
+them, not the whole collection they search: `_judged_relevant` says why), with the tasks' data hash
+(`Task.data_version`, which keys their evaluations too) as its version, so an edited test file is hashed
+again and an unchanged one is read from the decontamination cache.
 
 Trade-offs: the task file is loaded whole (every split) to read its test split and hash it, as a study's
 graph does anyway to key its evaluations. `data prepare --decontaminate` takes no `task-test:` set: the data
@@ -43,10 +44,18 @@ def task_test_set(name: str) -> TextSet:
         versions.append(task.data_version)
         test = task.loader().tests["test"]
         if isinstance(test, IRSplit):
-            texts += [*test.queries.values(), *test.corpus.values()]
+            texts += [*test.queries.values(), *_judged_relevant(test)]
         else:
             texts += [t for example in test for t in _example_texts(example)]
     return TextSet(name=name, version="+".join(versions), texts=tuple(texts))
+
+
+def _judged_relevant(test) -> list[str]:
+    """The documents a test query is judged relevant to (grade above 0), not the whole collection: the
+    rest are distractors, often a public corpus (Wikipedia, PubMed) a pretraining corpus rightly holds, and
+    dropping every document of theirs would cut that corpus for no leak; a query with its answer is one."""
+    ids = {d for grades in test.qrels.values() for d, g in grades.items() if g > 0}
+    return [test.corpus[d] for d in sorted(ids) if d in test.corpus]
 
 
 def _example_texts(example: dict) -> list[str]:
