@@ -21,9 +21,11 @@ came after the command had finished and exits 0: its work is complete, and the u
 rerun with --resume to continue" sent the user to a resume with nothing to do. After any other end (a
 refusal, an interruption) it says the usual line (`say`) and exits 130, as an interrupted command does.
 The same holds from the moment the command's result is final, before it returns: a command calls
-`work_complete()` once its result is written atomically (`pretrain`: its final model or stop checkpoint; `cli`
-as any command returns), and a signal from there on is noted, not raised, so the rest of the command (its
-summary printed, its lock released) runs and the process ends with the note and 0. Before, a signal between a
+`work_complete()` once its result is written atomically (`pretrain`: as its run returns, final model or stop
+checkpoint written; `cli` as any command returns), and a signal from there on is noted, not raised, so the rest
+of the command (its summary printed) runs and the process ends with the note and 0. Only a command's own last
+step calls it, never a library function that a longer command runs too (the trainer: a study runs its pretrain
+nodes in its own process, and a call there left Ctrl-C and SIGTERM only noted for the rest of the study). Before, a signal between a
 finished run's summary and its return said "interrupted ... rerun with --resume" and exited 130. A second signal
 there stops the command as Ctrl-C does (KeyboardInterrupt, its cleanup run), with the interrupted line and 130.
 A second signal ends a shutdown that hangs at once, with the interrupted line and 130 (its cleanup was

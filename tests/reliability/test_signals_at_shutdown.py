@@ -123,7 +123,7 @@ cli.main()
 def test_a_signal_after_the_runs_summary_is_a_note_not_an_interruption(tmp_path, signum, times):
     """A finished `pretrain` (final/ written, its summary printed) that got a Ctrl-C or SIGTERM before it
     returned said "interrupted" and exited 130, sending the user to resume a complete run. Its result is final
-    once the trainer wrote final/ (`interrupts.work_complete`): one signal is now the note and exit 0, the command
+    once its run returned, final/ written (`interrupts.work_complete`): one signal is now the note and exit 0, the command
     running to its end; a second one still stops it as Ctrl-C does."""
     from tests.reliability.hostile_world import TINY_RUN
 
@@ -145,6 +145,48 @@ def test_a_signal_after_the_runs_summary_is_a_note_not_an_interruption(tmp_path,
     assert f"final model: {tmp_path / 'run' / 'final'}" in res.stdout.splitlines()
     assert ("returned" in res.stdout.split()) == (times == 1)  # one signal: the command ran to its end
     assert (tmp_path / "run" / "final" / "config.json").is_file()
+
+
+STUDY_LIKE_SCRIPT = """
+import dataclasses, os, sys, time
+from encoderlab import cli
+from encoderlab.config import load_yaml
+from encoderlab.train import pretrain
+from encoderlab.train.config import RunConfig
+
+CONFIG, OUT = sys.argv[1], sys.argv[2]
+
+def command():
+    pretrain(dataclasses.replace(load_yaml(RunConfig, CONFIG), out=OUT))  # one node of a longer command
+    print("trained", flush=True)
+    os.kill(os.getpid(), 15)  # the longer command's work goes on: this must stop it
+    time.sleep(2)
+    print("returned", flush=True)
+
+cli.COMMANDS["late"] = "__main__:command"
+sys.argv = ["encoderlab", "late"]
+cli.main()
+"""
+
+
+def test_a_signal_after_a_run_inside_a_longer_command_still_interrupts_it(tmp_path):
+    """A study (--jobs 1) runs its pretrain nodes through `train.pretrain` in its own process. When the trainer
+    itself marked the work complete, a Ctrl-C or SIGTERM after the first node was only noted: the study ran on
+    and ended with "its work is complete" and 0. Only `pretrain_command` marks it: the longer command stops."""
+    from tests.reliability.hostile_world import TINY_RUN
+
+    (tmp_path / "tiny.yaml").write_text(TINY_RUN)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "OMP_NUM_THREADS": "1"}
+    res = subprocess.run(
+        [sys.executable, "-c", STUDY_LIKE_SCRIPT, str(tmp_path / "tiny.yaml"), str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert "trained" in res.stdout.split(), res.stderr
+    assert (res.returncode, res.stderr.strip().splitlines()[-1]) == (130, LINE)
+    assert "returned" not in res.stdout.split()
 
 
 def complete_then_signalled() -> None:

@@ -16,6 +16,7 @@ import yaml
 from encoderlab.cliargs import Repeated, flatten
 from encoderlab.config import apply_overrides, load_yaml
 from encoderlab.errors import UserError
+from encoderlab.interrupts import work_complete
 from encoderlab.paths import found_beside_instead
 from encoderlab.train.checkpoint import checkpoint_dir
 from encoderlab.train.config import RunConfig, check_until_step
@@ -112,6 +113,10 @@ def pretrain_command(
 
     before_start = _before_start(cfg, from_recipe=bool(recipe), check_time=not (yes or resume))
     run = pretrain(cfg, resume=resume, force=force, until_step=until_step, before_start=before_start)
+    # final/ or the --until-step checkpoint is written: a signal from now on is a note (`interrupts`). Here,
+    # not in the trainer: a study runs its pretrain nodes in one process, and a call there muted Ctrl-C and
+    # SIGTERM for the rest of the study
+    work_complete()
     if env_rank() == 0:  # under torchrun every rank returns here; one summary is enough
         print(_summary(run, cfg.steps, until_step))
 

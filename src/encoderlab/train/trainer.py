@@ -36,7 +36,6 @@ from encoderlab.atomic import json_text, write_json_atomic, write_text_atomic
 from encoderlab.config import save_yaml, to_dict
 from encoderlab.data.batch import BatchSource
 from encoderlab.errors import UserError
-from encoderlab.interrupts import work_complete
 from encoderlab.locks import folder_lock
 from encoderlab.model.io import load_model_folder, save_model_folder
 from encoderlab.model.runlayout import ENV_FILE, recorded_start_model, start_model_record
@@ -404,14 +403,12 @@ class Trainer:
     def _finish(self, total: int) -> Path:
         """The final model folder (written now), or the checkpoint's model when stopped early."""
         if self.progress.step < total:
-            work_complete()  # the stop checkpoint is written: a signal from now on is a note (`interrupts`)
             return ckpt.checkpoint_dir(self.run_dir, self.progress.step) / "model"
         final = self.run_dir / "final"
         model = gathered_model(self.model, self.world)
         with agreed(self.world):  # as in `_save`
             if self.world.is_main:
                 save_model_folder(model, final, self.train_step.tokenizer)
-        work_complete()  # final/ is renamed into place whole: the run is complete, whatever signal comes now
         return final
 
     def _run_step(self, step: int, peak: float) -> dict[str, Any] | None:
