@@ -107,7 +107,7 @@ def model_files(source: str | Path) -> ModelFiles:
     lines, its weights left unread: a hub id downloads its configs and tokenizer only (`TOKENIZER_GLOBS`).
     What `eval --check` reads of a model before GPU time is spent."""
     path = source_path(source, TOKENIZER_GLOBS)
-    own = _own_model_folder(path)
+    own = own_model_folder(path)
     if own is not None:
         return ModelFiles(own, _load_tokenizer(own), {}, config_positions(own), config_vocab_size(own))
     if not (path / "config.json").is_file():
@@ -130,7 +130,7 @@ def require_weights(files: ModelFiles) -> None:
 
 
 def _load_path(path: Path, trust_remote_code: bool, allow_pickle: bool) -> Pretrained:
-    own = _own_model_folder(path)
+    own = own_model_folder(path)
     if own is not None:
         model = load_model_folder(own)
         tokenizer = _load_tokenizer(own)
@@ -153,7 +153,7 @@ def _not_a_model(path: Path) -> UserError:
     )
 
 
-def _own_model_folder(path: Path) -> Path | None:
+def own_model_folder(path: Path) -> Path | None:
     """The encoderlab model folder that `path` (model, run or checkpoint folder) stands for."""
     for candidate in (path, path / "final", path / "model"):
         if is_model_folder(candidate):

@@ -85,13 +85,11 @@ def init_identity(model: ModelSpec) -> str | None:
     import hashlib
 
     from encoderlab.data.assets.cache import sha256_of
+    from encoderlab.model.hub import own_model_folder
 
     found = start_checkpoint(model.init)
     source = found / "model" if found is not None else Path(model.init)
-    # where the load finds the model's config (`hub._own_model_folder`'s order): a run's final/, not its top
-    folder = next(
-        (f for f in (source, source / "final", source / "model") if (f / "config.json").is_file()), source
-    )
+    folder = own_model_folder(source) or source  # the folder the load reads (a Hugging Face one: `source`)
     files = sorted(f for f in folder.iterdir() if f.is_file())
     return hashlib.sha256("".join(f"{f.name}:{sha256_of(f)}\n" for f in files).encode()).hexdigest()
 
