@@ -6,7 +6,7 @@ One helper for every count a command prints: `count(2, "run")` is `2 runs`, `cou
 is the LR itself, else in full digits, so two LRs alike to `:g`'s 6 digits never read (or name a file) alike.
 A share (a mask ratio, a CLM share) is written as a percentage by `percent_text`, in full for the same reason.
 A score with its 95% interval is written by `estimate_text`, to the digits the interval allows (`decimals`).
-It imports nothing, so any module may use it.
+It imports no encoderlab module (the standard library only), so any module may use it.
 """
 
 from __future__ import annotations
