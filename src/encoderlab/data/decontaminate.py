@@ -20,8 +20,8 @@ it read itself (`TextSet`: a study's own task files' test splits, read by `eval/
 this layer knows no tasks (docs/architecture.md, "Layers"). Such a set is matched by n-gram overlap only,
 not by id (a task's row numbers would match a corpus's documents numbered alike), and its `version` (a hash
 of its data that its maker computes) stands for its files in the cache key, so an edited set is hashed again.
-Trade-off: its texts are held in memory whole: small for a task's test inputs, not for a retrieval task,
-whose set holds every document its queries search (`eval/tasks/testtexts.py`), as large as that corpus.
+Trade-off: its texts are held in memory whole: a task's test inputs, small beside a corpus (a retrieval
+task's are its queries and the documents judged relevant to them, not its collection: `eval/tasks/testtexts.py`).
 """
 
 from __future__ import annotations
