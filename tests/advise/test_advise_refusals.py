@@ -87,6 +87,20 @@ def test_a_ladder_file_of_one_scale_is_not_a_ladder(tmp_path, capsys):
                         "`encoderlab.advise.study.ladder_study`, docs/advise.md)")  # fmt: skip
 
 
+def test_two_ladder_files_of_one_scale_are_told_the_rows_fix(tmp_path, capsys):
+    """Two ladder files at one scale: the line names "the ladder", and the fix is rows, as for one file; it
+    told them to copy runs in a study file they do not have (the fix was chosen by whether "the ladder" is a file)."""
+    paths = []
+    for name, share, mask, v in (("mlm.csv", 0, 0.4, 3.5), ("clm.csv", 1, "", 3.4)):
+        paths.append(tmp_path / name)
+        rows = [f"{share},{mask},1e6,2e7,{seed},{v}" for seed in (0, 1)]
+        paths[-1].write_text("clm_share,mask_ratio,params,tokens,seed,val/mlm15\n" + "\n".join(rows) + "\n")
+    err = _refused(capsys, tmp_path, [*map(str, paths), "--target-flops", "1e19"])
+    assert "error: the ladder is not a ladder: every run is at N=1e+06" in err, err
+    assert err.endswith("(rows at other params or tokens, or a ladder study: "
+                        "`encoderlab.advise.study.ladder_study`, docs/advise.md)")  # fmt: skip
+
+
 def test_an_unfinished_study_and_one_without_seeds_are_refused(tmp_path, capsys):
     running = _study(tmp_path / "running", SEEDED, finished=False)
     err = _refused(capsys, tmp_path, [str(running), "--target-flops", "1e19"])

@@ -334,19 +334,21 @@ def _validate(ladder: Ladder) -> None:
         )
     if len(scales := {o.rung for o in obs}) == 1:  # was advised: the one rung's ranking, "at the target"
         (n, d), files = scales.pop(), {o.source.rsplit(":", 1)[0] for o in obs if o.source}
-        where = files.pop() if len(files) == 1 else "the ladder"
+        where = next(iter(files)) if len(files) == 1 else "the ladder"
         raise UserError(
             f"{where} is not a ladder: every run is at N={n:.3g}, D={d:.3g}, one scale, which says nothing about "
-            f"a larger one; add runs of every schedule at other model sizes or token budgets{_ladder_fix(where)}"
+            f"a larger one; add runs of every schedule at other model sizes or token budgets{_ladder_fix(files)}"
         )
 
 
-def _ladder_fix(where: str) -> str:
-    """How to add a scale, for a study folder: in its study file, which a user who ran one has at hand (the
-    line named only the Python `ladder_study` API); for a ladder file, its rows."""
+def _ladder_fix(sources: set[str]) -> str:
+    """How to add a scale, for a ladder read from a study folder: in its study file, which a user who ran one
+    has at hand (the line named only the Python `ladder_study` API); else (ladder files, or runs built in
+    Python, which name no source) rows. Decided by the sources, not by the line's `where`: with two ladder
+    files `where` reads "the ladder", which is no file, and they were told to edit a study file."""
     from encoderlab.model.config import SIZES
 
-    if Path(where).is_file():
+    if not any(Path(s).is_dir() for s in sources):
         return " (rows at other params or tokens, or a ladder study: `encoderlab.advise.study.ladder_study`, docs/advise.md)"
     return (
         f": in the study file, a copy of each run with another `params: {{size: ...}}` ({', '.join(SIZES)}) or "
