@@ -44,10 +44,10 @@ synthetic test suite does that for 200 ladders in seconds):
   ladders, whose optimum lies on the bounds, and `tests/advise/test_crosscheck.py` that the two give one curve.
   Bounds are kept by an active set: a parameter at a bound that the step pushes past it is held there while the
   others move (clipping an unbounded step afterwards stalled such fits at up to 2.7x scipy's objective).
-  The one refined start is a trade-off that shows where the data do not identify the 2-D form: on a flat
-  2-D ladder the objective has several near-equal minima (a term killed, its coefficient at its bound where
+  Refining a few grid starts, not all, is a trade-off that shows where the data do not identify the 2-D form: on
+  a flat 2-D ladder the objective has several near-equal minima (a term killed, its coefficient at its bound where
   its gradient vanishes, or kept small with its exponent at a bound to fit the noise of the smallest rungs),
-  and the fit ends in its start's, up to a few percent above scipy's best of a grid of starts, its curve past
+  and the fit ends in one of its starts', up to a few percent above scipy's best of a grid of starts, its curve past
   the ladder within one run's seed sd of scipy's (`test_stats_audit.py` says so at its test; not the stopping
   rule: more iterations do not move it). On a 2-D ladder the form cannot follow (down and up again) such minima
   0.1% apart extrapolate up to several seed sd apart at 10x. The trend check (`trend`) does not catch all of
