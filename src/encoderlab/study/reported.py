@@ -14,8 +14,8 @@ characters). No row is recomputed from them (checked 2026-12-06, docs/reproduce.
 EncodEval has no code that reads these files back, so the LR choice and seed average behind paper 1's
 tables are its text's, which a recomputation would have to take as encoderlab's protocol does (LR by
 validation mean, test mean over its seeds: `eval/protocol.py`) [U]. At +2k, +12k and +22k the file index
-holds all 90 TC and all 90 IR runs of both arms, but each SC family lacks one to three MNLI runs at LR
-5e-4 and the QA families lack up to 5 of a task's 30 runs, so only TC and IR could be recomputed, and
+holds all 90 TC and all 90 IR runs of each arm's folder, but each folder's SC lacks one to three MNLI runs
+at LR 5e-4 and its QA up to 5 of a task's 30 runs (mostly at 5e-4), so only TC and IR could be recomputed, and
 that is 720 files at +12k and +22k read one page at a time, not done. A difference is not a
 test: paper 1 trained one pretraining seed per run, so its numbers carry the pretraining and
 fine-tuning noise this study measures (the interval beside ours). Only full rows of the recap are kept
